@@ -1,0 +1,40 @@
+"""tb-gpu-advisor: the TensorFlow GPU performance guide as a TensorBoard tab and a CLI."""
+
+from pathlib import Path
+
+from setuptools import find_packages, setup
+
+HERE = Path(__file__).parent
+
+setup(
+    name="tb-gpu-advisor",
+    version="0.1.0",
+    description="TensorBoard plugin and CLI that turn GPU profiles into ranked, quantified findings",
+    long_description=(HERE / "README.md").read_text(encoding="utf-8"),
+    long_description_content_type="text/markdown",
+    license="Apache-2.0",
+    python_requires=">=3.10",
+    packages=find_packages(include=["tb_gpu_advisor", "tb_gpu_advisor.*"]),
+    package_data={"tb_gpu_advisor": ["static/*", "static/**/*"]},
+    include_package_data=True,
+    install_requires=[
+        "tensorboard>=2.14",
+        "tensorboard-plugin-profile>=2.15",
+        "werkzeug>=2.0",
+        "numpy>=1.23",
+        "protobuf>=3.20",
+    ],
+    extras_require={
+        "test": ["pytest>=7", "pytest-timeout", "playwright>=1.40", "moto[server]>=5", "boto3"],
+        "capture": ["tensorflow>=2.15"],
+    },
+    entry_points={
+        "tensorboard_plugins": ["gpu_advisor = tb_gpu_advisor.plugin_entry:GpuAdvisorLoader"],
+        "console_scripts": ["tb-gpu-advisor = tb_gpu_advisor.cli:main"],
+    },
+    classifiers=[
+        "Programming Language :: Python :: 3",
+        "Framework :: TensorFlow",
+        "Topic :: Scientific/Engineering :: Artificial Intelligence",
+    ],
+)

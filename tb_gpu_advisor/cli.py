@@ -1,0 +1,48 @@
+"""``tb-gpu-advisor`` command line: one sub-command per module.
+
+Each sub-command lives in its own module exposing ``add_parser(subparsers)``
+(which registers the sub-command and sets ``func``); this file only wires
+them, so the CLI grows without this file knowing their options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from . import __version__
+
+# sub-command modules, in the order ``--help`` lists them
+_COMMANDS = ("cli_report", "precompute")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tb-gpu-advisor",
+        description="Check TensorFlow GPU profiles against the TensorFlow GPU performance guide.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _COMMANDS:
+        try:
+            module = importlib.import_module(f"{__package__}.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"{__package__}.{name}":
+                raise
+            continue  # a sub-command not built yet in this checkout
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

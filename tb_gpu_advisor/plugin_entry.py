@@ -1,0 +1,22 @@
+"""TensorBoard entry point (``tensorboard_plugins`` in setup.py).
+
+TensorBoard loads this module with no try/except at start-up, so it must
+import only what TensorBoard itself has and never fail: the real plugin is
+imported inside ``load()`` where TensorBoard does catch errors.
+"""
+
+from __future__ import annotations
+
+from tensorboard.plugins import base_plugin
+
+
+class GpuAdvisorLoader(base_plugin.TBLoader):
+    """Adds the Advisor's flags and builds the plugin lazily."""
+
+    def define_flags(self, parser) -> None:  # noqa: ANN001 - argparse parser from TensorBoard
+        pass
+
+    def load(self, context):  # noqa: ANN001
+        from .plugin import GpuAdvisorPlugin
+
+        return GpuAdvisorPlugin(context)

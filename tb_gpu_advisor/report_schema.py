@@ -1,0 +1,168 @@
+"""The report schema: defined once, used by the CLI, the server and the frontend.
+
+A report is plain JSON built from these dataclasses (``to_json``).  The
+frontend reads exactly these field names; ``frontend/`` tests load a
+report produced by this module.  Bump ``SCHEMA_VERSION`` on any breaking
+change (renamed or removed field, changed meaning); adding optional fields
+is not breaking.
+
+Times are milliseconds unless a field name says otherwise; shares are
+fractions in [0, 1] (the UI formats them as percentages).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+SCHEMA_VERSION = "1.0"
+
+Severity = Literal["critical", "warning", "info", "ok"]
+Status = Literal["good", "warning", "critical", "unknown"]
+SEVERITY_ORDER: dict[str, int] = {"critical": 0, "warning": 1, "info": 2, "ok": 3}
+
+
+@dataclass
+class Metric:
+    """One number with its meaning and verdict (a headline card, or a finding's metric)."""
+
+    id: str
+    label: str
+    value: float | None
+    unit: str  # "share", "ms", "count", "ratio", "us"
+    display: str  # preformatted, e.g. "72.4%"
+    good_direction: Literal["higher", "lower", "none"] = "none"
+    status: Status = "unknown"
+    meaning: str = ""
+    threshold: float | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Saving:
+    """Estimated step-time saving of a fix, with its assumption spelled out."""
+
+    ms_per_step: float
+    percent_of_step: float
+    assumption: str
+
+
+@dataclass
+class Table:
+    """Evidence table: rows are lists aligned with columns (values are JSON scalars)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+
+
+@dataclass
+class TimeWindow:
+    """A spot in the trace viewer: host, optional GPU, step, absolute window in ms since capture start."""
+
+    host: str
+    label: str
+    start_ms: float
+    end_ms: float
+    gpu: int | None = None
+    step: int | None = None
+
+
+@dataclass
+class Action:
+    """A recommended change; ``snippet`` is code or an env var the user can copy."""
+
+    text: str
+    snippet: str | None = None
+    snippet_lang: Literal["python", "shell", "text"] | None = None
+
+
+@dataclass
+class Finding:
+    """The output of one rule for one scope (session, host or GPU)."""
+
+    id: str  # stable: "<rule>" or "<rule>:<host>:<gpu>"
+    rule: str
+    severity: Severity
+    title: str
+    summary: str
+    guide_section: str
+    metric: Metric | None = None
+    saving: Saving | None = None
+    evidence: list[Table] = field(default_factory=list)
+    windows: list[TimeWindow] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    host: str | None = None
+    gpu: int | None = None
+
+
+@dataclass
+class StepRow:
+    """One step's non-overlapping breakdown (ms). Categories sum to ``step_ms``."""
+
+    step: int
+    start_ms: float
+    step_ms: float
+    breakdown: dict[str, float]
+    gpu: int | None = None
+
+
+@dataclass
+class GpuSummary:
+    gpu: int
+    name: str
+    compute_capability: str | None
+    step_ms: float | None
+    busy_share: float | None
+    kernel_count: int
+    collective_calls_per_step: float | None = None
+    launch_skew_ms: float | None = None
+    breakdown: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class HostReport:
+    host: str
+    path: str
+    size_bytes: int
+    error: str | None = None
+    capture: dict[str, Any] = field(default_factory=dict)  # length_ms, steady_state, ...
+    steps: dict[str, Any] = field(default_factory=dict)  # source, count, dropped, note
+    headline: list[Metric] = field(default_factory=list)
+    breakdown_ms: dict[str, float] = field(default_factory=dict)  # average per step
+    step_rows: list[StepRow] = field(default_factory=list)
+    gpus: list[GpuSummary] = field(default_factory=list)
+    kernels: Table | None = None
+    ops: Table | None = None
+    memcpy: Table | None = None
+    kernel_durations_us: dict[str, Any] = field(default_factory=dict)  # histogram for the chart
+    findings: list[Finding] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    run: str
+    session: str
+    hosts: list[HostReport]
+    findings: list[Finding]  # all hosts, ranked by saving then guide order
+    headline: list[Metric]
+    healthy: bool
+    analyzer_version: str
+    generated_at: str
+    schema_version: str = SCHEMA_VERSION
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, default=_json_default)
+
+
+def _json_default(o: Any) -> Any:
+    # numpy scalars sneak in from the metrics; convert them instead of failing.
+    if hasattr(o, "item"):
+        return o.item()
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")

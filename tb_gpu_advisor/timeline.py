@@ -1,0 +1,228 @@
+"""The columnar timeline: what the reader produces and every later stage reads.
+
+One :class:`Timeline` per host file.  Planes and lines are few (tens), so
+they are small Python objects; events and stats are many (millions), so
+they live in numpy arrays.  Names are interned per plane: an event's
+``name_id`` indexes ``Plane.event_names``; string stat values index
+``Plane.strings``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from enum import IntEnum
+from typing import Iterator
+
+import numpy as np
+
+_GPU_PLANE = re.compile(r"^/device:GPU:(\d+)$")
+MISSING = -1
+
+
+class ValueKind(IntEnum):
+    """How an XStat stores its value (the oneof case)."""
+
+    NONE = 0
+    DOUBLE = 1
+    UINT = 2
+    INT = 3
+    STR = 4
+    BYTES = 5
+    REF = 6  # the name of another XStatMetadata; resolved to a string id
+
+
+@dataclass
+class StatTable:
+    """Stats of many owners (events, or event metadata), one row per stat.
+
+    ``owner`` indexes the events of a line (or the dense metadata ids of a
+    plane); ``key`` indexes ``Plane.stat_names``; ``ival`` holds int, uint
+    (as int64 bits) and -- for STR, BYTES and REF -- the string id in
+    ``Plane.strings``; ``fval`` holds doubles.
+    """
+
+    owner: np.ndarray
+    key: np.ndarray
+    kind: np.ndarray
+    ival: np.ndarray
+    fval: np.ndarray
+
+    @classmethod
+    def empty(cls) -> "StatTable":
+        i = np.zeros(0, dtype=np.int64)
+        return cls(i, i.copy(), np.zeros(0, dtype=np.int8), i.copy(), np.zeros(0))
+
+    def __len__(self) -> int:
+        return int(self.owner.shape[0])
+
+    def rows(self, key: int) -> np.ndarray:
+        """Row indices of stat ``key``."""
+        return np.nonzero(self.key == key)[0]
+
+
+@dataclass
+class Line:
+    """One timeline row (a host thread or a GPU stream), its events as columns."""
+
+    id: int
+    name: str
+    display_name: str
+    timestamp_ns: int
+    start_ps: np.ndarray  # int64, absolute: timestamp_ns * 1000 + offset_ps
+    duration_ps: np.ndarray  # int64
+    name_id: np.ndarray  # int32 index into Plane.event_names
+    stats: StatTable
+    plane: "Plane" = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+
+    def __len__(self) -> int:
+        return int(self.start_ps.shape[0])
+
+    @property
+    def end_ps(self) -> np.ndarray:
+        return self.start_ps + self.duration_ps
+
+    def int_stat(self, name: str, default: int = MISSING, inherit: bool = True) -> np.ndarray:
+        """Dense int64 column of stat ``name`` for every event of this line.
+
+        Integer, unsigned and ref/string ids all come back as int64.  With
+        ``inherit`` an event without the stat takes its metadata's value
+        (XEventMetadata.stats), as the profiler's own visitors do.
+        """
+        col = np.full(len(self), default, dtype=np.int64)
+        key = self.plane.stat_key(name)
+        if key is None:
+            return col
+        if inherit:
+            meta_col = self.plane.metadata_int_stat(name, default)
+            if meta_col is not None:
+                col = meta_col[self.name_id]
+        rows = self.stats.rows(key)
+        kinds = self.stats.kind[rows]
+        ints = rows[kinds != ValueKind.DOUBLE]
+        col[self.stats.owner[ints]] = self.stats.ival[ints]
+        dbl = rows[kinds == ValueKind.DOUBLE]
+        col[self.stats.owner[dbl]] = self.stats.fval[dbl].astype(np.int64)
+        return col
+
+    def float_stat(self, name: str, default: float = np.nan) -> np.ndarray:
+        """Dense float64 column of a numeric stat (ints converted)."""
+        col = np.full(len(self), default, dtype=np.float64)
+        key = self.plane.stat_key(name)
+        if key is None:
+            return col
+        rows = self.stats.rows(key)
+        kinds = self.stats.kind[rows]
+        num = rows[(kinds == ValueKind.INT) | (kinds == ValueKind.UINT)]
+        col[self.stats.owner[num]] = self.stats.ival[num]
+        dbl = rows[kinds == ValueKind.DOUBLE]
+        col[self.stats.owner[dbl]] = self.stats.fval[dbl]
+        return col
+
+    def str_stat(self, name: str, inherit: bool = True) -> np.ndarray:
+        """Dense string-id column (index into ``Plane.strings``; -1 where absent)."""
+        return self.int_stat(name, MISSING, inherit)
+
+    def has_stat(self, name: str) -> np.ndarray:
+        """Boolean column: the event itself carries stat ``name``."""
+        out = np.zeros(len(self), dtype=bool)
+        key = self.plane.stat_key(name)
+        if key is not None:
+            out[self.stats.owner[self.stats.rows(key)]] = True
+        return out
+
+    def names(self) -> np.ndarray:
+        """Event names as an object array (for display; analysis should use ids)."""
+        return np.asarray(self.plane.event_names, dtype=object)[self.name_id]
+
+
+@dataclass
+class Plane:
+    """One XPlane: the host (``/host:CPU``), a GPU (``/device:GPU:N``), or other."""
+
+    id: int
+    name: str
+    lines: list[Line]
+    event_names: list[str]  # dense metadata index -> name
+    event_display_names: list[str]
+    event_metadata_ids: np.ndarray  # dense index -> original XEventMetadata id
+    stat_names: list[str]  # dense stat key -> name
+    strings: list[str]  # string ids used by STR/BYTES/REF stat values
+    metadata_stats: StatTable  # owner = dense event metadata index
+    stats: dict[str, object]  # plane-level stats, decoded (few)
+    _stat_keys: dict[str, int] = field(default_factory=dict, repr=False)
+    _name_ids: dict[str, int] | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self._stat_keys = {n: i for i, n in enumerate(self.stat_names)}
+        for line in self.lines:
+            line.plane = self
+
+    @property
+    def gpu_id(self) -> int | None:
+        """The N of ``/device:GPU:N``, or None for other planes."""
+        m = _GPU_PLANE.match(self.name)
+        return int(m.group(1)) if m else None
+
+    @property
+    def num_events(self) -> int:
+        return sum(len(line) for line in self.lines)
+
+    def stat_key(self, name: str) -> int | None:
+        return self._stat_keys.get(name)
+
+    def name_id(self, name: str) -> int | None:
+        """Dense id of an event name (first metadata with that name)."""
+        if self._name_ids is None:
+            ids: dict[str, int] = {}
+            for i, n in enumerate(self.event_names):
+                ids.setdefault(n, i)
+            self._name_ids = ids
+        return self._name_ids.get(name)
+
+    def string(self, sid: int) -> str | None:
+        return self.strings[sid] if 0 <= sid < len(self.strings) else None
+
+    def metadata_int_stat(self, name: str, default: int = MISSING) -> np.ndarray | None:
+        """Per-metadata int/string-id column of stat ``name``, or None if no metadata has it."""
+        key = self.stat_key(name)
+        if key is None:
+            return None
+        rows = self.metadata_stats.rows(key)
+        if rows.size == 0:
+            return None
+        col = np.full(len(self.event_names), default, dtype=np.int64)
+        col[self.metadata_stats.owner[rows]] = self.metadata_stats.ival[rows]
+        return col
+
+    def line(self, name: str) -> Line | None:
+        return next((ln for ln in self.lines if ln.name == name), None)
+
+
+@dataclass
+class Timeline:
+    """Everything read from one ``<host>.xplane.pb``."""
+
+    host: str
+    path: str
+    size_bytes: int
+    planes: list[Plane]
+    hostnames: list[str]
+    errors: list[str]
+    warnings: list[str]
+
+    @property
+    def num_events(self) -> int:
+        return sum(p.num_events for p in self.planes)
+
+    def gpu_planes(self) -> list[Plane]:
+        """GPU planes sorted by GPU id."""
+        gpus = [p for p in self.planes if p.gpu_id is not None]
+        return sorted(gpus, key=lambda p: p.gpu_id)  # type: ignore[arg-type,return-value]
+
+    def plane(self, name: str) -> Plane | None:
+        return next((p for p in self.planes if p.name == name), None)
+
+    def host_planes(self) -> Iterator[Plane]:
+        """``/host:CPU`` and, in older captures, ``/host:CUPTI``."""
+        return (p for p in self.planes if p.name.startswith("/host:"))

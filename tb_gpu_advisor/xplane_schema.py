@@ -1,0 +1,144 @@
+"""XSpace protobuf schema, built at run time from field numbers.
+
+Why not a generated ``*_pb2.py``: generated modules pin the protobuf runtime
+they were generated for (protobuf 5 rejects modules from protoc 3 and vice
+versa), and TensorFlow's own module needs TensorFlow.  Building the
+descriptors here from the field numbers (the only upstream *facts* we need)
+works with every protobuf >= 3.20 runtime and keeps the upb C parser.
+
+Two families of messages share one wire format:
+
+* ``full`` messages (``XSpace``, ``XPlane``, ...) mirror the upstream schema
+  exactly; the corpus generator and tests write files with them.
+* ``lazy`` views (``LazySpace``, ``LazyPlane``, ``LazyLine``) declare the
+  big repeated sub-messages (planes, lines, events) as ``bytes``.  upb then
+  splits the buffer into per-item byte strings in C, and the reader decodes
+  the millions of events column-wise with numpy instead of building one
+  Python object per event.  See ``reader.py``.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
+
+_F = descriptor_pb2.FieldDescriptorProto
+_OPT, _REP = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
+_I64, _U64, _DBL = _F.TYPE_INT64, _F.TYPE_UINT64, _F.TYPE_DOUBLE
+_STR, _BYTES, _MSG = _F.TYPE_STRING, _F.TYPE_BYTES, _F.TYPE_MESSAGE
+
+# (field name, number, type, label, message type name or None)
+_Field = tuple[str, int, int, int, "str | None"]
+
+# Field numbers of tensorflow.profiler XSpace (xla/tsl/profiler/protobuf/xplane.proto).
+_MESSAGES: dict[str, list[_Field]] = {
+    "XStat": [
+        ("metadata_id", 1, _I64, _OPT, None),
+        ("double_value", 2, _DBL, _OPT, None),
+        ("uint64_value", 3, _U64, _OPT, None),
+        ("int64_value", 4, _I64, _OPT, None),
+        ("str_value", 5, _STR, _OPT, None),
+        ("bytes_value", 6, _BYTES, _OPT, None),
+        ("ref_value", 7, _U64, _OPT, None),
+    ],
+    "XEvent": [
+        ("metadata_id", 1, _I64, _OPT, None),
+        ("offset_ps", 2, _I64, _OPT, None),
+        ("num_occurrences", 5, _I64, _OPT, None),
+        ("duration_ps", 3, _I64, _OPT, None),
+        ("stats", 4, _MSG, _REP, "XStat"),
+    ],
+    "XLine": [
+        ("id", 1, _I64, _OPT, None),
+        ("display_id", 10, _I64, _OPT, None),
+        ("name", 2, _STR, _OPT, None),
+        ("display_name", 11, _STR, _OPT, None),
+        ("timestamp_ns", 3, _I64, _OPT, None),
+        ("duration_ps", 9, _I64, _OPT, None),
+        ("events", 4, _MSG, _REP, "XEvent"),
+    ],
+    "XEventMetadata": [
+        ("id", 1, _I64, _OPT, None),
+        ("name", 2, _STR, _OPT, None),
+        ("display_name", 4, _STR, _OPT, None),
+        ("metadata", 3, _BYTES, _OPT, None),
+        ("stats", 5, _MSG, _REP, "XStat"),
+        ("child_id", 6, _I64, _REP, None),
+    ],
+    "XStatMetadata": [
+        ("id", 1, _I64, _OPT, None),
+        ("name", 2, _STR, _OPT, None),
+        ("description", 3, _STR, _OPT, None),
+    ],
+    # map<int64, X> entries are plain messages {key = 1; value = 2} on the wire.
+    "EventMetadataEntry": [("key", 1, _I64, _OPT, None), ("value", 2, _MSG, _OPT, "XEventMetadata")],
+    "StatMetadataEntry": [("key", 1, _I64, _OPT, None), ("value", 2, _MSG, _OPT, "XStatMetadata")],
+    "XPlane": [
+        ("id", 1, _I64, _OPT, None),
+        ("name", 2, _STR, _OPT, None),
+        ("lines", 3, _MSG, _REP, "XLine"),
+        ("event_metadata", 4, _MSG, _REP, "EventMetadataEntry"),
+        ("stat_metadata", 5, _MSG, _REP, "StatMetadataEntry"),
+        ("stats", 6, _MSG, _REP, "XStat"),
+    ],
+    "XSpace": [
+        ("planes", 1, _MSG, _REP, "XPlane"),
+        ("errors", 2, _STR, _REP, None),
+        ("warnings", 3, _STR, _REP, None),
+        ("hostnames", 4, _STR, _REP, None),
+    ],
+    # Lazy views: the same wire format, big repeated messages kept as raw bytes.
+    "LazySpace": [
+        ("planes", 1, _BYTES, _REP, None),
+        ("errors", 2, _STR, _REP, None),
+        ("warnings", 3, _STR, _REP, None),
+        ("hostnames", 4, _STR, _REP, None),
+    ],
+    "LazyPlane": [
+        ("id", 1, _I64, _OPT, None),
+        ("name", 2, _STR, _OPT, None),
+        ("lines", 3, _BYTES, _REP, None),
+        ("event_metadata", 4, _MSG, _REP, "EventMetadataEntry"),
+        ("stat_metadata", 5, _MSG, _REP, "StatMetadataEntry"),
+        ("stats", 6, _MSG, _REP, "XStat"),
+    ],
+    "LazyLine": [
+        ("id", 1, _I64, _OPT, None),
+        ("display_id", 10, _I64, _OPT, None),
+        ("name", 2, _STR, _OPT, None),
+        ("display_name", 11, _STR, _OPT, None),
+        ("timestamp_ns", 3, _I64, _OPT, None),
+        ("duration_ps", 9, _I64, _OPT, None),
+        ("events", 4, _BYTES, _REP, None),
+    ],
+}
+
+_PACKAGE = "tb_gpu_advisor.xspace"
+
+
+@functools.lru_cache(maxsize=1)
+def _classes() -> dict[str, Any]:
+    fd = descriptor_pb2.FileDescriptorProto(
+        name="tb_gpu_advisor/xspace.proto", package=_PACKAGE, syntax="proto3"
+    )
+    for msg_name, fields in _MESSAGES.items():
+        msg = fd.message_type.add(name=msg_name)
+        for name, number, ftype, label, type_name in fields:
+            field = msg.field.add(name=name, number=number, type=ftype, label=label)
+            if type_name:
+                field.type_name = f".{_PACKAGE}.{type_name}"
+    # The XEvent oneof {offset_ps, num_occurrences} and XStat value oneof are
+    # left as plain proto3 fields: same wire format, simpler to read.
+    pool = descriptor_pool.DescriptorPool()
+    pool.Add(fd)
+    return {
+        name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
+        for name in _MESSAGES
+    }
+
+
+def message_class(name: str) -> Any:
+    """Return the protobuf message class ``name`` (e.g. ``"XSpace"``, ``"LazyLine"``)."""
+    return _classes()[name]

@@ -273,13 +273,10 @@ def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, st
         elif vkind in (ValueKind.INT, ValueKind.UINT):
             ival[sel.msg] = sel.value.view(np.int64)
         elif vkind == ValueKind.REF:
-            ref_keys = keys.lookup(sel.value.view(np.int64))
-            ival[sel.msg] = [strings.intern(keys.names[k]) if k >= 0 else strings.intern("") for k in ref_keys]
-        else:  # STR / BYTES: the only per-value Python work, interned
-            data = buf.data
-            ival[sel.msg] = [
-                strings.intern(bytes(data[s : s + ln]).decode("utf-8", "replace"))
-                for s, ln in zip(sel.start.tolist(), sel.value.astype(np.int64).tolist())
-            ]
+            ref_keys, inverse = np.unique(keys.lookup(sel.value.view(np.int64)), return_inverse=True)
+            ids = np.asarray([strings.intern(keys.names[k] if k >= 0 else "") for k in ref_keys.tolist()], dtype=np.int64)
+            ival[sel.msg] = ids[inverse.ravel()]
+        else:  # STR / BYTES: each distinct string decoded once
+            ival[sel.msg] = wire.intern_ranges(buf, sel.start, sel.value.astype(np.int64), strings.intern)
     keep = key >= 0
     return StatTable(owner=stat_fields.msg[keep], key=key[keep], kind=kind[keep], ival=ival[keep], fval=fval[keep])

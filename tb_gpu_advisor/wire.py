@@ -127,3 +127,64 @@ def last_value(fields: Fields, number: int, n_msgs: int, default: int = 0) -> np
     col = np.full(n_msgs, default, dtype=np.int64)
     col[sel.msg] = sel.value.view(np.int64)
     return col
+
+
+_HASH_SEED = 0x5EED_AD71
+_MAX_HASHED_LEN = 1 << 16  # longer strings (rare) are compared as real bytes
+_CHUNK_BYTES = 1 << 23
+_weights: tuple[np.ndarray, np.ndarray] | None = None
+
+
+def _hash_weights() -> tuple[np.ndarray, np.ndarray]:
+    global _weights
+    if _weights is None:
+        rng = np.random.default_rng(_HASH_SEED)
+        w = rng.integers(1, 2**63, size=(2, _MAX_HASHED_LEN), dtype=np.uint64) | np.uint64(1)
+        _weights = (w[0], w[1])
+    return _weights
+
+
+def range_keys(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
+    """A 128-bit content key per byte range ``buf[s:s+len]``, computed without a Python loop.
+
+    Two independent random linear hashes (mod 2**64) plus the length: equal
+    ranges get equal keys; distinct ranges collide with probability about
+    2**-128 per pair.  Used to intern millions of repeated string stats
+    (tf_op names, shapes) while decoding each distinct string only once.
+    Ranges longer than ``_MAX_HASHED_LEN`` get a unique key of their own
+    (their index), so they are never merged by mistake.
+    """
+    n = starts.shape[0]
+    keys = np.zeros(n, dtype=[("h1", "<u8"), ("h2", "<u8"), ("n", "<i8")])
+    keys["n"] = lengths
+    w1, w2 = _hash_weights()
+    long = lengths > _MAX_HASHED_LEN
+    keys["h1"][long] = np.nonzero(long)[0].astype(np.uint64)
+    keys["n"][long] = -1
+    todo = np.nonzero((lengths > 0) & ~long)[0]
+    # chunk so the gathered bytes stay a few tens of MB
+    bounds = np.searchsorted(np.cumsum(lengths[todo]), np.arange(_CHUNK_BYTES, int(lengths[todo].sum()) + _CHUNK_BYTES, _CHUNK_BYTES))
+    for sel in np.split(todo, bounds[:-1] + 1) if todo.size else []:
+        if sel.size == 0:
+            continue
+        ln = lengths[sel]
+        seg_start = np.cumsum(ln) - ln
+        within = np.arange(int(ln.sum()), dtype=np.int64) - np.repeat(seg_start, ln)
+        b = buf[np.repeat(starts[sel], ln) + within].astype(np.uint64) + np.uint64(1)
+        keys["h1"][sel] = np.add.reduceat(b * w1[within], seg_start)
+        keys["h2"][sel] = np.add.reduceat(b * w2[within], seg_start)
+    return keys
+
+
+def intern_ranges(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, intern) -> np.ndarray:
+    """String ids for byte ranges: distinct contents are decoded (UTF-8) and passed to ``intern`` once."""
+    if starts.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    uniq, first, inverse = np.unique(range_keys(buf, starts, lengths), return_index=True, return_inverse=True)
+    data = buf.data
+    ids = np.fromiter(
+        (intern(bytes(data[s : s + n]).decode("utf-8", "replace")) for s, n in zip(starts[first].tolist(), lengths[first].tolist())),
+        dtype=np.int64,
+        count=uniq.shape[0],
+    )
+    return ids[inverse.ravel()]

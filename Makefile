@@ -1,0 +1,20 @@
+# One entry point for every test, used by the README and by .ci/run.
+PYTHON ?= python3
+PYTEST_ARGS ?=
+
+.PHONY: test install-test demo-logs bench
+
+install-test:
+	$(PYTHON) -m pip install -q -e '.[test]'
+
+test: install-test
+	@if command -v node >/dev/null 2>&1 && [ -d frontend/tests ]; then \
+		node --test frontend/tests/ ; \
+	else echo "node not found: skipping frontend unit tests (install Node.js >= 18 to run them)"; fi
+	$(PYTHON) -m pytest $(PYTEST_ARGS)
+
+demo-logs:
+	$(PYTHON) -m tb_gpu_advisor.synthetic.demo_logs demo_logs
+
+bench:
+	$(PYTHON) benchmarks/run.py

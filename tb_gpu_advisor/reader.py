@@ -45,6 +45,14 @@ class ProfileReadError(Exception):
         self.reason = reason
 
 
+def _human_size(n: int) -> str:
+    """Size for error messages; GiB alone printed a 1 kB limit as "0.0 GiB"."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
+
+
 def host_name(path: str) -> str:
     """Host name of a profile file, as the stock tool shows it (file name minus suffix)."""
     base = path.rstrip("/").rsplit("/", 1)[-1]
@@ -57,6 +65,9 @@ def read_timeline(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Timeline:
     Raises :class:`ProfileReadError` for missing, empty, oversized, truncated
     or non-XSpace files.
     """
+    if not fsio.is_remote(path) and os.path.isdir(fsio.local_path(path)):
+        # os.path.getsize() succeeds on a directory; say what is wrong instead of "Errno 21".
+        raise ProfileReadError(path, "is a directory, not a <host>.xplane.pb file")
     try:
         n = fsio.size(path)
     except Exception as e:  # noqa: BLE001 - every file-system error becomes one clear error
@@ -65,7 +76,7 @@ def read_timeline(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Timeline:
         raise ProfileReadError(path, "file is empty (was the capture interrupted?)")
     if n > max_bytes:
         raise ProfileReadError(
-            path, f"file is {n / 2**30:.1f} GiB, over the {max_bytes / 2**30:.1f} GiB limit "
+            path, f"file is {_human_size(n)}, over the {_human_size(max_bytes)} limit "
             "(raise TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it anyway)"
         )
     try:
@@ -84,6 +95,10 @@ def parse_timeline(raw: bytes, path: str = "<bytes>") -> Timeline:
         raise ProfileReadError(path, f"not a readable XSpace profile (truncated or foreign file): {e}") from e
     if not planes:
         raise ProfileReadError(path, "no planes: this is not an XSpace profile, or it is empty")
+    if not any(p.name for p in planes):
+        # Another protobuf whose field 1 is a message (e.g. a ConfigProto's map) parses
+        # as "planes"; every plane TensorFlow writes is named, so reject it here.
+        raise ProfileReadError(path, "no named planes: this is another kind of protobuf, not an XSpace profile")
     return Timeline(
         host=host_name(path),
         path=path,

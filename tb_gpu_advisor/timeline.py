@@ -102,7 +102,9 @@ class Line:
         ints = rows[kinds != ValueKind.DOUBLE]
         col[self.stats.owner[ints]] = self.stats.ival[ints]
         dbl = rows[kinds == ValueKind.DOUBLE]
-        col[self.stats.owner[dbl]] = self.stats.fval[dbl].astype(np.int64)
+        vals = self.stats.fval[dbl]
+        ok = np.isfinite(vals)  # real files carry NaN doubles (e.g. `fragmentation`)
+        col[self.stats.owner[dbl[ok]]] = vals[ok].astype(np.int64)
         return col
 
     def float_stat(self, name: str, default: float = np.nan) -> np.ndarray:

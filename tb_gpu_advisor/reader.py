@@ -90,7 +90,8 @@ def parse_timeline(raw: bytes, path: str = "<bytes>") -> Timeline:
     """Decode XSpace bytes already in memory."""
     try:
         space = message_class("LazySpace").FromString(raw)
-        planes = [_read_plane(b) for b in space.planes]
+        clock = _Clock()
+        planes = [_read_plane(b, clock) for b in space.planes]
     except (DecodeError, wire.WireError, UnicodeDecodeError, ValueError, OverflowError) as e:
         raise ProfileReadError(path, f"not a readable XSpace profile (truncated or foreign file): {e}") from e
     if not planes:
@@ -107,6 +108,7 @@ def parse_timeline(raw: bytes, path: str = "<bytes>") -> Timeline:
         hostnames=list(space.hostnames),
         errors=list(space.errors),
         warnings=list(space.warnings),
+        time_base_ns=clock.base_ns,
     )
 
 
@@ -153,7 +155,27 @@ class _StatKeys:
         return np.where(self.sorted_ids[pos] == metadata_ids, self.sorted_keys[pos], -1)
 
 
-def _read_plane(raw: bytes) -> Plane:
+class _Clock:
+    """Picks one time origin per file so picosecond times fit in int64.
+
+    TensorFlow saves line timestamps relative to the session start, but a
+    file with absolute epoch nanoseconds (~1.7e18 ns) would overflow int64
+    once multiplied to picoseconds.  Such files are re-based on their first
+    large line timestamp; ``base_ns`` is recorded on the Timeline.
+    """
+
+    _LIMIT_NS = 10**15  # ~11.6 days: any sane relative capture is far below
+
+    def __init__(self) -> None:
+        self.base_ns = 0
+
+    def start_ps(self, timestamp_ns: int, offset_ps: np.ndarray) -> np.ndarray:
+        if not self.base_ns and abs(timestamp_ns) > self._LIMIT_NS:
+            self.base_ns = timestamp_ns
+        return (timestamp_ns - self.base_ns) * 1000 + offset_ps
+
+
+def _read_plane(raw: bytes, clock: _Clock) -> Plane:
     msg = message_class("LazyPlane").FromString(raw)
     keys = _StatKeys(msg.stat_metadata)
     strings = _Strings()
@@ -169,7 +191,7 @@ def _read_plane(raw: bytes) -> Plane:
         keys.id_to_name.get(st.metadata_id, f"#{st.metadata_id}"): _stat_value(st, keys)
         for st in msg.stats
     }
-    lines = [_read_line(b, meta_ids, keys, strings) for b in msg.lines]
+    lines = [_read_line(b, meta_ids, keys, strings, clock) for b in msg.lines]
     # Events whose metadata id is unknown point one past the table: give them a name.
     if any((ln.name_id == len(event_names)).any() for ln in lines):
         event_names.append("<unknown event metadata>")
@@ -234,7 +256,7 @@ def _stats_from_messages(items, keys: _StatKeys, strings: _Strings) -> StatTable
     )
 
 
-def _read_line(raw: bytes, meta_ids: np.ndarray, keys: _StatKeys, strings: _Strings) -> Line:
+def _read_line(raw: bytes, meta_ids: np.ndarray, keys: _StatKeys, strings: _Strings, clock: _Clock) -> Line:
     msg = message_class("LazyLine").FromString(raw)
     events = msg.events
     n = len(events)
@@ -260,7 +282,7 @@ def _read_line(raw: bytes, meta_ids: np.ndarray, keys: _StatKeys, strings: _Stri
         name=msg.name,
         display_name=msg.display_name,
         timestamp_ns=msg.timestamp_ns,
-        start_ps=msg.timestamp_ns * 1000 + offset_ps,
+        start_ps=clock.start_ps(msg.timestamp_ns, offset_ps),
         duration_ps=duration_ps,
         name_id=name_id.astype(np.int32),
         stats=stats,

@@ -212,6 +212,7 @@ class Timeline:
     hostnames: list[str]
     errors: list[str]
     warnings: list[str]
+    time_base_ns: int = 0  # subtracted from absolute line timestamps (see reader._Clock)
 
     @property
     def num_events(self) -> int:

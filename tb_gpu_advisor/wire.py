@@ -35,22 +35,32 @@ def padded(raw: bytes) -> np.ndarray:
 def varints(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Decode one varint at each position; return (values as uint64, byte lengths).
 
-    Each round only touches the varints that are still continuing, so the
-    common one- and two-byte varints cost one or two vector operations.
+    Round 0 handles every varint with plain (not fancy-indexed) array
+    operations; later rounds touch only the varints still continuing, so the
+    common one- and two-byte varints cost one or two vector passes.
     """
-    n = pos.shape[0]
-    values = np.zeros(n, dtype=np.uint64)
-    lengths = np.zeros(n, dtype=np.int64)
-    live = np.arange(n)
-    for k in range(_MAX_VARINT_BYTES):
-        b = buf[pos[live] + k]
-        values[live] |= (b & 0x7F).astype(np.uint64) << np.uint64(7 * k)
-        done = b < 0x80
-        lengths[live[done]] = k + 1
-        live = live[~done]
+    b = buf[pos]
+    values = (b & 0x7F).astype(np.uint64)
+    lengths = np.ones(pos.shape[0], dtype=np.int64)
+    live = np.flatnonzero(b >= 0x80)
+    for k in range(1, _MAX_VARINT_BYTES):
         if live.size == 0:
             return values, lengths
-    raise WireError("varint longer than 10 bytes")
+        b = buf[pos[live] + k]
+        values[live] |= (b & 0x7F).astype(np.uint64) << np.uint64(7 * k)
+        lengths[live] += 1
+        live = live[b >= 0x80]
+    if live.size:
+        raise WireError("varint longer than 10 bytes")
+    return values, lengths
+
+
+def _tags(buf: np.ndarray, pos: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Field tags: one byte for field numbers < 16, the common case, else a varint."""
+    b = buf[pos]
+    if (b < 0x80).all():
+        return b.astype(np.uint64), np.ones(pos.shape[0], dtype=np.int64)
+    return varints(buf, pos)
 
 
 @dataclass
@@ -84,7 +94,7 @@ def decode_messages(buf: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Fi
     out: list[tuple[np.ndarray, ...]] = []
     while idx.size:
         p = pos[idx]
-        tag, tag_len = varints(buf, p)
+        tag, tag_len = _tags(buf, p)
         number = (tag >> np.uint64(3)).astype(np.int64)
         wire_type = (tag & np.uint64(7)).astype(np.int8)
         vpos = p + tag_len
@@ -130,49 +140,64 @@ def last_value(fields: Fields, number: int, n_msgs: int, default: int = 0) -> np
 
 
 _HASH_SEED = 0x5EED_AD71
-_MAX_HASHED_LEN = 1 << 16  # longer strings (rare) are compared as real bytes
-_CHUNK_BYTES = 1 << 23
-_weights: tuple[np.ndarray, np.ndarray] | None = None
+_MAX_HASHED_WORDS = 1 << 13  # strings over 64 KiB (rare) get a key of their own
+_CHUNK_WORDS = 1 << 21
+_seeds: np.ndarray | None = None
 
 
-def _hash_weights() -> tuple[np.ndarray, np.ndarray]:
-    global _weights
-    if _weights is None:
-        rng = np.random.default_rng(_HASH_SEED)
-        w = rng.integers(1, 2**63, size=(2, _MAX_HASHED_LEN), dtype=np.uint64) | np.uint64(1)
-        _weights = (w[0], w[1])
-    return _weights
+def _hash_seeds() -> np.ndarray:
+    global _seeds
+    if _seeds is None:
+        _seeds = np.random.default_rng(_HASH_SEED).integers(0, 2**63, size=(2, _MAX_HASHED_WORDS), dtype=np.uint64)
+    return _seeds
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finalizer: a bijective, non-linear 64-bit mixer (in place)."""
+    x ^= x >> np.uint64(30)
+    x *= np.uint64(0xBF58476D1CE4E5B9)
+    x ^= x >> np.uint64(27)
+    x *= np.uint64(0x94D049BB133111EB)
+    x ^= x >> np.uint64(31)
+    return x
 
 
 def range_keys(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """A 128-bit content key per byte range ``buf[s:s+len]``, computed without a Python loop.
 
-    Two independent random linear hashes (mod 2**64) plus the length: equal
-    ranges get equal keys; distinct ranges collide with probability about
-    2**-128 per pair.  Used to intern millions of repeated string stats
-    (tf_op names, shapes) while decoding each distinct string only once.
-    Ranges longer than ``_MAX_HASHED_LEN`` get a unique key of their own
-    (their index), so they are never merged by mistake.
+    Each range is read as unaligned little-endian 8-byte words (a strided
+    uint64 view of the buffer, so no byte-by-byte gather); the last word is
+    masked to the range's length.  Two hashes with independent seeds sum the
+    mixed words (``mix(word ^ seed[i])``), plus the length: equal ranges get
+    equal keys; distinct ranges collide with probability about 2**-128 per
+    pair.  Used to intern millions of repeated string stats (tf_op names,
+    memcpy details) while decoding each distinct string once.
     """
     n = starts.shape[0]
     keys = np.zeros(n, dtype=[("h1", "<u8"), ("h2", "<u8"), ("n", "<i8")])
     keys["n"] = lengths
-    w1, w2 = _hash_weights()
-    long = lengths > _MAX_HASHED_LEN
-    keys["h1"][long] = np.nonzero(long)[0].astype(np.uint64)
+    nwords = (lengths + 7) // 8
+    long = nwords > _MAX_HASHED_WORDS
+    keys["h1"][long] = np.flatnonzero(long).astype(np.uint64)
     keys["n"][long] = -1
-    todo = np.nonzero((lengths > 0) & ~long)[0]
-    # chunk so the gathered bytes stay a few tens of MB
-    bounds = np.searchsorted(np.cumsum(lengths[todo]), np.arange(_CHUNK_BYTES, int(lengths[todo].sum()) + _CHUNK_BYTES, _CHUNK_BYTES))
-    for sel in np.split(todo, bounds[:-1] + 1) if todo.size else []:
+    todo = np.flatnonzero((lengths > 0) & ~long)
+    if todo.size == 0:
+        return keys
+    words_view = np.ndarray(shape=(buf.shape[0] - 7,), dtype="<u8", buffer=buf, strides=(1,))
+    seeds = _hash_seeds()
+    cut = np.searchsorted(np.cumsum(nwords[todo]), np.arange(_CHUNK_WORDS, int(nwords[todo].sum()), _CHUNK_WORDS))
+    for sel in np.split(todo, cut):
         if sel.size == 0:
             continue
-        ln = lengths[sel]
-        seg_start = np.cumsum(ln) - ln
-        within = np.arange(int(ln.sum()), dtype=np.int64) - np.repeat(seg_start, ln)
-        b = buf[np.repeat(starts[sel], ln) + within].astype(np.uint64) + np.uint64(1)
-        keys["h1"][sel] = np.add.reduceat(b * w1[within], seg_start)
-        keys["h2"][sel] = np.add.reduceat(b * w2[within], seg_start)
+        nw = nwords[sel]
+        seg_start = np.cumsum(nw) - nw
+        within = np.arange(int(nw.sum()), dtype=np.int64) - np.repeat(seg_start, nw)
+        words = words_view[np.repeat(starts[sel], nw) + 8 * within]
+        tail = (lengths[sel] % 8).astype(np.uint64)
+        last = seg_start + nw - 1
+        words[last] &= np.where(tail > 0, (np.uint64(1) << (np.uint64(8) * tail)) - np.uint64(1), ~np.uint64(0))
+        for col, seed in (("h1", seeds[0]), ("h2", seeds[1])):
+            keys[col][sel] = np.add.reduceat(_mix(words ^ seed[within]), seg_start)
     return keys
 
 
@@ -180,11 +205,18 @@ def intern_ranges(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, inte
     """String ids for byte ranges: distinct contents are decoded (UTF-8) and passed to ``intern`` once."""
     if starts.size == 0:
         return np.zeros(0, dtype=np.int64)
-    uniq, first, inverse = np.unique(range_keys(buf, starts, lengths), return_index=True, return_inverse=True)
+    keys = range_keys(buf, starts, lengths)
+    # Sorting plain uint64 is several times faster than sorting the structured
+    # keys; the second hash and the length confirm each group afterwards.
+    _, first, inverse = np.unique(keys["h1"], return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    if (keys[first[inverse]] != keys).any():  # h1 collision: fall back to the full key
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        inverse = inverse.ravel()
     data = buf.data
     ids = np.fromiter(
         (intern(bytes(data[s : s + n]).decode("utf-8", "replace")) for s, n in zip(starts[first].tolist(), lengths[first].tolist())),
         dtype=np.int64,
-        count=uniq.shape[0],
+        count=first.shape[0],
     )
-    return ids[inverse.ravel()]
+    return ids[inverse]

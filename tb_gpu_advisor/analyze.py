@@ -1,0 +1,193 @@
+"""Analyze host files into the report: read -> steps -> metrics -> rules -> HostReport / Report.
+
+``analyze_host`` never raises for a bad file: the HostReport carries ``error``.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+from typing import Any, Callable, Iterable
+
+import numpy as np
+
+from . import __version__
+from . import kernel_classes as kc
+from .metrics.compute import compute_host_metrics
+from .metrics.types import BREAKDOWN_CATEGORIES, LAUNCH_LATENCY_HIGH_US, LAUNCH_LATENCY_LOW_US, HostMetrics
+from .report_schema import Finding, GpuSummary, HostReport, Metric, Report, StepRow, Table
+
+TOP_N = 25
+
+
+def _f(x: Any, nd: int = 4) -> float | None:
+    """JSON-safe float: None for None/NaN/inf."""
+    if x is None:
+        return None
+    x = float(x)
+    return round(x, nd) if math.isfinite(x) else None
+
+
+def _pct(x: float | None) -> str:
+    return "n/a" if x is None else f"{100 * x:.1f}%"
+
+
+def headline_cards(m: HostMetrics) -> list[Metric]:
+    h = m.headline
+    cards = [
+        Metric("device_step_share", "Device step-time share", _f(h.device_step_share), "share", _pct(h.device_step_share), "higher",
+               meaning="share of the step the GPU spends executing kernels (guide 1: maximize)",
+               detail={"avg_step_ms": _f(h.avg_step_ms), "device_compute_ms": _f(m.breakdown.device_compute)}),
+        Metric("host_op_share", "Ops placed on host", _f(h.host_op_share_by_count), "share", _pct(h.host_op_share_by_count), "lower",
+               meaning="TF ops that launched no GPU work, by count (by time in detail); should be very small",
+               detail={"by_time": _f(h.host_op_share_by_time), "host_ops": h.host_op_count, "device_ops": h.device_op_count}),
+        Metric("sixteen_bit_share", "16-bit kernel time", _f(h.sixteen_bit_time_share), "share", _pct(h.sixteen_bit_time_share), "higher",
+               meaning="share of GPU kernel time in fp16 or bf16 kernels (guide: how many kernels use fp16)",
+               detail={"fp16_kernels": h.fp16_kernel_count, "bf16_kernels": h.bf16_kernel_count, "kernels": h.kernel_count,
+                       "fp16_share": _f(h.fp16_time_share), "bf16_share": _f(h.bf16_time_share),
+                       "tensor_core_share": _f(h.tensor_core_time_share)}),
+        Metric("launch_wait_share", "Idle waiting for launch", _f(h.launch_wait_share), "share", _pct(h.launch_wait_share), "lower",
+               meaning="share of the step the GPU was idle waiting for the host to launch the next kernel",
+               detail={"ms_per_step": _f(m.breakdown.launch_wait)}),
+        Metric("input_wait_share", "Waiting for input", _f(h.input_wait_share), "share", _pct(h.input_wait_share), "lower",
+               meaning="share of the step the GPU was idle while the host waited in IteratorGetNext",
+               detail={"ms_per_step": _f(m.breakdown.input_wait)}),
+    ]
+    return cards
+
+
+def _kernel_table(m: HostMetrics, n: int = TOP_N) -> Table:
+    cols = ["kernel", "op", "op type", "count", "total us", "avg us", "min us", "max us", "tensor core", "TC eligible", "precision", "launch latency us", "GPUs"]
+    rows = [[k.name, k.op_name, k.op_type, k.count, _f(k.total_us, 3), _f(k.avg_us, 3), _f(k.min_us, 3), _f(k.max_us, 3), k.tensor_core,
+             k.tc_eligible, k.precision, _f(k.launch_latency_avg_us, 3), ",".join(map(str, k.gpus))] for k in m.kernels[:n]]
+    return Table("Top GPU kernels (kept steps, all GPUs)", cols, rows)
+
+
+def _op_table(m: HostMetrics, n: int = TOP_N) -> Table:
+    cols = ["op", "type", "on device", "occurrences", "host ms", "kernels", "kernel us", "TC eligible", "tensor core share", "precision", "eager"]
+    rows = [[o.op_name, o.op_type, o.on_device, o.occurrences, _f(o.host_self_ms), o.kernel_count, _f(o.kernel_total_us, 3), o.tc_eligible,
+             _f(o.tensor_core_share), o.precision, o.is_eager] for o in m.ops[:n]]
+    return Table("Top TensorFlow ops (kept steps)", cols, rows)
+
+
+def _memcpy_table(m: HostMetrics) -> Table:
+    cols = ["direction", "count/step", "bytes/step", "ms/step", "sync/step", "sync share", "recurring", "exposed ms/step", "top ops"]
+    rows = [[c.direction, _f(c.count_per_step, 2), _f(c.bytes_per_step, 0), _f(c.ms_per_step), _f(c.sync_count_per_step, 2), _f(c.sync_share),
+             c.recurring, _f(c.blocking_ms_per_step), "; ".join(c.top_ops[:3])] for c in m.memcpy]
+    return Table("Memory copies per step", cols, rows)
+
+
+def kernel_histogram(ctx) -> dict[str, Any]:
+    """Log-spaced histogram of kernel durations (us) in kept steps, with the launch-latency band."""
+    durs = [((g.d.end - g.d.start) / 1e6)[(g.step >= 0) & (g.d.kind == kc.KIND_KERNEL)] for g in ctx.gpus]
+    d = np.concatenate(durs) if durs else np.zeros(0)
+    edges = [0.0, 1, 2, 5, 10, 20, 30, 40, 60, 100, 200, 500, 1000, 2000, 5000, 10000, float("inf")]
+    counts, _ = np.histogram(d, bins=np.array(edges)) if d.size else (np.zeros(len(edges) - 1, int), None)
+    times = np.histogram(d, bins=np.array(edges), weights=d)[0] if d.size else np.zeros(len(edges) - 1)
+    return {
+        "edges_us": [e if math.isfinite(e) else None for e in edges], "counts": [int(c) for c in counts],
+        "total_us": [_f(t, 3) for t in times], "band_us": [LAUNCH_LATENCY_LOW_US, LAUNCH_LATENCY_HIGH_US],
+        "below_band_count": int((d < LAUNCH_LATENCY_HIGH_US).sum()), "count": int(d.size),
+    }
+
+
+def _rules():
+    try:
+        from . import rules  # noqa: PLC0415
+    except ImportError:
+        return None
+    return rules
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def analyze_host(host_file, params: int | None = None) -> HostReport:
+    """Analyze one host file (anything with ``.host`` and ``.path``); errors land in ``HostReport.error``."""
+    host, path = host_file.host, host_file.path
+    size = int(getattr(host_file, "size", 0) or 0)
+    try:
+        from .reader import read_timeline  # noqa: PLC0415
+
+        tl = read_timeline(path)
+    except Exception as e:  # noqa: BLE001 -- a bad file must not break the session
+        return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
+    try:
+        m, ctx = compute_host_metrics(tl, params)
+        m.host = host
+        return build_host_report(m, ctx, size or tl.size_bytes)
+    except Exception as e:  # noqa: BLE001
+        return HostReport(host=host, path=path, size_bytes=size or tl.size_bytes, error=f"analysis failed: {type(e).__name__}: {e}")
+
+
+def build_host_report(m: HostMetrics, ctx, size: int) -> HostReport:
+    rules = _rules()
+    findings: list[Finding] = []
+    if rules is not None and hasattr(rules, "evaluate"):
+        findings = list(rules.evaluate(m))
+    for f in findings:
+        f.host = f.host or m.host
+    steps_rows = [StepRow(step=r.step, start_ms=_f(r.start_ms, 6), step_ms=_f(r.step_ms, 6),
+                          breakdown={k: _f(v, 6) for k, v in r.breakdown.as_dict().items()}, gpu=r.gpu) for r in m.steps_detail]
+    gpus = [GpuSummary(gpu=g.gpu, name=g.name, compute_capability=g.compute_capability, step_ms=_f(g.step_ms, 6), busy_share=_f(g.busy_share),
+                       kernel_count=g.kernel_count, collective_calls_per_step=_f(g.collective_calls_per_step),
+                       launch_skew_ms=_f(g.first_kernel_offset_ms), breakdown={k: _f(v, 6) for k, v in g.breakdown.as_dict().items()})
+            for g in m.gpus]
+    cap = m.capture
+    det = m.steps
+    return HostReport(
+        host=m.host, path=m.path, size_bytes=size,
+        capture={"length_ms": _f(cap.length_ms, 3), "steps_captured": cap.steps_captured, "steps_kept": cap.steps_kept,
+                 "steady_state": cap.steady_state, "step_time_cv": _f(cap.step_time_cv), "too_short": cap.too_short, "too_long": cap.too_long,
+                 "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
+                 "memory_headroom": _f(m.memory.headroom_share), "notes": m.notes},
+        steps={"source": det.source, "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
+               "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},
+        headline=headline_cards(m),
+        breakdown_ms={k: _f(v, 6) for k, v in m.breakdown.as_dict().items()},
+        step_rows=steps_rows, gpus=gpus, kernels=_kernel_table(m), ops=_op_table(m), memcpy=_memcpy_table(m),
+        kernel_durations_us=kernel_histogram(ctx), findings=findings,
+    )
+
+
+def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Report:
+    """Session report: aggregate headline (mean of hosts' values), all findings ranked."""
+    ok = [h for h in host_reports if h.error is None]
+    findings = [f for h in host_reports for f in h.findings]
+    rules = _rules()
+    if rules is not None and hasattr(rules, "rank"):
+        findings = list(rules.rank(findings))
+    else:
+        findings.sort(key=lambda f: -(f.saving.ms_per_step if f.saving else 0.0))
+    headline: list[Metric] = []
+    if ok:
+        for card in ok[0].headline:
+            vals = [c.value for h in ok for c in h.headline if c.id == card.id and c.value is not None]
+            v = sum(vals) / len(vals) if vals else None
+            headline.append(Metric(card.id, card.label, _f(v), card.unit, _pct(v) if card.unit == "share" else str(v), card.good_direction,
+                                   card.status, card.meaning, card.threshold, {"hosts": len(vals)}))
+    notes = [f"{h.host}: could not be analysed: {h.error}" for h in host_reports if h.error]
+    healthy = bool(ok) and not any(f.severity in ("critical", "warning") for f in findings)
+    return Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,
+                  analyzer_version=__version__, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes)
+
+
+def analyze_session(run: str, session: str, host_files: Iterable, progress: Callable[[str, float], None] | None = None,
+                    params: int | None = None) -> Report:
+    files = list(host_files)
+    reports = []
+    for i, hf in enumerate(files):
+        if progress:
+            progress(f"analysing {hf.host} ({i + 1}/{len(files)})", i / max(len(files), 1))
+        reports.append(analyze_host(hf, params=params))
+    if progress:
+        progress("done", 1.0)
+    return merge_hosts(run, session, reports)
+
+
+__all__ = ["analyze_host", "merge_hosts", "analyze_session", "headline_cards", "BREAKDOWN_CATEGORIES"]

@@ -1,0 +1,238 @@
+"""Classify GPU kernel and TF op names: Tensor Cores, precision, collectives, elementwise, copies.
+
+Every classifier takes a list of *distinct* names (a plane's interned
+``event_names``) and returns one numpy array entry per name; callers index
+the result with the events' ``name_id`` column, so each distinct name is
+classified once however many events use it.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+import numpy as np
+
+#: Tensor Core kernel name fragments.  The first block is the stock tool's list
+#: (xprof gpu_utils.cc, pre-Hopper); the second block adds what it misses.
+#: Each entry: fragment -> why it means Tensor Cores.
+TENSOR_CORE_PATTERNS: dict[str, str] = {
+    # --- stock list (xprof 2.24) ---
+    "16816": "mma.m16n8k16 tile (Ampere+ HMMA/IMMA)",
+    "c1688": "complex/tf32 m16n8k8 HMMA tile",
+    "conv1x1": "cuDNN 1x1 conv kernel family that uses HMMA",
+    "conv2d_c1_k1": "cuDNN 1x1 conv (HMMA)",
+    "dgrad_1x1_stride_2x2": "cuDNN dgrad 1x1 stride-2 HMMA kernel",
+    "direct_group": "cuDNN grouped direct conv (HMMA)",
+    "first_layer_wgrad_kernel": "cuDNN first-layer wgrad (HMMA)",
+    "h1688": "fp16 m16n8k8 HMMA (Turing/Ampere cuBLAS/cuDNN)",
+    "h884": "fp16 m8n8k4 HMMA (Volta cuBLAS/cuDNN)",
+    "hmma": "explicit HMMA instruction family",
+    "i16832": "int8 m16n8k32 IMMA",
+    "i8816": "int8 m8n8k16 IMMA",
+    "s884": "fp32-accumulate m8n8k4 HMMA (Volta)",
+    "s1688": "fp32-accumulate m16n8k8 HMMA (Turing/Ampere)",
+    "xmma_gemm": "NVIDIA xMMA GEMM library (Tensor Core only)",
+    "xmma_implicit_gemm": "xMMA implicit-GEMM convolution",
+    "xmma_sparse_conv": "xMMA sparse conv (Ampere sparsity)",
+    "xmma_sparse_gemm": "xMMA sparse GEMM",
+    "xmma_warp_specialized_implicit_gemm": "xMMA warp-specialized conv",
+    # --- added: Ampere / Ada / Hopper / Blackwell names the stock list misses ---
+    "wgmma": "Hopper warpgroup MMA instruction (sm90)",
+    "gmma": "Hopper GMMA kernels (cutlass 'gmma' collective mainloops)",
+    "sm90_xmma": "cuBLAS/cuDNN Hopper xMMA kernels",
+    "sm80_xmma": "cuBLAS/cuDNN Ampere xMMA kernels",
+    "sm86_xmma": "Ampere GA10x xMMA kernels",
+    "sm89_xmma": "Ada xMMA kernels",
+    "sm100_xmma": "Blackwell xMMA kernels",
+    "tensorop": "CUTLASS Tensor Core op class (e.g. cutlass_80_tensorop_s16816gemm)",
+    "s16816": "fp32-accumulate m16n8k16 MMA (Ampere cuBLAS, e.g. ampere_fp16_s16816gemm)",
+    "h16816": "fp16-accumulate m16n8k16 MMA",
+    "bf16816": "bf16 m16n8k16 MMA",
+    "s1688gemm": "tf32/fp16 m16n8k8 GEMM (Ampere tf32)",
+    "i8816gemm": "int8 IMMA GEMM",
+    "tf32": "tf32 math only exists on Tensor Cores",
+    "hopper": "cuDNN/cuBLAS 'hopper' kernel families (sm90 MMA)",
+    "_hmma_": "HMMA kernels by instruction name",
+    "imma": "int8 IMMA kernels",
+    "cutlass3x_sm90": "CUTLASS 3 sm90 kernels (wgmma)",
+    "nvjet": "cuBLASLt Hopper/Blackwell 'nvjet' GEMM kernels (Tensor Core)",
+    "flash_fwd": "FlashAttention kernels (mma.sync/wgmma)",
+    "flash_bwd": "FlashAttention backward (mma.sync/wgmma)",
+}
+
+_TC_EXCLUDE = re.compile(r"simt|sgemm_(?!.*tensorop)", re.I)  # SIMT (CUDA core) GEMMs are not Tensor Core
+
+#: Op types whose work Tensor Cores can do (stock list + Einsum, which lowers to BatchMatMul).
+TC_ELIGIBLE_OP_PREFIXES: tuple[str, ...] = (
+    "Conv2D",  # Conv2D, Conv2DBackpropInput/Filter
+    "Conv3D",
+    "DepthwiseConv2dNative",
+    "MatMul",
+    "FusedMatMul",
+    "_FusedMatMul",
+    "_FusedConv2D",
+    "XlaDot",
+    "CudnnRNN",
+    "BatchMatMul",
+    "Einsum",
+)
+
+_FP16 = re.compile(r"half|fp16|f16(?!\d)|__half|h884|h1688|h16816|hgemm|hmma|float16", re.I)
+_BF16 = re.compile(r"bf16|bfloat16|__nv_bfloat16", re.I)
+_INT8 = re.compile(r"int8|i8816|i16832|imma|s8s8|u8s8|\bchar\b", re.I)
+_FP8 = re.compile(r"fp8|e4m3|e5m2", re.I)
+_TF32 = re.compile(r"tf32", re.I)
+_FP64 = re.compile(r"\bdouble\b|dgemm|fp64|f64", re.I)
+
+_COLLECTIVE = re.compile(r"^nccl|nccl|allreduce|all_reduce|reducescatter|reduce_scatter|allgather|all_gather|alltoall|collective-permute", re.I)
+
+#: Elementwise kernels: Eigen's elementwise evaluators, TF's generic
+#: elementwise functors, XLA loop fusions of one op, cuDNN/cutlass excluded.
+_ELEMENTWISE = re.compile(
+    r"EigenMetaKernel|scalar_\w+_op|TensorCwise|cwise|elementwise|vectorized_elementwise|"
+    r"BinaryFunctor|UnaryFunctor|_add_|_mul_|loop_(add|multiply|subtract|divide|convert|exp|tanh|select)",
+    re.I,
+)
+_REDUCTION = re.compile(r"Reduc|reduce|TensorReductionOp|ColumnReduce|RowReduce|BlockReduce", re.I)
+
+MEMCPY_NAMES = {
+    "MemcpyH2D": "h2d",
+    "MemcpyD2H": "d2h",
+    "MemcpyD2D": "d2d",
+    "MemcpyP2P": "p2p",
+    "MemcpyOther": "other",
+    "Memset": "memset",
+}
+
+#: Kernel kind codes (int8 arrays).
+KIND_KERNEL, KIND_H2D, KIND_D2H, KIND_D2D, KIND_COLLECTIVE, KIND_OTHER_COPY = 0, 1, 2, 3, 4, 5
+_COPY_KIND = {"h2d": KIND_H2D, "d2h": KIND_D2H, "d2d": KIND_D2D, "p2p": KIND_D2D, "memset": KIND_D2D, "other": KIND_OTHER_COPY}
+
+PRECISIONS = ("fp32", "fp16", "bf16", "int8", "fp8", "tf32", "fp64", "other")
+P_FP32, P_FP16, P_BF16, P_INT8, P_FP8, P_TF32, P_FP64, P_OTHER = range(8)
+
+_TC_RE = re.compile("|".join(re.escape(p) for p in TENSOR_CORE_PATTERNS), re.I)
+
+
+@lru_cache(maxsize=65536)
+def _tc_one(name: str) -> bool:
+    if not _TC_RE.search(name):
+        return False
+    return not _TC_EXCLUDE.search(name) or "tensorop" in name.lower()
+
+
+def tensor_core(names: list[str]) -> np.ndarray:
+    """Bool per name: the kernel uses Tensor Cores (by name)."""
+    return np.fromiter((_tc_one(n) for n in names), dtype=bool, count=len(names))
+
+
+@lru_cache(maxsize=65536)
+def precision_one(name: str) -> int:
+    """Precision code of one kernel name or shape string (P_* constants); bf16 before fp16."""
+    if _BF16.search(name):
+        return P_BF16
+    if _FP8.search(name):
+        return P_FP8
+    if _FP16.search(name):
+        return P_FP16
+    if _INT8.search(name):
+        return P_INT8
+    if _TF32.search(name):
+        return P_TF32
+    if _FP64.search(name):
+        return P_FP64
+    return P_FP32
+
+
+def precision(names: list[str]) -> np.ndarray:
+    """int8 precision code per name (see PRECISIONS)."""
+    return np.fromiter((precision_one(n) for n in names), dtype=np.int8, count=len(names))
+
+
+def device_kind(names: list[str]) -> np.ndarray:
+    """int8 kind per device event name: kernel, each copy kind, collective."""
+    out = np.empty(len(names), dtype=np.int8)
+    for i, n in enumerate(names):
+        if n in MEMCPY_NAMES:
+            out[i] = _COPY_KIND[MEMCPY_NAMES[n]]
+        elif n.startswith("Memcpy") or n.startswith("Memset"):
+            out[i] = KIND_OTHER_COPY if "Memcpy" in n else KIND_D2D
+        elif _COLLECTIVE.search(n):
+            out[i] = KIND_COLLECTIVE
+        else:
+            out[i] = KIND_KERNEL
+    return out
+
+
+def copy_direction(name: str) -> str | None:
+    """"h2d", "d2h", ... for a memcpy event name, else None."""
+    if name in MEMCPY_NAMES:
+        return MEMCPY_NAMES[name]
+    if name.startswith("Memcpy"):
+        return "other"
+    if name.startswith("Memset"):
+        return "memset"
+    return None
+
+
+def collective(names: list[str]) -> np.ndarray:
+    return np.fromiter((bool(_COLLECTIVE.search(n)) for n in names), dtype=bool, count=len(names))
+
+
+def elementwise(names: list[str]) -> np.ndarray:
+    """Bool per kernel name: an elementwise kernel (fusion candidate); reductions excluded."""
+    return np.fromiter(
+        (bool(_ELEMENTWISE.search(n)) and not _REDUCTION.search(n) and not _tc_one(n) for n in names),
+        dtype=bool,
+        count=len(names),
+    )
+
+
+def op_type(tf_op: str) -> str:
+    """Type of a TF op event name ``scope/name:Type`` (or the name itself)."""
+    if not tf_op:
+        return ""
+    t = tf_op.rsplit(":", 1)[-1] if ":" in tf_op else tf_op.rsplit("/", 1)[-1]
+    return t.split("#", 1)[0].strip()
+
+
+def op_name(tf_op: str) -> str:
+    return tf_op.rsplit(":", 1)[0] if ":" in tf_op else tf_op
+
+
+def tc_eligible_type(op_type_: str) -> bool:
+    return op_type_.startswith(TC_ELIGIBLE_OP_PREFIXES)
+
+
+def tc_eligible(op_types: list[str]) -> np.ndarray:
+    return np.fromiter((tc_eligible_type(t) for t in op_types), dtype=bool, count=len(op_types))
+
+
+def is_tf_op_event(name: str) -> bool:
+    """A host event that is a TF op (``name:Type``; no spaces in the type)."""
+    if ":" not in name or name.startswith(("void ", "Memcpy")) or "::" in name:
+        return False
+    t = name.rsplit(":", 1)[1]
+    return bool(t) and t[0].isupper() and " " not in t and "(" not in t
+
+
+def short_kernel_name(name: str, width: int = 80) -> str:
+    """Readable kernel name: template arguments collapsed, cut to ``width``."""
+    s = name
+    if s.startswith("void "):
+        s = s[5:]
+    depth, out = 0, []
+    for ch in s:
+        if ch == "<":
+            if depth == 0:
+                out.append("<…>")
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif ch == "(" and depth == 0:
+            break
+        elif depth == 0:
+            out.append(ch)
+    s = "".join(out).strip() or name
+    return s if len(s) <= width else s[: width - 1] + "…"

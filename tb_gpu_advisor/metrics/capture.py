@@ -1,0 +1,74 @@
+"""Capture quality (length, steps, steady state) and memory headroom."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .context import PS_PER_MS, Context
+from .types import CaptureQuality, Memory
+
+MIN_STEPS = 3
+MIN_LENGTH_MS = 100.0
+MAX_LENGTH_MS = 60_000.0
+STEADY_CV = 0.2
+
+
+def capture_quality(ctx: Context) -> CaptureQuality:
+    env = ctx.tl.plane("Task Environment")
+    length = None
+    if env is not None:
+        a, b = env.stats.get("profile_start_time"), env.stats.get("profile_stop_time")
+        if isinstance(a, int) and isinstance(b, int) and b > a:
+            length = (b - a) / 1e6  # ns -> ms
+    if length is None:
+        starts = [ln.start_ps.min() for p in ctx.tl.planes for ln in p.lines if len(ln)]
+        ends = [ln.end_ps.max() for p in ctx.tl.planes for ln in p.lines if len(ln)]
+        length = (max(ends) - min(starts)) / PS_PER_MS if starts else 0.0
+    w = [s.duration_ms for s in ctx.steps.detection.windows]
+    cv = float(np.std(w) / np.mean(w)) if len(w) >= 2 and np.mean(w) > 0 else None
+    kept = ctx.steps.count if ctx.steps.detection.source != "whole_capture" else 0
+    private = any(n.startswith("tf_gpu_private") for n in ctx.h.line_names)
+    notes = []
+    short = kept < MIN_STEPS or length < MIN_LENGTH_MS
+    if kept < MIN_STEPS:
+        notes.append(f"only {kept} step(s) kept; capture a few steady-state steps (about 10 s)")
+    if length > MAX_LENGTH_MS:
+        notes.append(f"capture is {length / 1000:.0f} s long; profiling overhead distorts long captures")
+    if cv is not None and cv >= STEADY_CV:
+        notes.append(f"step times vary (cv {cv:.2f}); the capture may include warm-up or non-steady steps")
+    return CaptureQuality(
+        length_ms=float(length), steps_captured=ctx.steps.detection.found, steps_kept=kept,
+        steady_state=(cv < STEADY_CV) if cv is not None else None, step_time_cv=cv, too_short=short,
+        too_long=length > MAX_LENGTH_MS, num_events=ctx.tl.num_events, gpu_thread_mode_private=private, note="; ".join(notes),
+    )
+
+
+def memory(ctx: Context) -> Memory:
+    """Peak GPU allocator use (host `MemoryAllocation` events' `peak_bytes_in_use`) vs the GPU's memory size."""
+    peak = None
+    limit = None
+    for p in ctx.tl.host_planes():
+        if p.stat_key("peak_bytes_in_use") is None:
+            continue
+        for ln in p.lines:
+            if not ln.has_stat("peak_bytes_in_use").any():
+                continue
+            v = ln.int_stat("peak_bytes_in_use", inherit=False)
+            alloc = ln.str_stat("allocator_name", inherit=False)
+            ua, inv = np.unique(alloc, return_inverse=True)
+            is_gpu = np.array([a < 0 or "gpu" in (p.string(int(a)) or "").lower() for a in ua], dtype=bool)
+            gpu_alloc = is_gpu[inv]
+            sel = (v >= 0) & gpu_alloc
+            if sel.any():
+                peak = max(peak or 0, int(v[sel].max()))
+            bl = ln.int_stat("buffer_limit", inherit=False)
+            if (bl > 0).any():
+                limit = max(limit or 0, int(bl[bl > 0].max()))
+    cap = limit
+    if cap is None:
+        sizes = [g.d.plane.stats.get("memory_size") for g in ctx.active if g.d.plane.stats.get("memory_size")]
+        cap = int(max(sizes)) if sizes else None
+    if peak is None:
+        return Memory(False, None, cap, None, "no allocator peak statistics in this capture")
+    return Memory(True, peak, cap, (1.0 - peak / cap) if cap else None,
+                  "peak of `peak_bytes_in_use` over GPU allocators vs allocator limit (`buffer_limit`) or device memory")

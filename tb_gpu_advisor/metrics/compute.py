@@ -1,0 +1,73 @@
+"""Timeline -> HostMetrics: runs every metrics module once over a shared context."""
+
+from __future__ import annotations
+
+from ..timeline import Timeline
+from . import breakdown as bd
+from . import capture, kernels, memcpy, multigpu, ops
+from .context import Context, build_context
+from .types import Headline, HostMetrics, StepMetrics
+
+
+def _share(a: float | None, b: float | None) -> float | None:
+    return (a / b) if (a is not None and b) else None
+
+
+def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostMetrics, Context]:
+    ctx = build_context(tl, params)
+    per_gpu: dict[int, list[StepMetrics]] = {}
+    gaps = []
+    for g in ctx.gpus:
+        rows, _mat, iv = bd.gpu_step_rows(ctx, g)
+        per_gpu[g.d.gpu] = rows
+        if g.active:
+            gaps.extend(bd.step_gaps(ctx, g, iv))
+    host_rows = bd.host_rows(ctx, per_gpu) if per_gpu else _host_only_rows(ctx)
+    avg = bd.average(host_rows)
+    avg_step = sum(r.step_ms for r in host_rows) / len(host_rows) if host_rows else None
+    prec = kernels.precision_totals(ctx)
+    place = ops.placement(ctx)
+    op_list = ops.op_stats(ctx, top_n=0)
+    has_gpu = bool(ctx.active)
+    head = Headline(
+        avg_step_ms=avg_step,
+        device_step_share=_share(avg.device_compute, avg_step) if has_gpu else None,
+        host_op_share_by_count=place["share_by_count"], host_op_share_by_time=place["share_by_time"],
+        device_op_count=place["device_count"], host_op_count=place["host_count"],
+        kernel_count=prec["kernel_count"], fp16_kernel_count=prec["fp16_count"], bf16_kernel_count=prec["bf16_count"],
+        fp16_time_share=_share(prec["fp16_ms"], prec["kernel_ms"]), bf16_time_share=_share(prec["bf16_ms"], prec["kernel_ms"]),
+        sixteen_bit_time_share=_share(prec["fp16_ms"] + prec["bf16_ms"], prec["kernel_ms"]),
+        tensor_core_time_share=_share(prec["tc_ms"], prec["kernel_ms"]),
+        launch_wait_share=_share(avg.launch_wait, avg_step) if has_gpu else None,
+        input_wait_share=_share(avg.input_wait, avg_step),
+    )
+    mc, mc_rows = memcpy.memcpy_stats(ctx, avg.as_dict())
+    gm = multigpu.gpu_metrics(ctx, per_gpu)
+    detail = [r for gid in sorted(per_gpu) for r in per_gpu[gid] if any(g.d.gpu == gid and g.active for g in ctx.gpus)] + host_rows
+    notes = []
+    if not has_gpu:
+        notes.append("no GPU kernels in this capture: device metrics are not available (CPU-only profile?)")
+    hm = HostMetrics(
+        host=tl.host, path=tl.path, capture=capture.capture_quality(ctx), steps=ctx.steps.detection, headline=head,
+        breakdown=avg, steps_detail=detail, gpus=gm, kernels=kernels.kernel_stats(ctx), ops=op_list[:200],
+        memcpy=mc, memcpy_steps=mc_rows[:500], small_kernels=kernels.small_kernels(ctx), eager=ops.eager(ctx),
+        host_ops=ops.host_ops(ctx, op_list, place), fusion=kernels.fusion(ctx), loss_scaling=ops.loss_scaling(ctx),
+        gaps=bd.summarize_gaps(gaps, avg_step), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu), memory=capture.memory(ctx),
+        notes=notes,
+    )
+    return hm, ctx
+
+
+def _host_only_rows(ctx: Context) -> list[StepMetrics]:
+    """No GPU planes: host-only breakdown (input wait / host compute / other) over the host windows."""
+    from .types import Breakdown
+
+    iv = {c: (ctx.h.start[:0], ctx.h.end[:0]) for c in bd.PRIORITY}
+    iv["input_wait"] = (ctx.h.start[ctx.host_input], ctx.h.end[ctx.host_input])
+    iv["host_compute"] = (ctx.h.start[ctx.host_work], ctx.h.end[ctx.host_work])
+    w = ctx.steps.host_windows
+    mat = bd.attribute(iv, w) / 1e9
+    from .types import BREAKDOWN_CATEGORIES
+
+    return [StepMetrics(int(ctx.steps.ids[i]), None, (int(w[i, 0]) - ctx.steps.origin_ps) / 1e9, float(w[i, 1] - w[i, 0]) / 1e9,
+                        Breakdown(**{c: float(mat[i, j]) for j, c in enumerate(BREAKDOWN_CATEGORIES)}), 0.0, 0) for i in range(w.shape[0])]

@@ -1,0 +1,163 @@
+"""Shared per-host analysis context: events, steps, host<->device links (built once)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import kernel_classes as kc
+from ..steps import Steps, detect_steps
+from ..timeline import Timeline
+from .events import INPUT_EVENT_PREFIXES, DeviceEvents, HostEvents, all_device_events, host_events
+
+PS_PER_MS = 1e9
+PS_PER_US = 1e6
+
+#: Host bookkeeping / wrapper events that are not "host compute" by themselves (their children are classified).
+_NOT_HOST_WORK = {
+    "FunctionRun", "SessionRun", "Profiled batch", "TraceContext", "ExecutorState::Process", "ExecutorPropagateOutputs",
+    "ExecutorDoneCallback", "MemoryAllocation", "MemoryDeallocation", "KernelLaunch", "KernelExecute", "EagerExecute",
+    "EagerKernelExecute", "EagerLocalExecute", "TfOpRun", "RemoteCallOpDone", "PrefetchConsume", "PrefetchProduce",
+    "InstantiatedCapturedFunction::RunWithBorrowedArgs", "BaseCollectiveExecutor::ExecuteAsync", "MemCpyAsync",
+}
+#: Rendezvous ops: they move tensors, they compute nothing.
+_TRANSFER_OPS = {"_Send", "_Recv", "_HostSend", "_HostRecv"}
+_BACKGROUND_LINES = ("tf_data_", "tf_GPU_Event_Manager", "collective_ops")
+
+
+@dataclass
+class GpuCtx:
+    d: DeviceEvents
+    launch: np.ndarray  # host event index of each device event's launch record, -1
+    op_host: np.ndarray  # host TF-op event enclosing that launch record, -1
+    step: np.ndarray  # index into steps (kept), -1 outside kept steps
+    windows: np.ndarray  # (n, 2) ps
+    active: bool  # has kernels (or collectives)
+    name_prec: np.ndarray = field(default=None)  # per event precision code
+    tc: np.ndarray = field(default=None)  # per event tensor core bool
+
+
+@dataclass
+class Context:
+    tl: Timeline
+    h: HostEvents
+    steps: Steps
+    gpus: list[GpuCtx]
+    host_op: np.ndarray  # bool per host event: a TF op event
+    host_input: np.ndarray  # bool per host event: input wait (IteratorGetNext*, get_next threads)
+    host_work: np.ndarray  # bool: host TF op / eager execution work
+    host_step: np.ndarray  # kept-step index of each host event by start (host windows), -1
+    op_on_device: np.ndarray  # bool per host event (meaningful where host_op)
+    params: int | None = None
+
+    @property
+    def active(self) -> list[GpuCtx]:
+        return [g for g in self.gpus if g.active]
+
+    def ms(self, ps) -> float:
+        return float(ps) / PS_PER_MS
+
+
+def assign(times: np.ndarray, windows: np.ndarray) -> np.ndarray:
+    """Index of the window containing each time ([start, end)), -1 if none. Windows sorted, disjoint."""
+    if windows.shape[0] == 0:
+        return np.full(times.shape, -1, dtype=np.int64)
+    i = np.searchsorted(windows[:, 0], times, side="right") - 1
+    ok = (i >= 0) & (times < windows[np.clip(i, 0, None), 1])
+    # the end of the last window is inclusive for events starting exactly there
+    return np.where(ok, i, -1)
+
+
+def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> np.ndarray:
+    """For host events ``idx_inner``: index of the innermost ``mask_outer`` event on the same line containing its start."""
+    out = np.full(idx_inner.shape, -1, dtype=np.int64)
+    if idx_inner.size == 0 or not mask_outer.any():
+        return out
+    outer = np.nonzero(mask_outer)[0]
+    for li in np.unique(h.line[idx_inner]):
+        o = outer[h.line[outer] == li]
+        if o.size == 0:
+            continue
+        o = o[np.argsort(h.start[o], kind="stable")]
+        sel = np.nonzero(h.line[idx_inner] == li)[0]
+        t = h.start[idx_inner[sel]]
+        j = np.searchsorted(h.start[o], t, side="right") - 1
+        ok = j >= 0
+        jj = np.clip(j, 0, None)
+        ok &= h.end[o[jj]] >= t
+        ok &= o[jj] != idx_inner[sel]
+        out[sel[ok]] = o[jj[ok]]
+    return out
+
+
+def build_context(tl: Timeline, params: int | None = None) -> Context:
+    h = host_events(tl)
+    devs = all_device_events(tl)
+    steps = detect_steps(tl, h, devs)
+    host_op = h.name_mask(kc.is_tf_op_event)
+    # input wait: the IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data); the
+    # tf_data_iterator_get_next threads carry exactly these, so no line rule is needed.
+    host_input = h.name_mask(lambda n: n.startswith(INPUT_EVENT_PREFIXES) and "Op::" in n)
+    # correlation: host launch record per correlation id
+    hc = np.nonzero(h.corr >= 0)[0]
+    hc = hc[np.argsort(h.corr[hc], kind="stable")]
+    hcorr = h.corr[hc]
+    gpus: list[GpuCtx] = []
+    launched_any = np.zeros(len(h), dtype=bool)
+    launched_kernel = np.zeros(len(h), dtype=bool)  # launch records of kernels (not copies)
+    for d in devs:
+        launch = np.full(len(d), -1, dtype=np.int64)
+        if hc.size and len(d):
+            j = np.searchsorted(hcorr, d.corr)
+            jj = np.clip(j, 0, hc.size - 1)
+            ok = (d.corr >= 0) & (hcorr[jj] == d.corr)
+            launch[ok] = hc[jj[ok]]
+        launched_any[launch[launch >= 0]] = True
+        kl = (launch >= 0) & ((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE))
+        launched_kernel[launch[kl]] = True
+        gpus.append(GpuCtx(d=d, launch=launch, op_host=np.full(len(d), -1, np.int64), step=np.full(len(d), -1, np.int64),
+                           windows=steps.window(d.gpu),
+                           active=bool(((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE)).any())))
+    # enclosing TF op of each launch record
+    rec = np.nonzero(launched_any)[0]
+    enc = enclosing(h, host_op, rec)
+    rec_op = np.full(len(h), -1, dtype=np.int64)
+    rec_op[rec] = enc
+    op_on_device = np.zeros(len(h), dtype=bool)
+    # "on device": the op launched at least one kernel; an op that only moved data (memcpy) ran on the host
+    op_on_device[enc[(enc >= 0) & launched_kernel[rec]]] = True
+    # TF 2.4 grouping fallback: host op names that appear on a device `TensorFlow Ops` line
+    dev_op_names = set()
+    for d in devs:
+        dev_op_names.update(d.op_text)
+    if dev_op_names:
+        op_on_device |= host_op & h.name_mask(lambda n: n in dev_op_names)
+    # host compute: host work that launches nothing and waits for no input: host-placed TF ops,
+    # callbacks and other framework/python events, minus bookkeeping, step markers, roots and
+    # background (tf.data, event manager) threads.
+    bg_line = np.fromiter((ln.startswith(_BACKGROUND_LINES) for ln in h.line_names), dtype=bool, count=len(h.line_names))
+    host_work = ~h.name_mask(lambda n: n in _NOT_HOST_WORK or n.startswith(("Iterator::", "Prefetch", "train", "test")) or n.isdigit()
+                             or kc.op_type(n) in _TRANSFER_OPS)
+    if len(h):
+        host_work &= ~bg_line[h.line] & ~host_input & (h.corr < 0) & (h.root < 0) & ~(host_op & op_on_device)
+    for g in gpus:
+        d = g.d
+        has = g.launch >= 0
+        g.op_host[has] = rec_op[g.launch[has]]
+        g.step = assign(d.start, g.windows)
+        names = d.plane.event_names
+        prec_name = kc.precision(names)
+        prec = prec_name[d.name] if len(d) else np.zeros(0, np.int8)
+        # shape stat refines fp32-by-name (the stock tool looks for `half` in `shape`)
+        sh = d.shape_sid
+        m = (prec == kc.P_FP32) & (sh >= 0)
+        if m.any():
+            us, inv = np.unique(sh[m], return_inverse=True)
+            pu = np.array([kc.precision_one(d.plane.string(int(s)) or "") for s in us], dtype=np.int8)
+            prec[np.nonzero(m)[0]] = pu[inv]
+        # op type hint: kernels of ops whose name says fp16/bf16 are not inferred (kept by name/shape only)
+        g.name_prec = prec
+        g.tc = kc.tensor_core(names)[d.name] if len(d) else np.zeros(0, bool)
+    host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int64)
+    return Context(tl, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device, params)

@@ -1,0 +1,201 @@
+"""Kernel statistics: per (kernel, op), precision, Tensor Cores, small kernels, fusion candidates."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import kernel_classes as kc
+from .context import PS_PER_MS, PS_PER_US, Context
+from .types import LAUNCH_LATENCY_HIGH_US, LAUNCH_LATENCY_LOW_US, ElementwiseChain, Fusion, KernelStat, SmallKernelOffender, SmallKernels
+
+
+def _kernel_mask(g) -> np.ndarray:
+    """Kernel (not copy) events of a GPU inside kept steps; collectives are kernels too."""
+    return (g.step >= 0) & ((g.d.kind == kc.KIND_KERNEL) | (g.d.kind == kc.KIND_COLLECTIVE))
+
+
+def kernel_stats(ctx: Context) -> list[KernelStat]:
+    """One row per (kernel name, op name) over kept steps and all GPUs, sorted by total time."""
+    acc: dict[tuple[str, str], dict] = {}
+    for g in ctx.gpus:
+        d = g.d
+        m = _kernel_mask(g)
+        if not m.any():
+            continue
+        dur = (d.end[m] - d.start[m]).astype(np.float64) / PS_PER_US
+        name, op = d.name[m], d.op_idx[m]
+        key = name.astype(np.int64) * (len(d.op_text) + 1) + (op + 1)
+        u, inv = np.unique(key, return_inverse=True)
+        cnt = np.bincount(inv)
+        tot = np.bincount(inv, weights=dur)
+        mn = np.full(u.size, np.inf)
+        mx = np.zeros(u.size)
+        np.minimum.at(mn, inv, dur)
+        np.maximum.at(mx, inv, dur)
+        lm = g.launch[m] >= 0
+        lat = np.where(lm, (d.start[m] - ctx.h.start[np.clip(g.launch[m], 0, None)]) / PS_PER_US, 0.0)
+        lat_sum = np.bincount(inv, weights=lat)
+        lat_n = np.bincount(inv, weights=lm.astype(float))
+        prec = np.zeros(u.size, np.int8)
+        prec[inv] = g.name_prec[m]
+        for j, k in enumerate(u):
+            nm = d.plane.event_names[int(k // (len(d.op_text) + 1))]
+            oi = int(k % (len(d.op_text) + 1)) - 1
+            ot = d.op_text[oi] if oi >= 0 else ""
+            r = acc.get((nm, ot))
+            if r is None:
+                acc[(nm, ot)] = r = dict(count=0, total=0.0, mn=np.inf, mx=0.0, lat=0.0, latn=0.0, prec=int(prec[j]), gpus=set())
+            r["count"] += int(cnt[j]); r["total"] += float(tot[j]); r["mn"] = min(r["mn"], float(mn[j])); r["mx"] = max(r["mx"], float(mx[j]))
+            r["lat"] += float(lat_sum[j]); r["latn"] += float(lat_n[j]); r["gpus"].add(d.gpu)
+    names = [k[0] for k in acc]
+    tc = kc.tensor_core(names)
+    ew = kc.elementwise(names)
+    col = kc.collective(names)
+    out = []
+    for i, ((nm, ot), r) in enumerate(acc.items()):
+        typ = kc.op_type(ot)
+        out.append(KernelStat(
+            name=nm, op_name=kc.op_name(ot), op_type=typ, count=r["count"], total_us=r["total"], avg_us=r["total"] / r["count"],
+            min_us=r["mn"], max_us=r["mx"], tensor_core=bool(tc[i]), tc_eligible=kc.tc_eligible_type(typ),
+            precision=kc.PRECISIONS[r["prec"]], elementwise=bool(ew[i]), collective=bool(col[i]),
+            launch_latency_avg_us=(r["lat"] / r["latn"]) if r["latn"] else None, gpus=sorted(r["gpus"]),
+        ))
+    out.sort(key=lambda k: -k.total_us)
+    return out
+
+
+def precision_totals(ctx: Context) -> dict[str, float]:
+    """Kernel counts and time (ms) by precision, plus Tensor Core time, over kept steps."""
+    res = {"kernel_count": 0, "kernel_ms": 0.0, "fp16_count": 0, "bf16_count": 0, "fp16_ms": 0.0, "bf16_ms": 0.0, "tc_ms": 0.0}
+    for g in ctx.gpus:
+        m = (g.step >= 0) & (g.d.kind == kc.KIND_KERNEL)
+        if not m.any():
+            continue
+        dur = (g.d.end[m] - g.d.start[m]).astype(np.float64) / PS_PER_MS
+        p = g.name_prec[m]
+        res["kernel_count"] += int(m.sum())
+        res["kernel_ms"] += float(dur.sum())
+        res["fp16_count"] += int((p == kc.P_FP16).sum())
+        res["bf16_count"] += int((p == kc.P_BF16).sum())
+        res["fp16_ms"] += float(dur[p == kc.P_FP16].sum())
+        res["bf16_ms"] += float(dur[p == kc.P_BF16].sum())
+        res["tc_ms"] += float(dur[g.tc[m]].sum())
+    return res
+
+
+def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
+    thr = LAUNCH_LATENCY_HIGH_US
+    count = tiny = total = 0
+    time_small = time_all = 0.0
+    groups: dict[tuple[str, str], list] = {}
+    for g in ctx.gpus:
+        m = (g.step >= 0) & (g.d.kind == kc.KIND_KERNEL)
+        if not m.any():
+            continue
+        d = g.d
+        dur = (d.end[m] - d.start[m]).astype(np.float64) / PS_PER_US
+        total += int(m.sum())
+        time_all += float(dur.sum())
+        sm = dur < thr
+        count += int(sm.sum())
+        tiny += int((dur < LAUNCH_LATENCY_LOW_US).sum())
+        time_small += float(dur[sm].sum())
+        if not sm.any():
+            continue
+        nm = d.name[m][sm]
+        op = d.op_idx[m][sm]
+        key = nm.astype(np.int64) * (len(d.op_text) + 1) + (op + 1)
+        u, inv = np.unique(key, return_inverse=True)
+        cnt = np.bincount(inv)
+        tot = np.bincount(inv, weights=dur[sm])
+        for j, k in enumerate(u):
+            name = d.plane.event_names[int(k // (len(d.op_text) + 1))]
+            oi = int(k % (len(d.op_text) + 1)) - 1
+            typ = kc.op_type(d.op_text[oi]) if oi >= 0 else ""
+            r = groups.setdefault((name, typ), [0, 0.0])
+            r[0] += int(cnt[j]); r[1] += float(tot[j])
+    top = sorted(groups.items(), key=lambda kv: -kv[1][1])[:top_n]
+    n = max(ctx.steps.count, 1)
+    return SmallKernels(
+        threshold_us=thr, count=count, tiny_count=tiny, share_of_kernels=(count / total) if total else None,
+        time_ms=time_small / 1000.0, share_of_kernel_time=(time_small / time_all) if time_all else None, per_step=count / n,
+        top=[SmallKernelOffender(name=kc.short_kernel_name(k[0]), op_type=k[1], count=v[0], total_ms=v[1] / 1000.0, avg_us=v[1] / v[0]) for k, v in top],
+    )
+
+
+def xla_evidence(ctx: Context) -> list[str]:
+    ev: list[str] = []
+    for p in ctx.tl.planes:
+        for ln in ("XLA Modules", "XLA Ops"):
+            l_ = p.line(ln)
+            if l_ is not None and len(l_) and f"`{ln}` line" not in ev:
+                ev.append(f"`{ln}` line")
+        for st in ("hlo_op", "hlo_module"):
+            if p.stat_key(st) is not None and f"`{st}` stat" not in ev:
+                ev.append(f"`{st}` stat")
+    h = ctx.h
+    if len(h):
+        xla_names = h.name_mask(lambda n: n.startswith(("XlaLaunch", "_XlaRun", "_XlaCompile", "XlaCompile")) or ":XlaLaunch" in n or ":_XlaRun" in n)
+        if xla_names.any():
+            ev.append("XlaLaunch/_XlaRun host ops")
+        clus = h.name_mask(lambda n: n.startswith(("cluster_", "jit_")) or "/cluster_" in n)
+        if clus.any():
+            ev.append("`cluster_`/`jit_` names")
+    return ev
+
+
+def fusion(ctx: Context, top_n: int = 5) -> Fusion:
+    ev = xla_evidence(ctx)
+    ew_count = small_ew = 0
+    ew_ms = 0.0
+    chains: dict[tuple, list] = {}
+    for g in ctx.gpus:
+        d = g.d
+        m = (g.step >= 0) & (d.kind == kc.KIND_KERNEL)
+        if not m.any():
+            continue
+        ew_name = kc.elementwise(d.plane.event_names)
+        idx = np.nonzero(m)[0]
+        ew = ew_name[d.name[idx]]
+        dur_us = (d.end[idx] - d.start[idx]) / PS_PER_US
+        ew_count += int(ew.sum())
+        ew_ms += float(dur_us[ew].sum()) / 1000.0
+        cand = ew & (dur_us < LAUNCH_LATENCY_HIGH_US)
+        small_ew += int(cand.sum())
+        for s in np.unique(d.stream[idx]):
+            sel = idx[d.stream[idx] == s]
+            c = cand[d.stream[idx] == s]
+            if c.sum() < 2:
+                continue
+            # runs of consecutive candidates on this stream
+            edges = np.diff(np.concatenate([[0], c.astype(np.int8), [0]]))
+            rs, re_ = np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0]
+            ln = re_ - rs
+            keep = ln >= 2
+            rs, re_, ln = rs[keep], re_[keep], ln[keep]
+            if rs.size == 0:
+                continue
+            nm = d.name[sel].astype(np.int64)
+            pos = np.arange(sel.size, dtype=np.int64)
+            cs = np.concatenate([[0], np.cumsum(nm)])
+            cs2 = np.concatenate([[0], np.cumsum(nm * (pos % 7 + 1))])
+            sig = np.stack([ln, nm[rs], nm[re_ - 1], cs[re_] - cs[rs], cs2[re_] - cs2[rs] - 0 * rs], axis=1)
+            durs = np.concatenate([[0], np.cumsum((d.end[sel] - d.start[sel]).astype(np.float64))])
+            tot = (durs[re_] - durs[rs]) / PS_PER_MS
+            span = (d.end[sel][re_ - 1] - d.start[sel][rs]) / PS_PER_MS
+            u, first, inv = np.unique(sig, axis=0, return_index=True, return_inverse=True)
+            inv = inv.ravel()
+            occ = np.bincount(inv)
+            tt = np.bincount(inv, weights=tot)
+            gap = np.bincount(inv, weights=np.maximum(span - tot, 0))
+            for j in np.argsort(-occ * u[:, 0])[: top_n * 2]:
+                r0 = int(rs[first[j]])
+                names = tuple(d.plane.event_names[int(x)] for x in nm[r0: r0 + int(u[j, 0])])
+                r = chains.setdefault(names, [0, 0.0, 0.0])
+                r[0] += int(occ[j]); r[1] += float(tt[j]); r[2] += float(gap[j])
+    top = sorted(chains.items(), key=lambda kv: -kv[1][0] * len(kv[0]))[:top_n]
+    return Fusion(
+        xla_in_use=bool(ev), xla_evidence=ev, elementwise_kernel_count=ew_count, elementwise_time_ms=ew_ms,
+        small_elementwise_count=small_ew,
+        chains=[ElementwiseChain(names=[kc.short_kernel_name(n, 60) for n in k[:12]], length=len(k), occurrences=v[0], total_ms=v[1], gap_ms=v[2]) for k, v in top],
+    )

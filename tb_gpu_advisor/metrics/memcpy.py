@@ -1,0 +1,62 @@
+"""Memory copies per step and direction: count, bytes, GPU time, synchronous share, recurrence."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import kernel_classes as kc
+from .context import PS_PER_MS, Context
+from .types import MemcpyStat, MemcpyStepStat
+
+_DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
+_BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2p": "memcpy_d2d", "memset": "memcpy_d2d", "other": "memcpy_d2d"}
+
+
+def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpyStat], list[MemcpyStepStat]]:
+    """``exposed``: average per-step breakdown ms by category (host-wide) for the blocking share."""
+    n = ctx.steps.count
+    rows: list[MemcpyStepStat] = []
+    agg: dict[str, dict] = {}
+    for g in ctx.gpus:
+        d = g.d
+        names = d.plane.event_names
+        direction = [kc.copy_direction(x) for x in names]
+        isc = np.array([x is not None for x in direction], dtype=bool)
+        if not len(d) or not isc.any():
+            continue
+        m = isc[d.name] & (g.step >= 0)
+        if not m.any():
+            continue
+        dname = np.array([x or "" for x in direction], dtype=object)[d.name[m]]
+        st = g.step[m]
+        dur = (d.end[m] - d.start[m]).astype(float) / PS_PER_MS
+        by = np.maximum(d.mem_bytes[m], 0)
+        sync = d.mem_sync[m] == 1
+        for dr in np.unique(dname):
+            sel = dname == dr
+            cnt = np.bincount(st[sel], minlength=n)
+            b = np.bincount(st[sel], weights=by[sel], minlength=n)
+            ms = np.bincount(st[sel], weights=dur[sel], minlength=n)
+            sc = np.bincount(st[sel], weights=sync[sel].astype(float), minlength=n)
+            for i in range(n):
+                if cnt[i]:
+                    rows.append(MemcpyStepStat(int(ctx.steps.ids[i]), d.gpu, str(dr), int(cnt[i]), int(b[i]), float(ms[i]), int(sc[i])))
+            a = agg.setdefault(str(dr), dict(cnt=np.zeros(n), b=np.zeros(n), ms=np.zeros(n), sc=np.zeros(n), ops={}))
+            a["cnt"] += cnt; a["b"] += b; a["ms"] += ms; a["sc"] += sc
+            ops = d.op_idx[m][sel]
+            for o, c in zip(*np.unique(ops[ops >= 0], return_counts=True)):
+                k = kc.op_name(d.op_text[int(o)])
+                a["ops"][k] = a["ops"].get(k, 0) + int(c)
+    out = []
+    for dr, a in agg.items():
+        k = max(n, 1)
+        total = a["cnt"].sum()
+        recurring = bool(n >= 2 and total > 0 and np.all(a["cnt"] == a["cnt"][0]) and np.all(a["b"] == a["b"][0]))
+        out.append(MemcpyStat(
+            direction=dr, count_per_step=float(total) / k, bytes_per_step=float(a["b"].sum()) / k, ms_per_step=float(a["ms"].sum()) / k,
+            sync_count_per_step=float(a["sc"].sum()) / k, sync_share=float(a["sc"].sum() / total) if total else None,
+            recurring=recurring, blocking_ms_per_step=float(exposed.get(_BLOCK_CAT.get(dr, "memcpy_d2d"), 0.0)) if dr in ("h2d", "d2h") else 0.0,
+            top_ops=[o for o, _ in sorted(a["ops"].items(), key=lambda kv: -kv[1])[:5]],
+        ))
+    out.sort(key=lambda s: -s.ms_per_step)
+    return out, rows

@@ -1,0 +1,115 @@
+"""Several GPUs on one host: per-GPU summaries, imbalance, collectives, AllReduce estimate, launch skew, concurrency."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .. import kernel_classes as kc
+from .breakdown import average
+from .context import PS_PER_MS, Context
+from .types import GpuMetrics, MultiGpu, StepMetrics
+
+_ALLREDUCE = re.compile(r"all_?reduce", re.I)
+
+#: Per-direction GPU<->GPU bandwidth assumed for the guide's expected AllReduce time, by compute capability major.
+LINK_BANDWIDTH = {
+    7: (150e9, "NVLink 2 on V100 (~150 GB/s per direction per GPU)"),
+    8: (300e9, "NVLink 3 on A100 (~300 GB/s per direction per GPU)"),
+    9: (450e9, "NVLink 4 on H100 (~450 GB/s per direction per GPU)"),
+    10: (900e9, "NVLink 5 on B200 (~900 GB/s per direction per GPU)"),
+}
+PCIE_BANDWIDTH = (16e9, "PCIe 3.0 x16 (~16 GB/s), no NVLink generation known")
+
+
+def gpu_metrics(ctx: Context, per_gpu_rows: dict[int, list[StepMetrics]]) -> list[GpuMetrics]:
+    out = []
+    n = max(ctx.steps.count, 1)
+    for g in ctx.gpus:
+        d, st = g.d, g.d.plane.stats
+        rows = per_gpu_rows.get(d.gpu, [])
+        major, minor = st.get("compute_cap_major"), st.get("compute_cap_minor")
+        inside = g.step >= 0
+        coll = inside & (d.kind == kc.KIND_COLLECTIVE)
+        ar_names = np.fromiter((bool(_ALLREDUCE.search(x)) for x in d.plane.event_names), dtype=bool, count=len(d.plane.event_names))
+        ar = coll & (ar_names[d.name] if len(d) else np.zeros(0, bool))
+        lines = {ctx.h.line_names[int(x)] for x in np.unique(ctx.h.line[g.launch[g.launch >= 0]])} if (g.launch >= 0).any() else set()
+        step_ms = sum(r.step_ms for r in rows) / len(rows) if rows else None
+        busy = sum(r.device_busy_ms for r in rows) / len(rows) if rows else None
+        copies = inside & (d.kind != kc.KIND_KERNEL) & (d.kind != kc.KIND_COLLECTIVE)
+        out.append(GpuMetrics(
+            gpu=d.gpu, name=str(st.get("gpu_device_name") or st.get("device_vendor") or f"GPU:{d.gpu}"),
+            compute_capability=f"{major}.{minor}" if major is not None else None, sm_count=st.get("core_count"),
+            memory_bandwidth_bytes_per_s=st.get("memory_bandwidth"), memory_size_bytes=st.get("memory_size"),
+            active=g.active, kernel_count=int((inside & (d.kind == kc.KIND_KERNEL)).sum()), step_ms=step_ms,
+            busy_ms_per_step=busy, busy_share=(busy / step_ms) if (step_ms and busy is not None) else None,
+            breakdown=average(rows), collective_calls_per_step=int(coll.sum()) / n,
+            allreduce_ms_per_step=float((d.end[ar] - d.start[ar]).sum()) / PS_PER_MS / n if ar.any() else (0.0 if g.active else None),
+            allreduce_bytes_per_step=None,
+            launch_thread_private=(all(x.startswith("tf_gpu_private") for x in lines) if lines else None),
+            memcpy_ms_per_step=float((d.end[copies] - d.start[copies]).sum()) / PS_PER_MS / n,
+        ))
+    return out
+
+
+def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu_rows: dict[int, list[StepMetrics]]) -> MultiGpu:
+    act = [g for g in gpus if g.active]
+    ids = [g.gpu for g in act]
+    n = ctx.steps.count
+    skews, lskews, conc = [], [], []
+    order_votes: dict[tuple, int] = {}
+    for i in range(n):
+        fk = {gid: per_gpu_rows[gid][i].first_kernel_ms for gid in ids if per_gpu_rows[gid][i].first_kernel_ms is not None}
+        fl = {gid: per_gpu_rows[gid][i].first_launch_ms for gid in ids if per_gpu_rows[gid][i].first_launch_ms is not None}
+        if len(fk) >= 2:
+            skews.append(max(fk.values()) - min(fk.values()))
+        if len(fl) >= 2:
+            lskews.append(max(fl.values()) - min(fl.values()))
+            key = tuple(sorted(fl, key=fl.get))
+            order_votes[key] = order_votes.get(key, 0) + 1
+        # concurrency: pairwise overlap of each GPU's [first, last] device activity span in the step
+        spans = []
+        for g in ctx.active:
+            m = g.step == i
+            if m.any():
+                spans.append((int(g.d.start[m].min()), int(g.d.end[m].max())))
+        if len(spans) >= 2:
+            ov, base = 0.0, 0.0
+            for a in range(len(spans)):
+                for b in range(a + 1, len(spans)):
+                    (s1, e1), (s2, e2) = spans[a], spans[b]
+                    ov += max(0, min(e1, e2) - max(s1, s2))
+                    base += min(e1 - s1, e2 - s2)
+            conc.append(ov / base if base > 0 else 0.0)
+    busy = {g.gpu: g.busy_ms_per_step for g in act if g.busy_ms_per_step is not None}
+    stepms = [g.step_ms for g in act if g.step_ms is not None]
+    shares = [g.busy_share for g in act if g.busy_share is not None]
+    coll = [g.collective_calls_per_step for g in act if g.collective_calls_per_step is not None]
+    arms = [g.allreduce_ms_per_step for g in act if g.allreduce_ms_per_step is not None]
+    params, psrc = (ctx.params, "user") if ctx.params else (None, "")
+    major = next((int(g.compute_capability.split(".")[0]) for g in act if g.compute_capability), None)
+    bw, bsrc = LINK_BANDWIDTH.get(major, PCIE_BANDWIDTH) if major is not None else (None, "")
+    dev_copies = dev_copy_ms = 0.0
+    for g in ctx.gpus:
+        d = g.d
+        m = (g.step >= 0) & (d.kind == kc.KIND_D2D)
+        dev_copies += int(m.sum())
+        dev_copy_ms += float((d.end[m] - d.start[m]).sum()) / PS_PER_MS
+    k = max(n, 1)
+    return MultiGpu(
+        gpu_count=len(gpus), active_gpus=ids, idle_gpus=[g.gpu for g in gpus if not g.active],
+        step_ms_max=max(stepms) if stepms else None, step_ms_min=min(stepms) if stepms else None,
+        busy_share_max=max(shares) if shares else None, busy_share_min=min(shares) if shares else None,
+        busy_imbalance=((max(busy.values()) - min(busy.values())) / max(busy.values())) if len(busy) >= 2 and max(busy.values()) > 0 else None,
+        heaviest_gpu=max(busy, key=busy.get) if busy else None,
+        collective_calls_per_gpu_step=sum(coll) / len(coll) if coll else None,
+        allreduce_ms_per_step=sum(arms) / len(arms) if arms else None, allreduce_bytes_per_step=(params * 4.0 if params else None),
+        params=params, params_source=psrc, bandwidth_bytes_per_s=bw, bandwidth_source=bsrc,
+        expected_allreduce_ms=(params * 4.0 / bw * 1000.0) if (params and bw) else None,
+        launch_skew_ms=sum(skews) / len(skews) if skews else None, launch_order_skew_ms=sum(lskews) / len(lskews) if lskews else None,
+        first_gpu_order=list(max(order_votes, key=order_votes.get)) if order_votes else [],
+        concurrency=sum(conc) / len(conc) if conc else None,
+        sequential=(sum(conc) / len(conc) < 0.2) if conc else None,
+        device_copies_per_step=dev_copies / k, device_copy_ms_per_step=dev_copy_ms / k,
+    )

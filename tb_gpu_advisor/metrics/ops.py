@@ -1,0 +1,128 @@
+"""TF op placement (host vs device), eager ops, host-only ops, loss scaling."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from .. import kernel_classes as kc
+from .context import PS_PER_MS, PS_PER_US, Context
+from .events import coverage, union_intervals
+from .types import EagerOps, HostOps, LossScaling, OpStat
+
+_LOSS = re.compile(r"loss_?scal", re.I)
+_DYN = re.compile(r"cond|is_?finite|IsFinite|All:|Switch|Merge|StatelessIf|:If\b|while|update", re.I)
+
+
+def _kept_ops(ctx: Context) -> np.ndarray:
+    return ctx.host_op & (ctx.host_step >= 0)
+
+
+def placement(ctx: Context) -> dict:
+    m = _kept_ops(ctx)
+    h = ctx.h
+    dev = m & ctx.op_on_device
+    host = m & ~ctx.op_on_device
+    dur = (h.end - h.start).astype(np.float64)
+    tot = float(dur[m].sum())
+    n = int(m.sum())
+    return dict(
+        device_count=int(dev.sum()), host_count=int(host.sum()),
+        share_by_count=(int(host.sum()) / n) if n else None,
+        share_by_time=(float(dur[host].sum()) / tot) if tot > 0 else None,
+        host_ms=float(dur[host].sum()) / PS_PER_MS,
+    )
+
+
+def op_stats(ctx: Context, top_n: int = 50) -> list[OpStat]:
+    """Per op name: host occurrences/time and kernel totals (kernels linked by correlation or grouping)."""
+    h = ctx.h
+    m = _kept_ops(ctx)
+    acc: dict[str, dict] = {}
+    if m.any():
+        u, inv = np.unique(h.name[m], return_inverse=True)
+        cnt = np.bincount(inv)
+        dur = np.bincount(inv, weights=(h.end[m] - h.start[m]).astype(np.float64))
+        dev = np.bincount(inv, weights=ctx.op_on_device[m].astype(float))
+        eag = np.bincount(inv, weights=(h.is_eager[m] == 1).astype(float))
+        for j, k in enumerate(u):
+            full = h.names[int(k)]
+            acc[full] = dict(occ=int(cnt[j]), host=float(dur[j]) / PS_PER_MS, dev=dev[j] > 0, eager=eag[j] > 0, kc=0, kt=0.0, tc=0.0, prec={})
+    for g in ctx.gpus:
+        d = g.d
+        km = (g.step >= 0) & ((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE)) & (d.op_idx >= 0)
+        if not km.any():
+            continue
+        dur = (d.end[km] - d.start[km]).astype(np.float64) / PS_PER_US
+        u, inv = np.unique(d.op_idx[km], return_inverse=True)
+        cnt = np.bincount(inv)
+        tot = np.bincount(inv, weights=dur)
+        tct = np.bincount(inv, weights=dur * g.tc[km])
+        for j, k in enumerate(u):
+            full = d.op_text[int(k)]
+            r = acc.setdefault(full, dict(occ=0, host=0.0, dev=True, eager=False, kc=0, kt=0.0, tc=0.0, prec={}))
+            r["dev"] = True
+            r["kc"] += int(cnt[j]); r["kt"] += float(tot[j]); r["tc"] += float(tct[j])
+        pu = g.name_prec[km]
+        for p in np.unique(pu):
+            sel = pu == p
+            pt = np.bincount(inv[sel], weights=dur[sel], minlength=u.size)
+            for j in np.nonzero(pt)[0]:
+                r = acc[d.op_text[int(u[j])]]
+                r["prec"][int(p)] = r["prec"].get(int(p), 0.0) + float(pt[j])
+    out = []
+    for full, r in acc.items():
+        typ = kc.op_type(full)
+        prec = max(r["prec"].items(), key=lambda kv: kv[1])[0] if r["prec"] else None
+        out.append(OpStat(
+            op_name=kc.op_name(full), op_type=typ, on_device=bool(r["dev"]), occurrences=r["occ"], host_self_ms=r["host"],
+            kernel_count=r["kc"], kernel_total_us=r["kt"], tc_eligible=kc.tc_eligible_type(typ),
+            tensor_core_share=(r["tc"] / r["kt"]) if r["kt"] > 0 else None, precision=kc.PRECISIONS[prec] if prec is not None else "",
+            is_eager=bool(r["eager"]),
+        ))
+    out.sort(key=lambda o: -(o.kernel_total_us / 1000.0 + o.host_self_ms))
+    return out[:top_n] if top_n else out
+
+
+def host_ops(ctx: Context, ops: list[OpStat], place: dict) -> HostOps:
+    n = max(ctx.steps.count, 1)
+    top = sorted([o for o in ops if not o.on_device], key=lambda o: -o.host_self_ms)[:10]
+    return HostOps(count_per_step=place["host_count"] / n, time_ms_per_step=place["host_ms"] / n,
+                   share_by_count=place["share_by_count"], share_by_time=place["share_by_time"], top=top)
+
+
+def eager(ctx: Context) -> EagerOps:
+    h = ctx.h
+    m = (ctx.host_step >= 0) & (((h.is_eager == 1) & ctx.host_op) | h.name_mask(lambda n: n == "EagerExecute"))
+    n = max(ctx.steps.count, 1)
+    top: list[str] = []
+    if m.any():
+        u, c = np.unique(h.name[m], return_counts=True)
+        top = [h.names[int(u[i])] for i in np.argsort(-c)[:10]]
+    return EagerOps(count=int(m.sum()), per_step=int(m.sum()) / n,
+                    time_ms_per_step=float((h.end[m] - h.start[m]).sum()) / PS_PER_MS / n, top=top)
+
+
+def loss_scaling(ctx: Context) -> LossScaling:
+    h = ctx.h
+    m = h.name_mask(lambda n: bool(_LOSS.search(n))) & (ctx.host_step >= 0) if len(h) else np.zeros(0, bool)
+    n = max(ctx.steps.count, 1)
+    if not m.any():
+        return LossScaling(False, False, 0.0, 0.0, None, [])
+    names = sorted({h.names[int(i)] for i in np.unique(h.name[m])})
+    dynamic = any(_DYN.search(x) for x in names)
+    ls, le = union_intervals(h.start[m], h.end[m])
+    # GPU-idle part: loss-scaling time not covered by any activity of the active GPUs (averaged)
+    idle = []
+    for g in ctx.active:
+        us, ue = union_intervals(g.d.start, g.d.end)
+        pts = np.unique(np.concatenate([ls, le, np.clip(us, ls.min(), le.max()), np.clip(ue, ls.min(), le.max())]))
+        if pts.size < 2:
+            continue
+        mid = (pts[:-1] + pts[1:]) / 2.0
+        seg = np.diff(pts).astype(float)
+        sel = coverage(mid, ls, le) & ~coverage(mid, us, ue)
+        idle.append(float(seg[sel].sum()) / PS_PER_MS)
+    return LossScaling(True, dynamic, int(m.sum()) / n, float((le - ls).sum()) / PS_PER_MS / n,
+                       (sum(idle) / len(idle) / n) if idle else None, names[:20])

@@ -1,0 +1,503 @@
+"""Every number the rules read: the metrics contract between analysis and rules.
+
+Flat dataclasses, serializable with :func:`to_dict` (plain JSON: no NaN, no
+numpy).  Units: times in **milliseconds** (``*_ms``) unless the field name
+says ``*_us``; shares are **fractions** in [0, 1]; bytes are bytes.
+``None`` means "could not be measured in this capture" (the rules must then
+stay silent or say why), never zero.
+
+Scopes:
+- host: :class:`HostMetrics` (one per ``<host>.xplane.pb``), its fields are
+  averages over the kept steps and over the *active* GPUs (GPUs with at least
+  one kernel) unless documented otherwise;
+- per GPU: :class:`GpuMetrics` (``HostMetrics.gpus``);
+- per step: :class:`StepMetrics` (``HostMetrics.steps_detail``; one row per
+  step and GPU, plus one host-wide row per step with ``gpu=None``).
+
+Never rename a field once a rule uses it -- add a new one instead.
+Definitions in full: ``docs/metrics.md``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+#: The guide's host->device launch latency band (us): "each takes about 20-40 us".
+LAUNCH_LATENCY_LOW_US = 20.0
+LAUNCH_LATENCY_HIGH_US = 40.0
+
+StepSource = Literal[
+    "steps_line",  # TF 2.4-style derived `Steps` line on the GPU planes (grouped capture)
+    "keras_profiled_batch",  # Keras 3 `Profiled batch` host events with `step_num`
+    "trace_train",  # `train*`/`test*` host events with `_r` (tf.profiler.experimental.Trace, Keras 2)
+    "root_r",  # other host events carrying `_r` (e.g. `FunctionRun`, `SessionRun`)
+    "step_num_stat",  # host events carrying `step_num` / `iter_num`
+    "xla_modules",  # JAX / XLA: one `XLA Modules` event (or `jit_*` module launch) per step
+    "gpu_busy_clusters",  # last resort: clusters of GPU busy time separated by long idle gaps
+    "whole_capture",  # no step found: the whole capture is one "step"
+]
+
+#: Non-overlapping step-time categories, in the order the UI shows them.  At
+#: every instant of a step exactly one applies (priority in docs/metrics.md;
+#: highest first: device_compute, collectives, memcpy_d2d, memcpy_d2h,
+#: memcpy_h2d, input_wait, host_compute, launch_wait, other).
+BREAKDOWN_CATEGORIES: tuple[str, ...] = (
+    "device_compute",
+    "launch_wait",
+    "input_wait",
+    "host_compute",
+    "memcpy_h2d",
+    "memcpy_d2h",
+    "memcpy_d2d",
+    "collectives",
+    "other",
+)
+
+Precision = Literal["fp32", "fp16", "bf16", "int8", "fp8", "tf32", "fp64", "other"]
+
+
+def to_dict(obj: Any) -> Any:
+    """Plain-JSON view of a metrics dataclass: NaN/inf -> None, numpy -> Python."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, dict):
+        return {str(k): to_dict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [to_dict(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):  # numpy scalar
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    return obj
+
+
+# --------------------------------------------------------------------------- steps
+
+
+@dataclass
+class DroppedStep:
+    """A detected step left out of the averages."""
+
+    step: int  # step number (step_num if the capture has one, else 0-based index)
+    reason: str  # "warm-up (first of >5 steps)", "partial (last of >5 steps)", "cut by capture start", ...
+
+
+@dataclass
+class StepWindow:
+    """One kept step as a host-wide time window (ms since capture start)."""
+
+    step: int
+    start_ms: float
+    end_ms: float
+
+    @property
+    def duration_ms(self) -> float:
+        return self.end_ms - self.start_ms
+
+
+@dataclass
+class StepDetection:
+    """How steps were found.  ``count`` = kept steps (after dropping)."""
+
+    source: str  # a StepSource value
+    count: int
+    found: int  # steps detected before dropping
+    dropped: list[DroppedStep] = field(default_factory=list)
+    note: str = ""  # human sentence: why this source, what was dropped, why whole-capture
+    windows: list[StepWindow] = field(default_factory=list)  # kept steps, in time order
+    mapped_via: str = ""  # "host_window" | "correlation_id" | "group_id" | "device" : how GPU time was tied to steps
+
+
+# --------------------------------------------------------------------------- breakdown
+
+
+@dataclass
+class Breakdown:
+    """Non-overlapping split of step time (ms). The categories sum to the step time.
+
+    device_compute: some GPU ran a non-memcpy, non-collective kernel.
+    memcpy_h2d / memcpy_d2h / memcpy_d2d: a copy of that kind ran on the GPU
+      (D2D includes P2P and Memset) and no higher-priority activity did.
+    collectives: an NCCL/collective kernel ran (no copy).
+    input_wait: GPU idle while the host is in IteratorGetNext* (or a
+      tf_data iterator get_next) event.
+    launch_wait: GPU idle while a launch for that GPU's next kernel is still
+      being issued (see docs/metrics.md "idle waiting for launch").
+    host_compute: GPU idle, some other host op/event running.
+    other: GPU idle, nothing attributable on the host.
+    """
+
+    device_compute: float = 0.0
+    launch_wait: float = 0.0
+    input_wait: float = 0.0
+    host_compute: float = 0.0
+    memcpy_h2d: float = 0.0
+    memcpy_d2h: float = 0.0
+    memcpy_d2d: float = 0.0
+    collectives: float = 0.0
+    other: float = 0.0
+
+    def total(self) -> float:
+        return sum(getattr(self, c) for c in BREAKDOWN_CATEGORIES)
+
+    def as_dict(self) -> dict[str, float]:
+        return {c: float(getattr(self, c)) for c in BREAKDOWN_CATEGORIES}
+
+
+@dataclass
+class StepMetrics:
+    """One step on one GPU (``gpu`` set) or host-wide over all active GPUs (``gpu=None``)."""
+
+    step: int
+    gpu: int | None
+    start_ms: float  # since capture start
+    step_ms: float
+    breakdown: Breakdown
+    device_busy_ms: float  # union of all GPU activity of this GPU (or of all GPUs) in the step
+    kernel_count: int
+    first_kernel_ms: float | None = None  # start of first kernel of the step, since capture start
+    first_launch_ms: float | None = None  # start of first host launch record targeting this GPU
+    collective_calls: int = 0
+    memcpy_count: int = 0
+
+
+# --------------------------------------------------------------------------- headline
+
+
+@dataclass
+class Headline:
+    """The guide's overview numbers (section 1): per host, averaged over kept steps and active GPUs.
+
+    device_step_share: device_compute / step time (fraction); the guide's
+      "device step-time share" -- how much of the step the device executes.
+    host_op_share_by_count: host-placed TF ops / all TF ops, by distinct op
+      *occurrences*.  An op occurrence is "on device" when at least one GPU
+      kernel/memcpy is attributed to it (via correlation_id from its launch
+      records, or ``tf_op``/TF 2.4 ``TensorFlow Ops``/group_id grouping); ops
+      that launched nothing are "on host".
+    host_op_share_by_time: same, weighted by host self time of the op events.
+    fp16_kernel_count / bf16_kernel_count: kernel *launches* (events) whose
+      precision is fp16 / bf16 (name, shape or stats).
+    fp16_time_share / bf16_time_share / sixteen_bit_time_share: share of GPU
+      kernel time (memcpy excluded) in fp16 / bf16 / either.
+    launch_wait_share: idle-waiting-for-launch time / step time.
+    input_wait_share: input_wait / step time.
+    """
+
+    avg_step_ms: float | None
+    device_step_share: float | None
+    host_op_share_by_count: float | None
+    host_op_share_by_time: float | None
+    device_op_count: int
+    host_op_count: int
+    kernel_count: int  # kernel events (no memcpy) in kept steps, all GPUs
+    fp16_kernel_count: int
+    bf16_kernel_count: int
+    fp16_time_share: float | None
+    bf16_time_share: float | None
+    sixteen_bit_time_share: float | None
+    tensor_core_time_share: float | None  # share of kernel time in Tensor Core kernels
+    launch_wait_share: float | None
+    input_wait_share: float | None
+
+
+# --------------------------------------------------------------------------- kernels
+
+
+@dataclass
+class KernelStat:
+    """One (kernel name, TF op) pair, over kept steps, all GPUs (like the stock kernel_stats table)."""
+
+    name: str
+    op_name: str  # "" when no op could be linked
+    op_type: str
+    count: int
+    total_us: float
+    avg_us: float
+    min_us: float
+    max_us: float
+    tensor_core: bool  # kernel name matches a Tensor Core pattern (kernel_classes)
+    tc_eligible: bool  # op type is Tensor Core eligible
+    precision: str  # a Precision value
+    elementwise: bool
+    collective: bool
+    launch_latency_avg_us: float | None = None  # kernel start - host launch record start, average
+    gpus: list[int] = field(default_factory=list)
+
+
+@dataclass
+class OpStat:
+    """One TF op (by name), over kept steps.  Kernel figures summed over its kernels."""
+
+    op_name: str
+    op_type: str
+    on_device: bool
+    occurrences: int  # host op events (or device op events if no host record)
+    host_self_ms: float  # host time of the op events (wall duration on its thread)
+    kernel_count: int
+    kernel_total_us: float
+    tc_eligible: bool
+    tensor_core_share: float | None  # share of its kernel time in TC kernels; None without kernels
+    precision: str  # dominant precision by kernel time ("" without kernels)
+    is_eager: bool = False
+
+
+# --------------------------------------------------------------------------- memcpy
+
+
+@dataclass
+class MemcpyStat:
+    """Copies of one direction ("h2d","d2h","d2d","p2p","memset","other"), per kept step, averaged over steps."""
+
+    direction: str
+    count_per_step: float
+    bytes_per_step: float
+    ms_per_step: float  # GPU time of the copies
+    sync_count_per_step: float  # async:0 copies
+    sync_share: float | None  # sync copies / copies
+    recurring: bool  # the same copies (op/size sequence) appear in every kept step
+    blocking_ms_per_step: float = 0.0  # copy time during which no kernel ran on that GPU
+    top_ops: list[str] = field(default_factory=list)  # ops the copies are attributed to
+
+
+@dataclass
+class MemcpyStepStat:
+    step: int
+    gpu: int | None
+    direction: str
+    count: int
+    bytes: int
+    ms: float
+    sync_count: int
+
+
+# --------------------------------------------------------------------------- small kernels, eager, host ops
+
+
+@dataclass
+class SmallKernelOffender:
+    name: str  # kernel name
+    op_type: str
+    count: int
+    total_ms: float
+    avg_us: float
+
+
+@dataclass
+class SmallKernels:
+    """Kernels shorter than the launch latency band.
+
+    count: kernels with duration < ``threshold_us`` (= LAUNCH_LATENCY_HIGH_US);
+    tiny_count: < LAUNCH_LATENCY_LOW_US.  Shares are of all kernels (count)
+    and of kernel time.  ``top`` sorted by total time (the guide's
+    "126,224 Mul at 21.9 us" example is one row).
+    """
+
+    threshold_us: float
+    count: int
+    tiny_count: int
+    share_of_kernels: float | None
+    time_ms: float
+    share_of_kernel_time: float | None
+    per_step: float  # small kernels per kept step (all GPUs)
+    top: list[SmallKernelOffender] = field(default_factory=list)
+
+
+@dataclass
+class EagerOps:
+    """Ops executed eagerly (``is_eager`` = 1, or `EagerExecute` outside any tf.function)."""
+
+    count: int
+    per_step: float
+    time_ms_per_step: float
+    top: list[str] = field(default_factory=list)
+
+
+@dataclass
+class HostOps:
+    """TF ops that launched no device work (host-placed), per kept step."""
+
+    count_per_step: float
+    time_ms_per_step: float  # host self time
+    share_by_count: float | None
+    share_by_time: float | None
+    top: list[OpStat] = field(default_factory=list)  # by time
+
+
+# --------------------------------------------------------------------------- fusion / XLA / loss scaling
+
+
+@dataclass
+class ElementwiseChain:
+    """A recurring run of consecutive small elementwise kernels on one stream."""
+
+    names: list[str]  # kernel names, in order (shortened)
+    length: int
+    occurrences: int
+    total_ms: float  # kernel time of all its occurrences
+    gap_ms: float  # GPU idle between the chain's kernels, all occurrences
+
+
+@dataclass
+class Fusion:
+    xla_in_use: bool
+    xla_evidence: list[str]  # e.g. "XLA Modules line", "hlo_module stat", "cluster_ names"
+    elementwise_kernel_count: int
+    elementwise_time_ms: float
+    small_elementwise_count: int
+    chains: list[ElementwiseChain] = field(default_factory=list)  # top by occurrences * length
+
+
+@dataclass
+class LossScaling:
+    """Dynamic loss scaling (mixed precision) ops and what they cost."""
+
+    present: bool
+    dynamic: bool  # LossScale ops with cond/while/is_finite style update logic
+    op_count_per_step: float
+    host_ms_per_step: float  # host time of those ops
+    gap_ms_per_step: float | None  # GPU-idle time overlapped by them (between/inside steps)
+    names: list[str] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- gaps between steps
+
+
+@dataclass
+class StepGap:
+    """GPU idle time between two consecutive kept steps (end of last kernel of step k -> first of step k+1)."""
+
+    after_step: int
+    gpu: int | None
+    gap_ms: float
+    input_wait_ms: float  # host in IteratorGetNext / tf_data while idle
+    launch_ms: float  # host launch threads issuing launches while idle
+    host_other_ms: float  # other host work while idle
+    unexplained_ms: float
+
+
+@dataclass
+class Gaps:
+    count: int
+    avg_gap_ms: float | None
+    max_gap_ms: float | None
+    share_of_step: float | None  # avg_gap_ms / avg_step_ms
+    avg_input_wait_ms: float | None
+    avg_launch_ms: float | None
+    avg_host_other_ms: float | None
+    gaps: list[StepGap] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- GPUs
+
+
+@dataclass
+class GpuMetrics:
+    gpu: int
+    name: str
+    compute_capability: str | None
+    sm_count: int | None
+    memory_bandwidth_bytes_per_s: float | None
+    memory_size_bytes: int | None
+    active: bool  # at least one kernel or copy
+    kernel_count: int  # in kept steps
+    step_ms: float | None  # average of this GPU's step windows
+    busy_ms_per_step: float | None  # union of this GPU's activity per step
+    busy_share: float | None  # busy / step
+    breakdown: Breakdown = field(default_factory=Breakdown)  # average per step
+    collective_calls_per_step: float | None = None
+    allreduce_ms_per_step: float | None = None
+    allreduce_bytes_per_step: float | None = None
+    first_kernel_offset_ms: float | None = None  # avg (this GPU's first kernel - earliest GPU's first kernel) per step
+    first_launch_offset_ms: float | None = None  # same for the first host launch record targeting it
+    launch_thread_private: bool | None = None  # its launches come from tf_gpu_private_* threads
+    memcpy_ms_per_step: float = 0.0
+
+
+@dataclass
+class MultiGpu:
+    """Several GPUs on one host (guide section 2)."""
+
+    gpu_count: int  # GPU planes
+    active_gpus: list[int]
+    idle_gpus: list[int]
+    step_ms_max: float | None
+    step_ms_min: float | None
+    busy_share_max: float | None
+    busy_share_min: float | None
+    busy_imbalance: float | None  # (max busy ms - min busy ms) / max busy ms among active GPUs
+    heaviest_gpu: int | None  # GPU with most busy ms
+    collective_calls_per_gpu_step: float | None  # average over active GPUs
+    allreduce_ms_per_step: float | None  # avg per GPU
+    allreduce_bytes_per_step: float | None  # avg per GPU (from memcpy/kernel stats or shapes; None if unknown)
+    params: int | None  # parameter count used for the expected time
+    params_source: str  # "user" | "allreduce_bytes" | "" (unknown)
+    bandwidth_bytes_per_s: float | None  # link bandwidth assumed for the estimate
+    bandwidth_source: str  # e.g. "NVLink V100 (150 GB/s per direction)"
+    expected_allreduce_ms: float | None  # params * 4 / bandwidth
+    launch_skew_ms: float | None  # avg over steps of (max - min) first-kernel start across active GPUs
+    launch_order_skew_ms: float | None  # same for first host launch record
+    first_gpu_order: list[int] = field(default_factory=list)  # GPUs by first launch in the typical step
+    concurrency: float | None = None  # overlap of busy windows: sum-of-intersections / min busy (1 = fully concurrent)
+    sequential: bool | None = None  # concurrency < 0.2 with >= 2 active GPUs
+    device_copies_per_step: float = 0.0  # D2D + P2P copies per step, all GPUs
+    device_copy_ms_per_step: float = 0.0
+
+
+@dataclass
+class Memory:
+    available: bool
+    peak_bytes: int | None = None
+    capacity_bytes: int | None = None
+    headroom_share: float | None = None  # 1 - peak / capacity
+    note: str = ""
+
+
+@dataclass
+class CaptureQuality:
+    length_ms: float  # first to last event (or profile_start/stop_time)
+    steps_captured: int  # steps detected (before dropping)
+    steps_kept: int
+    steady_state: bool | None  # kept step times vary < 20% (cv) ; None with < 2 steps
+    step_time_cv: float | None  # std / mean of kept step times
+    too_short: bool  # < 3 steps or < 100 ms
+    too_long: bool  # > 60 s of capture
+    num_events: int
+    gpu_thread_mode_private: bool  # tf_gpu_private_* launch threads seen
+    note: str = ""
+
+
+# --------------------------------------------------------------------------- per host
+
+
+@dataclass
+class HostMetrics:
+    """Everything about one host file; the argument of ``rules.evaluate``."""
+
+    host: str
+    path: str
+    capture: CaptureQuality
+    steps: StepDetection
+    headline: Headline
+    breakdown: Breakdown  # average per kept step, host-wide (active GPUs' union)
+    steps_detail: list[StepMetrics]
+    gpus: list[GpuMetrics]
+    kernels: list[KernelStat]  # sorted by total time
+    ops: list[OpStat]  # sorted by kernel + host time
+    memcpy: list[MemcpyStat]
+    memcpy_steps: list[MemcpyStepStat]
+    small_kernels: SmallKernels
+    eager: EagerOps
+    host_ops: HostOps
+    fusion: Fusion
+    loss_scaling: LossScaling
+    gaps: Gaps
+    multi_gpu: MultiGpu
+    memory: Memory
+    notes: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return to_dict(self)

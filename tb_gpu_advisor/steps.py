@@ -1,0 +1,245 @@
+"""Find training steps in any capture and map them to per-GPU time windows.
+
+Sources, tried in order (the first that yields steps wins; see
+``docs/metrics.md``):
+
+1. ``steps_line``           -- derived ``Steps`` line on GPU planes (TF 2.4-style grouped files);
+2. ``keras_profiled_batch`` -- Keras 3 ``Profiled batch`` host events with ``step_num``;
+3. ``trace_train``          -- ``train*``/``test*`` host events (``tf.profiler.experimental.Trace``), or ``TraceContext``;
+4. ``root_r``               -- other host events with ``_r`` (the most frequent such name);
+5. ``step_num_stat``        -- host events carrying ``step_num`` / ``iter_num`` (grouped by value);
+6. ``xla_modules``          -- ``XLA Modules`` line events (JAX / XLA), the most frequent module;
+7. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps;
+8. ``whole_capture``        -- one window over everything, with a note why.
+
+Host-defined steps tile time: step k runs from its marker's start to the
+next marker's start (the gap before the next step belongs to step k, as in
+the stock tool's step-to-step time); the last step ends at the later of its
+marker's end and the end of the last device event launched inside it
+(host launch -> kernel via ``correlation_id``).  Like the stock tool, when
+more than 5 steps are found the first (warm-up) and last (partial) are
+dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .metrics.events import DeviceEvents, HostEvents, union_intervals
+from .metrics.types import DroppedStep, StepDetection, StepWindow
+
+PS_PER_MS = 1e9
+_TRAIN = re.compile(r"^(train|test)[^/]*$")
+
+
+@dataclass
+class Steps:
+    """Kept steps.  Windows in absolute ps; ``gpu_windows[g]`` is (n, 2) aligned with ``ids``."""
+
+    detection: StepDetection
+    ids: np.ndarray  # int64 step numbers
+    host_windows: np.ndarray  # (n, 2) int64
+    gpu_windows: dict[int, np.ndarray] = field(default_factory=dict)
+    origin_ps: int = 0
+
+    @property
+    def count(self) -> int:
+        return int(self.ids.shape[0])
+
+    def window(self, gpu: int | None) -> np.ndarray:
+        return self.gpu_windows.get(gpu, self.host_windows) if gpu is not None else self.host_windows
+
+
+def _group_windows(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per distinct key: (keys, min start, max end), sorted by start."""
+    u, inv = np.unique(key, return_inverse=True)
+    s = np.full(u.size, np.iinfo(np.int64).max, dtype=np.int64)
+    e = np.full(u.size, np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(s, inv, start)
+    np.maximum.at(e, inv, end)
+    o = np.argsort(s, kind="stable")
+    return u[o], s[o], e[o]
+
+
+def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(source, note, ids, starts, ends) of the first host step source that has events."""
+    if not len(h):
+        return None
+    pb = h.name_mask(lambda n: n == "Profiled batch")
+    if pb.any():
+        sn = h.step_num[pb]
+        ids = np.where(sn >= 0, sn, np.arange(pb.sum()))
+        u, s, e = _group_windows(ids, h.start[pb], h.end[pb])
+        return "keras_profiled_batch", "Keras 3 `Profiled batch` events (step_num)", u, s, e
+    tr = h.name_mask(lambda n: bool(_TRAIN.match(n)) or n == "TraceContext")
+    tr &= (h.root >= 0) | (h.step_num >= 0) | h.name_mask(lambda n: n == "TraceContext")
+    if tr.any():
+        sn = h.step_num[tr]
+        ids = np.where(sn >= 0, sn, np.arange(tr.sum()))
+        u, s, e = _group_windows(ids, h.start[tr], h.end[tr])
+        return "trace_train", "`train`/`test` step markers (tf.profiler.experimental.Trace)", u, s, e
+    rt = h.root >= 0
+    if rt.any():
+        names, counts = np.unique(h.name[rt], return_counts=True)
+        best = names[np.argmax(counts)]
+        m = rt & (h.name == best)
+        s, e = h.start[m], h.end[m]
+        o = np.argsort(s, kind="stable")
+        s, e = s[o], e[o]
+        # nested roots of the same name (re-entrant) are merged
+        s, e = union_intervals(s, e)
+        return "root_r", f"step roots `_r` on `{h.names[best]}` events", np.arange(s.size, dtype=np.int64), s, e
+    for stat, arr in (("step_num", h.step_num), ("iter_num", h.iter_num)):
+        m = arr >= 0
+        if m.any() and np.unique(arr[m]).size >= 2:
+            u, s, e = _group_windows(arr[m], h.start[m], h.end[m])
+            return "step_num_stat", f"host events grouped by `{stat}`", u, s, e
+    return None
+
+
+def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | None:
+    st = np.concatenate([d.start for d in devs]) if devs else np.zeros(0, np.int64)
+    en = np.concatenate([d.end for d in devs]) if devs else np.zeros(0, np.int64)
+    if st.size < 4:
+        return None
+    us, ue = union_intervals(st, en)
+    if us.size < 3:
+        return None
+    gaps = us[1:] - ue[:-1]
+    thr = max(10 * float(np.median(gaps)), 1e9)  # >= 1 ms and 10x the typical gap
+    big = np.nonzero(gaps > thr)[0]
+    if big.size < 1 or big.size > us.size // 2:
+        return None
+    starts = np.concatenate([[us[0]], us[big + 1]])
+    ends = np.concatenate([ue[big], [ue[-1]]])
+    return starts, ends
+
+
+def detect_steps(tl, h: HostEvents, devs: list[DeviceEvents]) -> Steps:
+    """Detect steps; see the module docstring."""
+    active = [d for d in devs if len(d)]
+    all_starts = [d.start for d in active] + ([h.start] if len(h) else [])
+    origin = int(min(int(a.min()) for a in all_starts)) if all_starts else 0
+    gpu_windows: dict[int, np.ndarray] = {}
+    source, note, mapped = "", "", ""
+    ids = np.zeros(0, np.int64)
+    hs = he = np.zeros(0, np.int64)
+
+    # 1. Steps line
+    steps_planes = [(p, p.line("Steps")) for p in tl.gpu_planes() if p.line("Steps") is not None and len(p.line("Steps"))]
+    if steps_planes:
+        per: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        for p, ln in steps_planes:
+            gid = ln.int_stat("group_id")
+            nm = np.asarray([int(n) if n.isdigit() else -1 for n in p.event_names], dtype=np.int64)[ln.name_id]
+            key = np.where(gid >= 0, gid, nm)
+            per[int(p.gpu_id)] = _group_windows(key, ln.start_ps, ln.end_ps)
+        ids = np.unique(np.concatenate([v[0] for v in per.values()]))
+        hs = np.full(ids.size, np.iinfo(np.int64).max, np.int64)
+        he = np.full(ids.size, np.iinfo(np.int64).min, np.int64)
+        for g, (k, s, e) in per.items():
+            idx = np.searchsorted(ids, k)
+            np.minimum.at(hs, idx, s)
+            np.maximum.at(he, idx, e)
+        for g, (k, s, e) in per.items():
+            w = np.stack([hs, he], axis=1).copy()
+            idx = np.searchsorted(ids, k)
+            w[idx, 0], w[idx, 1] = s, e
+            gpu_windows[g] = w
+        o = np.argsort(hs, kind="stable")
+        ids, hs, he = ids[o], hs[o], he[o]
+        gpu_windows = {g: w[o] for g, w in gpu_windows.items()}
+        source, note, mapped = "steps_line", "derived `Steps` line on the GPU planes (grouped capture)", "group_id"
+    else:
+        cand = _host_candidates(h)
+        if cand is not None:
+            source, note, ids, hs, he = cand
+            mapped = "host_window"
+        else:
+            xla = _xla_module_steps(tl)
+            if xla is not None:
+                source, note, ids, hs, he = xla
+                mapped = "device"
+            else:
+                cl = _busy_clusters(active)
+                if cl is not None:
+                    hs, he = cl
+                    ids = np.arange(hs.size, dtype=np.int64)
+                    source, mapped = "gpu_busy_clusters", "device"
+                    note = ("no step markers (no `Steps` line, `Profiled batch`, `train`, `_r`, `step_num` or XLA modules); "
+                            "steps inferred from clusters of GPU activity separated by long idle gaps")
+        if source in ("keras_profiled_batch", "trace_train", "root_r", "step_num_stat", "gpu_busy_clusters", "xla_modules") and ids.size:
+            hs, he = _tile(hs, he)
+            he[-1] = max(int(he[-1]), _last_step_device_end(h, active, int(hs[-1]), int(he[-1])))
+            if source in ("keras_profiled_batch", "trace_train", "root_r", "step_num_stat"):
+                mapped = "correlation_id"
+    dropped: list[DroppedStep] = []
+    found = int(ids.size)
+    if found == 0:
+        source, mapped = "whole_capture", "device"
+        spans = [(d.start.min(), d.end.max()) for d in active]
+        if not spans and len(h):
+            spans = [(h.start.min(), h.end.max())]
+        if spans:
+            hs = np.array([min(s for s, _ in spans)], np.int64)
+            he = np.array([max(e for _, e in spans)], np.int64)
+            ids = np.zeros(1, np.int64)
+        note = ("no step markers found (no `Steps` line, Keras `Profiled batch`, `train`/`_r` roots, "
+                "`step_num`, XLA modules, nor repeating GPU activity): the whole capture is analysed as one step; "
+                "per-step numbers are capture totals")
+    elif found > 5:
+        dropped = [DroppedStep(int(ids[0]), "warm-up: first of more than 5 steps (stock tool rule)"),
+                   DroppedStep(int(ids[-1]), "possibly partial: last of more than 5 steps (stock tool rule)")]
+        ids, hs, he = ids[1:-1], hs[1:-1], he[1:-1]
+        gpu_windows = {g: w[1:-1] for g, w in gpu_windows.items()}
+        note += f"; dropped first and last of {found} steps"
+    host_w = np.stack([hs, he], axis=1) if ids.size else np.zeros((0, 2), np.int64)
+    for d in devs:
+        gpu_windows.setdefault(d.gpu, host_w)
+    det = StepDetection(
+        source=source, count=int(ids.size), found=found if source != "whole_capture" else 0, dropped=dropped, note=note,
+        windows=[StepWindow(int(i), (int(s) - origin) / PS_PER_MS, (int(e) - origin) / PS_PER_MS) for i, s, e in zip(ids, hs, he)],
+        mapped_via=mapped,
+    )
+    return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin)
+
+
+def _tile(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step k ends where step k+1 starts (gaps belong to the earlier step); last keeps its end."""
+    s = s.astype(np.int64).copy()
+    e = e.astype(np.int64).copy()
+    if s.size > 1:
+        e[:-1] = np.maximum(s[1:], np.minimum(e[:-1], s[1:]))
+    return s, e
+
+
+def _last_step_device_end(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> int:
+    """End of the last device event launched (host correlation_id record) within [s, e]."""
+    m = (h.corr >= 0) & (h.start >= s) & (h.start <= e)
+    if not m.any():
+        return e
+    corr = np.unique(h.corr[m])
+    best = e
+    for d in devs:
+        hit = np.isin(d.corr, corr)
+        if hit.any():
+            best = max(best, int(d.end[hit].max()))
+    return best
+
+
+def _xla_module_steps(tl):
+    best = None
+    for p in tl.gpu_planes():
+        ln = p.line("XLA Modules")
+        if ln is None or not len(ln):
+            continue
+        names, counts = np.unique(ln.name_id, return_counts=True)
+        top = names[np.argmax(counts)]
+        m = ln.name_id == top
+        s, e = union_intervals(ln.start_ps[m], ln.end_ps[m])
+        if best is None or s.size > best[2].size:
+            best = ("xla_modules", f"`XLA Modules` events of `{p.event_names[int(top)]}` (one per step)", np.arange(s.size, dtype=np.int64), s, e)
+    return best

@@ -25,7 +25,9 @@ setup(
         "protobuf>=3.20",
     ],
     extras_require={
-        "test": ["pytest>=7", "pytest-timeout", "playwright>=1.40", "moto[server]>=5", "boto3"],
+        "test": ["pytest>=7", "playwright>=1.40", "moto[server]>=5", "boto3>=1.26", "fsspec"],
+        "s3": ["boto3>=1.26"],
+        "gcs": ["gcsfs>=2023.1"],
         "capture": ["tensorflow>=2.15"],
     },
     entry_points={

@@ -20,6 +20,10 @@ from .report_schema import Finding, GpuSummary, HostReport, Metric, Report, Step
 
 TOP_N = 25
 
+#: Part of every cache key: bump it whenever a change alters report contents
+#: (a metric definition, a rule, a threshold), so no cache serves stale reports.
+ANALYZER_VERSION = f"{__version__}+a1"
+
 
 def _f(x: Any, nd: int = 4) -> float | None:
     """JSON-safe float: None for None/NaN/inf."""
@@ -174,7 +178,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Repor
     notes = [f"{h.host}: could not be analysed: {h.error}" for h in host_reports if h.error]
     healthy = bool(ok) and not any(f.severity in ("critical", "warning") for f in findings)
     return Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,
-                  analyzer_version=__version__, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes)
+                  analyzer_version=ANALYZER_VERSION, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes)
 
 
 def analyze_session(run: str, session: str, host_files: Iterable, progress: Callable[[str, float], None] | None = None,

@@ -1,0 +1,50 @@
+"""Write small but real XSpace profiles (one plane, a few events) for discovery, cache and S3 tests."""
+
+from __future__ import annotations
+
+import os
+
+from tb_gpu_advisor.xplane_schema import message_class
+
+
+def xspace_bytes(host: str = "host", events: int = 3) -> bytes:
+    """A valid serialized XSpace: one /host:CPU plane, one line with ``events`` events."""
+    space = message_class("XSpace")()
+    space.hostnames.append(host)
+    plane = space.planes.add()
+    plane.id = 1
+    plane.name = "/host:CPU"
+    entry = plane.event_metadata.add()  # map<int64, XEventMetadata> as repeated entries
+    entry.key = 1
+    entry.value.id = 1
+    entry.value.name = "train"
+    line = plane.lines.add()
+    line.id = 1
+    line.name = "python"
+    line.timestamp_ns = 1_000
+    for i in range(events):
+        ev = line.events.add()
+        ev.metadata_id = 1
+        ev.offset_ps = i * 1_000_000
+        ev.duration_ps = 500_000
+    return space.SerializeToString()
+
+
+def write_profile(logdir: str, run: str, session: str, host: str, events: int = 3) -> str:
+    """Write ``<logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb`` (run "." = logdir)."""
+    run_dir = logdir if run == "." else os.path.join(logdir, *run.split("/"))
+    session_dir = os.path.join(run_dir, "plugins", "profile", session)
+    os.makedirs(session_dir, exist_ok=True)
+    path = os.path.join(session_dir, f"{host}.xplane.pb")
+    with open(path, "wb") as f:
+        f.write(xspace_bytes(host, events))
+    return path
+
+
+def write_events_file(run_dir: str) -> str:
+    """An (empty-content) TensorBoard event file name, as training writes next to profiles."""
+    os.makedirs(run_dir, exist_ok=True)
+    path = os.path.join(run_dir, "events.out.tfevents.1700000000.host.1.v2")
+    with open(path, "wb") as f:
+        f.write(b"\0" * 16)
+    return path

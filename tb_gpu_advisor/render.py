@@ -1,0 +1,273 @@
+"""Render a :class:`~tb_gpu_advisor.report_schema.Report` as plain text (terminal) or markdown (pull requests).
+
+Both put the findings first -- severity, title, estimated saving, the
+one-sentence summary with its numbers, and the first action with its
+copyable snippet -- then the headline numbers, then one table per host of
+its GPUs.  JSON needs no renderer: ``Report.to_json``.
+
+Pure functions of the report: no I/O, no colours, deterministic (tests
+compare output).
+"""
+
+from __future__ import annotations
+
+import textwrap
+from typing import Any, Iterable, Sequence
+
+from .report_schema import Finding, GpuSummary, Report
+
+WIDTH = 100
+_SEV_LABEL = {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO", "ok": "OK"}
+_SEV_EMOJI = {"critical": "🔴", "warning": "🟠", "info": "🔵", "ok": "🟢"}
+
+
+# --------------------------------------------------------------------------- shared bits
+
+
+def _saving_text(f: Finding) -> str:
+    s = f.saving
+    if s is None:
+        return ""
+    if s.ms_per_step <= 0:
+        return "saves ~0 ms/step"
+    return f"saves ~{_ms(s.ms_per_step)}/step ({s.percent_of_step:.0f}% of step)"
+
+
+def _ms(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    if abs(x) >= 1000:
+        return f"{x / 1000:.2f} s"
+    if abs(x) >= 10:
+        return f"{x:.1f} ms"
+    if abs(x) >= 0.995:
+        return f"{x:.2f} ms"
+    return f"{x * 1000:.0f} us"
+
+
+def _num(v: Any, nd: int = 2) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        if v.is_integer() and abs(v) < 1e15:
+            return f"{int(v):,}"
+        return f"{v:,.{nd}f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v * 100:.1f}%"
+
+
+def _scope(f: Finding) -> str:
+    parts = []
+    if f.host:
+        parts.append(f.host)
+    if f.gpu is not None:
+        parts.append(f"GPU{f.gpu}")
+    return " · ".join(parts)
+
+
+def _counts(findings: Sequence[Finding]) -> str:
+    n = {k: 0 for k in _SEV_LABEL}
+    for f in findings:
+        n[f.severity] = n.get(f.severity, 0) + 1
+    parts = [f"{n[k]} {k}" for k in ("critical", "warning", "info") if n[k]]
+    return ", ".join(parts) if parts else "no findings"
+
+
+def _step_info(report: Report) -> str:
+    bits = [f"{len(report.hosts)} host{'s' if len(report.hosts) != 1 else ''}"]
+    steps = [h.steps.get("count") for h in report.hosts if h.steps.get("count") is not None]
+    if steps:
+        bits.append(f"{sum(steps)} steps")
+    step = next((m for m in report.headline if m.id in ("avg_step_ms", "step_ms", "step_time_ms")), None)
+    if step is not None:
+        bits.append(f"step {step.display}")
+    else:
+        per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
+        if per_host:
+            bits.append(f"step {_ms(sum(per_host) / len(per_host))}")
+    return ", ".join(bits)
+
+
+def shown_findings(report: Report, top: int | None) -> tuple[list[Finding], int]:
+    """Findings to show (ok ones only when nothing else) and how many were cut by ``top``."""
+    fs = [f for f in report.findings if f.severity != "ok"] or list(report.findings)
+    if top is not None and top >= 0 and len(fs) > top:
+        return fs[:top], len(fs) - top
+    return fs, 0
+
+
+def _gpu_rows(gpus: Iterable[GpuSummary]) -> list[list[str]]:
+    return [[f"GPU{g.gpu}", g.name or "-", g.compute_capability or "-", _num(g.step_ms), _pct(g.busy_share),
+             _num(g.kernel_count), _num(g.collective_calls_per_step, 1), _num(g.launch_skew_ms)] for g in gpus]
+
+
+_GPU_COLS = ["gpu", "name", "cc", "step ms", "busy", "kernels", "AllReduce/step", "skew ms"]
+
+
+# --------------------------------------------------------------------------- text
+
+
+def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str:
+    """Terminal report: findings first, then headline numbers, then per-host GPU tables."""
+    out: list[str] = []
+    out.append(f"GPU Advisor — run {report.run!r}, session {report.session!r} ({_step_info(report)})")
+    out.append("=" * min(WIDTH, len(out[0])))
+    shown, cut = shown_findings(report, top)
+    real = [f for f in report.findings if f.severity != "ok"]
+    if real:
+        out.append(f"FINDINGS: {_counts(real)} — ranked by estimated saving")
+    else:
+        out.append("FINDINGS: healthy — no check of the guide fired")
+    out.append("")
+    for i, f in enumerate(shown, 1):
+        head = f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"
+        sav = _saving_text(f)
+        out.append(head)
+        meta = "    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f)) if x)
+        out.append(meta)
+        out.extend(textwrap.wrap(f.summary, WIDTH, initial_indent="    ", subsequent_indent="    "))
+        if f.saving is not None and f.saving.assumption:
+            out.extend(textwrap.wrap(f"Assuming {f.saving.assumption}.", WIDTH, initial_indent="    ",
+                                     subsequent_indent="    "))
+        if f.actions:
+            a = f.actions[0]
+            out.extend(textwrap.wrap(f"Fix: {a.text}", WIDTH, initial_indent="    ", subsequent_indent="         "))
+            if a.snippet:
+                out.extend("        " + line for line in a.snippet.splitlines())
+            if len(f.actions) > 1:
+                out.append(f"    (+{len(f.actions) - 1} more action{'s' if len(f.actions) > 2 else ''}: "
+                           f"--format markdown or json)")
+        if evidence_rows and f.evidence:
+            t = f.evidence[0]
+            out.append(f"    Evidence: {t.title}")
+            out.extend("      " + line for line in _text_table(t.columns, [[_num(v) for v in r] for r in
+                                                                            t.rows[:evidence_rows]]))
+        if f.windows:
+            w = f.windows[0]
+            out.append(f"    Trace: {w.host}{'' if w.gpu is None else f' GPU{w.gpu}'} {w.label} "
+                       f"[{w.start_ms:.1f} – {w.end_ms:.1f} ms]")
+        out.append("")
+    if cut:
+        out.append(f"... {cut} more finding{'s' if cut > 1 else ''} (use --top {len(shown) + cut})")
+        out.append("")
+    if report.headline:
+        out.append("HEADLINE")
+        w = max(len(m.label) for m in report.headline)
+        for m in report.headline:
+            flag = {"warning": "  !", "critical": "  !!"}.get(m.status, "")
+            out.append(f"  {m.label:<{w}}  {m.display}{flag}")
+        out.append("")
+    for h in report.hosts:
+        if h.error:
+            out.append(f"HOST {h.host}: could not be analysed — {h.error}")
+            out.append("")
+            continue
+        if h.gpus:
+            out.append(f"GPUs on {h.host}")
+            out.extend("  " + line for line in _text_table(_GPU_COLS, _gpu_rows(h.gpus)))
+            out.append("")
+        note = h.steps.get("note") if isinstance(h.steps, dict) else None
+        if note:
+            out.extend(textwrap.wrap(f"Steps on {h.host}: {note}", WIDTH, subsequent_indent="  "))
+            out.append("")
+    for n in report.notes:
+        out.extend(textwrap.wrap(f"Note: {n}", WIDTH, subsequent_indent="  "))
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _text_table(cols: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    rows = [[str(c) for c in r] for r in rows]
+    widths = [max([len(str(c))] + [len(r[i]) for r in rows if i < len(r)]) for i, c in enumerate(cols)]
+    fmt = lambda r: "  ".join(str(v).ljust(widths[i]) for i, v in enumerate(r)).rstrip()  # noqa: E731
+    return [fmt(cols), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+def _md(s: Any) -> str:
+    return str(s).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    out = ["| " + " | ".join(_md(c) for c in cols) + " |", "|" + "---|" * len(cols)]
+    out += ["| " + " | ".join(_md(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) -> str:
+    """Pull-request friendly markdown: a summary table, one collapsible section per finding, headline, GPUs."""
+    out: list[str] = [f"## GPU Advisor: run `{report.run}`, session `{report.session}`", ""]
+    real = [f for f in report.findings if f.severity != "ok"]
+    out.append(f"**{_counts(real) if real else 'Healthy: no check of the guide fired'}** · {_step_info(report)}")
+    out.append("")
+    shown, cut = shown_findings(report, top)
+    out += _md_table(["#", "severity", "finding", "est. saving", "guide", "scope"],
+                     [[i, f"{_SEV_EMOJI.get(f.severity, '')} {f.severity}", f.title,
+                       (f"{_ms(f.saving.ms_per_step)} ({f.saving.percent_of_step:.0f}%)" if f.saving else "—"),
+                       f.guide_section or "—", _scope(f) or "—"] for i, f in enumerate(shown, 1)])
+    if cut:
+        out += ["", f"_{cut} more finding{'s' if cut > 1 else ''} not shown._"]
+    out.append("")
+    for i, f in enumerate(shown, 1):
+        out.append(f"<details{' open' if i == 1 and f.severity in ('critical', 'warning') else ''}>")
+        out.append(f"<summary><b>{i}. {_md(f.title)}</b> — {f.severity}"
+                   f"{' · ' + _saving_text(f) if f.saving else ''}</summary>")
+        out.append("")
+        out.append(f.summary)
+        out.append("")
+        if f.metric is not None:
+            thr = "" if f.metric.threshold is None else f" (threshold {f.metric.threshold:g})"
+            src = f.metric.detail.get("threshold_source") if isinstance(f.metric.detail, dict) else None
+            out.append(f"- **{f.metric.label}:** {f.metric.display}{thr}{f' — {src}' if src else ''}")
+        if f.saving is not None:
+            out.append(f"- **Estimated saving:** {_ms(f.saving.ms_per_step)} per step "
+                       f"({f.saving.percent_of_step:.1f}%), assuming {f.saving.assumption}")
+        for w in f.windows[:3]:
+            out.append(f"- **Trace:** {w.host}{'' if w.gpu is None else f' GPU{w.gpu}'} — {w.label} "
+                       f"[{w.start_ms:.1f}–{w.end_ms:.1f} ms]")
+        out.append("")
+        for a in f.actions:
+            out.append(f"- {a.text}")
+            if a.snippet:
+                lang = {"python": "python", "shell": "sh"}.get(a.snippet_lang or "", "")
+                out.append("")
+                out.append(f"  ```{lang}")
+                out.extend("  " + line for line in a.snippet.splitlines())
+                out.append("  ```")
+        for t in f.evidence[:2]:
+            if not t.rows:
+                continue
+            out.append("")
+            out.append(f"_{_md(t.title)}_")
+            out.append("")
+            out += _md_table(t.columns, [[_num(v) for v in r] for r in t.rows[:evidence_rows]])
+        out.append("")
+        out.append("</details>")
+        out.append("")
+    if report.headline:
+        out.append("### Headline")
+        out.append("")
+        out += _md_table(["metric", "value", "status"], [[m.label, m.display, m.status] for m in report.headline])
+        out.append("")
+    for h in report.hosts:
+        if h.error:
+            out.append(f"**{h.host}:** could not be analysed — {_md(h.error)}")
+            out.append("")
+            continue
+        if h.gpus:
+            out.append(f"### GPUs on `{h.host}`")
+            out.append("")
+            out += _md_table(_GPU_COLS, _gpu_rows(h.gpus))
+            out.append("")
+    for n in report.notes:
+        out.append(f"> {n}")
+    out.append(f"<sub>tb-gpu-advisor {report.analyzer_version} · schema {report.schema_version}</sub>")
+    return "\n".join(out).rstrip() + "\n"

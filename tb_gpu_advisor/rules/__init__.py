@@ -1,0 +1,129 @@
+"""Rules: metrics -> findings, one module per check of the GPU performance guide.
+
+``evaluate(metrics)`` runs every registered rule on one host's
+:class:`~tb_gpu_advisor.metrics.types.HostMetrics`; ``rank(findings)``
+orders findings of one or many hosts for the report.
+
+Where things are:
+* ``thresholds.py`` -- every number a rule compares against, with its source;
+* ``base.py`` -- the Rule type, registry, guide order, finding builders;
+* ``<rule id>.py`` -- one check each (``input_bound.py``, ``launch_bound.py``, ...).
+"""
+
+from __future__ import annotations
+
+import logging
+import traceback
+from typing import Any, Iterable
+
+from ..report_schema import SEVERITY_ORDER, Finding, Metric
+from . import (  # noqa: F401  (import = register, in the guide's order)
+    input_bound,
+    step_gaps,
+    launch_bound,
+    eager_execution,
+    host_op_placement,
+    excessive_memcpy,
+    tensor_core_unused,
+    misaligned_dims,
+    mixed_precision_off,
+    loss_scaling_gaps,
+    xla_not_used,
+    batch_size_headroom,
+    allreduce_extra,
+    gpu_imbalance,
+    sequential_gpus,
+    allreduce_slow,
+    launch_skew,
+    capture_quality,
+)
+from .base import GUIDE_ORDER, REGISTRY, Ctx, Rule, finding, ms, pct
+from .thresholds import THRESHOLDS, T, override
+
+__all__ = ["evaluate", "rank", "healthy_finding", "REGISTRY", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
+
+logger = logging.getLogger(__name__)
+
+#: Rule ids, in the guide's order (the corpus's ``truth.RULE_IDS`` uses the same ids).
+RULE_IDS: tuple[str, ...] = tuple(r for r in GUIDE_ORDER if r in REGISTRY)
+#: Rules that still run on a capture without GPU activity (CPU-only, or the GPU planes are empty).
+NO_GPU_RULES = frozenset({"capture_quality"})
+
+
+def evaluate(metrics: Any, rules: Iterable[str] | None = None) -> list[Finding]:
+    """Run every rule (or the named ones) on one host's metrics; never raises.
+
+    A rule that raises yields an ``info`` finding saying the check could not
+    run (with the error), so one broken check never hides the others.  When
+    no rule reports a warning or critical finding, a ``healthy`` ok finding
+    with the headline numbers is added.  Findings come back ranked.
+    """
+    out: list[Finding] = []
+    ctx = Ctx(metrics)
+    has_gpu = any(getattr(g, "active", False) for g in (getattr(metrics, "gpus", None) or []))
+    for rid in (rules or RULE_IDS):
+        r = REGISTRY[rid]
+        if not has_gpu and rid not in NO_GPU_RULES:
+            continue  # the guide's checks are about GPU time; capture_quality says why they are skipped
+        try:
+            out.extend(r.check(metrics) or [])
+        except Exception as e:  # noqa: BLE001 -- a check must never crash the report
+            logger.warning("rule %s failed on %s: %s", rid, ctx.host, e, exc_info=True)
+            out.append(finding(
+                ctx, rid, "info",
+                f"This check could not run on this capture ({type(e).__name__}: {e}); the other checks are "
+                f"unaffected.",
+                title=f"Check '{r.title}' could not run",
+            ))
+            out[-1].id = f"{out[-1].id}#error"
+            out[-1].evidence = []
+            logger.debug("%s", traceback.format_exc())
+    if has_gpu and not any(f.severity in ("critical", "warning") for f in out):
+        out.append(healthy_finding(metrics))
+    return rank(out)
+
+
+def healthy_finding(metrics: Any) -> Finding:
+    """The explicit 'nothing to fix' finding, with the headline numbers."""
+    ctx = Ctx(metrics)
+    hl = getattr(metrics, "headline", None)
+    dev = getattr(hl, "device_step_share", None)
+    inp = getattr(hl, "input_wait_share", None)
+    lw = getattr(hl, "launch_wait_share", None)
+    s16 = getattr(hl, "sixteen_bit_time_share", None)
+    f = finding(
+        ctx, "healthy", "ok",
+        f"No check of the guide fired: the device executes {pct(dev)} of the {ms(ctx.step_ms)} step "
+        f"(input wait {pct(inp)}, launch wait {pct(lw)}, 16-bit kernel time {pct(s16)}) over {ctx.steps} steps.",
+        title="Healthy: no guide check fired",
+        metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
+                      unit="share", display=pct(dev), good_direction="higher", status="good",
+                      meaning="share of the step the device executes (the guide's first overview number)"),
+    )
+    f.guide_section = "§1 overview"
+    return f
+
+
+def _order(f: Finding) -> int:
+    return GUIDE_ORDER.index(f.rule) if f.rule in GUIDE_ORDER else len(GUIDE_ORDER)
+
+
+_TIER = {"critical": 0, "warning": 0, "info": 1, "ok": 2}
+
+
+def rank(findings: Iterable[Finding]) -> list[Finding]:
+    """Order findings for the report.
+
+    1. actionable (critical, warning) before info before ok;
+    2. within a tier, by estimated saving (ms per step, rounded to 0.01 ms) descending
+       -- findings without a saving count as 0;
+    3. ties in the guide's debugging order (input pipeline, one-GPU checks, mixed
+       precision / XLA, several GPUs, capture quality);
+    4. then severity (critical first), host, GPU, id -- so the order is deterministic.
+    """
+    def key(f: Finding):
+        s = f.saving.ms_per_step if f.saving else 0.0
+        return (_TIER.get(f.severity, 3), -round(s, 2), _order(f), SEVERITY_ORDER.get(f.severity, 9),
+                f.host or "", -1 if f.gpu is None else f.gpu, f.id)
+
+    return sorted(findings, key=key)

@@ -1,0 +1,78 @@
+"""Shared kernel arithmetic for the precision / Tensor Core rules (§1.2.3, §1.3)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .thresholds import T
+
+SIXTEEN_BIT = ("fp16", "bf16", "int8", "fp8")
+
+
+@dataclass
+class KernelMix:
+    compute_us: float = 0.0  # all non-collective kernel time, kept steps, all GPUs
+    eligible_us: float = 0.0  # TC-eligible op kernels (GEMM/conv)
+    eligible_tc_us: float = 0.0
+    eligible_no_tc_32_us: float = 0.0  # eligible, no Tensor Cores, 32-bit (fp32/tf32/fp64/other)
+    eligible_no_tc_16_us: float = 0.0  # eligible, no Tensor Cores, 16-bit (the fp16 fallback case)
+    eligible_32_us: float = 0.0  # eligible, 32-bit, any kernel
+    other_32_us: float = 0.0  # not eligible (element-wise, reductions, ...), 32-bit
+    no_tc_32: list = field(default_factory=list)  # KernelStat rows
+    no_tc_16: list = field(default_factory=list)
+    eligible_rows: list = field(default_factory=list)
+
+
+def kernel_mix(m) -> KernelMix:
+    k = KernelMix()
+    for s in m.kernels:
+        if s.collective:
+            continue
+        k.compute_us += s.total_us
+        if not s.tc_eligible:
+            if s.precision not in SIXTEEN_BIT:
+                k.other_32_us += s.total_us
+            continue
+        k.eligible_us += s.total_us
+        k.eligible_rows.append(s)
+        sixteen = s.precision in SIXTEEN_BIT
+        if not sixteen:
+            k.eligible_32_us += s.total_us
+        if s.tensor_core:
+            k.eligible_tc_us += s.total_us
+        elif sixteen:
+            k.eligible_no_tc_16_us += s.total_us
+            k.no_tc_16.append(s)
+        else:
+            k.eligible_no_tc_32_us += s.total_us
+            k.no_tc_32.append(s)
+    return k
+
+
+def tensor_core_gpus(m) -> tuple[list, list]:
+    """(GPUs with Tensor Cores or unknown capability, GPUs known to lack them), active GPUs only."""
+    yes, no = [], []
+    for g in m.gpus:
+        if not g.active:
+            continue
+        cc = _cc(g.compute_capability)
+        (no if cc is not None and cc < T("tensor_core.min_compute_capability") else yes).append(g)
+    return yes, no
+
+
+def _cc(s) -> float | None:
+    try:
+        return float(s) if s else None
+    except (TypeError, ValueError):
+        return None
+
+
+def per_step_ms(m, total_us: float) -> float:
+    n = max(1, int(m.steps.count or 0))
+    return total_us / 1000.0 / n
+
+
+def device_step_scale(m) -> float:
+    """Kernel time is summed over GPUs; divide by active GPUs to get time on the step's critical path."""
+    n = sum(1 for g in m.gpus if g.active)
+    return 1.0 / max(1, n)

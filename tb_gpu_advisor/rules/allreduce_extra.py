@@ -1,0 +1,49 @@
+"""§2 item 3: more than one NCCL AllReduce per GPU per step.
+
+Every AllReduce synchronizes all devices; with NCCL there should be one per
+GPU per step for the gradients.  Metric: AllReduce calls per GPU per step
+(average over active GPUs); fires when it exceeds 1 after rounding to 0.1.
+Critical when the extra calls take ``allreduce_extra.critical`` of the step.
+Saving: the AllReduce time of the extra calls (one packed call remains).
+"""
+
+from __future__ import annotations
+
+from ._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi
+from .base import Ctx, T, action, finding, ms, rule, saving, step_windows, table, value_metric
+
+ID = "allreduce_extra"
+
+
+@rule(ID, "§2 item 3", "Extra AllReduce calls per step",
+      thresholds=("allreduce_extra.calls_per_gpu_step", "allreduce_extra.critical"))
+def check(m) -> list:
+    ctx = Ctx(m)
+    mg = m.multi_gpu
+    calls = mg.collective_calls_per_gpu_step
+    if not is_multi(m) or calls is None:
+        return []
+    if round(calls, 1) <= T("allreduce_extra.calls_per_gpu_step"):
+        return []
+    ar_ms = mg.allreduce_ms_per_step or 0.0
+    extra_ms = ar_ms * (calls - 1.0) / calls if calls > 0 else 0.0
+    sev = "critical" if (ctx.share(extra_ms) or 0.0) >= T("allreduce_extra.critical") else "warning"
+    per_gpu = ", ".join(f"GPU{g.gpu}: {g.collective_calls_per_step or 0:.1f}" for g in active_gpus(m))
+    return [finding(
+        ctx, ID, sev,
+        f"Each GPU makes {calls:.1f} AllReduce calls per step (expected 1 with NCCL; {per_gpu}); AllReduce takes "
+        f"{ms(ar_ms)} per step and every call synchronizes all {len(active_gpus(m))} GPUs.",
+        metric=value_metric("allreduce_calls_per_gpu_step", "AllReduce calls per GPU per step", calls, "count",
+                            f"{calls:.1f}", "allreduce_extra.calls_per_gpu_step", severity=sev),
+        saving=saving(ctx, extra_ms, "the gradients are reduced in one packed AllReduce per step: the extra calls' "
+                                     "time goes (one call's time remains)"),
+        evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
+        windows=step_windows(ctx, key=lambda s: s.breakdown.collectives, label="AllReduce", n=2),
+        actions=[
+            action("Reduce all gradients in one packed NCCL call.",
+                   "strategy = tf.distribute.MirroredStrategy(\n"
+                   "    cross_device_ops=tf.distribute.NcclAllReduce(num_packs=1))"),
+            action("Look for per-step cross-replica reductions besides the gradients (metrics or losses reduced with "
+                   "strategy.reduce / ReplicaContext.all_reduce every step) and do them every N steps."),
+        ],
+    )]

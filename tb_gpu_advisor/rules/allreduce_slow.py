@@ -1,0 +1,76 @@
+"""§2.1 Gradient AllReduce slower than expected.
+
+Expected time ~ params × 4 bytes / bandwidth (gradients travel in fp32 even
+with fp16).  With a parameter count (``--params`` or derived from the
+AllReduce sizes) the metric is measured / expected AllReduce time; without
+it, the collective share of the step (stock: >=3% moderate, >=15% high).
+Saving: measured - expected (or nothing known without a count).
+"""
+
+from __future__ import annotations
+
+from ._multi import GPU_COLUMNS, gpu_table_rows, is_multi
+from .base import Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric, table, value_metric
+
+ID = "allreduce_slow"
+
+
+@rule(ID, "§2.1", "Gradient AllReduce is slower than expected",
+      thresholds=("allreduce_slow.ratio_warning", "allreduce_slow.ratio_critical", "allreduce_slow.share_info",
+                  "allreduce_slow.share_warning", "allreduce.bandwidth_GBps"))
+def check(m) -> list:
+    ctx = Ctx(m)
+    mg = m.multi_gpu
+    if not is_multi(m) or not mg.allreduce_ms_per_step or ctx.step_ms is None:
+        return []
+    ar = mg.allreduce_ms_per_step
+    share = ctx.share(ar)
+    params = mg.params
+    bw = mg.bandwidth_bytes_per_s or T("allreduce.bandwidth_GBps") * 1e9
+    bw_src = mg.bandwidth_source or f"assumed {T('allreduce.bandwidth_GBps'):g} GB/s (thresholds table)"
+    expected = mg.expected_allreduce_ms
+    if expected is None and params:
+        expected = params * 4.0 / bw * 1000.0
+    evidence = [table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))]
+    if expected:
+        ratio = ar / expected
+        sev = grade(ratio, "allreduce_slow.ratio_warning", "allreduce_slow.ratio_critical")
+        if sev is None or (share or 0) < T("allreduce_slow.share_info"):
+            return []
+        return [finding(
+            ctx, ID, sev,
+            f"AllReduce takes {ms(ar)} per step ({pct(share)} of the {ms(ctx.step_ms)} step), {ratio:.1f}× the "
+            f"expected {ms(expected)} for {count(params)} parameters × 4 bytes at {bw / 1e9:.0f} GB/s.",
+            metric=value_metric("allreduce_vs_expected", "AllReduce time / expected", ratio, "ratio", f"{ratio:.1f}×",
+                                "allreduce_slow.ratio_warning", severity=sev,
+                                detail={"allreduce_ms": ar, "expected_ms": expected, "params": params,
+                                        "params_source": mg.params_source, "bandwidth_bytes_per_s": bw,
+                                        "bandwidth_source": bw_src}),
+            saving=saving(ctx, ar - expected, "AllReduce runs at the expected params × 4 B / bandwidth"),
+            evidence=evidence,
+            actions=_actions(),
+        )]
+    sev = grade(share, "allreduce_slow.share_warning")
+    if sev is None:
+        sev = "info" if (share or 0) >= T("allreduce_slow.share_info") else None
+    if sev is None:
+        return []
+    return [finding(
+        ctx, ID, sev,
+        f"AllReduce takes {ms(ar)} per step, {pct(share)} of the {ms(ctx.step_ms)} step (stock: collectives >=3% "
+        f"moderate, >=15% high); pass the parameter count to compare with the expected params × 4 B / bandwidth.",
+        metric=share_metric("collective_share", "AllReduce share of step", share, "allreduce_slow.share_warning",
+                            severity=sev, detail={"allreduce_ms": ar}),
+        saving=None,
+        evidence=evidence,
+        actions=[action("Give the model's parameter count (Model.summary()) to get the expected AllReduce time.",
+                        "tb-gpu-advisor report LOGDIR --params 110000000", "shell")] + _actions(),
+    )]
+
+
+def _actions() -> list:
+    return [
+        action("Raise the per-GPU batch size: step time grows, communication does not."),
+        action("Check the interconnect (NVLink vs PCIe: nvidia-smi topo -m) and that NCCL is used.",
+               "nvidia-smi topo -m", "shell"),
+    ]

@@ -1,0 +1,341 @@
+"""The rule framework: what a rule is, the registry, and helpers to build findings.
+
+A rule is one check of the guide.  It lives in its own module
+(``rules/<id>.py``), registers itself with :func:`rule`, reads only
+:class:`~tb_gpu_advisor.metrics.types.HostMetrics`, takes its numbers from
+:mod:`.thresholds`, and returns zero or more
+:class:`~tb_gpu_advisor.report_schema.Finding` (empty list = check passed).
+
+Helpers here keep the rule modules about the guide, not about formatting:
+:class:`Ctx` (step time, step count, host), :func:`grade` (severity from a
+warning/critical pair), :func:`share_metric`, :func:`saving`,
+:func:`step_windows`, :func:`finding`.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Sequence
+
+from ..report_schema import Action, Finding, Metric, Saving, Table, TimeWindow
+from .thresholds import THRESHOLDS, T
+
+#: The guide's debugging order (overview): input pipeline, one-GPU checks,
+#: mixed precision / XLA, then several GPUs.  ``rank`` uses it for ties;
+#: ``docs/rules.md`` lists the rules in this order.
+GUIDE_ORDER: tuple[str, ...] = (
+    "input_bound",  # §1.1
+    "step_gaps",  # §1.2.1
+    "launch_bound",  # §1.2.2
+    "eager_execution",  # §1.2.2
+    "host_op_placement",  # §1.2.2
+    "excessive_memcpy",  # §1.2.2 / §2 item 4
+    # §1.2.3 / §1.3: on equal savings the cause ranks above its symptom
+    # (misaligned dims / fp32 explain why Tensor Cores are unused).
+    "misaligned_dims",  # §1.2.3
+    "mixed_precision_off",  # §1.3
+    "tensor_core_unused",  # §1.2.3
+    "loss_scaling_gaps",  # §1.3
+    "xla_not_used",  # §1.3
+    "batch_size_headroom",  # §2 item 1
+    "allreduce_extra",  # §2 item 3
+    "gpu_imbalance",  # §2 item 5
+    "sequential_gpus",  # §2 item 6
+    "allreduce_slow",  # §2.1
+    "launch_skew",  # §2.2
+    "capture_quality",  # Q&A (no saving: listed after the guide's checks)
+    "healthy",
+)
+
+CheckFn = Callable[[Any], "list[Finding]"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    section: str  # "§1.2.2"
+    title: str  # the generic title (findings may specialise it)
+    thresholds: tuple[str, ...]  # names in thresholds.THRESHOLDS
+    check: CheckFn
+    doc: str = ""
+
+    @property
+    def order(self) -> int:
+        return GUIDE_ORDER.index(self.id) if self.id in GUIDE_ORDER else len(GUIDE_ORDER)
+
+
+REGISTRY: dict[str, Rule] = {}
+
+
+def rule(id: str, section: str, title: str, thresholds: Sequence[str] = ()) -> Callable[[CheckFn], CheckFn]:
+    """Decorator registering ``check(metrics) -> list[Finding]`` as rule ``id``."""
+    for name in thresholds:
+        if name not in THRESHOLDS:
+            raise KeyError(f"rule {id}: unknown threshold {name!r}")
+
+    def deco(fn: CheckFn) -> CheckFn:
+        if id in REGISTRY:
+            raise ValueError(f"rule {id!r} registered twice")
+        doc = fn.__doc__ or getattr(sys.modules.get(fn.__module__), "__doc__", None) or ""
+        REGISTRY[id] = Rule(id, section, title, tuple(thresholds), fn, doc.strip())
+        return fn
+
+    return deco
+
+
+# --------------------------------------------------------------------------- context
+
+
+class Ctx:
+    """What nearly every rule needs from the metrics, computed once."""
+
+    def __init__(self, m: Any):
+        self.m = m
+        self.host: str = getattr(m, "host", "") or ""
+        hl = getattr(m, "headline", None)
+        step = getattr(hl, "avg_step_ms", None) if hl is not None else None
+        self.step_ms: float | None = float(step) if step is not None and step > 0 else None
+        steps = getattr(m, "steps", None)
+        self.steps: int = int(getattr(steps, "count", 0) or 0)
+
+    def share(self, ms: float | None) -> float | None:
+        if ms is None or self.step_ms is None:
+            return None
+        return float(ms) / self.step_ms
+
+    def fid(self, rule_id: str, gpu: int | None = None) -> str:
+        """Stable finding id: ``<rule>:<host>`` or ``<rule>:<host>:<gpu>``."""
+        parts = [rule_id, self.host or "-"]
+        if gpu is not None:
+            parts.append(str(gpu))
+        return ":".join(parts)
+
+
+# --------------------------------------------------------------------------- grading
+
+
+def grade(value: float | None, warning: str, critical: str | None = None) -> str | None:
+    """Severity of ``value`` against a threshold pair (direction from the table); None = silent."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    below = THRESHOLDS[warning].direction == "below"
+
+    def hit(name: str) -> bool:
+        return value <= T(name) if below else value >= T(name)
+
+    if critical is not None and hit(critical):
+        return "critical"
+    if hit(warning):
+        return "warning"
+    return None
+
+
+# --------------------------------------------------------------------------- formatting
+
+
+def pct(x: float | None, digits: int = 1) -> str:
+    if x is None:
+        return "n/a"
+    return f"{x * 100:.{digits}f}%"
+
+
+def ms(x: float | None) -> str:
+    if x is None:
+        return "n/a"
+    if abs(x) >= 1000:
+        return f"{x / 1000:.2f} s"
+    if abs(x) >= 10:
+        return f"{x:.1f} ms"
+    if abs(x) >= 1:
+        return f"{x:.2f} ms"
+    return f"{x * 1000:.0f} us"
+
+
+def us(x: float | None) -> str:
+    return "n/a" if x is None else f"{x:.1f} us"
+
+
+def count(x: float | int | None) -> str:
+    if x is None:
+        return "n/a"
+    if float(x).is_integer():
+        return f"{int(x):,}"
+    return f"{x:,.1f}"
+
+
+def r(x: float | None, nd: int = 3) -> float | None:
+    """Round for JSON evidence (None-safe)."""
+    return None if x is None else round(float(x), nd)
+
+
+# --------------------------------------------------------------------------- builders
+
+
+def share_metric(
+    id: str,
+    label: str,
+    value: float | None,
+    threshold: str | None = None,
+    meaning: str = "",
+    severity: str | None = None,
+    detail: dict[str, Any] | None = None,
+) -> Metric:
+    """A share-of-step (fraction) metric with its threshold from the table."""
+    t = THRESHOLDS[threshold] if threshold else None
+    good = "higher" if t is not None and t.direction == "below" else "lower"
+    return Metric(
+        id=id,
+        label=label,
+        value=r(value, 4),
+        unit="share",
+        display=pct(value),
+        good_direction=good,  # type: ignore[arg-type]
+        status=_status(severity),
+        meaning=meaning or (t.meaning if t else ""),
+        threshold=t.value if t else None,
+        detail={"threshold_name": t.name, "threshold_source": t.source, **(detail or {})} if t else dict(detail or {}),
+    )
+
+
+def value_metric(
+    id: str,
+    label: str,
+    value: float | None,
+    unit: str,
+    display: str,
+    threshold: str | None = None,
+    meaning: str = "",
+    severity: str | None = None,
+    good_direction: str = "lower",
+    detail: dict[str, Any] | None = None,
+) -> Metric:
+    t = THRESHOLDS[threshold] if threshold else None
+    return Metric(
+        id=id,
+        label=label,
+        value=r(value, 4),
+        unit=unit,
+        display=display,
+        good_direction=good_direction,  # type: ignore[arg-type]
+        status=_status(severity),
+        meaning=meaning or (t.meaning if t else ""),
+        threshold=t.value if t else None,
+        detail={"threshold_name": t.name, "threshold_source": t.source, **(detail or {})} if t else dict(detail or {}),
+    )
+
+
+def _status(severity: str | None) -> str:
+    return {"critical": "critical", "warning": "warning", "info": "good", "ok": "good"}.get(severity or "", "unknown")
+
+
+def saving(ctx: Ctx, ms_per_step: float | None, assumption: str) -> Saving | None:
+    """Saving in ms/step and percent of the step (0-100), clipped to [0, step]."""
+    if ms_per_step is None or ctx.step_ms is None:
+        return None
+    v = max(0.0, min(float(ms_per_step), ctx.step_ms))
+    return Saving(ms_per_step=round(v, 3), percent_of_step=round(100.0 * v / ctx.step_ms, 2), assumption=assumption)
+
+
+def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Table:
+    return Table(title=title, columns=list(columns), rows=[[_scalar(v) for v in row] for row in rows])
+
+
+def _scalar(v: Any) -> Any:
+    if hasattr(v, "item") and not isinstance(v, (str, bytes)):
+        v = v.item()
+    if isinstance(v, float):
+        if not math.isfinite(v):
+            return None
+        return round(v, 4)
+    return v
+
+
+def step_windows(
+    ctx: Ctx,
+    key: Callable[[Any], float] | None = None,
+    label: str = "step",
+    n: int = 3,
+    gpu: int | None = None,
+) -> list[TimeWindow]:
+    """Trace-viewer windows for the ``n`` worst kept steps (by ``key`` of the StepMetrics row).
+
+    Rows are the host-wide rows (``gpu is None``) unless ``gpu`` is given.
+    Without per-step rows, falls back to the first kept step windows.
+    """
+    rows = [s for s in (getattr(ctx.m, "steps_detail", None) or []) if s.gpu == gpu]
+    out: list[TimeWindow] = []
+    if rows:
+        chosen = sorted(rows, key=lambda s: -key(s))[:n] if key else rows[:n]
+        for s in sorted(chosen, key=lambda s: s.start_ms):
+            extra = f" ({ms(key(s))})" if key else ""
+            out.append(
+                TimeWindow(
+                    host=ctx.host,
+                    label=f"{label}, step {s.step}{extra}",
+                    start_ms=round(float(s.start_ms), 3),
+                    end_ms=round(float(s.start_ms + s.step_ms), 3),
+                    gpu=gpu,
+                    step=int(s.step),
+                )
+            )
+        return out
+    steps = getattr(ctx.m, "steps", None)
+    for w in (getattr(steps, "windows", None) or [])[:n]:
+        out.append(
+            TimeWindow(host=ctx.host, label=f"{label}, step {w.step}", start_ms=round(w.start_ms, 3),
+                       end_ms=round(w.end_ms, 3), gpu=gpu, step=int(w.step))
+        )
+    return out
+
+
+def finding(
+    ctx: Ctx,
+    rule_id: str,
+    severity: str,
+    summary: str,
+    *,
+    title: str | None = None,
+    metric: Metric | None = None,
+    saving: Saving | None = None,
+    evidence: Sequence[Table] = (),
+    windows: Sequence[TimeWindow] = (),
+    actions: Sequence[Action] = (),
+    gpu: int | None = None,
+) -> Finding:
+    reg = REGISTRY.get(rule_id)
+    return Finding(
+        id=ctx.fid(rule_id, gpu),
+        rule=rule_id,
+        severity=severity,  # type: ignore[arg-type]
+        title=title or (reg.title if reg else rule_id),
+        summary=summary,
+        guide_section=reg.section if reg else "",
+        metric=metric,
+        saving=saving,
+        evidence=list(evidence),
+        windows=list(windows),
+        actions=list(actions),
+        host=ctx.host or None,
+        gpu=gpu,
+    )
+
+
+def action(text: str, snippet: str | None = None, lang: str | None = None) -> Action:
+    if snippet is not None and lang is None:
+        lang = "shell" if snippet.lstrip().startswith(("export ", "TF_", "#!")) else "python"
+    return Action(text=text, snippet=snippet, snippet_lang=lang)  # type: ignore[arg-type]
+
+
+def kernels_per_step(m: Any, ctx: Ctx) -> float | None:
+    hl = getattr(m, "headline", None)
+    if hl is None or not ctx.steps:
+        return None
+    return float(hl.kernel_count) / ctx.steps
+
+
+def short(name: str, n: int = 70) -> str:
+    """Shorten a (demangled, templated) kernel name for tables and summaries."""
+    name = name or ""
+    return name if len(name) <= n else name[: n - 1] + "…"

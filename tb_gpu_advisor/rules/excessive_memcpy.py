@@ -1,0 +1,80 @@
+"""§1.2.2 / §2 item 4: excessive or synchronous host<->device / device<->device copies.
+
+Metric: copy time per step during which no kernel ran on that GPU (the copy
+blocks compute), as a share of the step.  A synchronous (``async:0``) copy
+of at least 1% of the step makes it a warning even below that.  Copies that
+recur at the same point in every step are marked: they come from the step
+itself (an op on the wrong device, a ``.numpy()`` call), not from warm-up.
+Saving: the blocking copy time (copies overlapped with compute, or gone).
+"""
+
+from __future__ import annotations
+
+from .base import Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
+
+ID = "excessive_memcpy"
+_NAMES = {"h2d": "H2D", "d2h": "D2H", "d2d": "D2D", "p2p": "P2P", "memset": "Memset", "other": "other"}
+
+
+@rule(ID, "§1.2.2", "Memory copies block the GPU",
+      thresholds=("excessive_memcpy.warning", "excessive_memcpy.critical", "excessive_memcpy.sync_share"))
+def check(m) -> list:
+    ctx = Ctx(m)
+    if ctx.step_ms is None or not m.memcpy:
+        return []
+    copies = [c for c in m.memcpy if c.direction != "memset"]
+    blocking = sum(c.blocking_ms_per_step for c in copies)
+    sync_ms = sum(c.ms_per_step * (c.sync_share or 0.0) for c in copies)
+    share = ctx.share(blocking)
+    sync_share = ctx.share(sync_ms) or 0.0
+    sev = grade(share, "excessive_memcpy.warning", "excessive_memcpy.critical")
+    if sev is None and sync_share >= T("excessive_memcpy.sync_share"):
+        sev = "warning"
+    if sev is None:
+        return []
+    explained = ""
+    from .host_op_placement import host_op_time
+    host_share = ctx.share(host_op_time(m)[0]) if m.host_ops.count_per_step else None
+    if sev == "critical" and grade(host_share, "host_op_placement.warning") is not None and \
+            any(c.direction == "d2h" and c.blocking_ms_per_step > 0 for c in copies):
+        sev = "warning"  # the copies are the host-placed ops' round trips: host_op_placement is the cause
+        explained = " (round trips of host-placed ops: see the host_op_placement finding)"
+    worst = max(copies, key=lambda c: c.blocking_ms_per_step)
+    recurring = [c for c in copies if c.recurring and c.count_per_step > 0]
+    rec_txt = (f"; {', '.join(_NAMES.get(c.direction, c.direction) for c in recurring)} copies recur at the same point "
+               f"every step" if recurring else "")
+    sync_txt = f"; {ms(sync_ms)} per step is synchronous" if sync_ms > 0 else ""
+    rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
+             c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
+    direction_acts = []
+    dirs = {c.direction for c in copies if c.blocking_ms_per_step > 0 or (c.sync_share or 0) > 0}
+    if dirs & {"d2h", "h2d"}:
+        direction_acts.append(action(
+            "Find the ops that bounce tensors between host and GPU (look at the ops around each copy, same place every "
+            "step) and keep them on the GPU; avoid .numpy()/print of tensors inside the step.",
+            "tf.debugging.set_log_device_placement(True)"))
+    if "h2d" in dirs:
+        direction_acts.append(action("Overlap input copies with compute by prefetching to the GPU.",
+                                     "ds = ds.prefetch(tf.data.AUTOTUNE)\n"
+                                     "ds = ds.apply(tf.data.experimental.prefetch_to_device('/gpu:0'))"))
+    if dirs & {"d2d", "p2p"}:
+        direction_acts.append(action("Check for unnecessary device-to-device copies between replicas (variables "
+                                     "or ops pinned to one GPU) — guide §2 item 4."))
+    return [finding(
+        ctx, ID, sev,
+        f"Copies block the GPU for {ms(blocking)} of each {ms(ctx.step_ms)} step ({pct(share)}), mostly "
+        f"{_NAMES.get(worst.direction, worst.direction)} ({count(round(worst.count_per_step, 1))} copies, "
+        f"{ms(worst.ms_per_step)} per step){sync_txt}{rec_txt}{explained}.",
+        metric=share_metric("memcpy_blocking_share", "Blocking copy time share of step", share,
+                            "excessive_memcpy.warning", severity=sev,
+                            detail={"blocking_ms_per_step": blocking, "sync_ms_per_step": sync_ms,
+                                    "sync_share_of_step": sync_share}),
+        saving=saving(ctx, max(blocking, sync_ms), "blocking and synchronous copies overlap with compute or disappear "
+                                                   "(ops kept on the GPU, async prefetch)"),
+        evidence=[table("Copies per step by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
+                                                         "sync count/step", "recurring", "top ops"], rows)],
+        windows=step_windows(ctx, key=lambda s: s.breakdown.memcpy_h2d + s.breakdown.memcpy_d2h + s.breakdown.memcpy_d2d,
+                             label="copies"),
+        actions=direction_acts or [action("Keep tensors on the GPU between ops; check placement.",
+                                          "tf.debugging.set_log_device_placement(True)")],
+    )]

@@ -1,0 +1,81 @@
+"""§1.2.2 TensorFlow op placement: ops placed on the host instead of the GPU.
+
+Metric: host self time of host-placed TF ops per step / step time (the
+guide's overview number is by op count; it is reported as detail).
+Dynamic loss-scaling ops are left to ``loss_scaling_gaps``.
+Saving: the GPU-idle host time (capped by the host-op time) plus the copy
+round trips host-placed ops cause (each D2H copy to the host and a copy of
+the same size back; capped by the blocking copy time).
+"""
+
+from __future__ import annotations
+
+from .base import Ctx, action, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
+
+ID = "host_op_placement"
+_HEAVY = ("MatMul", "Conv", "BatchMatMul", "Einsum", "Softmax", "Unique", "Gather", "Scatter", "Sort", "TopK")
+
+
+def _is_loss_scaling(op, m) -> bool:
+    ls = m.loss_scaling
+    return "LossScaleOptimizer" in op.op_name or (ls.present and op.op_name in set(ls.names))
+
+
+def host_op_time(m) -> tuple[float, list]:
+    """(host ms per step of host-placed ops, loss-scaling ops excluded; the remaining top ops)."""
+    h = m.host_ops
+    n = max(1, m.steps.count or 0)
+    excluded = [o for o in h.top if _is_loss_scaling(o, m)]
+    t = max(0.0, h.time_ms_per_step - sum(o.host_self_ms for o in excluded) / n)
+    return t, [o for o in h.top if o not in excluded]
+
+
+def round_trip_ms(m) -> float:
+    """Blocking D2H copies plus as much blocking H2D copy time coming back."""
+    by = {c.direction: c for c in m.memcpy}
+    d2h = by["d2h"].blocking_ms_per_step if "d2h" in by else 0.0
+    h2d = by["h2d"].blocking_ms_per_step if "h2d" in by else 0.0
+    return d2h + min(d2h, h2d)
+
+
+@rule(ID, "§1.2.2", "TensorFlow ops placed on the host",
+      thresholds=("host_op_placement.warning", "host_op_placement.critical"))
+def check(m) -> list:
+    ctx = Ctx(m)
+    h = m.host_ops
+    if ctx.step_ms is None or not h.count_per_step:
+        return []
+    t_ms, top = host_op_time(m)
+    if not top and h.top:
+        return []  # only loss-scaling ops: loss_scaling_gaps reports them
+    share = min(1.0, ctx.share(t_ms) or 0.0)
+    sev = grade(share, "host_op_placement.warning", "host_op_placement.critical")
+    if sev is None:
+        return []
+    idle = m.breakdown.host_compute + m.breakdown.other + m.breakdown.launch_wait
+    copies = round_trip_ms(m)
+    save_ms = min(t_ms, idle) + copies
+    heavy = [o for o in top if any(k in o.op_type for k in _HEAVY)]
+    rows = [[short(o.op_name, 60), o.op_type, o.occurrences, o.host_self_ms] for o in top[:15]]
+    heavy_txt = f" Compute-heavy ops on the host: {', '.join(sorted({o.op_type for o in heavy})[:5])}." if heavy else ""
+    copy_txt = f"; their tensors round-trip through {ms(copies)} of blocking copies" if copies > 0 else ""
+    return [finding(
+        ctx, ID, sev,
+        f"{count(round(h.count_per_step, 1))} TF ops per step run on the host ({pct(h.share_by_count)} of ops by "
+        f"count), taking {ms(t_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}){copy_txt}.{heavy_txt}",
+        metric=share_metric("host_op_time_share", "Host-placed op time share of step", share,
+                            "host_op_placement.warning", severity=sev,
+                            detail={"host_op_share_by_count": h.share_by_count, "host_ops_per_step": h.count_per_step,
+                                    "host_op_ms_per_step": t_ms, "round_trip_copy_ms_per_step": copies}),
+        saving=saving(ctx, save_ms, "host-placed ops move to the GPU: the GPU no longer idles while they run on the "
+                                    "host, and their device->host->device copies disappear"),
+        evidence=[table("Host-placed ops by host time (kept steps)", ["op", "type", "occurrences", "host ms"], rows)],
+        actions=[
+            action("Log where every op is placed (first statement of the program) and look for compute-heavy ops on "
+                   "the CPU; some ops (e.g. tf.unique) override the requested device.",
+                   "tf.debugging.set_log_device_placement(True)"),
+            action("Make placement deterministic with a distribution strategy.",
+                   "strategy = tf.distribute.OneDeviceStrategy(device=\"/gpu:0\")\nwith strategy.scope():\n"
+                   "    model = build_model()"),
+        ],
+    )]

@@ -1,0 +1,54 @@
+"""§1.1 Input pipeline: is the program input-bound?
+
+Metric: ``headline.input_wait_share`` -- the share of the step the GPUs are
+idle while the host waits in ``IteratorGetNext`` (the stock tool shows 0.0%
+for GPU captures; the Advisor measures it itself).  Saving: the whole input
+wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
+"""
+
+from __future__ import annotations
+
+from .base import Ctx, action, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
+
+ID = "input_bound"
+
+
+@rule(ID, "§1.1", "Input-bound: the GPU waits for the input pipeline",
+      thresholds=("input_bound.warning", "input_bound.critical"))
+def check(m) -> list:
+    ctx = Ctx(m)
+    share = m.headline.input_wait_share
+    if share is None and ctx.step_ms:
+        share = ctx.share(m.breakdown.input_wait)
+    sev = grade(share, "input_bound.warning", "input_bound.critical")
+    if sev is None:
+        return []
+    wait_ms = share * ctx.step_ms if ctx.step_ms else None
+    h2d = m.breakdown.memcpy_h2d
+    rows = [
+        [s.step, s.step_ms, s.breakdown.input_wait, s.breakdown.memcpy_h2d, s.breakdown.device_compute]
+        for s in m.steps_detail if s.gpu is None
+    ]
+    evidence = [table("Input wait per step (ms)", ["step", "step ms", "input wait ms", "H2D copy ms", "device compute ms"], rows[:50])]
+    return [finding(
+        ctx, ID, sev,
+        f"The GPUs sit idle waiting for input for {ms(wait_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}; "
+        f"stock 'input-bound' level is >=5%), over {ctx.steps} steps; H2D input copies add {ms(h2d)}.",
+        metric=share_metric("input_wait_share", "Input wait share of step", share, "input_bound.warning", severity=sev,
+                            detail={"input_wait_ms": wait_ms, "memcpy_h2d_ms": h2d}),
+        saving=saving(ctx, wait_ms, "removing the input wait entirely (input prepared in parallel and prefetched, "
+                                    "so it overlaps with the previous step's compute)"),
+        evidence=evidence,
+        windows=step_windows(ctx, key=lambda s: s.breakdown.input_wait, label="input wait"),
+        actions=[
+            action("Parallelize and prefetch the tf.data pipeline (see the tf.data performance guide).",
+                   "ds = (ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)\n"
+                   "        .cache()  # if the data fits\n"
+                   "        .batch(batch_size)\n"
+                   "        .prefetch(tf.data.AUTOTUNE))"),
+            action("Confirm: run the same model on synthetic in-memory data that needs no preprocessing; if it is "
+                   "much faster, the input pipeline is the bottleneck.",
+                   "ds = tf.data.Dataset.from_tensors((x_batch, y_batch)).repeat()  # synthetic: no I/O, no preprocessing\n"
+                   "model.fit(ds, steps_per_epoch=100)"),
+        ],
+    )]

@@ -1,0 +1,66 @@
+"""§2.2 GPU host thread contention: kernels are launched on some GPUs late.
+
+Metric: ``multi_gpu.launch_skew_ms`` (spread of the GPUs' first-kernel start
+per step) as a share of step time.  Silent when the GPUs run sequentially
+(that rule explains the skew).  Recommends ``TF_GPU_THREAD_MODE=
+gpu_private`` only when the capture has no ``tf_gpu_private_*`` threads;
+otherwise ``TF_GPU_THREAD_COUNT``.  Saving: the skew.
+"""
+
+from __future__ import annotations
+
+from ._multi import active_gpus, is_multi
+from .base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
+from .sequential_gpus import is_sequential
+from .step_gaps import start_offsets_ms
+
+ID = "launch_skew"
+
+
+@rule(ID, "§2.2", "Skewed kernel launches across GPUs (host thread contention)",
+      thresholds=("launch_skew.warning", "launch_skew.critical", "launch_skew.min_ms"))
+def check(m) -> list:
+    ctx = Ctx(m)
+    mg = m.multi_gpu
+    skew = mg.launch_skew_ms
+    if not is_multi(m) or skew is None or ctx.step_ms is None or is_sequential(m):
+        return []
+    if skew < T("launch_skew.min_ms"):
+        return []
+    share = ctx.share(skew)
+    sev = grade(share, "launch_skew.warning", "launch_skew.critical")
+    if sev is None:
+        return []
+    private = bool(m.capture.gpu_thread_mode_private) or any(g.launch_thread_private for g in m.gpus)
+    gs = active_gpus(m)
+    offsets = start_offsets_ms(m)
+    late_gpu = max(offsets, key=offsets.get) if offsets else (mg.first_gpu_order[-1] if mg.first_gpu_order else gs[-1].gpu)
+    late_ms = offsets.get(late_gpu)
+    order = " → ".join(f"GPU{g}" for g in mg.first_gpu_order)
+    acts = []
+    if not private:
+        acts.append(action("Give every GPU its own launch threads (2 per GPU by default, usually enough).",
+                           "export TF_GPU_THREAD_MODE=gpu_private", "shell"))
+    else:
+        acts.append(action("The capture already uses gpu_private launch threads; raise their count per GPU.",
+                           "export TF_GPU_THREAD_MODE=gpu_private\nexport TF_GPU_THREAD_COUNT=4", "shell"))
+    acts.append(action("Keep tf.data from competing for the same cores (bound its threads).",
+                       "options = tf.data.Options()\noptions.threading.private_threadpool_size = 8\n"
+                       "ds = ds.with_options(options)"))
+    return [finding(
+        ctx, ID, sev,
+        f"The GPUs start each step up to {ms(skew)} apart ({pct(share)} of the {ms(ctx.step_ms)} step); GPU{late_gpu} "
+        f"starts last (+{ms(late_ms)}), launch order {order or 'n/a'}"
+        f"{'' if private else '; no tf_gpu_private_* launch threads in the capture'}.",
+        metric=share_metric("launch_skew_share", "Launch skew share of step", share, "launch_skew.warning", severity=sev,
+                            detail={"launch_skew_ms": skew, "launch_order_skew_ms": mg.launch_order_skew_ms,
+                                    "gpu_private_threads": private}),
+        saving=saving(ctx, skew, "all GPUs start the step together (the late GPU no longer delays the AllReduce)"),
+        evidence=[table("First kernel / first launch per GPU, relative to the earliest (ms, average per step)",
+                        ["gpu", "first kernel offset ms", "first launch offset ms", "private launch threads"],
+                        [[g.gpu, offsets.get(g.gpu, g.first_kernel_offset_ms), g.first_launch_offset_ms,
+                          g.launch_thread_private] for g in gs])],
+        windows=step_windows(ctx, label="launch skew", n=2),
+        gpu=late_gpu,
+        actions=acts,
+    )]

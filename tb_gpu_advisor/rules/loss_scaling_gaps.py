@@ -1,0 +1,45 @@
+"""§1.3 Dynamic loss scaling: conditional ops on the host that show as gaps.
+
+Metric: GPU-idle time overlapped by dynamic loss-scaling ops per step (host
+time of those ops when the overlap is unknown), as a share of step.
+Saving: that time (static loss scaling has no such overhead).
+"""
+
+from __future__ import annotations
+
+from .base import Ctx, action, count, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
+
+ID = "loss_scaling_gaps"
+
+
+@rule(ID, "§1.3", "Dynamic loss scaling adds host-side gaps",
+      thresholds=("loss_scaling_gaps.warning", "loss_scaling_gaps.critical"))
+def check(m) -> list:
+    ctx = Ctx(m)
+    ls = m.loss_scaling
+    if not ls.present or not ls.dynamic or ctx.step_ms is None:
+        return []
+    cost = ls.gap_ms_per_step if ls.gap_ms_per_step is not None else ls.host_ms_per_step
+    share = ctx.share(cost)
+    sev = grade(share, "loss_scaling_gaps.warning", "loss_scaling_gaps.critical")
+    if sev is None:
+        return []
+    return [finding(
+        ctx, ID, sev,
+        f"Dynamic loss scaling runs {count(round(ls.op_count_per_step, 1))} conditional ops per step on the host "
+        f"({ms(ls.host_ms_per_step)}), leaving the GPU idle {ms(cost)} of each {ms(ctx.step_ms)} step ({pct(share)}).",
+        metric=share_metric("loss_scaling_gap_share", "Loss-scaling gap share of step", share,
+                            "loss_scaling_gaps.warning", severity=sev,
+                            detail={"host_ms_per_step": ls.host_ms_per_step, "gap_ms_per_step": ls.gap_ms_per_step,
+                                    "ops_per_step": ls.op_count_per_step}),
+        saving=saving(ctx, cost, "static loss scaling (fixed scale) removes the host-side conditional update"),
+        evidence=[table("Loss-scaling ops", ["op"], [[n] for n in ls.names[:15]])],
+        windows=step_windows(ctx, key=lambda s: s.breakdown.host_compute, label="loss-scaling gap"),
+        actions=[
+            action("Use static loss scaling with a scale that keeps fp16 gradients from underflowing/overflowing "
+                   "(validate convergence: a wrong value loses accuracy).",
+                   "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt, dynamic=False, initial_scale=1024)"),
+            action("Or run the step under jit_compile=True so the scale update runs on the GPU inside the cluster.",
+                   "model.compile(optimizer=opt, loss=loss, jit_compile=True)"),
+        ],
+    )]

@@ -1,0 +1,66 @@
+"""§1.2.3 fp16 GEMM/conv kernels that miss Tensor Cores: dimensions not multiples of 8 (16 for int8).
+
+Metric: time of 16-bit TC-eligible kernels that do NOT use Tensor Cores, as
+a share of 16-bit TC-eligible time.  Tensor Core kernels need fp16 dims
+divisible by 8 (int8: 16); a 16-bit GEMM on a non-Tensor-Core kernel is the
+guide's "fell back to an inefficient implementation" case.  When a kernel
+row carries shapes (``dims`` / ``shape``) the offending dims are listed.
+Saving: that time × (1 - 1/speedup).
+"""
+
+from __future__ import annotations
+
+import re
+
+from ._kernels import device_step_scale, kernel_mix, per_step_ms, tensor_core_gpus
+from .base import Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
+
+ID = "misaligned_dims"
+
+
+@rule(ID, "§1.2.3", "fp16 matmul/conv dims are not multiples of 8: Tensor Cores unused",
+      thresholds=("misaligned_dims.warning", "misaligned_dims.critical", "misaligned.tc_speedup"))
+def check(m) -> list:
+    ctx = Ctx(m)
+    yes, _ = tensor_core_gpus(m)
+    k = kernel_mix(m)
+    sixteen_eligible = k.eligible_no_tc_16_us + sum(s.total_us for s in k.eligible_rows
+                                                   if s.tensor_core and s.precision in ("fp16", "bf16", "int8", "fp8"))
+    if not yes or sixteen_eligible <= 0 or not k.no_tc_16:
+        return []
+    share = k.eligible_no_tc_16_us / sixteen_eligible
+    sev = grade(share, "misaligned_dims.warning", "misaligned_dims.critical")
+    if sev is None:
+        return []
+    t_ms = per_step_ms(m, k.eligible_no_tc_16_us) * device_step_scale(m)
+    sp = T("misaligned.tc_speedup")
+    rows = []
+    for s in sorted(k.no_tc_16, key=lambda s: -s.total_us)[:10]:
+        dims = getattr(s, "dims", None) or getattr(s, "shape", None) or ""
+        rows.append([short(s.name), s.op_type, s.precision, s.count, s.total_us / 1000.0, _odd_dims(dims, s.precision)])
+    int8 = any(s.precision == "int8" for s in k.no_tc_16)
+    return [finding(
+        ctx, ID, sev,
+        f"{pct(share)} of 16-bit MatMul/Conv time ({ms(t_ms)} per step, {count(len(k.no_tc_16))} kernels) runs on "
+        f"non-Tensor-Core kernels: fp16 dims must be multiples of 8{' (int8: 16)' if int8 else ''} for Tensor Cores.",
+        metric=share_metric("misaligned_16bit_share", "16-bit GEMM/conv time without Tensor Cores", share,
+                            "misaligned_dims.warning", severity=sev),
+        saving=saving(ctx, t_ms * (1 - 1 / sp), f"the dims padded to multiples of 8 so these kernels run {sp:g}x faster "
+                                               f"on Tensor Cores"),
+        evidence=[table("16-bit TC-eligible kernels not using Tensor Cores",
+                        ["kernel", "op type", "precision", "count", "total ms", "dims not multiple of 8/16"], rows)],
+        actions=[
+            action("Pad the layer sizes (units, channels, vocabulary, sequence/batch dims) to multiples of 8 "
+                   "(16 for int8); cuDNN >= 7.6.3 pads convolutions automatically, dense layers are not padded.",
+                   "units = ((units + 7) // 8) * 8      # Dense/Embedding/attention sizes\n"
+                   "vocab_size = ((vocab_size + 7) // 8) * 8"),
+            action("Check the kernel stats: the op should map to an h884/h1688/s16816/xmma-style Tensor Core kernel."),
+        ],
+    )]
+
+
+def _odd_dims(dims, precision: str) -> str:
+    mult = 16 if precision == "int8" else 8
+    nums = [int(x) for x in re.findall(r"\d+", str(dims))] if dims else []
+    odd = sorted({n for n in nums if n > 1 and n % mult})
+    return ", ".join(map(str, odd)) if odd else ("" if not dims else "none found")

@@ -1,0 +1,68 @@
+"""§1.3 Mixed precision: almost no device time in 16-bit kernels.
+
+Metric: ``headline.sixteen_bit_time_share`` (fp16 + bf16 share of kernel
+time; the stock tool suggests mixed precision below 10% and counts bf16 as
+32-bit -- the Advisor counts both).  Only on GPUs with Tensor Cores and when
+matmul/conv work is a real part of the compute.  Critical when 32-bit
+MatMul/Conv kernels are at least half of device compute.  Saving: 32-bit
+TC-eligible kernel time × (1 - 1/speedup) + other 32-bit kernel time ×
+(1 - 1/memory_bound_speedup) (half the bytes).
+"""
+
+from __future__ import annotations
+
+from ._kernels import device_step_scale, kernel_mix, per_step_ms, tensor_core_gpus
+from .base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, short, table
+
+ID = "mixed_precision_off"
+
+
+@rule(ID, "§1.3", "Mixed precision is off: kernels run in fp32",
+      thresholds=("mixed_precision_off.warning", "mixed_precision_off.critical", "mixed_precision_off.min_eligible_share",
+                  "mixed_precision.speedup", "mixed_precision.memory_bound_speedup"))
+def check(m) -> list:
+    ctx = Ctx(m)
+    yes, _ = tensor_core_gpus(m)
+    share16 = m.headline.sixteen_bit_time_share
+    k = kernel_mix(m)
+    if not yes or share16 is None or k.compute_us <= 0:
+        return []
+    eligible_share = k.eligible_us / k.compute_us
+    if eligible_share < T("mixed_precision_off.min_eligible_share"):
+        return []
+    sev = grade(share16, "mixed_precision_off.warning")
+    if sev is None:
+        return []
+    if k.eligible_32_us / k.compute_us >= T("mixed_precision_off.critical"):
+        sev = "critical"
+    sp, spm = T("mixed_precision.speedup"), T("mixed_precision.memory_bound_speedup")
+    t32_ms = per_step_ms(m, k.eligible_32_us) * device_step_scale(m)
+    other_ms = per_step_ms(m, k.other_32_us) * device_step_scale(m)
+    top = sorted((s for s in k.eligible_rows if s.precision not in ("fp16", "bf16", "int8", "fp8")),
+                 key=lambda s: -s.total_us)[:10]
+    cc = ", ".join(sorted({f"{g.name} (sm{g.compute_capability})" for g in yes if g.compute_capability})) or "the GPU"
+    return [finding(
+        ctx, ID, sev,
+        f"Only {pct(share16)} of device compute time is in 16-bit kernels (stock tool suggests mixed precision below "
+        f"10%) while MatMul/Conv kernels take {pct(eligible_share)} of it ({ms(t32_ms)} per step in 32-bit) on {cc}.",
+        metric=share_metric("sixteen_bit_time_share", "16-bit share of device compute", share16,
+                            "mixed_precision_off.warning", severity=sev,
+                            detail={"fp16_time_share": m.headline.fp16_time_share,
+                                    "bf16_time_share": m.headline.bf16_time_share,
+                                    "tc_eligible_share": eligible_share}),
+        saving=saving(ctx, t32_ms * (1 - 1 / sp) + other_ms * (1 - 1 / spm),
+                      f"32-bit MatMul/Conv kernels run {sp:g}x faster in fp16 on Tensor Cores (guide: up to 3x overall "
+                      f"on Volta+) and other 32-bit kernels {spm:g}x faster with half the bytes"),
+        evidence=[table("Largest 32-bit MatMul/Conv kernels", ["kernel", "op type", "precision", "count", "total ms",
+                                                               "tensor core"],
+                        [[short(s.name), s.op_type, s.precision, s.count, s.total_us / 1000.0, s.tensor_core]
+                         for s in top])],
+        actions=[
+            action("Enable Keras mixed precision (first statement, before building the model); keep a standalone "
+                   "softmax/final output in float32.",
+                   "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                   "# last layer: tf.keras.layers.Activation('softmax', dtype='float32')"),
+            action("Enable it alone first and verify the gain, then check the misaligned_dims / Tensor Core findings "
+                   "(dims multiples of 8)."),
+        ],
+    )]

@@ -1,0 +1,125 @@
+"""§1.2.1 Gaps between steps: the GPU is idle between training steps.
+
+Metric: ``gaps.share_of_step`` (average gap / average step).  The part of
+the gap spent waiting for input belongs to ``input_bound``; this rule fires
+on the rest (host work between steps: callbacks, metrics, ops outside
+``tf.function``; or launch threads contending with tf.data threads) and
+names the cause from what the host did during the gaps.
+"""
+
+from __future__ import annotations
+
+from .base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, table
+from ..report_schema import TimeWindow
+
+ID = "step_gaps"
+
+
+def start_offsets_ms(m) -> dict:
+    """GPU -> average delay of its first kernel behind the earliest GPU's, per step (active GPUs)."""
+    active = [g for g in m.gpus if g.active]
+    if len(active) < 2:
+        return {}
+    if all(g.first_kernel_offset_ms is not None for g in active):
+        return {g.gpu: float(g.first_kernel_offset_ms) for g in active}
+    by_step: dict = {}
+    for s in m.steps_detail:
+        if s.gpu is not None and s.first_kernel_ms is not None:
+            by_step.setdefault(s.step, {})[s.gpu] = s.first_kernel_ms
+    sums: dict = {}
+    n = 0
+    for row in by_step.values():
+        if len(row) < 2:
+            continue
+        first = min(row.values())
+        n += 1
+        for gpu, t in row.items():
+            sums[gpu] = sums.get(gpu, 0.0) + (t - first)
+    return {gpu: v / n for gpu, v in sums.items()} if n else {}
+
+
+def mean_start_offset_ms(m) -> float:
+    off = start_offsets_ms(m)
+    return sum(off.values()) / len(off) if off else 0.0
+
+
+@rule(ID, "§1.2.1", "Gaps between steps leave the GPU idle",
+      thresholds=("step_gaps.warning", "step_gaps.critical", "step_gaps.min_gap_ms"))
+def check(m) -> list:
+    ctx = Ctx(m)
+    g = m.gaps
+    if not g.count or g.avg_gap_ms is None or ctx.step_ms is None:
+        return []
+    input_ms = g.avg_input_wait_ms or 0.0
+    launch_ms = g.avg_launch_ms or 0.0
+    other_ms = g.avg_host_other_ms or 0.0
+    unexplained = max(0.0, g.avg_gap_ms - input_ms - launch_ms - other_ms)
+    # Dynamic loss scaling shows up as gaps too; its own rule reports it.
+    ls = m.loss_scaling
+    loss_ms = (ls.gap_ms_per_step or 0.0) if (ls.present and ls.dynamic) else 0.0
+    # With several GPUs, a GPU that starts the step late (launch skew) shows a longer gap;
+    # launch_skew reports that part.
+    skew_ms = mean_start_offset_ms(m)
+    non_input_ms = max(0.0, g.avg_gap_ms - input_ms - loss_ms - skew_ms)
+    share = ctx.share(non_input_ms)
+    if g.avg_gap_ms < T("step_gaps.min_gap_ms"):
+        return []
+    sev = grade(share, "step_gaps.warning", "step_gaps.critical")
+    if sev is None:
+        return []
+
+    private = bool(m.capture.gpu_thread_mode_private) or any(x.launch_thread_private for x in m.gpus)
+    causes = {"host work between steps (callbacks, metrics, ops outside tf.function)": other_ms + unexplained,
+              "host launch threads busy (thread contention)": launch_ms}
+    cause = max(causes, key=causes.get)
+    actions = []
+    if other_ms + unexplained >= launch_ms:
+        actions.append(action(
+            "Disable Keras callbacks and metrics to confirm, then run them every N steps instead of every step: "
+            "several steps per tf.function call (custom loops: a tf.while_loop / tf.range inside the tf.function).",
+            "model.compile(optimizer, loss, metrics=[...], steps_per_execution=32)  # TF<2.4: experimental_steps_per_execution"))
+        actions.append(action("Keep per-step Python work (logging, .numpy() calls, metric updates) out of the step, "
+                              "or do it every N steps."))
+    if not private:
+        actions.append(action(
+            "Launch kernels from dedicated GPU threads so they do not queue behind tf.data threads "
+            "(no tf_gpu_private_* threads in this capture).",
+            "export TF_GPU_THREAD_MODE=gpu_private", "shell"))
+    elif launch_ms > other_ms + unexplained:
+        actions.append(action("The capture already uses TF_GPU_THREAD_MODE=gpu_private; try more launch threads per GPU.",
+                              "export TF_GPU_THREAD_COUNT=4", "shell"))
+    if input_ms > 0.2 * g.avg_gap_ms:
+        actions.append(action(f"{ms(input_ms)} of each gap is input wait: see the input_bound finding (guide §1.1)."))
+
+    rows = [[x.after_step, x.gpu, x.gap_ms, x.input_wait_ms, x.launch_ms, x.host_other_ms, x.unexplained_ms]
+            for x in sorted(g.gaps, key=lambda x: -x.gap_ms)[:20]]
+    windows = []
+    by_step = {w.step: w for w in m.steps.windows}
+    for x in sorted(g.gaps, key=lambda x: -x.gap_ms)[:3]:
+        w = by_step.get(x.after_step)
+        if w is not None:
+            windows.append(TimeWindow(host=ctx.host, label=f"gap after step {x.after_step} ({ms(x.gap_ms)})",
+                                      start_ms=round(w.end_ms - x.gap_ms, 3), end_ms=round(w.end_ms + x.gap_ms, 3),
+                                      gpu=x.gpu, step=x.after_step))
+    return [finding(
+        ctx, ID, sev,
+        f"The GPU is idle {ms(g.avg_gap_ms)} between steps on average (max {ms(g.max_gap_ms)}), {pct(share)} of the "
+        f"{ms(ctx.step_ms)} step outside input wait; most of it is {cause}.",
+        metric=share_metric("step_gap_share", "Between-step gap (non-input) share of step", share, "step_gaps.warning",
+                            severity=sev, detail={"avg_gap_ms": g.avg_gap_ms, "max_gap_ms": g.max_gap_ms,
+                                                  "input_wait_ms": input_ms, "launch_ms": launch_ms,
+                                                  "host_other_ms": other_ms, "unexplained_ms": unexplained,
+                                                  "gpu_private_threads": private}),
+        saving=saving(ctx, non_input_ms, "the between-step gap shrinks to its input-wait part (host work moved out of "
+                                         "the step or run every N steps)"),
+        evidence=[
+            table("Where the gap time goes (ms, average per gap)", ["cause", "ms"],
+                  [["input wait", input_ms], ["launch threads busy", launch_ms], ["other host work", other_ms],
+                   ["dynamic loss scaling", loss_ms], ["late start of a GPU (launch skew)", skew_ms],
+                   ["unexplained", unexplained]]),
+            table("Longest gaps", ["after step", "gpu", "gap ms", "input wait ms", "launch ms", "host other ms",
+                                   "unexplained ms"], rows),
+        ],
+        windows=windows,
+        actions=actions,
+    )]

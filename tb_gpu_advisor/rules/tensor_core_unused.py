@@ -1,0 +1,71 @@
+"""§1.2.3 Tensor Cores: Tensor-Core-eligible ops (MatMul, Conv, ...) whose kernels do not use them.
+
+Metric: time of TC-eligible kernels that do not use Tensor Cores, as a share
+of device compute time, on GPUs with Tensor Cores (compute capability
+>= 7.0).  The cause is named: 32-bit kernels need mixed precision (see
+``mixed_precision_off``), 16-bit ones fell back to a non-Tensor-Core kernel,
+usually because of dims not multiples of 8 (``misaligned_dims``).
+Saving: 32-bit part × (1 - 1/mixed_precision.speedup) + 16-bit part ×
+(1 - 1/misaligned.tc_speedup).
+"""
+
+from __future__ import annotations
+
+from ._kernels import device_step_scale, kernel_mix, per_step_ms, tensor_core_gpus
+from .base import Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
+
+ID = "tensor_core_unused"
+
+
+@rule(ID, "§1.2.3", "Matmul/conv kernels do not use Tensor Cores",
+      thresholds=("tensor_core_unused.warning", "tensor_core_unused.critical", "tensor_core.min_compute_capability",
+                  "mixed_precision.speedup"))
+def check(m) -> list:
+    ctx = Ctx(m)
+    yes, _no = tensor_core_gpus(m)
+    k = kernel_mix(m)
+    if not yes or k.compute_us <= 0 or not (k.no_tc_32 or k.no_tc_16):
+        return []
+    unused_us = k.eligible_no_tc_32_us + k.eligible_no_tc_16_us
+    share = unused_us / k.compute_us
+    sev = grade(share, "tensor_core_unused.warning", "tensor_core_unused.critical")
+    if sev is None:
+        return []
+    scale = device_step_scale(m)
+    t32 = per_step_ms(m, k.eligible_no_tc_32_us) * scale
+    t16 = per_step_ms(m, k.eligible_no_tc_16_us) * scale
+    t_ms = t32 + t16
+    sp, sp16 = T("mixed_precision.speedup"), T("misaligned.tc_speedup")
+    bad = k.no_tc_32 + k.no_tc_16
+    rows = [[short(s.name), s.op_type, s.precision, s.count, s.total_us / 1000.0, s.avg_us]
+            for s in sorted(bad, key=lambda s: -s.total_us)[:10]]
+    names = ", ".join(sorted({g.name for g in yes if g.name})) or "GPU"
+    if t32 >= t16:
+        cause = "they run in 32-bit: enable mixed precision (fp16) so they can use Tensor Cores"
+    else:
+        cause = "they are 16-bit but fell back to non-Tensor-Core kernels, usually dims not multiples of 8"
+    acts = [
+        action("Enable mixed precision so GEMM/conv kernels can use fp16 Tensor Cores.",
+               "tf.keras.mixed_precision.set_global_policy('mixed_float16')"),
+        action("Keep GEMM/conv dimensions (batch, units, channels, vocabulary) multiples of 8 (16 for int8) so "
+               "Tensor Core kernels are picked.", "units = ((units + 7) // 8) * 8"),
+        action("On Ampere and newer, fp32 matmuls can use TF32 Tensor Cores; make sure it is not disabled.",
+               "tf.config.experimental.enable_tensor_float_32_execution(True)"),
+    ]
+    if t16 > t32:
+        acts[0], acts[1] = acts[1], acts[0]
+    return [finding(
+        ctx, ID, sev,
+        f"{pct(share)} of device compute time ({ms(t_ms)} per step, {count(len(bad))} kernels) is in "
+        f"Tensor-Core-eligible MatMul/Conv kernels that do not use the Tensor Cores of {names}: {cause}.",
+        metric=share_metric("tc_eligible_unused_share", "TC-eligible time without Tensor Cores", share,
+                            "tensor_core_unused.warning", severity=sev,
+                            detail={"eligible_share": k.eligible_us / k.compute_us,
+                                    "unused_32bit_ms_per_step": t32, "unused_16bit_ms_per_step": t16,
+                                    "eligible_tc_share": (k.eligible_tc_us / k.eligible_us) if k.eligible_us else None}),
+        saving=saving(ctx, t32 * (1 - 1 / sp) + t16 * (1 - 1 / sp16),
+                      f"those kernels run {sp:g}x faster on Tensor Cores (guide: up to 3x with mixed precision)"),
+        evidence=[table("TC-eligible kernels not using Tensor Cores", ["kernel", "op type", "precision", "count",
+                                                                      "total ms", "avg us"], rows)],
+        actions=acts,
+    )]

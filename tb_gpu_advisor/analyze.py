@@ -58,7 +58,16 @@ def headline_cards(m: HostMetrics) -> list[Metric]:
                meaning="share of the step the GPU was idle while the host waited in IteratorGetNext",
                detail={"ms_per_step": _f(m.breakdown.input_wait)}),
     ]
-    return cards
+    return [_graded(c) for c in cards]
+
+
+def _graded(card: Metric) -> Metric:
+    """Fill a headline card's status and threshold from the rules' threshold table."""
+    from .rules.headline import card_status, card_threshold
+
+    card.status = card_status(card.id, card.value)
+    card.threshold = card_threshold(card.id)
+    return card
 
 
 def _kernel_table(m: HostMetrics, n: int = TOP_N) -> Table:
@@ -173,8 +182,8 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Repor
         for card in ok[0].headline:
             vals = [c.value for h in ok for c in h.headline if c.id == card.id and c.value is not None]
             v = sum(vals) / len(vals) if vals else None
-            headline.append(Metric(card.id, card.label, _f(v), card.unit, _pct(v) if card.unit == "share" else str(v), card.good_direction,
-                                   card.status, card.meaning, card.threshold, {"hosts": len(vals)}))
+            headline.append(_graded(Metric(card.id, card.label, _f(v), card.unit, _pct(v) if card.unit == "share" else str(v),
+                                           card.good_direction, "unknown", card.meaning, card.threshold, {"hosts": len(vals)})))
     notes = [f"{h.host}: could not be analysed: {h.error}" for h in host_reports if h.error]
     healthy = bool(ok) and not any(f.severity in ("critical", "warning") for f in findings)
     return Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,

@@ -14,7 +14,13 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
     """Adds the Advisor's flags and builds the plugin lazily."""
 
     def define_flags(self, parser) -> None:  # noqa: ANN001 - argparse parser from TensorBoard
-        pass
+        parser.add_argument(
+            "--gpu_advisor_cache_dir",
+            metavar="DIR",
+            default=None,
+            help="Where the Advisor keeps computed reports between TensorBoard restarts "
+            "(default: $TB_GPU_ADVISOR_CACHE_DIR, else the Advisor's own default).",
+        )
 
     def load(self, context):  # noqa: ANN001
         from .plugin import GpuAdvisorPlugin

@@ -154,6 +154,14 @@ _TABLE: tuple[Threshold, ...] = (
     _t("sequential_gpus.critical", 0.2, "share", "Advisor", "same metric, critical level", "below"),
     _t("batch_size_headroom.info", 0.5, "share", "Advisor; guide §2 item 1: maximize batch size, check peak memory",
        "peak memory / GPU memory below this earns an info finding", "below"),
+    # ---- headline cards (status colour only; findings use the rule thresholds) ------
+    _t("headline.device_step_share.warning", 0.50, "share", "peers: torch-tb-profiler and Nsight Systems flag GPU "
+       "utilization < 50%; guide §1: maximize", "device step-time share below this -> amber card", "below"),
+    _t("headline.device_step_share.critical", 0.25, "share", "Advisor: the GPU idles three quarters of the step",
+       "device step-time share below this -> red card", "below"),
+    _t("headline.host_op_share.warning", 0.10, "share", "Advisor; guide §1.2.2: the host share 'should be very small'",
+       "share of TF ops (by count) with no device kernels above this -> amber card"),
+    _t("headline.host_op_share.critical", 0.50, "share", "Advisor", "same metric, red card"),
     # ---- capture quality (Q&A) ------------------------------------------------------
     _t("capture.min_steps", 5.0, "count", "Q&A: a few steady-state steps; stock overview drops first and last step "
        "when it has more than 5", "fewer complete steps than this -> warning"),

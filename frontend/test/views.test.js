@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { fixture, HOSTILE, STATIC } from "./dom_env.js";
+
+const views = await import(new URL("views.js", STATIC));
+const ctx = { root: "http://localhost:6006/prefix/", stockRun: "run1/2024_01_01_00_00_00", hosts: ["worker0", "worker1"] };
+
+test("scorecard shows the four headline numbers with direction and status", () => {
+  const report = fixture();
+  const el = views.reportView(report, ctx);
+  const cards = [...el.querySelectorAll(".scorecard .card")];
+  assert.equal(cards.length, 4);
+  assert.deepEqual(cards.map((c) => c.querySelector(".card-label").textContent), report.headline.map((m) => m.label));
+  assert.equal(cards[0].querySelector(".card-value").textContent, "42.0%");
+  assert.ok(cards[0].classList.contains("status-critical"));
+  assert.match(cards[0].textContent, /higher is better/);
+  assert.match(cards[1].textContent, /lower is better/);
+});
+
+test("findings keep the server's ranking and show saving, guide, actions, links", () => {
+  const report = fixture();
+  const el = views.reportView(report, ctx);
+  const findings = [...el.querySelectorAll(".finding")];
+  assert.equal(findings.length, report.findings.length);
+  assert.deepEqual(findings.map((f) => f.dataset.findingId), report.findings.map((f) => f.id));
+  const first = findings[0];
+  assert.match(first.querySelector(".saving").textContent, /12\.4 ms\/step \(31% of the step\)/);
+  assert.match(first.textContent, /1\.2\.2 Small GPU kernels/);
+  assert.equal(first.querySelectorAll("pre.snippet").length, 1);
+  assert.equal(first.querySelectorAll("button.copy").length, 1);
+  const trace = first.querySelector("a.trace");
+  assert.equal(trace.target, "_top");
+  const url = new URL(trace.href);
+  assert.equal(url.pathname, "/prefix/data/plugin/profile/trace_viewer_index.html");
+  assert.equal(url.searchParams.get("trace_data_url"), "/prefix/data/plugin/profile/data?run=run1%2F2024_01_01_00_00_00&tag=trace_viewer%40&host=worker0");
+  assert.ok(Number(url.searchParams.get("view_start")) < 120 && Number(url.searchParams.get("view_end")) > 160);
+  const tools = [...first.querySelectorAll("a.link:not(.trace)")].map((a) => new URL(a.href));
+  assert.deepEqual(tools.map((u) => u.searchParams.get("tool")), ["trace_viewer@", "kernel_stats", "overview_page"]);
+  assert.ok(tools.every((u) => u.hash === "#profile" && u.pathname === "/prefix/" && u.searchParams.get("run") === "run1/2024_01_01_00_00_00"));
+});
+
+test("hostile profile text is rendered as text, never as markup", () => {
+  const el = views.reportView(fixture(), ctx);
+  document.body.append(el);
+  assert.equal(el.querySelectorAll("script, img, [onerror]").length, 0);
+  assert.ok(el.textContent.includes(HOSTILE));
+  const cells = [...el.querySelectorAll("td")].filter((td) => td.textContent === HOSTILE);
+  assert.ok(cells.length >= 2);
+  el.remove();
+});
+
+test("per-host sections: charts, and read errors and no-GPU explained", () => {
+  const report = fixture();
+  report.hosts[1].error = "truncated protobuf <b>x</b>";
+  report.hosts[0].gpus = [];
+  const el = views.reportView(report, ctx);
+  const hosts = el.querySelectorAll("section.host");
+  assert.equal(hosts.length, 2);
+  assert.ok(hosts[0].querySelector(".no-gpu"));
+  assert.ok(hosts[0].querySelector("svg.chart"));
+  assert.equal(hosts[1].getAttribute("role"), "alert");
+  assert.match(hosts[1].textContent, /truncated protobuf <b>x<\/b>/);
+  assert.equal(hosts[1].querySelectorAll("b").length, 0);
+});
+
+test("healthy report says so", () => {
+  const report = fixture();
+  report.findings = [];
+  report.healthy = true;
+  const el = views.reportView(report, ctx);
+  assert.ok(el.querySelector(".findings.healthy"));
+  assert.match(el.querySelector(".verdict").textContent, /No significant problems/);
+});
+
+test("empty states tell the user what to do", () => {
+  assert.match(views.messageView("no-profiles").textContent, /profile_batch/);
+  assert.match(views.messageView("no-logdir").textContent, /--logdir/);
+  const err = views.messageView("error", "boom <i>");
+  assert.equal(err.getAttribute("role"), "alert");
+  assert.equal(err.querySelectorAll("i").length, 0);
+});
+
+test("computing view shows progress", () => {
+  const el = views.computingView({ progress: 0.4, message: "reading worker0" });
+  assert.equal(el.querySelector("progress").getAttribute("value"), "40");
+  assert.match(el.textContent, /reading worker0/);
+});
+
+test("pickers are labelled selects reflecting the selection", () => {
+  const runs = [{ run: "a", sessions: [{ session: "s2", hosts: [{ host: "h1" }, { host: "h2" }] }, { session: "s1", hosts: [{ host: "h1" }] }] }];
+  const chosen = [];
+  const [run, session, host] = views.pickers(runs, { run: "a", session: "s1", host: "" }, (x) => chosen.push(x));
+  assert.equal(session.querySelector("select").value, "s1");
+  assert.equal(host.querySelectorAll("option").length, 2);
+  const sel = session.querySelector("select");
+  sel.value = "s2";
+  sel.dispatchEvent(new window.Event("change"));
+  assert.deepEqual(chosen, [{ run: "a", session: "s2", host: "" }]);
+  assert.equal(run.querySelector("select").getAttribute("aria-label"), "Run");
+});

@@ -1,0 +1,240 @@
+"""The "Advisor" TensorBoard tab: a route table and small handlers.
+
+Routes (mounted at ``/data/plugin/gpu_advisor``):
+
+=================  ===========================================================
+``/index.js``      the ES module TensorBoard's iframe imports
+``/static/*``      the other frontend files (normpath-guarded)
+``/runs``          runs -> sessions -> hosts, from our own discovery (the
+                   TensorBoard run list misses runs that hold only profiles)
+``/report``        ``?run=&session=[&host=]``: the report JSON (200), or
+                   ``{"state": "computing", ...}`` (202) while a worker
+                   computes it, or ``{"state": "error", ...}`` (500)
+=================  ===========================================================
+
+Request parameters are never joined onto paths: run, session and host are
+looked up in the list discovery built, and only its paths are opened.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import mimetypes
+import os
+import threading
+from typing import Any, Callable
+
+from tensorboard import errors
+from tensorboard.backend import http_util
+from tensorboard.plugins import base_plugin
+from werkzeug import wrappers
+
+from . import discovery
+from .report_service import Outcome, ReportService
+
+logger = logging.getLogger(__name__)
+
+PLUGIN_NAME = "gpu_advisor"
+STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+_STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".json": "application/json"}
+_JSON = "application/json"
+
+# analyze(run, session, host_files, progress=...) -> Report
+Analyzer = Callable[..., Any]
+
+
+class GpuAdvisorPlugin(base_plugin.TBPlugin):
+    """Serves the Advisor tab for the profiles under ``context.logdir``."""
+
+    plugin_name = PLUGIN_NAME
+
+    def __init__(
+        self,
+        context: base_plugin.TBContext,
+        analyzer: Analyzer | None = None,
+        service: ReportService | None = None,
+    ) -> None:
+        # ``context.logdir`` is "" under --logdir_spec: the tab then explains
+        # that it needs --logdir instead of failing.
+        self._logdir = context.logdir or ""
+        self._analyzer = analyzer
+        self._service = service or ReportService(store=_open_store(context.flags))
+        self._active = False
+        self._active_lock = threading.Lock()
+
+    # -- TensorBoard hooks -------------------------------------------------
+
+    def get_plugin_apps(self) -> dict[str, Callable]:
+        return {
+            "/index.js": self._serve_index_js,
+            "/static/*": self._serve_static,
+            "/runs": self._serve_runs,
+            "/report": self._serve_report,
+        }
+
+    def is_active(self) -> bool:
+        """Cheap: stops at the first profile found and remembers a yes."""
+        if self._active or not self._logdir:
+            return self._active
+        try:
+            found = discovery.has_profiles(self._logdir)
+        except Exception:  # noqa: BLE001 - an unreadable logdir just means "not active"
+            logger.debug("gpu_advisor: has_profiles failed", exc_info=True)
+            return False
+        with self._active_lock:
+            self._active = self._active or bool(found)
+        return self._active
+
+    def frontend_metadata(self) -> base_plugin.FrontendMetadata:
+        return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name="Advisor")
+
+    # -- static files ------------------------------------------------------
+
+    @wrappers.Request.application
+    def _serve_index_js(self, request: wrappers.Request) -> wrappers.Response:
+        return _respond_file(request, "index.js")
+
+    @wrappers.Request.application
+    def _serve_static(self, request: wrappers.Request) -> wrappers.Response:
+        marker = f"/data/plugin/{PLUGIN_NAME}/static/"
+        _, _, name = request.path.partition(marker)
+        return _respond_file(request, name)
+
+    # -- data --------------------------------------------------------------
+
+    @wrappers.Request.application
+    def _serve_runs(self, request: wrappers.Request) -> wrappers.Response:
+        body = {"logdir_set": bool(self._logdir), "runs": _runs_listing(self._sessions())}
+        return _respond_json(request, body)
+
+    @wrappers.Request.application
+    def _serve_report(self, request: wrappers.Request) -> wrappers.Response:
+        run, session_name = _required(request, "run"), _required(request, "session")
+        host = request.args.get("host") or None
+        try:
+            session = discovery.find_session(self._sessions(), run, session_name)
+        except discovery.SessionNotFoundError as e:
+            raise errors.NotFoundError(str(e)) from None
+        host_files = _select_hosts(session, host)
+        key = (session.run, session.session, tuple(_identity(h) for h in host_files))
+        outcome = self._service.get(
+            key,
+            lambda progress: self._compute(session, host_files, progress),
+            _store_key(session, host_files),
+        )
+        return _respond_outcome(request, outcome)
+
+    def _sessions(self) -> list:
+        if not self._logdir:
+            return []
+        return list(discovery.discover(self._logdir))
+
+    def _compute(self, session: Any, host_files: list, progress: Callable) -> str:
+        """Runs in a worker thread: the real analysis, serialized once."""
+        analyze = self._analyzer
+        if analyze is None:
+            from .analyze import analyze_session  # heavy (numpy): imported on first use
+
+            analyze = analyze_session
+        report = analyze(session.run, session.session, host_files, progress=progress)
+        return report.to_json() if hasattr(report, "to_json") else json.dumps(report)
+
+
+# -- helpers (pure; module level so tests and readers find them fast) ---------
+
+
+def _required(request: wrappers.Request, name: str) -> str:
+    value = request.args.get(name)
+    if not value:
+        raise errors.InvalidArgumentError(f"missing query parameter {name!r}")
+    return value
+
+
+def _select_hosts(session: Any, host: str | None) -> list:
+    """All hosts of a session, or the one asked for (only by its listed name)."""
+    hosts = list(session.hosts)
+    if host is None:
+        return hosts
+    chosen = [h for h in hosts if h.host == host]
+    if not chosen:
+        raise errors.NotFoundError(f"no host {host!r} in session {session.session!r}")
+    return chosen
+
+
+def _identity(h: Any) -> tuple:
+    """A capture's identity: a rewritten or replaced file gets a new key."""
+    return (h.host, h.path, h.size, h.mtime_ns)
+
+
+def _store_key(session: Any, host_files: list) -> str | None:
+    """The persistent cache's key: the same entry ``tb-gpu-advisor precompute`` writes."""
+    try:
+        from . import cache
+    except ImportError:
+        return None
+    return cache.store_key(session.run, session.session, host_files)
+
+
+def _runs_listing(sessions: list) -> list[dict[str, Any]]:
+    """Groups sessions by run, keeping discovery's order (runs by name, newest session first).
+
+    ``mtime_ms`` lets the frontend pick the newest session across runs.
+    """
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for s in sessions:
+        hosts = [{"host": h.host, "size": h.size, "mtime_ms": h.mtime_ns / 1e6} for h in s.hosts]
+        runs.setdefault(s.run, []).append(
+            {
+                "session": s.session,
+                "stock_run": s.stock_run,
+                "mtime_ms": max((h["mtime_ms"] for h in hosts), default=0.0),
+                "hosts": hosts,
+            }
+        )
+    return [{"run": run, "sessions": sessions_} for run, sessions_ in runs.items()]
+
+
+def _respond_outcome(request: wrappers.Request, outcome: Outcome) -> wrappers.Response:
+    if outcome.state == "ready":
+        return http_util.Respond(request, outcome.body, _JSON)
+    if outcome.state == "computing":
+        body = {"state": "computing", "progress": round(outcome.progress, 3), "message": outcome.message}
+        return _respond_json(request, body, code=202)
+    return _respond_json(request, {"state": "error", "error": outcome.message}, code=500)
+
+
+def _respond_json(request: wrappers.Request, body: Any, code: int = 200) -> wrappers.Response:
+    return http_util.Respond(request, json.dumps(body), _JSON, code=code)
+
+
+def _respond_file(request: wrappers.Request, name: str) -> wrappers.Response:
+    """Serves one file from static/; anything that normalizes outside it is a 404."""
+    path = os.path.normpath(os.path.join(STATIC_DIR, name))
+    ext = os.path.splitext(path)[1]
+    if (
+        not name
+        or os.path.isabs(name)
+        or os.path.commonpath([STATIC_DIR, path]) != STATIC_DIR
+        or ext not in _STATIC_TYPES
+        or not os.path.isfile(path)
+    ):
+        raise errors.NotFoundError(f"no static file {name!r}")
+    with open(path, "rb") as f:
+        body = f.read()
+    return http_util.Respond(request, body, _STATIC_TYPES.get(ext) or mimetypes.guess_type(path)[0])
+
+
+def _open_store(flags: Any) -> Any:
+    """The persistent cache when cache.py is present; never fatal."""
+    # None lets cache.py apply $TB_GPU_ADVISOR_CACHE_DIR (including "off") and its default.
+    cache_dir = getattr(flags, "gpu_advisor_cache_dir", None)
+    try:
+        from . import cache
+    except ImportError:
+        return None
+    try:
+        return cache.ReportStore(cache.ReportCache(cache_dir))
+    except Exception:  # noqa: BLE001 - no cache is better than no tab
+        logger.warning("gpu_advisor: persistent cache disabled", exc_info=True)
+        return None

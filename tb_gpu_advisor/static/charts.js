@@ -1,0 +1,145 @@
+// Charts as plain SVG (no library: CSP forbids CDNs and the shapes are simple).
+// Every label is a Text node; hover details are <title> children.
+
+import { s } from "./dom.js";
+import { CATEGORIES, ms, pct } from "./format.js";
+
+const W = 640;
+
+/** Rounded axis ticks for [0, max]. */
+export function ticks(max, count = 4) {
+  if (!(max > 0)) return [0];
+  const raw = max / count;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((x) => x >= raw);
+  const out = [];
+  for (let v = 0; v <= max + step * 1e-9; v += step) out.push(Number(v.toPrecision(6)));
+  return out;
+}
+
+function legend(items, y) {
+  let x = 0;
+  return items.map(([key, label]) => {
+    const g = s("g", { class: "legend-item", transform: `translate(${x},${y})` },
+      s("rect", { width: 10, height: 10, class: `cat-${key}` }),
+      s("text", { x: 14, y: 9 }, label));
+    x += 14 + label.length * 6.2 + 14;
+    return g;
+  });
+}
+
+/**
+ * Per-step stacked bars of the non-overlapping breakdown (device compute at
+ * the bottom, so the idle categories stack visibly on top of it).
+ */
+export function stepChart(stepRows, { title = "Step time breakdown" } = {}) {
+  const rows = (stepRows || []).slice(0, 200);
+  const used = CATEGORIES.filter(([key]) => rows.some((r) => (r.breakdown?.[key] || 0) > 0));
+  const maxMs = Math.max(0, ...rows.map((r) => r.step_ms || 0));
+  const left = 48, top = 8, plotH = 160, plotW = W - left - 8;
+  const legendRows = Math.ceil(used.length / 4);
+  const height = top + plotH + 24 + legendRows * 16 + 4;
+  const y = (v) => top + plotH - (maxMs ? (v / maxMs) * plotH : 0);
+  const band = rows.length ? plotW / rows.length : plotW;
+  const barW = Math.max(1, band * 0.8);
+  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, class: "chart", role: "img", "aria-label": title },
+    s("title", {}, title));
+  for (const t of ticks(maxMs)) {
+    svg.append(s("line", { x1: left, x2: W - 8, y1: y(t), y2: y(t), class: "grid" }),
+      s("text", { x: left - 4, y: y(t) + 4, class: "axis", "text-anchor": "end" }, t === 0 ? "0" : ms(t).replace(" ms", "")));
+  }
+  svg.append(s("text", { x: 0, y: top + 4, class: "axis" }, "ms"));
+  rows.forEach((r, i) => {
+    let acc = 0;
+    const x = left + i * band + (band - barW) / 2;
+    const g = s("g", { class: "step-bar" });
+    for (const [key, label] of used) {
+      const v = r.breakdown?.[key] || 0;
+      if (v <= 0) continue;
+      g.append(s("rect", { x, width: barW, y: y(acc + v), height: Math.max(0.5, y(acc) - y(acc + v)), class: `cat-${key}` },
+        s("title", {}, `step ${r.step}${r.gpu !== null && r.gpu !== undefined ? ` GPU ${r.gpu}` : ""}: ${label} ${ms(v)} of ${ms(r.step_ms)}`)));
+      acc += v;
+    }
+    svg.append(g);
+  });
+  const every = Math.max(1, Math.ceil(rows.length / 12));
+  rows.forEach((r, i) => {
+    if (i % every) return;
+    svg.append(s("text", { x: left + i * band + band / 2, y: top + plotH + 14, class: "axis", "text-anchor": "middle" }, String(r.step)));
+  });
+  const legendG = s("g", { transform: `translate(${left},${top + plotH + 22})` });
+  for (let i = 0; i < used.length; i += 4) legendG.append(...legend(used.slice(i, i + 4), (i / 4) * 16));
+  svg.append(legendG);
+  return svg;
+}
+
+/** One horizontal bar per GPU for each measure (busy share, step time, launch skew). */
+export function gpuChart(gpus) {
+  const measures = [
+    ["busy_share", "GPU busy (share of step)", pct, 1],
+    ["step_ms", "Step time", ms, null],
+    ["launch_skew_ms", "Launch skew vs. first GPU", ms, null],
+  ].filter(([key]) => gpus.some((g) => g[key] !== null && g[key] !== undefined));
+  const rowH = 16, labelW = 70, plotW = 280, colW = labelW + plotW + 80;
+  const height = 20 + gpus.length * rowH + 8;
+  const svg = s("svg", { viewBox: `0 0 ${Math.max(W, measures.length * colW)} ${height}`, class: "chart", role: "img", "aria-label": "Per-GPU comparison" },
+    s("title", {}, "Per-GPU comparison"));
+  measures.forEach(([key, label, fmt, fixedMax], m) => {
+    const max = fixedMax || Math.max(1e-9, ...gpus.map((g) => g[key] || 0));
+    const g = s("g", { transform: `translate(${m * colW},0)` }, s("text", { x: 0, y: 12, class: "chart-label" }, label));
+    gpus.forEach((gpu, i) => {
+      const v = gpu[key];
+      const yy = 20 + i * rowH;
+      g.append(s("text", { x: 0, y: yy + 11, class: "axis" }, `GPU ${gpu.gpu}`));
+      if (v === null || v === undefined) return;
+      g.append(s("rect", { x: labelW, y: yy + 2, height: rowH - 5, width: Math.max(1, (v / max) * plotW), class: `bar bar-${key}` },
+        s("title", {}, `GPU ${gpu.gpu} (${gpu.name || "?"}): ${label} ${fmt(v)}`)),
+        s("text", { x: labelW + Math.max(1, (v / max) * plotW) + 4, y: yy + 11, class: "axis" }, fmt(v)));
+    });
+    svg.append(g);
+  });
+  return svg;
+}
+
+/** Reads {edges_us|edges, counts} (edges has one more entry than counts). */
+export function histogramBins(hist) {
+  const edges = hist?.edges_us || hist?.edges || hist?.bin_edges_us || [];
+  const counts = hist?.counts || [];
+  const bins = [];
+  for (let i = 0; i < counts.length && i + 1 < edges.length; i++) bins.push({ lo: edges[i], hi: edges[i + 1], count: counts[i] });
+  return bins;
+}
+
+/**
+ * Kernel duration histogram on a log axis with the guide's 20–40 µs launch
+ * latency band: kernels left of the band are shorter than it takes to launch them.
+ */
+export function kernelHistogram(hist) {
+  const bins = histogramBins(hist).filter((b) => b.hi > 0);
+  const left = 48, top = 8, plotH = 120, plotW = W - left - 8, height = top + plotH + 34;
+  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, class: "chart", role: "img", "aria-label": "Kernel duration histogram" },
+    s("title", {}, "Kernel durations (µs, log scale) against the 20–40 µs launch latency"));
+  if (!bins.length) return svg;
+  const lo = Math.log10(Math.max(0.1, Math.min(...bins.map((b) => b.lo || b.hi / 2))));
+  const hi = Math.log10(Math.max(...bins.map((b) => b.hi), 100));
+  const x = (us) => left + ((Math.log10(Math.max(us, 0.1)) - lo) / (hi - lo)) * plotW;
+  const maxCount = Math.max(1, ...bins.map((b) => b.count));
+  const y = (c) => top + plotH - (c / maxCount) * plotH;
+  svg.append(s("rect", { x: x(20), y: top, width: x(40) - x(20), height: plotH, class: "launch-band" },
+    s("title", {}, "Kernel launch latency: about 20–40 µs from enqueue to execution")),
+  );
+  for (const b of bins) {
+    const x0 = x(b.lo || b.hi / 2), x1 = x(b.hi);
+    svg.append(s("rect", { x: x0 + 0.5, width: Math.max(1, x1 - x0 - 1), y: y(b.count), height: top + plotH - y(b.count), class: b.hi <= 40 ? "bar bar-small" : "bar" },
+      s("title", {}, `${b.lo}–${b.hi} µs: ${b.count.toLocaleString("en-US")} kernels`)));
+  }
+  // drawn after the bars so it is never hidden by them
+  svg.append(s("text", { x: x(40) + 4, y: top + 12, class: "band-label" }, "← launch latency 20–40 µs"));
+  for (let p = Math.ceil(lo); p <= Math.floor(hi); p++) {
+    const v = 10 ** p;
+    svg.append(s("line", { x1: x(v), x2: x(v), y1: top + plotH, y2: top + plotH + 4, class: "grid" }),
+      s("text", { x: x(v), y: top + plotH + 16, class: "axis", "text-anchor": "middle" }, v >= 1000 ? `${v / 1000} ms` : `${v} µs`));
+  }
+  svg.append(s("text", { x: left, y: height - 2, class: "axis" }, `kernel count (max bin ${maxCount.toLocaleString("en-US")})`));
+  return svg;
+}

@@ -1,0 +1,44 @@
+// Tiny DOM builders. Profile text (kernel and op names) is untrusted: it only
+// ever becomes a Text node or an attribute value, never HTML (no innerHTML).
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+
+/** Appends children: strings/numbers become text nodes; arrays are flattened; null/false skipped. */
+function append(el, children) {
+  for (const child of children.flat(Infinity)) {
+    if (child === null || child === undefined || child === false) continue;
+    el.append(typeof child === "object" ? child : el.ownerDocument.createTextNode(String(child)));
+  }
+  return el;
+}
+
+/** Sets attributes; `on*` functions become listeners, `class` a className, true/false toggles booleans. */
+function setAttrs(el, attrs) {
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") {
+      el.addEventListener(key.slice(2).toLowerCase(), value);
+    } else if (key === "dataset") {
+      Object.assign(el.dataset, value);
+    } else {
+      el.setAttribute(key, value === true ? "" : String(value));
+    }
+  }
+  return el;
+}
+
+/** An HTML element: h("td", {class: "num"}, "42"). */
+export function h(tag, attrs, ...children) {
+  return append(setAttrs(document.createElement(tag), attrs), children);
+}
+
+/** An SVG element: s("rect", {x: 1, y: 2}). */
+export function s(tag, attrs, ...children) {
+  return append(setAttrs(document.createElementNS(SVG_NS, tag), attrs), children);
+}
+
+/** Replaces a node's children (keeps the node itself, so focus and layout outside stay put). */
+export function replaceChildren(el, ...children) {
+  el.replaceChildren();
+  return append(el, children);
+}

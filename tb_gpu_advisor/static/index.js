@@ -1,0 +1,195 @@
+// Entry point: TensorBoard's iframe runs `import("./index.js").then(m => m.render())`.
+// Wires the model (fetching), the bridge (TensorBoard messages) and the views.
+// State lives in one small controller; views are rebuilt only when data changed.
+
+import { Bridge, readUrlData, writeUrlData } from "./static/bridge.js";
+import { h, replaceChildren } from "./static/dom.js";
+import { tensorboardRoot } from "./static/links.js";
+import { reportToMarkdown } from "./static/markdown.js";
+import { fetchReport, fetchRuns, findSession, resolveSelection } from "./static/model.js";
+import * as views from "./static/views.js";
+
+export async function render() {
+  const app = new App(document);
+  await app.start();
+  return app;
+}
+
+/** Offers `text` as a file download (Blob URL; nothing leaves the browser). */
+function download(name, text, type) {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = h("a", { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
+}
+
+function safeName(text) {
+  return String(text).replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80);
+}
+
+class App {
+  constructor(doc) {
+    this.doc = doc;
+    this.root = tensorboardRoot(doc.baseURI);
+    this.runs = null;
+    this.runsText = "";
+    this.sel = null;
+    this.wanted = null;
+    this.current = null; // {key, text, report}
+    this.generation = 0;
+    doc.head.append(h("link", { rel: "stylesheet", href: "./static/style.css" }), h("meta", { name: "color-scheme", content: "light dark" }));
+    this.pickersEl = h("div", { class: "pickers" });
+    this.exportButtons = [
+      views.button("Export JSON", () => this.exportJson(), { disabled: true }),
+      views.button("Export Markdown", () => this.exportMarkdown(), { disabled: true }),
+      views.button("Copy link", () => this.copyLink(), { title: "Copy a link to this selection" }),
+    ];
+    this.statusEl = h("div", { class: "status" });
+    this.reportEl = h("main", { class: "report-host", "aria-busy": "true" });
+    doc.body.classList.add("gpu-advisor");
+    doc.body.append(
+      h("header", { class: "toolbar" }, h("h1", {}, "GPU Advisor"), this.pickersEl, h("div", { class: "toolbar-actions" }, this.exportButtons)),
+      this.statusEl,
+      this.reportEl);
+  }
+
+  async start() {
+    this.bridge = new Bridge(window);
+    this.bridge.listen("experimental.DataReloaded", () => this.reload());
+    // The official message first; the parent's hash when it has nothing (see readUrlData).
+    const official = await this.bridge.getUrlData();
+    const url = Object.keys(official).length ? official : readUrlData(window);
+    this.wanted = { run: url.run || "", session: url.session || "", host: url.host || "" };
+    await this.reload();
+  }
+
+  /** TensorBoard reload (or first load): refresh the run list, then the report, quietly. */
+  async reload() {
+    let listing;
+    try {
+      listing = await fetchRuns();
+    } catch (e) {
+      return this.showMessage("error", `Could not list profiles: ${e.message}`);
+    }
+    const text = JSON.stringify(listing);
+    const runsChanged = text !== this.runsText;
+    this.runs = listing.runs;
+    this.runsText = text;
+    if (!listing.logdir_set) return this.showMessage("no-logdir");
+    if (!this.runs.length) return this.showMessage("no-profiles");
+    const sel = resolveSelection(this.runs, this.wanted || this.sel);
+    if (runsChanged || !sameSel(sel, this.sel)) this.renderPickers(sel);
+    this.sel = sel;
+    await this.loadReport({ quiet: Boolean(this.current) && sameSel(sel, this.current.sel) });
+  }
+
+  renderPickers(sel) {
+    replaceChildren(this.pickersEl, views.pickers(this.runs, sel, (next) => this.select(next)));
+  }
+
+  select(next) {
+    this.wanted = next;
+    this.sel = resolveSelection(this.runs, next);
+    writeUrlData({ run: this.sel.run, session: this.sel.session, host: this.sel.host });
+    this.renderPickers(this.sel);
+    this.loadReport({ quiet: false });
+  }
+
+  /** Fetches the report; swaps the DOM only if the JSON changed (no flicker on reload). */
+  async loadReport({ quiet }) {
+    const gen = ++this.generation;
+    const sel = this.sel;
+    const isStale = () => gen !== this.generation;
+    if (!quiet) {
+      this.reportEl.classList.toggle("stale", Boolean(this.current));
+      this.reportEl.setAttribute("aria-busy", "true");
+      this.doc.body.dataset.state = "loading";
+    }
+    try {
+      const result = await fetchReport(sel, {
+        isStale,
+        onProgress: (p) => {
+          if (!isStale()) replaceChildren(this.statusEl, views.computingView(p));
+        },
+      });
+      if (!result || isStale()) return;
+      replaceChildren(this.statusEl);
+      this.showReport(sel, result);
+    } catch (e) {
+      if (isStale()) return;
+      this.current = null;
+      this.setExport(false);
+      replaceChildren(this.statusEl);
+      replaceChildren(this.reportEl, views.messageView("error", `${e.message}${e.status === 404 ? " (the session may have been removed; reload)" : ""}`));
+      this.doc.body.dataset.state = "error";
+    }
+  }
+
+  showReport(sel, result) {
+    const key = `${sel.run}\u0000${sel.session}\u0000${sel.host}`;
+    this.reportEl.classList.remove("stale");
+    this.reportEl.setAttribute("aria-busy", "false");
+    this.doc.body.dataset.state = "ready";
+    if (this.current && this.current.key === key && this.current.text === result.text) return;
+    const session = findSession(this.runs, sel.run, sel.session);
+    const ctx = { root: this.root, stockRun: session?.stock_run || `${sel.run}/${sel.session}`, hosts: (session?.hosts || []).map((x) => x.host) };
+    const scrollY = window.scrollY;
+    replaceChildren(this.reportEl, views.reportView(result.report, ctx));
+    if (this.current && this.current.key === key) window.scrollTo(0, scrollY);
+    this.current = { key, sel, text: result.text, report: result.report };
+    // for tests and automation: which selection is on screen
+    Object.assign(this.doc.body.dataset, { run: sel.run, session: sel.session, host: sel.host });
+    this.setExport(true);
+  }
+
+  showMessage(kind, detail) {
+    this.generation++;
+    this.current = null;
+    this.setExport(false);
+    replaceChildren(this.pickersEl);
+    replaceChildren(this.statusEl);
+    replaceChildren(this.reportEl, views.messageView(kind, detail));
+    this.reportEl.setAttribute("aria-busy", "false");
+    this.doc.body.dataset.state = kind;
+  }
+
+  setExport(enabled) {
+    this.exportButtons[0].disabled = !enabled;
+    this.exportButtons[1].disabled = !enabled;
+  }
+
+  baseName() {
+    const { run, session, host } = this.current.sel;
+    return safeName(`gpu-advisor_${run}_${session}${host ? `_${host}` : ""}`);
+  }
+
+  exportJson() {
+    if (this.current) download(`${this.baseName()}.json`, JSON.stringify(this.current.report, null, 2), "application/json");
+  }
+
+  exportMarkdown() {
+    if (this.current) download(`${this.baseName()}.md`, reportToMarkdown(this.current.report, { host: this.current.sel.host }), "text/markdown");
+  }
+
+  async copyLink() {
+    let link;
+    try {
+      link = window.parent.location.href;
+    } catch {
+      link = this.root;
+    }
+    try {
+      await navigator.clipboard.writeText(link);
+      this.exportButtons[2].textContent = "Link copied";
+    } catch {
+      window.prompt("Copy this link:", link);
+    }
+    setTimeout(() => (this.exportButtons[2].textContent = "Copy link"), 1500);
+  }
+}
+
+function sameSel(a, b) {
+  return Boolean(a && b) && a.run === b.run && a.session === b.session && (a.host || "") === (b.host || "");
+}

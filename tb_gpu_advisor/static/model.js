@@ -1,0 +1,82 @@
+// Data access: the plugin's JSON routes (relative URLs, so --path_prefix works)
+// and the pure selection logic. No DOM here.
+
+/** Thrown for non-OK answers; `message` is what the server said. */
+export class FetchError extends Error {
+  constructor(message, status) {
+    super(message);
+    this.status = status;
+  }
+}
+
+async function readError(response) {
+  try {
+    const body = await response.json();
+    return body.error || body.message || JSON.stringify(body);
+  } catch {
+    return `${response.status} ${response.statusText}`;
+  }
+}
+
+/** GET ./runs -> {logdir_set, runs: [{run, sessions: [{session, stock_run, mtime_ms, hosts}]}]}. */
+export async function fetchRuns(fetchFn = fetch) {
+  const response = await fetchFn("./runs");
+  if (!response.ok) throw new FetchError(await readError(response), response.status);
+  return response.json();
+}
+
+/**
+ * GET ./report until it is ready. The server answers 202 {state: "computing",
+ * progress, message} while a worker computes; `onProgress` gets each of those.
+ * `isStale()` lets the caller abandon polling when the selection changed.
+ * Resolves {text, report} (text is kept to detect "unchanged" on reload).
+ */
+export async function fetchReport(selection, { onProgress = () => {}, isStale = () => false, fetchFn = fetch, pollMs = 400 } = {}) {
+  const query = new URLSearchParams({ run: selection.run, session: selection.session });
+  if (selection.host) query.set("host", selection.host);
+  for (;;) {
+    const response = await fetchFn(`./report?${query}`);
+    if (isStale()) return null;
+    if (response.status === 202) {
+      onProgress(await response.json());
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+      if (isStale()) return null;
+      continue;
+    }
+    if (!response.ok) throw new FetchError(await readError(response), response.status);
+    const text = await response.text();
+    return { text, report: JSON.parse(text) };
+  }
+}
+
+/** Finds a session entry in the /runs listing. */
+export function findSession(runs, run, session) {
+  const r = (runs || []).find((x) => x.run === run);
+  return r ? r.sessions.find((x) => x.session === session) || null : null;
+}
+
+/** The newest session across all runs (largest mtime; ties: listing order). */
+export function newestSelection(runs) {
+  let best = null;
+  for (const r of runs || []) {
+    for (const s of r.sessions) {
+      if (!best || s.mtime_ms > best.mtime) best = { run: r.run, session: s.session, mtime: s.mtime_ms };
+    }
+  }
+  return best ? { run: best.run, session: best.session, host: "" } : null;
+}
+
+/**
+ * Resolves the selection to show: the wanted one (URL or user choice) when it
+ * still exists, else the newest session. A vanished host falls back to "all".
+ */
+export function resolveSelection(runs, wanted) {
+  if (wanted && wanted.run && wanted.session) {
+    const s = findSession(runs, wanted.run, wanted.session);
+    if (s) {
+      const host = wanted.host && s.hosts.some((h) => h.host === wanted.host) ? wanted.host : "";
+      return { run: wanted.run, session: wanted.session, host };
+    }
+  }
+  return newestSelection(runs);
+}

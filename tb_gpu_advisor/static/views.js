@@ -1,0 +1,202 @@
+// Pure DOM builders: data in, elements out. No fetching, no global state.
+// Untrusted profile text only ever goes through h()/s() as text.
+
+import { gpuChart, kernelHistogram, stepChart } from "./charts.js";
+import { h } from "./dom.js";
+import { cell, ms, pct, saving } from "./format.js";
+import { profileToolUrl, traceWindowUrl } from "./links.js";
+
+const DIRECTION = { higher: "↑ higher is better", lower: "↓ lower is better", none: "" };
+const STATUS_TEXT = { good: "good", warning: "needs attention", critical: "problem", unknown: "n/a" };
+
+/** A <select> with options [{value, label}], the current value selected. */
+export function select(label, options, value, onChange) {
+  const el = h("select", { "aria-label": label, onChange: (e) => onChange(e.target.value) },
+    options.map((o) => h("option", { value: o.value, selected: o.value === value }, o.label)));
+  el.value = value;
+  return h("label", { class: "picker" }, h("span", {}, label), el);
+}
+
+/** The run / session / host pickers for the current selection. */
+export function pickers(runs, sel, onSelect) {
+  const run = runs.find((r) => r.run === sel.run) || runs[0];
+  const session = run.sessions.find((x) => x.session === sel.session) || run.sessions[0];
+  const byNewest = (sessions) => sessions.map((x) => ({ value: x.session, label: x.session }));
+  return [
+    select("Run", runs.map((r) => ({ value: r.run, label: r.run })), run.run,
+      (v) => onSelect({ run: v, session: runs.find((r) => r.run === v).sessions[0].session, host: "" })),
+    select("Session", byNewest(run.sessions), session.session, (v) => onSelect({ run: run.run, session: v, host: "" })),
+    select("Host", [{ value: "", label: `All hosts (${session.hosts.length})` }, ...session.hosts.map((x) => ({ value: x.host, label: x.host }))],
+      sel.host || "", (v) => onSelect({ run: run.run, session: session.session, host: v })),
+  ];
+}
+
+export function button(label, onClick, attrs = {}) {
+  return h("button", { type: "button", onClick, ...attrs }, label);
+}
+
+/** Progress while the server computes the report (202 answers). */
+export function computingView(progress) {
+  const share = Math.max(0, Math.min(1, progress?.progress || 0));
+  return h("div", { class: "state computing", role: "status", "aria-live": "polite" },
+    h("p", {}, "Analyzing the profile… ", h("span", { class: "muted" }, progress?.message || "")),
+    h("progress", { max: "100", value: String(Math.round(share * 100)), "aria-label": "analysis progress" }));
+}
+
+const CAPTURE_SNIPPET = `# Keras: profile steps 10-20 of the first epoch
+tb = tf.keras.callbacks.TensorBoard(log_dir="logs/run1", profile_batch=(10, 20))
+model.fit(dataset, epochs=1, callbacks=[tb])
+
+# Custom loop: profile a few steady-state steps
+tf.profiler.experimental.start("logs/run1")
+for step in range(10):
+    train_step(next(iterator))
+tf.profiler.experimental.stop()`;
+
+/** Empty and error states: each says what happened and what to do next. */
+export function messageView(kind, detail = "") {
+  const views = {
+    "no-logdir": ["The Advisor needs --logdir",
+      "TensorBoard was started with --logdir_spec (or without a log directory). Profiles are found only under a single --logdir, like the Profile tab.",
+      "tensorboard --logdir logs"],
+    "no-profiles": ["No GPU profiles found yet",
+      "The Advisor reads <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb. Capture a few steady-state steps (about 10 s), then reload.",
+      CAPTURE_SNIPPET],
+    error: ["Could not load the report", detail, null],
+  };
+  const [title, text, snippet] = views[kind] || views.error;
+  return h("div", { class: `state message ${kind}`, role: kind === "error" ? "alert" : "status" },
+    h("h2", {}, title), h("p", {}, text), snippet ? snippetBlock(snippet, kind === "no-logdir" ? "shell" : "python") : null);
+}
+
+/** Code with a copy button (navigator.clipboard; falls back to selecting the text). */
+export function snippetBlock(text, lang) {
+  const pre = h("pre", { class: `snippet lang-${lang || "text"}`, tabindex: "0" }, h("code", {}, text));
+  const copy = button("Copy", async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      copy.textContent = "Copied";
+    } catch {
+      const range = document.createRange();
+      range.selectNodeContents(pre);
+      const selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+      copy.textContent = "Press Ctrl+C";
+    }
+    setTimeout(() => (copy.textContent = "Copy"), 1500);
+  }, { class: "copy", "aria-label": "Copy snippet" });
+  return h("div", { class: "snippet-wrap" }, pre, copy);
+}
+
+/** One headline card: value, status colour, good direction, one-line meaning. */
+export function metricCard(m) {
+  return h("div", { class: `card status-${m.status}`, role: "group", "aria-label": m.label },
+    h("div", { class: "card-label" }, m.label),
+    h("div", { class: "card-value" }, m.display || "–"),
+    h("div", { class: "card-meta" },
+      m.status && m.status !== "unknown" ? [h("span", { class: "badge" }, STATUS_TEXT[m.status] || m.status), " "] : null,
+      h("span", { class: "muted" }, DIRECTION[m.good_direction] || "")),
+    m.meaning ? h("p", { class: "card-meaning" }, m.meaning) : null,
+    m.threshold !== null && m.threshold !== undefined
+      ? h("div", { class: "muted small" }, `threshold ${m.unit === "share" ? pct(m.threshold) : cell(m.threshold)}`) : null);
+}
+
+export function scorecard(metrics) {
+  return h("section", { class: "scorecard", "aria-label": "Headline numbers" }, metrics.map(metricCard));
+}
+
+export function tableView(t) {
+  return h("div", { class: "table-wrap" },
+    h("table", {},
+      h("caption", {}, t.title),
+      h("thead", {}, h("tr", {}, t.columns.map((c) => h("th", { scope: "col" }, c)))),
+      h("tbody", {}, t.rows.map((row) => h("tr", {}, row.map((v) => h("td", { class: typeof v === "number" ? "num" : null }, cell(v))))))));
+}
+
+/** Links for one finding: trace viewer at each window, and the stock tools for its host. */
+export function findingLinks(f, ctx) {
+  const links = [];
+  for (const w of f.windows.slice(0, 3)) {
+    links.push(h("a", { href: traceWindowUrl(ctx.root, ctx.stockRun, w.host, w.start_ms, w.end_ms), target: "_top", class: "link trace" },
+      `Open in trace viewer: ${w.label} (${ms(w.start_ms)}–${ms(w.end_ms)})`));
+  }
+  const host = f.host || f.windows[0]?.host || ctx.hosts[0] || "";
+  if (host) {
+    links.push(h("a", { href: profileToolUrl(ctx.root, ctx.stockRun, "trace_viewer@", host), target: "_top", class: "link" }, "Profile: trace viewer"),
+      h("a", { href: profileToolUrl(ctx.root, ctx.stockRun, "kernel_stats", host), target: "_top", class: "link" }, "Profile: kernel stats"),
+      h("a", { href: profileToolUrl(ctx.root, ctx.stockRun, "overview_page", host), target: "_top", class: "link" }, "Profile: overview page"));
+  }
+  return h("nav", { class: "links", "aria-label": "Open in the Profile tab" }, links);
+}
+
+export function findingView(f, rank, ctx) {
+  const where = [f.host ? `host ${f.host}` : null, f.gpu !== null && f.gpu !== undefined ? `GPU ${f.gpu}` : null].filter(Boolean).join(", ");
+  return h("details", { class: `finding sev-${f.severity}`, open: rank <= 3, dataset: { findingId: f.id, rule: f.rule } },
+    h("summary", {},
+      h("span", { class: "rank" }, `#${rank}`),
+      h("span", { class: `badge sev` }, f.severity),
+      h("span", { class: "finding-title" }, f.title),
+      f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving)}`) : null),
+    h("div", { class: "finding-body" },
+      h("p", { class: "summary" }, f.summary),
+      h("dl", { class: "facts" },
+        f.metric ? [h("dt", {}, f.metric.label), h("dd", {}, f.metric.display)] : null,
+        f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving), h("span", { class: "muted" }, ` — ${f.saving.assumption}`))] : null,
+        where ? [h("dt", {}, "Where"), h("dd", {}, where)] : null,
+        [h("dt", {}, "Guide"), h("dd", {}, f.guide_section)]),
+      f.actions.length ? h("div", { class: "actions" }, h("h4", {}, "Recommended change"),
+        h("ul", {}, f.actions.map((a) => h("li", {}, h("p", {}, a.text), a.snippet ? snippetBlock(a.snippet, a.snippet_lang) : null)))) : null,
+      f.evidence.map(tableView),
+      findingLinks(f, ctx)));
+}
+
+export function findingsView(findings, ctx) {
+  if (!findings.length) {
+    return h("section", { class: "findings healthy" }, h("h2", {}, "Findings"),
+      h("p", {}, "No problems found against the guide's checks. The numbers above are within their thresholds."));
+  }
+  return h("section", { class: "findings", "aria-label": "Findings" },
+    h("h2", {}, `Findings (${findings.length}), ranked by estimated saving`),
+    findings.map((f, i) => findingView(f, i + 1, ctx)));
+}
+
+/** Per-host section: read errors, no-GPU notice, charts, capture facts. */
+export function hostView(hr, ctx) {
+  const title = h("h3", {}, `Host ${hr.host}`);
+  if (hr.error) {
+    return h("section", { class: "host error", role: "alert" }, title,
+      h("p", {}, "This host's profile could not be read: ", h("code", {}, hr.error)),
+      h("p", { class: "muted" }, "The other hosts are analyzed without it. Re-capture this host, or check the file is a complete .xplane.pb."));
+  }
+  const facts = [
+    hr.capture?.length_ms !== undefined ? `capture ${ms(hr.capture.length_ms)}` : null,
+    hr.steps?.count !== undefined ? `${hr.steps.count} steps (${hr.steps.source || "?"})` : null,
+    hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g) => g.name))].join(", ")}` : null,
+  ].filter(Boolean);
+  const parts = [title, h("p", { class: "muted" }, facts.join(" · "))];
+  if (hr.steps?.note) parts.push(h("p", { class: "note" }, hr.steps.note));
+  if (!hr.gpus.length) {
+    parts.push(h("div", { class: "state message no-gpu" }, h("h4", {}, "No GPU activity in this capture"),
+      h("p", {}, "The profile has no GPU device plane, so the GPU checks cannot run. Capture on a machine with a GPU and a GPU build of TensorFlow (check tf.config.list_physical_devices('GPU')), with CUPTI available.")));
+  }
+  if (hr.step_rows.length) parts.push(h("figure", {}, h("figcaption", {}, "Per-step time breakdown"), stepChart(hr.step_rows)));
+  if (hr.gpus.length > 1) parts.push(h("figure", {}, h("figcaption", {}, "Per-GPU comparison"), gpuChart(hr.gpus)));
+  if ((hr.kernel_durations_us?.counts || []).length) {
+    parts.push(h("figure", {}, h("figcaption", {}, "Kernel durations against the 20–40 µs launch latency"), kernelHistogram(hr.kernel_durations_us)));
+  }
+  for (const t of [hr.kernels, hr.ops, hr.memcpy]) if (t && t.rows.length) parts.push(h("details", { class: "table-details" }, h("summary", {}, t.title), tableView(t)));
+  return h("section", { class: "host", dataset: { host: hr.host } }, parts);
+}
+
+/** The whole report below the toolbar. */
+export function reportView(report, ctx) {
+  const noGpu = report.hosts.length && report.hosts.every((hr) => !hr.error && !hr.gpus.length);
+  return h("div", { class: "report" },
+    h("p", { class: "verdict" }, report.healthy ? "✓ No significant problems found." : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"}${noGpu ? " — no GPU in this capture" : ""}`),
+    scorecard(report.headline),
+    (report.notes || []).length ? h("ul", { class: "notes" }, report.notes.map((n) => h("li", {}, n))) : null,
+    findingsView(report.findings, ctx),
+    h("section", { class: "hosts", "aria-label": "Per-host details" }, h("h2", {}, "Per host"), report.hosts.map((hr) => hostView(hr, ctx))),
+    h("p", { class: "muted small" }, `Analyzer ${report.analyzer_version} · generated ${report.generated_at} · schema ${report.schema_version}`));
+}

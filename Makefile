@@ -8,9 +8,10 @@ install-test:
 	$(PYTHON) -m pip install -q -e '.[test]'
 
 test: install-test
-	@if command -v node >/dev/null 2>&1 && [ -d frontend/tests ]; then \
-		node --test frontend/tests/ ; \
-	else echo "node not found: skipping frontend unit tests (install Node.js >= 18 to run them)"; fi
+	@if command -v npm >/dev/null 2>&1; then \
+		cd frontend && npm ci --silent --no-audit --no-fund && npm test --silent; \
+	elif [ "$$CI" = "true" ]; then echo "npm is required in CI"; exit 1; \
+	else echo "npm not found: skipping frontend unit tests (install Node.js >= 18 to run them)"; fi
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
 demo-logs:

@@ -22,7 +22,7 @@ TOP_N = 25
 
 #: Part of every cache key: bump it whenever a change alters report contents
 #: (a metric definition, a rule, a threshold), so no cache serves stale reports.
-ANALYZER_VERSION = f"{__version__}+a1"
+ANALYZER_VERSION = f"{__version__}+a2"
 
 
 def _f(x: Any, nd: int = 4) -> float | None:

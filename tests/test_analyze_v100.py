@@ -52,7 +52,21 @@ def test_multi_gpu_shows_sequential_replicas(hm):
     mg = hm.multi_gpu
     assert mg.sequential is True and mg.concurrency == 0.0  # GPU:6 runs its step ~650 ms after GPU:4
     assert mg.launch_skew_ms == pytest.approx(647.6, abs=1)
+    # the GPUs' step windows cover 1792.6 -> 2461.5 ms: the pigeonhole bound must use that, not the 20.6 ms mean step
+    assert mg.step_span_ms == pytest.approx(668.87, abs=0.1)
+    gpus = {g.gpu: g for g in hm.gpus}
+    assert gpus[4].first_kernel_offset_ms == 0.0 and gpus[6].first_kernel_offset_ms == pytest.approx(647.6, abs=1)
+    assert gpus[6].first_launch_offset_ms == pytest.approx(647.6, abs=1)
+    # 665 + 18 of 688 launches per GPU come from tf_gpu_private_<gpu>; 5 from the tf_Compute pool
+    assert gpus[4].launch_thread_private is True and gpus[6].launch_thread_private is True
     assert mg.idle_gpus == [0, 1, 2, 3, 5, 7]
+
+
+def test_v100_reports_sequential_gpus_not_launch_skew():
+    rep = analyze_host(NS(host="v100", path=str(V100), size=0))
+    rules = {f.rule: f.severity for f in rep.findings}
+    assert rules.get("sequential_gpus") == "critical" and "launch_skew" not in rules
+    assert {g.gpu: g.launch_skew_ms for g in rep.gpus if g.launch_skew_ms is not None} == pytest.approx({4: 0.0, 6: 647.56}, abs=0.1)
 
 
 def test_small_kernels_and_ops(hm):

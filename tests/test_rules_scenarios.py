@@ -26,9 +26,7 @@ GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
 
 #: Scenarios whose intended finding needs a metrics fix (strict xfail: an XPASS tells you to remove the entry).
-KNOWN_METRICS_GAPS = {
-    "multi_gpu_sequential": "metrics: MultiGpu.concurrency is ~1.0 although the GPUs run one after another",
-}
+KNOWN_METRICS_GAPS: dict[str, str] = {}
 
 
 @pytest.fixture(scope="module")

@@ -64,6 +64,7 @@ class DeviceEvents:
     mem_bytes: np.ndarray  # memcpy size, -1 unknown
     mem_sync: np.ndarray  # 1 sync, 0 async, -1 unknown
     shape_sid: np.ndarray  # plane string id of `shape` stat
+    long_name_sid: np.ndarray = None  # plane string id of `long_name` stat (XLA ops: "%x = f16[8,128]{1,0} dot(...)")
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
@@ -125,7 +126,7 @@ def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray]:
 def device_events(plane: Plane) -> DeviceEvents:
     """All activity lines (streams) of one GPU plane, sorted by start."""
     lines = [ln for ln in plane.lines if len(ln) and ln.name not in DERIVED_GPU_LINES]
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("start", "end", "name", "stream", "corr", "group_id", "tf_op", "mdet", "shape")}
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("start", "end", "name", "stream", "corr", "group_id", "tf_op", "mdet", "shape", "long_name")}
     for si, ln in enumerate(lines):
         parts["start"].append(ln.start_ps)
         parts["end"].append(ln.end_ps)
@@ -136,6 +137,7 @@ def device_events(plane: Plane) -> DeviceEvents:
         parts["tf_op"].append(ln.str_stat("tf_op"))
         parts["mdet"].append(ln.str_stat("memcpy_details"))
         parts["shape"].append(ln.str_stat("shape"))
+        parts["long_name"].append(ln.str_stat("long_name"))
     i64 = np.int64
     start = _cat(parts["start"], i64)
     order = np.argsort(start, kind="stable")
@@ -174,7 +176,7 @@ def device_events(plane: Plane) -> DeviceEvents:
         stream=take("stream", np.int32), stream_names=[ln.name for ln in lines], corr=take("corr", i64),
         group_id=take("group_id", i64), tf_op=tf_op, op_text=op_text, op_idx=op_idx,
         mem_bytes=size_u[inv] if len(mdet) else np.zeros(0, i64), mem_sync=sync_u[inv] if len(mdet) else np.zeros(0, np.int8),
-        shape_sid=take("shape", i64),
+        shape_sid=take("shape", i64), long_name_sid=take("long_name", i64),
     )
 
 
@@ -195,6 +197,34 @@ def union_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.
     us = s[idx]
     ue = np.maximum.reduceat(cummax, idx) if idx.size else cummax[:0]
     return us, ue
+
+
+def union_by_key(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Merge intervals into disjoint sorted ones separately per ``key`` (vectorized).
+
+    Returns (key, start, end) of the merged intervals, sorted by (key, start).  Intervals of different keys are
+    never merged, even when they touch or overlap.
+    """
+    if start.size == 0:
+        return key[:0].copy(), start[:0].copy(), end[:0].copy()
+    o = np.lexsort((start, key))
+    k, s = key[o], start[o]
+    e = np.maximum(end[o], s)
+    first = np.ones(s.size, dtype=bool)
+    first[1:] = k[1:] != k[:-1]
+    gstart = np.nonzero(first)[0]
+    grp = np.cumsum(first) - 1
+    # running max of ends *within* each key: shift each key's values to its own disjoint band so that a
+    # previous key's ends can never exceed the next key's (cumulative max stays exact, no Python loop)
+    gmin = np.minimum.reduceat(s, gstart)
+    gmax = np.maximum.reduceat(e, gstart)
+    band = int((gmax - gmin).max()) + 1
+    off = grp.astype(np.int64) * band - gmin[grp]
+    cm = np.maximum.accumulate(e + off) - off
+    new = first.copy()
+    new[1:] |= s[1:] > cm[:-1]
+    idx = np.nonzero(new)[0]
+    return k[idx], s[idx], np.maximum.reduceat(cm, idx)
 
 
 def coverage(mid: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:

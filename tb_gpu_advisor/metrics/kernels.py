@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from .. import kernel_classes as kc
@@ -12,6 +14,40 @@ from .types import LAUNCH_LATENCY_HIGH_US, LAUNCH_LATENCY_LOW_US, ElementwiseCha
 def _kernel_mask(g) -> np.ndarray:
     """Kernel (not copy) events of a GPU inside kept steps; collectives are kernels too."""
     return (g.step >= 0) & ((g.d.kind == kc.KIND_KERNEL) | (g.d.kind == kc.KIND_COLLECTIVE))
+
+
+_BRACKETS = re.compile(r"\[([0-9,\s]*)\]")
+
+
+def shape_dims(text: str | None) -> list[int] | None:
+    """Distinct dimension sizes of every ``type[d0,d1,...]`` tensor in a shape / long-name string, first-seen order.
+
+    ``"(half[256,1001];half[1001,1001])"`` -> ``[256, 1001]``; ``"%dot = f16[8,1001]{1,0} dot(...)"`` -> ``[8, 1001]``.
+    Layouts in braces are ignored; ``None`` when no bracketed dims are found (scalars ``f32[]`` give no dims).
+    """
+    if not text:
+        return None
+    out: list[int] = []
+    for grp in _BRACKETS.findall(text):
+        for tok in grp.split(","):
+            tok = tok.strip()
+            if tok.isdigit() and int(tok) not in out:
+                out.append(int(tok))
+    return out or None
+
+
+def _dominant_sid(inv: np.ndarray, sid: np.ndarray, nkeys: int) -> np.ndarray:
+    """Per key (``inv`` in [0, nkeys)): the most frequent non-negative string id, -1 if none (vectorized)."""
+    best = np.full(nkeys, -1, dtype=np.int64)
+    ok = sid >= 0
+    if not ok.any():
+        return best
+    pair, cnt = np.unique(np.stack([inv[ok].astype(np.int64), sid[ok]], axis=1), axis=0, return_counts=True)
+    o = np.lexsort((-cnt, pair[:, 0]))  # per key, highest count first
+    first = np.ones(o.size, dtype=bool)
+    first[1:] = pair[o[1:], 0] != pair[o[:-1], 0]
+    best[pair[o[first], 0]] = pair[o[first], 1]
+    return best
 
 
 def kernel_stats(ctx: Context) -> list[KernelStat]:
@@ -38,13 +74,20 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
         lat_n = np.bincount(inv, weights=lm.astype(float))
         prec = np.zeros(u.size, np.int8)
         prec[inv] = g.name_prec[m]
+        shp = _dominant_sid(inv, d.shape_sid[m], u.size)
+        if d.long_name_sid is not None:
+            lng = _dominant_sid(inv, d.long_name_sid[m], u.size)
+            shp = np.where(shp >= 0, shp, lng)
         for j, k in enumerate(u):
             nm = d.plane.event_names[int(k // (len(d.op_text) + 1))]
             oi = int(k % (len(d.op_text) + 1)) - 1
             ot = d.op_text[oi] if oi >= 0 else ""
             r = acc.get((nm, ot))
             if r is None:
-                acc[(nm, ot)] = r = dict(count=0, total=0.0, mn=np.inf, mx=0.0, lat=0.0, latn=0.0, prec=int(prec[j]), gpus=set())
+                acc[(nm, ot)] = r = dict(count=0, total=0.0, mn=np.inf, mx=0.0, lat=0.0, latn=0.0, prec=int(prec[j]), gpus=set(),
+                                         shape=None)
+            if r["shape"] is None and shp[j] >= 0:
+                r["shape"] = d.plane.string(int(shp[j])) or None
             r["count"] += int(cnt[j]); r["total"] += float(tot[j]); r["mn"] = min(r["mn"], float(mn[j])); r["mx"] = max(r["mx"], float(mx[j]))
             r["lat"] += float(lat_sum[j]); r["latn"] += float(lat_n[j]); r["gpus"].add(d.gpu)
     names = [k[0] for k in acc]
@@ -59,6 +102,7 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
             min_us=r["mn"], max_us=r["mx"], tensor_core=bool(tc[i]), tc_eligible=kc.tc_eligible_type(typ),
             precision=kc.PRECISIONS[r["prec"]], elementwise=bool(ew[i]), collective=bool(col[i]),
             launch_latency_avg_us=(r["lat"] / r["latn"]) if r["latn"] else None, gpus=sorted(r["gpus"]),
+            shape=r["shape"], dims=shape_dims(r["shape"]),
         ))
     out.sort(key=lambda k: -k.total_us)
     return out

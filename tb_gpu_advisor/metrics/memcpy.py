@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernel_classes as kc
-from .context import PS_PER_MS, Context
+from .context import PS_PER_MS, Context, enclosing
 from .types import MemcpyStat, MemcpyStepStat
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
@@ -17,6 +17,8 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
     n = ctx.steps.count
     rows: list[MemcpyStepStat] = []
     agg: dict[str, dict] = {}
+    # TF ops incl. rendezvous/internal types (`IteratorGetNext/_2:_Send`), which is_tf_op_event leaves out
+    op_like = ctx.host_op | ctx.h.name_mask(_internal_op)
     for g in ctx.gpus:
         d = g.d
         names = d.plane.event_names
@@ -43,9 +45,18 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
                     rows.append(MemcpyStepStat(int(ctx.steps.ids[i]), d.gpu, str(dr), int(cnt[i]), int(b[i]), float(ms[i]), int(sc[i])))
             a = agg.setdefault(str(dr), dict(cnt=np.zeros(n), b=np.zeros(n), ms=np.zeros(n), sc=np.zeros(n), ops={}))
             a["cnt"] += cnt; a["b"] += b; a["ms"] += ms; a["sc"] += sc
+            # the TF op behind each copy: the device-side op (`tf_op` stat / TF 2.4 `TensorFlow Ops` line), else the
+            # `name:Type` host op event enclosing the copy's launch record (same correlation_id)
             ops = d.op_idx[m][sel]
             for o, c in zip(*np.unique(ops[ops >= 0], return_counts=True)):
                 k = kc.op_name(d.op_text[int(o)])
+                a["ops"][k] = a["ops"].get(k, 0) + int(c)
+            rec = g.launch[m][sel]
+            rec = rec[(ops < 0) & (rec >= 0)]
+            host_op = enclosing(ctx.h, op_like, rec)
+            host_op = host_op[host_op >= 0]
+            for nid, c in zip(*np.unique(ctx.h.name[host_op], return_counts=True)):
+                k = kc.op_name(ctx.h.names[int(nid)])
                 a["ops"][k] = a["ops"].get(k, 0) + int(c)
     out = []
     for dr, a in agg.items():
@@ -60,3 +71,11 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
         ))
     out.sort(key=lambda s: -s.ms_per_step)
     return out, rows
+
+
+def _internal_op(name: str) -> bool:
+    """``name:_Type`` host events: TF's internal ops (``_Send``, ``_Recv``, ``_HostSend``...)."""
+    if ":_" not in name or name.startswith(("void ", "Memcpy")) or "::" in name:
+        return False
+    t = name.rsplit(":", 1)[1]
+    return len(t) > 1 and t[0] == "_" and t[1].isupper() and " " not in t and "(" not in t

@@ -9,6 +9,7 @@ import numpy as np
 from .. import kernel_classes as kc
 from .breakdown import average
 from .context import PS_PER_MS, Context
+from .events import union_by_key
 from .types import GpuMetrics, MultiGpu, StepMetrics
 
 _ALLREDUCE = re.compile(r"all_?reduce", re.I)
@@ -23,9 +24,46 @@ LINK_BANDWIDTH = {
 PCIE_BANDWIDTH = (16e9, "PCIe 3.0 x16 (~16 GB/s), no NVLink generation known")
 
 
+#: ``launch_thread_private`` holds when at least this share of a GPU's launch records come from tf_gpu_private_* threads.
+PRIVATE_LAUNCH_MAJORITY = 0.5
+
+
+def start_offsets(ctx: Context, per_gpu_rows: dict[int, list[StepMetrics]], attr: str) -> dict[int, float]:
+    """Active GPU -> mean over steps of (its ``attr`` time - the earliest active GPU's ``attr`` time in that step), ms.
+
+    Only steps where at least two active GPUs have a value count; GPUs without any such step are left out.
+    """
+    ids = [g.d.gpu for g in ctx.active if g.d.gpu in per_gpu_rows]
+    n = ctx.steps.count
+    if len(ids) < 2 or n == 0:
+        return {}
+    t = np.array([[getattr(r, attr) if getattr(r, attr) is not None else np.nan for r in per_gpu_rows[gid][:n]]
+                  + [np.nan] * (n - len(per_gpu_rows[gid][:n])) for gid in ids], dtype=float)  # (gpus, steps)
+    ok = (~np.isnan(t)).sum(axis=0) >= 2
+    if not ok.any():
+        return {}
+    rel = t[:, ok] - np.nanmin(t[:, ok], axis=0)
+    cnt = (~np.isnan(rel)).sum(axis=1)
+    tot = np.nansum(rel, axis=1)
+    return {gid: float(tot[i] / cnt[i]) for i, gid in enumerate(ids) if cnt[i]}
+
+
+def private_launch_share(ctx: Context, g) -> float | None:
+    """Share of this GPU's launch records (in kept steps) issued from ``tf_gpu_private_*`` threads; None without any."""
+    rec = g.launch[(g.launch >= 0) & (g.step >= 0)]
+    if rec.size == 0:
+        rec = g.launch[g.launch >= 0]
+    if rec.size == 0:
+        return None
+    priv_line = np.fromiter((x.startswith("tf_gpu_private") for x in ctx.h.line_names), dtype=bool, count=len(ctx.h.line_names))
+    return float(priv_line[ctx.h.line[rec]].mean())
+
+
 def gpu_metrics(ctx: Context, per_gpu_rows: dict[int, list[StepMetrics]]) -> list[GpuMetrics]:
     out = []
     n = max(ctx.steps.count, 1)
+    k_off = start_offsets(ctx, per_gpu_rows, "first_kernel_ms")
+    l_off = start_offsets(ctx, per_gpu_rows, "first_launch_ms")
     for g in ctx.gpus:
         d, st = g.d, g.d.plane.stats
         rows = per_gpu_rows.get(d.gpu, [])
@@ -34,7 +72,7 @@ def gpu_metrics(ctx: Context, per_gpu_rows: dict[int, list[StepMetrics]]) -> lis
         coll = inside & (d.kind == kc.KIND_COLLECTIVE)
         ar_names = np.fromiter((bool(_ALLREDUCE.search(x)) for x in d.plane.event_names), dtype=bool, count=len(d.plane.event_names))
         ar = coll & (ar_names[d.name] if len(d) else np.zeros(0, bool))
-        lines = {ctx.h.line_names[int(x)] for x in np.unique(ctx.h.line[g.launch[g.launch >= 0]])} if (g.launch >= 0).any() else set()
+        priv = private_launch_share(ctx, g)
         step_ms = sum(r.step_ms for r in rows) / len(rows) if rows else None
         busy = sum(r.device_busy_ms for r in rows) / len(rows) if rows else None
         copies = inside & (d.kind != kc.KIND_KERNEL) & (d.kind != kc.KIND_COLLECTIVE)
@@ -46,8 +84,9 @@ def gpu_metrics(ctx: Context, per_gpu_rows: dict[int, list[StepMetrics]]) -> lis
             busy_ms_per_step=busy, busy_share=(busy / step_ms) if (step_ms and busy is not None) else None,
             breakdown=average(rows), collective_calls_per_step=int(coll.sum()) / n,
             allreduce_ms_per_step=float((d.end[ar] - d.start[ar]).sum()) / PS_PER_MS / n if ar.any() else (0.0 if g.active else None),
-            allreduce_bytes_per_step=None,
-            launch_thread_private=(all(x.startswith("tf_gpu_private") for x in lines) if lines else None),
+            allreduce_bytes_per_step=(ctx.params * 4.0 if (ctx.params and ar.any()) else None),
+            first_kernel_offset_ms=k_off.get(d.gpu), first_launch_offset_ms=l_off.get(d.gpu),
+            launch_thread_private=(priv >= PRIVATE_LAUNCH_MAJORITY) if priv is not None else None,
             memcpy_ms_per_step=float((d.end[copies] - d.start[copies]).sum()) / PS_PER_MS / n,
         ))
     return out
@@ -57,7 +96,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu_rows: dict[int, list
     act = [g for g in gpus if g.active]
     ids = [g.gpu for g in act]
     n = ctx.steps.count
-    skews, lskews, conc = [], [], []
+    skews, lskews = [], []
     order_votes: dict[tuple, int] = {}
     for i in range(n):
         fk = {gid: per_gpu_rows[gid][i].first_kernel_ms for gid in ids if per_gpu_rows[gid][i].first_kernel_ms is not None}
@@ -68,20 +107,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu_rows: dict[int, list
             lskews.append(max(fl.values()) - min(fl.values()))
             key = tuple(sorted(fl, key=fl.get))
             order_votes[key] = order_votes.get(key, 0) + 1
-        # concurrency: pairwise overlap of each GPU's [first, last] device activity span in the step
-        spans = []
-        for g in ctx.active:
-            m = g.step == i
-            if m.any():
-                spans.append((int(g.d.start[m].min()), int(g.d.end[m].max())))
-        if len(spans) >= 2:
-            ov, base = 0.0, 0.0
-            for a in range(len(spans)):
-                for b in range(a + 1, len(spans)):
-                    (s1, e1), (s2, e2) = spans[a], spans[b]
-                    ov += max(0, min(e1, e2) - max(s1, s2))
-                    base += min(e1 - s1, e2 - s2)
-            conc.append(ov / base if base > 0 else 0.0)
+    conc, span = concurrency(ctx)
     busy = {g.gpu: g.busy_ms_per_step for g in act if g.busy_ms_per_step is not None}
     stepms = [g.step_ms for g in act if g.step_ms is not None]
     shares = [g.busy_share for g in act if g.busy_share is not None]
@@ -109,7 +135,48 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu_rows: dict[int, list
         expected_allreduce_ms=(params * 4.0 / bw * 1000.0) if (params and bw) else None,
         launch_skew_ms=sum(skews) / len(skews) if skews else None, launch_order_skew_ms=sum(lskews) / len(lskews) if lskews else None,
         first_gpu_order=list(max(order_votes, key=order_votes.get)) if order_votes else [],
-        concurrency=sum(conc) / len(conc) if conc else None,
-        sequential=(sum(conc) / len(conc) < 0.2) if conc else None,
+        concurrency=conc, sequential=(conc < 0.2) if conc is not None else None, step_span_ms=span,
         device_copies_per_step=dev_copies / k, device_copy_ms_per_step=dev_copy_ms / k,
     )
+
+
+def concurrency(ctx: Context) -> tuple[float | None, float | None]:
+    """(concurrency, step span ms) of the active GPUs' own work, averaged over kept steps.
+
+    Per step and active GPU: busy = union of its kernels and copies inside its step window (collectives left
+    out: they wait for every peer, so they overlap by construction and say nothing about the replicas' work).
+    Per step: concurrency = (sum of busy - union of all GPUs' busy) / (sum of busy - max busy), i.e. the
+    overlapped time over the most overlap possible: 1 when every GPU's work runs inside the busiest GPU's,
+    0 when no two GPUs are ever busy together.  Steps with fewer than two busy GPUs are skipped.
+    Span: mean over steps of (latest end - earliest start) of the active GPUs' step windows (= the step time
+    for host-defined steps; longer when per-GPU windows are apart in time, as on TF 2.4 grouped captures).
+    """
+    n = ctx.steps.count
+    act = ctx.active
+    if n == 0 or not act:
+        return None, None
+    lo = np.min(np.stack([g.windows[:n, 0] for g in act]), axis=0)
+    hi = np.max(np.stack([g.windows[:n, 1] for g in act]), axis=0)
+    span = float((hi - lo).mean()) / PS_PER_MS
+    if len(act) < 2:
+        return None, span
+    keys, starts, ends, busy = [], [], [], []
+    for g in act:  # one pass per GPU, vectorized over its events
+        d = g.d
+        m = (g.step >= 0) & (d.kind != kc.KIND_COLLECTIVE)
+        st = g.step[m]
+        s = np.maximum(d.start[m], g.windows[st, 0])
+        e = np.minimum(d.end[m], g.windows[st, 1])
+        k, s, e = union_by_key(st, s, e)
+        busy.append(np.bincount(k, weights=(e - s).astype(np.float64), minlength=n)[:n])
+        keys.append(k); starts.append(s); ends.append(e)
+    b = np.stack(busy)  # (gpus, steps) ps
+    k, s, e = union_by_key(np.concatenate(keys), np.concatenate(starts), np.concatenate(ends))
+    union = np.bincount(k, weights=(e - s).astype(np.float64), minlength=n)[:n]
+    total = b.sum(axis=0)
+    room = total - b.max(axis=0)
+    ok = ((b > 0).sum(axis=0) >= 2) & (room > 0)
+    if not ok.any():
+        return None, span
+    c = np.clip((total[ok] - union[ok]) / room[ok], 0.0, 1.0)
+    return float(c.mean()), span

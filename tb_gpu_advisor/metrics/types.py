@@ -226,6 +226,10 @@ class KernelStat:
     collective: bool
     launch_latency_avg_us: float | None = None  # kernel start - host launch record start, average
     gpus: list[int] = field(default_factory=list)
+    # operand shapes: the most frequent `shape` stat (else `long_name`) among this row's events, as recorded,
+    # and the distinct dimension sizes in it (first-seen order); None when the capture carries no shapes
+    shape: str | None = None
+    dims: list[int] | None = None
 
 
 @dataclass
@@ -411,9 +415,11 @@ class GpuMetrics:
     collective_calls_per_step: float | None = None
     allreduce_ms_per_step: float | None = None
     allreduce_bytes_per_step: float | None = None
-    first_kernel_offset_ms: float | None = None  # avg (this GPU's first kernel - earliest GPU's first kernel) per step
+    # avg over steps of (this GPU's first device event - the earliest active GPU's first device event in that step);
+    # the "step start" here is the step's earliest GPU start, so the earliest GPU has 0.  None unless >= 2 active GPUs.
+    first_kernel_offset_ms: float | None = None
     first_launch_offset_ms: float | None = None  # same for the first host launch record targeting it
-    launch_thread_private: bool | None = None  # its launches come from tf_gpu_private_* threads
+    launch_thread_private: bool | None = None  # >= 50 % of its launch records come from tf_gpu_private_* threads
     memcpy_ms_per_step: float = 0.0
 
 
@@ -441,10 +447,13 @@ class MultiGpu:
     launch_skew_ms: float | None  # avg over steps of (max - min) first-kernel start across active GPUs
     launch_order_skew_ms: float | None  # same for first host launch record
     first_gpu_order: list[int] = field(default_factory=list)  # GPUs by first launch in the typical step
-    concurrency: float | None = None  # overlap of busy windows: sum-of-intersections / min busy (1 = fully concurrent)
+    # overlap of the GPUs' own work (kernels + copies, collectives excluded) per step:
+    # (sum of per-GPU busy - union busy) / (sum busy - max busy); 1 = fully concurrent, 0 = one after another
+    concurrency: float | None = None
     sequential: bool | None = None  # concurrency < 0.2 with >= 2 active GPUs
     device_copies_per_step: float = 0.0  # D2D + P2P copies per step, all GPUs
     device_copy_ms_per_step: float = 0.0
+    step_span_ms: float | None = None  # avg over steps of (latest end - earliest start) of the active GPUs' step windows
 
 
 @dataclass

@@ -2,7 +2,8 @@
 
 Metric: ``multi_gpu.concurrency`` (overlap of the GPUs' busy windows; 1 =
 fully parallel), never below the overlap the busy times force: GPUs busy
-more than the step in total must overlap by the excess.  Saving: (sum of busy - max busy) × (1 - concurrency): the
+more than the step span (``multi_gpu.step_span_ms``: earliest to latest of
+the GPUs' step windows) in total must overlap by the excess.  Saving: (sum of busy - max busy) × (1 - concurrency): the
 serialised part of the work.
 """
 
@@ -19,7 +20,8 @@ def concurrency(m) -> float | None:
     step must overlap by at least the excess (guards against a mis-measured concurrency)."""
     c = m.multi_gpu.concurrency
     busy = [g.busy_ms_per_step for g in active_gpus(m) if g.busy_ms_per_step]
-    step = m.headline.avg_step_ms
+    # the wall span the GPUs' step windows cover (per-GPU windows may lie apart in time); older metrics: the step
+    step = getattr(m.multi_gpu, "step_span_ms", None) or m.headline.avg_step_ms
     if c is None or len(busy) < 2 or not step:
         return c
     spread = sum(busy) - max(busy)

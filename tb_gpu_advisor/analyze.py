@@ -14,6 +14,7 @@ import numpy as np
 
 from . import __version__
 from . import kernel_classes as kc
+from .fmt import pct as _pct
 from .metrics.compute import compute_host_metrics
 from .metrics.types import BREAKDOWN_CATEGORIES, LAUNCH_LATENCY_HIGH_US, LAUNCH_LATENCY_LOW_US, HostMetrics
 from .report_schema import Finding, GpuSummary, HostReport, Metric, Report, StepRow, Table
@@ -31,10 +32,6 @@ def _f(x: Any, nd: int = 4) -> float | None:
         return None
     x = float(x)
     return round(x, nd) if math.isfinite(x) else None
-
-
-def _pct(x: float | None) -> str:
-    return "n/a" if x is None else f"{100 * x:.1f}%"
 
 
 def headline_cards(m: HostMetrics) -> list[Metric]:

@@ -11,6 +11,8 @@ compare output).
 
 from __future__ import annotations
 
+from .fmt import ms
+
 import textwrap
 from typing import Any, Iterable, Sequence
 
@@ -30,19 +32,9 @@ def _saving_text(f: Finding) -> str:
         return ""
     if s.ms_per_step <= 0:
         return "saves ~0 ms/step"
-    return f"saves ~{_ms(s.ms_per_step)}/step ({s.percent_of_step:.0f}% of step)"
+    return f"saves ~{ms(s.ms_per_step)}/step ({s.percent_of_step:.0f}% of step)"
 
 
-def _ms(x: float | None) -> str:
-    if x is None:
-        return "n/a"
-    if abs(x) >= 1000:
-        return f"{x / 1000:.2f} s"
-    if abs(x) >= 10:
-        return f"{x:.1f} ms"
-    if abs(x) >= 0.995:
-        return f"{x:.2f} ms"
-    return f"{x * 1000:.0f} us"
 
 
 def _num(v: Any, nd: int = 2) -> str:
@@ -91,7 +83,7 @@ def _step_info(report: Report) -> str:
     else:
         per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
         if per_host:
-            bits.append(f"step {_ms(sum(per_host) / len(per_host))}")
+            bits.append(f"step {ms(sum(per_host) / len(per_host))}")
     return ", ".join(bits)
 
 
@@ -211,7 +203,7 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
     shown, cut = shown_findings(report, top)
     out += _md_table(["#", "severity", "finding", "est. saving", "guide", "scope"],
                      [[i, f"{_SEV_EMOJI.get(f.severity, '')} {f.severity}", f.title,
-                       (f"{_ms(f.saving.ms_per_step)} ({f.saving.percent_of_step:.0f}%)" if f.saving else "—"),
+                       (f"{ms(f.saving.ms_per_step)} ({f.saving.percent_of_step:.0f}%)" if f.saving else "—"),
                        f.guide_section or "—", _scope(f) or "—"] for i, f in enumerate(shown, 1)])
     if cut:
         out += ["", f"_{cut} more finding{'s' if cut > 1 else ''} not shown._"]
@@ -228,7 +220,7 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
             src = f.metric.detail.get("threshold_source") if isinstance(f.metric.detail, dict) else None
             out.append(f"- **{f.metric.label}:** {f.metric.display}{thr}{f' — {src}' if src else ''}")
         if f.saving is not None:
-            out.append(f"- **Estimated saving:** {_ms(f.saving.ms_per_step)} per step "
+            out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} per step "
                        f"({f.saving.percent_of_step:.1f}%), assuming {f.saving.assumption}")
         for w in f.windows[:3]:
             out.append(f"- **Trace:** {w.host}{'' if w.gpu is None else f' GPU{w.gpu}'} — {w.label} "

@@ -89,31 +89,19 @@ _MESSAGES: dict[str, list[_Field]] = {
         ("warnings", 3, _STR, _REP, None),
         ("hostnames", 4, _STR, _REP, None),
     ],
-    # Lazy views: the same wire format, big repeated messages kept as raw bytes.
-    "LazySpace": [
-        ("planes", 1, _BYTES, _REP, None),
-        ("errors", 2, _STR, _REP, None),
-        ("warnings", 3, _STR, _REP, None),
-        ("hostnames", 4, _STR, _REP, None),
-    ],
-    "LazyPlane": [
-        ("id", 1, _I64, _OPT, None),
-        ("name", 2, _STR, _OPT, None),
-        ("lines", 3, _BYTES, _REP, None),
-        ("event_metadata", 4, _MSG, _REP, "EventMetadataEntry"),
-        ("stat_metadata", 5, _MSG, _REP, "StatMetadataEntry"),
-        ("stats", 6, _MSG, _REP, "XStat"),
-    ],
-    "LazyLine": [
-        ("id", 1, _I64, _OPT, None),
-        ("display_id", 10, _I64, _OPT, None),
-        ("name", 2, _STR, _OPT, None),
-        ("display_name", 11, _STR, _OPT, None),
-        ("timestamp_ns", 3, _I64, _OPT, None),
-        ("duration_ps", 9, _I64, _OPT, None),
-        ("events", 4, _BYTES, _REP, None),
-    ],
 }
+
+# Lazy views: the same messages with their big repeated sub-message kept as raw bytes.
+_LAZY_VIEWS: dict[str, tuple[str, str]] = {
+    "LazySpace": ("XSpace", "planes"),
+    "LazyPlane": ("XPlane", "lines"),
+    "LazyLine": ("XLine", "events"),
+}
+for _lazy, (_base, _raw_field) in _LAZY_VIEWS.items():
+    _MESSAGES[_lazy] = [
+        (name, num, _BYTES, _REP, None) if name == _raw_field else (name, num, ftype, label, tname)
+        for name, num, ftype, label, tname in _MESSAGES[_base]
+    ]
 
 _PACKAGE = "tb_gpu_advisor.xspace"
 

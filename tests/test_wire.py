@@ -4,29 +4,17 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor import wire
-
-
-def _encode_varint(v: int) -> bytes:
-    out = bytearray()
-    v &= (1 << 64) - 1
-    while True:
-        b = v & 0x7F
-        v >>= 7
-        if v:
-            out.append(b | 0x80)
-        else:
-            out.append(b)
-            return bytes(out)
+from tb_gpu_advisor.synthetic.encode import encode_varint  # the corpus writer: independent of the decoder
 
 
 def test_varints_match_python_encoding_for_every_length():
     rng = np.random.default_rng(1)
     values = [0, 1, 127, 128, 2**32, 2**63 - 1, -1] + [int(x) for x in rng.integers(0, 2**62, 200)]
-    raw = b"".join(_encode_varint(v) for v in values)
-    pos = np.cumsum([0] + [len(_encode_varint(v)) for v in values[:-1]])
+    raw = b"".join(encode_varint(v) for v in values)
+    pos = np.cumsum([0] + [len(encode_varint(v)) for v in values[:-1]])
     got, lengths = wire.varints(wire.padded(raw), pos.astype(np.int64))
     assert got.tolist() == [v & (2**64 - 1) for v in values]
-    assert lengths.tolist() == [len(_encode_varint(v)) for v in values]
+    assert lengths.tolist() == [len(encode_varint(v)) for v in values]
 
 
 def test_unterminated_varint_is_a_wire_error():

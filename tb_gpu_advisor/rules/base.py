@@ -14,6 +14,8 @@ warning/critical pair), :func:`share_metric`, :func:`saving`,
 
 from __future__ import annotations
 
+from ..fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
+
 import math
 import sys
 from dataclasses import dataclass
@@ -135,22 +137,6 @@ def grade(value: float | None, warning: str, critical: str | None = None) -> str
 # --------------------------------------------------------------------------- formatting
 
 
-def pct(x: float | None, digits: int = 1) -> str:
-    if x is None:
-        return "n/a"
-    return f"{x * 100:.{digits}f}%"
-
-
-def ms(x: float | None) -> str:
-    if x is None:
-        return "n/a"
-    if abs(x) >= 1000:
-        return f"{x / 1000:.2f} s"
-    if abs(x) >= 10:
-        return f"{x:.1f} ms"
-    if abs(x) >= 1:
-        return f"{x:.2f} ms"
-    return f"{x * 1000:.0f} us"
 
 
 def us(x: float | None) -> str:

@@ -9,11 +9,12 @@ TensorFlow's own file systems when TensorFlow happens to be installed.
 from __future__ import annotations
 
 import datetime
+import io
 import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import BinaryIO, Any
 
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 
@@ -76,6 +77,13 @@ def _use_boto3(path: str) -> bool:
     except ImportError:
         return False
     return True
+
+
+def open_binary(path: str) -> BinaryIO:
+    """A readable binary stream: the file itself for local paths, an in-memory copy for remote ones."""
+    if is_remote(path):
+        return io.BytesIO(read_bytes(path))
+    return open(local_path(path), "rb")
 
 
 def mtime_ns(path: str) -> int:

@@ -14,7 +14,9 @@ upb into messages and converted with plain Python.
 
 from __future__ import annotations
 
+import io
 import os
+from typing import BinaryIO
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -80,19 +82,35 @@ def read_timeline(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Timeline:
             "(raise TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it anyway)"
         )
     try:
-        raw = fsio.read_bytes(path)
+        stream = fsio.open_binary(path)
     except Exception as e:  # noqa: BLE001
         raise ProfileReadError(path, f"cannot read: {e}") from e
-    return parse_timeline(raw, path=path)
+    with stream:
+        return _parse(stream, n, path)
 
 
 def parse_timeline(raw: bytes, path: str = "<bytes>") -> Timeline:
     """Decode XSpace bytes already in memory."""
+    return _parse(io.BytesIO(raw), len(raw), path)
+
+
+def _parse(stream: BinaryIO, size: int, path: str) -> Timeline:
+    """Decode an XSpace from ``stream``, one plane in memory at a time.
+
+    The top level of an XSpace is a handful of fields (planes, host names),
+    read here straight from the file; each plane's bytes are read when it is
+    decoded and dropped after, so the whole file is never held in memory.
+    """
     try:
-        space = message_class("LazySpace").FromString(raw)
         clock = _Clock()
-        planes = [_read_plane(b, clock) for b in space.planes]
-    except (DecodeError, wire.WireError, UnicodeDecodeError, ValueError, OverflowError) as e:
+        planes: list[Plane] = []
+        texts: dict[int, list[str]] = {n: [] for n in _SPACE_TEXT_FIELDS}
+        for number, value in wire.stream_top_level_fields(stream, size):
+            if number == _SPACE_PLANES:
+                planes.append(_read_plane(value, clock))
+            elif number in texts and isinstance(value, bytes):
+                texts[number].append(value.decode("utf-8", "replace"))
+    except (OSError, DecodeError, wire.WireError, UnicodeDecodeError, ValueError, OverflowError) as e:
         raise ProfileReadError(path, f"not a readable XSpace profile (truncated or foreign file): {e}") from e
     if not planes:
         raise ProfileReadError(path, "no planes: this is not an XSpace profile, or it is empty")
@@ -103,13 +121,17 @@ def parse_timeline(raw: bytes, path: str = "<bytes>") -> Timeline:
     return Timeline(
         host=host_name(path),
         path=path,
-        size_bytes=len(raw),
+        size_bytes=size,
         planes=planes,
-        hostnames=list(space.hostnames),
-        errors=list(space.errors),
-        warnings=list(space.warnings),
+        hostnames=texts[4],
+        errors=texts[2],
+        warnings=texts[3],
         time_base_ns=clock.base_ns,
     )
+
+
+_SPACE_PLANES = 1  # XSpace field numbers: planes=1, errors=2, warnings=3, hostnames=4
+_SPACE_TEXT_FIELDS = (2, 3, 4)
 
 
 class _Strings:
@@ -222,71 +244,76 @@ def _stat_value(st, keys: _StatKeys) -> object:
 
 def _stats_from_messages(items, keys: _StatKeys, strings: _Strings) -> StatTable:
     """StatTable from (owner, XStat message) pairs -- for the few metadata stats."""
-    owner, mid, kind, ival, fval = [], [], [], [], []
+    owner, mid, kind, value = [], [], [], []
     for own, st in items:
         owner.append(own)
         mid.append(st.metadata_id)
         if st.ref_value:
             kind.append(ValueKind.REF)
-            ival.append(strings.intern(keys.id_to_name.get(st.ref_value, "")))
-            fval.append(0.0)
+            value.append(strings.intern(keys.id_to_name.get(st.ref_value, "")))
         elif st.str_value or st.bytes_value:
-            s = st.str_value or st.bytes_value.decode("utf-8", "replace")
             kind.append(ValueKind.STR)
-            ival.append(strings.intern(s))
-            fval.append(0.0)
+            value.append(strings.intern(st.str_value or st.bytes_value.decode("utf-8", "replace")))
         elif st.double_value:
             kind.append(ValueKind.DOUBLE)
-            ival.append(0)
-            fval.append(st.double_value)
+            value.append(int(np.float64(st.double_value).view(np.int64)))
         else:
             kind.append(ValueKind.INT)
-            ival.append(st.int64_value or np.int64(np.uint64(st.uint64_value)))
-            fval.append(0.0)
+            value.append(st.int64_value or int(np.uint64(st.uint64_value).view(np.int64)))
     if not owner:
         return StatTable.empty()
     key = keys.lookup(np.asarray(mid, dtype=np.int64))
     keep = key >= 0
     return StatTable(
-        owner=np.asarray(owner, dtype=np.int64)[keep],
-        key=key[keep],
+        owner=np.asarray(owner, dtype=np.int32)[keep],
+        key=key[keep].astype(np.int32),
         kind=np.asarray(kind, dtype=np.int8)[keep],
-        ival=np.asarray(ival, dtype=np.int64)[keep],
-        fval=np.asarray(fval, dtype=np.float64)[keep],
+        value=np.asarray(value, dtype=np.int64)[keep],
     )
+
+
+#: Events decoded per batch: bounds the decoder's temporary arrays (~100 bytes
+#: per event) whatever the line's size.
+EVENT_CHUNK = 1 << 18
 
 
 def _read_line(raw: bytes, meta_ids: np.ndarray, keys: _StatKeys, strings: _Strings, clock: _Clock) -> Line:
     msg = message_class("LazyLine").FromString(raw)
-    events = msg.events
+    events = list(msg.events)  # one bytes object per event, created once
     n = len(events)
-    lengths = np.fromiter(map(len, events), dtype=np.int64, count=n)
-    blob = b"".join(events)
+    parts = [_decode_events(events[i : i + EVENT_CHUNK], keys, strings) for i in range(0, n, EVENT_CHUNK)]
     del events
-    buf = wire.padded(blob)
-    ends = np.cumsum(lengths)
-    starts = ends - lengths
-    fields = wire.decode_messages(buf, starts, ends)
-
-    metadata_id = wire.last_value(fields, 1, n)
-    offset_ps = wire.last_value(fields, 2, n)
-    duration_ps = wire.last_value(fields, 3, n)
+    metadata_id = _concat([p[0] for p in parts])
     if meta_ids.size:
         pos = np.clip(np.searchsorted(meta_ids, metadata_id), 0, meta_ids.size - 1)
         name_id = np.where(meta_ids[pos] == metadata_id, pos, meta_ids.size)
     else:
         name_id = np.zeros(n, dtype=np.int64)
-    stats = _decode_stats(buf, fields.select(4), keys, strings)
     return Line(
         id=msg.id,
         name=msg.name,
         display_name=msg.display_name,
         timestamp_ns=msg.timestamp_ns,
-        start_ps=clock.start_ps(msg.timestamp_ns, offset_ps),
-        duration_ps=duration_ps,
+        start_ps=clock.start_ps(msg.timestamp_ns, _concat([p[1] for p in parts])),
+        duration_ps=_concat([p[2] for p in parts]),
         name_id=name_id.astype(np.int32),
-        stats=stats,
+        stats=StatTable.concat([p[3] for p in parts], [i * EVENT_CHUNK for i in range(len(parts))]),
     )
+
+
+def _concat(arrays: list[np.ndarray]) -> np.ndarray:
+    return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
+
+
+def _decode_events(events: list[bytes], keys: _StatKeys, strings: _Strings):
+    """(metadata_id, offset_ps, duration_ps, stats) of a batch of serialized XEvents."""
+    n = len(events)
+    lengths = np.fromiter(map(len, events), dtype=np.int64, count=n)
+    buf = wire.padded(b"".join(events))
+    ends = np.cumsum(lengths)
+    fields = wire.decode_messages(buf, ends - lengths, ends)
+    stats = _decode_stats(buf, fields.select(4), keys, strings)
+    return wire.last_value(fields, 1, n), wire.last_value(fields, 2, n), wire.last_value(fields, 3, n), stats
 
 
 def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, strings: _Strings) -> StatTable:
@@ -298,22 +325,19 @@ def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, st
     f = wire.decode_messages(buf, starts, starts + stat_fields.value.astype(np.int64))
     key = keys.lookup(wire.last_value(f, 1, n))
     kind = np.zeros(n, dtype=np.int8)
-    ival = np.zeros(n, dtype=np.int64)
-    fval = np.zeros(n, dtype=np.float64)
+    value = np.zeros(n, dtype=np.int64)  # ints as is, doubles as their bits, strings as ids
     for number, vkind in _XSTAT_VALUE_FIELDS.items():
         sel = f.select(number)
         if sel.msg.size == 0:
             continue
         kind[sel.msg] = vkind
-        if vkind == ValueKind.DOUBLE:
-            fval[sel.msg] = sel.value.view(np.float64)
-        elif vkind in (ValueKind.INT, ValueKind.UINT):
-            ival[sel.msg] = sel.value.view(np.int64)
+        if vkind in (ValueKind.DOUBLE, ValueKind.INT, ValueKind.UINT):
+            value[sel.msg] = sel.value.view(np.int64)
         elif vkind == ValueKind.REF:
             ref_keys, inverse = np.unique(keys.lookup(sel.value.view(np.int64)), return_inverse=True)
             ids = np.asarray([strings.intern(keys.names[k] if k >= 0 else "") for k in ref_keys.tolist()], dtype=np.int64)
-            ival[sel.msg] = ids[inverse.ravel()]
+            value[sel.msg] = ids[inverse.ravel()]
         else:  # STR / BYTES: each distinct string decoded once
-            ival[sel.msg] = wire.intern_ranges(buf, sel.start, sel.value.astype(np.int64), strings.intern)
+            value[sel.msg] = wire.intern_ranges(buf, sel.start, sel.value.astype(np.int64), strings.intern)
     keep = key >= 0
-    return StatTable(owner=stat_fields.msg[keep], key=key[keep], kind=kind[keep], ival=ival[keep], fval=fval[keep])
+    return StatTable(owner=stat_fields.msg[keep].astype(np.int32), key=key[keep].astype(np.int32), kind=kind[keep], value=value[keep])

@@ -37,28 +37,46 @@ class StatTable:
     """Stats of many owners (events, or event metadata), one row per stat.
 
     ``owner`` indexes the events of a line (or the dense metadata ids of a
-    plane); ``key`` indexes ``Plane.stat_names``; ``ival`` holds int, uint
-    (as int64 bits) and -- for STR, BYTES and REF -- the string id in
-    ``Plane.strings``; ``fval`` holds doubles.
+    plane); ``key`` indexes ``Plane.stat_names``; ``value`` holds ints and
+    uints (as int64 bits), doubles (their IEEE bits: see ``doubles``) and --
+    for STR, BYTES and REF -- the string id in ``Plane.strings``.  17 bytes
+    a stat: stats are the bulk of a timeline's memory.
     """
 
-    owner: np.ndarray
-    key: np.ndarray
-    kind: np.ndarray
-    ival: np.ndarray
-    fval: np.ndarray
+    owner: np.ndarray  # int32
+    key: np.ndarray  # int32
+    kind: np.ndarray  # int8 ValueKind
+    value: np.ndarray  # int64
 
     @classmethod
     def empty(cls) -> "StatTable":
-        i = np.zeros(0, dtype=np.int64)
-        return cls(i, i.copy(), np.zeros(0, dtype=np.int8), i.copy(), np.zeros(0))
+        i = np.zeros(0, dtype=np.int32)
+        return cls(i, i.copy(), np.zeros(0, dtype=np.int8), np.zeros(0, dtype=np.int64))
+
+    @classmethod
+    def concat(cls, tables: list["StatTable"], owner_offsets: list[int]) -> "StatTable":
+        """Join the tables of consecutive event batches (owners shifted by each batch's offset)."""
+        if not tables:
+            return cls.empty()
+        if len(tables) == 1:
+            return tables[0]
+        return cls(
+            owner=np.concatenate([t.owner + np.int32(off) for t, off in zip(tables, owner_offsets)]),
+            key=np.concatenate([t.key for t in tables]),
+            kind=np.concatenate([t.kind for t in tables]),
+            value=np.concatenate([t.value for t in tables]),
+        )
 
     def __len__(self) -> int:
         return int(self.owner.shape[0])
 
     def rows(self, key: int) -> np.ndarray:
         """Row indices of stat ``key``."""
-        return np.nonzero(self.key == key)[0]
+        return np.flatnonzero(self.key == key)
+
+    def doubles(self, rows: np.ndarray) -> np.ndarray:
+        """The values of DOUBLE rows as float64."""
+        return self.value[rows].view(np.float64)
 
 
 @dataclass
@@ -100,9 +118,9 @@ class Line:
         rows = self.stats.rows(key)
         kinds = self.stats.kind[rows]
         ints = rows[kinds != ValueKind.DOUBLE]
-        col[self.stats.owner[ints]] = self.stats.ival[ints]
+        col[self.stats.owner[ints]] = self.stats.value[ints]
         dbl = rows[kinds == ValueKind.DOUBLE]
-        vals = self.stats.fval[dbl]
+        vals = self.stats.doubles(dbl)
         ok = np.isfinite(vals)  # real files carry NaN doubles (e.g. `fragmentation`)
         col[self.stats.owner[dbl[ok]]] = vals[ok].astype(np.int64)
         return col
@@ -116,9 +134,9 @@ class Line:
         rows = self.stats.rows(key)
         kinds = self.stats.kind[rows]
         num = rows[(kinds == ValueKind.INT) | (kinds == ValueKind.UINT)]
-        col[self.stats.owner[num]] = self.stats.ival[num]
+        col[self.stats.owner[num]] = self.stats.value[num]
         dbl = rows[kinds == ValueKind.DOUBLE]
-        col[self.stats.owner[dbl]] = self.stats.fval[dbl]
+        col[self.stats.owner[dbl]] = self.stats.doubles(dbl)
         return col
 
     def str_stat(self, name: str, inherit: bool = True) -> np.ndarray:
@@ -194,7 +212,7 @@ class Plane:
         if rows.size == 0:
             return None
         col = np.full(len(self.event_names), default, dtype=np.int64)
-        col[self.metadata_stats.owner[rows]] = self.metadata_stats.ival[rows]
+        col[self.metadata_stats.owner[rows]] = self.metadata_stats.value[rows]
         return col
 
     def line(self, name: str) -> Line | None:

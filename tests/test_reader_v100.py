@@ -36,3 +36,11 @@ def test_ref_value_kernel_details_resolved_to_text(tl):
     details = {compute.plane.string(int(i)) for i in np.unique(compute.str_stat("kernel_details"))}
     assert "regs:38 shm:0 grid:160,1,1 block:1024,1,1" in details
     assert all(d is None or d.startswith("regs:") for d in details)
+
+
+def test_decoding_in_small_event_batches_gives_the_same_timeline(monkeypatch):
+    """Lines are decoded in bounded batches; batch seams must not shift owners or values."""
+    from tb_gpu_advisor import reader
+
+    monkeypatch.setattr(reader, "EVENT_CHUNK", 7)
+    assert assert_matches_reference(read_timeline(str(V100)), str(V100)) == 23128

@@ -10,7 +10,19 @@ Routes (mounted at ``/data/plugin/gpu_advisor``):
 ``/report``        ``?run=&session=[&host=]``: the report JSON (200), or
                    ``{"state": "computing", ...}`` (202) while a worker
                    computes it, or ``{"state": "error", ...}`` (500)
+``/report.md``     the same report as Markdown (``render.to_markdown``, the
+                   CLI's ``--format markdown``); 202/500 JSON like ``/report``
 =================  ===========================================================
+
+A session with several host files is analysed in worker processes
+(``precompute.analyze_session_parallel``, at most ``host_jobs`` of them),
+still from a ReportService worker thread, never on a request thread.
+
+Discovery runs on every ``/runs`` and ``/report`` request (the page polls
+``/report`` every 400 ms while computing).  That is cheap on a local disk
+but a full listing on ``s3://`` and friends, so for remote logdirs the
+result is kept for ``--gpu_advisor_discovery_ttl`` seconds (default 5);
+local logdirs are listed every time so a new capture shows at once.
 
 Request parameters are never joined onto paths: run, session and host are
 looked up in the list discovery built, and only its paths are opened.
@@ -23,6 +35,7 @@ import logging
 import mimetypes
 import os
 import threading
+import time
 from typing import Any, Callable
 
 from tensorboard import errors
@@ -30,7 +43,7 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from . import discovery
+from . import discovery, fsio
 from .report_service import Outcome, ReportService
 
 logger = logging.getLogger(__name__)
@@ -39,6 +52,9 @@ PLUGIN_NAME = "gpu_advisor"
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 _STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".json": "application/json"}
 _JSON = "application/json"
+_MARKDOWN = "text/markdown; charset=utf-8"
+DEFAULT_DISCOVERY_TTL_S = 5.0
+DEFAULT_HOST_JOBS = 2
 
 # analyze(run, session, host_files, progress=...) -> Report
 Analyzer = Callable[..., Any]
@@ -54,6 +70,9 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         context: base_plugin.TBContext,
         analyzer: Analyzer | None = None,
         service: ReportService | None = None,
+        discovery_ttl_s: float | None = None,
+        host_jobs: int = DEFAULT_HOST_JOBS,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         # ``context.logdir`` is "" under --logdir_spec: the tab then explains
         # that it needs --logdir instead of failing.
@@ -62,6 +81,13 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         self._service = service or ReportService(store=_open_store(context.flags))
         self._active = False
         self._active_lock = threading.Lock()
+        # Remote logdirs only: (time listed, sessions) reused for ``_discovery_ttl_s`` seconds.
+        ttl = discovery_ttl_s if discovery_ttl_s is not None else _flag_ttl(context.flags)
+        self._discovery_ttl_s = ttl if fsio.is_remote(self._logdir) else 0.0
+        self._clock = clock
+        self._listing: tuple[float, list] | None = None
+        self._listing_lock = threading.Lock()
+        self._host_jobs = max(1, int(host_jobs))
 
     # -- TensorBoard hooks -------------------------------------------------
 
@@ -71,6 +97,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             "/static/*": self._serve_static,
             "/runs": self._serve_runs,
             "/report": self._serve_report,
+            "/report.md": self._serve_report_markdown,
         }
 
     def is_active(self) -> bool:
@@ -110,6 +137,22 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
 
     @wrappers.Request.application
     def _serve_report(self, request: wrappers.Request) -> wrappers.Response:
+        return _respond_outcome(request, self._outcome(request))
+
+    @wrappers.Request.application
+    def _serve_report_markdown(self, request: wrappers.Request) -> wrappers.Response:
+        """The cached report rendered by ``render.to_markdown`` (one renderer, in Python)."""
+        outcome = self._outcome(request)
+        if outcome.state != "ready":
+            return _respond_outcome(request, outcome)
+        from . import render
+        from .report_schema import Report
+
+        body = render.to_markdown(Report.from_json(outcome.body))
+        return http_util.Respond(request, body, _MARKDOWN)
+
+    def _outcome(self, request: wrappers.Request) -> Outcome:
+        """The report service's answer for the request's run/session[/host] (404/400 raised here)."""
         run, session_name = _required(request, "run"), _required(request, "session")
         host = request.args.get("host") or None
         try:
@@ -118,27 +161,49 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             raise errors.NotFoundError(str(e)) from None
         host_files = _select_hosts(session, host)
         key = (session.run, session.session, tuple(_identity(h) for h in host_files))
-        outcome = self._service.get(
+        return self._service.get(
             key,
             lambda progress: self._compute(session, host_files, progress),
             _store_key(session, host_files),
         )
-        return _respond_outcome(request, outcome)
 
     def _sessions(self) -> list:
         if not self._logdir:
             return []
-        return list(discovery.discover(self._logdir))
+        if self._discovery_ttl_s <= 0:
+            return list(discovery.discover(self._logdir))
+        # One listing at a time: concurrent polls wait for it instead of each listing the bucket.
+        with self._listing_lock:
+            now = self._clock()
+            if self._listing is not None and now - self._listing[0] < self._discovery_ttl_s:
+                return list(self._listing[1])
+            sessions = list(discovery.discover(self._logdir))
+            self._listing = (self._clock(), sessions)
+            return list(sessions)
 
     def _compute(self, session: Any, host_files: list, progress: Callable) -> str:
         """Runs in a worker thread: the real analysis, serialized once."""
         analyze = self._analyzer
-        if analyze is None:
-            from .analyze import analyze_session  # heavy (numpy): imported on first use
+        if analyze is None and len(host_files) > 1 and self._host_jobs > 1:
+            report = self._analyze_parallel(session, host_files, progress)
+        else:
+            if analyze is None:
+                from .analyze import analyze_session  # heavy (numpy): imported on first use
 
-            analyze = analyze_session
-        report = analyze(session.run, session.session, host_files, progress=progress)
+                analyze = analyze_session
+            report = analyze(session.run, session.session, host_files, progress=progress)
         return report.to_json() if hasattr(report, "to_json") else json.dumps(report)
+
+    def _analyze_parallel(self, session: Any, host_files: list, progress: Callable) -> Any:
+        """Several host files: one worker process per host, at most ``host_jobs`` (and cores) at once."""
+        import dataclasses
+
+        from . import precompute
+
+        workers = precompute.worker_count(self._host_jobs, len(host_files))
+        progress(f"analysing {len(host_files)} hosts in {workers} worker process(es)", 0.0)
+        chosen = dataclasses.replace(session, hosts=tuple(host_files))
+        return precompute.analyze_session_parallel(chosen, jobs=workers, progress=progress)
 
 
 # -- helpers (pure; module level so tests and readers find them fast) ---------
@@ -223,6 +288,15 @@ def _respond_file(request: wrappers.Request, name: str) -> wrappers.Response:
     with open(path, "rb") as f:
         body = f.read()
     return http_util.Respond(request, body, _STATIC_TYPES.get(ext) or mimetypes.guess_type(path)[0])
+
+
+def _flag_ttl(flags: Any) -> float:
+    """``--gpu_advisor_discovery_ttl`` (seconds; 0 lists on every request), else the default."""
+    value = getattr(flags, "gpu_advisor_discovery_ttl", None)
+    try:
+        return max(0.0, float(value)) if value is not None else DEFAULT_DISCOVERY_TTL_S
+    except (TypeError, ValueError):
+        return DEFAULT_DISCOVERY_TTL_S
 
 
 def _open_store(flags: Any) -> Any:

@@ -21,6 +21,15 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
             help="Where the Advisor keeps computed reports between TensorBoard restarts "
             "(default: $TB_GPU_ADVISOR_CACHE_DIR, else the Advisor's own default).",
         )
+        parser.add_argument(
+            "--gpu_advisor_discovery_ttl",
+            metavar="SECONDS",
+            type=float,
+            default=None,
+            help="For remote logdirs (s3://, gs://, ...): reuse the list of profiles for this many "
+            "seconds instead of listing the bucket on every request (default 5; 0 disables). "
+            "Local logdirs are always listed afresh.",
+        )
 
     def load(self, context):  # noqa: ANN001
         from .plugin import GpuAdvisorPlugin

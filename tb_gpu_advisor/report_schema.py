@@ -160,6 +160,45 @@ class Report:
     def to_json(self, indent: int | None = None) -> str:
         return json.dumps(self.to_dict(), indent=indent, allow_nan=False, default=_json_default)
 
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Report":
+        """The inverse of :meth:`to_dict` (e.g. a cached report's JSON back into a Report for the renderers).
+
+        Unknown keys (a newer writer's optional fields) are ignored.
+        """
+        return _build(cls, d, hosts=[_host(h) for h in d.get("hosts") or []],
+                      findings=[_finding(f) for f in d.get("findings") or []],
+                      headline=[_build(Metric, m) for m in d.get("headline") or []])
+
+    @classmethod
+    def from_json(cls, text: str) -> "Report":
+        return cls.from_dict(json.loads(text))
+
+
+def _build(cls: type, d: dict[str, Any], **nested: Any) -> Any:
+    """``cls(**d)`` keeping only ``cls``'s fields, with ``nested`` already-converted values."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in d.items() if k in names and k not in nested}, **nested)
+
+
+def _opt(cls: type, d: dict[str, Any] | None) -> Any:
+    return None if d is None else _build(cls, d)
+
+
+def _finding(d: dict[str, Any]) -> Finding:
+    return _build(Finding, d, metric=_opt(Metric, d.get("metric")), saving=_opt(Saving, d.get("saving")),
+                  evidence=[_build(Table, t) for t in d.get("evidence") or []],
+                  windows=[_build(TimeWindow, w) for w in d.get("windows") or []],
+                  actions=[_build(Action, a) for a in d.get("actions") or []])
+
+
+def _host(d: dict[str, Any]) -> HostReport:
+    return _build(HostReport, d, headline=[_build(Metric, m) for m in d.get("headline") or []],
+                  step_rows=[_build(StepRow, r) for r in d.get("step_rows") or []],
+                  gpus=[_build(GpuSummary, g) for g in d.get("gpus") or []],
+                  kernels=_opt(Table, d.get("kernels")), ops=_opt(Table, d.get("ops")), memcpy=_opt(Table, d.get("memcpy")),
+                  findings=[_finding(f) for f in d.get("findings") or []])
+
 
 def _json_default(o: Any) -> Any:
     # numpy scalars sneak in from the metrics; convert them instead of failing.

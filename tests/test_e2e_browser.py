@@ -252,3 +252,26 @@ def test_keyboard_and_dark_mode(tensorboard_url, browser, shots):
     assert focused == "Session"
     page.screenshot(path=os.path.join(shots, "advisor_dark_multi_gpu.png"))
     ctx.close()
+
+
+def test_export_markdown_downloads_the_server_rendering(tensorboard_url, page, shots):
+    """Export Markdown saves /report.md (render.to_markdown, as the CLI), not a browser-side rendering."""
+    import urllib.request
+
+    page.goto(tensorboard_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame)
+    select_run(frame, "multi_host")
+    with page.expect_download(timeout=60000) as dl:
+        frame.locator("button", has_text="Export Markdown").click()
+    path = os.path.join(shots, "export_multi_host.md")
+    dl.value.save_as(path)
+    assert dl.value.suggested_filename.endswith(".md")
+    session = frame.locator("select[aria-label='Session']").input_value()
+    with urllib.request.urlopen(f"{tensorboard_url}data/plugin/gpu_advisor/report.md?run=multi_host&session={session}") as r:
+        assert r.status == 200 and r.headers["Content-Type"].startswith("text/markdown")
+        served = r.read().decode("utf-8")
+    with open(path, encoding="utf-8") as f:
+        assert f.read() == served
+    assert served.startswith("## GPU Advisor: run `multi_host`")
+    assert not page.errors, page.errors

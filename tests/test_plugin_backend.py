@@ -250,6 +250,102 @@ def test_persistent_cache_survives_restart(logdir, tmp_path_factory):
     assert calls == 0 and bodies[0] == bodies[1] and os.listdir(cache_dir)
 
 
+# -- markdown export ---------------------------------------------------------------------
+
+
+def test_report_markdown_is_render_to_markdown_of_the_json_report(logdir):
+    from tb_gpu_advisor import render
+    from tb_gpu_advisor.report_schema import Report
+
+    analyzer = CountingAnalyzer(block=True)
+    client, _, service = make_client(logdir, analyzer, wait_s=0.05)
+    query = "run=run1&session=2024_01_01_00_00_00"
+    computing = get_json(client, f"{PREFIX}/report.md?{query}", code=202)  # same progress answer as /report
+    assert computing["state"] == "computing"
+    analyzer.release.set()
+    r = poll_report(client, f"{PREFIX}/report.md?{query}")
+    assert r.status_code == 200 and r.headers["Content-Type"] == "text/markdown; charset=utf-8"
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    report_json = poll_report(client, f"{PREFIX}/report?{query}").get_data(as_text=True)
+    assert r.get_data(as_text=True) == render.to_markdown(Report.from_json(report_json))
+    assert "## GPU Advisor: run `run1`" in r.get_data(as_text=True)
+    assert service.computations == 1  # the markdown is rendered from the same cached report
+    one_host = poll_report(client, f"{PREFIX}/report.md?{query}&host=worker1").get_data(as_text=True)
+    assert "worker1" in one_host and "worker0" not in one_host
+
+
+def test_report_markdown_errors_match_report(logdir):
+    client, _, _ = make_client(logdir, CountingAnalyzer(fail=True))
+    assert client.get(f"{PREFIX}/report.md?run=run1").status_code == 400
+    assert client.get(f"{PREFIX}/report.md?run=run1&session=../x").status_code == 404
+    r = poll_report(client, f"{PREFIX}/report.md?run=run1&session=2024_02_01_00_00_00")
+    assert r.status_code == 500 and json.loads(r.get_data(as_text=True))["state"] == "error"
+
+
+def test_report_from_dict_round_trips_the_fixture():
+    from tb_gpu_advisor.report_schema import Report
+
+    doc = json.loads(plugin_fixtures.fixture_json())
+    assert Report.from_dict(doc).to_dict() == doc
+
+
+# -- remote discovery TTL ----------------------------------------------------------------
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def _counting_discover(monkeypatch, real_logdir: str) -> list[str]:
+    """discovery.discover answering with ``real_logdir``'s sessions whatever it is asked, counting calls."""
+    calls: list[str] = []
+    real = discovery.discover
+    sessions = real(real_logdir)
+    monkeypatch.setattr(discovery, "discover", lambda d: calls.append(d) or list(sessions))
+    return calls
+
+
+def test_remote_discovery_is_cached_for_a_few_seconds(logdir, monkeypatch):
+    calls = _counting_discover(monkeypatch, logdir)
+    clock = FakeClock()
+    ctx = base_plugin.TBContext(logdir="s3://bucket/logs", flags=argparse.Namespace(gpu_advisor_cache_dir=None))
+    plugin = plugin_mod.GpuAdvisorPlugin(ctx, analyzer=CountingAnalyzer(), service=ReportService(), clock=clock)
+    client = werkzeug_test.Client(application.TensorBoardWSGI([plugin]), wrappers.Response)
+    assert get_json(client, f"{PREFIX}/runs")["runs"]
+    for _ in range(5):  # the page's 400 ms polls
+        poll_report(client, f"{PREFIX}/report?run=run1&session=2024_02_01_00_00_00")
+        get_json(client, f"{PREFIX}/runs")
+        clock.now += 0.4
+    assert calls == ["s3://bucket/logs"]  # one listing for all of them
+    clock.now += plugin_mod.DEFAULT_DISCOVERY_TTL_S
+    get_json(client, f"{PREFIX}/runs")
+    assert len(calls) == 2  # expired: listed again
+
+
+def test_remote_discovery_ttl_flag_and_local_never_cached(logdir, monkeypatch):
+    calls = _counting_discover(monkeypatch, logdir)
+    for flag, remote, expected in [(0.0, "s3://b/l", 3), (60.0, "s3://b/l", 1), (60.0, logdir, 3)]:
+        calls.clear()
+        ctx = base_plugin.TBContext(logdir=remote, flags=argparse.Namespace(gpu_advisor_cache_dir=None,
+                                                                            gpu_advisor_discovery_ttl=flag))
+        client = werkzeug_test.Client(application.TensorBoardWSGI([plugin_mod.GpuAdvisorPlugin(ctx, service=ReportService())]),
+                                      wrappers.Response)
+        for _ in range(3):
+            get_json(client, f"{PREFIX}/runs")
+        assert len(calls) == expected, (flag, remote)
+
+
+def test_loader_defines_discovery_ttl_flag():
+    parser = argparse.ArgumentParser()
+    GpuAdvisorLoader().define_flags(parser)
+    assert parser.parse_args([]).gpu_advisor_discovery_ttl is None
+    assert parser.parse_args(["--gpu_advisor_discovery_ttl", "2.5"]).gpu_advisor_discovery_ttl == 2.5
+
+
 def test_new_session_shows_on_reload(logdir):
     client, _, _ = make_client(logdir, CountingAnalyzer())
     before = get_json(client, f"{PREFIX}/runs")
@@ -362,6 +458,44 @@ def test_frontend_fixture_matches_schema():
 def _real_sessions():
     demo = os.path.join(REPO, "demo_logs")
     return [s for s in discovery.discover(demo)] if os.path.isdir(demo) else []
+
+
+def test_multi_host_session_is_analysed_in_parallel_like_serial(monkeypatch):
+    """The 2-host demo: worker processes (off the request thread), progress, the same report as serial."""
+    from tb_gpu_advisor import analyze, precompute
+
+    demo = os.path.join(REPO, "demo_logs")
+    session = next((s for s in _real_sessions() if s.run == "multi_host"), None)
+    if session is None:
+        pytest.skip("demo_logs/multi_host missing")
+    assert len(session.hosts) == 2
+    seen: list[dict] = []
+    real = precompute.analyze_session_parallel
+
+    def spy(sess, jobs=None, progress=None, **kw):
+        notes: list[tuple] = []
+        seen.append({"hosts": [h.host for h in sess.hosts], "jobs": jobs, "thread": threading.current_thread().name,
+                     "notes": notes})
+        return real(sess, jobs=jobs, progress=lambda m, f: (notes.append((m, f)), progress(m, f)), **kw)
+
+    monkeypatch.setattr(precompute, "analyze_session_parallel", spy)
+    client, _, service = make_client(demo, wait_s=0.01)
+    first = client.get(f"{PREFIX}/report?run=multi_host&session={session.session}")
+    assert first.status_code == 202 and json.loads(first.get_data(as_text=True))["state"] == "computing"
+    r = poll_report(client, f"{PREFIX}/report?run=multi_host&session={session.session}", timeout=120)
+    assert r.status_code == 200, r.get_data(as_text=True)[:500]
+    assert len(seen) == 1 and service.computations == 1
+    assert seen[0]["hosts"] == ["worker0", "worker1"] and seen[0]["jobs"] == min(2, precompute.available_cores())
+    assert seen[0]["thread"].startswith("gpu-advisor")  # a ReportService worker, not a request thread
+    assert [f for _, f in seen[0]["notes"]] == [0.5, 1.0]
+    parallel = json.loads(r.get_data(as_text=True))
+    serial = analyze.analyze_session(session.run, session.session, session.hosts).to_dict()
+    for doc in (parallel, serial):
+        doc.pop("generated_at")
+    assert parallel == json.loads(json.dumps(serial))
+    # one host asked for: no process pool
+    r = poll_report(client, f"{PREFIX}/report?run=multi_host&session={session.session}&host=worker1", timeout=120)
+    assert r.status_code == 200 and len(seen) == 1
 
 
 @pytest.mark.skipif(not os.path.exists(os.path.join(REPO, "tb_gpu_advisor", "analyze.py")), reason="analyze.py not written yet")

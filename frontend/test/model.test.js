@@ -3,7 +3,6 @@ import { test } from "node:test";
 import { fixture, STATIC } from "./dom_env.js";
 
 const model = await import(new URL("model.js", STATIC));
-const { reportToMarkdown } = await import(new URL("markdown.js", STATIC));
 const charts = await import(new URL("charts.js", STATIC));
 const { Bridge, readUrlData, writeUrlData } = await import(new URL("bridge.js", STATIC));
 
@@ -47,16 +46,30 @@ test("fetchReport drops a stale answer and surfaces server errors", async () => 
   await assert.rejects(model.fetchReport({ run: "r", session: "s" }, { fetchFn: bad.fn }), (e) => e.status === 404 && /no profile session/.test(e.message));
 });
 
-test("markdown export has headline, ranked findings, snippets; table cells escaped", () => {
-  const report = fixture();
-  report.findings[0].evidence[0].rows.push(["a|b", 1, 2]);
-  const md = reportToMarkdown(report);
-  assert.match(md, /^# GPU Advisor: run1 \/ 2024_01_01_00_00_00/);
-  assert.match(md, /\| Device step-time share \| 42\.0% \| higher \| critical \|/);
-  assert.match(md, /## 1\. GPU waits for kernel launches/);
-  assert.match(md, /```python\n  @tf\.function\(jit_compile=True\)/);
-  assert.match(md, /\| a\\\|b \| 1 \| 2 \|/);
-  assert.ok(md.indexOf("## 1.") < md.indexOf("## 2."));
+test("markdown export is fetched from ./report.md (server-rendered), polling while it computes", async () => {
+  const answers = [[202, { state: "computing", progress: 0.5 }]];
+  const urls = [];
+  const fn = async (url) => {
+    urls.push(url);
+    if (answers.length) {
+      const [status, body] = answers.shift();
+      return { status, ok: false, statusText: "", json: async () => body, text: async () => JSON.stringify(body) };
+    }
+    return { status: 200, ok: true, statusText: "", text: async () => "## GPU Advisor: run `r`\n" };
+  };
+  const progress = [];
+  const md = await model.fetchReportMarkdown({ run: "r", session: "s", host: "w 1" }, { fetchFn: fn, pollMs: 1, onProgress: (p) => progress.push(p.progress) });
+  assert.equal(md, "## GPU Advisor: run `r`\n");
+  assert.deepEqual(progress, [0.5]);
+  assert.deepEqual(urls, ["./report.md?run=r&session=s&host=w+1", "./report.md?run=r&session=s&host=w+1"]);
+  const bad = fakeFetch([[500, { state: "error", error: "boom" }]]);
+  await assert.rejects(model.fetchReportMarkdown({ run: "r", session: "s" }, { fetchFn: bad.fn }), (e) => e.status === 500 && /boom/.test(e.message));
+});
+
+test("the browser has no markdown renderer of its own", async () => {
+  const { existsSync, readFileSync } = await import("node:fs");
+  assert.equal(existsSync(new URL("markdown.js", STATIC)), false);
+  assert.doesNotMatch(readFileSync(new URL("index.js", STATIC), "utf8"), /markdown\.js/);
 });
 
 test("charts: stacked steps, launch-latency band, ticks", () => {

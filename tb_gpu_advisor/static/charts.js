@@ -28,48 +28,127 @@ function legend(items, y) {
   });
 }
 
+/** At most this many bars per panel; longer captures are averaged over consecutive steps. */
+export const MAX_STEP_BARS = 120;
+
+const hasGpu = (r) => r.gpu !== null && r.gpu !== undefined;
+
+/**
+ * Shapes step rows (one per step, or one per step AND GPU on multi-GPU hosts)
+ * for the chart: one series per GPU (sorted; a single `gpu: null` series when
+ * the rows carry no GPU), all on the same step axis. With more than `maxBars`
+ * distinct steps, consecutive steps are averaged in groups of `groupSize`.
+ *
+ * The analyzer adds a host-wide row per step (`gpu: null`, the mean over the
+ * GPUs) to the per-GPU rows; that series comes first.
+ *
+ * Returns {buckets: [{first, last}], groupSize, series: [{gpu, meanMs, meanComputeMs, bars: [bar|null]}]}
+ * where bar = {first, last, count, step_ms, breakdown} (means over `count` rows).
+ */
+export function stepSeries(stepRows, maxBars = MAX_STEP_BARS) {
+  const rows = stepRows || [];
+  const steps = [...new Set(rows.map((r) => r.step))].sort((a, b) => a - b);
+  const groupSize = Math.max(1, Math.ceil(steps.length / Math.max(1, maxBars)));
+  const bucketOf = new Map(steps.map((st, i) => [st, Math.floor(i / groupSize)]));
+  const buckets = [];
+  for (let i = 0; i < steps.length; i += groupSize) buckets.push({ first: steps[i], last: steps[Math.min(i + groupSize, steps.length) - 1] });
+  const byGpu = new Map();
+  for (const r of rows) {
+    const gpu = hasGpu(r) ? r.gpu : null;
+    if (!byGpu.has(gpu)) byGpu.set(gpu, buckets.map(() => []));
+    byGpu.get(gpu)[bucketOf.get(r.step)].push(r);
+  }
+  const gpus = [...byGpu.keys()].sort((a, b) => (a === null ? -1 : b === null ? 1 : a - b));
+  const series = gpus.map((gpu) => {
+    const bars = byGpu.get(gpu).map((group, i) => {
+      if (!group.length) return null;
+      const breakdown = {};
+      for (const r of group) for (const [k, v] of Object.entries(r.breakdown || {})) breakdown[k] = (breakdown[k] || 0) + (v || 0) / group.length;
+      const stepMs = group.reduce((a, r) => a + (r.step_ms || 0), 0) / group.length;
+      return { ...buckets[i], count: group.length, step_ms: stepMs, breakdown };
+    });
+    const kept = bars.filter(Boolean);
+    const n = kept.reduce((a, b) => a + b.count, 0);
+    const mean = (f) => (n ? kept.reduce((a, b) => a + f(b) * b.count, 0) / n : 0);
+    return { gpu, meanMs: mean((b) => b.step_ms), meanComputeMs: mean((b) => b.breakdown.device_compute || 0), bars };
+  });
+  return { buckets, groupSize, series };
+}
+
+/** A panel's heading: which GPU, and how much of its step it computes (the number that differs between GPUs). */
+function panelLabel(sr) {
+  const who = sr.gpu === null ? "All GPUs (mean)" : `GPU ${sr.gpu}`;
+  const share = sr.meanMs > 0 ? ` (${pct(sr.meanComputeMs / sr.meanMs)})` : "";
+  return `${who} · device compute ${ms(sr.meanComputeMs)} of ${ms(sr.meanMs)} step${share}`;
+}
+
+const stepLabel = (b) => (b.first === b.last ? `step ${b.first}` : `steps ${b.first}–${b.last}`);
+
 /**
  * Per-step stacked bars of the non-overlapping breakdown (device compute at
- * the bottom, so the idle categories stack visibly on top of it).
+ * the bottom, so the idle categories stack visibly on top of it). Multi-GPU
+ * hosts get one small panel per GPU, stacked, on the same time scale and
+ * step axis, so a slow or oversubscribed GPU stands out; long captures are
+ * averaged over consecutive steps (see stepSeries).
  */
-export function stepChart(stepRows, { title = "Step time breakdown" } = {}) {
-  const rows = (stepRows || []).slice(0, 200);
+export function stepChart(stepRows, { title = "Step time breakdown", maxBars = MAX_STEP_BARS } = {}) {
+  const { buckets, groupSize, series } = stepSeries(stepRows, maxBars);
+  const rows = series.flatMap((sr) => sr.bars.filter(Boolean));
   const used = CATEGORIES.filter(([key]) => rows.some((r) => (r.breakdown?.[key] || 0) > 0));
   const maxMs = Math.max(0, ...rows.map((r) => r.step_ms || 0));
-  const left = 48, top = 8, plotH = 160, plotW = W - left - 8;
+  const multi = series.length > 1;
+  const left = 48, top = 8, plotW = W - left - 8;
+  const headerH = multi ? 14 : 0, gap = multi ? 6 : 0;
+  const plotH = multi ? Math.max(34, Math.min(80, Math.floor(300 / series.length))) : 160;
+  const panelH = headerH + plotH + gap;
+  const axisY = top + series.length * panelH - gap;
   const legendRows = Math.ceil(used.length / 4);
-  const height = top + plotH + 24 + legendRows * 16 + 4;
-  const y = (v) => top + plotH - (maxMs ? (v / maxMs) * plotH : 0);
-  const band = rows.length ? plotW / rows.length : plotW;
+  const note = groupSize > 1 ? `each bar: mean of ${groupSize} consecutive steps` : "";
+  const height = axisY + 24 + legendRows * 16 + (note ? 14 : 0) + 4;
+  const band = buckets.length ? plotW / buckets.length : plotW;
   const barW = Math.max(1, band * 0.8);
-  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, class: "chart", role: "img", "aria-label": title },
-    s("title", {}, title));
-  for (const t of ticks(maxMs)) {
-    svg.append(s("line", { x1: left, x2: W - 8, y1: y(t), y2: y(t), class: "grid" }),
-      s("text", { x: left - 4, y: y(t) + 4, class: "axis", "text-anchor": "end" }, t === 0 ? "0" : ms(t).replace(" ms", "")));
-  }
-  svg.append(s("text", { x: 0, y: top + 4, class: "axis" }, "ms"));
-  rows.forEach((r, i) => {
-    let acc = 0;
-    const x = left + i * band + (band - barW) / 2;
-    const g = s("g", { class: "step-bar" });
-    for (const [key, label] of used) {
-      const v = r.breakdown?.[key] || 0;
-      if (v <= 0) continue;
-      g.append(s("rect", { x, width: barW, y: y(acc + v), height: Math.max(0.5, y(acc) - y(acc + v)), class: `cat-${key}` },
-        s("title", {}, `step ${r.step}${r.gpu !== null && r.gpu !== undefined ? ` GPU ${r.gpu}` : ""}: ${label} ${ms(v)} of ${ms(r.step_ms)}`)));
-      acc += v;
+  const fullTitle = multi ? `${title}, one panel per GPU (same scale)` : title;
+  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, class: `chart step-chart${multi ? " multi-gpu" : ""}`, role: "img", "aria-label": fullTitle },
+    s("title", {}, fullTitle));
+  series.forEach((sr, p) => {
+    const y0 = top + p * panelH + headerH;
+    const y = (v) => y0 + plotH - (maxMs ? (v / maxMs) * plotH : 0);
+    const panel = s("g", { class: "gpu-panel", "data-gpu": sr.gpu === null ? "" : String(sr.gpu) });
+    if (multi) {
+      panel.append(s("text", { x: left, y: y0 - 4, class: "chart-label panel-label" }, panelLabel(sr)));
     }
-    svg.append(g);
+    for (const t of ticks(maxMs, multi ? 2 : 4)) {
+      panel.append(s("line", { x1: left, x2: W - 8, y1: y(t), y2: y(t), class: "grid" }),
+        s("text", { x: left - 4, y: y(t) + 4, class: "axis", "text-anchor": "end" }, t === 0 ? "0" : ms(t).replace(" ms", "")));
+    }
+    sr.bars.forEach((bar, i) => {
+      if (!bar) return;
+      let acc = 0;
+      const x = left + i * band + (band - barW) / 2;
+      const what = `${sr.gpu === null ? (multi ? "all GPUs (mean), " : "") : `GPU ${sr.gpu}, `}${stepLabel(bar)}${bar.count > 1 ? ` (mean of ${bar.count})` : ""}`;
+      const g = s("g", { class: "step-bar", "data-first": String(bar.first), "data-last": String(bar.last) });
+      for (const [key, label] of used) {
+        const v = bar.breakdown?.[key] || 0;
+        if (v <= 0) continue;
+        g.append(s("rect", { x, width: barW, y: y(acc + v), height: Math.max(0.5, y(acc) - y(acc + v)), class: `cat-${key}` },
+          s("title", {}, `${what}: ${label} ${ms(v)} of ${ms(bar.step_ms)}`)));
+        acc += v;
+      }
+      panel.append(g);
+    });
+    svg.append(panel);
   });
-  const every = Math.max(1, Math.ceil(rows.length / 12));
-  rows.forEach((r, i) => {
+  svg.append(s("text", { x: 0, y: top + headerH + 4, class: "axis" }, "ms"));
+  // step labels once, under the last panel (all panels share the step axis)
+  const every = Math.max(1, Math.ceil(buckets.length / 12));
+  buckets.forEach((b, i) => {
     if (i % every) return;
-    svg.append(s("text", { x: left + i * band + band / 2, y: top + plotH + 14, class: "axis", "text-anchor": "middle" }, String(r.step)));
+    svg.append(s("text", { x: left + i * band + band / 2, y: axisY + 14, class: "axis step-tick", "text-anchor": "middle" }, String(b.first)));
   });
-  const legendG = s("g", { transform: `translate(${left},${top + plotH + 22})` });
+  const legendG = s("g", { transform: `translate(${left},${axisY + 22})` });
   for (let i = 0; i < used.length; i += 4) legendG.append(...legend(used.slice(i, i + 4), (i / 4) * 16));
   svg.append(legendG);
+  if (note) svg.append(s("text", { x: left, y: height - 4, class: "axis step-note" }, `step (${note})`));
   return svg;
 }
 

@@ -5,8 +5,7 @@
 import { Bridge, readUrlData, writeUrlData } from "./static/bridge.js";
 import { h, replaceChildren } from "./static/dom.js";
 import { tensorboardRoot } from "./static/links.js";
-import { reportToMarkdown } from "./static/markdown.js";
-import { fetchReport, fetchRuns, findSession, resolveSelection } from "./static/model.js";
+import { fetchReport, fetchReportMarkdown, fetchRuns, findSession, resolveSelection } from "./static/model.js";
 import * as views from "./static/views.js";
 
 export async function render() {
@@ -169,8 +168,21 @@ class App {
     if (this.current) download(`${this.baseName()}.json`, JSON.stringify(this.current.report, null, 2), "application/json");
   }
 
-  exportMarkdown() {
-    if (this.current) download(`${this.baseName()}.md`, reportToMarkdown(this.current.report, { host: this.current.sel.host }), "text/markdown");
+  /** The server renders the Markdown (render.to_markdown, the same as the CLI's --format markdown). */
+  async exportMarkdown() {
+    if (!this.current) return;
+    const { sel } = this.current;
+    const name = `${this.baseName()}.md`;
+    const button = this.exportButtons[1];
+    button.disabled = true;
+    try {
+      const text = await fetchReportMarkdown(sel);
+      if (text !== null) download(name, text, "text/markdown");
+    } catch (e) {
+      replaceChildren(this.statusEl, views.messageView("error", `Markdown export failed: ${e.message}`));
+    } finally {
+      button.disabled = !this.current;
+    }
   }
 
   async copyLink() {

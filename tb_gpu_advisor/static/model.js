@@ -25,17 +25,12 @@ export async function fetchRuns(fetchFn = fetch) {
   return response.json();
 }
 
-/**
- * GET ./report until it is ready. The server answers 202 {state: "computing",
- * progress, message} while a worker computes; `onProgress` gets each of those.
- * `isStale()` lets the caller abandon polling when the selection changed.
- * Resolves {text, report} (text is kept to detect "unchanged" on reload).
- */
-export async function fetchReport(selection, { onProgress = () => {}, isStale = () => false, fetchFn = fetch, pollMs = 400 } = {}) {
+/** Polls `route` (./report or ./report.md) until the server stops answering 202 "computing"; returns the final response. */
+async function pollRoute(route, selection, { onProgress = () => {}, isStale = () => false, fetchFn = fetch, pollMs = 400 } = {}) {
   const query = new URLSearchParams({ run: selection.run, session: selection.session });
   if (selection.host) query.set("host", selection.host);
   for (;;) {
-    const response = await fetchFn(`./report?${query}`);
+    const response = await fetchFn(`${route}?${query}`);
     if (isStale()) return null;
     if (response.status === 202) {
       onProgress(await response.json());
@@ -44,9 +39,30 @@ export async function fetchReport(selection, { onProgress = () => {}, isStale = 
       continue;
     }
     if (!response.ok) throw new FetchError(await readError(response), response.status);
-    const text = await response.text();
-    return { text, report: JSON.parse(text) };
+    return response;
   }
+}
+
+/**
+ * GET ./report until it is ready. The server answers 202 {state: "computing",
+ * progress, message} while a worker computes; `onProgress` gets each of those.
+ * `isStale()` lets the caller abandon polling when the selection changed.
+ * Resolves {text, report} (text is kept to detect "unchanged" on reload).
+ */
+export async function fetchReport(selection, options = {}) {
+  const response = await pollRoute("./report", selection, options);
+  if (!response) return null;
+  const text = await response.text();
+  return { text, report: JSON.parse(text) };
+}
+
+/**
+ * GET ./report.md: the same report rendered as Markdown by the server (the
+ * CLI's renderer; the browser has none). Polls like fetchReport; resolves the text.
+ */
+export async function fetchReportMarkdown(selection, options = {}) {
+  const response = await pollRoute("./report.md", selection, options);
+  return response ? response.text() : null;
 }
 
 /** Finds a session entry in the /runs listing. */

@@ -180,7 +180,11 @@ export function hostView(hr, ctx) {
     parts.push(h("div", { class: "state message no-gpu" }, h("h4", {}, "No GPU activity in this capture"),
       h("p", {}, "The profile has no GPU device plane, so the GPU checks cannot run. Capture on a machine with a GPU and a GPU build of TensorFlow (check tf.config.list_physical_devices('GPU')), with CUPTI available.")));
   }
-  if (hr.step_rows.length) parts.push(h("figure", {}, h("figcaption", {}, "Per-step time breakdown"), stepChart(hr.step_rows)));
+  if (hr.step_rows.length) {
+    const perGpu = new Set(hr.step_rows.map((r) => r.gpu ?? null)).size > 1;
+    const caption = perGpu ? "Per-step time breakdown, one panel per GPU (same time scale)" : "Per-step time breakdown";
+    parts.push(h("figure", {}, h("figcaption", {}, caption), stepChart(hr.step_rows)));
+  }
   if (hr.gpus.length > 1) parts.push(h("figure", {}, h("figcaption", {}, "Per-GPU comparison"), gpuChart(hr.gpus)));
   if ((hr.kernel_durations_us?.counts || []).length) {
     parts.push(h("figure", {}, h("figcaption", {}, "Kernel durations against the 20–40 µs launch latency"), kernelHistogram(hr.kernel_durations_us)));

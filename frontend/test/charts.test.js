@@ -1,0 +1,100 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { STATIC } from "./dom_env.js";
+
+const charts = await import(new URL("charts.js", STATIC));
+
+/**
+ * Rows as the analyzer emits them on a multi-GPU host: one per (step, GPU),
+ * GPU-major, plus (`hostWide`) one row per step with gpu null, the mean over GPUs.
+ */
+function multiGpuRows(gpus, steps, slowGpu = 0, hostWide = false) {
+  const rows = [];
+  if (hostWide) for (let st = 1; st <= steps; st++) rows.push({ step: st, gpu: null, step_ms: 7, breakdown: { device_compute: 4, launch_wait: 1, other: 2 } });
+  for (let g = 0; g < gpus; g++) {
+    for (let st = 1; st <= steps; st++) {
+      const compute = g === slowGpu ? 6 : 3;
+      rows.push({ step: st, gpu: g, start_ms: st * 10, step_ms: compute + 1, breakdown: { device_compute: compute, launch_wait: 1 } });
+    }
+  }
+  return rows;
+}
+
+test("stepSeries groups per-GPU rows into one series per GPU on a shared step axis", () => {
+  const rows = multiGpuRows(4, 6).reverse(); // order must not matter
+  const { buckets, groupSize, series } = charts.stepSeries(rows);
+  assert.equal(groupSize, 1);
+  assert.deepEqual(buckets.map((b) => b.first), [1, 2, 3, 4, 5, 6]);
+  assert.deepEqual(series.map((x) => x.gpu), [0, 1, 2, 3]);
+  assert.ok(series.every((x) => x.bars.length === 6 && x.bars.every((b) => b && b.count === 1)));
+  assert.equal(series[0].meanMs, 7);
+  assert.equal(series[0].meanComputeMs, 6);
+  assert.equal(series[1].meanMs, 4);
+  assert.deepEqual(series[2].bars[0].breakdown, { device_compute: 3, launch_wait: 1 });
+});
+
+test("stepSeries averages consecutive steps beyond maxBars and leaves gaps for missing steps", () => {
+  const rows = multiGpuRows(2, 500).filter((r) => !(r.gpu === 1 && r.step <= 10));
+  const { buckets, groupSize, series } = charts.stepSeries(rows, 100);
+  assert.equal(groupSize, 5);
+  assert.equal(buckets.length, 100);
+  assert.deepEqual(buckets[0], { first: 1, last: 5 });
+  assert.deepEqual(buckets.at(-1), { first: 496, last: 500 });
+  assert.equal(series[0].bars[0].count, 5);
+  assert.equal(series[0].bars[0].step_ms, 7);
+  assert.equal(series[1].bars[0], null); // GPU 1 has no rows for steps 1-5
+  assert.equal(series[1].bars[2].count, 5);
+});
+
+test("single-GPU rows keep one panel with one bar per step", () => {
+  const rows = [1, 2, 3].map((st) => ({ step: st, gpu: null, step_ms: 2, breakdown: { device_compute: 2 } }));
+  const svg = charts.stepChart(rows);
+  assert.equal(svg.querySelectorAll("g.gpu-panel").length, 1);
+  assert.equal(svg.querySelectorAll("g.step-bar").length, 3);
+  assert.equal(svg.querySelectorAll(".panel-label").length, 0);
+  assert.ok(!svg.classList.contains("multi-gpu"));
+});
+
+test("multi-GPU step chart: one labelled panel per GPU, same scale, step labels not repeated", () => {
+  const svg = charts.stepChart(multiGpuRows(8, 6, 0));
+  assert.ok(svg.classList.contains("multi-gpu"));
+  const panels = [...svg.querySelectorAll("g.gpu-panel")];
+  assert.deepEqual(panels.map((p) => p.getAttribute("data-gpu")), ["0", "1", "2", "3", "4", "5", "6", "7"]);
+  assert.deepEqual(panels.map((p) => p.querySelectorAll("g.step-bar").length), [6, 6, 6, 6, 6, 6, 6, 6]);
+  assert.equal(panels[0].querySelector(".panel-label").textContent, "GPU 0 · device compute 6.0 ms of 7.0 ms step (86%)");
+  assert.equal(panels[3].querySelector(".panel-label").textContent, "GPU 3 · device compute 3.0 ms of 4.0 ms step (75%)");
+  // x labels: each step once (not once per GPU as with interleaved rows)
+  assert.deepEqual([...svg.querySelectorAll(".step-tick")].map((t) => t.textContent), ["1", "2", "3", "4", "5", "6"]);
+  // same y scale: GPU 0's 7 ms bars are 7/4 as tall as GPU 1's 4 ms bars
+  const barHeight = (p) => [...p.querySelector("g.step-bar").querySelectorAll("rect")].reduce((a, r) => a + Number(r.getAttribute("height")), 0);
+  assert.ok(Math.abs(barHeight(panels[0]) / barHeight(panels[1]) - 7 / 4) < 0.05);
+  // panels do not overlap and the picture stays a reasonable height
+  const tops = panels.map((p) => Math.min(...[...p.querySelectorAll("rect")].map((r) => Number(r.getAttribute("y")))));
+  assert.ok(tops.every((t, i) => i === 0 || t > tops[i - 1]));
+  const height = Number(svg.getAttribute("viewBox").split(" ")[3]);
+  assert.ok(height < 560, height);
+  const tip = panels[2].querySelector("rect title").textContent;
+  assert.match(tip, /^GPU 2, step 1: Device compute 3\.0 ms of 4\.0 ms$/);
+});
+
+test("the host-wide rows (gpu null) become a first 'All GPUs (mean)' panel", () => {
+  const svg = charts.stepChart(multiGpuRows(4, 6, 0, true));
+  const panels = [...svg.querySelectorAll("g.gpu-panel")];
+  assert.deepEqual(panels.map((p) => p.getAttribute("data-gpu")), ["", "0", "1", "2", "3"]);
+  assert.equal(panels[0].querySelector(".panel-label").textContent, "All GPUs (mean) · device compute 4.0 ms of 7.0 ms step (57%)");
+  assert.match(panels[0].querySelector("rect title").textContent, /^all GPUs \(mean\), step 1: /);
+  assert.deepEqual([...svg.querySelectorAll(".step-tick")].map((t) => t.textContent), ["1", "2", "3", "4", "5", "6"]);
+});
+
+test("long multi-GPU captures are aggregated, labelled as such, and bars stay wide enough", () => {
+  const svg = charts.stepChart(multiGpuRows(4, 1000));
+  const panels = [...svg.querySelectorAll("g.gpu-panel")];
+  assert.equal(panels.length, 4);
+  const perPanel = panels[0].querySelectorAll("g.step-bar").length;
+  assert.ok(perPanel <= charts.MAX_STEP_BARS && perPanel >= 50, perPanel);
+  assert.match(svg.querySelector(".step-note").textContent, /mean of 9 consecutive steps/);
+  assert.match(panels[0].querySelector("rect title").textContent, /^GPU 0, steps 1–9 \(mean of 9\): /);
+  assert.ok(svg.querySelectorAll(".step-tick").length <= 13);
+  const w = Number(panels[0].querySelector("rect").getAttribute("width"));
+  assert.ok(w >= 3, w);
+});

@@ -16,6 +16,10 @@ test("default selection is the newest session; URL selection wins when it exists
   assert.deepEqual(model.resolveSelection(RUNS, { run: "a", session: "s2", host: "h" }), { run: "a", session: "s2", host: "h" });
   assert.deepEqual(model.resolveSelection(RUNS, { run: "b", session: "s1", host: "gone" }), { run: "b", session: "s1", host: "" });
   assert.deepEqual(model.resolveSelection(RUNS, { run: "x", session: "y" }), { run: "b", session: "s9", host: "" });
+  // a link naming only the run (or a vanished session) opens that run's newest session
+  const newestOfA = model.newestSelection([RUNS.find((r) => r.run === "a")]).session;
+  assert.deepEqual(model.resolveSelection(RUNS, { run: "a" }), { run: "a", session: newestOfA, host: "" });
+  assert.deepEqual(model.resolveSelection(RUNS, { run: "a", session: "gone" }), { run: "a", session: newestOfA, host: "" });
   assert.equal(model.newestSelection([]), null);
 });
 

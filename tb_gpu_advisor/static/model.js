@@ -87,11 +87,14 @@ export function newestSelection(runs) {
  * still exists, else the newest session. A vanished host falls back to "all".
  */
 export function resolveSelection(runs, wanted) {
-  if (wanted && wanted.run && wanted.session) {
-    const s = findSession(runs, wanted.run, wanted.session);
+  if (wanted && wanted.run) {
+    // A link may name only the run (or a session since deleted): take that run's newest session.
+    const run = runs.find((r) => r.run === wanted.run);
+    const newest = run ? newestSelection([run]) : null;
+    const s = findSession(runs, wanted.run, wanted.session) || (newest && findSession(runs, wanted.run, newest.session));
     if (s) {
       const host = wanted.host && s.hosts.some((h) => h.host === wanted.host) ? wanted.host : "";
-      return { run: wanted.run, session: wanted.session, host };
+      return { run: wanted.run, session: s.session, host };
     }
   }
   return newestSelection(runs);

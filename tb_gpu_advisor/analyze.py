@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import operator
 import os
 from typing import Any, Callable, Iterable
 
@@ -135,6 +136,26 @@ def analyze_host(host_file, params: int | None = None) -> HostReport:
         return HostReport(host=host, path=path, size_bytes=size or tl.size_bytes, error=f"analysis failed: {type(e).__name__}: {e}")
 
 
+_BD_VALUES = operator.attrgetter(*BREAKDOWN_CATEGORIES)
+
+
+def _step_rows(rows) -> list[StepRow]:
+    """StepRows of ``steps_detail``: ``_f(x, 6)`` of every number, inlined (tens of thousands of rows)."""
+    out = []
+    isfinite, cats = math.isfinite, BREAKDOWN_CATEGORIES
+    for r in rows:
+        try:
+            st, sm = float(r.start_ms), float(r.step_ms)
+            vals = [float(v) for v in _BD_VALUES(r.breakdown)]
+            bd = dict(zip(cats, [round(v, 6) if isfinite(v) else None for v in vals]))
+            out.append(StepRow(step=r.step, start_ms=round(st, 6) if isfinite(st) else None, step_ms=round(sm, 6) if isfinite(sm) else None,
+                               breakdown=bd, gpu=r.gpu))
+        except TypeError:  # a None somewhere: the general path
+            out.append(StepRow(step=r.step, start_ms=_f(r.start_ms, 6), step_ms=_f(r.step_ms, 6),
+                               breakdown={k: _f(v, 6) for k, v in r.breakdown.as_dict().items()}, gpu=r.gpu))
+    return out
+
+
 def build_host_report(m: HostMetrics, ctx, size: int) -> HostReport:
     rules = _rules()
     findings: list[Finding] = []
@@ -142,8 +163,7 @@ def build_host_report(m: HostMetrics, ctx, size: int) -> HostReport:
         findings = list(rules.evaluate(m))
     for f in findings:
         f.host = f.host or m.host
-    steps_rows = [StepRow(step=r.step, start_ms=_f(r.start_ms, 6), step_ms=_f(r.step_ms, 6),
-                          breakdown={k: _f(v, 6) for k, v in r.breakdown.as_dict().items()}, gpu=r.gpu) for r in m.steps_detail]
+    steps_rows = _step_rows(m.steps_detail)
     gpus = [GpuSummary(gpu=g.gpu, name=g.name, compute_capability=g.compute_capability, step_ms=_f(g.step_ms, 6), busy_share=_f(g.busy_share),
                        kernel_count=g.kernel_count, collective_calls_per_step=_f(g.collective_calls_per_step),
                        launch_skew_ms=_f(g.first_kernel_offset_ms), breakdown={k: _f(v, 6) for k, v in g.breakdown.as_dict().items()})

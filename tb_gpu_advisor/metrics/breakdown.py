@@ -8,11 +8,15 @@ each category's coverage of the segment midpoints is a searchsorted count.
 
 from __future__ import annotations
 
+import dataclasses
+import operator
+from dataclasses import dataclass
+
 import numpy as np
 
 from .. import kernel_classes as kc
 from .context import PS_PER_MS, Context, GpuCtx
-from .events import coverage, union_intervals
+from .events import coverage, sorted_unique, union_intervals
 from .types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.
@@ -60,8 +64,98 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
     return out
 
 
-def attribute(intervals: dict[str, tuple[np.ndarray, np.ndarray]], windows: np.ndarray) -> np.ndarray:
-    """(n_windows, n_categories) ps per window and BREAKDOWN_CATEGORIES category."""
+class _Cover:
+    """Disjoint sorted intervals and their cumulative length: the covered measure up to any time."""
+
+    __slots__ = ("s", "e", "c")
+
+    def __init__(self, s: np.ndarray, e: np.ndarray) -> None:
+        self.s, self.e = s, e
+        self.c = np.zeros(s.size + 1, dtype=np.int64)
+        np.cumsum(e - s, out=self.c[1:])
+
+    def upto(self, t: np.ndarray) -> np.ndarray:
+        """ps of the set before each time in ``t`` (int64)."""
+        if self.s.size == 0:
+            return np.zeros(t.shape, dtype=np.int64)
+        j = np.searchsorted(self.s, t, side="right") - 1
+        jj = np.maximum(j, 0)
+        v = self.c[jj] + (np.minimum(t, self.e[jj]) - self.s[jj])
+        v[j < 0] = 0
+        return v
+
+
+class Attribution:
+    """The priority painting of one GPU's category intervals, evaluated for any sorted windows.
+
+    Exactly :func:`attribute`'s answer, in O((intervals + windows) log): the time of category ``c``
+    in a window is |window ∩ (c ∪ higher)| - |window ∩ higher|, each a difference of two lookups in
+    the cumulative measure of the prefix unions of ``PRIORITY``.  Windows are used as
+    :func:`attribute` uses them: sorted by start, an instant belonging to the last window that
+    starts at or before it.  ``lo``/``hi`` bound the windows that will be asked (intervals outside
+    are dropped early).  ``ok`` is False when some interval ends before it starts: the segment
+    method counts those as negative coverage, so :func:`attribute` falls back to it.
+    """
+
+    def __init__(self, intervals: dict[str, tuple[np.ndarray, np.ndarray]], lo: int | None = None, hi: int | None = None) -> None:
+        self.ok = all(not (e < s).any() for s, e in intervals.values())
+        self.bounds = (lo if lo is not None else np.iinfo(np.int64).min, hi if hi is not None else np.iinfo(np.int64).max)
+        self.covers: list[_Cover] = []
+        if not self.ok:
+            return
+        us = ue = np.zeros(0, dtype=np.int64)
+        for c in PRIORITY:
+            s, e = intervals[c]
+            if lo is not None and s.size:
+                m = (e > lo) & (s < hi)
+                s, e = s[m], e[m]
+            if s.size:
+                s = s.astype(np.int64, copy=False)
+                e = e.astype(np.int64, copy=False)
+                us, ue = union_intervals(np.concatenate([us, s]), np.concatenate([ue, e])) if us.size else union_intervals(s, e)
+            self.covers.append(_Cover(us, ue))
+
+    def matrix(self, windows: np.ndarray) -> np.ndarray | None:
+        """(n_windows, n_categories) int64 ps, or None when the windows are not sorted by start."""
+        n = windows.shape[0]
+        res = np.zeros((n, len(BREAKDOWN_CATEGORIES)), dtype=np.int64)
+        if n == 0:
+            return res
+        a = windows[:, 0].astype(np.int64)
+        if n > 1 and (a[1:] < a[:-1]).any():
+            return None
+        # an instant belongs to the last window starting at or before it, if it lies before that window's end
+        b = windows[:, 1].astype(np.int64).copy()
+        np.minimum(b[:-1], a[1:], out=b[:-1])
+        np.maximum(b, a, out=b)
+        prev = np.zeros(n, dtype=np.int64)
+        for c, cov in zip(PRIORITY, self.covers):
+            m = cov.upto(b) - cov.upto(a)
+            res[:, _CAT_INDEX[c]] = m - prev
+            prev = m
+        res[:, _CAT_INDEX["other"]] = (b - a) - prev
+        return res
+
+
+def attribute(intervals: dict[str, tuple[np.ndarray, np.ndarray]], windows: np.ndarray,
+              painted: Attribution | None = None) -> np.ndarray:
+    """(n_windows, n_categories) ps per window and BREAKDOWN_CATEGORIES category.
+
+    ``painted``: an :class:`Attribution` of these same ``intervals`` (reused across window sets).
+    """
+    n = windows.shape[0]
+    if n == 0:
+        return np.zeros((0, len(BREAKDOWN_CATEGORIES)), dtype=np.float64)
+    if painted is None:
+        painted = Attribution(intervals, int(windows[:, 0].min()), int(windows[:, 1].max()))
+    mat = painted.matrix(windows) if painted.ok else None
+    if mat is not None:
+        return mat.astype(np.float64)  # exact: ps totals are integers far below 2**53
+    return _attribute_segments(intervals, windows)
+
+
+def _attribute_segments(intervals: dict[str, tuple[np.ndarray, np.ndarray]], windows: np.ndarray) -> np.ndarray:
+    """Reference method (unsorted windows, negative intervals): elementary segments, midpoint coverage."""
     n = windows.shape[0]
     res = np.zeros((n, len(BREAKDOWN_CATEGORIES)), dtype=np.float64)
     if n == 0:
@@ -72,7 +166,7 @@ def attribute(intervals: dict[str, tuple[np.ndarray, np.ndarray]], windows: np.n
         m = (e > lo) & (s < hi)
         pts.append(np.clip(s[m], lo, hi))
         pts.append(np.clip(e[m], lo, hi))
-    p = np.unique(np.concatenate(pts))
+    p = sorted_unique(np.concatenate(pts))
     if p.size < 2:
         return res
     a, b = p[:-1], p[1:]
@@ -96,40 +190,140 @@ def _bd(row_ps: np.ndarray) -> Breakdown:
     return Breakdown(**{c: float(row_ps[i]) / PS_PER_MS for i, c in enumerate(BREAKDOWN_CATEGORIES)})
 
 
-def gpu_step_rows(ctx: Context, g: GpuCtx) -> tuple[list[StepMetrics], np.ndarray, dict]:
-    """Per-step rows of one GPU, the (n, cats) ms matrix, and its intervals (reused for gaps)."""
+#: Breakdown's fields are BREAKDOWN_CATEGORIES in order: rows are built positionally (checked here).
+_BD_POSITIONAL = tuple(f.name for f in dataclasses.fields(Breakdown)) == BREAKDOWN_CATEGORIES
+_BD_GET = operator.attrgetter(*BREAKDOWN_CATEGORIES)
+_NONE_MS = np.inf  # "no such event" in the float arrays below (real times are finite)
+
+
+def _breakdown(vals) -> Breakdown:
+    return Breakdown(*vals) if _BD_POSITIONAL else Breakdown(**dict(zip(BREAKDOWN_CATEGORIES, vals)))
+
+
+@dataclass
+class StepArrays:
+    """One GPU's per-step numbers as columns (what its StepMetrics rows hold), for vectorized aggregates."""
+
+    gpu: int
+    step: np.ndarray  # int64 step ids
+    start_ms: np.ndarray
+    step_ms: np.ndarray
+    mat: np.ndarray  # (n, categories) ms
+    busy: np.ndarray  # device busy ms
+    kernels: np.ndarray  # int64 counts
+    collectives: np.ndarray
+    memcpys: np.ndarray
+    first_kernel_ms: np.ndarray  # inf = none
+    first_launch_ms: np.ndarray  # inf = none
+
+    def rows(self) -> list[StepMetrics]:
+        fk = [None if x == _NONE_MS else x for x in self.first_kernel_ms.tolist()]
+        fl = [None if x == _NONE_MS else x for x in self.first_launch_ms.tolist()]
+        gpu = self.gpu
+        return [StepMetrics(step=s, gpu=gpu, start_ms=st, step_ms=sm, breakdown=_breakdown(bd), device_busy_ms=bu, kernel_count=kn,
+                            first_kernel_ms=k, first_launch_ms=la, collective_calls=cc, memcpy_count=mc)
+                for s, st, sm, bd, bu, kn, k, la, cc, mc in zip(
+                    self.step.tolist(), self.start_ms.tolist(), self.step_ms.tolist(), self.mat.tolist(), self.busy.tolist(),
+                    self.kernels.tolist(), fk, fl, self.collectives.tolist(), self.memcpys.tolist())]
+
+
+def _first_per_step(step: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
+    """Per step index in [0, n): the minimum of ``values`` (int64 max where the step has none)."""
+    out = np.full(n, np.iinfo(np.int64).max, np.int64)
+    if step.size:
+        np.minimum.at(out, step, values)
+    return out
+
+
+def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribution | None]:
+    """Per-step columns of one GPU, its category intervals and their painting (reused for gaps)."""
     iv = category_intervals(ctx, g)
     w = g.windows
-    mat = attribute(iv, w) / PS_PER_MS
-    d = g.d
-    rows: list[StepMetrics] = []
     n = w.shape[0]
-    kmask = d.kind == kc.KIND_KERNEL
+    painted = Attribution(iv, int(w[:, 0].min()), int(w[:, 1].max())) if n else None
+    mat = attribute(iv, w, painted) / PS_PER_MS
+    d = g.d
+    kind = d.kind
     inside = g.step >= 0
-    kcount = np.bincount(g.step[inside & kmask], minlength=n) if n else np.zeros(0, int)
-    ccount = np.bincount(g.step[inside & (d.kind == kc.KIND_COLLECTIVE)], minlength=n) if n else np.zeros(0, int)
-    mcount = np.bincount(g.step[inside & ~kmask & (d.kind != kc.KIND_COLLECTIVE)], minlength=n) if n else np.zeros(0, int)
-    first_k = np.full(n, np.iinfo(np.int64).max, np.int64)
-    if inside.any():
-        np.minimum.at(first_k, g.step[inside], d.start[inside])
-    first_l = np.full(n, np.iinfo(np.int64).max, np.int64)
-    hl = inside & (g.launch >= 0)
-    if hl.any():
-        np.minimum.at(first_l, g.step[hl], ctx.h.start[g.launch[hl]])
+    st_in = g.step[inside]
+    k_in = kind[inside]
+    is_k = k_in == kc.KIND_KERNEL
+    is_c = k_in == kc.KIND_COLLECTIVE
+    kcount = np.bincount(st_in[is_k], minlength=n)[:n] if n else np.zeros(0, np.int64)
+    ccount = np.bincount(st_in[is_c], minlength=n)[:n] if n else np.zeros(0, np.int64)
+    mcount = np.bincount(st_in[~is_k & ~is_c], minlength=n)[:n] if n else np.zeros(0, np.int64)
+    del k_in, is_k, is_c
+    first_k = _first_per_step(st_in, d.start[inside], n)
+    launch_in = g.launch[inside]
+    hl = launch_in >= 0
+    first_l = _first_per_step(st_in[hl], ctx.h.start[launch_in[hl]], n)
+    del st_in, launch_in, hl
     # busy = union of all device activity within the window
     us, ue = union_intervals(d.start, d.end)
-    busy = attribute({**{c: (np.zeros(0, np.int64),) * 2 for c in PRIORITY}, "device_compute": (us, ue)}, w)[:, _CAT_INDEX["device_compute"]] / PS_PER_MS
+    if n:
+        busy_cov = _Cover(us.astype(np.int64, copy=False), ue.astype(np.int64, copy=False))
+        busy_iv = {c: (np.zeros(0, np.int64),) * 2 for c in PRIORITY}
+        busy_iv["device_compute"] = (us, ue)
+        busy = attribute(busy_iv, w, _single(busy_cov))[:, _CAT_INDEX["device_compute"]] / PS_PER_MS
+    else:
+        busy = np.zeros(0)
     big = np.iinfo(np.int64).max
-    for i in range(n):
-        rows.append(StepMetrics(
-            step=int(ctx.steps.ids[i]), gpu=d.gpu, start_ms=(int(w[i, 0]) - ctx.steps.origin_ps) / PS_PER_MS,
-            step_ms=float(w[i, 1] - w[i, 0]) / PS_PER_MS, breakdown=Breakdown(**{c: float(mat[i, j]) for j, c in enumerate(BREAKDOWN_CATEGORIES)}),
-            device_busy_ms=float(busy[i]), kernel_count=int(kcount[i]),
-            first_kernel_ms=None if first_k[i] == big else (int(first_k[i]) - ctx.steps.origin_ps) / PS_PER_MS,
-            first_launch_ms=None if first_l[i] == big else (int(first_l[i]) - ctx.steps.origin_ps) / PS_PER_MS,
-            collective_calls=int(ccount[i]), memcpy_count=int(mcount[i]),
-        ))
-    return rows, mat, iv
+    origin = ctx.steps.origin_ps
+    fk = np.where(first_k == big, _NONE_MS, (first_k - origin) / PS_PER_MS)
+    fl = np.where(first_l == big, _NONE_MS, (first_l - origin) / PS_PER_MS)
+    arr = StepArrays(gpu=d.gpu, step=ctx.steps.ids[:n].astype(np.int64), start_ms=(w[:, 0] - origin) / PS_PER_MS,
+                     step_ms=(w[:, 1] - w[:, 0]).astype(np.float64) / PS_PER_MS, mat=mat, busy=busy, kernels=kcount.astype(np.int64),
+                     collectives=ccount.astype(np.int64), memcpys=mcount.astype(np.int64), first_kernel_ms=fk, first_launch_ms=fl)
+    return arr, iv, painted
+
+
+def _single(cov: "_Cover") -> Attribution:
+    """An Attribution whose every prefix union is ``cov`` (one category, device_compute)."""
+    att = Attribution.__new__(Attribution)
+    att.ok = True
+    att.covers = [cov] * len(PRIORITY)
+    return att
+
+
+def gpu_step_rows(ctx: Context, g: GpuCtx) -> tuple[list[StepMetrics], np.ndarray, dict]:
+    """Per-step rows of one GPU, the (n, cats) ms matrix, and its intervals (reused for gaps)."""
+    arr, iv, _painted = gpu_step_arrays(ctx, g)
+    return arr.rows(), arr.mat, iv
+
+
+def host_arrays(ctx: Context, per_gpu: dict[int, StepArrays]) -> StepArrays | None:
+    """Host-wide columns per step: mean over active GPUs (counts summed); None when :func:`host_rows` must decide."""
+    act = [g.d.gpu for g in ctx.active if g.d.gpu in per_gpu]
+    if not act:
+        act = list(per_gpu)[:1]
+    n = ctx.steps.count
+    if not act or any(per_gpu[gid].step.shape[0] != n for gid in act):
+        return None
+    k = len(act)
+    cols = [per_gpu[gid] for gid in act]
+
+    def mean(get):  # sequential sum over GPUs in `act` order, as sum() over the rows did
+        acc = get(cols[0]).copy()
+        for c in cols[1:]:
+            acc = acc + get(c)
+        return acc / k
+
+    def total(get):
+        acc = get(cols[0]).copy()
+        for c in cols[1:]:
+            acc = acc + get(c)
+        return acc
+
+    start = cols[0].start_ms.copy()
+    fk = cols[0].first_kernel_ms.copy()
+    fl = cols[0].first_launch_ms.copy()
+    for c in cols[1:]:
+        np.minimum(start, c.start_ms, out=start)
+        np.minimum(fk, c.first_kernel_ms, out=fk)
+        np.minimum(fl, c.first_launch_ms, out=fl)
+    return StepArrays(gpu=None, step=cols[0].step, start_ms=start, step_ms=mean(lambda c: c.step_ms), mat=mean(lambda c: c.mat),
+                      busy=mean(lambda c: c.busy), kernels=total(lambda c: c.kernels), collectives=total(lambda c: c.collectives),
+                      memcpys=total(lambda c: c.memcpys), first_kernel_ms=fk, first_launch_ms=fl)
 
 
 def host_rows(ctx: Context, per_gpu: dict[int, list[StepMetrics]]) -> list[StepMetrics]:
@@ -160,38 +354,52 @@ def host_rows(ctx: Context, per_gpu: dict[int, list[StepMetrics]]) -> list[StepM
 
 
 def average(rows: list[StepMetrics]) -> Breakdown:
+    """Mean breakdown over rows (summed in row order, as a running Python sum would)."""
     if not rows:
         return Breakdown()
-    k = len(rows)
-    return Breakdown(**{c: sum(getattr(r.breakdown, c) for r in rows) / k for c in BREAKDOWN_CATEGORIES})
+    return average_matrix(np.array([_BD_GET(r.breakdown) for r in rows], dtype=np.float64))
 
 
-def step_gaps(ctx: Context, g: GpuCtx, iv: dict) -> list[StepGap]:
+def average_matrix(mat_ms: np.ndarray) -> Breakdown:
+    """:func:`average` of rows given as an (n, categories) matrix: a sequential (cumsum) sum per category, / n."""
+    k = mat_ms.shape[0]
+    if k == 0:
+        return Breakdown()
+    tot = np.cumsum(mat_ms, axis=0)[-1]
+    return _breakdown((tot / k).tolist())
+
+
+def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = None) -> list[StepGap]:
     """GPU idle between consecutive kept steps: last device end of step k -> first device start of step k+1."""
     d = g.d
     n = ctx.steps.count
     if n < 2 or not len(d):
         return []
     inside = g.step >= 0
+    st_in = g.step[inside]
     last = np.full(n, -1, np.int64)
-    first = np.full(n, np.iinfo(np.int64).max, np.int64)
-    np.maximum.at(last, g.step[inside], d.end[inside])
-    np.minimum.at(first, g.step[inside], d.start[inside])
+    np.maximum.at(last, st_in, d.end[inside])
+    first = _first_per_step(st_in, d.start[inside], n)
+    del st_in
     a, b = last[:-1], first[1:]
     ok = (a >= 0) & (b < np.iinfo(np.int64).max) & (b > a)
     idx = np.nonzero(ok)[0]
     if idx.size == 0:
         return []
     win = np.stack([a[idx], b[idx]], axis=1)
-    mat = attribute(iv, win) / PS_PER_MS
+    if painted is not None and painted.ok:
+        lo, hi = painted.bounds
+        if int(win[:, 0].min()) < lo or int(win[:, 1].max()) > hi:
+            painted = None
+    mat = attribute(iv, win, painted) / PS_PER_MS
     ci = _CAT_INDEX
-    out = []
-    for r, k in enumerate(idx):
-        gap = float(win[r, 1] - win[r, 0]) / PS_PER_MS
-        inp, lw, hc = mat[r, ci["input_wait"]], mat[r, ci["launch_wait"]], mat[r, ci["host_compute"]]
-        out.append(StepGap(after_step=int(ctx.steps.ids[k]), gpu=d.gpu, gap_ms=gap, input_wait_ms=float(inp),
-                           launch_ms=float(lw), host_other_ms=float(hc), unexplained_ms=float(max(0.0, gap - inp - lw - hc))))
-    return out
+    gap = ((win[:, 1] - win[:, 0]).astype(np.float64) / PS_PER_MS).tolist()
+    inp, lw, hc = mat[:, ci["input_wait"]].tolist(), mat[:, ci["launch_wait"]].tolist(), mat[:, ci["host_compute"]].tolist()
+    after = ctx.steps.ids[idx].tolist()
+    gpu = d.gpu
+    return [StepGap(after_step=s, gpu=gpu, gap_ms=gp, input_wait_ms=i_, launch_ms=l_, host_other_ms=h_,
+                    unexplained_ms=float(max(0.0, gp - i_ - l_ - h_)))
+            for s, gp, i_, l_, h_ in zip(after, gap, inp, lw, hc)]
 
 
 def summarize_gaps(gaps: list[StepGap], avg_step_ms: float | None) -> Gaps:

@@ -16,14 +16,22 @@ def _share(a: float | None, b: float | None) -> float | None:
 def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostMetrics, Context]:
     ctx = build_context(tl, params)
     per_gpu: dict[int, list[StepMetrics]] = {}
+    per_gpu_arr: dict[int, bd.StepArrays] = {}
     gaps = []
     for g in ctx.gpus:
-        rows, _mat, iv = bd.gpu_step_rows(ctx, g)
-        per_gpu[g.d.gpu] = rows
+        arr, iv, painted = bd.gpu_step_arrays(ctx, g)
+        per_gpu_arr[g.d.gpu] = arr
+        per_gpu[g.d.gpu] = arr.rows()
         if g.active:
-            gaps.extend(bd.step_gaps(ctx, g, iv))
-    host_rows = bd.host_rows(ctx, per_gpu) if per_gpu else _host_only_rows(ctx)
-    avg = bd.average(host_rows)
+            gaps.extend(bd.step_gaps(ctx, g, iv, painted))
+        del iv, painted
+    host_arr = bd.host_arrays(ctx, per_gpu_arr) if per_gpu_arr else None
+    if host_arr is not None:
+        host_rows = host_arr.rows()
+        avg = bd.average_matrix(host_arr.mat)
+    else:
+        host_rows = bd.host_rows(ctx, per_gpu) if per_gpu else _host_only_rows(ctx)
+        avg = bd.average(host_rows)
     avg_step = sum(r.step_ms for r in host_rows) / len(host_rows) if host_rows else None
     prec = kernels.precision_totals(ctx)
     place = ops.placement(ctx)
@@ -43,7 +51,8 @@ def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostM
     )
     mc, mc_rows = memcpy.memcpy_stats(ctx, avg.as_dict())
     gm = multigpu.gpu_metrics(ctx, per_gpu)
-    detail = [r for gid in sorted(per_gpu) for r in per_gpu[gid] if any(g.d.gpu == gid and g.active for g in ctx.gpus)] + host_rows
+    active_ids = {g.d.gpu for g in ctx.gpus if g.active}
+    detail = [r for gid in sorted(per_gpu) if gid in active_ids for r in per_gpu[gid]] + host_rows
     notes = []
     if not has_gpu:
         notes.append("no GPU kernels in this capture: device metrics are not available (CPU-only profile?)")

@@ -9,7 +9,7 @@ import numpy as np
 from .. import kernel_classes as kc
 from ..steps import Steps, detect_steps
 from ..timeline import Timeline
-from .events import INPUT_EVENT_PREFIXES, DeviceEvents, HostEvents, all_device_events, host_events
+from .events import INPUT_EVENT_PREFIXES, DeviceEvents, HostEvents, all_device_events, host_events, sorted_unique
 
 PS_PER_MS = 1e9
 PS_PER_US = 1e6
@@ -61,34 +61,63 @@ class Context:
 
 def assign(times: np.ndarray, windows: np.ndarray) -> np.ndarray:
     """Index of the window containing each time ([start, end)), -1 if none. Windows sorted, disjoint."""
+    dt = np.int32 if windows.shape[0] < np.iinfo(np.int32).max else np.int64  # step indices: int32 halves the memory
     if windows.shape[0] == 0:
-        return np.full(times.shape, -1, dtype=np.int64)
-    i = np.searchsorted(windows[:, 0], times, side="right") - 1
-    ok = (i >= 0) & (times < windows[np.clip(i, 0, None), 1])
-    # the end of the last window is inclusive for events starting exactly there
-    return np.where(ok, i, -1)
+        return np.full(times.shape, -1, dtype=dt)
+    i = np.searchsorted(windows[:, 0], times, side="right").astype(dt)
+    i -= 1
+    ok = i >= 0
+    ok &= times < windows[np.maximum(i, 0), 1]
+    i[~ok] = -1
+    return i
+
+
+class Encloser:
+    """``mask_outer`` host events sorted by (line, start) once, for many :meth:`find` queries."""
+
+    def __init__(self, h: HostEvents, mask_outer: np.ndarray) -> None:
+        self.h = h
+        outer = np.nonzero(mask_outer)[0]
+        # ties (same line and start) stay in index order, as a stable per-line argsort would leave them
+        self.outer = outer[np.lexsort((h.start[outer], h.line[outer]))]
+        self.oline = h.line[self.outer]
+        self.ostart = h.start[self.outer]
+
+    def find(self, idx_inner: np.ndarray) -> np.ndarray:
+        """For host events ``idx_inner``: the innermost outer event on the same line containing its start, -1."""
+        h = self.h
+        out = np.full(idx_inner.shape, -1, dtype=np.int64)
+        if idx_inner.size == 0 or self.outer.size == 0:
+            return out
+        iline = h.line[idx_inner]
+        iord = np.argsort(iline, kind="stable")
+        iline_sorted = iline[iord]
+        lines = sorted_unique(iline)
+        o_lo = np.searchsorted(self.oline, lines, side="left")
+        o_hi = np.searchsorted(self.oline, lines, side="right")
+        i_lo = np.searchsorted(iline_sorted, lines, side="left")
+        i_hi = np.searchsorted(iline_sorted, lines, side="right")
+        for k in range(lines.size):
+            if o_hi[k] == o_lo[k]:
+                continue
+            o = self.outer[o_lo[k]:o_hi[k]]
+            sel = iord[i_lo[k]:i_hi[k]]
+            inner = idx_inner[sel]
+            t = h.start[inner]
+            j = np.searchsorted(self.ostart[o_lo[k]:o_hi[k]], t, side="right") - 1
+            ok = j >= 0
+            jj = np.clip(j, 0, None)
+            ok &= h.end[o[jj]] >= t
+            ok &= o[jj] != inner
+            out[sel[ok]] = o[jj[ok]]
+        return out
 
 
 def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> np.ndarray:
     """For host events ``idx_inner``: index of the innermost ``mask_outer`` event on the same line containing its start."""
-    out = np.full(idx_inner.shape, -1, dtype=np.int64)
     if idx_inner.size == 0 or not mask_outer.any():
-        return out
-    outer = np.nonzero(mask_outer)[0]
-    for li in np.unique(h.line[idx_inner]):
-        o = outer[h.line[outer] == li]
-        if o.size == 0:
-            continue
-        o = o[np.argsort(h.start[o], kind="stable")]
-        sel = np.nonzero(h.line[idx_inner] == li)[0]
-        t = h.start[idx_inner[sel]]
-        j = np.searchsorted(h.start[o], t, side="right") - 1
-        ok = j >= 0
-        jj = np.clip(j, 0, None)
-        ok &= h.end[o[jj]] >= t
-        ok &= o[jj] != idx_inner[sel]
-        out[sel[ok]] = o[jj[ok]]
-    return out
+        return np.full(idx_inner.shape, -1, dtype=np.int64)
+    return Encloser(h, mask_outer).find(idx_inner)
 
 
 def build_context(tl: Timeline, params: int | None = None) -> Context:
@@ -106,8 +135,9 @@ def build_context(tl: Timeline, params: int | None = None) -> Context:
     gpus: list[GpuCtx] = []
     launched_any = np.zeros(len(h), dtype=bool)
     launched_kernel = np.zeros(len(h), dtype=bool)  # launch records of kernels (not copies)
+    idx_t = np.int32 if len(h) < np.iinfo(np.int32).max else np.int64  # host event indices
     for d in devs:
-        launch = np.full(len(d), -1, dtype=np.int64)
+        launch = np.full(len(d), -1, dtype=idx_t)
         if hc.size and len(d):
             j = np.searchsorted(hcorr, d.corr)
             jj = np.clip(j, 0, hc.size - 1)
@@ -116,13 +146,13 @@ def build_context(tl: Timeline, params: int | None = None) -> Context:
         launched_any[launch[launch >= 0]] = True
         kl = (launch >= 0) & ((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE))
         launched_kernel[launch[kl]] = True
-        gpus.append(GpuCtx(d=d, launch=launch, op_host=np.full(len(d), -1, np.int64), step=np.full(len(d), -1, np.int64),
+        gpus.append(GpuCtx(d=d, launch=launch, op_host=np.full(len(d), -1, idx_t), step=np.zeros(0, np.int32),
                            windows=steps.window(d.gpu),
                            active=bool(((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE)).any())))
     # enclosing TF op of each launch record
     rec = np.nonzero(launched_any)[0]
     enc = enclosing(h, host_op, rec)
-    rec_op = np.full(len(h), -1, dtype=np.int64)
+    rec_op = np.full(len(h), -1, dtype=idx_t)
     rec_op[rec] = enc
     op_on_device = np.zeros(len(h), dtype=bool)
     # "on device": the op launched at least one kernel; an op that only moved data (memcpy) ran on the host
@@ -159,5 +189,5 @@ def build_context(tl: Timeline, params: int | None = None) -> Context:
         # op type hint: kernels of ops whose name says fp16/bf16 are not inferred (kept by name/shape only)
         g.name_prec = prec
         g.tc = kc.tensor_core(names)[d.name] if len(d) else np.zeros(0, bool)
-    host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int64)
+    host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int32)
     return Context(tl, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device, params)

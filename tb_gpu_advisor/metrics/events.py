@@ -28,12 +28,12 @@ class HostEvents:
     end: np.ndarray
     name: np.ndarray  # int32, index into names
     line: np.ndarray  # int32, index into line_names
-    corr: np.ndarray  # correlation_id or -1
+    corr: np.ndarray  # correlation_id or -1 (int32 when every id fits, else int64; likewise the next four)
     group_id: np.ndarray
     step_num: np.ndarray
     iter_num: np.ndarray
     root: np.ndarray  # _r value or -1
-    is_eager: np.ndarray  # 1 / 0 / -1
+    is_eager: np.ndarray  # 1 / 0 / -1 (int8)
     names: list[str]
     line_names: list[str]
 
@@ -74,38 +74,58 @@ def _cat(parts: list[np.ndarray], dtype) -> np.ndarray:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
+#: Sparse host stats, stored as int32 when every value fits (else int64); is_eager (1/0/-1) as int8.
+_HOST_STATS = (("corr", "correlation_id", False), ("group_id", "group_id", False), ("step_num", "step_num", True),
+               ("iter_num", "iter_num", True), ("root", "_r", True))
+_I32 = np.iinfo(np.int32)
+
+
+def _fits_int32(a: np.ndarray) -> bool:
+    return not a.size or (int(a.min()) >= _I32.min and int(a.max()) <= _I32.max)
+
+
 def host_events(tl: Timeline) -> HostEvents:
-    names: list[str] = []
+    """One table over every host line, filled in place (no per-line copies kept alive, narrow dtypes)."""
     index: dict[str, int] = {}
     line_names: list[str] = []
-    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("start", "end", "name", "line", "corr", "group_id", "step_num", "iter_num", "root", "is_eager")}
+    lines = []
     for plane in tl.host_planes():
         remap = np.fromiter((index.setdefault(n, len(index)) for n in plane.event_names), dtype=np.int32, count=len(plane.event_names))
-        for ln in plane.lines:
-            if not len(ln):
-                continue
-            li = len(line_names)
-            line_names.append(ln.name)
-            cols["start"].append(ln.start_ps)
-            cols["end"].append(ln.end_ps)
-            cols["name"].append(remap[ln.name_id])
-            cols["line"].append(np.full(len(ln), li, dtype=np.int32))
-            cols["corr"].append(ln.int_stat("correlation_id", inherit=False))
-            cols["group_id"].append(ln.int_stat("group_id", inherit=False))
-            cols["step_num"].append(ln.int_stat("step_num"))
-            cols["iter_num"].append(ln.int_stat("iter_num"))
-            cols["root"].append(ln.int_stat("_r"))
-            cols["is_eager"].append(ln.int_stat("is_eager"))
-    names = [None] * len(index)  # type: ignore[list-item]
-    for n, i in index.items():
-        names[i] = n
+        lines.extend((ln, remap) for ln in plane.lines if len(ln))
+    total = sum(len(ln) for ln, _ in lines)
     i64 = np.int64
-    return HostEvents(
-        start=_cat(cols["start"], i64), end=_cat(cols["end"], i64), name=_cat(cols["name"], np.int32),
-        line=_cat(cols["line"], np.int32), corr=_cat(cols["corr"], i64), group_id=_cat(cols["group_id"], i64),
-        step_num=_cat(cols["step_num"], i64), iter_num=_cat(cols["iter_num"], i64), root=_cat(cols["root"], i64),
-        is_eager=_cat(cols["is_eager"], i64), names=names, line_names=line_names,
-    )
+    start = np.empty(total, i64)
+    end = np.empty(total, i64)
+    name = np.empty(total, np.int32)
+    line = np.empty(total, np.int32)
+    stats = {k: np.empty(total, np.int32) for k, _, _ in _HOST_STATS}
+    is_eager = np.empty(total, np.int8)
+    o = 0
+    for li, (ln, remap) in enumerate(lines):
+        n = len(ln)
+        sl = slice(o, o + n)
+        line_names.append(ln.name)
+        start[sl] = ln.start_ps
+        np.add(ln.start_ps, ln.duration_ps, out=end[sl])
+        np.take(remap, ln.name_id, out=name[sl])
+        line[sl] = li
+        for k, stat, inherit in _HOST_STATS:
+            v = ln.int_stat(stat, inherit=inherit)
+            if stats[k].dtype != i64 and not _fits_int32(v):
+                stats[k] = stats[k].astype(i64)
+            stats[k][sl] = v
+        v = ln.int_stat("is_eager")
+        if is_eager.dtype != i64 and not (v.size == 0 or (int(v.min()) >= -128 and int(v.max()) <= 127)):
+            is_eager = is_eager.astype(i64)
+        is_eager[sl] = v
+        del v
+        o += n
+    names: list[str] = [None] * len(index)  # type: ignore[list-item]
+    for n_, i in index.items():
+        names[i] = n_
+    return HostEvents(start=start, end=end, name=name, line=line, corr=stats["corr"], group_id=stats["group_id"],
+                      step_num=stats["step_num"], iter_num=stats["iter_num"], root=stats["root"], is_eager=is_eager,
+                      names=names, line_names=line_names)
 
 
 def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray]:
@@ -121,6 +141,11 @@ def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray]:
             elif k == "async" and v in ("0", "1"):
                 sync[i] = 1 if v == "0" else 0
     return size, sync
+
+
+def _narrow(a: np.ndarray) -> np.ndarray:
+    """int32 copy of an int64 id column when every value fits (same values, half the memory)."""
+    return a.astype(np.int32) if _fits_int32(a) else a
 
 
 def device_events(plane: Plane) -> DeviceEvents:
@@ -143,13 +168,14 @@ def device_events(plane: Plane) -> DeviceEvents:
     order = np.argsort(start, kind="stable")
     start = start[order]
     take = lambda k, dt: _cat(parts[k], dt)[order]  # noqa: E731
+    narrow = lambda k: _narrow(take(k, i64))  # noqa: E731  -- ids: int32 when they fit
     name = take("name", np.int32)
     kinds_per_name = kc.device_kind(plane.event_names)
     mdet = take("mdet", i64)
     # memcpy details: parse each distinct string once
     uniq, inv = np.unique(mdet, return_inverse=True) if len(mdet) else (np.zeros(0, i64), np.zeros(0, i64))
     size_u, sync_u = _parse_memcpy([plane.string(int(s)) if s >= 0 else None for s in uniq])
-    tf_op = take("tf_op", i64)
+    tf_op = narrow("tf_op")
     # op text: tf_op stat strings, else the TF 2.4 `TensorFlow Ops` line event enclosing the kernel
     op_text: list[str] = []
     op_idx = np.full(len(start), -1, dtype=np.int32)
@@ -173,15 +199,32 @@ def device_events(plane: Plane) -> DeviceEvents:
         op_idx[ok] = (base + inv3[jj[ok]]).astype(np.int32)
     return DeviceEvents(
         gpu=int(plane.gpu_id), plane=plane, start=start, end=end, name=name, kind=kinds_per_name[name] if len(name) else np.zeros(0, np.int8),
-        stream=take("stream", np.int32), stream_names=[ln.name for ln in lines], corr=take("corr", i64),
-        group_id=take("group_id", i64), tf_op=tf_op, op_text=op_text, op_idx=op_idx,
+        stream=take("stream", np.int32), stream_names=[ln.name for ln in lines], corr=narrow("corr"),
+        group_id=narrow("group_id"), tf_op=tf_op, op_text=op_text, op_idx=op_idx,
         mem_bytes=size_u[inv] if len(mdet) else np.zeros(0, i64), mem_sync=sync_u[inv] if len(mdet) else np.zeros(0, np.int8),
-        shape_sid=take("shape", i64), long_name_sid=take("long_name", i64),
+        shape_sid=narrow("shape"), long_name_sid=narrow("long_name"),
     )
 
 
 def all_device_events(tl: Timeline) -> list[DeviceEvents]:
     return [device_events(p) for p in tl.gpu_planes()]
+
+
+def sorted_unique(a: np.ndarray) -> np.ndarray:
+    """``np.unique(a)`` for 1-d numeric arrays, by sorting.
+
+    numpy >= 2.3 answers a plain ``np.unique`` with a hash table, which on
+    millions of distinct int64 timestamps is ~50x slower than sorting and
+    grows faster than linearly (cache misses): the breakdown's segment
+    boundaries made the analysis superlinear in the capture size.
+    """
+    s = np.sort(a, axis=None)
+    if s.size < 2:
+        return s
+    keep = np.empty(s.size, dtype=bool)
+    keep[0] = True
+    np.not_equal(s[1:], s[:-1], out=keep[1:])
+    return s[keep]
 
 
 def union_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -188,6 +188,19 @@ def xla_evidence(ctx: Context) -> list[str]:
     return ev
 
 
+def _unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(a, axis=0, return_index=True, return_inverse=True)`` of a 2-d int array (rows in lexicographic
+    order, first occurrences, inverse), by a stable lexsort: the structured-dtype sort np.unique uses is ~10x slower."""
+    o = np.lexsort(a.T[::-1])
+    s = a[o]
+    new = np.ones(o.size, dtype=bool)
+    if o.size > 1:
+        new[1:] = (s[1:] != s[:-1]).any(axis=1)
+    inv = np.empty(o.size, dtype=np.intp)
+    inv[o] = np.cumsum(new) - 1
+    return s[new], o[new], inv
+
+
 def fusion(ctx: Context, top_n: int = 5) -> Fusion:
     ev = xla_evidence(ctx)
     ew_count = small_ew = 0
@@ -227,8 +240,7 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
             durs = np.concatenate([[0], np.cumsum((d.end[sel] - d.start[sel]).astype(np.float64))])
             tot = (durs[re_] - durs[rs]) / PS_PER_MS
             span = (d.end[sel][re_ - 1] - d.start[sel][rs]) / PS_PER_MS
-            u, first, inv = np.unique(sig, axis=0, return_index=True, return_inverse=True)
-            inv = inv.ravel()
+            u, first, inv = _unique_rows(sig)
             occ = np.bincount(inv)
             tt = np.bincount(inv, weights=tot)
             gap = np.bincount(inv, weights=np.maximum(span - tot, 0))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import kernel_classes as kc
-from .context import PS_PER_MS, Context, enclosing
+from .context import PS_PER_MS, Context, Encloser
 from .types import MemcpyStat, MemcpyStepStat
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
@@ -19,6 +19,7 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
     agg: dict[str, dict] = {}
     # TF ops incl. rendezvous/internal types (`IteratorGetNext/_2:_Send`), which is_tf_op_event leaves out
     op_like = ctx.host_op | ctx.h.name_mask(_internal_op)
+    encloser = None  # built on first use: sorting the op events is the costly part
     for g in ctx.gpus:
         d = g.d
         names = d.plane.event_names
@@ -53,7 +54,9 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
                 a["ops"][k] = a["ops"].get(k, 0) + int(c)
             rec = g.launch[m][sel]
             rec = rec[(ops < 0) & (rec >= 0)]
-            host_op = enclosing(ctx.h, op_like, rec)
+            if encloser is None and rec.size:
+                encloser = Encloser(ctx.h, op_like)
+            host_op = encloser.find(rec) if rec.size else np.full(0, -1, np.int64)
             host_op = host_op[host_op >= 0]
             for nid, c in zip(*np.unique(ctx.h.name[host_op], return_counts=True)):
                 k = kc.op_name(ctx.h.names[int(nid)])

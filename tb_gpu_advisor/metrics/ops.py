@@ -41,8 +41,15 @@ def op_stats(ctx: Context, top_n: int = 50) -> list[OpStat]:
     m = _kept_ops(ctx)
     acc: dict[str, dict] = {}
     if m.any():
-        u, inv = np.unique(h.name[m], return_inverse=True)
-        cnt = np.bincount(inv)
+        nm = h.name[m]
+        # np.unique(nm, return_inverse=True) by counting: name ids are a small dense range
+        per_name = np.bincount(nm, minlength=len(h.names))
+        u = np.flatnonzero(per_name)
+        remap = np.zeros(per_name.size, dtype=np.intp)
+        remap[u] = np.arange(u.size)
+        inv = remap[nm]
+        del nm, remap
+        cnt = per_name[u]
         dur = np.bincount(inv, weights=(h.end[m] - h.start[m]).astype(np.float64))
         dev = np.bincount(inv, weights=ctx.op_on_device[m].astype(float))
         eag = np.bincount(inv, weights=(h.is_eager[m] == 1).astype(float))

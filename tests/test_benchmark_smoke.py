@@ -1,0 +1,36 @@
+"""The benchmark script runs end to end on a tiny capture (no timing asserts: numbers are not tests).
+
+Why: ``benchmarks/run.py`` is only run by hand, so an API change in the
+generator, reader or analyzer would otherwise break it silently.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SCRIPT = os.path.join(REPO, "benchmarks", "run.py")
+
+
+def test_help() -> None:
+    out = subprocess.run([sys.executable, SCRIPT, "--help"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0
+    assert "--sizes" in out.stdout and "--quick" in out.stdout
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak RSS is read from Linux rusage and /proc")
+def test_tiny_run(tmp_path) -> None:
+    out = subprocess.run(
+        [sys.executable, SCRIPT, "--sizes", "200KB", "--skip-http", "--cache-dir", str(tmp_path), "--timeout", "120"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    table = out.stdout
+    for row in ("protobuf full parse (floor)", "ours: read", "ours: read + analyze_host", "stock: overview_page"):
+        assert f"| {row} | ok" in table, table[-3000:]
+    assert "peak RSS <= 3x file size" in table
+    assert list(tmp_path.glob("results-*.md")) and list(tmp_path.glob("corpus/*.xplane.pb"))

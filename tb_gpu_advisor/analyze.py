@@ -125,7 +125,9 @@ def analyze_host(host_file, params: int | None = None) -> HostReport:
     try:
         from .reader import read_timeline  # noqa: PLC0415
 
-        tl = read_timeline(path)
+        from .metrics import USED_STATS  # noqa: PLC0415
+
+        tl = read_timeline(path, keep_stats=USED_STATS)
     except Exception as e:  # noqa: BLE001 -- a bad file must not break the session
         return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
     try:

@@ -61,8 +61,13 @@ def host_name(path: str) -> str:
     return base[: -len(".xplane.pb")] if base.endswith(".xplane.pb") else base
 
 
-def read_timeline(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Timeline:
+def read_timeline(path: str, max_bytes: int = DEFAULT_MAX_BYTES, keep_stats: frozenset[str] | None = None) -> Timeline:
     """Read ``path`` (local or any gfile path) into a :class:`Timeline`.
+
+    ``keep_stats``: event stat names to keep (None: all).  The analysis
+    passes the few it reads, so the others are neither decoded into strings
+    nor stored -- column pruning, as columnar file readers do.  Plane stats,
+    metadata stats and stat *names* (``Plane.stat_key``) are always kept.
 
     Raises :class:`ProfileReadError` for missing, empty, oversized, truncated
     or non-XSpace files.
@@ -86,15 +91,15 @@ def read_timeline(path: str, max_bytes: int = DEFAULT_MAX_BYTES) -> Timeline:
     except Exception as e:  # noqa: BLE001
         raise ProfileReadError(path, f"cannot read: {e}") from e
     with stream:
-        return _parse(stream, n, path)
+        return _parse(stream, n, path, keep_stats)
 
 
 def parse_timeline(raw: bytes, path: str = "<bytes>") -> Timeline:
     """Decode XSpace bytes already in memory."""
-    return _parse(io.BytesIO(raw), len(raw), path)
+    return _parse(io.BytesIO(raw), len(raw), path, None)
 
 
-def _parse(stream: BinaryIO, size: int, path: str) -> Timeline:
+def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | None) -> Timeline:
     """Decode an XSpace from ``stream``, one plane in memory at a time.
 
     The top level of an XSpace is a handful of fields (planes, host names),
@@ -107,7 +112,7 @@ def _parse(stream: BinaryIO, size: int, path: str) -> Timeline:
         texts: dict[int, list[str]] = {n: [] for n in _SPACE_TEXT_FIELDS}
         for number, value in wire.stream_top_level_fields(stream, size):
             if number == _SPACE_PLANES:
-                planes.append(_read_plane(value, clock))
+                planes.append(_read_plane(value, clock, keep_stats))
             elif number in texts and isinstance(value, bytes):
                 texts[number].append(value.decode("utf-8", "replace"))
     except (OSError, DecodeError, wire.WireError, UnicodeDecodeError, ValueError, OverflowError) as e:
@@ -150,9 +155,14 @@ class _Strings:
 
 
 class _StatKeys:
-    """Maps XStatMetadata ids to dense keys, one key per distinct stat *name*."""
+    """Maps XStatMetadata ids to dense keys, one key per distinct stat *name*.
 
-    def __init__(self, stat_metadata) -> None:
+    With ``keep``, ``lookup`` answers -1 for stats whose name is not kept (the
+    reader then drops them); ``resolve`` still maps every id, because a
+    ref_value points at a stat metadata entry used as a string table.
+    """
+
+    def __init__(self, stat_metadata, keep: frozenset[str] | None = None) -> None:
         self.names: list[str] = []
         by_name: dict[str, int] = {}
         self.id_to_name: dict[int, str] = {}
@@ -167,14 +177,26 @@ class _StatKeys:
             keys.append(key)
         order = np.argsort(np.asarray(ids, dtype=np.int64), kind="stable")
         self.sorted_ids = np.asarray(ids, dtype=np.int64)[order]
-        self.sorted_keys = np.asarray(keys, dtype=np.int64)[order]
+        self.all_keys = np.asarray(keys, dtype=np.int64)[order]
+        if keep is None:
+            self.kept_keys = self.all_keys
+        else:
+            kept_name = np.fromiter((n in keep for n in self.names), dtype=bool, count=len(self.names))
+            self.kept_keys = np.where(kept_name[self.all_keys], self.all_keys, -1) if self.names else self.all_keys
 
-    def lookup(self, metadata_ids: np.ndarray) -> np.ndarray:
-        """Dense keys for stat metadata ids; -1 for ids with no metadata."""
+    def _find(self, metadata_ids: np.ndarray, table: np.ndarray) -> np.ndarray:
         if self.sorted_ids.size == 0:
             return np.full(metadata_ids.shape, -1, dtype=np.int64)
         pos = np.clip(np.searchsorted(self.sorted_ids, metadata_ids), 0, self.sorted_ids.size - 1)
-        return np.where(self.sorted_ids[pos] == metadata_ids, self.sorted_keys[pos], -1)
+        return np.where(self.sorted_ids[pos] == metadata_ids, table[pos], -1)
+
+    def lookup(self, metadata_ids: np.ndarray) -> np.ndarray:
+        """Dense keys of the stats to keep; -1 for ids with no metadata or not kept."""
+        return self._find(metadata_ids, self.kept_keys)
+
+    def resolve(self, metadata_ids: np.ndarray) -> np.ndarray:
+        """Dense keys for every id with metadata (ref_value targets); -1 for unknown ids."""
+        return self._find(metadata_ids, self.all_keys)
 
 
 class _Clock:
@@ -197,9 +219,9 @@ class _Clock:
         return (timestamp_ns - self.base_ns) * 1000 + offset_ps
 
 
-def _read_plane(raw: bytes, clock: _Clock) -> Plane:
+def _read_plane(raw: bytes, clock: _Clock, keep_stats: frozenset[str] | None = None) -> Plane:
     msg = message_class("LazyPlane").FromString(raw)
-    keys = _StatKeys(msg.stat_metadata)
+    keys = _StatKeys(msg.stat_metadata, keep_stats)
     strings = _Strings()
 
     entries = sorted(msg.event_metadata, key=lambda e: e.key)
@@ -262,7 +284,7 @@ def _stats_from_messages(items, keys: _StatKeys, strings: _Strings) -> StatTable
             value.append(st.int64_value or int(np.uint64(st.uint64_value).view(np.int64)))
     if not owner:
         return StatTable.empty()
-    key = keys.lookup(np.asarray(mid, dtype=np.int64))
+    key = keys.resolve(np.asarray(mid, dtype=np.int64))
     keep = key >= 0
     return StatTable(
         owner=np.asarray(owner, dtype=np.int32)[keep],
@@ -324,17 +346,22 @@ def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, st
     starts = stat_fields.start
     f = wire.decode_messages(buf, starts, starts + stat_fields.value.astype(np.int64))
     key = keys.lookup(wire.last_value(f, 1, n))
+    if (key < 0).all():
+        return StatTable.empty()
     kind = np.zeros(n, dtype=np.int8)
     value = np.zeros(n, dtype=np.int64)  # ints as is, doubles as their bits, strings as ids
+    kept = key >= 0
     for number, vkind in _XSTAT_VALUE_FIELDS.items():
         sel = f.select(number)
+        if sel.msg.size and not kept.all():  # pruned stats: no string decoding, no interning
+            sel = sel.subset(kept[sel.msg])
         if sel.msg.size == 0:
             continue
         kind[sel.msg] = vkind
         if vkind in (ValueKind.DOUBLE, ValueKind.INT, ValueKind.UINT):
             value[sel.msg] = sel.value.view(np.int64)
         elif vkind == ValueKind.REF:
-            ref_keys, inverse = np.unique(keys.lookup(sel.value.view(np.int64)), return_inverse=True)
+            ref_keys, inverse = np.unique(keys.resolve(sel.value.view(np.int64)), return_inverse=True)
             ids = np.asarray([strings.intern(keys.names[k] if k >= 0 else "") for k in ref_keys.tolist()], dtype=np.int64)
             value[sel.msg] = ids[inverse.ravel()]
         else:  # STR / BYTES: each distinct string decoded once

@@ -113,6 +113,9 @@ class Fields:
     value: np.ndarray
     start: np.ndarray
 
+    def subset(self, mask: np.ndarray) -> "Fields":
+        return Fields(self.msg[mask], self.wire_type[mask], self.value[mask], self.start[mask])
+
     @classmethod
     def empty(cls) -> "Fields":
         e = np.zeros(0, dtype=np.int64)

@@ -5,3 +5,15 @@ One module per job: ``breakdown`` (non-overlapping step time), ``kernels``
 ``memcpy``, ``ops`` (placement, eager, loss scaling), ``multigpu``,
 ``capture``.  ``compute.compute_host_metrics`` ties them together.
 """
+
+#: Every event stat the steps and metrics read.  The reader drops the others
+#: (``read_timeline(keep_stats=...)``); ``tests/test_stat_pruning.py`` checks
+#: that reports are identical with and without pruning, so a stat read here
+#: but missing from this set fails a test instead of silently reading nothing.
+USED_STATS: frozenset[str] = frozenset({
+    # events.host_events / device_events
+    "correlation_id", "group_id", "step_num", "iter_num", "_r", "is_eager",
+    "tf_op", "memcpy_details", "shape", "long_name",
+    # capture: memory headroom
+    "peak_bytes_in_use", "allocator_name", "buffer_limit",
+})

@@ -1,4 +1,4 @@
-"""Time discover() and has_profiles() on a logdir with many runs (default 10,000; a few with profiles).
+"""Time discovery, the plugin's /runs route and is_active() on a logdir with many runs (default 10,000).
 
 Not a test: prints timings.  Each run gets an event file and, like real
 training logdirs, other plugins' asset folders; every ``--every``-th run
@@ -50,6 +50,28 @@ def timed(fn, *args, repeat: int = 3) -> tuple[float, object]:
     return best, result
 
 
+def time_plugin(root: str) -> tuple[float, float, int]:
+    """Best-of-3 time of the real /runs route, and the first is_active() call, on a fresh plugin."""
+    import argparse as _argparse
+    import json
+
+    from tensorboard.backend import application
+    from tensorboard.plugins import base_plugin
+    from werkzeug import test as werkzeug_test
+    from werkzeug import wrappers
+
+    from tb_gpu_advisor.plugin import GpuAdvisorPlugin
+
+    flags = _argparse.Namespace(gpu_advisor_cache_dir="off", gpu_advisor_discovery_ttl=None)
+    plugin = GpuAdvisorPlugin(base_plugin.TBContext(logdir=root, flags=flags))
+    t0 = time.perf_counter()
+    plugin.is_active()
+    active_s = time.perf_counter() - t0
+    client = werkzeug_test.Client(application.TensorBoardWSGI([plugin]), wrappers.Response)
+    route_s, resp = timed(client.get, "/data/plugin/gpu_advisor/runs")
+    return route_s, active_s, len(json.loads(resp.get_data())["runs"])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=10_000)
@@ -66,6 +88,9 @@ def main() -> None:
         print(f"discover():     {t * 1000:8.1f} ms  ({len(sessions)} sessions)")
         t, found = timed(has_profiles, root)
         print(f"has_profiles(): {t * 1000:8.1f} ms  ({found})")
+        route_s, active_s, n_runs = time_plugin(root)
+        print(f"GET /runs:      {route_s * 1000:8.1f} ms  ({n_runs} runs listed; werkzeug client around TensorBoardWSGI)")
+        print(f"is_active():    {active_s * 1000:8.1f} ms  (first call; later calls reuse a positive answer)")
     finally:
         if not args.keep:
             shutil.rmtree(root, ignore_errors=True)

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as _dt
 import math
 import operator
@@ -18,13 +19,13 @@ from . import kernel_classes as kc
 from .fmt import pct as _pct
 from .metrics.compute import compute_host_metrics
 from .metrics.types import BREAKDOWN_CATEGORIES, LAUNCH_LATENCY_HIGH_US, LAUNCH_LATENCY_LOW_US, HostMetrics
-from .report_schema import Finding, GpuSummary, HostReport, Metric, Report, StepRow, Table
+from .report_schema import SEVERITY_ORDER, Finding, GpuSummary, HostReport, Metric, Report, Saving, StepRow, Table
 
 TOP_N = 25
 
 #: Part of every cache key: bump it whenever a change alters report contents
 #: (a metric definition, a rule, a threshold), so no cache serves stale reports.
-ANALYZER_VERSION = f"{__version__}+a2"
+ANALYZER_VERSION = f"{__version__}+a3"
 
 
 def _f(x: Any, nd: int = 4) -> float | None:
@@ -187,10 +188,124 @@ def build_host_report(m: HostMetrics, ctx, size: int) -> HostReport:
     )
 
 
+def _host_steps(hr: HostReport) -> int:
+    try:
+        return max(1, int((hr.steps or {}).get("count") or 0))
+    except (TypeError, ValueError):
+        return 1
+
+
+def _merged_evidence(per_host: list[tuple[str, Finding]]) -> list[Table]:
+    """Evidence of one finding on several hosts: tables of the same title and columns concatenated with a leading
+    ``host`` column (in host order); a table whose columns differ between hosts stays a table per host."""
+    out: list[Table] = []
+    by_key: dict[tuple[str, tuple], Table] = {}
+    titles_cols: dict[str, set] = {}
+    for _, f in per_host:
+        for t in f.evidence:
+            titles_cols.setdefault(t.title, set()).add(tuple(t.columns))
+    for host, f in per_host:
+        for t in f.evidence:
+            if len(titles_cols[t.title]) == 1:
+                key = (t.title, tuple(t.columns))
+                m = by_key.get(key)
+                if m is None:
+                    m = by_key[key] = Table(t.title, ["host", *t.columns], [])
+                    out.append(m)
+                m.rows.extend([host, *r] for r in t.rows)
+            else:
+                out.append(Table(f"{t.title} ({host})", list(t.columns), [list(r) for r in t.rows]))
+    return out
+
+
+def _merge_group(per_host: list[tuple[HostReport, Finding]]) -> Finding:
+    """One session-level finding for the same finding on several hosts (see :func:`merge_findings`)."""
+    # the representative: the worst host (severity, then saving), whose summary, metric and actions are shown
+    def worst(hf):
+        f = hf[1]
+        return (SEVERITY_ORDER.get(f.severity, 9), -(f.saving.ms_per_step if f.saving else 0.0))
+
+    rep_hr, rep = min(per_host, key=worst)
+    hosts = [hr.host for hr, _ in per_host]
+    others = [h for h in hosts if h != rep_hr.host]
+    summary = f"{rep.summary} (Numbers from {rep_hr.host}; the same finding on {', '.join(others)}.)"
+    saving = None
+    with_saving = [(hr, f) for hr, f in per_host if f.saving is not None]
+    if with_saving:
+        w = [_host_steps(hr) for hr, _ in per_host]
+        tot = float(sum(w))
+        ms_ = sum(wi * (f.saving.ms_per_step if f.saving else 0.0) for wi, (_, f) in zip(w, per_host)) / tot
+        pc = sum(wi * (f.saving.percent_of_step if f.saving else 0.0) for wi, (_, f) in zip(w, per_host)) / tot
+        each = ", ".join(f"{hr.host} {f.saving.ms_per_step:g} ms" if f.saving else f"{hr.host} none" for hr, f in per_host)
+        saving = Saving(ms_per_step=round(ms_, 3), percent_of_step=round(pc, 2),
+                        assumption=f"{rep.saving.assumption if rep.saving else with_saving[0][1].saving.assumption}; "
+                                   f"session saving = mean over the {len(per_host)} hosts weighted by their kept steps "
+                                   f"({each})")
+    metric = rep.metric
+    if metric is not None:
+        per = {hr.host: (f.metric.value if f.metric else None) for hr, f in per_host}
+        metric = dataclasses.replace(metric, detail={**(metric.detail or {}), "per_host": per})
+    actions, seen = [], set()
+    for _, f in [(rep_hr, rep)] + [hf for hf in per_host if hf[1] is not rep]:
+        for a in f.actions:
+            if a.text not in seen:
+                seen.add(a.text)
+                actions.append(a)
+    gpus = {f.gpu for _, f in per_host}
+    return Finding(
+        id=rep.id, rule=rep.rule, severity=rep.severity, title=rep.title, summary=summary, guide_section=rep.guide_section,
+        metric=metric, saving=saving, evidence=_merged_evidence([(hr.host, f) for hr, f in per_host]),
+        windows=[w for _, f in per_host for w in f.windows], actions=actions, host=None,
+        gpu=gpus.pop() if len(gpus) == 1 else None, hosts=hosts,
+    )
+
+
+def merge_findings(host_reports: list[HostReport]) -> list[Finding]:
+    """Session findings: one finding per problem, not one per host.
+
+    Findings of the same rule and title (the same kind of problem; rules that name a GPU in the title, like
+    ``gpu_imbalance``, stay apart) found on two or more hosts become one session-level finding: the worst
+    severity; summary, metric and actions of the worst host (the metric's ``detail.per_host`` has every
+    host's value); the saving as the mean over those hosts weighted by their kept steps (the assumption says
+    so; a host without a saving counts 0); evidence tables concatenated with a ``host`` column (a table per
+    host where the columns differ); the windows of every host; ``host`` None and ``hosts`` the host names.
+    A finding on one host only is kept as it is.  ``HostReport.findings`` are not touched.
+    """
+    groups: dict[tuple[str, str], list[tuple[HostReport, Finding]]] = {}
+    order: list[tuple[str, str]] = []
+    for hr in host_reports:
+        for f in hr.findings:
+            key = (f.rule, f.title)
+            if key not in groups:
+                groups[key] = []
+                order.append(key)
+            groups[key].append((hr, f))
+    out: list[Finding] = []
+    used: set[str] = set()
+    for key in order:
+        g = groups[key]
+        hosts = [hr.host for hr, _ in g]
+        if len(g) < 2 or len(set(hosts)) != len(hosts):  # one host, or one host twice: nothing to merge
+            out.extend(f for _, f in g)
+            continue
+        m = _merge_group(g)
+        # id: "<rule>" plus the host finding's "#..." suffix (secondary finding, "#error"); unique in the session
+        suffix = m.id.partition("#")[2]
+        cand = [f"{key[0]}#{suffix}" if suffix else key[0]]
+        if m.metric is not None:
+            cand.append(f"{cand[0]}#{m.metric.id}")
+        cand += [f"{cand[0]}#{i}" for i in range(2, len(order) + 2)]
+        m.id = next(c for c in cand if c not in used)
+        used.add(m.id)
+        out.append(m)
+    return out
+
+
 def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Report:
-    """Session report: aggregate headline (mean of hosts' values), all findings ranked."""
+    """Session report: aggregate headline (mean of hosts' values), findings merged across hosts
+    (:func:`merge_findings`) and ranked."""
     ok = [h for h in host_reports if h.error is None]
-    findings = [f for h in host_reports for f in h.findings]
+    findings = merge_findings(host_reports)
     rules = _rules()
     if rules is not None and hasattr(rules, "rank"):
         findings = list(rules.rank(findings))
@@ -222,4 +337,4 @@ def analyze_session(run: str, session: str, host_files: Iterable, progress: Call
     return merge_hosts(run, session, reports)
 
 
-__all__ = ["analyze_host", "merge_hosts", "analyze_session", "headline_cards", "BREAKDOWN_CATEGORIES"]
+__all__ = ["analyze_host", "merge_hosts", "merge_findings", "analyze_session", "headline_cards", "BREAKDOWN_CATEGORIES"]

@@ -72,7 +72,9 @@ TC_ELIGIBLE_OP_PREFIXES: tuple[str, ...] = (
     "FusedMatMul",
     "_FusedMatMul",
     "_FusedConv2D",
-    "XlaDot",
+    "XlaDot",  # XlaDot, XlaDotV2
+    "XlaConv",  # XlaConv, XlaConvV2
+    "XlaEinsum",
     "CudnnRNN",
     "BatchMatMul",
     "Einsum",
@@ -201,8 +203,60 @@ def op_name(tf_op: str) -> str:
     return tf_op.rsplit(":", 1)[0] if ":" in tf_op else tf_op
 
 
+#: HLO op types (an HLO instruction name without its ``.N`` suffix, see :func:`hlo_op_type`) whose work
+#: Tensor Cores can do: matmuls and convolutions, as XLA GPU names them.  ``custom-call`` is the HLO
+#: opcode of library calls (cuBLAS GEMMs, cuDNN convolutions) when the thunk keeps the opcode as its name.
+_HLO_MATMUL = re.compile(r"^dot$|^dot_|gemm|matmul|cublas", re.I)  # dot, cublas-gemm, gemm_fusion, triton_gemm, cublas-lt-matmul
+_HLO_CONV = re.compile(r"convolution|cudnn-conv|cudnn_conv|conv_fusion", re.I)  # not loop_convert_fusion
+HLO_CUSTOM_CALL = "custom-call"
+#: Prefix of the ``tf_op`` stat XLA GPU kernels carry: the outermost annotation, the module
+#: (``XlaModule:#prefix=..,hlo_module=..,program_id=..#`` parsed down to its name ``XlaModule:``).
+XLA_MODULE_ANNOTATION = "XlaModule"
+_HLO_SUFFIX = re.compile(r"(\.\d+)+$")
+
+
+def is_xla_module_annotation(tf_op: str | None) -> bool:
+    """The ``tf_op`` text is XLA's module annotation (no framework op behind the kernel)."""
+    return bool(tf_op) and tf_op.split(":", 1)[0].split("#", 1)[0].strip() == XLA_MODULE_ANNOTATION
+
+
+def hlo_op_type(hlo_op: str) -> str:
+    """Op type of an HLO instruction name: the name without its numeric suffix.
+
+    ``cublas-gemm.3`` -> ``cublas-gemm``; ``loop_add_fusion.2`` -> ``loop_add_fusion``; ``%dot.1`` -> ``dot``.
+    XLA names instructions after their opcode (``dot``, ``convolution``, ``custom-call``) or fusion kind.
+    """
+    t = hlo_op.strip().lstrip("%")
+    return _HLO_SUFFIX.sub("", t) or t
+
+
+def hlo_op_class(op_type_: str) -> str:
+    """What an HLO op type does: matmul, conv, elementwise fusion, reduction fusion, fusion, or other."""
+    t = op_type_.lower()
+    if _HLO_CONV.search(t):
+        return "conv"
+    if _HLO_MATMUL.search(t) or t == HLO_CUSTOM_CALL:
+        return "matmul"
+    if t.startswith("loop_") and t.endswith("fusion"):
+        return "elementwise fusion"
+    if "reduce" in t or "reduction" in t:
+        return "reduction fusion" if "fusion" in t else "reduction"
+    if t == "fusion" or t.endswith("fusion"):
+        return "fusion"
+    return "other"
+
+
+def hlo_tc_eligible_type(op_type_: str) -> bool:
+    """HLO op type whose work Tensor Cores can do (dot / GEMM / convolution / custom-call library call)."""
+    return hlo_op_class(op_type_) in ("matmul", "conv")
+
+
 def tc_eligible_type(op_type_: str) -> bool:
-    return op_type_.startswith(TC_ELIGIBLE_OP_PREFIXES)
+    """TF op type (``MatMul``, ``Conv2D``, ``XlaDot``, ...) or HLO op type (``dot``, ``cublas-gemm``, ...) whose
+    work Tensor Cores can do.  HLO op types are lower case, so they never match a TF prefix and vice versa."""
+    if op_type_.startswith(TC_ELIGIBLE_OP_PREFIXES):
+        return True
+    return bool(op_type_) and op_type_[0].islower() and hlo_tc_eligible_type(op_type_)
 
 
 def tc_eligible(op_types: list[str]) -> np.ndarray:

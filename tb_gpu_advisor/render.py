@@ -55,10 +55,20 @@ def _pct(v: float | None) -> str:
     return "-" if v is None else f"{v * 100:.1f}%"
 
 
+def _hosts_text(f: Finding) -> str:
+    """``on 2 hosts: worker0, worker1`` for a finding merged over hosts, else ""."""
+    hosts = list(getattr(f, "hosts", None) or [])
+    if not hosts:
+        return ""
+    return f"on {len(hosts)} host{'s' if len(hosts) != 1 else ''}: {', '.join(hosts)}"
+
+
 def _scope(f: Finding) -> str:
     parts = []
     if f.host:
         parts.append(f.host)
+    elif _hosts_text(f):
+        parts.append(_hosts_text(f))
     if f.gpu is not None:
         parts.append(f"GPU{f.gpu}")
     return " · ".join(parts)

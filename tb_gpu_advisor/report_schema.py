@@ -81,9 +81,13 @@ class Action:
 
 @dataclass
 class Finding:
-    """The output of one rule for one scope (session, host or GPU)."""
+    """The output of one rule for one scope (session, host or GPU).
 
-    id: str  # stable: "<rule>" or "<rule>:<host>:<gpu>"
+    A session-level finding merged from the same finding on several hosts has ``host`` None and ``hosts``
+    the host names (see ``analyze.merge_findings``); otherwise ``hosts`` is empty.
+    """
+
+    id: str  # stable: "<rule>" (session level, merged over hosts) or "<rule>:<host>" / "<rule>:<host>:<gpu>"
     rule: str
     severity: Severity
     title: str
@@ -96,6 +100,7 @@ class Finding:
     actions: list[Action] = field(default_factory=list)
     host: str | None = None
     gpu: int | None = None
+    hosts: list[str] = field(default_factory=list)  # merged over hosts: every host it was found on
 
 
 @dataclass

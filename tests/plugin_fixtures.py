@@ -71,6 +71,19 @@ def second_finding(host: str = "worker0") -> rs.Finding:
     )
 
 
+def merged_second_finding(hosts: tuple[str, ...]) -> rs.Finding:
+    """``second_finding`` as the session report has it when every host has it: one finding, ``hosts`` listed
+    (``analyze.merge_findings``), evidence with a host column, windows from every host."""
+    f = second_finding(hosts[0])
+    f.host = None
+    f.hosts = list(hosts)
+    f.summary += f" (Numbers from {hosts[0]}; the same finding on {', '.join(hosts[1:])}.)"
+    f.saving = rs.Saving(3.2, 8.0, "input wait removed; session saving = mean over the hosts weighted by their kept steps")
+    f.evidence = [rs.Table("Input wait per host", ["host", "ms/step"], [[h, 3.2] for h in hosts])]
+    f.windows = [rs.TimeWindow(host=h, label="input wait, step 2", start_ms=80.0, end_ms=120.0, step=2) for h in hosts]
+    return f
+
+
 def host_report(host: str = "worker0", steps: int = 6) -> rs.HostReport:
     rows = []
     for i in range(steps):
@@ -94,7 +107,9 @@ def host_report(host: str = "worker0", steps: int = 6) -> rs.HostReport:
 
 def report(run: str = "run1", session: str = "2024_01_01_00_00_00", hosts: tuple[str, ...] = ("worker0",)) -> rs.Report:
     host_reports = [host_report(h) for h in hosts]
-    findings = [f for hr in host_reports for f in hr.findings]
+    findings = [f for hr in host_reports for f in hr.findings if len(hosts) < 2 or f.rule != "input_bound"]
+    if len(hosts) > 1:  # merged over hosts, as analyze.merge_findings does; launch_bound kept per host and GPU
+        findings.append(merged_second_finding(hosts))
     findings.sort(key=lambda f: -(f.saving.ms_per_step if f.saving else 0))
     return rs.Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline(),
                      healthy=False, analyzer_version="test", generated_at="2024-01-01T00:00:00Z",

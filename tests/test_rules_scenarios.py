@@ -105,6 +105,7 @@ def stable(report) -> dict:
                                                          "threshold": f.metric.threshold},
                 "saving_percent": None if f.saving is None else round(f.saving.percent_of_step),
                 "gpu": f.gpu,
+                **({"hosts": f.hosts} if f.hosts else {}),  # merged over hosts (analyze.merge_findings)
             }
             for f in report.findings
         ],

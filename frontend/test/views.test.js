@@ -98,3 +98,25 @@ test("pickers are labelled selects reflecting the selection", () => {
   assert.deepEqual(chosen, [{ run: "a", session: "s2", host: "" }]);
   assert.equal(run.querySelector("select").getAttribute("aria-label"), "Run");
 });
+
+test("a finding merged over hosts says on which hosts, once, and links every host's windows", () => {
+  const report = fixture();
+  const merged = report.findings.filter((f) => (f.hosts || []).length > 1);
+  assert.equal(merged.length, 1);
+  assert.equal(report.findings.filter((f) => f.rule === merged[0].rule).length, 1);  // not one per host
+  const el = views.reportView(report, ctx);
+  const node = el.querySelector(`.finding[data-finding-id="${merged[0].id}"]`);
+  assert.ok(node);
+  assert.equal(node.querySelector(".finding-hosts").textContent, "on 2 hosts: worker0, worker1");
+  const where = [...node.querySelectorAll("dt")].find((dt) => dt.textContent === "Where");
+  assert.equal(where.nextElementSibling.textContent, "on 2 hosts: worker0, worker1");
+  const traces = [...node.querySelectorAll("a.trace")].map((a) => new URL(new URL(a.href).searchParams.get("trace_data_url"), "http://x").searchParams.get("host"));
+  assert.deepEqual(traces, ["worker0", "worker1"]);
+  assert.equal(node.querySelector("table thead").textContent, "hostms/step");
+  // a per-host finding shows its host, no hosts line
+  const perHost = el.querySelector('.finding[data-finding-id="launch_bound:worker1:0"]');
+  assert.equal(perHost.querySelector(".finding-hosts"), null);
+  assert.match(perHost.textContent, /host worker1, GPU 0/);
+  assert.equal(views.hostsText({ hosts: ["a"] }), "on 1 host: a");
+  assert.equal(views.hostsText({ host: "a" }), "");
+});

@@ -14,6 +14,8 @@ USED_STATS: frozenset[str] = frozenset({
     # events.host_events / device_events
     "correlation_id", "group_id", "step_num", "iter_num", "_r", "is_eager",
     "tf_op", "memcpy_details", "shape", "long_name",
+    # XLA GPU kernels (JAX, TF jit_compile): the HLO op behind each kernel (events._hlo_ops)
+    "hlo_op", "hlo_module",
     # capture: memory headroom
     "peak_bytes_in_use", "allocator_name", "buffer_limit",
 })

@@ -370,23 +370,57 @@ def average_matrix(mat_ms: np.ndarray) -> Breakdown:
 
 
 def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = None) -> list[StepGap]:
-    """GPU idle between consecutive kept steps: last device end of step k -> first device start of step k+1."""
+    """GPU idle between consecutive kept steps: the longest idle stretch from step k's last kernel to step k+1's first
+    device event.
+
+    Step k's end is anchored on its last kernel (collectives count), not its last copy: with device-defined steps
+    (``xla_modules``: a module event spans only its kernels) the next step's input copy (H2D) lies before the next
+    module's first kernel, i.e. at the end of step k's window, and "last device end of k -> first device start of
+    k+1" would measure the few us between that copy and the next kernel instead of the idle time between the
+    steps.  Between the two anchors the gap is the longest stretch without any device activity (copies
+    included), so one capture gives the same gaps whatever source defined its steps; with host-defined steps
+    (copies of step k+1 inside its window) it is the old "last device end -> first device start" gap.  A step
+    without kernels falls back to its last copy.
+    """
     d = g.d
     n = ctx.steps.count
     if n < 2 or not len(d):
         return []
     inside = g.step >= 0
     st_in = g.step[inside]
+    st_end, st_start = d.end[inside], d.start[inside]
+    is_k = (d.kind[inside] == kc.KIND_KERNEL) | (d.kind[inside] == kc.KIND_COLLECTIVE)
+    big = np.iinfo(np.int64).max
     last = np.full(n, -1, np.int64)
-    np.maximum.at(last, st_in, d.end[inside])
-    first = _first_per_step(st_in, d.start[inside], n)
-    del st_in
+    np.maximum.at(last, st_in[is_k], st_end[is_k])
+    last_any = np.full(n, -1, np.int64)
+    np.maximum.at(last_any, st_in, st_end)
+    last = np.where(last >= 0, last, last_any)
+    first = _first_per_step(st_in, st_start, n)
+    del st_in, st_end, st_start, is_k
     a, b = last[:-1], first[1:]
-    ok = (a >= 0) & (b < np.iinfo(np.int64).max) & (b > a)
+    ok = (a >= 0) & (b < big) & (b > a)
     idx = np.nonzero(ok)[0]
     if idx.size == 0:
         return []
-    win = np.stack([a[idx], b[idx]], axis=1)
+    # idle stretches of this GPU (complement of the union of all its device activity), sorted and disjoint;
+    # a (a device event's end) and b (one's start) lie inside busy stretches, so the idle stretches between
+    # them are exactly those with start >= a and end <= b
+    us, ue = union_intervals(d.start, d.end)
+    gs, ge = ue[:-1].astype(np.int64, copy=False), us[1:].astype(np.int64, copy=False)
+    j0 = np.searchsorted(gs, a[idx], side="left")
+    j1 = np.searchsorted(ge, b[idx], side="right")
+    keep, ws, we = [], [], []
+    glen = ge - gs
+    for i, lo, hi in zip(idx.tolist(), j0.tolist(), j1.tolist()):
+        if hi <= lo:
+            continue
+        j = lo + int(np.argmax(glen[lo:hi])) if hi - lo > 1 else lo
+        keep.append(i); ws.append(int(gs[j])); we.append(int(ge[j]))
+    if not keep:
+        return []
+    idx = np.asarray(keep, dtype=np.int64)
+    win = np.stack([np.asarray(ws, np.int64), np.asarray(we, np.int64)], axis=1)
     if painted is not None and painted.ok:
         lo, hi = painted.bounds
         if int(win[:, 0].min()) < lo or int(win[:, 1].max()) > hi:

@@ -151,7 +151,9 @@ def _narrow(a: np.ndarray) -> np.ndarray:
 def device_events(plane: Plane) -> DeviceEvents:
     """All activity lines (streams) of one GPU plane, sorted by start."""
     lines = [ln for ln in plane.lines if len(ln) and ln.name not in DERIVED_GPU_LINES]
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("start", "end", "name", "stream", "corr", "group_id", "tf_op", "mdet", "shape", "long_name")}
+    hlo = plane.stat_key("hlo_op") is not None  # XLA GPU kernels (JAX, TF jit_compile) carry hlo_op / hlo_module
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("start", "end", "name", "stream", "corr", "group_id", "tf_op", "mdet", "shape", "long_name",
+                                                           "hlo_op", "hlo_module")}
     for si, ln in enumerate(lines):
         parts["start"].append(ln.start_ps)
         parts["end"].append(ln.end_ps)
@@ -163,6 +165,9 @@ def device_events(plane: Plane) -> DeviceEvents:
         parts["mdet"].append(ln.str_stat("memcpy_details"))
         parts["shape"].append(ln.str_stat("shape"))
         parts["long_name"].append(ln.str_stat("long_name"))
+        if hlo:
+            parts["hlo_op"].append(ln.str_stat("hlo_op"))
+            parts["hlo_module"].append(ln.str_stat("hlo_module"))
     i64 = np.int64
     start = _cat(parts["start"], i64)
     order = np.argsort(start, kind="stable")
@@ -184,6 +189,8 @@ def device_events(plane: Plane) -> DeviceEvents:
         op_text = [plane.string(int(s)) or "" if s >= 0 else "" for s in u]
         op_idx = inv2.astype(np.int32)
         op_idx[tf_op < 0] = -1
+    if hlo:
+        _hlo_ops(plane, tf_op, take("hlo_op", i64), take("hlo_module", i64), op_text, op_idx)
     ops_line = plane.line("TensorFlow Ops") or plane.line("Framework Ops")
     end = take("end", i64)
     if ops_line is not None and len(ops_line) and (op_idx < 0).any():
@@ -204,6 +211,39 @@ def device_events(plane: Plane) -> DeviceEvents:
         mem_bytes=size_u[inv] if len(mdet) else np.zeros(0, i64), mem_sync=sync_u[inv] if len(mdet) else np.zeros(0, np.int8),
         shape_sid=narrow("shape"), long_name_sid=narrow("long_name"),
     )
+
+
+def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np.ndarray, op_text: list[str],
+             op_idx: np.ndarray) -> None:
+    """XLA GPU kernels: the HLO op instead of the module annotation (in place on ``op_text``/``op_idx``).
+
+    On XLA GPU (JAX, TF ``jit_compile``) every kernel's ``tf_op`` is the outermost annotation, the module
+    (``XlaModule:``), so all kernels would be one op.  Where ``tf_op`` is that annotation or absent and the
+    kernel carries ``hlo_op``, the op becomes ``<hlo_module>/<hlo_op>:<type>`` with the type derived from the
+    HLO instruction name (``cublas-gemm.3`` -> ``cublas-gemm``; :func:`kernel_classes.hlo_op_type`), so
+    :func:`kernel_classes.op_name` / ``op_type`` and Tensor Core eligibility work unchanged downstream.
+    """
+    has = hlo_op >= 0
+    if not has.any():
+        return
+    if op_text:
+        xla_ann = np.fromiter((kc.is_xla_module_annotation(t) for t in op_text), dtype=bool, count=len(op_text))
+        replace = has & ((op_idx < 0) | xla_ann[np.clip(op_idx, 0, None)])
+    else:
+        replace = has & (op_idx < 0)
+    if not replace.any():
+        return
+    sel = np.nonzero(replace)[0]
+    mod = hlo_module[sel]
+    key = hlo_op[sel].astype(np.int64) * (int(mod.max()) + 2) + (mod + 1)
+    u, inv = np.unique(key, return_inverse=True)
+    base = len(op_text)
+    for k in u.tolist():
+        h, m = divmod(int(k), int(mod.max()) + 2)
+        name = plane.string(h) or ""
+        module = plane.string(m - 1) if m > 0 else None
+        op_text.append(f"{module}/{name}:{kc.hlo_op_type(name)}" if module else f"{name}:{kc.hlo_op_type(name)}")
+    op_idx[sel] = (base + inv).astype(np.int32)
 
 
 def all_device_events(tl: Timeline) -> list[DeviceEvents]:

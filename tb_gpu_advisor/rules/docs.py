@@ -76,6 +76,12 @@ XLA, several GPUs, capture quality; a cause ranks above its symptom:
 `misaligned_dims` and `mixed_precision_off` before `tensor_core_unused`);
 then severity, host, GPU, id.
 
+**Several hosts** (`analyze.merge_findings`, session report only): a rule
+that fires with the same title on two or more hosts gives one session-level
+finding (`hosts` lists them, `host` is null), ranked by the step-weighted
+mean of the hosts' savings; see `docs/report-schema.md`, Finding.
+`HostReport.findings` stay per host.
+
 **Overlaps handled** (one problem, one leading finding): `step_gaps` leaves
 input wait to `input_bound`, loss-scaling gaps to `loss_scaling_gaps` and a
 GPU's late start to `launch_skew`; `host_op_placement` ignores

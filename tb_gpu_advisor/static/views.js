@@ -121,7 +121,7 @@ export function findingLinks(f, ctx) {
     links.push(h("a", { href: traceWindowUrl(ctx.root, ctx.stockRun, w.host, w.start_ms, w.end_ms), target: "_top", class: "link trace" },
       `Open in trace viewer: ${w.label} (${ms(w.start_ms)}–${ms(w.end_ms)})`));
   }
-  const host = f.host || f.windows[0]?.host || ctx.hosts[0] || "";
+  const host = f.host || (f.hosts || [])[0] || f.windows[0]?.host || ctx.hosts[0] || "";
   if (host) {
     links.push(h("a", { href: profileToolUrl(ctx.root, ctx.stockRun, "trace_viewer@", host), target: "_top", class: "link" }, "Profile: trace viewer"),
       h("a", { href: profileToolUrl(ctx.root, ctx.stockRun, "kernel_stats", host), target: "_top", class: "link" }, "Profile: kernel stats"),
@@ -130,13 +130,20 @@ export function findingLinks(f, ctx) {
   return h("nav", { class: "links", "aria-label": "Open in the Profile tab" }, links);
 }
 
+/** "on 2 hosts: worker0, worker1" for a finding merged over hosts (report_schema.Finding.hosts), else "". */
+export function hostsText(f) {
+  const hosts = f.hosts || [];
+  return hosts.length ? `on ${hosts.length} host${hosts.length === 1 ? "" : "s"}: ${hosts.join(", ")}` : "";
+}
+
 export function findingView(f, rank, ctx) {
-  const where = [f.host ? `host ${f.host}` : null, f.gpu !== null && f.gpu !== undefined ? `GPU ${f.gpu}` : null].filter(Boolean).join(", ");
+  const where = [f.host ? `host ${f.host}` : hostsText(f) || null, f.gpu !== null && f.gpu !== undefined ? `GPU ${f.gpu}` : null].filter(Boolean).join(", ");
   return h("details", { class: `finding sev-${f.severity}`, open: rank <= 3, dataset: { findingId: f.id, rule: f.rule } },
     h("summary", {},
       h("span", { class: "rank" }, `#${rank}`),
       h("span", { class: `badge sev` }, f.severity),
       h("span", { class: "finding-title" }, f.title),
+      hostsText(f) ? h("span", { class: "finding-hosts muted" }, hostsText(f)) : null,
       f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving)}`) : null),
     h("div", { class: "finding-body" },
       h("p", { class: "summary" }, f.summary),

@@ -73,15 +73,20 @@ class Measurement:
     note: str = ""
 
 
-def _vm_kb(pid: int, key: str) -> int | None:
+def _proc_status_kb(path: str, key: str) -> int | None:
+    """A ``key:  N kB`` field of a /proc status file (None when unreadable)."""
     try:
-        with open(f"/proc/{pid}/status") as f:
+        with open(path) as f:
             for line in f:
                 if line.startswith(key + ":"):
                     return int(line.split()[1])
     except OSError:
         return None
     return None
+
+
+def _vm_kb(pid: int, key: str) -> int | None:
+    return _proc_status_kb(f"/proc/{pid}/status", key)
 
 
 def run_child(label: str, args: list[str], timeout_s: float, mem_cap: int, env: dict | None = None) -> Measurement:
@@ -364,8 +369,8 @@ def machine() -> dict[str, str]:
             cpu = next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    mem = (_vm_kb_file("/proc/meminfo", "MemTotal") or 0) / 2**20
-    avail = (_vm_kb_file("/proc/meminfo", "MemAvailable") or 0) / 2**20
+    mem = (_proc_status_kb("/proc/meminfo", "MemTotal") or 0) / 2**20
+    avail = (_proc_status_kb("/proc/meminfo", "MemAvailable") or 0) / 2**20
     try:
         from google.protobuf.internal import api_implementation
 
@@ -405,19 +410,8 @@ def _code_version() -> str:
     return f"git {sha} + uncommitted changes in tb_gpu_advisor/ (newest {_dt.datetime.fromtimestamp(newest):%Y-%m-%d %H:%M})"
 
 
-def _vm_kb_file(path: str, key: str) -> int | None:
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
 def _has_swap() -> bool:
-    return bool(_vm_kb_file("/proc/meminfo", "SwapTotal"))
+    return bool(_proc_status_kb("/proc/meminfo", "SwapTotal"))
 
 
 # -- report --------------------------------------------------------------------
@@ -584,7 +578,7 @@ def main(argv: list[str] | None = None) -> int:
         labels = labels[:1] or ["100MB"]
     os.makedirs(args.cache_dir, exist_ok=True)
     args.cache_dir = os.path.abspath(args.cache_dir)
-    avail = (_vm_kb_file("/proc/meminfo", "MemAvailable") or 8 << 20) * 1024
+    avail = (_proc_status_kb("/proc/meminfo", "MemAvailable") or 8 << 20) * 1024
     mem_cap = int(args.mem_cap * 2**30) if args.mem_cap else int(0.85 * avail)
 
     info = machine()

@@ -171,7 +171,6 @@ class Plane:
     metadata_stats: StatTable  # owner = dense event metadata index
     stats: dict[str, object]  # plane-level stats, decoded (few)
     _stat_keys: dict[str, int] = field(default_factory=dict, repr=False)
-    _name_ids: dict[str, int] | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self._stat_keys = {n: i for i, n in enumerate(self.stat_names)}
@@ -190,15 +189,6 @@ class Plane:
 
     def stat_key(self, name: str) -> int | None:
         return self._stat_keys.get(name)
-
-    def name_id(self, name: str) -> int | None:
-        """Dense id of an event name (first metadata with that name)."""
-        if self._name_ids is None:
-            ids: dict[str, int] = {}
-            for i, n in enumerate(self.event_names):
-                ids.setdefault(n, i)
-            self._name_ids = ids
-        return self._name_ids.get(name)
 
     def string(self, sid: int) -> str | None:
         return self.strings[sid] if 0 <= sid < len(self.strings) else None

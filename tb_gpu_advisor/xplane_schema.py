@@ -10,11 +10,12 @@ Two families of messages share one wire format:
 
 * ``full`` messages (``XSpace``, ``XPlane``, ...) mirror the upstream schema
   exactly; the corpus generator and tests write files with them.
-* ``lazy`` views (``LazySpace``, ``LazyPlane``, ``LazyLine``) declare the
-  big repeated sub-messages (planes, lines, events) as ``bytes``.  upb then
-  splits the buffer into per-item byte strings in C, and the reader decodes
-  the millions of events column-wise with numpy instead of building one
-  Python object per event.  See ``reader.py``.
+* ``lazy`` views (``LazyPlane``, ``LazyLine``) declare the big repeated
+  sub-messages (lines, events) as ``bytes``.  upb then splits a plane into
+  per-line and per-event byte strings in C, and the reader decodes the
+  millions of events column-wise with numpy instead of building one Python
+  object per event.  (The XSpace top level is walked by the reader itself,
+  streaming one plane at a time.)  See ``reader.py``.
 """
 
 from __future__ import annotations
@@ -93,7 +94,6 @@ _MESSAGES: dict[str, list[_Field]] = {
 
 # Lazy views: the same messages with their big repeated sub-message kept as raw bytes.
 _LAZY_VIEWS: dict[str, tuple[str, str]] = {
-    "LazySpace": ("XSpace", "planes"),
     "LazyPlane": ("XPlane", "lines"),
     "LazyLine": ("XLine", "events"),
 }

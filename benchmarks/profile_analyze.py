@@ -116,7 +116,7 @@ def memory_stages(path: str) -> None:
     wrap(an, "build_host_report", "report built")
     import tb_gpu_advisor.metrics.breakdown as bd
 
-    wrap(bd, "gpu_step_rows", "gpu step rows (one GPU)")
+    wrap(bd, "gpu_step_arrays", "gpu step arrays (one GPU)")
     wrap(bd, "step_gaps", "step gaps (one GPU)")
     an.analyze_host(_host(path))
     print(f"\nmemory by stage (MB; file {os.path.getsize(path) / 1e6:,.0f} MB):")

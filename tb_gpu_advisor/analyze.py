@@ -14,12 +14,13 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from . import __version__
+from . import __version__, rules
 from . import kernel_classes as kc
 from .fmt import pct as _pct
 from .metrics.compute import compute_host_metrics
 from .metrics.types import BREAKDOWN_CATEGORIES, LAUNCH_LATENCY_HIGH_US, LAUNCH_LATENCY_LOW_US, HostMetrics
 from .report_schema import SEVERITY_ORDER, Finding, GpuSummary, HostReport, Metric, Report, Saving, StepRow, Table
+from .rules.headline import card_status, card_threshold
 
 TOP_N = 25
 
@@ -62,8 +63,6 @@ def headline_cards(m: HostMetrics) -> list[Metric]:
 
 def _graded(card: Metric) -> Metric:
     """Fill a headline card's status and threshold from the rules' threshold table."""
-    from .rules.headline import card_status, card_threshold
-
     card.status = card_status(card.id, card.value)
     card.threshold = card_threshold(card.id)
     return card
@@ -102,14 +101,6 @@ def kernel_histogram(ctx) -> dict[str, Any]:
         "total_us": [_f(t, 3) for t in times], "band_us": [LAUNCH_LATENCY_LOW_US, LAUNCH_LATENCY_HIGH_US],
         "below_band_count": int((d < LAUNCH_LATENCY_HIGH_US).sum()), "count": int(d.size),
     }
-
-
-def _rules():
-    try:
-        from . import rules  # noqa: PLC0415
-    except ImportError:
-        return None
-    return rules
 
 
 def _size(path: str) -> int:
@@ -160,10 +151,7 @@ def _step_rows(rows) -> list[StepRow]:
 
 
 def build_host_report(m: HostMetrics, ctx, size: int) -> HostReport:
-    rules = _rules()
-    findings: list[Finding] = []
-    if rules is not None and hasattr(rules, "evaluate"):
-        findings = list(rules.evaluate(m))
+    findings = rules.evaluate(m)
     for f in findings:
         f.host = f.host or m.host
     steps_rows = _step_rows(m.steps_detail)
@@ -305,12 +293,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Repor
     """Session report: aggregate headline (mean of hosts' values), findings merged across hosts
     (:func:`merge_findings`) and ranked."""
     ok = [h for h in host_reports if h.error is None]
-    findings = merge_findings(host_reports)
-    rules = _rules()
-    if rules is not None and hasattr(rules, "rank"):
-        findings = list(rules.rank(findings))
-    else:
-        findings.sort(key=lambda f: -(f.saving.ms_per_step if f.saving else 0.0))
+    findings = rules.rank(merge_findings(host_reports))
     headline: list[Metric] = []
     if ok:
         for card in ok[0].headline:

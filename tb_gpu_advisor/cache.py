@@ -323,8 +323,8 @@ def store_key(run: str, session: str, hosts: Sequence[HostFile], params: int | N
 class ReportStore:
     """``get(key: str)`` / ``put(key: str, json_text)`` over a :class:`ReportCache` (report_service.Store).
 
-    Keys may be :func:`store_key` strings (preferred), the plugin's JSON of
-    ``(run, session, [(host, path, size, mtime_ns), ...])`` (translated to
+    Keys may be :func:`store_key` strings (what the plugin passes), JSON of
+    ``(run, session, [(host, path, size, mtime_ns), ...])`` (the plugin's earlier key form, translated to
     the same key ``precompute`` uses, so precomputed reports are found), or
     any other string (then versioned here, so a new analyzer never gets
     an old report).

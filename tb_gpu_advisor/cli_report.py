@@ -175,7 +175,7 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
     if session is not None:
         chosen = [s for s in found if s.session == session]
         if not chosen:
-            avail = [f"{s.run}/{s.session}" if s.run != "." else s.session for s in found]
+            avail = [s.stock_run for s in found]
             raise InputError(f"unknown session {session!r}{f' in run {run!r}' if run else ''}. "
                              f"Available sessions: {_list(avail)}")
     else:
@@ -212,7 +212,7 @@ def _analyze(session: Any, hosts: list, args: argparse.Namespace, stderr: TextIO
     from . import analyze
 
     show = bool(getattr(args, "progress", False)) or _isatty(stderr)
-    name = session.session if session.run == "." else f"{session.run}/{session.session}"
+    name = session.stock_run
     progress = _Progress(stderr, name) if show else None
     try:
         report = analyze.analyze_session(session.run, session.session, hosts, progress=progress, params=args.params)

@@ -43,7 +43,7 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from . import discovery, fsio
+from . import cache, discovery, fsio
 from .report_service import Outcome, ReportService
 
 logger = logging.getLogger(__name__)
@@ -232,12 +232,8 @@ def _identity(h: Any) -> tuple:
     return (h.host, h.path, h.size, h.mtime_ns)
 
 
-def _store_key(session: Any, host_files: list) -> str | None:
+def _store_key(session: Any, host_files: list) -> str:
     """The persistent cache's key: the same entry ``tb-gpu-advisor precompute`` writes."""
-    try:
-        from . import cache
-    except ImportError:
-        return None
     return cache.store_key(session.run, session.session, host_files)
 
 
@@ -299,16 +295,12 @@ def _flag_ttl(flags: Any) -> float:
         return DEFAULT_DISCOVERY_TTL_S
 
 
-def _open_store(flags: Any) -> Any:
-    """The persistent cache when cache.py is present; never fatal."""
+def _open_store(flags: Any) -> cache.ReportStore | None:
+    """The persistent cache, or None when it is disabled or cannot be created; never fatal."""
     # None lets cache.py apply $TB_GPU_ADVISOR_CACHE_DIR (including "off") and its default.
     cache_dir = getattr(flags, "gpu_advisor_cache_dir", None)
     try:
-        from . import cache
-    except ImportError:
-        return None
-    try:
-        return cache.ReportStore(cache.ReportCache(cache_dir))
+        return cache.open_store(cache_dir)
     except Exception:  # noqa: BLE001 - no cache is better than no tab
         logger.warning("gpu_advisor: persistent cache disabled", exc_info=True)
         return None

@@ -227,7 +227,7 @@ def _analyze_and_store(
     """
     t0 = time.perf_counter()
     if analyze_fn is None:
-        from .analyze import analyze_session as analyze_fn  # lazy: the CLI works before analyze exists
+        from .analyze import analyze_session as analyze_fn  # lazy: heavy (numpy), only in the workers
     try:
         report = analyze_fn(session.run, session.session, list(session.hosts),
                             progress=_WorkerProgress(session.stock_run), params=params)
@@ -287,9 +287,7 @@ def analyze_session_parallel(
         from . import analyze
 
         analyze_host_fn = analyze_host_fn or analyze.analyze_host
-        merge_fn = merge_fn or getattr(analyze, "merge_hosts", None)
-        if merge_fn is None:
-            raise NotImplementedError("tb_gpu_advisor.analyze.merge_hosts(run, session, host_reports) is missing")
+        merge_fn = merge_fn or analyze.merge_hosts
     hosts = list(session.hosts)
     reports = _host_reports(hosts, worker_count(jobs, len(hosts)), params, progress, analyze_host_fn)
     return merge_fn(session.run, session.session, reports)

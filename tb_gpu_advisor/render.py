@@ -11,11 +11,10 @@ compare output).
 
 from __future__ import annotations
 
-from .fmt import ms
-
 import textwrap
 from typing import Any, Iterable, Sequence
 
+from .fmt import ms
 from .report_schema import Finding, GpuSummary, Report
 
 WIDTH = 100
@@ -33,8 +32,6 @@ def _saving_text(f: Finding) -> str:
     if s.ms_per_step <= 0:
         return "saves ~0 ms/step"
     return f"saves ~{ms(s.ms_per_step)}/step ({s.percent_of_step:.0f}% of step)"
-
-
 
 
 def _num(v: Any, nd: int = 2) -> str:
@@ -57,7 +54,7 @@ def _pct(v: float | None) -> str:
 
 def _hosts_text(f: Finding) -> str:
     """``on 2 hosts: worker0, worker1`` for a finding merged over hosts, else ""."""
-    hosts = list(getattr(f, "hosts", None) or [])
+    hosts = f.hosts or []
     if not hosts:
         return ""
     return f"on {len(hosts)} host{'s' if len(hosts) != 1 else ''}: {', '.join(hosts)}"
@@ -65,10 +62,9 @@ def _hosts_text(f: Finding) -> str:
 
 def _scope(f: Finding) -> str:
     parts = []
-    if f.host:
-        parts.append(f.host)
-    elif _hosts_text(f):
-        parts.append(_hosts_text(f))
+    hosts = f.host or _hosts_text(f)
+    if hosts:
+        parts.append(hosts)
     if f.gpu is not None:
         parts.append(f"GPU{f.gpu}")
     return " · ".join(parts)
@@ -87,13 +83,10 @@ def _step_info(report: Report) -> str:
     steps = [h.steps.get("count") for h in report.hosts if h.steps.get("count") is not None]
     if steps:
         bits.append(f"{sum(steps)} steps")
-    step = next((m for m in report.headline if m.id in ("avg_step_ms", "step_ms", "step_time_ms")), None)
-    if step is not None:
-        bits.append(f"step {step.display}")
-    else:
-        per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
-        if per_host:
-            bits.append(f"step {ms(sum(per_host) / len(per_host))}")
+    # the step time: a host's breakdown categories add up to its mean step
+    per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
+    if per_host:
+        bits.append(f"step {ms(sum(per_host) / len(per_host))}")
     return ", ".join(bits)
 
 

@@ -1,8 +1,6 @@
 """Metric gaps closed: GPU concurrency, per-GPU start offsets, kernel shapes, memcpy ops, private launch threads,
 AllReduce bytes.  Synthetic scenarios whose construction fixes the answer, plus small unit cases."""
 
-from types import SimpleNamespace as NS
-
 import numpy as np
 import pytest
 

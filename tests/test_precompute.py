@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import os
-import sys
 
 import pytest
 
@@ -107,14 +106,9 @@ def test_worker_count_bounded_by_cores_and_tasks(monkeypatch):
     assert pc.worker_count(0, 0) == 1
 
 
-def test_cli_end_to_end(logdir, tmp_path, monkeypatch, capsys):
-    """The real CLI entry; the analyzer is the real one once analyze.py exists, else the test analyzer inline."""
-    try:
-        import tb_gpu_advisor.analyze  # noqa: F401
-        jobs = "2"
-    except ImportError:
-        monkeypatch.setitem(sys.modules, "tb_gpu_advisor.analyze", simple_analyzer)
-        jobs = "1"  # a sys.modules stand-in is only visible in this process
+def test_cli_end_to_end(logdir, tmp_path, capsys):
+    """The real CLI entry with the real analyzer in worker processes."""
+    jobs = "2"
     rc = cli.main(["precompute", logdir, "--jobs", jobs, "--cache-dir", str(tmp_path / "cache")])
     err = capsys.readouterr().err
     assert rc == 0, err

@@ -12,10 +12,9 @@ import json
 
 import pytest
 
-from tb_gpu_advisor import rules
-from tb_gpu_advisor.metrics.types import (Breakdown, EagerOps, ElementwiseChain, Gaps, HostOps, LossScaling, Memory,
+from tb_gpu_advisor.metrics.types import (EagerOps, ElementwiseChain, Gaps, HostOps, LossScaling, Memory,
                                           MemcpyStat, OpStat)
-from tb_gpu_advisor.report_schema import SEVERITY_ORDER, Finding, Saving
+from tb_gpu_advisor.report_schema import Finding, Saving
 from tb_gpu_advisor.rules import REGISTRY, T, evaluate, rank
 from tb_gpu_advisor.rules.thresholds import THRESHOLDS, override
 from tests.rules_factory import STEP_MS, STEPS, healthy, kernel, multi

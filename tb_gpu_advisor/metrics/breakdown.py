@@ -186,10 +186,6 @@ def _attribute_segments(intervals: dict[str, tuple[np.ndarray, np.ndarray]], win
     return res
 
 
-def _bd(row_ps: np.ndarray) -> Breakdown:
-    return Breakdown(**{c: float(row_ps[i]) / PS_PER_MS for i, c in enumerate(BREAKDOWN_CATEGORIES)})
-
-
 #: Breakdown's fields are BREAKDOWN_CATEGORIES in order: rows are built positionally (checked here).
 _BD_POSITIONAL = tuple(f.name for f in dataclasses.fields(Breakdown)) == BREAKDOWN_CATEGORIES
 _BD_GET = operator.attrgetter(*BREAKDOWN_CATEGORIES)
@@ -283,12 +279,6 @@ def _single(cov: "_Cover") -> Attribution:
     att.ok = True
     att.covers = [cov] * len(PRIORITY)
     return att
-
-
-def gpu_step_rows(ctx: Context, g: GpuCtx) -> tuple[list[StepMetrics], np.ndarray, dict]:
-    """Per-step rows of one GPU, the (n, cats) ms matrix, and its intervals (reused for gaps)."""
-    arr, iv, _painted = gpu_step_arrays(ctx, g)
-    return arr.rows(), arr.mat, iv
 
 
 def host_arrays(ctx: Context, per_gpu: dict[int, StepArrays]) -> StepArrays | None:

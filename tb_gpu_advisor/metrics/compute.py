@@ -6,7 +6,7 @@ from ..timeline import Timeline
 from . import breakdown as bd
 from . import capture, kernels, memcpy, multigpu, ops
 from .context import Context, build_context
-from .types import Headline, HostMetrics, StepMetrics
+from .types import BREAKDOWN_CATEGORIES, Breakdown, Headline, HostMetrics, StepMetrics
 
 
 def _share(a: float | None, b: float | None) -> float | None:
@@ -69,14 +69,10 @@ def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostM
 
 def _host_only_rows(ctx: Context) -> list[StepMetrics]:
     """No GPU planes: host-only breakdown (input wait / host compute / other) over the host windows."""
-    from .types import Breakdown
-
     iv = {c: (ctx.h.start[:0], ctx.h.end[:0]) for c in bd.PRIORITY}
     iv["input_wait"] = (ctx.h.start[ctx.host_input], ctx.h.end[ctx.host_input])
     iv["host_compute"] = (ctx.h.start[ctx.host_work], ctx.h.end[ctx.host_work])
     w = ctx.steps.host_windows
     mat = bd.attribute(iv, w) / 1e9
-    from .types import BREAKDOWN_CATEGORIES
-
     return [StepMetrics(int(ctx.steps.ids[i]), None, (int(w[i, 0]) - ctx.steps.origin_ps) / 1e9, float(w[i, 1] - w[i, 0]) / 1e9,
                         Breakdown(**{c: float(mat[i, j]) for j, c in enumerate(BREAKDOWN_CATEGORIES)}), 0.0, 0) for i in range(w.shape[0])]

@@ -14,7 +14,7 @@ from __future__ import annotations
 import textwrap
 from typing import Any, Iterable, Sequence
 
-from .fmt import ms
+from .fmt import ms, pct
 from .report_schema import Finding, GpuSummary, Report
 
 WIDTH = 100
@@ -58,6 +58,11 @@ def _hosts_text(f: Finding) -> str:
     if not hosts:
         return ""
     return f"on {len(hosts)} host{'s' if len(hosts) != 1 else ''}: {', '.join(hosts)}"
+
+
+def _threshold(m) -> str:  # noqa: ANN001 - a report_schema.Metric
+    """A metric's threshold in the metric's own unit (shares as percentages, like the value)."""
+    return pct(m.threshold) if m.unit == "share" else f"{m.threshold:g}"
 
 
 def _scope(f: Finding) -> str:
@@ -219,7 +224,7 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
         out.append(f.summary)
         out.append("")
         if f.metric is not None:
-            thr = "" if f.metric.threshold is None else f" (threshold {f.metric.threshold:g})"
+            thr = "" if f.metric.threshold is None else f" (threshold {_threshold(f.metric)})"
             src = f.metric.detail.get("threshold_source") if isinstance(f.metric.detail, dict) else None
             out.append(f"- **{f.metric.label}:** {f.metric.display}{thr}{f' — {src}' if src else ''}")
         if f.saving is not None:

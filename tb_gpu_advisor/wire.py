@@ -220,7 +220,6 @@ def stream_top_level_fields(stream, size: int):
     its planes): each payload is read only when the caller asks for the next
     field, so only one is in memory at a time.
     """
-    pos = 0
     while True:
         first = stream.read(1)
         if not first:

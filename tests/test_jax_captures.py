@@ -264,8 +264,10 @@ def test_jax_fp32_gemms_without_tensor_cores_are_reported(tmp_path):
     assert "tensor_core_unused" in found and found["tensor_core_unused"].severity == "critical"
     tc = found["tensor_core_unused"]
     assert tc.metric.value > 0.8
-    rows = tc.evidence[0].rows
-    assert rows and {r[0] for r in rows} == {"ampere_sgemm_128x64_nn"} and {r[1] for r in rows} == {"cublas-gemm"}
+    table = tc.evidence[0]
+    kernel, op_type = table.columns.index("kernel"), table.columns.index("op type")
+    assert table.rows and {r[kernel] for r in table.rows} == {"ampere_sgemm_128x64_nn"}
+    assert {r[op_type] for r in table.rows} == {"cublas-gemm"}
     assert found["mixed_precision_off"].severity == "critical"
 
 

@@ -37,7 +37,7 @@ def check(m) -> list:
     rows = []
     for s in sorted(k.no_tc_16, key=lambda s: -s.total_us)[:10]:
         dims = getattr(s, "dims", None) or getattr(s, "shape", None) or ""
-        rows.append([short(s.name), s.op_type, s.precision, s.count, s.total_us / 1000.0, _odd_dims(dims, s.precision)])
+        rows.append([short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, _odd_dims(dims, s.precision)])
     int8 = any(s.precision == "int8" for s in k.no_tc_16)
     return [finding(
         ctx, ID, sev,
@@ -48,7 +48,7 @@ def check(m) -> list:
         saving=saving(ctx, t_ms * (1 - 1 / sp), f"the dims padded to multiples of 8 so these kernels run {sp:g}x faster "
                                                f"on Tensor Cores"),
         evidence=[table("16-bit TC-eligible kernels not using Tensor Cores",
-                        ["kernel", "op type", "precision", "count", "total ms", "dims not multiple of 8/16"], rows)],
+                        ["kernel", "op", "op type", "precision", "count", "total ms", "dims not multiple of 8/16"], rows)],
         actions=[
             action("Pad the layer sizes (units, channels, vocabulary, sequence/batch dims) to multiples of 8 "
                    "(16 for int8); cuDNN >= 7.6.3 pads convolutions automatically, dense layers are not padded.",

@@ -37,7 +37,7 @@ def check(m) -> list:
     t_ms = t32 + t16
     sp, sp16 = T("mixed_precision.speedup"), T("misaligned.tc_speedup")
     bad = k.no_tc_32 + k.no_tc_16
-    rows = [[short(s.name), s.op_type, s.precision, s.count, s.total_us / 1000.0, s.avg_us]
+    rows = [[short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, s.avg_us]
             for s in sorted(bad, key=lambda s: -s.total_us)[:10]]
     names = ", ".join(sorted({g.name for g in yes if g.name})) or "GPU"
     if t32 >= t16:
@@ -65,7 +65,7 @@ def check(m) -> list:
                                     "eligible_tc_share": (k.eligible_tc_us / k.eligible_us) if k.eligible_us else None}),
         saving=saving(ctx, t32 * (1 - 1 / sp) + t16 * (1 - 1 / sp16),
                       f"those kernels run {sp:g}x faster on Tensor Cores (guide: up to 3x with mixed precision)"),
-        evidence=[table("TC-eligible kernels not using Tensor Cores", ["kernel", "op type", "precision", "count",
+        evidence=[table("TC-eligible kernels not using Tensor Cores", ["kernel", "op", "op type", "precision", "count",
                                                                       "total ms", "avg us"], rows)],
         actions=acts,
     )]

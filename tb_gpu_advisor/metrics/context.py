@@ -59,17 +59,32 @@ class Context:
         return float(ps) / PS_PER_MS
 
 
+#: Events per chunk in :func:`assign` and :meth:`Encloser.find`: bounds their int64 temporaries (a few MB each)
+#: instead of several full-size copies of a million-event column.
+_CHUNK = 1 << 18
+
+
+def _idx_dtype(n: int):
+    """Dtype of indices into a table of ``n`` rows: int32 halves the memory where it fits."""
+    return np.int32 if n < np.iinfo(np.int32).max else np.int64
+
+
 def assign(times: np.ndarray, windows: np.ndarray) -> np.ndarray:
     """Index of the window containing each time ([start, end)), -1 if none. Windows sorted, disjoint."""
-    dt = np.int32 if windows.shape[0] < np.iinfo(np.int32).max else np.int64  # step indices: int32 halves the memory
+    dt = _idx_dtype(windows.shape[0])  # step indices
     if windows.shape[0] == 0:
         return np.full(times.shape, -1, dtype=dt)
-    i = np.searchsorted(windows[:, 0], times, side="right").astype(dt)
-    i -= 1
-    ok = i >= 0
-    ok &= times < windows[np.maximum(i, 0), 1]
-    i[~ok] = -1
-    return i
+    w_start, w_end = windows[:, 0], windows[:, 1]
+    out = np.empty(times.shape, dtype=dt)
+    for a in range(0, times.shape[0], _CHUNK):
+        t = times[a:a + _CHUNK]
+        i = np.searchsorted(w_start, t, side="right")
+        i -= 1
+        ok = i >= 0
+        ok &= t < w_end[np.maximum(i, 0)]
+        i[~ok] = -1
+        out[a:a + _CHUNK] = i
+    return out
 
 
 class Encloser:
@@ -77,46 +92,56 @@ class Encloser:
 
     def __init__(self, h: HostEvents, mask_outer: np.ndarray) -> None:
         self.h = h
-        outer = np.nonzero(mask_outer)[0]
+        outer = np.flatnonzero(mask_outer)
         # ties (same line and start) stay in index order, as a stable per-line argsort would leave them
-        self.outer = outer[np.lexsort((h.start[outer], h.line[outer]))]
+        order = np.lexsort((h.start[outer], h.line[outer]))
+        self.outer = outer[order].astype(_idx_dtype(len(h)), copy=False)
+        del outer, order
         self.oline = h.line[self.outer]
         self.ostart = h.start[self.outer]
 
     def find(self, idx_inner: np.ndarray) -> np.ndarray:
         """For host events ``idx_inner``: the innermost outer event on the same line containing its start, -1."""
         h = self.h
-        out = np.full(idx_inner.shape, -1, dtype=np.int64)
+        out = np.full(idx_inner.shape, -1, dtype=self.outer.dtype)
         if idx_inner.size == 0 or self.outer.size == 0:
             return out
         iline = h.line[idx_inner]
-        iord = np.argsort(iline, kind="stable")
-        iline_sorted = iline[iord]
+        # positions of idx_inner grouped by line (index order within a line); None: already grouped
+        iord = None if (iline[1:] >= iline[:-1]).all() else np.argsort(iline, kind="stable")
+        if iord is not None:
+            iline = iline[iord]
         lines = sorted_unique(iline)
         o_lo = np.searchsorted(self.oline, lines, side="left")
         o_hi = np.searchsorted(self.oline, lines, side="right")
-        i_lo = np.searchsorted(iline_sorted, lines, side="left")
-        i_hi = np.searchsorted(iline_sorted, lines, side="right")
+        i_lo = np.searchsorted(iline, lines, side="left")
+        i_hi = np.searchsorted(iline, lines, side="right")
+        del iline
         for k in range(lines.size):
             if o_hi[k] == o_lo[k]:
                 continue
             o = self.outer[o_lo[k]:o_hi[k]]
-            sel = iord[i_lo[k]:i_hi[k]]
-            inner = idx_inner[sel]
-            t = h.start[inner]
-            j = np.searchsorted(self.ostart[o_lo[k]:o_hi[k]], t, side="right") - 1
-            ok = j >= 0
-            jj = np.clip(j, 0, None)
-            ok &= h.end[o[jj]] >= t
-            ok &= o[jj] != inner
-            out[sel[ok]] = o[jj[ok]]
+            ostart = self.ostart[o_lo[k]:o_hi[k]]
+            for a in range(i_lo[k], i_hi[k], _CHUNK):
+                b = min(a + _CHUNK, i_hi[k])
+                sel = iord[a:b] if iord is not None else np.arange(a, b)
+                inner = idx_inner[sel]
+                t = h.start[inner]
+                j = np.searchsorted(ostart, t, side="right")
+                j -= 1
+                ok = j >= 0
+                np.maximum(j, 0, out=j)
+                oj = o[j]
+                ok &= h.end[oj] >= t
+                ok &= oj != inner
+                out[sel[ok]] = oj[ok]
         return out
 
 
 def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> np.ndarray:
     """For host events ``idx_inner``: index of the innermost ``mask_outer`` event on the same line containing its start."""
     if idx_inner.size == 0 or not mask_outer.any():
-        return np.full(idx_inner.shape, -1, dtype=np.int64)
+        return np.full(idx_inner.shape, -1, dtype=_idx_dtype(len(h)))
     return Encloser(h, mask_outer).find(idx_inner)
 
 
@@ -129,13 +154,13 @@ def build_context(tl: Timeline, params: int | None = None) -> Context:
     # tf_data_iterator_get_next threads carry exactly these, so no line rule is needed.
     host_input = h.name_mask(lambda n: n.startswith(INPUT_EVENT_PREFIXES) and "Op::" in n)
     # correlation: host launch record per correlation id
-    hc = np.nonzero(h.corr >= 0)[0]
-    hc = hc[np.argsort(h.corr[hc], kind="stable")]
+    idx_t = _idx_dtype(len(h))  # host event indices
+    hc = np.flatnonzero(h.corr >= 0)
+    hc = hc[np.argsort(h.corr[hc], kind="stable")].astype(idx_t, copy=False)
     hcorr = h.corr[hc]
     gpus: list[GpuCtx] = []
     launched_any = np.zeros(len(h), dtype=bool)
     launched_kernel = np.zeros(len(h), dtype=bool)  # launch records of kernels (not copies)
-    idx_t = np.int32 if len(h) < np.iinfo(np.int32).max else np.int64  # host event indices
     for d in devs:
         launch = np.full(len(d), -1, dtype=idx_t)
         if hc.size and len(d):
@@ -149,14 +174,19 @@ def build_context(tl: Timeline, params: int | None = None) -> Context:
         gpus.append(GpuCtx(d=d, launch=launch, op_host=np.full(len(d), -1, idx_t), step=np.zeros(0, np.int32),
                            windows=steps.window(d.gpu),
                            active=bool(((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE)).any())))
+    # intermediates are dropped as soon as they are used: they would otherwise stay alive (tens of MB on
+    # large captures) through the per-GPU loop and the host step assignment below, the peak of the analysis
+    del hc, hcorr
     # enclosing TF op of each launch record
-    rec = np.nonzero(launched_any)[0]
+    rec = np.flatnonzero(launched_any).astype(idx_t, copy=False)
+    del launched_any
     enc = enclosing(h, host_op, rec)
     rec_op = np.full(len(h), -1, dtype=idx_t)
     rec_op[rec] = enc
     op_on_device = np.zeros(len(h), dtype=bool)
     # "on device": the op launched at least one kernel; an op that only moved data (memcpy) ran on the host
     op_on_device[enc[(enc >= 0) & launched_kernel[rec]]] = True
+    del rec, enc, launched_kernel
     # TF 2.4 grouping fallback: host op names that appear on a device `TensorFlow Ops` line
     dev_op_names = set()
     for d in devs:
@@ -189,5 +219,6 @@ def build_context(tl: Timeline, params: int | None = None) -> Context:
         # op type hint: kernels of ops whose name says fp16/bf16 are not inferred (kept by name/shape only)
         g.name_prec = prec
         g.tc = kc.tensor_core(names)[d.name] if len(d) else np.zeros(0, bool)
+    del rec_op
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int32)
     return Context(tl, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device, params)

@@ -84,6 +84,14 @@ def _fits_int32(a: np.ndarray) -> bool:
     return not a.size or (int(a.min()) >= _I32.min and int(a.max()) <= _I32.max)
 
 
+def _absent_as_broadcast(a: np.ndarray) -> np.ndarray:
+    """``a`` itself, or where every value is -1 (a stat absent from the capture) one read-only broadcast -1
+    of the same shape and dtype (0 bytes): nothing writes into event table columns."""
+    if a.size and int(a.min()) == -1 and int(a.max()) == -1:
+        return np.broadcast_to(a.dtype.type(-1), a.shape)
+    return a
+
+
 def host_events(tl: Timeline) -> HostEvents:
     """One table over every host line, filled in place (no per-line copies kept alive, narrow dtypes)."""
     index: dict[str, int] = {}
@@ -123,6 +131,10 @@ def host_events(tl: Timeline) -> HostEvents:
     names: list[str] = [None] * len(index)  # type: ignore[list-item]
     for n_, i in index.items():
         names[i] = n_
+    # stats absent from the whole capture (group_id, is_eager in current TF captures) take no memory
+    for k in stats:
+        stats[k] = _absent_as_broadcast(stats[k])
+    is_eager = _absent_as_broadcast(is_eager)
     return HostEvents(start=start, end=end, name=name, line=line, corr=stats["corr"], group_id=stats["group_id"],
                       step_num=stats["step_num"], iter_num=stats["iter_num"], root=stats["root"], is_eager=is_eager,
                       names=names, line_names=line_names)
@@ -207,9 +219,9 @@ def device_events(plane: Plane) -> DeviceEvents:
     return DeviceEvents(
         gpu=int(plane.gpu_id), plane=plane, start=start, end=end, name=name, kind=kinds_per_name[name] if len(name) else np.zeros(0, np.int8),
         stream=take("stream", np.int32), stream_names=[ln.name for ln in lines], corr=narrow("corr"),
-        group_id=narrow("group_id"), tf_op=tf_op, op_text=op_text, op_idx=op_idx,
+        group_id=_absent_as_broadcast(narrow("group_id")), tf_op=tf_op, op_text=op_text, op_idx=op_idx,
         mem_bytes=size_u[inv] if len(mdet) else np.zeros(0, i64), mem_sync=sync_u[inv] if len(mdet) else np.zeros(0, np.int8),
-        shape_sid=narrow("shape"), long_name_sid=narrow("long_name"),
+        shape_sid=_absent_as_broadcast(narrow("shape")), long_name_sid=_absent_as_broadcast(narrow("long_name")),
     )
 
 

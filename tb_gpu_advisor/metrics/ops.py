@@ -24,14 +24,16 @@ def placement(ctx: Context) -> dict:
     h = ctx.h
     dev = m & ctx.op_on_device
     host = m & ~ctx.op_on_device
-    dur = (h.end - h.start).astype(np.float64)
-    tot = float(dur[m].sum())
+    # durations of the kept ops only (not two full-size temporaries over every host event)
+    dur = (h.end[m] - h.start[m]).astype(np.float64)
+    host_dur = dur[~ctx.op_on_device[m]]
+    tot = float(dur.sum())
     n = int(m.sum())
     return dict(
         device_count=int(dev.sum()), host_count=int(host.sum()),
         share_by_count=(int(host.sum()) / n) if n else None,
-        share_by_time=(float(dur[host].sum()) / tot) if tot > 0 else None,
-        host_ms=float(dur[host].sum()) / PS_PER_MS,
+        share_by_time=(float(host_dur.sum()) / tot) if tot > 0 else None,
+        host_ms=float(host_dur.sum()) / PS_PER_MS,
     )
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from . import __version__, rules
 from . import kernel_classes as kc
 from .fmt import pct as _pct
+from .memory import release_free_heap
 from .metrics.compute import compute_host_metrics
 from .metrics.types import BREAKDOWN_CATEGORIES, LAUNCH_LATENCY_HIGH_US, LAUNCH_LATENCY_LOW_US, HostMetrics
 from .report_schema import SEVERITY_ORDER, Finding, GpuSummary, HostReport, Metric, Report, Saving, StepRow, Table
@@ -124,6 +125,7 @@ def analyze_host(host_file, params: int | None = None) -> HostReport:
         return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
     try:
         m, ctx = compute_host_metrics(tl, params)
+        release_free_heap()  # metrics temporaries, before the report is built (see memory.py)
         m.host = host
         return build_host_report(m, ctx, size or tl.size_bytes)
     except Exception as e:  # noqa: BLE001

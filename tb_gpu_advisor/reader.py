@@ -15,7 +15,6 @@ upb into messages and converted with plain Python.
 
 from __future__ import annotations
 
-import ctypes
 import io
 import os
 from typing import BinaryIO
@@ -24,6 +23,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from . import fsio, wire
+from .memory import release_free_heap
 from .timeline import Line, Plane, StatTable, Timeline, ValueKind
 from .xplane_schema import message_class
 
@@ -116,7 +116,7 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
             if number == _SPACE_PLANES:
                 planes.append(_read_plane(value, clock, keep_stats))
                 del value
-                _release_free_heap()
+                release_free_heap()
             elif number in texts and isinstance(value, bytes):
                 texts[number].append(value.decode("utf-8", "replace"))
     except (OSError, DecodeError, wire.WireError, UnicodeDecodeError, ValueError, OverflowError) as e:
@@ -141,28 +141,6 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
 
 _SPACE_PLANES = 1  # XSpace field numbers: planes=1, errors=2, warnings=3, hostnames=4
 _SPACE_TEXT_FIELDS = (2, 3, 4)
-
-
-def _glibc_malloc_trim():
-    try:
-        return ctypes.CDLL("libc.so.6").malloc_trim
-    except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to do
-        return None
-
-
-_MALLOC_TRIM = _glibc_malloc_trim()
-
-
-def _release_free_heap() -> None:
-    """Give freed heap pages back to the OS after each plane.
-
-    Decoding makes one short-lived ``bytes`` object per event; glibc keeps
-    the freed pages, so without this the process stays ~70 MB per 100 MB of
-    profile above its live data (measured on the 100 MB benchmark capture:
-    RSS after reading 208 MB -> 137 MB).  A few ms per plane.
-    """
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)
 
 
 class _Strings:

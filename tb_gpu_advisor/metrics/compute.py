@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ..memory import release_free_heap
 from ..timeline import Timeline
 from . import breakdown as bd
 from . import capture, kernels, memcpy, multigpu, ops
@@ -15,6 +16,7 @@ def _share(a: float | None, b: float | None) -> float | None:
 
 def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostMetrics, Context]:
     ctx = build_context(tl, params)
+    release_free_heap()  # the context's build temporaries (see memory.py)
     per_gpu: dict[int, list[StepMetrics]] = {}
     per_gpu_arr: dict[int, bd.StepArrays] = {}
     gaps = []

@@ -244,14 +244,8 @@ class _Progress:
         self.tty = _isatty(out)
         self.wrote = False
 
-    def __call__(self, *args: Any, **kw: Any) -> None:
-        frac = kw.get("fraction")
-        msg = kw.get("message", "")
-        for a in args:
-            if isinstance(a, (int, float)) and not isinstance(a, bool):
-                frac = float(a)
-            elif isinstance(a, str):
-                msg = a
+    def __call__(self, message: str, fraction: float | None = None) -> None:
+        frac, msg = fraction, message
         now = time.monotonic()
         if now - self.last < self.every_s and (frac or 0) < 1.0:
             return

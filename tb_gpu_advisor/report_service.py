@@ -23,7 +23,7 @@ import threading
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
-from typing import Any, Callable, Hashable, Protocol
+from typing import Callable, Hashable, Protocol
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +114,7 @@ class ReportService:
             if body is None:
                 with self._lock:
                     self.computations += 1
-                body = compute(lambda *a, **kw: _note_progress(job, *a, **kw))
+                body = compute(lambda message, fraction: _note_progress(job, message, fraction))
                 self._save(store_key, body)
             outcome = Outcome("ready", body=body, progress=1.0)
         except Exception as e:  # noqa: BLE001 - any analysis failure becomes a JSON error
@@ -147,16 +147,8 @@ class ReportService:
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 
-def _note_progress(job: _Job, *args: Any, **kwargs: Any) -> None:
-    """Progress callback handed to the analyzer.
-
-    analyze_session calls ``progress(message, fraction)``; the order is not
-    relied on: the number is the fraction, the string the message.
-    """
-    for value in (*args, *kwargs.values()):
-        if isinstance(value, bool):
-            continue
-        if isinstance(value, (int, float)):
-            job.progress = max(0.0, min(1.0, float(value)))
-        elif isinstance(value, str) and value:
-            job.message = value
+def _note_progress(job: _Job, message: str, fraction: float) -> None:
+    """Progress callback handed to the analyzer: ``progress(message, fraction)``."""
+    job.progress = max(0.0, min(1.0, float(fraction)))
+    if message:
+        job.message = message

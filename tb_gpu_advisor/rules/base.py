@@ -107,6 +107,12 @@ class Ctx:
             return None
         return float(ms) / self.step_ms
 
+    def step_share(self, headline_share: float | None, breakdown_ms: float | None) -> float | None:
+        """A headline share of step time or, when it is missing, the breakdown part / step time."""
+        if headline_share is not None or not self.step_ms:
+            return headline_share
+        return self.share(breakdown_ms)
+
     def fid(self, rule_id: str, gpu: int | None = None) -> str:
         """Stable finding id: ``<rule>:<host>`` or ``<rule>:<host>:<gpu>``."""
         parts = [rule_id, self.host or "-"]

@@ -17,9 +17,7 @@ ID = "input_bound"
       thresholds=("input_bound.warning", "input_bound.critical"))
 def check(m) -> list:
     ctx = Ctx(m)
-    share = m.headline.input_wait_share
-    if share is None and ctx.step_ms:
-        share = ctx.share(m.breakdown.input_wait)
+    share = ctx.step_share(m.headline.input_wait_share, m.breakdown.input_wait)
     sev = grade(share, "input_bound.warning", "input_bound.critical")
     if sev is None:
         return []

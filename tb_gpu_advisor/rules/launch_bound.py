@@ -21,9 +21,7 @@ ID = "launch_bound"
       thresholds=("launch_bound.warning", "launch_bound.critical", "launch.small_kernel_us", "launch.fused_us_per_kernel"))
 def check(m) -> list:
     ctx = Ctx(m)
-    share = m.headline.launch_wait_share
-    if share is None and ctx.step_ms:
-        share = ctx.share(m.breakdown.launch_wait)
+    share = ctx.step_share(m.headline.launch_wait_share, m.breakdown.launch_wait)
     sev = grade(share, "launch_bound.warning", "launch_bound.critical")
     if sev is None:
         return []

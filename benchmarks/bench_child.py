@@ -33,14 +33,12 @@ REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if REPO not in sys.path:
     sys.path.insert(0, REPO)
 
+from procfs import status_kb  # noqa: E402  (run as a script: benchmarks/ is sys.path[0])
+
 
 def _rss_kb() -> int:
     """Current VmRSS of this process (kB), to separate import cost from work cost."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1])
-    return 0
+    return status_kb("VmRSS") or 0
 
 
 def _count_events(timeline: Any) -> int:

@@ -25,14 +25,12 @@ from typing import Any, Callable
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, REPO)
 
+from procfs import status_kb  # noqa: E402  (run as a script: benchmarks/ is sys.path[0])
+
 
 def _vm(key: str) -> float:
     """MB of /proc/self/status field ``key``."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 1024 * 1.048576
-    return 0.0
+    return (status_kb(key) or 0) / 1024 * 1.048576
 
 
 def _host(path: str) -> Any:

@@ -47,6 +47,8 @@ REPO = os.path.dirname(HERE)
 CHILD = os.path.join(HERE, "bench_child.py")
 sys.path[:0] = [HERE, REPO]
 
+from procfs import status_kb  # noqa: E402  (benchmarks/ is on the path now)
+
 #: Targets from issue 5.
 TARGET_RATIO = 0.25  # our cold analysis time / stock overview_page time
 TARGET_RSS_X = 3.0  # our peak RSS / file size
@@ -73,20 +75,8 @@ class Measurement:
     note: str = ""
 
 
-def _proc_status_kb(path: str, key: str) -> int | None:
-    """A ``key:  N kB`` field of a /proc status file (None when unreadable)."""
-    try:
-        with open(path) as f:
-            for line in f:
-                if line.startswith(key + ":"):
-                    return int(line.split()[1])
-    except OSError:
-        return None
-    return None
-
-
 def _vm_kb(pid: int, key: str) -> int | None:
-    return _proc_status_kb(f"/proc/{pid}/status", key)
+    return status_kb(key, f"/proc/{pid}/status")
 
 
 def run_child(label: str, args: list[str], timeout_s: float, mem_cap: int, env: dict | None = None) -> Measurement:
@@ -369,8 +359,8 @@ def machine() -> dict[str, str]:
             cpu = next(ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name"))
     except (OSError, StopIteration):
         pass
-    mem = (_proc_status_kb("/proc/meminfo", "MemTotal") or 0) / 2**20
-    avail = (_proc_status_kb("/proc/meminfo", "MemAvailable") or 0) / 2**20
+    mem = (status_kb("MemTotal", "/proc/meminfo") or 0) / 2**20
+    avail = (status_kb("MemAvailable", "/proc/meminfo") or 0) / 2**20
     try:
         from google.protobuf.internal import api_implementation
 
@@ -411,7 +401,7 @@ def _code_version() -> str:
 
 
 def _has_swap() -> bool:
-    return bool(_proc_status_kb("/proc/meminfo", "SwapTotal"))
+    return bool(status_kb("SwapTotal", "/proc/meminfo"))
 
 
 # -- report --------------------------------------------------------------------
@@ -578,7 +568,7 @@ def main(argv: list[str] | None = None) -> int:
         labels = labels[:1] or ["100MB"]
     os.makedirs(args.cache_dir, exist_ok=True)
     args.cache_dir = os.path.abspath(args.cache_dir)
-    avail = (_proc_status_kb("/proc/meminfo", "MemAvailable") or 8 << 20) * 1024
+    avail = (status_kb("MemAvailable", "/proc/meminfo") or 8 << 20) * 1024
     mem_cap = int(args.mem_cap * 2**30) if args.mem_cap else int(0.85 * avail)
 
     info = machine()

@@ -9,8 +9,9 @@ Sources, tried in order (the first that yields steps wins; see
 4. ``root_r``               -- other host events with ``_r`` (the most frequent such name);
 5. ``step_num_stat``        -- host events carrying ``step_num`` / ``iter_num`` (grouped by value);
 6. ``xla_modules``          -- ``XLA Modules`` line events (JAX / XLA), the most frequent module;
-7. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps;
-8. ``whole_capture``        -- one window over everything, with a note why.
+7. ``xla_module_launches``  -- host ``<module>:XLA GPU module`` events (raw JAX files), the most frequent module;
+8. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps;
+9. ``whole_capture``        -- one window over everything, with a note why.
 
 Host-defined steps tile time: step k runs from its marker's start to the
 next marker's start (the gap before the next step belongs to step k, as in
@@ -33,6 +34,9 @@ from .metrics.types import DroppedStep, StepDetection, StepWindow
 
 PS_PER_MS = 1e9
 _TRAIN = re.compile(r"^(train|test)[^/]*$")
+#: Host TraceMe around each execution of a compiled XLA module on a GPU
+#: (``xla/service/gpu/gpu_executable.cc``: ``<module name>:XLA GPU module``).
+_XLA_GPU_MODULE = ":XLA GPU module"
 
 
 @dataclass
@@ -86,11 +90,8 @@ def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, n
         names, counts = np.unique(h.name[rt], return_counts=True)
         best = names[np.argmax(counts)]
         m = rt & (h.name == best)
-        s, e = h.start[m], h.end[m]
-        o = np.argsort(s, kind="stable")
-        s, e = s[o], e[o]
         # nested roots of the same name (re-entrant) are merged
-        s, e = union_intervals(s, e)
+        s, e = union_intervals(h.start[m], h.end[m])
         return "root_r", f"step roots `_r` on `{h.names[best]}` events", np.arange(s.size, dtype=np.int64), s, e
     for stat, arr in (("step_num", h.step_num), ("iter_num", h.iter_num)):
         m = arr >= 0
@@ -116,6 +117,10 @@ def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | 
     starts = np.concatenate([[us[0]], us[big + 1]])
     ends = np.concatenate([ue[big], [ue[-1]]])
     return starts, ends
+
+
+#: Sources whose windows are host time spans (tiled, mapped to devices through the launches).
+_HOST_SOURCES = ("keras_profiled_batch", "trace_train", "root_r", "step_num_stat", "xla_module_launches")
 
 
 def detect_steps(tl, h: HostEvents, devs: list[DeviceEvents]) -> Steps:
@@ -159,7 +164,7 @@ def detect_steps(tl, h: HostEvents, devs: list[DeviceEvents]) -> Steps:
             source, note, ids, hs, he = cand
             mapped = "host_window"
         else:
-            xla = _xla_module_steps(tl)
+            xla = _xla_module_steps(tl) or _xla_launch_steps(h)
             if xla is not None:
                 source, note, ids, hs, he = xla
                 mapped = "device"
@@ -169,12 +174,12 @@ def detect_steps(tl, h: HostEvents, devs: list[DeviceEvents]) -> Steps:
                     hs, he = cl
                     ids = np.arange(hs.size, dtype=np.int64)
                     source, mapped = "gpu_busy_clusters", "device"
-                    note = ("no step markers (no `Steps` line, `Profiled batch`, `train`, `_r`, `step_num` or XLA modules); "
+                    note = ("no step markers (no `Steps` line, `Profiled batch`, `train`, `_r`, `step_num` or XLA module executions); "
                             "steps inferred from clusters of GPU activity separated by long idle gaps")
-        if source in ("keras_profiled_batch", "trace_train", "root_r", "step_num_stat", "gpu_busy_clusters", "xla_modules") and ids.size:
+        if source in _HOST_SOURCES + ("gpu_busy_clusters", "xla_modules") and ids.size:
             hs, he = _tile(hs, he)
             he[-1] = max(int(he[-1]), _last_step_device_end(h, active, int(hs[-1]), int(he[-1])))
-            if source in ("keras_profiled_batch", "trace_train", "root_r", "step_num_stat"):
+            if source in _HOST_SOURCES:
                 mapped = "correlation_id"
     dropped: list[DroppedStep] = []
     found = int(ids.size)
@@ -188,7 +193,7 @@ def detect_steps(tl, h: HostEvents, devs: list[DeviceEvents]) -> Steps:
             he = np.array([max(e for _, e in spans)], np.int64)
             ids = np.zeros(1, np.int64)
         note = ("no step markers found (no `Steps` line, Keras `Profiled batch`, `train`/`_r` roots, "
-                "`step_num`, XLA modules, nor repeating GPU activity): the whole capture is analysed as one step; "
+                "`step_num`, repeated XLA module executions, nor repeating GPU activity): the whole capture is analysed as one step; "
                 "per-step numbers are capture totals")
     elif found > 5:
         dropped = [DroppedStep(int(ids[0]), "warm-up: first of more than 5 steps (stock tool rule)"),
@@ -243,3 +248,31 @@ def _xla_module_steps(tl):
         if best is None or s.size > best[2].size:
             best = ("xla_modules", f"`XLA Modules` events of `{p.event_names[int(top)]}` (one per step)", np.arange(s.size, dtype=np.int64), s, e)
     return best
+
+
+def _xla_launch_steps(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Steps of a raw JAX/XLA capture: the host's executions of its most executed GPU module.
+
+    Raw ``jax.profiler.trace`` files have no ``XLA Modules`` line (the stock
+    converter derives it later) and no step markers unless the user added
+    ``StepTraceAnnotation``; but every execution of a jitted function's
+    module is wrapped in a ``<module>:XLA GPU module`` host event.  The
+    module executed most often (at least twice) is taken to be the training
+    step -- a whole-run ``fori_loop`` executes once and is left to the later
+    sources.  Unlike GPU busy clusters, this needs no idle gap between
+    steps, so asynchronous dispatch (no per-step host sync) still splits.
+    """
+    if not len(h):
+        return None
+    mod = h.name_mask(lambda n: n.endswith(_XLA_GPU_MODULE))
+    if not mod.any():
+        return None
+    names, counts = np.unique(h.name[mod], return_counts=True)
+    if counts.max() < 2:
+        return None
+    best = names[np.argmax(counts)]
+    m = mod & (h.name == best)
+    s, e = union_intervals(h.start[m], h.end[m])
+    module = h.names[best][: -len(_XLA_GPU_MODULE)]
+    return "xla_module_launches", f"host executions of XLA module `{module}` (`{h.names[best]}` events)", np.arange(s.size, dtype=np.int64), s, e
+

@@ -169,6 +169,42 @@ def test_xla_modules_beat_gpu_busy_clusters():
     assert st.detection.source == "xla_modules" and st.count == 2
 
 
+def test_xla_module_launches_most_executed_module_without_idle_gaps():
+    """Raw JAX: host `<module>:XLA GPU module` executions; the GPU never idles, so busy clusters could not split."""
+    cap = Cap()
+    for i, s in enumerate((0, 100, 200, 300)):
+        cap.host_ev("jit_train_step:XLA GPU module", s, 30)
+        for k in range(9):  # back-to-back kernels: 100 us of work per 100 us step
+            cap.kernel(s + 11 * k + 2, 11, launch_us=s + 3 * k)
+    cap.host_ev("jit_eval:XLA GPU module", 50, 5)
+    cap.host_ev("jit_eval:XLA GPU module", 250, 5)
+    st = cap.steps()
+    assert st.detection.source == "xla_module_launches" and st.detection.mapped_via == "correlation_id"
+    assert "`jit_train_step`" in st.detection.note
+    # tiled from the host executions; the last runs on to the end of its last kernel (300 + 88 + 2 + 11 us)
+    assert _win(st) == [[0, 100 * US], [100 * US, 200 * US], [200 * US, 300 * US], [300 * US, 401 * US]]
+
+
+def test_xla_module_launches_need_two_executions():
+    """One execution (a whole-run fori_loop) is no step structure: fall through to the later sources."""
+    cap = Cap()
+    cap.host_ev("jit_train_loop:XLA GPU module", 0, 30)
+    _busy(cap, [20], kernels=30)
+    assert cap.steps().detection.source == "whole_capture"
+
+
+def test_xla_modules_beat_module_launches_and_host_markers_beat_both():
+    cap = Cap()
+    _busy(cap, [0, 100, 200])
+    for s in (0, 100, 200):
+        cap.host_ev("m:XLA GPU module", s, 10)
+    _modules(cap, [(0, 44, "m(1)"), (100, 44, "m(1)"), (200, 44, "m(1)")])
+    assert cap.steps().detection.source == "xla_modules"
+    for i, s in enumerate((0, 100, 200)):
+        cap.host_ev("train", s, 60, step_num=i, _r=1)
+    assert cap.steps().detection.source == "trace_train"
+
+
 def test_gpu_busy_clusters_split_on_long_idle_gaps():
     cap = Cap()
     starts = [0, 3000, 6000, 9000]  # 3 ms apart, 44 us busy each: gaps ~2.96 ms > max(10 x median, 1 ms)

@@ -35,7 +35,8 @@ StepSource = Literal[
     "trace_train",  # `train*`/`test*` host events with `_r` (tf.profiler.experimental.Trace, Keras 2)
     "root_r",  # other host events carrying `_r` (e.g. `FunctionRun`, `SessionRun`)
     "step_num_stat",  # host events carrying `step_num` / `iter_num`
-    "xla_modules",  # JAX / XLA: one `XLA Modules` event (or `jit_*` module launch) per step
+    "xla_modules",  # JAX / XLA: one `XLA Modules` event per step (post-processed files)
+    "xla_module_launches",  # raw JAX files: one host `<module>:XLA GPU module` execution per step
     "gpu_busy_clusters",  # last resort: clusters of GPU busy time separated by long idle gaps
     "whole_capture",  # no step found: the whole capture is one "step"
 ]

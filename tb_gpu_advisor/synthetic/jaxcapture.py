@@ -48,9 +48,11 @@ Variants (:data:`JAX_SCENARIOS`):
 
 * ``jax_xla_modules`` -- post-processed: ``XLA Modules``/``XLA Ops`` lines,
   one ``jit_train_step(<id>)`` execution per step -> ``xla_modules``;
-* ``jax_raw`` -- what ``jax.profiler.trace`` saves: no derived lines; steps
-  only visible as GPU busy periods separated by the host's per-step sync
-  (``float(loss)``) and data preparation -> ``gpu_busy_clusters``;
+* ``jax_raw`` -- what ``jax.profiler.trace`` saves: no derived lines, no
+  step markers; each step is one host ``jit_train_step:XLA GPU module``
+  execution -> ``xla_module_launches`` (the GPU busy periods, separated by
+  the host's per-step sync ``float(loss)`` and data preparation, would also
+  give them: see ``jax_raw_no_module_events``);
 * ``jax_no_steps`` -- one long ``jit_train_loop`` execution (a ``fori_loop``
   over the whole run): one continuous kernel stream -> ``whole_capture``;
 * ``jax_step_annotation`` -- raw, plus ``StepTraceAnnotation("train")``
@@ -160,6 +162,7 @@ class _Exec:
     kernels: list[tuple[int, int, str, str]] = field(default_factory=list)  # (start, end, kernel, hlo_op)
     copies: list[tuple[int, int, str]] = field(default_factory=list)  # (start, end, H2D|D2H)
     marker: tuple[int, int] | None = None  # host step marker span (StepTraceAnnotation)
+    module: tuple[int, int] | None = None  # host `<module>:XLA GPU module` span
 
 
 class JaxCapture:
@@ -167,12 +170,14 @@ class JaxCapture:
 
     def __init__(self, gpu: Gpu = A100, hostname: str = "jaxhost", seed: int = 0, module: str = "jit_train_step",
                  function: str = "train_step", program_id: int = 1021, derived_lines: bool = False,
-                 step_annotation: bool = False, launch_latency_us: float = 5.0, start_ps: int = 80 * US):
+                 step_annotation: bool = False, launch_latency_us: float = 5.0, start_ps: int = 80 * US,
+                 module_events: bool = True):
         self.rng = np.random.default_rng(seed)
         self.space = SpaceBuilder(hostname)
         self.module, self.function, self.program_id = module, function, program_id
         self.derived_lines = derived_lines
         self.step_annotation = step_annotation
+        self.module_events = module_events  # False: an XLA build whose host trace lacks them
         self.latency = int(launch_latency_us * US)
         self.t = start_ps
         self.gpu_free = start_ps
@@ -256,7 +261,9 @@ class JaxCapture:
         mod_start = h
         h, d = self._launch(ex, kernels, h + 2 * US, jitter)
         h += 3 * US
-        self.python.add(f"{self.module}:XLA GPU module", mod_start, h - mod_start)
+        if self.module_events:
+            self.python.add(f"{self.module}:XLA GPU module", mod_start, h - mod_start)
+        ex.module = (mod_start, h)
         h += 2 * US
         self.python.add("PjRtCApiLoadedExecutable::Execute", ex_start, h - ex_start)
         h += 4 * US
@@ -298,6 +305,9 @@ class JaxCapture:
             spans = [(e.kernels[0][0], e.kernels[-1][1]) for e in execs]
         elif source == "trace_train":
             spans = [e.marker for e in execs]  # type: ignore[misc]
+        elif source == "xla_module_launches":  # host spans; the last runs on to its kernels' end on the GPU
+            spans = [e.module for e in execs]  # type: ignore[misc]
+            spans[-1] = (spans[-1][0], max(spans[-1][1], execs[-1].kernels[-1][1]))
         else:
             spans = [(min([k[0] for k in e.kernels] + [c[0] for c in e.copies]),
                       max([k[1] for k in e.kernels] + [c[1] for c in e.copies])) for e in execs]
@@ -379,8 +389,17 @@ def jax_raw(num_steps: int = 8, seed: int = 0, layers: int = 4) -> JaxScenario:
     cap = JaxCapture(seed=seed)
     _steps(cap, num_steps, layers)
     space = cap.finish()
-    desc = "JAX jit(train_step), raw capture: steps only visible as GPU busy periods (host syncs on the loss)"
-    return JaxScenario("jax_raw", space, cap.truth("jax_raw", desc, "gpu_busy_clusters"))
+    desc = "JAX jit(train_step), raw capture: steps are the host's executions of the jit_train_step module"
+    return JaxScenario("jax_raw", space, cap.truth("jax_raw", desc, "xla_module_launches"))
+
+
+def jax_raw_no_module_events(num_steps: int = 8, seed: int = 0, layers: int = 4) -> JaxScenario:
+    """Raw capture without host module events: steps only visible as GPU busy periods (the host syncs on the loss)."""
+    cap = JaxCapture(seed=seed, module_events=False)
+    _steps(cap, num_steps, layers)
+    space = cap.finish()
+    desc = "JAX jit(train_step), raw capture without module events: steps only visible as GPU busy periods"
+    return JaxScenario("jax_raw_no_module_events", space, cap.truth("jax_raw_no_module_events", desc, "gpu_busy_clusters"))
 
 
 def jax_no_steps(num_steps: int = 8, seed: int = 0, layers: int = 4) -> JaxScenario:
@@ -404,5 +423,5 @@ def jax_step_annotation(num_steps: int = 8, seed: int = 0, layers: int = 4) -> J
 
 
 JAX_SCENARIOS: dict[str, Callable[..., JaxScenario]] = {
-    f.__name__: f for f in (jax_xla_modules, jax_raw, jax_no_steps, jax_step_annotation)
+    f.__name__: f for f in (jax_xla_modules, jax_raw, jax_raw_no_module_events, jax_no_steps, jax_step_annotation)
 }

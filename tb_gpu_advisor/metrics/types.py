@@ -478,6 +478,7 @@ class CaptureQuality:
     num_events: int
     gpu_thread_mode_private: bool  # tf_gpu_private_* launch threads seen
     note: str = ""
+    framework: str = "unknown"  # "tensorflow" | "jax" | "unknown" (metrics/framework.py): how fixes are spelled
 
 
 # --------------------------------------------------------------------------- per host

@@ -320,6 +320,19 @@ def action(text: str, snippet: str | None = None, lang: str | None = None) -> Ac
     return Action(text=text, snippet=snippet, snippet_lang=lang)  # type: ignore[arg-type]
 
 
+def is_jax(m: Any) -> bool:
+    """Whether the capture was written by JAX (``metrics.framework``): fixes are then spelled in JAX.
+
+    Every other capture (TensorFlow, or unknown) gets the guide's TensorFlow spelling.
+    """
+    return getattr(getattr(m, "capture", None), "framework", "unknown") == "jax"
+
+
+def for_framework(m: Any, tensorflow: list[Action], jax: list[Action]) -> list[Action]:
+    """The actions written for the framework of the capture (see :func:`is_jax`)."""
+    return jax if is_jax(m) else tensorflow
+
+
 def kernels_per_step(m: Any, ctx: Ctx) -> float | None:
     hl = getattr(m, "headline", None)
     if hl is None or not ctx.steps:

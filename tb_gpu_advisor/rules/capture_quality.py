@@ -7,7 +7,8 @@ varying more than ``capture.max_step_cv`` (info).  No saving.
 
 from __future__ import annotations
 
-from .base import T, Ctx, action, finding, rule, value_metric
+from . import _jax
+from .base import T, Ctx, action, finding, is_jax, rule, value_metric
 
 ID = "capture_quality"
 
@@ -31,7 +32,9 @@ def check(m) -> list:
             title="No GPU activity in the capture",
             metric=value_metric("active_gpus", "GPUs with activity", 0, "count", "0", severity="warning",
                                 good_direction="higher"),
-            actions=[action("Check that TensorFlow sees the GPU, then profile steady-state training steps.",
+            actions=[action("Check that JAX sees the GPU, then profile steady-state training steps.",
+                            "print(jax.devices())  # expect CudaDevice(id=0), ...\n" + _jax.CAPTURE) if is_jax(m) else
+                     action("Check that TensorFlow sees the GPU, then profile steady-state training steps.",
                             "print(tf.config.list_physical_devices('GPU'))\n" + _CAPTURE)],
         ))
     if s.source == "whole_capture" or s.count < T("capture.min_steps"):
@@ -45,6 +48,8 @@ def check(m) -> list:
             metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
                                 severity="warning", good_direction="higher"),
             actions=[action("Profile a window of a few dozen steps after warm-up (about ten seconds), and mark "
+                            "steps with jax.profiler.StepTraceAnnotation.", _jax.CAPTURE) if is_jax(m) else
+                     action("Profile a window of a few dozen steps after warm-up (about ten seconds), and mark "
                             "steps (Keras does; custom loops: tf.profiler.experimental.Trace('train', step_num=s, _r=1)).",
                             _CAPTURE)],
         ))
@@ -57,7 +62,7 @@ def check(m) -> list:
             title="The capture is long",
             metric=value_metric("capture_seconds", "Capture length", seconds, "s", f"{seconds:.0f} s",
                                 "capture.max_seconds", severity="info"),
-            actions=[action("Profile a short steady-state window instead of the whole run.", _CAPTURE)],
+            actions=[action("Profile a short steady-state window instead of the whole run.", _capture(m))],
         ))
     if c.step_time_cv is not None and c.step_time_cv > T("capture.max_step_cv") and s.count >= 2:
         out.append(finding(
@@ -67,9 +72,14 @@ def check(m) -> list:
             title="Step times are not steady",
             metric=value_metric("step_time_cv", "Step time variation", c.step_time_cv, "ratio", f"{c.step_time_cv:.0%}",
                                 "capture.max_step_cv", severity="info"),
-            actions=[action("Skip warm-up and evaluation/checkpoint steps in the profiled window.", _CAPTURE)],
+            actions=[action("Skip warm-up and evaluation/checkpoint steps in the profiled window.", _capture(m))],
         ))
     if len(out) > 1:  # keep ids unique: suffix the secondary ones
         for i, f in enumerate(out[1:], 1):
             f.id = f"{f.id}#{f.metric.id if f.metric else i}"
     return out
+
+
+def _capture(m) -> str:
+    """How to capture a short steady-state window, in the capture's framework."""
+    return _jax.CAPTURE if is_jax(m) else _CAPTURE

@@ -11,10 +11,13 @@ kernels would still cost at ~1 us each in a fused graph.
 
 from __future__ import annotations
 
-from .base import (Ctx, T, action, count, finding, grade, kernels_per_step, ms, pct, rule, saving, share_metric,
+from . import _jax
+from .base import (Ctx, T, action, count, finding, for_framework, grade, kernels_per_step, ms, pct, rule, saving, share_metric,
                    short, step_windows, table)
 
 ID = "launch_bound"
+_BIGGER_KERNELS = action("Make each kernel do more work: concatenate small tensors, vectorize loops over scalars, "
+                         "or raise the batch size.")
 
 
 @rule(ID, "§1.2.2", "Launch-bound: many small kernels, the GPU waits for the host to launch them",
@@ -55,13 +58,16 @@ def check(m) -> list:
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "count", "total ms", "avg us"], rows)],
         windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),
-        actions=[
-            action("Make each kernel do more work: concatenate small tensors, vectorize loops over scalars, "
-                   "or raise the batch size."),
+        actions=[_BIGGER_KERNELS] + for_framework(m, [
             action("Make sure the step runs as a graph, not op by op in eager mode.",
                    "@tf.function\ndef train_step(x, y):\n    ..."),
             action("Fuse the small ops with XLA.",
                    "@tf.function(jit_compile=True)\ndef train_step(x, y):\n    ...\n"
                    "# Keras: model.compile(..., jit_compile=True)"),
-        ],
+        ], [
+            action("jit the whole training step (forward, backward and optimizer update) as one function, so XLA "
+                   "fuses across it; many small jitted functions or un-jitted jnp calls each launch their own kernels.",
+                   "@jax.jit\ndef train_step(state, batch):\n    ...  # grads, optimizer update, metrics: all inside"),
+            _jax.SCAN_STEPS,
+        ]),
     )]

@@ -9,7 +9,8 @@ names the cause from what the host did during the gaps.
 
 from __future__ import annotations
 
-from .base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, table
+from . import _jax
+from .base import Ctx, T, action, finding, grade, is_jax, ms, pct, rule, saving, share_metric, table
 from ..report_schema import TimeWindow
 
 ID = "step_gaps"
@@ -69,25 +70,13 @@ def check(m) -> list:
         return []
 
     private = bool(m.capture.gpu_thread_mode_private) or any(x.launch_thread_private for x in m.gpus)
-    causes = {"host work between steps (callbacks, metrics, ops outside tf.function)": other_ms + unexplained,
+    host_work = ("host work between steps (Python between jitted calls, host syncs)" if is_jax(m) else
+                 "host work between steps (callbacks, metrics, ops outside tf.function)")
+    causes = {host_work: other_ms + unexplained,
               "host launch threads busy (thread contention)": launch_ms}
     cause = max(causes, key=causes.get)
-    actions = []
-    if other_ms + unexplained >= launch_ms:
-        actions.append(action(
-            "Disable Keras callbacks and metrics to confirm, then run them every N steps instead of every step: "
-            "several steps per tf.function call (custom loops: a tf.while_loop / tf.range inside the tf.function).",
-            "model.compile(optimizer, loss, metrics=[...], steps_per_execution=32)  # TF<2.4: experimental_steps_per_execution"))
-        actions.append(action("Keep per-step Python work (logging, .numpy() calls, metric updates) out of the step, "
-                              "or do it every N steps."))
-    if not private:
-        actions.append(action(
-            "Launch kernels from dedicated GPU threads so they do not queue behind tf.data threads "
-            "(no tf_gpu_private_* threads in this capture).",
-            "export TF_GPU_THREAD_MODE=gpu_private", "shell"))
-    elif launch_ms > other_ms + unexplained:
-        actions.append(action("The capture already uses TF_GPU_THREAD_MODE=gpu_private; try more launch threads per GPU.",
-                              "export TF_GPU_THREAD_COUNT=4", "shell"))
+    actions = ([_jax.TRANSFER_GUARD, _jax.SCAN_STEPS, _jax.PREFETCH] if is_jax(m)
+               else _tensorflow_actions(other_ms + unexplained, launch_ms, private))
     if input_ms > 0.2 * g.avg_gap_ms:
         actions.append(action(f"{ms(input_ms)} of each gap is input wait: see the input_bound finding (guide §1.1)."))
 
@@ -123,3 +112,24 @@ def check(m) -> list:
         windows=windows,
         actions=actions,
     )]
+
+
+def _tensorflow_actions(host_work_ms: float, launch_ms: float, private: bool) -> list:
+    """Callbacks and per-step Python first when host work dominates; then the TF launch-thread settings."""
+    actions = []
+    if host_work_ms >= launch_ms:
+        actions.append(action(
+            "Disable Keras callbacks and metrics to confirm, then run them every N steps instead of every step: "
+            "several steps per tf.function call (custom loops: a tf.while_loop / tf.range inside the tf.function).",
+            "model.compile(optimizer, loss, metrics=[...], steps_per_execution=32)  # TF<2.4: experimental_steps_per_execution"))
+        actions.append(action("Keep per-step Python work (logging, .numpy() calls, metric updates) out of the step, "
+                              "or do it every N steps."))
+    if not private:
+        actions.append(action(
+            "Launch kernels from dedicated GPU threads so they do not queue behind tf.data threads "
+            "(no tf_gpu_private_* threads in this capture).",
+            "export TF_GPU_THREAD_MODE=gpu_private", "shell"))
+    elif launch_ms > host_work_ms:
+        actions.append(action("The capture already uses TF_GPU_THREAD_MODE=gpu_private; try more launch threads per GPU.",
+                              "export TF_GPU_THREAD_COUNT=4", "shell"))
+    return actions

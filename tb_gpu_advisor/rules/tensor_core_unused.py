@@ -12,7 +12,7 @@ Saving: 32-bit part × (1 - 1/mixed_precision.speedup) + 16-bit part ×
 from __future__ import annotations
 
 from ._kernels import device_step_scale, kernel_mix, per_step_ms, tensor_core_gpus
-from .base import Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
+from .base import Ctx, T, action, count, finding, for_framework, grade, ms, pct, rule, saving, share_metric, short, table
 
 ID = "tensor_core_unused"
 
@@ -44,14 +44,24 @@ def check(m) -> list:
         cause = "they run in 32-bit: enable mixed precision (fp16) so they can use Tensor Cores"
     else:
         cause = "they are 16-bit but fell back to non-Tensor-Core kernels, usually dims not multiples of 8"
-    acts = [
+    pad = action("Keep GEMM/conv dimensions (batch, units, channels, vocabulary) multiples of 8 (16 for int8) so "
+                 "Tensor Core kernels are picked.", "units = ((units + 7) // 8) * 8")
+    acts = for_framework(m, [
         action("Enable mixed precision so GEMM/conv kernels can use fp16 Tensor Cores.",
                "tf.keras.mixed_precision.set_global_policy('mixed_float16')"),
-        action("Keep GEMM/conv dimensions (batch, units, channels, vocabulary) multiples of 8 (16 for int8) so "
-               "Tensor Core kernels are picked.", "units = ((units + 7) // 8) * 8"),
+        pad,
         action("On Ampere and newer, fp32 matmuls can use TF32 Tensor Cores; make sure it is not disabled.",
                "tf.config.experimental.enable_tensor_float_32_execution(True)"),
-    ]
+    ], [
+        action("Run matmuls/convolutions in bfloat16 (float16 before Ampere) so they can use the Tensor Cores; "
+               "keep float32 parameters.",
+               "y = jnp.dot(x.astype(jnp.bfloat16), w.astype(jnp.bfloat16))\n"
+               "# Flax: nn.Dense(features, dtype=jnp.bfloat16, param_dtype=jnp.float32)"),
+        pad,
+        action("On Ampere and newer, fp32 matmuls use TF32 Tensor Cores at JAX's default precision; do not force "
+               "'highest'/'float32' precision (globally or per call) where fp32 accuracy is not needed.",
+               "jax.config.update('jax_default_matmul_precision', 'tensorfloat32')"),
+    ])
     if t16 > t32:
         acts[0], acts[1] = acts[1], acts[0]
     return [finding(

@@ -85,3 +85,29 @@ def test_tensorflow_captures_keep_tensorflow_fixes():
     advice = _advice(analyze_host(SimpleNamespace(host="worker0", path=path)))
     assert "set_global_policy('mixed_float16')" in advice["tensor_core_unused"]
     assert not any("jax" in text.lower() for text in advice.values())
+
+
+@pytest.mark.parametrize("name, rule", [
+    ("multi_gpu_gpu0_oversubscribed", "gpu_imbalance"),
+    ("multi_gpu_launch_skew", "launch_skew"),
+    ("multi_gpu_sequential", "sequential_gpus"),
+    ("multi_gpu_extra_allreduce", "allreduce_extra"),
+    ("launch_bound", "launch_bound"),
+])
+def test_multi_gpu_and_launch_rules_have_jax_spellings(tmp_path, name, rule):
+    """No multi-GPU JAX capture exists in the corpus: the TF scenario's metrics, marked as written by JAX, must
+    get JAX fixes from the same rule (and TF fixes unmarked) -- the rule's advice follows the framework."""
+    from tb_gpu_advisor import rules
+    from tb_gpu_advisor.metrics.compute import compute_host_metrics
+    from tb_gpu_advisor.synthetic import scenarios
+
+    path = scenarios.SCENARIOS[name]().write(tmp_path)[0]
+    m, _ = compute_host_metrics(read_timeline(str(path)))
+    assert m.capture.framework == "tensorflow"
+    tf_text = {f.rule: " ".join(f"{a.text} {a.snippet or ''}" for a in f.actions) for f in rules.evaluate(m)}
+    assert rule in tf_text and "jax" not in tf_text[rule].lower()
+    m.capture.framework = "jax"
+    jax_text = {f.rule: " ".join(f"{a.text} {a.snippet or ''}" for a in f.actions) for f in rules.evaluate(m)}
+    assert rule in jax_text
+    assert not TF_API.search(jax_text[rule]), jax_text[rule]
+    assert "jax" in jax_text[rule] and "strategy" not in jax_text[rule]

@@ -39,3 +39,10 @@ CAPTURE = ("# capture a few dozen steady-state steps (~10 s), after warm-up, wit
            "        with jax.profiler.StepTraceAnnotation('train', step_num=step):\n"
            "            state, loss = train_step(state, batch)\n"
            "    jax.block_until_ready(state)")
+
+#: One SPMD program over every GPU: the batch sharded on a device mesh.
+SHARD_BATCH = (
+    "from jax.sharding import NamedSharding, PartitionSpec as P\n"
+    "mesh = jax.make_mesh((jax.device_count(),), ('batch',))\n"
+    "batch = jax.device_put(batch, NamedSharding(mesh, P('batch')))  # equal slice per GPU\n"
+    "state, loss = train_step(state, batch)  # one jitted call runs on every GPU")

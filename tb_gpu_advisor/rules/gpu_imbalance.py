@@ -7,8 +7,9 @@ step among active GPUs.  Saving: busiest GPU's busy time minus the mean
 
 from __future__ import annotations
 
+from . import _jax
 from ._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi
-from .base import Ctx, action, finding, grade, ms, pct, rule, saving, step_windows, table, value_metric
+from .base import Ctx, action, finding, for_framework, grade, ms, pct, rule, saving, step_windows, table, value_metric
 
 ID = "gpu_imbalance"
 
@@ -43,12 +44,16 @@ def check(m) -> list:
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
         windows=step_windows(ctx, key=lambda s: s.device_busy_ms, label=f"GPU{heavy.gpu} busy", n=2, gpu=heavy.gpu),
         gpu=heavy.gpu,
-        actions=[
+        actions=for_framework(m, [
             action(f"Look for ops pinned to GPU{heavy.gpu} (explicit tf.device, variables or metrics created outside "
                    f"the strategy scope, host->GPU0 copies of the whole batch).",
                    "tf.debugging.set_log_device_placement(True)"),
             action("Create the model, optimizer and metrics inside the strategy scope and distribute the dataset.",
                    "strategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n    model = build_model()\n"
                    "    model.compile(...)\ndist_ds = strategy.experimental_distribute_dataset(ds)"),
-        ],
+        ], [
+            action(f"Shard the batch and the step evenly over all GPUs, and look for arrays committed to GPU{heavy.gpu} "
+                   f"(jax.device_put(x, device) without a sharding, a whole batch put on one device).",
+                   _jax.SHARD_BATCH),
+        ]),
     )]

@@ -9,8 +9,9 @@ otherwise ``TF_GPU_THREAD_COUNT``.  Saving: the skew.
 
 from __future__ import annotations
 
+from . import _jax
 from ._multi import active_gpus, is_multi
-from .base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
+from .base import Ctx, T, action, finding, grade, is_jax, ms, pct, rule, saving, share_metric, step_windows, table
 from .sequential_gpus import is_sequential
 from .step_gaps import start_offsets_ms
 
@@ -37,16 +38,7 @@ def check(m) -> list:
     late_gpu = max(offsets, key=offsets.get) if offsets else (mg.first_gpu_order[-1] if mg.first_gpu_order else gs[-1].gpu)
     late_ms = offsets.get(late_gpu)
     order = " → ".join(f"GPU{g}" for g in mg.first_gpu_order)
-    acts = []
-    if not private:
-        acts.append(action("Give every GPU its own launch threads (2 per GPU by default, usually enough).",
-                           "export TF_GPU_THREAD_MODE=gpu_private", "shell"))
-    else:
-        acts.append(action("The capture already uses gpu_private launch threads; raise their count per GPU.",
-                           "export TF_GPU_THREAD_MODE=gpu_private\nexport TF_GPU_THREAD_COUNT=4", "shell"))
-    acts.append(action("Keep tf.data from competing for the same cores (bound its threads).",
-                       "options = tf.data.Options()\noptions.threading.private_threadpool_size = 8\n"
-                       "ds = ds.with_options(options)"))
+    acts = [_SPMD] if is_jax(m) else _tensorflow_actions(private)
     return [finding(
         ctx, ID, sev,
         f"The GPUs start each step up to {ms(skew)} apart ({pct(share)} of the {ms(ctx.step_ms)} step); GPU{late_gpu} "
@@ -64,3 +56,20 @@ def check(m) -> list:
         gpu=late_gpu,
         actions=acts,
     )]
+
+
+_SPMD = action("Dispatch one SPMD program to all GPUs (a jitted step over sharded arrays) instead of per-device calls "
+               "from Python threads, so every GPU gets its work at once.", _jax.SHARD_BATCH)
+
+
+def _tensorflow_actions(private: bool) -> list:
+    """Private launch threads per GPU (guide §2.2), then keep tf.data off the launch cores."""
+    if not private:
+        threads = action("Give every GPU its own launch threads (2 per GPU by default, usually enough).",
+                         "export TF_GPU_THREAD_MODE=gpu_private", "shell")
+    else:
+        threads = action("The capture already uses gpu_private launch threads; raise their count per GPU.",
+                         "export TF_GPU_THREAD_MODE=gpu_private\nexport TF_GPU_THREAD_COUNT=4", "shell")
+    return [threads, action("Keep tf.data from competing for the same cores (bound its threads).",
+                            "options = tf.data.Options()\noptions.threading.private_threadpool_size = 8\n"
+                            "ds = ds.with_options(options)")]

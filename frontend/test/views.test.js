@@ -63,6 +63,20 @@ test("per-host sections: charts, and read errors and no-GPU explained", () => {
   assert.equal(hosts[1].querySelectorAll("b").length, 0);
 });
 
+test("host facts name the capture's framework, and the no-GPU hint speaks its API", () => {
+  const report = fixture();
+  report.hosts[0].capture.framework = "jax";
+  report.hosts[0].gpus = [];
+  report.hosts[1].capture.framework = "tensorflow";
+  const hosts = views.reportView(report, ctx).querySelectorAll("section.host");
+  assert.match(hosts[0].querySelector("p.muted").textContent, /^JAX capture · /);
+  assert.match(hosts[0].querySelector(".no-gpu").textContent, /jax\.devices\(\)/);
+  assert.doesNotMatch(hosts[0].querySelector(".no-gpu").textContent, /tf\.config/);
+  assert.match(hosts[1].querySelector("p.muted").textContent, /^TensorFlow capture · /);
+  delete report.hosts[1].capture.framework;  // reports cached before the field existed
+  assert.doesNotMatch(views.reportView(report, ctx).querySelectorAll("section.host")[1].textContent, /undefined/);
+});
+
 test("healthy report says so", () => {
   const report = fixture();
   report.findings = [];

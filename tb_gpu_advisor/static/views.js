@@ -168,6 +168,12 @@ export function findingsView(findings, ctx) {
     findings.map((f, i) => findingView(f, i + 1, ctx)));
 }
 
+/** The framework that wrote a capture (``capture.framework``): its name, and how to get a GPU build of it. */
+const FRAMEWORKS = {
+  tensorflow: { name: "TensorFlow", gpuBuild: "a GPU build of TensorFlow (check tf.config.list_physical_devices('GPU'))" },
+  jax: { name: "JAX", gpuBuild: "a CUDA build of jaxlib, e.g. pip install -U \"jax[cuda12]\" (check jax.devices())" },
+};
+
 /** Per-host section: read errors, no-GPU notice, charts, capture facts. */
 export function hostView(hr, ctx) {
   const title = h("h3", {}, `Host ${hr.host}`);
@@ -176,7 +182,9 @@ export function hostView(hr, ctx) {
       h("p", {}, "This host's profile could not be read: ", h("code", {}, hr.error)),
       h("p", { class: "muted" }, "The other hosts are analyzed without it. Re-capture this host, or check the file is a complete .xplane.pb."));
   }
+  const framework = FRAMEWORKS[hr.capture?.framework];
   const facts = [
+    framework ? `${framework.name} capture` : null,
     hr.capture?.length_ms !== undefined ? `capture ${ms(hr.capture.length_ms)}` : null,
     hr.steps?.count !== undefined ? `${hr.steps.count} steps (${hr.steps.source || "?"})` : null,
     hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g) => g.name))].join(", ")}` : null,
@@ -185,7 +193,7 @@ export function hostView(hr, ctx) {
   if (hr.steps?.note) parts.push(h("p", { class: "note" }, hr.steps.note));
   if (!hr.gpus.length) {
     parts.push(h("div", { class: "state message no-gpu" }, h("h4", {}, "No GPU activity in this capture"),
-      h("p", {}, "The profile has no GPU device plane, so the GPU checks cannot run. Capture on a machine with a GPU and a GPU build of TensorFlow (check tf.config.list_physical_devices('GPU')), with CUPTI available.")));
+      h("p", {}, `The profile has no GPU device plane, so the GPU checks cannot run. Capture on a machine with a GPU and ${(framework || FRAMEWORKS.tensorflow).gpuBuild}, with CUPTI available.`)));
   }
   if (hr.step_rows.length) {
     const perGpu = new Set(hr.step_rows.map((r) => r.gpu ?? null)).size > 1;

@@ -92,16 +92,40 @@ def _memcpy_table(m: HostMetrics) -> Table:
 
 def kernel_histogram(ctx) -> dict[str, Any]:
     """Log-spaced histogram of kernel durations (us) in kept steps, with the launch-latency band."""
-    durs = [((g.d.end - g.d.start) / 1e6)[(g.step >= 0) & (g.d.kind == kc.KIND_KERNEL)] for g in ctx.gpus]
+    durs = []
+    for g in ctx.gpus:
+        m = (g.step >= 0) & (g.d.kind == kc.KIND_KERNEL)
+        durs.append((g.d.end[m] - g.d.start[m]) / 1e6)
     d = np.concatenate(durs) if durs else np.zeros(0)
     edges = [0.0, 1, 2, 5, 10, 20, 30, 40, 60, 100, 200, 500, 1000, 2000, 5000, 10000, float("inf")]
-    counts, _ = np.histogram(d, bins=np.array(edges)) if d.size else (np.zeros(len(edges) - 1, int), None)
-    times = np.histogram(d, bins=np.array(edges), weights=d)[0] if d.size else np.zeros(len(edges) - 1)
+    counts, times = _histogram_self_weighted(d, np.array(edges)) if d.size else (np.zeros(len(edges) - 1, int), np.zeros(len(edges) - 1))
     return {
         "edges_us": [e if math.isfinite(e) else None for e in edges], "counts": [int(c) for c in counts],
         "total_us": [_f(t, 3) for t in times], "band_us": [LAUNCH_LATENCY_LOW_US, LAUNCH_LATENCY_HIGH_US],
         "below_band_count": int((d < LAUNCH_LATENCY_HIGH_US).sum()), "count": int(d.size),
     }
+
+
+_HIST_BLOCK = 65536  # numpy.histogram's block size
+
+
+def _histogram_self_weighted(a: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.histogram(a, edges)[0]`` and ``np.histogram(a, edges, weights=a)[0]``, bit for bit, sorting once.
+
+    For uneven bins numpy sorts every block of 65536 values, once per call (an argsort and two gathers
+    for the weighted one), and differences cumulative counts / weight sums at the edges.  With the values
+    as their own weights, the sorted weights are the sorted values: one ``np.sort`` per block gives both,
+    by numpy's own arithmetic (per-block cumulative sums read at the edges, added up over the blocks).
+    """
+    cum_n = np.zeros(edges.shape, np.intp)
+    cum_w = np.zeros(edges.shape, a.dtype)
+    zero = np.zeros(1, a.dtype)
+    for i in range(0, a.shape[0], _HIST_BLOCK):
+        sa = np.sort(a[i:i + _HIST_BLOCK])
+        idx = np.concatenate((sa.searchsorted(edges[:-1], "left"), sa.searchsorted(edges[-1:], "right")))
+        cum_n += idx
+        cum_w += np.concatenate((zero, sa.cumsum()))[idx]
+    return np.diff(cum_n), np.diff(cum_w)
 
 
 def _size(path: str) -> int:
@@ -135,21 +159,36 @@ def analyze_host(host_file, params: int | None = None) -> HostReport:
 _BD_VALUES = operator.attrgetter(*BREAKDOWN_CATEGORIES)
 
 
-def _step_rows(rows) -> list[StepRow]:
-    """StepRows of ``steps_detail``: ``_f(x, 6)`` of every number, inlined (tens of thousands of rows)."""
-    out = []
-    isfinite, cats = math.isfinite, BREAKDOWN_CATEGORIES
-    for r in rows:
-        try:
-            st, sm = float(r.start_ms), float(r.step_ms)
-            vals = [float(v) for v in _BD_VALUES(r.breakdown)]
-            bd = dict(zip(cats, [round(v, 6) if isfinite(v) else None for v in vals]))
-            out.append(StepRow(step=r.step, start_ms=round(st, 6) if isfinite(st) else None, step_ms=round(sm, 6) if isfinite(sm) else None,
-                               breakdown=bd, gpu=r.gpu))
-        except TypeError:  # a None somewhere: the general path
-            out.append(StepRow(step=r.step, start_ms=_f(r.start_ms, 6), step_ms=_f(r.step_ms, 6),
-                               breakdown={k: _f(v, 6) for k, v in r.breakdown.as_dict().items()}, gpu=r.gpu))
+def round6(values: np.ndarray) -> list[float | None]:
+    """``[_f(x, 6) for x in values.ravel()]`` -- Python's ``round(x, 6)``, None for NaN/inf -- vectorized.
+
+    ``round(x, 6)`` is the double nearest to N/10**6, N = x*10**6 rounded half-even from x's exact
+    value; ``rint(x * 1e6) / 1e6`` is exactly that (the division is correctly rounded) unless the
+    rounding error of ``x * 1e6`` (below |x * 1e6| * 2**-52) reaches the nearest half-integer, where
+    rint could round the other way.  Those few values (and NaN, inf, |x * 1e6| >= 2**52) go
+    through Python's ``round``: every result is bit-identical to it.
+    """
+    x = np.asarray(values, dtype=np.float64).ravel()
+    y = x * 1e6
+    out = (np.rint(y) / 1e6).tolist()
+    with np.errstate(invalid="ignore"):
+        tie_dist = np.abs(y - np.floor(y) - 0.5)
+        exact = (np.abs(y) < 2.0 ** 52) & (tie_dist > np.abs(y) * 2.0 ** -52 + 1e-9)
+    for i in np.flatnonzero(~exact).tolist():
+        v = float(x[i])
+        out[i] = round(v, 6) if math.isfinite(v) else None
     return out
+
+
+def _step_rows(rows) -> list[StepRow]:
+    """StepRows of ``steps_detail``: ``_f(x, 6)`` of every number (tens of thousands of rows: rounded at once,
+    :func:`round6`).  A None becomes NaN in the float matrix, and so None again, as ``_f`` makes it."""
+    cats = BREAKDOWN_CATEGORIES
+    width = 2 + len(cats)
+    mat = np.array([(r.start_ms, r.step_ms, *_BD_VALUES(r.breakdown)) for r in rows], dtype=np.float64).reshape(len(rows), width)
+    vals = round6(mat)
+    return [StepRow(step=r.step, start_ms=vals[k], step_ms=vals[k + 1], breakdown=dict(zip(cats, vals[k + 2:k + width])), gpu=r.gpu)
+            for r, k in zip(rows, range(0, len(vals), width))]
 
 
 def build_host_report(m: HostMetrics, ctx, size: int) -> HostReport:

@@ -32,6 +32,9 @@ class ValueKind(IntEnum):
     REF = 6  # the name of another XStatMetadata; resolved to a string id
 
 
+_DOUBLE = int(ValueKind.DOUBLE)  # a plain int: comparing an array with an IntEnum member goes through the enum
+
+
 @dataclass
 class StatTable:
     """Stats of many owners (events, or event metadata), one row per stat.
@@ -107,19 +110,21 @@ class Line:
         ``inherit`` an event without the stat takes its metadata's value
         (XEventMetadata.stats), as the profiler's own visitors do.
         """
-        col = np.full(len(self), default, dtype=np.int64)
         key = self.plane.stat_key(name)
         if key is None:
-            return col
-        if inherit:
-            meta_col = self.plane.metadata_int_stat(name, default)
-            if meta_col is not None:
-                col = meta_col[self.name_id]
+            return np.full(len(self), default, dtype=np.int64)
+        meta_col = self.plane.metadata_int_stat(name, default) if inherit else None
+        col = meta_col[self.name_id] if meta_col is not None else np.full(len(self), default, dtype=np.int64)
         rows = self.stats.rows(key)
-        kinds = self.stats.kind[rows]
-        ints = rows[kinds != ValueKind.DOUBLE]
+        if rows.size == 0:
+            return col
+        is_dbl = self.stats.kind[rows] == _DOUBLE
+        if not is_dbl.any():  # the usual case: ids and counters, no doubles to convert
+            col[self.stats.owner[rows]] = self.stats.value[rows]
+            return col
+        ints = rows[~is_dbl]
         col[self.stats.owner[ints]] = self.stats.value[ints]
-        dbl = rows[kinds == ValueKind.DOUBLE]
+        dbl = rows[is_dbl]
         vals = self.stats.doubles(dbl)
         ok = np.isfinite(vals)  # real files carry NaN doubles (e.g. `fragmentation`)
         col[self.stats.owner[dbl[ok]]] = vals[ok].astype(np.int64)

@@ -189,7 +189,7 @@ def _attribute_segments(intervals: dict[str, tuple[np.ndarray, np.ndarray]], win
 #: Breakdown's fields are BREAKDOWN_CATEGORIES in order: rows are built positionally (checked here).
 _BD_POSITIONAL = tuple(f.name for f in dataclasses.fields(Breakdown)) == BREAKDOWN_CATEGORIES
 _BD_GET = operator.attrgetter(*BREAKDOWN_CATEGORIES)
-_NONE_MS = np.inf  # "no such event" in the float arrays below (real times are finite)
+NONE_MS = np.inf  # "no such event" in the float arrays below (real times are finite)
 
 
 def _breakdown(vals) -> Breakdown:
@@ -213,8 +213,8 @@ class StepArrays:
     first_launch_ms: np.ndarray  # inf = none
 
     def rows(self) -> list[StepMetrics]:
-        fk = [None if x == _NONE_MS else x for x in self.first_kernel_ms.tolist()]
-        fl = [None if x == _NONE_MS else x for x in self.first_launch_ms.tolist()]
+        fk = [None if x == NONE_MS else x for x in self.first_kernel_ms.tolist()]
+        fl = [None if x == NONE_MS else x for x in self.first_launch_ms.tolist()]
         gpu = self.gpu
         return [StepMetrics(step=s, gpu=gpu, start_ms=st, step_ms=sm, breakdown=_breakdown(bd), device_busy_ms=bu, kernel_count=kn,
                             first_kernel_ms=k, first_launch_ms=la, collective_calls=cc, memcpy_count=mc)
@@ -265,8 +265,8 @@ def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribut
         busy = np.zeros(0)
     big = np.iinfo(np.int64).max
     origin = ctx.steps.origin_ps
-    fk = np.where(first_k == big, _NONE_MS, (first_k - origin) / PS_PER_MS)
-    fl = np.where(first_l == big, _NONE_MS, (first_l - origin) / PS_PER_MS)
+    fk = np.where(first_k == big, NONE_MS, (first_k - origin) / PS_PER_MS)
+    fl = np.where(first_l == big, NONE_MS, (first_l - origin) / PS_PER_MS)
     arr = StepArrays(gpu=d.gpu, step=ctx.steps.ids[:n].astype(np.int64), start_ms=(w[:, 0] - origin) / PS_PER_MS,
                      step_ms=(w[:, 1] - w[:, 0]).astype(np.float64) / PS_PER_MS, mat=mat, busy=busy, kernels=kcount.astype(np.int64),
                      collectives=ccount.astype(np.int64), memcpys=mcount.astype(np.int64), first_kernel_ms=fk, first_launch_ms=fl)
@@ -400,17 +400,17 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     gs, ge = ue[:-1].astype(np.int64, copy=False), us[1:].astype(np.int64, copy=False)
     j0 = np.searchsorted(gs, a[idx], side="left")
     j1 = np.searchsorted(ge, b[idx], side="right")
-    keep, ws, we = [], [], []
-    glen = ge - gs
-    for i, lo, hi in zip(idx.tolist(), j0.tolist(), j1.tolist()):
-        if hi <= lo:
-            continue
-        j = lo + int(np.argmax(glen[lo:hi])) if hi - lo > 1 else lo
-        keep.append(i); ws.append(int(gs[j])); we.append(int(ge[j]))
-    if not keep:
+    # the longest idle stretch of each gap (the first of equal ones): the stretch itself where there is one
+    # (the usual case), a Python argmax only where there are several
+    has = j1 > j0
+    idx, j0, j1 = idx[has], j0[has], j1[has]
+    if idx.size == 0:
         return []
-    idx = np.asarray(keep, dtype=np.int64)
-    win = np.stack([np.asarray(ws, np.int64), np.asarray(we, np.int64)], axis=1)
+    j = j0.copy()
+    glen = ge - gs
+    for k in np.flatnonzero(j1 - j0 > 1).tolist():
+        j[k] += int(np.argmax(glen[j0[k]:j1[k]]))
+    win = np.stack([gs[j], ge[j]], axis=1)
     if painted is not None and painted.ok:
         lo, hi = painted.bounds
         if int(win[:, 0].min()) < lo or int(win[:, 1].max()) > hi:

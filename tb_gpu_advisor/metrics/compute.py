@@ -36,8 +36,10 @@ def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostM
         avg = bd.average(host_rows)
     avg_step = sum(r.step_ms for r in host_rows) / len(host_rows) if host_rows else None
     prec = kernels.precision_totals(ctx)
-    place = ops.placement(ctx)
-    op_list = ops.op_stats(ctx, top_n=0)
+    kept = ops.kept_ops(ctx)
+    place = ops.placement(ctx, kept)
+    op_list = ops.op_stats(ctx, top_n=0, kept=kept)
+    del kept
     has_gpu = bool(ctx.active)
     head = Headline(
         avg_step_ms=avg_step,
@@ -52,7 +54,7 @@ def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostM
         input_wait_share=_share(avg.input_wait, avg_step),
     )
     mc, mc_rows = memcpy.memcpy_stats(ctx, avg.as_dict())
-    gm = multigpu.gpu_metrics(ctx, per_gpu)
+    gm = multigpu.gpu_metrics(ctx, per_gpu_arr)
     active_ids = {g.d.gpu for g in ctx.gpus if g.active}
     detail = [r for gid in sorted(per_gpu) if gid in active_ids for r in per_gpu[gid]] + host_rows
     notes = []
@@ -63,7 +65,7 @@ def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostM
         breakdown=avg, steps_detail=detail, gpus=gm, kernels=kernels.kernel_stats(ctx), ops=op_list[:200],
         memcpy=mc, memcpy_steps=mc_rows[:500], small_kernels=kernels.small_kernels(ctx), eager=ops.eager(ctx),
         host_ops=ops.host_ops(ctx, op_list, place), fusion=kernels.fusion(ctx), loss_scaling=ops.loss_scaling(ctx),
-        gaps=bd.summarize_gaps(gaps, avg_step), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu), memory=capture.memory(ctx),
+        gaps=bd.summarize_gaps(gaps, avg_step), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu_arr), memory=capture.memory(ctx),
         notes=notes,
     )
     return hm, ctx

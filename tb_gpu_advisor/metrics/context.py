@@ -9,7 +9,7 @@ import numpy as np
 from .. import kernel_classes as kc
 from ..steps import Steps, detect_steps
 from ..timeline import Timeline
-from .events import INPUT_EVENT_PREFIXES, DeviceEvents, HostEvents, all_device_events, host_events, sorted_unique
+from .events import INPUT_EVENT_PREFIXES, DeviceEvents, HostEvents, all_device_events, host_events, in_key_start_order, int_dtype, sorted_unique
 
 PS_PER_MS = 1e9
 PS_PER_US = 1e6
@@ -30,8 +30,8 @@ _BACKGROUND_LINES = ("tf_data_", "tf_GPU_Event_Manager", "collective_ops")
 class GpuCtx:
     d: DeviceEvents
     launch: np.ndarray  # host event index of each device event's launch record, -1
-    op_host: np.ndarray  # host TF-op event enclosing that launch record, -1
-    step: np.ndarray  # index into steps (kept), -1 outside kept steps
+    op_host: np.ndarray  # host TF-op event enclosing that launch record, -1 (memcpy's top ops)
+    step: np.ndarray  # index into steps (kept), -1 outside kept steps (int16 up to 32k steps)
     windows: np.ndarray  # (n, 2) ps
     active: bool  # has kernels (or collectives)
     name_prec: np.ndarray = field(default=None)  # per event precision code
@@ -47,7 +47,7 @@ class Context:
     host_op: np.ndarray  # bool per host event: a TF op event
     host_input: np.ndarray  # bool per host event: input wait (IteratorGetNext*, get_next threads)
     host_work: np.ndarray  # bool: host TF op / eager execution work
-    host_step: np.ndarray  # kept-step index of each host event by start (host windows), -1
+    host_step: np.ndarray  # kept-step index of each host event by start (host windows), -1 (int16 up to 32k steps)
     op_on_device: np.ndarray  # bool per host event (meaningful where host_op)
     params: int | None = None
 
@@ -69,16 +69,21 @@ def _idx_dtype(n: int):
     return np.int32 if n < np.iinfo(np.int32).max else np.int64
 
 
+def _step_idx_dtype(n: int):
+    """Dtype of indices into ``n`` steps (and -1): int16 up to 32k steps, a quarter of int64's memory."""
+    return int_dtype(-1, n, floor=np.int16)
+
+
 def assign(times: np.ndarray, windows: np.ndarray) -> np.ndarray:
     """Index of the window containing each time ([start, end)), -1 if none. Windows sorted, disjoint."""
-    dt = _idx_dtype(windows.shape[0])  # step indices
+    dt = _step_idx_dtype(windows.shape[0])
     if windows.shape[0] == 0:
         return np.full(times.shape, -1, dtype=dt)
     w_start, w_end = windows[:, 0], windows[:, 1]
     out = np.empty(times.shape, dtype=dt)
     for a in range(0, times.shape[0], _CHUNK):
         t = times[a:a + _CHUNK]
-        i = np.searchsorted(w_start, t, side="right")
+        i = _starts_up_to(w_start, t)
         i -= 1
         ok = i >= 0
         ok &= t < w_end[np.maximum(i, 0)]
@@ -87,18 +92,32 @@ def assign(times: np.ndarray, windows: np.ndarray) -> np.ndarray:
     return out
 
 
+def _starts_up_to(w_start: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(w_start, t, side="right")``: how many window starts lie at or before each time.
+
+    Times in order (a host line's events, a GPU's) are merged instead: each window start's position
+    among the times, counted up with a cumulative sum -- O(times + windows), 3x faster than a binary
+    search per time.
+    """
+    if t.shape[0] > 1 and (t[1:] >= t[:-1]).all():
+        return np.cumsum(np.bincount(np.searchsorted(t, w_start, side="left"), minlength=t.shape[0] + 1)[:t.shape[0]])
+    return np.searchsorted(w_start, t, side="right")
+
+
 class Encloser:
     """``mask_outer`` host events sorted by (line, start) once, for many :meth:`find` queries."""
 
     def __init__(self, h: HostEvents, mask_outer: np.ndarray) -> None:
         self.h = h
-        outer = np.flatnonzero(mask_outer)
-        # ties (same line and start) stay in index order, as a stable per-line argsort would leave them
-        order = np.lexsort((h.start[outer], h.line[outer]))
-        self.outer = outer[order].astype(_idx_dtype(len(h)), copy=False)
-        del outer, order
+        self.outer = np.flatnonzero(mask_outer).astype(_idx_dtype(len(h)), copy=False)
         self.oline = h.line[self.outer]
         self.ostart = h.start[self.outer]
+        # host events come line by line, each line (as written by TensorFlow) by start: then the events are
+        # already in order and the sort (a lexsort of ~1 M events: 40 ms) is skipped
+        if not in_key_start_order(self.oline, self.ostart):
+            # ties (same line and start) stay in index order, as a stable per-line argsort would leave them
+            order = np.lexsort((self.ostart, self.oline))
+            self.outer, self.oline, self.ostart = self.outer[order], self.oline[order], self.ostart[order]
 
     def find(self, idx_inner: np.ndarray) -> np.ndarray:
         """For host events ``idx_inner``: the innermost outer event on the same line containing its start, -1."""
@@ -124,7 +143,8 @@ class Encloser:
             ostart = self.ostart[o_lo[k]:o_hi[k]]
             for a in range(i_lo[k], i_hi[k], _CHUNK):
                 b = min(a + _CHUNK, i_hi[k])
-                sel = iord[a:b] if iord is not None else np.arange(a, b)
+                # queries already grouped by line (the usual case) are a slice: no index arrays to gather through
+                sel = iord[a:b] if iord is not None else slice(a, b)
                 inner = idx_inner[sel]
                 t = h.start[inner]
                 j = np.searchsorted(ostart, t, side="right")
@@ -134,8 +154,47 @@ class Encloser:
                 oj = o[j]
                 ok &= h.end[oj] >= t
                 ok &= oj != inner
-                out[sel[ok]] = oj[ok]
+                if iord is None:
+                    out[sel] = np.where(ok, oj, -1)
+                else:
+                    out[sel[ok]] = oj[ok]
         return out
+
+
+class _LaunchRecords:
+    """The host launch record of a correlation id: the first host event (by index) that carries it.
+
+    Correlation ids are CUPTI's launch counter, a dense range: where each id is on one host event, a
+    table indexed by id answers a lookup with one gather (O(n)); otherwise (ids repeated, or sparse)
+    the records sorted by id are binary-searched, as a stable sort keeps the first of equal ids first.
+    """
+
+    def __init__(self, h: HostEvents, idx_t) -> None:
+        self.idx_t = idx_t
+        hc = np.flatnonzero(h.corr >= 0).astype(idx_t, copy=False)
+        corr = h.corr[hc]
+        self.table = None
+        if hc.size and int(corr.max()) < max(4 * hc.size, 1 << 16):
+            table = np.full(int(corr.max()) + 1, -1, dtype=idx_t)
+            table[corr] = hc
+            if (table[corr] == hc).all():  # no id on two events (else one of them would read the other's index)
+                self.table = table
+        if self.table is None:
+            order = np.argsort(corr, kind="stable")
+            self.hc, self.hcorr = hc[order], corr[order]
+
+    def find(self, corr: np.ndarray) -> np.ndarray:
+        """Host event index of each id's launch record, -1 where none (or the id is negative)."""
+        if self.table is not None:
+            ok = (corr >= 0) & (corr < self.table.shape[0])
+            return np.where(ok, self.table[np.where(ok, corr, 0)], -1).astype(self.idx_t, copy=False)
+        launch = np.full(corr.shape, -1, dtype=self.idx_t)
+        if self.hc.size and corr.size:
+            j = np.searchsorted(self.hcorr, corr)
+            jj = np.clip(j, 0, self.hc.size - 1)
+            ok = (corr >= 0) & (self.hcorr[jj] == corr)
+            launch[ok] = self.hc[jj[ok]]
+        return launch
 
 
 def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> np.ndarray:
@@ -155,28 +214,21 @@ def build_context(tl: Timeline, params: int | None = None) -> Context:
     host_input = h.name_mask(lambda n: n.startswith(INPUT_EVENT_PREFIXES) and "Op::" in n)
     # correlation: host launch record per correlation id
     idx_t = _idx_dtype(len(h))  # host event indices
-    hc = np.flatnonzero(h.corr >= 0)
-    hc = hc[np.argsort(h.corr[hc], kind="stable")].astype(idx_t, copy=False)
-    hcorr = h.corr[hc]
+    records = _LaunchRecords(h, idx_t)
     gpus: list[GpuCtx] = []
     launched_any = np.zeros(len(h), dtype=bool)
     launched_kernel = np.zeros(len(h), dtype=bool)  # launch records of kernels (not copies)
     for d in devs:
-        launch = np.full(len(d), -1, dtype=idx_t)
-        if hc.size and len(d):
-            j = np.searchsorted(hcorr, d.corr)
-            jj = np.clip(j, 0, hc.size - 1)
-            ok = (d.corr >= 0) & (hcorr[jj] == d.corr)
-            launch[ok] = hc[jj[ok]]
+        launch = records.find(d.corr)
         launched_any[launch[launch >= 0]] = True
         kl = (launch >= 0) & ((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE))
         launched_kernel[launch[kl]] = True
-        gpus.append(GpuCtx(d=d, launch=launch, op_host=np.full(len(d), -1, idx_t), step=np.zeros(0, np.int32),
+        gpus.append(GpuCtx(d=d, launch=launch, op_host=np.full(len(d), -1, idx_t), step=np.zeros(0, np.int16),
                            windows=steps.window(d.gpu),
                            active=bool(((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE)).any())))
     # intermediates are dropped as soon as they are used: they would otherwise stay alive (tens of MB on
     # large captures) through the per-GPU loop and the host step assignment below, the peak of the analysis
-    del hc, hcorr
+    del records
     # enclosing TF op of each launch record
     rec = np.flatnonzero(launched_any).astype(idx_t, copy=False)
     del launched_any
@@ -220,5 +272,5 @@ def build_context(tl: Timeline, params: int | None = None) -> Context:
         g.name_prec = prec
         g.tc = kc.tensor_core(names)[d.name] if len(d) else np.zeros(0, bool)
     del rec_op
-    host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int32)
+    host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
     return Context(tl, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device, params)

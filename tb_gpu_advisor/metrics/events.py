@@ -3,6 +3,12 @@
 Built once per timeline from the reader's arrays (concatenation per line, no
 per-event Python).  Host names are re-interned into one table across host
 planes (``/host:CPU`` and, in old captures, ``/host:CUPTI``).
+
+Memory: these tables and the timeline are alive together through the whole
+analysis, so ids and stats are stored in the narrowest int dtype that holds
+their values (:func:`int_dtype`), stats absent from a capture take no memory,
+and the host table takes over the host lines' start and name columns (the
+lines keep views of it) instead of holding a second copy.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import kernel_classes as kc
-from ..timeline import Plane, Timeline
+from ..timeline import Line, Plane, Timeline
 
 #: Derived (post-processed) GPU lines: not device activity.
 DERIVED_GPU_LINES = {
@@ -27,13 +33,15 @@ class HostEvents:
     start: np.ndarray  # int64 ps
     end: np.ndarray
     name: np.ndarray  # int32, index into names
-    line: np.ndarray  # int32, index into line_names
-    corr: np.ndarray  # correlation_id or -1 (int32 when every id fits, else int64; likewise the next four)
+    line: np.ndarray  # index into line_names (int16, or int32 past 32k lines)
+    # stats, -1 where absent: the narrowest signed int dtype holding every value (int8 .. int64), or a
+    # zero-byte read-only broadcast -1 where the stat is absent from the whole capture
+    corr: np.ndarray  # correlation_id
     group_id: np.ndarray
     step_num: np.ndarray
     iter_num: np.ndarray
-    root: np.ndarray  # _r value or -1
-    is_eager: np.ndarray  # 1 / 0 / -1 (int8)
+    root: np.ndarray  # _r value
+    is_eager: np.ndarray  # 1 / 0 / -1
     names: list[str]
     line_names: list[str]
 
@@ -41,9 +49,15 @@ class HostEvents:
         return int(self.start.shape[0])
 
     def name_mask(self, pred) -> np.ndarray:
-        """Bool per event: ``pred(name)`` evaluated once per distinct name."""
+        """Bool per event: ``pred(name)`` evaluated once per distinct name.
+
+        Most predicates (eager, loss scaling, XLA markers...) match no name of a given capture: then the
+        answer is a zero-filled array without a pass over the events.
+        """
         per_name = np.fromiter((bool(pred(n)) for n in self.names), dtype=bool, count=len(self.names))
-        return per_name[self.name] if len(self.names) else np.zeros(len(self), dtype=bool)
+        if not per_name.any():
+            return np.zeros(len(self), dtype=bool)
+        return np.take(per_name, self.name)  # take: about twice as fast as per_name[self.name]
 
 
 @dataclass
@@ -52,16 +66,15 @@ class DeviceEvents:
     plane: Plane
     start: np.ndarray
     end: np.ndarray
-    name: np.ndarray  # plane-local name id
+    name: np.ndarray  # plane-local name id (int16, or int32 past 32k names)
     kind: np.ndarray  # kernel_classes KIND_*
-    stream: np.ndarray  # index into stream_names
+    stream: np.ndarray  # index into stream_names (int8 or wider)
     stream_names: list[str]
-    corr: np.ndarray
-    group_id: np.ndarray
-    tf_op: np.ndarray  # plane string id of tf_op stat (or of TF Ops line event name via names: see op_text)
-    op_text: list[str]  # resolved op name per event id space: tf_op strings table
-    op_idx: np.ndarray  # int32 index into op_text, -1 = unknown
-    mem_bytes: np.ndarray  # memcpy size, -1 unknown
+    corr: np.ndarray  # correlation_id, -1 (int32, or int64 where ids do not fit)
+    group_id: np.ndarray  # -1 where absent; narrow, or a zero-byte broadcast -1 (also shape_sid, long_name_sid)
+    op_text: list[str]  # resolved op names: `tf_op` stat strings, HLO ops, TF 2.4 `TensorFlow Ops` line names
+    op_idx: np.ndarray  # index into op_text, -1 = unknown (int16, or wider when op_text is long)
+    mem_bytes: np.ndarray  # memcpy size, -1 unknown (the narrowest int dtype holding the sizes)
     mem_sync: np.ndarray  # 1 sync, 0 async, -1 unknown
     shape_sid: np.ndarray  # plane string id of `shape` stat
     long_name_sid: np.ndarray = None  # plane string id of `long_name` stat (XLA ops: "%x = f16[8,128]{1,0} dot(...)")
@@ -74,14 +87,23 @@ def _cat(parts: list[np.ndarray], dtype) -> np.ndarray:
     return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype=dtype)
 
 
-#: Sparse host stats, stored as int32 when every value fits (else int64); is_eager (1/0/-1) as int8.
+#: Sparse host stats: (HostEvents field, stat name, inherit from the event metadata).
 _HOST_STATS = (("corr", "correlation_id", False), ("group_id", "group_id", False), ("step_num", "step_num", True),
-               ("iter_num", "iter_num", True), ("root", "_r", True))
-_I32 = np.iinfo(np.int32)
+               ("iter_num", "iter_num", True), ("root", "_r", True), ("is_eager", "is_eager", True))
+_INT_DTYPES = (np.int8, np.int16, np.int32, np.int64)
 
 
-def _fits_int32(a: np.ndarray) -> bool:
-    return not a.size or (int(a.min()) >= _I32.min and int(a.max()) <= _I32.max)
+def int_dtype(lo: int, hi: int, floor=np.int8) -> np.dtype:
+    """The narrowest signed int dtype (not narrower than ``floor``) holding every value in [lo, hi].
+
+    Per-event id and stat columns are the bulk of the analysis's memory: a step number or a line index
+    needs 1 or 2 bytes, not 8.
+    """
+    for dt in _INT_DTYPES[_INT_DTYPES.index(floor):]:
+        info = np.iinfo(dt)
+        if info.min <= lo and hi <= info.max:
+            return np.dtype(dt)
+    return np.dtype(np.int64)
 
 
 def _absent_as_broadcast(a: np.ndarray) -> np.ndarray:
@@ -92,52 +114,70 @@ def _absent_as_broadcast(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def host_events(tl: Timeline) -> HostEvents:
-    """One table over every host line, filled in place (no per-line copies kept alive, narrow dtypes)."""
+def _host_lines(tl: Timeline) -> tuple[list[tuple[Line, np.ndarray | None]], list[str]]:
+    """Non-empty host lines with their name remap into one name table across host planes (None: identity),
+    and that table."""
     index: dict[str, int] = {}
-    line_names: list[str] = []
-    lines = []
+    lines: list[tuple[Line, np.ndarray | None]] = []
     for plane in tl.host_planes():
         remap = np.fromiter((index.setdefault(n, len(index)) for n in plane.event_names), dtype=np.int32, count=len(plane.event_names))
-        lines.extend((ln, remap) for ln in plane.lines if len(ln))
+        identity = bool((remap == np.arange(remap.size)).all())
+        lines.extend((ln, None if identity else remap) for ln in plane.lines if len(ln))
+    names: list[str] = [None] * len(index)  # type: ignore[list-item]
+    for n_, i in index.items():
+        names[i] = n_
+    return lines, names
+
+
+def _put_narrow(col: np.ndarray, sl: slice, v: np.ndarray) -> np.ndarray:
+    """``col[sl] = v``, first widening ``col`` (a copy) when ``v`` holds values its dtype cannot."""
+    if v.size:
+        dt = int_dtype(int(v.min()), int(v.max()), floor=np.dtype(col.dtype).type)
+        if dt != col.dtype:
+            col = col.astype(dt)
+    col[sl] = v
+    return col
+
+
+def host_events(tl: Timeline) -> HostEvents:
+    """One table over every host line, filled in place with narrow dtypes.
+
+    The table takes over the timeline's columns rather than holding a second copy: each host line's
+    ``start_ps`` becomes a view of its slice of ``start``, and its ``name_id`` one of ``name`` where the
+    name table is the line's own (one host plane, distinct names -- as TensorFlow writes them).  The
+    values are the same, so the timeline reads as before; its own arrays are freed.
+    """
+    lines, names = _host_lines(tl)
     total = sum(len(ln) for ln, _ in lines)
-    i64 = np.int64
-    start = np.empty(total, i64)
-    end = np.empty(total, i64)
+    start = np.empty(total, np.int64)
+    end = np.empty(total, np.int64)
     name = np.empty(total, np.int32)
-    line = np.empty(total, np.int32)
-    stats = {k: np.empty(total, np.int32) for k, _, _ in _HOST_STATS}
-    is_eager = np.empty(total, np.int8)
+    line = np.empty(total, int_dtype(0, len(lines), floor=np.int16))
+    stats = {k: np.empty(total, np.int8) for k, _, _ in _HOST_STATS}
     o = 0
     for li, (ln, remap) in enumerate(lines):
         n = len(ln)
         sl = slice(o, o + n)
-        line_names.append(ln.name)
         start[sl] = ln.start_ps
         np.add(ln.start_ps, ln.duration_ps, out=end[sl])
-        np.take(remap, ln.name_id, out=name[sl])
+        if remap is None:
+            name[sl] = ln.name_id
+        else:
+            np.take(remap, ln.name_id, out=name[sl])
         line[sl] = li
         for k, stat, inherit in _HOST_STATS:
-            v = ln.int_stat(stat, inherit=inherit)
-            if stats[k].dtype != i64 and not _fits_int32(v):
-                stats[k] = stats[k].astype(i64)
-            stats[k][sl] = v
-        v = ln.int_stat("is_eager")
-        if is_eager.dtype != i64 and not (v.size == 0 or (int(v.min()) >= -128 and int(v.max()) <= 127)):
-            is_eager = is_eager.astype(i64)
-        is_eager[sl] = v
-        del v
+            if ln.plane.stat_key(stat) is None:  # not in this plane at all: -1, without building a column
+                stats[k][sl] = -1
+            else:
+                stats[k] = _put_narrow(stats[k], sl, ln.int_stat(stat, inherit=inherit))
+        if ln.start_ps.dtype == start.dtype:
+            ln.start_ps = start[sl]
+        if remap is None and ln.name_id.dtype == name.dtype:
+            ln.name_id = name[sl]
         o += n
-    names: list[str] = [None] * len(index)  # type: ignore[list-item]
-    for n_, i in index.items():
-        names[i] = n_
     # stats absent from the whole capture (group_id, is_eager in current TF captures) take no memory
-    for k in stats:
-        stats[k] = _absent_as_broadcast(stats[k])
-    is_eager = _absent_as_broadcast(is_eager)
-    return HostEvents(start=start, end=end, name=name, line=line, corr=stats["corr"], group_id=stats["group_id"],
-                      step_num=stats["step_num"], iter_num=stats["iter_num"], root=stats["root"], is_eager=is_eager,
-                      names=names, line_names=line_names)
+    stats = {k: _absent_as_broadcast(v) for k, v in stats.items()}
+    return HostEvents(start=start, end=end, name=name, line=line, names=names, line_names=[ln.name for ln, _ in lines], **stats)
 
 
 def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray]:
@@ -155,56 +195,78 @@ def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray]:
     return size, sync
 
 
-def _narrow(a: np.ndarray) -> np.ndarray:
-    """int32 copy of an int64 id column when every value fits (same values, half the memory)."""
-    return a.astype(np.int32) if _fits_int32(a) else a
+def narrowest(a: np.ndarray, floor=np.int8) -> np.ndarray:
+    """``a`` (an int column) in the narrowest dtype holding its values (:func:`int_dtype`); ``a`` itself if it is."""
+    if not a.size:
+        return a
+    return a.astype(int_dtype(int(a.min()), int(a.max()), floor), copy=False)
 
 
 def device_events(plane: Plane) -> DeviceEvents:
-    """All activity lines (streams) of one GPU plane, sorted by start."""
+    """All activity lines (streams) of one GPU plane, sorted by start; id and stat columns in narrow dtypes."""
     lines = [ln for ln in plane.lines if len(ln) and ln.name not in DERIVED_GPU_LINES]
-    hlo = plane.stat_key("hlo_op") is not None  # XLA GPU kernels (JAX, TF jit_compile) carry hlo_op / hlo_module
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in ("start", "end", "name", "stream", "corr", "group_id", "tf_op", "mdet", "shape", "long_name",
-                                                           "hlo_op", "hlo_module")}
-    for si, ln in enumerate(lines):
-        parts["start"].append(ln.start_ps)
-        parts["end"].append(ln.end_ps)
-        parts["name"].append(ln.name_id)
-        parts["stream"].append(np.full(len(ln), si, dtype=np.int32))
-        parts["corr"].append(ln.int_stat("correlation_id", inherit=False))
-        parts["group_id"].append(ln.int_stat("group_id", inherit=False))
-        parts["tf_op"].append(ln.str_stat("tf_op"))
-        parts["mdet"].append(ln.str_stat("memcpy_details"))
-        parts["shape"].append(ln.str_stat("shape"))
-        parts["long_name"].append(ln.str_stat("long_name"))
-        if hlo:
-            parts["hlo_op"].append(ln.str_stat("hlo_op"))
-            parts["hlo_module"].append(ln.str_stat("hlo_module"))
     i64 = np.int64
-    start = _cat(parts["start"], i64)
+    start = _cat([ln.start_ps for ln in lines], i64)
     order = np.argsort(start, kind="stable")
     start = start[order]
-    take = lambda k, dt: _cat(parts[k], dt)[order]  # noqa: E731
-    narrow = lambda k: _narrow(take(k, i64))  # noqa: E731  -- ids: int32 when they fit
-    name = take("name", np.int32)
+    n = start.shape[0]
+
+    def col(get, dtype=i64) -> np.ndarray:
+        """One column over every stream, in start order (each built and dropped in turn: a few MB at a time)."""
+        return _cat([get(ln) for ln in lines], dtype)[order]
+
+    def stat(name: str, inherit: bool = True) -> np.ndarray:
+        if plane.stat_key(name) is None:  # not in this plane at all: a zero-byte -1 column
+            return np.broadcast_to(np.int64(-1), (n,))
+        return col(lambda ln: ln.int_stat(name, inherit=inherit))
+
+    name = narrowest(col(lambda ln: ln.name_id, np.int32), np.int16)
+    end = col(lambda ln: ln.end_ps)
     kinds_per_name = kc.device_kind(plane.event_names)
-    mdet = take("mdet", i64)
-    # memcpy details: parse each distinct string once
-    uniq, inv = np.unique(mdet, return_inverse=True) if len(mdet) else (np.zeros(0, i64), np.zeros(0, i64))
-    size_u, sync_u = _parse_memcpy([plane.string(int(s)) if s >= 0 else None for s in uniq])
-    tf_op = narrow("tf_op")
-    # op text: tf_op stat strings, else the TF 2.4 `TensorFlow Ops` line event enclosing the kernel
+    mem_bytes, mem_sync = _memcpy_columns(plane, stat("memcpy_details"))
+    op_text, op_idx = _op_columns(plane, stat, start, end)
+    sdt = int_dtype(0, len(lines))
+    return DeviceEvents(
+        gpu=int(plane.gpu_id), plane=plane, start=start, end=end, name=name, kind=kinds_per_name[name] if n else np.zeros(0, np.int8),
+        stream=_cat([np.full(len(ln), i, dtype=sdt) for i, ln in enumerate(lines)], sdt)[order], stream_names=[ln.name for ln in lines],
+        corr=narrowest(stat("correlation_id", inherit=False), np.int32),
+        group_id=_absent_as_broadcast(narrowest(stat("group_id", inherit=False))), op_text=op_text, op_idx=op_idx,
+        mem_bytes=mem_bytes, mem_sync=mem_sync,
+        shape_sid=_absent_as_broadcast(narrowest(stat("shape"))), long_name_sid=_absent_as_broadcast(narrowest(stat("long_name"))),
+    )
+
+
+def _memcpy_columns(plane: Plane, mdet: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(bytes, sync) per event from the ``memcpy_details`` string ids (-1 where unknown): each distinct
+    string is parsed once; a zero-byte broadcast -1 pair where no event has details."""
+    has = mdet >= 0
+    if not has.any():
+        return np.broadcast_to(np.int64(-1), mdet.shape), np.broadcast_to(np.int8(-1), mdet.shape)
+    u, inv = unique_inverse(mdet[has])
+    size_u, sync_u = _parse_memcpy([plane.string(int(s)) for s in u])
+    size = np.full(mdet.shape, -1, dtype=int_dtype(-1, int(size_u.max())))
+    size[has] = size_u[inv]
+    sync = np.full(mdet.shape, -1, dtype=np.int8)
+    sync[has] = sync_u[inv]
+    return size, sync
+
+
+def _op_columns(plane: Plane, stat, start: np.ndarray, end: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """(op_text, op_idx): each event's TF op name, from its ``tf_op`` stat, its HLO op (XLA GPU kernels), else
+    the TF 2.4 ``TensorFlow Ops`` line event enclosing it; op_idx -1 where none.  ``stat(name)``: a string-id
+    stat column in event order."""
+    tf_op = stat("tf_op")
     op_text: list[str] = []
-    op_idx = np.full(len(start), -1, dtype=np.int32)
+    op_idx = np.full(start.shape[0], -1, dtype=np.int32)
     if (tf_op >= 0).any():
-        u, inv2 = np.unique(tf_op, return_inverse=True)
+        u, inv2 = unique_inverse(tf_op)
         op_text = [plane.string(int(s)) or "" if s >= 0 else "" for s in u]
         op_idx = inv2.astype(np.int32)
         op_idx[tf_op < 0] = -1
-    if hlo:
-        _hlo_ops(plane, tf_op, take("hlo_op", i64), take("hlo_module", i64), op_text, op_idx)
+    if plane.stat_key("hlo_op") is not None:  # XLA GPU kernels (JAX, TF jit_compile) carry hlo_op / hlo_module
+        _hlo_ops(plane, tf_op, stat("hlo_op"), stat("hlo_module"), op_text, op_idx)
+    del tf_op
     ops_line = plane.line("TensorFlow Ops") or plane.line("Framework Ops")
-    end = take("end", i64)
     if ops_line is not None and len(ops_line) and (op_idx < 0).any():
         o = np.argsort(ops_line.start_ps, kind="stable")
         os_, oe, on = ops_line.start_ps[o], ops_line.end_ps[o], ops_line.name_id[o]
@@ -213,16 +275,10 @@ def device_events(plane: Plane) -> DeviceEvents:
         jj = np.clip(j, 0, None)
         ok &= oe[jj] >= end
         base = len(op_text)
-        un, inv3 = np.unique(on, return_inverse=True)
+        un, inv3 = unique_inverse(on)
         op_text.extend(plane.event_names[int(x)] for x in un)
         op_idx[ok] = (base + inv3[jj[ok]]).astype(np.int32)
-    return DeviceEvents(
-        gpu=int(plane.gpu_id), plane=plane, start=start, end=end, name=name, kind=kinds_per_name[name] if len(name) else np.zeros(0, np.int8),
-        stream=take("stream", np.int32), stream_names=[ln.name for ln in lines], corr=narrow("corr"),
-        group_id=_absent_as_broadcast(narrow("group_id")), tf_op=tf_op, op_text=op_text, op_idx=op_idx,
-        mem_bytes=size_u[inv] if len(mdet) else np.zeros(0, i64), mem_sync=sync_u[inv] if len(mdet) else np.zeros(0, np.int8),
-        shape_sid=_absent_as_broadcast(narrow("shape")), long_name_sid=_absent_as_broadcast(narrow("long_name")),
-    )
+    return op_text, op_idx.astype(int_dtype(-1, len(op_text), floor=np.int16), copy=False)
 
 
 def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np.ndarray, op_text: list[str],
@@ -279,12 +335,33 @@ def sorted_unique(a: np.ndarray) -> np.ndarray:
     return s[keep]
 
 
+def unique_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(a, return_inverse=True)`` of a 1-d int array, by counting when its values span a range not
+    much larger than the array (ids into a names or strings table: the usual case), else by sorting.
+
+    Counting is O(n) against the sort's O(n log n): 4x faster on a GPU's 100k kernels' op ids.
+    """
+    if a.size:
+        lo, hi = int(a.min()), int(a.max())
+        if hi - lo < max(4 * a.size, 1 << 16):
+            shifted = np.subtract(a, lo, dtype=np.intp)
+            present = np.zeros(hi - lo + 1, dtype=bool)
+            present[shifted] = True
+            rank = np.cumsum(present, dtype=np.intp)
+            rank -= 1
+            return (np.flatnonzero(present) + lo).astype(a.dtype), np.take(rank, shifted)
+    return np.unique(a, return_inverse=True)
+
+
 def union_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Merge intervals into disjoint sorted ones (vectorized)."""
     if start.size == 0:
         return start.copy(), end.copy()
-    o = np.argsort(start, kind="stable")
-    s, e = start[o], end[o]
+    if (start[1:] >= start[:-1]).all():  # a GPU's events come by start: no sort needed
+        s, e = start, end
+    else:
+        o = np.argsort(start, kind="stable")
+        s, e = start[o], end[o]
     cummax = np.maximum.accumulate(e)
     new = np.ones(s.size, dtype=bool)
     new[1:] = s[1:] > cummax[:-1]
@@ -292,6 +369,18 @@ def union_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.
     us = s[idx]
     ue = np.maximum.reduceat(cummax, idx) if idx.size else cummax[:0]
     return us, ue
+
+
+def in_key_start_order(key: np.ndarray, start: np.ndarray) -> bool:
+    """Rows already sorted by (key, start): ``np.lexsort((start, key))`` -- stable -- would be the identity.
+
+    Two vector passes instead of an O(n log n) sort; events usually come in this order (a host line's
+    events by start, a GPU's events by start with their steps rising with time).
+    """
+    if key.size < 2:
+        return True
+    same = key[1:] == key[:-1]
+    return bool((key[1:] >= key[:-1]).all() and (start[1:] >= start[:-1])[same].all())
 
 
 def union_by_key(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -302,9 +391,13 @@ def union_by_key(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[n
     """
     if start.size == 0:
         return key[:0].copy(), start[:0].copy(), end[:0].copy()
-    o = np.lexsort((start, key))
-    k, s = key[o], start[o]
-    e = np.maximum(end[o], s)
+    if in_key_start_order(key, start):  # e.g. one GPU's events (by start) keyed by step: no sort needed
+        k, s = key, start
+        e = np.maximum(end, s)
+    else:
+        o = np.lexsort((start, key))
+        k, s = key[o], start[o]
+        e = np.maximum(end[o], s)
     first = np.ones(s.size, dtype=bool)
     first[1:] = k[1:] != k[:-1]
     gstart = np.nonzero(first)[0]

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import kernel_classes as kc
 from .context import PS_PER_MS, PS_PER_US, Context
+from .events import unique_inverse
 from .types import LAUNCH_LATENCY_HIGH_US, LAUNCH_LATENCY_LOW_US, ElementwiseChain, Fusion, KernelStat, SmallKernelOffender, SmallKernels
 
 
@@ -61,7 +62,7 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
         dur = (d.end[m] - d.start[m]).astype(np.float64) / PS_PER_US
         name, op = d.name[m], d.op_idx[m]
         key = name.astype(np.int64) * (len(d.op_text) + 1) + (op + 1)
-        u, inv = np.unique(key, return_inverse=True)
+        u, inv = unique_inverse(key)
         cnt = np.bincount(inv)
         tot = np.bincount(inv, weights=dur)
         mn = np.full(u.size, np.inf)
@@ -90,10 +91,11 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
                 r["shape"] = d.plane.string(int(shp[j])) or None
             r["count"] += int(cnt[j]); r["total"] += float(tot[j]); r["mn"] = min(r["mn"], float(mn[j])); r["mx"] = max(r["mx"], float(mx[j]))
             r["lat"] += float(lat_sum[j]); r["latn"] += float(lat_n[j]); r["gpus"].add(d.gpu)
-    names = [k[0] for k in acc]
-    tc = kc.tensor_core(names)
-    ew = kc.elementwise(names)
-    col = kc.collective(names)
+    # classified once per distinct kernel name (a name is paired with many ops), then looked up per row
+    distinct = list(dict.fromkeys(k[0] for k in acc))
+    where = {n: i for i, n in enumerate(distinct)}
+    rows_name = np.fromiter((where[k[0]] for k in acc), dtype=np.intp, count=len(acc))
+    tc, ew, col = (f(distinct)[rows_name] for f in (kc.tensor_core, kc.elementwise, kc.collective))
     out = []
     for i, ((nm, ot), r) in enumerate(acc.items()):
         typ = kc.op_type(ot)
@@ -149,7 +151,7 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
         nm = d.name[m][sm]
         op = d.op_idx[m][sm]
         key = nm.astype(np.int64) * (len(d.op_text) + 1) + (op + 1)
-        u, inv = np.unique(key, return_inverse=True)
+        u, inv = unique_inverse(key)
         cnt = np.bincount(inv)
         tot = np.bincount(inv, weights=dur[sm])
         for j, k in enumerate(u):

@@ -18,8 +18,12 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
     rows: list[MemcpyStepStat] = []
     agg: dict[str, dict] = {}
     # TF ops incl. rendezvous/internal types (`IteratorGetNext/_2:_Send`), which is_tf_op_event leaves out
-    op_like = ctx.host_op | ctx.h.name_mask(_internal_op)
+    internal = ctx.h.name_mask(_internal_op)
+    # without internal-op events the enclosing op of every launch record is already known (GpuCtx.op_host)
+    op_like = (ctx.host_op | internal) if internal.any() else None
+    del internal
     encloser = None  # built on first use: sorting the op events is the costly part
+    step_ids = ctx.steps.ids.tolist()
     for g in ctx.gpus:
         d = g.d
         names = d.plane.event_names
@@ -41,9 +45,9 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
             b = np.bincount(st[sel], weights=by[sel], minlength=n)
             ms = np.bincount(st[sel], weights=dur[sel], minlength=n)
             sc = np.bincount(st[sel], weights=sync[sel].astype(float), minlength=n)
-            for i in range(n):
-                if cnt[i]:
-                    rows.append(MemcpyStepStat(int(ctx.steps.ids[i]), d.gpu, str(dr), int(cnt[i]), int(b[i]), float(ms[i]), int(sc[i])))
+            nz = np.flatnonzero(cnt)
+            rows.extend(MemcpyStepStat(step_ids[i], d.gpu, str(dr), c, int(bi), mi, int(si))
+                        for i, c, bi, mi, si in zip(nz.tolist(), cnt[nz].tolist(), b[nz].tolist(), ms[nz].tolist(), sc[nz].tolist()))
             a = agg.setdefault(str(dr), dict(cnt=np.zeros(n), b=np.zeros(n), ms=np.zeros(n), sc=np.zeros(n), ops={}))
             a["cnt"] += cnt; a["b"] += b; a["ms"] += ms; a["sc"] += sc
             # the TF op behind each copy: the device-side op (`tf_op` stat / TF 2.4 `TensorFlow Ops` line), else the
@@ -53,10 +57,14 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
                 k = kc.op_name(d.op_text[int(o)])
                 a["ops"][k] = a["ops"].get(k, 0) + int(c)
             rec = g.launch[m][sel]
-            rec = rec[(ops < 0) & (rec >= 0)]
-            if encloser is None and rec.size:
-                encloser = Encloser(ctx.h, op_like)
-            host_op = encloser.find(rec) if rec.size else np.full(0, -1, np.int64)
+            need = (ops < 0) & (rec >= 0)
+            if op_like is None:
+                host_op = g.op_host[m][sel][need]
+            else:
+                rec = rec[need]
+                if encloser is None and rec.size:
+                    encloser = Encloser(ctx.h, op_like)
+                host_op = encloser.find(rec) if rec.size else np.full(0, -1, np.int64)
             host_op = host_op[host_op >= 0]
             for nid, c in zip(*np.unique(ctx.h.name[host_op], return_counts=True)):
                 k = kc.op_name(ctx.h.names[int(nid)])

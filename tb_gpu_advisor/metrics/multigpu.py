@@ -7,10 +7,10 @@ import re
 import numpy as np
 
 from .. import kernel_classes as kc
-from .breakdown import average
+from .breakdown import NONE_MS, StepArrays, average_matrix
 from .context import PS_PER_MS, Context
 from .events import union_by_key
-from .types import GpuMetrics, MultiGpu, StepMetrics
+from .types import Breakdown, GpuMetrics, MultiGpu
 
 _ALLREDUCE = re.compile(r"all_?reduce", re.I)
 
@@ -28,17 +28,27 @@ PCIE_BANDWIDTH = (16e9, "PCIe 3.0 x16 (~16 GB/s), no NVLink generation known")
 PRIVATE_LAUNCH_MAJORITY = 0.5
 
 
-def start_offsets(ctx: Context, per_gpu_rows: dict[int, list[StepMetrics]], attr: str) -> dict[int, float]:
+def _step_times(ctx: Context, ids: list[int], per_gpu: dict[int, StepArrays], attr: str) -> np.ndarray:
+    """(len(ids), steps) matrix of the StepArrays column ``attr`` (``first_kernel_ms``...), NaN where a GPU has
+    no such event in a step (or fewer steps)."""
+    n = ctx.steps.count
+    t = np.full((len(ids), n), np.nan)
+    for i, gid in enumerate(ids):
+        col = getattr(per_gpu[gid], attr)[:n]
+        t[i, :col.shape[0]] = np.where(col == NONE_MS, np.nan, col)
+    return t
+
+
+def start_offsets(ctx: Context, per_gpu: dict[int, StepArrays], attr: str) -> dict[int, float]:
     """Active GPU -> mean over steps of (its ``attr`` time - the earliest active GPU's ``attr`` time in that step), ms.
 
     Only steps where at least two active GPUs have a value count; GPUs without any such step are left out.
     """
-    ids = [g.d.gpu for g in ctx.active if g.d.gpu in per_gpu_rows]
+    ids = [g.d.gpu for g in ctx.active if g.d.gpu in per_gpu]
     n = ctx.steps.count
     if len(ids) < 2 or n == 0:
         return {}
-    t = np.array([[getattr(r, attr) if getattr(r, attr) is not None else np.nan for r in per_gpu_rows[gid][:n]]
-                  + [np.nan] * (n - len(per_gpu_rows[gid][:n])) for gid in ids], dtype=float)  # (gpus, steps)
+    t = _step_times(ctx, ids, per_gpu, attr)  # (gpus, steps)
     ok = (~np.isnan(t)).sum(axis=0) >= 2
     if not ok.any():
         return {}
@@ -59,22 +69,25 @@ def private_launch_share(ctx: Context, g) -> float | None:
     return float(priv_line[ctx.h.line[rec]].mean())
 
 
-def gpu_metrics(ctx: Context, per_gpu_rows: dict[int, list[StepMetrics]]) -> list[GpuMetrics]:
+def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics]:
+    """Per-GPU summaries; ``per_gpu``: each GPU's per-step columns (its StepMetrics rows, as arrays)."""
     out = []
     n = max(ctx.steps.count, 1)
-    k_off = start_offsets(ctx, per_gpu_rows, "first_kernel_ms")
-    l_off = start_offsets(ctx, per_gpu_rows, "first_launch_ms")
+    k_off = start_offsets(ctx, per_gpu, "first_kernel_ms")
+    l_off = start_offsets(ctx, per_gpu, "first_launch_ms")
     for g in ctx.gpus:
         d, st = g.d, g.d.plane.stats
-        rows = per_gpu_rows.get(d.gpu, [])
+        arr = per_gpu.get(d.gpu)
+        steps = arr.step.shape[0] if arr is not None else 0
         major, minor = st.get("compute_cap_major"), st.get("compute_cap_minor")
         inside = g.step >= 0
         coll = inside & (d.kind == kc.KIND_COLLECTIVE)
         ar_names = np.fromiter((bool(_ALLREDUCE.search(x)) for x in d.plane.event_names), dtype=bool, count=len(d.plane.event_names))
         ar = coll & (ar_names[d.name] if len(d) else np.zeros(0, bool))
         priv = private_launch_share(ctx, g)
-        step_ms = sum(r.step_ms for r in rows) / len(rows) if rows else None
-        busy = sum(r.device_busy_ms for r in rows) / len(rows) if rows else None
+        # Python sums over the rows' values, in step order (as a sum over StepMetrics rows)
+        step_ms = sum(arr.step_ms.tolist()) / steps if steps else None
+        busy = sum(arr.busy.tolist()) / steps if steps else None
         copies = inside & (d.kind != kc.KIND_KERNEL) & (d.kind != kc.KIND_COLLECTIVE)
         out.append(GpuMetrics(
             gpu=d.gpu, name=str(st.get("gpu_device_name") or st.get("device_vendor") or f"GPU:{d.gpu}"),
@@ -82,7 +95,7 @@ def gpu_metrics(ctx: Context, per_gpu_rows: dict[int, list[StepMetrics]]) -> lis
             memory_bandwidth_bytes_per_s=st.get("memory_bandwidth"), memory_size_bytes=st.get("memory_size"),
             active=g.active, kernel_count=int((inside & (d.kind == kc.KIND_KERNEL)).sum()), step_ms=step_ms,
             busy_ms_per_step=busy, busy_share=(busy / step_ms) if (step_ms and busy is not None) else None,
-            breakdown=average(rows), collective_calls_per_step=int(coll.sum()) / n,
+            breakdown=average_matrix(arr.mat) if steps else Breakdown(), collective_calls_per_step=int(coll.sum()) / n,
             allreduce_ms_per_step=float((d.end[ar] - d.start[ar]).sum()) / PS_PER_MS / n if ar.any() else (0.0 if g.active else None),
             allreduce_bytes_per_step=(ctx.params * 4.0 if (ctx.params and ar.any()) else None),
             first_kernel_offset_ms=k_off.get(d.gpu), first_launch_offset_ms=l_off.get(d.gpu),
@@ -92,21 +105,11 @@ def gpu_metrics(ctx: Context, per_gpu_rows: dict[int, list[StepMetrics]]) -> lis
     return out
 
 
-def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu_rows: dict[int, list[StepMetrics]]) -> MultiGpu:
+def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArrays]) -> MultiGpu:
     act = [g for g in gpus if g.active]
     ids = [g.gpu for g in act]
     n = ctx.steps.count
-    skews, lskews = [], []
-    order_votes: dict[tuple, int] = {}
-    for i in range(n):
-        fk = {gid: per_gpu_rows[gid][i].first_kernel_ms for gid in ids if per_gpu_rows[gid][i].first_kernel_ms is not None}
-        fl = {gid: per_gpu_rows[gid][i].first_launch_ms for gid in ids if per_gpu_rows[gid][i].first_launch_ms is not None}
-        if len(fk) >= 2:
-            skews.append(max(fk.values()) - min(fk.values()))
-        if len(fl) >= 2:
-            lskews.append(max(fl.values()) - min(fl.values()))
-            key = tuple(sorted(fl, key=fl.get))
-            order_votes[key] = order_votes.get(key, 0) + 1
+    skews, lskews, order_votes = _skews(ctx, ids, per_gpu)
     conc, span = concurrency(ctx)
     busy = {g.gpu: g.busy_ms_per_step for g in act if g.busy_ms_per_step is not None}
     stepms = [g.step_ms for g in act if g.step_ms is not None]
@@ -138,6 +141,31 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu_rows: dict[int, list
         concurrency=conc, sequential=(conc < 0.2) if conc is not None else None, step_span_ms=span,
         device_copies_per_step=dev_copies / k, device_copy_ms_per_step=dev_copy_ms / k,
     )
+
+
+def _skews(ctx: Context, ids: list[int], per_gpu: dict[int, StepArrays]) -> tuple[list[float], list[float], dict[tuple, int]]:
+    """Per step with at least two of the GPUs ``ids`` having one: the spread of first kernel starts, of first
+    launches, and votes for the order the GPUs launched in (ties in ``ids`` order), steps in order."""
+    if not ids:
+        return [], [], {}
+    fk = _step_times(ctx, ids, per_gpu, "first_kernel_ms")
+    fl = _step_times(ctx, ids, per_gpu, "first_launch_ms")
+    out = []
+    for t in (fk, fl):
+        ok = ~np.isnan(t)
+        two = ok.sum(axis=0) >= 2
+        spread = np.where(ok, t, -np.inf).max(axis=0) - np.where(ok, t, np.inf).min(axis=0)
+        out.append(spread[two].tolist())
+    ok = ~np.isnan(fl)
+    cnt = ok.sum(axis=0)
+    order = np.argsort(np.where(ok, fl, np.inf), axis=0, kind="stable").T  # per step: GPUs by first launch
+    votes: dict[tuple, int] = {}
+    gid = np.asarray(ids)
+    for c, o in zip(cnt.tolist(), order):
+        if c >= 2:
+            key = tuple(gid[o[:c]].tolist())
+            votes[key] = votes.get(key, 0) + 1
+    return out[0], out[1], votes
 
 
 def concurrency(ctx: Context) -> tuple[float | None, float | None]:

@@ -3,68 +3,81 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
 from .. import kernel_classes as kc
 from .context import PS_PER_MS, PS_PER_US, Context
-from .events import coverage, union_intervals
+from .events import coverage, union_intervals, unique_inverse
 from .types import EagerOps, HostOps, LossScaling, OpStat
 
 _LOSS = re.compile(r"loss_?scal", re.I)
 _DYN = re.compile(r"cond|is_?finite|IsFinite|All:|Switch|Merge|StatelessIf|:If\b|while|update", re.I)
 
 
-def _kept_ops(ctx: Context) -> np.ndarray:
-    return ctx.host_op & (ctx.host_step >= 0)
+@dataclass
+class KeptOps:
+    """The host TF op events inside kept steps, shared by :func:`placement` and :func:`op_stats`."""
+
+    mask: np.ndarray  # bool per host event
+    dur: np.ndarray  # float64 ps of those events, in event order
 
 
-def placement(ctx: Context) -> dict:
-    m = _kept_ops(ctx)
+def kept_ops(ctx: Context) -> KeptOps:
+    """Mask and durations of the kept op events (computed with at most two event-sized temporaries alive)."""
     h = ctx.h
-    dev = m & ctx.op_on_device
-    host = m & ~ctx.op_on_device
-    # durations of the kept ops only (not two full-size temporaries over every host event)
-    dur = (h.end[m] - h.start[m]).astype(np.float64)
-    host_dur = dur[~ctx.op_on_device[m]]
-    tot = float(dur.sum())
-    n = int(m.sum())
+    m = ctx.host_op & (ctx.host_step >= 0)
+    dur = h.end[m]
+    dur -= h.start[m]
+    return KeptOps(m, dur.astype(np.float64))
+
+
+def placement(ctx: Context, kept: KeptOps | None = None) -> dict:
+    """Kept TF ops on device vs on the host, by count and by host time."""
+    kept = kept if kept is not None else kept_ops(ctx)
+    on_dev = ctx.op_on_device[kept.mask]
+    n = int(on_dev.size)
+    dev_count = int(np.count_nonzero(on_dev))
+    host_dur = float(kept.dur[~on_dev].sum())
+    tot = float(kept.dur.sum())
     return dict(
-        device_count=int(dev.sum()), host_count=int(host.sum()),
-        share_by_count=(int(host.sum()) / n) if n else None,
-        share_by_time=(float(host_dur.sum()) / tot) if tot > 0 else None,
-        host_ms=float(host_dur.sum()) / PS_PER_MS,
+        device_count=dev_count, host_count=n - dev_count,
+        share_by_count=((n - dev_count) / n) if n else None,
+        share_by_time=(host_dur / tot) if tot > 0 else None,
+        host_ms=host_dur / PS_PER_MS,
     )
 
 
-def op_stats(ctx: Context, top_n: int = 50) -> list[OpStat]:
+def op_stats(ctx: Context, top_n: int = 50, kept: KeptOps | None = None) -> list[OpStat]:
     """Per op name: host occurrences/time and kernel totals (kernels linked by correlation or grouping)."""
     h = ctx.h
-    m = _kept_ops(ctx)
+    kept = kept if kept is not None else kept_ops(ctx)
+    m = kept.mask
     acc: dict[str, dict] = {}
     if m.any():
+        # per name id: bincount over the whole (small, dense) name range, then the names that occur; each bin
+        # sums its events in event order, as a bincount over np.unique's inverse would
         nm = h.name[m]
-        # np.unique(nm, return_inverse=True) by counting: name ids are a small dense range
-        per_name = np.bincount(nm, minlength=len(h.names))
-        u = np.flatnonzero(per_name)
-        remap = np.zeros(per_name.size, dtype=np.intp)
-        remap[u] = np.arange(u.size)
-        inv = remap[nm]
-        del nm, remap
-        cnt = per_name[u]
-        dur = np.bincount(inv, weights=(h.end[m] - h.start[m]).astype(np.float64))
-        dev = np.bincount(inv, weights=ctx.op_on_device[m].astype(float))
-        eag = np.bincount(inv, weights=(h.is_eager[m] == 1).astype(float))
+        n_names = len(h.names)
+        cnt = np.bincount(nm, minlength=n_names)
+        u = np.flatnonzero(cnt)
+        dur = np.bincount(nm, weights=kept.dur, minlength=n_names)[u]
+        dev = np.bincount(nm[ctx.op_on_device[m]], minlength=n_names)[u]
+        eag = np.bincount(nm[h.is_eager[m] == 1], minlength=n_names)[u]
+        del nm
+        cnt = cnt[u]
         for j, k in enumerate(u):
             full = h.names[int(k)]
             acc[full] = dict(occ=int(cnt[j]), host=float(dur[j]) / PS_PER_MS, dev=dev[j] > 0, eager=eag[j] > 0, kc=0, kt=0.0, tc=0.0, prec={})
+    del m, kept
     for g in ctx.gpus:
         d = g.d
         km = (g.step >= 0) & ((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE)) & (d.op_idx >= 0)
         if not km.any():
             continue
         dur = (d.end[km] - d.start[km]).astype(np.float64) / PS_PER_US
-        u, inv = np.unique(d.op_idx[km], return_inverse=True)
+        u, inv = unique_inverse(d.op_idx[km])
         cnt = np.bincount(inv)
         tot = np.bincount(inv, weights=dur)
         tct = np.bincount(inv, weights=dur * g.tc[km])
@@ -74,7 +87,7 @@ def op_stats(ctx: Context, top_n: int = 50) -> list[OpStat]:
             r["dev"] = True
             r["kc"] += int(cnt[j]); r["kt"] += float(tot[j]); r["tc"] += float(tct[j])
         pu = g.name_prec[km]
-        for p in np.unique(pu):
+        for p in np.flatnonzero(np.bincount(pu)):  # the precision codes present (small non-negative ints)
             sel = pu == p
             pt = np.bincount(inv[sel], weights=dur[sel], minlength=u.size)
             for j in np.nonzero(pt)[0]:

@@ -1,0 +1,203 @@
+"""The metrics context's column machinery: narrow dtypes, views of the timeline, the fast paths.
+
+Each fast path (counting instead of sorting, a lookup table instead of a binary search, skipping a
+sort of already ordered events, rounding a matrix at once) must give exactly what the general path
+gives; these tests compare the two on random and adversarial inputs.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from tb_gpu_advisor.analyze import _histogram_self_weighted, round6
+from tb_gpu_advisor.metrics.context import Encloser, _LaunchRecords, assign
+from tb_gpu_advisor.metrics.events import HostEvents, host_events, int_dtype, narrowest, union_by_key, union_intervals, unique_inverse
+from tb_gpu_advisor.reader import parse_timeline
+from tb_gpu_advisor.synthetic.builder import SpaceBuilder
+
+
+def test_int_dtype_is_the_narrowest_that_holds_the_range():
+    assert int_dtype(-1, 127) == np.int8
+    assert int_dtype(-1, 128) == np.int16
+    assert int_dtype(-1, 40_000) == np.int32
+    assert int_dtype(-1, 2**31) == np.int64
+    assert int_dtype(0, 5, floor=np.int16) == np.int16
+    a = np.array([-1, 3, 300], dtype=np.int64)
+    assert narrowest(a).dtype == np.int16 and narrowest(a).tolist() == a.tolist()
+
+
+@pytest.mark.parametrize("case", ["ids", "with_missing", "int16", "sparse_wide", "single", "empty"])
+def test_unique_inverse_equals_np_unique(case):
+    rng = np.random.default_rng(3)
+    a = {
+        "ids": rng.integers(0, 90, 5000),
+        "with_missing": rng.integers(-1, 40, 5000),
+        "int16": rng.integers(-1, 30000, 5000).astype(np.int16),
+        "sparse_wide": rng.integers(0, 2**40, 3000),  # range far above the size: the sorting path
+        "single": np.array([7, 7, 7]),
+        "empty": np.zeros(0, np.int64),
+    }[case]
+    u, inv = unique_inverse(a)
+    u0, inv0 = np.unique(a, return_inverse=True)
+    assert u.dtype == u0.dtype and u.tolist() == u0.tolist()
+    assert inv.shape == inv0.shape and inv.tolist() == inv0.tolist()
+
+
+def _host(line: np.ndarray, start: np.ndarray, dur: np.ndarray, corr: np.ndarray | None = None) -> HostEvents:
+    n = start.size
+    none = np.full(n, -1, np.int32)
+    return HostEvents(start=start, end=start + dur, name=np.zeros(n, np.int32), line=line,
+                      corr=corr if corr is not None else none, group_id=none, step_num=none, iter_num=none, root=none,
+                      is_eager=none.astype(np.int8), names=["x"], line_names=[f"l{i}" for i in range(int(line.max()) + 1)])
+
+
+def _enclosing_reference(h: HostEvents, outer: np.ndarray, inner: np.ndarray) -> list[int]:
+    """Brute force: the outer event on the inner's line starting last at or before its start (latest index among
+    equal starts), if it is still running at that start and is not the inner event itself."""
+    out = []
+    for i in inner.tolist():
+        cand = [o for o in np.flatnonzero(outer).tolist() if h.line[o] == h.line[i] and h.start[o] <= h.start[i]]
+        best = max(cand, key=lambda o: (h.start[o], o)) if cand else -1
+        out.append(best if best >= 0 and h.end[best] >= h.start[i] and best != i else -1)
+    return out
+
+
+@pytest.mark.parametrize("sorted_lines", [True, False])
+def test_encloser_matches_brute_force(sorted_lines):
+    rng = np.random.default_rng(7 if sorted_lines else 8)
+    n = 600
+    line = np.sort(rng.integers(0, 4, n)).astype(np.int16)
+    start = rng.integers(0, 2000, n).astype(np.int64)
+    if sorted_lines:  # as TensorFlow writes them: each line by start (the sort-free path)
+        start = start[np.lexsort((start, line))]
+    h = _host(line, start, rng.integers(0, 300, n).astype(np.int64))
+    outer = rng.random(n) < 0.4
+    inner = np.flatnonzero(rng.random(n) < 0.5)
+    rng.shuffle(inner)  # queries in any order
+    assert Encloser(h, outer).find(inner).tolist() == _enclosing_reference(h, outer, inner)
+
+
+def test_launch_records_table_and_search_agree():
+    rng = np.random.default_rng(11)
+    n = 4000
+    line = np.zeros(n, np.int16)
+    start = np.arange(n, dtype=np.int64)
+    corr = np.where(rng.random(n) < 0.5, rng.permutation(n), -1).astype(np.int32)
+    queries = rng.integers(-1, n + 50, 3000).astype(np.int32)  # some ids beyond every record
+    unique_ids = _LaunchRecords(_host(line, start, start, corr), np.int32)
+    assert unique_ids.table is not None  # ids dense and each on one event: the table
+    dup = corr.copy()
+    dup[np.flatnonzero(dup >= 0)[:50]] = dup[np.flatnonzero(dup >= 0)[50:100]]  # ids on two events
+    repeated = _LaunchRecords(_host(line, start, start, dup), np.int32)
+    assert repeated.table is None  # the sorted search, first event of an id
+    for rec, c in ((unique_ids, corr), (repeated, dup)):
+        first = {}
+        for i, v in enumerate(c.tolist()):
+            if v >= 0:
+                first.setdefault(v, i)
+        assert rec.find(queries).tolist() == [first.get(q, -1) for q in queries.tolist()]
+
+
+def _two_host_planes():
+    space = SpaceBuilder("h")
+    cpu = space.plane("/host:CPU")
+    py = cpu.line("python", 1)
+    for i in range(50):
+        py.add("train" if i % 10 == 0 else f"op{i % 7}:MatMul", i * 1000, 500, step_num=i // 10)
+    th = cpu.line("tf_gpu_private_0", 2)
+    for i in range(80):
+        th.add("cudaLaunchKernel", i * 700, 100, correlation_id=i + 1)
+    cupti = space.plane("/host:CUPTI")  # older captures: a second host plane with names of its own
+    cl = cupti.line("cupti", 3)
+    for i in range(20):
+        cl.add("cudaLaunchKernel" if i % 2 else "cuMemcpy", i * 900, 50, correlation_id=1000 + i)
+    return parse_timeline(space.encode())
+
+
+def test_host_events_take_over_the_timeline_columns():
+    tl = _two_host_planes()
+    before = [(ln.start_ps.copy(), ln.duration_ps.copy(), ln.name_id.copy()) for p in tl.host_planes() for ln in p.lines if len(ln)]
+    h = host_events(tl)
+    lines = [ln for p in tl.host_planes() for ln in p.lines if len(ln)]
+    for ln, (st, du, nm) in zip(lines, before):  # the timeline reads exactly as before ...
+        assert ln.start_ps.dtype == st.dtype and ln.start_ps.tolist() == st.tolist()
+        assert ln.duration_ps.tolist() == du.tolist()
+        assert ln.name_id.dtype == nm.dtype and ln.name_id.tolist() == nm.tolist()
+        assert np.shares_memory(ln.start_ps, h.start)  # ... from the table's memory
+    cpu_plane, cupti_plane = list(tl.host_planes())
+    first, cupti = lines[0], lines[-1]
+    assert np.shares_memory(first.name_id, h.name)  # the first plane's names are the table's own
+    assert not np.shares_memory(cupti.name_id, h.name)  # re-interned ids: the line keeps its own
+    assert [h.names[i] for i in h.name[: len(first)].tolist()] == [cpu_plane.event_names[i] for i in first.name_id.tolist()]
+    assert [h.names[i] for i in h.name[-len(cupti):].tolist()] == [cupti_plane.event_names[i] for i in cupti.name_id.tolist()]
+    assert h.step_num.dtype == np.int8 and h.line.dtype == np.int16  # narrow: values fit
+    assert h.group_id.strides == (0,)  # absent from the capture: a zero-byte broadcast
+
+
+def test_host_events_widen_a_stat_column_when_a_later_line_needs_it():
+    space = SpaceBuilder("h")
+    cpu = space.plane("/host:CPU")
+    a = cpu.line("a", 1)
+    a.add("x", 0, 10, iter_num=3)
+    b = cpu.line("b", 2)
+    b.add("x", 0, 10, iter_num=70_000)
+    h = host_events(parse_timeline(space.encode()))
+    assert h.iter_num.dtype == np.int32 and h.iter_num.tolist() == [3, 70_000]
+
+
+def test_name_mask_matching_no_name_is_all_false():
+    h = host_events(_two_host_planes())
+    assert not h.name_mask(lambda n: n == "nothing").any()
+    assert h.name_mask(lambda n: n == "cuMemcpy").sum() == 10
+
+
+def test_round6_is_pythons_round():
+    rng = np.random.default_rng(5)
+    ties = (rng.integers(0, 10**7, 2000) + 0.5) / 1e6  # x * 1e6 on (or next to) a half-integer
+    vals = np.concatenate([rng.random(5000) * 1000, rng.random(2000) * 1e-3, -rng.random(2000) * 50, ties,
+                           rng.integers(0, 10**9, 2000) / 1e6 + 5e-7,
+                           [0.0, -0.0, 5e-7, -5e-7, 2.5e-6, 1e300, -1e300, 4.5e9, math.nan, math.inf, -math.inf]])
+    got = round6(vals.reshape(-1, 3) if vals.size % 3 == 0 else vals)
+    want = [round(x, 6) if math.isfinite(x) else None for x in vals.tolist()]
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert (g is None and w is None) or (g == w and math.copysign(1, g) == math.copysign(1, w))
+
+
+def test_self_weighted_histogram_is_numpys():
+    edges = np.array([0.0, 1, 2, 5, 10, 20, 30, 40, 60, 100, 200, 500, 1000, 2000, 5000, 10000, math.inf])
+    rng = np.random.default_rng(2)
+    for a in (rng.lognormal(2, 2, 3 * 65536 + 11), rng.integers(0, 50, 1000).astype(float), np.array([-1.0, 0.0, 1.0, 1e9, math.inf])):
+        counts, total = _histogram_self_weighted(a, edges)
+        assert counts.tolist() == np.histogram(a, bins=edges)[0].tolist()
+        assert np.array_equal(total, np.histogram(a, bins=edges, weights=a)[0], equal_nan=True)
+
+
+@pytest.mark.parametrize("times_sorted", [True, False])
+def test_assign_matches_a_search_per_time(times_sorted):
+    rng = np.random.default_rng(4)
+    edges = np.sort(rng.choice(100_000, 41, replace=False))
+    windows = np.stack([edges[:-1:2], edges[1::2]], axis=1)  # disjoint, with gaps between them
+    t = rng.integers(-10, 100_010, 20_000)
+    if times_sorted:  # the merge path
+        t.sort()
+        t[5000:5003] = windows[3, 0]  # times on a window start
+    got = assign(t, windows)
+    i = np.searchsorted(windows[:, 0], t, side="right") - 1
+    want = np.where((i >= 0) & (t < windows[np.maximum(i, 0), 1]), i, -1)
+    assert got.tolist() == want.tolist() and got.dtype == np.int16
+
+
+def test_unions_need_no_sort_when_given_in_order():
+    rng = np.random.default_rng(6)
+    start = np.sort(rng.integers(0, 10_000, 500))
+    end = start + rng.integers(0, 80, 500)
+    key = np.searchsorted(np.array([2500, 5000, 7500]), start).astype(np.int16)  # rising with time, as steps do
+    shuffled = rng.permutation(500)
+    for a, b in zip(union_intervals(start, end), union_intervals(start[shuffled], end[shuffled])):
+        assert a.tolist() == b.tolist()
+    for a, b in zip(union_by_key(key, start, end), union_by_key(key[shuffled], start[shuffled], end[shuffled])):
+        assert a.tolist() == b.tolist()

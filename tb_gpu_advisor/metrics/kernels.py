@@ -51,6 +51,46 @@ def _dominant_sid(inv: np.ndarray, sid: np.ndarray, nkeys: int) -> np.ndarray:
     return best
 
 
+def _stream_busy_until(d) -> np.ndarray:
+    """Per device event: the latest end among the events that started before it on its stream (-1 for the first).
+
+    One running maximum over all streams at once: each stream's ends are shifted into a range of their own
+    (stream k's above stream k-1's), so the maximum never carries across a stream boundary.
+    """
+    if not len(d):
+        return np.zeros(0, dtype=np.int64)
+    order = np.lexsort((d.start, d.stream))
+    end = d.end[order].astype(np.int64)
+    stream = d.stream[order]
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = stream[1:] != stream[:-1]
+    lo = int(end.min())
+    offset = (np.cumsum(first) - 1) * (int(end.max()) - lo + 1)
+    run = np.maximum.accumulate(end - lo + offset) - offset + lo
+    prev = np.empty(order.size, dtype=np.int64)
+    prev[1:] = run[:-1]
+    prev[first] = -1
+    out = np.empty(order.size, dtype=np.int64)
+    out[order] = prev
+    return out
+
+
+def _idle_launch_latency_us(ctx: Context, g, m: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(counted, latency us) of the masked device events: kernel start - launch record start, counted only when
+    the kernel's stream was idle when the launch began.
+
+    A kernel launched behind others waits for them: its start - launch is queueing (milliseconds when the host
+    runs ahead, as JAX's asynchronous dispatch does), not the 20-40 us launch latency the guide compares kernel
+    durations with.  Only launches onto an idle stream measure that latency.
+    """
+    launch = g.launch[m]
+    has = launch >= 0
+    launch_ps = ctx.h.start[np.clip(launch, 0, None)]
+    idle = _stream_busy_until(g.d)[m] <= launch_ps
+    counted = has & idle
+    return counted, np.where(counted, (g.d.start[m] - launch_ps) / PS_PER_US, 0.0)
+
+
 def kernel_stats(ctx: Context) -> list[KernelStat]:
     """One row per (kernel name, op name) over kept steps and all GPUs, sorted by total time."""
     acc: dict[tuple[str, str], dict] = {}
@@ -69,8 +109,7 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
         mx = np.zeros(u.size)
         np.minimum.at(mn, inv, dur)
         np.maximum.at(mx, inv, dur)
-        lm = g.launch[m] >= 0
-        lat = np.where(lm, (d.start[m] - ctx.h.start[np.clip(g.launch[m], 0, None)]) / PS_PER_US, 0.0)
+        lm, lat = _idle_launch_latency_us(ctx, g, m)
         lat_sum = np.bincount(inv, weights=lat)
         lat_n = np.bincount(inv, weights=lm.astype(float))
         prec = np.zeros(u.size, np.int8)

@@ -225,7 +225,7 @@ class KernelStat:
     precision: str  # a Precision value
     elementwise: bool
     collective: bool
-    launch_latency_avg_us: float | None = None  # kernel start - host launch record start, average
+    launch_latency_avg_us: float | None = None  # kernel start - launch record start, mean over launches onto an idle stream
     gpus: list[int] = field(default_factory=list)
     # operand shapes: the most frequent `shape` stat (else `long_name`) among this row's events, as recorded,
     # and the distinct dimension sizes in it (first-seen order); None when the capture carries no shapes

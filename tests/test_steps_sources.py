@@ -292,23 +292,3 @@ def test_drop_rule_applies_to_device_sources_too():
     assert st.detection.source == "gpu_busy_clusters" and st.detection.found == 7 and st.count == 5
     assert np.array_equal(st.host_windows[:, 0], np.array(starts[1:-1]) * US)
 
-
-# -- launch latency of the kernel table: only launches onto an idle stream count --------------------------------------
-
-
-def test_kernel_launch_latency_counts_only_launches_onto_an_idle_stream():
-    """In each step kernel `a` is launched onto an idle stream and starts 25 us later; then eight `b` kernels are
-    launched 1 us apart while `a` still runs, each running 50 us, so they queue (start - launch grows to ~400 us:
-    queueing, not launch latency).  Truth by construction: `a` 25 us; `b` never finds its stream idle -> None."""
-    from tb_gpu_advisor.metrics.compute import compute_host_metrics
-
-    cap = Cap()
-    for i, s in enumerate((0, 1000, 2000, 3000, 4000, 5000, 6000)):
-        cap.host_ev("train", s, 900, step_num=i, _r=1)
-        cap.kernel(s + 25 + 10, 30, launch_us=s + 10, name="a")  # idle stream: starts 25 us after its launch
-        for k in range(8):  # launched while `a` (and earlier `b`s) still run: queued
-            cap.kernel(s + 65 + 50 * k, 50, launch_us=s + 20 + k, name="b")
-    m, _ = compute_host_metrics(parse_timeline(cap.space.encode()))
-    lat = {k.name: k.launch_latency_avg_us for k in m.kernels}
-    assert lat["a"] == pytest.approx(25.0)
-    assert lat["b"] is None  # every `b` queued behind `a` or another `b`

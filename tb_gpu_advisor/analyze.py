@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from . import __version__, rules
+from . import ANALYZER_VERSION, rules
 from . import kernel_classes as kc
 from .fmt import pct as _pct
 from .memory import release_free_heap
@@ -24,10 +24,6 @@ from .report_schema import SEVERITY_ORDER, Finding, GpuSummary, HostReport, Metr
 from .rules.headline import card_status, card_threshold
 
 TOP_N = 25
-
-#: Part of every cache key: bump it whenever a change alters report contents
-#: (a metric definition, a rule, a threshold), so no cache serves stale reports.
-ANALYZER_VERSION = f"{__version__}+a3"
 
 
 def _f(x: Any, nd: int = 4) -> float | None:
@@ -207,6 +203,7 @@ def build_host_report(m: HostMetrics, ctx, size: int) -> HostReport:
         capture={"length_ms": _f(cap.length_ms, 3), "steps_captured": cap.steps_captured, "steps_kept": cap.steps_kept,
                  "steady_state": cap.steady_state, "step_time_cv": _f(cap.step_time_cv), "too_short": cap.too_short, "too_long": cap.too_long,
                  "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
+                 "framework": cap.framework,
                  "memory_headroom": _f(m.memory.headroom_share), "notes": m.notes},
         steps={"source": det.source, "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
                "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},

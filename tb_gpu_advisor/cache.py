@@ -66,7 +66,7 @@ def default_dir() -> str | None:
 
 def analyzer_version() -> str:
     """The analyzer's version, part of every key so a new analyzer never serves old reports."""
-    from .analyze import ANALYZER_VERSION  # lazy: the analyzer is heavy to import
+    from . import ANALYZER_VERSION
 
     return ANALYZER_VERSION
 

@@ -7,6 +7,8 @@ import json
 import logging
 import multiprocessing
 import os
+import subprocess
+import sys
 import time
 
 import pytest
@@ -270,3 +272,12 @@ def test_store_opaque_keys_roundtrip_and_disabled(tmp_path, monkeypatch):
     assert cache_mod.open_store("off") is None  # the plugin passes the env value through
     monkeypatch.setenv("TB_GPU_ADVISOR_CACHE_DIR", "off")
     assert cache_mod.open_store() is None
+
+
+def test_cache_key_version_imports_nothing_heavy():
+    """The plugin computes cache keys on a request thread: the analyzer version must not import numpy/the analyzer."""
+    code = ("import sys, tb_gpu_advisor.cache as c; v = c.analyzer_version(); "
+            "heavy = [m for m in ('numpy', 'tb_gpu_advisor.analyze') if m in sys.modules]; "
+            "assert not heavy, heavy; import tb_gpu_advisor.analyze as a; assert a.ANALYZER_VERSION == v; print(v)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().startswith("0.")

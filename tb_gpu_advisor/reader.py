@@ -2,12 +2,27 @@
 
 How (and why this way): the XSpace top level is streamed from the file one
 plane at a time (``wire.stream_top_level_fields``), so the whole file is
-never in memory; upb, protobuf's C parser, splits each plane into lines and
-one ``bytes`` object per event (the "lazy" views of ``xplane_schema``); the
-event and stat *fields* are then decoded for a batch of events at once by
-``wire.decode_messages``.  On a 1 M-event capture this takes 0.90 s, against
-2.20 s for a full upb parse plus a Python walk into the same columns (which
-also holds 6.6x the file in memory); see ``docs/benchmarks.md``.
+never in memory; each plane is read straight into one zero-padded numpy
+buffer (``wire.read_padded``: the only copy of its bytes we make).  upb,
+protobuf's C parser, parses the plane's metadata and each line's scalar
+fields through the "lazy" views of ``xplane_schema``, which keep events
+as ``bytes``: we take only their lengths.  The events are then decoded
+where they lie in the plane's buffer -- their positions follow from the
+lengths, every header checked (``wire.locate_repeated``) -- for a batch of
+events at once by ``wire.decode_messages``; a line laid out otherwise
+(fields interleaved with its events) falls back to joining upb's event
+bytes into a buffer of their own.
+
+Measured on the 100 MB benchmark capture (2.42 M events, CPU time, median
+of 3): 1.03 s and 194 MB peak RSS for the read, against 1.85 s and 263 MB
+when each event went through a ``bytes`` object that was joined and copied
+into a fresh buffer per batch (the 1 GB capture: 11.4 s against 19.7 s).
+Finding the event boundaries without upb -- lock-step numpy walkers over a
+line's bytes, re-synchronised and checked -- measured 3x slower than
+upb's lengths (0.59 s against 0.20 s on 1.7 M events) and was dropped.  A
+full upb parse plus a Python walk into the same columns was 2.4x slower
+than the column-wise design even before these changes and holds 6.6x the
+file in memory (``docs/benchmarks.md``).
 
 Metadata (event names, stat names: thousands, not millions) is parsed by
 upb into messages and converted with plain Python.
@@ -30,13 +45,13 @@ from .xplane_schema import message_class
 #: Files larger than this are refused with a clear error instead of exhausting memory.
 DEFAULT_MAX_BYTES = int(os.environ.get("TB_GPU_ADVISOR_MAX_PROFILE_BYTES", 8 << 30))
 
-_XSTAT_VALUE_FIELDS = {  # XStat field number -> ValueKind
-    2: ValueKind.DOUBLE,
-    3: ValueKind.UINT,
-    4: ValueKind.INT,
-    5: ValueKind.STR,
-    6: ValueKind.BYTES,
-    7: ValueKind.REF,
+_XSTAT_VALUE_FIELDS = {  # XStat field number -> (ValueKind, wire type)
+    2: (ValueKind.DOUBLE, wire.FIXED64),
+    3: (ValueKind.UINT, wire.VARINT),
+    4: (ValueKind.INT, wire.VARINT),
+    5: (ValueKind.STR, wire.LEN),
+    6: (ValueKind.BYTES, wire.LEN),
+    7: (ValueKind.REF, wire.VARINT),
 }
 
 
@@ -112,7 +127,7 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
         clock = _Clock()
         planes: list[Plane] = []
         texts: dict[int, list[str]] = {n: [] for n in _SPACE_TEXT_FIELDS}
-        for number, value in wire.stream_top_level_fields(stream, size):
+        for number, value in wire.stream_top_level_fields(stream, size, buffered=frozenset({_SPACE_PLANES})):
             if number == _SPACE_PLANES:
                 planes.append(_read_plane(value, clock, keep_stats))
                 del value
@@ -158,6 +173,36 @@ class _Strings:
         return sid
 
 
+class _IdTable:
+    """Maps int64 ids (metadata ids) to values, ``missing`` for ids not in the table.
+
+    Metadata ids are small positive integers in practice (TensorFlow numbers
+    them from 1), so the table is a dense array indexed by id: one gather
+    per lookup of millions of events or stats, against a binary search plus
+    a check for the general case (ids over ``_MAX_DENSE_ID`` or negative).
+    A repeated id maps to its first entry.
+    """
+
+    _MAX_DENSE_ID = 1 << 16
+
+    def __init__(self, ids: np.ndarray, values: np.ndarray, missing: int) -> None:
+        order = np.argsort(ids, kind="stable")
+        self.ids, self.values, self.missing = ids[order], values[order], missing
+        unique, first = np.unique(self.ids, return_index=True)
+        self.dense: np.ndarray | None = None
+        if unique.size and 0 <= unique[0] and unique[-1] < self._MAX_DENSE_ID:
+            self.dense = np.full(int(unique[-1]) + 2, missing, dtype=np.int64)  # last slot: any other id
+            self.dense[unique] = self.values[first]
+
+    def lookup(self, query: np.ndarray) -> np.ndarray:
+        if self.ids.size == 0:
+            return np.full(query.shape, self.missing, dtype=np.int64)
+        if self.dense is not None:  # negative ids wrap to huge unsigned ones: the "other" slot
+            return self.dense[np.minimum(query.view(np.uint64), self.dense.size - 1)]
+        pos = np.clip(np.searchsorted(self.ids, query), 0, self.ids.size - 1)
+        return np.where(self.ids[pos] == query, self.values[pos], self.missing)
+
+
 class _StatKeys:
     """Maps XStatMetadata ids to dense keys, one key per distinct stat *name*.
 
@@ -179,28 +224,22 @@ class _StatKeys:
                 self.names.append(name)
             ids.append(entry.key)
             keys.append(key)
-        order = np.argsort(np.asarray(ids, dtype=np.int64), kind="stable")
-        self.sorted_ids = np.asarray(ids, dtype=np.int64)[order]
-        self.all_keys = np.asarray(keys, dtype=np.int64)[order]
+        ids_a = np.asarray(ids, dtype=np.int64)
+        keys_a = np.asarray(keys, dtype=np.int64)
+        self._all = _IdTable(ids_a, keys_a, -1)
         if keep is None:
-            self.kept_keys = self.all_keys
+            self._kept = self._all
         else:
             kept_name = np.fromiter((n in keep for n in self.names), dtype=bool, count=len(self.names))
-            self.kept_keys = np.where(kept_name[self.all_keys], self.all_keys, -1) if self.names else self.all_keys
-
-    def _find(self, metadata_ids: np.ndarray, table: np.ndarray) -> np.ndarray:
-        if self.sorted_ids.size == 0:
-            return np.full(metadata_ids.shape, -1, dtype=np.int64)
-        pos = np.clip(np.searchsorted(self.sorted_ids, metadata_ids), 0, self.sorted_ids.size - 1)
-        return np.where(self.sorted_ids[pos] == metadata_ids, table[pos], -1)
+            self._kept = _IdTable(ids_a, np.where(kept_name[keys_a], keys_a, -1) if self.names else keys_a, -1)
 
     def lookup(self, metadata_ids: np.ndarray) -> np.ndarray:
         """Dense keys of the stats to keep; -1 for ids with no metadata or not kept."""
-        return self._find(metadata_ids, self.kept_keys)
+        return self._kept.lookup(metadata_ids)
 
     def resolve(self, metadata_ids: np.ndarray) -> np.ndarray:
         """Dense keys for every id with metadata (ref_value targets); -1 for unknown ids."""
-        return self._find(metadata_ids, self.all_keys)
+        return self._all.lookup(metadata_ids)
 
 
 class _Clock:
@@ -223,8 +262,9 @@ class _Clock:
         return (timestamp_ns - self.base_ns) * 1000 + offset_ps
 
 
-def _read_plane(raw: bytes, clock: _Clock, keep_stats: frozenset[str] | None = None) -> Plane:
-    msg = message_class("LazyPlane").FromString(raw)
+def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | None = None) -> Plane:
+    """Decode one plane held in ``buf`` (its bytes followed by ``wire.PAD`` zeros)."""
+    msg = message_class("LazyPlane").FromString(memoryview(buf)[: buf.shape[0] - wire.PAD])
     keys = _StatKeys(msg.stat_metadata, keep_stats)
     strings = _Strings()
 
@@ -239,7 +279,8 @@ def _read_plane(raw: bytes, clock: _Clock, keep_stats: frozenset[str] | None = N
         keys.id_to_name.get(st.metadata_id, f"#{st.metadata_id}"): _stat_value(st, keys)
         for st in msg.stats
     }
-    lines = [_read_line(b, meta_ids, keys, strings, clock) for b in msg.lines]
+    names = _IdTable(meta_ids, np.arange(meta_ids.size), missing=meta_ids.size)  # unknown: one past the table
+    lines = [_read_line(b, s, e, names, keys, strings, clock) for b, s, e in _line_buffers(buf, msg)]
     # Events whose metadata id is unknown point one past the table: give them a name.
     if any((ln.name_id == len(event_names)).any() for ln in lines):
         event_names.append("<unknown event metadata>")
@@ -302,19 +343,66 @@ def _stats_from_messages(items, keys: _StatKeys, strings: _Strings) -> StatTable
 #: per event) whatever the line's size.
 EVENT_CHUNK = 1 << 18
 
+_PLANE_LINES = 3  # XPlane.lines
+_LINE_EVENTS = 4  # XLine.events
+_EVENTS_TAG = _LINE_EVENTS << 3 | 2
+#: Fields before a line's first event beyond which the walk gives up (falls back):
+#: TensorFlow writes 3 (id, name, timestamp_ns).
+_MAX_FIELDS_BEFORE_EVENTS = 64
+#: Plane fields walked to find its lines before giving up (falling back): TensorFlow
+#: writes the lines right after the plane's id and name.
+_MAX_PLANE_FIELDS_WALKED = 4096
 
-def _read_line(raw: bytes, meta_ids: np.ndarray, keys: _StatKeys, strings: _Strings, clock: _Clock) -> Line:
-    msg = message_class("LazyLine").FromString(raw)
-    events = list(msg.events)  # one bytes object per event, created once
-    n = len(events)
-    parts = [_decode_events(events[i : i + EVENT_CHUNK], keys, strings) for i in range(0, n, EVENT_CHUNK)]
-    del events
-    metadata_id = _concat([p[0] for p in parts])
-    if meta_ids.size:
-        pos = np.clip(np.searchsorted(meta_ids, metadata_id), 0, meta_ids.size - 1)
-        name_id = np.where(meta_ids[pos] == metadata_id, pos, meta_ids.size)
-    else:
-        name_id = np.zeros(n, dtype=np.int64)
+
+def _line_buffers(buf: np.ndarray, msg) -> list[tuple[np.ndarray, int, int]]:
+    """(buffer, start, end) of each serialized XLine of the plane in ``buf`` (upb-parsed as ``msg``).
+
+    Lines are located in the plane's own buffer, so their events are
+    decoded in place.  A plane whose lines cannot be found by a short walk
+    (see :func:`_line_ranges`) gets the previous treatment: each line copied
+    out of upb's ``bytes``.
+    """
+    data = memoryview(buf)[: buf.shape[0] - wire.PAD]
+    ranges = _line_ranges(data, len(msg.lines))
+    if ranges is not None:
+        return [(buf, s, e) for s, e in ranges]
+    return [(wire.padded(raw), 0, len(raw)) for raw in msg.lines]
+
+
+def _line_ranges(data: memoryview, n_lines: int) -> list[tuple[int, int]] | None:
+    """(start, end) of each serialized XLine in a plane's bytes, or None if not found near the front.
+
+    A Python walk of the plane's top-level fields that stops as soon as it
+    has the ``n_lines`` lines upb counted (plane field 3, length-delimited).
+    """
+    ranges: list[tuple[int, int]] = []
+    if n_lines == 0:
+        return ranges
+    try:
+        for k, (number, wt, _, start, end) in enumerate(wire.walk_fields(data, 0, len(data))):
+            if number == _PLANE_LINES and wt == 2:
+                ranges.append((start, end))
+                if len(ranges) == n_lines:
+                    return ranges
+            if k >= _MAX_PLANE_FIELDS_WALKED:
+                return None
+    except wire.WireError:  # a field the walk does not skip (a group): upb knows better
+        return None
+    return None
+
+
+def _read_line(
+    buf: np.ndarray, start: int, end: int, names: _IdTable, keys: _StatKeys, strings: _Strings, clock: _Clock
+) -> Line:
+    """Decode the XLine at ``buf[start:end]``; its events are decoded in place in ``buf``."""
+    msg = message_class("LazyLine").FromString(memoryview(buf)[start:end])
+    n = len(msg.events)
+    buf, ev_start, ev_len = _locate_events(buf, start, end, msg.events)
+    parts = [
+        _decode_events(buf, ev_start[i : i + EVENT_CHUNK], ev_len[i : i + EVENT_CHUNK], keys, strings)
+        for i in range(0, n, EVENT_CHUNK)
+    ]
+    name_id = names.lookup(_concat([p[0] for p in parts]))
     return Line(
         id=msg.id,
         name=msg.name,
@@ -327,18 +415,50 @@ def _read_line(raw: bytes, meta_ids: np.ndarray, keys: _StatKeys, strings: _Stri
     )
 
 
+def _locate_events(buf: np.ndarray, start: int, end: int, events) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(buffer, payload starts, lengths) of a line's serialized XEvents, given upb's ``events`` (bytes).
+
+    Fast path: the events lie back to back in ``buf`` (as every protobuf
+    writer puts them); their positions follow from upb's lengths and are
+    verified (``wire.locate_repeated``), so the events are decoded in the
+    plane's buffer without copying.  Otherwise (fields interleaved with the
+    events) they are joined into a buffer of their own: one copy.
+    """
+    n = len(events)
+    lengths = np.fromiter(map(len, events), dtype=np.int64, count=n)
+    if n == 0:
+        return buf, lengths, lengths
+    first = _first_field(memoryview(buf), start, end, _LINE_EVENTS)
+    if first is not None:
+        starts = wire.locate_repeated(buf, first, _EVENTS_TAG, lengths)
+        if starts is not None:
+            return buf, starts, lengths
+    joined = wire.padded(b"".join(events))
+    return joined, np.cumsum(lengths) - lengths, lengths
+
+
+def _first_field(data: memoryview, start: int, end: int, number: int) -> int | None:
+    """Position of the first length-delimited field ``number`` in ``data[start:end]`` (None: not near the front)."""
+    try:
+        for k, (num, wt, field_start, _, _) in enumerate(wire.walk_fields(data, start, end)):
+            if num == number and wt == 2:
+                return field_start
+            if k >= _MAX_FIELDS_BEFORE_EVENTS:
+                return None
+    except wire.WireError:  # a field the walk does not skip (a group): fall back
+        return None
+    return None
+
+
 def _concat(arrays: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.int64)
 
 
-def _decode_events(events: list[bytes], keys: _StatKeys, strings: _Strings):
-    """(metadata_id, offset_ps, duration_ps, stats) of a batch of serialized XEvents."""
-    n = len(events)
-    lengths = np.fromiter(map(len, events), dtype=np.int64, count=n)
-    buf = wire.padded(b"".join(events))
-    ends = np.cumsum(lengths)
-    fields = wire.decode_messages(buf, ends - lengths, ends)
-    stats = _decode_stats(buf, fields.select(4), keys, strings)
+def _decode_events(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, keys: _StatKeys, strings: _Strings):
+    """(metadata_id, offset_ps, duration_ps, stats) of a batch of serialized XEvents at ``buf[starts:starts+lengths]``."""
+    n = starts.shape[0]
+    fields = wire.decode_messages(buf, starts, starts + lengths)
+    stats = _decode_stats(buf, fields.select(4, wire.LEN), keys, strings)
     return wire.last_value(fields, 1, n), wire.last_value(fields, 2, n), wire.last_value(fields, 3, n), stats
 
 
@@ -355,9 +475,10 @@ def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, st
     kind = np.zeros(n, dtype=np.int8)
     value = np.zeros(n, dtype=np.int64)  # ints as is, doubles as their bits, strings as ids
     kept = key >= 0
-    for number, vkind in _XSTAT_VALUE_FIELDS.items():
-        sel = f.select(number)
-        if sel.msg.size and not kept.all():  # pruned stats: no string decoding, no interning
+    pruned = not kept.all()
+    for number, (vkind, wire_type) in _XSTAT_VALUE_FIELDS.items():
+        sel = f.select(number, wire_type)  # a value field of another wire type is unknown to protobuf too
+        if sel.msg.size and pruned:  # pruned stats: no string decoding, no interning
             sel = sel.subset(kept[sel.msg])
         if sel.msg.size == 0:
             continue
@@ -370,5 +491,6 @@ def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, st
             value[sel.msg] = ids[inverse.ravel()]
         else:  # STR / BYTES: each distinct string decoded once
             value[sel.msg] = wire.intern_ranges(buf, sel.start, sel.value.astype(np.int64), strings.intern)
-    keep = key >= 0
-    return StatTable(owner=stat_fields.msg[keep].astype(np.int32), key=key[keep].astype(np.int32), kind=kind[keep], value=value[keep])
+    if not pruned:
+        return StatTable(owner=stat_fields.msg.astype(np.int32), key=key.astype(np.int32), kind=kind, value=value)
+    return StatTable(owner=stat_fields.msg[kept].astype(np.int32), key=key[kept].astype(np.int32), kind=kind[kept], value=value[kept])

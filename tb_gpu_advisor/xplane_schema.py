@@ -11,11 +11,13 @@ Two families of messages share one wire format:
 * ``full`` messages (``XSpace``, ``XPlane``, ...) mirror the upstream schema
   exactly; the corpus generator and tests write files with them.
 * ``lazy`` views (``LazyPlane``, ``LazyLine``) declare the big repeated
-  sub-messages (lines, events) as ``bytes``.  upb then splits a plane into
-  per-line and per-event byte strings in C, and the reader decodes the
-  millions of events column-wise with numpy instead of building one Python
-  object per event.  (The XSpace top level is walked by the reader itself,
-  streaming one plane at a time.)  See ``reader.py``.
+  sub-messages (lines, events) as ``bytes``.  upb then parses a plane's
+  metadata and a line's scalar fields without building a message per
+  event, and tells the reader each event's length in C; the reader locates
+  the events in the plane's buffer from those lengths and decodes the
+  millions of them column-wise with numpy.  (The XSpace top level is
+  walked by the reader itself, streaming one plane at a time.)  See
+  ``reader.py``.
 """
 
 from __future__ import annotations

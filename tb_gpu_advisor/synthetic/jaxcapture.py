@@ -369,37 +369,33 @@ class JaxScenario:
         return [path]
 
 
-def _steps(cap: JaxCapture, num_steps: int, layers: int) -> None:
+def _train_steps(name: str, desc: str, source: str, num_steps: int, seed: int, layers: int, **capture) -> JaxScenario:
+    """``num_steps`` calls of the jitted MLP train step on a :class:`JaxCapture` built with ``capture``."""
+    cap = JaxCapture(seed=seed, **capture)
     ks = mlp_train_step(layers)
     for _ in range(num_steps):
         cap.call(ks)
+    space = cap.finish()
+    return JaxScenario(name, space, cap.truth(name, desc, source))
 
 
 def jax_xla_modules(num_steps: int = 8, seed: int = 0, layers: int = 4) -> JaxScenario:
     """Post-processed JAX capture: `XLA Modules` (one `jit_train_step(1021)` per step) and `XLA Ops` lines."""
-    cap = JaxCapture(seed=seed, derived_lines=True)
-    _steps(cap, num_steps, layers)
-    space = cap.finish()
-    desc = "JAX jit(train_step) on one A100, post-processed file with XLA Modules / XLA Ops lines"
-    return JaxScenario("jax_xla_modules", space, cap.truth("jax_xla_modules", desc, "xla_modules"))
+    return _train_steps("jax_xla_modules", "JAX jit(train_step) on one A100, post-processed file with XLA Modules / XLA Ops "
+                        "lines", "xla_modules", num_steps, seed, layers, derived_lines=True)
 
 
 def jax_raw(num_steps: int = 8, seed: int = 0, layers: int = 4) -> JaxScenario:
     """What jax.profiler.trace saves: no derived lines, no step markers; the host syncs on the loss each step."""
-    cap = JaxCapture(seed=seed)
-    _steps(cap, num_steps, layers)
-    space = cap.finish()
-    desc = "JAX jit(train_step), raw capture: steps are the host's executions of the jit_train_step module"
-    return JaxScenario("jax_raw", space, cap.truth("jax_raw", desc, "xla_module_launches"))
+    return _train_steps("jax_raw", "JAX jit(train_step), raw capture: steps are the host's executions of the "
+                        "jit_train_step module", "xla_module_launches", num_steps, seed, layers)
 
 
 def jax_raw_no_module_events(num_steps: int = 8, seed: int = 0, layers: int = 4) -> JaxScenario:
     """Raw capture without host module events: steps only visible as GPU busy periods (the host syncs on the loss)."""
-    cap = JaxCapture(seed=seed, module_events=False)
-    _steps(cap, num_steps, layers)
-    space = cap.finish()
-    desc = "JAX jit(train_step), raw capture without module events: steps only visible as GPU busy periods"
-    return JaxScenario("jax_raw_no_module_events", space, cap.truth("jax_raw_no_module_events", desc, "gpu_busy_clusters"))
+    return _train_steps("jax_raw_no_module_events", "JAX jit(train_step), raw capture without module events: steps "
+                        "only visible as GPU busy periods", "gpu_busy_clusters", num_steps, seed, layers,
+                        module_events=False)
 
 
 def jax_no_steps(num_steps: int = 8, seed: int = 0, layers: int = 4) -> JaxScenario:
@@ -415,11 +411,8 @@ def jax_no_steps(num_steps: int = 8, seed: int = 0, layers: int = 4) -> JaxScena
 
 def jax_step_annotation(num_steps: int = 8, seed: int = 0, layers: int = 4) -> JaxScenario:
     """Raw capture with `jax.profiler.StepTraceAnnotation("train", step_num=s)` around each step."""
-    cap = JaxCapture(seed=seed, step_annotation=True)
-    _steps(cap, num_steps, layers)
-    space = cap.finish()
-    desc = "JAX jit(train_step) with StepTraceAnnotation('train', step_num=s) host markers"
-    return JaxScenario("jax_step_annotation", space, cap.truth("jax_step_annotation", desc, "trace_train"))
+    return _train_steps("jax_step_annotation", "JAX jit(train_step) with StepTraceAnnotation('train', step_num=s) host "
+                        "markers", "trace_train", num_steps, seed, layers, step_annotation=True)
 
 
 JAX_SCENARIOS: dict[str, Callable[..., JaxScenario]] = {

@@ -38,6 +38,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from . import fsio, wire
+from .idtable import IdTable
 from .memory import release_free_heap
 from .timeline import Line, Plane, StatTable, Timeline, ValueKind
 from .xplane_schema import message_class
@@ -173,36 +174,6 @@ class _Strings:
         return sid
 
 
-class _IdTable:
-    """Maps int64 ids (metadata ids) to values, ``missing`` for ids not in the table.
-
-    Metadata ids are small positive integers in practice (TensorFlow numbers
-    them from 1), so the table is a dense array indexed by id: one gather
-    per lookup of millions of events or stats, against a binary search plus
-    a check for the general case (ids over ``_MAX_DENSE_ID`` or negative).
-    A repeated id maps to its first entry.
-    """
-
-    _MAX_DENSE_ID = 1 << 16
-
-    def __init__(self, ids: np.ndarray, values: np.ndarray, missing: int) -> None:
-        order = np.argsort(ids, kind="stable")
-        self.ids, self.values, self.missing = ids[order], values[order], missing
-        unique, first = np.unique(self.ids, return_index=True)
-        self.dense: np.ndarray | None = None
-        if unique.size and 0 <= unique[0] and unique[-1] < self._MAX_DENSE_ID:
-            self.dense = np.full(int(unique[-1]) + 2, missing, dtype=np.int64)  # last slot: any other id
-            self.dense[unique] = self.values[first]
-
-    def lookup(self, query: np.ndarray) -> np.ndarray:
-        if self.ids.size == 0:
-            return np.full(query.shape, self.missing, dtype=np.int64)
-        if self.dense is not None:  # negative ids wrap to huge unsigned ones: the "other" slot
-            return self.dense[np.minimum(query.view(np.uint64), self.dense.size - 1)]
-        pos = np.clip(np.searchsorted(self.ids, query), 0, self.ids.size - 1)
-        return np.where(self.ids[pos] == query, self.values[pos], self.missing)
-
-
 class _StatKeys:
     """Maps XStatMetadata ids to dense keys, one key per distinct stat *name*.
 
@@ -226,12 +197,12 @@ class _StatKeys:
             keys.append(key)
         ids_a = np.asarray(ids, dtype=np.int64)
         keys_a = np.asarray(keys, dtype=np.int64)
-        self._all = _IdTable(ids_a, keys_a, -1)
+        self._all = IdTable(ids_a, keys_a, -1)
         if keep is None:
             self._kept = self._all
         else:
             kept_name = np.fromiter((n in keep for n in self.names), dtype=bool, count=len(self.names))
-            self._kept = _IdTable(ids_a, np.where(kept_name[keys_a], keys_a, -1) if self.names else keys_a, -1)
+            self._kept = IdTable(ids_a, np.where(kept_name[keys_a], keys_a, -1) if self.names else keys_a, -1)
 
     def lookup(self, metadata_ids: np.ndarray) -> np.ndarray:
         """Dense keys of the stats to keep; -1 for ids with no metadata or not kept."""
@@ -279,7 +250,7 @@ def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | Non
         keys.id_to_name.get(st.metadata_id, f"#{st.metadata_id}"): _stat_value(st, keys)
         for st in msg.stats
     }
-    names = _IdTable(meta_ids, np.arange(meta_ids.size), missing=meta_ids.size)  # unknown: one past the table
+    names = IdTable(meta_ids, np.arange(meta_ids.size), missing=meta_ids.size)  # unknown: one past the table
     lines = [_read_line(b, s, e, names, keys, strings, clock) for b, s, e in _line_buffers(buf, msg)]
     # Events whose metadata id is unknown point one past the table: give them a name.
     if any((ln.name_id == len(event_names)).any() for ln in lines):
@@ -372,27 +343,37 @@ def _line_buffers(buf: np.ndarray, msg) -> list[tuple[np.ndarray, int, int]]:
 def _line_ranges(data: memoryview, n_lines: int) -> list[tuple[int, int]] | None:
     """(start, end) of each serialized XLine in a plane's bytes, or None if not found near the front.
 
-    A Python walk of the plane's top-level fields that stops as soon as it
-    has the ``n_lines`` lines upb counted (plane field 3, length-delimited).
+    Stops as soon as it has the ``n_lines`` lines upb counted (plane field 3, length-delimited).
     """
-    ranges: list[tuple[int, int]] = []
     if n_lines == 0:
-        return ranges
+        return []
+    found = _length_delimited(data, 0, len(data), _PLANE_LINES, n_lines, _MAX_PLANE_FIELDS_WALKED)
+    return None if found is None else [(start, end) for _, start, end in found]
+
+
+def _length_delimited(data: memoryview, start: int, end: int, number: int, want: int,
+                      max_fields: int) -> list[tuple[int, int, int]] | None:
+    """(field start, payload start, payload end) of the first ``want`` length-delimited fields ``number`` in
+    ``data[start:end]``: a Python walk of the top-level fields (``wire.walk_fields``) for the few fields
+    around the big repeated ones.  None when they are not all within the first ``max_fields`` fields, or
+    when the walk meets a field it does not skip (a group: upb knows better) -- the callers then fall back.
+    """
+    found: list[tuple[int, int, int]] = []
     try:
-        for k, (number, wt, _, start, end) in enumerate(wire.walk_fields(data, 0, len(data))):
-            if number == _PLANE_LINES and wt == 2:
-                ranges.append((start, end))
-                if len(ranges) == n_lines:
-                    return ranges
-            if k >= _MAX_PLANE_FIELDS_WALKED:
+        for k, (num, wt, field_start, payload_start, payload_end) in enumerate(wire.walk_fields(data, start, end)):
+            if num == number and wt == 2:
+                found.append((field_start, payload_start, payload_end))
+                if len(found) == want:
+                    return found
+            if k >= max_fields:
                 return None
-    except wire.WireError:  # a field the walk does not skip (a group): upb knows better
+    except wire.WireError:
         return None
     return None
 
 
 def _read_line(
-    buf: np.ndarray, start: int, end: int, names: _IdTable, keys: _StatKeys, strings: _Strings, clock: _Clock
+    buf: np.ndarray, start: int, end: int, names: IdTable, keys: _StatKeys, strings: _Strings, clock: _Clock
 ) -> Line:
     """Decode the XLine at ``buf[start:end]``; its events are decoded in place in ``buf``."""
     msg = message_class("LazyLine").FromString(memoryview(buf)[start:end])
@@ -439,15 +420,8 @@ def _locate_events(buf: np.ndarray, start: int, end: int, events) -> tuple[np.nd
 
 def _first_field(data: memoryview, start: int, end: int, number: int) -> int | None:
     """Position of the first length-delimited field ``number`` in ``data[start:end]`` (None: not near the front)."""
-    try:
-        for k, (num, wt, field_start, _, _) in enumerate(wire.walk_fields(data, start, end)):
-            if num == number and wt == 2:
-                return field_start
-            if k >= _MAX_FIELDS_BEFORE_EVENTS:
-                return None
-    except wire.WireError:  # a field the walk does not skip (a group): fall back
-        return None
-    return None
+    found = _length_delimited(data, start, end, number, 1, _MAX_FIELDS_BEFORE_EVENTS)
+    return None if found is None else found[0][0]
 
 
 def _concat(arrays: list[np.ndarray]) -> np.ndarray:

@@ -218,6 +218,9 @@ def _join(arrays: tuple[np.ndarray, ...], dtype) -> np.ndarray:
     if len(arrays) == 1:
         return arrays[0].astype(dtype, copy=False)
     return np.concatenate(arrays, dtype=dtype)
+
+
+#: Wire types (protobuf encoding): the ones XEvent / XStat fields use.
 VARINT, FIXED64, LEN, FIXED32 = 0, 1, 2, 5
 
 

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.analyze import _histogram_self_weighted, round6
-from tb_gpu_advisor.metrics.context import Encloser, _LaunchRecords, assign
+from tb_gpu_advisor.metrics.context import Encloser, assign, launch_records
 from tb_gpu_advisor.metrics.events import HostEvents, host_events, int_dtype, narrowest, union_by_key, union_intervals, unique_inverse
 from tb_gpu_advisor.reader import parse_timeline
 from tb_gpu_advisor.synthetic.builder import SpaceBuilder
@@ -87,18 +87,18 @@ def test_launch_records_table_and_search_agree():
     start = np.arange(n, dtype=np.int64)
     corr = np.where(rng.random(n) < 0.5, rng.permutation(n), -1).astype(np.int32)
     queries = rng.integers(-1, n + 50, 3000).astype(np.int32)  # some ids beyond every record
-    unique_ids = _LaunchRecords(_host(line, start, start, corr), np.int32)
-    assert unique_ids.table is not None  # ids dense and each on one event: the table
+    unique_ids = launch_records(_host(line, start, start, corr), np.int32)
+    assert unique_ids.dense is not None  # ids dense: the table
     dup = corr.copy()
     dup[np.flatnonzero(dup >= 0)[:50]] = dup[np.flatnonzero(dup >= 0)[50:100]]  # ids on two events
-    repeated = _LaunchRecords(_host(line, start, start, dup), np.int32)
-    assert repeated.table is None  # the sorted search, first event of an id
+    repeated = launch_records(_host(line, start, start, dup), np.int32)
+    assert repeated.dense is not None  # still the table, holding the first event of a repeated id
     for rec, c in ((unique_ids, corr), (repeated, dup)):
         first = {}
         for i, v in enumerate(c.tolist()):
             if v >= 0:
                 first.setdefault(v, i)
-        assert rec.find(queries).tolist() == [first.get(q, -1) for q in queries.tolist()]
+        assert rec.lookup(queries).tolist() == [first.get(q, -1) for q in queries.tolist()]
 
 
 def _two_host_planes():

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor import reader, wire
+from tb_gpu_advisor.idtable import IdTable
 from tb_gpu_advisor.reader import parse_timeline, read_timeline
 from tb_gpu_advisor.synthetic.encode import encode_varint, tag
 from tb_gpu_advisor.synthetic.scenarios import SCENARIOS
@@ -279,18 +280,18 @@ def test_located_events_are_upbs_events(captures, which):
 def test_id_table_matches_a_dict(dense, monkeypatch):
     """Metadata id lookups (a dense array for small ids, binary search otherwise): first entry of a repeated id wins."""
     if not dense:
-        monkeypatch.setattr(reader._IdTable, "_MAX_DENSE_ID", 0)
+        monkeypatch.setattr(IdTable, "max_dense_id", staticmethod(lambda n: 0))
     rng = np.random.default_rng(5)
     ids = rng.integers(0, 50, 40)
     values = rng.integers(0, 1000, 40)
-    table = reader._IdTable(ids, values, missing=-7)
+    table = IdTable(ids, values, missing=-7)
     assert (table.dense is not None) == dense
     first: dict[int, int] = {}
     for i, v in sorted(zip(ids.tolist(), values.tolist()), key=lambda iv: iv[0]):
         first.setdefault(i, v)
     query = np.array([-1, -(2**63), 2**63 - 1, 50, 51, 1 << 20] + list(range(50)), dtype=np.int64)
     assert table.lookup(query).tolist() == [first.get(q, -7) for q in query.tolist()]
-    empty = reader._IdTable(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), missing=3)
+    empty = IdTable(np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64), missing=3)
     assert empty.lookup(query).tolist() == [3] * query.size
-    big = reader._IdTable(np.array([5, 1 << 40, -3]), np.array([1, 2, 3]), missing=0)
+    big = IdTable(np.array([5, 1 << 40, -3]), np.array([1, 2, 3]), missing=0)
     assert big.dense is None and big.lookup(np.array([5, 1 << 40, -3, 6])).tolist() == [1, 2, 3, 0]

@@ -8,6 +8,7 @@ import numpy as np
 
 from .. import kernel_classes as kc
 from ..steps import Steps, detect_steps
+from ..idtable import IdTable
 from ..timeline import Timeline
 from .events import INPUT_EVENT_PREFIXES, DeviceEvents, HostEvents, all_device_events, host_events, in_key_start_order, int_dtype, sorted_unique
 
@@ -161,40 +162,10 @@ class Encloser:
         return out
 
 
-class _LaunchRecords:
-    """The host launch record of a correlation id: the first host event (by index) that carries it.
-
-    Correlation ids are CUPTI's launch counter, a dense range: where each id is on one host event, a
-    table indexed by id answers a lookup with one gather (O(n)); otherwise (ids repeated, or sparse)
-    the records sorted by id are binary-searched, as a stable sort keeps the first of equal ids first.
-    """
-
-    def __init__(self, h: HostEvents, idx_t) -> None:
-        self.idx_t = idx_t
-        hc = np.flatnonzero(h.corr >= 0).astype(idx_t, copy=False)
-        corr = h.corr[hc]
-        self.table = None
-        if hc.size and int(corr.max()) < max(4 * hc.size, 1 << 16):
-            table = np.full(int(corr.max()) + 1, -1, dtype=idx_t)
-            table[corr] = hc
-            if (table[corr] == hc).all():  # no id on two events (else one of them would read the other's index)
-                self.table = table
-        if self.table is None:
-            order = np.argsort(corr, kind="stable")
-            self.hc, self.hcorr = hc[order], corr[order]
-
-    def find(self, corr: np.ndarray) -> np.ndarray:
-        """Host event index of each id's launch record, -1 where none (or the id is negative)."""
-        if self.table is not None:
-            ok = (corr >= 0) & (corr < self.table.shape[0])
-            return np.where(ok, self.table[np.where(ok, corr, 0)], -1).astype(self.idx_t, copy=False)
-        launch = np.full(corr.shape, -1, dtype=self.idx_t)
-        if self.hc.size and corr.size:
-            j = np.searchsorted(self.hcorr, corr)
-            jj = np.clip(j, 0, self.hc.size - 1)
-            ok = (corr >= 0) & (self.hcorr[jj] == corr)
-            launch[ok] = self.hc[jj[ok]]
-        return launch
+def launch_records(h: HostEvents, idx_t) -> IdTable:
+    """Correlation id -> the host launch record: the first host event (by index) that carries the id."""
+    hc = np.flatnonzero(h.corr >= 0).astype(idx_t, copy=False)
+    return IdTable(h.corr[hc], hc, -1)
 
 
 def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> np.ndarray:
@@ -214,12 +185,12 @@ def build_context(tl: Timeline, params: int | None = None) -> Context:
     host_input = h.name_mask(lambda n: n.startswith(INPUT_EVENT_PREFIXES) and "Op::" in n)
     # correlation: host launch record per correlation id
     idx_t = _idx_dtype(len(h))  # host event indices
-    records = _LaunchRecords(h, idx_t)
+    records = launch_records(h, idx_t)
     gpus: list[GpuCtx] = []
     launched_any = np.zeros(len(h), dtype=bool)
     launched_kernel = np.zeros(len(h), dtype=bool)  # launch records of kernels (not copies)
     for d in devs:
-        launch = records.find(d.corr)
+        launch = records.lookup(d.corr)
         launched_any[launch[launch >= 0]] = True
         kl = (launch >= 0) & ((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE))
         launched_kernel[launch[kl]] = True

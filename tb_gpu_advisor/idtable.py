@@ -1,0 +1,58 @@
+"""Lookups of integer ids in bulk: metadata ids of millions of events and stats, CUPTI correlation ids.
+
+Shared by the reader (event and stat metadata ids) and the metrics context
+(the host launch record of each kernel's correlation id).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class IdTable:
+    """Maps integer ids to values; the first entry of a repeated id wins; ``missing`` for every other id.
+
+    Ids are small dense non-negative ranges in practice (TensorFlow numbers
+    metadata from 1; correlation ids are CUPTI's launch counter), so the
+    table is an array indexed by id: one gather per lookup, O(n).  Negative
+    or sparse ids (a hostile file) get a binary search over the ids sorted
+    stably instead, which also keeps the first of equal ids first.
+    """
+
+    def __init__(self, ids: np.ndarray, values: np.ndarray, missing: int) -> None:
+        self.missing = missing
+        self.dense: np.ndarray | None = None
+        if ids.size and int(ids.min()) >= 0 and int(ids.max()) < self.max_dense_id(ids.size):
+            self.dense = self._dense(ids, values, missing)
+        else:
+            order = np.argsort(ids, kind="stable")
+            self.ids, self.values = ids[order], values[order]
+
+    @staticmethod
+    def max_dense_id(n: int) -> int:
+        """Ids below this get the array (at most 4 slots per entry, or 64k: a table of a few hundred kB)."""
+        return max(4 * n, 1 << 16)
+
+    @staticmethod
+    def _dense(ids: np.ndarray, values: np.ndarray, missing: int) -> np.ndarray:
+        """The array: slot ``id`` holds the id's first value; the last slot, ``missing``, answers every other id."""
+        pos = np.arange(ids.size)
+        first = np.full(int(ids.max()) + 2, -1, dtype=np.intp)
+        first[ids] = pos
+        repeated = first[ids] != pos  # an id on several entries: one of them was stored; keep the first
+        if repeated.any():
+            np.minimum.at(first, ids[repeated], pos[repeated])
+        table = np.full(first.size, missing, dtype=np.result_type(values.dtype, np.min_scalar_type(missing)))
+        has = first >= 0
+        table[has] = values[first[has]]
+        return table
+
+    def lookup(self, query: np.ndarray) -> np.ndarray:
+        """The value of each id in ``query`` (``missing`` where the id has none)."""
+        if self.dense is not None:  # negative ids wrap to huge unsigned ones: the last ("other") slot
+            wrapped = query.view(np.uint64) if query.dtype == np.int64 else query.astype(np.uint64)
+            return self.dense[np.minimum(wrapped, np.uint64(self.dense.size - 1))]
+        if self.ids.size == 0:
+            return np.full(query.shape, self.missing, dtype=self.values.dtype)
+        pos = np.clip(np.searchsorted(self.ids, query), 0, self.ids.size - 1)
+        return np.where(self.ids[pos] == query, self.values[pos], self.missing).astype(self.values.dtype, copy=False)

@@ -14,7 +14,7 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from . import ANALYZER_VERSION, rules
+from . import ANALYZER_VERSION, frameworks, rules
 from . import kernel_classes as kc
 from .fmt import pct as _pct
 from .memory import release_free_heap
@@ -36,26 +36,49 @@ def _f(x: Any, nd: int = 4) -> float | None:
 
 def headline_cards(m: HostMetrics) -> list[Metric]:
     h = m.headline
+    fw = frameworks.get(m.capture.framework)
     cards = [
         Metric("device_step_share", "Device step-time share", _f(h.device_step_share), "share", _pct(h.device_step_share), "higher",
                meaning="share of the step the GPU spends executing kernels (guide 1: maximize)",
                detail={"avg_step_ms": _f(h.avg_step_ms), "device_compute_ms": _f(m.breakdown.device_compute)}),
-        Metric("host_op_share", "Ops placed on host", _f(h.host_op_share_by_count), "share", _pct(h.host_op_share_by_count), "lower",
-               meaning="TF ops that launched no GPU work, by count (by time in detail); should be very small",
-               detail={"by_time": _f(h.host_op_share_by_time), "host_ops": h.host_op_count, "device_ops": h.device_op_count}),
-        Metric("sixteen_bit_share", "16-bit kernel time", _f(h.sixteen_bit_time_share), "share", _pct(h.sixteen_bit_time_share), "higher",
-               meaning="share of GPU kernel time in fp16 or bf16 kernels (guide: how many kernels use fp16)",
+        _not_applicable(fw, Metric("host_op_share", "Ops placed on host", _f(h.host_op_share_by_count), "share",
+                                   _pct(h.host_op_share_by_count), "lower", meaning=fw.label("host_op_meaning"),
+                                   detail={"by_time": _f(h.host_op_share_by_time), "host_ops": h.host_op_count,
+                                           "device_ops": h.device_op_count})),
+        Metric("sixteen_bit_share", "16-bit kernel time", _f(h.sixteen_bit_time_share), "share", _sixteen_display(h), "higher",
+               meaning="share of GPU kernel time of known precision in fp16 or bf16 kernels (guide: how many kernels use fp16); "
+                       "kernels whose name gives no dtype (XLA fusions, Triton GEMMs) are left out and counted in detail",
                detail={"fp16_kernels": h.fp16_kernel_count, "bf16_kernels": h.bf16_kernel_count, "kernels": h.kernel_count,
                        "fp16_share": _f(h.fp16_time_share), "bf16_share": _f(h.bf16_time_share),
-                       "tensor_core_share": _f(h.tensor_core_time_share)}),
+                       "tensor_core_share": _f(h.tensor_core_time_share),
+                       "unknown_precision_share": _f(h.unknown_precision_share)}),
         Metric("launch_wait_share", "Idle waiting for launch", _f(h.launch_wait_share), "share", _pct(h.launch_wait_share), "lower",
                meaning="share of the step the GPU was idle waiting for the host to launch the next kernel",
                detail={"ms_per_step": _f(m.breakdown.launch_wait)}),
         Metric("input_wait_share", "Waiting for input", _f(h.input_wait_share), "share", _pct(h.input_wait_share), "lower",
-               meaning="share of the step the GPU was idle while the host waited in IteratorGetNext",
+               meaning=fw.label("input_wait_meaning"),
                detail={"ms_per_step": _f(m.breakdown.input_wait)}),
     ]
     return [_graded(c) for c in cards]
+
+
+def _sixteen_display(h) -> str:
+    """The 16-bit share, saying how much kernel time has no known precision."""
+    unk = h.unknown_precision_share
+    if h.sixteen_bit_time_share is None:
+        return "n/a (no kernel of known precision)" if unk else _pct(None)
+    return _pct(h.sixteen_bit_time_share) + (f" of known ({_pct(unk)} unknown)" if unk and unk >= 0.005 else "")
+
+
+def _not_applicable(fw, card: Metric) -> Metric:
+    """A card the framework has no meaning for: no value, "n/a" and the reason, never a red number."""
+    if fw.applies(card.id):
+        return card
+    card.value = None
+    card.display = "n/a"
+    card.meaning = fw.not_applicable[card.id]
+    card.detail = {"not_applicable": fw.not_applicable[card.id]}
+    return card
 
 
 def _graded(card: Metric) -> Metric:
@@ -76,7 +99,7 @@ def _op_table(m: HostMetrics, n: int = TOP_N) -> Table:
     cols = ["op", "type", "on device", "occurrences", "host ms", "kernels", "kernel us", "TC eligible", "tensor core share", "precision", "eager"]
     rows = [[o.op_name, o.op_type, o.on_device, o.occurrences, _f(o.host_self_ms), o.kernel_count, _f(o.kernel_total_us, 3), o.tc_eligible,
              _f(o.tensor_core_share), o.precision, o.is_eager] for o in m.ops[:n]]
-    return Table("Top TensorFlow ops (kept steps)", cols, rows)
+    return Table(frameworks.get(m.capture.framework).label("ops_table"), cols, rows)
 
 
 def _memcpy_table(m: HostMetrics) -> Table:
@@ -131,6 +154,29 @@ def _size(path: str) -> int:
         return 0
 
 
+#: Plane name prefixes of a profile: the host (``/host:CPU``, ``/host:metadata``, ...) and devices (``/device:GPU:0``).
+PROFILE_PLANE_PREFIXES = ("/host:", "/device:")
+
+
+def profile_problem(tl) -> str | None:  # noqa: ANN001 - a timeline.Timeline
+    """Why a file that parsed as an XSpace still is no profile to analyse, or None.
+
+    A file without any host or device plane is not a profiler capture (another protobuf, or an XSpace
+    written by some other tool); one whose host and device planes hold no event recorded nothing in its
+    capture window.  Either is an error of that host, never a "healthy" report with nothing in it.
+    """
+    planes = [p for p in tl.planes if p.name.startswith(PROFILE_PLANE_PREFIXES)]
+    if not planes:
+        names = sorted({p.name or "<unnamed>" for p in tl.planes})
+        shown = ", ".join(repr(n) for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        return (f"no host or device plane of a profile (planes: {shown}): not a TensorFlow/JAX profiler capture; "
+                "expected a /host:CPU or /device:GPU:N plane")
+    if not any(p.num_events for p in planes):
+        return ("no events in the capture window: the profiler recorded nothing (was it stopped right after it "
+                "started, or did the steps run in another process?)")
+    return None
+
+
 def analyze_host(host_file, params: int | None = None) -> HostReport:
     """Analyze one host file (anything with ``.host`` and ``.path``); errors land in ``HostReport.error``."""
     host, path = host_file.host, host_file.path
@@ -143,6 +189,9 @@ def analyze_host(host_file, params: int | None = None) -> HostReport:
         tl = read_timeline(path, keep_stats=USED_STATS)
     except Exception as e:  # noqa: BLE001 -- a bad file must not break the session
         return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
+    problem = profile_problem(tl)
+    if problem is not None:
+        return HostReport(host=host, path=path, size_bytes=size or tl.size_bytes, error=f"{path}: {problem}")
     try:
         m, ctx = compute_host_metrics(tl, params)
         release_free_heap()  # metrics temporaries, before the report is built (see memory.py)
@@ -329,7 +378,10 @@ def merge_findings(host_reports: list[HostReport]) -> list[Finding]:
 
 def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Report:
     """Session report: aggregate headline (mean of hosts' values), findings merged across hosts
-    (:func:`merge_findings`) and ranked."""
+    (:func:`merge_findings`) and ranked.
+
+    ``healthy`` only when every host was analysed (a host with ``error`` makes the session not healthy:
+    bad input is never reported as "no problems") and no finding is a warning or critical."""
     ok = [h for h in host_reports if h.error is None]
     findings = rules.rank(merge_findings(host_reports))
     headline: list[Metric] = []
@@ -340,7 +392,8 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Repor
             headline.append(_graded(Metric(card.id, card.label, _f(v), card.unit, _pct(v) if card.unit == "share" else str(v),
                                            card.good_direction, "unknown", card.meaning, card.threshold, {"hosts": len(vals)})))
     notes = [f"{h.host}: could not be analysed: {h.error}" for h in host_reports if h.error]
-    healthy = bool(ok) and not any(f.severity in ("critical", "warning") for f in findings)
+    # bad input is never healthy: every host must have been analysed (and there must be one)
+    healthy = bool(ok) and len(ok) == len(host_reports) and not any(f.severity in ("critical", "warning") for f in findings)
     return Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,
                   analyzer_version=ANALYZER_VERSION, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes)
 
@@ -358,4 +411,4 @@ def analyze_session(run: str, session: str, host_files: Iterable, progress: Call
     return merge_hosts(run, session, reports)
 
 
-__all__ = ["analyze_host", "merge_hosts", "merge_findings", "analyze_session", "headline_cards", "BREAKDOWN_CATEGORIES"]
+__all__ = ["analyze_host", "profile_problem", "merge_hosts", "merge_findings", "analyze_session", "headline_cards", "BREAKDOWN_CATEGORIES"]

@@ -61,7 +61,10 @@ TENSOR_CORE_PATTERNS: dict[str, str] = {
     "flash_bwd": "FlashAttention backward (mma.sync/wgmma)",
 }
 
-_TC_EXCLUDE = re.compile(r"simt|sgemm_(?!.*tensorop)", re.I)  # SIMT (CUDA core) GEMMs are not Tensor Core
+#: CUDA-core GEMMs whatever library prefix they carry: SIMT kernels, FFMA (fp32 fused multiply-add) math, and
+#: xMMA GEMMs whose inputs *and* math are fp32 (``sm80_xmma_gemm_f32f32_f32f32_f32_..._ffma``; the TF32 variant
+#: reads ``f32f32_tf32f32``).  Seen in the real H100 JAX captures with ``precision=HIGHEST``.
+_TC_EXCLUDE = re.compile(r"simt|ffma|f32f32_f32f32|sgemm_(?!.*tensorop)", re.I)
 
 #: Op types whose work Tensor Cores can do (stock list + Einsum, which lowers to BatchMatMul).
 TC_ELIGIBLE_OP_PREFIXES: tuple[str, ...] = (
@@ -111,8 +114,11 @@ MEMCPY_NAMES = {
 KIND_KERNEL, KIND_H2D, KIND_D2H, KIND_D2D, KIND_COLLECTIVE, KIND_OTHER_COPY = 0, 1, 2, 3, 4, 5
 _COPY_KIND = {"h2d": KIND_H2D, "d2h": KIND_D2H, "d2d": KIND_D2D, "p2p": KIND_D2D, "memset": KIND_D2D, "other": KIND_OTHER_COPY}
 
-PRECISIONS = ("fp32", "fp16", "bf16", "int8", "fp8", "tf32", "fp64", "other")
-P_FP32, P_FP16, P_BF16, P_INT8, P_FP8, P_TF32, P_FP64, P_OTHER = range(8)
+#: ``unknown``: the name carries no dtype (XLA fusions, Triton GEMMs, ``Memset``): a value of its own, never fp32.
+PRECISIONS = ("fp32", "fp16", "bf16", "int8", "fp8", "tf32", "fp64", "other", "unknown")
+P_FP32, P_FP16, P_BF16, P_INT8, P_FP8, P_TF32, P_FP64, P_OTHER, P_UNKNOWN = range(9)
+#: Precisions of 16 bits or fewer (what mixed precision aims for).
+LOW_PRECISIONS = ("fp16", "bf16", "int8", "fp8")
 
 _TC_RE = re.compile("|".join(re.escape(p) for p in TENSOR_CORE_PATTERNS), re.I)
 
@@ -129,9 +135,23 @@ def tensor_core(names: list[str]) -> np.ndarray:
     return np.fromiter((_tc_one(n) for n in names), dtype=bool, count=len(names))
 
 
+#: Explicit fp32 evidence in a kernel name: cuBLAS/CUTLASS SGEMMs, FFMA math, fp32 xMMA operands, C++ ``float``
+#: template arguments (Eigen, TF functors, NCCL ``_float``), ``fp32``/``f32``.  ``tf32`` is tested before.
+_FP32 = re.compile(r"sgemm|ffma|f32f32_f32f32|\bfloat\b|_float\b|<float|fp32|(?<![a-z0-9])f32(?!\d)|single", re.I)
+#: cuBLASLt Hopper/Blackwell GEMMs: ``nvjet_[smXX_]<types>_...``; the first letter is the input type
+#: (``hsh`` fp16, ``tst``/``tss`` bf16, ``sss`` fp32 or TF32 with a ``_tf32`` suffix, ``qqtst`` fp8).
+_NVJET = re.compile(r"nvjet_(?:sm\d+_)?([a-z]{3,6})_", re.I)
+_NVJET_INPUT = {"h": P_FP16, "t": P_BF16, "s": P_FP32, "q": P_FP8, "e": P_FP8, "d": P_FP64, "i": P_INT8}
+
+
 @lru_cache(maxsize=65536)
 def precision_one(name: str) -> int:
-    """Precision code of one kernel name or shape string (P_* constants); bf16 before fp16."""
+    """Precision code of one kernel name or shape string (P_* constants); bf16 before fp16.
+
+    Only what the name says: a name with no dtype in it (XLA ``fusion_N``, Triton ``gemm_fusion_dot``,
+    ``Memset``) is ``P_UNKNOWN``, never fp32 -- counting it as fp32 raised false "mixed precision is off"
+    alarms on bf16 JAX captures.
+    """
     if _BF16.search(name):
         return P_BF16
     if _FP8.search(name):
@@ -144,7 +164,12 @@ def precision_one(name: str) -> int:
         return P_TF32
     if _FP64.search(name):
         return P_FP64
-    return P_FP32
+    m = _NVJET.search(name)
+    if m:
+        return _NVJET_INPUT.get(m.group(1)[0].lower(), P_UNKNOWN)
+    if _FP32.search(name):
+        return P_FP32
+    return P_UNKNOWN
 
 
 def precision(names: list[str]) -> np.ndarray:
@@ -191,6 +216,23 @@ def elementwise(names: list[str]) -> np.ndarray:
     )
 
 
+#: GEMM / convolution kernels by name: work Tensor Cores can do, whatever op (if any) launched it.  XLA's
+#: Triton GEMMs (``gemm_fusion_dot*``), cuBLAS(Lt) (``*gemm*``, ``nvjet``, ``xmma``), CUTLASS, cuDNN convolutions
+#: and fused attention.  ``convert`` fusions are not convolutions.
+_GEMM_KERNEL = re.compile(r"gemm|nvjet|xmma|s884|h884|s1688|h1688|16816|hmma|wgmma|implicit_convolve|conv2d|conv3d|"
+                          r"_conv_|convolution|fprop|dgrad|wgrad|flash_fwd|flash_bwd|fmha|cudnn.*(attn|attention)", re.I)
+
+
+@lru_cache(maxsize=65536)
+def gemm_kernel_one(name: str) -> bool:
+    """A matmul/convolution kernel by name (Tensor-Core-eligible work)."""
+    return bool(_GEMM_KERNEL.search(name)) and not _COLLECTIVE.search(name)
+
+
+def gemm_kernel(names: list[str]) -> np.ndarray:
+    return np.fromiter((gemm_kernel_one(n) for n in names), dtype=bool, count=len(names))
+
+
 def op_type(tf_op: str) -> str:
     """Type of a TF op event name ``scope/name:Type`` (or the name itself)."""
     if not tf_op:
@@ -212,7 +254,19 @@ HLO_CUSTOM_CALL = "custom-call"
 #: Prefix of the ``tf_op`` stat XLA GPU kernels carry: the outermost annotation, the module
 #: (``XlaModule:#prefix=..,hlo_module=..,program_id=..#`` parsed down to its name ``XlaModule:``).
 XLA_MODULE_ANNOTATION = "XlaModule"
-_HLO_SUFFIX = re.compile(r"(\.\d+)+$")
+#: The ``.N`` suffixes ``hlo_op_type`` removes.  Not ``re.sub(r"(\.\d+)+$")``: that regex retries from every
+#: position, quadratic in the name (an 80 kB hlo_op took 35 s holding the GIL); ``_strip_hlo_suffix`` is linear.
+_HLO_SUFFIX_DIGITS = re.compile(r"\d+")
+
+
+def _strip_hlo_suffix(t: str) -> str:
+    """``t`` without its trailing ``(.<digits>)+``, scanning from the end once (linear)."""
+    end = len(t)
+    while True:
+        dot = t.rfind(".", 0, end)
+        if dot < 0 or not _HLO_SUFFIX_DIGITS.fullmatch(t, dot + 1, end):
+            return t[:end]
+        end = dot
 
 
 def is_xla_module_annotation(tf_op: str | None) -> bool:
@@ -227,7 +281,7 @@ def hlo_op_type(hlo_op: str) -> str:
     XLA names instructions after their opcode (``dot``, ``convolution``, ``custom-call``) or fusion kind.
     """
     t = hlo_op.strip().lstrip("%")
-    return _HLO_SUFFIX.sub("", t) or t
+    return _strip_hlo_suffix(t) or t
 
 
 def hlo_op_class(op_type_: str) -> str:
@@ -261,14 +315,6 @@ def tc_eligible_type(op_type_: str) -> bool:
 
 def tc_eligible(op_types: list[str]) -> np.ndarray:
     return np.fromiter((tc_eligible_type(t) for t in op_types), dtype=bool, count=len(op_types))
-
-
-def is_tf_op_event(name: str) -> bool:
-    """A host event that is a TF op (``name:Type``; no spaces in the type)."""
-    if ":" not in name or name.startswith(("void ", "Memcpy")) or "::" in name:
-        return False
-    t = name.rsplit(":", 1)[1]
-    return bool(t) and t[0].isupper() and " " not in t and "(" not in t
 
 
 def short_kernel_name(name: str, width: int = 80) -> str:

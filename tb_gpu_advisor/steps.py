@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .metrics.events import DeviceEvents, HostEvents, union_intervals
+from . import kernel_classes as kc
+from .metrics.events import DeviceEvents, HostEvents, device_launches, union_intervals
 from .metrics.types import DroppedStep, StepDetection, StepWindow
 
 PS_PER_MS = 1e9
@@ -123,8 +124,9 @@ def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | 
 _HOST_SOURCES = ("keras_profiled_batch", "trace_train", "root_r", "step_num_stat", "xla_module_launches")
 
 
-def detect_steps(tl, h: HostEvents, devs: list[DeviceEvents]) -> Steps:
-    """Detect steps; see the module docstring."""
+def detect_steps(tl, h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray] | None = None) -> Steps:
+    """Detect steps; see the module docstring.  ``launches``: per GPU, each device event's host launch record
+    (:func:`~tb_gpu_advisor.metrics.events.device_launches`; computed here when not given)."""
     active = [d for d in devs if len(d)]
     all_starts = [d.start for d in active] + ([h.start] if len(h) else [])
     origin = int(min(int(a.min()) for a in all_starts)) if all_starts else 0
@@ -181,6 +183,13 @@ def detect_steps(tl, h: HostEvents, devs: list[DeviceEvents]) -> Steps:
             he[-1] = max(int(he[-1]), _last_step_device_end(h, active, int(hs[-1]), int(he[-1])))
             if source in _HOST_SOURCES:
                 mapped = "correlation_id"
+                if launches is None:
+                    launches = device_launches(h, devs)
+                dev_w = _async_device_windows(hs, he, h, devs, launches)
+                if dev_w:
+                    gpu_windows = dev_w
+                    note += ("; asynchronous dispatch: the host runs ahead of the GPU, so each GPU step is placed where "
+                             "the work launched inside that host step runs (first kernel to the next step's first kernel)")
     dropped: list[DroppedStep] = []
     found = int(ids.size)
     if found == 0:
@@ -210,6 +219,75 @@ def detect_steps(tl, h: HostEvents, devs: list[DeviceEvents]) -> Steps:
         mapped_via=mapped,
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin)
+
+
+#: Dispatch is asynchronous when the work launched in a host step typically ends this many host-step lengths
+#: after the host step itself (JAX returns from a jitted call at once; TensorFlow steps end on a device sync).
+ASYNC_SPILL_STEPS = 0.5
+
+
+def _launched_per_step(hs: np.ndarray, he: np.ndarray, h: HostEvents, d: DeviceEvents,
+                       launch: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per host step: (first kernel start, first device event start, last device end) of the work launched
+    inside it; int64 max / min where the step launched nothing on this GPU."""
+    n = hs.size
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    first_k = np.full(n, big, np.int64)
+    first_any = np.full(n, big, np.int64)
+    last = np.full(n, small, np.int64)
+    m = np.flatnonzero(launch >= 0)
+    if m.size == 0 or n == 0:
+        return first_k, first_any, last
+    t = h.start[launch[m]]
+    k = np.searchsorted(hs, t, side="right") - 1
+    ok = k >= 0
+    ok &= t < he[np.clip(k, 0, None)]
+    m, k = m[ok], k[ok]
+    np.minimum.at(first_any, k, d.start[m])
+    np.maximum.at(last, k, d.end[m])
+    kern = (d.kind[m] == kc.KIND_KERNEL) | (d.kind[m] == kc.KIND_COLLECTIVE)
+    np.minimum.at(first_k, k[kern], d.start[m][kern])
+    return first_k, first_any, last
+
+
+def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: list[DeviceEvents],
+                          launches: list[np.ndarray]) -> dict[int, np.ndarray]:
+    """Per GPU step windows placed on the device, when dispatch is asynchronous; {} when it is not.
+
+    With asynchronous dispatch (JAX: a jitted call returns before its kernels run; the host runs up to
+    dozens of steps ahead) a host step window says nothing about the GPU: the device step k is where the
+    work launched inside host step k runs, found through the launches' correlation ids (a CUDA graph
+    launch covers all its kernels).  Step k then runs from its first kernel to the next step's first
+    kernel (idle time before a step belongs to the one before, as with host windows).  Where the launched
+    work ends inside (or shortly after) its host window -- a synchronous step, TensorFlow's usual -- the
+    host windows are kept: they contain the device work and the host's input wait before it.
+    """
+    out: dict[int, np.ndarray] = {}
+    spills, lengths = [], he - hs
+    per: list[tuple[DeviceEvents, np.ndarray, np.ndarray, np.ndarray]] = []
+    for d, launch in zip(devs, launches):
+        if not len(d):
+            continue
+        first_k, first_any, last = _launched_per_step(hs, he, h, d, launch)
+        has = last > np.iinfo(np.int64).min
+        if has.sum() < 2:
+            continue
+        spills.append((last[has] - he[has]).astype(np.float64))
+        per.append((d, first_k, first_any, last))
+    if not per or not lengths.size:
+        return out
+    if float(np.median(np.concatenate(spills))) <= ASYNC_SPILL_STEPS * float(np.median(lengths)):
+        return out
+    for d, first_k, first_any, last in per:
+        big = np.iinfo(np.int64).max
+        start = np.where(first_k < big, first_k, first_any)
+        start = np.where(start < big, start, hs)  # a step that launched nothing here: its host start
+        start = np.maximum.accumulate(start)
+        end = np.empty_like(start)
+        end[:-1] = start[1:]
+        end[-1] = max(int(start[-1]), int(last[-1]) if last[-1] > np.iinfo(np.int64).min else int(he[-1]))
+        out[d.gpu] = np.stack([start, end], axis=1)
+    return out
 
 
 def _tile(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

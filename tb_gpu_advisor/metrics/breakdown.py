@@ -45,23 +45,35 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
     }
     for c, m in kinds.items():
         out[c] = (d.start[m], d.end[m])
-    out["input_wait"] = (h.start[ctx.host_input], h.end[ctx.host_input])
+    out["input_wait"] = _cat2((h.start[ctx.host_input], h.end[ctx.host_input]), ctx.input_spans)
     # launch wait (idle waiting for launch): the GPU idle gap before a device event, from the end of
     # everything earlier on this GPU to the event's start, when the event's host launch record ended
     # after that earlier work had finished (the GPU drained its queue and waited for the host), and
     # both belong to the same step.  Input wait, higher in PRIORITY, takes precedence.
+    # Frameworks whose dispatch the capture names (JAX) measure it directly below: there an idle gap
+    # before a kernel is only launch wait while the host is inside the dispatch.
     kern = np.nonzero((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE))[0]
-    if kern.size > 1:
+    if kern.size > 1 and not ctx.fw.has_dispatch:
         prev_end = np.maximum.accumulate(d.end[kern])[:-1]
         cur = kern[1:]
         has = (g.launch[cur] >= 0) & (d.kind[cur] == kc.KIND_KERNEL)  # a collective waits for peers, not for launch
-        lend = np.where(has, h.end[np.clip(g.launch[cur], 0, None)], 0)
+        lend = np.where(has, h.end[np.clip(g.launch[cur], 0, None)], 0) if h.end.size else np.zeros(cur.size, np.int64)  # no host events
         keep = has & (lend > prev_end) & (d.start[cur] > prev_end) & (g.step[cur] == g.step[kern[:-1]]) & (g.step[cur] >= 0)
         out["launch_wait"] = (prev_end[keep], d.start[cur][keep])
     else:
         out["launch_wait"] = (d.start[:0], d.start[:0])
+    # and the host inside the framework's dispatch (JAX: the GPU idles while Python dispatches the next call)
+    out["launch_wait"] = _cat2(out["launch_wait"], ctx.dispatch_spans)
     out["host_compute"] = (h.start[ctx.host_work], h.end[ctx.host_work])
     return out
+
+
+def _cat2(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
+    """Two interval sets as one (starts, ends) pair; ``b`` may be None or empty."""
+    if b is None or not b[0].size:
+        return a
+    return (np.concatenate([a[0].astype(np.int64), b[0].astype(np.int64)]),
+            np.concatenate([a[1].astype(np.int64), b[1].astype(np.int64)]))
 
 
 class _Cover:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from .context import PS_PER_MS, Context
-from .framework import detect_framework, host_event_names
 from .types import CaptureQuality, Memory
 
 MIN_STEPS = 3
@@ -41,7 +40,7 @@ def capture_quality(ctx: Context) -> CaptureQuality:
         length_ms=float(length), steps_captured=ctx.steps.detection.found, steps_kept=kept,
         steady_state=(cv < STEADY_CV) if cv is not None else None, step_time_cv=cv, too_short=short,
         too_long=length > MAX_LENGTH_MS, num_events=ctx.tl.num_events, gpu_thread_mode_private=private, note="; ".join(notes),
-        framework=detect_framework(host_event_names(ctx.tl)),
+        framework=ctx.fw.id,
     )
 
 

@@ -36,6 +36,9 @@ def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostM
         avg = bd.average(host_rows)
     avg_step = sum(r.step_ms for r in host_rows) / len(host_rows) if host_rows else None
     prec = kernels.precision_totals(ctx)
+    # 16-bit shares are of the kernel time whose precision the names (or shapes) tell: an XLA fusion or a
+    # Triton GEMM names no dtype, and counting it as 32-bit made bf16 captures look fp32
+    known_ms = prec["kernel_ms"] - prec["unknown_ms"]
     kept = ops.kept_ops(ctx)
     place = ops.placement(ctx, kept)
     op_list = ops.op_stats(ctx, top_n=0, kept=kept)
@@ -47,8 +50,9 @@ def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostM
         host_op_share_by_count=place["share_by_count"], host_op_share_by_time=place["share_by_time"],
         device_op_count=place["device_count"], host_op_count=place["host_count"],
         kernel_count=prec["kernel_count"], fp16_kernel_count=prec["fp16_count"], bf16_kernel_count=prec["bf16_count"],
-        fp16_time_share=_share(prec["fp16_ms"], prec["kernel_ms"]), bf16_time_share=_share(prec["bf16_ms"], prec["kernel_ms"]),
-        sixteen_bit_time_share=_share(prec["fp16_ms"] + prec["bf16_ms"], prec["kernel_ms"]),
+        fp16_time_share=_share(prec["fp16_ms"], known_ms), bf16_time_share=_share(prec["bf16_ms"], known_ms),
+        sixteen_bit_time_share=_share(prec["fp16_ms"] + prec["bf16_ms"], known_ms),
+        unknown_precision_share=_share(prec["unknown_ms"], prec["kernel_ms"]),
         tensor_core_time_share=_share(prec["tc_ms"], prec["kernel_ms"]),
         launch_wait_share=_share(avg.launch_wait, avg_step) if has_gpu else None,
         input_wait_share=_share(avg.input_wait, avg_step),
@@ -66,7 +70,7 @@ def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostM
         memcpy=mc, memcpy_steps=mc_rows[:500], small_kernels=kernels.small_kernels(ctx), eager=ops.eager(ctx),
         host_ops=ops.host_ops(ctx, op_list, place), fusion=kernels.fusion(ctx), loss_scaling=ops.loss_scaling(ctx),
         gaps=bd.summarize_gaps(gaps, avg_step), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu_arr), memory=capture.memory(ctx),
-        notes=notes,
+        notes=notes, round_trip=memcpy.round_trips(ctx),
     )
     return hm, ctx
 

@@ -6,11 +6,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .. import frameworks
 from .. import kernel_classes as kc
+from ..frameworks import Framework
 from ..steps import Steps, detect_steps
-from ..idtable import IdTable
 from ..timeline import Timeline
-from .events import INPUT_EVENT_PREFIXES, DeviceEvents, HostEvents, all_device_events, host_events, in_key_start_order, int_dtype, sorted_unique
+from .events import (DeviceEvents, HostEvents, all_device_events, host_events, in_key_start_order, int_dtype,
+                     device_launches, sorted_unique, union_intervals)
 
 PS_PER_MS = 1e9
 PS_PER_US = 1e6
@@ -51,6 +53,11 @@ class Context:
     host_step: np.ndarray  # kept-step index of each host event by start (host windows), -1 (int16 up to 32k steps)
     op_on_device: np.ndarray  # bool per host event (meaningful where host_op)
     params: int | None = None
+    fw: Framework = frameworks.UNKNOWN
+    #: host input time that no single event names (JAX: marker time before the dispatch, device_put): disjoint (starts, ends)
+    input_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
+    #: the host inside the framework's dispatch of compiled work (JAX ``PjitFunction``): disjoint (starts, ends)
+    dispatch_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
 
     @property
     def active(self) -> list[GpuCtx]:
@@ -162,12 +169,6 @@ class Encloser:
         return out
 
 
-def launch_records(h: HostEvents, idx_t) -> IdTable:
-    """Correlation id -> the host launch record: the first host event (by index) that carries the id."""
-    hc = np.flatnonzero(h.corr >= 0).astype(idx_t, copy=False)
-    return IdTable(h.corr[hc], hc, -1)
-
-
 def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> np.ndarray:
     """For host events ``idx_inner``: index of the innermost ``mask_outer`` event on the same line containing its start."""
     if idx_inner.size == 0 or not mask_outer.any():
@@ -178,19 +179,20 @@ def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> n
 def build_context(tl: Timeline, params: int | None = None) -> Context:
     h = host_events(tl)
     devs = all_device_events(tl)
-    steps = detect_steps(tl, h, devs)
-    host_op = h.name_mask(kc.is_tf_op_event)
-    # input wait: the IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data); the
-    # tf_data_iterator_get_next threads carry exactly these, so no line rule is needed.
-    host_input = h.name_mask(lambda n: n.startswith(INPUT_EVENT_PREFIXES) and "Op::" in n)
-    # correlation: host launch record per correlation id
     idx_t = _idx_dtype(len(h))  # host event indices
-    records = launch_records(h, idx_t)
+    # correlation: host launch record of every device event (graph launches cover all their kernels)
+    launches = device_launches(h, devs, idx_t)
+    steps = detect_steps(tl, h, devs, launches)
+    fw = frameworks.detect_timeline(tl)
+    host_op = h.name_mask(fw.host_op_event)
+    # input wait by name: TF's IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data)
+    host_input = h.name_mask(fw.input_event)
+    dispatch = h.name_mask(fw.dispatch_event)
+    input_spans, in_dispatch = _input_spans(h, steps, fw, dispatch)
     gpus: list[GpuCtx] = []
     launched_any = np.zeros(len(h), dtype=bool)
     launched_kernel = np.zeros(len(h), dtype=bool)  # launch records of kernels (not copies)
-    for d in devs:
-        launch = records.lookup(d.corr)
+    for d, launch in zip(devs, launches):
         launched_any[launch[launch >= 0]] = True
         kl = (launch >= 0) & ((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE))
         launched_kernel[launch[kl]] = True
@@ -199,7 +201,7 @@ def build_context(tl: Timeline, params: int | None = None) -> Context:
                            active=bool(((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE)).any())))
     # intermediates are dropped as soon as they are used: they would otherwise stay alive (tens of MB on
     # large captures) through the per-GPU loop and the host step assignment below, the peak of the analysis
-    del records
+    del launches
     # enclosing TF op of each launch record
     rec = np.flatnonzero(launched_any).astype(idx_t, copy=False)
     del launched_any
@@ -219,11 +221,14 @@ def build_context(tl: Timeline, params: int | None = None) -> Context:
     # host compute: host work that launches nothing and waits for no input: host-placed TF ops,
     # callbacks and other framework/python events, minus bookkeeping, step markers, roots and
     # background (tf.data, event manager) threads.
-    bg_line = np.fromiter((ln.startswith(_BACKGROUND_LINES) for ln in h.line_names), dtype=bool, count=len(h.line_names))
+    bg_line = np.fromiter((fw.background_line(ln) or ln.startswith(_BACKGROUND_LINES) for ln in h.line_names), dtype=bool,
+                          count=len(h.line_names))
     host_work = ~h.name_mask(lambda n: n in _NOT_HOST_WORK or n.startswith(("Iterator::", "Prefetch", "train", "test")) or n.isdigit()
-                             or kc.op_type(n) in _TRANSFER_OPS)
+                             or kc.op_type(n) in _TRANSFER_OPS or fw.transfer_event(n))
     if len(h):
-        host_work &= ~bg_line[h.line] & ~host_input & (h.corr < 0) & (h.root < 0) & ~(host_op & op_on_device)
+        host_work &= ~bg_line[h.line] & ~host_input & (h.corr < 0) & (h.root < 0) & ~(host_op & op_on_device) & ~dispatch
+        if in_dispatch is not None:
+            host_work &= ~in_dispatch
     for g in gpus:
         d = g.d
         has = g.launch >= 0
@@ -232,16 +237,59 @@ def build_context(tl: Timeline, params: int | None = None) -> Context:
         names = d.plane.event_names
         prec_name = kc.precision(names)
         prec = prec_name[d.name] if len(d) else np.zeros(0, np.int8)
-        # shape stat refines fp32-by-name (the stock tool looks for `half` in `shape`)
+        # the `shape` stat refines a name that says fp32 or nothing (the stock tool looks for `half` in `shape`);
+        # a shape that names no dtype either leaves the name's answer
         sh = d.shape_sid
-        m = (prec == kc.P_FP32) & (sh >= 0)
+        m = ((prec == kc.P_FP32) | (prec == kc.P_UNKNOWN)) & (sh >= 0)
         if m.any():
             us, inv = np.unique(sh[m], return_inverse=True)
             pu = np.array([kc.precision_one(d.plane.string(int(s)) or "") for s in us], dtype=np.int8)
-            prec[np.nonzero(m)[0]] = pu[inv]
+            idx = np.nonzero(m)[0]
+            refined = pu[inv]
+            known = refined != kc.P_UNKNOWN
+            prec[idx[known]] = refined[known]
         # op type hint: kernels of ops whose name says fp16/bf16 are not inferred (kept by name/shape only)
         g.name_prec = prec
         g.tc = kc.tensor_core(names)[d.name] if len(d) else np.zeros(0, bool)
     del rec_op
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
-    return Context(tl, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device, params)
+    d_s, d_e = union_intervals(h.start[dispatch], h.end[dispatch]) if dispatch.any() else (h.start[:0], h.end[:0])
+    return Context(tl, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device, params, fw=fw,
+                   input_spans=input_spans, dispatch_spans=(d_s, d_e))
+
+
+#: Step sources whose host windows are the user's own step markers (the step's whole host side).
+_MARKER_SOURCES = ("keras_profiled_batch", "trace_train", "root_r", "step_num_stat")
+
+
+def _input_spans(h: HostEvents, steps: Steps, fw, dispatch: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray | None]:
+    """Host input time that no single event names, for frameworks that dispatch compiled steps (JAX).
+
+    Returns ((starts, ends), in_dispatch): the input spans and, per host event, whether a dispatch event
+    encloses it (None when the framework has no dispatch events).  Input is:
+    (a) each step marker's time before its first dispatch -- loading and preparing the batch, with or
+        without events (an untraced data loader shows no event at all);
+    (b) transfers to the device outside any dispatch (``jax.device_put``);
+    (c) copies of array data to the device anywhere (:attr:`Framework.batch_transfer_event`): an implicit
+        copy of a NumPy batch inside a jitted call, the worker thread's copy the dispatch waits for.
+    A Python scalar an un-jitted op copies inside its dispatch is dispatch, not input.
+    """
+    empty = (h.start[:0], h.end[:0])
+    if not dispatch.any():
+        return empty, None
+    idx = np.arange(len(h), dtype=_idx_dtype(len(h)))
+    in_dispatch = enclosing(h, dispatch, idx) >= 0
+    starts, ends = [], []
+    if steps.detection.source in _MARKER_SOURCES and steps.count:
+        w = steps.host_windows
+        d_start = np.sort(h.start[dispatch & ~in_dispatch])
+        j = np.searchsorted(d_start, w[:, 0], side="left")
+        first = np.where(j < d_start.size, d_start[np.clip(j, 0, max(d_start.size - 1, 0))], np.iinfo(np.int64).max)
+        ok = first < w[:, 1]
+        starts.append(w[ok, 0])
+        ends.append(first[ok])
+    xfer = (h.name_mask(fw.transfer_event) & ~in_dispatch) | h.name_mask(fw.batch_transfer_event)
+    starts.append(h.start[xfer])
+    ends.append(h.end[xfer])
+    s, e = union_intervals(np.concatenate(starts).astype(np.int64), np.concatenate(ends).astype(np.int64))
+    return (s, e), in_dispatch

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .. import kernel_classes as kc
+from ..idtable import IdTable
 from ..timeline import Line, Plane, Timeline
 
 #: Derived (post-processed) GPU lines: not device activity.
@@ -25,7 +26,6 @@ DERIVED_GPU_LINES = {
     "Steps", "TensorFlow Ops", "Framework Ops", "TensorFlow Name Scope", "Framework Name Scope",
     "XLA Modules", "XLA Ops", "Source", "Launch Stats", "XLA TraceMe", "Async XLA Ops",
 }
-INPUT_EVENT_PREFIXES = ("IteratorGetNext", "IteratorGetNextAsOptional", "MultiDeviceIteratorGetNext")
 
 
 @dataclass
@@ -312,6 +312,22 @@ def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np
         module = plane.string(m - 1) if m > 0 else None
         op_text.append(f"{module}/{name}:{kc.hlo_op_type(name)}" if module else f"{name}:{kc.hlo_op_type(name)}")
     op_idx[sel] = (base + inv).astype(np.int32)
+
+
+def launch_records(h: HostEvents, idx_t=np.int64) -> IdTable:
+    """Correlation id -> the host launch record: the first host event (by index) that carries the id.
+
+    A CUDA graph launch (``cuGraphLaunch``) shares its correlation id with every kernel of the graph, so the
+    graph's kernels map to the one launch, as CUPTI records them.
+    """
+    hc = np.flatnonzero(h.corr >= 0).astype(idx_t, copy=False)
+    return IdTable(h.corr[hc], hc, -1)
+
+
+def device_launches(h: HostEvents, devs: list["DeviceEvents"], idx_t=np.int64) -> list[np.ndarray]:
+    """Per GPU: the host launch record index of each device event (-1 where none)."""
+    records = launch_records(h, idx_t)
+    return [records.lookup(d.corr) for d in devs]
 
 
 def all_device_events(tl: Timeline) -> list[DeviceEvents]:

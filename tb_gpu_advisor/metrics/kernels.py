@@ -134,13 +134,13 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
     distinct = list(dict.fromkeys(k[0] for k in acc))
     where = {n: i for i, n in enumerate(distinct)}
     rows_name = np.fromiter((where[k[0]] for k in acc), dtype=np.intp, count=len(acc))
-    tc, ew, col = (f(distinct)[rows_name] for f in (kc.tensor_core, kc.elementwise, kc.collective))
+    tc, ew, col, gemm = (f(distinct)[rows_name] for f in (kc.tensor_core, kc.elementwise, kc.collective, kc.gemm_kernel))
     out = []
     for i, ((nm, ot), r) in enumerate(acc.items()):
         typ = kc.op_type(ot)
         out.append(KernelStat(
             name=nm, op_name=kc.op_name(ot), op_type=typ, count=r["count"], total_us=r["total"], avg_us=r["total"] / r["count"],
-            min_us=r["mn"], max_us=r["mx"], tensor_core=bool(tc[i]), tc_eligible=kc.tc_eligible_type(typ),
+            min_us=r["mn"], max_us=r["mx"], tensor_core=bool(tc[i]), tc_eligible=kc.tc_eligible_type(typ) or bool(gemm[i]),
             precision=kc.PRECISIONS[r["prec"]], elementwise=bool(ew[i]), collective=bool(col[i]),
             launch_latency_avg_us=(r["lat"] / r["latn"]) if r["latn"] else None, gpus=sorted(r["gpus"]),
             shape=r["shape"], dims=shape_dims(r["shape"]),
@@ -151,7 +151,8 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
 
 def precision_totals(ctx: Context) -> dict[str, float]:
     """Kernel counts and time (ms) by precision, plus Tensor Core time, over kept steps."""
-    res = {"kernel_count": 0, "kernel_ms": 0.0, "fp16_count": 0, "bf16_count": 0, "fp16_ms": 0.0, "bf16_ms": 0.0, "tc_ms": 0.0}
+    res = {"kernel_count": 0, "kernel_ms": 0.0, "fp16_count": 0, "bf16_count": 0, "fp16_ms": 0.0, "bf16_ms": 0.0, "tc_ms": 0.0,
+           "unknown_ms": 0.0}
     for g in ctx.gpus:
         m = (g.step >= 0) & (g.d.kind == kc.KIND_KERNEL)
         if not m.any():
@@ -165,6 +166,7 @@ def precision_totals(ctx: Context) -> dict[str, float]:
         res["fp16_ms"] += float(dur[p == kc.P_FP16].sum())
         res["bf16_ms"] += float(dur[p == kc.P_BF16].sum())
         res["tc_ms"] += float(dur[g.tc[m]].sum())
+        res["unknown_ms"] += float(dur[p == kc.P_UNKNOWN].sum())
     return res
 
 

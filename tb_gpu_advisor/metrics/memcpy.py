@@ -6,7 +6,8 @@ import numpy as np
 
 from .. import kernel_classes as kc
 from .context import PS_PER_MS, Context, Encloser
-from .types import MemcpyStat, MemcpyStepStat
+from .events import union_intervals
+from .types import HostRoundTrip, MemcpyStat, MemcpyStepStat
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
 _BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2p": "memcpy_d2d", "memset": "memcpy_d2d", "other": "memcpy_d2d"}
@@ -90,3 +91,54 @@ def _internal_op(name: str) -> bool:
         return False
     t = name.rsplit(":", 1)[1]
     return len(t) > 1 and t[0] == "_" and t[1].isupper() and " " not in t and "(" not in t
+
+
+def _busy_within(us: np.ndarray, ue: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per [a, b]: the time covered by the disjoint sorted busy intervals (us, ue), in ps."""
+    cum = np.concatenate([[0], np.cumsum(ue - us)])
+
+    def upto(t: np.ndarray) -> np.ndarray:
+        j = np.searchsorted(us, t, side="right") - 1
+        jj = np.maximum(j, 0)
+        v = cum[jj] + (np.minimum(t, ue[jj]) - us[jj])
+        return np.where(j < 0, 0, v)
+
+    return upto(b) - upto(a)
+
+
+def round_trips(ctx: Context) -> HostRoundTrip:
+    """Device->host->device round trips inside kept steps (see :class:`HostRoundTrip`); framework-neutral."""
+    n = ctx.steps.count
+    active = ctx.active
+    if not n or not active:
+        return HostRoundTrip()
+    with_any = np.zeros(n, dtype=bool)
+    idle = d2h_b = h2d_b = 0.0
+    for g in active:
+        d = g.d
+        inside = g.step >= 0
+        d2h = inside & (d.kind == kc.KIND_D2H)
+        h2d = inside & (d.kind == kc.KIND_H2D)
+        if not d2h.any() or not h2d.any():
+            continue
+        big = np.iinfo(np.int64).max
+        a = np.full(n, big, np.int64)  # end of each step's first D2H
+        np.minimum.at(a, g.step[d2h], d.end[d2h])
+        b = np.full(n, -1, np.int64)  # start of the last H2D after it
+        hs = d.start[h2d]
+        hstep = g.step[h2d]
+        after = hs > a[hstep]
+        np.maximum.at(b, hstep[after], hs[after])
+        ok = (a < big) & (b > a)
+        if not ok.any():
+            continue
+        us, ue = union_intervals(d.start, d.end)
+        busy = _busy_within(us.astype(np.int64), ue.astype(np.int64), a[ok], b[ok])
+        idle += float(((b[ok] - a[ok]) - busy).sum()) / PS_PER_MS
+        with_any |= ok
+        sel = ok[np.clip(g.step, 0, None)] & inside
+        d2h_b += float(np.maximum(d.mem_bytes[d2h & sel], 0).sum())
+        h2d_b += float(np.maximum(d.mem_bytes[h2d & sel], 0).sum())
+    k = len(active)
+    return HostRoundTrip(steps_with=int(with_any.sum()), idle_ms_per_step=idle / n / k, d2h_bytes_per_step=d2h_b / n / k,
+                         h2d_bytes_per_step=h2d_b / n / k)

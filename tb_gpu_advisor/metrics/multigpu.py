@@ -79,7 +79,7 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
         d, st = g.d, g.d.plane.stats
         arr = per_gpu.get(d.gpu)
         steps = arr.step.shape[0] if arr is not None else 0
-        major, minor = st.get("compute_cap_major"), st.get("compute_cap_minor")
+        major, minor = (v if type(v) is int else None for v in (st.get("compute_cap_major"), st.get("compute_cap_minor")))  # NaN/str: unknown
         inside = g.step >= 0
         coll = inside & (d.kind == kc.KIND_COLLECTIVE)
         ar_names = np.fromiter((bool(_ALLREDUCE.search(x)) for x in d.plane.event_names), dtype=bool, count=len(d.plane.event_names))

@@ -182,8 +182,10 @@ class Headline:
     host_op_share_by_time: same, weighted by host self time of the op events.
     fp16_kernel_count / bf16_kernel_count: kernel *launches* (events) whose
       precision is fp16 / bf16 (name, shape or stats).
-    fp16_time_share / bf16_time_share / sixteen_bit_time_share: share of GPU
-      kernel time (memcpy excluded) in fp16 / bf16 / either.
+    fp16_time_share / bf16_time_share / sixteen_bit_time_share: share of the GPU
+      kernel time of *known* precision (memcpy excluded) in fp16 / bf16 / either.
+    unknown_precision_share: share of all kernel time whose precision no name or
+      shape tells (XLA fusions, Triton GEMMs); None without kernels.
     launch_wait_share: idle-waiting-for-launch time / step time.
     input_wait_share: input_wait / step time.
     """
@@ -203,6 +205,7 @@ class Headline:
     tensor_core_time_share: float | None  # share of kernel time in Tensor Core kernels
     launch_wait_share: float | None
     input_wait_share: float | None
+    unknown_precision_share: float | None = None
 
 
 # --------------------------------------------------------------------------- kernels
@@ -478,7 +481,22 @@ class CaptureQuality:
     num_events: int
     gpu_thread_mode_private: bool  # tf_gpu_private_* launch threads seen
     note: str = ""
-    framework: str = "unknown"  # "tensorflow" | "jax" | "unknown" (metrics/framework.py): how fixes are spelled
+    framework: str = "unknown"  # "tensorflow" | "jax" | "unknown" (frameworks/): how fixes are spelled
+
+
+@dataclass
+class HostRoundTrip:
+    """Data leaving the GPU mid-step and coming back: a device->host copy, host work, a host->device copy.
+
+    Per kept step and active GPU: from the end of the step's first D2H copy to the start of the last H2D copy
+    after it, the time the GPU was idle (the step's computation sat on the host: a ``.numpy()``/``np.asarray``
+    and back, an op placed on the CPU).  Averaged over kept steps (steps without a round trip count 0).
+    """
+
+    steps_with: int = 0  # kept steps (on any active GPU) with a D2H ... H2D round trip
+    idle_ms_per_step: float = 0.0  # GPU idle inside the round trips, per kept step (mean over active GPUs)
+    d2h_bytes_per_step: float = 0.0
+    h2d_bytes_per_step: float = 0.0
 
 
 # --------------------------------------------------------------------------- per host
@@ -509,6 +527,7 @@ class HostMetrics:
     multi_gpu: MultiGpu
     memory: Memory
     notes: list[str] = field(default_factory=list)
+    round_trip: HostRoundTrip = field(default_factory=HostRoundTrip)
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

@@ -6,12 +6,16 @@ from dataclasses import dataclass, field
 
 from .thresholds import T
 
-SIXTEEN_BIT = ("fp16", "bf16", "int8", "fp8")
+from ..kernel_classes import LOW_PRECISIONS as SIXTEEN_BIT
+
+UNKNOWN = "unknown"
 
 
 @dataclass
 class KernelMix:
     compute_us: float = 0.0  # all non-collective kernel time, kept steps, all GPUs
+    unknown_us: float = 0.0  # of which precision unknown (XLA fusions, Triton GEMMs): neither 16- nor 32-bit
+    eligible_unknown_us: float = 0.0  # TC-eligible kernels of unknown precision (Triton GEMMs)
     eligible_us: float = 0.0  # TC-eligible op kernels (GEMM/conv)
     eligible_tc_us: float = 0.0
     eligible_no_tc_32_us: float = 0.0  # eligible, no Tensor Cores, 32-bit (fp32/tf32/fp64/other)
@@ -29,6 +33,11 @@ def kernel_mix(m) -> KernelMix:
         if s.collective:
             continue
         k.compute_us += s.total_us
+        if s.precision == UNKNOWN:
+            k.unknown_us += s.total_us
+            if s.tc_eligible:
+                k.eligible_unknown_us += s.total_us
+            continue
         if not s.tc_eligible:
             if s.precision not in SIXTEEN_BIT:
                 k.other_32_us += s.total_us
@@ -47,6 +56,11 @@ def kernel_mix(m) -> KernelMix:
             k.eligible_no_tc_32_us += s.total_us
             k.no_tc_32.append(s)
     return k
+
+
+def known_us(k: KernelMix) -> float:
+    """Kernel time whose precision is known: what the precision rules reason over."""
+    return k.compute_us - k.unknown_us
 
 
 def tensor_core_gpus(m) -> tuple[list, list]:

@@ -21,6 +21,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
+from .. import frameworks
+from ..frameworks import Framework
 from ..report_schema import Action, Finding, Metric, Saving, Table, TimeWindow
 from .thresholds import THRESHOLDS, T
 
@@ -318,6 +320,11 @@ def action(text: str, snippet: str | None = None, lang: str | None = None) -> Ac
     if snippet is not None and lang is None:
         lang = "shell" if snippet.lstrip().startswith(("export ", "TF_", "#!")) else "python"
     return Action(text=text, snippet=snippet, snippet_lang=lang)  # type: ignore[arg-type]
+
+
+def framework(m: Any) -> Framework:
+    """The capture's framework (``capture.framework``): its fixes, labels and what does not apply to it."""
+    return frameworks.get(getattr(getattr(m, "capture", None), "framework", None))
 
 
 def is_jax(m: Any) -> bool:

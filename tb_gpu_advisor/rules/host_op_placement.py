@@ -10,7 +10,7 @@ the same size back; capped by the blocking copy time).
 
 from __future__ import annotations
 
-from .base import Ctx, action, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
+from .base import Ctx, action, count, finding, framework, grade, ms, pct, rule, saving, share_metric, short, step_windows, table
 
 ID = "host_op_placement"
 _HEAVY = ("MatMul", "Conv", "BatchMatMul", "Einsum", "Softmax", "Unique", "Gather", "Scatter", "Sort", "TopK")
@@ -41,6 +41,8 @@ def round_trip_ms(m) -> float:
 @rule(ID, "§1.2.2", "TensorFlow ops placed on the host",
       thresholds=("host_op_placement.warning", "host_op_placement.critical"))
 def check(m) -> list:
+    if not framework(m).applies("host_op_share"):
+        return round_trip_check(m)
     ctx = Ctx(m)
     h = m.host_ops
     if ctx.step_ms is None or not h.count_per_step:
@@ -78,4 +80,42 @@ def check(m) -> list:
                    "strategy = tf.distribute.OneDeviceStrategy(device=\"/gpu:0\")\nwith strategy.scope():\n"
                    "    model = build_model()"),
         ],
+    )]
+
+
+def round_trip_check(m) -> list:
+    """Frameworks without op placement (JAX): the step's data goes to the host and back, with the GPU idle.
+
+    Same guide check (computation placed on the host instead of the GPU), measured from the copies: the
+    GPU idle time between each step's device->host copy and the host->device copy after it.  Saving: that
+    idle time plus the blocking copies (the work moves onto the GPU, the copies disappear).
+    """
+    ctx = Ctx(m)
+    rt = m.round_trip
+    if ctx.step_ms is None or not rt.steps_with:
+        return []
+    share = ctx.share(rt.idle_ms_per_step)
+    sev = grade(share, "host_op_placement.warning", "host_op_placement.critical")
+    if sev is None:
+        return []
+    copies = round_trip_ms(m)
+    fw = framework(m)
+    return [finding(
+        ctx, ID, sev,
+        f"In {rt.steps_with} of {ctx.steps} steps the data leaves the GPU and comes back: a device->host copy "
+        f"({rt.d2h_bytes_per_step / 1e6:.1f} MB per step), {ms(rt.idle_ms_per_step)} of host work with the GPU idle "
+        f"({pct(share)} of each {ms(ctx.step_ms)} step), then a host->device copy ({rt.h2d_bytes_per_step / 1e6:.1f} MB).",
+        title="Computation leaves the GPU mid-step: a device -> host -> device round trip",
+        metric=share_metric("round_trip_idle_share", "GPU idle in host round trips, share of step", share,
+                            "host_op_placement.warning", severity=sev,
+                            detail={"round_trip_idle_ms_per_step": rt.idle_ms_per_step, "steps_with_round_trip": rt.steps_with,
+                                    "d2h_bytes_per_step": rt.d2h_bytes_per_step, "h2d_bytes_per_step": rt.h2d_bytes_per_step,
+                                    "round_trip_copy_ms_per_step": copies}),
+        saving=saving(ctx, rt.idle_ms_per_step + copies, "the host part of the step runs on the GPU instead: the GPU no "
+                                                          "longer idles while the host computes, and both copies disappear"),
+        evidence=[table("Round trip per step (mean)", ["steps with a round trip", "GPU idle ms", "D2H MB", "H2D MB"],
+                        [[rt.steps_with, rt.idle_ms_per_step, rt.d2h_bytes_per_step / 1e6, rt.h2d_bytes_per_step / 1e6]])],
+        windows=step_windows(ctx, key=lambda s: s.breakdown.memcpy_d2h + s.breakdown.other + s.breakdown.host_compute,
+                             label="round trip"),
+        actions=fw.fix(ID),
     )]

@@ -11,7 +11,7 @@ TC-eligible kernel time × (1 - 1/speedup) + other 32-bit kernel time ×
 
 from __future__ import annotations
 
-from ._kernels import device_step_scale, kernel_mix, per_step_ms, tensor_core_gpus
+from ._kernels import device_step_scale, kernel_mix, known_us, per_step_ms, tensor_core_gpus
 from .base import Ctx, T, action, finding, for_framework, grade, ms, pct, rule, saving, share_metric, short, table
 
 ID = "mixed_precision_off"
@@ -27,15 +27,17 @@ def check(m) -> list:
     yes, _ = tensor_core_gpus(m)
     share16 = m.headline.sixteen_bit_time_share
     k = kernel_mix(m)
-    if not yes or share16 is None or k.compute_us <= 0:
+    known = known_us(k)
+    if not yes or share16 is None or known <= 0:
         return []
-    eligible_share = k.eligible_us / k.compute_us
+    # over the kernel time of known precision: XLA fusions and Triton GEMMs name no dtype
+    eligible_share = k.eligible_us / known
     if eligible_share < T("mixed_precision_off.min_eligible_share"):
         return []
     sev = grade(share16, "mixed_precision_off.warning")
     if sev is None:
         return []
-    if k.eligible_32_us / k.compute_us >= T("mixed_precision_off.critical"):
+    if k.eligible_32_us / known >= T("mixed_precision_off.critical"):
         sev = "critical"
     sp, spm = T("mixed_precision.speedup"), T("mixed_precision.memory_bound_speedup")
     t32_ms = per_step_ms(m, k.eligible_32_us) * device_step_scale(m)
@@ -46,12 +48,15 @@ def check(m) -> list:
     return [finding(
         ctx, ID, sev,
         f"Only {pct(share16)} of device compute time is in 16-bit kernels (stock tool suggests mixed precision below "
-        f"10%) while MatMul/Conv kernels take {pct(eligible_share)} of it ({ms(t32_ms)} per step in 32-bit) on {cc}.",
+        f"10%) while MatMul/Conv kernels take {pct(eligible_share)} of it ({ms(t32_ms)} per step in 32-bit) on {cc}."
+        + (f" Shares are of the kernel time of known precision; {pct(k.unknown_us / k.compute_us)} has no dtype in its "
+           f"name (compiler-generated fusions) and is left out." if k.unknown_us > 0 else ""),
         metric=share_metric("sixteen_bit_time_share", "16-bit share of device compute", share16,
                             "mixed_precision_off.warning", severity=sev,
                             detail={"fp16_time_share": m.headline.fp16_time_share,
                                     "bf16_time_share": m.headline.bf16_time_share,
-                                    "tc_eligible_share": eligible_share}),
+                                    "tc_eligible_share": eligible_share,
+                                    "unknown_precision_share": k.unknown_us / k.compute_us}),
         saving=saving(ctx, t32_ms * (1 - 1 / sp) + other_ms * (1 - 1 / spm),
                       f"32-bit MatMul/Conv kernels run {sp:g}x faster in fp16 on Tensor Cores (guide: up to 3x overall "
                       f"on Volta+) and other 32-bit kernels {spm:g}x faster with half the bytes"),

@@ -2,7 +2,7 @@
 PYTHON ?= python3
 PYTEST_ARGS ?=
 
-.PHONY: test install-test demo-logs bench
+.PHONY: test install-test demo-logs bench real-check
 
 install-test:
 	$(PYTHON) -m pip install -q -e '.[test]'
@@ -19,3 +19,7 @@ demo-logs:
 
 bench:
 	$(PYTHON) benchmarks/run.py
+
+# Real GPU captures with known problems vs TRUTH.json, plus the stock cross-check (SET=DIR for another set).
+real-check:
+	$(PYTHON) scripts/real_check.py $(if $(SET),--set $(SET))

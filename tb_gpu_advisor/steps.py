@@ -5,7 +5,7 @@ Sources, tried in order (the first that yields steps wins; see
 
 1. ``steps_line``           -- derived ``Steps`` line on GPU planes (TF 2.4-style grouped files);
 2. ``keras_profiled_batch`` -- Keras 3 ``Profiled batch`` host events with ``step_num``;
-3. ``trace_train``          -- ``train*``/``test*`` host events (``tf.profiler.experimental.Trace``), or ``TraceContext``;
+3. ``trace_train``          -- ``train*``/``test*`` host events (TF ``Trace``, JAX ``StepTraceAnnotation``), or ``TraceContext``;
 4. ``root_r``               -- other host events with ``_r`` (the most frequent such name);
 5. ``step_num_stat``        -- host events carrying ``step_num`` / ``iter_num`` (grouped by value);
 6. ``xla_modules``          -- ``XLA Modules`` line events (JAX / XLA), the most frequent module;
@@ -85,7 +85,7 @@ def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, n
         sn = h.step_num[tr]
         ids = np.where(sn >= 0, sn, np.arange(tr.sum()))
         u, s, e = _group_windows(ids, h.start[tr], h.end[tr])
-        return "trace_train", "`train`/`test` step markers (tf.profiler.experimental.Trace)", u, s, e
+        return "trace_train", "`train`/`test` step markers", u, s, e
     rt = h.root >= 0
     if rt.any():
         names, counts = np.unique(h.name[rt], return_counts=True)

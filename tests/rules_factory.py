@@ -104,6 +104,7 @@ def multi(n: int = 4, busy=(9.0, 9.0, 9.0, 9.0), calls: float = 1.0, ar_ms: floa
     m.multi_gpu = MultiGpu(gpu_count=n, active_gpus=list(range(n)), idle_gpus=[], step_ms_max=STEP_MS,
                            step_ms_min=STEP_MS, busy_share_max=mx / STEP_MS, busy_share_min=mn / STEP_MS,
                            busy_imbalance=(mx - mn) / mx, heaviest_gpu=max(range(n), key=lambda i: busy[i]),
+                           compute_imbalance=(mx - mn) / mx, heaviest_compute_gpu=max(range(n), key=lambda i: busy[i]),
                            collective_calls_per_gpu_step=calls, allreduce_ms_per_step=ar_ms,
                            allreduce_bytes_per_step=None, params=None, params_source="", bandwidth_bytes_per_s=None,
                            bandwidth_source="", expected_allreduce_ms=None, launch_skew_ms=skew,

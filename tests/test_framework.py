@@ -1,4 +1,4 @@
-"""metrics.framework: which framework wrote a capture, and fixes spelled in that framework's API.
+"""frameworks: which framework wrote a capture, and fixes spelled in that framework's API.
 
 Truth: the real TF captures (V100 TF 2.4, TF 2.21 CPU) are TensorFlow; the
 JAX-shaped captures carry jaxlib's ``PjitFunction(...)`` host events.
@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import pytest
 
 from tb_gpu_advisor.analyze import analyze_host
-from tb_gpu_advisor.metrics.framework import detect_framework, host_event_names
+from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.reader import read_timeline
 from tb_gpu_advisor.synthetic.jaxcapture import JAX_SCENARIOS, JaxCapture, mlp_train_step
 
@@ -27,17 +27,24 @@ TF_API = re.compile(r"\btf\.|tf\.keras|tf\.function|TF_GPU_THREAD|tf\.data|keras
 
 
 def test_detect_framework_from_names():
-    assert detect_framework(["PjitFunction(train_step)", "jit_train_step:XLA GPU module"]) == "jax"
-    assert detect_framework(["FunctionRun", "Iterator::Prefetch"]) == "tensorflow"
-    assert detect_framework(["PjitFunction(f)", "__inference_train_function_123"]) == "unknown"  # both
-    assert detect_framework(["MemcpyH2D", "volta_sgemm_128x64_nn"]) == "unknown"  # neither
-    assert detect_framework([]) == "unknown"
+    detect = lambda names: frameworks.detect(names).id  # noqa: E731
+    assert detect(["PjitFunction(train_step)", "jit_train_step:XLA GPU module"]) == "jax"
+    assert detect(["FunctionRun", "Iterator::Prefetch"]) == "tensorflow"
+    assert detect(["PjitFunction(f)", "__inference_train_function_123"]) == "unknown"  # both
+    assert detect(["MemcpyH2D", "volta_sgemm_128x64_nn"]) == "unknown"  # neither
+    assert detect([]) == "unknown"
+
+
+def test_detect_framework_from_metadata_plane_first():
+    """JAX writes its versions as `/host:metadata` plane stats: they decide even without a PjitFunction event."""
+    assert frameworks.detect(["volta_sgemm_128x64_nn"], ["jax_version", "cuda_version"]).id == "jax"
+    assert frameworks.detect(["FunctionRun"], ["cuda_version"]).id == "tensorflow"
 
 
 @pytest.mark.parametrize("path", REAL_TF + ([V100] if os.path.exists(V100) else []), ids=os.path.basename)
 def test_real_tensorflow_captures_are_tensorflow(path):
     assert REAL_TF, "tests/fixtures/real holds the TF 2.21 captures"
-    assert detect_framework(host_event_names(read_timeline(path))) == "tensorflow"
+    assert frameworks.detect_timeline(read_timeline(path)).id == "tensorflow"
 
 
 def _jax_fp32_capture(path: str) -> str:

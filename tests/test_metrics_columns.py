@@ -13,7 +13,8 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.analyze import _histogram_self_weighted, round6
-from tb_gpu_advisor.metrics.context import Encloser, assign, launch_records
+from tb_gpu_advisor.metrics.context import Encloser, assign
+from tb_gpu_advisor.metrics.events import launch_records
 from tb_gpu_advisor.metrics.events import HostEvents, host_events, int_dtype, narrowest, union_by_key, union_intervals, unique_inverse
 from tb_gpu_advisor.reader import parse_timeline
 from tb_gpu_advisor.synthetic.builder import SpaceBuilder

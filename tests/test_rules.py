@@ -85,7 +85,7 @@ def test_findings_are_json_serializable_and_ids_unique():
     m.eager = EagerOps(count=100, per_step=5, time_ms_per_step=3.0, top=["Mul"])
     fs = evaluate(m)
     json.dumps([dataclasses.asdict(f) for f in fs], allow_nan=False)
-    assert len({f.id for f in fs}) == len(fs)
+    assert len(fs) >= 2 and len({f.id for f in fs}) == len(fs)  # several findings, else the checks are vacuous
     assert all(f.id.startswith(f"{f.rule}:host0") for f in fs)
 
 
@@ -415,6 +415,17 @@ def test_gpu_imbalance_names_the_heavy_gpu_and_saves_down_to_the_mean():
     assert f.saving.ms_per_step == pytest.approx(9.0 - 6.0)
     m = multi(busy=(5.0 / (1 - T("gpu_imbalance.warning")) + 0.01, 5.0, 5.0, 5.0))
     assert sev("gpu_imbalance", m) == "warning"
+
+
+def test_gpu_imbalance_compares_compute_not_busy_time():
+    """The straggler computes most; the others are as busy, spinning in AllReduce while they wait for it."""
+    m = multi()
+    for g, comp in zip(m.gpus, (9.0, 5.0, 5.0, 5.0)):
+        g.breakdown = dataclasses.replace(g.breakdown, device_compute=comp, collectives=9.0 - comp)
+    m.multi_gpu.compute_imbalance, m.multi_gpu.heaviest_compute_gpu = (9.0 - 5.0) / 9.0, 0
+    assert m.multi_gpu.busy_imbalance == 0.0  # busy time: all equal
+    (f,) = run("gpu_imbalance", m)
+    assert f.gpu == 0 and f.saving.ms_per_step == pytest.approx(9.0 - 6.0)
 
 
 def test_launch_skew_knob_depends_on_gpu_private_threads():

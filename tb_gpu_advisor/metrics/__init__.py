@@ -16,6 +16,8 @@ USED_STATS: frozenset[str] = frozenset({
     "tf_op", "memcpy_details", "shape", "long_name",
     # XLA GPU kernels (JAX, TF jit_compile): the HLO op behind each kernel (events._hlo_ops)
     "hlo_op", "hlo_module",
+    # kernels launched inside a CUDA graph (XLA command buffers): capture.graph_kernel_share
+    "cuda_graph_id",
     # capture: memory headroom
     "peak_bytes_in_use", "allocator_name", "buffer_limit",
 })

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from .. import kernel_classes as kc
+
 import numpy as np
 
 from .context import PS_PER_MS, Context
@@ -40,8 +42,19 @@ def capture_quality(ctx: Context) -> CaptureQuality:
         length_ms=float(length), steps_captured=ctx.steps.detection.found, steps_kept=kept,
         steady_state=(cv < STEADY_CV) if cv is not None else None, step_time_cv=cv, too_short=short,
         too_long=length > MAX_LENGTH_MS, num_events=ctx.tl.num_events, gpu_thread_mode_private=private, note="; ".join(notes),
-        framework=ctx.fw.id,
+        framework=ctx.fw.id, graph_kernel_share=_graph_kernel_share(ctx),
     )
+
+
+def _graph_kernel_share(ctx: Context) -> float:
+    """Share of kept-step kernel time in kernels of CUDA graphs (XLA command buffers; events carrying ``cuda_graph_id``)."""
+    tot = graph = 0
+    for g in ctx.gpus:
+        k = (g.step >= 0) & (g.d.kind == kc.KIND_KERNEL)
+        dur = g.d.end[k] - g.d.start[k]
+        tot += int(dur.sum())
+        graph += int(dur[g.d.graph_id[k] >= 0].sum())
+    return graph / tot if tot else 0.0
 
 
 def memory(ctx: Context) -> Memory:

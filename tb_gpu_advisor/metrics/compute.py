@@ -7,7 +7,7 @@ from ..timeline import Timeline
 from . import breakdown as bd
 from . import capture, kernels, memcpy, multigpu, ops
 from .context import Context, build_context
-from .types import BREAKDOWN_CATEGORIES, Breakdown, Headline, HostMetrics, StepMetrics
+from .types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics
 
 
 def _share(a: float | None, b: float | None) -> float | None:
@@ -70,9 +70,18 @@ def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostM
         memcpy=mc, memcpy_steps=mc_rows[:500], small_kernels=kernels.small_kernels(ctx), eager=ops.eager(ctx),
         host_ops=ops.host_ops(ctx, op_list, place), fusion=kernels.fusion(ctx), loss_scaling=ops.loss_scaling(ctx),
         gaps=bd.summarize_gaps(gaps, avg_step), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu_arr), memory=capture.memory(ctx),
-        notes=notes, round_trip=memcpy.round_trips(ctx),
+        notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx),
     )
     return hm, ctx
+
+
+def _dispatch(ctx: Context) -> Dispatch:
+    """Dispatch calls and their host time per kept step (outermost dispatch events by host step)."""
+    n = ctx.steps.count
+    if ctx.dispatch_calls is None or not n or not ctx.dispatch_calls.any():
+        return Dispatch()
+    m = ctx.dispatch_calls & (ctx.host_step >= 0)
+    return Dispatch(calls_per_step=int(m.sum()) / n, host_ms_per_step=float((ctx.h.end[m] - ctx.h.start[m]).sum()) / 1e9 / n)
 
 
 def _host_only_rows(ctx: Context) -> list[StepMetrics]:

@@ -58,6 +58,8 @@ class Context:
     input_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
     #: the host inside the framework's dispatch of compiled work (JAX ``PjitFunction``): disjoint (starts, ends)
     dispatch_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
+    #: bool per host event: an outermost dispatch event (one call of a compiled function)
+    dispatch_calls: np.ndarray = None  # type: ignore[assignment]
 
     @property
     def active(self) -> list[GpuCtx]:
@@ -254,8 +256,33 @@ def build_context(tl: Timeline, params: int | None = None) -> Context:
     del rec_op
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
     d_s, d_e = union_intervals(h.start[dispatch], h.end[dispatch]) if dispatch.any() else (h.start[:0], h.end[:0])
+    outer = _nesting(h, dispatch)[0] if dispatch.any() else dispatch
     return Context(tl, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device, params, fw=fw,
-                   input_spans=input_spans, dispatch_spans=(d_s, d_e))
+                   input_spans=input_spans, dispatch_spans=(d_s, d_e), dispatch_calls=outer)
+
+
+def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(outermost, inside) for ``mask`` events that may nest in one another (JAX writes ``PjitFunction(f)`` twice,
+    one inside the other): per host event, whether it is an outermost ``mask`` event, and whether it starts
+    strictly inside one (same line) without being that outermost event itself."""
+    outer = np.zeros(len(h), dtype=bool)
+    inside = np.zeros(len(h), dtype=bool)
+    for ln in sorted_unique(h.line[mask]).tolist():
+        on_line = h.line == ln
+        sel = np.flatnonzero(mask & on_line)
+        s, e = union_intervals(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+        # the outermost event of each merged interval: the first (by index) mask event starting at its start
+        at_start = np.isin(h.start[sel], s)
+        cand = sel[at_start]
+        _, keep = np.unique(h.start[cand], return_index=True)
+        outer[cand[keep]] = True
+        ev = np.flatnonzero(on_line)
+        t = h.start[ev]
+        k = np.searchsorted(s, t, side="right") - 1
+        ok = (k >= 0) & (t < e[np.clip(k, 0, None)])
+        inside[ev[ok]] = True
+    inside &= ~outer
+    return outer, inside
 
 
 #: Step sources whose host windows are the user's own step markers (the step's whole host side).
@@ -277,12 +304,11 @@ def _input_spans(h: HostEvents, steps: Steps, fw, dispatch: np.ndarray) -> tuple
     empty = (h.start[:0], h.end[:0])
     if not dispatch.any():
         return empty, None
-    idx = np.arange(len(h), dtype=_idx_dtype(len(h)))
-    in_dispatch = enclosing(h, dispatch, idx) >= 0
+    outer, in_dispatch = _nesting(h, dispatch)
     starts, ends = [], []
     if steps.detection.source in _MARKER_SOURCES and steps.count:
         w = steps.host_windows
-        d_start = np.sort(h.start[dispatch & ~in_dispatch])
+        d_start = np.sort(h.start[outer])
         j = np.searchsorted(d_start, w[:, 0], side="left")
         first = np.where(j < d_start.size, d_start[np.clip(j, 0, max(d_start.size - 1, 0))], np.iinfo(np.int64).max)
         ok = first < w[:, 1]

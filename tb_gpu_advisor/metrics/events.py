@@ -78,6 +78,7 @@ class DeviceEvents:
     mem_sync: np.ndarray  # 1 sync, 0 async, -1 unknown
     shape_sid: np.ndarray  # plane string id of `shape` stat
     long_name_sid: np.ndarray = None  # plane string id of `long_name` stat (XLA ops: "%x = f16[8,128]{1,0} dot(...)")
+    graph_id: np.ndarray = None  # `cuda_graph_id` of kernels launched inside a CUDA graph (XLA command buffer), -1
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
@@ -233,6 +234,7 @@ def device_events(plane: Plane) -> DeviceEvents:
         group_id=_absent_as_broadcast(narrowest(stat("group_id", inherit=False))), op_text=op_text, op_idx=op_idx,
         mem_bytes=mem_bytes, mem_sync=mem_sync,
         shape_sid=_absent_as_broadcast(narrowest(stat("shape"))), long_name_sid=_absent_as_broadcast(narrowest(stat("long_name"))),
+        graph_id=_absent_as_broadcast(narrowest(stat("cuda_graph_id", inherit=False))),
     )
 
 
@@ -310,7 +312,9 @@ def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np
         h, m = divmod(int(k), int(mod.max()) + 2)
         name = plane.string(h) or ""
         module = plane.string(m - 1) if m > 0 else None
-        op_text.append(f"{module}/{name}:{kc.hlo_op_type(name)}" if module else f"{name}:{kc.hlo_op_type(name)}")
+        # kernels of an XLA command buffer (a CUDA graph) all carry the buffer's HLO op: say so in the op's name
+        label = f"{name} (CUDA graph)" if name.startswith("command_buffer") else name
+        op_text.append(f"{module}/{label}:{kc.hlo_op_type(name)}" if module else f"{label}:{kc.hlo_op_type(name)}")
     op_idx[sel] = (base + inv).astype(np.int32)
 
 

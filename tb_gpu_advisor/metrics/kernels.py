@@ -85,7 +85,7 @@ def _idle_launch_latency_us(ctx: Context, g, m: np.ndarray) -> tuple[np.ndarray,
     """
     launch = g.launch[m]
     has = launch >= 0
-    launch_ps = ctx.h.start[np.clip(launch, 0, None)]
+    launch_ps = ctx.h.start[np.clip(launch, 0, None)] if ctx.h.start.size else np.zeros(launch.size, np.int64)  # no host events
     idle = _stream_busy_until(g.d)[m] <= launch_ps
     counted = has & idle
     return counted, np.where(counted, (g.d.start[m] - launch_ps) / PS_PER_US, 0.0)

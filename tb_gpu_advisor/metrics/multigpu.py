@@ -112,6 +112,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
     skews, lskews, order_votes = _skews(ctx, ids, per_gpu)
     conc, span = concurrency(ctx)
     busy = {g.gpu: g.busy_ms_per_step for g in act if g.busy_ms_per_step is not None}
+    compute = {g.gpu: g.breakdown.device_compute for g in act}
     stepms = [g.step_ms for g in act if g.step_ms is not None]
     shares = [g.busy_share for g in act if g.busy_share is not None]
     coll = [g.collective_calls_per_step for g in act if g.collective_calls_per_step is not None]
@@ -132,6 +133,9 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         busy_share_max=max(shares) if shares else None, busy_share_min=min(shares) if shares else None,
         busy_imbalance=((max(busy.values()) - min(busy.values())) / max(busy.values())) if len(busy) >= 2 and max(busy.values()) > 0 else None,
         heaviest_gpu=max(busy, key=busy.get) if busy else None,
+        compute_imbalance=((max(compute.values()) - min(compute.values())) / max(compute.values()))
+        if len(compute) >= 2 and max(compute.values()) > 0 else None,
+        heaviest_compute_gpu=max(compute, key=compute.get) if compute else None,
         collective_calls_per_gpu_step=sum(coll) / len(coll) if coll else None,
         allreduce_ms_per_step=sum(arms) / len(arms) if arms else None, allreduce_bytes_per_step=(params * 4.0 if params else None),
         params=params, params_source=psrc, bandwidth_bytes_per_s=bw, bandwidth_source=bsrc,

@@ -458,6 +458,10 @@ class MultiGpu:
     device_copies_per_step: float = 0.0  # D2D + P2P copies per step, all GPUs
     device_copy_ms_per_step: float = 0.0
     step_span_ms: float | None = None  # avg over steps of (latest end - earliest start) of the active GPUs' step windows
+    # (max - min) / max of the active GPUs' non-collective compute ms per step (breakdown.device_compute).  Busy time
+    # hides a straggler: NCCL kernels spin while they wait for the slowest GPU, so the others look as busy as it is.
+    compute_imbalance: float | None = None
+    heaviest_compute_gpu: int | None = None
 
 
 @dataclass
@@ -482,6 +486,20 @@ class CaptureQuality:
     gpu_thread_mode_private: bool  # tf_gpu_private_* launch threads seen
     note: str = ""
     framework: str = "unknown"  # "tensorflow" | "jax" | "unknown" (frameworks/): how fixes are spelled
+    #: share of kernel time in kernels launched inside CUDA graphs (XLA command buffers): their per-op names are lost
+    graph_kernel_share: float = 0.0
+
+
+@dataclass
+class Dispatch:
+    """The framework's dispatch of compiled work (JAX ``PjitFunction`` calls), per kept step; zeros elsewhere.
+
+    calls_per_step: outermost dispatch events per step; host_ms_per_step: their host time.  A step of one or two
+    calls whose dispatch costs more host time than its GPU work is launch-bound at step level (tiny jitted steps).
+    """
+
+    calls_per_step: float = 0.0
+    host_ms_per_step: float = 0.0
 
 
 @dataclass
@@ -528,6 +546,7 @@ class HostMetrics:
     memory: Memory
     notes: list[str] = field(default_factory=list)
     round_trip: HostRoundTrip = field(default_factory=HostRoundTrip)
+    dispatch: Dispatch = field(default_factory=Dispatch)
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

@@ -1,8 +1,10 @@
 """§2 item 5: replicas do unequal work; typically GPU0 is oversubscribed.
 
-Metric: ``multi_gpu.busy_imbalance`` = (max - min busy ms) / max busy ms per
-step among active GPUs.  Saving: busiest GPU's busy time minus the mean
-(every replica waits for the slowest at the AllReduce).
+Metric: ``multi_gpu.compute_imbalance`` = (max - min) / max of the active
+GPUs' non-collective compute ms per step.  Not busy time: NCCL kernels spin
+while they wait for the slowest GPU, so busy time hides the straggler (it
+shows the most compute, the others the longest AllReduce).  Saving: the
+heaviest GPU's compute minus the mean (every replica waits for the slowest).
 """
 
 from __future__ import annotations
@@ -19,30 +21,36 @@ ID = "gpu_imbalance"
 def check(m) -> list:
     ctx = Ctx(m)
     mg = m.multi_gpu
-    if not is_multi(m) or mg.busy_imbalance is None:
+    if not is_multi(m) or mg.compute_imbalance is None:
         return []
-    sev = grade(mg.busy_imbalance, "gpu_imbalance.warning", "gpu_imbalance.critical")
+    sev = grade(mg.compute_imbalance, "gpu_imbalance.warning", "gpu_imbalance.critical")
     if sev is None:
         return []
-    gs = [g for g in active_gpus(m) if g.busy_ms_per_step is not None]
+    gs = active_gpus(m)
     if not gs:
         return []
-    heavy = max(gs, key=lambda g: g.busy_ms_per_step)
-    mean = sum(g.busy_ms_per_step for g in gs) / len(gs)
+    comp = {g.gpu: g.breakdown.device_compute for g in gs}
+    heavy = max(gs, key=lambda g: comp[g.gpu])
+    mean = sum(comp.values()) / len(gs)
     others = [g for g in gs if g is not heavy]
-    mean_others = sum(g.busy_ms_per_step for g in others) / len(others) if others else mean
+    mean_others = sum(comp[g.gpu] for g in others) / len(others) if others else mean
+    coll = {g.gpu: g.breakdown.collectives for g in gs}
     return [finding(
         ctx, ID, sev,
-        f"GPU{heavy.gpu} is busy {ms(heavy.busy_ms_per_step)} per step vs {ms(mean_others)} on average for the other "
-        f"{len(others)} GPUs ({pct(mg.busy_imbalance)} imbalance); every replica waits for it at the AllReduce.",
+        f"GPU{heavy.gpu} computes {ms(comp[heavy.gpu])} per step vs {ms(mean_others)} on average for the other "
+        f"{len(others)} GPUs ({pct(mg.compute_imbalance)} imbalance, collectives excluded); every replica waits for it at "
+        f"the AllReduce (the others spend {ms(sum(coll[g.gpu] for g in others) / max(len(others), 1))} per step in "
+        f"collectives, GPU{heavy.gpu} {ms(coll[heavy.gpu])}).",
         title=f"GPU{heavy.gpu} is oversubscribed: the GPUs do unequal work",
-        metric=value_metric("busy_imbalance", "GPU busy-time imbalance", mg.busy_imbalance, "ratio",
-                            pct(mg.busy_imbalance), "gpu_imbalance.warning", severity=sev,
-                            detail={"heaviest_gpu": heavy.gpu, "busy_ms": {str(g.gpu): g.busy_ms_per_step for g in gs}}),
-        saving=saving(ctx, heavy.busy_ms_per_step - mean, "every GPU does the mean amount of work, so the step "
-                                                          "no longer waits for the busiest one"),
+        metric=value_metric("compute_imbalance", "GPU compute-time imbalance", mg.compute_imbalance, "ratio",
+                            pct(mg.compute_imbalance), "gpu_imbalance.warning", severity=sev,
+                            detail={"heaviest_gpu": heavy.gpu, "compute_ms": {str(g): v for g, v in comp.items()},
+                                    "collective_ms": {str(g): v for g, v in coll.items()},
+                                    "busy_imbalance": mg.busy_imbalance}),
+        saving=saving(ctx, comp[heavy.gpu] - mean, "every GPU does the mean amount of work, so the step "
+                                                  "no longer waits for the busiest one"),
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
-        windows=step_windows(ctx, key=lambda s: s.device_busy_ms, label=f"GPU{heavy.gpu} busy", n=2, gpu=heavy.gpu),
+        windows=step_windows(ctx, key=lambda s: s.breakdown.device_compute, label=f"GPU{heavy.gpu} compute", n=2, gpu=heavy.gpu),
         gpu=heavy.gpu,
         actions=for_framework(m, [
             action(f"Look for ops pinned to GPU{heavy.gpu} (explicit tf.device, variables or metrics created outside "

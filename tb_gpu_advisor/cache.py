@@ -20,6 +20,13 @@ Design:
   entry's mtime, so mtime is the LRU clock).
 * A cache that cannot be created (read-only home, ...) disables itself with
   a warning: the Advisor still works, only slower.
+* Hostile or broken folders: an entry is opened without following symlinks
+  and without blocking (a FIFO, a link to ``/dev/zero``, a device: discarded,
+  never waited on or read without end), and read and decompressed up to
+  ``MAX_ENTRY_BYTES`` only.
+* Only reports are cached, never failures: a report with a host that failed
+  (file over the size limit, unreadable, a worker killed) is not stored, so
+  the next run tries again (perhaps with a higher limit).
 
 Folder: constructor argument, else ``$TB_GPU_ADVISOR_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/tb-gpu-advisor``, else ``~/.cache/tb-gpu-advisor``.
@@ -33,6 +40,7 @@ import hashlib
 import json
 import logging
 import os
+import stat
 import tempfile
 import time
 import zlib
@@ -52,6 +60,8 @@ CACHE_FORMAT = 1
 _SUFFIX = ".json.gz"
 _TMP_PREFIX = ".tmp-"
 _STALE_TMP_SECONDS = 3600  # a temp file this old belongs to a writer that died
+#: Entries bigger than this (compressed, or decompressed) are not reports: discarded unread.
+MAX_ENTRY_BYTES = 256 << 20
 
 
 def default_dir() -> str | None:
@@ -123,6 +133,7 @@ class ReportCache:
 
     def __init__(self, directory: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES, enabled: bool = True):
         self.max_bytes = max_bytes
+        self.last_error: str | None = None  # why the last ``put`` stored nothing
         self.directory = directory if directory is not None else default_dir()
         self.enabled = bool(enabled and self.directory)
         if self.enabled:
@@ -146,14 +157,13 @@ class ReportCache:
             return None
         path = self.path_for(key)
         try:
-            with open(path, "rb") as f:
-                raw = f.read()
+            raw = _read_entry(path)
         except FileNotFoundError:
             return None
         except OSError as e:
             logger.warning("cannot read cache entry %s: %s", path, e)
             return None
-        report = _decode(raw, key)
+        report = None if raw is None else _decode(raw, key)
         if report is None:
             logger.warning("removing corrupt cache entry %s", path)
             _remove(path)
@@ -177,15 +187,22 @@ class ReportCache:
         Never raises for I/O problems: a cache that cannot be written only
         costs time.
         """
+        self.last_error = None
         if not self.enabled:
+            self.last_error = "the cache is disabled"
+            return False
+        text, failed = _report_json(report)
+        if failed:  # a failure is no report: the next run must try again (e.g. with a higher size limit)
+            self.last_error = f"not cached: {failed}"
             return False
         header = json.dumps({"format": CACHE_FORMAT, "key": key.material})  # one line: no raw newlines
-        blob = gzip.compress(f"{header}\n{_report_json(report)}".encode("utf-8"), compresslevel=6, mtime=0)
+        blob = gzip.compress(f"{header}\n{text}".encode("utf-8"), compresslevel=6, mtime=0)
         path = self.path_for(key)
         try:
             _atomic_write(path, blob)
         except OSError as e:
             logger.warning("cannot write cache entry %s: %s", path, e)
+            self.last_error = f"cannot write cache entry {path}: {e}"
             return False
         self.evict()
         return True
@@ -254,14 +271,48 @@ class ReportCache:
             pass
 
 
-def _report_json(report: Any) -> str:
-    """JSON text of a Report (``to_json``), dict, or already-serialized text (validated)."""
+def _report_json(report: Any) -> tuple[str, str | None]:
+    """(JSON text, why it is a failure or None) of a Report (``to_json``), dict, or JSON text (validated)."""
     if isinstance(report, str):
-        json.loads(report)  # refuse to cache something that would not read back
-        return report
+        doc = json.loads(report)  # refuse to cache something that would not read back
+        return report, _failure(doc)
     if hasattr(report, "to_json"):
-        return report.to_json()
-    return json.dumps(report, allow_nan=False)
+        text = report.to_json()
+        return text, _failure({"hosts": [{"error": getattr(h, "error", None)} for h in getattr(report, "hosts", [])]})
+    return json.dumps(report, allow_nan=False), _failure(report)
+
+
+def _failure(doc: Any) -> str | None:
+    """The first host error of a report document (a failed analysis), else None."""
+    hosts = doc.get("hosts") if isinstance(doc, dict) else None
+    for h in hosts if isinstance(hosts, list) else []:
+        if isinstance(h, dict) and h.get("error"):
+            return f"host {h.get('host', '?')} failed: {h['error']}"
+    return None
+
+
+def _read_entry(path: str) -> bytes | None:
+    """An entry's bytes; None when it is not a regular file of sane size (then it is discarded).
+
+    ``O_NONBLOCK``: opening a FIFO planted in the folder would otherwise block
+    forever (and starve the report workers); ``O_NOFOLLOW``: a symlink (to
+    ``/dev/zero``, to a file elsewhere) is not an entry we wrote.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError:
+        if os.path.islink(path):  # ELOOP from O_NOFOLLOW
+            return None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+            return None
+        raw = f.read(MAX_ENTRY_BYTES + 1)
+    return raw if len(raw) <= MAX_ENTRY_BYTES else None
 
 
 def _decode(raw: bytes, key: CacheKey) -> str | None:
@@ -271,7 +322,7 @@ def _decode(raw: bytes, key: CacheKey) -> str | None:
     truncation and bit rot, the header catches a foreign or mismatched file.
     """
     try:
-        header, _, text = gzip.decompress(raw).decode("utf-8").partition("\n")
+        header, _, text = _gunzip(raw).decode("utf-8").partition("\n")
         doc = json.loads(header)
         report = json.loads(text)
     except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError):
@@ -279,6 +330,17 @@ def _decode(raw: bytes, key: CacheKey) -> str | None:
     if not isinstance(doc, dict) or doc.get("format") != CACHE_FORMAT or doc.get("key") != key.material:
         return None
     return text if isinstance(report, dict) else None
+
+
+def _gunzip(raw: bytes) -> bytes:
+    """``gzip.decompress`` of one member, refusing more than ``MAX_ENTRY_BYTES`` of output (a gzip bomb)."""
+    d = zlib.decompressobj(wbits=31)
+    out = d.decompress(raw, MAX_ENTRY_BYTES + 1)
+    if len(out) > MAX_ENTRY_BYTES or d.unconsumed_tail:
+        raise ValueError("cache entry decompresses to more than MAX_ENTRY_BYTES")
+    if not d.eof:
+        raise EOFError("truncated cache entry")
+    return out
 
 
 def _atomic_write(path: str, data: bytes) -> None:

@@ -17,10 +17,29 @@ from . import __version__
 _COMMANDS = ("cli_report", "precompute")
 
 
+#: Frameworks whose captures are analysed, when the framework registry cannot be imported.
+_FRAMEWORKS = ("TensorFlow", "JAX")
+
+
+def supported_frameworks() -> tuple[str, ...]:
+    """Display names of the supported frameworks (the framework registry's, so a new one shows up in --help)."""
+    try:
+        from .frameworks import REGISTRY
+    except Exception:  # noqa: BLE001 - --help must work even if the registry is broken
+        return _FRAMEWORKS
+    names = tuple(f.name for f in REGISTRY.values() if getattr(f, "name", None))
+    return names or _FRAMEWORKS
+
+
+def and_list(names: tuple[str, ...]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tb-gpu-advisor",
-        description="Check TensorFlow GPU profiles against the TensorFlow GPU performance guide.",
+        description=f"Check {and_list(supported_frameworks())} GPU profiles (TensorBoard's "
+                    "<run>/plugins/profile/<session>/<host>.xplane.pb) against the TensorFlow GPU performance guide.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -9,16 +9,23 @@ Usage::
 Default selection: the newest session of every run (or of ``--run``).
 
 Output: ``text`` (default; findings first, then headline numbers and a
-per-GPU table), ``json`` (the report schema, ``docs/report-schema.md``: one
-Report object for one session, a JSON array of Reports for several) or
+per-GPU table), ``json`` (the report schema, ``docs/report-schema.md``) or
 ``markdown`` (for pull requests).  ``--top`` limits the findings shown in
 text and markdown; JSON always carries all of them.
+
+JSON is always one object: with ``--run`` (one run, so one session) the
+Report itself; without ``--run`` a ReportSet ``{"schema_version", "logdir",
+"healthy", "reports": [Report, ...]}``, also when the logdir holds one run.
+The shape depends on the command line only, never on what the logdir holds.
 
 Exit codes:
   0  analysed; no finding at or above ``--fail-on`` (or no ``--fail-on``)
   1  a finding at or above ``--fail-on`` (``warning`` includes critical)
-  2  usage or input error: bad option, logdir missing or without profiles,
-     unknown run / session / host, unreadable profile
+  2  usage or input error: bad option, logdir missing or without profiles
+     (or with profiles in the wrong folder layout), unknown run / session /
+     host, or a profile that could not be analysed (unreadable, not a
+     profile, no events).  The report is still printed; an analysed host
+     never hides another host's error, so 2 wins over 1.
 """
 
 from __future__ import annotations
@@ -34,9 +41,11 @@ EXIT_FINDINGS = 1
 EXIT_INPUT = 2
 
 HOW_TO_CAPTURE = """\
-How to capture a profile (TensorFlow 2.x, about ten seconds of steady-state steps):
-  Keras:   tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))
-  Custom:  tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()
+How to capture a profile (about ten seconds of steady-state steps):
+  TensorFlow, Keras:  tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))
+  TensorFlow, custom: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()
+  JAX:                with jax.profiler.trace(LOGDIR): <20 steps>
+                      (mark each step: with jax.profiler.StepTraceAnnotation("train", step_num=i): ...)
 Profiles are written to LOGDIR/<run>/plugins/profile/<session>/<host>.xplane.pb."""
 
 
@@ -46,17 +55,24 @@ class InputError(Exception):
 
 def add_parser(subparsers: Any) -> None:
     """Register ``report`` (called by cli.py)."""
+    from .cli import and_list, supported_frameworks
+
     p = subparsers.add_parser(
         "report",
         help="analyse GPU profiles in LOGDIR and print ranked findings",
-        description="Check the TensorFlow/JAX GPU profiles in LOGDIR against the TensorFlow GPU performance guide "
-        "and print ranked findings with estimated savings and fixes. Default: the newest session of every run.",
-        epilog="exit codes: 0 ok; 1 a finding at or above --fail-on; 2 usage or input error",
+        description=f"Check the {and_list(supported_frameworks())} GPU profiles in LOGDIR against the TensorFlow GPU "
+        "performance guide and print ranked findings with estimated savings and fixes. "
+        "Default: the newest session of every run.",
+        epilog="exit codes: 0 ok; 1 a finding at or above --fail-on; 2 usage or input error "
+        "(also: a profile that could not be analysed)\n"
+        "json: one Report object with --run, else {\"reports\": [Report, ...]} (docs/report-schema.md)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("logdir", metavar="LOGDIR", help="TensorBoard logdir (local path, s3://, gs://, ...)")
     p.add_argument("--run", help="only this run (default: every run); '.' is the logdir itself")
-    p.add_argument("--session", help="this session (capture timestamp folder) instead of the newest")
+    p.add_argument("--session", metavar="S",
+                   help="this session instead of the newest: its folder name (capture timestamp) or RUN/SESSION "
+                        "as the stock Profile tab and the 'unknown session' message name it")
     p.add_argument("--host", action="append", metavar="H",
                    help="only this host file (name without .xplane.pb); repeat for several")
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default text)")
@@ -116,19 +132,38 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     except InputError as e:
         print(f"tb-gpu-advisor report: error: {e}", file=stderr)
         return EXIT_INPUT
-    text = format_reports(reports, args.format, args.top, getattr(args, "evidence", 0))
+    single = args.run is not None
+    text = format_reports(reports, args.format, args.top, getattr(args, "evidence", 0), single=single,
+                          logdir=args.logdir)
     if getattr(args, "output", None):
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
     else:
         stdout.write(text)
         stdout.flush()
+    for line in host_errors(reports):
+        print(f"tb-gpu-advisor report: error: {line}", file=stderr)
     return exit_code(reports, args.fail_on)
 
 
+def host_errors(reports: Sequence[Any]) -> list[str]:
+    """One line per host that could not be analysed: ``<run>/<session> host <h>: <why>``."""
+    out = []
+    for r in reports:
+        name = r.session if r.run == "." else f"{r.run}/{r.session}"
+        out += [f"{name} host {h.host!r} could not be analysed: {h.error}" for h in r.hosts if h.error]
+        if not r.hosts:
+            out.append(f"{name}: no host file to analyse")
+    return out
+
+
 def exit_code(reports: Sequence[Any], fail_on: str | None) -> int:
+    """2 when any selected host could not be analysed (input error; wins over 1), else 1 for a finding at or
+    above ``fail_on``, else 0."""
     from .report_schema import SEVERITY_ORDER
 
+    if host_errors(reports):
+        return EXIT_INPUT
     if not fail_on:
         return EXIT_OK
     limit = SEVERITY_ORDER[fail_on]
@@ -138,13 +173,27 @@ def exit_code(reports: Sequence[Any], fail_on: str | None) -> int:
     return EXIT_OK
 
 
-def format_reports(reports: Sequence[Any], fmt: str, top: int | None = 10, evidence_rows: int = 0) -> str:
+def report_set(reports: Sequence[Any], logdir: str | None = None) -> dict[str, Any]:
+    """The JSON object ``report --format json`` prints without ``--run``: every selected session's Report."""
+    from .report_schema import SCHEMA_VERSION
+
+    return {"schema_version": SCHEMA_VERSION, "logdir": logdir, "healthy": bool(reports) and all(r.healthy for r in reports),
+            "reports": [r.to_dict() for r in reports]}
+
+
+def format_reports(reports: Sequence[Any], fmt: str, top: int | None = 10, evidence_rows: int = 0, single: bool = False,
+                   logdir: str | None = None) -> str:
+    """The report(s) in ``fmt``.  JSON is always one object: the Report when ``single`` (``--run``: exactly one
+    session), else a :func:`report_set` -- never a bare list, and never a shape that depends on how many runs
+    the logdir holds."""
     from . import render
 
     if fmt == "json":
-        if len(reports) == 1:
+        if single:
+            if len(reports) != 1:
+                raise ValueError(f"single=True needs exactly one report, got {len(reports)}")
             return reports[0].to_json(indent=2) + "\n"
-        return "[\n" + ",\n".join(r.to_json(indent=2) for r in reports) + "\n]\n"
+        return _json_dumps(report_set(reports, logdir)) + "\n"
     if fmt == "markdown":
         return "\n".join(render.to_markdown(r, top=top) for r in reports)
     sep = "\n" + "-" * 100 + "\n\n"
@@ -165,6 +214,13 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
     except Exception as e:  # noqa: BLE001 -- e.g. remote credentials, permission
         raise InputError(f"cannot list {logdir}: {e}") from e
     if not found:
+        misplaced = discovery.misplaced_profiles(logdir)
+        if misplaced:
+            raise InputError(f"wrong folder layout: expected {discovery.EXPECTED_LAYOUT} in {logdir}, "
+                             f"found {_list(misplaced)}.\n"
+                             "Move each profile into its session folder (a profile straight in the logdir goes "
+                             "to LOGDIR/plugins/profile/<session>/, run '.'), or point LOGDIR at the folder "
+                             "above the runs.")
         raise InputError(f"no GPU profiles (*.xplane.pb) found in {logdir}.\n{HOW_TO_CAPTURE}")
     runs = sorted({s.run for s in found})
     if run is not None:
@@ -173,7 +229,9 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
             raise InputError(f"unknown run {run!r}. Available runs: {_list(runs)}")
         found = [s for s in found if s.run == run]
     if session is not None:
-        chosen = [s for s in found if s.session == session]
+        # the session folder name, or RUN/SESSION as the stock Profile tab (and the message below) names it
+        session = session.rstrip("/") or session
+        chosen = [s for s in found if session in (s.session, s.stock_run)]
         if not chosen:
             avail = [s.stock_run for s in found]
             raise InputError(f"unknown session {session!r}{f' in run {run!r}' if run else ''}. "
@@ -197,6 +255,15 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
         avail = sorted({h.host for s in chosen for h in s.hosts})
         raise InputError(f"unknown host {', '.join(hosts or [])!r}. Available hosts: {_list(avail)}")
     return out
+
+
+def _json_dumps(obj: Any) -> str:
+    """Strict JSON as ``Report.to_json`` writes it (no NaN/inf; numpy scalars converted)."""
+    import json
+
+    from .report_schema import _json_default
+
+    return json.dumps(obj, indent=2, allow_nan=False, default=_json_default)
 
 
 def _list(xs: Sequence[str], n: int = 30) -> str:

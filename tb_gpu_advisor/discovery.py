@@ -125,6 +125,57 @@ def has_profiles(logdir: str) -> bool:
     return False
 
 
+#: What a misplaced profile is told (CLI, and anything else that explains an empty logdir).
+EXPECTED_LAYOUT = "<run>/plugins/profile/<session>/<host>" + HOST_SUFFIX
+#: Bounds of the search for misplaced profiles: only done when nothing was found, and never a full crawl.
+_MISPLACED_MAX_DEPTH = 8
+_MISPLACED_MAX_DIRS = 20_000
+
+
+def misplaced_profiles(logdir: str, limit: int = 5) -> list[str]:
+    """``*.xplane.pb`` files in ``logdir`` that are not where :func:`discover` looks, as paths relative to it.
+
+    For the "no profiles found" message: a profile copied straight into the logdir (``x.xplane.pb``),
+    or into a session folder without ``plugins/profile`` above it, is a wrong folder layout, which users
+    should be told instead of "no profiles".  At most ``limit`` paths; the local search is bounded in depth
+    and folders (symlinks are not followed), the remote one reads the same flat listing as :func:`discover`.
+    Never raises: a listing failure gives what was found so far.
+    """
+    found: list[str] = []
+    try:
+        if fsio.is_remote(logdir):
+            for f in fsio.remote_walk(logdir):
+                if _host_of(f.rel.rsplit("/", 1)[-1]) is not None and _remote_host_match(f.rel) is None:
+                    found.append(f.rel)
+                    if len(found) >= limit:
+                        break
+            return found
+        root = fsio.local_path(logdir)
+        stack: list[tuple[str, int]] = [(root, 0)]
+        seen_dirs = 0
+        while stack and len(found) < limit and seen_dirs < _MISPLACED_MAX_DIRS:
+            path, depth = stack.pop()
+            seen_dirs += 1
+            subdirs = []
+            for entry in sorted(_scandir(path), key=lambda e: e.name):
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        subdirs.append(entry.path)
+                    elif _host_of(entry.name) is not None and entry.is_file(follow_symlinks=False):
+                        rel = os.path.relpath(entry.path, root).replace(os.sep, "/")
+                        if _remote_host_match(rel) is None:
+                            found.append(rel)
+                            if len(found) >= limit:
+                                break
+                except OSError:
+                    continue
+            if depth + 1 < _MISPLACED_MAX_DEPTH:
+                stack.extend((d, depth + 1) for d in reversed(subdirs))
+    except Exception as e:  # noqa: BLE001 - only a hint for an error message
+        logger.debug("cannot search %s for misplaced profiles: %s", logdir, e)
+    return found
+
+
 def find_session(sessions: Iterable[Session], run: str, session: str) -> Session:
     """The discovered session named (run, session); raises :class:`SessionNotFoundError`.
 

@@ -43,7 +43,7 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from . import cache, discovery, fsio
+from . import cache, discovery, fsio, gpu_probe
 from .report_service import Outcome, ReportService
 
 logger = logging.getLogger(__name__)
@@ -55,6 +55,8 @@ _JSON = "application/json"
 _MARKDOWN = "text/markdown; charset=utf-8"
 DEFAULT_DISCOVERY_TTL_S = 5.0
 DEFAULT_HOST_JOBS = 2
+#: A profile modified less than this long ago is still being written: wait before analysing it.
+DEFAULT_SETTLE_S = 2.0
 
 # analyze(run, session, host_files, progress=...) -> Report
 Analyzer = Callable[..., Any]
@@ -73,6 +75,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         discovery_ttl_s: float | None = None,
         host_jobs: int = DEFAULT_HOST_JOBS,
         clock: Callable[[], float] = time.monotonic,
+        settle_s: float | None = None,
+        isolate: bool | None = None,
     ) -> None:
         # ``context.logdir`` is "" under --logdir_spec: the tab then explains
         # that it needs --logdir instead of failing.
@@ -88,6 +92,10 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         self._listing: tuple[float, list] | None = None
         self._listing_lock = threading.Lock()
         self._host_jobs = max(1, int(host_jobs))
+        # The real analysis reads files (``analyzer`` is None): wait for them to settle, and run it in a
+        # limited child process (isolation.py).  An injected analyzer (tests) runs as given.
+        self._settle_s = settle_s if settle_s is not None else (DEFAULT_SETTLE_S if analyzer is None else 0.0)
+        self._isolate = isolate if isolate is not None else analyzer is None
 
     # -- TensorBoard hooks -------------------------------------------------
 
@@ -132,7 +140,9 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
 
     @wrappers.Request.application
     def _serve_runs(self, request: wrappers.Request) -> wrappers.Response:
-        body = {"logdir_set": bool(self._logdir), "runs": _runs_listing(self._sessions())}
+        sessions = self._sessions()
+        # has_gpu per session (True/False/None = unknown): the tab opens on the newest with GPU activity
+        body = {"logdir_set": bool(self._logdir), "runs": _runs_listing(sessions, gpu_probe.session_activity(sessions))}
         return _respond_json(request, body)
 
     @wrappers.Request.application
@@ -160,11 +170,15 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         except discovery.SessionNotFoundError as e:
             raise errors.NotFoundError(str(e)) from None
         host_files = _select_hosts(session, host)
+        writing = _still_written(host_files, self._settle_s)
+        if writing:  # a copy or capture in progress: analysing (and caching) a partial file helps nobody
+            return Outcome("computing", message=f"waiting for {writing} to finish writing")
         key = (session.run, session.session, tuple(_identity(h) for h in host_files))
         return self._service.get(
             key,
             lambda progress: self._compute(session, host_files, progress),
             _store_key(session, host_files),
+            valid=lambda: _unchanged(host_files),
         )
 
     def _sessions(self) -> list:
@@ -184,6 +198,11 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     def _compute(self, session: Any, host_files: list, progress: Callable) -> str:
         """Runs in a worker thread: the real analysis, serialized once."""
         analyze = self._analyzer
+        if analyze is None and self._isolate and (len(host_files) == 1 or self._host_jobs == 1):
+            from . import isolation  # one limited child process (isolation.py)
+
+            return isolation.call(isolation.analyze_session_json, session.run, session.session, list(host_files),
+                                  progress=progress)
         if analyze is None and len(host_files) > 1 and self._host_jobs > 1:
             report = self._analyze_parallel(session, host_files, progress)
         else:
@@ -203,7 +222,11 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         workers = precompute.worker_count(self._host_jobs, len(host_files))
         progress(f"analysing {len(host_files)} hosts in {workers} worker process(es)", 0.0)
         chosen = dataclasses.replace(session, hosts=tuple(host_files))
-        return precompute.analyze_session_parallel(chosen, jobs=workers, progress=progress)
+        if not self._isolate:
+            return precompute.analyze_session_parallel(chosen, jobs=workers, progress=progress)
+        from .isolation import Limits  # each host in its own limited child process
+
+        return precompute.analyze_session_parallel(chosen, jobs=workers, progress=progress, limits=Limits.from_env())
 
 
 # -- helpers (pure; module level so tests and readers find them fast) ---------
@@ -232,15 +255,38 @@ def _identity(h: Any) -> tuple:
     return (h.host, h.path, h.size, h.mtime_ns)
 
 
+def _still_written(host_files: list, settle_s: float) -> str | None:
+    """The first local host file modified less than ``settle_s`` ago (still being written), else None.
+
+    Discovery's mtime, no extra stat.  Remote stores (whole objects, other clocks) are not waited for.
+    """
+    if settle_s <= 0:
+        return None
+    now = time.time_ns()
+    for h in host_files:
+        if not fsio.is_remote(h.path) and -settle_s * 1e9 < now - h.mtime_ns < settle_s * 1e9:
+            return h.host
+    return None
+
+
+def _unchanged(host_files: list) -> bool:
+    """True when every host file still has the size and mtime it was analysed with (else: do not cache)."""
+    try:
+        return all(fsio.is_remote(h.path) or fsio.stat(h.path) == (h.size, h.mtime_ns) for h in host_files)
+    except Exception:  # noqa: BLE001 - gone or unreadable: not worth keeping either
+        return False
+
+
 def _store_key(session: Any, host_files: list) -> str:
     """The persistent cache's key: the same entry ``tb-gpu-advisor precompute`` writes."""
     return cache.store_key(session.run, session.session, host_files)
 
 
-def _runs_listing(sessions: list) -> list[dict[str, Any]]:
+def _runs_listing(sessions: list, has_gpu: dict | None = None) -> list[dict[str, Any]]:
     """Groups sessions by run, keeping discovery's order (runs by name, newest session first).
 
-    ``mtime_ms`` lets the frontend pick the newest session across runs.
+    ``mtime_ms`` lets the frontend pick the newest session across runs;
+    ``has_gpu`` (``gpu_probe.session_activity``: True/False/None) the newest with GPU activity.
     """
     runs: dict[str, list[dict[str, Any]]] = {}
     for s in sessions:
@@ -250,6 +296,7 @@ def _runs_listing(sessions: list) -> list[dict[str, Any]]:
                 "session": s.session,
                 "stock_run": s.stock_run,
                 "mtime_ms": max((h["mtime_ms"] for h in hosts), default=0.0),
+                "has_gpu": (has_gpu or {}).get((s.run, s.session)),
                 "hosts": hosts,
             }
         )

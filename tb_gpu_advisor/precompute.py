@@ -236,9 +236,26 @@ def _analyze_and_store(
     errors = [(h.path, _reason(h.path, h.error)) for h in getattr(report, "hosts", []) if getattr(h, "error", None)]
     stored = False
     if not errors:
-        stored = ReportCache(cache_dir, max_bytes=cache_max_bytes).put(key, report)
+        if not _unchanged(session):  # written to while we read it: a partial file's report is no report
+            return _failed(session, "the file changed while it was analysed (still being written?): "
+                                    "not cached, run precompute again", time.perf_counter() - t0)
+        cache = ReportCache(cache_dir, max_bytes=cache_max_bytes)
+        stored = cache.put(key, report)
+        if not stored:  # a read-only or full cache must not pass for success
+            return _failed(session, f"analysed but not stored: {cache.last_error or 'cache write failed'}",
+                           time.perf_counter() - t0)
     return SessionResult(session.stock_run, len(session.hosts), session.size, "new",
                          time.perf_counter() - t0, stored, errors)
+
+
+def _unchanged(session: Session) -> bool:
+    """Every host file still has the (size, mtime) it was discovered with."""
+    from . import fsio
+
+    try:
+        return all(fsio.is_remote(h.path) or fsio.stat(h.path) == (h.size, h.mtime_ns) for h in session.hosts)
+    except Exception:  # noqa: BLE001 - gone or unreadable meanwhile
+        return False
 
 
 def _reason(path: str, error: str) -> str:
@@ -275,6 +292,7 @@ def analyze_session_parallel(
     progress: Progress | None = None,
     analyze_host_fn: Callable[..., Any] | None = None,
     merge_fn: Callable[..., Any] | None = None,
+    limits: Any = None,
 ) -> Any:
     """Analyse each host file of ``session`` in its own worker process, then merge into one Report.
 
@@ -282,6 +300,10 @@ def analyze_session_parallel(
     session, host_reports)`` unless given others.  A host whose analysis
     raises gets a HostReport with ``error`` set, so the other hosts still
     report.  One host or one job: runs in this process.
+
+    ``limits`` (an ``isolation.Limits``): each host instead runs in a child process of its own with that
+    memory and time limit (the plugin: one bad file must not take TensorBoard down); a child that fails
+    or is killed gives that host an error.
     """
     if analyze_host_fn is None or merge_fn is None:
         from . import analyze
@@ -289,7 +311,10 @@ def analyze_session_parallel(
         analyze_host_fn = analyze_host_fn or analyze.analyze_host
         merge_fn = merge_fn or analyze.merge_hosts
     hosts = list(session.hosts)
-    reports = _host_reports(hosts, worker_count(jobs, len(hosts)), params, progress, analyze_host_fn)
+    if limits is not None:
+        reports = _isolated_host_reports(hosts, worker_count(jobs, len(hosts)), params, progress, limits)
+    else:
+        reports = _host_reports(hosts, worker_count(jobs, len(hosts)), params, progress, analyze_host_fn)
     return merge_fn(session.run, session.session, reports)
 
 
@@ -311,6 +336,22 @@ def _host_reports(hosts: Sequence[HostFile], workers: int, params: int | None,
                 reports[i] = fut.result()
             except Exception as e:  # noqa: BLE001 - a dead worker: this host failed, keep the others
                 reports[i] = _error_host_report(hosts[i], f"worker failed: {type(e).__name__}: {e}")
+            _tell(progress, f"analysed {hosts[i].host}", n, len(hosts))
+    return reports
+
+
+def _isolated_host_reports(hosts: Sequence[HostFile], workers: int, params: int | None,
+                           progress: Progress | None, limits: Any) -> list[Any]:
+    """HostReports in the order of ``hosts``, each from its own limited child, ``workers`` at once."""
+    from . import isolation
+
+    reports: list[Any] = [None] * len(hosts)
+    order = sorted(range(len(hosts)), key=lambda i: hosts[i].size, reverse=True)
+    with cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpu-advisor-host") as pool:
+        futures = {pool.submit(isolation.host_report, hosts[i], params, limits): i for i in order}
+        for n, fut in enumerate(cf.as_completed(futures), start=1):
+            i = futures[fut]
+            reports[i] = fut.result()
             _tell(progress, f"analysed {hosts[i].host}", n, len(hosts))
     return reports
 

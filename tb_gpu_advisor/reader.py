@@ -31,6 +31,7 @@ upb into messages and converted with plain Python.
 from __future__ import annotations
 
 import io
+import math
 import os
 from typing import BinaryIO
 
@@ -54,6 +55,10 @@ _XSTAT_VALUE_FIELDS = {  # XStat field number -> (ValueKind, wire type)
     6: (ValueKind.BYTES, wire.LEN),
     7: (ValueKind.REF, wire.VARINT),
 }
+
+
+class CorruptProfileError(ValueError):
+    """The file is well-formed protobuf but holds values no capture can have (reported as a ProfileReadError)."""
 
 
 class ProfileReadError(Exception):
@@ -128,15 +133,36 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
         clock = _Clock()
         planes: list[Plane] = []
         texts: dict[int, list[str]] = {n: [] for n in _SPACE_TEXT_FIELDS}
+        empty = dropped = 0
         for number, value in wire.stream_top_level_fields(stream, size, buffered=frozenset({_SPACE_PLANES})):
             if number == _SPACE_PLANES:
-                planes.append(_read_plane(value, clock, keep_stats))
-                del value
-                release_free_heap()
+                if not isinstance(value, np.ndarray):  # e.g. ``08 00``: field 1 written as a varint
+                    raise CorruptProfileError("XSpace field 1 (planes) is not a message")
+                if empty >= MAX_EMPTY_PLANES and _surely_empty(value):
+                    dropped += 1  # 100k empty planes in 2 MB took 58 s: skipped before they are parsed
+                    continue
+                plane = _read_plane(value, clock, keep_stats)
+                if not any(len(ln) for ln in plane.lines):
+                    empty += 1
+                    if empty > MAX_EMPTY_PLANES:
+                        dropped += 1
+                        continue
+                planes.append(plane)
+                if len(planes) > MAX_PLANES:
+                    raise CorruptProfileError(f"more than {MAX_PLANES} planes with events: not the capture of one host")
+                big = value.shape[0] > _TRIM_BYTES
+                del value, plane
+                if big:  # a few ms per call: not after each of thousands of tiny planes
+                    release_free_heap()
             elif number in texts and isinstance(value, bytes):
                 texts[number].append(value.decode("utf-8", "replace"))
+    except CorruptProfileError as e:
+        raise ProfileReadError(path, f"not a valid XSpace profile: {e}") from e
     except (OSError, DecodeError, wire.WireError, UnicodeDecodeError, ValueError, OverflowError) as e:
         raise ProfileReadError(path, f"not a readable XSpace profile (truncated or foreign file): {e}") from e
+    warnings = texts[3]
+    if dropped:
+        warnings = warnings + [f"tb-gpu-advisor: {dropped} planes without events beyond the first {MAX_EMPTY_PLANES} were skipped"]
     if not planes:
         raise ProfileReadError(path, "no planes: this is not an XSpace profile, or it is empty")
     if not any(p.name for p in planes):
@@ -150,9 +176,35 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
         planes=planes,
         hostnames=texts[4],
         errors=texts[2],
-        warnings=texts[3],
+        warnings=warnings,
         time_base_ns=clock.base_ns,
     )
+
+
+#: Planes without events kept per file; the rest are skipped (a host has a few devices, not thousands).
+MAX_EMPTY_PLANES = 64
+#: Planes with events a file may hold: one host's devices are far fewer; a file with more is refused.
+MAX_PLANES = 1024
+#: Planes up to this size are checked for events before upb parses them (once MAX_EMPTY_PLANES is reached).
+_SMALL_PLANE_BYTES = 4096
+#: Heap is handed back to the OS after planes bigger than this (see memory.py).
+_TRIM_BYTES = 1 << 20
+
+
+def _surely_empty(buf: np.ndarray) -> bool:
+    """True when the small plane in ``buf`` has no line with an event (a cheap walk, no upb parse)."""
+    n = buf.shape[0] - wire.PAD
+    if n > _SMALL_PLANE_BYTES:
+        return False
+    data = memoryview(buf)[:n]
+    try:
+        for num, wt, _, start, end in wire.walk_fields(data, 0, n):
+            if num == _PLANE_LINES and wt == 2:
+                if any(f == _LINE_EVENTS for f, *_ in wire.walk_fields(data, start, end)):
+                    return False
+    except wire.WireError:
+        return False  # let upb and the reader report it
+    return True
 
 
 _SPACE_PLANES = 1  # XSpace field numbers: planes=1, errors=2, warnings=3, hostnames=4
@@ -227,10 +279,37 @@ class _Clock:
     def __init__(self) -> None:
         self.base_ns = 0
 
-    def start_ps(self, timestamp_ns: int, offset_ps: np.ndarray) -> np.ndarray:
+    def start_ps(self, timestamp_ns: int, offset_ps: np.ndarray, duration_ps: np.ndarray) -> np.ndarray:
+        """Event start times in ps from the file's origin, checked (:func:`_check_times`)."""
         if not self.base_ns and abs(timestamp_ns) > self._LIMIT_NS:
             self.base_ns = timestamp_ns
-        return (timestamp_ns - self.base_ns) * 1000 + offset_ps
+        return _check_times((timestamp_ns - self.base_ns) * 1000, offset_ps, duration_ps)
+
+
+#: Event times (ps from the file's time origin) and durations must lie within this: ~11.6 days, far beyond
+#: any capture, and small enough that an event's end and the difference of any two times fit in int64
+#: (an int64-max duration made ``metrics/kernels.py`` raise OverflowError).
+MAX_TIME_PS = 10**18
+
+
+def _check_times(line_ps: int, offset_ps: np.ndarray, duration_ps: np.ndarray) -> np.ndarray:
+    """``line_ps + offset_ps``, after checking that no start, end or duration leaves ``+-MAX_TIME_PS``.
+
+    Checked in an order where nothing can wrap: |line_ps| and |offset| <= M, so |start| <= 2M; then
+    0 <= duration <= M, so end <= 3M < 2**63.
+    """
+    if offset_ps.size == 0:
+        return offset_ps
+    lo, hi = int(offset_ps.min()), int(offset_ps.max())
+    if abs(line_ps) > MAX_TIME_PS or lo < -MAX_TIME_PS or hi > MAX_TIME_PS:
+        raise CorruptProfileError(f"event times out of range (line at {line_ps} ps, offsets {lo}..{hi} ps)")
+    dlo, dhi = int(duration_ps.min()), int(duration_ps.max())
+    if dlo < 0 or dhi > MAX_TIME_PS:
+        raise CorruptProfileError(f"event durations out of range ({dlo}..{dhi} ps)")
+    start = offset_ps + line_ps
+    if abs(int(start.min())) > MAX_TIME_PS or int((start + duration_ps).max()) > MAX_TIME_PS:
+        raise CorruptProfileError("event times out of range (over 11 days from the capture's start)")
+    return start
 
 
 def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | None = None) -> Plane:
@@ -250,6 +329,8 @@ def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | Non
         keys.id_to_name.get(st.metadata_id, f"#{st.metadata_id}"): _stat_value(st, keys)
         for st in msg.stats
     }
+    # A NaN or infinite device property (compute capability, memory size...) is no value: drop it.
+    plane_stats = {k: v for k, v in plane_stats.items() if not (isinstance(v, float) and not math.isfinite(v))}
     names = IdTable(meta_ids, np.arange(meta_ids.size), missing=meta_ids.size)  # unknown: one past the table
     lines = [_read_line(b, s, e, names, keys, strings, clock) for b, s, e in _line_buffers(buf, msg)]
     # Events whose metadata id is unknown point one past the table: give them a name.
@@ -377,20 +458,23 @@ def _read_line(
 ) -> Line:
     """Decode the XLine at ``buf[start:end]``; its events are decoded in place in ``buf``."""
     msg = message_class("LazyLine").FromString(memoryview(buf)[start:end])
-    n = len(msg.events)
     buf, ev_start, ev_len = _locate_events(buf, start, end, msg.events)
+    if ev_len.size and not ev_len.all():  # empty events (all fields default) say nothing: 10 MB of them cost 530 MB
+        ev_start, ev_len = ev_start[ev_len > 0], ev_len[ev_len > 0]
+    n = ev_len.shape[0]
     parts = [
         _decode_events(buf, ev_start[i : i + EVENT_CHUNK], ev_len[i : i + EVENT_CHUNK], keys, strings)
         for i in range(0, n, EVENT_CHUNK)
     ]
     name_id = names.lookup(_concat([p[0] for p in parts]))
+    duration_ps = _concat([p[2] for p in parts])
     return Line(
         id=msg.id,
         name=msg.name,
         display_name=msg.display_name,
         timestamp_ns=msg.timestamp_ns,
-        start_ps=clock.start_ps(msg.timestamp_ns, _concat([p[1] for p in parts])),
-        duration_ps=_concat([p[2] for p in parts]),
+        start_ps=clock.start_ps(msg.timestamp_ns, _concat([p[1] for p in parts]), duration_ps),
+        duration_ps=duration_ps,
         name_id=name_id.astype(np.int32),
         stats=StatTable.concat([p[3] for p in parts], [i * EVENT_CHUNK for i in range(len(parts))]),
     )

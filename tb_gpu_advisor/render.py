@@ -11,6 +11,8 @@ compare output).
 
 from __future__ import annotations
 
+import html
+import re
 import textwrap
 from typing import Any, Iterable, Sequence
 
@@ -95,6 +97,45 @@ def _step_info(report: Report) -> str:
     return ", ".join(bits)
 
 
+def failed_hosts(report: Report) -> list:
+    """Hosts that could not be analysed (``HostReport.error``)."""
+    return [h for h in report.hosts if h.error]
+
+
+def verdict(report: Report) -> str:
+    """The one-line verdict.  Never "healthy" when a host could not be analysed: bad input is no result."""
+    real = [f for f in report.findings if f.severity != "ok"]
+    failed = failed_hosts(report)
+    n = len(report.hosts)
+    if not report.hosts:
+        return "not analysed — the session has no host file"
+    if failed and len(failed) == n:
+        return f"not analysed — {'the host' if n == 1 else f'all {n} hosts'} could not be analysed (error below)"
+    bad = f"{len(failed)} of {n} host{'s' if n != 1 else ''} could not be analysed" if failed else ""
+    if real:
+        return f"{_counts(real)} — ranked by estimated saving" + (f"; {bad}" if bad else "")
+    if failed:
+        return f"no check fired on the {n - len(failed)} analysed host{'s' if n - len(failed) != 1 else ''}, but {bad}"
+    return "healthy — no check of the guide fired"
+
+
+def _is_error_note(report: Report, note: str) -> bool:
+    """merge_hosts' note for a failed host, already shown with the host."""
+    return any(note == f"{h.host}: could not be analysed: {h.error}" for h in failed_hosts(report))
+
+
+def _shown_actions(f: Finding) -> tuple[list, int]:
+    """Actions the short formats show: the first, plus the first one with code when the first has none."""
+    if not f.actions:
+        return [], 0
+    shown = [f.actions[0]]
+    if not f.actions[0].snippet:
+        code = next((a for a in f.actions[1:] if a.snippet), None)
+        if code is not None:
+            shown.append(code)
+    return shown, len(f.actions) - len(shown)
+
+
 def shown_findings(report: Report, top: int | None) -> tuple[list[Finding], int]:
     """Findings to show (ok ones only when nothing else) and how many were cut by ``top``."""
     fs = [f for f in report.findings if f.severity != "ok"] or list(report.findings)
@@ -120,12 +161,12 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     out.append(f"GPU Advisor — run {report.run!r}, session {report.session!r} ({_step_info(report)})")
     out.append("=" * min(WIDTH, len(out[0])))
     shown, cut = shown_findings(report, top)
-    real = [f for f in report.findings if f.severity != "ok"]
-    if real:
-        out.append(f"FINDINGS: {_counts(real)} — ranked by estimated saving")
-    else:
-        out.append("FINDINGS: healthy — no check of the guide fired")
+    out.append(f"FINDINGS: {verdict(report)}")
     out.append("")
+    for h in failed_hosts(report):
+        out.extend(textwrap.wrap(f"ERROR: host {h.host} could not be analysed: {h.error}", WIDTH,
+                                 subsequent_indent="    "))
+        out.append("")
     for i, f in enumerate(shown, 1):
         head = f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"
         sav = _saving_text(f)
@@ -136,14 +177,13 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         if f.saving is not None and f.saving.assumption:
             out.extend(textwrap.wrap(f"Assuming {f.saving.assumption}.", WIDTH, initial_indent="    ",
                                      subsequent_indent="    "))
-        if f.actions:
-            a = f.actions[0]
+        acts, more = _shown_actions(f)
+        for a in acts:
             out.extend(textwrap.wrap(f"Fix: {a.text}", WIDTH, initial_indent="    ", subsequent_indent="         "))
             if a.snippet:
                 out.extend("        " + line for line in a.snippet.splitlines())
-            if len(f.actions) > 1:
-                out.append(f"    (+{len(f.actions) - 1} more action{'s' if len(f.actions) > 2 else ''}: "
-                           f"--format markdown or json)")
+        if more:
+            out.append(f"    (+{more} more fix{'es' if more > 1 else ''} in --format markdown or json)")
         if evidence_rows and f.evidence:
             t = f.evidence[0]
             out.append(f"    Evidence: {t.title}")
@@ -166,9 +206,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         out.append("")
     for h in report.hosts:
         if h.error:
-            out.append(f"HOST {h.host}: could not be analysed — {h.error}")
-            out.append("")
-            continue
+            continue  # shown under FINDINGS
         if h.gpus:
             out.append(f"GPUs on {h.host}")
             out.extend("  " + line for line in _text_table(_GPU_COLS, _gpu_rows(h.gpus)))
@@ -178,7 +216,8 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
             out.extend(textwrap.wrap(f"Steps on {h.host}: {note}", WIDTH, subsequent_indent="  "))
             out.append("")
     for n in report.notes:
-        out.extend(textwrap.wrap(f"Note: {n}", WIDTH, subsequent_indent="  "))
+        if not _is_error_note(report, n):
+            out.extend(textwrap.wrap(f"Note: {n}", WIDTH, subsequent_indent="  "))
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -192,8 +231,36 @@ def _text_table(cols: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]
 # --------------------------------------------------------------------------- markdown
 
 
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
 def _md(s: Any) -> str:
-    return str(s).replace("|", "\\|").replace("\n", " ")
+    """Any text from the profile or the report (host, session, op names, summaries) as inert inline markdown.
+
+    One line; HTML is escaped (``<svg onload=...>`` shows as text, GitHub would strip or run it otherwise)
+    and the characters that start markdown syntax -- code spans, emphasis, links, table cells,
+    strikethrough -- are backslash-escaped.  Not for text inside an HTML block: :func:`_html`.
+    """
+    text = " ".join(str(s).splitlines())
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
+def _html(s: Any) -> str:
+    """Text inside raw HTML (``<summary>``): markdown is not parsed there, so HTML-escaping is the whole job."""
+    return html.escape(" ".join(str(s).splitlines()), quote=True)
+
+
+def _code(s: Any) -> str:
+    """An inline code span holding ``s`` literally, whatever backticks it contains (CommonMark rules)."""
+    text = " ".join(str(s).splitlines())
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _fence(snippet: str) -> str:
+    """A code fence longer than any backtick run in ``snippet``, so the snippet cannot close it."""
+    return "`" * max(3, max((len(m) for m in re.findall(r"`+", snippet)), default=0) + 1)
 
 
 def _md_table(cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
@@ -203,45 +270,58 @@ def _md_table(cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
 
 
 def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) -> str:
-    """Pull-request friendly markdown: a summary table, one collapsible section per finding, headline, GPUs."""
-    out: list[str] = [f"## GPU Advisor: run `{report.run}`, session `{report.session}`", ""]
+    """Pull-request friendly markdown: a summary table, one collapsible section per finding, headline, GPUs.
+
+    Every name and text from the profile goes through :func:`_md` / :func:`_html` / :func:`_code`: a host
+    named ``<svg onload=alert(3)>`` or ``a|b`` is shown, never interpreted.
+    """
+    out: list[str] = [f"## GPU Advisor: run {_code(report.run)}, session {_code(report.session)}", ""]
     real = [f for f in report.findings if f.severity != "ok"]
-    out.append(f"**{_counts(real) if real else 'Healthy: no check of the guide fired'}** · {_step_info(report)}")
+    if real or failed_hosts(report) or not report.hosts:
+        head = verdict(report)
+    else:
+        head = "Healthy: no check of the guide fired"
+    out.append(f"**{_md(head)}** · {_md(_step_info(report))}")
     out.append("")
+    for h in failed_hosts(report):
+        out.append(f"> **Error:** host {_code(h.host)} could not be analysed: {_md(h.error)}")
+        out.append("")
     shown, cut = shown_findings(report, top)
-    out += _md_table(["#", "severity", "finding", "est. saving", "guide", "scope"],
-                     [[i, f"{_SEV_EMOJI.get(f.severity, '')} {f.severity}", f.title,
-                       (f"{ms(f.saving.ms_per_step)} ({f.saving.percent_of_step:.0f}%)" if f.saving else "—"),
-                       f.guide_section or "—", _scope(f) or "—"] for i, f in enumerate(shown, 1)])
+    if shown:
+        out += _md_table(["#", "severity", "finding", "est. saving", "guide", "scope"],
+                         [[i, f"{_SEV_EMOJI.get(f.severity, '')} {f.severity}", f.title,
+                           (f"{ms(f.saving.ms_per_step)} ({f.saving.percent_of_step:.0f}%)" if f.saving else "—"),
+                           f.guide_section or "—", _scope(f) or "—"] for i, f in enumerate(shown, 1)])
     if cut:
         out += ["", f"_{cut} more finding{'s' if cut > 1 else ''} not shown._"]
     out.append("")
     for i, f in enumerate(shown, 1):
         out.append(f"<details{' open' if i == 1 and f.severity in ('critical', 'warning') else ''}>")
-        out.append(f"<summary><b>{i}. {_md(f.title)}</b> — {f.severity}"
-                   f"{' · ' + _saving_text(f) if f.saving else ''}</summary>")
+        out.append(f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}"
+                   f"{' · ' + _html(_saving_text(f)) if f.saving else ''}</summary>")
         out.append("")
-        out.append(f.summary)
+        out.append(_md(f.summary))
         out.append("")
         if f.metric is not None:
             thr = "" if f.metric.threshold is None else f" (threshold {_threshold(f.metric)})"
             src = f.metric.detail.get("threshold_source") if isinstance(f.metric.detail, dict) else None
-            out.append(f"- **{f.metric.label}:** {f.metric.display}{thr}{f' — {src}' if src else ''}")
+            out.append(f"- **{_md(f.metric.label)}:** {_md(f.metric.display)}{_md(thr)}{f' — {_md(src)}' if src else ''}")
         if f.saving is not None:
             out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} per step "
-                       f"({f.saving.percent_of_step:.1f}%), assuming {f.saving.assumption}")
+                       f"({f.saving.percent_of_step:.1f}%), assuming {_md(f.saving.assumption)}")
         for w in f.windows[:3]:
-            out.append(f"- **Trace:** {w.host}{'' if w.gpu is None else f' GPU{w.gpu}'} — {w.label} "
+            out.append(f"- **Trace:** {_md(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {_md(w.label)} "
                        f"[{w.start_ms:.1f}–{w.end_ms:.1f} ms]")
         out.append("")
         for a in f.actions:
-            out.append(f"- {a.text}")
+            out.append(f"- {_md(a.text)}")
             if a.snippet:
                 lang = {"python": "python", "shell": "sh"}.get(a.snippet_lang or "", "")
+                fence = _fence(a.snippet)
                 out.append("")
-                out.append(f"  ```{lang}")
+                out.append(f"  {fence}{lang}")
                 out.extend("  " + line for line in a.snippet.splitlines())
-                out.append("  ```")
+                out.append(f"  {fence}")
         for t in f.evidence[:2]:
             if not t.rows:
                 continue
@@ -259,15 +339,15 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
         out.append("")
     for h in report.hosts:
         if h.error:
-            out.append(f"**{h.host}:** could not be analysed — {_md(h.error)}")
-            out.append("")
-            continue
+            continue  # shown at the top
         if h.gpus:
-            out.append(f"### GPUs on `{h.host}`")
+            out.append(f"### GPUs on {_code(h.host)}")
             out.append("")
             out += _md_table(_GPU_COLS, _gpu_rows(h.gpus))
             out.append("")
     for n in report.notes:
-        out.append(f"> {n}")
-    out.append(f"<sub>tb-gpu-advisor {report.analyzer_version} · schema {report.schema_version}</sub>")
+        if not _is_error_note(report, n):
+            out.append(f"> Note: {_md(n)}")
+            out.append("")
+    out.append(f"<sub>tb-gpu-advisor {_html(report.analyzer_version)} · schema {_html(report.schema_version)}</sub>")
     return "\n".join(out).rstrip() + "\n"

@@ -81,8 +81,13 @@ class ReportService:
         self._wait_s = wait_s
         self.computations = 0  # how many analyses actually ran (tests, logs)
 
-    def get(self, key: Hashable, compute: ComputeFn, store_key: str | None = None) -> Outcome:
-        """Returns the outcome for ``key``, starting the computation if needed."""
+    def get(self, key: Hashable, compute: ComputeFn, store_key: str | None = None,
+            valid: Callable[[], bool] | None = None) -> Outcome:
+        """Returns the outcome for ``key``, starting the computation if needed.
+
+        ``valid()`` is asked after a computation: False (the input changed meanwhile, e.g. a file still
+        being written) keeps the report out of the persistent store.
+        """
         with self._lock:
             done = self._done.get(key)
             if done is not None:
@@ -90,7 +95,7 @@ class ReportService:
                 return done
             job = self._jobs.get(key)
             if job is None:
-                job = self._start(key, compute, store_key)
+                job = self._start(key, compute, store_key, valid)
         try:
             job.future.result(timeout=self._wait_s)
         except FutureTimeout:
@@ -100,14 +105,16 @@ class ReportService:
         with self._lock:
             return self._done.get(key) or Outcome("computing", progress=job.progress, message=job.message)
 
-    def _start(self, key: Hashable, compute: ComputeFn, store_key: str | None) -> _Job:
+    def _start(self, key: Hashable, compute: ComputeFn, store_key: str | None,
+               valid: Callable[[], bool] | None = None) -> _Job:
         """Registers and submits a job; caller holds the lock."""
         job = _Job(future=Future())
         self._jobs[key] = job
-        job.future = self._pool.submit(self._run, key, job, compute, store_key)
+        job.future = self._pool.submit(self._run, key, job, compute, store_key, valid)
         return job
 
-    def _run(self, key: Hashable, job: _Job, compute: ComputeFn, store_key: str | None) -> None:
+    def _run(self, key: Hashable, job: _Job, compute: ComputeFn, store_key: str | None,
+             valid: Callable[[], bool] | None = None) -> None:
         """Worker body: persistent cache, else analyze; always records an outcome."""
         try:
             body = self._load(store_key)
@@ -115,7 +122,10 @@ class ReportService:
                 with self._lock:
                     self.computations += 1
                 body = compute(lambda message, fraction: _note_progress(job, message, fraction))
-                self._save(store_key, body)
+                if valid is None or valid():
+                    self._save(store_key, body)
+                else:
+                    logger.info("gpu_advisor: %r changed during its analysis: report not stored", key)
             outcome = Outcome("ready", body=body, progress=1.0)
         except Exception as e:  # noqa: BLE001 - any analysis failure becomes a JSON error
             logger.exception("gpu_advisor: analysis failed for %r", key)

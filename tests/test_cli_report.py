@@ -43,10 +43,10 @@ def test_text_default_findings_first_then_headline_and_gpus(logdir):
 def test_default_is_newest_session_of_every_run(logdir):
     r = cli(logdir, "--format", "json")
     assert r.returncode == 0, r.stderr
-    reports = json.loads(r.stdout)
-    assert isinstance(reports, list)
-    assert sorted((x["run"], x["session"]) for x in reports) == [("ideal", "2026_01_02_00_00_00"),
-                                                                 ("input_bound", "2026_01_01_00_00_00")]
+    doc = json.loads(r.stdout)
+    assert isinstance(doc, dict) and doc["healthy"] is False  # one object, whatever the logdir holds
+    assert [(x["run"], x["session"]) for x in doc["reports"]] == [("ideal", "2026_01_02_00_00_00"),
+                                                                  ("input_bound", "2026_01_01_00_00_00")]
 
 
 def test_json_is_the_schema(logdir):
@@ -89,11 +89,15 @@ def test_unknown_run_and_session_list_the_available_ones(logdir):
     assert r.returncode == 2 and "unknown run 'nope'" in r.stderr and "ideal, input_bound" in r.stderr
     r = cli(logdir, "--run", "ideal", "--session", "1999")
     assert r.returncode == 2 and "ideal/2026_01_02_00_00_00" in r.stderr
+    # and what it lists is accepted
+    r = cli(logdir, "--run", "ideal", "--session", "ideal/2025_12_31_00_00_00", "--format", "json")
+    assert r.returncode == 0 and json.loads(r.stdout)["session"] == "2025_12_31_00_00_00"
 
 
 def test_empty_and_missing_logdir(tmp_path):
     r = cli(tmp_path)
     assert r.returncode == 2 and "no GPU profiles" in r.stderr and "profile_batch" in r.stderr
+    assert "jax.profiler.trace" in r.stderr
     r = cli(tmp_path / "missing")
     assert r.returncode == 2 and "no such directory" in r.stderr
 

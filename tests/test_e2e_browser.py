@@ -7,12 +7,18 @@ it; it never downloads a browser here)::
     pip install playwright        # never `playwright install`
 
 Expectations (which rule tops each scenario) are read from
-``demo_logs/README.md``, the table the demo generator writes. Screenshots go
-to ``$E2E_SCREENSHOT_DIR`` or a temporary folder; the path is printed.
+``demo_logs/README.md``, the table the demo generator writes. Screenshots
+(1400x1000, the size the layout is checked at) go to ``$E2E_SCREENSHOT_DIR``
+or ``.e2e-screenshots/`` in the repository (git-ignored); the path is printed.
+Each state the tab can be in has one: the first view (newest run with GPU
+activity, top finding with its saving and fix above the fold), every demo
+scenario's top and its folded-out charts, the per-GPU comparison, TensorBoard's
+dark and light toggle, the empty state and the computing state.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -21,6 +27,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -32,6 +39,8 @@ CHROMIUM_ARGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync", "--disable-quic",
 ]
+VIEWPORT = {"width": 1400, "height": 1000}
+CPU_ONLY_RUNS = ("real_tf_cpu_custom", "real_tf_cpu_keras/train")
 HOW_TO_INSTALL = "apt-get install -y chromium chromium-driver && pip install playwright (never `playwright install`)"
 
 try:
@@ -118,7 +127,7 @@ def tensorboard_url():
 
 @pytest.fixture(scope="module")
 def shots():
-    folder = os.environ.get("E2E_SCREENSHOT_DIR") or tempfile.mkdtemp(prefix="advisor-screens-")
+    folder = os.environ.get("E2E_SCREENSHOT_DIR") or os.path.join(REPO, ".e2e-screenshots")
     os.makedirs(folder, exist_ok=True)
     print(f"\nE2E screenshots: {folder}")
     return folder
@@ -134,7 +143,7 @@ def browser():
 
 @pytest.fixture
 def page(browser, tmp_path):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    ctx = browser.new_context(viewport=VIEWPORT, color_scheme="light")
     page = ctx.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -155,6 +164,98 @@ def wait_ready(frame, timeout: float = 60000):
 def select_run(frame, run: str) -> None:
     frame.locator("select[aria-label='Run']").select_option(run)
     frame.locator(f"body[data-state='ready'][data-run='{run}']").wait_for(timeout=60000)
+
+
+def open_hosts(frame) -> None:
+    """Unfolds every host's detail (folded under the findings by default)."""
+    hosts = frame.locator("details.host")
+    for i in range(hosts.count()):
+        hosts.nth(i).locator("summary").first.click()
+    frame.locator("details.host[open] figure.chart-figure svg").first.wait_for(timeout=10000)
+
+
+def _inside(inner: dict, outer: dict, slack: float = 1.0) -> bool:
+    return (inner["x"] >= outer["x"] - slack and inner["y"] >= outer["y"] - slack
+            and inner["x"] + inner["width"] <= outer["x"] + outer["width"] + slack
+            and inner["y"] + inner["height"] <= outer["y"] + outer["height"] + slack)
+
+
+def _overlaps(a: dict, b: dict) -> bool:
+    return (a["x"] < b["x"] + b["width"] and b["x"] < a["x"] + a["width"]
+            and a["y"] < b["y"] + b["height"] and b["y"] < a["y"] + a["height"])
+
+
+CHART_GEOMETRY = """svg => {
+  const box = (e) => { const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width, height: r.height}; };
+  return {
+    svg: box(svg), figure: box(svg.closest('figure')),
+    texts: [...svg.querySelectorAll('text')].map(t => ({text: t.textContent, cls: t.getAttribute('class') || '', ...box(t)})),
+    bars: [...svg.querySelectorAll('rect.bar')].map(box),
+    panels: [...svg.querySelectorAll('g.gpu-panel')].map(g => g.getAttribute('data-gpu')),
+  };
+}"""
+
+
+def check_charts(frame, run: str) -> None:
+    """Charts use the full width, keep every label inside and readable, and do not repeat a single GPU."""
+    hosts = frame.locator("details.host[open]")
+    for h in range(hosts.count()):
+        host = hosts.nth(h)
+        one_gpu = "1 GPU:" in host.locator(".host-facts").inner_text()
+        svgs = host.locator("figure.chart-figure svg")
+        assert svgs.count() >= 1, run
+        for i in range(svgs.count()):
+            g = svgs.nth(i).evaluate(CHART_GEOMETRY)
+            assert g["svg"]["width"] >= 0.97 * g["figure"]["width"] and g["svg"]["width"] > 1000, (run, g["svg"], g["figure"])
+            for t in g["texts"]:
+                assert _inside(t, g["svg"]), (run, "label clipped", t, g["svg"])
+                assert t["height"] >= 11, (run, "label too small", t)
+            for t in (t for t in g["texts"] if "band-label" in t["cls"]):
+                assert not any(_overlaps(t, b) for b in g["bars"]), (run, "band label over the bars", t)
+            if one_gpu:
+                assert len(g["panels"]) <= 1, (run, g["panels"])
+        if one_gpu:
+            assert "All GPUs (mean)" not in host.inner_text(), run
+
+
+def assert_top_finding_above_the_fold(page, frame, run: str) -> None:
+    """At 1400x1000 the top problem, its saving and its first fix are on screen without scrolling."""
+    first = frame.locator(".finding").first
+    assert first.get_attribute("open") is not None, run
+    wanted = [first.locator(".finding-title")]
+    if first.locator(".saving").count():
+        wanted.append(first.locator(".saving"))
+    if first.locator(".actions li").count():
+        wanted.append(first.locator(".actions li").first.locator("p").first)
+    for loc in wanted:
+        box = loc.bounding_box()
+        assert box and box["y"] >= 0 and box["y"] + box["height"] <= VIEWPORT["height"], (run, loc, box)
+
+
+def test_opens_on_the_newest_run_with_gpu_activity(tensorboard_url, page, shots):
+    with urllib.request.urlopen(f"{tensorboard_url}data/plugin/gpu_advisor/runs") as r:
+        listing = json.load(r)
+    has_gpu = {(x["run"], s["session"]): s["has_gpu"] for x in listing["runs"] for s in x["sessions"]}
+    newest = max((s["mtime_ms"], x["run"]) for x in listing["runs"] for s in x["sessions"])[1]
+    assert newest in CPU_ONLY_RUNS, f"the demo's newest capture should be CPU-only for this test: {newest}"
+    assert {has_gpu[(r, "2026_11_21_11_26_13")] for r in CPU_ONLY_RUNS} == {False}
+    page.goto(tensorboard_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame)
+    run = frame.locator("body").get_attribute("data-run")
+    assert run not in CPU_ONLY_RUNS and has_gpu[(run, frame.locator("body").get_attribute("data-session"))] is True, run
+    assert frame.locator(".finding[open]").count() == 1
+    assert frame.locator("details.host[open]").count() == 0  # per-host detail folded under the findings
+    assert_top_finding_above_the_fold(page, frame, run)
+    page.screenshot(path=os.path.join(shots, "01_first_view_newest_gpu_run.png"))
+    # a CPU-only capture is still there to pick, and says so
+    select_run(frame, "real_tf_cpu_custom")
+    assert frame.locator(".finding").first.get_attribute("data-rule") == "capture_quality"
+    assert "no GPU" in frame.locator(".verdict").inner_text()
+    open_hosts(frame)
+    assert frame.locator("details.host .no-gpu").count() == 1
+    page.screenshot(path=os.path.join(shots, "cpu_only_capture.png"))
+    assert not page.errors, page.errors
 
 
 def test_scorecard_and_top_finding_per_scenario(tensorboard_url, page, shots):
@@ -179,10 +280,107 @@ def test_scorecard_and_top_finding_per_scenario(tensorboard_url, page, shots):
             assert bad.count() == 0, f"{run}: expected no warnings"
         else:
             assert findings.first.get_attribute("data-rule") == want, run
-        assert frame.locator("svg.chart").count() >= 1, run
+        assert_top_finding_above_the_fold(page, frame, run)
         page.screenshot(path=os.path.join(shots, f"advisor_{run}.png"), full_page=False)
-        frame.locator("section.hosts").scroll_into_view_if_needed()
+        open_hosts(frame)
+        check_charts(frame, run)
+        text = frame.locator("main").inner_text()
+        assert "0.000" not in text and not re.search(r"share\s+0\.\d", text), run  # µs, and shares as percentages
+        frame.locator("details.host").first.scroll_into_view_if_needed()
+        frame.locator("details.host").first.evaluate("d => d.scrollIntoView({block: 'start'})")
         page.screenshot(path=os.path.join(shots, f"advisor_{run}_charts.png"), full_page=False)
+    assert not page.errors, page.errors
+
+
+def test_multi_gpu_comparison_is_readable(tensorboard_url, page, shots):
+    page.goto(tensorboard_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame)
+    select_run(frame, "multi_gpu_gpu0_oversubscribed")
+    # the evidence table: busy share as a percentage next to the others, sub-ms offsets in µs
+    table = frame.locator(".finding").first.locator("table").first
+    heads = table.locator("th").all_inner_texts()
+    row = table.locator("tbody tr").first.locator("td").all_inner_texts()
+    assert row[heads.index("busy share")].endswith("%"), (heads, row)
+    assert "first kernel offset µs" in heads and "." in row[heads.index("first kernel offset µs")], (heads, row)
+    open_hosts(frame)
+    fig = frame.locator("figure.chart-figure", has=frame.locator("svg.gpu-chart"))
+    sizes = fig.locator("svg text").evaluate_all("ts => ts.map(t => parseFloat(getComputedStyle(t).fontSize))")
+    assert min(sizes) >= 11, sizes
+    step = frame.locator("svg.step-chart").first
+    assert step.locator("g.gpu-panel").count() == 5  # all GPUs (mean) + 4 GPUs
+    fig.scroll_into_view_if_needed()
+    page.screenshot(path=os.path.join(shots, "multi_gpu_comparison.png"))
+
+
+def _set_tensorboard_theme(page, choice: str) -> None:
+    """TensorBoard's own header toggle: Browser default / Light / Dark."""
+    page.locator("button[aria-label='Menu for changing light or dark theme']").click()
+    page.get_by_role("menuitem", name=choice).click()
+
+
+def test_follows_tensorboards_dark_mode_toggle(tensorboard_url, browser, shots):
+    ctx = browser.new_context(viewport=VIEWPORT, color_scheme="light")
+    page = ctx.new_page()
+    page.goto(tensorboard_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame)
+    select_run(frame, "multi_gpu_gpu0_oversubscribed")
+    bg = lambda: frame.locator("body").evaluate("b => getComputedStyle(b).backgroundColor")  # noqa: E731
+    assert bg() == "rgb(255, 255, 255)"
+    _set_tensorboard_theme(page, "Dark")  # the browser still prefers light
+    page.wait_for_function("document.body.classList.contains('dark-mode')")
+    frame.locator("html.theme-dark").wait_for(state="attached", timeout=5000)
+    assert bg() == "rgb(32, 33, 36)"
+    page.screenshot(path=os.path.join(shots, "dark_mode_tensorboard_toggle.png"))
+    open_hosts(frame)
+    frame.locator("details.host").first.evaluate("d => d.scrollIntoView({block: 'start'})")
+    page.screenshot(path=os.path.join(shots, "dark_mode_charts.png"))
+    # the browser prefers dark but TensorBoard is set to light: the tab is light
+    page.emulate_media(color_scheme="dark")
+    _set_tensorboard_theme(page, "Light")
+    frame.locator("html.theme-light").wait_for(state="attached", timeout=5000)
+    assert bg() == "rgb(255, 255, 255)"
+    ctx.close()
+    # TensorBoard's default ("browser default") reads the browser's scheme when it loads; the tab follows it
+    ctx = browser.new_context(viewport=VIEWPORT, color_scheme="dark")
+    page = ctx.new_page()
+    page.goto(tensorboard_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame)
+    page.wait_for_function("document.body.classList.contains('dark-mode')")
+    frame.locator("html.theme-dark").wait_for(state="attached", timeout=5000)
+    # keyboard: every control is reachable
+    frame.locator("select[aria-label='Run']").focus()
+    page.keyboard.press("Tab")
+    assert frame.locator(":focus").evaluate("e => e.getAttribute('aria-label')") == "Session"
+    ctx.close()
+
+
+def test_empty_and_computing_states(tensorboard_url, page, shots):
+    # no profiles yet: capture instructions for each framework
+    page.route("**/data/plugin/gpu_advisor/runs", lambda route: route.fulfill(
+        status=200, content_type="application/json", body=json.dumps({"logdir_set": True, "runs": []})))
+    page.goto(tensorboard_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    frame.locator("body[data-state='no-profiles']").wait_for(timeout=30000)
+    text = frame.locator("main").inner_text()
+    assert "jax.profiler.trace" in text and "tf.keras.callbacks.TensorBoard" in text, text
+    page.screenshot(path=os.path.join(shots, "empty_no_profiles.png"))
+    page.unroute("**/data/plugin/gpu_advisor/runs")
+    # computing: the server's "analysing N hosts" progress reads as one sentence
+    page.route("**/data/plugin/gpu_advisor/report?*", lambda route: route.fulfill(
+        status=202, content_type="application/json",
+        body=json.dumps({"state": "computing", "progress": 0.4, "message": "analysing 2 hosts in 2 worker process(es)"})))
+    page.goto("about:blank")
+    page.goto(tensorboard_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    status = frame.locator(".state.computing")
+    status.wait_for(timeout=30000)
+    assert status.inner_text().strip().startswith("Analyzing 2 hosts in 2 worker process(es)…"), status.inner_text()
+    assert "analysing" not in status.inner_text().lower()
+    page.screenshot(path=os.path.join(shots, "computing.png"))
+    page.unroute("**/data/plugin/gpu_advisor/report?*")
     assert not page.errors, page.errors
 
 
@@ -235,23 +433,6 @@ def test_windowed_trace_link_loads_trace_viewer(tensorboard_url, page, shots):
     assert resp.value.status == 200
     page.wait_for_timeout(4000)
     page.screenshot(path=os.path.join(shots, "trace_viewer_window.png"))
-
-
-def test_keyboard_and_dark_mode(tensorboard_url, browser, shots):
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000}, color_scheme="dark")
-    page = ctx.new_page()
-    page.goto(tensorboard_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame)
-    select_run(frame, "multi_gpu_gpu0_oversubscribed")
-    bg = frame.locator("body").evaluate("b => getComputedStyle(b).backgroundColor")
-    assert bg == "rgb(32, 33, 36)", bg
-    frame.locator("select[aria-label='Run']").focus()
-    page.keyboard.press("Tab")
-    focused = frame.locator(":focus").evaluate("e => e.getAttribute('aria-label')")
-    assert focused == "Session"
-    page.screenshot(path=os.path.join(shots, "advisor_dark_multi_gpu.png"))
-    ctx.close()
 
 
 def test_export_markdown_downloads_the_server_rendering(tensorboard_url, page, shots):

@@ -6,7 +6,7 @@ import pytest
 
 from tb_gpu_advisor.metrics.compute import compute_host_metrics
 from tb_gpu_advisor.reader import parse_timeline
-from tests.test_steps_sources import Cap
+from tests.tiny_capture import Cap
 
 
 def test_kernel_launch_latency_counts_only_launches_onto_an_idle_stream():

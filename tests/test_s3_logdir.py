@@ -137,4 +137,5 @@ def test_precompute_s3_logdir(s3_logdir, tmp_path):
     summary = pc.precompute(s3_logdir, jobs=2, cache=cache, analyze_fn=simple_analyzer.analyze_session,
                             out=io.StringIO())
     assert summary.exit_code == 0 and summary.count("new") == 4
-    assert all(cache.get(session_key(s)) for s in discover(s3_logdir))
+    sessions = discover(s3_logdir)
+    assert sessions and all(cache.get(session_key(s)) for s in sessions)

@@ -9,40 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.metrics.events import all_device_events, host_events
-from tb_gpu_advisor.reader import parse_timeline
-from tb_gpu_advisor.steps import detect_steps
-from tb_gpu_advisor.synthetic.builder import SpaceBuilder
-
-US = 1_000_000
-KD = "regs:32 static_shared:0 dynamic_shared:0 grid:108,1,1 block:256,1,1 occ_pct:50"
-
-
-class Cap:
-    """A tiny capture: a python thread, one GPU with a compute stream."""
-
-    def __init__(self):
-        self.space = SpaceBuilder("h")
-        self.host = self.space.plane("/host:CPU")
-        self.py = self.host.line("python", 7)
-        self.gpu = self.space.plane("/device:GPU:0")
-        self.gpu.add_stat("core_count", 108)
-        self.stream = self.gpu.line("Stream #1(Compute)", 1)
-        self._corr = 0
-
-    def host_ev(self, name: str, start_us: float, dur_us: float, **stats) -> None:
-        self.py.add(name, int(start_us * US), int(dur_us * US), **stats)
-
-    def kernel(self, start_us: float, dur_us: float, launch_us: float | None = None, name: str = "k") -> None:
-        """A kernel; with ``launch_us`` also its host launch record (correlation_id)."""
-        self._corr += 1
-        if launch_us is not None:
-            self.py.add(name, int(launch_us * US), 2 * US, correlation_id=self._corr)
-        self.stream.add(name, int(start_us * US), int(dur_us * US), correlation_id=self._corr, kernel_details=KD)
-
-    def steps(self):
-        tl = parse_timeline(self.space.encode())
-        return detect_steps(tl, host_events(tl), all_device_events(tl))
+from tests.tiny_capture import US, Cap
 
 
 def _busy(cap: Cap, starts_us: list[float], kernels: int = 4) -> None:

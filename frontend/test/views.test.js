@@ -49,32 +49,76 @@ test("hostile profile text is rendered as text, never as markup", () => {
   el.remove();
 });
 
-test("per-host sections: charts, and read errors and no-GPU explained", () => {
+test("per-host sections: folded under the findings, charts, and read errors and no-GPU explained", () => {
   const report = fixture();
   report.hosts[1].error = "truncated protobuf <b>x</b>";
   report.hosts[0].gpus = [];
   const el = views.reportView(report, ctx);
-  const hosts = el.querySelectorAll("section.host");
+  const hosts = el.querySelectorAll(".host");
   assert.equal(hosts.length, 2);
+  assert.equal(hosts[0].tagName, "DETAILS");
+  assert.equal(hosts[0].open, false); // folded: the findings come first
+  assert.match(hosts[0].querySelector("summary").textContent, /^Host worker0 .*no GPU — charts and tables$/);
   assert.ok(hosts[0].querySelector(".no-gpu"));
-  assert.ok(hosts[0].querySelector("svg.chart"));
+  assert.ok(hosts[0].querySelector("figure.chart-figure svg.chart"));
+  assert.equal(hosts[1].tagName, "SECTION"); // a read error is not folded away
   assert.equal(hosts[1].getAttribute("role"), "alert");
   assert.match(hosts[1].textContent, /truncated protobuf <b>x<\/b>/);
   assert.equal(hosts[1].querySelectorAll("b").length, 0);
+  // the findings come before the per-host detail
+  assert.ok(el.querySelector(".findings").compareDocumentPosition(el.querySelector(".hosts")) & window.Node.DOCUMENT_POSITION_FOLLOWING);
 });
 
-test("host facts name the capture's framework, and the no-GPU hint speaks its API", () => {
+test("host facts name the capture's framework; the tab has no framework API strings of its own", () => {
   const report = fixture();
   report.hosts[0].capture.framework = "jax";
   report.hosts[0].gpus = [];
   report.hosts[1].capture.framework = "tensorflow";
-  const hosts = views.reportView(report, ctx).querySelectorAll("section.host");
-  assert.match(hosts[0].querySelector("p.muted").textContent, /^JAX capture · /);
-  assert.match(hosts[0].querySelector(".no-gpu").textContent, /jax\.devices\(\)/);
-  assert.doesNotMatch(hosts[0].querySelector(".no-gpu").textContent, /tf\.config/);
-  assert.match(hosts[1].querySelector("p.muted").textContent, /^TensorFlow capture · /);
-  delete report.hosts[1].capture.framework;  // reports cached before the field existed
-  assert.doesNotMatch(views.reportView(report, ctx).querySelectorAll("section.host")[1].textContent, /undefined/);
+  const hosts = views.reportView(report, ctx).querySelectorAll(".host");
+  assert.match(hosts[0].querySelector(".host-facts").textContent, /^JAX capture · /);
+  assert.doesNotMatch(hosts[0].querySelector(".no-gpu").textContent, /tf\.|jax\./);
+  assert.match(hosts[1].querySelector(".host-facts").textContent, /^TensorFlow capture · /);
+  report.hosts[1].capture.framework = "pytorch"; // unknown names are shown as the report has them
+  assert.match(views.reportView(report, ctx).querySelectorAll(".host")[1].querySelector(".host-facts").textContent, /^pytorch capture · /);
+  delete report.hosts[1].capture.framework; // reports cached before the field existed
+  assert.doesNotMatch(views.reportView(report, ctx).querySelectorAll(".host")[1].textContent, /undefined/);
+  // table titles come from the report (Table.title), with a row count
+  const tables = [...views.reportView(fixture(), ctx).querySelectorAll(".host .table-details > summary")].map((x) => x.textContent);
+  const t = fixture().hosts[0].kernels;
+  assert.ok(tables.includes(`${t.title} (${t.rows.length} row${t.rows.length === 1 ? "" : "s"})`), tables);
+});
+
+test("only the top finding is open, with its saving and its fix before the facts and evidence", () => {
+  const el = views.reportView(fixture(), ctx);
+  const findings = [...el.querySelectorAll(".finding")];
+  assert.deepEqual(findings.map((f) => f.open), findings.map((_, i) => i === 0));
+  const body = findings[0].querySelector(".finding-body");
+  const order = [...body.children].map((c) => c.className || c.tagName.toLowerCase());
+  assert.ok(order.indexOf("actions") < order.indexOf("facts") && order.indexOf("facts") < order.indexOf("table-wrap"), order);
+  assert.ok(findings[0].querySelector("summary .saving"));
+});
+
+test("tables format columns by unit: shares as percentages, sub-ms times in µs, bytes with units", () => {
+  const el = views.tableView({
+    title: "Per GPU", columns: ["gpu", "busy share", "step ms", "first kernel offset ms", "bytes/step", "tensor core", "name"],
+    rows: [[0, 0.9927, 7.615, 0.0008, 1048576, true, "A100"], [1, 0.5579, 7.615, 0.0005, 0, false, "A100"]],
+  });
+  assert.deepEqual([...el.querySelectorAll("th")].map((x) => x.textContent), ["gpu", "busy share", "step ms", "first kernel offset µs", "bytes/step", "tensor core", "name"]);
+  assert.deepEqual([...el.querySelectorAll("tbody tr")[0].children].map((x) => x.textContent), ["0", "99%", "7.62", "0.8", "1.05 MB", "yes", "A100"]);
+  assert.deepEqual([...el.querySelectorAll("tbody tr")[1].children].map((x) => x.textContent), ["1", "56%", "7.62", "0.5", "0 B", "no", "A100"]);
+  assert.equal(el.querySelector("caption").textContent, "Per GPU");
+});
+
+test("charts are drawn for the width they get and redrawn when it changes", () => {
+  const report = fixture();
+  const el = views.reportView(report, { ...ctx, chartWidth: 1200 });
+  const fig = el.querySelector("figure.chart-figure");
+  assert.equal(fig.querySelector("svg").getAttribute("viewBox").split(" ")[2], "1200");
+  assert.equal(views.fitChart(fig, 0), false); // hidden (folded): keep
+  assert.equal(views.fitChart(fig, 1201), false); // unchanged
+  assert.equal(views.fitChart(fig, 900), true);
+  assert.equal(fig.querySelectorAll("svg").length, 1);
+  assert.equal(fig.querySelector("svg").getAttribute("viewBox").split(" ")[2], "900");
 });
 
 test("healthy report says so", () => {
@@ -86,18 +130,27 @@ test("healthy report says so", () => {
   assert.match(el.querySelector(".verdict").textContent, /No significant problems/);
 });
 
-test("empty states tell the user what to do", () => {
-  assert.match(views.messageView("no-profiles").textContent, /profile_batch/);
+test("empty states tell the user what to do, with a capture snippet per framework", () => {
+  const empty = views.messageView("no-profiles");
+  assert.match(empty.textContent, /profile_batch/);
+  assert.match(empty.textContent, /tf\.profiler\.experimental\.start/);
+  assert.match(empty.textContent, /jax\.profiler\.trace\("logs\/run1"\)/);
+  assert.deepEqual([...empty.querySelectorAll(".snippet-group h4")].map((x) => x.textContent), ["TensorFlow", "JAX"]);
+  assert.equal(empty.querySelectorAll("button.copy").length, 2);
   assert.match(views.messageView("no-logdir").textContent, /--logdir/);
   const err = views.messageView("error", "boom <i>");
   assert.equal(err.getAttribute("role"), "alert");
   assert.equal(err.querySelectorAll("i").length, 0);
 });
 
-test("computing view shows progress", () => {
+test("computing view shows progress in one sentence (never 'Analyzing… analysing')", () => {
   const el = views.computingView({ progress: 0.4, message: "reading worker0" });
   assert.equal(el.querySelector("progress").getAttribute("value"), "40");
-  assert.match(el.textContent, /reading worker0/);
+  assert.equal(el.querySelector("p").textContent, "Analyzing the profile… (reading worker0)");
+  assert.equal(views.progressText("analysing 2 hosts in 2 worker process(es)"), "Analyzing 2 hosts in 2 worker process(es)…");
+  assert.equal(views.progressText("analyzing worker0 (1/2)"), "Analyzing worker0 (1/2)…");
+  assert.equal(views.progressText(""), "Analyzing the profile…");
+  assert.equal(views.progressText("done"), "Analyzing the profile…");
 });
 
 test("pickers are labelled selects reflecting the selection", () => {

@@ -1,10 +1,19 @@
 // Charts as plain SVG (no library: CSP forbids CDNs and the shapes are simple).
 // Every label is a Text node; hover details are <title> children.
+//
+// Each chart is drawn for a given pixel width (`width`, the width of the box it
+// is shown in; the caller redraws it when that changes), so its viewBox is its
+// size on screen: text keeps its CSS size (12 px) at any width instead of
+// being scaled with the picture.
 
 import { s } from "./dom.js";
 import { CATEGORIES, ms, pct } from "./format.js";
 
-const W = 640;
+/** Width used when the caller does not know the box's width (tests, detached DOM). */
+export const DEFAULT_WIDTH = 640;
+/** Average advance of a chart label character at the CSS font size (for layout only). */
+const CHAR_W = 6.6;
+const textWidth = (text) => String(text).length * CHAR_W;
 
 /** Rounded axis ticks for [0, max]. */
 export function ticks(max, count = 4) {
@@ -17,15 +26,22 @@ export function ticks(max, count = 4) {
   return out;
 }
 
-function legend(items, y) {
-  let x = 0;
-  return items.map(([key, label]) => {
-    const g = s("g", { class: "legend-item", transform: `translate(${x},${y})` },
+/** Legend items flowed into rows of at most `maxW` px; returns {items, rows}. */
+function legend(items, maxW) {
+  let x = 0, row = 0;
+  const out = items.map(([key, label]) => {
+    const w = 14 + textWidth(label) + 16;
+    if (x > 0 && x + w > maxW) {
+      x = 0;
+      row++;
+    }
+    const g = s("g", { class: "legend-item", transform: `translate(${x},${row * 16})` },
       s("rect", { width: 10, height: 10, class: `cat-${key}` }),
-      s("text", { x: 14, y: 9 }, label));
-    x += 14 + label.length * 6.2 + 14;
+      s("text", { x: 14, y: 9.5 }, label));
+    x += w;
     return g;
   });
+  return { items: out, rows: items.length ? row + 1 : 0 };
 }
 
 /** At most this many bars per panel; longer captures are averaged over consecutive steps. */
@@ -40,7 +56,8 @@ const hasGpu = (r) => r.gpu !== null && r.gpu !== undefined;
  * distinct steps, consecutive steps are averaged in groups of `groupSize`.
  *
  * The analyzer adds a host-wide row per step (`gpu: null`, the mean over the
- * GPUs) to the per-GPU rows; that series comes first.
+ * GPUs) to the per-GPU rows; that series comes first, except on a host with
+ * one GPU, where it would repeat that GPU's panel and is left out.
  *
  * Returns {buckets: [{first, last}], groupSize, series: [{gpu, meanMs, meanComputeMs, bars: [bar|null]}]}
  * where bar = {first, last, count, step_ms, breakdown} (means over `count` rows).
@@ -59,6 +76,7 @@ export function stepSeries(stepRows, maxBars = MAX_STEP_BARS) {
     byGpu.get(gpu)[bucketOf.get(r.step)].push(r);
   }
   const gpus = [...byGpu.keys()].sort((a, b) => (a === null ? -1 : b === null ? 1 : a - b));
+  if (gpus.length === 2 && gpus[0] === null) gpus.shift(); // one GPU: its mean is itself
   const series = gpus.map((gpu) => {
     const bars = byGpu.get(gpu).map((group, i) => {
       if (!group.length) return null;
@@ -91,24 +109,25 @@ const stepLabel = (b) => (b.first === b.last ? `step ${b.first}` : `steps ${b.fi
  * step axis, so a slow or oversubscribed GPU stands out; long captures are
  * averaged over consecutive steps (see stepSeries).
  */
-export function stepChart(stepRows, { title = "Step time breakdown", maxBars = MAX_STEP_BARS } = {}) {
+export function stepChart(stepRows, { title = "Step time breakdown", maxBars = MAX_STEP_BARS, width = DEFAULT_WIDTH } = {}) {
+  const W = Math.max(320, Math.round(width));
   const { buckets, groupSize, series } = stepSeries(stepRows, maxBars);
   const rows = series.flatMap((sr) => sr.bars.filter(Boolean));
   const used = CATEGORIES.filter(([key]) => rows.some((r) => (r.breakdown?.[key] || 0) > 0));
   const maxMs = Math.max(0, ...rows.map((r) => r.step_ms || 0));
   const multi = series.length > 1;
   const left = 48, top = 8, plotW = W - left - 8;
-  const headerH = multi ? 14 : 0, gap = multi ? 6 : 0;
+  const headerH = multi ? 16 : 0, gap = multi ? 6 : 0;
   const plotH = multi ? Math.max(34, Math.min(80, Math.floor(300 / series.length))) : 160;
   const panelH = headerH + plotH + gap;
   const axisY = top + series.length * panelH - gap;
-  const legendRows = Math.ceil(used.length / 4);
+  const leg = legend(used, plotW);
   const note = groupSize > 1 ? `each bar: mean of ${groupSize} consecutive steps` : "";
-  const height = axisY + 24 + legendRows * 16 + (note ? 14 : 0) + 4;
+  const height = axisY + 26 + leg.rows * 16 + (note ? 16 : 0) + 4;
   const band = buckets.length ? plotW / buckets.length : plotW;
-  const barW = Math.max(1, band * 0.8);
+  const barW = Math.max(1, Math.min(band * 0.8, 48));
   const fullTitle = multi ? `${title}, one panel per GPU (same scale)` : title;
-  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, class: `chart step-chart${multi ? " multi-gpu" : ""}`, role: "img", "aria-label": fullTitle },
+  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: `chart step-chart${multi ? " multi-gpu" : ""}`, role: "img", "aria-label": fullTitle },
     s("title", {}, fullTitle));
   series.forEach((sr, p) => {
     const y0 = top + p * panelH + headerH;
@@ -140,40 +159,48 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
   });
   svg.append(s("text", { x: 0, y: top + headerH + 4, class: "axis" }, "ms"));
   // step labels once, under the last panel (all panels share the step axis)
-  const every = Math.max(1, Math.ceil(buckets.length / 12));
+  const every = Math.max(1, Math.ceil(buckets.length / Math.max(4, Math.floor(plotW / 48))));
   buckets.forEach((b, i) => {
     if (i % every) return;
     svg.append(s("text", { x: left + i * band + band / 2, y: axisY + 14, class: "axis step-tick", "text-anchor": "middle" }, String(b.first)));
   });
-  const legendG = s("g", { transform: `translate(${left},${axisY + 22})` });
-  for (let i = 0; i < used.length; i += 4) legendG.append(...legend(used.slice(i, i + 4), (i / 4) * 16));
-  svg.append(legendG);
+  svg.append(s("g", { class: "legend", transform: `translate(${left},${axisY + 24})` }, leg.items));
   if (note) svg.append(s("text", { x: left, y: height - 4, class: "axis step-note" }, `step (${note})`));
   return svg;
 }
 
-/** One horizontal bar per GPU for each measure (busy share, step time, launch skew). */
-export function gpuChart(gpus) {
+/**
+ * One horizontal bar per GPU for each measure (busy share, step time, launch
+ * skew): the measures side by side when the width allows 300 px each, else
+ * one under the other.
+ */
+export function gpuChart(gpus, { width = DEFAULT_WIDTH } = {}) {
+  const W = Math.max(320, Math.round(width));
   const measures = [
     ["busy_share", "GPU busy (share of step)", pct, 1],
     ["step_ms", "Step time", ms, null],
     ["launch_skew_ms", "Launch skew vs. first GPU", ms, null],
   ].filter(([key]) => gpus.some((g) => g[key] !== null && g[key] !== undefined));
-  const rowH = 16, labelW = 70, plotW = 280, colW = labelW + plotW + 80;
-  const height = 20 + gpus.length * rowH + 8;
-  const svg = s("svg", { viewBox: `0 0 ${Math.max(W, measures.length * colW)} ${height}`, class: "chart", role: "img", "aria-label": "Per-GPU comparison" },
+  const side = measures.length > 0 && W >= measures.length * 300;
+  const rowH = 20, headH = 20, blockH = headH + gpus.length * rowH + 10;
+  const colW = side ? Math.floor(W / measures.length) : W;
+  const labelW = 56, valueW = 70, plotW = Math.max(40, colW - labelW - valueW - 16);
+  const height = side ? blockH : measures.length * blockH;
+  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: "chart gpu-chart", role: "img", "aria-label": "Per-GPU comparison" },
     s("title", {}, "Per-GPU comparison"));
   measures.forEach(([key, label, fmt, fixedMax], m) => {
     const max = fixedMax || Math.max(1e-9, ...gpus.map((g) => g[key] || 0));
-    const g = s("g", { transform: `translate(${m * colW},0)` }, s("text", { x: 0, y: 12, class: "chart-label" }, label));
+    const g = s("g", { class: "measure", "data-measure": key, transform: side ? `translate(${m * colW},0)` : `translate(0,${m * blockH})` },
+      s("text", { x: 0, y: 14, class: "chart-label" }, label));
     gpus.forEach((gpu, i) => {
       const v = gpu[key];
-      const yy = 20 + i * rowH;
-      g.append(s("text", { x: 0, y: yy + 11, class: "axis" }, `GPU ${gpu.gpu}`));
+      const yy = headH + i * rowH;
+      g.append(s("text", { x: 0, y: yy + 13, class: "axis" }, `GPU ${gpu.gpu}`));
       if (v === null || v === undefined) return;
-      g.append(s("rect", { x: labelW, y: yy + 2, height: rowH - 5, width: Math.max(1, (v / max) * plotW), class: `bar bar-${key}` },
+      const barW = Math.max(1, (v / max) * plotW);
+      g.append(s("rect", { x: labelW, y: yy + 3, height: rowH - 6, width: barW, class: `bar bar-${key}` },
         s("title", {}, `GPU ${gpu.gpu} (${gpu.name || "?"}): ${label} ${fmt(v)}`)),
-        s("text", { x: labelW + Math.max(1, (v / max) * plotW) + 4, y: yy + 11, class: "axis" }, fmt(v)));
+        s("text", { x: labelW + barW + 4, y: yy + 13, class: "axis value" }, fmt(v)));
     });
     svg.append(g);
   });
@@ -191,12 +218,15 @@ export function histogramBins(hist) {
 
 /**
  * Kernel duration histogram on a log axis with the guide's 20–40 µs launch
- * latency band: kernels left of the band are shorter than it takes to launch them.
+ * latency band: kernels left of the band are shorter than it takes to launch
+ * them. The band's label sits above the plot, never over the bars; axis
+ * labels are kept inside the picture.
  */
-export function kernelHistogram(hist) {
+export function kernelHistogram(hist, { width = DEFAULT_WIDTH } = {}) {
+  const W = Math.max(320, Math.round(width));
   const bins = histogramBins(hist).filter((b) => b.hi > 0);
-  const left = 48, top = 8, plotH = 120, plotW = W - left - 8, height = top + plotH + 34;
-  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, class: "chart", role: "img", "aria-label": "Kernel duration histogram" },
+  const left = 48, right = 12, top = 22, plotH = 130, plotW = W - left - right, height = top + plotH + 38;
+  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: "chart histogram", role: "img", "aria-label": "Kernel duration histogram" },
     s("title", {}, "Kernel durations (µs, log scale) against the 20–40 µs launch latency"));
   if (!bins.length) return svg;
   const lo = Math.log10(Math.max(0.1, Math.min(...bins.map((b) => b.lo || b.hi / 2))));
@@ -204,6 +234,12 @@ export function kernelHistogram(hist) {
   const x = (us) => left + ((Math.log10(Math.max(us, 0.1)) - lo) / (hi - lo)) * plotW;
   const maxCount = Math.max(1, ...bins.map((b) => b.count));
   const y = (c) => top + plotH - (c / maxCount) * plotH;
+  /** A label centred on `cx` but kept within the picture. */
+  const inside = (cx, text, attrs) => {
+    const half = textWidth(text) / 2;
+    const at = Math.min(Math.max(cx, half + 1), W - half - 1);
+    return s("text", { x: at, "text-anchor": "middle", ...attrs }, text);
+  };
   svg.append(s("rect", { x: x(20), y: top, width: x(40) - x(20), height: plotH, class: "launch-band" },
     s("title", {}, "Kernel launch latency: about 20–40 µs from enqueue to execution")),
   );
@@ -212,13 +248,14 @@ export function kernelHistogram(hist) {
     svg.append(s("rect", { x: x0 + 0.5, width: Math.max(1, x1 - x0 - 1), y: y(b.count), height: top + plotH - y(b.count), class: b.hi <= 40 ? "bar bar-small" : "bar" },
       s("title", {}, `${b.lo}–${b.hi} µs: ${b.count.toLocaleString("en-US")} kernels`)));
   }
-  // drawn after the bars so it is never hidden by them
-  svg.append(s("text", { x: x(40) + 4, y: top + 12, class: "band-label" }, "← launch latency 20–40 µs"));
+  svg.append(s("line", { x1: left, x2: W - right, y1: top + plotH, y2: top + plotH, class: "grid" }));
+  // above the plot (over the band), so it never covers a bar
+  svg.append(inside((x(20) + x(40)) / 2, "launch latency 20–40 µs", { y: top - 7, class: "band-label" }));
   for (let p = Math.ceil(lo); p <= Math.floor(hi); p++) {
     const v = 10 ** p;
     svg.append(s("line", { x1: x(v), x2: x(v), y1: top + plotH, y2: top + plotH + 4, class: "grid" }),
-      s("text", { x: x(v), y: top + plotH + 16, class: "axis", "text-anchor": "middle" }, v >= 1000 ? `${v / 1000} ms` : `${v} µs`));
+      inside(x(v), v >= 1000 ? `${v / 1000} ms` : `${v} µs`, { y: top + plotH + 16, class: "axis x-tick" }));
   }
-  svg.append(s("text", { x: left, y: height - 2, class: "axis" }, `kernel count (max bin ${maxCount.toLocaleString("en-US")})`));
+  svg.append(s("text", { x: left, y: height - 4, class: "axis" }, `kernel count (max bin ${maxCount.toLocaleString("en-US")})`));
   return svg;
 }

@@ -12,29 +12,69 @@ export const CATEGORIES = [
   ["other", "Other / idle"],
 ];
 
+const isNum = (v) => typeof v === "number" && Number.isFinite(v);
+
+/** At most 3 significant digits, no trailing zeros ("0.8", "12.4", "425"). */
+export function num(value) {
+  if (!isNum(value)) return "–";
+  if (Math.abs(value) >= 100) return Math.round(value).toLocaleString("en-US");
+  return String(Number(value.toPrecision(3)));
+}
+
+/** A duration given in ms: "12.4 ms", "850 µs", "0.8 µs" (never "0.000800 ms"). */
 export function ms(value) {
-  if (value === null || value === undefined || !Number.isFinite(value)) return "–";
+  if (!isNum(value)) return "–";
   if (Math.abs(value) >= 100) return `${value.toFixed(0)} ms`;
   if (Math.abs(value) >= 1) return `${value.toFixed(1)} ms`;
-  return `${(value * 1000).toFixed(0)} µs`;
+  if (value === 0) return "0 ms";
+  return `${num(value * 1000)} µs`;
 }
 
 export function pct(share) {
-  if (share === null || share === undefined || !Number.isFinite(share)) return "–";
+  if (!isNum(share)) return "–";
   return `${(share * 100).toFixed(share < 0.1 ? 1 : 0)}%`;
 }
 
-/** A table cell: numbers get a fixed, readable precision; everything else is text. */
+/** Bytes in decimal units, as the report's "MB/step" columns: "1.05 MB". */
+export function bytes(value) {
+  if (!isNum(value)) return "–";
+  const units = [["GB", 1e9], ["MB", 1e6], ["kB", 1e3]];
+  for (const [unit, scale] of units) if (Math.abs(value) >= scale) return `${num(value / scale)} ${unit}`;
+  return `${num(value)} B`;
+}
+
+/** A table cell with no column context: numbers get a readable precision; everything else is text. */
 export function cell(value) {
   if (value === null || value === undefined) return "";
-  if (typeof value === "number") {
-    if (Number.isInteger(value)) return value.toLocaleString("en-US");
-    return Math.abs(value) >= 100 ? value.toFixed(0) : value.toPrecision(3);
-  }
+  if (typeof value === "boolean") return value ? "yes" : "no";
+  if (typeof value === "number") return Number.isInteger(value) ? value.toLocaleString("en-US") : num(value);
   return String(value);
 }
 
-/** "12.4 ms/step (31%)" for a Saving. */
+const SHARE_COLUMN = /\bshare\b/i;
+const MS_COLUMN = /(^|[\s(])ms(\/step)?\)?$/i;
+const BYTES_COLUMN = /(^|\s)bytes(\/step)?$/i;
+
+/**
+ * How to show one column of a report table (report_schema.Table): the report
+ * carries plain numbers and unit-named columns ("busy share", "total ms",
+ * "bytes/step"), so shares become percentages, byte counts get units, and a
+ * millisecond column whose values are all below 1 ms is shown in µs (its
+ * header says so). Returns {title, format(value)}.
+ */
+export function columnFormat(title, values = []) {
+  const nums = values.filter(isNum);
+  if (SHARE_COLUMN.test(title) && nums.every((v) => v >= 0 && v <= 1.5)) {
+    return { title, format: (v) => (isNum(v) ? pct(v) : cell(v)) };
+  }
+  if (BYTES_COLUMN.test(title)) return { title, format: (v) => (isNum(v) ? bytes(v) : cell(v)) };
+  if (MS_COLUMN.test(title) && nums.some((v) => v !== 0) && nums.every((v) => Math.abs(v) < 1)) {
+    return { title: title.replace(/ms(\/step)?(\)?)$/i, "µs$1$2"), format: (v) => (isNum(v) ? num(v * 1000) : cell(v)) };
+  }
+  return { title, format: cell };
+}
+
+/** "12.4 ms/step (31% of the step)" for a Saving. */
 export function saving(s) {
   if (!s) return "";
   // percent_of_step is in percent (rules/base.py), unlike shares (fractions)

@@ -6,6 +6,7 @@ import { Bridge, readUrlData, writeUrlData } from "./static/bridge.js";
 import { h, replaceChildren } from "./static/dom.js";
 import { tensorboardRoot } from "./static/links.js";
 import { fetchReport, fetchReportMarkdown, fetchRuns, findSession, resolveSelection } from "./static/model.js";
+import { followTheme } from "./static/theme.js";
 import * as views from "./static/views.js";
 
 export async function render() {
@@ -38,7 +39,9 @@ class App {
     this.wanted = null;
     this.current = null; // {key, text, report}
     this.generation = 0;
-    doc.head.append(h("link", { rel: "stylesheet", href: "./static/style.css" }), h("meta", { name: "color-scheme", content: "light dark" }));
+    // TensorBoard's light/dark toggle (body.dark-mode on the parent page), before anything is drawn
+    this.stopTheme = followTheme(window, doc);
+    doc.head.append(h("link", { rel: "stylesheet", href: "./static/style.css" }));
     this.pickersEl = h("div", { class: "pickers" });
     this.exportButtons = [
       views.button("Export JSON", () => this.exportJson(), { disabled: true }),
@@ -135,12 +138,47 @@ class App {
     const session = findSession(this.runs, sel.run, sel.session);
     const ctx = { root: this.root, stockRun: session?.stock_run || `${sel.run}/${sel.session}`, hosts: (session?.hosts || []).map((x) => x.host) };
     const scrollY = window.scrollY;
-    replaceChildren(this.reportEl, views.reportView(result.report, ctx));
-    if (this.current && this.current.key === key) window.scrollTo(0, scrollY);
+    const open = this.current && this.current.key === key ? this.openState() : null;
+    replaceChildren(this.reportEl, views.reportView(result.report, { ...ctx, chartWidth: this.chartWidth() }));
+    if (open) this.restoreOpenState(open);
+    this.observeCharts();
+    window.scrollTo(0, this.current && this.current.key === key ? scrollY : 0); // another selection starts at its top
     this.current = { key, sel, text: result.text, report: result.report };
     // for tests and automation: which selection is on screen
     Object.assign(this.doc.body.dataset, { run: sel.run, session: sel.session, host: sel.host });
     this.setExport(true);
+  }
+
+  /** The width charts get: the report's content box (figures then redraw to their own width). */
+  chartWidth() {
+    const style = window.getComputedStyle ? window.getComputedStyle(this.reportEl) : null;
+    const pad = style ? (parseFloat(style.paddingLeft) || 0) + (parseFloat(style.paddingRight) || 0) : 0;
+    const w = this.reportEl.clientWidth - pad;
+    return w > 200 ? w : undefined;
+  }
+
+  /** Charts follow their figure's width: on window resize, and when a folded host is opened. */
+  observeCharts() {
+    this.chartObserver?.disconnect();
+    if (!window.ResizeObserver) return;
+    this.chartObserver = new ResizeObserver((entries) => {
+      for (const e of entries) views.fitChart(e.target, e.contentRect.width);
+    });
+    for (const fig of this.reportEl.querySelectorAll("figure.chart-figure")) this.chartObserver.observe(fig);
+  }
+
+  /** Which <details> the user opened or closed, to keep them so when a reload redraws the same report. */
+  openState() {
+    const state = new Map();
+    this.reportEl.querySelectorAll("details").forEach((d, i) => state.set(detailsKey(d, i), d.open));
+    return state;
+  }
+
+  restoreOpenState(state) {
+    this.reportEl.querySelectorAll("details").forEach((d, i) => {
+      const open = state.get(detailsKey(d, i));
+      if (open !== undefined) d.open = open;
+    });
   }
 
   showMessage(kind, detail) {
@@ -200,6 +238,10 @@ class App {
     }
     setTimeout(() => (this.exportButtons[2].textContent = "Copy link"), 1500);
   }
+}
+
+function detailsKey(d, i) {
+  return d.dataset.findingId ? `f:${d.dataset.findingId}` : d.dataset.host ? `h:${d.dataset.host}` : `i:${i}`;
 }
 
 function sameSel(a, b) {

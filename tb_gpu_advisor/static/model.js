@@ -18,7 +18,7 @@ async function readError(response) {
   }
 }
 
-/** GET ./runs -> {logdir_set, runs: [{run, sessions: [{session, stock_run, mtime_ms, hosts}]}]}. */
+/** GET ./runs -> {logdir_set, runs: [{run, sessions: [{session, stock_run, mtime_ms, has_gpu, hosts}]}]}. */
 export async function fetchRuns(fetchFn = fetch) {
   const response = await fetchFn("./runs");
   if (!response.ok) throw new FetchError(await readError(response), response.status);
@@ -71,15 +71,25 @@ export function findSession(runs, run, session) {
   return r ? r.sessions.find((x) => x.session === session) || null : null;
 }
 
-/** The newest session across all runs (largest mtime; ties: listing order). */
+/**
+ * The session to open on: the newest (largest mtime; ties: listing order)
+ * that may have GPU activity, so a newer CPU-only capture does not hide the
+ * GPU ones. `has_gpu` comes from /runs (gpu_probe: true, false, or null when
+ * the server could not tell cheaply); only sessions known to have no GPU
+ * activity are passed over, and when every session is CPU-only the newest is
+ * taken.
+ */
 export function newestSelection(runs) {
-  let best = null;
+  let best = null, bestAny = null;
   for (const r of runs || []) {
     for (const s of r.sessions) {
-      if (!best || s.mtime_ms > best.mtime) best = { run: r.run, session: s.session, mtime: s.mtime_ms };
+      const cand = { run: r.run, session: s.session, mtime: s.mtime_ms };
+      if (!bestAny || cand.mtime > bestAny.mtime) bestAny = cand;
+      if (s.has_gpu !== false && (!best || cand.mtime > best.mtime)) best = cand;
     }
   }
-  return best ? { run: best.run, session: best.session, host: "" } : null;
+  const pick = best || bestAny;
+  return pick ? { run: pick.run, session: pick.session, host: "" } : null;
 }
 
 /**

@@ -1,9 +1,9 @@
 // Pure DOM builders: data in, elements out. No fetching, no global state.
 // Untrusted profile text only ever goes through h()/s() as text.
 
-import { gpuChart, kernelHistogram, stepChart } from "./charts.js";
+import { DEFAULT_WIDTH, gpuChart, kernelHistogram, stepChart, stepSeries } from "./charts.js";
 import { h } from "./dom.js";
-import { cell, ms, pct, saving } from "./format.js";
+import { cell, columnFormat, ms, pct, saving } from "./format.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
 
 const DIRECTION = { higher: "↑ higher is better", lower: "↓ lower is better", none: "" };
@@ -35,15 +35,32 @@ export function button(label, onClick, attrs = {}) {
   return h("button", { type: "button", onClick, ...attrs }, label);
 }
 
+/**
+ * The line shown while the server computes: its progress message
+ * ("analysing worker0 (1/2)") becomes "Analyzing worker0 (1/2)…", other
+ * messages follow "Analyzing the profile…" (never "Analyzing… analysing").
+ */
+export function progressText(message) {
+  const text = String(message || "").trim();
+  const own = /^analy[sz]ing\s+(.+)$/i.exec(text);
+  if (own) return `Analyzing ${own[1].replace(/[.…]+$/, "")}…`;
+  return text && !/^done$/i.test(text) ? `Analyzing the profile… (${text})` : "Analyzing the profile…";
+}
+
 /** Progress while the server computes the report (202 answers). */
 export function computingView(progress) {
   const share = Math.max(0, Math.min(1, progress?.progress || 0));
   return h("div", { class: "state computing", role: "status", "aria-live": "polite" },
-    h("p", {}, "Analyzing the profile… ", h("span", { class: "muted" }, progress?.message || "")),
+    h("p", {}, progressText(progress?.message)),
     h("progress", { max: "100", value: String(Math.round(share * 100)), "aria-label": "analysis progress" }));
 }
 
-const CAPTURE_SNIPPET = `# Keras: profile steps 10-20 of the first epoch
+/**
+ * How to capture a profile, one snippet per framework the analyzer reads
+ * (the "no profiles yet" state has no report to take them from).
+ */
+export const CAPTURE_SNIPPETS = [
+  ["TensorFlow", `# Keras: profile steps 10-20 of the first epoch
 tb = tf.keras.callbacks.TensorBoard(log_dir="logs/run1", profile_batch=(10, 20))
 model.fit(dataset, epochs=1, callbacks=[tb])
 
@@ -51,22 +68,31 @@ model.fit(dataset, epochs=1, callbacks=[tb])
 tf.profiler.experimental.start("logs/run1")
 for step in range(10):
     train_step(next(iterator))
-tf.profiler.experimental.stop()`;
+tf.profiler.experimental.stop()`],
+  ["JAX", `# Profile a few steady-state steps (after the first, compiling, step)
+with jax.profiler.trace("logs/run1"):
+    for step in range(10):
+        state, loss = train_step(state, next(batches))
+    jax.block_until_ready(loss)`],
+];
 
 /** Empty and error states: each says what happened and what to do next. */
 export function messageView(kind, detail = "") {
   const views = {
     "no-logdir": ["The Advisor needs --logdir",
       "TensorBoard was started with --logdir_spec (or without a log directory). Profiles are found only under a single --logdir, like the Profile tab.",
-      "tensorboard --logdir logs"],
+      [["Shell", "tensorboard --logdir logs", "shell"]]],
     "no-profiles": ["No GPU profiles found yet",
-      "The Advisor reads <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb. Capture a few steady-state steps (about 10 s), then reload.",
-      CAPTURE_SNIPPET],
-    error: ["Could not load the report", detail, null],
+      "The Advisor reads <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb. Capture a few steady-state steps (about 10 s) on a machine with a GPU, then reload.",
+      CAPTURE_SNIPPETS.map(([name, code]) => [name, code, "python"])],
+    error: ["Could not load the report", detail, []],
   };
-  const [title, text, snippet] = views[kind] || views.error;
+  const [title, text, snippets] = views[kind] || views.error;
   return h("div", { class: `state message ${kind}`, role: kind === "error" ? "alert" : "status" },
-    h("h2", {}, title), h("p", {}, text), snippet ? snippetBlock(snippet, kind === "no-logdir" ? "shell" : "python") : null);
+    h("h2", {}, title), h("p", {}, text),
+    snippets.length > 1
+      ? h("div", { class: "snippets" }, snippets.map(([name, code, lang]) => h("div", { class: "snippet-group" }, h("h4", {}, name), snippetBlock(code, lang))))
+      : snippets.map(([, code, lang]) => snippetBlock(code, lang)));
 }
 
 /** Code with a copy button (navigator.clipboard; falls back to selecting the text). */
@@ -106,12 +132,14 @@ export function scorecard(metrics) {
   return h("section", { class: "scorecard", "aria-label": "Headline numbers" }, metrics.map(metricCard));
 }
 
+/** A report table (report_schema.Table): its own title, columns formatted by their unit (format.columnFormat). */
 export function tableView(t) {
+  const cols = t.columns.map((c, i) => columnFormat(c, t.rows.map((row) => row[i])));
   return h("div", { class: "table-wrap" },
     h("table", {},
       h("caption", {}, t.title),
-      h("thead", {}, h("tr", {}, t.columns.map((c) => h("th", { scope: "col" }, c)))),
-      h("tbody", {}, t.rows.map((row) => h("tr", {}, row.map((v) => h("td", { class: typeof v === "number" ? "num" : null }, cell(v))))))));
+      h("thead", {}, h("tr", {}, cols.map((c) => h("th", { scope: "col" }, c.title)))),
+      h("tbody", {}, t.rows.map((row) => h("tr", {}, row.map((v, i) => h("td", { class: typeof v === "number" ? "num" : null }, (cols[i] || { format: cell }).format(v))))))));
 }
 
 /** Links for one finding: trace viewer at each window, and the stock tools for its host. */
@@ -136,9 +164,14 @@ export function hostsText(f) {
   return hosts.length ? `on ${hosts.length} host${hosts.length === 1 ? "" : "s"}: ${hosts.join(", ")}` : "";
 }
 
+/**
+ * One finding. Only the top one is open: its summary, its saving and its
+ * recommended change come first, so they are on screen without scrolling;
+ * the facts, the evidence and the links follow.
+ */
 export function findingView(f, rank, ctx) {
   const where = [f.host ? `host ${f.host}` : hostsText(f) || null, f.gpu !== null && f.gpu !== undefined ? `GPU ${f.gpu}` : null].filter(Boolean).join(", ");
-  return h("details", { class: `finding sev-${f.severity}`, open: rank <= 3, dataset: { findingId: f.id, rule: f.rule } },
+  return h("details", { class: `finding sev-${f.severity}`, open: rank === 1, dataset: { findingId: f.id, rule: f.rule } },
     h("summary", {},
       h("span", { class: "rank" }, `#${rank}`),
       h("span", { class: `badge sev` }, f.severity),
@@ -147,13 +180,13 @@ export function findingView(f, rank, ctx) {
       f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving)}`) : null),
     h("div", { class: "finding-body" },
       h("p", { class: "summary" }, f.summary),
+      f.actions.length ? h("div", { class: "actions" }, h("h4", {}, f.actions.length > 1 ? "Recommended changes" : "Recommended change"),
+        h("ol", {}, f.actions.map((a) => h("li", {}, h("p", {}, a.text), a.snippet ? snippetBlock(a.snippet, a.snippet_lang) : null)))) : null,
       h("dl", { class: "facts" },
         f.metric ? [h("dt", {}, f.metric.label), h("dd", {}, f.metric.display)] : null,
         f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving), h("span", { class: "muted" }, ` — ${f.saving.assumption}`))] : null,
         where ? [h("dt", {}, "Where"), h("dd", {}, where)] : null,
         [h("dt", {}, "Guide"), h("dd", {}, f.guide_section)]),
-      f.actions.length ? h("div", { class: "actions" }, h("h4", {}, "Recommended change"),
-        h("ul", {}, f.actions.map((a) => h("li", {}, h("p", {}, a.text), a.snippet ? snippetBlock(a.snippet, a.snippet_lang) : null)))) : null,
       f.evidence.map(tableView),
       findingLinks(f, ctx)));
 }
@@ -168,44 +201,71 @@ export function findingsView(findings, ctx) {
     findings.map((f, i) => findingView(f, i + 1, ctx)));
 }
 
-/** The framework that wrote a capture (``capture.framework``): its name, and how to get a GPU build of it. */
-const FRAMEWORKS = {
-  tensorflow: { name: "TensorFlow", gpuBuild: "a GPU build of TensorFlow (check tf.config.list_physical_devices('GPU'))" },
-  jax: { name: "JAX", gpuBuild: "a CUDA build of jaxlib, e.g. pip install -U \"jax[cuda12]\" (check jax.devices())" },
-};
+/** Display names of ``capture.framework`` values (anything else is shown as the report has it). */
+const FRAMEWORK_NAMES = { tensorflow: "TensorFlow", jax: "JAX" };
 
-/** Per-host section: read errors, no-GPU notice, charts, capture facts. */
+/**
+ * A chart in a figure that redraws itself for the width it gets
+ * (`fitChart`, called by the page when the figure is laid out or resized).
+ */
+export function chartFigure(caption, draw, width = DEFAULT_WIDTH) {
+  const fig = h("figure", { class: "chart-figure", dataset: { width: String(Math.round(width)) } }, h("figcaption", {}, caption), draw(width));
+  fig.drawChart = draw;
+  return fig;
+}
+
+/** Redraws a chartFigure at its current width (no-op while hidden, e.g. in a closed <details>, or unchanged). */
+export function fitChart(fig, width = fig.clientWidth) {
+  const w = Math.floor(width);
+  if (!fig.drawChart || !(w > 0) || Math.abs(w - Number(fig.dataset.width)) < 2) return false;
+  fig.querySelector("svg")?.replaceWith(fig.drawChart(w));
+  fig.dataset.width = String(w);
+  return true;
+}
+
+/** Capture facts for a host's heading: framework, length, steps, GPUs. */
+export function hostFacts(hr) {
+  const fw = hr.capture?.framework;
+  return [
+    fw ? `${FRAMEWORK_NAMES[fw] || fw} capture` : null,
+    hr.capture?.length_ms !== undefined ? `capture ${ms(hr.capture.length_ms)}` : null,
+    hr.steps?.count !== undefined ? `${hr.steps.count} steps (${hr.steps.source || "?"})` : null,
+    hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g) => g.name))].join(", ")}` : "no GPU",
+  ].filter(Boolean);
+}
+
+/**
+ * Per-host detail, folded under the findings (a <details>, closed): capture
+ * facts, the no-GPU notice, the charts and the report's tables. A host whose
+ * file could not be read is shown open, as an alert.
+ */
 export function hostView(hr, ctx) {
-  const title = h("h3", {}, `Host ${hr.host}`);
+  const width = ctx.chartWidth || DEFAULT_WIDTH;
   if (hr.error) {
-    return h("section", { class: "host error", role: "alert" }, title,
+    return h("section", { class: "host error", role: "alert", dataset: { host: hr.host } }, h("h3", {}, `Host ${hr.host}`),
       h("p", {}, "This host's profile could not be read: ", h("code", {}, hr.error)),
       h("p", { class: "muted" }, "The other hosts are analyzed without it. Re-capture this host, or check the file is a complete .xplane.pb."));
   }
-  const framework = FRAMEWORKS[hr.capture?.framework];
-  const facts = [
-    framework ? `${framework.name} capture` : null,
-    hr.capture?.length_ms !== undefined ? `capture ${ms(hr.capture.length_ms)}` : null,
-    hr.steps?.count !== undefined ? `${hr.steps.count} steps (${hr.steps.source || "?"})` : null,
-    hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g) => g.name))].join(", ")}` : null,
-  ].filter(Boolean);
-  const parts = [title, h("p", { class: "muted" }, facts.join(" · "))];
+  const parts = [];
   if (hr.steps?.note) parts.push(h("p", { class: "note" }, hr.steps.note));
   if (!hr.gpus.length) {
     parts.push(h("div", { class: "state message no-gpu" }, h("h4", {}, "No GPU activity in this capture"),
-      h("p", {}, `The profile has no GPU device plane, so the GPU checks cannot run. Capture on a machine with a GPU and ${(framework || FRAMEWORKS.tensorflow).gpuBuild}, with CUPTI available.`)));
+      h("p", {}, "The profile has no GPU kernels or copies, so the GPU checks could not run. The findings above say what to check; capture again on a machine where the framework sees the GPU, with CUPTI available.")));
   }
   if (hr.step_rows.length) {
-    const perGpu = new Set(hr.step_rows.map((r) => r.gpu ?? null)).size > 1;
+    const perGpu = stepSeries(hr.step_rows).series.length > 1;
     const caption = perGpu ? "Per-step time breakdown, one panel per GPU (same time scale)" : "Per-step time breakdown";
-    parts.push(h("figure", {}, h("figcaption", {}, caption), stepChart(hr.step_rows)));
+    parts.push(chartFigure(caption, (w) => stepChart(hr.step_rows, { width: w }), width));
   }
-  if (hr.gpus.length > 1) parts.push(h("figure", {}, h("figcaption", {}, "Per-GPU comparison"), gpuChart(hr.gpus)));
+  if (hr.gpus.length > 1) parts.push(chartFigure("Per-GPU comparison", (w) => gpuChart(hr.gpus, { width: w }), width));
   if ((hr.kernel_durations_us?.counts || []).length) {
-    parts.push(h("figure", {}, h("figcaption", {}, "Kernel durations against the 20–40 µs launch latency"), kernelHistogram(hr.kernel_durations_us)));
+    parts.push(chartFigure("Kernel durations against the 20–40 µs launch latency", (w) => kernelHistogram(hr.kernel_durations_us, { width: w }), width));
   }
-  for (const t of [hr.kernels, hr.ops, hr.memcpy]) if (t && t.rows.length) parts.push(h("details", { class: "table-details" }, h("summary", {}, t.title), tableView(t)));
-  return h("section", { class: "host", dataset: { host: hr.host } }, parts);
+  for (const t of [hr.kernels, hr.ops, hr.memcpy]) if (t && t.rows.length) parts.push(h("details", { class: "table-details" }, h("summary", {}, `${t.title} (${t.rows.length} row${t.rows.length === 1 ? "" : "s"})`), tableView(t)));
+  return h("details", { class: "host", dataset: { host: hr.host } },
+    h("summary", {}, h("span", { class: "host-name" }, `Host ${hr.host}`), " ", h("span", { class: "muted host-facts" }, hostFacts(hr).join(" · ")),
+      h("span", { class: "muted host-more" }, " — charts and tables")),
+    h("div", { class: "host-body" }, parts));
 }
 
 /** The whole report below the toolbar. */
@@ -216,6 +276,7 @@ export function reportView(report, ctx) {
     scorecard(report.headline),
     (report.notes || []).length ? h("ul", { class: "notes" }, report.notes.map((n) => h("li", {}, n))) : null,
     findingsView(report.findings, ctx),
-    h("section", { class: "hosts", "aria-label": "Per-host details" }, h("h2", {}, "Per host"), report.hosts.map((hr) => hostView(hr, ctx))),
+    h("section", { class: "hosts", "aria-label": "Per-host details" },
+      h("h2", {}, report.hosts.length > 1 ? `Per host (${report.hosts.length})` : "Per host"), report.hosts.map((hr) => hostView(hr, ctx))),
     h("p", { class: "muted small" }, `Analyzer ${report.analyzer_version} · generated ${report.generated_at} · schema ${report.schema_version}`));
 }

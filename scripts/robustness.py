@@ -1,0 +1,509 @@
+#!/usr/bin/env python
+"""Robustness figures (issue #12 item 7): what hostile or broken input does, as numbers.
+
+    python scripts/robustness.py                      # 60 s of fuzzing, every other check
+    python scripts/robustness.py --fuzz-seconds 600   # the recorded run (docs/robustness.md)
+    python scripts/robustness.py --bench-file .bench/corpus/bench_100MB_*.xplane.pb   # isolation cost on it
+
+Not a test: it prints a markdown report (timings vary by machine).  Every
+check runs locally; the HTTP checks go through TensorBoard's real WSGI app
+in this process, never over the network.  Sections:
+
+1. hand-made bad files (``tb_gpu_advisor.synthetic.hostile.KINDS``): outcome and time of each;
+2. mutation fuzz: executions, outcomes, escaped exceptions (anything but a report or ProfileReadError);
+3. the HLO suffix regex before and after, on an 80 kB name;
+4. amplification: peak memory and time of empty events and of 100k empty planes;
+5. isolation: a limited child per analysis -- its overhead, and that a runaway child fails alone
+   while the parent's threads keep running (largest stall of a 10 ms heartbeat thread);
+6. cache faults: FIFO, /dev/zero symlink, gzip bomb, failed reports, precompute into a full cache;
+7. files still being written: a capture copied in while the tab polls;
+8. what must keep holding: hostile requests never read outside the logdir; 50 concurrent clients.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import glob
+import io
+import json
+import os
+import random
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import traceback
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tb_gpu_advisor import cache as cache_mod  # noqa: E402
+from tb_gpu_advisor import isolation  # noqa: E402
+from tb_gpu_advisor.reader import ProfileReadError  # noqa: E402
+from tb_gpu_advisor.synthetic import hostile  # noqa: E402
+
+SESSION = "2024_01_01_00_00_00"
+
+
+def say(line: str = "") -> None:
+    print(line, flush=True)
+
+
+def outcome(data: bytes) -> tuple[str, float]:
+    t = time.perf_counter()
+    try:
+        hostile.analyse_bytes(data)
+        res = "report"
+    except ProfileReadError as e:
+        res = "ProfileReadError: " + e.reason[:70]
+    except Exception as e:  # noqa: BLE001
+        res = f"ESCAPED {type(e).__name__}: {str(e)[:70]}"
+    return res, time.perf_counter() - t
+
+
+# -- 1 ------------------------------------------------------------------------------------------
+
+
+def hand_made() -> int:
+    say("## 1. Hand-made bad files\n")
+    say("| kind | bytes | seconds | outcome |\n|---|---:|---:|---|")
+    escaped = 0
+    for name, make in hostile.KINDS.items():
+        data = make()
+        res, sec = outcome(data)
+        escaped += res.startswith("ESCAPED")
+        say(f"| {name} | {len(data):,} | {sec:.2f} | {res.replace('|', '/')} |")
+    say(f"\n{len(hostile.KINDS)} kinds, {escaped} escaped exceptions.\n")
+    return escaped
+
+
+# -- 2 ------------------------------------------------------------------------------------------
+
+
+def seeds() -> list[bytes]:
+    from tb_gpu_advisor.synthetic import scenarios
+
+    out = [hostile.seed_capture(), next(iter(scenarios.multi_gpu_balanced(num_steps=2).encode().values()))]
+    out += [p.read_bytes() for p in sorted((REPO / "tests" / "fixtures" / "real").glob("*.xplane.pb"))]
+    return out
+
+
+def fuzz(seconds: float, seed: int, save_dir: Path) -> int:
+    say(f"## 2. Mutation fuzz ({seconds:.0f} s, seed {seed})\n")
+    resource.setrlimit(resource.RLIMIT_AS, (6 << 30, resource.RLIM_INFINITY))  # a blow-up is a MemoryError here
+    rng = random.Random(seed)
+    pool = seeds()
+    counts: collections.Counter[str] = collections.Counter()
+    escapes: dict[str, tuple[int, str]] = {}
+    slowest = (0.0, "")
+    over_1s = 0
+    t_end = time.monotonic() + seconds
+    n = 0
+    while time.monotonic() < t_end:
+        base = rng.choice(pool)
+        structured = rng.random() < 0.5  # half well-formed files that reach the analysis
+        data = hostile.mutate_structured(rng, base) if structured else hostile.mutate(rng, base, pool)
+        counts["structured mutations" if structured else "byte mutations"] += 1
+        n += 1
+        t = time.perf_counter()
+        try:
+            hostile.analyse_bytes(data)
+            counts["report"] += 1
+        except ProfileReadError:
+            counts["ProfileReadError"] += 1
+        except Exception as e:  # noqa: BLE001
+            kind = type(e).__name__
+            counts[f"ESCAPED {kind}"] += 1
+            where = traceback.extract_tb(e.__traceback__)[-1]
+            sig = f"{kind} at {Path(where.filename).name}:{where.lineno}"
+            if sig not in escapes:
+                save_dir.mkdir(parents=True, exist_ok=True)
+                (save_dir / f"escape{len(escapes)}.xplane.pb").write_bytes(data)
+                escapes[sig] = (0, f"{e}"[:120])
+            escapes[sig] = (escapes[sig][0] + 1, escapes[sig][1])
+        dt = time.perf_counter() - t
+        over_1s += dt > 1.0
+        if dt > slowest[0]:
+            slowest = (dt, f"{len(data):,} bytes")
+    escaped = sum(v for k, v in counts.items() if k.startswith("ESCAPED"))
+    for k in ("structured mutations", "byte mutations"):
+        say(f"- {k}: {counts.pop(k, 0):,}")
+    say(f"- executions: {n:,} ({n / seconds:.0f}/s) from {len(pool)} seed files")
+    for k, v in counts.most_common():
+        say(f"- {k}: {v:,}")
+    say(f"- escaped exceptions: **{escaped}**")
+    for sig, (cnt, msg) in escapes.items():
+        say(f"  - {cnt} x {sig}: {msg}")
+    say(f"- slowest execution: {slowest[0]:.2f} s ({slowest[1]}); executions over 1 s: {over_1s}\n")
+    return escaped
+
+
+# -- 3 ------------------------------------------------------------------------------------------
+
+
+def regex() -> None:
+    from tb_gpu_advisor import kernel_classes as kc
+
+    say("## 3. HLO suffix regex\n")
+    name = ".1" * 40000 + "x"  # 80 kB, no suffix: the old regex retries from every dot
+    t = time.perf_counter()
+    kc.hlo_op_type(name)
+    new = time.perf_counter() - t
+    old_re = re.compile(r"(\.\d+)+$")
+    short = ".1" * 4000 + "x"  # 8 kB: the old regex is quadratic, so x100 for 80 kB
+    t = time.perf_counter()
+    old_re.sub("", short)
+    old = time.perf_counter() - t
+    say(f"- `hlo_op_type` on an 80 kB name: {new * 1e3:.2f} ms (linear scan)")
+    say(f"- old regex on an 8 kB name: {old:.2f} s (quadratic: about {old * 100:.0f} s at 80 kB)\n")
+
+
+# -- 4 ------------------------------------------------------------------------------------------
+
+_MEASURE = r"""
+import resource, sys, time
+from tb_gpu_advisor.synthetic import hostile
+from tb_gpu_advisor.reader import ProfileReadError
+data = getattr(hostile, sys.argv[1])(int(sys.argv[2]))
+base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+t = time.perf_counter()
+try:
+    hostile.analyse_bytes(data); res = "report"
+except ProfileReadError as e:
+    res = "ProfileReadError"
+print(len(data), time.perf_counter() - t, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, res)
+"""
+
+
+def amplification() -> None:
+    say("## 4. Amplification\n")
+    say("| input | file | seconds | peak RSS of the process | outcome |\n|---|---:|---:|---:|---|")
+    for fn, n, label in (("empty_events", 2_500_000, "empty events, 10 MB"),
+                         ("empty_events", 12_500_000, "empty events, 50 MB"),
+                         ("many_empty_gpu_planes", 100_000, "100k empty GPU planes")):
+        out = subprocess.run([sys.executable, "-c", _MEASURE, fn, str(n)], capture_output=True, text=True,
+                             cwd=REPO, timeout=600)
+        if out.returncode:
+            say(f"| {label} | | | | failed: {out.stderr.strip().splitlines()[-1][:80]} |")
+            continue
+        size, sec, rss, res = out.stdout.split()
+        say(f"| {label} | {int(size) / 1e6:.1f} MB | {float(sec):.2f} | {int(rss) / 1e6:.0f} MB | {res} |")
+    say()
+
+
+# -- 5 ------------------------------------------------------------------------------------------
+
+
+def _busy(seconds: float, progress=None) -> str:
+    """A runaway pure-Python loop (holds the GIL of its own process only)."""
+    t = time.monotonic()
+    while time.monotonic() - t < seconds:
+        pass
+    return "done"
+
+
+def _hog(mb: int, progress=None) -> int:
+    return len(bytearray(mb << 20))
+
+
+class Heartbeat:
+    """A thread ticking every 10 ms; ``max_gap`` is the longest it could not run (a GIL freeze)."""
+
+    def __init__(self) -> None:
+        self.max_gap = 0.0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        last = time.perf_counter()
+        while not self._stop.wait(0.01):
+            now = time.perf_counter()
+            self.max_gap = max(self.max_gap, now - last - 0.01)
+            last = now
+
+    def __enter__(self) -> "Heartbeat":
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._t.join()
+
+
+def _host(path: str):
+    from tb_gpu_advisor.discovery import HostFile
+
+    st = os.stat(path)
+    return HostFile(Path(path).name.replace(".xplane.pb", ""), path, st.st_size, st.st_mtime_ns)
+
+
+def _time_first_report(path: str, isolated: bool, repeat: int = 3) -> float:
+    host = _host(path)
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        if isolated:
+            isolation.call(isolation.analyze_session_json, "run", "s", [host])
+        else:
+            isolation.analyze_session_json("run", "s", [host])
+        times.append(time.perf_counter() - t)
+    return sorted(times)[len(times) // 2]
+
+
+def isolation_checks(tmp: Path, bench_file: str | None) -> None:
+    say("## 5. Isolation (one limited child process per analysis)\n")
+    small = tmp / "small.xplane.pb"
+    small.write_bytes(hostile.seed_capture())
+    t = time.perf_counter()
+    isolation.call(_busy, 0.0)
+    say(f"- first child (starts the forkserver, preloads the analyzer): {time.perf_counter() - t:.2f} s")
+    files = [("small capture", str(small))]
+    for pattern in [bench_file] if bench_file else []:
+        files += [(f"{Path(p).name}", p) for p in glob.glob(pattern)[:1]]
+    say("\n| file | size | in-process | isolated child | overhead |\n|---|---:|---:|---:|---:|")
+    for label, path in files:
+        a = _time_first_report(path, False, 3 if os.path.getsize(path) < 10e6 else 1)
+        b = _time_first_report(path, True, 3 if os.path.getsize(path) < 10e6 else 1)
+        say(f"| {label} | {os.path.getsize(path) / 1e6:.1f} MB | {a:.3f} s | {b:.3f} s | {b - a:+.3f} s |")
+    say()
+    with Heartbeat() as hb:
+        t = time.perf_counter()
+        try:
+            isolation.call(_busy, 30.0, limits=isolation.Limits(None, 2.0))
+            res = "finished?!"
+        except isolation.WorkerError as e:
+            res = str(e)
+    say(f"- a 30 s runaway analysis with a 2 s limit: `{res}` after {time.perf_counter() - t:.1f} s; "
+        f"largest stall of a thread in the parent meanwhile: {hb.max_gap * 1e3:.0f} ms")
+    with Heartbeat() as hb:
+        try:
+            isolation.call(_hog, 4096, limits=isolation.Limits(1 << 30, 60))
+            res = "finished?!"
+        except isolation.WorkerError as e:
+            res = str(e)
+    say(f"- a child allocating 4 GiB under a 1 GiB limit: `{res}`; parent stall {hb.max_gap * 1e3:.0f} ms")
+    data = hostile.huge_hlo_op()
+    hlo = tmp / "hlo.xplane.pb"
+    hlo.write_bytes(data)
+    with Heartbeat() as hb:
+        t = time.perf_counter()
+        isolation.call(isolation.analyze_session_json, "run", "s", [_host(str(hlo))])
+    say(f"- the 80 kB hlo_op file ({len(data) / 1e3:.0f} kB) analysed in a child: "
+        f"{time.perf_counter() - t:.2f} s, parent stall {hb.max_gap * 1e3:.0f} ms\n")
+
+
+# -- 6 ------------------------------------------------------------------------------------------
+
+
+def _timed(fn):
+    t = time.perf_counter()
+    try:
+        res = fn()
+    except Exception as e:  # noqa: BLE001
+        res = f"{type(e).__name__}: {e}"
+    return res, time.perf_counter() - t
+
+
+def cache_faults(tmp: Path) -> None:
+    import gzip
+
+    from tb_gpu_advisor.discovery import HostFile
+
+    say("## 6. Cache faults\n")
+    d = tmp / "cache"
+    c = cache_mod.ReportCache(str(d))
+    key = cache_mod.make_key("run", "s", [HostFile("h", "/x/h.xplane.pb", 1, 1)])
+    path = Path(c.path_for(key))
+    rows = []
+    os.mkfifo(path)
+    res, sec = _timed(lambda: c.get(key))
+    rows.append(("FIFO as an entry", res, sec, path.exists()))
+    path.symlink_to("/dev/zero")
+    res, sec = _timed(lambda: c.get(key))
+    rows.append(("entry symlinked to /dev/zero", res, sec, path.exists() or path.is_symlink()))
+    header = json.dumps({"format": cache_mod.CACHE_FORMAT, "key": key.material})
+    path.write_bytes(gzip.compress(header.encode() + b"\n" + b" " * (300 << 20), compresslevel=9))
+    size = path.stat().st_size
+    res, sec = _timed(lambda: c.get(key))
+    rows.append((f"gzip bomb ({size / 1e3:.0f} kB -> 300 MB)", res, sec, path.exists()))
+    say("| fault | get() | seconds | entry left |\n|---|---|---:|---|")
+    for name, res, sec, left in rows:
+        say(f"| {name} | {res!r} | {sec:.3f} | {left} |")
+    failed = {"hosts": [{"host": "h", "error": "h.xplane.pb: file is 9.0 GiB, over the 8.0 GiB limit"}]}
+    say(f"\n- a report whose host failed: put() -> {c.put(key, json.dumps(failed))} ({c.last_error})")
+    precompute_full(tmp)
+    say()
+
+
+def precompute_full(tmp: Path) -> None:
+    """precompute into a cache whose writes fail (a full disk: every write gets ENOSPC)."""
+    from tb_gpu_advisor import precompute
+
+    logdir = tmp / "logs9"
+    for i in range(9):
+        p = logdir / f"run{i}" / "plugins" / "profile" / SESSION / "host.xplane.pb"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_bytes(hostile.seed_capture())
+    real = cache_mod._atomic_write
+    calls = [0]
+
+    def full_after_3(path: str, data: bytes) -> None:
+        calls[0] += 1
+        if calls[0] > 3:
+            raise OSError(28, "No space left on device")
+        real(path, data)
+
+    cache_mod._atomic_write = full_after_3
+    try:
+        out = io.StringIO()
+        s = precompute.precompute(str(logdir), jobs=1, cache=cache_mod.ReportCache(str(tmp / "full")), out=out)
+    finally:
+        cache_mod._atomic_write = real
+    say(f"- precompute of 9 sessions into a cache that fills after 3: {s.count('new')} new, "
+        f"{s.count('failed')} failed, exit {s.exit_code}")
+
+
+# -- 7, 8 ---------------------------------------------------------------------------------------
+
+
+def _client(logdir: str, cache_dir: str | None, **kw):
+    import argparse as ap
+
+    from tensorboard.backend import application
+    from tensorboard.plugins import base_plugin
+    from werkzeug import test as wt
+    from werkzeug import wrappers
+
+    from tb_gpu_advisor import plugin as plugin_mod
+    from tb_gpu_advisor.report_service import ReportService
+
+    flags = ap.Namespace(gpu_advisor_cache_dir=cache_dir or "off")
+    service = ReportService(store=cache_mod.open_store(cache_dir) if cache_dir else None, wait_s=0.05)
+    plugin = plugin_mod.GpuAdvisorPlugin(base_plugin.TBContext(logdir=logdir, flags=flags), service=service, **kw)
+    app = application.TensorBoardWSGI([plugin])
+    return (lambda: wt.Client(app, wrappers.Response)), service
+
+
+def partial_copy(tmp: Path, bench_file: str | None) -> None:
+    say("## 7. A capture copied in while the tab polls\n")
+    src = next(iter(glob.glob(bench_file)), None) if bench_file else None
+    data = Path(src).read_bytes() if src else hostile.seed_capture() * 1  # small fallback
+    if not src:
+        from tb_gpu_advisor.synthetic import scenarios
+
+        data = next(iter(scenarios.ideal(num_steps=400).encode().values()))
+    logdir, cache_dir = tmp / "copylogs", tmp / "copycache"
+    dest = logdir / "run" / "plugins" / "profile" / SESSION / "host.xplane.pb"
+    dest.parent.mkdir(parents=True)
+    make, service = _client(str(logdir), str(cache_dir))
+    client = make()
+    url = f"/data/plugin/gpu_advisor/report?run=run&session={SESSION}"
+    chunks, copy_s = 16, 8.0
+    step = -(-len(data) // chunks)
+    codes: collections.Counter[int] = collections.Counter()
+    with open(dest, "wb") as f:
+        for i in range(chunks):
+            f.write(data[i * step:(i + 1) * step])
+            f.flush()
+            for _ in range(2):
+                codes[client.get(url).status_code] += 1
+                time.sleep(copy_s / chunks / 2)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        r = client.get(url)
+        codes[r.status_code] += 1
+        if r.status_code != 202:
+            break
+        time.sleep(0.4)
+    entries = len(list(cache_dir.glob("*.json.gz")))
+    say(f"- {len(data) / 1e6:.1f} MB copied in {chunks} chunks over {copy_s:.0f} s, polled every "
+        f"{copy_s / chunks / 2:.2f} s: final status {r.status_code}, responses {dict(codes)}, "
+        f"**{service.computations} analysis, {entries} cache entry**\n")
+
+
+def still_holds(tmp: Path) -> None:
+    say("## 8. What must keep holding\n")
+    logdir = tmp / "holdlogs"
+    secret = tmp / "SECRET.xplane.pb"
+    secret.write_bytes(b"TOP-SECRET-" * 10)
+    p = logdir / "run" / "plugins" / "profile" / SESSION / "host.xplane.pb"
+    p.parent.mkdir(parents=True)
+    p.write_bytes(hostile.seed_capture())
+    os.utime(p, (time.time() - 60, time.time() - 60))
+    make, service = _client(str(logdir), None)
+    base = "/data/plugin/gpu_advisor"
+    evil = ["..", "../..", "/", "/etc/passwd", str(secret), "../SECRET", "..%2f..%2fSECRET", "%00", "\x00",
+            "run/../..", "run/plugins/profile/../../..", "./", "~", "C:\\Windows", "run\\..\\..", "file:///etc/passwd",
+            "s3://bucket/x", "<script>", "*", "?"]
+    urls = []
+    for e in evil:
+        urls += [f"{base}/report?run={e}&session={SESSION}", f"{base}/report?run=run&session={e}",
+                 f"{base}/report?run=run&session={SESSION}&host={e}", f"{base}/report.md?run={e}&session={e}",
+                 f"{base}/static/{e}", f"{base}/static/../{e}"]
+    urls += [f"{base}/static/../../../../etc/passwd", f"{base}/static/%2e%2e/%2e%2e/etc/passwd",
+             f"{base}/index.js/../../plugin.py"]
+    client = make()
+    bad = 0
+    for u in urls:
+        r = client.get(u)
+        body = r.get_data()
+        if b"TOP-SECRET" in body or b"root:" in body or (r.status_code == 200 and "/static/" in u):
+            bad += 1
+    say(f"- {len(urls)} hostile requests: {bad} read outside the logdir (or served a non-asset)")
+    url = f"{base}/report?run=run&session={SESSION}"
+    results: list[int] = []
+
+    def poll(_):
+        c = make()
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            r = c.get(url)
+            if r.status_code != 202:
+                return r.status_code
+            time.sleep(0.05)
+        return 0
+
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(50) as pool:
+        results = list(pool.map(poll, range(50)))
+    errors = sum(1 for code in results if code != 200)
+    say(f"- 50 concurrent clients: {errors} errors, {service.computations} analysis\n")
+
+
+def main() -> int:
+    import logging
+
+    logging.basicConfig(level=logging.ERROR)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--fuzz-seconds", type=float, default=60.0)
+    ap.add_argument("--seed", type=int, default=12)
+    ap.add_argument("--bench-file", default=None, help="a big capture (glob) for the isolation and copy checks")
+    ap.add_argument("--only", default=None, help="comma-separated section numbers")
+    args = ap.parse_args()
+    only = set(args.only.split(",")) if args.only else None
+    tmp = Path(tempfile.mkdtemp(prefix="tbga-robust-"))
+    say(f"# Robustness ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, Python {sys.version.split()[0]})\n")
+    escaped = 0
+    try:
+        sections = [("1", lambda: hand_made()), ("3", regex), ("4", amplification),
+                    ("5", lambda: isolation_checks(tmp, args.bench_file)), ("6", lambda: cache_faults(tmp)),
+                    ("7", lambda: partial_copy(tmp, args.bench_file)), ("8", lambda: still_holds(tmp)),
+                    ("2", lambda: fuzz(args.fuzz_seconds, args.seed, REPO / ".robustness"))]
+        for number, fn in sections:
+            if only is None or number in only:
+                escaped += fn() or 0
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    say(f"**Escaped exceptions in total: {escaped}**")
+    return 1 if escaped else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,60 @@
+"""The test suite itself: tests that cannot fail, and test modules that depend on each other (issue #12, item 9).
+
+Static checks over ``tests/*.py``; cheap, so the patterns do not come back.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent
+MODULES = sorted(TESTS.glob("*.py"))
+
+
+def _tree(path: Path) -> ast.Module:
+    return ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+
+
+def test_no_test_module_imports_another_test_module():
+    """Shared helpers live in helper modules (profile_files.py, tiny_capture.py, ...): importing a test module
+    runs its collection-time code and couples two test files."""
+    bad = []
+    for path in MODULES:
+        for node in ast.walk(_tree(path)):
+            names = []
+            if isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            for name in names:
+                last = name.split(".")[-1] if name.startswith("tests.") or node.__dict__.get("level") else ""
+                if last.startswith("test_"):
+                    bad.append(f"{path.name}:{node.lineno} imports {name}")
+    assert not bad, bad
+
+
+def test_no_assertion_on_a_constant():
+    """``assert True``, ``assert "text"``, ``assert (x, "msg")``: always true."""
+    bad = []
+    for path in MODULES:
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.Assert) and isinstance(node.test, (ast.Constant, ast.Tuple, ast.JoinedStr)):
+                bad.append(f"{path.name}:{node.lineno}")
+    assert not bad, bad
+
+
+def test_every_test_function_checks_something():
+    """A test function without assert, pytest.raises/fail/skip or a call of an ``assert``/``check``/``judge``
+    helper passes whatever the code does."""
+    checks = ("assert", "raises", "fail", "skip", "check", "judge", "_read_error", "warns")
+    bad = []
+    for path in MODULES:
+        if not path.name.startswith("test_"):
+            continue
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name.startswith("test_"):
+                src = ast.unparse(node)
+                if not any(c in src for c in checks):
+                    bad.append(f"{path.name}::{node.name}")
+    assert not bad, bad

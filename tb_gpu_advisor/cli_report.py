@@ -40,13 +40,7 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_INPUT = 2
 
-HOW_TO_CAPTURE = """\
-How to capture a profile (about ten seconds of steady-state steps):
-  TensorFlow, Keras:  tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))
-  TensorFlow, custom: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()
-  JAX:                with jax.profiler.trace(LOGDIR): <20 steps>
-                      (mark each step: with jax.profiler.StepTraceAnnotation("train", step_num=i): ...)
-Profiles are written to LOGDIR/<run>/plugins/profile/<session>/<host>.xplane.pb."""
+
 
 
 class InputError(Exception):
@@ -221,7 +215,8 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
                              "Move each profile into its session folder (a profile straight in the logdir goes "
                              "to LOGDIR/plugins/profile/<session>/, run '.'), or point LOGDIR at the folder "
                              "above the runs.")
-        raise InputError(f"no GPU profiles (*.xplane.pb) found in {logdir}.\n{HOW_TO_CAPTURE}")
+        from .frameworks import how_to_capture
+        raise InputError(f"no GPU profiles (*.xplane.pb) found in {logdir}.\n{how_to_capture()}")
     runs = sorted({s.run for s in found})
     if run is not None:
         run = run.rstrip("/") or "."

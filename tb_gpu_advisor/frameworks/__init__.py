@@ -21,6 +21,13 @@ from ..report_schema import Action
 NamePredicate = Callable[[str], bool]
 
 
+def action(text: str, snippet: str | None = None, lang: str | None = None) -> Action:
+    """A fix: what to change, and code (or an environment variable) to copy; the language is guessed if not given."""
+    if snippet is not None and lang is None:
+        lang = "shell" if snippet.lstrip().startswith(("export ", "TF_", "XLA_", "#!")) else "python"
+    return Action(text=text, snippet=snippet, snippet_lang=lang)  # type: ignore[arg-type]
+
+
 def never(_: str) -> bool:
     """The predicate of a concept the framework does not have."""
     return False
@@ -49,7 +56,7 @@ class Framework:
     host_op_event: NamePredicate = never
     #: host threads whose events are background work, never the step's critical path
     background_line: NamePredicate = never
-    #: user-facing words: "op" ("TensorFlow op", "HLO op"), "ops_table", "input_wait", ...
+    #: user-facing words and phrases (keys of :data:`GENERIC_LABELS`), and ``title:<rule>`` finding titles
     labels: Mapping[str, str] = field(default_factory=dict)
     #: headline card id or rule id -> why it has no meaning for this framework (shown instead of a number)
     not_applicable: Mapping[str, str] = field(default_factory=dict)
@@ -57,15 +64,39 @@ class Framework:
     fixes: Mapping[str, tuple[Action, ...]] = field(default_factory=dict)
     #: how to capture a profile with step markers (capture-quality advice, empty states)
     capture_snippet: str = ""
+    #: the same in one or two short lines, with LOGDIR (the CLI's "no profiles found" help)
+    capture_hint: tuple[str, ...] = ()
 
-    def label(self, key: str) -> str:
-        return self.labels.get(key) or GENERIC_LABELS[key]
+    def label(self, key: str, **fmt: object) -> str:
+        """A word or phrase in this framework's vocabulary (``{name}`` fields filled from ``fmt``)."""
+        text = self.labels[key] if key in self.labels else GENERIC_LABELS[key]
+        return text.format(**fmt) if fmt else text
 
-    def fix(self, key: str) -> list[Action]:
-        """The fixes for ``rule`` or ``rule:variant`` (the variant's, else the rule's), as a new list."""
+    def title(self, rule_id: str) -> str | None:
+        """This framework's title for a rule's findings, or None for the rule's own (framework-neutral) title."""
+        return self.labels.get(f"title:{rule_id}")
+
+    def fix(self, key: str, **fmt: object) -> list[Action]:
+        """The fixes for ``rule`` or ``rule:variant`` (the variant's, else the rule's), as a new list.
+
+        ``fmt`` fills ``{name}`` fields of the fixes' text (never of their code).
+        """
         if key in self.fixes:
-            return list(self.fixes[key])
-        return list(self.fixes.get(key.split(":", 1)[0], ()))
+            found = self.fixes[key]
+        else:
+            found = self.fixes.get(key.split(":", 1)[0], ())
+        return [_filled(a, fmt) for a in found]
+
+    def extra(self, key: str, **fmt: object) -> list[Action]:
+        """The fixes of exactly ``rule:variant``: an optional addition that frameworks without it leave out."""
+        return [_filled(a, fmt) for a in self.fixes.get(key, ())]
+
+    def fixes_for(self, rule_id: str, variants: Iterable[str], **fmt: object) -> list[Action]:
+        """The fixes of several variants of one rule, in order, each once (a missing variant: the rule's)."""
+        out: list[Action] = []
+        for v in variants:
+            out.extend(a for a in self.fix(f"{rule_id}:{v}", **fmt) if a not in out)
+        return out
 
     @property
     def has_dispatch(self) -> bool:
@@ -76,13 +107,30 @@ class Framework:
         return key not in self.not_applicable
 
 
-#: Labels every framework may override.
+def _filled(a: Action, fmt: Mapping[str, object]) -> Action:
+    return Action(text=a.text.format(**fmt), snippet=a.snippet, snippet_lang=a.snippet_lang) if fmt else a
+
+
+#: Words and phrases every framework may override; the value here is the framework-neutral wording.
 GENERIC_LABELS: dict[str, str] = {
     "op": "op",
     "ops": "ops",
+    "ops_short": "framework ops",
     "ops_table": "Top ops (kept steps)",
     "input_wait_meaning": "share of the step the GPU was idle while the host prepared or waited for input",
     "host_op_meaning": "framework ops that launched no GPU work, by count (by time in detail); should be very small",
+    #: one call of the framework's dispatch of compiled work (step-level launch-bound)
+    "dispatch_call": "compiled call",
+    #: who should see the GPU ("Was the GPU visible to ...?")
+    "gpu_user": "the framework",
+    #: the step compiled as one unit (eager-execution saving)
+    "compiled_step": "one compiled graph",
+    #: host work that holds the GPU idle between steps
+    "step_gaps:host_work": "host work between steps",
+    #: the host launching work during a gap (TF: launch threads contending with tf.data threads)
+    "step_gaps:launch": "host launch threads busy (thread contention)",
+    #: appended to the launch-skew summary when the capture shows no per-GPU launch threads
+    "launch_skew:no_private_threads": "",
 }
 
 from . import jax, tensorflow  # noqa: E402  (the modules use Framework above)
@@ -95,6 +143,16 @@ UNKNOWN = Framework(
 )
 #: Every supported framework, in detection order.
 REGISTRY: dict[str, Framework] = {f.id: f for f in (tensorflow.FRAMEWORK, jax.FRAMEWORK)}
+
+
+def how_to_capture() -> str:
+    """How to write a profile, one block per framework (the CLI's and the tab's empty states)."""
+    lines = ["How to capture a profile (about ten seconds of steady-state steps):"]
+    for f in REGISTRY.values():
+        for i, hint in enumerate(f.capture_hint):
+            lines.append(f"  {(f.name + ':') if i == 0 else '':<12}{hint}")
+    lines.append("Profiles are written to LOGDIR/<run>/plugins/profile/<session>/<host>.xplane.pb.")
+    return "\n".join(lines)
 
 
 def get(framework_id: str | None) -> Framework:

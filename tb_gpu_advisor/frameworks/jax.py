@@ -9,8 +9,7 @@ threads as ``H2D Dispatch``.  Only public JAX APIs appear in the fixes.
 
 from __future__ import annotations
 
-from ..report_schema import Action
-from . import Framework
+from . import Framework, action
 
 #: Host event name prefixes written by jaxlib only; plane stats of ``/host:metadata`` written by JAX only.
 HOST_MARKERS = ("PjitFunction(",)
@@ -42,12 +41,8 @@ def is_background_line(name: str) -> bool:
     return name.startswith(_BACKGROUND_LINES)
 
 
-def _a(text: str, snippet: str | None = None, lang: str = "python") -> Action:
-    return Action(text=text, snippet=snippet, snippet_lang=lang if snippet else None)  # type: ignore[arg-type]
-
-
 #: Overlap the next batch's host->device copy with the current step.
-PREFETCH = _a(
+PREFETCH = action(
     "Put the next batch on the GPU while the current step runs (double buffering), so loading and copying it "
     "does not sit inside the step.",
     "batch = jax.device_put(next(it))\n"
@@ -55,9 +50,9 @@ PREFETCH = _a(
     "    state, loss = train_step(state, batch)       # dispatched asynchronously\n"
     "    batch = jax.device_put(next(it))             # loads and copies while the step runs")
 #: Load batches in background threads (the host stall itself).
-LOADER = _a(
+LOADER = action(
     "Prepare batches in background workers so the training loop never waits for them: a data loader with worker "
-    "processes or threads (grain, tf.data or a thread pool) and a prefetch queue of a few batches.",
+    "processes or threads (grain, a thread pool) and a prefetch queue of a few batches.",
     "import concurrent.futures as cf\n"
     "pool = cf.ThreadPoolExecutor(4)\n"
     "futures = [pool.submit(load_batch, i) for i in range(4)]      # 4 batches in flight\n"
@@ -66,25 +61,25 @@ LOADER = _a(
     "    futures.append(pool.submit(load_batch, step + 4))\n"
     "    state, loss = train_step(state, batch)")
 #: Find implicit transfers (host NumPy arrays passed to jitted functions, device_get, float(x)).
-TRANSFER_GUARD = _a(
+TRANSFER_GUARD = action(
     "Find what crosses between host and GPU every step: NumPy arrays passed to jitted functions are copied on "
     "each call, and float(x), np.asarray(x), jax.device_get and print wait for the GPU. Keep arrays on the "
     "device and fetch values every N steps.",
     "jax.config.update('jax_transfer_guard', 'log')  # logs every implicit transfer")
 #: Several steps per dispatch: one host round trip per N steps.
-SCAN_STEPS = _a(
+SCAN_STEPS = action(
     "Run several steps per jitted call (jax.lax.scan over a stack of batches), so per-call dispatch and any "
     "host sync happen once per N steps.",
     "@jax.jit\n"
     "def train_steps(state, batches):                # batches: leading axis of N steps\n"
     "    return jax.lax.scan(train_step, state, batches)")
 #: jit the whole step (eager op-by-op JAX, or many small jitted functions).
-JIT_STEP = _a(
+JIT_STEP = action(
     "jit the whole training step (forward, backward and optimizer update) as one function, so XLA compiles and "
     "fuses it; un-jitted jnp calls each dispatch their own small kernel from Python.",
     "@jax.jit\ndef train_step(state, batch):\n    ...  # grads, optimizer update, metrics: all inside")
 #: Keep host round trips out of the step.
-ON_DEVICE = _a(
+ON_DEVICE = action(
     "Do the host part of the step in jnp inside the jitted function, so the data never leaves the GPU "
     "(np.asarray(x) waits for the GPU and copies to the host; jnp.asarray copies back).",
     "@jax.jit\ndef step(x, w):\n    h = part1(x, w)\n    h = jnp.clip(h, 0, 3)      # was: np.clip(np.asarray(h), 0, 3) on the host\n"
@@ -101,30 +96,90 @@ SHARD_BATCH = (
     "mesh = jax.make_mesh((jax.device_count(),), ('batch',))\n"
     "batch = jax.device_put(batch, NamedSharding(mesh, P('batch')))  # equal slice per GPU\n"
     "state, loss = train_step(state, batch)  # one jitted call runs on every GPU")
-NO_COMMAND_BUFFERS = _a(
+NO_COMMAND_BUFFERS = action(
     "For per-op kernel names in the profile, capture once with XLA command buffers (CUDA graphs) off: kernels are "
     "then launched one by one and carry their HLO op and JAX op path. Keep them on for production runs.",
     "XLA_FLAGS=--xla_gpu_enable_command_buffer= python train.py   # profiling run only", "shell")
+
+#: Confirm the input stall: the same step on one batch reused from the device.
+CONFIRM_INPUT = action(
+    "Confirm: run the same step on one batch kept on the GPU; if it is much faster, loading the data is the "
+    "bottleneck.",
+    "batch = jax.device_put(next(it))\n"
+    "for step in range(100):\n"
+    "    state, loss = train_step(state, batch)   # no loading, no host->device copy\n"
+    "jax.block_until_ready(state)")
+_SPMD_TEXT = ("Run the replicas as one SPMD program (a jitted step over sharded arrays), not a Python loop over "
+              "devices, and do not read one device's result (float(x), jax.device_get) before dispatching to the "
+              "next.")
+
+FIXES = {
+    "input_bound": (LOADER, PREFETCH, CONFIRM_INPUT),
+    "launch_bound": (JIT_STEP, SCAN_STEPS),
+    "launch_bound:step": (SCAN_STEPS, action("Or raise the batch size, so each jitted call does more GPU work per "
+                                             "dispatch.")),
+    "host_op_placement": (ON_DEVICE, TRANSFER_GUARD),
+    "excessive_memcpy": (TRANSFER_GUARD,),
+    "excessive_memcpy:h2d": (PREFETCH,),
+    "step_gaps": (TRANSFER_GUARD, SCAN_STEPS, PREFETCH),
+    "mixed_precision_off": (action(
+        "Compute in bfloat16 and keep float32 parameters: cast parameters and inputs to the compute dtype "
+        "in the forward pass and the loss back to float32 (Flax: the layers' dtype vs param_dtype). "
+        "GPUs before Ampere have no bf16 Tensor Cores: use float16 with loss scaling there.",
+        "import jmp  # pip install jmp\n"
+        "policy = jmp.get_policy('params=float32,compute=bfloat16,output=float32')\n"
+        "params, x = policy.cast_to_compute((params, x))\n"
+        "# Flax: nn.Dense(features, dtype=jnp.bfloat16, param_dtype=jnp.float32)"),),
+    "tensor_core_unused": (action(
+        "Run matmuls/convolutions in bfloat16 (float16 before Ampere) so they can use the Tensor Cores; "
+        "keep float32 parameters.",
+        "y = jnp.dot(x.astype(jnp.bfloat16), w.astype(jnp.bfloat16))\n"
+        "# Flax: nn.Dense(features, dtype=jnp.bfloat16, param_dtype=jnp.float32)"),),
+    "tensor_core_unused:tf32": (action(
+        "On Ampere and newer, fp32 matmuls use TF32 Tensor Cores at JAX's default precision; do not force "
+        "'highest'/'float32' precision (globally or per call) where fp32 accuracy is not needed.",
+        "jax.config.update('jax_default_matmul_precision', 'tensorfloat32')"),),
+    "batch_size_headroom": (action(
+        "Raise the (per-replica) batch size until peak memory nears capacity; check convergence "
+        "(learning rate scaling).", "global_batch = per_device_batch * jax.device_count()"),),
+    "allreduce_extra": (action(
+        "Reduce the whole gradient pytree in one collective per step (XLA combines the all-reduces of one "
+        "call), and reduce metrics every N steps rather than every step.",
+        "grads = jax.lax.pmean(grads, axis_name='batch')  # one call over the pytree, inside the step"),),
+    "gpu_imbalance": (action(
+        "Shard the batch and the step evenly over all GPUs, and look for arrays committed to GPU{gpu} "
+        "(jax.device_put(x, device) without a sharding, a whole batch put on one device).", SHARD_BATCH),),
+    "sequential_gpus": (action(_SPMD_TEXT, SHARD_BATCH),),
+    "launch_skew": (action("Dispatch one SPMD program to all GPUs (a jitted step over sharded arrays) instead of "
+                           "per-device calls from Python threads, so every GPU gets its work at once.", SHARD_BATCH),),
+    "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
+    "capture_quality:no_gpu": (action("Check that JAX sees the GPU, then profile steady-state training steps.",
+                                      "print(jax.devices())  # expect CudaDevice(id=0), ...\n" + CAPTURE),),
+    "capture_quality:few_steps": (action("Profile a window of a few dozen steps after warm-up (about ten seconds), "
+                                         "and mark steps with jax.profiler.StepTraceAnnotation.", CAPTURE),),
+    "capture_quality:unsteady": (action("Skip warm-up and evaluation/checkpoint steps in the profiled window.",
+                                        CAPTURE),),
+    "capture_quality:command_buffers": (NO_COMMAND_BUFFERS,),
+}
 
 FRAMEWORK = Framework(
     id="jax", name="JAX", host_markers=HOST_MARKERS, metadata_stats=METADATA_STATS,
     transfer_event=is_transfer, batch_transfer_event=is_batch_transfer, dispatch_event=is_dispatch,
     background_line=is_background_line,
-    labels={"op": "HLO op", "ops": "HLO ops", "ops_table": "Top HLO ops (kept steps)",
+    labels={"op": "HLO op", "ops": "HLO ops", "ops_short": "HLO ops", "ops_table": "Top HLO ops (kept steps)",
             "input_wait_meaning": "share of the step the GPU was idle while the host loaded the next batch or put it "
                                   "on the device (inside the step, before its jitted call)",
-            "host_op_meaning": "JAX has no op placement: a jitted function runs all its ops on the device"},
+            "host_op_meaning": "JAX has no op placement: a jitted function runs all its ops on the device",
+            "gpu_user": "JAX",
+            "dispatch_call": "jitted call",
+            "compiled_step": "one jitted function",
+            "step_gaps:host_work": "host work between steps (Python between jitted calls, host syncs)",
+            "step_gaps:launch": "the host dispatching jitted calls"},
     not_applicable={"host_op_share": "JAX places every op of a jitted function on the device: there is no op "
                                      "placement to check (host round trips are reported as a finding)",
                     "eager_execution": "JAX has no eager op events; un-jitted code shows as dispatch (launch) wait"},
-    fixes={
-        "input_bound": (LOADER, PREFETCH),
-        "launch_bound": (JIT_STEP, SCAN_STEPS),
-        "launch_bound:step": (SCAN_STEPS, _a("Or raise the batch size, so each jitted call does more GPU work per "
-                                             "dispatch.")),
-        "host_op_placement": (ON_DEVICE, TRANSFER_GUARD),
-        "step_gaps": (TRANSFER_GUARD, SCAN_STEPS, PREFETCH),
-        "capture_quality:command_buffers": (NO_COMMAND_BUFFERS,),
-    },
+    fixes=FIXES,
     capture_snippet=CAPTURE,
+    capture_hint=("with jax.profiler.trace(LOGDIR): <20 steps>",
+                  "mark each step: with jax.profiler.StepTraceAnnotation('train', step_num=i): ..."),
 )

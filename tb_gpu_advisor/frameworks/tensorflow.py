@@ -5,7 +5,7 @@ Markers as seen in the real TF 2.4 V100 capture and the TF 2.21 captures under `
 
 from __future__ import annotations
 
-from . import Framework
+from . import Framework, action
 
 #: Host event name prefixes written by the TensorFlow runtime only.
 HOST_MARKERS = ("__inference_", "Iterator::", "EagerExecute", "EagerLocalExecute", "EagerKernelExecute",
@@ -32,16 +32,161 @@ def is_background_line(name: str) -> bool:
     return name.startswith(BACKGROUND_LINES)
 
 
-CAPTURE = ("# a few dozen steady-state steps (~10 s), after warm-up:\n"
-           "tb = tf.keras.callbacks.TensorBoard(log_dir=logdir, profile_batch=(100, 130))\n"
-           "# custom loop: tf.profiler.experimental.start(logdir) ... stop(), each step in\n"
-           "# with tf.profiler.experimental.Trace('train', step_num=step, _r=1): ...")
+CAPTURE = ("# capture ~10 s of steady-state training, after warm-up:\n"
+           "tf.keras.callbacks.TensorBoard(log_dir=logdir, profile_batch=(100, 120))\n"
+           "# or: tf.profiler.experimental.start(logdir); ...20 steps...; tf.profiler.experimental.stop()")
+
+#: Print where every op runs (op placement; the guide's first debugging step for host ops and copies).
+LOG_PLACEMENT = "tf.debugging.set_log_device_placement(True)"
+#: One graph per step instead of op-by-op eager execution.
+TF_FUNCTION = action("Make sure the step runs as a graph, not op by op in eager mode.",
+                     "@tf.function\ndef train_step(x, y):\n    ...")
+#: XLA for the whole step.
+JIT_COMPILE = action("Fuse the small ops with XLA.",
+                     "@tf.function(jit_compile=True)\ndef train_step(x, y):\n    ...\n"
+                     "# Keras: model.compile(..., jit_compile=True)")
+#: Several steps per call: Keras callbacks and per-step Python run every N steps.
+STEPS_PER_EXECUTION = action(
+    "Disable Keras callbacks and metrics to confirm, then run them every N steps instead of every step: "
+    "several steps per tf.function call (custom loops: a tf.while_loop / tf.range inside the tf.function).",
+    "model.compile(optimizer, loss, metrics=[...], steps_per_execution=32)  # TF<2.4: experimental_steps_per_execution")
+#: Launch kernels from dedicated per-GPU threads (guide §1.2.1, §2.2).
+_TF_DATA_THREADS = action("Keep tf.data from competing for the same cores (bound its threads).",
+                          "options = tf.data.Options()\noptions.threading.private_threadpool_size = 8\n"
+                          "ds = ds.with_options(options)")
+
+FIXES = {
+    "input_bound": (
+        action("Parallelize and prefetch the tf.data pipeline (see the tf.data performance guide).",
+               "ds = (ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)\n"
+               "        .cache()  # if the data fits\n"
+               "        .batch(batch_size)\n"
+               "        .prefetch(tf.data.AUTOTUNE))"),
+        action("Confirm: run the same model on synthetic in-memory data that needs no preprocessing; if it is "
+               "much faster, the input pipeline is the bottleneck.",
+               "ds = tf.data.Dataset.from_tensors((x_batch, y_batch)).repeat()  # synthetic: no I/O, no preprocessing\n"
+               "model.fit(ds, steps_per_epoch=100)"),
+    ),
+    "launch_bound": (TF_FUNCTION, JIT_COMPILE),
+    "launch_bound:step": (STEPS_PER_EXECUTION,),
+    "eager_execution": (
+        action("Wrap the training step in tf.function (Keras fit does it unless run_eagerly=True).",
+               "@tf.function\ndef train_step(x, y):\n    with tf.GradientTape() as tape:\n"
+               "        loss = loss_fn(y, model(x, training=True))\n"
+               "    grads = tape.gradient(loss, model.trainable_variables)\n"
+               "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n    return loss"),
+        action("Check that eager mode is not forced.",
+               "model.compile(..., run_eagerly=False)\ntf.config.run_functions_eagerly(False)"),
+    ),
+    "host_op_placement": (
+        action("Log where every op is placed (first statement of the program) and look for compute-heavy ops on "
+               "the CPU; some ops (e.g. tf.unique) override the requested device.", LOG_PLACEMENT),
+        action("Make placement deterministic with a distribution strategy.",
+               "strategy = tf.distribute.OneDeviceStrategy(device=\"/gpu:0\")\nwith strategy.scope():\n"
+               "    model = build_model()"),
+    ),
+    "excessive_memcpy": (action("Keep tensors on the GPU between ops; check placement.", LOG_PLACEMENT),),
+    "excessive_memcpy:host_device": (action(
+        "Find the ops that bounce tensors between host and GPU (look at the ops around each copy, same place every "
+        "step) and keep them on the GPU; avoid .numpy()/print of tensors inside the step.", LOG_PLACEMENT),),
+    "excessive_memcpy:h2d": (action("Overlap input copies with compute by prefetching to the GPU.",
+                                    "ds = ds.prefetch(tf.data.AUTOTUNE)\n"
+                                    "ds = ds.apply(tf.data.experimental.prefetch_to_device('/gpu:0'))"),),
+    "step_gaps:host_work": (
+        STEPS_PER_EXECUTION,
+        action("Keep per-step Python work (logging, .numpy() calls, metric updates) out of the step, "
+               "or do it every N steps."),
+    ),
+    "step_gaps:shared_threads": (action(
+        "Launch kernels from dedicated GPU threads so they do not queue behind tf.data threads "
+        "(no tf_gpu_private_* threads in this capture).", "export TF_GPU_THREAD_MODE=gpu_private", "shell"),),
+    "step_gaps:private_threads": (action(
+        "The capture already uses TF_GPU_THREAD_MODE=gpu_private; try more launch threads per GPU.",
+        "export TF_GPU_THREAD_COUNT=4", "shell"),),
+    "mixed_precision_off": (action(
+        "Enable Keras mixed precision (first statement, before building the model); keep a standalone "
+        "softmax/final output in float32.",
+        "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+        "# last layer: tf.keras.layers.Activation('softmax', dtype='float32')"),),
+    "tensor_core_unused": (action("Enable mixed precision so GEMM/conv kernels can use fp16 Tensor Cores.",
+                                  "tf.keras.mixed_precision.set_global_policy('mixed_float16')"),),
+    "tensor_core_unused:tf32": (action(
+        "On Ampere and newer, fp32 matmuls can use TF32 Tensor Cores; make sure it is not disabled.",
+        "tf.config.experimental.enable_tensor_float_32_execution(True)"),),
+    "loss_scaling_gaps": (
+        action("Use static loss scaling with a scale that keeps fp16 gradients from underflowing/overflowing "
+               "(validate convergence: a wrong value loses accuracy).",
+               "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt, dynamic=False, initial_scale=1024)"),
+        action("Or run the step under jit_compile=True so the scale update runs on the GPU inside the cluster.",
+               "model.compile(optimizer=opt, loss=loss, jit_compile=True)"),
+    ),
+    "xla_not_used": (
+        action("Compile the step with XLA (enable it alone and verify the gain; avoid it with variable input "
+               "shapes, which recompile for every new shape).",
+               "@tf.function(jit_compile=True)\ndef train_step(x, y):\n    ...\n"
+               "# Keras: model.compile(..., jit_compile=True)"),
+        action("Or turn on auto-clustering for the whole program (2 = more aggressive; use 1 when memory is "
+               "tight).", "export TF_XLA_FLAGS=--tf_xla_auto_jit=2", "shell"),
+    ),
+    "batch_size_headroom": (action(
+        "Raise the (per-replica) batch size until peak memory nears capacity; check convergence "
+        "(learning rate scaling).", "global_batch = per_replica_batch * strategy.num_replicas_in_sync"),),
+    "allreduce_extra": (
+        action("Reduce all gradients in one packed NCCL call.",
+               "strategy = tf.distribute.MirroredStrategy(\n"
+               "    cross_device_ops=tf.distribute.NcclAllReduce(num_packs=1))"),
+        action("Look for per-step cross-replica reductions besides the gradients (metrics or losses reduced with "
+               "strategy.reduce / ReplicaContext.all_reduce every step) and do them every N steps."),
+    ),
+    "gpu_imbalance": (
+        action("Look for ops pinned to GPU{gpu} (explicit tf.device, variables or metrics created outside "
+               "the strategy scope, host->GPU0 copies of the whole batch).", LOG_PLACEMENT),
+        action("Create the model, optimizer and metrics inside the strategy scope and distribute the dataset.",
+               "strategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n    model = build_model()\n"
+               "    model.compile(...)\ndist_ds = strategy.experimental_distribute_dataset(ds)"),
+    ),
+    "sequential_gpus": (
+        action("Run the replica step with strategy.run (not a Python loop over devices) and remove cross-replica "
+               "dependencies such as reading one replica's result in another.",
+               "per_replica_loss = strategy.run(train_step, args=(batch,))"),
+        action("If the model code has no such dependency, report the trace upstream (TensorFlow GitHub issues), "
+               "as the guide asks."),
+    ),
+    "launch_skew:shared_threads": (
+        action("Give every GPU its own launch threads (2 per GPU by default, usually enough).",
+               "export TF_GPU_THREAD_MODE=gpu_private", "shell"),
+        _TF_DATA_THREADS,
+    ),
+    "launch_skew:private_threads": (
+        action("The capture already uses gpu_private launch threads; raise their count per GPU.",
+               "export TF_GPU_THREAD_MODE=gpu_private\nexport TF_GPU_THREAD_COUNT=4", "shell"),
+        _TF_DATA_THREADS,
+    ),
+    "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
+    "capture_quality:no_gpu": (action("Check that TensorFlow sees the GPU, then profile steady-state training steps.",
+                                      "print(tf.config.list_physical_devices('GPU'))\n" + CAPTURE),),
+    "capture_quality:few_steps": (action(
+        "Profile a window of a few dozen steps after warm-up (about ten seconds), and mark "
+        "steps (Keras does; custom loops: tf.profiler.experimental.Trace('train', step_num=s, _r=1)).", CAPTURE),),
+    "capture_quality:unsteady": (action("Skip warm-up and evaluation/checkpoint steps in the profiled window.",
+                                        CAPTURE),),
+}
 
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
     host_op_event=is_tf_op_event, background_line=is_background_line,
-    labels={"op": "TensorFlow op", "ops": "TensorFlow ops", "ops_table": "Top TensorFlow ops (kept steps)",
+    labels={"op": "TensorFlow op", "ops": "TensorFlow ops", "ops_short": "TF ops",
+            "ops_table": "Top TensorFlow ops (kept steps)",
             "input_wait_meaning": "share of the step the GPU was idle while the host waited in IteratorGetNext (tf.data)",
-            "host_op_meaning": "TF ops that launched no GPU work, by count (by time in detail); should be very small"},
+            "host_op_meaning": "TF ops that launched no GPU work, by count (by time in detail); should be very small",
+            "gpu_user": "TensorFlow",
+            "compiled_step": "one tf.function graph",
+            "step_gaps:host_work": "host work between steps (callbacks, metrics, ops outside tf.function)",
+            "launch_skew:no_private_threads": "; no tf_gpu_private_* launch threads in the capture",
+            "title:host_op_placement": "TensorFlow ops placed on the host",
+            "title:eager_execution": "Ops run eagerly, outside tf.function"},
+    fixes=FIXES,
     capture_snippet=CAPTURE,
+    capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
+                  "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
 )

@@ -65,6 +65,8 @@ def evaluate(metrics: Any, rules: Iterable[str] | None = None) -> list[Finding]:
         r = REGISTRY[rid]
         if not has_gpu and rid not in NO_GPU_RULES:
             continue  # the guide's checks are about GPU time; capture_quality says why they are skipped
+        if not ctx.fw.applies(rid):
+            continue  # the framework has no such concept (JAX has no eager op events)
         try:
             out.extend(r.check(metrics) or [])
         except Exception as e:  # noqa: BLE001 -- a check must never crash the report

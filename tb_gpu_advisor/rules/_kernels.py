@@ -74,6 +74,11 @@ def tensor_core_gpus(m) -> tuple[list, list]:
     return yes, no
 
 
+def compute_capability(g) -> float | None:
+    """A GPU's compute capability as a number (``"8.0"`` -> 8.0), None when the capture does not say."""
+    return _cc(g.compute_capability)
+
+
 def _cc(s) -> float | None:
     try:
         return float(s) if s else None

@@ -10,7 +10,7 @@ Saving: the AllReduce time of the extra calls (one packed call remains).
 from __future__ import annotations
 
 from ._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi
-from .base import Ctx, T, action, finding, for_framework, ms, rule, saving, step_windows, table, value_metric
+from .base import Ctx, T, finding, ms, rule, saving, step_windows, table, value_metric
 
 ID = "allreduce_extra"
 
@@ -39,15 +39,5 @@ def check(m) -> list:
                                      "time goes (one call's time remains)"),
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
         windows=step_windows(ctx, key=lambda s: s.breakdown.collectives, label="AllReduce", n=2),
-        actions=for_framework(m, [
-            action("Reduce all gradients in one packed NCCL call.",
-                   "strategy = tf.distribute.MirroredStrategy(\n"
-                   "    cross_device_ops=tf.distribute.NcclAllReduce(num_packs=1))"),
-            action("Look for per-step cross-replica reductions besides the gradients (metrics or losses reduced with "
-                   "strategy.reduce / ReplicaContext.all_reduce every step) and do them every N steps."),
-        ], [
-            action("Reduce the whole gradient pytree in one collective per step (XLA combines the all-reduces of one "
-                   "call), and reduce metrics every N steps rather than every step.",
-                   "grads = jax.lax.pmean(grads, axis_name='batch')  # one call over the pytree, inside the step"),
-        ]),
+        actions=ctx.fw.fix(ID),
     )]

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from .. import frameworks
-from ..frameworks import Framework
+from ..frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
 from ..report_schema import Action, Finding, Metric, Saving, Table, TimeWindow
 from .thresholds import THRESHOLDS, T
 
@@ -103,6 +103,8 @@ class Ctx:
         self.step_ms: float | None = float(step) if step is not None and step > 0 else None
         steps = getattr(m, "steps", None)
         self.steps: int = int(getattr(steps, "count", 0) or 0)
+        #: the capture's framework: its fixes, words and finding titles
+        self.fw: Framework = framework(m)
 
     def share(self, ms: float | None) -> float | None:
         if ms is None or self.step_ms is None:
@@ -303,7 +305,7 @@ def finding(
         id=ctx.fid(rule_id, gpu),
         rule=rule_id,
         severity=severity,  # type: ignore[arg-type]
-        title=title or (reg.title if reg else rule_id),
+        title=title or ctx.fw.title(rule_id) or (reg.title if reg else rule_id),
         summary=summary,
         guide_section=reg.section if reg else "",
         metric=metric,
@@ -316,28 +318,9 @@ def finding(
     )
 
 
-def action(text: str, snippet: str | None = None, lang: str | None = None) -> Action:
-    if snippet is not None and lang is None:
-        lang = "shell" if snippet.lstrip().startswith(("export ", "TF_", "#!")) else "python"
-    return Action(text=text, snippet=snippet, snippet_lang=lang)  # type: ignore[arg-type]
-
-
 def framework(m: Any) -> Framework:
     """The capture's framework (``capture.framework``): its fixes, labels and what does not apply to it."""
     return frameworks.get(getattr(getattr(m, "capture", None), "framework", None))
-
-
-def is_jax(m: Any) -> bool:
-    """Whether the capture was written by JAX (``metrics.framework``): fixes are then spelled in JAX.
-
-    Every other capture (TensorFlow, or unknown) gets the guide's TensorFlow spelling.
-    """
-    return getattr(getattr(m, "capture", None), "framework", "unknown") == "jax"
-
-
-def for_framework(m: Any, tensorflow: list[Action], jax: list[Action]) -> list[Action]:
-    """The actions written for the framework of the capture (see :func:`is_jax`)."""
-    return jax if is_jax(m) else tensorflow
 
 
 def kernels_per_step(m: Any, ctx: Ctx) -> float | None:

@@ -7,7 +7,7 @@ raises device utilization and amortizes communication.  No saving estimate
 
 from __future__ import annotations
 
-from .base import Ctx, action, finding, grade, is_jax, pct, rule, value_metric
+from .base import Ctx, finding, grade, pct, rule, value_metric
 
 ID = "batch_size_headroom"
 
@@ -27,8 +27,5 @@ def check(m) -> list:
         f"a larger batch would raise utilization and amortize communication.",
         metric=value_metric("peak_memory_share", "Peak memory / GPU memory", used, "share", pct(used),
                             "batch_size_headroom.info", severity="info", good_direction="higher"),
-        actions=[action("Raise the (per-replica) batch size until peak memory nears capacity; check convergence "
-                        "(learning rate scaling).",
-                        "global_batch = per_device_batch * jax.device_count()" if is_jax(m) else
-                        "global_batch = per_replica_batch * strategy.num_replicas_in_sync")],
+        actions=ctx.fw.fix(ID),
     )]

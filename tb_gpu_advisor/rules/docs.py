@@ -9,43 +9,26 @@ from __future__ import annotations
 
 import textwrap
 
+from .. import frameworks
+from ..report_schema import Action
 from . import REGISTRY, RULE_IDS
 from .thresholds import THRESHOLDS, as_markdown
 
-#: The concrete knobs each rule's actions carry (the findings hold the full snippets).
-KNOBS: dict[str, list[str]] = {
-    "input_bound": ["`ds.map(f, num_parallel_calls=tf.data.AUTOTUNE).prefetch(tf.data.AUTOTUNE)`, `cache()`",
-                    "synthetic-data check: `tf.data.Dataset.from_tensors(batch).repeat()`"],
-    "step_gaps": ["`model.compile(..., steps_per_execution=N)` (custom loops: `tf.while_loop`)",
-                  "`TF_GPU_THREAD_MODE=gpu_private` -- only when the capture has no `tf_gpu_private_*` threads; "
-                  "else `TF_GPU_THREAD_COUNT`"],
-    "launch_bound": ["vectorize / concatenate small tensors / larger batch", "`@tf.function`",
-                     "`@tf.function(jit_compile=True)`"],
-    "eager_execution": ["`@tf.function` around the step", "`model.compile(run_eagerly=False)`, "
-                        "`tf.config.run_functions_eagerly(False)`"],
-    "host_op_placement": ["`tf.debugging.set_log_device_placement(True)`",
-                          "`tf.distribute.OneDeviceStrategy(device=\"/gpu:0\")`"],
-    "excessive_memcpy": ["`tf.debugging.set_log_device_placement(True)`; no `.numpy()` in the step",
-                         "`tf.data.experimental.prefetch_to_device('/gpu:0')`"],
-    "misaligned_dims": ["pad sizes: `units = ((units + 7) // 8) * 8` (int8: 16)"],
-    "mixed_precision_off": ["`tf.keras.mixed_precision.set_global_policy('mixed_float16')`"],
-    "tensor_core_unused": ["mixed precision, dims multiples of 8, "
-                           "`tf.config.experimental.enable_tensor_float_32_execution(True)`"],
-    "loss_scaling_gaps": ["`LossScaleOptimizer(opt, dynamic=False, initial_scale=1024)`", "`jit_compile=True`"],
-    "xla_not_used": ["`@tf.function(jit_compile=True)` / `model.compile(jit_compile=True)`",
-                     "`TF_XLA_FLAGS=--tf_xla_auto_jit=2` (1 when memory is tight)"],
-    "batch_size_headroom": ["larger per-replica batch"],
-    "allreduce_extra": ["`MirroredStrategy(cross_device_ops=tf.distribute.NcclAllReduce(num_packs=1))`",
-                        "no per-step `strategy.reduce` of metrics"],
-    "gpu_imbalance": ["`tf.debugging.set_log_device_placement(True)`", "model/optimizer/metrics inside "
-                      "`strategy.scope()`, `strategy.experimental_distribute_dataset`"],
-    "sequential_gpus": ["`strategy.run(train_step, ...)`, remove cross-replica dependencies; report upstream"],
-    "allreduce_slow": ["`--params N`", "larger batch; check `nvidia-smi topo -m`"],
-    "launch_skew": ["`TF_GPU_THREAD_MODE=gpu_private` (if not already set) / `TF_GPU_THREAD_COUNT`",
-                    "`options.threading.private_threadpool_size`"],
-    "capture_quality": ["`TensorBoard(profile_batch=(100, 120))`, "
-                        "`tf.profiler.experimental.start/stop` around ~20 steps"],
-}
+def _knob(a: Action) -> str:
+    """An action in a few words: its first line of code, else its first sentence."""
+    lines = [ln.strip() for ln in (a.snippet or "").splitlines() if ln.strip() and not ln.strip().startswith("#")]
+    return f"`{lines[0].split('  #')[0]}`" if lines else a.text.split(". ")[0].rstrip(".")
+
+
+def framework_fixes(rid: str) -> list[str]:
+    """Per framework, the fixes it spells for the rule (``rule`` and ``rule:variant`` keys of its module)."""
+    out = []
+    for fw in frameworks.REGISTRY.values():
+        knobs = [_knob(a) for key, acts in fw.fixes.items() if key.split(":", 1)[0] == rid for a in acts]
+        if knobs:
+            out.append(f"- {fw.name} (`tb_gpu_advisor/frameworks/{fw.id}.py`): " + "; ".join(dict.fromkeys(knobs)))
+    return out
+
 
 HEADER = """\
 # Rules: the checks of the GPU performance guide
@@ -112,8 +95,11 @@ def render() -> str:
             th = THRESHOLDS[t]
             out.append(f"- `{t}` = {th.value:g} {th.unit} ({th.direction}): {th.meaning}. *Source:* {th.source}.")
         out.append("")
-        if rid in KNOBS:
-            out.append("Actions: " + "; ".join(KNOBS[rid]) + ".\n")
+        fixes = framework_fixes(rid)
+        if fixes:
+            out.append("Fixes, spelled per framework (besides the rule's framework-neutral ones):\n")
+            out.extend(fixes)
+            out.append("")
     out.append("## The thresholds table\n")
     out.append("Every number above, in `tb_gpu_advisor/rules/thresholds.py` (`fires`: which side of the value fires). "
                "Change a value there; tests can use `rules.thresholds.override(...)`.\n")

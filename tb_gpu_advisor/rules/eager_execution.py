@@ -8,12 +8,12 @@ by the eager time itself.
 
 from __future__ import annotations
 
-from .base import Ctx, action, count, finding, grade, ms, pct, rule, saving, share_metric, table
+from .base import Ctx, count, finding, grade, ms, pct, rule, saving, share_metric, table
 
 ID = "eager_execution"
 
 
-@rule(ID, "§1.2.2", "Ops run eagerly, outside tf.function",
+@rule(ID, "§1.2.2", "Ops run eagerly, one by one, outside a compiled graph",
       thresholds=("eager_execution.warning", "eager_execution.critical"))
 def check(m) -> list:
     ctx = Ctx(m)
@@ -34,15 +34,7 @@ def check(m) -> list:
                             severity=sev, detail={"eager_ops_per_step": e.per_step,
                                                   "eager_ms_per_step": e.time_ms_per_step}),
         saving=saving(ctx, save_ms, "the GPU idle time while the host dispatches ops one by one (launch wait + host "
-                                    "compute) disappears once the step is one tf.function graph"),
+                                    "compute) disappears once the step is " + ctx.fw.label("compiled_step")),
         evidence=[table("Eagerly executed ops (most frequent)", ["op"], [[n] for n in e.top[:15]])],
-        actions=[
-            action("Wrap the training step in tf.function (Keras fit does it unless run_eagerly=True).",
-                   "@tf.function\ndef train_step(x, y):\n    with tf.GradientTape() as tape:\n"
-                   "        loss = loss_fn(y, model(x, training=True))\n"
-                   "    grads = tape.gradient(loss, model.trainable_variables)\n"
-                   "    optimizer.apply_gradients(zip(grads, model.trainable_variables))\n    return loss"),
-            action("Check that eager mode is not forced.",
-                   "model.compile(..., run_eagerly=False)\ntf.config.run_functions_eagerly(False)"),
-        ],
+        actions=ctx.fw.fix(ID),
     )]

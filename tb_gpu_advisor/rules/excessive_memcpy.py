@@ -10,8 +10,7 @@ Saving: the blocking copy time (copies overlapped with compute, or gone).
 
 from __future__ import annotations
 
-from . import _jax
-from .base import Ctx, T, action, count, finding, grade, is_jax, ms, pct, rule, saving, share_metric, step_windows, table
+from .base import Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
 
 ID = "excessive_memcpy"
 _NAMES = {"h2d": "H2D", "d2h": "D2H", "d2d": "D2D", "p2p": "P2P", "memset": "Memset", "other": "other"}
@@ -47,21 +46,9 @@ def check(m) -> list:
     sync_txt = f"; {ms(sync_ms)} per step is synchronous" if sync_ms > 0 else ""
     rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
              c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
-    direction_acts = []
     dirs = {c.direction for c in copies if c.blocking_ms_per_step > 0 or (c.sync_share or 0) > 0}
-    if dirs & {"d2h", "h2d"} and is_jax(m):
-        direction_acts.append(_jax.TRANSFER_GUARD)
-    elif dirs & {"d2h", "h2d"}:
-        direction_acts.append(action(
-            "Find the ops that bounce tensors between host and GPU (look at the ops around each copy, same place every "
-            "step) and keep them on the GPU; avoid .numpy()/print of tensors inside the step.",
-            "tf.debugging.set_log_device_placement(True)"))
-    if "h2d" in dirs and is_jax(m):
-        direction_acts.append(_jax.PREFETCH)
-    elif "h2d" in dirs:
-        direction_acts.append(action("Overlap input copies with compute by prefetching to the GPU.",
-                                     "ds = ds.prefetch(tf.data.AUTOTUNE)\n"
-                                     "ds = ds.apply(tf.data.experimental.prefetch_to_device('/gpu:0'))"))
+    variants = (["host_device"] if dirs & {"d2h", "h2d"} else []) + (["h2d"] if "h2d" in dirs else [])
+    direction_acts = ctx.fw.fixes_for(ID, variants)
     if dirs & {"d2d", "p2p"}:
         direction_acts.append(action("Check for unnecessary device-to-device copies between replicas (variables "
                                      "or ops pinned to one GPU) — guide §2 item 4."))
@@ -80,7 +67,5 @@ def check(m) -> list:
                                                          "sync count/step", "recurring", "top ops"], rows)],
         windows=step_windows(ctx, key=lambda s: s.breakdown.memcpy_h2d + s.breakdown.memcpy_d2h + s.breakdown.memcpy_d2d,
                              label="copies"),
-        actions=direction_acts or ([_jax.TRANSFER_GUARD] if is_jax(m) else
-                                   [action("Keep tensors on the GPU between ops; check placement.",
-                                           "tf.debugging.set_log_device_placement(True)")]),
+        actions=direction_acts or ctx.fw.fix(ID),
     )]

@@ -9,9 +9,8 @@ heaviest GPU's compute minus the mean (every replica waits for the slowest).
 
 from __future__ import annotations
 
-from . import _jax
 from ._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi
-from .base import Ctx, action, finding, for_framework, grade, ms, pct, rule, saving, step_windows, table, value_metric
+from .base import Ctx, action, finding, grade, ms, pct, rule, saving, step_windows, table, value_metric
 
 ID = "gpu_imbalance"
 
@@ -52,16 +51,5 @@ def check(m) -> list:
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
         windows=step_windows(ctx, key=lambda s: s.breakdown.device_compute, label=f"GPU{heavy.gpu} compute", n=2, gpu=heavy.gpu),
         gpu=heavy.gpu,
-        actions=for_framework(m, [
-            action(f"Look for ops pinned to GPU{heavy.gpu} (explicit tf.device, variables or metrics created outside "
-                   f"the strategy scope, host->GPU0 copies of the whole batch).",
-                   "tf.debugging.set_log_device_placement(True)"),
-            action("Create the model, optimizer and metrics inside the strategy scope and distribute the dataset.",
-                   "strategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n    model = build_model()\n"
-                   "    model.compile(...)\ndist_ds = strategy.experimental_distribute_dataset(ds)"),
-        ], [
-            action(f"Shard the batch and the step evenly over all GPUs, and look for arrays committed to GPU{heavy.gpu} "
-                   f"(jax.device_put(x, device) without a sharding, a whole batch put on one device).",
-                   _jax.SHARD_BATCH),
-        ]),
+        actions=ctx.fw.fix(ID, gpu=heavy.gpu),
     )]

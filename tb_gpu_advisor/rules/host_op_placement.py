@@ -1,4 +1,4 @@
-"""§1.2.2 TensorFlow op placement: ops placed on the host instead of the GPU.
+"""§1.2.2 Op placement: framework ops placed on the host instead of the GPU.
 
 Metric: host self time of host-placed TF ops per step / step time (the
 guide's overview number is by op count; it is reported as detail).
@@ -10,7 +10,7 @@ the same size back; capped by the blocking copy time).
 
 from __future__ import annotations
 
-from .base import Ctx, action, count, finding, framework, grade, ms, pct, rule, saving, share_metric, short, step_windows, table
+from .base import Ctx, count, finding, framework, grade, ms, pct, rule, saving, share_metric, short, step_windows, table
 
 ID = "host_op_placement"
 _HEAVY = ("MatMul", "Conv", "BatchMatMul", "Einsum", "Softmax", "Unique", "Gather", "Scatter", "Sort", "TopK")
@@ -38,7 +38,7 @@ def round_trip_ms(m) -> float:
     return d2h + min(d2h, h2d)
 
 
-@rule(ID, "§1.2.2", "TensorFlow ops placed on the host",
+@rule(ID, "§1.2.2", "Ops placed on the host instead of the GPU",
       thresholds=("host_op_placement.warning", "host_op_placement.critical"))
 def check(m) -> list:
     if not framework(m).applies("host_op_share"):
@@ -63,7 +63,7 @@ def check(m) -> list:
     copy_txt = f"; their tensors round-trip through {ms(copies)} of blocking copies" if copies > 0 else ""
     return [finding(
         ctx, ID, sev,
-        f"{count(round(h.count_per_step, 1))} TF ops per step run on the host ({pct(h.share_by_count)} of ops by "
+        f"{count(round(h.count_per_step, 1))} {ctx.fw.label('ops_short')} per step run on the host ({pct(h.share_by_count)} of ops by "
         f"count), taking {ms(t_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}){copy_txt}.{heavy_txt}",
         metric=share_metric("host_op_time_share", "Host-placed op time share of step", share,
                             "host_op_placement.warning", severity=sev,
@@ -72,14 +72,7 @@ def check(m) -> list:
         saving=saving(ctx, save_ms, "host-placed ops move to the GPU: the GPU no longer idles while they run on the "
                                     "host, and their device->host->device copies disappear"),
         evidence=[table("Host-placed ops by host time (kept steps)", ["op", "type", "occurrences", "host ms"], rows)],
-        actions=[
-            action("Log where every op is placed (first statement of the program) and look for compute-heavy ops on "
-                   "the CPU; some ops (e.g. tf.unique) override the requested device.",
-                   "tf.debugging.set_log_device_placement(True)"),
-            action("Make placement deterministic with a distribution strategy.",
-                   "strategy = tf.distribute.OneDeviceStrategy(device=\"/gpu:0\")\nwith strategy.scope():\n"
-                   "    model = build_model()"),
-        ],
+        actions=ctx.fw.fix(ID),
     )]
 
 
@@ -99,7 +92,6 @@ def round_trip_check(m) -> list:
     if sev is None:
         return []
     copies = round_trip_ms(m)
-    fw = framework(m)
     return [finding(
         ctx, ID, sev,
         f"In {rt.steps_with} of {ctx.steps} steps the data leaves the GPU and comes back: a device->host copy "
@@ -117,5 +109,5 @@ def round_trip_check(m) -> list:
                         [[rt.steps_with, rt.idle_ms_per_step, rt.d2h_bytes_per_step / 1e6, rt.h2d_bytes_per_step / 1e6]])],
         windows=step_windows(ctx, key=lambda s: s.breakdown.memcpy_d2h + s.breakdown.other + s.breakdown.host_compute,
                              label="round trip"),
-        actions=fw.fix(ID),
+        actions=ctx.fw.fix(ID),
     )]

@@ -8,7 +8,7 @@ wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 
 from __future__ import annotations
 
-from .base import Ctx, action, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
+from .base import Ctx, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
 
 ID = "input_bound"
 
@@ -38,15 +38,5 @@ def check(m) -> list:
                                     "so it overlaps with the previous step's compute)"),
         evidence=evidence,
         windows=step_windows(ctx, key=lambda s: s.breakdown.input_wait, label="input wait"),
-        actions=[
-            action("Parallelize and prefetch the tf.data pipeline (see the tf.data performance guide).",
-                   "ds = (ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)\n"
-                   "        .cache()  # if the data fits\n"
-                   "        .batch(batch_size)\n"
-                   "        .prefetch(tf.data.AUTOTUNE))"),
-            action("Confirm: run the same model on synthetic in-memory data that needs no preprocessing; if it is "
-                   "much faster, the input pipeline is the bottleneck.",
-                   "ds = tf.data.Dataset.from_tensors((x_batch, y_batch)).repeat()  # synthetic: no I/O, no preprocessing\n"
-                   "model.fit(ds, steps_per_epoch=100)"),
-        ],
+        actions=ctx.fw.fix(ID),
     )]

@@ -11,8 +11,7 @@ kernels would still cost at ~1 us each in a fused graph.
 
 from __future__ import annotations
 
-from . import _jax
-from .base import (Ctx, T, action, count, finding, for_framework, grade, kernels_per_step, ms, pct, rule, saving, share_metric,
+from .base import (Ctx, T, action, count, finding, grade, kernels_per_step, ms, pct, rule, saving, share_metric,
                    short, step_windows, table)
 
 ID = "launch_bound"
@@ -20,8 +19,16 @@ _BIGGER_KERNELS = action("Make each kernel do more work: concatenate small tenso
                          "or raise the batch size.")
 
 
+def step_level(m) -> bool:
+    """A step of a few dispatch calls whose host dispatch time exceeds the step's GPU compute (tiny jitted steps):
+    fusing kernels cannot help, running several steps per call or a larger batch does."""
+    d = m.dispatch
+    return 0 < d.calls_per_step <= T("launch_bound.step_calls") and d.host_ms_per_step > m.breakdown.device_compute
+
+
 @rule(ID, "§1.2.2", "Launch-bound: many small kernels, the GPU waits for the host to launch them",
-      thresholds=("launch_bound.warning", "launch_bound.critical", "launch.small_kernel_us", "launch.fused_us_per_kernel"))
+      thresholds=("launch_bound.warning", "launch_bound.critical", "launch.small_kernel_us", "launch.fused_us_per_kernel",
+                 "launch_bound.step_calls"))
 def check(m) -> list:
     ctx = Ctx(m)
     share = ctx.step_share(m.headline.launch_wait_share, m.breakdown.launch_wait)
@@ -43,11 +50,18 @@ def check(m) -> list:
         example = (f" Top offender: {count(o.count)} × {o.op_type or short(o.name, 40)} taking {ms(o.total_ms)} in total, "
                    f"~{o.avg_us:.1f} us each — about the 20–40 us launch latency itself.")
     small_share = sk.share_of_kernels
+    step_txt, actions = "", [_BIGGER_KERNELS] + ctx.fw.fix(ID)
+    if step_level(m):
+        d = m.dispatch
+        step_txt = (f" Each step is {d.calls_per_step:.1f} {ctx.fw.label('dispatch_call')}(s) costing {ms(d.host_ms_per_step)} "
+                    f"of host dispatch, more than its {ms(m.breakdown.device_compute)} of GPU compute: the whole step is "
+                    f"too small for its dispatch cost.")
+        actions = ctx.fw.fix(f"{ID}:step")
     return [finding(
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} of each {ms(ctx.step_ms)} step ({ms(wait_ms)}; stock "
         f"'kernel launch' level >=3% moderate / >=15% high); {count(round(small_ps))} of {count(round(kps))} kernels per "
-        f"step ({pct(small_share)}) run shorter than {sk.threshold_us:.0f} us.{example}",
+        f"step ({pct(small_share)}) run shorter than {sk.threshold_us:.0f} us.{example}{step_txt}",
         metric=share_metric("launch_wait_share", "Idle waiting for kernel launch", share, "launch_bound.warning",
                             severity=sev, detail={"launch_wait_ms": wait_ms, "kernels_per_step": kps,
                                                   "small_kernels_per_step": small_ps,
@@ -58,16 +72,5 @@ def check(m) -> list:
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "count", "total ms", "avg us"], rows)],
         windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),
-        actions=[_BIGGER_KERNELS] + for_framework(m, [
-            action("Make sure the step runs as a graph, not op by op in eager mode.",
-                   "@tf.function\ndef train_step(x, y):\n    ..."),
-            action("Fuse the small ops with XLA.",
-                   "@tf.function(jit_compile=True)\ndef train_step(x, y):\n    ...\n"
-                   "# Keras: model.compile(..., jit_compile=True)"),
-        ], [
-            action("jit the whole training step (forward, backward and optimizer update) as one function, so XLA "
-                   "fuses across it; many small jitted functions or un-jitted jnp calls each launch their own kernels.",
-                   "@jax.jit\ndef train_step(state, batch):\n    ...  # grads, optimizer update, metrics: all inside"),
-            _jax.SCAN_STEPS,
-        ]),
+        actions=actions,
     )]

@@ -9,9 +9,8 @@ otherwise ``TF_GPU_THREAD_COUNT``.  Saving: the skew.
 
 from __future__ import annotations
 
-from . import _jax
 from ._multi import active_gpus, is_multi
-from .base import Ctx, T, action, finding, grade, is_jax, ms, pct, rule, saving, share_metric, step_windows, table
+from .base import Ctx, T, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
 from .sequential_gpus import is_sequential
 from .step_gaps import start_offsets_ms
 
@@ -38,12 +37,12 @@ def check(m) -> list:
     late_gpu = max(offsets, key=offsets.get) if offsets else (mg.first_gpu_order[-1] if mg.first_gpu_order else gs[-1].gpu)
     late_ms = offsets.get(late_gpu)
     order = " → ".join(f"GPU{g}" for g in mg.first_gpu_order)
-    acts = [_SPMD] if is_jax(m) else _tensorflow_actions(private)
+    acts = ctx.fw.fix(f"{ID}:{'private_threads' if private else 'shared_threads'}")
     return [finding(
         ctx, ID, sev,
         f"The GPUs start each step up to {ms(skew)} apart ({pct(share)} of the {ms(ctx.step_ms)} step); GPU{late_gpu} "
         f"starts last (+{ms(late_ms)}), launch order {order or 'n/a'}"
-        f"{'' if private else '; no tf_gpu_private_* launch threads in the capture'}.",
+        f"{'' if private else ctx.fw.label('launch_skew:no_private_threads')}.",
         metric=share_metric("launch_skew_share", "Launch skew share of step", share, "launch_skew.warning", severity=sev,
                             detail={"launch_skew_ms": skew, "launch_order_skew_ms": mg.launch_order_skew_ms,
                                     "gpu_private_threads": private}),
@@ -57,19 +56,3 @@ def check(m) -> list:
         actions=acts,
     )]
 
-
-_SPMD = action("Dispatch one SPMD program to all GPUs (a jitted step over sharded arrays) instead of per-device calls "
-               "from Python threads, so every GPU gets its work at once.", _jax.SHARD_BATCH)
-
-
-def _tensorflow_actions(private: bool) -> list:
-    """Private launch threads per GPU (guide §2.2), then keep tf.data off the launch cores."""
-    if not private:
-        threads = action("Give every GPU its own launch threads (2 per GPU by default, usually enough).",
-                         "export TF_GPU_THREAD_MODE=gpu_private", "shell")
-    else:
-        threads = action("The capture already uses gpu_private launch threads; raise their count per GPU.",
-                         "export TF_GPU_THREAD_MODE=gpu_private\nexport TF_GPU_THREAD_COUNT=4", "shell")
-    return [threads, action("Keep tf.data from competing for the same cores (bound its threads).",
-                            "options = tf.data.Options()\noptions.threading.private_threadpool_size = 8\n"
-                            "ds = ds.with_options(options)")]

@@ -7,7 +7,7 @@ Saving: that time (static loss scaling has no such overhead).
 
 from __future__ import annotations
 
-from .base import Ctx, action, count, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
+from .base import Ctx, count, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
 
 ID = "loss_scaling_gaps"
 
@@ -35,11 +35,5 @@ def check(m) -> list:
         saving=saving(ctx, cost, "static loss scaling (fixed scale) removes the host-side conditional update"),
         evidence=[table("Loss-scaling ops", ["op"], [[n] for n in ls.names[:15]])],
         windows=step_windows(ctx, key=lambda s: s.breakdown.host_compute, label="loss-scaling gap"),
-        actions=[
-            action("Use static loss scaling with a scale that keeps fp16 gradients from underflowing/overflowing "
-                   "(validate convergence: a wrong value loses accuracy).",
-                   "opt = tf.keras.mixed_precision.LossScaleOptimizer(opt, dynamic=False, initial_scale=1024)"),
-            action("Or run the step under jit_compile=True so the scale update runs on the GPU inside the cluster.",
-                   "model.compile(optimizer=opt, loss=loss, jit_compile=True)"),
-        ],
+        actions=ctx.fw.fix(ID),
     )]

@@ -12,7 +12,7 @@ TC-eligible kernel time × (1 - 1/speedup) + other 32-bit kernel time ×
 from __future__ import annotations
 
 from ._kernels import device_step_scale, kernel_mix, known_us, per_step_ms, tensor_core_gpus
-from .base import Ctx, T, action, finding, for_framework, grade, ms, pct, rule, saving, share_metric, short, table
+from .base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, short, table
 
 ID = "mixed_precision_off"
 _VERIFY = action("Enable it alone first and verify the gain, then check the misaligned_dims / Tensor Core findings "
@@ -64,20 +64,5 @@ def check(m) -> list:
                                                                "tensor core"],
                         [[short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, s.tensor_core]
                          for s in top])],
-        actions=for_framework(m, [
-            action("Enable Keras mixed precision (first statement, before building the model); keep a standalone "
-                   "softmax/final output in float32.",
-                   "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
-                   "# last layer: tf.keras.layers.Activation('softmax', dtype='float32')"),
-            _VERIFY,
-        ], [
-            action("Compute in bfloat16 and keep float32 parameters: cast parameters and inputs to the compute dtype "
-                   "in the forward pass and the loss back to float32 (Flax: the layers' dtype vs param_dtype). "
-                   "GPUs before Ampere have no bf16 Tensor Cores: use float16 with loss scaling there.",
-                   "import jmp  # pip install jmp\n"
-                   "policy = jmp.get_policy('params=float32,compute=bfloat16,output=float32')\n"
-                   "params, x = policy.cast_to_compute((params, x))\n"
-                   "# Flax: nn.Dense(features, dtype=jnp.bfloat16, param_dtype=jnp.float32)"),
-            _VERIFY,
-        ]),
+        actions=ctx.fw.fix(ID) + [_VERIFY],
     )]

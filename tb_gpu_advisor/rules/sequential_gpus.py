@@ -9,9 +9,8 @@ serialised part of the work.
 
 from __future__ import annotations
 
-from . import _jax
 from ._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi
-from .base import Ctx, action, finding, for_framework, grade, pct, rule, saving, step_windows, table, value_metric
+from .base import Ctx, finding, grade, pct, rule, saving, step_windows, table, value_metric
 
 ID = "sequential_gpus"
 
@@ -59,15 +58,5 @@ def check(m) -> list:
                                  "the sum"),
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
         windows=step_windows(ctx, label="sequential GPUs", n=2),
-        actions=for_framework(m, [
-            action("Run the replica step with strategy.run (not a Python loop over devices) and remove cross-replica "
-                   "dependencies such as reading one replica's result in another.",
-                   "per_replica_loss = strategy.run(train_step, args=(batch,))"),
-            action("If the model code has no such dependency, report the trace upstream (TensorFlow GitHub issues), "
-                   "as the guide asks."),
-        ], [
-            action("Run the replicas as one SPMD program (a jitted step over sharded arrays), not a Python loop over "
-                   "devices, and do not read one device's result (float(x), jax.device_get) before dispatching to the "
-                   "next.", _jax.SHARD_BATCH),
-        ]),
+        actions=ctx.fw.fix(ID),
     )]

@@ -9,8 +9,7 @@ names the cause from what the host did during the gaps.
 
 from __future__ import annotations
 
-from . import _jax
-from .base import Ctx, T, action, finding, grade, is_jax, ms, pct, rule, saving, share_metric, table
+from .base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, table
 from ..report_schema import TimeWindow
 
 ID = "step_gaps"
@@ -61,7 +60,10 @@ def check(m) -> list:
     # With several GPUs, a GPU that starts the step late (launch skew) shows a longer gap;
     # launch_skew reports that part.
     skew_ms = mean_start_offset_ms(m)
-    non_input_ms = max(0.0, g.avg_gap_ms - input_ms - loss_ms - skew_ms)
+    # Where the framework dispatches compiled work (JAX), the host inside dispatch during a gap is the step's
+    # dispatch cost: launch_bound reports it (step-level when the step is a few small calls).
+    dispatch_ms = launch_ms if ctx.fw.has_dispatch else 0.0
+    non_input_ms = max(0.0, g.avg_gap_ms - input_ms - loss_ms - skew_ms - dispatch_ms)
     share = ctx.share(non_input_ms)
     if g.avg_gap_ms < T("step_gaps.min_gap_ms"):
         return []
@@ -70,13 +72,11 @@ def check(m) -> list:
         return []
 
     private = bool(m.capture.gpu_thread_mode_private) or any(x.launch_thread_private for x in m.gpus)
-    host_work = ("host work between steps (Python between jitted calls, host syncs)" if is_jax(m) else
-                 "host work between steps (callbacks, metrics, ops outside tf.function)")
+    host_work = ctx.fw.label("step_gaps:host_work")
     causes = {host_work: other_ms + unexplained,
-              "host launch threads busy (thread contention)": launch_ms}
+              ctx.fw.label("step_gaps:launch"): launch_ms - dispatch_ms}
     cause = max(causes, key=causes.get)
-    actions = ([_jax.TRANSFER_GUARD, _jax.SCAN_STEPS, _jax.PREFETCH] if is_jax(m)
-               else _tensorflow_actions(other_ms + unexplained, launch_ms, private))
+    actions = ctx.fw.fixes_for(ID, _variants(other_ms + unexplained, launch_ms, private))
     if input_ms > 0.2 * g.avg_gap_ms:
         actions.append(action(f"{ms(input_ms)} of each gap is input wait: see the input_bound finding (guide §1.1)."))
 
@@ -103,7 +103,7 @@ def check(m) -> list:
                                          "the step or run every N steps)"),
         evidence=[
             table("Where the gap time goes (ms, average per gap)", ["cause", "ms"],
-                  [["input wait", input_ms], ["launch threads busy", launch_ms], ["other host work", other_ms],
+                  [["input wait", input_ms], [ctx.fw.label("step_gaps:launch"), launch_ms], ["other host work", other_ms],
                    ["dynamic loss scaling", loss_ms], ["late start of a GPU (launch skew)", skew_ms],
                    ["unexplained", unexplained]]),
             table("Longest gaps", ["after step", "gpu", "gap ms", "input wait ms", "launch ms", "host other ms",
@@ -114,22 +114,11 @@ def check(m) -> list:
     )]
 
 
-def _tensorflow_actions(host_work_ms: float, launch_ms: float, private: bool) -> list:
-    """Callbacks and per-step Python first when host work dominates; then the TF launch-thread settings."""
-    actions = []
-    if host_work_ms >= launch_ms:
-        actions.append(action(
-            "Disable Keras callbacks and metrics to confirm, then run them every N steps instead of every step: "
-            "several steps per tf.function call (custom loops: a tf.while_loop / tf.range inside the tf.function).",
-            "model.compile(optimizer, loss, metrics=[...], steps_per_execution=32)  # TF<2.4: experimental_steps_per_execution"))
-        actions.append(action("Keep per-step Python work (logging, .numpy() calls, metric updates) out of the step, "
-                              "or do it every N steps."))
+def _variants(host_work_ms: float, launch_ms: float, private: bool) -> list[str]:
+    """Which fixes apply: host work first when it dominates; then the launch threads (shared, or more private ones)."""
+    out = ["host_work"] if host_work_ms >= launch_ms else []
     if not private:
-        actions.append(action(
-            "Launch kernels from dedicated GPU threads so they do not queue behind tf.data threads "
-            "(no tf_gpu_private_* threads in this capture).",
-            "export TF_GPU_THREAD_MODE=gpu_private", "shell"))
+        out.append("shared_threads")
     elif launch_ms > host_work_ms:
-        actions.append(action("The capture already uses TF_GPU_THREAD_MODE=gpu_private; try more launch threads per GPU.",
-                              "export TF_GPU_THREAD_COUNT=4", "shell"))
-    return actions
+        out.append("private_threads")
+    return out

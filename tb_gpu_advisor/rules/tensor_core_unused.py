@@ -11,14 +11,15 @@ Saving: 32-bit part × (1 - 1/mixed_precision.speedup) + 16-bit part ×
 
 from __future__ import annotations
 
-from ._kernels import device_step_scale, kernel_mix, per_step_ms, tensor_core_gpus
-from .base import Ctx, T, action, count, finding, for_framework, grade, ms, pct, rule, saving, share_metric, short, table
+from ._kernels import compute_capability, device_step_scale, kernel_mix, per_step_ms, tensor_core_gpus
+from .base import Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
 
 ID = "tensor_core_unused"
 
 
 @rule(ID, "§1.2.3", "Matmul/conv kernels do not use Tensor Cores",
       thresholds=("tensor_core_unused.warning", "tensor_core_unused.critical", "tensor_core.min_compute_capability",
+                  "tensor_core.tf32_compute_capability",
                   "mixed_precision.speedup"))
 def check(m) -> list:
     ctx = Ctx(m)
@@ -46,22 +47,8 @@ def check(m) -> list:
         cause = "they are 16-bit but fell back to non-Tensor-Core kernels, usually dims not multiples of 8"
     pad = action("Keep GEMM/conv dimensions (batch, units, channels, vocabulary) multiples of 8 (16 for int8) so "
                  "Tensor Core kernels are picked.", "units = ((units + 7) // 8) * 8")
-    acts = for_framework(m, [
-        action("Enable mixed precision so GEMM/conv kernels can use fp16 Tensor Cores.",
-               "tf.keras.mixed_precision.set_global_policy('mixed_float16')"),
-        pad,
-        action("On Ampere and newer, fp32 matmuls can use TF32 Tensor Cores; make sure it is not disabled.",
-               "tf.config.experimental.enable_tensor_float_32_execution(True)"),
-    ], [
-        action("Run matmuls/convolutions in bfloat16 (float16 before Ampere) so they can use the Tensor Cores; "
-               "keep float32 parameters.",
-               "y = jnp.dot(x.astype(jnp.bfloat16), w.astype(jnp.bfloat16))\n"
-               "# Flax: nn.Dense(features, dtype=jnp.bfloat16, param_dtype=jnp.float32)"),
-        pad,
-        action("On Ampere and newer, fp32 matmuls use TF32 Tensor Cores at JAX's default precision; do not force "
-               "'highest'/'float32' precision (globally or per call) where fp32 accuracy is not needed.",
-               "jax.config.update('jax_default_matmul_precision', 'tensorfloat32')"),
-    ])
+    ampere = any((compute_capability(g) or 0) >= T("tensor_core.tf32_compute_capability") for g in yes)
+    acts = ctx.fw.fix(ID) + [pad] + (ctx.fw.extra(f"{ID}:tf32") if ampere else [])
     if t16 > t32:
         acts[0], acts[1] = acts[1], acts[0]
     return [finding(

@@ -66,6 +66,9 @@ _TABLE: tuple[Threshold, ...] = (
        "hide it (126,224 Mul at ~21.9 us each)", "a kernel this short or shorter is 'small'"),
     _t("launch.fused_us_per_kernel", 1.0, "us", "Advisor: a fused graph / XLA cluster / CUDA graph pays ~1 us per kernel",
        "launch cost per kernel assumed after the fix (saving formula)"),
+    _t("launch_bound.step_calls", 4.0, "count", "Advisor: a step of a few compiled calls whose dispatch costs more host "
+       "time than their GPU work is launch-bound as a whole (tiny jitted steps), not by its kernels",
+       "most dispatch calls per step for the step-level launch-bound diagnosis"),
     # ---- §1.2.2 eager execution -------------------------------------------------
     _t("eager_execution.warning", 0.10, "share", "stock overview: kEagerReportThresholdInPercent = 10% of op time",
        "share of op time (host or device, whichever is larger) executed eagerly"),
@@ -92,6 +95,8 @@ _TABLE: tuple[Threshold, ...] = (
     _t("tensor_core_unused.critical", 0.40, "share", "Advisor", "same metric, critical level"),
     _t("tensor_core.min_compute_capability", 7.0, "ratio", "guide §1.2.3/§1.3: Tensor Cores from Volta (sm70)",
        "GPUs below this compute capability are skipped"),
+    _t("tensor_core.tf32_compute_capability", 8.0, "ratio", "NVIDIA: TF32 Tensor Core math from Ampere (sm80); "
+       "Volta and Turing run fp32 GEMMs on CUDA cores only", "GPUs from this compute capability get the TF32 advice"),
     _t("mixed_precision_off.warning", 0.10, "share", "stock overview: 16-bit share of device compute <10% -> suggest "
        "mixed precision", "share of device compute time in 16-bit kernels", "below"),
     _t("mixed_precision_off.min_eligible_share", 0.10, "share", "Advisor: only worth it when matmul/conv work is >=10% "
@@ -169,6 +174,9 @@ _TABLE: tuple[Threshold, ...] = (
        "captures longer than this -> info"),
     _t("capture.max_step_cv", 0.5, "ratio", "Advisor: step times varying by >50% (stddev/mean) are not steady state",
        "coefficient of variation of step time above this -> info"),
+    _t("capture.graph_kernel_share", 0.5, "share", "Advisor: when most kernel time runs inside CUDA graphs (XLA command "
+       "buffers) the capture has no per-op names for it", "share of kernel time launched inside CUDA graphs above which "
+       "the capture-quality note says how to get per-op names"),
     # ---- ranking / presentation ------------------------------------------------
     _t("report.min_saving_share", 0.005, "share", "Advisor: savings under 0.5% of step are shown as '<0.5%'",
        "display floor, not a firing threshold"),

@@ -11,7 +11,7 @@ Saving: ``xla.fused_saving_share`` of the chains' time.
 
 from __future__ import annotations
 
-from .base import Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
+from .base import Ctx, T, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
 
 ID = "xla_not_used"
 
@@ -68,12 +68,5 @@ def check(m) -> list:
                                  f"the chain's time (kernels + launch gaps)"),
         evidence=[table("Most frequent fusible kernel chains", ["chain", "kernels", "occurrences", "per step per GPU",
                                                                 "kernel ms", "gap ms"], rows)],
-        actions=[
-            action("Compile the step with XLA (enable it alone and verify the gain; avoid it with variable input "
-                   "shapes, which recompile for every new shape).",
-                   "@tf.function(jit_compile=True)\ndef train_step(x, y):\n    ...\n"
-                   "# Keras: model.compile(..., jit_compile=True)"),
-            action("Or turn on auto-clustering for the whole program (2 = more aggressive; use 1 when memory is "
-                   "tight).", "export TF_XLA_FLAGS=--tf_xla_auto_jit=2", "shell"),
-        ],
+        actions=ctx.fw.fix(ID),
     )]

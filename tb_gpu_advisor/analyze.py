@@ -252,7 +252,7 @@ def build_host_report(m: HostMetrics, ctx, size: int) -> HostReport:
         capture={"length_ms": _f(cap.length_ms, 3), "steps_captured": cap.steps_captured, "steps_kept": cap.steps_kept,
                  "steady_state": cap.steady_state, "step_time_cv": _f(cap.step_time_cv), "too_short": cap.too_short, "too_long": cap.too_long,
                  "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
-                 "framework": cap.framework,
+                 "framework": cap.framework, "framework_name": frameworks.get(cap.framework).name,
                  "memory_headroom": _f(m.memory.headroom_share), "notes": m.notes},
         steps={"source": det.source, "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
                "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},
@@ -385,12 +385,17 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Repor
     ok = [h for h in host_reports if h.error is None]
     findings = rules.rank(merge_findings(host_reports))
     headline: list[Metric] = []
-    if ok:
+    if len(ok) == 1:
+        headline = list(ok[0].headline)  # one host: its cards as they are (display and detail included)
+    elif ok:
         for card in ok[0].headline:
             vals = [c.value for h in ok for c in h.headline if c.id == card.id and c.value is not None]
             v = sum(vals) / len(vals) if vals else None
+            detail: dict = {"hosts": len(vals)}
+            if v is None and "not_applicable" in (card.detail or {}):
+                detail["not_applicable"] = card.detail["not_applicable"]
             headline.append(_graded(Metric(card.id, card.label, _f(v), card.unit, _pct(v) if card.unit == "share" else str(v),
-                                           card.good_direction, "unknown", card.meaning, card.threshold, {"hosts": len(vals)})))
+                                           card.good_direction, "unknown", card.meaning, card.threshold, detail)))
     notes = [f"{h.host}: could not be analysed: {h.error}" for h in host_reports if h.error]
     # bad input is never healthy: every host must have been analysed (and there must be one)
     healthy = bool(ok) and len(ok) == len(host_reports) and not any(f.severity in ("critical", "warning") for f in findings)

@@ -142,7 +142,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     def _serve_runs(self, request: wrappers.Request) -> wrappers.Response:
         sessions = self._sessions()
         # has_gpu per session (True/False/None = unknown): the tab opens on the newest with GPU activity
-        body = {"logdir_set": bool(self._logdir), "runs": _runs_listing(sessions, gpu_probe.session_activity(sessions))}
+        body = {"logdir_set": bool(self._logdir), "runs": _runs_listing(sessions, gpu_probe.session_activity(sessions)),
+                "frameworks": _frameworks_listing()}
         return _respond_json(request, body)
 
     @wrappers.Request.application
@@ -280,6 +281,13 @@ def _unchanged(host_files: list) -> bool:
 def _store_key(session: Any, host_files: list) -> str:
     """The persistent cache's key: the same entry ``tb-gpu-advisor precompute`` writes."""
     return cache.store_key(session.run, session.session, host_files)
+
+
+def _frameworks_listing() -> list[dict[str, str]]:
+    """The frameworks whose captures are read, with how to capture one (the tab's "no profiles yet" state)."""
+    from .frameworks import REGISTRY
+
+    return [{"id": f.id, "name": f.name, "capture": f.capture_snippet} for f in REGISTRY.values()]
 
 
 def _runs_listing(sessions: list, has_gpu: dict | None = None) -> list[dict[str, Any]]:

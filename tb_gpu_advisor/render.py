@@ -202,7 +202,9 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         w = max(len(m.label) for m in report.headline)
         for m in report.headline:
             flag = {"warning": "  !", "critical": "  !!"}.get(m.status, "")
-            out.append(f"  {m.label:<{w}}  {m.display}{flag}")
+            why = (m.detail or {}).get("not_applicable") if isinstance(m.detail, dict) else None
+            line = f"  {m.label:<{w}}  {m.display}{flag}"
+            out.extend(textwrap.wrap(f"{line}: {why}", WIDTH, subsequent_indent=" " * (w + 4)) if why else [line])
         out.append("")
     for h in report.hosts:
         if h.error:

@@ -359,8 +359,11 @@ def test_follows_tensorboards_dark_mode_toggle(tensorboard_url, browser, shots):
 
 def test_empty_and_computing_states(tensorboard_url, page, shots):
     # no profiles yet: capture instructions for each framework
-    page.route("**/data/plugin/gpu_advisor/runs", lambda route: route.fulfill(
-        status=200, content_type="application/json", body=json.dumps({"logdir_set": True, "runs": []})))
+    def no_runs(route):  # the server's own listing (its frameworks' capture snippets), with the runs removed
+        listing = route.fetch().json()
+        route.fulfill(status=200, content_type="application/json", body=json.dumps({**listing, "runs": []}))
+
+    page.route("**/data/plugin/gpu_advisor/runs", no_runs)
     page.goto(tensorboard_url + "#gpu_advisor")
     frame = advisor_frame(page)
     frame.locator("body[data-state='no-profiles']").wait_for(timeout=30000)

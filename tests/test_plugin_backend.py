@@ -118,8 +118,21 @@ def test_runs_lists_profile_only_runs_with_stock_names(logdir):
 
 def test_logdir_spec_gives_clear_empty_state():
     client, plugin, _ = make_client("")
-    assert get_json(client, f"{PREFIX}/runs") == {"logdir_set": False, "runs": []}
+    body = get_json(client, f"{PREFIX}/runs")
+    assert (body["logdir_set"], body["runs"]) == (False, [])
     assert plugin.is_active() is False
+
+
+def test_runs_list_the_frameworks_with_capture_snippets(tmp_path):
+    """The tab's "no profiles yet" state shows how to capture in each framework the analyzer reads: the list is
+    the framework registry's, so a new framework module shows up without a frontend change."""
+    from tb_gpu_advisor import frameworks
+
+    client, _, _ = make_client(str(tmp_path))
+    listed = get_json(client, f"{PREFIX}/runs")["frameworks"]
+    assert [f["name"] for f in listed] == [f.name for f in frameworks.REGISTRY.values()]
+    by = {f["id"]: f["capture"] for f in listed}
+    assert "tf.keras.callbacks.TensorBoard" in by["tensorflow"] and "jax.profiler.trace" in by["jax"]
 
 
 def test_missing_logdir_lists_nothing(tmp_path):

@@ -72,13 +72,16 @@ test("per-host sections: folded under the findings, charts, and read errors and 
 test("host facts name the capture's framework; the tab has no framework API strings of its own", () => {
   const report = fixture();
   report.hosts[0].capture.framework = "jax";
+  report.hosts[0].capture.framework_name = "JAX"; // the server's display name (frameworks/ registry)
   report.hosts[0].gpus = [];
   report.hosts[1].capture.framework = "tensorflow";
+  report.hosts[1].capture.framework_name = "TensorFlow";
   const hosts = views.reportView(report, ctx).querySelectorAll(".host");
   assert.match(hosts[0].querySelector(".host-facts").textContent, /^JAX capture · /);
   assert.doesNotMatch(hosts[0].querySelector(".no-gpu").textContent, /tf\.|jax\./);
   assert.match(hosts[1].querySelector(".host-facts").textContent, /^TensorFlow capture · /);
-  report.hosts[1].capture.framework = "pytorch"; // unknown names are shown as the report has them
+  report.hosts[1].capture.framework = "pytorch"; // reports without a display name show the id
+  delete report.hosts[1].capture.framework_name;
   assert.match(views.reportView(report, ctx).querySelectorAll(".host")[1].querySelector(".host-facts").textContent, /^pytorch capture · /);
   delete report.hosts[1].capture.framework; // reports cached before the field existed
   assert.doesNotMatch(views.reportView(report, ctx).querySelectorAll(".host")[1].textContent, /undefined/);
@@ -131,11 +134,13 @@ test("healthy report says so", () => {
 });
 
 test("empty states tell the user what to do, with a capture snippet per framework", () => {
-  const empty = views.messageView("no-profiles");
-  assert.match(empty.textContent, /profile_batch/);
-  assert.match(empty.textContent, /tf\.profiler\.experimental\.start/);
-  assert.match(empty.textContent, /jax\.profiler\.trace\("logs\/run1"\)/);
-  assert.deepEqual([...empty.querySelectorAll(".snippet-group h4")].map((x) => x.textContent), ["TensorFlow", "JAX"]);
+  // the snippets come from the server's framework list (/runs "frameworks"), one group per framework
+  const frameworks = [{ id: "a", name: "Alpha", capture: "alpha.profile(logdir)" },
+    { id: "b", name: "Beta", capture: "with beta.trace(logdir): ..." }];
+  const empty = views.messageView("no-profiles", "", frameworks);
+  assert.match(empty.textContent, /alpha\.profile\(logdir\)/);
+  assert.match(empty.textContent, /beta\.trace/);
+  assert.deepEqual([...empty.querySelectorAll(".snippet-group h4")].map((x) => x.textContent), ["Alpha", "Beta"]);
   assert.equal(empty.querySelectorAll("button.copy").length, 2);
   assert.match(views.messageView("no-logdir").textContent, /--logdir/);
   const err = views.messageView("error", "boom <i>");

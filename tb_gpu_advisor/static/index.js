@@ -78,6 +78,7 @@ class App {
     const text = JSON.stringify(listing);
     const runsChanged = text !== this.runsText;
     this.runs = listing.runs;
+    this.frameworks = listing.frameworks || [];
     this.runsText = text;
     if (!listing.logdir_set) return this.showMessage("no-logdir");
     if (!this.runs.length) return this.showMessage("no-profiles");
@@ -187,7 +188,7 @@ class App {
     this.setExport(false);
     replaceChildren(this.pickersEl);
     replaceChildren(this.statusEl);
-    replaceChildren(this.reportEl, views.messageView(kind, detail));
+    replaceChildren(this.reportEl, views.messageView(kind, detail, this.frameworks));
     this.reportEl.setAttribute("aria-busy", "false");
     this.doc.body.dataset.state = kind;
   }

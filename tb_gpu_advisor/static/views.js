@@ -56,35 +56,17 @@ export function computingView(progress) {
 }
 
 /**
- * How to capture a profile, one snippet per framework the analyzer reads
- * (the "no profiles yet" state has no report to take them from).
+ * Empty and error states: each says what happened and what to do next.
+ * `frameworks`: the server's list ({name, capture}) -- how to capture a profile in each framework it reads.
  */
-export const CAPTURE_SNIPPETS = [
-  ["TensorFlow", `# Keras: profile steps 10-20 of the first epoch
-tb = tf.keras.callbacks.TensorBoard(log_dir="logs/run1", profile_batch=(10, 20))
-model.fit(dataset, epochs=1, callbacks=[tb])
-
-# Custom loop: profile a few steady-state steps
-tf.profiler.experimental.start("logs/run1")
-for step in range(10):
-    train_step(next(iterator))
-tf.profiler.experimental.stop()`],
-  ["JAX", `# Profile a few steady-state steps (after the first, compiling, step)
-with jax.profiler.trace("logs/run1"):
-    for step in range(10):
-        state, loss = train_step(state, next(batches))
-    jax.block_until_ready(loss)`],
-];
-
-/** Empty and error states: each says what happened and what to do next. */
-export function messageView(kind, detail = "") {
+export function messageView(kind, detail = "", frameworks = []) {
   const views = {
     "no-logdir": ["The Advisor needs --logdir",
       "TensorBoard was started with --logdir_spec (or without a log directory). Profiles are found only under a single --logdir, like the Profile tab.",
       [["Shell", "tensorboard --logdir logs", "shell"]]],
     "no-profiles": ["No GPU profiles found yet",
       "The Advisor reads <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb. Capture a few steady-state steps (about 10 s) on a machine with a GPU, then reload.",
-      CAPTURE_SNIPPETS.map(([name, code]) => [name, code, "python"])],
+      frameworks.map((f) => [f.name, f.capture, "python"])],
     error: ["Could not load the report", detail, []],
   };
   const [title, text, snippets] = views[kind] || views.error;
@@ -201,9 +183,6 @@ export function findingsView(findings, ctx) {
     findings.map((f, i) => findingView(f, i + 1, ctx)));
 }
 
-/** Display names of ``capture.framework`` values (anything else is shown as the report has it). */
-const FRAMEWORK_NAMES = { tensorflow: "TensorFlow", jax: "JAX" };
-
 /**
  * A chart in a figure that redraws itself for the width it gets
  * (`fitChart`, called by the page when the figure is laid out or resized).
@@ -227,7 +206,7 @@ export function fitChart(fig, width = fig.clientWidth) {
 export function hostFacts(hr) {
   const fw = hr.capture?.framework;
   return [
-    fw ? `${FRAMEWORK_NAMES[fw] || fw} capture` : null,
+    fw ? `${hr.capture.framework_name || fw} capture` : null,
     hr.capture?.length_ms !== undefined ? `capture ${ms(hr.capture.length_ms)}` : null,
     hr.steps?.count !== undefined ? `${hr.steps.count} steps (${hr.steps.source || "?"})` : null,
     hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g) => g.name))].join(", ")}` : "no GPU",

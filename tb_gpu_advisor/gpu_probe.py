@@ -68,20 +68,20 @@ def _varint(read) -> int | None:
             raise _Malformed("varint too long")
 
 
-def _plane_is_active_gpu(f: BinaryIO, end: int) -> bool:
-    """Reads one XPlane's fields from ``f`` (positioned at its start) up to ``end``, skipping payloads.
+def _len_fields(f: BinaryIO, end: int, max_fields: int):
+    """(field number, length) of each length-delimited field from ``f``'s position up to ``end``, payload unread.
 
-    True when it is named ``/device:GPU:<n>`` and has a ``lines`` field.
-    Stops at the first answer: a name that is not a GPU's, or a GPU's name and a line.
+    Varint and fixed-size fields are skipped.  The caller reads or seeks past each payload before asking for the
+    next field.  Raises :class:`_Malformed` on another wire type, a field past ``end`` or more than ``max_fields``.
     """
-    name, has_lines, fields = None, False, 0
+    fields = 0
     while f.tell() < end:
         fields += 1
-        if fields > MAX_PLANE_FIELDS:
-            raise _Malformed("too many plane fields")
+        if fields > max_fields:
+            raise _Malformed("too many fields")
         tag = _varint(f.read)
         if tag is None:
-            raise _Malformed("plane runs past the end of the file")
+            return
         number, wt = tag >> 3, tag & 7
         if wt == 0:
             _varint(f.read)
@@ -93,7 +93,18 @@ def _plane_is_active_gpu(f: BinaryIO, end: int) -> bool:
             raise _Malformed(f"wire type {wt}")
         n = _varint(f.read)
         if n is None or f.tell() + n > end:
-            raise _Malformed("plane field runs past the plane")
+            raise _Malformed("field runs past its message")
+        yield number, n
+
+
+def _plane_is_active_gpu(f: BinaryIO, end: int) -> bool:
+    """Reads one XPlane's fields from ``f`` (positioned at its start) up to ``end``, skipping payloads.
+
+    True when it is named ``/device:GPU:<n>`` and has a ``lines`` field.
+    Stops at the first answer: a name that is not a GPU's, or a GPU's name and a line.
+    """
+    name, has_lines = None, False
+    for number, n in _len_fields(f, end, MAX_PLANE_FIELDS):
         if number == _PLANE_NAME:
             if n > MAX_NAME_BYTES:
                 return False
@@ -111,23 +122,8 @@ def _plane_is_active_gpu(f: BinaryIO, end: int) -> bool:
 def stream_has_gpu_activity(f: BinaryIO, size: int) -> bool:
     """True when the XSpace in ``f`` has a ``/device:GPU:N`` plane with lines (see the module doc)."""
     planes = 0
-    while True:
-        tag = _varint(f.read)
-        if tag is None:
-            return False
-        number, wt = tag >> 3, tag & 7
-        if wt == 0:
-            _varint(f.read)
-            continue
-        if wt in (1, 5):
-            f.seek(8 if wt == 1 else 4, 1)
-            continue
-        if wt != 2:
-            raise _Malformed(f"wire type {wt}")
-        length = _varint(f.read)
+    for number, length in _len_fields(f, size, 1 << 62):
         start = f.tell()
-        if length is None or start + length > size:
-            raise _Malformed("field runs past the end of the file")
         if number == _SPACE_PLANES:
             planes += 1
             if planes > MAX_PLANES:
@@ -135,6 +131,7 @@ def stream_has_gpu_activity(f: BinaryIO, size: int) -> bool:
             if _plane_is_active_gpu(f, start + length):
                 return True
         f.seek(start + length)
+    return False
 
 
 def file_has_gpu_activity(path: str) -> bool | None:

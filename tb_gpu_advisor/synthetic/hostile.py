@@ -114,22 +114,21 @@ def event_metadata_id_max(sp) -> None:
     _device_event(sp).metadata_id = INT64_MAX
 
 
+def _event_stats(sp):
+    """Every event stat of every plane."""
+    return (st for p in sp.planes for ln in p.lines for ev in ln.events for st in ev.stats)
+
+
 @_edit
 def stat_metadata_id_negative(sp) -> None:
-    for p in sp.planes:
-        for ln in p.lines:
-            for ev in ln.events:
-                for st in ev.stats:
-                    st.metadata_id = -1
+    for st in _event_stats(sp):
+        st.metadata_id = -1
 
 
 @_edit
 def ref_value_dangling(sp) -> None:
-    for p in sp.planes:
-        for ln in p.lines:
-            for ev in ln.events:
-                for st in ev.stats:
-                    st.ref_value = 987654321
+    for st in _event_stats(sp):
+        st.ref_value = 987654321
 
 
 @_edit

@@ -831,27 +831,27 @@ def _async_loop(cap: JaxCapture, kernels: list[XlaKernel], num_steps: int, host_
         cap.end_step()
 
 
+def _healthy_bf16(name: str, command_buffers: bool, num_steps: int, seed: int, desc: str, note: str = "") -> JaxScenario:
+    """The real healthy bf16 MLP loop, with XLA command buffers (one cuGraphLaunch a step) or without (per kernel)."""
+    cap = JaxCapture(seed=seed, step_annotation=True, command_buffers=command_buffers)
+    _async_loop(cap, mlp_bf16_step(4, command_buffers=command_buffers), num_steps)
+    return JaxScenario(name, cap.finish(), cap.truth(
+        name, desc, "trace_train", note,
+        expect_not=("input_bound", "launch_bound", "tensor_core_unused", "mixed_precision_off"),
+        real_counterpart=name.removeprefix("jax_")))
+
+
 def jax_healthy_bf16(num_steps: int = 20, seed: int = 0) -> JaxScenario:
     """Real ``healthy_bf16``: jitted bf16 MLP, data on device, XLA command buffers (one cuGraphLaunch a step), async."""
-    cap = JaxCapture(seed=seed, step_annotation=True, command_buffers=True)
-    _async_loop(cap, mlp_bf16_step(4, command_buffers=True), num_steps)
-    name = "jax_healthy_bf16"
-    return JaxScenario(name, cap.finish(), cap.truth(
-        name, "jitted bf16 MLP on an H100, command buffers, async dispatch, no problem injected", "trace_train",
-        "host step windows (~0.25 ms) are not step times: the device step is ~2.4 ms",
-        expect_not=("input_bound", "launch_bound", "tensor_core_unused", "mixed_precision_off"),
-        real_counterpart="healthy_bf16"))
+    return _healthy_bf16("jax_healthy_bf16", True, num_steps, seed,
+                         "jitted bf16 MLP on an H100, command buffers, async dispatch, no problem injected",
+                         "host step windows (~0.25 ms) are not step times: the device step is ~2.4 ms")
 
 
 def jax_healthy_bf16_nocb(num_steps: int = 20, seed: int = 0) -> JaxScenario:
     """Real ``healthy_bf16_nocb``: the same step with ``--xla_gpu_enable_command_buffer=`` (one launch per kernel)."""
-    cap = JaxCapture(seed=seed, step_annotation=True, command_buffers=False)
-    _async_loop(cap, mlp_bf16_step(4, command_buffers=False), num_steps)
-    name = "jax_healthy_bf16_nocb"
-    return JaxScenario(name, cap.finish(), cap.truth(
-        name, "jitted bf16 MLP on an H100 without command buffers: per-kernel launches, async dispatch", "trace_train",
-        expect_not=("input_bound", "launch_bound", "tensor_core_unused", "mixed_precision_off"),
-        real_counterpart="healthy_bf16_nocb"))
+    return _healthy_bf16("jax_healthy_bf16_nocb", False, num_steps, seed,
+                         "jitted bf16 MLP on an H100 without command buffers: per-kernel launches, async dispatch")
 
 
 def jax_input_bound(num_steps: int = 20, seed: int = 0) -> JaxScenario:

@@ -124,10 +124,17 @@ def round_trips(ctx: Context) -> HostRoundTrip:
         big = np.iinfo(np.int64).max
         a = np.full(n, big, np.int64)  # end of each step's first D2H
         np.minimum.at(a, g.step[d2h], d.end[d2h])
-        b = np.full(n, -1, np.int64)  # start of the last H2D after it
+        # mid-step only: the data comes back for more GPU work of the same step (a kernel starts after the H2D).
+        # A step's result fetched at its end (the loss) and the next step's input copied before the next step's
+        # first kernel are no round trip, though both fall in one window where a step boundary is placed between
+        # them by a device- or module-defined step source.
+        kern = inside & ((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE))
+        last_k = np.full(n, -1, np.int64)  # start of each step's last kernel
+        np.maximum.at(last_k, g.step[kern], d.start[kern])
+        b = np.full(n, -1, np.int64)  # start of the last H2D after it that a kernel of the step follows
         hs = d.start[h2d]
         hstep = g.step[h2d]
-        after = hs > a[hstep]
+        after = (hs > a[hstep]) & (hs < last_k[hstep])
         np.maximum.at(b, hstep[after], hs[after])
         ok = (a < big) & (b > a)
         if not ok.any():

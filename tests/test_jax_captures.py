@@ -1,9 +1,19 @@
-"""JAX/XLA-shaped GPU captures (synthetic/jaxcapture.py): reader, step source, analysis, stock tool.
+"""Generated JAX/XLA captures (synthetic/jaxcapture.py) against the truth each one measures from what it wrote.
 
-Variants and the step source each must yield:
-``jax_xla_modules`` -> ``xla_modules``; ``jax_raw`` -> ``xla_module_launches``;
-``jax_raw_no_module_events`` -> ``gpu_busy_clusters``; ``jax_no_steps`` -> ``whole_capture``;
-``jax_step_annotation`` -> ``trace_train``.
+Two families share the generator:
+
+* the step-source scenarios (a synchronous loop: the host waits for the loss,
+  then prepares the next batch, ~2.5 ms with the GPU idle), one per step source:
+  ``jax_xla_modules`` -> ``xla_modules``; ``jax_raw`` -> ``xla_module_launches``;
+  ``jax_raw_no_module_events`` -> ``gpu_busy_clusters``; ``jax_no_steps`` ->
+  ``whole_capture``; ``jax_step_annotation`` -> ``trace_train``;
+* the scenarios mirroring real H100 runs (async dispatch, command buffers or
+  per-kernel launches, nvjet/Triton/ffma kernels), whose layout against the real
+  files is checked in ``test_synthetic_follows_real.py``.
+
+Times compare with :class:`JaxTruth` fields: under async dispatch the host
+step windows (``step_time_ps``) are not step times; the device step
+(``device_step_ps``: device start of step k to device start of k+1) is.
 """
 
 from __future__ import annotations
@@ -20,10 +30,14 @@ from tb_gpu_advisor.analyze import analyze_host
 from tb_gpu_advisor.metrics.events import all_device_events, host_events
 from tb_gpu_advisor.reader import read_timeline
 from tb_gpu_advisor.steps import detect_steps
-from tb_gpu_advisor.synthetic.jaxcapture import GEMM_BF16, JAX_SCENARIOS, THREAD_ID_HLO_MODULE, THREAD_ID_HLO_OP
+from tb_gpu_advisor.synthetic.jaxcapture import JAX_SCENARIOS, THREAD_ID_HLO_MODULE, THREAD_ID_HLO_OP
 from tests.reference_parse import assert_matches_reference
 
 NAMES = sorted(JAX_SCENARIOS)
+SYNC = {"jax_xla_modules", "jax_raw", "jax_raw_no_module_events", "jax_step_annotation"}
+#: Kernels whose precision a capture shows (cuBLAS names) are bf16 in every scenario but these two.
+FP32 = {"jax_fp32_highest"}
+UNKNOWN_PRECISION = {"jax_eager_ops"}  # XLA fusions and a Triton dot only: no dtype in the capture
 
 
 @pytest.fixture(scope="module")
@@ -36,8 +50,21 @@ def written(tmp_path_factory):
     return out
 
 
+@pytest.fixture(scope="module")
+def reports(written):
+    return {name: analyze_host(SimpleNamespace(host="jaxhost", path=path)) for name, (_, path) in written.items()}
+
+
 def _names(line) -> list[str]:
     return [str(n) for n in line.names()]
+
+
+def _compute_stream(gpu):
+    return next(ln for ln in gpu.lines if ln.name.startswith("Stream #") and "Compute" in ln.name)
+
+
+def _bad(rep) -> list:
+    return [f for f in rep.findings if f.severity in ("warning", "critical")]
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -46,49 +73,48 @@ def test_reader_equals_full_parse_and_jax_structure(written, name):
     truth = sc.truth
     tl = read_timeline(path)
     assert assert_matches_reference(tl, path) == tl.num_events > 0
-    assert [p.name for p in tl.planes] == ["/host:CPU", "/device:GPU:0", "Task Environment"]
+    assert {"/host:CPU", "/device:GPU:0", "Task Environment"} <= {p.name for p in tl.planes}
 
     python = tl.plane("/host:CPU").line("python3")
     names = _names(python)
-    calls = len([w for w in truth.step_windows_ps]) if truth.expected_source != "whole_capture" else 1
-    fn = truth.module.removeprefix("jit_")
-    assert names.count(f"PjitFunction({fn})") == calls
-    assert names.count(f"{truth.module}:XLA GPU module") == (0 if name == "jax_raw_no_module_events" else calls)
-    assert names.count("PjRtCApiLoadedExecutable::Execute") == calls
-    assert names.count("train") == (calls if truth.expected_source == "trace_train" else 0)
+    if name in SYNC:
+        calls = len(truth.step_windows_ps)
+        fn = truth.module.removeprefix("jit_")
+        assert names.count(f"PjitFunction({fn})") >= calls  # real captures nest it twice under one name
+        assert names.count(f"{truth.module}:XLA GPU module") == (0 if name == "jax_raw_no_module_events" else calls)
+        assert names.count("train") == (calls if truth.expected_source == "trace_train" else 0)
+    elif truth.expected_source == "trace_train":
+        assert names.count("train") == truth.num_steps
 
     gpu = tl.plane("/device:GPU:0")
-    compute = gpu.line("Stream #13(Compute)")
-    assert compute is not None and gpu.line("Stream #14(MemcpyH2D)") is not None
-    # every kernel carries the parsed XLA annotation and the CUPTI stats
-    for stat in ("hlo_op", "hlo_module", "program_id", "correlation_id", "kernel_details", "tf_op"):
-        assert compute.has_stat(stat).all(), stat
-    mods = {gpu.string(int(i)) for i in np.unique(compute.str_stat("hlo_module", inherit=False))}
-    assert mods == {truth.module}
-    assert set(compute.int_stat("program_id", inherit=False).tolist()) == {truth.program_id}
-    ops = {gpu.string(int(i)) for i in np.unique(compute.str_stat("hlo_op", inherit=False))}
-    assert ops == truth.hlo_ops
-    details = {gpu.string(int(i)) for i in np.unique(compute.str_stat("kernel_details", inherit=False))}
-    assert all(d.startswith("regs:") and "occ_pct:" in d for d in details)
+    compute = _compute_stream(gpu)
+    for stat in ("hlo_op", "hlo_module", "correlation_id", "kernel_details"):
+        assert compute.has_stat(stat).any(), stat
+    ops = {gpu.string(int(i)) for i in np.unique(compute.str_stat("hlo_op", inherit=False)) if int(i) >= 0}
+    if truth.command_buffers:
+        assert ops == {"command_buffer_1"}  # per-op names are lost inside a graph, as in the real files
+    else:
+        assert ops == truth.hlo_ops
     counts: dict[str, int] = {}
     for n in _names(compute):
         counts[n] = counts.get(n, 0) + 1
-    assert counts == truth.kernel_counts and counts[GEMM_BF16] > 0
+    # memsets are `Memset <n>` on the stream, `Memset` in the truth's kernel list
+    assert {k.split(" ")[0]: 0 for k in counts} == {k.split(" ")[0]: 0 for k in truth.kernel_counts}
+    assert sum(counts.values()) == sum(truth.kernel_counts.values())
 
-    # host launch record for every device event (correlation_id), named after what it launched
-    host_corr = dict(zip(python.int_stat("correlation_id", inherit=False).tolist(), names))
+    # every device activity has its host launch record (same correlation_id) on some host thread
+    host_corr: set[int] = set()
+    for line in tl.plane("/host:CPU").lines:
+        host_corr.update(line.int_stat("correlation_id", inherit=False).tolist())
     for line in gpu.lines:
         if line.name.startswith("Stream #"):
-            for c, n in zip(line.int_stat("correlation_id", inherit=False).tolist(), _names(line)):
-                assert host_corr[c] == n
+            assert set(line.int_stat("correlation_id", inherit=False).tolist()) <= host_corr, line.name
 
     xm, xo = gpu.line("XLA Modules"), gpu.line("XLA Ops")
     if truth.derived_lines:
         assert xm is not None and xo is not None
         assert set(_names(xm)) == {truth.module_event} == {f"{truth.module}({truth.program_id})"}
         assert len(xm) == truth.num_steps
-        assert len(xo) == len(compute)
-        assert {n.split("/", 1)[0] for n in _names(xo)} == {str(truth.program_id)}
         assert {n.split("/", 1)[1] for n in _names(xo)} == truth.hlo_ops
     else:
         assert xm is None and xo is None
@@ -108,7 +134,7 @@ def test_derived_line_ids_are_the_stock_derived_ids(written):
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_step_source_count_and_windows(written, name):
+def test_step_source_and_count(written, name):
     sc, path = written[name]
     truth = sc.truth
     tl = read_timeline(path)
@@ -117,25 +143,24 @@ def test_step_source_count_and_windows(written, name):
     assert det.source == truth.expected_source, det.note
     assert det.found == truth.num_steps
     assert det.count == st.count == truth.steady_steps
-    windows = truth.step_windows_ps
-    kept = windows[1:-1] if len(windows) > 5 else windows
-    assert st.host_windows.tolist() == [list(w) for w in kept]
-    assert st.window(0).tolist() == [list(w) for w in kept]
     if truth.expected_source == "whole_capture":
         assert det.count == 1 and det.found == 0 and not det.dropped
         assert "whole capture is analysed as one step" in det.note
-    else:
-        assert [d.step for d in det.dropped] == [0, truth.num_steps - 1]
-        assert f"dropped first and last of {truth.num_steps} steps" in det.note
+        return
+    assert [d.step for d in det.dropped] == [0, truth.num_steps - 1]
+    assert f"dropped first and last of {truth.num_steps} steps" in det.note
+    if name in SYNC:  # the host waits every step: the source's windows are the steps
+        kept = truth.step_windows_ps[1:-1]
+        assert st.host_windows.tolist() == [list(w) for w in kept]
     if truth.expected_source == "xla_modules":
         assert truth.module_event in det.note
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_analyze_host_report(written, name):
-    sc, path = written[name]
-    truth = sc.truth
-    rep = analyze_host(SimpleNamespace(host="jaxhost", path=path))
+def test_report_step_time_compute_and_precision(reports, written, name):
+    """Step and compute times against the device truth; 16-bit share over kernels of known precision."""
+    truth = written[name][0].truth
+    rep = reports[name]
     assert rep.error is None
     d = dataclasses.asdict(rep)
     json.loads(json.dumps(d, allow_nan=False))  # JSON-serializable, no NaN/inf
@@ -143,18 +168,43 @@ def test_analyze_host_report(written, name):
     assert d["steps"]["count"] == truth.steady_steps
     cards = {c["id"]: c for c in d["headline"]}
     share = cards["device_step_share"]
-    assert share["detail"]["avg_step_ms"] == pytest.approx(truth.step_time_ps / 1e9, rel=0.01)
+    assert share["detail"]["avg_step_ms"] == pytest.approx(truth.device_step_ps / 1e9, rel=0.01)
     assert share["detail"]["device_compute_ms"] == pytest.approx(truth.device_compute_ps / 1e9, rel=0.01)
-    assert share["value"] == pytest.approx(truth.device_compute_ps / truth.step_time_ps, abs=0.01)
-    assert cards["sixteen_bit_share"]["value"] > 0.8  # bf16 GEMMs dominate the kernel time
-    assert cards["input_wait_share"]["value"] == 0.0  # no tf.data in JAX
-    if truth.expected_source != "whole_capture":
-        # the host's per-step sync + data prep leaves the GPU idle ~2.5 ms per step
-        assert d["breakdown_ms"]["other"] == pytest.approx(truth.gpu_idle_between_steps_ps / 1e9, rel=0.05)
-        per_gpu = {}
-        for r in d["step_rows"]:
-            per_gpu.setdefault(r["gpu"], []).append(r["step"])
-        assert all(sorted(v) == list(range(1, truth.num_steps - 1)) for v in per_gpu.values()), per_gpu
+    assert share["value"] == pytest.approx(truth.device_compute_ps / truth.device_step_ps, abs=0.01)
+    sixteen = cards["sixteen_bit_share"]
+    if name in UNKNOWN_PRECISION:
+        assert sixteen["value"] is None and sixteen["detail"]["unknown_precision_share"] == pytest.approx(1.0)
+    elif name in FP32:
+        assert sixteen["value"] <= 0.05
+    else:
+        assert sixteen["value"] >= 0.8
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_report_diagnosis_follows_truth(reports, written, name):
+    """The top warning/critical finding is one the truth expects; healthy scenarios raise none; expect_not stays quiet."""
+    truth = written[name][0].truth
+    bad = _bad(reports[name])
+    if truth.expect_top:
+        assert bad and bad[0].rule in truth.expect_top, [(f.rule, f.severity) for f in bad]
+    else:
+        assert not bad, [(f.rule, f.severity) for f in bad]
+    assert not {f.rule for f in bad} & set(truth.expect_not)
+
+
+@pytest.mark.parametrize("name", sorted(SYNC))
+def test_sync_loop_gap_is_the_host_wait(reports, written, name):
+    """The ~2.5 ms the host spends on the loss and the next batch is idle GPU between device steps (breakdown 'other')."""
+    truth = written[name][0].truth
+    d = dataclasses.asdict(reports[name])
+    gap_ms = truth.gpu_idle_between_steps_ps / 1e9
+    accounted = d["breakdown_ms"]["other"] + d["breakdown_ms"]["input_wait"] + d["breakdown_ms"]["launch_wait"]
+    assert accounted == pytest.approx(gap_ms, rel=0.1)
+    assert d["breakdown_ms"]["other"] == pytest.approx(2.5, rel=0.05)  # the generator's between_us
+    per_gpu: dict[str, list[int]] = {}
+    for r in d["step_rows"]:
+        per_gpu.setdefault(r["gpu"], []).append(r["step"])
+    assert all(sorted(v) == list(range(1, truth.num_steps - 1)) for v in per_gpu.values()), per_gpu
 
 
 def _xprof_2_24() -> bool:
@@ -164,15 +214,14 @@ def _xprof_2_24() -> bool:
         return False
 
 
-def test_stock_converter_parses_them(written):
-    """What the stock converter says (xprof 2.24.2, measured):
+def test_stock_converter_parses_them(written, reports):
+    """What the stock converter makes of the generated files (xprof 2.24.2):
 
-    * no host step marker (``jax_xla_modules``, ``jax_raw``, ``jax_raw_no_module_events``, ``jax_no_steps``): "No step time
-      measured" -- no ``group_id`` on GPU events, and it does not use ``XLA Modules`` for steps;
-    * ``jax_step_annotation``: ``train`` + ``_r`` roots are grouped: 6 of 8 steps kept, but the
-      step time is the device-side span (~2.3 ms), not the 4.8 ms step (host gap not counted),
-      bf16 counted as 32-bit (16-bit 0.0%);
-    * kernel_stats: every kernel counted, op name ``XlaModule`` (the ``tf_op`` annotation).
+    * kernel_stats counts every kernel of the capture (memsets are not kernels to it);
+    * without host step markers or XLA Modules grouping (the step-source
+      scenarios but ``jax_step_annotation``): "No step time measured";
+    * with ``train`` markers, its step time is within 10% of ours, as on the
+      real files (scripts/real_check.py).
     """
     stock_tool = pytest.importorskip("tests.stock_tool")
     pytest.importorskip("xprof.convert.raw_to_tool_data")
@@ -186,17 +235,18 @@ def test_stock_converter_parses_them(written):
         table = ks[0] if isinstance(ks, list) else ks
         cols = [c["id"] for c in table["cols"]]
         occ = sum(r["c"][cols.index("occurrences")]["v"] for r in table.get("rows") or [])
-        assert occ == sum(truth.kernel_counts.values()), name
+        kernels = sum(n for k, n in truth.kernel_counts.items() if not k.startswith("Memset"))
+        assert occ == kernels, name  # memsets are not kernels to kernel_stats
         if not _xprof_2_24():
             continue
         rows = ov[1].get("rows") or []
         statement = ov[3]["p"]["statement"]
-        if truth.expected_source == "trace_train":
-            assert len(rows) == truth.steady_steps
-            stock_step = float(ov[1]["p"]["steptime_ms_average"])
-            assert stock_step < truth.step_time_ps / 1e9 - 2.0  # blind spot: host gap not in its step
-        else:
+        if truth.expected_source != "trace_train":
             assert rows == [] and statement.startswith("No step time measured"), name
+            continue
+        stock_step = float(ov[1]["p"]["steptime_ms_average"])
+        ours = {c.id: c for c in reports[name].headline}["device_step_share"].detail["avg_step_ms"]
+        assert stock_step == pytest.approx(ours, rel=0.10), name
 
 
 # --- op attribution: the HLO op behind each kernel, not the `XlaModule:` annotation -------------------------------
@@ -222,32 +272,31 @@ def test_hlo_op_types_and_tensor_core_eligibility():
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_kernels_and_ops_are_attributed_to_hlo_ops(written, name):
-    """Every kernel's `tf_op` is `XlaModule:`; the op tables must show `<module>/<hlo_op>` with an HLO op type."""
-    sc, path = written[name]
-    truth = sc.truth
-    rep = analyze_host(SimpleNamespace(host="jaxhost", path=path))
-    kcols = rep.kernels.columns
-    krows = [dict(zip(kcols, r)) for r in rep.kernels.rows]
+def test_kernels_and_ops_are_attributed_to_hlo_ops(reports, written, name):
+    """Every kernel's `tf_op` is `XlaModule:`; the tables show `<module>/<hlo_op>` (or the graph it ran in)."""
+    truth = written[name][0].truth
+    rep = reports[name]
+    krows = [dict(zip(rep.kernels.columns, r)) for r in rep.kernels.rows]
     assert krows and all(r["op"] != "XlaModule" for r in krows)
+    gemm_names = {n for n in truth.kernel_counts if n.startswith(("nvjet_", "sm80_xmma_gemm", "void cutlass"))
+                  or n == "gemm_fusion_dot"}
     for r in krows:
         module, hlo_op = r["op"].split("/", 1)
-        assert module == truth.module and hlo_op in truth.hlo_ops
-        assert r["op type"] == hlo_op.rsplit(".", 1)[0]
-        gemm = r["kernel"] == GEMM_BF16
-        if gemm:
-            assert r["op type"] == "cublas-gemm"
-        assert r["TC eligible"] is gemm, r  # GEMMs are Tensor-Core eligible, fusions are not
-    ocols = rep.ops.columns
-    orows = [dict(zip(ocols, r)) for r in rep.ops.rows]
-    assert {r["op"].split("/", 1)[1] for r in orows} <= truth.hlo_ops
-    assert len(orows) == min(len(truth.hlo_ops), len(orows)) > 1  # not one `XlaModule` op
-    gemm_ops = [r for r in orows if r["type"] == "cublas-gemm"]
-    assert gemm_ops and all(r["TC eligible"] and r["tensor core share"] == 1.0 for r in gemm_ops)
-    assert all(r["on device"] for r in orows)
+        assert module.startswith("jit_"), r
+        if truth.command_buffers:
+            assert hlo_op == "command_buffer_1 (CUDA graph)" and r["op type"] == "command_buffer_1", r
+        else:
+            assert hlo_op in truth.hlo_ops and r["op type"] == hlo_op.rsplit(".", 1)[0], r
+        # GEMMs are Tensor-Core eligible by kernel name even when the op (a graph) says nothing
+        assert r["TC eligible"] is (r["kernel"] in gemm_names), r
+        if r["kernel"].startswith("nvjet_sm90_tst"):
+            assert r["tensor core"] is True and r["precision"] == "bf16", r
+        if "ffma" in r["kernel"] or "simt" in r["kernel"]:
+            assert r["tensor core"] is False and r["precision"] == "fp32", r
+    orows = [dict(zip(rep.ops.columns, r)) for r in rep.ops.rows]
+    assert orows and all(r["on device"] for r in orows)
     # the kernels of the ops add up to every kernel of the kept steps
     assert sum(r["kernels"] for r in orows) == sum(r["count"] for r in krows)
-    assert "tensor_core_unused" not in {f.rule for f in rep.findings}  # bf16 xmma GEMMs use the Tensor Cores
 
 
 def test_jax_fp32_gemms_without_tensor_cores_are_reported(tmp_path):
@@ -255,6 +304,7 @@ def test_jax_fp32_gemms_without_tensor_cores_are_reported(tmp_path):
     from tb_gpu_advisor.synthetic.jaxcapture import JaxCapture, mlp_train_step
 
     ks = [dataclasses.replace(k, name="ampere_sgemm_128x64_nn", dtype="f32") if k.gemm else k for k in mlp_train_step(4)]
+    gemm_ops = {k.hlo_op.rsplit(".", 1)[0] for k in ks if k.gemm}
     cap = JaxCapture(seed=1)
     for _ in range(8):
         cap.call(ks)
@@ -268,32 +318,33 @@ def test_jax_fp32_gemms_without_tensor_cores_are_reported(tmp_path):
     table = tc.evidence[0]
     kernel, op_type = table.columns.index("kernel"), table.columns.index("op type")
     assert table.rows and {r[kernel] for r in table.rows} == {"ampere_sgemm_128x64_nn"}
-    assert {r[op_type] for r in table.rows} == {"cublas-gemm"}
+    assert {r[op_type] for r in table.rows} == gemm_ops
     assert found["mixed_precision_off"].severity == "critical"
 
 
 # --- gaps between steps: the same capture gives the same gaps whatever source defined its steps -------------------
 
 
-def test_step_gaps_are_the_same_for_every_step_source(written):
-    """`jax_xla_modules` (device-defined steps: a module spans only its kernels, so the next step's H2D copy lies at
-    the end of the previous step's window), `jax_raw` (host module executions), `jax_raw_no_module_events` (GPU busy
-    clusters) and `jax_step_annotation` (host markers) lay out the same steps with the same ~2.5 ms host sync between
-    them: the guide's §1.2.1 gap must be found in all four, with the same numbers."""
+def test_step_gaps_are_the_same_for_every_step_source(written, reports):
+    """`jax_xla_modules` (device-defined steps), `jax_raw` (host module executions), `jax_raw_no_module_events` (GPU
+    busy clusters) and `jax_step_annotation` (host markers) lay out the same steps with the same host wait between
+    them: the guide's §1.2.1 gap must be found in all four, with the same numbers.  The finding's share leaves out
+    the gap's input wait and dispatch time, which input_bound and launch_bound report."""
     found = {}
-    for name in ("jax_xla_modules", "jax_raw", "jax_raw_no_module_events", "jax_step_annotation"):
-        sc, path = written[name]
-        truth = sc.truth
-        rep = analyze_host(SimpleNamespace(host="jaxhost", path=path))
-        f = {x.rule: x for x in rep.findings}
+    for name in sorted(SYNC):
+        truth = written[name][0].truth
+        f = {x.rule: x for x in reports[name].findings}
         assert "step_gaps" in f, (name, sorted(f))
         g = f["step_gaps"]
         assert g.severity == "critical", name
-        avg = g.metric.detail["avg_gap_ms"]
-        # the idle between the loss D2H of step k and the batch H2D of step k+1 (truth: between device spans)
-        assert avg == pytest.approx(truth.gpu_idle_between_steps_ps / 1e9, rel=0.02), name
-        assert g.metric.value == pytest.approx(avg / (truth.step_time_ps / 1e9), rel=0.02), name
+        det = g.metric.detail
+        assert det["avg_gap_ms"] == pytest.approx(truth.gpu_idle_between_steps_ps / 1e9, rel=0.02), name
+        own = det["avg_gap_ms"] - det["input_wait_ms"] - det["launch_ms"]
+        assert g.metric.value == pytest.approx(own / (truth.device_step_ps / 1e9), rel=0.02), name
         longest = g.evidence[1]
         assert len(longest.rows) == truth.steady_steps - 1  # one gap per pair of consecutive kept steps
-        found[name] = (g.severity, round(avg, 3), round(g.metric.value, 3), [r[:3] for r in longest.rows])
-    assert all(v == found["jax_raw"] for v in found.values()), found
+        found[name] = (det["avg_gap_ms"], g.metric.value)
+    ref = found["jax_raw"]
+    for name, (gap, share) in found.items():
+        # the `train` marker itself costs the host ~17 us a step: same gaps within 2%
+        assert gap == pytest.approx(ref[0], rel=0.02) and share == pytest.approx(ref[1], rel=0.02), found

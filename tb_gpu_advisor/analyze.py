@@ -21,7 +21,7 @@ from .memory import release_free_heap
 from .metrics.compute import compute_host_metrics
 from .metrics.types import BREAKDOWN_CATEGORIES, LAUNCH_LATENCY_HIGH_US, LAUNCH_LATENCY_LOW_US, HostMetrics
 from .report_schema import SEVERITY_ORDER, Finding, GpuSummary, HostReport, Metric, Report, Saving, StepRow, Table
-from .rules.headline import card_status, card_threshold
+from .rules.headline import CARD_RULE, grade_card
 
 TOP_N = 25
 
@@ -34,7 +34,8 @@ def _f(x: Any, nd: int = 4) -> float | None:
     return round(x, nd) if math.isfinite(x) else None
 
 
-def headline_cards(m: HostMetrics) -> list[Metric]:
+def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
+    """The guide's overview numbers as cards, graded with the host's findings (rules/headline.py)."""
     h = m.headline
     fw = frameworks.get(m.capture.framework)
     cards = [
@@ -59,7 +60,9 @@ def headline_cards(m: HostMetrics) -> list[Metric]:
                meaning=fw.label("input_wait_meaning"),
                detail={"ms_per_step": _f(m.breakdown.input_wait)}),
     ]
-    return [_graded(c) for c in cards]
+    active = any(g.active for g in m.gpus)
+    return [grade_card(c, findings, active, rules.quiet_reason(CARD_RULE[c.id], m) if c.id in CARD_RULE else "")
+            for c in cards]
 
 
 def _sixteen_display(h) -> str:
@@ -78,13 +81,6 @@ def _not_applicable(fw, card: Metric) -> Metric:
     card.display = "n/a"
     card.meaning = fw.not_applicable[card.id]
     card.detail = {"not_applicable": fw.not_applicable[card.id]}
-    return card
-
-
-def _graded(card: Metric) -> Metric:
-    """Fill a headline card's status and threshold from the rules' threshold table."""
-    card.status = card_status(card.id, card.value)
-    card.threshold = card_threshold(card.id)
     return card
 
 
@@ -256,7 +252,7 @@ def build_host_report(m: HostMetrics, ctx, size: int) -> HostReport:
                  "memory_headroom": _f(m.memory.headroom_share), "notes": m.notes},
         steps={"source": det.source, "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
                "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},
-        headline=headline_cards(m),
+        headline=headline_cards(m, findings),
         breakdown_ms={k: _f(v, 6) for k, v in m.breakdown.as_dict().items()},
         step_rows=steps_rows, gpus=gpus, kernels=_kernel_table(m), ops=_op_table(m), memcpy=_memcpy_table(m),
         kernel_durations_us=kernel_histogram(ctx), findings=findings,
@@ -394,8 +390,9 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Repor
             detail: dict = {"hosts": len(vals)}
             if v is None and "not_applicable" in (card.detail or {}):
                 detail["not_applicable"] = card.detail["not_applicable"]
-            headline.append(_graded(Metric(card.id, card.label, _f(v), card.unit, _pct(v) if card.unit == "share" else str(v),
-                                           card.good_direction, "unknown", card.meaning, card.threshold, detail)))
+            headline.append(grade_card(Metric(card.id, card.label, _f(v), card.unit, _pct(v) if card.unit == "share" else str(v),
+                                              card.good_direction, "unknown", card.meaning, card.threshold, detail),
+                                       findings, any(h.gpus for h in ok)))
     notes = [f"{h.host}: could not be analysed: {h.error}" for h in host_reports if h.error]
     # bad input is never healthy: every host must have been analysed (and there must be one)
     healthy = bool(ok) and len(ok) == len(host_reports) and not any(f.severity in ("critical", "warning") for f in findings)

@@ -202,7 +202,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         w = max(len(m.label) for m in report.headline)
         for m in report.headline:
             flag = {"warning": "  !", "critical": "  !!"}.get(m.status, "")
-            why = (m.detail or {}).get("not_applicable") if isinstance(m.detail, dict) else None
+            why = card_note(m)
             line = f"  {m.label:<{w}}  {m.display}{flag}"
             out.extend(textwrap.wrap(f"{line}: {why}", WIDTH, subsequent_indent=" " * (w + 4)) if why else [line])
         out.append("")
@@ -234,6 +234,19 @@ def _text_table(cols: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def card_note(m) -> str | None:
+    """Why a card reads as it does (rules/headline.py): n/a, not graded, graded by a finding, or not flagged."""
+    d = m.detail if isinstance(m.detail, dict) else {}
+    if d.get("not_applicable") or d.get("not_graded"):
+        return d.get("not_applicable") or d.get("not_graded")
+    g = d.get("graded_by")
+    if isinstance(g, dict):
+        return f"graded by its finding: {g.get('label')} {g.get('display')}"
+    if d.get("not_flagged"):
+        return f"not flagged: {d['not_flagged']}"
+    return None
 
 
 def _md(s: Any) -> str:
@@ -337,7 +350,8 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
     if report.headline:
         out.append("### Headline")
         out.append("")
-        out += _md_table(["metric", "value", "status"], [[m.label, m.display, m.status] for m in report.headline])
+        out += _md_table(["metric", "value", "status", "note"],
+                         [[m.label, m.display, m.status, card_note(m) or ""] for m in report.headline])
         out.append("")
     for h in report.hosts:
         if h.error:

@@ -50,10 +50,10 @@ def test_every_rule_names_known_thresholds_and_a_guide_section():
 
 
 def test_every_threshold_has_a_source_and_is_used():
-    from tb_gpu_advisor.rules.headline import _LEVELS
+    from tb_gpu_advisor.rules.headline import CARD_LEVELS
 
     used = {t for r in REGISTRY.values() for t in r.thresholds}
-    used |= {name for levels in _LEVELS.values() for name in levels[:2] if name}  # headline card grading
+    used |= {name for levels in CARD_LEVELS.values() for name in levels if name}  # headline card grading
     for name, t in THRESHOLDS.items():
         assert t.source and t.meaning, name
         if not name.startswith("report."):

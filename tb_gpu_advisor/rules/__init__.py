@@ -37,10 +37,10 @@ from . import (  # noqa: F401  (import = register, in the guide's order)
     launch_skew,
     capture_quality,
 )
-from .base import GUIDE_ORDER, REGISTRY, Ctx, Rule, finding, ms, pct
+from .base import GUIDE_ORDER, REGISTRY, Ctx, Rule, finding, grade, ms, pct, step_windows
 from .thresholds import THRESHOLDS, T, override
 
-__all__ = ["evaluate", "rank", "healthy_finding", "REGISTRY", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
+__all__ = ["evaluate", "rank", "healthy_finding", "unexplained_idle_finding", "quiet_reason", "REGISTRY", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
 
 logger = logging.getLogger(__name__)
 
@@ -81,8 +81,43 @@ def evaluate(metrics: Any, rules: Iterable[str] | None = None) -> list[Finding]:
             out[-1].evidence = []
             logger.debug("%s", traceback.format_exc())
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out):
-        out.append(healthy_finding(metrics))
+        out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
     return rank(out)
+
+
+def quiet_reason(rule_id: str, metrics: Any) -> str:
+    """Why ``rule_id`` did not fire on these metrics ('' when the rule gives no reason)."""
+    r = REGISTRY.get(rule_id)
+    try:
+        return (r.quiet(metrics) or "") if r is not None and r.quiet is not None else ""
+    except Exception:  # noqa: BLE001 -- a reason is a courtesy, never a crash
+        return ""
+
+
+def unexplained_idle_finding(metrics: Any) -> Finding | None:
+    """No check fired, yet the device step-time share is amber or red: say so instead of "healthy".
+
+    The guide's first number is graded on its own (``headline.device_step_share.*``); a report must not
+    call a step healthy while the GPU idles most of it for a cause no check recognises.
+    """
+    ctx = Ctx(metrics)
+    dev = getattr(getattr(metrics, "headline", None), "device_step_share", None)
+    sev = grade(dev, "headline.device_step_share.warning", "headline.device_step_share.critical")
+    if sev is None:
+        return None
+    f = finding(
+        ctx, "unexplained_idle", sev,
+        f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step, and no check of the guide recognises "
+        f"why: open the trace viewer on the windows below and look at what the host does while the GPU idles.",
+        title="The GPU idles for a reason no check recognises",
+        metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
+                      unit="share", display=pct(dev), good_direction="higher", status=sev,
+                      threshold=T("headline.device_step_share.warning"),
+                      meaning="share of the step the device executes (the guide's first overview number)"),
+        windows=step_windows(ctx),
+    )
+    f.guide_section = "§1 overview"
+    return f
 
 
 def healthy_finding(metrics: Any) -> Finding:

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Sequence
 from .. import frameworks
 from ..frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
 from ..report_schema import Action, Finding, Metric, Saving, Table, TimeWindow
+from .headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
 from .thresholds import THRESHOLDS, T
 
 #: The guide's debugging order (overview): input pipeline, one-GPU checks,
@@ -50,6 +51,7 @@ GUIDE_ORDER: tuple[str, ...] = (
     "allreduce_slow",  # §2.1
     "launch_skew",  # §2.2
     "capture_quality",  # Q&A (no saving: listed after the guide's checks)
+    "unexplained_idle",  # §1 overview: no check fired, yet the device share is low (instead of "healthy")
     "healthy",
 )
 
@@ -64,6 +66,8 @@ class Rule:
     thresholds: tuple[str, ...]  # names in thresholds.THRESHOLDS
     check: CheckFn
     doc: str = ""
+    #: why the rule stayed silent although its headline card's number crosses its threshold (None: generic)
+    quiet: Callable[[Any], str | None] | None = None
 
     @property
     def order(self) -> int:
@@ -73,8 +77,9 @@ class Rule:
 REGISTRY: dict[str, Rule] = {}
 
 
-def rule(id: str, section: str, title: str, thresholds: Sequence[str] = ()) -> Callable[[CheckFn], CheckFn]:
-    """Decorator registering ``check(metrics) -> list[Finding]`` as rule ``id``."""
+def rule(id: str, section: str, title: str, thresholds: Sequence[str] = (),
+         quiet: Callable[[Any], str | None] | None = None) -> Callable[[CheckFn], CheckFn]:
+    """Decorator registering ``check(metrics) -> list[Finding]`` as rule ``id`` (``quiet``: see :attr:`Rule.quiet`)."""
     for name in thresholds:
         if name not in THRESHOLDS:
             raise KeyError(f"rule {id}: unknown threshold {name!r}")
@@ -83,7 +88,7 @@ def rule(id: str, section: str, title: str, thresholds: Sequence[str] = ()) -> C
         if id in REGISTRY:
             raise ValueError(f"rule {id!r} registered twice")
         doc = fn.__doc__ or getattr(sys.modules.get(fn.__module__), "__doc__", None) or ""
-        REGISTRY[id] = Rule(id, section, title, tuple(thresholds), fn, doc.strip())
+        REGISTRY[id] = Rule(id, section, title, tuple(thresholds), fn, doc.strip(), quiet)
         return fn
 
     return deco
@@ -126,22 +131,6 @@ class Ctx:
 
 
 # --------------------------------------------------------------------------- grading
-
-
-def grade(value: float | None, warning: str, critical: str | None = None) -> str | None:
-    """Severity of ``value`` against a threshold pair (direction from the table); None = silent."""
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return None
-    below = THRESHOLDS[warning].direction == "below"
-
-    def hit(name: str) -> bool:
-        return value <= T(name) if below else value >= T(name)
-
-    if critical is not None and hit(critical):
-        return "critical"
-    if hit(warning):
-        return "warning"
-    return None
 
 
 # --------------------------------------------------------------------------- formatting

@@ -1,40 +1,139 @@
-"""Status colours of the headline cards, graded with the same threshold table as the rules.
+"""One grading for numbers, cards and findings, so the report never contradicts itself.
 
-A card is amber or red when its number crosses the level at which the
-matching rule would fire (input wait -> ``input_bound``, launch wait ->
-``launch_bound``, 16-bit share -> ``mixed_precision_off``) or, for the two
-numbers no single rule owns, the ``headline.*`` thresholds.
+The rule (docs/report-schema.md, "Grading"):
+
+* :func:`grade` is the only comparison against the threshold table: a value
+  fires at ``>= warning`` (``<=`` for "lower is worse" thresholds) and is
+  critical at the critical level.  Rules and cards both call it.
+* A headline card that a rule owns (:data:`CARD_RULE`) takes the severity of
+  that rule's finding: the rule is the judge because it sees what one number
+  cannot (a Tensor Core GPU, how much of the step is MatMul, the framework).
+  With no finding the card is ``good``; if its number still crosses the
+  rule's threshold, the card says why the rule held back (``detail.not_flagged``).
+  With a finding whose number is not the card's, the card names it
+  (``detail.graded_by``).
+* The one card no rule owns (the device step-time share) is graded by the
+  ``headline.*`` thresholds.  When it is amber or red and no check fired, the
+  verdict is not "healthy": :func:`unexplained_idle` says so.
+* Without GPU activity the guide's checks do not run: GPU cards are
+  ``unknown`` ("not graded"), never red.
 """
 
 from __future__ import annotations
 
-from ..report_schema import Status
-from .thresholds import T
+import math
+from typing import Iterable
 
-# card id -> (warning threshold, critical threshold or None, True when a LOW value is bad)
-_LEVELS: dict[str, tuple[str, str | None, bool]] = {
-    "device_step_share": ("headline.device_step_share.warning", "headline.device_step_share.critical", True),
-    "host_op_share": ("headline.host_op_share.warning", "headline.host_op_share.critical", False),
-    "sixteen_bit_share": ("mixed_precision_off.warning", None, True),
-    "launch_wait_share": ("launch_bound.warning", "launch_bound.critical", False),
-    "input_wait_share": ("input_bound.warning", "input_bound.critical", False),
+from ..report_schema import Finding, Metric, Status
+from .thresholds import THRESHOLDS, T
+
+#: card id -> the rule that grades it
+CARD_RULE: dict[str, str] = {
+    "sixteen_bit_share": "mixed_precision_off",
+    "launch_wait_share": "launch_bound",
+    "input_wait_share": "input_bound",
+    "host_op_share": "host_op_placement",
 }
+#: card id -> (warning, critical) thresholds its own number is compared with (the owning rule's first metric)
+CARD_LEVELS: dict[str, tuple[str, str | None]] = {
+    "device_step_share": ("headline.device_step_share.warning", "headline.device_step_share.critical"),
+    "host_op_share": ("headline.host_op_share.warning", "headline.host_op_share.critical"),
+    "sixteen_bit_share": ("mixed_precision_off.warning", None),
+    "launch_wait_share": ("launch_bound.warning", "launch_bound.critical"),
+    "input_wait_share": ("input_bound.warning", "input_bound.critical"),
+}
+_BAD = ("critical", "warning")
 
 
-def card_status(card_id: str, value: float | None) -> Status:
-    """good / warning / critical for a headline card; unknown without a value or a grading."""
-    if value is None or card_id not in _LEVELS:
-        return "unknown"
-    warning, critical, low_is_bad = _LEVELS[card_id]
+def grade(value: float | None, warning: str, critical: str | None = None) -> str | None:
+    """Severity of ``value`` against a threshold pair (direction from the table); None = below the warning level."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return None
+    below = THRESHOLDS[warning].direction == "below"
 
-    def crosses(name: str) -> bool:
-        return value < T(name) if low_is_bad else value >= T(name)
+    def hit(name: str) -> bool:
+        return value <= T(name) if below else value >= T(name)
 
-    if critical is not None and crosses(critical):
+    if critical is not None and hit(critical):
         return "critical"
-    return "warning" if crosses(warning) else "good"
+    if hit(warning):
+        return "warning"
+    return None
+
+
+def value_status(card_id: str, value: float | None) -> Status:
+    """The grade of a card's own number alone: good / warning / critical, unknown without value or levels."""
+    if value is None or card_id not in CARD_LEVELS:
+        return "unknown"
+    return grade(value, *CARD_LEVELS[card_id]) or "good"  # type: ignore[return-value]
 
 
 def card_threshold(card_id: str) -> float | None:
     """The warning level shown next to a card."""
-    return T(_LEVELS[card_id][0]) if card_id in _LEVELS else None
+    return T(CARD_LEVELS[card_id][0]) if card_id in CARD_LEVELS else None
+
+
+def worst(findings: Iterable[Finding], rule_id: str) -> Finding | None:
+    """The most severe warning/critical finding of ``rule_id`` (critical first, then the larger saving)."""
+    hits = [f for f in findings if f.rule == rule_id and f.severity in _BAD]
+    return min(hits, key=lambda f: (_BAD.index(f.severity), -(f.saving.ms_per_step if f.saving else 0.0)), default=None)
+
+
+def grade_card(card: Metric, findings: list[Finding], gpu_active: bool, why_quiet: str = "") -> Metric:
+    """Set a headline card's status (and threshold, grading notes) from the rule that owns it.
+
+    ``why_quiet``: why the owning rule did not fire although the card's
+    number crosses its threshold (said on the card instead of a colour the
+    findings do not back).
+    """
+    card.threshold = card_threshold(card.id)
+    card.detail = dict(card.detail or {})
+    owner = CARD_RULE.get(card.id)
+    if card.value is None:
+        card.status = "unknown"
+        return card
+    if not gpu_active and card.id in CARD_LEVELS:
+        card.status = "unknown"
+        card.detail["not_graded"] = "no GPU activity in this capture: the guide's checks did not run"
+        return card
+    if owner is None:
+        card.status = value_status(card.id, card.value)
+        return card
+    f = worst(findings, owner)
+    if f is not None:
+        card.status = f.severity  # type: ignore[assignment]
+        if f.metric is not None and f.metric.display != card.display:
+            card.detail["graded_by"] = {"rule": owner, "finding": f.id, "label": f.metric.label,
+                                        "display": f.metric.display}
+        return card
+    card.status = "good"
+    if value_status(card.id, card.value) in _BAD:
+        card.detail["not_flagged"] = why_quiet or f"the {owner} check weighs more than this number and did not fire"
+    return card
+
+
+def unexplained_idle(cards: list[Metric], findings: list[Finding]) -> Metric | None:
+    """The device step-time card when it is amber or red while no check fired (the verdict must not say healthy)."""
+    if any(f.severity in _BAD for f in findings):
+        return None
+    return next((c for c in cards if c.id == "device_step_share" and c.status in _BAD), None)
+
+
+def disagreements(cards: list[Metric], findings: list[Finding]) -> list[str]:
+    """Every way cards and findings contradict each other (empty = consistent); the consistency test walks reports."""
+    out = []
+    for c in cards:
+        owner = CARD_RULE.get(c.id)
+        if owner is None or c.status == "unknown":
+            continue
+        f = worst(findings, owner)
+        want = f.severity if f is not None else "good"
+        if c.status != want:
+            out.append(f"card {c.id} is {c.status} but {owner} says {want}")
+    bad_cards = [c.id for c in cards if c.status in _BAD]
+    if bad_cards and not any(f.severity in _BAD for f in findings):
+        out.append(f"cards {bad_cards} are amber/red beside a healthy verdict")
+    for f in findings:
+        if f.severity == "ok" and any(x.severity in _BAD for x in findings):
+            out.append(f"healthy finding {f.id} beside warnings")
+    return out

@@ -19,9 +19,22 @@ _VERIFY = action("Enable it alone first and verify the gain, then check the misa
                  "(dims multiples of 8).")
 
 
+def quiet_reason(m) -> str | None:
+    """Why a low 16-bit share is not a finding: no Tensor Core GPU, or too little MatMul/Conv work to matter."""
+    yes, _ = tensor_core_gpus(m)
+    if not yes:
+        return "no GPU with Tensor Cores in this capture: 16-bit kernels would not use them"
+    k = kernel_mix(m)
+    known = known_us(k)
+    if known > 0 and k.eligible_us / known < T("mixed_precision_off.min_eligible_share"):
+        return (f"MatMul/Conv kernels are {pct(k.eligible_us / known)} of the kernel time, under the "
+                f"{pct(T('mixed_precision_off.min_eligible_share'))} at which precision limits the step")
+    return None
+
+
 @rule(ID, "§1.3", "Mixed precision is off: kernels run in fp32",
       thresholds=("mixed_precision_off.warning", "mixed_precision_off.critical", "mixed_precision_off.min_eligible_share",
-                  "mixed_precision.speedup", "mixed_precision.memory_bound_speedup"))
+                  "mixed_precision.speedup", "mixed_precision.memory_bound_speedup"), quiet=quiet_reason)
 def check(m) -> list:
     ctx = Ctx(m)
     yes, _ = tensor_core_gpus(m)

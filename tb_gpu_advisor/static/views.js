@@ -97,8 +97,19 @@ export function snippetBlock(text, lang) {
   return h("div", { class: "snippet-wrap" }, pre, copy);
 }
 
-/** One headline card: value, status colour, good direction, one-line meaning. */
+/** Why a card reads as it does (render.card_note's cases; n/a is in the meaning): not graded, graded by a finding, not flagged. */
+export function cardNote(m) {
+  const d = m.detail || {};
+  if (d.not_applicable) return null; // the card's meaning already gives the reason
+  if (d.not_graded) return d.not_graded;
+  if (d.graded_by && typeof d.graded_by === "object") return `graded by its finding: ${d.graded_by.label} ${d.graded_by.display}`;
+  if (d.not_flagged) return `not flagged: ${d.not_flagged}`;
+  return null;
+}
+
+/** One headline card: value, status colour, good direction, one-line meaning, and why it is graded so. */
 export function metricCard(m) {
+  const note = cardNote(m);
   return h("div", { class: `card status-${m.status}`, role: "group", "aria-label": m.label },
     h("div", { class: "card-label" }, m.label),
     h("div", { class: "card-value" }, m.display || "–"),
@@ -106,6 +117,7 @@ export function metricCard(m) {
       m.status && m.status !== "unknown" ? [h("span", { class: "badge" }, STATUS_TEXT[m.status] || m.status), " "] : null,
       h("span", { class: "muted" }, DIRECTION[m.good_direction] || "")),
     m.meaning ? h("p", { class: "card-meaning" }, m.meaning) : null,
+    note ? h("p", { class: "card-note small" }, note) : null,
     m.threshold !== null && m.threshold !== undefined
       ? h("div", { class: "muted small" }, `threshold ${m.unit === "share" ? pct(m.threshold) : cell(m.threshold)}`) : null);
 }

@@ -22,6 +22,7 @@ from .metrics.compute import compute_host_metrics
 from .metrics.types import BREAKDOWN_CATEGORIES, LAUNCH_LATENCY_HIGH_US, LAUNCH_LATENCY_LOW_US, HostMetrics
 from .report_schema import SEVERITY_ORDER, Finding, GpuSummary, HostReport, Metric, Report, Saving, StepRow, Table
 from .rules.headline import CARD_RULE, grade_card
+from .rules.savings import achievable, mark_overlaps, parts
 
 TOP_N = 25
 
@@ -256,6 +257,7 @@ def build_host_report(m: HostMetrics, ctx, size: int) -> HostReport:
         breakdown_ms={k: _f(v, 6) for k, v in m.breakdown.as_dict().items()},
         step_rows=steps_rows, gpus=gpus, kernels=_kernel_table(m), ops=_op_table(m), memcpy=_memcpy_table(m),
         kernel_durations_us=kernel_histogram(ctx), findings=findings,
+        achievable=achievable(m.headline.avg_step_ms, m.breakdown.as_dict(), findings),
     )
 
 
@@ -308,7 +310,9 @@ def _merge_group(per_host: list[tuple[HostReport, Finding]]) -> Finding:
         ms_ = sum(wi * (f.saving.ms_per_step if f.saving else 0.0) for wi, (_, f) in zip(w, per_host)) / tot
         pc = sum(wi * (f.saving.percent_of_step if f.saving else 0.0) for wi, (_, f) in zip(w, per_host)) / tot
         each = ", ".join(f"{hr.host} {f.saving.ms_per_step:g} ms" if f.saving else f"{hr.host} none" for hr, f in per_host)
+        base = rep.saving or with_saving[0][1].saving
         saving = Saving(ms_per_step=round(ms_, 3), percent_of_step=round(pc, 2),
+                        recovers=parts(ms_, [(r["group"], r["pool"], r["ms"]) for r in base.recovers]),
                         assumption=f"{rep.saving.assumption if rep.saving else with_saving[0][1].saving.assumption}; "
                                    f"session saving = mean over the {len(per_host)} hosts weighted by their kept steps "
                                    f"({each})")
@@ -380,6 +384,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Repor
     bad input is never reported as "no problems") and no finding is a warning or critical."""
     ok = [h for h in host_reports if h.error is None]
     findings = rules.rank(merge_findings(host_reports))
+    mark_overlaps(findings)
     headline: list[Metric] = []
     if len(ok) == 1:
         headline = list(ok[0].headline)  # one host: its cards as they are (display and detail included)
@@ -396,8 +401,11 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Repor
     notes = [f"{h.host}: could not be analysed: {h.error}" for h in host_reports if h.error]
     # bad input is never healthy: every host must have been analysed (and there must be one)
     healthy = bool(ok) and len(ok) == len(host_reports) and not any(f.severity in ("critical", "warning") for f in findings)
+    # a session steps at its slowest host's pace: its achievable step is the slowest host's
+    slowest = max((h.achievable for h in ok if h.achievable), key=lambda a: a["achievable_step_ms"], default={})
     return Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,
-                  analyzer_version=ANALYZER_VERSION, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes)
+                  analyzer_version=ANALYZER_VERSION, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes,
+                  achievable=dict(slowest))
 
 
 def analyze_session(run: str, session: str, host_files: Iterable, progress: Callable[[str, float], None] | None = None,

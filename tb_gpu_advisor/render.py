@@ -162,6 +162,9 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     out.append("=" * min(WIDTH, len(out[0])))
     shown, cut = shown_findings(report, top)
     out.append(f"FINDINGS: {verdict(report)}")
+    ach = achievable_text(report)
+    if ach:
+        out.extend(textwrap.wrap(ach, WIDTH))
     out.append("")
     for h in failed_hosts(report):
         out.extend(textwrap.wrap(f"ERROR: host {h.host} could not be analysed: {h.error}", WIDTH,
@@ -175,7 +178,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         out.append(meta)
         out.extend(textwrap.wrap(f.summary, WIDTH, initial_indent="    ", subsequent_indent="    "))
         if f.saving is not None and f.saving.assumption:
-            out.extend(textwrap.wrap(f"Assuming {f.saving.assumption}.", WIDTH, initial_indent="    ",
+            out.extend(textwrap.wrap(f"Assuming {f.saving.assumption}.{_overlap_text(f)}", WIDTH, initial_indent="    ",
                                      subsequent_indent="    "))
         acts, more = _shown_actions(f)
         for a in acts:
@@ -234,6 +237,24 @@ def _text_table(cols: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]
 
 
 _MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def achievable_text(report: Report) -> str:
+    """One line: the step time if every fix lands, from the union of recovered time (rules/savings.py)."""
+    a = report.achievable or {}
+    if not a or not a.get("findings"):
+        return ""
+    line = f"If every fix lands: step ~{ms(a['achievable_step_ms'])} instead of {ms(a['step_ms'])}"
+    if a.get("sum_of_savings_ms", 0) > a.get("recoverable_ms", 0) + 0.0005:
+        line += (f" (the savings overlap: {ms(a['sum_of_savings_ms'])} claimed, {ms(a['recoverable_ms'])} of distinct "
+                 f"time)")
+    return line + "."
+
+
+def _overlap_text(f: Finding) -> str:
+    """' Overlaps with ...' when another finding recovers some of the same time."""
+    ids = f.saving.overlaps if f.saving else []
+    return f" Overlaps with {', '.join(i.split(':')[0] for i in ids)}: the savings do not add up." if ids else ""
 
 
 def card_note(m) -> str | None:
@@ -298,6 +319,8 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
         head = "Healthy: no check of the guide fired"
     out.append(f"**{_md(head)}** · {_md(_step_info(report))}")
     out.append("")
+    if achievable_text(report):
+        out += [_md(achievable_text(report)), ""]
     for h in failed_hosts(report):
         out.append(f"> **Error:** host {_code(h.host)} could not be analysed: {_md(h.error)}")
         out.append("")
@@ -323,7 +346,7 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
             out.append(f"- **{_md(f.metric.label)}:** {_md(f.metric.display)}{_md(thr)}{f' — {_md(src)}' if src else ''}")
         if f.saving is not None:
             out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} per step "
-                       f"({f.saving.percent_of_step:.1f}%), assuming {_md(f.saving.assumption)}")
+                       f"({f.saving.percent_of_step:.1f}%), assuming {_md(f.saving.assumption)}.{_md(_overlap_text(f))}")
         for w in f.windows[:3]:
             out.append(f"- **Trace:** {_md(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {_md(w.label)} "
                        f"[{w.start_ms:.1f}–{w.end_ms:.1f} ms]")

@@ -47,6 +47,10 @@ class Saving:
     ms_per_step: float
     percent_of_step: float
     assumption: str
+    #: the time it recovers: [{"group", "pool", "ms"}] adding up to ms_per_step (rules/savings.py)
+    recovers: list[dict[str, Any]] = field(default_factory=list)
+    #: ids of the findings that recover some of the same time (their savings do not add up)
+    overlaps: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -144,6 +148,8 @@ class HostReport:
     memcpy: Table | None = None
     kernel_durations_us: dict[str, Any] = field(default_factory=dict)  # histogram for the chart
     findings: list[Finding] = field(default_factory=list)
+    #: step time if every warning/critical fix lands (rules/savings.achievable); {} without a step time
+    achievable: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -158,6 +164,8 @@ class Report:
     generated_at: str
     schema_version: str = SCHEMA_VERSION
     notes: list[str] = field(default_factory=list)
+    #: the slowest host's achievable step (a session steps at its slowest host's pace)
+    achievable: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

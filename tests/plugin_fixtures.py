@@ -17,6 +17,7 @@ import os
 import sys
 
 from tb_gpu_advisor import report_schema as rs
+from tb_gpu_advisor.rules.savings import achievable
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 FIXTURE_PATH = os.path.join(os.path.dirname(__file__), "..", "frontend", "test", "fixtures", "report.json")
@@ -49,7 +50,8 @@ def finding(host: str = "worker0") -> rs.Finding:
         summary=f"Kernels average 6.1 us while launching takes 20-40 us; kernel {HOSTILE} dominates.",
         guide_section="1.2.2 Small GPU kernels and host kernel-launch delay",
         metric=headline()[1],
-        saving=rs.Saving(ms_per_step=12.4, percent_of_step=31.0, assumption="launch gaps shrink to 10% of the step"),
+        saving=rs.Saving(ms_per_step=12.4, percent_of_step=31.0, assumption="launch gaps shrink to 10% of the step",
+                         recovers=[{"group": "launch", "pool": "launch", "ms": 12.4}]),
         evidence=[rs.Table("Smallest frequent kernels", ["kernel", "count/step", "mean us"],
                            [[HOSTILE, 4200, 6.1], ["Mul_GPU_DT_FLOAT", 3100, 5.2]])],
         windows=[rs.TimeWindow(host=host, label="step 3", start_ms=120.0, end_ms=160.0, gpu=0, step=3)],
@@ -64,7 +66,7 @@ def second_finding(host: str = "worker0") -> rs.Finding:
     return rs.Finding(
         id="input_bound", rule="input_bound", severity="warning", title="Input pipeline stalls the GPU",
         summary="The GPU waits for input 8% of each step.", guide_section="1.1 Input pipeline",
-        saving=rs.Saving(3.2, 8.0, "input wait removed"),
+        saving=rs.Saving(3.2, 8.0, "input wait removed", [{"group": "input", "pool": "input", "ms": 3.2}]),
         actions=[rs.Action("Prefetch input.", "dataset = dataset.prefetch(tf.data.AUTOTUNE)", "python"),
                  rs.Action("Launch kernels from private threads.", "export TF_GPU_THREAD_MODE=gpu_private", "shell")],
         host=host,
@@ -78,7 +80,8 @@ def merged_second_finding(hosts: tuple[str, ...]) -> rs.Finding:
     f.host = None
     f.hosts = list(hosts)
     f.summary += f" (Numbers from {hosts[0]}; the same finding on {', '.join(hosts[1:])}.)"
-    f.saving = rs.Saving(3.2, 8.0, "input wait removed; session saving = mean over the hosts weighted by their kept steps")
+    f.saving = rs.Saving(3.2, 8.0, "input wait removed; session saving = mean over the hosts weighted by their kept steps",
+                         [{"group": "input", "pool": "input", "ms": 3.2}])
     f.evidence = [rs.Table("Input wait per host", ["host", "ms/step"], [[h, 3.2] for h in hosts])]
     f.windows = [rs.TimeWindow(host=h, label="input wait, step 2", start_ms=80.0, end_ms=120.0, step=2) for h in hosts]
     return f
@@ -101,7 +104,8 @@ def host_report(host: str = "worker0", steps: int = 6) -> rs.HostReport:
               rs.GpuSummary(1, "NVIDIA A100-SXM4-40GB", "8.0", 41.5, 0.35, 25100, 1.0, 1.8)],
         kernels=rs.Table("Top kernels", ["kernel", "count", "total ms"], [[HOSTILE, 4200, 25.6]]),
         kernel_durations_us={"edges_us": [1, 2, 5, 10, 20, 40, 100, 1000], "counts": [10, 400, 3000, 900, 60, 30, 5]},
-        findings=[finding(host), second_finding(host)],
+        findings=(fs := [finding(host), second_finding(host)]),
+        achievable=achievable(sum(rows[0].breakdown.values()), rows[0].breakdown, fs),
     )
 
 
@@ -113,7 +117,7 @@ def report(run: str = "run1", session: str = "2024_01_01_00_00_00", hosts: tuple
     findings.sort(key=lambda f: -(f.saving.ms_per_step if f.saving else 0))
     return rs.Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline(),
                      healthy=False, analyzer_version="test", generated_at="2024-01-01T00:00:00Z",
-                     notes=[f"note with {HOSTILE}"])
+                     notes=[f"note with {HOSTILE}"], achievable=dict(host_reports[0].achievable))
 
 
 def fixture_json() -> str:

@@ -1,7 +1,8 @@
 """One grading (rules/headline.py): numbers graded by one function, cards graded by the rule that owns them.
 
-The consistency test walks every demo report and every real H100 capture and
-fails on any card/finding disagreement (issue #12, deliverable 1).
+The consistency tests walk every demo report and every real H100 capture and
+fail on any card/finding disagreement (issue #12, deliverable 1) or on savings
+that do not add up (deliverable 3, tests/savings_checks.py).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from tb_gpu_advisor.discovery import discover
 from tb_gpu_advisor.report_schema import Finding, Metric
 from tb_gpu_advisor.rules.headline import disagreements, grade, grade_card, value_status
 from tb_gpu_advisor.rules.thresholds import T, override
+from tests.savings_checks import report_savings_problems
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT.parent / "shared" / "profiles" / "real-h100-jax"
@@ -92,7 +94,9 @@ def _sessions(logdir: Path):
 
 
 def _check(report) -> list[str]:
+    """Cards vs findings, and savings that add up (tests/savings_checks.py)."""
     problems = [f"session: {p}" for p in disagreements(report.headline, report.findings)]
+    problems += report_savings_problems(report)
     for h in report.hosts:
         if h.error is None:
             problems += [f"{h.host}: {p}" for p in disagreements(h.headline, h.findings)]
@@ -131,3 +135,22 @@ def test_demo_cards_follow_their_findings():
     top = next(f for f in report.findings if f.rule == "host_op_placement")
     assert cards["host_op_share"].status == top.severity == "critical"
     assert cards["host_op_share"].detail["graded_by"]["display"] == top.metric.display
+
+
+def test_overlapping_savings_count_once():
+    """launch_bound (84%) + xla_not_used (50%) claimed 134% of the step: the achievable step counts their
+    shared launch gaps once; fp32_no_tensor_cores' two findings speed up the same kernels."""
+    from tb_gpu_advisor.discovery import find_session
+
+    for run, pair in (("launch_bound", {"launch_bound", "xla_not_used"}),
+                      ("fp32_no_tensor_cores", {"mixed_precision_off", "tensor_core_unused"})):
+        s = find_session(discover(str(ROOT / "demo_logs")), run, "2026_01_01_00_00_00")
+        report = analyze_session(s.run, s.session, s.hosts)
+        a = report.achievable
+        fs = {f.rule: f for f in report.findings if f.rule in pair}
+        assert set(fs) == pair
+        claimed = sum(f.saving.ms_per_step for f in fs.values())
+        assert a["recoverable_ms"] < claimed and a["achievable_step_ms"] > a["step_ms"] - claimed
+        assert a["achievable_step_ms"] >= a["floor_ms"] > 0
+        for f in fs.values():
+            assert f.saving.overlaps and {o.split(":")[0] for o in f.saving.overlaps} & (pair - {f.rule})

@@ -192,6 +192,14 @@ def test_report_diagnosis_follows_truth(reports, written, name):
     assert not {f.rule for f in bad} & set(truth.expect_not)
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_savings_add_up(reports, name):
+    from tests.savings_checks import savings_problems
+
+    rep = reports[name]
+    assert not savings_problems(name, rep.findings, rep.achievable, rep.breakdown_ms)
+
+
 @pytest.mark.parametrize("name", sorted(SYNC))
 def test_sync_loop_gap_is_the_host_wait(reports, written, name):
     """The ~2.5 ms the host spends on the loss and the next batch is idle GPU between device steps (breakdown 'other')."""

@@ -46,6 +46,15 @@ def reports(tmp_path_factory):
     return get
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_savings_add_up(name, reports):
+    """Each saving names what it recovers, overlaps are stated, the achievable step stays within [device work, step]."""
+    from tests.savings_checks import report_savings_problems
+
+    _, report = reports(name)
+    assert not report_savings_problems(report)
+
+
 def _xfail_known(name, request):
     if name in KNOWN_METRICS_GAPS:
         request.applymarker(pytest.mark.xfail(reason=KNOWN_METRICS_GAPS[name], strict=True))

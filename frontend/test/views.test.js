@@ -192,3 +192,30 @@ test("a finding merged over hosts says on which hosts, once, and links every hos
   assert.equal(views.hostsText({ hosts: ["a"] }), "on 1 host: a");
   assert.equal(views.hostsText({ host: "a" }), "");
 });
+
+test("the report says what the step would be if every fix lands, and when savings overlap", () => {
+  const report = fixture();
+  const el = views.reportView(report, ctx);
+  const line = el.querySelector(".achievable");
+  assert.ok(line, "achievable line shown");
+  const a = report.achievable;
+  assert.ok(a.achievable_step_ms < a.step_ms);
+  assert.match(line.textContent, new RegExp(`instead of ${a.step_ms.toFixed(1)} ms`));
+  assert.doesNotMatch(line.textContent, /overlap/); // the fixture's two savings recover different time
+  const overlapping = { ...a, sum_of_savings_ms: a.recoverable_ms + 5 };
+  assert.match(views.achievableLine(overlapping).textContent, /savings overlap/);
+  assert.equal(views.achievableLine({}), null);
+  const f = structuredClone(report.findings[0]);
+  f.saving.overlaps = ["xla_not_used:worker0"];
+  const one = views.reportView({ ...report, findings: [f] }, ctx);
+  assert.match(one.querySelector(".overlap").textContent, /Overlaps with xla_not_used/);
+});
+
+test("a card graded by its finding or held back by its rule says why", () => {
+  const base = { id: "host_op_share", label: "Ops placed on host", display: "8.7%", status: "critical", unit: "share" };
+  const graded = views.metricCard({ ...base, detail: { graded_by: { rule: "host_op_placement", label: "Host op time share", display: "68.4%" } } });
+  assert.match(graded.querySelector(".card-note").textContent, /graded by its finding: Host op time share 68\.4%/);
+  const quiet = views.metricCard({ ...base, status: "good", detail: { not_flagged: "MatMul/Conv kernels are 2% of the kernel time" } });
+  assert.match(quiet.querySelector(".card-note").textContent, /not flagged: MatMul/);
+  assert.equal(views.metricCard({ ...base, detail: {} }).querySelector(".card-note"), null);
+});

@@ -38,6 +38,7 @@ from . import (  # noqa: F401  (import = register, in the guide's order)
     capture_quality,
 )
 from .base import GUIDE_ORDER, REGISTRY, Ctx, Rule, finding, grade, ms, pct, step_windows
+from .savings import mark_overlaps
 from .thresholds import THRESHOLDS, T, override
 
 __all__ = ["evaluate", "rank", "healthy_finding", "unexplained_idle_finding", "quiet_reason", "REGISTRY", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
@@ -82,6 +83,7 @@ def evaluate(metrics: Any, rules: Iterable[str] | None = None) -> list[Finding]:
             logger.debug("%s", traceback.format_exc())
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out):
         out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
+    mark_overlaps(out)
     return rank(out)
 
 

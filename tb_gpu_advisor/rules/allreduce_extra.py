@@ -36,7 +36,7 @@ def check(m) -> list:
         metric=value_metric("allreduce_calls_per_gpu_step", "AllReduce calls per GPU per step", calls, "count",
                             f"{calls:.1f}", "allreduce_extra.calls_per_gpu_step", severity=sev),
         saving=saving(ctx, extra_ms, "the gradients are reduced in one packed AllReduce per step: the extra calls' "
-                                     "time goes (one call's time remains)"),
+                                     "time goes (one call's time remains)", [("collectives", "allreduce", extra_ms)]),
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
         windows=step_windows(ctx, key=lambda s: s.breakdown.collectives, label="AllReduce", n=2),
         actions=ctx.fw.fix(ID),

@@ -46,7 +46,8 @@ def check(m) -> list:
                                 detail={"allreduce_ms": ar, "expected_ms": expected, "params": params,
                                         "params_source": mg.params_source, "bandwidth_bytes_per_s": bw,
                                         "bandwidth_source": bw_src}),
-            saving=saving(ctx, ar - expected, "AllReduce runs at the expected params × 4 B / bandwidth"),
+            saving=saving(ctx, ar - expected, "AllReduce runs at the expected params × 4 B / bandwidth",
+                          [("collectives", "allreduce", ar - expected)]),
             evidence=evidence,
             actions=_actions(),
         )]

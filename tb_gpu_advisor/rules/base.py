@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Sequence
 from .. import frameworks
 from ..frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
 from ..report_schema import Action, Finding, Metric, Saving, Table, TimeWindow
+from .savings import parts
 from .headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
 from .thresholds import THRESHOLDS, T
 
@@ -215,12 +216,17 @@ def _status(severity: str | None) -> str:
     return {"critical": "critical", "warning": "warning", "info": "good", "ok": "good"}.get(severity or "", "unknown")
 
 
-def saving(ctx: Ctx, ms_per_step: float | None, assumption: str) -> Saving | None:
-    """Saving in ms/step and percent of the step (0-100), clipped to [0, step]."""
+def saving(ctx: Ctx, ms_per_step: float | None, assumption: str,
+           recovers: Sequence[tuple[str, str, float]]) -> Saving | None:
+    """Saving in ms/step and percent of the step (0-100), clipped to [0, step], with the time it recovers.
+
+    ``recovers``: ``(group, pool, ms)`` claims (rules/savings.py), scaled to add up to the saving.
+    """
     if ms_per_step is None or ctx.step_ms is None:
         return None
     v = max(0.0, min(float(ms_per_step), ctx.step_ms))
-    return Saving(ms_per_step=round(v, 3), percent_of_step=round(100.0 * v / ctx.step_ms, 2), assumption=assumption)
+    return Saving(ms_per_step=round(v, 3), percent_of_step=round(100.0 * v / ctx.step_ms, 2), assumption=assumption,
+                  recovers=parts(v, recovers))
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Table:

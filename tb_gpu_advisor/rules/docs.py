@@ -49,7 +49,15 @@ to its secondary findings; a check that raised gets `#error` and severity
 `info`).
 
 **Healthy.** When no rule reports a warning or critical finding, an `ok`
-finding `healthy:<host>` states the headline numbers.
+finding `healthy:<host>` states the headline numbers -- unless the device
+step-time share is amber or red (`headline.device_step_share.*`): then a
+warning `unexplained_idle:<host>` says the GPU idles for a reason no check
+recognises, so a report never calls a step healthy beside a red card.
+
+**Savings add up** (`rules/savings.py`): each saving names the time it
+recovers (`recovers`: breakdown group and pool); findings recovering the same
+pool list each other in `overlaps`, and the report's `achievable` step counts
+the shared time once, never above the step nor below the device work left.
 
 **Ranking** (`rules.rank`): critical and warning findings first, then info,
 then ok; within that, by estimated saving (ms per step, rounded to 0.01 ms)

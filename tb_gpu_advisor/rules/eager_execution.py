@@ -34,7 +34,9 @@ def check(m) -> list:
                             severity=sev, detail={"eager_ops_per_step": e.per_step,
                                                   "eager_ms_per_step": e.time_ms_per_step}),
         saving=saving(ctx, save_ms, "the GPU idle time while the host dispatches ops one by one (launch wait + host "
-                                    "compute) disappears once the step is " + ctx.fw.label("compiled_step")),
+                                    "compute) disappears once the step is " + ctx.fw.label("compiled_step"),
+                      [("launch", "launch", min(save_ms, m.breakdown.launch_wait)),
+                       ("host", "host_work", save_ms - min(save_ms, m.breakdown.launch_wait))]),
         evidence=[table("Eagerly executed ops (most frequent)", ["op"], [[n] for n in e.top[:15]])],
         actions=ctx.fw.fix(ID),
     )]

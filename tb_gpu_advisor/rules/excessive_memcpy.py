@@ -62,7 +62,8 @@ def check(m) -> list:
                             detail={"blocking_ms_per_step": blocking, "sync_ms_per_step": sync_ms,
                                     "sync_share_of_step": sync_share}),
         saving=saving(ctx, max(blocking, sync_ms), "blocking and synchronous copies overlap with compute or disappear "
-                                                   "(ops kept on the GPU, async prefetch)"),
+                                                   "(ops kept on the GPU, async prefetch)",
+                      [("copies", "copies", max(blocking, sync_ms))]),
         evidence=[table("Copies per step by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
                                                          "sync count/step", "recurring", "top ops"], rows)],
         windows=step_windows(ctx, key=lambda s: s.breakdown.memcpy_h2d + s.breakdown.memcpy_d2h + s.breakdown.memcpy_d2d,

@@ -47,7 +47,8 @@ def check(m) -> list:
                                     "collective_ms": {str(g): v for g, v in coll.items()},
                                     "busy_imbalance": mg.busy_imbalance}),
         saving=saving(ctx, comp[heavy.gpu] - mean, "every GPU does the mean amount of work, so the step "
-                                                  "no longer waits for the busiest one"),
+                                                  "no longer waits for the busiest one",
+                      [("collectives", "gpu_wait", comp[heavy.gpu] - mean)]),
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
         windows=step_windows(ctx, key=lambda s: s.breakdown.device_compute, label=f"GPU{heavy.gpu} compute", n=2, gpu=heavy.gpu),
         gpu=heavy.gpu,

@@ -70,7 +70,8 @@ def check(m) -> list:
                             detail={"host_op_share_by_count": h.share_by_count, "host_ops_per_step": h.count_per_step,
                                     "host_op_ms_per_step": t_ms, "round_trip_copy_ms_per_step": copies}),
         saving=saving(ctx, save_ms, "host-placed ops move to the GPU: the GPU no longer idles while they run on the "
-                                    "host, and their device->host->device copies disappear"),
+                                    "host, and their device->host->device copies disappear",
+                      [("host", "host_work", save_ms - copies), ("copies", "copies", copies)]),
         evidence=[table("Host-placed ops by host time (kept steps)", ["op", "type", "occurrences", "host ms"], rows)],
         actions=ctx.fw.fix(ID),
     )]
@@ -104,7 +105,8 @@ def round_trip_check(m) -> list:
                                     "d2h_bytes_per_step": rt.d2h_bytes_per_step, "h2d_bytes_per_step": rt.h2d_bytes_per_step,
                                     "round_trip_copy_ms_per_step": copies}),
         saving=saving(ctx, rt.idle_ms_per_step + copies, "the host part of the step runs on the GPU instead: the GPU no "
-                                                          "longer idles while the host computes, and both copies disappear"),
+                                                          "longer idles while the host computes, and both copies disappear",
+                      [("host", "host_work", rt.idle_ms_per_step), ("copies", "copies", copies)]),
         evidence=[table("Round trip per step (mean)", ["steps with a round trip", "GPU idle ms", "D2H MB", "H2D MB"],
                         [[rt.steps_with, rt.idle_ms_per_step, rt.d2h_bytes_per_step / 1e6, rt.h2d_bytes_per_step / 1e6]])],
         windows=step_windows(ctx, key=lambda s: s.breakdown.memcpy_d2h + s.breakdown.other + s.breakdown.host_compute,

@@ -35,7 +35,7 @@ def check(m) -> list:
         metric=share_metric("input_wait_share", "Input wait share of step", share, "input_bound.warning", severity=sev,
                             detail={"input_wait_ms": wait_ms, "memcpy_h2d_ms": h2d}),
         saving=saving(ctx, wait_ms, "removing the input wait entirely (input prepared in parallel and prefetched, "
-                                    "so it overlaps with the previous step's compute)"),
+                                    "so it overlaps with the previous step's compute)", [("input", "input", wait_ms)]),
         evidence=evidence,
         windows=step_windows(ctx, key=lambda s: s.breakdown.input_wait, label="input wait"),
         actions=ctx.fw.fix(ID),

@@ -68,7 +68,7 @@ def check(m) -> list:
                                                   "small_kernel_share": small_share,
                                                   "small_kernel_threshold_us": sk.threshold_us}),
         saving=saving(ctx, save_ms, f"launch wait reduced to the {T('launch.fused_us_per_kernel'):g} us/kernel of a "
-                                    f"fused graph ({count(round(small_ps))} small kernels per step)"),
+                                    f"fused graph ({count(round(small_ps))} small kernels per step)", [("launch", "launch", save_ms)]),
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "count", "total ms", "avg us"], rows)],
         windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),

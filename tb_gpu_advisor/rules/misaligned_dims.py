@@ -46,7 +46,7 @@ def check(m) -> list:
         metric=share_metric("misaligned_16bit_share", "16-bit GEMM/conv time without Tensor Cores", share,
                             "misaligned_dims.warning", severity=sev),
         saving=saving(ctx, t_ms * (1 - 1 / sp), f"the dims padded to multiples of 8 so these kernels run {sp:g}x faster "
-                                               f"on Tensor Cores"),
+                                               f"on Tensor Cores", [("compute", "tc_eligible_16bit_kernels", t_ms)]),
         evidence=[table("16-bit TC-eligible kernels not using Tensor Cores",
                         ["kernel", "op", "op type", "precision", "count", "total ms", "dims not multiple of 8/16"], rows)],
         actions=[

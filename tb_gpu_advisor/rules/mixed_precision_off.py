@@ -72,7 +72,9 @@ def check(m) -> list:
                                     "unknown_precision_share": k.unknown_us / k.compute_us}),
         saving=saving(ctx, t32_ms * (1 - 1 / sp) + other_ms * (1 - 1 / spm),
                       f"32-bit MatMul/Conv kernels run {sp:g}x faster in fp16 on Tensor Cores (guide: up to 3x overall "
-                      f"on Volta+) and other 32-bit kernels {spm:g}x faster with half the bytes"),
+                      f"on Volta+) and other 32-bit kernels {spm:g}x faster with half the bytes",
+                      [("compute", "tc_eligible_kernels", t32_ms * (1 - 1 / sp)),
+                       ("compute", "non_matmul_kernels", other_ms * (1 - 1 / spm))]),
         evidence=[table("Largest 32-bit MatMul/Conv kernels", ["kernel", "op", "op type", "precision", "count", "total ms",
                                                                "tensor core"],
                         [[short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, s.tensor_core]

@@ -55,7 +55,7 @@ def check(m) -> list:
         metric=value_metric("gpu_concurrency", "GPU concurrency", conc, "share", pct(conc),
                             "sequential_gpus.warning", severity=sev, good_direction="higher"),
         saving=saving(ctx, save, "the replicas run concurrently, so the step takes the busiest GPU's time instead of "
-                                 "the sum"),
+                                 "the sum", [("host", "sequential", save or 0.0)]),
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
         windows=step_windows(ctx, label="sequential GPUs", n=2),
         actions=ctx.fw.fix(ID),

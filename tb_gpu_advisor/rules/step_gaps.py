@@ -100,7 +100,9 @@ def check(m) -> list:
                                                   "host_other_ms": other_ms, "unexplained_ms": unexplained,
                                                   "gpu_private_threads": private}),
         saving=saving(ctx, non_input_ms, "the between-step gap shrinks to its input-wait part (host work moved out of "
-                                         "the step or run every N steps)"),
+                                         "the step or run every N steps)",
+                      [("launch", "launch", min(non_input_ms, launch_ms - dispatch_ms)),
+                       ("host", "host_work", non_input_ms - min(non_input_ms, launch_ms - dispatch_ms))]),
         evidence=[
             table("Where the gap time goes (ms, average per gap)", ["cause", "ms"],
                   [["input wait", input_ms], [ctx.fw.label("step_gaps:launch"), launch_ms], ["other host work", other_ms],

@@ -65,7 +65,8 @@ def check(m) -> list:
                                     "elementwise_kernel_count": f.elementwise_kernel_count,
                                     "small_elementwise_count": f.small_elementwise_count}),
         saving=saving(ctx, save, f"XLA fuses each chain into one kernel, saving {T('xla.fused_saving_share'):.0%} of "
-                                 f"the chain's time (kernels + launch gaps)"),
+                                 f"the chain's time (kernels + launch gaps)",
+                      [("compute", "non_matmul_kernels", kern_ms), ("launch", "launch", gap_ms)]),
         evidence=[table("Most frequent fusible kernel chains", ["chain", "kernels", "occurrences", "per step per GPU",
                                                                 "kernel ms", "gap ms"], rows)],
         actions=ctx.fw.fix(ID),

@@ -178,7 +178,8 @@ export function findingView(f, rank, ctx) {
         h("ol", {}, f.actions.map((a) => h("li", {}, h("p", {}, a.text), a.snippet ? snippetBlock(a.snippet, a.snippet_lang) : null)))) : null,
       h("dl", { class: "facts" },
         f.metric ? [h("dt", {}, f.metric.label), h("dd", {}, f.metric.display)] : null,
-        f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving), h("span", { class: "muted" }, ` — ${f.saving.assumption}`))] : null,
+        f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving), h("span", { class: "muted" }, ` — ${f.saving.assumption}`),
+          (f.saving.overlaps || []).length ? h("div", { class: "overlap small" }, `Overlaps with ${f.saving.overlaps.map((i) => i.split(":")[0]).join(", ")}: the savings do not add up.`) : null)] : null,
         where ? [h("dt", {}, "Where"), h("dd", {}, where)] : null,
         [h("dt", {}, "Guide"), h("dd", {}, f.guide_section)]),
       f.evidence.map(tableView),
@@ -259,11 +260,20 @@ export function hostView(hr, ctx) {
     h("div", { class: "host-body" }, parts));
 }
 
+/** "If every fix lands": the step from the union of recovered time (rules/savings.py), saying when savings overlap. */
+export function achievableLine(a) {
+  if (!a || !(a.findings || []).length) return null;
+  const overlap = a.sum_of_savings_ms > a.recoverable_ms + 0.0005
+    ? ` (the savings overlap: ${ms(a.sum_of_savings_ms)} claimed, ${ms(a.recoverable_ms)} of distinct time)` : "";
+  return h("p", { class: "achievable" }, `If every fix lands: step ~${ms(a.achievable_step_ms)} instead of ${ms(a.step_ms)}${overlap}.`);
+}
+
 /** The whole report below the toolbar. */
 export function reportView(report, ctx) {
   const noGpu = report.hosts.length && report.hosts.every((hr) => !hr.error && !hr.gpus.length);
   return h("div", { class: "report" },
     h("p", { class: "verdict" }, report.healthy ? "✓ No significant problems found." : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"}${noGpu ? " — no GPU in this capture" : ""}`),
+    achievableLine(report.achievable),
     scorecard(report.headline),
     (report.notes || []).length ? h("ul", { class: "notes" }, report.notes.map((n) => h("li", {}, n))) : null,
     findingsView(report.findings, ctx),

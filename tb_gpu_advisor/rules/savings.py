@@ -1,0 +1,101 @@
+"""Savings that add up: what time each fix recovers, which fixes overlap, and the step time if all of them land.
+
+Each finding's saving names the time it recovers as parts ``(group, pool, ms)``:
+
+* ``group`` -- the step-breakdown group the time sits in (:data:`GROUPS`: the
+  breakdown categories gathered as the guide talks about them);
+* ``pool`` -- *which* time of that group: two findings naming the same pool
+  recover the same time (``mixed_precision_off`` and ``tensor_core_unused`` both
+  speed up the 32-bit MatMul/Conv kernels; ``launch_bound``, ``eager_execution``
+  and ``xla_not_used`` all remove launch gaps), so they overlap and only the
+  larger of them counts.
+
+The achievable step time (:func:`achievable`) is the step minus the union of
+the recoverable time: per pool the largest claim, per group the sum of its
+pools capped at the group's measured time.  It cannot fall below the device
+work that remains after the compute savings, nor below zero.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable, Sequence
+
+from ..report_schema import Finding
+
+#: group -> the breakdown categories (metrics/types.BREAKDOWN_CATEGORIES) whose time it holds
+GROUPS: dict[str, tuple[str, ...]] = {
+    "input": ("input_wait",),
+    "launch": ("launch_wait",),
+    "host": ("host_compute", "other"),
+    "copies": ("memcpy_h2d", "memcpy_d2h", "memcpy_d2d"),
+    "compute": ("device_compute",),
+    "collectives": ("collectives",),
+}
+#: pools and what they are (docs/report-schema.md lists them)
+POOLS: dict[str, str] = {
+    "input": "GPU idle waiting for the input pipeline or its host-to-device copies",
+    "launch": "GPU idle between kernels while the host launches or dispatches them",
+    "host_work": "GPU idle while the host computes (host-placed ops, work between steps)",
+    "loss_scaling": "host-side dynamic loss-scaling updates",
+    "copies": "blocking or synchronous memory copies",
+    "tc_eligible_kernels": "32-bit MatMul/Conv kernel time (faster on Tensor Cores in 16 bit)",
+    "tc_eligible_16bit_kernels": "16-bit MatMul/Conv kernels that miss the Tensor Cores",
+    "non_matmul_kernels": "element-wise and reduction kernel time (fusion, half the bytes)",
+    "allreduce": "AllReduce time above one packed, full-speed AllReduce",
+    "gpu_wait": "GPUs waiting in collectives for the slowest or latest GPU",
+    "sequential": "GPUs waiting for each other instead of running concurrently",
+}
+
+
+def parts(total_ms: float, claims: Sequence[tuple[str, str, float]]) -> list[dict[str, Any]]:
+    """A saving's ``recovers`` list: the claims scaled so they add up to the (clipped) saving ``total_ms``."""
+    for g, p, _ in claims:
+        if g not in GROUPS or p not in POOLS:
+            raise KeyError(f"unknown saving group/pool {g!r}/{p!r}: see rules/savings.py")
+    raw = [(g, p, max(0.0, float(v))) for g, p, v in claims]
+    s = sum(v for _, _, v in raw)
+    if s <= 0 or total_ms <= 0:
+        return [{"group": raw[0][0], "pool": raw[0][1], "ms": round(max(total_ms, 0.0), 3)}] if raw else []
+    return [{"group": g, "pool": p, "ms": round(total_ms * v / s, 3)} for g, p, v in raw if v > 0]
+
+
+def _pools(f: Finding) -> set[tuple[str, str]]:
+    return {(r["group"], r["pool"]) for r in (f.saving.recovers if f.saving else [])}
+
+
+def mark_overlaps(findings: Iterable[Finding]) -> None:
+    """Fill each saving's ``overlaps`` with the ids of the findings recovering some of the same time."""
+    fs = [f for f in findings if f.saving is not None and f.severity in ("critical", "warning")]
+    for f in fs:
+        mine = _pools(f)
+        f.saving.overlaps = sorted(o.id for o in fs if o is not f and mine & _pools(o))
+
+
+def achievable(step_ms: float | None, breakdown_ms: dict[str, float | None], findings: Iterable[Finding]) -> dict[str, Any]:
+    """The step time if every warning/critical fix lands, from the union of what they recover (see module doc)."""
+    if not step_ms:
+        return {}
+    fs = [f for f in findings if f.saving is not None and f.severity in ("critical", "warning")]
+    best: dict[tuple[str, str], float] = {}
+    for f in fs:
+        for r in f.saving.recovers:
+            key = (r["group"], r["pool"])
+            best[key] = max(best.get(key, 0.0), float(r["ms"]))
+    by_group: dict[str, float] = {}
+    for g, cats in GROUPS.items():
+        claimed = sum(v for (gg, _), v in best.items() if gg == g)
+        measured = sum(float(breakdown_ms.get(c) or 0.0) for c in cats)
+        if claimed > 0:
+            by_group[g] = round(min(claimed, measured), 3)
+    recoverable = sum(by_group.values())
+    floor = max(0.0, float(breakdown_ms.get("device_compute") or 0.0) - by_group.get("compute", 0.0))
+    claimed_total = sum(f.saving.ms_per_step for f in fs)
+    return {
+        "step_ms": round(step_ms, 3),
+        "achievable_step_ms": round(max(step_ms - recoverable, floor, 0.0), 3),
+        "recoverable_ms": round(min(recoverable, step_ms), 3),
+        "by_group": by_group,
+        "floor_ms": round(floor, 3),
+        "sum_of_savings_ms": round(claimed_total, 3),
+        "findings": [f.id for f in fs],
+    }

@@ -19,10 +19,11 @@ from . import kernel_classes as kc
 from .fmt import pct as _pct
 from .memory import release_free_heap
 from .metrics.compute import compute_host_metrics
-from .metrics.types import BREAKDOWN_CATEGORIES, LAUNCH_LATENCY_HIGH_US, LAUNCH_LATENCY_LOW_US, HostMetrics
+from .metrics.types import BREAKDOWN_CATEGORIES, HostMetrics
 from .report_schema import SEVERITY_ORDER, Finding, GpuSummary, HostReport, Metric, Report, Saving, StepRow, Table
 from .rules.headline import CARD_RULE, grade_card
 from .rules.savings import achievable, mark_overlaps, parts
+from .thresholds import T
 
 TOP_N = 25
 
@@ -117,8 +118,8 @@ def kernel_histogram(ctx) -> dict[str, Any]:
     counts, times = _histogram_self_weighted(d, np.array(edges)) if d.size else (np.zeros(len(edges) - 1, int), np.zeros(len(edges) - 1))
     return {
         "edges_us": [e if math.isfinite(e) else None for e in edges], "counts": [int(c) for c in counts],
-        "total_us": [_f(t, 3) for t in times], "band_us": [LAUNCH_LATENCY_LOW_US, LAUNCH_LATENCY_HIGH_US],
-        "below_band_count": int((d < LAUNCH_LATENCY_HIGH_US).sum()), "count": int(d.size),
+        "total_us": [_f(t, 3) for t in times], "band_us": [T("launch.latency_us"), T("launch.small_kernel_us")],
+        "below_band_count": int((d < T("launch.small_kernel_us")).sum()), "count": int(d.size),
     }
 
 

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Sequence
 
 from .fmt import ms, pct
 from .report_schema import Finding, GpuSummary, Report
+from .thresholds import T
 
 WIDTH = 100
 _SEV_LABEL = {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO", "ok": "OK"}
@@ -33,7 +34,9 @@ def _saving_text(f: Finding) -> str:
         return ""
     if s.ms_per_step <= 0:
         return "saves ~0 ms/step"
-    return f"saves ~{ms(s.ms_per_step)}/step ({s.percent_of_step:.0f}% of step)"
+    floor = 100.0 * T("report.min_saving_share")
+    share = f"<{floor:g}%" if s.percent_of_step < floor else f"{s.percent_of_step:.0f}%"
+    return f"saves ~{ms(s.ms_per_step)}/step ({share} of step)"
 
 
 def _num(v: Any, nd: int = 2) -> str:

@@ -32,6 +32,7 @@ import numpy as np
 from . import kernel_classes as kc
 from .metrics.events import DeviceEvents, HostEvents, device_launches, union_intervals
 from .metrics.types import DroppedStep, StepDetection, StepWindow
+from .thresholds import T
 
 PS_PER_MS = 1e9
 _TRAIN = re.compile(r"^(train|test)[^/]*$")
@@ -111,7 +112,7 @@ def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | 
     if us.size < 3:
         return None
     gaps = us[1:] - ue[:-1]
-    thr = max(10 * float(np.median(gaps)), 1e9)  # >= 1 ms and 10x the typical gap
+    thr = max(T("steps.cluster_gap_factor") * float(np.median(gaps)), T("steps.cluster_min_gap_ms") * PS_PER_MS)
     big = np.nonzero(gaps > thr)[0]
     if big.size < 1 or big.size > us.size // 2:
         return None
@@ -204,9 +205,10 @@ def detect_steps(tl, h: HostEvents, devs: list[DeviceEvents], launches: list[np.
         note = ("no step markers found (no `Steps` line, Keras `Profiled batch`, `train`/`_r` roots, "
                 "`step_num`, repeated XLA module executions, nor repeating GPU activity): the whole capture is analysed as one step; "
                 "per-step numbers are capture totals")
-    elif found > 5:
-        dropped = [DroppedStep(int(ids[0]), "warm-up: first of more than 5 steps (stock tool rule)"),
-                   DroppedStep(int(ids[-1]), "possibly partial: last of more than 5 steps (stock tool rule)")]
+    elif found > T("steps.drop_edges_above"):
+        edge = f"{T('steps.drop_edges_above'):g}"
+        dropped = [DroppedStep(int(ids[0]), f"warm-up: first of more than {edge} steps (stock tool rule)"),
+                   DroppedStep(int(ids[-1]), f"possibly partial: last of more than {edge} steps (stock tool rule)")]
         ids, hs, he = ids[1:-1], hs[1:-1], he[1:-1]
         gpu_windows = {g: w[1:-1] for g, w in gpu_windows.items()}
         note += f"; dropped first and last of {found} steps"
@@ -219,11 +221,6 @@ def detect_steps(tl, h: HostEvents, devs: list[DeviceEvents], launches: list[np.
         mapped_via=mapped,
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin)
-
-
-#: Dispatch is asynchronous when the work launched in a host step typically ends this many host-step lengths
-#: after the host step itself (JAX returns from a jitted call at once; TensorFlow steps end on a device sync).
-ASYNC_SPILL_STEPS = 0.5
 
 
 def _launched_per_step(hs: np.ndarray, he: np.ndarray, h: HostEvents, d: DeviceEvents,
@@ -276,7 +273,7 @@ def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: l
         per.append((d, first_k, first_any, last))
     if not per or not lengths.size:
         return out
-    if float(np.median(np.concatenate(spills))) <= ASYNC_SPILL_STEPS * float(np.median(lengths)):
+    if float(np.median(np.concatenate(spills))) <= T("steps.async_spill_steps") * float(np.median(lengths)):
         return out
     for d, first_k, first_any, last in per:
         big = np.iinfo(np.int64).max

@@ -15,7 +15,7 @@ from tb_gpu_advisor.analyze import analyze_session
 from tb_gpu_advisor.discovery import discover
 from tb_gpu_advisor.report_schema import Finding, Metric
 from tb_gpu_advisor.rules.headline import disagreements, grade, grade_card, value_status
-from tb_gpu_advisor.rules.thresholds import T, override
+from tb_gpu_advisor.thresholds import T, override
 from tests.savings_checks import report_savings_problems
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -16,7 +16,7 @@ from tb_gpu_advisor.metrics.types import (EagerOps, ElementwiseChain, Gaps, Host
                                           MemcpyStat, OpStat)
 from tb_gpu_advisor.report_schema import Finding, Saving
 from tb_gpu_advisor.rules import REGISTRY, T, evaluate, rank
-from tb_gpu_advisor.rules.thresholds import THRESHOLDS, override
+from tb_gpu_advisor.thresholds import THRESHOLDS, override
 from tests.rules_factory import STEP_MS, STEPS, healthy, kernel, multi
 
 EPS = 1e-6
@@ -49,15 +49,30 @@ def test_every_rule_names_known_thresholds_and_a_guide_section():
             assert t in THRESHOLDS
 
 
-def test_every_threshold_has_a_source_and_is_used():
-    from tb_gpu_advisor.rules.headline import CARD_LEVELS
+def _code_reading_thresholds() -> str:
+    """The package's source, without the table itself and without the rules' ``thresholds=(...)`` declarations
+    (a declared name must also be read where the number is used)."""
+    import re
+    from pathlib import Path
 
-    used = {t for r in REGISTRY.values() for t in r.thresholds}
-    used |= {name for levels in CARD_LEVELS.values() for name in levels if name}  # headline card grading
+    pkg = Path(__file__).resolve().parents[1] / "tb_gpu_advisor"
+    text = [re.sub(r"thresholds=\([^)]*\)", "", p.read_text(encoding="utf-8"))
+            for p in sorted(pkg.rglob("*.py")) if p.name != "thresholds.py" or p.parent != pkg]
+    return "\n".join(text)
+
+
+def test_every_threshold_has_a_source_and_is_read():
+    """The table is the single source it claims to be: every entry is read by code (T, grade, a metric's
+    threshold, a card's levels) outside the table -- a declared but unread entry fails here."""
+    code = _code_reading_thresholds()
+    unread = []
     for name, t in THRESHOLDS.items():
         assert t.source and t.meaning, name
-        if not name.startswith("report."):
-            assert name in used or name in {"launch.latency_us", "launch.small_kernel_us"}, f"unused threshold {name}"
+        if f'"{name}"' not in code and f"'{name}'" not in code:
+            unread.append(name)
+    assert not unread, f"thresholds no code reads: {unread}"
+    for r in REGISTRY.values():  # what a rule declares exists in the table
+        assert set(r.thresholds) <= set(THRESHOLDS), r.id
 
 
 def test_healthy_capture_gives_one_ok_finding_with_headline_numbers():

@@ -6,13 +6,10 @@ from .. import kernel_classes as kc
 
 import numpy as np
 
+from ..thresholds import T
 from .context import PS_PER_MS, Context
 from .types import CaptureQuality, Memory
 
-MIN_STEPS = 3
-MIN_LENGTH_MS = 100.0
-MAX_LENGTH_MS = 60_000.0
-STEADY_CV = 0.2
 
 
 def capture_quality(ctx: Context) -> CaptureQuality:
@@ -31,17 +28,19 @@ def capture_quality(ctx: Context) -> CaptureQuality:
     kept = ctx.steps.count if ctx.steps.detection.source != "whole_capture" else 0
     private = any(n.startswith("tf_gpu_private") for n in ctx.h.line_names)
     notes = []
-    short = kept < MIN_STEPS or length < MIN_LENGTH_MS
-    if kept < MIN_STEPS:
+    # the capture_quality rule compares with the same entries of the thresholds table, the same way
+    min_steps, max_ms, max_cv = T("capture.min_steps"), T("capture.max_seconds") * 1000.0, T("capture.max_step_cv")
+    short = kept < min_steps or length < T("capture.min_length_ms")
+    if kept < min_steps:
         notes.append(f"only {kept} step(s) kept; capture a few steady-state steps (about 10 s)")
-    if length > MAX_LENGTH_MS:
+    if length > max_ms:
         notes.append(f"capture is {length / 1000:.0f} s long; profiling overhead distorts long captures")
-    if cv is not None and cv >= STEADY_CV:
+    if cv is not None and cv > max_cv:
         notes.append(f"step times vary (cv {cv:.2f}); the capture may include warm-up or non-steady steps")
     return CaptureQuality(
         length_ms=float(length), steps_captured=ctx.steps.detection.found, steps_kept=kept,
-        steady_state=(cv < STEADY_CV) if cv is not None else None, step_time_cv=cv, too_short=short,
-        too_long=length > MAX_LENGTH_MS, num_events=ctx.tl.num_events, gpu_thread_mode_private=private, note="; ".join(notes),
+        steady_state=(cv <= max_cv) if cv is not None else None, step_time_cv=cv, too_short=short,
+        too_long=length > max_ms, num_events=ctx.tl.num_events, gpu_thread_mode_private=private, note="; ".join(notes),
         framework=ctx.fw.id, graph_kernel_share=_graph_kernel_share(ctx),
     )
 

@@ -9,7 +9,8 @@ import numpy as np
 from .. import kernel_classes as kc
 from .context import PS_PER_MS, PS_PER_US, Context
 from .events import unique_inverse
-from .types import LAUNCH_LATENCY_HIGH_US, LAUNCH_LATENCY_LOW_US, ElementwiseChain, Fusion, KernelStat, SmallKernelOffender, SmallKernels
+from ..thresholds import T
+from .types import ElementwiseChain, Fusion, KernelStat, SmallKernelOffender, SmallKernels
 
 
 def _kernel_mask(g) -> np.ndarray:
@@ -171,7 +172,7 @@ def precision_totals(ctx: Context) -> dict[str, float]:
 
 
 def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
-    thr = LAUNCH_LATENCY_HIGH_US
+    thr = T("launch.small_kernel_us")
     count = tiny = total = 0
     time_small = time_all = 0.0
     groups: dict[tuple[str, str], list] = {}
@@ -185,7 +186,7 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
         time_all += float(dur.sum())
         sm = dur < thr
         count += int(sm.sum())
-        tiny += int((dur < LAUNCH_LATENCY_LOW_US).sum())
+        tiny += int((dur < T("launch.latency_us")).sum())
         time_small += float(dur[sm].sum())
         if not sm.any():
             continue
@@ -260,7 +261,7 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
         dur_us = (d.end[idx] - d.start[idx]) / PS_PER_US
         ew_count += int(ew.sum())
         ew_ms += float(dur_us[ew].sum()) / 1000.0
-        cand = ew & (dur_us < LAUNCH_LATENCY_HIGH_US)
+        cand = ew & (dur_us < T("launch.small_kernel_us"))
         small_ew += int(cand.sum())
         for s in np.unique(d.stream[idx]):
             sel = idx[d.stream[idx] == s]

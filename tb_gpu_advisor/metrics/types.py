@@ -25,10 +25,6 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-#: The guide's host->device launch latency band (us): "each takes about 20-40 us".
-LAUNCH_LATENCY_LOW_US = 20.0
-LAUNCH_LATENCY_HIGH_US = 40.0
-
 StepSource = Literal[
     "steps_line",  # TF 2.4-style derived `Steps` line on the GPU planes (grouped capture)
     "keras_profiled_batch",  # Keras 3 `Profiled batch` host events with `step_num`
@@ -298,8 +294,8 @@ class SmallKernelOffender:
 class SmallKernels:
     """Kernels shorter than the launch latency band.
 
-    count: kernels with duration < ``threshold_us`` (= LAUNCH_LATENCY_HIGH_US);
-    tiny_count: < LAUNCH_LATENCY_LOW_US.  Shares are of all kernels (count)
+    count: kernels with duration < ``threshold_us`` (threshold ``launch.small_kernel_us``);
+    tiny_count: < ``launch.latency_us``.  Shares are of all kernels (count)
     and of kernel time.  ``top`` sorted by total time (the guide's
     "126,224 Mul at 21.9 us" example is one row).
     """

@@ -39,7 +39,7 @@ from . import (  # noqa: F401  (import = register, in the guide's order)
 )
 from .base import GUIDE_ORDER, REGISTRY, Ctx, Rule, finding, grade, ms, pct, step_windows
 from .savings import mark_overlaps
-from .thresholds import THRESHOLDS, T, override
+from ..thresholds import THRESHOLDS, T, override
 
 __all__ = ["evaluate", "rank", "healthy_finding", "unexplained_idle_finding", "quiet_reason", "REGISTRY", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .thresholds import T
+from ..thresholds import T
 
 from ..kernel_classes import LOW_PRECISIONS as SIXTEEN_BIT
 

@@ -25,7 +25,7 @@ import math
 from typing import Iterable
 
 from ..report_schema import Finding, Metric, Status
-from .thresholds import THRESHOLDS, T
+from ..thresholds import THRESHOLDS, T
 
 #: card id -> the rule that grades it
 CARD_RULE: dict[str, str] = {

@@ -1,8 +1,10 @@
-"""Every threshold the rules use, in ONE table, each with its source.
+"""Every threshold of the Advisor, in ONE table, each with its source.
 
-Change a number here and every rule, the docs (``docs/rules.md`` quotes
-this table) and the report's ``metric.threshold`` follow.  Nothing else has
-to be read to tune the Advisor.
+Rules, metrics and step detection read their numbers here (so this module
+sits beside the pipeline, importing nothing of it).  Change a number here and
+every rule, metric, the docs (``docs/rules.md`` quotes this table) and the
+report's ``metric.threshold`` follow.  Nothing else has to be read to tune
+the Advisor; ``tests/test_rules.py`` fails on an entry no code reads.
 
 Conventions
 -----------
@@ -61,7 +63,8 @@ _TABLE: tuple[Threshold, ...] = (
     _t("launch_bound.critical", 0.15, "share", "stock overview: kernel launch >=15% of step = high",
        "same metric, critical level"),
     _t("launch.latency_us", 20.0, "us", "guide §1.2.2: each kernel takes about 20-40 us from enqueue to execution "
-       "(lower bound used so savings are not overstated)", "host launch latency per kernel"),
+       "(lower bound used so savings are not overstated)", "host launch latency per kernel: kernels shorter are "
+       "'tiny' (small-kernel metrics, the kernel-duration chart's band)"),
     _t("launch.small_kernel_us", 40.0, "us", "guide §1.2.2: a kernel shorter than the 20-40 us launch latency cannot "
        "hide it (126,224 Mul at ~21.9 us each)", "a kernel this short or shorter is 'small'"),
     _t("launch.fused_us_per_kernel", 1.0, "us", "Advisor: a fused graph / XLA cluster / CUDA graph pays ~1 us per kernel",
@@ -170,6 +173,8 @@ _TABLE: tuple[Threshold, ...] = (
     # ---- capture quality (Q&A) ------------------------------------------------------
     _t("capture.min_steps", 5.0, "count", "Q&A: a few steady-state steps; stock overview drops first and last step "
        "when it has more than 5", "fewer complete steps than this -> warning"),
+    _t("capture.min_length_ms", 100.0, "ms", "Advisor: under 0.1 s a capture holds too little to average",
+       "captures shorter than this are 'too short' (capture.too_short)"),
     _t("capture.max_seconds", 30.0, "s", "Q&A: profile about ten seconds, never a whole run (overhead distorts)",
        "captures longer than this -> info"),
     _t("capture.max_step_cv", 0.5, "ratio", "Advisor: step times varying by >50% (stddev/mean) are not steady state",
@@ -177,9 +182,20 @@ _TABLE: tuple[Threshold, ...] = (
     _t("capture.graph_kernel_share", 0.5, "share", "Advisor: when most kernel time runs inside CUDA graphs (XLA command "
        "buffers) the capture has no per-op names for it", "share of kernel time launched inside CUDA graphs above which "
        "the capture-quality note says how to get per-op names"),
+    # ---- step detection (steps.py) ------------------------------------------------
+    _t("steps.drop_edges_above", 5.0, "count", "stock overview: with more than 5 steps the first (warm-up) and last "
+       "(possibly partial) step are dropped", "steps found above which the first and last are dropped"),
+    _t("steps.async_spill_steps", 0.5, "ratio", "Advisor: JAX returns from a jitted call at once, TensorFlow steps end on "
+       "a device sync; measured on the real H100 captures", "dispatch is asynchronous when a host step's device work "
+       "typically ends this many host-step lengths after it"),
+    _t("steps.cluster_gap_factor", 10.0, "ratio", "Advisor: a step boundary in GPU busy clusters is an idle gap far "
+       "longer than the typical gap between kernels", "gap between busy clusters, as a multiple of the median gap, that "
+       "separates steps (no step markers)"),
+    _t("steps.cluster_min_gap_ms", 1.0, "ms", "Advisor: kernel-to-kernel idle inside a step is microseconds",
+       "shortest idle gap that separates steps in GPU busy clusters"),
     # ---- ranking / presentation ------------------------------------------------
     _t("report.min_saving_share", 0.005, "share", "Advisor: savings under 0.5% of step are shown as '<0.5%'",
-       "display floor, not a firing threshold"),
+       "display floor in the text and markdown reports, not a firing threshold"),
 )
 
 THRESHOLDS: dict[str, Threshold] = {t.name: t for t in _TABLE}
@@ -190,7 +206,7 @@ def T(name: str) -> float:
     try:
         return THRESHOLDS[name].value
     except KeyError:
-        raise KeyError(f"unknown threshold {name!r}; see tb_gpu_advisor/rules/thresholds.py") from None
+        raise KeyError(f"unknown threshold {name!r}; see tb_gpu_advisor/thresholds.py") from None
 
 
 def source(name: str) -> str:

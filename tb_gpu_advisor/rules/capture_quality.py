@@ -43,39 +43,30 @@ def check(m) -> list:
         ))
     seconds = (c.length_ms or 0) / 1000.0
     if seconds > T("capture.max_seconds"):
-        out.append(finding(
-            ctx, ID, "info",
-            f"The capture spans {seconds:.0f} s; profiling overhead distorts long captures — about ten seconds of "
-            f"steady-state steps is enough.",
-            title="The capture is long",
-            metric=value_metric("capture_seconds", "Capture length", seconds, "s", f"{seconds:.0f} s",
-                                "capture.max_seconds", severity="info"),
-            actions=ctx.fw.fix(ID),
-        ))
+        out.append(_note(ctx, f"The capture spans {seconds:.0f} s; profiling overhead distorts long captures — about "
+                              f"ten seconds of steady-state steps is enough.", "The capture is long",
+                         ("capture_seconds", "Capture length", seconds, "s", f"{seconds:.0f} s", "capture.max_seconds"),
+                         ctx.fw.fix(ID)))
     if c.step_time_cv is not None and c.step_time_cv > T("capture.max_step_cv") and s.count >= 2:
-        out.append(finding(
-            ctx, ID, "info",
-            f"Step times vary by {c.step_time_cv:.0%} (stddev / mean over {s.count} steps): the window is not steady "
-            f"state, so per-step averages hide outliers.",
-            title="Step times are not steady",
-            metric=value_metric("step_time_cv", "Step time variation", c.step_time_cv, "ratio", f"{c.step_time_cv:.0%}",
-                                "capture.max_step_cv", severity="info"),
-            actions=ctx.fw.fix(f"{ID}:unsteady"),
-        ))
+        out.append(_note(ctx, f"Step times vary by {c.step_time_cv:.0%} (stddev / mean over {s.count} steps): the "
+                              f"window is not steady state, so per-step averages hide outliers.",
+                         "Step times are not steady",
+                         ("step_time_cv", "Step time variation", c.step_time_cv, "ratio", f"{c.step_time_cv:.0%}",
+                          "capture.max_step_cv"), ctx.fw.fix(f"{ID}:unsteady")))
     graphs = c.graph_kernel_share
     how = ctx.fw.extra(f"{ID}:command_buffers")
     if graphs >= T("capture.graph_kernel_share") and how:
-        out.append(finding(
-            ctx, ID, "info",
-            f"{graphs:.0%} of kernel time ran inside CUDA graphs (XLA command buffers): those kernels are shown under "
-            f"their graph, without the op that launched them, so the op tables cannot point at the op to change.",
-            title="Kernels run inside CUDA graphs: per-op names are missing",
-            metric=value_metric("graph_kernel_share", "Kernel time in CUDA graphs", graphs, "share", f"{graphs:.0%}",
-                                "capture.graph_kernel_share", severity="info"),
-            actions=how,
-        ))
+        out.append(_note(ctx, f"{graphs:.0%} of kernel time ran inside CUDA graphs (XLA command buffers): those kernels "
+                              f"are shown under their graph, without the op that launched them, so the op tables cannot "
+                              f"point at the op to change.", "Kernels run inside CUDA graphs: per-op names are missing",
+                         ("graph_kernel_share", "Kernel time in CUDA graphs", graphs, "share", f"{graphs:.0%}",
+                          "capture.graph_kernel_share"), how))
     if len(out) > 1:  # keep ids unique: suffix the secondary ones
         for i, f in enumerate(out[1:], 1):
             f.id = f"{f.id}#{f.metric.id if f.metric else i}"
     return out
 
+
+def _note(ctx, summary: str, title: str, metric: tuple, actions: list):
+    """An info finding about the capture: ``metric`` = (id, label, value, unit, display, threshold)."""
+    return finding(ctx, ID, "info", summary, title=title, metric=value_metric(*metric, severity="info"), actions=actions)

@@ -14,8 +14,10 @@ def _share(a: float | None, b: float | None) -> float | None:
     return (a / b) if (a is not None and b) else None
 
 
-def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostMetrics, Context]:
-    ctx = build_context(tl, params)
+def compute_host_metrics(tl: Timeline, params: int | None = None, release: bool = False) -> tuple[HostMetrics, Context]:
+    """Every metric of one host.  ``release``: ``tl`` is the caller's to give up (``analyze_host``): its activity
+    lines' event columns are dropped once the context's tables hold them (``build_context``)."""
+    ctx = build_context(tl, params, release)
     release_free_heap()  # the context's build temporaries (see memory.py)
     per_gpu: dict[int, list[StepMetrics]] = {}
     per_gpu_arr: dict[int, bd.StepArrays] = {}

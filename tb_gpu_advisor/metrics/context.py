@@ -178,9 +178,12 @@ def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> n
     return Encloser(h, mask_outer).find(idx_inner)
 
 
-def build_context(tl: Timeline, params: int | None = None) -> Context:
-    h = host_events(tl)
-    devs = all_device_events(tl)
+def build_context(tl: Timeline, params: int | None = None, release: bool = False) -> Context:
+    """The shared context of one host.  ``release``: the caller owns ``tl`` and reads no event column of its
+    activity lines afterwards; they are dropped as the event tables take them over (the analysis's peak
+    memory, see ``events.host_events``)."""
+    h = host_events(tl, release)
+    devs = all_device_events(tl, release)
     idx_t = _idx_dtype(len(h))  # host event indices
     # correlation: host launch record of every device event (graph launches cover all their kernels)
     launches = device_launches(h, devs, idx_t)

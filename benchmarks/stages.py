@@ -38,6 +38,8 @@ from procfs import status_kb  # noqa: E402
 #: (module, attribute, label, depth): the wrapped stages, in pipeline order; depth indents nested ones.
 STAGES: tuple[tuple[str, str, str, int], ...] = (
     ("tb_gpu_advisor.reader", "read_timeline", "read + decode (timeline columns)", 0),
+    ("tb_gpu_advisor.reader", "_read_plane", "one plane decoded", 1),
+    ("tb_gpu_advisor.reader", "_read_line", "one line decoded", 2),
     ("tb_gpu_advisor.analyze", "compute_host_metrics", "metrics (context + modules)", 0),
     ("tb_gpu_advisor.metrics.compute", "build_context", "metrics context", 1),
     ("tb_gpu_advisor.metrics.context", "host_events", "host event table", 2),

@@ -9,6 +9,7 @@ import numpy as np
 from .. import frameworks
 from .. import kernel_classes as kc
 from ..frameworks import Framework
+from ..memory import release_free_heap
 from ..steps import Steps, detect_steps
 from ..timeline import Timeline
 from .events import (DeviceEvents, HostEvents, all_device_events, host_events, in_key_start_order, int_dtype,
@@ -183,6 +184,8 @@ def build_context(tl: Timeline, params: int | None = None, release: bool = False
     activity lines afterwards; they are dropped as the event tables take them over (the analysis's peak
     memory, see ``events.host_events``)."""
     h = host_events(tl, release)
+    if release:  # the host lines' columns just freed, before the device tables are built on top (see memory.py)
+        release_free_heap()
     devs = all_device_events(tl, release)
     idx_t = _idx_dtype(len(h))  # host event indices
     # correlation: host launch record of every device event (graph launches cover all their kernels)

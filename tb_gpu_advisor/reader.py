@@ -399,7 +399,7 @@ def _stats_from_messages(items, keys: _StatKeys, strings: _Strings) -> StatTable
 
 #: Events decoded per batch: bounds the decoder's temporary arrays (~100 bytes
 #: per event) whatever the line's size.
-EVENT_CHUNK = 1 << 18
+EVENT_CHUNK = 1 << 16
 
 _PLANE_LINES = 3  # XPlane.lines
 _LINE_EVENTS = 4  # XLine.events

@@ -60,6 +60,7 @@ def compute_host_metrics(tl: Timeline, params: int | None = None, release: bool 
         input_wait_share=_share(avg.input_wait, avg_step),
     )
     mc, mc_rows = memcpy.memcpy_stats(ctx, avg.as_dict())
+    release_free_heap()  # the memcpy encloser's sort keys and masks: tens of MB on large captures (memory.py)
     gm = multigpu.gpu_metrics(ctx, per_gpu_arr)
     active_ids = {g.d.gpu for g in ctx.gpus if g.active}
     detail = [r for gid in sorted(per_gpu) if gid in active_ids for r in per_gpu[gid]] + host_rows

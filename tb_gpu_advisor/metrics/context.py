@@ -190,6 +190,8 @@ def build_context(tl: Timeline, params: int | None = None, release: bool = False
     idx_t = _idx_dtype(len(h))  # host event indices
     # correlation: host launch record of every device event (graph launches cover all their kernels)
     launches = device_launches(h, devs, idx_t)
+    if release:  # the correlation table's build arrays, before the steps' (see memory.py)
+        release_free_heap()
     steps = detect_steps(tl, h, devs, launches)
     fw = frameworks.detect_timeline(tl)
     host_op = h.name_mask(fw.host_op_event)

@@ -59,6 +59,7 @@ def compute_host_metrics(tl: Timeline, params: int | None = None, release: bool 
         launch_wait_share=_share(avg.launch_wait, avg_step) if has_gpu else None,
         input_wait_share=_share(avg.input_wait, avg_step),
     )
+    release_free_heap()  # the breakdown's and the ops' temporaries, before memcpy's encloser is built (memory.py)
     mc, mc_rows = memcpy.memcpy_stats(ctx, avg.as_dict())
     release_free_heap()  # the memcpy encloser's sort keys and masks: tens of MB on large captures (memory.py)
     gm = multigpu.gpu_metrics(ctx, per_gpu_arr)

@@ -19,6 +19,7 @@ Tasks:
     analyze PATH            tb_gpu_advisor.analyze.analyze_host (read + metrics + findings)
     stock PATH TOOL         xprof's xspace_to_tool_data([PATH], TOOL) -- give it a copy
     generate OUT PARAMS     write a synthetic capture (PARAMS: JSON, see run.py)
+    stages PATH             analyze_host with peak memory by stage (benchmarks/stages.py)
 """
 
 from __future__ import annotations
@@ -106,8 +107,15 @@ def task_generate(out: str, params_json: str) -> tuple[Callable[[], Any], Callab
     return (lambda: generate(out, params)), (lambda info: info)
 
 
+def task_stages(path: str) -> tuple[Callable[[], Any], Callable[[Any], dict]]:
+    sys.path.insert(0, os.path.join(REPO, "benchmarks"))
+    from stages import measure  # benchmarks/stages.py: wraps the pipeline's stages, resets VmHWM between them
+
+    return (lambda: measure(path)), (lambda res: {**res, "events": res["events"]})
+
+
 TASKS = {"parse": task_parse, "read": task_read, "analyze": task_analyze, "stock": task_stock,
-         "generate": task_generate}
+         "generate": task_generate, "stages": task_stages}
 
 
 def main(argv: list[str]) -> int:

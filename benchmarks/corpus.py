@@ -23,6 +23,10 @@ from typing import Any
 GPUS = 8
 #: Bump when this file changes what it writes: part of the cache key.
 RECIPE_VERSION = 1
+#: Capture shapes: ``tf`` (our default corpus, ~42 bytes per event) and ``dense``
+#: (~25 bytes per event: small events with ~1.3 stats, 33 names -- the shape of a
+#: foreign generator's capture a user measured, see docs/benchmarks.md).
+SHAPES = ("tf", "dense")
 
 
 def generator_digest() -> str:
@@ -38,18 +42,50 @@ def generator_digest() -> str:
     return h.hexdigest()[:12]
 
 
-def _capture(num_steps: int, layers: int, seed: int) -> Any:
-    """One host, 8 GPUs, ``num_steps`` steps; returns the generator's Capture."""
+def _capture(num_steps: int, layers: int, seed: int, shape: str = "tf") -> Any:
+    """One host, 8 GPUs, ``num_steps`` steps of the given ``shape``; returns the generator's Capture."""
     from tb_gpu_advisor.synthetic import kernels as K
     from tb_gpu_advisor.synthetic import scenarios as S
     from tb_gpu_advisor.synthetic.tfcapture import A100, Capture
 
     cap = Capture(GPUS, A100, seed=seed, marker="keras3", thread_mode="gpu_private")
-    ops = [S._replica_ops(g, layers) for g in range(GPUS)]
+    if shape == "dense":
+        ops = [_dense_ops(layers)] * GPUS
+    else:
+        ops = [S._replica_ops(g, layers) for g in range(GPUS)]
     allreduce = [K.sized(K.NCCL_ALLREDUCE, 150)]
     for _ in range(num_steps):
         cap.step(ops, input_wait_us=25, allreduce=allreduce)
     return cap
+
+
+def _dense_ops(layers: int) -> list:
+    """One replica's ops for the ``dense`` shape: many short events, few stats, few names.
+
+    Why this shape: memory follows events, not bytes, so a file of small
+    events holds ~1.7x the events per MB of our ``tf`` shape.  Each op
+    launches four tiny kernels that carry only ``correlation_id`` and a
+    ``kernel_details`` reference (no ``tf_op`` string, no per-replica op
+    names): 9 events and 12 stats per op (1.33 stats per event); the names
+    are the same on every GPU, so the capture has ~33 distinct names.
+    """
+    from dataclasses import replace
+
+    from tb_gpu_advisor.synthetic import kernels as K
+    from tb_gpu_advisor.synthetic import scenarios as S
+    from tb_gpu_advisor.synthetic.tfcapture import Op
+
+    details = "grid:64,1,1 block:256,1,1"
+    pool = [replace(k, us=us, details=details) for k, us in (
+        (K.GEMM_FP16_TC, 6), (K.GEMM_FP16_XMMA, 5), (K.GEMM_BF16_TC, 5), (K.SGEMM_VOLTA, 8), (K.HGEMM_FALLBACK, 7),
+        (K.EW_ADD_HALF, 2), (K.EW_MUL_HALF, 2), (K.EW_ADD_F32, 2), (K.EW_MUL_F32, 2), (K.EW_ADD_BF16, 2),
+        (K.BIAS_RELU_HALF, 2), (K.ADAM_F32, 3), (K.SOFTMAX_F32, 3))]
+    kinds = ("MatMul", "BiasAdd", "Relu", "AddV2", "Mul", "Cast", "Softmax", "BiasAddGrad", "ResourceApplyAdam",
+             "Sum", "Sub", "Square", "Mean")
+    ops = [Op(f"model/{kind}:{kind}", [pool[(i * 3 + j) % len(pool)] for j in range(4)], host_us=1.0, launch_us=1.0,
+              tf_op_stat=False)
+           for _ in range(max(1, layers * 4 // len(kinds))) for i, kind in enumerate(kinds)]
+    return [S._input_copy()] + ops
 
 
 def _space(cap: Any) -> Any:
@@ -57,18 +93,21 @@ def _space(cap: Any) -> Any:
     return cap.finish() if hasattr(cap, "finish") else cap.space
 
 
-def bytes_per_step(layers: int, seed: int, steps: int = 16) -> float:
+def bytes_per_step(layers: int, seed: int, steps: int = 16, shape: str = "tf") -> float:
     """Calibration: encoded size of a short capture, per step."""
-    a = len(_space(_capture(steps, layers, seed)).encode())
-    b = len(_space(_capture(2 * steps, layers, seed)).encode())
+    a = len(_space(_capture(steps, layers, seed, shape)).encode())
+    b = len(_space(_capture(2 * steps, layers, seed, shape)).encode())
     return (b - a) / steps
 
 
-def plan(target_bytes: int, layers: int = 12, seed: int = 0) -> dict:
+def plan(target_bytes: int, layers: int = 12, seed: int = 0, shape: str = "tf") -> dict:
     """Generator parameters for a file of about ``target_bytes``."""
-    per_step = bytes_per_step(layers, seed)
+    per_step = bytes_per_step(layers, seed, shape=shape)
     steps = max(4, round(target_bytes / per_step))
-    return {"gpus": GPUS, "layers": layers, "num_steps": steps, "seed": seed}
+    out = {"gpus": GPUS, "layers": layers, "num_steps": steps, "seed": seed}
+    if shape != "tf":  # the tf shape's params (and so its cache key) stay as they were
+        out["shape"] = shape
+    return out
 
 
 def generate(out: str, params: dict) -> dict:
@@ -80,8 +119,9 @@ def generate(out: str, params: dict) -> dict:
     t0 = time.perf_counter()
     params = dict(params)
     if "num_steps" not in params:
-        params.update(plan(int(params.pop("target_bytes")), params.get("layers", 12), params.get("seed", 0)))
-    cap = _capture(params["num_steps"], params["layers"], params["seed"])
+        params.update(plan(int(params.pop("target_bytes")), params.get("layers", 12), params.get("seed", 0),
+                           params.get("shape", "tf")))
+    cap = _capture(params["num_steps"], params["layers"], params["seed"], params.get("shape", "tf"))
     t1 = time.perf_counter()
     raw = _space(cap).encode()
     t2 = time.perf_counter()

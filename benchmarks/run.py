@@ -1,6 +1,7 @@
 """Benchmark the Advisor against the stock xprof converter on large 8-GPU captures.
 
     python benchmarks/run.py [--sizes 100MB,1GB] [--cache-dir .bench] [--quick]
+                             [--shapes tf,dense] [--stages]
                              [--file PATH ...] [--timeout S] [--repeat N]
                              [--skip-stock] [--skip-http] [--fetches 50]
 
@@ -166,8 +167,9 @@ def parse_size(text: str) -> int:
     return int(float(m.group(1)) * {"": 1, "K": 10**3, "M": 10**6, "G": 10**9}[m.group(2)])
 
 
-def ensure_capture(cache_dir: str, label: str, target: int, timeout_s: float, mem_cap: int) -> tuple[str, dict]:
-    """Path of the generated capture for ``target`` bytes; generated only if not cached.
+def ensure_capture(cache_dir: str, label: str, target: int, timeout_s: float, mem_cap: int,
+                   shape: str = "tf") -> tuple[str, dict]:
+    """Path of the generated capture for ``target`` bytes of ``shape``; generated only if not cached.
 
     Key: target size, recipe parameters and a digest of the generator's
     sources, so a changed generator never hands back a stale file.
@@ -175,10 +177,12 @@ def ensure_capture(cache_dir: str, label: str, target: int, timeout_s: float, me
     from corpus import generator_digest
 
     params = {"target_bytes": target, "layers": 12, "seed": 0}
+    if shape != "tf":
+        params["shape"] = shape
     key = hashlib.sha256(json.dumps({**params, "gen": generator_digest()}, sort_keys=True).encode()).hexdigest()[:16]
     folder = os.path.join(cache_dir, "corpus")
     os.makedirs(folder, exist_ok=True)
-    path = os.path.join(folder, f"bench_{label}_{key}.xplane.pb")
+    path = os.path.join(folder, f"bench_{label}{'' if shape == 'tf' else '-' + shape}_{key}.xplane.pb")
     meta_path = path + ".json"
     if os.path.exists(path) and os.path.exists(meta_path):
         with open(meta_path) as f:
@@ -505,6 +509,12 @@ def bench_file(label: str, path: str, meta: dict, args: argparse.Namespace, mem_
     note(best_of("protobuf full parse (floor)", ["parse", path], rep, t, mem_cap))
     note(best_of("ours: read", ["read", path], rep, t, mem_cap))
     note(best_of("ours: read + analyze_host", ["analyze", path], rep, t, mem_cap))
+    stages = None
+    if args.stages:
+        sm = run_child("ours: memory by stage", ["stages", path], t, mem_cap)
+        print(f"  {sm.label:32s} {sm.status:10s} work {_s(sm.work_s):>7s} s  peak RSS {_mb(sm.maxrss):>7s} MB "
+              f"{sm.note}", flush=True)
+        stages = sm.detail if sm.status == "ok" else {"error": f"{sm.status} {sm.note}"}
     if not args.skip_stock:
         for tool in STOCK_TOOLS:
             with tempfile.TemporaryDirectory(dir=args.cache_dir, prefix="stock_") as tmp:
@@ -519,8 +529,20 @@ def bench_file(label: str, path: str, meta: dict, args: argparse.Namespace, mem_
               + (f"p50 {http['p50_ms']:.1f} ms p95 {http['p95_ms']:.1f} ms" if "p50_ms" in http
                  else http.get("note", "")), flush=True)
     text, verdicts = size_section(label, path, meta, ms, http)
+    text += stages_section(stages)
     return text, {"label": label, "path": path, "bytes": os.path.getsize(path), "meta": meta,
-                  "measurements": [asdict(m) for m in ms], "http": http, "targets": verdicts}
+                  "measurements": [asdict(m) for m in ms], "http": http, "targets": verdicts, "stages": stages}
+
+
+def stages_section(stages: dict | None) -> str:
+    """Markdown of the memory-by-stage child (``--stages``), or nothing."""
+    if not stages:
+        return ""
+    if "stages" not in stages:
+        return f"\n\nMemory by stage: {stages.get('error', 'not measured')}"
+    from stages import render
+
+    return "\n\nMemory by stage (peaks above the RSS after imports; `benchmarks/stages.py`):\n\n" + render(stages)
 
 
 def render_markdown(info: dict[str, str], sections: list[str], stamp: str | None = None) -> str:
@@ -536,7 +558,8 @@ def render_saved(path: str) -> str:
     sections = []
     for rec in saved["files"]:
         ms = [Measurement(**m) for m in rec["measurements"]]
-        sections.append(size_section(rec["label"], rec["path"], rec["meta"], ms, rec["http"])[0])
+        sections.append(size_section(rec["label"], rec["path"], rec["meta"], ms, rec["http"])[0]
+                        + stages_section(rec.get("stages")))
     return render_markdown(saved["machine"], sections, saved.get("stamp"))
 
 
@@ -544,6 +567,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="Benchmark the Advisor vs the stock xprof converter (issue 5).")
     ap.add_argument("--sizes", default="100MB,1GB", help="comma-separated capture sizes to generate (default %(default)s)")
     ap.add_argument("--quick", action="store_true", help="only the ~100 MB size")
+    ap.add_argument("--shapes", default="tf", help="capture shapes per size, comma-separated: tf (our corpus, ~42 "
+                    "bytes per event), dense (~25 bytes per event, ~41k events per MB) (default %(default)s)")
+    ap.add_argument("--stages", action="store_true", help="also measure peak memory by pipeline stage, in bytes "
+                    "per event (benchmarks/stages.py, one more fresh process per file)")
     ap.add_argument("--file", action="append", default=[], help="benchmark this existing .xplane.pb too (repeatable); "
                     "with --file and no --sizes nothing is generated")
     ap.add_argument("--cache-dir", default=os.path.join(REPO, ".bench"),
@@ -575,16 +602,24 @@ def main(argv: list[str] | None = None) -> int:
     print("machine: " + "; ".join(f"{k} {v}" for k, v in info.items()), flush=True)
     print(f"memory cap per process: {mem_cap / 2**30:.1f} GiB, timeout {args.timeout:.0f} s", flush=True)
 
+    from corpus import SHAPES
+
+    shapes = [s.strip() for s in args.shapes.split(",") if s.strip()]
+    bad = [s for s in shapes if s not in SHAPES]
+    if bad:
+        ap.error(f"unknown shape(s) {', '.join(bad)}: choose from {', '.join(SHAPES)}")
     targets: list[tuple[str, str, dict]] = []
-    for label in labels:
-        label = label.strip()
-        t0 = time.perf_counter()
-        path, meta = ensure_capture(args.cache_dir, label, parse_size(label), args.timeout * 2, mem_cap)
-        how = "cached" if meta.get("cached") else f"generated in {time.perf_counter() - t0:.1f} s"
-        print(f"{label}: {path} ({os.path.getsize(path) / 1e6:,.1f} MB, {how}, "
-              f"generator peak RSS {meta.get('generate_maxrss', 0) / 1e6:,.0f} MB; "
-              f"params {json.dumps(meta.get('params'))})", flush=True)
-        targets.append((label, path, meta))
+    for size_label in labels:
+        for shape in shapes:
+            label = size_label.strip() + ("" if shape == "tf" else f"-{shape}")
+            t0 = time.perf_counter()
+            path, meta = ensure_capture(args.cache_dir, size_label.strip(), parse_size(size_label), args.timeout * 2,
+                                        mem_cap, shape)
+            how = "cached" if meta.get("cached") else f"generated in {time.perf_counter() - t0:.1f} s"
+            print(f"{label}: {path} ({os.path.getsize(path) / 1e6:,.1f} MB, {how}, "
+                  f"generator peak RSS {meta.get('generate_maxrss', 0) / 1e6:,.0f} MB; "
+                  f"params {json.dumps(meta.get('params'))})", flush=True)
+            targets.append((label, path, meta))
     for p in args.file:
         targets.append((os.path.basename(p), os.path.abspath(p), {}))
     if args.generate_only:

@@ -191,7 +191,7 @@ def analyze_host(host_file, params: int | None = None) -> HostReport:
     if problem is not None:
         return HostReport(host=host, path=path, size_bytes=size or tl.size_bytes, error=f"{path}: {problem}")
     try:
-        m, ctx = compute_host_metrics(tl, params)
+        m, ctx = compute_host_metrics(tl, params, release=True)  # the timeline is ours: its columns go as they are used
         release_free_heap()  # metrics temporaries, before the report is built (see memory.py)
         m.host = host
         return build_host_report(m, ctx, size or tl.size_bytes)

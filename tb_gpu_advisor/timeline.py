@@ -95,13 +95,45 @@ class Line:
     name_id: np.ndarray  # int32 index into Plane.event_names
     stats: StatTable
     plane: "Plane" = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+    #: after :meth:`release_events`: (event count, (min start, max end) or None); None while the columns are here
+    _released: tuple[int, tuple[int, int] | None] | None = field(default=None, repr=False, compare=False)
 
     def __len__(self) -> int:
+        if self._released is not None:
+            return self._released[0]
         return int(self.start_ps.shape[0])
 
     @property
     def end_ps(self) -> np.ndarray:
         return self.start_ps + self.duration_ps
+
+    def span(self) -> tuple[int, int] | None:
+        """(earliest start, latest end) of the line's events in ps, None when it has none; kept after a release."""
+        if self._released is not None:
+            return self._released[1]
+        if not len(self):
+            return None
+        return int(self.start_ps.min()), int(self.end_ps.max())
+
+    def release_events(self, keep_stat_keys: frozenset[int] = frozenset()) -> None:
+        """Drop the per-event columns once an event table of the analysis holds what it needs of them.
+
+        Why: the timeline and the analysis's event tables (``metrics/events.py``) were alive together
+        through the whole analysis, the events' times, names and stats held twice -- the bulk of the
+        peak memory.  Length and :meth:`span` stay answerable; the time and name columns become None,
+        so a later reader fails loudly instead of seeing no events.  Stat rows whose key is in
+        ``keep_stat_keys`` stay (read late: ``int_stat(..., inherit=False)`` and ``has_stat`` still work).
+        """
+        if self._released is not None:
+            return
+        self._released = (len(self), self.span())
+        self.start_ps = self.duration_ps = self.name_id = None  # type: ignore[assignment]
+        st = self.stats
+        keep = np.isin(st.key, np.fromiter(keep_stat_keys, dtype=np.int64)) if keep_stat_keys and len(st) else None
+        if keep is not None and keep.any():
+            self.stats = StatTable(st.owner[keep], st.key[keep], st.kind[keep], st.value[keep])
+        else:
+            self.stats = StatTable.empty()
 
     def int_stat(self, name: str, default: int = MISSING, inherit: bool = True) -> np.ndarray:
         """Dense int64 column of stat ``name`` for every event of this line.

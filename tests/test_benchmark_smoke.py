@@ -34,3 +34,21 @@ def test_tiny_run(tmp_path) -> None:
         assert f"| {row} | ok" in table, table[-3000:]
     assert "peak RSS <= 3x file size" in table
     assert list(tmp_path.glob("results-*.md")) and list(tmp_path.glob("corpus/*.xplane.pb"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak RSS is read from Linux rusage and /proc")
+def test_dense_shape_and_stages(tmp_path) -> None:
+    """``--shapes tf,dense --stages``: both capture shapes are generated and analysed, each with its memory-by-stage
+    table (issue 12 item 8).  No number is checked: only that every stage ran and was reported."""
+    out = subprocess.run(
+        [sys.executable, SCRIPT, "--sizes", "200KB", "--shapes", "tf,dense", "--stages", "--skip-http", "--skip-stock",
+         "--cache-dir", str(tmp_path), "--timeout", "120"],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    table = out.stdout
+    assert "### 200KB:" in table and "### 200KB-dense:" in table, table[-3000:]
+    assert table.count("Memory by stage (peaks above the RSS after imports") == 2, table[-3000:]
+    for stage in ("read + decode (timeline columns)", "metrics context", "report (rules + tables)", "**whole analysis**"):
+        assert table.count(stage) >= 2, stage
+    assert len(list(tmp_path.glob("corpus/bench_200KB-dense_*.xplane.pb"))) == 1

@@ -21,3 +21,8 @@ USED_STATS: frozenset[str] = frozenset({
     # capture: memory headroom
     "peak_bytes_in_use", "allocator_name", "buffer_limit",
 })
+
+#: Event stats read from the timeline's lines *after* the event tables are built (``capture.memory``):
+#: the lines keep these stat rows when the analysis releases their per-event columns
+#: (``Line.release_events``); every other stat is in the event tables by then.
+LATE_LINE_STATS: tuple[str, ...] = ("peak_bytes_in_use", "allocator_name", "buffer_limit")

@@ -20,9 +20,8 @@ def capture_quality(ctx: Context) -> CaptureQuality:
         if isinstance(a, int) and isinstance(b, int) and b > a:
             length = (b - a) / 1e6  # ns -> ms
     if length is None:
-        starts = [ln.start_ps.min() for p in ctx.tl.planes for ln in p.lines if len(ln)]
-        ends = [ln.end_ps.max() for p in ctx.tl.planes for ln in p.lines if len(ln)]
-        length = (max(ends) - min(starts)) / PS_PER_MS if starts else 0.0
+        spans = [sp for p in ctx.tl.planes for ln in p.lines if (sp := ln.span()) is not None]
+        length = (max(e for _, e in spans) - min(s for s, _ in spans)) / PS_PER_MS if spans else 0.0
     w = [s.duration_ms for s in ctx.steps.detection.windows]
     cv = float(np.std(w) / np.mean(w)) if len(w) >= 2 and np.mean(w) > 0 else None
     kept = ctx.steps.count if ctx.steps.detection.source != "whole_capture" else 0

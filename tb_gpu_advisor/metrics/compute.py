@@ -14,8 +14,10 @@ def _share(a: float | None, b: float | None) -> float | None:
     return (a / b) if (a is not None and b) else None
 
 
-def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostMetrics, Context]:
-    ctx = build_context(tl, params)
+def compute_host_metrics(tl: Timeline, params: int | None = None, release: bool = False) -> tuple[HostMetrics, Context]:
+    """Every metric of one host.  ``release``: ``tl`` is the caller's to give up (``analyze_host``): its activity
+    lines' event columns are dropped once the context's tables hold them (``build_context``)."""
+    ctx = build_context(tl, params, release)
     release_free_heap()  # the context's build temporaries (see memory.py)
     per_gpu: dict[int, list[StepMetrics]] = {}
     per_gpu_arr: dict[int, bd.StepArrays] = {}
@@ -57,7 +59,9 @@ def compute_host_metrics(tl: Timeline, params: int | None = None) -> tuple[HostM
         launch_wait_share=_share(avg.launch_wait, avg_step) if has_gpu else None,
         input_wait_share=_share(avg.input_wait, avg_step),
     )
+    release_free_heap()  # the breakdown's and the ops' temporaries, before memcpy's encloser is built (memory.py)
     mc, mc_rows = memcpy.memcpy_stats(ctx, avg.as_dict())
+    release_free_heap()  # the memcpy encloser's sort keys and masks: tens of MB on large captures (memory.py)
     gm = multigpu.gpu_metrics(ctx, per_gpu_arr)
     active_ids = {g.d.gpu for g in ctx.gpus if g.active}
     detail = [r for gid in sorted(per_gpu) if gid in active_ids for r in per_gpu[gid]] + host_rows

@@ -9,6 +9,7 @@ import numpy as np
 from .. import frameworks
 from .. import kernel_classes as kc
 from ..frameworks import Framework
+from ..memory import release_free_heap
 from ..steps import Steps, detect_steps
 from ..timeline import Timeline
 from .events import (DeviceEvents, HostEvents, all_device_events, host_events, in_key_start_order, int_dtype,
@@ -178,12 +179,19 @@ def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> n
     return Encloser(h, mask_outer).find(idx_inner)
 
 
-def build_context(tl: Timeline, params: int | None = None) -> Context:
-    h = host_events(tl)
-    devs = all_device_events(tl)
+def build_context(tl: Timeline, params: int | None = None, release: bool = False) -> Context:
+    """The shared context of one host.  ``release``: the caller owns ``tl`` and reads no event column of its
+    activity lines afterwards; they are dropped as the event tables take them over (the analysis's peak
+    memory, see ``events.host_events``)."""
+    h = host_events(tl, release)
+    if release:  # the host lines' columns just freed, before the device tables are built on top (see memory.py)
+        release_free_heap()
+    devs = all_device_events(tl, release)
     idx_t = _idx_dtype(len(h))  # host event indices
     # correlation: host launch record of every device event (graph launches cover all their kernels)
     launches = device_launches(h, devs, idx_t)
+    if release:  # the correlation table's build arrays, before the steps' (see memory.py)
+        release_free_heap()
     steps = detect_steps(tl, h, devs, launches)
     fw = frameworks.detect_timeline(tl)
     host_op = h.name_mask(fw.host_op_event)

@@ -19,6 +19,7 @@ import numpy as np
 
 from .. import kernel_classes as kc
 from ..idtable import IdTable
+from ..memory import release_free_heap
 from ..timeline import Line, Plane, Timeline
 
 #: Derived (post-processed) GPU lines: not device activity.
@@ -140,13 +141,28 @@ def _put_narrow(col: np.ndarray, sl: slice, v: np.ndarray) -> np.ndarray:
     return col
 
 
-def host_events(tl: Timeline) -> HostEvents:
+#: Lines at least this long hand their freed columns back to the OS at once when released (``memory.py``):
+#: a few hundred microseconds per call, against megabytes that would stay mapped through the analysis.
+_TRIM_EVENTS = 1 << 16
+
+
+def _late_keys(plane: Plane) -> frozenset[int]:
+    """Stat keys of ``plane`` that stay on its lines after a release (:data:`..metrics.LATE_LINE_STATS`)."""
+    from . import LATE_LINE_STATS
+
+    return frozenset(k for n in LATE_LINE_STATS if (k := plane.stat_key(n)) is not None)
+
+
+def host_events(tl: Timeline, release: bool = False) -> HostEvents:
     """One table over every host line, filled in place with narrow dtypes.
 
     The table takes over the timeline's columns rather than holding a second copy: each host line's
     ``start_ps`` becomes a view of its slice of ``start``, and its ``name_id`` one of ``name`` where the
     name table is the line's own (one host plane, distinct names -- as TensorFlow writes them).  The
-    values are the same, so the timeline reads as before; its own arrays are freed.
+    values are the same, so the timeline reads as before; its own arrays are freed.  With ``release``
+    (an analysis that owns the timeline) each line's remaining per-event columns are dropped as soon as
+    the table holds them (:meth:`Line.release_events`): durations and stats were the timeline's share
+    of the analysis's peak memory.
     """
     lines, names = _host_lines(tl)
     total = sum(len(ln) for ln, _ in lines)
@@ -175,6 +191,10 @@ def host_events(tl: Timeline) -> HostEvents:
             ln.start_ps = start[sl]
         if remap is None and ln.name_id.dtype == name.dtype:
             ln.name_id = name[sl]
+        if release:
+            ln.release_events(_late_keys(ln.plane))
+            if n >= _TRIM_EVENTS:  # the line's freed columns back to the OS before the next line's temporaries
+                release_free_heap()
         o += n
     # stats absent from the whole capture (group_id, is_eager in current TF captures) take no memory
     stats = {k: _absent_as_broadcast(v) for k, v in stats.items()}
@@ -203,8 +223,12 @@ def narrowest(a: np.ndarray, floor=np.int8) -> np.ndarray:
     return a.astype(int_dtype(int(a.min()), int(a.max()), floor), copy=False)
 
 
-def device_events(plane: Plane) -> DeviceEvents:
-    """All activity lines (streams) of one GPU plane, sorted by start; id and stat columns in narrow dtypes."""
+def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
+    """All activity lines (streams) of one GPU plane, sorted by start; id and stat columns in narrow dtypes.
+
+    With ``release`` the streams' own columns are dropped once the table holds them (see
+    :func:`host_events`); derived lines (``Steps``, ``TensorFlow Ops``, ...) stay: steps and ops read them.
+    """
     lines = [ln for ln in plane.lines if len(ln) and ln.name not in DERIVED_GPU_LINES]
     i64 = np.int64
     start = _cat([ln.start_ps for ln in lines], i64)
@@ -227,14 +251,19 @@ def device_events(plane: Plane) -> DeviceEvents:
     mem_bytes, mem_sync = _memcpy_columns(plane, stat("memcpy_details"))
     op_text, op_idx = _op_columns(plane, stat, start, end)
     sdt = int_dtype(0, len(lines))
+    stream = _cat([np.full(len(ln), i, dtype=sdt) for i, ln in enumerate(lines)], sdt)[order]
+    corr = narrowest(stat("correlation_id", inherit=False), np.int32)
+    group_id = _absent_as_broadcast(narrowest(stat("group_id", inherit=False)))
+    shape_sid = _absent_as_broadcast(narrowest(stat("shape")))
+    long_name_sid = _absent_as_broadcast(narrowest(stat("long_name")))
+    graph_id = _absent_as_broadcast(narrowest(stat("cuda_graph_id", inherit=False)))
+    if release:
+        for ln in lines:
+            ln.release_events()
     return DeviceEvents(
         gpu=int(plane.gpu_id), plane=plane, start=start, end=end, name=name, kind=kinds_per_name[name] if n else np.zeros(0, np.int8),
-        stream=_cat([np.full(len(ln), i, dtype=sdt) for i, ln in enumerate(lines)], sdt)[order], stream_names=[ln.name for ln in lines],
-        corr=narrowest(stat("correlation_id", inherit=False), np.int32),
-        group_id=_absent_as_broadcast(narrowest(stat("group_id", inherit=False))), op_text=op_text, op_idx=op_idx,
-        mem_bytes=mem_bytes, mem_sync=mem_sync,
-        shape_sid=_absent_as_broadcast(narrowest(stat("shape"))), long_name_sid=_absent_as_broadcast(narrowest(stat("long_name"))),
-        graph_id=_absent_as_broadcast(narrowest(stat("cuda_graph_id", inherit=False))),
+        stream=stream, stream_names=[ln.name for ln in lines], corr=corr, group_id=group_id, op_text=op_text, op_idx=op_idx,
+        mem_bytes=mem_bytes, mem_sync=mem_sync, shape_sid=shape_sid, long_name_sid=long_name_sid, graph_id=graph_id,
     )
 
 
@@ -334,8 +363,15 @@ def device_launches(h: HostEvents, devs: list["DeviceEvents"], idx_t=np.int64) -
     return [records.lookup(d.corr) for d in devs]
 
 
-def all_device_events(tl: Timeline) -> list[DeviceEvents]:
-    return [device_events(p) for p in tl.gpu_planes()]
+def all_device_events(tl: Timeline, release: bool = False) -> list[DeviceEvents]:
+    """Every GPU's table; with ``release``, freed heap goes back to the OS after each GPU (``memory.py``): the
+    streams' columns it frees would otherwise stay mapped under the next GPU's table."""
+    out = []
+    for p in tl.gpu_planes():
+        out.append(device_events(p, release))
+        if release:
+            release_free_heap()
+    return out
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:

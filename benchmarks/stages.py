@@ -1,0 +1,210 @@
+"""Peak memory of ``analyze_host`` by pipeline stage, in bytes per event (issue 12 item 8).
+
+    python benchmarks/stages.py FILE.xplane.pb [--json]
+
+Why bytes per event: memory follows events, not file bytes (a capture of
+small events holds ~1.7x the events per MB of ours), so a per-stage figure
+per event says which stage to cut whatever the capture's shape.
+
+How: the kernel's peak RSS (``VmHWM``) can be reset by writing ``5`` to
+``/proc/self/clear_refs`` (Linux >= 4.0).  The pipeline's entry points are
+wrapped (without editing them); at every entry and exit of a wrapped stage
+the peak since the last checkpoint is read, charged to every stage still
+open, and reset.  So each stage's peak is exact -- the kernel's own
+high-water mark, not a sample -- and a nested stage (the event tables inside
+the metrics context) is charged to its parent too.  Numbers are above the
+RSS after imports (interpreter, numpy, upb, the package): the part that
+grows with the capture.  Run it in a fresh process, one file per process.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.dirname(HERE)
+for _p in (HERE, REPO):
+    if _p not in sys.path:
+        sys.path.insert(0, _p)
+
+from procfs import status_kb  # noqa: E402
+
+#: (module, attribute, label, depth): the wrapped stages, in pipeline order; depth indents nested ones.
+STAGES: tuple[tuple[str, str, str, int], ...] = (
+    ("tb_gpu_advisor.reader", "read_timeline", "read + decode (timeline columns)", 0),
+    ("tb_gpu_advisor.reader", "_read_plane", "one plane decoded", 1),
+    ("tb_gpu_advisor.reader", "_read_line", "one line decoded", 2),
+    ("tb_gpu_advisor.analyze", "compute_host_metrics", "metrics (context + modules)", 0),
+    ("tb_gpu_advisor.metrics.compute", "build_context", "metrics context", 1),
+    ("tb_gpu_advisor.metrics.context", "host_events", "host event table", 2),
+    ("tb_gpu_advisor.metrics.context", "all_device_events", "device event tables", 2),
+    ("tb_gpu_advisor.metrics.context", "device_launches", "launch correlation", 2),
+    ("tb_gpu_advisor.metrics.context", "detect_steps", "steps", 2),
+    ("tb_gpu_advisor.metrics.breakdown", "gpu_step_arrays", "breakdown: per-GPU steps", 1),
+    ("tb_gpu_advisor.metrics.breakdown", "step_gaps", "breakdown: gaps", 1),
+    ("tb_gpu_advisor.metrics.breakdown", "host_arrays", "breakdown: host rows", 1),
+    ("tb_gpu_advisor.metrics.kernels", "precision_totals", "kernels: precision", 1),
+    ("tb_gpu_advisor.metrics.ops", "kept_ops", "ops: kept ops", 1),
+    ("tb_gpu_advisor.metrics.ops", "op_stats", "ops: op stats", 1),
+    ("tb_gpu_advisor.metrics.memcpy", "memcpy_stats", "memcpy", 1),
+    ("tb_gpu_advisor.metrics.multigpu", "gpu_metrics", "multigpu", 1),
+    ("tb_gpu_advisor.metrics.kernels", "kernel_stats", "kernels: kernel stats", 1),
+    ("tb_gpu_advisor.metrics.kernels", "small_kernels", "kernels: small kernels", 1),
+    ("tb_gpu_advisor.metrics.kernels", "fusion", "kernels: fusion", 1),
+    ("tb_gpu_advisor.metrics.memcpy", "round_trips", "memcpy: round trips", 1),
+    ("tb_gpu_advisor.metrics.capture", "capture_quality", "capture quality", 1),
+    ("tb_gpu_advisor.analyze", "build_host_report", "report (rules + tables)", 0),
+    ("tb_gpu_advisor.rules", "evaluate", "rules", 1),
+)
+
+
+@dataclass
+class StageRow:
+    """One stage: peak RSS while it ran and RSS when it returned, both above the post-import baseline."""
+
+    label: str
+    depth: int
+    calls: int = 0
+    seconds: float = 0.0
+    peak: int = 0  # bytes above baseline
+    after: int = 0  # bytes above baseline at its (last) return
+
+
+def _reset_peak() -> bool:
+    """Reset this process's VmHWM to its current RSS; False where the kernel does not allow it."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _kb(key: str) -> int:
+    return (status_kb(key) or 0) * 1024
+
+
+class Tracker:
+    """Charges the peak RSS between checkpoints to every open stage (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.baseline = _kb("VmRSS")
+        self.rows: dict[str, StageRow] = {}
+        self.open: list[StageRow] = []
+        self.overall = 0
+        self.resettable = _reset_peak()
+
+    def checkpoint(self) -> int:
+        """Peak since the last checkpoint (above baseline), charged to the open stages; then reset."""
+        peak = _kb("VmHWM") - self.baseline
+        for row in self.open:
+            row.peak = max(row.peak, peak)
+        self.overall = max(self.overall, peak)
+        _reset_peak()
+        return peak
+
+    def wrap(self, fn: Callable, label: str, depth: int) -> Callable:
+        row = self.rows.setdefault(label, StageRow(label, depth))
+
+        def inner(*a: Any, **k: Any) -> Any:
+            self.checkpoint()
+            self.open.append(row)
+            t0 = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                row.seconds += time.perf_counter() - t0
+                row.calls += 1
+                self.checkpoint()
+                self.open.remove(row)
+                row.after = _kb("VmRSS") - self.baseline
+
+        return inner
+
+
+def install(tracker: Tracker) -> None:
+    """Wrap every stage of :data:`STAGES` that this version of the package has (a missing one is skipped)."""
+    import importlib
+
+    for mod_name, attr, label, depth in STAGES:
+        mod = importlib.import_module(mod_name)
+        fn = getattr(mod, attr, None)
+        if fn is not None:
+            setattr(mod, attr, tracker.wrap(fn, label, depth))
+
+
+def measure(path: str) -> dict:
+    """Run one ``analyze_host`` on ``path`` with every stage tracked; returns the numbers."""
+    import tb_gpu_advisor.analyze as an
+    import tb_gpu_advisor.reader as rd
+    from tb_gpu_advisor.discovery import HostFile
+
+    tracker = Tracker()
+    install(tracker)
+    events_box: list[int] = []
+    tracked_read = rd.read_timeline
+
+    def counting_read(*a: Any, **k: Any) -> Any:
+        """analyze_host imports read_timeline when it runs: count the events of what it read."""
+        tl = tracked_read(*a, **k)
+        events_box.append(tl.num_events)
+        return tl
+
+    rd.read_timeline = counting_read
+    st = os.stat(path)
+    t0 = time.perf_counter()
+    rep = an.analyze_host(HostFile(host="bench", path=path, size=st.st_size, mtime_ns=st.st_mtime_ns))
+    wall = time.perf_counter() - t0
+    tracker.checkpoint()
+    return {
+        "path": path, "bytes": st.st_size, "events": events_box[0] if events_box else 0, "work_s": wall,
+        "baseline": tracker.baseline, "overall_peak": tracker.overall, "exact": tracker.resettable,
+        "error": getattr(rep, "error", None), "stages": [asdict(r) for r in tracker.rows.values() if r.calls],
+    }
+
+
+def render(res: dict) -> str:
+    """Markdown table of one :func:`measure` result."""
+    ev, size = res["events"] or 1, res["bytes"]
+    head = [f"`{os.path.basename(res['path'])}`: {size / 1e6:,.1f} MB, {res['events']:,} events "
+            f"({res['events'] / (size / 1e6):,.0f} per MB), analyze_host {res['work_s']:.2f} s; "
+            f"RSS after imports {res['baseline'] / 1e6:,.0f} MB" + ("" if res["exact"] else
+                                                                     " (VmHWM not resettable: peaks are cumulative)"),
+            "",
+            "| stage | calls | s | peak MB | peak B/event | held after MB |",
+            "|---|---:|---:|---:|---:|---:|"]
+    rows = []
+    for r in res["stages"]:
+        label = ("&nbsp;&nbsp;" * r["depth"]) + r["label"]
+        rows.append(f"| {label} | {r['calls']} | {r['seconds']:.2f} | {r['peak'] / 1e6:,.0f} | {r['peak'] / ev:.0f} "
+                    f"| {r['after'] / 1e6:,.0f} |")
+    peak = res["overall_peak"]
+    tail = [f"| **whole analysis** | | {res['work_s']:.2f} | **{peak / 1e6:,.0f}** | **{peak / ev:.0f}** | |", "",
+            f"Whole process peak {(peak + res['baseline']) / 1e6:,.0f} MB = "
+            f"{(peak + res['baseline']) / size:.2f}x the file; above imports {peak / size:.2f}x."]
+    if res.get("error"):
+        tail.append(f"analysis error: {res['error']}")
+    return "\n".join(head + rows + tail)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("file")
+    ap.add_argument("--json", action="store_true", help="print the raw numbers as one JSON line after the table")
+    args = ap.parse_args(argv)
+    res = measure(args.file)
+    print(render(res))
+    if args.json:
+        print(json.dumps(res))
+    sys.stdout.flush()
+    os._exit(0)  # skip teardown: freeing millions of objects is nobody's cost
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,87 @@
+"""Releasing the timeline's event columns (``analyze_host``'s memory saving) must not change any report.
+
+Why: ``build_context(release=True)`` drops each activity line's columns once the event tables hold them
+(docs/benchmarks.md, "Memory by stage"); a metric that still read a released column, or a stat read late
+that the lines did not keep, would change a report only on the path users run.  So every corpus capture
+is analysed both ways and the reports compared whole.
+"""
+
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tb_gpu_advisor import analyze
+from tb_gpu_advisor.metrics import USED_STATS
+from tb_gpu_advisor.metrics.compute import compute_host_metrics
+from tb_gpu_advisor.reader import parse_timeline, read_timeline
+from tb_gpu_advisor.synthetic.builder import SpaceBuilder
+from tb_gpu_advisor.synthetic.jaxcapture import JAX_SCENARIOS
+from tb_gpu_advisor.synthetic.scenarios import SCENARIOS
+
+ROOT = Path(__file__).resolve().parents[1]
+V100 = ROOT.parent / "shared" / "profiles" / "v100_bert_8gpu_tf24.xplane.pb"
+
+
+def _files(tmp_path: Path) -> list[Path]:
+    out = []
+    for name, make in {**SCENARIOS, **JAX_SCENARIOS}.items():
+        out += make().write(tmp_path / "logs", run=name)
+    out += sorted((ROOT / "tests" / "fixtures" / "real").glob("*.xplane.pb"))
+    if V100.exists():
+        out.append(V100)
+    return out
+
+
+def _report(path: Path, release: bool) -> tuple[str, object]:
+    """The host report as JSON (and the metrics' memory section), computed with or without the release."""
+    tl = read_timeline(str(path), keep_stats=USED_STATS)
+    m, ctx = compute_host_metrics(tl, None, release=release)
+    m.host = "h"
+    rep = analyze.build_host_report(m, ctx, os.path.getsize(path))
+    text = json.dumps(dataclasses.asdict(rep), sort_keys=True, default=lambda o: o.item() if hasattr(o, "item") else str(o))
+    return text, m.memory
+
+
+def test_reports_identical_with_and_without_release(tmp_path):
+    files = _files(tmp_path)
+    assert len(files) >= 20
+    for path in files:
+        released, _ = _report(path, True)
+        kept, _ = _report(path, False)
+        assert released == kept, path
+
+
+def _line_with_memory_stats():
+    """A host line whose allocator events carry the stats ``capture.memory`` reads after the release."""
+    space = SpaceBuilder()
+    line = space.plane("/host:CPU").line("allocator", 1)
+    line.add("MemoryAllocation", 10_000, 500, peak_bytes_in_use=123, allocator_name="GPU_0_bfc", correlation_id=7)
+    line.add("MemoryAllocation", 20_000, 700, peak_bytes_in_use=456, allocator_name="GPU_0_bfc")
+    line.add("Other", 30_000, 100, correlation_id=8)
+    tl = parse_timeline(space.encode())
+    return tl.plane("/host:CPU").line("allocator")
+
+
+def test_release_keeps_length_span_and_late_stats():
+    ln = _line_with_memory_stats()
+    span = ln.span()
+    peaks = ln.int_stat("peak_bytes_in_use", inherit=False)
+    key = ln.plane.stat_key("peak_bytes_in_use")
+    ln.release_events(frozenset({key}))
+    assert len(ln) == 3 and ln.span() == span
+    assert ln.start_ps is None and ln.duration_ps is None and ln.name_id is None
+    assert (ln.int_stat("peak_bytes_in_use", inherit=False) == peaks).all()
+    assert not ln.has_stat("correlation_id").any()  # not kept: its rows are gone
+    ln.release_events()  # a second release changes nothing
+    assert len(ln) == 3 and (ln.int_stat("peak_bytes_in_use", inherit=False) == peaks).all()
+
+
+def test_released_columns_fail_loudly():
+    ln = _line_with_memory_stats()
+    ln.release_events()
+    with pytest.raises(TypeError):
+        np.asarray(ln.end_ps)

@@ -48,3 +48,24 @@ def write_events_file(run_dir: str) -> str:
     with open(path, "wb") as f:
         f.write(b"\0" * 16)
     return path
+
+
+#: The real 8 x V100 TensorFlow capture of ../shared (tests skip or shrink without it).
+V100_CAPTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, os.pardir, "shared", "profiles",
+                            "v100_bert_8gpu_tf24.xplane.pb")
+
+
+def every_capture(tmp_path) -> list:
+    """Every corpus and JAX scenario written under ``tmp_path``, the small real fixtures, and the V100 capture when here."""
+    from pathlib import Path
+
+    from tb_gpu_advisor.synthetic.jaxcapture import JAX_SCENARIOS
+    from tb_gpu_advisor.synthetic.scenarios import SCENARIOS
+
+    out: list = []
+    for name, make in {**SCENARIOS, **JAX_SCENARIOS}.items():
+        out += make().write(Path(tmp_path) / "logs", run=name)
+    out += sorted((Path(__file__).resolve().parent / "fixtures" / "real").glob("*.xplane.pb"))
+    if os.path.exists(V100_CAPTURE):
+        out.append(Path(V100_CAPTURE).resolve())
+    return out

@@ -14,26 +14,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.profile_files import V100_CAPTURE, every_capture
+
 from tb_gpu_advisor import analyze
 from tb_gpu_advisor.metrics import USED_STATS
 from tb_gpu_advisor.metrics.compute import compute_host_metrics
 from tb_gpu_advisor.reader import parse_timeline, read_timeline
 from tb_gpu_advisor.synthetic.builder import SpaceBuilder
-from tb_gpu_advisor.synthetic.jaxcapture import JAX_SCENARIOS
-from tb_gpu_advisor.synthetic.scenarios import SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[1]
-V100 = ROOT.parent / "shared" / "profiles" / "v100_bert_8gpu_tf24.xplane.pb"
-
-
-def _files(tmp_path: Path) -> list[Path]:
-    out = []
-    for name, make in {**SCENARIOS, **JAX_SCENARIOS}.items():
-        out += make().write(tmp_path / "logs", run=name)
-    out += sorted((ROOT / "tests" / "fixtures" / "real").glob("*.xplane.pb"))
-    if V100.exists():
-        out.append(V100)
-    return out
+V100 = Path(V100_CAPTURE).resolve()
 
 
 def _report(path: Path, release: bool) -> tuple[str, object]:
@@ -47,7 +37,7 @@ def _report(path: Path, release: bool) -> tuple[str, object]:
 
 
 def test_reports_identical_with_and_without_release(tmp_path):
-    files = _files(tmp_path)
+    files = every_capture(tmp_path)
     assert len(files) >= 20
     for path in files:
         released, _ = _report(path, True)

@@ -114,9 +114,14 @@ def event_metadata_id_max(sp) -> None:
     _device_event(sp).metadata_id = INT64_MAX
 
 
+def _events(sp):
+    """Every event of every line of every plane."""
+    return (ev for p in sp.planes for ln in p.lines for ev in ln.events)
+
+
 def _event_stats(sp):
     """Every event stat of every plane."""
-    return (st for p in sp.planes for ln in p.lines for ev in ln.events for st in ev.stats)
+    return (st for ev in _events(sp) for st in ev.stats)
 
 
 @_edit
@@ -167,19 +172,15 @@ def duplicate_planes(sp) -> None:
 
 @_edit
 def overlapping_everything(sp) -> None:
-    for p in sp.planes:
-        for ln in p.lines:
-            for ev in ln.events:
-                ev.offset_ps = 0
-                ev.duration_ps = 10**12
+    for ev in _events(sp):
+        ev.offset_ps = 0
+        ev.duration_ps = 10**12
 
 
 @_edit
 def zero_durations(sp) -> None:
-    for p in sp.planes:
-        for ln in p.lines:
-            for ev in ln.events:
-                ev.duration_ps = 0
+    for ev in _events(sp):
+        ev.duration_ps = 0
 
 
 def varint_planes() -> bytes:

@@ -131,6 +131,8 @@ def fuzz(seconds: float, seed: int, save_dir: Path) -> int:
         over_1s += dt > 1.0
         if dt > slowest[0]:
             slowest = (dt, f"{len(data):,} bytes")
+            save_dir.mkdir(parents=True, exist_ok=True)
+            (save_dir / "slowest.xplane.pb").write_bytes(data)  # replayed through the server in section 9
     escaped = sum(v for k, v in counts.items() if k.startswith("ESCAPED"))
     for k in ("structured mutations", "byte mutations"):
         say(f"- {k}: {counts.pop(k, 0):,}")
@@ -263,6 +265,13 @@ def isolation_checks(tmp: Path, bench_file: str | None) -> None:
     t = time.perf_counter()
     isolation.call(_busy, 0.0)
     say(f"- first child (starts the forkserver, preloads the analyzer): {time.perf_counter() - t:.2f} s")
+    spawn = []
+    for _ in range(10):
+        t = time.perf_counter()
+        isolation.call(_busy, 0.0)
+        spawn.append(time.perf_counter() - t)
+    say(f"- an empty child afterwards (start, limits, pipe, exit): median {sorted(spawn)[5] * 1e3:.0f} ms, "
+        f"max {max(spawn) * 1e3:.0f} ms over 10")
     files = [("small capture", str(small))]
     for pattern in [bench_file] if bench_file else []:
         files += [(f"{Path(p).name}", p) for p in glob.glob(pattern)[:1]]
@@ -270,7 +279,8 @@ def isolation_checks(tmp: Path, bench_file: str | None) -> None:
     for label, path in files:
         a = _time_first_report(path, False, 3 if os.path.getsize(path) < 10e6 else 1)
         b = _time_first_report(path, True, 3 if os.path.getsize(path) < 10e6 else 1)
-        say(f"| {label} | {os.path.getsize(path) / 1e6:.1f} MB | {a:.3f} s | {b:.3f} s | {b - a:+.3f} s |")
+        say(f"| {label} | {os.path.getsize(path) / 1e6:.1f} MB | {a * 1e3:.0f} ms | {b * 1e3:.0f} ms | "
+            f"{(b - a) * 1e3:+.0f} ms |")
     say()
     with Heartbeat() as hb:
         t = time.perf_counter()
@@ -477,17 +487,83 @@ def still_holds(tmp: Path) -> None:
     say(f"- 50 concurrent clients: {errors} errors, {service.computations} analysis\n")
 
 
+class RunsProbe:
+    """A thread asking the plugin's cheap ``/runs`` every 20 ms; ``worst`` is its slowest answer (seconds)."""
+
+    def __init__(self, client_factory) -> None:
+        self.worst, self.count = 0.0, 0
+        self._client = client_factory()
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.02):
+            t = time.perf_counter()
+            ok = self._client.get("/data/plugin/gpu_advisor/runs").status_code == 200
+            self.worst = max(self.worst, time.perf_counter() - t if ok else float("inf"))
+            self.count += 1
+
+    def __enter__(self) -> "RunsProbe":
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._t.join()
+
+
+def _hostile_inputs(fuzz_dir: Path) -> list[tuple[str, bytes]]:
+    """Every hand-made bad file, the fuzz escapes/slowest inputs saved in ``fuzz_dir``, and the 80 kB hlo_op."""
+    out = [(name, make()) for name, make in hostile.KINDS.items()]
+    out += [(p.name, p.read_bytes()) for p in sorted(fuzz_dir.glob("*.xplane.pb"))]
+    return out
+
+
+def server_hold(tmp: Path, fuzz_dir: Path) -> None:
+    """Each hostile file analysed by the real plugin (limited child) while /runs is polled: the worst hold."""
+    say("## 9. How long a hostile input holds TensorBoard\n")
+    inputs = _hostile_inputs(fuzz_dir)
+    logdir = tmp / "holdserver"
+    old = time.time() - 60
+    for i, (name, data) in enumerate(inputs):
+        p = logdir / f"r{i:03d}" / "plugins" / "profile" / SESSION / "host.xplane.pb"
+        p.parent.mkdir(parents=True)
+        p.write_bytes(data)
+        os.utime(p, (old, old))
+    make, service = _client(str(logdir), None)
+    client = make()
+    codes: collections.Counter[int] = collections.Counter()
+    slowest = (0.0, "")
+    with RunsProbe(make) as probe:
+        for i, (name, _) in enumerate(inputs):
+            t = time.perf_counter()
+            r = client.get(f"/data/plugin/gpu_advisor/report?run=r{i:03d}&session={SESSION}")
+            while r.status_code == 202:
+                time.sleep(0.05)
+                r = client.get(f"/data/plugin/gpu_advisor/report?run=r{i:03d}&session={SESSION}")
+            codes[r.status_code] += 1
+            slowest = max(slowest, (time.perf_counter() - t, name))
+    say(f"- {len(inputs)} hostile files ({len(hostile.KINDS)} hand-made, {len(inputs) - len(hostile.KINDS)} "
+        f"saved by the fuzzer) through the plugin, one limited child each: responses {dict(codes)}, "
+        f"{service.computations} analyses; slowest report {slowest[0]:.2f} s ({slowest[1]})")
+    say(f"- meanwhile {probe.count} `/runs` requests: worst latency **{probe.worst * 1e3:.0f} ms** "
+        f"(target: under 1 s)\n")
+
+
 def main() -> int:
     import logging
 
     logging.basicConfig(level=logging.ERROR)
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--fuzz-seconds", type=float, default=60.0)
+    ap.add_argument("--fuzz-minutes", type=float, default=None, help="overrides --fuzz-seconds")
     ap.add_argument("--seed", type=int, default=12)
     ap.add_argument("--bench-file", default=None, help="a big capture (glob) for the isolation and copy checks")
     ap.add_argument("--only", default=None, help="comma-separated section numbers")
     args = ap.parse_args()
     only = set(args.only.split(",")) if args.only else None
+    if args.fuzz_minutes is not None:
+        args.fuzz_seconds = args.fuzz_minutes * 60
     tmp = Path(tempfile.mkdtemp(prefix="tbga-robust-"))
     say(f"# Robustness ({time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, Python {sys.version.split()[0]})\n")
     escaped = 0
@@ -495,7 +571,8 @@ def main() -> int:
         sections = [("1", lambda: hand_made()), ("3", regex), ("4", amplification),
                     ("5", lambda: isolation_checks(tmp, args.bench_file)), ("6", lambda: cache_faults(tmp)),
                     ("7", lambda: partial_copy(tmp, args.bench_file)), ("8", lambda: still_holds(tmp)),
-                    ("2", lambda: fuzz(args.fuzz_seconds, args.seed, REPO / ".robustness"))]
+                    ("2", lambda: fuzz(args.fuzz_seconds, args.seed, REPO / ".robustness")),
+                    ("9", lambda: server_hold(tmp, REPO / ".robustness"))]
         for number, fn in sections:
             if only is None or number in only:
                 escaped += fn() or 0

@@ -86,7 +86,7 @@ def call(fn: Callable[..., Any], *args: Any, limits: Limits | None = None,
     limits = limits or Limits.from_env()
     ctx = _context()
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_main, args=(child, fn, args, limits.memory_bytes), daemon=True,
+    proc = ctx.Process(target=_child_main, args=(child, fn, args, limits.memory_bytes, dict(os.environ)), daemon=True,
                        name="gpu-advisor-analysis")
     proc.start()
     child.close()
@@ -133,8 +133,13 @@ def _death(exitcode: int | None, limits: Limits) -> str:
     return f"worker process exited with status {exitcode} without a result"
 
 
-def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | None) -> None:
-    """In the child: limit memory, run, send ("ok", result) or ("error", type name, message)."""
+def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | None,
+                env: dict[str, str] | None = None) -> None:
+    """In the child: take the parent's environment of now (the forkserver's is the one it started with),
+    limit memory, run, send ("ok", result) or ("error", type name, message)."""
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
     if memory_bytes:
         try:
             import resource

@@ -64,7 +64,19 @@ TENSOR_CORE_PATTERNS: dict[str, str] = {
 #: CUDA-core GEMMs whatever library prefix they carry: SIMT kernels, FFMA (fp32 fused multiply-add) math, and
 #: xMMA GEMMs whose inputs *and* math are fp32 (``sm80_xmma_gemm_f32f32_f32f32_f32_..._ffma``; the TF32 variant
 #: reads ``f32f32_tf32f32``).  Seen in the real H100 JAX captures with ``precision=HIGHEST``.
-_TC_EXCLUDE = re.compile(r"simt|ffma|f32f32_f32f32|sgemm_(?!.*tensorop)", re.I)
+#: (``sgemm_`` names that also say ``tensorop`` are Tensor Core GEMMs: :func:`_tc_one` checks that in linear
+#: time; the old ``sgemm_(?!.*tensorop)`` scanned to the end of the name from every ``sgemm_``, quadratic.)
+_TC_EXCLUDE = re.compile(r"simt|ffma|f32f32_f32f32|sgemm_", re.I)
+
+#: Names are classified by their first ``MAX_CLASSIFIED_CHARS`` characters only (real kernel names are a few
+#: hundred characters; the longest in the real captures is 523).  With every regex here linear, this bounds
+#: the work per distinct name whatever a file holds: an 80 kB ``hlo_op`` or kernel name costs what 4 kB do.
+MAX_CLASSIFIED_CHARS = 4096
+
+
+def _head(name: str) -> str:
+    """The part of a name the classifiers look at (see ``MAX_CLASSIFIED_CHARS``)."""
+    return name if len(name) <= MAX_CLASSIFIED_CHARS else name[:MAX_CLASSIFIED_CHARS]
 
 #: Op types whose work Tensor Cores can do (stock list + Einsum, which lowers to BatchMatMul).
 TC_ELIGIBLE_OP_PREFIXES: tuple[str, ...] = (
@@ -95,7 +107,7 @@ _COLLECTIVE = re.compile(r"^nccl|nccl|allreduce|all_reduce|reducescatter|reduce_
 #: Elementwise kernels: Eigen's elementwise evaluators, TF's generic
 #: elementwise functors, XLA loop fusions of one op, cuDNN/cutlass excluded.
 _ELEMENTWISE = re.compile(
-    r"EigenMetaKernel|scalar_\w+_op|TensorCwise|cwise|elementwise|vectorized_elementwise|"
+    r"EigenMetaKernel|scalar_\w{1,64}?_op|TensorCwise|cwise|elementwise|vectorized_elementwise|"
     r"BinaryFunctor|UnaryFunctor|_add_|_mul_|loop_(add|multiply|subtract|divide|convert|exp|tanh|select)",
     re.I,
 )
@@ -125,6 +137,8 @@ _TC_RE = re.compile("|".join(re.escape(p) for p in TENSOR_CORE_PATTERNS), re.I)
 
 @lru_cache(maxsize=65536)
 def _tc_one(name: str) -> bool:
+    """The kernel uses Tensor Cores, by name (a Tensor Core family, not a CUDA-core variant of one)."""
+    name = _head(name)
     if not _TC_RE.search(name):
         return False
     return not _TC_EXCLUDE.search(name) or "tensorop" in name.lower()
@@ -152,6 +166,7 @@ def precision_one(name: str) -> int:
     ``Memset``) is ``P_UNKNOWN``, never fp32 -- counting it as fp32 raised false "mixed precision is off"
     alarms on bf16 JAX captures.
     """
+    name = _head(name)
     if _BF16.search(name):
         return P_BF16
     if _FP8.search(name):
@@ -181,6 +196,7 @@ def device_kind(names: list[str]) -> np.ndarray:
     """int8 kind per device event name: kernel, each copy kind, collective."""
     out = np.empty(len(names), dtype=np.int8)
     for i, n in enumerate(names):
+        n = _head(n)
         if n in MEMCPY_NAMES:
             out[i] = _COPY_KIND[MEMCPY_NAMES[n]]
         elif n.startswith("Memcpy") or n.startswith("Memset"):
@@ -204,13 +220,19 @@ def copy_direction(name: str) -> str | None:
 
 
 def collective(names: list[str]) -> np.ndarray:
-    return np.fromiter((bool(_COLLECTIVE.search(n)) for n in names), dtype=bool, count=len(names))
+    """Bool per name: a collective (NCCL) kernel."""
+    return np.fromiter((bool(_COLLECTIVE.search(_head(n))) for n in names), dtype=bool, count=len(names))
+
+
+def _elementwise_one(name: str) -> bool:
+    """An elementwise kernel name that is neither a reduction nor a Tensor Core kernel."""
+    return bool(_ELEMENTWISE.search(name)) and not _REDUCTION.search(name) and not _tc_one(name)
 
 
 def elementwise(names: list[str]) -> np.ndarray:
     """Bool per kernel name: an elementwise kernel (fusion candidate); reductions excluded."""
     return np.fromiter(
-        (bool(_ELEMENTWISE.search(n)) and not _REDUCTION.search(n) and not _tc_one(n) for n in names),
+        (_elementwise_one(_head(n)) for n in names),
         dtype=bool,
         count=len(names),
     )
@@ -220,13 +242,24 @@ def elementwise(names: list[str]) -> np.ndarray:
 #: Triton GEMMs (``gemm_fusion_dot*``), cuBLAS(Lt) (``*gemm*``, ``nvjet``, ``xmma``), CUTLASS, cuDNN convolutions
 #: and fused attention.  ``convert`` fusions are not convolutions.
 _GEMM_KERNEL = re.compile(r"gemm|nvjet|xmma|s884|h884|s1688|h1688|16816|hmma|wgmma|implicit_convolve|conv2d|conv3d|"
-                          r"_conv_|convolution|fprop|dgrad|wgrad|flash_fwd|flash_bwd|fmha|cudnn.*(attn|attention)", re.I)
+                          r"_conv_|convolution|fprop|dgrad|wgrad|flash_fwd|flash_bwd|fmha", re.I)
+
+
+def _cudnn_attention(lower: str) -> bool:
+    """``cudnn`` followed anywhere later by ``attn``/``attention``, in linear time (was ``cudnn.*(attn|attention)``,
+    which rescans the rest of the name from every ``cudnn``: quadratic)."""
+    i = lower.find("cudnn")
+    if i < 0:
+        return False
+    return lower.find("attn", i + 5) >= 0 or lower.find("attention", i + 5) >= 0
 
 
 @lru_cache(maxsize=65536)
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by name (Tensor-Core-eligible work)."""
-    return bool(_GEMM_KERNEL.search(name)) and not _COLLECTIVE.search(name)
+    name = _head(name)
+    gemm = bool(_GEMM_KERNEL.search(name)) or _cudnn_attention(name.lower())
+    return gemm and not _COLLECTIVE.search(name)
 
 
 def gemm_kernel(names: list[str]) -> np.ndarray:
@@ -280,13 +313,13 @@ def hlo_op_type(hlo_op: str) -> str:
     ``cublas-gemm.3`` -> ``cublas-gemm``; ``loop_add_fusion.2`` -> ``loop_add_fusion``; ``%dot.1`` -> ``dot``.
     XLA names instructions after their opcode (``dot``, ``convolution``, ``custom-call``) or fusion kind.
     """
-    t = hlo_op.strip().lstrip("%")
+    t = _head(hlo_op).strip().lstrip("%")
     return _strip_hlo_suffix(t) or t
 
 
 def hlo_op_class(op_type_: str) -> str:
     """What an HLO op type does: matmul, conv, elementwise fusion, reduction fusion, fusion, or other."""
-    t = op_type_.lower()
+    t = _head(op_type_).lower()
     if _HLO_CONV.search(t):
         return "conv"
     if _HLO_MATMUL.search(t) or t == HLO_CUSTOM_CALL:

@@ -371,3 +371,36 @@ def test_a_file_that_changes_during_its_analysis_is_not_cached(tmp_path):
     client, _ = _client(tmp_path / "logs", str(tmp_path / "cache"), analyzer=append_while_analysing)
     assert _poll(client, f"{PREFIX}/report?run=run&session={SESSION}").status_code == 200
     assert not list((tmp_path / "cache").glob("*.json.gz"))
+
+
+def test_gzip_bomb_entry_is_refused_without_inflating_it_all(tmp_path, monkeypatch):
+    """An entry that inflates past MAX_ENTRY_BYTES (here 1 MiB, 8 MiB inside) is discarded, not decoded."""
+    import gzip
+
+    monkeypatch.setattr(cache_mod, "MAX_ENTRY_BYTES", 1 << 20)
+    c = cache_mod.ReportCache(str(tmp_path / "cache"))
+    header = json.dumps({"format": cache_mod.CACHE_FORMAT, "key": _key().material})
+    path = c.path_for(_key())
+    with open(path, "wb") as f:
+        f.write(gzip.compress(header.encode() + b"\n" + b" " * (8 << 20)))
+    assert _get_within(c, _key()) is None and not os.path.exists(path)
+
+
+# -- what must keep holding: 50 clients, one real analysis --------------------------------------------
+
+
+def test_fifty_concurrent_clients_get_one_real_analysis(tmp_path):
+    """50 threads poll the same session of a real capture: no errors, one analysis (in one child)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    _write_capture(tmp_path, "run", hostile.seed_capture())
+    client, service = _client(tmp_path)
+    url = f"{PREFIX}/report?run=run&session={SESSION}"
+
+    def poll(_):
+        c = werkzeug_test.Client(client.application, wrappers.Response)
+        return _poll(c, url).status_code
+
+    with ThreadPoolExecutor(50) as pool:
+        codes = list(pool.map(poll, range(50)))
+    assert codes == [200] * 50 and service.computations == 1

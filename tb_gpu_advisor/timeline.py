@@ -158,7 +158,9 @@ class Line:
         col[self.stats.owner[ints]] = self.stats.value[ints]
         dbl = rows[is_dbl]
         vals = self.stats.doubles(dbl)
-        ok = np.isfinite(vals)  # real files carry NaN doubles (e.g. `fragmentation`)
+        # real files carry NaN doubles (e.g. `fragmentation`); a double beyond int64 (1e300) has no int value
+        # either: both keep the default instead of casting to garbage
+        ok = np.isfinite(vals) & (np.abs(vals) < 2.0**63)
         col[self.stats.owner[dbl[ok]]] = vals[ok].astype(np.int64)
         return col
 

@@ -79,6 +79,31 @@ def test_nan_compute_capability_is_not_reported_as_a_number():
     assert "NaN" not in json.dumps(report) and "Infinity" not in json.dumps(report)
 
 
+def _huge_double_event_stats() -> bytes:
+    """The seed capture with every event's ``step_num`` stat written as the double 1e300."""
+    from tb_gpu_advisor.xplane_schema import message_class
+
+    sp = message_class("XSpace").FromString(hostile.seed_capture())
+    changed = 0
+    for p in sp.planes:
+        ids = {m.value.name: m.key for m in p.stat_metadata}
+        for st in (st for ln in p.lines for ev in ln.events for st in ev.stats):
+            if st.metadata_id == ids.get("step_num"):
+                st.double_value = 1e300
+                changed += 1
+    assert changed
+    return sp.SerializeToString()
+
+
+def test_doubles_beyond_int64_in_integer_stats_are_ignored_not_cast_to_garbage():
+    """An integer stat written as 1e300 keeps the default (numpy's cast would give INT64_MIN and warn)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        assert _outcome(_huge_double_event_stats()) == "report"
+
+
 # -- quadratic regexes ------------------------------------------------------------------------------
 
 

@@ -30,7 +30,10 @@ from typing import Any, Callable
 ENV_MEMORY = "TB_GPU_ADVISOR_WORKER_MEMORY_MB"
 ENV_TIMEOUT = "TB_GPU_ADVISOR_WORKER_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 900.0
-_PRELOAD = ["tb_gpu_advisor.analyze", "tb_gpu_advisor.reader", "tb_gpu_advisor.isolation"]
+#: ``forkserver_main`` first: it imports the parent's main module in the server, so the children do not
+#: each import it again (``tensorboard.main``: about 0.8 s per analysis; see that module).
+_PRELOAD = ["tb_gpu_advisor.forkserver_main", "tb_gpu_advisor.analyze", "tb_gpu_advisor.reader",
+            "tb_gpu_advisor.isolation"]
 
 
 class WorkerError(Exception):
@@ -72,6 +75,11 @@ def _context():
 
     ctx = mp_context()
     if ctx.get_start_method() == "forkserver":
+        import json
+
+        from .forkserver_main import ENV, main_data
+
+        os.environ[ENV] = json.dumps(main_data())  # read by the server when it starts (it inherits os.environ)
         ctx.set_forkserver_preload(_PRELOAD)  # only takes effect if the server is not running yet
     return ctx
 
@@ -169,6 +177,10 @@ def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | N
 
 
 # -- what the plugin runs in the child ------------------------------------------------------------
+
+
+def child_noop(progress=None) -> None:
+    """Does nothing in a child: what starting one costs (``scripts/robustness.py``)."""
 
 
 def analyze_session_json(run: str, session: str, host_files: list, progress=None) -> str:

@@ -429,3 +429,30 @@ def test_fifty_concurrent_clients_get_one_real_analysis(tmp_path):
     with ThreadPoolExecutor(50) as pool:
         codes = list(pool.map(poll, range(50)))
     assert codes == [200] * 50 and service.computations == 1
+
+
+_MAIN_SCRIPT = '''
+import os, sys
+with open(sys.argv[1] if __name__ == "__main__" else os.environ["MARKER"], "a") as f:
+    f.write(f"{os.getpid()}\\n")  # one line per process that imports this script
+if __name__ == "__main__":
+    os.environ["MARKER"] = sys.argv[1]
+    from tb_gpu_advisor import isolation
+    for _ in range(3):
+        isolation.call(isolation.child_noop)
+'''
+
+
+def test_analysis_children_do_not_import_the_main_script_again(tmp_path):
+    """Under TensorBoard every child re-imported ``tensorboard.main`` (0.8 s each): now only the forkserver does.
+
+    A real main script records each process that imports it: the parent and the forkserver, not the
+    three children."""
+    import subprocess
+    import sys
+
+    script, marker = tmp_path / "main_script.py", tmp_path / "imports.txt"
+    script.write_text(_MAIN_SCRIPT)
+    env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
+    subprocess.run([sys.executable, str(script), str(marker)], check=True, timeout=120, env=env)
+    assert len(marker.read_text().split()) == 2

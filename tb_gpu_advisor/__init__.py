@@ -14,4 +14,4 @@ __version__ = "0.1.0"
 #: (a metric definition, a rule, a threshold, a fix's text), so no cache serves
 #: stale reports.  Here, not in ``analyze``, so computing a cache key imports
 #: nothing heavy (the plugin does it on a request thread).
-ANALYZER_VERSION = f"{__version__}+a6"
+ANALYZER_VERSION = f"{__version__}+a7"

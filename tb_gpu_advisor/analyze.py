@@ -20,12 +20,12 @@ from .fmt import pct as _pct
 from .memory import release_free_heap
 from .metrics.compute import compute_host_metrics
 from .metrics.types import BREAKDOWN_CATEGORIES, HostMetrics
-from .report_schema import SEVERITY_ORDER, Finding, GpuSummary, HostReport, Metric, Report, Saving, StepRow, Table
+from .report_schema import SEVERITY_ORDER, TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Report, Saving, StepRow, Table
 from .rules.headline import CARD_RULE, grade_card
 from .rules.savings import achievable, mark_overlaps, parts
 from .thresholds import T
 
-TOP_N = 25
+TOP_N = TABLE_ROWS
 
 
 def _f(x: Any, nd: int = 4) -> float | None:
@@ -98,6 +98,23 @@ def _op_table(m: HostMetrics, n: int = TOP_N) -> Table:
     rows = [[o.op_name, o.op_type, o.on_device, o.occurrences, _f(o.host_self_ms), o.kernel_count, _f(o.kernel_total_us, 3), o.tc_eligible,
              _f(o.tensor_core_share), o.precision, o.is_eager] for o in m.ops[:n]]
     return Table(frameworks.get(m.capture.framework).label("ops_table"), cols, rows)
+
+
+def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
+    """Every kept-step kernel by class (kernel_classes.kernel_class), largest time first: complete where the
+    kernel table stops at its top rows, so a diff sees every class change."""
+    n = float(m.steps.count or 1)
+    acc: dict[str, list[float]] = {}
+    for k in m.kernels:
+        c = kc.kernel_class(k.name, tensor_core=k.tensor_core, tc_eligible=k.tc_eligible, elementwise=k.elementwise,
+                            collective=k.collective)
+        a = acc.setdefault(c, [0, 0.0, 0.0])
+        a[0] += 1
+        a[1] += k.count
+        a[2] += k.total_us
+    rows = [{"class": c, "kernels": int(a[0]), "launches_per_step": _f(a[1] / n, 3), "us_per_step": _f(a[2] / n, 3)}
+            for c, a in acc.items()]
+    return sorted(rows, key=lambda r: -(r["us_per_step"] or 0.0))
 
 
 def _memcpy_table(m: HostMetrics) -> Table:
@@ -257,7 +274,7 @@ def build_host_report(m: HostMetrics, ctx, size: int) -> HostReport:
         headline=headline_cards(m, findings),
         breakdown_ms={k: _f(v, 6) for k, v in m.breakdown.as_dict().items()},
         step_rows=steps_rows, gpus=gpus, kernels=_kernel_table(m), ops=_op_table(m), memcpy=_memcpy_table(m),
-        kernel_durations_us=kernel_histogram(ctx), findings=findings,
+        kernel_durations_us=kernel_histogram(ctx), kernel_classes=kernel_class_summary(m), findings=findings,
         achievable=achievable(m.headline.avg_step_ms, m.breakdown.as_dict(), findings),
     )
 

@@ -14,7 +14,7 @@ import sys
 from . import __version__
 
 # sub-command modules, in the order ``--help`` lists them
-_COMMANDS = ("cli_report", "precompute")
+_COMMANDS = ("cli_report", "cli_diff", "precompute")
 
 
 #: Frameworks whose captures are analysed, when the framework registry cannot be imported.

@@ -229,6 +229,24 @@ def _elementwise_one(name: str) -> bool:
     return bool(_ELEMENTWISE.search(name)) and not _REDUCTION.search(name) and not _tc_one(name)
 
 
+#: kernel classes of a report's ``kernel_classes`` summary (and the diff's kernel-class changes)
+KERNEL_CLASSES = ("matmul/conv", "elementwise", "reduction", "collective", "other")
+
+
+def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise: bool, collective: bool) -> str:
+    """One class per kernel: collectives first (NCCL kernels can match other patterns), then MatMul/Conv (a
+    Tensor Core kernel or a kernel of a Tensor-Core-eligible op), then element-wise, reduction, other."""
+    if collective:
+        return "collective"
+    if tensor_core or tc_eligible:
+        return "matmul/conv"
+    if elementwise:
+        return "elementwise"
+    if _REDUCTION.search(_head(name)):
+        return "reduction"
+    return "other"
+
+
 def elementwise(names: list[str]) -> np.ndarray:
     """Bool per kernel name: an elementwise kernel (fusion candidate); reductions excluded."""
     return np.fromiter(

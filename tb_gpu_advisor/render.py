@@ -193,7 +193,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         if evidence_rows and f.evidence:
             t = f.evidence[0]
             out.append(f"    Evidence: {t.title}")
-            out.extend("      " + line for line in _text_table(t.columns, [[_num(v) for v in r] for r in
+            out.extend("      " + line for line in text_table(t.columns, [[_num(v) for v in r] for r in
                                                                             t.rows[:evidence_rows]]))
         if f.windows:
             w = f.windows[0]
@@ -217,7 +217,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
             continue  # shown under FINDINGS
         if h.gpus:
             out.append(f"GPUs on {h.host}")
-            out.extend("  " + line for line in _text_table(_GPU_COLS, _gpu_rows(h.gpus)))
+            out.extend("  " + line for line in text_table(_GPU_COLS, _gpu_rows(h.gpus)))
             out.append("")
         note = h.steps.get("note") if isinstance(h.steps, dict) else None
         if note:
@@ -229,7 +229,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     return "\n".join(out).rstrip() + "\n"
 
 
-def _text_table(cols: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+def text_table(cols: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     rows = [[str(c) for c in r] for r in rows]
     widths = [max([len(str(c))] + [len(r[i]) for r in rows if i < len(r)]) for i, c in enumerate(cols)]
     fmt = lambda r: "  ".join(str(v).ljust(widths[i]) for i, v in enumerate(r)).rstrip()  # noqa: E731
@@ -273,7 +273,7 @@ def card_note(m) -> str | None:
     return None
 
 
-def _md(s: Any) -> str:
+def md_inline(s: Any) -> str:
     """Any text from the profile or the report (host, session, op names, summaries) as inert inline markdown.
 
     One line; HTML is escaped (``<svg onload=...>`` shows as text, GitHub would strip or run it otherwise)
@@ -289,7 +289,7 @@ def _html(s: Any) -> str:
     return html.escape(" ".join(str(s).splitlines()), quote=True)
 
 
-def _code(s: Any) -> str:
+def md_code(s: Any) -> str:
     """An inline code span holding ``s`` literally, whatever backticks it contains (CommonMark rules)."""
     text = " ".join(str(s).splitlines())
     fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
@@ -302,34 +302,34 @@ def _fence(snippet: str) -> str:
     return "`" * max(3, max((len(m) for m in re.findall(r"`+", snippet)), default=0) + 1)
 
 
-def _md_table(cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
-    out = ["| " + " | ".join(_md(c) for c in cols) + " |", "|" + "---|" * len(cols)]
-    out += ["| " + " | ".join(_md(c) for c in r) + " |" for r in rows]
+def md_table(cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    out = ["| " + " | ".join(md_inline(c) for c in cols) + " |", "|" + "---|" * len(cols)]
+    out += ["| " + " | ".join(md_inline(c) for c in r) + " |" for r in rows]
     return out
 
 
 def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) -> str:
     """Pull-request friendly markdown: a summary table, one collapsible section per finding, headline, GPUs.
 
-    Every name and text from the profile goes through :func:`_md` / :func:`_html` / :func:`_code`: a host
+    Every name and text from the profile goes through :func:`md_inline` / :func:`_html` / :func:`md_code`: a host
     named ``<svg onload=alert(3)>`` or ``a|b`` is shown, never interpreted.
     """
-    out: list[str] = [f"## GPU Advisor: run {_code(report.run)}, session {_code(report.session)}", ""]
+    out: list[str] = [f"## GPU Advisor: run {md_code(report.run)}, session {md_code(report.session)}", ""]
     real = [f for f in report.findings if f.severity != "ok"]
     if real or failed_hosts(report) or not report.hosts:
         head = verdict(report)
     else:
         head = "Healthy: no check of the guide fired"
-    out.append(f"**{_md(head)}** · {_md(_step_info(report))}")
+    out.append(f"**{md_inline(head)}** · {md_inline(_step_info(report))}")
     out.append("")
     if achievable_text(report):
-        out += [_md(achievable_text(report)), ""]
+        out += [md_inline(achievable_text(report)), ""]
     for h in failed_hosts(report):
-        out.append(f"> **Error:** host {_code(h.host)} could not be analysed: {_md(h.error)}")
+        out.append(f"> **Error:** host {md_code(h.host)} could not be analysed: {md_inline(h.error)}")
         out.append("")
     shown, cut = shown_findings(report, top)
     if shown:
-        out += _md_table(["#", "severity", "finding", "est. saving", "guide", "scope"],
+        out += md_table(["#", "severity", "finding", "est. saving", "guide", "scope"],
                          [[i, f"{_SEV_EMOJI.get(f.severity, '')} {f.severity}", f.title,
                            (f"{ms(f.saving.ms_per_step)} ({f.saving.percent_of_step:.0f}%)" if f.saving else "—"),
                            f.guide_section or "—", _scope(f) or "—"] for i, f in enumerate(shown, 1)])
@@ -341,21 +341,21 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
         out.append(f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}"
                    f"{' · ' + _html(_saving_text(f)) if f.saving else ''}</summary>")
         out.append("")
-        out.append(_md(f.summary))
+        out.append(md_inline(f.summary))
         out.append("")
         if f.metric is not None:
             thr = "" if f.metric.threshold is None else f" (threshold {_threshold(f.metric)})"
             src = f.metric.detail.get("threshold_source") if isinstance(f.metric.detail, dict) else None
-            out.append(f"- **{_md(f.metric.label)}:** {_md(f.metric.display)}{_md(thr)}{f' — {_md(src)}' if src else ''}")
+            out.append(f"- **{md_inline(f.metric.label)}:** {md_inline(f.metric.display)}{md_inline(thr)}{f' — {md_inline(src)}' if src else ''}")
         if f.saving is not None:
             out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} per step "
-                       f"({f.saving.percent_of_step:.1f}%), assuming {_md(f.saving.assumption)}.{_md(_overlap_text(f))}")
+                       f"({f.saving.percent_of_step:.1f}%), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f))}")
         for w in f.windows[:3]:
-            out.append(f"- **Trace:** {_md(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {_md(w.label)} "
+            out.append(f"- **Trace:** {md_inline(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {md_inline(w.label)} "
                        f"[{w.start_ms:.1f}–{w.end_ms:.1f} ms]")
         out.append("")
         for a in f.actions:
-            out.append(f"- {_md(a.text)}")
+            out.append(f"- {md_inline(a.text)}")
             if a.snippet:
                 lang = {"python": "python", "shell": "sh"}.get(a.snippet_lang or "", "")
                 fence = _fence(a.snippet)
@@ -367,29 +367,29 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
             if not t.rows:
                 continue
             out.append("")
-            out.append(f"_{_md(t.title)}_")
+            out.append(f"_{md_inline(t.title)}_")
             out.append("")
-            out += _md_table(t.columns, [[_num(v) for v in r] for r in t.rows[:evidence_rows]])
+            out += md_table(t.columns, [[_num(v) for v in r] for r in t.rows[:evidence_rows]])
         out.append("")
         out.append("</details>")
         out.append("")
     if report.headline:
         out.append("### Headline")
         out.append("")
-        out += _md_table(["metric", "value", "status", "note"],
+        out += md_table(["metric", "value", "status", "note"],
                          [[m.label, m.display, m.status, card_note(m) or ""] for m in report.headline])
         out.append("")
     for h in report.hosts:
         if h.error:
             continue  # shown at the top
         if h.gpus:
-            out.append(f"### GPUs on {_code(h.host)}")
+            out.append(f"### GPUs on {md_code(h.host)}")
             out.append("")
-            out += _md_table(_GPU_COLS, _gpu_rows(h.gpus))
+            out += md_table(_GPU_COLS, _gpu_rows(h.gpus))
             out.append("")
     for n in report.notes:
         if not _is_error_note(report, n):
-            out.append(f"> Note: {_md(n)}")
+            out.append(f"> Note: {md_inline(n)}")
             out.append("")
     out.append(f"<sub>tb-gpu-advisor {_html(report.analyzer_version)} · schema {_html(report.schema_version)}</sub>")
     return "\n".join(out).rstrip() + "\n"

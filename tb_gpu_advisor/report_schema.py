@@ -22,6 +22,8 @@ SCHEMA_VERSION = "1.0"
 Severity = Literal["critical", "warning", "info", "ok"]
 Status = Literal["good", "warning", "critical", "unknown"]
 SEVERITY_ORDER: dict[str, int] = {"critical": 0, "warning": 1, "info": 2, "ok": 3}
+#: rows kept in a host's kernel and op tables (the largest by time); ``kernel_classes`` covers every kernel
+TABLE_ROWS = 25
 
 
 @dataclass
@@ -147,6 +149,8 @@ class HostReport:
     ops: Table | None = None
     memcpy: Table | None = None
     kernel_durations_us: dict[str, Any] = field(default_factory=dict)  # histogram for the chart
+    #: every kernel of the kept steps by class: [{"class", "kernels", "launches_per_step", "us_per_step"}]
+    kernel_classes: list[dict[str, Any]] = field(default_factory=list)
     findings: list[Finding] = field(default_factory=list)
     #: step time if every warning/critical fix lands (rules/savings.achievable); {} without a step time
     achievable: dict[str, Any] = field(default_factory=dict)

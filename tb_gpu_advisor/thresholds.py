@@ -193,6 +193,16 @@ _TABLE: tuple[Threshold, ...] = (
        "separates steps (no step markers)"),
     _t("steps.cluster_min_gap_ms", 1.0, "ms", "Advisor: kernel-to-kernel idle inside a step is microseconds",
        "shortest idle gap that separates steps in GPU busy clusters"),
+    # ---- comparing two captures (diff.py) ---------------------------------------
+    _t("diff.noise_z", 2.0, "ratio", "Advisor: two standard errors of the difference of the mean step times "
+       "(Welch, from each run's per-step spread): about 95% of same-code pairs stay inside",
+       "a step-time change is beyond the noise when larger than this many standard errors"),
+    _t("diff.noise_floor_share", 0.01, "share", "Advisor: two processes of the same code differ by about 1% "
+       "(clocks, placement, allocator state) where one process's steps agree far better",
+       "a step-time change is never beyond the noise below this share of the base step"),
+    _t("diff.calibration_tolerance", 0.25, "share", "Advisor (issue #11): a predicted saving off by more than "
+       "25% of the realised one is fixed or its limit stated",
+       "realised / predicted saving within 1 +- this counts as calibrated"),
     # ---- ranking / presentation ------------------------------------------------
     _t("report.min_saving_share", 0.005, "share", "Advisor: savings under 0.5% of step are shown as '<0.5%'",
        "display floor in the text and markdown reports, not a firing threshold"),

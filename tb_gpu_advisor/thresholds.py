@@ -110,7 +110,13 @@ _TABLE: tuple[Threshold, ...] = (
        "the bytes, up to 2x); 1.25x used so savings are not overstated",
        "speedup assumed for other 32-bit kernels (element-wise, reductions) in fp16"),
     _t("mixed_precision.speedup", 2.0, "ratio", "guide §1.3: AMP gives up to 3x on Volta+; 2x used so savings are "
-       "not overstated", "speedup assumed for TC-eligible fp32 kernels moved to fp16 Tensor Cores"),
+       "not overstated", "speedup assumed for TC-eligible fp32 kernels moved to fp16 Tensor Cores (before Ampere; "
+       "TF32 Tensor Core kernels on any GPU)"),
+    _t("mixed_precision.speedup_sm80", 6.0, "ratio", "Advisor, calibrated (docs/diff.md): from Ampere, 16-bit Tensor "
+       "Cores outpace fp32 CUDA cores ~16x at peak (A100 312 vs 19.5, H100 989 vs 67 TFLOP/s); the real H100 pair "
+       "fp32_highest -> healthy_bf16 ran its GEMMs 15x faster per sample; 6x keeps savings conservative",
+       "speedup assumed for fp32 MatMul/Conv kernels without Tensor Cores (CUDA cores) moved to 16-bit Tensor Cores "
+       "on compute capability >= tensor_core.tf32_compute_capability"),
     _t("misaligned_dims.warning", 0.10, "share", "Advisor; guide §1.2.3: fp16 dims divisible by 8 (16 for int8)",
        "share of 16-bit TC-eligible time in ops whose GEMM/conv dims are not multiples of 8 (int8: 16)"),
     _t("misaligned_dims.critical", 0.40, "share", "Advisor", "same metric, critical level"),

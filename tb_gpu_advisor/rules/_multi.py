@@ -11,6 +11,20 @@ def is_multi(m) -> bool:
     return len(active_gpus(m)) >= 2
 
 
+def wait_parts(m) -> list[tuple[str, str, float]]:
+    """Where GPUs waiting for the busiest or latest GPU sit in the step breakdown, as saving claims.
+
+    NCCL kernels launched before the last GPU arrives spin, so the wait is collective time; a collective
+    launched only once every GPU is ready leaves the early GPUs idle instead ("other", the host group), and a
+    GPU that starts late idles at the start of the step.  Claims follow the step's collective and idle time, so
+    the achievable step takes the time from where it actually is.
+    """
+    coll, idle = max(0.0, m.breakdown.collectives or 0.0), max(0.0, m.breakdown.other or 0.0)
+    if coll + idle <= 0:
+        return [("collectives", "gpu_wait", 1.0)]
+    return [("collectives", "gpu_wait", coll), ("host", "gpu_wait", idle)]
+
+
 def gpu_table_rows(m) -> list:
     return [[g.gpu, g.name, g.step_ms, g.busy_ms_per_step, g.busy_share, g.kernel_count, g.collective_calls_per_step,
              g.allreduce_ms_per_step, g.first_kernel_offset_ms] for g in active_gpus(m)]

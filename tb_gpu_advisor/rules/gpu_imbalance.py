@@ -9,7 +9,7 @@ heaviest GPU's compute minus the mean (every replica waits for the slowest).
 
 from __future__ import annotations
 
-from ._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi
+from ._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi, wait_parts
 from .base import Ctx, action, finding, grade, ms, pct, rule, saving, step_windows, table, value_metric
 
 ID = "gpu_imbalance"
@@ -48,7 +48,7 @@ def check(m) -> list:
                                     "busy_imbalance": mg.busy_imbalance}),
         saving=saving(ctx, comp[heavy.gpu] - mean, "every GPU does the mean amount of work, so the step "
                                                   "no longer waits for the busiest one",
-                      [("collectives", "gpu_wait", comp[heavy.gpu] - mean)]),
+                      wait_parts(m)),
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
         windows=step_windows(ctx, key=lambda s: s.breakdown.device_compute, label=f"GPU{heavy.gpu} compute", n=2, gpu=heavy.gpu),
         gpu=heavy.gpu,

@@ -9,7 +9,7 @@ otherwise ``TF_GPU_THREAD_COUNT``.  Saving: the skew.
 
 from __future__ import annotations
 
-from ._multi import active_gpus, is_multi
+from ._multi import active_gpus, is_multi, wait_parts
 from .base import Ctx, T, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
 from .sequential_gpus import is_sequential
 from .step_gaps import start_offsets_ms
@@ -47,7 +47,7 @@ def check(m) -> list:
                             detail={"launch_skew_ms": skew, "launch_order_skew_ms": mg.launch_order_skew_ms,
                                     "gpu_private_threads": private}),
         saving=saving(ctx, skew, "all GPUs start the step together (the late GPU no longer delays the AllReduce)",
-                      [("collectives", "gpu_wait", skew)]),
+                      wait_parts(m)),
         evidence=[table("First kernel / first launch per GPU, relative to the earliest (ms, average per step)",
                         ["gpu", "first kernel offset ms", "first launch offset ms", "private launch threads"],
                         [[g.gpu, offsets.get(g.gpu, g.first_kernel_offset_ms), g.first_launch_offset_ms,

@@ -11,7 +11,7 @@ TC-eligible kernel time × (1 - 1/speedup) + other 32-bit kernel time ×
 
 from __future__ import annotations
 
-from ._kernels import device_step_scale, kernel_mix, known_us, per_step_ms, tensor_core_gpus
+from ._kernels import device_step_scale, fp32_cuda_core_speedup, kernel_mix, known_us, per_step_ms, tensor_core_gpus
 from .base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, short, table
 
 ID = "mixed_precision_off"
@@ -34,7 +34,8 @@ def quiet_reason(m) -> str | None:
 
 @rule(ID, "§1.3", "Mixed precision is off: kernels run in fp32",
       thresholds=("mixed_precision_off.warning", "mixed_precision_off.critical", "mixed_precision_off.min_eligible_share",
-                  "mixed_precision.speedup", "mixed_precision.memory_bound_speedup"), quiet=quiet_reason)
+                  "mixed_precision.speedup", "mixed_precision.speedup_sm80", "mixed_precision.memory_bound_speedup"),
+      quiet=quiet_reason)
 def check(m) -> list:
     ctx = Ctx(m)
     yes, _ = tensor_core_gpus(m)
@@ -52,8 +53,11 @@ def check(m) -> list:
         return []
     if k.eligible_32_us / known >= T("mixed_precision_off.critical"):
         sev = "critical"
-    sp, spm = T("mixed_precision.speedup"), T("mixed_precision.memory_bound_speedup")
+    sp, spm, sp_cc = T("mixed_precision.speedup"), T("mixed_precision.memory_bound_speedup"), fp32_cuda_core_speedup(m)
     t32_ms = per_step_ms(m, k.eligible_32_us) * device_step_scale(m)
+    # CUDA-core fp32 kernels gain the architecture's factor; 32-bit kernels already on Tensor Cores (TF32) gain sp
+    cuda_ms = min(t32_ms, per_step_ms(m, k.eligible_no_tc_32_us) * device_step_scale(m))
+    t32_save = cuda_ms * (1 - 1 / sp_cc) + (t32_ms - cuda_ms) * (1 - 1 / sp)
     other_ms = per_step_ms(m, k.other_32_us) * device_step_scale(m)
     top = sorted((s for s in k.eligible_rows if s.precision not in ("fp16", "bf16", "int8", "fp8")),
                  key=lambda s: -s.total_us)[:10]
@@ -70,10 +74,11 @@ def check(m) -> list:
                                     "bf16_time_share": m.headline.bf16_time_share,
                                     "tc_eligible_share": eligible_share,
                                     "unknown_precision_share": k.unknown_us / k.compute_us}),
-        saving=saving(ctx, t32_ms * (1 - 1 / sp) + other_ms * (1 - 1 / spm),
-                      f"32-bit MatMul/Conv kernels run {sp:g}x faster in fp16 on Tensor Cores (guide: up to 3x overall "
-                      f"on Volta+) and other 32-bit kernels {spm:g}x faster with half the bytes",
-                      [("compute", "tc_eligible_kernels", t32_ms * (1 - 1 / sp)),
+        saving=saving(ctx, t32_save + other_ms * (1 - 1 / spm),
+                      f"32-bit MatMul/Conv kernels run {sp_cc:g}x faster in 16 bit on Tensor Cores"
+                      + (f" ({sp:g}x for those already on TF32 Tensor Cores)" if t32_ms > cuda_ms else "")
+                      + f" and other 32-bit kernels {spm:g}x faster with half the bytes",
+                      [("compute", "tc_eligible_kernels", t32_save),
                        ("compute", "non_matmul_kernels", other_ms * (1 - 1 / spm))]),
         evidence=[table("Largest 32-bit MatMul/Conv kernels", ["kernel", "op", "op type", "precision", "count", "total ms",
                                                                "tensor core"],

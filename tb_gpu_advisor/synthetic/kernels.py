@@ -57,6 +57,8 @@ ADAM_F32 = Kernel("void tensorflow::functor::ApplyAdamKernel<float>(int, float*,
                   16, "fp32", details=_EW_DETAILS)
 SOFTMAX_F32 = Kernel("void tensorflow::(anonymous namespace)::GenerateNormalizedProb<float, float, 4>(float const*, float const*, float const*, float*, int, int, bool)",
                      25, "fp32", details=_EW_DETAILS)
+# one XLA-fused kernel standing for a chain of element-wise ops (TF's cluster names its kernels fusion_N)
+XLA_FUSION = Kernel("fusion_12", 40, "fp16", details=_EW_DETAILS)
 NCCL_ALLREDUCE = Kernel("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long, ncclWork*)", 250, "fp32",
                         details="regs:96 static_shared:4736 dynamic_shared:0 grid:4,1,1 block:288,1,1 occ_pct:9")
 

@@ -4,6 +4,11 @@
 multiplies the model depth (events per step), ``num_steps`` the capture
 length: together they size big files for issue 5.
 
+``fixed=True`` (the scenarios in :data:`FIXES`) gives the same capture with the guide's fix applied and
+nothing else changed: the before/after pairs the diff's saving calibration is checked on (``docs/diff.md``).
+Where the fix changes kernel speed (precision, alignment, fusion), the after-capture runs at the speedup the
+rule assumes, so those pairs check the saving arithmetic, not the assumption; real captures check that.
+
 Expected findings (``Truth.findings``): every rule listed must be reported at
 that severity; a rule not listed must not be reported at ``warning`` or
 ``critical`` (``info`` hints are allowed anywhere).  Magnitudes are chosen
@@ -22,6 +27,7 @@ from typing import Callable
 from . import kernels as K
 from .builder import SpaceBuilder
 from .tfcapture import A100, V100, Capture, Kernel, Op
+from ..thresholds import T
 from .truth import Truth
 
 SESSION = "2026_01_01_00_00_00"
@@ -113,7 +119,11 @@ def _truth(name: str, desc: str, caps: list[Capture], findings: dict[str, str], 
     )
 
 
-def _single(name: str, desc: str, cap: Capture, findings: dict[str, str], dominant: str | None) -> Scenario:
+def _single(name: str, desc: str, cap: Capture, findings: dict[str, str], dominant: str | None,
+            fixed: bool = False) -> Scenario:
+    """A one-host scenario; ``fixed``: its fixed twin, named ``<name>_fixed`` and expecting no finding."""
+    if fixed:
+        name, desc, findings, dominant = f"{name}_fixed", f"{desc} -- fixed", {}, None
     return Scenario(name, {cap.space.hostname: cap.finish()}, _truth(name, desc, [cap], findings, dominant))
 
 
@@ -130,112 +140,135 @@ def ideal(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
     return _single("ideal", "Busy GPU with fp16 Tensor Core GEMMs and a prefetched input pipeline", cap, {}, None)
 
 
-def input_bound(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
-    """The host waits ~6 ms per step in IteratorGetNext while the GPU idles."""
+def input_bound(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
+    """The host waits ~6 ms per step in IteratorGetNext while the GPU idles (fixed: prefetched, 25 us)."""
     cap = Capture(1, A100, seed=seed, marker="custom_loop")
     ops = [_input_copy()] + _dense_layers(6 * scale, K.GEMM_FP16_TC, K.EW_ADD_HALF, gemm_us=200, ew_us=18)
     for s in range(num_steps):
-        cap.step([ops], input_wait_us=6000 * scale)
+        cap.step([ops], input_wait_us=25 if fixed else 6000 * scale)
     return _single("input_bound", "Input pipeline too slow: host waits for the next batch every step", cap,
-                   {"input_bound": "critical"}, "input_bound")
+                   {"input_bound": "critical"}, "input_bound", fixed)
 
 
-def step_gaps_callbacks(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
-    """Keras callbacks/metrics on the host between steps leave the GPU idle ~40 %."""
+def step_gaps_callbacks(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
+    """Keras callbacks/metrics on the host between steps leave the GPU idle ~40 % (fixed: no callbacks)."""
     cap = Capture(1, A100, seed=seed, marker="keras3")
     ops = [_input_copy()] + _dense_layers(6 * scale, K.GEMM_FP16_TC, K.EW_ADD_HALF, gemm_us=200, ew_us=18)
     between = [("ProgbarLogger.on_train_batch_end", 900.0 * scale), ("TensorBoard.on_train_batch_end", 1400.0 * scale),
                ("MetricsCallback.on_train_batch_end", 700.0 * scale)]
     for s in range(num_steps):
-        cap.step([ops], input_wait_us=25, between_events=between)
+        cap.step([ops], input_wait_us=25, between_events=None if fixed else between)
     return _single("step_gaps_callbacks", "Callbacks and metrics run on the host between steps; GPU idle in the gaps",
-                   cap, {"step_gaps": "critical"}, "step_gaps")
+                   cap, {"step_gaps": "critical"}, "step_gaps", fixed)
 
 
-def launch_bound(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
-    """Hundreds of 2-5 us kernels; each costs the host ~25 us to launch."""
+def launch_bound(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
+    """Hundreds of 2-5 us kernels; each costs the host ~25 us to launch (fixed: one graph launch, ~1 us per kernel)."""
     cap = Capture(1, A100, seed=seed, marker="custom_loop")
     ops = [_input_copy(1 << 16)]
     for i in range(300 * scale):
         k = K.sized(K.EW_MUL_F32 if i % 2 else K.EW_ADD_F32, 2.0 + 3.0 * ((i * 7) % 10) / 10)
         ops.append(Op(f"model/scalar_ops/{'mul' if i % 2 else 'add'}_{i}:{'Mul' if i % 2 else 'AddV2'}", [k],
-                      host_us=12, launch_us=14))
+                      host_us=0.5 if fixed else 12, launch_us=0.5 if fixed else 14))
     for s in range(num_steps):
         cap.step([ops], input_wait_us=25)
     return _single("launch_bound", "Many tiny kernels: the GPU idles waiting for the host to launch the next one",
-                   cap, {"launch_bound": "critical", "xla_not_used": "warning"}, "launch_bound")
+                   cap, {"launch_bound": "critical", "xla_not_used": "warning"}, "launch_bound", fixed)
 
 
-def eager(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
-    """Ops run op by op (EagerExecute, is_eager=1), no tf.function."""
+def eager(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
+    """Ops run op by op (EagerExecute, is_eager=1), no tf.function (fixed: a tf.function graph)."""
     cap = Capture(1, A100, seed=seed, marker="custom_loop")
     ops = [_input_copy()] + _dense_layers(4 * scale, K.GEMM_FP16_TC, K.EW_ADD_HALF, gemm_us=60, ew_us=10)
     for op in ops:
-        op.host_us, op.launch_us = 45, 15
+        op.host_us, op.launch_us = (6, 6) if fixed else (45, 15)
     for s in range(num_steps):
-        cap.step([ops], input_wait_us=25, eager=True)
+        cap.step([ops], input_wait_us=25, eager=not fixed)
     return _single("eager", "Training step runs eagerly (no tf.function): per-op dispatch overhead on the host",
-                   cap, {"eager_execution": "critical", "launch_bound": "critical"}, "eager_execution")
+                   cap, {"eager_execution": "critical", "launch_bound": "critical"}, "eager_execution", fixed)
 
 
-def host_placement(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
-    """Ops placed on the host mid-step: synchronous D2H copies, H2D copies back."""
+def host_placement(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
+    """Ops placed on the host mid-step: synchronous D2H copies, H2D copies back (fixed: the same ops on the GPU)."""
     cap = Capture(1, A100, seed=seed, marker="keras3")
     ops = [_input_copy()] + _dense_layers(6 * scale, K.GEMM_FP16_TC, K.EW_ADD_HALF, gemm_us=200, ew_us=18)
+    on_gpu = [K.sized(K.EW_ADD_HALF, 20)]  # the fix: a device kernel, no copies, no host work
     for i, pos in enumerate((5, 12, 20)):
-        ops.insert(pos, Op(f"model/unique_{i}/Unique:Unique", [], host_us=350, on_host=True,
-                           d2h_bytes=4 << 20, h2d_bytes=4 << 20, sync_copy=False))
-    ops.insert(25, Op("model/lookup/StringToHashBucketFast:StringToHashBucketFast", [], host_us=300, on_host=True,
-                      d2h_bytes=2 << 20, h2d_bytes=2 << 20, sync_copy=True))
+        ops.insert(pos, Op(f"model/unique_{i}/Unique:Unique", on_gpu) if fixed else
+                   Op(f"model/unique_{i}/Unique:Unique", [], host_us=350, on_host=True,
+                      d2h_bytes=4 << 20, h2d_bytes=4 << 20, sync_copy=False))
+    ops.insert(25, Op("model/lookup/StringToHashBucketFast:StringToHashBucketFast", on_gpu) if fixed else
+               Op("model/lookup/StringToHashBucketFast:StringToHashBucketFast", [], host_us=300, on_host=True,
+                  d2h_bytes=2 << 20, h2d_bytes=2 << 20, sync_copy=True))
     for s in range(num_steps):
         cap.step([ops], input_wait_us=25)
     return _single("host_placement", "Ops placed on the CPU mid-step force device-to-host and host-to-device copies",
-                   cap, {"host_op_placement": "critical", "excessive_memcpy": "warning"}, "host_op_placement")
+                   cap, {"host_op_placement": "critical", "excessive_memcpy": "warning"}, "host_op_placement", fixed)
 
 
-def fp32_no_tensor_cores(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
-    """fp32 GEMMs (volta_sgemm) on a V100 (compute capability 7.0): Tensor Cores unused."""
+def fp32_no_tensor_cores(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
+    """fp32 GEMMs (volta_sgemm) on a V100 (compute capability 7.0): Tensor Cores unused.
+
+    Fixed: mixed precision, at the speedups the rule assumes (``mixed_precision.*``): fp16 Tensor Core GEMMs 2x,
+    element-wise kernels 1.25x faster."""
     cap = Capture(1, V100, seed=seed, marker="custom_loop")
-    ops = [_input_copy()] + _dense_layers(6 * scale, K.SGEMM_VOLTA, K.EW_ADD_F32, gemm_us=420, ew_us=30)
+    sp = T("mixed_precision.speedup") if fixed else 1.0
+    spm = T("mixed_precision.memory_bound_speedup") if fixed else 1.0
+    gemm, gemm_tn = (K.GEMM_FP16_VOLTA_TC, K.GEMM_FP16_VOLTA_TC) if fixed else (K.SGEMM_VOLTA, K.SGEMM_VOLTA_TN)
+    ops = [_input_copy()] + _dense_layers(6 * scale, gemm, K.EW_ADD_HALF if fixed else K.EW_ADD_F32, gemm_us=420 / sp,
+                                          ew_us=30 / spm)
     for op in ops[1::7]:
-        op.kernels = [K.sized(K.SGEMM_VOLTA_TN, 300)] if op.kernels and op.kernels[0].gemm else op.kernels
+        op.kernels = [K.sized(gemm_tn, 300 / sp)] if op.kernels and op.kernels[0].gemm else op.kernels
     for s in range(num_steps):
         cap.step([ops], input_wait_us=25)
     return _single("fp32_no_tensor_cores", "All GEMMs run in fp32 without Tensor Cores on a Volta GPU",
-                   cap, {"mixed_precision_off": "critical", "tensor_core_unused": "critical"}, "mixed_precision_off")
+                   cap, {"mixed_precision_off": "critical", "tensor_core_unused": "critical"}, "mixed_precision_off",
+                   fixed)
 
 
-def fp16_misaligned(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
-    """Mixed precision on, but MatMul dims (1001) are not multiples of 8: non-Tensor-Core fp16 GEMMs."""
+def fp16_misaligned(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
+    """Mixed precision on, but MatMul dims (1001) are not multiples of 8: non-Tensor-Core fp16 GEMMs.
+
+    Fixed: dims padded to 1008, Tensor Core GEMMs at the rule's assumed speedup (``misaligned.tc_speedup``)."""
     cap = Capture(1, A100, seed=seed, marker="keras3")
-    shape = "(half[256,1001];half[1001,1001])"
-    ops = [_input_copy()] + _dense_layers(6 * scale, K.HGEMM_FALLBACK, K.EW_ADD_HALF, gemm_us=520, ew_us=18, shape=shape)
+    dim = 1008 if fixed else 1001
+    shape = f"(half[256,{dim}];half[{dim},{dim}])"
+    gemm_us = 520 / T("misaligned.tc_speedup") if fixed else 520
+    ops = [_input_copy()] + _dense_layers(6 * scale, K.GEMM_FP16_TC if fixed else K.HGEMM_FALLBACK, K.EW_ADD_HALF,
+                                          gemm_us=gemm_us, ew_us=18, shape=shape)
     for s in range(num_steps):
         cap.step([ops], input_wait_us=25)
     return _single("fp16_misaligned", "fp16 MatMuls with dimensions 1001 (not a multiple of 8) fall back to "
                    "non-Tensor-Core kernels", cap, {"misaligned_dims": "critical", "tensor_core_unused": "critical"},
-                   "misaligned_dims")
+                   "misaligned_dims", fixed)
 
 
-def loss_scaling(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
-    """Dynamic loss scaling: conditional host ops after each step, GPU idle meanwhile."""
+def loss_scaling(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
+    """Dynamic loss scaling: conditional host ops after each step, GPU idle meanwhile (fixed: no host conditionals)."""
     cap = Capture(1, A100, seed=seed, marker="keras3")
     ops = [_input_copy()] + _dense_layers(6 * scale, K.GEMM_FP16_TC, K.EW_ADD_HALF, gemm_us=200, ew_us=18)
     ops.append(Op("LossScaleOptimizer/IsFinite/All:All", [K.sized(K.EW_MUL_F32, 4)], d2h_bytes=4, sync_copy=True))
     tail = [Op("LossScaleOptimizer/cond:If", host_us=350), Op("LossScaleOptimizer/cond/then/_12/Identity:Identity", host_us=300),
             Op("LossScaleOptimizer/cond_1/AssignAddVariableOp:AssignAddVariableOp", host_us=250)]
     for s in range(num_steps):
-        cap.step([ops], input_wait_us=25, tail_host_ops=tail)
+        cap.step([ops], input_wait_us=25, tail_host_ops=None if fixed else tail)
     return _single("loss_scaling", "Dynamic loss scaling adds conditional host ops between steps", cap,
-                   {"loss_scaling_gaps": "warning"}, "loss_scaling_gaps")
+                   {"loss_scaling_gaps": "warning"}, "loss_scaling_gaps", fixed)
 
 
-def no_xla(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
-    """Long chains of small elementwise kernels between GEMMs, no XLA clusters."""
+def no_xla(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
+    """Long chains of small elementwise kernels between GEMMs, no XLA clusters.
+
+    Fixed: each chain is one fused kernel taking the share of the chain's kernel time the rule assumes is left
+    (1 - ``xla.fused_saving_share``)."""
     cap = Capture(1, A100, seed=seed, marker="custom_loop")
     ops = [_input_copy()]
     for i in range(6 * scale):
         ops.append(Op(f"model/block_{i}/dense/MatMul:MatMul", [K.sized(K.GEMM_FP16_TC, 120)]))
+        if fixed:
+            chain_us = sum(16 + (j % 3) * 2 for j in range(12)) * (1 - T("xla.fused_saving_share"))
+            ops.append(Op(f"model/block_{i}/cluster_0/_XlaRun:_XlaRun", [K.sized(K.XLA_FUSION, chain_us)]))
+            continue
         for j, (name, typ) in enumerate([("add", "AddV2"), ("mul", "Mul"), ("gelu/mul", "Mul"), ("gelu/add", "AddV2"),
                                          ("gelu/tanh", "Tanh"), ("gelu/mul_1", "Mul"), ("dropout/mul", "Mul"),
                                          ("layer_norm/sub", "Sub"), ("layer_norm/mul", "Mul"), ("layer_norm/add", "AddV2"),
@@ -245,7 +278,7 @@ def no_xla(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
     for s in range(num_steps):
         cap.step([ops], input_wait_us=25)
     return _single("no_xla", "Chains of small elementwise kernels that XLA would fuse; XLA not used", cap,
-                   {"xla_not_used": "warning"}, "xla_not_used")
+                   {"xla_not_used": "warning"}, "xla_not_used", fixed)
 
 
 # -- several GPUs ----------------------------------------------------------------
@@ -266,46 +299,55 @@ def multi_gpu_balanced(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Sce
                    cap, {}, None)
 
 
-def multi_gpu_gpu0_oversubscribed(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
-    """GPU0 gets ~1.8x the work of the others, which then wait at the AllReduce."""
+def multi_gpu_gpu0_oversubscribed(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
+    """GPU0 gets ~1.8x the work of the others, which then wait at the AllReduce (fixed: the extra work split evenly)."""
     cap = Capture(4, A100, seed=seed, marker="custom_loop", thread_mode="gpu_private")
     ops = [_replica_ops(g, 6 * scale) for g in range(4)]
-    ops[0] = ops[0] + _dense_layers(5 * scale, K.GEMM_FP16_TC, K.EW_ADD_HALF, prefix="extra/metrics_model", gemm_us=200)
+    if fixed:  # the same extra work, a quarter on each GPU
+        ops = [o + _dense_layers(5 * scale, K.GEMM_FP16_TC, K.EW_ADD_HALF, prefix=f"extra_{g}/metrics_model", gemm_us=50,
+                                 ew_us=K.EW_ADD_HALF.us / 4) for g, o in enumerate(ops)]
+    else:
+        ops[0] = ops[0] + _dense_layers(5 * scale, K.GEMM_FP16_TC, K.EW_ADD_HALF, prefix="extra/metrics_model", gemm_us=200)
     for s in range(num_steps):
         cap.step(ops, input_wait_us=25, allreduce=[K.sized(K.NCCL_ALLREDUCE, 150)])
     return _single("multi_gpu_gpu0_oversubscribed", "GPU0 does much more work per step than GPUs 1-3", cap,
-                   {"gpu_imbalance": "critical"}, "gpu_imbalance")
+                   {"gpu_imbalance": "critical"}, "gpu_imbalance", fixed)
 
 
-def multi_gpu_launch_skew(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
-    """Host thread contention: GPU1's launches start only after GPU2's (global thread pool)."""
-    cap = Capture(4, A100, seed=seed, marker="keras3", thread_mode="global")
+def multi_gpu_launch_skew(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
+    """Host thread contention: GPU1's launches start only after GPU2's (global thread pool).
+
+    Fixed: TF_GPU_THREAD_MODE=gpu_private, every GPU's launches start together."""
+    cap = Capture(4, A100, seed=seed, marker="keras3", thread_mode="gpu_private" if fixed else "global")
     ops = [_replica_ops(g, 6 * scale) for g in range(4)]
     for s in range(num_steps):
-        cap.step(ops, input_wait_us=25, allreduce=[K.sized(K.NCCL_ALLREDUCE, 150)], gpu_order=[0, 2, 3, 1],
-                 gpu_delay_us=[0, 1500 * scale, 40, 80])
+        cap.step(ops, input_wait_us=25, allreduce=[K.sized(K.NCCL_ALLREDUCE, 150)],
+                 gpu_order=None if fixed else [0, 2, 3, 1], gpu_delay_us=None if fixed else [0, 1500 * scale, 40, 80])
     return _single("multi_gpu_launch_skew", "GPU1 starts each step ~1.5 ms after GPU2: kernels launched on GPU2 first",
-                   cap, {"launch_skew": "warning"}, "launch_skew")
+                   cap, {"launch_skew": "warning"}, "launch_skew", fixed)
 
 
-def multi_gpu_sequential(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
-    """A control dependency makes the GPUs run the step one after the other."""
+def multi_gpu_sequential(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
+    """A control dependency makes the GPUs run the step one after the other (fixed: concurrent)."""
     cap = Capture(4, A100, seed=seed, marker="custom_loop", thread_mode="gpu_private")
     ops = [_replica_ops(g, 3 * scale) for g in range(4)]
     for s in range(num_steps):
-        cap.step(ops, input_wait_us=25, allreduce=[K.sized(K.NCCL_ALLREDUCE, 150)], sequential=True)
+        cap.step(ops, input_wait_us=25, allreduce=[K.sized(K.NCCL_ALLREDUCE, 150)], sequential=not fixed)
     return _single("multi_gpu_sequential", "GPUs execute the training step sequentially instead of concurrently",
-                   cap, {"sequential_gpus": "critical"}, "sequential_gpus")
+                   cap, {"sequential_gpus": "critical"}, "sequential_gpus", fixed)
 
 
-def multi_gpu_extra_allreduce(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
-    """Six NCCL AllReduce calls per GPU per step instead of one (no gradient packing)."""
+def multi_gpu_extra_allreduce(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
+    """Six NCCL AllReduce calls per GPU per step instead of one (no gradient packing).
+
+    Fixed: one packed call of one call's time, as the rule assumes (a packed call moves all the bytes; real
+    packing keeps more than one call's time: the realised saving is an upper bound of the real one)."""
     cap = Capture(4, A100, seed=seed, marker="keras3", thread_mode="gpu_private")
     ops = [_replica_ops(g, 6 * scale) for g in range(4)]
     for s in range(num_steps):
-        cap.step(ops, input_wait_us=25, allreduce=[K.sized(K.NCCL_ALLREDUCE, 60)] * 6)
+        cap.step(ops, input_wait_us=25, allreduce=[K.sized(K.NCCL_ALLREDUCE, 60)] * (1 if fixed else 6))
     return _single("multi_gpu_extra_allreduce", "Six AllReduce calls per GPU per step instead of one", cap,
-                   {"allreduce_extra": "warning"}, "allreduce_extra")
+                   {"allreduce_extra": "warning"}, "allreduce_extra", fixed)
 
 
 def multi_host(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
@@ -322,6 +364,15 @@ def multi_host(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
     truth = _truth("multi_host", "Two hosts with two GPUs each (MultiWorkerMirroredStrategy), balanced", caps, {}, None)
     return Scenario("multi_host", spaces, truth)
 
+
+#: scenario -> the rule its ``fixed=True`` twin fixes (the calibration pairs of docs/diff.md)
+FIXES: dict[str, str] = {
+    "input_bound": "input_bound", "step_gaps_callbacks": "step_gaps", "launch_bound": "launch_bound",
+    "eager": "eager_execution", "host_placement": "host_op_placement", "fp32_no_tensor_cores": "mixed_precision_off",
+    "fp16_misaligned": "misaligned_dims", "loss_scaling": "loss_scaling_gaps", "no_xla": "xla_not_used",
+    "multi_gpu_gpu0_oversubscribed": "gpu_imbalance", "multi_gpu_launch_skew": "launch_skew",
+    "multi_gpu_sequential": "sequential_gpus", "multi_gpu_extra_allreduce": "allreduce_extra",
+}
 
 SCENARIOS: dict[str, Callable[..., Scenario]] = {
     f.__name__: f

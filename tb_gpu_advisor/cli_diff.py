@@ -93,8 +93,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         cache = _cache(args.cache_dir)
         base = load_report(base_spec, args, cache, stderr)
         new = load_report(new_spec, args, cache, stderr)
-        host = args.host or base_spec.host
-        d = diffmod.diff_reports(base, new, host=host, base_label=base_spec.label, new_label=new_spec.label, top=args.top)
+        # a side given as one .xplane.pb file holds that host only, whatever its name on the other side
+        d = diffmod.diff_reports(base, new, host=args.host, base_label=base_spec.label, new_label=new_spec.label, top=args.top)
     except (InputError, diffmod.DiffError) as e:
         print(f"tb-gpu-advisor diff: error: {e}", file=stderr)
         return EXIT_INPUT

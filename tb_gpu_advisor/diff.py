@@ -268,8 +268,6 @@ def _named(r: Report, host: str, which: str) -> HostReport:
     for h in r.hosts:
         if h.host == host:
             return h
-    if len(r.hosts) == 1:  # the one host of this side, whatever its name (two machines, one host each)
-        return r.hosts[0]
     raise DiffError(f"unknown host {host!r} in the {which} run {r.run}/{r.session}. "
                     f"Available hosts: {', '.join(h.host for h in r.hosts)}")
 

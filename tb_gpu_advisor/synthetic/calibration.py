@@ -84,8 +84,8 @@ def synthetic_rows(workdir: str, names: Iterable[str] | None = None) -> list[Row
         SCENARIOS[name]().write(workdir, run=f"{name}__before")
         SCENARIOS[name](fixed=True).write(workdir, run=f"{name}__after")
         d = diff_reports(_report(workdir, f"{name}__before"), _report(workdir, f"{name}__after"))
-        rows.append(_row("synthetic", f"{name} -> {name} fixed", (SCENARIOS[name](fixed=True).truth.description
-                                                                  .rsplit(" -- ", 1)[0]), d, expected=FIXES[name]))
+        rows.append(_row("synthetic", f"{name} -> {name} fixed", SCENARIOS[name]().truth.description, d,
+                         expected=FIXES[name]))
     return rows
 
 

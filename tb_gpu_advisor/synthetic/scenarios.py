@@ -123,7 +123,7 @@ def _single(name: str, desc: str, cap: Capture, findings: dict[str, str], domina
             fixed: bool = False) -> Scenario:
     """A one-host scenario; ``fixed``: its fixed twin, named ``<name>_fixed`` and expecting no finding."""
     if fixed:
-        name, desc, findings, dominant = f"{name}_fixed", f"{desc} -- fixed", {}, None
+        name, desc, findings, dominant = f"{name}_fixed", f"{name} with the guide's fix applied, nothing else changed", {}, None
     return Scenario(name, {cap.space.hostname: cap.finish()}, _truth(name, desc, [cap], findings, dominant))
 
 

@@ -12,6 +12,12 @@ Routes (mounted at ``/data/plugin/gpu_advisor``):
                    computes it, or ``{"state": "error", ...}`` (500)
 ``/report.md``     the same report as Markdown (``render.to_markdown``, the
                    CLI's ``--format markdown``); 202/500 JSON like ``/report``
+``/diff``          ``?base_run=&base_session=&new_run=&new_session=[&host=]``:
+                   the diff of two session reports (``diff.diff_reports``,
+                   docs/diff.md), each from the same service and caches as
+                   ``/report``; 202 while either side computes, 500 naming
+                   the side whose analysis failed, 400 for an unknown host
+``/diff.md``       the same diff as Markdown (``diff_render.to_markdown``)
 =================  ===========================================================
 
 A session with several host files is analysed in worker processes
@@ -106,6 +112,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             "/runs": self._serve_runs,
             "/report": self._serve_report,
             "/report.md": self._serve_report_markdown,
+            "/diff": self._serve_diff,
+            "/diff.md": self._serve_diff_markdown,
         }
 
     def is_active(self) -> bool:
@@ -162,10 +170,54 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         body = render.to_markdown(Report.from_json(outcome.body))
         return http_util.Respond(request, body, _MARKDOWN)
 
+    @wrappers.Request.application
+    def _serve_diff(self, request: wrappers.Request) -> wrappers.Response:
+        result = self._diff(request)
+        if isinstance(result, Outcome):
+            return _respond_outcome(request, result)
+        return http_util.Respond(request, result.to_json(), _JSON)
+
+    @wrappers.Request.application
+    def _serve_diff_markdown(self, request: wrappers.Request) -> wrappers.Response:
+        result = self._diff(request)
+        if isinstance(result, Outcome):
+            return _respond_outcome(request, result)
+        from . import diff_render
+
+        return http_util.Respond(request, diff_render.to_markdown(result), _MARKDOWN)
+
+    def _diff(self, request: wrappers.Request) -> Any:
+        """The Diff of both sides' reports (from the /report service and caches), or the Outcome to answer while a
+        side computes or after it failed (400/404 raised here)."""
+        from . import diff
+        from .report_schema import Report
+
+        sides = {}
+        for side in ("base", "new"):
+            run, session = _required(request, f"{side}_run"), _required(request, f"{side}_session")
+            sides[side] = (session if run == discovery.ROOT_RUN else f"{run}/{session}", self._outcome_for(run, session, None))
+        waiting = [(name, o) for name, o in sides.values() if o.state == "computing"]
+        failed = [(name, o) for name, o in sides.values() if o.state == "error"]
+        if failed:
+            name, o = failed[0]
+            return Outcome("error", message=f"{name}: {o.message}")
+        if waiting:
+            progress = sum(o.progress if o.state == "computing" else 1.0 for _, o in sides.values()) / 2
+            return Outcome("computing", progress=progress, message="; ".join(f"{n}: {o.message}" for n, o in waiting))
+        try:
+            return diff.diff_reports(Report.from_json(sides["base"][1].body), Report.from_json(sides["new"][1].body),
+                                     host=request.args.get("host") or None, base_label=sides["base"][0],
+                                     new_label=sides["new"][0])
+        except diff.DiffError as e:
+            raise errors.InvalidArgumentError(str(e)) from None
+
     def _outcome(self, request: wrappers.Request) -> Outcome:
         """The report service's answer for the request's run/session[/host] (404/400 raised here)."""
-        run, session_name = _required(request, "run"), _required(request, "session")
-        host = request.args.get("host") or None
+        return self._outcome_for(_required(request, "run"), _required(request, "session"),
+                                 request.args.get("host") or None)
+
+    def _outcome_for(self, run: str, session_name: str, host: str | None) -> Outcome:
+        """The report service's answer for run/session[/host] (404 raised here)."""
         try:
             session = discovery.find_session(self._sessions(), run, session_name)
         except discovery.SessionNotFoundError as e:

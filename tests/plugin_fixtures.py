@@ -21,6 +21,8 @@ from tb_gpu_advisor.rules.savings import achievable
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 FIXTURE_PATH = os.path.join(os.path.dirname(__file__), "..", "frontend", "test", "fixtures", "report.json")
+DIFF_FIXTURE_PATH = os.path.join(os.path.dirname(__file__), "..", "frontend", "test", "fixtures", "diff.json")
+DEMO = os.path.join(os.path.dirname(__file__), "..", "demo_logs")
 
 
 def _metric(mid: str, label: str, value: float, unit: str, display: str, good: str, status: str, meaning: str, threshold: float | None = None) -> rs.Metric:
@@ -124,8 +126,23 @@ def fixture_json() -> str:
     return json.dumps(report(hosts=("worker0", "worker1")).to_dict(), indent=1, sort_keys=True) + "\n"
 
 
+def diff_fixture_json() -> str:
+    """A real diff: the demo pair input_bound -> input_bound_fixed (analysed now), with a hostile base label and
+    the volatile fields pinned, so the committed file only changes when the analysis or the schema does."""
+    from tb_gpu_advisor import analyze, discovery
+    from tb_gpu_advisor.diff import diff_reports
+
+    sessions = {s.run: s for s in discovery.discover(DEMO)}
+    base, new = (analyze.analyze_session(x.run, x.session, x.hosts) for x in (sessions["input_bound"], sessions["input_bound_fixed"]))
+    d = diff_reports(base, new, base_label=f"input_bound {HOSTILE}", new_label="input_bound_fixed/2026_01_01_00_00_00")
+    d.generated_at, d.analyzer_version = "2024-01-01T00:00:00Z", "test"
+    d.base.analyzer_version = d.new.analyzer_version = "test"
+    return json.dumps(d.to_dict(), indent=1, sort_keys=True) + "\n"
+
+
 if __name__ == "__main__":
     os.makedirs(os.path.dirname(FIXTURE_PATH), exist_ok=True)
-    with open(FIXTURE_PATH, "w", encoding="utf-8") as f:
-        f.write(fixture_json())
-    sys.stdout.write(f"wrote {os.path.normpath(FIXTURE_PATH)}\n")
+    for path, text in ((FIXTURE_PATH, fixture_json()), (DIFF_FIXTURE_PATH, diff_fixture_json())):
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+        sys.stdout.write(f"wrote {os.path.normpath(path)}\n")

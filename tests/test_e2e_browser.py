@@ -459,3 +459,53 @@ def test_export_markdown_downloads_the_server_rendering(tensorboard_url, page, s
         assert f.read() == served
     assert served.startswith("## GPU Advisor: run `multi_host`")
     assert not page.errors, page.errors
+
+
+def test_compare_with_shows_the_diff_keeps_it_in_the_url_and_exports_it(tensorboard_url, page, shots):
+    """"Compare with…": input_bound_fixed against input_bound shows the CLI's diff (input stall fixed, predicted
+    next to realised); the link reopens it; JSON export is the /diff document."""
+    import json
+    import urllib.request
+
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    page.goto(tensorboard_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame)
+    select_run(frame, "input_bound_fixed")
+    session = frame.locator("select[aria-label='Session']").input_value()
+    frame.locator("select[aria-label='Compare with…']").select_option(json.dumps(["input_bound", session]).replace(" ", ""))
+    frame.locator("body[data-state='ready'][data-compare]").wait_for(timeout=60000)
+    diff = frame.locator(".diff")
+    assert diff.get_attribute("data-verdict") == "faster"
+    assert "faster" in frame.locator(".diff-verdict").inner_text()
+    first = frame.locator("table.diff-table").first.locator("tbody tr").first.inner_text()
+    assert first.startswith("fixed") and "input_bound" in first, first
+    cal = frame.locator(".calibration").inner_text()
+    assert cal.startswith("Fixed input_bound: predicted saving") and "realised" in cal, cal
+    assert frame.locator("svg.diff-bars rect.bar").count() >= 4
+    # the CLI prints the same numbers
+    with urllib.request.urlopen(f"{tensorboard_url}data/plugin/gpu_advisor/diff?base_run=input_bound&base_session={session}"
+                                f"&new_run=input_bound_fixed&new_session={session}") as r:
+        served = json.loads(r.read().decode("utf-8"))
+    assert served["calibration"]["findings"] == ["input_bound"]
+    page.screenshot(path=os.path.join(shots, "diff_view.png"))
+    # the selection is in the address bar: a shared link reopens the same diff
+    assert "p.gpu_advisor.cmp_run=input_bound" in page.url, page.url
+    shared = page.url
+    page.goto("about:blank")
+    page.goto(shared)
+    frame = advisor_frame(page)
+    frame.locator("body[data-state='ready'][data-compare]").wait_for(timeout=60000)
+    assert frame.locator(".diff").get_attribute("data-verdict") == "faster"
+    with page.expect_download(timeout=60000) as dl:
+        frame.locator("button", has_text="Export JSON").click()
+    path = os.path.join(shots, "export_diff.json")
+    dl.value.save_as(path)
+    with open(path, encoding="utf-8") as f:
+        exported = json.load(f)
+    assert {k: v for k, v in exported.items() if k != "generated_at"} == {k: v for k, v in served.items() if k != "generated_at"}
+    # back to the report alone
+    frame.locator("button.close-diff").click()
+    frame.locator("body[data-state='ready']:not([data-compare])").wait_for(timeout=30000)
+    assert frame.locator(".finding").count() >= 1
+    assert not page.errors, page.errors

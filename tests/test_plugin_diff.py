@@ -89,3 +89,12 @@ def test_unknown_host_is_400(tmp_path):
     assert poll_report(client, f"{PREFIX}/diff?{q}").status_code == 200
     r = poll_report(client, f"{PREFIX}/diff?{q}&host=nope")
     assert r.status_code == 400 and "unknown host 'nope'" in r.get_data(as_text=True)
+
+
+@needs_demo
+def test_frontend_diff_fixture_is_current():
+    """frontend/test/fixtures/diff.json is a real diff of today's analyzer (``python -m tests.plugin_fixtures``)."""
+    from tests import plugin_fixtures
+
+    with open(plugin_fixtures.DIFF_FIXTURE_PATH, encoding="utf-8") as f:
+        assert f.read() == plugin_fixtures.diff_fixture_json()

@@ -5,7 +5,8 @@
 import { Bridge, readUrlData, writeUrlData } from "./static/bridge.js";
 import { h, replaceChildren } from "./static/dom.js";
 import { tensorboardRoot } from "./static/links.js";
-import { fetchReport, fetchReportMarkdown, fetchRuns, findSession, resolveSelection } from "./static/model.js";
+import * as diffViews from "./static/diff.js";
+import { fetchDiff, fetchDiffMarkdown, fetchReport, fetchReportMarkdown, fetchRuns, findSession, resolveSelection } from "./static/model.js";
 import { followTheme } from "./static/theme.js";
 import * as views from "./static/views.js";
 
@@ -37,7 +38,8 @@ class App {
     this.runsText = "";
     this.sel = null;
     this.wanted = null;
-    this.current = null; // {key, text, report}
+    this.cmp = null; // the run/session compared with ("Compare with…"), or null: the report alone
+    this.current = null; // {key, sel, text, report} or, comparing, {key, sel, cmp, text, diff}
     this.generation = 0;
     // TensorBoard's light/dark toggle (body.dark-mode on the parent page), before anything is drawn
     this.stopTheme = followTheme(window, doc);
@@ -64,6 +66,7 @@ class App {
     const official = await this.bridge.getUrlData();
     const url = Object.keys(official).length ? official : readUrlData(window);
     this.wanted = { run: url.run || "", session: url.session || "", host: url.host || "" };
+    this.cmp = url.cmp_run ? { run: url.cmp_run, session: url.cmp_session || "" } : null;
     await this.reload();
   }
 
@@ -83,21 +86,89 @@ class App {
     if (!listing.logdir_set) return this.showMessage("no-logdir");
     if (!this.runs.length) return this.showMessage("no-profiles");
     const sel = resolveSelection(this.runs, this.wanted || this.sel);
-    if (runsChanged || !sameSel(sel, this.sel)) this.renderPickers(sel);
+    const cmp = resolveCompare(this.runs, this.cmp, sel);
+    if (runsChanged || !sameSel(sel, this.sel) || !sameCmp(cmp, this.cmp)) this.renderPickers(sel, cmp);
     this.sel = sel;
-    await this.loadReport({ quiet: Boolean(this.current) && sameSel(sel, this.current.sel) });
+    this.cmp = cmp;
+    await this.load({ quiet: Boolean(this.current) && this.current.key === viewKey(sel, cmp) });
   }
 
-  renderPickers(sel) {
-    replaceChildren(this.pickersEl, views.pickers(this.runs, sel, (next) => this.select(next)));
+  renderPickers(sel, cmp = this.cmp) {
+    replaceChildren(this.pickersEl, views.pickers(this.runs, sel, (next) => this.select(next)),
+      diffViews.comparePicker(this.runs, sel, cmp, (c) => this.compare(c)));
   }
 
   select(next) {
     this.wanted = next;
     this.sel = resolveSelection(this.runs, next);
-    writeUrlData({ run: this.sel.run, session: this.sel.session, host: this.sel.host });
+    this.cmp = resolveCompare(this.runs, this.cmp, this.sel);
+    this.writeUrl();
     this.renderPickers(this.sel);
-    this.loadReport({ quiet: false });
+    this.load({ quiet: false });
+  }
+
+  /** "Compare with…": another run/session as the base of a diff, or null for the report alone. */
+  compare(cmp) {
+    this.cmp = resolveCompare(this.runs, cmp, this.sel);
+    this.writeUrl();
+    this.renderPickers(this.sel);
+    this.load({ quiet: false });
+  }
+
+  writeUrl() {
+    writeUrlData({ run: this.sel.run, session: this.sel.session, host: this.sel.host, cmp_run: this.cmp?.run, cmp_session: this.cmp?.session });
+  }
+
+  load(options) {
+    return this.cmp ? this.loadDiff(options) : this.loadReport(options);
+  }
+
+  /** Fetches the diff of the compared run (base) and the selection (new); like loadReport. */
+  async loadDiff({ quiet }) {
+    const gen = ++this.generation;
+    const { sel, cmp } = this;
+    const isStale = () => gen !== this.generation;
+    if (!quiet) this.setLoading();
+    try {
+      const result = await fetchDiff(cmp, sel, {
+        isStale,
+        onProgress: (p) => {
+          if (!isStale()) replaceChildren(this.statusEl, views.computingView(p));
+        },
+      });
+      if (!result || isStale()) return;
+      replaceChildren(this.statusEl);
+      this.showDiff(sel, cmp, result);
+    } catch (e) {
+      if (!isStale()) this.showError(`Could not compare: ${e.message}`);
+    }
+  }
+
+  showDiff(sel, cmp, result) {
+    const key = viewKey(sel, cmp);
+    this.reportEl.classList.remove("stale");
+    this.reportEl.setAttribute("aria-busy", "false");
+    this.doc.body.dataset.state = "ready";
+    if (this.current && this.current.key === key && this.current.text === result.text) return;
+    replaceChildren(this.reportEl, diffViews.diffView(result.diff, { width: this.chartWidth(), onClose: () => this.compare(null) }));
+    window.scrollTo(0, 0);
+    this.current = { key, sel, cmp, text: result.text, diff: result.diff };
+    Object.assign(this.doc.body.dataset, { run: sel.run, session: sel.session, host: sel.host, compare: `${cmp.run}/${cmp.session}` });
+    this.setExport(true);
+  }
+
+  setLoading() {
+    this.reportEl.classList.toggle("stale", Boolean(this.current));
+    this.reportEl.setAttribute("aria-busy", "true");
+    this.doc.body.dataset.state = "loading";
+  }
+
+  showError(text) {
+    this.current = null;
+    this.setExport(false);
+    replaceChildren(this.statusEl);
+    replaceChildren(this.reportEl, views.messageView("error", text));
+    this.doc.body.dataset.state = "error";
   }
 
   /** Fetches the report; swaps the DOM only if the JSON changed (no flicker on reload). */
@@ -105,11 +176,7 @@ class App {
     const gen = ++this.generation;
     const sel = this.sel;
     const isStale = () => gen !== this.generation;
-    if (!quiet) {
-      this.reportEl.classList.toggle("stale", Boolean(this.current));
-      this.reportEl.setAttribute("aria-busy", "true");
-      this.doc.body.dataset.state = "loading";
-    }
+    if (!quiet) this.setLoading();
     try {
       const result = await fetchReport(sel, {
         isStale,
@@ -121,17 +188,12 @@ class App {
       replaceChildren(this.statusEl);
       this.showReport(sel, result);
     } catch (e) {
-      if (isStale()) return;
-      this.current = null;
-      this.setExport(false);
-      replaceChildren(this.statusEl);
-      replaceChildren(this.reportEl, views.messageView("error", `${e.message}${e.status === 404 ? " (the session may have been removed; reload)" : ""}`));
-      this.doc.body.dataset.state = "error";
+      if (!isStale()) this.showError(`${e.message}${e.status === 404 ? " (the session may have been removed; reload)" : ""}`);
     }
   }
 
   showReport(sel, result) {
-    const key = `${sel.run}\u0000${sel.session}\u0000${sel.host}`;
+    const key = viewKey(sel, null);
     this.reportEl.classList.remove("stale");
     this.reportEl.setAttribute("aria-busy", "false");
     this.doc.body.dataset.state = "ready";
@@ -147,6 +209,7 @@ class App {
     this.current = { key, sel, text: result.text, report: result.report };
     // for tests and automation: which selection is on screen
     Object.assign(this.doc.body.dataset, { run: sel.run, session: sel.session, host: sel.host });
+    delete this.doc.body.dataset.compare;
     this.setExport(true);
   }
 
@@ -200,11 +263,13 @@ class App {
 
   baseName() {
     const { run, session, host } = this.current.sel;
-    return safeName(`gpu-advisor_${run}_${session}${host ? `_${host}` : ""}`);
+    const cmp = this.current.cmp;
+    const name = `${run}_${session}${host ? `_${host}` : ""}`;
+    return safeName(cmp ? `gpu-advisor-diff_${cmp.run}_${cmp.session}_vs_${name}` : `gpu-advisor_${name}`);
   }
 
   exportJson() {
-    if (this.current) download(`${this.baseName()}.json`, JSON.stringify(this.current.report, null, 2), "application/json");
+    if (this.current) download(`${this.baseName()}.json`, JSON.stringify(this.current.diff || this.current.report, null, 2), "application/json");
   }
 
   /** The server renders the Markdown (render.to_markdown, the same as the CLI's --format markdown). */
@@ -215,7 +280,8 @@ class App {
     const button = this.exportButtons[1];
     button.disabled = true;
     try {
-      const text = await fetchReportMarkdown(sel);
+      const { cmp } = this.current;
+      const text = cmp ? await fetchDiffMarkdown(cmp, sel) : await fetchReportMarkdown(sel);
       if (text !== null) download(name, text, "text/markdown");
     } catch (e) {
       replaceChildren(this.statusEl, views.messageView("error", `Markdown export failed: ${e.message}`));
@@ -243,6 +309,25 @@ class App {
 
 function detailsKey(d, i) {
   return d.dataset.findingId ? `f:${d.dataset.findingId}` : d.dataset.host ? `h:${d.dataset.host}` : `i:${i}`;
+}
+
+/** What is on screen: a selection's report, or its diff against `cmp`. */
+function viewKey(sel, cmp) {
+  const key = `${sel.run}\u0000${sel.session}\u0000${sel.host}`;
+  return cmp ? `diff\u0000${cmp.run}\u0000${cmp.session}\u0000${key}` : key;
+}
+
+/** The compared run/session when it exists and is not the selection itself (a run alone: its newest session). */
+function resolveCompare(runs, cmp, sel) {
+  if (!cmp || !cmp.run) return null;
+  const run = (runs || []).find((r) => r.run === cmp.run);
+  const session = run && (run.sessions.find((x) => x.session === cmp.session) || run.sessions[0]);
+  if (!session || (run.run === sel.run && session.session === sel.session)) return null;
+  return { run: run.run, session: session.session };
+}
+
+function sameCmp(a, b) {
+  return (!a && !b) || (Boolean(a && b) && a.run === b.run && a.session === b.session);
 }
 
 function sameSel(a, b) {

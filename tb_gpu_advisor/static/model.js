@@ -25,10 +25,25 @@ export async function fetchRuns(fetchFn = fetch) {
   return response.json();
 }
 
-/** Polls `route` (./report or ./report.md) until the server stops answering 202 "computing"; returns the final response. */
-async function pollRoute(route, selection, { onProgress = () => {}, isStale = () => false, fetchFn = fetch, pollMs = 400 } = {}) {
+/** The query of a report route: run, session and (when one is picked) host. */
+function reportQuery(selection) {
   const query = new URLSearchParams({ run: selection.run, session: selection.session });
   if (selection.host) query.set("host", selection.host);
+  return query;
+}
+
+/**
+ * The query of a diff route: `base` is the run/session compared with (the "Compare with…" pick), `selection`
+ * the one shown (new); its host, when picked, is the host compared.
+ */
+export function diffQuery(base, selection) {
+  const query = new URLSearchParams({ base_run: base.run, base_session: base.session, new_run: selection.run, new_session: selection.session });
+  if (selection.host) query.set("host", selection.host);
+  return query;
+}
+
+/** Polls `route?query` until the server stops answering 202 "computing"; returns the final response. */
+async function pollRoute(route, query, { onProgress = () => {}, isStale = () => false, fetchFn = fetch, pollMs = 400 } = {}) {
   for (;;) {
     const response = await fetchFn(`${route}?${query}`);
     if (isStale()) return null;
@@ -50,10 +65,24 @@ async function pollRoute(route, selection, { onProgress = () => {}, isStale = ()
  * Resolves {text, report} (text is kept to detect "unchanged" on reload).
  */
 export async function fetchReport(selection, options = {}) {
-  const response = await pollRoute("./report", selection, options);
+  const response = await pollRoute("./report", reportQuery(selection), options);
   if (!response) return null;
   const text = await response.text();
   return { text, report: JSON.parse(text) };
+}
+
+/** GET ./diff (base vs the selection) until ready, like fetchReport; resolves {text, diff}. */
+export async function fetchDiff(base, selection, options = {}) {
+  const response = await pollRoute("./diff", diffQuery(base, selection), options);
+  if (!response) return null;
+  const text = await response.text();
+  return { text, diff: JSON.parse(text) };
+}
+
+/** GET ./diff.md: the same diff as Markdown (the CLI's renderer). */
+export async function fetchDiffMarkdown(base, selection, options = {}) {
+  const response = await pollRoute("./diff.md", diffQuery(base, selection), options);
+  return response ? response.text() : null;
 }
 
 /**
@@ -61,7 +90,7 @@ export async function fetchReport(selection, options = {}) {
  * CLI's renderer; the browser has none). Polls like fetchReport; resolves the text.
  */
 export async function fetchReportMarkdown(selection, options = {}) {
-  const response = await pollRoute("./report.md", selection, options);
+  const response = await pollRoute("./report.md", reportQuery(selection), options);
   return response ? response.text() : null;
 }
 

@@ -1,0 +1,101 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import { HOSTILE, STATIC } from "./dom_env.js";
+
+const diffViews = await import(new URL("diff.js", STATIC));
+const model = await import(new URL("model.js", STATIC));
+// a real diff (tests/plugin_fixtures.py: demo input_bound -> input_bound_fixed), base label hostile
+const fixture = () => JSON.parse(readFileSync(new URL("./fixtures/diff.json", import.meta.url), "utf8"));
+
+test("verdict and calibration lines say what the CLI says", () => {
+  const d = fixture();
+  const el = diffViews.diffView(d);
+  assert.equal(el.dataset.verdict, "faster");
+  const verdict = el.querySelector(".diff-verdict").textContent;
+  assert.match(verdict, /^Step time 10\.1 ms → 4\.1 ms \(−5\.9 ms, −59%\): faster \(noise ±\d+ µs\)$/);
+  const cal = el.querySelector(".calibration").textContent;
+  assert.match(cal, /^Fixed input_bound: predicted saving 5\.9 ms\/step, realised 5\.9 ms\/step \(100% of predicted, within ±25%\)/);
+  assert.match(cal, /no other finding got worse/);
+});
+
+test("findings diff: one row per matched rule with severity and saving before -> after", () => {
+  const d = fixture();
+  const rows = [...diffViews.diffView(d).querySelectorAll("table.diff-table")[0].querySelectorAll("tbody tr")];
+  assert.equal(rows.length, d.findings.length);
+  const cells = [...rows[0].querySelectorAll("td")].map((td) => td.textContent);
+  assert.deepEqual(cells.slice(0, 4), ["fixed", "critical → –", "input_bound", "5.9 ms → –"]);
+  assert.ok(rows[0].classList.contains("finding-fixed"));
+});
+
+test("breakdown bars: base and new per group on one scale", () => {
+  const d = fixture();
+  const svg = diffViews.breakdownBars(d.breakdown, { width: 640 });
+  const bars = [...svg.querySelectorAll("rect.bar")];
+  const byGroup = {};
+  for (const r of bars) {
+    const g = r.closest("g").dataset.group;
+    (byGroup[g] ||= {})[r.dataset.side] = { w: Number(r.getAttribute("width")), v: Number(r.dataset.value) };
+  }
+  assert.ok(byGroup.input && byGroup.compute, Object.keys(byGroup).join(","));
+  const input = d.breakdown.find((c) => c.key === "input");
+  assert.equal(byGroup.input.base.v, input.base);
+  // one scale: width / value is the same for every bar drawn wider than the 1 px minimum
+  const ratios = bars.map((r) => Number(r.getAttribute("width")) / Number(r.dataset.value)).filter((x, i) => Number(bars[i].getAttribute("width")) > 1);
+  assert.ok(ratios.length >= 3);
+  for (const x of ratios) assert.ok(Math.abs(x - ratios[0]) < 1e-6 * ratios[0], `${x} vs ${ratios[0]}`);
+  assert.ok(byGroup.input.base.w > 10 * Math.max(byGroup.input.new.w, 1e-9) || byGroup.input.new.w <= 1);
+});
+
+test("every section is there, and profile text stays text", () => {
+  const d = fixture();
+  const el = diffViews.diffView(d, { onClose: () => {} });
+  const captions = [...el.querySelectorAll("caption")].map((c) => c.textContent);
+  assert.deepEqual(captions, ["Findings", "Headline", "Kernel time by class (µs/step)", "Largest kernel changes (µs/step)",
+    "Largest op changes (kernel µs/step)", "GPUs"]);
+  assert.equal(el.querySelector(".side-label").textContent, `input_bound ${HOSTILE}`);
+  assert.equal(el.querySelectorAll("script, img").length, 0);
+  assert.ok(el.querySelector("button.close-diff"));
+});
+
+test("compare picker lists every other run/session and reports the pick", () => {
+  const runs = [{ run: "a", sessions: [{ session: "s2" }, { session: "s1" }] }, { run: "b", sessions: [{ session: "s1" }] }];
+  const opts = diffViews.compareOptions(runs, { run: "a", session: "s2" });
+  assert.deepEqual(opts.map((o) => o.label), ["— none —", "a / s1", "b"]);
+  let picked;
+  const label = diffViews.comparePicker(runs, { run: "a", session: "s2" }, { run: "b", session: "s1" }, (c) => (picked = c));
+  const sel = label.querySelector("select");
+  assert.equal(sel.value, JSON.stringify(["b", "s1"]));
+  sel.value = JSON.stringify(["a", "s1"]);
+  sel.dispatchEvent(new window.Event("change"));
+  assert.deepEqual(picked, { run: "a", session: "s1" });
+  sel.value = "";
+  sel.dispatchEvent(new window.Event("change"));
+  assert.equal(picked, null);
+});
+
+test("fetchDiff polls ./diff with base and new until ready", async () => {
+  const urls = [];
+  const answers = [
+    { status: 202, body: { state: "computing", progress: 0.5, message: "a/s: analysing" } },
+    { status: 200, body: fixture() },
+  ];
+  const fn = async (url) => {
+    urls.push(url);
+    const a = answers.shift();
+    return { ok: a.status < 300, status: a.status, json: async () => a.body, text: async () => JSON.stringify(a.body) };
+  };
+  const progress = [];
+  const result = await model.fetchDiff({ run: "a/x", session: "s&1" }, { run: "b", session: "t", host: "h" }, { fetchFn: fn, pollMs: 1, onProgress: (p) => progress.push(p.progress) });
+  assert.equal(result.diff.step.verdict, "faster");
+  assert.deepEqual(progress, [0.5]);
+  const q = new URL(urls[0], "http://x/").searchParams;
+  assert.deepEqual(Object.fromEntries(q), { base_run: "a/x", base_session: "s&1", new_run: "b", new_session: "t", host: "h" });
+});
+
+test("an unknown step time says why instead of a verdict", () => {
+  const d = fixture();
+  d.step = { ...d.step, verdict: "unknown", delta_ms: null };
+  d.new = { ...d.new, error: "host h could not be analysed: truncated" };
+  assert.match(diffViews.verdictText(d), /cannot compare \(host h could not be analysed: truncated\)/);
+});

@@ -202,25 +202,31 @@ def amplification() -> None:
 # -- 5 ------------------------------------------------------------------------------------------
 
 
-def _busy(seconds: float, progress=None) -> str:
-    """A runaway pure-Python loop (holds the GIL of its own process only)."""
-    t = time.monotonic()
-    while time.monotonic() - t < seconds:
-        pass
-    return "done"
+class _Background:
+    """A daemon thread running ``_run`` for the duration of a ``with`` block (``_stop`` tells it to end)."""
+
+    def __init__(self) -> None:
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self) -> None:
+        raise NotImplementedError
+
+    def __enter__(self):
+        self._t.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._t.join()
 
 
-def _hog(mb: int, progress=None) -> int:
-    return len(bytearray(mb << 20))
-
-
-class Heartbeat:
+class Heartbeat(_Background):
     """A thread ticking every 10 ms; ``max_gap`` is the longest it could not run (a GIL freeze)."""
 
     def __init__(self) -> None:
         self.max_gap = 0.0
-        self._stop = threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
+        super().__init__()
 
     def _run(self) -> None:
         last = time.perf_counter()
@@ -228,14 +234,6 @@ class Heartbeat:
             now = time.perf_counter()
             self.max_gap = max(self.max_gap, now - last - 0.01)
             last = now
-
-    def __enter__(self) -> "Heartbeat":
-        self._t.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._t.join()
 
 
 def _host(path: str):
@@ -263,7 +261,7 @@ def isolation_checks(tmp: Path, bench_file: str | None) -> None:
     small = tmp / "small.xplane.pb"
     small.write_bytes(hostile.seed_capture())
     t = time.perf_counter()
-    isolation.call(_busy, 0.0)
+    isolation.call(hostile.busy_loop, 0.0)
     say(f"- first child (starts the forkserver, preloads the analyzer): {time.perf_counter() - t:.2f} s")
     spawn = []
     for _ in range(10):
@@ -285,7 +283,7 @@ def isolation_checks(tmp: Path, bench_file: str | None) -> None:
     with Heartbeat() as hb:
         t = time.perf_counter()
         try:
-            isolation.call(_busy, 30.0, limits=isolation.Limits(None, 2.0))
+            isolation.call(hostile.busy_loop, 30.0, limits=isolation.Limits(None, 2.0))
             res = "finished?!"
         except isolation.WorkerError as e:
             res = str(e)
@@ -293,7 +291,7 @@ def isolation_checks(tmp: Path, bench_file: str | None) -> None:
         f"largest stall of a thread in the parent meanwhile: {hb.max_gap * 1e3:.0f} ms")
     with Heartbeat() as hb:
         try:
-            isolation.call(_hog, 4096, limits=isolation.Limits(1 << 30, 60))
+            isolation.call(hostile.memory_hog, 4096, limits=isolation.Limits(1 << 30, 60))
             res = "finished?!"
         except isolation.WorkerError as e:
             res = str(e)
@@ -487,14 +485,13 @@ def still_holds(tmp: Path) -> None:
     say(f"- 50 concurrent clients: {errors} errors, {service.computations} analysis\n")
 
 
-class RunsProbe:
+class RunsProbe(_Background):
     """A thread asking the plugin's cheap ``/runs`` every 20 ms; ``worst`` is its slowest answer (seconds)."""
 
     def __init__(self, client_factory) -> None:
         self.worst, self.count = 0.0, 0
         self._client = client_factory()
-        self._stop = threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
+        super().__init__()
 
     def _run(self) -> None:
         while not self._stop.wait(0.02):
@@ -502,14 +499,6 @@ class RunsProbe:
             ok = self._client.get("/data/plugin/gpu_advisor/runs").status_code == 200
             self.worst = max(self.worst, time.perf_counter() - t if ok else float("inf"))
             self.count += 1
-
-    def __enter__(self) -> "RunsProbe":
-        self._t.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._t.join()
 
 
 def _hostile_inputs(fuzz_dir: Path) -> list[tuple[str, bytes]]:

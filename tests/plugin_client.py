@@ -70,7 +70,7 @@ def get_json(client, url: str, code: int = 200):
     return json.loads(r.get_data(as_text=True))
 
 
-def poll_report(client, url: str, timeout: float = 10.0):
+def poll_report(client, url: str, timeout: float = 60.0):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         r = client.get(url)

@@ -35,6 +35,7 @@ from tb_gpu_advisor.discovery import HostFile
 from tb_gpu_advisor.reader import ProfileReadError
 from tb_gpu_advisor.report_service import ReportService
 from tb_gpu_advisor.synthetic import hostile
+from tests.plugin_client import poll_report
 
 SESSION = "2024_01_01_00_00_00"
 PREFIX = "/data/plugin/gpu_advisor"
@@ -200,19 +201,6 @@ def test_empty_events_are_never_decoded_and_memory_follows_the_file(monkeypatch)
 # -- isolation ---------------------------------------------------------------------------------------
 
 
-def _busy(seconds: float, progress=None) -> str:
-    """A runaway pure-Python loop (in the child)."""
-    t = time.monotonic()
-    while time.monotonic() - t < seconds:
-        pass
-    return "done"
-
-
-def _hog(mb: int, progress=None) -> int:
-    """Allocates ``mb`` MiB (in the child)."""
-    return len(bytearray(mb << 20))
-
-
 def test_runaway_analysis_is_stopped_while_the_parent_keeps_running():
     ticks = []
     stop = threading.Event()
@@ -221,7 +209,7 @@ def test_runaway_analysis_is_stopped_while_the_parent_keeps_running():
     t = time.monotonic()
     try:
         with pytest.raises(isolation.WorkerError, match="took longer than 1 s"):
-            isolation.call(_busy, 60.0, limits=isolation.Limits(None, 1.0))
+            isolation.call(hostile.busy_loop, 60.0, limits=isolation.Limits(None, 1.0))
     finally:
         stop.set()
         ticker.join()
@@ -231,8 +219,8 @@ def test_runaway_analysis_is_stopped_while_the_parent_keeps_running():
 
 def test_memory_hungry_analysis_fails_alone():
     with pytest.raises(isolation.WorkerError, match="out of memory"):
-        isolation.call(_hog, 2048, limits=isolation.Limits(512 << 20, 60))
-    assert isolation.call(_hog, 1, limits=isolation.Limits(512 << 20, 60)) == 1 << 20  # the next one runs
+        isolation.call(hostile.memory_hog, 2048, limits=isolation.Limits(512 << 20, 60))
+    assert isolation.call(hostile.memory_hog, 1, limits=isolation.Limits(512 << 20, 60)) == 1 << 20  # the next one runs
 
 
 def _write_capture(logdir, run: str, data: bytes, age_s: float = 60.0) -> str:
@@ -254,22 +242,12 @@ def _client(logdir, cache_dir=None, **kw):
     return werkzeug_test.Client(application.TensorBoardWSGI([plugin]), wrappers.Response), service
 
 
-def _poll(client, url: str, timeout: float = 60.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        r = client.get(url)
-        if r.status_code != 202:
-            return r
-        time.sleep(0.05)
-    raise AssertionError(f"{url} still computing after {timeout} s")
-
-
 def test_a_killed_analysis_fails_its_own_report_and_the_tab_keeps_serving(tmp_path, monkeypatch):
     """A worker under a tiny memory limit runs out: its report says so (a host error), /runs still answers."""
     _write_capture(tmp_path, "bad", hostile.seed_capture())
     monkeypatch.setenv(isolation.ENV_MEMORY, "64")  # far below what the analysis needs
     client, _ = _client(tmp_path)
-    r = _poll(client, f"{PREFIX}/report?run=bad&session={SESSION}")
+    r = poll_report(client, f"{PREFIX}/report?run=bad&session={SESSION}")
     report = json.loads(r.get_data(as_text=True))
     assert r.status_code == 200 and "MemoryError" in report["hosts"][0]["error"] and report["healthy"] is False
     assert client.get(f"{PREFIX}/runs").status_code == 200
@@ -313,12 +291,12 @@ def test_size_limit_error_does_not_survive_a_restart_with_a_higher_limit(tmp_pat
     cache_dir = str(tmp_path / "cache")
     monkeypatch.setenv("TB_GPU_ADVISOR_MAX_PROFILE_BYTES", "1000")
     client, _ = _client(tmp_path / "logs", cache_dir)
-    first = json.loads(_poll(client, url).get_data(as_text=True))
+    first = json.loads(poll_report(client, url).get_data(as_text=True))
     assert "limit" in first["hosts"][0]["error"]
     assert not list((tmp_path / "cache").glob("*.json.gz"))  # the failure is not cached
     monkeypatch.delenv("TB_GPU_ADVISOR_MAX_PROFILE_BYTES")
     client, service = _client(tmp_path / "logs", cache_dir)  # a restart: new memory, same cache folder
-    second = json.loads(_poll(client, url).get_data(as_text=True))
+    second = json.loads(poll_report(client, url).get_data(as_text=True))
     assert second["hosts"][0]["error"] is None and service.computations == 1
 
 
@@ -371,7 +349,7 @@ def test_a_file_still_being_written_is_not_analysed_until_it_settles(tmp_path):
     past = time.time() - 60
     os.utime(path, (past, past))
     client, service = _client(tmp_path, analyzer=_counting_report, settle_s=30.0)
-    assert _poll(client, f"{PREFIX}/report?run=run&session={SESSION}").status_code == 200
+    assert poll_report(client, f"{PREFIX}/report?run=run&session={SESSION}").status_code == 200
     assert service.computations == 1
 
 
@@ -394,7 +372,7 @@ def test_a_file_that_changes_during_its_analysis_is_not_cached(tmp_path):
         return _counting_report(run, session, host_files)
 
     client, _ = _client(tmp_path / "logs", str(tmp_path / "cache"), analyzer=append_while_analysing)
-    assert _poll(client, f"{PREFIX}/report?run=run&session={SESSION}").status_code == 200
+    assert poll_report(client, f"{PREFIX}/report?run=run&session={SESSION}").status_code == 200
     assert not list((tmp_path / "cache").glob("*.json.gz"))
 
 
@@ -424,7 +402,7 @@ def test_fifty_concurrent_clients_get_one_real_analysis(tmp_path):
 
     def poll(_):
         c = werkzeug_test.Client(client.application, wrappers.Response)
-        return _poll(c, url).status_code
+        return poll_report(c, url).status_code
 
     with ThreadPoolExecutor(50) as pool:
         codes = list(pool.map(poll, range(50)))

@@ -387,3 +387,21 @@ def analyse_bytes(data: bytes, path: str = "<fuzz>") -> str:
     report = merge_hosts("run", "session", [build_host_report(m, ctx, len(data))])
     to_markdown(report)  # what /report.md serves
     return report.to_json()
+
+
+# -- runaway work for the isolation tests (module level: the analysis child process imports them) -----------
+
+
+def busy_loop(seconds: float, progress=None) -> str:
+    """A runaway pure-Python loop: holds the GIL of its own process only."""
+    import time
+
+    t = time.monotonic()
+    while time.monotonic() - t < seconds:
+        pass
+    return "done"
+
+
+def memory_hog(mb: int, progress=None) -> int:
+    """Allocates ``mb`` MiB: runs a limited child out of memory."""
+    return len(bytearray(mb << 20))

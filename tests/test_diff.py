@@ -286,3 +286,15 @@ def test_text_has_every_section(logdir):
     for section in ("PREDICTED VS REALISED", "FINDINGS", "STEP BREAKDOWN", "HEADLINE", "KERNEL TIME BY CLASS",
                     "LARGEST KERNEL CHANGES", "LARGEST OP CHANGES", "GPUS"):
         assert section in text, section
+
+
+def test_one_finding_in_two_groups_is_no_overlap(logdir):
+    """gpu_imbalance claims collective and idle time (two rounded parts): 'If every fix lands' must not call
+    that an overlap of savings."""
+    from tb_gpu_advisor.render import achievable_text
+
+    r = report(logdir, "multi_gpu_gpu0_oversubscribed__before")
+    f = next(f for f in r.findings if f.rule == "gpu_imbalance")
+    assert {p["group"] for p in f.saving.recovers} == {"collectives", "host"}
+    line = achievable_text(r)
+    assert line.startswith("If every fix lands") and "overlap" not in line, line

@@ -204,6 +204,9 @@ test("the report says what the step would be if every fix lands, and when saving
   assert.doesNotMatch(line.textContent, /overlap/); // the fixture's two savings recover different time
   const overlapping = { ...a, sum_of_savings_ms: a.recoverable_ms + 5 };
   assert.match(views.achievableLine(overlapping).textContent, /savings overlap/);
+  // one finding whose two rounded parts sum 1 µs above its distinct time: no overlap to report
+  const rounding = { ...a, sum_of_savings_ms: a.recoverable_ms + 0.001 };
+  assert.doesNotMatch(views.achievableLine(rounding).textContent, /overlap/);
   assert.equal(views.achievableLine({}), null);
   const f = structuredClone(report.findings[0]);
   f.saving.overlaps = ["xla_not_used:worker0"];

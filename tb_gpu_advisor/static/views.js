@@ -263,7 +263,8 @@ export function hostView(hr, ctx) {
 /** "If every fix lands": the step from the union of recovered time (rules/savings.py), saying when savings overlap. */
 export function achievableLine(a) {
   if (!a || !(a.findings || []).length) return null;
-  const overlap = a.sum_of_savings_ms > a.recoverable_ms + 0.0005
+  // beyond the rounding of the savings' parts (render.savings_overlap)
+  const overlap = a.sum_of_savings_ms - a.recoverable_ms > Math.max(0.005, 0.005 * a.sum_of_savings_ms)
     ? ` (the savings overlap: ${ms(a.sum_of_savings_ms)} claimed, ${ms(a.recoverable_ms)} of distinct time)` : "";
   return h("p", { class: "achievable" }, `If every fix lands: step ~${ms(a.achievable_step_ms)} instead of ${ms(a.step_ms)}${overlap}.`);
 }

@@ -298,3 +298,14 @@ def test_one_finding_in_two_groups_is_no_overlap(logdir):
     assert {p["group"] for p in f.saving.recovers} == {"collectives", "host"}
     line = achievable_text(r)
     assert line.startswith("If every fix lands") and "overlap" not in line, line
+
+
+@needs_real
+def test_another_frameworks_run_compares_by_rule_and_says_so():
+    """The tab offers every run, any framework: a TensorFlow demo run against a real JAX capture still diffs."""
+    demo = Path(__file__).resolve().parents[1] / "demo_logs"
+    d = diff_reports(report(demo, "input_bound"), report(REAL, "healthy_bf16"))
+    assert (d.base.framework, d.new.framework) == ("TensorFlow", "JAX")
+    assert any("different frameworks (TensorFlow, JAX)" in n for n in d.notes)
+    assert ("input_bound", "fixed") in [(f.rule, f.status) for f in d.findings]
+    assert d.step.verdict == "faster" and {c.key for c in d.kernel_classes} >= {"matmul/conv"}

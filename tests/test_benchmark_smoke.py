@@ -52,3 +52,24 @@ def test_dense_shape_and_stages(tmp_path) -> None:
     for stage in ("read + decode (timeline columns)", "metrics context", "report (rules + tables)", "**whole analysis**"):
         assert table.count(stage) >= 2, stage
     assert len(list(tmp_path.glob("corpus/bench_200KB-dense_*.xplane.pb"))) == 1
+
+
+TORCH_TRACE_DIR = os.path.join(REPO, "..", "shared", "profiles", "real-h100-torch", "torch_healthy_bf16")
+
+
+@pytest.mark.skipif(not os.path.isdir(TORCH_TRACE_DIR), reason="real PyTorch traces not present")
+def test_kineto_parse_benchmark_runs(tmp_path) -> None:
+    """benchmarks/kineto_parse.py on a 2 MB trace with the stdlib reader: every X event of the repeated trace
+    becomes a column row."""
+    import glob
+    import json
+
+    out = subprocess.run([sys.executable, os.path.join(REPO, "benchmarks", "kineto_parse.py"), "--sizes", "2",
+                          "--methods", "stdlib"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    row = next(line for line in out.stdout.splitlines() if line.startswith("| stdlib |"))
+    events = int(row.split("|")[3].replace(",", ""))
+    src = glob.glob(os.path.join(TORCH_TRACE_DIR, "*.pt.trace.json"))[0]
+    with open(src, encoding="utf-8") as f:
+        per_copy = sum(1 for e in json.load(f)["traceEvents"] if e.get("ph") == "X")
+    assert events > 0 and events % per_copy == 0, (events, per_copy)

@@ -181,26 +181,22 @@ def _cache(directory: str | None) -> Any:
 
 
 def load_report(spec: SideSpec, args: argparse.Namespace, cache: Any, stderr: TextIO) -> Any:
-    """The side's Report: from the cache when stored (same key as precompute and the tab), else analysed and stored."""
-    from . import analyze
-    from .cache import session_key
-    from .report_schema import Report
+    """The side's Report through the analysis entry point: from the cache when stored (the same key as
+    precompute and the tab), else analysed and stored."""
+    from . import analysis
 
     session, _hosts = _select(spec)
     if spec.label is None:
         spec.label = session.stock_run
-    key = session_key(session, params=args.params)
-    text = cache.get(key)
-    if text is not None:
-        return Report.from_json(text)
     show = bool(args.progress) or _isatty(stderr)
     progress = _Progress(stderr, session.stock_run) if show else None
     try:
-        report = analyze.analyze_session(session.run, session.session, session.hosts, progress=progress, params=args.params)
+        a = analysis.session_report(session, params=args.params, cache=cache, progress=progress)
+        if a.from_cache and progress is not None:
+            progress("from the report cache", 1.0)
+        return a.report
     except (OSError, ValueError) as e:
         raise InputError(f"cannot analyse {session.stock_run}: {e}") from e
     finally:
         if progress is not None:
             progress.done()
-    cache.put(key, report)
-    return report

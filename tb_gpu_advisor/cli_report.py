@@ -81,6 +81,8 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--progress", action="store_true",
                    help="print progress on stderr even when stderr is not a terminal")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="report cache folder (default: as 'precompute'; TB_GPU_ADVISOR_CACHE_DIR=off disables it)")
     p.set_defaults(func=run)
 
 
@@ -271,19 +273,26 @@ def _list(xs: Sequence[str], n: int = 30) -> str:
 
 
 def _analyze(session: Any, hosts: list, args: argparse.Namespace, stderr: TextIO) -> Any:
-    from . import analyze
+    """The Report of ``hosts`` of ``session`` through the analysis entry point: the report cache first."""
+    import dataclasses
+
+    from . import analysis
+    from .cache import ReportCache
 
     show = bool(getattr(args, "progress", False)) or _isatty(stderr)
     name = session.stock_run
     progress = _Progress(stderr, name) if show else None
     try:
-        report = analyze.analyze_session(session.run, session.session, hosts, progress=progress, params=args.params)
+        a = analysis.session_report(dataclasses.replace(session, hosts=tuple(hosts)), params=args.params,
+                                    cache=ReportCache(getattr(args, "cache_dir", None)), progress=progress)
+        if a.from_cache and progress is not None:
+            progress("from the report cache", 1.0)
+        return a.report
     except (OSError, ValueError) as e:
         raise InputError(f"cannot analyse {name}: {e}") from e
     finally:
         if progress is not None:
             progress.done()
-    return report
 
 
 def _isatty(f: TextIO) -> bool:

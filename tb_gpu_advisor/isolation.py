@@ -8,7 +8,7 @@ own report: the child gets ``RLIMIT_AS`` (address space) and a wall-clock
 limit after which it is killed, and TensorBoard's threads never wait on its
 GIL.
 
-Children are started by the ``forkserver`` (``precompute.mp_context``), never
+Children are started by the ``forkserver`` (``analysis.mp_context``), never
 by forking TensorBoard's threaded process; the forkserver preloads the
 analyzer's modules once, so each child starts in milliseconds instead of
 importing numpy again (measured in ``scripts/robustness.py``,
@@ -71,7 +71,7 @@ def _env_memory() -> int | None:
 
 
 def _context():
-    from .precompute import mp_context
+    from .analysis import mp_context
 
     ctx = mp_context()
     if ctx.get_start_method() == "forkserver":

@@ -21,7 +21,7 @@ Routes (mounted at ``/data/plugin/gpu_advisor``):
 =================  ===========================================================
 
 A session with several host files is analysed in worker processes
-(``precompute.analyze_session_parallel``, at most ``host_jobs`` of them),
+(``analysis.compute_json``, at most ``host_jobs`` of them),
 still from a ReportService worker thread, never on a request thread.
 
 Discovery runs on every ``/runs`` and ``/report`` request (the page polls
@@ -49,7 +49,7 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from . import cache, discovery, fsio, gpu_probe
+from . import analysis, cache, discovery, fsio, gpu_probe
 from .report_service import Outcome, ReportService
 
 logger = logging.getLogger(__name__)
@@ -231,7 +231,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             key,
             lambda progress: self._compute(session, host_files, progress),
             _store_key(session, host_files),
-            valid=lambda: _unchanged(host_files),
+            valid=lambda: analysis.files_unchanged(host_files),
         )
 
     def _sessions(self) -> list:
@@ -249,37 +249,9 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             return list(sessions)
 
     def _compute(self, session: Any, host_files: list, progress: Callable) -> str:
-        """Runs in a worker thread: the real analysis, serialized once."""
-        analyze = self._analyzer
-        if analyze is None and self._isolate and (len(host_files) == 1 or self._host_jobs == 1):
-            from . import isolation  # one limited child process (isolation.py)
-
-            return isolation.call(isolation.analyze_session_json, session.run, session.session, list(host_files),
-                                  progress=progress)
-        if analyze is None and len(host_files) > 1 and self._host_jobs > 1:
-            report = self._analyze_parallel(session, host_files, progress)
-        else:
-            if analyze is None:
-                from .analyze import analyze_session  # heavy (numpy): imported on first use
-
-                analyze = analyze_session
-            report = analyze(session.run, session.session, host_files, progress=progress)
-        return report.to_json() if hasattr(report, "to_json") else json.dumps(report)
-
-    def _analyze_parallel(self, session: Any, host_files: list, progress: Callable) -> Any:
-        """Several host files: one worker process per host, at most ``host_jobs`` (and cores) at once."""
-        import dataclasses
-
-        from . import precompute
-
-        workers = precompute.worker_count(self._host_jobs, len(host_files))
-        progress(f"analysing {len(host_files)} hosts in {workers} worker process(es)", 0.0)
-        chosen = dataclasses.replace(session, hosts=tuple(host_files))
-        if not self._isolate:
-            return precompute.analyze_session_parallel(chosen, jobs=workers, progress=progress)
-        from .isolation import Limits  # each host in its own limited child process
-
-        return precompute.analyze_session_parallel(chosen, jobs=workers, progress=progress, limits=Limits.from_env())
+        """Runs in a worker thread: the analysis entry point (in limited child processes unless disabled)."""
+        return analysis.compute_json(session, host_files, progress=progress, jobs=self._host_jobs,
+                                     isolate=self._isolate, analyze_fn=self._analyzer)
 
 
 # -- helpers (pure; module level so tests and readers find them fast) ---------
@@ -320,14 +292,6 @@ def _still_written(host_files: list, settle_s: float) -> str | None:
         if not fsio.is_remote(h.path) and -settle_s * 1e9 < now - h.mtime_ns < settle_s * 1e9:
             return h.host
     return None
-
-
-def _unchanged(host_files: list) -> bool:
-    """True when every host file still has the size and mtime it was analysed with (else: do not cache)."""
-    try:
-        return all(fsio.is_remote(h.path) or fsio.stat(h.path) == (h.size, h.mtime_ns) for h in host_files)
-    except Exception:  # noqa: BLE001 - gone or unreadable: not worth keeping either
-        return False
 
 
 def _store_key(session: Any, host_files: list) -> str:

@@ -7,25 +7,24 @@ CPU-bound Python/numpy, so threads would not help), largest first so the
 pool stays busy, and each worker writes its report into the shared cache
 itself (the cache is safe for concurrent processes).
 
-Also here: :func:`analyze_session_parallel`, which analyses the host files
-of ONE multi-host session in parallel and merges them (used by the plugin
-for large multi-host sessions).
+Each session goes through the one analysis entry point
+(:func:`tb_gpu_advisor.analysis.session_report`), as in the CLI and the tab.
 """
 
 from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
-import multiprocessing
 import os
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from .analysis import process_pool, session_report, worker_count
 from .cache import CacheKey, ReportCache, session_key
-from .discovery import HostFile, Session, discover
+from .discovery import Session, discover
 
 AnalyzeSession = Callable[..., Any]  # analyze.analyze_session's signature
 Progress = Callable[[str, float], None]
@@ -112,48 +111,6 @@ def _logdir_exists(logdir: str) -> bool:
 # --- the work -----------------------------------------------------------------------
 
 
-def available_cores() -> int:
-    """Cores this process may use (respects CPU affinity / container limits where the OS exposes them)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
-def worker_count(jobs: int | None, tasks: int) -> int:
-    """``jobs`` bounded by the cores and the number of tasks (at least 1)."""
-    cores = available_cores()
-    wanted = cores if not jobs or jobs < 1 else jobs
-    return max(1, min(wanted, cores, tasks))
-
-
-def mp_context() -> multiprocessing.context.BaseContext:
-    """Start workers with forkserver/spawn, never plain fork.
-
-    Forking a multi-threaded process (TensorBoard's server is threaded) can
-    deadlock the child on a lock held by another thread; forkserver starts
-    children from a clean single-threaded process.
-    """
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
-def process_pool(workers: int) -> cf.ProcessPoolExecutor:
-    """A pool of ``workers`` processes (see :func:`mp_context`) that see this process's environment.
-
-    A forkserver starts once per interpreter and its children inherit the
-    environment of *that* moment; copying ``os.environ`` in makes
-    ``S3_ENDPOINT``, credentials etc. set later count too.
-    """
-    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp_context(),
-                                  initializer=_set_environ, initargs=(dict(os.environ),))
-
-
-def _set_environ(env: dict[str, str]) -> None:
-    os.environ.clear()
-    os.environ.update(env)
-
-
 def precompute(
     logdir: str,
     jobs: int | None = None,
@@ -220,42 +177,25 @@ def _analyze_and_store(
     params: int | None,
     analyze_fn: AnalyzeSession | None,
 ) -> SessionResult:
-    """Worker: analyse one session and write its report into the cache (runs in a worker process).
+    """Worker: one session through the analysis entry point, into the cache (runs in a worker process).
 
-    A report whose hosts have errors is not stored, so the next run retries
-    them (the error may be transient, e.g. a network read).
+    A report whose hosts have errors is not stored, so the next run retries them (the error may be transient,
+    e.g. a network read); a report that could not be stored for any other reason is a failure.
     """
     t0 = time.perf_counter()
-    if analyze_fn is None:
-        from .analyze import analyze_session as analyze_fn  # lazy: heavy (numpy), only in the workers
+    cache = ReportCache(cache_dir, max_bytes=cache_max_bytes)
     try:
-        report = analyze_fn(session.run, session.session, list(session.hosts),
-                            progress=_WorkerProgress(session.stock_run), params=params)
+        a = session_report(session, params=params, cache=cache, progress=_WorkerProgress(session.stock_run),
+                           analyze_fn=analyze_fn)
     except Exception as e:  # noqa: BLE001 - one bad session must not stop the others
         return _failed(session, f"analysis failed: {type(e).__name__}: {e}", time.perf_counter() - t0)
-    errors = [(h.path, _reason(h.path, h.error)) for h in getattr(report, "hosts", []) if getattr(h, "error", None)]
-    stored = False
-    if not errors:
-        if not _unchanged(session):  # written to while we read it: a partial file's report is no report
-            return _failed(session, "the file changed while it was analysed (still being written?): "
-                                    "not cached, run precompute again", time.perf_counter() - t0)
-        cache = ReportCache(cache_dir, max_bytes=cache_max_bytes)
-        stored = cache.put(key, report)
-        if not stored:  # a read-only or full cache must not pass for success
-            return _failed(session, f"analysed but not stored: {cache.last_error or 'cache write failed'}",
-                           time.perf_counter() - t0)
+    errors = [(h.path, _reason(h.path, h.error)) for h in getattr(a.report, "hosts", []) if getattr(h, "error", None)]
+    if not errors and not a.stored and not a.from_cache:
+        if a.not_stored and a.not_stored.startswith("the file changed"):
+            return _failed(session, f"{a.not_stored}: not cached, run precompute again", time.perf_counter() - t0)
+        return _failed(session, f"analysed but not stored: {a.not_stored or 'cache write failed'}", time.perf_counter() - t0)
     return SessionResult(session.stock_run, len(session.hosts), session.size, "new",
-                         time.perf_counter() - t0, stored, errors)
-
-
-def _unchanged(session: Session) -> bool:
-    """Every host file still has the (size, mtime) it was discovered with."""
-    from . import fsio
-
-    try:
-        return all(fsio.is_remote(h.path) or fsio.stat(h.path) == (h.size, h.mtime_ns) for h in session.hosts)
-    except Exception:  # noqa: BLE001 - gone or unreadable meanwhile
-        return False
+                         time.perf_counter() - t0, a.stored, errors)
 
 
 def _reason(path: str, error: str) -> str:
@@ -280,98 +220,6 @@ class _WorkerProgress:
         if now - self.last >= self.every_s:
             self.last = now
             _say(sys.stderr, f"    {self.name}: {message} ({fraction:.0%})")
-
-
-# --- one multi-host session in parallel -------------------------------------------------
-
-
-def analyze_session_parallel(
-    session: Session,
-    jobs: int | None = None,
-    params: int | None = None,
-    progress: Progress | None = None,
-    analyze_host_fn: Callable[..., Any] | None = None,
-    merge_fn: Callable[..., Any] | None = None,
-    limits: Any = None,
-) -> Any:
-    """Analyse each host file of ``session`` in its own worker process, then merge into one Report.
-
-    Uses ``analyze.analyze_host`` per file and ``analyze.merge_hosts(run,
-    session, host_reports)`` unless given others.  A host whose analysis
-    raises gets a HostReport with ``error`` set, so the other hosts still
-    report.  One host or one job: runs in this process.
-
-    ``limits`` (an ``isolation.Limits``): each host instead runs in a child process of its own with that
-    memory and time limit (the plugin: one bad file must not take TensorBoard down); a child that fails
-    or is killed gives that host an error.
-    """
-    if analyze_host_fn is None or merge_fn is None:
-        from . import analyze
-
-        analyze_host_fn = analyze_host_fn or analyze.analyze_host
-        merge_fn = merge_fn or analyze.merge_hosts
-    hosts = list(session.hosts)
-    if limits is not None:
-        reports = _isolated_host_reports(hosts, worker_count(jobs, len(hosts)), params, progress, limits)
-    else:
-        reports = _host_reports(hosts, worker_count(jobs, len(hosts)), params, progress, analyze_host_fn)
-    return merge_fn(session.run, session.session, reports)
-
-
-def _host_reports(hosts: Sequence[HostFile], workers: int, params: int | None,
-                  progress: Progress | None, analyze_host_fn: Callable[..., Any]) -> list[Any]:
-    """HostReports in the order of ``hosts``; biggest files start first."""
-    reports: list[Any] = [None] * len(hosts)
-    order = sorted(range(len(hosts)), key=lambda i: hosts[i].size, reverse=True)
-    if workers <= 1:
-        for n, i in enumerate(order, start=1):
-            reports[i] = _host_or_error(analyze_host_fn, hosts[i], params)
-            _tell(progress, f"analysed {hosts[i].host}", n, len(hosts))
-        return reports
-    with process_pool(workers) as pool:
-        futures = {pool.submit(_host_or_error, analyze_host_fn, hosts[i], params): i for i in order}
-        for n, fut in enumerate(cf.as_completed(futures), start=1):
-            i = futures[fut]
-            try:
-                reports[i] = fut.result()
-            except Exception as e:  # noqa: BLE001 - a dead worker: this host failed, keep the others
-                reports[i] = _error_host_report(hosts[i], f"worker failed: {type(e).__name__}: {e}")
-            _tell(progress, f"analysed {hosts[i].host}", n, len(hosts))
-    return reports
-
-
-def _isolated_host_reports(hosts: Sequence[HostFile], workers: int, params: int | None,
-                           progress: Progress | None, limits: Any) -> list[Any]:
-    """HostReports in the order of ``hosts``, each from its own limited child, ``workers`` at once."""
-    from . import isolation
-
-    reports: list[Any] = [None] * len(hosts)
-    order = sorted(range(len(hosts)), key=lambda i: hosts[i].size, reverse=True)
-    with cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpu-advisor-host") as pool:
-        futures = {pool.submit(isolation.host_report, hosts[i], params, limits): i for i in order}
-        for n, fut in enumerate(cf.as_completed(futures), start=1):
-            i = futures[fut]
-            reports[i] = fut.result()
-            _tell(progress, f"analysed {hosts[i].host}", n, len(hosts))
-    return reports
-
-
-def _host_or_error(analyze_host_fn: Callable[..., Any], host: HostFile, params: int | None) -> Any:
-    try:
-        return analyze_host_fn(host, params=params)
-    except Exception as e:  # noqa: BLE001
-        return _error_host_report(host, f"analysis failed: {type(e).__name__}: {e}")
-
-
-def _error_host_report(host: HostFile, reason: str) -> Any:
-    from .report_schema import HostReport
-
-    return HostReport(host=host.host, path=host.path, size_bytes=host.size, error=reason)
-
-
-def _tell(progress: Progress | None, message: str, done: int, total: int) -> None:
-    if progress is not None:
-        progress(message, done / max(total, 1))
 
 
 # --- output ---------------------------------------------------------------------------------

@@ -41,11 +41,6 @@ def logdir(tmp_path_factory) -> Path:
     return d
 
 
-@pytest.fixture(autouse=True)
-def _private_cache(tmp_path, monkeypatch):
-    monkeypatch.setenv("TB_GPU_ADVISOR_CACHE_DIR", str(tmp_path / "cache"))
-
-
 def report(logdir: Path, run: str):
     from tb_gpu_advisor import discovery
 

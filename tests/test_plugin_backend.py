@@ -418,7 +418,7 @@ def _real_sessions():
 
 def test_multi_host_session_is_analysed_in_parallel_like_serial(monkeypatch):
     """The 2-host demo: worker processes (off the request thread), progress, the same report as serial."""
-    from tb_gpu_advisor import analyze, precompute
+    from tb_gpu_advisor import analysis, analyze
 
     demo = os.path.join(REPO, "demo_logs")
     session = next((s for s in _real_sessions() if s.run == "multi_host"), None)
@@ -426,7 +426,7 @@ def test_multi_host_session_is_analysed_in_parallel_like_serial(monkeypatch):
         pytest.skip("demo_logs/multi_host missing")
     assert len(session.hosts) == 2
     seen: list[dict] = []
-    real = precompute.analyze_session_parallel
+    real = analysis.analyze_session_parallel
 
     def spy(sess, jobs=None, progress=None, **kw):
         notes: list[tuple] = []
@@ -434,14 +434,14 @@ def test_multi_host_session_is_analysed_in_parallel_like_serial(monkeypatch):
                      "notes": notes})
         return real(sess, jobs=jobs, progress=lambda m, f: (notes.append((m, f)), progress(m, f)), **kw)
 
-    monkeypatch.setattr(precompute, "analyze_session_parallel", spy)
+    monkeypatch.setattr(analysis, "analyze_session_parallel", spy)
     client, _, service = make_client(demo, wait_s=0.01)
     first = client.get(f"{PREFIX}/report?run=multi_host&session={session.session}")
     assert first.status_code == 202 and json.loads(first.get_data(as_text=True))["state"] == "computing"
     r = poll_report(client, f"{PREFIX}/report?run=multi_host&session={session.session}", timeout=120)
     assert r.status_code == 200, r.get_data(as_text=True)[:500]
     assert len(seen) == 1 and service.computations == 1
-    assert seen[0]["hosts"] == ["worker0", "worker1"] and seen[0]["jobs"] == min(2, precompute.available_cores())
+    assert seen[0]["hosts"] == ["worker0", "worker1"] and seen[0]["jobs"] == min(2, analysis.available_cores())
     assert seen[0]["thread"].startswith("gpu-advisor")  # a ReportService worker, not a request thread
     assert [f for _, f in seen[0]["notes"]] == [0.5, 1.0]
     parallel = json.loads(r.get_data(as_text=True))

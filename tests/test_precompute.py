@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from tb_gpu_advisor import cli, precompute as pc
+from tb_gpu_advisor import analysis, cli, precompute as pc
 from tb_gpu_advisor.cache import ReportCache, session_key
 from tb_gpu_advisor.discovery import discover, find_session
 from tests import simple_analyzer
@@ -99,11 +99,11 @@ def test_analyzer_crash_fails_that_session_only(logdir, tmp_path):
 
 
 def test_worker_count_bounded_by_cores_and_tasks(monkeypatch):
-    monkeypatch.setattr(pc, "available_cores", lambda: 4)
-    assert pc.worker_count(None, 10) == 4
-    assert pc.worker_count(16, 10) == 4
-    assert pc.worker_count(3, 2) == 2
-    assert pc.worker_count(0, 0) == 1
+    monkeypatch.setattr(analysis, "available_cores", lambda: 4)
+    assert analysis.worker_count(None, 10) == 4
+    assert analysis.worker_count(16, 10) == 4
+    assert analysis.worker_count(3, 2) == 2
+    assert analysis.worker_count(0, 0) == 1
 
 
 def test_cli_end_to_end(logdir, tmp_path, capsys):
@@ -135,7 +135,7 @@ def test_analyze_session_parallel_merges_hosts_in_order(tmp_path):
         write_profile(d, "job", "s", f"host{i}", events=n)
     (s,) = discover(d)
     seen = []
-    report = pc.analyze_session_parallel(s, jobs=2, progress=lambda m, f: seen.append(f),
+    report = analysis.analyze_session_parallel(s, jobs=2, progress=lambda m, f: seen.append(f),
                                          analyze_host_fn=simple_analyzer.analyze_host,
                                          merge_fn=simple_analyzer.merge_hosts)
     assert [h.host for h in report.hosts] == ["host0", "host1", "host2"]
@@ -150,7 +150,7 @@ def test_analyze_session_parallel_bad_host_keeps_others(tmp_path):
     write_profile(d, "job", "s", "good", events=6)
     _corrupt(d, "job", "s", "bad")
     (s,) = discover(d)
-    report = pc.analyze_session_parallel(s, jobs=2, analyze_host_fn=simple_analyzer.analyze_host,
+    report = analysis.analyze_session_parallel(s, jobs=2, analyze_host_fn=simple_analyzer.analyze_host,
                                          merge_fn=simple_analyzer.merge_hosts)
     by_host = {h.host: h for h in report.hosts}
     assert by_host["good"].headline[0].value == 6.0 and by_host["good"].error is None
@@ -163,7 +163,7 @@ def test_analyze_session_parallel_single_job_inline(tmp_path):
     write_profile(d, ".", "s", "a", events=2)
     write_profile(d, ".", "s", "b", events=3)
     (s,) = discover(d)
-    report = pc.analyze_session_parallel(s, jobs=1, analyze_host_fn=simple_analyzer.analyze_host,
+    report = analysis.analyze_session_parallel(s, jobs=1, analyze_host_fn=simple_analyzer.analyze_host,
                                          merge_fn=simple_analyzer.merge_hosts)
     assert {h.capture["pid"] for h in report.hosts} == {os.getpid()}
     assert report.headline[0].value == 5.0
@@ -200,7 +200,7 @@ def test_real_analyzer_parallel_equals_sequential_and_precompute(tmp_path):
         doc.pop("generated_at")
         return doc
 
-    parallel = pc.analyze_session_parallel(s, jobs=2)
+    parallel = analysis.analyze_session_parallel(s, jobs=2)
     sequential = analyze.analyze_session(s.run, s.session, s.hosts)
     assert [h.error for h in parallel.hosts] == [None, None]
     assert comparable(parallel) == comparable(sequential)
@@ -210,3 +210,41 @@ def test_real_analyzer_parallel_equals_sequential_and_precompute(tmp_path):
     cached = cache.get_dict(session_key(s))
     cached.pop("generated_at")
     assert cached == comparable(sequential)
+
+
+def test_report_and_diff_read_what_precompute_stored(tmp_path, capsys, monkeypatch):
+    """One analysis entry point: after precompute, 'report' and 'diff' answer from the cache without analysing."""
+    from tb_gpu_advisor import analyze
+    from tb_gpu_advisor.synthetic.scenarios import SCENARIOS
+
+    d = tmp_path / "logs"
+    SCENARIOS["input_bound"]().write(d)
+    SCENARIOS["input_bound"](fixed=True).write(d, run="input_bound_fixed")
+    assert cli.main(["precompute", str(d), "--jobs", "1"]) == 0
+    capsys.readouterr()
+
+    def no_analysis(*a, **k):
+        raise AssertionError("a precomputed report was analysed again")
+
+    monkeypatch.setattr(analyze, "analyze_session", no_analysis)
+    monkeypatch.setattr(analysis, "analyze_session_parallel", no_analysis)
+    assert cli.main(["report", str(d), "--run", "input_bound", "--progress"]) == 0
+    out, err = capsys.readouterr()
+    assert "input_bound" in out and "from the report cache" in err
+    assert cli.main(["diff", str(d), "--base", "input_bound", "--new", "input_bound_fixed"]) == 0
+    assert "fixed input_bound" in capsys.readouterr().out
+
+
+def test_a_report_with_a_failed_host_is_not_stored(tmp_path):
+    from tb_gpu_advisor.cache import ReportCache, session_key
+    from tb_gpu_advisor.discovery import discover
+
+    d = str(tmp_path / "logs")
+    write_profile(d, "bad", "2024_01_01_00_00_00", "worker0", events=1)
+    with open(os.path.join(d, "bad", "plugins", "profile", "2024_01_01_00_00_00", "worker0.xplane.pb"), "wb") as f:
+        f.write(b"\x08\x00 not a profile")
+    cache = ReportCache(str(tmp_path / "cache"))
+    s = discover(d)[0]
+    a = analysis.session_report(s, cache=cache)
+    assert a.report.hosts[0].error and not a.stored and a.not_stored == "a host could not be analysed"
+    assert cache.get(session_key(s)) is None

@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from .cli_report import EXIT_INPUT, EXIT_OK, InputError, _isatty, _list, _Progress, select_sessions
+from .cli_report import EXIT_INPUT, EXIT_OK, InputError, _list, select_sessions, session_report
 
 EXIT_REGRESSION = 1
 
@@ -181,22 +181,9 @@ def _cache(directory: str | None) -> Any:
 
 
 def load_report(spec: SideSpec, args: argparse.Namespace, cache: Any, stderr: TextIO) -> Any:
-    """The side's Report through the analysis entry point: from the cache when stored (the same key as
-    precompute and the tab), else analysed and stored."""
-    from . import analysis
-
+    """The side's Report: from the cache when stored (the same key as precompute and the tab), else analysed
+    and stored (``cli_report.session_report``)."""
     session, _hosts = _select(spec)
     if spec.label is None:
         spec.label = session.stock_run
-    show = bool(args.progress) or _isatty(stderr)
-    progress = _Progress(stderr, session.stock_run) if show else None
-    try:
-        a = analysis.session_report(session, params=args.params, cache=cache, progress=progress)
-        if a.from_cache and progress is not None:
-            progress("from the report cache", 1.0)
-        return a.report
-    except (OSError, ValueError) as e:
-        raise InputError(f"cannot analyse {session.stock_run}: {e}") from e
-    finally:
-        if progress is not None:
-            progress.done()
+    return session_report(session, args.params, cache, stderr, bool(args.progress))

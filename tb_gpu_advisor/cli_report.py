@@ -6,7 +6,8 @@ Usage::
                           [--format text|json|markdown] [--fail-on warning|critical]
                           [--params N] [--top N] [--progress]
 
-Default selection: the newest session of every run (or of ``--run``).
+Default selection: the newest session of every run (or of ``--run``).  Reports come from the report cache
+when ``precompute``, the tab or an earlier command stored them (``--cache-dir``; ``analysis.session_report``).
 
 Output: ``text`` (default; findings first, then headline numbers and a
 per-GPU table), ``json`` (the report schema, ``docs/report-schema.md``) or
@@ -273,26 +274,32 @@ def _list(xs: Sequence[str], n: int = 30) -> str:
 
 
 def _analyze(session: Any, hosts: list, args: argparse.Namespace, stderr: TextIO) -> Any:
-    """The Report of ``hosts`` of ``session`` through the analysis entry point: the report cache first."""
+    """The Report of ``hosts`` of ``session`` (the report cache first)."""
     import dataclasses
 
-    from . import analysis
     from .cache import ReportCache
 
-    show = bool(getattr(args, "progress", False)) or _isatty(stderr)
+    return session_report(dataclasses.replace(session, hosts=tuple(hosts)), args.params,
+                          ReportCache(getattr(args, "cache_dir", None)), stderr, bool(getattr(args, "progress", False)))
+
+
+def session_report(session: Any, params: int | None, cache: Any, stderr: TextIO, progress: bool) -> Any:
+    """A session's Report through the analysis entry point (the report cache first), with progress on
+    ``stderr`` when asked or when it is a terminal; analysis failures become InputError (exit 2)."""
+    from . import analysis
+
     name = session.stock_run
-    progress = _Progress(stderr, name) if show else None
+    show = _Progress(stderr, name) if progress or _isatty(stderr) else None
     try:
-        a = analysis.session_report(dataclasses.replace(session, hosts=tuple(hosts)), params=args.params,
-                                    cache=ReportCache(getattr(args, "cache_dir", None)), progress=progress)
-        if a.from_cache and progress is not None:
-            progress("from the report cache", 1.0)
+        a = analysis.session_report(session, params=params, cache=cache, progress=show)
+        if a.from_cache and show is not None:
+            show("from the report cache", 1.0)
         return a.report
     except (OSError, ValueError) as e:
         raise InputError(f"cannot analyse {name}: {e}") from e
     finally:
-        if progress is not None:
-            progress.done()
+        if show is not None:
+            show.done()
 
 
 def _isatty(f: TextIO) -> bool:

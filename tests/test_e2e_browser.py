@@ -91,14 +91,11 @@ def _installed() -> bool:
     return any(ep.name == "gpu_advisor" for ep in metadata.entry_points(group="tensorboard_plugins"))
 
 
-@pytest.fixture(scope="module")
-def tensorboard_url():
-    tmp = tempfile.mkdtemp(prefix="advisor-e2e-")
+def _start_tensorboard(tmp: str, logdir: str):
+    """A real ``tensorboard`` serving ``logdir`` with the plugin of this checkout; yields its URL, then stops it."""
     env = dict(os.environ, TB_GPU_ADVISOR_CACHE_DIR=os.path.join(tmp, "cache"))
     paths = [REPO] + ([] if _installed() else [_entry_point_dir(os.path.join(tmp, "ep"))])
     env["PYTHONPATH"] = os.pathsep.join(paths + [env.get("PYTHONPATH", "")])
-    # Serve a copy: the stock profile plugin writes cache files next to the profiles it converts.
-    logdir = shutil.copytree(DEMO, os.path.join(tmp, "logdir"))
     cmd = [sys.executable, "-m", "tensorboard.main", "--logdir", logdir, "--port", "0", "--reload_interval", "0"]
     proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, cwd=tmp)
     url, lines = None, []
@@ -116,13 +113,30 @@ def tensorboard_url():
         pytest.fail("tensorboard did not start:\n" + "".join(lines))
     # Keep draining its log: a full stderr pipe would block the server mid-request.
     threading.Thread(target=lambda: [None for _ in proc.stderr], daemon=True).start()
-    yield url
-    proc.terminate()
     try:
-        proc.wait(10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    shutil.rmtree(tmp, ignore_errors=True)
+        # the tab served is this checkout's (not another installed copy of the package)
+        for name in ("index.js", "static/diff.js"):
+            with urllib.request.urlopen(f"{url}data/plugin/gpu_advisor/{name}") as r:
+                with open(os.path.join(REPO, "tb_gpu_advisor", "static", os.path.basename(name)), "rb") as f:
+                    assert r.read() == f.read(), f"tensorboard serves another copy of {name} than {REPO}"
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def tensorboard_url():
+    tmp = tempfile.mkdtemp(prefix="advisor-e2e-")
+    # Serve a copy: the stock profile plugin writes cache files next to the profiles it converts.
+    logdir = shutil.copytree(DEMO, os.path.join(tmp, "logdir"))
+    try:
+        yield from _start_tensorboard(tmp, logdir)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -509,3 +523,98 @@ def test_compare_with_shows_the_diff_keeps_it_in_the_url_and_exports_it(tensorbo
     frame.locator("body[data-state='ready']:not([data-compare])").wait_for(timeout=30000)
     assert frame.locator(".finding").count() >= 1
     assert not page.errors, page.errors
+
+
+REAL_JAX_SET = os.path.join(os.path.dirname(REPO), "shared", "profiles", "real-h100-jax")
+REAL_PAIR = ("input_bound", "healthy_bf16")  # the same model with the input stall removed (issue #11)
+
+
+@pytest.fixture(scope="module")
+def real_pair_url():
+    """TensorBoard on the two real H100 JAX captures whose fix is known (copied: discovery follows symlinks
+    only inside the logdir)."""
+    if not all(os.path.isdir(os.path.join(REAL_JAX_SET, run)) for run in REAL_PAIR):
+        pytest.skip(f"real H100 JAX captures not found at {REAL_JAX_SET}")
+    tmp = tempfile.mkdtemp(prefix="advisor-e2e-real-")
+    logdir = os.path.join(tmp, "logdir")
+    for run in REAL_PAIR:
+        shutil.copytree(os.path.join(REAL_JAX_SET, run), os.path.join(logdir, run))
+    for folder, _, files in os.walk(logdir):  # the shared set is read-only; the copy must be writable and removable
+        for path in [folder] + [os.path.join(folder, f) for f in files]:
+            os.chmod(path, os.stat(path).st_mode | 0o200)
+    server = _start_tensorboard(tmp, logdir)
+    try:
+        yield next(server), logdir
+    finally:
+        server.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots):
+    """Issue #11's done-when in the tab: real H100 input_bound -> healthy_bf16 says the input stall was fixed, with
+    the realised saving next to the predicted one, the same document as `tb-gpu-advisor diff --format json`; the
+    view follows TensorBoard's dark mode."""
+    import contextlib
+    import io
+
+    from tb_gpu_advisor import cli
+
+    url, logdir = real_pair_url
+    base, new = REAL_PAIR
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert cli.main(["diff", logdir, "--base", base, "--new", new, "--format", "json"]) == 0
+    expected = json.loads(out.getvalue())
+    ctx = browser.new_context(viewport=VIEWPORT, color_scheme="light")
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame, timeout=120000)
+    select_run(frame, new)
+    options = frame.locator("select[aria-label='Compare with…'] option").all_inner_texts()
+    assert options == ["— none —", base], options  # every other run/session, not the one shown
+    frame.locator("select[aria-label='Compare with…']").select_option(label=base)
+    frame.locator(f"body[data-state='ready'][data-compare^='{base}/']").wait_for(timeout=120000)
+    verdict = frame.locator(".diff-verdict").inner_text()
+    # the CLI's numbers (17.9 ms -> 2.39 ms, -15.5 ms), in the tab's rounding (format.js: one decimal from 1 ms)
+    assert verdict.startswith("Step time 17.9 ms → 2.4 ms (−15.5 ms, −87%): faster"), verdict
+    assert frame.locator(".side-label").all_inner_texts() == [expected["base"]["label"], expected["new"]["label"]]
+    rows = frame.locator("table.diff-table").first.locator("tbody tr")
+    assert rows.count() == len(expected["findings"])
+    cells = rows.first.locator("td").all_inner_texts()
+    assert cells[0] == "fixed" and cells[2] == "input_bound", cells
+    cal = frame.locator(".calibration").inner_text()
+    assert re.match(r"Fixed input_bound: predicted saving 14\.9 ms/step, realised 15\.5 ms/step \(\d+% of predicted, within ±25%\)",
+                    cal), cal
+    # bars: base and new per group on one scale, input drawn for base only
+    bars = frame.locator("svg.diff-bars g[data-group='input'] rect.bar")
+    widths = {b.get_attribute("data-side"): float(b.get_attribute("width")) for b in bars.all()}
+    assert widths["base"] > 100 and widths["new"] <= 1, widths
+    # the tab's document is the CLI's
+    with page.expect_download(timeout=60000) as dl:
+        frame.locator("button", has_text="Export JSON").click()
+    path = os.path.join(shots, "export_diff_real.json")
+    dl.value.save_as(path)
+    with open(path, encoding="utf-8") as f:
+        exported = json.load(f)
+    drop = lambda d: {k: v for k, v in d.items() if k != "generated_at"}  # noqa: E731
+    assert drop(exported) == drop(expected)
+    with page.expect_download(timeout=60000) as dl:
+        frame.locator("button", has_text="Export Markdown").click()
+    md_path = os.path.join(shots, "export_diff_real.md")
+    dl.value.save_as(md_path)
+    with open(md_path, encoding="utf-8") as f:
+        assert "input_bound" in f.read()
+    page.screenshot(path=os.path.join(shots, "diff_view_real.png"))
+    _set_tensorboard_theme(page, "Dark")
+    frame.locator("html.theme-dark").wait_for(state="attached", timeout=5000)
+    assert frame.locator("body").evaluate("b => getComputedStyle(b).backgroundColor") == "rgb(32, 33, 36)"
+    colors = frame.locator(".diff-verdict, .calibration, table.diff-table td").evaluate_all(
+        "els => els.map(e => getComputedStyle(e).color)")
+    assert all(c not in ("rgb(0, 0, 0)", "rgb(32, 33, 36)") for c in colors), colors  # no dark text on the dark page
+    page.get_by_role("menu").wait_for(state="hidden", timeout=5000)  # TensorBoard's theme menu has faded out
+    page.screenshot(path=os.path.join(shots, "diff_view_dark.png"))
+    assert not errors, errors
+    ctx.close()

@@ -601,6 +601,16 @@ def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots)
         exported = json.load(f)
     drop = lambda d: {k: v for k, v in d.items() if k != "generated_at"}  # noqa: E731
     assert drop(exported) == drop(expected)
+    # TensorBoard's reload (its button, or the reload timer) keeps an unchanged diff on screen: no redraw, no jump
+    frame.locator(".diff").evaluate("d => { d.dataset.before = 'reload'; }")
+    scrolled = frame.locator("body").evaluate("() => { window.scrollTo(0, 400); return window.scrollY; }")
+    assert scrolled > 100, scrolled
+    page.wait_for_timeout(1100)  # the next /diff answer has another generated_at second
+    with page.expect_response(lambda r: "/data/plugin/gpu_advisor/diff?" in r.url, timeout=30000):
+        page.locator("button.reload-button").click()
+    page.wait_for_timeout(300)
+    assert frame.locator(".diff[data-before='reload']").count() == 1, "the diff was redrawn on reload"
+    assert frame.locator("body").evaluate("() => window.scrollY") == scrolled
     with page.expect_download(timeout=60000) as dl:
         frame.locator("button", has_text="Export Markdown").click()
     md_path = os.path.join(shots, "export_diff_real.md")

@@ -99,3 +99,12 @@ test("an unknown step time says why instead of a verdict", () => {
   d.new = { ...d.new, error: "host h could not be analysed: truncated" };
   assert.match(diffViews.verdictText(d), /cannot compare \(host h could not be analysed: truncated\)/);
 });
+
+test("a diff answered again (new generated_at only) is the same view; any other change is not", () => {
+  const d = fixture();
+  const again = { ...fixture(), generated_at: "2099-01-01T00:00:00+00:00" };
+  assert.equal(diffViews.diffIdentity(again), diffViews.diffIdentity(d));
+  const changed = fixture();
+  changed.step.new_ms += 0.001;
+  assert.notEqual(diffViews.diffIdentity(changed), diffViews.diffIdentity(d));
+});

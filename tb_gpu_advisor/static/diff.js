@@ -44,6 +44,14 @@ export function compareOptions(runs, sel) {
   return out;
 }
 
+/**
+ * What decides whether a diff on screen must be redrawn: the document without `generated_at`, which the server
+ * sets on every /diff answer (a TensorBoard reload must not redraw, nor scroll, an unchanged diff).
+ */
+export function diffIdentity(d) {
+  return JSON.stringify({ ...d, generated_at: null });
+}
+
 /** The "Compare with…" picker: `onCompare({run, session})`, or `onCompare(null)` for none. */
 export function comparePicker(runs, sel, cmp, onCompare) {
   const value = cmp && cmp.run ? JSON.stringify([cmp.run, cmp.session]) : "";

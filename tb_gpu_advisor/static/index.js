@@ -149,10 +149,13 @@ class App {
     this.reportEl.classList.remove("stale");
     this.reportEl.setAttribute("aria-busy", "false");
     this.doc.body.dataset.state = "ready";
-    if (this.current && this.current.key === key && this.current.text === result.text) return;
+    const identity = diffViews.diffIdentity(result.diff); // generated_at aside: every /diff answer has a new one
+    const same = Boolean(this.current) && this.current.key === key;
+    if (same && this.current.identity === identity) return; // what is on screen is what the exports give
+    const scrollY = window.scrollY;
     replaceChildren(this.reportEl, diffViews.diffView(result.diff, { width: this.chartWidth(), onClose: () => this.compare(null) }));
-    window.scrollTo(0, 0);
-    this.current = { key, sel, cmp, text: result.text, diff: result.diff };
+    window.scrollTo(0, same ? scrollY : 0); // another pair starts at its top
+    this.current = { key, sel, cmp, text: result.text, diff: result.diff, identity };
     Object.assign(this.doc.body.dataset, { run: sel.run, session: sel.session, host: sel.host, compare: `${cmp.run}/${cmp.session}` });
     this.setExport(true);
   }

@@ -588,6 +588,18 @@ def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots)
     cal = frame.locator(".calibration").inner_text()
     assert re.match(r"Fixed input_bound: predicted saving 14\.9 ms/step, realised 15\.5 ms/step \(\d+% of predicted, within ±25%\)",
                     cal), cal
+    # the bars fill the page and are redrawn (not shrunk: labels keep their size) when it narrows
+    fit = lambda: frame.locator("figure.diff-figure").evaluate(  # noqa: E731
+        "f => [f.getBoundingClientRect().width, Number(f.querySelector('svg').getAttribute('width'))]")
+    fig_w, svg_w = fit()
+    assert 0.97 * fig_w <= svg_w <= fig_w + 1 and svg_w > 1000, (fig_w, svg_w)
+    page.set_viewport_size({"width": 1000, "height": 1000})
+    page.wait_for_function("() => { const s = document.querySelector('iframe[src*=gpu_advisor]').contentDocument"
+                           ".querySelector('figure.diff-figure svg'); return s && Number(s.getAttribute('width')) < 1000; }",
+                           timeout=5000)
+    fig_w, svg_w = fit()
+    assert 0.97 * fig_w <= svg_w <= fig_w + 1, (fig_w, svg_w)
+    page.set_viewport_size(VIEWPORT)
     # bars: base and new per group on one scale, input drawn for base only
     bars = frame.locator("svg.diff-bars g[data-group='input'] rect.bar")
     widths = {b.get_attribute("data-side"): float(b.get_attribute("width")) for b in bars.all()}

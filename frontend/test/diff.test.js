@@ -108,3 +108,13 @@ test("a diff answered again (new generated_at only) is the same view; any other 
   changed.step.new_ms += 0.001;
   assert.notEqual(diffViews.diffIdentity(changed), diffViews.diffIdentity(d));
 });
+
+test("the breakdown figure redraws to its width (window resize)", async () => {
+  const views = await import(new URL("views.js", STATIC));
+  const fig = diffViews.diffView(fixture(), { width: 640 }).querySelector("figure.diff-figure");
+  assert.equal(fig.querySelector("svg").getAttribute("width"), "640");
+  assert.equal(views.fitChart(fig, 1200), true);
+  const svg = fig.querySelector("svg.diff-bars");
+  assert.equal(svg.getAttribute("width"), "1200");
+  assert.ok(svg.querySelectorAll("rect.bar").length >= 4);
+});

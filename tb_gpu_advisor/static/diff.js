@@ -5,7 +5,7 @@
 import { DEFAULT_WIDTH } from "./charts.js";
 import { h, s } from "./dom.js";
 import { ms, num, pct } from "./format.js";
-import { select } from "./views.js";
+import { chartFigure, select } from "./views.js";
 
 const STATUS = { fixed: "fixed", new: "new", improved: "improved", worse: "worse", still: "still present" };
 const CHANGE = { changed: "", added: "added", removed: "removed", entered_top: "entered top 25", left_top: "left top 25" };
@@ -107,6 +107,13 @@ export function breakdownBars(changes, { width = DEFAULT_WIDTH } = {}) {
   return svg;
 }
 
+/** The breakdown bars in a chartFigure: redrawn to the figure's width when the page is resized (views.fitChart). */
+export function breakdownFigure(changes, width = DEFAULT_WIDTH) {
+  const fig = chartFigure("Step breakdown, ms per step: base (upper bar) and new (lower bar)", (w) => breakdownBars(changes, { width: w }), width);
+  fig.classList.add("diff-figure");
+  return fig;
+}
+
 function table(caption, columns, rows, rowClass = () => null) {
   if (!rows.length) return null;
   return h("div", { class: "table-wrap" },
@@ -156,8 +163,7 @@ export function diffView(d, { width = DEFAULT_WIDTH, onClose = null } = {}) {
     cal ? h("p", { class: "calibration" }, cal, h("br"), h("span", { class: "muted small" }, d.calibration.note)) : null,
     (d.notes || []).length ? h("ul", { class: "notes" }, d.notes.map((n) => h("li", {}, n))) : null,
     findingsTable(d.findings) || h("p", { class: "muted" }, "No warning or critical finding on either side."),
-    h("figure", { class: "chart-figure diff-figure" }, h("figcaption", {}, "Step breakdown, ms per step: base (upper bar) and new (lower bar)"),
-      breakdownBars(d.breakdown, { width })),
+    breakdownFigure(d.breakdown, width),
     table("Headline", ["metric", "base", "new", ""], headlineRows(d.headline)),
     table("Kernel time by class (µs/step)", ["class", "base", "new", "change", ""], changeRows(d.kernel_classes, us, signedUs)),
     table("Largest kernel changes (µs/step)", ["kernel", "base", "new", "change", ""], changeRows(d.kernels, us, signedUs)),

@@ -154,6 +154,7 @@ class App {
     if (same && this.current.identity === identity) return; // what is on screen is what the exports give
     const scrollY = window.scrollY;
     replaceChildren(this.reportEl, diffViews.diffView(result.diff, { width: this.chartWidth(), onClose: () => this.compare(null) }));
+    this.observeCharts();
     window.scrollTo(0, same ? scrollY : 0); // another pair starts at its top
     this.current = { key, sel, cmp, text: result.text, diff: result.diff, identity };
     Object.assign(this.doc.body.dataset, { run: sel.run, session: sel.session, host: sel.host, compare: `${cmp.run}/${cmp.session}` });

@@ -15,9 +15,13 @@ Routes (mounted at ``/data/plugin/gpu_advisor``):
 ``/diff``          ``?base_run=&base_session=&new_run=&new_session=[&host=]``:
                    the diff of two session reports (``diff.diff_reports``,
                    docs/diff.md), each from the same service and caches as
-                   ``/report``; 202 while either side computes, 500 naming
-                   the side whose analysis failed, 400 for an unknown host
-``/diff.md``       the same diff as Markdown (``diff_render.to_markdown``)
+                   ``/report`` (cached reports: no analysis); 202 while
+                   either side computes (mean progress, the message names
+                   the side), 500 naming the side whose analysis failed,
+                   400 missing parameter or unknown host, 404 unknown
+                   run/session
+``/diff.md``       the same diff as Markdown (``diff_render.to_markdown``);
+                   202/400/404/500 JSON like ``/diff``
 =================  ===========================================================
 
 A session with several host files is analysed in worker processes

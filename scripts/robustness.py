@@ -48,7 +48,7 @@ from tb_gpu_advisor import isolation  # noqa: E402
 from tb_gpu_advisor.reader import ProfileReadError  # noqa: E402
 from tb_gpu_advisor.synthetic import hostile  # noqa: E402
 
-SESSION = "2024_01_01_00_00_00"
+SESSION = hostile.SESSION
 
 
 def say(line: str = "") -> None:
@@ -355,9 +355,7 @@ def precompute_full(tmp: Path) -> None:
 
     logdir = tmp / "logs9"
     for i in range(9):
-        p = logdir / f"run{i}" / "plugins" / "profile" / SESSION / "host.xplane.pb"
-        p.parent.mkdir(parents=True, exist_ok=True)
-        p.write_bytes(hostile.seed_capture())
+        hostile.write_capture(logdir, f"run{i}", hostile.seed_capture())
     real = cache_mod._atomic_write
     calls = [0]
 
@@ -381,20 +379,11 @@ def precompute_full(tmp: Path) -> None:
 
 
 def _client(logdir: str, cache_dir: str | None, **kw):
-    import argparse as ap
-
-    from tensorboard.backend import application
-    from tensorboard.plugins import base_plugin
+    """A factory of clients of TensorBoard's WSGI app with the real plugin, and its ReportService."""
     from werkzeug import test as wt
     from werkzeug import wrappers
 
-    from tb_gpu_advisor import plugin as plugin_mod
-    from tb_gpu_advisor.report_service import ReportService
-
-    flags = ap.Namespace(gpu_advisor_cache_dir=cache_dir or "off")
-    service = ReportService(store=cache_mod.open_store(cache_dir) if cache_dir else None, wait_s=0.05)
-    plugin = plugin_mod.GpuAdvisorPlugin(base_plugin.TBContext(logdir=logdir, flags=flags), service=service, **kw)
-    app = application.TensorBoardWSGI([plugin])
+    app, service = hostile.plugin_app(logdir, cache_dir, **kw)
     return (lambda: wt.Client(app, wrappers.Response)), service
 
 
@@ -440,10 +429,7 @@ def still_holds(tmp: Path) -> None:
     logdir = tmp / "holdlogs"
     secret = tmp / "SECRET.xplane.pb"
     secret.write_bytes(b"TOP-SECRET-" * 10)
-    p = logdir / "run" / "plugins" / "profile" / SESSION / "host.xplane.pb"
-    p.parent.mkdir(parents=True)
-    p.write_bytes(hostile.seed_capture())
-    os.utime(p, (time.time() - 60, time.time() - 60))
+    hostile.write_capture(logdir, "run", hostile.seed_capture())
     make, service = _client(str(logdir), None)
     base = "/data/plugin/gpu_advisor"
     evil = ["..", "../..", "/", "/etc/passwd", str(secret), "../SECRET", "..%2f..%2fSECRET", "%00", "\x00",
@@ -513,12 +499,8 @@ def server_hold(tmp: Path, fuzz_dir: Path) -> None:
     say("## 9. How long a hostile input holds TensorBoard\n")
     inputs = _hostile_inputs(fuzz_dir)
     logdir = tmp / "holdserver"
-    old = time.time() - 60
     for i, (name, data) in enumerate(inputs):
-        p = logdir / f"r{i:03d}" / "plugins" / "profile" / SESSION / "host.xplane.pb"
-        p.parent.mkdir(parents=True)
-        p.write_bytes(data)
-        os.utime(p, (old, old))
+        hostile.write_capture(logdir, f"r{i:03d}", data)
     make, service = _client(str(logdir), None)
     client = make()
     codes: collections.Counter[int] = collections.Counter()

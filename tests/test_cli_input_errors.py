@@ -7,7 +7,6 @@ same CLI through a real subprocess.
 
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
@@ -286,15 +285,24 @@ def test_html_summary_line_is_escaped():
 
 
 def test_cli_parser_still_builds_without_the_framework_registry(monkeypatch):
+    """--help must work when the registry cannot be imported: the fallback list is used.
+
+    The registry names the same frameworks as the fallback today, so the value alone cannot show which path
+    ran (was: ``supported_frameworks() == ("TensorFlow", "JAX")`` and ``isinstance(build_parser(),
+    ArgumentParser)``, true either way); the refused imports are counted and the fallback object is the answer."""
     import builtins
 
     real_import = builtins.__import__
+    refused: list[str] = []
 
     def no_frameworks(name, *a, **k):
-        if name.endswith("frameworks") or (a and a[2] and "REGISTRY" in (a[2] or ()) and name == "frameworks"):
+        if name.endswith("frameworks"):
+            refused.append(name)
             raise ImportError(name)
         return real_import(name, *a, **k)
 
     monkeypatch.setattr(builtins, "__import__", no_frameworks)
-    assert cli.supported_frameworks() == ("TensorFlow", "JAX")
-    assert isinstance(cli.build_parser(), argparse.ArgumentParser)
+    assert cli.supported_frameworks() is cli._FRAMEWORKS and refused
+    refused.clear()
+    help_text = " ".join(cli.build_parser().format_help().split())
+    assert refused and "TensorFlow and JAX" in help_text

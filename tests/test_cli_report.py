@@ -116,6 +116,11 @@ def test_top_and_progress(logdir):
 
 
 def test_params_accepts_readable_numbers(logdir):
+    """Every spelling is the same number (was: exit code 0 only, which an ignored --params would also give)."""
+    from tb_gpu_advisor import cli as cli_mod
+
+    for spelling in ("110000000", "110_000_000", "110,000,000", "1.1e8"):
+        assert cli_mod.build_parser().parse_args(["report", "x", "--params", spelling]).params == 110_000_000, spelling
     assert cli(logdir, "--run", "ideal", "--params", "110_000_000").returncode == 0
     assert cli(logdir, "--run", "ideal", "--params", "1.1e8").returncode == 0
 

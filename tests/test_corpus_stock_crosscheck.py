@@ -86,8 +86,13 @@ def test_16bit_share(stock, name):
 
 
 def test_16bit_blind_spot_xmma_and_bf16(stock):
+    """The stock tool's 16-bit share falls short of the real one: sm80_xmma_gemm_f16f16... is not "fp16" to it.
+    (Was: a comparison of two truth fields, never looking at what the stock tool printed.)"""
     truth = SCENARIOS["ideal"]().truth
-    assert truth.fp16_share > truth.stock_16bit_share + 0.02  # sm80_xmma_gemm_f16f16... is not "fp16"
+    dev, mem = sum(truth.device_compute_ps.values()), sum(truth.memcpy_ps.values())
+    real_16bit = 100 * (truth.fp16_share + truth.bf16_share) * dev / (dev + mem)  # same basis: compute + copies
+    got = _pct(stock["ideal"]["overview_page"][0]["p"]["device_compute_16bit_percent"])
+    assert got < real_16bit - 2.0, (got, real_16bit)
 
 
 @pytest.mark.parametrize("name", sorted(SCENARIOS))

@@ -70,13 +70,13 @@ def test_precision_shares(case):
 
 
 def test_tensor_core_classification(case):
+    """Every kernel the truth names as Tensor Core / non-Tensor-Core GEMM is in the table, classified so (a name
+    missing from the table fails here instead of skipping its check)."""
     t, hms = case
     for hm in hms:
-        for k in hm.kernels:
-            if k.name in t.tensor_core_kernels:
-                assert k.tensor_core, k.name
-            if k.name in t.non_tensor_core_gemms:
-                assert not k.tensor_core, k.name
+        by_name = {k.name: k.tensor_core for k in hm.kernels}
+        assert {n: by_name.get(n) for n in t.tensor_core_kernels} == dict.fromkeys(t.tensor_core_kernels, True)
+        assert {n: by_name.get(n) for n in t.non_tensor_core_gemms} == dict.fromkeys(t.non_tensor_core_gemms, False)
 
 
 def test_breakdown_sums(case):

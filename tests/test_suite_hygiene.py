@@ -58,3 +58,35 @@ def test_every_test_function_checks_something():
                 if not any(c in src for c in checks):
                     bad.append(f"{path.name}::{node.name}")
     assert not bad, bad
+
+
+def _always_true(test: ast.expr) -> bool:
+    """``x == x``, ``x is x``, ``len(x) >= 0``, ``x.count(...) >= 0``: true whatever the code under test does."""
+    if isinstance(test, ast.BoolOp):
+        return isinstance(test.op, ast.And) and all(_always_true(v) for v in test.values)
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return False
+    left, op, right = test.left, test.ops[0], test.comparators[0]
+    if isinstance(op, (ast.Eq, ast.Is, ast.GtE, ast.LtE)) and ast.dump(left) == ast.dump(right):
+        return True
+    counts = (isinstance(left, ast.Call) and isinstance(left.func, (ast.Name, ast.Attribute))
+              and getattr(left.func, "id", getattr(left.func, "attr", "")) in ("len", "count"))
+    return counts and isinstance(op, ast.GtE) and isinstance(right, ast.Constant) and right.value == 0
+
+
+def test_no_assertion_that_always_holds():
+    """A value compared with itself, or a length / count compared with ``>= 0``."""
+    bad = []
+    for path in MODULES:
+        for node in ast.walk(_tree(path)):
+            if isinstance(node, ast.Assert) and _always_true(node.test):
+                bad.append(f"{path.name}:{node.lineno}: {ast.unparse(node.test)}")
+    assert not bad, bad
+
+
+def test_the_always_true_check_sees_each_form():
+    """The detector itself: each tautology is found, a real comparison is not."""
+    found = [_always_true(ast.parse(src, mode="eval").body) for src in (
+        "x == x", "f(a).b is f(a).b", "len(rows) >= 0", "s.count('a') >= 0", "len(x) >= 0 and y == y",
+        "x == y", "len(rows) >= 1", "len(rows) > 0", "a == b and c == c")]
+    assert found == [True, True, True, True, True, False, False, False, False]

@@ -196,4 +196,8 @@ def test_hash_collisions_never_merge_strings(monkeypatch):
     buf, starts, lengths, picked = _strings(np.random.default_rng(4))
     expected = _intern_calls(buf, starts, lengths)
     monkeypatch.setattr(wire, "_ROW_HASH_MUL", np.uint64(0))
-    assert _intern_calls(buf, starts, lengths) == expected
+    ids, table = _intern_calls(buf, starts, lengths)
+    assert (ids, table) == expected
+    # and both are right, by the strings as written (not only equal to each other)
+    assert [table[i] for i in ids] == [p.decode("utf-8", "replace") for p in picked]
+    assert len(table) == len(set(picked))

@@ -405,3 +405,47 @@ def busy_loop(seconds: float, progress=None) -> str:
 def memory_hog(mb: int, progress=None) -> int:
     """Allocates ``mb`` MiB: runs a limited child out of memory."""
     return len(bytearray(mb << 20))
+
+
+# -- the harness both robustness tools share: a logdir of hostile files, the real plugin serving it ---------------
+
+#: Session folder name of every capture the robustness tools write.
+SESSION = "2024_01_01_00_00_00"
+
+
+def write_capture(logdir, run: str, data: bytes, age_s: float = 60.0, session: str = SESSION,
+                  host: str = "host") -> str:
+    """Write ``data`` as ``<logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb``; returns its path.
+
+    ``age_s`` back-dates the file (seconds) so the plugin sees a settled capture, not one still being
+    written; 0 leaves the modification time as it is."""
+    import os
+    import time
+
+    path = os.path.join(str(logdir), run, "plugins", "profile", session, f"{host}.xplane.pb")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(data)
+    if age_s:
+        past = time.time() - age_s
+        os.utime(path, (past, past))
+    return path
+
+
+def plugin_app(logdir, cache_dir: str | None = None, **plugin_kw):
+    """TensorBoard's WSGI app with the real Advisor plugin on ``logdir`` (analyses in limited worker processes
+    unless ``analyzer=`` is given), and its ReportService: ``(app, service)``.  ``cache_dir`` None: no disk cache."""
+    import argparse
+
+    from tensorboard.backend import application
+    from tensorboard.plugins import base_plugin
+
+    from .. import cache as cache_mod
+    from .. import plugin as plugin_mod
+    from ..report_service import ReportService
+
+    flags = argparse.Namespace(gpu_advisor_cache_dir=cache_dir or "off")
+    service = ReportService(store=cache_mod.open_store(cache_dir) if cache_dir else None, wait_s=0.05)
+    plugin = plugin_mod.GpuAdvisorPlugin(base_plugin.TBContext(logdir=str(logdir), flags=flags), service=service,
+                                         **plugin_kw)
+    return application.TensorBoardWSGI([plugin]), service

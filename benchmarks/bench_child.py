@@ -15,7 +15,7 @@ parent as process wall time.
 
 Tasks:
     parse PATH              bare upb parse of a full XSpace (the floor)
-    read PATH               tb_gpu_advisor.reader.read_timeline
+    read PATH               tb_gpu_advisor.formats.xplane.reader.read_timeline
     analyze PATH            tb_gpu_advisor.analyze.analyze_host (read + metrics + findings)
     stock PATH TOOL         xprof's xspace_to_tool_data([PATH], TOOL) -- give it a copy
     generate OUT PARAMS     write a synthetic capture (PARAMS: JSON, see run.py)
@@ -47,7 +47,7 @@ def _count_events(timeline: Any) -> int:
 
 
 def task_parse(path: str) -> tuple[Callable[[], Any], Callable[[Any], dict]]:
-    from tb_gpu_advisor.xplane_schema import message_class
+    from tb_gpu_advisor.formats.xplane.schema import message_class
 
     cls = message_class("XSpace")
 
@@ -59,7 +59,7 @@ def task_parse(path: str) -> tuple[Callable[[], Any], Callable[[Any], dict]]:
 
 
 def task_read(path: str) -> tuple[Callable[[], Any], Callable[[Any], dict]]:
-    from tb_gpu_advisor.reader import read_timeline
+    from tb_gpu_advisor.formats.xplane.reader import read_timeline
 
     def summary(tl: Any) -> dict:
         return {"events": _count_events(tl), "planes": len(tl.planes),
@@ -71,7 +71,7 @@ def task_read(path: str) -> tuple[Callable[[], Any], Callable[[Any], dict]]:
 def task_analyze(path: str) -> tuple[Callable[[], Any], Callable[[Any], dict]]:
     from tb_gpu_advisor.analyze import analyze_host
     from tb_gpu_advisor.discovery import HostFile
-    from tb_gpu_advisor.reader import host_name
+    from tb_gpu_advisor.formats.xplane.reader import host_name
 
     st = os.stat(path)
     host = HostFile(host=host_name(path), path=path, size=st.st_size, mtime_ns=st.st_mtime_ns)

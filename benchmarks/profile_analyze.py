@@ -84,7 +84,7 @@ def memory_stages(path: str) -> None:
     """RSS and peak RSS after each stage of one analyze_host, in this fresh process."""
     import tb_gpu_advisor.analyze as an
     import tb_gpu_advisor.metrics.compute as mc
-    import tb_gpu_advisor.reader as rd
+    import tb_gpu_advisor.formats.xplane.reader as rd
     from tb_gpu_advisor import fsio
 
     rows: list[tuple[str, float, float, float]] = []

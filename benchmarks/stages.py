@@ -37,13 +37,15 @@ from procfs import status_kb  # noqa: E402
 
 #: (module, attribute, label, depth): the wrapped stages, in pipeline order; depth indents nested ones.
 STAGES: tuple[tuple[str, str, str, int], ...] = (
-    ("tb_gpu_advisor.reader", "read_timeline", "read + decode (timeline columns)", 0),
-    ("tb_gpu_advisor.reader", "_read_plane", "one plane decoded", 1),
-    ("tb_gpu_advisor.reader", "_read_line", "one line decoded", 2),
+    ("tb_gpu_advisor.formats.xplane", "read_trace", "read (XPlane file -> trace model)", 0),
+    ("tb_gpu_advisor.formats.xplane.adapter", "read_timeline", "read + decode (timeline columns)", 1),
+    ("tb_gpu_advisor.formats.xplane.reader", "_read_plane", "one plane decoded", 2),
+    ("tb_gpu_advisor.formats.xplane.reader", "_read_line", "one line decoded", 3),
+    ("tb_gpu_advisor.formats.xplane.adapter", "to_trace", "trace model (event tables)", 1),
+    ("tb_gpu_advisor.formats.xplane.adapter", "host_events", "host event table", 2),
+    ("tb_gpu_advisor.formats.xplane.adapter", "all_device_events", "device event tables", 2),
     ("tb_gpu_advisor.analyze", "compute_host_metrics", "metrics (context + modules)", 0),
     ("tb_gpu_advisor.metrics.compute", "build_context", "metrics context", 1),
-    ("tb_gpu_advisor.metrics.context", "host_events", "host event table", 2),
-    ("tb_gpu_advisor.metrics.context", "all_device_events", "device event tables", 2),
     ("tb_gpu_advisor.metrics.context", "device_launches", "launch correlation", 2),
     ("tb_gpu_advisor.metrics.context", "detect_steps", "steps", 2),
     ("tb_gpu_advisor.metrics.breakdown", "gpu_step_arrays", "breakdown: per-GPU steps", 1),
@@ -142,7 +144,7 @@ def install(tracker: Tracker) -> None:
 def measure(path: str) -> dict:
     """Run one ``analyze_host`` on ``path`` with every stage tracked; returns the numbers."""
     import tb_gpu_advisor.analyze as an
-    import tb_gpu_advisor.reader as rd
+    import tb_gpu_advisor.formats.xplane.adapter as rd
     from tb_gpu_advisor.discovery import HostFile
 
     tracker = Tracker()
@@ -151,7 +153,7 @@ def measure(path: str) -> dict:
     tracked_read = rd.read_timeline
 
     def counting_read(*a: Any, **k: Any) -> Any:
-        """analyze_host imports read_timeline when it runs: count the events of what it read."""
+        """The adapter's read_timeline: count the events of what it read."""
         tl = tracked_read(*a, **k)
         events_box.append(tl.num_events)
         return tl

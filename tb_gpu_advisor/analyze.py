@@ -14,16 +14,15 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from . import ANALYZER_VERSION, frameworks, rules
+from . import ANALYZER_VERSION, formats, frameworks, rules
 from . import kernel_classes as kc
 from .fmt import pct as _pct
 from .memory import release_free_heap
 from .metrics.compute import compute_host_metrics
-from .metrics.types import BREAKDOWN_CATEGORIES, HostMetrics
+from .metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations
 from .report_schema import SEVERITY_ORDER, TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Report, Saving, StepRow, Table
 from .rules.headline import CARD_RULE, grade_card
 from .rules.savings import achievable, mark_overlaps, parts
-from .thresholds import T
 
 TOP_N = TABLE_ROWS
 
@@ -124,42 +123,13 @@ def _memcpy_table(m: HostMetrics) -> Table:
     return Table("Memory copies per step", cols, rows)
 
 
-def kernel_histogram(ctx) -> dict[str, Any]:
-    """Log-spaced histogram of kernel durations (us) in kept steps, with the launch-latency band."""
-    durs = []
-    for g in ctx.gpus:
-        m = (g.step >= 0) & (g.d.kind == kc.KIND_KERNEL)
-        durs.append((g.d.end[m] - g.d.start[m]) / 1e6)
-    d = np.concatenate(durs) if durs else np.zeros(0)
-    edges = [0.0, 1, 2, 5, 10, 20, 30, 40, 60, 100, 200, 500, 1000, 2000, 5000, 10000, float("inf")]
-    counts, times = _histogram_self_weighted(d, np.array(edges)) if d.size else (np.zeros(len(edges) - 1, int), np.zeros(len(edges) - 1))
+def kernel_histogram(k: KernelDurations) -> dict[str, Any]:
+    """The report's kernel duration histogram (JSON: open last edge as null, totals rounded)."""
     return {
-        "edges_us": [e if math.isfinite(e) else None for e in edges], "counts": [int(c) for c in counts],
-        "total_us": [_f(t, 3) for t in times], "band_us": [T("launch.latency_us"), T("launch.small_kernel_us")],
-        "below_band_count": int((d < T("launch.small_kernel_us")).sum()), "count": int(d.size),
+        "edges_us": [e if math.isfinite(e) else None for e in k.edges_us], "counts": list(k.counts),
+        "total_us": [_f(t, 3) for t in k.total_us], "band_us": list(k.band_us),
+        "below_band_count": k.below_band_count, "count": k.count,
     }
-
-
-_HIST_BLOCK = 65536  # numpy.histogram's block size
-
-
-def _histogram_self_weighted(a: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.histogram(a, edges)[0]`` and ``np.histogram(a, edges, weights=a)[0]``, bit for bit, sorting once.
-
-    For uneven bins numpy sorts every block of 65536 values, once per call (an argsort and two gathers
-    for the weighted one), and differences cumulative counts / weight sums at the edges.  With the values
-    as their own weights, the sorted weights are the sorted values: one ``np.sort`` per block gives both,
-    by numpy's own arithmetic (per-block cumulative sums read at the edges, added up over the blocks).
-    """
-    cum_n = np.zeros(edges.shape, np.intp)
-    cum_w = np.zeros(edges.shape, a.dtype)
-    zero = np.zeros(1, a.dtype)
-    for i in range(0, a.shape[0], _HIST_BLOCK):
-        sa = np.sort(a[i:i + _HIST_BLOCK])
-        idx = np.concatenate((sa.searchsorted(edges[:-1], "left"), sa.searchsorted(edges[-1:], "right")))
-        cum_n += idx
-        cum_w += np.concatenate((zero, sa.cumsum()))[idx]
-    return np.diff(cum_n), np.diff(cum_w)
 
 
 def _size(path: str) -> int:
@@ -169,51 +139,24 @@ def _size(path: str) -> int:
         return 0
 
 
-#: Plane name prefixes of a profile: the host (``/host:CPU``, ``/host:metadata``, ...) and devices (``/device:GPU:0``).
-PROFILE_PLANE_PREFIXES = ("/host:", "/device:")
-
-
-def profile_problem(tl) -> str | None:  # noqa: ANN001 - a timeline.Timeline
-    """Why a file that parsed as an XSpace still is no profile to analyse, or None.
-
-    A file without any host or device plane is not a profiler capture (another protobuf, or an XSpace
-    written by some other tool); one whose host and device planes hold no event recorded nothing in its
-    capture window.  Either is an error of that host, never a "healthy" report with nothing in it.
-    """
-    planes = [p for p in tl.planes if p.name.startswith(PROFILE_PLANE_PREFIXES)]
-    if not planes:
-        names = sorted({p.name or "<unnamed>" for p in tl.planes})
-        shown = ", ".join(repr(n) for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
-        return (f"no host or device plane of a profile (planes: {shown}): not a TensorFlow/JAX profiler capture; "
-                "expected a /host:CPU or /device:GPU:N plane")
-    if not any(p.num_events for p in planes):
-        return ("no events in the capture window: the profiler recorded nothing (was it stopped right after it "
-                "started, or did the steps run in another process?)")
-    return None
-
-
 def analyze_host(host_file, params: int | None = None) -> HostReport:
-    """Analyze one host file (anything with ``.host`` and ``.path``); errors land in ``HostReport.error``."""
+    """Analyze one host file (a ``discovery.HostFile``, or anything with ``host``, ``path`` and optionally ``format``
+    and ``size``); errors land in ``HostReport.error``: a bad file must not break the session."""
     host, path = host_file.host, host_file.path
     size = int(getattr(host_file, "size", 0) or 0)
     try:
-        from .reader import read_timeline  # noqa: PLC0415
-
-        from .metrics import USED_STATS  # noqa: PLC0415
-
-        tl = read_timeline(path, keep_stats=USED_STATS)
-    except Exception as e:  # noqa: BLE001 -- a bad file must not break the session
-        return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
-    problem = profile_problem(tl)
-    if problem is not None:
-        return HostReport(host=host, path=path, size_bytes=size or tl.size_bytes, error=f"{path}: {problem}")
-    try:
-        m, ctx = compute_host_metrics(tl, params, release=True)  # the timeline is ours: its columns go as they are used
-        release_free_heap()  # metrics temporaries, before the report is built (see memory.py)
-        m.host = host
-        return build_host_report(m, ctx, size or tl.size_bytes)
+        trace = formats.read(host_file)
     except Exception as e:  # noqa: BLE001
-        return HostReport(host=host, path=path, size_bytes=size or tl.size_bytes, error=f"analysis failed: {type(e).__name__}: {e}")
+        return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
+    size = size or trace.size_bytes
+    try:
+        m = compute_host_metrics(trace, params)
+        del trace  # the event tables, before the report is built (see memory.py)
+        release_free_heap()
+        m.host = host
+        return build_host_report(m, size)
+    except Exception as e:  # noqa: BLE001
+        return HostReport(host=host, path=path, size_bytes=size, error=f"analysis failed: {type(e).__name__}: {e}")
 
 
 _BD_VALUES = operator.attrgetter(*BREAKDOWN_CATEGORIES)
@@ -251,7 +194,7 @@ def _step_rows(rows) -> list[StepRow]:
             for r, k in zip(rows, range(0, len(vals), width))]
 
 
-def build_host_report(m: HostMetrics, ctx, size: int) -> HostReport:
+def build_host_report(m: HostMetrics, size: int) -> HostReport:
     findings = rules.evaluate(m)
     for f in findings:
         f.host = f.host or m.host
@@ -274,7 +217,7 @@ def build_host_report(m: HostMetrics, ctx, size: int) -> HostReport:
         headline=headline_cards(m, findings),
         breakdown_ms={k: _f(v, 6) for k, v in m.breakdown.as_dict().items()},
         step_rows=steps_rows, gpus=gpus, kernels=_kernel_table(m), ops=_op_table(m), memcpy=_memcpy_table(m),
-        kernel_durations_us=kernel_histogram(ctx), kernel_classes=kernel_class_summary(m), findings=findings,
+        kernel_durations_us=kernel_histogram(m.kernel_durations), kernel_classes=kernel_class_summary(m), findings=findings,
         achievable=achievable(m.headline.avg_step_ms, m.breakdown.as_dict(), findings),
     )
 
@@ -439,4 +382,4 @@ def analyze_session(run: str, session: str, host_files: Iterable, progress: Call
     return merge_hosts(run, session, reports)
 
 
-__all__ = ["analyze_host", "profile_problem", "merge_hosts", "merge_findings", "analyze_session", "headline_cards", "BREAKDOWN_CATEGORIES"]
+__all__ = ["analyze_host", "merge_hosts", "merge_findings", "analyze_session", "headline_cards", "BREAKDOWN_CATEGORIES"]

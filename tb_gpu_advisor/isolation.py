@@ -32,7 +32,7 @@ ENV_TIMEOUT = "TB_GPU_ADVISOR_WORKER_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 900.0
 #: ``forkserver_main`` first: it imports the parent's main module in the server, so the children do not
 #: each import it again (``tensorboard.main``: about 0.8 s per analysis; see that module).
-_PRELOAD = ["tb_gpu_advisor.forkserver_main", "tb_gpu_advisor.analyze", "tb_gpu_advisor.reader",
+_PRELOAD = ["tb_gpu_advisor.forkserver_main", "tb_gpu_advisor.analyze", "tb_gpu_advisor.formats.xplane.reader",
             "tb_gpu_advisor.isolation"]
 
 

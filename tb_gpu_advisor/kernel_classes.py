@@ -120,7 +120,14 @@ MEMCPY_NAMES = {
     "MemcpyP2P": "p2p",
     "MemcpyOther": "other",
     "Memset": "memset",
+    # CUPTI activity names as PyTorch's profiler (Kineto) writes them: "Memcpy HtoD (Pinned -> Device)"
+    "Memcpy HtoD": "h2d",
+    "Memcpy DtoH": "d2h",
+    "Memcpy DtoD": "d2d",
+    "Memcpy PtoP": "p2p",
 }
+#: Kineto names carry the memory kinds after the direction: "Memcpy DtoH (Device -> Pageable)"
+_KINETO_COPY = re.compile(r"^(Memcpy [HDP]to[HDP])\b")
 
 #: Kernel kind codes (int8 arrays).
 KIND_KERNEL, KIND_H2D, KIND_D2H, KIND_D2D, KIND_COLLECTIVE, KIND_OTHER_COPY = 0, 1, 2, 3, 4, 5
@@ -192,11 +199,17 @@ def precision(names: list[str]) -> np.ndarray:
     return np.fromiter((precision_one(n) for n in names), dtype=np.int8, count=len(names))
 
 
+def _copy_name(name: str) -> str:
+    """A copy's name without what Kineto appends to it (``Memcpy HtoD (Pinned -> Device)`` -> ``Memcpy HtoD``)."""
+    m = _KINETO_COPY.match(name)
+    return m.group(1) if m else name
+
+
 def device_kind(names: list[str]) -> np.ndarray:
     """int8 kind per device event name: kernel, each copy kind, collective."""
     out = np.empty(len(names), dtype=np.int8)
     for i, n in enumerate(names):
-        n = _head(n)
+        n = _copy_name(_head(n))
         if n in MEMCPY_NAMES:
             out[i] = _COPY_KIND[MEMCPY_NAMES[n]]
         elif n.startswith("Memcpy") or n.startswith("Memset"):
@@ -210,6 +223,7 @@ def device_kind(names: list[str]) -> np.ndarray:
 
 def copy_direction(name: str) -> str | None:
     """"h2d", "d2h", ... for a memcpy event name, else None."""
+    name = _copy_name(name)
     if name in MEMCPY_NAMES:
         return MEMCPY_NAMES[name]
     if name.startswith("Memcpy"):
@@ -356,10 +370,22 @@ def hlo_tc_eligible_type(op_type_: str) -> bool:
     return hlo_op_class(op_type_) in ("matmul", "conv")
 
 
+#: ATen ops (PyTorch; the op type is the name after ``aten::``) whose work Tensor Cores can do: matmuls,
+#: convolutions and attention.
+ATEN_TC_OPS = frozenset({
+    "mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "_scaled_mm", "einsum",
+    "convolution", "_convolution", "cudnn_convolution", "cudnn_convolution_transpose", "conv1d", "conv2d", "conv3d",
+    "convolution_backward", "scaled_dot_product_attention", "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention", "_flash_attention_forward",
+    "_flash_attention_backward", "_efficient_attention_forward", "_efficient_attention_backward",
+})
+
+
 def tc_eligible_type(op_type_: str) -> bool:
-    """TF op type (``MatMul``, ``Conv2D``, ``XlaDot``, ...) or HLO op type (``dot``, ``cublas-gemm``, ...) whose
-    work Tensor Cores can do.  HLO op types are lower case, so they never match a TF prefix and vice versa."""
-    if op_type_.startswith(TC_ELIGIBLE_OP_PREFIXES):
+    """TF op type (``MatMul``, ``Conv2D``, ``XlaDot``, ...), ATen op (``addmm``) or HLO op type (``dot``,
+    ``cublas-gemm``, ...) whose work Tensor Cores can do.  HLO and ATen op types are lower case, so they
+    never match a TF prefix and vice versa."""
+    if op_type_.startswith(TC_ELIGIBLE_OP_PREFIXES) or op_type_ in ATEN_TC_OPS:
         return True
     return bool(op_type_) and op_type_[0].islower() and hlo_tc_eligible_type(op_type_)
 

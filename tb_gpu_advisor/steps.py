@@ -4,14 +4,15 @@ Sources, tried in order (the first that yields steps wins; see
 ``docs/metrics.md``):
 
 1. ``steps_line``           -- derived ``Steps`` line on GPU planes (TF 2.4-style grouped files);
-2. ``keras_profiled_batch`` -- Keras 3 ``Profiled batch`` host events with ``step_num``;
-3. ``trace_train``          -- ``train*``/``test*`` host events (TF ``Trace``, JAX ``StepTraceAnnotation``), or ``TraceContext``;
-4. ``root_r``               -- other host events with ``_r`` (the most frequent such name);
-5. ``step_num_stat``        -- host events carrying ``step_num`` / ``iter_num`` (grouped by value);
-6. ``xla_modules``          -- ``XLA Modules`` line events (JAX / XLA), the most frequent module;
-7. ``xla_module_launches``  -- host ``<module>:XLA GPU module`` events (raw JAX files), the most frequent module;
-8. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps;
-9. ``whole_capture``        -- one window over everything, with a note why.
+2. ``profiler_step``        -- step annotations the format itself defines (PyTorch ``ProfilerStep#N``);
+3. ``keras_profiled_batch`` -- Keras 3 ``Profiled batch`` host events with ``step_num``;
+4. ``trace_train``          -- ``train*``/``test*`` host events (TF ``Trace``, JAX ``StepTraceAnnotation``), or ``TraceContext``;
+5. ``root_r``               -- other host events with ``_r`` (the most frequent such name);
+6. ``step_num_stat``        -- host events carrying ``step_num`` / ``iter_num`` (grouped by value);
+7. ``xla_modules``          -- ``XLA Modules`` line events (JAX / XLA), the most frequent module;
+8. ``xla_module_launches``  -- host ``<module>:XLA GPU module`` events (raw JAX files), the most frequent module;
+9. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps;
+10. ``whole_capture``        -- one window over everything, with a note why.
 
 Host-defined steps tile time: step k runs from its marker's start to the
 next marker's start (the gap before the next step belongs to step k, as in
@@ -26,19 +27,68 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
 from . import kernel_classes as kc
-from .metrics.events import DeviceEvents, HostEvents, device_launches, union_intervals
-from .metrics.types import DroppedStep, StepDetection, StepWindow
+from .columns import union_intervals
 from .thresholds import T
+from .trace import DeviceEvents, HostEvents, Trace, device_launches
 
 PS_PER_MS = 1e9
 _TRAIN = re.compile(r"^(train|test)[^/]*$")
 #: Host TraceMe around each execution of a compiled XLA module on a GPU
 #: (``xla/service/gpu/gpu_executable.cc``: ``<module name>:XLA GPU module``).
 _XLA_GPU_MODULE = ":XLA GPU module"
+
+
+StepSource = Literal[
+    "steps_line",  # TF 2.4-style derived `Steps` line on the GPU planes (grouped capture)
+    "keras_profiled_batch",  # Keras 3 `Profiled batch` host events with `step_num`
+    "trace_train",  # `train*`/`test*` host events with `_r` (tf.profiler.experimental.Trace, Keras 2)
+    "root_r",  # other host events carrying `_r` (e.g. `FunctionRun`, `SessionRun`)
+    "step_num_stat",  # host events carrying `step_num` / `iter_num`
+    "profiler_step",  # PyTorch: `ProfilerStep#N` host annotations (the format's own step marks)
+    "xla_modules",  # JAX / XLA: one `XLA Modules` event per step (post-processed files)
+    "xla_module_launches",  # raw JAX files: one host `<module>:XLA GPU module` execution per step
+    "gpu_busy_clusters",  # last resort: clusters of GPU busy time separated by long idle gaps
+    "whole_capture",  # no step found: the whole capture is one "step"
+]
+
+
+@dataclass
+class DroppedStep:
+    """A detected step left out of the averages."""
+
+    step: int  # step number (step_num if the capture has one, else 0-based index)
+    reason: str  # "warm-up (first of >5 steps)", "partial (last of >5 steps)", "cut by capture start", ...
+
+
+@dataclass
+class StepWindow:
+    """One kept step as a host-wide time window (ms since capture start)."""
+
+    step: int
+    start_ms: float
+    end_ms: float
+
+    @property
+    def duration_ms(self) -> float:
+        return self.end_ms - self.start_ms
+
+
+@dataclass
+class StepDetection:
+    """How steps were found.  ``count`` = kept steps (after dropping)."""
+
+    source: str  # a StepSource value
+    count: int
+    found: int  # steps detected before dropping
+    dropped: list[DroppedStep] = field(default_factory=list)
+    note: str = ""  # human sentence: why this source, what was dropped, why whole-capture
+    windows: list[StepWindow] = field(default_factory=list)  # kept steps, in time order
+    mapped_via: str = ""  # "host_window" | "correlation_id" | "group_id" | "device" : how GPU time was tied to steps
 
 
 @dataclass
@@ -122,12 +172,13 @@ def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | 
 
 
 #: Sources whose windows are host time spans (tiled, mapped to devices through the launches).
-_HOST_SOURCES = ("keras_profiled_batch", "trace_train", "root_r", "step_num_stat", "xla_module_launches")
+_HOST_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat", "xla_module_launches")
 
 
-def detect_steps(tl, h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray] | None = None) -> Steps:
+def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> Steps:
     """Detect steps; see the module docstring.  ``launches``: per GPU, each device event's host launch record
-    (:func:`~tb_gpu_advisor.metrics.events.device_launches`; computed here when not given)."""
+    (:func:`~tb_gpu_advisor.trace.device_launches`; computed here when not given)."""
+    h, devs = trace.h, trace.devices
     active = [d for d in devs if len(d)]
     all_starts = [d.start for d in active] + ([h.start] if len(h) else [])
     origin = int(min(int(a.min()) for a in all_starts)) if all_starts else 0
@@ -136,38 +187,16 @@ def detect_steps(tl, h: HostEvents, devs: list[DeviceEvents], launches: list[np.
     ids = np.zeros(0, np.int64)
     hs = he = np.zeros(0, np.int64)
 
-    # 1. Steps line
-    steps_planes = [(p, p.line("Steps")) for p in tl.gpu_planes() if p.line("Steps") is not None and len(p.line("Steps"))]
-    if steps_planes:
-        per: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
-        for p, ln in steps_planes:
-            gid = ln.int_stat("group_id")
-            nm = np.asarray([int(n) if n.isdigit() else -1 for n in p.event_names], dtype=np.int64)[ln.name_id]
-            key = np.where(gid >= 0, gid, nm)
-            per[int(p.gpu_id)] = _group_windows(key, ln.start_ps, ln.end_ps)
-        ids = np.unique(np.concatenate([v[0] for v in per.values()]))
-        hs = np.full(ids.size, np.iinfo(np.int64).max, np.int64)
-        he = np.full(ids.size, np.iinfo(np.int64).min, np.int64)
-        for g, (k, s, e) in per.items():
-            idx = np.searchsorted(ids, k)
-            np.minimum.at(hs, idx, s)
-            np.maximum.at(he, idx, e)
-        for g, (k, s, e) in per.items():
-            w = np.stack([hs, he], axis=1).copy()
-            idx = np.searchsorted(ids, k)
-            w[idx, 0], w[idx, 1] = s, e
-            gpu_windows[g] = w
-        o = np.argsort(hs, kind="stable")
-        ids, hs, he = ids[o], hs[o], he[o]
-        gpu_windows = {g: w[o] for g, w in gpu_windows.items()}
+    if trace.gpu_step_lines:  # 1. the format's own per-GPU step line
+        ids, hs, he, gpu_windows = _gpu_step_line_windows(trace.gpu_step_lines)
         source, note, mapped = "steps_line", "derived `Steps` line on the GPU planes (grouped capture)", "group_id"
     else:
-        cand = _host_candidates(h)
+        cand = _marked_host_steps(trace) or _host_candidates(h)
         if cand is not None:
             source, note, ids, hs, he = cand
             mapped = "host_window"
         else:
-            xla = _xla_module_steps(tl) or _xla_launch_steps(h)
+            xla = _xla_module_steps(trace) or _xla_launch_steps(h)
             if xla is not None:
                 source, note, ids, hs, he = xla
                 mapped = "device"
@@ -221,6 +250,38 @@ def detect_steps(tl, h: HostEvents, devs: list[DeviceEvents], launches: list[np.
         mapped_via=mapped,
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin)
+
+
+def _gpu_step_line_windows(lines: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+    """Steps of per-GPU step lines: (ids, host-wide starts, ends, per-GPU windows), by start.
+
+    A step's host-wide window spans its windows on every GPU; a GPU that did not see a step gets the
+    host-wide window."""
+    per = {g: _group_windows(*kse) for g, kse in lines.items()}
+    ids = np.unique(np.concatenate([v[0] for v in per.values()]))
+    hs = np.full(ids.size, np.iinfo(np.int64).max, np.int64)
+    he = np.full(ids.size, np.iinfo(np.int64).min, np.int64)
+    for k, s, e in per.values():
+        idx = np.searchsorted(ids, k)
+        np.minimum.at(hs, idx, s)
+        np.maximum.at(he, idx, e)
+    gpu_windows = {}
+    for g, (k, s, e) in per.items():
+        w = np.stack([hs, he], axis=1).copy()
+        idx = np.searchsorted(ids, k)
+        w[idx, 0], w[idx, 1] = s, e
+        gpu_windows[g] = w
+    o = np.argsort(hs, kind="stable")
+    return ids[o], hs[o], he[o], {g: w[o] for g, w in gpu_windows.items()}
+
+
+def _marked_host_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The format's own host step annotations (PyTorch ``ProfilerStep#N``), merged per step number."""
+    m = trace.host_steps
+    if m is None or not m.ids.size:
+        return None
+    u, s, e = _group_windows(m.ids, m.start, m.end)
+    return m.source, m.note, u, s, e
 
 
 def _launched_per_step(hs: np.ndarray, he: np.ndarray, h: HostEvents, d: DeviceEvents,
@@ -310,19 +371,12 @@ def _last_step_device_end(h: HostEvents, devs: list[DeviceEvents], s: int, e: in
     return best
 
 
-def _xla_module_steps(tl):
-    best = None
-    for p in tl.gpu_planes():
-        ln = p.line("XLA Modules")
-        if ln is None or not len(ln):
-            continue
-        names, counts = np.unique(ln.name_id, return_counts=True)
-        top = names[np.argmax(counts)]
-        m = ln.name_id == top
-        s, e = union_intervals(ln.start_ps[m], ln.end_ps[m])
-        if best is None or s.size > best[2].size:
-            best = ("xla_modules", f"`XLA Modules` events of `{p.event_names[int(top)]}` (one per step)", np.arange(s.size, dtype=np.int64), s, e)
-    return best
+def _xla_module_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Executions of the compiled module run most often on any GPU (the ``XLA Modules`` line), one per step."""
+    if not trace.module_runs:
+        return None
+    best = max(trace.module_runs, key=lambda r: r.start.size)  # the first GPU's on a tie, as the planes come
+    return "xla_modules", best.note, np.arange(best.start.size, dtype=np.int64), best.start, best.end
 
 
 def _xla_launch_steps(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:

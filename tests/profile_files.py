@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from tb_gpu_advisor.xplane_schema import message_class
+from tb_gpu_advisor.formats.xplane.schema import message_class
 
 
 def xspace_bytes(host: str = "host", events: int = 3) -> bytes:

@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Callable, Sequence
 
-from tb_gpu_advisor.reader import ProfileReadError, read_timeline
+from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, read_timeline
 from tb_gpu_advisor.report_schema import HostReport, Metric, Report
 
 VERSION = "test-analyzer-1"

@@ -9,7 +9,7 @@ import pytest
 from tb_gpu_advisor.analyze import analyze_host, analyze_session
 from tb_gpu_advisor.metrics.compute import compute_host_metrics
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES
-from tb_gpu_advisor.reader import read_timeline
+from tb_gpu_advisor.formats.xplane import read_trace
 
 V100 = Path(__file__).resolve().parents[2] / "shared" / "profiles" / "v100_bert_8gpu_tf24.xplane.pb"
 pytestmark = pytest.mark.skipif(not V100.exists(), reason=f"real capture not found at {V100}")
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(not V100.exists(), reason=f"real capture not fou
 
 @pytest.fixture(scope="module")
 def hm():
-    return compute_host_metrics(read_timeline(str(V100)))[0]
+    return compute_host_metrics(read_trace(str(V100)))
 
 
 def test_steps_from_steps_line(hm):

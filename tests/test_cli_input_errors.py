@@ -16,7 +16,7 @@ import pytest
 
 from tb_gpu_advisor import analyze, cli, cli_report, discovery, render
 from tb_gpu_advisor.report_schema import Action, Finding, HostReport, Report, Saving, TimeWindow
-from tb_gpu_advisor.xplane_schema import message_class
+from tb_gpu_advisor.formats.xplane.schema import message_class
 from tests.profile_files import write_profile
 
 SESSION = "2026_01_01_00_00_00"

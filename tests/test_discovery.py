@@ -9,7 +9,7 @@ import pytest
 
 from tb_gpu_advisor import discovery
 from tb_gpu_advisor.discovery import SessionNotFoundError, discover, find_session, find_stock_run, has_profiles
-from tb_gpu_advisor.reader import read_timeline
+from tb_gpu_advisor.formats.xplane.reader import read_timeline
 from tests.profile_files import write_events_file, write_profile
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from tb_gpu_advisor.analyze import analyze_host
 from tb_gpu_advisor import frameworks
-from tb_gpu_advisor.reader import read_timeline
+from tb_gpu_advisor.formats.xplane import read_trace
 from tb_gpu_advisor.synthetic.jaxcapture import JAX_SCENARIOS
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -43,7 +43,7 @@ def test_detect_framework_from_metadata_plane_first():
 @pytest.mark.parametrize("path", REAL_TF + ([V100] if os.path.exists(V100) else []), ids=os.path.basename)
 def test_real_tensorflow_captures_are_tensorflow(path):
     assert REAL_TF, "tests/fixtures/real holds the TF 2.21 captures"
-    assert frameworks.detect_timeline(read_timeline(path)).id == "tensorflow"
+    assert frameworks.detect_trace(read_trace(path)).id == "tensorflow"
 
 
 def _advice(rep) -> dict[str, str]:
@@ -113,7 +113,7 @@ def test_multi_gpu_and_launch_rules_have_jax_spellings(tmp_path, name, rule):
     from tb_gpu_advisor.synthetic import scenarios
 
     path = scenarios.SCENARIOS[name]().write(tmp_path)[0]
-    m, _ = compute_host_metrics(read_timeline(str(path)))
+    m = compute_host_metrics(read_trace(str(path)))
     assert m.capture.framework == "tensorflow"
     tf_text = {f.rule: " ".join(f"{a.text} {a.snippet or ''}" for a in f.actions) for f in rules.evaluate(m)}
     assert rule in tf_text and "jax" not in tf_text[rule].lower()

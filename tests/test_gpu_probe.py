@@ -13,7 +13,7 @@ from werkzeug import wrappers
 
 from tb_gpu_advisor import discovery, gpu_probe, plugin as plugin_mod
 from tb_gpu_advisor.report_service import ReportService
-from tb_gpu_advisor.xplane_schema import message_class
+from tb_gpu_advisor.formats.xplane.schema import message_class
 from tests import profile_files
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

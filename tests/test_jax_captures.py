@@ -27,8 +27,8 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.analyze import analyze_host
-from tb_gpu_advisor.metrics.events import all_device_events, host_events
-from tb_gpu_advisor.reader import read_timeline
+from tb_gpu_advisor.formats.xplane.adapter import to_trace
+from tb_gpu_advisor.formats.xplane.reader import read_timeline
 from tb_gpu_advisor.steps import detect_steps
 from tb_gpu_advisor.synthetic.jaxcapture import JAX_SCENARIOS, THREAD_ID_HLO_MODULE, THREAD_ID_HLO_OP
 from tests.reference_parse import assert_matches_reference
@@ -121,7 +121,7 @@ def test_reader_equals_full_parse_and_jax_structure(written, name):
 
 
 def test_derived_line_ids_are_the_stock_derived_ids(written):
-    from tb_gpu_advisor.xplane_schema import message_class
+    from tb_gpu_advisor.formats.xplane.schema import message_class
 
     sc, path = written["jax_xla_modules"]
     space = message_class("XSpace").FromString(open(path, "rb").read())
@@ -138,7 +138,7 @@ def test_step_source_and_count(written, name):
     sc, path = written[name]
     truth = sc.truth
     tl = read_timeline(path)
-    st = detect_steps(tl, host_events(tl), all_device_events(tl))
+    st = detect_steps(to_trace(tl))
     det = st.detection
     assert det.source == truth.expected_source, det.note
     assert det.found == truth.num_steps

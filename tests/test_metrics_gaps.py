@@ -6,9 +6,9 @@ import pytest
 
 from tb_gpu_advisor.analyze import build_host_report
 from tb_gpu_advisor.metrics.compute import compute_host_metrics
-from tb_gpu_advisor.metrics.events import union_by_key
+from tb_gpu_advisor.columns import union_by_key
 from tb_gpu_advisor.metrics.kernels import shape_dims
-from tb_gpu_advisor.reader import read_timeline
+from tb_gpu_advisor.formats.xplane import read_trace
 
 scenarios = pytest.importorskip("tb_gpu_advisor.synthetic.scenarios")
 
@@ -25,7 +25,7 @@ def metrics(tmp_path_factory):
             (host, data), = list(sc.encode().items())[:1]
             p = tmp / f"{host}.xplane.pb"
             p.write_bytes(data)
-            cache[key] = compute_host_metrics(read_timeline(str(p)), params)
+            cache[key] = compute_host_metrics(read_trace(str(p)), params)
         return cache[key]
 
     return get
@@ -46,20 +46,20 @@ def test_union_by_key_merges_within_keys_only():
 
 
 def test_sequential_gpus_have_low_concurrency(metrics):
-    mg = metrics("multi_gpu_sequential")[0].multi_gpu
+    mg = metrics("multi_gpu_sequential").multi_gpu
     assert mg.concurrency is not None and mg.concurrency < 0.2  # was ~1.0 (pairwise [first, last] spans)
     assert mg.sequential is True
 
 
 @pytest.mark.parametrize("name", ["multi_gpu_balanced", "multi_gpu_gpu0_oversubscribed", "multi_gpu_extra_allreduce"])
 def test_concurrent_gpus_have_high_concurrency(metrics, name):
-    mg = metrics(name)[0].multi_gpu
+    mg = metrics(name).multi_gpu
     assert mg.concurrency > 0.95 and mg.sequential is False
-    assert mg.step_span_ms == pytest.approx(metrics(name)[0].headline.avg_step_ms, rel=1e-6)  # host windows
+    assert mg.step_span_ms == pytest.approx(metrics(name).headline.avg_step_ms, rel=1e-6)  # host windows
 
 
 def test_launch_skew_is_not_sequential(metrics):
-    mg = metrics("multi_gpu_launch_skew")[0].multi_gpu
+    mg = metrics("multi_gpu_launch_skew").multi_gpu
     assert 0.5 < mg.concurrency < 0.95 and mg.sequential is False
 
 
@@ -67,18 +67,18 @@ def test_launch_skew_is_not_sequential(metrics):
 
 
 def test_first_offsets_per_gpu(metrics):
-    m, ctx = metrics("multi_gpu_launch_skew")  # GPU1 delayed 1.5 ms, GPU2 +40 us, GPU3 +80 us (host delays)
+    m = metrics("multi_gpu_launch_skew")  # GPU1 delayed 1.5 ms, GPU2 +40 us, GPU3 +80 us (host delays)
     off = {g.gpu: g.first_kernel_offset_ms for g in m.gpus}
     loff = {g.gpu: g.first_launch_offset_ms for g in m.gpus}
     assert off[0] == pytest.approx(0.0, abs=0.01) and off[1] == pytest.approx(1.5, abs=0.05)
     assert loff[1] == pytest.approx(1.5, abs=0.05) and loff[3] == pytest.approx(0.08, abs=0.01)
     assert max(off.values()) == pytest.approx(m.multi_gpu.launch_skew_ms, abs=0.05)
-    rep = build_host_report(m, ctx, 0)
+    rep = build_host_report(m, 0)
     assert {g.gpu: g.launch_skew_ms for g in rep.gpus}[1] == pytest.approx(1.5, abs=0.05)
 
 
 def test_single_gpu_has_no_offsets(metrics):
-    (g,) = [g for g in metrics("ideal")[0].gpus if g.active]
+    (g,) = [g for g in metrics("ideal").gpus if g.active]
     assert g.first_kernel_offset_ms is None and g.first_launch_offset_ms is None
 
 
@@ -93,10 +93,10 @@ def test_shape_dims_parsing():
 
 
 def test_kernel_rows_carry_shape_and_misaligned_dims_lists_them(metrics):
-    m, ctx = metrics("fp16_misaligned")
+    m = metrics("fp16_misaligned")
     rows = [k for k in m.kernels if k.tc_eligible and not k.tensor_core and k.precision == "fp16"]
     assert rows and all(k.shape == "(half[256,1001];half[1001,1001])" and k.dims == [256, 1001] for k in rows)
-    rep = build_host_report(m, ctx, 0)
+    rep = build_host_report(m, 0)
     (f,) = [f for f in rep.findings if f.rule == "misaligned_dims"]
     assert {r[-1] for r in f.evidence[0].rows} == {"1001"}
 
@@ -105,7 +105,7 @@ def test_kernel_rows_carry_shape_and_misaligned_dims_lists_them(metrics):
 
 
 def test_memcpy_top_ops_from_enclosing_host_op(metrics):
-    mc = {c.direction: c for c in metrics("host_placement")[0].memcpy}
+    mc = {c.direction: c for c in metrics("host_placement").memcpy}
     assert "model/unique_0/Unique" in mc["d2h"].top_ops
     assert "IteratorGetNext/_2" in mc["h2d"].top_ops  # `name:_Send` rendezvous op around the input copy
 
@@ -114,8 +114,8 @@ def test_memcpy_top_ops_from_enclosing_host_op(metrics):
 
 
 def test_launch_thread_private_by_majority(metrics):
-    balanced = [g for g in metrics("multi_gpu_balanced")[0].gpus if g.active]
-    skewed = [g for g in metrics("multi_gpu_launch_skew")[0].gpus if g.active]
+    balanced = [g for g in metrics("multi_gpu_balanced").gpus if g.active]
+    skewed = [g for g in metrics("multi_gpu_launch_skew").gpus if g.active]
     assert len(balanced) >= 2 and len(skewed) >= 2  # else all()/not any() below hold vacuously
     assert all(g.launch_thread_private for g in balanced)
     assert not any(g.launch_thread_private for g in skewed)
@@ -125,8 +125,8 @@ def test_launch_thread_private_by_majority(metrics):
 
 
 def test_allreduce_bytes_from_user_params(metrics):
-    m, _ = metrics("multi_gpu_balanced", params=25_000_000)
+    m = metrics("multi_gpu_balanced", params=25_000_000)
     assert m.multi_gpu.allreduce_bytes_per_step == 1e8 and m.multi_gpu.params_source == "user"
     active = [g for g in m.gpus if g.active]
     assert len(active) >= 2 and all(g.allreduce_bytes_per_step == 1e8 for g in active)
-    assert metrics("multi_gpu_balanced")[0].multi_gpu.allreduce_bytes_per_step is None
+    assert metrics("multi_gpu_balanced").multi_gpu.allreduce_bytes_per_step is None

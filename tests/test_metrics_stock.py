@@ -7,7 +7,7 @@ import pytest
 pytest.importorskip("xprof.convert.raw_to_tool_data")
 
 from tb_gpu_advisor.metrics.compute import compute_host_metrics  # noqa: E402
-from tb_gpu_advisor.reader import read_timeline  # noqa: E402
+from tb_gpu_advisor.formats.xplane import read_trace  # noqa: E402
 from tests.stock_tool import stock_tools  # noqa: E402
 
 V100 = Path(__file__).resolve().parents[2] / "shared" / "profiles" / "v100_bert_8gpu_tf24.xplane.pb"
@@ -21,7 +21,7 @@ def _overview(ov):
 @pytest.mark.skipif(not V100.exists(), reason="real capture not available")
 def test_v100_against_stock():
     stock = stock_tools([str(V100)])
-    hm = compute_host_metrics(read_timeline(str(V100)))[0]
+    hm = compute_host_metrics(read_trace(str(V100)))
     ov = _overview(stock["overview_page"])
     props = ov[1]["p"]  # the step-time table's summary (averages over the stock tool's steps)
     rows = ov[1]["rows"]

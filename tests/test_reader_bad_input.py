@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tb_gpu_advisor.reader import ProfileReadError, parse_timeline, read_timeline
+from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, parse_timeline, read_timeline
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real" / "tf221_cpu_custom_loop.xplane.pb"
 
@@ -172,7 +172,7 @@ def test_seeded_single_byte_corruptions_parse_or_raise_profile_read_error(real_b
 
 def test_absolute_epoch_line_timestamps_do_not_overflow(tmp_path):
     """A file with epoch-ns line timestamps is re-based instead of wrapping int64 picoseconds."""
-    from tb_gpu_advisor.xplane_schema import message_class
+    from tb_gpu_advisor.formats.xplane.schema import message_class
 
     epoch_ns = 1_795_000_000_000_000_000
     space = message_class("XSpace")()

@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.reader import read_timeline
-from tb_gpu_advisor.timeline import Line, Timeline
+from tb_gpu_advisor.formats.xplane.reader import read_timeline
+from tb_gpu_advisor.formats.xplane.timeline import Line, Timeline
 from tests.reference_parse import assert_matches_reference
 
 ROOT = Path(__file__).resolve().parents[1]

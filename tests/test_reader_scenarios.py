@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.reader import parse_timeline, read_timeline
+from tb_gpu_advisor.formats.xplane.reader import parse_timeline, read_timeline
 from tb_gpu_advisor.synthetic.scenarios import SCENARIOS
 from tests.reference_parse import assert_matches_reference
 

@@ -5,7 +5,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.reader import read_timeline
+from tb_gpu_advisor.formats.xplane.reader import read_timeline
 from tests.reference_parse import assert_matches_reference
 
 V100 = Path(__file__).resolve().parents[2] / "shared" / "profiles" / "v100_bert_8gpu_tf24.xplane.pb"
@@ -40,7 +40,7 @@ def test_ref_value_kernel_details_resolved_to_text(tl):
 
 def test_decoding_in_small_event_batches_gives_the_same_timeline(monkeypatch):
     """Lines are decoded in bounded batches; batch seams must not shift owners or values."""
-    from tb_gpu_advisor import reader
+    from tb_gpu_advisor.formats.xplane import reader
 
     monkeypatch.setattr(reader, "EVENT_CHUNK", 7)
     assert assert_matches_reference(read_timeline(str(V100)), str(V100)) == 23128

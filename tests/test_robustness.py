@@ -27,9 +27,10 @@ from werkzeug import test as werkzeug_test
 from werkzeug import wrappers
 
 from tb_gpu_advisor import cache as cache_mod
-from tb_gpu_advisor import isolation, kernel_classes as kc, precompute, reader
+from tb_gpu_advisor import isolation, kernel_classes as kc, precompute
+from tb_gpu_advisor.formats.xplane import reader
 from tb_gpu_advisor.discovery import HostFile
-from tb_gpu_advisor.reader import ProfileReadError
+from tb_gpu_advisor.formats.xplane.reader import ProfileReadError
 from tb_gpu_advisor.synthetic import hostile
 from tb_gpu_advisor.synthetic.hostile import SESSION, write_capture as _write_capture
 from tests.plugin_client import poll_report
@@ -81,7 +82,7 @@ def test_nan_compute_capability_is_not_reported_as_a_number():
 
 def _huge_double_event_stats() -> bytes:
     """The seed capture with every event's ``step_num`` stat written as the double 1e300."""
-    from tb_gpu_advisor.xplane_schema import message_class
+    from tb_gpu_advisor.formats.xplane.schema import message_class
 
     sp = message_class("XSpace").FromString(hostile.seed_capture())
     changed = 0

@@ -1,4 +1,4 @@
-"""Stat pruning must not change any report: the analysis reads only metrics.USED_STATS."""
+"""Stat pruning must not change any report: the XPlane adapter reads only its USED_STATS."""
 
 import dataclasses
 import json
@@ -11,8 +11,8 @@ from tests.profile_files import V100_CAPTURE, every_capture
 
 from tb_gpu_advisor import analyze
 from tb_gpu_advisor.discovery import HostFile
-from tb_gpu_advisor.metrics import USED_STATS
-from tb_gpu_advisor.reader import read_timeline
+from tb_gpu_advisor.formats.xplane.adapter import USED_STATS
+from tb_gpu_advisor.formats.xplane.reader import read_timeline
 
 ROOT = Path(__file__).resolve().parents[1]
 V100 = Path(V100_CAPTURE).resolve()
@@ -20,9 +20,9 @@ V100 = Path(V100_CAPTURE).resolve()
 
 def _report(path: Path, monkeypatch, keep) -> str:
     """analyze_host's report as JSON, with the reader forced to ``keep`` (None: every stat)."""
-    import tb_gpu_advisor.reader as reader
+    import tb_gpu_advisor.formats.xplane.adapter as adapter
 
-    monkeypatch.setattr(reader, "read_timeline", lambda p, **_: read_timeline(p, keep_stats=keep))
+    monkeypatch.setattr(adapter, "read_timeline", lambda p, **_: read_timeline(p, keep_stats=keep))
     report = analyze.analyze_host(HostFile("h", str(path), os.path.getsize(path), 0))
     return json.dumps(dataclasses.asdict(report), sort_keys=True, default=lambda o: o.item() if hasattr(o, "item") else str(o))
 

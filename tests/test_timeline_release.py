@@ -1,8 +1,8 @@
 """Releasing the timeline's event columns (``analyze_host``'s memory saving) must not change any report.
 
-Why: ``build_context(release=True)`` drops each activity line's columns once the event tables hold them
-(docs/benchmarks.md, "Memory by stage"); a metric that still read a released column, or a stat read late
-that the lines did not keep, would change a report only on the path users run.  So every corpus capture
+Why: ``formats.xplane.adapter.to_trace(release=True)`` drops each activity line's columns once the trace's
+event tables hold them (docs/benchmarks.md, "Memory by stage"); an adapter step that still read a released
+column, or a stat read after the release, would change a report only on the path users run.  So every corpus capture
 is analysed both ways and the reports compared whole.
 """
 
@@ -17,9 +17,9 @@ import pytest
 from tests.profile_files import V100_CAPTURE, every_capture
 
 from tb_gpu_advisor import analyze
-from tb_gpu_advisor.metrics import USED_STATS
+from tb_gpu_advisor.formats.xplane.adapter import USED_STATS, to_trace
 from tb_gpu_advisor.metrics.compute import compute_host_metrics
-from tb_gpu_advisor.reader import parse_timeline, read_timeline
+from tb_gpu_advisor.formats.xplane.reader import parse_timeline, read_timeline
 from tb_gpu_advisor.synthetic.builder import SpaceBuilder
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,9 +29,9 @@ V100 = Path(V100_CAPTURE).resolve()
 def _report(path: Path, release: bool) -> tuple[str, object]:
     """The host report as JSON (and the metrics' memory section), computed with or without the release."""
     tl = read_timeline(str(path), keep_stats=USED_STATS)
-    m, ctx = compute_host_metrics(tl, None, release=release)
+    m = compute_host_metrics(to_trace(tl, release=release), None)
     m.host = "h"
-    rep = analyze.build_host_report(m, ctx, os.path.getsize(path))
+    rep = analyze.build_host_report(m, os.path.getsize(path))
     text = json.dumps(dataclasses.asdict(rep), sort_keys=True, default=lambda o: o.item() if hasattr(o, "item") else str(o))
     return text, m.memory
 
@@ -46,32 +46,34 @@ def test_reports_identical_with_and_without_release(tmp_path):
 
 
 def _line_with_memory_stats():
-    """A host line whose allocator events carry the stats ``capture.memory`` reads after the release."""
+    """A host line with allocator events and a correlation id."""
     space = SpaceBuilder()
     line = space.plane("/host:CPU").line("allocator", 1)
     line.add("MemoryAllocation", 10_000, 500, peak_bytes_in_use=123, allocator_name="GPU_0_bfc", correlation_id=7)
     line.add("MemoryAllocation", 20_000, 700, peak_bytes_in_use=456, allocator_name="GPU_0_bfc")
     line.add("Other", 30_000, 100, correlation_id=8)
-    tl = parse_timeline(space.encode())
-    return tl.plane("/host:CPU").line("allocator")
+    return parse_timeline(space.encode())
 
 
-def test_release_keeps_length_span_and_late_stats():
-    ln = _line_with_memory_stats()
+def test_release_keeps_length_and_span():
+    ln = _line_with_memory_stats().plane("/host:CPU").line("allocator")
     span = ln.span()
-    peaks = ln.int_stat("peak_bytes_in_use", inherit=False)
-    key = ln.plane.stat_key("peak_bytes_in_use")
-    ln.release_events(frozenset({key}))
+    ln.release_events()
     assert len(ln) == 3 and ln.span() == span
     assert ln.start_ps is None and ln.duration_ps is None and ln.name_id is None
-    assert (ln.int_stat("peak_bytes_in_use", inherit=False) == peaks).all()
-    assert not ln.has_stat("correlation_id").any()  # not kept: its rows are gone
+    assert not ln.has_stat("correlation_id").any() and not ln.has_stat("peak_bytes_in_use").any()  # stats gone
     ln.release_events()  # a second release changes nothing
-    assert len(ln) == 3 and (ln.int_stat("peak_bytes_in_use", inherit=False) == peaks).all()
+    assert len(ln) == 3 and ln.span() == span
+
+
+def test_allocator_peak_read_before_the_release():
+    """The allocator peak is read while the stats are still there: the released trace still reports it."""
+    trace = to_trace(_line_with_memory_stats(), release=True)
+    assert trace.allocator.peak_bytes == 456
 
 
 def test_released_columns_fail_loudly():
-    ln = _line_with_memory_stats()
+    ln = _line_with_memory_stats().plane("/host:CPU").line("allocator")
     ln.release_events()
     with pytest.raises(TypeError):
         np.asarray(ln.end_ps)

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from tb_gpu_advisor import wire
+from tb_gpu_advisor.formats.xplane import wire
 from tb_gpu_advisor.synthetic.encode import encode_varint  # the corpus writer: independent of the decoder
 
 

@@ -3,8 +3,8 @@ here, never from another ``test_*`` module)."""
 
 from __future__ import annotations
 
-from tb_gpu_advisor.metrics.events import all_device_events, host_events
-from tb_gpu_advisor.reader import parse_timeline
+from tb_gpu_advisor.formats.xplane.adapter import to_trace
+from tb_gpu_advisor.formats.xplane.reader import parse_timeline
 from tb_gpu_advisor.steps import detect_steps
 from tb_gpu_advisor.synthetic.builder import SpaceBuilder
 
@@ -36,4 +36,4 @@ class Cap:
 
     def steps(self):
         tl = parse_timeline(self.space.encode())
-        return detect_steps(tl, host_events(tl), all_device_events(tl))
+        return detect_steps(to_trace(tl))

@@ -125,6 +125,8 @@ GENERIC_LABELS: dict[str, str] = {
     "gpu_user": "the framework",
     #: the step compiled as one unit (eager-execution saving)
     "compiled_step": "one compiled graph",
+    #: the compiler that fuses kernels (xla_not_used)
+    "compiler": "XLA",
     #: host work that holds the GPU idle between steps
     "step_gaps:host_work": "host work between steps",
     #: the host launching work during a gap (TF: launch threads contending with tf.data threads)
@@ -133,7 +135,7 @@ GENERIC_LABELS: dict[str, str] = {
     "launch_skew:no_private_threads": "",
 }
 
-from . import jax, tensorflow  # noqa: E402  (the modules use Framework above)
+from . import jax, pytorch, tensorflow  # noqa: E402  (the modules use Framework above)
 
 UNKNOWN = Framework(
     id="unknown", name="an unknown framework", labels=tensorflow.FRAMEWORK.labels,
@@ -142,7 +144,7 @@ UNKNOWN = Framework(
     capture_snippet=tensorflow.FRAMEWORK.capture_snippet,
 )
 #: Every supported framework, in detection order.
-REGISTRY: dict[str, Framework] = {f.id: f for f in (tensorflow.FRAMEWORK, jax.FRAMEWORK)}
+REGISTRY: dict[str, Framework] = {f.id: f for f in (tensorflow.FRAMEWORK, jax.FRAMEWORK, pytorch.FRAMEWORK)}
 
 
 def how_to_capture() -> str:
@@ -151,7 +153,8 @@ def how_to_capture() -> str:
     for f in REGISTRY.values():
         for i, hint in enumerate(f.capture_hint):
             lines.append(f"  {(f.name + ':') if i == 0 else '':<12}{hint}")
-    lines.append("Profiles are written to LOGDIR/<run>/plugins/profile/<session>/<host>.xplane.pb.")
+    lines.append("TensorFlow and JAX write LOGDIR/<run>/plugins/profile/<session>/<host>.xplane.pb;")
+    lines.append("PyTorch writes LOGDIR/<run>/<worker>.<time>.pt.trace.json (one file per rank and profiling cycle).")
     return "\n".join(lines)
 
 
@@ -179,8 +182,9 @@ def detect(host_event_names: Iterable[str], metadata_stats: Iterable[str] = ()) 
     return REGISTRY[found.pop()] if len(found) == 1 else UNKNOWN
 
 
-def detect_timeline(tl) -> Framework:
-    """:func:`detect` on a timeline: its host planes' event names (thousands at most) and metadata plane stats."""
-    names = (n for p in tl.planes if p.name.startswith("/host:") for n in p.event_names)
-    meta = tl.plane("/host:metadata")
-    return detect(names, meta.stats.keys() if meta is not None else ())
+def detect_trace(trace) -> Framework:  # noqa: ANN001 - a trace.Trace (frameworks come before the trace model)
+    """The framework of a trace: the one its format names (Kineto: PyTorch), else :func:`detect` on its host
+    event names (thousands at most) and metadata keys."""
+    if trace.framework:
+        return get(trace.framework)
+    return detect(trace.h.names, trace.metadata_keys)

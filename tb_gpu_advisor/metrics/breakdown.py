@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import kernel_classes as kc
 from .context import PS_PER_MS, Context, GpuCtx
-from .events import coverage, sorted_unique, union_intervals
+from ..columns import coverage, sorted_unique, union_intervals
 from .types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.

@@ -13,15 +13,10 @@ from .types import CaptureQuality, Memory
 
 
 def capture_quality(ctx: Context) -> CaptureQuality:
-    env = ctx.tl.plane("Task Environment")
-    length = None
-    if env is not None:
-        a, b = env.stats.get("profile_start_time"), env.stats.get("profile_stop_time")
-        if isinstance(a, int) and isinstance(b, int) and b > a:
-            length = (b - a) / 1e6  # ns -> ms
+    tr = ctx.trace
+    length = tr.capture_ms  # the profiler's own window, else what the events span
     if length is None:
-        spans = [sp for p in ctx.tl.planes for ln in p.lines if (sp := ln.span()) is not None]
-        length = (max(e for _, e in spans) - min(s for s, _ in spans)) / PS_PER_MS if spans else 0.0
+        length = (tr.span_ps[1] - tr.span_ps[0]) / PS_PER_MS if tr.span_ps is not None else 0.0
     w = [s.duration_ms for s in ctx.steps.detection.windows]
     cv = float(np.std(w) / np.mean(w)) if len(w) >= 2 and np.mean(w) > 0 else None
     kept = ctx.steps.count if ctx.steps.detection.source != "whole_capture" else 0
@@ -39,7 +34,7 @@ def capture_quality(ctx: Context) -> CaptureQuality:
     return CaptureQuality(
         length_ms=float(length), steps_captured=ctx.steps.detection.found, steps_kept=kept,
         steady_state=(cv <= max_cv) if cv is not None else None, step_time_cv=cv, too_short=short,
-        too_long=length > max_ms, num_events=ctx.tl.num_events, gpu_thread_mode_private=private, note="; ".join(notes),
+        too_long=length > max_ms, num_events=ctx.trace.num_events, gpu_thread_mode_private=private, note="; ".join(notes),
         framework=ctx.fw.id, graph_kernel_share=_graph_kernel_share(ctx),
     )
 
@@ -56,30 +51,13 @@ def _graph_kernel_share(ctx: Context) -> float:
 
 
 def memory(ctx: Context) -> Memory:
-    """Peak GPU allocator use (host `MemoryAllocation` events' `peak_bytes_in_use`) vs the GPU's memory size."""
-    peak = None
-    limit = None
-    for p in ctx.tl.host_planes():
-        if p.stat_key("peak_bytes_in_use") is None:
-            continue
-        for ln in p.lines:
-            if not ln.has_stat("peak_bytes_in_use").any():
-                continue
-            v = ln.int_stat("peak_bytes_in_use", inherit=False)
-            alloc = ln.str_stat("allocator_name", inherit=False)
-            ua, inv = np.unique(alloc, return_inverse=True)
-            is_gpu = np.array([a < 0 or "gpu" in (p.string(int(a)) or "").lower() for a in ua], dtype=bool)
-            gpu_alloc = is_gpu[inv]
-            sel = (v >= 0) & gpu_alloc
-            if sel.any():
-                peak = max(peak or 0, int(v[sel].max()))
-            bl = ln.int_stat("buffer_limit", inherit=False)
-            if (bl > 0).any():
-                limit = max(limit or 0, int(bl[bl > 0].max()))
-    cap = limit
+    """Peak GPU allocator use vs the allocator's limit, else the GPU's memory size."""
+    alloc = ctx.trace.allocator
+    cap = alloc.limit_bytes
     if cap is None:
-        sizes = [g.d.plane.stats.get("memory_size") for g in ctx.active if g.d.plane.stats.get("memory_size")]
+        sizes = [g.d.info.memory_bytes for g in ctx.active if g.d.info.memory_bytes]
         cap = int(max(sizes)) if sizes else None
+    peak = alloc.peak_bytes
     if peak is None:
         return Memory(False, None, cap, None, "no allocator peak statistics in this capture")
     return Memory(True, peak, cap, (1.0 - peak / cap) if cap else None,

@@ -1,9 +1,9 @@
-"""Timeline -> HostMetrics: runs every metrics module once over a shared context."""
+"""Trace -> HostMetrics: runs every metrics module once over a shared context."""
 
 from __future__ import annotations
 
 from ..memory import release_free_heap
-from ..timeline import Timeline
+from ..trace import Trace
 from . import breakdown as bd
 from . import capture, kernels, memcpy, multigpu, ops
 from .context import Context, build_context
@@ -14,10 +14,9 @@ def _share(a: float | None, b: float | None) -> float | None:
     return (a / b) if (a is not None and b) else None
 
 
-def compute_host_metrics(tl: Timeline, params: int | None = None, release: bool = False) -> tuple[HostMetrics, Context]:
-    """Every metric of one host.  ``release``: ``tl`` is the caller's to give up (``analyze_host``): its activity
-    lines' event columns are dropped once the context's tables hold them (``build_context``)."""
-    ctx = build_context(tl, params, release)
+def compute_host_metrics(trace: Trace, params: int | None = None) -> HostMetrics:
+    """Every metric of one host; the numpy context they share stays in here (the report sees metrics only)."""
+    ctx = build_context(trace, params)
     release_free_heap()  # the context's build temporaries (see memory.py)
     per_gpu: dict[int, list[StepMetrics]] = {}
     per_gpu_arr: dict[int, bd.StepArrays] = {}
@@ -65,18 +64,18 @@ def compute_host_metrics(tl: Timeline, params: int | None = None, release: bool 
     gm = multigpu.gpu_metrics(ctx, per_gpu_arr)
     active_ids = {g.d.gpu for g in ctx.gpus if g.active}
     detail = [r for gid in sorted(per_gpu) if gid in active_ids for r in per_gpu[gid]] + host_rows
-    notes = []
+    notes = list(trace.problems)  # what the reader could not read: the report is partial
     if not has_gpu:
         notes.append("no GPU kernels in this capture: device metrics are not available (CPU-only profile?)")
     hm = HostMetrics(
-        host=tl.host, path=tl.path, capture=capture.capture_quality(ctx), steps=ctx.steps.detection, headline=head,
+        host=trace.host, path=trace.path, capture=capture.capture_quality(ctx), steps=ctx.steps.detection, headline=head,
         breakdown=avg, steps_detail=detail, gpus=gm, kernels=kernels.kernel_stats(ctx), ops=op_list[:200],
         memcpy=mc, memcpy_steps=mc_rows[:500], small_kernels=kernels.small_kernels(ctx), eager=ops.eager(ctx),
         host_ops=ops.host_ops(ctx, op_list, place), fusion=kernels.fusion(ctx), loss_scaling=ops.loss_scaling(ctx),
         gaps=bd.summarize_gaps(gaps, avg_step), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu_arr), memory=capture.memory(ctx),
-        notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx),
+        notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx), kernel_durations=kernels.kernel_durations(ctx),
     )
-    return hm, ctx
+    return hm
 
 
 def _dispatch(ctx: Context) -> Dispatch:

@@ -9,11 +9,10 @@ import numpy as np
 from .. import frameworks
 from .. import kernel_classes as kc
 from ..frameworks import Framework
+from ..columns import in_key_start_order, int_dtype, sorted_unique, union_intervals
 from ..memory import release_free_heap
 from ..steps import Steps, detect_steps
-from ..timeline import Timeline
-from .events import (DeviceEvents, HostEvents, all_device_events, host_events, in_key_start_order, int_dtype,
-                     device_launches, sorted_unique, union_intervals)
+from ..trace import DeviceEvents, HostEvents, Trace, device_launches
 
 PS_PER_MS = 1e9
 PS_PER_US = 1e6
@@ -44,7 +43,7 @@ class GpuCtx:
 
 @dataclass
 class Context:
-    tl: Timeline
+    trace: Trace
     h: HostEvents
     steps: Steps
     gpus: list[GpuCtx]
@@ -179,21 +178,15 @@ def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> n
     return Encloser(h, mask_outer).find(idx_inner)
 
 
-def build_context(tl: Timeline, params: int | None = None, release: bool = False) -> Context:
-    """The shared context of one host.  ``release``: the caller owns ``tl`` and reads no event column of its
-    activity lines afterwards; they are dropped as the event tables take them over (the analysis's peak
-    memory, see ``events.host_events``)."""
-    h = host_events(tl, release)
-    if release:  # the host lines' columns just freed, before the device tables are built on top (see memory.py)
-        release_free_heap()
-    devs = all_device_events(tl, release)
+def build_context(trace: Trace, params: int | None = None) -> Context:
+    """The shared context of one host: steps, each device event's launch and step, the host's roles."""
+    h, devs = trace.h, trace.devices
     idx_t = _idx_dtype(len(h))  # host event indices
     # correlation: host launch record of every device event (graph launches cover all their kernels)
     launches = device_launches(h, devs, idx_t)
-    if release:  # the correlation table's build arrays, before the steps' (see memory.py)
-        release_free_heap()
-    steps = detect_steps(tl, h, devs, launches)
-    fw = frameworks.detect_timeline(tl)
+    release_free_heap()  # the correlation table's build arrays, before the steps' (see memory.py)
+    steps = detect_steps(trace, launches)
+    fw = frameworks.detect_trace(trace)
     host_op = h.name_mask(fw.host_op_event)
     # input wait by name: TF's IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data)
     host_input = h.name_mask(fw.input_event)
@@ -244,7 +237,7 @@ def build_context(tl: Timeline, params: int | None = None, release: bool = False
         has = g.launch >= 0
         g.op_host[has] = rec_op[g.launch[has]]
         g.step = assign(d.start, g.windows)
-        names = d.plane.event_names
+        names = d.names
         prec_name = kc.precision(names)
         prec = prec_name[d.name] if len(d) else np.zeros(0, np.int8)
         # the `shape` stat refines a name that says fp32 or nothing (the stock tool looks for `half` in `shape`);
@@ -253,7 +246,7 @@ def build_context(tl: Timeline, params: int | None = None, release: bool = False
         m = ((prec == kc.P_FP32) | (prec == kc.P_UNKNOWN)) & (sh >= 0)
         if m.any():
             us, inv = np.unique(sh[m], return_inverse=True)
-            pu = np.array([kc.precision_one(d.plane.string(int(s)) or "") for s in us], dtype=np.int8)
+            pu = np.array([kc.precision_one(d.string(int(s)) or "") for s in us], dtype=np.int8)
             idx = np.nonzero(m)[0]
             refined = pu[inv]
             known = refined != kc.P_UNKNOWN
@@ -265,7 +258,7 @@ def build_context(tl: Timeline, params: int | None = None, release: bool = False
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
     d_s, d_e = union_intervals(h.start[dispatch], h.end[dispatch]) if dispatch.any() else (h.start[:0], h.end[:0])
     outer = _nesting(h, dispatch)[0] if dispatch.any() else dispatch
-    return Context(tl, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device, params, fw=fw,
+    return Context(trace, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device, params, fw=fw,
                    input_spans=input_spans, dispatch_spans=(d_s, d_e), dispatch_calls=outer)
 
 
@@ -294,7 +287,7 @@ def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 #: Step sources whose host windows are the user's own step markers (the step's whole host side).
-_MARKER_SOURCES = ("keras_profiled_batch", "trace_train", "root_r", "step_num_stat")
+_MARKER_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat")
 
 
 def _input_spans(h: HostEvents, steps: Steps, fw, dispatch: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray | None]:

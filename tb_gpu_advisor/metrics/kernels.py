@@ -8,9 +8,9 @@ import numpy as np
 
 from .. import kernel_classes as kc
 from .context import PS_PER_MS, PS_PER_US, Context
-from .events import unique_inverse
+from ..columns import unique_inverse
 from ..thresholds import T
-from .types import ElementwiseChain, Fusion, KernelStat, SmallKernelOffender, SmallKernels
+from .types import ElementwiseChain, Fusion, KernelDurations, KernelStat, SmallKernelOffender, SmallKernels
 
 
 def _kernel_mask(g) -> np.ndarray:
@@ -120,7 +120,7 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
             lng = _dominant_sid(inv, d.long_name_sid[m], u.size)
             shp = np.where(shp >= 0, shp, lng)
         for j, k in enumerate(u):
-            nm = d.plane.event_names[int(k // (len(d.op_text) + 1))]
+            nm = d.names[int(k // (len(d.op_text) + 1))]
             oi = int(k % (len(d.op_text) + 1)) - 1
             ot = d.op_text[oi] if oi >= 0 else ""
             r = acc.get((nm, ot))
@@ -128,7 +128,7 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
                 acc[(nm, ot)] = r = dict(count=0, total=0.0, mn=np.inf, mx=0.0, lat=0.0, latn=0.0, prec=int(prec[j]), gpus=set(),
                                          shape=None)
             if r["shape"] is None and shp[j] >= 0:
-                r["shape"] = d.plane.string(int(shp[j])) or None
+                r["shape"] = d.string(int(shp[j])) or None
             r["count"] += int(cnt[j]); r["total"] += float(tot[j]); r["mn"] = min(r["mn"], float(mn[j])); r["mx"] = max(r["mx"], float(mx[j]))
             r["lat"] += float(lat_sum[j]); r["latn"] += float(lat_n[j]); r["gpus"].add(d.gpu)
     # classified once per distinct kernel name (a name is paired with many ops), then looked up per row
@@ -197,7 +197,7 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
         cnt = np.bincount(inv)
         tot = np.bincount(inv, weights=dur[sm])
         for j, k in enumerate(u):
-            name = d.plane.event_names[int(k // (len(d.op_text) + 1))]
+            name = d.names[int(k // (len(d.op_text) + 1))]
             oi = int(k % (len(d.op_text) + 1)) - 1
             typ = kc.op_type(d.op_text[oi]) if oi >= 0 else ""
             r = groups.setdefault((name, typ), [0, 0.0])
@@ -212,15 +212,8 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
 
 
 def xla_evidence(ctx: Context) -> list[str]:
-    ev: list[str] = []
-    for p in ctx.tl.planes:
-        for ln in ("XLA Modules", "XLA Ops"):
-            l_ = p.line(ln)
-            if l_ is not None and len(l_) and f"`{ln}` line" not in ev:
-                ev.append(f"`{ln}` line")
-        for st in ("hlo_op", "hlo_module"):
-            if p.stat_key(st) is not None and f"`{st}` stat" not in ev:
-                ev.append(f"`{st}` stat")
+    """Signs that XLA compiled the work: the format's own marks (derived lines, HLO stats), then host op names."""
+    ev: list[str] = list(ctx.trace.xla_evidence)
     h = ctx.h
     if len(h):
         xla_names = h.name_mask(lambda n: n.startswith(("XlaLaunch", "_XlaRun", "_XlaCompile", "XlaCompile")) or ":XlaLaunch" in n or ":_XlaRun" in n)
@@ -255,7 +248,7 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
         m = (g.step >= 0) & (d.kind == kc.KIND_KERNEL)
         if not m.any():
             continue
-        ew_name = kc.elementwise(d.plane.event_names)
+        ew_name = kc.elementwise(d.names)
         idx = np.nonzero(m)[0]
         ew = ew_name[d.name[idx]]
         dur_us = (d.end[idx] - d.start[idx]) / PS_PER_US
@@ -290,7 +283,7 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
             gap = np.bincount(inv, weights=np.maximum(span - tot, 0))
             for j in np.argsort(-occ * u[:, 0])[: top_n * 2]:
                 r0 = int(rs[first[j]])
-                names = tuple(d.plane.event_names[int(x)] for x in nm[r0: r0 + int(u[j, 0])])
+                names = tuple(d.names[int(x)] for x in nm[r0: r0 + int(u[j, 0])])
                 r = chains.setdefault(names, [0, 0.0, 0.0])
                 r[0] += int(occ[j]); r[1] += float(tt[j]); r[2] += float(gap[j])
     top = sorted(chains.items(), key=lambda kv: -kv[1][0] * len(kv[0]))[:top_n]
@@ -299,3 +292,41 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
         small_elementwise_count=small_ew,
         chains=[ElementwiseChain(names=[kc.short_kernel_name(n, 60) for n in k[:12]], length=len(k), occurrences=v[0], total_ms=v[1], gap_ms=v[2]) for k, v in top],
     )
+
+
+def kernel_durations(ctx: Context) -> KernelDurations:
+    """Log-spaced histogram of kernel durations (us) in kept steps, with the launch-latency band."""
+    durs = []
+    for g in ctx.gpus:
+        m = (g.step >= 0) & (g.d.kind == kc.KIND_KERNEL)
+        durs.append((g.d.end[m] - g.d.start[m]) / 1e6)
+    d = np.concatenate(durs) if durs else np.zeros(0)
+    edges = [0.0, 1, 2, 5, 10, 20, 30, 40, 60, 100, 200, 500, 1000, 2000, 5000, 10000, float("inf")]
+    counts, times = _histogram_self_weighted(d, np.array(edges)) if d.size else (np.zeros(len(edges) - 1, int), np.zeros(len(edges) - 1))
+    return KernelDurations(
+        edges_us=edges, counts=[int(c) for c in counts], total_us=[float(t) for t in times],
+        band_us=(T("launch.latency_us"), T("launch.small_kernel_us")),
+        below_band_count=int((d < T("launch.small_kernel_us")).sum()), count=int(d.size),
+    )
+
+
+_HIST_BLOCK = 65536  # numpy.histogram's block size
+
+
+def _histogram_self_weighted(a: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.histogram(a, edges)[0]`` and ``np.histogram(a, edges, weights=a)[0]``, bit for bit, sorting once.
+
+    For uneven bins numpy sorts every block of 65536 values, once per call (an argsort and two gathers
+    for the weighted one), and differences cumulative counts / weight sums at the edges.  With the values
+    as their own weights, the sorted weights are the sorted values: one ``np.sort`` per block gives both,
+    by numpy's own arithmetic (per-block cumulative sums read at the edges, added up over the blocks).
+    """
+    cum_n = np.zeros(edges.shape, np.intp)
+    cum_w = np.zeros(edges.shape, a.dtype)
+    zero = np.zeros(1, a.dtype)
+    for i in range(0, a.shape[0], _HIST_BLOCK):
+        sa = np.sort(a[i:i + _HIST_BLOCK])
+        idx = np.concatenate((sa.searchsorted(edges[:-1], "left"), sa.searchsorted(edges[-1:], "right")))
+        cum_n += idx
+        cum_w += np.concatenate((zero, sa.cumsum()))[idx]
+    return np.diff(cum_n), np.diff(cum_w)

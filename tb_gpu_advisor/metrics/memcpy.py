@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import kernel_classes as kc
 from .context import PS_PER_MS, Context, Encloser
-from .events import union_intervals
+from ..columns import union_intervals
 from .types import HostRoundTrip, MemcpyStat, MemcpyStepStat
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
@@ -27,7 +27,7 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
     step_ids = ctx.steps.ids.tolist()
     for g in ctx.gpus:
         d = g.d
-        names = d.plane.event_names
+        names = d.names
         direction = [kc.copy_direction(x) for x in names]
         isc = np.array([x is not None for x in direction], dtype=bool)
         if not len(d) or not isc.any():

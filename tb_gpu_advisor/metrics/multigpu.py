@@ -9,7 +9,7 @@ import numpy as np
 from .. import kernel_classes as kc
 from .breakdown import NONE_MS, StepArrays, average_matrix
 from .context import PS_PER_MS, Context
-from .events import union_by_key
+from ..columns import union_by_key
 from .types import Breakdown, GpuMetrics, MultiGpu
 
 _ALLREDUCE = re.compile(r"all_?reduce", re.I)
@@ -76,13 +76,12 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
     k_off = start_offsets(ctx, per_gpu, "first_kernel_ms")
     l_off = start_offsets(ctx, per_gpu, "first_launch_ms")
     for g in ctx.gpus:
-        d, st = g.d, g.d.plane.stats
+        d, info = g.d, g.d.info
         arr = per_gpu.get(d.gpu)
         steps = arr.step.shape[0] if arr is not None else 0
-        major, minor = (v if type(v) is int else None for v in (st.get("compute_cap_major"), st.get("compute_cap_minor")))  # NaN/str: unknown
         inside = g.step >= 0
         coll = inside & (d.kind == kc.KIND_COLLECTIVE)
-        ar_names = np.fromiter((bool(_ALLREDUCE.search(x)) for x in d.plane.event_names), dtype=bool, count=len(d.plane.event_names))
+        ar_names = np.fromiter((bool(_ALLREDUCE.search(x)) for x in d.names), dtype=bool, count=len(d.names))
         ar = coll & (ar_names[d.name] if len(d) else np.zeros(0, bool))
         priv = private_launch_share(ctx, g)
         # Python sums over the rows' values, in step order (as a sum over StepMetrics rows)
@@ -90,9 +89,9 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
         busy = sum(arr.busy.tolist()) / steps if steps else None
         copies = inside & (d.kind != kc.KIND_KERNEL) & (d.kind != kc.KIND_COLLECTIVE)
         out.append(GpuMetrics(
-            gpu=d.gpu, name=str(st.get("gpu_device_name") or st.get("device_vendor") or f"GPU:{d.gpu}"),
-            compute_capability=f"{major}.{minor}" if major is not None else None, sm_count=st.get("core_count"),
-            memory_bandwidth_bytes_per_s=st.get("memory_bandwidth"), memory_size_bytes=st.get("memory_size"),
+            gpu=d.gpu, name=info.name or f"GPU:{d.gpu}",
+            compute_capability="{}.{}".format(*info.compute_capability) if info.compute_capability else None, sm_count=info.sm_count,
+            memory_bandwidth_bytes_per_s=info.memory_bandwidth, memory_size_bytes=info.memory_bytes,
             active=g.active, kernel_count=int((inside & (d.kind == kc.KIND_KERNEL)).sum()), step_ms=step_ms,
             busy_ms_per_step=busy, busy_share=(busy / step_ms) if (step_ms and busy is not None) else None,
             breakdown=average_matrix(arr.mat) if steps else Breakdown(), collective_calls_per_step=int(coll.sum()) / n,

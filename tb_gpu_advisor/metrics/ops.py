@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import kernel_classes as kc
 from .context import PS_PER_MS, PS_PER_US, Context
-from .events import coverage, union_intervals, unique_inverse
+from ..columns import coverage, union_intervals, unique_inverse
 from .types import EagerOps, HostOps, LossScaling, OpStat
 
 _LOSS = re.compile(r"loss_?scal", re.I)

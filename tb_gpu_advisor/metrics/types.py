@@ -25,17 +25,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-StepSource = Literal[
-    "steps_line",  # TF 2.4-style derived `Steps` line on the GPU planes (grouped capture)
-    "keras_profiled_batch",  # Keras 3 `Profiled batch` host events with `step_num`
-    "trace_train",  # `train*`/`test*` host events with `_r` (tf.profiler.experimental.Trace, Keras 2)
-    "root_r",  # other host events carrying `_r` (e.g. `FunctionRun`, `SessionRun`)
-    "step_num_stat",  # host events carrying `step_num` / `iter_num`
-    "xla_modules",  # JAX / XLA: one `XLA Modules` event per step (post-processed files)
-    "xla_module_launches",  # raw JAX files: one host `<module>:XLA GPU module` execution per step
-    "gpu_busy_clusters",  # last resort: clusters of GPU busy time separated by long idle gaps
-    "whole_capture",  # no step found: the whole capture is one "step"
-]
+from ..steps import StepDetection
+
 
 #: Non-overlapping step-time categories, in the order the UI shows them.  At
 #: every instant of a step exactly one applies (priority in docs/metrics.md;
@@ -72,40 +63,6 @@ def to_dict(obj: Any) -> Any:
 
 
 # --------------------------------------------------------------------------- steps
-
-
-@dataclass
-class DroppedStep:
-    """A detected step left out of the averages."""
-
-    step: int  # step number (step_num if the capture has one, else 0-based index)
-    reason: str  # "warm-up (first of >5 steps)", "partial (last of >5 steps)", "cut by capture start", ...
-
-
-@dataclass
-class StepWindow:
-    """One kept step as a host-wide time window (ms since capture start)."""
-
-    step: int
-    start_ms: float
-    end_ms: float
-
-    @property
-    def duration_ms(self) -> float:
-        return self.end_ms - self.start_ms
-
-
-@dataclass
-class StepDetection:
-    """How steps were found.  ``count`` = kept steps (after dropping)."""
-
-    source: str  # a StepSource value
-    count: int
-    found: int  # steps detected before dropping
-    dropped: list[DroppedStep] = field(default_factory=list)
-    note: str = ""  # human sentence: why this source, what was dropped, why whole-capture
-    windows: list[StepWindow] = field(default_factory=list)  # kept steps, in time order
-    mapped_via: str = ""  # "host_window" | "correlation_id" | "group_id" | "device" : how GPU time was tied to steps
 
 
 # --------------------------------------------------------------------------- breakdown
@@ -517,6 +474,18 @@ class HostRoundTrip:
 
 
 @dataclass
+class KernelDurations:
+    """Kernel durations in kept steps as a log-spaced histogram (us), with the launch-latency band."""
+
+    edges_us: list[float] = field(default_factory=list)  # bin edges, the last one inf
+    counts: list[int] = field(default_factory=list)
+    total_us: list[float] = field(default_factory=list)  # kernel time per bin
+    band_us: tuple[float, float] = (0.0, 0.0)  # launch latency .. small-kernel cut
+    below_band_count: int = 0
+    count: int = 0
+
+
+@dataclass
 class HostMetrics:
     """Everything about one host file; the argument of ``rules.evaluate``."""
 
@@ -543,6 +512,7 @@ class HostMetrics:
     notes: list[str] = field(default_factory=list)
     round_trip: HostRoundTrip = field(default_factory=HostRoundTrip)
     dispatch: Dispatch = field(default_factory=Dispatch)
+    kernel_durations: KernelDurations = field(default_factory=KernelDurations)
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

@@ -10,7 +10,7 @@ heaviest GPU's compute minus the mean (every replica waits for the slowest).
 from __future__ import annotations
 
 from ._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi, wait_parts
-from .base import Ctx, action, finding, grade, ms, pct, rule, saving, step_windows, table, value_metric
+from .base import Ctx, finding, grade, ms, pct, rule, saving, step_windows, table, value_metric
 
 ID = "gpu_imbalance"
 

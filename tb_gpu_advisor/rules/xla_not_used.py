@@ -56,7 +56,7 @@ def check(m) -> list:
     c0 = top[0]
     return [finding(
         ctx, ID, sev,
-        f"No XLA in this capture, and {count(len(chains))} recurring chains of {T('xla.min_chain_length'):g}+ small "
+        f"No {ctx.fw.label('compiler')} in this capture, and {count(len(chains))} recurring chains of {T('xla.min_chain_length'):g}+ small "
         f"element-wise kernels take {ms(kern_ms + gap_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}); the most "
         f"frequent has {c0.length} kernels and occurs {c0.occurrences:,} times in {ctx.steps} steps.",
         metric=share_metric("fusible_chain_share", "Fusible element-wise chain share of step", share,
@@ -64,7 +64,7 @@ def check(m) -> list:
                             detail={"chain_kernel_ms_per_step": kern_ms, "chain_gap_ms_per_step": gap_ms,
                                     "elementwise_kernel_count": f.elementwise_kernel_count,
                                     "small_elementwise_count": f.small_elementwise_count}),
-        saving=saving(ctx, save, f"XLA fuses each chain into one kernel, saving {T('xla.fused_saving_share'):.0%} of "
+        saving=saving(ctx, save, f"{ctx.fw.label('compiler')} fuses each chain into one kernel, saving {T('xla.fused_saving_share'):.0%} of "
                                  f"the chain's time (kernels + launch gaps)",
                       [("compute", "non_matmul_kernels", kern_ms), ("launch", "launch", gap_ms)]),
         evidence=[table("Most frequent fusible kernel chains", ["chain", "kernels", "occurrences", "per step per GPU",

@@ -4,7 +4,7 @@ Low level (this module): :class:`SpaceBuilder` -> :class:`PlaneBuilder` ->
 :class:`LineBuilder`.  Events are appended into compact ``array`` columns
 (no protobuf object per event) and encoded in bulk by :mod:`.encode`, so a
 100 MB file takes seconds.  Plane/line headers and metadata (few) go through
-the regular protobuf classes of :mod:`tb_gpu_advisor.xplane_schema`.
+the regular protobuf classes of :mod:`tb_gpu_advisor.formats.xplane.schema`.
 
 The TensorFlow-shaped layer (threads, step markers, launches, kernels,
 memcpys) is :mod:`.tfcapture`.
@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..xplane_schema import message_class
+from ..formats.xplane.schema import message_class
 from . import encode as enc
 
 #: Events encoded per batch: bounds temporary memory (~ rows x ~150 bytes x 2).

@@ -17,7 +17,7 @@ import struct
 from functools import lru_cache
 from typing import Callable
 
-from ..xplane_schema import message_class
+from ..formats.xplane.schema import message_class
 from . import encode as enc
 
 INT64_MAX = 2**63 - 1
@@ -369,22 +369,23 @@ def mutate_structured(rng: random.Random, data: bytes) -> bytes:
 def analyse_bytes(data: bytes, path: str = "<fuzz>") -> str:
     """What a report does with a file: read, metrics, report JSON.  Raises ProfileReadError for bad files."""
     from ..analyze import build_host_report
-    from ..metrics import USED_STATS
+    from ..formats.xplane.adapter import USED_STATS, profile_problem, to_trace
+    from ..formats.xplane.reader import ProfileReadError, _parse
     from ..metrics.compute import compute_host_metrics
-    from ..reader import _parse
 
     import io
 
     tl = _parse(io.BytesIO(data), len(data), path, USED_STATS)
     if len(data) == 0:
-        from ..reader import ProfileReadError
-
         raise ProfileReadError(path, "file is empty")
+    problem = profile_problem(tl)
+    if problem is not None:
+        raise ProfileReadError(path, problem)
     from ..analyze import merge_hosts
     from ..render import to_markdown
 
-    m, ctx = compute_host_metrics(tl, None)
-    report = merge_hosts("run", "session", [build_host_report(m, ctx, len(data))])
+    m = compute_host_metrics(to_trace(tl, release=True), None)
+    report = merge_hosts("run", "session", [build_host_report(m, len(data))])
     to_markdown(report)  # what /report.md serves
     return report.to_json()
 

@@ -1,88 +1,199 @@
-"""Columnar event tables shared by steps and metrics: host events, and device events per GPU.
+"""XPlane timeline -> the neutral :class:`~tb_gpu_advisor.trace.Trace`.
 
-Built once per timeline from the reader's arrays (concatenation per line, no
-per-event Python).  Host names are re-interned into one table across host
-planes (``/host:CPU`` and, in old captures, ``/host:CUPTI``).
+Everything XPlane-shaped is decided here, once: which planes are the host and
+the GPUs, which GPU lines are derived rather than device activity, which
+stats carry correlation ids, step numbers, ops, shapes and CUDA graph ids,
+and what the derived ``Steps`` / ``XLA Modules`` lines, the ``Task
+Environment`` plane and the allocator stats say.  Later stages read the trace
+only.
 
-Memory: these tables and the timeline are alive together through the whole
-analysis, so ids and stats are stored in the narrowest int dtype that holds
-their values (:func:`int_dtype`), stats absent from a capture take no memory,
-and the host table takes over the host lines' start and name columns (the
-lines keep views of it) instead of holding a second copy.
+Memory: the event tables take over the timeline's columns; with ``release``
+(an analysis that owns the timeline) each line's per-event columns are
+dropped as soon as a table holds them, so the timeline and the tables are
+never both whole (see ``memory.py``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
 
 import numpy as np
 
-from .. import kernel_classes as kc
-from ..idtable import IdTable
-from ..memory import release_free_heap
-from ..timeline import Line, Plane, Timeline
+from ... import kernel_classes as kc
+from ...columns import absent_as_broadcast, int_dtype, narrowest, put_narrow, union_intervals, unique_inverse
+from ...memory import release_free_heap
+from ...trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, ModuleRuns, Trace
+from .reader import ProfileReadError, read_timeline
+from .timeline import Line, Plane, Timeline
+
+#: Every event stat the adapter reads.  The reader drops the others
+#: (``read_timeline(keep_stats=...)``); ``tests/test_stat_pruning.py`` checks
+#: that reports are identical with and without pruning, so a stat read here
+#: but missing from this set fails a test instead of silently reading nothing.
+USED_STATS: frozenset[str] = frozenset({
+    # host_events / device_events
+    "correlation_id", "group_id", "step_num", "iter_num", "_r", "is_eager",
+    "tf_op", "memcpy_details", "shape", "long_name",
+    # XLA GPU kernels (JAX, TF jit_compile): the HLO op behind each kernel (_hlo_ops)
+    "hlo_op", "hlo_module",
+    # kernels launched inside a CUDA graph (XLA command buffers)
+    "cuda_graph_id",
+    # allocator: memory headroom
+    "peak_bytes_in_use", "allocator_name", "buffer_limit",
+})
+
+#: Plane name prefixes of a profile: the host (``/host:CPU``, ``/host:metadata``, ...) and devices (``/device:GPU:0``).
+PROFILE_PLANE_PREFIXES = ("/host:", "/device:")
+
+
+def read_trace(path: str, host: str | None = None) -> Trace:
+    """Read one ``<host>.xplane.pb`` into a trace; :class:`ProfileReadError` when it is no profile to analyse."""
+    tl = read_timeline(path, keep_stats=USED_STATS)
+    if host is not None:
+        tl.host = host
+    problem = profile_problem(tl)
+    if problem is not None:
+        raise ProfileReadError(path, problem)
+    return to_trace(tl, release=True)
+
+
+def profile_problem(tl: Timeline) -> str | None:
+    """Why a file that parsed as an XSpace still is no profile to analyse, or None.
+
+    A file without any host or device plane is not a profiler capture (another protobuf, or an XSpace
+    written by some other tool); one whose host and device planes hold no event recorded nothing in its
+    capture window.  Either is an error of that host, never a "healthy" report with nothing in it.
+    """
+    planes = [p for p in tl.planes if p.name.startswith(PROFILE_PLANE_PREFIXES)]
+    if not planes:
+        names = sorted({p.name or "<unnamed>" for p in tl.planes})
+        shown = ", ".join(repr(n) for n in names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        return (f"no host or device plane of a profile (planes: {shown}): not a TensorFlow/JAX profiler capture; "
+                "expected a /host:CPU or /device:GPU:N plane")
+    if not any(p.num_events for p in planes):
+        return ("no events in the capture window: the profiler recorded nothing (was it stopped right after it "
+                "started, or did the steps run in another process?)")
+    return None
+
+
+def to_trace(tl: Timeline, release: bool = False) -> Trace:
+    """The trace of a timeline.  ``release``: the caller gives ``tl`` up; its event columns go as the tables take them."""
+    num_events = tl.num_events
+    spans = [sp for p in tl.planes for ln in p.lines if (sp := ln.span()) is not None]
+    span = (min(s for s, _ in spans), max(e for _, e in spans)) if spans else None
+    allocator = _allocator(tl)  # before the host lines' stats go with their columns
+    meta = tl.plane("/host:metadata")
+    h = host_events(tl, release)
+    if release:  # the host lines' columns just freed, before the device tables are built on top (see memory.py)
+        release_free_heap()
+    devs = all_device_events(tl, release)
+    return Trace(
+        format="xplane", host=tl.host, path=tl.path, size_bytes=tl.size_bytes, h=h, devices=devs, num_events=num_events,
+        span_ps=span, capture_ms=_capture_ms(tl), gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
+        allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
+        xla_evidence=_xla_evidence(tl),
+    )
+
+
+def _finite(v: object) -> int | float | None:
+    """A plane stat's number, None for NaN/inf, strings and other kinds (hostile or foreign files)."""
+    if type(v) is int:
+        return v
+    if type(v) is float and math.isfinite(v):
+        return v
+    return None
+
+
+def device_info(plane: Plane) -> DeviceInfo:
+    """The GPU plane's device stats (the stock converter's names)."""
+    st = plane.stats
+    major, minor = st.get("compute_cap_major"), st.get("compute_cap_minor")
+    cc = (major, minor) if type(major) is int and type(minor) is int else None
+    name = st.get("gpu_device_name") or st.get("device_vendor")
+    return DeviceInfo(name=str(name) if name else None, compute_capability=cc, sm_count=_finite(st.get("core_count")),
+                      memory_bytes=_finite(st.get("memory_size")), memory_bandwidth=_finite(st.get("memory_bandwidth")))
+
+
+def _capture_ms(tl: Timeline) -> float | None:
+    """The profiler's window from the ``Task Environment`` plane (ns), None when absent."""
+    env = tl.plane("Task Environment")
+    if env is None:
+        return None
+    a, b = env.stats.get("profile_start_time"), env.stats.get("profile_stop_time")
+    if isinstance(a, int) and isinstance(b, int) and b > a:
+        return (b - a) / 1e6
+    return None
+
+
+def _step_lines(tl: Timeline) -> dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per GPU: the derived ``Steps`` line's (key, start, end); key = ``group_id``, else the event's numeric name."""
+    out = {}
+    for p in tl.gpu_planes():
+        ln = p.line("Steps")
+        if ln is None or not len(ln):
+            continue
+        gid = ln.int_stat("group_id")
+        nm = np.asarray([int(n) if n.isdigit() else -1 for n in p.event_names], dtype=np.int64)[ln.name_id]
+        out[int(p.gpu_id)] = (np.where(gid >= 0, gid, nm), ln.start_ps, ln.end_ps)
+    return out
+
+
+def _module_runs(tl: Timeline) -> list[ModuleRuns]:
+    """Per GPU: executions of the module its ``XLA Modules`` line shows most often."""
+    out = []
+    for p in tl.gpu_planes():
+        ln = p.line("XLA Modules")
+        if ln is None or not len(ln):
+            continue
+        names, counts = np.unique(ln.name_id, return_counts=True)
+        top = names[np.argmax(counts)]
+        m = ln.name_id == top
+        s, e = union_intervals(ln.start_ps[m], ln.end_ps[m])
+        out.append(ModuleRuns(f"`XLA Modules` events of `{p.event_names[int(top)]}` (one per step)", s, e))
+    return out
+
+
+def _xla_evidence(tl: Timeline) -> list[str]:
+    """XLA's marks in the file beyond host event names: its derived lines and HLO stats."""
+    ev: list[str] = []
+    for p in tl.planes:
+        for name in ("XLA Modules", "XLA Ops"):
+            ln = p.line(name)
+            if ln is not None and len(ln) and f"`{name}` line" not in ev:
+                ev.append(f"`{name}` line")
+        for st in ("hlo_op", "hlo_module"):
+            if p.stat_key(st) is not None and f"`{st}` stat" not in ev:
+                ev.append(f"`{st}` stat")
+    return ev
+
+
+def _allocator(tl: Timeline) -> Allocator:
+    """Peak of ``peak_bytes_in_use`` over GPU allocators (host ``MemoryAllocation`` events) and their ``buffer_limit``."""
+    peak = limit = None
+    for p in tl.host_planes():
+        if p.stat_key("peak_bytes_in_use") is None:
+            continue
+        for ln in p.lines:
+            if not ln.has_stat("peak_bytes_in_use").any():
+                continue
+            v = ln.int_stat("peak_bytes_in_use", inherit=False)
+            alloc = ln.str_stat("allocator_name", inherit=False)
+            ua, inv = np.unique(alloc, return_inverse=True)
+            is_gpu = np.array([a < 0 or "gpu" in (p.string(int(a)) or "").lower() for a in ua], dtype=bool)
+            sel = (v >= 0) & is_gpu[inv]
+            if sel.any():
+                peak = max(peak or 0, int(v[sel].max()))
+            bl = ln.int_stat("buffer_limit", inherit=False)
+            if (bl > 0).any():
+                limit = max(limit or 0, int(bl[bl > 0].max()))
+    return Allocator(peak, limit)
+
 
 #: Derived (post-processed) GPU lines: not device activity.
 DERIVED_GPU_LINES = {
     "Steps", "TensorFlow Ops", "Framework Ops", "TensorFlow Name Scope", "Framework Name Scope",
     "XLA Modules", "XLA Ops", "Source", "Launch Stats", "XLA TraceMe", "Async XLA Ops",
 }
-
-
-@dataclass
-class HostEvents:
-    start: np.ndarray  # int64 ps
-    end: np.ndarray
-    name: np.ndarray  # int32, index into names
-    line: np.ndarray  # index into line_names (int16, or int32 past 32k lines)
-    # stats, -1 where absent: the narrowest signed int dtype holding every value (int8 .. int64), or a
-    # zero-byte read-only broadcast -1 where the stat is absent from the whole capture
-    corr: np.ndarray  # correlation_id
-    group_id: np.ndarray
-    step_num: np.ndarray
-    iter_num: np.ndarray
-    root: np.ndarray  # _r value
-    is_eager: np.ndarray  # 1 / 0 / -1
-    names: list[str]
-    line_names: list[str]
-
-    def __len__(self) -> int:
-        return int(self.start.shape[0])
-
-    def name_mask(self, pred) -> np.ndarray:
-        """Bool per event: ``pred(name)`` evaluated once per distinct name.
-
-        Most predicates (eager, loss scaling, XLA markers...) match no name of a given capture: then the
-        answer is a zero-filled array without a pass over the events.
-        """
-        per_name = np.fromiter((bool(pred(n)) for n in self.names), dtype=bool, count=len(self.names))
-        if not per_name.any():
-            return np.zeros(len(self), dtype=bool)
-        return np.take(per_name, self.name)  # take: about twice as fast as per_name[self.name]
-
-
-@dataclass
-class DeviceEvents:
-    gpu: int
-    plane: Plane
-    start: np.ndarray
-    end: np.ndarray
-    name: np.ndarray  # plane-local name id (int16, or int32 past 32k names)
-    kind: np.ndarray  # kernel_classes KIND_*
-    stream: np.ndarray  # index into stream_names (int8 or wider)
-    stream_names: list[str]
-    corr: np.ndarray  # correlation_id, -1 (int32, or int64 where ids do not fit)
-    group_id: np.ndarray  # -1 where absent; narrow, or a zero-byte broadcast -1 (also shape_sid, long_name_sid)
-    op_text: list[str]  # resolved op names: `tf_op` stat strings, HLO ops, TF 2.4 `TensorFlow Ops` line names
-    op_idx: np.ndarray  # index into op_text, -1 = unknown (int16, or wider when op_text is long)
-    mem_bytes: np.ndarray  # memcpy size, -1 unknown (the narrowest int dtype holding the sizes)
-    mem_sync: np.ndarray  # 1 sync, 0 async, -1 unknown
-    shape_sid: np.ndarray  # plane string id of `shape` stat
-    long_name_sid: np.ndarray = None  # plane string id of `long_name` stat (XLA ops: "%x = f16[8,128]{1,0} dot(...)")
-    graph_id: np.ndarray = None  # `cuda_graph_id` of kernels launched inside a CUDA graph (XLA command buffer), -1
-
-    def __len__(self) -> int:
-        return int(self.start.shape[0])
 
 
 def _cat(parts: list[np.ndarray], dtype) -> np.ndarray:
@@ -92,28 +203,6 @@ def _cat(parts: list[np.ndarray], dtype) -> np.ndarray:
 #: Sparse host stats: (HostEvents field, stat name, inherit from the event metadata).
 _HOST_STATS = (("corr", "correlation_id", False), ("group_id", "group_id", False), ("step_num", "step_num", True),
                ("iter_num", "iter_num", True), ("root", "_r", True), ("is_eager", "is_eager", True))
-_INT_DTYPES = (np.int8, np.int16, np.int32, np.int64)
-
-
-def int_dtype(lo: int, hi: int, floor=np.int8) -> np.dtype:
-    """The narrowest signed int dtype (not narrower than ``floor``) holding every value in [lo, hi].
-
-    Per-event id and stat columns are the bulk of the analysis's memory: a step number or a line index
-    needs 1 or 2 bytes, not 8.
-    """
-    for dt in _INT_DTYPES[_INT_DTYPES.index(floor):]:
-        info = np.iinfo(dt)
-        if info.min <= lo and hi <= info.max:
-            return np.dtype(dt)
-    return np.dtype(np.int64)
-
-
-def _absent_as_broadcast(a: np.ndarray) -> np.ndarray:
-    """``a`` itself, or where every value is -1 (a stat absent from the capture) one read-only broadcast -1
-    of the same shape and dtype (0 bytes): nothing writes into event table columns."""
-    if a.size and int(a.min()) == -1 and int(a.max()) == -1:
-        return np.broadcast_to(a.dtype.type(-1), a.shape)
-    return a
 
 
 def _host_lines(tl: Timeline) -> tuple[list[tuple[Line, np.ndarray | None]], list[str]]:
@@ -131,26 +220,9 @@ def _host_lines(tl: Timeline) -> tuple[list[tuple[Line, np.ndarray | None]], lis
     return lines, names
 
 
-def _put_narrow(col: np.ndarray, sl: slice, v: np.ndarray) -> np.ndarray:
-    """``col[sl] = v``, first widening ``col`` (a copy) when ``v`` holds values its dtype cannot."""
-    if v.size:
-        dt = int_dtype(int(v.min()), int(v.max()), floor=np.dtype(col.dtype).type)
-        if dt != col.dtype:
-            col = col.astype(dt)
-    col[sl] = v
-    return col
-
-
 #: Lines at least this long hand their freed columns back to the OS at once when released (``memory.py``):
 #: a few hundred microseconds per call, against megabytes that would stay mapped through the analysis.
 _TRIM_EVENTS = 1 << 16
-
-
-def _late_keys(plane: Plane) -> frozenset[int]:
-    """Stat keys of ``plane`` that stay on its lines after a release (:data:`..metrics.LATE_LINE_STATS`)."""
-    from . import LATE_LINE_STATS
-
-    return frozenset(k for n in LATE_LINE_STATS if (k := plane.stat_key(n)) is not None)
 
 
 def host_events(tl: Timeline, release: bool = False) -> HostEvents:
@@ -186,18 +258,18 @@ def host_events(tl: Timeline, release: bool = False) -> HostEvents:
             if ln.plane.stat_key(stat) is None:  # not in this plane at all: -1, without building a column
                 stats[k][sl] = -1
             else:
-                stats[k] = _put_narrow(stats[k], sl, ln.int_stat(stat, inherit=inherit))
+                stats[k] = put_narrow(stats[k], sl, ln.int_stat(stat, inherit=inherit))
         if ln.start_ps.dtype == start.dtype:
             ln.start_ps = start[sl]
         if remap is None and ln.name_id.dtype == name.dtype:
             ln.name_id = name[sl]
         if release:
-            ln.release_events(_late_keys(ln.plane))
+            ln.release_events()
             if n >= _TRIM_EVENTS:  # the line's freed columns back to the OS before the next line's temporaries
                 release_free_heap()
         o += n
     # stats absent from the whole capture (group_id, is_eager in current TF captures) take no memory
-    stats = {k: _absent_as_broadcast(v) for k, v in stats.items()}
+    stats = {k: absent_as_broadcast(v) for k, v in stats.items()}
     return HostEvents(start=start, end=end, name=name, line=line, names=names, line_names=[ln.name for ln, _ in lines], **stats)
 
 
@@ -214,13 +286,6 @@ def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray]:
             elif k == "async" and v in ("0", "1"):
                 sync[i] = 1 if v == "0" else 0
     return size, sync
-
-
-def narrowest(a: np.ndarray, floor=np.int8) -> np.ndarray:
-    """``a`` (an int column) in the narrowest dtype holding its values (:func:`int_dtype`); ``a`` itself if it is."""
-    if not a.size:
-        return a
-    return a.astype(int_dtype(int(a.min()), int(a.max()), floor), copy=False)
 
 
 def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
@@ -253,15 +318,15 @@ def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
     sdt = int_dtype(0, len(lines))
     stream = _cat([np.full(len(ln), i, dtype=sdt) for i, ln in enumerate(lines)], sdt)[order]
     corr = narrowest(stat("correlation_id", inherit=False), np.int32)
-    group_id = _absent_as_broadcast(narrowest(stat("group_id", inherit=False)))
-    shape_sid = _absent_as_broadcast(narrowest(stat("shape")))
-    long_name_sid = _absent_as_broadcast(narrowest(stat("long_name")))
-    graph_id = _absent_as_broadcast(narrowest(stat("cuda_graph_id", inherit=False)))
+    group_id = absent_as_broadcast(narrowest(stat("group_id", inherit=False)))
+    shape_sid = absent_as_broadcast(narrowest(stat("shape")))
+    long_name_sid = absent_as_broadcast(narrowest(stat("long_name")))
+    graph_id = absent_as_broadcast(narrowest(stat("cuda_graph_id", inherit=False)))
     if release:
         for ln in lines:
             ln.release_events()
     return DeviceEvents(
-        gpu=int(plane.gpu_id), plane=plane, start=start, end=end, name=name, kind=kinds_per_name[name] if n else np.zeros(0, np.int8),
+        gpu=int(plane.gpu_id), info=device_info(plane), names=plane.event_names, strings=plane.strings, start=start, end=end, name=name, kind=kinds_per_name[name] if n else np.zeros(0, np.int8),
         stream=stream, stream_names=[ln.name for ln in lines], corr=corr, group_id=group_id, op_text=op_text, op_idx=op_idx,
         mem_bytes=mem_bytes, mem_sync=mem_sync, shape_sid=shape_sid, long_name_sid=long_name_sid, graph_id=graph_id,
     )
@@ -347,22 +412,6 @@ def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np
     op_idx[sel] = (base + inv).astype(np.int32)
 
 
-def launch_records(h: HostEvents, idx_t=np.int64) -> IdTable:
-    """Correlation id -> the host launch record: the first host event (by index) that carries the id.
-
-    A CUDA graph launch (``cuGraphLaunch``) shares its correlation id with every kernel of the graph, so the
-    graph's kernels map to the one launch, as CUPTI records them.
-    """
-    hc = np.flatnonzero(h.corr >= 0).astype(idx_t, copy=False)
-    return IdTable(h.corr[hc], hc, -1)
-
-
-def device_launches(h: HostEvents, devs: list["DeviceEvents"], idx_t=np.int64) -> list[np.ndarray]:
-    """Per GPU: the host launch record index of each device event (-1 where none)."""
-    records = launch_records(h, idx_t)
-    return [records.lookup(d.corr) for d in devs]
-
-
 def all_device_events(tl: Timeline, release: bool = False) -> list[DeviceEvents]:
     """Every GPU's table; with ``release``, freed heap goes back to the OS after each GPU (``memory.py``): the
     streams' columns it frees would otherwise stay mapped under the next GPU's table."""
@@ -372,109 +421,3 @@ def all_device_events(tl: Timeline, release: bool = False) -> list[DeviceEvents]
         if release:
             release_free_heap()
     return out
-
-
-def sorted_unique(a: np.ndarray) -> np.ndarray:
-    """``np.unique(a)`` for 1-d numeric arrays, by sorting.
-
-    numpy >= 2.3 answers a plain ``np.unique`` with a hash table, which on
-    millions of distinct int64 timestamps is ~50x slower than sorting and
-    grows faster than linearly (cache misses): the breakdown's segment
-    boundaries made the analysis superlinear in the capture size.
-    """
-    s = np.sort(a, axis=None)
-    if s.size < 2:
-        return s
-    keep = np.empty(s.size, dtype=bool)
-    keep[0] = True
-    np.not_equal(s[1:], s[:-1], out=keep[1:])
-    return s[keep]
-
-
-def unique_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.unique(a, return_inverse=True)`` of a 1-d int array, by counting when its values span a range not
-    much larger than the array (ids into a names or strings table: the usual case), else by sorting.
-
-    Counting is O(n) against the sort's O(n log n): 4x faster on a GPU's 100k kernels' op ids.
-    """
-    if a.size:
-        lo, hi = int(a.min()), int(a.max())
-        if hi - lo < max(4 * a.size, 1 << 16):
-            shifted = np.subtract(a, lo, dtype=np.intp)
-            present = np.zeros(hi - lo + 1, dtype=bool)
-            present[shifted] = True
-            rank = np.cumsum(present, dtype=np.intp)
-            rank -= 1
-            return (np.flatnonzero(present) + lo).astype(a.dtype), np.take(rank, shifted)
-    return np.unique(a, return_inverse=True)
-
-
-def union_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Merge intervals into disjoint sorted ones (vectorized)."""
-    if start.size == 0:
-        return start.copy(), end.copy()
-    if (start[1:] >= start[:-1]).all():  # a GPU's events come by start: no sort needed
-        s, e = start, end
-    else:
-        o = np.argsort(start, kind="stable")
-        s, e = start[o], end[o]
-    cummax = np.maximum.accumulate(e)
-    new = np.ones(s.size, dtype=bool)
-    new[1:] = s[1:] > cummax[:-1]
-    idx = np.nonzero(new)[0]
-    us = s[idx]
-    ue = np.maximum.reduceat(cummax, idx) if idx.size else cummax[:0]
-    return us, ue
-
-
-def in_key_start_order(key: np.ndarray, start: np.ndarray) -> bool:
-    """Rows already sorted by (key, start): ``np.lexsort((start, key))`` -- stable -- would be the identity.
-
-    Two vector passes instead of an O(n log n) sort; events usually come in this order (a host line's
-    events by start, a GPU's events by start with their steps rising with time).
-    """
-    if key.size < 2:
-        return True
-    same = key[1:] == key[:-1]
-    return bool((key[1:] >= key[:-1]).all() and (start[1:] >= start[:-1])[same].all())
-
-
-def union_by_key(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Merge intervals into disjoint sorted ones separately per ``key`` (vectorized).
-
-    Returns (key, start, end) of the merged intervals, sorted by (key, start).  Intervals of different keys are
-    never merged, even when they touch or overlap.
-    """
-    if start.size == 0:
-        return key[:0].copy(), start[:0].copy(), end[:0].copy()
-    if in_key_start_order(key, start):  # e.g. one GPU's events (by start) keyed by step: no sort needed
-        k, s = key, start
-        e = np.maximum(end, s)
-    else:
-        o = np.lexsort((start, key))
-        k, s = key[o], start[o]
-        e = np.maximum(end[o], s)
-    first = np.ones(s.size, dtype=bool)
-    first[1:] = k[1:] != k[:-1]
-    gstart = np.nonzero(first)[0]
-    grp = np.cumsum(first) - 1
-    # running max of ends *within* each key: shift each key's values to its own disjoint band so that a
-    # previous key's ends can never exceed the next key's (cumulative max stays exact, no Python loop)
-    gmin = np.minimum.reduceat(s, gstart)
-    gmax = np.maximum.reduceat(e, gstart)
-    band = int((gmax - gmin).max()) + 1
-    off = grp.astype(np.int64) * band - gmin[grp]
-    cm = np.maximum.accumulate(e + off) - off
-    new = first.copy()
-    new[1:] |= s[1:] > cm[:-1]
-    idx = np.nonzero(new)[0]
-    return k[idx], s[idx], np.maximum.reduceat(cm, idx)
-
-
-def coverage(mid: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Bool per point in ``mid``: covered by at least one [start, end) interval."""
-    if start.size == 0:
-        return np.zeros(mid.shape, dtype=bool)
-    s = np.sort(start)
-    e = np.sort(end)
-    return (np.searchsorted(s, mid, side="right") - np.searchsorted(e, mid, side="right")) > 0

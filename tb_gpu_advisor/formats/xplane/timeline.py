@@ -115,25 +115,19 @@ class Line:
             return None
         return int(self.start_ps.min()), int(self.end_ps.max())
 
-    def release_events(self, keep_stat_keys: frozenset[int] = frozenset()) -> None:
-        """Drop the per-event columns once an event table of the analysis holds what it needs of them.
+    def release_events(self) -> None:
+        """Drop the per-event columns once the trace's event tables hold what the analysis needs of them.
 
-        Why: the timeline and the analysis's event tables (``metrics/events.py``) were alive together
-        through the whole analysis, the events' times, names and stats held twice -- the bulk of the
-        peak memory.  Length and :meth:`span` stay answerable; the time and name columns become None,
-        so a later reader fails loudly instead of seeing no events.  Stat rows whose key is in
-        ``keep_stat_keys`` stay (read late: ``int_stat(..., inherit=False)`` and ``has_stat`` still work).
+        Why: the timeline and the trace's event tables (``formats/xplane/adapter.py``) would otherwise be
+        alive together, the events' times, names and stats held twice -- the bulk of the peak memory.
+        Length and :meth:`span` stay answerable; the time and name columns become None and the stats
+        empty, so a later reader fails loudly instead of seeing no events.
         """
         if self._released is not None:
             return
         self._released = (len(self), self.span())
         self.start_ps = self.duration_ps = self.name_id = None  # type: ignore[assignment]
-        st = self.stats
-        keep = np.isin(st.key, np.fromiter(keep_stat_keys, dtype=np.int64)) if keep_stat_keys and len(st) else None
-        if keep is not None and keep.any():
-            self.stats = StatTable(st.owner[keep], st.key[keep], st.kind[keep], st.value[keep])
-        else:
-            self.stats = StatTable.empty()
+        self.stats = StatTable.empty()
 
     def int_stat(self, name: str, default: int = MISSING, inherit: bool = True) -> np.ndarray:
         """Dense int64 column of stat ``name`` for every event of this line.

@@ -1,11 +1,11 @@
-"""Read one ``<host>.xplane.pb`` into a columnar :class:`~tb_gpu_advisor.timeline.Timeline`.
+"""Read one ``<host>.xplane.pb`` into a columnar :class:`~tb_gpu_advisor.formats.xplane.timeline.Timeline`.
 
 How (and why this way): the XSpace top level is streamed from the file one
 plane at a time (``wire.stream_top_level_fields``), so the whole file is
 never in memory; each plane is read straight into one zero-padded numpy
 buffer (``wire.read_padded``: the only copy of its bytes we make).  upb,
 protobuf's C parser, parses the plane's metadata and each line's scalar
-fields through the "lazy" views of ``xplane_schema``, which keep events
+fields through the "lazy" views of ``schema``, which keep events
 as ``bytes``: we take only their lengths.  The events are then decoded
 where they lie in the plane's buffer -- their positions follow from the
 lengths, every header checked (``wire.locate_repeated``) -- for a batch of
@@ -38,11 +38,12 @@ from typing import BinaryIO
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from . import fsio, wire
-from .idtable import IdTable
-from .memory import release_free_heap
+from ... import fsio
+from . import wire
+from ...idtable import IdTable
+from ...memory import release_free_heap
 from .timeline import Line, Plane, StatTable, Timeline, ValueKind
-from .xplane_schema import message_class
+from .schema import message_class
 
 #: Files larger than this are refused with a clear error instead of exhausting memory.
 DEFAULT_MAX_BYTES = 8 << 30

@@ -1,0 +1,32 @@
+"""Input formats: each reads one host file into the neutral :class:`~tb_gpu_advisor.trace.Trace`.
+
+Discovery tags every host file with its format (``HostFile.format``); :func:`read`
+hands the file to that format's reader.  Adding a format is one package here
+with a ``read_trace(path, host)`` and one line in :data:`READERS`.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Callable
+
+from ..trace import Trace
+
+#: format id -> the module whose ``read_trace(path, host)`` reads it (imported on first use: a TensorBoard
+#: that serves only XPlane runs never loads the Kineto reader, and the reverse)
+READERS: dict[str, str] = {
+    "xplane": "tb_gpu_advisor.formats.xplane",
+    "kineto": "tb_gpu_advisor.formats.kineto",
+}
+
+
+def reader(fmt: str) -> Callable[..., Trace]:
+    """The ``read_trace`` of format ``fmt``; ValueError for a format nobody registered."""
+    if fmt not in READERS:
+        raise ValueError(f"unknown profile format {fmt!r} (known: {', '.join(sorted(READERS))})")
+    return importlib.import_module(READERS[fmt]).read_trace
+
+
+def read(host_file) -> Trace:  # noqa: ANN001 - a discovery.HostFile or anything with host, path (and format)
+    """Read one host file with its format's reader (XPlane when the file does not say)."""
+    return reader(getattr(host_file, "format", "xplane"))(host_file.path, host=host_file.host)

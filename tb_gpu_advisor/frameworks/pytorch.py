@@ -1,0 +1,171 @@
+"""PyTorch (``torch.profiler`` / Kineto traces): how its traces look and how its users fix things.
+
+Names as seen in the real PyTorch 2.11 H100 traces (``../shared/profiles/real-h100-torch``): the
+main thread's ``ProfilerStep#N`` annotations mark steps; ATen ops (``aten::addmm``) wrap the CUDA
+runtime calls (``cudaLaunchKernel``, ``cuLaunchKernelEx``, ``cudaMemcpyAsync``) that launch the device
+work; the DataLoader shows as ``enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__``
+(``_MultiProcessingDataLoaderIter`` with workers).  Only public PyTorch APIs appear in the fixes.
+"""
+
+from __future__ import annotations
+
+from . import Framework, action
+
+#: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
+_DATALOADER = ("enumerate(DataLoader)#", "DataLoader.__next__")
+#: The pin-memory thread and DataLoader workers: background, never the step's critical path.
+_BACKGROUND_THREADS = ("pt_pin_memory", "pt_data_worker")
+
+
+def is_input(name: str) -> bool:
+    return name.startswith(_DATALOADER) or ("DataLoaderIter" in name and name.endswith("__next__"))
+
+
+def is_background_line(name: str) -> bool:
+    return name.startswith(_BACKGROUND_THREADS)
+
+
+LOADER = action(
+    "Load batches in DataLoader worker processes, into pinned memory, with workers kept alive between "
+    "epochs and a few batches prefetched each, so the loop never waits for the next batch.",
+    "loader = torch.utils.data.DataLoader(\n"
+    "    dataset, batch_size=bs, shuffle=True,\n"
+    "    num_workers=8, pin_memory=True, persistent_workers=True, prefetch_factor=4)")
+NON_BLOCKING = action(
+    "Copy batches to the GPU asynchronously from pinned memory, so the copy overlaps with compute instead "
+    "of stalling the step.",
+    "x = x.to(device, non_blocking=True)   # needs pin_memory=True in the DataLoader\n"
+    "y = y.to(device, non_blocking=True)")
+CONFIRM_INPUT = action(
+    "Confirm: run the same step on one batch kept on the GPU; if it is much faster, loading the data is the "
+    "bottleneck.",
+    "x, y = next(iter(loader)); x, y = x.cuda(), y.cuda()\n"
+    "for _ in range(100):\n"
+    "    train_step(x, y)          # no loading, no host->device copy\n"
+    "torch.cuda.synchronize()")
+COMPILE = action(
+    "Compile the model (or the whole step) with torch.compile: Inductor fuses chains of small ops into "
+    "Triton kernels, so far fewer kernels are launched.",
+    "model = torch.compile(model)")
+CUDA_GRAPHS = action(
+    "Remove the per-kernel launch cost altogether: mode=\"reduce-overhead\" records the step as CUDA graphs "
+    "and replays it with one launch (static shapes).",
+    "model = torch.compile(model, mode=\"reduce-overhead\")")
+FUSED_OPTIMIZER = action(
+    "Use the fused (or foreach) optimizer: one kernel for all parameters instead of several per parameter.",
+    "opt = torch.optim.AdamW(model.parameters(), lr=lr, fused=True)")
+NO_ITEM = action(
+    "Keep .item(), .cpu(), print(loss) and Python control flow on tensor values out of the step: each one waits "
+    "for the GPU to finish (aten::_local_scalar_dense + a device-to-host copy). Accumulate on the GPU and read "
+    "values every N steps.",
+    "running = torch.zeros((), device='cuda')\n"
+    "for step, (x, y) in enumerate(loader):\n"
+    "    loss = train_step(x, y)\n"
+    "    running += loss.detach()           # stays on the GPU\n"
+    "    if step % 100 == 0:\n"
+    "        print(running.item() / 100)    # one sync per 100 steps\n"
+    "        running.zero_()")
+AUTOCAST = action(
+    "Run the forward pass and the loss under autocast in bfloat16 (float16 with a GradScaler before Ampere): "
+    "matmuls and convolutions then use the Tensor Cores, parameters stay float32.",
+    "with torch.autocast(device_type='cuda', dtype=torch.bfloat16):\n"
+    "    loss = loss_fn(model(x), y)\n"
+    "loss.backward()")
+TF32 = action(
+    "On Ampere and newer, let float32 matmuls and convolutions use TF32 Tensor Cores (off by default for "
+    "matmuls in PyTorch) where full fp32 accuracy is not needed.",
+    "torch.backends.cuda.matmul.allow_tf32 = True   # or torch.set_float32_matmul_precision('high')\n"
+    "torch.backends.cudnn.allow_tf32 = True")
+CHANNELS_LAST = action(
+    "For convolutional models, use the channels_last memory format so cuDNN picks Tensor Core kernels without "
+    "layout transposes.",
+    "model = model.to(memory_format=torch.channels_last)\n"
+    "x = x.to(memory_format=torch.channels_last)")
+DDP_BUCKETS = action(
+    "Let DDP overlap the gradient AllReduce with the backward pass in fewer, larger buckets, and avoid the "
+    "gradient copy into the buckets.",
+    "model = torch.nn.parallel.DistributedDataParallel(\n"
+    "    model, device_ids=[rank], bucket_cap_mb=50, gradient_as_bucket_view=True)")
+CAPTURE = ("# capture a few steady-state steps after warm-up, one trace per rank:\n"
+           "from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
+           "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
+           "             schedule=schedule(wait=5, warmup=2, active=10, repeat=1),\n"
+           "             on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
+           "    for step, (x, y) in enumerate(loader):\n"
+           "        train_step(x, y)\n"
+           "        prof.step()")
+_BALANCE = action(
+    "Give every rank the same work: a DistributedSampler over the dataset (drop_last=True), the same batch size "
+    "per rank, and no extra work (evaluation, logging, checkpointing) on rank {gpu} inside the step.",
+    "sampler = torch.utils.data.distributed.DistributedSampler(dataset, drop_last=True)\n"
+    "loader = torch.utils.data.DataLoader(dataset, batch_size=bs, sampler=sampler, num_workers=8, pin_memory=True)")
+
+FIXES = {
+    "input_bound": (LOADER, NON_BLOCKING, CONFIRM_INPUT),
+    "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
+    "launch_bound:step": (CUDA_GRAPHS, action("Or raise the batch size, so each launch does more GPU work.")),
+    "host_op_placement": (NO_ITEM,),
+    "excessive_memcpy": (NO_ITEM, NON_BLOCKING),
+    "excessive_memcpy:h2d": (LOADER, NON_BLOCKING),
+    "excessive_memcpy:host_device": (NO_ITEM,),
+    "step_gaps": (NO_ITEM, LOADER),
+    "step_gaps:host_work": (NO_ITEM,),
+    "step_gaps:private_threads": (NO_ITEM,),
+    "step_gaps:shared_threads": (NO_ITEM,),
+    "mixed_precision_off": (AUTOCAST,),
+    "loss_scaling_gaps": (action(
+        "With float16 autocast, keep the GradScaler's skipped steps rare: bfloat16 needs no loss scaling at all on "
+        "Ampere and newer.",
+        "scaler = torch.amp.GradScaler('cuda')\n"
+        "with torch.autocast('cuda', dtype=torch.float16):\n"
+        "    loss = loss_fn(model(x), y)\n"
+        "scaler.scale(loss).backward(); scaler.step(opt); scaler.update()"),),
+    "tensor_core_unused": (AUTOCAST, CHANNELS_LAST),
+    "tensor_core_unused:tf32": (TF32,),
+    "xla_not_used": (COMPILE,),
+    "eager_execution": (COMPILE,),
+    "batch_size_headroom": (action(
+        "Raise the per-rank batch size until peak memory nears capacity; check convergence (learning rate "
+        "scaling).", "print(torch.cuda.max_memory_allocated() / torch.cuda.get_device_properties(0).total_memory)"),),
+    "allreduce_extra": (DDP_BUCKETS,),
+    "gpu_imbalance": (_BALANCE,),
+    "sequential_gpus": (action(
+        "Run one process per GPU with DistributedDataParallel (torchrun) instead of moving work between GPUs "
+        "from one Python thread.", "torchrun --nproc_per_node=8 train.py"),),
+    "launch_skew": (action(
+        "Start every rank's step together: no rank-0-only work (logging, evaluation, checkpoints) inside the "
+        "step, and the same data loading on every rank.", "if step % log_every == 0 and rank == 0:\n    log(...)  # outside the timed step"),),
+    "launch_skew:private_threads": (DDP_BUCKETS,),
+    "launch_skew:shared_threads": (DDP_BUCKETS,),
+    "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
+    "capture_quality:no_gpu": (action("Check that PyTorch sees the GPU and that CUDA activity is profiled, then "
+                                      "profile steady-state steps.",
+                                      "print(torch.cuda.is_available(), torch.cuda.device_count())\n" + CAPTURE),),
+    "capture_quality:few_steps": (action("Profile a window of several steps after warm-up and call prof.step() "
+                                         "once per step (ProfilerStep#N marks).", CAPTURE),),
+    "capture_quality:unsteady": (action("Skip warm-up, evaluation and checkpoint steps in the profiled window "
+                                        "(schedule's wait/warmup).", CAPTURE),),
+}
+
+FRAMEWORK = Framework(
+    id="pytorch", name="PyTorch",
+    input_event=is_input, background_line=is_background_line,
+    labels={"op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps)",
+            "input_wait_meaning": "share of the step the GPU was idle while the training loop waited for the "
+                                  "DataLoader's next batch or copied it to the GPU",
+            "host_op_meaning": "PyTorch places each op on its tensors' device: there is no op placement to check",
+            "gpu_user": "PyTorch",
+            "compiled_step": "torch.compile",
+            "compiler": "torch.compile",
+            "step_gaps:host_work": "host work between steps (Python, .item() and other syncs)",
+            "step_gaps:launch": "the host launching kernels",
+            "title:xla_not_used": "torch.compile is off: chains of small element-wise kernels could be fused"},
+    not_applicable={"host_op_share": "PyTorch places each op on the device of its tensors: there is no op placement "
+                                     "to check (syncs such as .item() are reported as copies and gaps)",
+                    "eager_execution": "PyTorch runs eagerly by default: the cost of launching op by op is reported "
+                                       "as launch-bound, with torch.compile as its fix"},
+    fixes=FIXES,
+    capture_snippet=CAPTURE,
+    capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
+                  "call prof.step() once per training step"),
+)

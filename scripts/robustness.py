@@ -45,7 +45,7 @@ sys.path.insert(0, str(REPO))
 
 from tb_gpu_advisor import cache as cache_mod  # noqa: E402
 from tb_gpu_advisor import isolation  # noqa: E402
-from tb_gpu_advisor.reader import ProfileReadError  # noqa: E402
+from tb_gpu_advisor.formats.xplane.reader import ProfileReadError  # noqa: E402
 from tb_gpu_advisor.synthetic import hostile  # noqa: E402
 
 SESSION = hostile.SESSION
@@ -171,7 +171,7 @@ def regex() -> None:
 _MEASURE = r"""
 import resource, sys, time
 from tb_gpu_advisor.synthetic import hostile
-from tb_gpu_advisor.reader import ProfileReadError
+from tb_gpu_advisor.formats.xplane.reader import ProfileReadError
 data = getattr(hostile, sys.argv[1])(int(sys.argv[2]))
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 t = time.perf_counter()

@@ -49,7 +49,7 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
                                            "device_ops": h.device_op_count})),
         Metric("sixteen_bit_share", "16-bit kernel time", _f(h.sixteen_bit_time_share), "share", _sixteen_display(h), "higher",
                meaning="share of GPU kernel time of known precision in fp16 or bf16 kernels (guide: how many kernels use fp16); "
-                       "kernels whose name gives no dtype (XLA fusions, Triton GEMMs) are left out and counted in detail",
+                       "kernels whose name gives no dtype (compiler fusions, Triton GEMMs) are left out and counted in detail",
                detail={"fp16_kernels": h.fp16_kernel_count, "bf16_kernels": h.bf16_kernel_count, "kernels": h.kernel_count,
                        "fp16_share": _f(h.fp16_time_share), "bf16_share": _f(h.bf16_time_share),
                        "tensor_core_share": _f(h.tensor_core_time_share),

@@ -44,7 +44,8 @@ def _t(name: str, value: float, unit: str, source: str, meaning: str, direction:
 _TABLE: tuple[Threshold, ...] = (
     # ---- §1.1 input pipeline ----------------------------------------------------
     _t("input_bound.warning", 0.05, "share", "stock overview: input >=5% of step = moderately input-bound",
-       "share of step time the GPUs are idle while the host waits for input (IteratorGetNext / tf.data get_next); "
+       "share of step time the GPUs are idle while the host waits for input (its data iterator or loader, or the "
+       "loop's own code before the step's first op); "
        "H2D input copies are shown beside it"),
     _t("input_bound.critical", 0.20, "share", "stock overview: input >=20% of step = highly input-bound",
        "same metric, critical level"),
@@ -69,6 +70,10 @@ _TABLE: tuple[Threshold, ...] = (
        "hide it (126,224 Mul at ~21.9 us each)", "a kernel this short or shorter is 'small'"),
     _t("launch.fused_us_per_kernel", 1.0, "us", "Advisor: a fused graph / XLA cluster / CUDA graph pays ~1 us per kernel",
        "launch cost per kernel assumed after the fix (saving formula)"),
+    _t("launch_bound.min_small_kernel_time_share", 0.25, "share", "Advisor: the guide's launch-bound diagnosis is small "
+       "kernels; when kernels outlasting the launch latency do most of the GPU's work, the GPU's wait is the host's per-op cost (inflated by "
+       "the profiler's own launch tracing: 35 us cuLaunchKernelEx calls in a healthy real PyTorch capture), not a "
+       "problem of kernel size", "below this share of kernel time in small kernels a launch wait under the critical level is reported as info only"),
     _t("launch_bound.step_calls", 4.0, "count", "Advisor: a step of a few compiled calls whose dispatch costs more host "
        "time than their GPU work is launch-bound as a whole (tiny jitted steps), not by its kernels",
        "most dispatch calls per step for the step-level launch-bound diagnosis"),
@@ -129,9 +134,9 @@ _TABLE: tuple[Threshold, ...] = (
        "critical only when the gaps are a third of the step", "same metric, critical level"),
     # ---- §1.3 XLA -------------------------------------------------------------------
     _t("xla_not_used.warning", 0.10, "share", "Advisor; guide §1.2.3/§1.3: fusing small ops gives 'significant gains'. "
-       "Never critical: the guide calls XLA an optional last step", "share of step time in fusible element-wise chains "
-       "(kernels + gaps inside them, per GPU), captures without XLA only"),
-    _t("xla_not_used.info", 0.03, "share", "Advisor: below the warning, still mention XLA as the guide's last step",
+       "Never critical: the guide calls compiler fusion an optional last step", "share of step time in fusible element-wise chains "
+       "(kernels + gaps inside them, per GPU), captures without a fusing compiler only"),
+    _t("xla_not_used.info", 0.03, "share", "Advisor: below the warning, still mention compiler fusion as the guide's last step",
        "same metric, info level"),
     _t("xla.min_chain_length", 3, "count", "Advisor: BiasAdd+Relu style pairs are already fused by TF's grappler; "
        "a chain of 3+ element-wise kernels is what XLA adds", "shortest kernel chain counted as fusible"),

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
-#: The real JAX H100 set; read in place, never copied into the repository.
+#: The real JAX and PyTorch H100 sets; read in place, never copied into the repository.
 REAL_JAX_SET = REPO.parent / "shared" / "profiles" / "real-h100-jax"
+REAL_TORCH_SET = REPO.parent / "shared" / "profiles" / "real-h100-torch"
 
 BAD = {"warning", "critical"}
 #: Tolerances from score_real.py (the spec) and from issue #9 (stock cross-check).

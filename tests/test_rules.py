@@ -144,10 +144,11 @@ def _input(v):
     return m
 
 
-def _launch(v):
+def _launch(v, small_share=0.9):
     m = healthy()
     m.headline.launch_wait_share = v
     m.breakdown.launch_wait = v * STEP_MS
+    m.small_kernels.share_of_kernel_time = small_share  # the guide's shape: small kernels do most of the GPU's work
     return m
 
 
@@ -245,6 +246,18 @@ def test_launch_bound_saving_keeps_1us_per_small_kernel_and_shows_the_mul_exampl
     ev = f.evidence[0]
     assert ev.columns == ["kernel", "op type", "count", "total ms", "avg us"] and ev.rows[0][2] == 126224
     assert any("jit_compile=True" in (a.snippet or "") for a in f.actions)
+
+
+def test_launch_wait_with_few_small_kernels_is_info_only():
+    """A moderate wait on the host with long kernels (a real healthy PyTorch capture: 3.5%, cuLaunchKernelEx at 35 us
+    under the profiler) is not the guide's launch-bound: info, saying why; the same wait with small kernels warns."""
+    cut = T("launch_bound.min_small_kernel_time_share")
+    (f,) = run("launch_bound", _launch(0.05, small_share=cut * 0.9))
+    assert f.severity == "info" and "so this wait is the host's cost per op" in f.summary
+    (f,) = run("launch_bound", _launch(0.05, small_share=cut))
+    assert f.severity == "warning" and "cost per op" not in f.summary
+    (f,) = run("launch_bound", _launch(T("launch_bound.critical"), small_share=0.0))  # a high wait is a problem anyway
+    assert f.severity == "critical"
 
 
 def test_step_gaps_subtracts_input_and_loss_scaling_and_names_callbacks():

@@ -56,6 +56,8 @@ class Framework:
     host_op_event: NamePredicate = never
     #: host threads whose events are background work, never the step's critical path
     background_line: NamePredicate = never
+    #: the framework's own step annotation spanning a whole step (PyTorch ``ProfilerStep#N``): no host work itself
+    step_marker: NamePredicate = never
     #: user-facing words and phrases (keys of :data:`GENERIC_LABELS`), and ``title:<rule>`` finding titles
     labels: Mapping[str, str] = field(default_factory=dict)
     #: headline card id or rule id -> why it has no meaning for this framework (shown instead of a number)

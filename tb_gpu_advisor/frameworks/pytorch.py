@@ -17,6 +17,22 @@ _DATALOADER = ("enumerate(DataLoader)#", "DataLoader.__next__")
 _BACKGROUND_THREADS = ("pt_pin_memory", "pt_data_worker")
 
 
+#: Host events of PyTorch's dispatch of GPU work: ATen ops (and the autograd and optimizer wrappers around
+#: them), Inductor's compiled kernels' launchers, and the CUDA runtime/driver calls themselves.  The GPU
+#: idling while the host is inside one of them waits for the host to launch work.
+_DISPATCH = ("aten::", "autograd::", "torch::autograd::", "Optimizer.", "triton_", "Torch-Compiled Region",
+             "CompiledFunction", "cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset")
+_STEP = "ProfilerStep#"
+
+
+def is_dispatch(name: str) -> bool:
+    return name.startswith(_DISPATCH)
+
+
+def is_step_marker(name: str) -> bool:
+    return name.startswith(_STEP)
+
+
 def is_input(name: str) -> bool:
     return name.startswith(_DATALOADER) or ("DataLoaderIter" in name and name.endswith("__next__"))
 
@@ -149,12 +165,13 @@ FIXES = {
 
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
-    input_event=is_input, background_line=is_background_line,
+    input_event=is_input, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
     labels={"op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps)",
             "input_wait_meaning": "share of the step the GPU was idle while the training loop waited for the "
                                   "DataLoader's next batch or copied it to the GPU",
             "host_op_meaning": "PyTorch places each op on its tensors' device: there is no op placement to check",
             "gpu_user": "PyTorch",
+            "dispatch_call": "top-level op call",
             "compiled_step": "torch.compile",
             "compiler": "torch.compile",
             "step_gaps:host_work": "host work between steps (Python, .item() and other syncs)",

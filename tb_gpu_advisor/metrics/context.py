@@ -227,7 +227,7 @@ def build_context(trace: Trace, params: int | None = None) -> Context:
     bg_line = np.fromiter((fw.background_line(ln) or ln.startswith(_BACKGROUND_LINES) for ln in h.line_names), dtype=bool,
                           count=len(h.line_names))
     host_work = ~h.name_mask(lambda n: n in _NOT_HOST_WORK or n.startswith(("Iterator::", "Prefetch", "train", "test")) or n.isdigit()
-                             or kc.op_type(n) in _TRANSFER_OPS or fw.transfer_event(n))
+                             or kc.op_type(n) in _TRANSFER_OPS or fw.transfer_event(n) or fw.step_marker(n))
     if len(h):
         host_work &= ~bg_line[h.line] & ~host_input & (h.corr < 0) & (h.root < 0) & ~(host_op & op_on_device) & ~dispatch
         if in_dispatch is not None:

@@ -1,0 +1,257 @@
+"""Kineto (PyTorch ``torch.profiler``) trace -> the neutral :class:`~tb_gpu_advisor.trace.Trace`.
+
+What is decided here, once, from the format's own conventions:
+
+* host events are the ``X`` events of the host categories (ATen ops, annotations, CUDA runtime and driver
+  calls), one line per (process, thread);
+* device events are kernels, copies and memsets, per device (``args.device``), one stream per
+  ``args.stream``; ``gpu_user_annotation`` spans are derived, not activity, and are left out;
+* a device event's launch is the runtime/driver call with the same ``correlation`` (CUDA graph kernels
+  share the ``cudaGraphLaunch``'s), its op the ATen op whose ``External id`` the launch carries;
+* steps are the ``ProfilerStep#N`` annotations of the training loop;
+* times are re-based to the earliest event, in picoseconds (raw ``ts`` is microseconds since an
+  arbitrary clock origin: at 1e15 us and above, picoseconds would not fit in int64).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+
+from ... import kernel_classes as kc
+from ...columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
+from ...idtable import IdTable
+from ...trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, StepMarkers, Trace
+from .parse import KinetoTrace, parse_trace
+
+#: Host categories analysed.  Python frames (``python_function``, with ``with_stack=True``) are left out: they
+#: enclose the ATen ops they call, so as host events they would cover the whole step as host work.
+HOST_CATS = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
+DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
+_LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
+_OP_CATS = ("cpu_op", "user_annotation")
+_PROFILER_STEP = re.compile(r"^ProfilerStep#(\d+)$")
+#: ``torch.compile`` at work: Inductor's Triton kernels and the compiled region's host annotation.
+_COMPILED_HOST = ("Torch-Compiled Region", "CompiledFunction", "CompiledFunctionBackward")
+_TRITON_KERNEL = ("triton_",)
+#: The trace's own span event (``PyTorch Profiler (0)``, category ``Trace``): the capture window.
+_TRACE_CAT = "Trace"
+
+
+def read_trace(path: str, host: str | None = None) -> Trace:
+    """Read one ``*.pt.trace.json[.gz]`` into a trace (``KinetoReadError`` when it is no trace to analyse)."""
+    kt = parse_trace(path)
+    return to_trace(kt, host or _worker(path), path, _size(path))
+
+
+def _worker(path: str) -> str:
+    """``<worker>.<time_ns>.pt.trace.json[.gz]`` -> ``<worker>`` (the file name when it has no such form)."""
+    name = os.path.basename(path)
+    for suffix in (".pt.trace.json.gz", ".pt.trace.json"):
+        if name.endswith(suffix):
+            stem = name[: -len(suffix)]
+            head, _, tail = stem.rpartition(".")
+            return head if head and tail.isdigit() else stem
+    return name
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _cat_mask(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
+    """Bool per X event: its category is one of ``cats``."""
+    ids = [i for i, c in enumerate(kt.cats) if c in cats]
+    return np.isin(kt.cat, np.asarray(ids, dtype=kt.cat.dtype)) if ids else np.zeros(kt.cat.shape, dtype=bool)
+
+
+def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
+    """The trace of a parsed Kineto file."""
+    is_host = _cat_mask(kt, HOST_CATS)
+    is_dev = _cat_mask(kt, DEVICE_CATS)
+    used = is_host | is_dev
+    origin = int(kt.ts_ns[used].min()) if used.any() else 0
+    start_ps = (kt.ts_ns - origin) * 1000
+    end_ps = start_ps + np.maximum(kt.dur_ns, 0) * 1000
+    h = _host_events(kt, np.flatnonzero(is_host), start_ps, end_ps)
+    launch_ext = _launch_external_ids(kt)
+    op_of_ext = _op_names_by_external_id(kt)
+    devs = _device_events(kt, np.flatnonzero(is_dev), start_ps, end_ps, launch_ext, op_of_ext)
+    span = (int(start_ps[used].min()), int(end_ps[used].max())) if used.any() else None
+    return Trace(
+        format="kineto", host=host, path=path, size_bytes=size, h=h, devices=devs, num_events=int(kt.n_events),
+        span_ps=span, capture_ms=_capture_ms(kt), host_steps=_profiler_steps(kt, h), allocator=_allocator(kt),
+        framework="pytorch", metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
+        problems=list(kt.problems),
+    )
+
+
+def _host_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_ps: np.ndarray) -> HostEvents:
+    """Host events by (thread, start), outer events before the inner ones they enclose (longer first on a tie)."""
+    pid, tid = kt.pid[idx], kt.tid[idx]
+    pairs = np.stack([pid, tid], axis=1) if idx.size else np.zeros((0, 2), np.int64)
+    upairs, line = np.unique(pairs, axis=0, return_inverse=True)
+    line = line.reshape(-1)
+    order = np.lexsort((-(end_ps[idx] - start_ps[idx]), start_ps[idx], line))
+    idx, line = idx[order], line[order]
+    launch = _cat_mask(kt, _LAUNCH_CATS)[idx]
+    corr = np.where(launch, kt.correlation[idx], -1)
+    minus1 = np.broadcast_to(np.int8(-1), idx.shape)
+    return HostEvents(
+        start=start_ps[idx], end=end_ps[idx], name=kt.name[idx].astype(np.int32), line=line.astype(int_dtype(0, len(upairs), np.int16)),
+        corr=absent_as_broadcast(narrowest(corr, np.int32)), group_id=minus1, step_num=minus1, iter_num=minus1, root=minus1,
+        is_eager=minus1, names=kt.names, line_names=[_thread_name(kt, int(p), int(t)) for p, t in upairs],
+    )
+
+
+def _thread_name(kt: KinetoTrace, pid: int, tid: int) -> str:
+    name = kt.thread_names.get((pid, tid))
+    return name if name else f"thread {tid}"
+
+
+def _launch_external_ids(kt: KinetoTrace) -> IdTable:
+    """Correlation id -> ``External id`` of the runtime/driver call that launched it (its ATen op)."""
+    m = _cat_mask(kt, _LAUNCH_CATS) & (kt.correlation >= 0) & (kt.external_id >= 0)
+    return IdTable(kt.correlation[m], kt.external_id[m], -1)
+
+
+def _op_names_by_external_id(kt: KinetoTrace) -> IdTable:
+    """``External id`` -> name id of the ATen op (or annotation) that carries it."""
+    m = _cat_mask(kt, _OP_CATS) & (kt.external_id >= 0)
+    return IdTable(kt.external_id[m], kt.name[m].astype(np.int64), -1)
+
+
+def _device_ids(kt: KinetoTrace, idx: np.ndarray) -> np.ndarray:
+    """The device of each device event: ``args.device``, else its pid (Kineto writes the device as the pid)."""
+    dev = kt.device[idx]
+    return np.where(dev >= 0, dev, kt.pid[idx])
+
+
+def _device_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_ps: np.ndarray, launch_ext: IdTable,
+                   op_of_ext: IdTable) -> list[DeviceEvents]:
+    dev = _device_ids(kt, idx)
+    props = _device_properties(kt)
+    sync_by_corr = _copy_sync_by_correlation(kt)
+    out = []
+    for g in np.unique(dev).tolist():
+        if g < 0:
+            continue
+        sel = idx[dev == g]
+        sel = sel[np.argsort(start_ps[sel], kind="stable")]
+        out.append(_one_device(kt, int(g), sel, start_ps, end_ps, launch_ext, op_of_ext, sync_by_corr, props.get(int(g))))
+    return out
+
+
+def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray, end_ps: np.ndarray, launch_ext: IdTable,
+                op_of_ext: IdTable, sync_by_corr: IdTable, info: DeviceInfo | None) -> DeviceEvents:
+    uname, name = unique_inverse(kt.name[sel])
+    names = [kt.names[int(i)] for i in uname]
+    ustream, stream = unique_inverse(np.where(kt.stream[sel] >= 0, kt.stream[sel], kt.tid[sel]))
+    corr = kt.correlation[sel]
+    ext = kt.external_id[sel]
+    ext = np.where(ext >= 0, ext, launch_ext.lookup(corr))
+    op_name_id = op_of_ext.lookup(ext)
+    op_ids, op_idx = unique_inverse(op_name_id)
+    op_text = [_op_text(kt.names[int(i)]) if i >= 0 else "" for i in op_ids]
+    op_idx = np.where(op_name_id >= 0, op_idx, -1)
+    is_copy = kt.bytes[sel] >= 0
+    mem_bytes = np.where(is_copy, kt.bytes[sel], -1)
+    mem_sync = np.where(is_copy, sync_by_corr.lookup(corr), -1)
+    graph = kt.graph_id[sel]
+    return DeviceEvents(
+        gpu=gpu, info=info or DeviceInfo(), names=names, strings=[], start=start_ps[sel], end=end_ps[sel],
+        name=narrowest(name.astype(np.int32), np.int16), kind=kc.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
+        stream=narrowest(stream.astype(np.int64)), stream_names=[f"stream {int(s)}" for s in ustream],
+        corr=narrowest(corr, np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
+        op_idx=op_idx.astype(int_dtype(-1, len(op_text), floor=np.int16)),
+        mem_bytes=absent_as_broadcast(narrowest(mem_bytes)), mem_sync=absent_as_broadcast(mem_sync.astype(np.int8)),
+        shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
+        graph_id=absent_as_broadcast(narrowest(graph)),
+    )
+
+
+def _op_text(name: str) -> str:
+    """An op's text as the op tables read it, ``<name>:<type>``: ``aten::addmm`` -> ``aten::addmm:addmm``."""
+    return f"{name}:{name.rsplit('::', 1)[-1]}"
+
+
+def _copy_sync_by_correlation(kt: KinetoTrace) -> IdTable:
+    """Correlation id -> 1 where a synchronous copy call (``cudaMemcpy``) launched it, 0 for an ``...Async`` one."""
+    m = _cat_mask(kt, _LAUNCH_CATS) & (kt.correlation >= 0)
+    names = np.fromiter((_copy_call_sync(n) for n in kt.names), dtype=np.int8, count=len(kt.names))
+    sync = names[kt.name[m]] if m.any() else np.zeros(0, np.int8)
+    keep = sync >= 0
+    return IdTable(kt.correlation[m][keep], sync[keep].astype(np.int64), -1)
+
+
+def _copy_call_sync(name: str) -> int:
+    """1 a synchronous copy/memset call, 0 an asynchronous one, -1 not a copy call."""
+    if not name.startswith(("cudaMemcpy", "cudaMemset", "cuMemcpy", "cuMemset")):
+        return -1
+    return 0 if "Async" in name else 1
+
+
+def _device_properties(kt: KinetoTrace) -> dict[int, DeviceInfo]:
+    """``deviceProperties`` by device id; malformed entries are skipped (a foreign or hand-edited file)."""
+    out: dict[int, DeviceInfo] = {}
+    props = kt.meta.get("deviceProperties")
+    if not isinstance(props, list):
+        return out
+    for p in props:
+        if not isinstance(p, dict) or type(p.get("id")) is not int:
+            continue
+        major, minor = p.get("computeMajor"), p.get("computeMinor")
+        out[p["id"]] = DeviceInfo(
+            name=str(p["name"]) if isinstance(p.get("name"), str) else None,
+            compute_capability=(major, minor) if type(major) is int and type(minor) is int else None,
+            sm_count=p["numSms"] if type(p.get("numSms")) is int else None,
+            memory_bytes=p["totalGlobalMem"] if type(p.get("totalGlobalMem")) is int else None,
+        )
+    return out
+
+
+def _profiler_steps(kt: KinetoTrace, h: HostEvents) -> StepMarkers | None:
+    """``ProfilerStep#N`` host annotations (``prof.step()``): one per step."""
+    step_of_name = np.fromiter((_step_number(n) for n in h.names), dtype=np.int64, count=len(h.names))
+    if not (step_of_name >= 0).any() or not len(h):
+        return None
+    n = step_of_name[h.name]
+    m = n >= 0
+    if not m.any():
+        return None
+    return StepMarkers("profiler_step", "`ProfilerStep#N` annotations (one per prof.step())", n[m], h.start[m], h.end[m])
+
+
+def _step_number(name: str) -> int:
+    m = _PROFILER_STEP.match(name)
+    return int(m.group(1)) if m else -1
+
+
+def _capture_ms(kt: KinetoTrace) -> float | None:
+    """The profiler's span event (category ``Trace``), in ms; None when the trace has none."""
+    m = _cat_mask(kt, (_TRACE_CAT,))
+    if not m.any():
+        return None
+    return float(kt.dur_ns[m].max()) / 1e6
+
+
+def _allocator(kt: KinetoTrace) -> Allocator:
+    """Peak allocated bytes over the GPUs' ``[memory]`` events (``profile_memory=True``), else unknown."""
+    mem = kt.memory or {}
+    peaks = [int(v) for d, v in mem.items() if isinstance(v, (int, float)) and d is not None and int(d) >= 0]
+    return Allocator(max(peaks) if peaks else None, None)
+
+
+def _compile_evidence(kt: KinetoTrace, h: HostEvents, devs: list[DeviceEvents]) -> list[str]:
+    """``torch.compile`` marks: Inductor's Triton kernels, compiled-region annotations."""
+    ev = []
+    if any(n.startswith(_TRITON_KERNEL) for d in devs for n in d.names):
+        ev.append("Triton kernels (torch.compile)")
+    if len(h) and h.name_mask(lambda n: n.startswith(_COMPILED_HOST)).any():
+        ev.append("compiled regions (torch.compile)")
+    return ev

@@ -18,7 +18,7 @@ _COMMANDS = ("cli_report", "cli_diff", "precompute")
 
 
 #: Frameworks whose captures are analysed, when the framework registry cannot be imported.
-_FRAMEWORKS = ("TensorFlow", "JAX")
+_FRAMEWORKS = ("TensorFlow", "JAX", "PyTorch")
 
 
 def supported_frameworks() -> tuple[str, ...]:
@@ -38,8 +38,9 @@ def and_list(names: tuple[str, ...]) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tb-gpu-advisor",
-        description=f"Check {and_list(supported_frameworks())} GPU profiles (TensorBoard's "
-                    "<run>/plugins/profile/<session>/<host>.xplane.pb) against the TensorFlow GPU performance guide.",
+        description=f"Check {and_list(supported_frameworks())} GPU profiles in a TensorBoard logdir "
+                    "(<run>/plugins/profile/<session>/<host>.xplane.pb, <run>/<worker>.<time>.pt.trace.json[.gz]) "
+                    "against the TensorFlow GPU performance guide.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -58,6 +58,10 @@ _TABLE: tuple[Threshold, ...] = (
        "same metric, critical level"),
     _t("step_gaps.min_gap_ms", 0.05, "ms", "Advisor: below 50 us a gap is launch jitter, not a between-step gap",
        "average gap must also be at least this long"),
+    _t("host_sync.warning", 0.05, "share", "Advisor, at the stock overview's 'all others' moderate level: a sync inside "
+       "the step leaves the GPU idle like a gap between steps", "share of step time the GPUs are idle after host "
+       "sync calls (.item(), stream/device/event synchronize) until the next device work"),
+    _t("host_sync.critical", 0.15, "share", "stock overview: 'all others' >=15% of step = high", "same metric, critical level"),
     # ---- §1.2.2 small kernels / launch latency ---------------------------------
     _t("launch_bound.warning", 0.03, "share", "stock overview: kernel launch >=3% of step = moderate",
        "share of step time the GPU is idle waiting for the host to launch kernels"),

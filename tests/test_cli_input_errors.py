@@ -224,7 +224,7 @@ def test_top_level_help_names_the_frameworks(capsys):
     with pytest.raises(SystemExit):
         cli.main(["--help"])
     out = " ".join(capsys.readouterr().out.split())
-    assert "TensorFlow and JAX" in out
+    assert "TensorFlow, JAX and PyTorch" in out and ".pt.trace.json" in out
     assert cli.and_list(("TensorFlow", "JAX", "PyTorch")) == "TensorFlow, JAX and PyTorch"
 
 
@@ -305,4 +305,4 @@ def test_cli_parser_still_builds_without_the_framework_registry(monkeypatch):
     assert cli.supported_frameworks() is cli._FRAMEWORKS and refused
     refused.clear()
     help_text = " ".join(cli.build_parser().format_help().split())
-    assert refused and "TensorFlow and JAX" in help_text
+    assert refused and "TensorFlow, JAX and PyTorch" in help_text

@@ -260,6 +260,23 @@ def test_launch_wait_with_few_small_kernels_is_info_only():
     assert f.severity == "critical"
 
 
+def test_host_sync_grades_the_gpu_idle_after_syncs_and_names_the_callers():
+    from tb_gpu_advisor.metrics.types import HostSyncs
+
+    w = T("host_sync.warning")
+    m = healthy(syncs=HostSyncs(calls_per_step=2.0, gpu_idle_ms_per_step=w * STEP_MS * 0.9,
+                                callers=[("aten::_local_scalar_dense", 2.0)]))
+    assert run("host_sync", m) == []
+    m.syncs.gpu_idle_ms_per_step = w * STEP_MS * 1.1
+    (f,) = run("host_sync", m)
+    assert f.severity == "warning" and "2.0 times per step" in f.summary and "aten::_local_scalar_dense" in f.summary
+    assert f.saving.ms_per_step == pytest.approx(w * STEP_MS * 1.1, abs=1e-3)
+    assert f.saving.recovers[0]["pool"] == "launch"  # the same GPU idle launch_bound may claim: never counted twice
+    m.syncs.gpu_idle_ms_per_step = T("host_sync.critical") * STEP_MS
+    assert run("host_sync", m)[0].severity == "critical"
+    assert run("host_sync", healthy()) == []  # no sync calls: nothing to say
+
+
 def test_step_gaps_subtracts_input_and_loss_scaling_and_names_callbacks():
     m = _gaps(0.3)
     m.gaps.avg_input_wait_ms = 1.0

@@ -119,6 +119,7 @@ FIXES = {
     "launch_bound:step": (SCAN_STEPS, action("Or raise the batch size, so each jitted call does more GPU work per "
                                              "dispatch.")),
     "host_op_placement": (ON_DEVICE, TRANSFER_GUARD),
+    "host_sync": (TRANSFER_GUARD, SCAN_STEPS),
     "excessive_memcpy": (TRANSFER_GUARD,),
     "excessive_memcpy:h2d": (PREFETCH,),
     "step_gaps": (TRANSFER_GUARD, SCAN_STEPS, PREFETCH),

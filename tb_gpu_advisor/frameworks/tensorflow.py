@@ -68,6 +68,11 @@ FIXES = {
                "model.fit(ds, steps_per_epoch=100)"),
     ),
     "launch_bound": (TF_FUNCTION, JIT_COMPILE),
+    "host_sync": (action(
+        "Keep .numpy(), float(tensor), tf.print to the host and Python conditions on tensor values out of the training "
+        "step: each waits for the GPU to finish. Read metrics every N steps.",
+        "for step, (x, y) in enumerate(ds):\n    loss = train_step(x, y)      # tf.function: stays on the GPU\n"
+        "    if step % 100 == 0:\n        print(float(loss))            # one sync per 100 steps"), STEPS_PER_EXECUTION),
     "launch_bound:step": (STEPS_PER_EXECUTION,),
     "eager_execution": (
         action("Wrap the training step in tf.function (Keras fit does it unless run_eagerly=True).",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from ..memory import release_free_heap
 from ..trace import Trace
 from . import breakdown as bd
-from . import capture, kernels, memcpy, multigpu, ops
+from . import capture, kernels, memcpy, multigpu, ops, syncs
 from .context import Context, build_context
 from .types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics
 
@@ -74,6 +74,7 @@ def compute_host_metrics(trace: Trace, params: int | None = None) -> HostMetrics
         host_ops=ops.host_ops(ctx, op_list, place), fusion=kernels.fusion(ctx), loss_scaling=ops.loss_scaling(ctx),
         gaps=bd.summarize_gaps(gaps, avg_step), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu_arr), memory=capture.memory(ctx),
         notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx), kernel_durations=kernels.kernel_durations(ctx),
+        syncs=syncs.host_syncs(ctx),
     )
     return hm
 

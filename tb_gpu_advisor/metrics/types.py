@@ -474,6 +474,15 @@ class HostRoundTrip:
 
 
 @dataclass
+class HostSyncs:
+    """The host waiting for the GPU inside kept steps (``.item()``, ``cudaStreamSynchronize``, event waits)."""
+
+    calls_per_step: float = 0.0  # sync calls per kept step
+    gpu_idle_ms_per_step: float = 0.0  # GPU idle after them until the next device work (mean over active GPUs)
+    callers: list[tuple[str, float]] = field(default_factory=list)  # innermost host event around the sync, per step
+
+
+@dataclass
 class KernelDurations:
     """Kernel durations in kept steps as a log-spaced histogram (us), with the launch-latency band."""
 
@@ -513,6 +522,7 @@ class HostMetrics:
     round_trip: HostRoundTrip = field(default_factory=HostRoundTrip)
     dispatch: Dispatch = field(default_factory=Dispatch)
     kernel_durations: KernelDurations = field(default_factory=KernelDurations)
+    syncs: HostSyncs = field(default_factory=HostSyncs)
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

@@ -20,6 +20,7 @@ from ..report_schema import SEVERITY_ORDER, Finding, Metric
 from . import (  # noqa: F401  (import = register, in the guide's order)
     input_bound,
     step_gaps,
+    host_sync,
     launch_bound,
     eager_execution,
     host_op_placement,

@@ -34,6 +34,7 @@ from ..thresholds import THRESHOLDS, T
 GUIDE_ORDER: tuple[str, ...] = (
     "input_bound",  # §1.1
     "step_gaps",  # §1.2.1
+    "host_sync",  # §1.2.1
     "launch_bound",  # §1.2.2
     "eager_execution",  # §1.2.2
     "host_op_placement",  # §1.2.2

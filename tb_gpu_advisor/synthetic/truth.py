@@ -35,7 +35,7 @@ RULE_IDS = (
     "input_bound", "step_gaps", "launch_bound", "eager_execution", "host_op_placement",
     "excessive_memcpy", "tensor_core_unused", "mixed_precision_off", "misaligned_dims",
     "loss_scaling_gaps", "xla_not_used", "allreduce_extra", "allreduce_slow", "gpu_imbalance",
-    "launch_skew", "sequential_gpus", "capture_quality",
+    "launch_skew", "sequential_gpus", "capture_quality", "host_sync",
 )
 SEVERITIES = ("critical", "warning", "info")
 

@@ -1,0 +1,57 @@
+"""Host synchronisations inside the step: the host waits for the GPU, and the GPU then waits for the host.
+
+A sync (``cudaStreamSynchronize`` behind a PyTorch ``.item()``, ``cudaDeviceSynchronize``, an event
+wait) returns only once the GPU has drained its queue; until the host launches the next kernel the GPU
+sits idle.  Measured per sync: the GPU's idle time from the end of the work the sync waited for to the
+next device event, on each active GPU, within kept steps.  Several syncs in one idle gap (a copy and
+its stream sync) count the gap once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..columns import unique_inverse
+from .context import PS_PER_MS, Context, enclosing
+from .types import HostSyncs
+
+#: CUDA runtime and driver calls that block the host until the GPU (a stream, an event, the device) is done.
+SYNC_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cuStreamSynchronize",
+              "cuCtxSynchronize", "cuEventSynchronize")
+_RUNTIME = ("cuda", "cu")
+
+
+def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
+    """Sync calls per kept step, the GPU idle they cause, and the host events that made them."""
+    h, n = ctx.h, ctx.steps.count
+    if not len(h) or not n:
+        return HostSyncs()
+    sync = np.flatnonzero(h.name_mask(lambda x: x.startswith(SYNC_CALLS)) & (ctx.host_step >= 0))
+    if not sync.size:
+        return HostSyncs()
+    active = ctx.active
+    idle = sum(_idle_after(g, h.end[sync]) for g in active) / max(len(active), 1)
+    callers = enclosing(h, h.name_mask(lambda x: not x.startswith(_RUNTIME)), sync)
+    named = callers[callers >= 0]
+    top: list[tuple[str, float]] = []
+    if named.size:
+        u, inv = unique_inverse(h.name[named])
+        counts = np.bincount(inv, minlength=u.size)
+        top = [(h.names[int(u[i])], float(counts[i]) / n) for i in np.argsort(-counts, kind="stable")[:top_n]]
+    return HostSyncs(calls_per_step=sync.size / n, gpu_idle_ms_per_step=idle / PS_PER_MS / n, callers=top)
+
+
+def _idle_after(g, ends: np.ndarray) -> float:  # noqa: ANN001 - a context.GpuCtx
+    """GPU idle (ps) from the end of the device work each sync waited for to the GPU's next device event."""
+    d = g.d
+    if not len(d):
+        return 0.0
+    run_end = np.maximum.accumulate(d.end)
+    j = np.searchsorted(d.start, ends, side="left")  # the first device event starting after the sync returned
+    ok = (j > 0) & (j < len(d))
+    j = np.unique(j[ok])  # one idle gap, however many syncs sit in it
+    if not j.size:
+        return 0.0
+    gap = d.start[j] - run_end[j - 1]
+    kept = g.step[j] >= 0  # the work the GPU waited for belongs to a kept step
+    return float(np.clip(gap, 0, None)[kept].sum())

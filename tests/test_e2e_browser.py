@@ -659,3 +659,65 @@ def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots)
     page.screenshot(path=os.path.join(shots, "diff_view_dark.png"))
     assert not errors, errors
     ctx.close()
+
+
+REAL_TORCH_SET = os.path.join(os.path.dirname(REPO), "shared", "profiles", "real-h100-torch")
+#: run in the mixed logdir -> (source folder, framework the report must name, rule that must top it)
+MIXED_RUNS = {
+    "tf_input_bound": (os.path.join(DEMO, "input_bound"), "tensorflow", "input_bound"),
+    "jax_input_bound": (os.path.join(REAL_JAX_SET, "input_bound"), "jax", "input_bound"),
+    "torch_input_bound": (os.path.join(REAL_TORCH_SET, "torch_input_bound"), "pytorch", "input_bound"),
+    "torch_tiny_ops": (os.path.join(REAL_TORCH_SET, "torch_tiny_ops"), "pytorch", "launch_bound"),
+}
+
+
+@pytest.fixture(scope="module")
+def mixed_url():
+    """TensorBoard over one logdir holding a TensorFlow, a JAX and two PyTorch runs (issue #10's done-when)."""
+    if not all(os.path.isdir(src) for src, _, _ in MIXED_RUNS.values()):
+        pytest.skip(f"real captures not found under {os.path.dirname(REAL_TORCH_SET)}")
+    tmp = tempfile.mkdtemp(prefix="advisor-e2e-mixed-")
+    logdir = os.path.join(tmp, "logdir")
+    for run, (src, _, _) in MIXED_RUNS.items():
+        shutil.copytree(src, os.path.join(logdir, run))
+    for folder, _, files in os.walk(logdir):  # the shared sets are read-only; the copy must be removable
+        for path in [folder] + [os.path.join(folder, f) for f in files]:
+            os.chmod(path, os.stat(path).st_mode | 0o200)
+    server = _start_tensorboard(tmp, logdir)
+    try:
+        yield next(server)
+    finally:
+        server.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_mixed_logdir_shows_tensorflow_jax_and_pytorch_runs(mixed_url, page, shots):
+    """Every run of a logdir mixing XPlane and PyTorch traces is listed with its format and analysed with its own
+    framework's wording; a PyTorch run gets no link into the stock Profile tab (which cannot open its trace), and
+    the tab says why."""
+    with urllib.request.urlopen(f"{mixed_url}data/plugin/gpu_advisor/runs") as r:
+        listing = json.load(r)
+    formats = {x["run"]: {s.get("format") for s in x["sessions"]} for x in listing["runs"]}
+    assert set(MIXED_RUNS) <= set(formats), formats
+    for run, (_, fw, _) in MIXED_RUNS.items():
+        assert formats[run] == {"kineto" if fw == "pytorch" else "xplane"}, (run, formats[run])
+    page.goto(mixed_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame, timeout=120000)
+    for run, (_, fw, top) in MIXED_RUNS.items():
+        select_run(frame, run)
+        body = frame.locator("body")
+        report = served_report(mixed_url, run, body.get_attribute("data-session"))
+        assert {h["capture"]["framework"] for h in report["hosts"]} == {fw}, run
+        first = frame.locator(".finding").first
+        assert first.get_attribute("data-rule") == top, (run, first.get_attribute("data-rule"))
+        text = frame.locator("main, body").first.inner_text()
+        if fw == "pytorch":
+            assert not re.search(r"TensorFlow|tf\.data|\bJAX\b|\bXLA\b", text), run
+            assert first.locator("a[href*='trace_viewer']").count() == 0, run  # the stock viewer cannot open it
+            assert "Profile tab cannot open" in first.inner_text(), run  # ... and the tab says so
+        else:
+            assert first.locator("a[href*='trace_viewer']").count() >= 1, run
+        assert_top_finding_above_the_fold(page, frame, run, mixed_url)
+        page.screenshot(path=os.path.join(shots, f"mixed_{run}.png"))
+    assert not page.errors, page.errors

@@ -81,6 +81,8 @@ def add_parser(subparsers: Any) -> None:
                    help="text format: also print the first ROWS rows of each finding's evidence table")
     p.add_argument("--progress", action="store_true",
                    help="print progress on stderr even when stderr is not a terminal")
+    p.add_argument("--list", action="store_true",
+                   help="list the runs and sessions found (format, hosts, size) instead of analysing them")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
     p.add_argument("--cache-dir", default=None, metavar="DIR",
                    help="report cache folder (default: as 'precompute'; TB_GPU_ADVISOR_CACHE_DIR=off disables it)")
@@ -125,6 +127,9 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     stderr = stderr or sys.stderr
     try:
         sessions = select_sessions(args.logdir, args.run, args.session, args.host)
+        if getattr(args, "list", False):
+            stdout.write(list_sessions(args.logdir, args.run))
+            return 0
         reports = [_analyze(s, hosts, args, stderr) for s, hosts in sessions]
     except InputError as e:
         print(f"tb-gpu-advisor report: error: {e}", file=stderr)
@@ -141,6 +146,21 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     for line in host_errors(reports):
         print(f"tb-gpu-advisor report: error: {line}", file=stderr)
     return exit_code(reports, args.fail_on)
+
+
+#: How the listing names each format.
+FORMAT_NAMES = {"xplane": "XPlane (TensorFlow/JAX)", "kineto": "PyTorch trace"}
+
+
+def list_sessions(logdir: str, run: str | None = None) -> str:
+    """Every session found (of ``run`` only, if given), newest first per run: run/session, format, hosts, size."""
+    from . import discovery
+
+    rows = [(s.stock_run, FORMAT_NAMES.get(s.format, s.format), str(len(s.hosts)), f"{s.size / 1e6:.1f} MB")
+            for s in discovery.discover(logdir) if run is None or s.run == (run.rstrip("/") or ".")]
+    head = ("session", "format", "hosts", "size")
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
+    return "".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in [head] + rows)
 
 
 def host_errors(reports: Sequence[Any]) -> list[str]:
@@ -219,7 +239,7 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
                              "to LOGDIR/plugins/profile/<session>/, run '.'), or point LOGDIR at the folder "
                              "above the runs.")
         from .frameworks import how_to_capture
-        raise InputError(f"no GPU profiles (*.xplane.pb) found in {logdir}.\n{how_to_capture()}")
+        raise InputError(f"no GPU profiles (*.xplane.pb, *.pt.trace.json[.gz]) found in {logdir}.\n{how_to_capture()}")
     runs = sorted({s.run for s in found})
     if run is not None:
         run = run.rstrip("/") or "."

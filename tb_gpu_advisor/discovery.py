@@ -1,6 +1,19 @@
 """Find profile sessions in a logdir and name them exactly as the stock Profile tab does.
 
-Layout: ``<logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb``, where
+Two formats, each host file tagged with its own (``HostFile.format``):
+
+* XPlane (TensorFlow, JAX): ``<logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb``;
+* Kineto (PyTorch ``torch.profiler.tensorboard_trace_handler``):
+  ``<logdir>/<run>/<worker>.<time_ns>.pt.trace.json[.gz]``, worker ``<hostname>_<pid>`` by default.
+  Every folder holding such files is a run; its files are grouped into hosts by worker and into
+  sessions by profiling cycle: each worker's files sorted by time, the k-th file of every worker
+  belongs to cycle k (``schedule(..., repeat=N)`` writes one file per worker per cycle; ranks of one
+  cycle write seconds apart).  A worker that missed a cycle shifts its later files one cycle early:
+  the rule cannot tell a missing cycle from a late one without reading the files.  The session is
+  named after the cycle's earliest ``time_ns`` (UTC, ``%Y_%m_%d_%H_%M_%S``; ``_<k>`` added on a
+  collision, ``cycle_<k>`` when the names carry no time).
+
+XPlane layout details: ``<run>``
 ``<run>`` may be nested (``job/tensorboard``) or the logdir itself (run
 ``"."``).  The stock tab's run name is ``<run>/<session>``, or just
 ``<session>`` for run ``"."`` (xprof ``profile_plugin.generate_runs``), so a
@@ -47,6 +60,8 @@ ROOT_RUN = "."
 #: Session folders are normally named after the capture time, e.g. 2026_11_21_11_04_16.
 _SESSION_TIME_FORMAT = "%Y_%m_%d_%H_%M_%S"
 _SESSION_TIME = re.compile(r"^\d{4}_\d{2}_\d{2}_\d{2}_\d{2}_\d{2}$")
+#: PyTorch trace file endings (``tensorboard_trace_handler``, ``use_gzip=True`` for the second).
+KINETO_SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
 #: Guard against pathological trees; real logdirs are a handful of levels deep.
 MAX_DEPTH = 256
 #: Relative path of a host file in a remote listing: [<run>/]plugins/profile/<session>/<host>.xplane.pb
@@ -57,12 +72,14 @@ _REMOTE_HOST = re.compile(
 
 @dataclass(frozen=True)
 class HostFile:
-    """One ``<host>.xplane.pb``; (path, size, mtime_ns) is its identity for caching."""
+    """One host's file (``<host>.xplane.pb`` or a worker's ``.pt.trace.json``); (path, size, mtime_ns) is its
+    identity for caching, ``format`` names the reader (``formats.READERS``)."""
 
     host: str
     path: str
     size: int
     mtime_ns: int
+    format: str = "xplane"
 
 
 @dataclass(frozen=True)
@@ -78,6 +95,16 @@ class Session:
     def stock_run(self) -> str:
         """The run name the stock Profile tab uses (its ``?run=`` parameter)."""
         return self.session if self.run == ROOT_RUN else f"{self.run}/{self.session}"
+
+    @property
+    def format(self) -> str:
+        """``xplane`` or ``kineto``: one format per session (a run folder of PyTorch traces is its own run)."""
+        return self.hosts[0].format if self.hosts else "xplane"
+
+    @property
+    def stock_tool_opens(self) -> bool:
+        """Whether the stock Profile tab can open this session (it reads XPlane only): trace links need it."""
+        return self.format == "xplane"
 
     @property
     def size(self) -> int:
@@ -111,15 +138,19 @@ def discover(logdir: str) -> list[Session]:
 
 
 def has_profiles(logdir: str) -> bool:
-    """True as soon as one ``*.xplane.pb`` is found in the layout (cheap: for ``is_active``)."""
+    """True as soon as one ``*.xplane.pb`` in the layout, or one PyTorch trace, is found (cheap: for ``is_active``)."""
     try:
         if fsio.is_remote(logdir):
-            return any(_remote_host_match(f.rel) for f in fsio.remote_walk(logdir))
+            return any(_remote_host_match(f.rel) or _remote_trace_match(f.rel) for f in fsio.remote_walk(logdir))
         root = fsio.local_path(logdir)
-        for _run, profile_dir, chain in _local_profile_dirs(root):
+        traces: list = []
+        for _run, profile_dir, chain in _local_profile_dirs(root, traces):
+            if traces:
+                return True
             for _session, session_dir, session_chain in _local_sessions(root, profile_dir, chain):
                 if next(_local_host_files(root, session_dir, session_chain, with_stat=False), None):
                     return True
+        return bool(traces)
     except Exception as e:  # noqa: BLE001 - a listing failure means "nothing to show", not a crash
         logger.warning("cannot list %s: %s", logdir, e)
     return False
@@ -222,11 +253,64 @@ Groups = dict[tuple[str, str, str], list[HostFile]]
 
 def _local_groups(root: str) -> Groups:
     groups: Groups = {}
-    for run, profile_dir, chain in _local_profile_dirs(root):
+    traces: list[tuple[str, str, HostFile]] = []
+    for run, profile_dir, chain in _local_profile_dirs(root, traces):
         for session, session_dir, session_chain in _local_sessions(root, profile_dir, chain):
             hosts = list(_local_host_files(root, session_dir, session_chain, with_stat=True))
             groups.setdefault((run, session, session_dir), []).extend(hosts)
+    _group_kineto(traces, groups)
     return groups
+
+
+# --- PyTorch traces -----------------------------------------------------------------
+
+
+def kineto_worker(file_name: str) -> tuple[str, int | None] | None:
+    """(worker, time_ns or None) of a ``<worker>.<time_ns>.pt.trace.json[.gz]`` name, None for any other file."""
+    for suffix in KINETO_SUFFIXES:
+        if file_name.endswith(suffix) and len(file_name) > len(suffix):
+            stem = file_name[: -len(suffix)]
+            worker, dot, stamp = stem.rpartition(".")
+            if dot and worker and stamp.isdigit():
+                return worker, int(stamp)
+            return stem, None
+    return None
+
+
+def _cycle_name(time_ns: int | None, k: int) -> str:
+    """A cycle's session name: its earliest write time as the XPlane session folders are named (UTC)."""
+    if time_ns is None:
+        return f"cycle_{k}"
+    try:
+        return time.strftime(_SESSION_TIME_FORMAT, time.gmtime(time_ns / 1e9))
+    except (OverflowError, OSError, ValueError):
+        return f"cycle_{k}"
+
+
+def _group_kineto(traces: list[tuple[str, str, HostFile]], groups: Groups) -> None:
+    """Add (run, session, run folder) groups of PyTorch traces: hosts by worker, sessions by profiling cycle.
+
+    ``traces``: (run, run folder, host file) with ``host`` = the worker.  Each worker's files sorted by
+    (time_ns, name): its k-th file is in cycle k (see the module docstring for the rule and its limit).
+    """
+    by_run: dict[tuple[str, str], dict[str, list[tuple[int, str, HostFile]]]] = {}
+    for run, folder, hf in traces:
+        stamp = kineto_worker(os.path.basename(hf.path))
+        t = stamp[1] if stamp and stamp[1] is not None else -1
+        by_run.setdefault((run, folder), {}).setdefault(hf.host, []).append((t, hf.path, hf))
+    for (run, folder), workers in by_run.items():
+        cycles: dict[int, list[tuple[int, HostFile]]] = {}
+        for files in workers.values():
+            for k, (t, _, hf) in enumerate(sorted(files, key=lambda x: (x[0], x[1]))):
+                cycles.setdefault(k, []).append((t, hf))
+        used: set[str] = set()
+        for k in sorted(cycles):
+            times = [t for t, _ in cycles[k] if t >= 0]
+            name = _cycle_name(min(times) if times else None, k)
+            if name in used:
+                name = f"{name}_{k}"
+            used.add(name)
+            groups.setdefault((run, name, folder), []).extend(hf for _, hf in cycles[k])
 
 
 def _scandir(path: str) -> list[os.DirEntry]:
@@ -273,11 +357,12 @@ def _follow(entry: os.DirEntry, real_root: str, chain: tuple[str, ...], want_dir
         return False, chain
 
 
-def _local_profile_dirs(root: str) -> Iterator[tuple[str, str, tuple[str, ...]]]:
+def _local_profile_dirs(root: str, traces: list | None = None) -> Iterator[tuple[str, str, tuple[str, ...]]]:
     """(run, ``<run>/plugins/profile`` path, symlink chain) for every run folder, depth first.
 
     Does not descend into ``plugins`` folders: below them only
-    ``plugins/profile`` matters and it is yielded here.
+    ``plugins/profile`` matters and it is yielded here.  With ``traces``, the PyTorch trace files of every
+    folder walked are appended to it as (run, folder, HostFile) (the same walk: no second pass).
     """
     real_root = os.path.realpath(root)
     stack: list[tuple[str, str, tuple[str, ...], int]] = [(root, ROOT_RUN, (), 0)]
@@ -285,6 +370,11 @@ def _local_profile_dirs(root: str) -> Iterator[tuple[str, str, tuple[str, ...]]]
         path, run, chain, depth = stack.pop()
         subdirs: list[tuple[str, str, tuple[str, ...]]] = []
         for entry in _scandir(path):
+            if traces is not None and kineto_worker(entry.name) is not None:
+                hf = _kineto_file(entry, real_root, chain)
+                if hf is not None:
+                    traces.append((run, path, hf))
+                continue
             is_dir, sub_chain = _follow(entry, real_root, chain, want_dir=True)
             if not is_dir:
                 continue
@@ -304,6 +394,20 @@ def _local_profile_dirs(root: str) -> Iterator[tuple[str, str, tuple[str, ...]]]
             continue
         for sub_path, sub_run, sub_chain in sorted(subdirs, reverse=True):
             stack.append((sub_path, sub_run, sub_chain, depth + 1))
+
+
+def _kineto_file(entry: os.DirEntry, real_root: str, chain: tuple[str, ...]) -> HostFile | None:
+    """The host file of a PyTorch trace entry (a plain file, or a symlink inside the logdir), None otherwise."""
+    ok, _ = _follow(entry, real_root, chain, want_dir=False)
+    if not ok:
+        return None
+    try:
+        st = entry.stat(follow_symlinks=True)
+    except OSError as e:
+        logger.warning("skipping unreadable trace %s: %s", entry.path, e)
+        return None
+    worker = kineto_worker(entry.name)
+    return HostFile(worker[0] if worker else entry.name, entry.path, st.st_size, st.st_mtime_ns, "kineto")
 
 
 def _entry(parent: str, name: str) -> os.DirEntry | None:
@@ -369,6 +473,14 @@ def _remote_host_match(rel: str) -> re.Match[str] | None:
     return m
 
 
+def _remote_trace_match(rel: str) -> tuple[str, str] | None:
+    """(run, file name) of a PyTorch trace in a remote listing, None for other objects (or ones under ``plugins``)."""
+    folder, _, name = rel.rpartition("/")
+    if kineto_worker(name) is None or PLUGINS_DIR in folder.split("/"):
+        return None
+    return (folder or ROOT_RUN), name
+
+
 def _remote_groups(logdir: str) -> Groups:
     base = logdir.rstrip("/")
     groups: Groups = {}
@@ -377,7 +489,15 @@ def _remote_groups(logdir: str) -> Groups:
     except Exception as e:  # noqa: BLE001 - missing bucket, no credentials, ...: report and show nothing
         logger.warning("cannot list %s: %s", logdir, e)
         return groups
+    traces: list[tuple[str, str, HostFile]] = []
     for f in files:
+        t = _remote_trace_match(f.rel)
+        if t is not None:
+            run, name = t
+            worker = kineto_worker(name)
+            folder = base if run == ROOT_RUN else f"{base}/{run}"
+            traces.append((run, folder, HostFile(worker[0] if worker else name, f"{base}/{f.rel}", f.size, f.mtime_ns, "kineto")))
+            continue
         m = _remote_host_match(f.rel)
         if m is None:
             continue
@@ -387,4 +507,5 @@ def _remote_groups(logdir: str) -> Groups:
         session_path = f"{base}/{prefix}{PLUGINS_DIR}/{PROFILE_DIR}/{session}"
         host = HostFile(_host_of(m.group("file")) or "", f"{base}/{f.rel}", f.size, f.mtime_ns)
         groups.setdefault((run, session, session_path), []).append(host)
+    _group_kineto(traces, groups)
     return groups

@@ -134,10 +134,35 @@ def stream_has_gpu_activity(f: BinaryIO, size: int) -> bool:
     return False
 
 
-def file_has_gpu_activity(path: str) -> bool | None:
+#: How much of a PyTorch trace is searched for a GPU event before answering "unknown".
+KINETO_PROBE_BYTES = 64 << 20
+_KINETO_GPU = (b'"cat": "kernel"', b'"cat":"kernel"', b'"cat": "gpu_memcpy"', b'"cat":"gpu_memcpy"')
+
+
+def kineto_has_gpu_activity(path: str) -> bool | None:
+    """For one local PyTorch trace (plain or gzip): True when a kernel or copy event appears in its first
+    :data:`KINETO_PROBE_BYTES`; False when the whole (smaller) file has none; None when it cannot be told."""
+    import gzip
+
+    try:
+        with open(fsio.local_path(path), "rb") as raw:
+            gz = raw.read(2) == b"\x1f\x8b"
+            raw.seek(0)
+            f = gzip.GzipFile(fileobj=raw) if gz else raw
+            data = f.read(KINETO_PROBE_BYTES + 1)
+    except (OSError, EOFError, ValueError):
+        return None
+    if any(m in data for m in _KINETO_GPU):
+        return True
+    return False if len(data) <= KINETO_PROBE_BYTES else None
+
+
+def file_has_gpu_activity(path: str, fmt: str = "xplane") -> bool | None:
     """For one local host file: True/False, or None when it cannot be told cheaply."""
     if fsio.is_remote(path):
         return None
+    if fmt == "kineto":
+        return kineto_has_gpu_activity(path)
     try:
         with open(fsio.local_path(path), "rb") as f:
             f.seek(0, 2)
@@ -169,7 +194,7 @@ def session_activity(sessions: Iterable[Any], budget_s: float = DEFAULT_BUDGET_S
                 if clock() > deadline:
                     answers.append(None)
                     continue
-                answer = file_has_gpu_activity(h.path)
+                answer = file_has_gpu_activity(h.path, getattr(h, "format", "xplane"))
                 with _cache_lock:
                     if len(_cache) >= _CACHE_MAX:
                         _cache.clear()

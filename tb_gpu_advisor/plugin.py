@@ -323,6 +323,8 @@ def _runs_listing(sessions: list, has_gpu: dict | None = None) -> list[dict[str,
             {
                 "session": s.session,
                 "stock_run": s.stock_run,
+                "format": s.format,
+                "stock_tool": s.stock_tool_opens,
                 "mtime_ms": max((h["mtime_ms"] for h in hosts), default=0.0),
                 "has_gpu": (has_gpu or {}).get((s.run, s.session)),
                 "hosts": hosts,

@@ -238,3 +238,89 @@ def test_memory_fsspec_logdir(tmp_path, caplog):
         assert read_timeline(train.hosts[0].path).planes[0].num_events == 3
     finally:
         fs.rm(root, recursive=True)
+
+
+# --- PyTorch traces (issue #10) -------------------------------------------------------
+
+#: A small valid Chrome trace (real traces are read in the analysis tests; discovery only looks at names).
+TRACE = b'{"schemaVersion": 1, "traceEvents": [{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1.0, "dur": 2.0}]}'
+T0 = 1_795_380_384_000_000_000  # 2026-11-22 ... UTC in ns, as tensorboard_trace_handler stamps its files
+
+
+def _trace(folder, worker: str, t_ns: int | None, gz: bool = False) -> str:
+    import gzip
+
+    os.makedirs(folder, exist_ok=True)
+    name = f"{worker}.{t_ns}.pt.trace.json" if t_ns is not None else f"{worker}.pt.trace.json"
+    path = os.path.join(folder, name + (".gz" if gz else ""))
+    with open(path, "wb") as f:
+        f.write(gzip.compress(TRACE) if gz else TRACE)
+    return path
+
+
+def test_pytorch_runs_next_to_xplane_runs(tmp_path):
+    d = str(tmp_path)
+    write_profile(d, "tf_run", "2026_01_01_00_00_00", "worker0")
+    _trace(os.path.join(d, "torch_run"), "node1_417", T0)
+    _trace(os.path.join(d, "job", "torch_gz"), "node1_9", T0, gz=True)
+    _trace(d, "rootworker_1", T0)  # a trace straight in the logdir: run "."
+    os.makedirs(os.path.join(d, "dir.123.pt.trace.json"))  # a folder with a trace's name is no trace
+    sessions = discover(d)
+    by_run = {s.run: s for s in sessions}
+    assert set(by_run) == {".", "job/torch_gz", "torch_run", "tf_run"}
+    assert by_run["tf_run"].format == "xplane" and by_run["tf_run"].stock_tool_opens
+    for run in (".", "job/torch_gz", "torch_run"):
+        s = by_run[run]
+        assert s.format == "kineto" and not s.stock_tool_opens and [h.format for h in s.hosts] == ["kineto"]
+        assert s.session == "2026_11_22_20_46_24", s.session  # the cycle's time, named like XPlane sessions
+    assert by_run["torch_run"].hosts[0].host == "node1_417" and by_run["job/torch_gz"].hosts[0].path.endswith(".gz")
+    assert has_profiles(d)
+
+
+def test_ranks_and_profiling_cycles(tmp_path):
+    """4 ranks x 2 cycles (ranks write seconds apart) -> 2 sessions of 4 hosts; newest session first."""
+    folder = str(tmp_path / "ddp")
+    for cycle in range(2):
+        for rank in range(4):
+            _trace(folder, f"node{rank // 2}_{100 + rank}", T0 + cycle * 60_000_000_000 + rank * 2_000_000_000)
+    sessions = discover(str(tmp_path))
+    assert [s.session for s in sessions] == ["2026_11_22_20_47_24", "2026_11_22_20_46_24"]
+    for s in sessions:
+        assert [h.host for h in s.hosts] == ["node0_100", "node0_101", "node1_102", "node1_103"]
+    newest = sessions[0]
+    assert all(".17953804440" in h.path or ".17953804460" in h.path or ".1795380450" in h.path or ".1795380448" in h.path
+               for h in newest.hosts), [h.path for h in newest.hosts]
+
+
+def test_a_worker_missing_a_cycle_and_names_without_time(tmp_path):
+    """The documented limit: a worker's k-th file is cycle k, so a worker with one file joins cycle 0.
+    Names without a time stamp still group by worker (session ``cycle_<k>``)."""
+    folder = str(tmp_path / "r")
+    _trace(folder, "a_1", T0)
+    _trace(folder, "a_1", T0 + 60_000_000_000)
+    _trace(folder, "b_2", T0 + 60_000_000_000)  # b only wrote in the second cycle
+    sessions = discover(str(tmp_path))
+    assert sorted((s.session, tuple(h.host for h in s.hosts)) for s in sessions) == [
+        ("2026_11_22_20_46_24", ("a_1", "b_2")), ("2026_11_22_20_47_24", ("a_1",))]
+    other = str(tmp_path / "plain")
+    _trace(other, "w", None)
+    (s,) = [s for s in discover(str(tmp_path)) if s.run == "plain"]
+    assert s.session == "cycle_0" and s.hosts[0].host == "w"
+
+
+def test_pytorch_trace_symlinked_outside_the_logdir_is_ignored(tmp_path):
+    outside = _trace(str(tmp_path / "outside"), "evil_1", T0)
+    logdir = tmp_path / "logdir"
+    (logdir / "run").mkdir(parents=True)
+    os.symlink(outside, logdir / "run" / f"evil_1.{T0}.pt.trace.json")
+    inside = _trace(str(logdir / "real"), "ok_1", T0)
+    os.symlink(inside, logdir / "run" / f"ok_1.{T0}.pt.trace.json")
+    runs = {s.run: [h.host for h in s.hosts] for s in discover(str(logdir))}
+    assert runs == {"real": ["ok_1"], "run": ["ok_1"]}
+
+
+def test_kineto_worker_names():
+    assert discovery.kineto_worker("vm_417.1795380384345498510.pt.trace.json") == ("vm_417", 1795380384345498510)
+    assert discovery.kineto_worker("host.a_1.5.pt.trace.json.gz") == ("host.a_1", 5)
+    assert discovery.kineto_worker("w.pt.trace.json") == ("w", None)
+    assert discovery.kineto_worker("x.xplane.pb") is None and discovery.kineto_worker(".pt.trace.json") is None

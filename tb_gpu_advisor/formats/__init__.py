@@ -8,6 +8,7 @@ with a ``read_trace(path, host)`` and one line in :data:`READERS`.
 from __future__ import annotations
 
 import importlib
+import os
 from typing import Callable
 
 from ..trace import Trace
@@ -18,6 +19,20 @@ READERS: dict[str, str] = {
     "xplane": "tb_gpu_advisor.formats.xplane",
     "kineto": "tb_gpu_advisor.formats.kineto",
 }
+
+
+#: Files larger than this are refused with a clear error instead of exhausting memory (every format).
+DEFAULT_MAX_BYTES = 8 << 30
+ENV_MAX_BYTES = "TB_GPU_ADVISOR_MAX_PROFILE_BYTES"
+
+
+def max_profile_bytes() -> int:
+    """The size limit now: ``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` read at each call (a worker started
+    before the variable changed still sees the new value), else 8 GiB."""
+    try:
+        return int(os.environ.get(ENV_MAX_BYTES, DEFAULT_MAX_BYTES))
+    except ValueError:
+        return DEFAULT_MAX_BYTES
 
 
 def reader(fmt: str) -> Callable[..., Trace]:

@@ -26,7 +26,7 @@ from ..frameworks import Framework, action  # noqa: F401  (re-exported: rules bu
 from ..report_schema import Action, Finding, Metric, Saving, Table, TimeWindow
 from .savings import parts
 from .headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
-from ..thresholds import THRESHOLDS, T
+from ..thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
 
 #: The guide's debugging order (overview): input pipeline, one-GPU checks,
 #: mixed precision / XLA, then several GPUs.  ``rank`` uses it for ties;

@@ -17,13 +17,22 @@ export function select(label, options, value, onChange) {
   return h("label", { class: "picker" }, h("span", {}, label), el);
 }
 
+/** A run's picker label: PyTorch trace runs say so (XPlane runs are TensorFlow or JAX, told by their report). */
+export function runLabel(r) {
+  return (r.sessions || []).some((x) => x.format === "kineto") ? `${r.run} (PyTorch trace)` : r.run;
+}
+
+/** Why a session has no links into the stock Profile tab (it reads XPlane files only). */
+export const NO_STOCK_LINKS = "The stock Profile tab cannot open PyTorch traces, so there are no trace-viewer links here: "
+  + "open the trace file in Perfetto UI (ui.perfetto.dev) or chrome://tracing to see these windows.";
+
 /** The run / session / host pickers for the current selection. */
 export function pickers(runs, sel, onSelect) {
   const run = runs.find((r) => r.run === sel.run) || runs[0];
   const session = run.sessions.find((x) => x.session === sel.session) || run.sessions[0];
   const byNewest = (sessions) => sessions.map((x) => ({ value: x.session, label: x.session }));
   return [
-    select("Run", runs.map((r) => ({ value: r.run, label: r.run })), run.run,
+    select("Run", runs.map((r) => ({ value: r.run, label: runLabel(r) })), run.run,
       (v) => onSelect({ run: v, session: runs.find((r) => r.run === v).sessions[0].session, host: "" })),
     select("Session", byNewest(run.sessions), session.session, (v) => onSelect({ run: run.run, session: v, host: "" })),
     select("Host", [{ value: "", label: `All hosts (${session.hosts.length})` }, ...session.hosts.map((x) => ({ value: x.host, label: x.host }))],
@@ -138,6 +147,7 @@ export function tableView(t) {
 
 /** Links for one finding: trace viewer at each window, and the stock tools for its host. */
 export function findingLinks(f, ctx) {
+  if (ctx.stockTool === false) return h("p", { class: "links no-links" }, NO_STOCK_LINKS);
   const links = [];
   for (const w of f.windows.slice(0, 3)) {
     links.push(h("a", { href: traceWindowUrl(ctx.root, ctx.stockRun, w.host, w.start_ms, w.end_ms), target: "_top", class: "link trace" },

@@ -20,10 +20,12 @@ import re
 
 import numpy as np
 
+from ... import fsio
 from ... import kernel_classes as kc
 from ...columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
 from ...idtable import IdTable
 from ...trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, StepMarkers, Trace
+from .. import max_profile_bytes
 from .parse import KinetoTrace, parse_trace
 
 #: Host categories analysed.  Python frames (``python_function``, with ``with_stack=True``) are left out: they
@@ -42,8 +44,14 @@ _TRACE_CAT = "Trace"
 
 def read_trace(path: str, host: str | None = None) -> Trace:
     """Read one ``*.pt.trace.json[.gz]`` into a trace (``KinetoReadError`` when it is no trace to analyse)."""
-    kt = parse_trace(path)
-    return to_trace(kt, host or _worker(path), path, _size(path))
+    if fsio.is_remote(path):
+        with fsio.open_binary(path) as f:
+            kt = parse_trace(f, max_bytes=max_profile_bytes())
+        size = fsio.size(path)
+    else:
+        kt = parse_trace(fsio.local_path(path), max_bytes=max_profile_bytes())
+        size = _size(fsio.local_path(path))
+    return to_trace(kt, host or _worker(path), path, size)
 
 
 def _worker(path: str) -> str:

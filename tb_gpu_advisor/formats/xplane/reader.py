@@ -45,18 +45,7 @@ from ...memory import release_free_heap
 from .timeline import Line, Plane, StatTable, Timeline, ValueKind
 from .schema import message_class
 
-#: Files larger than this are refused with a clear error instead of exhausting memory.
-DEFAULT_MAX_BYTES = 8 << 30
-ENV_MAX_BYTES = "TB_GPU_ADVISOR_MAX_PROFILE_BYTES"
-
-
-def max_profile_bytes() -> int:
-    """The size limit now: ``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` read at each call (a worker started
-    before the variable changed still sees the new value), else 8 GiB."""
-    try:
-        return int(os.environ.get(ENV_MAX_BYTES, DEFAULT_MAX_BYTES))
-    except ValueError:
-        return DEFAULT_MAX_BYTES
+from .. import max_profile_bytes
 
 _XSTAT_VALUE_FIELDS = {  # XStat field number -> (ValueKind, wire type)
     2: (ValueKind.DOUBLE, wire.FIXED64),

@@ -19,6 +19,7 @@ import argparse
 import glob
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -27,17 +28,23 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_SRC = os.path.join(HERE, "..", "..", "shared", "profiles", "real-h100-torch", "torch_healthy_bf16")
+_STEP = re.compile(r"^ProfilerStep#(\d+)$")
 WANTED = ("ph", "cat", "name", "ts", "dur", "pid", "tid")
 
 
 def make_trace(src: str, target_mb: float, out: str) -> int:
-    """Writes ``out``: ``src``'s events repeated (time and ids shifted) to ~``target_mb``; returns the event count."""
+    """Writes ``out``: ``src``'s events repeated to ~``target_mb``; returns the event count.
+
+    Each copy is shifted in time, correlation and External ids, and its ``ProfilerStep#N`` renumbered, so the
+    analysis sees one long capture of distinct steps (not the same ten steps again and again)."""
     with open(src, encoding="utf-8") as f:
         doc = json.load(f)
     events = doc.pop("traceEvents")
     xs = [e for e in events if e.get("ph") == "X" and "ts" in e]
     span = max(e["ts"] + e.get("dur", 0) for e in xs) - min(e["ts"] for e in xs) + 1000.0
     head = json.dumps(doc)[:-1] + ', "traceEvents": ['
+    steps = [int(m.group(1)) for e in xs for m in [_STEP.match(str(e.get("name")))] if m]
+    step_stride = max(steps) + 1 if steps else 0
     n, size, k = 0, len(head), 0
     with open(out, "w", encoding="utf-8") as f:
         f.write(head)
@@ -46,9 +53,13 @@ def make_trace(src: str, target_mb: float, out: str) -> int:
                 e2 = dict(e)
                 if "ts" in e2:
                     e2["ts"] = e2["ts"] + k * span
+                m = _STEP.match(str(e2.get("name")))
+                if m and k:  # each copy's steps are new steps (ProfilerStep#N numbers are unique in a trace)
+                    e2["name"] = f"ProfilerStep#{int(m.group(1)) + k * step_stride}"
                 args = e2.get("args")
-                if isinstance(args, dict) and "correlation" in args:
-                    e2["args"] = {**args, "correlation": args["correlation"] + k * 1_000_000}
+                if isinstance(args, dict):  # launch links and op ids stay unique per copy
+                    e2["args"] = {**args, **{key: args[key] + k * 1_000_000 for key in ("correlation", "External id")
+                                             if type(args.get(key)) is int}}
                 text = ("," if n else "") + json.dumps(e2, separators=(",", ":"))
                 f.write(text)
                 size += len(text)

@@ -14,7 +14,7 @@ import random
 
 import pytest
 
-from tb_gpu_advisor import analyze, cli, cli_report, discovery, render
+from tb_gpu_advisor import analyze, cli, discovery, render
 from tb_gpu_advisor.report_schema import Action, Finding, HostReport, Report, Saving, TimeWindow
 from tb_gpu_advisor.formats.xplane.schema import message_class
 from tests.profile_files import write_profile

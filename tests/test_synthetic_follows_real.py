@@ -18,7 +18,7 @@ import pytest
 
 from tb_gpu_advisor.formats.xplane.reader import read_timeline
 from tb_gpu_advisor.synthetic.jaxcapture import JAX_SCENARIOS
-from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
+from tb_gpu_advisor.formats.xplane.timeline import Line, Timeline
 
 REAL_ROOT = Path(__file__).resolve().parents[2] / "shared" / "profiles" / "real-h100-jax"
 MIRRORS = {"jax_healthy_bf16": "healthy_bf16", "jax_healthy_bf16_nocb": "healthy_bf16_nocb",

@@ -1,0 +1,601 @@
+"""PyTorch profiler (Kineto) Chrome-trace JSON -> columns, in memory bounded by a chunk, not by the file.
+
+Why not ``json.load``: a full parse builds a dict per event, 6-9x the file in memory (a 2 GB trace would
+need 12-18 GB; measured in ``benchmarks/kineto_parse.py``, docs/benchmarks.md).  Instead:
+
+1. the top-level object is read up to ``"traceEvents": [`` and parsed alone (``deviceProperties``,
+   ``distributedInfo``, ``baseTimeNanoseconds`` ...); whatever follows the array is parsed the same way;
+2. the array is cut into chunks of whole events (a few MB each) and each chunk is decoded on its own --
+   typed with ``msgspec`` when it is installed (only the fields read become objects, ~5x faster), else
+   with the stdlib -- and turned into numpy columns before the next chunk is read.
+
+Where to cut: at a ``}`` followed by ``,`` or ``]``.  Such a byte pair can also sit inside a string or a
+nested object; the cut is then rejected because the chunk before it does not decode (an open string or
+brace), and the next candidate is tried.  After a few rejected candidates the chunk is decoded event by
+event with the stdlib's ``raw_decode``, which is exact: a hostile file cannot make the scan quadratic.
+
+A trace cut off mid-write (common: the job was killed while the handler wrote) keeps every whole event
+before the cut and says so in :attr:`KinetoTrace.problems`; a file with no readable event is an error.
+Only ``X`` (complete) events become rows; metadata (``M``) names processes and threads, ``[memory]``
+instant events give the allocator's peak; flows (``ac2g``, ``fwdbwd``) are counted, not kept: the
+launch link is the ``correlation`` argument both ends carry.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import zlib
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import IO, Any, Callable, Iterable
+
+import numpy as np
+
+#: Bytes of events decoded at once: large enough that per-chunk overhead vanishes, small enough that the
+#: chunk's Python objects stay a few tens of MB.
+CHUNK_BYTES = 4 << 20
+#: How far into the file ``"traceEvents"`` must appear (the metadata before it is a few kB in practice).
+HEAD_LIMIT = 64 << 20
+#: Rejected cut candidates before a chunk is decoded event by event.
+MAX_CUT_TRIES = 4
+_READ_BLOCK = 1 << 20
+_CUT = re.compile(rb"\}\s*[,\]]")
+_EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
+_WS = b" \t\r\n"
+#: Integer columns, ``-1`` where the event does not carry the value.
+_INT_COLUMNS = ("pid", "tid", "correlation", "external_id", "device", "stream", "bytes", "graph_id")
+#: ``args`` keys read into columns (Kineto's spelling).
+_ARG_KEYS = {"correlation": "correlation", "External id": "external_id", "device": "device", "stream": "stream",
+             "bytes": "bytes", "graph id": "graph_id"}
+
+
+class KinetoReadError(ValueError):
+    """The file is no PyTorch trace we can analyse; the message says which file and why."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass
+class KinetoTrace:
+    """One trace file as columns: one row per ``X`` event, in file order.
+
+    ``pid``/``tid`` are the trace's integers; a string pid or tid (``"Spans"``, ``"PyTorch Profiler"``) gets a
+    negative id, its text in ``pid_labels``/``tid_labels``.  Times are integer nanoseconds as written (``ts``
+    is microseconds with three decimals), not yet re-based: the adapter does that.
+    """
+
+    source: str
+    names: list[str]
+    cats: list[str]
+    cat: np.ndarray
+    name: np.ndarray
+    ts_ns: np.ndarray
+    dur_ns: np.ndarray
+    pid: np.ndarray
+    tid: np.ndarray
+    correlation: np.ndarray
+    external_id: np.ndarray
+    device: np.ndarray
+    stream: np.ndarray
+    bytes: np.ndarray
+    graph_id: np.ndarray
+    meta: dict[str, Any] = field(default_factory=dict)
+    process_names: dict[int, str] = field(default_factory=dict)
+    process_labels: dict[int, str] = field(default_factory=dict)
+    thread_names: dict[tuple[int, int], str] = field(default_factory=dict)
+    pid_labels: dict[int, str] = field(default_factory=dict)
+    tid_labels: dict[int, str] = field(default_factory=dict)
+    memory: dict[int, int] = field(default_factory=dict)
+    memory_reserved: dict[int, int] = field(default_factory=dict)
+    ph_counts: dict[str, int] = field(default_factory=dict)
+    n_events: int = 0
+    bytes_read: int = 0
+    compressed: bool = False
+    truncated: bool = False
+    problems: list[str] = field(default_factory=list)
+    decoder: str = "json"
+
+    def __len__(self) -> int:
+        return int(self.ts_ns.size)
+
+
+ProgressFn = Callable[[int], None]
+
+
+def parse_trace(src: str | IO[bytes], *, max_bytes: int | None = None, progress: ProgressFn | None = None,
+                decoder: str | None = None) -> KinetoTrace:
+    """Parse one ``*.pt.trace.json[.gz]`` (a local path or a binary file object; gzip is detected by its magic).
+
+    ``max_bytes``: refuse traces whose *decompressed* text is larger (a gzip bomb is refused, not inflated).
+    ``progress``: called with the decompressed bytes read so far, once per chunk.  ``decoder``: ``"msgspec"``
+    or ``"json"`` (default: msgspec when installed).  Raises :class:`KinetoReadError`.
+    """
+    name = src if isinstance(src, str) else str(getattr(src, "name", "<stream>"))
+    try:
+        raw = open(src, "rb") if isinstance(src, str) else src
+    except OSError as e:
+        raise KinetoReadError(name, f"cannot open: {e.strerror or e}") from e
+    try:
+        stream, compressed = _maybe_gunzip(raw)
+        return _Parser(name, stream, compressed, max_bytes, progress, _decoder(decoder)).run()
+    finally:
+        if isinstance(src, str):
+            raw.close()
+
+
+def _maybe_gunzip(raw: IO[bytes]) -> tuple[IO[bytes], bool]:
+    head = raw.read(2)
+    if head == b"\x1f\x8b":
+        return _Gunzip(_Prefixed(head, raw)), True  # type: ignore[return-value]
+    return _Prefixed(head, raw), False  # type: ignore[return-value]
+
+
+class _Gunzip:
+    """gzip decompression that hands out everything decoded before a cut-off or corrupt spot.
+
+    ``gzip.GzipFile`` raises at a truncated stream and loses the data of the read that hit it; a trace whose
+    writer was killed mid-file is common, and its whole events should still count.  Output is produced at
+    most ``n`` bytes per read (``max_length``), so a gzip bomb is never inflated past what was asked for."""
+
+    def __init__(self, raw: "_Prefixed"):
+        self._raw = raw
+        self._d = zlib.decompressobj(wbits=31)
+        self._pending = b""
+        self.done = False
+
+    def read(self, n: int) -> bytes:
+        while not self.done:
+            if not self._pending:
+                self._pending = self._d.unconsumed_tail or self._raw.read(_READ_BLOCK)
+                if not self._pending:
+                    if not self._d.eof:
+                        raise EOFError("compressed file ended before the end-of-stream marker was reached")
+                    self.done = True
+                    break
+            data, self._pending = self._pending, b""
+            out = self._d.decompress(data, n)
+            if self._d.eof and self._d.unused_data.strip(b"\x00"):  # another gzip member follows
+                rest = self._d.unused_data
+                self._d = zlib.decompressobj(wbits=31)
+                self._pending = rest
+            if out:
+                return out
+        return b""
+
+
+class _Prefixed:
+    """A stream whose first bytes were already read (the magic sniff works on non-seekable remote streams)."""
+
+    def __init__(self, head: bytes, rest: IO[bytes]):
+        self._head, self._rest = head, rest
+
+    def read(self, n: int = -1) -> bytes:
+        if not self._head:
+            return self._rest.read(n)
+        if n is None or n < 0:
+            data, self._head = self._head + self._rest.read(), b""
+            return data
+        data, self._head = self._head[:n], self._head[n:]
+        return data + (self._rest.read(n - len(data)) if len(data) < n else b"")
+
+
+# ---------------------------------------------------------------------------------------------- decoders
+
+def _decoder(which: str | None) -> str:
+    if which not in (None, "msgspec", "json"):
+        raise ValueError(f"unknown decoder {which!r}")
+    if which == "json":
+        return "json"
+    try:
+        import msgspec  # noqa: F401 - optional accelerator
+    except ImportError:
+        if which == "msgspec":
+            raise
+        return "json"
+    return "msgspec"
+
+
+_MSGSPEC_TYPE: Any = None
+#: Kineto ``args`` keys -> identifiers of the typed decode's ``Args`` struct.
+_STRUCT_ARGS = {key: re.sub(r"\W", "_", key).lower() for key in (
+    *_ARG_KEYS, "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved")}
+
+
+def _msgspec_type() -> Any:
+    """``list[Event]`` with only the fields we read; everything else in an event is skipped unbuilt.
+
+    Argument values are ``Any`` (their type varies between writers; the column builder checks each); an
+    event field of the wrong type rejects the chunk, which is then decoded exactly by the stdlib."""
+    global _MSGSPEC_TYPE
+    if _MSGSPEC_TYPE is None:
+        import msgspec
+
+        args = msgspec.defstruct("Args", [(ident, Any, msgspec.field(default=None, name=key))
+                                          for key, ident in _STRUCT_ARGS.items()])
+        event = msgspec.defstruct("Event", [("ph", str | None, None), ("cat", str | None, None),
+                                            ("name", str | None, None), ("pid", int | str | None, None),
+                                            ("tid", int | str | None, None), ("ts", float | None, None),
+                                            ("dur", float | None, None), ("args", args | None, None)])
+        _MSGSPEC_TYPE = list[event]
+    return _MSGSPEC_TYPE
+
+
+def _decode_chunk(data: bytes, decoder: str) -> list[Any]:
+    """Events of ``data`` (whole events separated by commas); ValueError when it is not that."""
+    text = b"[" + data + b"]"
+    if decoder == "msgspec":
+        import msgspec
+
+        try:
+            return msgspec.json.decode(text, type=_msgspec_type())
+        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+            raise ValueError(str(e)) from e
+    try:
+        return json.loads(text)
+    except (UnicodeDecodeError, RecursionError) as e:
+        raise ValueError(str(e)) from e
+
+
+# ---------------------------------------------------------------------------------------------- columns
+
+class _Columns:
+    """Rows of X events, accumulated chunk by chunk as numpy arrays (a chunk's lists die with the chunk)."""
+
+    def __init__(self) -> None:
+        self.names: dict[str, int] = {}
+        self.cats: dict[str, int] = {}
+        self.parts: list[dict[str, np.ndarray]] = []
+        self.process_names: dict[int, str] = {}
+        self.process_labels: dict[int, str] = {}
+        self.thread_names: dict[tuple[int, int], str] = {}
+        self.pid_labels: dict[str, int] = {}
+        self.tid_labels: dict[str, int] = {}
+        self.memory: dict[int, int] = {}
+        self.memory_reserved: dict[int, int] = {}
+        self.ph = Counter()
+        self.n_events = 0
+        self.malformed = 0
+
+    def add(self, events: Iterable[Any], typed: bool) -> None:
+        """Append one chunk's events (msgspec structs when ``typed``, else dicts)."""
+        rows: dict[str, list] = {k: [] for k in ("cat", "name", "ts", "dur", *_INT_COLUMNS)}
+        get = getattr if typed else _dict_get
+        arg = _struct_arg if typed else _dict_arg
+        n = 0
+        for e in events:
+            n += 1
+            if not typed and not isinstance(e, dict):
+                self.malformed += 1
+                continue
+            ph = get(e, "ph")
+            self.ph[ph if isinstance(ph, str) else "?"] += 1
+            if ph == "X":
+                self._row(e, get, arg, rows)
+            elif ph == "M":
+                self._metadata(e, get, arg)
+            elif ph == "i" and get(e, "name") == "[memory]":
+                self._memory(get(e, "args"), arg)
+        self.n_events += n
+        if rows["ts"]:
+            part = {"cat": np.asarray(rows["cat"], np.int32), "name": np.asarray(rows["name"], np.int32),
+                    "ts": np.asarray(rows["ts"], np.float64), "dur": np.asarray(rows["dur"], np.float64)}
+            part.update({k: np.asarray(rows[k], np.int64) for k in _INT_COLUMNS})
+            self.parts.append(part)
+
+    def _row(self, e: Any, get: Callable, arg: Callable, rows: dict[str, list]) -> None:
+        ts, dur = get(e, "ts"), get(e, "dur")
+        if not _is_number(ts):
+            self.malformed += 1
+            return
+        rows["ts"].append(ts)
+        rows["dur"].append(dur if _is_number(dur) else 0.0)
+        cat, name = get(e, "cat"), get(e, "name")
+        rows["cat"].append(self.cats.setdefault(cat if isinstance(cat, str) else "", len(self.cats)))
+        rows["name"].append(self.names.setdefault(name if isinstance(name, str) else "", len(self.names)))
+        rows["pid"].append(self._id(get(e, "pid"), self.pid_labels))
+        rows["tid"].append(self._id(get(e, "tid"), self.tid_labels))
+        args = get(e, "args")
+        for key, col in _ARG_KEYS.items():
+            v = arg(args, key)
+            rows[col].append(v if type(v) is int else -1)
+
+    def _metadata(self, e: Any, get: Callable, arg: Callable) -> None:
+        kind, args = get(e, "name"), get(e, "args")
+        pid = self._id(get(e, "pid"), self.pid_labels)
+        if kind == "process_name" and isinstance(arg(args, "name"), str):
+            self.process_names[pid] = arg(args, "name")
+        elif kind == "process_labels" and isinstance(arg(args, "labels"), str):
+            self.process_labels[pid] = arg(args, "labels")
+        elif kind == "thread_name" and isinstance(arg(args, "name"), str):
+            self.thread_names[(pid, self._id(get(e, "tid"), self.tid_labels))] = arg(args, "name")
+
+    def _memory(self, args: Any, arg: Callable) -> None:
+        """``[memory]`` events (``profile_memory=True``): peak allocated/reserved bytes per CUDA device."""
+        dev, dtype = arg(args, "Device Id"), arg(args, "Device Type")
+        if type(dev) is not int or dev < 0 or (dtype is not None and dtype != 1):
+            return
+        for key, peaks in (("Total Allocated", self.memory), ("Total Reserved", self.memory_reserved)):
+            v = arg(args, key)
+            if type(v) is int and v > peaks.get(dev, -1):
+                peaks[dev] = v
+
+    @staticmethod
+    def _id(v: Any, labels: dict[str, int]) -> int:
+        """An integer pid/tid as is; a string one gets a stable negative id (-2, -3, ...; -1 is "absent")."""
+        if type(v) is int:
+            return v
+        if isinstance(v, str):
+            return labels.setdefault(v, -2 - len(labels))
+        return -1
+
+    def column(self, key: str, dtype: type) -> np.ndarray:
+        if not self.parts:
+            return np.zeros(0, dtype)
+        return np.concatenate([p.pop(key) for p in self.parts]).astype(dtype, copy=False)
+
+
+def _is_number(v: Any) -> bool:
+    return type(v) in (int, float) and v == v  # NaN is no time
+
+
+def _dict_get(e: dict, key: str) -> Any:
+    return e.get(key)
+
+
+def _dict_arg(args: Any, key: str) -> Any:
+    return args.get(key) if isinstance(args, dict) else None
+
+
+def _struct_arg(args: Any, key: str) -> Any:
+    return getattr(args, _STRUCT_ARGS[key]) if args is not None else None
+
+
+def _ns(us: np.ndarray) -> np.ndarray:
+    """Microseconds (three decimals as written) -> integer nanoseconds."""
+    return np.rint(us * 1000.0).astype(np.int64)
+
+
+# ---------------------------------------------------------------------------------------------- parser
+
+class _Parser:
+    """One pass over the (decompressed) bytes: head, events chunk by chunk, tail."""
+
+    def __init__(self, name: str, stream: IO[bytes], compressed: bool, max_bytes: int | None,
+                 progress: ProgressFn | None, decoder: str):
+        self.name, self.stream, self.compressed = name, stream, compressed
+        self.max_bytes, self.progress, self.decoder = max_bytes, progress, decoder
+        self.buf = b""
+        self.base = 0  # file offset of buf[0]
+        self.eof = False
+        self.read_error: str | None = None
+        self.cols = _Columns()
+        self.problems: list[str] = []
+        self.truncated = False
+
+    # -- input
+    def _fill(self, want: int) -> None:
+        """Read until ``buf`` holds ``want`` bytes or the input ends."""
+        parts = [self.buf]
+        have = len(self.buf)
+        while have < want and not self.eof:
+            try:
+                block = self.stream.read(max(_READ_BLOCK, want - have))
+            except (EOFError, OSError, zlib.error) as e:  # gzip cut off or corrupt: what was read stays
+                self.eof, self.read_error = True, f"{type(e).__name__}: {e}"
+                break
+            if not block:
+                self.eof = True
+                break
+            parts.append(block)
+            have += len(block)
+            if self.max_bytes is not None and self.base + have > self.max_bytes:
+                raise KinetoReadError(self.name, f"trace is over the {self.max_bytes:,}-byte limit"
+                                      + (" once decompressed" if self.compressed else "")
+                                      + " (raise TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it anyway)")
+        self.buf = b"".join(parts)
+
+    def _drop(self, n: int) -> None:
+        """Forget the first ``n`` bytes of the buffer (they are decoded)."""
+        self.buf = self.buf[n:]
+        self.base += n
+        if self.progress is not None:
+            self.progress(self.base)
+
+    def _skip_ws(self, pos: int) -> int:
+        while True:
+            while pos < len(self.buf) and self.buf[pos] in _WS:
+                pos += 1
+            if pos < len(self.buf) or self.eof:
+                return pos
+            self._fill(len(self.buf) + _READ_BLOCK)
+
+    # -- stages
+    def run(self) -> KinetoTrace:
+        meta, pos = self._head()
+        pos = self._events(pos)
+        if pos is not None:
+            meta.update(self._tail(pos))
+        return self._result(meta)
+
+    def _head(self) -> tuple[dict[str, Any], int]:
+        """The top-level keys before ``traceEvents`` and the offset of the array's first event."""
+        self._fill(_READ_BLOCK)
+        pos = self._skip_ws(0)
+        if pos >= len(self.buf):
+            raise KinetoReadError(self.name, "file is empty" + (" once decompressed" if self.compressed else "")
+                                  + (f" ({self.read_error})" if self.read_error else " (was the capture interrupted?)"))
+        first = self.buf[pos:pos + 1]
+        if first == b"[":  # Chrome's JSON Array Format: events only
+            return {}, pos + 1
+        if first != b"{":
+            raise KinetoReadError(self.name, "not JSON" + (" once decompressed" if self.compressed else "")
+                                  + f" (starts with {self.buf[pos:pos + 16]!r}): not a PyTorch profiler trace")
+        m = self._find_events_key(pos)
+        head = self.buf[pos:m.start()].rstrip(_WS).rstrip(b",")
+        try:
+            meta = json.loads(head + b"}")
+        except ValueError as e:
+            raise KinetoReadError(self.name, f"the JSON before \"traceEvents\" does not parse ({e}): "
+                                  "not a PyTorch profiler trace") from e
+        return (meta if isinstance(meta, dict) else {}), m.end()
+
+    def _find_events_key(self, pos: int) -> re.Match:
+        while True:
+            m = _EVENTS_KEY.search(self.buf, pos)
+            if m is not None:
+                return m
+            if self.eof or len(self.buf) >= HEAD_LIMIT:
+                where = "in the file" if self.eof else f"in its first {HEAD_LIMIT >> 20} MB"
+                raise KinetoReadError(self.name, f"no \"traceEvents\" array {where}: not a PyTorch profiler trace")
+            self._fill(len(self.buf) + _READ_BLOCK)
+
+    def _events(self, pos: int) -> int | None:
+        """Decode the array chunk by chunk; the offset just after its ``]``, None when reading stopped first."""
+        while True:
+            self._fill(pos + CHUNK_BYTES + _READ_BLOCK)
+            pos = self._skip_ws(pos)
+            if self.buf[pos:pos + 1] == b"]":
+                return pos + 1
+            if self.buf[pos:pos + 1] == b",":
+                pos = self._skip_ws(pos + 1)
+            if pos >= len(self.buf):
+                self._stop("the trace ends inside the \"traceEvents\" array (cut off while being written?)")
+                return None
+            end = self._chunk(pos)
+            if end is None:
+                return None
+            self._drop(end)
+            pos = 0
+
+    def _chunk(self, pos: int) -> int | None:
+        """Decode whole events from ``pos``; the offset after the last one, None when reading must stop.
+
+        Away from the end, the first cut candidate past ``CHUNK_BYTES`` is tried; in the input's last
+        chunk the candidates are tried from the end back (the array's closing ``}]`` first)."""
+        if len(self.buf) - pos > CHUNK_BYTES:
+            candidates = _first(_CUT.finditer(self.buf, pos + CHUNK_BYTES), MAX_CUT_TRIES)
+            if not candidates and not self.eof:  # one event longer than the buffer: read on
+                self._fill(len(self.buf) + CHUNK_BYTES)
+                return self._chunk(pos)
+        else:
+            candidates = list(_CUT.finditer(self.buf, pos))[::-1][:MAX_CUT_TRIES]
+        for m in candidates:
+            cut = m.start() + 1
+            try:
+                events = _decode_chunk(self.buf[pos:cut], self.decoder)
+            except ValueError:
+                continue
+            self._add(events)
+            return cut
+        return self._exact(pos)
+
+    def _add(self, events: list[Any], typed: bool | None = None) -> None:
+        """Columns of decoded events: structs from the typed decode, dicts from the stdlib (``typed=False``)."""
+        self.cols.add(events, typed=self.decoder == "msgspec" if typed is None else typed)
+
+    def _exact(self, pos: int) -> int | None:
+        """Event by event with the stdlib (exact): after rejected cuts, at the end of a cut-off file, on garbage."""
+        text = self.buf[pos:].decode("utf-8", "surrogateescape")
+        dec = json.JSONDecoder()
+        events: list[Any] = []
+        i = end = 0
+        while i < len(text) and end < CHUNK_BYTES:
+            try:
+                event, end = dec.raw_decode(text, i)
+            except json.JSONDecodeError as e:
+                if not self.eof and (events or len(text) - e.pos < (1 << 20) or "Unterminated" in e.msg):
+                    if events:
+                        break  # the rest after more input is read
+                    self._fill(len(self.buf) * 2)
+                    return self._exact(pos)
+                return self._exact_failed(pos, text, i, events, e)
+            events.append(event)
+            k = _skip_ws(text, end)
+            if k < len(text) and text[k] == "]":
+                break
+            if k < len(text) and text[k] != ",":
+                return self._exact_failed(pos, text, k, events, None)
+            i = _skip_ws(text, k + 1)
+        self._add(events, typed=False)
+        return pos + len(text[:end].encode("utf-8", "surrogateescape"))
+
+    def _exact_failed(self, pos: int, text: str, i: int, events: list[Any], e: json.JSONDecodeError | None) -> None:
+        """Keep the whole events before ``i``; the rest is cut off (a file not closed) or not JSON (stop there)."""
+        self._add(events, typed=False)
+        at = self.base + pos + len(text[:i].encode("utf-8", "surrogateescape"))
+        if self.eof and not text.rstrip().endswith(("}", "]")):
+            self._stop(f"the trace is cut off at byte {at:,} inside an event (cut off while being written?)")
+            return None
+        if e is not None:
+            where = self.base + pos + len(text[:e.pos].encode("utf-8", "surrogateescape"))
+            why = f"{e.msg} at byte {where:,}"
+        else:
+            why = f"no ',' between events at byte {at:,}"
+        self._stop(f"invalid JSON in \"traceEvents\" ({why}); the events from byte {at:,} on were not read")
+        return None
+
+    def _stop(self, reason: str) -> None:
+        if self.read_error:
+            reason += f" [{self.read_error}]"
+        self.truncated = True
+        self.problems.append(reason)
+
+    def _tail(self, pos: int) -> dict[str, Any]:
+        """Top-level keys after the array (``traceName``); a broken tail costs only those keys."""
+        self._fill(pos + HEAD_LIMIT)
+        tail = self.buf[pos:].strip(_WS)
+        if tail in (b"", b"}"):
+            return {}
+        body = tail.lstrip(b",")
+        try:
+            rest = json.loads(b"{" + body) if tail.startswith(b",") else None
+        except ValueError:
+            rest = None
+        if not isinstance(rest, dict):
+            self.problems.append("the JSON after \"traceEvents\" does not parse; its keys (traceName ...) were skipped")
+            return {}
+        return rest
+
+    def _result(self, meta: dict[str, Any]) -> KinetoTrace:
+        c = self.cols
+        if not c.parts:
+            reason = "; ".join(self.problems) if self.problems else "the \"traceEvents\" array holds no complete event"
+            raise KinetoReadError(self.name, f"no readable event: {reason}")
+        if self.read_error and not self.truncated:
+            self.problems.append(f"the file's end is damaged ({self.read_error}), after the last event")
+        if c.malformed:
+            self.problems.append(f"{c.malformed:,} events without a numeric time or not objects were skipped")
+        ts, dur = c.column("ts", np.float64), c.column("dur", np.float64)
+        cols = {k: c.column(k, np.int64) for k in _INT_COLUMNS}
+        return KinetoTrace(
+            source=self.name, names=list(c.names), cats=list(c.cats), cat=_narrow_ids(c.column("cat", np.int32)),
+            name=c.column("name", np.int32), ts_ns=_ns(ts), dur_ns=np.maximum(_ns(dur), 0), meta=meta,
+            process_names=c.process_names, process_labels=c.process_labels, thread_names=c.thread_names,
+            pid_labels={v: k for k, v in c.pid_labels.items()}, tid_labels={v: k for k, v in c.tid_labels.items()},
+            memory=c.memory, memory_reserved=c.memory_reserved, ph_counts=dict(c.ph), n_events=c.n_events,
+            bytes_read=self.base + len(self.buf), compressed=self.compressed, truncated=self.truncated,
+            problems=self.problems, decoder=self.decoder, **cols,
+        )
+
+
+def _first(it: Iterable[re.Match], n: int) -> list[re.Match]:
+    out = []
+    for m in it:
+        out.append(m)
+        if len(out) == n:
+            break
+    return out
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def _narrow_ids(a: np.ndarray) -> np.ndarray:
+    return a.astype(np.int16) if a.size and int(a.max()) < (1 << 15) else a

@@ -118,9 +118,15 @@ def make_key(
         "run": run,
         "session": session,
         "params": params,
-        "hosts": sorted([h.path, int(h.size), int(h.mtime_ns)] for h in hosts),
+        "hosts": sorted(_identity(h) for h in hosts),
     }
     return CacheKey(json.dumps(material, sort_keys=True, separators=(",", ":")))
+
+
+def _identity(h: HostFile) -> list:
+    """A host's files as (path, size, mtime_ns); a one-file host keeps the key form of earlier versions."""
+    files = h.identity() if hasattr(h, "identity") else [[h.path, int(h.size), int(h.mtime_ns)]]
+    return files[0] if len(files) == 1 else files
 
 
 def session_key(session: Any, params: int | None = None, **versions: str) -> CacheKey:

@@ -80,6 +80,14 @@ class HostFile:
     size: int
     mtime_ns: int
     format: str = "xplane"
+    #: PyTorch ranks of one machine analysed as one host (their GPUs side by side): the ranks' own files, in
+    #: worker order; ``path`` is the first's, ``size`` the sum, ``mtime_ns`` the latest.  Empty: one file.
+    ranks: tuple["HostFile", ...] = ()
+
+    def identity(self) -> list:
+        """(path, size, mtime_ns) of every file behind this host: what must not change for a cached report."""
+        files = self.ranks or (self,)
+        return [[f.path, int(f.size), int(f.mtime_ns)] for f in files]
 
 
 @dataclass(frozen=True)
@@ -310,7 +318,37 @@ def _group_kineto(traces: list[tuple[str, str, HostFile]], groups: Groups) -> No
             if name in used:
                 name = f"{name}_{k}"
             used.add(name)
-            groups.setdefault((run, name, folder), []).extend(hf for _, hf in cycles[k])
+            groups.setdefault((run, name, folder), []).extend(by_machine([hf for _, hf in cycles[k]]))
+
+
+def kineto_machine(worker: str) -> str:
+    """``<host>_<pid>`` (the handler's default worker name) -> ``<host>``; another name is its own machine."""
+    head, sep, tail = worker.rpartition("_")
+    return head if sep and head and tail.isdigit() else worker
+
+
+def by_machine(files: list[HostFile]) -> list[HostFile]:
+    """One host per machine: the ranks of one machine (workers ``<host>_<pid>``) become one host whose GPUs
+    are the ranks' GPUs, so the multi-GPU checks (imbalance, launch skew, AllReduce) compare them, on the
+    clock they share."""
+    machines: dict[str, list[HostFile]] = {}
+    for hf in files:
+        machines.setdefault(kineto_machine(hf.host), []).append(hf)
+    out = []
+    for machine, hfs in machines.items():
+        if len(hfs) == 1:
+            out.append(hfs[0])
+            continue
+        hfs.sort(key=_worker_order)
+        out.append(HostFile(machine, hfs[0].path, sum(h.size for h in hfs), max(h.mtime_ns for h in hfs), "kineto",
+                            tuple(hfs)))
+    return out
+
+
+def _worker_order(hf: HostFile) -> tuple[str, int, str]:
+    """Workers by machine, then pid as a number (rank order when ranks start in order), then name."""
+    head, _, tail = hf.host.rpartition("_")
+    return (head, int(tail), hf.host) if tail.isdigit() else (hf.host, -1, hf.host)
 
 
 def _scandir(path: str) -> list[os.DirEntry]:

@@ -280,8 +280,8 @@ def _select_hosts(session: Any, host: str | None) -> list:
 
 
 def _identity(h: Any) -> tuple:
-    """A capture's identity: a rewritten or replaced file gets a new key."""
-    return (h.host, h.path, h.size, h.mtime_ns)
+    """A capture's identity: a rewritten or replaced file (any rank's, for a host of several) gets a new key."""
+    return (h.host, *(tuple(f) for f in h.identity()))
 
 
 def _still_written(host_files: list, settle_s: float) -> str | None:

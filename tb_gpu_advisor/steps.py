@@ -189,7 +189,8 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> Step
 
     if trace.gpu_step_lines:  # 1. the format's own per-GPU step line
         ids, hs, he, gpu_windows = _gpu_step_line_windows(trace.gpu_step_lines)
-        source, note, mapped = "steps_line", "derived `Steps` line on the GPU planes (grouped capture)", "group_id"
+        source, note = trace.gpu_step_source or ("steps_line", "derived `Steps` line on the GPU planes (grouped capture)")
+        mapped = "group_id" if trace.gpu_step_source is None else "device"
     else:
         cand = _marked_host_steps(trace) or _host_candidates(h)
         if cand is not None:

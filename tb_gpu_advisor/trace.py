@@ -162,6 +162,8 @@ class Trace:
     capture_ms: float | None = None
     #: per GPU, the format's own step line (TF's derived ``Steps`` line in grouped captures)
     gpu_step_lines: dict[int, StepLine] = field(default_factory=dict)
+    #: what the step lines are: (step source id, note in words); None: TF's derived ``Steps`` line
+    gpu_step_source: tuple[str, str] | None = None
     #: step annotations the format defines on the host (PyTorch ``ProfilerStep#N``)
     host_steps: StepMarkers | None = None
     #: per GPU, executions of its most executed compiled module (XLA ``XLA Modules`` line)

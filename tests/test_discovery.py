@@ -285,11 +285,39 @@ def test_ranks_and_profiling_cycles(tmp_path):
             _trace(folder, f"node{rank // 2}_{100 + rank}", T0 + cycle * 60_000_000_000 + rank * 2_000_000_000)
     sessions = discover(str(tmp_path))
     assert [s.session for s in sessions] == ["2026_11_22_20_47_24", "2026_11_22_20_46_24"]
-    for s in sessions:
-        assert [h.host for h in s.hosts] == ["node0_100", "node0_101", "node1_102", "node1_103"]
+    for s in sessions:  # one host per machine, its ranks' files behind it in pid order
+        assert [h.host for h in s.hosts] == ["node0", "node1"]
+        assert [[r.host for r in h.ranks] for h in s.hosts] == [["node0_100", "node0_101"], ["node1_102", "node1_103"]]
+        assert [h.size for h in s.hosts] == [2 * len(TRACE)] * 2 and all(h.path == h.ranks[0].path for h in s.hosts)
     newest = sessions[0]
-    assert all(".17953804440" in h.path or ".17953804460" in h.path or ".1795380450" in h.path or ".1795380448" in h.path
-               for h in newest.hosts), [h.path for h in newest.hosts]
+    paths = [r.path for h in newest.hosts for r in h.ranks]
+    assert all(".17953804440" in p or ".17953804460" in p or ".1795380450" in p or ".1795380448" in p
+               for p in paths), paths
+
+
+def test_machine_of_a_worker():
+    """Ranks of one machine share ``<host>`` in ``<host>_<pid>``; other worker names are machines of their own."""
+    assert discovery.kineto_machine("vm_417") == "vm" and discovery.kineto_machine("node-3.example_12") == "node-3.example"
+    assert discovery.kineto_machine("rank0") == "rank0" and discovery.kineto_machine("w_") == "w_"
+    assert discovery.kineto_machine("_7") == "_7"
+
+
+def test_a_rank_rewritten_changes_the_cache_key(tmp_path):
+    """A host of several ranks is cached under every rank file's identity, not just the first's."""
+    from tb_gpu_advisor import cache
+
+    folder = str(tmp_path / "ddp")
+    first = _trace(folder, "n_1", T0)
+    second = _trace(folder, "n_2", T0 + 1)
+    os.utime(first, ns=(T0, T0))  # the newest file: the host's mtime stays its own
+    os.utime(second, ns=(T0 - 10**10, T0 - 10**10))
+    (s,) = discover(str(tmp_path))
+    before = cache.session_key(s).material
+    os.utime(second, ns=(T0 - 2 * 10**10, T0 - 2 * 10**10))  # n_2 rewritten (an older stamp, same size)
+    (s2,) = discover(str(tmp_path))
+    h, h2 = s.hosts[0], s2.hosts[0]
+    assert (h.host, h.path, h.size, h.mtime_ns) == (h2.host, h2.path, h2.size, h2.mtime_ns)
+    assert cache.session_key(s2).material != before
 
 
 def test_a_worker_missing_a_cycle_and_names_without_time(tmp_path):

@@ -43,5 +43,10 @@ def reader(fmt: str) -> Callable[..., Trace]:
 
 
 def read(host_file) -> Trace:  # noqa: ANN001 - a discovery.HostFile or anything with host, path (and format)
-    """Read one host file with its format's reader (XPlane when the file does not say)."""
-    return reader(getattr(host_file, "format", "xplane"))(host_file.path, host=host_file.host)
+    """Read one host file with its format's reader (XPlane when the file does not say); a host made of
+    several ranks' files (``HostFile.ranks``, PyTorch) is read as one trace."""
+    read_trace = reader(getattr(host_file, "format", "xplane"))
+    ranks = getattr(host_file, "ranks", ())
+    if ranks:
+        return read_trace(host_file.path, host=host_file.host, ranks=[r.path for r in ranks])
+    return read_trace(host_file.path, host=host_file.host)

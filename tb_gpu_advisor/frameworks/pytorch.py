@@ -181,7 +181,7 @@ FRAMEWORK = Framework(
             "step_gaps:launch": "the host launching kernels",
             "title:xla_not_used": "torch.compile is off: chains of small element-wise kernels could be fused"},
     not_applicable={"host_op_share": "PyTorch places each op on the device of its tensors: there is no op placement "
-                                     "to check (syncs such as .item() are reported as copies and gaps)",
+                                     "to check (syncs such as .item() are the host-sync check's)",
                     "eager_execution": "PyTorch runs eagerly by default: the cost of launching op by op is reported "
                                        "as launch-bound, with torch.compile as its fix"},
     fixes=FIXES,

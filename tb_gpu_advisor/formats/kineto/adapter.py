@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 import numpy as np
 
@@ -27,6 +28,7 @@ from ...idtable import IdTable
 from ...trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, StepMarkers, Trace
 from .. import max_profile_bytes
 from .parse import KinetoTrace, parse_trace
+from .ranks import merge_ranks
 
 #: Host categories analysed.  Python frames (``python_function``, with ``with_stack=True``) are left out: they
 #: enclose the ATen ops they call, so as host events they would cover the whole step as host work.
@@ -42,16 +44,22 @@ _TRITON_KERNEL = ("triton_",)
 _TRACE_CAT = "Trace"
 
 
-def read_trace(path: str, host: str | None = None) -> Trace:
-    """Read one ``*.pt.trace.json[.gz]`` into a trace (``KinetoReadError`` when it is no trace to analyse)."""
+def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
+    """Read one ``*.pt.trace.json[.gz]`` into a trace (``KinetoReadError`` when it is no trace to analyse);
+    ``ranks``: several ranks' files of one machine, read as one trace (``path`` is then the first of them)."""
+    paths = list(ranks) if ranks else [path]
+    parsed = [_parse(p) for p in paths]
+    size = sum(n for _, n in parsed)
+    kt = parsed[0][0] if len(parsed) == 1 else merge_ranks([k for k, _ in parsed], [_worker(p) for p in paths])
+    return to_trace(kt, host or _worker(path), path, size)
+
+
+def _parse(path: str) -> tuple[KinetoTrace, int]:
+    """A file's columns and its size on disk."""
     if fsio.is_remote(path):
         with fsio.open_binary(path) as f:
-            kt = parse_trace(f, max_bytes=max_profile_bytes())
-        size = fsio.size(path)
-    else:
-        kt = parse_trace(fsio.local_path(path), max_bytes=max_profile_bytes())
-        size = _size(fsio.local_path(path))
-    return to_trace(kt, host or _worker(path), path, size)
+            return parse_trace(f, max_bytes=max_profile_bytes()), fsio.size(path)
+    return parse_trace(fsio.local_path(path), max_bytes=max_profile_bytes()), _size(fsio.local_path(path))
 
 
 def _worker(path: str) -> str:
@@ -94,6 +102,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     return Trace(
         format="kineto", host=host, path=path, size_bytes=size, h=h, devices=devs, num_events=int(kt.n_events),
         span_ps=span, capture_ms=_capture_ms(kt), host_steps=_profiler_steps(kt, h), allocator=_allocator(kt),
+        **_rank_step_lines(kt, devs, start_ps, end_ps),
         framework="pytorch", metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
         problems=list(kt.problems),
     )
@@ -232,7 +241,39 @@ def _profiler_steps(kt: KinetoTrace, h: HostEvents) -> StepMarkers | None:
     m = n >= 0
     if not m.any():
         return None
-    return StepMarkers("profiler_step", "`ProfilerStep#N` annotations (one per prof.step())", n[m], h.start[m], h.end[m])
+    note = "`ProfilerStep#N` annotations (one per prof.step())"
+    if len(kt.workers) > 1:
+        note += f" of {len(kt.workers)} ranks ({', '.join(kt.workers)}), each step from its earliest start to its latest end"
+    return StepMarkers("profiler_step", note, n[m], h.start[m], h.end[m])
+
+
+def _rank_step_lines(kt: KinetoTrace, devs: list[DeviceEvents], start_ps: np.ndarray,
+                     end_ps: np.ndarray) -> dict[str, Any]:
+    """Several ranks in one trace: each GPU's steps from its own ``ProfilerStep#N`` span on the device
+    (``gpu_user_annotation``, which Kineto draws over the work launched inside each step).
+
+    Why: ranks start their steps at different times (that difference is the launch skew to measure); one
+    host-wide window per step number would cut each rank's steps where another rank's begin.  Step k on a
+    GPU runs from its span's start to the start of its next span (idle time before a step belongs to the
+    one before, as with host steps).  Used only when every GPU with work has such spans; a single rank keeps
+    its host steps, whose input waits before the first kernel the device spans would not cover."""
+    if len(kt.workers) < 2:
+        return {}
+    m = _cat_mask(kt, ("gpu_user_annotation",))
+    step_of_name = np.fromiter((_step_number(n) for n in kt.names), dtype=np.int64, count=len(kt.names))
+    m &= step_of_name[kt.name] >= 0
+    lines = {}
+    for d in devs:
+        sel = np.flatnonzero(m & (kt.device == d.gpu))
+        if sel.size < 2:
+            return {}
+        sel = sel[np.argsort(start_ps[sel], kind="stable")]
+        start, end = start_ps[sel].astype(np.int64), end_ps[sel].astype(np.int64)
+        end[:-1] = np.maximum(start[1:], start[:-1])
+        lines[d.gpu] = (step_of_name[kt.name[sel]], start, end)
+    note = (f"`ProfilerStep#N` spans on each rank's GPU ({len(kt.workers)} ranks: {', '.join(kt.workers)}); "
+            "step k from its span's start to the next one's")
+    return {"gpu_step_lines": lines, "gpu_step_source": ("profiler_step", note)}
 
 
 def _step_number(name: str) -> int:

@@ -98,6 +98,8 @@ class KinetoTrace:
     truncated: bool = False
     problems: list[str] = field(default_factory=list)
     decoder: str = "json"
+    #: Workers (ranks) whose files were merged into this trace (``ranks.merge_ranks``); empty: one file.
+    workers: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return int(self.ts_ns.size)

@@ -1,0 +1,186 @@
+"""Several ranks' traces of one machine -> one :class:`~.parse.KinetoTrace`, their GPUs side by side.
+
+Why: ``torch.distributed`` (DDP, FSDP) runs one process per GPU and ``tensorboard_trace_handler`` writes one
+file per process.  Imbalance, launch skew and AllReduce waits are differences *between* those GPUs, so the
+analysis must see them in one trace, as it sees the 8 GPUs of a TensorFlow host in one XSpace.
+
+What changes when files are put together:
+
+* times: each file's ``ts`` counts from its own ``baseTimeNanoseconds``; they are moved onto the earliest
+  file's base (ranks of one machine share its clock, so their steps line up as they ran);
+* ids: ``correlation`` and ``External id`` are unique per process only, so each file's are offset (a launch
+  must never find another rank's kernel);
+* devices: each rank usually names its own GPU (``args.device`` = local rank) and the ids are kept; where
+  two files use the same id (``CUDA_VISIBLE_DEVICES`` narrowed per process), every GPU is renumbered in rank
+  order (``distributedInfo.rank``, else worker order);
+* names, categories, string pids: one table for all.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .parse import KinetoTrace
+
+#: Offset between files' correlation / External ids: above any id one process writes (a counter per event).
+ID_STRIDE = 1 << 40
+_CONCAT = ("ts_ns", "dur_ns", "pid", "tid", "correlation", "external_id", "device", "stream", "bytes", "graph_id")
+
+
+def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
+    """One trace of all ``kts`` (one per rank, ``workers`` their names), in rank order."""
+    order = sorted(range(len(kts)), key=lambda i: (_rank(kts[i]), i))
+    kts, workers = [kts[i] for i in order], [workers[i] for i in order]
+    names, name_maps = _union([kt.names for kt in kts])
+    cats, cat_maps = _union([kt.cats for kt in kts])
+    labels, pid_maps = _union([[kt.pid_labels[k] for k in sorted(kt.pid_labels, reverse=True)] for kt in kts])
+    tlabels, tid_maps = _union([[kt.tid_labels[k] for k in sorted(kt.tid_labels, reverse=True)] for kt in kts])
+    dev_maps = _device_maps(kts)
+    base = _bases(kts)
+    cols: dict[str, list[np.ndarray]] = {k: [] for k in ("name", "cat", *_CONCAT)}
+    for i, kt in enumerate(kts):
+        cols["name"].append(name_maps[i][kt.name])
+        cols["cat"].append(cat_maps[i][kt.cat])
+        cols["ts_ns"].append(kt.ts_ns + base[i])
+        cols["dur_ns"].append(kt.dur_ns)
+        cols["pid"].append(_relabel(kt.pid, pid_maps[i]))
+        cols["tid"].append(_relabel(kt.tid, tid_maps[i]))
+        for key in ("correlation", "external_id"):
+            v = getattr(kt, key)
+            cols[key].append(np.where(v >= 0, v + i * ID_STRIDE, v))
+        cols["device"].append(_remap(_gpu_rows_device(kt), dev_maps[i]))
+        for key in ("stream", "bytes", "graph_id"):
+            cols[key].append(getattr(kt, key))
+    first = kts[0]
+    return KinetoTrace(
+        source=" + ".join(kt.source for kt in kts), names=names, cats=cats,
+        **{k: np.concatenate(v) for k, v in cols.items()},
+        meta=_meta(kts, dev_maps), process_names=_by_pid(kts, "process_names", pid_maps),
+        process_labels=_by_pid(kts, "process_labels", pid_maps),
+        thread_names={(_one(p, pid_maps[i]), _one(t, tid_maps[i])): n
+                      for i, kt in enumerate(kts) for (p, t), n in kt.thread_names.items()},
+        pid_labels={-2 - j: s for j, s in enumerate(labels)}, tid_labels={-2 - j: s for j, s in enumerate(tlabels)},
+        memory=_by_device(kts, "memory", dev_maps), memory_reserved=_by_device(kts, "memory_reserved", dev_maps),
+        ph_counts=_sum_counts(kts), n_events=sum(kt.n_events for kt in kts),
+        bytes_read=sum(kt.bytes_read for kt in kts), compressed=any(kt.compressed for kt in kts),
+        truncated=any(kt.truncated for kt in kts),
+        problems=[f"{w}: {p}" for w, kt in zip(workers, kts) for p in kt.problems], decoder=first.decoder,
+        workers=workers,
+    )
+
+
+#: Categories whose rows live on a GPU: Kineto writes the device as their pid (``args.device`` only on some).
+GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
+
+
+def _gpu_rows_device(kt: KinetoTrace) -> np.ndarray:
+    """``args.device``, and for GPU rows without it (``gpu_user_annotation``) their pid: once files are merged
+    the pid no longer tells one rank's GPU 0 from another's."""
+    ids = [i for i, c in enumerate(kt.cats) if c in GPU_CATS]
+    gpu_row = np.isin(kt.cat, np.asarray(ids, dtype=kt.cat.dtype)) if ids else np.zeros(kt.cat.shape, bool)
+    return np.where((kt.device < 0) & gpu_row & (kt.pid >= 0), kt.pid, kt.device)
+
+
+def _rank(kt: KinetoTrace) -> int:
+    """``distributedInfo.rank`` (written under ``torch.distributed``), else a large number: file order."""
+    info = kt.meta.get("distributedInfo")
+    rank = info.get("rank") if isinstance(info, dict) else None
+    return rank if type(rank) is int and rank >= 0 else 1 << 30
+
+
+def _union(tables: list[list[str]]) -> tuple[list[str], list[np.ndarray]]:
+    """One string table for several, and per table the array old id -> new id."""
+    out: dict[str, int] = {}
+    maps = []
+    for t in tables:
+        maps.append(np.asarray([out.setdefault(s, len(out)) for s in t], dtype=np.int64).reshape(-1))
+    return list(out), maps
+
+
+def _relabel(ids: np.ndarray, new_of_label: np.ndarray) -> np.ndarray:
+    """String pids/tids are -2, -3, ... (label k at -2-k): move them to the merged labels' ids."""
+    if not new_of_label.size or not (ids <= -2).any():
+        return ids
+    k = np.clip(-2 - ids, 0, new_of_label.size - 1)
+    return np.where(ids <= -2, -2 - new_of_label[k], ids)
+
+
+def _one(v: int, new_of_label: np.ndarray) -> int:
+    return int(_relabel(np.asarray([v], np.int64), new_of_label)[0])
+
+
+def _device_maps(kts: list[KinetoTrace]) -> list[dict[int, int]]:
+    """Per file, old device id -> merged id: kept when no two files share an id, else numbered in rank order."""
+    ids = [sorted(set(kt.device[kt.device >= 0].tolist()) | set(_property_ids(kt))) for kt in kts]
+    seen: set[int] = set()
+    clash = False
+    for dev in ids:
+        clash |= bool(seen & set(dev))
+        seen |= set(dev)
+    if not clash:
+        return [{d: d for d in dev} for dev in ids]
+    maps, n = [], 0
+    for dev in ids:
+        maps.append({d: n + j for j, d in enumerate(dev)})
+        n += len(dev)
+    return maps
+
+
+def _property_ids(kt: KinetoTrace) -> list[int]:
+    """Device ids of ``deviceProperties`` that the file's events use (a process lists every visible GPU)."""
+    used = set(kt.device[kt.device >= 0].tolist())
+    props = kt.meta.get("deviceProperties")
+    return [p["id"] for p in props if isinstance(p, dict) and p.get("id") in used] if isinstance(props, list) else []
+
+
+def _remap(dev: np.ndarray, mapping: dict[int, int]) -> np.ndarray:
+    if not mapping or all(k == v for k, v in mapping.items()):
+        return dev
+    out = dev.copy()
+    for old, new in mapping.items():
+        out[dev == old] = new
+    return out
+
+
+def _bases(kts: list[KinetoTrace]) -> list[int]:
+    """Per file, ns to add so every file counts from the earliest ``baseTimeNanoseconds`` (0 when a file has none:
+    then the files' own clocks are taken as shared)."""
+    bases = [kt.meta.get("baseTimeNanoseconds") for kt in kts]
+    if not all(type(b) is int for b in bases):
+        return [0] * len(kts)
+    low = min(bases)
+    return [b - low for b in bases]
+
+
+def _meta(kts: list[KinetoTrace], dev_maps: list[dict[int, int]]) -> dict:
+    """The first rank's top-level keys; ``deviceProperties`` of every rank's used GPUs under their merged ids."""
+    meta = dict(kts[0].meta)
+    props = []
+    for kt, mapping in zip(kts, dev_maps):
+        for p in kt.meta.get("deviceProperties") or []:
+            if isinstance(p, dict) and p.get("id") in mapping:
+                props.append({**p, "id": mapping[p["id"]]})
+    meta["deviceProperties"] = props
+    meta["distributedInfo"] = [kt.meta.get("distributedInfo") for kt in kts]
+    return meta
+
+
+def _by_pid(kts: list[KinetoTrace], attr: str, pid_maps: list[np.ndarray]) -> dict[int, str]:
+    return {_one(p, pid_maps[i]): v for i, kt in enumerate(kts) for p, v in getattr(kt, attr).items()}
+
+
+def _by_device(kts: list[KinetoTrace], attr: str, dev_maps: list[dict[int, int]]) -> dict[int, int]:
+    out: dict[int, int] = {}
+    for kt, mapping in zip(kts, dev_maps):
+        for d, v in getattr(kt, attr).items():
+            out[mapping.get(d, d)] = max(v, out.get(mapping.get(d, d), v))
+    return out
+
+
+def _sum_counts(kts: list[KinetoTrace]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for kt in kts:
+        for k, v in kt.ph_counts.items():
+            out[k] = out.get(k, 0) + v
+    return out
+

@@ -1,6 +1,6 @@
 """How to read PyTorch profiler traces (``*.pt.trace.json``) fast and in bounded memory: a measurement (issue #10).
 
-    python benchmarks/kineto_parse.py [--src TRACE] [--sizes 50,200] [--methods stdlib,orjson,msgspec,ijson]
+    python benchmarks/kineto_parse.py [--src TRACE] [--sizes 50,200] [--methods ours-json,ours-msgspec,stdlib,orjson,msgspec,ijson]
 
 Why: PyTorch traces of 0.5-2 GB are common, and the reader's design (full parse, typed decode, streaming, or a
 scanner of our own) should follow measured time and peak memory, not taste.  Each method turns the trace into
@@ -10,7 +10,8 @@ comparison includes what happens after parsing.
 How: a real trace (default: ``../shared/profiles/real-h100-torch/torch_healthy_bf16``) is repeated, shifted in
 time and correlation ids, up to each size.  Every (method, size) runs in a fresh child process: wall time of
 the read, and the peak RSS above the child's RSS after its imports (``ru_maxrss`` against ``VmRSS``).
-Methods whose library is not installed are skipped (none of them is a dependency of the plugin).
+Methods whose library is not installed are skipped (none of them is a dependency of the plugin).  ``ours-*``:
+the Advisor's reader (``formats/kineto/parse.py``) with each of its decoders.
 """
 
 from __future__ import annotations
@@ -132,7 +133,17 @@ def _read_ijson(path: str) -> int:
         return _columns(ijson.items(f, "traceEvents.item", use_float=True))
 
 
-METHODS = {"stdlib": (_read_stdlib, "json"), "orjson": (_read_orjson, "orjson"), "msgspec": (_read_msgspec, "msgspec"),
+def _read_ours(decoder: str):
+    """The Advisor's reader (formats/kineto/parse.py): chunks of whole events, each decoded by ``decoder``."""
+    def read(path: str) -> int:
+        from tb_gpu_advisor.formats.kineto.parse import parse_trace
+
+        return len(parse_trace(path, decoder=decoder))
+    return read
+
+
+METHODS = {"ours-json": (_read_ours("json"), "json"), "ours-msgspec": (_read_ours("msgspec"), "msgspec"),
+           "stdlib": (_read_stdlib, "json"), "orjson": (_read_orjson, "orjson"), "msgspec": (_read_msgspec, "msgspec"),
            "ijson": (_read_ijson, "ijson")}
 
 
@@ -148,6 +159,10 @@ def child(method: str, path: str) -> None:
     fn, module = METHODS[method]
     __import__(module)
     import numpy  # noqa: F401 - imported before the baseline, like the plugin would have it
+
+    if method.startswith("ours"):
+        sys.path.insert(0, os.path.join(HERE, ".."))
+        import tb_gpu_advisor.formats.kineto.parse  # noqa: F401 - the reader's own imports, before the baseline
 
     base = _rss_kb()
     t = time.perf_counter()

@@ -20,7 +20,7 @@ import io
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 REPO = Path(__file__).resolve().parents[1]
 #: The real JAX and PyTorch H100 sets; read in place, never copied into the repository.
@@ -194,6 +194,24 @@ def check_stock(report: dict[str, Any], stock_ms: float | None, why: str = "stoc
         return Check("stock", False, f"no GPU step time; stock {stock_ms:.2f} ms")
     return Check("stock", abs(ours - stock_ms) <= STOCK_REL * stock_ms,
                  f"ours {ours:.2f} ms vs stock {stock_ms:.2f} ms (x{ours / stock_ms:.3f})")
+
+
+#: The truth checks a real-capture test runs per run, by test id.
+TRUTH_CHECKS = {"diagnosis": check_diagnosis, "expect_not": check_not, "step_time": check_step,
+                "sixteen_bit": check_sixteen_bit}
+
+
+def judge(truth: dict[str, Any], result: RunResult, run: str, check: Callable[[dict[str, Any], dict[str, Any]], Check]) -> None:
+    """Fail on a missing report or a failed check; skip, with the check's reason, where it does not apply."""
+    import pytest
+
+    if result.report is None:
+        pytest.fail(f"{run}: no report: {result.error}", pytrace=False)
+    verdict = check(truth, result.report)
+    if verdict.ok is None:
+        pytest.skip(f"{run}: {verdict.detail}")
+    if not verdict.ok:
+        pytest.fail(f"{run} [{verdict.name}]: {verdict.detail} -- truth: {truth.get('note', '')}", pytrace=False)
 
 
 def truth_checks(truth: dict[str, Any], report: dict[str, Any]) -> dict[str, Check]:

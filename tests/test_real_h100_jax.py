@@ -15,13 +15,11 @@ skipped when that set is absent.
 from __future__ import annotations
 
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, Callable
 
 import pytest
 
-from tests.real_checks import (REAL_JAX_SET, Check, RunResult, check_diagnosis, check_not, check_sixteen_bit,
-                               check_step, check_stock, load_truth, our_report, stock_available,
-                               stock_step_for_run)
+from tests.real_checks import (REAL_JAX_SET, TRUTH_CHECKS, RunResult, check_stock, judge, load_truth, our_report,
+                               stock_available, stock_step_for_run)
 
 if not (REAL_JAX_SET / "TRUTH.json").is_file():
     pytest.skip(f"real H100 JAX captures not found at {REAL_JAX_SET} (the shared checkout holds them)",
@@ -46,40 +44,15 @@ def stock() -> dict[str, tuple[float | None, str]]:
         return {run: (ms, why) for run, ms, why in pool.map(stock_step_for_run, [(str(REAL_JAX_SET), r) for r in RUNS])}
 
 
-def _judge(reports: dict[str, RunResult], run: str, check: Callable[[dict[str, Any], dict[str, Any]], Check]) -> None:
-    """Fail on a missing report or a failed check; skip, with the check's reason, where it does not apply."""
-    result = reports[run]
-    if result.report is None:
-        pytest.fail(f"{run}: no report: {result.error}", pytrace=False)
-    verdict = check(TRUTH[run], result.report)
-    if verdict.ok is None:
-        pytest.skip(f"{run}: {verdict.detail}")
-    if not verdict.ok:
-        pytest.fail(f"{run} [{verdict.name}]: {verdict.detail} -- truth: {TRUTH[run].get('note', '')}", pytrace=False)
-
-
+@pytest.mark.parametrize("check", TRUTH_CHECKS)
 @pytest.mark.parametrize("run", RUNS)
-def test_diagnosis(reports, run):
-    _judge(reports, run, check_diagnosis)
-
-
-@pytest.mark.parametrize("run", RUNS)
-def test_expect_not(reports, run):
-    _judge(reports, run, check_not)
-
-
-@pytest.mark.parametrize("run", RUNS)
-def test_step_time(reports, run):
-    _judge(reports, run, check_step)
-
-
-@pytest.mark.parametrize("run", RUNS)
-def test_sixteen_bit(reports, run):
-    _judge(reports, run, check_sixteen_bit)
+def test_truth(reports, run, check):
+    """The score_real.py checks, one test id per run and check."""
+    judge(TRUTH[run], reports[run], run, TRUTH_CHECKS[check])
 
 
 @pytest.mark.parametrize("run", RUNS)
 def test_stock_step_time(reports, stock, run):
     """Our GPU step time within 10% of the stock overview_page's average step time, where stock finds steps."""
     stock_ms, why = stock[run]
-    _judge(reports, run, lambda _truth, report: check_stock(report, stock_ms, why))
+    judge(TRUTH[run], reports[run], run, lambda _truth, report: check_stock(report, stock_ms, why))

@@ -14,12 +14,10 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
 
 import pytest
 
-from tests.real_checks import (REAL_TORCH_SET, Check, RunResult, check_diagnosis, check_not, check_sixteen_bit,
-                               check_step, load_truth, our_report)
+from tests.real_checks import REAL_TORCH_SET, TRUTH_CHECKS, RunResult, judge, load_truth, our_report
 
 if not (REAL_TORCH_SET / "TRUTH.json").is_file():
     pytest.skip(f"real H100 PyTorch traces not found at {REAL_TORCH_SET} (the shared checkout holds them)",
@@ -37,36 +35,11 @@ def reports() -> dict[str, RunResult]:
     return {run: our_report(REAL_TORCH_SET, run) for run in RUNS}
 
 
-def _judge(reports: dict[str, RunResult], run: str, check: Callable[[dict[str, Any], dict[str, Any]], Check]) -> None:
-    """Fail on a missing report or a failed check; skip, with the check's reason, where it does not apply."""
-    result = reports[run]
-    if result.report is None:
-        pytest.fail(f"{run}: no report: {result.error}", pytrace=False)
-    verdict = check(TRUTH[run], result.report)
-    if verdict.ok is None:
-        pytest.skip(f"{run}: {verdict.detail}")
-    if not verdict.ok:
-        pytest.fail(f"{run} [{verdict.name}]: {verdict.detail} -- truth: {TRUTH[run].get('note', '')}", pytrace=False)
-
-
+@pytest.mark.parametrize("check", TRUTH_CHECKS)
 @pytest.mark.parametrize("run", RUNS)
-def test_diagnosis(reports, run):
-    _judge(reports, run, check_diagnosis)
-
-
-@pytest.mark.parametrize("run", RUNS)
-def test_expect_not(reports, run):
-    _judge(reports, run, check_not)
-
-
-@pytest.mark.parametrize("run", RUNS)
-def test_step_time(reports, run):
-    _judge(reports, run, check_step)
-
-
-@pytest.mark.parametrize("run", RUNS)
-def test_sixteen_bit(reports, run):
-    _judge(reports, run, check_sixteen_bit)
+def test_truth(reports, run, check):
+    """The score_real.py checks, one test id per run and check."""
+    judge(TRUTH[run], reports[run], run, TRUTH_CHECKS[check])
 
 
 @pytest.mark.parametrize("run", RUNS)

@@ -118,6 +118,13 @@ class Ctx:
             return None
         return float(ms) / self.step_ms
 
+    def graded(self, ms: float | None, warning: str, critical: str) -> tuple[float, str] | None:
+        """(share of the step, severity) of ``ms`` against the thresholds ``warning`` / ``critical``; None
+        without a step time or below the warning level: the opening of most rules, in one place."""
+        share = self.share(ms)
+        sev = grade(share, warning, critical)
+        return None if sev is None or share is None else (share, sev)
+
     def step_share(self, headline_share: float | None, breakdown_ms: float | None) -> float | None:
         """A headline share of step time or, when it is missing, the breakdown part / step time."""
         if headline_share is not None or not self.step_ms:

@@ -88,10 +88,10 @@ def round_trip_check(m) -> list:
     rt = m.round_trip
     if ctx.step_ms is None or not rt.steps_with:
         return []
-    share = ctx.share(rt.idle_ms_per_step)
-    sev = grade(share, "host_op_placement.warning", "host_op_placement.critical")
-    if sev is None:
+    graded = ctx.graded(rt.idle_ms_per_step, "host_op_placement.warning", "host_op_placement.critical")
+    if graded is None:
         return []
+    share, sev = graded
     copies = round_trip_ms(m)
     return [finding(
         ctx, ID, sev,

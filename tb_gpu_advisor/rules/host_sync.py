@@ -9,7 +9,7 @@ Saving: that idle time (the queue stays full when the value is read every N step
 
 from __future__ import annotations
 
-from .base import Ctx, finding, grade, ms, pct, rule, saving, share_metric, short, step_windows, table
+from .base import Ctx, finding, ms, pct, rule, saving, share_metric, short, step_windows, table
 
 ID = "host_sync"
 
@@ -21,10 +21,10 @@ def check(m) -> list:
     s = m.syncs
     if ctx.step_ms is None or not s.calls_per_step:
         return []
-    share = ctx.share(s.gpu_idle_ms_per_step)
-    sev = grade(share, "host_sync.warning", "host_sync.critical")
-    if sev is None:
+    graded = ctx.graded(s.gpu_idle_ms_per_step, "host_sync.warning", "host_sync.critical")
+    if graded is None:
         return []
+    share, sev = graded
     who = ", ".join(f"{short(name, 40)} ×{per:.1f}" for name, per in s.callers[:3]) or "runtime calls"
     return [finding(
         ctx, ID, sev,

@@ -10,7 +10,7 @@ otherwise ``TF_GPU_THREAD_COUNT``.  Saving: the skew.
 from __future__ import annotations
 
 from ._multi import active_gpus, is_multi, wait_parts
-from .base import Ctx, T, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
+from .base import Ctx, T, finding, ms, pct, rule, saving, share_metric, step_windows, table
 from .sequential_gpus import is_sequential
 from .step_gaps import start_offsets_ms
 
@@ -27,10 +27,10 @@ def check(m) -> list:
         return []
     if skew < T("launch_skew.min_ms"):
         return []
-    share = ctx.share(skew)
-    sev = grade(share, "launch_skew.warning", "launch_skew.critical")
-    if sev is None:
+    graded = ctx.graded(skew, "launch_skew.warning", "launch_skew.critical")
+    if graded is None:
         return []
+    share, sev = graded
     private = bool(m.capture.gpu_thread_mode_private) or any(g.launch_thread_private for g in m.gpus)
     gs = active_gpus(m)
     offsets = start_offsets_ms(m)

@@ -7,7 +7,7 @@ Saving: that time (static loss scaling has no such overhead).
 
 from __future__ import annotations
 
-from .base import Ctx, count, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
+from .base import Ctx, count, finding, ms, pct, rule, saving, share_metric, step_windows, table
 
 ID = "loss_scaling_gaps"
 
@@ -20,10 +20,10 @@ def check(m) -> list:
     if not ls.present or not ls.dynamic or ctx.step_ms is None:
         return []
     cost = ls.gap_ms_per_step if ls.gap_ms_per_step is not None else ls.host_ms_per_step
-    share = ctx.share(cost)
-    sev = grade(share, "loss_scaling_gaps.warning", "loss_scaling_gaps.critical")
-    if sev is None:
+    graded = ctx.graded(cost, "loss_scaling_gaps.warning", "loss_scaling_gaps.critical")
+    if graded is None:
         return []
+    share, sev = graded
     return [finding(
         ctx, ID, sev,
         f"Dynamic loss scaling runs {count(round(ls.op_count_per_step, 1))} conditional ops per step on the host "

@@ -164,6 +164,9 @@ class Trace:
     gpu_step_lines: dict[int, StepLine] = field(default_factory=dict)
     #: what the step lines are: (step source id, note in words); None: TF's derived ``Steps`` line
     gpu_step_source: tuple[str, str] | None = None
+    #: per GPU, the host lines of the process that drives it (PyTorch ranks merged into one trace): a GPU's
+    #: idle time is explained by its own process only.  Empty: every host line drives every GPU.
+    gpu_host_lines: dict[int, np.ndarray] = field(default_factory=dict)
     #: step annotations the format defines on the host (PyTorch ``ProfilerStep#N``)
     host_steps: StepMarkers | None = None
     #: per GPU, executions of its most executed compiled module (XLA ``XLA Modules`` line)

@@ -9,6 +9,7 @@ id each copy names.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
@@ -88,6 +89,12 @@ def test_ids_of_one_rank_never_reach_another() -> None:
         assert not set(first[first >= 0].tolist()) & set(second[second >= 0].tolist())
         assert np.array_equal(second[second >= 0] - ID_STRIDE, getattr(a, col)[getattr(a, col) >= 0])
     assert m.pid_labels == a.pid_labels and m.names == a.names and m.workers == ["w_1", "w_2"]
+    # one pid in both files (copies): the second file's pids move to their own range, one host line per rank
+    pids = set(a.pid[a.pid >= 0].tolist())
+    assert set(m.pid[:n][m.pid[:n] >= 0].tolist()) == pids
+    assert not pids & set(m.pid[n:][m.pid[n:] >= 0].tolist())
+    assert len(m.thread_names) == 2 * len(a.thread_names)
+    assert sorted(m.gpu_pids) == [0, 1] and not set(m.gpu_pids[0]) & set(m.gpu_pids[1])
     assert m.ph_counts == {k: 2 * v for k, v in a.ph_counts.items()}
 
 
@@ -105,6 +112,10 @@ def test_a_rank_starting_late_is_measured_as_launch_skew(tmp_path: Path) -> None
     assert offsets[0] == pytest.approx(0.0, abs=1e-3) and offsets[1] == pytest.approx(1.5, abs=1e-3)
     single = compute_host_metrics(formats.kineto.read_trace(str(SRC)))
     assert [g.step_ms for g in m.gpus] == pytest.approx([single.gpus[0].step_ms] * 2, rel=0.05)
+    # identical ranks, identical breakdowns: each GPU's idle time is explained by its own process only (with
+    # every process's host events, rank 1's dispatch would be read as launch wait on GPU0 and vice versa)
+    a, b = (dataclasses.asdict(g.breakdown) for g in m.gpus)
+    assert a == pytest.approx(b, abs=1e-6) and a["launch_wait"] > 0
 
 
 @needs_real

@@ -45,7 +45,9 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
     }
     for c, m in kinds.items():
         out[c] = (d.start[m], d.end[m])
-    out["input_wait"] = _cat2((h.start[ctx.host_input], h.end[ctx.host_input]), ctx.input_spans)
+    hm = g.host_mask  # a GPU of its own process: only that process's host events explain its idle time
+    inp = ctx.host_input if hm is None else ctx.host_input & hm
+    out["input_wait"] = _cat2((h.start[inp], h.end[inp]), ctx.input_spans if g.input_spans is None else g.input_spans)
     # launch wait (idle waiting for launch): the GPU idle gap before a device event, from the end of
     # everything earlier on this GPU to the event's start, when the event's host launch record ended
     # after that earlier work had finished (the GPU drained its queue and waited for the host), and
@@ -63,8 +65,9 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
     else:
         out["launch_wait"] = (d.start[:0], d.start[:0])
     # and the host inside the framework's dispatch (JAX: the GPU idles while Python dispatches the next call)
-    out["launch_wait"] = _cat2(out["launch_wait"], ctx.dispatch_spans)
-    out["host_compute"] = (h.start[ctx.host_work], h.end[ctx.host_work])
+    out["launch_wait"] = _cat2(out["launch_wait"], ctx.dispatch_spans if g.dispatch_spans is None else g.dispatch_spans)
+    work = ctx.host_work if hm is None else ctx.host_work & hm
+    out["host_compute"] = (h.start[work], h.end[work])
     return out
 
 

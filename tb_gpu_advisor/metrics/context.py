@@ -39,6 +39,11 @@ class GpuCtx:
     active: bool  # has kernels (or collectives)
     name_prec: np.ndarray = field(default=None)  # per event precision code
     tc: np.ndarray = field(default=None)  # per event tensor core bool
+    #: bool per host event: on a line of the process driving this GPU (``Trace.gpu_host_lines``); None: every line
+    host_mask: np.ndarray | None = None
+    #: this GPU's own input / dispatch spans when ``host_mask`` is set (else the context's)
+    input_spans: tuple[np.ndarray, np.ndarray] | None = None
+    dispatch_spans: tuple[np.ndarray, np.ndarray] | None = None
 
 
 @dataclass
@@ -191,7 +196,8 @@ def build_context(trace: Trace, params: int | None = None) -> Context:
     # input wait by name: TF's IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data)
     host_input = h.name_mask(fw.input_event)
     dispatch = h.name_mask(fw.dispatch_event)
-    input_spans, in_dispatch = _input_spans(h, steps, fw, dispatch)
+    marker_windows = steps.host_windows if steps.detection.source in _MARKER_SOURCES and steps.count else None
+    input_spans, in_dispatch = _input_spans(h, marker_windows, fw, dispatch)
     gpus: list[GpuCtx] = []
     launched_any = np.zeros(len(h), dtype=bool)
     launched_kernel = np.zeros(len(h), dtype=bool)  # launch records of kernels (not copies)
@@ -255,6 +261,8 @@ def build_context(trace: Trace, params: int | None = None) -> Context:
         g.name_prec = prec
         g.tc = kc.tensor_core(names)[d.name] if len(d) else np.zeros(0, bool)
     del rec_op
+    for g in gpus:
+        _own_host(g, trace, h, fw, dispatch, marker_windows is not None)
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
     d_s, d_e = union_intervals(h.start[dispatch], h.end[dispatch]) if dispatch.any() else (h.start[:0], h.end[:0])
     outer = _nesting(h, dispatch)[0] if dispatch.any() else dispatch
@@ -290,7 +298,29 @@ def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 _MARKER_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat")
 
 
-def _input_spans(h: HostEvents, steps: Steps, fw, dispatch: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray | None]:
+def _own_host(g: GpuCtx, trace: Trace, h: HostEvents, fw, dispatch: np.ndarray, marked: bool) -> None:
+    """A GPU driven by its own process (merged PyTorch ranks): its host events, and input and dispatch spans
+    from them alone -- another rank's dispatch does not explain this GPU's idle time.  Step windows for the
+    input spans are the rank's own step markers, each up to its next one."""
+    lines = trace.gpu_host_lines.get(g.d.gpu)
+    if lines is None or not len(h):
+        return
+    hm = np.isin(h.line, lines)
+    g.host_mask = hm
+    windows = None
+    if marked:
+        mark = np.flatnonzero(h.name_mask(fw.step_marker) & hm)
+        mark = mark[np.argsort(h.start[mark], kind="stable")]
+        s, e = h.start[mark].astype(np.int64), h.end[mark].astype(np.int64)
+        e[:-1] = np.maximum(s[1:], s[:-1])
+        windows = np.stack([s, e], axis=1) if s.size else None
+    g.input_spans = _input_spans(h, windows, fw, dispatch & hm, hm)[0]
+    own = dispatch & hm
+    g.dispatch_spans = union_intervals(h.start[own], h.end[own]) if own.any() else (h.start[:0], h.end[:0])
+
+
+def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.ndarray,
+                 mask: np.ndarray | None = None) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray | None]:
     """Host input time that no single event names, for frameworks that dispatch compiled steps (JAX).
 
     Returns ((starts, ends), in_dispatch): the input spans and, per host event, whether a dispatch event
@@ -301,14 +331,16 @@ def _input_spans(h: HostEvents, steps: Steps, fw, dispatch: np.ndarray) -> tuple
     (c) copies of array data to the device anywhere (:attr:`Framework.batch_transfer_event`): an implicit
         copy of a NumPy batch inside a jitted call, the worker thread's copy the dispatch waits for.
     A Python scalar an un-jitted op copies inside its dispatch is dispatch, not input.
+    ``windows``: the step markers' windows (None: the steps are not marked); ``mask``: the host events that
+    count (one rank's), None for all.
     """
     empty = (h.start[:0], h.end[:0])
     if not dispatch.any():
         return empty, None
     outer, in_dispatch = _nesting(h, dispatch)
     starts, ends = [], []
-    if steps.detection.source in _MARKER_SOURCES and steps.count:
-        w = steps.host_windows
+    if windows is not None:
+        w = windows
         d_start = np.sort(h.start[outer])
         j = np.searchsorted(d_start, w[:, 0], side="left")
         first = np.where(j < d_start.size, d_start[np.clip(j, 0, max(d_start.size - 1, 0))], np.iinfo(np.int64).max)
@@ -316,6 +348,8 @@ def _input_spans(h: HostEvents, steps: Steps, fw, dispatch: np.ndarray) -> tuple
         starts.append(w[ok, 0])
         ends.append(first[ok])
     xfer = (h.name_mask(fw.transfer_event) & ~in_dispatch) | h.name_mask(fw.batch_transfer_event)
+    if mask is not None:
+        xfer &= mask
     starts.append(h.start[xfer])
     ends.append(h.end[xfer])
     s, e = union_intervals(np.concatenate(starts).astype(np.int64), np.concatenate(ends).astype(np.int64))

@@ -94,7 +94,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     origin = int(kt.ts_ns[used].min()) if used.any() else 0
     start_ps = (kt.ts_ns - origin) * 1000
     end_ps = start_ps + np.maximum(kt.dur_ns, 0) * 1000
-    h = _host_events(kt, np.flatnonzero(is_host), start_ps, end_ps)
+    h, line_pids = _host_events(kt, np.flatnonzero(is_host), start_ps, end_ps)
     launch_ext = _launch_external_ids(kt)
     op_of_ext = _op_names_by_external_id(kt)
     devs = _device_events(kt, np.flatnonzero(is_dev), start_ps, end_ps, launch_ext, op_of_ext)
@@ -103,13 +103,16 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         format="kineto", host=host, path=path, size_bytes=size, h=h, devices=devs, num_events=int(kt.n_events),
         span_ps=span, capture_ms=_capture_ms(kt), host_steps=_profiler_steps(kt, h), allocator=_allocator(kt),
         **_rank_step_lines(kt, devs, start_ps, end_ps),
+        gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
         framework="pytorch", metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
         problems=list(kt.problems),
     )
 
 
-def _host_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_ps: np.ndarray) -> HostEvents:
-    """Host events by (thread, start), outer events before the inner ones they enclose (longer first on a tie)."""
+def _host_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray,
+                 end_ps: np.ndarray) -> tuple[HostEvents, np.ndarray]:
+    """Host events by (thread, start), outer events before the inner ones they enclose (longer first on a tie);
+    and the pid of each host line."""
     pid, tid = kt.pid[idx], kt.tid[idx]
     pairs = np.stack([pid, tid], axis=1) if idx.size else np.zeros((0, 2), np.int64)
     upairs, line = np.unique(pairs, axis=0, return_inverse=True)
@@ -119,11 +122,12 @@ def _host_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_ps:
     launch = _cat_mask(kt, _LAUNCH_CATS)[idx]
     corr = np.where(launch, kt.correlation[idx], -1)
     minus1 = np.broadcast_to(np.int8(-1), idx.shape)
-    return HostEvents(
+    h = HostEvents(
         start=start_ps[idx], end=end_ps[idx], name=kt.name[idx].astype(np.int32), line=line.astype(int_dtype(0, len(upairs), np.int16)),
         corr=absent_as_broadcast(narrowest(corr, np.int32)), group_id=minus1, step_num=minus1, iter_num=minus1, root=minus1,
         is_eager=minus1, names=kt.names, line_names=[_thread_name(kt, int(p), int(t)) for p, t in upairs],
     )
+    return h, upairs[:, 0]
 
 
 def _thread_name(kt: KinetoTrace, pid: int, tid: int) -> str:

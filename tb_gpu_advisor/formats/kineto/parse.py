@@ -101,6 +101,8 @@ class KinetoTrace:
     decoder: str = "json"
     #: Workers (ranks) whose files were merged into this trace (``ranks.merge_ranks``); empty: one file.
     workers: list[str] = field(default_factory=list)
+    #: After a merge: each GPU's driving process(es), GPU id -> host pids of its rank's file.
+    gpu_pids: dict[int, list[int]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.ts_ns.size)

@@ -10,6 +10,7 @@ What changes when files are put together:
   file's base (ranks of one machine share its clock, so their steps line up as they ran);
 * ids: ``correlation`` and ``External id`` are unique per process only, so each file's are offset (a launch
   must never find another rank's kernel);
+* pids: kept, unless two files share one (then each file's move to a range of their own);
 * devices: each rank usually names its own GPU (``args.device`` = local rank) and the ids are kept; where
   two files use the same id (``CUDA_VISIBLE_DEVICES`` narrowed per process), every GPU is renumbered in rank
   order (``distributedInfo.rank``, else worker order);
@@ -24,6 +25,8 @@ from .parse import KinetoTrace
 
 #: Offset between files' correlation / External ids: above any id one process writes (a counter per event).
 ID_STRIDE = 1 << 40
+#: Offset between files' pids when two files use the same pid (above any real pid).
+PID_STRIDE = 1 << 32
 _CONCAT = ("ts_ns", "dur_ns", "pid", "tid", "correlation", "external_id", "device", "stream", "bytes", "graph_id")
 
 
@@ -36,28 +39,36 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
     labels, pid_maps = _union([[kt.pid_labels[k] for k in sorted(kt.pid_labels, reverse=True)] for kt in kts])
     tlabels, tid_maps = _union([[kt.tid_labels[k] for k in sorted(kt.tid_labels, reverse=True)] for kt in kts])
     dev_maps = _device_maps(kts)
+    pid_offsets = _pid_offsets(kts)
     base = _bases(kts)
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("name", "cat", *_CONCAT)}
+    gpu_pids: dict[int, list[int]] = {}
     for i, kt in enumerate(kts):
+        dev = _gpu_rows_device(kt)
+        pid = _relabel(kt.pid, pid_maps[i])
+        pid = np.where(pid >= 0, pid + pid_offsets[i], pid)
+        host_pids = sorted(set(pid[(dev < 0) & (pid >= 0)].tolist()))
+        for g in dev_maps[i].values():
+            gpu_pids.setdefault(g, []).extend(host_pids)
         cols["name"].append(name_maps[i][kt.name])
         cols["cat"].append(cat_maps[i][kt.cat])
         cols["ts_ns"].append(kt.ts_ns + base[i])
         cols["dur_ns"].append(kt.dur_ns)
-        cols["pid"].append(_relabel(kt.pid, pid_maps[i]))
+        cols["pid"].append(pid)
         cols["tid"].append(_relabel(kt.tid, tid_maps[i]))
         for key in ("correlation", "external_id"):
             v = getattr(kt, key)
             cols[key].append(np.where(v >= 0, v + i * ID_STRIDE, v))
-        cols["device"].append(_remap(_gpu_rows_device(kt), dev_maps[i]))
+        cols["device"].append(_remap(dev, dev_maps[i]))
         for key in ("stream", "bytes", "graph_id"):
             cols[key].append(getattr(kt, key))
     first = kts[0]
     return KinetoTrace(
         source=" + ".join(kt.source for kt in kts), names=names, cats=cats,
         **{k: np.concatenate(v) for k, v in cols.items()},
-        meta=_meta(kts, dev_maps), process_names=_by_pid(kts, "process_names", pid_maps),
-        process_labels=_by_pid(kts, "process_labels", pid_maps),
-        thread_names={(_one(p, pid_maps[i]), _one(t, tid_maps[i])): n
+        meta=_meta(kts, dev_maps), process_names=_by_pid(kts, "process_names", pid_maps, pid_offsets),
+        process_labels=_by_pid(kts, "process_labels", pid_maps, pid_offsets),
+        thread_names={(_pid(p, pid_maps[i], pid_offsets[i]), _one(t, tid_maps[i])): n
                       for i, kt in enumerate(kts) for (p, t), n in kt.thread_names.items()},
         pid_labels={-2 - j: s for j, s in enumerate(labels)}, tid_labels={-2 - j: s for j, s in enumerate(tlabels)},
         memory=_by_device(kts, "memory", dev_maps), memory_reserved=_by_device(kts, "memory_reserved", dev_maps),
@@ -65,7 +76,7 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         bytes_read=sum(kt.bytes_read for kt in kts), compressed=any(kt.compressed for kt in kts),
         truncated=any(kt.truncated for kt in kts),
         problems=[f"{w}: {p}" for w, kt in zip(workers, kts) for p in kt.problems], decoder=first.decoder,
-        workers=workers,
+        workers=workers, gpu_pids=gpu_pids,
     )
 
 
@@ -165,8 +176,25 @@ def _meta(kts: list[KinetoTrace], dev_maps: list[dict[int, int]]) -> dict:
     return meta
 
 
-def _by_pid(kts: list[KinetoTrace], attr: str, pid_maps: list[np.ndarray]) -> dict[int, str]:
-    return {_one(p, pid_maps[i]): v for i, kt in enumerate(kts) for p, v in getattr(kt, attr).items()}
+def _by_pid(kts: list[KinetoTrace], attr: str, pid_maps: list[np.ndarray], offsets: list[int]) -> dict[int, str]:
+    return {_pid(p, pid_maps[i], offsets[i]): v for i, kt in enumerate(kts) for p, v in getattr(kt, attr).items()}
+
+
+def _pid(v: int, new_of_label: np.ndarray, offset: int) -> int:
+    p = _one(v, new_of_label)
+    return p + offset if p >= 0 else p
+
+
+def _pid_offsets(kts: list[KinetoTrace]) -> list[int]:
+    """Per file, what to add to its pids: 0, unless two files use one pid (copies of a trace, pid namespaces
+    of containers); then each file's pids move to a range of their own, so no two ranks share a host line."""
+    seen: set[int] = set()
+    clash = False
+    for kt in kts:  # host pids: a GPU row's pid is its device, which every rank may call 0
+        pids = set(kt.pid[(kt.pid >= 0) & (_gpu_rows_device(kt) < 0)].tolist())
+        clash |= bool(seen & pids)
+        seen |= pids
+    return [i * PID_STRIDE for i in range(len(kts))] if clash else [0] * len(kts)
 
 
 def _by_device(kts: list[KinetoTrace], attr: str, dev_maps: list[dict[int, int]]) -> dict[int, int]:

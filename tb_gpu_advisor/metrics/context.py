@@ -279,7 +279,7 @@ def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     for ln in sorted_unique(h.line[mask]).tolist():
         on_line = h.line == ln
         sel = np.flatnonzero(mask & on_line)
-        s, e = union_intervals(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+        s, e = _calls(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
         # the outermost event of each merged interval: the first (by index) mask event starting at its start
         at_start = np.isin(h.start[sel], s)
         cand = sel[at_start]
@@ -292,6 +292,18 @@ def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         inside[ev[ok]] = True
     inside &= ~outer
     return outer, inside
+
+
+def _calls(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint (starts, ends) of nested calls: events that overlap are one call, events that only touch (one
+    ends where the next begins, as back-to-back ATen ops can) are two."""
+    o = np.argsort(start, kind="stable")
+    s, e = start[o], end[o]
+    cummax = np.maximum.accumulate(e)
+    new = np.ones(s.size, dtype=bool)
+    new[1:] = s[1:] >= cummax[:-1]
+    idx = np.flatnonzero(new)
+    return s[idx], np.maximum.reduceat(cummax, idx)
 
 
 #: Step sources whose host windows are the user's own step markers (the step's whole host side).

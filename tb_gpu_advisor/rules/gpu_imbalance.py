@@ -50,7 +50,7 @@ def check(m) -> list:
                                                   "no longer waits for the busiest one",
                       wait_parts(m)),
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
-        windows=step_windows(ctx, key=lambda s: s.breakdown.device_compute, label=f"GPU{heavy.gpu} compute", n=2, gpu=heavy.gpu),
+        windows=step_windows(ctx, key=lambda s: s.breakdown.device_compute, label="compute", n=2, gpu=heavy.gpu),
         gpu=heavy.gpu,
         actions=ctx.fw.fix(ID, gpu=heavy.gpu),
     )]

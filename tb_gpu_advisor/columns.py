@@ -103,6 +103,22 @@ def union_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.
     return us, ue
 
 
+def subtract_intervals(s: np.ndarray, e: np.ndarray, cut_s: np.ndarray,
+                       cut_e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The parts of intervals (s, e) outside the intervals (cut_s, cut_e), as disjoint sorted intervals."""
+    if not s.size or not cut_s.size:
+        return union_intervals(s, e)
+    t = np.concatenate([s, e, cut_s, cut_e]).astype(np.int64)
+    n, m = s.size, cut_s.size
+    keep = np.concatenate([np.ones(n, np.int64), -np.ones(n, np.int64), np.zeros(2 * m, np.int64)])
+    cut = np.concatenate([np.zeros(2 * n, np.int64), np.ones(m, np.int64), -np.ones(m, np.int64)])
+    o = np.argsort(t, kind="stable")
+    ut, first = np.unique(t[o], return_index=True)
+    inside = (np.cumsum(np.add.reduceat(keep[o], first)) > 0) & (np.cumsum(np.add.reduceat(cut[o], first)) == 0)
+    seg = np.flatnonzero(inside[:-1])  # the state holds on [ut[i], ut[i + 1])
+    return union_intervals(ut[seg], ut[seg + 1])
+
+
 def in_key_start_order(key: np.ndarray, start: np.ndarray) -> bool:
     """Rows already sorted by (key, start): ``np.lexsort((start, key))`` -- stable -- would be the identity.
 

@@ -413,3 +413,13 @@ def short_kernel_name(name: str, width: int = 80) -> str:
             out.append(ch)
     s = "".join(out).strip() or name
     return s if len(s) <= width else s[: width - 1] + "…"
+
+
+#: CUDA runtime and driver calls that block the host until the GPU (a stream, an event, the device) is done.
+SYNC_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cuStreamSynchronize",
+              "cuCtxSynchronize", "cuEventSynchronize")
+
+
+def is_sync_call(name: str) -> bool:
+    """A host call that waits for the GPU: while inside it, the host is not what the GPU waits for."""
+    return name.startswith(SYNC_CALLS)

@@ -73,3 +73,20 @@ def test_kineto_parse_benchmark_runs(tmp_path) -> None:
     with open(src, encoding="utf-8") as f:
         per_copy = sum(1 for e in json.load(f)["traceEvents"] if e.get("ph") == "X")
     assert events > 0 and events % per_copy == 0, (events, per_copy)
+
+
+@pytest.mark.skipif(not os.path.isdir(TORCH_TRACE_DIR), reason="real PyTorch traces not present")
+def test_hta_compare_benchmark_runs() -> None:
+    """benchmarks/hta_compare.py on a 2 MB trace: both contenders produce a row (HTA where installed), and ours
+    is the full analysis (its child exits 0, the same exit the CLI gives a healthy run)."""
+    import importlib.util
+
+    out = subprocess.run([sys.executable, os.path.join(REPO, "benchmarks", "hta_compare.py"), "--sizes", "2"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| 2 |")]
+    ours = next(r for r in rows if "Advisor" in r)
+    assert float(ours.split("|")[4]) > 0 and "x |" in ours, ours
+    if importlib.util.find_spec("hta") is not None:
+        hta = next(r for r in rows if "HTA" in r)
+        assert "exit" not in hta and "timed out" not in hta, hta

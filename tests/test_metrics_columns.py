@@ -16,7 +16,8 @@ from tb_gpu_advisor.analyze import round6
 from tb_gpu_advisor.metrics.kernels import _histogram_self_weighted
 from tb_gpu_advisor.metrics.context import Encloser, assign
 from tb_gpu_advisor.trace import launch_records
-from tb_gpu_advisor.columns import int_dtype, narrowest, union_by_key, union_intervals, unique_inverse
+from tb_gpu_advisor.columns import (int_dtype, narrowest, subtract_intervals, union_by_key, union_intervals,
+                                    unique_inverse)
 from tb_gpu_advisor.formats.xplane.adapter import host_events
 from tb_gpu_advisor.trace import HostEvents
 from tb_gpu_advisor.formats.xplane.reader import parse_timeline
@@ -205,3 +206,24 @@ def test_unions_need_no_sort_when_given_in_order():
         assert a.tolist() == b.tolist()
     for a, b in zip(union_by_key(key, start, end), union_by_key(key[shuffled], start[shuffled], end[shuffled])):
         assert a.tolist() == b.tolist()
+
+
+def test_subtract_intervals_against_a_raster() -> None:
+    """columns.subtract_intervals against painting both sets on a grid of integer ticks."""
+    rng = np.random.default_rng(7)
+    for _ in range(200):
+        n, m = rng.integers(0, 6, 2)
+        s = rng.integers(0, 50, n)
+        e = s + rng.integers(1, 20, n)
+        cs = rng.integers(0, 50, m)
+        ce = cs + rng.integers(1, 20, m)
+        grid = np.zeros(80, bool)
+        for a, b in zip(s, e):
+            grid[a:b] = True
+        for a, b in zip(cs, ce):
+            grid[a:b] = False
+        rs, re_ = subtract_intervals(s, e, cs, ce)
+        got = np.zeros(80, bool)
+        for a, b in zip(rs, re_):
+            got[a:b] = True
+        assert np.array_equal(got, grid) and (rs[1:] > re_[:-1]).all()

@@ -9,7 +9,7 @@ import numpy as np
 from .. import frameworks
 from .. import kernel_classes as kc
 from ..frameworks import Framework
-from ..columns import in_key_start_order, int_dtype, sorted_unique, union_intervals
+from ..columns import in_key_start_order, int_dtype, sorted_unique, subtract_intervals, union_intervals
 from ..memory import release_free_heap
 from ..steps import Steps, detect_steps
 from ..trace import DeviceEvents, HostEvents, Trace, device_launches
@@ -264,7 +264,7 @@ def build_context(trace: Trace, params: int | None = None) -> Context:
     for g in gpus:
         _own_host(g, trace, h, fw, dispatch, marker_windows is not None)
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
-    d_s, d_e = union_intervals(h.start[dispatch], h.end[dispatch]) if dispatch.any() else (h.start[:0], h.end[:0])
+    d_s, d_e = _dispatch_spans(h, dispatch)
     outer = _nesting(h, dispatch)[0] if dispatch.any() else dispatch
     return Context(trace, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device, params, fw=fw,
                    input_spans=input_spans, dispatch_spans=(d_s, d_e), dispatch_calls=outer)
@@ -310,6 +310,16 @@ def _calls(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 _MARKER_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat")
 
 
+def _dispatch_spans(h: HostEvents, dispatch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Host time inside the framework's dispatch, minus the time inside sync calls under it: a ``.item()`` is an
+    ATen op, but while it waits in ``cudaStreamSynchronize`` the GPU is running, not waiting for a launch."""
+    if not dispatch.any():
+        return h.start[:0], h.end[:0]
+    sync = h.name_mask(kc.is_sync_call)
+    s, e = h.start[dispatch].astype(np.int64), h.end[dispatch].astype(np.int64)
+    return subtract_intervals(s, e, h.start[sync].astype(np.int64), h.end[sync].astype(np.int64))
+
+
 def _own_host(g: GpuCtx, trace: Trace, h: HostEvents, fw, dispatch: np.ndarray, marked: bool) -> None:
     """A GPU driven by its own process (merged PyTorch ranks): its host events, and input and dispatch spans
     from them alone -- another rank's dispatch does not explain this GPU's idle time.  Step windows for the
@@ -327,8 +337,7 @@ def _own_host(g: GpuCtx, trace: Trace, h: HostEvents, fw, dispatch: np.ndarray, 
         e[:-1] = np.maximum(s[1:], s[:-1])
         windows = np.stack([s, e], axis=1) if s.size else None
     g.input_spans = _input_spans(h, windows, fw, dispatch & hm, hm)[0]
-    own = dispatch & hm
-    g.dispatch_spans = union_intervals(h.start[own], h.end[own]) if own.any() else (h.start[:0], h.end[:0])
+    g.dispatch_spans = _dispatch_spans(h, dispatch & hm)
 
 
 def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.ndarray,

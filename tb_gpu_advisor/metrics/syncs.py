@@ -11,13 +11,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from .. import kernel_classes as kc
 from ..columns import unique_inverse
 from .context import PS_PER_MS, Context, enclosing
 from .types import HostSyncs
 
-#: CUDA runtime and driver calls that block the host until the GPU (a stream, an event, the device) is done.
-SYNC_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cuStreamSynchronize",
-              "cuCtxSynchronize", "cuEventSynchronize")
 _RUNTIME = ("cuda", "cu")
 
 
@@ -26,7 +24,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     h, n = ctx.h, ctx.steps.count
     if not len(h) or not n:
         return HostSyncs()
-    sync = np.flatnonzero(h.name_mask(lambda x: x.startswith(SYNC_CALLS)) & (ctx.host_step >= 0))
+    sync = np.flatnonzero(h.name_mask(kc.is_sync_call) & (ctx.host_step >= 0))
     if not sync.size:
         return HostSyncs()
     active = ctx.active

@@ -28,7 +28,8 @@ def step_level(m) -> bool:
 
 @rule(ID, "§1.2.2", "Launch-bound: many small kernels, the GPU waits for the host to launch them",
       thresholds=("launch_bound.warning", "launch_bound.critical", "launch.small_kernel_us", "launch.fused_us_per_kernel",
-                 "launch_bound.step_calls", "launch_bound.min_small_kernel_time_share"))
+                 "launch_bound.step_calls", "launch_bound.min_small_kernel_time_share",
+                 "capture.graph_kernel_share"))
 def check(m) -> list:
     ctx = Ctx(m)
     share = ctx.step_share(m.headline.launch_wait_share, m.breakdown.launch_wait)
@@ -56,7 +57,12 @@ def check(m) -> list:
         step_txt = (f" Kernels longer than the launch latency do {pct(1 - (sk.share_of_kernel_time or 0.0))} of the GPU's "
                     f"work, so this wait is the host's cost per op (the profiler's "
                     f"own launch tracing adds to it), not small kernels: worth a look only if the step is short.")
-    if step_level(m):
+    graphs = m.capture.graph_kernel_share
+    if sev == "warning" and graphs >= T("capture.graph_kernel_share"):
+        sev = "info"  # the kernels replay from CUDA graphs: no per-kernel launch left to save
+        step_txt = (f" {pct(graphs)} of kernel time already runs from CUDA graphs, one launch per graph: what is "
+                    f"left is that launch, not a launch per kernel.")
+    if step_level(m) and sev != "info":
         d = m.dispatch
         step_txt = (f" Each step is {d.calls_per_step:.1f} {ctx.fw.label('dispatch_call')}(s) costing {ms(d.host_ms_per_step)} "
                     f"of host dispatch, more than its {ms(m.breakdown.device_compute)} of GPU compute: the whole step is "

@@ -113,6 +113,31 @@ class Rank:
                        {"ph": "f", "id": self.corr, "pid": self.device, "tid": stream, "ts": round(start, 3),
                         "cat": "ac2g", "name": "ac2g", "bp": "e"}]
 
+    def graph(self, kernels: list[tuple[str, float]], launch_us: float = 20.0) -> None:
+        """A CUDA graph replay (``torch.compile(mode="reduce-overhead")``): one ``cudaGraphLaunch`` inside the
+        compiled region; every kernel of the graph carries that launch's correlation id and runs back to back."""
+        region = self.cpu("Torch-Compiled Region: 0/0", launch_us + 30.0, advance=False)
+        self.corr += 1
+        launch_at = self.host_us + 10.0
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": self.pid, "tid": self.pid,
+                          "ts": round(launch_at, 3), "dur": round(launch_us, 3),
+                          "args": {"External id": region["args"]["External id"], "cbid": 311, "correlation": self.corr}})
+        t = max(self.streams.get(COMPUTE_STREAM, 0.0), launch_at + launch_us * 0.7)
+        first = t
+        for name, us in kernels:
+            self.gpu.append({"ph": "X", "cat": "kernel", "name": name, "pid": self.device, "tid": COMPUTE_STREAM,
+                             "ts": round(t, 3), "dur": round(us, 3),
+                             "args": {"External id": region["args"]["External id"], "queued": 0,
+                                      "device": self.device, "context": 1, "stream": COMPUTE_STREAM,
+                                      "correlation": self.corr, "registers per thread": 32, "shared memory": 0,
+                                      "blocks per SM": 0.5, "warps per SM": 2.0, "grid": [64, 1, 1],
+                                      "block": [128, 1, 1], "est. achieved occupancy %": 3}})
+            self.step_kernels.append((t, t + us))
+            t += us + 0.8
+        self.streams[COMPUTE_STREAM] = t
+        self._flow(launch_at, first, COMPUTE_STREAM)
+        self.host_us += launch_us + 30.0
+
     def copy_h2d(self, mb: float, us: float) -> None:
         """A pinned host-to-device copy of ``mb`` MB taking ``us`` on the GPU (``cudaMemcpyAsync``)."""
         op = self.cpu("aten::copy_", 20.0, advance=False)
@@ -209,6 +234,16 @@ def _tiny(r: Rank) -> None:
     r.sync()
 
 
+#: Inductor's fused element-wise kernel of the tiny-ops loop, as ``torch.compile`` names its Triton kernels.
+TRITON_TANH = "triton_poi_fused_add_mul_tanh_0"
+
+
+def _graph_tiny(r: Rank) -> None:
+    """The tiny-ops loop compiled with ``mode="reduce-overhead"``: the same 300 small kernels, one graph launch."""
+    r.graph([(TRITON_TANH, 2.5)] * 300)
+    r.sync()
+
+
 def _input(r: Rank) -> None:
     r.cpu(DATALOADER, 10_000.0)
     r.copy_h2d(32.0, 1_300.0)
@@ -272,6 +307,9 @@ SCENARIOS: dict[str, Scenario] = {
                              "bf16 MLP, GPU-bound; healthy"),
     "tiny_ops": Scenario(1, _single(_tiny), ["launch_bound"], [],
                          "300 tanh kernels of 2.5 us per step, each after a 14 us launch", dtype=None),
+    "cuda_graph_tiny": Scenario(1, _single(_graph_tiny), [], ["launch_bound", "xla_not_used"],
+                                "tiny_ops under torch.compile(mode=\"reduce-overhead\"): 300 kernels of 2.5 us "
+                                "replayed by one cudaGraphLaunch per step", dtype=None),
     "input_bound": Scenario(1, _single(_input), ["input_bound"], ["launch_bound"],
                             "10 ms DataLoader wait + 32 MB pinned H2D copy per step, GPU idle meanwhile",
                             extra={"injected_sleep_ms": 10.0}),

@@ -42,6 +42,8 @@ _COMPILED_HOST = ("Torch-Compiled Region", "CompiledFunction", "CompiledFunction
 _TRITON_KERNEL = ("triton_",)
 #: The trace's own span event (``PyTorch Profiler (0)``, category ``Trace``): the capture window.
 _TRACE_CAT = "Trace"
+#: Runtime/driver calls that replay a CUDA graph (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graphs``).
+_GRAPH_LAUNCH = ("cudaGraphLaunch", "cuGraphLaunch")
 
 
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
@@ -158,18 +160,21 @@ def _device_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_p
     dev = _device_ids(kt, idx)
     props = _device_properties(kt)
     sync_by_corr = _copy_sync_by_correlation(kt)
+    graph_of_corr = _graph_launches(kt)
     out = []
     for g in np.unique(dev).tolist():
         if g < 0:
             continue
         sel = idx[dev == g]
         sel = sel[np.argsort(start_ps[sel], kind="stable")]
-        out.append(_one_device(kt, int(g), sel, start_ps, end_ps, launch_ext, op_of_ext, sync_by_corr, props.get(int(g))))
+        out.append(_one_device(kt, int(g), sel, start_ps, end_ps, launch_ext, op_of_ext, sync_by_corr, props.get(int(g)),
+                               graph_of_corr))
     return out
 
 
 def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray, end_ps: np.ndarray, launch_ext: IdTable,
-                op_of_ext: IdTable, sync_by_corr: IdTable, info: DeviceInfo | None) -> DeviceEvents:
+                op_of_ext: IdTable, sync_by_corr: IdTable, info: DeviceInfo | None,
+                graph_of_corr: IdTable) -> DeviceEvents:
     uname, name = unique_inverse(kt.name[sel])
     names = [kt.names[int(i)] for i in uname]
     ustream, stream = unique_inverse(np.where(kt.stream[sel] >= 0, kt.stream[sel], kt.tid[sel]))
@@ -183,7 +188,7 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
     is_copy = kt.bytes[sel] >= 0
     mem_bytes = np.where(is_copy, kt.bytes[sel], -1)
     mem_sync = np.where(is_copy, sync_by_corr.lookup(corr), -1)
-    graph = kt.graph_id[sel]
+    graph = np.where(kt.graph_id[sel] >= 0, kt.graph_id[sel], graph_of_corr.lookup(corr))
     return DeviceEvents(
         gpu=gpu, info=info or DeviceInfo(), names=names, strings=[], start=start_ps[sel], end=end_ps[sel],
         name=narrowest(name.astype(np.int32), np.int16), kind=kc.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
@@ -196,9 +201,20 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
     )
 
 
+def _graph_launches(kt: KinetoTrace) -> IdTable:
+    """Correlation id -> itself where a CUDA graph launch made it: the graph's kernels share that id, which then
+    names their graph (``args["graph id"]`` where Kineto writes one wins)."""
+    is_graph = np.fromiter((n.startswith(_GRAPH_LAUNCH) for n in kt.names), dtype=bool, count=len(kt.names))
+    m = _cat_mask(kt, _LAUNCH_CATS) & (kt.correlation >= 0)
+    m[m] = is_graph[kt.name[m]]
+    return IdTable(kt.correlation[m], kt.correlation[m], -1)
+
+
 def _op_text(name: str) -> str:
-    """An op's text as the op tables read it, ``<name>:<type>``: ``aten::addmm`` -> ``aten::addmm:addmm``."""
-    return f"{name}:{name.rsplit('::', 1)[-1]}"
+    """An op's text as the op tables read it, ``<name>:<type>``: ``aten::addmm`` -> ``aten::addmm:addmm``;
+    ``Torch-Compiled Region: 0/0`` -> type ``Torch-Compiled Region`` (the frame id is not a type)."""
+    op_type = name.rsplit("::", 1)[-1].split(": ", 1)[0]
+    return f"{name}:{op_type}"
 
 
 def _copy_sync_by_correlation(kt: KinetoTrace) -> IdTable:

@@ -30,8 +30,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 
-from kineto_parse import DEFAULT_SRC, make_trace  # noqa: E402
-import glob  # noqa: E402
+from kineto_parse import DEFAULT_SRC, make_trace, source_trace  # noqa: E402
 
 T0 = 1795380384345498510
 
@@ -90,9 +89,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.child:
         child(*a.child)
         return 0
-    src = a.src if os.path.isfile(a.src) else (glob.glob(os.path.join(a.src, "*.pt.trace.json")) or [""])[0]
-    if not src:
-        print(f"no .pt.trace.json in {a.src}", file=sys.stderr)
+    src = source_trace(a.src)
+    if src is None:
         return 2
     print(f"source: {os.path.relpath(src)}; HTA from {a.hta_python}\n")
     print("| trace MB | events | tool | wall s | work s | peak MB | peak / file | ours / HTA (wall) |")

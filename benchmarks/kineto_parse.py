@@ -180,6 +180,14 @@ def available(method: str) -> bool:
         return False
 
 
+def source_trace(src: str) -> str | None:
+    """``src`` itself, or the first ``*.pt.trace.json`` in that folder; None (said on stderr) when there is none."""
+    found = src if os.path.isfile(src) else (glob.glob(os.path.join(src, "*.pt.trace.json")) or [None])[0]
+    if found is None:
+        print(f"no .pt.trace.json in {src}", file=sys.stderr)
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--src", default=DEFAULT_SRC, help="a .pt.trace.json or a folder holding one (default %(default)s)")
@@ -190,9 +198,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child(*args.child)
         return 0
-    src = args.src if os.path.isfile(args.src) else (glob.glob(os.path.join(args.src, "*.pt.trace.json")) or [""])[0]
-    if not src:
-        print(f"no .pt.trace.json in {args.src}", file=sys.stderr)
+    src = source_trace(args.src)
+    if src is None:
         return 2
     methods = [m for m in args.methods.split(",") if m]
     print(f"source: {os.path.relpath(src)}\n")

@@ -137,6 +137,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         heaviest_compute_gpu=max(compute, key=compute.get) if compute else None,
         collective_calls_per_gpu_step=sum(coll) / len(coll) if coll else None,
         allreduce_ms_per_step=sum(arms) / len(arms) if arms else None, allreduce_bytes_per_step=(params * 4.0 if params else None),
+        allreduce_transfer_ms_per_step=min(arms) if arms else None,
         params=params, params_source=psrc, bandwidth_bytes_per_s=bw, bandwidth_source=bsrc,
         expected_allreduce_ms=(params * 4.0 / bw * 1000.0) if (params and bw) else None,
         launch_skew_ms=sum(skews) / len(skews) if skews else None, launch_order_skew_ms=sum(lskews) / len(lskews) if lskews else None,

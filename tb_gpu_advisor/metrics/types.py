@@ -415,6 +415,9 @@ class MultiGpu:
     # hides a straggler: NCCL kernels spin while they wait for the slowest GPU, so the others look as busy as it is.
     compute_imbalance: float | None = None
     heaviest_compute_gpu: int | None = None
+    # the smallest active GPU's AllReduce ms per step: the GPU that enters the collective last waits least, so its
+    # time is the transfer itself; the others' include waiting for it (a straggler, a late launch)
+    allreduce_transfer_ms_per_step: float | None = None
 
 
 @dataclass

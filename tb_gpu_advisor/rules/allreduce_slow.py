@@ -4,7 +4,9 @@ Expected time ~ params × 4 bytes / bandwidth (gradients travel in fp32 even
 with fp16).  With a parameter count (``--params`` or derived from the
 AllReduce sizes) the metric is measured / expected AllReduce time; without
 it, the collective share of the step (stock: >=3% moderate, >=15% high).
-Saving: measured - expected (or nothing known without a count).
+Measured on the GPU that enters the AllReduce last (the smallest per-GPU time): the others' extra time is
+waiting for it, which gpu_imbalance and launch_skew report.  Saving: measured - expected (or nothing known
+without a count).
 """
 
 from __future__ import annotations
@@ -23,7 +25,10 @@ def check(m) -> list:
     mg = m.multi_gpu
     if not is_multi(m) or not mg.allreduce_ms_per_step or ctx.step_ms is None:
         return []
-    ar = mg.allreduce_ms_per_step
+    # the transfer: the GPU that arrives last waits least; the others' extra time is a straggler or a late launch,
+    # which gpu_imbalance and launch_skew report (NCCL kernels spin while they wait)
+    ar = mg.allreduce_transfer_ms_per_step if mg.allreduce_transfer_ms_per_step is not None else mg.allreduce_ms_per_step
+    waited = (mg.allreduce_ms_per_step or 0.0) - ar
     share = ctx.share(ar)
     params = mg.params
     bw = mg.bandwidth_bytes_per_s or T("allreduce.bandwidth_GBps") * 1e9
@@ -40,7 +45,7 @@ def check(m) -> list:
         return [finding(
             ctx, ID, sev,
             f"AllReduce takes {ms(ar)} per step ({pct(share)} of the {ms(ctx.step_ms)} step), {ratio:.1f}× the "
-            f"expected {ms(expected)} for {count(params)} parameters × 4 bytes at {bw / 1e9:.0f} GB/s.",
+            f"expected {ms(expected)} for {count(params)} parameters × 4 bytes at {bw / 1e9:.0f} GB/s.{_waited(waited)}",
             metric=value_metric("allreduce_vs_expected", "AllReduce time / expected", ratio, "ratio", f"{ratio:.1f}×",
                                 "allreduce_slow.ratio_warning", severity=sev,
                                 detail={"allreduce_ms": ar, "expected_ms": expected, "params": params,
@@ -59,7 +64,8 @@ def check(m) -> list:
     return [finding(
         ctx, ID, sev,
         f"AllReduce takes {ms(ar)} per step, {pct(share)} of the {ms(ctx.step_ms)} step (stock: collectives >=3% "
-        f"moderate, >=15% high); pass the parameter count to compare with the expected params × 4 B / bandwidth.",
+        f"moderate, >=15% high); pass the parameter count to compare with the expected params × 4 B / bandwidth."
+        f"{_waited(waited)}",
         # without the parameter count nothing says it is slow: the title states what was measured, not a verdict
         title=None if sev != "info" else "AllReduce time measured, not judged: give --params to compare",
         metric=share_metric("collective_share", "AllReduce share of step", share, "allreduce_slow.share_warning",
@@ -69,6 +75,14 @@ def check(m) -> list:
         actions=[action("Give the model's parameter count (Model.summary()) to get the expected AllReduce time.",
                         "tb-gpu-advisor report LOGDIR --params 110000000", "shell")] + _actions(),
     )]
+
+
+def _waited(waited_ms: float) -> str:
+    """The part of the average AllReduce time that is waiting for the last GPU, when it is worth a sentence."""
+    if waited_ms < 0.05:
+        return ""
+    return (f" That is the GPU that enters it last; the others spend {ms(waited_ms)} more per step inside it, "
+            f"waiting for that GPU (see imbalance and launch skew).")
 
 
 def _actions() -> list:

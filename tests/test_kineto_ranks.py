@@ -144,5 +144,5 @@ def test_string_pids_and_memory_merge(tmp_path: Path) -> None:
     m = merge_ranks([parse_trace(str(p)) for p in paths], ["a_1", "a_2"])
     assert m.pid_labels == {-2: "Spans"} and m.pid.tolist() == [-2, 0, -2, 0]
     assert m.device.tolist() == [-1, 0, -1, 1] and m.memory == {0: 100, 1: 200}
-    assert m.thread_names == {(9, 1): "main 0", (10, 1): "main 1"}
+    assert m.thread_names == {(9, 1): "a_1: main 0", (10, 1): "a_2: main 1"}
     assert m.correlation.tolist() == [-1, 5, -1, 5 + ID_STRIDE]

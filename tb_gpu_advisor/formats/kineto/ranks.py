@@ -14,7 +14,8 @@ What changes when files are put together:
 * devices: each rank usually names its own GPU (``args.device`` = local rank) and the ids are kept; where
   two files use the same id (``CUDA_VISIBLE_DEVICES`` narrowed per process), every GPU is renumbered in rank
   order (``distributedInfo.rank``, else worker order);
-* names, categories, string pids: one table for all.
+* names, categories, string pids: one table for all; thread names start with their rank's worker
+  (every rank's main thread is ``thread <pid> (python3)``).
 """
 
 from __future__ import annotations
@@ -68,7 +69,7 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         **{k: np.concatenate(v) for k, v in cols.items()},
         meta=_meta(kts, dev_maps), process_names=_by_pid(kts, "process_names", pid_maps, pid_offsets),
         process_labels=_by_pid(kts, "process_labels", pid_maps, pid_offsets),
-        thread_names={(_pid(p, pid_maps[i], pid_offsets[i]), _one(t, tid_maps[i])): n
+        thread_names={(_pid(p, pid_maps[i], pid_offsets[i]), _one(t, tid_maps[i])): f"{workers[i]}: {n}"
                       for i, kt in enumerate(kts) for (p, t), n in kt.thread_names.items()},
         pid_labels={-2 - j: s for j, s in enumerate(labels)}, tid_labels={-2 - j: s for j, s in enumerate(tlabels)},
         memory=_by_device(kts, "memory", dev_maps), memory_reserved=_by_device(kts, "memory_reserved", dev_maps),

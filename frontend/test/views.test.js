@@ -238,3 +238,21 @@ test("the run picker names PyTorch trace runs", () => {
   assert.equal(views.runLabel({ run: "r2", sessions: [{ session: "s", format: "xplane" }] }), "r2");
   assert.equal(views.runLabel({ run: "r3", sessions: [{ session: "s" }] }), "r3");
 });
+
+test("`backticked` names in step notes and summaries become <code>, never markup", () => {
+  const report = fixture();
+  report.hosts[0].steps = { ...(report.hosts[0].steps || {}), note: "`ProfilerStep#N` spans of 2 ranks; `<b>x</b>` odd ` tick" };
+  report.findings[0].summary = "Waits in `cudaStreamSynchronize` each step.";
+  const el = views.reportView(report, ctx);
+  const note = el.querySelector(".host .note");
+  assert.deepEqual([...note.querySelectorAll("code")].map((c) => c.textContent), []); // 3 backticks: unpaired, left as text
+  assert.match(note.textContent, /`ProfilerStep#N`/);
+  const summary = el.querySelector(".finding .summary");
+  assert.deepEqual([...summary.querySelectorAll("code")].map((c) => c.textContent), ["cudaStreamSynchronize"]);
+  assert.equal(summary.textContent, "Waits in cudaStreamSynchronize each step.");
+  report.hosts[0].steps.note = "`ProfilerStep#N` and `<b>x</b>`";
+  const el2 = views.reportView(report, ctx);
+  const codes = [...el2.querySelector(".host .note").querySelectorAll("code")].map((c) => c.textContent);
+  assert.deepEqual(codes, ["ProfilerStep#N", "<b>x</b>"]);
+  assert.equal(el2.querySelectorAll(".host .note b").length, 0);
+});

@@ -42,3 +42,14 @@ export function replaceChildren(el, ...children) {
   el.replaceChildren();
   return append(el, children);
 }
+
+/**
+ * Text whose `backticked` parts name code (step sources, event names): those become <code> elements, the rest
+ * text nodes -- still never HTML. An unpaired backtick stays as it is.
+ */
+export function codeText(text) {
+  const parts = String(text).split("`");
+  if (parts.length < 3 || parts.length % 2 === 0) return String(text);
+  return parts.map((p, i) => (i % 2 ? h("code", {}, p) : p)).filter((p) => p !== "");
+}
+

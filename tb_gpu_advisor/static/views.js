@@ -2,7 +2,7 @@
 // Untrusted profile text only ever goes through h()/s() as text.
 
 import { DEFAULT_WIDTH, gpuChart, kernelHistogram, stepChart, stepSeries } from "./charts.js";
-import { h } from "./dom.js";
+import { codeText, h } from "./dom.js";
 import { cell, columnFormat, ms, pct, saving } from "./format.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
 
@@ -183,7 +183,7 @@ export function findingView(f, rank, ctx) {
       hostsText(f) ? h("span", { class: "finding-hosts muted" }, hostsText(f)) : null,
       f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving)}`) : null),
     h("div", { class: "finding-body" },
-      h("p", { class: "summary" }, f.summary),
+      h("p", { class: "summary" }, codeText(f.summary)),
       f.actions.length ? h("div", { class: "actions" }, h("h4", {}, f.actions.length > 1 ? "Recommended changes" : "Recommended change"),
         h("ol", {}, f.actions.map((a) => h("li", {}, h("p", {}, a.text), a.snippet ? snippetBlock(a.snippet, a.snippet_lang) : null)))) : null,
       h("dl", { class: "facts" },
@@ -249,7 +249,7 @@ export function hostView(hr, ctx) {
       h("p", { class: "muted" }, "The other hosts are analyzed without it. Re-capture this host, or check the file is a complete .xplane.pb."));
   }
   const parts = [];
-  if (hr.steps?.note) parts.push(h("p", { class: "note" }, hr.steps.note));
+  if (hr.steps?.note) parts.push(h("p", { class: "note" }, codeText(hr.steps.note)));
   if (!hr.gpus.length) {
     parts.push(h("div", { class: "state message no-gpu" }, h("h4", {}, "No GPU activity in this capture"),
       h("p", {}, "The profile has no GPU kernels or copies, so the GPU checks could not run. The findings above say what to check; capture again on a machine where the framework sees the GPU, with CUPTI available.")));

@@ -217,6 +217,18 @@ def test_garbage_inside_the_array_stops_there_and_says_where(tmp_path: Path) -> 
     assert len(kt) == 30 and kt.truncated and "invalid JSON" in kt.problems[0] and "byte" in kt.problems[0]
 
 
+@pytest.mark.parametrize("decoder", DECODERS)
+@pytest.mark.parametrize("nest", ["[" * 100_000 + "]" * 100_000,
+                                  '{"ph": "X", "ts": 2, "args": ' + '{"a": ' * 50_000 + "1" + "}" * 50_001])
+def test_hostile_nesting_stops_reading_with_a_reason(tmp_path: Path, decoder: str, nest: str) -> None:
+    """Nesting deeper than the interpreter's recursion limit: the events before it are kept, the rest is
+    reported as unread -- no RecursionError escapes."""
+    p = tmp_path / "w.1.pt.trace.json"
+    p.write_text('{"traceEvents": [' + json.dumps(event("a", 1.0)) + ", " + nest + "]}")
+    kt = parse_trace(str(p), decoder=decoder)
+    assert [kt.names[i] for i in kt.name] == ["a"] and kt.truncated and "nested too deeply" in kt.problems[0]
+
+
 def test_a_broken_tail_costs_only_its_keys(tmp_path: Path) -> None:
     text = json.dumps(trace_doc([event("a", 1.0)]))
     p = tmp_path / "w.1.pt.trace.json"

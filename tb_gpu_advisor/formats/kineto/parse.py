@@ -238,7 +238,7 @@ def _decode_chunk(data: bytes, decoder: str) -> list[Any]:
 
         try:
             return msgspec.json.decode(text, type=_msgspec_type())
-        except (msgspec.DecodeError, msgspec.ValidationError) as e:
+        except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as e:
             raise ValueError(str(e)) from e
     try:
         return json.loads(text)
@@ -521,6 +521,12 @@ class _Parser:
         while i < len(text) and end < CHUNK_BYTES:
             try:
                 event, end = dec.raw_decode(text, i)
+            except RecursionError:  # a hostile file: nesting no trace has
+                at = self.base + pos + len(text[:i].encode("utf-8", "surrogateescape"))
+                self._add(events, typed=False)
+                self._stop(f"an event at byte {at:,} is nested too deeply to be a trace event; "
+                           "the events from there on were not read")
+                return None
             except json.JSONDecodeError as e:
                 if not self.eof and (events or len(text) - e.pos < (1 << 20) or "Unterminated" in e.msg):
                     if events:

@@ -421,3 +421,37 @@ def test_analysis_children_do_not_import_the_main_script_again(tmp_path):
     env = {**os.environ, "PYTHONPATH": os.path.dirname(os.path.dirname(os.path.abspath(__file__)))}
     subprocess.run([sys.executable, str(script), str(marker)], check=True, timeout=120, env=env)
     assert len(marker.read_text().split()) == 2
+
+
+# -- PyTorch traces ------------------------------------------------------------------------------------
+
+
+def test_broken_pytorch_traces_fail_their_own_report_and_the_tab_keeps_serving(tmp_path):
+    """A PyTorch run next to runs whose trace is garbage, cut off mid-write, or hostile-deep: the tab lists them
+    all; the garbage and deep ones report a read error naming why, the cut-off one reports what it could read
+    and says it is partial, and the good run is analysed as if the others were not there."""
+    from tb_gpu_advisor.synthetic import torchtrace
+
+    (good,) = torchtrace.write_run(str(tmp_path), "input_bound", steps=6, run="good")
+    text = open(good, encoding="utf-8").read()
+    name = os.path.basename(good)
+    for run, content in (("garbage", "\x00\x01 not json"), ("cut", text[: len(text) * 2 // 3]),
+                         ("deep", '{"traceEvents": [' + "[" * 200_000 + "]" * 200_000 + "]}")):
+        os.makedirs(tmp_path / run)
+        (tmp_path / run / name).write_text(content, encoding="utf-8")
+    client, _ = _client(tmp_path)
+    runs = json.loads(client.get(f"{PREFIX}/runs").get_data(as_text=True))["runs"]
+    sessions = {r["run"]: r["sessions"][0]["session"] for r in runs}
+    assert set(sessions) == {"good", "garbage", "cut", "deep"}
+
+    def report(run: str) -> dict:
+        r = poll_report(client, f"{PREFIX}/report?run={run}&session={sessions[run]}")
+        assert r.status_code == 200, run
+        return json.loads(r.get_data(as_text=True))
+
+    assert "not JSON" in report("garbage")["hosts"][0]["error"]
+    assert "no readable event" in report("deep")["hosts"][0]["error"]
+    cut = report("cut")
+    assert not cut["hosts"][0].get("error") and "cut off" in json.dumps(cut)
+    good_report = report("good")
+    assert good_report["findings"][0]["rule"] == "input_bound"

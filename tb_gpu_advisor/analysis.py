@@ -21,8 +21,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .cache import ReportCache, session_key
-from .discovery import HostFile, Session
+from tb_gpu_advisor.cache import ReportCache, session_key
+from tb_gpu_advisor.discovery import HostFile, Session
 
 Progress = Callable[[str, float], None]
 
@@ -47,7 +47,7 @@ def session_report(session: Session, *, params: int | None = None, cache: Report
     A report with a failed host is not stored (the next run retries); nor is one whose files changed while
     they were read (a capture still being written).
     """
-    from .report_schema import Report
+    from tb_gpu_advisor.report_schema import Report
 
     key = session_key(session, params=params)
     if cache is not None:
@@ -59,7 +59,7 @@ def session_report(session: Session, *, params: int | None = None, cache: Report
     elif len(session.hosts) > 1 and worker_count(jobs, len(session.hosts)) > 1:
         report = analyze_session_parallel(session, jobs=jobs, params=params, progress=progress)
     else:
-        from .analyze import analyze_session
+        from tb_gpu_advisor.analyze import analyze_session
 
         report = analyze_session(session.run, session.session, list(session.hosts), progress=progress, params=params)
     if cache is None or not cache.enabled:
@@ -87,7 +87,7 @@ def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progr
         return report.to_json() if hasattr(report, "to_json") else __import__("json").dumps(report)
     workers = worker_count(jobs, len(hosts))
     if isolate and (len(hosts) == 1 or workers == 1):
-        from . import isolation
+        from tb_gpu_advisor import isolation
 
         return isolation.call(isolation.analyze_session_json, session.run, session.session, list(hosts),
                               progress=progress)
@@ -96,18 +96,18 @@ def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progr
         progress(f"analysing {len(hosts)} hosts in {workers} worker process(es)", 0.0)
         limits = None
         if isolate:
-            from .isolation import Limits
+            from tb_gpu_advisor.isolation import Limits
 
             limits = Limits.from_env()
         return analyze_session_parallel(chosen, jobs=workers, progress=progress, limits=limits).to_json()
-    from .analyze import analyze_session
+    from tb_gpu_advisor.analyze import analyze_session
 
     return analyze_session(session.run, session.session, list(hosts), progress=progress).to_json()
 
 
 def files_unchanged(hosts: Sequence[HostFile]) -> bool:
     """Every host file still has the (size, mtime) it was discovered with."""
-    from . import fsio
+    from tb_gpu_advisor import fsio
 
     try:
         return all(fsio.is_remote(h.path) or fsio.stat(h.path) == (h.size, h.mtime_ns) for h in hosts)
@@ -178,7 +178,7 @@ def analyze_session_parallel(
     or is killed gives that host an error.
     """
     if analyze_host_fn is None or merge_fn is None:
-        from . import analyze
+        from tb_gpu_advisor import analyze
 
         analyze_host_fn = analyze_host_fn or analyze.analyze_host
         merge_fn = merge_fn or analyze.merge_hosts
@@ -215,7 +215,7 @@ def _host_reports(hosts: Sequence[HostFile], workers: int, params: int | None,
 def _isolated_host_reports(hosts: Sequence[HostFile], workers: int, params: int | None,
                            progress: Progress | None, limits: Any) -> list[Any]:
     """HostReports in the order of ``hosts``, each from its own limited child, ``workers`` at once."""
-    from . import isolation
+    from tb_gpu_advisor import isolation
 
     reports: list[Any] = [None] * len(hosts)
     order = sorted(range(len(hosts)), key=lambda i: hosts[i].size, reverse=True)
@@ -236,7 +236,7 @@ def _host_or_error(analyze_host_fn: Callable[..., Any], host: HostFile, params: 
 
 
 def _error_host_report(host: HostFile, reason: str) -> Any:
-    from .report_schema import HostReport
+    from tb_gpu_advisor.report_schema import HostReport
 
     return HostReport(host=host.host, path=host.path, size_bytes=host.size, error=reason)
 

@@ -14,15 +14,15 @@ from typing import Any, Callable, Iterable
 
 import numpy as np
 
-from . import ANALYZER_VERSION, formats, frameworks, rules
-from . import kernel_classes as kc
-from .fmt import pct as _pct
-from .memory import release_free_heap
-from .metrics.compute import compute_host_metrics
-from .metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations
-from .report_schema import SEVERITY_ORDER, TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Report, Saving, StepRow, Table
-from .rules.headline import CARD_RULE, grade_card
-from .rules.savings import achievable, mark_overlaps, parts
+from tb_gpu_advisor import ANALYZER_VERSION, formats, frameworks, rules
+from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.fmt import pct as _pct
+from tb_gpu_advisor.memory import release_free_heap
+from tb_gpu_advisor.metrics.compute import compute_host_metrics
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations
+from tb_gpu_advisor.report_schema import SEVERITY_ORDER, TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Report, Saving, StepRow, Table
+from tb_gpu_advisor.rules.headline import CARD_RULE, grade_card
+from tb_gpu_advisor.rules.savings import achievable, mark_overlaps, parts
 
 TOP_N = TABLE_ROWS
 

@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .discovery import HostFile
+from tb_gpu_advisor.discovery import HostFile
 
 logger = logging.getLogger(__name__)
 
@@ -76,13 +76,13 @@ def default_dir() -> str | None:
 
 def analyzer_version() -> str:
     """The analyzer's version, part of every key so a new analyzer never serves old reports."""
-    from . import ANALYZER_VERSION
+    from tb_gpu_advisor import ANALYZER_VERSION
 
     return ANALYZER_VERSION
 
 
 def schema_version() -> str:
-    from .report_schema import SCHEMA_VERSION
+    from tb_gpu_advisor.report_schema import SCHEMA_VERSION
 
     return SCHEMA_VERSION
 

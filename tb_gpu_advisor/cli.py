@@ -11,7 +11,7 @@ import argparse
 import importlib
 import sys
 
-from . import __version__
+from tb_gpu_advisor import __version__
 
 # sub-command modules, in the order ``--help`` lists them
 _COMMANDS = ("cli_report", "cli_diff", "precompute")
@@ -24,7 +24,7 @@ _FRAMEWORKS = ("TensorFlow", "JAX", "PyTorch")
 def supported_frameworks() -> tuple[str, ...]:
     """Display names of the supported frameworks (the framework registry's, so a new one shows up in --help)."""
     try:
-        from .frameworks import REGISTRY
+        from tb_gpu_advisor.frameworks import REGISTRY
     except Exception:  # noqa: BLE001 - --help must work even if the registry is broken
         return _FRAMEWORKS
     names = tuple(f.name for f in REGISTRY.values() if getattr(f, "name", None))

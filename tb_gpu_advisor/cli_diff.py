@@ -27,7 +27,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
-from .cli_report import EXIT_INPUT, EXIT_OK, InputError, _list, select_sessions, session_report
+from tb_gpu_advisor.cli_report import EXIT_INPUT, EXIT_OK, InputError, _list, select_sessions, session_report
 
 EXIT_REGRESSION = 1
 
@@ -84,8 +84,8 @@ class SideSpec:
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    from . import diff as diffmod
-    from . import diff_render
+    from tb_gpu_advisor import diff as diffmod
+    from tb_gpu_advisor import diff_render
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     try:
@@ -134,7 +134,7 @@ def side_specs(paths: list[str], base: str | None, new: str | None) -> tuple[Sid
 
 def _path_spec(path: str, selector: str | None) -> SideSpec:
     """A logdir, or one ``<run>/plugins/profile/<session>/<host>.xplane.pb`` file."""
-    from .discovery import EXPECTED_LAYOUT, HOST_SUFFIX
+    from tb_gpu_advisor.discovery import EXPECTED_LAYOUT, HOST_SUFFIX
 
     if not path.endswith(HOST_SUFFIX):
         return SideSpec(path, selector, label=None)
@@ -175,7 +175,7 @@ def _select(spec: SideSpec) -> tuple[Any, list]:
 
 
 def _cache(directory: str | None) -> Any:
-    from .cache import ReportCache
+    from tb_gpu_advisor.cache import ReportCache
 
     return ReportCache(directory)
 

@@ -50,7 +50,7 @@ class InputError(Exception):
 
 def add_parser(subparsers: Any) -> None:
     """Register ``report`` (called by cli.py)."""
-    from .cli import and_list, supported_frameworks
+    from tb_gpu_advisor.cli import and_list, supported_frameworks
 
     p = subparsers.add_parser(
         "report",
@@ -154,7 +154,7 @@ FORMAT_NAMES = {"xplane": "XPlane (TensorFlow/JAX)", "kineto": "PyTorch trace"}
 
 def list_sessions(logdir: str, run: str | None = None) -> str:
     """Every session found (of ``run`` only, if given), newest first per run: run/session, format, hosts, size."""
-    from . import discovery
+    from tb_gpu_advisor import discovery
 
     rows = [(s.stock_run, FORMAT_NAMES.get(s.format, s.format), str(len(s.hosts)), f"{s.size / 1e6:.1f} MB")
             for s in discovery.discover(logdir) if run is None or s.run == (run.rstrip("/") or ".")]
@@ -177,7 +177,7 @@ def host_errors(reports: Sequence[Any]) -> list[str]:
 def exit_code(reports: Sequence[Any], fail_on: str | None) -> int:
     """2 when any selected host could not be analysed (input error; wins over 1), else 1 for a finding at or
     above ``fail_on``, else 0."""
-    from .report_schema import SEVERITY_ORDER
+    from tb_gpu_advisor.report_schema import SEVERITY_ORDER
 
     if host_errors(reports):
         return EXIT_INPUT
@@ -192,7 +192,7 @@ def exit_code(reports: Sequence[Any], fail_on: str | None) -> int:
 
 def report_set(reports: Sequence[Any], logdir: str | None = None) -> dict[str, Any]:
     """The JSON object ``report --format json`` prints without ``--run``: every selected session's Report."""
-    from .report_schema import SCHEMA_VERSION
+    from tb_gpu_advisor.report_schema import SCHEMA_VERSION
 
     return {"schema_version": SCHEMA_VERSION, "logdir": logdir, "healthy": bool(reports) and all(r.healthy for r in reports),
             "reports": [r.to_dict() for r in reports]}
@@ -203,7 +203,7 @@ def format_reports(reports: Sequence[Any], fmt: str, top: int | None = 10, evide
     """The report(s) in ``fmt``.  JSON is always one object: the Report when ``single`` (``--run``: exactly one
     session), else a :func:`report_set` -- never a bare list, and never a shape that depends on how many runs
     the logdir holds."""
-    from . import render
+    from tb_gpu_advisor import render
 
     if fmt == "json":
         if single:
@@ -222,7 +222,7 @@ def format_reports(reports: Sequence[Any], fmt: str, top: int | None = 10, evide
 
 def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Sequence[str] | None) -> list[tuple]:
     """[(Session, [HostFile])] to analyse, or InputError with the available choices."""
-    from . import discovery, fsio
+    from tb_gpu_advisor import discovery, fsio
 
     if not fsio.is_remote(logdir) and not os.path.isdir(fsio.local_path(logdir)):
         raise InputError(f"{logdir}: no such directory")
@@ -238,7 +238,7 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
                              "Move each profile into its session folder (a profile straight in the logdir goes "
                              "to LOGDIR/plugins/profile/<session>/, run '.'), or point LOGDIR at the folder "
                              "above the runs.")
-        from .frameworks import how_to_capture
+        from tb_gpu_advisor.frameworks import how_to_capture
         raise InputError(f"no GPU profiles (*.xplane.pb, *.pt.trace.json[.gz]) found in {logdir}.\n{how_to_capture()}")
     runs = sorted({s.run for s in found})
     if run is not None:
@@ -279,7 +279,7 @@ def _json_dumps(obj: Any) -> str:
     """Strict JSON as ``Report.to_json`` writes it (no NaN/inf; numpy scalars converted)."""
     import json
 
-    from .report_schema import _json_default
+    from tb_gpu_advisor.report_schema import _json_default
 
     return json.dumps(obj, indent=2, allow_nan=False, default=_json_default)
 
@@ -297,7 +297,7 @@ def _analyze(session: Any, hosts: list, args: argparse.Namespace, stderr: TextIO
     """The Report of ``hosts`` of ``session`` (the report cache first)."""
     import dataclasses
 
-    from .cache import ReportCache
+    from tb_gpu_advisor.cache import ReportCache
 
     return session_report(dataclasses.replace(session, hosts=tuple(hosts)), args.params,
                           ReportCache(getattr(args, "cache_dir", None)), stderr, bool(getattr(args, "progress", False)))
@@ -306,7 +306,7 @@ def _analyze(session: Any, hosts: list, args: argparse.Namespace, stderr: TextIO
 def session_report(session: Any, params: int | None, cache: Any, stderr: TextIO, progress: bool) -> Any:
     """A session's Report through the analysis entry point (the report cache first), with progress on
     ``stderr`` when asked or when it is a terminal; analysis failures become InputError (exit 2)."""
-    from . import analysis
+    from tb_gpu_advisor import analysis
 
     name = session.stock_run
     show = _Progress(stderr, name) if progress or _isatty(stderr) else None

@@ -31,10 +31,10 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Sequence
 
-from . import ANALYZER_VERSION
-from .report_schema import SEVERITY_ORDER, TABLE_ROWS, Finding, HostReport, Metric, Report, Table, _json_default
-from .rules.savings import GROUPS, achievable
-from .thresholds import T
+from tb_gpu_advisor import ANALYZER_VERSION
+from tb_gpu_advisor.report_schema import SEVERITY_ORDER, TABLE_ROWS, Finding, HostReport, Metric, Report, Table, _json_default
+from tb_gpu_advisor.rules.savings import GROUPS, achievable
+from tb_gpu_advisor.thresholds import T
 
 DIFF_VERSION = "1.0"
 

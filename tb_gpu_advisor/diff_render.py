@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from .diff import Change, Diff, FindingChange
-from .fmt import ms, pct
-from .render import md_code, md_inline, md_table, text_table
+from tb_gpu_advisor.diff import Change, Diff, FindingChange
+from tb_gpu_advisor.fmt import ms, pct
+from tb_gpu_advisor.render import md_code, md_inline, md_table, text_table
 
 _STATUS_WORDS = {"fixed": "fixed", "new": "new", "improved": "improved", "worse": "worse", "still": "still present"}
 _CHANGE_WORDS = {"changed": "", "added": "added", "removed": "removed", "entered_top": "entered top 25",

@@ -49,7 +49,7 @@ import time
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
-from . import fsio
+from tb_gpu_advisor import fsio
 
 logger = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ import threading
 import time
 from typing import Any, BinaryIO, Iterable
 
-from . import fsio
+from tb_gpu_advisor import fsio
 
 #: A plane name longer than this is not a GPU's.
 MAX_NAME_BYTES = 256

@@ -71,13 +71,13 @@ def _env_memory() -> int | None:
 
 
 def _context():
-    from .analysis import mp_context
+    from tb_gpu_advisor.analysis import mp_context
 
     ctx = mp_context()
     if ctx.get_start_method() == "forkserver":
         import json
 
-        from .forkserver_main import ENV, main_data
+        from tb_gpu_advisor.forkserver_main import ENV, main_data
 
         os.environ[ENV] = json.dumps(main_data())  # read by the server when it starts (it inherits os.environ)
         ctx.set_forkserver_preload(_PRELOAD)  # only takes effect if the server is not running yet
@@ -185,14 +185,14 @@ def child_noop(progress=None) -> None:
 
 def analyze_session_json(run: str, session: str, host_files: list, progress=None) -> str:
     """``analyze.analyze_session`` serialized: only text crosses the process boundary."""
-    from .analyze import analyze_session
+    from tb_gpu_advisor.analyze import analyze_session
 
     return analyze_session(run, session, host_files, progress=progress).to_json()
 
 
 def analyze_host(host_file: Any, params: int | None = None, progress=None) -> Any:
     """``analyze.analyze_host`` in the child (a HostReport, pickled back)."""
-    from .analyze import analyze_host as analyze
+    from tb_gpu_advisor.analyze import analyze_host as analyze
 
     return analyze(host_file, params=params)
 
@@ -202,7 +202,7 @@ def host_report(host_file: Any, params: int | None = None, limits: Limits | None
     try:
         return call(analyze_host, host_file, params, limits=limits)
     except WorkerError as e:
-        from .report_schema import HostReport
+        from tb_gpu_advisor.report_schema import HostReport
 
         return HostReport(host=host_file.host, path=host_file.path, size_bytes=host_file.size,
                           error=f"analysis failed: {e}")

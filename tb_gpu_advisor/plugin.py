@@ -53,8 +53,8 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from . import analysis, cache, discovery, fsio, gpu_probe
-from .report_service import Outcome, ReportService
+from tb_gpu_advisor import analysis, cache, discovery, fsio, gpu_probe
+from tb_gpu_advisor.report_service import Outcome, ReportService
 
 logger = logging.getLogger(__name__)
 
@@ -168,8 +168,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         outcome = self._outcome(request)
         if outcome.state != "ready":
             return _respond_outcome(request, outcome)
-        from . import render
-        from .report_schema import Report
+        from tb_gpu_advisor import render
+        from tb_gpu_advisor.report_schema import Report
 
         body = render.to_markdown(Report.from_json(outcome.body))
         return http_util.Respond(request, body, _MARKDOWN)
@@ -186,15 +186,15 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         result = self._diff(request)
         if isinstance(result, Outcome):
             return _respond_outcome(request, result)
-        from . import diff_render
+        from tb_gpu_advisor import diff_render
 
         return http_util.Respond(request, diff_render.to_markdown(result), _MARKDOWN)
 
     def _diff(self, request: wrappers.Request) -> Any:
         """The Diff of both sides' reports (from the /report service and caches), or the Outcome to answer while a
         side computes or after it failed (400/404 raised here)."""
-        from . import diff
-        from .report_schema import Report
+        from tb_gpu_advisor import diff
+        from tb_gpu_advisor.report_schema import Report
 
         sides = {}
         for side in ("base", "new"):
@@ -305,7 +305,7 @@ def _store_key(session: Any, host_files: list) -> str:
 
 def _frameworks_listing() -> list[dict[str, str]]:
     """The frameworks whose captures are read, with how to capture one (the tab's "no profiles yet" state)."""
-    from .frameworks import REGISTRY
+    from tb_gpu_advisor.frameworks import REGISTRY
 
     return [{"id": f.id, "name": f.name, "capture": f.capture_snippet} for f in REGISTRY.values()]
 

@@ -32,6 +32,6 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
         )
 
     def load(self, context):  # noqa: ANN001
-        from .plugin import GpuAdvisorPlugin
+        from tb_gpu_advisor.plugin import GpuAdvisorPlugin
 
         return GpuAdvisorPlugin(context)

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from .analysis import process_pool, session_report, worker_count
-from .cache import CacheKey, ReportCache, session_key
-from .discovery import Session, discover
+from tb_gpu_advisor.analysis import process_pool, session_report, worker_count
+from tb_gpu_advisor.cache import CacheKey, ReportCache, session_key
+from tb_gpu_advisor.discovery import Session, discover
 
 AnalyzeSession = Callable[..., Any]  # analyze.analyze_session's signature
 Progress = Callable[[str, float], None]
@@ -103,7 +103,7 @@ def _run_cli(args: argparse.Namespace) -> int:
 
 def _logdir_exists(logdir: str) -> bool:
     """Local logdirs must exist (a typo should not look like 'no profiles'); remote ones are listed as they are."""
-    from . import fsio
+    from tb_gpu_advisor import fsio
 
     return fsio.is_remote(logdir) or os.path.isdir(fsio.local_path(logdir))
 

@@ -16,9 +16,9 @@ import re
 import textwrap
 from typing import Any, Iterable, Sequence
 
-from .fmt import ms, pct
-from .report_schema import Finding, GpuSummary, Report
-from .thresholds import T
+from tb_gpu_advisor.fmt import ms, pct
+from tb_gpu_advisor.report_schema import Finding, GpuSummary, Report
+from tb_gpu_advisor.thresholds import T
 
 WIDTH = 100
 _SEV_LABEL = {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO", "ok": "OK"}

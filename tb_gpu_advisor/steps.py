@@ -31,10 +31,10 @@ from typing import Literal
 
 import numpy as np
 
-from . import kernel_classes as kc
-from .columns import union_intervals
-from .thresholds import T
-from .trace import DeviceEvents, HostEvents, Trace, device_launches
+from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.columns import union_intervals
+from tb_gpu_advisor.thresholds import T
+from tb_gpu_advisor.trace import DeviceEvents, HostEvents, Trace, device_launches
 
 PS_PER_MS = 1e9
 _TRAIN = re.compile(r"^(train|test)[^/]*$")

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .idtable import IdTable
+from tb_gpu_advisor.idtable import IdTable
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ import importlib
 import os
 from typing import Callable
 
-from ..trace import Trace
+from tb_gpu_advisor.trace import Trace
 
 #: format id -> the module whose ``read_trace(path, host)`` reads it (imported on first use: a TensorBoard
 #: that serves only XPlane runs never loads the Kineto reader, and the reverse)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-from ..report_schema import Action
+from tb_gpu_advisor.report_schema import Action
 
 NamePredicate = Callable[[str], bool]
 
@@ -137,7 +137,7 @@ GENERIC_LABELS: dict[str, str] = {
     "launch_skew:no_private_threads": "",
 }
 
-from . import jax, pytorch, tensorflow  # noqa: E402  (the modules use Framework above)
+from tb_gpu_advisor.frameworks import jax, pytorch, tensorflow  # noqa: E402  (the modules use Framework above)
 
 UNKNOWN = Framework(
     id="unknown", name="an unknown framework", labels=tensorflow.FRAMEWORK.labels,

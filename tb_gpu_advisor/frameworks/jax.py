@@ -9,7 +9,7 @@ threads as ``H2D Dispatch``.  Only public JAX APIs appear in the fixes.
 
 from __future__ import annotations
 
-from . import Framework, action
+from tb_gpu_advisor.frameworks import Framework, action
 
 #: Host event name prefixes written by jaxlib only; plane stats of ``/host:metadata`` written by JAX only.
 HOST_MARKERS = ("PjitFunction(",)

@@ -9,7 +9,7 @@ work; the DataLoader shows as ``enumerate(DataLoader)#_SingleProcessDataLoaderIt
 
 from __future__ import annotations
 
-from . import Framework, action
+from tb_gpu_advisor.frameworks import Framework, action
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
 _DATALOADER = ("enumerate(DataLoader)#", "DataLoader.__next__")

@@ -5,7 +5,7 @@ Markers as seen in the real TF 2.4 V100 capture and the TF 2.21 captures under `
 
 from __future__ import annotations
 
-from . import Framework, action
+from tb_gpu_advisor.frameworks import Framework, action
 
 #: Host event name prefixes written by the TensorFlow runtime only.
 HOST_MARKERS = ("__inference_", "Iterator::", "EagerExecute", "EagerLocalExecute", "EagerKernelExecute",

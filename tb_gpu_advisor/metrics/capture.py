@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from .. import kernel_classes as kc
+from tb_gpu_advisor import kernel_classes as kc
 
 import numpy as np
 
-from ..thresholds import T
-from .context import PS_PER_MS, Context
-from .types import CaptureQuality, Memory
+from tb_gpu_advisor.thresholds import T
+from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
+from tb_gpu_advisor.metrics.types import CaptureQuality, Memory
 
 
 

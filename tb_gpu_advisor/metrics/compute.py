@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from ..memory import release_free_heap
-from ..trace import Trace
-from . import breakdown as bd
-from . import capture, kernels, memcpy, multigpu, ops, syncs
-from .context import Context, build_context
-from .types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics
+from tb_gpu_advisor.memory import release_free_heap
+from tb_gpu_advisor.trace import Trace
+from tb_gpu_advisor.metrics import breakdown as bd
+from tb_gpu_advisor.metrics import capture, kernels, memcpy, multigpu, ops, syncs
+from tb_gpu_advisor.metrics.context import Context, build_context
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics
 
 
 def _share(a: float | None, b: float | None) -> float | None:

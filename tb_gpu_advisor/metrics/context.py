@@ -6,13 +6,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .. import frameworks
-from .. import kernel_classes as kc
-from ..frameworks import Framework
-from ..columns import in_key_start_order, int_dtype, sorted_unique, subtract_intervals, union_intervals
-from ..memory import release_free_heap
-from ..steps import Steps, detect_steps
-from ..trace import DeviceEvents, HostEvents, Trace, device_launches
+from tb_gpu_advisor import frameworks
+from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.frameworks import Framework
+from tb_gpu_advisor.columns import in_key_start_order, int_dtype, sorted_unique, subtract_intervals, union_intervals
+from tb_gpu_advisor.memory import release_free_heap
+from tb_gpu_advisor.steps import Steps, detect_steps
+from tb_gpu_advisor.trace import DeviceEvents, HostEvents, Trace, device_launches
 
 PS_PER_MS = 1e9
 PS_PER_US = 1e6

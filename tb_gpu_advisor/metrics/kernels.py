@@ -6,11 +6,11 @@ import re
 
 import numpy as np
 
-from .. import kernel_classes as kc
-from .context import PS_PER_MS, PS_PER_US, Context
-from ..columns import unique_inverse
-from ..thresholds import T
-from .types import ElementwiseChain, Fusion, KernelDurations, KernelStat, SmallKernelOffender, SmallKernels
+from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
+from tb_gpu_advisor.columns import unique_inverse
+from tb_gpu_advisor.thresholds import T
+from tb_gpu_advisor.metrics.types import ElementwiseChain, Fusion, KernelDurations, KernelStat, SmallKernelOffender, SmallKernels
 
 
 def _kernel_mask(g) -> np.ndarray:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernel_classes as kc
-from .context import PS_PER_MS, Context, Encloser
-from ..columns import union_intervals
-from .types import HostRoundTrip, MemcpyStat, MemcpyStepStat
+from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
+from tb_gpu_advisor.columns import union_intervals
+from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
 _BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2p": "memcpy_d2d", "memset": "memcpy_d2d", "other": "memcpy_d2d"}

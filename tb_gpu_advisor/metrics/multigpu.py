@@ -6,11 +6,11 @@ import re
 
 import numpy as np
 
-from .. import kernel_classes as kc
-from .breakdown import NONE_MS, StepArrays, average_matrix
-from .context import PS_PER_MS, Context
-from ..columns import union_by_key
-from .types import Breakdown, GpuMetrics, MultiGpu
+from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.metrics.breakdown import NONE_MS, StepArrays, average_matrix
+from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
+from tb_gpu_advisor.columns import union_by_key
+from tb_gpu_advisor.metrics.types import Breakdown, GpuMetrics, MultiGpu
 
 _ALLREDUCE = re.compile(r"all_?reduce", re.I)
 

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import kernel_classes as kc
-from .context import PS_PER_MS, PS_PER_US, Context
-from ..columns import coverage, union_intervals, unique_inverse
-from .types import EagerOps, HostOps, LossScaling, OpStat
+from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
+from tb_gpu_advisor.columns import coverage, union_intervals, unique_inverse
+from tb_gpu_advisor.metrics.types import EagerOps, HostOps, LossScaling, OpStat
 
 _LOSS = re.compile(r"loss_?scal", re.I)
 _DYN = re.compile(r"cond|is_?finite|IsFinite|All:|Switch|Merge|StatelessIf|:If\b|while|update", re.I)

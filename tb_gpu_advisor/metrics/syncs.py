@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import kernel_classes as kc
-from ..columns import unique_inverse
-from .context import PS_PER_MS, Context, enclosing
-from .types import HostSyncs
+from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.columns import unique_inverse
+from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, enclosing
+from tb_gpu_advisor.metrics.types import HostSyncs
 
 _RUNTIME = ("cuda", "cu")
 

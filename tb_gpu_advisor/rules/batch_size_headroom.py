@@ -7,7 +7,7 @@ raises device utilization and amortizes communication.  No saving estimate
 
 from __future__ import annotations
 
-from .base import Ctx, finding, grade, pct, rule, value_metric
+from tb_gpu_advisor.rules.base import Ctx, finding, grade, pct, rule, value_metric
 
 ID = "batch_size_headroom"
 

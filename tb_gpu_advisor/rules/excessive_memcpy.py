@@ -10,7 +10,7 @@ Saving: the blocking copy time (copies overlapped with compute, or gone).
 
 from __future__ import annotations
 
-from .base import Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
+from tb_gpu_advisor.rules.base import Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
 
 ID = "excessive_memcpy"
 _NAMES = {"h2d": "H2D", "d2h": "D2H", "d2d": "D2D", "p2p": "P2P", "memset": "Memset", "other": "other"}
@@ -33,7 +33,7 @@ def check(m) -> list:
     if sev is None:
         return []
     explained = ""
-    from .host_op_placement import host_op_time
+    from tb_gpu_advisor.rules.host_op_placement import host_op_time
     host_share = ctx.share(host_op_time(m)[0]) if m.host_ops.count_per_step else None
     if sev == "critical" and grade(host_share, "host_op_placement.warning") is not None and \
             any(c.direction == "d2h" and c.blocking_ms_per_step > 0 for c in copies):

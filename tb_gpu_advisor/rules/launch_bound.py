@@ -11,7 +11,7 @@ kernels would still cost at ~1 us each in a fused graph.
 
 from __future__ import annotations
 
-from .base import (Ctx, T, action, count, finding, grade, kernels_per_step, ms, pct, rule, saving, share_metric,
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, kernels_per_step, ms, pct, rule, saving, share_metric,
                    short, step_windows, table)
 
 ID = "launch_bound"

@@ -9,10 +9,10 @@ otherwise ``TF_GPU_THREAD_COUNT``.  Saving: the skew.
 
 from __future__ import annotations
 
-from ._multi import active_gpus, is_multi, wait_parts
-from .base import Ctx, T, finding, ms, pct, rule, saving, share_metric, step_windows, table
-from .sequential_gpus import is_sequential
-from .step_gaps import start_offsets_ms
+from tb_gpu_advisor.rules._multi import active_gpus, is_multi, wait_parts
+from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, saving, share_metric, step_windows, table
+from tb_gpu_advisor.rules.sequential_gpus import is_sequential
+from tb_gpu_advisor.rules.step_gaps import start_offsets_ms
 
 ID = "launch_skew"
 

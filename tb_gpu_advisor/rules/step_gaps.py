@@ -9,8 +9,8 @@ names the cause from what the host did during the gaps.
 
 from __future__ import annotations
 
-from .base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, table
-from ..report_schema import TimeWindow
+from tb_gpu_advisor.rules.base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, table
+from tb_gpu_advisor.report_schema import TimeWindow
 
 ID = "step_gaps"
 

@@ -18,11 +18,11 @@ import os
 from dataclasses import dataclass
 from typing import Iterable
 
-from .. import analyze, discovery
-from ..diff import Diff, diff_reports
-from ..report_schema import Report
-from ..thresholds import T
-from .scenarios import FIXES, SCENARIOS
+from tb_gpu_advisor import analyze, discovery
+from tb_gpu_advisor.diff import Diff, diff_reports
+from tb_gpu_advisor.report_schema import Report
+from tb_gpu_advisor.thresholds import T
+from tb_gpu_advisor.synthetic.scenarios import FIXES, SCENARIOS
 
 
 @dataclass(frozen=True)

@@ -10,8 +10,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from . import torchtrace
-from .scenarios import SCENARIOS
+from tb_gpu_advisor.synthetic import torchtrace
+from tb_gpu_advisor.synthetic.scenarios import SCENARIOS
 
 DEMOS = ("ideal", "input_bound", "launch_bound", "fp32_no_tensor_cores", "host_placement",
          "multi_gpu_gpu0_oversubscribed", "multi_host")

@@ -17,8 +17,8 @@ import struct
 from functools import lru_cache
 from typing import Callable
 
-from ..formats.xplane.schema import message_class
-from . import encode as enc
+from tb_gpu_advisor.formats.xplane.schema import message_class
+from tb_gpu_advisor.synthetic import encode as enc
 
 INT64_MAX = 2**63 - 1
 
@@ -31,7 +31,7 @@ def field(number: int, payload: bytes) -> bytes:
 @lru_cache(maxsize=1)
 def seed_capture() -> bytes:
     """A small GPU capture (host + one GPU + task environment), about 100 kB."""
-    from .scenarios import launch_bound
+    from tb_gpu_advisor.synthetic.scenarios import launch_bound
 
     return next(iter(launch_bound(num_steps=3).encode().values()))
 
@@ -368,10 +368,10 @@ def mutate_structured(rng: random.Random, data: bytes) -> bytes:
 
 def analyse_bytes(data: bytes, path: str = "<fuzz>") -> str:
     """What a report does with a file: read, metrics, report JSON.  Raises ProfileReadError for bad files."""
-    from ..analyze import build_host_report
-    from ..formats.xplane.adapter import USED_STATS, profile_problem, to_trace
-    from ..formats.xplane.reader import ProfileReadError, _parse
-    from ..metrics.compute import compute_host_metrics
+    from tb_gpu_advisor.analyze import build_host_report
+    from tb_gpu_advisor.formats.xplane.adapter import USED_STATS, profile_problem, to_trace
+    from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, _parse
+    from tb_gpu_advisor.metrics.compute import compute_host_metrics
 
     import io
 
@@ -381,8 +381,8 @@ def analyse_bytes(data: bytes, path: str = "<fuzz>") -> str:
     problem = profile_problem(tl)
     if problem is not None:
         raise ProfileReadError(path, problem)
-    from ..analyze import merge_hosts
-    from ..render import to_markdown
+    from tb_gpu_advisor.analyze import merge_hosts
+    from tb_gpu_advisor.render import to_markdown
 
     m = compute_host_metrics(to_trace(tl, release=True), None)
     report = merge_hosts("run", "session", [build_host_report(m, len(data))])
@@ -441,9 +441,9 @@ def plugin_app(logdir, cache_dir: str | None = None, **plugin_kw):
     from tensorboard.backend import application
     from tensorboard.plugins import base_plugin
 
-    from .. import cache as cache_mod
-    from .. import plugin as plugin_mod
-    from ..report_service import ReportService
+    from tb_gpu_advisor import cache as cache_mod
+    from tb_gpu_advisor import plugin as plugin_mod
+    from tb_gpu_advisor.report_service import ReportService
 
     flags = argparse.Namespace(gpu_advisor_cache_dir=cache_dir or "off")
     service = ReportService(store=cache_mod.open_store(cache_dir) if cache_dir else None, wait_s=0.05)

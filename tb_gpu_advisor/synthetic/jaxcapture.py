@@ -63,10 +63,10 @@ from typing import Callable
 
 import numpy as np
 
-from .builder import LineBuilder, SpaceBuilder
-from .tfcapture import US, Gpu
-from .truth import RULE_IDS
-from .xla_kernels import (
+from tb_gpu_advisor.synthetic.builder import LineBuilder, SpaceBuilder
+from tb_gpu_advisor.synthetic.tfcapture import US, Gpu
+from tb_gpu_advisor.synthetic.truth import RULE_IDS
+from tb_gpu_advisor.synthetic.xla_kernels import (
     EAGER_OPS, GEMM_BF16, H100, XlaKernel, eager_dot, eager_op, mlp_bf16_step, mlp_fp32_highest_step,
 )
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from .tfcapture import Kernel
+from tb_gpu_advisor.synthetic.tfcapture import Kernel
 
 _GEMM_DETAILS = "regs:232 static_shared:0 dynamic_shared:73728 grid:16,8,1 block:256,1,1 occ_pct:12.5"
 _EW_DETAILS = "regs:16 static_shared:0 dynamic_shared:0 grid:432,1,1 block:256,1,1 occ_pct:100"

@@ -24,11 +24,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from . import kernels as K
-from .builder import SpaceBuilder
-from .tfcapture import A100, V100, Capture, Kernel, Op
-from ..thresholds import T
-from .truth import Truth
+from tb_gpu_advisor.synthetic import kernels as K
+from tb_gpu_advisor.synthetic.builder import SpaceBuilder
+from tb_gpu_advisor.synthetic.tfcapture import A100, V100, Capture, Kernel, Op
+from tb_gpu_advisor.thresholds import T
+from tb_gpu_advisor.synthetic.truth import Truth
 
 SESSION = "2026_01_01_00_00_00"
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .builder import LineBuilder, PlaneBuilder, SpaceBuilder
+from tb_gpu_advisor.synthetic.builder import LineBuilder, PlaneBuilder, SpaceBuilder
 
 US = 1_000_000  # ps per microsecond
 TF_EXECUTOR_CONTEXT = 2  # ContextType::kTfExecutor, the `_pt`/`_ct` value TF writes

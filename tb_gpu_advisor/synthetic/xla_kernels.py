@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .tfcapture import Gpu
+from tb_gpu_advisor.synthetic.tfcapture import Gpu
 
 #: The GPU of the real captures (plane stats of ``/device:GPU:0``, healthy_bf16).
 H100 = Gpu("NVIDIA H100 80GB HBM3", (9, 0), 132, 1980000, 3352320000000, 85017493504)

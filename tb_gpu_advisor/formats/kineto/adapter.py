@@ -21,14 +21,14 @@ from typing import Any
 
 import numpy as np
 
-from ... import fsio
-from ... import kernel_classes as kc
-from ...columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
-from ...idtable import IdTable
-from ...trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, StepMarkers, Trace
-from .. import max_profile_bytes
-from .parse import KinetoTrace, parse_trace
-from .ranks import merge_ranks
+from tb_gpu_advisor import fsio
+from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
+from tb_gpu_advisor.idtable import IdTable
+from tb_gpu_advisor.trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, StepMarkers, Trace
+from tb_gpu_advisor.formats import max_profile_bytes
+from tb_gpu_advisor.formats.kineto.parse import KinetoTrace, parse_trace
+from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 
 #: Host categories analysed.  Python frames (``python_function``, with ``with_stack=True``) are left out: they
 #: enclose the ATen ops they call, so as host events they would cover the whole step as host work.

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .parse import KinetoTrace
+from tb_gpu_advisor.formats.kineto.parse import KinetoTrace
 
 #: Offset between files' correlation / External ids: above any id one process writes (a counter per event).
 ID_STRIDE = 1 << 40

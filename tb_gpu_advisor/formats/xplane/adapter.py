@@ -19,12 +19,12 @@ import math
 
 import numpy as np
 
-from ... import kernel_classes as kc
-from ...columns import absent_as_broadcast, int_dtype, narrowest, put_narrow, union_intervals, unique_inverse
-from ...memory import release_free_heap
-from ...trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, ModuleRuns, Trace
-from .reader import ProfileReadError, read_timeline
-from .timeline import Line, Plane, Timeline
+from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.columns import absent_as_broadcast, int_dtype, narrowest, put_narrow, union_intervals, unique_inverse
+from tb_gpu_advisor.memory import release_free_heap
+from tb_gpu_advisor.trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, ModuleRuns, Trace
+from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, read_timeline
+from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
 
 #: Every event stat the adapter reads.  The reader drops the others
 #: (``read_timeline(keep_stats=...)``); ``tests/test_stat_pruning.py`` checks

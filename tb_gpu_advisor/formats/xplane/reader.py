@@ -38,14 +38,14 @@ from typing import BinaryIO
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from ... import fsio
-from . import wire
-from ...idtable import IdTable
-from ...memory import release_free_heap
-from .timeline import Line, Plane, StatTable, Timeline, ValueKind
-from .schema import message_class
+from tb_gpu_advisor import fsio
+from tb_gpu_advisor.formats.xplane import wire
+from tb_gpu_advisor.idtable import IdTable
+from tb_gpu_advisor.memory import release_free_heap
+from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
+from tb_gpu_advisor.formats.xplane.schema import message_class
 
-from .. import max_profile_bytes
+from tb_gpu_advisor.formats import max_profile_bytes
 
 _XSTAT_VALUE_FIELDS = {  # XStat field number -> (ValueKind, wire type)
     2: (ValueKind.DOUBLE, wire.FIXED64),

@@ -15,7 +15,7 @@ test: install-test
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
 
 demo-logs:
-	$(PYTHON) -m tb_gpu_advisor.synthetic.demo_logs demo_logs
+	$(PYTHON) -m synthetic.demo_logs demo_logs
 
 bench:
 	$(PYTHON) benchmarks/run.py

@@ -15,7 +15,7 @@ setup(
     license="Apache-2.0",
     python_requires=">=3.10",
     packages=find_packages(include=["tb_gpu_advisor", "tb_gpu_advisor.*"]),
-    package_data={"tb_gpu_advisor": ["static/*", "static/**/*"]},
+    package_data={"tb_gpu_advisor.serve": ["static/*", "static/**/*"]},
     include_package_data=True,
     install_requires=[
         "tensorboard>=2.14",
@@ -35,8 +35,8 @@ setup(
         "capture": ["tensorflow>=2.15"],
     },
     entry_points={
-        "tensorboard_plugins": ["gpu_advisor = tb_gpu_advisor.plugin_entry:GpuAdvisorLoader"],
-        "console_scripts": ["tb-gpu-advisor = tb_gpu_advisor.cli:main"],
+        "tensorboard_plugins": ["gpu_advisor = tb_gpu_advisor.serve.plugin_entry:GpuAdvisorLoader"],
+        "console_scripts": ["tb-gpu-advisor = tb_gpu_advisor.cli.main:main"],
     },
     classifiers=[
         "Programming Language :: Python :: 3",

@@ -16,7 +16,7 @@ parent as process wall time.
 Tasks:
     parse PATH              bare upb parse of a full XSpace (the floor)
     read PATH               tb_gpu_advisor.formats.xplane.reader.read_timeline
-    analyze PATH            tb_gpu_advisor.analyze.analyze_host (read + metrics + findings)
+    analyze PATH            tb_gpu_advisor.runtime.pipeline.analyze_host (read + metrics + findings)
     stock PATH TOOL         xprof's xspace_to_tool_data([PATH], TOOL) -- give it a copy
     generate OUT PARAMS     write a synthetic capture (PARAMS: JSON, see run.py)
     stages PATH             analyze_host with peak memory by stage (benchmarks/stages.py)
@@ -69,8 +69,8 @@ def task_read(path: str) -> tuple[Callable[[], Any], Callable[[Any], dict]]:
 
 
 def task_analyze(path: str) -> tuple[Callable[[], Any], Callable[[Any], dict]]:
-    from tb_gpu_advisor.analyze import analyze_host
-    from tb_gpu_advisor.discovery import HostFile
+    from tb_gpu_advisor.runtime.pipeline import analyze_host
+    from tb_gpu_advisor.discover.logdir import HostFile
     from tb_gpu_advisor.formats.xplane.reader import host_name
 
     st = os.stat(path)

@@ -1,7 +1,7 @@
 """Large single-host 8-GPU captures for the benchmark, made by the corpus generator.
 
 Why here and not in ``run.py``: this is the only module that knows the
-generator's API, so when ``tb_gpu_advisor.synthetic`` changes only this file
+generator's API, so when ``synthetic`` changes only this file
 follows.  It runs inside a ``bench_child.py generate`` process so the
 generator's own memory never inflates the parent.
 
@@ -31,7 +31,7 @@ SHAPES = ("tf", "dense")
 
 def generator_digest() -> str:
     """Hash of the generator's sources: a changed generator means a new file, not a stale one."""
-    import tb_gpu_advisor.synthetic as synth
+    import synthetic as synth
 
     folder = os.path.dirname(synth.__file__)
     h = hashlib.sha256(f"recipe={RECIPE_VERSION}".encode())
@@ -44,9 +44,9 @@ def generator_digest() -> str:
 
 def _capture(num_steps: int, layers: int, seed: int, shape: str = "tf") -> Any:
     """One host, 8 GPUs, ``num_steps`` steps of the given ``shape``; returns the generator's Capture."""
-    from tb_gpu_advisor.synthetic import kernels as K
-    from tb_gpu_advisor.synthetic import scenarios as S
-    from tb_gpu_advisor.synthetic.tfcapture import A100, Capture
+    from synthetic import kernels as K
+    from synthetic import scenarios as S
+    from synthetic.tfcapture import A100, Capture
 
     cap = Capture(GPUS, A100, seed=seed, marker="keras3", thread_mode="gpu_private")
     if shape == "dense":
@@ -71,9 +71,9 @@ def _dense_ops(layers: int) -> list:
     """
     from dataclasses import replace
 
-    from tb_gpu_advisor.synthetic import kernels as K
-    from tb_gpu_advisor.synthetic import scenarios as S
-    from tb_gpu_advisor.synthetic.tfcapture import Op
+    from synthetic import kernels as K
+    from synthetic import scenarios as S
+    from synthetic.tfcapture import Op
 
     details = "grid:64,1,1 block:256,1,1"
     pool = [replace(k, us=us, details=details) for k, us in (

@@ -41,7 +41,7 @@ def child(tool: str, logdir: str) -> None:
     if tool == "ours":
         sys.path.insert(0, REPO)
         os.environ["TB_GPU_ADVISOR_CACHE_DIR"] = "off"
-        from tb_gpu_advisor import cli
+        from tb_gpu_advisor.cli import main as cli
 
         t1 = time.perf_counter()
         rc = cli.main(["report", logdir, "--format", "json", "--output", os.devnull])

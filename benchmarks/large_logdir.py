@@ -19,7 +19,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from tb_gpu_advisor.discovery import discover, has_profiles  # noqa: E402
+from tb_gpu_advisor.discover.logdir import discover, has_profiles  # noqa: E402
 from tests.profile_files import write_events_file, write_profile  # noqa: E402
 
 
@@ -60,7 +60,7 @@ def time_plugin(root: str) -> tuple[float, float, int]:
     from werkzeug import test as werkzeug_test
     from werkzeug import wrappers
 
-    from tb_gpu_advisor.plugin import GpuAdvisorPlugin
+    from tb_gpu_advisor.serve.plugin import GpuAdvisorPlugin
 
     flags = _argparse.Namespace(gpu_advisor_cache_dir="off", gpu_advisor_discovery_ttl=None)
     plugin = GpuAdvisorPlugin(base_plugin.TBContext(logdir=root, flags=flags))

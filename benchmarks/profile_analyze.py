@@ -34,7 +34,7 @@ def _vm(key: str) -> float:
 
 
 def _host(path: str) -> Any:
-    from tb_gpu_advisor.discovery import HostFile
+    from tb_gpu_advisor.discover.logdir import HostFile
 
     st = os.stat(path)
     return HostFile(host="bench", path=path, size=st.st_size, mtime_ns=st.st_mtime_ns)
@@ -42,7 +42,7 @@ def _host(path: str) -> Any:
 
 def cpu_profile(path: str, top: int) -> None:
     """cProfile of one cold analyze_host, CPU-timed; top functions and per-area totals."""
-    from tb_gpu_advisor.analyze import analyze_host
+    from tb_gpu_advisor.runtime.pipeline import analyze_host
 
     host = _host(path)
     pr = cProfile.Profile(time.process_time)
@@ -82,10 +82,10 @@ def _area(fname: str, func: str, callers: dict) -> str:
 
 def memory_stages(path: str) -> None:
     """RSS and peak RSS after each stage of one analyze_host, in this fresh process."""
-    import tb_gpu_advisor.analyze as an
+    import tb_gpu_advisor.runtime.pipeline as an
     import tb_gpu_advisor.metrics.compute as mc
     import tb_gpu_advisor.formats.xplane.reader as rd
-    from tb_gpu_advisor import fsio
+    from tb_gpu_advisor.common import fsio
 
     rows: list[tuple[str, float, float, float]] = []
     t0 = time.perf_counter()

@@ -221,7 +221,7 @@ def _install_shim(folder: str) -> str:
     with open(os.path.join(info, "METADATA"), "w") as f:
         f.write("Metadata-Version: 2.1\nName: tb-gpu-advisor-bench-shim\nVersion: 0.0\n")
     with open(os.path.join(info, "entry_points.txt"), "w") as f:
-        f.write("[tensorboard_plugins]\ngpu_advisor = tb_gpu_advisor.plugin_entry:GpuAdvisorLoader\n")
+        f.write("[tensorboard_plugins]\ngpu_advisor = tb_gpu_advisor.serve.plugin_entry:GpuAdvisorLoader\n")
     return folder
 
 

@@ -44,10 +44,10 @@ STAGES: tuple[tuple[str, str, str, int], ...] = (
     ("tb_gpu_advisor.formats.xplane.adapter", "to_trace", "trace model (event tables)", 1),
     ("tb_gpu_advisor.formats.xplane.adapter", "host_events", "host event table", 2),
     ("tb_gpu_advisor.formats.xplane.adapter", "all_device_events", "device event tables", 2),
-    ("tb_gpu_advisor.analyze", "compute_host_metrics", "metrics (context + modules)", 0),
+    ("tb_gpu_advisor.runtime.pipeline", "device_launches", "launch correlation", 0),
+    ("tb_gpu_advisor.runtime.pipeline", "detect_steps", "steps", 0),
+    ("tb_gpu_advisor.runtime.pipeline", "compute_host_metrics", "metrics (context + modules)", 0),
     ("tb_gpu_advisor.metrics.compute", "build_context", "metrics context", 1),
-    ("tb_gpu_advisor.metrics.context", "device_launches", "launch correlation", 2),
-    ("tb_gpu_advisor.metrics.context", "detect_steps", "steps", 2),
     ("tb_gpu_advisor.metrics.breakdown", "gpu_step_arrays", "breakdown: per-GPU steps", 1),
     ("tb_gpu_advisor.metrics.breakdown", "step_gaps", "breakdown: gaps", 1),
     ("tb_gpu_advisor.metrics.breakdown", "host_arrays", "breakdown: host rows", 1),
@@ -61,8 +61,8 @@ STAGES: tuple[tuple[str, str, str, int], ...] = (
     ("tb_gpu_advisor.metrics.kernels", "fusion", "kernels: fusion", 1),
     ("tb_gpu_advisor.metrics.memcpy", "round_trips", "memcpy: round trips", 1),
     ("tb_gpu_advisor.metrics.capture", "capture_quality", "capture quality", 1),
-    ("tb_gpu_advisor.analyze", "build_host_report", "report (rules + tables)", 0),
-    ("tb_gpu_advisor.rules", "evaluate", "rules", 1),
+    ("tb_gpu_advisor.rules", "evaluate", "rules", 0),
+    ("tb_gpu_advisor.runtime.pipeline", "build_host_report", "report (tables)", 0),
 )
 
 
@@ -143,9 +143,9 @@ def install(tracker: Tracker) -> None:
 
 def measure(path: str) -> dict:
     """Run one ``analyze_host`` on ``path`` with every stage tracked; returns the numbers."""
-    import tb_gpu_advisor.analyze as an
+    import tb_gpu_advisor.runtime.pipeline as an
     import tb_gpu_advisor.formats.xplane.adapter as rd
-    from tb_gpu_advisor.discovery import HostFile
+    from tb_gpu_advisor.discover.logdir import HostFile
 
     tracker = Tracker()
     install(tracker)

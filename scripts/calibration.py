@@ -25,7 +25,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tb_gpu_advisor.synthetic.calibration import as_markdown, real_rows, synthetic_rows  # noqa: E402
+from synthetic.calibration import as_markdown, real_rows, synthetic_rows  # noqa: E402
 
 DEFAULT_REAL = REPO.parent / "shared" / "profiles" / "real-h100-jax"
 

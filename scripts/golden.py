@@ -57,7 +57,7 @@ out = Path({str(out)!r})
 try:
     from synthetic import scenarios as S, jaxcapture as J, torchtrace as T
 except ImportError:
-    from tb_gpu_advisor.synthetic import scenarios as S, jaxcapture as J, torchtrace as T
+    from synthetic import scenarios as S, jaxcapture as J, torchtrace as T
 for name, make in S.SCENARIOS.items():
     make().write(out / "corpus_tf")
     try:

@@ -9,7 +9,7 @@ Not a test: it prints a markdown report (timings vary by machine).  Every
 check runs locally; the HTTP checks go through TensorBoard's real WSGI app
 in this process, never over the network.  Sections:
 
-1. hand-made bad files (``tb_gpu_advisor.synthetic.hostile.KINDS``): outcome and time of each;
+1. hand-made bad files (``synthetic.hostile.KINDS``): outcome and time of each;
 2. mutation fuzz: executions, outcomes, escaped exceptions (anything but a report or ProfileReadError);
 3. the HLO suffix regex before and after, on an 80 kB name;
 4. amplification: peak memory and time of empty events and of 100k empty planes;
@@ -43,10 +43,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tb_gpu_advisor import cache as cache_mod  # noqa: E402
-from tb_gpu_advisor import isolation  # noqa: E402
+from tb_gpu_advisor.runtime import cache as cache_mod  # noqa: E402
+from tb_gpu_advisor.runtime import isolation  # noqa: E402
 from tb_gpu_advisor.formats.xplane.reader import ProfileReadError  # noqa: E402
-from tb_gpu_advisor.synthetic import hostile  # noqa: E402
+from synthetic import hostile  # noqa: E402
 
 SESSION = hostile.SESSION
 
@@ -87,7 +87,7 @@ def hand_made() -> int:
 
 
 def seeds() -> list[bytes]:
-    from tb_gpu_advisor.synthetic import scenarios
+    from synthetic import scenarios
 
     out = [hostile.seed_capture(), next(iter(scenarios.multi_gpu_balanced(num_steps=2).encode().values()))]
     out += [p.read_bytes() for p in sorted((REPO / "tests" / "fixtures" / "real").glob("*.xplane.pb"))]
@@ -150,7 +150,7 @@ def fuzz(seconds: float, seed: int, save_dir: Path) -> int:
 
 
 def regex() -> None:
-    from tb_gpu_advisor import kernel_classes as kc
+    from tb_gpu_advisor.devices import kernels as kc
 
     say("## 3. HLO suffix regex\n")
     name = ".1" * 40000 + "x"  # 80 kB, no suffix: the old regex retries from every dot
@@ -170,7 +170,7 @@ def regex() -> None:
 
 _MEASURE = r"""
 import resource, sys, time
-from tb_gpu_advisor.synthetic import hostile
+from synthetic import hostile
 from tb_gpu_advisor.formats.xplane.reader import ProfileReadError
 data = getattr(hostile, sys.argv[1])(int(sys.argv[2]))
 base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -237,7 +237,7 @@ class Heartbeat(_Background):
 
 
 def _host(path: str):
-    from tb_gpu_advisor.discovery import HostFile
+    from tb_gpu_advisor.discover.logdir import HostFile
 
     st = os.stat(path)
     return HostFile(Path(path).name.replace(".xplane.pb", ""), path, st.st_size, st.st_mtime_ns)
@@ -321,7 +321,7 @@ def _timed(fn):
 def cache_faults(tmp: Path) -> None:
     import gzip
 
-    from tb_gpu_advisor.discovery import HostFile
+    from tb_gpu_advisor.discover.logdir import HostFile
 
     say("## 6. Cache faults\n")
     d = tmp / "cache"
@@ -351,7 +351,7 @@ def cache_faults(tmp: Path) -> None:
 
 def precompute_full(tmp: Path) -> None:
     """precompute into a cache whose writes fail (a full disk: every write gets ENOSPC)."""
-    from tb_gpu_advisor import precompute
+    from tb_gpu_advisor.cli import precompute
 
     logdir = tmp / "logs9"
     for i in range(9):
@@ -392,7 +392,7 @@ def partial_copy(tmp: Path, bench_file: str | None) -> None:
     src = next(iter(glob.glob(bench_file)), None) if bench_file else None
     data = Path(src).read_bytes() if src else hostile.seed_capture() * 1  # small fallback
     if not src:
-        from tb_gpu_advisor.synthetic import scenarios
+        from synthetic import scenarios
 
         data = next(iter(scenarios.ideal(num_steps=400).encode().values()))
     logdir, cache_dir = tmp / "copylogs", tmp / "copycache"

@@ -16,8 +16,8 @@ from tensorboard.plugins import base_plugin
 from werkzeug import test as werkzeug_test
 from werkzeug import wrappers
 
-from tb_gpu_advisor import plugin as plugin_mod
-from tb_gpu_advisor.report_service import ReportService
+from tb_gpu_advisor.serve import plugin as plugin_mod
+from tb_gpu_advisor.serve.service import ReportService
 from tests import plugin_fixtures
 
 PREFIX = "/data/plugin/gpu_advisor"

@@ -16,7 +16,7 @@ import json
 import os
 import sys
 
-from tb_gpu_advisor import report_schema as rs
+from tb_gpu_advisor.model import schema as rs
 from tb_gpu_advisor.rules.savings import achievable
 
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
@@ -77,7 +77,7 @@ def second_finding(host: str = "worker0") -> rs.Finding:
 
 def merged_second_finding(hosts: tuple[str, ...]) -> rs.Finding:
     """``second_finding`` as the session report has it when every host has it: one finding, ``hosts`` listed
-    (``analyze.merge_findings``), evidence with a host column, windows from every host."""
+    (``merge.merge_findings``), evidence with a host column, windows from every host."""
     f = second_finding(hosts[0])
     f.host = None
     f.hosts = list(hosts)
@@ -114,7 +114,7 @@ def host_report(host: str = "worker0", steps: int = 6) -> rs.HostReport:
 def report(run: str = "run1", session: str = "2024_01_01_00_00_00", hosts: tuple[str, ...] = ("worker0",)) -> rs.Report:
     host_reports = [host_report(h) for h in hosts]
     findings = [f for hr in host_reports for f in hr.findings if len(hosts) < 2 or f.rule != "input_bound"]
-    if len(hosts) > 1:  # merged over hosts, as analyze.merge_findings does; launch_bound kept per host and GPU
+    if len(hosts) > 1:  # merged over hosts, as merge.merge_findings does; launch_bound kept per host and GPU
         findings.append(merged_second_finding(hosts))
     findings.sort(key=lambda f: -(f.saving.ms_per_step if f.saving else 0))
     return rs.Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline(),
@@ -129,11 +129,12 @@ def fixture_json() -> str:
 def diff_fixture_json() -> str:
     """A real diff: the demo pair input_bound -> input_bound_fixed (analysed now), with a hostile base label and
     the volatile fields pinned, so the committed file only changes when the analysis or the schema does."""
-    from tb_gpu_advisor import analyze, discovery
-    from tb_gpu_advisor.diff import diff_reports
+    from tb_gpu_advisor.runtime import pipeline
+    from tb_gpu_advisor.discover import logdir as discovery
+    from tb_gpu_advisor.report.diff import diff_reports
 
     sessions = {s.run: s for s in discovery.discover(DEMO)}
-    base, new = (analyze.analyze_session(x.run, x.session, x.hosts) for x in (sessions["input_bound"], sessions["input_bound_fixed"]))
+    base, new = (pipeline.analyze_session(x.run, x.session, x.hosts) for x in (sessions["input_bound"], sessions["input_bound_fixed"]))
     d = diff_reports(base, new, base_label=f"input_bound {HOSTILE}", new_label="input_bound_fixed/2026_01_01_00_00_00")
     d.generated_at, d.analyzer_version = "2024-01-01T00:00:00Z", "test"
     d.base.analyzer_version = d.new.analyzer_version = "test"

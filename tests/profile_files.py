@@ -59,8 +59,8 @@ def every_capture(tmp_path) -> list:
     """Every corpus and JAX scenario written under ``tmp_path``, the small real fixtures, and the V100 capture when here."""
     from pathlib import Path
 
-    from tb_gpu_advisor.synthetic.jaxcapture import JAX_SCENARIOS
-    from tb_gpu_advisor.synthetic.scenarios import SCENARIOS
+    from synthetic.jaxcapture import JAX_SCENARIOS
+    from synthetic.scenarios import SCENARIOS
 
     out: list = []
     for name, make in {**SCENARIOS, **JAX_SCENARIOS}.items():

@@ -72,7 +72,7 @@ def our_report(set_dir: Path, run: str) -> RunResult:
     Goes through the CLI's parser and ``run`` function so selection (newest
     session, all hosts) and serialisation are the CLI's, not a re-implementation.
     """
-    from tb_gpu_advisor import cli
+    from tb_gpu_advisor.cli import main as cli
 
     args = cli.build_parser().parse_args(["report", str(set_dir), "--run", run, "--format", "json"])
     out, err = io.StringIO(), io.StringIO()
@@ -84,7 +84,7 @@ def our_report(set_dir: Path, run: str) -> RunResult:
 
 def newest_session_files(set_dir: Path, run: str) -> list[str]:
     """Profile files of the run's newest session, as the CLI selects them (for the stock tool)."""
-    from tb_gpu_advisor.cli_report import select_sessions
+    from tb_gpu_advisor.cli.report import select_sessions
 
     return [hf.path for _, hosts in select_sessions(str(set_dir), run, None, None) for hf in hosts]
 

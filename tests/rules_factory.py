@@ -10,7 +10,7 @@ from tb_gpu_advisor.metrics.types import (
     Breakdown, CaptureQuality, EagerOps, ElementwiseChain, Fusion, Gaps, GpuMetrics, Headline, HostMetrics, HostOps,
     KernelStat, LossScaling, Memory, MemcpyStat, MultiGpu, OpStat, SmallKernelOffender, SmallKernels, StepGap, StepMetrics,
 )
-from tb_gpu_advisor.steps import StepDetection, StepWindow
+from tb_gpu_advisor.steps.detect import StepDetection, StepWindow
 
 STEP_MS = 10.0
 STEPS = 20

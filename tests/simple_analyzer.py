@@ -1,4 +1,4 @@
-"""A small real analyzer with the signatures of ``tb_gpu_advisor.analyze`` (for cache/precompute tests).
+"""A small real analyzer with the signatures of ``tb_gpu_advisor.report.build`` (for cache/precompute tests).
 
 It reads each host file with the real reader and reports its size and
 event count, so tests can check that results come from the files and that
@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, read_timeline
-from tb_gpu_advisor.report_schema import HostReport, Metric, Report
+from tb_gpu_advisor.model.schema import HostReport, Metric, Report
 
 VERSION = "test-analyzer-1"
 

@@ -6,8 +6,8 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from tb_gpu_advisor.analyze import analyze_host, analyze_session
-from tb_gpu_advisor.metrics.compute import compute_host_metrics
+from tb_gpu_advisor.runtime.pipeline import analyze_host, analyze_session
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES
 from tb_gpu_advisor.formats.xplane import read_trace
 
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.skipif(not V100.exists(), reason=f"real capture not fou
 
 @pytest.fixture(scope="module")
 def hm():
-    return compute_host_metrics(read_trace(str(V100)))
+    return host_metrics(read_trace(str(V100)))
 
 
 def test_steps_from_steps_line(hm):

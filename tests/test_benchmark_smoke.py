@@ -49,7 +49,7 @@ def test_dense_shape_and_stages(tmp_path) -> None:
     table = out.stdout
     assert "### 200KB:" in table and "### 200KB-dense:" in table, table[-3000:]
     assert table.count("Memory by stage (peaks above the RSS after imports") == 2, table[-3000:]
-    for stage in ("read + decode (timeline columns)", "metrics context", "report (rules + tables)", "**whole analysis**"):
+    for stage in ("read + decode (timeline columns)", "metrics context", "steps", "rules", "report (tables)", "**whole analysis**"):
         assert table.count(stage) >= 2, stage
     assert len(list(tmp_path.glob("corpus/bench_200KB-dense_*.xplane.pb"))) == 1
 

@@ -13,9 +13,9 @@ import time
 
 import pytest
 
-from tb_gpu_advisor import cache as cache_mod
-from tb_gpu_advisor.cache import ReportCache, default_dir, make_key, session_key
-from tb_gpu_advisor.discovery import discover
+from tb_gpu_advisor.runtime import cache as cache_mod
+from tb_gpu_advisor.runtime.cache import ReportCache, default_dir, make_key, session_key
+from tb_gpu_advisor.discover.logdir import discover
 from tests import simple_analyzer
 from tests.profile_files import write_profile
 
@@ -107,7 +107,7 @@ def test_disabled_by_env_or_flag(tmp_path, monkeypatch, session):
 def test_uncreatable_dir_disables_with_warning(tmp_path, caplog, session):
     blocker = tmp_path / "a_file"
     blocker.write_text("x")
-    with caplog.at_level(logging.WARNING, logger="tb_gpu_advisor.cache"):
+    with caplog.at_level(logging.WARNING, logger="tb_gpu_advisor.runtime.cache"):
         c = ReportCache(str(blocker / "cache"))
     assert not c.enabled and "disabled" in caplog.text
     assert not c.put(session_key(session), _analyze(session))
@@ -276,8 +276,8 @@ def test_store_opaque_keys_roundtrip_and_disabled(tmp_path, monkeypatch):
 
 def test_cache_key_version_imports_nothing_heavy():
     """The plugin computes cache keys on a request thread: the analyzer version must not import numpy/the analyzer."""
-    code = ("import sys, tb_gpu_advisor.cache as c; v = c.analyzer_version(); "
-            "heavy = [m for m in ('numpy', 'tb_gpu_advisor.analyze') if m in sys.modules]; "
-            "assert not heavy, heavy; import tb_gpu_advisor.analyze as a; assert a.ANALYZER_VERSION == v; print(v)")
+    code = ("import sys, tb_gpu_advisor.runtime.cache as c; v = c.analyzer_version(); "
+            "heavy = [m for m in ('numpy', 'tb_gpu_advisor.runtime.pipeline') if m in sys.modules]; "
+            "assert not heavy, heavy; import tb_gpu_advisor.report.merge as a; assert a.ANALYZER_VERSION == v; print(v)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().startswith("0.")

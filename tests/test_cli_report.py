@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
-scenarios = pytest.importorskip("tb_gpu_advisor.synthetic.scenarios")
+scenarios = pytest.importorskip("synthetic.scenarios")
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def cli(*args, env=None) -> subprocess.CompletedProcess:
     e = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
-    return subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", *map(str, args)], capture_output=True,
+    return subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli.main", "report", *map(str, args)], capture_output=True,
                           text=True, cwd=ROOT, env=e, timeout=300)
 
 
@@ -117,7 +117,7 @@ def test_top_and_progress(logdir):
 
 def test_params_accepts_readable_numbers(logdir):
     """Every spelling is the same number (was: exit code 0 only, which an ignored --params would also give)."""
-    from tb_gpu_advisor import cli as cli_mod
+    from tb_gpu_advisor.cli import main as cli_mod
 
     for spelling in ("110000000", "110_000_000", "110,000,000", "1.1e8"):
         assert cli_mod.build_parser().parse_args(["report", "x", "--params", spelling]).params == 110_000_000, spelling

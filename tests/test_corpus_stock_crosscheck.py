@@ -12,7 +12,7 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from tb_gpu_advisor.synthetic.scenarios import SCENARIOS
+from synthetic.scenarios import SCENARIOS
 from tests.stock_tool import stock_tools
 
 pytest.importorskip("xprof.convert.raw_to_tool_data", reason="stock converter (xprof) not installed")

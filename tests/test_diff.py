@@ -15,12 +15,13 @@ from pathlib import Path
 
 import pytest
 
-from tb_gpu_advisor import analyze, cli
-from tb_gpu_advisor.diff import DIFF_VERSION, Diff, DiffError, Side, Spread, diff_reports, noise_ms, step_change
-from tb_gpu_advisor.diff_render import to_markdown, to_text
-from tb_gpu_advisor.synthetic.calibration import REAL_PAIRS, real_rows, synthetic_rows
-from tb_gpu_advisor.synthetic.scenarios import FIXES, SCENARIOS
-from tb_gpu_advisor.thresholds import T
+from tb_gpu_advisor.runtime import pipeline
+from tb_gpu_advisor.cli import main as cli
+from tb_gpu_advisor.report.diff import DIFF_VERSION, Diff, DiffError, Side, Spread, diff_reports, noise_ms, step_change
+from tb_gpu_advisor.report.diff_render import to_markdown, to_text
+from synthetic.calibration import REAL_PAIRS, real_rows, synthetic_rows
+from synthetic.scenarios import FIXES, SCENARIOS
+from tb_gpu_advisor.common.thresholds import T
 
 from .real_checks import REAL_JAX_SET
 
@@ -42,10 +43,10 @@ def logdir(tmp_path_factory) -> Path:
 
 
 def report(logdir: Path, run: str):
-    from tb_gpu_advisor import discovery
+    from tb_gpu_advisor.discover import logdir as discovery
 
     s = next(s for s in discovery.discover(str(logdir)) if s.run == run)
-    return analyze.analyze_session(s.run, s.session, s.hosts)
+    return pipeline.analyze_session(s.run, s.session, s.hosts)
 
 
 def run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
@@ -196,7 +197,7 @@ def test_cli_noise_keeps_the_gate_closed(logdir, capsys):
 
 
 def test_cli_run_session_two_logdirs_and_two_files(logdir, capsys):
-    from tb_gpu_advisor import discovery
+    from tb_gpu_advisor.discover import logdir as discovery
 
     sessions = {s.run: s for s in discovery.discover(str(logdir))}
     before, after = sessions["input_bound__before"], sessions["input_bound__after"]
@@ -238,7 +239,7 @@ def test_cli_reads_cached_reports_without_touching_profiles(logdir, capsys, monk
     def no_analysis(*a, **k):
         raise AssertionError("a cached report was analysed again")
 
-    monkeypatch.setattr(analyze, "analyze_session", no_analysis)
+    monkeypatch.setattr(pipeline, "analyze_session", no_analysis)
     rc, second, _ = run_cli(argv, capsys)
     assert rc == 0
     drop = lambda s: {k: v for k, v in json.loads(s).items() if k != "generated_at"}  # noqa: E731
@@ -286,7 +287,7 @@ def test_text_has_every_section(logdir):
 def test_one_finding_in_two_groups_is_no_overlap(logdir):
     """gpu_imbalance claims collective and idle time (two rounded parts): 'If every fix lands' must not call
     that an overlap of savings."""
-    from tb_gpu_advisor.render import achievable_text
+    from tb_gpu_advisor.report.render import achievable_text
 
     r = report(logdir, "multi_gpu_gpu0_oversubscribed__before")
     f = next(f for f in r.findings if f.rule == "gpu_imbalance")

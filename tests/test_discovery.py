@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from tb_gpu_advisor import discovery
-from tb_gpu_advisor.discovery import SessionNotFoundError, discover, find_session, find_stock_run, has_profiles
+from tb_gpu_advisor.discover import logdir as discovery
+from tb_gpu_advisor.discover.logdir import SessionNotFoundError, discover, find_session, find_stock_run, has_profiles
 from tb_gpu_advisor.formats.xplane.reader import read_timeline
 from tests.profile_files import write_events_file, write_profile
 
@@ -179,7 +179,7 @@ def test_unreadable_folder_skipped_with_warning(tmp_path, monkeypatch, caplog):
 
         monkeypatch.setattr(discovery.os, "scandir", scandir)
     try:
-        with caplog.at_level(logging.WARNING, logger="tb_gpu_advisor.discovery"):
+        with caplog.at_level(logging.WARNING, logger="tb_gpu_advisor.discover.logdir"):
             names = _names(discover(d))
     finally:
         os.chmod(locked, 0o755)
@@ -304,7 +304,7 @@ def test_machine_of_a_worker():
 
 def test_a_rank_rewritten_changes_the_cache_key(tmp_path):
     """A host of several ranks is cached under every rank file's identity, not just the first's."""
-    from tb_gpu_advisor import cache
+    from tb_gpu_advisor.runtime import cache
 
     folder = str(tmp_path / "ddp")
     first = _trace(folder, "n_1", T0)

@@ -81,7 +81,7 @@ def _entry_point_dir(tmp: str) -> str:
     with open(os.path.join(dist, "METADATA"), "w") as f:
         f.write("Metadata-Version: 2.1\nName: tb-gpu-advisor-e2e\nVersion: 0.0\n")
     with open(os.path.join(dist, "entry_points.txt"), "w") as f:
-        f.write("[tensorboard_plugins]\ngpu_advisor = tb_gpu_advisor.plugin_entry:GpuAdvisorLoader\n")
+        f.write("[tensorboard_plugins]\ngpu_advisor = tb_gpu_advisor.serve.plugin_entry:GpuAdvisorLoader\n")
     return tmp
 
 
@@ -117,7 +117,7 @@ def _start_tensorboard(tmp: str, logdir: str):
         # the tab served is this checkout's (not another installed copy of the package)
         for name in ("index.js", "static/diff.js"):
             with urllib.request.urlopen(f"{url}data/plugin/gpu_advisor/{name}") as r:
-                with open(os.path.join(REPO, "tb_gpu_advisor", "static", os.path.basename(name)), "rb") as f:
+                with open(os.path.join(REPO, "tb_gpu_advisor", "serve", "static", os.path.basename(name)), "rb") as f:
                     assert r.read() == f.read(), f"tensorboard serves another copy of {name} than {REPO}"
         yield url
     finally:
@@ -576,7 +576,7 @@ def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots)
     import contextlib
     import io
 
-    from tb_gpu_advisor import cli
+    from tb_gpu_advisor.cli import main as cli
 
     url, logdir = real_pair_url
     base, new = REAL_PAIR

@@ -11,8 +11,10 @@ from tensorboard.plugins import base_plugin
 from werkzeug import test as werkzeug_test
 from werkzeug import wrappers
 
-from tb_gpu_advisor import discovery, gpu_probe, plugin as plugin_mod
-from tb_gpu_advisor.report_service import ReportService
+from tb_gpu_advisor.discover import logdir as discovery
+from tb_gpu_advisor.formats import probe as gpu_probe
+from tb_gpu_advisor.serve import plugin as plugin_mod
+from tb_gpu_advisor.serve.service import ReportService
 from tb_gpu_advisor.formats.xplane.schema import message_class
 from tests import profile_files
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tb_gpu_advisor.analyze import analyze_session
-from tb_gpu_advisor.discovery import discover
-from tb_gpu_advisor.report_schema import Finding, Metric
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.model.schema import Finding, Metric
 from tb_gpu_advisor.rules.headline import disagreements, grade, grade_card, value_status
-from tb_gpu_advisor.thresholds import T, override
+from tb_gpu_advisor.common.thresholds import T, override
 from tests.savings_checks import report_savings_problems
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -127,7 +127,7 @@ def test_real_h100_reports_never_contradict_themselves():
 
 
 def test_demo_cards_follow_their_findings():
-    from tb_gpu_advisor.discovery import find_session
+    from tb_gpu_advisor.discover.logdir import find_session
 
     s = find_session(discover(str(ROOT / "demo_logs")), "host_placement", "2026_01_01_00_00_00")
     report = analyze_session(s.run, s.session, s.hosts)
@@ -140,7 +140,7 @@ def test_demo_cards_follow_their_findings():
 def test_overlapping_savings_count_once():
     """launch_bound (84%) + xla_not_used (50%) claimed 134% of the step: the achievable step counts their
     shared launch gaps once; fp32_no_tensor_cores' two findings speed up the same kernels."""
-    from tb_gpu_advisor.discovery import find_session
+    from tb_gpu_advisor.discover.logdir import find_session
 
     for run, pair in (("launch_bound", {"launch_bound", "xla_not_used"}),
                       ("fp32_no_tensor_cores", {"mixed_precision_off", "tensor_core_unused"})):

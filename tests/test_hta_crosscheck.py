@@ -29,10 +29,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tb_gpu_advisor import discovery, formats
-from tb_gpu_advisor import kernel_classes as kc
-from tb_gpu_advisor.synthetic import torchtrace
-from tb_gpu_advisor.trace import device_launches
+from tb_gpu_advisor import formats
+from tb_gpu_advisor.discover import logdir as discovery
+from tb_gpu_advisor.devices import kernels as kc
+from synthetic import torchtrace
+from tb_gpu_advisor.model.trace import device_launches
 from tests.real_checks import REAL_TORCH_SET, our_report
 
 pytestmark = pytest.mark.filterwarnings("ignore:The inplace keyword:DeprecationWarning", "ignore::FutureWarning",

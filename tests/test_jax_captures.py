@@ -26,11 +26,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.analyze import analyze_host
+from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tb_gpu_advisor.formats.xplane.adapter import to_trace
 from tb_gpu_advisor.formats.xplane.reader import read_timeline
-from tb_gpu_advisor.steps import detect_steps
-from tb_gpu_advisor.synthetic.jaxcapture import JAX_SCENARIOS, THREAD_ID_HLO_MODULE, THREAD_ID_HLO_OP
+from tb_gpu_advisor.steps.detect import detect_steps
+from synthetic.jaxcapture import JAX_SCENARIOS, THREAD_ID_HLO_MODULE, THREAD_ID_HLO_OP
 from tests.reference_parse import assert_matches_reference
 
 NAMES = sorted(JAX_SCENARIOS)
@@ -261,7 +261,7 @@ def test_stock_converter_parses_them(written, reports):
 
 
 def test_hlo_op_types_and_tensor_core_eligibility():
-    from tb_gpu_advisor import kernel_classes as kc
+    from tb_gpu_advisor.devices import kernels as kc
 
     assert kc.is_xla_module_annotation("XlaModule:") and kc.is_xla_module_annotation("XlaModule:#hlo_module=jit_f#")
     assert not kc.is_xla_module_annotation("model/dense/MatMul:MatMul") and not kc.is_xla_module_annotation("")
@@ -309,7 +309,7 @@ def test_kernels_and_ops_are_attributed_to_hlo_ops(reports, written, name):
 
 def test_jax_fp32_gemms_without_tensor_cores_are_reported(tmp_path):
     """JAX fp32 SIMT GEMMs (cuBLAS sgemm, no Tensor Cores): tensor_core_unused must see them as eligible."""
-    from tb_gpu_advisor.synthetic.jaxcapture import JaxCapture, mlp_train_step
+    from synthetic.jaxcapture import JaxCapture, mlp_train_step
 
     ks = [dataclasses.replace(k, name="ampere_sgemm_128x64_nn", dtype="f32") if k.gemm else k for k in mlp_train_step(4)]
     gemm_ops = {k.hlo_op.rsplit(".", 1)[0] for k in ks if k.gemm}

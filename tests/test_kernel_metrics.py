@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tb_gpu_advisor.metrics.compute import compute_host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tb_gpu_advisor.formats.xplane.adapter import to_trace
 from tb_gpu_advisor.formats.xplane.reader import parse_timeline
 from tests.tiny_capture import Cap
@@ -20,7 +20,7 @@ def test_kernel_launch_latency_counts_only_launches_onto_an_idle_stream():
         cap.kernel(s + 25 + 10, 30, launch_us=s + 10, name="a")  # idle stream: starts 25 us after its launch
         for k in range(8):  # launched while `a` (and earlier `b`s) still run: queued
             cap.kernel(s + 65 + 50 * k, 50, launch_us=s + 20 + k, name="b")
-    m = compute_host_metrics(to_trace(parse_timeline(cap.space.encode())))
+    m = host_metrics(to_trace(parse_timeline(cap.space.encode())))
     lat = {k.name: k.launch_latency_avg_us for k in m.kernels}
     assert lat["a"] == pytest.approx(25.0)
     assert lat["b"] is None  # every `b` queued behind `a` or another `b`

@@ -17,10 +17,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tb_gpu_advisor import discovery, formats
+from tb_gpu_advisor import formats
+from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.formats.kineto.parse import parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import ID_STRIDE, merge_ranks
-from tb_gpu_advisor.metrics.compute import compute_host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.real_checks import REAL_TORCH_SET
 
 SRC = next(iter(sorted((REAL_TORCH_SET / "torch_healthy_bf16").glob("*.pt.trace.json"))), None) \
@@ -106,11 +107,11 @@ def test_a_rank_starting_late_is_measured_as_launch_skew(tmp_path: Path) -> None
     doc = json.loads(SRC.read_text())
     _write_ranks(tmp_path / "ddp", [doc, _rank_copy(doc, shift_ns=1_500_000)])
     (s,) = discovery.discover(str(tmp_path))
-    m = compute_host_metrics(formats.read(s.hosts[0]))
+    m = host_metrics(formats.read(s.hosts[0]))
     assert m.multi_gpu.launch_skew_ms == pytest.approx(1.5, abs=1e-3)
     offsets = {g.gpu: g.first_kernel_offset_ms for g in m.gpus}
     assert offsets[0] == pytest.approx(0.0, abs=1e-3) and offsets[1] == pytest.approx(1.5, abs=1e-3)
-    single = compute_host_metrics(formats.kineto.read_trace(str(SRC)))
+    single = host_metrics(formats.kineto.read_trace(str(SRC)))
     assert [g.step_ms for g in m.gpus] == pytest.approx([single.gpus[0].step_ms] * 2, rel=0.05)
     # identical ranks, identical breakdowns: each GPU's idle time is explained by its own process only (with
     # every process's host events, rank 1's dispatch would be read as launch wait on GPU0 and vice versa)
@@ -125,7 +126,7 @@ def test_distributed_rank_orders_the_gpus(tmp_path: Path) -> None:
     late = _rank_copy(doc, shift_ns=2_000_000, rank=1)
     _write_ranks(tmp_path / "ddp", [late, _rank_copy(doc, rank=0)])
     (s,) = discovery.discover(str(tmp_path))
-    m = compute_host_metrics(formats.read(s.hosts[0]))
+    m = host_metrics(formats.read(s.hosts[0]))
     assert {g.gpu: round(g.first_kernel_offset_ms, 3) for g in m.gpus} == {0: 0.0, 1: 2.0}
 
 

@@ -1,4 +1,4 @@
-"""Session findings merged across hosts (analyze.merge_findings / merge_hosts) and how they render."""
+"""Session findings merged across hosts (merge.merge_findings / merge_hosts) and how they render."""
 
 from __future__ import annotations
 
@@ -6,10 +6,13 @@ import copy
 
 import pytest
 
-from tb_gpu_advisor import analyze, discovery, render
-from tb_gpu_advisor.report_schema import Action, Finding, HostReport, Metric, Report, Saving, Table, TimeWindow
+from tb_gpu_advisor.report import merge
+from tb_gpu_advisor.runtime import pipeline
+from tb_gpu_advisor.discover import logdir as discovery
+from tb_gpu_advisor.report import render
+from tb_gpu_advisor.model.schema import Action, Finding, HostReport, Metric, Report, Saving, Table, TimeWindow
 
-scenarios = pytest.importorskip("tb_gpu_advisor.synthetic.scenarios")
+scenarios = pytest.importorskip("synthetic.scenarios")
 
 
 def _finding(host: str, sev: str = "warning", saving_ms: float | None = 2.0, pct: float = 10.0, value: float = 0.2,
@@ -35,7 +38,7 @@ def test_same_rule_on_two_hosts_becomes_one_session_finding():
     w0 = _host("worker0", [_finding("worker0", "warning", 2.0, 10.0, 0.1)], steps=6)
     w1 = _host("worker1", [_finding("worker1", "critical", 4.0, 20.0, 0.3)], steps=2)
     before = copy.deepcopy([w0.findings, w1.findings])
-    (f,) = analyze.merge_findings([w0, w1])
+    (f,) = merge.merge_findings([w0, w1])
     assert [w0.findings, w1.findings] == before  # HostReport.findings stay per host
     assert f.id == "step_gaps" and f.host is None and f.hosts == ["worker0", "worker1"] and f.gpu is None
     assert f.severity == "critical"  # the worst
@@ -59,7 +62,7 @@ def test_what_is_not_merged():
     c = _finding("worker0", rule="input_bound", title="Input-bound")  # one host only
     d = _finding("worker1", saving_ms=None)  # different evidence columns and no saving on one host
     e = _finding("worker0", cols=("step", "ms"))
-    out = analyze.merge_findings([_host("worker0", [a, c, e]), _host("worker1", [b, d])])
+    out = merge.merge_findings([_host("worker0", [a, c, e]), _host("worker1", [b, d])])
     out = sorted(out, key=lambda f: f.id)  # merge_hosts ranks them afterwards
     assert [f.id for f in out] == ["gpu_imbalance:worker0:0", "gpu_imbalance:worker1:100", "input_bound:worker0", "step_gaps"]
     assert all(f.hosts == [] for f in out[:3]) and out[2].host == "worker0"
@@ -70,11 +73,11 @@ def test_what_is_not_merged():
     assert [t.title for t in m.evidence] == ["Longest gaps (worker0)", "Longest gaps (worker1)"]
     assert m.evidence[0].columns == ["step", "ms"]
     # one host alone: the report is what it was
-    assert analyze.merge_findings([_host("worker0", [a, c])]) == [a, c]
+    assert merge.merge_findings([_host("worker0", [a, c])]) == [a, c]
 
 
 def test_per_gpu_findings_of_the_same_gpu_merge_and_keep_the_gpu():
-    out = analyze.merge_findings([_host("w0", [_finding("w0", rule="launch_skew", title="late", gpu=1)]),
+    out = merge.merge_findings([_host("w0", [_finding("w0", rule="launch_skew", title="late", gpu=1)]),
                                   _host("w1", [_finding("w1", rule="launch_skew", title="late", gpu=1)])])
     assert len(out) == 1 and out[0].gpu == 1 and out[0].hosts == ["w0", "w1"]
 
@@ -84,7 +87,7 @@ def multi_host_report(tmp_path_factory):
     d = tmp_path_factory.mktemp("mh")
     scenarios.SCENARIOS["multi_host"]().write(d)
     (s,) = discovery.discover(str(d))
-    return analyze.analyze_session(s.run, s.session, s.hosts)
+    return pipeline.analyze_session(s.run, s.session, s.hosts)
 
 
 def test_multi_host_session_lists_each_problem_once(multi_host_report):

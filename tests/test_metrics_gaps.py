@@ -4,13 +4,13 @@ AllReduce bytes.  Synthetic scenarios whose construction fixes the answer, plus 
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.analyze import build_host_report
-from tb_gpu_advisor.metrics.compute import compute_host_metrics
-from tb_gpu_advisor.columns import union_by_key
+from tb_gpu_advisor.runtime.pipeline import host_report
+from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tb_gpu_advisor.model.columns import union_by_key
 from tb_gpu_advisor.metrics.kernels import shape_dims
 from tb_gpu_advisor.formats.xplane import read_trace
 
-scenarios = pytest.importorskip("tb_gpu_advisor.synthetic.scenarios")
+scenarios = pytest.importorskip("synthetic.scenarios")
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +25,7 @@ def metrics(tmp_path_factory):
             (host, data), = list(sc.encode().items())[:1]
             p = tmp / f"{host}.xplane.pb"
             p.write_bytes(data)
-            cache[key] = compute_host_metrics(read_trace(str(p)), params)
+            cache[key] = host_metrics(read_trace(str(p)), params)
         return cache[key]
 
     return get
@@ -73,7 +73,7 @@ def test_first_offsets_per_gpu(metrics):
     assert off[0] == pytest.approx(0.0, abs=0.01) and off[1] == pytest.approx(1.5, abs=0.05)
     assert loff[1] == pytest.approx(1.5, abs=0.05) and loff[3] == pytest.approx(0.08, abs=0.01)
     assert max(off.values()) == pytest.approx(m.multi_gpu.launch_skew_ms, abs=0.05)
-    rep = build_host_report(m, 0)
+    rep = host_report(m, 0)
     assert {g.gpu: g.launch_skew_ms for g in rep.gpus}[1] == pytest.approx(1.5, abs=0.05)
 
 
@@ -96,7 +96,7 @@ def test_kernel_rows_carry_shape_and_misaligned_dims_lists_them(metrics):
     m = metrics("fp16_misaligned")
     rows = [k for k in m.kernels if k.tc_eligible and not k.tensor_core and k.precision == "fp16"]
     assert rows and all(k.shape == "(half[256,1001];half[1001,1001])" and k.dims == [256, 1001] for k in rows)
-    rep = build_host_report(m, 0)
+    rep = host_report(m, 0)
     (f,) = [f for f in rep.findings if f.rule == "misaligned_dims"]
     assert {r[-1] for r in f.evidence[0].rows} == {"1001"}
 

@@ -2,10 +2,10 @@
 
 import pytest
 
-from tb_gpu_advisor.metrics.compute import compute_host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tb_gpu_advisor.formats.xplane import read_trace
 
-scenarios = pytest.importorskip("tb_gpu_advisor.synthetic.scenarios")
+scenarios = pytest.importorskip("synthetic.scenarios")
 NAMES = sorted(scenarios.SCENARIOS)
 
 
@@ -17,7 +17,7 @@ def case(request, tmp_path_factory):
     for host, data in sc.encode().items():
         p = tmp / f"{host}.xplane.pb"
         p.write_bytes(data)
-        out.append(compute_host_metrics(read_trace(str(p))))
+        out.append(host_metrics(read_trace(str(p))))
     return sc.truth, out
 
 

@@ -6,7 +6,7 @@ import pytest
 
 pytest.importorskip("xprof.convert.raw_to_tool_data")
 
-from tb_gpu_advisor.metrics.compute import compute_host_metrics  # noqa: E402
+from tb_gpu_advisor.runtime.pipeline import host_metrics  # noqa: E402
 from tb_gpu_advisor.formats.xplane import read_trace  # noqa: E402
 from tests.stock_tool import stock_tools  # noqa: E402
 
@@ -21,7 +21,7 @@ def _overview(ov):
 @pytest.mark.skipif(not V100.exists(), reason="real capture not available")
 def test_v100_against_stock():
     stock = stock_tools([str(V100)])
-    hm = compute_host_metrics(read_trace(str(V100)))
+    hm = host_metrics(read_trace(str(V100)))
     ov = _overview(stock["overview_page"])
     props = ov[1]["p"]  # the step-time table's summary (averages over the stock tool's steps)
     rows = ov[1]["rows"]

@@ -6,7 +6,7 @@ import pytest
 
 from tb_gpu_advisor.formats.xplane.adapter import to_trace
 from tb_gpu_advisor.formats.xplane.reader import parse_timeline
-from tb_gpu_advisor.metrics.compute import compute_host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.tiny_capture import Cap
 
 
@@ -24,7 +24,7 @@ def _capture(sync: bool):
             cap.host_ev("aten::_local_scalar_dense", s + 30, 121)
             cap.host_ev("cudaStreamSynchronize", s + 31, 119)
         cap.kernel(s + 420, 100, launch_us=s + 400, name="b")
-    return compute_host_metrics(to_trace(parse_timeline(cap.space.encode())))
+    return host_metrics(to_trace(parse_timeline(cap.space.encode())))
 
 
 def test_sync_idle_is_the_gap_after_the_drained_queue():

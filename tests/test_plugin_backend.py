@@ -24,9 +24,10 @@ from tensorboard.plugins import base_plugin
 from werkzeug import test as werkzeug_test
 from werkzeug import wrappers
 
-from tb_gpu_advisor import discovery, plugin as plugin_mod
-from tb_gpu_advisor.plugin_entry import GpuAdvisorLoader
-from tb_gpu_advisor.report_service import ReportService
+from tb_gpu_advisor.discover import logdir as discovery
+from tb_gpu_advisor.serve import plugin as plugin_mod
+from tb_gpu_advisor.serve.plugin_entry import GpuAdvisorLoader
+from tb_gpu_advisor.serve.service import ReportService
 from tests import plugin_fixtures
 from tests.plugin_client import PREFIX, CountingAnalyzer, get_json, make_client, poll_report, write_profile
 
@@ -214,8 +215,8 @@ def test_persistent_cache_survives_restart(logdir, tmp_path_factory):
 
 
 def test_report_markdown_is_render_to_markdown_of_the_json_report(logdir):
-    from tb_gpu_advisor import render
-    from tb_gpu_advisor.report_schema import Report
+    from tb_gpu_advisor.report import render
+    from tb_gpu_advisor.model.schema import Report
 
     analyzer = CountingAnalyzer(block=True)
     client, _, service = make_client(logdir, analyzer, wait_s=0.05)
@@ -243,7 +244,7 @@ def test_report_markdown_errors_match_report(logdir):
 
 
 def test_report_from_dict_round_trips_the_fixture():
-    from tb_gpu_advisor.report_schema import Report
+    from tb_gpu_advisor.model.schema import Report
 
     doc = json.loads(plugin_fixtures.fixture_json())
     assert Report.from_dict(doc).to_dict() == doc
@@ -398,8 +399,8 @@ def test_loader_defines_cache_flag_and_builds_plugin(tmp_path):
 
 def test_entry_module_import_is_light():
     code = (
-        "import sys; import tb_gpu_advisor.plugin_entry; "
-        "heavy = [m for m in ('numpy', 'tb_gpu_advisor.plugin', 'tb_gpu_advisor.analyze') if m in sys.modules]; "
+        "import sys; import tb_gpu_advisor.serve.plugin_entry; "
+        "heavy = [m for m in ('numpy', 'tb_gpu_advisor.serve.plugin', 'tb_gpu_advisor.report.build') if m in sys.modules]; "
         "print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True)
@@ -422,7 +423,8 @@ def _real_sessions():
 
 def test_multi_host_session_is_analysed_in_parallel_like_serial(monkeypatch):
     """The 2-host demo: worker processes (off the request thread), progress, the same report as serial."""
-    from tb_gpu_advisor import analysis, analyze
+    from tb_gpu_advisor.runtime import session as analysis
+    from tb_gpu_advisor.runtime import pipeline
 
     demo = os.path.join(REPO, "demo_logs")
     session = next((s for s in _real_sessions() if s.run == "multi_host"), None)
@@ -448,7 +450,7 @@ def test_multi_host_session_is_analysed_in_parallel_like_serial(monkeypatch):
     assert seen[0]["thread"].startswith("gpu-advisor")  # a ReportService worker, not a request thread
     assert [f for _, f in seen[0]["notes"]] == [0.5, 1.0]
     parallel = json.loads(r.get_data(as_text=True))
-    serial = analyze.analyze_session(session.run, session.session, session.hosts).to_dict()
+    serial = pipeline.analyze_session(session.run, session.session, session.hosts).to_dict()
     for doc in (parallel, serial):
         doc.pop("generated_at")
     assert parallel == json.loads(json.dumps(serial))

@@ -7,9 +7,12 @@ import os
 
 import pytest
 
-from tb_gpu_advisor import analysis, cli, precompute as pc
-from tb_gpu_advisor.cache import ReportCache, session_key
-from tb_gpu_advisor.discovery import discover, find_session
+from tb_gpu_advisor.runtime import session as analysis
+from tb_gpu_advisor.cli import main as cli
+from tb_gpu_advisor.runtime import pipeline
+from tb_gpu_advisor.cli import precompute as pc
+from tb_gpu_advisor.runtime.cache import ReportCache, session_key
+from tb_gpu_advisor.discover.logdir import discover, find_session
 from tests import simple_analyzer
 from tests.profile_files import write_profile
 
@@ -185,7 +188,6 @@ V100 = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "sha
 @pytest.mark.skipif(not os.path.exists(V100), reason="real capture not found (CI has ../shared)")
 def test_real_analyzer_parallel_equals_sequential_and_precompute(tmp_path):
     """The real analyzer on the real V100 capture as a 2-host session: worker-process merge == in-process."""
-    analyze = pytest.importorskip("tb_gpu_advisor.analyze")
     import json
     import shutil
 
@@ -201,7 +203,7 @@ def test_real_analyzer_parallel_equals_sequential_and_precompute(tmp_path):
         return doc
 
     parallel = analysis.analyze_session_parallel(s, jobs=2)
-    sequential = analyze.analyze_session(s.run, s.session, s.hosts)
+    sequential = pipeline.analyze_session(s.run, s.session, s.hosts)
     assert [h.error for h in parallel.hosts] == [None, None]
     assert comparable(parallel) == comparable(sequential)
     cache = ReportCache(str(tmp_path / "cache"))
@@ -214,8 +216,7 @@ def test_real_analyzer_parallel_equals_sequential_and_precompute(tmp_path):
 
 def test_report_and_diff_read_what_precompute_stored(tmp_path, capsys, monkeypatch):
     """One analysis entry point: after precompute, 'report' and 'diff' answer from the cache without analysing."""
-    from tb_gpu_advisor import analyze
-    from tb_gpu_advisor.synthetic.scenarios import SCENARIOS
+    from synthetic.scenarios import SCENARIOS
 
     d = tmp_path / "logs"
     SCENARIOS["input_bound"]().write(d)
@@ -226,7 +227,7 @@ def test_report_and_diff_read_what_precompute_stored(tmp_path, capsys, monkeypat
     def no_analysis(*a, **k):
         raise AssertionError("a precomputed report was analysed again")
 
-    monkeypatch.setattr(analyze, "analyze_session", no_analysis)
+    monkeypatch.setattr(pipeline, "analyze_session", no_analysis)
     monkeypatch.setattr(analysis, "analyze_session_parallel", no_analysis)
     assert cli.main(["report", str(d), "--run", "input_bound", "--progress"]) == 0
     out, err = capsys.readouterr()
@@ -236,8 +237,8 @@ def test_report_and_diff_read_what_precompute_stored(tmp_path, capsys, monkeypat
 
 
 def test_a_report_with_a_failed_host_is_not_stored(tmp_path):
-    from tb_gpu_advisor.cache import ReportCache, session_key
-    from tb_gpu_advisor.discovery import discover
+    from tb_gpu_advisor.runtime.cache import ReportCache, session_key
+    from tb_gpu_advisor.discover.logdir import discover
 
     d = str(tmp_path / "logs")
     write_profile(d, "bad", "2024_01_01_00_00_00", "worker0", events=1)

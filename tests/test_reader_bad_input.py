@@ -114,7 +114,7 @@ def test_foreign_protobufs(tmp_path):
 def test_size_limit_refuses_before_reading(tmp_path, real_bytes, monkeypatch):
     path = _write(tmp_path, real_bytes)
     # the file must not even be read: make reading fail loudly if it is attempted
-    import tb_gpu_advisor.fsio as fsio
+    import tb_gpu_advisor.common.fsio as fsio
 
     monkeypatch.setattr(fsio, "read_bytes", lambda p: pytest.fail("read an oversized file"))
     err = _read_error(path, max_bytes=len(real_bytes) - 1)

@@ -18,10 +18,10 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.formats.xplane import reader, wire
-from tb_gpu_advisor.idtable import IdTable
+from tb_gpu_advisor.model.idtable import IdTable
 from tb_gpu_advisor.formats.xplane.reader import parse_timeline, read_timeline
-from tb_gpu_advisor.synthetic.encode import encode_varint, tag
-from tb_gpu_advisor.synthetic.scenarios import SCENARIOS
+from synthetic.encode import encode_varint, tag
+from synthetic.scenarios import SCENARIOS
 from tb_gpu_advisor.formats.xplane.timeline import Timeline
 from tb_gpu_advisor.formats.xplane.schema import message_class
 from tests.reference_parse import assert_matches_reference

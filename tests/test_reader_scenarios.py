@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.formats.xplane.reader import parse_timeline, read_timeline
-from tb_gpu_advisor.synthetic.scenarios import SCENARIOS
+from synthetic.scenarios import SCENARIOS
 from tests.reference_parse import assert_matches_reference
 
 

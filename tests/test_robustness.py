@@ -26,13 +26,15 @@ import pytest
 from werkzeug import test as werkzeug_test
 from werkzeug import wrappers
 
-from tb_gpu_advisor import cache as cache_mod
-from tb_gpu_advisor import isolation, kernel_classes as kc, precompute
+from tb_gpu_advisor.runtime import cache as cache_mod
+from tb_gpu_advisor.runtime import isolation
+from tb_gpu_advisor.devices import kernels as kc
+from tb_gpu_advisor.cli import precompute
 from tb_gpu_advisor.formats.xplane import reader
-from tb_gpu_advisor.discovery import HostFile
+from tb_gpu_advisor.discover.logdir import HostFile
 from tb_gpu_advisor.formats.xplane.reader import ProfileReadError
-from tb_gpu_advisor.synthetic import hostile
-from tb_gpu_advisor.synthetic.hostile import SESSION, write_capture as _write_capture
+from synthetic import hostile
+from synthetic.hostile import SESSION, write_capture as _write_capture
 from tests.plugin_client import poll_report
 
 PREFIX = "/data/plugin/gpu_advisor"
@@ -402,7 +404,7 @@ with open(sys.argv[1] if __name__ == "__main__" else os.environ["MARKER"], "a") 
     f.write(f"{os.getpid()}\\n")  # one line per process that imports this script
 if __name__ == "__main__":
     os.environ["MARKER"] = sys.argv[1]
-    from tb_gpu_advisor import isolation
+    from tb_gpu_advisor.runtime import isolation
     for _ in range(3):
         isolation.call(isolation.child_noop)
 '''
@@ -430,7 +432,7 @@ def test_broken_pytorch_traces_fail_their_own_report_and_the_tab_keeps_serving(t
     """A PyTorch run next to runs whose trace is garbage, cut off mid-write, or hostile-deep: the tab lists them
     all; the garbage and deep ones report a read error naming why, the cut-off one reports what it could read
     and says it is partial, and the good run is analysed as if the others were not there."""
-    from tb_gpu_advisor.synthetic import torchtrace
+    from synthetic import torchtrace
 
     (good,) = torchtrace.write_run(str(tmp_path), "input_bound", steps=6, run="good")
     text = open(good, encoding="utf-8").read()

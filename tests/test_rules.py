@@ -14,9 +14,9 @@ import pytest
 
 from tb_gpu_advisor.metrics.types import (EagerOps, ElementwiseChain, Gaps, HostOps, LossScaling, Memory,
                                           MemcpyStat, OpStat)
-from tb_gpu_advisor.report_schema import Finding, Saving
+from tb_gpu_advisor.model.schema import Finding, Saving
 from tb_gpu_advisor.rules import REGISTRY, T, evaluate, rank
-from tb_gpu_advisor.thresholds import THRESHOLDS, override
+from tb_gpu_advisor.common.thresholds import THRESHOLDS, override
 from tests.rules_factory import STEP_MS, STEPS, healthy, kernel, multi
 
 EPS = 1e-6
@@ -36,7 +36,7 @@ def sev(rule_id: str, m) -> str | None:
 
 
 def test_registry_has_exactly_the_corpus_ids():
-    from tb_gpu_advisor.synthetic.truth import RULE_IDS
+    from synthetic.truth import RULE_IDS
 
     assert set(RULE_IDS) <= set(REGISTRY)
     assert set(REGISTRY) - set(RULE_IDS) == {"batch_size_headroom"}

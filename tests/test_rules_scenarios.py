@@ -17,10 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from tb_gpu_advisor import analyze, discovery
-from tb_gpu_advisor.report_schema import SEVERITY_ORDER
+from tb_gpu_advisor.runtime import pipeline
+from tb_gpu_advisor.discover import logdir as discovery
+from tb_gpu_advisor.model.schema import SEVERITY_ORDER
 
-scenarios = pytest.importorskip("tb_gpu_advisor.synthetic.scenarios")
+scenarios = pytest.importorskip("synthetic.scenarios")
 NAMES = sorted(scenarios.SCENARIOS)
 GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("UPDATE_GOLDEN") == "1"
@@ -40,7 +41,7 @@ def reports(tmp_path_factory):
             logdir = tmp_path_factory.mktemp(name)
             sc.write(logdir)
             (session,) = discovery.discover(str(logdir))
-            cache[name] = (sc.truth, analyze.analyze_session(session.run, session.session, session.hosts))
+            cache[name] = (sc.truth, pipeline.analyze_session(session.run, session.session, session.hosts))
         return cache[name]
 
     return get
@@ -114,7 +115,7 @@ def stable(report) -> dict:
                                                          "threshold": f.metric.threshold},
                 "saving_percent": None if f.saving is None else round(f.saving.percent_of_step),
                 "gpu": f.gpu,
-                **({"hosts": f.hosts} if f.hosts else {}),  # merged over hosts (analyze.merge_findings)
+                **({"hosts": f.hosts} if f.hosts else {}),  # merged over hosts (merge.merge_findings)
             }
             for f in report.findings
         ],

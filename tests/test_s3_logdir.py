@@ -17,9 +17,9 @@ moto_server = pytest.importorskip(
 )
 boto3 = pytest.importorskip("boto3")
 
-from tb_gpu_advisor import fsio  # noqa: E402
-from tb_gpu_advisor.cache import ReportCache, session_key  # noqa: E402
-from tb_gpu_advisor.discovery import discover, find_session, has_profiles  # noqa: E402
+from tb_gpu_advisor.common import fsio  # noqa: E402
+from tb_gpu_advisor.runtime.cache import ReportCache, session_key  # noqa: E402
+from tb_gpu_advisor.discover.logdir import discover, find_session, has_profiles  # noqa: E402
 from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, read_timeline  # noqa: E402
 from tests import simple_analyzer  # noqa: E402
 from tests.profile_files import xspace_bytes  # noqa: E402
@@ -131,7 +131,7 @@ def test_cache_for_s3_sessions(s3_logdir, tmp_path):
 def test_precompute_s3_logdir(s3_logdir, tmp_path):
     import io
 
-    from tb_gpu_advisor import precompute as pc
+    from tb_gpu_advisor.cli import precompute as pc
 
     cache = ReportCache(str(tmp_path / "cache"))
     summary = pc.precompute(s3_logdir, jobs=2, cache=cache, analyze_fn=simple_analyzer.analyze_session,

@@ -9,8 +9,8 @@ import pytest
 
 from tests.profile_files import V100_CAPTURE, every_capture
 
-from tb_gpu_advisor import analyze
-from tb_gpu_advisor.discovery import HostFile
+from tb_gpu_advisor.runtime import pipeline
+from tb_gpu_advisor.discover.logdir import HostFile
 from tb_gpu_advisor.formats.xplane.adapter import USED_STATS
 from tb_gpu_advisor.formats.xplane.reader import read_timeline
 
@@ -23,7 +23,7 @@ def _report(path: Path, monkeypatch, keep) -> str:
     import tb_gpu_advisor.formats.xplane.adapter as adapter
 
     monkeypatch.setattr(adapter, "read_timeline", lambda p, **_: read_timeline(p, keep_stats=keep))
-    report = analyze.analyze_host(HostFile("h", str(path), os.path.getsize(path), 0))
+    report = pipeline.analyze_host(HostFile("h", str(path), os.path.getsize(path), 0))
     return json.dumps(dataclasses.asdict(report), sort_keys=True, default=lambda o: o.item() if hasattr(o, "item") else str(o))
 
 

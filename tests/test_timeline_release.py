@@ -16,11 +16,11 @@ import pytest
 
 from tests.profile_files import V100_CAPTURE, every_capture
 
-from tb_gpu_advisor import analyze
+from tb_gpu_advisor.runtime import pipeline
 from tb_gpu_advisor.formats.xplane.adapter import USED_STATS, to_trace
-from tb_gpu_advisor.metrics.compute import compute_host_metrics
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tb_gpu_advisor.formats.xplane.reader import parse_timeline, read_timeline
-from tb_gpu_advisor.synthetic.builder import SpaceBuilder
+from synthetic.builder import SpaceBuilder
 
 ROOT = Path(__file__).resolve().parents[1]
 V100 = Path(V100_CAPTURE).resolve()
@@ -29,9 +29,9 @@ V100 = Path(V100_CAPTURE).resolve()
 def _report(path: Path, release: bool) -> tuple[str, object]:
     """The host report as JSON (and the metrics' memory section), computed with or without the release."""
     tl = read_timeline(str(path), keep_stats=USED_STATS)
-    m = compute_host_metrics(to_trace(tl, release=release), None)
+    m = host_metrics(to_trace(tl, release=release), None)
     m.host = "h"
-    rep = analyze.build_host_report(m, os.path.getsize(path))
+    rep = pipeline.host_report(m, os.path.getsize(path))
     text = json.dumps(dataclasses.asdict(rep), sort_keys=True, default=lambda o: o.item() if hasattr(o, "item") else str(o))
     return text, m.memory
 

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.synthetic import torchtrace as tt
+from synthetic import torchtrace as tt
 from tests.real_checks import REAL_TORCH_SET, TRUTH_CHECKS, judge, load_truth, our_report
 
 RUNS = list(tt.SCENARIOS)

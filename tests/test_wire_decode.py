@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.formats.xplane import wire
-from tb_gpu_advisor.synthetic.encode import encode_varint
+from synthetic.encode import encode_varint
 
 
 def _tag(number: int, wire_type: int, nonminimal: bool = False) -> bytes:

@@ -9,6 +9,6 @@ const dom = new JSDOM("<!DOCTYPE html><html><head></head><body></body></html>", 
 globalThis.window = dom.window;
 globalThis.document = dom.window.document;
 
-export const STATIC = new URL("../../tb_gpu_advisor/static/", import.meta.url);
+export const STATIC = new URL("../../tb_gpu_advisor/serve/static/", import.meta.url);
 export const fixture = () => JSON.parse(readFileSync(new URL("./fixtures/report.json", import.meta.url), "utf8"));
 export const HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>';

@@ -1,4 +1,4 @@
-"""Input formats: each reads one host file into the neutral :class:`~tb_gpu_advisor.trace.Trace`.
+"""Input formats: each reads one host file into the neutral :class:`~tb_gpu_advisor.model.trace.Trace`.
 
 Discovery tags every host file with its format (``HostFile.format``); :func:`read`
 hands the file to that format's reader.  Adding a format is one package here
@@ -11,7 +11,7 @@ import importlib
 import os
 from typing import Callable
 
-from tb_gpu_advisor.trace import Trace
+from tb_gpu_advisor.model.trace import Trace
 
 #: format id -> the module whose ``read_trace(path, host)`` reads it (imported on first use: a TensorBoard
 #: that serves only XPlane runs never loads the Kineto reader, and the reverse)

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping
 
-from tb_gpu_advisor.report_schema import Action
+from tb_gpu_advisor.model.schema import Action
 
 NamePredicate = Callable[[str], bool]
 
@@ -147,6 +147,11 @@ UNKNOWN = Framework(
 )
 #: Every supported framework, in detection order.
 REGISTRY: dict[str, Framework] = {f.id: f for f in (tensorflow.FRAMEWORK, jax.FRAMEWORK, pytorch.FRAMEWORK)}
+
+
+def display_names() -> tuple[str, ...]:
+    """The supported frameworks' display names, in registry order (for --help and messages)."""
+    return tuple(f.name for f in REGISTRY.values())
 
 
 def how_to_capture() -> str:

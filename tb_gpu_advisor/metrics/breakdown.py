@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.devices import kernels as kc
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, GpuCtx
-from tb_gpu_advisor.columns import coverage, sorted_unique, union_intervals
+from tb_gpu_advisor.model.columns import coverage, sorted_unique, union_intervals
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.

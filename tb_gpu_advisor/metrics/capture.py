@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.devices import kernels as kc
 
 import numpy as np
 
-from tb_gpu_advisor.thresholds import T
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import CaptureQuality, Memory
 

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor.memory import release_free_heap
-from tb_gpu_advisor.trace import Trace
+import numpy as np
+
+from tb_gpu_advisor.common.memory import release_free_heap
+from tb_gpu_advisor.frameworks import Framework
+from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.steps.detect import Steps
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, kernels, memcpy, multigpu, ops, syncs
 from tb_gpu_advisor.metrics.context import Context, build_context
@@ -14,9 +18,12 @@ def _share(a: float | None, b: float | None) -> float | None:
     return (a / b) if (a is not None and b) else None
 
 
-def compute_host_metrics(trace: Trace, params: int | None = None) -> HostMetrics:
-    """Every metric of one host; the numpy context they share stays in here (the report sees metrics only)."""
-    ctx = build_context(trace, params)
+def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,
+                         params: int | None = None) -> HostMetrics:
+    """Every metric of one host, from its trace and the steps found in it; the numpy context they share
+    stays in here (the report sees metrics only)."""
+    ctx = build_context(trace, steps, launches, fw, params)
+    del launches
     release_free_heap()  # the context's build temporaries (see memory.py)
     per_gpu: dict[int, list[StepMetrics]] = {}
     per_gpu_arr: dict[int, bd.StepArrays] = {}

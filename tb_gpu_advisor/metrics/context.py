@@ -6,13 +6,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tb_gpu_advisor.devices import kernels as kc
 from tb_gpu_advisor import frameworks
-from tb_gpu_advisor import kernel_classes as kc
 from tb_gpu_advisor.frameworks import Framework
-from tb_gpu_advisor.columns import in_key_start_order, int_dtype, sorted_unique, subtract_intervals, union_intervals
-from tb_gpu_advisor.memory import release_free_heap
-from tb_gpu_advisor.steps import Steps, detect_steps
-from tb_gpu_advisor.trace import DeviceEvents, HostEvents, Trace, device_launches
+from tb_gpu_advisor.model.columns import in_key_start_order, index_dtype, int_dtype, sorted_unique, subtract_intervals, union_intervals
+from tb_gpu_advisor.steps.detect import Steps
+from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
 
 PS_PER_MS = 1e9
 PS_PER_US = 1e6
@@ -79,11 +78,6 @@ class Context:
 _CHUNK = 1 << 18
 
 
-def _idx_dtype(n: int):
-    """Dtype of indices into a table of ``n`` rows: int32 halves the memory where it fits."""
-    return np.int32 if n < np.iinfo(np.int32).max else np.int64
-
-
 def _step_idx_dtype(n: int):
     """Dtype of indices into ``n`` steps (and -1): int16 up to 32k steps, a quarter of int64's memory."""
     return int_dtype(-1, n, floor=np.int16)
@@ -124,7 +118,7 @@ class Encloser:
 
     def __init__(self, h: HostEvents, mask_outer: np.ndarray) -> None:
         self.h = h
-        self.outer = np.flatnonzero(mask_outer).astype(_idx_dtype(len(h)), copy=False)
+        self.outer = np.flatnonzero(mask_outer).astype(index_dtype(len(h)), copy=False)
         self.oline = h.line[self.outer]
         self.ostart = h.start[self.outer]
         # host events come line by line, each line (as written by TensorFlow) by start: then the events are
@@ -179,19 +173,19 @@ class Encloser:
 def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> np.ndarray:
     """For host events ``idx_inner``: index of the innermost ``mask_outer`` event on the same line containing its start."""
     if idx_inner.size == 0 or not mask_outer.any():
-        return np.full(idx_inner.shape, -1, dtype=_idx_dtype(len(h)))
+        return np.full(idx_inner.shape, -1, dtype=index_dtype(len(h)))
     return Encloser(h, mask_outer).find(idx_inner)
 
 
-def build_context(trace: Trace, params: int | None = None) -> Context:
-    """The shared context of one host: steps, each device event's launch and step, the host's roles."""
+def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,
+                  params: int | None = None) -> Context:
+    """The shared context of one host: each device event's launch and step, the host's roles.
+
+    ``steps`` and ``launches`` (per GPU, each device event's host launch record,
+    :func:`~tb_gpu_advisor.model.trace.device_launches`) come from the stages before: the chain
+    (``runtime.pipeline``) detects the steps, the metrics only use them."""
     h, devs = trace.h, trace.devices
-    idx_t = _idx_dtype(len(h))  # host event indices
-    # correlation: host launch record of every device event (graph launches cover all their kernels)
-    launches = device_launches(h, devs, idx_t)
-    release_free_heap()  # the correlation table's build arrays, before the steps' (see memory.py)
-    steps = detect_steps(trace, launches)
-    fw = frameworks.detect_trace(trace)
+    idx_t = index_dtype(len(h))  # host event indices
     host_op = h.name_mask(fw.host_op_event)
     # input wait by name: TF's IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data)
     host_input = h.name_mask(fw.input_event)

@@ -6,10 +6,10 @@ import re
 
 import numpy as np
 
-from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.devices import kernels as kc
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
-from tb_gpu_advisor.columns import unique_inverse
-from tb_gpu_advisor.thresholds import T
+from tb_gpu_advisor.model.columns import unique_inverse
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.types import ElementwiseChain, Fusion, KernelDurations, KernelStat, SmallKernelOffender, SmallKernels
 
 

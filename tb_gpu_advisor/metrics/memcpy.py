@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.devices import kernels as kc
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
-from tb_gpu_advisor.columns import union_intervals
+from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}

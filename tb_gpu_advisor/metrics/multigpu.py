@@ -6,10 +6,10 @@ import re
 
 import numpy as np
 
-from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.devices import kernels as kc
 from tb_gpu_advisor.metrics.breakdown import NONE_MS, StepArrays, average_matrix
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
-from tb_gpu_advisor.columns import union_by_key
+from tb_gpu_advisor.model.columns import union_by_key
 from tb_gpu_advisor.metrics.types import Breakdown, GpuMetrics, MultiGpu
 
 _ALLREDUCE = re.compile(r"all_?reduce", re.I)

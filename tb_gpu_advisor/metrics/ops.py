@@ -7,9 +7,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor import kernel_classes as kc
+from tb_gpu_advisor.devices import kernels as kc
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
-from tb_gpu_advisor.columns import coverage, union_intervals, unique_inverse
+from tb_gpu_advisor.model.columns import coverage, union_intervals, unique_inverse
 from tb_gpu_advisor.metrics.types import EagerOps, HostOps, LossScaling, OpStat
 
 _LOSS = re.compile(r"loss_?scal", re.I)

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor import kernel_classes as kc
-from tb_gpu_advisor.columns import unique_inverse
+from tb_gpu_advisor.devices import kernels as kc
+from tb_gpu_advisor.model.columns import unique_inverse
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, enclosing
 from tb_gpu_advisor.metrics.types import HostSyncs
 

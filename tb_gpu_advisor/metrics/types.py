@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from tb_gpu_advisor.steps import StepDetection
+from tb_gpu_advisor.steps.detect import StepDetection
 
 
 #: Non-overlapping step-time categories, in the order the UI shows them.  At

@@ -16,7 +16,7 @@ import logging
 import traceback
 from typing import Any, Iterable
 
-from tb_gpu_advisor.report_schema import SEVERITY_ORDER, Finding, Metric
+from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, Metric
 from tb_gpu_advisor.rules import (  # noqa: F401  (import = register, in the guide's order)
     input_bound,
     step_gaps,
@@ -40,7 +40,7 @@ from tb_gpu_advisor.rules import (  # noqa: F401  (import = register, in the gui
 )
 from tb_gpu_advisor.rules.base import GUIDE_ORDER, REGISTRY, Ctx, Rule, finding, grade, ms, pct, step_windows
 from tb_gpu_advisor.rules.savings import mark_overlaps
-from tb_gpu_advisor.thresholds import THRESHOLDS, T, override
+from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 
 __all__ = ["evaluate", "rank", "healthy_finding", "unexplained_idle_finding", "quiet_reason", "REGISTRY", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tb_gpu_advisor.thresholds import T
+from tb_gpu_advisor.common.thresholds import T
 
-from tb_gpu_advisor.kernel_classes import LOW_PRECISIONS as SIXTEEN_BIT
+from tb_gpu_advisor.devices.kernels import LOW_PRECISIONS as SIXTEEN_BIT
 
 UNKNOWN = "unknown"
 

@@ -4,7 +4,7 @@ A rule is one check of the guide.  It lives in its own module
 (``rules/<id>.py``), registers itself with :func:`rule`, reads only
 :class:`~tb_gpu_advisor.metrics.types.HostMetrics`, takes its numbers from
 :mod:`.thresholds`, and returns zero or more
-:class:`~tb_gpu_advisor.report_schema.Finding` (empty list = check passed).
+:class:`~tb_gpu_advisor.model.schema.Finding` (empty list = check passed).
 
 Helpers here keep the rule modules about the guide, not about formatting:
 :class:`Ctx` (step time, step count, host), :func:`grade` (severity from a
@@ -14,7 +14,7 @@ warning/critical pair), :func:`share_metric`, :func:`saving`,
 
 from __future__ import annotations
 
-from tb_gpu_advisor.fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
+from tb_gpu_advisor.common.fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
 
 import math
 import sys
@@ -23,10 +23,10 @@ from typing import Any, Callable, Iterable, Sequence
 
 from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
-from tb_gpu_advisor.report_schema import Action, Finding, Metric, Saving, Table, TimeWindow
+from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table, TimeWindow
 from tb_gpu_advisor.rules.savings import parts
 from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
-from tb_gpu_advisor.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
+from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
 
 #: The guide's debugging order (overview): input pipeline, one-GPU checks,
 #: mixed precision / XLA, then several GPUs.  ``rank`` uses it for ties;

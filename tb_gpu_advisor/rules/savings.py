@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Sequence
 
-from tb_gpu_advisor.report_schema import Finding
+from tb_gpu_advisor.model.schema import Finding
 
 #: group -> the breakdown categories (metrics/types.BREAKDOWN_CATEGORIES) whose time it holds
 GROUPS: dict[str, tuple[str, ...]] = {

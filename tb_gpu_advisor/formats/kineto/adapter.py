@@ -1,4 +1,4 @@
-"""Kineto (PyTorch ``torch.profiler``) trace -> the neutral :class:`~tb_gpu_advisor.trace.Trace`.
+"""Kineto (PyTorch ``torch.profiler``) trace -> the neutral :class:`~tb_gpu_advisor.model.trace.Trace`.
 
 What is decided here, once, from the format's own conventions:
 
@@ -21,11 +21,11 @@ from typing import Any
 
 import numpy as np
 
-from tb_gpu_advisor import fsio
-from tb_gpu_advisor import kernel_classes as kc
-from tb_gpu_advisor.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
-from tb_gpu_advisor.idtable import IdTable
-from tb_gpu_advisor.trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, StepMarkers, Trace
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.devices import kernels as kc
+from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
+from tb_gpu_advisor.model.idtable import IdTable
+from tb_gpu_advisor.model.trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, StepMarkers, Trace
 from tb_gpu_advisor.formats import max_profile_bytes
 from tb_gpu_advisor.formats.kineto.parse import KinetoTrace, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks

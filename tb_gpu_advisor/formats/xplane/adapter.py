@@ -1,4 +1,4 @@
-"""XPlane timeline -> the neutral :class:`~tb_gpu_advisor.trace.Trace`.
+"""XPlane timeline -> the neutral :class:`~tb_gpu_advisor.model.trace.Trace`.
 
 Everything XPlane-shaped is decided here, once: which planes are the host and
 the GPUs, which GPU lines are derived rather than device activity, which
@@ -19,10 +19,10 @@ import math
 
 import numpy as np
 
-from tb_gpu_advisor import kernel_classes as kc
-from tb_gpu_advisor.columns import absent_as_broadcast, int_dtype, narrowest, put_narrow, union_intervals, unique_inverse
-from tb_gpu_advisor.memory import release_free_heap
-from tb_gpu_advisor.trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, ModuleRuns, Trace
+from tb_gpu_advisor.devices import kernels as kc
+from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, put_narrow, union_intervals, unique_inverse
+from tb_gpu_advisor.common.memory import release_free_heap
+from tb_gpu_advisor.model.trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, ModuleRuns, Trace
 from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
 

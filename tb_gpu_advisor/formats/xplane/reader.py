@@ -38,10 +38,10 @@ from typing import BinaryIO
 import numpy as np
 from google.protobuf.message import DecodeError
 
-from tb_gpu_advisor import fsio
+from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.xplane import wire
-from tb_gpu_advisor.idtable import IdTable
-from tb_gpu_advisor.memory import release_free_heap
+from tb_gpu_advisor.model.idtable import IdTable
+from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
 from tb_gpu_advisor.formats.xplane.schema import message_class
 

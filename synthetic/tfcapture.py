@@ -1,0 +1,438 @@
+"""TensorFlow-shaped events on top of :mod:`.builder`: a tiny step simulator.
+
+A scenario describes, per step and per GPU, the TF ops it runs (host cost,
+kernels, copies); :class:`Capture` lays them out the way a TF 2.16+ GPU
+capture does (raw, no ``group_id``, no ``Steps`` line) and records what it
+wrote so :meth:`Capture.truth_numbers` can measure the truth afterwards.
+
+Event layout per step (what the stock grouper links, see
+xla/tsl/profiler/utils/group_events.cc):
+
+* ``python`` thread: the step marker -- Keras 3 ``Profiled batch``
+  (``step_num``) around ``FunctionRun`` (``_r=1``), or a custom-loop
+  ``train`` (``step_num``, ``_r=1``) around ``FunctionRun``.
+  ``FunctionRun`` carries producer stats ``_pt``/``_p``.
+* ``tf_data_iterator_get_next/<id>``: ``ExecutorState::Process``
+  (consumer ``_ct``/``_c`` = the step's id) around
+  ``IteratorGetNextOp::DoCompute`` (the input wait).
+* launch threads (``tf_Compute/<id>``, or ``tf_gpu_private_<gpu>/<id>``):
+  ``ExecutorState::Process`` around TF op events ``name:Type`` around the
+  launch records (named after the kernel, or ``MemcpyH2D``/``MemcpyD2H``,
+  with ``correlation_id``).
+* ``/device:GPU:<n>``: kernels on ``Stream #N(Compute)`` and copies on the
+  memcpy streams, with the same ``correlation_id``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from synthetic.builder import LineBuilder, PlaneBuilder, SpaceBuilder
+
+US = 1_000_000  # ps per microsecond
+TF_EXECUTOR_CONTEXT = 2  # ContextType::kTfExecutor, the `_pt`/`_ct` value TF writes
+PCIE_BYTES_PER_US = 12_000  # ~12 GB/s pinned host<->device copies
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """Device properties written as plane stats."""
+
+    name: str
+    cc: tuple[int, int]
+    sms: int
+    clock_khz: int
+    bandwidth: int  # bytes/s
+    memory: int  # bytes
+
+
+A100 = Gpu("NVIDIA A100-SXM4-40GB", (8, 0), 108, 1410000, 1555000000000, 42505273344)
+V100 = Gpu("Tesla V100-SXM2-16GB", (7, 0), 80, 1530000, 898048000000, 16945512448)
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """One GPU kernel launch."""
+
+    name: str
+    us: float
+    dtype: str = "fp32"  # fp32 | fp16 | bf16 | int32
+    tensor_core: bool = False
+    gemm: bool = False
+    details: str = "regs:32 static_shared:0 dynamic_shared:0 grid:108,1,1 block:256,1,1 occ_pct:50"
+    shape: str | None = None
+
+
+@dataclass
+class Op:
+    """One TF op as one launch thread executes it."""
+
+    name: str  # "model/dense/MatMul:MatMul"
+    kernels: list[Kernel] = field(default_factory=list)
+    host_us: float = 6.0  # host work before the first launch
+    launch_us: float = 6.0  # host cost of each launch call
+    on_host: bool = False  # placed on the CPU: runs host_us on the host, launches nothing
+    h2d_bytes: int = 0  # copy of an input to the GPU before the kernels
+    d2h_bytes: int = 0  # copy of the output back to the host after the kernels
+    sync_copy: bool = False  # copies are synchronous (async:0): the host waits for them
+    tf_op_stat: bool = True  # kernels carry the `tf_op` stat
+
+
+@dataclass
+class _DevEvent:
+    gpu: int
+    name: str
+    kind: str  # kernel | nccl | H2D | D2H | D2D
+    start: int
+    dur: int
+    launch_end: int
+    kernel: Kernel | None
+    sync: bool = False
+    after_host_work: bool = False  # host compute or a copy came between this kernel and the previous one
+
+
+@dataclass
+class _Step:
+    num: int
+    start: int
+    end: int = 0
+    input_wait: int = 0
+    host_compute: int = 0
+    between: int = 0
+    host_ops: int = 0
+    device_ops: int = 0
+    eager_ops: int = 0
+    events: list[_DevEvent] = field(default_factory=list)
+
+
+class Capture:
+    """Builds one host's XSpace by simulating steps; records what it wrote."""
+
+    def __init__(self, num_gpus: int = 1, gpu: Gpu = A100, hostname: str = "worker0", seed: int = 0,
+                 marker: str = "keras3", thread_mode: str = "global", launch_latency_us: float = 4.0,
+                 start_ps: int = 50 * US, gpu_id_base: int = 0):
+        self.rng = np.random.default_rng(seed)
+        self.space = SpaceBuilder(hostname)
+        self.num_gpus = num_gpus
+        self.marker = marker
+        self.thread_mode = thread_mode
+        self.latency = int(launch_latency_us * US)
+        self.t = start_ps
+        self.first_ps = start_ps
+        self.gpu_id_base = gpu_id_base
+        self.steps: list[_Step] = []
+        self._corr = 1
+        self._step_id = int(self.rng.integers(1 << 40, 1 << 50))
+        self.host = self.space.plane("/host:CPU")
+        self.python = self._thread("python")
+        self.data_thread = self._thread("tf_data_iterator_get_next")
+        if thread_mode == "gpu_private":
+            self.launchers = [self._thread(f"tf_gpu_private_{g}") for g in range(num_gpus)]
+        else:
+            self.launchers = [self._thread("tf_Compute") for _ in range(num_gpus)]
+        self.gpus: list[PlaneBuilder] = []
+        self.streams: list[dict[str, LineBuilder]] = []
+        for g in range(num_gpus):
+            plane = self.space.plane(f"/device:GPU:{g}")
+            for key, value in (
+                ("device_vendor", "Nvidia"), ("gpu_device_name", gpu.name), ("clock_rate", gpu.clock_khz),
+                ("core_count", gpu.sms), ("memory_bandwidth", gpu.bandwidth), ("memory_size", gpu.memory),
+                ("compute_cap_major", gpu.cc[0]), ("compute_cap_minor", gpu.cc[1]),
+            ):
+                plane.add_stat(key, value)
+            base = 100 + 10 * g
+            self.gpus.append(plane)
+            self.streams.append({
+                "kernel": plane.line(f"Stream #{base}(Compute)", base),
+                "H2D": plane.line(f"Stream #{base + 1}(MemcpyH2D)", base + 1),
+                "D2H": plane.line(f"Stream #{base + 2}(MemcpyD2H)", base + 2),
+            })
+        self.gpu_free = [start_ps] * num_gpus
+
+    # -- threads and ids --------------------------------------------------
+
+    def _thread(self, prefix: str) -> LineBuilder:
+        if prefix == "python":
+            tid = int(self.rng.integers(1000, 60000))
+            return self.host.line("python", tid)
+        tid = int(self.rng.integers(-2**31, 2**31))
+        return self.host.line(f"{prefix}/{tid}", int(self.rng.integers(1000, 60000)))
+
+    def _next_corr(self) -> int:
+        c = self._corr
+        self._corr += 1
+        return c
+
+    # -- one step -----------------------------------------------------------
+
+    def step(self, ops: list[list[Op]], input_wait_us: float = 0.0, allreduce: list[Kernel] | None = None,
+             gpu_order: list[int] | None = None, gpu_delay_us: list[float] | None = None,
+             sequential: bool = False, tail_host_ops: list[Op] | None = None, between_us: float = 2.0,
+             between_events: list[tuple[str, float]] | None = None, eager: bool = False,
+             jitter: float = 0.02) -> None:
+        """Simulate one training step.
+
+        ``ops[g]``: the ops launched for GPU g in order; ``allreduce``: NCCL
+        kernels run on every GPU after its ops, all GPUs starting together;
+        ``gpu_delay_us[g]``: extra host delay before GPU g's launch thread
+        starts (thread contention); ``sequential``: GPU g+1's first kernel
+        waits for GPU g's last; ``tail_host_ops``: host-placed ops at the end
+        of the step (loss-scaling conditionals); ``between_events``: host
+        work on the python thread after the step (callbacks, metrics).
+        """
+        rng = self.rng
+        num = len(self.steps)
+        st = _Step(num=num, start=self.t)
+        self.steps.append(st)
+        step_id = self._step_id + num
+        t0 = self.t + 3 * US
+        # Input: the get-next op blocks the step until the batch is there.
+        t = t0
+        if input_wait_us > 0:
+            wait = int(input_wait_us * US * (1 + jitter * rng.standard_normal()))
+            self.data_thread.add("ExecutorState::Process", t, wait + 2 * US, id=step_id, iter_num=0,
+                                 _ct=TF_EXECUTOR_CONTEXT, _c=step_id)
+            self.data_thread.add("IteratorGetNextOp::DoCompute", t + US, wait, id=step_id, iter_num=0)
+            st.input_wait = wait
+            t += wait + 2 * US
+        order = gpu_order or list(range(self.num_gpus))
+        delays = gpu_delay_us or [0.0] * self.num_gpus
+        ends = [t] * self.num_gpus
+        h_starts = [t] * self.num_gpus
+        h_ends = [t] * self.num_gpus
+        host_end = t
+        prev_gpu_done = t
+        for g in order:
+            h = t + int(delays[g] * US) + int(rng.integers(0, 2 * US))
+            dev_floor = max(self.gpu_free[g], h)
+            if sequential:
+                dev_floor = max(dev_floor, prev_gpu_done)
+            thread = self.python if eager else self.launchers[g]
+            h_starts[g] = h
+            h, d = self._launch_ops(st, g, ops[g] if g < len(ops) else [], thread, h, dev_floor, eager, jitter)
+            ends[g] = d
+            h_ends[g] = h
+            prev_gpu_done = d
+            host_end = max(host_end, h)
+        if allreduce:
+            ar_start = max(max(ends) + 2 * US, host_end + 7 * US + self.latency)
+            for g in order:
+                h = max(h_ends[g], ar_start - self.latency - 10 * US)
+                d = ar_start
+                for k in allreduce:
+                    corr = self._next_corr()
+                    thread = self.python if eager else self.launchers[g]
+                    thread.add(k.name, h, 6 * US, correlation_id=corr)
+                    dur = int(k.us * US * (1 + jitter * rng.standard_normal()))
+                    self.streams[g]["kernel"].add(k.name, d, dur, correlation_id=corr, kernel_details=k.details)
+                    st.events.append(_DevEvent(g, k.name, "nccl", d, dur, h + 6 * US, k))
+                    h += 7 * US
+                    d += dur + 2 * US
+                ends[g] = d
+                h_ends[g] = h
+        if not eager:
+            for g in order:
+                self.launchers[g].add("ExecutorState::Process", h_starts[g] - US, h_ends[g] - h_starts[g] + 2 * US,
+                                      id=step_id, iter_num=0, _ct=TF_EXECUTOR_CONTEXT, _c=step_id)
+        done = max(ends + [host_end])
+        for op in tail_host_ops or []:
+            dur = int(op.host_us * US * (1 + jitter * rng.standard_normal()))
+            self.launchers[0].add(op.name, done + US, dur)
+            st.host_compute += dur
+            st.host_ops += 1
+            done += dur + 2 * US
+        for g in range(self.num_gpus):
+            self.gpu_free[g] = max(self.gpu_free[g], ends[g])
+        end = done + 3 * US
+        self._markers(st, num, step_id, self.t, end, eager)
+        st.end = end
+        # Between steps: host work on the python thread, GPU idle.
+        t = end + int(between_us * US)
+        for name, us in between_events or []:
+            dur = int(us * US * (1 + jitter * rng.standard_normal()))
+            self.python.add(name, t, dur)
+            st.between += dur
+            st.host_compute += dur
+            t += dur + US
+        self.t = t
+
+    def _markers(self, st: _Step, num: int, step_id: int, start: int, end: int, eager: bool) -> None:
+        if eager:  # op-by-op: no function, the custom loop's marker is the only root
+            self.python.add("train", start, end - start, step_num=num, _r=1)
+        elif self.marker == "keras3":
+            self.python.add("Profiled batch", start, end - start, step_num=num)
+            self.python.add("FunctionRun", start + US, end - start - 2 * US, id=step_id, _r=1,
+                            _pt=TF_EXECUTOR_CONTEXT, _p=step_id)
+        else:
+            self.python.add("train", start, end - start, step_num=num, _r=1)
+            self.python.add("FunctionRun", start + US, end - start - 2 * US, id=step_id, _r=1,
+                            _pt=TF_EXECUTOR_CONTEXT, _p=step_id)
+
+    def _launch_ops(self, st: _Step, g: int, ops: list[Op], thread: LineBuilder, h: int, d: int,
+                    eager: bool, jitter: float) -> tuple[int, int]:
+        """Lay out ``ops`` on launch thread ``thread`` from host time ``h``; returns (host, device) ends."""
+        rng = self.rng
+        streams = self.streams[g]
+        host_work = False
+        for op in ops:
+            op_start = h
+            h += int(op.host_us * US * (1 + jitter * abs(rng.standard_normal())))
+            if op.on_host:
+                # Needs the GPU's result first: wait for the device, copy back, compute, copy in.
+                h, d = self._copy(st, g, "D2H", op.d2h_bytes or 256, thread, max(h, d), d, True, op)
+                work = int(op.host_us * US)
+                h += work
+                st.host_compute += work
+                host_work = True
+                if op.h2d_bytes:
+                    h, d = self._copy(st, g, "H2D", op.h2d_bytes, thread, h, d, op.sync_copy, op)
+                st.host_ops += 1
+            else:
+                if op.h2d_bytes:
+                    h, d = self._copy(st, g, "H2D", op.h2d_bytes, thread, h, d, op.sync_copy, op)
+                    host_work = True
+                for k in op.kernels:
+                    corr = self._next_corr()
+                    launch = int(op.launch_us * US * (1 + jitter * abs(rng.standard_normal())))
+                    thread.add(k.name, h, launch, correlation_id=corr)
+                    h += launch
+                    start = max(h + self.latency, d)
+                    dur = max(int(k.us * US * (1 + jitter * rng.standard_normal())), US // 2)
+                    stats = {"correlation_id": corr, "kernel_details": k.details}
+                    if op.tf_op_stat:
+                        stats["tf_op"] = op.name
+                    if k.shape:
+                        stats["shape"] = k.shape
+                    streams["kernel"].add(k.name, start, dur, **stats)
+                    st.events.append(_DevEvent(g, k.name, "kernel", start, dur, h, k, after_host_work=host_work))
+                    host_work = False
+                    d = start + dur
+                    h += US // 2
+                if op.d2h_bytes:
+                    h, d = self._copy(st, g, "D2H", op.d2h_bytes, thread, h, d, op.sync_copy, op)
+                st.device_ops += 1
+            h += US
+            if eager:
+                st.eager_ops += 1
+                thread.add("EagerExecute", op_start - US, h - op_start + US)
+                thread.add("EagerKernelExecute", op_start - US // 2, h - op_start + US // 4, is_func=0)
+                thread.add(op.name, op_start, h - op_start - US // 2, is_eager=1)
+            else:
+                thread.add(op.name, op_start, h - op_start - US // 2)
+        return h, d
+
+    def _copy(self, st: _Step, g: int, direction: str, nbytes: int, thread: LineBuilder, h: int, d: int,
+              sync: bool, op: Op) -> tuple[int, int]:
+        """One memcpy: host record + device event; a sync copy blocks the host until it is done."""
+        corr = self._next_corr()
+        name = "MemcpyH2D" if direction == "H2D" else "MemcpyD2H"
+        thread.add(name, h, 5 * US, correlation_id=corr)
+        h += 5 * US
+        start = max(h + self.latency, d if direction == "D2H" else h + self.latency)
+        dur = max(int(nbytes / PCIE_BYTES_PER_US * US), 2 * US)
+        src, dst = ("pinned", "device") if direction == "H2D" else ("device", "pinned")
+        details = f"kind_src:{src} kind_dst:{dst} size:{nbytes} dest:{g} async:{0 if sync else 1}"
+        self.streams[g][direction].add(name, start, dur, correlation_id=corr, memcpy_details=details)
+        st.events.append(_DevEvent(g, name, direction, start, dur, h, None, sync))
+        if sync:
+            h = max(h, start + dur)
+        d = max(d, start + dur)  # the next kernel consumes (or overwrites) the copied tensor
+        return h, d
+
+    # -- output ---------------------------------------------------------------
+
+    def finish(self, session_start_ns: int = 1_767_225_600_000_000_000) -> SpaceBuilder:
+        """Add the ``Task Environment`` plane and return the space."""
+        env = self.space.plane("Task Environment")
+        env.add_stat("profile_start_time", session_start_ns)
+        env.add_stat("profile_stop_time", session_start_ns + (self.t + 50 * US) // 1000)
+        return self.space
+
+    def truth_numbers(self) -> dict:
+        """Per-step numbers measured from what was written (see truth.py)."""
+        steps = self.steps
+        n = len(steps)
+        gids = [self.gpu_id_base + g for g in range(self.num_gpus)]
+        per: dict[str, list[float]] = {
+            "step_time_ps": [], "input_wait_ps": [], "host_compute_ps": [], "between_steps_ps": [],
+        }
+        dev = {g: [] for g in gids}
+        coll = {g: [] for g in gids}
+        wait = {g: [] for g in gids}
+        mem = {"H2D": 0.0, "D2H": 0.0, "D2D": 0.0}
+        cnt = {"H2D": 0.0, "D2H": 0.0, "D2D": 0.0}
+        sync = 0
+        t16 = tb16 = t16_stock = tall = 0
+        counts: dict[str, int] = {}
+        ktime: dict[str, int] = {}
+        tc, non_tc = set(), set()
+        nccl = 0
+        for i, st in enumerate(steps):
+            nxt = steps[i + 1].start if i + 1 < n else st.end
+            per["step_time_ps"].append(nxt - st.start)
+            per["input_wait_ps"].append(st.input_wait)
+            per["host_compute_ps"].append(st.host_compute)
+            per["between_steps_ps"].append(st.between)
+            for g in range(self.num_gpus):
+                evs = sorted((e for e in st.events if e.gpu == g and e.kind in ("kernel", "nccl")),
+                             key=lambda e: e.start)
+                dev[gids[g]].append(sum(e.dur for e in evs if e.kind == "kernel"))
+                coll[gids[g]].append(sum(e.dur for e in evs if e.kind == "nccl"))
+                w = 0
+                for a, b in zip(evs, evs[1:]):
+                    gap = b.start - (a.start + a.dur)
+                    by_launch = b.start <= b.launch_end + self.latency + US
+                    if gap > 0 and by_launch and not b.after_host_work:
+                        w += gap
+                wait[gids[g]].append(w)
+            for e in st.events:
+                if e.kind in mem:
+                    mem[e.kind] += e.dur
+                    cnt[e.kind] += 1
+                    sync += e.sync
+                    continue
+                counts[e.name] = counts.get(e.name, 0) + 1
+                ktime[e.name] = ktime.get(e.name, 0) + e.dur
+                if e.kind == "nccl":
+                    nccl += 1
+                    continue
+                k = e.kernel
+                tall += e.dur
+                t16 += e.dur if k.dtype == "fp16" else 0
+                tb16 += e.dur if k.dtype == "bf16" else 0
+                stock16 = ("half" in k.shape) if k.shape else ("half" in k.name or "fp16" in k.name)
+                t16_stock += e.dur if stock16 else 0
+                if k.tensor_core:
+                    tc.add(k.name)
+                elif k.gemm:
+                    non_tc.add(k.name)
+        mean = lambda xs: float(np.mean(xs)) if len(xs) else 0.0  # noqa: E731
+        return {
+            "num_steps": n,
+            "step_time_ps": mean(per["step_time_ps"]),
+            "device_compute_ps": {g: mean(v) for g, v in dev.items()},
+            "collective_ps": {g: mean(v) for g, v in coll.items()},
+            "launch_wait_ps": {g: mean(v) for g, v in wait.items()},
+            "input_wait_ps": mean(per["input_wait_ps"]),
+            "host_compute_ps": mean(per["host_compute_ps"]),
+            "between_steps_ps": mean(per["between_steps_ps"]),
+            "memcpy_ps": {k: v / n for k, v in mem.items()},
+            "memcpy_count": {k: v / n for k, v in cnt.items()},
+            "sync_memcpy_count": sync / n,
+            "fp16_share": t16 / tall if tall else 0.0,
+            "bf16_share": tb16 / tall if tall else 0.0,
+            "stock_16bit_share": t16_stock / tall if tall else 0.0,
+            "tensor_core_kernels": frozenset(tc),
+            "non_tensor_core_gemms": frozenset(non_tc),
+            "kernel_counts": counts,
+            "kernel_time_ps": ktime,
+            "allreduce_per_gpu_per_step": nccl / (n * self.num_gpus),
+            "eager_op_count": sum(s.eager_ops for s in steps) // max(n, 1),
+            "host_op_count": sum(s.host_ops for s in steps) // max(n, 1),
+            "device_op_count": sum(s.device_ops for s in steps) // max(n, 1),
+            "per_step": {**per, **{f"device_compute_ps[{g}]": v for g, v in dev.items()},
+                         **{f"launch_wait_ps[{g}]": v for g, v in wait.items()}},
+            "_tall": tall, "_t16": t16, "_tb16": tb16, "_t16_stock": t16_stock,
+        }

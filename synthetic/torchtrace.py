@@ -1,0 +1,442 @@
+"""Synthetic PyTorch profiler (Kineto) traces whose problem is known by construction (issue #10).
+
+Why: one H100 gives the real traces of ``../shared/profiles/real-h100-torch``, and they cannot show what needs
+several GPUs -- DDP ranks with NCCL AllReduce every step, a straggler rank, ranks launching late -- nor traces
+of a gigabyte.  This module simulates a training loop per rank and writes what ``torch.profiler`` writes for
+it: the same top-level keys, categories, argument names and kernel names as the real traces
+(``tests/test_torchtrace.py`` holds it to them), ``<run>/<host>_<pid>.<time_ns>.pt.trace.json`` per rank, and
+a ``TRUTH.json`` in the real sets' form.
+
+The simulation is small and explicit: each rank has a host clock and a clock per CUDA stream.  Launching a
+kernel costs the host ``launch_us`` inside its ATen op; the kernel starts when its stream is free and the
+launch has reached the GPU.  An NCCL AllReduce ends, on every rank, when the last rank's has started plus the
+transfer time -- so a slow or late rank makes the others wait inside their AllReduce, as NCCL does.
+
+    python -m synthetic.torchtrace OUTDIR [--runs a,b] [--steps N] [--gzip]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+#: Kernel names as PyTorch 2.11 / CUDA 13 on H100 write them (from the real traces).
+GEMM_FWD = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT"
+GEMM_BWD = ("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NTT")
+RELU_BF16 = ("void at::native::vectorized_elementwise_kernel<8, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, "
+             "c10::BFloat16, at::native::(anonymous namespace)::threshold_kernel_impl<c10::BFloat16>(at::TensorIteratorBase&, "
+             "c10::BFloat16, c10::BFloat16)::{lambda(c10::BFloat16, c10::BFloat16)#1}>, std::array<char*, 3ul> >(int, "
+             "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::(anonymous namespace)::"
+             "threshold_kernel_impl<c10::BFloat16>(at::TensorIteratorBase&, c10::BFloat16, c10::BFloat16)::{lambda(c10::BFloat16, "
+             "c10::BFloat16)#1}>, std::array<char*, 3ul>)")
+SUM_BF16 = ("void at::native::reduce_kernel<128, 4, at::native::ReduceOp<c10::BFloat16, at::native::func_wrapper_t<c10::BFloat16, "
+            "at::native::sum_functor<c10::BFloat16, float, c10::BFloat16>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, "
+            "unsigned int, c10::BFloat16, 4, 8> >(at::native::ReduceOp<c10::BFloat16, at::native::func_wrapper_t<c10::BFloat16, "
+            "at::native::sum_functor<c10::BFloat16, float, c10::BFloat16>::operator()(at::TensorIterator&)::{lambda(float, float)#1}>, "
+            "unsigned int, c10::BFloat16, 4, 8>)")
+SGD_BF16 = ("void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<2>, "
+            "at::native::(anonymous namespace)::BinaryOpListAlphaFunctor<c10::BFloat16, 2, 2, 0>, std::plus<float>, float>"
+            "(at::native::(anonymous namespace)::TensorListMetadata<2>, at::native::(anonymous namespace)::BinaryOpListAlphaFunctor"
+            "<c10::BFloat16, 2, 2, 0>, std::plus<float>, float)")
+TANH_F32 = ("void at::native::vectorized_elementwise_kernel<4, at::native::tanh_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::"
+            "operator()() const::{lambda()#2}::operator()() const::{lambda(float)#1}, std::array<char*, 2ul> >(int, "
+            "at::native::tanh_kernel_cuda(at::TensorIteratorBase&)::{lambda()#2}::operator()() const::{lambda()#2}::operator()() "
+            "const::{lambda(float)#1}, std::array<char*, 2ul>)")
+#: NCCL >= 2.19 names its kernels ``ncclDevKernel_<op>_<redop>_<type>_<algo>_<proto>``.
+NCCL_ALLREDUCE = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+DATALOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+H100 = {"name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85017493504, "computeMajor": 9, "computeMinor": 0,
+        "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 32,
+        "sharedMemPerBlock": 49152, "numSms": 132, "regsPerMultiprocessor": 65536, "sharedMemPerBlockOptin": 232448,
+        "sharedMemPerMultiprocessor": 233472}
+BASE_NS = 1_790_857_026_000_000_000
+T0_US = 4_523_358_283_992.405
+COMPUTE_STREAM, NCCL_STREAM = 7, 20
+
+
+@dataclass
+class Rank:
+    """One process's trace under construction: a host clock, a clock per stream, ids as Kineto counts them."""
+
+    rank: int
+    pid: int
+    device: int
+    host_us: float = T0_US
+    streams: dict[int, float] = field(default_factory=dict)
+    host: list[dict] = field(default_factory=list)
+    gpu: list[dict] = field(default_factory=list)
+    flows: list[dict] = field(default_factory=list)
+    corr: int = 1000
+    ext: int = 1
+    step_kernels: list[tuple[float, float]] = field(default_factory=list)
+
+    def cpu(self, name: str, dur: float, cat: str = "cpu_op", advance: bool = True) -> dict:
+        """A host event starting now; the host clock moves past it when ``advance``."""
+        self.ext += 1
+        e = {"ph": "X", "cat": cat, "name": name, "pid": self.pid, "tid": self.pid, "ts": round(self.host_us, 3),
+             "dur": round(dur, 3), "args": {"External id": self.ext, "Record function id": 0, "Ev Idx": len(self.host)}}
+        self.host.append(e)
+        if advance:
+            self.host_us += dur
+        return e
+
+    def kernel(self, op: str, name: str, us: float, launch_us: float = 7.0, stream: int = COMPUTE_STREAM,
+               not_before: float = 0.0) -> tuple[float, float]:
+        """``op`` launches ``name`` (``us`` long on the GPU); returns the kernel's (start, end)."""
+        op_ev = self.cpu(op, launch_us + 6.0, advance=False)
+        self.corr += 1
+        launch_at = self.host_us + 3.0
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": self.pid, "tid": self.pid,
+                          "ts": round(launch_at, 3), "dur": round(launch_us, 3),
+                          "args": {"External id": op_ev["args"]["External id"], "cbid": 211, "correlation": self.corr}})
+        start = max(self.streams.get(stream, 0.0), launch_at + launch_us * 0.7, not_before)
+        self.streams[stream] = start + us
+        self.gpu.append({"ph": "X", "cat": "kernel", "name": name, "pid": self.device, "tid": stream,
+                         "ts": round(start, 3), "dur": round(us, 3),
+                         "args": {"External id": op_ev["args"]["External id"], "queued": 0, "device": self.device,
+                                  "context": 1, "stream": stream, "correlation": self.corr, "registers per thread": 32,
+                                  "shared memory": 0, "blocks per SM": 124.121216, "warps per SM": 496.484863,
+                                  "grid": [16384, 1, 1], "block": [128, 1, 1], "est. achieved occupancy %": 100}})
+        self._flow(launch_at, start, stream)
+        self.host_us += launch_us + 6.0
+        self.step_kernels.append((start, start + us))
+        return start, start + us
+
+    def _flow(self, launch_at: float, start: float, stream: int) -> None:
+        """The ``ac2g`` arrow from the launching call to the GPU work of the current correlation id."""
+        self.flows += [{"ph": "s", "id": self.corr, "pid": self.pid, "tid": self.pid, "ts": round(launch_at, 3),
+                        "cat": "ac2g", "name": "ac2g"},
+                       {"ph": "f", "id": self.corr, "pid": self.device, "tid": stream, "ts": round(start, 3),
+                        "cat": "ac2g", "name": "ac2g", "bp": "e"}]
+
+    def graph(self, kernels: list[tuple[str, float]], launch_us: float = 20.0) -> None:
+        """A CUDA graph replay (``torch.compile(mode="reduce-overhead")``): one ``cudaGraphLaunch`` inside the
+        compiled region; every kernel of the graph carries that launch's correlation id and runs back to back."""
+        region = self.cpu("Torch-Compiled Region: 0/0", launch_us + 30.0, advance=False)
+        self.corr += 1
+        launch_at = self.host_us + 10.0
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "pid": self.pid, "tid": self.pid,
+                          "ts": round(launch_at, 3), "dur": round(launch_us, 3),
+                          "args": {"External id": region["args"]["External id"], "cbid": 311, "correlation": self.corr}})
+        t = max(self.streams.get(COMPUTE_STREAM, 0.0), launch_at + launch_us * 0.7)
+        first = t
+        for name, us in kernels:
+            self.gpu.append({"ph": "X", "cat": "kernel", "name": name, "pid": self.device, "tid": COMPUTE_STREAM,
+                             "ts": round(t, 3), "dur": round(us, 3),
+                             "args": {"External id": region["args"]["External id"], "queued": 0,
+                                      "device": self.device, "context": 1, "stream": COMPUTE_STREAM,
+                                      "correlation": self.corr, "registers per thread": 32, "shared memory": 0,
+                                      "blocks per SM": 0.5, "warps per SM": 2.0, "grid": [64, 1, 1],
+                                      "block": [128, 1, 1], "est. achieved occupancy %": 3}})
+            self.step_kernels.append((t, t + us))
+            t += us + 0.8
+        self.streams[COMPUTE_STREAM] = t
+        self._flow(launch_at, first, COMPUTE_STREAM)
+        self.host_us += launch_us + 30.0
+
+    def copy_h2d(self, mb: float, us: float) -> None:
+        """A pinned host-to-device copy of ``mb`` MB taking ``us`` on the GPU (``cudaMemcpyAsync``)."""
+        op = self.cpu("aten::copy_", 20.0, advance=False)
+        self.corr += 1
+        launch_at = self.host_us + 3.0
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": self.pid, "tid": self.pid,
+                          "ts": round(launch_at, 3), "dur": 12.0,
+                          "args": {"External id": op["args"]["External id"], "cbid": 41, "correlation": self.corr}})
+        start = max(self.streams.get(COMPUTE_STREAM, 0.0), launch_at + 8.0)
+        self.streams[COMPUTE_STREAM] = start + us
+        nbytes = int(mb * (1 << 20))
+        self.gpu.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": self.device,
+                         "tid": COMPUTE_STREAM, "ts": round(start, 3), "dur": round(us, 3),
+                         "args": {"External id": op["args"]["External id"], "device": self.device, "context": 1,
+                                  "stream": COMPUTE_STREAM, "correlation": self.corr, "bytes": nbytes,
+                                  "memory bandwidth (GB/s)": nbytes / (us * 1e3)}})
+        self._flow(launch_at, start, COMPUTE_STREAM)
+        self.host_us += 20.0
+        self.step_kernels.append((start, start + us))
+
+    def sync(self, op: str = "aten::item") -> None:
+        """``.item()``: the host waits in ``cudaStreamSynchronize`` until every stream has drained."""
+        done = max(self.streams.values(), default=self.host_us)
+        wait = max(done - self.host_us, 0.0) + 4.0
+        self.cpu(op, wait + 10.0, advance=False)
+        self.cpu("aten::_local_scalar_dense", wait + 6.0, advance=False)
+        self.corr += 1
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": self.pid,
+                          "tid": self.pid, "ts": round(self.host_us + 2.0, 3), "dur": round(wait, 3),
+                          "args": {"External id": self.ext, "cbid": 131, "correlation": self.corr}})
+        self.host_us += wait + 10.0
+
+    def step(self, n: int, body: Callable[["Rank"], None]) -> None:
+        """One ``prof.step()`` iteration: the host ``ProfilerStep#n`` and its device-side span over its kernels."""
+        start = self.host_us
+        mark = self.cpu(f"ProfilerStep#{n}", 0.0, cat="user_annotation", advance=False)
+        self.host_us += 5.0
+        self.step_kernels = []
+        body(self)
+        self.host_us += 5.0
+        mark["dur"] = round(self.host_us - start, 3)
+        if self.step_kernels:
+            s, e = min(k[0] for k in self.step_kernels), max(k[1] for k in self.step_kernels)
+            self.gpu.append({"ph": "X", "cat": "gpu_user_annotation", "name": f"ProfilerStep#{n}", "pid": self.device,
+                             "tid": COMPUTE_STREAM, "ts": round(s, 3), "dur": round(e - s, 3),
+                             "args": {"External id": mark["args"]["External id"]}})
+
+
+# ---------------------------------------------------------------------------------------------- step bodies
+
+def forward_backward(r: Rank, slow: float = 1.0) -> None:
+    """A bf16 MLP (4 Linear + ReLU) forward and backward, as ``torch_healthy_bf16`` runs it."""
+    for _ in range(4):
+        r.kernel("aten::addmm", GEMM_FWD, 180.0 * slow)
+        r.kernel("aten::clamp_min", RELU_BF16, 20.0 * slow)
+    for _ in range(4):
+        r.kernel("aten::threshold_backward", RELU_BF16, 35.0 * slow)
+        r.kernel("aten::mm", GEMM_BWD[0], 170.0 * slow)
+        r.kernel("aten::mm", GEMM_BWD[1], 160.0 * slow)
+        r.kernel("aten::sum", SUM_BF16, 22.0 * slow)
+
+
+def optimizer(r: Rank, not_before: float = 0.0) -> None:
+    r.cpu("Optimizer.step#SGD.step", 30.0, cat="user_annotation", advance=False)
+    r.kernel("aten::_foreach_add_", SGD_BF16, 42.0, not_before=not_before)
+
+
+@dataclass
+class Scenario:
+    """A run: its ranks' loop, and what the Advisor must find in it."""
+
+    ranks: int
+    body: Callable[[list[Rank], int], None]
+    expect_top: list[str]
+    expect_not: list[str]
+    note: str
+    dtype: str | None = "bfloat16"
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _single(step_body: Callable[[Rank], None]) -> Callable[[list[Rank], int], None]:
+    return lambda ranks, n: ranks[0].step(n, step_body)
+
+
+def _healthy(r: Rank) -> None:
+    forward_backward(r)
+    optimizer(r)
+    r.sync()
+
+
+def _tiny(r: Rank) -> None:
+    for _ in range(300):
+        r.kernel("aten::tanh", TANH_F32, 2.5, launch_us=14.0)
+    r.sync()
+
+
+#: Inductor's fused element-wise kernel of the tiny-ops loop, as ``torch.compile`` names its Triton kernels.
+TRITON_TANH = "triton_poi_fused_add_mul_tanh_0"
+
+
+def _graph_tiny(r: Rank) -> None:
+    """The tiny-ops loop compiled with ``mode="reduce-overhead"``: the same 300 small kernels, one graph launch."""
+    r.graph([(TRITON_TANH, 2.5)] * 300)
+    r.sync()
+
+
+def _input(r: Rank) -> None:
+    r.cpu(DATALOADER, 10_000.0)
+    r.copy_h2d(32.0, 1_300.0)
+    _healthy(r)
+
+
+def _sync_item(r: Rank) -> None:
+    """``loss.item()`` after every layer: the host drains the GPU six times a step, then launches anew."""
+    for _ in range(6):
+        r.kernel("aten::addmm", GEMM_FWD, 180.0)
+        r.kernel("aten::clamp_min", RELU_BF16, 20.0)
+        r.sync()
+        r.cpu("aten::add", 120.0)  # the Python that uses the value before the next launch
+    optimizer(r)
+
+
+def ddp(comm_us: float, slow_rank: int | None = None, slow: float = 1.0,
+        late_us: float = 0.0) -> Callable[[list[Rank], int], None]:
+    """DDP: forward/backward per rank, one NCCL AllReduce of the gradients, the optimizer, ``.item()``.
+
+    ``slow_rank`` computes ``slow`` x longer (a straggler: thermal throttling, a bigger shard); ``late_us``: rank k
+    starts each step ``k * late_us`` after rank 0 (host contention delaying its launches)."""
+    def body(ranks: list[Rank], n: int) -> None:
+        start = max(r.host_us for r in ranks)
+        ready: dict[int, float] = {}
+        for r in ranks:
+            r.host_us = start + r.rank * late_us
+        for r in ranks:
+            def before_allreduce(rr: Rank) -> None:
+                forward_backward(rr, slow if rr.rank == slow_rank else 1.0)
+                ready[rr.rank] = max(rr.streams.get(COMPUTE_STREAM, 0.0), rr.host_us)
+            r.step(n, before_allreduce)
+        end = max(ready.values()) + comm_us
+        for r in ranks:
+            r.step_kernels = []
+            _allreduce(r, ready[r.rank], end)
+            optimizer(r, not_before=end)
+            r.sync()
+            _extend_step_span(r, n)
+    return body
+
+
+def _allreduce(r: Rank, ready: float, end: float) -> None:
+    """The rank's NCCL kernel: it starts once the gradients are ready and ends when the last rank's data is in."""
+    r.cpu("nccl:all_reduce", 12.0, cat="user_annotation", advance=False)
+    r.kernel("c10d::allreduce_", NCCL_ALLREDUCE, end - ready, stream=NCCL_STREAM, not_before=ready)
+
+
+def _extend_step_span(r: Rank, n: int) -> None:
+    """The step's host mark and device span cover the AllReduce, optimizer and sync added after ``Rank.step``."""
+    mark = next(e for e in reversed(r.host) if e["name"] == f"ProfilerStep#{n}" and e["cat"] == "user_annotation")
+    mark["dur"] = round(r.host_us - mark["ts"], 3)
+    span = next((e for e in reversed(r.gpu) if e["name"] == f"ProfilerStep#{n}"), None)
+    if span is not None and r.step_kernels:
+        span["dur"] = round(max(k[1] for k in r.step_kernels) - span["ts"], 3)
+
+
+SCENARIOS: dict[str, Scenario] = {
+    "healthy_bf16": Scenario(1, _single(_healthy), [], ["input_bound", "launch_bound", "tensor_core_unused",
+                                                         "mixed_precision_off", "host_sync"],
+                             "bf16 MLP, GPU-bound; healthy"),
+    "tiny_ops": Scenario(1, _single(_tiny), ["launch_bound"], [],
+                         "300 tanh kernels of 2.5 us per step, each after a 14 us launch", dtype=None),
+    "cuda_graph_tiny": Scenario(1, _single(_graph_tiny), [], ["launch_bound", "xla_not_used"],
+                                "tiny_ops under torch.compile(mode=\"reduce-overhead\"): 300 kernels of 2.5 us "
+                                "replayed by one cudaGraphLaunch per step", dtype=None),
+    "input_bound": Scenario(1, _single(_input), ["input_bound"], ["launch_bound"],
+                            "10 ms DataLoader wait + 32 MB pinned H2D copy per step, GPU idle meanwhile",
+                            extra={"injected_sleep_ms": 10.0}),
+    "sync_item": Scenario(1, _single(_sync_item), ["host_sync"], ["input_bound"],
+                          "loss.item() after each of 6 layers: 6 cudaStreamSynchronize per step drain the GPU"),
+    "ddp_balanced": Scenario(4, ddp(comm_us=150.0), [], ["gpu_imbalance", "launch_skew", "allreduce_slow",
+                                                        "sequential_gpus", "input_bound"],
+                             "4 DDP ranks, one 150 us NCCL AllReduce per step; healthy"),
+    "ddp_straggler": Scenario(4, ddp(comm_us=150.0, slow_rank=2, slow=1.5), ["gpu_imbalance"], ["launch_skew", "allreduce_slow"],
+                              "rank 2 computes 1.5x longer; the others wait for it inside their AllReduce",
+                              extra={"straggler_rank": 2, "slowdown": 1.5}),
+    "ddp_launch_skew": Scenario(4, ddp(comm_us=150.0, late_us=400.0), ["launch_skew"], ["gpu_imbalance", "allreduce_slow"],
+                                "rank k starts each step k x 0.4 ms after rank 0 (1.2 ms spread)",
+                                extra={"skew_ms": 1.2}),
+    "ddp_slow_allreduce": Scenario(4, ddp(comm_us=2_500.0), ["allreduce_slow"], ["gpu_imbalance", "launch_skew"],
+                                   "one 2.5 ms NCCL AllReduce per step on a ~2.6 ms compute step"),
+}
+
+
+# ---------------------------------------------------------------------------------------------- writing
+
+def simulate(name: str, steps: int = 12) -> list[Rank]:
+    """Run scenario ``name`` for ``steps`` profiled steps (``ProfilerStep#2`` on, as the handler numbers them)."""
+    sc = SCENARIOS[name]
+    ranks = [Rank(rank=k, pid=4100 + k, device=k) for k in range(sc.ranks)]
+    for n in range(2, 2 + steps):
+        sc.body(ranks, n)
+    return ranks
+
+
+def trace_doc(r: Rank, world: int) -> dict[str, Any]:
+    """The file's JSON, in Kineto's key order."""
+    span_end = max([r.host_us] + list(r.streams.values()))
+    meta = [{"name": "process_name", "ph": "M", "ts": T0_US, "pid": r.pid, "tid": 0, "args": {"name": "python3"}},
+            {"name": "process_labels", "ph": "M", "ts": T0_US, "pid": r.device, "tid": 0,
+             "args": {"labels": f"GPU {r.device}"}},
+            {"name": "process_sort_index", "ph": "M", "ts": T0_US, "pid": r.device, "tid": 0,
+             "args": {"sort_index": 5000000 + r.device}},
+            {"name": "thread_name", "ph": "M", "ts": T0_US, "pid": r.pid, "tid": r.pid,
+             "args": {"name": f"thread {r.pid} (python3)"}},
+            {"name": "thread_sort_index", "ph": "M", "ts": T0_US, "pid": r.pid, "tid": r.pid,
+             "args": {"sort_index": r.pid}}]
+    trace_span = {"ph": "X", "cat": "Trace", "ts": T0_US, "dur": round(span_end - T0_US, 3), "pid": "Spans",
+                  "tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)", "args": {"Op count": 0}}
+    doc: dict[str, Any] = {"schemaVersion": 1, "deviceProperties": [{"id": r.device, **H100}]}
+    if world > 1:
+        doc["distributedInfo"] = {"backend": "nccl", "rank": r.rank, "world_size": world, "pg_count": 1,
+                                  "pg_config": [], "nccl_version": "2.27.5"}
+    doc.update({"trace_id": f"{r.pid:032X}", "record_shapes": 1, "cuda_driver_version": 13000,
+                "cuda_runtime_version": 13000, "cupti_version": 130001, "displayTimeUnit": "ms",
+                "baseTimeNanoseconds": BASE_NS,
+                "traceEvents": r.host + r.gpu + r.flows + meta + [trace_span],
+                "traceName": f"{_worker(r)}.pt.trace.json"})
+    return doc
+
+
+def _worker(r: Rank) -> str:
+    return f"node0_{r.pid}"
+
+
+def write_run(out: str, name: str, steps: int = 12, gz: bool = False, run: str | None = None) -> list[str]:
+    """Write scenario ``name`` into ``out/<run or name>/`` (one file per rank); returns the paths."""
+    ranks = simulate(name, steps)
+    folder = os.path.join(out, run or name)
+    os.makedirs(folder, exist_ok=True)
+    paths = []
+    for r in ranks:
+        stamp = BASE_NS + int(T0_US * 1000) + r.rank * 1_000_000
+        path = os.path.join(folder, f"{_worker(r)}.{stamp}.pt.trace.json" + (".gz" if gz else ""))
+        text = _dumps(trace_doc(r, len(ranks)))
+        with (gzip.open(path, "wt", encoding="utf-8") if gz else open(path, "w", encoding="utf-8")) as f:
+            f.write(text)
+        paths.append(path)
+    return paths
+
+
+def _dumps(doc: dict[str, Any]) -> str:
+    """Kineto's layout: the head's keys one per line, then one event per line inside ``traceEvents``."""
+    events = doc.pop("traceEvents")
+    tail = {"traceName": doc.pop("traceName")}
+    head = json.dumps(doc, indent=2)[:-2]
+    body = ",\n  ".join(json.dumps(e) for e in events)
+    return f'{head},\n  "traceEvents": [\n  {body}\n  ],\n  "traceName": {json.dumps(tail["traceName"])}\n}}\n'
+
+
+def truth(name: str, paths: list[str], steps: int) -> dict[str, Any]:
+    """The run's truth, its numbers measured from the written file (rank 0): the device step time is the mean
+    spacing of its device-side ``ProfilerStep`` spans over the steps a report keeps (first and last dropped)."""
+    sc = SCENARIOS[name]
+    with (gzip.open(paths[0], "rt") if paths[0].endswith(".gz") else open(paths[0])) as f:
+        ev = json.load(f)["traceEvents"]
+    starts = sorted(e["ts"] for e in ev if e.get("cat") == "gpu_user_annotation")
+    spans = [b - a for a, b in zip(starts[1:-1], starts[2:])]
+    out = {"kind": "torch-synthetic", "mode": name, "steps": steps, "ranks": sc.ranks, "expect_top": sc.expect_top,
+           "expect_not": sc.expect_not, "note": sc.note, "dtype": sc.dtype, **sc.extra}
+    if spans and "injected_sleep_ms" not in sc.extra:
+        out["device_step_ms"] = round(sum(spans) / len(spans) / 1000.0, 4)
+    elif spans:
+        out["device_step_ms"] = round((sum(spans) / len(spans)) / 1000.0 - sc.extra["injected_sleep_ms"], 4)
+    return out
+
+
+def write_set(out: str, runs: list[str] | None = None, steps: int = 12, gz: bool = False) -> dict[str, Any]:
+    """Every scenario (or ``runs``) into ``out``, with ``out/TRUTH.json``."""
+    truths = {}
+    for name in runs or list(SCENARIOS):
+        truths[name] = truth(name, write_run(out, name, steps, gz), steps)
+    with open(os.path.join(out, "TRUTH.json"), "w", encoding="utf-8") as f:
+        json.dump(truths, f, indent=1)
+    return truths
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--runs", default="", help=f"comma-separated, of: {', '.join(SCENARIOS)} (default: all)")
+    ap.add_argument("--steps", type=int, default=12, help="profiled steps per run (default 12; ~1 GB: 20000)")
+    ap.add_argument("--gzip", action="store_true", help="write .pt.trace.json.gz (use_gzip=True)")
+    a = ap.parse_args(argv)
+    runs = [r for r in a.runs.split(",") if r] or None
+    for r in runs or []:
+        if r not in SCENARIOS:
+            ap.error(f"unknown run {r!r} (known: {', '.join(SCENARIOS)})")
+    for name, t in write_set(a.out, runs, a.steps, a.gzip).items():
+        print(f"{name}: {t['ranks']} rank(s), expect {t['expect_top'] or 'healthy'}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,1 @@
+"""The tb-gpu-advisor command: report, diff and precompute."""

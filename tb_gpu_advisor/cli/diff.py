@@ -1,0 +1,189 @@
+"""``tb-gpu-advisor diff``: compare two captures (before/after a fix, or two commits in CI).
+
+Usage::
+
+    tb-gpu-advisor diff LOGDIR --base RUN[/SESSION] --new RUN[/SESSION]
+    tb-gpu-advisor diff BASE_LOGDIR NEW_LOGDIR [--base RUN[/SESSION]] [--new RUN[/SESSION]]
+    tb-gpu-advisor diff BASE.xplane.pb NEW.xplane.pb
+        [--host H] [--format text|markdown|json] [--fail-on-regression PCT] [--output FILE]
+
+A side is a run (its newest session), a ``RUN/SESSION`` as the stock Profile tab names it, a whole logdir
+holding one run, or one ``<run>/plugins/profile/<session>/<host>.xplane.pb``.  Reports come from the report
+cache when ``precompute``, the tab or an earlier diff stored them (``--cache-dir``; the same folder and key),
+else they are analysed and stored: a diff of cached reports never reads a profile.
+
+Exit codes:
+  0  compared; no regression beyond the noise and ``--fail-on-regression`` (or no such option)
+  1  the new step time is slower than the base by more than PCT % of the base AND beyond the noise
+  2  usage or input error: no such logdir/run/session/host, a profile that could not be analysed, or a side
+     without a step time (nothing to compare)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from dataclasses import dataclass
+from typing import Any, TextIO
+
+from tb_gpu_advisor.cli.report import EXIT_INPUT, EXIT_OK, InputError, _list, select_sessions, session_report
+
+EXIT_REGRESSION = 1
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``diff`` (called by cli.py)."""
+    p = subparsers.add_parser(
+        "diff",
+        help="compare two captures: step time with its noise, findings fixed/new, predicted vs realised saving",
+        description="Compare a new capture with a base capture: step time before and after with its per-step noise, "
+        "the breakdown per category, headline metrics, findings fixed / new / still present, the saving each fixed "
+        "finding predicted next to the realised change, kernel and op changes, per-GPU changes.",
+        epilog="sides: RUN (newest session) or RUN/SESSION in LOGDIR; or two logdirs; or two .xplane.pb files\n"
+        "exit codes: 0 no regression; 1 slower than --fail-on-regression PCT and beyond the noise; 2 input error\n"
+        "json: the diff document (docs/diff.md)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="LOGDIR (with --base and --new), or BASE NEW: two logdirs or two .xplane.pb files")
+    p.add_argument("--base", metavar="RUN[/SESSION]", help="the base (before) run or session")
+    p.add_argument("--new", metavar="RUN[/SESSION]", help="the new (after) run or session")
+    p.add_argument("--host", metavar="H", help="compare this host (default: each session's slowest host)")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default text)")
+    p.add_argument("--fail-on-regression", type=_percent, default=None, metavar="PCT",
+                   help="exit 1 if the new step time is more than PCT %% slower than the base and beyond the noise")
+    p.add_argument("--params", type=int, default=None, metavar="N",
+                   help="model parameter count, as given to 'report' (part of the cache key)")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="report cache folder (default: as 'precompute'; TB_GPU_ADVISOR_CACHE_DIR=off disables it)")
+    p.add_argument("--top", type=int, default=15, metavar="N", help="kernel and op changes shown (default 15)")
+    p.add_argument("--progress", action="store_true", help="print progress on stderr even when it is not a terminal")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the diff to FILE instead of stdout")
+    p.set_defaults(func=run)
+
+
+def _percent(s: str) -> float:
+    try:
+        v = float(s.rstrip("%"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a percentage: {s!r}") from None
+    if not v >= 0 or v == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a percentage >= 0, got {s!r}")
+    return v
+
+
+@dataclass
+class SideSpec:
+    """Where one side comes from: a logdir and the run/session in it, or one host file."""
+
+    logdir: str
+    selector: str | None  # RUN or RUN/SESSION; None: the logdir's only run
+    host: str | None = None  # set when the side is one .xplane.pb file
+    label: str | None = None
+
+
+def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    from tb_gpu_advisor.report import diff as diffmod
+    from tb_gpu_advisor.report import diff_render
+
+    stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
+    try:
+        base_spec, new_spec = side_specs(args.paths, args.base, args.new)
+        cache = _cache(args.cache_dir)
+        base = load_report(base_spec, args, cache, stderr)
+        new = load_report(new_spec, args, cache, stderr)
+        # a side given as one .xplane.pb file holds that host only, whatever its name on the other side
+        d = diffmod.diff_reports(base, new, host=args.host, base_label=base_spec.label, new_label=new_spec.label, top=args.top)
+    except (InputError, diffmod.DiffError) as e:
+        print(f"tb-gpu-advisor diff: error: {e}", file=stderr)
+        return EXIT_INPUT
+    text = diff_render.render(d, args.format)
+    if args.output:
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        stdout.write(text)
+        stdout.flush()
+    errors = [f"{w}: {s.error}" for w, s in (("base", d.base), ("new", d.new)) if s.error]
+    for e in errors:
+        print(f"tb-gpu-advisor diff: error: {e}", file=stderr)
+    if errors:
+        return EXIT_INPUT
+    if args.fail_on_regression is not None and d.regressed(args.fail_on_regression):
+        print(f"tb-gpu-advisor diff: regression: step time {d.step.delta_share * 100:+.1f}% "
+              f"(> {args.fail_on_regression:g}% and beyond the noise)", file=stderr)
+        return EXIT_REGRESSION
+    return EXIT_OK
+
+
+# --------------------------------------------------------------------------- sides
+
+
+def side_specs(paths: list[str], base: str | None, new: str | None) -> tuple[SideSpec, SideSpec]:
+    """The two sides from the positional paths and ``--base``/``--new`` (module doc)."""
+    if len(paths) == 1:
+        if not base or not new:
+            raise InputError("with one LOGDIR, give both --base RUN[/SESSION] and --new RUN[/SESSION] "
+                             "(or give two logdirs or two .xplane.pb files)")
+        return SideSpec(paths[0], base), SideSpec(paths[0], new)
+    if len(paths) != 2:
+        raise InputError(f"give one LOGDIR or two paths (base, new), got {len(paths)}")
+    return _path_spec(paths[0], base), _path_spec(paths[1], new)
+
+
+def _path_spec(path: str, selector: str | None) -> SideSpec:
+    """A logdir, or one ``<run>/plugins/profile/<session>/<host>.xplane.pb`` file."""
+    from tb_gpu_advisor.discover.logdir import EXPECTED_LAYOUT, HOST_SUFFIX
+
+    if not path.endswith(HOST_SUFFIX):
+        return SideSpec(path, selector, label=None)
+    p = os.path.abspath(path)
+    session_dir = os.path.dirname(p)
+    profile_dir = os.path.dirname(session_dir)
+    plugins_dir = os.path.dirname(profile_dir)
+    if os.path.basename(profile_dir) != "profile" or os.path.basename(plugins_dir) != "plugins":
+        raise InputError(f"{path}: wrong folder layout: expected {EXPECTED_LAYOUT}")
+    if not os.path.isfile(p):
+        raise InputError(f"{path}: no such file")
+    run_dir = os.path.dirname(plugins_dir)
+    host = os.path.basename(p)[: -len(HOST_SUFFIX)]
+    # the run folder itself as the logdir: discovery calls its run "."
+    return SideSpec(run_dir, os.path.basename(session_dir), host=host, label=path)
+
+
+def _select(spec: SideSpec) -> tuple[Any, list]:
+    """(Session, [HostFile]) of a side: a run's newest session, RUN/SESSION, a session name, or the only run."""
+    sel = spec.selector.rstrip("/") if spec.selector else None
+    hosts = [spec.host] if spec.host else None
+    if sel is None:
+        chosen = select_sessions(spec.logdir, None, None, hosts)
+        if len(chosen) > 1:
+            runs = [s.run for s, _ in chosen]
+            raise InputError(f"{spec.logdir} holds {len(runs)} runs ({_list(runs)}): pick one with --base/--new")
+        return chosen[0]
+    try:  # RUN: its newest session
+        return select_sessions(spec.logdir, sel, None, hosts)[0]
+    except InputError as run_error:
+        if "unknown run" not in str(run_error):
+            raise
+        try:  # RUN/SESSION (the stock tab's name) or a session folder name
+            return select_sessions(spec.logdir, None, sel, hosts)[0]
+        except InputError as session_error:
+            raise InputError(f"{sel!r} is neither a run nor a session in {spec.logdir}. "
+                             f"{str(run_error).split('. ', 1)[-1]}; {str(session_error).split('. ', 1)[-1]}") from None
+
+
+def _cache(directory: str | None) -> Any:
+    from tb_gpu_advisor.runtime.cache import ReportCache
+
+    return ReportCache(directory)
+
+
+def load_report(spec: SideSpec, args: argparse.Namespace, cache: Any, stderr: TextIO) -> Any:
+    """The side's Report: from the cache when stored (the same key as precompute and the tab), else analysed
+    and stored (``cli_report.session_report``)."""
+    session, _hosts = _select(spec)
+    if spec.label is None:
+        spec.label = session.stock_run
+    return session_report(session, args.params, cache, stderr, bool(args.progress))

@@ -1,0 +1,46 @@
+"""``tb-gpu-advisor`` command line: one sub-command per module.
+
+Each sub-command lives in its own module exposing ``add_parser(subparsers)``
+(which registers the sub-command and sets ``func``); this file only wires
+them, so the CLI grows without this file knowing their options.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from tb_gpu_advisor import __version__
+from tb_gpu_advisor.cli import diff, precompute, report
+from tb_gpu_advisor.common.fmt import and_list
+from tb_gpu_advisor.frameworks import display_names
+
+#: Sub-command modules, in the order ``--help`` lists them.
+_COMMANDS = (report, diff, precompute)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="tb-gpu-advisor",
+        description=f"Check {and_list(display_names())} GPU profiles in a TensorBoard logdir "
+                    "(<run>/plugins/profile/<session>/<host>.xplane.pb, <run>/<worker>.<time>.pt.trace.json[.gz]) "
+                    "against the TensorFlow GPU performance guide.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for module in _COMMANDS:
+        module.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    return int(args.func(args) or 0)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,263 @@
+"""``tb-gpu-advisor precompute LOGDIR``: analyse every session ahead of time into the report cache.
+
+Why: a big capture takes a while to analyse; running this after training
+(or in a cron job next to a shared TensorBoard) makes the Advisor tab open
+instantly.  Sessions are analysed in worker processes (the analysis is
+CPU-bound Python/numpy, so threads would not help), largest first so the
+pool stays busy, and each worker writes its report into the shared cache
+itself (the cache is safe for concurrent processes).
+
+Each session goes through the one analysis entry point
+(:func:`tb_gpu_advisor.runtime.session.session_report`), as in the CLI and the tab.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import os
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from tb_gpu_advisor.runtime.session import process_pool, session_report, worker_count
+from tb_gpu_advisor.runtime.cache import CacheKey, ReportCache, session_key
+from tb_gpu_advisor.discover.logdir import Session, discover
+
+AnalyzeSession = Callable[..., Any]  # pipeline.analyze_session's signature
+Progress = Callable[[str, float], None]
+
+
+@dataclass
+class SessionResult:
+    """What happened to one session (small: this crosses the process boundary, the report does not)."""
+
+    stock_run: str
+    hosts: int
+    size: int
+    status: str  # "cached" (already there), "new" (analysed now), "failed" (analysis raised)
+    seconds: float = 0.0
+    stored: bool = False
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (file path, reason)
+
+
+@dataclass
+class Summary:
+    """Totals printed at the end; ``exit_code`` is 1 when any file failed."""
+
+    results: list[SessionResult]
+    wall_seconds: float
+    jobs: int
+    cache_dir: str | None
+
+    @property
+    def errors(self) -> list[tuple[str, str]]:
+        return [e for r in self.results for e in r.errors]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.errors else 0
+
+    def count(self, status: str) -> int:
+        return sum(1 for r in self.results if r.status == status)
+
+
+# --- CLI ------------------------------------------------------------------------
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``precompute`` (called by cli.py)."""
+    p = subparsers.add_parser(
+        "precompute",
+        help="analyse every profile session in LOGDIR into the report cache",
+        description="Analyse every profile session in LOGDIR (local path, s3://, gs://, ...) into the "
+        "report cache so the TensorBoard tab opens instantly. Exit status 1 if any file failed.",
+    )
+    p.add_argument("logdir", metavar="LOGDIR")
+    p.add_argument("--jobs", "-j", type=int, default=None,
+                   help="worker processes (default: number of cores; never more than cores or sessions)")
+    p.add_argument("--cache-dir", default=None,
+                   help="cache folder (default: $TB_GPU_ADVISOR_CACHE_DIR, else $XDG_CACHE_HOME/tb-gpu-advisor "
+                   "or ~/.cache/tb-gpu-advisor)")
+    p.add_argument("--params", type=int, default=None,
+                   help="model parameter count, if the reports should use it (part of the cache key)")
+    p.add_argument("--force", action="store_true", help="analyse again even when a cached report exists")
+    p.set_defaults(func=_run_cli)
+
+
+def _run_cli(args: argparse.Namespace) -> int:
+    if not _logdir_exists(args.logdir):
+        print(f"precompute: {args.logdir}: no such directory", file=sys.stderr)
+        return 2
+    cache = ReportCache(args.cache_dir)
+    if not cache.enabled:
+        print("precompute: the report cache is disabled (TB_GPU_ADVISOR_CACHE_DIR=off or not writable); "
+              "nothing would be kept", file=sys.stderr)
+        return 2
+    summary = precompute(args.logdir, jobs=args.jobs, cache=cache, params=args.params, force=args.force)
+    print_summary(summary, sys.stderr)
+    return summary.exit_code
+
+
+def _logdir_exists(logdir: str) -> bool:
+    """Local logdirs must exist (a typo should not look like 'no profiles'); remote ones are listed as they are."""
+    from tb_gpu_advisor.common import fsio
+
+    return fsio.is_remote(logdir) or os.path.isdir(fsio.local_path(logdir))
+
+
+# --- the work -----------------------------------------------------------------------
+
+
+def precompute(
+    logdir: str,
+    jobs: int | None = None,
+    cache: ReportCache | None = None,
+    params: int | None = None,
+    force: bool = False,
+    analyze_fn: AnalyzeSession | None = None,
+    out: TextIO | None = None,
+) -> Summary:
+    """Analyse every session of ``logdir`` not yet in ``cache``; progress lines go to ``out`` (stderr).
+
+    ``analyze_fn`` defaults to ``tb_gpu_advisor.report.build.analyze_session``
+    (imported in the workers); tests pass another module-level function.
+    """
+    out = out or sys.stderr
+    cache = cache if cache is not None else ReportCache()
+    t0 = time.perf_counter()
+    sessions = discover(logdir)
+    total_bytes = sum(s.size for s in sessions)
+    _say(out, f"precompute: {len(sessions)} sessions, {sum(len(s.hosts) for s in sessions)} host files "
+              f"({_human(total_bytes)}) in {logdir}")
+    results: list[SessionResult] = []
+    todo: list[tuple[Session, CacheKey]] = []
+    for s in sessions:
+        key = session_key(s, params=params)
+        if not force and cache.get(key) is not None:
+            results.append(SessionResult(s.stock_run, len(s.hosts), s.size, "cached"))
+        else:
+            todo.append((s, key))
+    todo.sort(key=lambda t: t[0].size, reverse=True)  # biggest first: the pool drains evenly
+    workers = worker_count(jobs, len(todo))
+    if todo:
+        _say(out, f"precompute: {len(results)} cached, analysing {len(todo)} with {workers} worker(s)")
+    tasks = [(s, key, cache.directory, cache.max_bytes, params, analyze_fn) for s, key in todo]
+    for done, result in enumerate(_run_tasks(tasks, workers), start=1):
+        results.append(result)
+        _say(out, _progress_line(done, len(todo), result))
+    return Summary(results, time.perf_counter() - t0, workers, cache.directory if cache.enabled else None)
+
+
+def _run_tasks(tasks: list[tuple], workers: int):
+    """Yield a SessionResult per task as they finish; inline when one worker is enough."""
+    if workers <= 1:
+        for task in tasks:
+            yield _analyze_and_store(*task)
+        return
+    with process_pool(workers) as pool:
+        futures = {pool.submit(_analyze_and_store, *task): task for task in tasks}
+        for fut in cf.as_completed(futures):
+            session = futures[fut][0]
+            try:
+                yield fut.result()
+            except cf.process.BrokenProcessPool:
+                yield _failed(session, "worker process died (killed, or out of memory?)", 0.0)
+            except Exception as e:  # noqa: BLE001 - e.g. a result that cannot be unpickled
+                yield _failed(session, f"{type(e).__name__}: {e}", 0.0)
+
+
+def _analyze_and_store(
+    session: Session,
+    key: CacheKey,
+    cache_dir: str | None,
+    cache_max_bytes: int,
+    params: int | None,
+    analyze_fn: AnalyzeSession | None,
+) -> SessionResult:
+    """Worker: one session through the analysis entry point, into the cache (runs in a worker process).
+
+    A report whose hosts have errors is not stored, so the next run retries them (the error may be transient,
+    e.g. a network read); a report that could not be stored for any other reason is a failure.
+    """
+    t0 = time.perf_counter()
+    cache = ReportCache(cache_dir, max_bytes=cache_max_bytes)
+    try:
+        a = session_report(session, params=params, cache=cache, progress=_WorkerProgress(session.stock_run),
+                           analyze_fn=analyze_fn)
+    except Exception as e:  # noqa: BLE001 - one bad session must not stop the others
+        return _failed(session, f"analysis failed: {type(e).__name__}: {e}", time.perf_counter() - t0)
+    errors = [(h.path, _reason(h.path, h.error)) for h in getattr(a.report, "hosts", []) if getattr(h, "error", None)]
+    if not errors and not a.stored and not a.from_cache:
+        if a.not_stored and a.not_stored.startswith("the file changed"):
+            return _failed(session, f"{a.not_stored}: not cached, run precompute again", time.perf_counter() - t0)
+        return _failed(session, f"analysed but not stored: {a.not_stored or 'cache write failed'}", time.perf_counter() - t0)
+    return SessionResult(session.stock_run, len(session.hosts), session.size, "new",
+                         time.perf_counter() - t0, a.stored, errors)
+
+
+def _reason(path: str, error: str) -> str:
+    """The error without a leading ``<path>: `` (the summary prints the path already)."""
+    return error[len(path) + 2:] if error.startswith(path + ": ") else error
+
+
+def _failed(session: Session, reason: str, seconds: float) -> SessionResult:
+    """Every file of a session that could not be analysed, with the reason."""
+    return SessionResult(session.stock_run, len(session.hosts), session.size, "failed", seconds,
+                         errors=[(h.path, reason) for h in session.hosts])
+
+
+class _WorkerProgress:
+    """The analyzer's progress callback in a worker: a stderr line at most every few seconds per session."""
+
+    def __init__(self, name: str, every_s: float = 5.0):
+        self.name, self.every_s, self.last = name, every_s, time.monotonic()
+
+    def __call__(self, message: str, fraction: float) -> None:
+        now = time.monotonic()
+        if now - self.last >= self.every_s:
+            self.last = now
+            _say(sys.stderr, f"    {self.name}: {message} ({fraction:.0%})")
+
+
+# --- output ---------------------------------------------------------------------------------
+
+
+def _say(out: TextIO, line: str) -> None:
+    out.write(line + "\n")
+    out.flush()
+
+
+def _human(n: float) -> str:
+    for unit in ("B", "kB", "MB", "GB"):
+        if n < 1000 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1000
+    return f"{n:.1f} GB"
+
+
+def _progress_line(done: int, total: int, r: SessionResult) -> str:
+    head = f"[{done}/{total}] {r.stock_run}: "
+    if r.status == "failed":
+        return head + f"FAILED after {r.seconds:.1f}s: {r.errors[0][1] if r.errors else '?'}"
+    tail = f"{r.hosts} host(s), {_human(r.size)}, {r.seconds:.1f}s"
+    if r.errors:
+        tail += f", {len(r.errors)} file(s) with errors (not cached)"
+    return head + tail
+
+
+def print_summary(summary: Summary, out: TextIO) -> None:
+    """The end-of-run summary: counts, every failed file with its reason, wall time."""
+    rs = summary.results
+    _say(out, "precompute summary:")
+    _say(out, f"  sessions:  {len(rs)} ({summary.count('cached')} cached, {summary.count('new')} new, "
+              f"{summary.count('failed')} failed)")
+    _say(out, f"  hosts:     {sum(r.hosts for r in rs)} files, {_human(sum(r.size for r in rs))}")
+    errors = summary.errors
+    _say(out, f"  errors:    {len(errors)} file(s)")
+    for path, reason in errors:
+        _say(out, f"    {path}: {reason}")
+    _say(out, f"  wall time: {summary.wall_seconds:.1f}s with {summary.jobs} worker(s)")
+    _say(out, f"  cache:     {summary.cache_dir or 'disabled'}")

@@ -1,0 +1,360 @@
+"""``tb-gpu-advisor report LOGDIR``: analyse profiles and print the findings.
+
+Usage::
+
+    tb-gpu-advisor report LOGDIR [--run RUN] [--session S] [--host H]
+                          [--format text|json|markdown] [--fail-on warning|critical]
+                          [--params N] [--top N] [--progress]
+
+Default selection: the newest session of every run (or of ``--run``).  Reports come from the report cache
+when ``precompute``, the tab or an earlier command stored them (``--cache-dir``; ``analysis.session_report``).
+
+Output: ``text`` (default; findings first, then headline numbers and a
+per-GPU table), ``json`` (the report schema, ``docs/report-schema.md``) or
+``markdown`` (for pull requests).  ``--top`` limits the findings shown in
+text and markdown; JSON always carries all of them.
+
+JSON is always one object: with ``--run`` (one run, so one session) the
+Report itself; without ``--run`` a ReportSet ``{"schema_version", "logdir",
+"healthy", "reports": [Report, ...]}``, also when the logdir holds one run.
+The shape depends on the command line only, never on what the logdir holds.
+
+Exit codes:
+  0  analysed; no finding at or above ``--fail-on`` (or no ``--fail-on``)
+  1  a finding at or above ``--fail-on`` (``warning`` includes critical)
+  2  usage or input error: bad option, logdir missing or without profiles
+     (or with profiles in the wrong folder layout), unknown run / session /
+     host, or a profile that could not be analysed (unreadable, not a
+     profile, no events).  The report is still printed; an analysed host
+     never hides another host's error, so 2 wins over 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from typing import Any, Sequence, TextIO
+
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.fmt import and_list
+from tb_gpu_advisor.discover import logdir as discovery
+from tb_gpu_advisor.frameworks import display_names, how_to_capture
+from tb_gpu_advisor.model.schema import SCHEMA_VERSION, SEVERITY_ORDER, _json_default
+from tb_gpu_advisor.report import render
+from tb_gpu_advisor.runtime import session as analysis
+from tb_gpu_advisor.runtime.cache import ReportCache
+
+EXIT_OK = 0
+EXIT_FINDINGS = 1
+EXIT_INPUT = 2
+
+
+
+
+class InputError(Exception):
+    """A user-facing problem with the arguments or the logdir (exit code 2)."""
+
+
+def add_parser(subparsers: Any) -> None:
+    """Register ``report`` (called by cli.py)."""
+    p = subparsers.add_parser(
+        "report",
+        help="analyse GPU profiles in LOGDIR and print ranked findings",
+        description=f"Check the {and_list(display_names())} GPU profiles in LOGDIR against the TensorFlow GPU "
+        "performance guide and print ranked findings with estimated savings and fixes. "
+        "Default: the newest session of every run.",
+        epilog="exit codes: 0 ok; 1 a finding at or above --fail-on; 2 usage or input error "
+        "(also: a profile that could not be analysed)\n"
+        "json: one Report object with --run, else {\"reports\": [Report, ...]} (docs/report-schema.md)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("logdir", metavar="LOGDIR", help="TensorBoard logdir (local path, s3://, gs://, ...)")
+    p.add_argument("--run", help="only this run (default: every run); '.' is the logdir itself")
+    p.add_argument("--session", metavar="S",
+                   help="this session instead of the newest: its folder name (capture timestamp) or RUN/SESSION "
+                        "as the stock Profile tab and the 'unknown session' message name it")
+    p.add_argument("--host", action="append", metavar="H",
+                   help="only this host file (name without .xplane.pb); repeat for several")
+    p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default text)")
+    p.add_argument("--fail-on", choices=("warning", "critical"), default=None,
+                   help="exit 1 if any finding is at or above this severity (for CI)")
+    p.add_argument("--params", type=_positive_int, default=None, metavar="N",
+                   help="model parameter count (Model.summary) for the expected AllReduce time (guide §2.1)")
+    p.add_argument("--top", type=_non_negative_int, default=10, metavar="N",
+                   help="findings shown in text/markdown (default 10; JSON has all)")
+    p.add_argument("--evidence", type=_non_negative_int, default=0, metavar="ROWS",
+                   help="text format: also print the first ROWS rows of each finding's evidence table")
+    p.add_argument("--progress", action="store_true",
+                   help="print progress on stderr even when stderr is not a terminal")
+    p.add_argument("--list", action="store_true",
+                   help="list the runs and sessions found (format, hosts, size) instead of analysing them")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="report cache folder (default: as 'precompute'; TB_GPU_ADVISOR_CACHE_DIR=off disables it)")
+    p.set_defaults(func=run)
+
+
+def _positive_int(s: str) -> int:
+    v = _int(s)
+    if v <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {s!r}")
+    return v
+
+
+def _non_negative_int(s: str) -> int:
+    v = _int(s)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {s!r}")
+    return v
+
+
+def _int(s: str) -> int:
+    """Integers, also written 110_000_000, 110,000,000 or 1.1e8."""
+    t = s.replace("_", "").replace(",", "").strip()
+    try:
+        return int(t)
+    except ValueError:
+        pass
+    try:
+        f = float(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {s!r}") from None
+    if not f.is_integer():
+        raise argparse.ArgumentTypeError(f"not a whole number: {s!r}")
+    return int(f)
+
+
+# --------------------------------------------------------------------------- entry
+
+
+def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
+    stdout = stdout or sys.stdout
+    stderr = stderr or sys.stderr
+    try:
+        sessions = select_sessions(args.logdir, args.run, args.session, args.host)
+        if getattr(args, "list", False):
+            stdout.write(list_sessions(args.logdir, args.run))
+            return 0
+        reports = [_analyze(s, hosts, args, stderr) for s, hosts in sessions]
+    except InputError as e:
+        print(f"tb-gpu-advisor report: error: {e}", file=stderr)
+        return EXIT_INPUT
+    single = args.run is not None
+    text = format_reports(reports, args.format, args.top, getattr(args, "evidence", 0), single=single,
+                          logdir=args.logdir)
+    if getattr(args, "output", None):
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        stdout.write(text)
+        stdout.flush()
+    for line in host_errors(reports):
+        print(f"tb-gpu-advisor report: error: {line}", file=stderr)
+    return exit_code(reports, args.fail_on)
+
+
+#: How the listing names each format.
+FORMAT_NAMES = {"xplane": "XPlane (TensorFlow/JAX)", "kineto": "PyTorch trace"}
+
+
+def list_sessions(logdir: str, run: str | None = None) -> str:
+    """Every session found (of ``run`` only, if given), newest first per run: run/session, format, hosts, size."""
+
+    rows = [(s.stock_run, FORMAT_NAMES.get(s.format, s.format), str(len(s.hosts)), f"{s.size / 1e6:.1f} MB")
+            for s in discovery.discover(logdir) if run is None or s.run == (run.rstrip("/") or ".")]
+    head = ("session", "format", "hosts", "size")
+    widths = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
+    return "".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in [head] + rows)
+
+
+def host_errors(reports: Sequence[Any]) -> list[str]:
+    """One line per host that could not be analysed: ``<run>/<session> host <h>: <why>``."""
+    out = []
+    for r in reports:
+        name = r.session if r.run == "." else f"{r.run}/{r.session}"
+        out += [f"{name} host {h.host!r} could not be analysed: {h.error}" for h in r.hosts if h.error]
+        if not r.hosts:
+            out.append(f"{name}: no host file to analyse")
+    return out
+
+
+def exit_code(reports: Sequence[Any], fail_on: str | None) -> int:
+    """2 when any selected host could not be analysed (input error; wins over 1), else 1 for a finding at or
+    above ``fail_on``, else 0."""
+
+    if host_errors(reports):
+        return EXIT_INPUT
+    if not fail_on:
+        return EXIT_OK
+    limit = SEVERITY_ORDER[fail_on]
+    for r in reports:
+        if any(SEVERITY_ORDER.get(f.severity, 9) <= limit for f in r.findings):
+            return EXIT_FINDINGS
+    return EXIT_OK
+
+
+def report_set(reports: Sequence[Any], logdir: str | None = None) -> dict[str, Any]:
+    """The JSON object ``report --format json`` prints without ``--run``: every selected session's Report."""
+
+    return {"schema_version": SCHEMA_VERSION, "logdir": logdir, "healthy": bool(reports) and all(r.healthy for r in reports),
+            "reports": [r.to_dict() for r in reports]}
+
+
+def format_reports(reports: Sequence[Any], fmt: str, top: int | None = 10, evidence_rows: int = 0, single: bool = False,
+                   logdir: str | None = None) -> str:
+    """The report(s) in ``fmt``.  JSON is always one object: the Report when ``single`` (``--run``: exactly one
+    session), else a :func:`report_set` -- never a bare list, and never a shape that depends on how many runs
+    the logdir holds."""
+
+    if fmt == "json":
+        if single:
+            if len(reports) != 1:
+                raise ValueError(f"single=True needs exactly one report, got {len(reports)}")
+            return reports[0].to_json(indent=2) + "\n"
+        return _json_dumps(report_set(reports, logdir)) + "\n"
+    if fmt == "markdown":
+        return "\n".join(render.to_markdown(r, top=top) for r in reports)
+    sep = "\n" + "-" * 100 + "\n\n"
+    return sep.join(render.to_text(r, top=top, evidence_rows=evidence_rows) for r in reports)
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Sequence[str] | None) -> list[tuple]:
+    """[(Session, [HostFile])] to analyse, or InputError with the available choices."""
+
+    if not fsio.is_remote(logdir) and not os.path.isdir(fsio.local_path(logdir)):
+        raise InputError(f"{logdir}: no such directory")
+    try:
+        found = discovery.discover(logdir)
+    except Exception as e:  # noqa: BLE001 -- e.g. remote credentials, permission
+        raise InputError(f"cannot list {logdir}: {e}") from e
+    if not found:
+        misplaced = discovery.misplaced_profiles(logdir)
+        if misplaced:
+            raise InputError(f"wrong folder layout: expected {discovery.EXPECTED_LAYOUT} in {logdir}, "
+                             f"found {_list(misplaced)}.\n"
+                             "Move each profile into its session folder (a profile straight in the logdir goes "
+                             "to LOGDIR/plugins/profile/<session>/, run '.'), or point LOGDIR at the folder "
+                             "above the runs.")
+        raise InputError(f"no GPU profiles (*.xplane.pb, *.pt.trace.json[.gz]) found in {logdir}.\n{how_to_capture()}")
+    runs = sorted({s.run for s in found})
+    if run is not None:
+        run = run.rstrip("/") or "."
+        if run not in runs:
+            raise InputError(f"unknown run {run!r}. Available runs: {_list(runs)}")
+        found = [s for s in found if s.run == run]
+    if session is not None:
+        # the session folder name, or RUN/SESSION as the stock Profile tab (and the message below) names it
+        session = session.rstrip("/") or session
+        chosen = [s for s in found if session in (s.session, s.stock_run)]
+        if not chosen:
+            avail = [s.stock_run for s in found]
+            raise InputError(f"unknown session {session!r}{f' in run {run!r}' if run else ''}. "
+                             f"Available sessions: {_list(avail)}")
+    else:
+        chosen, seen = [], set()
+        for s in found:  # discover(): within a run, newest session first
+            if s.run not in seen:
+                seen.add(s.run)
+                chosen.append(s)
+    out = []
+    for s in chosen:
+        hs = list(s.hosts)
+        if hosts:
+            want = set(hosts)
+            hs = [h for h in hs if h.host in want]
+            if not hs:
+                continue
+        out.append((s, hs))
+    if not out:
+        avail = sorted({h.host for s in chosen for h in s.hosts})
+        raise InputError(f"unknown host {', '.join(hosts or [])!r}. Available hosts: {_list(avail)}")
+    return out
+
+
+def _json_dumps(obj: Any) -> str:
+    """Strict JSON as ``Report.to_json`` writes it (no NaN/inf; numpy scalars converted)."""
+    import json
+
+
+    return json.dumps(obj, indent=2, allow_nan=False, default=_json_default)
+
+
+def _list(xs: Sequence[str], n: int = 30) -> str:
+    xs = list(xs)
+    more = f" ... ({len(xs) - n} more)" if len(xs) > n else ""
+    return ", ".join(xs[:n]) + more
+
+
+# --------------------------------------------------------------------------- analysis
+
+
+def _analyze(session: Any, hosts: list, args: argparse.Namespace, stderr: TextIO) -> Any:
+    """The Report of ``hosts`` of ``session`` (the report cache first)."""
+    import dataclasses
+
+
+    return session_report(dataclasses.replace(session, hosts=tuple(hosts)), args.params,
+                          ReportCache(getattr(args, "cache_dir", None)), stderr, bool(getattr(args, "progress", False)))
+
+
+def session_report(session: Any, params: int | None, cache: Any, stderr: TextIO, progress: bool) -> Any:
+    """A session's Report through the analysis entry point (the report cache first), with progress on
+    ``stderr`` when asked or when it is a terminal; analysis failures become InputError (exit 2)."""
+
+    name = session.stock_run
+    show = _Progress(stderr, name) if progress or _isatty(stderr) else None
+    try:
+        a = analysis.session_report(session, params=params, cache=cache, progress=show)
+        if a.from_cache and show is not None:
+            show("from the report cache", 1.0)
+        return a.report
+    except (OSError, ValueError) as e:
+        raise InputError(f"cannot analyse {name}: {e}") from e
+    finally:
+        if show is not None:
+            show.done()
+
+
+def _isatty(f: TextIO) -> bool:
+    try:
+        return f.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+class _Progress:
+    """Progress callback for analyze_session: ``(fraction, message)`` or ``(message, fraction)``.
+
+    One line per update at most every 0.5 s; on a terminal it rewrites the
+    same line.
+    """
+
+    def __init__(self, out: TextIO, name: str, every_s: float = 0.5):
+        self.out, self.name, self.every_s = out, name, every_s
+        self.last = 0.0
+        self.tty = _isatty(out)
+        self.wrote = False
+
+    def __call__(self, message: str, fraction: float | None = None) -> None:
+        frac, msg = fraction, message
+        now = time.monotonic()
+        if now - self.last < self.every_s and (frac or 0) < 1.0:
+            return
+        self.last = now
+        line = f"[{self.name}] {'' if frac is None else f'{frac * 100:3.0f}% '}{msg}"
+        if self.tty:
+            self.out.write("\r\033[K" + line[:120])
+        else:
+            self.out.write(line + "\n")
+        self.out.flush()
+        self.wrote = True
+
+    def done(self) -> None:
+        if self.tty and self.wrote:
+            self.out.write("\r\033[K")
+            self.out.flush()

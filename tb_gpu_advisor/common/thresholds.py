@@ -1,0 +1,259 @@
+"""Every threshold of the Advisor, in ONE table, each with its source.
+
+Rules, metrics and step detection read their numbers here (so this module
+sits beside the pipeline, importing nothing of it).  Change a number here and
+every rule, metric, the docs (``docs/rules.md`` quotes this table) and the
+report's ``metric.threshold`` follow.  Nothing else has to be read to tune
+the Advisor; ``tests/test_rules.py`` fails on an entry no code reads.
+
+Conventions
+-----------
+* ``share`` values are fractions of the (average) step time unless the
+  ``meaning`` says otherwise (e.g. "of device compute time").
+* ``warning`` / ``critical`` pairs: the finding fires at ``>= warning`` (or
+  ``<=`` for "lower is worse" metrics, marked ``direction="below"``) and is
+  critical at ``>= critical``.
+* ``source`` says where the number comes from: the guide (section), the
+  stock TensorBoard profiler (xprof 2.24 ``op_stats_to_overview_page``), a
+  peer tool, or "Advisor" for our own choices (with the reasoning).
+
+Tests can tune values temporarily with :func:`override`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, replace
+from typing import Iterator, Literal
+
+
+@dataclass(frozen=True)
+class Threshold:
+    name: str
+    value: float
+    unit: str  # "share", "ms", "us", "count", "ratio", "s", "GB/s"
+    source: str
+    meaning: str
+    direction: Literal["above", "below", "none"] = "above"  # which side fires
+
+
+def _t(name: str, value: float, unit: str, source: str, meaning: str, direction: str = "above") -> Threshold:
+    return Threshold(name, float(value), unit, source, meaning, direction)  # type: ignore[arg-type]
+
+
+_TABLE: tuple[Threshold, ...] = (
+    # ---- §1.1 input pipeline ----------------------------------------------------
+    _t("input_bound.warning", 0.05, "share", "stock overview: input >=5% of step = moderately input-bound",
+       "share of step time the GPUs are idle while the host waits for input (its data iterator or loader, or the "
+       "loop's own code before the step's first op); "
+       "H2D input copies are shown beside it"),
+    _t("input_bound.critical", 0.20, "share", "stock overview: input >=20% of step = highly input-bound",
+       "same metric, critical level"),
+    # ---- §1.2.1 gaps between steps ---------------------------------------------
+    _t("step_gaps.warning", 0.05, "share",
+       "Advisor; stock overview flags unattributed ('all others') time at >=3% moderate / >=15% high, "
+       "we start at 5% because a 1-2% inter-step gap is normal Keras/tf.function bookkeeping",
+       "share of step time the GPUs are idle between the end of one step's device work and the next step's start"),
+    _t("step_gaps.critical", 0.15, "share", "stock overview: 'all others' >=15% of step = high",
+       "same metric, critical level"),
+    _t("step_gaps.min_gap_ms", 0.05, "ms", "Advisor: below 50 us a gap is launch jitter, not a between-step gap",
+       "average gap must also be at least this long"),
+    _t("host_sync.warning", 0.05, "share", "Advisor, at the stock overview's 'all others' moderate level: a sync inside "
+       "the step leaves the GPU idle like a gap between steps", "share of step time the GPUs are idle after host "
+       "sync calls (.item(), stream/device/event synchronize) until the next device work"),
+    _t("host_sync.critical", 0.15, "share", "stock overview: 'all others' >=15% of step = high", "same metric, critical level"),
+    # ---- §1.2.2 small kernels / launch latency ---------------------------------
+    _t("launch_bound.warning", 0.03, "share", "stock overview: kernel launch >=3% of step = moderate",
+       "share of step time the GPU is idle waiting for the host to launch kernels"),
+    _t("launch_bound.critical", 0.15, "share", "stock overview: kernel launch >=15% of step = high",
+       "same metric, critical level"),
+    _t("launch.latency_us", 20.0, "us", "guide §1.2.2: each kernel takes about 20-40 us from enqueue to execution "
+       "(lower bound used so savings are not overstated)", "host launch latency per kernel: kernels shorter are "
+       "'tiny' (small-kernel metrics, the kernel-duration chart's band)"),
+    _t("launch.small_kernel_us", 40.0, "us", "guide §1.2.2: a kernel shorter than the 20-40 us launch latency cannot "
+       "hide it (126,224 Mul at ~21.9 us each)", "a kernel this short or shorter is 'small'"),
+    _t("launch.fused_us_per_kernel", 1.0, "us", "Advisor: a fused graph / XLA cluster / CUDA graph pays ~1 us per kernel",
+       "launch cost per kernel assumed after the fix (saving formula)"),
+    _t("launch_bound.min_small_kernel_time_share", 0.25, "share", "Advisor: the guide's launch-bound diagnosis is small "
+       "kernels; when kernels outlasting the launch latency do most of the GPU's work, the GPU's wait is the host's per-op cost (inflated by "
+       "the profiler's own launch tracing: 35 us cuLaunchKernelEx calls in a healthy real PyTorch capture), not a "
+       "problem of kernel size", "below this share of kernel time in small kernels a launch wait under the critical level is reported as info only"),
+    _t("launch_bound.step_calls", 4.0, "count", "Advisor: a step of a few compiled calls whose dispatch costs more host "
+       "time than their GPU work is launch-bound as a whole (tiny jitted steps), not by its kernels",
+       "most dispatch calls per step for the step-level launch-bound diagnosis"),
+    # ---- §1.2.2 eager execution -------------------------------------------------
+    _t("eager_execution.warning", 0.10, "share", "stock overview: kEagerReportThresholdInPercent = 10% of op time",
+       "share of op time (host or device, whichever is larger) executed eagerly"),
+    _t("eager_execution.critical", 0.50, "share", "Advisor: half of the op time outside tf.function is the main problem",
+       "same metric, critical level"),
+    # ---- §1.2.2 op placement ----------------------------------------------------
+    _t("host_op_placement.warning", 0.05, "share",
+       "Advisor; guide §1.2.2: the host share 'should be very small' (stock reports it without a threshold)",
+       "share of step time spent in TF ops placed on the host (excluding the input pipeline)"),
+    _t("host_op_placement.critical", 0.20, "share", "Advisor: a fifth of the step in host-placed ops",
+       "same metric, critical level"),
+    # ---- §1.2.2 / §2 item 4 memory copies ---------------------------------------
+    _t("excessive_memcpy.warning", 0.05, "share", "Advisor; guide §1.2.2/§2.4: copies hurt when they block kernels",
+       "share of step time in non-input memcpy (H2D/D2H/D2D/P2P) that the compute stream waits on"),
+    _t("excessive_memcpy.critical", 0.20, "share", "Advisor; capped at warning when host-placed ops explain the copies "
+       "(the host_op_placement finding is then the cause)", "same metric, critical level"),
+    _t("excessive_memcpy.sync_share", 0.01, "share",
+       "Nsight Systems rule 'synchronous memcpy' (any); Advisor fires at 1% of step so trivial ones stay quiet",
+       "share of step time in synchronous (async:0) copies that makes the finding at least a warning"),
+    # ---- §1.2.3 Tensor Cores / precision ---------------------------------------
+    _t("tensor_core_unused.warning", 0.10, "share",
+       "Advisor; guide §1.2.3: TC-eligible kernels should use Tensor Cores",
+       "share of device compute time in TC-eligible ops (MatMul, Conv, ...) whose kernels do not use Tensor Cores"),
+    _t("tensor_core_unused.critical", 0.40, "share", "Advisor", "same metric, critical level"),
+    _t("tensor_core.min_compute_capability", 7.0, "ratio", "guide §1.2.3/§1.3: Tensor Cores from Volta (sm70)",
+       "GPUs below this compute capability are skipped"),
+    _t("tensor_core.tf32_compute_capability", 8.0, "ratio", "NVIDIA: TF32 Tensor Core math from Ampere (sm80); "
+       "Volta and Turing run fp32 GEMMs on CUDA cores only", "GPUs from this compute capability get the TF32 advice"),
+    _t("mixed_precision_off.warning", 0.10, "share", "stock overview: 16-bit share of device compute <10% -> suggest "
+       "mixed precision", "share of device compute time in 16-bit kernels", "below"),
+    _t("mixed_precision_off.min_eligible_share", 0.10, "share", "Advisor: only worth it when matmul/conv work is >=10% "
+       "of device compute", "TC-eligible share of device compute required before suggesting mixed precision"),
+    _t("mixed_precision_off.critical", 0.50, "share", "Advisor: half of device compute in 32-bit MatMul/Conv that "
+       "could use fp16 Tensor Cores", "32-bit TC-eligible share of device compute at which the finding is critical"),
+    _t("mixed_precision.memory_bound_speedup", 1.25, "ratio", "guide §1.3: fp16 also helps memory-bound kernels (half "
+       "the bytes, up to 2x); 1.25x used so savings are not overstated",
+       "speedup assumed for other 32-bit kernels (element-wise, reductions) in fp16"),
+    _t("mixed_precision.speedup", 2.0, "ratio", "guide §1.3: AMP gives up to 3x on Volta+; 2x used so savings are "
+       "not overstated", "speedup assumed for TC-eligible fp32 kernels moved to fp16 Tensor Cores (before Ampere; "
+       "TF32 Tensor Core kernels on any GPU)"),
+    _t("mixed_precision.speedup_sm80", 6.0, "ratio", "Advisor, calibrated (docs/diff.md): from Ampere, 16-bit Tensor "
+       "Cores outpace fp32 CUDA cores ~16x at peak (A100 312 vs 19.5, H100 989 vs 67 TFLOP/s); the real H100 pair "
+       "fp32_highest -> healthy_bf16 ran its GEMMs 15x faster per sample; 6x keeps savings conservative",
+       "speedup assumed for fp32 MatMul/Conv kernels without Tensor Cores (CUDA cores) moved to 16-bit Tensor Cores "
+       "on compute capability >= tensor_core.tf32_compute_capability"),
+    _t("misaligned_dims.warning", 0.10, "share", "Advisor; guide §1.2.3: fp16 dims divisible by 8 (16 for int8)",
+       "share of 16-bit TC-eligible time in ops whose GEMM/conv dims are not multiples of 8 (int8: 16)"),
+    _t("misaligned_dims.critical", 0.40, "share", "Advisor", "same metric, critical level"),
+    _t("misaligned.tc_speedup", 2.0, "ratio", "Advisor: aligned fp16 Tensor Core GEMMs vs the fallback kernel, "
+       "conservative", "speedup assumed for misaligned kernels once padded to a multiple of 8"),
+    # ---- §1.3 loss scaling -------------------------------------------------------
+    _t("loss_scaling_gaps.warning", 0.03, "share", "stock overview: 'all others' >=3%; guide §1.3: dynamic loss scaling "
+       "adds host-side conditional ops that show as gaps", "share of step time in dynamic loss-scaling host ops / gaps"),
+    _t("loss_scaling_gaps.critical", 0.30, "share", "Advisor: the fix (static scale) needs a validated scale value, so "
+       "critical only when the gaps are a third of the step", "same metric, critical level"),
+    # ---- §1.3 XLA -------------------------------------------------------------------
+    _t("xla_not_used.warning", 0.10, "share", "Advisor; guide §1.2.3/§1.3: fusing small ops gives 'significant gains'. "
+       "Never critical: the guide calls compiler fusion an optional last step", "share of step time in fusible element-wise chains "
+       "(kernels + gaps inside them, per GPU), captures without a fusing compiler only"),
+    _t("xla_not_used.info", 0.03, "share", "Advisor: below the warning, still mention compiler fusion as the guide's last step",
+       "same metric, info level"),
+    _t("xla.min_chain_length", 3, "count", "Advisor: BiasAdd+Relu style pairs are already fused by TF's grappler; "
+       "a chain of 3+ element-wise kernels is what XLA adds", "shortest kernel chain counted as fusible"),
+    _t("xla.max_chain_gap_us", 40.0, "us", "guide §1.2.2: 20-40 us launch latency; a longer idle gap inside a 'chain' "
+       "is host work (a host op, a sync), which fusion does not remove", "average gap between a chain's kernels above "
+       "this -> the chain is not counted"),
+    _t("xla.fused_saving_share", 0.5, "ratio", "Advisor: XLA turns a chain into one kernel (no per-kernel launches, no "
+       "intermediate memory round trips); half of the chain's time is a conservative gain",
+       "share of a chain's time (kernels + gaps) saved by fusion"),
+    # ---- §2 several GPUs --------------------------------------------------------
+    _t("allreduce_extra.calls_per_gpu_step", 1.0, "count", "guide §2 item 3: one NCCL AllReduce per GPU per step",
+       "AllReduce calls per GPU per step above this fire"),
+    _t("allreduce_extra.critical", 0.15, "share", "stock overview: device collectives >=15% of step = high",
+       "time of the extra AllReduce calls as a share of step at which the finding is critical"),
+    _t("allreduce_slow.ratio_warning", 2.0, "ratio", "guide §2.1: expected ~ params x 4 bytes / bandwidth; Advisor "
+       "allows 2x for ring overhead and latency", "measured / expected AllReduce time"),
+    _t("allreduce_slow.ratio_critical", 5.0, "ratio", "Advisor", "same metric, critical level"),
+    _t("allreduce_slow.share_info", 0.03, "share", "stock overview: device collectives >=3% of step = moderate",
+       "collective share of step that earns an info finding when the parameter count is unknown"),
+    _t("allreduce_slow.share_warning", 0.15, "share", "stock overview: device collectives >=15% of step = high",
+       "collective share of step that makes it a warning when the parameter count is unknown"),
+    _t("allreduce.bandwidth_GBps", 10.0, "GB/s", "Advisor: PCIe 3.0 x16 effective (~10-12 GB/s); used when the capture "
+       "does not give the interconnect bandwidth. NVLink is 5-30x faster", "communication bandwidth in the formula"),
+    _t("gpu_imbalance.warning", 0.10, "ratio", "Advisor; guide §2 item 5: every replica should do the same work",
+       "(busiest GPU busy time - median GPU busy time) / median, per step"),
+    _t("gpu_imbalance.critical", 0.30, "ratio", "Advisor", "same metric, critical level"),
+    _t("launch_skew.warning", 0.05, "share", "Advisor; guide §2.2: skewed start = host thread contention",
+       "average spread of the GPUs' first-kernel start per step, as a share of step time"),
+    _t("launch_skew.critical", 0.30, "share", "Advisor: part of a skew hides behind the AllReduce wait; critical when "
+       "it is near a third of the step", "same metric, critical level"),
+    _t("launch_skew.min_ms", 0.1, "ms", "Advisor: skews under 100 us are scheduling noise", "absolute minimum skew"),
+    _t("sequential_gpus.warning", 0.5, "share", "Advisor; guide §2 item 6: GPUs should run the step concurrently",
+       "concurrency: share of the GPUs' busy time that overlaps another GPU (1 = fully parallel)", "below"),
+    _t("sequential_gpus.critical", 0.2, "share", "Advisor", "same metric, critical level", "below"),
+    _t("batch_size_headroom.info", 0.5, "share", "Advisor; guide §2 item 1: maximize batch size, check peak memory",
+       "peak memory / GPU memory below this earns an info finding", "below"),
+    # ---- headline cards (status colour only; findings use the rule thresholds) ------
+    _t("headline.device_step_share.warning", 0.50, "share", "peers: torch-tb-profiler and Nsight Systems flag GPU "
+       "utilization < 50%; guide §1: maximize", "device step-time share below this -> amber card", "below"),
+    _t("headline.device_step_share.critical", 0.25, "share", "Advisor: the GPU idles three quarters of the step",
+       "device step-time share below this -> red card", "below"),
+    _t("headline.host_op_share.warning", 0.10, "share", "Advisor; guide §1.2.2: the host share 'should be very small'",
+       "share of TF ops (by count) with no device kernels above this -> amber card"),
+    _t("headline.host_op_share.critical", 0.50, "share", "Advisor", "same metric, red card"),
+    # ---- capture quality (Q&A) ------------------------------------------------------
+    _t("capture.min_steps", 5.0, "count", "Q&A: a few steady-state steps; stock overview drops first and last step "
+       "when it has more than 5", "fewer complete steps than this -> warning"),
+    _t("capture.min_length_ms", 100.0, "ms", "Advisor: under 0.1 s a capture holds too little to average",
+       "captures shorter than this are 'too short' (capture.too_short)"),
+    _t("capture.max_seconds", 30.0, "s", "Q&A: profile about ten seconds, never a whole run (overhead distorts)",
+       "captures longer than this -> info"),
+    _t("capture.max_step_cv", 0.5, "ratio", "Advisor: step times varying by >50% (stddev/mean) are not steady state",
+       "coefficient of variation of step time above this -> info"),
+    _t("capture.graph_kernel_share", 0.5, "share", "Advisor: when most kernel time runs inside CUDA graphs (XLA command "
+       "buffers) the capture has no per-op names for it", "share of kernel time launched inside CUDA graphs above which "
+       "the capture-quality note says how to get per-op names"),
+    # ---- step detection (steps.py) ------------------------------------------------
+    _t("steps.drop_edges_above", 5.0, "count", "stock overview: with more than 5 steps the first (warm-up) and last "
+       "(possibly partial) step are dropped", "steps found above which the first and last are dropped"),
+    _t("steps.async_spill_steps", 0.5, "ratio", "Advisor: JAX returns from a jitted call at once, TensorFlow steps end on "
+       "a device sync; measured on the real H100 captures", "dispatch is asynchronous when a host step's device work "
+       "typically ends this many host-step lengths after it"),
+    _t("steps.cluster_gap_factor", 10.0, "ratio", "Advisor: a step boundary in GPU busy clusters is an idle gap far "
+       "longer than the typical gap between kernels", "gap between busy clusters, as a multiple of the median gap, that "
+       "separates steps (no step markers)"),
+    _t("steps.cluster_min_gap_ms", 1.0, "ms", "Advisor: kernel-to-kernel idle inside a step is microseconds",
+       "shortest idle gap that separates steps in GPU busy clusters"),
+    # ---- comparing two captures (diff.py) ---------------------------------------
+    _t("diff.noise_z", 2.0, "ratio", "Advisor: two standard errors of the difference of the mean step times "
+       "(Welch, from each run's per-step spread): about 95% of same-code pairs stay inside",
+       "a step-time change is beyond the noise when larger than this many standard errors"),
+    _t("diff.noise_floor_share", 0.01, "share", "Advisor: two processes of the same code differ by about 1% "
+       "(clocks, placement, allocator state) where one process's steps agree far better",
+       "a step-time change is never beyond the noise below this share of the base step"),
+    _t("diff.calibration_tolerance", 0.25, "share", "Advisor (issue #11): a predicted saving off by more than "
+       "25% of the realised one is fixed or its limit stated",
+       "realised / predicted saving within 1 +- this counts as calibrated"),
+    # ---- ranking / presentation ------------------------------------------------
+    _t("report.min_saving_share", 0.005, "share", "Advisor: savings under 0.5% of step are shown as '<0.5%'",
+       "display floor in the text and markdown reports, not a firing threshold"),
+)
+
+THRESHOLDS: dict[str, Threshold] = {t.name: t for t in _TABLE}
+
+
+def T(name: str) -> float:
+    """The current value of threshold ``name`` (KeyError names the table)."""
+    try:
+        return THRESHOLDS[name].value
+    except KeyError:
+        raise KeyError(f"unknown threshold {name!r}; see tb_gpu_advisor/common/thresholds.py") from None
+
+
+def source(name: str) -> str:
+    return THRESHOLDS[name].source
+
+
+@contextlib.contextmanager
+def override(**values: float) -> Iterator[None]:
+    """Temporarily change thresholds (tests, experiments): ``override(**{"input_bound.warning": 0.1})``."""
+    saved = {k: THRESHOLDS[k] for k in values}
+    try:
+        for k, v in values.items():
+            THRESHOLDS[k] = replace(THRESHOLDS[k], value=float(v))
+        yield
+    finally:
+        THRESHOLDS.update(saved)
+
+
+def as_markdown() -> str:
+    """The table as markdown (docs/rules.md embeds it; a test checks they agree)."""
+    lines = ["| threshold | value | unit | fires | source |", "|---|---|---|---|---|"]
+    for t in _TABLE:
+        v = THRESHOLDS[t.name].value
+        lines.append(f"| `{t.name}` | {v:g} | {t.unit} | {t.direction} | {t.source} |")
+    return "\n".join(lines)

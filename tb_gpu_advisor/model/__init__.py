@@ -1,0 +1,1 @@
+"""The data types the stages hand each other: the neutral columnar trace (numpy columns, no per-event objects) that every format fills, its column helpers and id tables, and the versioned report schema the pipeline ends in."""

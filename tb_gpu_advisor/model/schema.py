@@ -1,0 +1,224 @@
+"""The report schema: defined once, used by the CLI, the server and the frontend.
+
+A report is plain JSON built from these dataclasses (``to_json``).  The
+frontend reads exactly these field names; ``frontend/`` tests load a
+report produced by this module.  Bump ``SCHEMA_VERSION`` on any breaking
+change (renamed or removed field, changed meaning); adding optional fields
+is not breaking.
+
+Times are milliseconds unless a field name says otherwise; shares are
+fractions in [0, 1] (the UI formats them as percentages).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+SCHEMA_VERSION = "1.0"
+
+Severity = Literal["critical", "warning", "info", "ok"]
+Status = Literal["good", "warning", "critical", "unknown"]
+SEVERITY_ORDER: dict[str, int] = {"critical": 0, "warning": 1, "info": 2, "ok": 3}
+#: rows kept in a host's kernel and op tables (the largest by time); ``kernel_classes`` covers every kernel
+TABLE_ROWS = 25
+
+
+@dataclass
+class Metric:
+    """One number with its meaning and verdict (a headline card, or a finding's metric)."""
+
+    id: str
+    label: str
+    value: float | None
+    unit: str  # "share", "ms", "count", "ratio", "us"
+    display: str  # preformatted, e.g. "72.4%"
+    good_direction: Literal["higher", "lower", "none"] = "none"
+    status: Status = "unknown"
+    meaning: str = ""
+    threshold: float | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Saving:
+    """Estimated step-time saving of a fix, with its assumption spelled out."""
+
+    ms_per_step: float
+    percent_of_step: float
+    assumption: str
+    #: the time it recovers: [{"group", "pool", "ms"}] adding up to ms_per_step (rules/savings.py)
+    recovers: list[dict[str, Any]] = field(default_factory=list)
+    #: ids of the findings that recover some of the same time (their savings do not add up)
+    overlaps: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Table:
+    """Evidence table: rows are lists aligned with columns (values are JSON scalars)."""
+
+    title: str
+    columns: list[str]
+    rows: list[list[Any]]
+
+
+@dataclass
+class TimeWindow:
+    """A spot in the trace viewer: host, optional GPU, step, absolute window in ms since capture start."""
+
+    host: str
+    label: str
+    start_ms: float
+    end_ms: float
+    gpu: int | None = None
+    step: int | None = None
+
+
+@dataclass
+class Action:
+    """A recommended change; ``snippet`` is code or an env var the user can copy."""
+
+    text: str
+    snippet: str | None = None
+    snippet_lang: Literal["python", "shell", "text"] | None = None
+
+
+@dataclass
+class Finding:
+    """The output of one rule for one scope (session, host or GPU).
+
+    A session-level finding merged from the same finding on several hosts has ``host`` None and ``hosts``
+    the host names (see ``merge.merge_findings``); otherwise ``hosts`` is empty.
+    """
+
+    id: str  # stable: "<rule>" (session level, merged over hosts) or "<rule>:<host>" / "<rule>:<host>:<gpu>"
+    rule: str
+    severity: Severity
+    title: str
+    summary: str
+    guide_section: str
+    metric: Metric | None = None
+    saving: Saving | None = None
+    evidence: list[Table] = field(default_factory=list)
+    windows: list[TimeWindow] = field(default_factory=list)
+    actions: list[Action] = field(default_factory=list)
+    host: str | None = None
+    gpu: int | None = None
+    hosts: list[str] = field(default_factory=list)  # merged over hosts: every host it was found on
+
+
+@dataclass
+class StepRow:
+    """One step's non-overlapping breakdown (ms). Categories sum to ``step_ms``."""
+
+    step: int
+    start_ms: float
+    step_ms: float
+    breakdown: dict[str, float]
+    gpu: int | None = None
+
+
+@dataclass
+class GpuSummary:
+    gpu: int
+    name: str
+    compute_capability: str | None
+    step_ms: float | None
+    busy_share: float | None
+    kernel_count: int
+    collective_calls_per_step: float | None = None
+    launch_skew_ms: float | None = None
+    breakdown: dict[str, float] = field(default_factory=dict)
+
+
+@dataclass
+class HostReport:
+    host: str
+    path: str
+    size_bytes: int
+    error: str | None = None
+    capture: dict[str, Any] = field(default_factory=dict)  # length_ms, steady_state, ...
+    steps: dict[str, Any] = field(default_factory=dict)  # source, count, dropped, note
+    headline: list[Metric] = field(default_factory=list)
+    breakdown_ms: dict[str, float] = field(default_factory=dict)  # average per step
+    step_rows: list[StepRow] = field(default_factory=list)
+    gpus: list[GpuSummary] = field(default_factory=list)
+    kernels: Table | None = None
+    ops: Table | None = None
+    memcpy: Table | None = None
+    kernel_durations_us: dict[str, Any] = field(default_factory=dict)  # histogram for the chart
+    #: every kernel of the kept steps by class: [{"class", "kernels", "launches_per_step", "us_per_step"}]
+    kernel_classes: list[dict[str, Any]] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    #: step time if every warning/critical fix lands (rules/savings.achievable); {} without a step time
+    achievable: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Report:
+    run: str
+    session: str
+    hosts: list[HostReport]
+    findings: list[Finding]  # all hosts, ranked by saving then guide order
+    headline: list[Metric]
+    healthy: bool
+    analyzer_version: str
+    generated_at: str
+    schema_version: str = SCHEMA_VERSION
+    notes: list[str] = field(default_factory=list)
+    #: the slowest host's achievable step (a session steps at its slowest host's pace)
+    achievable: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, default=_json_default)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "Report":
+        """The inverse of :meth:`to_dict` (e.g. a cached report's JSON back into a Report for the renderers).
+
+        Unknown keys (a newer writer's optional fields) are ignored.
+        """
+        return _build(cls, d, hosts=[_host(h) for h in d.get("hosts") or []],
+                      findings=[_finding(f) for f in d.get("findings") or []],
+                      headline=[_build(Metric, m) for m in d.get("headline") or []])
+
+    @classmethod
+    def from_json(cls, text: str) -> "Report":
+        return cls.from_dict(json.loads(text))
+
+
+def _build(cls: type, d: dict[str, Any], **nested: Any) -> Any:
+    """``cls(**d)`` keeping only ``cls``'s fields, with ``nested`` already-converted values."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    return cls(**{k: v for k, v in d.items() if k in names and k not in nested}, **nested)
+
+
+def _opt(cls: type, d: dict[str, Any] | None) -> Any:
+    return None if d is None else _build(cls, d)
+
+
+def _finding(d: dict[str, Any]) -> Finding:
+    return _build(Finding, d, metric=_opt(Metric, d.get("metric")), saving=_opt(Saving, d.get("saving")),
+                  evidence=[_build(Table, t) for t in d.get("evidence") or []],
+                  windows=[_build(TimeWindow, w) for w in d.get("windows") or []],
+                  actions=[_build(Action, a) for a in d.get("actions") or []])
+
+
+def _host(d: dict[str, Any]) -> HostReport:
+    return _build(HostReport, d, headline=[_build(Metric, m) for m in d.get("headline") or []],
+                  step_rows=[_build(StepRow, r) for r in d.get("step_rows") or []],
+                  gpus=[_build(GpuSummary, g) for g in d.get("gpus") or []],
+                  kernels=_opt(Table, d.get("kernels")), ops=_opt(Table, d.get("ops")), memcpy=_opt(Table, d.get("memcpy")),
+                  findings=[_finding(f) for f in d.get("findings") or []])
+
+
+def _json_default(o: Any) -> Any:
+    # numpy scalars sneak in from the metrics; convert them instead of failing.
+    if hasattr(o, "item"):
+        return o.item()
+    raise TypeError(f"not JSON serializable: {type(o).__name__}")

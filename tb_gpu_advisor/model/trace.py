@@ -1,0 +1,185 @@
+"""The neutral trace model: what every input format is read into, and all that steps and metrics see.
+
+One :class:`Trace` per host file (an XPlane ``<host>.xplane.pb``, a PyTorch
+``<worker>.pt.trace.json``).  Events live in columnar tables -- one
+:class:`HostEvents` for the host's threads, one :class:`DeviceEvents` per
+GPU -- in numpy arrays, times in picoseconds on the trace's own clock.  A
+launch on the host and the device work it started share a correlation id
+(``corr``), as CUPTI records them in every format.  What a format marks
+itself (a derived per-GPU step line, step annotations, compiled-module
+executions, the capture window, allocator peaks) is carried as plain fields,
+so no later stage reads a format's own types.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tb_gpu_advisor.model.idtable import IdTable
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """What the profile says about one GPU; None where it does not say."""
+
+    name: str | None = None
+    compute_capability: tuple[int, int] | None = None
+    sm_count: int | None = None
+    memory_bytes: int | None = None
+    memory_bandwidth: float | None = None  # bytes/s
+
+
+#: Step windows in one GPU's time: (step keys, starts, ends), one row per event of the format's step line.
+StepLine = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+@dataclass
+class StepMarkers:
+    """Steps the format marks on the host itself (PyTorch ``ProfilerStep#N``): one window per step."""
+
+    source: str  # the step source id reported (``profiler_step``)
+    note: str  # how they were found, in words
+    ids: np.ndarray  # int64 step numbers
+    start: np.ndarray  # int64 ps
+    end: np.ndarray
+
+
+@dataclass
+class ModuleRuns:
+    """Executions of the most executed compiled module on one GPU (XLA ``XLA Modules`` line): a step source."""
+
+    note: str
+    start: np.ndarray  # disjoint, sorted, ps
+    end: np.ndarray
+
+
+@dataclass
+class Allocator:
+    """GPU allocator statistics of the capture: peak bytes in use and the allocator's limit, None where unknown."""
+
+    peak_bytes: int | None = None
+    limit_bytes: int | None = None
+
+
+@dataclass
+class HostEvents:
+    """Every host event of one host (all threads), one row per event; times in ps on the trace's clock."""
+
+    start: np.ndarray  # int64 ps
+    end: np.ndarray
+    name: np.ndarray  # int32, index into names
+    line: np.ndarray  # index into line_names (int16, or int32 past 32k lines)
+    # stats, -1 where absent: the narrowest signed int dtype holding every value (int8 .. int64), or a
+    # zero-byte read-only broadcast -1 where the stat is absent from the whole capture
+    corr: np.ndarray  # correlation_id
+    group_id: np.ndarray
+    step_num: np.ndarray
+    iter_num: np.ndarray
+    root: np.ndarray  # _r value
+    is_eager: np.ndarray  # 1 / 0 / -1
+    names: list[str]
+    line_names: list[str]
+
+    def __len__(self) -> int:
+        return int(self.start.shape[0])
+
+    def name_mask(self, pred) -> np.ndarray:
+        """Bool per event: ``pred(name)`` evaluated once per distinct name.
+
+        Most predicates (eager, loss scaling, XLA markers...) match no name of a given capture: then the
+        answer is a zero-filled array without a pass over the events.
+        """
+        per_name = np.fromiter((bool(pred(n)) for n in self.names), dtype=bool, count=len(self.names))
+        if not per_name.any():
+            return np.zeros(len(self), dtype=bool)
+        return np.take(per_name, self.name)  # take: about twice as fast as per_name[self.name]
+
+
+@dataclass
+class DeviceEvents:
+    """Every activity event of one GPU (kernels, copies, memsets, collectives on all its streams), sorted by start."""
+
+    gpu: int
+    info: DeviceInfo
+    names: list[str]  # event names: ``name`` indexes them
+    strings: list[str]  # text of string-id columns (``shape_sid``, ``long_name_sid``)
+    start: np.ndarray
+    end: np.ndarray
+    name: np.ndarray  # index into names (int16, or int32 past 32k names)
+    kind: np.ndarray  # kernel_classes KIND_*
+    stream: np.ndarray  # index into stream_names (int8 or wider)
+    stream_names: list[str]
+    corr: np.ndarray  # correlation_id, -1 (int32, or int64 where ids do not fit)
+    group_id: np.ndarray  # -1 where absent; narrow, or a zero-byte broadcast -1 (also shape_sid, long_name_sid)
+    op_text: list[str]  # resolved op names: `tf_op` stat strings, HLO ops, TF 2.4 `TensorFlow Ops` line names
+    op_idx: np.ndarray  # index into op_text, -1 = unknown (int16, or wider when op_text is long)
+    mem_bytes: np.ndarray  # memcpy size, -1 unknown (the narrowest int dtype holding the sizes)
+    mem_sync: np.ndarray  # 1 sync, 0 async, -1 unknown
+    shape_sid: np.ndarray  # string id of the op's shapes (XPlane `shape` stat), -1
+    long_name_sid: np.ndarray = None  # string id of the XLA op text (`long_name` stat) (XLA ops: "%x = f16[8,128]{1,0} dot(...)")
+    graph_id: np.ndarray = None  # `cuda_graph_id` of kernels launched inside a CUDA graph (XLA command buffer), -1
+
+    def __len__(self) -> int:
+        return int(self.start.shape[0])
+
+    def string(self, sid: int) -> str | None:
+        """The text of string id ``sid`` of a string-id column, None for -1 or an unknown id."""
+        return self.strings[sid] if 0 <= sid < len(self.strings) else None
+
+
+def launch_records(h: HostEvents, idx_t=np.int64) -> IdTable:
+    """Correlation id -> the host launch record: the first host event (by index) that carries the id.
+
+    A CUDA graph launch (``cuGraphLaunch``) shares its correlation id with every kernel of the graph, so the
+    graph's kernels map to the one launch, as CUPTI records them.
+    """
+    hc = np.flatnonzero(h.corr >= 0).astype(idx_t, copy=False)
+    return IdTable(h.corr[hc], hc, -1)
+
+
+def device_launches(h: HostEvents, devs: list["DeviceEvents"], idx_t=np.int64) -> list[np.ndarray]:
+    """Per GPU: the host launch record index of each device event (-1 where none)."""
+    records = launch_records(h, idx_t)
+    return [records.lookup(d.corr) for d in devs]
+
+
+@dataclass
+class Trace:
+    """One host file, read: the input of :func:`~tb_gpu_advisor.steps.detect.detect_steps` and the metrics."""
+
+    format: str  # "xplane" | "kineto"
+    host: str
+    path: str
+    size_bytes: int
+    h: HostEvents
+    devices: list[DeviceEvents]  # by GPU id
+    num_events: int  # events the file held (all lines, derived ones too)
+    #: (earliest start, latest end) in ps over everything the file holds, None when it holds no event
+    span_ps: tuple[int, int] | None = None
+    #: the profiler's own capture window in ms, when the file records it
+    capture_ms: float | None = None
+    #: per GPU, the format's own step line (TF's derived ``Steps`` line in grouped captures)
+    gpu_step_lines: dict[int, StepLine] = field(default_factory=dict)
+    #: what the step lines are: (step source id, note in words); None: TF's derived ``Steps`` line
+    gpu_step_source: tuple[str, str] | None = None
+    #: per GPU, the host lines of the process that drives it (PyTorch ranks merged into one trace): a GPU's
+    #: idle time is explained by its own process only.  Empty: every host line drives every GPU.
+    gpu_host_lines: dict[int, np.ndarray] = field(default_factory=dict)
+    #: step annotations the format defines on the host (PyTorch ``ProfilerStep#N``)
+    host_steps: StepMarkers | None = None
+    #: per GPU, executions of its most executed compiled module (XLA ``XLA Modules`` line)
+    module_runs: list[ModuleRuns] = field(default_factory=list)
+    allocator: Allocator = field(default_factory=Allocator)
+    #: the framework that wrote the file when the format says it (``pytorch`` for Kineto), else detected from names
+    framework: str | None = None
+    #: capture-wide metadata keys the framework detection may look at (``/host:metadata`` stats)
+    metadata_keys: frozenset[str] = frozenset()
+    #: XLA markers the format holds beyond host event names (``XLA Ops`` line, ``hlo_op`` stat...), as shown
+    xla_evidence: list[str] = field(default_factory=list)
+    #: what the reader could not read, for a partial analysis (a trace cut off mid-write)
+    problems: list[str] = field(default_factory=list)
+
+    def device(self, gpu: int) -> DeviceEvents | None:
+        return next((d for d in self.devices if d.gpu == gpu), None)

@@ -1,0 +1,191 @@
+"""One host's report: its metrics as headline cards (graded by the rule that owns each), tables, step rows
+and per-GPU summaries, with the findings the rules made of them."""
+
+from __future__ import annotations
+
+import math
+import operator
+from typing import Any
+
+import numpy as np
+
+from tb_gpu_advisor import frameworks, rules
+from tb_gpu_advisor.devices import kernels as kc
+from tb_gpu_advisor.common.fmt import pct as _pct
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations
+from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, StepRow, Table
+from tb_gpu_advisor.rules.headline import CARD_RULE, grade_card
+from tb_gpu_advisor.rules.savings import achievable
+
+TOP_N = TABLE_ROWS
+
+
+def json_float(x: Any, nd: int = 4) -> float | None:
+    """JSON-safe float: None for None/NaN/inf."""
+    if x is None:
+        return None
+    x = float(x)
+    return round(x, nd) if math.isfinite(x) else None
+
+
+def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
+    """The guide's overview numbers as cards, graded with the host's findings (rules/headline.py)."""
+    h = m.headline
+    fw = frameworks.get(m.capture.framework)
+    cards = [
+        Metric("device_step_share", "Device step-time share", json_float(h.device_step_share), "share", _pct(h.device_step_share), "higher",
+               meaning="share of the step the GPU spends executing kernels (guide 1: maximize)",
+               detail={"avg_step_ms": json_float(h.avg_step_ms), "device_compute_ms": json_float(m.breakdown.device_compute)}),
+        _not_applicable(fw, Metric("host_op_share", "Ops placed on host", json_float(h.host_op_share_by_count), "share",
+                                   _pct(h.host_op_share_by_count), "lower", meaning=fw.label("host_op_meaning"),
+                                   detail={"by_time": json_float(h.host_op_share_by_time), "host_ops": h.host_op_count,
+                                           "device_ops": h.device_op_count})),
+        Metric("sixteen_bit_share", "16-bit kernel time", json_float(h.sixteen_bit_time_share), "share", _sixteen_display(h), "higher",
+               meaning="share of GPU kernel time of known precision in fp16 or bf16 kernels (guide: how many kernels use fp16); "
+                       "kernels whose name gives no dtype (compiler fusions, Triton GEMMs) are left out and counted in detail",
+               detail={"fp16_kernels": h.fp16_kernel_count, "bf16_kernels": h.bf16_kernel_count, "kernels": h.kernel_count,
+                       "fp16_share": json_float(h.fp16_time_share), "bf16_share": json_float(h.bf16_time_share),
+                       "tensor_core_share": json_float(h.tensor_core_time_share),
+                       "unknown_precision_share": json_float(h.unknown_precision_share)}),
+        Metric("launch_wait_share", "Idle waiting for launch", json_float(h.launch_wait_share), "share", _pct(h.launch_wait_share), "lower",
+               meaning="share of the step the GPU was idle waiting for the host to launch the next kernel",
+               detail={"ms_per_step": json_float(m.breakdown.launch_wait)}),
+        Metric("input_wait_share", "Waiting for input", json_float(h.input_wait_share), "share", _pct(h.input_wait_share), "lower",
+               meaning=fw.label("input_wait_meaning"),
+               detail={"ms_per_step": json_float(m.breakdown.input_wait)}),
+    ]
+    active = any(g.active for g in m.gpus)
+    return [grade_card(c, findings, active, rules.quiet_reason(CARD_RULE[c.id], m) if c.id in CARD_RULE else "")
+            for c in cards]
+
+
+def _sixteen_display(h) -> str:
+    """The 16-bit share, saying how much kernel time has no known precision."""
+    unk = h.unknown_precision_share
+    if h.sixteen_bit_time_share is None:
+        return "n/a (no kernel of known precision)" if unk else _pct(None)
+    return _pct(h.sixteen_bit_time_share) + (f" of known ({_pct(unk)} unknown)" if unk and unk >= 0.005 else "")
+
+
+def _not_applicable(fw, card: Metric) -> Metric:
+    """A card the framework has no meaning for: no value, "n/a" and the reason, never a red number."""
+    if fw.applies(card.id):
+        return card
+    card.value = None
+    card.display = "n/a"
+    card.meaning = fw.not_applicable[card.id]
+    card.detail = {"not_applicable": fw.not_applicable[card.id]}
+    return card
+
+
+def _kernel_table(m: HostMetrics, n: int = TOP_N) -> Table:
+    cols = ["kernel", "op", "op type", "count", "total us", "avg us", "min us", "max us", "tensor core", "TC eligible", "precision", "launch latency us", "GPUs"]
+    rows = [[k.name, k.op_name, k.op_type, k.count, json_float(k.total_us, 3), json_float(k.avg_us, 3), json_float(k.min_us, 3), json_float(k.max_us, 3), k.tensor_core,
+             k.tc_eligible, k.precision, json_float(k.launch_latency_avg_us, 3), ",".join(map(str, k.gpus))] for k in m.kernels[:n]]
+    return Table("Top GPU kernels (kept steps, all GPUs)", cols, rows)
+
+
+def _op_table(m: HostMetrics, n: int = TOP_N) -> Table:
+    cols = ["op", "type", "on device", "occurrences", "host ms", "kernels", "kernel us", "TC eligible", "tensor core share", "precision", "eager"]
+    rows = [[o.op_name, o.op_type, o.on_device, o.occurrences, json_float(o.host_self_ms), o.kernel_count, json_float(o.kernel_total_us, 3), o.tc_eligible,
+             json_float(o.tensor_core_share), o.precision, o.is_eager] for o in m.ops[:n]]
+    return Table(frameworks.get(m.capture.framework).label("ops_table"), cols, rows)
+
+
+def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
+    """Every kept-step kernel by class (kernel_classes.kernel_class), largest time first: complete where the
+    kernel table stops at its top rows, so a diff sees every class change."""
+    n = float(m.steps.count or 1)
+    acc: dict[str, list[float]] = {}
+    for k in m.kernels:
+        c = kc.kernel_class(k.name, tensor_core=k.tensor_core, tc_eligible=k.tc_eligible, elementwise=k.elementwise,
+                            collective=k.collective)
+        a = acc.setdefault(c, [0, 0.0, 0.0])
+        a[0] += 1
+        a[1] += k.count
+        a[2] += k.total_us
+    rows = [{"class": c, "kernels": int(a[0]), "launches_per_step": json_float(a[1] / n, 3), "us_per_step": json_float(a[2] / n, 3)}
+            for c, a in acc.items()]
+    return sorted(rows, key=lambda r: -(r["us_per_step"] or 0.0))
+
+
+def _memcpy_table(m: HostMetrics) -> Table:
+    cols = ["direction", "count/step", "bytes/step", "ms/step", "sync/step", "sync share", "recurring", "exposed ms/step", "top ops"]
+    rows = [[c.direction, json_float(c.count_per_step, 2), json_float(c.bytes_per_step, 0), json_float(c.ms_per_step), json_float(c.sync_count_per_step, 2), json_float(c.sync_share),
+             c.recurring, json_float(c.blocking_ms_per_step), "; ".join(c.top_ops[:3])] for c in m.memcpy]
+    return Table("Memory copies per step", cols, rows)
+
+
+def kernel_histogram(k: KernelDurations) -> dict[str, Any]:
+    """The report's kernel duration histogram (JSON: open last edge as null, totals rounded)."""
+    return {
+        "edges_us": [e if math.isfinite(e) else None for e in k.edges_us], "counts": list(k.counts),
+        "total_us": [json_float(t, 3) for t in k.total_us], "band_us": list(k.band_us),
+        "below_band_count": k.below_band_count, "count": k.count,
+    }
+
+
+_BD_VALUES = operator.attrgetter(*BREAKDOWN_CATEGORIES)
+
+
+def round6(values: np.ndarray) -> list[float | None]:
+    """``[json_float(x, 6) for x in values.ravel()]`` -- Python's ``round(x, 6)``, None for NaN/inf -- vectorized.
+
+    ``round(x, 6)`` is the double nearest to N/10**6, N = x*10**6 rounded half-even from x's exact
+    value; ``rint(x * 1e6) / 1e6`` is exactly that (the division is correctly rounded) unless the
+    rounding error of ``x * 1e6`` (below |x * 1e6| * 2**-52) reaches the nearest half-integer, where
+    rint could round the other way.  Those few values (and NaN, inf, |x * 1e6| >= 2**52) go
+    through Python's ``round``: every result is bit-identical to it.
+    """
+    x = np.asarray(values, dtype=np.float64).ravel()
+    y = x * 1e6
+    out = (np.rint(y) / 1e6).tolist()
+    with np.errstate(invalid="ignore"):
+        tie_dist = np.abs(y - np.floor(y) - 0.5)
+        exact = (np.abs(y) < 2.0 ** 52) & (tie_dist > np.abs(y) * 2.0 ** -52 + 1e-9)
+    for i in np.flatnonzero(~exact).tolist():
+        v = float(x[i])
+        out[i] = round(v, 6) if math.isfinite(v) else None
+    return out
+
+
+def _step_rows(rows) -> list[StepRow]:
+    """StepRows of ``steps_detail``: ``json_float(x, 6)`` of every number (tens of thousands of rows: rounded at once,
+    :func:`round6`).  A None becomes NaN in the float matrix, and so None again, as ``_f`` makes it."""
+    cats = BREAKDOWN_CATEGORIES
+    width = 2 + len(cats)
+    mat = np.array([(r.start_ms, r.step_ms, *_BD_VALUES(r.breakdown)) for r in rows], dtype=np.float64).reshape(len(rows), width)
+    vals = round6(mat)
+    return [StepRow(step=r.step, start_ms=vals[k], step_ms=vals[k + 1], breakdown=dict(zip(cats, vals[k + 2:k + width])), gpu=r.gpu)
+            for r, k in zip(rows, range(0, len(vals), width))]
+
+
+def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> HostReport:
+    """The report of one host: its metrics as cards, tables and step rows, with the findings the rules made of them."""
+    for f in findings:
+        f.host = f.host or m.host
+    steps_rows = _step_rows(m.steps_detail)
+    gpus = [GpuSummary(gpu=g.gpu, name=g.name, compute_capability=g.compute_capability, step_ms=json_float(g.step_ms, 6), busy_share=json_float(g.busy_share),
+                       kernel_count=g.kernel_count, collective_calls_per_step=json_float(g.collective_calls_per_step),
+                       launch_skew_ms=json_float(g.first_kernel_offset_ms), breakdown={k: json_float(v, 6) for k, v in g.breakdown.as_dict().items()})
+            for g in m.gpus]
+    cap = m.capture
+    det = m.steps
+    return HostReport(
+        host=m.host, path=m.path, size_bytes=size,
+        capture={"length_ms": json_float(cap.length_ms, 3), "steps_captured": cap.steps_captured, "steps_kept": cap.steps_kept,
+                 "steady_state": cap.steady_state, "step_time_cv": json_float(cap.step_time_cv), "too_short": cap.too_short, "too_long": cap.too_long,
+                 "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
+                 "framework": cap.framework, "framework_name": frameworks.get(cap.framework).name,
+                 "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes},
+        steps={"source": det.source, "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
+               "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},
+        headline=headline_cards(m, findings),
+        breakdown_ms={k: json_float(v, 6) for k, v in m.breakdown.as_dict().items()},
+        step_rows=steps_rows, gpus=gpus, kernels=_kernel_table(m), ops=_op_table(m), memcpy=_memcpy_table(m),
+        kernel_durations_us=kernel_histogram(m.kernel_durations), kernel_classes=kernel_class_summary(m), findings=findings,
+        achievable=achievable(m.headline.avg_step_ms, m.breakdown.as_dict(), findings),
+    )
+
+
+__all__ = ["build_host_report", "headline_cards", "kernel_histogram", "kernel_class_summary", "round6", "json_float"]

@@ -1,0 +1,543 @@
+"""Compare two reports: did the change help, by how much, and was the Advisor's predicted saving right?
+
+The last stage of the pipeline: a pure function of two :class:`~tb_gpu_advisor.model.schema.Report`
+objects, so a diff of two cached reports never re-reads a profile.  The CLI (``tb-gpu-advisor diff``), the
+server (``/diff``) and the tab all use :func:`diff_reports` and the JSON it gives (``Diff.to_dict``,
+documented in ``docs/diff.md``; bump :data:`DIFF_VERSION` on a breaking change).
+
+What is compared, and why that way:
+
+* **One host per side.**  A session steps at its slowest host's pace, so by default each side's slowest host
+  is compared (the same host name on both sides when both have it); ``host=`` picks another.
+* **Step time with its noise.**  The per-step spread of each side gives the standard error of the
+  difference of the mean step times (Welch).  A change counts when it exceeds ``diff.noise_z`` standard
+  errors *and* the run-to-run floor ``diff.noise_floor_share``: two processes of the same code differ by more
+  than one process's steps differ from each other (clocks, placement, allocator state).
+* **Findings matched by rule** (and GPU): fixed, new, improved, worse or still present.
+* **Calibration.**  The findings that were fixed predicted a saving in the base report: the union of the time
+  they recover (``rules.savings.achievable``, so overlapping fixes are not counted twice).  It is shown next
+  to the realised change of the step time; the ratio is what ``docs/diff.md``'s calibration table collects.
+* **Kernels** by class (complete: ``HostReport.kernel_classes``) and by name or op (the reports' top-25
+  tables: a name outside the other side's top 25 is "entered/left the top", not "added/removed", unless that
+  side's table holds every kernel).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Literal, Sequence
+
+from tb_gpu_advisor import ANALYZER_VERSION
+from tb_gpu_advisor.model.schema import SEVERITY_ORDER, TABLE_ROWS, Finding, HostReport, Metric, Report, Table, _json_default
+from tb_gpu_advisor.rules.savings import GROUPS, achievable
+from tb_gpu_advisor.common.thresholds import T
+
+DIFF_VERSION = "1.0"
+
+#: step-time verdicts
+Verdict = Literal["faster", "slower", "unchanged", "unknown"]
+#: how a finding changed between the runs
+FindingStatus = Literal["fixed", "new", "improved", "worse", "still"]
+#: how a kernel, op or category changed
+ChangeStatus = Literal["changed", "added", "removed", "entered_top", "left_top"]
+
+_JUDGED = ("critical", "warning")
+#: the rules that describe the capture, not a problem of the training step
+_NOT_PROBLEMS = frozenset({"healthy"})
+
+
+# --------------------------------------------------------------------------- schema
+
+
+@dataclass
+class Spread:
+    """Per-step step times of one side (ms): how noisy its mean is."""
+
+    n: int
+    mean_ms: float
+    std_ms: float | None  # None with fewer than 2 steps
+    min_ms: float
+    max_ms: float
+
+
+@dataclass
+class Side:
+    """One capture of the comparison: which run, session and host, and its step time."""
+
+    run: str
+    session: str
+    label: str  # "RUN/SESSION" (or the logdir or file the CLI was given)
+    host: str | None  # the host compared
+    hosts: list[str]
+    framework: str | None
+    step_ms: float | None
+    spread: Spread | None
+    achievable_step_ms: float | None
+    analyzer_version: str
+    error: str | None = None  # why this side has no step time (its host failed, no steps)
+
+
+@dataclass
+class StepChange:
+    base_ms: float | None
+    new_ms: float | None
+    delta_ms: float | None  # new - base: positive is slower
+    delta_share: float | None  # delta / base
+    noise_ms: float | None  # a change smaller than this is noise (None: fewer than 2 steps on a side)
+    beyond_noise: bool | None
+    verdict: Verdict
+
+
+@dataclass
+class Change:
+    """A before/after number: a breakdown group (ms/step), a kernel class, a kernel or an op (us/step)."""
+
+    key: str
+    label: str
+    base: float | None
+    new: float | None
+    delta: float | None
+    status: ChangeStatus = "changed"
+    detail: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class MetricChange:
+    """A headline card on both sides; ``better`` follows the card's good direction (None: no direction/value)."""
+
+    id: str
+    label: str
+    unit: str
+    base: float | None
+    new: float | None
+    base_display: str
+    new_display: str
+    base_status: str
+    new_status: str
+    better: bool | None
+
+
+@dataclass
+class FindingChange:
+    rule: str
+    title: str  # the new run's title when it still fires, else the base run's
+    status: FindingStatus
+    guide_section: str
+    base_severity: str | None
+    new_severity: str | None
+    base_saving_ms: float | None
+    new_saving_ms: float | None
+    #: the step time this change was predicted to save: the base saving of a fixed finding (None otherwise)
+    predicted_ms: float | None = None
+    gpu: int | None = None
+    base_id: str | None = None
+    new_id: str | None = None
+
+
+@dataclass
+class Calibration:
+    """Predicted saving of the fixed findings next to the realised step-time change."""
+
+    findings: list[str]  # rules fixed
+    predicted_ms: float  # base step - achievable step with exactly these fixes (union of recovered time)
+    realised_ms: float  # base step - new step
+    ratio: float | None  # realised / predicted
+    within: bool | None  # |ratio - 1| <= diff.calibration_tolerance
+    tolerance: float
+    note: str = ""
+
+
+@dataclass
+class GpuChange:
+    gpu: int
+    name: str
+    base_step_ms: float | None
+    new_step_ms: float | None
+    base_busy_share: float | None
+    new_busy_share: float | None
+    base_kernel_count: int | None
+    new_kernel_count: int | None
+    breakdown: list[Change] = field(default_factory=list)  # ms/step by group
+
+
+@dataclass
+class Diff:
+    base: Side
+    new: Side
+    step: StepChange
+    breakdown: list[Change]  # ms/step by group (rules/savings.GROUPS)
+    headline: list[MetricChange]
+    findings: list[FindingChange]
+    calibration: Calibration | None
+    kernel_classes: list[Change]  # us/step
+    kernels: list[Change]  # us/step, largest change first
+    ops: list[Change]  # kernel us/step per op, largest change first
+    gpus: list[GpuChange]
+    notes: list[str]
+    analyzer_version: str
+    generated_at: str
+    diff_version: str = DIFF_VERSION
+
+    def regressed(self, percent: float) -> bool:
+        """The CI gate: slower by more than ``percent`` % of the base step AND beyond the noise."""
+        s = self.step
+        if s.delta_ms is None or s.delta_share is None or s.delta_ms <= 0:
+            return False
+        return s.beyond_noise is not False and s.delta_share * 100.0 > percent
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, default=_json_default)
+
+
+class DiffError(ValueError):
+    """The two reports cannot be compared as asked (an unknown host)."""
+
+
+# --------------------------------------------------------------------------- entry point
+
+
+def diff_reports(base: Report, new: Report, host: str | None = None, base_label: str | None = None,
+                 new_label: str | None = None, top: int = 15) -> Diff:
+    """The diff of ``new`` against ``base`` (see the module doc); ``host`` picks the host compared on both sides."""
+    notes: list[str] = []
+    hb, hn = _pair_hosts(base, new, host, notes)
+    sb = _side(base, hb, base_label)
+    sn = _side(new, hn, new_label)
+    fb, fn = _findings(base, hb), _findings(new, hn)
+    changes = match_findings(fb, fn)
+    step = step_change(sb, sn)
+    return Diff(
+        base=sb, new=sn, step=step,
+        breakdown=_group_changes(hb.breakdown_ms if hb else {}, hn.breakdown_ms if hn else {}),
+        headline=_metric_changes(_cards(base, hb), _cards(new, hn)),
+        findings=changes,
+        calibration=calibrate(sb, sn, hb, fb, changes),
+        kernel_classes=_class_changes(hb, hn),
+        kernels=_table_changes(hb, hn, "kernels", "kernel", "total us", top),
+        ops=_table_changes(hb, hn, "ops", "op", "kernel us", top),
+        gpus=_gpu_changes(hb, hn),
+        notes=notes + _side_notes(sb, sn),
+        analyzer_version=ANALYZER_VERSION,
+        generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+    )
+
+
+# --------------------------------------------------------------------------- sides and step time
+
+
+def _ok_hosts(r: Report) -> list[HostReport]:
+    return [h for h in r.hosts if h.error is None]
+
+
+def host_step_ms(h: HostReport | None) -> float | None:
+    """A host's mean step time: its breakdown categories add up to it (``StepRow`` doc)."""
+    if h is None or not h.breakdown_ms:
+        return None
+    total = sum(v for v in h.breakdown_ms.values() if v)
+    return total if total > 0 else None
+
+
+def _slowest(r: Report) -> HostReport | None:
+    hs = _ok_hosts(r)
+    return max(hs, key=lambda h: host_step_ms(h) or 0.0) if hs else (r.hosts[0] if r.hosts else None)
+
+
+def _pair_hosts(base: Report, new: Report, host: str | None, notes: list[str]) -> tuple[HostReport | None, HostReport | None]:
+    """The host compared on each side (module doc)."""
+    if host is not None:
+        return _named(base, host, "base"), _named(new, host, "new")
+    hb = _slowest(base)
+    by_name = {h.host: h for h in new.hosts}
+    hn = by_name.get(hb.host) if hb is not None and hb.host in by_name and len(base.hosts) > 1 else _slowest(new)
+    if len(base.hosts) > 1 or len(new.hosts) > 1:
+        notes.append(f"compared host {hb.host if hb else '-'} (base) with {hn.host if hn else '-'} (new): "
+                     "each session's slowest host sets its step time; pick another with --host")
+    elif hb is not None and hn is not None and hb.host != hn.host:
+        notes.append(f"different host names: {hb.host} (base), {hn.host} (new)")
+    return hb, hn
+
+
+def _named(r: Report, host: str, which: str) -> HostReport:
+    for h in r.hosts:
+        if h.host == host:
+            return h
+    raise DiffError(f"unknown host {host!r} in the {which} run {r.run}/{r.session}. "
+                    f"Available hosts: {', '.join(h.host for h in r.hosts)}")
+
+
+def _side(r: Report, h: HostReport | None, label: str | None) -> Side:
+    step = host_step_ms(h) if h is not None and h.error is None else None
+    error = None
+    if h is None:
+        error = "the session has no host file"
+    elif h.error:
+        error = f"host {h.host} could not be analysed: {h.error}"
+    elif step is None:
+        error = f"host {h.host}: no step time (no GPU activity or no steps found)"
+    return Side(run=r.run, session=r.session, label=label or (r.session if r.run == "." else f"{r.run}/{r.session}"),
+                host=h.host if h else None, hosts=[x.host for x in r.hosts],
+                framework=(h.capture or {}).get("framework_name") if h else None,
+                step_ms=_r(step), spread=spread(h) if step is not None else None,
+                achievable_step_ms=_r((h.achievable or {}).get("achievable_step_ms")) if h else None,
+                analyzer_version=r.analyzer_version, error=error)
+
+
+def step_times(h: HostReport) -> list[float]:
+    """One time per step: a step lasts until its slowest GPU is done (rows are per GPU on multi-GPU hosts)."""
+    per: dict[int, float] = {}
+    for row in h.step_rows:
+        if row.step_ms is not None and math.isfinite(row.step_ms):
+            per[row.step] = max(per.get(row.step, 0.0), float(row.step_ms))
+    return [per[k] for k in sorted(per)]
+
+
+def spread(h: HostReport) -> Spread | None:
+    xs = step_times(h)
+    if not xs:
+        return None
+    n = len(xs)
+    mean = sum(xs) / n
+    std = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else None
+    return Spread(n=n, mean_ms=_r(mean), std_ms=_r(std), min_ms=_r(min(xs)), max_ms=_r(max(xs)))
+
+
+def step_change(base: Side, new: Side) -> StepChange:
+    """New minus base, with the noise the two sides' step spreads allow (module doc)."""
+    if base.step_ms is None or new.step_ms is None:
+        return StepChange(base.step_ms, new.step_ms, None, None, None, None, "unknown")
+    delta = new.step_ms - base.step_ms
+    noise = noise_ms(base, new)
+    beyond = None if noise is None else abs(delta) > noise
+    if beyond is False:
+        verdict: Verdict = "unchanged"
+    elif beyond is None and abs(delta) <= T("diff.noise_floor_share") * base.step_ms:
+        verdict = "unchanged"
+    else:
+        verdict = "slower" if delta > 0 else "faster"
+    return StepChange(base.step_ms, new.step_ms, _r(delta), _r(delta / base.step_ms, 4) if base.step_ms else None,
+                      _r(noise), beyond, verdict)
+
+
+def noise_ms(base: Side, new: Side) -> float | None:
+    """The smallest step-time change that is not noise: ``diff.noise_z`` standard errors of the difference of
+    the means, and at least ``diff.noise_floor_share`` of the base step.  None when a side has < 2 steps."""
+    a, b = base.spread, new.spread
+    if a is None or b is None or a.std_ms is None or b.std_ms is None or base.step_ms is None:
+        return None
+    se = math.sqrt(a.std_ms ** 2 / a.n + b.std_ms ** 2 / b.n)
+    return max(T("diff.noise_z") * se, T("diff.noise_floor_share") * base.step_ms)
+
+
+def _side_notes(base: Side, new: Side) -> list[str]:
+    out = [f"{w}: {s.error}" for w, s in (("base", base), ("new", new)) if s.error]
+    if base.analyzer_version != new.analyzer_version:
+        out.append(f"the reports come from different analyzer versions ({base.analyzer_version}, "
+                   f"{new.analyzer_version}): a change may come from the analyzer, not the training job")
+    if base.framework and new.framework and base.framework != new.framework:
+        out.append(f"different frameworks ({base.framework}, {new.framework}): findings are matched by rule, "
+                   "kernels and ops by name")
+    return out
+
+
+# --------------------------------------------------------------------------- findings and calibration
+
+
+def _findings(r: Report, h: HostReport | None) -> list[Finding]:
+    """The session's merged findings, or the compared host's own when the session has several hosts."""
+    if h is not None and len(r.hosts) > 1:
+        return list(h.findings)
+    return list(r.findings)
+
+
+def _judged(f: Finding) -> bool:
+    return f.severity in _JUDGED and f.rule not in _NOT_PROBLEMS
+
+
+def _by_key(fs: Iterable[Finding]) -> dict[tuple[str, int | None], Finding]:
+    """Findings by (rule, gpu); of duplicates (one rule on several hosts, unmerged) the larger saving stands."""
+    out: dict[tuple[str, int | None], Finding] = {}
+    for f in fs:
+        if not _judged(f):
+            continue
+        k = (f.rule, f.gpu)
+        if k not in out or _saving(f) > _saving(out[k]):
+            out[k] = f
+    return out
+
+
+def _saving(f: Finding | None) -> float:
+    return float(f.saving.ms_per_step) if f is not None and f.saving is not None else 0.0
+
+
+def match_findings(base: Sequence[Finding], new: Sequence[Finding]) -> list[FindingChange]:
+    """Warning/critical findings of both runs matched by (rule, GPU); fixed first, then new, then the rest."""
+    b, n = _by_key(base), _by_key(new)
+    out = []
+    for k in list(b) + [k for k in n if k not in b]:
+        fb, fn = b.get(k), n.get(k)
+        if fn is None:
+            status: FindingStatus = "fixed"
+        elif fb is None:
+            status = "new"
+        else:
+            rank_b, rank_n = SEVERITY_ORDER[fb.severity], SEVERITY_ORDER[fn.severity]
+            status = "improved" if rank_n > rank_b else "worse" if rank_n < rank_b else "still"
+        ref = fn or fb
+        out.append(FindingChange(
+            rule=k[0], title=ref.title, status=status, guide_section=ref.guide_section,
+            base_severity=fb.severity if fb else None, new_severity=fn.severity if fn else None,
+            base_saving_ms=_r(_saving(fb)) if fb and fb.saving else None,
+            new_saving_ms=_r(_saving(fn)) if fn and fn.saving else None,
+            predicted_ms=_r(_saving(fb)) if status == "fixed" and fb.saving else None,
+            gpu=k[1], base_id=fb.id if fb else None, new_id=fn.id if fn else None))
+    order = {"fixed": 0, "new": 1, "worse": 2, "improved": 3, "still": 4}
+    out.sort(key=lambda c: (order[c.status], -(c.base_saving_ms or c.new_saving_ms or 0.0)))
+    return out
+
+
+def calibrate(base: Side, new: Side, hb: HostReport | None, base_findings: Sequence[Finding],
+              changes: Sequence[FindingChange]) -> Calibration | None:
+    """The fixed findings' predicted saving (union of what they recover) next to the realised change."""
+    fixed_ids = {c.base_id for c in changes if c.status == "fixed" and c.predicted_ms}
+    fixed = [f for f in base_findings if f.id in fixed_ids]
+    if not fixed or base.step_ms is None or new.step_ms is None or hb is None:
+        return None
+    a = achievable(base.step_ms, hb.breakdown_ms, fixed)
+    predicted = base.step_ms - a["achievable_step_ms"]
+    realised = base.step_ms - new.step_ms
+    tol = T("diff.calibration_tolerance")
+    ratio = realised / predicted if predicted > 0 else None
+    others = [c.rule for c in changes if c.status in ("new", "worse")]
+    note = ("realised = the whole step-time change between the runs; "
+            + (f"it also holds what got worse ({', '.join(others)})" if others else "no other finding got worse"))
+    return Calibration(findings=sorted({f.rule for f in fixed}), predicted_ms=_r(predicted), realised_ms=_r(realised),
+                       ratio=_r(ratio, 3), within=None if ratio is None else abs(ratio - 1.0) <= tol, tolerance=tol,
+                       note=note)
+
+
+# --------------------------------------------------------------------------- breakdown, cards, GPUs
+
+
+def group_ms(breakdown_ms: dict[str, float | None]) -> dict[str, float]:
+    """Breakdown categories gathered into the saving groups (input, launch, compute, copies, collectives, host)."""
+    return {g: sum(float(breakdown_ms.get(c) or 0.0) for c in cats) for g, cats in GROUPS.items()}
+
+
+def _group_changes(base: dict[str, float | None], new: dict[str, float | None]) -> list[Change]:
+    if not base and not new:
+        return []
+    gb, gn = group_ms(base), group_ms(new)
+    return [Change(g, g, _r(gb[g]) if base else None, _r(gn[g]) if new else None,
+                   _r(gn[g] - gb[g]) if base and new else None) for g in GROUPS]
+
+
+def _cards(r: Report, h: HostReport | None) -> list[Metric]:
+    return list(h.headline) if h is not None and len(r.hosts) > 1 else list(r.headline)
+
+
+def _metric_changes(base: Sequence[Metric], new: Sequence[Metric]) -> list[MetricChange]:
+    nb = {m.id: m for m in new}
+    out = []
+    for mb in base:
+        mn = nb.get(mb.id)
+        if mn is None:
+            continue
+        better = None
+        if mb.value is not None and mn.value is not None and mb.good_direction != "none" and mn.value != mb.value:
+            better = (mn.value > mb.value) == (mb.good_direction == "higher")
+        out.append(MetricChange(mb.id, mb.label, mb.unit, mb.value, mn.value, mb.display, mn.display,
+                                mb.status, mn.status, better))
+    return out
+
+
+def _gpu_changes(hb: HostReport | None, hn: HostReport | None) -> list[GpuChange]:
+    if hb is None or hn is None:
+        return []
+    gb, gn = {g.gpu: g for g in hb.gpus}, {g.gpu: g for g in hn.gpus}
+    out = []
+    for i in sorted(set(gb) | set(gn)):
+        a, b = gb.get(i), gn.get(i)
+        out.append(GpuChange(
+            gpu=i, name=(b or a).name, base_step_ms=a.step_ms if a else None, new_step_ms=b.step_ms if b else None,
+            base_busy_share=a.busy_share if a else None, new_busy_share=b.busy_share if b else None,
+            base_kernel_count=a.kernel_count if a else None, new_kernel_count=b.kernel_count if b else None,
+            breakdown=_group_changes(a.breakdown if a else {}, b.breakdown if b else {})))
+    return out
+
+
+# --------------------------------------------------------------------------- kernels and ops
+
+
+def _per_step(h: HostReport) -> float:
+    """Kernel tables hold kept steps' totals: divide by the kept step count (1 without steps)."""
+    return float(h.steps.get("count") or 1)
+
+
+def _class_changes(hb: HostReport | None, hn: HostReport | None) -> list[Change]:
+    if hb is None or hn is None:
+        return []
+    cb = {c["class"]: c for c in hb.kernel_classes}
+    cn = {c["class"]: c for c in hn.kernel_classes}
+    out = []
+    for k in list(cb) + [k for k in cn if k not in cb]:
+        a, b = cb.get(k), cn.get(k)
+        va, vb = (a or {}).get("us_per_step"), (b or {}).get("us_per_step")
+        status: ChangeStatus = "added" if a is None else "removed" if b is None else "changed"
+        out.append(Change(k, k, va, vb, _r((vb or 0.0) - (va or 0.0)), status,
+                          {"base_kernels": (a or {}).get("kernels", 0), "new_kernels": (b or {}).get("kernels", 0),
+                           "base_launches_per_step": (a or {}).get("launches_per_step"),
+                           "new_launches_per_step": (b or {}).get("launches_per_step")}))
+    out.sort(key=lambda c: -abs(c.delta or 0.0))
+    return out
+
+
+def _table_rows(h: HostReport, table: str, key: str, value: str) -> tuple[dict[str, float], bool]:
+    """``{name: us per step}`` of a report table (rows of one name summed), and whether it is complete."""
+    t: Table | None = getattr(h, table)
+    if t is None or key not in t.columns or value not in t.columns:
+        return {}, True
+    ik, iv = t.columns.index(key), t.columns.index(value)
+    per = _per_step(h)
+    out: dict[str, float] = {}
+    for row in t.rows:
+        out[str(row[ik])] = out.get(str(row[ik]), 0.0) + float(row[iv] or 0.0) / per
+    return out, len(t.rows) < TABLE_ROWS
+
+
+def _table_changes(hb: HostReport | None, hn: HostReport | None, table: str, key: str, value: str, top: int) -> list[Change]:
+    """The ``top`` largest changes of a table's per-step time by name (module doc: top-25 tables)."""
+    if hb is None or hn is None:
+        return []
+    a, a_full = _table_rows(hb, table, key, value)
+    b, b_full = _table_rows(hn, table, key, value)
+    out = []
+    for name in set(a) | set(b):
+        va, vb = a.get(name), b.get(name)
+        if va is None:
+            status: ChangeStatus = "added" if a_full else "entered_top"
+        elif vb is None:
+            status = "removed" if b_full else "left_top"
+        else:
+            status = "changed"
+        delta = None if status in ("entered_top", "left_top") else (vb or 0.0) - (va or 0.0)
+        out.append(Change(name, name, _r(va), _r(vb), _r(delta), status))
+    out.sort(key=lambda c: (-abs(c.delta if c.delta is not None else (c.base or c.new or 0.0)), c.key))
+    return out[:top]
+
+
+def _r(x: float | None, nd: int = 4) -> float | None:
+    if x is None:
+        return None
+    x = float(x)
+    return round(x, nd) if math.isfinite(x) else None
+
+
+__all__ = ["DIFF_VERSION", "Diff", "DiffError", "diff_reports", "match_findings", "calibrate", "step_change",
+           "noise_ms", "spread", "step_times", "group_ms", "host_step_ms"]

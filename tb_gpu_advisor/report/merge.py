@@ -1,0 +1,160 @@
+"""Host reports -> one session report: one finding per problem across hosts, headline means, the session's verdict."""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as _dt
+
+from tb_gpu_advisor import ANALYZER_VERSION, rules
+from tb_gpu_advisor.common.fmt import pct as _pct
+from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
+from tb_gpu_advisor.report.build import json_float
+from tb_gpu_advisor.rules.headline import grade_card
+from tb_gpu_advisor.rules.savings import mark_overlaps, parts
+
+
+def _host_steps(hr: HostReport) -> int:
+    try:
+        return max(1, int((hr.steps or {}).get("count") or 0))
+    except (TypeError, ValueError):
+        return 1
+
+
+def _merged_evidence(per_host: list[tuple[str, Finding]]) -> list[Table]:
+    """Evidence of one finding on several hosts: tables of the same title and columns concatenated with a leading
+    ``host`` column (in host order); a table whose columns differ between hosts stays a table per host."""
+    out: list[Table] = []
+    by_key: dict[tuple[str, tuple], Table] = {}
+    titles_cols: dict[str, set] = {}
+    for _, f in per_host:
+        for t in f.evidence:
+            titles_cols.setdefault(t.title, set()).add(tuple(t.columns))
+    for host, f in per_host:
+        for t in f.evidence:
+            if len(titles_cols[t.title]) == 1:
+                key = (t.title, tuple(t.columns))
+                m = by_key.get(key)
+                if m is None:
+                    m = by_key[key] = Table(t.title, ["host", *t.columns], [])
+                    out.append(m)
+                m.rows.extend([host, *r] for r in t.rows)
+            else:
+                out.append(Table(f"{t.title} ({host})", list(t.columns), [list(r) for r in t.rows]))
+    return out
+
+
+def _merge_group(per_host: list[tuple[HostReport, Finding]]) -> Finding:
+    """One session-level finding for the same finding on several hosts (see :func:`merge_findings`)."""
+    # the representative: the worst host (severity, then saving), whose summary, metric and actions are shown
+    def worst(hf):
+        f = hf[1]
+        return (SEVERITY_ORDER.get(f.severity, 9), -(f.saving.ms_per_step if f.saving else 0.0))
+
+    rep_hr, rep = min(per_host, key=worst)
+    hosts = [hr.host for hr, _ in per_host]
+    others = [h for h in hosts if h != rep_hr.host]
+    summary = f"{rep.summary} (Numbers from {rep_hr.host}; the same finding on {', '.join(others)}.)"
+    saving = None
+    with_saving = [(hr, f) for hr, f in per_host if f.saving is not None]
+    if with_saving:
+        w = [_host_steps(hr) for hr, _ in per_host]
+        tot = float(sum(w))
+        ms_ = sum(wi * (f.saving.ms_per_step if f.saving else 0.0) for wi, (_, f) in zip(w, per_host)) / tot
+        pc = sum(wi * (f.saving.percent_of_step if f.saving else 0.0) for wi, (_, f) in zip(w, per_host)) / tot
+        each = ", ".join(f"{hr.host} {f.saving.ms_per_step:g} ms" if f.saving else f"{hr.host} none" for hr, f in per_host)
+        base = rep.saving or with_saving[0][1].saving
+        saving = Saving(ms_per_step=round(ms_, 3), percent_of_step=round(pc, 2),
+                        recovers=parts(ms_, [(r["group"], r["pool"], r["ms"]) for r in base.recovers]),
+                        assumption=f"{rep.saving.assumption if rep.saving else with_saving[0][1].saving.assumption}; "
+                                   f"session saving = mean over the {len(per_host)} hosts weighted by their kept steps "
+                                   f"({each})")
+    metric = rep.metric
+    if metric is not None:
+        per = {hr.host: (f.metric.value if f.metric else None) for hr, f in per_host}
+        metric = dataclasses.replace(metric, detail={**(metric.detail or {}), "per_host": per})
+    actions, seen = [], set()
+    for _, f in [(rep_hr, rep)] + [hf for hf in per_host if hf[1] is not rep]:
+        for a in f.actions:
+            if a.text not in seen:
+                seen.add(a.text)
+                actions.append(a)
+    gpus = {f.gpu for _, f in per_host}
+    return Finding(
+        id=rep.id, rule=rep.rule, severity=rep.severity, title=rep.title, summary=summary, guide_section=rep.guide_section,
+        metric=metric, saving=saving, evidence=_merged_evidence([(hr.host, f) for hr, f in per_host]),
+        windows=[w for _, f in per_host for w in f.windows], actions=actions, host=None,
+        gpu=gpus.pop() if len(gpus) == 1 else None, hosts=hosts,
+    )
+
+
+def merge_findings(host_reports: list[HostReport]) -> list[Finding]:
+    """Session findings: one finding per problem, not one per host.
+
+    Findings of the same rule and title (the same kind of problem; rules that name a GPU in the title, like
+    ``gpu_imbalance``, stay apart) found on two or more hosts become one session-level finding: the worst
+    severity; summary, metric and actions of the worst host (the metric's ``detail.per_host`` has every
+    host's value); the saving as the mean over those hosts weighted by their kept steps (the assumption says
+    so; a host without a saving counts 0); evidence tables concatenated with a ``host`` column (a table per
+    host where the columns differ); the windows of every host; ``host`` None and ``hosts`` the host names.
+    A finding on one host only is kept as it is.  ``HostReport.findings`` are not touched.
+    """
+    groups: dict[tuple[str, str], list[tuple[HostReport, Finding]]] = {}
+    order: list[tuple[str, str]] = []
+    for hr in host_reports:
+        for f in hr.findings:
+            key = (f.rule, f.title)
+            if key not in groups:
+                groups[key] = []
+                order.append(key)
+            groups[key].append((hr, f))
+    out: list[Finding] = []
+    used: set[str] = set()
+    for key in order:
+        g = groups[key]
+        hosts = [hr.host for hr, _ in g]
+        if len(g) < 2 or len(set(hosts)) != len(hosts):  # one host, or one host twice: nothing to merge
+            out.extend(f for _, f in g)
+            continue
+        m = _merge_group(g)
+        # id: "<rule>" plus the host finding's "#..." suffix (secondary finding, "#error"); unique in the session
+        suffix = m.id.partition("#")[2]
+        cand = [f"{key[0]}#{suffix}" if suffix else key[0]]
+        if m.metric is not None:
+            cand.append(f"{cand[0]}#{m.metric.id}")
+        cand += [f"{cand[0]}#{i}" for i in range(2, len(order) + 2)]
+        m.id = next(c for c in cand if c not in used)
+        used.add(m.id)
+        out.append(m)
+    return out
+
+
+def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Report:
+    """Session report: aggregate headline (mean of hosts' values), findings merged across hosts
+    (:func:`merge_findings`) and ranked.
+
+    ``healthy`` only when every host was analysed (a host with ``error`` makes the session not healthy:
+    bad input is never reported as "no problems") and no finding is a warning or critical."""
+    ok = [h for h in host_reports if h.error is None]
+    findings = rules.rank(merge_findings(host_reports))
+    mark_overlaps(findings)
+    headline: list[Metric] = []
+    if len(ok) == 1:
+        headline = list(ok[0].headline)  # one host: its cards as they are (display and detail included)
+    elif ok:
+        for card in ok[0].headline:
+            vals = [c.value for h in ok for c in h.headline if c.id == card.id and c.value is not None]
+            v = sum(vals) / len(vals) if vals else None
+            detail: dict = {"hosts": len(vals)}
+            if v is None and "not_applicable" in (card.detail or {}):
+                detail["not_applicable"] = card.detail["not_applicable"]
+            headline.append(grade_card(Metric(card.id, card.label, json_float(v), card.unit, _pct(v) if card.unit == "share" else str(v),
+                                              card.good_direction, "unknown", card.meaning, card.threshold, detail),
+                                       findings, any(h.gpus for h in ok)))
+    notes = [f"{h.host}: could not be analysed: {h.error}" for h in host_reports if h.error]
+    # bad input is never healthy: every host must have been analysed (and there must be one)
+    healthy = bool(ok) and len(ok) == len(host_reports) and not any(f.severity in ("critical", "warning") for f in findings)
+    # a session steps at its slowest host's pace: its achievable step is the slowest host's
+    slowest = max((h.achievable for h in ok if h.achievable), key=lambda a: a["achievable_step_ms"], default={})
+    return Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,
+                  analyzer_version=ANALYZER_VERSION, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes,
+                  achievable=dict(slowest))

@@ -1,0 +1,402 @@
+"""Render a :class:`~tb_gpu_advisor.model.schema.Report` as plain text (terminal) or markdown (pull requests).
+
+Both put the findings first -- severity, title, estimated saving, the
+one-sentence summary with its numbers, and the first action with its
+copyable snippet -- then the headline numbers, then one table per host of
+its GPUs.  JSON needs no renderer: ``Report.to_json``.
+
+Pure functions of the report: no I/O, no colours, deterministic (tests
+compare output).
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import textwrap
+from typing import Any, Iterable, Sequence
+
+from tb_gpu_advisor.common.fmt import ms, pct
+from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report
+from tb_gpu_advisor.common.thresholds import T
+
+WIDTH = 100
+_SEV_LABEL = {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO", "ok": "OK"}
+_SEV_EMOJI = {"critical": "🔴", "warning": "🟠", "info": "🔵", "ok": "🟢"}
+
+
+# --------------------------------------------------------------------------- shared bits
+
+
+def _saving_text(f: Finding) -> str:
+    s = f.saving
+    if s is None:
+        return ""
+    if s.ms_per_step <= 0:
+        return "saves ~0 ms/step"
+    floor = 100.0 * T("report.min_saving_share")
+    share = f"<{floor:g}%" if s.percent_of_step < floor else f"{s.percent_of_step:.0f}%"
+    return f"saves ~{ms(s.ms_per_step)}/step ({share} of step)"
+
+
+def _num(v: Any, nd: int = 2) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        if v.is_integer() and abs(v) < 1e15:
+            return f"{int(v):,}"
+        return f"{v:,.{nd}f}"
+    if isinstance(v, int):
+        return f"{v:,}"
+    return str(v)
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v * 100:.1f}%"
+
+
+def _hosts_text(f: Finding) -> str:
+    """``on 2 hosts: worker0, worker1`` for a finding merged over hosts, else ""."""
+    hosts = f.hosts or []
+    if not hosts:
+        return ""
+    return f"on {len(hosts)} host{'s' if len(hosts) != 1 else ''}: {', '.join(hosts)}"
+
+
+def _threshold(m) -> str:  # noqa: ANN001 - a report_schema.Metric
+    """A metric's threshold in the metric's own unit (shares as percentages, like the value)."""
+    return pct(m.threshold) if m.unit == "share" else f"{m.threshold:g}"
+
+
+def _scope(f: Finding) -> str:
+    parts = []
+    hosts = f.host or _hosts_text(f)
+    if hosts:
+        parts.append(hosts)
+    if f.gpu is not None:
+        parts.append(f"GPU{f.gpu}")
+    return " · ".join(parts)
+
+
+def _counts(findings: Sequence[Finding]) -> str:
+    n = {k: 0 for k in _SEV_LABEL}
+    for f in findings:
+        n[f.severity] = n.get(f.severity, 0) + 1
+    parts = [f"{n[k]} {k}" for k in ("critical", "warning", "info") if n[k]]
+    return ", ".join(parts) if parts else "no findings"
+
+
+def _step_info(report: Report) -> str:
+    bits = [f"{len(report.hosts)} host{'s' if len(report.hosts) != 1 else ''}"]
+    steps = [h.steps.get("count") for h in report.hosts if h.steps.get("count") is not None]
+    if steps:
+        bits.append(f"{sum(steps)} steps")
+    # the step time: a host's breakdown categories add up to its mean step
+    per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
+    if per_host:
+        bits.append(f"step {ms(sum(per_host) / len(per_host))}")
+    return ", ".join(bits)
+
+
+def failed_hosts(report: Report) -> list:
+    """Hosts that could not be analysed (``HostReport.error``)."""
+    return [h for h in report.hosts if h.error]
+
+
+def verdict(report: Report) -> str:
+    """The one-line verdict.  Never "healthy" when a host could not be analysed: bad input is no result."""
+    real = [f for f in report.findings if f.severity != "ok"]
+    failed = failed_hosts(report)
+    n = len(report.hosts)
+    if not report.hosts:
+        return "not analysed — the session has no host file"
+    if failed and len(failed) == n:
+        return f"not analysed — {'the host' if n == 1 else f'all {n} hosts'} could not be analysed (error below)"
+    bad = f"{len(failed)} of {n} host{'s' if n != 1 else ''} could not be analysed" if failed else ""
+    if real:
+        return f"{_counts(real)} — ranked by estimated saving" + (f"; {bad}" if bad else "")
+    if failed:
+        return f"no check fired on the {n - len(failed)} analysed host{'s' if n - len(failed) != 1 else ''}, but {bad}"
+    return "healthy — no check of the guide fired"
+
+
+def _is_error_note(report: Report, note: str) -> bool:
+    """merge_hosts' note for a failed host, already shown with the host."""
+    return any(note == f"{h.host}: could not be analysed: {h.error}" for h in failed_hosts(report))
+
+
+def _shown_actions(f: Finding) -> tuple[list, int]:
+    """Actions the short formats show: the first, plus the first one with code when the first has none."""
+    if not f.actions:
+        return [], 0
+    shown = [f.actions[0]]
+    if not f.actions[0].snippet:
+        code = next((a for a in f.actions[1:] if a.snippet), None)
+        if code is not None:
+            shown.append(code)
+    return shown, len(f.actions) - len(shown)
+
+
+def shown_findings(report: Report, top: int | None) -> tuple[list[Finding], int]:
+    """Findings to show (ok ones only when nothing else) and how many were cut by ``top``."""
+    fs = [f for f in report.findings if f.severity != "ok"] or list(report.findings)
+    if top is not None and top >= 0 and len(fs) > top:
+        return fs[:top], len(fs) - top
+    return fs, 0
+
+
+def _gpu_rows(gpus: Iterable[GpuSummary]) -> list[list[str]]:
+    return [[f"GPU{g.gpu}", g.name or "-", g.compute_capability or "-", _num(g.step_ms), _pct(g.busy_share),
+             _num(g.kernel_count), _num(g.collective_calls_per_step, 1), _num(g.launch_skew_ms)] for g in gpus]
+
+
+_GPU_COLS = ["gpu", "name", "cc", "step ms", "busy", "kernels", "AllReduce/step", "skew ms"]
+
+
+# --------------------------------------------------------------------------- text
+
+
+def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str:
+    """Terminal report: findings first, then headline numbers, then per-host GPU tables."""
+    out: list[str] = []
+    out.append(f"GPU Advisor — run {report.run!r}, session {report.session!r} ({_step_info(report)})")
+    out.append("=" * min(WIDTH, len(out[0])))
+    shown, cut = shown_findings(report, top)
+    out.append(f"FINDINGS: {verdict(report)}")
+    ach = achievable_text(report)
+    if ach:
+        out.extend(textwrap.wrap(ach, WIDTH))
+    out.append("")
+    for h in failed_hosts(report):
+        out.extend(textwrap.wrap(f"ERROR: host {h.host} could not be analysed: {h.error}", WIDTH,
+                                 subsequent_indent="    "))
+        out.append("")
+    for i, f in enumerate(shown, 1):
+        head = f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"
+        sav = _saving_text(f)
+        out.append(head)
+        meta = "    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f)) if x)
+        out.append(meta)
+        out.extend(textwrap.wrap(f.summary, WIDTH, initial_indent="    ", subsequent_indent="    "))
+        if f.saving is not None and f.saving.assumption:
+            out.extend(textwrap.wrap(f"Assuming {f.saving.assumption}.{_overlap_text(f)}", WIDTH, initial_indent="    ",
+                                     subsequent_indent="    "))
+        acts, more = _shown_actions(f)
+        for a in acts:
+            out.extend(textwrap.wrap(f"Fix: {a.text}", WIDTH, initial_indent="    ", subsequent_indent="         "))
+            if a.snippet:
+                out.extend("        " + line for line in a.snippet.splitlines())
+        if more:
+            out.append(f"    (+{more} more fix{'es' if more > 1 else ''} in --format markdown or json)")
+        if evidence_rows and f.evidence:
+            t = f.evidence[0]
+            out.append(f"    Evidence: {t.title}")
+            out.extend("      " + line for line in text_table(t.columns, [[_num(v) for v in r] for r in
+                                                                            t.rows[:evidence_rows]]))
+        if f.windows:
+            w = f.windows[0]
+            out.append(f"    Trace: {w.host}{'' if w.gpu is None else f' GPU{w.gpu}'} {w.label} "
+                       f"[{w.start_ms:.1f} – {w.end_ms:.1f} ms]")
+        out.append("")
+    if cut:
+        out.append(f"... {cut} more finding{'s' if cut > 1 else ''} (use --top {len(shown) + cut})")
+        out.append("")
+    if report.headline:
+        out.append("HEADLINE")
+        w = max(len(m.label) for m in report.headline)
+        for m in report.headline:
+            flag = {"warning": "  !", "critical": "  !!"}.get(m.status, "")
+            why = card_note(m)
+            line = f"  {m.label:<{w}}  {m.display}{flag}"
+            out.extend(textwrap.wrap(f"{line}: {why}", WIDTH, subsequent_indent=" " * (w + 4)) if why else [line])
+        out.append("")
+    for h in report.hosts:
+        if h.error:
+            continue  # shown under FINDINGS
+        if h.gpus:
+            out.append(f"GPUs on {h.host}")
+            out.extend("  " + line for line in text_table(_GPU_COLS, _gpu_rows(h.gpus)))
+            out.append("")
+        note = h.steps.get("note") if isinstance(h.steps, dict) else None
+        if note:
+            out.extend(textwrap.wrap(f"Steps on {h.host}: {note}", WIDTH, subsequent_indent="  "))
+            out.append("")
+    for n in report.notes:
+        if not _is_error_note(report, n):
+            out.extend(textwrap.wrap(f"Note: {n}", WIDTH, subsequent_indent="  "))
+    return "\n".join(out).rstrip() + "\n"
+
+
+def text_table(cols: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    rows = [[str(c) for c in r] for r in rows]
+    widths = [max([len(str(c))] + [len(r[i]) for r in rows if i < len(r)]) for i, c in enumerate(cols)]
+    fmt = lambda r: "  ".join(str(v).ljust(widths[i]) for i, v in enumerate(r)).rstrip()  # noqa: E731
+    return [fmt(cols), fmt(["-" * w for w in widths])] + [fmt(r) for r in rows]
+
+
+# --------------------------------------------------------------------------- markdown
+
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+
+
+def achievable_text(report: Report) -> str:
+    """One line: the step time if every fix lands, from the union of recovered time (rules/savings.py)."""
+    a = report.achievable or {}
+    if not a or not a.get("findings"):
+        return ""
+    line = f"If every fix lands: step ~{ms(a['achievable_step_ms'])} instead of {ms(a['step_ms'])}"
+    if savings_overlap(a):
+        line += (f" (the savings overlap: {ms(a['sum_of_savings_ms'])} claimed, {ms(a['recoverable_ms'])} of distinct "
+                 f"time)")
+    return line + "."
+
+
+def savings_overlap(a: dict) -> bool:
+    """The findings' savings claim more than the distinct recoverable time: beyond the rounding of their parts
+    (each part is rounded to 1 us, so one finding with two parts can sum a few us above its distinct time)."""
+    claimed, distinct = a.get("sum_of_savings_ms", 0.0), a.get("recoverable_ms", 0.0)
+    return claimed - distinct > max(0.005, 0.005 * claimed)
+
+
+def _overlap_text(f: Finding) -> str:
+    """' Overlaps with ...' when another finding recovers some of the same time."""
+    ids = f.saving.overlaps if f.saving else []
+    return f" Overlaps with {', '.join(i.split(':')[0] for i in ids)}: the savings do not add up." if ids else ""
+
+
+def card_note(m) -> str | None:
+    """Why a card reads as it does (rules/headline.py): n/a, not graded, graded by a finding, or not flagged."""
+    d = m.detail if isinstance(m.detail, dict) else {}
+    if d.get("not_applicable") or d.get("not_graded"):
+        return d.get("not_applicable") or d.get("not_graded")
+    g = d.get("graded_by")
+    if isinstance(g, dict):
+        return f"graded by its finding: {g.get('label')} {g.get('display')}"
+    if d.get("not_flagged"):
+        return f"not flagged: {d['not_flagged']}"
+    return None
+
+
+def md_inline(s: Any) -> str:
+    """Any text from the profile or the report (host, session, op names, summaries) as inert inline markdown.
+
+    One line; HTML is escaped (``<svg onload=...>`` shows as text, GitHub would strip or run it otherwise)
+    and the characters that start markdown syntax -- code spans, emphasis, links, table cells,
+    strikethrough -- are backslash-escaped.  Not for text inside an HTML block: :func:`_html`.
+    """
+    text = " ".join(str(s).splitlines())
+    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+
+
+def _html(s: Any) -> str:
+    """Text inside raw HTML (``<summary>``): markdown is not parsed there, so HTML-escaping is the whole job."""
+    return html.escape(" ".join(str(s).splitlines()), quote=True)
+
+
+def md_code(s: Any) -> str:
+    """An inline code span holding ``s`` literally, whatever backticks it contains (CommonMark rules)."""
+    text = " ".join(str(s).splitlines())
+    fence = "`" * (max((len(m) for m in re.findall(r"`+", text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def _fence(snippet: str) -> str:
+    """A code fence longer than any backtick run in ``snippet``, so the snippet cannot close it."""
+    return "`" * max(3, max((len(m) for m in re.findall(r"`+", snippet)), default=0) + 1)
+
+
+def md_table(cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    out = ["| " + " | ".join(md_inline(c) for c in cols) + " |", "|" + "---|" * len(cols)]
+    out += ["| " + " | ".join(md_inline(c) for c in r) + " |" for r in rows]
+    return out
+
+
+def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) -> str:
+    """Pull-request friendly markdown: a summary table, one collapsible section per finding, headline, GPUs.
+
+    Every name and text from the profile goes through :func:`md_inline` / :func:`_html` / :func:`md_code`: a host
+    named ``<svg onload=alert(3)>`` or ``a|b`` is shown, never interpreted.
+    """
+    out: list[str] = [f"## GPU Advisor: run {md_code(report.run)}, session {md_code(report.session)}", ""]
+    real = [f for f in report.findings if f.severity != "ok"]
+    if real or failed_hosts(report) or not report.hosts:
+        head = verdict(report)
+    else:
+        head = "Healthy: no check of the guide fired"
+    out.append(f"**{md_inline(head)}** · {md_inline(_step_info(report))}")
+    out.append("")
+    if achievable_text(report):
+        out += [md_inline(achievable_text(report)), ""]
+    for h in failed_hosts(report):
+        out.append(f"> **Error:** host {md_code(h.host)} could not be analysed: {md_inline(h.error)}")
+        out.append("")
+    shown, cut = shown_findings(report, top)
+    if shown:
+        out += md_table(["#", "severity", "finding", "est. saving", "guide", "scope"],
+                         [[i, f"{_SEV_EMOJI.get(f.severity, '')} {f.severity}", f.title,
+                           (f"{ms(f.saving.ms_per_step)} ({f.saving.percent_of_step:.0f}%)" if f.saving else "—"),
+                           f.guide_section or "—", _scope(f) or "—"] for i, f in enumerate(shown, 1)])
+    if cut:
+        out += ["", f"_{cut} more finding{'s' if cut > 1 else ''} not shown._"]
+    out.append("")
+    for i, f in enumerate(shown, 1):
+        out.append(f"<details{' open' if i == 1 and f.severity in ('critical', 'warning') else ''}>")
+        out.append(f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}"
+                   f"{' · ' + _html(_saving_text(f)) if f.saving else ''}</summary>")
+        out.append("")
+        out.append(md_inline(f.summary))
+        out.append("")
+        if f.metric is not None:
+            thr = "" if f.metric.threshold is None else f" (threshold {_threshold(f.metric)})"
+            src = f.metric.detail.get("threshold_source") if isinstance(f.metric.detail, dict) else None
+            out.append(f"- **{md_inline(f.metric.label)}:** {md_inline(f.metric.display)}{md_inline(thr)}{f' — {md_inline(src)}' if src else ''}")
+        if f.saving is not None:
+            out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} per step "
+                       f"({f.saving.percent_of_step:.1f}%), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f))}")
+        for w in f.windows[:3]:
+            out.append(f"- **Trace:** {md_inline(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {md_inline(w.label)} "
+                       f"[{w.start_ms:.1f}–{w.end_ms:.1f} ms]")
+        out.append("")
+        for a in f.actions:
+            out.append(f"- {md_inline(a.text)}")
+            if a.snippet:
+                lang = {"python": "python", "shell": "sh"}.get(a.snippet_lang or "", "")
+                fence = _fence(a.snippet)
+                out.append("")
+                out.append(f"  {fence}{lang}")
+                out.extend("  " + line for line in a.snippet.splitlines())
+                out.append(f"  {fence}")
+        for t in f.evidence[:2]:
+            if not t.rows:
+                continue
+            out.append("")
+            out.append(f"_{md_inline(t.title)}_")
+            out.append("")
+            out += md_table(t.columns, [[_num(v) for v in r] for r in t.rows[:evidence_rows]])
+        out.append("")
+        out.append("</details>")
+        out.append("")
+    if report.headline:
+        out.append("### Headline")
+        out.append("")
+        out += md_table(["metric", "value", "status", "note"],
+                         [[m.label, m.display, m.status, card_note(m) or ""] for m in report.headline])
+        out.append("")
+    for h in report.hosts:
+        if h.error:
+            continue  # shown at the top
+        if h.gpus:
+            out.append(f"### GPUs on {md_code(h.host)}")
+            out.append("")
+            out += md_table(_GPU_COLS, _gpu_rows(h.gpus))
+            out.append("")
+    for n in report.notes:
+        if not _is_error_note(report, n):
+            out.append(f"> Note: {md_inline(n)}")
+            out.append("")
+    out.append(f"<sub>tb-gpu-advisor {_html(report.analyzer_version)} · schema {_html(report.schema_version)}</sub>")
+    return "\n".join(out).rstrip() + "\n"

@@ -1,0 +1,445 @@
+"""Persistent on-disk cache of session reports, keyed by the identity of the profile files.
+
+Why: analysing a multi-GB capture takes seconds to minutes; the same
+session is opened again and again (every TensorBoard restart, every CLI
+run, ``precompute`` ahead of time).  A report is valid as long as every
+host file is unchanged (path, size, mtime_ns) and the analyzer and report
+schema are the same, so exactly that is the key.
+
+Design:
+
+* One gzip-compressed JSON file per report, named by the key's SHA-256.
+  The file also stores the key material, checked on read.
+* Writes go to a temp file in the same folder, then ``os.replace``: readers
+  (other threads, other processes: TensorBoard and ``precompute`` may
+  share the folder) see the old file or the new one, never half of one.
+* Entries that cannot be read back (truncated, foreign, wrong key) are
+  removed and treated as a miss.
+* Size-bounded: after a write, when the folder holds more than
+  ``max_bytes``, the least recently used entries go (a hit refreshes the
+  entry's mtime, so mtime is the LRU clock).
+* A cache that cannot be created (read-only home, ...) disables itself with
+  a warning: the Advisor still works, only slower.
+* Hostile or broken folders: an entry is opened without following symlinks
+  and without blocking (a FIFO, a link to ``/dev/zero``, a device: discarded,
+  never waited on or read without end), and read and decompressed up to
+  ``MAX_ENTRY_BYTES`` only.
+* Only reports are cached, never failures: a report with a host that failed
+  (file over the size limit, unreadable, a worker killed) is not stored, so
+  the next run tries again (perhaps with a higher limit).
+
+Folder: constructor argument, else ``$TB_GPU_ADVISOR_CACHE_DIR``, else
+``$XDG_CACHE_HOME/tb-gpu-advisor``, else ``~/.cache/tb-gpu-advisor``.
+``TB_GPU_ADVISOR_CACHE_DIR=off`` (or ``enabled=False``) disables it.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import logging
+import os
+import stat
+import tempfile
+import time
+import zlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tb_gpu_advisor.discover.logdir import HostFile
+
+logger = logging.getLogger(__name__)
+
+ENV_DIR = "TB_GPU_ADVISOR_CACHE_DIR"
+DISABLED_VALUES = frozenset({"off", "none", "0", "false", "disabled"})
+DEFAULT_MAX_BYTES = 1 << 30  # 1 GiB: reports are 10 kB - a few MB compressed
+#: Version of this module's file layout; bump when the entry format changes.
+CACHE_FORMAT = 1
+_SUFFIX = ".json.gz"
+_TMP_PREFIX = ".tmp-"
+_STALE_TMP_SECONDS = 3600  # a temp file this old belongs to a writer that died
+#: Entries bigger than this (compressed, or decompressed) are not reports: discarded unread.
+MAX_ENTRY_BYTES = 256 << 20
+
+
+def default_dir() -> str | None:
+    """The cache folder from the environment, or None when ``TB_GPU_ADVISOR_CACHE_DIR=off``."""
+    env = os.environ.get(ENV_DIR)
+    if env is not None and env.strip():
+        return None if env.strip().lower() in DISABLED_VALUES else os.path.expanduser(env)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "tb-gpu-advisor")
+
+
+def analyzer_version() -> str:
+    """The analyzer's version, part of every key so a new analyzer never serves old reports."""
+    from tb_gpu_advisor import ANALYZER_VERSION
+
+    return ANALYZER_VERSION
+
+
+def schema_version() -> str:
+    from tb_gpu_advisor.model.schema import SCHEMA_VERSION
+
+    return SCHEMA_VERSION
+
+
+@dataclass(frozen=True)
+class CacheKey:
+    """Everything a cached report depends on; ``digest`` names its file."""
+
+    material: str  # canonical JSON of the key fields
+
+    @property
+    def digest(self) -> str:
+        return hashlib.sha256(self.material.encode("utf-8")).hexdigest()
+
+
+def make_key(
+    run: str,
+    session: str,
+    hosts: Sequence[HostFile],
+    params: int | None = None,
+    analyzer: str | None = None,
+    schema: str | None = None,
+) -> CacheKey:
+    """Key of a session report: names, every host file's (path, size, mtime_ns), options and versions.
+
+    Run and session names are part of it because the report carries them;
+    ``params`` (model parameter count) changes findings.
+    """
+    material = {
+        "format": CACHE_FORMAT,
+        "analyzer": analyzer if analyzer is not None else analyzer_version(),
+        "schema": schema if schema is not None else schema_version(),
+        "run": run,
+        "session": session,
+        "params": params,
+        "hosts": sorted(_identity(h) for h in hosts),
+    }
+    return CacheKey(json.dumps(material, sort_keys=True, separators=(",", ":")))
+
+
+def _identity(h: HostFile) -> list:
+    """A host's files as (path, size, mtime_ns); a one-file host keeps the key form of earlier versions."""
+    files = h.identity() if hasattr(h, "identity") else [[h.path, int(h.size), int(h.mtime_ns)]]
+    return files[0] if len(files) == 1 else files
+
+
+def session_key(session: Any, params: int | None = None, **versions: str) -> CacheKey:
+    """``make_key`` for a :class:`~tb_gpu_advisor.discover.logdir.Session`."""
+    return make_key(session.run, session.session, session.hosts, params=params, **versions)
+
+
+class ReportCache:
+    """Reports as JSON text by :class:`CacheKey`; see the module doc for the guarantees."""
+
+    def __init__(self, directory: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES, enabled: bool = True):
+        self.max_bytes = max_bytes
+        self.last_error: str | None = None  # why the last ``put`` stored nothing
+        self.directory = directory if directory is not None else default_dir()
+        self.enabled = bool(enabled and self.directory)
+        if self.enabled:
+            try:
+                os.makedirs(self.directory, exist_ok=True)  # type: ignore[arg-type]
+            except OSError as e:
+                logger.warning("report cache disabled: cannot create %s: %s", self.directory, e)
+                self.enabled = False
+
+    def __repr__(self) -> str:
+        return f"ReportCache({self.directory!r}, enabled={self.enabled})"
+
+    def path_for(self, key: CacheKey) -> str:
+        return os.path.join(self.directory or "", key.digest + _SUFFIX)
+
+    # -- read ------------------------------------------------------------------
+
+    def get(self, key: CacheKey) -> str | None:
+        """The cached report's JSON text, or None (miss, disabled, or a bad entry, which is removed)."""
+        if not self.enabled:
+            return None
+        path = self.path_for(key)
+        try:
+            raw = _read_entry(path)
+        except FileNotFoundError:
+            return None
+        except OSError as e:
+            logger.warning("cannot read cache entry %s: %s", path, e)
+            return None
+        report = None if raw is None else _decode(raw, key)
+        if report is None:
+            logger.warning("removing corrupt cache entry %s", path)
+            _remove(path)
+            return None
+        _touch(path)
+        return report
+
+    def get_dict(self, key: CacheKey) -> dict[str, Any] | None:
+        """Like :meth:`get`, parsed."""
+        text = self.get(key)
+        return None if text is None else json.loads(text)
+
+    def __contains__(self, key: CacheKey) -> bool:
+        return self.get(key) is not None
+
+    # -- write -----------------------------------------------------------------
+
+    def put(self, key: CacheKey, report: Any) -> bool:
+        """Store ``report`` (a Report, a dict, or JSON text) atomically; True when written.
+
+        Never raises for I/O problems: a cache that cannot be written only
+        costs time.
+        """
+        self.last_error = None
+        if not self.enabled:
+            self.last_error = "the cache is disabled"
+            return False
+        text, failed = _report_json(report)
+        if failed:  # a failure is no report: the next run must try again (e.g. with a higher size limit)
+            self.last_error = f"not cached: {failed}"
+            return False
+        header = json.dumps({"format": CACHE_FORMAT, "key": key.material})  # one line: no raw newlines
+        blob = gzip.compress(f"{header}\n{text}".encode("utf-8"), compresslevel=6, mtime=0)
+        path = self.path_for(key)
+        try:
+            _atomic_write(path, blob)
+        except OSError as e:
+            logger.warning("cannot write cache entry %s: %s", path, e)
+            self.last_error = f"cannot write cache entry {path}: {e}"
+            return False
+        self.evict()
+        return True
+
+    # -- maintenance -----------------------------------------------------------
+
+    def entries(self) -> list[tuple[str, int, float]]:
+        """(path, size, mtime) of every entry."""
+        out = []
+        if not self.enabled:
+            return out
+        try:
+            it = os.scandir(self.directory)  # type: ignore[arg-type]
+        except OSError:
+            return out
+        with it:
+            for e in it:
+                if e.name.endswith(_SUFFIX) and not e.name.startswith(_TMP_PREFIX):
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except OSError:
+                        continue  # removed by another process meanwhile
+                    out.append((e.path, st.st_size, st.st_mtime))
+        return out
+
+    def total_bytes(self) -> int:
+        return sum(size for _, size, _ in self.entries())
+
+    def evict(self) -> int:
+        """Remove least recently used entries until the total is under ``max_bytes``; returns how many.
+
+        Safe when several processes evict at once: a file already removed
+        by another one is simply skipped.
+        """
+        if not self.enabled:
+            return 0
+        self._remove_stale_temp_files()
+        entries = self.entries()
+        total = sum(size for _, size, _ in entries)
+        removed = 0
+        for path, size, _ in sorted(entries, key=lambda e: e[2]):
+            if total <= self.max_bytes:
+                break
+            if _remove(path):
+                removed += 1
+            total -= size
+        return removed
+
+    def clear(self) -> None:
+        for path, _, _ in self.entries():
+            _remove(path)
+
+    def _remove_stale_temp_files(self) -> None:
+        """Temp files left by a writer that was killed mid-write."""
+        cutoff = time.time() - _STALE_TMP_SECONDS
+        try:
+            with os.scandir(self.directory) as it:  # type: ignore[arg-type]
+                for e in it:
+                    if e.name.startswith(_TMP_PREFIX):
+                        try:
+                            if e.stat(follow_symlinks=False).st_mtime < cutoff:
+                                _remove(e.path)
+                        except OSError:
+                            pass
+        except OSError:
+            pass
+
+
+def _report_json(report: Any) -> tuple[str, str | None]:
+    """(JSON text, why it is a failure or None) of a Report (``to_json``), dict, or JSON text (validated)."""
+    if isinstance(report, str):
+        doc = json.loads(report)  # refuse to cache something that would not read back
+        return report, _failure(doc)
+    if hasattr(report, "to_json"):
+        text = report.to_json()
+        return text, _failure({"hosts": [{"error": getattr(h, "error", None)} for h in getattr(report, "hosts", [])]})
+    return json.dumps(report, allow_nan=False), _failure(report)
+
+
+def _failure(doc: Any) -> str | None:
+    """The first host error of a report document (a failed analysis), else None."""
+    hosts = doc.get("hosts") if isinstance(doc, dict) else None
+    for h in hosts if isinstance(hosts, list) else []:
+        if isinstance(h, dict) and h.get("error"):
+            return f"host {h.get('host', '?')} failed: {h['error']}"
+    return None
+
+
+def _read_entry(path: str) -> bytes | None:
+    """An entry's bytes; None when it is not a regular file of sane size (then it is discarded).
+
+    ``O_NONBLOCK``: opening a FIFO planted in the folder would otherwise block
+    forever (and starve the report workers); ``O_NOFOLLOW``: a symlink (to
+    ``/dev/zero``, to a file elsewhere) is not an entry we wrote.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        raise
+    except OSError:
+        if os.path.islink(path):  # ELOOP from O_NOFOLLOW
+            return None
+        raise
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_ENTRY_BYTES:
+            return None
+        raw = f.read(MAX_ENTRY_BYTES + 1)
+    return raw if len(raw) <= MAX_ENTRY_BYTES else None
+
+
+def _decode(raw: bytes, key: CacheKey) -> str | None:
+    """The report JSON text from an entry's bytes, or None if the entry is unusable.
+
+    Entry layout: gzip of ``<header JSON>\n<report JSON>``; gzip's CRC catches
+    truncation and bit rot, the header catches a foreign or mismatched file.
+    """
+    try:
+        header, _, text = _gunzip(raw).decode("utf-8").partition("\n")
+        doc = json.loads(header)
+        report = json.loads(text)
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError):
+        return None
+    if not isinstance(doc, dict) or doc.get("format") != CACHE_FORMAT or doc.get("key") != key.material:
+        return None
+    return text if isinstance(report, dict) else None
+
+
+def _gunzip(raw: bytes) -> bytes:
+    """``gzip.decompress`` of one member, refusing more than ``MAX_ENTRY_BYTES`` of output (a gzip bomb)."""
+    d = zlib.decompressobj(wbits=31)
+    out = d.decompress(raw, MAX_ENTRY_BYTES + 1)
+    if len(out) > MAX_ENTRY_BYTES or d.unconsumed_tail:
+        raise ValueError("cache entry decompresses to more than MAX_ENTRY_BYTES")
+    if not d.eof:
+        raise EOFError("truncated cache entry")
+    return out
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that readers never see a partial file."""
+    folder = os.path.dirname(path)
+    fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=".part", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        _remove(tmp)
+        raise
+
+
+def _remove(path: str) -> bool:
+    try:
+        os.unlink(path)
+        return True
+    except OSError:
+        return False
+
+
+def _touch(path: str) -> None:
+    """Mark an entry as recently used (mtime is the LRU clock; atime is often disabled)."""
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+# --- string-keyed store for the plugin's ReportService ------------------------------
+
+
+def store_key(run: str, session: str, hosts: Sequence[HostFile], params: int | None = None) -> str:
+    """The string key the plugin should hand to :class:`ReportStore` (same entry ``precompute`` writes)."""
+    return make_key(run, session, hosts, params=params).material
+
+
+class ReportStore:
+    """``get(key: str)`` / ``put(key: str, json_text)`` over a :class:`ReportCache` (report_service.Store).
+
+    Keys may be :func:`store_key` strings (what the plugin passes), JSON of
+    ``(run, session, [(host, path, size, mtime_ns), ...])`` (the plugin's earlier key form, translated to
+    the same key ``precompute`` uses, so precomputed reports are found), or
+    any other string (then versioned here, so a new analyzer never gets
+    an old report).
+    """
+
+    def __init__(self, cache: ReportCache):
+        self.cache = cache
+
+    def get(self, key: str) -> str | None:
+        return self.cache.get(self._key(key))
+
+    def put(self, key: str, value: str) -> None:
+        self.cache.put(self._key(key), value)
+
+    @staticmethod
+    def _key(key: str) -> CacheKey:
+        try:
+            doc = json.loads(key)
+        except ValueError:
+            doc = None
+        if isinstance(doc, dict) and doc.get("format") == CACHE_FORMAT and "hosts" in doc:
+            return CacheKey(key)
+        tuple_key = _plugin_tuple_key(doc)
+        if tuple_key is not None:
+            return tuple_key
+        material = {"format": CACHE_FORMAT, "analyzer": analyzer_version(), "schema": schema_version(), "opaque": key}
+        return CacheKey(json.dumps(material, sort_keys=True, separators=(",", ":")))
+
+
+def _plugin_tuple_key(doc: Any) -> CacheKey | None:
+    """make_key for ``[run, session, [[host, path, size, mtime_ns], ...]]``, else None."""
+    if not (isinstance(doc, list) and len(doc) == 3 and isinstance(doc[0], str) and isinstance(doc[1], str)):
+        return None
+    hosts = []
+    for h in doc[2] if isinstance(doc[2], list) else [None]:
+        if not (isinstance(h, list) and len(h) == 4 and isinstance(h[2], int) and isinstance(h[3], int)):
+            return None
+        hosts.append(HostFile(str(h[0]), str(h[1]), h[2], h[3]))
+    return make_key(doc[0], doc[1], hosts)
+
+
+def open_store(directory: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES) -> ReportStore | None:
+    """The plugin's persistent store, or None when the cache is disabled or cannot be created.
+
+    ``directory`` may be the raw ``TB_GPU_ADVISOR_CACHE_DIR`` value, so "off" etc. disable here too.
+    """
+    if directory is not None and directory.strip().lower() in DISABLED_VALUES:
+        return None
+    cache = ReportCache(directory or None, max_bytes=max_bytes)
+    return ReportStore(cache) if cache.enabled else None

@@ -1,0 +1,82 @@
+"""The chain, in one place: read -> steps -> metrics -> rules -> report.
+
+Every caller that turns files into reports -- the CLI, the tab's background service, precompute,
+the worker processes of ``runtime.isolation`` -- comes through :func:`analyze_host` /
+:func:`analyze_session`; no stage runs another.  ``analyze_host`` never raises for a bad file:
+the HostReport carries ``error``, so one bad host never breaks its session.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Callable, Iterable
+
+import numpy as np
+
+from tb_gpu_advisor import formats, frameworks, rules
+from tb_gpu_advisor.common.memory import release_free_heap
+from tb_gpu_advisor.metrics.compute import compute_host_metrics
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.columns import index_dtype
+from tb_gpu_advisor.model.schema import HostReport, Report
+from tb_gpu_advisor.model.trace import Trace, device_launches
+from tb_gpu_advisor.report.build import build_host_report
+from tb_gpu_advisor.report.merge import merge_hosts
+from tb_gpu_advisor.steps.detect import detect_steps
+
+
+def host_metrics(trace: Trace, params: int | None = None) -> HostMetrics:
+    """Steps and metrics of one trace: which framework wrote it, each device event's launch, the steps, the numbers."""
+    fw = frameworks.detect_trace(trace)
+    # correlation: host launch record of every device event (graph launches cover all their kernels)
+    launches: list[np.ndarray] = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
+    release_free_heap()  # the correlation table's build arrays, before the steps' (see common/memory.py)
+    steps = detect_steps(trace, launches)
+    return compute_host_metrics(trace, steps, launches, fw, params)
+
+
+def host_report(m: HostMetrics, size: int) -> HostReport:
+    """Rules over one host's metrics, then its report."""
+    return build_host_report(m, rules.evaluate(m), size)
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def analyze_host(host_file, params: int | None = None) -> HostReport:
+    """Analyze one host file (a ``discovery.HostFile``, or anything with ``host``, ``path`` and optionally ``format``
+    and ``size``); errors land in ``HostReport.error``: a bad file must not break the session."""
+    host, path = host_file.host, host_file.path
+    size = int(getattr(host_file, "size", 0) or 0)
+    try:
+        trace = formats.read(host_file)
+    except Exception as e:  # noqa: BLE001
+        return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
+    size = size or trace.size_bytes
+    try:
+        m = host_metrics(trace, params)
+        del trace  # the event tables, before the report is built (see memory.py)
+        release_free_heap()
+        m.host = host
+        return host_report(m, size)
+    except Exception as e:  # noqa: BLE001
+        return HostReport(host=host, path=path, size_bytes=size, error=f"analysis failed: {type(e).__name__}: {e}")
+
+
+
+
+def analyze_session(run: str, session: str, host_files: Iterable, progress: Callable[[str, float], None] | None = None,
+                    params: int | None = None) -> Report:
+    files = list(host_files)
+    reports = []
+    for i, hf in enumerate(files):
+        if progress:
+            progress(f"analysing {hf.host} ({i + 1}/{len(files)})", i / max(len(files), 1))
+        reports.append(analyze_host(hf, params=params))
+    if progress:
+        progress("done", 1.0)
+    return merge_hosts(run, session, reports)

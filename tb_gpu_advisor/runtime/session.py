@@ -1,0 +1,228 @@
+"""The one analysis entry point: a session's Report for the CLI, the tab and precompute.
+
+Everything that turns profile files into a report goes through here:
+
+* :func:`session_report` -- the Report of a session, from the report cache when stored there (same key for
+  ``report``, ``diff``, ``precompute`` and the tab), else analysed and stored.  What could not be stored (a
+  host failed, a file changed while it was read, a read-only or full cache) is said, never hidden.
+* :func:`compute_json` -- the tab's computation (its own service caches the JSON): in this process, one host
+  file per worker process, or each host in a limited child process (``isolation``).
+* :func:`analyze_session_parallel` -- the host files of one session in parallel, merged into one Report.
+
+Workers start from the forkserver (``isolation.mp_context``), never a plain fork of TensorBoard's threaded process.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.discover.logdir import HostFile, Session
+from tb_gpu_advisor.model.schema import HostReport, Report
+from tb_gpu_advisor.report.merge import merge_hosts
+from tb_gpu_advisor.runtime import isolation, pipeline
+from tb_gpu_advisor.runtime.cache import ReportCache, session_key
+from tb_gpu_advisor.runtime.isolation import Limits, mp_context
+
+Progress = Callable[[str, float], None]
+
+
+@dataclass
+class Analysis:
+    """A session's report and what happened to it in the cache."""
+
+    report: Any  # report_schema.Report
+    from_cache: bool = False
+    stored: bool = False
+    #: why a newly analysed report was not stored (None: stored, or came from the cache)
+    not_stored: str | None = None
+
+
+def session_report(session: Session, *, params: int | None = None, cache: ReportCache | None = None,
+                   progress: Progress | None = None, jobs: int | None = 1,
+                   analyze_fn: Callable[..., Any] | None = None) -> Analysis:
+    """The session's Report (every host file): cached, else analysed (``jobs`` host files at once) and stored.
+
+    ``analyze_fn(run, session, hosts, progress=, params=)`` replaces the analysis (tests, precompute's hook).
+    A report with a failed host is not stored (the next run retries); nor is one whose files changed while
+    they were read (a capture still being written).
+    """
+
+    key = session_key(session, params=params)
+    if cache is not None:
+        text = cache.get(key)
+        if text is not None:
+            return Analysis(Report.from_json(text), from_cache=True)
+    if analyze_fn is not None:
+        report = analyze_fn(session.run, session.session, list(session.hosts), progress=progress, params=params)
+    elif len(session.hosts) > 1 and worker_count(jobs, len(session.hosts)) > 1:
+        report = analyze_session_parallel(session, jobs=jobs, params=params, progress=progress)
+    else:
+
+        report = pipeline.analyze_session(session.run, session.session, list(session.hosts), progress=progress, params=params)
+    if cache is None or not cache.enabled:
+        return Analysis(report, not_stored="the cache is disabled")
+    if any(getattr(h, "error", None) for h in getattr(report, "hosts", [])):
+        return Analysis(report, not_stored="a host could not be analysed")
+    if not files_unchanged(session.hosts):
+        return Analysis(report, not_stored="the file changed while it was analysed (still being written?)")
+    if not cache.put(key, report):
+        return Analysis(report, not_stored=cache.last_error or "cache write failed")
+    return Analysis(report, stored=True)
+
+
+def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progress, jobs: int = 1,
+                 isolate: bool = False, analyze_fn: Callable[..., Any] | None = None) -> str:
+    """The report JSON of ``hosts`` of ``session`` for the tab (no cache: its service keeps the JSON).
+
+    Isolated, each host file runs in a child process with the memory and time limits of
+    ``isolation.Limits.from_env()``, so one bad file cannot take TensorBoard down.
+    """
+    import dataclasses
+
+    if analyze_fn is not None:
+        report = analyze_fn(session.run, session.session, list(hosts), progress=progress)
+        return report.to_json() if hasattr(report, "to_json") else __import__("json").dumps(report)
+    workers = worker_count(jobs, len(hosts))
+    if isolate and (len(hosts) == 1 or workers == 1):
+
+        return isolation.call(isolation.analyze_session_json, session.run, session.session, list(hosts),
+                              progress=progress)
+    chosen = dataclasses.replace(session, hosts=tuple(hosts))
+    if len(hosts) > 1 and workers > 1:
+        progress(f"analysing {len(hosts)} hosts in {workers} worker process(es)", 0.0)
+        limits = None
+        if isolate:
+
+            limits = Limits.from_env()
+        return analyze_session_parallel(chosen, jobs=workers, progress=progress, limits=limits).to_json()
+
+    return pipeline.analyze_session(session.run, session.session, list(hosts), progress=progress).to_json()
+
+
+def files_unchanged(hosts: Sequence[HostFile]) -> bool:
+    """Every host file still has the (size, mtime) it was discovered with."""
+
+    try:
+        return all(fsio.is_remote(h.path) or fsio.stat(h.path) == (h.size, h.mtime_ns) for h in hosts)
+    except Exception:  # noqa: BLE001 - gone or unreadable meanwhile
+        return False
+
+
+def available_cores() -> int:
+    """Cores this process may use (respects CPU affinity / container limits where the OS exposes them)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+def worker_count(jobs: int | None, tasks: int) -> int:
+    """``jobs`` bounded by the cores and the number of tasks (at least 1)."""
+    cores = available_cores()
+    wanted = cores if not jobs or jobs < 1 else jobs
+    return max(1, min(wanted, cores, tasks))
+
+
+def process_pool(workers: int) -> cf.ProcessPoolExecutor:
+    """A pool of ``workers`` processes (see :func:`mp_context`) that see this process's environment.
+
+    A forkserver starts once per interpreter and its children inherit the
+    environment of *that* moment; copying ``os.environ`` in makes
+    ``S3_ENDPOINT``, credentials etc. set later count too.
+    """
+    return cf.ProcessPoolExecutor(max_workers=workers, mp_context=mp_context(),
+                                  initializer=_set_environ, initargs=(dict(os.environ),))
+
+
+def _set_environ(env: dict[str, str]) -> None:
+    os.environ.clear()
+    os.environ.update(env)
+
+
+def analyze_session_parallel(
+    session: Session,
+    jobs: int | None = None,
+    params: int | None = None,
+    progress: Progress | None = None,
+    analyze_host_fn: Callable[..., Any] | None = None,
+    merge_fn: Callable[..., Any] | None = None,
+    limits: Any = None,
+) -> Any:
+    """Analyse each host file of ``session`` in its own worker process, then merge into one Report.
+
+    Uses ``pipeline.analyze_host`` per file and ``merge.merge_hosts(run,
+    session, host_reports)`` unless given others.  A host whose analysis
+    raises gets a HostReport with ``error`` set, so the other hosts still
+    report.  One host or one job: runs in this process.
+
+    ``limits`` (an ``isolation.Limits``): each host instead runs in a child process of its own with that
+    memory and time limit (the plugin: one bad file must not take TensorBoard down); a child that fails
+    or is killed gives that host an error.
+    """
+    analyze_host_fn = analyze_host_fn or pipeline.analyze_host
+    merge_fn = merge_fn or merge_hosts
+    hosts = list(session.hosts)
+    if limits is not None:
+        reports = _isolated_host_reports(hosts, worker_count(jobs, len(hosts)), params, progress, limits)
+    else:
+        reports = _host_reports(hosts, worker_count(jobs, len(hosts)), params, progress, analyze_host_fn)
+    return merge_fn(session.run, session.session, reports)
+
+
+def _host_reports(hosts: Sequence[HostFile], workers: int, params: int | None,
+                  progress: Progress | None, analyze_host_fn: Callable[..., Any]) -> list[Any]:
+    """HostReports in the order of ``hosts``; biggest files start first."""
+    reports: list[Any] = [None] * len(hosts)
+    order = sorted(range(len(hosts)), key=lambda i: hosts[i].size, reverse=True)
+    if workers <= 1:
+        for n, i in enumerate(order, start=1):
+            reports[i] = _host_or_error(analyze_host_fn, hosts[i], params)
+            _tell(progress, f"analysed {hosts[i].host}", n, len(hosts))
+        return reports
+    with process_pool(workers) as pool:
+        futures = {pool.submit(_host_or_error, analyze_host_fn, hosts[i], params): i for i in order}
+        for n, fut in enumerate(cf.as_completed(futures), start=1):
+            i = futures[fut]
+            try:
+                reports[i] = fut.result()
+            except Exception as e:  # noqa: BLE001 - a dead worker: this host failed, keep the others
+                reports[i] = _error_host_report(hosts[i], f"worker failed: {type(e).__name__}: {e}")
+            _tell(progress, f"analysed {hosts[i].host}", n, len(hosts))
+    return reports
+
+
+def _isolated_host_reports(hosts: Sequence[HostFile], workers: int, params: int | None,
+                           progress: Progress | None, limits: Any) -> list[Any]:
+    """HostReports in the order of ``hosts``, each from its own limited child, ``workers`` at once."""
+
+    reports: list[Any] = [None] * len(hosts)
+    order = sorted(range(len(hosts)), key=lambda i: hosts[i].size, reverse=True)
+    with cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpu-advisor-host") as pool:
+        futures = {pool.submit(isolation.host_report, hosts[i], params, limits): i for i in order}
+        for n, fut in enumerate(cf.as_completed(futures), start=1):
+            i = futures[fut]
+            reports[i] = fut.result()
+            _tell(progress, f"analysed {hosts[i].host}", n, len(hosts))
+    return reports
+
+
+def _host_or_error(analyze_host_fn: Callable[..., Any], host: HostFile, params: int | None) -> Any:
+    try:
+        return analyze_host_fn(host, params=params)
+    except Exception as e:  # noqa: BLE001
+        return _error_host_report(host, f"analysis failed: {type(e).__name__}: {e}")
+
+
+def _error_host_report(host: HostFile, reason: str) -> Any:
+
+    return HostReport(host=host.host, path=host.path, size_bytes=host.size, error=reason)
+
+
+def _tell(progress: Progress | None, message: str, done: int, total: int) -> None:
+    if progress is not None:
+        progress(message, done / max(total, 1))

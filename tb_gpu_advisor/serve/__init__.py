@@ -1,0 +1,1 @@
+"""The TensorBoard plugin: routes, background report service and the static tab."""

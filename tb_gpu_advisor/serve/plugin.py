@@ -1,0 +1,387 @@
+"""The "Advisor" TensorBoard tab: a route table and small handlers.
+
+Routes (mounted at ``/data/plugin/gpu_advisor``):
+
+=================  ===========================================================
+``/index.js``      the ES module TensorBoard's iframe imports
+``/static/*``      the other frontend files (normpath-guarded)
+``/runs``          runs -> sessions -> hosts, from our own discovery (the
+                   TensorBoard run list misses runs that hold only profiles)
+``/report``        ``?run=&session=[&host=]``: the report JSON (200), or
+                   ``{"state": "computing", ...}`` (202) while a worker
+                   computes it, or ``{"state": "error", ...}`` (500)
+``/report.md``     the same report as Markdown (``render.to_markdown``, the
+                   CLI's ``--format markdown``); 202/500 JSON like ``/report``
+``/diff``          ``?base_run=&base_session=&new_run=&new_session=[&host=]``:
+                   the diff of two session reports (``diff.diff_reports``,
+                   docs/diff.md), each from the same service and caches as
+                   ``/report`` (cached reports: no analysis); 202 while
+                   either side computes (mean progress, the message names
+                   the side), 500 naming the side whose analysis failed,
+                   400 missing parameter or unknown host, 404 unknown
+                   run/session
+``/diff.md``       the same diff as Markdown (``diff_render.to_markdown``);
+                   202/400/404/500 JSON like ``/diff``
+=================  ===========================================================
+
+A session with several host files is analysed in worker processes
+(``analysis.compute_json``, at most ``host_jobs`` of them),
+still from a ReportService worker thread, never on a request thread.
+
+Discovery runs on every ``/runs`` and ``/report`` request (the page polls
+``/report`` every 400 ms while computing).  That is cheap on a local disk
+but a full listing on ``s3://`` and friends, so for remote logdirs the
+result is kept for ``--gpu_advisor_discovery_ttl`` seconds (default 5);
+local logdirs are listed every time so a new capture shows at once.
+
+Request parameters are never joined onto paths: run, session and host are
+looked up in the list discovery built, and only its paths are opened.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import mimetypes
+import os
+import threading
+import time
+from typing import Any, Callable
+
+from tensorboard import errors
+from tensorboard.backend import http_util
+from tensorboard.plugins import base_plugin
+from werkzeug import wrappers
+
+from tb_gpu_advisor.runtime import session as analysis
+from tb_gpu_advisor.runtime import cache
+from tb_gpu_advisor.discover import logdir as discovery
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats import probe as gpu_probe
+from tb_gpu_advisor.serve.service import Outcome, ReportService
+
+logger = logging.getLogger(__name__)
+
+PLUGIN_NAME = "gpu_advisor"
+STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
+_STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".json": "application/json"}
+_JSON = "application/json"
+_MARKDOWN = "text/markdown; charset=utf-8"
+DEFAULT_DISCOVERY_TTL_S = 5.0
+DEFAULT_HOST_JOBS = 2
+#: A profile modified less than this long ago is still being written: wait before analysing it.
+DEFAULT_SETTLE_S = 2.0
+
+# analyze(run, session, host_files, progress=...) -> Report
+Analyzer = Callable[..., Any]
+
+
+class GpuAdvisorPlugin(base_plugin.TBPlugin):
+    """Serves the Advisor tab for the profiles under ``context.logdir``."""
+
+    plugin_name = PLUGIN_NAME
+
+    def __init__(
+        self,
+        context: base_plugin.TBContext,
+        analyzer: Analyzer | None = None,
+        service: ReportService | None = None,
+        discovery_ttl_s: float | None = None,
+        host_jobs: int = DEFAULT_HOST_JOBS,
+        clock: Callable[[], float] = time.monotonic,
+        settle_s: float | None = None,
+        isolate: bool | None = None,
+    ) -> None:
+        # ``context.logdir`` is "" under --logdir_spec: the tab then explains
+        # that it needs --logdir instead of failing.
+        self._logdir = context.logdir or ""
+        self._analyzer = analyzer
+        self._service = service or ReportService(store=_open_store(context.flags))
+        self._active = False
+        self._active_lock = threading.Lock()
+        # Remote logdirs only: (time listed, sessions) reused for ``_discovery_ttl_s`` seconds.
+        ttl = discovery_ttl_s if discovery_ttl_s is not None else _flag_ttl(context.flags)
+        self._discovery_ttl_s = ttl if fsio.is_remote(self._logdir) else 0.0
+        self._clock = clock
+        self._listing: tuple[float, list] | None = None
+        self._listing_lock = threading.Lock()
+        self._host_jobs = max(1, int(host_jobs))
+        # The real analysis reads files (``analyzer`` is None): wait for them to settle, and run it in a
+        # limited child process (isolation.py).  An injected analyzer (tests) runs as given.
+        self._settle_s = settle_s if settle_s is not None else (DEFAULT_SETTLE_S if analyzer is None else 0.0)
+        self._isolate = isolate if isolate is not None else analyzer is None
+
+    # -- TensorBoard hooks -------------------------------------------------
+
+    def get_plugin_apps(self) -> dict[str, Callable]:
+        return {
+            "/index.js": self._serve_index_js,
+            "/static/*": self._serve_static,
+            "/runs": self._serve_runs,
+            "/report": self._serve_report,
+            "/report.md": self._serve_report_markdown,
+            "/diff": self._serve_diff,
+            "/diff.md": self._serve_diff_markdown,
+        }
+
+    def is_active(self) -> bool:
+        """Cheap: stops at the first profile found and remembers a yes."""
+        if self._active or not self._logdir:
+            return self._active
+        try:
+            found = discovery.has_profiles(self._logdir)
+        except Exception:  # noqa: BLE001 - an unreadable logdir just means "not active"
+            logger.debug("gpu_advisor: has_profiles failed", exc_info=True)
+            return False
+        with self._active_lock:
+            self._active = self._active or bool(found)
+        return self._active
+
+    def frontend_metadata(self) -> base_plugin.FrontendMetadata:
+        return base_plugin.FrontendMetadata(es_module_path="/index.js", tab_name="Advisor")
+
+    # -- static files ------------------------------------------------------
+
+    @wrappers.Request.application
+    def _serve_index_js(self, request: wrappers.Request) -> wrappers.Response:
+        return _respond_file(request, "index.js")
+
+    @wrappers.Request.application
+    def _serve_static(self, request: wrappers.Request) -> wrappers.Response:
+        marker = f"/data/plugin/{PLUGIN_NAME}/static/"
+        _, _, name = request.path.partition(marker)
+        return _respond_file(request, name)
+
+    # -- data --------------------------------------------------------------
+
+    @wrappers.Request.application
+    def _serve_runs(self, request: wrappers.Request) -> wrappers.Response:
+        sessions = self._sessions()
+        # has_gpu per session (True/False/None = unknown): the tab opens on the newest with GPU activity
+        body = {"logdir_set": bool(self._logdir), "runs": _runs_listing(sessions, gpu_probe.session_activity(sessions)),
+                "frameworks": _frameworks_listing()}
+        return _respond_json(request, body)
+
+    @wrappers.Request.application
+    def _serve_report(self, request: wrappers.Request) -> wrappers.Response:
+        return _respond_outcome(request, self._outcome(request))
+
+    @wrappers.Request.application
+    def _serve_report_markdown(self, request: wrappers.Request) -> wrappers.Response:
+        """The cached report rendered by ``render.to_markdown`` (one renderer, in Python)."""
+        outcome = self._outcome(request)
+        if outcome.state != "ready":
+            return _respond_outcome(request, outcome)
+        from tb_gpu_advisor.report import render
+        from tb_gpu_advisor.model.schema import Report
+
+        body = render.to_markdown(Report.from_json(outcome.body))
+        return http_util.Respond(request, body, _MARKDOWN)
+
+    @wrappers.Request.application
+    def _serve_diff(self, request: wrappers.Request) -> wrappers.Response:
+        result = self._diff(request)
+        if isinstance(result, Outcome):
+            return _respond_outcome(request, result)
+        return http_util.Respond(request, result.to_json(), _JSON)
+
+    @wrappers.Request.application
+    def _serve_diff_markdown(self, request: wrappers.Request) -> wrappers.Response:
+        result = self._diff(request)
+        if isinstance(result, Outcome):
+            return _respond_outcome(request, result)
+        from tb_gpu_advisor.report import diff_render
+
+        return http_util.Respond(request, diff_render.to_markdown(result), _MARKDOWN)
+
+    def _diff(self, request: wrappers.Request) -> Any:
+        """The Diff of both sides' reports (from the /report service and caches), or the Outcome to answer while a
+        side computes or after it failed (400/404 raised here)."""
+        from tb_gpu_advisor.report import diff
+        from tb_gpu_advisor.model.schema import Report
+
+        sides = {}
+        for side in ("base", "new"):
+            run, session = _required(request, f"{side}_run"), _required(request, f"{side}_session")
+            sides[side] = (session if run == discovery.ROOT_RUN else f"{run}/{session}", self._outcome_for(run, session, None))
+        waiting = [(name, o) for name, o in sides.values() if o.state == "computing"]
+        failed = [(name, o) for name, o in sides.values() if o.state == "error"]
+        if failed:
+            name, o = failed[0]
+            return Outcome("error", message=f"{name}: {o.message}")
+        if waiting:
+            progress = sum(o.progress if o.state == "computing" else 1.0 for _, o in sides.values()) / 2
+            return Outcome("computing", progress=progress, message="; ".join(f"{n}: {o.message}" for n, o in waiting))
+        try:
+            return diff.diff_reports(Report.from_json(sides["base"][1].body), Report.from_json(sides["new"][1].body),
+                                     host=request.args.get("host") or None, base_label=sides["base"][0],
+                                     new_label=sides["new"][0])
+        except diff.DiffError as e:
+            raise errors.InvalidArgumentError(str(e)) from None
+
+    def _outcome(self, request: wrappers.Request) -> Outcome:
+        """The report service's answer for the request's run/session[/host] (404/400 raised here)."""
+        return self._outcome_for(_required(request, "run"), _required(request, "session"),
+                                 request.args.get("host") or None)
+
+    def _outcome_for(self, run: str, session_name: str, host: str | None) -> Outcome:
+        """The report service's answer for run/session[/host] (404 raised here)."""
+        try:
+            session = discovery.find_session(self._sessions(), run, session_name)
+        except discovery.SessionNotFoundError as e:
+            raise errors.NotFoundError(str(e)) from None
+        host_files = _select_hosts(session, host)
+        writing = _still_written(host_files, self._settle_s)
+        if writing:  # a copy or capture in progress: analysing (and caching) a partial file helps nobody
+            return Outcome("computing", message=f"waiting for {writing} to finish writing")
+        key = (session.run, session.session, tuple(_identity(h) for h in host_files))
+        return self._service.get(
+            key,
+            lambda progress: self._compute(session, host_files, progress),
+            _store_key(session, host_files),
+            valid=lambda: analysis.files_unchanged(host_files),
+        )
+
+    def _sessions(self) -> list:
+        if not self._logdir:
+            return []
+        if self._discovery_ttl_s <= 0:
+            return list(discovery.discover(self._logdir))
+        # One listing at a time: concurrent polls wait for it instead of each listing the bucket.
+        with self._listing_lock:
+            now = self._clock()
+            if self._listing is not None and now - self._listing[0] < self._discovery_ttl_s:
+                return list(self._listing[1])
+            sessions = list(discovery.discover(self._logdir))
+            self._listing = (self._clock(), sessions)
+            return list(sessions)
+
+    def _compute(self, session: Any, host_files: list, progress: Callable) -> str:
+        """Runs in a worker thread: the analysis entry point (in limited child processes unless disabled)."""
+        return analysis.compute_json(session, host_files, progress=progress, jobs=self._host_jobs,
+                                     isolate=self._isolate, analyze_fn=self._analyzer)
+
+
+# -- helpers (pure; module level so tests and readers find them fast) ---------
+
+
+def _required(request: wrappers.Request, name: str) -> str:
+    value = request.args.get(name)
+    if not value:
+        raise errors.InvalidArgumentError(f"missing query parameter {name!r}")
+    return value
+
+
+def _select_hosts(session: Any, host: str | None) -> list:
+    """All hosts of a session, or the one asked for (only by its listed name)."""
+    hosts = list(session.hosts)
+    if host is None:
+        return hosts
+    chosen = [h for h in hosts if h.host == host]
+    if not chosen:
+        raise errors.NotFoundError(f"no host {host!r} in session {session.session!r}")
+    return chosen
+
+
+def _identity(h: Any) -> tuple:
+    """A capture's identity: a rewritten or replaced file (any rank's, for a host of several) gets a new key."""
+    return (h.host, *(tuple(f) for f in h.identity()))
+
+
+def _still_written(host_files: list, settle_s: float) -> str | None:
+    """The first local host file modified less than ``settle_s`` ago (still being written), else None.
+
+    Discovery's mtime, no extra stat.  Remote stores (whole objects, other clocks) are not waited for.
+    """
+    if settle_s <= 0:
+        return None
+    now = time.time_ns()
+    for h in host_files:
+        if not fsio.is_remote(h.path) and -settle_s * 1e9 < now - h.mtime_ns < settle_s * 1e9:
+            return h.host
+    return None
+
+
+def _store_key(session: Any, host_files: list) -> str:
+    """The persistent cache's key: the same entry ``tb-gpu-advisor precompute`` writes."""
+    return cache.store_key(session.run, session.session, host_files)
+
+
+def _frameworks_listing() -> list[dict[str, str]]:
+    """The frameworks whose captures are read, with how to capture one (the tab's "no profiles yet" state)."""
+    from tb_gpu_advisor.frameworks import REGISTRY
+
+    return [{"id": f.id, "name": f.name, "capture": f.capture_snippet} for f in REGISTRY.values()]
+
+
+def _runs_listing(sessions: list, has_gpu: dict | None = None) -> list[dict[str, Any]]:
+    """Groups sessions by run, keeping discovery's order (runs by name, newest session first).
+
+    ``mtime_ms`` lets the frontend pick the newest session across runs;
+    ``has_gpu`` (``gpu_probe.session_activity``: True/False/None) the newest with GPU activity.
+    """
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for s in sessions:
+        hosts = [{"host": h.host, "size": h.size, "mtime_ms": h.mtime_ns / 1e6} for h in s.hosts]
+        runs.setdefault(s.run, []).append(
+            {
+                "session": s.session,
+                "stock_run": s.stock_run,
+                "format": s.format,
+                "stock_tool": s.stock_tool_opens,
+                "mtime_ms": max((h["mtime_ms"] for h in hosts), default=0.0),
+                "has_gpu": (has_gpu or {}).get((s.run, s.session)),
+                "hosts": hosts,
+            }
+        )
+    return [{"run": run, "sessions": sessions_} for run, sessions_ in runs.items()]
+
+
+def _respond_outcome(request: wrappers.Request, outcome: Outcome) -> wrappers.Response:
+    if outcome.state == "ready":
+        return http_util.Respond(request, outcome.body, _JSON)
+    if outcome.state == "computing":
+        body = {"state": "computing", "progress": round(outcome.progress, 3), "message": outcome.message}
+        return _respond_json(request, body, code=202)
+    return _respond_json(request, {"state": "error", "error": outcome.message}, code=500)
+
+
+def _respond_json(request: wrappers.Request, body: Any, code: int = 200) -> wrappers.Response:
+    return http_util.Respond(request, json.dumps(body), _JSON, code=code)
+
+
+def _respond_file(request: wrappers.Request, name: str) -> wrappers.Response:
+    """Serves one file from static/; anything that normalizes outside it is a 404."""
+    path = os.path.normpath(os.path.join(STATIC_DIR, name))
+    ext = os.path.splitext(path)[1]
+    if (
+        not name
+        or os.path.isabs(name)
+        or os.path.commonpath([STATIC_DIR, path]) != STATIC_DIR
+        or ext not in _STATIC_TYPES
+        or not os.path.isfile(path)
+    ):
+        raise errors.NotFoundError(f"no static file {name!r}")
+    with open(path, "rb") as f:
+        body = f.read()
+    return http_util.Respond(request, body, _STATIC_TYPES.get(ext) or mimetypes.guess_type(path)[0])
+
+
+def _flag_ttl(flags: Any) -> float:
+    """``--gpu_advisor_discovery_ttl`` (seconds; 0 lists on every request), else the default."""
+    value = getattr(flags, "gpu_advisor_discovery_ttl", None)
+    try:
+        return max(0.0, float(value)) if value is not None else DEFAULT_DISCOVERY_TTL_S
+    except (TypeError, ValueError):
+        return DEFAULT_DISCOVERY_TTL_S
+
+
+def _open_store(flags: Any) -> cache.ReportStore | None:
+    """The persistent cache, or None when it is disabled or cannot be created; never fatal."""
+    # None lets cache.py apply $TB_GPU_ADVISOR_CACHE_DIR (including "off") and its default.
+    cache_dir = getattr(flags, "gpu_advisor_cache_dir", None)
+    try:
+        return cache.open_store(cache_dir)
+    except Exception:  # noqa: BLE001 - no cache is better than no tab
+        logger.warning("gpu_advisor: persistent cache disabled", exc_info=True)
+        return None

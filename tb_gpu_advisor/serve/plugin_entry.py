@@ -1,0 +1,37 @@
+"""TensorBoard entry point (``tensorboard_plugins`` in setup.py).
+
+TensorBoard loads this module with no try/except at start-up, so it must
+import only what TensorBoard itself has and never fail: the real plugin is
+imported inside ``load()`` where TensorBoard does catch errors.
+"""
+
+from __future__ import annotations
+
+from tensorboard.plugins import base_plugin
+
+
+class GpuAdvisorLoader(base_plugin.TBLoader):
+    """Adds the Advisor's flags and builds the plugin lazily."""
+
+    def define_flags(self, parser) -> None:  # noqa: ANN001 - argparse parser from TensorBoard
+        parser.add_argument(
+            "--gpu_advisor_cache_dir",
+            metavar="DIR",
+            default=None,
+            help="Where the Advisor keeps computed reports between TensorBoard restarts "
+            "(default: $TB_GPU_ADVISOR_CACHE_DIR, else the Advisor's own default).",
+        )
+        parser.add_argument(
+            "--gpu_advisor_discovery_ttl",
+            metavar="SECONDS",
+            type=float,
+            default=None,
+            help="For remote logdirs (s3://, gs://, ...): reuse the list of profiles for this many "
+            "seconds instead of listing the bucket on every request (default 5; 0 disables). "
+            "Local logdirs are always listed afresh.",
+        )
+
+    def load(self, context):  # noqa: ANN001
+        from tb_gpu_advisor.serve.plugin import GpuAdvisorPlugin
+
+        return GpuAdvisorPlugin(context)

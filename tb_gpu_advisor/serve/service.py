@@ -1,0 +1,164 @@
+"""Computes reports off the request thread, once per profile, and remembers them.
+
+TensorBoard serves requests on many threads and the frontend polls while a
+report is computed, so three things matter here:
+
+* the analysis never runs on a request thread (a large capture takes
+  seconds; the request answers "computing, 40%" and the page polls);
+* concurrent requests for the same profile share ONE computation
+  (in-flight jobs are deduplicated by key);
+* a finished report is kept in memory keyed by the files' identity
+  (path, size, mtime), so a rewritten or new capture is recomputed on the
+  next reload while an unchanged one is answered instantly.
+
+An optional persistent store (``tb_gpu_advisor.runtime.cache``) is consulted inside
+the worker, so its disk reads never block a request either.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from typing import Callable, Hashable, Protocol
+
+logger = logging.getLogger(__name__)
+
+# progress(message, fraction in [0, 1]) — what analyze_session reports through.
+ProgressFn = Callable[..., None]
+# compute(progress) -> report JSON text
+ComputeFn = Callable[[ProgressFn], str]
+
+
+class Store(Protocol):
+    """A persistent report store (the on-disk cache), by opaque string key."""
+
+    def get(self, key: str) -> str | None: ...
+
+    def put(self, key: str, value: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a request gets: a finished report, a progress note, or an error."""
+
+    state: str  # "ready" | "computing" | "error"
+    body: str = ""  # report JSON when ready
+    progress: float = 0.0
+    message: str = ""
+
+
+@dataclass
+class _Job:
+    """One in-flight computation; its progress is read by polling requests."""
+
+    future: Future
+    progress: float = 0.0
+    message: str = "queued"
+
+
+class ReportService:
+    """Worker pool + in-flight dedupe + LRU memory cache of report JSON."""
+
+    def __init__(
+        self,
+        workers: int = 2,
+        memory_entries: int = 32,
+        store: Store | None = None,
+        wait_s: float = 0.3,
+    ) -> None:
+        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpu-advisor")
+        self._lock = threading.Lock()
+        self._jobs: dict[Hashable, _Job] = {}
+        self._done: collections.OrderedDict[Hashable, Outcome] = collections.OrderedDict()
+        self._memory_entries = memory_entries
+        self._store = store
+        # A short wait lets fast (cached on disk, tiny) reports answer in one
+        # round trip instead of a 202 and a poll.
+        self._wait_s = wait_s
+        self.computations = 0  # how many analyses actually ran (tests, logs)
+
+    def get(self, key: Hashable, compute: ComputeFn, store_key: str | None = None,
+            valid: Callable[[], bool] | None = None) -> Outcome:
+        """Returns the outcome for ``key``, starting the computation if needed.
+
+        ``valid()`` is asked after a computation: False (the input changed meanwhile, e.g. a file still
+        being written) keeps the report out of the persistent store.
+        """
+        with self._lock:
+            done = self._done.get(key)
+            if done is not None:
+                self._done.move_to_end(key)
+                return done
+            job = self._jobs.get(key)
+            if job is None:
+                job = self._start(key, compute, store_key, valid)
+        try:
+            job.future.result(timeout=self._wait_s)
+        except FutureTimeout:
+            return Outcome("computing", progress=job.progress, message=job.message)
+        except Exception:  # noqa: BLE001 - recorded by _run as an error outcome
+            pass
+        with self._lock:
+            return self._done.get(key) or Outcome("computing", progress=job.progress, message=job.message)
+
+    def _start(self, key: Hashable, compute: ComputeFn, store_key: str | None,
+               valid: Callable[[], bool] | None = None) -> _Job:
+        """Registers and submits a job; caller holds the lock."""
+        job = _Job(future=Future())
+        self._jobs[key] = job
+        job.future = self._pool.submit(self._run, key, job, compute, store_key, valid)
+        return job
+
+    def _run(self, key: Hashable, job: _Job, compute: ComputeFn, store_key: str | None,
+             valid: Callable[[], bool] | None = None) -> None:
+        """Worker body: persistent cache, else analyze; always records an outcome."""
+        try:
+            body = self._load(store_key)
+            if body is None:
+                with self._lock:
+                    self.computations += 1
+                body = compute(lambda message, fraction: _note_progress(job, message, fraction))
+                if valid is None or valid():
+                    self._save(store_key, body)
+                else:
+                    logger.info("gpu_advisor: %r changed during its analysis: report not stored", key)
+            outcome = Outcome("ready", body=body, progress=1.0)
+        except Exception as e:  # noqa: BLE001 - any analysis failure becomes a JSON error
+            logger.exception("gpu_advisor: analysis failed for %r", key)
+            outcome = Outcome("error", message=f"{type(e).__name__}: {e}")
+        with self._lock:
+            self._jobs.pop(key, None)
+            self._done[key] = outcome
+            while len(self._done) > self._memory_entries:
+                self._done.popitem(last=False)
+
+    def _load(self, store_key: str | None) -> str | None:
+        if self._store is None or store_key is None:
+            return None
+        try:
+            return self._store.get(store_key)
+        except Exception:  # noqa: BLE001 - a broken cache must never break the tab
+            logger.warning("gpu_advisor: persistent cache read failed", exc_info=True)
+            return None
+
+    def _save(self, store_key: str | None, body: str) -> None:
+        if self._store is None or store_key is None:
+            return
+        try:
+            self._store.put(store_key, body)
+        except Exception:  # noqa: BLE001
+            logger.warning("gpu_advisor: persistent cache write failed", exc_info=True)
+
+    def shutdown(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _note_progress(job: _Job, message: str, fraction: float) -> None:
+    """Progress callback handed to the analyzer: ``progress(message, fraction)``."""
+    job.progress = max(0.0, min(1.0, float(fraction)))
+    if message:
+        job.message = message

@@ -1,0 +1,408 @@
+"""Find training steps in any capture and map them to per-GPU time windows.
+
+Sources, tried in order (the first that yields steps wins; see
+``docs/metrics.md``):
+
+1. ``steps_line``           -- derived ``Steps`` line on GPU planes (TF 2.4-style grouped files);
+2. ``profiler_step``        -- step annotations the format itself defines (PyTorch ``ProfilerStep#N``);
+3. ``keras_profiled_batch`` -- Keras 3 ``Profiled batch`` host events with ``step_num``;
+4. ``trace_train``          -- ``train*``/``test*`` host events (TF ``Trace``, JAX ``StepTraceAnnotation``), or ``TraceContext``;
+5. ``root_r``               -- other host events with ``_r`` (the most frequent such name);
+6. ``step_num_stat``        -- host events carrying ``step_num`` / ``iter_num`` (grouped by value);
+7. ``xla_modules``          -- ``XLA Modules`` line events (JAX / XLA), the most frequent module;
+8. ``xla_module_launches``  -- host ``<module>:XLA GPU module`` events (raw JAX files), the most frequent module;
+9. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps;
+10. ``whole_capture``        -- one window over everything, with a note why.
+
+Host-defined steps tile time: step k runs from its marker's start to the
+next marker's start (the gap before the next step belongs to step k, as in
+the stock tool's step-to-step time); the last step ends at the later of its
+marker's end and the end of the last device event launched inside it
+(host launch -> kernel via ``correlation_id``).  Like the stock tool, when
+more than 5 steps are found the first (warm-up) and last (partial) are
+dropped.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Literal
+
+import numpy as np
+
+from tb_gpu_advisor.devices import kernels as kc
+from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
+
+PS_PER_MS = 1e9
+_TRAIN = re.compile(r"^(train|test)[^/]*$")
+#: Host TraceMe around each execution of a compiled XLA module on a GPU
+#: (``xla/service/gpu/gpu_executable.cc``: ``<module name>:XLA GPU module``).
+_XLA_GPU_MODULE = ":XLA GPU module"
+
+
+StepSource = Literal[
+    "steps_line",  # TF 2.4-style derived `Steps` line on the GPU planes (grouped capture)
+    "keras_profiled_batch",  # Keras 3 `Profiled batch` host events with `step_num`
+    "trace_train",  # `train*`/`test*` host events with `_r` (tf.profiler.experimental.Trace, Keras 2)
+    "root_r",  # other host events carrying `_r` (e.g. `FunctionRun`, `SessionRun`)
+    "step_num_stat",  # host events carrying `step_num` / `iter_num`
+    "profiler_step",  # PyTorch: `ProfilerStep#N` host annotations (the format's own step marks)
+    "xla_modules",  # JAX / XLA: one `XLA Modules` event per step (post-processed files)
+    "xla_module_launches",  # raw JAX files: one host `<module>:XLA GPU module` execution per step
+    "gpu_busy_clusters",  # last resort: clusters of GPU busy time separated by long idle gaps
+    "whole_capture",  # no step found: the whole capture is one "step"
+]
+
+
+@dataclass
+class DroppedStep:
+    """A detected step left out of the averages."""
+
+    step: int  # step number (step_num if the capture has one, else 0-based index)
+    reason: str  # "warm-up (first of >5 steps)", "partial (last of >5 steps)", "cut by capture start", ...
+
+
+@dataclass
+class StepWindow:
+    """One kept step as a host-wide time window (ms since capture start)."""
+
+    step: int
+    start_ms: float
+    end_ms: float
+
+    @property
+    def duration_ms(self) -> float:
+        return self.end_ms - self.start_ms
+
+
+@dataclass
+class StepDetection:
+    """How steps were found.  ``count`` = kept steps (after dropping)."""
+
+    source: str  # a StepSource value
+    count: int
+    found: int  # steps detected before dropping
+    dropped: list[DroppedStep] = field(default_factory=list)
+    note: str = ""  # human sentence: why this source, what was dropped, why whole-capture
+    windows: list[StepWindow] = field(default_factory=list)  # kept steps, in time order
+    mapped_via: str = ""  # "host_window" | "correlation_id" | "group_id" | "device" : how GPU time was tied to steps
+
+
+@dataclass
+class Steps:
+    """Kept steps.  Windows in absolute ps; ``gpu_windows[g]`` is (n, 2) aligned with ``ids``."""
+
+    detection: StepDetection
+    ids: np.ndarray  # int64 step numbers
+    host_windows: np.ndarray  # (n, 2) int64
+    gpu_windows: dict[int, np.ndarray] = field(default_factory=dict)
+    origin_ps: int = 0
+
+    @property
+    def count(self) -> int:
+        return int(self.ids.shape[0])
+
+    def window(self, gpu: int | None) -> np.ndarray:
+        return self.gpu_windows.get(gpu, self.host_windows) if gpu is not None else self.host_windows
+
+
+def _group_windows(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per distinct key: (keys, min start, max end), sorted by start."""
+    u, inv = np.unique(key, return_inverse=True)
+    s = np.full(u.size, np.iinfo(np.int64).max, dtype=np.int64)
+    e = np.full(u.size, np.iinfo(np.int64).min, dtype=np.int64)
+    np.minimum.at(s, inv, start)
+    np.maximum.at(e, inv, end)
+    o = np.argsort(s, kind="stable")
+    return u[o], s[o], e[o]
+
+
+def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """(source, note, ids, starts, ends) of the first host step source that has events."""
+    if not len(h):
+        return None
+    pb = h.name_mask(lambda n: n == "Profiled batch")
+    if pb.any():
+        sn = h.step_num[pb]
+        ids = np.where(sn >= 0, sn, np.arange(pb.sum()))
+        u, s, e = _group_windows(ids, h.start[pb], h.end[pb])
+        return "keras_profiled_batch", "Keras 3 `Profiled batch` events (step_num)", u, s, e
+    tr = h.name_mask(lambda n: bool(_TRAIN.match(n)) or n == "TraceContext")
+    tr &= (h.root >= 0) | (h.step_num >= 0) | h.name_mask(lambda n: n == "TraceContext")
+    if tr.any():
+        sn = h.step_num[tr]
+        ids = np.where(sn >= 0, sn, np.arange(tr.sum()))
+        u, s, e = _group_windows(ids, h.start[tr], h.end[tr])
+        return "trace_train", "`train`/`test` step markers", u, s, e
+    rt = h.root >= 0
+    if rt.any():
+        names, counts = np.unique(h.name[rt], return_counts=True)
+        best = names[np.argmax(counts)]
+        m = rt & (h.name == best)
+        # nested roots of the same name (re-entrant) are merged
+        s, e = union_intervals(h.start[m], h.end[m])
+        return "root_r", f"step roots `_r` on `{h.names[best]}` events", np.arange(s.size, dtype=np.int64), s, e
+    for stat, arr in (("step_num", h.step_num), ("iter_num", h.iter_num)):
+        m = arr >= 0
+        if m.any() and np.unique(arr[m]).size >= 2:
+            u, s, e = _group_windows(arr[m], h.start[m], h.end[m])
+            return "step_num_stat", f"host events grouped by `{stat}`", u, s, e
+    return None
+
+
+def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | None:
+    st = np.concatenate([d.start for d in devs]) if devs else np.zeros(0, np.int64)
+    en = np.concatenate([d.end for d in devs]) if devs else np.zeros(0, np.int64)
+    if st.size < 4:
+        return None
+    us, ue = union_intervals(st, en)
+    if us.size < 3:
+        return None
+    gaps = us[1:] - ue[:-1]
+    thr = max(T("steps.cluster_gap_factor") * float(np.median(gaps)), T("steps.cluster_min_gap_ms") * PS_PER_MS)
+    big = np.nonzero(gaps > thr)[0]
+    if big.size < 1 or big.size > us.size // 2:
+        return None
+    starts = np.concatenate([[us[0]], us[big + 1]])
+    ends = np.concatenate([ue[big], [ue[-1]]])
+    return starts, ends
+
+
+#: Sources whose windows are host time spans (tiled, mapped to devices through the launches).
+_HOST_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat", "xla_module_launches")
+
+
+def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> Steps:
+    """Detect steps; see the module docstring.  ``launches``: per GPU, each device event's host launch record
+    (:func:`~tb_gpu_advisor.model.trace.device_launches`; computed here when not given)."""
+    h, devs = trace.h, trace.devices
+    active = [d for d in devs if len(d)]
+    all_starts = [d.start for d in active] + ([h.start] if len(h) else [])
+    origin = int(min(int(a.min()) for a in all_starts)) if all_starts else 0
+    gpu_windows: dict[int, np.ndarray] = {}
+    source, note, mapped = "", "", ""
+    ids = np.zeros(0, np.int64)
+    hs = he = np.zeros(0, np.int64)
+
+    if trace.gpu_step_lines:  # 1. the format's own per-GPU step line
+        ids, hs, he, gpu_windows = _gpu_step_line_windows(trace.gpu_step_lines)
+        source, note = trace.gpu_step_source or ("steps_line", "derived `Steps` line on the GPU planes (grouped capture)")
+        mapped = "group_id" if trace.gpu_step_source is None else "device"
+    else:
+        cand = _marked_host_steps(trace) or _host_candidates(h)
+        if cand is not None:
+            source, note, ids, hs, he = cand
+            mapped = "host_window"
+        else:
+            xla = _xla_module_steps(trace) or _xla_launch_steps(h)
+            if xla is not None:
+                source, note, ids, hs, he = xla
+                mapped = "device"
+            else:
+                cl = _busy_clusters(active)
+                if cl is not None:
+                    hs, he = cl
+                    ids = np.arange(hs.size, dtype=np.int64)
+                    source, mapped = "gpu_busy_clusters", "device"
+                    note = ("no step markers (no `Steps` line, `Profiled batch`, `train`, `_r`, `step_num` or XLA module executions); "
+                            "steps inferred from clusters of GPU activity separated by long idle gaps")
+        if source in _HOST_SOURCES + ("gpu_busy_clusters", "xla_modules") and ids.size:
+            hs, he = _tile(hs, he)
+            he[-1] = max(int(he[-1]), _last_step_device_end(h, active, int(hs[-1]), int(he[-1])))
+            if source in _HOST_SOURCES:
+                mapped = "correlation_id"
+                if launches is None:
+                    launches = device_launches(h, devs)
+                dev_w = _async_device_windows(hs, he, h, devs, launches)
+                if dev_w:
+                    gpu_windows = dev_w
+                    note += ("; asynchronous dispatch: the host runs ahead of the GPU, so each GPU step is placed where "
+                             "the work launched inside that host step runs (first kernel to the next step's first kernel)")
+    dropped: list[DroppedStep] = []
+    found = int(ids.size)
+    if found == 0:
+        source, mapped = "whole_capture", "device"
+        spans = [(d.start.min(), d.end.max()) for d in active]
+        if not spans and len(h):
+            spans = [(h.start.min(), h.end.max())]
+        if spans:
+            hs = np.array([min(s for s, _ in spans)], np.int64)
+            he = np.array([max(e for _, e in spans)], np.int64)
+            ids = np.zeros(1, np.int64)
+        note = ("no step markers found (no `Steps` line, Keras `Profiled batch`, `train`/`_r` roots, "
+                "`step_num`, repeated XLA module executions, nor repeating GPU activity): the whole capture is analysed as one step; "
+                "per-step numbers are capture totals")
+    elif found > T("steps.drop_edges_above"):
+        edge = f"{T('steps.drop_edges_above'):g}"
+        dropped = [DroppedStep(int(ids[0]), f"warm-up: first of more than {edge} steps (stock tool rule)"),
+                   DroppedStep(int(ids[-1]), f"possibly partial: last of more than {edge} steps (stock tool rule)")]
+        ids, hs, he = ids[1:-1], hs[1:-1], he[1:-1]
+        gpu_windows = {g: w[1:-1] for g, w in gpu_windows.items()}
+        note += f"; dropped first and last of {found} steps"
+    host_w = np.stack([hs, he], axis=1) if ids.size else np.zeros((0, 2), np.int64)
+    for d in devs:
+        gpu_windows.setdefault(d.gpu, host_w)
+    det = StepDetection(
+        source=source, count=int(ids.size), found=found if source != "whole_capture" else 0, dropped=dropped, note=note,
+        windows=[StepWindow(int(i), (int(s) - origin) / PS_PER_MS, (int(e) - origin) / PS_PER_MS) for i, s, e in zip(ids, hs, he)],
+        mapped_via=mapped,
+    )
+    return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin)
+
+
+def _gpu_step_line_windows(lines: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, np.ndarray]]:
+    """Steps of per-GPU step lines: (ids, host-wide starts, ends, per-GPU windows), by start.
+
+    A step's host-wide window spans its windows on every GPU; a GPU that did not see a step gets the
+    host-wide window."""
+    per = {g: _group_windows(*kse) for g, kse in lines.items()}
+    ids = np.unique(np.concatenate([v[0] for v in per.values()]))
+    hs = np.full(ids.size, np.iinfo(np.int64).max, np.int64)
+    he = np.full(ids.size, np.iinfo(np.int64).min, np.int64)
+    for k, s, e in per.values():
+        idx = np.searchsorted(ids, k)
+        np.minimum.at(hs, idx, s)
+        np.maximum.at(he, idx, e)
+    gpu_windows = {}
+    for g, (k, s, e) in per.items():
+        w = np.stack([hs, he], axis=1).copy()
+        idx = np.searchsorted(ids, k)
+        w[idx, 0], w[idx, 1] = s, e
+        gpu_windows[g] = w
+    o = np.argsort(hs, kind="stable")
+    return ids[o], hs[o], he[o], {g: w[o] for g, w in gpu_windows.items()}
+
+
+def _marked_host_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """The format's own host step annotations (PyTorch ``ProfilerStep#N``), merged per step number."""
+    m = trace.host_steps
+    if m is None or not m.ids.size:
+        return None
+    u, s, e = _group_windows(m.ids, m.start, m.end)
+    return m.source, m.note, u, s, e
+
+
+def _launched_per_step(hs: np.ndarray, he: np.ndarray, h: HostEvents, d: DeviceEvents,
+                       launch: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per host step: (first kernel start, first device event start, last device end) of the work launched
+    inside it; int64 max / min where the step launched nothing on this GPU."""
+    n = hs.size
+    big, small = np.iinfo(np.int64).max, np.iinfo(np.int64).min
+    first_k = np.full(n, big, np.int64)
+    first_any = np.full(n, big, np.int64)
+    last = np.full(n, small, np.int64)
+    m = np.flatnonzero(launch >= 0)
+    if m.size == 0 or n == 0:
+        return first_k, first_any, last
+    t = h.start[launch[m]]
+    k = np.searchsorted(hs, t, side="right") - 1
+    ok = k >= 0
+    ok &= t < he[np.clip(k, 0, None)]
+    m, k = m[ok], k[ok]
+    np.minimum.at(first_any, k, d.start[m])
+    np.maximum.at(last, k, d.end[m])
+    kern = (d.kind[m] == kc.KIND_KERNEL) | (d.kind[m] == kc.KIND_COLLECTIVE)
+    np.minimum.at(first_k, k[kern], d.start[m][kern])
+    return first_k, first_any, last
+
+
+def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: list[DeviceEvents],
+                          launches: list[np.ndarray]) -> dict[int, np.ndarray]:
+    """Per GPU step windows placed on the device, when dispatch is asynchronous; {} when it is not.
+
+    With asynchronous dispatch (JAX: a jitted call returns before its kernels run; the host runs up to
+    dozens of steps ahead) a host step window says nothing about the GPU: the device step k is where the
+    work launched inside host step k runs, found through the launches' correlation ids (a CUDA graph
+    launch covers all its kernels).  Step k then runs from its first kernel to the next step's first
+    kernel (idle time before a step belongs to the one before, as with host windows).  Where the launched
+    work ends inside (or shortly after) its host window -- a synchronous step, TensorFlow's usual -- the
+    host windows are kept: they contain the device work and the host's input wait before it.
+    """
+    out: dict[int, np.ndarray] = {}
+    spills, lengths = [], he - hs
+    per: list[tuple[DeviceEvents, np.ndarray, np.ndarray, np.ndarray]] = []
+    for d, launch in zip(devs, launches):
+        if not len(d):
+            continue
+        first_k, first_any, last = _launched_per_step(hs, he, h, d, launch)
+        has = last > np.iinfo(np.int64).min
+        if has.sum() < 2:
+            continue
+        spills.append((last[has] - he[has]).astype(np.float64))
+        per.append((d, first_k, first_any, last))
+    if not per or not lengths.size:
+        return out
+    if float(np.median(np.concatenate(spills))) <= T("steps.async_spill_steps") * float(np.median(lengths)):
+        return out
+    for d, first_k, first_any, last in per:
+        big = np.iinfo(np.int64).max
+        start = np.where(first_k < big, first_k, first_any)
+        start = np.where(start < big, start, hs)  # a step that launched nothing here: its host start
+        start = np.maximum.accumulate(start)
+        end = np.empty_like(start)
+        end[:-1] = start[1:]
+        end[-1] = max(int(start[-1]), int(last[-1]) if last[-1] > np.iinfo(np.int64).min else int(he[-1]))
+        out[d.gpu] = np.stack([start, end], axis=1)
+    return out
+
+
+def _tile(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Step k ends where step k+1 starts (gaps belong to the earlier step); last keeps its end."""
+    s = s.astype(np.int64).copy()
+    e = e.astype(np.int64).copy()
+    if s.size > 1:
+        e[:-1] = np.maximum(s[1:], np.minimum(e[:-1], s[1:]))
+    return s, e
+
+
+def _last_step_device_end(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> int:
+    """End of the last device event launched (host correlation_id record) within [s, e]."""
+    m = (h.corr >= 0) & (h.start >= s) & (h.start <= e)
+    if not m.any():
+        return e
+    corr = np.unique(h.corr[m])
+    best = e
+    for d in devs:
+        hit = np.isin(d.corr, corr)
+        if hit.any():
+            best = max(best, int(d.end[hit].max()))
+    return best
+
+
+def _xla_module_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Executions of the compiled module run most often on any GPU (the ``XLA Modules`` line), one per step."""
+    if not trace.module_runs:
+        return None
+    best = max(trace.module_runs, key=lambda r: r.start.size)  # the first GPU's on a tie, as the planes come
+    return "xla_modules", best.note, np.arange(best.start.size, dtype=np.int64), best.start, best.end
+
+
+def _xla_launch_steps(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Steps of a raw JAX/XLA capture: the host's executions of its most executed GPU module.
+
+    Raw ``jax.profiler.trace`` files have no ``XLA Modules`` line (the stock
+    converter derives it later) and no step markers unless the user added
+    ``StepTraceAnnotation``; but every execution of a jitted function's
+    module is wrapped in a ``<module>:XLA GPU module`` host event.  The
+    module executed most often (at least twice) is taken to be the training
+    step -- a whole-run ``fori_loop`` executes once and is left to the later
+    sources.  Unlike GPU busy clusters, this needs no idle gap between
+    steps, so asynchronous dispatch (no per-step host sync) still splits.
+    """
+    if not len(h):
+        return None
+    mod = h.name_mask(lambda n: n.endswith(_XLA_GPU_MODULE))
+    if not mod.any():
+        return None
+    names, counts = np.unique(h.name[mod], return_counts=True)
+    if counts.max() < 2:
+        return None
+    best = names[np.argmax(counts)]
+    m = mod & (h.name == best)
+    s, e = union_intervals(h.start[m], h.end[m])
+    module = h.names[best][: -len(_XLA_GPU_MODULE)]
+    return "xla_module_launches", f"host executions of XLA module `{module}` (`{h.names[best]}` events)", np.arange(s.size, dtype=np.int64), s, e
+

@@ -158,7 +158,7 @@ def test_misplaced_profiles_ignores_the_layout_and_other_files(tmp_path):
     write_profile(str(tmp_path), "r", SESSION, "ok")
     (tmp_path / "notes.txt").write_text("x")
     (tmp_path / "stray.xplane.pb").write_bytes(b"x")
-    assert discovery.misplaced_profiles(str(tmp_path)) == ["stray.xplane.pb"]
+    assert discovery.misplaced_profiles(str(tmp_path)) == [("stray.xplane.pb", "<run>/plugins/profile/<session>/<host>.xplane.pb")]
     assert discovery.misplaced_profiles(str(tmp_path / "missing")) == []
 
 

@@ -7,6 +7,9 @@ import os
 
 import pytest
 
+from tb_gpu_advisor import formats
+from tb_gpu_advisor.formats.kineto import layout as kineto_layout
+
 from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.discover.logdir import SessionNotFoundError, discover, find_session, find_stock_run, has_profiles
 from tb_gpu_advisor.formats.xplane.reader import read_timeline
@@ -202,15 +205,17 @@ def test_find_session_errors_are_clear(stock_example):
 def test_has_profiles_stops_at_first_hit(stock_example, monkeypatch):
     """has_profiles must not stat every file (it runs on every TensorBoard reload)."""
     calls = []
-    real = discovery._local_host_files
+    real = discovery._found
 
     def counting(*args, **kwargs):
-        calls.append(args[1])
+        calls.append(args[-1])  # with_stat
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(discovery, "_local_host_files", counting)
+    monkeypatch.setattr(discovery, "_found", counting)
     assert has_profiles(stock_example)
-    assert len(calls) == 1
+    assert calls == [False]  # one file looked at, never stat'ed
+    calls.clear()
+    assert len(discovery.discover(stock_example)) > 0 and calls and all(calls)  # discover does stat each
 
 
 def test_memory_fsspec_logdir(tmp_path, caplog):
@@ -268,10 +273,10 @@ def test_pytorch_runs_next_to_xplane_runs(tmp_path):
     sessions = discover(d)
     by_run = {s.run: s for s in sessions}
     assert set(by_run) == {".", "job/torch_gz", "torch_run", "tf_run"}
-    assert by_run["tf_run"].format == "xplane" and by_run["tf_run"].stock_tool_opens
+    assert by_run["tf_run"].format == "xplane" and formats.get(by_run["tf_run"].format).stock_tool_opens
     for run in (".", "job/torch_gz", "torch_run"):
         s = by_run[run]
-        assert s.format == "kineto" and not s.stock_tool_opens and [h.format for h in s.hosts] == ["kineto"]
+        assert s.format == "kineto" and not formats.get(s.format).stock_tool_opens and [h.format for h in s.hosts] == ["kineto"]
         assert s.session == "2026_11_22_20_46_24", s.session  # the cycle's time, named like XPlane sessions
     assert by_run["torch_run"].hosts[0].host == "node1_417" and by_run["job/torch_gz"].hosts[0].path.endswith(".gz")
     assert has_profiles(d)
@@ -297,9 +302,9 @@ def test_ranks_and_profiling_cycles(tmp_path):
 
 def test_machine_of_a_worker():
     """Ranks of one machine share ``<host>`` in ``<host>_<pid>``; other worker names are machines of their own."""
-    assert discovery.kineto_machine("vm_417") == "vm" and discovery.kineto_machine("node-3.example_12") == "node-3.example"
-    assert discovery.kineto_machine("rank0") == "rank0" and discovery.kineto_machine("w_") == "w_"
-    assert discovery.kineto_machine("_7") == "_7"
+    assert kineto_layout.machine_of("vm_417") == "vm" and kineto_layout.machine_of("node-3.example_12") == "node-3.example"
+    assert kineto_layout.machine_of("rank0") == "rank0" and kineto_layout.machine_of("w_") == "w_"
+    assert kineto_layout.machine_of("_7") == "_7"
 
 
 def test_a_rank_rewritten_changes_the_cache_key(tmp_path):
@@ -348,7 +353,7 @@ def test_pytorch_trace_symlinked_outside_the_logdir_is_ignored(tmp_path):
 
 
 def test_kineto_worker_names():
-    assert discovery.kineto_worker("vm_417.1795380384345498510.pt.trace.json") == ("vm_417", 1795380384345498510)
-    assert discovery.kineto_worker("host.a_1.5.pt.trace.json.gz") == ("host.a_1", 5)
-    assert discovery.kineto_worker("w.pt.trace.json") == ("w", None)
-    assert discovery.kineto_worker("x.xplane.pb") is None and discovery.kineto_worker(".pt.trace.json") is None
+    assert kineto_layout.worker_of("vm_417.1795380384345498510.pt.trace.json") == ("vm_417", 1795380384345498510)
+    assert kineto_layout.worker_of("host.a_1.5.pt.trace.json.gz") == ("host.a_1", 5)
+    assert kineto_layout.worker_of("w.pt.trace.json") == ("w", None)
+    assert kineto_layout.worker_of("x.xplane.pb") is None and kineto_layout.worker_of(".pt.trace.json") is None

@@ -715,7 +715,7 @@ def test_mixed_logdir_shows_tensorflow_jax_and_pytorch_runs(mixed_url, page, sho
         if fw == "pytorch":
             assert not re.search(r"TensorFlow|tf\.data|\bJAX\b|\bXLA\b", text), run
             assert first.locator("a[href*='trace_viewer']").count() == 0, run  # the stock viewer cannot open it
-            assert "stock Profile tab cannot open PyTorch traces" in first.inner_text(), run  # ... and the tab says so
+            assert "stock Profile tab cannot open PyTorch trace files" in first.inner_text(), run  # ... and the tab says so
         else:
             assert first.locator("a[href*='trace_viewer']").count() >= 1, run
         assert_top_finding_above_the_fold(page, frame, run, mixed_url)

@@ -15,7 +15,7 @@ import pytest
 
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tb_gpu_advisor import frameworks
-from tb_gpu_advisor.formats.xplane import read_trace
+from tb_gpu_advisor.formats.xplane.adapter import read_trace
 from synthetic.jaxcapture import JAX_SCENARIOS
 
 HERE = os.path.dirname(os.path.abspath(__file__))

@@ -1,4 +1,4 @@
-"""Ranks of one machine read as one host (discovery.by_machine, formats/kineto/ranks.py): their GPUs side by
+"""Ranks of one machine read as one host (formats/kineto/layout.py by_machine, formats/kineto/ranks.py): their GPUs side by
 side, on one clock, with nothing of one rank linked to another.
 
 Why: DDP/FSDP write one trace per process; imbalance and launch skew are differences between those files.
@@ -67,7 +67,7 @@ def test_two_ranks_become_one_host_with_two_gpus(tmp_path: Path, gpu_of_second: 
     (s,) = discovery.discover(str(tmp_path))
     (host,) = s.hosts
     assert host.host == "node" and [r.host for r in host.ranks] == ["node_100", "node_101"]
-    single = formats.kineto.read_trace(str(SRC))
+    single = formats.kineto.adapter.read_trace(str(SRC))
     t = formats.read(host)
     assert [d.gpu for d in t.devices] == [0, 1]  # a clash renumbers in rank order; own ids are kept
     (d0,) = single.devices
@@ -111,7 +111,7 @@ def test_a_rank_starting_late_is_measured_as_launch_skew(tmp_path: Path) -> None
     assert m.multi_gpu.launch_skew_ms == pytest.approx(1.5, abs=1e-3)
     offsets = {g.gpu: g.first_kernel_offset_ms for g in m.gpus}
     assert offsets[0] == pytest.approx(0.0, abs=1e-3) and offsets[1] == pytest.approx(1.5, abs=1e-3)
-    single = host_metrics(formats.kineto.read_trace(str(SRC)))
+    single = host_metrics(formats.kineto.adapter.read_trace(str(SRC)))
     assert [g.step_ms for g in m.gpus] == pytest.approx([single.gpus[0].step_ms] * 2, rel=0.05)
     # identical ranks, identical breakdowns: each GPU's idle time is explained by its own process only (with
     # every process's host events, rank 1's dispatch would be read as launch wait on GPU0 and vice versa)

@@ -8,7 +8,7 @@ from tb_gpu_advisor.runtime.pipeline import host_report
 from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tb_gpu_advisor.model.columns import union_by_key
 from tb_gpu_advisor.metrics.kernels import shape_dims
-from tb_gpu_advisor.formats.xplane import read_trace
+from tb_gpu_advisor.formats.xplane.adapter import read_trace
 
 scenarios = pytest.importorskip("synthetic.scenarios")
 

@@ -3,7 +3,7 @@
 import pytest
 
 from tb_gpu_advisor.runtime.pipeline import host_metrics
-from tb_gpu_advisor.formats.xplane import read_trace
+from tb_gpu_advisor.formats.xplane.adapter import read_trace
 
 scenarios = pytest.importorskip("synthetic.scenarios")
 NAMES = sorted(scenarios.SCENARIOS)

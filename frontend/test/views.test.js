@@ -225,17 +225,17 @@ test("a card graded by its finding or held back by its rule says why", () => {
 
 test("a PyTorch session gets no stock Profile-tab links, and the reason instead", () => {
   const report = fixture();
-  const el = views.reportView(report, { ...ctx, stockTool: false });
+  const el = views.reportView(report, { ...ctx, stockTool: false, formatName: "PyTorch trace" });
   const first = el.querySelector(".finding");
   assert.equal(first.querySelectorAll("a[href*='trace_viewer']").length, 0);
-  assert.match(first.querySelector(".no-links").textContent, /stock Profile tab cannot open PyTorch traces/);
+  assert.match(first.querySelector(".no-links").textContent, /stock Profile tab cannot open PyTorch trace files/);
   const withLinks = views.reportView(report, ctx).querySelector(".finding");
   assert.ok(withLinks.querySelectorAll("a[href*='trace_viewer']").length >= 1);
 });
 
 test("the run picker names PyTorch trace runs", () => {
-  assert.equal(views.runLabel({ run: "r1", sessions: [{ session: "s", format: "kineto" }] }), "r1 (PyTorch trace)");
-  assert.equal(views.runLabel({ run: "r2", sessions: [{ session: "s", format: "xplane" }] }), "r2");
+  assert.equal(views.runLabel({ run: "r1", sessions: [{ session: "s", format: "kineto", format_name: "PyTorch trace", stock_tool: false }] }), "r1 (PyTorch trace)");
+  assert.equal(views.runLabel({ run: "r2", sessions: [{ session: "s", format: "xplane", format_name: "XPlane (TensorFlow/JAX)", stock_tool: true }] }), "r2");
   assert.equal(views.runLabel({ run: "r3", sessions: [{ session: "s" }] }), "r3");
 });
 

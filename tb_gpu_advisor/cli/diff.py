@@ -27,6 +27,10 @@ import sys
 from dataclasses import dataclass
 from typing import Any, TextIO
 
+from tb_gpu_advisor import formats
+from tb_gpu_advisor.report import diff as diffmod
+from tb_gpu_advisor.report import diff_render
+from tb_gpu_advisor.runtime.cache import ReportCache
 from tb_gpu_advisor.cli.report import EXIT_INPUT, EXIT_OK, InputError, _list, select_sessions, session_report
 
 EXIT_REGRESSION = 1
@@ -84,8 +88,6 @@ class SideSpec:
 
 
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    from tb_gpu_advisor.report import diff as diffmod
-    from tb_gpu_advisor.report import diff_render
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     try:
@@ -133,23 +135,18 @@ def side_specs(paths: list[str], base: str | None, new: str | None) -> tuple[Sid
 
 
 def _path_spec(path: str, selector: str | None) -> SideSpec:
-    """A logdir, or one ``<run>/plugins/profile/<session>/<host>.xplane.pb`` file."""
-    from tb_gpu_advisor.discover.logdir import EXPECTED_LAYOUT, HOST_SUFFIX
-
-    if not path.endswith(HOST_SUFFIX):
-        return SideSpec(path, selector, label=None)
-    p = os.path.abspath(path)
-    session_dir = os.path.dirname(p)
-    profile_dir = os.path.dirname(session_dir)
-    plugins_dir = os.path.dirname(profile_dir)
-    if os.path.basename(profile_dir) != "profile" or os.path.basename(plugins_dir) != "plugins":
-        raise InputError(f"{path}: wrong folder layout: expected {EXPECTED_LAYOUT}")
-    if not os.path.isfile(p):
-        raise InputError(f"{path}: no such file")
-    run_dir = os.path.dirname(plugins_dir)
-    host = os.path.basename(p)[: -len(HOST_SUFFIX)]
-    # the run folder itself as the logdir: discovery calls its run "."
-    return SideSpec(run_dir, os.path.basename(session_dir), host=host, label=path)
+    """A logdir, or one host file of a format whose layout can place it (``<run>/plugins/profile/<session>/<host>.xplane.pb``)."""
+    for fmt in formats.REGISTRY.values():
+        try:
+            located = fmt.layout.locate(path)
+        except ValueError as e:
+            raise InputError(str(e)) from None
+        if located is None:
+            continue
+        if not os.path.isfile(path):
+            raise InputError(f"{path}: no such file")
+        return SideSpec(located.logdir, located.selector, host=located.host, label=path)
+    return SideSpec(path, selector, label=None)
 
 
 def _select(spec: SideSpec) -> tuple[Any, list]:
@@ -175,7 +172,6 @@ def _select(spec: SideSpec) -> tuple[Any, list]:
 
 
 def _cache(directory: str | None) -> Any:
-    from tb_gpu_advisor.runtime.cache import ReportCache
 
     return ReportCache(directory)
 

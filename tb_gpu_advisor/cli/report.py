@@ -37,6 +37,7 @@ import sys
 import time
 from typing import Any, Sequence, TextIO
 
+from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.discover import logdir as discovery
@@ -155,14 +156,10 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
     return exit_code(reports, args.fail_on)
 
 
-#: How the listing names each format.
-FORMAT_NAMES = {"xplane": "XPlane (TensorFlow/JAX)", "kineto": "PyTorch trace"}
-
-
 def list_sessions(logdir: str, run: str | None = None) -> str:
     """Every session found (of ``run`` only, if given), newest first per run: run/session, format, hosts, size."""
 
-    rows = [(s.stock_run, FORMAT_NAMES.get(s.format, s.format), str(len(s.hosts)), f"{s.size / 1e6:.1f} MB")
+    rows = [(s.stock_run, formats.get(s.format).name, str(len(s.hosts)), f"{s.size / 1e6:.1f} MB")
             for s in discovery.discover(logdir) if run is None or s.run == (run.rstrip("/") or ".")]
     head = ("session", "format", "hosts", "size")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
@@ -235,12 +232,14 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
     if not found:
         misplaced = discovery.misplaced_profiles(logdir)
         if misplaced:
-            raise InputError(f"wrong folder layout: expected {discovery.EXPECTED_LAYOUT} in {logdir}, "
-                             f"found {_list(misplaced)}.\n"
+            expected = " or ".join(dict.fromkeys(layout for _, layout in misplaced))
+            raise InputError(f"wrong folder layout: expected {expected} in {logdir}, "
+                             f"found {_list([rel for rel, _ in misplaced])}.\n"
                              "Move each profile into its session folder (a profile straight in the logdir goes "
                              "to LOGDIR/plugins/profile/<session>/, run '.'), or point LOGDIR at the folder "
                              "above the runs.")
-        raise InputError(f"no GPU profiles (*.xplane.pb, *.pt.trace.json[.gz]) found in {logdir}.\n{how_to_capture()}")
+        layouts = {f.id: f.layout.expected for f in formats.REGISTRY.values()}
+        raise InputError(f"no GPU profiles found in {logdir}.\n{how_to_capture(layouts)}")
     runs = sorted({s.run for s in found})
     if run is not None:
         run = run.rstrip("/") or "."

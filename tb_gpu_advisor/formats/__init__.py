@@ -1,51 +1,38 @@
-"""Input formats: each reads one host file into the neutral :class:`~tb_gpu_advisor.model.trace.Trace`.
+"""Input formats: each owns its file layout, its GPU-activity probe and its reader into the neutral
+:class:`~tb_gpu_advisor.model.trace.Trace` (``formats/base.py``: :class:`Format`).
 
-Discovery tags every host file with its format (``HostFile.format``); :func:`read`
-hands the file to that format's reader.  Adding a format is one package here
-with a ``read_trace(path, host)`` and one line in :data:`READERS`.
+Discovery asks the registered formats which files are theirs and tags every host file with its format
+(``HostFile.format``); :func:`read` hands the file to that format's reader.  Adding a format is one
+package here and one line in :data:`REGISTRY`.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
-from typing import Callable
+from typing import TYPE_CHECKING
 
-from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.formats import kineto, xplane
+from tb_gpu_advisor.formats.base import ENV_MAX_BYTES, Format, max_profile_bytes
 
-#: format id -> the module whose ``read_trace(path, host)`` reads it (imported on first use: a TensorBoard
-#: that serves only XPlane runs never loads the Kineto reader, and the reverse)
-READERS: dict[str, str] = {
-    "xplane": "tb_gpu_advisor.formats.xplane",
-    "kineto": "tb_gpu_advisor.formats.kineto",
-}
+if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
+    from tb_gpu_advisor.model.trace import Trace
 
+#: Every format, by id; discovery asks them in this order.
+REGISTRY: dict[str, Format] = {f.id: f for f in (xplane.FORMAT, kineto.FORMAT)}
 
-#: Files larger than this are refused with a clear error instead of exhausting memory (every format).
-DEFAULT_MAX_BYTES = 8 << 30
-ENV_MAX_BYTES = "TB_GPU_ADVISOR_MAX_PROFILE_BYTES"
+__all__ = ["REGISTRY", "ENV_MAX_BYTES", "Format", "get", "max_profile_bytes", "read"]
 
 
-def max_profile_bytes() -> int:
-    """The size limit now: ``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` read at each call (a worker started
-    before the variable changed still sees the new value), else 8 GiB."""
-    try:
-        return int(os.environ.get(ENV_MAX_BYTES, DEFAULT_MAX_BYTES))
-    except ValueError:
-        return DEFAULT_MAX_BYTES
-
-
-def reader(fmt: str) -> Callable[..., Trace]:
-    """The ``read_trace`` of format ``fmt``; ValueError for a format nobody registered."""
-    if fmt not in READERS:
-        raise ValueError(f"unknown profile format {fmt!r} (known: {', '.join(sorted(READERS))})")
-    return importlib.import_module(READERS[fmt]).read_trace
+def get(fmt: str) -> Format:
+    """The format ``fmt``; ValueError for a format nobody registered."""
+    if fmt not in REGISTRY:
+        raise ValueError(f"unknown profile format {fmt!r} (known: {', '.join(sorted(REGISTRY))})")
+    return REGISTRY[fmt]
 
 
 def read(host_file) -> Trace:  # noqa: ANN001 - a discovery.HostFile or anything with host, path (and format)
     """Read one host file with its format's reader (XPlane when the file does not say); a host made of
     several ranks' files (``HostFile.ranks``, PyTorch) is read as one trace."""
-    read_trace = reader(getattr(host_file, "format", "xplane"))
+    read_trace = get(getattr(host_file, "format", "xplane")).reader()
     ranks = getattr(host_file, "ranks", ())
     if ranks:
         return read_trace(host_file.path, host=host_file.host, ranks=[r.path for r in ranks])

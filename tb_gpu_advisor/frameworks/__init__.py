@@ -14,7 +14,7 @@ framework string.  Adding a framework is one new module plus one line in
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, Callable, Iterable, Mapping
 
 from tb_gpu_advisor.model.schema import Action
 
@@ -68,6 +68,8 @@ class Framework:
     capture_snippet: str = ""
     #: the same in one or two short lines, with LOGDIR (the CLI's "no profiles found" help)
     capture_hint: tuple[str, ...] = ()
+    #: the input format (``formats.REGISTRY`` id) this framework's profiler writes
+    writes: str = ""
 
     def label(self, key: str, **fmt: object) -> str:
         """A word or phrase in this framework's vocabulary (``{name}`` fields filled from ``fmt``)."""
@@ -139,6 +141,9 @@ GENERIC_LABELS: dict[str, str] = {
 
 from tb_gpu_advisor.frameworks import jax, pytorch, tensorflow  # noqa: E402  (the modules use Framework above)
 
+if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
+    from tb_gpu_advisor.model.trace import Trace
+
 UNKNOWN = Framework(
     id="unknown", name="an unknown framework", labels=tensorflow.FRAMEWORK.labels,
     input_event=tensorflow.FRAMEWORK.input_event, host_op_event=tensorflow.FRAMEWORK.host_op_event,
@@ -154,14 +159,18 @@ def display_names() -> tuple[str, ...]:
     return tuple(f.name for f in REGISTRY.values())
 
 
-def how_to_capture() -> str:
-    """How to write a profile, one block per framework (the CLI's and the tab's empty states)."""
+def how_to_capture(layouts: Mapping[str, str]) -> str:
+    """How to write a profile, one block per framework, then where each format's files go (``layouts``: format id
+    -> its layout as users are told it) -- the CLI's "no profiles found" help."""
     lines = ["How to capture a profile (about ten seconds of steady-state steps):"]
     for f in REGISTRY.values():
         for i, hint in enumerate(f.capture_hint):
             lines.append(f"  {(f.name + ':') if i == 0 else '':<12}{hint}")
-    lines.append("TensorFlow and JAX write LOGDIR/<run>/plugins/profile/<session>/<host>.xplane.pb;")
-    lines.append("PyTorch writes LOGDIR/<run>/<worker>.<time>.pt.trace.json (one file per rank and profiling cycle).")
+    for fmt, layout in layouts.items():
+        writers = [f.name for f in REGISTRY.values() if f.writes == fmt]
+        if writers:
+            verb = "writes" if len(writers) == 1 else "write"
+            lines.append(f"{' and '.join(writers)} {verb} LOGDIR/{layout}")
     return "\n".join(lines)
 
 
@@ -189,9 +198,10 @@ def detect(host_event_names: Iterable[str], metadata_stats: Iterable[str] = ()) 
     return REGISTRY[found.pop()] if len(found) == 1 else UNKNOWN
 
 
-def detect_trace(trace) -> Framework:  # noqa: ANN001 - a trace.Trace (frameworks come before the trace model)
-    """The framework of a trace: the one its format names (Kineto: PyTorch), else :func:`detect` on its host
-    event names (thousands at most) and metadata keys."""
-    if trace.framework:
-        return get(trace.framework)
+def detect_trace(trace: Trace) -> Framework:
+    """The framework of a trace: the only one that writes its format (Kineto: PyTorch), else :func:`detect` on
+    its host event names (thousands at most) and metadata keys."""
+    writers = [f for f in REGISTRY.values() if f.writes == trace.format]
+    if len(writers) == 1:
+        return writers[0]
     return detect(trace.h.names, trace.metadata_keys)

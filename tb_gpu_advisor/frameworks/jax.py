@@ -181,6 +181,7 @@ FRAMEWORK = Framework(
                     "eager_execution": "JAX has no eager op events; un-jitted code shows as dispatch (launch) wait"},
     fixes=FIXES,
     capture_snippet=CAPTURE,
+    writes="xplane",
     capture_hint=("with jax.profiler.trace(LOGDIR): <20 steps>",
                   "mark each step: with jax.profiler.StepTraceAnnotation('train', step_num=i): ..."),
 )

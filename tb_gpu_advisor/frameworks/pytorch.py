@@ -186,6 +186,7 @@ FRAMEWORK = Framework(
                                        "as launch-bound, with torch.compile as its fix"},
     fixes=FIXES,
     capture_snippet=CAPTURE,
+    writes="kineto",
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step"),
 )

@@ -192,6 +192,7 @@ FRAMEWORK = Framework(
             "title:eager_execution": "Ops run eagerly, outside tf.function"},
     fixes=FIXES,
     capture_snippet=CAPTURE,
+    writes="xplane",
     capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
 )

@@ -172,8 +172,6 @@ class Trace:
     #: per GPU, executions of its most executed compiled module (XLA ``XLA Modules`` line)
     module_runs: list[ModuleRuns] = field(default_factory=list)
     allocator: Allocator = field(default_factory=Allocator)
-    #: the framework that wrote the file when the format says it (``pytorch`` for Kineto), else detected from names
-    framework: str | None = None
     #: capture-wide metadata keys the framework detection may look at (``/host:metadata`` stats)
     metadata_keys: frozenset[str] = frozenset()
     #: XLA markers the format holds beyond host event names (``XLA Ops`` line, ``hlo_op`` stat...), as shown

@@ -48,7 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tb_gpu_advisor.discover.logdir import HostFile
+from tb_gpu_advisor.model.logdir import HostFile
 
 logger = logging.getLogger(__name__)
 

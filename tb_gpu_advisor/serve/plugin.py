@@ -53,11 +53,15 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from tb_gpu_advisor.runtime import session as analysis
-from tb_gpu_advisor.runtime import cache
-from tb_gpu_advisor.discover import logdir as discovery
+from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.formats import probe as gpu_probe
+from tb_gpu_advisor.frameworks import REGISTRY
+from tb_gpu_advisor.model.schema import Report
+from tb_gpu_advisor.report import diff, diff_render, render
+from tb_gpu_advisor.runtime import cache
+from tb_gpu_advisor.runtime import session as analysis
 from tb_gpu_advisor.serve.service import Outcome, ReportService
 
 logger = logging.getLogger(__name__)
@@ -172,8 +176,6 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         outcome = self._outcome(request)
         if outcome.state != "ready":
             return _respond_outcome(request, outcome)
-        from tb_gpu_advisor.report import render
-        from tb_gpu_advisor.model.schema import Report
 
         body = render.to_markdown(Report.from_json(outcome.body))
         return http_util.Respond(request, body, _MARKDOWN)
@@ -190,15 +192,12 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         result = self._diff(request)
         if isinstance(result, Outcome):
             return _respond_outcome(request, result)
-        from tb_gpu_advisor.report import diff_render
 
         return http_util.Respond(request, diff_render.to_markdown(result), _MARKDOWN)
 
     def _diff(self, request: wrappers.Request) -> Any:
         """The Diff of both sides' reports (from the /report service and caches), or the Outcome to answer while a
         side computes or after it failed (400/404 raised here)."""
-        from tb_gpu_advisor.report import diff
-        from tb_gpu_advisor.model.schema import Report
 
         sides = {}
         for side in ("base", "new"):
@@ -309,7 +308,6 @@ def _store_key(session: Any, host_files: list) -> str:
 
 def _frameworks_listing() -> list[dict[str, str]]:
     """The frameworks whose captures are read, with how to capture one (the tab's "no profiles yet" state)."""
-    from tb_gpu_advisor.frameworks import REGISTRY
 
     return [{"id": f.id, "name": f.name, "capture": f.capture_snippet} for f in REGISTRY.values()]
 
@@ -328,7 +326,8 @@ def _runs_listing(sessions: list, has_gpu: dict | None = None) -> list[dict[str,
                 "session": s.session,
                 "stock_run": s.stock_run,
                 "format": s.format,
-                "stock_tool": s.stock_tool_opens,
+                "format_name": formats.get(s.format).name,
+                "stock_tool": formats.get(s.format).stock_tool_opens,
                 "mtime_ms": max((h["mtime_ms"] for h in hosts), default=0.0),
                 "has_gpu": (has_gpu or {}).get((s.run, s.session)),
                 "hosts": hosts,

@@ -26,7 +26,7 @@ from tb_gpu_advisor.devices import kernels as kc
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
 from tb_gpu_advisor.model.idtable import IdTable
 from tb_gpu_advisor.model.trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, StepMarkers, Trace
-from tb_gpu_advisor.formats import max_profile_bytes
+from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.formats.kineto.parse import KinetoTrace, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 
@@ -106,7 +106,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         span_ps=span, capture_ms=_capture_ms(kt), host_steps=_profiler_steps(kt, h), allocator=_allocator(kt),
         **_rank_step_lines(kt, devs, start_ps, end_ps),
         gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
-        framework="pytorch", metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
+        metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
         problems=list(kt.problems),
     )
 

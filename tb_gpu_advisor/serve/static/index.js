@@ -203,7 +203,7 @@ class App {
     this.doc.body.dataset.state = "ready";
     if (this.current && this.current.key === key && this.current.text === result.text) return;
     const session = findSession(this.runs, sel.run, sel.session);
-    const ctx = { root: this.root, stockRun: session?.stock_run || `${sel.run}/${sel.session}`, stockTool: session?.stock_tool !== false,
+    const ctx = { root: this.root, stockRun: session?.stock_run || `${sel.run}/${sel.session}`, stockTool: session?.stock_tool !== false, formatName: session?.format_name,
       hosts: (session?.hosts || []).map((x) => x.host) };
     const scrollY = window.scrollY;
     const open = this.current && this.current.key === key ? this.openState() : null;

@@ -17,14 +17,17 @@ export function select(label, options, value, onChange) {
   return h("label", { class: "picker" }, h("span", {}, label), el);
 }
 
-/** A run's picker label: PyTorch trace runs say so (XPlane runs are TensorFlow or JAX, told by their report). */
+/** A run's picker label: runs the stock Profile tab cannot open name their format (the server's `format_name`). */
 export function runLabel(r) {
-  return (r.sessions || []).some((x) => x.format === "kineto") ? `${r.run} (PyTorch trace)` : r.run;
+  const other = (r.sessions || []).find((x) => x.stock_tool === false && x.format_name);
+  return other ? `${r.run} (${other.format_name})` : r.run;
 }
 
 /** Why a session has no links into the stock Profile tab (it reads XPlane files only). */
-export const NO_STOCK_LINKS = "The stock Profile tab cannot open PyTorch traces, so there are no trace-viewer links here: "
-  + "open the trace file in Perfetto UI (ui.perfetto.dev) or chrome://tracing to see these windows.";
+export function noStockLinks(formatName) {
+  return `The stock Profile tab cannot open ${formatName || "this format's"} files, so there are no trace-viewer links here: `
+    + "open the trace file in Perfetto UI (ui.perfetto.dev) or chrome://tracing to see these windows.";
+}
 
 /** The run / session / host pickers for the current selection. */
 export function pickers(runs, sel, onSelect) {
@@ -74,7 +77,7 @@ export function messageView(kind, detail = "", frameworks = []) {
       "TensorBoard was started with --logdir_spec (or without a log directory). Profiles are found only under a single --logdir, like the Profile tab.",
       [["Shell", "tensorboard --logdir logs", "shell"]]],
     "no-profiles": ["No GPU profiles found yet",
-      "The Advisor reads <logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb. Capture a few steady-state steps (about 10 s) on a machine with a GPU, then reload.",
+      "The Advisor reads the profiles each framework below writes into the logdir. Capture a few steady-state steps (about 10 s) on a machine with a GPU, then reload.",
       frameworks.map((f) => [f.name, f.capture, "python"])],
     error: ["Could not load the report", detail, []],
   };
@@ -147,7 +150,7 @@ export function tableView(t) {
 
 /** Links for one finding: trace viewer at each window, and the stock tools for its host. */
 export function findingLinks(f, ctx) {
-  if (ctx.stockTool === false) return h("p", { class: "links no-links" }, NO_STOCK_LINKS);
+  if (ctx.stockTool === false) return h("p", { class: "links no-links" }, noStockLinks(ctx.formatName));
   const links = [];
   for (const w of f.windows.slice(0, 3)) {
     links.push(h("a", { href: traceWindowUrl(ctx.root, ctx.stockRun, w.host, w.start_ms, w.end_ms), target: "_top", class: "link trace" },

@@ -1,0 +1,108 @@
+"""What a format is to the rest of the pipeline: a layout, a probe and a reader, behind one descriptor.
+
+Discovery, the tab's GPU-activity probe and the reader call a format only through :class:`Format`, so a
+new input format is one package under ``formats/`` and one line in ``formats.REGISTRY``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from tb_gpu_advisor.model.logdir import HostFile
+
+if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
+    from tb_gpu_advisor.model.trace import Trace
+
+#: Files larger than this are refused with a clear error instead of exhausting memory (every format).
+DEFAULT_MAX_BYTES = 8 << 30
+ENV_MAX_BYTES = "TB_GPU_ADVISOR_MAX_PROFILE_BYTES"
+
+
+def max_profile_bytes() -> int:
+    """The size limit now: ``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` read at each call (a worker started
+    before the variable changed still sees the new value), else 8 GiB."""
+    try:
+        return int(os.environ.get(ENV_MAX_BYTES, DEFAULT_MAX_BYTES))
+    except ValueError:
+        return DEFAULT_MAX_BYTES
+
+
+#: (run, session, session folder) -> the host files of that session.
+Groups = dict[tuple[str, str, str], list[HostFile]]
+
+
+@dataclass(frozen=True)
+class Found:
+    """A file one layout claimed during the walk: its path relative to the logdir (as parts), where it is."""
+
+    rel: tuple[str, ...]
+    path: str  # local path or URL
+    folder: str  # the folder holding it (local path or URL)
+    size: int
+    mtime_ns: int
+
+    @property
+    def name(self) -> str:
+        return self.rel[-1]
+
+
+@dataclass(frozen=True)
+class Located:
+    """One host file named on the command line, as (logdir, session selector, host) of its layout."""
+
+    logdir: str
+    selector: str | None
+    host: str
+
+
+class Layout(Protocol):
+    """How a format's files are named and placed in a logdir, and how they group into sessions and hosts."""
+
+    #: The layout as a user is told it ("<run>/plugins/profile/<session>/<host>.xplane.pb").
+    expected: str
+
+    def claims(self, rel: tuple[str, ...]) -> bool:
+        """Whether the file at ``rel`` (path parts below the logdir) is one of this format's host files, placed
+        where the layout puts them."""
+
+    def descend(self, rel: tuple[str, ...]) -> bool:
+        """Whether the folder at ``rel`` can hold this format's files (the local walk prunes the others)."""
+
+    def misplaced(self, rel: tuple[str, ...]) -> bool:
+        """A file named like this format's but not where the layout puts it (for the "wrong layout" hint)."""
+
+    def group(self, found: list[Found]) -> Groups:
+        """The claimed files as sessions of host files."""
+
+    def locate(self, path: str) -> Located | None:
+        """A single host file given by path: where its logdir, session and host are; None when the name is not
+        this format's.  Raises ValueError when it is, but not in the layout."""
+
+
+@dataclass(frozen=True)
+class Format:
+    """One input format, as the pipeline knows it."""
+
+    id: str
+    #: How listings name it ("XPlane (TensorFlow/JAX)").
+    name: str
+    layout: Layout
+    #: ``probe(local_path)``: True/False whether the file has GPU activity, None when it cannot be told cheaply.
+    probe: Callable[[str], bool | None]
+    #: Module whose ``read_trace(path, host, ranks=...)`` reads it, imported on first use: a TensorBoard that
+    #: serves only one format never loads the other's reader.
+    reader_module: str
+    #: Whether the stock Profile tab opens this format (its trace-viewer links need it).
+    stock_tool_opens: bool = False
+
+    def reader(self) -> Callable[..., Trace]:
+        return importlib.import_module(self.reader_module).read_trace
+
+
+def claimed_by(formats: Iterable[Format], rel: tuple[str, ...]) -> Format | None:
+    """The format whose layout claims the file at ``rel``, if any."""
+    return next((f for f in formats if f.layout.claims(rel)), None)

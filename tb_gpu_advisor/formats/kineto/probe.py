@@ -1,0 +1,27 @@
+"""Does a PyTorch trace have GPU activity?  A bounded byte search, no JSON parsing (``formats.probe``)."""
+
+from __future__ import annotations
+
+import gzip
+
+from tb_gpu_advisor.common import fsio
+
+#: How much of a PyTorch trace is searched for a GPU event before answering "unknown".
+KINETO_PROBE_BYTES = 64 << 20
+_KINETO_GPU = (b'"cat": "kernel"', b'"cat":"kernel"', b'"cat": "gpu_memcpy"', b'"cat":"gpu_memcpy"')
+
+
+def has_gpu_activity(path: str) -> bool | None:
+    """For one local PyTorch trace (plain or gzip): True when a kernel or copy event appears in its first
+    :data:`KINETO_PROBE_BYTES`; False when the whole (smaller) file has none; None when it cannot be told."""
+    try:
+        with open(fsio.local_path(path), "rb") as raw:
+            gz = raw.read(2) == b"\x1f\x8b"
+            raw.seek(0)
+            f = gzip.GzipFile(fileobj=raw) if gz else raw
+            data = f.read(KINETO_PROBE_BYTES + 1)
+    except (OSError, EOFError, ValueError):
+        return None
+    if any(m in data for m in _KINETO_GPU):
+        return True
+    return False if len(data) <= KINETO_PROBE_BYTES else None

@@ -1,0 +1,66 @@
+"""Where TensorFlow and JAX write XPlane files: ``<logdir>/<run>/plugins/profile/<session>/<host>.xplane.pb``.
+
+``<run>`` may be nested (``job/tensorboard``) or the logdir itself (run ``"."``); it never has a
+``plugins`` folder in its path.  Hosts sit directly in the session folder; below ``plugins`` only
+``plugins/profile/<session>`` can hold them, so the walk does not enter the other plugins' assets or the
+stock tool's caches, which can be large.
+"""
+
+from __future__ import annotations
+
+import os
+
+from tb_gpu_advisor.formats.base import Found, Groups, Located
+from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
+
+HOST_SUFFIX = ".xplane.pb"
+PLUGINS_DIR = "plugins"
+PROFILE_DIR = "profile"
+EXPECTED = "<run>/plugins/profile/<session>/<host>" + HOST_SUFFIX
+
+
+def host_of(file_name: str) -> str | None:
+    """Host name of a profile file name, or None for any other file."""
+    if file_name.endswith(HOST_SUFFIX) and len(file_name) > len(HOST_SUFFIX):
+        return file_name[: -len(HOST_SUFFIX)]
+    return None
+
+
+class XPlaneLayout:
+    expected = EXPECTED
+
+    def claims(self, rel: tuple[str, ...]) -> bool:
+        return (len(rel) >= 4 and rel[-4] == PLUGINS_DIR and rel[-3] == PROFILE_DIR and host_of(rel[-1]) is not None
+                and PLUGINS_DIR not in rel[:-4])
+
+    def descend(self, rel: tuple[str, ...]) -> bool:
+        if PLUGINS_DIR not in rel:
+            return True
+        below = rel[rel.index(PLUGINS_DIR) + 1:]
+        return len(below) <= 2 and (not below or below[0] == PROFILE_DIR)
+
+    def misplaced(self, rel: tuple[str, ...]) -> bool:
+        return host_of(rel[-1]) is not None and not self.claims(rel)
+
+    def group(self, found: list[Found]) -> Groups:
+        groups: Groups = {}
+        for f in found:
+            run = "/".join(f.rel[:-4]) or ROOT_RUN
+            host = HostFile(host_of(f.name) or "", f.path, f.size, f.mtime_ns, "xplane")
+            groups.setdefault((run, f.rel[-2], f.folder), []).append(host)
+        return groups
+
+    def locate(self, path: str) -> Located | None:
+        if not path.endswith(HOST_SUFFIX):
+            return None
+        p = os.path.abspath(path)
+        session_dir = os.path.dirname(p)
+        profile_dir = os.path.dirname(session_dir)
+        plugins_dir = os.path.dirname(profile_dir)
+        if os.path.basename(profile_dir) != PROFILE_DIR or os.path.basename(plugins_dir) != PLUGINS_DIR:
+            raise ValueError(f"{path}: wrong folder layout: expected {EXPECTED}")
+        # the run folder itself as the logdir: discovery calls its run "."
+        return Located(os.path.dirname(plugins_dir), os.path.basename(session_dir), host_of(os.path.basename(p)) or "")
+
+
+LAYOUT = XPlaneLayout()

@@ -1,0 +1,85 @@
+"""What a logdir holds, as the stages after discovery see it: sessions of host files, format-neutral.
+
+A :class:`Session` is one capture of one run; its :class:`HostFile` s are the files of its hosts, each
+tagged with the format that reads it.  Which files exist and how they group is each format's layout
+(``formats/<format>/layout.py``); discovery only walks and asks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+#: The run name of profiles directly in the logdir (TensorBoard's own name for it).
+ROOT_RUN = "."
+
+
+@dataclass(frozen=True)
+class HostFile:
+    """One host's file; (path, size, mtime_ns) is its identity for caching, ``format`` names its reader
+    (``formats.REGISTRY``)."""
+
+    host: str
+    path: str
+    size: int
+    mtime_ns: int
+    format: str = "xplane"
+    #: Ranks of one machine analysed as one host (their GPUs side by side): the ranks' own files, in
+    #: rank order; ``path`` is the first's, ``size`` the sum, ``mtime_ns`` the latest.  Empty: one file.
+    ranks: tuple["HostFile", ...] = ()
+
+    def identity(self) -> list:
+        """(path, size, mtime_ns) of every file behind this host: what must not change for a cached report."""
+        files = self.ranks or (self,)
+        return [[f.path, int(f.size), int(f.mtime_ns)] for f in files]
+
+
+@dataclass(frozen=True)
+class Session:
+    """One capture of one run, with one file per host."""
+
+    run: str  # ROOT_RUN when the TensorBoard run is the logdir itself
+    session: str
+    path: str
+    hosts: tuple[HostFile, ...]
+
+    @property
+    def stock_run(self) -> str:
+        """The run name the stock Profile tab uses (its ``?run=`` parameter): ``<run>/<session>``, or just
+        ``<session>`` for the root run (xprof ``profile_plugin.generate_runs``)."""
+        return self.session if self.run == ROOT_RUN else f"{self.run}/{self.session}"
+
+    @property
+    def format(self) -> str:
+        """The format of its files: one format per session (a layout never mixes formats in a session)."""
+        return self.hosts[0].format if self.hosts else "xplane"
+
+    @property
+    def size(self) -> int:
+        """Total bytes of its host files (lets callers pick a progress message or parallelism)."""
+        return sum(h.size for h in self.hosts)
+
+
+class SessionNotFoundError(KeyError):
+    """No discovered session has this run and session name."""
+
+    def __str__(self) -> str:  # KeyError would print the message in quotes
+        return str(self.args[0]) if self.args else "session not found"
+
+
+def find_session(sessions: Iterable[Session], run: str, session: str) -> Session:
+    """The discovered session named (run, session); raises :class:`SessionNotFoundError`.
+
+    Request handlers map names to files only through this lookup, never by
+    joining request parameters onto paths.
+    """
+    for s in sessions:
+        if s.run == run and s.session == session:
+            return s
+    raise SessionNotFoundError(f"no profile session {session!r} in run {run!r} (refresh the run list?)")
+
+
+def find_stock_run(sessions: Iterable[Session], stock_run: str) -> Session:
+    """The session the stock Profile tab calls ``stock_run`` (``<run>/<session>`` or ``<session>``)."""
+    run, _, session = stock_run.rpartition("/")
+    return find_session(sessions, run or ROOT_RUN, session)

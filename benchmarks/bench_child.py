@@ -69,9 +69,9 @@ def task_read(path: str) -> tuple[Callable[[], Any], Callable[[Any], dict]]:
 
 
 def task_analyze(path: str) -> tuple[Callable[[], Any], Callable[[Any], dict]]:
-    from tb_gpu_advisor.runtime.pipeline import analyze_host
     from tb_gpu_advisor.discover.logdir import HostFile
     from tb_gpu_advisor.formats.xplane.reader import host_name
+    from tb_gpu_advisor.runtime.pipeline import analyze_host
 
     st = os.stat(path)
     host = HostFile(host=host_name(path), path=path, size=st.st_size, mtime_ns=st.st_mtime_ns)
@@ -101,7 +101,9 @@ def task_stock(path: str, tool: str) -> tuple[Callable[[], Any], Callable[[Any],
 
 def task_generate(out: str, params_json: str) -> tuple[Callable[[], Any], Callable[[Any], dict]]:
     sys.path.insert(0, os.path.join(REPO, "benchmarks"))
-    from corpus import generate  # benchmarks/corpus.py: the only place that knows the generator's API
+    from corpus import (
+        generate,  # benchmarks/corpus.py: the only place that knows the generator's API
+    )
 
     params = json.loads(params_json)
     return (lambda: generate(out, params)), (lambda info: info)
@@ -109,7 +111,9 @@ def task_generate(out: str, params_json: str) -> tuple[Callable[[], Any], Callab
 
 def task_stages(path: str) -> tuple[Callable[[], Any], Callable[[Any], dict]]:
     sys.path.insert(0, os.path.join(REPO, "benchmarks"))
-    from stages import measure  # benchmarks/stages.py: wraps the pipeline's stages, resets VmHWM between them
+    from stages import (
+        measure,  # benchmarks/stages.py: wraps the pipeline's stages, resets VmHWM between them
+    )
 
     return (lambda: measure(path)), (lambda res: {**res, "events": res["events"]})
 

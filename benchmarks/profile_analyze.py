@@ -82,9 +82,9 @@ def _area(fname: str, func: str, callers: dict) -> str:
 
 def memory_stages(path: str) -> None:
     """RSS and peak RSS after each stage of one analyze_host, in this fresh process."""
-    import tb_gpu_advisor.runtime.pipeline as an
-    import tb_gpu_advisor.metrics.compute as mc
     import tb_gpu_advisor.formats.xplane.reader as rd
+    import tb_gpu_advisor.metrics.compute as mc
+    import tb_gpu_advisor.runtime.pipeline as an
     from tb_gpu_advisor.common import fsio
 
     rows: list[tuple[str, float, float, float]] = []

@@ -143,8 +143,8 @@ def install(tracker: Tracker) -> None:
 
 def measure(path: str) -> dict:
     """Run one ``analyze_host`` on ``path`` with every stage tracked; returns the numbers."""
-    import tb_gpu_advisor.runtime.pipeline as an
     import tb_gpu_advisor.formats.xplane.adapter as rd
+    import tb_gpu_advisor.runtime.pipeline as an
     from tb_gpu_advisor.discover.logdir import HostFile
 
     tracker = Tracker()

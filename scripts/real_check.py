@@ -26,8 +26,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.real_checks import (CHECKS, REAL_JAX_SET, Check, check_stock, gpu_step_ms, load_truth,  # noqa: E402
-                               our_report, stock_available, stock_step_for_run, top_finding, truth_checks)
+from tests.real_checks import (  # noqa: E402
+    CHECKS,
+    REAL_JAX_SET,
+    Check,
+    check_stock,
+    gpu_step_ms,
+    load_truth,
+    our_report,
+    stock_available,
+    stock_step_for_run,
+    top_finding,
+    truth_checks,
+)
 
 
 def _ms(v: float | None) -> str:

@@ -43,10 +43,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from synthetic import hostile  # noqa: E402
+from tb_gpu_advisor.formats.xplane.reader import ProfileReadError  # noqa: E402
 from tb_gpu_advisor.runtime import cache as cache_mod  # noqa: E402
 from tb_gpu_advisor.runtime import isolation  # noqa: E402
-from tb_gpu_advisor.formats.xplane.reader import ProfileReadError  # noqa: E402
-from synthetic import hostile  # noqa: E402
 
 SESSION = hostile.SESSION
 
@@ -150,12 +150,12 @@ def fuzz(seconds: float, seed: int, save_dir: Path) -> int:
 
 
 def regex() -> None:
-    from tb_gpu_advisor.devices import kernels as kc
+    from tb_gpu_advisor.frameworks import xla
 
     say("## 3. HLO suffix regex\n")
     name = ".1" * 40000 + "x"  # 80 kB, no suffix: the old regex retries from every dot
     t = time.perf_counter()
-    kc.hlo_op_type(name)
+    xla.hlo_op_type(name)
     new = time.perf_counter() - t
     old_re = re.compile(r"(\.\d+)+$")
     short = ".1" * 4000 + "x"  # 8 kB: the old regex is quadratic, so x100 for 80 kB

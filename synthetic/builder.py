@@ -20,8 +20,8 @@ from pathlib import Path
 
 import numpy as np
 
-from tb_gpu_advisor.formats.xplane.schema import message_class
 from synthetic import encode as enc
+from tb_gpu_advisor.formats.xplane.schema import message_class
 
 #: Events encoded per batch: bounds temporary memory (~ rows x ~150 bytes x 2).
 CHUNK = 131072

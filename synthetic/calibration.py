@@ -18,12 +18,12 @@ import os
 from dataclasses import dataclass
 from typing import Iterable
 
-from tb_gpu_advisor.runtime import pipeline
-from tb_gpu_advisor.discover import logdir as discovery
-from tb_gpu_advisor.report.diff import Diff, diff_reports
-from tb_gpu_advisor.model.schema import Report
-from tb_gpu_advisor.common.thresholds import T
 from synthetic.scenarios import FIXES, SCENARIOS
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.discover import logdir as discovery
+from tb_gpu_advisor.model.schema import Report
+from tb_gpu_advisor.report.diff import Diff, diff_reports
+from tb_gpu_advisor.runtime import pipeline
 
 
 @dataclass(frozen=True)

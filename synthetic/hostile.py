@@ -17,8 +17,8 @@ import struct
 from functools import lru_cache
 from typing import Callable
 
-from tb_gpu_advisor.formats.xplane.schema import message_class
 from synthetic import encode as enc
+from tb_gpu_advisor.formats.xplane.schema import message_class
 
 INT64_MAX = 2**63 - 1
 
@@ -368,12 +368,15 @@ def mutate_structured(rng: random.Random, data: bytes) -> bytes:
 
 def analyse_bytes(data: bytes, path: str = "<fuzz>") -> str:
     """What a report does with a file: read, metrics, report JSON.  Raises ProfileReadError for bad files."""
-    from tb_gpu_advisor.runtime.pipeline import host_report
-    from tb_gpu_advisor.formats.xplane.adapter import USED_STATS, profile_problem, to_trace
-    from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, _parse
-    from tb_gpu_advisor.runtime.pipeline import host_metrics
-
     import io
+
+    from tb_gpu_advisor.formats.xplane.adapter import (
+        USED_STATS,
+        profile_problem,
+        to_trace,
+    )
+    from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, _parse
+    from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
 
     tl = _parse(io.BytesIO(data), len(data), path, USED_STATS)
     if len(data) == 0:

@@ -67,7 +67,14 @@ from synthetic.builder import LineBuilder, SpaceBuilder
 from synthetic.tfcapture import US, Gpu
 from synthetic.truth import RULE_IDS
 from synthetic.xla_kernels import (
-    EAGER_OPS, GEMM_BF16, H100, XlaKernel, eager_dot, eager_op, mlp_bf16_step, mlp_fp32_highest_step,
+    EAGER_OPS,
+    GEMM_BF16,
+    H100,
+    XlaKernel,
+    eager_dot,
+    eager_op,
+    mlp_bf16_step,
+    mlp_fp32_highest_step,
 )
 
 __all__ = ["GEMM_BF16", "JAX_SCENARIOS", "JaxCapture", "JaxScenario", "JaxTruth", "XlaKernel", "mlp_train_step",

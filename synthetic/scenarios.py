@@ -27,8 +27,8 @@ from typing import Callable
 from synthetic import kernels as K
 from synthetic.builder import SpaceBuilder
 from synthetic.tfcapture import A100, V100, Capture, Kernel, Op
-from tb_gpu_advisor.common.thresholds import T
 from synthetic.truth import Truth
+from tb_gpu_advisor.common.thresholds import T
 
 SESSION = "2026_01_01_00_00_00"
 

@@ -129,9 +129,9 @@ def fixture_json() -> str:
 def diff_fixture_json() -> str:
     """A real diff: the demo pair input_bound -> input_bound_fixed (analysed now), with a hostile base label and
     the volatile fields pinned, so the committed file only changes when the analysis or the schema does."""
-    from tb_gpu_advisor.runtime import pipeline
     from tb_gpu_advisor.discover import logdir as discovery
     from tb_gpu_advisor.report.diff import diff_reports
+    from tb_gpu_advisor.runtime import pipeline
 
     sessions = {s.run: s for s in discovery.discover(DEMO)}
     base, new = (pipeline.analyze_session(x.run, x.session, x.hosts) for x in (sessions["input_bound"], sessions["input_bound_fixed"]))

@@ -11,8 +11,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.formats.xplane.timeline import Timeline
 from tb_gpu_advisor.formats.xplane.schema import message_class
+from tb_gpu_advisor.formats.xplane.timeline import Timeline
 
 
 @dataclass

@@ -7,8 +7,26 @@ rule fires; tests change the one number a rule reads.
 from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import (
-    Breakdown, CaptureQuality, EagerOps, ElementwiseChain, Fusion, Gaps, GpuMetrics, Headline, HostMetrics, HostOps,
-    KernelStat, LossScaling, Memory, MemcpyStat, MultiGpu, OpStat, SmallKernelOffender, SmallKernels, StepGap, StepMetrics,
+    Breakdown,
+    CaptureQuality,
+    EagerOps,
+    ElementwiseChain,
+    Fusion,
+    Gaps,
+    GpuMetrics,
+    Headline,
+    HostMetrics,
+    HostOps,
+    KernelStat,
+    LossScaling,
+    MemcpyStat,
+    Memory,
+    MultiGpu,
+    OpStat,
+    SmallKernelOffender,
+    SmallKernels,
+    StepGap,
+    StepMetrics,
 )
 from tb_gpu_advisor.steps.detect import StepDetection, StepWindow
 

@@ -6,10 +6,9 @@ from types import SimpleNamespace as NS
 
 import pytest
 
-from tb_gpu_advisor.runtime.pipeline import analyze_host, analyze_session
-from tb_gpu_advisor.runtime.pipeline import host_metrics
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES
+from tb_gpu_advisor.runtime.pipeline import analyze_host, analyze_session, host_metrics
 
 V100 = Path(__file__).resolve().parents[2] / "shared" / "profiles" / "v100_bert_8gpu_tf24.xplane.pb"
 pytestmark = pytest.mark.skipif(not V100.exists(), reason=f"real capture not found at {V100}")

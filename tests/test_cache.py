@@ -13,9 +13,9 @@ import time
 
 import pytest
 
+from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.runtime import cache as cache_mod
 from tb_gpu_advisor.runtime.cache import ReportCache, default_dir, make_key, session_key
-from tb_gpu_advisor.discover.logdir import discover
 from tests import simple_analyzer
 from tests.profile_files import write_profile
 

@@ -14,15 +14,20 @@ import random
 
 import pytest
 
-from tb_gpu_advisor.common.fmt import and_list
-
-from tb_gpu_advisor.report import merge
-from tb_gpu_advisor.runtime import pipeline
 from tb_gpu_advisor.cli import main as cli
+from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.discover import logdir as discovery
-from tb_gpu_advisor.report import render
-from tb_gpu_advisor.model.schema import Action, Finding, HostReport, Report, Saving, TimeWindow
 from tb_gpu_advisor.formats.xplane.schema import message_class
+from tb_gpu_advisor.model.schema import (
+    Action,
+    Finding,
+    HostReport,
+    Report,
+    Saving,
+    TimeWindow,
+)
+from tb_gpu_advisor.report import merge, render
+from tb_gpu_advisor.runtime import pipeline
 from tests.profile_files import write_profile
 
 SESSION = "2026_01_01_00_00_00"

@@ -8,10 +8,15 @@ import os
 import pytest
 
 from tb_gpu_advisor import formats
-from tb_gpu_advisor.formats.kineto import layout as kineto_layout
-
 from tb_gpu_advisor.discover import logdir as discovery
-from tb_gpu_advisor.discover.logdir import SessionNotFoundError, discover, find_session, find_stock_run, has_profiles
+from tb_gpu_advisor.discover.logdir import (
+    SessionNotFoundError,
+    discover,
+    find_session,
+    find_stock_run,
+    has_profiles,
+)
+from tb_gpu_advisor.formats.kineto import layout as kineto_layout
 from tb_gpu_advisor.formats.xplane.reader import read_timeline
 from tests.profile_files import write_events_file, write_profile
 

@@ -13,10 +13,10 @@ from types import SimpleNamespace
 
 import pytest
 
-from tb_gpu_advisor.runtime.pipeline import analyze_host
+from synthetic.jaxcapture import JAX_SCENARIOS
 from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
-from synthetic.jaxcapture import JAX_SCENARIOS
+from tb_gpu_advisor.runtime.pipeline import analyze_host
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 V100 = os.path.join(HERE, "..", "..", "shared", "profiles", "v100_bert_8gpu_tf24.xplane.pb")
@@ -108,9 +108,9 @@ def test_tensorflow_captures_keep_tensorflow_fixes():
 def test_multi_gpu_and_launch_rules_have_jax_spellings(tmp_path, name, rule):
     """No multi-GPU JAX capture exists in the corpus: the TF scenario's metrics, marked as written by JAX, must
     get JAX fixes from the same rule (and TF fixes unmarked) -- the rule's advice follows the framework."""
+    from synthetic import scenarios
     from tb_gpu_advisor import rules
     from tb_gpu_advisor.runtime.pipeline import host_metrics
-    from synthetic import scenarios
 
     path = scenarios.SCENARIOS[name]().write(tmp_path)[0]
     m = host_metrics(read_trace(str(path)))
@@ -177,7 +177,13 @@ def test_tiny_jitted_steps_are_launch_bound_at_step_level(tmp_path):
     """One jitted call per step running three ~1 us kernels (constructed): the host's dispatch of each call costs far
     more than its GPU work, so the step as a whole is launch-bound.  Fusing kernels cannot help; several steps per
     call (lax.scan) or a larger batch does -- and the between-step gap, being that dispatch, is not a second cause."""
-    from synthetic.jaxcapture import EAGER_OPS, JaxCapture, JaxScenario, _async_loop, eager_op
+    from synthetic.jaxcapture import (
+        EAGER_OPS,
+        JaxCapture,
+        JaxScenario,
+        _async_loop,
+        eager_op,
+    )
 
     cap = JaxCapture(seed=0, step_annotation=True, command_buffers=False, module="jit_tiny_step", function="tiny_step")
     fn, kernel, op, _ = EAGER_OPS[0]

@@ -13,9 +13,9 @@ from werkzeug import wrappers
 
 from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.formats import probe as gpu_probe
+from tb_gpu_advisor.formats.xplane.schema import message_class
 from tb_gpu_advisor.serve import plugin as plugin_mod
 from tb_gpu_advisor.serve.service import ReportService
-from tb_gpu_advisor.formats.xplane.schema import message_class
 from tests import profile_files
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

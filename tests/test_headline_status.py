@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tb_gpu_advisor.common.thresholds import T, override
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.model.schema import Finding, Metric
 from tb_gpu_advisor.rules.headline import disagreements, grade, grade_card, value_status
-from tb_gpu_advisor.common.thresholds import T, override
+from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.savings_checks import report_savings_problems
 
 ROOT = Path(__file__).resolve().parents[1]

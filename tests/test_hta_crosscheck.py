@@ -29,10 +29,9 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tb_gpu_advisor import formats
-from tb_gpu_advisor.discover import logdir as discovery
-from tb_gpu_advisor.devices import kernels as kc
 from synthetic import torchtrace
+from tb_gpu_advisor import devices, formats
+from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.model.trace import device_launches
 from tests.real_checks import REAL_TORCH_SET, our_report
 
@@ -44,8 +43,8 @@ REAL = sorted(p.name for p in REAL_TORCH_SET.iterdir() if p.is_dir()) if REAL_TO
 SYNTH = ["ddp_straggler", "ddp_launch_skew"]
 #: HTA floors sub-microsecond times: runs of ~1 us kernels are outside what it can measure.
 HTA_BLIND = {"torch_tiny_ops"}
-HTA_TYPES = {kc.KIND_KERNEL: "COMPUTATION", kc.KIND_COLLECTIVE: "COMMUNICATION", kc.KIND_H2D: "MEMORY",
-             kc.KIND_D2H: "MEMORY", kc.KIND_D2D: "MEMORY", kc.KIND_OTHER_COPY: "MEMORY"}
+HTA_TYPES = {devices.KIND_KERNEL: "COMPUTATION", devices.KIND_COLLECTIVE: "COMMUNICATION", devices.KIND_H2D: "MEMORY",
+             devices.KIND_D2H: "MEMORY", devices.KIND_D2D: "MEMORY", devices.KIND_OTHER_COPY: "MEMORY"}
 SHARE_TOL = 0.04
 
 

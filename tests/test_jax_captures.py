@@ -26,11 +26,11 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.runtime.pipeline import analyze_host
+from synthetic.jaxcapture import JAX_SCENARIOS, THREAD_ID_HLO_MODULE, THREAD_ID_HLO_OP
 from tb_gpu_advisor.formats.xplane.adapter import to_trace
 from tb_gpu_advisor.formats.xplane.reader import read_timeline
+from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tb_gpu_advisor.steps.detect import detect_steps
-from synthetic.jaxcapture import JAX_SCENARIOS, THREAD_ID_HLO_MODULE, THREAD_ID_HLO_OP
 from tests.reference_parse import assert_matches_reference
 
 NAMES = sorted(JAX_SCENARIOS)
@@ -261,22 +261,23 @@ def test_stock_converter_parses_them(written, reports):
 
 
 def test_hlo_op_types_and_tensor_core_eligibility():
-    from tb_gpu_advisor.devices import kernels as kc
+    from tb_gpu_advisor import frameworks
+    from tb_gpu_advisor.frameworks import xla
 
-    assert kc.is_xla_module_annotation("XlaModule:") and kc.is_xla_module_annotation("XlaModule:#hlo_module=jit_f#")
-    assert not kc.is_xla_module_annotation("model/dense/MatMul:MatMul") and not kc.is_xla_module_annotation("")
-    assert kc.hlo_op_type("cublas-gemm.3") == "cublas-gemm"
-    assert kc.hlo_op_type("loop_add_fusion.2") == "loop_add_fusion"
-    assert kc.hlo_op_type("%dot.1") == "dot" and kc.hlo_op_type("fusion") == "fusion"
+    assert xla.is_xla_module_annotation("XlaModule:") and xla.is_xla_module_annotation("XlaModule:#hlo_module=jit_f#")
+    assert not xla.is_xla_module_annotation("model/dense/MatMul:MatMul") and not xla.is_xla_module_annotation("")
+    assert xla.hlo_op_type("cublas-gemm.3") == "cublas-gemm"
+    assert xla.hlo_op_type("loop_add_fusion.2") == "loop_add_fusion"
+    assert xla.hlo_op_type("%dot.1") == "dot" and xla.hlo_op_type("fusion") == "fusion"
     for t in ("dot", "cublas-gemm", "cublas-lt-matmul", "gemm_fusion", "triton_gemm", "convolution", "cudnn-conv",
               "custom-call", "XlaDot", "XlaDotV2", "XlaConv", "XlaConvV2", "XlaEinsum", "MatMul", "Conv2D"):
-        assert kc.tc_eligible_type(t), t
+        assert frameworks.tc_eligible_type(t), t
     for t in ("fusion", "loop_add_fusion", "loop_convert_fusion", "input_reduce_fusion", "copy", "transpose",
               "AddV2", "Relu", ""):
-        assert not kc.tc_eligible_type(t), t
-    assert kc.hlo_op_class("loop_multiply_fusion") == "elementwise fusion"
-    assert kc.hlo_op_class("input_reduce_fusion") == "reduction fusion"
-    assert kc.hlo_op_class("cublas-gemm") == "matmul" and kc.hlo_op_class("convolution") == "conv"
+        assert not frameworks.tc_eligible_type(t), t
+    assert xla.hlo_op_class("loop_multiply_fusion") == "elementwise fusion"
+    assert xla.hlo_op_class("input_reduce_fusion") == "reduction fusion"
+    assert xla.hlo_op_class("cublas-gemm") == "matmul" and xla.hlo_op_class("convolution") == "conv"
 
 
 @pytest.mark.parametrize("name", NAMES)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tb_gpu_advisor.formats.xplane.adapter import to_trace
 from tb_gpu_advisor.formats.xplane.reader import parse_timeline
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tests.tiny_capture import Cap
 
 

@@ -6,11 +6,19 @@ import copy
 
 import pytest
 
-from tb_gpu_advisor.report import merge
-from tb_gpu_advisor.runtime import pipeline
 from tb_gpu_advisor.discover import logdir as discovery
-from tb_gpu_advisor.report import render
-from tb_gpu_advisor.model.schema import Action, Finding, HostReport, Metric, Report, Saving, Table, TimeWindow
+from tb_gpu_advisor.model.schema import (
+    Action,
+    Finding,
+    HostReport,
+    Metric,
+    Report,
+    Saving,
+    Table,
+    TimeWindow,
+)
+from tb_gpu_advisor.report import merge, render
+from tb_gpu_advisor.runtime import pipeline
 
 scenarios = pytest.importorskip("synthetic.scenarios")
 

@@ -12,16 +12,21 @@ import math
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.report.build import round6
-from tb_gpu_advisor.metrics.kernels import _histogram_self_weighted
-from tb_gpu_advisor.metrics.context import Encloser, assign
-from tb_gpu_advisor.model.trace import launch_records
-from tb_gpu_advisor.model.columns import (int_dtype, narrowest, subtract_intervals, union_by_key, union_intervals,
-                                    unique_inverse)
-from tb_gpu_advisor.formats.xplane.adapter import host_events
-from tb_gpu_advisor.model.trace import HostEvents
-from tb_gpu_advisor.formats.xplane.reader import parse_timeline
 from synthetic.builder import SpaceBuilder
+from tb_gpu_advisor.formats.xplane.adapter import host_events
+from tb_gpu_advisor.formats.xplane.reader import parse_timeline
+from tb_gpu_advisor.metrics.context import Encloser, assign
+from tb_gpu_advisor.metrics.kernels import _histogram_self_weighted
+from tb_gpu_advisor.model.columns import (
+    int_dtype,
+    narrowest,
+    subtract_intervals,
+    union_by_key,
+    union_intervals,
+    unique_inverse,
+)
+from tb_gpu_advisor.model.trace import HostEvents, launch_records
+from tb_gpu_advisor.report.build import round6
 
 
 def test_int_dtype_is_the_narrowest_that_holds_the_range():

@@ -4,11 +4,10 @@ AllReduce bytes.  Synthetic scenarios whose construction fixes the answer, plus 
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.runtime.pipeline import host_report
-from tb_gpu_advisor.runtime.pipeline import host_metrics
-from tb_gpu_advisor.model.columns import union_by_key
-from tb_gpu_advisor.metrics.kernels import shape_dims
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
+from tb_gpu_advisor.metrics.kernels import shape_dims
+from tb_gpu_advisor.model.columns import union_by_key
+from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
 
 scenarios = pytest.importorskip("synthetic.scenarios")
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from tb_gpu_advisor.runtime.pipeline import host_metrics
 from tb_gpu_advisor.formats.xplane.adapter import read_trace
+from tb_gpu_advisor.runtime.pipeline import host_metrics
 
 scenarios = pytest.importorskip("synthetic.scenarios")
 NAMES = sorted(scenarios.SCENARIOS)

@@ -6,8 +6,8 @@ import pytest
 
 pytest.importorskip("xprof.convert.raw_to_tool_data")
 
-from tb_gpu_advisor.runtime.pipeline import host_metrics  # noqa: E402
 from tb_gpu_advisor.formats.xplane.adapter import read_trace  # noqa: E402
+from tb_gpu_advisor.runtime.pipeline import host_metrics  # noqa: E402
 from tests.stock_tool import stock_tools  # noqa: E402
 
 V100 = Path(__file__).resolve().parents[2] / "shared" / "profiles" / "v100_bert_8gpu_tf24.xplane.pb"

@@ -29,7 +29,14 @@ from tb_gpu_advisor.serve import plugin as plugin_mod
 from tb_gpu_advisor.serve.plugin_entry import GpuAdvisorLoader
 from tb_gpu_advisor.serve.service import ReportService
 from tests import plugin_fixtures
-from tests.plugin_client import PREFIX, CountingAnalyzer, get_json, make_client, poll_report, write_profile
+from tests.plugin_client import (
+    PREFIX,
+    CountingAnalyzer,
+    get_json,
+    make_client,
+    poll_report,
+    write_profile,
+)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -215,8 +222,8 @@ def test_persistent_cache_survives_restart(logdir, tmp_path_factory):
 
 
 def test_report_markdown_is_render_to_markdown_of_the_json_report(logdir):
-    from tb_gpu_advisor.report import render
     from tb_gpu_advisor.model.schema import Report
+    from tb_gpu_advisor.report import render
 
     analyzer = CountingAnalyzer(block=True)
     client, _, service = make_client(logdir, analyzer, wait_s=0.05)
@@ -423,8 +430,8 @@ def _real_sessions():
 
 def test_multi_host_session_is_analysed_in_parallel_like_serial(monkeypatch):
     """The 2-host demo: worker processes (off the request thread), progress, the same report as serial."""
-    from tb_gpu_advisor.runtime import session as analysis
     from tb_gpu_advisor.runtime import pipeline
+    from tb_gpu_advisor.runtime import session as analysis
 
     demo = os.path.join(REPO, "demo_logs")
     session = next((s for s in _real_sessions() if s.run == "multi_host"), None)

@@ -18,11 +18,18 @@ from werkzeug import test as werkzeug_test
 from werkzeug import wrappers
 
 from tb_gpu_advisor.cli import main as cli
-from tb_gpu_advisor.report import diff_render
-from tb_gpu_advisor.serve import plugin as plugin_mod
-from tb_gpu_advisor.report.diff import diff_reports
 from tb_gpu_advisor.model.schema import Report
-from tests.plugin_client import PREFIX, CountingAnalyzer, get_json, make_client, poll_report, write_profile
+from tb_gpu_advisor.report import diff_render
+from tb_gpu_advisor.report.diff import diff_reports
+from tb_gpu_advisor.serve import plugin as plugin_mod
+from tests.plugin_client import (
+    PREFIX,
+    CountingAnalyzer,
+    get_json,
+    make_client,
+    poll_report,
+    write_profile,
+)
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEMO = os.path.join(REPO, "demo_logs")

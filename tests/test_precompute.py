@@ -7,12 +7,12 @@ import os
 
 import pytest
 
-from tb_gpu_advisor.runtime import session as analysis
 from tb_gpu_advisor.cli import main as cli
-from tb_gpu_advisor.runtime import pipeline
 from tb_gpu_advisor.cli import precompute as pc
-from tb_gpu_advisor.runtime.cache import ReportCache, session_key
 from tb_gpu_advisor.discover.logdir import discover, find_session
+from tb_gpu_advisor.runtime import pipeline
+from tb_gpu_advisor.runtime import session as analysis
+from tb_gpu_advisor.runtime.cache import ReportCache, session_key
 from tests import simple_analyzer
 from tests.profile_files import write_profile
 
@@ -237,8 +237,8 @@ def test_report_and_diff_read_what_precompute_stored(tmp_path, capsys, monkeypat
 
 
 def test_a_report_with_a_failed_host_is_not_stored(tmp_path):
-    from tb_gpu_advisor.runtime.cache import ReportCache, session_key
     from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.cache import ReportCache, session_key
 
     d = str(tmp_path / "logs")
     write_profile(d, "bad", "2024_01_01_00_00_00", "worker0", events=1)

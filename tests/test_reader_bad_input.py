@@ -18,7 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, parse_timeline, read_timeline
+from tb_gpu_advisor.formats.xplane.reader import (
+    ProfileReadError,
+    parse_timeline,
+    read_timeline,
+)
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real" / "tf221_cpu_custom_loop.xplane.pb"
 

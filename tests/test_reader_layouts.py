@@ -17,13 +17,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.formats.xplane import reader, wire
-from tb_gpu_advisor.model.idtable import IdTable
-from tb_gpu_advisor.formats.xplane.reader import parse_timeline, read_timeline
 from synthetic.encode import encode_varint, tag
 from synthetic.scenarios import SCENARIOS
-from tb_gpu_advisor.formats.xplane.timeline import Timeline
+from tb_gpu_advisor.formats.xplane import reader, wire
+from tb_gpu_advisor.formats.xplane.reader import parse_timeline, read_timeline
 from tb_gpu_advisor.formats.xplane.schema import message_class
+from tb_gpu_advisor.formats.xplane.timeline import Timeline
+from tb_gpu_advisor.model.idtable import IdTable
 from tests.reference_parse import assert_matches_reference
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "real" / "tf221_cpu_custom_loop.xplane.pb"

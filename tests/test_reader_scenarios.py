@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.formats.xplane.reader import parse_timeline, read_timeline
 from synthetic.scenarios import SCENARIOS
+from tb_gpu_advisor.formats.xplane.reader import parse_timeline, read_timeline
 from tests.reference_parse import assert_matches_reference
 
 

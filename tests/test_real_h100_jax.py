@@ -18,8 +18,17 @@ from concurrent.futures import ProcessPoolExecutor
 
 import pytest
 
-from tests.real_checks import (REAL_JAX_SET, TRUTH_CHECKS, RunResult, check_stock, judge, load_truth, our_report,
-                               stock_available, stock_step_for_run)
+from tests.real_checks import (
+    REAL_JAX_SET,
+    TRUTH_CHECKS,
+    RunResult,
+    check_stock,
+    judge,
+    load_truth,
+    our_report,
+    stock_available,
+    stock_step_for_run,
+)
 
 if not (REAL_JAX_SET / "TRUTH.json").is_file():
     pytest.skip(f"real H100 JAX captures not found at {REAL_JAX_SET} (the shared checkout holds them)",

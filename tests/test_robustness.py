@@ -26,15 +26,17 @@ import pytest
 from werkzeug import test as werkzeug_test
 from werkzeug import wrappers
 
+from synthetic import hostile
+from synthetic.hostile import SESSION
+from synthetic.hostile import write_capture as _write_capture
+from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor.cli import precompute
+from tb_gpu_advisor.discover.logdir import HostFile
+from tb_gpu_advisor.formats.xplane import reader
+from tb_gpu_advisor.formats.xplane.reader import ProfileReadError
+from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.runtime import cache as cache_mod
 from tb_gpu_advisor.runtime import isolation
-from tb_gpu_advisor.devices import kernels as kc
-from tb_gpu_advisor.cli import precompute
-from tb_gpu_advisor.formats.xplane import reader
-from tb_gpu_advisor.discover.logdir import HostFile
-from tb_gpu_advisor.formats.xplane.reader import ProfileReadError
-from synthetic import hostile
-from synthetic.hostile import SESSION, write_capture as _write_capture
 from tests.plugin_client import poll_report
 
 PREFIX = "/data/plugin/gpu_advisor"
@@ -127,38 +129,39 @@ class _Recording:
 
 
 def _clear_classifier_caches() -> None:
-    for fn in (kc._tc_one, kc.precision_one, kc.gemm_kernel_one):
+    for fn in (devices.tensor_core_one, devices.precision_one, devices.gemm_kernel_one):
         fn.cache_clear()
 
 
 def test_classifier_regexes_never_scan_more_than_the_cap(monkeypatch):
-    """An 80 kB ``hlo_op`` or kernel name: every regex in kernel_classes sees at most MAX_CLASSIFIED_CHARS.
+    """An 80 kB ``hlo_op`` or kernel name: every regex of the device and framework vocabularies sees at most MAX_CLASSIFIED_CHARS.
 
     With the linear patterns this bounds the work per distinct name whatever the file holds (the old
     ``(\\.\\d+)+$`` suffix regex took 35 s on such a name)."""
     lengths: list[int] = []
-    for name, value in list(vars(kc).items()):
-        if isinstance(value, re.Pattern):
-            monkeypatch.setattr(kc, name, _Recording(value, lengths))
+    for module in (devices, devices.nvidia, frameworks, xla):
+        for name, value in list(vars(module).items()):
+            if isinstance(value, re.Pattern):
+                monkeypatch.setattr(module, name, _Recording(value, lengths))
     _clear_classifier_caches()
     try:
         for name in ("a" + ".1" * 40000 + "x", "cudnn" * 16000, "hmma" + "sgemm_" * 14000, "scalar_" * 12000):
-            kc.hlo_op_type(name), kc.hlo_op_class(name), kc.precision_one(name), kc.gemm_kernel_one(name)
-            kc.tensor_core([name]), kc.elementwise([name]), kc.device_kind([name]), kc.collective([name])
+            xla.hlo_op_type(name), xla.hlo_op_class(name), devices.precision_one(name), devices.gemm_kernel_one(name)
+            devices.tensor_core([name]), frameworks.elementwise([name]), devices.device_kind([name]), devices.collective([name])
     finally:
         _clear_classifier_caches()
-    assert lengths and max(lengths) <= kc.MAX_CLASSIFIED_CHARS
+    assert lengths and max(lengths) <= devices.MAX_CLASSIFIED_CHARS
 
 
 def test_linear_rewrites_keep_their_meaning():
     """``sgemm_`` without ``tensorop`` is CUDA-core; ``cudnn ... attention`` is a GEMM-like kernel."""
-    assert kc._tc_one("volta_sgemm_128x64_nn") is False
-    assert kc._tc_one("turing_fp16_s1688gemm_fp16_sgemm_tensorop") is True
-    assert kc.gemm_kernel_one("cudnn_generated_fused_attention_fprop") is True
-    assert kc.gemm_kernel_one("cudnn_infer_attn_kernel") is True
-    assert kc.gemm_kernel_one("attention_then_cudnn_copy") is False
-    assert kc.elementwise(["Eigen::internal::scalar_sum_op<float>"]).tolist() == [True]
-    assert kc.hlo_op_type("%loop_add_fusion.2.1") == "loop_add_fusion"
+    assert devices.tensor_core_one("volta_sgemm_128x64_nn") is False
+    assert devices.tensor_core_one("turing_fp16_s1688gemm_fp16_sgemm_tensorop") is True
+    assert devices.gemm_kernel_one("cudnn_generated_fused_attention_fprop") is True
+    assert devices.gemm_kernel_one("cudnn_infer_attn_kernel") is True
+    assert devices.gemm_kernel_one("attention_then_cudnn_copy") is False
+    assert frameworks.elementwise(["Eigen::internal::scalar_sum_op<float>"]).tolist() == [True]
+    assert xla.hlo_op_type("%loop_add_fusion.2.1") == "loop_add_fusion"
 
 
 # -- amplification -----------------------------------------------------------------------------------

@@ -12,11 +12,19 @@ import json
 
 import pytest
 
-from tb_gpu_advisor.metrics.types import (EagerOps, ElementwiseChain, Gaps, HostOps, LossScaling, Memory,
-                                          MemcpyStat, OpStat)
+from tb_gpu_advisor.common.thresholds import THRESHOLDS, override
+from tb_gpu_advisor.metrics.types import (
+    EagerOps,
+    ElementwiseChain,
+    Gaps,
+    HostOps,
+    LossScaling,
+    MemcpyStat,
+    Memory,
+    OpStat,
+)
 from tb_gpu_advisor.model.schema import Finding, Saving
 from tb_gpu_advisor.rules import REGISTRY, T, evaluate, rank
-from tb_gpu_advisor.common.thresholds import THRESHOLDS, override
 from tests.rules_factory import STEP_MS, STEPS, healthy, kernel, multi
 
 EPS = 1e-6

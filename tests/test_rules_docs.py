@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from tb_gpu_advisor.rules import REGISTRY
 from tb_gpu_advisor import frameworks
+from tb_gpu_advisor.rules import REGISTRY
 from tb_gpu_advisor.rules.docs import framework_fixes, render
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "rules.md"

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from tb_gpu_advisor.runtime import pipeline
 from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER
+from tb_gpu_advisor.runtime import pipeline
 
 scenarios = pytest.importorskip("synthetic.scenarios")
 NAMES = sorted(scenarios.SCENARIOS)

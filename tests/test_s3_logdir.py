@@ -18,9 +18,9 @@ moto_server = pytest.importorskip(
 boto3 = pytest.importorskip("boto3")
 
 from tb_gpu_advisor.common import fsio  # noqa: E402
-from tb_gpu_advisor.runtime.cache import ReportCache, session_key  # noqa: E402
 from tb_gpu_advisor.discover.logdir import discover, find_session, has_profiles  # noqa: E402
 from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, read_timeline  # noqa: E402
+from tb_gpu_advisor.runtime.cache import ReportCache, session_key  # noqa: E402
 from tests import simple_analyzer  # noqa: E402
 from tests.profile_files import xspace_bytes  # noqa: E402
 

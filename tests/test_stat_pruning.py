@@ -7,12 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.profile_files import V100_CAPTURE, every_capture
-
-from tb_gpu_advisor.runtime import pipeline
 from tb_gpu_advisor.discover.logdir import HostFile
 from tb_gpu_advisor.formats.xplane.adapter import USED_STATS
 from tb_gpu_advisor.formats.xplane.reader import read_timeline
+from tb_gpu_advisor.runtime import pipeline
+from tests.profile_files import V100_CAPTURE, every_capture
 
 ROOT = Path(__file__).resolve().parents[1]
 V100 = Path(V100_CAPTURE).resolve()

@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.formats.xplane.reader import read_timeline
 from synthetic.jaxcapture import JAX_SCENARIOS
+from tb_gpu_advisor.formats.xplane.reader import read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Timeline
 
 REAL_ROOT = Path(__file__).resolve().parents[2] / "shared" / "profiles" / "real-h100-jax"

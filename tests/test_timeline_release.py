@@ -14,13 +14,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.profile_files import V100_CAPTURE, every_capture
-
-from tb_gpu_advisor.runtime import pipeline
-from tb_gpu_advisor.formats.xplane.adapter import USED_STATS, to_trace
-from tb_gpu_advisor.runtime.pipeline import host_metrics
-from tb_gpu_advisor.formats.xplane.reader import parse_timeline, read_timeline
 from synthetic.builder import SpaceBuilder
+from tb_gpu_advisor.formats.xplane.adapter import USED_STATS, to_trace
+from tb_gpu_advisor.formats.xplane.reader import parse_timeline, read_timeline
+from tb_gpu_advisor.runtime import pipeline
+from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tests.profile_files import V100_CAPTURE, every_capture
 
 ROOT = Path(__file__).resolve().parents[1]
 V100 = Path(V100_CAPTURE).resolve()

@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 
+from synthetic.encode import (
+    encode_varint,  # the corpus writer: independent of the decoder
+)
 from tb_gpu_advisor.formats.xplane import wire
-from synthetic.encode import encode_varint  # the corpus writer: independent of the decoder
 
 
 def test_varints_match_python_encoding_for_every_length():

@@ -16,8 +16,8 @@ import io
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.formats.xplane import wire
 from synthetic.encode import encode_varint
+from tb_gpu_advisor.formats.xplane import wire
 
 
 def _tag(number: int, wire_type: int, nonminimal: bool = False) -> bytes:

@@ -3,10 +3,10 @@ here, never from another ``test_*`` module)."""
 
 from __future__ import annotations
 
+from synthetic.builder import SpaceBuilder
 from tb_gpu_advisor.formats.xplane.adapter import to_trace
 from tb_gpu_advisor.formats.xplane.reader import parse_timeline
 from tb_gpu_advisor.steps.detect import detect_steps
-from synthetic.builder import SpaceBuilder
 
 US = 1_000_000
 KD = "regs:32 static_shared:0 dynamic_shared:0 grid:108,1,1 block:256,1,1 occ_pct:50"

@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from tb_gpu_advisor.runtime.session import process_pool, session_report, worker_count
-from tb_gpu_advisor.runtime.cache import CacheKey, ReportCache, session_key
 from tb_gpu_advisor.discover.logdir import Session, discover
+from tb_gpu_advisor.runtime.cache import CacheKey, ReportCache, session_key
+from tb_gpu_advisor.runtime.session import process_pool, session_report, worker_count
 
 AnalyzeSession = Callable[..., Any]  # pipeline.analyze_session's signature
 Progress = Callable[[str, float], None]

@@ -14,7 +14,7 @@ import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Any
+from typing import Any, BinaryIO
 
 _SCHEME = re.compile(r"^[a-zA-Z][a-zA-Z0-9+.-]*://")
 

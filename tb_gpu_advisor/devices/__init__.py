@@ -1,1 +1,117 @@
-"""What each GPU vendor's hardware and libraries mean to the analysis: kernel-name taxonomy, generations and what they accelerate."""
+"""GPU vendors: what their kernel and runtime names mean, and what each generation accelerates.
+
+One module per vendor (``nvidia.py``) owns its libraries' kernel-name taxonomy (cuBLAS, cuDNN, CUTLASS, NCCL,
+FlashAttention), its copy and sync names and its generations; ``codes.py`` holds the vendor-neutral codes.  The
+array functions here take a list of *distinct* names (a plane's interned ``event_names``) and return one numpy
+entry per name; callers index the result with the events' ``name_id`` column, so each distinct name is classified
+once however many events use it.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+
+from tb_gpu_advisor.devices import nvidia
+from tb_gpu_advisor.devices.codes import (
+    KERNEL_CLASSES,
+    KIND_COLLECTIVE,
+    KIND_D2D,
+    KIND_D2H,
+    KIND_H2D,
+    KIND_KERNEL,
+    KIND_OTHER_COPY,
+    LOW_PRECISIONS,
+    MAX_CLASSIFIED_CHARS,
+    P_BF16,
+    P_FP8,
+    P_FP16,
+    P_FP32,
+    P_FP64,
+    P_INT8,
+    P_OTHER,
+    P_TF32,
+    P_UNKNOWN,
+    PRECISIONS,
+    head,
+)
+
+__all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
+           "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
+           "P_TF32", "P_UNKNOWN", "PRECISIONS", "REDUCTION", "VENDORS", "collective", "copy_direction", "device_kind",
+           "gemm_kernel", "gemm_kernel_one", "head", "is_sync_call", "kernel_class", "precision", "precision_one",
+           "short_kernel_name", "tensor_core", "tensor_core_one"]
+
+#: The vendors whose names are known, in the order they are asked.
+VENDORS = (nvidia,)
+
+tensor_core_one = nvidia.tensor_core_one
+precision_one = nvidia.precision_one
+gemm_kernel_one = nvidia.gemm_kernel_one
+copy_direction = nvidia.copy_direction
+is_sync_call = nvidia.is_sync_call
+SYNC_CALLS = nvidia.SYNC_CALLS
+#: Reduction kernels by name (Eigen/TF reductions, cub block reductions, XLA reduce fusions).
+REDUCTION = re.compile(r"Reduc|reduce|TensorReductionOp|ColumnReduce|RowReduce|BlockReduce", re.I)
+
+
+def tensor_core(names: list[str]) -> np.ndarray:
+    """Bool per name: the kernel uses Tensor Cores (by name)."""
+    return np.fromiter((tensor_core_one(n) for n in names), dtype=bool, count=len(names))
+
+
+def precision(names: list[str]) -> np.ndarray:
+    """int8 precision code per name (see PRECISIONS)."""
+    return np.fromiter((precision_one(n) for n in names), dtype=np.int8, count=len(names))
+
+
+def device_kind(names: list[str]) -> np.ndarray:
+    """int8 kind per device event name: kernel, each copy kind, collective."""
+    return np.fromiter((nvidia.kind_one(n) for n in names), dtype=np.int8, count=len(names))
+
+
+def collective(names: list[str]) -> np.ndarray:
+    """Bool per name: a collective kernel."""
+    return np.fromiter((nvidia.collective_one(n) for n in names), dtype=bool, count=len(names))
+
+
+def gemm_kernel(names: list[str]) -> np.ndarray:
+    """Bool per name: a matmul/convolution kernel (Tensor-Core-eligible work)."""
+    return np.fromiter((gemm_kernel_one(n) for n in names), dtype=bool, count=len(names))
+
+
+def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise: bool, collective: bool) -> str:
+    """One class per kernel: collectives first (NCCL kernels can match other patterns), then MatMul/Conv (a
+    Tensor Core kernel or a kernel of a Tensor-Core-eligible op), then element-wise, reduction, other."""
+    if collective:
+        return "collective"
+    if tensor_core or tc_eligible:
+        return "matmul/conv"
+    if elementwise:
+        return "elementwise"
+    if REDUCTION.search(head(name)):
+        return "reduction"
+    return "other"
+
+
+
+def short_kernel_name(name: str, width: int = 80) -> str:
+    """Readable kernel name: template arguments collapsed, cut to ``width``."""
+    s = name
+    if s.startswith("void "):
+        s = s[5:]
+    depth, out = 0, []
+    for ch in s:
+        if ch == "<":
+            if depth == 0:
+                out.append("<…>")
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif ch == "(" and depth == 0:
+            break
+        elif depth == 0:
+            out.append(ch)
+    s = "".join(out).strip() or name
+    return s if len(s) <= width else s[: width - 1] + "…"

@@ -9,7 +9,8 @@ threads as ``H2D Dispatch``.  Only public JAX APIs appear in the fixes.
 
 from __future__ import annotations
 
-from tb_gpu_advisor.frameworks import Framework, action
+from tb_gpu_advisor.frameworks import xla
+from tb_gpu_advisor.frameworks.base import Framework, action
 
 #: Host event name prefixes written by jaxlib only; plane stats of ``/host:metadata`` written by JAX only.
 HOST_MARKERS = ("PjitFunction(",)
@@ -181,7 +182,7 @@ FRAMEWORK = Framework(
                     "eager_execution": "JAX has no eager op events; un-jitted code shows as dispatch (launch) wait"},
     fixes=FIXES,
     capture_snippet=CAPTURE,
-    writes="xplane",
+    writes="xplane", tc_eligible_op=xla.hlo_tc_eligible_type, elementwise_kernels=xla.ELEMENTWISE_KERNELS,
     capture_hint=("with jax.profiler.trace(LOGDIR): <20 steps>",
                   "mark each step: with jax.profiler.StepTraceAnnotation('train', step_num=i): ..."),
 )

@@ -9,7 +9,7 @@ work; the DataLoader shows as ``enumerate(DataLoader)#_SingleProcessDataLoaderIt
 
 from __future__ import annotations
 
-from tb_gpu_advisor.frameworks import Framework, action
+from tb_gpu_advisor.frameworks.base import Framework, action
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
 _DATALOADER = ("enumerate(DataLoader)#", "DataLoader.__next__")
@@ -166,6 +166,26 @@ FIXES = {
                                         "(schedule's wait/warmup).", CAPTURE),),
 }
 
+#: ATen ops (PyTorch; the op type is the name after ``aten::``) whose work Tensor Cores can do: matmuls,
+#: convolutions and attention.
+ATEN_TC_OPS = frozenset({
+    "mm", "addmm", "bmm", "baddbmm", "addbmm", "matmul", "linear", "_scaled_mm", "einsum",
+    "convolution", "_convolution", "cudnn_convolution", "cudnn_convolution_transpose", "conv1d", "conv2d", "conv3d",
+    "convolution_backward", "scaled_dot_product_attention", "_scaled_dot_product_flash_attention",
+    "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention", "_flash_attention_forward",
+    "_flash_attention_backward", "_efficient_attention_forward", "_efficient_attention_backward",
+})
+
+
+def is_tc_eligible_op(op_type_: str) -> bool:
+    """An ATen op (the name after ``aten::``) whose work Tensor Cores can do."""
+    return op_type_ in ATEN_TC_OPS
+
+
+#: Element-wise kernels ATen launches (``vectorized_elementwise_kernel``, ``elementwise_kernel``).
+ELEMENTWISE_KERNELS = (r"vectorized_elementwise", r"elementwise")
+
+
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
@@ -186,7 +206,7 @@ FRAMEWORK = Framework(
                                        "as launch-bound, with torch.compile as its fix"},
     fixes=FIXES,
     capture_snippet=CAPTURE,
-    writes="kineto",
+    writes="kineto", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step"),
 )

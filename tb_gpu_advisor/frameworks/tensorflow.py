@@ -5,7 +5,10 @@ Markers as seen in the real TF 2.4 V100 capture and the TF 2.21 captures under `
 
 from __future__ import annotations
 
-from tb_gpu_advisor.frameworks import Framework, action
+import re
+
+from tb_gpu_advisor.frameworks import xla
+from tb_gpu_advisor.frameworks.base import Framework, action, op_type
 
 #: Host event name prefixes written by the TensorFlow runtime only.
 HOST_MARKERS = ("__inference_", "Iterator::", "EagerExecute", "EagerLocalExecute", "EagerKernelExecute",
@@ -30,6 +33,61 @@ def is_tf_op_event(name: str) -> bool:
 
 def is_background_line(name: str) -> bool:
     return name.startswith(BACKGROUND_LINES)
+
+
+#: Host bookkeeping / wrapper events that are not "host compute" by themselves (their children are classified).
+BOOKKEEPING_EVENTS = frozenset({
+    "FunctionRun", "SessionRun", "Profiled batch", "TraceContext", "ExecutorState::Process", "ExecutorPropagateOutputs",
+    "ExecutorDoneCallback", "MemoryAllocation", "MemoryDeallocation", "KernelLaunch", "KernelExecute", "EagerExecute",
+    "EagerKernelExecute", "EagerLocalExecute", "TfOpRun", "RemoteCallOpDone", "PrefetchConsume", "PrefetchProduce",
+    "InstantiatedCapturedFunction::RunWithBorrowedArgs", "BaseCollectiveExecutor::ExecuteAsync", "MemCpyAsync",
+})
+#: tf.data iterators and prefetching, and the ``train``/``test`` step roots: markers, not host compute.
+BOOKKEEPING_PREFIXES = ("Iterator::", "Prefetch", "train", "test")
+#: Rendezvous ops: they move tensors, they compute nothing.
+TRANSFER_OPS = frozenset({"_Send", "_Recv", "_HostSend", "_HostRecv"})
+
+
+def is_bookkeeping(name: str) -> bool:
+    """A TF runtime event that is no host compute of its own: wrappers, markers, rendezvous, numbered ids."""
+    return (name in BOOKKEEPING_EVENTS or name.startswith(BOOKKEEPING_PREFIXES) or name.isdigit()
+            or op_type(name) in TRANSFER_OPS)
+
+
+#: Step markers: Keras 3 ``Profiled batch`` events (with ``step_num``); ``tf.profiler.experimental.Trace("train",
+#: step_num=...)`` and Keras 2 ``train``/``test`` roots (JAX's ``StepTraceAnnotation("train")`` reads the same);
+#: ``TraceContext`` roots.
+KERAS_BATCH_EVENT = "Profiled batch"
+TRACE_CONTEXT_EVENT = "TraceContext"
+STEP_ROOT = re.compile(r"^(train|test)[^/]*$")
+
+#: TF op types whose work Tensor Cores can do (the stock tool's list + Einsum, which lowers to BatchMatMul).
+TC_ELIGIBLE_OP_PREFIXES: tuple[str, ...] = (
+    "Conv2D",  # Conv2D, Conv2DBackpropInput/Filter
+    "Conv3D",
+    "DepthwiseConv2dNative",
+    "MatMul",
+    "FusedMatMul",
+    "_FusedMatMul",
+    "_FusedConv2D",
+    "XlaDot",  # XlaDot, XlaDotV2
+    "XlaConv",  # XlaConv, XlaConvV2
+    "XlaEinsum",
+    "CudnnRNN",
+    "BatchMatMul",
+    "Einsum",
+)
+
+
+
+def is_tc_eligible_op(op_type_: str) -> bool:
+    """A TF op type whose work Tensor Cores can do; with XLA (``jit_compile``), an HLO op type."""
+    return op_type_.startswith(TC_ELIGIBLE_OP_PREFIXES) or xla.hlo_tc_eligible_type(op_type_)
+
+
+#: Element-wise kernels TensorFlow generates: Eigen's evaluators and TF's functors (and XLA's fusions).
+ELEMENTWISE_KERNELS = (r"EigenMetaKernel", r"scalar_\w{1,64}?_op", r"TensorCwise", r"cwise", r"BinaryFunctor",
+                       r"UnaryFunctor") + xla.ELEMENTWISE_KERNELS
 
 
 CAPTURE = ("# capture ~10 s of steady-state training, after warm-up:\n"
@@ -192,7 +250,8 @@ FRAMEWORK = Framework(
             "title:eager_execution": "Ops run eagerly, outside tf.function"},
     fixes=FIXES,
     capture_snippet=CAPTURE,
-    writes="xplane",
+    writes="xplane", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
+    not_host_work=is_bookkeeping,
     capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
 )

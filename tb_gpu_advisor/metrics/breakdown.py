@@ -14,10 +14,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.devices import kernels as kc
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, GpuCtx
+from tb_gpu_advisor.metrics.types import (
+    BREAKDOWN_CATEGORIES,
+    Breakdown,
+    Gaps,
+    StepGap,
+    StepMetrics,
+)
 from tb_gpu_advisor.model.columns import coverage, sorted_unique, union_intervals
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.
 PRIORITY: tuple[str, ...] = (
@@ -37,11 +43,11 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
     d, h = g.d, ctx.h
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     kinds = {
-        "device_compute": d.kind == kc.KIND_KERNEL,
-        "collectives": d.kind == kc.KIND_COLLECTIVE,
-        "memcpy_d2d": (d.kind == kc.KIND_D2D) | (d.kind == kc.KIND_OTHER_COPY),
-        "memcpy_d2h": d.kind == kc.KIND_D2H,
-        "memcpy_h2d": d.kind == kc.KIND_H2D,
+        "device_compute": d.kind == devices.KIND_KERNEL,
+        "collectives": d.kind == devices.KIND_COLLECTIVE,
+        "memcpy_d2d": (d.kind == devices.KIND_D2D) | (d.kind == devices.KIND_OTHER_COPY),
+        "memcpy_d2h": d.kind == devices.KIND_D2H,
+        "memcpy_h2d": d.kind == devices.KIND_H2D,
     }
     for c, m in kinds.items():
         out[c] = (d.start[m], d.end[m])
@@ -54,11 +60,11 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
     # both belong to the same step.  Input wait, higher in PRIORITY, takes precedence.
     # Frameworks whose dispatch the capture names (JAX) measure it directly below: there an idle gap
     # before a kernel is only launch wait while the host is inside the dispatch.
-    kern = np.nonzero((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE))[0]
+    kern = np.nonzero((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))[0]
     if kern.size > 1 and not ctx.fw.has_dispatch:
         prev_end = np.maximum.accumulate(d.end[kern])[:-1]
         cur = kern[1:]
-        has = (g.launch[cur] >= 0) & (d.kind[cur] == kc.KIND_KERNEL)  # a collective waits for peers, not for launch
+        has = (g.launch[cur] >= 0) & (d.kind[cur] == devices.KIND_KERNEL)  # a collective waits for peers, not for launch
         lend = np.where(has, h.end[np.clip(g.launch[cur], 0, None)], 0) if h.end.size else np.zeros(cur.size, np.int64)  # no host events
         keep = has & (lend > prev_end) & (d.start[cur] > prev_end) & (g.step[cur] == g.step[kern[:-1]]) & (g.step[cur] >= 0)
         out["launch_wait"] = (prev_end[keep], d.start[cur][keep])
@@ -258,8 +264,8 @@ def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribut
     inside = g.step >= 0
     st_in = g.step[inside]
     k_in = kind[inside]
-    is_k = k_in == kc.KIND_KERNEL
-    is_c = k_in == kc.KIND_COLLECTIVE
+    is_k = k_in == devices.KIND_KERNEL
+    is_c = k_in == devices.KIND_COLLECTIVE
     kcount = np.bincount(st_in[is_k], minlength=n)[:n] if n else np.zeros(0, np.int64)
     ccount = np.bincount(st_in[is_c], minlength=n)[:n] if n else np.zeros(0, np.int64)
     mcount = np.bincount(st_in[~is_k & ~is_c], minlength=n)[:n] if n else np.zeros(0, np.int64)
@@ -394,7 +400,7 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     inside = g.step >= 0
     st_in = g.step[inside]
     st_end, st_start = d.end[inside], d.start[inside]
-    is_k = (d.kind[inside] == kc.KIND_KERNEL) | (d.kind[inside] == kc.KIND_COLLECTIVE)
+    is_k = (d.kind[inside] == devices.KIND_KERNEL) | (d.kind[inside] == devices.KIND_COLLECTIVE)
     big = np.iinfo(np.int64).max
     last = np.full(n, -1, np.int64)
     np.maximum.at(last, st_in[is_k], st_end[is_k])

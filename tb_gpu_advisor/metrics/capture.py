@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-from tb_gpu_advisor.devices import kernels as kc
-
 import numpy as np
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import CaptureQuality, Memory
-
 
 
 def capture_quality(ctx: Context) -> CaptureQuality:
@@ -43,7 +41,7 @@ def _graph_kernel_share(ctx: Context) -> float:
     """Share of kept-step kernel time in kernels of CUDA graphs (XLA command buffers; events carrying ``cuda_graph_id``)."""
     tot = graph = 0
     for g in ctx.gpus:
-        k = (g.step >= 0) & (g.d.kind == kc.KIND_KERNEL)
+        k = (g.step >= 0) & (g.d.kind == devices.KIND_KERNEL)
         dur = g.d.end[k] - g.d.start[k]
         tot += int(dur.sum())
         graph += int(dur[g.d.graph_id[k] >= 0].sum())

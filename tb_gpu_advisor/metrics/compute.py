@@ -6,12 +6,19 @@ import numpy as np
 
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.frameworks import Framework
-from tb_gpu_advisor.model.trace import Trace
-from tb_gpu_advisor.steps.detect import Steps
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, kernels, memcpy, multigpu, ops, syncs
 from tb_gpu_advisor.metrics.context import Context, build_context
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics
+from tb_gpu_advisor.metrics.types import (
+    BREAKDOWN_CATEGORIES,
+    Breakdown,
+    Dispatch,
+    Headline,
+    HostMetrics,
+    StepMetrics,
+)
+from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.steps.detect import Steps
 
 
 def _share(a: float | None, b: float | None) -> float | None:

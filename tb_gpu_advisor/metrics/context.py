@@ -6,26 +6,22 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tb_gpu_advisor.devices import kernels as kc
-from tb_gpu_advisor import frameworks
+from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.frameworks import Framework
-from tb_gpu_advisor.model.columns import in_key_start_order, index_dtype, int_dtype, sorted_unique, subtract_intervals, union_intervals
-from tb_gpu_advisor.steps.detect import Steps
+from tb_gpu_advisor.model.columns import (
+    in_key_start_order,
+    index_dtype,
+    int_dtype,
+    sorted_unique,
+    subtract_intervals,
+    union_intervals,
+)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
+from tb_gpu_advisor.steps.detect import Steps
 
 PS_PER_MS = 1e9
 PS_PER_US = 1e6
 
-#: Host bookkeeping / wrapper events that are not "host compute" by themselves (their children are classified).
-_NOT_HOST_WORK = {
-    "FunctionRun", "SessionRun", "Profiled batch", "TraceContext", "ExecutorState::Process", "ExecutorPropagateOutputs",
-    "ExecutorDoneCallback", "MemoryAllocation", "MemoryDeallocation", "KernelLaunch", "KernelExecute", "EagerExecute",
-    "EagerKernelExecute", "EagerLocalExecute", "TfOpRun", "RemoteCallOpDone", "PrefetchConsume", "PrefetchProduce",
-    "InstantiatedCapturedFunction::RunWithBorrowedArgs", "BaseCollectiveExecutor::ExecuteAsync", "MemCpyAsync",
-}
-#: Rendezvous ops: they move tensors, they compute nothing.
-_TRANSFER_OPS = {"_Send", "_Recv", "_HostSend", "_HostRecv"}
-_BACKGROUND_LINES = ("tf_data_", "tf_GPU_Event_Manager", "collective_ops")
 
 
 @dataclass
@@ -197,11 +193,11 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     launched_kernel = np.zeros(len(h), dtype=bool)  # launch records of kernels (not copies)
     for d, launch in zip(devs, launches):
         launched_any[launch[launch >= 0]] = True
-        kl = (launch >= 0) & ((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE))
+        kl = (launch >= 0) & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
         launched_kernel[launch[kl]] = True
         gpus.append(GpuCtx(d=d, launch=launch, op_host=np.full(len(d), -1, idx_t), step=np.zeros(0, np.int16),
                            windows=steps.window(d.gpu),
-                           active=bool(((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE)).any())))
+                           active=bool(((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)).any())))
     # intermediates are dropped as soon as they are used: they would otherwise stay alive (tens of MB on
     # large captures) through the per-GPU loop and the host step assignment below, the peak of the analysis
     del launches
@@ -224,10 +220,9 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     # host compute: host work that launches nothing and waits for no input: host-placed TF ops,
     # callbacks and other framework/python events, minus bookkeeping, step markers, roots and
     # background (tf.data, event manager) threads.
-    bg_line = np.fromiter((fw.background_line(ln) or ln.startswith(_BACKGROUND_LINES) for ln in h.line_names), dtype=bool,
+    bg_line = np.fromiter((fw.background_line(ln) or frameworks.runtime_background_line(ln) for ln in h.line_names), dtype=bool,
                           count=len(h.line_names))
-    host_work = ~h.name_mask(lambda n: n in _NOT_HOST_WORK or n.startswith(("Iterator::", "Prefetch", "train", "test")) or n.isdigit()
-                             or kc.op_type(n) in _TRANSFER_OPS or fw.transfer_event(n) or fw.step_marker(n))
+    host_work = ~h.name_mask(lambda n: frameworks.not_host_work(n) or fw.transfer_event(n) or fw.step_marker(n))
     if len(h):
         host_work &= ~bg_line[h.line] & ~host_input & (h.corr < 0) & (h.root < 0) & ~(host_op & op_on_device) & ~dispatch
         if in_dispatch is not None:
@@ -238,22 +233,22 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
         g.op_host[has] = rec_op[g.launch[has]]
         g.step = assign(d.start, g.windows)
         names = d.names
-        prec_name = kc.precision(names)
+        prec_name = devices.precision(names)
         prec = prec_name[d.name] if len(d) else np.zeros(0, np.int8)
         # the `shape` stat refines a name that says fp32 or nothing (the stock tool looks for `half` in `shape`);
         # a shape that names no dtype either leaves the name's answer
         sh = d.shape_sid
-        m = ((prec == kc.P_FP32) | (prec == kc.P_UNKNOWN)) & (sh >= 0)
+        m = ((prec == devices.P_FP32) | (prec == devices.P_UNKNOWN)) & (sh >= 0)
         if m.any():
             us, inv = np.unique(sh[m], return_inverse=True)
-            pu = np.array([kc.precision_one(d.string(int(s)) or "") for s in us], dtype=np.int8)
+            pu = np.array([devices.precision_one(d.string(int(s)) or "") for s in us], dtype=np.int8)
             idx = np.nonzero(m)[0]
             refined = pu[inv]
-            known = refined != kc.P_UNKNOWN
+            known = refined != devices.P_UNKNOWN
             prec[idx[known]] = refined[known]
         # op type hint: kernels of ops whose name says fp16/bf16 are not inferred (kept by name/shape only)
         g.name_prec = prec
-        g.tc = kc.tensor_core(names)[d.name] if len(d) else np.zeros(0, bool)
+        g.tc = devices.tensor_core(names)[d.name] if len(d) else np.zeros(0, bool)
     del rec_op
     for g in gpus:
         _own_host(g, trace, h, fw, dispatch, marker_windows is not None)
@@ -309,7 +304,7 @@ def _dispatch_spans(h: HostEvents, dispatch: np.ndarray) -> tuple[np.ndarray, np
     ATen op, but while it waits in ``cudaStreamSynchronize`` the GPU is running, not waiting for a launch."""
     if not dispatch.any():
         return h.start[:0], h.end[:0]
-    sync = h.name_mask(kc.is_sync_call)
+    sync = h.name_mask(devices.is_sync_call)
     s, e = h.start[dispatch].astype(np.int64), h.end[dispatch].astype(np.int64)
     return subtract_intervals(s, e, h.start[sync].astype(np.int64), h.end[sync].astype(np.int64))
 

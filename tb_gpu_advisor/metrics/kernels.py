@@ -6,16 +6,23 @@ import re
 
 import numpy as np
 
-from tb_gpu_advisor.devices import kernels as kc
-from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
-from tb_gpu_advisor.model.columns import unique_inverse
+from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.metrics.types import ElementwiseChain, Fusion, KernelDurations, KernelStat, SmallKernelOffender, SmallKernels
+from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
+from tb_gpu_advisor.metrics.types import (
+    ElementwiseChain,
+    Fusion,
+    KernelDurations,
+    KernelStat,
+    SmallKernelOffender,
+    SmallKernels,
+)
+from tb_gpu_advisor.model.columns import unique_inverse
 
 
 def _kernel_mask(g) -> np.ndarray:
     """Kernel (not copy) events of a GPU inside kept steps; collectives are kernels too."""
-    return (g.step >= 0) & ((g.d.kind == kc.KIND_KERNEL) | (g.d.kind == kc.KIND_COLLECTIVE))
+    return (g.step >= 0) & ((g.d.kind == devices.KIND_KERNEL) | (g.d.kind == devices.KIND_COLLECTIVE))
 
 
 _BRACKETS = re.compile(r"\[([0-9,\s]*)\]")
@@ -135,14 +142,14 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
     distinct = list(dict.fromkeys(k[0] for k in acc))
     where = {n: i for i, n in enumerate(distinct)}
     rows_name = np.fromiter((where[k[0]] for k in acc), dtype=np.intp, count=len(acc))
-    tc, ew, col, gemm = (f(distinct)[rows_name] for f in (kc.tensor_core, kc.elementwise, kc.collective, kc.gemm_kernel))
+    tc, ew, col, gemm = (f(distinct)[rows_name] for f in (devices.tensor_core, frameworks.elementwise, devices.collective, devices.gemm_kernel))
     out = []
     for i, ((nm, ot), r) in enumerate(acc.items()):
-        typ = kc.op_type(ot)
+        typ = frameworks.op_type(ot)
         out.append(KernelStat(
-            name=nm, op_name=kc.op_name(ot), op_type=typ, count=r["count"], total_us=r["total"], avg_us=r["total"] / r["count"],
-            min_us=r["mn"], max_us=r["mx"], tensor_core=bool(tc[i]), tc_eligible=kc.tc_eligible_type(typ) or bool(gemm[i]),
-            precision=kc.PRECISIONS[r["prec"]], elementwise=bool(ew[i]), collective=bool(col[i]),
+            name=nm, op_name=frameworks.op_name(ot), op_type=typ, count=r["count"], total_us=r["total"], avg_us=r["total"] / r["count"],
+            min_us=r["mn"], max_us=r["mx"], tensor_core=bool(tc[i]), tc_eligible=frameworks.tc_eligible_type(typ) or bool(gemm[i]),
+            precision=devices.PRECISIONS[r["prec"]], elementwise=bool(ew[i]), collective=bool(col[i]),
             launch_latency_avg_us=(r["lat"] / r["latn"]) if r["latn"] else None, gpus=sorted(r["gpus"]),
             shape=r["shape"], dims=shape_dims(r["shape"]),
         ))
@@ -155,19 +162,19 @@ def precision_totals(ctx: Context) -> dict[str, float]:
     res = {"kernel_count": 0, "kernel_ms": 0.0, "fp16_count": 0, "bf16_count": 0, "fp16_ms": 0.0, "bf16_ms": 0.0, "tc_ms": 0.0,
            "unknown_ms": 0.0}
     for g in ctx.gpus:
-        m = (g.step >= 0) & (g.d.kind == kc.KIND_KERNEL)
+        m = (g.step >= 0) & (g.d.kind == devices.KIND_KERNEL)
         if not m.any():
             continue
         dur = (g.d.end[m] - g.d.start[m]).astype(np.float64) / PS_PER_MS
         p = g.name_prec[m]
         res["kernel_count"] += int(m.sum())
         res["kernel_ms"] += float(dur.sum())
-        res["fp16_count"] += int((p == kc.P_FP16).sum())
-        res["bf16_count"] += int((p == kc.P_BF16).sum())
-        res["fp16_ms"] += float(dur[p == kc.P_FP16].sum())
-        res["bf16_ms"] += float(dur[p == kc.P_BF16].sum())
+        res["fp16_count"] += int((p == devices.P_FP16).sum())
+        res["bf16_count"] += int((p == devices.P_BF16).sum())
+        res["fp16_ms"] += float(dur[p == devices.P_FP16].sum())
+        res["bf16_ms"] += float(dur[p == devices.P_BF16].sum())
         res["tc_ms"] += float(dur[g.tc[m]].sum())
-        res["unknown_ms"] += float(dur[p == kc.P_UNKNOWN].sum())
+        res["unknown_ms"] += float(dur[p == devices.P_UNKNOWN].sum())
     return res
 
 
@@ -177,7 +184,7 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
     time_small = time_all = 0.0
     groups: dict[tuple[str, str], list] = {}
     for g in ctx.gpus:
-        m = (g.step >= 0) & (g.d.kind == kc.KIND_KERNEL)
+        m = (g.step >= 0) & (g.d.kind == devices.KIND_KERNEL)
         if not m.any():
             continue
         d = g.d
@@ -199,7 +206,7 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
         for j, k in enumerate(u):
             name = d.names[int(k // (len(d.op_text) + 1))]
             oi = int(k % (len(d.op_text) + 1)) - 1
-            typ = kc.op_type(d.op_text[oi]) if oi >= 0 else ""
+            typ = frameworks.op_type(d.op_text[oi]) if oi >= 0 else ""
             r = groups.setdefault((name, typ), [0, 0.0])
             r[0] += int(cnt[j]); r[1] += float(tot[j])
     top = sorted(groups.items(), key=lambda kv: -kv[1][1])[:top_n]
@@ -207,7 +214,7 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
     return SmallKernels(
         threshold_us=thr, count=count, tiny_count=tiny, share_of_kernels=(count / total) if total else None,
         time_ms=time_small / 1000.0, share_of_kernel_time=(time_small / time_all) if time_all else None, per_step=count / n,
-        top=[SmallKernelOffender(name=kc.short_kernel_name(k[0]), op_type=k[1], count=v[0], total_ms=v[1] / 1000.0, avg_us=v[1] / v[0]) for k, v in top],
+        top=[SmallKernelOffender(name=devices.short_kernel_name(k[0]), op_type=k[1], count=v[0], total_ms=v[1] / 1000.0, avg_us=v[1] / v[0]) for k, v in top],
     )
 
 
@@ -245,10 +252,10 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
     chains: dict[tuple, list] = {}
     for g in ctx.gpus:
         d = g.d
-        m = (g.step >= 0) & (d.kind == kc.KIND_KERNEL)
+        m = (g.step >= 0) & (d.kind == devices.KIND_KERNEL)
         if not m.any():
             continue
-        ew_name = kc.elementwise(d.names)
+        ew_name = frameworks.elementwise(d.names)
         idx = np.nonzero(m)[0]
         ew = ew_name[d.name[idx]]
         dur_us = (d.end[idx] - d.start[idx]) / PS_PER_US
@@ -290,7 +297,7 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
     return Fusion(
         xla_in_use=bool(ev), xla_evidence=ev, elementwise_kernel_count=ew_count, elementwise_time_ms=ew_ms,
         small_elementwise_count=small_ew,
-        chains=[ElementwiseChain(names=[kc.short_kernel_name(n, 60) for n in k[:12]], length=len(k), occurrences=v[0], total_ms=v[1], gap_ms=v[2]) for k, v in top],
+        chains=[ElementwiseChain(names=[devices.short_kernel_name(n, 60) for n in k[:12]], length=len(k), occurrences=v[0], total_ms=v[1], gap_ms=v[2]) for k, v in top],
     )
 
 
@@ -298,7 +305,7 @@ def kernel_durations(ctx: Context) -> KernelDurations:
     """Log-spaced histogram of kernel durations (us) in kept steps, with the launch-latency band."""
     durs = []
     for g in ctx.gpus:
-        m = (g.step >= 0) & (g.d.kind == kc.KIND_KERNEL)
+        m = (g.step >= 0) & (g.d.kind == devices.KIND_KERNEL)
         durs.append((g.d.end[m] - g.d.start[m]) / 1e6)
     d = np.concatenate(durs) if durs else np.zeros(0)
     edges = [0.0, 1, 2, 5, 10, 20, 30, 40, 60, 100, 200, 500, 1000, 2000, 5000, 10000, float("inf")]

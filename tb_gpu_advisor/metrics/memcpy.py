@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.devices import kernels as kc
+from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
-from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
+from tb_gpu_advisor.model.columns import union_intervals
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
 _BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2p": "memcpy_d2d", "memset": "memcpy_d2d", "other": "memcpy_d2d"}
@@ -28,7 +28,7 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
     for g in ctx.gpus:
         d = g.d
         names = d.names
-        direction = [kc.copy_direction(x) for x in names]
+        direction = [devices.copy_direction(x) for x in names]
         isc = np.array([x is not None for x in direction], dtype=bool)
         if not len(d) or not isc.any():
             continue
@@ -55,7 +55,7 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
             # `name:Type` host op event enclosing the copy's launch record (same correlation_id)
             ops = d.op_idx[m][sel]
             for o, c in zip(*np.unique(ops[ops >= 0], return_counts=True)):
-                k = kc.op_name(d.op_text[int(o)])
+                k = frameworks.op_name(d.op_text[int(o)])
                 a["ops"][k] = a["ops"].get(k, 0) + int(c)
             rec = g.launch[m][sel]
             need = (ops < 0) & (rec >= 0)
@@ -68,7 +68,7 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
                 host_op = encloser.find(rec) if rec.size else np.full(0, -1, np.int64)
             host_op = host_op[host_op >= 0]
             for nid, c in zip(*np.unique(ctx.h.name[host_op], return_counts=True)):
-                k = kc.op_name(ctx.h.names[int(nid)])
+                k = frameworks.op_name(ctx.h.names[int(nid)])
                 a["ops"][k] = a["ops"].get(k, 0) + int(c)
     out = []
     for dr, a in agg.items():
@@ -117,8 +117,8 @@ def round_trips(ctx: Context) -> HostRoundTrip:
     for g in active:
         d = g.d
         inside = g.step >= 0
-        d2h = inside & (d.kind == kc.KIND_D2H)
-        h2d = inside & (d.kind == kc.KIND_H2D)
+        d2h = inside & (d.kind == devices.KIND_D2H)
+        h2d = inside & (d.kind == devices.KIND_H2D)
         if not d2h.any() or not h2d.any():
             continue
         big = np.iinfo(np.int64).max
@@ -128,7 +128,7 @@ def round_trips(ctx: Context) -> HostRoundTrip:
         # A step's result fetched at its end (the loss) and the next step's input copied before the next step's
         # first kernel are no round trip, though both fall in one window where a step boundary is placed between
         # them by a device- or module-defined step source.
-        kern = inside & ((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE))
+        kern = inside & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
         last_k = np.full(n, -1, np.int64)  # start of each step's last kernel
         np.maximum.at(last_k, g.step[kern], d.start[kern])
         b = np.full(n, -1, np.int64)  # start of the last H2D after it that a kernel of the step follows

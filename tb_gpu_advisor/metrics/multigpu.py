@@ -6,11 +6,11 @@ import re
 
 import numpy as np
 
-from tb_gpu_advisor.devices import kernels as kc
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.breakdown import NONE_MS, StepArrays, average_matrix
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
-from tb_gpu_advisor.model.columns import union_by_key
 from tb_gpu_advisor.metrics.types import Breakdown, GpuMetrics, MultiGpu
+from tb_gpu_advisor.model.columns import union_by_key
 
 _ALLREDUCE = re.compile(r"all_?reduce", re.I)
 
@@ -80,19 +80,19 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
         arr = per_gpu.get(d.gpu)
         steps = arr.step.shape[0] if arr is not None else 0
         inside = g.step >= 0
-        coll = inside & (d.kind == kc.KIND_COLLECTIVE)
+        coll = inside & (d.kind == devices.KIND_COLLECTIVE)
         ar_names = np.fromiter((bool(_ALLREDUCE.search(x)) for x in d.names), dtype=bool, count=len(d.names))
         ar = coll & (ar_names[d.name] if len(d) else np.zeros(0, bool))
         priv = private_launch_share(ctx, g)
         # Python sums over the rows' values, in step order (as a sum over StepMetrics rows)
         step_ms = sum(arr.step_ms.tolist()) / steps if steps else None
         busy = sum(arr.busy.tolist()) / steps if steps else None
-        copies = inside & (d.kind != kc.KIND_KERNEL) & (d.kind != kc.KIND_COLLECTIVE)
+        copies = inside & (d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE)
         out.append(GpuMetrics(
             gpu=d.gpu, name=info.name or f"GPU:{d.gpu}",
             compute_capability="{}.{}".format(*info.compute_capability) if info.compute_capability else None, sm_count=info.sm_count,
             memory_bandwidth_bytes_per_s=info.memory_bandwidth, memory_size_bytes=info.memory_bytes,
-            active=g.active, kernel_count=int((inside & (d.kind == kc.KIND_KERNEL)).sum()), step_ms=step_ms,
+            active=g.active, kernel_count=int((inside & (d.kind == devices.KIND_KERNEL)).sum()), step_ms=step_ms,
             busy_ms_per_step=busy, busy_share=(busy / step_ms) if (step_ms and busy is not None) else None,
             breakdown=average_matrix(arr.mat) if steps else Breakdown(), collective_calls_per_step=int(coll.sum()) / n,
             allreduce_ms_per_step=float((d.end[ar] - d.start[ar]).sum()) / PS_PER_MS / n if ar.any() else (0.0 if g.active else None),
@@ -122,7 +122,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
     dev_copies = dev_copy_ms = 0.0
     for g in ctx.gpus:
         d = g.d
-        m = (g.step >= 0) & (d.kind == kc.KIND_D2D)
+        m = (g.step >= 0) & (d.kind == devices.KIND_D2D)
         dev_copies += int(m.sum())
         dev_copy_ms += float((d.end[m] - d.start[m]).sum()) / PS_PER_MS
     k = max(n, 1)
@@ -195,7 +195,7 @@ def concurrency(ctx: Context) -> tuple[float | None, float | None]:
     keys, starts, ends, busy = [], [], [], []
     for g in act:  # one pass per GPU, vectorized over its events
         d = g.d
-        m = (g.step >= 0) & (d.kind != kc.KIND_COLLECTIVE)
+        m = (g.step >= 0) & (d.kind != devices.KIND_COLLECTIVE)
         st = g.step[m]
         s = np.maximum(d.start[m], g.windows[st, 0])
         e = np.minimum(d.end[m], g.windows[st, 1])

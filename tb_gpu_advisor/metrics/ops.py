@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tb_gpu_advisor.devices import kernels as kc
+from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
-from tb_gpu_advisor.model.columns import coverage, union_intervals, unique_inverse
 from tb_gpu_advisor.metrics.types import EagerOps, HostOps, LossScaling, OpStat
+from tb_gpu_advisor.model.columns import coverage, union_intervals, unique_inverse
 
 _LOSS = re.compile(r"loss_?scal", re.I)
 _DYN = re.compile(r"cond|is_?finite|IsFinite|All:|Switch|Merge|StatelessIf|:If\b|while|update", re.I)
@@ -73,7 +73,7 @@ def op_stats(ctx: Context, top_n: int = 50, kept: KeptOps | None = None) -> list
     del m, kept
     for g in ctx.gpus:
         d = g.d
-        km = (g.step >= 0) & ((d.kind == kc.KIND_KERNEL) | (d.kind == kc.KIND_COLLECTIVE)) & (d.op_idx >= 0)
+        km = (g.step >= 0) & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)) & (d.op_idx >= 0)
         if not km.any():
             continue
         dur = (d.end[km] - d.start[km]).astype(np.float64) / PS_PER_US
@@ -95,12 +95,12 @@ def op_stats(ctx: Context, top_n: int = 50, kept: KeptOps | None = None) -> list
                 r["prec"][int(p)] = r["prec"].get(int(p), 0.0) + float(pt[j])
     out = []
     for full, r in acc.items():
-        typ = kc.op_type(full)
+        typ = frameworks.op_type(full)
         prec = max(r["prec"].items(), key=lambda kv: kv[1])[0] if r["prec"] else None
         out.append(OpStat(
-            op_name=kc.op_name(full), op_type=typ, on_device=bool(r["dev"]), occurrences=r["occ"], host_self_ms=r["host"],
-            kernel_count=r["kc"], kernel_total_us=r["kt"], tc_eligible=kc.tc_eligible_type(typ),
-            tensor_core_share=(r["tc"] / r["kt"]) if r["kt"] > 0 else None, precision=kc.PRECISIONS[prec] if prec is not None else "",
+            op_name=frameworks.op_name(full), op_type=typ, on_device=bool(r["dev"]), occurrences=r["occ"], host_self_ms=r["host"],
+            kernel_count=r["kc"], kernel_total_us=r["kt"], tc_eligible=frameworks.tc_eligible_type(typ),
+            tensor_core_share=(r["tc"] / r["kt"]) if r["kt"] > 0 else None, precision=devices.PRECISIONS[prec] if prec is not None else "",
             is_eager=bool(r["eager"]),
         ))
     out.sort(key=lambda o: -(o.kernel_total_us / 1000.0 + o.host_self_ms))

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.devices import kernels as kc
-from tb_gpu_advisor.model.columns import unique_inverse
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, enclosing
 from tb_gpu_advisor.metrics.types import HostSyncs
+from tb_gpu_advisor.model.columns import unique_inverse
 
 _RUNTIME = ("cuda", "cu")
 
@@ -24,7 +24,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     h, n = ctx.h, ctx.steps.count
     if not len(h) or not n:
         return HostSyncs()
-    sync = np.flatnonzero(h.name_mask(kc.is_sync_call) & (ctx.host_step >= 0))
+    sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & (ctx.host_step >= 0))
     if not sync.size:
         return HostSyncs()
     active = ctx.active

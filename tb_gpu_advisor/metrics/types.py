@@ -27,7 +27,6 @@ from typing import Any, Literal
 
 from tb_gpu_advisor.steps.detect import StepDetection
 
-
 #: Non-overlapping step-time categories, in the order the UI shows them.  At
 #: every instant of a step exactly one applies (priority in docs/metrics.md;
 #: highest first: device_compute, collectives, memcpy_d2d, memcpy_d2h,

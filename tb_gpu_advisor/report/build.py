@@ -9,11 +9,22 @@ from typing import Any
 
 import numpy as np
 
-from tb_gpu_advisor import frameworks, rules
-from tb_gpu_advisor.devices import kernels as kc
+from tb_gpu_advisor import devices, frameworks, rules
 from tb_gpu_advisor.common.fmt import pct as _pct
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations
-from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, StepRow, Table
+from tb_gpu_advisor.metrics.types import (
+    BREAKDOWN_CATEGORIES,
+    HostMetrics,
+    KernelDurations,
+)
+from tb_gpu_advisor.model.schema import (
+    TABLE_ROWS,
+    Finding,
+    GpuSummary,
+    HostReport,
+    Metric,
+    StepRow,
+    Table,
+)
 from tb_gpu_advisor.rules.headline import CARD_RULE, grade_card
 from tb_gpu_advisor.rules.savings import achievable
 
@@ -98,7 +109,7 @@ def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
     n = float(m.steps.count or 1)
     acc: dict[str, list[float]] = {}
     for k in m.kernels:
-        c = kc.kernel_class(k.name, tensor_core=k.tensor_core, tc_eligible=k.tc_eligible, elementwise=k.elementwise,
+        c = devices.kernel_class(k.name, tensor_core=k.tensor_core, tc_eligible=k.tc_eligible, elementwise=k.elementwise,
                             collective=k.collective)
         a = acc.setdefault(c, [0, 0.0, 0.0])
         a[0] += 1

@@ -32,9 +32,18 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Sequence
 
 from tb_gpu_advisor import ANALYZER_VERSION
-from tb_gpu_advisor.model.schema import SEVERITY_ORDER, TABLE_ROWS, Finding, HostReport, Metric, Report, Table, _json_default
-from tb_gpu_advisor.rules.savings import GROUPS, achievable
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.model.schema import (
+    SEVERITY_ORDER,
+    TABLE_ROWS,
+    Finding,
+    HostReport,
+    Metric,
+    Report,
+    Table,
+    _json_default,
+)
+from tb_gpu_advisor.rules.savings import GROUPS, achievable
 
 DIFF_VERSION = "1.0"
 

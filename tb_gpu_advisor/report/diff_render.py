@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from tb_gpu_advisor.report.diff import Change, Diff, FindingChange
 from tb_gpu_advisor.common.fmt import ms, pct
+from tb_gpu_advisor.report.diff import Change, Diff, FindingChange
 from tb_gpu_advisor.report.render import md_code, md_inline, md_table, text_table
 
 _STATUS_WORDS = {"fixed": "fixed", "new": "new", "improved": "improved", "worse": "worse", "still": "still present"}

@@ -17,8 +17,8 @@ import textwrap
 from typing import Any, Iterable, Sequence
 
 from tb_gpu_advisor.common.fmt import ms, pct
-from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report
 
 WIDTH = 100
 _SEV_LABEL = {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO", "ok": "OK"}

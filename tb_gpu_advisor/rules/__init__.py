@@ -16,31 +16,41 @@ import logging
 import traceback
 from typing import Any, Iterable
 
+from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, Metric
 from tb_gpu_advisor.rules import (  # noqa: F401  (import = register, in the guide's order)
-    input_bound,
-    step_gaps,
-    host_sync,
-    launch_bound,
+    allreduce_extra,
+    allreduce_slow,
+    batch_size_headroom,
+    capture_quality,
     eager_execution,
-    host_op_placement,
     excessive_memcpy,
-    tensor_core_unused,
+    gpu_imbalance,
+    host_op_placement,
+    host_sync,
+    input_bound,
+    launch_bound,
+    launch_skew,
+    loss_scaling_gaps,
     misaligned_dims,
     mixed_precision_off,
-    loss_scaling_gaps,
-    xla_not_used,
-    batch_size_headroom,
-    allreduce_extra,
-    gpu_imbalance,
     sequential_gpus,
-    allreduce_slow,
-    launch_skew,
-    capture_quality,
+    step_gaps,
+    tensor_core_unused,
+    xla_not_used,
 )
-from tb_gpu_advisor.rules.base import GUIDE_ORDER, REGISTRY, Ctx, Rule, finding, grade, ms, pct, step_windows
+from tb_gpu_advisor.rules.base import (
+    GUIDE_ORDER,
+    REGISTRY,
+    Ctx,
+    Rule,
+    finding,
+    grade,
+    ms,
+    pct,
+    step_windows,
+)
 from tb_gpu_advisor.rules.savings import mark_overlaps
-from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 
 __all__ = ["evaluate", "rank", "healthy_finding", "unexplained_idle_finding", "quiet_reason", "REGISTRY", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
 

@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from tb_gpu_advisor.common.thresholds import T
-
-from tb_gpu_advisor.devices.kernels import LOW_PRECISIONS as SIXTEEN_BIT
+from tb_gpu_advisor.devices import LOW_PRECISIONS as SIXTEEN_BIT
 
 UNKNOWN = "unknown"
 

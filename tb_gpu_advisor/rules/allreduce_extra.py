@@ -9,8 +9,23 @@ Saving: the AllReduce time of the extra calls (one packed call remains).
 
 from __future__ import annotations
 
-from tb_gpu_advisor.rules._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi
-from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, rule, saving, step_windows, table, value_metric
+from tb_gpu_advisor.rules._multi import (
+    GPU_COLUMNS,
+    active_gpus,
+    gpu_table_rows,
+    is_multi,
+)
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    T,
+    finding,
+    ms,
+    rule,
+    saving,
+    step_windows,
+    table,
+    value_metric,
+)
 
 ID = "allreduce_extra"
 

@@ -14,19 +14,25 @@ warning/critical pair), :func:`share_metric`, :func:`saving`,
 
 from __future__ import annotations
 
-from tb_gpu_advisor.common.fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
-
 import math
 import sys
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from tb_gpu_advisor import frameworks
-from tb_gpu_advisor.frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
-from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table, TimeWindow
-from tb_gpu_advisor.rules.savings import parts
-from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
+from tb_gpu_advisor.common.fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
+from tb_gpu_advisor.frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
+from tb_gpu_advisor.model.schema import (
+    Action,
+    Finding,
+    Metric,
+    Saving,
+    Table,
+    TimeWindow,
+)
+from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
+from tb_gpu_advisor.rules.savings import parts
 
 #: The guide's debugging order (overview): input pipeline, one-GPU checks,
 #: mixed precision / XLA, then several GPUs.  ``rank`` uses it for ties;

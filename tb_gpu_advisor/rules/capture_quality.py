@@ -7,7 +7,7 @@ varying more than ``capture.max_step_cv`` (info).  No saving.
 
 from __future__ import annotations
 
-from tb_gpu_advisor.rules.base import T, Ctx, finding, rule, value_metric
+from tb_gpu_advisor.rules.base import Ctx, T, finding, rule, value_metric
 
 ID = "capture_quality"
 

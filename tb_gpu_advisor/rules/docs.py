@@ -10,9 +10,10 @@ from __future__ import annotations
 import textwrap
 
 from tb_gpu_advisor import frameworks
+from tb_gpu_advisor.common.thresholds import THRESHOLDS, as_markdown
 from tb_gpu_advisor.model.schema import Action
 from tb_gpu_advisor.rules import REGISTRY, RULE_IDS
-from tb_gpu_advisor.common.thresholds import THRESHOLDS, as_markdown
+
 
 def _knob(a: Action) -> str:
     """An action in a few words: its first line of code, else its first sentence."""

@@ -8,7 +8,18 @@ by the eager time itself.
 
 from __future__ import annotations
 
-from tb_gpu_advisor.rules.base import Ctx, count, finding, grade, ms, pct, rule, saving, share_metric, table
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    count,
+    finding,
+    grade,
+    ms,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    table,
+)
 
 ID = "eager_execution"
 

@@ -10,7 +10,21 @@ Saving: the blocking copy time (copies overlapped with compute, or gone).
 
 from __future__ import annotations
 
-from tb_gpu_advisor.rules.base import Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    T,
+    action,
+    count,
+    finding,
+    grade,
+    ms,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    step_windows,
+    table,
+)
 
 ID = "excessive_memcpy"
 _NAMES = {"h2d": "H2D", "d2h": "D2H", "d2d": "D2D", "p2p": "P2P", "memset": "Memset", "other": "other"}

@@ -9,8 +9,25 @@ heaviest GPU's compute minus the mean (every replica waits for the slowest).
 
 from __future__ import annotations
 
-from tb_gpu_advisor.rules._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi, wait_parts
-from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, rule, saving, step_windows, table, value_metric
+from tb_gpu_advisor.rules._multi import (
+    GPU_COLUMNS,
+    active_gpus,
+    gpu_table_rows,
+    is_multi,
+    wait_parts,
+)
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    finding,
+    grade,
+    ms,
+    pct,
+    rule,
+    saving,
+    step_windows,
+    table,
+    value_metric,
+)
 
 ID = "gpu_imbalance"
 

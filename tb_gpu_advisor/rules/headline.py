@@ -24,8 +24,8 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-from tb_gpu_advisor.model.schema import Finding, Metric, Status
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T
+from tb_gpu_advisor.model.schema import Finding, Metric, Status
 
 #: card id -> the rule that grades it
 CARD_RULE: dict[str, str] = {

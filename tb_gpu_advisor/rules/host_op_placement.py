@@ -10,7 +10,21 @@ the same size back; capped by the blocking copy time).
 
 from __future__ import annotations
 
-from tb_gpu_advisor.rules.base import Ctx, count, finding, framework, grade, ms, pct, rule, saving, share_metric, short, step_windows, table
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    count,
+    finding,
+    framework,
+    grade,
+    ms,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    short,
+    step_windows,
+    table,
+)
 
 ID = "host_op_placement"
 _HEAVY = ("MatMul", "Conv", "BatchMatMul", "Einsum", "Softmax", "Unique", "Gather", "Scatter", "Sort", "TopK")

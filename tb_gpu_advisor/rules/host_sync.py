@@ -9,7 +9,18 @@ Saving: that idle time (the queue stays full when the value is read every N step
 
 from __future__ import annotations
 
-from tb_gpu_advisor.rules.base import Ctx, finding, ms, pct, rule, saving, share_metric, short, step_windows, table
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    finding,
+    ms,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    short,
+    step_windows,
+    table,
+)
 
 ID = "host_sync"
 

@@ -8,7 +8,18 @@ wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 
 from __future__ import annotations
 
-from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    finding,
+    grade,
+    ms,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    step_windows,
+    table,
+)
 
 ID = "input_bound"
 

@@ -11,8 +11,23 @@ kernels would still cost at ~1 us each in a fused graph.
 
 from __future__ import annotations
 
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, kernels_per_step, ms, pct, rule, saving, share_metric,
-                   short, step_windows, table)
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    T,
+    action,
+    count,
+    finding,
+    grade,
+    kernels_per_step,
+    ms,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    short,
+    step_windows,
+    table,
+)
 
 ID = "launch_bound"
 _BIGGER_KERNELS = action("Make each kernel do more work: concatenate small tensors, vectorize loops over scalars, "

@@ -10,7 +10,18 @@ otherwise ``TF_GPU_THREAD_COUNT``.  Saving: the skew.
 from __future__ import annotations
 
 from tb_gpu_advisor.rules._multi import active_gpus, is_multi, wait_parts
-from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, saving, share_metric, step_windows, table
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    T,
+    finding,
+    ms,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    step_windows,
+    table,
+)
 from tb_gpu_advisor.rules.sequential_gpus import is_sequential
 from tb_gpu_advisor.rules.step_gaps import start_offsets_ms
 

@@ -7,7 +7,18 @@ Saving: that time (static loss scaling has no such overhead).
 
 from __future__ import annotations
 
-from tb_gpu_advisor.rules.base import Ctx, count, finding, ms, pct, rule, saving, share_metric, step_windows, table
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    count,
+    finding,
+    ms,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    step_windows,
+    table,
+)
 
 ID = "loss_scaling_gaps"
 

@@ -9,8 +9,20 @@ names the cause from what the host did during the gaps.
 
 from __future__ import annotations
 
-from tb_gpu_advisor.rules.base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, table
 from tb_gpu_advisor.model.schema import TimeWindow
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    T,
+    action,
+    finding,
+    grade,
+    ms,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    table,
+)
 
 ID = "step_gaps"
 

@@ -11,8 +11,29 @@ Saving: 32-bit part × (1 - 1/mixed_precision.speedup) + 16-bit part ×
 
 from __future__ import annotations
 
-from tb_gpu_advisor.rules._kernels import compute_capability, device_step_scale, fp32_cuda_core_speedup, kernel_mix, per_step_ms, tensor_core_gpus
-from tb_gpu_advisor.rules.base import Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
+from tb_gpu_advisor.rules._kernels import (
+    compute_capability,
+    device_step_scale,
+    fp32_cuda_core_speedup,
+    kernel_mix,
+    per_step_ms,
+    tensor_core_gpus,
+)
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    T,
+    action,
+    count,
+    finding,
+    grade,
+    ms,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    short,
+    table,
+)
 
 ID = "tensor_core_unused"
 

@@ -11,7 +11,20 @@ Saving: ``xla.fused_saving_share`` of the chains' time.
 
 from __future__ import annotations
 
-from tb_gpu_advisor.rules.base import Ctx, T, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    T,
+    count,
+    finding,
+    grade,
+    ms,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    short,
+    table,
+)
 
 ID = "xla_not_used"
 

@@ -25,22 +25,20 @@ dropped.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
 
-from tb_gpu_advisor.devices import kernels as kc
-from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.frameworks import tensorflow, xla
+from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
 
 PS_PER_MS = 1e9
-_TRAIN = re.compile(r"^(train|test)[^/]*$")
 #: Host TraceMe around each execution of a compiled XLA module on a GPU
 #: (``xla/service/gpu/gpu_executable.cc``: ``<module name>:XLA GPU module``).
-_XLA_GPU_MODULE = ":XLA GPU module"
 
 
 StepSource = Literal[
@@ -124,14 +122,14 @@ def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, n
     """(source, note, ids, starts, ends) of the first host step source that has events."""
     if not len(h):
         return None
-    pb = h.name_mask(lambda n: n == "Profiled batch")
+    pb = h.name_mask(lambda n: n == tensorflow.KERAS_BATCH_EVENT)
     if pb.any():
         sn = h.step_num[pb]
         ids = np.where(sn >= 0, sn, np.arange(pb.sum()))
         u, s, e = _group_windows(ids, h.start[pb], h.end[pb])
         return "keras_profiled_batch", "Keras 3 `Profiled batch` events (step_num)", u, s, e
-    tr = h.name_mask(lambda n: bool(_TRAIN.match(n)) or n == "TraceContext")
-    tr &= (h.root >= 0) | (h.step_num >= 0) | h.name_mask(lambda n: n == "TraceContext")
+    tr = h.name_mask(lambda n: bool(tensorflow.STEP_ROOT.match(n)) or n == tensorflow.TRACE_CONTEXT_EVENT)
+    tr &= (h.root >= 0) | (h.step_num >= 0) | h.name_mask(lambda n: n == tensorflow.TRACE_CONTEXT_EVENT)
     if tr.any():
         sn = h.step_num[tr]
         ids = np.where(sn >= 0, sn, np.arange(tr.sum()))
@@ -304,7 +302,7 @@ def _launched_per_step(hs: np.ndarray, he: np.ndarray, h: HostEvents, d: DeviceE
     m, k = m[ok], k[ok]
     np.minimum.at(first_any, k, d.start[m])
     np.maximum.at(last, k, d.end[m])
-    kern = (d.kind[m] == kc.KIND_KERNEL) | (d.kind[m] == kc.KIND_COLLECTIVE)
+    kern = (d.kind[m] == devices.KIND_KERNEL) | (d.kind[m] == devices.KIND_COLLECTIVE)
     np.minimum.at(first_k, k[kern], d.start[m][kern])
     return first_k, first_any, last
 
@@ -394,7 +392,7 @@ def _xla_launch_steps(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, 
     """
     if not len(h):
         return None
-    mod = h.name_mask(lambda n: n.endswith(_XLA_GPU_MODULE))
+    mod = h.name_mask(lambda n: n.endswith(xla.GPU_MODULE_SUFFIX))
     if not mod.any():
         return None
     names, counts = np.unique(h.name[mod], return_counts=True)
@@ -403,6 +401,6 @@ def _xla_launch_steps(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, 
     best = names[np.argmax(counts)]
     m = mod & (h.name == best)
     s, e = union_intervals(h.start[m], h.end[m])
-    module = h.names[best][: -len(_XLA_GPU_MODULE)]
+    module = h.names[best][: -len(xla.GPU_MODULE_SUFFIX)]
     return "xla_module_launches", f"host executions of XLA module `{module}` (`{h.names[best]}` events)", np.arange(s.size, dtype=np.int64), s, e
 

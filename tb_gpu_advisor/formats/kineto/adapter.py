@@ -21,14 +21,26 @@ from typing import Any
 
 import numpy as np
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.devices import kernels as kc
-from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
-from tb_gpu_advisor.model.idtable import IdTable
-from tb_gpu_advisor.model.trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, StepMarkers, Trace
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.formats.kineto.parse import KinetoTrace, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
+from tb_gpu_advisor.model.columns import (
+    absent_as_broadcast,
+    int_dtype,
+    narrowest,
+    unique_inverse,
+)
+from tb_gpu_advisor.model.idtable import IdTable
+from tb_gpu_advisor.model.trace import (
+    Allocator,
+    DeviceEvents,
+    DeviceInfo,
+    HostEvents,
+    StepMarkers,
+    Trace,
+)
 
 #: Host categories analysed.  Python frames (``python_function``, with ``with_stack=True``) are left out: they
 #: enclose the ATen ops they call, so as host events they would cover the whole step as host work.
@@ -191,7 +203,7 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
     graph = np.where(kt.graph_id[sel] >= 0, kt.graph_id[sel], graph_of_corr.lookup(corr))
     return DeviceEvents(
         gpu=gpu, info=info or DeviceInfo(), names=names, strings=[], start=start_ps[sel], end=end_ps[sel],
-        name=narrowest(name.astype(np.int32), np.int16), kind=kc.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
+        name=narrowest(name.astype(np.int32), np.int16), kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
         stream=narrowest(stream.astype(np.int64)), stream_names=[f"stream {int(s)}" for s in ustream],
         corr=narrowest(corr, np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
         op_idx=op_idx.astype(int_dtype(-1, len(op_text), floor=np.int16)),

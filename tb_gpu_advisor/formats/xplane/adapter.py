@@ -19,12 +19,27 @@ import math
 
 import numpy as np
 
-from tb_gpu_advisor.devices import kernels as kc
-from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, put_narrow, union_intervals, unique_inverse
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.memory import release_free_heap
-from tb_gpu_advisor.model.trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, ModuleRuns, Trace
 from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
+from tb_gpu_advisor.frameworks import xla
+from tb_gpu_advisor.model.columns import (
+    absent_as_broadcast,
+    int_dtype,
+    narrowest,
+    put_narrow,
+    union_intervals,
+    unique_inverse,
+)
+from tb_gpu_advisor.model.trace import (
+    Allocator,
+    DeviceEvents,
+    DeviceInfo,
+    HostEvents,
+    ModuleRuns,
+    Trace,
+)
 
 #: Every event stat the adapter reads.  The reader drops the others
 #: (``read_timeline(keep_stats=...)``); ``tests/test_stat_pruning.py`` checks
@@ -312,7 +327,7 @@ def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
 
     name = narrowest(col(lambda ln: ln.name_id, np.int32), np.int16)
     end = col(lambda ln: ln.end_ps)
-    kinds_per_name = kc.device_kind(plane.event_names)
+    kinds_per_name = devices.device_kind(plane.event_names)
     mem_bytes, mem_sync = _memcpy_columns(plane, stat("memcpy_details"))
     op_text, op_idx = _op_columns(plane, stat, start, end)
     sdt = int_dtype(0, len(lines))
@@ -391,7 +406,7 @@ def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np
     if not has.any():
         return
     if op_text:
-        xla_ann = np.fromiter((kc.is_xla_module_annotation(t) for t in op_text), dtype=bool, count=len(op_text))
+        xla_ann = np.fromiter((xla.is_xla_module_annotation(t) for t in op_text), dtype=bool, count=len(op_text))
         replace = has & ((op_idx < 0) | xla_ann[np.clip(op_idx, 0, None)])
     else:
         replace = has & (op_idx < 0)
@@ -408,7 +423,7 @@ def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np
         module = plane.string(m - 1) if m > 0 else None
         # kernels of an XLA command buffer (a CUDA graph) all carry the buffer's HLO op: say so in the op's name
         label = f"{name} (CUDA graph)" if name.startswith("command_buffer") else name
-        op_text.append(f"{module}/{label}:{kc.hlo_op_type(name)}" if module else f"{label}:{kc.hlo_op_type(name)}")
+        op_text.append(f"{module}/{label}:{xla.hlo_op_type(name)}" if module else f"{label}:{xla.hlo_op_type(name)}")
     op_idx[sel] = (base + inv).astype(np.int32)
 
 

@@ -39,13 +39,18 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.xplane import wire
-from tb_gpu_advisor.model.idtable import IdTable
 from tb_gpu_advisor.common.memory import release_free_heap
-from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
-from tb_gpu_advisor.formats.xplane.schema import message_class
-
 from tb_gpu_advisor.formats.base import max_profile_bytes
+from tb_gpu_advisor.formats.xplane import wire
+from tb_gpu_advisor.formats.xplane.schema import message_class
+from tb_gpu_advisor.formats.xplane.timeline import (
+    Line,
+    Plane,
+    StatTable,
+    Timeline,
+    ValueKind,
+)
+from tb_gpu_advisor.model.idtable import IdTable
 
 _XSTAT_VALUE_FIELDS = {  # XStat field number -> (ValueKind, wire type)
     2: (ValueKind.DOUBLE, wire.FIXED64),

@@ -1,0 +1,27 @@
+"""Vendor-neutral codes of the device stage: event kinds, precisions, kernel classes, and how much of a name is read."""
+
+from __future__ import annotations
+
+#: Kernel kind codes (int8 arrays).
+KIND_KERNEL, KIND_H2D, KIND_D2H, KIND_D2D, KIND_COLLECTIVE, KIND_OTHER_COPY = 0, 1, 2, 3, 4, 5
+
+#: ``unknown``: the name carries no dtype (XLA fusions, Triton GEMMs, ``Memset``): a value of its own, never fp32.
+PRECISIONS = ("fp32", "fp16", "bf16", "int8", "fp8", "tf32", "fp64", "other", "unknown")
+P_FP32, P_FP16, P_BF16, P_INT8, P_FP8, P_TF32, P_FP64, P_OTHER, P_UNKNOWN = range(9)
+#: Precisions of 16 bits or fewer (what mixed precision aims for).
+LOW_PRECISIONS = ("fp16", "bf16", "int8", "fp8")
+
+
+#: Names are classified by their first ``MAX_CLASSIFIED_CHARS`` characters only (real kernel names are a few
+#: hundred characters; the longest in the real captures is 523).  With every regex here linear, this bounds
+#: the work per distinct name whatever a file holds: an 80 kB ``hlo_op`` or kernel name costs what 4 kB do.
+MAX_CLASSIFIED_CHARS = 4096
+
+
+def head(name: str) -> str:
+    """The part of a name the classifiers look at (see ``MAX_CLASSIFIED_CHARS``)."""
+    return name if len(name) <= MAX_CLASSIFIED_CHARS else name[:MAX_CLASSIFIED_CHARS]
+
+
+#: kernel classes of a report's ``kernel_classes`` summary (and the diff's kernel-class changes)
+KERNEL_CLASSES = ("matmul/conv", "elementwise", "reduction", "collective", "other")

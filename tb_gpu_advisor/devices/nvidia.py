@@ -1,0 +1,247 @@
+"""NVIDIA GPUs: what the names of their libraries' kernels (cuBLAS, cuBLASLt, cuDNN, CUTLASS, NCCL, FlashAttention)
+and of the CUDA runtime say, and what each generation accelerates.
+
+Every classifier takes one *distinct* name and is cached, so each name is classified once however many events
+use it.  Names are looked at up to :data:`~tb_gpu_advisor.devices.MAX_CLASSIFIED_CHARS` characters.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from tb_gpu_advisor.devices.codes import (
+    KIND_COLLECTIVE,
+    KIND_D2D,
+    KIND_D2H,
+    KIND_H2D,
+    KIND_KERNEL,
+    KIND_OTHER_COPY,
+    P_BF16,
+    P_FP8,
+    P_FP16,
+    P_FP32,
+    P_FP64,
+    P_INT8,
+    P_TF32,
+    P_UNKNOWN,
+    head,
+)
+
+VENDOR = "NVIDIA"
+
+#: Tensor Core kernel name fragments.  The first block is the stock tool's list
+#: (xprof gpu_utils.cc, pre-Hopper); the second block adds what it misses.
+#: Each entry: fragment -> why it means Tensor Cores.
+TENSOR_CORE_PATTERNS: dict[str, str] = {
+    # --- stock list (xprof 2.24) ---
+    "16816": "mma.m16n8k16 tile (Ampere+ HMMA/IMMA)",
+    "c1688": "complex/tf32 m16n8k8 HMMA tile",
+    "conv1x1": "cuDNN 1x1 conv kernel family that uses HMMA",
+    "conv2d_c1_k1": "cuDNN 1x1 conv (HMMA)",
+    "dgrad_1x1_stride_2x2": "cuDNN dgrad 1x1 stride-2 HMMA kernel",
+    "direct_group": "cuDNN grouped direct conv (HMMA)",
+    "first_layer_wgrad_kernel": "cuDNN first-layer wgrad (HMMA)",
+    "h1688": "fp16 m16n8k8 HMMA (Turing/Ampere cuBLAS/cuDNN)",
+    "h884": "fp16 m8n8k4 HMMA (Volta cuBLAS/cuDNN)",
+    "hmma": "explicit HMMA instruction family",
+    "i16832": "int8 m16n8k32 IMMA",
+    "i8816": "int8 m8n8k16 IMMA",
+    "s884": "fp32-accumulate m8n8k4 HMMA (Volta)",
+    "s1688": "fp32-accumulate m16n8k8 HMMA (Turing/Ampere)",
+    "xmma_gemm": "NVIDIA xMMA GEMM library (Tensor Core only)",
+    "xmma_implicit_gemm": "xMMA implicit-GEMM convolution",
+    "xmma_sparse_conv": "xMMA sparse conv (Ampere sparsity)",
+    "xmma_sparse_gemm": "xMMA sparse GEMM",
+    "xmma_warp_specialized_implicit_gemm": "xMMA warp-specialized conv",
+    # --- added: Ampere / Ada / Hopper / Blackwell names the stock list misses ---
+    "wgmma": "Hopper warpgroup MMA instruction (sm90)",
+    "gmma": "Hopper GMMA kernels (cutlass 'gmma' collective mainloops)",
+    "sm90_xmma": "cuBLAS/cuDNN Hopper xMMA kernels",
+    "sm80_xmma": "cuBLAS/cuDNN Ampere xMMA kernels",
+    "sm86_xmma": "Ampere GA10x xMMA kernels",
+    "sm89_xmma": "Ada xMMA kernels",
+    "sm100_xmma": "Blackwell xMMA kernels",
+    "tensorop": "CUTLASS Tensor Core op class (e.g. cutlass_80_tensorop_s16816gemm)",
+    "s16816": "fp32-accumulate m16n8k16 MMA (Ampere cuBLAS, e.g. ampere_fp16_s16816gemm)",
+    "h16816": "fp16-accumulate m16n8k16 MMA",
+    "bf16816": "bf16 m16n8k16 MMA",
+    "s1688gemm": "tf32/fp16 m16n8k8 GEMM (Ampere tf32)",
+    "i8816gemm": "int8 IMMA GEMM",
+    "tf32": "tf32 math only exists on Tensor Cores",
+    "hopper": "cuDNN/cuBLAS 'hopper' kernel families (sm90 MMA)",
+    "_hmma_": "HMMA kernels by instruction name",
+    "imma": "int8 IMMA kernels",
+    "cutlass3x_sm90": "CUTLASS 3 sm90 kernels (wgmma)",
+    "nvjet": "cuBLASLt Hopper/Blackwell 'nvjet' GEMM kernels (Tensor Core)",
+    "flash_fwd": "FlashAttention kernels (mma.sync/wgmma)",
+    "flash_bwd": "FlashAttention backward (mma.sync/wgmma)",
+}
+
+#: CUDA-core GEMMs whatever library prefix they carry: SIMT kernels, FFMA (fp32 fused multiply-add) math, and
+#: xMMA GEMMs whose inputs *and* math are fp32 (``sm80_xmma_gemm_f32f32_f32f32_f32_..._ffma``; the TF32 variant
+#: reads ``f32f32_tf32f32``).  Seen in the real H100 JAX captures with ``precision=HIGHEST``.
+#: (``sgemm_`` names that also say ``tensorop`` are Tensor Core GEMMs: :func:`tensor_core_one` checks that in linear
+#: time; the old ``sgemm_(?!.*tensorop)`` scanned to the end of the name from every ``sgemm_``, quadratic.)
+_TC_EXCLUDE = re.compile(r"simt|ffma|f32f32_f32f32|sgemm_", re.I)
+
+_FP16 = re.compile(r"half|fp16|f16(?!\d)|__half|h884|h1688|h16816|hgemm|hmma|float16", re.I)
+_BF16 = re.compile(r"bf16|bfloat16|__nv_bfloat16", re.I)
+_INT8 = re.compile(r"int8|i8816|i16832|imma|s8s8|u8s8|\bchar\b", re.I)
+_FP8 = re.compile(r"fp8|e4m3|e5m2", re.I)
+_TF32 = re.compile(r"tf32", re.I)
+_FP64 = re.compile(r"\bdouble\b|dgemm|fp64|f64", re.I)
+
+_COLLECTIVE = re.compile(r"^nccl|nccl|allreduce|all_reduce|reducescatter|reduce_scatter|allgather|all_gather|alltoall|collective-permute", re.I)
+
+_TC_RE = re.compile("|".join(re.escape(p) for p in TENSOR_CORE_PATTERNS), re.I)
+
+
+@lru_cache(maxsize=65536)
+def tensor_core_one(name: str) -> bool:
+    """The kernel uses Tensor Cores, by name (a Tensor Core family, not a CUDA-core variant of one)."""
+    name = head(name)
+    if not _TC_RE.search(name):
+        return False
+    return not _TC_EXCLUDE.search(name) or "tensorop" in name.lower()
+
+
+#: Explicit fp32 evidence in a kernel name: cuBLAS/CUTLASS SGEMMs, FFMA math, fp32 xMMA operands, C++ ``float``
+#: template arguments (Eigen, TF functors, NCCL ``_float``), ``fp32``/``f32``.  ``tf32`` is tested before.
+_FP32 = re.compile(r"sgemm|ffma|f32f32_f32f32|\bfloat\b|_float\b|<float|fp32|(?<![a-z0-9])f32(?!\d)|single", re.I)
+#: cuBLASLt Hopper/Blackwell GEMMs: ``nvjet_[smXX_]<types>_...``; the first letter is the input type
+#: (``hsh`` fp16, ``tst``/``tss`` bf16, ``sss`` fp32 or TF32 with a ``_tf32`` suffix, ``qqtst`` fp8).
+_NVJET = re.compile(r"nvjet_(?:sm\d+_)?([a-z]{3,6})_", re.I)
+_NVJET_INPUT = {"h": P_FP16, "t": P_BF16, "s": P_FP32, "q": P_FP8, "e": P_FP8, "d": P_FP64, "i": P_INT8}
+
+
+@lru_cache(maxsize=65536)
+def precision_one(name: str) -> int:
+    """Precision code of one kernel name or shape string (P_* constants); bf16 before fp16.
+
+    Only what the name says: a name with no dtype in it (XLA ``fusion_N``, Triton ``gemm_fusion_dot``,
+    ``Memset``) is ``P_UNKNOWN``, never fp32 -- counting it as fp32 raised false "mixed precision is off"
+    alarms on bf16 JAX captures.
+    """
+    name = head(name)
+    if _BF16.search(name):
+        return P_BF16
+    if _FP8.search(name):
+        return P_FP8
+    if _FP16.search(name):
+        return P_FP16
+    if _INT8.search(name):
+        return P_INT8
+    if _TF32.search(name):
+        return P_TF32
+    if _FP64.search(name):
+        return P_FP64
+    m = _NVJET.search(name)
+    if m:
+        return _NVJET_INPUT.get(m.group(1)[0].lower(), P_UNKNOWN)
+    if _FP32.search(name):
+        return P_FP32
+    return P_UNKNOWN
+
+
+MEMCPY_NAMES = {
+    "MemcpyH2D": "h2d",
+    "MemcpyD2H": "d2h",
+    "MemcpyD2D": "d2d",
+    "MemcpyP2P": "p2p",
+    "MemcpyOther": "other",
+    "Memset": "memset",
+    # CUPTI activity names as PyTorch's profiler (Kineto) writes them: "Memcpy HtoD (Pinned -> Device)"
+    "Memcpy HtoD": "h2d",
+    "Memcpy DtoH": "d2h",
+    "Memcpy DtoD": "d2d",
+    "Memcpy PtoP": "p2p",
+}
+_COPY_KIND = {"h2d": KIND_H2D, "d2h": KIND_D2H, "d2d": KIND_D2D, "p2p": KIND_D2D, "memset": KIND_D2D, "other": KIND_OTHER_COPY}
+#: Kineto names carry the memory kinds after the direction: "Memcpy DtoH (Device -> Pageable)"
+_KINETO_COPY = re.compile(r"^(Memcpy [HDP]to[HDP])\b")
+
+def _copy_name(name: str) -> str:
+    """A copy's name without what Kineto appends to it (``Memcpy HtoD (Pinned -> Device)`` -> ``Memcpy HtoD``)."""
+    m = _KINETO_COPY.match(name)
+    return m.group(1) if m else name
+
+
+def kind_one(name: str) -> int:
+    """Kind code of one device event name: kernel, each copy kind (CUPTI's names, as XPlane and Kineto write them),
+    collective (NCCL)."""
+    n = _copy_name(head(name))
+    if n in MEMCPY_NAMES:
+        return _COPY_KIND[MEMCPY_NAMES[n]]
+    if n.startswith("Memcpy") or n.startswith("Memset"):
+        return KIND_OTHER_COPY if "Memcpy" in n else KIND_D2D
+    if _COLLECTIVE.search(n):
+        return KIND_COLLECTIVE
+    return KIND_KERNEL
+
+
+def collective_one(name: str) -> bool:
+    """A collective (NCCL) kernel."""
+    return bool(_COLLECTIVE.search(head(name)))
+
+
+def copy_direction(name: str) -> str | None:
+    """"h2d", "d2h", ... for a memcpy event name, else None."""
+    name = _copy_name(name)
+    if name in MEMCPY_NAMES:
+        return MEMCPY_NAMES[name]
+    if name.startswith("Memcpy"):
+        return "other"
+    if name.startswith("Memset"):
+        return "memset"
+    return None
+
+
+#: GEMM / convolution kernels by name: work Tensor Cores can do, whatever op (if any) launched it.  XLA's
+#: Triton GEMMs (``gemm_fusion_dot*``), cuBLAS(Lt) (``*gemm*``, ``nvjet``, ``xmma``), CUTLASS, cuDNN convolutions
+#: and fused attention.  ``convert`` fusions are not convolutions.
+_GEMM_KERNEL = re.compile(r"gemm|nvjet|xmma|s884|h884|s1688|h1688|16816|hmma|wgmma|implicit_convolve|conv2d|conv3d|"
+                          r"_conv_|convolution|fprop|dgrad|wgrad|flash_fwd|flash_bwd|fmha", re.I)
+
+
+def _cudnn_attention(lower: str) -> bool:
+    """``cudnn`` followed anywhere later by ``attn``/``attention``, in linear time (was ``cudnn.*(attn|attention)``,
+    which rescans the rest of the name from every ``cudnn``: quadratic)."""
+    i = lower.find("cudnn")
+    if i < 0:
+        return False
+    return lower.find("attn", i + 5) >= 0 or lower.find("attention", i + 5) >= 0
+
+
+@lru_cache(maxsize=65536)
+def gemm_kernel_one(name: str) -> bool:
+    """A matmul/convolution kernel by name (Tensor-Core-eligible work)."""
+    name = head(name)
+    gemm = bool(_GEMM_KERNEL.search(name)) or _cudnn_attention(name.lower())
+    return gemm and not _COLLECTIVE.search(name)
+
+
+#: CUDA runtime and driver calls that block the host until the GPU (a stream, an event, the device) is done.
+SYNC_CALLS = ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize", "cuStreamSynchronize",
+              "cuCtxSynchronize", "cuEventSynchronize")
+
+
+def is_sync_call(name: str) -> bool:
+    """A host call that waits for the GPU: while inside it, the host is not what the GPU waits for."""
+    return name.startswith(SYNC_CALLS)
+
+
+#: Compute capability from which a generation has Tensor Cores (Volta, sm70), TF32 Tensor Core math and bf16 (Ampere,
+#: sm80).  NVIDIA's architecture whitepapers.
+TENSOR_CORE_MIN_CC = 7.0
+TF32_MIN_CC = 8.0
+
+
+def has_tensor_cores(cc: float | None) -> bool | None:
+    """Whether a GPU of compute capability ``cc`` has Tensor Cores (None when the capture does not say)."""
+    return None if cc is None else cc >= TENSOR_CORE_MIN_CC
+
+
+def has_tf32(cc: float | None) -> bool | None:
+    """Whether it runs TF32 (and bf16) on Tensor Cores: Ampere and later."""
+    return None if cc is None else cc >= TF32_MIN_CC

@@ -1,0 +1,149 @@
+"""What a framework is to the analysis: :class:`Framework`, the fields each framework module fills."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Iterable, Mapping
+
+from tb_gpu_advisor.model.schema import Action
+
+NamePredicate = Callable[[str], bool]
+
+
+def action(text: str, snippet: str | None = None, lang: str | None = None) -> Action:
+    """A fix: what to change, and code (or an environment variable) to copy; the language is guessed if not given."""
+    if snippet is not None and lang is None:
+        lang = "shell" if snippet.lstrip().startswith(("export ", "TF_", "XLA_", "#!")) else "python"
+    return Action(text=text, snippet=snippet, snippet_lang=lang)  # type: ignore[arg-type]
+
+
+def never(_: str) -> bool:
+    """The predicate of a concept the framework does not have."""
+    return False
+
+
+@dataclass(frozen=True)
+class Framework:
+    """What one framework's captures look like, and how to talk to its users."""
+
+    id: str  # "tensorflow" | "jax" | "unknown" (reported as capture.framework)
+    name: str  # "TensorFlow"
+    #: host event name prefixes only this framework writes (detection)
+    host_markers: tuple[str, ...] = ()
+    #: ``/host:metadata`` plane stats only this framework writes (detection, preferred to markers)
+    metadata_stats: tuple[str, ...] = ()
+    #: the host waits for the next batch (TF ``IteratorGetNext``)
+    input_event: NamePredicate = never
+    #: the host puts a batch on the device outside any dispatch (JAX ``device_put``)
+    transfer_event: NamePredicate = never
+    #: a host->device copy of array data wherever it runs, inside a dispatch too (an implicit copy of a NumPy
+    #: batch passed to a jitted function; JAX ``H2D Dispatch`` worker events); scalar copies are not batches
+    batch_transfer_event: NamePredicate = never
+    #: the host is inside the framework's dispatch of compiled work (JAX ``PjitFunction(f)``)
+    dispatch_event: NamePredicate = never
+    #: a framework op that may be placed on the host or the GPU (TF ``name:Type`` op events)
+    host_op_event: NamePredicate = never
+    #: host threads whose events are background work, never the step's critical path
+    background_line: NamePredicate = never
+    #: the framework's own step annotation spanning a whole step (PyTorch ``ProfilerStep#N``): no host work itself
+    step_marker: NamePredicate = never
+    #: user-facing words and phrases (keys of :data:`GENERIC_LABELS`), and ``title:<rule>`` finding titles
+    labels: Mapping[str, str] = field(default_factory=dict)
+    #: headline card id or rule id -> why it has no meaning for this framework (shown instead of a number)
+    not_applicable: Mapping[str, str] = field(default_factory=dict)
+    #: rule id (or ``rule:variant``) -> the fixes, most useful first
+    fixes: Mapping[str, tuple[Action, ...]] = field(default_factory=dict)
+    #: how to capture a profile with step markers (capture-quality advice, empty states)
+    capture_snippet: str = ""
+    #: the same in one or two short lines, with LOGDIR (the CLI's "no profiles found" help)
+    capture_hint: tuple[str, ...] = ()
+    #: the input format (``formats.REGISTRY`` id) this framework's profiler writes
+    writes: str = ""
+    #: an op type whose work Tensor Cores can do (TF ``MatMul``, ATen ``addmm``, HLO ``dot``)
+    tc_eligible_op: NamePredicate = never
+    #: regex fragments of the element-wise kernels this framework (or its compiler) generates
+    elementwise_kernels: tuple[str, ...] = ()
+    #: host events that are bookkeeping, not host compute (wrappers whose children are classified, markers)
+    not_host_work: NamePredicate = never
+
+    def label(self, key: str, **fmt: object) -> str:
+        """A word or phrase in this framework's vocabulary (``{name}`` fields filled from ``fmt``)."""
+        text = self.labels[key] if key in self.labels else GENERIC_LABELS[key]
+        return text.format(**fmt) if fmt else text
+
+    def title(self, rule_id: str) -> str | None:
+        """This framework's title for a rule's findings, or None for the rule's own (framework-neutral) title."""
+        return self.labels.get(f"title:{rule_id}")
+
+    def fix(self, key: str, **fmt: object) -> list[Action]:
+        """The fixes for ``rule`` or ``rule:variant`` (the variant's, else the rule's), as a new list.
+
+        ``fmt`` fills ``{name}`` fields of the fixes' text (never of their code).
+        """
+        if key in self.fixes:
+            found = self.fixes[key]
+        else:
+            found = self.fixes.get(key.split(":", 1)[0], ())
+        return [_filled(a, fmt) for a in found]
+
+    def extra(self, key: str, **fmt: object) -> list[Action]:
+        """The fixes of exactly ``rule:variant``: an optional addition that frameworks without it leave out."""
+        return [_filled(a, fmt) for a in self.fixes.get(key, ())]
+
+    def fixes_for(self, rule_id: str, variants: Iterable[str], **fmt: object) -> list[Action]:
+        """The fixes of several variants of one rule, in order, each once (a missing variant: the rule's)."""
+        out: list[Action] = []
+        for v in variants:
+            out.extend(a for a in self.fix(f"{rule_id}:{v}", **fmt) if a not in out)
+        return out
+
+    @property
+    def has_dispatch(self) -> bool:
+        """The capture names the framework's dispatch of compiled work: launch wait is then the host inside it."""
+        return self.dispatch_event is not never
+
+    def applies(self, key: str) -> bool:
+        return key not in self.not_applicable
+
+
+def _filled(a: Action, fmt: Mapping[str, object]) -> Action:
+    return Action(text=a.text.format(**fmt), snippet=a.snippet, snippet_lang=a.snippet_lang) if fmt else a
+
+
+#: Words and phrases every framework may override; the value here is the framework-neutral wording.
+GENERIC_LABELS: dict[str, str] = {
+    "op": "op",
+    "ops": "ops",
+    "ops_short": "framework ops",
+    "ops_table": "Top ops (kept steps)",
+    "input_wait_meaning": "share of the step the GPU was idle while the host prepared or waited for input",
+    "host_op_meaning": "framework ops that launched no GPU work, by count (by time in detail); should be very small",
+    #: one call of the framework's dispatch of compiled work (step-level launch-bound)
+    "dispatch_call": "compiled call",
+    #: who should see the GPU ("Was the GPU visible to ...?")
+    "gpu_user": "the framework",
+    #: the step compiled as one unit (eager-execution saving)
+    "compiled_step": "one compiled graph",
+    #: the compiler that fuses kernels (xla_not_used)
+    "compiler": "XLA",
+    #: host work that holds the GPU idle between steps
+    "step_gaps:host_work": "host work between steps",
+    #: the host launching work during a gap (TF: launch threads contending with tf.data threads)
+    "step_gaps:launch": "host launch threads busy (thread contention)",
+    #: appended to the launch-skew summary when the capture shows no per-GPU launch threads
+    "launch_skew:no_private_threads": "",
+}
+
+
+def op_type(tf_op: str) -> str:
+    """Type of an op event name: TF ``scope/name:Type``, ATen ``aten::mm`` (the part after the last colon), or the
+    last path part of a name without one."""
+    if not tf_op:
+        return ""
+    t = tf_op.rsplit(":", 1)[-1] if ":" in tf_op else tf_op.rsplit("/", 1)[-1]
+    return t.split("#", 1)[0].strip()
+
+
+def op_name(tf_op: str) -> str:
+    """The op event name without its type (TF ``scope/name:Type`` -> ``scope/name``)."""
+    return tf_op.rsplit(":", 1)[0] if ":" in tf_op else tf_op

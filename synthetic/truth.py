@@ -30,13 +30,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-#: Rule ids shared with the findings engine.
-RULE_IDS = (
-    "input_bound", "step_gaps", "launch_bound", "eager_execution", "host_op_placement",
-    "excessive_memcpy", "tensor_core_unused", "mixed_precision_off", "misaligned_dims",
-    "loss_scaling_gaps", "xla_not_used", "allreduce_extra", "allreduce_slow", "gpu_imbalance",
-    "launch_skew", "sequential_gpus", "capture_quality", "host_sync",
-)
+from tb_gpu_advisor import rules
+
+#: Rule ids: the findings engine's registry (the one list of rules).
+RULE_IDS = rules.RULE_IDS
 SEVERITIES = ("critical", "warning", "info")
 
 

@@ -43,11 +43,26 @@ def sev(rule_id: str, m) -> str | None:
 # --------------------------------------------------------------------------- framework
 
 
-def test_registry_has_exactly_the_corpus_ids():
-    from synthetic.truth import RULE_IDS
+def test_the_module_list_is_the_one_list_of_rules():
+    """Rule ids, guide order, card owners and the corpus's truth ids all come from rules.MODULES and the registry."""
+    from synthetic.truth import RULE_IDS as TRUTH_IDS
 
-    assert set(RULE_IDS) <= set(REGISTRY)
-    assert set(REGISTRY) - set(RULE_IDS) == {"batch_size_headroom"}
+    from tb_gpu_advisor import frameworks, rules
+
+    assert rules.RULE_IDS == tuple(m.__name__.rsplit(".", 1)[1] for m in rules.MODULES)
+    assert set(rules.RULE_IDS) == set(REGISTRY) and TRUTH_IDS is rules.RULE_IDS
+    for m in rules.MODULES:  # each module registers the rule it is named after
+        rid = m.__name__.rsplit(".", 1)[1]
+        assert REGISTRY[rid].check.__module__ == m.__name__, rid
+    assert {c: rules.card_rule(c) for c in ("input_wait_share", "launch_wait_share", "sixteen_bit_share", "host_op_share",
+                                             "device_step_share")} == {
+        "input_wait_share": "input_bound", "launch_wait_share": "launch_bound", "sixteen_bit_share": "mixed_precision_off",
+        "host_op_share": "host_op_placement", "device_step_share": None}
+    # every fix a framework spells out is for a registered rule (a renamed rule would leave dead fixes behind)
+    extra = {"unexplained_idle", "healthy", "no_gpu"}
+    for fw in [*frameworks.REGISTRY.values(), frameworks.UNKNOWN]:
+        unknown = {k for k in fw.fixes if k.split(":", 1)[0] not in set(REGISTRY) | extra}
+        assert not unknown, (fw.id, unknown)
 
 
 def test_every_rule_names_known_thresholds_and_a_guide_section():

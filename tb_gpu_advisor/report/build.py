@@ -25,7 +25,7 @@ from tb_gpu_advisor.model.schema import (
     StepRow,
     Table,
 )
-from tb_gpu_advisor.rules.headline import CARD_RULE, grade_card
+from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import achievable
 
 TOP_N = TABLE_ROWS
@@ -66,7 +66,7 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
                detail={"ms_per_step": json_float(m.breakdown.input_wait)}),
     ]
     active = any(g.active for g in m.gpus)
-    return [grade_card(c, findings, active, rules.quiet_reason(CARD_RULE[c.id], m) if c.id in CARD_RULE else "")
+    return [grade_card(c, findings, active, rules.quiet_reason(rules.card_rule(c.id), m) if rules.card_rule(c.id) else "")
             for c in cards]
 
 

@@ -1,4 +1,4 @@
-"""The rule framework: what a rule is, the registry, and helpers to build findings.
+"""Helpers the rule modules build findings with (the registry itself is ``registry.py``).
 
 A rule is one check of the guide.  It lives in its own module
 (``rules/<id>.py``), registers itself with :func:`rule`, reads only
@@ -15,8 +15,6 @@ warning/critical pair), :func:`share_metric`, :func:`saving`,
 from __future__ import annotations
 
 import math
-import sys
-from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Sequence
 
 from tb_gpu_advisor import frameworks
@@ -32,75 +30,8 @@ from tb_gpu_advisor.model.schema import (
     TimeWindow,
 )
 from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
+from tb_gpu_advisor.rules.registry import REGISTRY, Rule, rule  # noqa: F401  (re-exported to the rule modules)
 from tb_gpu_advisor.rules.savings import parts
-
-#: The guide's debugging order (overview): input pipeline, one-GPU checks,
-#: mixed precision / XLA, then several GPUs.  ``rank`` uses it for ties;
-#: ``docs/rules.md`` lists the rules in this order.
-GUIDE_ORDER: tuple[str, ...] = (
-    "input_bound",  # §1.1
-    "step_gaps",  # §1.2.1
-    "host_sync",  # §1.2.1
-    "launch_bound",  # §1.2.2
-    "eager_execution",  # §1.2.2
-    "host_op_placement",  # §1.2.2
-    "excessive_memcpy",  # §1.2.2 / §2 item 4
-    # §1.2.3 / §1.3: on equal savings the cause ranks above its symptom
-    # (misaligned dims / fp32 explain why Tensor Cores are unused).
-    "misaligned_dims",  # §1.2.3
-    "mixed_precision_off",  # §1.3
-    "tensor_core_unused",  # §1.2.3
-    "loss_scaling_gaps",  # §1.3
-    "xla_not_used",  # §1.3
-    "batch_size_headroom",  # §2 item 1
-    "allreduce_extra",  # §2 item 3
-    "gpu_imbalance",  # §2 item 5
-    "sequential_gpus",  # §2 item 6
-    "allreduce_slow",  # §2.1
-    "launch_skew",  # §2.2
-    "capture_quality",  # Q&A (no saving: listed after the guide's checks)
-    "unexplained_idle",  # §1 overview: no check fired, yet the device share is low (instead of "healthy")
-    "healthy",
-)
-
-CheckFn = Callable[[Any], "list[Finding]"]
-
-
-@dataclass(frozen=True)
-class Rule:
-    id: str
-    section: str  # "§1.2.2"
-    title: str  # the generic title (findings may specialise it)
-    thresholds: tuple[str, ...]  # names in thresholds.THRESHOLDS
-    check: CheckFn
-    doc: str = ""
-    #: why the rule stayed silent although its headline card's number crosses its threshold (None: generic)
-    quiet: Callable[[Any], str | None] | None = None
-
-    @property
-    def order(self) -> int:
-        return GUIDE_ORDER.index(self.id) if self.id in GUIDE_ORDER else len(GUIDE_ORDER)
-
-
-REGISTRY: dict[str, Rule] = {}
-
-
-def rule(id: str, section: str, title: str, thresholds: Sequence[str] = (),
-         quiet: Callable[[Any], str | None] | None = None) -> Callable[[CheckFn], CheckFn]:
-    """Decorator registering ``check(metrics) -> list[Finding]`` as rule ``id`` (``quiet``: see :attr:`Rule.quiet`)."""
-    for name in thresholds:
-        if name not in THRESHOLDS:
-            raise KeyError(f"rule {id}: unknown threshold {name!r}")
-
-    def deco(fn: CheckFn) -> CheckFn:
-        if id in REGISTRY:
-            raise ValueError(f"rule {id!r} registered twice")
-        doc = fn.__doc__ or getattr(sys.modules.get(fn.__module__), "__doc__", None) or ""
-        REGISTRY[id] = Rule(id, section, title, tuple(thresholds), fn, doc.strip(), quiet)
-        return fn
-
-    return deco
-
 
 # --------------------------------------------------------------------------- context
 

@@ -5,7 +5,7 @@ The rule (docs/report-schema.md, "Grading"):
 * :func:`grade` is the only comparison against the threshold table: a value
   fires at ``>= warning`` (``<=`` for "lower is worse" thresholds) and is
   critical at the critical level.  Rules and cards both call it.
-* A headline card that a rule owns (:data:`CARD_RULE`) takes the severity of
+* A headline card that a rule owns (``@rule(..., card=...)``) takes the severity of
   that rule's finding: the rule is the judge because it sees what one number
   cannot (a Tensor Core GPU, how much of the step is MatMul, the framework).
   With no finding the card is ``good``; if its number still crosses the
@@ -24,16 +24,10 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
+from tb_gpu_advisor.rules.registry import card_rule
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T
 from tb_gpu_advisor.model.schema import Finding, Metric, Status
 
-#: card id -> the rule that grades it
-CARD_RULE: dict[str, str] = {
-    "sixteen_bit_share": "mixed_precision_off",
-    "launch_wait_share": "launch_bound",
-    "input_wait_share": "input_bound",
-    "host_op_share": "host_op_placement",
-}
 #: card id -> (warning, critical) thresholds its own number is compared with (the owning rule's first metric)
 CARD_LEVELS: dict[str, tuple[str, str | None]] = {
     "device_step_share": ("headline.device_step_share.warning", "headline.device_step_share.critical"),
@@ -88,7 +82,7 @@ def grade_card(card: Metric, findings: list[Finding], gpu_active: bool, why_quie
     """
     card.threshold = card_threshold(card.id)
     card.detail = dict(card.detail or {})
-    owner = CARD_RULE.get(card.id)
+    owner = card_rule(card.id)
     if card.value is None:
         card.status = "unknown"
         return card
@@ -123,7 +117,7 @@ def disagreements(cards: list[Metric], findings: list[Finding]) -> list[str]:
     """Every way cards and findings contradict each other (empty = consistent); the consistency test walks reports."""
     out = []
     for c in cards:
-        owner = CARD_RULE.get(c.id)
+        owner = card_rule(c.id)
         if owner is None or c.status == "unknown":
             continue
         f = worst(findings, owner)

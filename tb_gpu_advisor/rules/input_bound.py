@@ -25,7 +25,7 @@ ID = "input_bound"
 
 
 @rule(ID, "§1.1", "Input-bound: the GPU waits for the input pipeline",
-      thresholds=("input_bound.warning", "input_bound.critical"))
+      thresholds=("input_bound.warning", "input_bound.critical"), card="input_wait_share")
 def check(m) -> list:
     ctx = Ctx(m)
     share = ctx.step_share(m.headline.input_wait_share, m.breakdown.input_wait)

@@ -44,7 +44,7 @@ def step_level(m) -> bool:
 @rule(ID, "§1.2.2", "Launch-bound: many small kernels, the GPU waits for the host to launch them",
       thresholds=("launch_bound.warning", "launch_bound.critical", "launch.small_kernel_us", "launch.fused_us_per_kernel",
                  "launch_bound.step_calls", "launch_bound.min_small_kernel_time_share",
-                 "capture.graph_kernel_share"))
+                 "capture.graph_kernel_share"), card="launch_wait_share")
 def check(m) -> list:
     ctx = Ctx(m)
     share = ctx.step_share(m.headline.launch_wait_share, m.breakdown.launch_wait)

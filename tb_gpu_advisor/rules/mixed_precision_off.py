@@ -55,7 +55,7 @@ def quiet_reason(m) -> str | None:
 @rule(ID, "§1.3", "Mixed precision is off: kernels run in fp32",
       thresholds=("mixed_precision_off.warning", "mixed_precision_off.critical", "mixed_precision_off.min_eligible_share",
                   "mixed_precision.speedup", "mixed_precision.speedup_sm80", "mixed_precision.memory_bound_speedup"),
-      quiet=quiet_reason)
+      quiet=quiet_reason, card="sixteen_bit_share")
 def check(m) -> list:
     ctx = Ctx(m)
     yes, _ = tensor_core_gpus(m)

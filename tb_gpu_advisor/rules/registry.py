@@ -1,0 +1,58 @@
+"""What a rule is, and where rules register: the one table every other list of rules derives from.
+
+A rule module registers its check with :func:`rule`; ``rules/__init__.py`` imports the rule modules in the
+guide's order (:data:`~tb_gpu_advisor.rules.MODULES`, the only list of rules).  Headline card owners, the truth
+tables of the synthetic corpus and ``docs/rules.md`` read this registry.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Sequence
+
+from tb_gpu_advisor.common.thresholds import THRESHOLDS
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.schema import Finding
+
+CheckFn = Callable[[Any], "list[Finding]"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    id: str
+    section: str  # "§1.2.2"
+    title: str  # the generic title (findings may specialise it)
+    thresholds: tuple[str, ...]  # names in thresholds.THRESHOLDS
+    check: CheckFn
+    doc: str = ""
+    #: why the rule stayed silent although its headline card's number crosses its threshold (None: generic)
+    quiet: Callable[[Any], str | None] | None = None
+    #: the headline card this rule grades (its finding's severity is the card's), if any
+    card: str | None = None
+
+
+REGISTRY: dict[str, Rule] = {}
+
+
+def rule(id: str, section: str, title: str, thresholds: Sequence[str] = (),
+         quiet: Callable[[Any], str | None] | None = None, card: str | None = None) -> Callable[[CheckFn], CheckFn]:
+    """Decorator registering ``check(metrics) -> list[Finding]`` as rule ``id`` (``quiet``, ``card``: see :class:`Rule`)."""
+    for name in thresholds:
+        if name not in THRESHOLDS:
+            raise KeyError(f"rule {id}: unknown threshold {name!r}")
+
+    def deco(fn: CheckFn) -> CheckFn:
+        if id in REGISTRY:
+            raise ValueError(f"rule {id!r} registered twice")
+        doc = fn.__doc__ or getattr(sys.modules.get(fn.__module__), "__doc__", None) or ""
+        REGISTRY[id] = Rule(id, section, title, tuple(thresholds), fn, doc.strip(), quiet, card)
+        return fn
+
+    return deco
+
+
+def card_rule(card_id: str) -> str | None:
+    """The rule that grades headline card ``card_id`` (None: no rule owns it)."""
+    return next((r.id for r in REGISTRY.values() if r.card == card_id), None)

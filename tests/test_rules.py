@@ -550,3 +550,35 @@ def test_capture_quality():
     m.steps.source, m.steps.count, m.steps.note = "whole_capture", 1, "no step markers"
     (f,) = run("capture_quality", m)
     assert "no step markers" in f.summary
+
+
+def test_rules_read_only_typed_signals():
+    """Rules read HostMetrics through its typed signal groups: every ``m.<group>.<field>`` a rule module (or the
+    helpers it shares) reads is a declared field, so a renamed metric fails here, not as a silently quiet rule."""
+    import ast
+    import dataclasses
+    import typing
+    from pathlib import Path
+
+    from tb_gpu_advisor.metrics import types as mt
+
+    hints = typing.get_type_hints(mt.HostMetrics)
+    bad, seen = [], 0
+    for path in sorted(Path(mt.__file__).parents[1].joinpath("rules").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "m"):
+                continue
+            seen += 1
+            if node.attr not in hints and not hasattr(mt.HostMetrics, node.attr):
+                bad.append(f"{path.name}: m.{node.attr}")
+    # one level down: m.<group>.<field> for dataclass groups
+    for path in sorted(Path(mt.__file__).parents[1].joinpath("rules").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+                    and isinstance(node.value.value, ast.Name) and node.value.value.id == "m"):
+                group = hints.get(node.value.attr)
+                if dataclasses.is_dataclass(group):
+                    fields = set(typing.get_type_hints(group)) | set(dir(group))
+                    if node.attr not in fields:
+                        bad.append(f"{path.name}: m.{node.value.attr}.{node.attr}")
+    assert seen > 50 and not bad, bad

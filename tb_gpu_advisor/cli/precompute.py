@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.discover.logdir import Session, discover
 from tb_gpu_advisor.runtime.cache import CacheKey, ReportCache, session_key
 from tb_gpu_advisor.runtime.session import process_pool, session_report, worker_count
@@ -103,8 +104,6 @@ def _run_cli(args: argparse.Namespace) -> int:
 
 def _logdir_exists(logdir: str) -> bool:
     """Local logdirs must exist (a typo should not look like 'no profiles'); remote ones are listed as they are."""
-    from tb_gpu_advisor.common import fsio
-
     return fsio.is_remote(logdir) or os.path.isdir(fsio.local_path(logdir))
 
 

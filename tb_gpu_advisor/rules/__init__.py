@@ -17,6 +17,7 @@ import traceback
 from typing import Any, Iterable
 
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
+from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, Metric
 from tb_gpu_advisor.rules import (
     allreduce_extra,
@@ -84,7 +85,7 @@ if set(RULE_IDS) != set(REGISTRY):
 NO_GPU_RULES = frozenset({"capture_quality"})
 
 
-def evaluate(metrics: Any, rules: Iterable[str] | None = None) -> list[Finding]:
+def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[Finding]:
     """Run every rule (or the named ones) on one host's metrics; never raises.
 
     A rule that raises yields an ``info`` finding saying the check could not
@@ -94,7 +95,7 @@ def evaluate(metrics: Any, rules: Iterable[str] | None = None) -> list[Finding]:
     """
     out: list[Finding] = []
     ctx = Ctx(metrics)
-    has_gpu = any(getattr(g, "active", False) for g in (getattr(metrics, "gpus", None) or []))
+    has_gpu = any(g.active for g in metrics.gpus)
     for rid in (rules or RULE_IDS):
         r = REGISTRY[rid]
         if not has_gpu and rid not in NO_GPU_RULES:
@@ -120,7 +121,7 @@ def evaluate(metrics: Any, rules: Iterable[str] | None = None) -> list[Finding]:
     return rank(out)
 
 
-def quiet_reason(rule_id: str, metrics: Any) -> str:
+def quiet_reason(rule_id: str, metrics: HostMetrics) -> str:
     """Why ``rule_id`` did not fire on these metrics ('' when the rule gives no reason)."""
     r = REGISTRY.get(rule_id)
     try:
@@ -129,14 +130,14 @@ def quiet_reason(rule_id: str, metrics: Any) -> str:
         return ""
 
 
-def unexplained_idle_finding(metrics: Any) -> Finding | None:
+def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
     """No check fired, yet the device step-time share is amber or red: say so instead of "healthy".
 
     The guide's first number is graded on its own (``headline.device_step_share.*``); a report must not
     call a step healthy while the GPU idles most of it for a cause no check recognises.
     """
     ctx = Ctx(metrics)
-    dev = getattr(getattr(metrics, "headline", None), "device_step_share", None)
+    dev = metrics.headline.device_step_share
     sev = grade(dev, "headline.device_step_share.warning", "headline.device_step_share.critical")
     if sev is None:
         return None
@@ -155,14 +156,11 @@ def unexplained_idle_finding(metrics: Any) -> Finding | None:
     return f
 
 
-def healthy_finding(metrics: Any) -> Finding:
+def healthy_finding(metrics: HostMetrics) -> Finding:
     """The explicit 'nothing to fix' finding, with the headline numbers."""
     ctx = Ctx(metrics)
-    hl = getattr(metrics, "headline", None)
-    dev = getattr(hl, "device_step_share", None)
-    inp = getattr(hl, "input_wait_share", None)
-    lw = getattr(hl, "launch_wait_share", None)
-    s16 = getattr(hl, "sixteen_bit_time_share", None)
+    hl = metrics.headline
+    dev, inp, lw, s16 = hl.device_step_share, hl.input_wait_share, hl.launch_wait_share, hl.sixteen_bit_time_share
     f = finding(
         ctx, "healthy", "ok",
         f"No check of the guide fired: the device executes {pct(dev)} of the {ms(ctx.step_ms)} step "

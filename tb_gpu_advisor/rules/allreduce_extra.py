@@ -9,6 +9,8 @@ Saving: the AllReduce time of the extra calls (one packed call remains).
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import (
     GPU_COLUMNS,
     active_gpus,
@@ -32,7 +34,7 @@ ID = "allreduce_extra"
 
 @rule(ID, "§2 item 3", "Extra AllReduce calls per step",
       thresholds=("allreduce_extra.calls_per_gpu_step", "allreduce_extra.critical"))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     mg = m.multi_gpu
     calls = mg.collective_calls_per_gpu_step

@@ -11,6 +11,8 @@ without a count).
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import GPU_COLUMNS, gpu_table_rows, is_multi
 from tb_gpu_advisor.rules.base import (
     Ctx,
@@ -34,7 +36,7 @@ ID = "allreduce_slow"
 @rule(ID, "§2.1", "Gradient AllReduce is slower than expected",
       thresholds=("allreduce_slow.ratio_warning", "allreduce_slow.ratio_critical", "allreduce_slow.share_info",
                   "allreduce_slow.share_warning", "allreduce.bandwidth_GBps"))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     mg = m.multi_gpu
     if not is_multi(m) or not mg.allreduce_ms_per_step or ctx.step_ms is None:

@@ -21,6 +21,7 @@ from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.common.fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
 from tb_gpu_advisor.frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
+from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import (
     Action,
     Finding,
@@ -39,14 +40,12 @@ from tb_gpu_advisor.rules.savings import parts
 class Ctx:
     """What nearly every rule needs from the metrics, computed once."""
 
-    def __init__(self, m: Any):
+    def __init__(self, m: HostMetrics):
         self.m = m
-        self.host: str = getattr(m, "host", "") or ""
-        hl = getattr(m, "headline", None)
-        step = getattr(hl, "avg_step_ms", None) if hl is not None else None
+        self.host: str = m.host or ""
+        step = m.headline.avg_step_ms
         self.step_ms: float | None = float(step) if step is not None and step > 0 else None
-        steps = getattr(m, "steps", None)
-        self.steps: int = int(getattr(steps, "count", 0) or 0)
+        self.steps: int = int(m.steps.count or 0)
         #: the capture's framework: its fixes, words and finding titles
         self.fw: Framework = framework(m)
 
@@ -200,7 +199,7 @@ def step_windows(
     Rows are the host-wide rows (``gpu is None``) unless ``gpu`` is given.
     Without per-step rows, falls back to the first kept step windows.
     """
-    rows = [s for s in (getattr(ctx.m, "steps_detail", None) or []) if s.gpu == gpu]
+    rows = [s for s in ctx.m.steps_detail if s.gpu == gpu]
     out: list[TimeWindow] = []
     if rows:
         chosen = sorted(rows, key=lambda s: -key(s))[:n] if key else rows[:n]
@@ -217,8 +216,7 @@ def step_windows(
                 )
             )
         return out
-    steps = getattr(ctx.m, "steps", None)
-    for w in (getattr(steps, "windows", None) or [])[:n]:
+    for w in (ctx.m.steps.windows or [])[:n]:
         out.append(
             TimeWindow(host=ctx.host, label=f"{label}, step {w.step}", start_ms=round(w.start_ms, 3),
                        end_ms=round(w.end_ms, 3), gpu=gpu, step=int(w.step))
@@ -258,16 +256,15 @@ def finding(
     )
 
 
-def framework(m: Any) -> Framework:
+def framework(m: HostMetrics) -> Framework:
     """The capture's framework (``capture.framework``): its fixes, labels and what does not apply to it."""
-    return frameworks.get(getattr(getattr(m, "capture", None), "framework", None))
+    return frameworks.get(m.capture.framework)
 
 
-def kernels_per_step(m: Any, ctx: Ctx) -> float | None:
-    hl = getattr(m, "headline", None)
-    if hl is None or not ctx.steps:
+def kernels_per_step(m: HostMetrics, ctx: Ctx) -> float | None:
+    if not ctx.steps:
         return None
-    return float(hl.kernel_count) / ctx.steps
+    return float(m.headline.kernel_count) / ctx.steps
 
 
 def short(name: str, n: int = 70) -> str:

@@ -7,13 +7,15 @@ raises device utilization and amortizes communication.  No saving estimate
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import Ctx, finding, grade, pct, rule, value_metric
 
 ID = "batch_size_headroom"
 
 
 @rule(ID, "§2 item 1", "Memory headroom: the batch size could grow", thresholds=("batch_size_headroom.info",))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     mem = m.memory
     if not mem.available or not mem.peak_bytes or not mem.capacity_bytes:

@@ -7,6 +7,8 @@ varying more than ``capture.max_step_cv`` (info).  No saving.
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import Ctx, T, finding, rule, value_metric
 
 ID = "capture_quality"
@@ -14,7 +16,7 @@ ID = "capture_quality"
 @rule(ID, "Q&A", "The capture is too short or not steady",
       thresholds=("capture.min_steps", "capture.max_seconds", "capture.max_step_cv",
                   "capture.graph_kernel_share"))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     c, s = m.capture, m.steps
     out = []

@@ -8,6 +8,8 @@ by the eager time itself.
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (
     Ctx,
     count,
@@ -26,7 +28,7 @@ ID = "eager_execution"
 
 @rule(ID, "§1.2.2", "Ops run eagerly, one by one, outside a compiled graph",
       thresholds=("eager_execution.warning", "eager_execution.critical"))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     e = m.eager
     if not e.count or ctx.step_ms is None:

@@ -10,6 +10,8 @@ Saving: the blocking copy time (copies overlapped with compute, or gone).
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (
     Ctx,
     T,
@@ -25,6 +27,7 @@ from tb_gpu_advisor.rules.base import (
     step_windows,
     table,
 )
+from tb_gpu_advisor.rules.host_op_placement import host_op_time
 
 ID = "excessive_memcpy"
 _NAMES = {"h2d": "H2D", "d2h": "D2H", "d2d": "D2D", "p2p": "P2P", "memset": "Memset", "other": "other"}
@@ -32,7 +35,7 @@ _NAMES = {"h2d": "H2D", "d2h": "D2H", "d2d": "D2D", "p2p": "P2P", "memset": "Mem
 
 @rule(ID, "§1.2.2", "Memory copies block the GPU",
       thresholds=("excessive_memcpy.warning", "excessive_memcpy.critical", "excessive_memcpy.sync_share"))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     if ctx.step_ms is None or not m.memcpy:
         return []
@@ -47,7 +50,6 @@ def check(m) -> list:
     if sev is None:
         return []
     explained = ""
-    from tb_gpu_advisor.rules.host_op_placement import host_op_time
     host_share = ctx.share(host_op_time(m)[0]) if m.host_ops.count_per_step else None
     if sev == "critical" and grade(host_share, "host_op_placement.warning") is not None and \
             any(c.direction == "d2h" and c.blocking_ms_per_step > 0 for c in copies):

@@ -9,6 +9,8 @@ heaviest GPU's compute minus the mean (every replica waits for the slowest).
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import (
     GPU_COLUMNS,
     active_gpus,
@@ -34,7 +36,7 @@ ID = "gpu_imbalance"
 
 @rule(ID, "§2 item 5", "GPUs do unequal work (one GPU oversubscribed)",
       thresholds=("gpu_imbalance.warning", "gpu_imbalance.critical"))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     mg = m.multi_gpu
     if not is_multi(m) or mg.compute_imbalance is None:

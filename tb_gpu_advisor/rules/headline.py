@@ -24,9 +24,9 @@ from __future__ import annotations
 import math
 from typing import Iterable
 
-from tb_gpu_advisor.rules.registry import card_rule
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T
 from tb_gpu_advisor.model.schema import Finding, Metric, Status
+from tb_gpu_advisor.rules.registry import card_rule
 
 #: card id -> (warning, critical) thresholds its own number is compared with (the owning rule's first metric)
 CARD_LEVELS: dict[str, tuple[str, str | None]] = {

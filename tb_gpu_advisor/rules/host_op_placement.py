@@ -10,6 +10,8 @@ the same size back; capped by the blocking copy time).
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (
     Ctx,
     count,
@@ -54,7 +56,7 @@ def round_trip_ms(m) -> float:
 
 @rule(ID, "§1.2.2", "Ops placed on the host instead of the GPU",
       thresholds=("host_op_placement.warning", "host_op_placement.critical"), card="host_op_share")
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     if not framework(m).applies("host_op_share"):
         return round_trip_check(m)
     ctx = Ctx(m)

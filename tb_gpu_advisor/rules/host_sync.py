@@ -9,6 +9,8 @@ Saving: that idle time (the queue stays full when the value is read every N step
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (
     Ctx,
     finding,
@@ -27,7 +29,7 @@ ID = "host_sync"
 
 @rule(ID, "§1.2.1", "The host waits for the GPU inside the step (syncs drain the GPU)",
       thresholds=("host_sync.warning", "host_sync.critical"))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     s = m.syncs
     if ctx.step_ms is None or not s.calls_per_step:

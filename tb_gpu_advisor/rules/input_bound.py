@@ -8,6 +8,8 @@ wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (
     Ctx,
     finding,
@@ -26,7 +28,7 @@ ID = "input_bound"
 
 @rule(ID, "§1.1", "Input-bound: the GPU waits for the input pipeline",
       thresholds=("input_bound.warning", "input_bound.critical"), card="input_wait_share")
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     share = ctx.step_share(m.headline.input_wait_share, m.breakdown.input_wait)
     sev = grade(share, "input_bound.warning", "input_bound.critical")

@@ -11,6 +11,8 @@ kernels would still cost at ~1 us each in a fused graph.
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (
     Ctx,
     T,
@@ -45,7 +47,7 @@ def step_level(m) -> bool:
       thresholds=("launch_bound.warning", "launch_bound.critical", "launch.small_kernel_us", "launch.fused_us_per_kernel",
                  "launch_bound.step_calls", "launch_bound.min_small_kernel_time_share",
                  "capture.graph_kernel_share"), card="launch_wait_share")
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     share = ctx.step_share(m.headline.launch_wait_share, m.breakdown.launch_wait)
     sev = grade(share, "launch_bound.warning", "launch_bound.critical")

@@ -9,6 +9,8 @@ otherwise ``TF_GPU_THREAD_COUNT``.  Saving: the skew.
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import active_gpus, is_multi, wait_parts
 from tb_gpu_advisor.rules.base import (
     Ctx,
@@ -30,7 +32,7 @@ ID = "launch_skew"
 
 @rule(ID, "§2.2", "Skewed kernel launches across GPUs (host thread contention)",
       thresholds=("launch_skew.warning", "launch_skew.critical", "launch_skew.min_ms"))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     mg = m.multi_gpu
     skew = mg.launch_skew_ms

@@ -7,6 +7,8 @@ Saving: that time (static loss scaling has no such overhead).
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (
     Ctx,
     count,
@@ -25,7 +27,7 @@ ID = "loss_scaling_gaps"
 
 @rule(ID, "§1.3", "Dynamic loss scaling adds host-side gaps",
       thresholds=("loss_scaling_gaps.warning", "loss_scaling_gaps.critical"))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     ls = m.loss_scaling
     if not ls.present or not ls.dynamic or ctx.step_ms is None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import re
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._kernels import (
     device_step_scale,
     kernel_mix,
@@ -39,7 +41,7 @@ ID = "misaligned_dims"
 
 @rule(ID, "§1.2.3", "fp16 matmul/conv dims are not multiples of 8: Tensor Cores unused",
       thresholds=("misaligned_dims.warning", "misaligned_dims.critical", "misaligned.tc_speedup"))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     yes, _ = tensor_core_gpus(m)
     k = kernel_mix(m)

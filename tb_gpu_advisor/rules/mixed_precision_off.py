@@ -11,6 +11,8 @@ TC-eligible kernel time × (1 - 1/speedup) + other 32-bit kernel time ×
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._kernels import (
     device_step_scale,
     fp32_cuda_core_speedup,
@@ -56,7 +58,7 @@ def quiet_reason(m) -> str | None:
       thresholds=("mixed_precision_off.warning", "mixed_precision_off.critical", "mixed_precision_off.min_eligible_share",
                   "mixed_precision.speedup", "mixed_precision.speedup_sm80", "mixed_precision.memory_bound_speedup"),
       quiet=quiet_reason, card="sixteen_bit_share")
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     yes, _ = tensor_core_gpus(m)
     share16 = m.headline.sixteen_bit_time_share

@@ -9,6 +9,8 @@ serialised part of the work.
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import (
     GPU_COLUMNS,
     active_gpus,
@@ -36,7 +38,7 @@ def concurrency(m) -> float | None:
     c = m.multi_gpu.concurrency
     busy = [g.busy_ms_per_step for g in active_gpus(m) if g.busy_ms_per_step]
     # the wall span the GPUs' step windows cover (per-GPU windows may lie apart in time); older metrics: the step
-    step = getattr(m.multi_gpu, "step_span_ms", None) or m.headline.avg_step_ms
+    step = m.multi_gpu.step_span_ms or m.headline.avg_step_ms
     if c is None or len(busy) < 2 or not step:
         return c
     spread = sum(busy) - max(busy)
@@ -51,7 +53,7 @@ def is_sequential(m) -> bool:
 
 @rule(ID, "§2 item 6", "GPUs run the step one after another",
       thresholds=("sequential_gpus.warning", "sequential_gpus.critical"))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     mg = m.multi_gpu
     conc = concurrency(m)

@@ -9,7 +9,8 @@ names the cause from what the host did during the gaps.
 
 from __future__ import annotations
 
-from tb_gpu_advisor.model.schema import TimeWindow
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding, TimeWindow
 from tb_gpu_advisor.rules.base import (
     Ctx,
     T,
@@ -57,7 +58,7 @@ def mean_start_offset_ms(m) -> float:
 
 @rule(ID, "§1.2.1", "Gaps between steps leave the GPU idle",
       thresholds=("step_gaps.warning", "step_gaps.critical", "step_gaps.min_gap_ms"))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     g = m.gaps
     if not g.count or g.avg_gap_ms is None or ctx.step_ms is None:

@@ -11,6 +11,8 @@ Saving: 32-bit part × (1 - 1/mixed_precision.speedup) + 16-bit part ×
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._kernels import (
     compute_capability,
     device_step_scale,
@@ -42,7 +44,7 @@ ID = "tensor_core_unused"
       thresholds=("tensor_core_unused.warning", "tensor_core_unused.critical", "tensor_core.min_compute_capability",
                   "tensor_core.tf32_compute_capability",
                   "mixed_precision.speedup", "mixed_precision.speedup_sm80", "misaligned.tc_speedup"))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     yes, _no = tensor_core_gpus(m)
     k = kernel_mix(m)

@@ -11,6 +11,8 @@ Saving: ``xla.fused_saving_share`` of the chains' time.
 
 from __future__ import annotations
 
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (
     Ctx,
     T,
@@ -44,7 +46,7 @@ def fusible_chains(m) -> list:
 @rule(ID, "§1.3", "XLA is off: chains of small element-wise kernels could be fused",
       thresholds=("xla_not_used.info", "xla_not_used.warning", "xla.min_chain_length", "xla.max_chain_gap_us",
                   "xla.fused_saving_share"))
-def check(m) -> list:
+def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     f = m.fusion
     if f.xla_in_use or ctx.step_ms is None or not ctx.steps:

@@ -48,7 +48,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from tb_gpu_advisor import ANALYZER_VERSION
 from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.model.schema import SCHEMA_VERSION
 
 logger = logging.getLogger(__name__)
 
@@ -76,14 +78,10 @@ def default_dir() -> str | None:
 
 def analyzer_version() -> str:
     """The analyzer's version, part of every key so a new analyzer never serves old reports."""
-    from tb_gpu_advisor import ANALYZER_VERSION
-
     return ANALYZER_VERSION
 
 
 def schema_version() -> str:
-    from tb_gpu_advisor.model.schema import SCHEMA_VERSION
-
     return SCHEMA_VERSION
 
 

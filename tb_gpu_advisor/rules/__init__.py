@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import logging
 import traceback
-from typing import Any, Iterable
+from typing import Iterable
 
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 from tb_gpu_advisor.metrics.types import HostMetrics

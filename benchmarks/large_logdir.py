@@ -20,7 +20,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from tb_gpu_advisor.discover.logdir import discover, has_profiles  # noqa: E402
-from tests.profile_files import write_events_file, write_profile  # noqa: E402
+from tests.support.profile_files import write_events_file, write_profile  # noqa: E402
 
 
 def build(root: str, runs: int, every: int) -> int:

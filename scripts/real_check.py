@@ -1,9 +1,9 @@
 """One table of how the Advisor does on a set of real GPU captures with known problems (issue #9).
 
-Why: ``tests/test_real_h100_jax.py`` says pass/fail per check; this shows the
+Why: ``tests/crosscheck/test_real_h100_jax.py`` says pass/fail per check; this shows the
 whole set at once with the numbers (truth, ours, stock) side by side, for
 issue updates and for judging a change.  The checks are the test module's own
-(``tests/real_checks.py``, which follows ``../shared/tools/score_real.py``).
+(``tests/support/real_checks.py``, which follows ``../shared/tools/score_real.py``).
 
 Usage::
 
@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.real_checks import (  # noqa: E402
+from tests.support.real_checks import (  # noqa: E402
     CHECKS,
     REAL_JAX_SET,
     Check,

@@ -8,7 +8,7 @@ Two kinds of pair:
   check the saving arithmetic (the right time, not counted twice), not the speedup itself.
 * **real** -- pairs of real captures (``../shared/profiles/real-h100-jax``) that differ in one known way.
 
-``scripts/calibration.py`` prints the table; ``tests/test_diff.py`` checks every synthetic row is within the
+``scripts/calibration.py`` prints the table; ``tests/report/test_diff.py`` checks every synthetic row is within the
 tolerance and the real ones where their profiles are present.
 """
 

@@ -7,7 +7,7 @@ unlucky user would.  ``mutate`` derives a random variant of a seed file.
 ``analyse_bytes`` is what a report does with a file (read, metrics,
 report JSON); the contract is that it returns a report or raises
 ``ProfileReadError``, nothing else (``scripts/robustness.py``,
-``tests/test_robustness.py``).
+``tests/runtime/test_robustness.py``).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ Why: one H100 gives the real traces of ``../shared/profiles/real-h100-torch``, a
 several GPUs -- DDP ranks with NCCL AllReduce every step, a straggler rank, ranks launching late -- nor traces
 of a gigabyte.  This module simulates a training loop per rank and writes what ``torch.profiler`` writes for
 it: the same top-level keys, categories, argument names and kernel names as the real traces
-(``tests/test_torchtrace.py`` holds it to them), ``<run>/<host>_<pid>.<time_ns>.pt.trace.json`` per rank, and
+(``tests/synthetic/test_torchtrace.py`` holds it to them), ``<run>/<host>_<pid>.<time_ns>.pt.trace.json`` per rank, and
 a ``TRUTH.json`` in the real sets' form.
 
 The simulation is small and explicit: each rank has a host clock and a clock per CUDA stream.  Launching a

@@ -13,8 +13,9 @@ import re
 from pathlib import Path
 
 import tb_gpu_advisor
+from tests.support.paths import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 PKG = ROOT / "tb_gpu_advisor"
 STAGES = tb_gpu_advisor.STAGES
 #: Folders of the package that hold no Python stage (the tab's files live inside serve/).

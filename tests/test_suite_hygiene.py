@@ -9,7 +9,7 @@ import ast
 from pathlib import Path
 
 TESTS = Path(__file__).resolve().parent
-MODULES = sorted(TESTS.glob("*.py"))
+MODULES = sorted(p for p in TESTS.rglob("*.py") if "fixtures" not in p.parts)
 
 
 def _tree(path: Path) -> ast.Module:

@@ -4,7 +4,7 @@ Rules, metrics and step detection read their numbers here (so this module
 sits beside the pipeline, importing nothing of it).  Change a number here and
 every rule, metric, the docs (``docs/rules.md`` quotes this table) and the
 report's ``metric.threshold`` follow.  Nothing else has to be read to tune
-the Advisor; ``tests/test_rules.py`` fails on an entry no code reads.
+the Advisor; ``tests/rules/test_rules.py`` fails on an entry no code reads.
 
 Conventions
 -----------

@@ -2,7 +2,7 @@
 
     python -m tb_gpu_advisor.rules.docs > docs/rules.md
 
-``tests/test_rules_docs.py`` fails when the committed file differs.
+``tests/rules/test_rules_docs.py`` fails when the committed file differs.
 """
 
 from __future__ import annotations

@@ -42,7 +42,7 @@ from tb_gpu_advisor.model.trace import (
 )
 
 #: Every event stat the adapter reads.  The reader drops the others
-#: (``read_timeline(keep_stats=...)``); ``tests/test_stat_pruning.py`` checks
+#: (``read_timeline(keep_stats=...)``); ``tests/formats/test_stat_pruning.py`` checks
 #: that reports are identical with and without pruning, so a stat read here
 #: but missing from this set fails a test instead of silently reading nothing.
 USED_STATS: frozenset[str] = frozenset({

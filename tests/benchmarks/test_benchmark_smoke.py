@@ -1,0 +1,94 @@
+"""The benchmark script runs end to end on a tiny capture (no timing asserts: numbers are not tests).
+
+Why: ``benchmarks/run.py`` is only run by hand, so an API change in the
+generator, reader or analyzer would otherwise break it silently.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.support.paths import REPO
+
+REPO = str(REPO)
+SCRIPT = os.path.join(REPO, "benchmarks", "run.py")
+
+
+def test_help() -> None:
+    out = subprocess.run([sys.executable, SCRIPT, "--help"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0
+    assert "--sizes" in out.stdout and "--quick" in out.stdout
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak RSS is read from Linux rusage and /proc")
+def test_tiny_run(tmp_path) -> None:
+    out = subprocess.run(
+        [sys.executable, SCRIPT, "--sizes", "200KB", "--skip-http", "--cache-dir", str(tmp_path), "--timeout", "120"],
+        capture_output=True, text=True, timeout=120,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    table = out.stdout
+    for row in ("protobuf full parse (floor)", "ours: read", "ours: read + analyze_host", "stock: overview_page"):
+        assert f"| {row} | ok" in table, table[-3000:]
+    assert "peak RSS <= 3x file size" in table
+    assert list(tmp_path.glob("results-*.md")) and list(tmp_path.glob("corpus/*.xplane.pb"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak RSS is read from Linux rusage and /proc")
+def test_dense_shape_and_stages(tmp_path) -> None:
+    """``--shapes tf,dense --stages``: both capture shapes are generated and analysed, each with its memory-by-stage
+    table (issue 12 item 8).  No number is checked: only that every stage ran and was reported."""
+    out = subprocess.run(
+        [sys.executable, SCRIPT, "--sizes", "200KB", "--shapes", "tf,dense", "--stages", "--skip-http", "--skip-stock",
+         "--cache-dir", str(tmp_path), "--timeout", "120"],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    table = out.stdout
+    assert "### 200KB:" in table and "### 200KB-dense:" in table, table[-3000:]
+    assert table.count("Memory by stage (peaks above the RSS after imports") == 2, table[-3000:]
+    for stage in ("read + decode (timeline columns)", "metrics context", "steps", "rules", "report (tables)", "**whole analysis**"):
+        assert table.count(stage) >= 2, stage
+    assert len(list(tmp_path.glob("corpus/bench_200KB-dense_*.xplane.pb"))) == 1
+
+
+TORCH_TRACE_DIR = os.path.join(REPO, "..", "shared", "profiles", "real-h100-torch", "torch_healthy_bf16")
+
+
+@pytest.mark.skipif(not os.path.isdir(TORCH_TRACE_DIR), reason="real PyTorch traces not present")
+def test_kineto_parse_benchmark_runs(tmp_path) -> None:
+    """benchmarks/kineto_parse.py on a 2 MB trace with the stdlib reader: every X event of the repeated trace
+    becomes a column row."""
+    import glob
+    import json
+
+    out = subprocess.run([sys.executable, os.path.join(REPO, "benchmarks", "kineto_parse.py"), "--sizes", "2",
+                          "--methods", "stdlib"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    row = next(line for line in out.stdout.splitlines() if line.startswith("| stdlib |"))
+    events = int(row.split("|")[3].replace(",", ""))
+    src = glob.glob(os.path.join(TORCH_TRACE_DIR, "*.pt.trace.json"))[0]
+    with open(src, encoding="utf-8") as f:
+        per_copy = sum(1 for e in json.load(f)["traceEvents"] if e.get("ph") == "X")
+    assert events > 0 and events % per_copy == 0, (events, per_copy)
+
+
+@pytest.mark.skipif(not os.path.isdir(TORCH_TRACE_DIR), reason="real PyTorch traces not present")
+def test_hta_compare_benchmark_runs() -> None:
+    """benchmarks/hta_compare.py on a 2 MB trace: both contenders produce a row (HTA where installed), and ours
+    is the full analysis (its child exits 0, the same exit the CLI gives a healthy run)."""
+    import importlib.util
+
+    out = subprocess.run([sys.executable, os.path.join(REPO, "benchmarks", "hta_compare.py"), "--sizes", "2"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| 2 |")]
+    ours = next(r for r in rows if "Advisor" in r)
+    assert float(ours.split("|")[4]) > 0 and "x |" in ours, ours
+    if importlib.util.find_spec("hta") is not None:
+        hta = next(r for r in rows if "HTA" in r)
+        assert "exit" not in hta and "timed out" not in hta, hta

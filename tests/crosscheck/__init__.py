@@ -1,0 +1,1 @@
+"""Cross-checks against independent references: the stock tool, HTA, and real captures with their truth."""

@@ -1,0 +1,1 @@
+"""Tests of logdir discovery: local, symlinks, object stores."""

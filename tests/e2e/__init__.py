@@ -1,0 +1,1 @@
+"""End to end: a real tensorboard process driven by a real Chromium."""

@@ -1,0 +1,1 @@
+"""Tests of framework detection, vocabulary and fixes."""

@@ -1,0 +1,39 @@
+"""metrics.syncs: host syncs and the GPU idle after them, on a tiny capture whose truth is known by construction."""
+
+from __future__ import annotations
+
+import pytest
+
+from tb_gpu_advisor.formats.xplane.adapter import to_trace
+from tb_gpu_advisor.formats.xplane.reader import parse_timeline
+from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tests.support.tiny_capture import Cap
+
+
+def _capture(sync: bool):
+    """Seven 1000 us steps: kernel `a` (100 us) launched at +10 and starting at +40; the host then waits for it
+    in `aten::_local_scalar_dense` -> `cudaStreamSynchronize` (ending at +150, 10 us after `a`'s end at +140)
+    and launches kernel `b` at +400, which starts at +420.  Truth: one sync per step; the GPU idles from
+    `a`'s end (+140) to `b`'s start (+420): 280 us per step.  Without the sync the same idle has no sync to blame."""
+    cap = Cap()
+    for i in range(7):
+        s = 1000 * i
+        cap.host_ev("train", s, 900, step_num=i, _r=1)
+        cap.kernel(s + 40, 100, launch_us=s + 10, name="a")
+        if sync:
+            cap.host_ev("aten::_local_scalar_dense", s + 30, 121)
+            cap.host_ev("cudaStreamSynchronize", s + 31, 119)
+        cap.kernel(s + 420, 100, launch_us=s + 400, name="b")
+    return host_metrics(to_trace(parse_timeline(cap.space.encode())))
+
+
+def test_sync_idle_is_the_gap_after_the_drained_queue():
+    m = _capture(sync=True)
+    assert m.syncs.calls_per_step == pytest.approx(1.0)
+    assert m.syncs.gpu_idle_ms_per_step == pytest.approx(0.280, abs=1e-6)
+    assert m.syncs.callers == [("aten::_local_scalar_dense", pytest.approx(1.0))]
+
+
+def test_no_sync_no_sync_idle():
+    m = _capture(sync=False)
+    assert m.syncs.calls_per_step == 0 and m.syncs.gpu_idle_ms_per_step == 0.0

@@ -1,0 +1,1 @@
+"""Tests of the trace model's column helpers."""

@@ -1,0 +1,1 @@
+"""Tests of host merging and report diffs."""

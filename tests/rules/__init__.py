@@ -1,0 +1,1 @@
+"""Tests of every rule, the card grading, docs and golden reports."""

@@ -1,0 +1,157 @@
+"""One grading (rules/headline.py): numbers graded by one function, cards graded by the rule that owns them.
+
+The consistency tests walk every demo report and every real H100 capture and
+fail on any card/finding disagreement (issue #12, deliverable 1) or on savings
+that do not add up (deliverable 3, tests/support/savings_checks.py).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tb_gpu_advisor.common.thresholds import T, override
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.model.schema import Finding, Metric
+from tb_gpu_advisor.rules.headline import disagreements, grade, grade_card, value_status
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import REPO
+from tests.support.savings_checks import report_savings_problems
+
+ROOT = REPO
+REAL = ROOT.parent / "shared" / "profiles" / "real-h100-jax"
+
+
+@pytest.mark.parametrize(
+    "card, value, want",
+    [
+        ("input_wait_share", 0.0, "good"),
+        ("input_wait_share", T("input_bound.warning"), "warning"),  # at the threshold: fires, as the rule does
+        ("input_wait_share", T("input_bound.critical"), "critical"),
+        ("device_step_share", 0.9, "good"),
+        ("device_step_share", T("headline.device_step_share.warning"), "warning"),  # "below" side inclusive too
+        ("device_step_share", 0.1, "critical"),
+        ("sixteen_bit_share", T("mixed_precision_off.warning"), "warning"),
+        ("sixteen_bit_share", 0.95, "good"),
+        ("launch_wait_share", 0.5, "critical"),
+        ("host_op_share", None, "unknown"),
+        ("no_such_card", 0.5, "unknown"),
+    ],
+)
+def test_value_status_uses_the_rule_comparison(card, value, want):
+    assert value_status(card, value) == want
+
+
+def test_rules_and_cards_compare_alike_at_the_threshold():
+    """The card once graded with `<` while the rule fired with `<=`: both now call grade()."""
+    t = T("mixed_precision_off.warning")
+    assert grade(t, "mixed_precision_off.warning") == "warning" and value_status("sixteen_bit_share", t) == "warning"
+    with override(**{"input_bound.warning": 0.5, "input_bound.critical": 0.9}):
+        assert value_status("input_wait_share", 0.3) == "good"
+
+
+def _card(id_: str, value: float) -> Metric:
+    return Metric(id_, id_, value, "share", f"{value:.1%}", "lower")
+
+
+def _finding(rule: str, severity: str, display: str = "68.4%") -> Finding:
+    return Finding(id=f"{rule}:h", rule=rule, severity=severity, title="t", summary="s", guide_section="§",
+                   metric=Metric("m", "Host op time share of step", 0.684, "share", display, "lower"))
+
+
+def test_owned_card_takes_its_findings_severity_and_names_it():
+    card = grade_card(_card("host_op_share", 0.087), [_finding("host_op_placement", "critical")], True)
+    assert card.status == "critical"
+    assert card.detail["graded_by"]["rule"] == "host_op_placement" and card.detail["graded_by"]["display"] == "68.4%"
+
+
+def test_owned_card_without_finding_is_good_and_says_why_the_rule_held_back():
+    card = grade_card(_card("sixteen_bit_share", 0.0), [], True, "MatMul/Conv kernels are 2% of the kernel time")
+    assert card.status == "good" and "2%" in card.detail["not_flagged"]
+    plain = grade_card(_card("sixteen_bit_share", 0.9), [], True)
+    assert plain.status == "good" and "not_flagged" not in plain.detail
+
+
+def test_no_gpu_cards_are_not_graded():
+    card = grade_card(_card("host_op_share", 1.0), [], False)
+    assert card.status == "unknown" and "no GPU activity" in card.detail["not_graded"]
+
+
+def test_disagreements_sees_each_contradiction():
+    red = _card("host_op_share", 0.9)
+    red.status = "critical"
+    assert disagreements([red], []) and disagreements([red], [_finding("host_op_placement", "warning")])
+    assert not disagreements([red], [_finding("host_op_placement", "critical")])
+    dev = _card("device_step_share", 0.1)
+    dev.status = "critical"
+    healthy = Finding(id="healthy:h", rule="healthy", severity="ok", title="t", summary="s", guide_section="§")
+    assert disagreements([dev], [healthy])  # red card beside a healthy verdict
+    assert disagreements([], [healthy, _finding("input_bound", "warning")])
+
+
+def _sessions(logdir: Path):
+    return discover(str(logdir))
+
+
+def _check(report) -> list[str]:
+    """Cards vs findings, and savings that add up (tests/support/savings_checks.py)."""
+    problems = [f"session: {p}" for p in disagreements(report.headline, report.findings)]
+    problems += report_savings_problems(report)
+    for h in report.hosts:
+        if h.error is None:
+            problems += [f"{h.host}: {p}" for p in disagreements(h.headline, h.findings)]
+    if report.healthy:
+        problems += [f"healthy report with a {c.status} card {c.id}" for c in report.headline
+                     if c.status in ("warning", "critical")]
+    return problems
+
+
+def test_demo_reports_never_contradict_themselves():
+    checked = 0
+    for s in _sessions(ROOT / "demo_logs"):
+        report = analyze_session(s.run, s.session, s.hosts)
+        assert not _check(report), (s.run, _check(report))
+        checked += 1
+    assert checked >= 9
+
+
+def test_real_h100_reports_never_contradict_themselves():
+    if not REAL.is_dir():
+        pytest.skip(f"real captures not here ({REAL})")
+    checked = 0
+    for s in _sessions(REAL):
+        report = analyze_session(s.run, s.session, s.hosts)
+        assert not _check(report), (s.run, _check(report))
+        checked += 1
+    assert checked == 11
+
+
+def test_demo_cards_follow_their_findings():
+    from tb_gpu_advisor.discover.logdir import find_session
+
+    s = find_session(discover(str(ROOT / "demo_logs")), "host_placement", "2026_01_01_00_00_00")
+    report = analyze_session(s.run, s.session, s.hosts)
+    cards = {m.id: m for m in report.headline}
+    top = next(f for f in report.findings if f.rule == "host_op_placement")
+    assert cards["host_op_share"].status == top.severity == "critical"
+    assert cards["host_op_share"].detail["graded_by"]["display"] == top.metric.display
+
+
+def test_overlapping_savings_count_once():
+    """launch_bound (84%) + xla_not_used (50%) claimed 134% of the step: the achievable step counts their
+    shared launch gaps once; fp32_no_tensor_cores' two findings speed up the same kernels."""
+    from tb_gpu_advisor.discover.logdir import find_session
+
+    for run, pair in (("launch_bound", {"launch_bound", "xla_not_used"}),
+                      ("fp32_no_tensor_cores", {"mixed_precision_off", "tensor_core_unused"})):
+        s = find_session(discover(str(ROOT / "demo_logs")), run, "2026_01_01_00_00_00")
+        report = analyze_session(s.run, s.session, s.hosts)
+        a = report.achievable
+        fs = {f.rule: f for f in report.findings if f.rule in pair}
+        assert set(fs) == pair
+        claimed = sum(f.saving.ms_per_step for f in fs.values())
+        assert a["recoverable_ms"] < claimed and a["achievable_step_ms"] > a["step_ms"] - claimed
+        assert a["achievable_step_ms"] >= a["floor_ms"] > 0
+        for f in fs.values():
+            assert f.saving.overlaps and {o.split(":")[0] for o in f.saving.overlaps} & (pair - {f.rule})

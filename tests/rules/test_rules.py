@@ -1,0 +1,583 @@
+"""Unit tests of every rule on HostMetrics built directly (tests/support/rules_factory.py).
+
+For each rule: silent just below its warning threshold, fires at it, the
+severity boundary, and the saving arithmetic.  Thresholds are read from the
+table, so these tests follow a retuned table.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+
+import pytest
+
+from tb_gpu_advisor.common.thresholds import THRESHOLDS, override
+from tb_gpu_advisor.metrics.types import (
+    EagerOps,
+    ElementwiseChain,
+    Gaps,
+    HostOps,
+    LossScaling,
+    MemcpyStat,
+    Memory,
+    OpStat,
+)
+from tb_gpu_advisor.model.schema import Finding, Saving
+from tb_gpu_advisor.rules import REGISTRY, T, evaluate, rank
+from tests.support.paths import REPO
+from tests.support.rules_factory import STEP_MS, STEPS, healthy, kernel, multi
+
+EPS = 1e-6
+
+
+def run(rule_id: str, m) -> list[Finding]:
+    return REGISTRY[rule_id].check(m)
+
+
+def sev(rule_id: str, m) -> str | None:
+    fs = run(rule_id, m)
+    assert len(fs) <= 1 or rule_id == "capture_quality"
+    return fs[0].severity if fs else None
+
+
+# --------------------------------------------------------------------------- framework
+
+
+def test_the_module_list_is_the_one_list_of_rules():
+    """Rule ids, guide order, card owners and the corpus's truth ids all come from rules.MODULES and the registry."""
+    from synthetic.truth import RULE_IDS as TRUTH_IDS
+    from tb_gpu_advisor import frameworks, rules
+
+    assert rules.RULE_IDS == tuple(m.__name__.rsplit(".", 1)[1] for m in rules.MODULES)
+    assert set(rules.RULE_IDS) == set(REGISTRY) and TRUTH_IDS is rules.RULE_IDS
+    for m in rules.MODULES:  # each module registers the rule it is named after
+        rid = m.__name__.rsplit(".", 1)[1]
+        assert REGISTRY[rid].check.__module__ == m.__name__, rid
+    assert {c: rules.card_rule(c) for c in ("input_wait_share", "launch_wait_share", "sixteen_bit_share", "host_op_share",
+                                             "device_step_share")} == {
+        "input_wait_share": "input_bound", "launch_wait_share": "launch_bound", "sixteen_bit_share": "mixed_precision_off",
+        "host_op_share": "host_op_placement", "device_step_share": None}
+    # every fix a framework spells out is for a registered rule (a renamed rule would leave dead fixes behind)
+    extra = {"unexplained_idle", "healthy", "no_gpu"}
+    for fw in [*frameworks.REGISTRY.values(), frameworks.UNKNOWN]:
+        unknown = {k for k in fw.fixes if k.split(":", 1)[0] not in set(REGISTRY) | extra}
+        assert not unknown, (fw.id, unknown)
+
+
+def test_every_rule_names_known_thresholds_and_a_guide_section():
+    for r in REGISTRY.values():
+        assert r.section and r.title and r.doc, r.id
+        for t in r.thresholds:
+            assert t in THRESHOLDS
+
+
+def _code_reading_thresholds() -> str:
+    """The package's source, without the table itself and without the rules' ``thresholds=(...)`` declarations
+    (a declared name must also be read where the number is used)."""
+    import re
+
+    pkg = REPO / "tb_gpu_advisor"
+    text = [re.sub(r"thresholds=\([^)]*\)", "", p.read_text(encoding="utf-8"))
+            for p in sorted(pkg.rglob("*.py")) if p.name != "thresholds.py" or p.parent != pkg]
+    return "\n".join(text)
+
+
+def test_every_threshold_has_a_source_and_is_read():
+    """The table is the single source it claims to be: every entry is read by code (T, grade, a metric's
+    threshold, a card's levels) outside the table -- a declared but unread entry fails here."""
+    code = _code_reading_thresholds()
+    unread = []
+    for name, t in THRESHOLDS.items():
+        assert t.source and t.meaning, name
+        if f'"{name}"' not in code and f"'{name}'" not in code:
+            unread.append(name)
+    assert not unread, f"thresholds no code reads: {unread}"
+    for r in REGISTRY.values():  # what a rule declares exists in the table
+        assert set(r.thresholds) <= set(THRESHOLDS), r.id
+
+
+def test_healthy_capture_gives_one_ok_finding_with_headline_numbers():
+    fs = evaluate(healthy())
+    assert [(f.rule, f.severity) for f in fs] == [("healthy", "ok")]
+    assert "95.0%" in fs[0].summary and "10.0 ms" in fs[0].summary
+
+
+def test_a_raising_rule_becomes_an_info_finding(monkeypatch):
+    def boom(m):
+        raise ZeroDivisionError("kaboom")
+
+    monkeypatch.setitem(REGISTRY, "input_bound", dataclasses.replace(REGISTRY["input_bound"], check=boom))
+    fs = evaluate(healthy())
+    err = [f for f in fs if f.rule == "input_bound"]
+    assert len(err) == 1 and err[0].severity == "info" and "could not run" in err[0].summary
+    assert "kaboom" in err[0].summary
+    assert any(f.rule == "healthy" for f in fs)
+
+
+def test_findings_are_json_serializable_and_ids_unique():
+    m = healthy()
+    m.headline.input_wait_share = 0.5
+    m.headline.launch_wait_share = 0.2
+    m.eager = EagerOps(count=100, per_step=5, time_ms_per_step=3.0, top=["Mul"])
+    fs = evaluate(m)
+    json.dumps([dataclasses.asdict(f) for f in fs], allow_nan=False)
+    assert len(fs) >= 2 and len({f.id for f in fs}) == len(fs)  # several findings, else the checks are vacuous
+    assert all(f.id.startswith(f"{f.rule}:host0") for f in fs)
+
+
+def _f(rule, saving, severity="warning", host="h", gpu=None):
+    return Finding(id=f"{rule}:{host}", rule=rule, severity=severity, title=rule, summary="", guide_section="",
+                   saving=None if saving is None else Saving(saving, saving * 10, ""), host=host, gpu=gpu)
+
+
+def test_rank_by_saving_then_guide_order_then_severity():
+    fs = [_f("xla_not_used", 1.0), _f("input_bound", 1.0), _f("launch_skew", 5.0), _f("capture_quality", None),
+          _f("launch_bound", 1.0, "critical"), _f("eager_execution", 1.0, "warning")]
+    assert [f.rule for f in rank(fs)] == ["launch_skew", "input_bound", "launch_bound", "eager_execution",
+                                         "xla_not_used", "capture_quality"]
+
+
+def test_rank_actionable_before_info_before_ok():
+    fs = [_f("healthy", None, "ok"), _f("xla_not_used", 9.0, "info"), _f("step_gaps", 0.5, "warning")]
+    assert [f.severity for f in rank(fs)] == ["warning", "info", "ok"]
+
+
+def test_rank_is_deterministic_across_hosts():
+    fs = [_f("input_bound", 2.0, host="b"), _f("input_bound", 2.0, host="a")]
+    assert [f.host for f in rank(fs)] == ["a", "b"]
+
+
+def test_override_changes_and_restores_a_threshold():
+    m = healthy()
+    m.headline.input_wait_share = 0.03
+    assert sev("input_bound", m) is None
+    with override(**{"input_bound.warning": 0.02}):
+        assert sev("input_bound", m) == "warning"
+    assert sev("input_bound", m) is None
+
+
+# --------------------------------------------------------------------------- share-of-step rules
+
+
+def _input(v):
+    m = healthy()
+    m.headline.input_wait_share = v
+    return m
+
+
+def _launch(v, small_share=0.9):
+    m = healthy()
+    m.headline.launch_wait_share = v
+    m.breakdown.launch_wait = v * STEP_MS
+    m.small_kernels.share_of_kernel_time = small_share  # the guide's shape: small kernels do most of the GPU's work
+    return m
+
+
+def _eager(v):
+    return healthy(eager=EagerOps(count=1000, per_step=50, time_ms_per_step=v * STEP_MS, top=["Mul", "AddV2"]))
+
+
+def _host_ops(v):
+    return healthy(host_ops=HostOps(count_per_step=3, time_ms_per_step=v * STEP_MS, share_by_count=0.1,
+                                    share_by_time=0.5,
+                                    top=[OpStat("model/unique/Unique", "Unique", False, STEPS, v * STEP_MS * STEPS, 0,
+                                                0.0, False, None, "")]))
+
+
+def _memcpy(v):
+    return healthy(memcpy=[MemcpyStat("d2h", 4.0, 4 << 20, v * STEP_MS, 0.0, 0.0, True, v * STEP_MS)])
+
+
+def _loss(v):
+    return healthy(loss_scaling=LossScaling(present=True, dynamic=True, op_count_per_step=4, host_ms_per_step=2.0,
+                                            gap_ms_per_step=v * STEP_MS, names=["LossScaleOptimizer/cond"]))
+
+
+def _gaps(v):
+    ms = v * STEP_MS
+    return healthy(gaps=Gaps(count=STEPS - 1, avg_gap_ms=ms, max_gap_ms=ms * 1.1, share_of_step=v, avg_input_wait_ms=0.0,
+                             avg_launch_ms=0.0, avg_host_other_ms=ms))
+
+
+def _xla(v):
+    m = healthy()
+    per_step_ms = v * STEP_MS
+    m.fusion.chains = [ElementwiseChain(names=["add", "mul", "tanh", "mul"], length=4, occurrences=10 * STEPS,
+                                        total_ms=per_step_ms * STEPS, gap_ms=0.0)]
+    return m
+
+
+def _skew(v):
+    return multi(skew=v * STEP_MS)
+
+
+SHARE_RULES = [
+    ("input_bound", _input, "input_bound.warning", "input_bound.critical"),
+    ("launch_bound", _launch, "launch_bound.warning", "launch_bound.critical"),
+    ("eager_execution", _eager, "eager_execution.warning", "eager_execution.critical"),
+    ("host_op_placement", _host_ops, "host_op_placement.warning", "host_op_placement.critical"),
+    ("excessive_memcpy", _memcpy, "excessive_memcpy.warning", "excessive_memcpy.critical"),
+    ("loss_scaling_gaps", _loss, "loss_scaling_gaps.warning", "loss_scaling_gaps.critical"),
+    ("step_gaps", _gaps, "step_gaps.warning", "step_gaps.critical"),
+    ("xla_not_used", _xla, "xla_not_used.warning", None),
+    ("launch_skew", _skew, "launch_skew.warning", "launch_skew.critical"),
+]
+
+
+@pytest.mark.parametrize("rule_id,make,warn,crit", SHARE_RULES, ids=[r[0] for r in SHARE_RULES])
+def test_share_rule_boundaries(rule_id, make, warn, crit):
+    w = T(warn)
+    assert sev(rule_id, make(w * 0.9)) in (None, "info")
+    assert sev(rule_id, make(w + EPS)) == "warning"
+    if crit:
+        c = T(crit)
+        assert sev(rule_id, make(c - 1e-4)) == "warning"
+        assert sev(rule_id, make(c + EPS)) == "critical"
+    else:
+        assert sev(rule_id, make(0.99)) == "warning"  # capped: never critical
+
+
+@pytest.mark.parametrize("rule_id,make,warn,crit", SHARE_RULES, ids=[r[0] for r in SHARE_RULES])
+def test_share_rule_finding_is_complete(rule_id, make, warn, crit):
+    (f,) = run(rule_id, make(0.4))
+    assert f.rule == rule_id and f.guide_section and f.title
+    assert f.metric is not None and f.metric.threshold == T(warn)
+    assert f.metric.detail["threshold_source"] == THRESHOLDS[warn].source
+    assert any(ch.isdigit() for ch in f.summary) and f.summary.endswith(".")
+    assert f.saving is not None and f.saving.assumption
+    assert 0 < f.saving.ms_per_step <= STEP_MS
+    assert f.saving.percent_of_step == pytest.approx(100 * f.saving.ms_per_step / STEP_MS, abs=0.01)
+    assert f.actions and any(a.snippet for a in f.actions)
+
+
+def test_input_bound_saving_is_the_whole_wait_and_cites_steps():
+    (f,) = run("input_bound", _input(0.3))
+    assert f.saving.ms_per_step == pytest.approx(3.0)
+    assert f.saving.percent_of_step == pytest.approx(30.0)
+    assert "3.00 ms" in f.summary and "30.0%" in f.summary
+    assert f.windows and f.windows[0].step is not None and f.windows[0].host == "host0"
+    assert "prefetch(tf.data.AUTOTUNE)" in f.actions[0].snippet
+
+
+def test_launch_bound_saving_keeps_1us_per_small_kernel_and_shows_the_mul_example():
+    m = _launch(0.2)  # 2 ms wait; 10 small kernels per step -> 10 us residual
+    (f,) = run("launch_bound", m)
+    assert f.saving.ms_per_step == pytest.approx(2.0 - 10 * T("launch.fused_us_per_kernel") / 1000, abs=1e-3)
+    assert "126,224" in f.summary and "21.9 us" in f.summary
+    ev = f.evidence[0]
+    assert ev.columns == ["kernel", "op type", "count", "total ms", "avg us"] and ev.rows[0][2] == 126224
+    assert any("jit_compile=True" in (a.snippet or "") for a in f.actions)
+
+
+def test_launch_wait_with_few_small_kernels_is_info_only():
+    """A moderate wait on the host with long kernels (a real healthy PyTorch capture: 3.5%, cuLaunchKernelEx at 35 us
+    under the profiler) is not the guide's launch-bound: info, saying why; the same wait with small kernels warns."""
+    cut = T("launch_bound.min_small_kernel_time_share")
+    (f,) = run("launch_bound", _launch(0.05, small_share=cut * 0.9))
+    assert f.severity == "info" and "so this wait is the host's cost per op" in f.summary
+    (f,) = run("launch_bound", _launch(0.05, small_share=cut))
+    assert f.severity == "warning" and "cost per op" not in f.summary
+    (f,) = run("launch_bound", _launch(T("launch_bound.critical"), small_share=0.0))  # a high wait is a problem anyway
+    assert f.severity == "critical"
+
+
+def test_host_sync_grades_the_gpu_idle_after_syncs_and_names_the_callers():
+    from tb_gpu_advisor.metrics.types import HostSyncs
+
+    w = T("host_sync.warning")
+    m = healthy(syncs=HostSyncs(calls_per_step=2.0, gpu_idle_ms_per_step=w * STEP_MS * 0.9,
+                                callers=[("aten::_local_scalar_dense", 2.0)]))
+    assert run("host_sync", m) == []
+    m.syncs.gpu_idle_ms_per_step = w * STEP_MS * 1.1
+    (f,) = run("host_sync", m)
+    assert f.severity == "warning" and "2.0 times per step" in f.summary and "aten::_local_scalar_dense" in f.summary
+    assert f.saving.ms_per_step == pytest.approx(w * STEP_MS * 1.1, abs=1e-3)
+    assert f.saving.recovers[0]["pool"] == "launch"  # the same GPU idle launch_bound may claim: never counted twice
+    m.syncs.gpu_idle_ms_per_step = T("host_sync.critical") * STEP_MS
+    assert run("host_sync", m)[0].severity == "critical"
+    assert run("host_sync", healthy()) == []  # no sync calls: nothing to say
+
+
+def test_step_gaps_subtracts_input_and_loss_scaling_and_names_callbacks():
+    m = _gaps(0.3)
+    m.gaps.avg_input_wait_ms = 1.0
+    (f,) = run("step_gaps", m)
+    assert f.saving.ms_per_step == pytest.approx(2.0)
+    assert "steps_per_execution" in f.actions[0].snippet
+    assert any(a.snippet == "export TF_GPU_THREAD_MODE=gpu_private" for a in f.actions)
+
+
+def test_step_gaps_does_not_suggest_gpu_private_when_already_used():
+    m = _gaps(0.3)
+    m.capture.gpu_thread_mode_private = True
+    (f,) = run("step_gaps", m)
+    assert not any("TF_GPU_THREAD_MODE=gpu_private" in (a.snippet or "") for a in f.actions)
+
+
+def test_step_gaps_only_input_wait_is_left_to_input_bound():
+    m = _gaps(0.3)
+    m.gaps.avg_input_wait_ms = m.gaps.avg_gap_ms
+    m.gaps.avg_host_other_ms = 0.0
+    assert run("step_gaps", m) == []
+
+
+def test_excessive_memcpy_sync_copies_warn_below_the_share():
+    m = healthy(memcpy=[MemcpyStat("d2h", 2.0, 1 << 20, 0.2, 2.0, 1.0, True, 0.2)])  # 2% blocking, all sync
+    assert sev("excessive_memcpy", m) == "warning"
+    (f,) = run("excessive_memcpy", m)
+    assert "synchronous" in f.summary and "recur" in f.summary
+
+
+def test_excessive_memcpy_capped_when_host_ops_explain_the_copies():
+    m = _memcpy(0.5)
+    m.host_ops = _host_ops(0.1).host_ops
+    (f,) = run("excessive_memcpy", m)
+    assert f.severity == "warning" and "host_op_placement" in f.summary
+
+
+def test_host_op_placement_ignores_loss_scaling_ops():
+    m = _host_ops(0.3)
+    m.host_ops.top[0].op_name = "LossScaleOptimizer/cond"
+    assert run("host_op_placement", m) == []
+
+
+def test_host_op_placement_saving_includes_copy_round_trips():
+    m = _host_ops(0.1)
+    m.breakdown.host_compute = 1.0
+    m.memcpy = [MemcpyStat("d2h", 1, 1, 0.5, 0, 0, True, 0.5), MemcpyStat("h2d", 2, 1, 0.8, 0, 0, True, 0.8)]
+    (f,) = run("host_op_placement", m)
+    assert f.saving.ms_per_step == pytest.approx(1.0 + 0.5 + 0.5)
+    assert "set_log_device_placement(True)" in f.actions[0].snippet
+
+
+def test_eager_saving_is_capped_by_gpu_idle_time():
+    m = _eager(0.6)
+    m.breakdown.launch_wait, m.breakdown.host_compute = 1.0, 0.5
+    (f,) = run("eager_execution", m)
+    assert f.severity == "critical" and f.saving.ms_per_step == pytest.approx(1.5)
+    assert "@tf.function" in f.actions[0].snippet
+
+
+def test_loss_scaling_suggests_static_scale():
+    (f,) = run("loss_scaling_gaps", _loss(0.1))
+    assert "dynamic=False" in f.actions[0].snippet and f.saving.ms_per_step == pytest.approx(1.0)
+    assert run("loss_scaling_gaps", healthy(loss_scaling=LossScaling(True, False, 4, 2.0, 5.0))) == []
+
+
+def test_xla_chains_filtered_by_length_gap_and_xla_in_use():
+    m = _xla(0.4)
+    m.fusion.chains[0].length = 2
+    assert run("xla_not_used", m) == []
+    m = _xla(0.4)
+    m.fusion.chains[0].gap_ms = 1000.0 * STEPS  # long gaps inside: a host op, not a fusible chain
+    assert run("xla_not_used", m) == []
+    m = _xla(0.4)
+    m.fusion.xla_in_use = True
+    assert run("xla_not_used", m) == []
+    (f,) = run("xla_not_used", _xla(0.4))
+    assert f.saving.ms_per_step == pytest.approx(T("xla.fused_saving_share") * 4.0)
+    assert "add → mul → tanh → mul" in f.evidence[0].rows[0][0]
+    assert any("--tf_xla_auto_jit=2" in (a.snippet or "") for a in f.actions)
+    assert sev("xla_not_used", _xla(T("xla_not_used.info") + EPS)) == "info"
+
+
+def test_xla_chain_time_is_per_gpu():
+    m = _xla(0.12)
+    m.gpus = multi().gpus  # 4 GPUs: 12% summed -> 3% per GPU
+    assert sev("xla_not_used", m) == "info"
+
+
+# --------------------------------------------------------------------------- precision rules
+
+
+def _fp32(share_32_gemm=0.8, cc="7.0"):
+    m = healthy()
+    m.gpus[0].compute_capability = cc
+    total = 200.0
+    m.kernels = [kernel("volta_sgemm_128x64_nn", "MatMul", total * share_32_gemm, 200, False, True, "fp32"),
+                 kernel("Eigen::EigenMetaKernel<add_float>", "AddV2", total * (1 - share_32_gemm), 2000, False, False,
+                        "fp32", elementwise=True)]
+    m.headline.sixteen_bit_time_share = 0.0
+    return m
+
+
+def test_mixed_precision_off_fires_below_10_percent_16bit_and_is_critical_for_gemm_heavy():
+    assert sev("mixed_precision_off", _fp32(0.8)) == "critical"
+    assert sev("mixed_precision_off", _fp32(0.3)) == "warning"
+    m = _fp32(0.8)
+    m.headline.sixteen_bit_time_share = T("mixed_precision_off.warning") + EPS
+    assert sev("mixed_precision_off", m) is None
+    (f,) = run("mixed_precision_off", _fp32(0.8))
+    assert "set_global_policy('mixed_float16')" in f.actions[0].snippet
+    # 160 ms GEMM + 40 ms other over 20 steps -> 8 ms x (1-1/2) + 2 ms x (1-1/1.25)
+    sp, spm = T("mixed_precision.speedup"), T("mixed_precision.memory_bound_speedup")
+    assert f.saving.ms_per_step == pytest.approx(8 * (1 - 1 / sp) + 2 * (1 - 1 / spm), abs=1e-3)
+
+
+def test_precision_rules_skip_gpus_without_tensor_cores():
+    m = _fp32(0.8, cc="6.1")
+    assert run("mixed_precision_off", m) == [] and run("tensor_core_unused", m) == []
+
+
+def test_mixed_precision_off_silent_without_matmul_work():
+    assert run("mixed_precision_off", _fp32(0.05)) == []
+
+
+def test_tensor_core_unused_fp32_and_fp16_fallback():
+    f32 = run("tensor_core_unused", _fp32(0.8))
+    assert f32 and f32[0].severity == "critical" and "32-bit" in f32[0].summary
+    m = healthy()
+    m.kernels = [kernel("turing_fp16_sgemm_fallback", "MatMul", 100.0, 200, False, True, "fp16"),
+                 kernel("ampere_fp16_s16816gemm", "MatMul", 100.0, 200, True, True, "fp16")]
+    (f,) = run("tensor_core_unused", m)
+    assert f.severity == "critical" and "multiples of 8" in f.summary
+    (g,) = run("misaligned_dims", m)
+    assert g.metric.value == pytest.approx(0.5) and g.severity == "critical"
+    assert "((units + 7) // 8) * 8" in g.actions[0].snippet
+
+
+def test_misaligned_dims_silent_when_16bit_gemms_use_tensor_cores():
+    assert run("misaligned_dims", healthy()) == [] and run("tensor_core_unused", healthy()) == []
+
+
+# --------------------------------------------------------------------------- several GPUs
+
+
+def test_single_gpu_captures_skip_multi_gpu_rules():
+    m = healthy()
+    for r in ("allreduce_extra", "allreduce_slow", "gpu_imbalance", "launch_skew", "sequential_gpus"):
+        assert run(r, m) == []
+
+
+def test_allreduce_extra():
+    assert run("allreduce_extra", multi(calls=1.0)) == []
+    (f,) = run("allreduce_extra", multi(calls=6.0, ar_ms=0.6))
+    assert f.severity == "warning" and "6.0 AllReduce" in f.summary
+    assert f.saving.ms_per_step == pytest.approx(0.5)
+    assert "num_packs=1" in f.actions[0].snippet
+    (f,) = run("allreduce_extra", multi(calls=6.0, ar_ms=3.0))
+    assert f.severity == "critical"
+
+
+def test_allreduce_slow_with_and_without_params():
+    (f,) = run("allreduce_slow", multi(ar_ms=1.0))  # 10% of step, no parameter count
+    assert f.severity == "info" and f.saving is None and "--params" in f.actions[0].snippet
+    assert sev("allreduce_slow", multi(ar_ms=2.0)) == "warning"  # >= 15%
+    m = multi(ar_ms=2.0)
+    m.multi_gpu.params = 25_000_000  # 100 MB at 300 GB/s = 0.333 ms expected; 2.0 ms measured = 6x
+    m.multi_gpu.bandwidth_bytes_per_s = 300e9
+    (f,) = run("allreduce_slow", m)
+    assert f.severity == "critical" and f.metric.value == pytest.approx(6.0, rel=1e-3)
+    assert f.saving.ms_per_step == pytest.approx(2.0 - 1 / 3, abs=1e-3)
+    m.multi_gpu.params = 200_000_000  # expected 2.67 ms > measured
+    assert run("allreduce_slow", m) == []
+
+
+def test_gpu_imbalance_names_the_heavy_gpu_and_saves_down_to_the_mean():
+    assert run("gpu_imbalance", multi()) == []
+    m = multi(busy=(9.0, 5.0, 5.0, 5.0))
+    (f,) = run("gpu_imbalance", m)
+    assert f.severity == "critical" and f.gpu == 0 and "GPU0" in f.title
+    assert f.saving.ms_per_step == pytest.approx(9.0 - 6.0)
+    m = multi(busy=(5.0 / (1 - T("gpu_imbalance.warning")) + 0.01, 5.0, 5.0, 5.0))
+    assert sev("gpu_imbalance", m) == "warning"
+
+
+def test_gpu_imbalance_compares_compute_not_busy_time():
+    """The straggler computes most; the others are as busy, spinning in AllReduce while they wait for it."""
+    m = multi()
+    for g, comp in zip(m.gpus, (9.0, 5.0, 5.0, 5.0)):
+        g.breakdown = dataclasses.replace(g.breakdown, device_compute=comp, collectives=9.0 - comp)
+    m.multi_gpu.compute_imbalance, m.multi_gpu.heaviest_compute_gpu = (9.0 - 5.0) / 9.0, 0
+    assert m.multi_gpu.busy_imbalance == 0.0  # busy time: all equal
+    (f,) = run("gpu_imbalance", m)
+    assert f.gpu == 0 and f.saving.ms_per_step == pytest.approx(9.0 - 6.0)
+
+
+def test_launch_skew_knob_depends_on_gpu_private_threads():
+    (f,) = run("launch_skew", multi(skew=1.0))
+    assert f.actions[0].snippet == "export TF_GPU_THREAD_MODE=gpu_private" and f.gpu == 3
+    m = multi(skew=1.0)
+    m.capture.gpu_thread_mode_private = True
+    (f,) = run("launch_skew", m)
+    assert "TF_GPU_THREAD_COUNT" in f.actions[0].snippet
+    assert run("launch_skew", multi(skew=T("launch_skew.min_ms") * 0.5)) == []
+
+
+def test_sequential_gpus_and_launch_skew_defers_to_it():
+    assert run("sequential_gpus", multi()) == []
+    m = multi(busy=(2.0, 2.0, 2.0, 2.0), concurrency=0.1, skew=5.0)
+    (f,) = run("sequential_gpus", m)
+    assert f.severity == "critical" and f.metric.value == pytest.approx(0.1)
+    assert f.saving.ms_per_step == pytest.approx(6.0 * 0.9)
+    assert run("launch_skew", m) == []
+    assert sev("sequential_gpus", multi(busy=(2.0, 2.0, 2.0, 2.0), concurrency=0.4)) == "warning"
+
+
+def test_sequential_gpus_respects_the_overlap_busy_times_force():
+    m = multi(n=2, busy=(9.0, 9.0), concurrency=0.0)  # 18 ms busy in a 10 ms step: >= 8 ms overlap
+    assert run("sequential_gpus", m) == []
+    m = multi(n=2, busy=(4.0, 4.0), concurrency=0.0)
+    assert sev("sequential_gpus", m) == "critical"
+
+
+def test_batch_size_headroom_only_with_memory_data():
+    assert run("batch_size_headroom", healthy()) == []
+    m = healthy(memory=Memory(available=True, peak_bytes=8 << 30, capacity_bytes=40 << 30))
+    (f,) = run("batch_size_headroom", m)
+    assert f.severity == "info" and "20.0%" in f.summary
+    m.memory.peak_bytes = 30 << 30
+    assert run("batch_size_headroom", m) == []
+
+
+# --------------------------------------------------------------------------- capture quality
+
+
+def test_capture_quality():
+    assert run("capture_quality", healthy()) == []
+    m = healthy()
+    m.steps.count, m.steps.found = 2, 2
+    (f,) = run("capture_quality", m)
+    assert f.severity == "warning" and "Only 2" in f.summary and "profile_batch" in f.actions[0].snippet
+    m = healthy()
+    m.capture.length_ms = 120_000
+    m.capture.step_time_cv = 0.9
+    fs = run("capture_quality", m)
+    assert [x.severity for x in fs] == ["info", "info"] and len({x.id for x in fs}) == 2
+    m = healthy()
+    m.steps.source, m.steps.count, m.steps.note = "whole_capture", 1, "no step markers"
+    (f,) = run("capture_quality", m)
+    assert "no step markers" in f.summary
+
+
+def test_rules_read_only_typed_signals():
+    """Rules read HostMetrics through its typed signal groups: every ``m.<group>.<field>`` a rule module (or the
+    helpers it shares) reads is a declared field, so a renamed metric fails here, not as a silently quiet rule."""
+    import ast
+    import dataclasses
+    import typing
+    from pathlib import Path
+
+    from tb_gpu_advisor.metrics import types as mt
+
+    hints = typing.get_type_hints(mt.HostMetrics)
+    bad, seen = [], 0
+    for path in sorted(Path(mt.__file__).parents[1].joinpath("rules").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "m"):
+                continue
+            seen += 1
+            if node.attr not in hints and not hasattr(mt.HostMetrics, node.attr):
+                bad.append(f"{path.name}: m.{node.attr}")
+    # one level down: m.<group>.<field> for dataclass groups
+    for path in sorted(Path(mt.__file__).parents[1].joinpath("rules").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Attribute)
+                    and isinstance(node.value.value, ast.Name) and node.value.value.id == "m"):
+                group = hints.get(node.value.attr)
+                if dataclasses.is_dataclass(group):
+                    fields = set(typing.get_type_hints(group)) | set(dir(group))
+                    if node.attr not in fields:
+                        bad.append(f"{path.name}: m.{node.value.attr}.{node.attr}")
+    assert seen > 50 and not bad, bad

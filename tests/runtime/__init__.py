@@ -1,0 +1,1 @@
+"""Tests of the analysis entry point, worker isolation and the cache."""

@@ -1,0 +1,1 @@
+"""Tests of the TensorBoard plugin's routes."""

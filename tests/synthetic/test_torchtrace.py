@@ -1,0 +1,174 @@
+"""Synthetic PyTorch traces (synthetic/torchtrace.py): they look like the real ones, they hold what they
+claim by construction, and the Advisor finds in each what was put there -- the multi-rank DDP cases a
+single H100 cannot record (straggler, launch skew, slow AllReduce) included.
+
+Why: the generator is only worth its truth if (a) its files follow real ``torch.profiler`` output (checked
+against ``../shared/profiles/real-h100-torch`` where present) and (b) its constructed numbers are really in
+the events it wrote.  Then (c) the Advisor is judged on it with the real sets' checks (``tests/real_checks``).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from synthetic import torchtrace as tt
+from tests.support.real_checks import (
+    REAL_TORCH_SET,
+    TRUTH_CHECKS,
+    judge,
+    load_truth,
+    our_report,
+)
+
+RUNS = list(tt.SCENARIOS)
+MULTI = [r for r in RUNS if tt.SCENARIOS[r].ranks > 1]
+
+
+@pytest.fixture(scope="module")
+def synth(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("torchtrace")
+    tt.write_set(str(out))
+    return out
+
+
+def _events(path: Path) -> list[dict[str, Any]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        return json.load(f)["traceEvents"]
+
+
+def _shape(paths: list[Path]) -> tuple[set[str], dict[tuple, set[str]]]:
+    """Top-level keys, and the argument keys seen per (ph, cat) (metadata per name)."""
+    top: set[str] = set()
+    args: dict[tuple, set[str]] = defaultdict(set)
+    for p in paths:
+        doc = json.loads(p.read_text())
+        top |= set(doc)
+        for e in doc["traceEvents"]:
+            key = (e.get("ph"), e.get("name") if e.get("ph") == "M" else e.get("cat"))
+            args[key] |= set(e.get("args") or {})
+    return top, args
+
+
+# ---------------------------------------------------------------------------------------- (a) like real files
+
+@pytest.mark.skipif(not REAL_TORCH_SET.is_dir(), reason="real H100 PyTorch traces not found")
+def test_files_follow_the_real_traces(synth: Path) -> None:
+    """Every category and argument the generator writes, a real trace has too (nothing invented), and what
+    the analysis reads -- launch correlation, op ids, devices, streams, copy sizes -- is written wherever a
+    real trace writes it."""
+    real_top, real = _shape(sorted(REAL_TORCH_SET.glob("*/*.pt.trace.json")))
+    ours_top, ours = _shape(sorted(synth.glob("*/*.pt.trace.json")))
+    assert ours_top - real_top == {"distributedInfo"} and real_top <= ours_top
+    for key, names in ours.items():
+        assert key in real, f"{key}: not in any real trace"
+        assert names <= real[key], f"{key}: {sorted(names - real[key])} not in the real traces"
+    read = {("X", "kernel"): {"correlation", "External id", "device", "stream"},
+            ("X", "gpu_memcpy"): {"correlation", "External id", "device", "stream", "bytes"},
+            ("X", "cuda_runtime"): {"correlation", "External id"}, ("X", "cpu_op"): {"External id"},
+            ("X", "gpu_user_annotation"): {"External id"}, ("M", "thread_name"): {"name"},
+            ("M", "process_name"): {"name"}}
+    for key, wanted in read.items():
+        assert real[key] & wanted <= ours[key], key
+
+
+def test_flows_pair_launches_with_kernels(synth: Path) -> None:
+    """Each ``ac2g`` flow starts at a launch and ends at the kernel with its correlation; ids are unique."""
+    for path in synth.glob("*/*.pt.trace.json"):
+        ev = _events(path)
+        launch = {e["args"]["correlation"]: e for e in ev if e.get("cat") == "cuda_runtime"}
+        kern = [e for e in ev if e.get("cat") in ("kernel", "gpu_memcpy")]
+        corrs = [k["args"]["correlation"] for k in kern]
+        graph = {c for c in corrs if launch[c]["name"] == "cudaGraphLaunch"}
+        assert len(set(corrs) - graph) == len(corrs) - sum(c in graph for c in corrs)  # one kernel per launch
+        assert set(corrs) <= set(launch)
+        s = {e["id"]: e for e in ev if e.get("ph") == "s"}
+        f = {e["id"]: e for e in ev if e.get("ph") == "f"}
+        assert set(s) == set(f) == set(corrs)
+        first: dict[int, float] = {}
+        for k in kern:  # a graph's flow ends at its first kernel
+            c = k["args"]["correlation"]
+            first[c] = min(first.get(c, k["ts"]), k["ts"])
+            assert s[c]["ts"] == launch[c]["ts"] and launch[c]["ts"] < k["ts"]
+        assert all(f[c]["ts"] == t for c, t in first.items())
+
+
+# ---------------------------------------------------------------------------------------- (b) truth by construction
+
+def _rank_files(synth: Path, run: str) -> list[Path]:
+    return sorted((synth / run).glob("*.pt.trace.json"))
+
+
+def _compute_us(path: Path) -> float:
+    return sum(e["dur"] for e in _events(path) if e.get("cat") == "kernel" and not e["name"].startswith("nccl"))
+
+
+def test_straggler_computes_longer_and_the_others_wait_in_allreduce(synth: Path) -> None:
+    files = _rank_files(synth, "ddp_straggler")
+    comp = [_compute_us(p) for p in files]
+    slow = tt.SCENARIOS["ddp_straggler"].extra["straggler_rank"]
+    others = [c for i, c in enumerate(comp) if i != slow]
+    assert comp[slow] / max(others) == pytest.approx(1.5, rel=0.02)
+    ar = [sum(e["dur"] for e in _events(p) if e["name"].startswith("nccl")) for p in files]
+    assert ar[slow] < min(a for i, a in enumerate(ar) if i != slow) / 3
+    ends = [sorted(e["ts"] + e["dur"] for e in _events(p) if e["name"].startswith("nccl")) for p in files]
+    assert np.ptp(np.array(ends), axis=0).max() < 1e-2  # NCCL: every rank's AllReduce ends together
+
+
+def test_launch_skew_is_the_injected_offset(synth: Path) -> None:
+    firsts = []
+    for p in _rank_files(synth, "ddp_launch_skew"):
+        spans = sorted(e["ts"] for e in _events(p) if e.get("cat") == "gpu_user_annotation")
+        firsts.append(np.array(spans))
+    spread_ms = (np.max(firsts, axis=0) - np.min(firsts, axis=0)) / 1000
+    assert spread_ms == pytest.approx(tt.SCENARIOS["ddp_launch_skew"].extra["skew_ms"], abs=0.02)
+
+
+def test_tiny_kernels_are_shorter_than_their_launch(synth: Path) -> None:
+    ev = _events(_rank_files(synth, "tiny_ops")[0])
+    kern = np.array([e["dur"] for e in ev if e.get("cat") == "kernel"])
+    launch = np.array([e["dur"] for e in ev if e.get("name") == "cudaLaunchKernel"])
+    assert np.median(kern) * 4 < np.median(launch)
+
+
+def test_gzip_output_is_the_same_trace(tmp_path: Path) -> None:
+    (plain,) = tt.write_run(str(tmp_path / "a"), "healthy_bf16", steps=4)
+    (gz,) = tt.write_run(str(tmp_path / "b"), "healthy_bf16", steps=4, gz=True)
+    assert gz.endswith(".pt.trace.json.gz") and _events(Path(gz)) == _events(Path(plain))
+
+
+# ---------------------------------------------------------------------------------------- (c) the Advisor on them
+
+@pytest.fixture(scope="module")
+def reports(synth: Path) -> dict[str, Any]:
+    return {run: our_report(synth, run) for run in RUNS}
+
+
+@pytest.mark.parametrize("check", TRUTH_CHECKS)
+@pytest.mark.parametrize("run", RUNS)
+def test_truth(synth: Path, reports: dict[str, Any], run: str, check: str) -> None:
+    """The real sets' checks (top finding or healthy, expect_not, step time, 16-bit share) on every scenario."""
+    judge(load_truth(synth)[run], reports[run], run, TRUTH_CHECKS[check])
+
+
+@pytest.mark.parametrize("run", MULTI)
+def test_ranks_are_one_host_of_four_gpus(reports: dict[str, Any], run: str) -> None:
+    (host,) = reports[run].report["hosts"]
+    assert host["host"] == "node0" and [g["gpu"] for g in host["gpus"]] == [0, 1, 2, 3]
+    assert "4 ranks" in host["steps"]["note"]
+
+
+def test_straggler_and_skew_findings_name_the_constructed_numbers(reports: dict[str, Any]) -> None:
+    (imb,) = [f for f in reports["ddp_straggler"].report["findings"] if f["rule"] == "gpu_imbalance"]
+    assert imb["gpu"] == tt.SCENARIOS["ddp_straggler"].extra["straggler_rank"]
+    assert imb["metric"]["value"] == pytest.approx(1 - 1 / 1.5, abs=0.02)  # (max - min) / max compute
+    (skew,) = [f for f in reports["ddp_launch_skew"].report["findings"] if f["rule"] == "launch_skew"]
+    assert skew["gpu"] == 3
+    assert skew["metric"]["detail"]["launch_skew_ms"] == pytest.approx(1.2, abs=0.02)

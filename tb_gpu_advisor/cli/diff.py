@@ -28,14 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from tb_gpu_advisor import formats
-from tb_gpu_advisor.cli.report import (
-    EXIT_INPUT,
-    EXIT_OK,
-    InputError,
-    _list,
-    select_sessions,
-    session_report,
-)
+from tb_gpu_advisor.cli.report import EXIT_INPUT, EXIT_OK, InputError, _list, select_sessions, session_report
 from tb_gpu_advisor.report import diff as diffmod
 from tb_gpu_advisor.report import diff_render
 from tb_gpu_advisor.runtime.cache import ReportCache

@@ -30,14 +30,7 @@ from dataclasses import dataclass
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import Format, Found, Groups, claimed_by
-from tb_gpu_advisor.model.logdir import (
-    ROOT_RUN,
-    HostFile,
-    Session,
-    SessionNotFoundError,
-    find_session,
-    find_stock_run,
-)
+from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile, Session, SessionNotFoundError, find_session, find_stock_run
 
 __all__ = ["discover", "has_profiles", "misplaced_profiles", "expected_layouts", "ROOT_RUN", "HostFile", "Session",
            "SessionNotFoundError", "find_session", "find_stock_run"]

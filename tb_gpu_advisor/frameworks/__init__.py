@@ -20,15 +20,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import jax, pytorch, tensorflow
-from tb_gpu_advisor.frameworks.base import (
-    GENERIC_LABELS,
-    Framework,
-    NamePredicate,
-    action,
-    never,
-    op_name,
-    op_type,
-)
+from tb_gpu_advisor.frameworks.base import GENERIC_LABELS, Framework, NamePredicate, action, never, op_name, op_type
 
 __all__ = ["Framework", "NamePredicate", "GENERIC_LABELS", "REGISTRY", "UNKNOWN", "action", "never", "detect",
            "detect_trace", "display_names", "elementwise", "elementwise_one", "get", "how_to_capture", "not_host_work",

@@ -16,13 +16,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, GpuCtx
-from tb_gpu_advisor.metrics.types import (
-    BREAKDOWN_CATEGORIES,
-    Breakdown,
-    Gaps,
-    StepGap,
-    StepMetrics,
-)
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
 from tb_gpu_advisor.model.columns import coverage, sorted_unique, union_intervals
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.

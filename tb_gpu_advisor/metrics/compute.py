@@ -9,14 +9,7 @@ from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, kernels, memcpy, multigpu, ops, syncs
 from tb_gpu_advisor.metrics.context import Context, build_context
-from tb_gpu_advisor.metrics.types import (
-    BREAKDOWN_CATEGORIES,
-    Breakdown,
-    Dispatch,
-    Headline,
-    HostMetrics,
-    StepMetrics,
-)
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics
 from tb_gpu_advisor.model.trace import Trace
 from tb_gpu_advisor.steps.detect import Steps
 

@@ -11,20 +11,8 @@ import numpy as np
 
 from tb_gpu_advisor import devices, frameworks, rules
 from tb_gpu_advisor.common.fmt import pct as _pct
-from tb_gpu_advisor.metrics.types import (
-    BREAKDOWN_CATEGORIES,
-    HostMetrics,
-    KernelDurations,
-)
-from tb_gpu_advisor.model.schema import (
-    TABLE_ROWS,
-    Finding,
-    GpuSummary,
-    HostReport,
-    Metric,
-    StepRow,
-    Table,
-)
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations
+from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, StepRow, Table
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import achievable
 

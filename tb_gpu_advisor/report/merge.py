@@ -7,15 +7,7 @@ import datetime as _dt
 
 from tb_gpu_advisor import ANALYZER_VERSION, rules
 from tb_gpu_advisor.common.fmt import pct as _pct
-from tb_gpu_advisor.model.schema import (
-    SEVERITY_ORDER,
-    Finding,
-    HostReport,
-    Metric,
-    Report,
-    Saving,
-    Table,
-)
+from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.report.build import json_float
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import mark_overlaps, parts

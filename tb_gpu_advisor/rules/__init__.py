@@ -19,27 +19,10 @@ from typing import Iterable
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, Metric
-from tb_gpu_advisor.rules import (
-    allreduce_extra,
-    allreduce_slow,
-    batch_size_headroom,
-    capture_quality,
-    eager_execution,
-    excessive_memcpy,
-    gpu_imbalance,
-    host_op_placement,
-    host_sync,
-    input_bound,
-    launch_bound,
-    launch_skew,
-    loss_scaling_gaps,
-    misaligned_dims,
-    mixed_precision_off,
-    sequential_gpus,
-    step_gaps,
-    tensor_core_unused,
-    xla_not_used,
-)
+from tb_gpu_advisor.rules import (allreduce_extra, allreduce_slow, batch_size_headroom, capture_quality,
+                                  eager_execution, excessive_memcpy, gpu_imbalance, host_op_placement, host_sync,
+                                  input_bound, launch_bound, launch_skew, loss_scaling_gaps, misaligned_dims,
+                                  mixed_precision_off, sequential_gpus, step_gaps, tensor_core_unused, xla_not_used)
 from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, step_windows
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps

@@ -11,23 +11,8 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._multi import (
-    GPU_COLUMNS,
-    active_gpus,
-    gpu_table_rows,
-    is_multi,
-)
-from tb_gpu_advisor.rules.base import (
-    Ctx,
-    T,
-    finding,
-    ms,
-    rule,
-    saving,
-    step_windows,
-    table,
-    value_metric,
-)
+from tb_gpu_advisor.rules._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi
+from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, rule, saving, step_windows, table, value_metric
 
 ID = "allreduce_extra"
 

@@ -22,14 +22,7 @@ from tb_gpu_advisor.common.fmt import ms, pct  # noqa: F401  (re-exported: rules
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
 from tb_gpu_advisor.frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
 from tb_gpu_advisor.metrics.types import HostMetrics
-from tb_gpu_advisor.model.schema import (
-    Action,
-    Finding,
-    Metric,
-    Saving,
-    Table,
-    TimeWindow,
-)
+from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table, TimeWindow
 from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, rule  # noqa: F401  (re-exported to the rule modules)
 from tb_gpu_advisor.rules.savings import parts

@@ -12,18 +12,7 @@ from __future__ import annotations
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import active_gpus, is_multi, wait_parts
-from tb_gpu_advisor.rules.base import (
-    Ctx,
-    T,
-    finding,
-    ms,
-    pct,
-    rule,
-    saving,
-    share_metric,
-    step_windows,
-    table,
-)
+from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, saving, share_metric, step_windows, table
 from tb_gpu_advisor.rules.sequential_gpus import is_sequential
 from tb_gpu_advisor.rules.step_gaps import start_offsets_ms
 

@@ -9,18 +9,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (
-    Ctx,
-    count,
-    finding,
-    ms,
-    pct,
-    rule,
-    saving,
-    share_metric,
-    step_windows,
-    table,
-)
+from tb_gpu_advisor.rules.base import Ctx, count, finding, ms, pct, rule, saving, share_metric, step_windows, table
 
 ID = "loss_scaling_gaps"
 

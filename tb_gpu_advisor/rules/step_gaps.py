@@ -11,19 +11,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding, TimeWindow
-from tb_gpu_advisor.rules.base import (
-    Ctx,
-    T,
-    action,
-    finding,
-    grade,
-    ms,
-    pct,
-    rule,
-    saving,
-    share_metric,
-    table,
-)
+from tb_gpu_advisor.rules.base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, table
 
 ID = "step_gaps"
 

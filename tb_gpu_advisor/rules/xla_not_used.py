@@ -13,20 +13,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (
-    Ctx,
-    T,
-    count,
-    finding,
-    grade,
-    ms,
-    pct,
-    rule,
-    saving,
-    share_metric,
-    short,
-    table,
-)
+from tb_gpu_advisor.rules.base import Ctx, T, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
 
 ID = "xla_not_used"
 

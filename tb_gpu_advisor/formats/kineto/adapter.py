@@ -26,21 +26,9 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.formats.kineto.parse import KinetoTrace, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
-from tb_gpu_advisor.model.columns import (
-    absent_as_broadcast,
-    int_dtype,
-    narrowest,
-    unique_inverse,
-)
+from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
 from tb_gpu_advisor.model.idtable import IdTable
-from tb_gpu_advisor.model.trace import (
-    Allocator,
-    DeviceEvents,
-    DeviceInfo,
-    HostEvents,
-    StepMarkers,
-    Trace,
-)
+from tb_gpu_advisor.model.trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, StepMarkers, Trace
 
 #: Host categories analysed.  Python frames (``python_function``, with ``with_stack=True``) are left out: they
 #: enclose the ATen ops they call, so as host events they would cover the whole step as host work.

@@ -43,13 +43,7 @@ from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.formats.xplane import wire
 from tb_gpu_advisor.formats.xplane.schema import message_class
-from tb_gpu_advisor.formats.xplane.timeline import (
-    Line,
-    Plane,
-    StatTable,
-    Timeline,
-    ValueKind,
-)
+from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
 from tb_gpu_advisor.model.idtable import IdTable
 
 _XSTAT_VALUE_FIELDS = {  # XStat field number -> (ValueKind, wire type)

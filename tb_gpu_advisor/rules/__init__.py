@@ -12,6 +12,7 @@ Where things are:
 
 from __future__ import annotations
 
+import importlib
 import logging
 import traceback
 from typing import Iterable
@@ -19,10 +20,6 @@ from typing import Iterable
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, Metric
-from tb_gpu_advisor.rules import (allreduce_extra, allreduce_slow, batch_size_headroom, capture_quality,
-                                  eager_execution, excessive_memcpy, gpu_imbalance, host_op_placement, host_sync,
-                                  input_bound, launch_bound, launch_skew, loss_scaling_gaps, misaligned_dims,
-                                  mixed_precision_off, sequential_gpus, step_gaps, tensor_core_unused, xla_not_used)
 from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, step_windows
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
@@ -32,33 +29,33 @@ __all__ = ["evaluate", "rank", "healthy_finding", "unexplained_idle_finding", "q
 
 logger = logging.getLogger(__name__)
 
-#: Every rule, one module each, in the guide's debugging order (overview): input pipeline, one-GPU checks,
-#: mixed precision / XLA, then several GPUs, then the capture itself.  The only list of rules: ids, ranking ties,
-#: ``docs/rules.md``, card owners and the corpus's truth tables derive from it and from the registry.  On equal
-#: savings the cause ranks above its symptom (misaligned dims / fp32 explain why Tensor Cores are unused).
-MODULES = (
-    input_bound,  # §1.1
-    step_gaps,  # §1.2.1
-    host_sync,  # §1.2.1
-    launch_bound,  # §1.2.2
-    eager_execution,  # §1.2.2
-    host_op_placement,  # §1.2.2
-    excessive_memcpy,  # §1.2.2 / §2 item 4
-    misaligned_dims,  # §1.2.3
-    mixed_precision_off,  # §1.3
-    tensor_core_unused,  # §1.2.3
-    loss_scaling_gaps,  # §1.3
-    xla_not_used,  # §1.3
-    batch_size_headroom,  # §2 item 1
-    allreduce_extra,  # §2 item 3
-    gpu_imbalance,  # §2 item 5
-    sequential_gpus,  # §2 item 6
-    allreduce_slow,  # §2.1
-    launch_skew,  # §2.2
-    capture_quality,  # Q&A (no saving: listed after the guide's checks)
+#: Every rule, one module each named after its id, in the guide's debugging order (overview): input pipeline,
+#: one-GPU checks, mixed precision / XLA, then several GPUs, then the capture itself.  The only list of rules:
+#: ranking ties, ``docs/rules.md``, card owners and the corpus's truth tables derive from it and from the registry.
+#: On equal savings the cause ranks above its symptom (misaligned dims / fp32 explain why Tensor Cores are unused).
+RULE_IDS: tuple[str, ...] = (
+    "input_bound",  # §1.1
+    "step_gaps",  # §1.2.1
+    "host_sync",  # §1.2.1
+    "launch_bound",  # §1.2.2
+    "eager_execution",  # §1.2.2
+    "host_op_placement",  # §1.2.2
+    "excessive_memcpy",  # §1.2.2 / §2 item 4
+    "misaligned_dims",  # §1.2.3
+    "mixed_precision_off",  # §1.3
+    "tensor_core_unused",  # §1.2.3
+    "loss_scaling_gaps",  # §1.3
+    "xla_not_used",  # §1.3
+    "batch_size_headroom",  # §2 item 1
+    "allreduce_extra",  # §2 item 3
+    "gpu_imbalance",  # §2 item 5
+    "sequential_gpus",  # §2 item 6
+    "allreduce_slow",  # §2.1
+    "launch_skew",  # §2.2
+    "capture_quality",  # Q&A (no saving: listed after the guide's checks)
 )
-#: Rule ids, in the guide's order: each module is named after the rule it registers.
-RULE_IDS: tuple[str, ...] = tuple(m.__name__.rsplit(".", 1)[1] for m in MODULES)
+#: The rule modules; importing one registers its rule.
+MODULES = tuple(importlib.import_module(f"{__name__}.{rid}") for rid in RULE_IDS)
 #: Ranking order of every finding id: the rules, then the two verdicts the engine adds when no rule fired
 #: (``unexplained_idle``: the device share is low all the same; ``healthy``).
 GUIDE_ORDER: tuple[str, ...] = RULE_IDS + ("unexplained_idle", "healthy")

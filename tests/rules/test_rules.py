@@ -49,7 +49,7 @@ def test_the_module_list_is_the_one_list_of_rules():
     from synthetic.truth import RULE_IDS as TRUTH_IDS
     from tb_gpu_advisor import frameworks, rules
 
-    assert rules.RULE_IDS == tuple(m.__name__.rsplit(".", 1)[1] for m in rules.MODULES)
+    assert rules.RULE_IDS == tuple(m.__name__.rsplit(".", 1)[1] for m in rules.MODULES)  # one module per id, in order
     assert set(rules.RULE_IDS) == set(REGISTRY) and TRUTH_IDS is rules.RULE_IDS
     for m in rules.MODULES:  # each module registers the rule it is named after
         rid = m.__name__.rsplit(".", 1)[1]

@@ -62,6 +62,18 @@ def read_bytes(path: str) -> bytes:
         return f.read()
 
 
+def read_head(path: str, n: int) -> bytes:
+    """The first ``n`` bytes (fewer for a shorter file): a ranged request on object stores, never the whole file."""
+    if _use_boto3(path):
+        bucket, key = _bucket_key(path)
+        return _s3_client().get_object(Bucket=bucket, Key=key, Range=f"bytes=0-{max(0, n - 1)}")["Body"].read()
+    if is_remote(path):
+        with gfile().GFile(path, "rb") as f:
+            return f.read(n)
+    with open(local_path(path), "rb") as f:
+        return f.read(n)
+
+
 def _use_boto3(path: str) -> bool:
     """s3:// paths are read with boto3 rather than gfile, when boto3 is importable.
 

@@ -72,7 +72,8 @@ _TC_EXCLUDE = re.compile(r"simt|ffma|f32f32_f32f32|sgemm_", re.I)
 
 _FP16 = re.compile(r"half|fp16|f16(?!\d)|__half|h884|h1688|h16816|hgemm|hmma|float16", re.I)
 _BF16 = re.compile(r"bf16|bfloat16|__nv_bfloat16", re.I)
-_INT8 = re.compile(r"int8|i8816|i16832|imma|s8s8|u8s8|\bchar\b", re.I)
+#: ``char`` as a value type is int8 math; ``char*`` (ATen's ``Array<char*, N>`` of byte pointers) is no precision.
+_INT8 = re.compile(r"int8|i8816|i16832|imma|s8s8|u8s8|\bchar\b(?!\s*\*)", re.I)
 _FP8 = re.compile(r"fp8|e4m3|e5m2", re.I)
 _TF32 = re.compile(r"tf32", re.I)
 _FP64 = re.compile(r"\bdouble\b|dgemm|fp64|f64", re.I)
@@ -185,8 +186,20 @@ def copy_direction(name: str) -> str | None:
 #: GEMM / convolution kernels by name: work Tensor Cores can do, whatever op (if any) launched it.  XLA's
 #: Triton GEMMs (``gemm_fusion_dot*``), cuBLAS(Lt) (``*gemm*``, ``nvjet``, ``xmma``), CUTLASS, cuDNN convolutions
 #: and fused attention.  ``convert`` fusions are not convolutions.
-_GEMM_KERNEL = re.compile(r"gemm|nvjet|xmma|s884|h884|s1688|h1688|16816|hmma|wgmma|implicit_convolve|conv2d|conv3d|"
-                          r"_conv_|convolution|fprop|dgrad|wgrad|flash_fwd|flash_bwd|fmha", re.I)
+#: ``gemm`` but not inside ``fbgemm`` (FBGEMM's embedding kernels carry ``fbgemm_gpu::`` template arguments and are
+#: no GEMMs); cuDNN convolutions by their engine names (``volta_scudnn_*``, ``dgrad_engine``, ``wgrad_alg0_engine``,
+#: the Winograd transforms).
+_GEMM_KERNEL = re.compile(r"(?<!fb)gemm|nvjet|xmma|s884|h884|s1688|h1688|16816|hmma|wgmma|implicit_convolve|conv2d|"
+                          r"conv3d|_conv_|convolution|fprop|dgrad|wgrad|flash_fwd|flash_bwd|fmha|[shdi]cudnn_|"
+                          r"winograd", re.I)
+#: Library kernels that are positively no GEMM or convolution whatever op launched them: CUB and Thrust primitives
+#: (sorts, scans, reductions).
+_NOT_GEMM = re.compile(r"\bcub::|\bthrust::|DeviceRadixSort|DeviceSegmentedRadixSort|DeviceScan|DeviceReduce")
+
+
+def not_gemm_one(name: str) -> bool:
+    """A library kernel that is positively no matmul/convolution (see ``_NOT_GEMM``)."""
+    return bool(_NOT_GEMM.search(head(name)))
 
 
 def _cudnn_attention(lower: str) -> bool:

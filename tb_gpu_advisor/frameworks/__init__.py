@@ -23,7 +23,8 @@ from tb_gpu_advisor.frameworks import jax, pytorch, tensorflow
 from tb_gpu_advisor.frameworks.base import GENERIC_LABELS, Framework, NamePredicate, action, never, op_name, op_type
 
 __all__ = ["Framework", "NamePredicate", "GENERIC_LABELS", "REGISTRY", "UNKNOWN", "action", "never", "detect",
-           "detect_trace", "display_names", "elementwise", "elementwise_one", "get", "how_to_capture", "not_host_work",
+           "detect_trace", "display_names", "elementwise", "elementwise_one", "get", "how_to_capture", "not_gemm_kernel", "not_gemm_kernel_one",
+           "not_host_work",
            "op_name", "op_type", "runtime_background_line", "tc_eligible_type"]
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
@@ -58,6 +59,22 @@ def elementwise_one(name: str) -> bool:
 def elementwise(names: list[str]) -> np.ndarray:
     """Bool per kernel name: :func:`elementwise_one`."""
     return np.fromiter((elementwise_one(n) for n in names), dtype=bool, count=len(names))
+
+
+_NOT_GEMM = re.compile("|".join(dict.fromkeys(p for f in REGISTRY.values() for p in f.not_gemm_kernels)) or r"(?!)")
+
+
+def not_gemm_kernel_one(name: str) -> bool:
+    """A kernel that is positively no matmul/convolution, whatever op launched it: a framework's own kernels, a
+    library's primitives (sorts, scans), element-wise work, collectives."""
+    name = devices.head(name)
+    return (bool(_NOT_GEMM.search(name)) or devices.not_gemm_one(name) or elementwise_one(name)
+            or devices.kind_one(name) != devices.KIND_KERNEL)
+
+
+def not_gemm_kernel(names: list[str]) -> np.ndarray:
+    """Bool per kernel name: :func:`not_gemm_kernel_one`."""
+    return np.fromiter((not_gemm_kernel_one(n) for n in names), dtype=bool, count=len(names))
 
 
 def not_host_work(name: str) -> bool:

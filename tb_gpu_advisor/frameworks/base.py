@@ -65,6 +65,9 @@ class Framework:
     elementwise_kernels: tuple[str, ...] = ()
     #: host events that are bookkeeping, not host compute (wrappers whose children are classified, markers)
     not_host_work: NamePredicate = never
+    #: regex fragments of kernels this framework (or its libraries) launches that are positively no matmul or
+    #: convolution, even under a matmul op (ATen's own ``at::native`` kernels: ATen calls cuBLAS/cuDNN for GEMMs)
+    not_gemm_kernels: tuple[str, ...] = ()
 
     def label(self, key: str, **fmt: object) -> str:
         """A word or phrase in this framework's vocabulary (``{name}`` fields filled from ``fmt``)."""

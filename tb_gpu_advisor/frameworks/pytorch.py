@@ -184,6 +184,10 @@ def is_tc_eligible_op(op_type_: str) -> bool:
 
 #: Element-wise kernels ATen launches (``vectorized_elementwise_kernel``, ``elementwise_kernel``).
 ELEMENTWISE_KERNELS = (r"vectorized_elementwise", r"elementwise")
+#: Kernels that are no matmul/convolution under any op: ATen's own kernels (copies, element-wise, reductions,
+#: indexing, batch norm: ATen hands GEMMs to cuBLAS and convolutions to cuDNN) and FBGEMM's embedding kernels
+#: (TorchRec, DLRM: ``split_embedding_*``, ``fbgemm_gpu::``).
+NOT_GEMM_KERNELS = (r"\bat::native::", r"fbgemm_gpu::", r"split_embedding", r"\bbatch_index_select")
 
 
 FRAMEWORK = Framework(
@@ -207,6 +211,7 @@ FRAMEWORK = Framework(
     fixes=FIXES,
     capture_snippet=CAPTURE,
     writes="kineto", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
+    not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step"),
 )

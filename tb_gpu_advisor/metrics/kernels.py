@@ -136,13 +136,17 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
     distinct = list(dict.fromkeys(k[0] for k in acc))
     where = {n: i for i, n in enumerate(distinct)}
     rows_name = np.fromiter((where[k[0]] for k in acc), dtype=np.intp, count=len(acc))
-    tc, ew, col, gemm = (f(distinct)[rows_name] for f in (devices.tensor_core, frameworks.elementwise, devices.collective, devices.gemm_kernel))
+    tc, ew, col, gemm, other = (f(distinct)[rows_name] for f in (devices.tensor_core, frameworks.elementwise, devices.collective,
+                                                                 devices.gemm_kernel, frameworks.not_gemm_kernel))
     out = []
     for i, ((nm, ot), r) in enumerate(acc.items()):
         typ = frameworks.op_type(ot)
         out.append(KernelStat(
             name=nm, op_name=frameworks.op_name(ot), op_type=typ, count=r["count"], total_us=r["total"], avg_us=r["total"] / r["count"],
-            min_us=r["mn"], max_us=r["mx"], tensor_core=bool(tc[i]), tc_eligible=frameworks.tc_eligible_type(typ) or bool(gemm[i]),
+            min_us=r["mn"], max_us=r["mx"], tensor_core=bool(tc[i]),
+            # positive: a GEMM/convolution by its library's naming, or a kernel of a matmul/conv op that nothing
+            # names as other work (ATen's own kernels, sorts, element-wise, copies are never Tensor Core work)
+            tc_eligible=bool(gemm[i]) or (frameworks.tc_eligible_type(typ) and not other[i]),
             precision=devices.PRECISIONS[r["prec"]], elementwise=bool(ew[i]), collective=bool(col[i]),
             launch_latency_avg_us=(r["lat"] / r["latn"]) if r["latn"] else None, gpus=sorted(r["gpus"]),
             shape=r["shape"], dims=shape_dims(r["shape"]),

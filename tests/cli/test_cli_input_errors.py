@@ -18,14 +18,7 @@ from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.formats.xplane.schema import message_class
-from tb_gpu_advisor.model.schema import (
-    Action,
-    Finding,
-    HostReport,
-    Report,
-    Saving,
-    TimeWindow,
-)
+from tb_gpu_advisor.model.schema import Action, Finding, HostReport, Report, Saving, TimeWindow
 from tb_gpu_advisor.report import merge, render
 from tb_gpu_advisor.runtime import pipeline
 from tests.support.profile_files import write_profile

@@ -17,14 +17,7 @@ import re
 
 import pytest
 
-from tests.support.real_checks import (
-    REAL_TORCH_SET,
-    TRUTH_CHECKS,
-    RunResult,
-    judge,
-    load_truth,
-    our_report,
-)
+from tests.support.real_checks import REAL_TORCH_SET, TRUTH_CHECKS, RunResult, judge, load_truth, our_report
 
 if not (REAL_TORCH_SET / "TRUTH.json").is_file():
     pytest.skip(f"real H100 PyTorch traces not found at {REAL_TORCH_SET} (the shared checkout holds them)",

@@ -9,13 +9,7 @@ import pytest
 
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.discover import logdir as discovery
-from tb_gpu_advisor.discover.logdir import (
-    SessionNotFoundError,
-    discover,
-    find_session,
-    find_stock_run,
-    has_profiles,
-)
+from tb_gpu_advisor.discover.logdir import SessionNotFoundError, discover, find_session, find_stock_run, has_profiles
 from tb_gpu_advisor.formats.kineto import layout as kineto_layout
 from tb_gpu_advisor.formats.xplane.reader import read_timeline
 from tests.support.profile_files import write_events_file, write_profile
@@ -257,14 +251,21 @@ TRACE = b'{"schemaVersion": 1, "traceEvents": [{"ph": "X", "cat": "kernel", "nam
 T0 = 1_795_380_384_000_000_000  # 2026-11-22 ... UTC in ns, as tensorboard_trace_handler stamps its files
 
 
-def _trace(folder, worker: str, t_ns: int | None, gz: bool = False) -> str:
+def _trace(folder, worker: str, t_ns: int | None, gz: bool = False, rank: int | None = None, world: int = 0,
+           body: bytes = TRACE, name: str | None = None) -> str:
+    """A trace file named as ``tensorboard_trace_handler`` names them (or ``name``); ``rank``/``world``: its
+    ``distributedInfo``, as ``torch.distributed`` jobs write it."""
     import gzip
 
     os.makedirs(folder, exist_ok=True)
-    name = f"{worker}.{t_ns}.pt.trace.json" if t_ns is not None else f"{worker}.pt.trace.json"
+    if name is None:
+        name = f"{worker}.{t_ns}.pt.trace.json" if t_ns is not None else f"{worker}.pt.trace.json"
+    if rank is not None:
+        body = body.replace(b'"schemaVersion": 1,', b'"schemaVersion": 1, "distributedInfo": {"backend": "nccl", '
+                            b'"rank": %d, "world_size": %d, "pg_config": [{"pg_name": "0", "ranks": []}]},' % (rank, world))
     path = os.path.join(folder, name + (".gz" if gz else ""))
     with open(path, "wb") as f:
-        f.write(gzip.compress(TRACE) if gz else TRACE)
+        f.write(gzip.compress(body) if gz else body)
     return path
 
 
@@ -292,13 +293,15 @@ def test_ranks_and_profiling_cycles(tmp_path):
     folder = str(tmp_path / "ddp")
     for cycle in range(2):
         for rank in range(4):
-            _trace(folder, f"node{rank // 2}_{100 + rank}", T0 + cycle * 60_000_000_000 + rank * 2_000_000_000)
+            _trace(folder, f"node{rank // 2}_{100 + rank}", T0 + cycle * 60_000_000_000 + rank * 2_000_000_000,
+                   rank=rank, world=4)
     sessions = discover(str(tmp_path))
     assert [s.session for s in sessions] == ["2026_11_22_20_47_24", "2026_11_22_20_46_24"]
     for s in sessions:  # one host per machine, its ranks' files behind it in pid order
         assert [h.host for h in s.hosts] == ["node0", "node1"]
         assert [[r.host for r in h.ranks] for h in s.hosts] == [["node0_100", "node0_101"], ["node1_102", "node1_103"]]
-        assert [h.size for h in s.hosts] == [2 * len(TRACE)] * 2 and all(h.path == h.ranks[0].path for h in s.hosts)
+        assert [h.size for h in s.hosts] == [sum(os.path.getsize(r.path) for r in h.ranks) for h in s.hosts]
+        assert all(h.path == h.ranks[0].path for h in s.hosts)
     newest = sessions[0]
     paths = [r.path for h in newest.hosts for r in h.ranks]
     assert all(".17953804440" in p or ".17953804460" in p or ".1795380450" in p or ".1795380448" in p
@@ -317,8 +320,8 @@ def test_a_rank_rewritten_changes_the_cache_key(tmp_path):
     from tb_gpu_advisor.runtime import cache
 
     folder = str(tmp_path / "ddp")
-    first = _trace(folder, "n_1", T0)
-    second = _trace(folder, "n_2", T0 + 1)
+    first = _trace(folder, "n_1", T0, rank=0, world=2)
+    second = _trace(folder, "n_2", T0 + 1, rank=1, world=2)
     os.utime(first, ns=(T0, T0))  # the newest file: the host's mtime stays its own
     os.utime(second, ns=(T0 - 10**10, T0 - 10**10))
     (s,) = discover(str(tmp_path))
@@ -330,20 +333,15 @@ def test_a_rank_rewritten_changes_the_cache_key(tmp_path):
     assert cache.session_key(s2).material != before
 
 
-def test_a_worker_missing_a_cycle_and_names_without_time(tmp_path):
-    """The documented limit: a worker's k-th file is cycle k, so a worker with one file joins cycle 0.
-    Names without a time stamp still group by worker (session ``cycle_<k>``)."""
+def test_a_rank_missing_from_a_cycle(tmp_path):
+    """Rank 1 wrote only in the second cycle: the first session has rank 0 alone, the second both ranks."""
     folder = str(tmp_path / "r")
-    _trace(folder, "a_1", T0)
-    _trace(folder, "a_1", T0 + 60_000_000_000)
-    _trace(folder, "b_2", T0 + 60_000_000_000)  # b only wrote in the second cycle
+    _trace(folder, "a_1", T0, rank=0, world=2)
+    _trace(folder, "a_1", T0 + 600_000_000_000, rank=0, world=2)
+    _trace(folder, "b_2", T0 + 601_000_000_000, rank=1, world=2)
     sessions = discover(str(tmp_path))
     assert sorted((s.session, tuple(h.host for h in s.hosts)) for s in sessions) == [
-        ("2026_11_22_20_46_24", ("a_1", "b_2")), ("2026_11_22_20_47_24", ("a_1",))]
-    other = str(tmp_path / "plain")
-    _trace(other, "w", None)
-    (s,) = [s for s in discover(str(tmp_path)) if s.run == "plain"]
-    assert s.session == "cycle_0" and s.hosts[0].host == "w"
+        ("2026_11_22_20_46_24", ("a_1",)), ("2026_11_22_20_56_24", ("a_1", "b_2"))]
 
 
 def test_pytorch_trace_symlinked_outside_the_logdir_is_ignored(tmp_path):
@@ -362,3 +360,49 @@ def test_kineto_worker_names():
     assert kineto_layout.worker_of("host.a_1.5.pt.trace.json.gz") == ("host.a_1", 5)
     assert kineto_layout.worker_of("w.pt.trace.json") == ("w", None)
     assert kineto_layout.worker_of("x.xplane.pb") is None and kineto_layout.worker_of(".pt.trace.json") is None
+
+
+def test_reruns_are_not_ranks(tmp_path):
+    """Two runs of one script into one folder (no distributedInfo, a minute apart, each on GPU 0) are two sessions of
+    one host each, newest first -- not one host of two GPUs (issue #18 class 3)."""
+    folder = str(tmp_path / "run")
+    _trace(folder, "vm_417", T0)
+    _trace(folder, "vm_418", T0 + 60_000_000_000)
+    sessions = discover(str(tmp_path))
+    assert [s.session for s in sessions] == ["2026_11_22_20_47_24", "2026_11_22_20_46_24"]
+    assert [[h.host for h in s.hosts] for s in sessions] == [["vm_418"], ["vm_417"]]
+    assert all(not h.ranks for s in sessions for h in s.hosts)
+
+
+def test_ranks_need_one_world_and_distinct_ranks(tmp_path):
+    """Same world size, distinct ranks, close in time: one job.  A second rank 0, another world size, or a capture
+    far apart starts another session."""
+    folder = str(tmp_path / "job")
+    _trace(folder, "a_1", T0, rank=0, world=2)
+    _trace(folder, "a_2", T0 + 10**9, rank=1, world=2)
+    _trace(folder, "a_3", T0 + 2 * 10**9, rank=0, world=2)  # a second rank 0: the next job
+    _trace(folder, "b_1", T0 + 3 * 10**9, rank=1, world=4)  # another world size
+    _trace(folder, "a_4", T0 + 3600 * 10**9, rank=1, world=2)  # an hour later
+    sizes = sorted(len(s.hosts[0].ranks) or 1 for s in discover(str(tmp_path)))
+    assert sizes == [1, 1, 1, 2]
+
+
+def test_session_names_come_from_the_trace_clock(tmp_path):
+    """Millisecond stamps (PyTorch 1.9), no stamp, and a pid where the stamp would be: never 1970 (issue #18 class 2).
+    Without a date in the name the trace's own clock names the session: ``baseTimeNanoseconds`` plus the first
+    event, or the first event's absolute microseconds in the old schema."""
+    _trace(str(tmp_path / "ms"), "worker0", 1623143089861)  # 2021-06-08 09:04:49.861 UTC, in ms
+    new_clock = TRACE.replace(b'"schemaVersion": 1,', b'"schemaVersion": 1, "baseTimeNanoseconds": 1790857026000000000,')
+    new_clock = new_clock.replace(b'"ts": 1.0', b'"ts": 4523358285700.585')
+    _trace(str(tmp_path / "nostamp"), "worker0", None, body=new_clock, gz=True)
+    old_clock = TRACE.replace(b'"ts": 1.0', b'"ts": 1680490298000000')  # 2023-04-03 02:51:38 UTC in us
+    _trace(str(tmp_path / "pid"), "", None, body=old_clock, name="rank-0.Apr_03_18_51_38.1102.pt.trace.json")
+    names = {s.run: s.session for s in discover(str(tmp_path))}
+    assert names == {"ms": "2021_06_08_09_04_49", "nostamp": "2026_11_22_20_46_24", "pid": "2023_04_03_02_51_38"}
+
+
+def test_a_file_without_any_clock_is_named_by_its_modification_time(tmp_path):
+    path = _trace(str(tmp_path / "r"), "w", None)
+    os.utime(path, ns=(T0, T0))
+    (s,) = discover(str(tmp_path))
+    assert s.session == "2026_11_22_20_46_24"

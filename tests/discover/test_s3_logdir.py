@@ -145,10 +145,12 @@ def test_pytorch_traces_on_s3(s3_logdir, s3_endpoint):
     """PyTorch traces in an s3:// logdir: found in the same flat listing, grouped by worker, tagged kineto."""
     client = boto3.client("s3", endpoint_url=s3_endpoint)
     prefix = LOGDIR[len(f"s3://{BUCKET}/"):]
-    body = b'{"traceEvents": []}'
-    for key in ("torch/a_1.1795380384000000000.pt.trace.json", "torch/b_2.1795380385000000000.pt.trace.json.gz",
-                "torch/plugins/profile/x/c_3.1.pt.trace.json"):  # below plugins/: not a run folder's trace
-        client.put_object(Bucket=BUCKET, Key=f"{prefix}/{key}", Body=body)
+    def body(rank: int) -> bytes:  # ranks of one job say so (distributedInfo), read from the head of each object
+        return b'{"distributedInfo": {"rank": %d, "world_size": 2}, "traceEvents": []}' % rank
+
+    for i, key in enumerate(("torch/a_1.1795380384000000000.pt.trace.json", "torch/b_2.1795380385000000000.pt.trace.json",
+                             "torch/plugins/profile/x/c_3.1.pt.trace.json")):  # below plugins/: not a run folder's trace
+        client.put_object(Bucket=BUCKET, Key=f"{prefix}/{key}", Body=body(i))
     (s,) = [s for s in discover(s3_logdir) if s.run == "torch"]
     assert s.format == "kineto" and [h.host for h in s.hosts] == ["a_1", "b_2"]
     assert s.session == "2026_11_22_20_46_24" and s.hosts[0].path == f"{LOGDIR}/torch/a_1.1795380384000000000.pt.trace.json"

@@ -19,6 +19,7 @@ import pytest
 
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.discover import logdir as discovery
+from tb_gpu_advisor.formats.kineto import adapter as kineto_adapter
 from tb_gpu_advisor.formats.kineto.parse import parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import ID_STRIDE, merge_ranks
 from tb_gpu_advisor.runtime.pipeline import host_metrics
@@ -53,6 +54,9 @@ def _write_ranks(folder: Path, docs: list[dict]) -> list[Path]:
     folder.mkdir(parents=True, exist_ok=True)
     paths = []
     for i, d in enumerate(docs):
+        # ranks of one job say so (issue #18: files are ranks only when the trace says), in the header as Kineto writes it
+        info = d.get("distributedInfo") or {"backend": "nccl", "rank": i, "world_size": len(docs)}
+        d = {"distributedInfo": info, **{k: v for k, v in d.items() if k != "distributedInfo"}}
         p = folder / f"node_{100 + i}.{T0 + i}.pt.trace.json"
         p.write_text(json.dumps(d))
         paths.append(p)
@@ -67,7 +71,7 @@ def test_two_ranks_become_one_host_with_two_gpus(tmp_path: Path, gpu_of_second: 
     (s,) = discovery.discover(str(tmp_path))
     (host,) = s.hosts
     assert host.host == "node" and [r.host for r in host.ranks] == ["node_100", "node_101"]
-    single = formats.kineto.adapter.read_trace(str(SRC))
+    single = kineto_adapter.read_trace(str(SRC))
     t = formats.read(host)
     assert [d.gpu for d in t.devices] == [0, 1]  # a clash renumbers in rank order; own ids are kept
     (d0,) = single.devices
@@ -111,7 +115,7 @@ def test_a_rank_starting_late_is_measured_as_launch_skew(tmp_path: Path) -> None
     assert m.multi_gpu.launch_skew_ms == pytest.approx(1.5, abs=1e-3)
     offsets = {g.gpu: g.first_kernel_offset_ms for g in m.gpus}
     assert offsets[0] == pytest.approx(0.0, abs=1e-3) and offsets[1] == pytest.approx(1.5, abs=1e-3)
-    single = host_metrics(formats.kineto.adapter.read_trace(str(SRC)))
+    single = host_metrics(kineto_adapter.read_trace(str(SRC)))
     assert [g.step_ms for g in m.gpus] == pytest.approx([single.gpus[0].step_ms] * 2, rel=0.05)
     # identical ranks, identical breakdowns: each GPU's idle time is explained by its own process only (with
     # every process's host events, rank 1's dispatch would be read as launch wait on GPU0 and vice versa)

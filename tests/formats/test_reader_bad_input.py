@@ -18,11 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tb_gpu_advisor.formats.xplane.reader import (
-    ProfileReadError,
-    parse_timeline,
-    read_timeline,
-)
+from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, parse_timeline, read_timeline
 from tests.support.paths import FIXTURES, REPO
 
 REAL = FIXTURES / "real" / "tf221_cpu_custom_loop.xplane.pb"

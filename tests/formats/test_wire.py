@@ -3,9 +3,7 @@
 import numpy as np
 import pytest
 
-from synthetic.encode import (
-    encode_varint,  # the corpus writer: independent of the decoder
-)
+from synthetic.encode import encode_varint  # the corpus writer: independent of the decoder
 from tb_gpu_advisor.formats.xplane import wire
 
 

@@ -177,13 +177,7 @@ def test_tiny_jitted_steps_are_launch_bound_at_step_level(tmp_path):
     """One jitted call per step running three ~1 us kernels (constructed): the host's dispatch of each call costs far
     more than its GPU work, so the step as a whole is launch-bound.  Fusing kernels cannot help; several steps per
     call (lax.scan) or a larger batch does -- and the between-step gap, being that dispatch, is not a second cause."""
-    from synthetic.jaxcapture import (
-        EAGER_OPS,
-        JaxCapture,
-        JaxScenario,
-        _async_loop,
-        eager_op,
-    )
+    from synthetic.jaxcapture import EAGER_OPS, JaxCapture, JaxScenario, _async_loop, eager_op
 
     cap = JaxCapture(seed=0, step_annotation=True, command_buffers=False, module="jit_tiny_step", function="tiny_step")
     fn, kernel, op, _ = EAGER_OPS[0]

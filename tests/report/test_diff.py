@@ -19,16 +19,7 @@ from synthetic.calibration import REAL_PAIRS, real_rows, synthetic_rows
 from synthetic.scenarios import FIXES, SCENARIOS
 from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.report.diff import (
-    DIFF_VERSION,
-    Diff,
-    DiffError,
-    Side,
-    Spread,
-    diff_reports,
-    noise_ms,
-    step_change,
-)
+from tb_gpu_advisor.report.diff import DIFF_VERSION, Diff, DiffError, Side, Spread, diff_reports, noise_ms, step_change
 from tb_gpu_advisor.report.diff_render import to_markdown, to_text
 from tb_gpu_advisor.runtime import pipeline
 from tests.support.paths import REPO

@@ -7,16 +7,7 @@ import copy
 import pytest
 
 from tb_gpu_advisor.discover import logdir as discovery
-from tb_gpu_advisor.model.schema import (
-    Action,
-    Finding,
-    HostReport,
-    Metric,
-    Report,
-    Saving,
-    Table,
-    TimeWindow,
-)
+from tb_gpu_advisor.model.schema import Action, Finding, HostReport, Metric, Report, Saving, Table, TimeWindow
 from tb_gpu_advisor.report import merge, render
 from tb_gpu_advisor.runtime import pipeline
 

@@ -30,14 +30,7 @@ from tb_gpu_advisor.serve.plugin_entry import GpuAdvisorLoader
 from tb_gpu_advisor.serve.service import ReportService
 from tests.support import plugin_fixtures
 from tests.support.paths import REPO
-from tests.support.plugin_client import (
-    PREFIX,
-    CountingAnalyzer,
-    get_json,
-    make_client,
-    poll_report,
-    write_profile,
-)
+from tests.support.plugin_client import PREFIX, CountingAnalyzer, get_json, make_client, poll_report, write_profile
 
 REPO = str(REPO)
 

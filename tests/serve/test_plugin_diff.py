@@ -23,14 +23,7 @@ from tb_gpu_advisor.report import diff_render
 from tb_gpu_advisor.report.diff import diff_reports
 from tb_gpu_advisor.serve import plugin as plugin_mod
 from tests.support.paths import REPO
-from tests.support.plugin_client import (
-    PREFIX,
-    CountingAnalyzer,
-    get_json,
-    make_client,
-    poll_report,
-    write_profile,
-)
+from tests.support.plugin_client import PREFIX, CountingAnalyzer, get_json, make_client, poll_report, write_profile
 
 REPO = str(REPO)
 DEMO = os.path.join(REPO, "demo_logs")

@@ -28,6 +28,7 @@ REPO = REPO
 #: The real JAX and PyTorch H100 sets; read in place, never copied into the repository.
 REAL_JAX_SET = REPO.parent / "shared" / "profiles" / "real-h100-jax"
 REAL_TORCH_SET = REPO.parent / "shared" / "profiles" / "real-h100-torch"
+WILD_TORCH_SET = REPO.parent / "shared" / "profiles" / "wild-torch"
 
 BAD = {"warning", "critical"}
 #: Tolerances from score_real.py (the spec) and from issue #9 (stock cross-check).

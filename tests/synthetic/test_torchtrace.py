@@ -19,13 +19,7 @@ import numpy as np
 import pytest
 
 from synthetic import torchtrace as tt
-from tests.support.real_checks import (
-    REAL_TORCH_SET,
-    TRUTH_CHECKS,
-    judge,
-    load_truth,
-    our_report,
-)
+from tests.support.real_checks import REAL_TORCH_SET, TRUTH_CHECKS, judge, load_truth, our_report
 
 RUNS = list(tt.SCENARIOS)
 MULTI = [r for r in RUNS if tt.SCENARIOS[r].ranks > 1]

@@ -35,6 +35,9 @@ from tb_gpu_advisor.model.trace import Allocator, DeviceEvents, DeviceInfo, Host
 HOST_CATS = ("cpu_op", "user_annotation", "cuda_runtime", "cuda_driver")
 DEVICE_CATS = ("kernel", "gpu_memcpy", "gpu_memset")
 _LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
+#: PyTorch 1.8-1.10 (Kineto before the ``cpu_op``/``kernel`` names) -> today's categories.
+OLD_CATS = {"Operator": "cpu_op", "Runtime": "cuda_runtime", "Kernel": "kernel", "Memcpy": "gpu_memcpy",
+            "Memset": "gpu_memset", "User Annotation": "user_annotation", "Python": "python_function"}
 _OP_CATS = ("cpu_op", "user_annotation")
 _PROFILER_STEP = re.compile(r"^ProfilerStep#(\d+)$")
 #: ``torch.compile`` at work: Inductor's Triton kernels and the compiled region's host annotation.
@@ -90,6 +93,7 @@ def _cat_mask(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
 
 def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     """The trace of a parsed Kineto file."""
+    kt.cats = [OLD_CATS.get(c, c) for c in kt.cats]
     is_host = _cat_mask(kt, HOST_CATS)
     is_dev = _cat_mask(kt, DEVICE_CATS)
     used = is_host | is_dev

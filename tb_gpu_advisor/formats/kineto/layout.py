@@ -1,20 +1,34 @@
-"""Where PyTorch writes its traces: ``<logdir>/<run>/<worker>.<time_ns>.pt.trace.json[.gz]``.
+"""Where PyTorch writes its traces: ``<logdir>/<run>/<worker>.<time>.pt.trace.json[.gz]``.
 
-``torch.profiler.tensorboard_trace_handler`` names the worker ``<hostname>_<pid>`` by default.  Every
-folder holding such files (never below a ``plugins`` folder) is a run; its files are grouped into hosts
-by worker and into sessions by profiling cycle: each worker's files sorted by time, the k-th file of
-every worker belongs to cycle k (``schedule(..., repeat=N)`` writes one file per worker per cycle; ranks
-of one cycle write seconds apart).  A worker that missed a cycle shifts its later files one cycle early:
-the rule cannot tell a missing cycle from a late one without reading the files.  The session is named
-after the cycle's earliest ``time_ns`` (UTC, ``%Y_%m_%d_%H_%M_%S``; ``_<k>`` added on a collision,
-``cycle_<k>`` when the names carry no time).  The ranks of one machine (workers ``<host>_<pid>``) become
-one host whose GPUs are the ranks' GPUs.
+``torch.profiler.tensorboard_trace_handler`` names the worker ``<hostname>_<pid>`` by default and the time in
+nanoseconds (PyTorch 1.9 wrote milliseconds); other writers name files ``worker0.pt.trace.json`` or
+``rank-0.Apr_03_18_51_38.1102.pt.trace.json`` (a pid, not a time).  Every folder holding such files (never
+below a ``plugins`` folder) is a run.
+
+Sessions: files are ranks of one job only when the traces say so -- the same ``distributedInfo.world_size``
+above 1, distinct ranks, and capture times close together (:data:`RANK_WINDOW_S`; clocks of different nodes
+differ by milliseconds).  Every other file is a session of its own: two runs of one script written into the
+same folder, each on GPU 0, are two captures, never two GPUs.  A session is named after its earliest file's
+time (UTC, ``%Y_%m_%d_%H_%M_%S``; ``_<k>`` added on a collision): the time in the file name when it is a
+plausible date, else the trace's own clock (``baseTimeNanoseconds`` plus the first event, or the first
+event's absolute time in the old schema), else the file's modification time -- never 1970.  The ranks of one
+session on one machine (workers ``<host>_<pid>``) become one host whose GPUs are the ranks' GPUs.
+
+The clock and ``distributedInfo`` come from the first :data:`HEADER_BYTES` of each file (decompressed; a ranged
+read on object stores), cached by the file's identity.
 """
 
 from __future__ import annotations
 
+import gzip
+import json
+import re
+import threading
 import time
+import zlib
+from dataclasses import dataclass
 
+from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import Found, Groups, Located
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
@@ -68,14 +82,133 @@ def _worker_order(hf: HostFile) -> tuple[str, int, str]:
     return (head, int(tail), hf.host) if tail.isdigit() else (hf.host, -1, hf.host)
 
 
-def _cycle_name(time_ns: int | None, k: int) -> str:
-    """A cycle's session name: its earliest write time as the XPlane session folders are named (UTC)."""
-    if time_ns is None:
-        return f"cycle_{k}"
+#: Times before this (2015) or after 2100 are no capture time: a pid or a counter in the file name.
+_EPOCH_MIN_S, _EPOCH_MAX_S = 1.42e9, 4.1e9
+#: Ranks of one job write their files within this many seconds of each other.
+RANK_WINDOW_S = 300.0
+#: How much of a file's start is read for its clock and ``distributedInfo`` (they precede ``traceEvents``).
+HEADER_BYTES = 256 << 10
+_BASE_TIME = re.compile(rb'"baseTimeNanoseconds"\s*:\s*(\d+)')
+_FIRST_TS = re.compile(rb'"ts"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)')
+_DIST_INFO = re.compile(rb'"distributedInfo"\s*:\s*')
+
+
+def epoch_s(stamp: float | None) -> float | None:
+    """Seconds since 1970 of a time written in seconds, ms, us or ns (told by its size); None when no plausible date."""
+    if stamp is None:
+        return None
+    for scale in (1e9, 1e6, 1e3, 1.0):
+        t = stamp / scale
+        if _EPOCH_MIN_S <= t <= _EPOCH_MAX_S:
+            return t
+    return None
+
+
+@dataclass(frozen=True)
+class Header:
+    """What the start of a trace says about the capture: when, and which rank of how many."""
+
+    epoch_s: float | None = None
+    rank: int | None = None
+    world_size: int | None = None
+
+
+_headers: dict[tuple[str, int, int], Header] = {}
+_headers_lock = threading.Lock()
+
+
+def read_header(path: str, size: int = 0, mtime_ns: int = 0) -> Header:
+    """The clock and ``distributedInfo`` of a trace, from its first :data:`HEADER_BYTES`; an empty Header for
+    unreadable or foreign files.  Cached by (path, size, mtime)."""
+    key = (path, size, mtime_ns)
+    with _headers_lock:
+        if key in _headers:
+            return _headers[key]
+    header = _parse_header(_head_bytes(path))
+    with _headers_lock:
+        if len(_headers) > 50_000:
+            _headers.clear()
+        _headers[key] = header
+    return header
+
+
+def _head_bytes(path: str) -> bytes:
     try:
-        return time.strftime(_SESSION_TIME_FORMAT, time.gmtime(time_ns / 1e9))
+        raw = fsio.read_head(path, HEADER_BYTES)
+    except Exception:  # noqa: BLE001 - unreadable, gone, no credentials: a file without a header, named by its name
+        return b""
+    if raw[:2] != b"\x1f\x8b":
+        return raw
+    try:  # a cut-off stream: decompress what is there
+        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, HEADER_BYTES)
+    except (zlib.error, gzip.BadGzipFile):
+        return b""
+
+
+def _parse_header(head: bytes) -> Header:
+    base = _BASE_TIME.search(head)
+    first = _FIRST_TS.search(head)
+    ts_us = float(first.group(1)) if first else None
+    when = None
+    if base is not None:
+        when = epoch_s(int(base.group(1)) + (ts_us or 0.0) * 1e3)
+    if when is None and ts_us is not None:
+        when = epoch_s(ts_us)  # the old schema: absolute microseconds
+    rank = world = None
+    m = _DIST_INFO.search(head)
+    if m is not None:
+        try:
+            info, _ = json.JSONDecoder().raw_decode(head[m.end():].decode("utf-8", "replace"))
+        except ValueError:
+            info = None
+        if isinstance(info, dict):
+            rank = info.get("rank") if type(info.get("rank")) is int else None
+            world = info.get("world_size") if type(info.get("world_size")) is int else None
+    return Header(when, rank, world)
+
+
+def _session_name(when_s: float | None) -> str:
+    """A session's name: its capture time as the XPlane session folders are named (UTC)."""
+    try:
+        return time.strftime(_SESSION_TIME_FORMAT, time.gmtime(when_s or 0.0))
     except (OverflowError, OSError, ValueError):
-        return f"cycle_{k}"
+        return "unknown_time"
+
+
+@dataclass(frozen=True)
+class _File:
+    host: HostFile
+    when_s: float
+    header: Header
+
+
+def _file(f: Found) -> _File:
+    worker, stamp = worker_of(f.name) or (f.name, None)
+    header = read_header(f.path, f.size, f.mtime_ns)
+    when = epoch_s(stamp) or header.epoch_s or (f.mtime_ns / 1e9 if f.mtime_ns else None) or 0.0
+    return _File(HostFile(worker, f.path, f.size, f.mtime_ns, "kineto"), when, header)
+
+
+def _sessions(files: list[_File]) -> list[list[_File]]:
+    """Files of one run folder as sessions: ranks of one job together (see the module docstring), every other file
+    alone."""
+    out: list[list[_File]] = []
+    open_groups: list[list[_File]] = []
+    for f in sorted(files, key=lambda x: (x.when_s, x.host.path)):
+        world, rank = f.header.world_size, f.header.rank
+        if not world or world <= 1 or rank is None:
+            out.append([f])
+            continue
+        for g in open_groups:
+            g0 = g[0].header
+            if (g0.world_size == world and len(g) < world and all(x.header.rank != rank for x in g)
+                    and f.when_s - g[0].when_s <= RANK_WINDOW_S):
+                g.append(f)
+                break
+        else:
+            open_groups.append([f])
+            out.append(open_groups[-1])
+    return out
 
 
 class KinetoLayout:
@@ -91,27 +224,19 @@ class KinetoLayout:
         return False
 
     def group(self, found: list[Found]) -> Groups:
-        """Hosts by worker, sessions by profiling cycle (see the module docstring for the rule and its limit)."""
-        by_run: dict[tuple[str, str], dict[str, list[tuple[int, str, HostFile]]]] = {}
+        """Sessions of each run folder (see the module docstring), hosts by machine."""
+        by_run: dict[tuple[str, str], list[_File]] = {}
         for f in found:
-            worker, stamp = worker_of(f.name) or (f.name, None)
-            run = "/".join(f.rel[:-1]) or ROOT_RUN
-            hf = HostFile(worker, f.path, f.size, f.mtime_ns, "kineto")
-            by_run.setdefault((run, f.folder), {}).setdefault(worker, []).append((-1 if stamp is None else stamp, f.path, hf))
+            by_run.setdefault(("/".join(f.rel[:-1]) or ROOT_RUN, f.folder), []).append(_file(f))
         groups: Groups = {}
-        for (run, folder), workers in by_run.items():
-            cycles: dict[int, list[tuple[int, HostFile]]] = {}
-            for files in workers.values():
-                for k, (t, _, hf) in enumerate(sorted(files, key=lambda x: (x[0], x[1]))):
-                    cycles.setdefault(k, []).append((t, hf))
+        for (run, folder), files in by_run.items():
             used: set[str] = set()
-            for k in sorted(cycles):
-                times = [t for t, _ in cycles[k] if t >= 0]
-                name = _cycle_name(min(times) if times else None, k)
+            for k, session in enumerate(_sessions(files)):
+                name = _session_name(min(x.when_s for x in session))
                 if name in used:
                     name = f"{name}_{k}"
                 used.add(name)
-                groups.setdefault((run, name, folder), []).extend(by_machine([hf for _, hf in cycles[k]]))
+                groups.setdefault((run, name, folder), []).extend(by_machine([x.host for x in session]))
         return groups
 
     def locate(self, path: str) -> Located | None:

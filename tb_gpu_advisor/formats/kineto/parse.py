@@ -46,9 +46,10 @@ _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _WS = b" \t\r\n"
 #: Integer columns, ``-1`` where the event does not carry the value.
 _INT_COLUMNS = ("pid", "tid", "correlation", "external_id", "device", "stream", "bytes", "graph_id")
-#: ``args`` keys read into columns (Kineto's spelling).
-_ARG_KEYS = {"correlation": "correlation", "External id": "external_id", "device": "device", "stream": "stream",
-             "bytes": "bytes", "graph id": "graph_id"}
+#: ``args`` keys read into columns (Kineto's spelling).  PyTorch 1.8-1.10 wrote ``external id`` in lower case on
+#: runtime calls and device events (``External id`` on ops); the first key an event carries wins.
+_ARG_KEYS = {"correlation": "correlation", "External id": "external_id", "external id": "external_id",
+             "device": "device", "stream": "stream", "bytes": "bytes", "graph id": "graph_id"}
 
 
 class KinetoReadError(ValueError):
@@ -206,8 +207,8 @@ def _decoder(which: str | None) -> str:
 
 _MSGSPEC_TYPE: Any = None
 #: Kineto ``args`` keys -> identifiers of the typed decode's ``Args`` struct.
-_STRUCT_ARGS = {key: re.sub(r"\W", "_", key).lower() for key in (
-    *_ARG_KEYS, "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved")}
+_STRUCT_ARGS = {key: f"a{i}_" + re.sub(r"\W", "_", key).lower() for i, key in enumerate((
+    *_ARG_KEYS, "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved"))}
 
 
 def _msgspec_type() -> Any:
@@ -306,10 +307,11 @@ class _Columns:
             if typed:  # int or None by the decode's type
                 get = attrgetter(_STRUCT_ARGS[key])
                 vals = [get(a) if a is not None else None for a in args]
-                part[col] = np.array([-1 if v is None else v for v in vals], np.int64)
+                column = np.array([-1 if v is None else v for v in vals], np.int64)
             else:
                 vals = [a.get(key) if type(a) is dict else None for a in args]
-                part[col] = np.array([v if type(v) is int else -1 for v in vals], np.int64)
+                column = np.array([v if type(v) is int else -1 for v in vals], np.int64)
+            part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
         return part
 
     def _metadata(self, e: Any) -> None:

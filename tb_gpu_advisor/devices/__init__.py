@@ -14,14 +14,33 @@ import re
 import numpy as np
 
 from tb_gpu_advisor.devices import nvidia
-from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL,
-                                          KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16, P_FP8, P_FP16,
-                                          P_FP32, P_FP64, P_INT8, P_OTHER, P_TF32, P_UNKNOWN, PRECISIONS, head)
+from tb_gpu_advisor.devices.codes import (
+    KERNEL_CLASSES,
+    KIND_COLLECTIVE,
+    KIND_D2D,
+    KIND_D2H,
+    KIND_H2D,
+    KIND_KERNEL,
+    KIND_OTHER_COPY,
+    LOW_PRECISIONS,
+    MAX_CLASSIFIED_CHARS,
+    P_BF16,
+    P_FP8,
+    P_FP16,
+    P_FP32,
+    P_FP64,
+    P_INT8,
+    P_OTHER,
+    P_TF32,
+    P_UNKNOWN,
+    PRECISIONS,
+    head,
+)
 
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "REDUCTION", "VENDORS", "collective", "copy_direction", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "head", "is_sync_call", "kernel_class", "kind_one", "not_gemm_one", "precision", "precision_one",
+           "gemm_kernel", "gemm_kernel_one", "has_bf16", "head", "is_sync_call", "kernel_class", "kind_one", "not_gemm_one", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one"]
 
 #: The vendors whose names are known, in the order they are asked.
@@ -32,6 +51,7 @@ precision_one = nvidia.precision_one
 gemm_kernel_one = nvidia.gemm_kernel_one
 not_gemm_one = nvidia.not_gemm_one
 copy_direction = nvidia.copy_direction
+has_bf16 = nvidia.has_bf16
 is_sync_call = nvidia.is_sync_call
 SYNC_CALLS = nvidia.SYNC_CALLS
 #: Reduction kernels by name (Eigen/TF reductions, cub block reductions, XLA reduce fusions).

@@ -10,8 +10,23 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL, KIND_OTHER_COPY,
-                                          P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head)
+from tb_gpu_advisor.devices.codes import (
+    KIND_COLLECTIVE,
+    KIND_D2D,
+    KIND_D2H,
+    KIND_H2D,
+    KIND_KERNEL,
+    KIND_OTHER_COPY,
+    P_BF16,
+    P_FP8,
+    P_FP16,
+    P_FP32,
+    P_FP64,
+    P_INT8,
+    P_TF32,
+    P_UNKNOWN,
+    head,
+)
 
 VENDOR = "NVIDIA"
 
@@ -243,3 +258,8 @@ def has_tensor_cores(cc: float | None) -> bool | None:
 def has_tf32(cc: float | None) -> bool | None:
     """Whether it runs TF32 (and bf16) on Tensor Cores: Ampere and later."""
     return None if cc is None else cc >= TF32_MIN_CC
+
+
+def has_bf16(cc: float | None) -> bool | None:
+    """Whether its Tensor Cores run bfloat16: Ampere and later (V100 and T4 have fp16 Tensor Cores only)."""
+    return has_tf32(cc)

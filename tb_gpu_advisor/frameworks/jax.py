@@ -126,15 +126,25 @@ FIXES = {
     "step_gaps": (TRANSFER_GUARD, SCAN_STEPS, PREFETCH),
     "mixed_precision_off": (action(
         "Compute in bfloat16 and keep float32 parameters: cast parameters and inputs to the compute dtype "
-        "in the forward pass and the loss back to float32 (Flax: the layers' dtype vs param_dtype). "
-        "GPUs before Ampere have no bf16 Tensor Cores: use float16 with loss scaling there.",
+        "in the forward pass and the loss back to float32 (Flax: the layers' dtype vs param_dtype).",
         "import jmp  # pip install jmp\n"
         "policy = jmp.get_policy('params=float32,compute=bfloat16,output=float32')\n"
         "params, x = policy.cast_to_compute((params, x))\n"
         "# Flax: nn.Dense(features, dtype=jnp.bfloat16, param_dtype=jnp.float32)"),),
+    "mixed_precision_off:fp16": (action(
+        "Compute in float16 with loss scaling (this GPU has fp16 Tensor Cores but none for bfloat16) and keep "
+        "float32 parameters: cast parameters and inputs to float16 in the forward pass, scale the loss so small "
+        "gradients do not underflow.",
+        "import jmp  # pip install jmp\n"
+        "policy = jmp.get_policy('params=float32,compute=float16,output=float32')\n"
+        "loss_scale = jmp.DynamicLossScale(jnp.float32(2 ** 15))\n"
+        "# grads = loss_scale.unscale(jax.grad(lambda p: loss_scale.scale(loss_fn(p)))(params))"),),
+    "tensor_core_unused:fp16": (action(
+        "Run matmuls/convolutions in float16 with loss scaling (this GPU has fp16 Tensor Cores but none for bfloat16); keep "
+        "float32 parameters.",
+        "y = jnp.dot(x.astype(jnp.float16), w.astype(jnp.float16))"),),
     "tensor_core_unused": (action(
-        "Run matmuls/convolutions in bfloat16 (float16 before Ampere) so they can use the Tensor Cores; "
-        "keep float32 parameters.",
+        "Run matmuls/convolutions in bfloat16 so they can use the Tensor Cores; keep float32 parameters.",
         "y = jnp.dot(x.astype(jnp.bfloat16), w.astype(jnp.bfloat16))\n"
         "# Flax: nn.Dense(features, dtype=jnp.bfloat16, param_dtype=jnp.float32)"),),
     "tensor_core_unused:tf32": (action(

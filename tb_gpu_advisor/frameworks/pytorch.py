@@ -82,11 +82,21 @@ NO_ITEM = action(
     "        print(running.item() / 100)    # one sync per 100 steps\n"
     "        running.zero_()")
 AUTOCAST = action(
-    "Run the forward pass and the loss under autocast in bfloat16 (float16 with a GradScaler before Ampere): "
-    "matmuls and convolutions then use the Tensor Cores, parameters stay float32.",
+    "Run the forward pass and the loss under autocast in bfloat16: matmuls and convolutions then use the Tensor "
+    "Cores, parameters stay float32, and bfloat16 needs no loss scaling.",
     "with torch.autocast(device_type='cuda', dtype=torch.bfloat16):\n"
     "    loss = loss_fn(model(x), y)\n"
     "loss.backward()")
+#: GPUs without bf16 Tensor Cores (V100, T4): float16, whose small range needs a GradScaler.
+AUTOCAST_FP16 = action(
+    "Run the forward pass and the loss under autocast in float16 with a GradScaler (this GPU has fp16 Tensor Cores "
+    "but none for bfloat16): matmuls and convolutions then use the Tensor Cores, parameters stay float32.",
+    "scaler = torch.amp.GradScaler('cuda')\n"
+    "with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
+    "    loss = loss_fn(model(x), y)\n"
+    "scaler.scale(loss).backward()\n"
+    "scaler.step(optimizer)\n"
+    "scaler.update()")
 TF32 = action(
     "On Ampere and newer, let float32 matmuls and convolutions use TF32 Tensor Cores (off by default for "
     "matmuls in PyTorch) where full fp32 accuracy is not needed.",
@@ -132,6 +142,7 @@ FIXES = {
     "step_gaps:private_threads": (NO_ITEM,),
     "step_gaps:shared_threads": (NO_ITEM,),
     "mixed_precision_off": (AUTOCAST,),
+    "mixed_precision_off:fp16": (AUTOCAST_FP16,),
     "loss_scaling_gaps": (action(
         "With float16 autocast, keep the GradScaler's skipped steps rare: bfloat16 needs no loss scaling at all on "
         "Ampere and newer.",
@@ -140,6 +151,7 @@ FIXES = {
         "    loss = loss_fn(model(x), y)\n"
         "scaler.scale(loss).backward(); scaler.step(opt); scaler.update()"),),
     "tensor_core_unused": (AUTOCAST, CHANNELS_LAST),
+    "tensor_core_unused:fp16": (AUTOCAST_FP16, CHANNELS_LAST),
     "tensor_core_unused:tf32": (TF32,),
     "xla_not_used": (COMPILE,),
     "eager_execution": (COMPILE,),

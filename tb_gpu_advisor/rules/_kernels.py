@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices import LOW_PRECISIONS as SIXTEEN_BIT
+from tb_gpu_advisor.metrics.types import HostMetrics
 
 UNKNOWN = "unknown"
 
@@ -71,6 +73,13 @@ def tensor_core_gpus(m) -> tuple[list, list]:
         cc = _cc(g.compute_capability)
         (no if cc is not None and cc < T("tensor_core.min_compute_capability") else yes).append(g)
     return yes, no
+
+
+def sixteen_bit_dtype(m: HostMetrics) -> str:
+    """The 16-bit type to advise: ``bf16`` unless an active GPU is known to lack bf16 Tensor Cores (V100, T4:
+    float16 with loss scaling there)."""
+    yes, _ = tensor_core_gpus(m)
+    return "fp16" if any(devices.has_bf16(compute_capability(g)) is False for g in yes) else "bf16"
 
 
 def compute_capability(g) -> float | None:

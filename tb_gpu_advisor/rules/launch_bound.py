@@ -13,8 +13,23 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, kernels_per_step, ms, pct, rule, saving,
-                                       share_metric, short, step_windows, table)
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    T,
+    action,
+    count,
+    finding,
+    grade,
+    kernels_per_step,
+    ms,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    short,
+    step_windows,
+    table,
+)
 
 ID = "launch_bound"
 _BIGGER_KERNELS = action("Make each kernel do more work: concatenate small tensors, vectorize loops over scalars, "

@@ -13,8 +13,15 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import (device_step_scale, fp32_cuda_core_speedup, kernel_mix, known_us, per_step_ms,
-                                           tensor_core_gpus)
+from tb_gpu_advisor.rules._kernels import (
+    device_step_scale,
+    fp32_cuda_core_speedup,
+    kernel_mix,
+    known_us,
+    per_step_ms,
+    sixteen_bit_dtype,
+    tensor_core_gpus,
+)
 from tb_gpu_advisor.rules.base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, short, table
 
 ID = "mixed_precision_off"
@@ -70,7 +77,7 @@ def check(m: HostMetrics) -> list[Finding]:
         f"Only {pct(share16)} of device compute time is in 16-bit kernels (stock tool suggests mixed precision below "
         f"10%) while MatMul/Conv kernels take {pct(eligible_share)} of it ({ms(t32_ms)} per step in 32-bit) on {cc}."
         + (f" Shares are of the kernel time of known precision; {pct(k.unknown_us / k.compute_us)} has no dtype in its "
-           f"name (compiler-generated fusions) and is left out." if k.unknown_us > 0 else ""),
+           f"name (compiler fusions, library helper kernels) and is left out." if k.unknown_us > 0 else ""),
         metric=share_metric("sixteen_bit_time_share", "16-bit share of device compute", share16,
                             "mixed_precision_off.warning", severity=sev,
                             detail={"fp16_time_share": m.headline.fp16_time_share,
@@ -87,5 +94,5 @@ def check(m: HostMetrics) -> list[Finding]:
                                                                "tensor core"],
                         [[short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, s.tensor_core]
                          for s in top])],
-        actions=ctx.fw.fix(ID) + [_VERIFY],
+        actions=ctx.fw.fix(f"{ID}:{sixteen_bit_dtype(m)}") + [_VERIFY],
     )]

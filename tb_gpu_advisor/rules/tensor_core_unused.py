@@ -13,10 +13,30 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import (compute_capability, device_step_scale, fp32_cuda_core_speedup, kernel_mix,
-                                           per_step_ms, tensor_core_gpus)
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
-                                       short, table)
+from tb_gpu_advisor.rules._kernels import (
+    compute_capability,
+    device_step_scale,
+    fp32_cuda_core_speedup,
+    kernel_mix,
+    per_step_ms,
+    sixteen_bit_dtype,
+    tensor_core_gpus,
+)
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    T,
+    action,
+    count,
+    finding,
+    grade,
+    ms,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    short,
+    table,
+)
 
 ID = "tensor_core_unused"
 
@@ -45,14 +65,15 @@ def check(m: HostMetrics) -> list[Finding]:
     rows = [[short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, s.avg_us]
             for s in sorted(bad, key=lambda s: -s.total_us)[:10]]
     names = ", ".join(sorted({g.name for g in yes if g.name})) or "GPU"
+    dtype = sixteen_bit_dtype(m)
     if t32 >= t16:
-        cause = "they run in 32-bit: enable mixed precision (fp16) so they can use Tensor Cores"
+        cause = f"they run in 32-bit: enable mixed precision ({dtype}) so they can use Tensor Cores"
     else:
         cause = "they are 16-bit but fell back to non-Tensor-Core kernels, usually dims not multiples of 8"
     pad = action("Keep GEMM/conv dimensions (batch, units, channels, vocabulary) multiples of 8 (16 for int8) so "
                  "Tensor Core kernels are picked.", "units = ((units + 7) // 8) * 8")
     ampere = any((compute_capability(g) or 0) >= T("tensor_core.tf32_compute_capability") for g in yes)
-    acts = ctx.fw.fix(ID) + [pad] + (ctx.fw.extra(f"{ID}:tf32") if ampere else [])
+    acts = ctx.fw.fix(f"{ID}:{dtype}") + [pad] + (ctx.fw.extra(f"{ID}:tf32") if ampere else [])
     if t16 > t32:
         acts[0], acts[1] = acts[1], acts[0]
     return [finding(

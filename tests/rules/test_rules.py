@@ -581,3 +581,21 @@ def test_rules_read_only_typed_signals():
                     if node.attr not in fields:
                         bad.append(f"{path.name}: m.{node.value.attr}.{node.attr}")
     assert seen > 50 and not bad, bad
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "jax", "tensorflow"])
+def test_mixed_precision_advice_fits_the_gpu(framework):
+    """No bf16 advice for a GPU without bf16 Tensor Cores (issue #18 class 8): a V100 (sm70) gets float16 with loss
+    scaling, an H100 (sm90) bfloat16; every framework, both precision rules."""
+    from tb_gpu_advisor import rules
+
+    for cc, want, never in (("7.0", "float16", "bfloat16"), ("9.0", "bfloat16", "GradScaler")):
+        m = _fp32(0.8, cc=cc)
+        m.capture.framework = framework
+        for rid in ("mixed_precision_off", "tensor_core_unused"):
+            (f,) = [f for f in rules.evaluate(m) if f.rule == rid]
+            text = " ".join(f"{a.text} {a.snippet or ''}" for a in f.actions) + " " + f.summary
+            if framework == "tensorflow":  # Keras's mixed_float16 policy is float16 with loss scaling on every GPU
+                assert "mixed_float16" in text, (cc, rid)
+                continue
+            assert want in text and never not in text.replace("none for bfloat16", ""), (framework, cc, rid, text)

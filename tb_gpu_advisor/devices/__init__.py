@@ -13,7 +13,7 @@ import re
 
 import numpy as np
 
-from tb_gpu_advisor.devices import nvidia
+from tb_gpu_advisor.devices import amd, nvidia
 from tb_gpu_advisor.devices.codes import (
     KERNEL_CLASSES,
     KIND_COLLECTIVE,
@@ -41,14 +41,44 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "REDUCTION", "VENDORS", "collective", "copy_direction", "device_kind",
            "gemm_kernel", "gemm_kernel_one", "has_bf16", "head", "is_sync_call", "kernel_class", "kind_one", "not_gemm_one", "precision", "precision_one",
-           "short_kernel_name", "tensor_core", "tensor_core_one"]
+           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "arch_label", "words", "VENDORS"]
 
 #: The vendors whose names are known, in the order they are asked.
-VENDORS = (nvidia,)
+VENDORS = (nvidia, amd)
 
-tensor_core_one = nvidia.tensor_core_one
-precision_one = nvidia.precision_one
-gemm_kernel_one = nvidia.gemm_kernel_one
+
+def tensor_core_one(name: str) -> bool:
+    """The kernel runs on the GPU's matrix units (NVIDIA Tensor Cores, AMD Matrix Cores), by name."""
+    return nvidia.tensor_core_one(name) or amd.matrix_core_one(name)
+
+
+def precision_one(name: str) -> int:
+    """Precision code of one kernel name: its dtype words, else what its library's naming says."""
+    p = nvidia.precision_one(name)
+    return amd.precision_one(name) if p == P_UNKNOWN else p
+
+
+def gemm_kernel_one(name: str) -> bool:
+    """A matmul/convolution kernel by its library's naming (any vendor)."""
+    return nvidia.gemm_kernel_one(name) or amd.gemm_kernel_one(name)
+
+
+def vendor(gpu_name: str | None):  # noqa: ANN201 - a vendor module
+    """The vendor module of a GPU, by the name the trace gives it (NVIDIA when it does not say)."""
+    return amd if amd.is_device(gpu_name) else nvidia
+
+
+def arch_label(gpu_name: str | None, cc: str | None) -> str | None:
+    """How a GPU's architecture reads: NVIDIA's compute capability (``9.0``), AMD's GFX name (``gfx942``)."""
+    if amd.is_device(gpu_name):
+        return amd.arch(gpu_name, cc) or cc
+    return cc
+
+
+def words(gpu_names: list[str], text: str) -> str:
+    """``text`` in the words of the vendor of ``gpu_names`` (AMD when every named GPU is AMD's)."""
+    named = [n for n in gpu_names if n]
+    return amd.words(text) if named and all(amd.is_device(n) for n in named) else text
 not_gemm_one = nvidia.not_gemm_one
 copy_direction = nvidia.copy_direction
 has_bf16 = nvidia.has_bf16

@@ -150,9 +150,9 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
         out.append(KernelStat(
             name=nm, op_name=frameworks.op_name(ot), op_type=typ, count=r["count"], total_us=r["total"], avg_us=r["total"] / r["count"],
             min_us=r["mn"], max_us=r["mx"], tensor_core=bool(tc[i]),
-            # positive: a GEMM/convolution by its library's naming, or a kernel of a matmul/conv op that nothing
-            # names as other work (ATen's own kernels, sorts, element-wise, copies are never Tensor Core work)
-            tc_eligible=bool(gemm[i]) or (frameworks.tc_eligible_type(typ) and not other[i]),
+            # positive: a GEMM/convolution because its library's naming says so (or it runs on the matrix units), never
+            # because of the op that launched it -- a matmul op also launches copies, transposes, helper kernels
+            tc_eligible=bool(gemm[i] or tc[i]) and not other[i],
             precision=devices.PRECISIONS[r["prec"]], elementwise=bool(ew[i]), collective=bool(col[i]),
             launch_latency_avg_us=(r["lat"] / r["latn"]) if r["latn"] else None, gpus=sorted(r["gpus"]),
             shape=r["shape"], dims=shape_dims(r["shape"]),

@@ -106,6 +106,26 @@ def _busy_within(us: np.ndarray, ue: np.ndarray, a: np.ndarray, b: np.ndarray) -
     return upto(b) - upto(a)
 
 
+#: A copy back to the GPU is the data that went out (a round trip) when its size is within this factor of a copy out
+#: earlier in the step; a small result fetched (a loss, an 88-element tensor) and the next batch copied in are not.
+ROUND_TRIP_SIZE_FACTOR = 8.0
+
+
+def _comes_back(d, step: np.ndarray, d2h: np.ndarray, h2d: np.ndarray) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
+    """Per H2D copy (in ``h2d`` order): data that could be what an earlier D2H copy of the same step took out -- its
+    size within :data:`ROUND_TRIP_SIZE_FACTOR` of one of them.  Copies of unknown size are given the benefit of the
+    doubt (as before sizes were read)."""
+    out = np.ones(int(h2d.sum()), dtype=bool)
+    out_b, out_end, out_step = d.mem_bytes[d2h], d.end[d2h], step[d2h]
+    in_b, in_start, in_step = d.mem_bytes[h2d], d.start[h2d], step[h2d]
+    for i in np.flatnonzero(in_b > 0):
+        prior = (out_step == in_step[i]) & (out_end <= in_start[i]) & (out_b > 0)
+        if prior.any():
+            ratio = in_b[i] / out_b[prior]
+            out[i] = bool(((ratio <= ROUND_TRIP_SIZE_FACTOR) & (ratio >= 1 / ROUND_TRIP_SIZE_FACTOR)).any())
+    return out
+
+
 def round_trips(ctx: Context) -> HostRoundTrip:
     """Device->host->device round trips inside kept steps (see :class:`HostRoundTrip`); framework-neutral."""
     n = ctx.steps.count
@@ -134,7 +154,7 @@ def round_trips(ctx: Context) -> HostRoundTrip:
         b = np.full(n, -1, np.int64)  # start of the last H2D after it that a kernel of the step follows
         hs = d.start[h2d]
         hstep = g.step[h2d]
-        after = (hs > a[hstep]) & (hs < last_k[hstep])
+        after = (hs > a[hstep]) & (hs < last_k[hstep]) & _comes_back(d, g.step, d2h, h2d)
         np.maximum.at(b, hstep[after], hs[after])
         ok = (a < big) & (b > a)
         if not ok.any():

@@ -164,7 +164,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
     for f in findings:
         f.host = f.host or m.host
     steps_rows = _step_rows(m.steps_detail)
-    gpus = [GpuSummary(gpu=g.gpu, name=g.name, compute_capability=g.compute_capability, step_ms=json_float(g.step_ms, 6), busy_share=json_float(g.busy_share),
+    gpus = [GpuSummary(gpu=g.gpu, name=g.name, compute_capability=devices.arch_label(g.name, g.compute_capability), step_ms=json_float(g.step_ms, 6), busy_share=json_float(g.busy_share),
                        kernel_count=g.kernel_count, collective_calls_per_step=json_float(g.collective_calls_per_step),
                        launch_skew_ms=json_float(g.first_kernel_offset_ms), breakdown={k: json_float(v, 6) for k, v in g.breakdown.as_dict().items()})
             for g in m.gpus]

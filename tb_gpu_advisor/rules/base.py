@@ -14,10 +14,11 @@ warning/critical pair), :func:`share_metric`, :func:`saving`,
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Callable, Iterable, Sequence
 
-from tb_gpu_advisor import frameworks
+from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
 from tb_gpu_advisor.frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
@@ -41,6 +42,10 @@ class Ctx:
         self.steps: int = int(m.steps.count or 0)
         #: the capture's framework: its fixes, words and finding titles
         self.fw: Framework = framework(m)
+
+    def words(self, text: str) -> str:
+        """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code stays as it is)."""
+        return devices.words([g.name for g in self.m.gpus if g.active], text)
 
     def share(self, ms: float | None) -> float | None:
         if ms is None or self.step_ms is None:
@@ -236,14 +241,14 @@ def finding(
         id=ctx.fid(rule_id, gpu),
         rule=rule_id,
         severity=severity,  # type: ignore[arg-type]
-        title=title or ctx.fw.title(rule_id) or (reg.title if reg else rule_id),
-        summary=summary,
+        title=ctx.words(title or ctx.fw.title(rule_id) or (reg.title if reg else rule_id)),
+        summary=ctx.words(summary),
         guide_section=reg.section if reg else "",
         metric=metric,
         saving=saving,
         evidence=list(evidence),
         windows=list(windows),
-        actions=list(actions),
+        actions=[dataclasses.replace(a, text=ctx.words(a.text)) for a in actions],
         host=ctx.host or None,
         gpu=gpu,
     )

@@ -11,6 +11,7 @@ TC-eligible kernel time × (1 - 1/speedup) + other 32-bit kernel time ×
 
 from __future__ import annotations
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._kernels import (
@@ -71,7 +72,7 @@ def check(m: HostMetrics) -> list[Finding]:
     other_ms = per_step_ms(m, k.other_32_us) * device_step_scale(m)
     top = sorted((s for s in k.eligible_rows if s.precision not in ("fp16", "bf16", "int8", "fp8")),
                  key=lambda s: -s.total_us)[:10]
-    cc = ", ".join(sorted({f"{g.name} (sm{g.compute_capability})" for g in yes if g.compute_capability})) or "the GPU"
+    cc = ", ".join(sorted({f"{g.name} ({_arch(g)})" for g in yes if g.compute_capability})) or "the GPU"
     return [finding(
         ctx, ID, sev,
         f"Only {pct(share16)} of device compute time is in 16-bit kernels (stock tool suggests mixed precision below "
@@ -96,3 +97,9 @@ def check(m: HostMetrics) -> list[Finding]:
                          for s in top])],
         actions=ctx.fw.fix(f"{ID}:{sixteen_bit_dtype(m)}") + [_VERIFY],
     )]
+
+
+def _arch(g) -> str:  # noqa: ANN001 - a GpuMetrics
+    """``sm9.0`` for NVIDIA, ``gfx942`` for AMD."""
+    label = devices.arch_label(g.name, g.compute_capability)
+    return label if label and label.startswith("gfx") else f"sm{g.compute_capability}"

@@ -130,8 +130,10 @@ class _Recording:
 
 
 def _clear_classifier_caches() -> None:
-    for fn in (devices.tensor_core_one, devices.precision_one, devices.gemm_kernel_one):
-        fn.cache_clear()
+    for vendor in devices.VENDORS:
+        for fn in vars(vendor).values():
+            if hasattr(fn, "cache_clear"):
+                fn.cache_clear()
 
 
 def test_classifier_regexes_never_scan_more_than_the_cap(monkeypatch):
@@ -140,7 +142,7 @@ def test_classifier_regexes_never_scan_more_than_the_cap(monkeypatch):
     With the linear patterns this bounds the work per distinct name whatever the file holds (the old
     ``(\\.\\d+)+$`` suffix regex took 35 s on such a name)."""
     lengths: list[int] = []
-    for module in (devices, devices.nvidia, frameworks, xla):
+    for module in (devices, *devices.VENDORS, frameworks, xla):
         for name, value in list(vars(module).items()):
             if isinstance(value, re.Pattern):
                 monkeypatch.setattr(module, name, _Recording(value, lengths))

@@ -171,8 +171,8 @@ def _device_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_p
             continue
         sel = idx[dev == g]
         sel = sel[np.argsort(start_ps[sel], kind="stable")]
-        out.append(_one_device(kt, int(g), sel, start_ps, end_ps, launch_ext, op_of_ext, sync_by_corr, props.get(int(g)),
-                               graph_of_corr))
+        out.append(_one_device(kt, int(g), sel, start_ps, end_ps, launch_ext, op_of_ext, sync_by_corr,
+                               props.get(int(g), _only_model(props)), graph_of_corr))
     return out
 
 
@@ -254,6 +254,13 @@ def _device_properties(kt: KinetoTrace) -> dict[int, DeviceInfo]:
             memory_bytes=p["totalGlobalMem"] if type(p.get("totalGlobalMem")) is int else None,
         )
     return out
+
+
+def _only_model(props: dict[int, DeviceInfo]) -> DeviceInfo | None:
+    """The one GPU model ``deviceProperties`` lists, for a device it lists under another id (a VM's virtual function:
+    properties of device 0, kernels on device 2); None when it lists several models or none."""
+    models = {(p.name, p.compute_capability) for p in props.values()}
+    return next(iter(props.values())) if len(models) == 1 else None
 
 
 def _profiler_steps(kt: KinetoTrace, h: HostEvents) -> StepMarkers | None:

@@ -1,0 +1,84 @@
+"""AMD Instinct GPUs (ROCm): architectures, what their kernel libraries' names say, and the words ROCm users use.
+
+ROCm's PyTorch and JAX report an AMD GPU with ``computeMajor``/``computeMinor`` that read like a CUDA compute
+capability (``AMD Instinct MI300X``: 9.4); they are the GFX architecture (gfx942), not an NVIDIA generation.  The
+matrix units are Matrix Cores, driven by MFMA instructions (``XDLOPS``); every CDNA generation has them for fp32,
+fp16 and bf16 (MI100 on), so "not on Tensor Cores" means "not an MFMA kernel" here.
+
+Kernel libraries: rocBLAS / hipBLASLt GEMMs come from Tensile, named ``Cijk_<A>_<B>_<types>_..._MT..._MI<m>x<n>x<k>``
+(``MI``: the MFMA instruction tile; the first letter of ``<types>`` the input type); Composable Kernel (``ck::``,
+``ck_tile::``, ``*_xdl*``) and MIOpen (``igemm_*_gtcx*``, ``naive_conv``, ``MIOpen``) convolutions; RCCL collectives keep
+NCCL's kernel names (``ncclDevKernel_Generic``).
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from tb_gpu_advisor.devices.codes import P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head
+
+VENDOR = "AMD"
+#: Device names of AMD GPUs (ROCm names consumer and some server parts ``AMD Radeon Graphics``).
+_DEVICE = re.compile(r"\bAMD\b|Instinct|Radeon|\bMI\d{3}", re.I)
+#: Architecture by product (computeMajor/Minor 9.0 is both gfx908 and gfx90a), then by (major, minor).
+_ARCH_BY_NAME = (("MI355", "gfx950"), ("MI350", "gfx950"), ("MI325", "gfx942"), ("MI300", "gfx942"),
+                 ("MI250", "gfx90a"), ("MI210", "gfx90a"), ("MI200", "gfx90a"), ("MI100", "gfx908"))
+_ARCH_BY_CC = {(9, 5): "gfx950", (9, 4): "gfx942", (9, 0): "gfx90a"}
+
+#: Tensile GEMMs and their MFMA tile; CK and MIOpen kernels built on XDLOPS (MFMA) or WMMA.
+_TENSILE = re.compile(r"^Cijk_A\w{2,3}_B\w{2,3}_([A-Z][A-Za-z0-9]*)")
+_MFMA = re.compile(r"_MI\d+x\d+x\d+|xdlops|_xdl_|_xdl\b|gtcx|mfma|wmma", re.I)
+_GEMM = re.compile(r"^Cijk_|\bck::tensor_operation|ck_tile::|kernel_gemm|gemm_xdl|igemm_|naive_conv|MIOpen|miopen|"
+                   r"conv_fwd|conv_bwd|grouped_conv", re.I)
+_TENSILE_TYPE = {"H": P_FP16, "B": P_BF16, "S": P_FP32, "D": P_FP64, "X": P_TF32, "I": P_INT8, "F": P_FP8}
+
+#: ROCm's words for NVIDIA's (prose only: PyTorch keeps ``torch.cuda`` and ``torch.backends.cudnn`` on ROCm, so
+#: code snippets stay as they are).
+WORDS = (("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core"), ("cuDNN", "MIOpen"),
+         ("cuBLASLt", "hipBLASLt"), ("cuBLAS", "rocBLAS"), ("CUDA graphs", "HIP graphs"), ("CUDA graph", "HIP graph"),
+         ("NCCL", "RCCL"), ("nvidia-smi", "rocm-smi"), ("CUDA cores", "vector ALUs"), ("CUDA-core", "vector-ALU"))
+
+
+def is_device(name: str | None) -> bool:
+    """A GPU of this vendor, by the name the trace gives it."""
+    return bool(name) and bool(_DEVICE.search(name or ""))
+
+
+def arch(name: str | None, cc: str | float | None) -> str | None:
+    """The GFX architecture (``gfx942``) of an AMD GPU, by product name, else by its reported major.minor."""
+    for product, gfx in _ARCH_BY_NAME:
+        if product in (name or "").upper():
+            return gfx
+    try:
+        major, _, minor = str(cc).partition(".")
+        return _ARCH_BY_CC.get((int(major), int(minor or 0)))
+    except ValueError:
+        return None
+
+
+@lru_cache(maxsize=65536)
+def matrix_core_one(name: str) -> bool:
+    """The kernel runs on Matrix Cores (an MFMA/XDLOPS GEMM or convolution), by name."""
+    name = head(name)
+    return bool(_GEMM.search(name)) and bool(_MFMA.search(name))
+
+
+@lru_cache(maxsize=65536)
+def gemm_kernel_one(name: str) -> bool:
+    """A matmul/convolution kernel of rocBLAS/hipBLASLt (Tensile), Composable Kernel or MIOpen."""
+    return bool(_GEMM.search(head(name)))
+
+
+@lru_cache(maxsize=65536)
+def precision_one(name: str) -> int:
+    """Input type of a Tensile GEMM (``Cijk_..._BBS_...`` is bf16), else unknown (the generic dtype words are asked first)."""
+    m = _TENSILE.search(head(name))
+    return _TENSILE_TYPE.get(m.group(1)[0], P_UNKNOWN) if m else P_UNKNOWN
+
+
+def words(text: str) -> str:
+    """``text`` in ROCm's words."""
+    for nvidia, rocm in WORDS:
+        text = text.replace(nvidia, rocm)
+    return text

@@ -74,6 +74,10 @@ _TABLE: tuple[Threshold, ...] = (
        "hide it (126,224 Mul at ~21.9 us each)", "a kernel this short or shorter is 'small'"),
     _t("launch.fused_us_per_kernel", 1.0, "us", "Advisor: a fused graph / XLA cluster / CUDA graph pays ~1 us per kernel",
        "launch cost per kernel assumed after the fix (saving formula)"),
+    _t("launch_bound.min_small_kernel_share", 0.5, "share", "Advisor (issue #18): a title must agree with its numbers; "
+       "when most kernels outlast the launch latency the GPU waits for the host to dispatch ops of ordinary size",
+       "below this share of kernels (by count) shorter than launch.small_kernel_us, launch_bound is titled "
+       "'the GPU waits for the host to dispatch each op' instead of 'many small kernels'"),
     _t("launch_bound.min_small_kernel_time_share", 0.25, "share", "Advisor: the guide's launch-bound diagnosis is small "
        "kernels; when kernels outlasting the launch latency do most of the GPU's work, the GPU's wait is the host's per-op cost (inflated by "
        "the profiler's own launch tracing: 35 us cuLaunchKernelEx calls in a healthy real PyTorch capture), not a "

@@ -40,7 +40,7 @@ from tb_gpu_advisor.devices.codes import (
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "REDUCTION", "VENDORS", "collective", "copy_direction", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "has_bf16", "head", "is_sync_call", "kernel_class", "kind_one", "not_gemm_one", "precision", "precision_one",
+           "gemm_kernel", "gemm_kernel_one", "has_bf16", "head", "is_blocking_call", "is_sync_call", "kernel_class", "kind_one", "not_gemm_one", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "arch_label", "words", "VENDORS"]
 
 #: The vendors whose names are known, in the order they are asked.
@@ -82,8 +82,20 @@ def words(gpu_names: list[str], text: str) -> str:
 not_gemm_one = nvidia.not_gemm_one
 copy_direction = nvidia.copy_direction
 has_bf16 = nvidia.has_bf16
-is_sync_call = nvidia.is_sync_call
-SYNC_CALLS = nvidia.SYNC_CALLS
+#: Host calls that wait for the GPU (CUDA and HIP).
+SYNC_CALLS = nvidia.SYNC_CALLS + amd.SYNC_CALLS
+#: Host calls the host is blocked in: the syncs and the copies (CUDA and HIP).
+BLOCKING_CALLS = nvidia.BLOCKING_CALLS + amd.BLOCKING_CALLS
+
+
+def is_sync_call(name: str) -> bool:
+    """A host call that waits for the GPU: while inside it, the host is not what the GPU waits for."""
+    return name.startswith(SYNC_CALLS)
+
+
+def is_blocking_call(name: str) -> bool:
+    """Host time inside this call is waiting (for the GPU, a copy, the driver), not host work."""
+    return name.startswith(BLOCKING_CALLS)
 #: Reduction kernels by name (Eigen/TF reductions, cub block reductions, XLA reduce fusions).
 REDUCTION = re.compile(r"Reduc|reduce|TensorReductionOp|ColumnReduce|RowReduce|BlockReduce", re.I)
 

@@ -40,6 +40,11 @@ WORDS = (("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core")
          ("NCCL", "RCCL"), ("nvidia-smi", "rocm-smi"), ("CUDA cores", "vector ALUs"), ("CUDA-core", "vector-ALU"))
 
 
+#: HIP's calls that wait for the GPU, and those the host is blocked in (copies, as for CUDA).
+SYNC_CALLS = ("hipStreamSynchronize", "hipDeviceSynchronize", "hipEventSynchronize")
+BLOCKING_CALLS = SYNC_CALLS + ("hipMemcpy", "hipMemset")
+
+
 def is_device(name: str | None) -> bool:
     """A GPU of this vendor, by the name the trace gives it."""
     return bool(name) and bool(_DEVICE.search(name or ""))

@@ -244,6 +244,16 @@ def is_sync_call(name: str) -> bool:
     return name.startswith(SYNC_CALLS)
 
 
+#: Runtime and driver calls the host spends blocked in: the syncs, and copies (a copy to or from pageable memory
+#: waits for the stream, then copies through a staging buffer; an asynchronous one to pinned memory returns at once).
+BLOCKING_CALLS = SYNC_CALLS + ("cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset")
+
+
+def is_blocking_call(name: str) -> bool:
+    """Host time inside this call is waiting for the GPU or the driver, not host work."""
+    return name.startswith(BLOCKING_CALLS)
+
+
 #: Compute capability from which a generation has Tensor Cores (Volta, sm70), TF32 Tensor Core math and bf16 (Ampere,
 #: sm80).  NVIDIA's architecture whitepapers.
 TENSOR_CORE_MIN_CC = 7.0

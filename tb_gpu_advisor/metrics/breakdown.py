@@ -17,7 +17,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, GpuCtx
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
-from tb_gpu_advisor.model.columns import coverage, sorted_unique, union_intervals
+from tb_gpu_advisor.model.columns import coverage, sorted_unique, subtract_intervals, union_intervals
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.
 PRIORITY: tuple[str, ...] = (
@@ -67,7 +67,9 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
     # and the host inside the framework's dispatch (JAX: the GPU idles while Python dispatches the next call)
     out["launch_wait"] = _cat2(out["launch_wait"], ctx.dispatch_spans if g.dispatch_spans is None else g.dispatch_spans)
     work = ctx.host_work if hm is None else ctx.host_work & hm
-    out["host_compute"] = (h.start[work], h.end[work])
+    # an op blocked in a copy or a sync (``.item()``, a D2H to pageable memory waiting for NCCL) is waiting, not work
+    out["host_compute"] = subtract_intervals(h.start[work].astype(np.int64), h.end[work].astype(np.int64),
+                                             *ctx.blocked_spans) if ctx.blocked_spans else (h.start[work], h.end[work])
     return out
 
 

@@ -58,6 +58,8 @@ class Context:
     input_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
     #: the host inside the framework's dispatch of compiled work (JAX ``PjitFunction``): disjoint (starts, ends)
     dispatch_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
+    #: the host blocked inside runtime calls (syncs, copies): waiting, never host work; (starts, ends)
+    blocked_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
     #: bool per host event: an outermost dispatch event (one call of a compiled function)
     dispatch_calls: np.ndarray = None  # type: ignore[assignment]
 
@@ -255,8 +257,10 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
     d_s, d_e = _dispatch_spans(h, dispatch)
     outer = _nesting(h, dispatch)[0] if dispatch.any() else dispatch
+    blocked = h.name_mask(devices.is_blocking_call)
     return Context(trace, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device, params, fw=fw,
-                   input_spans=input_spans, dispatch_spans=(d_s, d_e), dispatch_calls=outer)
+                   input_spans=input_spans, dispatch_spans=(d_s, d_e), dispatch_calls=outer,
+                   blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)))
 
 
 def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -46,7 +46,8 @@ def step_level(m) -> bool:
 @rule(ID, "§1.2.2", "Launch-bound: many small kernels, the GPU waits for the host to launch them",
       thresholds=("launch_bound.warning", "launch_bound.critical", "launch.small_kernel_us", "launch.fused_us_per_kernel",
                  "launch_bound.step_calls", "launch_bound.min_small_kernel_time_share",
-                 "capture.graph_kernel_share"), card="launch_wait_share")
+                 "capture.graph_kernel_share", "launch_bound.min_small_kernel_share", "launch.latency_us"),
+      card="launch_wait_share")
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     share = ctx.step_share(m.headline.launch_wait_share, m.breakdown.launch_wait)
@@ -66,7 +67,7 @@ def check(m: HostMetrics) -> list[Finding]:
     if top:
         o = top[0]
         example = (f" Top offender: {count(o.count)} × {o.op_type or short(o.name, 40)} taking {ms(o.total_ms)} in total, "
-                   f"~{o.avg_us:.1f} us each — about the 20–40 us launch latency itself.")
+                   f"~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
     small_share = sk.share_of_kernels
     step_txt, actions = "", [_BIGGER_KERNELS] + ctx.fw.fix(ID)
     if sev == "warning" and not step_level(m) and (sk.share_of_kernel_time or 0.0) < T("launch_bound.min_small_kernel_time_share"):
@@ -85,6 +86,10 @@ def check(m: HostMetrics) -> list[Finding]:
                     f"of host dispatch, more than its {ms(m.breakdown.device_compute)} of GPU compute: the whole step is "
                     f"too small for its dispatch cost.")
         actions = ctx.fw.fix(f"{ID}:step")
+    # the title says what the numbers show: small kernels only when they are most of the kernels; otherwise the GPU
+    # waits for the host to dispatch work of ordinary size (an eager loop, Python between ops)
+    few_small = (small_share or 0.0) < T("launch_bound.min_small_kernel_share")
+    title = "Launch-bound: the GPU waits for the host to dispatch each op" if few_small else None
     return [finding(
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} of each {ms(ctx.step_ms)} step ({ms(wait_ms)}; stock "
@@ -100,5 +105,15 @@ def check(m: HostMetrics) -> list[Finding]:
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "count", "total ms", "avg us"], rows)],
         windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),
-        actions=actions,
+        actions=actions, title=title,
     )]
+
+
+def _against_latency(avg_us: float) -> str:
+    """How a kernel's length compares with the 20-40 us it takes to launch one, in words that fit the number."""
+    lo, hi = T("launch.latency_us"), T("launch.small_kernel_us")
+    if avg_us < lo / 2:
+        return f", about {lo / avg_us:.0f}x shorter than the {lo:g}-{hi:g} us a launch takes"
+    if avg_us <= hi * 1.5:
+        return f" -- about the {lo:g}-{hi:g} us launch latency itself"
+    return ""

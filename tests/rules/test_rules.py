@@ -599,3 +599,21 @@ def test_mixed_precision_advice_fits_the_gpu(framework):
                 assert "mixed_float16" in text, (cc, rid)
                 continue
             assert want in text and never not in text.replace("none for bfloat16", ""), (framework, cc, rid, text)
+
+
+def test_launch_bound_title_and_wording_follow_its_numbers():
+    """Issue #18 class 6 / #21 item 4: 'many small kernels' only when most kernels are small; otherwise the GPU waits
+    for the host to dispatch ops of ordinary size.  A 1.2 us kernel is far shorter than the 20-40 us launch latency,
+    not 'about' it."""
+    from dataclasses import replace
+
+    m = _launch(0.4)
+    m.small_kernels.share_of_kernels = 0.9
+    (f,) = run("launch_bound", m)
+    assert f.title.startswith("Launch-bound: many small kernels")
+    m.small_kernels.share_of_kernels = 0.0  # "0 of 41 kernels run shorter than 40 us"
+    (f,) = run("launch_bound", m)
+    assert f.title == "Launch-bound: the GPU waits for the host to dispatch each op"
+    m.small_kernels.top = [replace(m.small_kernels.top[0], avg_us=1.2)]
+    (f,) = run("launch_bound", m)
+    assert "17x shorter than the 20-40 us a launch takes" in f.summary and "about the 20" not in f.summary

@@ -14,28 +14,9 @@ import re
 import numpy as np
 
 from tb_gpu_advisor.devices import amd, nvidia
-from tb_gpu_advisor.devices.codes import (
-    KERNEL_CLASSES,
-    KIND_COLLECTIVE,
-    KIND_D2D,
-    KIND_D2H,
-    KIND_H2D,
-    KIND_KERNEL,
-    KIND_OTHER_COPY,
-    LOW_PRECISIONS,
-    MAX_CLASSIFIED_CHARS,
-    P_BF16,
-    P_FP8,
-    P_FP16,
-    P_FP32,
-    P_FP64,
-    P_INT8,
-    P_OTHER,
-    P_TF32,
-    P_UNKNOWN,
-    PRECISIONS,
-    head,
-)
+from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL,
+                                          KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16, P_FP8, P_FP16,
+                                          P_FP32, P_FP64, P_INT8, P_OTHER, P_TF32, P_UNKNOWN, PRECISIONS, head)
 
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",

@@ -10,23 +10,8 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from tb_gpu_advisor.devices.codes import (
-    KIND_COLLECTIVE,
-    KIND_D2D,
-    KIND_D2H,
-    KIND_H2D,
-    KIND_KERNEL,
-    KIND_OTHER_COPY,
-    P_BF16,
-    P_FP8,
-    P_FP16,
-    P_FP32,
-    P_FP64,
-    P_INT8,
-    P_TF32,
-    P_UNKNOWN,
-    head,
-)
+from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL, KIND_OTHER_COPY,
+                                          P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head)
 
 VENDOR = "NVIDIA"
 

@@ -8,14 +8,8 @@ import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.frameworks import Framework
-from tb_gpu_advisor.model.columns import (
-    in_key_start_order,
-    index_dtype,
-    int_dtype,
-    sorted_unique,
-    subtract_intervals,
-    union_intervals,
-)
+from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, sorted_unique, subtract_intervals,
+                                          union_intervals)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
 from tb_gpu_advisor.steps.detect import Steps
 

@@ -9,14 +9,8 @@ import numpy as np
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
-from tb_gpu_advisor.metrics.types import (
-    ElementwiseChain,
-    Fusion,
-    KernelDurations,
-    KernelStat,
-    SmallKernelOffender,
-    SmallKernels,
-)
+from tb_gpu_advisor.metrics.types import (ElementwiseChain, Fusion, KernelDurations, KernelStat, SmallKernelOffender,
+                                          SmallKernels)
 from tb_gpu_advisor.model.columns import unique_inverse
 
 

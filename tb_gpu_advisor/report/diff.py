@@ -33,16 +33,8 @@ from typing import Any, Iterable, Literal, Sequence
 
 from tb_gpu_advisor import ANALYZER_VERSION
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.model.schema import (
-    SEVERITY_ORDER,
-    TABLE_ROWS,
-    Finding,
-    HostReport,
-    Metric,
-    Report,
-    Table,
-    _json_default,
-)
+from tb_gpu_advisor.model.schema import (SEVERITY_ORDER, TABLE_ROWS, Finding, HostReport, Metric, Report, Table,
+                                         _json_default)
 from tb_gpu_advisor.rules.savings import GROUPS, achievable
 
 DIFF_VERSION = "1.0"

@@ -14,21 +14,8 @@ from __future__ import annotations
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import GPU_COLUMNS, gpu_table_rows, is_multi
-from tb_gpu_advisor.rules.base import (
-    Ctx,
-    T,
-    action,
-    count,
-    finding,
-    grade,
-    ms,
-    pct,
-    rule,
-    saving,
-    share_metric,
-    table,
-    value_metric,
-)
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
+                                       table, value_metric)
 
 ID = "allreduce_slow"
 

@@ -59,6 +59,16 @@ class Ctx:
         sev = grade(share, warning, critical)
         return None if sev is None or share is None else (share, sev)
 
+    def graded_wait(self, headline_share: float | None, breakdown_ms: float | None, warning: str,
+                    critical: str) -> tuple[float, str, float | None] | None:
+        """(share of the step, severity, ms per step) of a wait the headline reports as a share (the breakdown's ms
+        when it does not); None below the warning level: the opening of the wait rules (input, launch)."""
+        share = self.step_share(headline_share, breakdown_ms)
+        sev = grade(share, warning, critical)
+        if sev is None or share is None:
+            return None
+        return share, sev, (share * self.step_ms if self.step_ms else None)
+
     def step_share(self, headline_share: float | None, breakdown_ms: float | None) -> float | None:
         """A headline share of step time or, when it is missing, the breakdown part / step time."""
         if headline_share is not None or not self.step_ms:

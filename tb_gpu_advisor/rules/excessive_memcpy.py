@@ -12,21 +12,8 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (
-    Ctx,
-    T,
-    action,
-    count,
-    finding,
-    grade,
-    ms,
-    pct,
-    rule,
-    saving,
-    share_metric,
-    step_windows,
-    table,
-)
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
+                                       step_windows, table)
 from tb_gpu_advisor.rules.host_op_placement import host_op_time
 
 ID = "excessive_memcpy"

@@ -12,21 +12,8 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (
-    Ctx,
-    count,
-    finding,
-    framework,
-    grade,
-    ms,
-    pct,
-    rule,
-    saving,
-    share_metric,
-    short,
-    step_windows,
-    table,
-)
+from tb_gpu_advisor.rules.base import (Ctx, count, finding, framework, grade, ms, pct, rule, saving, share_metric,
+                                       short, step_windows, table)
 
 ID = "host_op_placement"
 _HEAVY = ("MatMul", "Conv", "BatchMatMul", "Einsum", "Softmax", "Unique", "Gather", "Scatter", "Sort", "TopK")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, rule, saving, share_metric, step_windows, table
+from tb_gpu_advisor.rules.base import Ctx, finding, ms, pct, rule, saving, share_metric, step_windows, table
 
 ID = "input_bound"
 
@@ -19,11 +19,10 @@ ID = "input_bound"
       thresholds=("input_bound.warning", "input_bound.critical"), card="input_wait_share")
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
-    share = ctx.step_share(m.headline.input_wait_share, m.breakdown.input_wait)
-    sev = grade(share, "input_bound.warning", "input_bound.critical")
-    if sev is None:
+    graded = ctx.graded_wait(m.headline.input_wait_share, m.breakdown.input_wait, "input_bound.warning", "input_bound.critical")
+    if graded is None:
         return []
-    wait_ms = share * ctx.step_ms if ctx.step_ms else None
+    share, sev, wait_ms = graded
     h2d = m.breakdown.memcpy_h2d
     rows = [
         [s.step, s.step_ms, s.breakdown.input_wait, s.breakdown.memcpy_h2d, s.breakdown.device_compute]

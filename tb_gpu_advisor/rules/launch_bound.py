@@ -13,23 +13,8 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (
-    Ctx,
-    T,
-    action,
-    count,
-    finding,
-    grade,
-    kernels_per_step,
-    ms,
-    pct,
-    rule,
-    saving,
-    share_metric,
-    short,
-    step_windows,
-    table,
-)
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, kernels_per_step, ms, pct, rule, saving,
+                                       share_metric, short, step_windows, table)
 
 ID = "launch_bound"
 _BIGGER_KERNELS = action("Make each kernel do more work: concatenate small tensors, vectorize loops over scalars, "
@@ -50,11 +35,10 @@ def step_level(m) -> bool:
       card="launch_wait_share")
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
-    share = ctx.step_share(m.headline.launch_wait_share, m.breakdown.launch_wait)
-    sev = grade(share, "launch_bound.warning", "launch_bound.critical")
-    if sev is None:
+    graded = ctx.graded_wait(m.headline.launch_wait_share, m.breakdown.launch_wait, "launch_bound.warning", "launch_bound.critical")
+    if graded is None:
         return []
-    wait_ms = share * ctx.step_ms if ctx.step_ms else None
+    share, sev, wait_ms = graded
     sk = m.small_kernels
     kps = kernels_per_step(m, ctx) or 0.0
     small_ps = sk.per_step or 0.0

@@ -15,21 +15,8 @@ import re
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._kernels import device_step_scale, kernel_mix, per_step_ms, tensor_core_gpus
-from tb_gpu_advisor.rules.base import (
-    Ctx,
-    T,
-    action,
-    count,
-    finding,
-    grade,
-    ms,
-    pct,
-    rule,
-    saving,
-    share_metric,
-    short,
-    table,
-)
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
+                                       short, table)
 
 ID = "misaligned_dims"
 

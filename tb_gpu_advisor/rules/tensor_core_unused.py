@@ -13,30 +13,10 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import (
-    compute_capability,
-    device_step_scale,
-    fp32_cuda_core_speedup,
-    kernel_mix,
-    per_step_ms,
-    sixteen_bit_dtype,
-    tensor_core_gpus,
-)
-from tb_gpu_advisor.rules.base import (
-    Ctx,
-    T,
-    action,
-    count,
-    finding,
-    grade,
-    ms,
-    pct,
-    rule,
-    saving,
-    share_metric,
-    short,
-    table,
-)
+from tb_gpu_advisor.rules._kernels import (compute_capability, device_step_scale, fp32_cuda_core_speedup, kernel_mix,
+                                           per_step_ms, sixteen_bit_dtype, tensor_core_gpus)
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
+                                       short, table)
 
 ID = "tensor_core_unused"
 

@@ -24,14 +24,8 @@ from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
 from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.model.columns import (
-    absent_as_broadcast,
-    int_dtype,
-    narrowest,
-    put_narrow,
-    union_intervals,
-    unique_inverse,
-)
+from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, narrowest, put_narrow, union_intervals,
+                                          unique_inverse)
 from tb_gpu_advisor.model.trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, ModuleRuns, Trace
 
 #: Every event stat the adapter reads.  The reader drops the others

@@ -7,7 +7,7 @@ import numpy as np
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
-from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
 _BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2p": "memcpy_d2d", "memset": "memcpy_d2d", "other": "memcpy_d2d"}
@@ -106,6 +106,19 @@ def _busy_within(us: np.ndarray, ue: np.ndarray, a: np.ndarray, b: np.ndarray) -
     return upto(b) - upto(a)
 
 
+def _waiting(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a GpuCtx
+    """Host time that is waiting, not work on data: inside blocking runtime calls, and waiting for input."""
+    h = ctx.h
+    inp = ctx.host_input if g.host_mask is None else ctx.host_input & g.host_mask
+    spans = [ctx.blocked_spans, (h.start[inp].astype(np.int64), h.end[inp].astype(np.int64)),
+             ctx.input_spans if g.input_spans is None else g.input_spans]
+    spans = [sp for sp in spans if sp is not None and len(sp[0])]
+    if not spans:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return union_intervals(np.concatenate([sp[0] for sp in spans]).astype(np.int64),
+                           np.concatenate([sp[1] for sp in spans]).astype(np.int64))
+
+
 #: A copy back to the GPU is the data that went out (a round trip) when its size is within this factor of a copy out
 #: earlier in the step; a small result fetched (a loss, an 88-element tensor) and the next batch copied in are not.
 ROUND_TRIP_SIZE_FACTOR = 8.0
@@ -160,8 +173,11 @@ def round_trips(ctx: Context) -> HostRoundTrip:
         if not ok.any():
             continue
         us, ue = union_intervals(d.start, d.end)
-        busy = _busy_within(us.astype(np.int64), ue.astype(np.int64), a[ok], b[ok])
-        idle += float(((b[ok] - a[ok]) - busy).sum()) / PS_PER_MS
+        # the GPU idle in the window, less the time the host was waiting rather than working on the data: blocked in
+        # a copy or a sync, or loading the next batch (a D2H that waits for NCCL, then the input pipeline, is no trip)
+        ws, we = subtract_intervals(a[ok], b[ok], us.astype(np.int64), ue.astype(np.int64))
+        ws, we = subtract_intervals(ws, we, *_waiting(ctx, g))
+        idle += float(_busy_within(ws, we, a[ok], b[ok]).sum()) / PS_PER_MS
         with_any |= ok
         sel = ok[np.clip(g.step, 0, None)] & inside
         d2h_b += float(np.maximum(d.mem_bytes[d2h & sel], 0).sum())

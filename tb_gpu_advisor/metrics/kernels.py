@@ -259,10 +259,8 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
         dur_us = (d.end[idx] - d.start[idx]) / PS_PER_US
         ew_count += int(ew.sum())
         ew_ms += float(dur_us[ew].sum()) / 1000.0
-        # every element-wise kernel may sit in a fusible chain: small ones cost a launch each, large ones (an eager
-        # loop over big arrays) a round trip of their operands through memory each; fused, a chain costs one of either
-        cand = ew
-        small_ew += int((ew & (dur_us < T("launch.small_kernel_us"))).sum())
+        cand = ew & (dur_us < T("launch.small_kernel_us"))
+        small_ew += int(cand.sum())
         for s in np.unique(d.stream[idx]):
             sel = idx[d.stream[idx] == s]
             c = cand[d.stream[idx] == s]

@@ -1,4 +1,4 @@
-"""§1.3 / §1.2.3 XLA is not used although chains of element-wise kernels could be fused.
+"""§1.3 / §1.2.3 XLA is not used although chains of small element-wise kernels could be fused.
 
 Metric: time of recurring chains of at least ``xla.min_chain_length``
 element-wise kernels (kernel time + the idle gaps inside the chains) per
@@ -6,8 +6,7 @@ step and per GPU, as a share of step, in captures with no XLA evidence.
 Chains whose kernels are separated by more than the launch latency on
 average are left out (a host op or a sync sits inside; fusion does not
 remove that).  Never critical: the guide calls XLA optional.
-Saving: a chain of L kernels fused becomes about one: (1 - 1/L) of its kernel time (element-wise kernels are
-memory-bound, and the fused kernel moves the operands once) and ``xla.fused_saving_share`` of its launch gaps.
+Saving: ``xla.fused_saving_share`` of the chains' time.
 """
 
 from __future__ import annotations
@@ -17,19 +16,6 @@ from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import Ctx, T, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
 
 ID = "xla_not_used"
-
-
-def _large(c) -> bool:  # noqa: ANN001 - an ElementwiseChain
-    """A chain of element-wise kernels that each outlast the launch latency (an eager loop over large arrays)."""
-    return c.total_ms * 1000.0 / max(1, c.length * c.occurrences) >= T("launch.small_kernel_us")
-
-
-def _fused_kernel_saving(c) -> float:  # noqa: ANN001 - an ElementwiseChain
-    """Kernel time a fused chain saves: large memory-bound kernels become one pass over memory ((1 - 1/L) of their
-    time); small ones save ``xla.fused_saving_share`` of theirs (their time is mostly per-kernel overhead)."""
-    if _large(c):
-        return c.total_ms * (1 - 1 / max(1, c.length))
-    return T("xla.fused_saving_share") * c.total_ms
 
 
 def fusible_chains(m) -> list:
@@ -44,9 +30,9 @@ def fusible_chains(m) -> list:
     return out
 
 
-@rule(ID, "§1.3", "XLA is off: chains of element-wise kernels could be fused",
+@rule(ID, "§1.3", "XLA is off: chains of small element-wise kernels could be fused",
       thresholds=("xla_not_used.info", "xla_not_used.warning", "xla.min_chain_length", "xla.max_chain_gap_us",
-                  "xla.fused_saving_share", "launch.small_kernel_us"))
+                  "xla.fused_saving_share"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     f = m.fusion
@@ -65,15 +51,14 @@ def check(m: HostMetrics) -> list[Finding]:
         sev = "info"
     if sev is None:
         return []
-    fused_ms = sum(_fused_kernel_saving(c) for c in chains) / n
-    save = fused_ms + T("xla.fused_saving_share") * gap_ms
+    save = T("xla.fused_saving_share") * (kern_ms + gap_ms)
     top = sorted(chains, key=lambda c: -(c.occurrences * c.length))[:10]
     rows = [[" → ".join(short(x, 30) for x in c.names[:6]) + (" …" if len(c.names) > 6 else ""), c.length,
              c.occurrences, round(c.occurrences / n, 2), c.total_ms, c.gap_ms] for c in top]
     c0 = top[0]
     return [finding(
         ctx, ID, sev,
-        f"No {ctx.fw.label('compiler')} in this capture, and {count(len(chains))} recurring chains of {T('xla.min_chain_length'):g}+ "
+        f"No {ctx.fw.label('compiler')} in this capture, and {count(len(chains))} recurring chains of {T('xla.min_chain_length'):g}+ small "
         f"element-wise kernels take {ms(kern_ms + gap_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}); the most "
         f"frequent has {c0.length} kernels and occurs {c0.occurrences:,} times in {ctx.steps} steps.",
         metric=share_metric("fusible_chain_share", "Fusible element-wise chain share of step", share,
@@ -81,10 +66,9 @@ def check(m: HostMetrics) -> list[Finding]:
                             detail={"chain_kernel_ms_per_step": kern_ms, "chain_gap_ms_per_step": gap_ms,
                                     "elementwise_kernel_count": f.elementwise_kernel_count,
                                     "small_elementwise_count": f.small_elementwise_count}),
-        saving=saving(ctx, save, f"{ctx.fw.label('compiler')} fuses each chain into one kernel: {T('xla.fused_saving_share'):.0%} of "
-                                 f"the time of chains of small kernels (kernels + launch gaps); (1 - 1/L) of the kernel time "
-                                 f"of a chain of L large memory-bound kernels, which then move their operands once",
-                      [("compute", "non_matmul_kernels", fused_ms), ("launch", "launch", T("xla.fused_saving_share") * gap_ms)]),
+        saving=saving(ctx, save, f"{ctx.fw.label('compiler')} fuses each chain into one kernel, saving {T('xla.fused_saving_share'):.0%} of "
+                                 f"the chain's time (kernels + launch gaps)",
+                      [("compute", "non_matmul_kernels", kern_ms), ("launch", "launch", gap_ms)]),
         evidence=[table("Most frequent fusible kernel chains", ["chain", "kernels", "occurrences", "per step per GPU",
                                                                 "kernel ms", "gap ms"], rows)],
         actions=ctx.fw.fix(ID),

@@ -375,11 +375,7 @@ def test_xla_chains_filtered_by_length_gap_and_xla_in_use():
     m = _xla(0.4)
     m.fusion.xla_in_use = True
     assert run("xla_not_used", m) == []
-    (f,) = run("xla_not_used", _xla(0.4))  # 4 ms of 100 us kernels per step: large, memory-bound, fused into ~1 of 4
-    assert f.saving.ms_per_step == pytest.approx(4.0 * (1 - 1 / 4))
-    m = _xla(0.4)
-    m.fusion.chains[0].occurrences = 400 * STEPS  # the same time in 2.5 us kernels: mostly per-kernel overhead
-    (f,) = run("xla_not_used", m)
+    (f,) = run("xla_not_used", _xla(0.4))
     assert f.saving.ms_per_step == pytest.approx(T("xla.fused_saving_share") * 4.0)
     assert "add → mul → tanh → mul" in f.evidence[0].rows[0][0]
     assert any("--tf_xla_auto_jit=2" in (a.snippet or "") for a in f.actions)

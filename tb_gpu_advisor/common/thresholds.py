@@ -109,10 +109,6 @@ _TABLE: tuple[Threshold, ...] = (
        "Advisor; guide §1.2.3: TC-eligible kernels should use Tensor Cores",
        "share of device compute time in TC-eligible ops (MatMul, Conv, ...) whose kernels do not use Tensor Cores"),
     _t("tensor_core_unused.critical", 0.40, "share", "Advisor", "same metric, critical level"),
-    _t("tensor_core.min_compute_capability", 7.0, "ratio", "guide §1.2.3/§1.3: Tensor Cores from Volta (sm70)",
-       "GPUs below this compute capability are skipped"),
-    _t("tensor_core.tf32_compute_capability", 8.0, "ratio", "NVIDIA: TF32 Tensor Core math from Ampere (sm80); "
-       "Volta and Turing run fp32 GEMMs on CUDA cores only", "GPUs from this compute capability get the TF32 advice"),
     _t("mixed_precision_off.warning", 0.10, "share", "stock overview: 16-bit share of device compute <10% -> suggest "
        "mixed precision", "share of device compute time in 16-bit kernels", "below"),
     _t("mixed_precision_off.min_eligible_share", 0.10, "share", "Advisor: only worth it when matmul/conv work is >=10% "
@@ -129,7 +125,7 @@ _TABLE: tuple[Threshold, ...] = (
        "Cores outpace fp32 CUDA cores ~16x at peak (A100 312 vs 19.5, H100 989 vs 67 TFLOP/s); the real H100 pair "
        "fp32_highest -> healthy_bf16 ran its GEMMs 15x faster per sample; 6x keeps savings conservative",
        "speedup assumed for fp32 MatMul/Conv kernels without Tensor Cores (CUDA cores) moved to 16-bit Tensor Cores "
-       "on compute capability >= tensor_core.tf32_compute_capability"),
+       "on GPUs whose matrix units run TF32 (devices.has_tf32: NVIDIA from Ampere, AMD CDNA 3)"),
     _t("misaligned_dims.warning", 0.10, "share", "Advisor; guide §1.2.3: fp16 dims divisible by 8 (16 for int8)",
        "share of 16-bit TC-eligible time in ops whose GEMM/conv dims are not multiples of 8 (int8: 16)"),
     _t("misaligned_dims.critical", 0.40, "share", "Advisor", "same metric, critical level"),

@@ -21,7 +21,7 @@ from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "REDUCTION", "VENDORS", "collective", "copy_direction", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "has_bf16", "head", "is_blocking_call", "is_sync_call", "kernel_class", "kind_one", "not_gemm_one", "precision", "precision_one",
+           "gemm_kernel", "gemm_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_sync_call", "kernel_class", "kind_one", "not_gemm_one", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "arch_label", "words", "VENDORS"]
 
 #: The vendors whose names are known, in the order they are asked.
@@ -62,7 +62,21 @@ def words(gpu_names: list[str], text: str) -> str:
     return amd.words(text) if named and all(amd.is_device(n) for n in named) else text
 not_gemm_one = nvidia.not_gemm_one
 copy_direction = nvidia.copy_direction
-has_bf16 = nvidia.has_bf16
+
+
+def has_matrix_units(gpu_name: str | None, cc: float | None) -> bool | None:
+    """Whether a GPU has matrix units (NVIDIA Tensor Cores from Volta; every AMD Instinct); None when unknown."""
+    return amd.has_matrix_units(cc) if amd.is_device(gpu_name) else nvidia.has_tensor_cores(cc)
+
+
+def has_tf32(gpu_name: str | None, cc: float | None) -> bool | None:
+    """Whether fp32 matmuls can run on its matrix units in reduced precision (TF32 from Ampere; XF32 on CDNA 3)."""
+    return amd.has_tf32(gpu_name, cc) if amd.is_device(gpu_name) else nvidia.has_tf32(cc)
+
+
+def has_bf16(gpu_name: str | None, cc: float | None) -> bool | None:
+    """Whether its matrix units run bfloat16 (NVIDIA from Ampere; every AMD Instinct)."""
+    return True if amd.is_device(gpu_name) else nvidia.has_bf16(cc)
 #: Host calls that wait for the GPU (CUDA and HIP).
 SYNC_CALLS = nvidia.SYNC_CALLS + amd.SYNC_CALLS
 #: Host calls the host is blocked in: the syncs and the copies (CUDA and HIP).

@@ -62,6 +62,16 @@ def arch(name: str | None, cc: str | float | None) -> str | None:
         return None
 
 
+def has_matrix_units(cc: float | None) -> bool:
+    """Every CDNA Instinct GPU has Matrix Cores (MFMA) for fp32, fp16 and bf16."""
+    return True
+
+
+def has_tf32(name: str | None, cc: str | float | None) -> bool:
+    """Reduced-precision fp32 (XF32) on Matrix Cores: CDNA 3 and later (gfx942, gfx950)."""
+    return arch(name, cc) in ("gfx942", "gfx950")
+
+
 @lru_cache(maxsize=65536)
 def matrix_core_one(name: str) -> bool:
     """The kernel runs on Matrix Cores (an MFMA/XDLOPS GEMM or convolution), by name."""

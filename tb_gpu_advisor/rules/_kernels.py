@@ -70,8 +70,7 @@ def tensor_core_gpus(m) -> tuple[list, list]:
     for g in m.gpus:
         if not g.active:
             continue
-        cc = _cc(g.compute_capability)
-        (no if cc is not None and cc < T("tensor_core.min_compute_capability") else yes).append(g)
+        (no if devices.has_matrix_units(g.name, _cc(g.compute_capability)) is False else yes).append(g)
     return yes, no
 
 
@@ -79,7 +78,7 @@ def sixteen_bit_dtype(m: HostMetrics) -> str:
     """The 16-bit type to advise: ``bf16`` unless an active GPU is known to lack bf16 Tensor Cores (V100, T4:
     float16 with loss scaling there)."""
     yes, _ = tensor_core_gpus(m)
-    return "fp16" if any(devices.has_bf16(compute_capability(g)) is False for g in yes) else "bf16"
+    return "fp16" if any(devices.has_bf16(g.name, compute_capability(g)) is False for g in yes) else "bf16"
 
 
 def compute_capability(g) -> float | None:
@@ -95,8 +94,7 @@ def fp32_cuda_core_speedup(m) -> float:
     The smaller factor holds as soon as one active GPU is older than Ampere or does not say.
     """
     yes, _ = tensor_core_gpus(m)
-    ccs = [compute_capability(g) for g in yes]
-    if ccs and all(c is not None and c >= T("tensor_core.tf32_compute_capability") for c in ccs):
+    if yes and all(devices.has_tf32(g.name, compute_capability(g)) for g in yes):
         return T("mixed_precision.speedup_sm80")
     return T("mixed_precision.speedup")
 

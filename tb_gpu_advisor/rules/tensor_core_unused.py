@@ -11,6 +11,7 @@ Saving: 32-bit part × (1 - 1/mixed_precision.speedup) + 16-bit part ×
 
 from __future__ import annotations
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._kernels import (compute_capability, device_step_scale, fp32_cuda_core_speedup, kernel_mix,
@@ -22,8 +23,7 @@ ID = "tensor_core_unused"
 
 
 @rule(ID, "§1.2.3", "Matmul/conv kernels do not use Tensor Cores",
-      thresholds=("tensor_core_unused.warning", "tensor_core_unused.critical", "tensor_core.min_compute_capability",
-                  "tensor_core.tf32_compute_capability",
+      thresholds=("tensor_core_unused.warning", "tensor_core_unused.critical",
                   "mixed_precision.speedup", "mixed_precision.speedup_sm80", "misaligned.tc_speedup"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
@@ -52,7 +52,7 @@ def check(m: HostMetrics) -> list[Finding]:
         cause = "they are 16-bit but fell back to non-Tensor-Core kernels, usually dims not multiples of 8"
     pad = action("Keep GEMM/conv dimensions (batch, units, channels, vocabulary) multiples of 8 (16 for int8) so "
                  "Tensor Core kernels are picked.", "units = ((units + 7) // 8) * 8")
-    ampere = any((compute_capability(g) or 0) >= T("tensor_core.tf32_compute_capability") for g in yes)
+    ampere = any(devices.has_tf32(g.name, compute_capability(g)) for g in yes)
     acts = ctx.fw.fix(f"{ID}:{dtype}") + [pad] + (ctx.fw.extra(f"{ID}:tf32") if ampere else [])
     if t16 > t32:
         acts[0], acts[1] = acts[1], acts[0]

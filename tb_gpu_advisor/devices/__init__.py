@@ -21,7 +21,7 @@ from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "REDUCTION", "VENDORS", "collective", "copy_direction", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_sync_call", "kernel_class", "kind_one", "not_gemm_one", "precision", "precision_one",
+           "gemm_kernel", "gemm_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "is_sync_call", "kernel_class", "kind_one", "not_gemm_one", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "arch_label", "words", "VENDORS"]
 
 #: The vendors whose names are known, in the order they are asked.
@@ -86,6 +86,14 @@ BLOCKING_CALLS = nvidia.BLOCKING_CALLS + amd.BLOCKING_CALLS
 def is_sync_call(name: str) -> bool:
     """A host call that waits for the GPU: while inside it, the host is not what the GPU waits for."""
     return name.startswith(SYNC_CALLS)
+
+
+#: Host calls that replay a recorded graph of kernels (CUDA and HIP graphs).
+GRAPH_LAUNCH_CALLS = nvidia.GRAPH_LAUNCH_CALLS + amd.GRAPH_LAUNCH_CALLS
+
+
+def is_graph_launch(name: str) -> bool:
+    return name.startswith(GRAPH_LAUNCH_CALLS)
 
 
 def is_blocking_call(name: str) -> bool:

@@ -43,6 +43,7 @@ WORDS = (("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core")
 #: HIP's calls that wait for the GPU, and those the host is blocked in (copies, as for CUDA).
 SYNC_CALLS = ("hipStreamSynchronize", "hipDeviceSynchronize", "hipEventSynchronize")
 BLOCKING_CALLS = SYNC_CALLS + ("hipMemcpy", "hipMemset")
+GRAPH_LAUNCH_CALLS = ("hipGraphLaunch",)
 
 
 def is_device(name: str | None) -> bool:

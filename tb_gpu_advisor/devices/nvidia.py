@@ -229,6 +229,9 @@ def is_sync_call(name: str) -> bool:
     return name.startswith(SYNC_CALLS)
 
 
+#: Runtime and driver calls that replay a CUDA graph (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graphs``).
+GRAPH_LAUNCH_CALLS = ("cudaGraphLaunch", "cuGraphLaunch")
+
 #: Runtime and driver calls the host spends blocked in: the syncs, and copies (a copy to or from pageable memory
 #: waits for the stream, then copies through a staging buffer; an asynchronous one to pinned memory returns at once).
 BLOCKING_CALLS = SYNC_CALLS + ("cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset")

@@ -9,6 +9,8 @@ work; the DataLoader shows as ``enumerate(DataLoader)#_SingleProcessDataLoaderIt
 
 from __future__ import annotations
 
+import re
+
 from tb_gpu_advisor.frameworks.base import Framework, action
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
@@ -23,6 +25,19 @@ _BACKGROUND_THREADS = ("pt_pin_memory", "pt_data_worker")
 _DISPATCH = ("aten::", "autograd::", "torch::autograd::", "Optimizer.", "triton_", "Torch-Compiled Region",
              "CompiledFunction", "cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset")
 _STEP = "ProfilerStep#"
+
+
+#: ``prof.step()`` marks each step with ``ProfilerStep#N``.
+PROFILER_STEP = re.compile(r"^ProfilerStep#(\d+)$")
+#: ``torch.compile`` at work: Inductor's Triton kernels and the compiled region's host annotations.
+COMPILED_HOST = ("Torch-Compiled Region", "CompiledFunction", "CompiledFunctionBackward")
+TRITON_KERNEL = ("triton_",)
+
+
+def step_number(name: str) -> int:
+    """N of a ``ProfilerStep#N`` annotation, -1 for any other name."""
+    m = PROFILER_STEP.match(name)
+    return int(m.group(1)) if m else -1
 
 
 def is_dispatch(name: str) -> bool:

@@ -16,7 +16,6 @@ What is decided here, once, from the format's own conventions:
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 import numpy as np
@@ -24,6 +23,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import max_profile_bytes
+from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.kineto.parse import KinetoTrace, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
@@ -39,14 +39,8 @@ _LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
 OLD_CATS = {"Operator": "cpu_op", "Runtime": "cuda_runtime", "Kernel": "kernel", "Memcpy": "gpu_memcpy",
             "Memset": "gpu_memset", "User Annotation": "user_annotation", "Python": "python_function"}
 _OP_CATS = ("cpu_op", "user_annotation")
-_PROFILER_STEP = re.compile(r"^ProfilerStep#(\d+)$")
-#: ``torch.compile`` at work: Inductor's Triton kernels and the compiled region's host annotation.
-_COMPILED_HOST = ("Torch-Compiled Region", "CompiledFunction", "CompiledFunctionBackward")
-_TRITON_KERNEL = ("triton_",)
 #: The trace's own span event (``PyTorch Profiler (0)``, category ``Trace``): the capture window.
 _TRACE_CAT = "Trace"
-#: Runtime/driver calls that replay a CUDA graph (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graphs``).
-_GRAPH_LAUNCH = ("cudaGraphLaunch", "cuGraphLaunch")
 
 
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
@@ -208,7 +202,7 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
 def _graph_launches(kt: KinetoTrace) -> IdTable:
     """Correlation id -> itself where a CUDA graph launch made it: the graph's kernels share that id, which then
     names their graph (``args["graph id"]`` where Kineto writes one wins)."""
-    is_graph = np.fromiter((n.startswith(_GRAPH_LAUNCH) for n in kt.names), dtype=bool, count=len(kt.names))
+    is_graph = np.fromiter((devices.is_graph_launch(n) for n in kt.names), dtype=bool, count=len(kt.names))
     m = _cat_mask(kt, _LAUNCH_CATS) & (kt.correlation >= 0)
     m[m] = is_graph[kt.name[m]]
     return IdTable(kt.correlation[m], kt.correlation[m], -1)
@@ -265,7 +259,7 @@ def _only_model(props: dict[int, DeviceInfo]) -> DeviceInfo | None:
 
 def _profiler_steps(kt: KinetoTrace, h: HostEvents) -> StepMarkers | None:
     """``ProfilerStep#N`` host annotations (``prof.step()``): one per step."""
-    step_of_name = np.fromiter((_step_number(n) for n in h.names), dtype=np.int64, count=len(h.names))
+    step_of_name = np.fromiter((pytorch.step_number(n) for n in h.names), dtype=np.int64, count=len(h.names))
     if not (step_of_name >= 0).any() or not len(h):
         return None
     n = step_of_name[h.name]
@@ -291,7 +285,7 @@ def _rank_step_lines(kt: KinetoTrace, devs: list[DeviceEvents], start_ps: np.nda
     if len(kt.workers) < 2:
         return {}
     m = _cat_mask(kt, ("gpu_user_annotation",))
-    step_of_name = np.fromiter((_step_number(n) for n in kt.names), dtype=np.int64, count=len(kt.names))
+    step_of_name = np.fromiter((pytorch.step_number(n) for n in kt.names), dtype=np.int64, count=len(kt.names))
     m &= step_of_name[kt.name] >= 0
     lines = {}
     for d in devs:
@@ -305,11 +299,6 @@ def _rank_step_lines(kt: KinetoTrace, devs: list[DeviceEvents], start_ps: np.nda
     note = (f"`ProfilerStep#N` spans on each rank's GPU ({len(kt.workers)} ranks: {', '.join(kt.workers)}); "
             "step k from its span's start to the next one's")
     return {"gpu_step_lines": lines, "gpu_step_source": ("profiler_step", note)}
-
-
-def _step_number(name: str) -> int:
-    m = _PROFILER_STEP.match(name)
-    return int(m.group(1)) if m else -1
 
 
 def _capture_ms(kt: KinetoTrace) -> float | None:
@@ -330,8 +319,8 @@ def _allocator(kt: KinetoTrace) -> Allocator:
 def _compile_evidence(kt: KinetoTrace, h: HostEvents, devs: list[DeviceEvents]) -> list[str]:
     """``torch.compile`` marks: Inductor's Triton kernels, compiled-region annotations."""
     ev = []
-    if any(n.startswith(_TRITON_KERNEL) for d in devs for n in d.names):
+    if any(n.startswith(pytorch.TRITON_KERNEL) for d in devs for n in d.names):
         ev.append("Triton kernels (torch.compile)")
-    if len(h) and h.name_mask(lambda n: n.startswith(_COMPILED_HOST)).any():
+    if len(h) and h.name_mask(lambda n: n.startswith(pytorch.COMPILED_HOST)).any():
         ev.append("compiled regions (torch.compile)")
     return ev

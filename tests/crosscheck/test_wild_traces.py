@@ -78,3 +78,23 @@ def test_a_pid_in_the_file_name_is_no_time():
     """``rank-0.Apr_03_18_51_38.1102``: 1102 is a pid; the trace's own clock names the session, never 1970."""
     (s,) = [s for s in discover(str(WILD)) if s.run == "hta_v100"]
     assert s.session.startswith("2024_04_0"), s.session
+
+
+def test_two_runs_of_one_real_script_are_two_captures(tmp_path):
+    """The held-back case, rebuilt from a real single-GPU trace: the same script run twice into one run folder
+    (two ``<host>_<pid>`` files a minute apart, each on GPU 0, no ``distributedInfo``).  Two sessions of one GPU
+    each, newest first -- never one host with two GPUs whose steps run one after another."""
+    import shutil
+
+    real = sorted((WILD / "hta_v100").glob("*.pt.trace.json.gz"))[0]
+    run = tmp_path / "run"
+    run.mkdir()
+    t0 = 1_712_195_495_000_000_000  # ns, the capture's own day
+    shutil.copyfile(real, run / f"node7_1102.{t0}.pt.trace.json.gz")
+    shutil.copyfile(real, run / f"node7_1893.{t0 + 60_000_000_000}.pt.trace.json.gz")
+    sessions = discover(str(tmp_path))
+    assert len(sessions) == 2 and [len(s.hosts) for s in sessions] == [1, 1]
+    assert sessions[0].hosts[0].host == "node7_1893" and not sessions[0].hosts[0].ranks
+    rep = analyze_session(sessions[0].run, sessions[0].session, sessions[0].hosts).to_dict()
+    assert len([g for g in rep["hosts"][0]["gpus"] if g["kernel_count"]]) == 1
+    assert not [f for f in rep["findings"] if f["rule"] in ("sequential_gpus", "gpu_imbalance", "launch_skew")]

@@ -36,6 +36,7 @@ Folder: constructor argument, else ``$TB_GPU_ADVISOR_CACHE_DIR``, else
 from __future__ import annotations
 
 import gzip
+import functools
 import hashlib
 import json
 import logging
@@ -46,6 +47,7 @@ import time
 import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from tb_gpu_advisor import ANALYZER_VERSION
@@ -77,8 +79,27 @@ def default_dir() -> str | None:
 
 
 def analyzer_version() -> str:
-    """The analyzer's version, part of every key so a new analyzer never serves old reports."""
-    return ANALYZER_VERSION
+    """The analyzer's version and a fingerprint of its code, part of every key: a new analyzer -- or any edit to
+    the analysing code, version bumped or not -- never serves old reports."""
+    return f"{ANALYZER_VERSION}+{code_fingerprint()}"
+
+
+@functools.lru_cache(maxsize=1)
+def code_fingerprint() -> str:
+    """SHA-256 (12 hex digits) of the package's Python sources, read once per process (about 1 MB: milliseconds).
+
+    Why: reports are cached across runs and processes; ``ANALYZER_VERSION`` is bumped by hand and a forgotten bump
+    served stale reports while a rule was being changed.  The tab's static files do not change reports and are
+    left out."""
+    root = Path(__file__).resolve().parents[1]
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        h.update(path.relative_to(root).as_posix().encode() + b"\0" + data + b"\0")
+    return h.hexdigest()[:12]
 
 
 def schema_version() -> str:

@@ -278,6 +278,33 @@ def test_cache_key_version_imports_nothing_heavy():
     """The plugin computes cache keys on a request thread: the analyzer version must not import numpy/the analyzer."""
     code = ("import sys, tb_gpu_advisor.runtime.cache as c; v = c.analyzer_version(); "
             "heavy = [m for m in ('numpy', 'tb_gpu_advisor.runtime.pipeline') if m in sys.modules]; "
-            "assert not heavy, heavy; import tb_gpu_advisor.report.merge as a; assert a.ANALYZER_VERSION == v; print(v)")
+            "assert not heavy, heavy; import tb_gpu_advisor.report.merge as a; "
+            "assert v.startswith(a.ANALYZER_VERSION + '+'); print(v)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip().startswith("0.")
+
+
+def test_any_edit_to_the_analysing_code_misses_the_cache(tmp_path):
+    """Issue #21 item 7: the key carries a fingerprint of the package's code, so a threshold changed without a
+    version bump is not served an old report.  A copy of the package with one rule threshold changed gives another
+    analyzer version, hence another key for the same session; the unchanged copy gives the same key."""
+    import shutil
+
+    from tests.support.paths import REPO
+
+    def version(pkg_root) -> str:
+        code = "import tb_gpu_advisor.runtime.cache as c; print(c.analyzer_version())"
+        env = {**os.environ, "PYTHONPATH": str(pkg_root)}
+        return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env,
+                              cwd=str(pkg_root)).stdout.strip()
+
+    copy = tmp_path / "pkg"
+    shutil.copytree(REPO / "tb_gpu_advisor", copy / "tb_gpu_advisor", ignore=shutil.ignore_patterns("__pycache__"))
+    before = version(copy)
+    assert before == version(copy)  # stable for unchanged code
+    th = copy / "tb_gpu_advisor" / "common" / "thresholds.py"
+    text = th.read_text()
+    assert '"input_bound.warning", 0.05' in text
+    th.write_text(text.replace('"input_bound.warning", 0.', '"input_bound.warning", 0.0', 1))
+    after = version(copy)
+    assert after != before and after.split("+")[:2] == before.split("+")[:2]

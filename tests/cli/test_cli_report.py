@@ -135,3 +135,12 @@ def test_output_file(logdir, tmp_path):
 def test_help_documents_exit_codes():
     r = cli("--help")
     assert r.returncode == 0 and "exit codes" in r.stdout and "--fail-on" in r.stdout
+
+
+def test_python_dash_m_runs_the_cli():
+    """``python -m tb_gpu_advisor.cli`` is the command's other spelling (score_real.py documents it for CI jobs)."""
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("tb-gpu-advisor "), out.stderr

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from tb_gpu_advisor import formats
+from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.cli.report import EXIT_INPUT, EXIT_OK, InputError, _list, select_sessions, session_report
 from tb_gpu_advisor.report import diff as diffmod
 from tb_gpu_advisor.report import diff_render
@@ -146,6 +147,12 @@ def _path_spec(path: str, selector: str | None) -> SideSpec:
         if not os.path.isfile(path):
             raise InputError(f"{path}: no such file")
         return SideSpec(located.logdir, located.selector, host=located.host, label=path)
+    if os.path.isfile(path):  # a file of a format that is placed by its folder only (a PyTorch trace)
+        found = discovery.locate_file(path)
+        if found is None:
+            raise InputError(f"{path}: not a profile this tool reads")
+        logdir, session, host = found
+        return SideSpec(logdir, session.stock_run, host=host.host, label=path)
     return SideSpec(path, selector, label=None)
 
 

@@ -221,8 +221,11 @@ def format_reports(reports: Sequence[Any], fmt: str, top: int | None = 10, evide
 
 
 def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Sequence[str] | None) -> list[tuple]:
-    """[(Session, [HostFile])] to analyse, or InputError with the available choices."""
+    """[(Session, [HostFile])] to analyse, or InputError with the available choices.  ``logdir`` may also be one
+    profile file: its session and host are analysed."""
 
+    if not fsio.is_remote(logdir) and os.path.isfile(fsio.local_path(logdir)):
+        return [_one_file(logdir)]
     if not fsio.is_remote(logdir) and not os.path.isdir(fsio.local_path(logdir)):
         raise InputError(f"{logdir}: no such directory")
     try:
@@ -273,6 +276,16 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
         avail = sorted({h.host for s in chosen for h in s.hosts})
         raise InputError(f"unknown host {', '.join(hosts or [])!r}. Available hosts: {_list(avail)}")
     return out
+
+
+def _one_file(path: str) -> tuple:
+    """(Session, [HostFile]) of one profile file, or InputError saying which files are read."""
+    located = discovery.locate_file(path)
+    if located is None:
+        layouts = " or ".join(discovery.expected_layouts())
+        raise InputError(f"{path}: not a profile this tool reads (it reads {layouts}, in a logdir)")
+    _, session, host = located
+    return session, [host]
 
 
 def _json_dumps(obj: Any) -> str:

@@ -32,7 +32,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import Format, Found, Groups, claimed_by
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile, Session, SessionNotFoundError, find_session, find_stock_run
 
-__all__ = ["discover", "has_profiles", "misplaced_profiles", "expected_layouts", "ROOT_RUN", "HostFile", "Session",
+__all__ = ["discover", "has_profiles", "misplaced_profiles", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
            "SessionNotFoundError", "find_session", "find_stock_run"]
 
 logger = logging.getLogger(__name__)
@@ -71,6 +71,30 @@ def has_profiles(logdir: str) -> bool:
     except Exception as e:  # noqa: BLE001 - a listing failure means "nothing to show", not a crash
         logger.warning("cannot list %s: %s", logdir, e)
     return False
+
+
+#: How many folders up from a file :func:`locate_file` looks for the logdir that holds it.
+LOCATE_MAX_UP = 6
+
+
+def locate_file(path: str) -> tuple[str, Session, HostFile] | None:
+    """The (logdir, session, host) a local profile file belongs to, found by discovering the folders above it
+    (nearest first): ``report FILE`` and ``diff FILE FILE`` for every format.  None when no layout claims it."""
+    target = os.path.abspath(fsio.local_path(path))
+    name = os.path.basename(target)
+    if not any(f.layout.claims((name,)) or f.layout.misplaced((name,)) for f in formats.REGISTRY.values()):
+        return None  # not named like any format's file: never walk up (``report /etc/passwd``)
+    folder = os.path.dirname(target)
+    for _ in range(LOCATE_MAX_UP):
+        for s in discover(folder):
+            for h in s.hosts:
+                if any(os.path.abspath(f.path) == target for f in (h.ranks or (h,))):
+                    return folder, s, h
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            break
+        folder = parent
+    return None
 
 
 def expected_layouts() -> list[str]:

@@ -144,3 +144,38 @@ def test_python_dash_m_runs_the_cli():
 
     out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("tb-gpu-advisor "), out.stderr
+
+
+def test_report_one_file_of_either_format(logdir, tmp_path):
+    """``report FILE`` analyses the session and host of that file (issue #21 friction): an XPlane host file and a
+    PyTorch trace; a file no format reads is refused at once, naming the layouts (was: "no such directory")."""
+    from synthetic import torchtrace
+
+    xplane = next((logdir / "input_bound").rglob("*.xplane.pb"))
+    out = cli(xplane, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    rep = json.loads(out.stdout)["reports"][0]
+    assert rep["session"] == xplane.parent.name and rep["findings"][0]["rule"] == "input_bound"  # its run folder is the logdir
+    (trace,) = torchtrace.write_run(str(tmp_path / "torch"), "input_bound", steps=6, run="r1")
+    out = cli(trace, "--format", "json")
+    assert out.returncode == 0, out.stderr
+    rep = json.loads(out.stdout)["reports"][0]
+    assert rep["hosts"][0]["capture"]["framework"] == "pytorch" and rep["findings"][0]["rule"] == "input_bound"
+    other = tmp_path / "notes.txt"
+    other.write_text("hello")
+    out = cli(other)
+    assert out.returncode == 2 and "not a profile this tool reads" in out.stderr and ".pt.trace.json" in out.stderr
+
+
+def test_diff_two_pytorch_trace_files(tmp_path):
+    """``diff A.pt.trace.json B.pt.trace.json`` compares the two captures, as two .xplane.pb files always could."""
+    from synthetic import torchtrace
+
+    (base,) = torchtrace.write_run(str(tmp_path / "a"), "input_bound", steps=6, run="r")
+    (new,) = torchtrace.write_run(str(tmp_path / "b"), "healthy_bf16", steps=6, run="r")
+    e = dict(os.environ, PYTHONPATH=str(ROOT))
+    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "diff", base, new, "--format", "json"],
+                         capture_output=True, text=True, cwd=ROOT, env=e, timeout=300)
+    assert out.returncode in (0, 1), out.stderr
+    d = json.loads(out.stdout)
+    assert d["step"]["base_ms"] > d["step"]["new_ms"] > 0, d["step"]

@@ -66,7 +66,7 @@ copy_direction = nvidia.copy_direction
 
 def has_matrix_units(gpu_name: str | None, cc: float | None) -> bool | None:
     """Whether a GPU has matrix units (NVIDIA Tensor Cores from Volta; every AMD Instinct); None when unknown."""
-    return amd.has_matrix_units(cc) if amd.is_device(gpu_name) else nvidia.has_tensor_cores(cc)
+    return amd.has_matrix_units() if amd.is_device(gpu_name) else nvidia.has_tensor_cores(cc)
 
 
 def has_tf32(gpu_name: str | None, cc: float | None) -> bool | None:

@@ -63,7 +63,7 @@ def arch(name: str | None, cc: str | float | None) -> str | None:
         return None
 
 
-def has_matrix_units(cc: float | None) -> bool:
+def has_matrix_units() -> bool:
     """Every CDNA Instinct GPU has Matrix Cores (MFMA) for fp32, fp16 and bf16."""
     return True
 

@@ -156,14 +156,11 @@ def _copy_name(name: str) -> str:
 def kind_one(name: str) -> int:
     """Kind code of one device event name: kernel, each copy kind (CUPTI's names, as XPlane and Kineto write them),
     collective (NCCL)."""
-    n = _copy_name(head(name))
-    if n in MEMCPY_NAMES:
-        return _COPY_KIND[MEMCPY_NAMES[n]]
-    if n.startswith("Memcpy") or n.startswith("Memset"):
-        return KIND_OTHER_COPY if "Memcpy" in n else KIND_D2D
-    if _COLLECTIVE.search(n):
-        return KIND_COLLECTIVE
-    return KIND_KERNEL
+    n = head(name)
+    direction = copy_direction(n)
+    if direction is not None:
+        return _COPY_KIND[direction]
+    return KIND_COLLECTIVE if _COLLECTIVE.search(_copy_name(n)) else KIND_KERNEL
 
 
 def collective_one(name: str) -> bool:

@@ -25,7 +25,7 @@ setup(
         "protobuf>=3.20",
     ],
     extras_require={
-        "test": ["pytest>=7", "playwright>=1.40", "moto[server]>=5", "boto3>=1.26", "fsspec", "msgspec>=0.18",
+        "test": ["pytest>=7", "playwright>=1.40", "psutil", "moto[server]>=5", "boto3>=1.26", "fsspec", "msgspec>=0.18",
                  # the independent reference of tests/test_hta_crosscheck.py (Meta's PyTorch trace analyser)
                  "HolisticTraceAnalysis>=0.5"],
         # PyTorch traces read ~2x faster (typed decode of the fields used); the stdlib reads them without it

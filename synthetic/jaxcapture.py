@@ -67,10 +67,13 @@ from synthetic.builder import LineBuilder, SpaceBuilder
 from synthetic.tfcapture import US, Gpu
 from synthetic.truth import RULE_IDS
 from synthetic.xla_kernels import (
+    EAGER_BIG_OPS,
+    EAGER_BIG_US,
     EAGER_OPS,
     GEMM_BF16,
     H100,
     XlaKernel,
+    eager_big_op,
     eager_dot,
     eager_op,
     mlp_bf16_step,
@@ -902,7 +905,30 @@ def jax_eager_ops(num_steps: int = 8, seed: int = 0, iterations: int = 50) -> Ja
         dominant="launch_bound", real_counterpart="launch_bound_eager"))
 
 
+def jax_eager_chain(num_steps: int = 8, seed: int = 0, ops: int = 40) -> JaxScenario:
+    """No jit: a chain of ``ops`` element-wise jnp calls on an f32[4096,4096] array per step, each its own
+    ``jit_<op>`` executable with one ~50 us kernel (no Python scalars: array operands).  The kernels are not small:
+    the GPU waits for Python's dispatch of each op, and jitting the step would also fuse the chain into about
+    one kernel.  Constructed truth: eager_execution first, ahead of launch_bound, with a saving of at least the
+    fused kernel time (ops - 1) x 50 us on top of the dispatch wait."""
+    cap = JaxCapture(seed=seed, step_annotation=True, module="jit_multiply", function="multiply", program_id=104021)
+    for _ in range(num_steps):
+        cap.begin_step()
+        for i in range(ops):
+            fn, kernel, op = EAGER_BIG_OPS[i % len(EAGER_BIG_OPS)]
+            cap.execute(eager_big_op(fn, kernel, op), function=fn)
+            cap.host_work(20.0)  # Python between ops
+        cap.end_step()
+    name = "jax_eager_chain"
+    return JaxScenario(name, cap.finish(), cap.truth(
+        name, f"eager JAX: a chain of {ops} element-wise ops on f32[4096,4096] per step, each a jit_<op> executable "
+        f"with one {EAGER_BIG_US:g} us kernel", "trace_train",
+        f"fused kernel time saved by jit: {(ops - 1) * EAGER_BIG_US:g} us per step",
+        expect_top=("eager_execution",), dominant="eager_execution"))
+
+
 JAX_SCENARIOS: dict[str, Callable[..., JaxScenario]] = {
     f.__name__: f for f in (jax_xla_modules, jax_raw, jax_raw_no_module_events, jax_no_steps, jax_step_annotation,
-                            jax_healthy_bf16, jax_healthy_bf16_nocb, jax_input_bound, jax_fp32_highest, jax_eager_ops)
+                            jax_healthy_bf16, jax_healthy_bf16_nocb, jax_input_bound, jax_fp32_highest, jax_eager_ops,
+                            jax_eager_chain)
 }

@@ -234,6 +234,27 @@ def _tiny(r: Rank) -> None:
     r.sync()
 
 
+#: ATen's element-wise kernels of an eager loop over a large float tensor, in turn (tanh, mul, add, sub).
+EAGER_CHAIN_KERNELS = (TANH_F32,
+                       "void at::native::vectorized_elementwise_kernel<4, at::native::AUnaryFunctor<float, float, float, "
+                       "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 2ul> >(int, ...)",
+                       "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctorOnSelf_add<float>, "
+                       "std::array<char*, 2ul> >(int, at::native::CUDAFunctorOnSelf_add<float>, std::array<char*, 2ul>)",
+                       "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctorOnSelf_add<float>, "
+                       "std::array<char*, 2ul> >(int, at::native::CUDAFunctorOnSelf_add<float>, std::array<char*, 2ul>) ")
+EAGER_CHAIN_OPS = ("aten::tanh", "aten::mul", "aten::add", "aten::sub")
+EAGER_CHAIN_US = 50.0  # a float32 [4096, 4096] tensor read and written once on an H100
+
+
+def _eager_chain(r: Rank) -> None:
+    """40 element-wise ops on one large tensor per step, Python between them: kernels of 50 us, not small; the GPU
+    waits ~30 us for each dispatch, and torch.compile would fuse the 40 kernels into about one."""
+    for i in range(40):
+        r.kernel(EAGER_CHAIN_OPS[i % 4], EAGER_CHAIN_KERNELS[i % 4], EAGER_CHAIN_US, launch_us=14.0)
+        r.cpu("aten::view", 60.0)  # the Python and ATen work between two ops
+    r.sync()
+
+
 #: Inductor's fused element-wise kernel of the tiny-ops loop, as ``torch.compile`` names its Triton kernels.
 TRITON_TANH = "triton_poi_fused_add_mul_tanh_0"
 
@@ -310,6 +331,10 @@ SCENARIOS: dict[str, Scenario] = {
     "cuda_graph_tiny": Scenario(1, _single(_graph_tiny), [], ["launch_bound", "xla_not_used"],
                                 "tiny_ops under torch.compile(mode=\"reduce-overhead\"): 300 kernels of 2.5 us "
                                 "replayed by one cudaGraphLaunch per step", dtype=None),
+    "eager_chain": Scenario(1, _single(_eager_chain), ["xla_not_used"], [],
+                            "40 element-wise ops of 50 us on one float32 tensor per step, Python between them: "
+                            "torch.compile would fuse them into about one kernel", dtype="float32",
+                            extra={"fused_saving_ms": 39 * EAGER_CHAIN_US / 1000}),
     "input_bound": Scenario(1, _single(_input), ["input_bound"], ["launch_bound"],
                             "10 ms DataLoader wait + 32 MB pinned H2D copy per step, GPU idle meanwhile",
                             extra={"injected_sleep_ms": 10.0}),

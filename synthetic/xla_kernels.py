@@ -186,6 +186,18 @@ def eager_op(fn: str, kernel: str, jax_op: str) -> list[XlaKernel]:
     return [XlaKernel(kernel, kernel, f"jit({fn})/{jax_op}", 1.13, TINY_EW, "fp32", gap_us=0.0)]
 
 
+#: Eager JAX ops over large arrays (``x = jnp.tanh(x) * y + z`` ... on f32[4096,4096]): each reads and writes
+#: 64 MiB, ~50 us on an H100's ~3 TB/s; (function, kernel, JAX op).
+EAGER_BIG_OPS = (("multiply", "loop_multiply_fusion", "mul"), ("add", "loop_add_fusion", "add"),
+                 ("tanh", "wrapped_tanh", "tanh"), ("subtract", "loop_subtract_fusion", "sub"))
+EAGER_BIG_US = 50.0
+
+
+def eager_big_op(fn: str, kernel: str, jax_op: str) -> list[XlaKernel]:
+    """The one kernel of an un-jitted elementwise op on an f32[4096,4096] array (its own ``jit_<fn>`` executable)."""
+    return [XlaKernel(kernel, kernel, f"jit({fn})/{jax_op}", EAGER_BIG_US, EW_BIG, "fp32", gap_us=0.0)]
+
+
 def eager_dot() -> list[XlaKernel]:
     """``jnp.dot`` at the end of each eager step: Triton GEMM + a reduction."""
     return [XlaKernel("gemm_fusion_dot", "gemm_fusion_dot", "jit(dot)/dot_general", 1.69,

@@ -90,6 +90,10 @@ _TABLE: tuple[Threshold, ...] = (
        "share of op time (host or device, whichever is larger) executed eagerly"),
     _t("eager_execution.critical", 0.50, "share", "Advisor: half of the op time outside tf.function is the main problem",
        "same metric, critical level"),
+    _t("eager.max_kernels_per_call", 2, "count", "Advisor: an un-jitted jnp call is its own XLA program of one fusion "
+       "(real launch_bound_eager: 1 kernel per PjitFunction call; a reduction may add an initialising memset), where a "
+       "jitted step runs tens to thousands of kernels per call", "most kernels a call of a compiled function may run "
+       "and still count as one op dispatched eagerly"),
     # ---- §1.2.2 op placement ----------------------------------------------------
     _t("host_op_placement.warning", 0.05, "share",
        "Advisor; guide §1.2.2: the host share 'should be very small' (stock reports it without a threshold)",
@@ -97,6 +101,10 @@ _TABLE: tuple[Threshold, ...] = (
     _t("host_op_placement.critical", 0.20, "share", "Advisor: a fifth of the step in host-placed ops",
        "same metric, critical level"),
     # ---- §1.2.2 / §2 item 4 memory copies ---------------------------------------
+    _t("round_trip.min_bytes", 4096, "bytes", "Advisor: computation that leaves the GPU moves arrays; a copy under a "
+       "page is a value (a scalar, a few lengths or offsets) read for control flow or a small constant built on the "
+       "host -- a host sync's cost, reported by host_sync -- and two such copies need not be the same data",
+       "a device->host->device round trip counts only copies of at least this size (unknown sizes count)"),
     _t("excessive_memcpy.warning", 0.05, "share", "Advisor; guide §1.2.2/§2.4: copies hurt when they block kernels",
        "share of step time in non-input memcpy (H2D/D2H/D2D/P2P) that the compute stream waits on"),
     _t("excessive_memcpy.critical", 0.20, "share", "Advisor; capped at warning when host-placed ops explain the copies "
@@ -138,18 +146,12 @@ _TABLE: tuple[Threshold, ...] = (
        "critical only when the gaps are a third of the step", "same metric, critical level"),
     # ---- §1.3 XLA -------------------------------------------------------------------
     _t("xla_not_used.warning", 0.10, "share", "Advisor; guide §1.2.3/§1.3: fusing small ops gives 'significant gains'. "
-       "Never critical: the guide calls compiler fusion an optional last step", "share of step time in fusible element-wise chains "
-       "(kernels + gaps inside them, per GPU), captures without a fusing compiler only"),
+       "Never critical: the guide calls compiler fusion an optional last step", "share of step time that fusing the "
+       "element-wise chains would save (per GPU), captures without a fusing compiler only"),
     _t("xla_not_used.info", 0.03, "share", "Advisor: below the warning, still mention compiler fusion as the guide's last step",
        "same metric, info level"),
     _t("xla.min_chain_length", 3, "count", "Advisor: BiasAdd+Relu style pairs are already fused by TF's grappler; "
        "a chain of 3+ element-wise kernels is what XLA adds", "shortest kernel chain counted as fusible"),
-    _t("xla.max_chain_gap_us", 40.0, "us", "guide §1.2.2: 20-40 us launch latency; a longer idle gap inside a 'chain' "
-       "is host work (a host op, a sync), which fusion does not remove", "average gap between a chain's kernels above "
-       "this -> the chain is not counted"),
-    _t("xla.fused_saving_share", 0.5, "ratio", "Advisor: XLA turns a chain into one kernel (no per-kernel launches, no "
-       "intermediate memory round trips); half of the chain's time is a conservative gain",
-       "share of a chain's time (kernels + gaps) saved by fusion"),
     # ---- §2 several GPUs --------------------------------------------------------
     _t("allreduce_extra.calls_per_gpu_step", 1.0, "count", "guide §2 item 3: one NCCL AllReduce per GPU per step",
        "AllReduce calls per GPU per step above this fire"),

@@ -68,6 +68,9 @@ class Framework:
     #: regex fragments of kernels this framework (or its libraries) launches that are positively no matmul or
     #: convolution, even under a matmul op (ATen's own ``at::native`` kernels: ATen calls cuBLAS/cuDNN for GEMMs)
     not_gemm_kernels: tuple[str, ...] = ()
+    #: compiling the step (the eager-execution fix) also fuses its element-wise ops (``jax.jit``: XLA); False where
+    #: the compiled graph runs the same kernels (``tf.function`` without ``jit_compile``)
+    compiled_step_fuses: bool = False
 
     def label(self, key: str, **fmt: object) -> str:
         """A word or phrase in this framework's vocabulary (``{name}`` fields filled from ``fmt``)."""

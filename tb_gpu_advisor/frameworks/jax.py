@@ -77,7 +77,7 @@ SCAN_STEPS = action(
 #: jit the whole step (eager op-by-op JAX, or many small jitted functions).
 JIT_STEP = action(
     "jit the whole training step (forward, backward and optimizer update) as one function, so XLA compiles and "
-    "fuses it; un-jitted jnp calls each dispatch their own small kernel from Python.",
+    "fuses it; un-jitted jnp calls each dispatch their own kernel from Python.",
     "@jax.jit\ndef train_step(state, batch):\n    ...  # grads, optimizer update, metrics: all inside")
 #: Keep host round trips out of the step.
 ON_DEVICE = action(
@@ -117,6 +117,7 @@ _SPMD_TEXT = ("Run the replicas as one SPMD program (a jitted step over sharded 
 FIXES = {
     "input_bound": (LOADER, PREFETCH, CONFIRM_INPUT),
     "launch_bound": (JIT_STEP, SCAN_STEPS),
+    "eager_execution": (JIT_STEP,),
     "launch_bound:step": (SCAN_STEPS, action("Or raise the batch size, so each jitted call does more GPU work per "
                                              "dispatch.")),
     "host_op_placement": (ON_DEVICE, TRANSFER_GUARD),
@@ -188,11 +189,10 @@ FRAMEWORK = Framework(
             "step_gaps:host_work": "host work between steps (Python between jitted calls, host syncs)",
             "step_gaps:launch": "the host dispatching jitted calls"},
     not_applicable={"host_op_share": "JAX places every op of a jitted function on the device: there is no op "
-                                     "placement to check (host round trips are reported as a finding)",
-                    "eager_execution": "JAX has no eager op events; un-jitted code shows as dispatch (launch) wait"},
+                                     "placement to check (host round trips are reported as a finding)"},
     fixes=FIXES,
     capture_snippet=CAPTURE,
-    writes="xplane", tc_eligible_op=xla.hlo_tc_eligible_type, elementwise_kernels=xla.ELEMENTWISE_KERNELS,
+    writes="xplane", compiled_step_fuses=True, tc_eligible_op=xla.hlo_tc_eligible_type, elementwise_kernels=xla.ELEMENTWISE_KERNELS,
     capture_hint=("with jax.profiler.trace(LOGDIR): <20 steps>",
                   "mark each step: with jax.profiler.StepTraceAnnotation('train', step_num=i): ..."),
 )

@@ -76,4 +76,8 @@ def hlo_tc_eligible_type(op_type_: str) -> bool:
 #: The host event suffix of a raw JAX/XLA GPU module execution (``<module>:XLA GPU module``): one per step.
 GPU_MODULE_SUFFIX = ":XLA GPU module"
 #: Element-wise kernels XLA emits: loop fusions of one element-wise op.
-ELEMENTWISE_KERNELS = (r"loop_(add|multiply|subtract|divide|convert|exp|tanh|select)", r"_add_", r"_mul_")
+#: XLA's element-wise kernels: loop fusions (``loop_<root op>_fusion``, XLA's kLoop emitter: element-wise,
+#: broadcast and data-movement work, never a matmul; a reduction root is excluded by the reduction names), and
+#: single element-wise instructions XLA wraps into a fusion of their own (``wrapped_tanh``), as un-jitted ops run.
+ELEMENTWISE_KERNELS = (r"^loop_\w*fusion", r"^wrapped_(add|multiply|subtract|divide|convert|exp|log|tanh|logistic|"
+                       r"select|negate|maximum|minimum|sqrt|rsqrt|power|abs|compare|sine|cosine)\b", r"_add_", r"_mul_")

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, sorted_unique, subtract_intervals,
                                           union_intervals)
@@ -33,6 +34,8 @@ class GpuCtx:
     #: this GPU's own input / dispatch spans when ``host_mask`` is set (else the context's)
     input_spans: tuple[np.ndarray, np.ndarray] | None = None
     dispatch_spans: tuple[np.ndarray, np.ndarray] | None = None
+    #: bool per device event: launched by an op that ran eagerly (:attr:`Context.eager_ops`)
+    eager: np.ndarray = field(default=None)
 
 
 @dataclass
@@ -56,6 +59,9 @@ class Context:
     blocked_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
     #: bool per host event: an outermost dispatch event (one call of a compiled function)
     dispatch_calls: np.ndarray = None  # type: ignore[assignment]
+    #: bool per host event: an op run eagerly -- a TF op with ``is_eager``, ``EagerExecute``, or a dispatch call
+    #: that ran a single op (un-jitted JAX: each jnp call its own one-kernel program)
+    eager_ops: np.ndarray = None  # type: ignore[assignment]
 
     @property
     def active(self) -> list[GpuCtx]:
@@ -252,9 +258,45 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     d_s, d_e = _dispatch_spans(h, dispatch)
     outer = _nesting(h, dispatch)[0] if dispatch.any() else dispatch
     blocked = h.name_mask(devices.is_blocking_call)
+    eager_ops = _eager_ops(h, gpus, host_op, outer)
     return Context(trace, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device, params, fw=fw,
                    input_spans=input_spans, dispatch_spans=(d_s, d_e), dispatch_calls=outer,
-                   blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)))
+                   blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)),
+                   eager_ops=eager_ops)
+
+
+def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray, calls: np.ndarray) -> np.ndarray:
+    """Ops run eagerly, one by one, and (``GpuCtx.eager``) the device work each launched.
+
+    Two forms: ops the framework marks eager (TF ``is_eager`` ops, ``EagerExecute``); and calls of compiled
+    functions that ran at most ``eager.max_kernels_per_call`` kernels -- an un-jitted ``jnp`` call is a
+    one-op program dispatched from Python, where a compiled step runs tens to thousands of kernels per call.
+    The device side of a graph launch counts every kernel of the graph.
+    """
+    marked = (((h.is_eager == 1) & host_op) | h.name_mask(lambda n: n == "EagerExecute")) if len(h) else host_op
+    single = np.zeros(len(h), dtype=bool)
+    per_gpu_call: list[np.ndarray] = []
+    if calls.any():
+        kernels = np.zeros(len(h), dtype=np.int64)
+        enc_calls = Encloser(h, calls)
+        for g in gpus:
+            k = (g.launch >= 0) & ((g.d.kind == devices.KIND_KERNEL) | (g.d.kind == devices.KIND_COLLECTIVE))
+            call = np.full(len(g.d), -1, dtype=np.int64)
+            call[k] = enc_calls.find(g.launch[k])
+            per_gpu_call.append(call)
+            np.add.at(kernels, call[call >= 0], 1)
+        single = calls & (kernels >= 1) & (kernels <= T("eager.max_kernels_per_call"))
+    enc_marked = Encloser(h, marked) if marked.any() else None
+    for i, g in enumerate(gpus):
+        eager = np.zeros(len(g.d), dtype=bool)
+        if per_gpu_call:
+            c = per_gpu_call[i]
+            eager[c >= 0] = single[c[c >= 0]]
+        if enc_marked is not None:
+            has = g.launch >= 0
+            eager[has] |= enc_marked.find(g.launch[has]) >= 0
+        g.eager = eager
+    return marked | single
 
 
 def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

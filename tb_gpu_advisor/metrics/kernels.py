@@ -11,7 +11,7 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
 from tb_gpu_advisor.metrics.types import (ElementwiseChain, Fusion, KernelDurations, KernelStat, SmallKernelOffender,
                                           SmallKernels)
-from tb_gpu_advisor.model.columns import unique_inverse
+from tb_gpu_advisor.model.columns import union_intervals, unique_inverse
 
 
 def _kernel_mask(g) -> np.ndarray:
@@ -244,10 +244,20 @@ def _unique_rows(a: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def fusion(ctx: Context, top_n: int = 5) -> Fusion:
+    """Recurring chains of consecutive element-wise kernels on one stream: what a fusing compiler turns into one.
+
+    Candidates are every element-wise kernel where no fusing compiler ran, and, where one did (JAX, TF with XLA),
+    only the kernels of ops dispatched one by one (:attr:`GpuCtx.eager`): a compiled program has fused what it
+    could.  A chain breaks at any other kernel on its stream and at a gap while the host was blocked in a
+    runtime call (a sync, a copy): fusion does not remove a sync.  Per chain: its kernel time, the time of its
+    longest kernel in each occurrence (a fused chain still moves the largest operand once), and the GPU idle
+    between its kernels.  Chains end at step boundaries.
+    """
     ev = xla_evidence(ctx)
     ew_count = small_ew = 0
     ew_ms = 0.0
     chains: dict[tuple, list] = {}
+    bs, be = union_intervals(*ctx.blocked_spans) if ctx.blocked_spans is not None else (np.zeros(0, np.int64),) * 2
     for g in ctx.gpus:
         d = g.d
         m = (g.step >= 0) & (d.kind == devices.KIND_KERNEL)
@@ -259,44 +269,76 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
         dur_us = (d.end[idx] - d.start[idx]) / PS_PER_US
         ew_count += int(ew.sum())
         ew_ms += float(dur_us[ew].sum()) / 1000.0
-        cand = ew & (dur_us < T("launch.small_kernel_us"))
-        small_ew += int(cand.sum())
+        small_ew += int((ew & (dur_us < T("launch.small_kernel_us"))).sum())
+        cand = ew & g.eager[idx] if ev and g.eager is not None else ew
         for s in np.unique(d.stream[idx]):
-            sel = idx[d.stream[idx] == s]
-            c = cand[d.stream[idx] == s]
-            if c.sum() < 2:
-                continue
-            # runs of consecutive candidates on this stream
-            edges = np.diff(np.concatenate([[0], c.astype(np.int8), [0]]))
-            rs, re_ = np.nonzero(edges == 1)[0], np.nonzero(edges == -1)[0]
-            ln = re_ - rs
-            keep = ln >= 2
-            rs, re_, ln = rs[keep], re_[keep], ln[keep]
-            if rs.size == 0:
-                continue
-            nm = d.name[sel].astype(np.int64)
-            pos = np.arange(sel.size, dtype=np.int64)
-            cs = np.concatenate([[0], np.cumsum(nm)])
-            cs2 = np.concatenate([[0], np.cumsum(nm * (pos % 7 + 1))])
-            sig = np.stack([ln, nm[rs], nm[re_ - 1], cs[re_] - cs[rs], cs2[re_] - cs2[rs] - 0 * rs], axis=1)
-            durs = np.concatenate([[0], np.cumsum((d.end[sel] - d.start[sel]).astype(np.float64))])
-            tot = (durs[re_] - durs[rs]) / PS_PER_MS
-            span = (d.end[sel][re_ - 1] - d.start[sel][rs]) / PS_PER_MS
-            u, first, inv = _unique_rows(sig)
-            occ = np.bincount(inv)
-            tt = np.bincount(inv, weights=tot)
-            gap = np.bincount(inv, weights=np.maximum(span - tot, 0))
-            for j in np.argsort(-occ * u[:, 0])[: top_n * 2]:
-                r0 = int(rs[first[j]])
-                names = tuple(d.names[int(x)] for x in nm[r0: r0 + int(u[j, 0])])
-                r = chains.setdefault(names, [0, 0.0, 0.0])
-                r[0] += int(occ[j]); r[1] += float(tt[j]); r[2] += float(gap[j])
+            on = d.stream[idx] == s
+            _chains_on_stream(d, idx[on], cand[on], g.step[idx[on]], (bs, be), chains, top_n)
     top = sorted(chains.items(), key=lambda kv: -kv[1][0] * len(kv[0]))[:top_n]
     return Fusion(
         xla_in_use=bool(ev), xla_evidence=ev, elementwise_kernel_count=ew_count, elementwise_time_ms=ew_ms,
         small_elementwise_count=small_ew,
-        chains=[ElementwiseChain(names=[devices.short_kernel_name(n, 60) for n in k[:12]], length=len(k), occurrences=v[0], total_ms=v[1], gap_ms=v[2]) for k, v in top],
+        chains=[ElementwiseChain(names=[devices.short_kernel_name(n, 60) for n in k[:12]], length=len(k), occurrences=v[0],
+                                 total_ms=v[1], gap_ms=v[2], longest_ms=v[3]) for k, v in top],
     )
+
+
+def _chains_on_stream(d, sel: np.ndarray, cand: np.ndarray, step: np.ndarray, blocked: tuple[np.ndarray, np.ndarray],
+                      chains: dict[tuple, list], top_n: int) -> None:
+    """Add the recurring runs of >= 2 consecutive candidates among the kernels ``sel`` (one stream, by start) to
+    ``chains`` (names -> [occurrences, kernel ms, gap ms, longest-kernel ms])."""
+    if cand.sum() < 2:
+        return
+    st = d.start[sel].astype(np.int64)
+    en = d.end[sel].astype(np.int64)
+    # a chain breaks at a step boundary, and where the host sat blocked in a runtime call between two kernels
+    brk = np.zeros(sel.size, dtype=bool)
+    brk[1:] = step[1:] != step[:-1]
+    if blocked[0].size and sel.size > 1:
+        j = np.searchsorted(blocked[1], en[:-1], side="right")
+        jj = np.clip(j, 0, blocked[0].size - 1)
+        brk[1:] |= (j < blocked[0].size) & (blocked[0][jj] < st[1:])
+    c8 = cand.astype(np.int8)
+    edges = np.diff(np.concatenate([[0], c8, [0]]))
+    # a break inside a run of candidates ends one run and starts the next
+    inner = brk & cand & np.concatenate([[False], cand[:-1]])
+    starts = np.flatnonzero((edges[:-1] == 1) | inner)
+    ends_mask = np.zeros(sel.size + 1, dtype=bool)
+    ends_mask[np.flatnonzero(edges == -1)] = True
+    ends_mask[np.flatnonzero(inner)] = True
+    ends = np.flatnonzero(ends_mask)
+    rs, re_ = starts, ends[np.searchsorted(ends, starts, side="right")]
+    ln = re_ - rs
+    keep = ln >= 2
+    rs, re_, ln = rs[keep], re_[keep], ln[keep]
+    if rs.size == 0:
+        return
+    nm = d.name[sel].astype(np.int64)
+    pos = np.arange(sel.size, dtype=np.int64)
+    cs = np.concatenate([[0], np.cumsum(nm)])
+    cs2 = np.concatenate([[0], np.cumsum(nm * (pos % 7 + 1))])
+    sig = np.stack([ln, nm[rs], nm[re_ - 1], cs[re_] - cs[rs], cs2[re_] - cs2[rs]], axis=1)
+    dur = (en - st).astype(np.float64)
+    durs = np.concatenate([[0], np.cumsum(dur)])
+    tot = (durs[re_] - durs[rs]) / PS_PER_MS
+    gaps = np.zeros(sel.size, dtype=np.float64)  # GPU idle before each kernel on this stream
+    if sel.size > 1:
+        gaps[1:] = np.maximum(st[1:] - en[:-1], 0)
+    gcs = np.concatenate([[0], np.cumsum(gaps)])
+    gap = (gcs[re_] - gcs[rs + 1]) / PS_PER_MS
+    # the longest kernel of each run: reduceat over (start, end) pairs, every other result
+    bounds = np.stack([rs, re_], axis=1).ravel()
+    longest = np.maximum.reduceat(np.append(dur, 0.0), bounds)[::2] / PS_PER_MS
+    u, first, inv = _unique_rows(sig)
+    occ = np.bincount(inv)
+    tt = np.bincount(inv, weights=tot)
+    gg = np.bincount(inv, weights=gap)
+    ll = np.bincount(inv, weights=longest)
+    for j in np.argsort(-occ * u[:, 0])[: top_n * 2]:
+        r0 = int(rs[first[j]])
+        names = tuple(d.names[int(x)] for x in nm[r0: r0 + int(u[j, 0])])
+        r = chains.setdefault(names, [0, 0.0, 0.0, 0.0])
+        r[0] += int(occ[j]); r[1] += float(tt[j]); r[2] += float(gg[j]); r[3] += float(ll[j])
 
 
 def kernel_durations(ctx: Context) -> KernelDurations:

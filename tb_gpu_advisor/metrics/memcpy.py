@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
 from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
@@ -93,17 +94,36 @@ def _internal_op(name: str) -> bool:
     return len(t) > 1 and t[0] == "_" and t[1].isupper() and " " not in t and "(" not in t
 
 
-def _busy_within(us: np.ndarray, ue: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per [a, b]: the time covered by the disjoint sorted busy intervals (us, ue), in ps."""
-    cum = np.concatenate([[0], np.cumsum(ue - us)])
-
-    def upto(t: np.ndarray) -> np.ndarray:
-        j = np.searchsorted(us, t, side="right") - 1
-        jj = np.maximum(j, 0)
-        v = cum[jj] + (np.minimum(t, ue[jj]) - us[jj])
-        return np.where(j < 0, 0, v)
-
-    return upto(b) - upto(a)
+def _trip_windows(d, step: np.ndarray, d2h: np.ndarray, h2d: np.ndarray,  # noqa: ANN001 - DeviceEvents
+                  last_kernel: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The round trips of one GPU: for each H2D copy that brings data back (:func:`_comes_back`) before more GPU work
+    of its step, the window from the end of the latest D2H copy of the same step before it to its start.  Pairing
+    each copy in with the nearest copy out keeps copies spread over a step from making one step-long window; copies
+    under ``round_trip.min_bytes`` (a value read, a small constant: a recommender's per-feature lengths) are no
+    data leaving the GPU.  Returns disjoint windows and the steps that hold one."""
+    small = T("round_trip.min_bytes")
+    d2h = d2h & ~((d.mem_bytes >= 0) & (d.mem_bytes < small))  # values and small constants are no data round trip
+    h2d = h2d & ~((d.mem_bytes >= 0) & (d.mem_bytes < small))
+    o_end, o_step = d.end[d2h].astype(np.int64), step[d2h]
+    i_start, i_step = d.start[h2d].astype(np.int64), step[h2d]
+    back = _comes_back(d, step, d2h, h2d) & (i_start < last_kernel[i_step])
+    if not back.any() or not o_end.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    order = np.lexsort((o_end, o_step))  # copies out by (step, end)
+    o_end, o_step = o_end[order], o_step[order]
+    i_start, i_step = i_start[back], i_step[back]
+    # the latest copy out of the same step ending at or before each copy in
+    j = np.searchsorted(o_step, i_step, side="left")  # first copy out of the step
+    k = np.searchsorted(o_step, i_step, side="right")  # past the last
+    pos = np.array([j[x] + np.searchsorted(o_end[j[x]:k[x]], i_start[x], side="right") - 1 for x in range(i_start.size)],
+                   dtype=np.int64) if i_start.size else np.zeros(0, np.int64)
+    ok = (pos >= j) & (pos < k)
+    if not ok.any():
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
+    a, b = o_end[pos[ok]], i_start[ok]
+    good = b > a
+    ws, we = union_intervals(a[good], b[good])
+    return ws, we, np.unique(i_step[ok][good])
 
 
 def _waiting(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a GpuCtx
@@ -154,9 +174,6 @@ def round_trips(ctx: Context) -> HostRoundTrip:
         h2d = inside & (d.kind == devices.KIND_H2D)
         if not d2h.any() or not h2d.any():
             continue
-        big = np.iinfo(np.int64).max
-        a = np.full(n, big, np.int64)  # end of each step's first D2H
-        np.minimum.at(a, g.step[d2h], d.end[d2h])
         # mid-step only: the data comes back for more GPU work of the same step (a kernel starts after the H2D).
         # A step's result fetched at its end (the loss) and the next step's input copied before the next step's
         # first kernel are no round trip, though both fall in one window where a step boundary is placed between
@@ -164,20 +181,17 @@ def round_trips(ctx: Context) -> HostRoundTrip:
         kern = inside & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
         last_k = np.full(n, -1, np.int64)  # start of each step's last kernel
         np.maximum.at(last_k, g.step[kern], d.start[kern])
-        b = np.full(n, -1, np.int64)  # start of the last H2D after it that a kernel of the step follows
-        hs = d.start[h2d]
-        hstep = g.step[h2d]
-        after = (hs > a[hstep]) & (hs < last_k[hstep]) & _comes_back(d, g.step, d2h, h2d)
-        np.maximum.at(b, hstep[after], hs[after])
-        ok = (a < big) & (b > a)
-        if not ok.any():
+        ws, we, steps = _trip_windows(d, g.step, d2h, h2d, last_k)
+        if not ws.size:
             continue
         us, ue = union_intervals(d.start, d.end)
-        # the GPU idle in the window, less the time the host was waiting rather than working on the data: blocked in
+        # the GPU idle in the windows, less the time the host was waiting rather than working on the data: blocked in
         # a copy or a sync, or loading the next batch (a D2H that waits for NCCL, then the input pipeline, is no trip)
-        ws, we = subtract_intervals(a[ok], b[ok], us.astype(np.int64), ue.astype(np.int64))
-        ws, we = subtract_intervals(ws, we, *_waiting(ctx, g))
-        idle += float(_busy_within(ws, we, a[ok], b[ok]).sum()) / PS_PER_MS
+        iw_s, iw_e = subtract_intervals(ws, we, us.astype(np.int64), ue.astype(np.int64))
+        iw_s, iw_e = subtract_intervals(iw_s, iw_e, *_waiting(ctx, g))
+        idle += float((iw_e - iw_s).sum()) / PS_PER_MS
+        ok = np.zeros(n, dtype=bool)
+        ok[steps] = True
         with_any |= ok
         sel = ok[np.clip(g.step, 0, None)] & inside
         d2h_b += float(np.maximum(d.mem_bytes[d2h & sel], 0).sum())

@@ -116,7 +116,7 @@ def host_ops(ctx: Context, ops: list[OpStat], place: dict) -> HostOps:
 
 def eager(ctx: Context) -> EagerOps:
     h = ctx.h
-    m = (ctx.host_step >= 0) & (((h.is_eager == 1) & ctx.host_op) | h.name_mask(lambda n: n == "EagerExecute"))
+    m = (ctx.host_step >= 0) & ctx.eager_ops
     n = max(ctx.steps.count, 1)
     top: list[str] = []
     if m.any():

@@ -268,7 +268,8 @@ class SmallKernels:
 
 @dataclass
 class EagerOps:
-    """Ops executed eagerly (``is_eager`` = 1, or `EagerExecute` outside any tf.function)."""
+    """Ops executed eagerly: TF ``is_eager`` ops and `EagerExecute`, and compiled calls that ran a single op (un-jitted
+    JAX), per kept step (:func:`tb_gpu_advisor.metrics.context._eager_ops`)."""
 
     count: int
     per_step: float
@@ -292,13 +293,14 @@ class HostOps:
 
 @dataclass
 class ElementwiseChain:
-    """A recurring run of consecutive small elementwise kernels on one stream."""
+    """A recurring run of consecutive element-wise kernels on one stream (:func:`~tb_gpu_advisor.metrics.kernels.fusion`)."""
 
     names: list[str]  # kernel names, in order (shortened)
     length: int
     occurrences: int
     total_ms: float  # kernel time of all its occurrences
     gap_ms: float  # GPU idle between the chain's kernels, all occurrences
+    longest_ms: float = 0.0  # the longest kernel of each occurrence, summed: about what the fused kernel takes
 
 
 @dataclass

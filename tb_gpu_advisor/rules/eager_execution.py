@@ -1,22 +1,25 @@
-"""§1.2.2 Eager execution: ops run one by one outside ``tf.function``.
+"""§1.2.2 Eager execution: ops run one by one outside a compiled step (``tf.function``, ``jax.jit``).
 
-Metric: host time of eagerly executed ops per step / step time (the stock
-overview reports eager execution above 10% of op time).  Saving: the GPU
-idle time that eager dispatch causes (launch wait + host compute), capped
-by the eager time itself.
+Metric: host time of eagerly executed ops per step / step time (the stock overview reports eager execution
+above 10% of op time).  Eager ops are TF ops marked eager and, for JAX, calls of compiled functions that ran a
+single op (an un-jitted ``jnp`` call).  Saving: the GPU idle time that eager dispatch causes (launch wait + host
+compute), capped by the eager time itself; where compiling the step also fuses it (``jax.jit``), plus the
+kernel time fusing the eager element-wise chains saves (:mod:`tb_gpu_advisor.rules._fusion`).
 """
 
 from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.rules._fusion import ASSUMPTION, chain_saving, chain_table
 from tb_gpu_advisor.rules.base import Ctx, count, finding, grade, ms, pct, rule, saving, share_metric, table
 
 ID = "eager_execution"
 
 
 @rule(ID, "§1.2.2", "Ops run eagerly, one by one, outside a compiled graph",
-      thresholds=("eager_execution.warning", "eager_execution.critical"))
+      thresholds=("eager_execution.warning", "eager_execution.critical", "eager.max_kernels_per_call",
+                  "xla.min_chain_length"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     e = m.eager
@@ -27,18 +30,30 @@ def check(m: HostMetrics) -> list[Finding]:
     if sev is None:
         return []
     idle = m.breakdown.launch_wait + m.breakdown.host_compute
-    save_ms = min(e.time_ms_per_step, idle)
+    dispatch_ms = min(e.time_ms_per_step, idle)
+    launch_ms = min(dispatch_ms, m.breakdown.launch_wait)
+    cs = chain_saving(m, ctx) if ctx.fw.compiled_step_fuses else None
+    fused_ms = cs.fused_ms if cs else 0.0
+    compiled = ctx.fw.label("compiled_step")
+    assumption = ("the GPU idle time while the host dispatches ops one by one (launch wait + host compute) "
+                  f"disappears once the step is {compiled}")
+    text = (f"{count(round(e.per_step))} ops per step run eagerly, taking {ms(e.time_ms_per_step)} of host time in "
+            f"each {ms(ctx.step_ms)} step ({pct(share)}; stock overview reports eager time above 10%).")
+    evidence = [table("Eagerly executed ops (most frequent)", ["op"], [[n] for n in e.top[:15]])]
+    if cs is not None and fused_ms > 0:
+        assumption += f"; and compiled, the eager element-wise chains fuse: {ASSUMPTION}"
+        text += (f" Compiled, the {ms(cs.kernel_ms)} of element-wise kernel chains per step would also fuse into "
+                 f"about {ms(cs.kernel_ms - fused_ms)} of kernels.")
+        evidence.insert(0, chain_table(cs, ctx, m))
     return [finding(
-        ctx, ID, sev,
-        f"{count(round(e.per_step))} ops per step run eagerly, taking {ms(e.time_ms_per_step)} of host time in each "
-        f"{ms(ctx.step_ms)} step ({pct(share)}; stock overview reports eager time above 10%).",
+        ctx, ID, sev, text,
         metric=share_metric("eager_time_share", "Eager op time share of step", share, "eager_execution.warning",
                             severity=sev, detail={"eager_ops_per_step": e.per_step,
-                                                  "eager_ms_per_step": e.time_ms_per_step}),
-        saving=saving(ctx, save_ms, "the GPU idle time while the host dispatches ops one by one (launch wait + host "
-                                    "compute) disappears once the step is " + ctx.fw.label("compiled_step"),
-                      [("launch", "launch", min(save_ms, m.breakdown.launch_wait)),
-                       ("host", "host_work", save_ms - min(save_ms, m.breakdown.launch_wait))]),
-        evidence=[table("Eagerly executed ops (most frequent)", ["op"], [[n] for n in e.top[:15]])],
+                                                  "eager_ms_per_step": e.time_ms_per_step,
+                                                  "fused_kernel_saving_ms_per_step": fused_ms}),
+        saving=saving(ctx, dispatch_ms + fused_ms, assumption,
+                      [("launch", "launch", launch_ms), ("host", "host_work", dispatch_ms - launch_ms),
+                       ("compute", "non_matmul_kernels", fused_ms)]),
+        evidence=evidence,
         actions=ctx.fw.fix(ID),
     )]

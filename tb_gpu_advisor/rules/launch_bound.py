@@ -42,7 +42,12 @@ def check(m: HostMetrics) -> list[Finding]:
     sk = m.small_kernels
     kps = kernels_per_step(m, ctx) or 0.0
     small_ps = sk.per_step or 0.0
-    residual = small_ps * T("launch.fused_us_per_kernel") / 1000.0
+    small_share = sk.share_of_kernels
+    # the title says what the numbers show: small kernels only when they are most of the kernels; otherwise the GPU
+    # waits for the host to dispatch work of ordinary size (an eager loop, Python between ops)
+    few_small = (small_share or 0.0) < T("launch_bound.min_small_kernel_share")
+    launched_ps = kps if few_small else small_ps  # the launches a fused graph still makes, ~1 us each
+    residual = launched_ps * T("launch.fused_us_per_kernel") / 1000.0
     save_ms = max(0.0, (wait_ms or 0.0) - residual)
 
     top = sk.top[:10]
@@ -52,8 +57,7 @@ def check(m: HostMetrics) -> list[Finding]:
         o = top[0]
         example = (f" Top offender: {count(o.count)} × {o.op_type or short(o.name, 40)} taking {ms(o.total_ms)} in total, "
                    f"~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
-    small_share = sk.share_of_kernels
-    step_txt, actions = "", [_BIGGER_KERNELS] + ctx.fw.fix(ID)
+    step_txt, actions = "", ([] if few_small else [_BIGGER_KERNELS]) + ctx.fw.fix(ID)
     if sev == "warning" and not step_level(m) and (sk.share_of_kernel_time or 0.0) < T("launch_bound.min_small_kernel_time_share"):
         sev = "info"  # a moderate wait with big kernels: the host's per-op cost under the profiler, not small kernels
         step_txt = (f" Kernels longer than the launch latency do {pct(1 - (sk.share_of_kernel_time or 0.0))} of the GPU's "
@@ -70,9 +74,6 @@ def check(m: HostMetrics) -> list[Finding]:
                     f"of host dispatch, more than its {ms(m.breakdown.device_compute)} of GPU compute: the whole step is "
                     f"too small for its dispatch cost.")
         actions = ctx.fw.fix(f"{ID}:step")
-    # the title says what the numbers show: small kernels only when they are most of the kernels; otherwise the GPU
-    # waits for the host to dispatch work of ordinary size (an eager loop, Python between ops)
-    few_small = (small_share or 0.0) < T("launch_bound.min_small_kernel_share")
     title = "Launch-bound: the GPU waits for the host to dispatch each op" if few_small else None
     return [finding(
         ctx, ID, sev,
@@ -85,7 +86,8 @@ def check(m: HostMetrics) -> list[Finding]:
                                                   "small_kernel_share": small_share,
                                                   "small_kernel_threshold_us": sk.threshold_us}),
         saving=saving(ctx, save_ms, f"launch wait reduced to the {T('launch.fused_us_per_kernel'):g} us/kernel of a "
-                                    f"fused graph ({count(round(small_ps))} small kernels per step)", [("launch", "launch", save_ms)]),
+                                    f"fused graph ({count(round(launched_ps))} {'' if few_small else 'small '}kernels per step)",
+                      [("launch", "launch", save_ms)]),
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "count", "total ms", "avg us"], rows)],
         windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),

@@ -74,6 +74,19 @@ def test_dlrm_ranks_are_one_job_and_embedding_kernels_are_no_gemms():
     assert not [f for f in rep["findings"] if f["rule"] == "misaligned_dims"]
 
 
+def test_dlrm_value_reads_are_host_syncs_not_a_round_trip_of_the_data():
+    """Issue #18 class 5 on the real DLRM ranks: the host reads 24 bytes back (lengths for the next launch) and,
+    seconds of launches and syncs later, builds 64-byte tensors on the host.  That is a host waiting for values
+    (host_sync), not the step's data computed on the host: no 'computation leaves the GPU' round trip (was: a
+    critical one, 3.4 ms of 'host work' per step on worker7, with .item() advice), and host_sync names the sync."""
+    _, rep = _report("dlrm_v100")
+    rules = {f["rule"] for f in rep["findings"]}
+    assert "host_op_placement" not in rules and "host_sync" in rules
+    for h in rep["hosts"]:
+        m = host_metrics(kineto_adapter.read_trace(h["path"]))
+        assert m.round_trip.steps_with == 0 and m.round_trip.idle_ms_per_step == 0.0
+
+
 def test_a_pid_in_the_file_name_is_no_time():
     """``rank-0.Apr_03_18_51_38.1102``: 1102 is a pid; the trace's own clock names the session, never 1970."""
     (s,) = [s for s in discover(str(WILD)) if s.run == "hta_v100"]

@@ -171,6 +171,7 @@ def _launch(v, small_share=0.9):
     m.headline.launch_wait_share = v
     m.breakdown.launch_wait = v * STEP_MS
     m.small_kernels.share_of_kernel_time = small_share  # the guide's shape: small kernels do most of the GPU's work
+    m.small_kernels.share_of_kernels = 0.9  # ... and are most of the kernels
     return m
 
 
@@ -201,10 +202,11 @@ def _gaps(v):
 
 
 def _xla(v):
+    """Chains of 4 equal element-wise kernels whose fusion saves ``v`` of the step: 3 of the 4 kernels' time."""
     m = healthy()
-    per_step_ms = v * STEP_MS
+    total = v * STEP_MS * 4 / 3
     m.fusion.chains = [ElementwiseChain(names=["add", "mul", "tanh", "mul"], length=4, occurrences=10 * STEPS,
-                                        total_ms=per_step_ms * STEPS, gap_ms=0.0)]
+                                        total_ms=total * STEPS, gap_ms=0.0, longest_ms=total / 4 * STEPS)]
     return m
 
 
@@ -365,21 +367,25 @@ def test_loss_scaling_suggests_static_scale():
     assert run("loss_scaling_gaps", healthy(loss_scaling=LossScaling(True, False, 4, 2.0, 5.0))) == []
 
 
-def test_xla_chains_filtered_by_length_gap_and_xla_in_use():
+def test_xla_chains_filtered_by_length_and_xla_in_use_and_saving_the_fused_kernel_time():
     m = _xla(0.4)
     m.fusion.chains[0].length = 2
-    assert run("xla_not_used", m) == []
-    m = _xla(0.4)
-    m.fusion.chains[0].gap_ms = 1000.0 * STEPS  # long gaps inside: a host op, not a fusible chain
     assert run("xla_not_used", m) == []
     m = _xla(0.4)
     m.fusion.xla_in_use = True
     assert run("xla_not_used", m) == []
     (f,) = run("xla_not_used", _xla(0.4))
-    assert f.saving.ms_per_step == pytest.approx(T("xla.fused_saving_share") * 4.0)
+    # fused, a chain takes about its longest kernel: 3 of 4 equal kernels' time is saved
+    assert f.saving.ms_per_step == pytest.approx(0.4 * STEP_MS)
+    m = _xla(0.4)
+    m.fusion.chains[0].gap_ms = 1000.0 * STEPS  # launch gaps inside the chain are launch_bound's time, not fusion's
+    (g,) = run("xla_not_used", m)
+    assert g.saving.ms_per_step == f.saving.ms_per_step
     assert "add → mul → tanh → mul" in f.evidence[0].rows[0][0]
+    assert f.evidence[0].rows[0][-1] == pytest.approx(0.4 * STEP_MS * STEPS)
     assert any("--tf_xla_auto_jit=2" in (a.snippet or "") for a in f.actions)
     assert sev("xla_not_used", _xla(T("xla_not_used.info") + EPS)) == "info"
+    assert sev("xla_not_used", _xla(T("xla_not_used.warning") + EPS)) == "warning"
 
 
 def test_xla_chain_time_is_per_gpu():

@@ -37,7 +37,7 @@ NAMES = sorted(JAX_SCENARIOS)
 SYNC = {"jax_xla_modules", "jax_raw", "jax_raw_no_module_events", "jax_step_annotation"}
 #: Kernels whose precision a capture shows (cuBLAS names) are bf16 in every scenario but these two.
 FP32 = {"jax_fp32_highest"}
-UNKNOWN_PRECISION = {"jax_eager_ops"}  # XLA fusions and a Triton dot only: no dtype in the capture
+UNKNOWN_PRECISION = {"jax_eager_ops", "jax_eager_chain"}  # XLA fusions and a Triton dot only: no dtype in the capture
 
 
 @pytest.fixture(scope="module")
@@ -357,3 +357,30 @@ def test_step_gaps_are_the_same_for_every_step_source(written, reports):
     for name, (gap, share) in found.items():
         # the `train` marker itself costs the host ~17 us a step: same gaps within 2%
         assert gap == pytest.approx(ref[0], rel=0.02) and share == pytest.approx(ref[1], rel=0.02), found
+
+
+def test_eager_chain_ranks_above_the_dispatch_wait_with_the_fused_kernel_time(reports, written):
+    """Issue #18 class 6, truth by construction: 40 un-jitted element-wise ops on f32[4096,4096], one 50 us kernel
+    each, per step.  jit would fuse them into about one kernel: eager_execution comes first, its saving counts the
+    39 x 50 us of fused kernel time on top of the dispatch wait, and its evidence is the chain.  launch_bound's
+    title says the GPU waits for dispatch (the kernels are not small) and offers no 'make kernels bigger' fix."""
+    from synthetic.xla_kernels import EAGER_BIG_US
+
+    rep = reports["jax_eager_chain"]
+    fs = {f.rule: f for f in rep.findings}
+    assert _bad(rep)[0].rule == "eager_execution"
+    e, lb = fs["eager_execution"], fs["launch_bound"]
+    fused = e.metric.detail["fused_kernel_saving_ms_per_step"]
+    assert fused == pytest.approx(39 * EAGER_BIG_US / 1000, rel=0.1)
+    assert e.saving.ms_per_step == pytest.approx(lb.saving.ms_per_step + fused, rel=0.1)
+    chain = e.evidence[0]
+    assert chain.title == "Most frequent fusible kernel chains" and chain.rows[0][1] == 40
+    assert "dispatch each op" in lb.title and "small kernels" not in lb.title
+    assert not any("concatenate small tensors" in a.text for a in lb.actions)
+    assert "40 ops per step run eagerly" in e.summary and "@jax.jit" in e.actions[0].snippet
+
+
+def test_jitted_captures_have_no_eager_ops(reports):
+    """A jitted step runs many kernels per call: none of its calls is an op dispatched by itself."""
+    for name in ("jax_healthy_bf16", "jax_healthy_bf16_nocb", "jax_input_bound", "jax_fp32_highest"):
+        assert "eager_execution" not in {f.rule for f in reports[name].findings}, name

@@ -153,8 +153,16 @@ _TABLE: tuple[Threshold, ...] = (
     _t("xla.min_chain_length", 3, "count", "Advisor: BiasAdd+Relu style pairs are already fused by TF's grappler; "
        "a chain of 3+ element-wise kernels is what XLA adds", "shortest kernel chain counted as fusible"),
     # ---- §2 several GPUs --------------------------------------------------------
+    _t("comm_exposed.warning", 0.10, "share", "Advisor: a tenth of the step waiting for collectives no compute "
+       "overlaps; peers (HTA's comm/comp overlap, Nsight's nccl_gpu_overlap) report the same quantity without a level",
+       "share of step time in collective kernels that no compute kernel of the same GPU overlaps"),
+    _t("comm_exposed.critical", 0.25, "share", "Advisor: a quarter of the step is the main cost of the step",
+       "same metric, critical level"),
     _t("allreduce_extra.calls_per_gpu_step", 1.0, "count", "guide §2 item 3: one NCCL AllReduce per GPU per step",
        "AllReduce calls per GPU per step above this fire"),
+    _t("allreduce_extra.min_share", 0.01, "share", "Advisor (issue #19): extra calls whose time compute hides cost "
+       "the step nothing; a finding rests on time the step pays for", "exposed time of the extra AllReduce calls below "
+       "this share of step: no finding"),
     _t("allreduce_extra.critical", 0.15, "share", "stock overview: device collectives >=15% of step = high",
        "time of the extra AllReduce calls as a share of step at which the finding is critical"),
     _t("allreduce_slow.ratio_warning", 2.0, "ratio", "guide §2.1: expected ~ params x 4 bytes / bandwidth; Advisor "

@@ -20,7 +20,7 @@ from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_
 
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
-           "P_TF32", "P_UNKNOWN", "PRECISIONS", "REDUCTION", "VENDORS", "collective", "copy_direction", "device_kind",
+           "P_TF32", "P_UNKNOWN", "PRECISIONS", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "device_kind",
            "gemm_kernel", "gemm_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "is_sync_call", "kernel_class", "kind_one", "not_gemm_one", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "arch_label", "words", "VENDORS"]
 
@@ -121,6 +121,14 @@ def precision(names: list[str]) -> np.ndarray:
 def device_kind(names: list[str]) -> np.ndarray:
     """int8 kind per device event name: kernel, each copy kind, collective."""
     return np.fromiter((nvidia.kind_one(n) for n in names), dtype=np.int8, count=len(names))
+
+
+COLLECTIVE_TYPES = nvidia.COLLECTIVE_TYPES
+
+
+def collective_type(name: str) -> str | None:
+    """The collective type of a collective kernel (NCCL, RCCL and XLA spellings), None when its name does not say."""
+    return nvidia.collective_type_one(name)
 
 
 def collective(names: list[str]) -> np.ndarray:

@@ -168,6 +168,34 @@ def collective_one(name: str) -> bool:
     return bool(_COLLECTIVE.search(head(name)))
 
 
+#: Collective types, as nccl-tests name them; the kernel-name spellings of each: NCCL < 2.19
+#: ``ncclKernel_AllReduce_RING_LL_Sum_float``, NCCL >= 2.19 ``ncclDevKernel_AllReduce_Sum_bf16_RING_LL``, RCCL the
+#: same, XLA's HLO collectives (``all-reduce-start``), TF's ``NcclAllReduce`` / ``CollectiveReduceV2``.
+COLLECTIVE_TYPES = ("AllReduce", "AllGather", "ReduceScatter", "AllToAll", "SendRecv", "Broadcast", "Reduce",
+                    "CollectivePermute")
+_COLLECTIVE_TYPE = tuple((t, re.compile(p, re.I)) for t, p in (
+    ("AllReduce", r"all_?reduce|all-reduce|CollectiveReduce"),
+    ("AllGather", r"all_?gather|all-gather|CollectiveGather"),
+    ("ReduceScatter", r"reduce_?scatter|reduce-scatter"),
+    ("AllToAll", r"all_?to_?all|all-to-all"),
+    ("CollectivePermute", r"collective-permute"),
+    ("SendRecv", r"SendRecv|_Send_|_Recv_|ncclKernel_Send|ncclKernel_Recv|ncclDevKernel_Send|ncclDevKernel_Recv"),
+    ("Broadcast", r"Broadcast|CollectiveBcast"),
+    ("Reduce", r"nccl(Dev)?Kernel_Reduce"),
+))
+
+
+@lru_cache(maxsize=4096)
+def collective_type_one(name: str) -> str | None:
+    """The collective a kernel runs, by its name (:data:`COLLECTIVE_TYPES`); None when the name does not say, as
+    NCCL's and RCCL's ``ncclDevKernel_Generic`` does not (the launching host op names it)."""
+    n = head(name)
+    for t, rx in _COLLECTIVE_TYPE:
+        if rx.search(n):
+            return t
+    return None
+
+
 def copy_direction(name: str) -> str | None:
     """"h2d", "d2h", ... for a memcpy event name, else None."""
     name = _copy_name(name)

@@ -114,7 +114,17 @@ _SPMD_TEXT = ("Run the replicas as one SPMD program (a jitted step over sharded 
               "devices, and do not read one device's result (float(x), jax.device_get) before dispatching to the "
               "next.")
 
+#: XLA's scheduler overlaps collectives with independent compute when they are asynchronous.
+XLA_OVERLAP = action(
+    "Let XLA overlap collectives with compute: its latency-hiding scheduler runs asynchronous collectives behind "
+    "independent work (shard the step with jit over a mesh so XLA sees both; pipelined collectives for scanned "
+    "layers).",
+    "export XLA_FLAGS='--xla_gpu_enable_latency_hiding_scheduler=true "
+    "--xla_gpu_enable_pipelined_all_gather=true --xla_gpu_enable_pipelined_reduce_scatter=true "
+    "--xla_gpu_enable_pipelined_all_reduce=true'")
+
 FIXES = {
+    "comm_exposed": (XLA_OVERLAP,),
     "input_bound": (LOADER, PREFETCH, CONFIRM_INPUT),
     "launch_bound": (JIT_STEP, SCAN_STEPS),
     "eager_execution": (JIT_STEP,),

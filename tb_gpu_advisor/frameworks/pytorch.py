@@ -141,7 +141,37 @@ _BALANCE = action(
     "sampler = torch.utils.data.distributed.DistributedSampler(dataset, drop_last=True)\n"
     "loader = torch.utils.data.DataLoader(dataset, batch_size=bs, sampler=sampler, num_workers=8, pin_memory=True)")
 
+#: DDP: gradient buckets reduced while the backward pass still runs.
+DDP_OVERLAP = action(
+    "DDP overlaps each gradient bucket's AllReduce with the rest of the backward pass: keep buckets small enough "
+    "to start early, reduce into the gradients in place, and with gradient accumulation skip the AllReduce of all "
+    "but the last micro-batch (no_sync).",
+    "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank], bucket_cap_mb=25,\n"
+    "                                                  gradient_as_bucket_view=True, static_graph=True)\n"
+    "with model.no_sync():          # micro-batches 1..k-1 of an accumulation\n"
+    "    loss_fn(model(x), y).backward()")
+#: FSDP: all-gathers prefetched ahead of the layer that needs them.
+FSDP_PREFETCH = action(
+    "FSDP: prefetch the next layer's all-gather during the current layer's compute, in the forward and the backward "
+    "pass, and keep at most two all-gathers in flight.",
+    "model = FSDP(model, forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_PRE,\n"
+    "             limit_all_gathers=True)   # FSDP2: fully_shard(layer, reshard_after_forward=False) for the last blocks")
+#: All-to-all of embeddings / experts overlapped with dense compute.
+A2A_OVERLAP = action(
+    "All-to-all (embedding or expert exchange) waits on its slowest split: pipeline it with the dense part of the "
+    "model (TorchRec's TrainPipelineSparseDist overlaps the next batch's embedding all-to-all with this batch's "
+    "compute), and balance the splits across ranks.",
+    "from torchrec.distributed.train_pipeline import TrainPipelineSparseDist\n"
+    "pipeline = TrainPipelineSparseDist(model, optimizer, device)\n"
+    "for _ in range(steps):\n"
+    "    pipeline.progress(data_iter)")
+
 FIXES = {
+    "comm_exposed": (DDP_OVERLAP,),
+    "comm_exposed:AllGather": (FSDP_PREFETCH,),
+    "comm_exposed:ReduceScatter": (FSDP_PREFETCH,),
+    "comm_exposed:AllToAll": (A2A_OVERLAP,),
+    "comm_exposed:SendRecv": (A2A_OVERLAP,),
     "input_bound": (LOADER, NON_BLOCKING, CONFIRM_INPUT),
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
     "launch_bound:step": (CUDA_GRAPHS, action("Or raise the batch size, so each launch does more GPU work.")),

@@ -113,7 +113,17 @@ _TF_DATA_THREADS = action("Keep tf.data from competing for the same cores (bound
                           "options = tf.data.Options()\noptions.threading.private_threadpool_size = 8\n"
                           "ds = ds.with_options(options)")
 
+#: Gradient all-reduce packed and overlapped with the backward pass.
+TF_COMM_OVERLAP = action(
+    "Overlap gradient all-reduce with the backward pass: MirroredStrategy / MultiWorkerMirroredStrategy pack "
+    "gradients into buckets and reduce them as they are ready; with XLA (jit_compile) the latency-hiding "
+    "scheduler overlaps collectives with compute.",
+    "options = tf.distribute.experimental.CommunicationOptions(bytes_per_pack=50 * 1024 * 1024,\n"
+    "    implementation=tf.distribute.experimental.CommunicationImplementation.NCCL)\n"
+    "strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)")
+
 FIXES = {
+    "comm_exposed": (TF_COMM_OVERLAP,),
     "input_bound": (
         action("Parallelize and prefetch the tf.data pipeline (see the tf.data performance guide).",
                "ds = (ds.map(preprocess, num_parallel_calls=tf.data.AUTOTUNE)\n"

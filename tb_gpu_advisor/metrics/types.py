@@ -474,6 +474,25 @@ class HostRoundTrip:
     h2d_bytes_per_step: float = 0.0
 
 
+@dataclass
+class CollectiveStat:
+    """One collective type (``devices.COLLECTIVE_TYPES``, or ``collective`` when unknown), per step and active GPU."""
+
+    type: str
+    calls_per_step: float
+    ms_per_step: float
+    exposed_ms_per_step: float  # not overlapped by any compute kernel of the same GPU
+
+
+@dataclass
+class Communication:
+    """Collective time per step and active GPU, and the part the step pays for (:mod:`tb_gpu_advisor.metrics.comm`)."""
+
+    ms_per_step: float = 0.0
+    exposed_ms_per_step: float = 0.0
+    by_type: list[CollectiveStat] = field(default_factory=list)
+
+
 # --------------------------------------------------------------------------- per host
 
 
@@ -527,6 +546,7 @@ class HostMetrics:
     dispatch: Dispatch = field(default_factory=Dispatch)
     kernel_durations: KernelDurations = field(default_factory=KernelDurations)
     syncs: HostSyncs = field(default_factory=HostSyncs)
+    comm: Communication = field(default_factory=Communication)
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

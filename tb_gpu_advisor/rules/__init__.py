@@ -47,6 +47,7 @@ RULE_IDS: tuple[str, ...] = (
     "loss_scaling_gaps",  # §1.3
     "xla_not_used",  # §1.3
     "batch_size_headroom",  # §2 item 1
+    "comm_exposed",  # §2 (communication overlap)
     "allreduce_extra",  # §2 item 3
     "gpu_imbalance",  # §2 item 5
     "sequential_gpus",  # §2 item 6

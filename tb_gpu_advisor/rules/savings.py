@@ -42,6 +42,7 @@ POOLS: dict[str, str] = {
     "tc_eligible_16bit_kernels": "16-bit MatMul/Conv kernels that miss the Tensor Cores",
     "non_matmul_kernels": "element-wise and reduction kernel time (fusion, half the bytes)",
     "allreduce": "AllReduce time above one packed, full-speed AllReduce",
+    "exposed_comm": "collective time no compute overlaps, that overlapping would hide",
     "gpu_wait": "GPUs waiting for the slowest or latest GPU (in spinning collectives, or idle)",
     "sequential": "GPUs waiting for each other instead of running concurrently",
 }

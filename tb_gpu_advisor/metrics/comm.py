@@ -1,0 +1,66 @@
+"""Communication per collective type: calls, time and the part of it no compute overlaps (exposed), per step.
+
+A collective kernel's type comes from its name (NCCL, RCCL, XLA, TF spellings: ``devices.collective_type``) or,
+where the name does not say (NCCL/RCCL ``ncclDevKernel_Generic``), from the host op that launched it
+(``nccl:all_reduce``, ``c10d::allreduce_``).  Exposed time is collective time on a GPU during which no compute
+kernel of that GPU runs, on any stream: the time the step pays for communication.  Collectives hidden behind
+compute (DDP buckets overlapped with the backward pass) cost the step nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
+from tb_gpu_advisor.metrics.types import CollectiveStat, Communication
+from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
+
+UNKNOWN = "collective"  # a collective whose type neither its name nor its host op tells
+
+
+def communication(ctx: Context) -> Communication:
+    n = ctx.steps.count
+    active = ctx.active
+    if not n or not active:
+        return Communication()
+    h = ctx.h
+    named = h.name_mask(lambda x: devices.collective_type(x) is not None) if len(h) else np.zeros(0, bool)
+    enc = Encloser(h, named) if named.any() else None
+    calls: dict[str, float] = {}
+    total: dict[str, float] = {}
+    exposed: dict[str, float] = {}
+    all_exposed = 0.0
+    for g in active:
+        d = g.d
+        coll = np.flatnonzero((d.kind == devices.KIND_COLLECTIVE) & (g.step >= 0))
+        if not coll.size:
+            continue
+        comp = (d.kind == devices.KIND_KERNEL) & (g.step >= 0)
+        cs, ce = union_intervals(d.start[comp].astype(np.int64), d.end[comp].astype(np.int64))
+        types = _types(d, coll, g.launch, enc, h)
+        es, ee = subtract_intervals(d.start[coll].astype(np.int64), d.end[coll].astype(np.int64), cs, ce)
+        all_exposed += float((ee - es).sum()) / PS_PER_MS
+        for t in np.unique(types):
+            sel = coll[types == t]
+            calls[t] = calls.get(t, 0.0) + sel.size
+            total[t] = total.get(t, 0.0) + float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
+            ts, te = subtract_intervals(d.start[sel].astype(np.int64), d.end[sel].astype(np.int64), cs, ce)
+            exposed[t] = exposed.get(t, 0.0) + float((te - ts).sum()) / PS_PER_MS
+    k = n * len(active)
+    rows = [CollectiveStat(type=str(t), calls_per_step=calls[t] / k, ms_per_step=total[t] / k,
+                           exposed_ms_per_step=exposed[t] / k) for t in sorted(total, key=lambda t: -exposed[t])]
+    return Communication(ms_per_step=sum(total.values()) / k, exposed_ms_per_step=all_exposed / k, by_type=rows)
+
+
+def _types(d, idx: np.ndarray, launch: np.ndarray, enc: Encloser | None, h) -> np.ndarray:  # noqa: ANN001
+    """Collective type per device event ``idx``: by kernel name, else by the enclosing host collective op."""
+    by_name = np.array([devices.collective_type(x) or "" for x in d.names], dtype=object)
+    out = by_name[d.name[idx]]
+    miss = (out == "") & (launch[idx] >= 0)
+    if enc is not None and miss.any():
+        op = enc.find(launch[idx][miss])
+        out[np.flatnonzero(miss)] = [devices.collective_type(h.names[int(h.name[o])]) or "" if o >= 0 else ""
+                                     for o in op]
+    out[out == ""] = UNKNOWN
+    return out.astype(str)

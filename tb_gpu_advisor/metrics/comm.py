@@ -4,7 +4,8 @@ A collective kernel's type comes from its name (NCCL, RCCL, XLA, TF spellings: `
 where the name does not say (NCCL/RCCL ``ncclDevKernel_Generic``), from the host op that launched it
 (``nccl:all_reduce``, ``c10d::allreduce_``).  Exposed time is collective time on a GPU during which no compute
 kernel of that GPU runs, on any stream: the time the step pays for communication.  Collectives hidden behind
-compute (DDP buckets overlapped with the backward pass) cost the step nothing.
+compute (DDP buckets overlapped with the backward pass) cost the step nothing.  On several GPUs of one host, a
+type's transfer time is the least any GPU spends in it: the rest is waiting for the GPU that enters it last.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def communication(ctx: Context) -> Communication:
     calls: dict[str, float] = {}
     total: dict[str, float] = {}
     exposed: dict[str, float] = {}
+    per_gpu: dict[str, list[float]] = {}  # each active GPU's time in the type (0 where it runs none)
     all_exposed = 0.0
     for g in active:
         d = g.d
@@ -44,12 +46,18 @@ def communication(ctx: Context) -> Communication:
         for t in np.unique(types):
             sel = coll[types == t]
             calls[t] = calls.get(t, 0.0) + sel.size
-            total[t] = total.get(t, 0.0) + float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
+            t_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
+            total[t] = total.get(t, 0.0) + t_ms
+            per_gpu.setdefault(t, []).append(t_ms)
             ts, te = subtract_intervals(d.start[sel].astype(np.int64), d.end[sel].astype(np.int64), cs, ce)
             exposed[t] = exposed.get(t, 0.0) + float((te - ts).sum()) / PS_PER_MS
     k = n * len(active)
+    # the transfer: a collective ends on every GPU together, so the GPU that enters it last spends least time in it;
+    # the others' extra time is waiting for that GPU (gpu_imbalance, launch_skew), which no clock alignment needs
+    transfer = {t: (min(v) if len(v) == len(active) else 0.0) / n for t, v in per_gpu.items()}
     rows = [CollectiveStat(type=str(t), calls_per_step=calls[t] / k, ms_per_step=total[t] / k,
-                           exposed_ms_per_step=exposed[t] / k) for t in sorted(total, key=lambda t: -exposed[t])]
+                           exposed_ms_per_step=exposed[t] / k, transfer_ms_per_step=transfer[t])
+            for t in sorted(total, key=lambda t: -exposed[t])]
     return Communication(ms_per_step=sum(total.values()) / k, exposed_ms_per_step=all_exposed / k, by_type=rows)
 
 

@@ -482,6 +482,9 @@ class CollectiveStat:
     calls_per_step: float
     ms_per_step: float
     exposed_ms_per_step: float  # not overlapped by any compute kernel of the same GPU
+    #: the least time any active GPU spends in it (one GPU: its own); what the transfer takes, the rest of the others'
+    #: time is waiting for the GPU that arrives last.  0 when some active GPU runs none of it.
+    transfer_ms_per_step: float = 0.0
 
 
 @dataclass

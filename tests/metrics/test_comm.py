@@ -75,3 +75,17 @@ def test_ddp_allreduce_after_the_backward_pass_is_exposed_by_construction(tmp_pa
     assert [t.type for t in m.comm.by_type] == ["AllReduce"]
     assert m.comm.exposed_ms_per_step == pytest.approx(exposed_ms, rel=0.1)
     assert ("comm_exposed" in {f.rule for f in rep.findings}) == fires
+
+
+def test_waiting_for_a_straggler_inside_allreduce_is_no_exposed_transfer(tmp_path):
+    """ddp_straggler: rank 2 computes 1.5x longer and the others wait for it inside their AllReduce.  That wait is
+    exposed collective time, but not communication: the transfer is the least any rank spends in it (the
+    straggler's 150 us), the finding is gpu_imbalance's, and comm_exposed stays quiet."""
+    tt.write_run(str(tmp_path), "ddp_straggler")
+    (s,) = discover(str(tmp_path))
+    m = host_metrics(kineto_adapter.read_trace(s.hosts[0].path))
+    (ar,) = m.comm.by_type
+    assert ar.transfer_ms_per_step == pytest.approx(0.15, rel=0.1)
+    assert ar.exposed_ms_per_step > 3 * ar.transfer_ms_per_step
+    rules = [f.rule for f in analyze_session(s.run, s.session, s.hosts).findings]
+    assert rules[0] == "gpu_imbalance" and "comm_exposed" not in rules

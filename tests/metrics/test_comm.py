@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from synthetic import torchtrace as tt
-from tb_gpu_advisor import devices
+from tb_gpu_advisor import devices, formats
 from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.formats.kineto import adapter as kineto_adapter
 from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
@@ -71,7 +71,7 @@ def test_ddp_allreduce_after_the_backward_pass_is_exposed_by_construction(tmp_pa
     tt.write_run(str(tmp_path), run)
     (s,) = discover(str(tmp_path))
     rep = analyze_session(s.run, s.session, s.hosts)
-    m = host_metrics(kineto_adapter.read_trace(s.hosts[0].path))
+    m = host_metrics(formats.read(s.hosts[0]))  # the 4 ranks' files, read as one host of 4 GPUs
     assert [t.type for t in m.comm.by_type] == ["AllReduce"]
     assert m.comm.exposed_ms_per_step == pytest.approx(exposed_ms, rel=0.1)
     assert ("comm_exposed" in {f.rule for f in rep.findings}) == fires
@@ -83,7 +83,7 @@ def test_waiting_for_a_straggler_inside_allreduce_is_no_exposed_transfer(tmp_pat
     straggler's 150 us), the finding is gpu_imbalance's, and comm_exposed stays quiet."""
     tt.write_run(str(tmp_path), "ddp_straggler")
     (s,) = discover(str(tmp_path))
-    m = host_metrics(kineto_adapter.read_trace(s.hosts[0].path))
+    m = host_metrics(formats.read(s.hosts[0]))
     (ar,) = m.comm.by_type
     assert ar.transfer_ms_per_step == pytest.approx(0.15, rel=0.1)
     assert ar.exposed_ms_per_step > 3 * ar.transfer_ms_per_step

@@ -64,7 +64,8 @@ class Rank:
 
     rank: int
     pid: int
-    device: int
+    device: int  # the local rank: GPU index on its node
+    node: int = 0
     host_us: float = T0_US
     streams: dict[int, float] = field(default_factory=dict)
     host: list[dict] = field(default_factory=list)
@@ -216,6 +217,7 @@ class Scenario:
     note: str
     dtype: str | None = "bfloat16"
     extra: dict[str, Any] = field(default_factory=dict)
+    nodes: int = 1  # machines the ranks are spread over, evenly (file names node<k>_<pid>)
 
 
 def _single(step_body: Callable[[Rank], None]) -> Callable[[list[Rank], int], None]:
@@ -282,10 +284,11 @@ def _sync_item(r: Rank) -> None:
 
 
 def ddp(comm_us: float, slow_rank: int | None = None, slow: float = 1.0,
-        late_us: float = 0.0) -> Callable[[list[Rank], int], None]:
+        late_us: float = 0.0, slow_node: int | None = None) -> Callable[[list[Rank], int], None]:
     """DDP: forward/backward per rank, one NCCL AllReduce of the gradients, the optimizer, ``.item()``.
 
-    ``slow_rank`` computes ``slow`` x longer (a straggler: thermal throttling, a bigger shard); ``late_us``: rank k
+    ``slow_rank`` (or every rank of ``slow_node``) computes ``slow`` x longer (a straggler: thermal throttling, a
+    bigger shard); ``late_us``: rank k
     starts each step ``k * late_us`` after rank 0 (host contention delaying its launches)."""
     def body(ranks: list[Rank], n: int) -> None:
         start = max(r.host_us for r in ranks)
@@ -294,7 +297,7 @@ def ddp(comm_us: float, slow_rank: int | None = None, slow: float = 1.0,
             r.host_us = start + r.rank * late_us
         for r in ranks:
             def before_allreduce(rr: Rank) -> None:
-                forward_backward(rr, slow if rr.rank == slow_rank else 1.0)
+                forward_backward(rr, slow if rr.rank == slow_rank or rr.node == slow_node else 1.0)
                 ready[rr.rank] = max(rr.streams.get(COMPUTE_STREAM, 0.0), rr.host_us)
             r.step(n, before_allreduce)
         end = max(ready.values()) + comm_us
@@ -349,6 +352,15 @@ SCENARIOS: dict[str, Scenario] = {
     "ddp_launch_skew": Scenario(4, ddp(comm_us=150.0, late_us=400.0), ["launch_skew"], ["gpu_imbalance", "allreduce_slow"],
                                 "rank k starts each step k x 0.4 ms after rank 0 (1.2 ms spread)",
                                 extra={"skew_ms": 1.2}),
+    "ddp_2x8_slow_node": Scenario(16, ddp(comm_us=150.0, slow_node=1, slow=1.3), ["node_straggler"],
+                                  ["rank_straggler", "launch_skew", "allreduce_slow"],
+                                  "2 nodes x 8 GPUs DDP; every rank of node1 computes 1.3x longer (a throttled node); "
+                                  "node0's ranks wait for it inside their AllReduce", nodes=2,
+                                  extra={"straggler_node": "node1", "slowdown": 1.3}),
+    "ddp_2x8_slow_rank": Scenario(16, ddp(comm_us=150.0, slow_rank=11, slow=1.4), ["rank_straggler"],
+                                  ["node_straggler", "launch_skew", "allreduce_slow"],
+                                  "2 nodes x 8 GPUs DDP; rank 11 (node1 GPU 3) computes 1.4x longer", nodes=2,
+                                  extra={"straggler": "node1/GPU3", "slowdown": 1.4}),
     # issued after the last compute kernel, the AllReduce is all exposed: without --params its speed cannot be
     # judged, and what the trace shows first is 2.5 ms per step of communication no compute hides (comm_exposed)
     "ddp_slow_allreduce": Scenario(4, ddp(comm_us=2_500.0), ["allreduce_slow", "comm_exposed"],
@@ -363,7 +375,8 @@ SCENARIOS: dict[str, Scenario] = {
 def simulate(name: str, steps: int = 12) -> list[Rank]:
     """Run scenario ``name`` for ``steps`` profiled steps (``ProfilerStep#2`` on, as the handler numbers them)."""
     sc = SCENARIOS[name]
-    ranks = [Rank(rank=k, pid=4100 + k, device=k) for k in range(sc.ranks)]
+    per_node = sc.ranks // sc.nodes
+    ranks = [Rank(rank=k, pid=4100 + k, device=k % per_node, node=k // per_node) for k in range(sc.ranks)]
     for n in range(2, 2 + steps):
         sc.body(ranks, n)
     return ranks
@@ -396,7 +409,7 @@ def trace_doc(r: Rank, world: int) -> dict[str, Any]:
 
 
 def _worker(r: Rank) -> str:
-    return f"node0_{r.pid}"
+    return f"node{r.node}_{r.pid}"
 
 
 def write_run(out: str, name: str, steps: int = 12, gz: bool = False, run: str | None = None) -> list[str]:

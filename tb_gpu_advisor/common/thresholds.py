@@ -153,6 +153,11 @@ _TABLE: tuple[Threshold, ...] = (
     _t("xla.min_chain_length", 3, "count", "Advisor: BiasAdd+Relu style pairs are already fused by TF's grappler; "
        "a chain of 3+ element-wise kernels is what XLA adds", "shortest kernel chain counted as fusible"),
     # ---- §2 several GPUs --------------------------------------------------------
+    _t("rank_straggler.warning", 0.05, "share", "Advisor (issue #19): a rank 5% slower makes every other rank wait "
+       "5% of each step; peers (HTA straggler analysis, TraceLens per-collective skew) report it without a level",
+       "a rank's (or a whole node's) extra time before the collectives, above the other ranks' median, per step"),
+    _t("rank_straggler.critical", 0.20, "share", "Advisor: a fifth of every rank's step lost waiting",
+       "same metric, critical level"),
     _t("comm_exposed.warning", 0.10, "share", "Advisor: a tenth of the step waiting for collectives no compute "
        "overlaps; peers (HTA's comm/comp overlap, Nsight's nccl_gpu_overlap) report the same quantity without a level",
        "share of step time in collective kernels that no compute kernel of the same GPU overlaps"),
@@ -170,8 +175,6 @@ _TABLE: tuple[Threshold, ...] = (
     _t("allreduce_slow.ratio_critical", 5.0, "ratio", "Advisor", "same metric, critical level"),
     _t("allreduce_slow.share_info", 0.03, "share", "stock overview: device collectives >=3% of step = moderate",
        "collective share of step that earns an info finding when the parameter count is unknown"),
-    _t("allreduce_slow.share_warning", 0.15, "share", "stock overview: device collectives >=15% of step = high",
-       "collective share of step that makes it a warning when the parameter count is unknown"),
     _t("allreduce.bandwidth_GBps", 10.0, "GB/s", "Advisor: PCIe 3.0 x16 effective (~10-12 GB/s); used when the capture "
        "does not give the interconnect bandwidth. NVLink is 5-30x faster", "communication bandwidth in the formula"),
     _t("gpu_imbalance.warning", 0.10, "ratio", "Advisor; guide §2 item 5: every replica should do the same work",

@@ -32,6 +32,7 @@ def communication(ctx: Context) -> Communication:
     total: dict[str, float] = {}
     exposed: dict[str, float] = {}
     per_gpu: dict[str, list[float]] = {}  # each active GPU's time in the type (0 where it runs none)
+    gpu_rows: dict[int, list[CollectiveStat]] = {}
     all_exposed = 0.0
     for g in active:
         d = g.d
@@ -50,7 +51,11 @@ def communication(ctx: Context) -> Communication:
             total[t] = total.get(t, 0.0) + t_ms
             per_gpu.setdefault(t, []).append(t_ms)
             ts, te = subtract_intervals(d.start[sel].astype(np.int64), d.end[sel].astype(np.int64), cs, ce)
-            exposed[t] = exposed.get(t, 0.0) + float((te - ts).sum()) / PS_PER_MS
+            e_ms = float((te - ts).sum()) / PS_PER_MS
+            exposed[t] = exposed.get(t, 0.0) + e_ms
+            gpu_rows.setdefault(d.gpu, []).append(CollectiveStat(type=str(t), calls_per_step=sel.size / n,
+                                                                 ms_per_step=t_ms / n, exposed_ms_per_step=e_ms / n,
+                                                                 transfer_ms_per_step=t_ms / n))
     k = n * len(active)
     # the transfer: a collective ends on every GPU together, so the GPU that enters it last spends least time in it;
     # the others' extra time is waiting for that GPU (gpu_imbalance, launch_skew), which no clock alignment needs
@@ -58,7 +63,8 @@ def communication(ctx: Context) -> Communication:
     rows = [CollectiveStat(type=str(t), calls_per_step=calls[t] / k, ms_per_step=total[t] / k,
                            exposed_ms_per_step=exposed[t] / k, transfer_ms_per_step=transfer[t])
             for t in sorted(total, key=lambda t: -exposed[t])]
-    return Communication(ms_per_step=sum(total.values()) / k, exposed_ms_per_step=all_exposed / k, by_type=rows)
+    return Communication(ms_per_step=sum(total.values()) / k, exposed_ms_per_step=all_exposed / k, by_type=rows,
+                         per_gpu=gpu_rows)
 
 
 def _types(d, idx: np.ndarray, launch: np.ndarray, enc: Encloser | None, h) -> np.ndarray:  # noqa: ANN001

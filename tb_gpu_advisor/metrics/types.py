@@ -494,6 +494,8 @@ class Communication:
     ms_per_step: float = 0.0
     exposed_ms_per_step: float = 0.0
     by_type: list[CollectiveStat] = field(default_factory=list)
+    #: per GPU id, the same rows for that GPU alone (its transfer is its own time): the job view's input
+    per_gpu: dict[int, list[CollectiveStat]] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- per host

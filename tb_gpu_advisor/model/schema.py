@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = "1.0"
+SCHEMA_VERSION = "1.1"
 
 Severity = Literal["critical", "warning", "info", "ok"]
 Status = Literal["good", "warning", "critical", "unknown"]
@@ -131,6 +131,8 @@ class GpuSummary:
     collective_calls_per_step: float | None = None
     launch_skew_ms: float | None = None
     breakdown: dict[str, float] = field(default_factory=dict)
+    #: collective type -> [calls, ms, exposed ms] per step on this GPU (schema 1.1)
+    collectives: dict[str, list[float]] = field(default_factory=dict)
 
 
 @dataclass
@@ -154,6 +156,10 @@ class HostReport:
     findings: list[Finding] = field(default_factory=list)
     #: step time if every warning/critical fix lands (rules/savings.achievable); {} without a step time
     achievable: dict[str, Any] = field(default_factory=dict)
+    #: collectives per step and GPU by type: calls, time, exposed (no compute overlaps), transfer (schema 1.1)
+    communication: Table | None = None
+    #: AllReduce time expected from ``--params`` x 4 B / link bandwidth, per step (schema 1.1); None unknown
+    expected_allreduce_ms: float | None = None
 
 
 @dataclass
@@ -170,6 +176,8 @@ class Report:
     notes: list[str] = field(default_factory=list)
     #: the slowest host's achievable step (a session steps at its slowest host's pace)
     achievable: dict[str, Any] = field(default_factory=dict)
+    #: every rank (GPU of a host file) side by side, mean per step, when the session has 2+ (schema 1.1)
+    ranks: Table | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -184,7 +192,7 @@ class Report:
         Unknown keys (a newer writer's optional fields) are ignored.
         """
         return _build(cls, d, hosts=[_host(h) for h in d.get("hosts") or []],
-                      findings=[_finding(f) for f in d.get("findings") or []],
+                      findings=[_finding(f) for f in d.get("findings") or []], ranks=_opt(Table, d.get("ranks")),
                       headline=[_build(Metric, m) for m in d.get("headline") or []])
 
     @classmethod
@@ -214,6 +222,7 @@ def _host(d: dict[str, Any]) -> HostReport:
                   step_rows=[_build(StepRow, r) for r in d.get("step_rows") or []],
                   gpus=[_build(GpuSummary, g) for g in d.get("gpus") or []],
                   kernels=_opt(Table, d.get("kernels")), ops=_opt(Table, d.get("ops")), memcpy=_opt(Table, d.get("memcpy")),
+                  communication=_opt(Table, d.get("communication")),
                   findings=[_finding(f) for f in d.get("findings") or []])
 
 

@@ -166,7 +166,9 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
     steps_rows = _step_rows(m.steps_detail)
     gpus = [GpuSummary(gpu=g.gpu, name=g.name, compute_capability=devices.arch_label(g.name, g.compute_capability), step_ms=json_float(g.step_ms, 6), busy_share=json_float(g.busy_share),
                        kernel_count=g.kernel_count, collective_calls_per_step=json_float(g.collective_calls_per_step),
-                       launch_skew_ms=json_float(g.first_kernel_offset_ms), breakdown={k: json_float(v, 6) for k, v in g.breakdown.as_dict().items()})
+                       launch_skew_ms=json_float(g.first_kernel_offset_ms), breakdown={k: json_float(v, 6) for k, v in g.breakdown.as_dict().items()},
+                       collectives={c.type: [json_float(c.calls_per_step, 6), json_float(c.ms_per_step, 6),
+                                             json_float(c.exposed_ms_per_step, 6)] for c in m.comm.per_gpu.get(g.gpu, [])})
             for g in m.gpus]
     cap = m.capture
     det = m.steps
@@ -184,7 +186,19 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
         step_rows=steps_rows, gpus=gpus, kernels=_kernel_table(m), ops=_op_table(m), memcpy=_memcpy_table(m),
         kernel_durations_us=kernel_histogram(m.kernel_durations), kernel_classes=kernel_class_summary(m), findings=findings,
         achievable=achievable(m.headline.avg_step_ms, m.breakdown.as_dict(), findings),
+        communication=_communication_table(m), expected_allreduce_ms=json_float(m.multi_gpu.expected_allreduce_ms, 6),
     )
+
+
+def _communication_table(m: HostMetrics) -> Table | None:
+    """Collectives per step and GPU by type (``metrics.comm``); None without collectives."""
+    c = m.comm
+    if not c.by_type:
+        return None
+    return Table("Collectives per step and GPU", ["collective", "calls", "ms", "exposed ms", "transfer ms", "exposed share"],
+                 [[t.type, json_float(t.calls_per_step, 6), json_float(t.ms_per_step, 6), json_float(t.exposed_ms_per_step, 6),
+                   json_float(t.transfer_ms_per_step, 6), json_float(t.exposed_ms_per_step / t.ms_per_step if t.ms_per_step else None)]
+                  for t in c.by_type])
 
 
 __all__ = ["build_host_report", "headline_cards", "kernel_histogram", "kernel_class_summary", "round6", "json_float"]

@@ -7,8 +7,10 @@ import datetime as _dt
 
 from tb_gpu_advisor import ANALYZER_VERSION, rules
 from tb_gpu_advisor.common.fmt import pct as _pct
+from tb_gpu_advisor.metrics.job import job_view
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.report.build import json_float
+from tb_gpu_advisor.rules._job import ranks_table
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import mark_overlaps, parts
 
@@ -135,7 +137,9 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Repor
     ``healthy`` only when every host was analysed (a host with ``error`` makes the session not healthy:
     bad input is never reported as "no problems") and no finding is a warning or critical."""
     ok = [h for h in host_reports if h.error is None]
-    findings = rules.rank(merge_findings(host_reports))
+    job = job_view(host_reports)
+    job_findings = rules.evaluate_job(job) if len(job.ranks) > 1 else []
+    findings = rules.rank(_drop_explained(merge_findings(host_reports), job_findings) + job_findings)
     mark_overlaps(findings)
     headline: list[Metric] = []
     if len(ok) == 1:
@@ -157,4 +161,15 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Repor
     slowest = max((h.achievable for h in ok if h.achievable), key=lambda a: a["achievable_step_ms"], default={})
     return Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,
                   analyzer_version=ANALYZER_VERSION, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes,
-                  achievable=dict(slowest))
+                  achievable=dict(slowest), ranks=ranks_table(job) if len(job.ranks) > 1 else None)
+
+
+def _drop_explained(findings: list[Finding], job_findings: list[Finding]) -> list[Finding]:
+    """A host's ``gpu_imbalance`` on the GPU a job-scope straggler finding names is the same problem, seen from one
+    host: the job's finding (all ranks, every node) replaces it; and a host is not "healthy" in a job with a problem
+    found across its ranks."""
+    named = {(f.host, f.gpu) for f in job_findings if f.gpu is not None}
+    nodes = {f.host for f in job_findings if f.gpu is None}
+    bad = any(f.severity in ("critical", "warning") for f in job_findings)
+    return [f for f in findings if not (f.rule == "gpu_imbalance" and ((f.host, f.gpu) in named or f.host in nodes))
+            and not (bad and f.rule in ("healthy", "unexplained_idle"))]

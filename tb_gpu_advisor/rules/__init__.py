@@ -18,6 +18,7 @@ import traceback
 from typing import Iterable
 
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
+from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, Metric
 from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, step_windows
@@ -47,9 +48,11 @@ RULE_IDS: tuple[str, ...] = (
     "loss_scaling_gaps",  # §1.3
     "xla_not_used",  # §1.3
     "batch_size_headroom",  # §2 item 1
-    "comm_exposed",  # §2 (communication overlap)
+    "comm_exposed",  # §2 communication overlap (job scope)
     "allreduce_extra",  # §2 item 3
     "gpu_imbalance",  # §2 item 5
+    "node_straggler",  # §2 item 5, across nodes (job scope)
+    "rank_straggler",  # §2 item 5, across the job's ranks (job scope)
     "sequential_gpus",  # §2 item 6
     "allreduce_slow",  # §2.1
     "launch_skew",  # §2.2
@@ -79,6 +82,8 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     has_gpu = any(g.active for g in metrics.gpus)
     for rid in (rules or RULE_IDS):
         r = REGISTRY[rid]
+        if r.scope != "host":
+            continue  # job-scope rules run once per session: evaluate_job
         if not has_gpu and rid not in NO_GPU_RULES:
             continue  # the guide's checks are about GPU time; capture_quality says why they are skipped
         if not ctx.fw.applies(rid):
@@ -100,6 +105,21 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
         out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
     mark_overlaps(out)
     return rank(out)
+
+
+def evaluate_job(job: JobView) -> list[Finding]:
+    """The job-scope rules over every rank of a session (``metrics.job``); never raises (a failing check is logged
+    and skipped: the host reports stand on their own)."""
+    out: list[Finding] = []
+    for rid in RULE_IDS:
+        r = REGISTRY[rid]
+        if r.scope != "job":
+            continue
+        try:
+            out.extend(r.check(job) or [])
+        except Exception as e:  # noqa: BLE001 -- a check must never crash the report
+            logger.warning("job rule %s failed: %s", rid, e, exc_info=True)
+    return out
 
 
 def quiet_reason(rule_id: str, metrics: HostMetrics) -> str:

@@ -1,80 +1,82 @@
-"""§2 Communication the step pays for: collective time no compute overlaps.
+"""§2 Communication the step pays for: collective time no compute overlaps, across every rank of the job.
 
-Metric: exposed collective time per step and GPU (``metrics.comm``: collective kernels minus every compute kernel
-of the same GPU, on any stream), at most each type's transfer time (the least any GPU of the host spends in it:
-the rest is waiting for a late GPU, which gpu_imbalance and launch_skew report) / step time.  Collectives hidden behind compute are healthy and never counted:
-a finding rests only on time the step waits for communication.  Saving: the exposed time that overlapping could
-hide -- at most the step's compute to hide behind, and, for AllReduce when the expected transfer time is known
-(``--params``), at most that time (the rest is ``allreduce_slow``'s: the link, not the overlap).
+Per rank and collective type (``metrics.comm``, kept per GPU in the host reports): the exposed time -- collective
+kernels minus every compute kernel of the same GPU, on any stream -- counted at most up to the type's transfer
+time, the least time any rank of the job spends in it (``JobView.transfer_ms``; the rest is waiting for a late
+rank, which ``rank_straggler``, ``node_straggler`` and ``gpu_imbalance`` report).  Metric: the median rank's
+paid communication / the job's median step.  Collectives hidden behind compute are healthy and never counted:
+a finding rests only on time the step waits for communication.  Saving: what overlapping could hide -- at most
+the rank's compute to hide behind, and AllReduce at most its expected transfer time when it is known
+(``--params``; the rest is ``allreduce_slow``'s: the link, not the overlap).
 """
 
 from __future__ import annotations
 
-from tb_gpu_advisor.metrics.types import HostMetrics
-from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import Ctx, T, finding, grade, ms, pct, rule, saving, share_metric, table
+from tb_gpu_advisor.metrics.job import JobView, RankRow
+from tb_gpu_advisor.model.schema import Finding, Table
+from tb_gpu_advisor.rules._job import fixes_for, job_finding, med
+from tb_gpu_advisor.rules.base import grade, ms, pct, share_metric
+from tb_gpu_advisor.rules.registry import rule
 
 ID = "comm_exposed"
 
 
-def paid_ms(m: HostMetrics) -> float:
-    """Exposed collective time per step that is the transfer itself: per type, at most the least time any GPU of
-    the host spends in it (the rest is waiting for the GPU that arrives last: gpu_imbalance and launch_skew)."""
-    return sum(min(t.exposed_ms_per_step, t.transfer_ms_per_step) for t in m.comm.by_type)
+def paid_ms(job: JobView, r: RankRow, typ: str) -> float:
+    """A rank's exposed time in one collective type that is the transfer itself, not waiting for another rank."""
+    c = r.collectives.get(typ)
+    return min(c[2], job.transfer_ms(typ)) if c else 0.0
 
 
-def hideable_ms(m: HostMetrics) -> float:
-    """What overlapping could hide (see the module docstring)."""
-    exp_ar = m.multi_gpu.expected_allreduce_ms
+def hideable_ms(job: JobView, r: RankRow) -> float:
+    """What overlapping could hide on one rank (see the module docstring)."""
     hide = 0.0
-    for t in m.comm.by_type:
-        x = min(t.exposed_ms_per_step, t.transfer_ms_per_step)
-        if t.type == "AllReduce" and exp_ar is not None:
-            x = min(x, exp_ar)
+    for t in r.collectives:
+        x = paid_ms(job, r, t)
+        if t == "AllReduce" and job.expected_allreduce_ms is not None:
+            x = min(x, job.expected_allreduce_ms)
         hide += x
-    return max(0.0, min(hide, m.breakdown.device_compute))
+    return max(0.0, min(hide, r.compute_ms))
 
 
 @rule(ID, "§2", "Communication is exposed: the step waits for collectives no compute overlaps",
-      thresholds=("comm_exposed.warning", "comm_exposed.critical"))
-def check(m: HostMetrics) -> list[Finding]:
-    ctx = Ctx(m)
-    c = m.comm
-    if not c.by_type or ctx.step_ms is None:
+      thresholds=("comm_exposed.warning", "comm_exposed.critical"), scope="job")
+def check(job: JobView) -> list[Finding]:
+    types = job.types()
+    if not types or not job.step_ms:
         return []
-    paid = paid_ms(m)
-    share = ctx.share(paid)
+    paid = med([sum(paid_ms(job, r, t) for t in types) for r in job.ranks])
+    share = paid / job.step_ms
     sev = grade(share, "comm_exposed.warning", "comm_exposed.critical")
     if sev is None:
         return []
-    top = c.by_type[0]
-    hidden = c.ms_per_step - c.exposed_ms_per_step
-    save = hideable_ms(m)
-    rows = [[t.type, round(t.calls_per_step, 2), t.ms_per_step, t.exposed_ms_per_step, t.transfer_ms_per_step,
-             (t.exposed_ms_per_step / t.ms_per_step) if t.ms_per_step else None] for t in c.by_type]
-    return [finding(
-        ctx, ID, sev,
-        f"Collectives take {ms(c.ms_per_step)} of each {ms(ctx.step_ms)} step per GPU, and {ms(c.exposed_ms_per_step)} "
-        f"of it runs with no compute to overlap it ({ms(hidden)} is hidden behind compute){_waiting(c, paid)}: "
-        f"{ms(paid)} ({pct(share)} of the step) of communication the step pays for. Most exposed: {top.type}, "
-        f"{top.calls_per_step:.1f} calls and {ms(top.exposed_ms_per_step)} exposed per step.",
+    rows = []
+    for t in types:
+        rs = [r.collectives[t] for r in job.ranks if t in r.collectives]
+        rows.append([t, round(med([c[0] for c in rs]), 2), med([c[1] for c in rs]), med([c[2] for c in rs]),
+                     job.transfer_ms(t), med([paid_ms(job, r, t) for r in job.ranks if t in r.collectives])])
+    total, exposed = med([sum(c[1] for c in r.collectives.values()) for r in job.ranks]), \
+        med([sum(c[2] for c in r.collectives.values()) for r in job.ranks])
+    wait = max(0.0, exposed - paid)
+    top = rows[0]
+    save = med([hideable_ms(job, r) for r in job.ranks])
+    n = len(job.ranks)
+    scope = f"the median of {n} ranks" if n > 1 else "the GPU"
+    return [job_finding(
+        job, ID, sev,
+        f"Collectives take {ms(total)} of each {ms(job.step_ms)} step ({scope}), and {ms(exposed)} of it runs with no "
+        f"compute to overlap it"
+        + (f", of which {ms(wait)} is waiting for the rank that enters the collective last (see the straggler "
+           f"findings)" if wait >= 0.05 * max(exposed, 1e-9) else "")
+        + f": {ms(paid)} ({pct(share)} of the step) of communication the step pays for. Most exposed: {top[0]}, "
+          f"{top[1]:.1f} calls and {ms(top[3])} exposed per step.",
         metric=share_metric("comm_exposed_share", "Exposed communication share of step", share, "comm_exposed.warning",
-                            severity=sev, detail={"collective_ms_per_step": c.ms_per_step,
-                                                  "exposed_ms_per_step": c.exposed_ms_per_step,
-                                                  "paid_ms_per_step": paid,
-                                                  "hidden_ms_per_step": hidden}),
-        saving=saving(ctx, save, "the exposed collectives overlap with compute (bucketed and prefetched "
-                                 "communication), up to the step's compute time to hide behind; AllReduce at most "
-                                 "its expected transfer time when --params is given",
-                      [("collectives", "exposed_comm", save)]),
-        evidence=[table("Collectives per step and GPU", ["collective", "calls", "ms", "exposed ms", "transfer ms", "exposed share"], rows)],
-        actions=ctx.fw.fixes_for(ID, [t.type for t in c.by_type[:2]] + ["any"]),
+                            severity=sev, detail={"collective_ms_per_step": total, "exposed_ms_per_step": exposed,
+                                                  "paid_ms_per_step": paid, "ranks": n}),
+        saving_ms=save, pool="exposed_comm",
+        assumption="the exposed collectives overlap with compute (bucketed and prefetched communication), up to "
+                   "each rank's compute time to hide behind; AllReduce at most its expected transfer time when "
+                   "--params is given",
+        evidence=[Table("Collectives per step (median rank)", ["collective", "calls", "ms", "exposed ms",
+                                                               "transfer ms", "paid ms"], rows)],
+        actions=fixes_for(job, ID, types[:2] + ["any"]), host=job.ranks[0].host if len(job.hosts) == 1 else None,
     )]
-
-
-def _waiting(c, paid: float) -> str:  # noqa: ANN001 - a Communication
-    """The part of the exposed time that is waiting for another GPU, when it is worth a clause."""
-    wait = c.exposed_ms_per_step - paid
-    if wait < 0.05 * max(c.exposed_ms_per_step, 1e-9):
-        return ""
-    return f", of which {ms(wait)} is waiting for the GPU that enters the collective last (see imbalance and skew)"

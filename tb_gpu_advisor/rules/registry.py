@@ -31,14 +31,18 @@ class Rule:
     quiet: Callable[[Any], str | None] | None = None
     #: the headline card this rule grades (its finding's severity is the card's), if any
     card: str | None = None
+    #: "host": ``check(HostMetrics)`` per host file; "job": ``check(JobView)`` once per session, over every rank
+    scope: str = "host"
 
 
 REGISTRY: dict[str, Rule] = {}
 
 
 def rule(id: str, section: str, title: str, thresholds: Sequence[str] = (),
-         quiet: Callable[[Any], str | None] | None = None, card: str | None = None) -> Callable[[CheckFn], CheckFn]:
-    """Decorator registering ``check(metrics) -> list[Finding]`` as rule ``id`` (``quiet``, ``card``: see :class:`Rule`)."""
+         quiet: Callable[[Any], str | None] | None = None, card: str | None = None,
+         scope: str = "host") -> Callable[[CheckFn], CheckFn]:
+    """Decorator registering ``check(metrics) -> list[Finding]`` as rule ``id`` (``quiet``, ``card``, ``scope``: see
+    :class:`Rule`)."""
     for name in thresholds:
         if name not in THRESHOLDS:
             raise KeyError(f"rule {id}: unknown threshold {name!r}")
@@ -47,7 +51,7 @@ def rule(id: str, section: str, title: str, thresholds: Sequence[str] = (),
         if id in REGISTRY:
             raise ValueError(f"rule {id!r} registered twice")
         doc = fn.__doc__ or getattr(sys.modules.get(fn.__module__), "__doc__", None) or ""
-        REGISTRY[id] = Rule(id, section, title, tuple(thresholds), fn, doc.strip(), quiet, card)
+        REGISTRY[id] = Rule(id, section, title, tuple(thresholds), fn, doc.strip(), quiet, card, scope)
         return fn
 
     return deco

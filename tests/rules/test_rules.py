@@ -469,7 +469,9 @@ def test_allreduce_extra():
 def test_allreduce_slow_with_and_without_params():
     (f,) = run("allreduce_slow", multi(ar_ms=1.0))  # 10% of step, no parameter count
     assert f.severity == "info" and f.saving is None and "--params" in f.actions[0].snippet
-    assert sev("allreduce_slow", multi(ar_ms=2.0)) == "warning"  # >= 15%
+    # without a parameter count nothing says it is slow: info however large (the time the step pays for
+    # communication is comm_exposed's, over the job's ranks)
+    assert sev("allreduce_slow", multi(ar_ms=5.0)) == "info"
     m = multi(ar_ms=2.0)
     m.multi_gpu.params = 25_000_000  # 100 MB at 300 GB/s = 0.333 ms expected; 2.0 ms measured = 6x
     m.multi_gpu.bandwidth_bytes_per_s = 300e9

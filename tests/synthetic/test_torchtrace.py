@@ -22,7 +22,8 @@ from synthetic import torchtrace as tt
 from tests.support.real_checks import REAL_TORCH_SET, TRUTH_CHECKS, judge, load_truth, our_report
 
 RUNS = list(tt.SCENARIOS)
-MULTI = [r for r in RUNS if tt.SCENARIOS[r].ranks > 1]
+MULTI = [r for r in RUNS if tt.SCENARIOS[r].ranks > 1 and tt.SCENARIOS[r].nodes == 1]
+MULTI_NODE = [r for r in RUNS if tt.SCENARIOS[r].nodes > 1]
 
 
 @pytest.fixture(scope="module")
@@ -178,3 +179,34 @@ def test_eager_chain_saving_is_the_fused_kernel_time(reports: dict[str, Any]) ->
     assert x["evidence"][0]["rows"][0][1] == 40
     assert "dispatch each op" in lb["title"] and not x["saving"].get("overlaps")
     assert reports["eager_chain"].report["findings"][0]["rule"] == "xla_not_used"
+
+
+@pytest.mark.parametrize("run", MULTI_NODE)
+def test_multi_node_jobs_are_one_session_of_a_host_per_node(reports: dict[str, Any], run: str) -> None:
+    """16 ranks on 2 machines (``distributedInfo`` world 16): one session, a host per node of 8 GPUs each, and the
+    job's ranks table lists all 16."""
+    rep = reports[run].report
+    assert [h["host"] for h in rep["hosts"]] == ["node0", "node1"]
+    assert [len(h["gpus"]) for h in rep["hosts"]] == [8, 8] and len(rep["ranks"]["rows"]) == 16
+
+
+def test_straggler_node_and_rank_name_the_constructed_culprit_and_wait(reports: dict[str, Any]) -> None:
+    """Constructed: node1's 8 ranks compute 1.3x longer (the others wait the difference in their AllReduce); in the
+    other job rank 11 (node1 GPU 3) computes 1.4x longer.  Each names its culprit first, with the wait within 10%:
+    the extra compute per step, which every other rank spends inside its AllReduce."""
+    node = reports["ddp_2x8_slow_node"].report
+    f = node["findings"][0]
+    assert f["rule"] == "node_straggler" and f["host"] == "node1"
+    fast = [r for r in node["ranks"]["rows"] if r[0].startswith("node0/")]
+    slow = [r for r in node["ranks"]["rows"] if r[0].startswith("node1/")]
+    compute_gap = sum(r[2] for r in slow) / 8 - sum(r[2] for r in fast) / 8
+    assert compute_gap == pytest.approx(0.3 * sum(r[2] for r in fast) / 8, rel=0.05)  # 1.3x by construction
+    assert f["saving"]["ms_per_step"] == pytest.approx(compute_gap, rel=0.1)
+    assert not [x for x in node["findings"] if x["rule"] in ("rank_straggler", "gpu_imbalance", "comm_exposed")
+                and x["severity"] in ("warning", "critical")]
+    rank = reports["ddp_2x8_slow_rank"].report
+    f = rank["findings"][0]
+    assert f["rule"] == "rank_straggler" and (f["host"], f["gpu"]) == ("node1", 3)
+    rows = {r[0]: r for r in rank["ranks"]["rows"]}
+    assert f["saving"]["ms_per_step"] == pytest.approx(rows["node1/GPU3"][2] - rows["node0/GPU0"][2], rel=0.1)
+    assert not [x for x in rank["findings"] if x["rule"] in ("node_straggler", "gpu_imbalance")]

@@ -1,0 +1,96 @@
+"""The job view: every rank of a session side by side, from the per-host reports (issue #19).
+
+A rank is one GPU of one host file (a PyTorch rank, an XLA device).  Per rank, per step (mean over its kept
+steps): step time, compute (``device_compute``), exposed communication (``collectives``: collective time no
+compute overlaps) and the rest of the step.  The job view is built from the small per-host summaries, never
+from events, so its memory grows with ranks, not with trace size; no clock alignment between hosts is needed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from statistics import median
+
+from tb_gpu_advisor.model.schema import HostReport
+
+
+@dataclass
+class RankRow:
+    host: str  # the host file's host (a node: its ranks share a machine)
+    gpu: int
+    step_ms: float
+    compute_ms: float  # non-collective kernels
+    comm_ms: float  # exposed collectives: the rank waits in them
+    other_ms: float  # idle, copies, host work: the rest of the step
+    #: collective type -> (calls, ms, exposed ms) per step on this rank
+    collectives: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"{self.host}/GPU{self.gpu}"
+
+    @property
+    def busy_ms(self) -> float:
+        """The step less its exposed communication: what the rank does before it can enter the collectives."""
+        return max(0.0, self.step_ms - self.comm_ms)
+
+
+@dataclass
+class JobView:
+    framework: str
+    gpu_names: list[str]
+    ranks: list[RankRow] = field(default_factory=list)
+    #: AllReduce time per step expected from the parameter count and the link (``--params``), None unknown
+    expected_allreduce_ms: float | None = None
+
+    def transfer_ms(self, typ: str) -> float:
+        """A collective type's transfer time per step: the least time any rank that runs it spends in it.  Every
+        rank leaves a collective together, so the one that enters it last waits least; the others' extra time is
+        waiting for it.  Needs no clock alignment between nodes."""
+        xs = [r.collectives[typ][1] for r in self.ranks if typ in r.collectives]
+        return min(xs) if xs else 0.0
+
+    def types(self) -> list[str]:
+        """Collective types any rank runs, most exposed time (summed over ranks) first."""
+        tot: dict[str, float] = {}
+        for r in self.ranks:
+            for t, v in r.collectives.items():
+                tot[t] = tot.get(t, 0.0) + v[2]
+        return sorted(tot, key=lambda t: -tot[t])
+
+    @property
+    def hosts(self) -> list[str]:
+        return sorted({r.host for r in self.ranks})
+
+    @property
+    def step_ms(self) -> float:
+        return median(r.step_ms for r in self.ranks) if self.ranks else 0.0
+
+    def by_host(self) -> dict[str, list[RankRow]]:
+        out: dict[str, list[RankRow]] = {}
+        for r in self.ranks:
+            out.setdefault(r.host, []).append(r)
+        return out
+
+
+def job_view(reports: list[HostReport]) -> JobView:
+    """Every active GPU of every analysed host, with its mean step and breakdown."""
+    ranks: list[RankRow] = []
+    names: list[str] = []
+    fw = ""
+    expected = None
+    for hr in reports:
+        if hr.error is not None:
+            continue
+        fw = fw or str((hr.capture or {}).get("framework") or "")
+        expected = expected if expected is not None else hr.expected_allreduce_ms
+        for g in hr.gpus:
+            b = g.breakdown or {}
+            if g.step_ms is None or not g.kernel_count:
+                continue
+            compute, comm = float(b.get("device_compute", 0.0)), float(b.get("collectives", 0.0))
+            colls = {t: (float(v[0] or 0), float(v[1] or 0), float(v[2] or 0)) for t, v in (g.collectives or {}).items()}
+            ranks.append(RankRow(hr.host, g.gpu, float(g.step_ms), compute, comm,
+                                 max(0.0, float(g.step_ms) - compute - comm), colls))
+            names.append(g.name)
+    return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected)

@@ -1,0 +1,78 @@
+"""What the job-scope rules (``rank_straggler``, ``node_straggler``) share: findings over a :class:`JobView`,
+in the framework's and the GPU vendor's words, and the ranks table they show."""
+
+from __future__ import annotations
+
+from statistics import median
+from typing import Sequence
+
+from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor.metrics.job import JobView, RankRow
+from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table
+from tb_gpu_advisor.rules.registry import REGISTRY
+from tb_gpu_advisor.rules.savings import parts
+
+RANK_COLUMNS = ["rank", "step ms", "compute ms", "exposed comm ms", "other ms", "step less comm ms"]
+
+
+def rank_rows(ranks: Sequence[RankRow]) -> list[list]:
+    return [[r.label, round(r.step_ms, 3), round(r.compute_ms, 3), round(r.comm_ms, 3), round(r.other_ms, 3),
+             round(r.busy_ms, 3)] for r in ranks]
+
+
+def ranks_table(job: JobView, title: str = "Ranks (mean per step)") -> Table:
+    return Table(title, list(RANK_COLUMNS), rank_rows(sorted(job.ranks, key=lambda r: -r.busy_ms)))
+
+
+def med(xs: Sequence[float]) -> float:
+    return float(median(xs)) if xs else 0.0
+
+
+def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metric: Metric, saving_ms: float,
+                assumption: str, evidence: list[Table], actions: list[Action], host: str | None,
+                gpu: int | None = None, pool: str = "gpu_wait") -> Finding:
+    """A finding over the whole job: id ``<rule>`` (one per session), prose in the vendor's words."""
+    reg = REGISTRY[rule_id]
+    step = job.step_ms
+    v = max(0.0, min(saving_ms, step))
+
+    def words(text: str) -> str:
+        return devices.words(job.gpu_names, text)
+
+    return Finding(
+        id=rule_id, rule=rule_id, severity=severity, title=words(reg.title), summary=words(summary),  # type: ignore[arg-type]
+        guide_section=reg.section, metric=metric,
+        saving=Saving(ms_per_step=round(v, 3), percent_of_step=round(100.0 * v / step, 2) if step else 0.0,
+                      assumption=assumption, recovers=parts(v, [("collectives", pool, v)])),
+        evidence=evidence, actions=[Action(text=words(a.text), snippet=a.snippet, snippet_lang=a.snippet_lang)
+                                    for a in actions],
+        host=host, gpu=gpu,
+    )
+
+
+def fixes(job: JobView, key: str) -> list[Action]:
+    return frameworks.get(job.framework).fix(key)
+
+
+def fixes_for(job: JobView, key: str, variants: Sequence[str]) -> list[Action]:
+    return frameworks.get(job.framework).fixes_for(key, variants)
+
+
+def slow_node(job: JobView) -> tuple[str, float, float, float] | None:
+    """(host, extra wait ms, its ranks' largest exposed comm ms, the other nodes' median) of the node every rank of
+    which waits less in the collectives than the other nodes' ranks (they enter last: the job waits for them),
+    by the most; None without 2+ nodes of 2+ ranks, or when no node's ranks all wait less and do more before the
+    collectives than the others' medians."""
+    nodes = job.by_host()
+    if len(nodes) < 2 or any(len(rs) < 2 for rs in nodes.values()):
+        return None
+    best = None
+    for h, rs in nodes.items():
+        others = [r for r in job.ranks if r.host != h]
+        others_wait = med([r.comm_ms for r in others])
+        extra = others_wait - max(r.comm_ms for r in rs)
+        if min(r.busy_ms for r in rs) < med([r.busy_ms for r in others]):
+            continue  # some rank of the node does not do more before the collectives: not the node's pace
+        if extra > 0 and (best is None or extra > best[1]):
+            best = (h, extra, max(r.comm_ms for r in rs), others_wait)
+    return best

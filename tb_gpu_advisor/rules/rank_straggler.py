@@ -1,0 +1,68 @@
+"""§2 item 5, across the job: one rank is slower than the others, and every rank waits for it.
+
+Every rank leaves a collective together, so the rank that enters last waits least in it.  The straggler is the
+rank with the least exposed communication; metric: how much longer the other ranks (their median) wait in
+exposed collectives per step, as a share of the job's median step.  It must also spend at least the others'
+median time before its collectives (else the waits have another cause: launch skew).  Both are read per rank,
+so no clock alignment between nodes is needed.  Only where the ranks span several host files (one host's GPUs:
+``gpu_imbalance``), and not when all ranks of its node are slow (``node_straggler``).
+Saving: the others' extra wait, which goes when the straggler keeps pace.
+"""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.metrics.job import JobView
+from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.rules._job import fixes, job_finding, med, ranks_table, slow_node
+from tb_gpu_advisor.rules.base import grade, ms, pct, share_metric
+from tb_gpu_advisor.rules.registry import rule
+
+ID = "rank_straggler"
+
+
+@rule(ID, "§2 item 5", "A straggler rank: every other rank waits for it in the collectives",
+      thresholds=("rank_straggler.warning", "rank_straggler.critical"), scope="job")
+def check(job: JobView) -> list[Finding]:
+    if len(job.hosts) < 2 or len(job.ranks) < 3 or not job.step_ms:
+        return []
+    s = min(job.ranks, key=lambda r: r.comm_ms)
+    others = [r for r in job.ranks if r is not s]
+    waits = med([r.comm_ms for r in others])
+    extra = waits - s.comm_ms
+    busy_extra = s.busy_ms - med([r.busy_ms for r in others])
+    if busy_extra < 0 or (slow_node(job) or (None,))[0] == s.host:
+        return []  # it does not do more before the collectives, or its whole node is slow (node_straggler)
+    share = extra / job.step_ms
+    sev = grade(share, "rank_straggler.warning", "rank_straggler.critical")
+    if sev is None:
+        return []
+    why = ("more compute" if s.compute_ms - med([r.compute_ms for r in others]) >= 0.5 * busy_extra
+           else "more time outside its kernels (host work, input, launches)")
+    where = _most_waited(s, others)
+    return [job_finding(
+        job, ID, sev,
+        f"The other {len(others)} ranks wait {ms(waits)} per step in exposed collectives (median){where}, "
+        f"{ms(extra)} longer than {s.label} ({pct(share)} of the {ms(job.step_ms)} step): it enters them last. It "
+        f"spends {ms(s.busy_ms)} of each step before its collectives, {ms(busy_extra)} more than the median rank, "
+        f"mostly {why}.",
+        metric=share_metric("straggler_extra_share", "Straggler's extra time, share of step", share,
+                            "rank_straggler.warning", severity=sev,
+                            detail={"rank": s.label, "extra_ms_per_step": extra, "straggler_comm_ms": s.comm_ms,
+                                    "straggler_busy_extra_ms": busy_extra,
+                                    "others_median_comm_ms": waits, "ranks": len(job.ranks)}),
+        saving_ms=extra, assumption="the straggler keeps pace (balanced work or a healthy GPU): the other ranks stop "
+                                    "waiting that long for it in the collectives",
+        evidence=[ranks_table(job)], actions=fixes(job, ID), host=s.host, gpu=s.gpu,
+    )]
+
+
+def _most_waited(s, others) -> str:  # noqa: ANN001 - RankRows
+    """', mostly in <type>' when one collective type holds most of the others' extra wait."""
+    extra: dict[str, float] = {}
+    for t in {t for r in others for t in r.collectives}:
+        mine = s.collectives.get(t, (0.0, 0.0, 0.0))[2]
+        extra[t] = med([r.collectives.get(t, (0.0, 0.0, 0.0))[2] for r in others]) - mine
+    if not extra:
+        return ""
+    t = max(extra, key=extra.get)
+    return f", mostly in {t}" if extra[t] > 0.5 * sum(v for v in extra.values() if v > 0) else ""

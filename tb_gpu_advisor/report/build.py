@@ -195,9 +195,10 @@ def _communication_table(m: HostMetrics) -> Table | None:
     c = m.comm
     if not c.by_type:
         return None
-    return Table("Collectives per step and GPU", ["collective", "calls", "ms", "exposed ms", "transfer ms", "exposed share"],
+    # (the transfer time is the job's, across every host: the ranks table and comm_exposed's evidence show it)
+    return Table("Collectives per step and GPU", ["collective", "calls", "ms", "exposed ms", "exposed share"],
                  [[t.type, json_float(t.calls_per_step, 6), json_float(t.ms_per_step, 6), json_float(t.exposed_ms_per_step, 6),
-                   json_float(t.transfer_ms_per_step, 6), json_float(t.exposed_ms_per_step / t.ms_per_step if t.ms_per_step else None)]
+                   json_float(t.exposed_ms_per_step / t.ms_per_step if t.ms_per_step else None)]
                   for t in c.by_type])
 
 

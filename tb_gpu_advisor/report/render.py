@@ -158,6 +158,34 @@ _GPU_COLS = ["gpu", "name", "cc", "step ms", "busy", "kernels", "AllReduce/step"
 # --------------------------------------------------------------------------- text
 
 
+#: Up to this many ranks the report lists every one; beyond, their distribution with the outliers named.
+RANKS_LISTED = 64
+
+
+def ranks_view(report: Report) -> tuple[str, list[str], list[list[str]]] | None:
+    """(title, columns, rows) of the job's ranks: every rank up to :data:`RANKS_LISTED`, else the distribution of
+    each column (min, median, p90, max) and the ranks at its extremes; None for a single rank."""
+    t = report.ranks
+    if t is None or len(t.rows) < 2:
+        return None
+    cols = list(t.columns)
+    if len(t.rows) <= RANKS_LISTED:
+        return (f"Ranks ({len(t.rows)}, mean per step, most time before the collectives first)", cols,
+                [[str(r[0])] + [_num(v) for v in r[1:]] for r in t.rows])
+    rows = []
+    for j, c in enumerate(cols[1:], start=1):
+        vals = sorted((float(r[j]), str(r[0])) for r in t.rows)
+        q = lambda p: vals[min(len(vals) - 1, int(p * (len(vals) - 1) + 0.5))][0]  # noqa: E731
+        rows.append([c, _num(vals[0][0]), _num(q(0.5)), _num(q(0.9)), _num(vals[-1][0]),
+                     f"{vals[0][1]} (min), {vals[-1][1]} (max)"])
+    return (f"Ranks ({len(t.rows)}): distribution per step", ["", "min", "median", "p90", "max", "outliers"], rows)
+
+
+def _communication(h) -> list[list[str]] | None:  # noqa: ANN001 - a HostReport
+    t = h.communication
+    return None if t is None else [[str(r[0])] + [_num(v) for v in r[1:]] for r in t.rows]
+
+
 def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str:
     """Terminal report: findings first, then headline numbers, then per-host GPU tables."""
     out: list[str] = []
@@ -212,12 +240,22 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
             line = f"  {m.label:<{w}}  {m.display}{flag}"
             out.extend(textwrap.wrap(f"{line}: {why}", WIDTH, subsequent_indent=" " * (w + 4)) if why else [line])
         out.append("")
+    rv = ranks_view(report)
+    if rv:
+        out.append(rv[0])
+        out.extend("  " + line for line in text_table(rv[1], rv[2]))
+        out.append("")
     for h in report.hosts:
         if h.error:
             continue  # shown under FINDINGS
         if h.gpus:
             out.append(f"GPUs on {h.host}")
             out.extend("  " + line for line in text_table(_GPU_COLS, _gpu_rows(h.gpus)))
+            out.append("")
+        comm = _communication(h)
+        if comm:
+            out.append(f"Collectives on {h.host} (per step and GPU)")
+            out.extend("  " + line for line in text_table(h.communication.columns, comm))
             out.append("")
         note = h.steps.get("note") if isinstance(h.steps, dict) else None
         if note:
@@ -386,6 +424,12 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
         out += md_table(["metric", "value", "status", "note"],
                          [[m.label, m.display, m.status, card_note(m) or ""] for m in report.headline])
         out.append("")
+    rv = ranks_view(report)
+    if rv:
+        out.append(f"### {rv[0]}")
+        out.append("")
+        out += md_table(rv[1], rv[2])
+        out.append("")
     for h in report.hosts:
         if h.error:
             continue  # shown at the top
@@ -393,6 +437,12 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
             out.append(f"### GPUs on {md_code(h.host)}")
             out.append("")
             out += md_table(_GPU_COLS, _gpu_rows(h.gpus))
+            out.append("")
+        comm = _communication(h)
+        if comm:
+            out.append(f"### Collectives on {md_code(h.host)} (per step and GPU)")
+            out.append("")
+            out += md_table(h.communication.columns, comm)
             out.append("")
     for n in report.notes:
         if not _is_error_note(report, n):

@@ -1,0 +1,34 @@
+"""The ranks view of the text and markdown reports (issue #19): every rank up to 64, beyond that the distribution
+of each column with the ranks at its extremes named."""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.model.schema import Report, Table
+from tb_gpu_advisor.report.render import RANKS_LISTED, ranks_view, to_markdown, to_text
+from tb_gpu_advisor.rules._job import RANK_COLUMNS
+
+
+def _report(n: int) -> Report:
+    rows = [[f"node{k // 8}/GPU{k % 8}", 10.0, 6.0 + (3.0 if k == 77 else 0.0), 2.0 - (1.5 if k == 77 else 0.0), 2.0,
+             8.0 + (3.0 if k == 77 else 0.0)] for k in range(n)]
+    return Report(run="r", session="s", hosts=[], findings=[], headline=[], healthy=True, analyzer_version="x",
+                  generated_at="t", ranks=Table("Ranks", list(RANK_COLUMNS), rows))
+
+
+def test_up_to_64_ranks_are_listed():
+    title, cols, rows = ranks_view(_report(RANKS_LISTED))
+    assert len(rows) == RANKS_LISTED and cols == RANK_COLUMNS and title.startswith(f"Ranks ({RANKS_LISTED}")
+
+
+def test_a_large_job_is_a_distribution_with_the_outliers_named():
+    title, cols, rows = ranks_view(_report(1024))
+    assert "1024" in title and cols[:5] == ["", "min", "median", "p90", "max"] and len(rows) == len(RANK_COLUMNS) - 1
+    comm = next(r for r in rows if r[0] == "exposed comm ms")
+    assert comm[1] == "0.50" and float(comm[4]) == 2.0 and "node9/GPU5 (min)" in comm[5]  # rank 77 waits least
+    for render in (to_text, to_markdown):
+        out = render(_report(1024))
+        assert "node9/GPU5" in out and out.count("node1/GPU0") == 0  # no row per rank
+
+
+def test_one_rank_has_no_ranks_view():
+    assert ranks_view(_report(1)) is None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import hashlib
 import os
 import sys
 import time
@@ -24,8 +25,9 @@ from typing import Any, TextIO
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.discover.logdir import Session, discover
-from tb_gpu_advisor.runtime.cache import CacheKey, ReportCache, session_key
-from tb_gpu_advisor.runtime.session import process_pool, session_report, worker_count
+from tb_gpu_advisor.runtime.cache import CacheKey, ReportCache, host_key, session_key
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tb_gpu_advisor.runtime.session import files_unchanged, process_pool, session_report, worker_count
 
 AnalyzeSession = Callable[..., Any]  # pipeline.analyze_session's signature
 Progress = Callable[[str, float], None]
@@ -85,7 +87,23 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--params", type=int, default=None,
                    help="model parameter count, if the reports should use it (part of the cache key)")
     p.add_argument("--force", action="store_true", help="analyse again even when a cached report exists")
+    p.add_argument("--shard", metavar="K/N", type=_shard, default=None,
+                   help="analyse only shard K of N (0 <= K < N) of the host files, into the per-host cache: one "
+                   "task of a Slurm job array (--shard $SLURM_ARRAY_TASK_ID/$SLURM_ARRAY_TASK_COUNT) or a "
+                   "Kubernetes Indexed Job sharing one cache folder; a later run without --shard (or the tab) "
+                   "merges the sessions from it")
     p.set_defaults(func=_run_cli)
+
+
+def _shard(text: str) -> tuple[int, int]:
+    """``K/N`` -> (K, N), with 0 <= K < N."""
+    try:
+        k, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r}: expected K/N, e.g. 0/8") from None
+    if n < 1 or not 0 <= k < n:
+        raise argparse.ArgumentTypeError(f"{text!r}: need 0 <= K < N")
+    return k, n
 
 
 def _run_cli(args: argparse.Namespace) -> int:
@@ -97,7 +115,11 @@ def _run_cli(args: argparse.Namespace) -> int:
         print("precompute: the report cache is disabled (TB_GPU_ADVISOR_CACHE_DIR=off or not writable); "
               "nothing would be kept", file=sys.stderr)
         return 2
-    summary = precompute(args.logdir, jobs=args.jobs, cache=cache, params=args.params, force=args.force)
+    if args.shard is not None:
+        summary = precompute_shard(args.logdir, args.shard, jobs=args.jobs, cache=cache, params=args.params,
+                                   force=args.force)
+    else:
+        summary = precompute(args.logdir, jobs=args.jobs, cache=cache, params=args.params, force=args.force)
     print_summary(summary, sys.stderr)
     return summary.exit_code
 
@@ -148,6 +170,97 @@ def precompute(
         results.append(result)
         _say(out, _progress_line(done, len(todo), result))
     return Summary(results, time.perf_counter() - t0, workers, cache.directory if cache.enabled else None)
+
+
+def shard_of(run: str, session: str, host: str, shards: int) -> int:
+    """The shard a host file belongs to: a hash of its run, session and host names -- stable across processes,
+    machines and mount points (never Python's salted ``hash``), so N independent processes split the files
+    without talking to each other and every file is analysed exactly once."""
+    digest = hashlib.sha256(f"{run}\0{session}\0{host}".encode("utf-8")).digest()
+    return int.from_bytes(digest[:8], "big") % shards
+
+
+def precompute_shard(
+    logdir: str,
+    shard: tuple[int, int],
+    jobs: int | None = None,
+    cache: ReportCache | None = None,
+    params: int | None = None,
+    force: bool = False,
+    out: TextIO | None = None,
+) -> Summary:
+    """Analyse shard ``K`` of ``N`` of every host file in ``logdir`` into the per-host cache.
+
+    Each host report is small (a per-rank summary); the session reports are merged from them later, by a run
+    without ``--shard`` or by the tab, without analysing again."""
+    out = out or sys.stderr
+    cache = cache if cache is not None else ReportCache()
+    k, n = shard
+    t0 = time.perf_counter()
+    sessions = discover(logdir)
+    everything = [(s, h) for s in sessions for h in s.hosts]
+    mine = [(s, h) for s, h in everything if shard_of(s.run, s.session, h.host, n) == k]
+    _say(out, f"precompute: shard {k}/{n}: {len(mine)} of {len(everything)} host files "
+              f"({_human(sum(h.size for _, h in mine))}) in {logdir}")
+    results: list[SessionResult] = []
+    todo = []
+    for s, h in mine:
+        key = host_key(s, h, params=params)
+        if not force and cache.get(key) is not None:
+            results.append(SessionResult(f"{s.stock_run}/{h.host}", 1, h.size, "cached"))
+        else:
+            todo.append((s, h, key, cache.directory, cache.max_bytes, params))
+    todo.sort(key=lambda t: t[1].size, reverse=True)
+    workers = worker_count(jobs, len(todo))
+    with (process_pool(workers) if workers > 1 else _inline()) as pool:
+        futures = [pool.submit(_analyze_host_and_store, *t) for t in todo]
+        for done, fut in enumerate(cf.as_completed(futures), start=1):
+            try:
+                r = fut.result()
+            except Exception as e:  # noqa: BLE001 - a dead worker must not stop the others
+                r = SessionResult("?", 1, 0, "failed", errors=[("?", f"{type(e).__name__}: {e}")])
+            results.append(r)
+            _say(out, _progress_line(done, len(todo), r))
+    return Summary(results, time.perf_counter() - t0, workers, cache.directory if cache.enabled else None)
+
+
+def _analyze_host_and_store(session: Session, host: Any, key: CacheKey, cache_dir: str | None, cache_max_bytes: int,
+                            params: int | None) -> SessionResult:
+    """Worker: one host file into the per-host cache (a failed host is not stored: the next run retries it)."""
+    t0 = time.perf_counter()
+    name = f"{session.stock_run}/{host.host}"
+    hr = analyze_host(host, params=params)
+    if hr.error is not None:
+        return SessionResult(name, 1, host.size, "failed", time.perf_counter() - t0,
+                             errors=[(host.path, _reason(host.path, hr.error))])
+    cache = ReportCache(cache_dir, max_bytes=cache_max_bytes)
+    if not files_unchanged([host]):
+        return _failed_host(name, host, "the file changed while it was analysed: not cached, run again", t0)
+    if not cache.put(key, hr):
+        return _failed_host(name, host, f"analysed but not stored: {cache.last_error or 'cache write failed'}", t0)
+    return SessionResult(name, 1, host.size, "new", time.perf_counter() - t0, True)
+
+
+def _failed_host(name: str, host: Any, reason: str, t0: float) -> SessionResult:
+    return SessionResult(name, 1, host.size, "failed", time.perf_counter() - t0, errors=[(host.path, reason)])
+
+
+class _inline:
+    """A stand-in for a process pool of one: runs each task at submit, in this process."""
+
+    def __enter__(self) -> "_inline":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def submit(self, fn: Callable[..., Any], *args: Any) -> cf.Future:
+        f: cf.Future = cf.Future()
+        try:
+            f.set_result(fn(*args))
+        except Exception as e:  # noqa: BLE001
+            f.set_exception(e)
+        return f
 
 
 def _run_tasks(tasks: list[tuple], workers: int):

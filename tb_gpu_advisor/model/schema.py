@@ -161,6 +161,14 @@ class HostReport:
     #: AllReduce time expected from ``--params`` x 4 B / link bandwidth, per step (schema 1.1); None unknown
     expected_allreduce_ms: float | None = None
 
+    def to_json(self) -> str:
+        """One host's report as JSON (the unit of the per-host cache a session report is merged from)."""
+        return json.dumps(dataclasses.asdict(self), allow_nan=False, default=_json_default)
+
+    @classmethod
+    def from_json(cls, text: str) -> "HostReport":
+        return _host(json.loads(text))
+
 
 @dataclass
 class Report:

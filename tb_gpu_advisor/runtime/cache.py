@@ -124,8 +124,10 @@ def make_key(
     params: int | None = None,
     analyzer: str | None = None,
     schema: str | None = None,
+    scope: str = "session",
 ) -> CacheKey:
-    """Key of a session report: names, every host file's (path, size, mtime_ns), options and versions.
+    """Key of a session report (or, ``scope="host"``, of one host file's report): names, every host file's (path,
+    size, mtime_ns), options and versions.
 
     Run and session names are part of it because the report carries them;
     ``params`` (model parameter count) changes findings.
@@ -139,6 +141,8 @@ def make_key(
         "params": params,
         "hosts": sorted(_identity(h) for h in hosts),
     }
+    if scope != "session":  # session keys keep the form of earlier versions
+        material["scope"] = scope
     return CacheKey(json.dumps(material, sort_keys=True, separators=(",", ":")))
 
 
@@ -146,6 +150,12 @@ def _identity(h: HostFile) -> list:
     """A host's files as (path, size, mtime_ns); a one-file host keeps the key form of earlier versions."""
     files = h.identity() if hasattr(h, "identity") else [[h.path, int(h.size), int(h.mtime_ns)]]
     return files[0] if len(files) == 1 else files
+
+
+def host_key(session: Any, host: HostFile, params: int | None = None, **versions: str) -> CacheKey:
+    """Key of one host file's report within its session: the unit a sharded precompute fills and a session's
+    report is merged from (:func:`tb_gpu_advisor.runtime.session.session_report`)."""
+    return make_key(session.run, session.session, [host], params=params, scope="host", **versions)
 
 
 def session_key(session: Any, params: int | None = None, **versions: str) -> CacheKey:

@@ -25,7 +25,7 @@ from tb_gpu_advisor.discover.logdir import HostFile, Session
 from tb_gpu_advisor.model.schema import HostReport, Report
 from tb_gpu_advisor.report.merge import merge_hosts
 from tb_gpu_advisor.runtime import isolation, pipeline
-from tb_gpu_advisor.runtime.cache import ReportCache, session_key
+from tb_gpu_advisor.runtime.cache import ReportCache, host_key, session_key
 from tb_gpu_advisor.runtime.isolation import Limits, mp_context
 
 Progress = Callable[[str, float], None]
@@ -59,6 +59,11 @@ def session_report(session: Session, *, params: int | None = None, cache: Report
             return Analysis(Report.from_json(text), from_cache=True)
     if analyze_fn is not None:
         report = analyze_fn(session.run, session.session, list(session.hosts), progress=progress, params=params)
+    elif cache is not None and cache.enabled and (len(session.hosts) > 1 or _host_cached(session, cache, params)):
+        # many hosts: merged from the per-host cache (what a sharded precompute fills); one host: only when a
+        # shard stored it (else its session entry alone is kept, not the same report twice)
+        report = merge_hosts(session.run, session.session,
+                             cached_host_reports(session, cache, params=params, jobs=jobs, progress=progress))
     elif len(session.hosts) > 1 and worker_count(jobs, len(session.hosts)) > 1:
         report = analyze_session_parallel(session, jobs=jobs, params=params, progress=progress)
     else:
@@ -75,15 +80,53 @@ def session_report(session: Session, *, params: int | None = None, cache: Report
     return Analysis(report, stored=True)
 
 
-def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progress, jobs: int = 1,
-                 isolate: bool = False, analyze_fn: Callable[..., Any] | None = None) -> str:
-    """The report JSON of ``hosts`` of ``session`` for the tab (no cache: its service keeps the JSON).
+def _host_cached(session: Session, cache: ReportCache, params: int | None) -> bool:
+    return all(host_key(session, h, params=params) in cache for h in session.hosts)
 
-    Isolated, each host file runs in a child process with the memory and time limits of
-    ``isolation.Limits.from_env()``, so one bad file cannot take TensorBoard down.
+
+def cached_host_reports(session: Session, cache: ReportCache, *, params: int | None = None, jobs: int | None = 1,
+                        progress: Progress | None = None) -> list[HostReport]:
+    """Every host file's report of ``session``, in host order: from the per-host cache where stored (a sharded
+    precompute fills it: ``precompute --shard K/N``), the others analysed now (``jobs`` at once) and stored.
+
+    A session of many ranks is merged from these small summaries, so its memory grows with ranks, not events.
+    A host that failed, or whose file changed while it was read, is not stored (the next run retries it).
+    """
+    hosts = list(session.hosts)
+    keys = [host_key(session, h, params=params) for h in hosts]
+    reports: list[HostReport | None] = []
+    for k in keys:
+        text = cache.get(k)
+        reports.append(HostReport.from_json(text) if text is not None else None)
+    missing = [i for i, r in enumerate(reports) if r is None]
+    if missing:
+        _tell(progress, f"{len(hosts) - len(missing)} of {len(hosts)} hosts cached; analysing {len(missing)}", 0,
+              len(missing))
+        fresh = _host_reports([hosts[i] for i in missing], worker_count(jobs, len(missing)), params, progress,
+                              pipeline.analyze_host)
+        for i, hr in zip(missing, fresh):
+            reports[i] = hr
+            if hr.error is None and files_unchanged([hosts[i]]):
+                cache.put(keys[i], hr)
+    return [r for r in reports if r is not None]
+
+
+def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progress, jobs: int = 1,
+                 isolate: bool = False, analyze_fn: Callable[..., Any] | None = None,
+                 cache: ReportCache | None = None) -> str:
+    """The report JSON of ``hosts`` of ``session`` for the tab (its service keeps the JSON).
+
+    ``cache``: where every host of the session is in the per-host cache (``precompute --shard``), the report is
+    merged from those summaries and nothing is analysed.  Isolated, each host file runs in a child process with
+    the memory and time limits of ``isolation.Limits.from_env()``, so one bad file cannot take TensorBoard down.
     """
     import dataclasses
 
+    if cache is not None and cache.enabled and analyze_fn is None and len(hosts) == len(session.hosts) \
+            and _host_cached(session, cache, None):
+        # every host already analysed into the per-host cache (a sharded precompute): merge, analyse nothing
+        progress(f"merging {len(hosts)} cached host reports", 0.5)
+        return merge_hosts(session.run, session.session, cached_host_reports(session, cache)).to_json()
     if analyze_fn is not None:
         report = analyze_fn(session.run, session.session, list(hosts), progress=progress)
         return report.to_json() if hasattr(report, "to_json") else __import__("json").dumps(report)
@@ -105,10 +148,12 @@ def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progr
 
 
 def files_unchanged(hosts: Sequence[HostFile]) -> bool:
-    """Every host file still has the (size, mtime) it was discovered with."""
+    """Every file behind every host (each rank's file of a merged host) still has the (size, mtime) it was
+    discovered with."""
 
     try:
-        return all(fsio.is_remote(h.path) or fsio.stat(h.path) == (h.size, h.mtime_ns) for h in hosts)
+        return all(fsio.is_remote(path) or fsio.stat(path) == (size, mtime)
+                   for h in hosts for path, size, mtime in h.identity())
     except Exception:  # noqa: BLE001 - gone or unreadable meanwhile
         return False
 

@@ -100,7 +100,10 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         # that it needs --logdir instead of failing.
         self._logdir = context.logdir or ""
         self._analyzer = analyzer
-        self._service = service or ReportService(store=_open_store(context.flags))
+        store = _open_store(context.flags) if service is None else None
+        self._service = service or ReportService(store=store)
+        #: the report cache behind the store: its per-host entries (a sharded precompute) are merged, not analysed
+        self._cache = store.cache if store is not None else None
         self._active = False
         self._active_lock = threading.Lock()
         # Remote logdirs only: (time listed, sessions) reused for ``_discovery_ttl_s`` seconds.
@@ -258,7 +261,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     def _compute(self, session: Any, host_files: list, progress: Callable) -> str:
         """Runs in a worker thread: the analysis entry point (in limited child processes unless disabled)."""
         return analysis.compute_json(session, host_files, progress=progress, jobs=self._host_jobs,
-                                     isolate=self._isolate, analyze_fn=self._analyzer)
+                                     isolate=self._isolate, analyze_fn=self._analyzer, cache=self._cache)
 
 
 # -- helpers (pure; module level so tests and readers find them fast) ---------

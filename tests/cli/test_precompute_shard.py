@@ -1,0 +1,88 @@
+"""``precompute --shard K/N`` (issue #19, scale): N independent processes -- a Slurm job array, a Kubernetes Indexed
+Job -- split the host files by a stable hash, fill one shared per-host cache, and every session's report (the
+CLI's, the tab's) is then merged from those summaries without analysing anything again."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import sys
+
+import pytest
+from tensorboard.backend import application
+from tensorboard.plugins import base_plugin
+from werkzeug import test as werkzeug_test
+from werkzeug import wrappers
+
+from synthetic import torchtrace as tt
+from tb_gpu_advisor.cli.precompute import shard_of
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.runtime import pipeline
+from tb_gpu_advisor.runtime.cache import ReportCache
+from tb_gpu_advisor.runtime.session import session_report
+from tb_gpu_advisor.serve import plugin as plugin_mod
+from tests.support.paths import REPO
+from tests.support.plugin_client import PREFIX, poll_report
+
+SHARDS = 3
+
+
+@pytest.fixture(scope="module")
+def job(tmp_path_factory):
+    """Two multi-node jobs and one single-node run: 5 host files (16-rank jobs are a host per node)."""
+    d = tmp_path_factory.mktemp("shards")
+    for run in ("ddp_2x8_slow_node", "ddp_2x8_slow_rank", "ddp_balanced"):
+        tt.write_run(str(d), run, steps=8)
+    return str(d)
+
+
+def test_the_shard_of_a_host_is_stable_and_every_host_has_one():
+    names = [("run", "s", f"node{i}") for i in range(200)]
+    first = [shard_of(*n, 7) for n in names]
+    assert first == [shard_of(*n, 7) for n in names]  # no per-process salt
+    assert set(first) == set(range(7))  # every shard gets work at this size
+
+
+def test_shards_run_at_once_analyse_each_host_once_and_sessions_merge_from_the_cache(job, tmp_path, monkeypatch):
+    cache_dir = str(tmp_path / "cache")
+    procs = [subprocess.Popen([sys.executable, "-m", "tb_gpu_advisor.cli", "precompute", job, "--shard", f"{k}/{SHARDS}",
+                               "--cache-dir", cache_dir, "--jobs", "1"], cwd=REPO, stderr=subprocess.PIPE, text=True)
+             for k in range(SHARDS)]
+    logs = [p.communicate(timeout=300)[1] for p in procs]
+    assert [p.returncode for p in procs] == [0] * SHARDS, logs
+    done = [m.group(1) for log in logs for m in re.finditer(r"^\[\d+/\d+\] (\S+): \d+ host", log, re.M)]
+    hosts = [f"{s.stock_run}/{h.host}" for s in discover(job) for h in s.hosts]
+    assert sorted(done) == sorted(hosts)  # each host file analysed by exactly one shard
+
+    def no_analysis(*a, **k):
+        raise AssertionError("a host was analysed again")
+
+    monkeypatch.setattr(pipeline, "analyze_host", no_analysis)
+    cache = ReportCache(cache_dir)
+    assert len(cache.entries()) == len(hosts)  # per-host entries only, so far
+    # the tab on the shared cache: the job view merged from the shards' entries, nothing analysed
+    ctx = base_plugin.TBContext(logdir=job, flags=argparse.Namespace(gpu_advisor_cache_dir=cache_dir))
+    client = werkzeug_test.Client(application.TensorBoardWSGI([plugin_mod.GpuAdvisorPlugin(ctx, isolate=False)]),
+                                  wrappers.Response)
+    (rank,) = [s for s in discover(job) if s.run == "ddp_2x8_slow_rank"]
+    r = poll_report(client, f"{PREFIX}/report?run={rank.run}&session={rank.session}")
+    assert r.status_code == 200, r.get_data(as_text=True)[:300]
+    doc = r.get_json()
+    assert doc["findings"][0]["rule"] == "rank_straggler" and len(doc["ranks"]["rows"]) == 16
+    # the CLI's entry point: every session merged from the same entries
+    for s in discover(job):
+        a = session_report(s, cache=cache)
+        assert not any(h.error for h in a.report.hosts)
+    (node,) = [s for s in discover(job) if s.run == "ddp_2x8_slow_node"]
+    rep = session_report(node, cache=cache).report
+    assert rep.findings[0].rule == "node_straggler" and len(rep.ranks.rows) == 16
+
+
+def test_shard_argument_is_checked(job, capsys):
+    from tb_gpu_advisor.cli import main as cli
+
+    for bad in ("3/3", "1", "a/b", "0/0"):
+        with pytest.raises(SystemExit):
+            cli.main(["precompute", job, "--shard", bad])
+        assert "--shard" in capsys.readouterr().err

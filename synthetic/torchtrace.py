@@ -372,9 +372,10 @@ SCENARIOS: dict[str, Scenario] = {
 
 # ---------------------------------------------------------------------------------------------- writing
 
-def simulate(name: str, steps: int = 12) -> list[Rank]:
-    """Run scenario ``name`` for ``steps`` profiled steps (``ProfilerStep#2`` on, as the handler numbers them)."""
-    sc = SCENARIOS[name]
+def simulate(name: str | Scenario, steps: int = 12) -> list[Rank]:
+    """Run scenario ``name`` (or a Scenario) for ``steps`` profiled steps (``ProfilerStep#2`` on, as the handler
+    numbers them)."""
+    sc = SCENARIOS[name] if isinstance(name, str) else name
     per_node = sc.ranks // sc.nodes
     ranks = [Rank(rank=k, pid=4100 + k, device=k % per_node, node=k // per_node) for k in range(sc.ranks)]
     for n in range(2, 2 + steps):
@@ -412,10 +413,20 @@ def _worker(r: Rank) -> str:
     return f"node{r.node}_{r.pid}"
 
 
-def write_run(out: str, name: str, steps: int = 12, gz: bool = False, run: str | None = None) -> list[str]:
-    """Write scenario ``name`` into ``out/<run or name>/`` (one file per rank); returns the paths."""
+def ddp_job(nodes: int, per_node: int = 8, slow_node: int | None = None, slow: float = 1.3) -> Scenario:
+    """A DDP job of ``nodes`` x ``per_node`` ranks (one 150 us AllReduce per step), optionally a slow node: the
+    shape of the large jobs the sharded precompute is measured on (benchmarks/shard_job.py)."""
+    return Scenario(nodes * per_node, ddp(comm_us=150.0, slow_node=slow_node, slow=slow),
+                    ["node_straggler"] if slow_node is not None else [], [],
+                    f"{nodes} nodes x {per_node} GPUs DDP" + (f", node{slow_node} {slow}x slower" if slow_node is not None
+                                                              else ""), nodes=nodes)
+
+
+def write_run(out: str, name: str | Scenario, steps: int = 12, gz: bool = False, run: str | None = None) -> list[str]:
+    """Write scenario ``name`` (or a Scenario, then ``run`` names its folder) into ``out/<run or name>/`` (one file
+    per rank); returns the paths."""
     ranks = simulate(name, steps)
-    folder = os.path.join(out, run or name)
+    folder = os.path.join(out, run or str(name))
     os.makedirs(folder, exist_ok=True)
     paths = []
     for r in ranks:

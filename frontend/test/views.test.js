@@ -256,3 +256,27 @@ test("`backticked` names in step notes and summaries become <code>, never markup
   assert.deepEqual(codes, ["ProfilerStep#N", "<b>x</b>"]);
   assert.equal(el2.querySelectorAll(".host .note b").length, 0);
 });
+
+const RANK_COLS = ["rank", "step ms", "compute ms", "exposed comm ms", "other ms", "step less comm ms"];
+const rankRows = (n) => Array.from({ length: n }, (_, k) => [`node${k >> 3}/GPU${k & 7}`, 3.5, k === 0 ? 3.3 : 2.4,
+  k === 0 ? 0.15 : 1.09, 0.03, k === 0 ? 3.36 : 2.42]);
+
+test("ranks view: a stacked bar per rank (compute, exposed comm, other) up to 64 ranks, with the table folded", () => {
+  const v = views.ranksView({ title: "Ranks (mean per step)", columns: RANK_COLS, rows: rankRows(16) }, ctx);
+  assert.equal(v.querySelector("h2").textContent, "Ranks (16)");
+  const bars = v.querySelectorAll("svg g.rank");
+  assert.equal(bars.length, 16);
+  assert.equal(bars[0].getAttribute("data-rank"), "node0/GPU0");
+  assert.equal(bars[0].querySelectorAll("rect").length, 3);
+  assert.match(bars[0].querySelector("rect.cat-collectives title").textContent, /exposed communication 150 µs/);
+  assert.equal(v.querySelectorAll("table tbody tr").length, 16);
+  assert.equal(views.ranksView({ title: "x", columns: RANK_COLS, rows: rankRows(1) }, ctx), null);
+});
+
+test("ranks view of a large job: the distribution and the outliers at both ends, named", () => {
+  const v = views.ranksView({ title: "Ranks (mean per step)", columns: RANK_COLS, rows: rankRows(1024) }, ctx);
+  assert.equal(v.querySelectorAll("svg g.rank").length, 10);
+  assert.ok(v.querySelector("svg g.rank-histogram"));
+  assert.match(v.querySelector("figcaption").textContent, /1024 ranks/);
+  assert.equal(v.querySelector("svg g.rank").getAttribute("data-rank"), "node0/GPU0");
+});

@@ -723,3 +723,37 @@ def test_mixed_logdir_shows_tensorflow_jax_and_pytorch_runs(mixed_url, page, sho
         assert_top_finding_above_the_fold(page, frame, run, mixed_url)
         page.screenshot(path=os.path.join(shots, f"mixed_{run}.png"))
     assert not page.errors, page.errors
+
+
+@pytest.fixture(scope="module")
+def job_url():
+    """TensorBoard over a generated 2-node x 8-GPU PyTorch DDP job whose rank 11 (node1 GPU 3) is 1.4x slower."""
+    from synthetic import torchtrace as tt
+
+    tmp = tempfile.mkdtemp(prefix="advisor-e2e-job-")
+    logdir = os.path.join(tmp, "logdir")
+    tt.write_run(logdir, "ddp_2x8_slow_rank", steps=8)
+    server = _start_tensorboard(tmp, logdir)
+    try:
+        yield next(server)
+    finally:
+        server.close()
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def test_ranks_view_shows_every_rank_and_the_straggler_first(job_url, page, shots):
+    """Issue #19: the tab's ranks view -- a stacked bar per rank (compute, exposed communication, the rest), the
+    straggler on top, named by the top finding -- for a job spread over two host files."""
+    page.goto(job_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame, timeout=120000)
+    first = frame.locator(".finding").first
+    assert first.get_attribute("data-rule") == "rank_straggler"
+    ranks = frame.locator("section.ranks")
+    assert ranks.locator("h2").inner_text() == "Ranks (16)"
+    bars = ranks.locator("svg g.rank")
+    assert bars.count() == 16 and bars.first.get_attribute("data-rank") == "node1/GPU3"
+    assert bars.first.locator("rect.cat-collectives").count() == 1 and "node1/GPU3" in first.inner_text()
+    ranks.scroll_into_view_if_needed()
+    page.screenshot(path=os.path.join(shots, "ranks_view.png"))
+    assert not page.errors, page.errors

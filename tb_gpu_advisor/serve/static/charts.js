@@ -259,3 +259,65 @@ export function kernelHistogram(hist, { width = DEFAULT_WIDTH } = {}) {
   svg.append(s("text", { x: left, y: height - 4, class: "axis" }, `kernel count (max bin ${maxCount.toLocaleString("en-US")})`));
   return svg;
 }
+
+/** Up to this many ranks each gets its bar; beyond, the distribution and the outliers (render.RANKS_LISTED). */
+export const RANKS_LISTED = 64;
+const RANK_PARTS = [["compute ms", "device_compute", "compute"], ["exposed comm ms", "collectives", "exposed communication"],
+  ["other ms", "other", "other (idle, copies, host)"]];
+
+/**
+ * The job's ranks (Report.ranks: rows of rank, step, compute, exposed comm, other, step less comm): one stacked
+ * bar per rank, compute / exposed communication / the rest, in the table's order (most time before the
+ * collectives first: a straggler on top, and the ranks that wait for it below).  With more than RANKS_LISTED
+ * ranks: a histogram of the ranks' exposed communication, then bars for the outliers at both ends, named.
+ */
+export function ranksChart(table, { width = DEFAULT_WIDTH } = {}) {
+  const W = Math.max(320, Math.round(width));
+  const col = (name) => table.columns.indexOf(name);
+  const rows = table.rows;
+  const many = rows.length > RANKS_LISTED;
+  const shown = many ? [...rows.slice(0, 5), ...rows.slice(-5)] : rows;
+  const { items, rows: legendRows } = legend(RANK_PARTS.map(([, key, label]) => [key, label]), W);
+  const rowH = 16, labelW = Math.min(160, 12 + Math.max(...shown.map((r) => textWidth(r[0])))), valueW = 64;
+  const histH = many ? 110 : 0;
+  const top = legendRows * 16 + 8 + histH;
+  const height = top + shown.length * rowH + 8;
+  const plotW = Math.max(40, W - labelW - valueW);
+  const max = Math.max(1e-9, ...shown.map((r) => r[col("step ms")] || 0));
+  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: "chart ranks-chart", role: "img",
+    "aria-label": `Ranks: ${rows.length}` }, s("title", {}, `Per-rank step breakdown (${rows.length} ranks)`), ...items);
+  if (many) svg.append(rankHistogram(rows.map((r) => r[col("exposed comm ms")] || 0), W, legendRows * 16 + 8, histH - 10));
+  shown.forEach((r, i) => {
+    const y = top + i * rowH;
+    const g = s("g", { class: "rank", "data-rank": r[0] }, s("text", { x: 0, y: y + 12, class: "axis" }, r[0]));
+    let x = labelW;
+    for (const [name, key, label] of RANK_PARTS) {
+      const v = r[col(name)] || 0;
+      const w = (v / max) * plotW;
+      if (w > 0) g.append(s("rect", { x, y: y + 2, width: Math.max(0.5, w), height: rowH - 4, class: `cat-${key}` },
+        s("title", {}, `${r[0]}: ${label} ${ms(v)} of a ${ms(r[col("step ms")])} step`)));
+      x += w;
+    }
+    g.append(s("text", { x: x + 4, y: y + 12, class: "axis value" }, ms(r[col("step ms")])));
+    if (many && i === 5) g.prepend(s("line", { x1: 0, x2: W, y1: y, y2: y, class: "grid" }));
+    svg.append(g);
+  });
+  return svg;
+}
+
+/** A 20-bin histogram of the ranks' exposed communication (ms), labelled at its ends. */
+function rankHistogram(values, W, y0, H) {
+  const lo = Math.min(...values), hi = Math.max(...values), bins = 20;
+  const counts = new Array(bins).fill(0);
+  for (const v of values) counts[Math.min(bins - 1, Math.floor(((v - lo) / Math.max(hi - lo, 1e-9)) * bins))]++;
+  const cmax = Math.max(...counts), bw = (W - 20) / bins, h = H - 28;
+  const g = s("g", { class: "rank-histogram", transform: `translate(0,${y0})` },
+    s("text", { x: 0, y: 10, class: "chart-label" }, `Exposed communication per rank, ${values.length} ranks (most waiting: right)`));
+  counts.forEach((c, i) => {
+    const bh = (c / cmax) * h;
+    g.append(s("rect", { x: 10 + i * bw, y: 16 + h - bh, width: Math.max(1, bw - 2), height: bh, class: "cat-collectives" },
+      s("title", {}, `${c} ranks`)));
+  });
+  g.append(s("text", { x: 10, y: H, class: "axis" }, ms(lo)), s("text", { x: W - 60, y: H, class: "axis" }, ms(hi)));
+  return g;
+}

@@ -1,7 +1,7 @@
 // Pure DOM builders: data in, elements out. No fetching, no global state.
 // Untrusted profile text only ever goes through h()/s() as text.
 
-import { DEFAULT_WIDTH, gpuChart, kernelHistogram, stepChart, stepSeries } from "./charts.js";
+import { DEFAULT_WIDTH, gpuChart, kernelHistogram, ranksChart, RANKS_LISTED, stepChart, stepSeries } from "./charts.js";
 import { codeText, h } from "./dom.js";
 import { cell, columnFormat, ms, pct, saving } from "./format.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
@@ -282,6 +282,21 @@ export function achievableLine(a) {
   return h("p", { class: "achievable" }, `If every fix lands: step ~${ms(a.achievable_step_ms)} instead of ${ms(a.step_ms)}${overlap}.`);
 }
 
+/**
+ * The job's ranks side by side (Report.ranks, 2+ ranks): a stacked bar per rank up to RANKS_LISTED, else the
+ * distribution with the outliers named; the table under it, folded.
+ */
+export function ranksView(ranks, ctx) {
+  if (!ranks || (ranks.rows || []).length < 2) return null;
+  const width = ctx.chartWidth || DEFAULT_WIDTH;
+  const n = ranks.rows.length;
+  const caption = n > RANKS_LISTED ? `${n} ranks: exposed communication per rank, and the 5 ranks at each end`
+    : `${n} ranks: compute, exposed communication and the rest of each step (most time before the collectives first)`;
+  return h("section", { class: "ranks", "aria-label": "Ranks" }, h("h2", {}, `Ranks (${n})`),
+    chartFigure(caption, (w) => ranksChart(ranks, { width: w }), width),
+    h("details", { class: "table-details" }, h("summary", {}, `${ranks.title} (${n} rows)`), tableView(ranks)));
+}
+
 /** The whole report below the toolbar. */
 export function reportView(report, ctx) {
   const noGpu = report.hosts.length && report.hosts.every((hr) => !hr.error && !hr.gpus.length);
@@ -291,6 +306,7 @@ export function reportView(report, ctx) {
     scorecard(report.headline),
     (report.notes || []).length ? h("ul", { class: "notes" }, report.notes.map((n) => h("li", {}, n))) : null,
     findingsView(report.findings, ctx),
+    ranksView(report.ranks, ctx),
     h("section", { class: "hosts", "aria-label": "Per-host details" },
       h("h2", {}, report.hosts.length > 1 ? `Per host (${report.hosts.length})` : "Per host"), report.hosts.map((hr) => hostView(hr, ctx))),
     h("p", { class: "muted small" }, `Analyzer ${report.analyzer_version} · generated ${report.generated_at} · schema ${report.schema_version}`));

@@ -48,6 +48,8 @@ TANH_F32 = ("void at::native::vectorized_elementwise_kernel<4, at::native::tanh_
             "const::{lambda(float)#1}, std::array<char*, 2ul>)")
 #: NCCL >= 2.19 names its kernels ``ncclDevKernel_<op>_<redop>_<type>_<algo>_<proto>``.
 NCCL_ALLREDUCE = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+NCCL_ALLGATHER = "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+NCCL_REDUCESCATTER = "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
 DATALOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
 H100 = {"name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85017493504, "computeMajor": 9, "computeMinor": 0,
         "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 32,
@@ -206,6 +208,63 @@ def optimizer(r: Rank, not_before: float = 0.0) -> None:
     r.kernel("aten::_foreach_add_", SGD_BF16, 42.0, not_before=not_before)
 
 
+#: FSDP / tensor-parallel shapes: layers per step, a layer's forward GEMM, its all-gather and all-reduce.
+FSDP_LAYERS, LAYER_US, AG_US, RS_US, TP_AR_US = 8, 200.0, 150.0, 150.0, 120.0
+
+
+def _collective(r: Rank, annotation: str, op: str, kernel: str, us: float, not_before: float = 0.0) -> tuple[float, float]:
+    """A NCCL kernel on the communication stream, under its ``nccl:*`` annotation; returns its (start, end)."""
+    r.cpu(annotation, 12.0, cat="user_annotation", advance=False)
+    return r.kernel(op, kernel, us, stream=NCCL_STREAM, not_before=not_before)
+
+
+def _fsdp(prefetch: bool) -> Callable[[Rank], None]:
+    """FSDP over ``FSDP_LAYERS`` layers: each layer's parameters are all-gathered before its forward, its gradients
+    reduce-scattered after its backward.  ``prefetch``: the next layer's all-gather is issued before this layer's
+    compute, so it runs behind it (only the first is exposed); without, each layer waits for its own all-gather.
+    Reduce-scatters always run behind the next layer's backward (the last one behind the optimizer's wait)."""
+    def body(r: Rank) -> None:
+        ag: list[tuple[float, float] | None] = [None] * FSDP_LAYERS
+        done = [0.0]  # end of the latest forward GEMM: an all-gather reuses the buffer the layer before freed
+
+        def gather(i: int, after: float) -> tuple[float, float]:
+            return _collective(r, "nccl:_all_gather_base", "c10d::_allgather_base_", NCCL_ALLGATHER, AG_US,
+                               not_before=after)
+
+        if prefetch:
+            ag[0] = gather(0, 0.0)
+        for i in range(FSDP_LAYERS):
+            if not prefetch:
+                ag[i] = gather(i, done[0])  # issued when layer i starts: runs after layer i-1, nothing overlaps it
+            elif i + 1 < FSDP_LAYERS:
+                ag[i + 1] = gather(i + 1, done[0])  # runs during layer i's GEMM
+            done[0] = r.kernel("aten::addmm", GEMM_FWD, LAYER_US, not_before=ag[i][1])[1]
+        for _ in range(FSDP_LAYERS):
+            _, end = r.kernel("aten::mm", GEMM_BWD[0], LAYER_US)
+            _collective(r, "nccl:_reduce_scatter_base", "c10d::_reduce_scatter_base_", NCCL_REDUCESCATTER, RS_US,
+                        not_before=end)
+        r.sync()
+    return body
+
+
+def _tensor_parallel(r: Rank) -> None:
+    """Megatron-style tensor parallelism: each layer's row-parallel GEMM output is all-reduced before the next layer
+    can start -- in the forward pass, on the critical path: every all-reduce is exposed by construction."""
+    for _ in range(FSDP_LAYERS):
+        _, end = r.kernel("aten::mm", GEMM_FWD, LAYER_US)
+        _, ar_end = _collective(r, "nccl:all_reduce", "c10d::allreduce_", NCCL_ALLREDUCE, TP_AR_US, not_before=end)
+        r.kernel("aten::add", RELU_BF16, 10.0, not_before=ar_end)
+    r.sync()
+
+
+def _each(step_body: Callable[[Rank], None]) -> Callable[[list[Rank], int], None]:
+    """Every rank runs the same step on its own (symmetric ranks: no waiting for each other)."""
+    def body(ranks: list[Rank], n: int) -> None:
+        for r in ranks:
+            r.step(n, step_body)
+    return body
+
+
 @dataclass
 class Scenario:
     """A run: its ranks' loop, and what the Advisor must find in it."""
@@ -352,6 +411,16 @@ SCENARIOS: dict[str, Scenario] = {
     "ddp_launch_skew": Scenario(4, ddp(comm_us=150.0, late_us=400.0), ["launch_skew"], ["gpu_imbalance", "allreduce_slow"],
                                 "rank k starts each step k x 0.4 ms after rank 0 (1.2 ms spread)",
                                 extra={"skew_ms": 1.2}),
+    "fsdp_prefetch": Scenario(4, _each(_fsdp(prefetch=True)), [], ["comm_exposed", "rank_straggler"],
+                              f"FSDP, {FSDP_LAYERS} layers, each all-gather prefetched behind the previous layer's "
+                              f"compute: only the first ({AG_US:g} us) is exposed; healthy"),
+    "fsdp_no_prefetch": Scenario(4, _each(_fsdp(prefetch=False)), ["comm_exposed"], [],
+                                 f"FSDP without prefetch: every layer waits for its own {AG_US:g} us all-gather",
+                                 extra={"exposed_ms": FSDP_LAYERS * AG_US / 1000, "collective": "AllGather"}),
+    "tp_allreduce": Scenario(4, _each(_tensor_parallel), ["comm_exposed"], [],
+                             f"tensor parallel: a {TP_AR_US:g} us all-reduce after each of {FSDP_LAYERS} forward "
+                             f"GEMMs, on the critical path",
+                             extra={"exposed_ms": FSDP_LAYERS * TP_AR_US / 1000, "collective": "AllReduce"}),
     "ddp_2x8_slow_node": Scenario(16, ddp(comm_us=150.0, slow_node=1, slow=1.3), ["node_straggler"],
                                   ["rank_straggler", "launch_skew", "allreduce_slow"],
                                   "2 nodes x 8 GPUs DDP; every rank of node1 computes 1.3x longer (a throttled node); "

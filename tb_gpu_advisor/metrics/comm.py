@@ -32,6 +32,7 @@ def communication(ctx: Context) -> Communication:
     total: dict[str, float] = {}
     exposed: dict[str, float] = {}
     per_gpu: dict[str, list[float]] = {}  # each active GPU's time in the type (0 where it runs none)
+    groups: dict[str, float] = {}
     gpu_rows: dict[int, list[CollectiveStat]] = {}
     all_exposed = 0.0
     for g in active:
@@ -41,12 +42,14 @@ def communication(ctx: Context) -> Communication:
             continue
         comp = (d.kind == devices.KIND_KERNEL) & (g.step >= 0)
         cs, ce = union_intervals(d.start[comp].astype(np.int64), d.end[comp].astype(np.int64))
+        comp_starts = np.sort(d.start[comp].astype(np.int64))
         types = _types(d, coll, g.launch, enc, h)
         es, ee = subtract_intervals(d.start[coll].astype(np.int64), d.end[coll].astype(np.int64), cs, ce)
         all_exposed += float((ee - es).sum()) / PS_PER_MS
         for t in np.unique(types):
             sel = coll[types == t]
             calls[t] = calls.get(t, 0.0) + sel.size
+            groups[t] = groups.get(t, 0.0) + _groups(d.start[sel].astype(np.int64), g.step[sel], comp_starts)
             t_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
             total[t] = total.get(t, 0.0) + t_ms
             per_gpu.setdefault(t, []).append(t_ms)
@@ -61,10 +64,23 @@ def communication(ctx: Context) -> Communication:
     # the others' extra time is waiting for that GPU (gpu_imbalance, launch_skew), which no clock alignment needs
     transfer = {t: (min(v) if len(v) == len(active) else 0.0) / n for t, v in per_gpu.items()}
     rows = [CollectiveStat(type=str(t), calls_per_step=calls[t] / k, ms_per_step=total[t] / k,
-                           exposed_ms_per_step=exposed[t] / k, transfer_ms_per_step=transfer[t])
+                           exposed_ms_per_step=exposed[t] / k, transfer_ms_per_step=transfer[t],
+                           groups_per_step=groups[t] / k)
             for t in sorted(total, key=lambda t: -exposed[t])]
     return Communication(ms_per_step=sum(total.values()) / k, exposed_ms_per_step=all_exposed / k, by_type=rows,
                          per_gpu=gpu_rows)
+
+
+def _groups(starts: np.ndarray, step: np.ndarray, comp_starts: np.ndarray) -> int:
+    """Runs of calls of one type with no compute kernel starting between two of them, within a step: calls of one
+    run could be one packed call (DDP buckets issued back to back); a call after compute that consumed the last
+    one's result (tensor parallelism's all-reduce after each GEMM) starts a run of its own."""
+    o = np.argsort(starts, kind="stable")
+    s, st = starts[o], step[o]
+    if s.size == 0:
+        return 0
+    between = np.searchsorted(comp_starts, s[1:], side="left") - np.searchsorted(comp_starts, s[:-1], side="right")
+    return 1 + int(((between > 0) | (st[1:] != st[:-1])).sum())
 
 
 def _types(d, idx: np.ndarray, launch: np.ndarray, enc: Encloser | None, h) -> np.ndarray:  # noqa: ANN001

@@ -485,6 +485,8 @@ class CollectiveStat:
     #: the least time any active GPU spends in it (one GPU: its own); what the transfer takes, the rest of the others'
     #: time is waiting for the GPU that arrives last.  0 when some active GPU runs none of it.
     transfer_ms_per_step: float = 0.0
+    #: runs of calls with no compute kernel starting between two of them: what packing could merge them into
+    groups_per_step: float = 0.0
 
 
 @dataclass

@@ -28,11 +28,14 @@ def check(m: HostMetrics) -> list[Finding]:
         if ar is None:
             return []
         calls, ar_ms = ar.calls_per_step, ar.exposed_ms_per_step
+        packable = calls - ar.groups_per_step  # calls back to back; one after each GEMM (tensor parallel) is not
+    else:
+        packable = (calls or 0.0) - 1.0
     if not is_multi(m) or calls is None:
         return []
-    if round(calls, 1) <= T("allreduce_extra.calls_per_gpu_step"):
+    if round(calls, 1) <= T("allreduce_extra.calls_per_gpu_step") or round(packable, 1) <= 0:
         return []
-    extra_ms = ar_ms * (calls - 1.0) / calls if calls > 0 else 0.0
+    extra_ms = ar_ms * packable / calls if calls > 0 else 0.0
     if (ctx.share(extra_ms) or 0.0) < T("allreduce_extra.min_share"):
         return []  # extra calls hidden behind compute (DDP buckets during the backward pass) cost nothing
     sev = "critical" if (ctx.share(extra_ms) or 0.0) >= T("allreduce_extra.critical") else "warning"

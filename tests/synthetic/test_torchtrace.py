@@ -210,3 +210,29 @@ def test_straggler_node_and_rank_name_the_constructed_culprit_and_wait(reports: 
     rows = {r[0]: r for r in rank["ranks"]["rows"]}
     assert f["saving"]["ms_per_step"] == pytest.approx(rows["node1/GPU3"][2] - rows["node0/GPU0"][2], rel=0.1)
     assert not [x for x in rank["findings"] if x["rule"] in ("node_straggler", "gpu_imbalance")]
+
+
+@pytest.mark.parametrize("run", ["fsdp_no_prefetch", "tp_allreduce"])
+def test_exposed_collectives_are_the_constructed_time_and_the_fix_fits(reports: dict[str, Any], run: str) -> None:
+    """FSDP without prefetch (each layer waits for its own all-gather) and tensor parallelism (an all-reduce after
+    each forward GEMM): the exposed time of the constructed collective is its constructed total, within 10%, and
+    comm_exposed comes first with the fix for that pattern; no 'pack your AllReduce calls' advice for tensor
+    parallelism, whose all-reduces each wait for a GEMM."""
+    sc = tt.SCENARIOS[run]
+    rep = reports[run].report
+    f = rep["findings"][0]
+    assert f["rule"] == "comm_exposed"
+    (row,) = [r for r in rep["hosts"][0]["communication"]["rows"] if r[0] == sc.extra["collective"]]
+    assert row[3] == pytest.approx(sc.extra["exposed_ms"], rel=0.1)
+    assert ("prefetch" in f["actions"][0]["text"]) == (run == "fsdp_no_prefetch")
+    assert "allreduce_extra" not in {x["rule"] for x in rep["findings"]}
+
+
+def test_collectives_hidden_behind_compute_raise_nothing(reports: dict[str, Any]) -> None:
+    """FSDP with prefetch: 2.4 ms of collectives per step, 0.3 ms of it exposed (the first all-gather, the last
+    reduce-scatter): healthy."""
+    rep = reports["fsdp_prefetch"].report
+    rows = {r[0]: r for r in rep["hosts"][0]["communication"]["rows"]}
+    assert rows["AllGather"][2] == pytest.approx(tt.FSDP_LAYERS * tt.AG_US / 1000, rel=0.05)
+    assert rows["AllGather"][3] == pytest.approx(tt.AG_US / 1000, rel=0.1)
+    assert rep["healthy"]

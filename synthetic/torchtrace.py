@@ -208,13 +208,30 @@ def optimizer(r: Rank, not_before: float = 0.0) -> None:
     r.kernel("aten::_foreach_add_", SGD_BF16, 42.0, not_before=not_before)
 
 
+#: Elements of one rank's message (bf16), as PyTorch 2.x records them on ``record_param_comms``: the DDP gradient
+#: all-reduce (32 MiB) and an FSDP shard (8 MiB).
+AR_NELEMS, SHARD_NELEMS = 16 << 20, 4 << 20
+
+
+def _message(r: Rank, collective: str, nelems: int, group: int) -> None:
+    """``record_param_comms``, the op c10d records each collective's message on (keys and spellings as a real
+    PyTorch 2.x rank writes them: tests/fixtures/wild/hta_v100)."""
+    e = r.cpu("record_param_comms", 8.0, advance=False)
+    e["args"].update({"Collective name": collective, "dtype": "BFloat16", "In msg nelems": nelems,
+                      "Global rank start": 0, "Group size": group, "Process Group Ranks": str(list(range(group))),
+                      "Out msg nelems": nelems, "Global rank stride": 1, "Process Group ID": 0})
+
+
 #: FSDP / tensor-parallel shapes: layers per step, a layer's forward GEMM, its all-gather and all-reduce.
 FSDP_LAYERS, LAYER_US, AG_US, RS_US, TP_AR_US = 8, 200.0, 150.0, 150.0, 120.0
 
 
-def _collective(r: Rank, annotation: str, op: str, kernel: str, us: float, not_before: float = 0.0) -> tuple[float, float]:
-    """A NCCL kernel on the communication stream, under its ``nccl:*`` annotation; returns its (start, end)."""
+def _collective(r: Rank, annotation: str, op: str, kernel: str, us: float, not_before: float = 0.0,
+                nelems: int = SHARD_NELEMS) -> tuple[float, float]:
+    """A NCCL kernel on the communication stream, under its ``nccl:*`` annotation (with its message: ``nelems``
+    bf16 elements, 4 ranks); returns its (start, end)."""
     r.cpu(annotation, 12.0, cat="user_annotation", advance=False)
+    _message(r, annotation.split(":", 1)[1].strip("_").replace("_base", ""), nelems, 4)
     return r.kernel(op, kernel, us, stream=NCCL_STREAM, not_before=not_before)
 
 
@@ -362,16 +379,17 @@ def ddp(comm_us: float, slow_rank: int | None = None, slow: float = 1.0,
         end = max(ready.values()) + comm_us
         for r in ranks:
             r.step_kernels = []
-            _allreduce(r, ready[r.rank], end)
+            _allreduce(r, ready[r.rank], end, group=len(ranks))
             optimizer(r, not_before=end)
             r.sync()
             _extend_step_span(r, n)
     return body
 
 
-def _allreduce(r: Rank, ready: float, end: float) -> None:
+def _allreduce(r: Rank, ready: float, end: float, group: int = 4) -> None:
     """The rank's NCCL kernel: it starts once the gradients are ready and ends when the last rank's data is in."""
     r.cpu("nccl:all_reduce", 12.0, cat="user_annotation", advance=False)
+    _message(r, "allreduce", AR_NELEMS, group)
     r.kernel("c10d::allreduce_", NCCL_ALLREDUCE, end - ready, stream=NCCL_STREAM, not_before=ready)
 
 

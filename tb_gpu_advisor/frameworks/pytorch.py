@@ -234,6 +234,45 @@ ATEN_TC_OPS = frozenset({
 })
 
 
+#: Host events that name a collective and, with ``record_shapes``, carry its message: the c10d annotation
+#: (``nccl:all_reduce``: ``Input Dims`` / ``Input type`` of the tensor, or since PyTorch 2.1 ``In msg nelems``,
+#: ``dtype``, ``Group size``), ``record_param_comms`` (the same keys), the ``c10d::`` op.
+COLLECTIVE_OP_PREFIXES = ("nccl:", "gloo:", "record_param_comms", "c10d::")
+
+
+def is_collective_op(name: str) -> bool:
+    return name.startswith(COLLECTIVE_OP_PREFIXES)
+
+
+#: ATen's dtype spellings (``Input type``, ``dtype``) -> bytes per element.
+DTYPE_BYTES = {"float": 4, "Float": 4, "c10::BFloat16": 2, "BFloat16": 2, "c10::Half": 2, "Half": 2, "double": 8,
+               "Double": 8, "long int": 8, "Long": 8, "int": 4, "Int": 4, "short int": 2, "Short": 2,
+               "signed char": 1, "Char": 1, "unsigned char": 1, "Byte": 1, "bool": 1, "Bool": 1,
+               "c10::Float8_e4m3fn": 1, "c10::Float8_e5m2": 1, "Float8_e4m3fn": 1, "Float8_e5m2": 1}
+
+
+def collective_message(args: dict) -> tuple[int, int] | None:
+    """(bytes of one rank's message, group size or -1) from a collective op's ``args``; None when the capture has
+    no sizes (``record_shapes`` off, or a list of tensors)."""
+    group = args.get("Group size")
+    group = group if type(group) is int and group > 0 else -1
+    n, dtype = args.get("In msg nelems"), args.get("dtype")
+    if type(n) is int and n >= 0 and dtype in DTYPE_BYTES:
+        return n * DTYPE_BYTES[dtype], group
+    dims, types = args.get("Input Dims"), args.get("Input type")
+    if not (isinstance(dims, list) and isinstance(types, list) and dims):
+        return None
+    total = 0
+    for d, t in zip(dims, types):
+        if not (isinstance(d, list) and d and all(type(x) is int and x >= 0 for x in d) and t in DTYPE_BYTES):
+            continue
+        count = 1
+        for x in d:
+            count *= x
+        total += count * DTYPE_BYTES[t]
+    return (total, group) if total else None
+
+
 def is_tc_eligible_op(op_type_: str) -> bool:
     """An ATen op (the name after ``aten::``) whose work Tensor Cores can do."""
     return op_type_ in ATEN_TC_OPS

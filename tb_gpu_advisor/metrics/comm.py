@@ -28,6 +28,12 @@ def communication(ctx: Context) -> Communication:
     h = ctx.h
     named = h.name_mask(lambda x: devices.collective_type(x) is not None) if len(h) else np.zeros(0, bool)
     enc = Encloser(h, named) if named.any() else None
+    msgs = ctx.trace.collective_messages
+    with_msg = np.zeros(len(h), dtype=bool)
+    if msgs:
+        with_msg[list(msgs)] = True
+    enc_msg = Encloser(h, with_msg) if with_msg.any() else None
+    sizes: dict[str, list[tuple[int, int]]] = {}
     calls: dict[str, float] = {}
     total: dict[str, float] = {}
     exposed: dict[str, float] = {}
@@ -49,7 +55,13 @@ def communication(ctx: Context) -> Communication:
         for t in np.unique(types):
             sel = coll[types == t]
             calls[t] = calls.get(t, 0.0) + sel.size
-            groups[t] = groups.get(t, 0.0) + _groups(d.start[sel].astype(np.int64), g.step[sel], comp_starts)
+            found: list[tuple[int, int]] = []
+            if enc_msg is not None:
+                launch = g.launch[sel]
+                found = [msgs[int(o)] for o in enc_msg.find(launch[launch >= 0]) if o >= 0]
+                sizes.setdefault(t, []).extend(found)
+            runs = _groups(d.start[sel].astype(np.int64), g.step[sel], comp_starts)
+            groups[t] = groups.get(t, 0.0) + runs
             t_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
             total[t] = total.get(t, 0.0) + t_ms
             per_gpu.setdefault(t, []).append(t_ms)
@@ -58,17 +70,29 @@ def communication(ctx: Context) -> Communication:
             exposed[t] = exposed.get(t, 0.0) + e_ms
             gpu_rows.setdefault(d.gpu, []).append(CollectiveStat(type=str(t), calls_per_step=sel.size / n,
                                                                  ms_per_step=t_ms / n, exposed_ms_per_step=e_ms / n,
-                                                                 transfer_ms_per_step=t_ms / n))
+                                                                 transfer_ms_per_step=t_ms / n,
+                                                                 groups_per_step=runs / n,
+                                                                 **_message(found, ctx.trace.world_size)))
     k = n * len(active)
     # the transfer: a collective ends on every GPU together, so the GPU that enters it last spends least time in it;
     # the others' extra time is waiting for that GPU (gpu_imbalance, launch_skew), which no clock alignment needs
     transfer = {t: (min(v) if len(v) == len(active) else 0.0) / n for t, v in per_gpu.items()}
     rows = [CollectiveStat(type=str(t), calls_per_step=calls[t] / k, ms_per_step=total[t] / k,
                            exposed_ms_per_step=exposed[t] / k, transfer_ms_per_step=transfer[t],
-                           groups_per_step=groups[t] / k)
+                           groups_per_step=groups[t] / k, **_message(sizes.get(t, []), ctx.trace.world_size))
             for t in sorted(total, key=lambda t: -exposed[t])]
     return Communication(ms_per_step=sum(total.values()) / k, exposed_ms_per_step=all_exposed / k, by_type=rows,
                          per_gpu=gpu_rows)
+
+
+def _message(found: list[tuple[int, int]], world: int | None) -> dict:
+    """Median message bytes per call and the group size (the messages', else the job's world size)."""
+    if not found:
+        return {}
+    b = sorted(x[0] for x in found)
+    groups = [x[1] for x in found if x[1] > 0]
+    group = max(set(groups), key=groups.count) if groups else world
+    return {"bytes_per_call": float(b[len(b) // 2]), "group_size": group}
 
 
 def _groups(starts: np.ndarray, step: np.ndarray, comp_starts: np.ndarray) -> int:

@@ -24,6 +24,8 @@ class RankRow:
     other_ms: float  # idle, copies, host work: the rest of the step
     #: collective type -> (calls, ms, exposed ms) per step on this rank
     collectives: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    #: collective type -> (bytes per call, group size or 0) where the trace records the message
+    messages: dict[str, tuple[float, int]] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -49,6 +51,22 @@ class JobView:
         waiting for it.  Needs no clock alignment between nodes."""
         xs = [r.collectives[typ][1] for r in self.ranks if typ in r.collectives]
         return min(xs) if xs else 0.0
+
+    def bus_bandwidth(self, typ: str) -> tuple[float, float] | None:
+        """(bytes per call, bus bandwidth in bytes/s) of a collective type, from the messages the trace records and
+        the transfer time per call; nccl-tests' bus factors: AllReduce 2(n-1)/n, AllGather (the message is one
+        rank's shard: n of them arrive), ReduceScatter and AllToAll (n-1)/n, others 1.  None without sizes."""
+        found = [(r.messages[typ], r.collectives[typ][0]) for r in self.ranks if typ in r.messages and typ in r.collectives]
+        calls = min((c for _, c in found), default=0.0)
+        t = self.transfer_ms(typ)
+        if not found or not calls or t <= 0:
+            return None
+        size = sorted(m[0] for m, _ in found)[len(found) // 2]
+        n = max((m[1] for m, _ in found), default=0) or len(self.ranks)
+        total = size * n if typ == "AllGather" else size  # nccl-tests' S: the whole gathered buffer
+        factor = {"AllReduce": 2 * (n - 1) / n}.get(typ, (n - 1) / n if typ in ("AllGather", "ReduceScatter", "AllToAll")
+                                                       else 1.0) if n > 1 else 1.0
+        return size, total / (t / calls / 1e3) * factor
 
     def types(self) -> list[str]:
         """Collective types any rank runs, most exposed time (summed over ranks) first."""
@@ -90,7 +108,9 @@ def job_view(reports: list[HostReport]) -> JobView:
                 continue
             compute, comm = float(b.get("device_compute", 0.0)), float(b.get("collectives", 0.0))
             colls = {t: (float(v[0] or 0), float(v[1] or 0), float(v[2] or 0)) for t, v in (g.collectives or {}).items()}
+            msgs = {t: (float(v[3]), int(v[4] or 0)) for t, v in (g.collectives or {}).items()
+                    if len(v) > 3 and v[3] is not None}
             ranks.append(RankRow(hr.host, g.gpu, float(g.step_ms), compute, comm,
-                                 max(0.0, float(g.step_ms) - compute - comm), colls))
+                                 max(0.0, float(g.step_ms) - compute - comm), colls, msgs))
             names.append(g.name)
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected)

@@ -178,6 +178,11 @@ class Trace:
     xla_evidence: list[str] = field(default_factory=list)
     #: what the reader could not read, for a partial analysis (a trace cut off mid-write)
     problems: list[str] = field(default_factory=list)
+    #: host event index of a collective op -> (bytes of one rank's message, group size or -1), where the file
+    #: records them (PyTorch ``record_shapes``): what the collective model's bandwidth is computed from
+    collective_messages: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: ranks of the job the trace belongs to (PyTorch ``distributedInfo.world_size``), None unknown
+    world_size: int | None = None
 
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)

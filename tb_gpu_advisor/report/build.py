@@ -168,7 +168,8 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
                        kernel_count=g.kernel_count, collective_calls_per_step=json_float(g.collective_calls_per_step),
                        launch_skew_ms=json_float(g.first_kernel_offset_ms), breakdown={k: json_float(v, 6) for k, v in g.breakdown.as_dict().items()},
                        collectives={c.type: [json_float(c.calls_per_step, 6), json_float(c.ms_per_step, 6),
-                                             json_float(c.exposed_ms_per_step, 6)] for c in m.comm.per_gpu.get(g.gpu, [])})
+                                             json_float(c.exposed_ms_per_step, 6), json_float(c.bytes_per_call),
+                                             c.group_size] for c in m.comm.per_gpu.get(g.gpu, [])})
             for g in m.gpus]
     cap = m.capture
     det = m.steps
@@ -196,9 +197,9 @@ def _communication_table(m: HostMetrics) -> Table | None:
     if not c.by_type:
         return None
     # (the transfer time is the job's, across every host: the ranks table and comm_exposed's evidence show it)
-    return Table("Collectives per step and GPU", ["collective", "calls", "ms", "exposed ms", "exposed share"],
+    return Table("Collectives per step and GPU", ["collective", "calls", "ms", "exposed ms", "bytes per call", "exposed share"],
                  [[t.type, json_float(t.calls_per_step, 6), json_float(t.ms_per_step, 6), json_float(t.exposed_ms_per_step, 6),
-                   json_float(t.exposed_ms_per_step / t.ms_per_step if t.ms_per_step else None)]
+                   json_float(t.bytes_per_call), json_float(t.exposed_ms_per_step / t.ms_per_step if t.ms_per_step else None)]
                   for t in c.by_type])
 
 

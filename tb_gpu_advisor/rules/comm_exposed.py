@@ -52,8 +52,10 @@ def check(job: JobView) -> list[Finding]:
     rows = []
     for t in types:
         rs = [r.collectives[t] for r in job.ranks if t in r.collectives]
+        bw = job.bus_bandwidth(t)
         rows.append([t, round(med([c[0] for c in rs]), 2), med([c[1] for c in rs]), med([c[2] for c in rs]),
-                     job.transfer_ms(t), med([paid_ms(job, r, t) for r in job.ranks if t in r.collectives])])
+                     job.transfer_ms(t), med([paid_ms(job, r, t) for r in job.ranks if t in r.collectives]),
+                     bw[0] if bw else None, round(bw[1] / 1e9, 2) if bw else None])
     total, exposed = med([sum(c[1] for c in r.collectives.values()) for r in job.ranks]), \
         med([sum(c[2] for c in r.collectives.values()) for r in job.ranks])
     wait = max(0.0, exposed - paid)
@@ -77,6 +79,7 @@ def check(job: JobView) -> list[Finding]:
                    "each rank's compute time to hide behind; AllReduce at most its expected transfer time when "
                    "--params is given",
         evidence=[Table("Collectives per step (median rank)", ["collective", "calls", "ms", "exposed ms",
-                                                               "transfer ms", "paid ms"], rows)],
+                                                               "transfer ms", "paid ms", "bytes per call",
+                                                               "bus GB/s"], rows)],
         actions=fixes_for(job, ID, types[:2] + ["any"]), host=job.ranks[0].host if len(job.hosts) == 1 else None,
     )]

@@ -93,3 +93,45 @@ def test_waiting_for_a_straggler_inside_allreduce_is_no_exposed_transfer(tmp_pat
     assert ar.exposed_ms_per_step > 3 * ar.transfer_ms_per_step
     rules = [f.rule for f in analyze_session(s.run, s.session, s.hosts).findings]
     assert rules[0] == "gpu_imbalance" and "comm_exposed" not in rules
+
+
+def test_bus_bandwidth_is_the_constructed_one(tmp_path):
+    """DDP, 4 ranks: a 32 MiB bf16 all-reduce (``In msg nelems`` on its annotation, as PyTorch >= 2.1 writes it)
+    whose transfer takes 2.5 ms: bus bandwidth = 2(n-1)/n x 32 MiB / 2.5 ms (nccl-tests' definition)."""
+    from tb_gpu_advisor.metrics.job import job_view
+    from tb_gpu_advisor.runtime.pipeline import analyze_host
+
+    tt.write_run(str(tmp_path), "ddp_slow_allreduce")
+    (s,) = discover(str(tmp_path))
+    job = job_view([analyze_host(h) for h in s.hosts])
+    size, bus = job.bus_bandwidth("AllReduce")
+    assert size == tt.AR_NELEMS * 2
+    assert bus == pytest.approx(2 * 3 / 4 * tt.AR_NELEMS * 2 / 2.5e-3, rel=0.01)
+
+
+def test_real_message_sizes_come_from_the_annotations_input_dims():
+    """Real DLRM (PyTorch 2.0-era, ``record_shapes``): ``nccl:all_reduce`` carries ``Input Dims`` [[394241]] of
+    ``float``; every AllReduce's message is read from its annotation, in both JSON decoders."""
+    from tb_gpu_advisor.formats.kineto.parse import parse_trace
+
+    path = str(_dlrm().hosts[0].path)
+    for decoder in ("json", "msgspec"):
+        kt = parse_trace(path, decoder=decoder)
+        dims = [a["Input Dims"] for a in kt.comm_args.values() if a.get("Input type") == ["float"]]
+        assert [[394241]] in dims, decoder
+    m = host_metrics(kineto_adapter.read_trace(path))
+    ar = next(t for t in m.comm.by_type if t.type == "AllReduce")
+    assert ar.bytes_per_call and ar.bytes_per_call % 4 == 0 and ar.group_size == 8
+
+
+def test_record_param_comms_of_a_real_rank_gives_the_message():
+    """A real PyTorch 2.x rank (HTA's V100 test trace): ``record_param_comms`` with ``In msg nelems`` 2,049,000 of
+    ``Float`` and ``Group size`` 1 is an 8,196,000-byte AllReduce message."""
+    from tb_gpu_advisor.frameworks import pytorch
+
+    path = str(FIXTURES / "wild" / "hta_v100" / "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
+    t = kineto_adapter.read_trace(path)
+    assert (8_196_000, 1) in set(t.collective_messages.values())
+    assert pytorch.collective_message({"In msg nelems": 3, "dtype": "c10::BFloat16"}) == (6, -1)
+    assert pytorch.collective_message({"Input Dims": [[2, 3], [4]], "Input type": ["float", "c10::Half"]}) == (32, -1)
+    assert pytorch.collective_message({"Input Dims": [[], []], "Input type": ["TensorList", "Scalar"]}) is None

@@ -94,7 +94,8 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     origin = int(kt.ts_ns[used].min()) if used.any() else 0
     start_ps = (kt.ts_ns - origin) * 1000
     end_ps = start_ps + np.maximum(kt.dur_ns, 0) * 1000
-    h, line_pids = _host_events(kt, np.flatnonzero(is_host), start_ps, end_ps)
+    host_rows = np.flatnonzero(is_host)
+    h, line_pids, host_order = _host_events(kt, host_rows, start_ps, end_ps)
     launch_ext = _launch_external_ids(kt)
     op_of_ext = _op_names_by_external_id(kt)
     devs = _device_events(kt, np.flatnonzero(is_dev), start_ps, end_ps, launch_ext, op_of_ext)
@@ -105,14 +106,37 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         **_rank_step_lines(kt, devs, start_ps, end_ps),
         gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
         metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
-        problems=list(kt.problems),
+        problems=list(kt.problems), collective_messages=_collective_messages(kt, host_order),
+        world_size=_world_size(kt),
     )
 
 
+def _world_size(kt: KinetoTrace) -> int | None:
+    """``distributedInfo.world_size`` (of the first rank, for merged ranks), None without one."""
+    info = kt.meta.get("distributedInfo")
+    info = info[0] if isinstance(info, list) and info else info
+    w = info.get("world_size") if isinstance(info, dict) else None
+    return w if type(w) is int and w > 0 else None
+
+
+def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[int, tuple[int, int]]:
+    """Host event index -> (message bytes, group size) of the collective ops whose arguments say."""
+    if not kt.comm_args:
+        return {}
+    index_of_row = {int(r): j for j, r in enumerate(host_order.tolist()) if int(r) in kt.comm_args}
+    out = {}
+    for row, args in kt.comm_args.items():
+        j = index_of_row.get(row)
+        msg = pytorch.collective_message(args) if j is not None else None
+        if msg is not None:
+            out[j] = msg
+    return out
+
+
 def _host_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray,
-                 end_ps: np.ndarray) -> tuple[HostEvents, np.ndarray]:
+                 end_ps: np.ndarray) -> tuple[HostEvents, np.ndarray, np.ndarray]:
     """Host events by (thread, start), outer events before the inner ones they enclose (longer first on a tie);
-    and the pid of each host line."""
+    the pid of each host line; and the file row of each host event."""
     pid, tid = kt.pid[idx], kt.tid[idx]
     pairs = np.stack([pid, tid], axis=1) if idx.size else np.zeros((0, 2), np.int64)
     upairs, line = np.unique(pairs, axis=0, return_inverse=True)
@@ -127,7 +151,7 @@ def _host_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray,
         corr=absent_as_broadcast(narrowest(corr, np.int32)), group_id=minus1, step_num=minus1, iter_num=minus1, root=minus1,
         is_eager=minus1, names=kt.names, line_names=[_thread_name(kt, int(p), int(t)) for p, t in upairs],
     )
-    return h, upairs[:, 0]
+    return h, upairs[:, 0], idx
 
 
 def _thread_name(kt: KinetoTrace, pid: int, tid: int) -> str:

@@ -33,6 +33,8 @@ from typing import IO, Any, Callable, Iterable
 
 import numpy as np
 
+from tb_gpu_advisor.frameworks import pytorch
+
 #: Bytes of events decoded at once: large enough that per-chunk overhead vanishes, small enough that the
 #: chunk's Python objects stay a few tens of MB.
 CHUNK_BYTES = 4 << 20
@@ -50,6 +52,9 @@ _INT_COLUMNS = ("pid", "tid", "correlation", "external_id", "device", "stream", 
 #: runtime calls and device events (``External id`` on ops); the first key an event carries wins.
 _ARG_KEYS = {"correlation": "correlation", "External id": "external_id", "external id": "external_id",
              "device": "device", "stream": "stream", "bytes": "bytes", "graph id": "graph_id"}
+#: ``args`` of collective ops (``pytorch.is_collective_op``) kept as they are, for their message size: decoded
+#: lazily (raw JSON until then), so the shapes every other op carries cost no parsing.
+_COMM_KEYS = ("Input Dims", "Input type", "In msg nelems", "dtype", "Group size")
 
 
 class KinetoReadError(ValueError):
@@ -104,6 +109,9 @@ class KinetoTrace:
     workers: list[str] = field(default_factory=list)
     #: After a merge: each GPU's driving process(es), GPU id -> host pids of its rank's file.
     gpu_pids: dict[int, list[int]] = field(default_factory=dict)
+    #: Row -> the message ``args`` of a collective op (``pytorch.is_collective_op``): ``Input Dims``, ``Input
+    #: type``, ``In msg nelems``, ``dtype``, ``Group size`` where written.
+    comm_args: dict[int, dict[str, Any]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.ts_ns.size)
@@ -208,19 +216,23 @@ def _decoder(which: str | None) -> str:
 _MSGSPEC_TYPE: Any = None
 #: Kineto ``args`` keys -> identifiers of the typed decode's ``Args`` struct.
 _STRUCT_ARGS = {key: f"a{i}_" + re.sub(r"\W", "_", key).lower() for i, key in enumerate((
-    *_ARG_KEYS, "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved"))}
+    *_ARG_KEYS, "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved", *_COMM_KEYS))}
 
 
 def _msgspec_type() -> Any:
     """``list[Event]`` with only the fields we read; everything else in an event is skipped unbuilt.
 
-    The arguments read into integer columns are ``int | None``, the others ``Any``; a value of another type
-    rejects the chunk, which is then decoded exactly by the stdlib (and the column builder checks types)."""
+    The arguments read into integer columns are ``int | str | None`` (a ROCm trace writes some as text: they read
+    as absent, as in the stdlib path), the others ``Any``; a value of another type rejects the chunk, which is
+    then decoded exactly by the stdlib (and the column builder checks types)."""
     global _MSGSPEC_TYPE
     if _MSGSPEC_TYPE is None:
         import msgspec
 
-        args = msgspec.defstruct("Args", [(ident, int | None if key in _ARG_KEYS else Any,
+        # the collective-message keys stay raw JSON (``Raw``, empty when absent: ``Raw | None`` is no valid type)
+        args = msgspec.defstruct("Args", [(ident, msgspec.Raw, msgspec.field(default=msgspec.Raw(b""), name=key))
+                                          if key in _COMM_KEYS else
+                                          (ident, int | str | None if key in _ARG_KEYS else Any,
                                            msgspec.field(default=None, name=key))
                                           for key, ident in _STRUCT_ARGS.items()])
         event = msgspec.defstruct("Event", [("ph", str | None, None), ("cat", str | None, None),
@@ -266,6 +278,9 @@ class _Columns:
         self.ph = Counter()
         self.n_events = 0
         self.malformed = 0
+        self.rows = 0  # X rows kept so far (the next part's first row)
+        self.comm_args: dict[int, dict[str, Any]] = {}
+        self._comm_name: dict[int, bool] = {}
 
     def add(self, events: list[Any], typed: bool) -> None:
         """Append one chunk's events (msgspec structs when ``typed``, else dicts from the stdlib).
@@ -304,15 +319,46 @@ class _Columns:
         }
         args = [e.args for e in xs]
         for key, col in _ARG_KEYS.items():
-            if typed:  # int or None by the decode's type
+            if typed:  # int, str or None by the decode's type (ROCm traces write some streams as text)
                 get = attrgetter(_STRUCT_ARGS[key])
                 vals = [get(a) if a is not None else None for a in args]
-                column = np.array([-1 if v is None else v for v in vals], np.int64)
+                column = np.array([v if type(v) is int else -1 for v in vals], np.int64)
             else:
                 vals = [a.get(key) if type(a) is dict else None for a in args]
                 column = np.array([v if type(v) is int else -1 for v in vals], np.int64)
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
+        self._keep_comm_args(part["name"], args, typed)
+        self.rows += len(xs)
         return part
+
+    def _keep_comm_args(self, name_ids: np.ndarray, args: list[Any], typed: bool) -> None:
+        """The message arguments of collective ops, by row (few per step: the shapes of other ops stay unparsed)."""
+        names = None
+        for nid in np.unique(name_ids).tolist():
+            if nid not in self._comm_name:
+                names = names or list(self.names)  # ids are given in insertion order
+                self._comm_name[nid] = pytorch.is_collective_op(names[nid])
+        wanted = [nid for nid, yes in self._comm_name.items() if yes]
+        if not wanted:
+            return
+        for i in np.flatnonzero(np.isin(name_ids, wanted)).tolist():
+            a = args[i]
+            if a is None:
+                continue
+            kept = {}
+            for key in _COMM_KEYS:
+                v = _any_arg(a, key) if typed else (a.get(key) if type(a) is dict else None)
+                if typed:
+                    import msgspec
+
+                    try:
+                        v = msgspec.json.decode(v) if v is not None and len(v) else None
+                    except msgspec.DecodeError:
+                        v = None
+                if v is not None:
+                    kept[key] = v
+            if kept:
+                self.comm_args[self.rows + i] = kept
 
     def _metadata(self, e: Any) -> None:
         kind, args = e.name, e.args
@@ -601,7 +647,7 @@ class _Parser:
             pid_labels={v: k for k, v in c.pid_labels.items()}, tid_labels={v: k for k, v in c.tid_labels.items()},
             memory=c.memory, memory_reserved=c.memory_reserved, ph_counts=dict(c.ph), n_events=c.n_events,
             bytes_read=self.base + len(self.buf), compressed=self.compressed, truncated=self.truncated,
-            problems=self.problems, decoder=self.decoder, **cols,
+            problems=self.problems, decoder=self.decoder, comm_args=c.comm_args, **cols,
         )
 
 

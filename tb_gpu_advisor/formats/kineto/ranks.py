@@ -77,8 +77,18 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         bytes_read=sum(kt.bytes_read for kt in kts), compressed=any(kt.compressed for kt in kts),
         truncated=any(kt.truncated for kt in kts),
         problems=[f"{w}: {p}" for w, kt in zip(workers, kts) for p in kt.problems], decoder=first.decoder,
-        workers=workers, gpu_pids=gpu_pids,
+        workers=workers, gpu_pids=gpu_pids, comm_args=_comm_args(kts),
     )
+
+
+def _comm_args(kts: list[KinetoTrace]) -> dict[int, dict]:
+    """Each rank's collective-op arguments, at the rows its events take in the merged columns (rank order)."""
+    out: dict[int, dict] = {}
+    offset = 0
+    for kt in kts:
+        out.update({offset + row: a for row, a in kt.comm_args.items()})
+        offset += len(kt)
+    return out
 
 
 #: Categories whose rows live on a GPU: Kineto writes the device as their pid (``args.device`` only on some).

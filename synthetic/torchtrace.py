@@ -209,8 +209,8 @@ def optimizer(r: Rank, not_before: float = 0.0) -> None:
 
 
 #: Elements of one rank's message (bf16), as PyTorch 2.x records them on ``record_param_comms``: the DDP gradient
-#: all-reduce (32 MiB) and an FSDP shard (8 MiB).
-AR_NELEMS, SHARD_NELEMS = 16 << 20, 4 << 20
+#: all-reduce (32 MiB) and an FSDP shard (4 MiB).
+AR_NELEMS, SHARD_NELEMS = 16 << 20, 2 << 20
 
 
 def _message(r: Rank, collective: str, nelems: int, group: int) -> None:
@@ -444,6 +444,10 @@ SCENARIOS: dict[str, Scenario] = {
                                   "2 nodes x 8 GPUs DDP; every rank of node1 computes 1.3x longer (a throttled node); "
                                   "node0's ranks wait for it inside their AllReduce", nodes=2,
                                   extra={"straggler_node": "node1", "slowdown": 1.3}),
+    "ddp_2x8_slow_link": Scenario(16, ddp(comm_us=12_000.0), ["comm_bandwidth_low"], ["rank_straggler", "node_straggler"],
+                                  "2 nodes x 8 GPUs DDP; the 32 MiB gradient all-reduce takes 12 ms: a slow network "
+                                  "between the nodes", nodes=2,
+                                  extra={"bus_GBps": 2 * 15 / 16 * AR_NELEMS * 2 / 12e-3 / 1e9}),
     "ddp_2x8_slow_rank": Scenario(16, ddp(comm_us=150.0, slow_rank=11, slow=1.4), ["rank_straggler"],
                                   ["node_straggler", "launch_skew", "allreduce_slow"],
                                   "2 nodes x 8 GPUs DDP; rank 11 (node1 GPU 3) computes 1.4x longer", nodes=2,

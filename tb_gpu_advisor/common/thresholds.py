@@ -158,6 +158,20 @@ _TABLE: tuple[Threshold, ...] = (
        "a rank's (or a whole node's) extra time before the collectives, above the other ranks' median, per step"),
     _t("rank_straggler.critical", 0.20, "share", "Advisor: a fifth of every rank's step lost waiting",
        "same metric, critical level"),
+    _t("comm_bandwidth_low.warning", 0.5, "ratio", "Advisor (issue #19): nccl-tests reach 70-90% of the link's bus "
+       "bandwidth on messages of tens of MB; below half of it the link, its settings or its topology are at fault",
+       "bus bandwidth of a collective / the link's bandwidth (NVLink by GPU generation within a host, comm.net_GBps "
+       "between hosts)", "below"),
+    _t("comm_bandwidth_low.critical", 0.2, "ratio", "Advisor: a fifth of the link", "same metric, critical level",
+       "below"),
+    _t("comm_bandwidth_low.min_message_bytes", 8 << 20, "bytes", "nccl-tests: bus bandwidth approaches the link's "
+       "from messages of several MB; smaller ones are latency-bound, so their bandwidth says nothing of the link",
+       "collectives with a smaller median message are not judged"),
+    _t("comm_bandwidth_low.min_share", 0.05, "share", "Advisor: a slow collective the step does not wait for costs "
+       "nothing", "the collective's exposed transfer time below this share of the step: not judged"),
+    _t("comm.net_GBps", 25.0, "GB/s", "a 200 Gb/s InfiniBand HDR or RoCE NIC per GPU (DGX A100's fabric; DGX H100 "
+       "has 400 Gb/s = 50 GB/s per GPU): the network bandwidth assumed between hosts",
+       "per-GPU network bandwidth a collective across host files is compared with", "none"),
     _t("comm_exposed.warning", 0.10, "share", "Advisor: a tenth of the step waiting for collectives no compute "
        "overlaps; peers (HTA's comm/comp overlap, Nsight's nccl_gpu_overlap) report the same quantity without a level",
        "share of step time in collective kernels that no compute kernel of the same GPU overlaps"),

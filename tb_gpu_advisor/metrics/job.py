@@ -8,9 +8,11 @@ from events, so its memory grows with ranks, not with trace size; no clock align
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from statistics import median
 
+from tb_gpu_advisor.metrics.multigpu import LINK_BANDWIDTH
 from tb_gpu_advisor.model.schema import HostReport
 
 
@@ -44,6 +46,9 @@ class JobView:
     ranks: list[RankRow] = field(default_factory=list)
     #: AllReduce time per step expected from the parameter count and the link (``--params``), None unknown
     expected_allreduce_ms: float | None = None
+    #: GPU-to-GPU bandwidth within a host (bytes/s, per direction) and where it comes from; None unknown
+    link_bandwidth: float | None = None
+    link_source: str = ""
 
     def transfer_ms(self, typ: str) -> float:
         """A collective type's transfer time per step: the least time any rank that runs it spends in it.  Every
@@ -113,4 +118,20 @@ def job_view(reports: list[HostReport]) -> JobView:
             ranks.append(RankRow(hr.host, g.gpu, float(g.step_ms), compute, comm,
                                  max(0.0, float(g.step_ms) - compute - comm), colls, msgs))
             names.append(g.name)
-    return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected)
+    link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
+    return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
+                   link_bandwidth=link, link_source=source)
+
+
+def _link(gpus: list) -> tuple[float | None, str]:
+    """NVLink bandwidth by the GPUs' generation (``metrics.multigpu.LINK_BANDWIDTH``); None for other vendors or
+    an unknown generation: nothing is assumed."""
+    majors = set()
+    for g in gpus:
+        cc = str(g.compute_capability or "")
+        if not re.fullmatch(r"\d+\.\d+", cc) or "nvidia" not in str(g.name).lower() and "tesla" not in str(g.name).lower():
+            return None, ""
+        majors.add(int(cc.split(".")[0]))
+    if len(majors) != 1 or next(iter(majors)) not in LINK_BANDWIDTH:
+        return None, ""
+    return LINK_BANDWIDTH[next(iter(majors))]

@@ -55,6 +55,7 @@ RULE_IDS: tuple[str, ...] = (
     "rank_straggler",  # §2 item 5, across the job's ranks (job scope)
     "sequential_gpus",  # §2 item 6
     "allreduce_slow",  # §2.1
+    "comm_bandwidth_low",  # §2.1, every collective with its message size (job scope)
     "launch_skew",  # §2.2
     "capture_quality",  # Q&A (no saving: listed after the guide's checks)
 )

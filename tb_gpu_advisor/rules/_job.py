@@ -24,6 +24,12 @@ def ranks_table(job: JobView, title: str = "Ranks (mean per step)") -> Table:
     return Table(title, list(RANK_COLUMNS), rank_rows(sorted(job.ranks, key=lambda r: -r.busy_ms)))
 
 
+def paid_ms(job: JobView, r: RankRow, typ: str) -> float:
+    """A rank's exposed time in one collective type that is the transfer itself, not waiting for another rank."""
+    c = r.collectives.get(typ)
+    return min(c[2], job.transfer_ms(typ)) if c else 0.0
+
+
 def med(xs: Sequence[float]) -> float:
     return float(median(xs)) if xs else 0.0
 

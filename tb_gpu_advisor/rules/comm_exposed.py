@@ -14,17 +14,11 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.job import JobView, RankRow
 from tb_gpu_advisor.model.schema import Finding, Table
-from tb_gpu_advisor.rules._job import fixes_for, job_finding, med
+from tb_gpu_advisor.rules._job import fixes_for, job_finding, med, paid_ms
 from tb_gpu_advisor.rules.base import grade, ms, pct, share_metric
 from tb_gpu_advisor.rules.registry import rule
 
 ID = "comm_exposed"
-
-
-def paid_ms(job: JobView, r: RankRow, typ: str) -> float:
-    """A rank's exposed time in one collective type that is the transfer itself, not waiting for another rank."""
-    c = r.collectives.get(typ)
-    return min(c[2], job.transfer_ms(typ)) if c else 0.0
 
 
 def hideable_ms(job: JobView, r: RankRow) -> float:

@@ -243,3 +243,16 @@ def test_collectives_hidden_behind_compute_raise_nothing(reports: dict[str, Any]
     assert rows["AllGather"][2] == pytest.approx(tt.FSDP_LAYERS * tt.AG_US / 1000, rel=0.05)
     assert rows["AllGather"][3] == pytest.approx(tt.AG_US / 1000, rel=0.1)
     assert rep["healthy"]
+
+
+def test_slow_link_between_nodes_is_named_with_its_bus_bandwidth(reports: dict[str, Any]) -> None:
+    """2 nodes x 8 GPUs, a 32 MiB all-reduce taking 12 ms: bus bandwidth 2(n-1)/n x 32 MiB / 12 ms = 5.2 GB/s, a
+    fifth of the 25 GB/s per GPU assumed between hosts; comm_bandwidth_low comes first with that number."""
+    rep = reports["ddp_2x8_slow_link"].report
+    f = rep["findings"][0]
+    assert f["rule"] == "comm_bandwidth_low" and "between hosts" in f["summary"]
+    bus = f["metric"]["detail"]["bus_bytes_per_s"] / 1e9
+    assert bus == pytest.approx(tt.SCENARIOS["ddp_2x8_slow_link"].extra["bus_GBps"], rel=0.1)
+    assert f["metric"]["detail"]["bytes_per_call"] == tt.AR_NELEMS * 2
+    # healthy DDP (150 us for the same message on one host's NVLink) is not judged slow
+    assert "comm_bandwidth_low" not in {x["rule"] for x in reports["ddp_balanced"].report["findings"]}

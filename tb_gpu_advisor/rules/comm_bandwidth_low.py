@@ -1,0 +1,82 @@
+"""§2.1 A collective moves its data far below the link's bandwidth.
+
+Per collective type with message sizes in the trace (``record_param_comms``): bus bandwidth -- nccl-tests'
+definition, from the median message and the transfer time per call (the least time any rank spends in it, so
+waiting for a late rank is not counted) -- against the link: NVLink by GPU generation when every rank is on one
+host file, else ``comm.net_GBps`` per GPU between hosts.  Judged only for messages of at least
+``comm_bandwidth_low.min_message_bytes`` (smaller ones are latency-bound) whose exposed transfer costs at least
+``comm_bandwidth_low.min_share`` of the step.  Saving: the exposed transfer time above what the collective would
+take at the warning level's bandwidth (half the link).
+"""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.metrics.job import JobView
+from tb_gpu_advisor.model.schema import Action, Finding, Metric, Table
+from tb_gpu_advisor.rules._job import job_finding, med, paid_ms
+from tb_gpu_advisor.rules.base import grade, ms, pct
+from tb_gpu_advisor.rules.registry import rule
+
+ID = "comm_bandwidth_low"
+
+_FIXES = [
+    Action(text="Check which transport NCCL picked between the GPUs (NVLink / InfiniBand / sockets) and why: its "
+                "log names the channels, rings and the network plugin.",
+           snippet="export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET   # then look for 'via NET/Socket' or 'P2P/IPC'",
+           snippet_lang="shell"),
+    Action(text="Between hosts: one NIC per GPU (NCCL_IB_HCA), GPUDirect RDMA enabled, no TCP fallback; within a "
+                "host: the GPUs on NVLink rather than PCIe (nvidia-smi topo -m).",
+           snippet="nvidia-smi topo -m", snippet_lang="shell"),
+]
+
+
+@rule(ID, "§2.1", "Collectives move data far below the link's bandwidth",
+      thresholds=("comm_bandwidth_low.warning", "comm_bandwidth_low.critical", "comm_bandwidth_low.min_message_bytes",
+                  "comm_bandwidth_low.min_share", "comm.net_GBps"), scope="job")
+def check(job: JobView) -> list[Finding]:
+    if not job.step_ms:
+        return []
+    across = len(job.hosts) > 1
+    link = T("comm.net_GBps") * 1e9 if across else job.link_bandwidth
+    source = (f"{T('comm.net_GBps'):g} GB/s per GPU between hosts (thresholds table comm.net_GBps)" if across
+              else job.link_source)
+    if not link:
+        return []
+    worst = None
+    rows = []
+    for t in job.types():
+        bw = job.bus_bandwidth(t)
+        if bw is None:
+            continue
+        size, bus = bw
+        paid = med([paid_ms(job, r, t) for r in job.ranks if t in r.collectives])
+        rows.append([t, size, round(bus / 1e9, 2), round(bus / link, 3), paid])
+        if size < T("comm_bandwidth_low.min_message_bytes") or paid / job.step_ms < T("comm_bandwidth_low.min_share"):
+            continue
+        ratio = bus / link
+        if grade(ratio, "comm_bandwidth_low.warning", "comm_bandwidth_low.critical") and (worst is None or ratio < worst[1]):
+            worst = (t, ratio, bus, size, paid)
+    if worst is None:
+        return []
+    t, ratio, bus, size, paid = worst
+    sev = grade(ratio, "comm_bandwidth_low.warning", "comm_bandwidth_low.critical")
+    save = max(0.0, paid * (1 - ratio / T("comm_bandwidth_low.warning")))
+    return [job_finding(
+        job, ID, sev,
+        f"{t} moves {size / 2**20:.0f} MiB per call at {bus / 1e9:.1f} GB/s of bus bandwidth, {pct(ratio)} of the "
+        f"{link / 1e9:.0f} GB/s {'between hosts' if across else 'of the link'} ({source}); its exposed transfer takes "
+        f"{ms(paid)} of each {ms(job.step_ms)} step.",
+        metric=Metric(id="bus_bandwidth_ratio", label="Bus bandwidth / link", value=round(ratio, 4), unit="ratio",
+                      display=f"{ratio:.2f}", good_direction="higher", status=sev,
+                      meaning="bus bandwidth of the collective (nccl-tests' definition) / the link's bandwidth",
+                      threshold=T("comm_bandwidth_low.warning"),
+                      detail={"collective": t, "bytes_per_call": size, "bus_bytes_per_s": bus, "link_bytes_per_s": link,
+                              "link_source": source, "threshold_name": "comm_bandwidth_low.warning"}),
+        saving_ms=save, pool="exposed_comm",
+        assumption=f"the collective reaches half the link's bandwidth ({link / 2e9:.0f} GB/s), as NCCL does on a "
+                   f"healthy fabric for messages this size",
+        evidence=[Table("Collectives with message sizes (median rank)", ["collective", "bytes per call", "bus GB/s",
+                                                                          "of link", "exposed transfer ms"], rows)],
+        actions=list(_FIXES), host=None,
+    )]

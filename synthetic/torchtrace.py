@@ -274,6 +274,38 @@ def _tensor_parallel(r: Rank) -> None:
     r.sync()
 
 
+#: Mixture of experts: the hot expert's rank sends MOE_HOT x the others' tokens in each all-to-all.
+MOE_BASE_NELEMS, MOE_HOT, MOE_A2A_US = 2 << 20, 4, 2000.0
+NCCL_SENDRECV = "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)"
+
+
+def moe(ranks: list[Rank], n: int) -> None:
+    """Expert-parallel MoE on 8 ranks: attention, then an all-to-all dispatching tokens to the experts, whose splits
+    are skewed (rank 0 hosts the hot expert and moves ``MOE_HOT`` x the others' bytes); every rank's all-to-all
+    ends when rank 0's is done (``MOE_A2A_US`` after the last rank is ready); then the experts' GEMMs."""
+    start = max(r.host_us for r in ranks)
+    ready: dict[int, float] = {}
+    for r in ranks:
+        r.host_us = start
+
+        def attention(rr: Rank) -> None:
+            for _ in range(4):
+                rr.kernel("aten::mm", GEMM_FWD, LAYER_US)
+            ready[rr.rank] = max(rr.streams.get(COMPUTE_STREAM, 0.0), rr.host_us)
+        r.step(n, attention)
+    end = max(ready.values()) + MOE_A2A_US
+    for r in ranks:
+        r.step_kernels = []
+        r.cpu("nccl:all_to_all", 12.0, cat="user_annotation", advance=False)
+        _message(r, "all_to_all", MOE_BASE_NELEMS * (MOE_HOT if r.rank == 0 else 1), len(ranks))
+        r.kernel("c10d::alltoall_base_", NCCL_SENDRECV, end - ready[r.rank], stream=NCCL_STREAM,
+                 not_before=ready[r.rank])
+        for _ in range(4):
+            r.kernel("aten::mm", GEMM_BWD[0], LAYER_US, not_before=end)
+        r.sync()
+        _extend_step_span(r, n)
+
+
 def _each(step_body: Callable[[Rank], None]) -> Callable[[list[Rank], int], None]:
     """Every rank runs the same step on its own (symmetric ranks: no waiting for each other)."""
     def body(ranks: list[Rank], n: int) -> None:
@@ -439,6 +471,11 @@ SCENARIOS: dict[str, Scenario] = {
                              f"tensor parallel: a {TP_AR_US:g} us all-reduce after each of {FSDP_LAYERS} forward "
                              f"GEMMs, on the critical path",
                              extra={"exposed_ms": FSDP_LAYERS * TP_AR_US / 1000, "collective": "AllReduce"}),
+    "moe_alltoall_skew": Scenario(8, moe, ["alltoall_imbalance"], ["rank_straggler", "gpu_imbalance"],
+                                  f"MoE on 8 GPUs: rank 0's all-to-all moves {MOE_HOT}x the others' tokens, and the "
+                                  f"{MOE_A2A_US / 1000:g} ms exchange waits for it every step",
+                                  extra={"hot_rank": "node0/GPU0", "skew": float(MOE_HOT),
+                                         "saving_ms": MOE_A2A_US / 1000 * (1 - 1 / MOE_HOT)}),
     "ddp_2x8_slow_node": Scenario(16, ddp(comm_us=150.0, slow_node=1, slow=1.3), ["node_straggler"],
                                   ["rank_straggler", "launch_skew", "allreduce_slow"],
                                   "2 nodes x 8 GPUs DDP; every rank of node1 computes 1.3x longer (a throttled node); "

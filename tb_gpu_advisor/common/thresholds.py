@@ -172,6 +172,11 @@ _TABLE: tuple[Threshold, ...] = (
     _t("comm.net_GBps", 25.0, "GB/s", "a 200 Gb/s InfiniBand HDR or RoCE NIC per GPU (DGX A100's fabric; DGX H100 "
        "has 400 Gb/s = 50 GB/s per GPU): the network bandwidth assumed between hosts",
        "per-GPU network bandwidth a collective across host files is compared with", "none"),
+    _t("alltoall_imbalance.warning", 1.5, "ratio", "Advisor (issue #19): every rank of an all-to-all waits for the "
+       "one that moves the most; half again the median rank's message is a third of the exchange lost",
+       "largest rank's all-to-all message / the median rank's"),
+    _t("alltoall_imbalance.critical", 3.0, "ratio", "Advisor: two thirds of the exchange lost to one rank's splits",
+       "same metric, critical level"),
     _t("comm_exposed.warning", 0.10, "share", "Advisor: a tenth of the step waiting for collectives no compute "
        "overlaps; peers (HTA's comm/comp overlap, Nsight's nccl_gpu_overlap) report the same quantity without a level",
        "share of step time in collective kernels that no compute kernel of the same GPU overlaps"),

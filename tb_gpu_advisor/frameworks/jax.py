@@ -125,6 +125,11 @@ XLA_OVERLAP = action(
 
 FIXES = {
     "comm_exposed": (XLA_OVERLAP,),
+    "alltoall_imbalance": (action(
+        "Balance the experts' load: a load-balancing auxiliary loss on the router and a capacity factor, so every "
+        "device's all-to-all moves about as many tokens.",
+        "aux_loss = num_experts * jnp.sum(tokens_per_expert_fraction * router_prob_mean)\n"
+        "loss = task_loss + 0.01 * aux_loss"),),
     "input_bound": (LOADER, PREFETCH, CONFIRM_INPUT),
     "launch_bound": (JIT_STEP, SCAN_STEPS),
     "eager_execution": (JIT_STEP,),

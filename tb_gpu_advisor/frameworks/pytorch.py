@@ -172,6 +172,13 @@ FIXES = {
     "comm_exposed:ReduceScatter": (FSDP_PREFETCH,),
     "comm_exposed:AllToAll": (A2A_OVERLAP,),
     "comm_exposed:SendRecv": (A2A_OVERLAP,),
+    "alltoall_imbalance": (action(
+        "Balance what each rank sends: for mixture-of-experts, a load-balancing auxiliary loss and a capacity factor "
+        "(tokens over capacity are dropped or re-routed); for embeddings, a sharding plan that spreads hot tables "
+        "(TorchRec's planner with row-wise or table-wise-row-wise sharding).",
+        "aux_loss = num_experts * (tokens_per_expert_fraction * router_prob_mean).sum()  # Switch Transformer\n"
+        "loss = task_loss + 0.01 * aux_loss"),),
+    "rank_straggler": (_BALANCE,),
     "input_bound": (LOADER, NON_BLOCKING, CONFIRM_INPUT),
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
     "launch_bound:step": (CUDA_GRAPHS, action("Or raise the batch size, so each launch does more GPU work.")),

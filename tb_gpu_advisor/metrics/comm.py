@@ -108,13 +108,15 @@ def _groups(starts: np.ndarray, step: np.ndarray, comp_starts: np.ndarray) -> in
 
 
 def _types(d, idx: np.ndarray, launch: np.ndarray, enc: Encloser | None, h) -> np.ndarray:  # noqa: ANN001
-    """Collective type per device event ``idx``: by kernel name, else by the enclosing host collective op."""
+    """Collective type per device event ``idx``: by kernel name, else by the enclosing host collective op -- which
+    also wins over a point-to-point kernel (NCCL before 2.19 runs all-to-all as ``ncclKernel_SendRecv``)."""
     by_name = np.array([devices.collective_type(x) or "" for x in d.names], dtype=object)
     out = by_name[d.name[idx]]
-    miss = (out == "") & (launch[idx] >= 0)
+    miss = ((out == "") | (out == "SendRecv")) & (launch[idx] >= 0)
     if enc is not None and miss.any():
         op = enc.find(launch[idx][miss])
-        out[np.flatnonzero(miss)] = [devices.collective_type(h.names[int(h.name[o])]) or "" if o >= 0 else ""
-                                     for o in op]
+        by_op = [devices.collective_type(h.names[int(h.name[o])]) or "" if o >= 0 else "" for o in op]
+        where = np.flatnonzero(miss)
+        out[where] = [t or out[i] for i, t in zip(where, by_op)]
     out[out == ""] = UNKNOWN
     return out.astype(str)

@@ -73,6 +73,17 @@ class JobView:
                                                        else 1.0) if n > 1 else 1.0
         return size, total / (t / calls / 1e3) * factor
 
+    def message_skew(self, typ: str) -> tuple[RankRow, float, float] | None:
+        """(the rank with the largest message, its bytes per call, the median rank's) of a collective type whose
+        messages the trace records on 2+ ranks; None otherwise.  An all-to-all's splits differ per rank (MoE
+        routing, embedding lookups): every rank waits for the one that moves the most."""
+        found = [(r, r.messages[typ][0]) for r in self.ranks if typ in r.messages]
+        if len(found) < 2:
+            return None
+        sizes = sorted(b for _, b in found)
+        top = max(found, key=lambda x: x[1])
+        return top[0], top[1], sizes[(len(sizes) - 1) // 2]
+
     def types(self) -> list[str]:
         """Collective types any rank runs, most exposed time (summed over ranks) first."""
         tot: dict[str, float] = {}

@@ -53,6 +53,7 @@ RULE_IDS: tuple[str, ...] = (
     "gpu_imbalance",  # §2 item 5
     "node_straggler",  # §2 item 5, across nodes (job scope)
     "rank_straggler",  # §2 item 5, across the job's ranks (job scope)
+    "alltoall_imbalance",  # §2 item 5, skewed all-to-all splits (job scope)
     "sequential_gpus",  # §2 item 6
     "allreduce_slow",  # §2.1
     "comm_bandwidth_low",  # §2.1, every collective with its message size (job scope)

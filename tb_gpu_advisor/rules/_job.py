@@ -56,8 +56,8 @@ def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metr
     )
 
 
-def fixes(job: JobView, key: str) -> list[Action]:
-    return frameworks.get(job.framework).fix(key)
+def fixes(job: JobView, key: str, **fmt: object) -> list[Action]:
+    return frameworks.get(job.framework).fix(key, **fmt)
 
 
 def fixes_for(job: JobView, key: str, variants: Sequence[str]) -> list[Action]:

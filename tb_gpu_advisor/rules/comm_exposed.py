@@ -6,8 +6,9 @@ time, the least time any rank of the job spends in it (``JobView.transfer_ms``; 
 rank, which ``rank_straggler``, ``node_straggler`` and ``gpu_imbalance`` report).  Metric: the median rank's
 paid communication / the job's median step.  Collectives hidden behind compute are healthy and never counted:
 a finding rests only on time the step waits for communication.  Saving: what overlapping could hide -- at most
-the rank's compute to hide behind, and AllReduce at most its expected transfer time when it is known
-(``--params``; the rest is ``allreduce_slow``'s: the link, not the overlap).
+the rank's compute to hide behind, AllReduce at most its expected transfer time when it is known
+(``--params``; the rest is ``allreduce_slow``'s: the link, not the overlap), AllToAll at most its time with
+balanced splits (the rest is ``alltoall_imbalance``'s).
 """
 
 from __future__ import annotations
@@ -28,6 +29,9 @@ def hideable_ms(job: JobView, r: RankRow) -> float:
         x = paid_ms(job, r, t)
         if t == "AllReduce" and job.expected_allreduce_ms is not None:
             x = min(x, job.expected_allreduce_ms)
+        skew = job.message_skew(t) if t == "AllToAll" else None
+        if skew is not None and skew[1] > 0:
+            x *= skew[2] / skew[1]  # the rest is the skewed splits' time: alltoall_imbalance's
         hide += x
     return max(0.0, min(hide, r.compute_ms))
 

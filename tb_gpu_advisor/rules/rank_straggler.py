@@ -52,7 +52,7 @@ def check(job: JobView) -> list[Finding]:
                                     "others_median_comm_ms": waits, "ranks": len(job.ranks)}),
         saving_ms=extra, assumption="the straggler keeps pace (balanced work or a healthy GPU): the other ranks stop "
                                     "waiting that long for it in the collectives",
-        evidence=[ranks_table(job)], actions=fixes(job, ID), host=s.host, gpu=s.gpu,
+        evidence=[ranks_table(job)], actions=fixes(job, ID, gpu=s.label), host=s.host, gpu=s.gpu,
     )]
 
 

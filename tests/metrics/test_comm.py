@@ -46,24 +46,25 @@ def test_dlrm_collectives_are_typed_and_exposed_time_agrees_with_the_breakdown()
     for hf in _dlrm().hosts:
         m = host_metrics(kineto_adapter.read_trace(hf.path))
         types = {t.type: t for t in m.comm.by_type}
-        assert set(types) == {"SendRecv", "AllReduce"}, hf.host
-        assert types["AllReduce"].calls_per_step == pytest.approx(3.0) and types["SendRecv"].calls_per_step == 5.0
+        assert set(types) == {"AllToAll", "AllReduce"}, hf.host  # SendRecv kernels under nccl:all_to_all
+        assert types["AllReduce"].calls_per_step == pytest.approx(3.0) and types["AllToAll"].calls_per_step == 5.0
         for t in types.values():
             assert 0 <= t.exposed_ms_per_step <= t.ms_per_step
         assert m.comm.exposed_ms_per_step == pytest.approx(m.breakdown.collectives, rel=0.02)
 
 
 def test_dlrm_all_to_all_wait_is_named_and_laid_at_the_rank_that_enters_last():
-    """Issue #19: 'SendRecv takes a third of each step on every rank; no finding mentions it'.  Across the 8 real
-    ranks the least any rank spends in SendRecv is its transfer (0.39 ms); the rest of the others' exposed time is
-    waiting for the rank that enters it last (rank 7 waits least), so the finding is that straggler, naming
-    SendRecv, and comm_exposed counts only the transfer (too little to fire)."""
+    """Issue #19: 'SendRecv takes a third of each step on every rank; no finding mentions it'.  The SendRecv
+    kernels run under ``nccl:all_to_all``: an AllToAll.  Across the 8 real ranks the least any rank spends in it is
+    its transfer (0.39 ms); the rest of the others' exposed time is waiting for the rank that enters it last (rank 7
+    waits least), so the finding is that straggler, naming the all-to-all, and comm_exposed counts only the
+    transfer (too little to fire)."""
     s = _dlrm()
     rep = analyze_session(s.run, s.session, s.hosts).to_dict()
     rules = [f["rule"] for f in rep["findings"]]
     (f,) = [f for f in rep["findings"] if f["rule"] == "rank_straggler"]
     assert rules[0] == "rank_straggler" and "comm_exposed" not in rules
-    assert f["host"] == "worker7_step_12" and f["gpu"] == 7 and "mostly in SendRecv" in f["summary"]
+    assert f["host"] == "worker7_step_12" and f["gpu"] == 7 and "mostly in AllToAll" in f["summary"]
     waits = sorted(r[3] for r in f["evidence"][0]["rows"])  # exposed comm ms of every rank
     assert f["saving"]["ms_per_step"] == pytest.approx(waits[4] - waits[0], abs=0.01)  # others' median - its own
     assert rep["ranks"]["columns"][0] == "rank" and len(rep["ranks"]["rows"]) == 8

@@ -1,0 +1,54 @@
+"""§2 item 5, in the exchange itself: an all-to-all whose splits differ between ranks.
+
+Mixture-of-experts routing and embedding lookups send a different amount from each rank; an all-to-all ends
+when the rank that moves the most is done, and every other rank waits for it.  Metric: the largest rank's
+message per call / the median rank's (the messages ``record_param_comms`` records), for all-to-alls whose exposed
+transfer costs at least ``comm_bandwidth_low.min_share`` of the step.  Saving: the exposed all-to-all time less
+what it would take with every rank's splits at the median: (1 - median / largest) of it.
+"""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.metrics.job import JobView
+from tb_gpu_advisor.model.schema import Finding, Metric, Table
+from tb_gpu_advisor.rules._job import fixes, job_finding, med, paid_ms
+from tb_gpu_advisor.rules.base import grade, ms
+from tb_gpu_advisor.rules.registry import rule
+
+ID = "alltoall_imbalance"
+
+
+@rule(ID, "§2 item 5", "All-to-all splits are skewed: every rank waits for the one that sends the most",
+      thresholds=("alltoall_imbalance.warning", "alltoall_imbalance.critical", "comm_bandwidth_low.min_share"),
+      scope="job")
+def check(job: JobView) -> list[Finding]:
+    skew = job.message_skew("AllToAll")
+    if skew is None or not job.step_ms or skew[2] <= 0:
+        return []
+    rank, biggest, median = skew
+    ratio = biggest / median
+    paid = med([paid_ms(job, r, "AllToAll") for r in job.ranks if "AllToAll" in r.collectives])
+    sev = grade(ratio, "alltoall_imbalance.warning", "alltoall_imbalance.critical")
+    if sev is None or paid / job.step_ms < T("comm_bandwidth_low.min_share"):
+        return []
+    save = paid * (1 - median / biggest)
+    rows = sorted(([r.label, r.messages["AllToAll"][0], r.collectives.get("AllToAll", (0, 0, 0))[2]]
+                   for r in job.ranks if "AllToAll" in r.messages), key=lambda x: -x[1])[:16]
+    return [job_finding(
+        job, ID, sev,
+        f"{rank.label} sends {biggest / 2**20:.1f} MiB per all-to-all, {ratio:.1f}x the median rank's "
+        f"{median / 2**20:.1f} MiB; the exchange ends when it is done, so the all-to-all's {ms(paid)} of exposed "
+        f"transfer per {ms(job.step_ms)} step is set by its splits.",
+        metric=Metric(id="alltoall_skew", label="Largest / median all-to-all message", value=round(ratio, 3),
+                      unit="ratio", display=f"{ratio:.1f}x", good_direction="lower", status=sev,
+                      meaning="the largest rank's all-to-all message per call / the median rank's",
+                      threshold=T("alltoall_imbalance.warning"),
+                      detail={"rank": rank.label, "largest_bytes": biggest, "median_bytes": median,
+                              "threshold_name": "alltoall_imbalance.warning"}),
+        saving_ms=save, pool="gpu_wait",
+        assumption="balanced splits: every rank moves the median rank's message, and the exchange takes that "
+                   "much less",
+        evidence=[Table("All-to-all message per rank (largest first)", ["rank", "bytes per call", "exposed ms"], rows)],
+        actions=fixes(job, ID), host=rank.host, gpu=rank.gpu,
+    )]

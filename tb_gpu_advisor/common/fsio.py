@@ -74,6 +74,37 @@ def read_head(path: str, n: int) -> bytes:
         return f.read(n)
 
 
+def write_object(path: str, data: bytes) -> None:
+    """Store ``data`` at a remote ``path`` in one request (an object store's put replaces whole objects: readers see
+    the old object or the new one).  s3:// through boto3, other schemes through fsspec."""
+    if _use_boto3(path):
+        bucket, key = _bucket_key(path)
+        _s3_client().put_object(Bucket=bucket, Key=key, Body=data)
+        return
+    import fsspec  # lazy
+
+    fs, fs_path = fsspec.core.url_to_fs(path)
+    fs.pipe_file(fs_path, data)
+
+
+def remove_object(path: str) -> bool:
+    """Delete a remote object; False when it could not be (already gone counts as removed)."""
+    try:
+        if _use_boto3(path):
+            bucket, key = _bucket_key(path)
+            _s3_client().delete_object(Bucket=bucket, Key=key)
+            return True
+        import fsspec  # lazy
+
+        fs, fs_path = fsspec.core.url_to_fs(path)
+        fs.rm_file(fs_path)
+        return True
+    except FileNotFoundError:
+        return True
+    except Exception:  # noqa: BLE001 - a store that refuses: the caller goes on
+        return False
+
+
 def _use_boto3(path: str) -> bool:
     """s3:// paths are read with boto3 rather than gfile, when boto3 is importable.
 

@@ -28,6 +28,10 @@ Design:
   (file over the size limit, unreadable, a worker killed) is not stored, so
   the next run tries again (perhaps with a higher limit).
 
+An object store works as the folder (``s3://bucket/prefix``, with ``S3_ENDPOINT`` as for logdirs; other fsspec
+schemes such as ``gs://``): each entry is one object written in one put (atomic for readers), listed for
+eviction; there the LRU clock is the write time (a hit does not refresh it).
+
 Folder: constructor argument, else ``$TB_GPU_ADVISOR_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/tb-gpu-advisor``, else ``~/.cache/tb-gpu-advisor``.
 ``TB_GPU_ADVISOR_CACHE_DIR=off`` (or ``enabled=False``) disables it.
@@ -51,6 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from tb_gpu_advisor import ANALYZER_VERSION
+from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.model.schema import SCHEMA_VERSION
 
@@ -171,7 +176,9 @@ class ReportCache:
         self.last_error: str | None = None  # why the last ``put`` stored nothing
         self.directory = directory if directory is not None else default_dir()
         self.enabled = bool(enabled and self.directory)
-        if self.enabled:
+        #: an object store (``s3://bucket/prefix``, ``gs://...``): entries are objects, written in one put each
+        self.remote = bool(self.directory) and fsio.is_remote(self.directory)  # type: ignore[arg-type]
+        if self.enabled and not self.remote:
             try:
                 os.makedirs(self.directory, exist_ok=True)  # type: ignore[arg-type]
             except OSError as e:
@@ -182,6 +189,8 @@ class ReportCache:
         return f"ReportCache({self.directory!r}, enabled={self.enabled})"
 
     def path_for(self, key: CacheKey) -> str:
+        if self.remote:
+            return fsio.join(self.directory, key.digest + _SUFFIX)  # type: ignore[arg-type]
         return os.path.join(self.directory or "", key.digest + _SUFFIX)
 
     # -- read ------------------------------------------------------------------
@@ -192,7 +201,7 @@ class ReportCache:
             return None
         path = self.path_for(key)
         try:
-            raw = _read_entry(path)
+            raw = _read_remote_entry(path) if self.remote else _read_entry(path)
         except FileNotFoundError:
             return None
         except OSError as e:
@@ -201,9 +210,10 @@ class ReportCache:
         report = None if raw is None else _decode(raw, key)
         if report is None:
             logger.warning("removing corrupt cache entry %s", path)
-            _remove(path)
+            self._remove(path)
             return None
-        _touch(path)
+        if not self.remote:  # an object store has no cheap touch: its LRU clock is the write time
+            _touch(path)
         return report
 
     def get_dict(self, key: CacheKey) -> dict[str, Any] | None:
@@ -234,8 +244,11 @@ class ReportCache:
         blob = gzip.compress(f"{header}\n{text}".encode("utf-8"), compresslevel=6, mtime=0)
         path = self.path_for(key)
         try:
-            _atomic_write(path, blob)
-        except OSError as e:
+            if self.remote:
+                fsio.write_object(path, blob)
+            else:
+                _atomic_write(path, blob)
+        except Exception as e:  # noqa: BLE001 - OSError locally; an object store's client errors too
             logger.warning("cannot write cache entry %s: %s", path, e)
             self.last_error = f"cannot write cache entry {path}: {e}"
             return False
@@ -249,6 +262,14 @@ class ReportCache:
         out = []
         if not self.enabled:
             return out
+        if self.remote:
+            try:
+                return [(fsio.join(self.directory, f.rel), f.size, f.mtime_ns / 1e9)  # type: ignore[arg-type]
+                        for f in fsio.remote_walk(self.directory)  # type: ignore[arg-type]
+                        if "/" not in f.rel and f.rel.endswith(_SUFFIX)]
+            except Exception as e:  # noqa: BLE001 - an unreachable store: nothing listed, nothing evicted
+                logger.warning("cannot list cache %s: %s", self.directory, e)
+                return out
         try:
             it = os.scandir(self.directory)  # type: ignore[arg-type]
         except OSError:
@@ -281,17 +302,22 @@ class ReportCache:
         for path, size, _ in sorted(entries, key=lambda e: e[2]):
             if total <= self.max_bytes:
                 break
-            if _remove(path):
+            if self._remove(path):
                 removed += 1
             total -= size
         return removed
 
     def clear(self) -> None:
         for path, _, _ in self.entries():
-            _remove(path)
+            self._remove(path)
+
+    def _remove(self, path: str) -> bool:
+        return fsio.remove_object(path) if self.remote else _remove(path)
 
     def _remove_stale_temp_files(self) -> None:
-        """Temp files left by a writer that was killed mid-write."""
+        """Temp files left by a writer that was killed mid-write (an object store has none)."""
+        if self.remote:
+            return
         cutoff = time.time() - _STALE_TMP_SECONDS
         try:
             with os.scandir(self.directory) as it:  # type: ignore[arg-type]
@@ -324,6 +350,17 @@ def _failure(doc: Any) -> str | None:
         if isinstance(h, dict) and h.get("error"):
             return f"host {h.get('host', '?')} failed: {h['error']}"
     return None
+
+
+def _read_remote_entry(path: str) -> bytes | None:
+    """An object's bytes, None when it is larger than an entry can be; FileNotFoundError when it is absent."""
+    try:
+        size, _ = fsio.stat(path)
+    except Exception as e:  # noqa: BLE001 - boto3's ClientError (404), fsspec's FileNotFoundError
+        raise FileNotFoundError(path) from e
+    if size > MAX_ENTRY_BYTES:
+        return None
+    return fsio.read_bytes(path)
 
 
 def _read_entry(path: str) -> bytes | None:

@@ -5,7 +5,9 @@ CLI's, the tab's) is then merged from those summaries without analysing anything
 from __future__ import annotations
 
 import argparse
+import os
 import re
+import socket
 import subprocess
 import sys
 
@@ -44,10 +46,41 @@ def test_the_shard_of_a_host_is_stable_and_every_host_has_one():
     assert set(first) == set(range(7))  # every shard gets work at this size
 
 
-def test_shards_run_at_once_analyse_each_host_once_and_sessions_merge_from_the_cache(job, tmp_path, monkeypatch):
-    cache_dir = str(tmp_path / "cache")
+@pytest.fixture(scope="module")
+def s3_endpoint():
+    """A real S3-compatible server (moto) on a free loopback port."""
+    moto_server = pytest.importorskip("moto.server", reason="moto with its server extra: pip install 'moto[server]'")
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
+    server.start()
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.stop()
+
+
+@pytest.fixture(params=["local", "s3"])
+def cache_dir(request, tmp_path, monkeypatch):
+    """The shared cache: a local folder (a shared file system), or a bucket on an S3-compatible server."""
+    if request.param == "local":
+        return str(tmp_path / "cache")
+    boto3 = pytest.importorskip("boto3")
+    endpoint = request.getfixturevalue("s3_endpoint")
+    for k, v in {"S3_ENDPOINT": endpoint, "AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
+                 "AWS_DEFAULT_REGION": "us-east-1"}.items():
+        monkeypatch.setenv(k, v)
+    monkeypatch.delenv("AWS_PROFILE", raising=False)
+    bucket = f"advisor-cache-{len(os.listdir(tmp_path))}-{os.getpid()}"
+    boto3.client("s3", endpoint_url=endpoint).create_bucket(Bucket=bucket)
+    return f"s3://{bucket}/advisor"
+
+
+def test_shards_run_at_once_analyse_each_host_once_and_sessions_merge_from_the_cache(job, cache_dir, monkeypatch):
     procs = [subprocess.Popen([sys.executable, "-m", "tb_gpu_advisor.cli", "precompute", job, "--shard", f"{k}/{SHARDS}",
-                               "--cache-dir", cache_dir, "--jobs", "1"], cwd=REPO, stderr=subprocess.PIPE, text=True)
+                               "--cache-dir", cache_dir, "--jobs", "1"], cwd=REPO, stderr=subprocess.PIPE, text=True,
+                              env=dict(os.environ))
              for k in range(SHARDS)]
     logs = [p.communicate(timeout=300)[1] for p in procs]
     assert [p.returncode for p in procs] == [0] * SHARDS, logs

@@ -28,6 +28,9 @@ class RankRow:
     collectives: dict[str, tuple[float, float, float]] = field(default_factory=dict)
     #: collective type -> (bytes per call, group size or 0) where the trace records the message
     messages: dict[str, tuple[float, int]] = field(default_factory=dict)
+    #: step number -> (step ms, exposed comm ms) of that step on this rank: the ranks aligned by step number
+    #: (every rank numbers its steps alike: ``ProfilerStep#N``, ``step_num``)
+    steps: dict[int, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def label(self) -> str:
@@ -84,6 +87,17 @@ class JobView:
         top = max(found, key=lambda x: x[1])
         return top[0], top[1], sizes[(len(sizes) - 1) // 2]
 
+    def last_per_step(self) -> list[tuple[int, RankRow, float]]:
+        """Per step number every rank has: (step, the rank that waits least in exposed collectives -- the one that
+        enters them last --, how much less than the median rank it waits)."""
+        common = set.intersection(*(set(r.steps) for r in self.ranks)) if self.ranks else set()
+        out = []
+        for step in sorted(common):
+            waits = sorted(r.steps[step][1] for r in self.ranks)
+            last = min(self.ranks, key=lambda r: r.steps[step][1])
+            out.append((step, last, waits[(len(waits) - 1) // 2] - last.steps[step][1]))
+        return out
+
     def types(self) -> list[str]:
         """Collective types any rank runs, most exposed time (summed over ranks) first."""
         tot: dict[str, float] = {}
@@ -126,8 +140,10 @@ def job_view(reports: list[HostReport]) -> JobView:
             colls = {t: (float(v[0] or 0), float(v[1] or 0), float(v[2] or 0)) for t, v in (g.collectives or {}).items()}
             msgs = {t: (float(v[3]), int(v[4] or 0)) for t, v in (g.collectives or {}).items()
                     if len(v) > 3 and v[3] is not None}
+            steps = {int(r.step): (float(r.step_ms), float((r.breakdown or {}).get("collectives", 0.0)))
+                     for r in hr.step_rows if r.gpu == g.gpu}
             ranks.append(RankRow(hr.host, g.gpu, float(g.step_ms), compute, comm,
-                                 max(0.0, float(g.step_ms) - compute - comm), colls, msgs))
+                                 max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps))
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,

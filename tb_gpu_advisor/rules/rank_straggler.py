@@ -12,7 +12,7 @@ Saving: the others' extra wait, which goes when the straggler keeps pace.
 from __future__ import annotations
 
 from tb_gpu_advisor.metrics.job import JobView
-from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.model.schema import Finding, Table
 from tb_gpu_advisor.rules._job import fixes, job_finding, med, ranks_table, slow_node
 from tb_gpu_advisor.rules.base import grade, ms, pct, share_metric
 from tb_gpu_advisor.rules.registry import rule
@@ -39,20 +39,25 @@ def check(job: JobView) -> list[Finding]:
     why = ("more compute" if s.compute_ms - med([r.compute_ms for r in others]) >= 0.5 * busy_extra
            else "more time outside its kernels (host work, input, launches)")
     where = _most_waited(s, others)
+    per_step = job.last_per_step()
+    last_in = sum(1 for _, r, _ in per_step if r is s)
+    persist = f" It enters last in {last_in} of {len(per_step)} steps." if per_step else ""
     return [job_finding(
         job, ID, sev,
         f"The other {len(others)} ranks wait {ms(waits)} per step in exposed collectives (median){where}, "
         f"{ms(extra)} longer than {s.label} ({pct(share)} of the {ms(job.step_ms)} step): it enters them last. It "
         f"spends {ms(s.busy_ms)} of each step before its collectives, {ms(busy_extra)} more than the median rank, "
-        f"mostly {why}.",
+        f"mostly {why}.{persist}",
         metric=share_metric("straggler_extra_share", "Straggler's extra time, share of step", share,
                             "rank_straggler.warning", severity=sev,
                             detail={"rank": s.label, "extra_ms_per_step": extra, "straggler_comm_ms": s.comm_ms,
-                                    "straggler_busy_extra_ms": busy_extra,
+                                    "straggler_busy_extra_ms": busy_extra, "last_in_steps": last_in,
+                                    "steps_aligned": len(per_step),
                                     "others_median_comm_ms": waits, "ranks": len(job.ranks)}),
         saving_ms=extra, assumption="the straggler keeps pace (balanced work or a healthy GPU): the other ranks stop "
                                     "waiting that long for it in the collectives",
-        evidence=[ranks_table(job)], actions=fixes(job, ID, gpu=s.label), host=s.host, gpu=s.gpu,
+        evidence=[ranks_table(job), _steps_table(per_step)], actions=fixes(job, ID, gpu=s.label), host=s.host,
+        gpu=s.gpu,
     )]
 
 
@@ -66,3 +71,9 @@ def _most_waited(s, others) -> str:  # noqa: ANN001 - RankRows
         return ""
     t = max(extra, key=extra.get)
     return f", mostly in {t}" if extra[t] > 0.5 * sum(v for v in extra.values() if v > 0) else ""
+
+
+def _steps_table(per_step) -> Table:  # noqa: ANN001 - JobView.last_per_step()
+    """The ranks aligned by step number: who entered the collectives last in each step, and by how much."""
+    return Table("Per step: the rank that enters the collectives last", ["step", "rank", "waits less than the median ms"],
+                 [[step, r.label, round(d, 3)] for step, r, d in per_step[:50]])

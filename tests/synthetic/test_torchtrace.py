@@ -214,6 +214,7 @@ def test_straggler_node_and_rank_name_the_constructed_culprit_and_wait(reports: 
     rank = reports["ddp_2x8_slow_rank"].report
     f = rank["findings"][0]
     assert f["rule"] == "rank_straggler" and (f["host"], f["gpu"]) == ("node1", 3)
+    assert f["metric"]["detail"]["last_in_steps"] == f["metric"]["detail"]["steps_aligned"] > 0  # every step
     rows = {r[0]: r for r in rank["ranks"]["rows"]}
     assert f["saving"]["ms_per_step"] == pytest.approx(rows["node1/GPU3"][2] - rows["node0/GPU0"][2], rel=0.1)
     assert not [x for x in rank["findings"] if x["rule"] in ("node_straggler", "gpu_imbalance")]

@@ -8,12 +8,14 @@ them, so the CLI grows without this file knowing their options.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.cli import diff, precompute, report
 from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.frameworks import display_names
+from tb_gpu_advisor.common.thresholds import ENV_NET_GBPS
 
 #: Sub-command modules, in the order ``--help`` lists them.
 _COMMANDS = (report, diff, precompute)
@@ -39,6 +41,12 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    net = getattr(args, "net_gbps", None)
+    if net is not None:
+        if not net > 0:
+            parser.error("--net-gbps: must be a positive number of GB/s")
+        # an environment variable, so the worker processes that merge sessions (precompute) see it too
+        os.environ[ENV_NET_GBPS] = repr(float(net))
     return int(args.func(args) or 0)
 
 

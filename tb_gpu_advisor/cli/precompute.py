@@ -86,6 +86,9 @@ def add_parser(subparsers: Any) -> None:
                    "or ~/.cache/tb-gpu-advisor)")
     p.add_argument("--params", type=int, default=None,
                    help="model parameter count, if the reports should use it (part of the cache key)")
+    p.add_argument("--net-gbps", type=float, default=None, metavar="GBPS",
+                   help="network bandwidth between hosts, GB/s per GPU, for the collectives' bus bandwidth "
+                   "(default 25: a 200 Gb/s NIC per GPU; part of the cache key)")
     p.add_argument("--force", action="store_true", help="analyse again even when a cached report exists")
     p.add_argument("--shard", metavar="K/N", type=_shard, default=None,
                    help="analyse only shard K of N (0 <= K < N) of the host files, into the per-host cache: one "

@@ -83,6 +83,9 @@ def add_parser(subparsers: Any) -> None:
                    help="exit 1 if any finding is at or above this severity (for CI)")
     p.add_argument("--params", type=_positive_int, default=None, metavar="N",
                    help="model parameter count (Model.summary) for the expected AllReduce time (guide §2.1)")
+    p.add_argument("--net-gbps", type=float, default=None, metavar="GBPS",
+                   help="network bandwidth between hosts, GB/s per GPU, for the collectives' bus bandwidth "
+                   "(default 25: a 200 Gb/s NIC per GPU; part of the cache key)")
     p.add_argument("--top", type=_non_negative_int, default=10, metavar="N",
                    help="findings shown in text/markdown (default 10; JSON has all)")
     p.add_argument("--evidence", type=_non_negative_int, default=0, metavar="ROWS",

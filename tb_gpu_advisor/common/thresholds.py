@@ -23,6 +23,7 @@ Tests can tune values temporarily with :func:`override`.
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass, replace
 from typing import Iterator, Literal
 
@@ -264,6 +265,26 @@ def T(name: str) -> float:
         return THRESHOLDS[name].value
     except KeyError:
         raise KeyError(f"unknown threshold {name!r}; see tb_gpu_advisor/common/thresholds.py") from None
+
+
+#: Environment variable holding the network bandwidth between hosts in GB/s per GPU (``--net-gbps``, TensorBoard's
+#: ``--gpu_advisor_net_gbps``): an environment variable so worker processes see it too.
+ENV_NET_GBPS = "TB_GPU_ADVISOR_NET_GBPS"
+
+
+def net_gbps() -> float:
+    """Network bandwidth between hosts, GB/s per GPU: the user's (``--net-gbps``), else ``comm.net_GBps``."""
+    try:
+        v = float(os.environ.get(ENV_NET_GBPS, ""))
+    except ValueError:
+        return T("comm.net_GBps")
+    return v if v > 0 else T("comm.net_GBps")
+
+
+def user_options() -> dict[str, float]:
+    """The user's settings that change reports beyond their inputs (part of every report cache key)."""
+    v = os.environ.get(ENV_NET_GBPS)
+    return {"net_gbps": net_gbps()} if v else {}
 
 
 def source(name: str) -> str:

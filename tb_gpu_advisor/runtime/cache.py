@@ -56,6 +56,7 @@ from typing import Any
 
 from tb_gpu_advisor import ANALYZER_VERSION
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.thresholds import user_options
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.model.schema import SCHEMA_VERSION
 
@@ -148,6 +149,9 @@ def make_key(
     }
     if scope != "session":  # session keys keep the form of earlier versions
         material["scope"] = scope
+    options = user_options()
+    if options:  # settings that change findings (--net-gbps); absent, keys keep their earlier form
+        material["options"] = options
     return CacheKey(json.dumps(material, sort_keys=True, separators=(",", ":")))
 
 

@@ -31,7 +31,23 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
             "Local logdirs are always listed afresh.",
         )
 
+        parser.add_argument(
+            "--gpu_advisor_net_gbps",
+            metavar="GBPS",
+            type=float,
+            default=None,
+            help="Network bandwidth between hosts, GB/s per GPU, that collectives across hosts are compared with "
+            "(default 25: a 200 Gb/s NIC per GPU).",
+        )
+
     def load(self, context):  # noqa: ANN001
+        import os
+
+        from tb_gpu_advisor.common.thresholds import ENV_NET_GBPS
         from tb_gpu_advisor.serve.plugin import GpuAdvisorPlugin
+
+        net = getattr(context.flags, "gpu_advisor_net_gbps", None)
+        if net is not None and net > 0:  # the analysis workers read it from the environment
+            os.environ[ENV_NET_GBPS] = repr(float(net))
 
         return GpuAdvisorPlugin(context)

@@ -119,3 +119,26 @@ def test_shard_argument_is_checked(job, capsys):
         with pytest.raises(SystemExit):
             cli.main(["precompute", job, "--shard", bad])
         assert "--shard" in capsys.readouterr().err
+
+
+def test_net_gbps_is_the_link_between_hosts_and_part_of_the_cache_key(tmp_path, monkeypatch, capsys):
+    """A 32 MiB all-reduce across 2 nodes at 5.2 GB/s of bus bandwidth: slow against the default 25 GB/s per GPU,
+    fine against a 6 GB/s network the user names; the two answers are cached apart."""
+    import json
+
+    from tb_gpu_advisor.cli import main as cli
+    from tb_gpu_advisor.common.thresholds import ENV_NET_GBPS
+    from tb_gpu_advisor.runtime.cache import session_key
+
+    tt.write_run(str(tmp_path / "logs"), "ddp_2x8_slow_link", steps=6)
+    monkeypatch.delenv(ENV_NET_GBPS, raising=False)
+    cache = str(tmp_path / "cache")
+    rules = []
+    for extra in ([], ["--net-gbps", "6"]):
+        assert cli.main(["report", str(tmp_path / "logs"), "--run", "ddp_2x8_slow_link", "--format", "json",
+                         "--cache-dir", cache, *extra]) == 0
+        rules.append({f["rule"] for f in json.loads(capsys.readouterr().out)["findings"]})
+        keys = session_key(discover(str(tmp_path / "logs"))[0])
+        rules[-1].add(keys.digest)
+    assert "comm_bandwidth_low" in rules[0] and "comm_bandwidth_low" not in rules[1]
+    assert not {r for r in rules[0] & rules[1] if len(r) == 64}  # the two cache keys differ

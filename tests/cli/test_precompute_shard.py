@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import socket
 import subprocess
 import sys
 
@@ -26,6 +25,7 @@ from tb_gpu_advisor.runtime.session import session_report
 from tb_gpu_advisor.serve import plugin as plugin_mod
 from tests.support.paths import REPO
 from tests.support.plugin_client import PREFIX, poll_report
+from tests.support.s3_server import moto_endpoint
 
 SHARDS = 3
 
@@ -48,17 +48,7 @@ def test_the_shard_of_a_host_is_stable_and_every_host_has_one():
 
 @pytest.fixture(scope="module")
 def s3_endpoint():
-    """A real S3-compatible server (moto) on a free loopback port."""
-    moto_server = pytest.importorskip("moto.server", reason="moto with its server extra: pip install 'moto[server]'")
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.stop()
+    yield from moto_endpoint()
 
 
 @pytest.fixture(params=["local", "s3"])

@@ -7,14 +7,11 @@ at it, as users point it at MinIO or another S3-compatible store.
 from __future__ import annotations
 
 import os
-import socket
 import time
 
 import pytest
 
-moto_server = pytest.importorskip(
-    "moto.server", reason="moto with its server extra is needed: pip install 'moto[server]'"
-)
+pytest.importorskip("moto.server", reason="moto with its server extra is needed: pip install 'moto[server]'")
 boto3 = pytest.importorskip("boto3")
 
 from tb_gpu_advisor.common import fsio  # noqa: E402
@@ -23,6 +20,7 @@ from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, read_timeline
 from tb_gpu_advisor.runtime.cache import ReportCache, session_key  # noqa: E402
 from tests.support import simple_analyzer  # noqa: E402
 from tests.support.profile_files import xspace_bytes  # noqa: E402
+from tests.support.s3_server import moto_endpoint  # noqa: E402
 
 BUCKET = "tbga-logs"
 LOGDIR = f"s3://{BUCKET}/experiments/bert"
@@ -38,21 +36,9 @@ OBJECTS = {  # key below LOGDIR -> (host, event count) or raw bytes
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def s3_endpoint():
-    port = _free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
-    try:
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        server.stop()
+    yield from moto_endpoint()
 
 
 @pytest.fixture

@@ -678,13 +678,22 @@ def mixed_url():
     """TensorBoard over one logdir holding a TensorFlow, a JAX and two PyTorch runs (issue #10's done-when)."""
     if not all(os.path.isdir(src) for src, _, _ in MIXED_RUNS.values()):
         pytest.skip(f"real captures not found under {os.path.dirname(REAL_TORCH_SET)}")
-    tmp = tempfile.mkdtemp(prefix="advisor-e2e-mixed-")
+    def fill(logdir: str) -> None:
+        for run, (src, _, _) in MIXED_RUNS.items():
+            shutil.copytree(src, os.path.join(logdir, run))
+        for folder, _, files in os.walk(logdir):  # the shared sets are read-only; the copy must be removable
+            for path in [folder] + [os.path.join(folder, f) for f in files]:
+                os.chmod(path, os.stat(path).st_mode | 0o200)
+
+    yield from _served("mixed", fill)
+
+
+def _served(name: str, fill):  # noqa: ANN001 - fill(logdir) writes the logdir
+    """A fixture's body: TensorBoard over a fresh logdir that ``fill`` writes; yields its URL, then cleans up."""
+    tmp = tempfile.mkdtemp(prefix=f"advisor-e2e-{name}-")
     logdir = os.path.join(tmp, "logdir")
-    for run, (src, _, _) in MIXED_RUNS.items():
-        shutil.copytree(src, os.path.join(logdir, run))
-    for folder, _, files in os.walk(logdir):  # the shared sets are read-only; the copy must be removable
-        for path in [folder] + [os.path.join(folder, f) for f in files]:
-            os.chmod(path, os.stat(path).st_mode | 0o200)
+    os.makedirs(logdir, exist_ok=True)
+    fill(logdir)
     server = _start_tensorboard(tmp, logdir)
     try:
         yield next(server)
@@ -730,15 +739,7 @@ def job_url():
     """TensorBoard over a generated 2-node x 8-GPU PyTorch DDP job whose rank 11 (node1 GPU 3) is 1.4x slower."""
     from synthetic import torchtrace as tt
 
-    tmp = tempfile.mkdtemp(prefix="advisor-e2e-job-")
-    logdir = os.path.join(tmp, "logdir")
-    tt.write_run(logdir, "ddp_2x8_slow_rank", steps=8)
-    server = _start_tensorboard(tmp, logdir)
-    try:
-        yield next(server)
-    finally:
-        server.close()
-        shutil.rmtree(tmp, ignore_errors=True)
+    yield from _served("job", lambda logdir: tt.write_run(logdir, "ddp_2x8_slow_rank", steps=8))
 
 
 def test_ranks_view_shows_every_rank_and_the_straggler_first(job_url, page, shots):

@@ -121,7 +121,8 @@ def test_net_gbps_is_the_link_between_hosts_and_part_of_the_cache_key(tmp_path, 
     from tb_gpu_advisor.runtime.cache import session_key
 
     tt.write_run(str(tmp_path / "logs"), "ddp_2x8_slow_link", steps=6)
-    monkeypatch.delenv(ENV_NET_GBPS, raising=False)
+    # set through monkeypatch, so the value cli.main writes into os.environ is undone after the test
+    monkeypatch.setenv(ENV_NET_GBPS, "25")
     cache = str(tmp_path / "cache")
     rules = []
     for extra in ([], ["--net-gbps", "6"]):

@@ -187,6 +187,8 @@ class Report:
     achievable: dict[str, Any] = field(default_factory=dict)
     #: every rank (GPU of a host file) side by side, mean per step, when the session has 2+ (schema 1.1)
     ranks: Table | None = None
+    #: every collective type of the job, per step (median rank), with its transfer and bus bandwidth (schema 1.1)
+    collectives: Table | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -202,6 +204,7 @@ class Report:
         """
         return _build(cls, d, hosts=[_host(h) for h in d.get("hosts") or []],
                       findings=[_finding(f) for f in d.get("findings") or []], ranks=_opt(Table, d.get("ranks")),
+                      collectives=_opt(Table, d.get("collectives")),
                       headline=[_build(Metric, m) for m in d.get("headline") or []])
 
     @classmethod

@@ -7,7 +7,7 @@ import datetime as _dt
 
 from tb_gpu_advisor import ANALYZER_VERSION, rules
 from tb_gpu_advisor.common.fmt import pct as _pct
-from tb_gpu_advisor.metrics.job import job_view
+from tb_gpu_advisor.metrics.job import JobView, job_view
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.report.build import json_float
 from tb_gpu_advisor.rules._job import ranks_table
@@ -161,7 +161,26 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Repor
     slowest = max((h.achievable for h in ok if h.achievable), key=lambda a: a["achievable_step_ms"], default={})
     return Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,
                   analyzer_version=ANALYZER_VERSION, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes,
-                  achievable=dict(slowest), ranks=ranks_table(job) if len(job.ranks) > 1 else None)
+                  achievable=dict(slowest), ranks=ranks_table(job) if len(job.ranks) > 1 else None,
+                  collectives=_collectives_table(job))
+
+
+def _collectives_table(job: JobView) -> Table | None:
+    """Every collective type of the job, per step (median rank): calls, message, time, what the step pays for,
+    the transfer and its bus bandwidth."""
+    rows = []
+    for t in job.types():
+        rs = [r.collectives[t] for r in job.ranks if t in r.collectives]
+        med = lambda xs: sorted(xs)[(len(xs) - 1) // 2]  # noqa: E731
+        bw = job.bus_bandwidth(t)
+        ms_, exp = med([c[1] for c in rs]), med([c[2] for c in rs])
+        rows.append([t, round(med([c[0] for c in rs]), 2), bw[0] if bw else None, round(ms_, 4), round(exp, 4),
+                     round(job.transfer_ms(t), 4), round(bw[1] / 1e9, 2) if bw else None,
+                     round(exp / ms_, 4) if ms_ else None])
+    if not rows:
+        return None
+    return Table("Collectives per step (median rank)", ["collective", "calls", "bytes per call", "ms", "exposed ms",
+                                                         "transfer ms", "bus GB/s", "exposed share"], rows)
 
 
 def _drop_explained(findings: list[Finding], job_findings: list[Finding]) -> list[Finding]:

@@ -181,9 +181,12 @@ def ranks_view(report: Report) -> tuple[str, list[str], list[list[str]]] | None:
     return (f"Ranks ({len(t.rows)}): distribution per step", ["", "min", "median", "p90", "max", "outliers"], rows)
 
 
+def _cells(t) -> list[list[str]]:  # noqa: ANN001 - a Table whose first column is a name
+    return [[str(r[0])] + [_num(v) for v in r[1:]] for r in t.rows]
+
+
 def _communication(h) -> list[list[str]] | None:  # noqa: ANN001 - a HostReport
-    t = h.communication
-    return None if t is None else [[str(r[0])] + [_num(v) for v in r[1:]] for r in t.rows]
+    return None if h.communication is None else _cells(h.communication)
 
 
 def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str:
@@ -244,6 +247,10 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     if rv:
         out.append(rv[0])
         out.extend("  " + line for line in text_table(rv[1], rv[2]))
+        out.append("")
+    if report.collectives is not None:
+        out.append(report.collectives.title)
+        out.extend("  " + line for line in text_table(report.collectives.columns, _cells(report.collectives)))
         out.append("")
     for h in report.hosts:
         if h.error:
@@ -429,6 +436,11 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
         out.append(f"### {rv[0]}")
         out.append("")
         out += md_table(rv[1], rv[2])
+        out.append("")
+    if report.collectives is not None:
+        out.append(f"### {report.collectives.title}")
+        out.append("")
+        out += md_table(report.collectives.columns, _cells(report.collectives))
         out.append("")
     for h in report.hosts:
         if h.error:

@@ -3,6 +3,8 @@ of each column with the ranks at its extremes named."""
 
 from __future__ import annotations
 
+import pytest
+
 from tb_gpu_advisor.model.schema import Report, Table
 from tb_gpu_advisor.report.render import RANKS_LISTED, ranks_view, to_markdown, to_text
 from tb_gpu_advisor.rules._job import RANK_COLUMNS
@@ -32,3 +34,24 @@ def test_a_large_job_is_a_distribution_with_the_outliers_named():
 
 def test_one_rank_has_no_ranks_view():
     assert ranks_view(_report(1)) is None
+
+
+def test_the_job_collectives_table_is_in_every_rendering(tmp_path):
+    """Issue #19's per-collective table: type, calls, bytes, time, exposed, transfer, bus bandwidth and exposed
+    share, once per session, in JSON, text and markdown."""
+    from synthetic import torchtrace as tt
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+
+    tt.write_run(str(tmp_path), "moe_alltoall_skew", steps=6)
+    (s,) = discover(str(tmp_path))
+    rep = analyze_session(s.run, s.session, s.hosts)
+    t = rep.collectives
+    assert t.columns == ["collective", "calls", "bytes per call", "ms", "exposed ms", "transfer ms", "bus GB/s",
+                         "exposed share"]
+    (row,) = t.rows
+    assert row[0] == "AllToAll" and row[2] == tt.MOE_BASE_NELEMS * 2  # the median rank's message
+    assert row[5] == pytest.approx(tt.MOE_A2A_US / 1000, rel=0.05)
+    for text in (to_text(rep), to_markdown(rep)):
+        assert "Collectives per step (median rank)" in text and "AllToAll" in text
+    assert rep.to_dict()["collectives"]["rows"][0][0] == "AllToAll"

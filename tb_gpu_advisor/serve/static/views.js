@@ -307,6 +307,8 @@ export function reportView(report, ctx) {
     (report.notes || []).length ? h("ul", { class: "notes" }, report.notes.map((n) => h("li", {}, n))) : null,
     findingsView(report.findings, ctx),
     ranksView(report.ranks, ctx),
+    report.collectives ? h("section", { class: "collectives", "aria-label": "Collectives" }, h("h2", {}, "Collectives"),
+      tableView(report.collectives)) : null,
     h("section", { class: "hosts", "aria-label": "Per-host details" },
       h("h2", {}, report.hosts.length > 1 ? `Per host (${report.hosts.length})` : "Per host"), report.hosts.map((hr) => hostView(hr, ctx))),
     h("p", { class: "muted small" }, `Analyzer ${report.analyzer_version} · generated ${report.generated_at} · schema ${report.schema_version}`));

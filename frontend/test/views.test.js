@@ -130,7 +130,7 @@ test("healthy report says so", () => {
   report.healthy = true;
   const el = views.reportView(report, ctx);
   assert.ok(el.querySelector(".findings.healthy"));
-  assert.match(el.querySelector(".verdict").textContent, /No significant problems/);
+  assert.match(el.querySelector(".verdict").textContent, /Healthy: no check of the guide fired/);
 });
 
 test("empty states tell the user what to do, with a capture snippet per framework", () => {
@@ -279,4 +279,10 @@ test("ranks view of a large job: the distribution and the outliers at both ends,
   assert.ok(v.querySelector("svg g.rank-histogram"));
   assert.match(v.querySelector("figcaption").textContent, /1024 ranks/);
   assert.equal(v.querySelector("svg g.rank").getAttribute("data-rank"), "node0/GPU0");
+});
+
+test("the verdict line is the server's (Report.verdict): the same words as the CLI", () => {
+  const report = { ...fixture(), verdict: "1 critical — top: Input-bound (saves ~5.95 ms/step, 59%)", healthy: false };
+  const el = views.reportView(report, ctx);
+  assert.equal(el.querySelector(".verdict").textContent, "1 critical — top: Input-bound (saves ~5.95 ms/step, 59%)");
 });

@@ -189,6 +189,9 @@ class Report:
     ranks: Table | None = None
     #: every collective type of the job, per step (median rank), with its transfer and bus bandwidth (schema 1.1)
     collectives: Table | None = None
+    #: one line: healthy, or the findings by severity with the top one's title and saving -- the same words in
+    #: the tab, the CLI's text and markdown (``report.verdict``; schema 1.1)
+    verdict: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -10,6 +10,7 @@ from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.metrics.job import JobView, job_view
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.report.build import json_float
+from tb_gpu_advisor.report.verdict import verdict
 from tb_gpu_advisor.rules._job import ranks_table
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import mark_overlaps, parts
@@ -159,10 +160,12 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Repor
     healthy = bool(ok) and len(ok) == len(host_reports) and not any(f.severity in ("critical", "warning") for f in findings)
     # a session steps at its slowest host's pace: its achievable step is the slowest host's
     slowest = max((h.achievable for h in ok if h.achievable), key=lambda a: a["achievable_step_ms"], default={})
-    return Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,
+    report = Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,
                   analyzer_version=ANALYZER_VERSION, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes,
                   achievable=dict(slowest), ranks=ranks_table(job) if len(job.ranks) > 1 else None,
                   collectives=_collectives_table(job))
+    report.verdict = verdict(report)
+    return report
 
 
 def _collectives_table(job: JobView) -> Table | None:

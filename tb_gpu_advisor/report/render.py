@@ -19,6 +19,7 @@ from typing import Any, Iterable, Sequence
 from tb_gpu_advisor.common.fmt import ms, pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report
+from tb_gpu_advisor.report.verdict import failed_hosts, verdict
 
 WIDTH = 100
 _SEV_LABEL = {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO", "ok": "OK"}
@@ -80,14 +81,6 @@ def _scope(f: Finding) -> str:
     return " · ".join(parts)
 
 
-def _counts(findings: Sequence[Finding]) -> str:
-    n = {k: 0 for k in _SEV_LABEL}
-    for f in findings:
-        n[f.severity] = n.get(f.severity, 0) + 1
-    parts = [f"{n[k]} {k}" for k in ("critical", "warning", "info") if n[k]]
-    return ", ".join(parts) if parts else "no findings"
-
-
 def _step_info(report: Report) -> str:
     bits = [f"{len(report.hosts)} host{'s' if len(report.hosts) != 1 else ''}"]
     steps = [h.steps.get("count") for h in report.hosts if h.steps.get("count") is not None]
@@ -98,28 +91,6 @@ def _step_info(report: Report) -> str:
     if per_host:
         bits.append(f"step {ms(sum(per_host) / len(per_host))}")
     return ", ".join(bits)
-
-
-def failed_hosts(report: Report) -> list:
-    """Hosts that could not be analysed (``HostReport.error``)."""
-    return [h for h in report.hosts if h.error]
-
-
-def verdict(report: Report) -> str:
-    """The one-line verdict.  Never "healthy" when a host could not be analysed: bad input is no result."""
-    real = [f for f in report.findings if f.severity != "ok"]
-    failed = failed_hosts(report)
-    n = len(report.hosts)
-    if not report.hosts:
-        return "not analysed — the session has no host file"
-    if failed and len(failed) == n:
-        return f"not analysed — {'the host' if n == 1 else f'all {n} hosts'} could not be analysed (error below)"
-    bad = f"{len(failed)} of {n} host{'s' if n != 1 else ''} could not be analysed" if failed else ""
-    if real:
-        return f"{_counts(real)} — ranked by estimated saving" + (f"; {bad}" if bad else "")
-    if failed:
-        return f"no check fired on the {n - len(failed)} analysed host{'s' if n - len(failed) != 1 else ''}, but {bad}"
-    return "healthy — no check of the guide fired"
 
 
 def _is_error_note(report: Report, note: str) -> bool:
@@ -367,12 +338,7 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
     named ``<svg onload=alert(3)>`` or ``a|b`` is shown, never interpreted.
     """
     out: list[str] = [f"## GPU Advisor: run {md_code(report.run)}, session {md_code(report.session)}", ""]
-    real = [f for f in report.findings if f.severity != "ok"]
-    if real or failed_hosts(report) or not report.hosts:
-        head = verdict(report)
-    else:
-        head = "Healthy: no check of the guide fired"
-    out.append(f"**{md_inline(head)}** · {md_inline(_step_info(report))}")
+    out.append(f"**{md_inline(verdict(report))}** · {md_inline(_step_info(report))}")
     out.append("")
     if achievable_text(report):
         out += [md_inline(achievable_text(report)), ""]

@@ -110,8 +110,11 @@ def test_multi_host_session_lists_each_problem_once(multi_host_report):
 def test_text_and_markdown_say_on_which_hosts(multi_host_report):
     text = render.to_text(multi_host_report)
     assert "on 2 hosts: worker0, worker1" in text
-    assert text.count("AllReduce time measured, not judged: give --params to compare") == 1
+    title = "AllReduce time measured, not judged: give --params to compare"
+    # once as the finding, once in the verdict line (the top finding's title), never once per host
+    assert text.count(title) == 2 and f"FINDINGS: 1 info — top: {title}" in text
     md = render.to_markdown(multi_host_report)
-    assert md.count("AllReduce time measured, not judged: give --params to compare") == 2  # summary table row + details
+    assert md.count(title) == 3  # verdict + summary table row + details
+    assert multi_host_report.verdict == f"1 info — top: {title}"  # the tab's words: the same
     row = next(line for line in md.splitlines() if line.startswith("| 1 |"))
     assert row.rstrip().endswith("| on 2 hosts: worker0, worker1 |")

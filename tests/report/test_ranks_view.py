@@ -55,3 +55,24 @@ def test_the_job_collectives_table_is_in_every_rendering(tmp_path):
     for text in (to_text(rep), to_markdown(rep)):
         assert "Collectives per step (median rank)" in text and "AllToAll" in text
     assert rep.to_dict()["collectives"]["rows"][0][0] == "AllToAll"
+
+
+@pytest.mark.parametrize("run", ["ideal", "input_bound", "launch_bound"])
+def test_the_verdict_is_the_same_words_in_json_text_and_markdown(run):
+    """Issue #21 item 2: one verdict line -- healthy, or the findings by severity with the top one's title and
+    saving -- computed once (Report.verdict, which the tab shows) and printed as it is by the CLI."""
+    from tb_gpu_advisor.discover.logdir import discover, find_session
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    from tests.support.paths import REPO
+
+    s = find_session(discover(str(REPO / "demo_logs")), run, "2026_01_01_00_00_00")
+    rep = analyze_session(s.run, s.session, s.hosts)
+    v = rep.verdict
+    assert v and f"FINDINGS: {v}" in to_text(rep)
+    assert f"**{v}**" in to_markdown(rep).replace("\\", "")  # markdown escapes, nothing else
+    assert Report.from_json(rep.to_json()).verdict == v
+    if rep.healthy:
+        assert v == "Healthy: no check of the guide fired"
+    else:
+        top = next(f for f in rep.findings if f.severity in ("critical", "warning"))
+        assert f"top: {top.title}" in v and f"{top.saving.percent_of_step:.0f}%" in v

@@ -301,7 +301,8 @@ export function ranksView(ranks, ctx) {
 export function reportView(report, ctx) {
   const noGpu = report.hosts.length && report.hosts.every((hr) => !hr.error && !hr.gpus.length);
   return h("div", { class: "report" },
-    h("p", { class: "verdict" }, report.healthy ? "✓ No significant problems found." : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"}${noGpu ? " — no GPU in this capture" : ""}`),
+    // the server's verdict (report/verdict.py): the same words as the CLI's text and markdown
+    h("p", { class: "verdict" }, (report.healthy ? "✓ " : "") + (report.verdict || (report.healthy ? "Healthy: no check of the guide fired" : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"}`)) + (noGpu ? " — no GPU in this capture" : "")),
     achievableLine(report.achievable),
     scorecard(report.headline),
     (report.notes || []).length ? h("ul", { class: "notes" }, report.notes.map((n) => h("li", {}, n))) : null,

@@ -286,3 +286,17 @@ test("the verdict line is the server's (Report.verdict): the same words as the C
   const el = views.reportView(report, ctx);
   assert.equal(el.querySelector(".verdict").textContent, "1 critical — top: Input-bound (saves ~5.95 ms/step, 59%)");
 });
+
+test("a healthy run's 'healthy' finding is the verdict, not finding #1; n/a cards collapse into one line", () => {
+  const report = fixture();
+  const healthy = { ...report.findings[0], id: "healthy:w", rule: "healthy", severity: "ok", title: "Healthy: no guide check fired" };
+  const el = views.reportView({ ...report, healthy: true, verdict: "Healthy: no check of the guide fired", findings: [healthy] }, ctx);
+  assert.equal(el.querySelectorAll(".finding").length, 0);
+  assert.ok(el.querySelector(".findings.healthy"));
+  const cards = report.headline.map((m, i) => (i === 0 ? { ...m, value: null, display: "n/a", detail: { not_applicable: "JAX has no op placement" } } : m));
+  const sc = views.scorecard(cards);
+  assert.equal(sc.querySelectorAll(".card").length, report.headline.length - 1);
+  const na = sc.querySelector(".na-cards");
+  assert.match(na.textContent, new RegExp(`Not applicable to this capture: ${cards[0].label}`));
+  assert.equal(na.querySelector("span").getAttribute("title"), "JAX has no op placement");
+});

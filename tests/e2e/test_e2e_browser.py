@@ -758,3 +758,30 @@ def test_ranks_view_shows_every_rank_and_the_straggler_first(job_url, page, shot
     ranks.scroll_into_view_if_needed()
     page.screenshot(path=os.path.join(shots, "ranks_view.png"))
     assert not page.errors, page.errors
+
+
+def test_verdict_and_first_finding_are_above_the_fold_at_1024x768(tensorboard_url, browser, shots):
+    """Issue #21 item 2: at 1024x768 the verdict line and the first finding's title show without scrolling; the
+    verdict is the server's own words (the CLI prints the same); a healthy run says Healthy as its verdict and
+    numbers no finding."""
+    ctx = browser.new_context(viewport={"width": 1024, "height": 768}, color_scheme="light")
+    page = ctx.new_page()
+    try:
+        page.goto(tensorboard_url + "#gpu_advisor")
+        frame = advisor_frame(page)
+        wait_ready(frame)
+        for run in ("launch_bound", "ideal"):
+            select_run(frame, run)
+            body = frame.locator("body")
+            report = served_report(tensorboard_url, run, body.get_attribute("data-session"))
+            verdict = frame.locator(".verdict")
+            assert report["verdict"] in verdict.inner_text(), run
+            page.screenshot(path=os.path.join(shots, f"fold_1024x768_{run}.png"))
+            wanted = [verdict] + ([] if report["healthy"] else [frame.locator(".finding .finding-title").first])
+            for loc in wanted:
+                box = loc.bounding_box()
+                assert box and 0 <= box["y"] and box["y"] + box["height"] <= 768, (run, box)
+            if report["healthy"]:
+                assert frame.locator(".finding").count() == 0 and "Healthy" in verdict.inner_text()
+    finally:
+        ctx.close()

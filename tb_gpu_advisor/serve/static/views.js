@@ -128,14 +128,24 @@ export function metricCard(m) {
     h("div", { class: "card-meta" },
       m.status && m.status !== "unknown" ? [h("span", { class: "badge" }, STATUS_TEXT[m.status] || m.status), " "] : null,
       h("span", { class: "muted" }, DIRECTION[m.good_direction] || "")),
-    m.meaning ? h("p", { class: "card-meaning" }, m.meaning) : null,
-    note ? h("p", { class: "card-note small" }, note) : null,
+    // two lines each at most (style.css), the whole text on hover: the cards must leave the findings on screen
+    m.meaning ? h("p", { class: "card-meaning", title: m.meaning }, m.meaning) : null,
+    note ? h("p", { class: "card-note small", title: note }, note) : null,
     m.threshold !== null && m.threshold !== undefined
       ? h("div", { class: "muted small" }, `threshold ${m.unit === "share" ? pct(m.threshold) : cell(m.threshold)}`) : null);
 }
 
+/**
+ * The headline cards; the ones with no meaning for the run's framework (detail.not_applicable) collapse into one
+ * line under them, each label with its reason on hover, so the cards that mean something keep the screen.
+ */
 export function scorecard(metrics) {
-  return h("section", { class: "scorecard", "aria-label": "Headline numbers" }, metrics.map(metricCard));
+  const na = metrics.filter((m) => (m.detail || {}).not_applicable);
+  const shown = metrics.filter((m) => !(m.detail || {}).not_applicable);
+  return h("section", { class: "scorecard-wrap", "aria-label": "Headline numbers" },
+    h("div", { class: "scorecard" }, shown.map(metricCard)),
+    na.length ? h("p", { class: "muted small na-cards" }, "Not applicable to this capture: ",
+      na.map((m, i) => [i ? ", " : "", h("span", { title: m.detail.not_applicable }, m.label)])) : null);
 }
 
 /** A report table (report_schema.Table): its own title, columns formatted by their unit (format.columnFormat). */
@@ -199,7 +209,9 @@ export function findingView(f, rank, ctx) {
       findingLinks(f, ctx)));
 }
 
-export function findingsView(findings, ctx) {
+export function findingsView(all, ctx) {
+  // "healthy" is the verdict (the line above the cards), not a numbered finding
+  const findings = all.filter((f) => f.rule !== "healthy");
   if (!findings.length) {
     return h("section", { class: "findings healthy" }, h("h2", {}, "Findings"),
       h("p", {}, "No problems found against the guide's checks. The numbers above are within their thresholds."));

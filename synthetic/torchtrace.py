@@ -474,7 +474,7 @@ SCENARIOS: dict[str, Scenario] = {
     "moe_alltoall_skew": Scenario(8, moe, ["alltoall_imbalance"], ["rank_straggler", "gpu_imbalance"],
                                   f"MoE on 8 GPUs: rank 0's all-to-all moves {MOE_HOT}x the others' tokens, and the "
                                   f"{MOE_A2A_US / 1000:g} ms exchange waits for it every step",
-                                  extra={"hot_rank": "node0/GPU0", "skew": float(MOE_HOT),
+                                  extra={"hot_rank": "rank 0 (node0/GPU0)", "skew": float(MOE_HOT),
                                          "saving_ms": MOE_A2A_US / 1000 * (1 - 1 / MOE_HOT)}),
     "ddp_2x8_slow_node": Scenario(16, ddp(comm_us=150.0, slow_node=1, slow=1.3), ["node_straggler"],
                                   ["rank_straggler", "launch_skew", "allreduce_slow"],
@@ -488,7 +488,7 @@ SCENARIOS: dict[str, Scenario] = {
     "ddp_2x8_slow_rank": Scenario(16, ddp(comm_us=150.0, slow_rank=11, slow=1.4), ["rank_straggler"],
                                   ["node_straggler", "launch_skew", "allreduce_slow"],
                                   "2 nodes x 8 GPUs DDP; rank 11 (node1 GPU 3) computes 1.4x longer", nodes=2,
-                                  extra={"straggler": "node1/GPU3", "slowdown": 1.4}),
+                                  extra={"straggler": "rank 11 (node1/GPU3)", "slowdown": 1.4}),
     # issued after the last compute kernel, the AllReduce is all exposed: without --params its speed cannot be
     # judged, and what the trace shows first is 2.5 ms per step of communication no compute hides (comm_exposed)
     "ddp_slow_allreduce": Scenario(4, ddp(comm_us=2_500.0), ["allreduce_slow", "comm_exposed"],

@@ -31,10 +31,13 @@ class RankRow:
     #: step number -> (step ms, exposed comm ms) of that step on this rank: the ranks aligned by step number
     #: (every rank numbers its steps alike: ``ProfilerStep#N``, ``step_num``)
     steps: dict[int, tuple[float, float]] = field(default_factory=dict)
+    rank: int | None = None  # the job's global rank (PyTorch distributedInfo), None unknown
 
     @property
     def label(self) -> str:
-        return f"{self.host}/GPU{self.gpu}"
+        """``host/GPU<n>``, or with the job's global rank where the trace names it: ``rank 11 (node1/GPU3)``."""
+        where = f"{self.host}/GPU{self.gpu}"
+        return f"rank {self.rank} ({where})" if self.rank is not None else where
 
     @property
     def busy_ms(self) -> float:
@@ -143,7 +146,8 @@ def job_view(reports: list[HostReport]) -> JobView:
             steps = {int(r.step): (float(r.step_ms), float((r.breakdown or {}).get("collectives", 0.0)))
                      for r in hr.step_rows if r.gpu == g.gpu}
             ranks.append(RankRow(hr.host, g.gpu, float(g.step_ms), compute, comm,
-                                 max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps))
+                                 max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps,
+                                 getattr(g, "rank", None)))
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,

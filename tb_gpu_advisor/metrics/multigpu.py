@@ -89,7 +89,7 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
         busy = sum(arr.busy.tolist()) / steps if steps else None
         copies = inside & (d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE)
         out.append(GpuMetrics(
-            gpu=d.gpu, name=info.name or f"GPU:{d.gpu}",
+            gpu=d.gpu, name=info.name or f"GPU:{d.gpu}", rank=ctx.trace.gpu_ranks.get(d.gpu),
             compute_capability="{}.{}".format(*info.compute_capability) if info.compute_capability else None, sm_count=info.sm_count,
             memory_bandwidth_bytes_per_s=info.memory_bandwidth, memory_size_bytes=info.memory_bytes,
             active=g.active, kernel_count=int((inside & (d.kind == devices.KIND_KERNEL)).sum()), step_ms=step_ms,

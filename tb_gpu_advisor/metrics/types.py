@@ -370,6 +370,7 @@ class GpuMetrics:
     busy_ms_per_step: float | None  # union of this GPU's activity per step
     busy_share: float | None  # busy / step
     breakdown: Breakdown = field(default_factory=Breakdown)  # average per step
+    rank: int | None = None  # the job's global rank driving this GPU (PyTorch distributedInfo), None unknown
     collective_calls_per_step: float | None = None
     allreduce_ms_per_step: float | None = None
     allreduce_bytes_per_step: float | None = None

@@ -131,6 +131,8 @@ class GpuSummary:
     collective_calls_per_step: float | None = None
     launch_skew_ms: float | None = None
     breakdown: dict[str, float] = field(default_factory=dict)
+    #: the job's global rank driving this GPU (PyTorch ``distributedInfo.rank``), null unknown (schema 1.1)
+    rank: int | None = None
     #: collective type -> [calls, ms, exposed ms, bytes per call or null, group size or null] per step on this GPU
     #: (schema 1.1)
     collectives: dict[str, list[float]] = field(default_factory=dict)

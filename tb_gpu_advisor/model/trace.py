@@ -183,6 +183,8 @@ class Trace:
     collective_messages: dict[int, tuple[int, int]] = field(default_factory=dict)
     #: ranks of the job the trace belongs to (PyTorch ``distributedInfo.world_size``), None unknown
     world_size: int | None = None
+    #: GPU id -> the job's global rank that drives it (PyTorch ``distributedInfo.rank``), where the trace says
+    gpu_ranks: dict[int, int] = field(default_factory=dict)
 
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)

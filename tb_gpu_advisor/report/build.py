@@ -167,7 +167,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
     gpus = [GpuSummary(gpu=g.gpu, name=g.name, compute_capability=devices.arch_label(g.name, g.compute_capability), step_ms=json_float(g.step_ms, 6), busy_share=json_float(g.busy_share),
                        kernel_count=g.kernel_count, collective_calls_per_step=json_float(g.collective_calls_per_step),
                        launch_skew_ms=json_float(g.first_kernel_offset_ms), breakdown={k: json_float(v, 6) for k, v in g.breakdown.as_dict().items()},
-                       collectives={c.type: [json_float(c.calls_per_step, 6), json_float(c.ms_per_step, 6),
+                       rank=g.rank, collectives={c.type: [json_float(c.calls_per_step, 6), json_float(c.ms_per_step, 6),
                                              json_float(c.exposed_ms_per_step, 6), json_float(c.bytes_per_call),
                                              c.group_size] for c in m.comm.per_gpu.get(g.gpu, [])})
             for g in m.gpus]

@@ -44,8 +44,8 @@ def check(job: JobView) -> list[Finding]:
     persist = f" It enters last in {last_in} of {len(per_step)} steps." if per_step else ""
     return [job_finding(
         job, ID, sev,
-        f"The other {len(others)} ranks wait {ms(waits)} per step in exposed collectives (median){where}, "
-        f"{ms(extra)} longer than {s.label} ({pct(share)} of the {ms(job.step_ms)} step): it enters them last. It "
+        f"The other {len(others)} ranks wait {ms(waits)} per step in exposed collectives (median){where}: "
+        f"{ms(extra)}, {pct(share)} of the {ms(job.step_ms)} step, longer than {s.label}, which enters them last. It "
         f"spends {ms(s.busy_ms)} of each step before its collectives, {ms(busy_extra)} more than the median rank, "
         f"mostly {why}.{persist}",
         metric=share_metric("straggler_extra_share", "Straggler's extra time, share of step", share,

@@ -756,8 +756,8 @@ def test_ranks_view_shows_every_rank_and_the_straggler_first(job_url, page, shot
     ranks = frame.locator("section.ranks")
     assert ranks.locator("h2").inner_text() == "Ranks (16)"
     bars = ranks.locator("svg g.rank")
-    assert bars.count() == 16 and bars.first.get_attribute("data-rank") == "node1/GPU3"
-    assert bars.first.locator("rect.cat-collectives").count() == 1 and "node1/GPU3" in first.inner_text()
+    assert bars.count() == 16 and bars.first.get_attribute("data-rank") == "rank 11 (node1/GPU3)"
+    assert bars.first.locator("rect.cat-collectives").count() == 1 and "rank 11 (node1/GPU3)" in first.inner_text()
     ranks.scroll_into_view_if_needed()
     page.screenshot(path=os.path.join(shots, "ranks_view.png"))
     assert not page.errors, page.errors

@@ -136,3 +136,13 @@ def test_record_param_comms_of_a_real_rank_gives_the_message():
     assert pytorch.collective_message({"In msg nelems": 3, "dtype": "c10::BFloat16"}) == (6, -1)
     assert pytorch.collective_message({"Input Dims": [[2, 3], [4]], "Input type": ["float", "c10::Half"]}) == (32, -1)
     assert pytorch.collective_message({"Input Dims": [[], []], "Input type": ["TensorList", "Scalar"]}) is None
+
+
+def test_ranks_are_named_by_the_rank_their_trace_says():
+    """Real DLRM: each worker file's ``distributedInfo.rank`` becomes its GPU's rank, so the straggler is named as
+    the job numbers it (rank 7), with where it ran."""
+    s = _dlrm()
+    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    assert {h["gpus"][0]["rank"] for h in rep["hosts"]} == set(range(8))
+    (f,) = [f for f in rep["findings"] if f["rule"] == "rank_straggler"]
+    assert f["metric"]["detail"]["rank"] == "rank 7 (worker7_step_12/GPU7)"

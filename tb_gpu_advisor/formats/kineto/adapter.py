@@ -107,8 +107,18 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
         metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
         problems=list(kt.problems), collective_messages=_collective_messages(kt, host_order),
-        world_size=_world_size(kt),
+        world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs),
     )
+
+
+def _gpu_ranks(kt: KinetoTrace, devs: list[DeviceEvents]) -> dict[int, int]:
+    """GPU -> global rank: the merged ranks' own, or a single file's ``distributedInfo.rank`` for its one GPU."""
+    if kt.gpu_ranks:
+        return dict(kt.gpu_ranks)
+    info = kt.meta.get("distributedInfo")
+    rank = info.get("rank") if isinstance(info, dict) else None
+    gpus = [d.gpu for d in devs if len(d)]
+    return {gpus[0]: rank} if type(rank) is int and rank >= 0 and len(gpus) == 1 else {}
 
 
 def _world_size(kt: KinetoTrace) -> int | None:

@@ -112,6 +112,8 @@ class KinetoTrace:
     #: Row -> the message ``args`` of a collective op (``pytorch.is_collective_op``): ``Input Dims``, ``Input
     #: type``, ``In msg nelems``, ``dtype``, ``Group size`` where written.
     comm_args: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: After a merge: GPU id -> ``distributedInfo.rank`` of the file that drives it, where the file says
+    gpu_ranks: dict[int, int] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.ts_ns.size)

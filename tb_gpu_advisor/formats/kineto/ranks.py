@@ -44,6 +44,7 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
     base = _bases(kts)
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("name", "cat", *_CONCAT)}
     gpu_pids: dict[int, list[int]] = {}
+    gpu_ranks: dict[int, int] = {}
     for i, kt in enumerate(kts):
         dev = _gpu_rows_device(kt)
         pid = _relabel(kt.pid, pid_maps[i])
@@ -51,6 +52,8 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         host_pids = sorted(set(pid[(dev < 0) & (pid >= 0)].tolist()))
         for g in dev_maps[i].values():
             gpu_pids.setdefault(g, []).extend(host_pids)
+            if _rank(kt) < 1 << 30:
+                gpu_ranks[g] = _rank(kt)
         cols["name"].append(name_maps[i][kt.name])
         cols["cat"].append(cat_maps[i][kt.cat])
         cols["ts_ns"].append(kt.ts_ns + base[i])
@@ -77,7 +80,7 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         bytes_read=sum(kt.bytes_read for kt in kts), compressed=any(kt.compressed for kt in kts),
         truncated=any(kt.truncated for kt in kts),
         problems=[f"{w}: {p}" for w, kt in zip(workers, kts) for p in kt.problems], decoder=first.decoder,
-        workers=workers, gpu_pids=gpu_pids, comm_args=_comm_args(kts),
+        workers=workers, gpu_pids=gpu_pids, comm_args=_comm_args(kts), gpu_ranks=gpu_ranks,
     )
 
 

@@ -16,6 +16,26 @@ from tb_gpu_advisor.metrics.multigpu import LINK_BANDWIDTH
 from tb_gpu_advisor.model.schema import HostReport
 
 
+def med(xs) -> float:  # noqa: ANN001 - any iterable of numbers
+    """The median (0 for none): the one "median rank" every job-view number and finding uses."""
+    xs = list(xs)
+    return float(median(xs)) if xs else 0.0
+
+
+@dataclass
+class CollectiveSummary:
+    """One collective type across the job, per step, at the median rank (of the ranks that run it)."""
+
+    type: str
+    calls: float
+    ms: float
+    exposed_ms: float
+    transfer_ms: float  # the least any rank spends in it
+    paid_ms: float  # exposed, up to the transfer: what the step pays for
+    bytes_per_call: float | None
+    bus_bytes_per_s: float | None
+
+
 @dataclass
 class RankRow:
     host: str  # the host file's host (a node: its ranks share a machine)
@@ -72,7 +92,7 @@ class JobView:
         t = self.transfer_ms(typ)
         if not found or not calls or t <= 0:
             return None
-        size = sorted(m[0] for m, _ in found)[len(found) // 2]
+        size = med(m[0] for m, _ in found)
         n = max((m[1] for m, _ in found), default=0) or len(self.ranks)
         total = size * n if typ == "AllGather" else size  # nccl-tests' S: the whole gathered buffer
         factor = {"AllReduce": 2 * (n - 1) / n}.get(typ, (n - 1) / n if typ in ("AllGather", "ReduceScatter", "AllToAll")
@@ -86,9 +106,8 @@ class JobView:
         found = [(r, r.messages[typ][0]) for r in self.ranks if typ in r.messages]
         if len(found) < 2:
             return None
-        sizes = sorted(b for _, b in found)
         top = max(found, key=lambda x: x[1])
-        return top[0], top[1], sizes[(len(sizes) - 1) // 2]
+        return top[0], top[1], med(b for _, b in found)
 
     def last_per_step(self) -> list[tuple[int, RankRow, float]]:
         """Per step number every rank has: (step, the rank that waits least in exposed collectives -- the one that
@@ -96,10 +115,24 @@ class JobView:
         common = set.intersection(*(set(r.steps) for r in self.ranks)) if self.ranks else set()
         out = []
         for step in sorted(common):
-            waits = sorted(r.steps[step][1] for r in self.ranks)
             last = min(self.ranks, key=lambda r: r.steps[step][1])
-            out.append((step, last, waits[(len(waits) - 1) // 2] - last.steps[step][1]))
+            out.append((step, last, med(r.steps[step][1] for r in self.ranks) - last.steps[step][1]))
         return out
+
+    def paid_ms(self, r: RankRow, typ: str) -> float:
+        """A rank's exposed time in one collective type that is the transfer itself, not waiting for another rank."""
+        c = r.collectives.get(typ)
+        return min(c[2], self.transfer_ms(typ)) if c else 0.0
+
+    def summary(self, typ: str) -> CollectiveSummary:
+        """The type at the median rank: the per-collective table and comm_exposed's evidence read the same numbers."""
+        rs = [r for r in self.ranks if typ in r.collectives]
+        bw = self.bus_bandwidth(typ)
+        return CollectiveSummary(
+            type=typ, calls=med(r.collectives[typ][0] for r in rs), ms=med(r.collectives[typ][1] for r in rs),
+            exposed_ms=med(r.collectives[typ][2] for r in rs), transfer_ms=self.transfer_ms(typ),
+            paid_ms=med(self.paid_ms(r, typ) for r in rs), bytes_per_call=bw[0] if bw else None,
+            bus_bytes_per_s=bw[1] if bw else None)
 
     def types(self) -> list[str]:
         """Collective types any rank runs, most exposed time (summed over ranks) first."""
@@ -115,7 +148,7 @@ class JobView:
 
     @property
     def step_ms(self) -> float:
-        return median(r.step_ms for r in self.ranks) if self.ranks else 0.0
+        return med(r.step_ms for r in self.ranks)
 
     def by_host(self) -> dict[str, list[RankRow]]:
         out: dict[str, list[RankRow]] = {}

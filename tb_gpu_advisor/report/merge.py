@@ -173,13 +173,10 @@ def _collectives_table(job: JobView) -> Table | None:
     the transfer and its bus bandwidth."""
     rows = []
     for t in job.types():
-        rs = [r.collectives[t] for r in job.ranks if t in r.collectives]
-        med = lambda xs: sorted(xs)[(len(xs) - 1) // 2]  # noqa: E731
-        bw = job.bus_bandwidth(t)
-        ms_, exp = med([c[1] for c in rs]), med([c[2] for c in rs])
-        rows.append([t, round(med([c[0] for c in rs]), 2), bw[0] if bw else None, round(ms_, 4), round(exp, 4),
-                     round(job.transfer_ms(t), 4), round(bw[1] / 1e9, 2) if bw else None,
-                     round(exp / ms_, 4) if ms_ else None])
+        c = job.summary(t)
+        rows.append([t, round(c.calls, 2), c.bytes_per_call, round(c.ms, 4), round(c.exposed_ms, 4),
+                     round(c.transfer_ms, 4), round(c.bus_bytes_per_s / 1e9, 2) if c.bus_bytes_per_s else None,
+                     round(c.exposed_ms / c.ms, 4) if c.ms else None])
     if not rows:
         return None
     return Table("Collectives per step (median rank)", ["collective", "calls", "bytes per call", "ms", "exposed ms",

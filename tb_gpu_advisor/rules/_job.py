@@ -3,11 +3,10 @@ in the framework's and the GPU vendor's words, and the ranks table they show."""
 
 from __future__ import annotations
 
-from statistics import median
 from typing import Sequence
 
 from tb_gpu_advisor import devices, frameworks
-from tb_gpu_advisor.metrics.job import JobView, RankRow
+from tb_gpu_advisor.metrics.job import JobView, RankRow, med
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table
 from tb_gpu_advisor.rules.registry import REGISTRY
 from tb_gpu_advisor.rules.savings import parts
@@ -22,16 +21,6 @@ def rank_rows(ranks: Sequence[RankRow]) -> list[list]:
 
 def ranks_table(job: JobView, title: str = "Ranks (mean per step)") -> Table:
     return Table(title, list(RANK_COLUMNS), rank_rows(sorted(job.ranks, key=lambda r: -r.busy_ms)))
-
-
-def paid_ms(job: JobView, r: RankRow, typ: str) -> float:
-    """A rank's exposed time in one collective type that is the transfer itself, not waiting for another rank."""
-    c = r.collectives.get(typ)
-    return min(c[2], job.transfer_ms(typ)) if c else 0.0
-
-
-def med(xs: Sequence[float]) -> float:
-    return float(median(xs)) if xs else 0.0
 
 
 def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metric: Metric, saving_ms: float,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Finding, Metric, Table
-from tb_gpu_advisor.rules._job import fixes, job_finding, med, paid_ms
+from tb_gpu_advisor.rules._job import fixes, job_finding, med
 from tb_gpu_advisor.rules.base import grade, ms
 from tb_gpu_advisor.rules.registry import rule
 
@@ -28,7 +28,7 @@ def check(job: JobView) -> list[Finding]:
         return []
     rank, biggest, median = skew
     ratio = biggest / median
-    paid = med([paid_ms(job, r, "AllToAll") for r in job.ranks if "AllToAll" in r.collectives])
+    paid = med([job.paid_ms(r, "AllToAll") for r in job.ranks if "AllToAll" in r.collectives])
     sev = grade(ratio, "alltoall_imbalance.warning", "alltoall_imbalance.critical")
     if sev is None or paid / job.step_ms < T("comm_bandwidth_low.min_share"):
         return []

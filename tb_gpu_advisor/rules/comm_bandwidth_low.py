@@ -14,7 +14,7 @@ from __future__ import annotations
 from tb_gpu_advisor.common.thresholds import T, net_gbps, user_options
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Table
-from tb_gpu_advisor.rules._job import job_finding, med, paid_ms
+from tb_gpu_advisor.rules._job import job_finding, med
 from tb_gpu_advisor.rules.base import grade, ms, pct
 from tb_gpu_advisor.rules.registry import rule
 
@@ -51,7 +51,7 @@ def check(job: JobView) -> list[Finding]:
         if bw is None:
             continue
         size, bus = bw
-        paid = med([paid_ms(job, r, t) for r in job.ranks if t in r.collectives])
+        paid = med([job.paid_ms(r, t) for r in job.ranks if t in r.collectives])
         rows.append([t, size, round(bus / 1e9, 2), round(bus / link, 3), paid])
         if size < T("comm_bandwidth_low.min_message_bytes") or paid / job.step_ms < T("comm_bandwidth_low.min_share"):
             continue

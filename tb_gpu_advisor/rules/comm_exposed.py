@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.job import JobView, RankRow
 from tb_gpu_advisor.model.schema import Finding, Table
-from tb_gpu_advisor.rules._job import fixes_for, job_finding, med, paid_ms
+from tb_gpu_advisor.rules._job import fixes_for, job_finding, med
 from tb_gpu_advisor.rules.base import grade, ms, pct, share_metric
 from tb_gpu_advisor.rules.registry import rule
 
@@ -26,7 +26,7 @@ def hideable_ms(job: JobView, r: RankRow) -> float:
     """What overlapping could hide on one rank (see the module docstring)."""
     hide = 0.0
     for t in r.collectives:
-        x = paid_ms(job, r, t)
+        x = job.paid_ms(r, t)
         if t == "AllReduce" and job.expected_allreduce_ms is not None:
             x = min(x, job.expected_allreduce_ms)
         skew = job.message_skew(t) if t == "AllToAll" else None
@@ -42,18 +42,16 @@ def check(job: JobView) -> list[Finding]:
     types = job.types()
     if not types or not job.step_ms:
         return []
-    paid = med([sum(paid_ms(job, r, t) for t in types) for r in job.ranks])
+    paid = med([sum(job.paid_ms(r, t) for t in types) for r in job.ranks])
     share = paid / job.step_ms
     sev = grade(share, "comm_exposed.warning", "comm_exposed.critical")
     if sev is None:
         return []
     rows = []
     for t in types:
-        rs = [r.collectives[t] for r in job.ranks if t in r.collectives]
-        bw = job.bus_bandwidth(t)
-        rows.append([t, round(med([c[0] for c in rs]), 2), med([c[1] for c in rs]), med([c[2] for c in rs]),
-                     job.transfer_ms(t), med([paid_ms(job, r, t) for r in job.ranks if t in r.collectives]),
-                     bw[0] if bw else None, round(bw[1] / 1e9, 2) if bw else None])
+        c = job.summary(t)
+        rows.append([t, round(c.calls, 2), c.ms, c.exposed_ms, c.transfer_ms, c.paid_ms, c.bytes_per_call,
+                     round(c.bus_bytes_per_s / 1e9, 2) if c.bus_bytes_per_s else None])
     total, exposed = med([sum(c[1] for c in r.collectives.values()) for r in job.ranks]), \
         med([sum(c[2] for c in r.collectives.values()) for r in job.ranks])
     wait = max(0.0, exposed - paid)

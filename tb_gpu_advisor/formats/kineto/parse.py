@@ -343,6 +343,8 @@ class _Columns:
         wanted = [nid for nid, yes in self._comm_name.items() if yes]
         if not wanted:
             return
+        if typed:
+            import msgspec  # the typed decode's raw values (only with msgspec installed)
         for i in np.flatnonzero(np.isin(name_ids, wanted)).tolist():
             a = args[i]
             if a is None:
@@ -351,8 +353,6 @@ class _Columns:
             for key in _COMM_KEYS:
                 v = _any_arg(a, key) if typed else (a.get(key) if type(a) is dict else None)
                 if typed:
-                    import msgspec
-
                     try:
                         v = msgspec.json.decode(v) if v is not None and len(v) else None
                     except msgspec.DecodeError:

@@ -59,11 +59,13 @@ def session_report(session: Session, *, params: int | None = None, cache: Report
             return Analysis(Report.from_json(text), from_cache=True)
     if analyze_fn is not None:
         report = analyze_fn(session.run, session.session, list(session.hosts), progress=progress, params=params)
-    elif cache is not None and cache.enabled and (len(session.hosts) > 1 or _host_cached(session, cache, params)):
-        # many hosts: merged from the per-host cache (what a sharded precompute fills); one host: only when a
-        # shard stored it (else its session entry alone is kept, not the same report twice)
+    elif cache is not None and cache.enabled and len(session.hosts) > 1:
+        # many hosts: merged from the per-host cache (what a sharded precompute fills)
         report = merge_hosts(session.run, session.session,
                              cached_host_reports(session, cache, params=params, jobs=jobs, progress=progress))
+    elif cache is not None and cache.enabled and (stored := _stored_host_reports(session, cache, params)):
+        # one host: from the per-host cache only when a shard stored it (else only its session entry is kept)
+        report = merge_hosts(session.run, session.session, stored)
     elif len(session.hosts) > 1 and worker_count(jobs, len(session.hosts)) > 1:
         report = analyze_session_parallel(session, jobs=jobs, params=params, progress=progress)
     else:
@@ -80,8 +82,15 @@ def session_report(session: Session, *, params: int | None = None, cache: Report
     return Analysis(report, stored=True)
 
 
-def _host_cached(session: Session, cache: ReportCache, params: int | None) -> bool:
-    return all(host_key(session, h, params=params) in cache for h in session.hosts)
+def _stored_host_reports(session: Session, cache: ReportCache, params: int | None) -> list[HostReport] | None:
+    """Every host's report from the per-host cache, each entry read once; None unless all are stored."""
+    out = []
+    for h in session.hosts:
+        text = cache.get(host_key(session, h, params=params))
+        if text is None:
+            return None
+        out.append(HostReport.from_json(text))
+    return out
 
 
 def cached_host_reports(session: Session, cache: ReportCache, *, params: int | None = None, jobs: int | None = 1,
@@ -122,11 +131,12 @@ def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progr
     """
     import dataclasses
 
-    if cache is not None and cache.enabled and analyze_fn is None and len(hosts) == len(session.hosts) \
-            and _host_cached(session, cache, None):
+    stored = (_stored_host_reports(session, cache, None) if cache is not None and cache.enabled and analyze_fn is None
+              and len(hosts) == len(session.hosts) else None)
+    if stored:
         # every host already analysed into the per-host cache (a sharded precompute): merge, analyse nothing
         progress(f"merging {len(hosts)} cached host reports", 0.5)
-        return merge_hosts(session.run, session.session, cached_host_reports(session, cache)).to_json()
+        return merge_hosts(session.run, session.session, stored).to_json()
     if analyze_fn is not None:
         report = analyze_fn(session.run, session.session, list(hosts), progress=progress)
         return report.to_json() if hasattr(report, "to_json") else __import__("json").dumps(report)

@@ -63,6 +63,39 @@ class Allocator:
     limit_bytes: int | None = None
 
 
+#: What a row of :class:`FlopOps` computes (``FlopOps.kind`` indexes it).
+FLOP_KINDS = ("matmul", "conv", "attention")
+
+
+@dataclass
+class FlopOps:
+    """Matmul, convolution and attention work whose FLOPs the trace's own shapes give: one row per op.
+
+    PyTorch (``source="trace shapes"``): one row per call of an ATen op recorded with ``record_shapes``, the
+    innermost such op only (``aten::linear`` encloses the ``aten::addmm`` that is counted); ``host_idx`` is its
+    host event, and its kernels are those launched inside it.  XLA (``source="hlo"``): one row per HLO
+    instruction of a compiled module's entry program (``module``, ``op_name``), from the module's ``Hlo Proto``;
+    its kernels carry the same ``hlo_module``/``hlo_op`` (``DeviceEvents.op_text`` ``<module>/<op>:<type>``).
+    FLOPs and bytes are per execution; a multiply-add is 2 FLOPs.
+    """
+
+    source: str  # "trace shapes" | "hlo"
+    flops: np.ndarray  # float64 per execution
+    bytes: np.ndarray  # float64: operands and result, each moved once (the roofline's least traffic)
+    precision: np.ndarray  # int8 P_* code of the inputs (devices.codes)
+    kind: np.ndarray  # int8 index into FLOP_KINDS
+    label: list[str]  # per row, readable: "aten::mm bf16 [4096,4096]x[4096,4096]"
+    host_idx: np.ndarray  # int64 host event index of the op (PyTorch), -1 for XLA rows
+    module: list[str] = field(default_factory=list)  # XLA: the module's name per row (empty for PyTorch)
+    op_name: list[str] = field(default_factory=list)  # XLA: the HLO instruction's name per row
+    #: the module's executions are not one per step: times an XLA row runs per module execution (while loops
+    #: with a known trip count), 1 elsewhere; None means all 1
+    repeats: np.ndarray | None = None
+
+    def __len__(self) -> int:
+        return int(self.flops.shape[0])
+
+
 @dataclass
 class HostEvents:
     """Every host event of one host (all threads), one row per event; times in ps on the trace's clock."""
@@ -185,6 +218,10 @@ class Trace:
     world_size: int | None = None
     #: GPU id -> the job's global rank that drives it (PyTorch ``distributedInfo.rank``), where the trace says
     gpu_ranks: dict[int, int] = field(default_factory=dict)
+    #: matmul/conv/attention ops with FLOPs from shapes, None where the format gives no shapes
+    flop_ops: FlopOps | None = None
+    #: why ``flop_ops`` is None or incomplete, in words a user can act on ("record_shapes=False" ...)
+    flops_note: str | None = None
 
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)

@@ -235,6 +235,11 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
             out.append(f"Collectives on {h.host} (per step and GPU)")
             out.extend("  " + line for line in text_table(h.communication.columns, comm))
             out.append("")
+        roof = roofline_rows(h)
+        if roof:
+            out.append(f"GEMM shapes against their roofline on {h.host} (per step)")
+            out.extend("  " + line for line in text_table(_ROOF_COLS, roof))
+            out.append("")
         note = h.steps.get("note") if isinstance(h.steps, dict) else None
         if note:
             out.extend(textwrap.wrap(f"Steps on {h.host}: {note}", WIDTH, subsequent_indent="  "))
@@ -286,14 +291,49 @@ def _overlap_text(f: Finding) -> str:
 def card_note(m) -> str | None:
     """Why a card reads as it does (rules/headline.py): n/a, not graded, graded by a finding, or not flagged."""
     d = m.detail if isinstance(m.detail, dict) else {}
-    if d.get("not_applicable") or d.get("not_graded"):
-        return d.get("not_applicable") or d.get("not_graded")
+    if d.get("not_applicable") or d.get("not_graded") or d.get("not_available"):
+        return d.get("not_applicable") or d.get("not_graded") or d.get("not_available")
+    if m.id == "mfu" and d.get("flops_per_step") and d.get("peak_flops"):
+        base = mfu_note(d)
+        return base + (f"; not flagged: {d['not_flagged']}" if d.get("not_flagged") else "")
     g = d.get("graded_by")
     if isinstance(g, dict):
         return f"graded by its finding: {g.get('label')} {g.get('display')}"
     if d.get("not_flagged"):
         return f"not flagged: {d['not_flagged']}"
     return None
+
+
+def flop_count(x: float) -> str:
+    """FLOPs in the unit that reads best: ``6.44 GFLOP``, ``1.51 TFLOP``, ``5.94 PFLOP``."""
+    for unit, scale in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6)):
+        if abs(x) >= scale:
+            return f"{x / scale:.3g} {unit}"
+    return f"{x:.3g} FLOP"
+
+
+def mfu_note(d: dict) -> str:
+    """The MFU card's numbers in words: FLOPs per step, the rate reached and the peak it is a share of."""
+    src = {"trace shapes": "FLOPs from the traced ops' shapes", "hlo": "FLOPs from the compiled XLA programs",
+           "user": "model FLOPs from --model-flops-per-step"}.get(d.get("source") or "", "")
+    out = (f"{flop_count(d['flops_per_step'])} per step and GPU at {_num(d.get('tflops_per_s'), 1)} TFLOP/s of "
+           f"the {d.get('dtype')} dense peak {d['peak_flops'] / 1e12:.0f} TFLOP/s ({src})")
+    if d.get("hfu") is not None:
+        out += f"; hardware FLOPs utilisation (the trace's FLOPs) {_pct(d['hfu'])}"
+    return out
+
+
+def roofline_rows(h, n: int = 5) -> list[list[str]]:  # noqa: ANN001 - a HostReport
+    """The top GEMM shapes of a host against their roofline, as text cells."""
+    t = h.roofline
+    if t is None or not t.rows:
+        return []
+    return [[str(r[0]), str(r[2]), _num(r[3], 1), _num(r[4], 3), _num(r[5], 0), _num(r[6], 0), _num(r[7], 0),
+             _pct(r[8]), str(r[9] or "")] for r in t.rows[:n]]
+
+
+_ROOF_COLS = ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte", "roofline TFLOP/s",
+              "of roofline", "bound"]
 
 
 def md_inline(s: Any) -> str:
@@ -421,6 +461,12 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
             out.append(f"### Collectives on {md_code(h.host)} (per step and GPU)")
             out.append("")
             out += md_table(h.communication.columns, comm)
+            out.append("")
+        roof = roofline_rows(h, 10)
+        if roof:
+            out.append(f"### GEMM shapes against their roofline on {md_code(h.host)} (per step)")
+            out.append("")
+            out += md_table(_ROOF_COLS, roof)
             out.append("")
     for n in report.notes:
         if not _is_error_note(report, n):

@@ -27,6 +27,7 @@ This module deliberately has no ``from __future__ import annotations``: the SDK 
 import dataclasses
 import json
 import logging
+import os
 import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -56,8 +57,10 @@ SERVER_NAME = "tb-gpu-advisor"
 #: What ``tb-gpu-advisor mcp`` says when the SDK is missing (or is the 1.x API, which this server does not use).
 SDK_MISSING = ("the MCP server needs the official MCP Python SDK 2.x: pip install 'tb-gpu-advisor[mcp]' "
                "(or pip install 'mcp>=2,<3')")
-#: How long a tool waits on the report service before it sends a progress note and asks again (seconds).
+#: How long a tool waits on the report service before it sends a progress note and asks again (seconds); a
+#: report that is cached or quick answers within the first wait, without any note.
 POLL_S = 0.25
+ENV_POLL_S = "TB_GPU_ADVISOR_MCP_POLL_S"
 #: The per-host tables a tool serves: name -> what it holds.
 TABLES = {
     "kernels": "the largest GPU kernels by total time (top 25 per host): op, count, total/avg/min/max us, Tensor Core use",
@@ -99,6 +102,15 @@ def isolated_analysis(run: str, session: str, host_files: list, progress: Any = 
     return Report.from_json(isolation.call(analyze_json, run, session, list(host_files), params, progress=progress))
 
 
+def poll_s() -> float:
+    """:data:`POLL_S`, or ``$TB_GPU_ADVISOR_MCP_POLL_S`` (a positive number of seconds)."""
+    try:
+        value = float(os.environ.get(ENV_POLL_S, POLL_S))
+    except ValueError:
+        return POLL_S
+    return value if value > 0 else POLL_S
+
+
 class Advisor:
     """Every answer of the MCP tools as text, from one logdir; no SDK.
 
@@ -112,7 +124,7 @@ class Advisor:
         self.cache = cache if cache is not None else ReportCache()
         self.params = params
         self._analyze_fn = isolated_analysis if isolate else None
-        self._service = service or ReportService(workers=2, memory_entries=16, wait_s=POLL_S)
+        self._service = service or ReportService(workers=2, memory_entries=16, wait_s=poll_s())
 
     # -- names -------------------------------------------------------------
 
@@ -319,7 +331,7 @@ def _guide_lines() -> list[str]:
 
 
 def _snippet_lines(fw: Any) -> list[str]:
-    hints = [f"- {render.md_inline(h)}" for h in fw.capture_hint]
+    hints = [f"- {render.md_code(h)}" for h in fw.capture_hint]
     return [f"#### {fw.name}", "", "```python", fw.capture_snippet.strip(), "```", "", *hints, ""]
 
 

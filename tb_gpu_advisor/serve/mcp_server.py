@@ -112,10 +112,12 @@ def poll_s() -> float:
 
 
 class Advisor:
-    """Every answer of the MCP tools as text, from one logdir; no SDK.
+    """What the tools need from one logdir, without the SDK: the names discovery lists, and session reports.
 
-    ``isolate``: analyse in limited child processes (the default for the server); False analyses in this process
-    (as ``tb-gpu-advisor report`` does).
+    ``isolate`` (the server's default): a one-host session is analysed in a child process with the worker limits;
+    False analyses it in this process, as ``tb-gpu-advisor report`` does.  A session of several hosts always goes
+    the CLI's way (merged from the per-host cache that ``precompute --shard`` fills, the missing hosts analysed in
+    worker processes), so a cluster capture is never analysed again host after host in one child.
     """
 
     def __init__(self, logdir: str, cache: ReportCache | None = None, params: int | None = None,
@@ -123,7 +125,7 @@ class Advisor:
         self.logdir = logdir
         self.cache = cache if cache is not None else ReportCache()
         self.params = params
-        self._analyze_fn = isolated_analysis if isolate else None
+        self.isolate = isolate
         self._service = service or ReportService(workers=2, memory_entries=16, wait_s=poll_s())
 
     # -- names -------------------------------------------------------------
@@ -168,8 +170,9 @@ class Advisor:
 
     def _compute(self, s: Session, progress: Callable[[str, float], None]) -> str:
         """In a service worker: the one analysis entry point, the report cache first (the CLI's key)."""
-        a = analysis.session_report(s, params=self.params, cache=self.cache, progress=progress,
-                                    analyze_fn=self._analyze_fn)
+        isolated = self.isolate and len(s.hosts) == 1
+        a = analysis.session_report(s, params=self.params, cache=self.cache, progress=progress, jobs=None,
+                                    analyze_fn=isolated_analysis if isolated else None)
         if a.not_stored and not a.from_cache:
             logger.info("%s: report not cached: %s", s.stock_run, a.not_stored)
         return a.report.to_json()
@@ -258,17 +261,15 @@ def tables_text(report: Report, which: str, rows: int, fmt: str) -> str:
     """The ``which`` table of every host of the report, its first ``rows`` rows, as markdown or JSON."""
     if which not in TABLES:
         raise ToolInputError(f"unknown table {which!r}. Tables: {_names(TABLES)}")
-    parts: list[dict[str, Any]] = []
-    for h in report.hosts:
-        t = None if h.error else host_table(h, which)
-        parts.append({"host": h.host, "error": h.error, "total_rows": len(t.rows) if t else 0,
-                      "table": None if t is None else dataclasses.asdict(Table(t.title, t.columns, t.rows[:rows]))})
+    tables = [(h, None if h.error else host_table(h, which)) for h in report.hosts]
     if fmt == "json":
-        return json.dumps({"run": report.run, "session": report.session, "table": which, "hosts": parts}, indent=1)
+        hosts = [{"host": h.host, "error": h.error, "total_rows": len(t.rows) if t else 0,
+                  "table": None if t is None else dataclasses.asdict(Table(t.title, t.columns, t.rows[:rows]))}
+                 for h, t in tables]
+        return json.dumps({"run": report.run, "session": report.session, "table": which, "hosts": hosts}, indent=1)
     out = [f"## {which} of run {render.md_code(report.run)}, session {render.md_code(report.session)}", "",
            TABLES[which] + ".", ""]
-    for h, p in zip(report.hosts, parts):
-        t = None if h.error else host_table(h, which)
+    for h, t in tables:
         if t is None:
             why = f"could not be analysed: {h.error}" if h.error else "no such table (nothing of this kind captured)"
             out += [f"### Host {render.md_code(h.host)}: {render.md_inline(why)}", ""]
@@ -287,24 +288,13 @@ def capture_advice_text(report: Report | None) -> str:
         out = ["## How to capture a profile the Advisor can judge", "", *_guide_lines(), ""]
         for fw in FRAMEWORKS.values():
             out += _snippet_lines(fw)
-        out += ["```text", how_to_capture(layouts), "```"]
-        return "\n".join(out).rstrip() + "\n"
+        return "\n".join(out + ["```text", how_to_capture(layouts), "```"]) + "\n"
     quality = [f for f in report.findings if f.rule == "capture_quality"]
-    worrying = [f for f in quality if f.severity in ("critical", "warning")]
-    verdict = ("Recapture before trusting the numbers: " + "; ".join(dict.fromkeys(f.title for f in worrying))
-               if worrying else "The capture can be trusted for per-step averages"
-               + (" (see the notes below)" if quality else "") + ".")
     out = [f"## Capture advice: run {render.md_code(report.run)}, session {render.md_code(report.session)}", "",
-           f"**{render.md_inline(verdict)}**", ""]
+           f"**{render.md_inline(_capture_verdict(quality))}**", ""]
     out += render.md_table(["host", "framework", "capture", "steps kept / found", "step marks", "step time cv",
                             "steady"], [_capture_row(h) for h in report.hosts]) + [""]
-    for h in report.hosts:
-        for note in [h.steps.get("note"), *(h.capture.get("notes") or [])]:
-            if note:
-                out.append(f"- {render.md_code(h.host)}: {render.md_inline(note)}")
-        for d in h.steps.get("dropped") or []:
-            out.append(f"- {render.md_code(h.host)}: step {d.get('step')} dropped: {render.md_inline(d.get('reason'))}")
-    out.append("")
+    out += _capture_notes(report) + [""]
     for i, f in enumerate(quality, 1):
         out += render.finding_markdown(f, i, evidence_rows=20, open_=True, windows=None, tables=None)
     out += ["### Recording a better capture", "", *_guide_lines(), ""]
@@ -314,13 +304,35 @@ def capture_advice_text(report: Report | None) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _capture_verdict(quality: Sequence[Finding]) -> str:
+    """Recapture when a capture-quality finding is a warning (no GPU activity, too few steps), else trusted."""
+    worrying = [f for f in quality if f.severity in ("critical", "warning")]
+    if worrying:
+        return "Recapture before trusting the numbers: " + "; ".join(dict.fromkeys(f.title for f in worrying))
+    return "The capture can be trusted for per-step averages" + (" (see the notes below)." if quality else ".")
+
+
 def _capture_row(h: HostReport) -> list[str]:
     c, s = h.capture, h.steps
     cv = c.get("step_time_cv")
     steady = {True: "yes", False: "no", None: "-"}[c.get("steady_state")]
     length = "-" if c.get("length_ms") is None else ms(c["length_ms"])
+    if c.get("too_short") or c.get("too_long"):
+        length += " (short)" if c.get("too_short") else " (long)"
     return [h.host, c.get("framework_name") or "-", length, f"{s.get('count', '-')} / {s.get('found', '-')}",
             s.get("source") or "-", "-" if cv is None else pct(cv), steady]
+
+
+def _capture_notes(report: Report) -> list[str]:
+    """Each host's step-detection note, capture notes and dropped steps with their reasons."""
+    out = []
+    for h in report.hosts:
+        for note in [h.steps.get("note"), *(h.capture.get("notes") or [])]:
+            if note:
+                out.append(f"- {render.md_code(h.host)}: {render.md_inline(note)}")
+        for d in h.steps.get("dropped") or []:
+            out.append(f"- {render.md_code(h.host)}: step {d.get('step')} dropped: {render.md_inline(d.get('reason'))}")
+    return out
 
 
 def _guide_lines() -> list[str]:

@@ -107,6 +107,8 @@ def test_markdown_report_is_the_cli_report_and_names_the_demo_problem(demo, run)
 
 
 def test_report_of_one_host_and_of_a_named_session(demo):
+    both = demo.text("get_report", run="multi_host")  # two hosts: merged from the per-host cache, as the CLI does
+    assert both == cli("report", str(DEMO_LOGS), "--run", "multi_host", "--format", "markdown")
     one = json.loads(demo.text("get_report", run="multi_host", host="worker1", format="json"))
     assert [h["host"] for h in one["hosts"]] == ["worker1"]
     session = discover(str(DEMO_LOGS / "pytorch_input_bound"))[0].session
@@ -186,6 +188,7 @@ def test_other_bad_parameters_are_tool_errors(demo):
     assert "input_bound:worker0" in demo.error("explain_finding", run="input_bound", finding_id="nope")
     assert "table" in demo.error("get_tables", run="input_bound", table="../../etc")
     assert "unknown run" in demo.error("diff_runs", base_run="input_bound", new_run="/tmp")
+    assert "unknown host '../w'" in demo.error("diff_runs", base_run="input_bound", new_run="ideal", host="../w")
     assert "input_bound" in demo.text("get_report", run="input_bound")
 
 

@@ -344,9 +344,10 @@ def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = F
     The report shows the first ``windows`` windows and ``tables`` evidence tables of each finding (``evidence_rows``
     rows each); the MCP server's ``explain_finding`` shows all of them through this same function (None: all).
     """
+    saving = f" · {_html(_saving_text(f))}" if f.saving else ""
     out = [f"<details{' open' if open_ and f.severity in ('critical', 'warning') else ''}>",
-           f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}"
-           f"{' · ' + _html(_saving_text(f)) if f.saving else ''}</summary>", "", md_inline(f.summary), ""]
+           f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}{saving}</summary>", "",
+           md_inline(f.summary), ""]
     if f.metric is not None:
         thr = "" if f.metric.threshold is None else f" (threshold {_threshold(f.metric)})"
         src = f.metric.detail.get("threshold_source") if isinstance(f.metric.detail, dict) else None

@@ -56,7 +56,7 @@ logger = logging.getLogger(__name__)
 SERVER_NAME = "tb-gpu-advisor"
 #: What ``tb-gpu-advisor mcp`` says when the SDK is missing (or is the 1.x API, which this server does not use).
 SDK_MISSING = ("the MCP server needs the official MCP Python SDK 2.x: pip install 'tb-gpu-advisor[mcp]' "
-               "(or pip install 'mcp>=2,<3')")
+               "(or pip install 'mcp>=2.3,<3')")
 #: How long a tool waits on the report service before it sends a progress note and asks again (seconds); a
 #: report that is cached or quick answers within the first wait, without any note.
 POLL_S = 0.25
@@ -228,10 +228,10 @@ def explain_markdown(report: Report, f: Finding, evidence_rows: int) -> str:
     """One finding in full: the report's own section for it with every window and evidence table, where its
     windows are, and the rule's documentation (what it checks, thresholds, sources)."""
     rank = next((i for i, x in enumerate(report.findings, 1) if x.id == f.id), None)
+    place = f"#{rank} of {len(report.findings)} in the report" if rank else "a per-host finding"
     head = [f"## {render.md_inline(f.title)}", "",
-            f"Finding {render.md_code(f.id)} (rule {render.md_code(f.rule)}, {f.severity}"
-            f"{f', #{rank} of {len(report.findings)} in the report' if rank else ', a per-host finding'}) in run "
-            f"{render.md_code(report.run)}, session {render.md_code(report.session)}.", ""]
+            (f"Finding {render.md_code(f.id)} (rule {render.md_code(f.rule)}, {f.severity}, {place}) in run "
+             f"{render.md_code(report.run)}, session {render.md_code(report.session)}."), ""]
     body = render.finding_markdown(f, rank or 1, evidence_rows=evidence_rows, open_=True, windows=None, tables=None)
     where = ["### Where to look", "",
              (f"{len(f.windows)} trace window(s) above, in ms since the capture's start: open the host's capture in "
@@ -336,9 +336,9 @@ def _capture_notes(report: Report) -> list[str]:
 
 
 def _guide_lines() -> list[str]:
-    return [f"- About ten seconds of steady-state training steps, after warm-up (at least "
-            f"{T('capture.min_steps'):g} complete steps; captures over {T('capture.max_seconds'):g} s are distorted "
-            f"by profiling overhead).",
+    steps, seconds = T("capture.min_steps"), T("capture.max_seconds")
+    return [(f"- About ten seconds of steady-state training steps, after warm-up (at least {steps:g} complete steps; "
+             f"captures over {seconds:g} s are distorted by profiling overhead)."),
             "- Mark each training step so per-step numbers are exact (the snippets below do)."]
 
 

@@ -33,7 +33,7 @@ if importlib.util.find_spec("mcp") is None:
         raise RuntimeError("the mcp SDK is missing although '.[test]' requires it")
     pytest.skip("the MCP SDK is not installed (pip install -e '.[mcp]')", allow_module_level=True)
 
-from tests.support.mcp_client import mcp_server  # noqa: E402 - needs the SDK
+from tests.support.mcp_client import mcp_server  # needs the SDK
 
 TOOLS = {"list_runs", "get_report", "diff_runs", "explain_finding", "get_tables", "capture_advice"}
 
@@ -103,7 +103,7 @@ def test_markdown_report_is_the_cli_report_and_names_the_demo_problem(demo, run)
     assert md == cli("report", str(DEMO_LOGS), "--run", run, "--format", "markdown")
     top = Report.from_json(demo.text("get_report", run=run, format="json")).findings[0]
     assert top.rule == SCENARIOS[run]().truth.dominant
-    assert md.splitlines()[2].startswith(f"**") and top.title.split(":")[0] in md.splitlines()[2]
+    assert md.splitlines()[2].startswith("**") and top.title.split(":")[0] in md.splitlines()[2]
 
 
 def test_report_of_one_host_and_of_a_named_session(demo):

@@ -12,7 +12,7 @@ import contextlib
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from tests.support.paths import REPO
 
@@ -75,13 +75,11 @@ def mcp_server(logdir: Path | str, workdir: Path, *args: str, env: dict[str, str
         env={"TB_GPU_ADVISOR_CACHE_DIR": str(workdir / "cache"), **(env or {})})
 
     @contextlib.asynccontextmanager
-    async def connect() -> Any:
-        with open(log, "w") as errlog:
-            async with stdio_client(params, errlog=errlog) as (read, write):
-                async with ClientSession(read, write) as session:
-                    await session.initialize()
-                    yield session
+    async def connect(errlog: TextIO) -> Any:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
 
-    with start_blocking_portal() as portal:
-        with portal.wrap_async_context_manager(connect()) as session:
-            yield McpClient(portal, session, log)
+    with open(log, "w") as errlog, start_blocking_portal() as portal, \
+            portal.wrap_async_context_manager(connect(errlog)) as session:
+        yield McpClient(portal, session, log)

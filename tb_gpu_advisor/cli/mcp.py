@@ -19,6 +19,7 @@ import os
 import sys
 from typing import Any, TextIO
 
+from tb_gpu_advisor.cli.report import _positive_int
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.serve import mcp_server
 
@@ -39,7 +40,7 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("logdir", metavar="LOGDIR", help="TensorBoard logdir (local path, s3://, gs://, ...)")
     p.add_argument("--cache-dir", default=None, metavar="DIR",
                    help="report cache folder (default: as 'report'; TB_GPU_ADVISOR_CACHE_DIR=off disables it)")
-    p.add_argument("--params", type=int, default=None, metavar="N",
+    p.add_argument("--params", type=_positive_int, default=None, metavar="N",
                    help="model parameter count for the expected AllReduce time, as given to 'report'")
     p.add_argument("--net-gbps", type=float, default=None, metavar="GBPS",
                    help="network bandwidth between hosts, GB/s per GPU, as given to 'report'")

@@ -76,7 +76,8 @@ def mcp_server(logdir: Path | str, workdir: Path, *args: str, env: dict[str, str
 
     @contextlib.asynccontextmanager
     async def connect(errlog: TextIO) -> Any:
-        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
+        async with stdio_client(params, errlog=errlog) as (read, write), \
+                ClientSession(read, write, read_timeout_seconds=120) as session:  # a hung server fails, never hangs
             await session.initialize()
             yield session
 

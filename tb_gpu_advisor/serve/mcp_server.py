@@ -173,7 +173,7 @@ class Advisor:
         isolated = self.isolate and len(s.hosts) == 1
         a = analysis.session_report(s, params=self.params, cache=self.cache, progress=progress, jobs=None,
                                     analyze_fn=isolated_analysis if isolated else None)
-        if a.not_stored and not a.from_cache:
+        if a.not_stored and self.cache.enabled:
             logger.info("%s: report not cached: %s", s.stock_run, a.not_stored)
         return a.report.to_json()
 

@@ -12,13 +12,13 @@ import os
 import sys
 
 from tb_gpu_advisor import __version__
-from tb_gpu_advisor.cli import diff, precompute, report
+from tb_gpu_advisor.cli import diff, mcp, precompute, report
 from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.frameworks import display_names
 from tb_gpu_advisor.common.thresholds import ENV_MODEL_FLOPS, ENV_NET_GBPS
 
 #: Sub-command modules, in the order ``--help`` lists them.
-_COMMANDS = (report, diff, precompute)
+_COMMANDS = (report, diff, precompute, mcp)
 
 
 def build_parser() -> argparse.ArgumentParser:

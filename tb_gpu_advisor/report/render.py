@@ -18,7 +18,7 @@ from typing import Any, Iterable, Sequence
 
 from tb_gpu_advisor.common.fmt import ms, pct
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report
+from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
 from tb_gpu_advisor.report.verdict import failed_hosts, verdict
 
 WIDTH = 100
@@ -371,6 +371,50 @@ def md_table(cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     return out
 
 
+def table_markdown(t: Table, rows: int | None = None) -> list[str]:
+    """An evidence, kernel or op table as markdown lines: its first ``rows`` rows (all when None), numbers
+    formatted as in the report, every cell escaped."""
+    return md_table(t.columns, [[_num(v) for v in r] for r in t.rows[:rows]])
+
+
+def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = False, windows: int | None = 3,
+                     tables: int | None = 2) -> list[str]:
+    """One finding as a collapsible section: summary, metric, saving, trace windows, actions, evidence.
+
+    The report shows the first ``windows`` windows and ``tables`` evidence tables of each finding (``evidence_rows``
+    rows each); the MCP server's ``explain_finding`` shows all of them through this same function (None: all).
+    """
+    saving = f" · {_html(_saving_text(f))}" if f.saving else ""
+    out = [f"<details{' open' if open_ and f.severity in ('critical', 'warning') else ''}>",
+           f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}{saving}</summary>", "",
+           md_inline(f.summary), ""]
+    if f.metric is not None:
+        thr = "" if f.metric.threshold is None else f" (threshold {_threshold(f.metric)})"
+        src = f.metric.detail.get("threshold_source") if isinstance(f.metric.detail, dict) else None
+        out.append(f"- **{md_inline(f.metric.label)}:** {md_inline(f.metric.display)}{md_inline(thr)}{f' — {md_inline(src)}' if src else ''}")
+    if f.saving is not None:
+        out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} per step "
+                   f"({f.saving.percent_of_step:.1f}%), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f))}")
+    for w in f.windows[:windows]:
+        out.append(f"- **Trace:** {md_inline(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {md_inline(w.label)} "
+                   f"[{w.start_ms:.1f}–{w.end_ms:.1f} ms]")
+    out.append("")
+    for a in f.actions:
+        out.append(f"- {md_inline(a.text)}")
+        if a.snippet:
+            lang = {"python": "python", "shell": "sh"}.get(a.snippet_lang or "", "")
+            fence = _fence(a.snippet)
+            out.append("")
+            out.append(f"  {fence}{lang}")
+            out.extend("  " + line for line in a.snippet.splitlines())
+            out.append(f"  {fence}")
+    for t in f.evidence[:tables]:
+        if not t.rows:
+            continue
+        out += ["", f"_{md_inline(t.title)}_", ""] + table_markdown(t, evidence_rows)
+    return out + ["", "</details>", ""]
+
+
 def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) -> str:
     """Pull-request friendly markdown: a summary table, one collapsible section per finding, headline, GPUs.
 
@@ -395,42 +439,7 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
         out += ["", f"_{cut} more finding{'s' if cut > 1 else ''} not shown._"]
     out.append("")
     for i, f in enumerate(shown, 1):
-        out.append(f"<details{' open' if i == 1 and f.severity in ('critical', 'warning') else ''}>")
-        out.append(f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}"
-                   f"{' · ' + _html(_saving_text(f)) if f.saving else ''}</summary>")
-        out.append("")
-        out.append(md_inline(f.summary))
-        out.append("")
-        if f.metric is not None:
-            thr = "" if f.metric.threshold is None else f" (threshold {_threshold(f.metric)})"
-            src = f.metric.detail.get("threshold_source") if isinstance(f.metric.detail, dict) else None
-            out.append(f"- **{md_inline(f.metric.label)}:** {md_inline(f.metric.display)}{md_inline(thr)}{f' — {md_inline(src)}' if src else ''}")
-        if f.saving is not None:
-            out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} per step "
-                       f"({f.saving.percent_of_step:.1f}%), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f))}")
-        for w in f.windows[:3]:
-            out.append(f"- **Trace:** {md_inline(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {md_inline(w.label)} "
-                       f"[{w.start_ms:.1f}–{w.end_ms:.1f} ms]")
-        out.append("")
-        for a in f.actions:
-            out.append(f"- {md_inline(a.text)}")
-            if a.snippet:
-                lang = {"python": "python", "shell": "sh"}.get(a.snippet_lang or "", "")
-                fence = _fence(a.snippet)
-                out.append("")
-                out.append(f"  {fence}{lang}")
-                out.extend("  " + line for line in a.snippet.splitlines())
-                out.append(f"  {fence}")
-        for t in f.evidence[:2]:
-            if not t.rows:
-                continue
-            out.append("")
-            out.append(f"_{md_inline(t.title)}_")
-            out.append("")
-            out += md_table(t.columns, [[_num(v) for v in r] for r in t.rows[:evidence_rows]])
-        out.append("")
-        out.append("</details>")
-        out.append("")
+        out += finding_markdown(f, i, evidence_rows=evidence_rows, open_=i == 1)
     if report.headline:
         out.append("### Headline")
         out.append("")

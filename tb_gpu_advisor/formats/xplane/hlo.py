@@ -14,6 +14,7 @@ the executed program a kernel names (a fusion, for the dots inside it), and what
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterator
 
@@ -117,7 +118,7 @@ _FUSED_OPCODES = _WORK_OPCODES | _NESTING_OPCODES
 #: Those opcodes as a computation's bytes hold them (HloInstructionProto.opcode: field 2, length, text): a fused
 #: computation without any of them has no work, and is not parsed.  (Other fields may hold the same bytes: then
 #: the computation is parsed for nothing; an instruction with the opcode always holds them.)
-_WORK_BYTES = tuple(b"\x12" + bytes([len(op)]) + op.encode() for op in sorted(_FUSED_OPCODES))
+_WORK_BYTES = re.compile(b"|".join(re.escape(b"\x12" + bytes([len(op)]) + op.encode()) for op in sorted(_FUSED_OPCODES)))
 
 
 class HloReadError(ValueError):
@@ -193,6 +194,18 @@ def _leaves(shape: Any, out: list[Array], depth: int) -> None:
     name, bits = _DTYPES.get(et, ("?", 0))
     if bits:
         out.append(Array(name, tuple(shape.dimensions), bits))
+
+
+def shape_bytes(shape: Any, depth: int = 0) -> int:
+    """Bytes of all the arrays of a shape (what :func:`arrays` would sum, without building them: the rows' traffic
+    is summed over every operand)."""
+    if depth > _MAX_DEPTH:
+        raise HloReadError("shape nested too deep")
+    et = shape.element_type
+    if et == _TUPLE:
+        return sum(shape_bytes(s, depth + 1) for s in shape.tuple_shapes)
+    bits = _DTYPES.get(et, ("?", 0))[1]
+    return (xla.numel(tuple(shape.dimensions)) * bits + 7) // 8 if bits else 0
 
 
 def _array(shape: Any) -> Array:
@@ -315,7 +328,7 @@ class _Program:
         raw = self.raw.get(cid)
         if raw is None:
             raise HloReadError(f"computation id {cid} not in the module")
-        if not any(b in raw for b in _WORK_BYTES):
+        if _WORK_BYTES.search(raw) is None:
             self._fused[cid] = []
             return []
         self._fused[cid] = None  # in progress: a cycle back here is a corrupt program
@@ -467,8 +480,9 @@ def _row(prog: _Program, comp: Any, inst: Any) -> FlopRow | None:
         works = [w]
     main = max(works, key=lambda w: w.flops)
     flops = sum(w.flops for w in works)
-    result = _custom_call_result(inst.shape) if inst.opcode == "custom-call" else arrays(inst.shape)
-    moved = sum(a.nbytes for o in prog.operands(comp, inst) for a in arrays(o.shape)) + sum(a.nbytes for a in result)
+    result = (sum(a.nbytes for a in _custom_call_result(inst.shape)) if inst.opcode == "custom-call"
+              else shape_bytes(inst.shape))
+    moved = sum(shape_bytes(o.shape) for o in prog.operands(comp, inst)) + result
     what = main.what if len(works) == 1 else f"{main.what} and {len(works) - 1} more"
     label = f"{inst.name}: {what}" if inst.opcode == xla.HLO_FUSION else what
     return FlopRow(op_name=inst.name, flops=flops, bytes=float(moved), precision=xla.precision_code(main.dtype),

@@ -115,10 +115,19 @@ _MAX_DEPTH = 64
 _WORK_OPCODES = frozenset({xla.HLO_DOT, xla.HLO_CONVOLUTION, "custom-call"})
 _NESTING_OPCODES = frozenset({xla.HLO_FUSION, "call"})
 _FUSED_OPCODES = _WORK_OPCODES | _NESTING_OPCODES
+#: Opcodes of the executed program's instructions that may stand for work (a fusion: for the dots inside it).
+_ROW_OPCODES = _WORK_OPCODES | {xla.HLO_FUSION}
 #: Those opcodes as a computation's bytes hold them (HloInstructionProto.opcode: field 2, length, text): a fused
 #: computation without any of them has no work, and is not parsed.  (Other fields may hold the same bytes: then
 #: the computation is parsed for nothing; an instruction with the opcode always holds them.)
-_WORK_BYTES = re.compile(b"|".join(re.escape(b"\x12" + bytes([len(op)]) + op.encode()) for op in sorted(_FUSED_OPCODES)))
+def _opcode_bytes(opcodes: frozenset[str]) -> re.Pattern[bytes]:
+    return re.compile(b"|".join(re.escape(b"\x12" + bytes([len(op)]) + op.encode()) for op in sorted(opcodes)))
+
+
+_WORK_BYTES = _opcode_bytes(_FUSED_OPCODES)
+#: A module whose bytes hold no opcode with FLOPs of its own has no row: it is not walked (most modules of a
+#: capture are small element-wise programs: ``jit__normal``, ``jit_convert_element_type``...).
+_MODULE_WORK_BYTES = _opcode_bytes(_WORK_OPCODES)
 
 
 class HloReadError(ValueError):
@@ -413,12 +422,16 @@ def module_flops(raw: bytes, fallback_name: str = "") -> ModuleFlops:
     """The FLOP rows of one ``Hlo Proto``: each instruction of the executed program that does matmul/conv/attention
     work, a fusion standing for the dots inside it.  :class:`HloReadError` for a corrupt proto."""
     msg = parse_module(raw, skim=True)
-    prog = _Program(msg)
     out = ModuleFlops(module=msg.name or fallback_name)
+    if _MODULE_WORK_BYTES.search(raw) is None:
+        return out
+    prog = _Program(msg)
     rows: dict[str, FlopRow] = {}
     try:
         for comp, reps in _executed(prog, out):
             for inst in comp.instructions:
+                if inst.opcode not in _ROW_OPCODES:
+                    continue
                 row = _row(prog, comp, inst)
                 if row is None:
                     continue

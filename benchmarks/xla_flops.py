@@ -74,15 +74,15 @@ def stock(path: str, executions: int) -> tuple[float | None, dict[str, float]]:
 
 def read_cost(path: str, reps: int) -> tuple[float, float]:
     """(ms with the HLO step, ms without): CPU time of read_trace, min over ``reps`` interleaved runs."""
-    real = adapter.flop_ops_of
+    real = adapter.hlo_work
     with_, without = [], []
     for _ in range(reps):
         for stub, out in ((False, with_), (True, without)):
-            adapter.flop_ops_of = (lambda meta: (None, None)) if stub else real
+            adapter.hlo_work = (lambda meta: (None, None, {})) if stub else real
             t = time.process_time()
             adapter.read_trace(path)
             out.append(time.process_time() - t)
-    adapter.flop_ops_of = real
+    adapter.hlo_work = real
     return min(with_) * 1e3, min(without) * 1e3
 
 

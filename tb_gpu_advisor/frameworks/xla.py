@@ -255,3 +255,21 @@ def _key_seq_dims(k: Dims, cfg: dict) -> Dims:
     if bwd is not None:
         return bwd[1]
     return _BTNH_SEQ if len(k) == 4 else ()
+
+
+# ---------------------------------------------------------------------------------------------- collectives in HLO
+
+#: Collective opcodes (and their async ``-start`` halves) whose message the operand shapes give; the ``-done``
+#: halves carry none.  What one rank sends in: its operand(s), as PyTorch's ``In msg nelems`` counts it.
+HLO_COLLECTIVES = frozenset({
+    "all-reduce", "all-reduce-start", "all-gather", "all-gather-start", "reduce-scatter", "all-to-all",
+    "collective-permute", "collective-permute-start",
+})
+#: Collectives whose first operand alone is the message (the in-place forms add output buffers and offsets).
+_FIRST_OPERAND_ONLY = frozenset({"collective-permute", "collective-permute-start"})
+
+
+def collective_operands(opcode: str, n_operands: int) -> int:
+    """How many of a collective's operands make its message (all of a variadic all-reduce's, the first of a
+    collective-permute's)."""
+    return min(n_operands, 1) if opcode in _FIRST_OPERAND_ONLY else n_operands

@@ -17,7 +17,7 @@ import pytest
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.formats.xplane import hlo
-from tb_gpu_advisor.formats.xplane.adapter import flop_ops_of, read_trace
+from tb_gpu_advisor.formats.xplane.adapter import flop_ops_of, hlo_work, read_trace
 from tb_gpu_advisor.formats.xplane.reader import parse_timeline
 from tb_gpu_advisor.model.trace import FLOP_KINDS
 from tests.support.hlo_module import Module, dot_dims, json_dims, metadata_space, shape, tuple_shape
@@ -98,14 +98,14 @@ EXPECTED = {
 
 
 def test_a_hand_written_module_gives_the_flops_worked_out_on_paper():
-    got = hlo.module_flops(_module().encode())
+    got = hlo.module_work(_module().encode())
     assert got.module == "jit_step"
     assert {r.op_name: (r.flops, r.repeats, r.kind) for r in got.rows} == EXPECTED
     assert got.unknown_loops == 1
 
 
 def test_bytes_and_precision_of_a_row():
-    rows = {r.op_name: r for r in hlo.module_flops(_module().encode()).rows}
+    rows = {r.op_name: r for r in hlo.module_work(_module().encode()).rows}
     # operands and result once each; the cuBLAS workspace (the s8 tuple element) is no traffic of the product
     assert rows["cublas-lt-matmul.1"].bytes == 2 * (64 * 128 + 128 * 256 + 64 * 256)
     assert rows["gemm_fusion_dot.1"].bytes == 2 * (8 * 64 * 32 + 8 * 32 * 16 + 8 * 64 * 16)
@@ -158,7 +158,7 @@ def _missing_operand() -> bytes:
                                  b"\x0a\x02\x0a\x00"], ids=["garbage", "empty", "cycle", "dimension", "operand", "no-comps"])
 def test_a_hostile_hlo_proto_is_a_read_error(raw):
     with pytest.raises(hlo.HloReadError):
-        hlo.module_flops(raw)
+        hlo.module_work(raw)
 
 
 def test_a_hostile_module_is_skipped_and_named_the_others_are_counted():
@@ -232,3 +232,47 @@ def test_a_tensorflow_capture_without_hlo_says_why():
     t = read_trace(str(V100_TF))
     assert t.flop_ops is None
     assert "Hlo Proto" in t.flops_note
+
+
+# ---------------------------------------------------------------------------------------------- collectives
+
+def _collectives() -> Module:
+    m = Module("jit_sharded")
+    e = m.computation("main")
+    rg = hlo.message_class("ReplicaGroup")
+    dl = hlo.message_class("CollectiveDeviceListProto")
+    a = e.param("a", shape("f32", 1024))
+    e.add("all-reduce.1", "all-reduce", shape("f32", 1024), (a,),
+          collective_device_list=dl(replica_groups=[rg(replica_ids=[0, 1, 2, 3]), rg(replica_ids=[4, 5, 6, 7])]))
+    b = e.param("b", shape("bf16", 256, 128))
+    e.add("all-gather-start.1", "all-gather-start", tuple_shape(shape("bf16", 256, 128), shape("bf16", 2048, 128)), (b,),
+          replica_groups=[rg(replica_ids=list(range(8)))])
+    c = e.param("c", shape("f32", 64, 64))
+    iota = hlo.message_class("IotaReplicaGroupListProto")(num_replica_groups=2, num_devices_per_group=4)
+    e.add("reduce-scatter.1", "reduce-scatter", shape("f32", 16, 64), (c,), collective_device_list=dl(iota_replica_group_list=iota))
+    x, y = e.param("x", shape("f32", 16)), e.param("y", shape("f32", 16))
+    e.add("all-to-all.1", "all-to-all", tuple_shape(shape("f32", 16), shape("f32", 16)), (x, y))
+    st = hlo.message_class("SourceTarget")
+    p = e.param("p", shape("bf16", 8, 8))
+    e.add("collective-permute-start.1", "collective-permute-start", tuple_shape(shape("bf16", 8, 8), shape("bf16", 8, 8)),
+          (p, p), source_target_pairs=[st(source=i, target=(i + 1) % 4) for i in range(4)])
+    e.add("all-reduce-done.1", "all-reduce-done", shape("f32", 1024), ())
+    return m
+
+
+def test_collective_messages_and_group_sizes():
+    got = hlo.module_work(_collectives().encode())
+    assert got.rows == []
+    assert got.collectives == {
+        "all-reduce.1": (1024 * 4, 4),  # replica groups of the device list
+        "all-gather-start.1": (256 * 128 * 2, 8),  # one rank's shard; the deprecated replica_groups field
+        "reduce-scatter.1": (64 * 64 * 4, 4),  # an iota device list
+        "all-to-all.1": (2 * 16 * 4, -1),  # two operands; no groups: all devices, how many the module does not say
+        "collective-permute-start.1": (8 * 8 * 2, 4),  # the first operand; the devices of the pairs
+    }
+
+
+def test_the_trace_keys_collectives_like_the_kernels():
+    tl = parse_timeline(metadata_space({"jit_sharded(5)": _collectives().encode()}))
+    _, _, coll = hlo_work(tl.plane("/host:metadata"))
+    assert coll["jit_sharded/all-reduce.1"] == (4096, 4)

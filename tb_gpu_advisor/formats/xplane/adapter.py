@@ -87,7 +87,7 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
     span = (min(s for s, _ in spans), max(e for _, e in spans)) if spans else None
     allocator = _allocator(tl)  # before the host lines' stats go with their columns
     meta = tl.plane("/host:metadata")
-    flop_ops, flops_note = flop_ops_of(meta)
+    flop_ops, flops_note, xla_collectives = hlo_work(meta)
     h = host_events(tl, release)
     if release:  # the host lines' columns just freed, before the device tables are built on top (see memory.py)
         release_free_heap()
@@ -96,7 +96,7 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
         format="xplane", host=tl.host, path=tl.path, size_bytes=tl.size_bytes, h=h, devices=devs, num_events=num_events,
         span_ps=span, capture_ms=_capture_ms(tl), gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
-        xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note,
+        xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
     )
 
 
@@ -106,9 +106,20 @@ _NO_HLO = ("the capture holds no compiled XLA program (no `Hlo Proto` on its /ho
            "from the HLO of XLA modules (JAX, TensorFlow with jit_compile=True)")
 
 
+#: ``<module>/<collective op>`` -> (bytes of one rank's message, group size or -1), from the HLO
+XlaCollectives = dict[str, tuple[int, int]]
+
+
 def flop_ops_of(meta: Plane | None) -> tuple[FlopOps | None, str | None]:
     """The matmul/conv/attention rows of every module's HLO on the ``/host:metadata`` plane, and a note on what is
-    missing or uncertain; (None, why) where no module has an HLO.
+    missing or uncertain; (None, why) where no module has an HLO.  See :func:`hlo_work`."""
+    fo, note, _ = hlo_work(meta)
+    return fo, note
+
+
+def hlo_work(meta: Plane | None) -> tuple[FlopOps | None, str | None, XlaCollectives]:
+    """What every module's HLO on the ``/host:metadata`` plane says: the FLOP rows, a note on what they miss or
+    guess ((None, why) where no module has an HLO), and the collectives' messages.
 
     A module whose ``Hlo Proto`` cannot be read is skipped and named in the note: the rest of the file is still
     analysed.  Kernels name their module (``hlo_module``), not the compiled program: where one name was compiled
@@ -116,25 +127,26 @@ def flop_ops_of(meta: Plane | None) -> tuple[FlopOps | None, str | None]:
     """
     blobs = meta.metadata_blobs(HLO_PROTO_STAT) if meta is not None else []
     if not blobs:
-        return None, _NO_HLO
-    by_name: dict[str, list[hlo.ModuleFlops]] = {}
+        return None, _NO_HLO, {}
+    by_name: dict[str, list[hlo.ModuleWork]] = {}
     bad: list[str] = []
     for idx, raw in blobs:
         event = meta.event_names[idx]
         try:
-            m = hlo.module_flops(raw, fallback_name=event.split("(", 1)[0])
+            m = hlo.module_work(raw, fallback_name=event.split("(", 1)[0])
         except hlo.HloReadError as e:
             bad.append(f"{event} ({e})")
             continue
         by_name.setdefault(m.module, []).append(m)
     if not by_name:
-        return None, f"no `Hlo Proto` in the capture could be read: {'; '.join(bad[:3])}"
+        return None, f"no `Hlo Proto` in the capture could be read: {'; '.join(bad[:3])}", {}
     modules = [ms[-1] for ms in by_name.values()]
     notes = _flop_notes(by_name, modules, bad)
-    return _flop_table(modules), ("; ".join(notes) if notes else None)
+    collectives = {f"{m.module}/{op}": msg for m in modules for op, msg in m.collectives.items()}
+    return _flop_table(modules), ("; ".join(notes) if notes else None), collectives
 
 
-def _flop_notes(by_name: dict[str, list[hlo.ModuleFlops]], modules: list[hlo.ModuleFlops], bad: list[str]) -> list[str]:
+def _flop_notes(by_name: dict[str, list[hlo.ModuleWork]], modules: list[hlo.ModuleWork], bad: list[str]) -> list[str]:
     """What the FLOP rows of the HLO leave out or guess, in words."""
     notes = []
     if not any(m.rows for m in modules):
@@ -153,7 +165,7 @@ def _flop_notes(by_name: dict[str, list[hlo.ModuleFlops]], modules: list[hlo.Mod
     return notes
 
 
-def _flop_table(modules: list[hlo.ModuleFlops]) -> FlopOps:
+def _flop_table(modules: list[hlo.ModuleWork]) -> FlopOps:
     """The neutral FLOP table of the modules' rows (``source="hlo"``)."""
     rows = [(m.module, r) for m in modules for r in m.rows]
     kinds = {k: i for i, k in enumerate(FLOP_KINDS)}

@@ -125,9 +125,9 @@ def _opcode_bytes(opcodes: frozenset[str]) -> re.Pattern[bytes]:
 
 
 _WORK_BYTES = _opcode_bytes(_FUSED_OPCODES)
-#: A module whose bytes hold no opcode with FLOPs of its own has no row: it is not walked (most modules of a
-#: capture are small element-wise programs: ``jit__normal``, ``jit_convert_element_type``...).
-_MODULE_WORK_BYTES = _opcode_bytes(_WORK_OPCODES)
+#: A module whose bytes hold no opcode with FLOPs of its own nor a collective has nothing to read: it is not walked
+#: (most modules of a capture are small element-wise programs: ``jit__normal``, ``jit_convert_element_type``...).
+_MODULE_WORK_BYTES = _opcode_bytes(_WORK_OPCODES | xla.HLO_COLLECTIVES)
 
 
 class HloReadError(ValueError):
@@ -250,12 +250,14 @@ class FlopRow:
 
 
 @dataclass
-class ModuleFlops:
-    """The FLOP rows of one compiled module."""
+class ModuleWork:
+    """The FLOP rows and collective messages of one compiled module."""
 
     module: str  # as the kernels' ``hlo_module`` stat names it
     rows: list[FlopRow] = field(default_factory=list)
     unknown_loops: int = 0  # while loops with work inside whose trip count XLA did not prove: counted once
+    #: collective instruction name -> (bytes of one rank's message, group size or -1)
+    collectives: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -418,11 +420,12 @@ def _custom_call_work(inst: Any, ops: list[Any], kind: str) -> _Work:
     return _Work(flops, "matmul", a[0].dtype, f"{target} {a[0].text()}x{a[1].dims_text()}")
 
 
-def module_flops(raw: bytes, fallback_name: str = "") -> ModuleFlops:
-    """The FLOP rows of one ``Hlo Proto``: each instruction of the executed program that does matmul/conv/attention
-    work, a fusion standing for the dots inside it.  :class:`HloReadError` for a corrupt proto."""
+def module_work(raw: bytes, fallback_name: str = "") -> ModuleWork:
+    """The FLOP rows of one ``Hlo Proto`` -- each instruction of the executed program that does matmul/conv/attention
+    work, a fusion standing for the dots inside it -- and its collectives' messages.  :class:`HloReadError` for a
+    corrupt proto."""
     msg = parse_module(raw, skim=True)
-    out = ModuleFlops(module=msg.name or fallback_name)
+    out = ModuleWork(module=msg.name or fallback_name)
     if _MODULE_WORK_BYTES.search(raw) is None:
         return out
     prog = _Program(msg)
@@ -430,7 +433,10 @@ def module_flops(raw: bytes, fallback_name: str = "") -> ModuleFlops:
     try:
         for comp, reps in _executed(prog, out):
             for inst in comp.instructions:
-                if inst.opcode not in _ROW_OPCODES:
+                op = inst.opcode
+                if op not in _ROW_OPCODES:
+                    if op in xla.HLO_COLLECTIVES:
+                        out.collectives[inst.name] = _collective(prog, comp, inst)
                     continue
                 row = _row(prog, comp, inst)
                 if row is None:
@@ -446,7 +452,7 @@ def module_flops(raw: bytes, fallback_name: str = "") -> ModuleFlops:
     return out
 
 
-def _executed(prog: _Program, out: ModuleFlops) -> Iterator[tuple[Any, int]]:
+def _executed(prog: _Program, out: ModuleWork) -> Iterator[tuple[Any, int]]:
     """(computation, runs per module execution) of every computation the program executes outside fusions:
     the entry, ``while`` bodies and conditions (times the known trip count; once, counted in
     ``out.unknown_loops``, where XLA proved none), and what calls, conditionals and async starts call."""
@@ -478,6 +484,29 @@ def _has_work(prog: _Program, comps: list[Any]) -> bool:
             if inst.opcode == xla.HLO_FUSION and prog.fused_work_of(inst):
                 return True
     return False
+
+
+def _collective(prog: _Program, comp: Any, inst: Any) -> tuple[int, int]:
+    """(bytes of one rank's message, group size or -1) of a collective: its operands' bytes (the first alone for a
+    collective-permute); the size of its replica groups (``collective_device_list``, else the deprecated
+    ``replica_groups``), or for a collective-permute the devices its source-target pairs name; -1 where the
+    groups are empty (all devices: the module does not say how many)."""
+    ops = prog.operands(comp, inst)
+    msg = sum(shape_bytes(o.shape) for o in ops[: xla.collective_operands(inst.opcode, len(ops))])
+    return msg, _group_size(inst)
+
+
+def _group_size(inst: Any) -> int:
+    dl = inst.collective_device_list
+    if dl.HasField("iota_replica_group_list") and dl.iota_replica_group_list.num_devices_per_group > 0:
+        return int(dl.iota_replica_group_list.num_devices_per_group)
+    groups = dl.replica_groups or inst.replica_groups
+    if groups and groups[0].replica_ids:
+        return len(groups[0].replica_ids)
+    pairs = inst.source_target_pairs
+    if pairs:
+        return len({p.source for p in pairs} | {p.target for p in pairs})
+    return -1
 
 
 def _row(prog: _Program, comp: Any, inst: Any) -> FlopRow | None:

@@ -223,6 +223,9 @@ class Trace:
     flop_ops: FlopOps | None = None
     #: why ``flop_ops`` is None or incomplete, in words a user can act on ("record_shapes=False" ...)
     flops_note: str | None = None
+    #: XLA collectives from the modules' HLO, keyed like the FLOP rows' kernels (``<module>/<op>``, the op text of
+    #: their kernels without ``:<type>``) -> (bytes of one rank's message, group size or -1)
+    xla_collectives: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.real_checks import REAL_TORCH_SET, load_truth, our_report
+from tests.support.real_checks import REAL_JAX_SET, REAL_TORCH_SET, load_truth, our_report
 
 REL = 0.10
-SETS = [s for s in (REAL_TORCH_SET,) if (s / "TRUTH.json").is_file()]
+SETS = [s for s in (REAL_TORCH_SET, REAL_JAX_SET) if (s / "TRUTH.json").is_file()]
 if not SETS:
     pytest.skip("real H100 sets not found beside the repo (../shared/profiles)", allow_module_level=True)
 

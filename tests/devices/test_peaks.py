@@ -149,6 +149,7 @@ def test_dtype_support_agrees_with_the_vendor_modules():
     ("Tesla V100-PCIE-32GB", "V100 PCIe"), ("Tesla V100S-PCIE-32GB", "V100S PCIe"), ("Tesla T4", "T4"),
     ("NVIDIA L4", "L4"), ("NVIDIA L40S", "L40S"), ("NVIDIA A10", "A10"),
     ("AMD Instinct MI300X", "MI300X"), ("AMD Instinct MI300X VF", "MI300X"), ("AMD Instinct MI325X", "MI325X"),
+    ("AMD Instinct MI300A", "MI300A"),
     ("AMD Instinct MI250X", "MI250X"), ("AMD Instinct MI250", "MI250"), ("AMD Instinct MI210", "MI210"),
     ("AMD Instinct MI100", "MI100"),
     # look-alikes that are other GPUs

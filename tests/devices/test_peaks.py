@@ -80,6 +80,13 @@ def test_no_estimate_without_clock_or_generation():
     assert peak_flops(None, None, P_BF16, sm_count=100, clock_hz=1.5e9) is None
 
 
+def test_malformed_compute_capability_says_nothing():
+    for cc in ([9, 0], (9,), ("9", "0"), 9.0):
+        peak = peak_flops("NVIDIA H20", cc, P_BF16, sm_count=100, clock_hz=1.5e9)
+        assert (peak.value if peak else None) == (100 * 1.5e9 * 4096 if cc == [9, 0] else None)
+    assert peak_flops("AMD", ("x", 4), P_FP16, sm_count=304) is None
+
+
 def test_other_and_unknown_precision_have_no_peak():
     for p in (P_OTHER, P_UNKNOWN, 99):
         assert peak_flops("NVIDIA H100 80GB HBM3", (9, 0), p) is None

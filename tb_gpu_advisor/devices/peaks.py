@@ -194,6 +194,9 @@ MODELS: tuple[Model, ...] = (
           sm_count=304, boost_hz=2100e6),
     Model("MI325X", _re(r"MI325X"), None, "CDNA3", _MI300_T, 6.0 * _TB, "AMD Instinct MI325X datasheet",
           sm_count=304, boost_hz=2100e6),
+    Model("MI300A", _re(r"MI300A"), None, "CDNA3",
+          _t(fp64=122.6, fp32=122.6, tf32=490.3, fp16=980.6, bf16=980.6, fp8=1961.2, int8=1961.2), 5.3 * _TB,
+          "AMD Instinct MI300A datasheet", sm_count=228, boost_hz=2100e6),
     Model("MI250X", _re(r"MI250"), _re(r"MI250X(?!/MI250)"), "CDNA2",
           _t(fp64=95.7, fp32=95.7, fp16=383, bf16=383, int8=383), 3.2768 * _TB,
           "AMD Instinct MI250X datasheet (per OAM module)", sm_count=110, boost_hz=1700e6, devices=2),
@@ -213,8 +216,9 @@ _GENERIC = re.compile(r"\s*(?:AMD|Advanced Micro Devices(?:, Inc\.)?|(?:AMD )?Ra
 def generation(gpu_name: str | None, cc: tuple[int, int] | None) -> Generation | None:
     """The GPU's generation: AMD's by GFX architecture (product name first), NVIDIA's by compute capability."""
     if amd.is_device(gpu_name):
-        return GENERATIONS.get(AMD_GENERATION.get(amd.arch(gpu_name, _cc_text(cc)), ""))
-    return GENERATIONS.get(NVIDIA_GENERATION.get(cc, "")) if cc is not None else None
+        return GENERATIONS.get(AMD_GENERATION.get(amd.arch(gpu_name, _cc_text(cc)) or "", ""))
+    key = _cc_key(cc)
+    return GENERATIONS.get(NVIDIA_GENERATION.get(key, "")) if key is not None else None
 
 
 def peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, precision: int, *, sm_count: int | None = None,
@@ -358,5 +362,13 @@ def _positive(v: float | None) -> float | None:
     return v if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 else None
 
 
-def _cc_text(cc: tuple[int, int] | None) -> str | None:
-    return f"{cc[0]}.{cc[1]}" if cc is not None else None
+def _cc_key(cc: object) -> tuple[int, int] | None:
+    """``(major, minor)`` of a compute capability given as a pair of ints, else None (a malformed one says nothing)."""
+    if isinstance(cc, (tuple, list)) and len(cc) == 2 and all(type(v) is int for v in cc):
+        return cc[0], cc[1]
+    return None
+
+
+def _cc_text(cc: object) -> str | None:
+    key = _cc_key(cc)
+    return f"{key[0]}.{key[1]}" if key is not None else None

@@ -80,6 +80,13 @@ def test_no_estimate_without_clock_or_generation():
     assert peak_flops(None, None, P_BF16, sm_count=100, clock_hz=1.5e9) is None
 
 
+def test_malformed_compute_capability_says_nothing():
+    for cc in ([9, 0], (9,), ("9", "0"), 9.0):
+        peak = peak_flops("NVIDIA H20", cc, P_BF16, sm_count=100, clock_hz=1.5e9)
+        assert (peak.value if peak else None) == (100 * 1.5e9 * 4096 if cc == [9, 0] else None)
+    assert peak_flops("AMD", ("x", 4), P_FP16, sm_count=304) is None
+
+
 def test_other_and_unknown_precision_have_no_peak():
     for p in (P_OTHER, P_UNKNOWN, 99):
         assert peak_flops("NVIDIA H100 80GB HBM3", (9, 0), p) is None
@@ -149,6 +156,7 @@ def test_dtype_support_agrees_with_the_vendor_modules():
     ("Tesla V100-PCIE-32GB", "V100 PCIe"), ("Tesla V100S-PCIE-32GB", "V100S PCIe"), ("Tesla T4", "T4"),
     ("NVIDIA L4", "L4"), ("NVIDIA L40S", "L40S"), ("NVIDIA A10", "A10"),
     ("AMD Instinct MI300X", "MI300X"), ("AMD Instinct MI300X VF", "MI300X"), ("AMD Instinct MI325X", "MI325X"),
+    ("AMD Instinct MI300A", "MI300A"),
     ("AMD Instinct MI250X", "MI250X"), ("AMD Instinct MI250", "MI250"), ("AMD Instinct MI210", "MI210"),
     ("AMD Instinct MI100", "MI100"),
     # look-alikes that are other GPUs

@@ -47,8 +47,9 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     traced = _per_step(ctx, fo, rows) / len(active) if fo is not None else None
     dtype = _dtype(ctx, fo, rows)
     peak = devices.peak_flops(info.name, info.compute_capability, dtype, sm_count=info.sm_count,
-                              clock_hz=getattr(info, "clock_hz", None)) if dtype is not None else None
-    bw = devices.memory_bandwidth(info.name, info.compute_capability, measured=info.memory_bandwidth)
+                              clock_hz=info.clock_hz) if dtype is not None else None
+    bw = devices.memory_bandwidth(info.name, info.compute_capability, measured=info.memory_bandwidth,
+                                  sm_count=info.sm_count, clock_hz=info.clock_hz)
     out = Flops(step_ms=step_ms, user_flops_per_step=user, dtype=devices.PRECISIONS[dtype] if dtype is not None else None,
                 peak_flops=peak.value if peak else None, peak_source=peak.source if peak else None,
                 memory_bandwidth=bw.value if bw else None, bandwidth_source=bw.source if bw else None,
@@ -236,7 +237,7 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops, gpus: i
             calls = a["gemm_kernels"] or a["kernels"]
         prec = _kernel_precision(a["prec"], int(fo.precision[r]))
         peak = devices.peak_flops(info.name, info.compute_capability, prec, sm_count=info.sm_count,
-                                  clock_hz=getattr(info, "clock_hz", None))
+                                  clock_hz=info.clock_hz)
         items.append(_roofline(lab, int(fo.kind[r]), prec, calls / n, float(fo.flops[r]), float(fo.bytes[r]),
                                a["ms"] / n, peak.value if peak else None, out.memory_bandwidth))
     items.sort(key=lambda x: -x.ms_per_step)

@@ -608,6 +608,8 @@ class HostMetrics:
     syncs: HostSyncs = field(default_factory=HostSyncs)
     comm: Communication = field(default_factory=Communication)
     flops: Flops = field(default_factory=Flops)
+    #: fixes the trace shows in use (``Framework.applied_markers``): evidence id -> what shows it, in words
+    applied: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

@@ -11,6 +11,8 @@ Saving: 32-bit part × (1 - 1/mixed_precision.speedup) + 16-bit part ×
 
 from __future__ import annotations
 
+import re
+
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
@@ -55,9 +57,12 @@ def check(m: HostMetrics) -> list[Finding]:
     pad = action("Keep GEMM/conv dimensions (batch, units, channels, vocabulary) multiples of 8 (16 for int8) so "
                  "Tensor Core kernels are picked.", "units = ((units + 7) // 8) * 8")
     ampere = any(devices.has_tf32(g.name, compute_capability(g)) for g in yes)
-    acts = ctx.fw.fix(f"{ID}:{dtype}") + [pad] + (ctx.fw.extra(f"{ID}:tf32") if ampere else [])
-    if t16 > t32:
-        acts[0], acts[1] = acts[1], acts[0]
+    # fixes in the order they apply to this run: the one-line TF32 switch first for fp32 GEMMs on Ampere and newer,
+    # padding first for 16-bit fallbacks, convolution layouts only where there are convolutions
+    tf32 = ctx.fw.extra(f"{ID}:tf32") if ampere and t32 >= t16 else []
+    conv = ctx.fw.extra(f"{ID}:conv") if _has_convolutions(m) else []
+    main = ctx.fw.fix(f"{ID}:{dtype}")
+    acts = tf32 + main + conv + [pad] if t32 >= t16 else [pad] + main + conv
     return [finding(
         ctx, ID, sev,
         f"{pct(share)} of device compute time ({ms(t_ms)} per step, {count(len(bad))} kernels) is in "
@@ -75,3 +80,11 @@ def check(m: HostMetrics) -> list[Finding]:
                                                                       "total ms", "avg us"], rows)],
         actions=acts,
     )]
+
+
+_CONV = re.compile(r"conv|fprop|dgrad|wgrad", re.I)
+
+
+def _has_convolutions(m: HostMetrics) -> bool:
+    """The run has convolution kernels (by their op or their cuDNN / MIOpen name): layout fixes apply to it."""
+    return any(_CONV.search(s.op_type or "") or _CONV.search(s.name[:200]) for s in m.kernels if s.tc_eligible)

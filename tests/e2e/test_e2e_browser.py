@@ -811,13 +811,13 @@ def test_mfu_card_and_roofline_chart(gemm_url, page, shots):
     assert card["display"] in shown.inner_text() and card["status"] == "critical"
     assert frame.locator(".finding").first.get_attribute("data-rule") == "mfu_low"
     host = frame.locator("details.host").first
-    host.locator("summary").click()
+    host.locator("summary").first.click()
     chart = host.locator("svg.roofline")
     chart.scroll_into_view_if_needed()
     dots = chart.locator("circle.gemm")
     assert dots.count() == 1 and "gemm-low" in dots.first.get_attribute("class")
     row = report["hosts"][0]["roofline"]["rows"][0]
-    assert f"{row[8] * 100:.1f}% of its roofline" in dots.first.locator("title").inner_text()
+    assert f"{row[8] * 100:.1f}% of its roofline" in dots.first.locator("title").text_content()
     assert chart.locator("polyline.roof").count() == 1
     page.screenshot(path=os.path.join(shots, "roofline.png"))
     assert not page.errors, page.errors

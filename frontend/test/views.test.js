@@ -300,3 +300,13 @@ test("a healthy run's 'healthy' finding is the verdict, not finding #1; n/a card
   assert.match(na.textContent, new RegExp(`Not applicable to this capture: ${cards[0].label}`));
   assert.equal(na.querySelector("span").getAttribute("title"), "JAX has no op placement");
 });
+
+test("skippedNote names every entry the walk left out, with why; nothing when nothing was", () => {
+  assert.equal(views.skippedNote([]), null);
+  const note = views.skippedNote([{ path: "runC", reason: "a symlink to a place outside the logdir: not read" },
+    { path: "runA/config.json", reason: "JSON without traceEvents: not a trace" }]);
+  assert.equal(note.querySelector("summary").textContent, "2 entries of the logdir left out");
+  const items = [...note.querySelectorAll("li")].map((li) => li.textContent);
+  assert.deepEqual(items, ["runC: a symlink to a place outside the logdir: not read",
+    "runA/config.json: JSON without traceEvents: not a trace"]);
+});

@@ -143,6 +143,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         sessions = select_sessions(args.logdir, args.run, args.session, args.host)
         if getattr(args, "list", False):
             stdout.write(list_sessions(args.logdir, args.run))
+            print_skipped(_skipped(args.logdir), stderr, "report")
             return 0
         reports = [_analyze(s, hosts, args, stderr) for s, hosts in sessions]
     except InputError as e:
@@ -159,7 +160,23 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         stdout.flush()
     for line in host_errors(reports):
         print(f"tb-gpu-advisor report: error: {line}", file=stderr)
+    print_skipped(_skipped(args.logdir), stderr, "report")
     return exit_code(reports, args.fail_on)
+
+
+def print_skipped(skips: list[tuple[str, str]], out: TextIO, who: str) -> None:
+    """What discovery left out of the logdir, with why (symlinks leaving it, JSON files that are no trace): never
+    silently."""
+    if not skips:
+        return
+    print(f"{who}: skipped {len(skips)} entr{'y' if len(skips) == 1 else 'ies'} of the logdir:", file=out)
+    for rel, why in skips:
+        print(f"    {rel}: {why}", file=out)
+
+
+def _skipped(logdir: str) -> list[tuple[str, str]]:
+    """What discovery left out of a logdir folder (nothing for a single file given on the command line)."""
+    return discovery.skipped(logdir) if os.path.isdir(fsio.local_path(logdir)) else []
 
 
 def list_sessions(logdir: str, run: str | None = None) -> str:
@@ -248,7 +265,9 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
                              "to LOGDIR/plugins/profile/<session>/, run '.'), or point LOGDIR at the folder "
                              "above the runs.")
         layouts = {f.id: f.layout.expected for f in formats.REGISTRY.values()}
-        raise InputError(f"no GPU profiles found in {logdir}.\n{how_to_capture(layouts)}")
+        skips = discovery.skipped(logdir, limit=10)
+        left = ("\nLeft out: " + "; ".join(f"{rel} ({why})" for rel, why in skips) + ".") if skips else ""
+        raise InputError(f"no GPU profiles found in {logdir}.{left}\n{how_to_capture(layouts)}")
     runs = sorted({s.run for s in found})
     if run is not None:
         run = run.rstrip("/") or "."

@@ -111,6 +111,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         self._discovery_ttl_s = ttl if fsio.is_remote(self._logdir) else 0.0
         self._clock = clock
         self._listing: tuple[float, list] | None = None
+        self._skips: tuple[float, list[dict[str, str]]] | None = None
         self._listing_lock = threading.Lock()
         self._host_jobs = max(1, int(host_jobs))
         # The real analysis reads files (``analyzer`` is None): wait for them to settle, and run it in a
@@ -166,7 +167,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         sessions = self._sessions()
         # has_gpu per session (True/False/None = unknown): the tab opens on the newest with GPU activity
         body = {"logdir_set": bool(self._logdir), "runs": _runs_listing(sessions, gpu_probe.session_activity(sessions)),
-                "frameworks": _frameworks_listing()}
+                "frameworks": _frameworks_listing(), "skipped": self._skipped()}
         return _respond_json(request, body)
 
     @wrappers.Request.application
@@ -257,6 +258,17 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             sessions = list(discovery.discover(self._logdir))
             self._listing = (self._clock(), sessions)
             return list(sessions)
+
+    def _skipped(self) -> list[dict[str, str]]:
+        """What discovery left out of the logdir, with why (symlinks leaving it, JSON that is no trace), refreshed
+        with the listing: the tab names them instead of hiding them."""
+        if not self._logdir:
+            return []
+        with self._listing_lock:
+            now = self._clock()
+            if self._skips is None or now - self._skips[0] >= max(self._discovery_ttl_s, 0):
+                self._skips = (now, [{"path": rel, "reason": why} for rel, why in discovery.skipped(self._logdir)])
+            return list(self._skips[1])
 
     def _compute(self, session: Any, host_files: list, progress: Callable) -> str:
         """Runs in a worker thread: the analysis entry point (in limited child processes unless disabled)."""

@@ -82,6 +82,7 @@ class App {
     const runsChanged = text !== this.runsText;
     this.runs = listing.runs;
     this.frameworks = listing.frameworks || [];
+    this.skipped = listing.skipped || [];
     this.runsText = text;
     if (!listing.logdir_set) return this.showMessage("no-logdir");
     if (!this.runs.length) return this.showMessage("no-profiles");
@@ -95,7 +96,7 @@ class App {
 
   renderPickers(sel, cmp = this.cmp) {
     replaceChildren(this.pickersEl, views.pickers(this.runs, sel, (next) => this.select(next)),
-      diffViews.comparePicker(this.runs, sel, cmp, (c) => this.compare(c)));
+      diffViews.comparePicker(this.runs, sel, cmp, (c) => this.compare(c)), views.skippedNote(this.skipped));
   }
 
   select(next) {
@@ -256,7 +257,8 @@ class App {
     this.setExport(false);
     replaceChildren(this.pickersEl);
     replaceChildren(this.statusEl);
-    replaceChildren(this.reportEl, views.messageView(kind, detail, this.frameworks));
+    replaceChildren(this.reportEl, views.messageView(kind, detail, this.frameworks),
+      kind === "no-profiles" ? views.skippedNote(this.skipped) : null);
     this.reportEl.setAttribute("aria-busy", "false");
     this.doc.body.dataset.state = kind;
   }

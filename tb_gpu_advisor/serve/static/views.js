@@ -43,6 +43,18 @@ export function pickers(runs, sel, onSelect) {
   ];
 }
 
+/**
+ * What discovery left out of the logdir (symlinks leaving it, JSON files that are no trace), one short line beside
+ * the pickers with every path and reason on hover and in the list: never silently.
+ */
+export function skippedNote(skipped) {
+  if (!skipped || !skipped.length) return null;
+  const n = skipped.length;
+  return h("details", { class: "skipped muted small" },
+    h("summary", {}, `${n} entr${n === 1 ? "y" : "ies"} of the logdir left out`),
+    h("ul", {}, skipped.map((x) => h("li", {}, h("code", {}, x.path), `: ${x.reason}`))));
+}
+
 export function button(label, onClick, attrs = {}) {
   return h("button", { type: "button", onClick, ...attrs }, label);
 }

@@ -123,7 +123,9 @@ def _gpu_rows(gpus: Iterable[GpuSummary]) -> list[list[str]]:
              _num(g.kernel_count), _num(g.collective_calls_per_step, 1), _num(g.launch_skew_ms)] for g in gpus]
 
 
-_GPU_COLS = ["gpu", "name", "cc", "step ms", "busy", "kernels", "AllReduce/step", "skew ms"]
+#: "active": any GPU work (kernels, copies, collectives) over the step -- not "device compute", which counts
+#: only compute kernels (the breakdown and its chart); one word for each, everywhere (issue #21 item 5)
+_GPU_COLS = ["gpu", "name", "cc", "step ms", "active (any GPU work)", "kernels", "AllReduce/step", "skew ms"]
 
 
 # --------------------------------------------------------------------------- text

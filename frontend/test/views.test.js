@@ -310,3 +310,15 @@ test("skippedNote names every entry the walk left out, with why; nothing when no
   assert.deepEqual(items, ["runC: a symlink to a place outside the logdir: not read",
     "runA/config.json: JSON without traceEvents: not a trace"]);
 });
+
+test("tables at 1024 px: numbers never break, long names clamp with the whole name on hover, empty columns go", () => {
+  const long = "void cutlass::Kernel<cutlass_80_tensorop_s16816gemm_relu_bf16_128x128_32x3_nn_align8>(Params)";
+  const t = { title: "Top GPU kernels", columns: ["kernel", "count", "launch latency us"],
+    rows: [[long, 1234567, null], ["short", 2, null]] };
+  const el = views.tableView(t);
+  assert.deepEqual([...el.querySelectorAll("th")].map((x) => x.textContent), ["kernel", "count"]);
+  const first = el.querySelector("tbody tr").querySelectorAll("td");
+  assert.equal(first[0].getAttribute("title"), long);
+  assert.equal(first[0].className, "name");
+  assert.equal(first[1].className, "num");
+});

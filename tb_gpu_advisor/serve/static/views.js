@@ -162,12 +162,21 @@ export function scorecard(metrics) {
 
 /** A report table (report_schema.Table): its own title, columns formatted by their unit (format.columnFormat). */
 export function tableView(t) {
+  // a column no row fills says nothing: it is left out (the JSON keeps it)
+  const keep = t.columns.map((_, i) => t.rows.some((row) => row[i] !== null && row[i] !== undefined && row[i] !== ""));
+  const idx = t.columns.map((_, i) => i).filter((i) => keep[i] || !t.rows.length);
   const cols = t.columns.map((c, i) => columnFormat(c, t.rows.map((row) => row[i])));
+  const td = (v, i) => {
+    const text = (cols[i] || { format: cell }).format(v);
+    if (typeof v === "number") return h("td", { class: "num" }, text);
+    // long names (C++ kernels) clamp to two lines, whole on hover
+    return typeof v === "string" && v.length > 60 ? h("td", { class: "name", title: v }, h("span", {}, text)) : h("td", {}, text);
+  };
   return h("div", { class: "table-wrap" },
     h("table", {},
       h("caption", {}, t.title),
-      h("thead", {}, h("tr", {}, cols.map((c) => h("th", { scope: "col" }, c.title)))),
-      h("tbody", {}, t.rows.map((row) => h("tr", {}, row.map((v, i) => h("td", { class: typeof v === "number" ? "num" : null }, (cols[i] || { format: cell }).format(v))))))));
+      h("thead", {}, h("tr", {}, idx.map((i) => h("th", { scope: "col" }, cols[i].title)))),
+      h("tbody", {}, t.rows.map((row) => h("tr", {}, idx.map((i) => td(row[i], i)))))));
 }
 
 /** Links for one finding: trace viewer at each window, and the stock tools for its host. */

@@ -179,7 +179,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
                  "steady_state": cap.steady_state, "step_time_cv": json_float(cap.step_time_cv), "too_short": cap.too_short, "too_long": cap.too_long,
                  "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
                  "framework": cap.framework, "framework_name": frameworks.get(cap.framework).name,
-                 "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes},
+                 "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes, "time_base": cap.time_base},
         steps={"source": det.source, "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
                "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},
         headline=headline_cards(m, findings),

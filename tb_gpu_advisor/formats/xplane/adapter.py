@@ -21,7 +21,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.memory import release_free_heap
-from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, read_timeline
+from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, narrowest, put_narrow, union_intervals,
@@ -91,10 +91,29 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
     devs = all_device_events(tl, release)
     return Trace(
         format="xplane", host=tl.host, path=tl.path, size_bytes=tl.size_bytes, h=h, devices=devs, num_events=num_events,
-        span_ps=span, capture_ms=_capture_ms(tl), gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
+        span_ps=span, capture_ms=_capture_ms(tl), viewer_zero_ps=viewer_zero_ps(tl), time_base=TIME_BASE,
+        gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
         xla_evidence=_xla_evidence(tl),
     )
+
+
+#: Where an XPlane report's times count from (``Trace.time_base``).
+TIME_BASE = "ms from the capture's start, as the Profile tab's trace viewer shows them"
+
+
+def viewer_zero_ps(tl: Timeline) -> int:
+    """The instant the stock trace viewer shows as 0 ms, on the reader's clock (``Trace.viewer_zero_ps``).
+
+    The stock converter writes each event at its line's ``timestamp_ns`` plus its offset, in int64 ps, with
+    nothing subtracted: the viewer's 0 is the XPlane clock's 0, the capture's start in every profiler-written
+    file (real captures' first events come 7-20 ms after it, TF's 128 ms).  The reader keeps that clock, except
+    in a file whose line timestamps are epoch ns (``time_base_ns``, re-based so ps fit int64); the stock
+    converter's int64 ps wrap there, and the links follow the times it shows.  Where that lands beyond
+    ``MAX_TIME_PS`` (a hostile file), the reader's 0.
+    """
+    shift = (tl.time_base_ns * 1000 + (1 << 63)) % (1 << 64) - (1 << 63)  # the stock converter's int64 ps
+    return -shift if abs(shift) <= MAX_TIME_PS else 0
 
 
 def _finite(v: object) -> int | float | None:

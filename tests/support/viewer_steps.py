@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 Span = tuple[float, float]
+#: windows are rounded to 3 decimals of a ms
+TOL_MS = 0.001
 _GPU = re.compile(r"/device:GPU:(\d+)$")
 _PROFILER_STEP = re.compile(r"^ProfilerStep#(\d+)$")
 #: host step annotations of old (``Operator``) and new (``user_annotation``, ``cpu_op``) PyTorch schemas
@@ -121,3 +123,83 @@ def kineto_steps(doc: dict[str, Any]) -> tuple[dict[int, Span], dict[int, dict[i
         elif e.get("cat") in _HOST_CATS:
             host[step] = _span(e, zero)
     return host, gpu
+
+
+# --------------------------------------------------------------------------- windows against them
+
+
+def hosts(report: dict[str, Any] | list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Every host report of a CLI JSON report (one session's object, or a list of them)."""
+    return [h for r in (report if isinstance(report, list) else [report]) for h in r["hosts"]]
+
+
+def _windows(host: dict[str, Any]) -> list[dict[str, Any]]:
+    """The host's finding windows that name a step."""
+    return [w for f in host["findings"] for w in f["windows"] if w.get("step") is not None]
+
+
+def xplane_steps(path: str) -> dict[str, Any]:
+    """The stock viewer's steps of one capture: its GPUs' ``Steps`` lines and, beside a JAX capture, host markers."""
+    doc = stock_trace_viewer(path)
+    beside = Path(path.removesuffix(".xplane.pb") + ".trace.json.gz")
+    host: dict[int, Span] = {}
+    if beside.is_file():
+        side = load_json(beside)
+        # the profiler's own rendering must be in the viewer's time base for its markers to stand for the viewer's
+        assert abs(first_event_ms(side) - first_event_ms(doc)) < TOL_MS, (path, first_event_ms(side), first_event_ms(doc))
+        host = xplane_host_steps(side)
+    return {"host": host, "gpu": xplane_gpu_steps(doc)}
+
+
+def _kineto_steps(path: str) -> dict[str, Any]:
+    host, gpu = kineto_steps(load_json(path))
+    return {"host": host, "gpu": gpu}
+
+
+def _expected(w: dict[str, Any], steps: dict[str, Any]) -> list[dict[int, Span]]:
+    """The viewer's step tables the window must hold its step in.
+
+    A host-wide window: the host's step markers where the viewer has them, else the step on every GPU's line
+    that has it (a grouped TensorFlow capture: the host-wide step spans them all).  A GPU's window: its line.
+    """
+    n, gpu = w["step"], w.get("gpu")
+    if gpu is not None and n in steps["gpu"].get(gpu, {}):
+        return [steps["gpu"][gpu]]
+    if steps["host"]:
+        return [steps["host"]]
+    return [t for t in steps["gpu"].values() if n in t]
+
+
+def _why_not_held(w: dict[str, Any], table: dict[int, Span]) -> str | None:
+    """Why the window does not hold its step in ``table`` (the viewer's), None when it does."""
+    n, a, b = w["step"], w["start_ms"], w["end_ms"]
+    if n not in table:
+        return f"step {n} is not in the viewer"
+    s, e = table[n]
+    if str(w["label"]).startswith("gap after step"):
+        return None if a - TOL_MS <= e <= b + TOL_MS else f"[{a}, {b}] misses the end of step {n} at {e:.3f}"
+    if a > s + TOL_MS or b < e - TOL_MS:
+        return f"[{a}, {b}] does not hold step {n} at [{s:.3f}, {e:.3f}]"
+    others = [k for k, (s2, e2) in table.items() if k != n and a - TOL_MS <= s2 and e2 <= b + TOL_MS]
+    return f"[{a}, {b}] also holds steps {others}" if others else None
+
+
+def check_windows(report: dict[str, Any], steps_of: dict[str, dict[str, Any]]) -> tuple[int, list[str]]:
+    """(windows checked, failures) of a report whose hosts' files have their viewer steps in ``steps_of``."""
+    checked, bad = 0, []
+    for host in hosts(report):
+        for w in _windows(host):
+            tables = _expected(w, steps_of[host["path"]])
+            if not tables:
+                bad.append(f"{host['host']} {w['label']}: step {w['step']} is not in the viewer")
+            for t in tables:
+                why = _why_not_held(w, t)
+                if why:
+                    bad.append(f"{host['host']} {w['label']}: {why}")
+            checked += 1
+    return checked, bad
+
+
+def viewer_steps(path: str) -> dict[str, Any]:
+    """The viewer's steps of one profile file: ``{"host": {step: span}, "gpu": {gpu: {step: span}}}``."""
+    return xplane_steps(path) if path.endswith(".xplane.pb") else _kineto_steps(path)

@@ -102,7 +102,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     span = (int(start_ps[used].min()), int(end_ps[used].max())) if used.any() else None
     return Trace(
         format="kineto", host=host, path=path, size_bytes=size, h=h, devices=devs, num_events=int(kt.n_events),
-        span_ps=span, capture_ms=_capture_ms(kt), viewer_zero_ps=_viewer_zero_ps(kt, origin), time_base=TIME_BASE,
+        span_ps=span, capture_ms=_capture_ms(kt), viewer_zero_ps=_viewer_zero_ps(kt, origin), time_base=_time_base(kt),
         host_steps=_profiler_steps(kt, h), allocator=_allocator(kt),
         **_rank_step_lines(kt, devs, start_ps, end_ps),
         gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
@@ -338,6 +338,14 @@ def _rank_step_lines(kt: KinetoTrace, devs: list[DeviceEvents], start_ps: np.nda
 
 #: Where a PyTorch report's times count from (``Trace.time_base``).
 TIME_BASE = "ms from the trace's start, as Perfetto and chrome://tracing show them"
+
+
+def _time_base(kt: KinetoTrace) -> str:
+    """``TIME_BASE``; merged ranks count from the earliest rank's start, which another rank's file does not show."""
+    if len(kt.workers) < 2:
+        return TIME_BASE
+    return (f"{TIME_BASE} (ranks {', '.join(kt.workers)} on one clock: from the earliest rank's trace start; "
+            "another rank's own file starts up to its profiler's start skew later)")
 
 
 def _viewer_zero_ps(kt: KinetoTrace, origin_ns: int) -> int:

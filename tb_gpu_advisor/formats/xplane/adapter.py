@@ -109,11 +109,16 @@ def viewer_zero_ps(tl: Timeline) -> int:
     nothing subtracted: the viewer's 0 is the XPlane clock's 0, the capture's start in every profiler-written
     file (real captures' first events come 7-20 ms after it, TF's 128 ms).  The reader keeps that clock, except
     in a file whose line timestamps are epoch ns (``time_base_ns``, re-based so ps fit int64); the stock
-    converter's int64 ps wrap there, and the links follow the times it shows.  Where that lands beyond
-    ``MAX_TIME_PS`` (a hostile file), the reader's 0.
+    converter's int64 ps wrap there, and the links follow the times it shows (ms near 5.7e12 for a 2026 stamp:
+    float ms keep 1 us there).  Where the wrapped 0 lies so far that times counted from it would leave int64
+    (event ends reach ``3 * MAX_TIME_PS``), the reader's 0.
     """
     shift = (tl.time_base_ns * 1000 + (1 << 63)) % (1 << 64) - (1 << 63)  # the stock converter's int64 ps
-    return -shift if abs(shift) <= MAX_TIME_PS else 0
+    return -shift if abs(shift) < _MAX_ZERO_PS else 0
+
+
+#: The farthest viewer 0 from the reader's: every event time (|t| <= 3 * MAX_TIME_PS) minus it still fits int64.
+_MAX_ZERO_PS = (1 << 63) - 3 * MAX_TIME_PS - 1
 
 
 def _finite(v: object) -> int | float | None:

@@ -16,14 +16,19 @@ from __future__ import annotations
 
 import shutil
 from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from tests.support.paths import SHARED_PROFILES
-from tests.support.real_checks import (REAL_JAX_SET, REAL_TORCH_SET, WILD_TORCH_SET, load_truth, our_report,
-                                       stock_available)
+from tests.support.real_checks import (
+    REAL_JAX_SET,
+    REAL_TORCH_SET,
+    WILD_TORCH_SET,
+    load_truth,
+    our_report,
+    stock_available,
+)
 from tests.support.viewer_steps import check_windows, hosts, viewer_steps, xplane_steps
 
 V100 = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"

@@ -78,7 +78,8 @@ def test_kineto_viewer_zero_is_the_profiler_span(tmp_path):
     """A PyTorch trace counts from its profiler span (``PyTorch Profiler (0)``), where Perfetto starts, not from
     its first op 0.15 ms later."""
     (path,) = tt.write_run(str(tmp_path), "input_bound", steps=4)
-    doc = json.loads(open(path).read())
+    with open(path, encoding="utf-8") as f:
+        doc = json.load(f)
     span = next(e for e in doc["traceEvents"] if e.get("cat") == "Trace")
     first_op = min(float(e["ts"]) for e in doc["traceEvents"] if e.get("cat") in ("cpu_op", "user_annotation"))
     tr = read_kineto(str(path))

@@ -33,8 +33,8 @@ from synthetic.builder import LineBuilder, PlaneBuilder, SpaceBuilder
 
 US = 1_000_000  # ps per microsecond
 #: Where the first event lies after the capture's start (the XPlane clock's 0, the stock trace viewer's 0): the
-#: profiler starts tracing before the step loop reaches its first traced call -- 7-20 ms in the real JAX H100
-#: captures, 129 ms in the real TF 2.4 V100 one.  Never ~0: a report counting from the first event instead of
+#: profiler starts tracing before the step loop reaches its first traced call -- 7-20 ms in 10 of the 11 real JAX
+#: H100 captures, 129 ms in the real TF 2.4 V100 one.  Never ~0: a report counting from the first event instead of
 #: the viewer's 0 would then pass every test and still open its links 10 ms early (issue #21).
 CAPTURE_LEAD_PS = 12_000 * US
 TF_EXECUTOR_CONTEXT = 2  # ContextType::kTfExecutor, the `_pt`/`_ct` value TF writes

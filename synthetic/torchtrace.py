@@ -58,7 +58,7 @@ H100 = {"name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85017493504, "compute
 BASE_NS = 1_790_857_026_000_000_000
 T0_US = 4_523_358_283_992.405
 #: The profiler's own span (``PyTorch Profiler (0)``, where Perfetto's timeline starts) opens this long before the
-#: first op, as in the real H100 traces (0.1-0.2 ms; 0.06 ms in the wild V100 ones): windows count from the span.
+#: first op, as in the real H100 traces (0.11-0.33 ms; 0.05-0.25 ms in the wild V100 ones): windows count from the span.
 TRACE_LEAD_US = 150.0
 COMPUTE_STREAM, NCCL_STREAM = 7, 20
 

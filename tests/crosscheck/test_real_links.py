@@ -35,7 +35,8 @@ V100 = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
 SETS = {"real-h100-jax": REAL_JAX_SET, "real-h100-torch": REAL_TORCH_SET, "wild-torch": WILD_TORCH_SET}
 RUNS = [(name, run) for name, path in SETS.items() if (path / "TRUTH.json").is_file()
         for run in sorted(load_truth(path))]
-_ABSENT = pytest.mark.skip(reason=f"real capture sets not found under {SHARED_PROFILES} (the shared checkout holds them)")
+_ABSENT = pytest.mark.skip(
+    reason=f"real capture sets not found under {SHARED_PROFILES} (the shared checkout holds them)")
 RUN_PARAMS = [pytest.param(n, r, id=f"{n}/{r}") for n, r in RUNS] or [pytest.param(None, None, marks=_ABSENT)]
 SET_PARAMS = sorted({n for n, _ in RUNS}) or [pytest.param(None, marks=_ABSENT)]
 

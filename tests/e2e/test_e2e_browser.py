@@ -509,8 +509,8 @@ def test_windowed_link_shows_its_step_on_a_late_starting_capture(tensorboard_url
         link.click()
     # the viewer has loaded the step and applied the link's view (it starts on a default view of its own)
     page.wait_for_function(f"""() => {{ const s = ({_VIEWER_STATE})({step});
-        return s !== null && s.slices.length > 0 && Math.abs(s.view.min - {lo}) < 1e-3 && Math.abs(s.view.max - {hi}) < 1e-3; }}""",
-                           timeout=60000)
+        return s !== null && s.slices.length > 0
+          && Math.abs(s.view.min - {lo}) < 1e-3 && Math.abs(s.view.max - {hi}) < 1e-3; }}""", timeout=60000)
     state = page.evaluate(_VIEWER_STATE, step)
     page.screenshot(path=os.path.join(shots, "trace_viewer_step_window.png"))
     assert state["first"] > 5.0, f"the capture should start late for this test: first event at {state['first']} ms"

@@ -88,7 +88,8 @@ def test_kineto_viewer_zero_is_the_profiler_span(tmp_path):
     assert abs((first - tr.viewer_zero_ps) / 1e6 - (first_op - float(span["ts"]))) < 1e-3
 
 
-@pytest.mark.parametrize("run,base", [("input_bound", "Profile tab's trace viewer"), ("pytorch_input_bound", "Perfetto")])
+@pytest.mark.parametrize("run,base",
+                         [("input_bound", "Profile tab's trace viewer"), ("pytorch_input_bound", "Perfetto")])
 def test_text_and_markdown_say_which_time_base(capsys, run, base):
     """The CLI's text and markdown name the viewer whose ms their "Trace:" windows are, once, under the findings."""
     for fmt in ("text", "markdown"):

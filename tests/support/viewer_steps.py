@@ -41,7 +41,7 @@ def load_json(path: str | Path) -> dict[str, Any]:
 
 
 def stock_trace_viewer(xplane: str) -> dict[str, Any]:
-    """The stock converter's trace-viewer JSON of one ``.xplane.pb`` (run on a temp copy: it writes caches beside it)."""
+    """The stock converter's trace-viewer JSON of one ``.xplane.pb`` (on a temp copy: it writes caches beside it)."""
     from xprof.convert.raw_to_tool_data import xspace_to_tool_data
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -146,7 +146,8 @@ def xplane_steps(path: str) -> dict[str, Any]:
     if beside.is_file():
         side = load_json(beside)
         # the profiler's own rendering must be in the viewer's time base for its markers to stand for the viewer's
-        assert abs(first_event_ms(side) - first_event_ms(doc)) < TOL_MS, (path, first_event_ms(side), first_event_ms(doc))
+        a, b = first_event_ms(side), first_event_ms(doc)
+        assert abs(a - b) < TOL_MS, (path, a, b)
         host = xplane_host_steps(side)
     return {"host": host, "gpu": xplane_gpu_steps(doc)}
 

@@ -352,7 +352,7 @@ def _viewer_zero_ps(kt: KinetoTrace, origin_ns: int) -> int:
     """The trace's start on the adapter's clock (``Trace.viewer_zero_ps``, <= 0): where Perfetto's timeline starts.
 
     A trace has no stock viewer in the Profile tab; Perfetto and chrome://tracing draw it from its earliest event,
-    the profiler's own span (category ``Trace``, ``PyTorch Profiler (0)``), which opens 0.05-0.2 ms before the first
+    the profiler's own span (category ``Trace``, ``PyTorch Profiler (0)``), which opens 0.05-0.33 ms before the first
     op in real traces.  The adapter's clock starts at that first op or kernel; windows count from the span.
     Merged ranks: the earliest rank's span (every rank on the earliest file's clock, ``ranks.py``).
     """

@@ -107,10 +107,10 @@ def viewer_zero_ps(tl: Timeline) -> int:
 
     The stock converter writes each event at its line's ``timestamp_ns`` plus its offset, in int64 ps, with
     nothing subtracted: the viewer's 0 is the XPlane clock's 0, the capture's start in every profiler-written
-    file (real captures' first events come 7-20 ms after it, TF's 128 ms).  The reader keeps that clock, except
-    in a file whose line timestamps are epoch ns (``time_base_ns``, re-based so ps fit int64); the stock
-    converter's int64 ps wrap there, and the links follow the times it shows (ms near 5.7e12 for a 2026 stamp:
-    float ms keep 1 us there).  Where the wrapped 0 lies so far that times counted from it would leave int64
+    file (the real JAX captures' first events come 7-20 ms after it, TF 2.4's 129 ms).  The reader keeps that
+    clock, except in a file whose line timestamps are epoch ns (``time_base_ns``, re-based so ps fit int64); the
+    stock converter's int64 ps wrap there, and the links follow the times it shows (ms near 5.7e12 for a 2026
+    stamp: float ms keep 1 us there).  Where the wrapped 0 lies so far that times counted from it would leave int64
     (event ends reach ``3 * MAX_TIME_PS``), the reader's 0.
     """
     shift = (tl.time_base_ns * 1000 + (1 << 63)) % (1 << 64) - (1 << 63)  # the stock converter's int64 ps

@@ -71,6 +71,16 @@ class Framework:
     #: compiling the step (the eager-execution fix) also fuses its element-wise ops (``jax.jit``: XLA); False where
     #: the compiled graph runs the same kernels (``tf.function`` without ``jit_compile``)
     compiled_step_fuses: bool = False
+    #: fixes a trace can show are already in use: evidence id -> (what shows it, in words; host event name
+    #: predicate; kernel name predicate).  ``metrics`` looks for each among the trace's distinct names.
+    applied_markers: Mapping[str, tuple[str, NamePredicate, NamePredicate]] = field(default_factory=dict)
+    #: a fix's text -> the evidence id that shows it applied: such a fix is never recommended to a run that uses it
+    fix_applied: Mapping[str, str] = field(default_factory=dict)
+
+    def applied(self, a: Action, evidence: Mapping[str, str]) -> str | None:
+        """What in the trace shows fix ``a`` is already in use (``evidence``: id -> words), None when nothing does."""
+        key = self.fix_applied.get(a.text)
+        return evidence.get(key) if key else None
 
     def label(self, key: str, **fmt: object) -> str:
         """A word or phrase in this framework's vocabulary (``{name}`` fields filled from ``fmt``)."""

@@ -203,7 +203,7 @@ FRAMEWORK = Framework(
             "compiled_step": "one jitted function",
             "step_gaps:host_work": "host work between steps (Python between jitted calls, host syncs)",
             "step_gaps:launch": "the host dispatching jitted calls"},
-    not_applicable={"host_op_share": "JAX places every op of a jitted function on the device: there is no op "
+    not_applicable={"host_op_share": "JAX places every op on the device of its arrays, jitted or not: there is no op "
                                      "placement to check (host round trips are reported as a finding)"},
     fixes=FIXES,
     capture_snippet=CAPTURE,

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import re
 
-from tb_gpu_advisor.frameworks.base import Framework, action
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.frameworks.base import Framework, action, never
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
 _DATALOADER = ("enumerate(DataLoader)#", "DataLoader.__next__")
@@ -202,8 +203,9 @@ FIXES = {
         "with torch.autocast('cuda', dtype=torch.float16):\n"
         "    loss = loss_fn(model(x), y)\n"
         "scaler.scale(loss).backward(); scaler.step(opt); scaler.update()"),),
-    "tensor_core_unused": (AUTOCAST, CHANNELS_LAST),
-    "tensor_core_unused:fp16": (AUTOCAST_FP16, CHANNELS_LAST),
+    "tensor_core_unused": (AUTOCAST,),
+    "tensor_core_unused:fp16": (AUTOCAST_FP16,),
+    "tensor_core_unused:conv": (CHANNELS_LAST,),  # only where the run has convolutions
     "tensor_core_unused:tf32": (TF32,),
     "xla_not_used": (COMPILE,),
     "eager_execution": (COMPILE,),
@@ -293,6 +295,27 @@ ELEMENTWISE_KERNELS = (r"vectorized_elementwise", r"elementwise")
 NOT_GEMM_KERNELS = (r"\bat::native::", r"fbgemm_gpu::", r"split_embedding", r"\bbatch_index_select")
 
 
+def _fused_optimizer_op(name: str) -> bool:
+    """ATen's fused optimizer step (``optimizer(fused=True)``): ``aten::_fused_adam_``, ``_fused_adamw_``, ``_fused_sgd_``."""
+    return name.startswith("aten::_fused_")
+
+
+def _fused_optimizer_kernel(name: str) -> bool:
+    return "FusedAdam" in name or "FusedSgd" in name or "fused_adam" in name
+
+
+#: Fixes a trace shows in use: Inductor's Triton kernels (or its compiled regions) mean torch.compile, a graph launch
+#: means CUDA graphs, a fused optimizer op or kernel means ``fused=True``.
+APPLIED_MARKERS = {
+    "compiled": ("torch.compile (Inductor's Triton kernels in the trace)",
+                 lambda n: n.startswith(COMPILED_HOST), lambda n: n.startswith(TRITON_KERNEL)),
+    "cuda_graphs": ("CUDA graphs (graph launches in the trace)", devices.is_graph_launch, never),
+    "fused_optimizer": ("a fused optimizer (its fused kernels in the trace)", _fused_optimizer_op,
+                        _fused_optimizer_kernel),
+}
+FIX_APPLIED = {COMPILE.text: "compiled", CUDA_GRAPHS.text: "cuda_graphs", FUSED_OPTIMIZER.text: "fused_optimizer"}
+
+
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
@@ -311,7 +334,7 @@ FRAMEWORK = Framework(
                                      "to check (syncs such as .item() are the host-sync check's)",
                     "eager_execution": "PyTorch runs eagerly by default: the cost of launching op by op is reported "
                                        "as launch-bound, with torch.compile as its fix"},
-    fixes=FIXES,
+    fixes=FIXES, applied_markers=APPLIED_MARKERS, fix_applied=FIX_APPLIED,
     capture_snippet=CAPTURE,
     writes="kineto", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
     not_gemm_kernels=NOT_GEMM_KERNELS,

@@ -7,9 +7,11 @@ in lower case, with a ``.N`` suffix.
 
 from __future__ import annotations
 
+import json
 import re
 
 from tb_gpu_advisor.devices import head
+from tb_gpu_advisor.devices.codes import P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_OTHER
 
 #: HLO op types (an HLO instruction name without its ``.N`` suffix, see :func:`hlo_op_type`) whose work
 #: Tensor Cores can do: matmuls and convolutions, as XLA GPU names them.  ``custom-call`` is the HLO
@@ -73,6 +75,12 @@ def hlo_tc_eligible_type(op_type_: str) -> bool:
 
 
 
+def module_op(op_text: str) -> str:
+    """``<module>/<hlo op>`` of an XLA kernel's op text (``jit_step/dot.3:dot`` -> ``jit_step/dot.3``): the key
+    a module's HLO instructions are found by."""
+    return op_text.rsplit(":", 1)[0] if "/" in op_text else ""
+
+
 #: The host event suffix of a raw JAX/XLA GPU module execution (``<module>:XLA GPU module``): one per step.
 GPU_MODULE_SUFFIX = ":XLA GPU module"
 #: Element-wise kernels XLA emits: loop fusions of one element-wise op.
@@ -81,3 +89,193 @@ GPU_MODULE_SUFFIX = ":XLA GPU module"
 #: single element-wise instructions XLA wraps into a fusion of their own (``wrapped_tanh``), as un-jitted ops run.
 ELEMENTWISE_KERNELS = (r"^loop_\w*fusion", r"^wrapped_(add|multiply|subtract|divide|convert|exp|log|tanh|logistic|"
                        r"select|negate|maximum|minimum|sqrt|rsqrt|power|abs|compare|sine|cosine)\b", r"_add_", r"_mul_")
+
+
+# ---------------------------------------------------------------------------------------------- FLOPs from HLO
+# What XLA's instructions compute, for the FLOP rows read from a module's HLO (``formats/xplane/hlo.py`` reads the
+# proto and walks the program; the formulas and the names of XLA's library calls live here).  A multiply-add is
+# 2 FLOPs; padding and masked-out elements a library computes anyway are counted (the executed work).
+
+#: HLO opcodes of matmul and convolution work, and of the instructions that call other computations.
+HLO_DOT, HLO_CONVOLUTION, HLO_FUSION, HLO_WHILE = "dot", "convolution", "fusion", "while"
+#: Opcodes whose called computations run once per execution of the caller (a conditional: one branch of them).
+HLO_CALLERS = ("call", "conditional", "async-start")
+#: cuBLAS GEMM custom calls (XLA GPU ``cublas_cudnn.h``): operands lhs, rhs[, bias, scales]; the result is
+#: (output, workspace) or (output, amax, workspace); ``gemm_backend_config`` holds the dot dimension numbers.
+CUBLAS_GEMM_TARGETS = frozenset({"__cublas$gemm", "__cublas$lt$matmul", "__cublas$lt$matmul$f8"})
+#: cuDNN convolution custom calls: the instruction keeps the forward convolution's window and dimension numbers.
+_CUDNN_CONV_ROLES = {  # target -> (input, kernel, output) as operand index, -1 = the result's first element
+    "__cudnn$convForward": (0, 1, -1),
+    "__cudnn$convBiasActivationForward": (0, 1, -1),
+    "__cudnn$convForwardGraph": (0, 1, -1),
+    "__cudnn$convBackwardInput": (-1, 1, 0),
+    "__cudnn$convBackwardFilter": (0, -1, 1),
+}
+#: cuDNN fused attention custom calls (``__cudnn$fmhaSoftmax``, ``...Backward``; XLA before 2024 spelt them
+#: ``__cudnn$fhma``): operands Q, K, V first.
+_CUDNN_FMHA_PREFIXES = ("__cudnn$fmha", "__cudnn$fhma")
+#: FlashAttention's backward runs 5 matmuls where the forward runs 2: S = QK^T recomputed, dV = P^T dO,
+#: dP = dO V^T, dQ = dS K, dK = dS^T Q -- 3 of QK^T's size and 2 of PV's, ~2.5x the forward.
+FMHA_BACKWARD_BMM1, FMHA_BACKWARD_BMM2 = 3, 2
+#: A causal mask lets cuDNN skip the blocks above the diagonal: about half the work of the unmasked product.
+CAUSAL_FRACTION = 0.5
+#: JAX's default attention layout (B, T, N, H): K's sequence dimension (T), where the call's backend config
+#: gives no dimension numbers.
+_BTNH_SEQ = (1,)
+#: XLA element types -> the precision codes of ``devices.codes``.
+_PRECISION = {"f32": P_FP32, "f16": P_FP16, "bf16": P_BF16, "f64": P_FP64, "s8": P_INT8, "u8": P_INT8,
+              "s4": P_INT8, "u4": P_INT8}
+
+Dims = tuple[int, ...]
+#: (lhs contracting, rhs contracting, lhs batch, rhs batch), as DotDimensionNumbers holds them.
+DotDims = tuple[Dims, Dims, Dims, Dims]
+
+
+def precision_code(dtype: str) -> int:
+    """The ``devices.codes`` P_* code of an XLA element type name (``bf16``, ``f8e4m3fn``...); P_OTHER otherwise."""
+    if dtype.startswith("f8") or dtype.startswith("f4"):
+        return P_FP8
+    return _PRECISION.get(dtype, P_OTHER)
+
+
+def numel(dims: Dims) -> int:
+    """Elements of an array (a negative, i.e. corrupt, dimension counts as 0)."""
+    n = 1
+    for d in dims:
+        n *= max(d, 0)
+    return n
+
+
+def _prod_at(dims: Dims, at: Dims) -> int:
+    """Product of ``dims`` at the indices ``at``; ValueError for an index the array does not have."""
+    n = 1
+    for i in at:
+        if not 0 <= i < len(dims):
+            raise ValueError(f"dimension {i} of a rank-{len(dims)} array")
+        n *= max(dims[i], 0)
+    return n
+
+
+def dot_flops(result: Dims, lhs: Dims, lhs_contracting: Dims) -> float:
+    """A dot: 2 x (result elements) x (product of the lhs's contracting dimensions).  Batch dimensions are in
+    the result already; a dot without contracting dimensions is an outer product (1 multiply per element)."""
+    return 2.0 * numel(result) * _prod_at(lhs, lhs_contracting)
+
+
+def conv_flops(output: Dims, kernel: Dims, kernel_input_feature: int, kernel_spatial: Dims) -> float:
+    """A convolution: 2 x (output elements) x (kernel input features) x (kernel window elements).
+
+    The kernel's input-feature dimension is already divided by ``feature_group_count`` (grouped and depthwise
+    convolutions), and a ``batch_group_count`` convolution's output batch is divided the same way, so the
+    formula holds for both; zero padding is counted (cuDNN computes it).
+    """
+    return 2.0 * numel(output) * _prod_at(kernel, (kernel_input_feature,)) * _prod_at(kernel, kernel_spatial)
+
+
+def custom_call_kind(target: str) -> str | None:
+    """``matmul`` / ``conv`` / ``attention`` for the library calls whose FLOPs the shapes give, else None."""
+    if target in CUBLAS_GEMM_TARGETS:
+        return "matmul"
+    if target in _CUDNN_CONV_ROLES:
+        return "conv"
+    if target.startswith(_CUDNN_FMHA_PREFIXES):
+        return "attention"
+    return None
+
+
+def conv_roles(target: str) -> tuple[int, int, int]:
+    """(input, kernel, output) of a cuDNN convolution call as operand indices, -1 for its result."""
+    return _CUDNN_CONV_ROLES[target]
+
+
+def backend_config(raw: bytes) -> dict:
+    """An instruction's ``backend_config`` JSON (XLA GPU writes its configs as JSON), {} when absent or not JSON."""
+    if not raw or raw[:1] != b"{":
+        return {}
+    try:
+        cfg = json.loads(raw)
+    except (ValueError, RecursionError):
+        return {}
+    return cfg if isinstance(cfg, dict) else {}
+
+
+def _dims_list(v: object) -> Dims:
+    """A JSON list of dimension numbers (proto JSON writes int64 as strings) as ints; ValueError otherwise."""
+    if not isinstance(v, list):
+        raise ValueError("dimension numbers are not a list")
+    return tuple(int(x) for x in v)
+
+
+def json_dot_dims(d: object) -> DotDims | None:
+    """DotDimensionNumbers from a backend config's JSON object, None where it has none."""
+    if not isinstance(d, dict):
+        return None
+    return (_dims_list(d.get("lhs_contracting_dimensions", [])), _dims_list(d.get("rhs_contracting_dimensions", [])),
+            _dims_list(d.get("lhs_batch_dimensions", [])), _dims_list(d.get("rhs_batch_dimensions", [])))
+
+
+def gemm_dot_dims(cfg: dict) -> DotDims | None:
+    """The dot dimension numbers of a cuBLAS call: ``gemm_backend_config`` in GpuBackendConfig (current XLA),
+    or the GemmBackendConfig itself at the top level (XLA before 2023)."""
+    gemm = cfg.get("gemm_backend_config", cfg)
+    return json_dot_dims(gemm.get("dot_dimension_numbers")) if isinstance(gemm, dict) else None
+
+
+def known_trip_count(cfg: dict) -> int | None:
+    """A ``while``'s trip count where XLA proved it (``{"known_trip_count":{"n":"12"}}``), else None."""
+    n = cfg.get("known_trip_count")
+    try:
+        v = int(n.get("n")) if isinstance(n, dict) else None
+    except (TypeError, ValueError):
+        return None
+    return v if v is not None and v >= 0 else None
+
+
+def attention_flops(target: str, q: Dims, k: Dims, v: Dims, cfg: dict) -> float:
+    """A cuDNN fused attention call, from its Q, K, V shapes (docs/xla-flops.md):
+
+    forward = 2·numel(Q)·Sk (S = QK^T) + 2·numel(O)·Sk (O = PV), with numel(O) = numel(Q)·Dv/D and
+    Dv/D = numel(V)/numel(K): for B batches, H heads, D = Dv: 4·B·H·Sq·Sk·D.  Grouped-query attention (fewer K/V
+    heads) needs nothing more.  The backward (target ending ``Backward``) runs 3 products of QK^T's size and 2 of
+    PV's (FlashAttention recomputes S): 2.5x the forward when Dv = D.  A causal mask halves both.  Sk comes from
+    K's sequence dimensions in the call's dimension numbers, else JAX's (B, T, N, H) layout.
+    """
+    cfg = cfg.get("cudnn_fmha_backend_config", cfg)
+    sk = _prod_at(k, _key_seq_dims(k, cfg))
+    ratio_v = numel(v) / numel(k) if numel(k) else 1.0
+    bmm1 = 2.0 * numel(q) * sk
+    bmm2 = bmm1 * ratio_v
+    flops = FMHA_BACKWARD_BMM1 * bmm1 + FMHA_BACKWARD_BMM2 * bmm2 if target.endswith("Backward") else bmm1 + bmm2
+    mask = str(cfg.get("mask_type", ""))
+    return flops * CAUSAL_FRACTION if "CAUSAL" in mask or cfg.get("is_causal_mask") is True else flops
+
+
+def _key_seq_dims(k: Dims, cfg: dict) -> Dims:
+    """K's sequence dimensions: those of K neither batch nor contracted in QK^T (forward dimension numbers), or
+    contracted in dQ = dS·K (backward); JAX's (B, T, N, H) layout where the config has neither."""
+    fwd = json_dot_dims(cfg.get("bmm1_dot_dimension_numbers"))
+    if fwd is not None:
+        used = set(fwd[1]) | set(fwd[3])
+        return tuple(i for i in range(len(k)) if i not in used)
+    bwd = json_dot_dims(cfg.get("bmm1_grad_gemm2_dot_dimension_numbers"))
+    if bwd is not None:
+        return bwd[1]
+    return _BTNH_SEQ if len(k) == 4 else ()
+
+
+# ---------------------------------------------------------------------------------------------- collectives in HLO
+
+#: Collective opcodes (and their async ``-start`` halves) whose message the operand shapes give; the ``-done``
+#: halves carry none.  What one rank sends in: its operand(s), as PyTorch's ``In msg nelems`` counts it.
+HLO_COLLECTIVES = frozenset({
+    "all-reduce", "all-reduce-start", "all-gather", "all-gather-start", "reduce-scatter", "all-to-all",
+    "collective-permute", "collective-permute-start",
+})
+#: Collectives whose first operand alone is the message (the in-place forms add output buffers and offsets).
+_FIRST_OPERAND_ONLY = frozenset({"collective-permute", "collective-permute-start"})
+
+
+def collective_operands(opcode: str, n_operands: int) -> int:
+    """How many of a collective's operands make its message (all of a variadic all-reduce's, the first of a
+    collective-permute's)."""
+    return min(n_operands, 1) if opcode in _FIRST_OPERAND_ONLY else n_operands

@@ -60,3 +60,15 @@ def memory(ctx: Context) -> Memory:
         return Memory(False, None, cap, None, "no allocator peak statistics in this capture")
     return Memory(True, peak, cap, (1.0 - peak / cap) if cap else None,
                   "peak of `peak_bytes_in_use` over GPU allocators vs allocator limit (`buffer_limit`) or device memory")
+
+
+def applied_fixes(ctx: Context) -> dict[str, str]:
+    """The fixes this trace shows in use (``Framework.applied_markers``), each with what shows it: looked for among
+    the distinct host and kernel names that occur (a name list, not the events), so it costs nothing per event."""
+    markers = ctx.fw.applied_markers
+    if not markers:
+        return {}
+    host = [ctx.h.names[i] for i in np.unique(ctx.h.name).tolist()] if len(ctx.h) else []
+    kern = [d.names[i] for g in ctx.active for d in (g.d,) for i in np.unique(d.name).tolist()]
+    return {key: words for key, (words, on_host, on_gpu) in markers.items()
+            if any(on_host(n) for n in host) or any(on_gpu(n) for n in kern)}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics.types import CollectiveStat, Communication
 from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
@@ -50,6 +51,7 @@ def communication(ctx: Context) -> Communication:
         cs, ce = union_intervals(d.start[comp].astype(np.int64), d.end[comp].astype(np.int64))
         comp_starts = np.sort(d.start[comp].astype(np.int64))
         types = _types(d, coll, g.launch, enc, h)
+        xla_msg = _xla_messages(d, ctx.trace.xla_collectives)
         es, ee = subtract_intervals(d.start[coll].astype(np.int64), d.end[coll].astype(np.int64), cs, ce)
         all_exposed += float((ee - es).sum()) / PS_PER_MS
         for t in np.unique(types):
@@ -59,7 +61,10 @@ def communication(ctx: Context) -> Communication:
             if enc_msg is not None:
                 launch = g.launch[sel]
                 found = [msgs[int(o)] for o in enc_msg.find(launch[launch >= 0]) if o >= 0]
-                sizes.setdefault(t, []).extend(found)
+            if xla_msg is not None:  # XLA: the kernel's HLO op, sized from the module's HLO (formats/xplane/hlo.py)
+                ops = d.op_idx[sel]
+                found += [xla_msg[int(i)] for i in ops[ops >= 0].tolist() if xla_msg[int(i)] is not None]
+            sizes.setdefault(t, []).extend(found)
             runs = _groups(d.start[sel].astype(np.int64), g.step[sel], comp_starts)
             groups[t] = groups.get(t, 0.0) + runs
             t_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
@@ -83,6 +88,14 @@ def communication(ctx: Context) -> Communication:
             for t in sorted(total, key=lambda t: -exposed[t])]
     return Communication(ms_per_step=sum(total.values()) / k, exposed_ms_per_step=all_exposed / k, by_type=rows,
                          per_gpu=gpu_rows)
+
+
+def _xla_messages(d, sized: dict[str, tuple[int, int]]) -> list | None:  # noqa: ANN001 - DeviceEvents
+    """Per op text of a GPU: the (bytes, group size) of the XLA collective it names (``<module>/<op>``), else None;
+    None for the whole GPU when the capture sized no XLA collective."""
+    if not sized:
+        return None
+    return [sized.get(xla.module_op(t)) for t in d.op_text]
 
 
 def _message(found: list[tuple[int, int]], world: int | None) -> dict:

@@ -29,6 +29,7 @@ class DeviceInfo:
     sm_count: int | None = None
     memory_bytes: int | None = None
     memory_bandwidth: float | None = None  # bytes/s
+    clock_hz: float | None = None  # the SMs' maximum (boost) clock; XPlane's ``clock_rate`` is in kHz
 
 
 #: Step windows in one GPU's time: (step keys, starts, ends), one row per event of the format's step line.
@@ -229,6 +230,9 @@ class Trace:
     flop_ops: FlopOps | None = None
     #: why ``flop_ops`` is None or incomplete, in words a user can act on ("record_shapes=False" ...)
     flops_note: str | None = None
+    #: XLA collectives from the modules' HLO, keyed like the FLOP rows' kernels (``<module>/<op>``, the op text of
+    #: their kernels without ``:<type>``) -> (bytes of one rank's message, group size or -1)
+    xla_collectives: dict[str, tuple[int, int]] = field(default_factory=dict)
 
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)

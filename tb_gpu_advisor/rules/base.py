@@ -251,6 +251,9 @@ def finding(
     gpu: int | None = None,
 ) -> Finding:
     reg = REGISTRY.get(rule_id)
+    actions, used = _not_applied(ctx, actions)
+    if used:  # a fix the trace shows in use is never recommended: the next lever is (issue #21 item 3)
+        summary += f" Already in use, so not suggested: {'; '.join(used)}."
     return Finding(
         id=ctx.fid(rule_id, gpu),
         rule=rule_id,
@@ -266,6 +269,18 @@ def finding(
         host=ctx.host or None,
         gpu=gpu,
     )
+
+
+def _not_applied(ctx: Ctx, actions: Sequence[Action]) -> tuple[list[Action], list[str]]:
+    """The fixes the trace does not show in use, and what shows the others in use (once each)."""
+    keep, used = [], []
+    for a in actions:
+        why = ctx.fw.applied(a, ctx.m.applied)
+        if why is None:
+            keep.append(a)
+        elif why not in used:
+            used.append(why)
+    return keep, used
 
 
 def framework(m: HostMetrics) -> Framework:

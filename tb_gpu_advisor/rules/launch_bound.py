@@ -60,6 +60,8 @@ def check(m: HostMetrics) -> list[Finding]:
     step_txt, actions = "", ([] if few_small else [_BIGGER_KERNELS]) + ctx.fw.fix(ID)
     if sev == "warning" and not step_level(m) and (sk.share_of_kernel_time or 0.0) < T("launch_bound.min_small_kernel_time_share"):
         sev = "info"  # a moderate wait with big kernels: the host's per-op cost under the profiler, not small kernels
+        few_small = True  # the title and the fixes then say so too: no "many small kernels", no "make them bigger"
+        actions = [a for a in actions if a is not _BIGGER_KERNELS]
         step_txt = (f" Kernels longer than the launch latency do {pct(1 - (sk.share_of_kernel_time or 0.0))} of the GPU's "
                     f"work, so this wait is the host's cost per op (the profiler's "
                     f"own launch tracing adds to it), not small kernels: worth a look only if the step is short.")

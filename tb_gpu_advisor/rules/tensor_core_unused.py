@@ -11,11 +11,13 @@ Saving: 32-bit part × (1 - 1/mixed_precision.speedup) + 16-bit part ×
 
 from __future__ import annotations
 
+import re
+
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import (compute_capability, device_step_scale, fp32_cuda_core_speedup, kernel_mix,
-                                           per_step_ms, sixteen_bit_dtype, tensor_core_gpus)
+from tb_gpu_advisor.rules._kernels import (compute_capability, device_step_scale, fp32_cuda_core_speedup, gemm_speedup,
+                                           kernel_mix, per_step_ms, sixteen_bit_dtype, tensor_core_gpus)
 from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
                                        short, table)
 
@@ -41,6 +43,8 @@ def check(m: HostMetrics) -> list[Finding]:
     t16 = per_step_ms(m, k.eligible_no_tc_16_us) * scale
     t_ms = t32 + t16
     sp, sp16 = fp32_cuda_core_speedup(m), T("misaligned.tc_speedup")
+    roof = gemm_speedup(m, "fp32")  # from the GPU's peaks and the GEMMs' rooflines where known (issue #20)
+    sp = roof[0] if roof else sp
     bad = k.no_tc_32 + k.no_tc_16
     rows = [[short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, s.avg_us]
             for s in sorted(bad, key=lambda s: -s.total_us)[:10]]
@@ -53,9 +57,12 @@ def check(m: HostMetrics) -> list[Finding]:
     pad = action("Keep GEMM/conv dimensions (batch, units, channels, vocabulary) multiples of 8 (16 for int8) so "
                  "Tensor Core kernels are picked.", "units = ((units + 7) // 8) * 8")
     ampere = any(devices.has_tf32(g.name, compute_capability(g)) for g in yes)
-    acts = ctx.fw.fix(f"{ID}:{dtype}") + [pad] + (ctx.fw.extra(f"{ID}:tf32") if ampere else [])
-    if t16 > t32:
-        acts[0], acts[1] = acts[1], acts[0]
+    # fixes in the order they apply to this run: the one-line TF32 switch first for fp32 GEMMs on Ampere and newer,
+    # padding first for 16-bit fallbacks, convolution layouts only where there are convolutions
+    tf32 = ctx.fw.extra(f"{ID}:tf32") if ampere and t32 >= t16 else []
+    conv = ctx.fw.extra(f"{ID}:conv") if _has_convolutions(m) else []
+    main = ctx.fw.fix(f"{ID}:{dtype}")
+    acts = tf32 + main + conv + [pad] if t32 >= t16 else [pad] + main + conv
     return [finding(
         ctx, ID, sev,
         f"{pct(share)} of device compute time ({ms(t_ms)} per step, {count(len(bad))} kernels) is in "
@@ -66,10 +73,18 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "unused_32bit_ms_per_step": t32, "unused_16bit_ms_per_step": t16,
                                     "eligible_tc_share": (k.eligible_tc_us / k.eligible_us) if k.eligible_us else None}),
         saving=saving(ctx, t32 * (1 - 1 / sp) + t16 * (1 - 1 / sp16),
-                      f"those kernels run {sp:g}x faster on Tensor Cores in 16 bit" + (f" ({sp16:g}x for the 16-bit ones once aligned)" if t16 > 0 else ""),
+                      f"those kernels run {sp:.3g}x faster on Tensor Cores in 16 bit" + (f" ({roof[1]})" if roof else "") + (f" ({sp16:g}x for the 16-bit ones once aligned)" if t16 > 0 else ""),
                       [("compute", "tc_eligible_kernels", t32 * (1 - 1 / sp)),
                        ("compute", "tc_eligible_16bit_kernels", t16 * (1 - 1 / sp16))]),
         evidence=[table("TC-eligible kernels not using Tensor Cores", ["kernel", "op", "op type", "precision", "count",
                                                                       "total ms", "avg us"], rows)],
         actions=acts,
     )]
+
+
+_CONV = re.compile(r"conv|fprop|dgrad|wgrad", re.I)
+
+
+def _has_convolutions(m: HostMetrics) -> bool:
+    """The run has convolution kernels (by their op or their cuDNN / MIOpen name): layout fixes apply to it."""
+    return any(_CONV.search(s.op_type or "") or _CONV.search(s.name[:200]) for s in m.kernels if s.tc_eligible)

@@ -832,3 +832,36 @@ def test_verdict_and_first_finding_are_above_the_fold_at_1024x768(tensorboard_ur
                 assert frame.locator(".finding").count() == 0 and "Healthy" in verdict.inner_text()
     finally:
         ctx.close()
+
+
+@pytest.fixture(scope="module")
+def gemm_url():
+    """TensorBoard over a generated PyTorch run of 48 small bf16 GEMMs per step (issue #20's small_gemms)."""
+    from synthetic import torchtrace as tt
+
+    yield from _served("gemms", lambda logdir: tt.write_run(logdir, "small_gemms", steps=8))
+
+
+def test_mfu_card_and_roofline_chart(gemm_url, page, shots):
+    """Issue #20: the MFU card reads the served report's value with its FLOPs and peak; mfu_low comes first; the
+    host's roofline chart draws the GEMM shape under the roof, marked slow, its share of the roofline on hover."""
+    page.goto(gemm_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame, timeout=120000)
+    body = frame.locator("body")
+    report = served_report(gemm_url, body.get_attribute("data-run") or "small_gemms", body.get_attribute("data-session"))
+    card = next(c for c in report["headline"] if c["id"] == "mfu")
+    shown = frame.locator(".card[aria-label='Model FLOPs utilisation']")
+    assert card["display"] in shown.inner_text() and card["status"] == "critical"
+    assert frame.locator(".finding").first.get_attribute("data-rule") == "mfu_low"
+    host = frame.locator("details.host").first
+    host.locator("summary").first.click()
+    chart = host.locator("svg.roofline")
+    chart.scroll_into_view_if_needed()
+    dots = chart.locator("circle.gemm")
+    assert dots.count() == 1 and "gemm-low" in dots.first.get_attribute("class")
+    row = report["hosts"][0]["roofline"]["rows"][0]
+    assert f"{row[8] * 100:.1f}% of its roofline" in dots.first.locator("title").text_content()
+    assert chart.locator("polyline.roof").count() == 1
+    page.screenshot(path=os.path.join(shots, "roofline.png"))
+    assert not page.errors, page.errors

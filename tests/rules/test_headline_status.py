@@ -17,10 +17,13 @@ from tb_gpu_advisor.model.schema import Finding, Metric
 from tb_gpu_advisor.rules.headline import disagreements, grade, grade_card, value_status
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import REPO
+from tests.support.contradictions import finding_problems, report_problems
 from tests.support.savings_checks import report_savings_problems
 
 ROOT = REPO
 REAL = ROOT.parent / "shared" / "profiles" / "real-h100-jax"
+#: the other real sets the contradiction walk reads (PyTorch on the H100, the tutorial's V100 samples)
+OTHER_REAL = [ROOT.parent / "shared" / "profiles" / s for s in ("real-h100-torch", "wild-torch")]
 
 
 @pytest.mark.parametrize(
@@ -98,6 +101,7 @@ def _check(report) -> list[str]:
     """Cards vs findings, and savings that add up (tests/support/savings_checks.py)."""
     problems = [f"session: {p}" for p in disagreements(report.headline, report.findings)]
     problems += report_savings_problems(report)
+    problems += report_problems(report)  # findings against their own numbers, the run, the GPU (issue #21 item 3)
     for h in report.hosts:
         if h.error is None:
             problems += [f"{h.host}: {p}" for p in disagreements(h.headline, h.findings)]
@@ -125,6 +129,48 @@ def test_real_h100_reports_never_contradict_themselves():
         assert not _check(report), (s.run, _check(report))
         checked += 1
     assert checked == 11
+
+
+def test_other_real_reports_never_contradict_themselves():
+    """The PyTorch H100 set and the tutorial's V100 samples, walked like the JAX set (issue #21 item 3)."""
+    sets = [d for d in OTHER_REAL if d.is_dir()]
+    if not sets:
+        pytest.skip("real PyTorch sets not here")
+    checked = 0
+    for d in sets:
+        for s in _sessions(d):
+            report = analyze_session(s.run, s.session, s.hosts)
+            assert not _check(report), (s.run, _check(report))
+            checked += 1
+    assert checked >= 5
+
+
+def test_contradiction_checker_sees_each_pattern():
+    """The checker fails on each contradiction it was grown from (it must be able to fail)."""
+    from tb_gpu_advisor.frameworks import pytorch
+    from tb_gpu_advisor.model.schema import GpuSummary, HostReport
+
+    host = HostReport(host="h", path="p", size_bytes=1, capture={"framework": "pytorch", "applied": {
+        "compiled": "torch.compile (Inductor's Triton kernels in the trace)"}},
+        gpus=[GpuSummary(gpu=0, name="NVIDIA H100 80GB HBM3", compute_capability="9.0", step_ms=1.0, busy_share=1.0,
+                         kernel_count=1)])
+    bad = [
+        Finding(id="a", rule="launch_bound", severity="info", title="t", summary="s", guide_section="§",
+                actions=[pytorch.COMPILE]),
+        Finding(id="b", rule="launch_bound", severity="info", title="t", guide_section="§",
+                summary="~1.2 us each -- about the 20-40 us launch latency itself"),
+        Finding(id="c", rule="xla_not_used", severity="info", title="t", summary="1 recurring chains", guide_section="§"),
+        Finding(id="d", rule="tensor_core_unused", severity="warning", title="t", guide_section="§",
+                summary="enable mixed precision (fp16) so they can use Tensor Cores"),
+        Finding(id="e", rule="launch_bound", severity="info", title="Launch-bound: many small kernels",
+                summary="... not small kernels: worth a look", guide_section="§"),
+    ]
+    for f in bad:
+        assert finding_problems(f, host), f.id
+    ok = Finding(id="ok", rule="launch_bound", severity="info", title="t", guide_section="§",
+                 summary="~34.8 us each -- about the 20-40 us launch latency itself; 2 recurring chains",
+                 actions=[pytorch.CUDA_GRAPHS])
+    assert finding_problems(ok, host) == []
 
 
 def test_demo_cards_follow_their_findings():

@@ -21,12 +21,14 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.memory import release_free_heap
+from tb_gpu_advisor.formats.xplane import hlo
 from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, narrowest, put_narrow, union_intervals,
                                           unique_inverse)
-from tb_gpu_advisor.model.trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, ModuleRuns, Trace
+from tb_gpu_advisor.model.trace import (FLOP_KINDS, Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents, ModuleRuns,
+                                       Trace)
 
 #: Every event stat the adapter reads.  The reader drops the others
 #: (``read_timeline(keep_stats=...)``); ``tests/formats/test_stat_pruning.py`` checks
@@ -85,6 +87,7 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
     span = (min(s for s, _ in spans), max(e for _, e in spans)) if spans else None
     allocator = _allocator(tl)  # before the host lines' stats go with their columns
     meta = tl.plane("/host:metadata")
+    flop_ops, flops_note, xla_collectives = hlo_work(meta)
     h = host_events(tl, release)
     if release:  # the host lines' columns just freed, before the device tables are built on top (see memory.py)
         release_free_heap()
@@ -94,7 +97,88 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
         span_ps=span, capture_ms=_capture_ms(tl), viewer_zero_ps=viewer_zero_ps(tl), time_base=TIME_BASE,
         gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
-        xla_evidence=_xla_evidence(tl),
+        xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
+    )
+
+
+#: The stat of each compiled module's event metadata on ``/host:metadata`` that holds its HLO (an ``xla.HloProto``).
+HLO_PROTO_STAT = "Hlo Proto"
+_NO_HLO = ("the capture holds no compiled XLA program (no `Hlo Proto` on its /host:metadata plane): FLOPs are read "
+           "from the HLO of XLA modules (JAX, TensorFlow with jit_compile=True)")
+
+
+#: ``<module>/<collective op>`` -> (bytes of one rank's message, group size or -1), from the HLO
+XlaCollectives = dict[str, tuple[int, int]]
+
+
+def flop_ops_of(meta: Plane | None) -> tuple[FlopOps | None, str | None]:
+    """The matmul/conv/attention rows of every module's HLO on the ``/host:metadata`` plane, and a note on what is
+    missing or uncertain; (None, why) where no module has an HLO.  See :func:`hlo_work`."""
+    fo, note, _ = hlo_work(meta)
+    return fo, note
+
+
+def hlo_work(meta: Plane | None) -> tuple[FlopOps | None, str | None, XlaCollectives]:
+    """What every module's HLO on the ``/host:metadata`` plane says: the FLOP rows, a note on what they miss or
+    guess ((None, why) where no module has an HLO), and the collectives' messages.
+
+    A module whose ``Hlo Proto`` cannot be read is skipped and named in the note: the rest of the file is still
+    analysed.  Kernels name their module (``hlo_module``), not the compiled program: where one name was compiled
+    into several programs with different rows, the last compiled (highest metadata id) stands for the name.
+    """
+    blobs = meta.metadata_blobs(HLO_PROTO_STAT) if meta is not None else []
+    if not blobs:
+        return None, _NO_HLO, {}
+    by_name: dict[str, list[hlo.ModuleWork]] = {}
+    bad: list[str] = []
+    for idx, raw in blobs:
+        event = meta.event_names[idx]
+        try:
+            m = hlo.module_work(raw, fallback_name=event.split("(", 1)[0])
+        except hlo.HloReadError as e:
+            bad.append(f"{event} ({e})")
+            continue
+        by_name.setdefault(m.module, []).append(m)
+    if not by_name:
+        return None, f"no `Hlo Proto` in the capture could be read: {'; '.join(bad[:3])}", {}
+    modules = [ms[-1] for ms in by_name.values()]
+    notes = _flop_notes(by_name, modules, bad)
+    collectives = {f"{m.module}/{op}": msg for m in modules for op, msg in m.collectives.items()}
+    return _flop_table(modules), ("; ".join(notes) if notes else None), collectives
+
+
+def _flop_notes(by_name: dict[str, list[hlo.ModuleWork]], modules: list[hlo.ModuleWork], bad: list[str]) -> list[str]:
+    """What the FLOP rows of the HLO leave out or guess, in words."""
+    notes = []
+    if not any(m.rows for m in modules):
+        notes.append(f"no matmul, convolution or attention instruction in the {len(modules)} compiled XLA modules")
+    if bad:
+        notes.append(f"{len(bad)} module(s) whose `Hlo Proto` could not be read were skipped: {'; '.join(bad[:3])}")
+    loops = sum(m.unknown_loops for m in modules)
+    if loops:
+        notes.append(f"{loops} while loop(s) with matmul work have no trip count XLA proved: their FLOPs are "
+                     "counted once per module execution (a lower bound)")
+    rows = lambda m: sorted((r.op_name, r.flops, r.repeats) for r in m.rows)  # noqa: E731
+    twice = sorted(n for n, ms in by_name.items() if len({tuple(rows(m)) for m in ms}) > 1)
+    if twice:
+        notes.append(f"module(s) {', '.join(twice[:3])} were compiled into several programs with different matmuls; "
+                     "the last compiled is counted (kernels name the module, not the program)")
+    return notes
+
+
+def _flop_table(modules: list[hlo.ModuleWork]) -> FlopOps:
+    """The neutral FLOP table of the modules' rows (``source="hlo"``)."""
+    rows = [(m.module, r) for m in modules for r in m.rows]
+    kinds = {k: i for i, k in enumerate(FLOP_KINDS)}
+    reps = np.fromiter((r.repeats for _, r in rows), dtype=np.int64, count=len(rows))
+    return FlopOps(
+        source="hlo", flops=np.fromiter((r.flops for _, r in rows), dtype=np.float64, count=len(rows)),
+        bytes=np.fromiter((r.bytes for _, r in rows), dtype=np.float64, count=len(rows)),
+        precision=np.fromiter((r.precision for _, r in rows), dtype=np.int8, count=len(rows)),
+        kind=np.fromiter((kinds[r.kind] for _, r in rows), dtype=np.int8, count=len(rows)),
+        label=[r.label for _, r in rows], host_idx=np.full(len(rows), -1, dtype=np.int64),
+        module=[m for m, _ in rows], op_name=[r.op_name for _, r in rows],
+        repeats=reps if (reps != 1).any() else None,
     )
 
 
@@ -136,8 +220,10 @@ def device_info(plane: Plane) -> DeviceInfo:
     major, minor = st.get("compute_cap_major"), st.get("compute_cap_minor")
     cc = (major, minor) if type(major) is int and type(minor) is int else None
     name = st.get("gpu_device_name") or st.get("device_vendor")
+    khz = _finite(st.get("clock_rate"))  # kHz, as CUDA's clockRate: 1980000 on an H100 SXM (1.98 GHz)
     return DeviceInfo(name=str(name) if name else None, compute_capability=cc, sm_count=_finite(st.get("core_count")),
-                      memory_bytes=_finite(st.get("memory_size")), memory_bandwidth=_finite(st.get("memory_bandwidth")))
+                      memory_bytes=_finite(st.get("memory_size")), memory_bandwidth=_finite(st.get("memory_bandwidth")),
+                      clock_hz=khz * 1e3 if khz is not None and khz > 0 else None)
 
 
 def _capture_ms(tl: Timeline) -> float | None:

@@ -329,8 +329,9 @@ def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | Non
     meta_ids = np.asarray([e.key for e in entries], dtype=np.int64)
     event_names = [e.value.name for e in entries]
     display_names = [e.value.display_name for e in entries]
+    blobs: list[bytes] = []
     meta_stats = _stats_from_messages(
-        ((i, st) for i, e in enumerate(entries) for st in e.value.stats), keys, strings
+        ((i, st) for i, e in enumerate(entries) for st in e.value.stats), keys, strings, blobs
     )
     plane_stats = {
         keys.id_to_name.get(st.metadata_id, f"#{st.metadata_id}"): _stat_value(st, keys)
@@ -361,6 +362,7 @@ def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | Non
         strings=strings.values,
         metadata_stats=meta_stats,
         stats=plane_stats,
+        blobs=blobs,
     )
 
 
@@ -374,8 +376,13 @@ def _stat_value(st, keys: _StatKeys) -> object:
     return 0
 
 
-def _stats_from_messages(items, keys: _StatKeys, strings: _Strings) -> StatTable:
-    """StatTable from (owner, XStat message) pairs -- for the few metadata stats."""
+def _stats_from_messages(items, keys: _StatKeys, strings: _Strings, blobs: list[bytes]) -> StatTable:
+    """StatTable from (owner, XStat message) pairs -- for the few metadata stats.
+
+    A ``bytes_value`` stays bytes: its row (kind BYTES) indexes ``blobs``.  Metadata bytes are binary
+    protos (XLA's ``Hlo Proto`` of each module on ``/host:metadata``, up to megabytes): decoded as text they
+    would be garbage, and the HLO reader (``hlo.py``) needs them whole.
+    """
     owner, mid, kind, value = [], [], [], []
     for own, st in items:
         owner.append(own)
@@ -383,9 +390,13 @@ def _stats_from_messages(items, keys: _StatKeys, strings: _Strings) -> StatTable
         if st.ref_value:
             kind.append(ValueKind.REF)
             value.append(strings.intern(keys.id_to_name.get(st.ref_value, "")))
-        elif st.str_value or st.bytes_value:
+        elif st.bytes_value:
+            kind.append(ValueKind.BYTES)
+            value.append(len(blobs))
+            blobs.append(st.bytes_value)
+        elif st.str_value:
             kind.append(ValueKind.STR)
-            value.append(strings.intern(st.str_value or st.bytes_value.decode("utf-8", "replace")))
+            value.append(strings.intern(st.str_value))
         elif st.double_value:
             kind.append(ValueKind.DOUBLE)
             value.append(int(np.float64(st.double_value).view(np.int64)))

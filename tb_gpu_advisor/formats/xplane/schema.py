@@ -108,25 +108,33 @@ for _lazy, (_base, _raw_field) in _LAZY_VIEWS.items():
 _PACKAGE = "tb_gpu_advisor.xspace"
 
 
-@functools.lru_cache(maxsize=1)
-def _classes() -> dict[str, Any]:
-    fd = descriptor_pb2.FileDescriptorProto(
-        name="tb_gpu_advisor/xspace.proto", package=_PACKAGE, syntax="proto3"
-    )
-    for msg_name, fields in _MESSAGES.items():
+def build_classes(file_name: str, package: str, messages: dict[str, list[_Field]]) -> dict[str, Any]:
+    """Message classes of ``messages`` (name -> fields), built in a pool of their own.
+
+    Shared by every schema this project reads from field numbers (XSpace here, XLA's HLO in ``hlo.py``).
+    Proto3 semantics throughout: an enum is declared as ``int32`` (same varint on the wire), a oneof as its
+    plain fields.
+    """
+    fd = descriptor_pb2.FileDescriptorProto(name=file_name, package=package, syntax="proto3")
+    for msg_name, fields in messages.items():
         msg = fd.message_type.add(name=msg_name)
         for name, number, ftype, label, type_name in fields:
             field = msg.field.add(name=name, number=number, type=ftype, label=label)
             if type_name:
-                field.type_name = f".{_PACKAGE}.{type_name}"
-    # The XEvent oneof {offset_ps, num_occurrences} and XStat value oneof are
-    # left as plain proto3 fields: same wire format, simpler to read.
+                field.type_name = f".{package}.{type_name}"
     pool = descriptor_pool.DescriptorPool()
     pool.Add(fd)
     return {
-        name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{_PACKAGE}.{name}"))
-        for name in _MESSAGES
+        name: message_factory.GetMessageClass(pool.FindMessageTypeByName(f"{package}.{name}"))
+        for name in messages
     }
+
+
+@functools.lru_cache(maxsize=1)
+def _classes() -> dict[str, Any]:
+    # The XEvent oneof {offset_ps, num_occurrences} and XStat value oneof are
+    # left as plain proto3 fields: same wire format, simpler to read.
+    return build_classes("tb_gpu_advisor/xspace.proto", _PACKAGE, _MESSAGES)
 
 
 def message_class(name: str) -> Any:

@@ -33,6 +33,7 @@ class ValueKind(IntEnum):
 
 
 _DOUBLE = int(ValueKind.DOUBLE)  # a plain int: comparing an array with an IntEnum member goes through the enum
+_BYTES = int(ValueKind.BYTES)
 
 
 @dataclass
@@ -42,8 +43,10 @@ class StatTable:
     ``owner`` indexes the events of a line (or the dense metadata ids of a
     plane); ``key`` indexes ``Plane.stat_names``; ``value`` holds ints and
     uints (as int64 bits), doubles (their IEEE bits: see ``doubles``) and --
-    for STR, BYTES and REF -- the string id in ``Plane.strings``.  17 bytes
-    a stat: stats are the bulk of a timeline's memory.
+    for STR, BYTES and REF -- the string id in ``Plane.strings``, except a
+    metadata stat's BYTES value: the index of its raw bytes in ``Plane.blobs``
+    (binary protos, see :meth:`Plane.metadata_blobs`).  17 bytes a stat: stats
+    are the bulk of a timeline's memory.
     """
 
     owner: np.ndarray  # int32
@@ -203,6 +206,8 @@ class Plane:
     strings: list[str]  # string ids used by STR/BYTES/REF stat values
     metadata_stats: StatTable  # owner = dense event metadata index
     stats: dict[str, object]  # plane-level stats, decoded (few)
+    #: raw values of the BYTES metadata stats (``metadata_stats`` rows of kind BYTES index it)
+    blobs: list[bytes] = field(default_factory=list)
     _stat_keys: dict[str, int] = field(default_factory=dict, repr=False)
 
     def __post_init__(self) -> None:
@@ -232,11 +237,23 @@ class Plane:
         if key is None:
             return None
         rows = self.metadata_stats.rows(key)
+        rows = rows[self.metadata_stats.kind[rows] != _BYTES]  # a blob index is no int nor string id
         if rows.size == 0:
             return None
         col = np.full(len(self.event_names), default, dtype=np.int64)
         col[self.metadata_stats.owner[rows]] = self.metadata_stats.value[rows]
         return col
+
+    def metadata_blobs(self, name: str) -> list[tuple[int, bytes]]:
+        """(dense event metadata index, raw bytes) of each event metadata whose stat ``name`` is a bytes value,
+        e.g. the ``Hlo Proto`` of each XLA module on ``/host:metadata``."""
+        key = self.stat_key(name)
+        if key is None:
+            return []
+        ms = self.metadata_stats
+        rows = ms.rows(key)
+        rows = rows[ms.kind[rows] == _BYTES]
+        return [(int(ms.owner[r]), self.blobs[int(ms.value[r])]) for r in rows if 0 <= ms.value[r] < len(self.blobs)]
 
     def line(self, name: str) -> Line | None:
         return next((ln for ln in self.lines if ln.name == name), None)

@@ -1,0 +1,86 @@
+"""Findings that contradict their own numbers, the run or the hardware (issue #21 item 3): one checker, many walks.
+
+Each pattern below was seen in a real report and fixed at its cause; the checker keeps it from coming back.  It reads
+only the report (what a user reads), so it can walk every demo and real report:
+
+* a fix the trace shows in use is recommended (``capture.applied``: torch.compile on a compiled run, ``fused=True``
+  beside fused optimizer kernels, CUDA graphs beside graph launches);
+* a comparison whose numbers do not say it ("~1.2 us each -- about the 20-40 us launch latency itself");
+* "1 <noun>s";
+* float16 advice on a GPU whose fix is bfloat16 (Ampere and newer);
+* a title of "many small kernels" over a summary that says the kernels are not small;
+* channels_last advice to a run without convolutions;
+* the same quantity printed with two values in one finding's summary and its metric.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tb_gpu_advisor import frameworks
+from tb_gpu_advisor.model.schema import Finding, HostReport, Report
+
+_AGAINST = re.compile(r"~([\d.]+) us each -- about the ([\d.]+)-([\d.]+) us launch latency itself")
+_PLURAL_ONE = re.compile(r"(?<![\d.,])1 (kernels|steps|calls|ops|findings|chains|recurring chains|GEMMs|ranks|GPUs)\b")
+_FP16_ADVICE = re.compile(r"mixed precision \(fp16\)|mixed_float16|dtype=torch\.float16|float16 with loss scaling")
+
+
+def _text(f: Finding) -> str:
+    return " ".join([f.title, f.summary] + [a.text + " " + (a.snippet or "") for a in f.actions])
+
+
+def finding_problems(f: Finding, host: HostReport | None) -> list[str]:
+    """Every way one finding contradicts itself, its run or its GPU."""
+    out = []
+    cap = host.capture if host is not None and isinstance(host.capture, dict) else {}
+    fw = frameworks.get(cap.get("framework") or "unknown")
+    applied = cap.get("applied") or {}
+    for a in f.actions:
+        why = fw.applied(a, applied)
+        if why:
+            out.append(f"{f.id}: recommends '{a.text[:60]}...' although the trace shows {why}")
+    for m in _AGAINST.finditer(f.summary):
+        us, lo, hi = (float(x) for x in m.groups())
+        if not lo / 2 <= us <= hi * 1.5:
+            out.append(f"{f.id}: {us} us called 'about' the {lo:g}-{hi:g} us launch latency")
+    for m in _PLURAL_ONE.finditer(_text(f)):
+        out.append(f"{f.id}: '{m.group(0)}'")
+    ampere = any(_cc(g.compute_capability) >= 8.0 for g in (host.gpus if host else []) if _cc(g.compute_capability))
+    if ampere and _FP16_ADVICE.search(_text(f)) and "bf16" not in _text(f) and "bfloat16" not in _text(f):
+        out.append(f"{f.id}: float16 advice on an Ampere-or-newer GPU, where bfloat16 needs no loss scaling")
+    if host is not None and any("channels_last" in (a.snippet or "") + a.text for a in f.actions) and not _convs(host):
+        out.append(f"{f.id}: channels_last advice on a run without convolutions")
+    if "many small kernels" in f.title and "not small kernels" in f.summary:
+        out.append(f"{f.id}: title says many small kernels, summary says not small kernels")
+    if f.metric is not None and f.metric.unit == "share" and f.metric.value is not None:
+        label = re.escape(f.metric.label.split(":")[0].lower())
+        for m in re.finditer(rf"([\d.]+)% of {label}", f.summary.lower()):
+            if abs(float(m.group(1)) / 100 - f.metric.value) > 0.011:
+                out.append(f"{f.id}: summary says {m.group(0)}, metric {f.metric.display}")
+    return out
+
+
+def _convs(host: HostReport) -> bool:
+    """The host's kernel table holds a convolution (by op type or cuDNN/MIOpen kernel name)."""
+    t = host.kernels
+    return t is not None and any(re.search(r"conv|fprop|dgrad|wgrad", " ".join(str(c) for c in row[:3]), re.I)
+                                 for row in t.rows)
+
+
+def _cc(s: object) -> float:
+    try:
+        return float(s) if s else 0.0
+    except (TypeError, ValueError):
+        return 0.0  # an AMD GFX name: no NVIDIA generation
+
+
+def report_problems(report: Report) -> list[str]:
+    """Every contradiction of every finding of a report (session findings against their first host)."""
+    hosts = {h.host: h for h in report.hosts}
+    out = []
+    for h in report.hosts:
+        for f in h.findings:
+            out += finding_problems(f, h)
+    for f in report.findings:
+        out += finding_problems(f, hosts.get(f.host or (f.hosts[0] if f.hosts else ""), report.hosts[0] if report.hosts else None))
+    return sorted(set(out))

@@ -1,0 +1,102 @@
+"""Write small XLA HLO modules and XSpaces that carry them, with the reader's own runtime schema (``hlo.py``).
+
+Why by hand: a test of the FLOP formulas needs a module whose FLOPs are known without XLA (computed on paper),
+and a hostile-input test needs bytes no compiler writes.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from tb_gpu_advisor.formats.xplane.hlo import message_class
+from tb_gpu_advisor.formats.xplane.schema import message_class as xspace_class
+
+#: xla PrimitiveType numbers of the element types the tests use.
+PRIMITIVE = {"pred": 1, "s8": 2, "s32": 4, "f16": 10, "f32": 11, "bf16": 16, "tuple": 13}
+
+
+def shape(dtype: str, *dims: int):
+    """An array ShapeProto."""
+    return message_class("ShapeProto")(element_type=PRIMITIVE[dtype], dimensions=list(dims))
+
+
+def tuple_shape(*shapes):
+    return message_class("ShapeProto")(element_type=PRIMITIVE["tuple"], tuple_shapes=list(shapes))
+
+
+@dataclass
+class Computation:
+    """One computation under construction: instructions get module-unique ids."""
+
+    module: "Module"
+    name: str
+    id: int
+    insts: list = field(default_factory=list)
+
+    def add(self, name: str, opcode: str, shp, operands=(), **fields) -> int:
+        """Append an instruction; ``operands`` are ids returned by earlier calls.  ``backend_config`` may be a dict
+        (written as XLA writes it: JSON)."""
+        cfg = fields.pop("backend_config", None)
+        if isinstance(cfg, dict):
+            fields["backend_config"] = json.dumps(cfg).encode()
+        elif cfg is not None:
+            fields["backend_config"] = cfg
+        self.module.next_id += 1
+        inst = message_class("HloInstructionProto")(name=name, opcode=opcode, shape=shp, id=self.module.next_id,
+                                                      operand_ids=list(operands), **fields)
+        self.insts.append(inst)
+        return inst.id
+
+    def param(self, name: str, shp) -> int:
+        return self.add(name, "parameter", shp)
+
+
+@dataclass
+class Module:
+    """An HloModuleProto under construction; ``encode`` writes the HloProto bytes of the ``Hlo Proto`` stat."""
+
+    name: str
+    comps: list[Computation] = field(default_factory=list)
+    next_id: int = 0
+
+    def computation(self, name: str) -> Computation:
+        c = Computation(self, name, 100 + len(self.comps))
+        self.comps.append(c)
+        return c
+
+    def encode(self, entry: Computation | None = None) -> bytes:
+        entry = entry or self.comps[-1]
+        mod = message_class("HloModuleProto")(name=self.name, entry_computation_name=entry.name,
+                                              entry_computation_id=entry.id)
+        for c in self.comps:
+            mod.computations.add(name=c.name, id=c.id, instructions=c.insts)
+        return message_class("HloProto")(hlo_module=mod).SerializeToString()
+
+
+def dot_dims(lc=(), rc=(), lb=(), rb=()):
+    return message_class("DotDimensionNumbers")(lhs_contracting_dimensions=list(lc), rhs_contracting_dimensions=list(rc),
+                                                lhs_batch_dimensions=list(lb), rhs_batch_dimensions=list(rb))
+
+
+def json_dims(lc=(), rc=(), lb=(), rb=()) -> dict:
+    """DotDimensionNumbers as XLA's JSON backend configs write them (int64 as strings)."""
+    s = lambda v: [str(x) for x in v]  # noqa: E731
+    return {"lhs_contracting_dimensions": s(lc), "rhs_contracting_dimensions": s(rc),
+            "lhs_batch_dimensions": s(lb), "rhs_batch_dimensions": s(rb)}
+
+
+def metadata_space(modules: dict[str, bytes]) -> bytes:
+    """An XSpace whose ``/host:metadata`` plane holds one event metadata per module (``jit_f(12)``) with its
+    ``Hlo Proto`` bytes stat, as JAX writes them."""
+    space = xspace_class("XSpace")()
+    plane = space.planes.add(id=1, name="/host:metadata")
+    plane.stat_metadata.add(key=1).value.CopyFrom(xspace_class("XStatMetadata")(id=1, name="Hlo Proto"))
+    plane.stat_metadata.add(key=2).value.CopyFrom(xspace_class("XStatMetadata")(id=2, name="jax_version"))
+    plane.stats.add(metadata_id=2, str_value="0.0-test")
+    for i, (event_name, raw) in enumerate(modules.items(), start=1):
+        entry = plane.event_metadata.add(key=i)
+        entry.value.id = i
+        entry.value.name = event_name
+        entry.value.stats.add(metadata_id=1, bytes_value=raw)
+    return space.SerializeToString()

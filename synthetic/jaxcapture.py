@@ -64,7 +64,7 @@ from typing import Callable
 import numpy as np
 
 from synthetic.builder import LineBuilder, SpaceBuilder
-from synthetic.tfcapture import US, Gpu
+from synthetic.tfcapture import CAPTURE_LEAD_PS, US, Gpu
 from synthetic.truth import RULE_IDS
 from synthetic.xla_kernels import (
     EAGER_BIG_OPS,
@@ -208,7 +208,7 @@ class JaxCapture:
 
     def __init__(self, gpu: Gpu = H100, hostname: str = "jaxhost", seed: int = 0, module: str = "jit_train_step",
                  function: str = "train_step", program_id: int = 7292, derived_lines: bool = False,
-                 step_annotation: bool = False, launch_latency_us: float = 8.0, start_ps: int = 80 * US,
+                 step_annotation: bool = False, launch_latency_us: float = 8.0, start_ps: int = CAPTURE_LEAD_PS,
                  module_events: bool = True, command_buffers: bool = False, jitter: float = 0.02):
         self.rng = np.random.default_rng(seed)
         self.space = SpaceBuilder(hostname)

@@ -229,6 +229,13 @@ test("a PyTorch session gets no stock Profile-tab links, and the reason instead"
   const first = el.querySelector(".finding");
   assert.equal(first.querySelectorAll("a[href*='trace_viewer']").length, 0);
   assert.match(first.querySelector(".no-links").textContent, /stock Profile tab cannot open PyTorch trace files/);
+  // the windows are still listed, for Perfetto (ms from the trace's start)
+  const f0 = report.findings[0];
+  assert.ok(f0.windows.length >= 1);
+  const items = [...first.querySelectorAll("ul.windows li")].map((li) => li.textContent);
+  assert.equal(items.length, Math.min(3, f0.windows.length));
+  assert.ok(items[0].startsWith(`${f0.windows[0].label}: `), items[0]);
+  assert.match(first.querySelector(".no-links").textContent, /from the trace's start/);
   const withLinks = views.reportView(report, ctx).querySelector(".finding");
   assert.ok(withLinks.querySelectorAll("a[href*='trace_viewer']").length >= 1);
 });

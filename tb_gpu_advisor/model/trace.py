@@ -194,6 +194,13 @@ class Trace:
     span_ps: tuple[int, int] | None = None
     #: the profiler's own capture window in ms, when the file records it
     capture_ms: float | None = None
+    #: the instant, on this trace's clock (ps), that the viewer which opens the file shows as 0 ms.  Every window
+    #: a report names (``start_ms`` of steps and trace-viewer links) counts from it, so a link lands where the
+    #: viewer draws the step: XPlane's stock trace viewer counts from the capture's start, not from the first
+    #: event (which real captures record 7-20 ms later); Perfetto counts a PyTorch trace from its first event.
+    viewer_zero_ps: int = 0
+    #: that viewer and its 0, in words (``capture.time_base`` of the report)
+    time_base: str = ""
     #: per GPU, the format's own step line (TF's derived ``Steps`` line in grouped captures)
     gpu_step_lines: dict[int, StepLine] = field(default_factory=dict)
     #: what the step lines are: (step source id, note in words); None: TF's derived ``Steps`` line

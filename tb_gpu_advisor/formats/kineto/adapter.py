@@ -102,7 +102,8 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     span = (int(start_ps[used].min()), int(end_ps[used].max())) if used.any() else None
     return Trace(
         format="kineto", host=host, path=path, size_bytes=size, h=h, devices=devs, num_events=int(kt.n_events),
-        span_ps=span, capture_ms=_capture_ms(kt), host_steps=_profiler_steps(kt, h), allocator=_allocator(kt),
+        span_ps=span, capture_ms=_capture_ms(kt), viewer_zero_ps=_viewer_zero_ps(kt, origin), time_base=_time_base(kt),
+        host_steps=_profiler_steps(kt, h), allocator=_allocator(kt),
         **_rank_step_lines(kt, devs, start_ps, end_ps),
         gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
         metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
@@ -390,6 +391,37 @@ def _rank_step_lines(kt: KinetoTrace, devs: list[DeviceEvents], start_ps: np.nda
     note = (f"`ProfilerStep#N` spans on each rank's GPU ({len(kt.workers)} ranks: {', '.join(kt.workers)}); "
             "step k from its span's start to the next one's")
     return {"gpu_step_lines": lines, "gpu_step_source": ("profiler_step", note)}
+
+
+#: Where a PyTorch report's times count from (``Trace.time_base``).
+TIME_BASE = "ms from the trace's start, as Perfetto and chrome://tracing show them"
+
+
+def _time_base(kt: KinetoTrace) -> str:
+    """``TIME_BASE``; merged ranks count from the earliest rank's start, which another rank's file does not show."""
+    if len(kt.workers) < 2:
+        return TIME_BASE
+    return (f"{TIME_BASE} (ranks {', '.join(kt.workers)} on one clock: from the earliest rank's trace start; "
+            "another rank's own file starts up to its profiler's start skew later)")
+
+
+def _viewer_zero_ps(kt: KinetoTrace, origin_ns: int) -> int:
+    """The trace's start on the adapter's clock (``Trace.viewer_zero_ps``, <= 0): where Perfetto's timeline starts.
+
+    A trace has no stock viewer in the Profile tab; Perfetto and chrome://tracing draw it from its earliest event,
+    the profiler's own span (category ``Trace``, ``PyTorch Profiler (0)``), which opens 0.05-0.33 ms before the first
+    op in real traces.  The adapter's clock starts at that first op or kernel; windows count from the span.
+    Merged ranks: the earliest rank's span (every rank on the earliest file's clock, ``ranks.py``).
+    """
+    if not kt.ts_ns.size:
+        return 0
+    zero = (min(int(kt.ts_ns.min()), origin_ns) - origin_ns) * 1000
+    return zero if zero >= -_MAX_LEAD_PS else 0  # an event days before the rest: a broken ts, not the start
+
+
+#: How far before its first op a trace's start may lie (an hour): further, a stray ``ts`` is not where Perfetto's
+#: timeline of the steps starts, and times from it would not fit int64 picoseconds.
+_MAX_LEAD_PS = 3600 * 10**12
 
 
 def _capture_ms(kt: KinetoTrace) -> float | None:

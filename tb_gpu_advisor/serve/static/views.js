@@ -26,7 +26,8 @@ export function runLabel(r) {
 /** Why a session has no links into the stock Profile tab (it reads XPlane files only). */
 export function noStockLinks(formatName) {
   return `The stock Profile tab cannot open ${formatName || "this format's"} files, so there are no trace-viewer links here: `
-    + "open the trace file in Perfetto UI (ui.perfetto.dev) or chrome://tracing to see these windows.";
+    + "open the trace file in Perfetto UI (ui.perfetto.dev) or chrome://tracing to see these windows "
+    + "(ms from the trace's start, where their timelines start).";
 }
 
 /** The run / session / host pickers for the current selection. */
@@ -181,7 +182,12 @@ export function tableView(t) {
 
 /** Links for one finding: trace viewer at each window, and the stock tools for its host. */
 export function findingLinks(f, ctx) {
-  if (ctx.stockTool === false) return h("p", { class: "links no-links" }, noStockLinks(ctx.formatName));
+  if (ctx.stockTool === false) {
+    // the windows still say where to look, in the time base of the viewer that opens the file (capture.time_base)
+    return h("div", { class: "links" }, h("p", { class: "no-links" }, noStockLinks(ctx.formatName)),
+      f.windows.length ? h("ul", { class: "windows" }, f.windows.slice(0, 3).map((w) =>
+        h("li", {}, `${w.label}: ${ms(w.start_ms)}–${ms(w.end_ms)}`))) : null);
+  }
   const links = [];
   for (const w of f.windows.slice(0, 3)) {
     links.push(h("a", { href: traceWindowUrl(ctx.root, ctx.stockRun, w.host, w.start_ms, w.end_ms), target: "_top", class: "link trace" },

@@ -40,6 +40,7 @@ from typing import Any, Sequence, TextIO
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.fmt import and_list
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.frameworks import display_names, how_to_capture
 from tb_gpu_advisor.model.schema import SCHEMA_VERSION, SEVERITY_ORDER, _json_default
@@ -334,19 +335,26 @@ def _analyze(session: Any, hosts: list, args: argparse.Namespace, stderr: TextIO
     """The Report of ``hosts`` of ``session`` (the report cache first)."""
     import dataclasses
 
-
-    return session_report(dataclasses.replace(session, hosts=tuple(hosts)), args.params,
+    return session_report(dataclasses.replace(session, hosts=tuple(hosts)), cli_options(args),
                           ReportCache(getattr(args, "cache_dir", None)), stderr, bool(getattr(args, "progress", False)))
 
 
-def session_report(session: Any, params: int | None, cache: Any, stderr: TextIO, progress: bool) -> Any:
-    """A session's Report through the analysis entry point (the report cache first), with progress on
-    ``stderr`` when asked or when it is a terminal; analysis failures become InputError (exit 2)."""
+def cli_options(args: argparse.Namespace) -> UserOptions:
+    """The settings of ``--params``, ``--net-gbps`` and ``--model-flops-per-step`` (``cli.main`` checked them), over
+    the environment's (where ``cli.main`` also leaves them for precompute's workers): the same value precompute and
+    the tab key their reports with, so each finds the others' entries."""
+    given = UserOptions(params=getattr(args, "params", None), net_gbps=getattr(args, "net_gbps", None),
+                        model_flops=getattr(args, "model_flops_per_step", None))
+    return UserOptions.from_env().overridden_by(given)
 
+
+def session_report(session: Any, options: UserOptions, cache: Any, stderr: TextIO, progress: bool) -> Any:
+    """A session's Report through the analysis entry point (the report cache first) with the user's ``options``,
+    with progress on ``stderr`` when asked or when it is a terminal; analysis failures become InputError (exit 2)."""
     name = session.stock_run
     show = _Progress(stderr, name) if progress or _isatty(stderr) else None
     try:
-        a = analysis.session_report(session, params=params, cache=cache, progress=show)
+        a = analysis.session_report(session, options=options, cache=cache, progress=show)
         if a.from_cache and show is not None:
             show("from the report cache", 1.0)
         return a.report

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.common.memory import release_free_heap
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, comm, flops, kernels, memcpy, multigpu, ops, syncs
@@ -19,10 +20,10 @@ def _share(a: float | None, b: float | None) -> float | None:
 
 
 def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,
-                         params: int | None = None) -> HostMetrics:
+                         options: UserOptions | None = None) -> HostMetrics:
     """Every metric of one host, from its trace and the steps found in it; the numpy context they share
-    stays in here (the report sees metrics only)."""
-    ctx = build_context(trace, steps, launches, fw, params)
+    stays in here (the report sees metrics only).  ``options``: the user's settings (none: the defaults)."""
+    ctx = build_context(trace, steps, launches, fw, options)
     del launches
     release_free_heap()  # the context's build temporaries (see memory.py)
     per_gpu: dict[int, list[StepMetrics]] = {}

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, sorted_unique, subtract_intervals,
@@ -49,7 +50,8 @@ class Context:
     host_work: np.ndarray  # bool: host TF op / eager execution work
     host_step: np.ndarray  # kept-step index of each host event by start (host windows), -1 (int16 up to 32k steps)
     op_on_device: np.ndarray  # bool per host event (meaningful where host_op)
-    params: int | None = None
+    #: the user's settings of this analysis (parameter count, model FLOPs per step): handed in, never read here
+    options: UserOptions = field(default_factory=UserOptions)
     fw: Framework = frameworks.UNKNOWN
     #: host input time that no single event names (JAX: marker time before the dispatch, device_put): disjoint (starts, ends)
     input_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
@@ -62,6 +64,11 @@ class Context:
     #: bool per host event: an op run eagerly -- a TF op with ``is_eager``, ``EagerExecute``, or a dispatch call
     #: that ran a single op (un-jitted JAX: each jnp call its own one-kernel program)
     eager_ops: np.ndarray = None  # type: ignore[assignment]
+
+    @property
+    def params(self) -> int | None:
+        """The user's model parameter count (``--params``, the tab's setting), None when not given."""
+        return self.options.params
 
     @property
     def active(self) -> list[GpuCtx]:
@@ -176,8 +183,9 @@ def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> n
 
 
 def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,
-                  params: int | None = None) -> Context:
-    """The shared context of one host: each device event's launch and step, the host's roles.
+                  options: UserOptions | None = None) -> Context:
+    """The shared context of one host: each device event's launch and step, the host's roles; ``options`` (the
+    user's settings) ride along for the metrics that need them.
 
     ``steps`` and ``launches`` (per GPU, each device event's host launch record,
     :func:`~tb_gpu_advisor.model.trace.device_launches`) come from the stages before: the chain
@@ -259,7 +267,8 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     outer = _nesting(h, dispatch)[0] if dispatch.any() else dispatch
     blocked = h.name_mask(devices.is_blocking_call)
     eager_ops = _eager_ops(h, gpus, host_op, outer)
-    return Context(trace, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device, params, fw=fw,
+    return Context(trace, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device,
+                   options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=(d_s, d_e), dispatch_calls=outer,
                    blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)),
                    eager_ops=eager_ops)

@@ -1,9 +1,10 @@
 """How fast could it be: FLOPs per step, model FLOPs utilisation, and each top GEMM against its roofline.
 
 FLOPs come from the trace's own shapes (``Trace.flop_ops``: PyTorch ``record_shapes`` or XLA's HLO), or from the
-user (``--model-flops-per-step``).  MFU is FLOPs per step over (step time x the GPU's dense peak in the precision
-that dominates GEMM time) -- the convention of PaLM and of every MFU table since.  Where the user gives model
-FLOPs and the trace gives executed FLOPs, both are reported: MFU from the model's, HFU from the trace's.
+user (``--model-flops-per-step`` or the tab's setting, handed in as ``Context.options``).  MFU is FLOPs per step
+over (step time x the GPU's dense peak in the precision that dominates GEMM time) -- the convention of PaLM and of
+every MFU table since.  Where the user gives model FLOPs and the trace gives executed FLOPs, both are reported: MFU
+from the model's, HFU from the trace's.
 
 A roofline per GEMM shape: arithmetic intensity = FLOPs / bytes of its operands and result (each moved once), the
 attainable rate min(peak, intensity x memory bandwidth), and the share of it the kernels reach.  PyTorch ops find
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
-from tb_gpu_advisor.common.thresholds import T, model_flops_per_step
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics.types import Flops, GemmRoofline
@@ -36,7 +37,7 @@ TOP_N = 10
 def flops(ctx: Context, step_ms: float | None) -> Flops:
     """The FLOPs, MFU and rooflines of one host over its kept steps (per GPU: the host's share of one GPU)."""
     fo = ctx.trace.flop_ops
-    user = model_flops_per_step()
+    user = ctx.options.model_flops  # the user's (--model-flops-per-step, the tab's setting), handed in
     active = ctx.active
     n = ctx.steps.count
     if not active or not n or not step_ms:

@@ -6,6 +6,7 @@ import dataclasses
 import datetime as _dt
 
 from tb_gpu_advisor import ANALYZER_VERSION, rules
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.metrics.job import JobView, job_view
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
@@ -131,14 +132,17 @@ def merge_findings(host_reports: list[HostReport]) -> list[Finding]:
     return out
 
 
-def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Report:
+def merge_hosts(run: str, session: str, host_reports: list[HostReport], options: UserOptions | None = None) -> Report:
     """Session report: aggregate headline (mean of hosts' values), findings merged across hosts
-    (:func:`merge_findings`) and ranked.
+    (:func:`merge_findings`) and ranked, with the job rules' findings over every rank.
+
+    ``options``: the user's settings the job rules read (the network between hosts); none given, the command line's
+    (``UserOptions.of``).
 
     ``healthy`` only when every host was analysed (a host with ``error`` makes the session not healthy:
     bad input is never reported as "no problems") and no finding is a warning or critical."""
     ok = [h for h in host_reports if h.error is None]
-    job = job_view(host_reports)
+    job = job_view(host_reports, UserOptions.of(options))
     job_findings = rules.evaluate_job(job) if len(job.ranks) > 1 else []
     findings = rules.rank(_drop_explained(merge_findings(host_reports), job_findings) + job_findings)
     mark_overlaps(findings)

@@ -4,6 +4,11 @@ Every caller that turns files into reports -- the CLI, the tab's background serv
 the worker processes of ``runtime.isolation`` -- comes through :func:`analyze_host` /
 :func:`analyze_session`; no stage runs another.  ``analyze_host`` never raises for a bad file:
 the HostReport carries ``error``, so one bad host never breaks its session.
+
+The user's settings (``common.options.UserOptions``: parameter count, network bandwidth, model FLOPs) are an
+argument of every function here and go down to the metrics and rules that read them: the tab analyses different
+settings at once, in threads and worker processes, so no setting may come from process-wide state.  ``params=``,
+the older keyword, still works; a caller that gives no options gets the command line's (``UserOptions.of``).
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import numpy as np
 
 from tb_gpu_advisor import formats, frameworks, rules
 from tb_gpu_advisor.common.memory import release_free_heap
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.metrics.compute import compute_host_metrics
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.columns import index_dtype
@@ -25,14 +31,15 @@ from tb_gpu_advisor.report.merge import merge_hosts
 from tb_gpu_advisor.steps.detect import detect_steps
 
 
-def host_metrics(trace: Trace, params: int | None = None) -> HostMetrics:
+def host_metrics(trace: Trace, params: int | None = None, options: UserOptions | None = None) -> HostMetrics:
     """Steps and metrics of one trace: which framework wrote it, each device event's launch, the steps, the numbers."""
+    options = UserOptions.of(options, params)
     fw = frameworks.detect_trace(trace)
     # correlation: host launch record of every device event (graph launches cover all their kernels)
     launches: list[np.ndarray] = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
     release_free_heap()  # the correlation table's build arrays, before the steps' (see common/memory.py)
     steps = detect_steps(trace, launches)
-    return compute_host_metrics(trace, steps, launches, fw, params)
+    return compute_host_metrics(trace, steps, launches, fw, options)
 
 
 def host_report(m: HostMetrics, size: int) -> HostReport:
@@ -47,9 +54,11 @@ def _size(path: str) -> int:
         return 0
 
 
-def analyze_host(host_file, params: int | None = None) -> HostReport:
+def analyze_host(host_file, params: int | None = None, options: UserOptions | None = None) -> HostReport:
     """Analyze one host file (a ``discovery.HostFile``, or anything with ``host``, ``path`` and optionally ``format``
-    and ``size``); errors land in ``HostReport.error``: a bad file must not break the session."""
+    and ``size``) with the user's ``options``; errors land in ``HostReport.error``: a bad file must not break the
+    session."""
+    options = UserOptions.of(options, params)
     host, path = host_file.host, host_file.path
     size = int(getattr(host_file, "size", 0) or 0)
     try:
@@ -58,7 +67,7 @@ def analyze_host(host_file, params: int | None = None) -> HostReport:
         return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
     size = size or trace.size_bytes
     try:
-        m = host_metrics(trace, params)
+        m = host_metrics(trace, options=options)
         del trace  # the event tables, before the report is built (see memory.py)
         release_free_heap()
         m.host = host
@@ -67,16 +76,16 @@ def analyze_host(host_file, params: int | None = None) -> HostReport:
         return HostReport(host=host, path=path, size_bytes=size, error=f"analysis failed: {type(e).__name__}: {e}")
 
 
-
-
 def analyze_session(run: str, session: str, host_files: Iterable, progress: Callable[[str, float], None] | None = None,
-                    params: int | None = None) -> Report:
+                    params: int | None = None, options: UserOptions | None = None) -> Report:
+    """Every host file in turn, merged into the session's Report, all with the same ``options``."""
+    options = UserOptions.of(options, params)
     files = list(host_files)
     reports = []
     for i, hf in enumerate(files):
         if progress:
             progress(f"analysing {hf.host} ({i + 1}/{len(files)})", i / max(len(files), 1))
-        reports.append(analyze_host(hf, params=params))
+        reports.append(analyze_host(hf, options=options))
     if progress:
         progress("done", 1.0)
-    return merge_hosts(run, session, reports)
+    return merge_hosts(run, session, reports, options)

@@ -24,6 +24,15 @@ Routes (mounted at ``/data/plugin/gpu_advisor``):
                    202/400/404/500 JSON like ``/diff``
 =================  ===========================================================
 
+Settings: every route that answers with an analysed report (``/report``, ``/report.md``, ``/diff``, ``/diff.md``:
+both sides) also takes ``params`` (the model's parameter count, a positive whole number), ``net_gbps`` (network
+bandwidth between hosts, GB/s per GPU) and ``model_flops`` (the model's FLOPs of one step on one GPU), each a
+positive finite number; anything else is a 400 that names the parameter.  They override TensorBoard's flags
+(``--gpu_advisor_params``, ``--gpu_advisor_net_gbps``, ``--gpu_advisor_model_flops_per_step``) for that request
+only: the analysis gets them as a ``UserOptions`` value (in its worker process too), and the in-memory and
+persistent caches key each report by the settings it was made with.  ``/runs`` lists the flags' values
+(``settings``) so the tab can show what applies when it sets nothing.
+
 A session with several host files is analysed in worker processes
 (``analysis.compute_json``, at most ``host_jobs`` of them),
 still from a ReportService worker thread, never on a request thread.
@@ -55,6 +64,8 @@ from werkzeug import wrappers
 
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.options import OptionError, UserOptions, parse_query
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.formats import probe as gpu_probe
 from tb_gpu_advisor.frameworks import REGISTRY
@@ -100,6 +111,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         # that it needs --logdir instead of failing.
         self._logdir = context.logdir or ""
         self._analyzer = analyzer
+        #: TensorBoard's flags: the settings of every analysis a request does not override
+        self._defaults = flag_options(context.flags)
         store = _open_store(context.flags) if service is None else None
         self._service = service or ReportService(store=store)
         #: the report cache behind the store: its per-host entries (a sharded precompute) are merged, not analysed
@@ -167,7 +180,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         sessions = self._sessions()
         # has_gpu per session (True/False/None = unknown): the tab opens on the newest with GPU activity
         body = {"logdir_set": bool(self._logdir), "runs": _runs_listing(sessions, gpu_probe.session_activity(sessions)),
-                "frameworks": _frameworks_listing(), "skipped": self._skipped()}
+                "frameworks": _frameworks_listing(), "skipped": self._skipped(),
+                "settings": _settings_listing(self._defaults)}
         return _respond_json(request, body)
 
     @wrappers.Request.application
@@ -203,10 +217,12 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         """The Diff of both sides' reports (from the /report service and caches), or the Outcome to answer while a
         side computes or after it failed (400/404 raised here)."""
 
+        options = self._options(request)
         sides = {}
         for side in ("base", "new"):
             run, session = _required(request, f"{side}_run"), _required(request, f"{side}_session")
-            sides[side] = (session if run == discovery.ROOT_RUN else f"{run}/{session}", self._outcome_for(run, session, None))
+            sides[side] = (session if run == discovery.ROOT_RUN else f"{run}/{session}",
+                           self._outcome_for(run, session, None, options))
         waiting = [(name, o) for name, o in sides.values() if o.state == "computing"]
         failed = [(name, o) for name, o in sides.values() if o.state == "error"]
         if failed:
@@ -223,12 +239,20 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             raise errors.InvalidArgumentError(str(e)) from None
 
     def _outcome(self, request: wrappers.Request) -> Outcome:
-        """The report service's answer for the request's run/session[/host] (404/400 raised here)."""
-        return self._outcome_for(_required(request, "run"), _required(request, "session"),
-                                 request.args.get("host") or None)
+        """The report service's answer for the request's run/session[/host] and settings (404/400 raised here)."""
+        run, session = _required(request, "run"), _required(request, "session")
+        return self._outcome_for(run, session, request.args.get("host") or None, self._options(request))
 
-    def _outcome_for(self, run: str, session_name: str, host: str | None) -> Outcome:
-        """The report service's answer for run/session[/host] (404 raised here)."""
+    def _options(self, request: wrappers.Request) -> UserOptions:
+        """The flags' settings with the request's ``params`` / ``net_gbps`` / ``model_flops`` over them; a bad value
+        is the request's 400 (naming the parameter), never an analysis with a setting the user did not mean."""
+        try:
+            return self._defaults.overridden_by(parse_query(request.args.get))
+        except OptionError as e:
+            raise errors.InvalidArgumentError(str(e)) from None
+
+    def _outcome_for(self, run: str, session_name: str, host: str | None, options: UserOptions) -> Outcome:
+        """The report service's answer for run/session[/host] analysed with ``options`` (404 raised here)."""
         try:
             session = discovery.find_session(self._sessions(), run, session_name)
         except discovery.SessionNotFoundError as e:
@@ -237,11 +261,13 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         writing = _still_written(host_files, self._settle_s)
         if writing:  # a copy or capture in progress: analysing (and caching) a partial file helps nobody
             return Outcome("computing", message=f"waiting for {writing} to finish writing")
-        key = (session.run, session.session, tuple(_identity(h) for h in host_files))
+        # each setting its own report: in memory and in the persistent store (the same entry precompute writes
+        # with the same settings)
+        key = (session.run, session.session, tuple(_identity(h) for h in host_files), options)
         return self._service.get(
             key,
-            lambda progress: self._compute(session, host_files, progress),
-            _store_key(session, host_files),
+            lambda progress: self._compute(session, host_files, progress, options),
+            _store_key(session, host_files, options),
             valid=lambda: analysis.files_unchanged(host_files),
         )
 
@@ -270,10 +296,12 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
                 self._skips = (now, [{"path": rel, "reason": why} for rel, why in discovery.skipped(self._logdir)])
             return list(self._skips[1])
 
-    def _compute(self, session: Any, host_files: list, progress: Callable) -> str:
-        """Runs in a worker thread: the analysis entry point (in limited child processes unless disabled)."""
+    def _compute(self, session: Any, host_files: list, progress: Callable, options: UserOptions) -> str:
+        """Runs in a worker thread: the analysis entry point (in limited child processes unless disabled), with the
+        request's settings handed down (an injected analyzer replaces the whole analysis and gets none)."""
         return analysis.compute_json(session, host_files, progress=progress, jobs=self._host_jobs,
-                                     isolate=self._isolate, analyze_fn=self._analyzer, cache=self._cache)
+                                     isolate=self._isolate, analyze_fn=self._analyzer, cache=self._cache,
+                                     options=options)
 
 
 # -- helpers (pure; module level so tests and readers find them fast) ---------
@@ -316,9 +344,9 @@ def _still_written(host_files: list, settle_s: float) -> str | None:
     return None
 
 
-def _store_key(session: Any, host_files: list) -> str:
-    """The persistent cache's key: the same entry ``tb-gpu-advisor precompute`` writes."""
-    return cache.store_key(session.run, session.session, host_files)
+def _store_key(session: Any, host_files: list, options: UserOptions) -> str:
+    """The persistent cache's key: the same entry ``tb-gpu-advisor precompute`` writes with the same settings."""
+    return cache.store_key(session.run, session.session, host_files, options=options)
 
 
 def _frameworks_listing() -> list[dict[str, str]]:
@@ -379,6 +407,31 @@ def _respond_file(request: wrappers.Request, name: str) -> wrappers.Response:
     with open(path, "rb") as f:
         body = f.read()
     return http_util.Respond(request, body, _STATIC_TYPES.get(ext) or mimetypes.guess_type(path)[0])
+
+
+def flag_options(flags: Any) -> UserOptions:
+    """The settings TensorBoard was started with (``--gpu_advisor_params``, ``--gpu_advisor_net_gbps``,
+    ``--gpu_advisor_model_flops_per_step``), over those a plain ``TB_GPU_ADVISOR_*`` environment gives.
+
+    The loader's argparse types refuse bad values at start; a flags object built elsewhere (tests, an embedding
+    program) with a value that is not positive is ignored with a warning, as before the flags were explicit.
+    """
+    given = []
+    for name, whole in (("gpu_advisor_params", True), ("gpu_advisor_net_gbps", False),
+                        ("gpu_advisor_model_flops_per_step", False)):
+        value = getattr(flags, name, None)
+        ok = isinstance(value, (int, float)) and value > 0 and value != float("inf") and (not whole or value == int(value))
+        if value is not None and not ok:
+            logger.warning("gpu_advisor: ignoring --%s=%r (not a positive %s)", name, value,
+                           "whole number" if whole else "number")
+        given.append((int(value) if whole else float(value)) if ok else None)
+    return UserOptions.from_env().overridden_by(UserOptions(*given))
+
+
+def _settings_listing(defaults: UserOptions) -> dict[str, Any]:
+    """What applies when the tab sets nothing: the flags' settings (None: not given) and the network default."""
+    return {"params": defaults.params, "net_gbps": defaults.net_gbps, "model_flops": defaults.model_flops,
+            "net_gbps_default": T("comm.net_GBps")}
 
 
 def _flag_ttl(flags: Any) -> float:

@@ -55,7 +55,7 @@ import mimetypes
 import os
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from tensorboard import errors
 from tensorboard.backend import http_util
@@ -244,10 +244,14 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         return self._outcome_for(run, session, request.args.get("host") or None, self._options(request))
 
     def _options(self, request: wrappers.Request) -> UserOptions:
-        """The flags' settings with the request's ``params`` / ``net_gbps`` / ``model_flops`` over them; a bad value
-        is the request's 400 (naming the parameter), never an analysis with a setting the user did not mean."""
+        return self.options_for(request.args)
+
+    def options_for(self, args: Mapping[str, str]) -> UserOptions:
+        """The flags' settings with a request's ``params`` / ``net_gbps`` / ``model_flops`` (``args``: its query)
+        over them; a bad value is the request's 400 (naming the parameter), never an analysis with a setting the
+        user did not mean."""
         try:
-            return self._defaults.overridden_by(parse_query(request.args.get))
+            return self._defaults.overridden_by(parse_query(args.get))
         except OptionError as e:
             raise errors.InvalidArgumentError(str(e)) from None
 

@@ -1,6 +1,8 @@
 // Data access: the plugin's JSON routes (relative URLs, so --path_prefix works)
 // and the pure selection logic. No DOM here.
 
+import { addSettings } from "./settings.js";
+
 /** Thrown for non-OK answers; `message` is what the server said. */
 export class FetchError extends Error {
   constructor(message, status) {
@@ -9,12 +11,15 @@ export class FetchError extends Error {
   }
 }
 
+/** What the server said: a JSON body's `error`, or the plain text TensorBoard answers a 400/404 with. */
 async function readError(response) {
+  let text = "";
   try {
-    const body = await response.json();
+    text = await response.text();
+    const body = JSON.parse(text);
     return body.error || body.message || JSON.stringify(body);
   } catch {
-    return `${response.status} ${response.statusText}`;
+    return text.trim() || `${response.status} ${response.statusText}`;
   }
 }
 
@@ -25,21 +30,21 @@ export async function fetchRuns(fetchFn = fetch) {
   return response.json();
 }
 
-/** The query of a report route: run, session and (when one is picked) host. */
-function reportQuery(selection) {
+/** The query of a report route: run, session, (when one is picked) host, and the applied settings (settings.js). */
+export function reportQuery(selection, settings = {}) {
   const query = new URLSearchParams({ run: selection.run, session: selection.session });
   if (selection.host) query.set("host", selection.host);
-  return query;
+  return addSettings(query, settings);
 }
 
 /**
  * The query of a diff route: `base` is the run/session compared with (the "Compare with…" pick), `selection`
- * the one shown (new); its host, when picked, is the host compared.
+ * the one shown (new); its host, when picked, is the host compared; both sides are analysed with the settings.
  */
-export function diffQuery(base, selection) {
+export function diffQuery(base, selection, settings = {}) {
   const query = new URLSearchParams({ base_run: base.run, base_session: base.session, new_run: selection.run, new_session: selection.session });
   if (selection.host) query.set("host", selection.host);
-  return query;
+  return addSettings(query, settings);
 }
 
 /** Polls `route?query` until the server stops answering 202 "computing"; returns the final response. */
@@ -61,11 +66,12 @@ async function pollRoute(route, query, { onProgress = () => {}, isStale = () => 
 /**
  * GET ./report until it is ready. The server answers 202 {state: "computing",
  * progress, message} while a worker computes; `onProgress` gets each of those.
- * `isStale()` lets the caller abandon polling when the selection changed.
+ * `isStale()` lets the caller abandon polling when the selection changed;
+ * `settings` are the applied settings (params, net_gbps, model_flops).
  * Resolves {text, report} (text is kept to detect "unchanged" on reload).
  */
 export async function fetchReport(selection, options = {}) {
-  const response = await pollRoute("./report", reportQuery(selection), options);
+  const response = await pollRoute("./report", reportQuery(selection, options.settings), options);
   if (!response) return null;
   const text = await response.text();
   return { text, report: JSON.parse(text) };
@@ -73,7 +79,7 @@ export async function fetchReport(selection, options = {}) {
 
 /** GET ./diff (base vs the selection) until ready, like fetchReport; resolves {text, diff}. */
 export async function fetchDiff(base, selection, options = {}) {
-  const response = await pollRoute("./diff", diffQuery(base, selection), options);
+  const response = await pollRoute("./diff", diffQuery(base, selection, options.settings), options);
   if (!response) return null;
   const text = await response.text();
   return { text, diff: JSON.parse(text) };
@@ -81,7 +87,7 @@ export async function fetchDiff(base, selection, options = {}) {
 
 /** GET ./diff.md: the same diff as Markdown (the CLI's renderer). */
 export async function fetchDiffMarkdown(base, selection, options = {}) {
-  const response = await pollRoute("./diff.md", diffQuery(base, selection), options);
+  const response = await pollRoute("./diff.md", diffQuery(base, selection, options.settings), options);
   return response ? response.text() : null;
 }
 
@@ -90,7 +96,7 @@ export async function fetchDiffMarkdown(base, selection, options = {}) {
  * CLI's renderer; the browser has none). Polls like fetchReport; resolves the text.
  */
 export async function fetchReportMarkdown(selection, options = {}) {
-  const response = await pollRoute("./report.md", reportQuery(selection), options);
+  const response = await pollRoute("./report.md", reportQuery(selection, options.settings), options);
   return response ? response.text() : null;
 }
 

@@ -5,6 +5,7 @@ import { DEFAULT_WIDTH, gpuChart, kernelHistogram, ranksChart, RANKS_LISTED, roo
 import { codeText, h } from "./dom.js";
 import { cell, columnFormat, ms, pct, saving } from "./format.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
+import { SETTINGS } from "./settings.js";
 
 const DIRECTION = { higher: "↑ higher is better", lower: "↓ lower is better", none: "" };
 const STATUS_TEXT = { good: "good", warning: "needs attention", critical: "problem", unknown: "n/a" };
@@ -202,6 +203,19 @@ export function findingLinks(f, ctx) {
   return h("nav", { class: "links", "aria-label": "Open in the Profile tab" }, links);
 }
 
+/**
+ * For a finding a setting would judge (its metric's `detail.needs_setting`, e.g. allreduce_slow without the
+ * parameter count): a button that opens the tab's Settings at that field -- TensorBoard has no --params.
+ */
+export function settingPointer(f, ctx) {
+  const spec = SETTINGS.find((x) => x.key === f.metric?.detail?.needs_setting);
+  if (!spec || !ctx.onSetting) return null;
+  return h("p", { class: "setting-pointer" },
+    h("button", { type: "button", class: "set-setting", dataset: { setting: spec.key }, onClick: () => ctx.onSetting(spec.key) },
+      `Set ${spec.label} in Settings`),
+    h("span", { class: "muted small" }, ` ${spec.help}`));
+}
+
 /** "on 2 hosts: worker0, worker1" for a finding merged over hosts (report_schema.Finding.hosts), else "". */
 export function hostsText(f) {
   const hosts = f.hosts || [];
@@ -224,6 +238,7 @@ export function findingView(f, rank, ctx) {
       f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving)}`) : null),
     h("div", { class: "finding-body" },
       h("p", { class: "summary" }, codeText(f.summary)),
+      settingPointer(f, ctx),
       f.actions.length ? h("div", { class: "actions" }, h("h4", {}, f.actions.length > 1 ? "Recommended changes" : "Recommended change"),
         h("ol", {}, f.actions.map((a) => h("li", {}, h("p", {}, a.text), a.snippet ? snippetBlock(a.snippet, a.snippet_lang) : null)))) : null,
       h("dl", { class: "facts" },

@@ -108,6 +108,26 @@ test("the control: three labelled number fields, each explained, applied on chan
   el.remove();
 });
 
+test("the open panel closes on Escape and on a click outside it, not on a finding's button that opened it", () => {
+  const host = document.createElement("div");
+  const outside = document.createElement("p");
+  const pointer = document.createElement("button");
+  pointer.className = "set-setting";
+  document.body.append(host, outside, pointer);
+  settings.closeOnOutsideClick(document, host);
+  host.append(settings.settingsControl({}, {}, () => {}, { open: true }));
+  const details = host.querySelector("details.settings");
+  details.querySelector("input").dispatchEvent(new window.KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
+  assert.equal(details.open, false);
+  details.open = true;
+  details.querySelector("input").click();
+  pointer.click();
+  assert.equal(details.open, true);
+  outside.click();
+  assert.equal(details.open, false);
+  host.remove(); outside.remove(); pointer.remove();
+});
+
 test("the flags' settings are what an unset field says applies", () => {
   const el = settings.settingsControl({}, { params: 110000000, net_gbps: 12, model_flops: null, net_gbps_default: 25 }, () => {});
   const help = [...el.querySelectorAll(".setting-default")].map((x) => x.textContent);

@@ -234,9 +234,10 @@ def check_charts(frame, run: str) -> None:
             assert "All GPUs (mean)" not in host.inner_text(), run
 
 
-def served_report(tensorboard_url: str, run: str, session: str) -> dict:
-    """The server's JSON report of one session (what the tab rendered), polled past "computing"."""
-    url = f"{tensorboard_url}data/plugin/gpu_advisor/report?{urlencode({'run': run, 'session': session})}"
+def served_report(tensorboard_url: str, run: str, session: str, **settings: str) -> dict:
+    """The server's JSON report of one session (what the tab rendered; ``settings``: the tab's, as query
+    parameters), polled past "computing"."""
+    url = f"{tensorboard_url}data/plugin/gpu_advisor/report?{urlencode({'run': run, 'session': session, **settings})}"
     deadline = time.monotonic() + 60
     while True:
         with urllib.request.urlopen(url) as r:
@@ -864,4 +865,58 @@ def test_mfu_card_and_roofline_chart(gemm_url, page, shots):
     assert f"{row[8] * 100:.1f}% of its roofline" in dots.first.locator("title").text_content()
     assert chart.locator("polyline.roof").count() == 1
     page.screenshot(path=os.path.join(shots, "roofline.png"))
+    assert not page.errors, page.errors
+
+
+@pytest.fixture(scope="module")
+def ddp_url():
+    """TensorBoard over a generated 4-GPU PyTorch DDP run whose one NCCL AllReduce per step takes 2.5 ms."""
+    from synthetic import torchtrace as tt
+
+    yield from _served("ddp", lambda logdir: tt.write_run(logdir, "ddp_slow_allreduce", steps=8))
+
+
+def _allreduce(frame):
+    return frame.locator(".finding[data-rule='allreduce_slow']")
+
+
+def test_settings_parameter_count_judges_the_allreduce_and_stays_in_the_url(ddp_url, page, shots):
+    """Issue #21 item 5: TensorBoard has no --params, so the tab has a Settings field.  Without it the AllReduce is
+    measured, not judged, and the finding points at the field; with 25M parameters set there, the finding becomes
+    the server's "slower than expected" against 25M x 4 B over the link, and a reload of the page's URL keeps it."""
+    page.goto(ddp_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame, timeout=120000)
+    body = frame.locator("body")
+    run, session = body.get_attribute("data-run"), body.get_attribute("data-session")
+    before = next(f for f in served_report(ddp_url, run, session)["findings"] if f["rule"] == "allreduce_slow")
+    assert before["title"].startswith("AllReduce time measured, not judged") and before["severity"] == "info"
+    finding = _allreduce(frame)
+    assert finding.locator(".finding-title").inner_text() == before["title"]
+    finding.locator("summary").first.click()  # folded: only the top finding is open
+    finding.locator("button.set-setting").click()  # "Set Parameters in Settings": opens the field
+    field = frame.locator("details.settings[open] input[data-setting='params']")
+    assert field.evaluate("el => el === document.activeElement")
+    field.fill("2.5e7")
+    field.press("Enter")
+    frame.locator("body[data-state='ready'][data-settings='params=25000000']").wait_for(timeout=120000)
+    after = next(f for f in served_report(ddp_url, run, session, params="25000000")["findings"]
+                 if f["rule"] == "allreduce_slow")
+    detail = after["metric"]["detail"]
+    assert after["severity"] in ("warning", "critical") and detail["params"] == 25_000_000
+    assert detail["expected_ms"] == pytest.approx(25e6 * 4 / detail["bandwidth_bytes_per_s"] * 1e3)
+    shown = _allreduce(frame)
+    assert shown.locator(".finding-title").inner_text() == after["title"] == "Gradient AllReduce is slower than expected"
+    assert shown.locator(".summary").inner_text() == after["summary"]  # "... the expected 0.22 ms for 25M parameters"
+    assert shown.locator("button.set-setting").count() == 0
+    assert "p.gpu_advisor.params=25000000" in page.url
+    assert frame.locator("details.settings summary").inner_text().strip().endswith("1 set")
+    page.screenshot(path=os.path.join(shots, "settings_params.png"))
+    shared = page.url
+    page.goto("about:blank")
+    page.goto(shared)
+    frame = advisor_frame(page)
+    frame.locator("body[data-state='ready'][data-settings='params=25000000']").wait_for(timeout=120000)
+    assert _allreduce(frame).locator(".summary").inner_text() == after["summary"]
+    assert frame.locator("input[data-setting='params']").input_value() == "25000000"
     assert not page.errors, page.errors

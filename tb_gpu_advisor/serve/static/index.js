@@ -7,7 +7,7 @@ import { h, replaceChildren } from "./static/dom.js";
 import { tensorboardRoot } from "./static/links.js";
 import * as diffViews from "./static/diff.js";
 import { fetchDiff, fetchDiffMarkdown, fetchReport, fetchReportMarkdown, fetchRuns, findSession, resolveSelection } from "./static/model.js";
-import { normalizeSettings, SETTING_KEYS, settingsControl } from "./static/settings.js";
+import { closeOnOutsideClick, normalizeSettings, SETTING_KEYS, settingsControl } from "./static/settings.js";
 import { followTheme } from "./static/theme.js";
 import * as views from "./static/views.js";
 
@@ -49,6 +49,7 @@ class App {
     doc.head.append(h("link", { rel: "stylesheet", href: "./static/style.css" }));
     this.pickersEl = h("div", { class: "pickers" });
     this.settingsEl = h("div", { class: "settings-host" });
+    closeOnOutsideClick(doc, this.settingsEl);
     this.exportButtons = [
       views.button("Export JSON", () => this.exportJson(), { disabled: true }),
       views.button("Export Markdown", () => this.exportMarkdown(), { disabled: true }),

@@ -8,12 +8,12 @@ import { h } from "./dom.js";
 
 /** The three settings: URL and query key, label, what each changes (one line), and the flag that sets a default. */
 export const SETTINGS = [
-  { key: "params", label: "Parameters", whole: true, flag: "--gpu_advisor_params", example: "110000000",
+  { key: "params", label: "Parameters", whole: true, flag: "--gpu_advisor_params", example: "e.g. 110000000",
     help: "The model's parameter count: each AllReduce is judged against parameters × 4 B over the link." },
-  { key: "net_gbps", label: "Network GB/s per GPU", whole: false, flag: "--gpu_advisor_net_gbps", example: "25",
+  { key: "net_gbps", label: "Network GB/s per GPU", whole: false, flag: "--gpu_advisor_net_gbps", example: "e.g. 50",
     help: "Bandwidth between hosts that collectives across host files are compared with." },
   { key: "model_flops", label: "Model FLOPs per step and GPU", whole: false, flag: "--gpu_advisor_model_flops_per_step",
-    example: "6e12", help: "MFU from the model's own FLOPs (e.g. 6 × params × tokens per GPU) instead of the trace's shapes." },
+    example: "e.g. 6e12", help: "MFU from the model's own FLOPs (e.g. 6 × params × tokens per GPU) instead of the trace's shapes." },
 ];
 
 export const SETTING_KEYS = SETTINGS.map((s) => s.key);
@@ -76,11 +76,29 @@ export function settingsControl(settings, defaults, onApply, { open = false } = 
   const applied = SETTING_KEYS.filter((k) => settings[k]).length;
   const fields = SETTINGS.map((spec) => settingField(spec, settings, defaults, onApply));
   const reset = h("button", { type: "button", class: "settings-reset", disabled: !applied, onClick: () => onApply({}) }, "Clear all");
-  return h("details", { class: "settings", open, dataset: { applied: String(applied) } },
+  const details = h("details", { class: "settings", open, dataset: { applied: String(applied) },
+    // Escape closes the panel (it floats over the report), back on its summary
+    onKeydown: (e) => {
+      if (e.key !== "Escape" || !details.open) return;
+      details.open = false;
+      details.querySelector("summary").focus();
+    } },
     h("summary", {}, "Settings", applied ? h("span", { class: "badge settings-count" }, `${applied} set`) : null),
     h("form", { class: "settings-panel", onSubmit: (e) => e.preventDefault() },
       h("p", { class: "muted small" }, "Numbers the profile cannot tell; each changes the report and stays in the link."),
       fields, h("div", { class: "settings-actions" }, reset)));
+  return details;
+}
+
+/**
+ * Closes an open Settings panel when a click lands outside it (it floats over the report) -- except a finding's
+ * "Set … in Settings" button, which is what opened it.
+ */
+export function closeOnOutsideClick(doc, host) {
+  doc.addEventListener("click", (e) => {
+    const details = host.querySelector("details.settings[open]");
+    if (details && !details.contains(e.target) && !e.target.closest?.(".set-setting")) details.open = false;
+  });
 }
 
 function settingField(spec, settings, defaults, onApply) {

@@ -4,7 +4,7 @@ Usage::
 
     tb-gpu-advisor report LOGDIR [--run RUN] [--session S] [--host H]
                           [--format text|json|markdown] [--fail-on warning|critical]
-                          [--params N] [--top N] [--progress]
+                          [--params N] [--net-gbps GBPS] [--model-flops-per-step FLOPS] [--top N] [--progress]
 
 Default selection: the newest session of every run (or of ``--run``).  Reports come from the report cache
 when ``precompute``, the tab or an earlier command stored them (``--cache-dir``; ``analysis.session_report``).

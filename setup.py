@@ -27,12 +27,16 @@ setup(
     extras_require={
         "test": ["pytest>=7", "playwright>=1.40", "psutil", "moto[server]>=5", "boto3>=1.26", "fsspec", "msgspec>=0.18",
                  # the independent reference of tests/test_hta_crosscheck.py (Meta's PyTorch trace analyser)
-                 "HolisticTraceAnalysis>=0.5"],
+                 "HolisticTraceAnalysis>=0.5",
+                 # tests/serve/test_mcp_server.py drives the real server with the SDK's own client
+                 "mcp>=2.3,<3"],
         # PyTorch traces read ~2x faster (typed decode of the fields used); the stdlib reads them without it
         "fast": ["msgspec>=0.18"],
         "s3": ["boto3>=1.26"],
         "gcs": ["gcsfs>=2023.1"],
         "capture": ["tensorflow>=2.15"],
+        # ``tb-gpu-advisor mcp LOGDIR``: the reports as tools for AI assistants (official MCP Python SDK, 2.x API)
+        "mcp": ["mcp>=2.3,<3"],
     },
     entry_points={
         "tensorboard_plugins": ["gpu_advisor = tb_gpu_advisor.serve.plugin_entry:GpuAdvisorLoader"],

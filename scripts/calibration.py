@@ -8,7 +8,7 @@ Usage::
 
     python scripts/calibration.py [--real DIR] [--only-real | --only-synthetic]
 
-DIR: a logdir of real captures (default ``../shared/profiles/real-h100-jax``; pairs whose runs are missing are
+DIR: a logdir of real captures (default ``../shared/profiles/real-h100-{jax,torch}``; pairs whose runs are missing are
 skipped).  Prints a Markdown table; exit 1 when a row is off by more than ``diff.calibration_tolerance`` or a
 synthetic pair does not report its rule fixed.
 """
@@ -27,12 +27,13 @@ sys.path.insert(0, str(REPO))
 
 from synthetic.calibration import as_markdown, real_rows, synthetic_rows  # noqa: E402
 
-DEFAULT_REAL = REPO.parent / "shared" / "profiles" / "real-h100-jax"
+DEFAULT_REAL = [str(REPO.parent / "shared" / "profiles" / s) for s in ("real-h100-jax", "real-h100-torch")]
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--real", default=str(DEFAULT_REAL), help="logdir of real captures (default %(default)s)")
+    ap.add_argument("--real", action="append", default=None,
+                    help="logdir of real captures; repeat for several (default: the real H100 JAX and PyTorch sets)")
     group = ap.add_mutually_exclusive_group()
     group.add_argument("--only-real", action="store_true")
     group.add_argument("--only-synthetic", action="store_true")
@@ -44,7 +45,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory() as tmp:
             rows += synthetic_rows(tmp)
     if not args.only_synthetic:
-        real = real_rows(args.real)
+        real = [r for d in (args.real or DEFAULT_REAL) for r in real_rows(d)]
         if not real:
             print(f"note: no real pair found in {args.real}", file=sys.stderr)
         rows += real

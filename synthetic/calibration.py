@@ -35,12 +35,14 @@ class RealPair:
     new_scale: float = 1.0
 
 
-#: real pairs that differ in one known way (runs of real-h100-jax; TRUTH.json describes each)
+#: real pairs that differ in one known way (runs of real-h100-jax and real-h100-torch; TRUTH.json describes each)
 REAL_PAIRS: tuple[RealPair, ...] = (
     RealPair("input_bound", "healthy_bf16", "12 ms host input stall removed (same bf16 MLP, batch 4096)"),
     RealPair("healthy_bf16_nocb", "healthy_bf16", "XLA command buffers (CUDA graphs) on; no finding predicted"),
     RealPair("fp32_highest", "healthy_bf16", "fp32 precision=HIGHEST to bf16; batch 2048 vs 4096, so the new step "
              "is halved (per-sample comparison)", new_scale=0.5),
+    RealPair("torch_fp32", "torch_healthy_bf16", "PyTorch nn.Linear MLP in fp32 without TF32 to bf16 autocast (same model "
+             "and batch)"),
 )
 
 

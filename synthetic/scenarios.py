@@ -28,6 +28,7 @@ from synthetic import kernels as K
 from synthetic.builder import SpaceBuilder
 from synthetic.tfcapture import A100, V100, Capture, Kernel, Op
 from synthetic.truth import Truth
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 
 SESSION = "2026_01_01_00_00_00"
@@ -206,13 +207,19 @@ def host_placement(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: boo
                    cap, {"host_op_placement": "critical", "excessive_memcpy": "warning"}, "host_op_placement", fixed)
 
 
+def _peak_ratio(gpu, to: int, frm: int) -> float:  # noqa: ANN001 - a tfcapture GPU
+    """How much faster compute-bound GEMMs run in precision ``to`` than ``frm`` on ``gpu``: its dense peaks' ratio."""
+    return devices.peak_flops(gpu.name, gpu.cc, to).value / devices.peak_flops(gpu.name, gpu.cc, frm).value
+
+
 def fp32_no_tensor_cores(num_steps: int = 8, seed: int = 0, scale: int = 1, fixed: bool = False) -> Scenario:
     """fp32 GEMMs (volta_sgemm) on a V100 (compute capability 7.0): Tensor Cores unused.
 
-    Fixed: mixed precision, at the speedups the rule assumes (``mixed_precision.*``): fp16 Tensor Core GEMMs 2x,
-    element-wise kernels 1.25x faster."""
+    Fixed: mixed precision, at the speedups the rule assumes: fp16 Tensor Core GEMMs faster by the ratio of the
+    V100's dense peaks (fp16 Tensor Core over fp32, ``devices/peaks.py``: the GEMMs keep their share of the peak),
+    element-wise kernels ``mixed_precision.memory_bound_speedup`` faster."""
     cap = Capture(1, V100, seed=seed, marker="custom_loop")
-    sp = T("mixed_precision.speedup") if fixed else 1.0
+    sp = _peak_ratio(V100, devices.P_FP16, devices.P_FP32) if fixed else 1.0
     spm = T("mixed_precision.memory_bound_speedup") if fixed else 1.0
     gemm, gemm_tn = (K.GEMM_FP16_VOLTA_TC, K.GEMM_FP16_VOLTA_TC) if fixed else (K.SGEMM_VOLTA, K.SGEMM_VOLTA_TN)
     ops = [_input_copy()] + _dense_layers(6 * scale, gemm, K.EW_ADD_HALF if fixed else K.EW_ADD_F32, gemm_us=420 / sp,

@@ -88,9 +88,11 @@ class Rank:
         return e
 
     def kernel(self, op: str, name: str, us: float, launch_us: float = 7.0, stream: int = COMPUTE_STREAM,
-               not_before: float = 0.0) -> tuple[float, float]:
-        """``op`` launches ``name`` (``us`` long on the GPU); returns the kernel's (start, end)."""
+               not_before: float = 0.0, args: dict[str, Any] | None = None) -> tuple[float, float]:
+        """``op`` launches ``name`` (``us`` long on the GPU); returns the kernel's (start, end).  ``args``: what
+        ``record_shapes`` adds to the op (``Input Dims``, ``Input type``...)."""
         op_ev = self.cpu(op, launch_us + 6.0, advance=False)
+        op_ev["args"].update(args or {})
         self.corr += 1
         launch_at = self.host_us + 3.0
         self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": self.pid, "tid": self.pid,
@@ -191,15 +193,28 @@ class Rank:
 
 # ---------------------------------------------------------------------------------------------- step bodies
 
+def mm_args(op: str, m: int, k: int, n: int, dtype: str = "c10::BFloat16") -> dict[str, Any]:
+    """``record_shapes`` arguments of a matmul op ``[m, k] x [k, n]``, keys and spellings as PyTorch 2.11 writes them
+    (``torch_healthy_bf16``: ``addmm(bias, input, weight.t())``, ``mm(a, b)``)."""
+    if op == "aten::addmm":
+        return {"Concrete Inputs": ["", "", "", "1", "1"], "Input type": [dtype] * 3 + ["Scalar", "Scalar"],
+                "Input Strides": [[1], [k, 1], [1, k], [], []], "Input Dims": [[n], [m, k], [k, n], [], []]}
+    return {"Concrete Inputs": ["", ""], "Input type": [dtype, dtype], "Input Strides": [[k, 1], [n, 1]],
+            "Input Dims": [[m, k], [k, n]]}
+
+
+#: The MLP's 4096 x 4096 layers on a batch of 4096 rows (``torch_healthy_bf16``'s shapes).
+SHAPES_4096 = {op: mm_args(f"aten::{op}", 4096, 4096, 4096) for op in ("addmm", "mm")}
+
 def forward_backward(r: Rank, slow: float = 1.0) -> None:
     """A bf16 MLP (4 Linear + ReLU) forward and backward, as ``torch_healthy_bf16`` runs it."""
     for _ in range(4):
-        r.kernel("aten::addmm", GEMM_FWD, 180.0 * slow)
+        r.kernel("aten::addmm", GEMM_FWD, 180.0 * slow, args=SHAPES_4096["addmm"])
         r.kernel("aten::clamp_min", RELU_BF16, 20.0 * slow)
     for _ in range(4):
         r.kernel("aten::threshold_backward", RELU_BF16, 35.0 * slow)
-        r.kernel("aten::mm", GEMM_BWD[0], 170.0 * slow)
-        r.kernel("aten::mm", GEMM_BWD[1], 160.0 * slow)
+        r.kernel("aten::mm", GEMM_BWD[0], 170.0 * slow, args=SHAPES_4096["mm"])
+        r.kernel("aten::mm", GEMM_BWD[1], 160.0 * slow, args=SHAPES_4096["mm"])
         r.kernel("aten::sum", SUM_BF16, 22.0 * slow)
 
 
@@ -255,9 +270,9 @@ def _fsdp(prefetch: bool) -> Callable[[Rank], None]:
                 ag[i] = gather(i, done[0])  # issued when layer i starts: runs after layer i-1, nothing overlaps it
             elif i + 1 < FSDP_LAYERS:
                 ag[i + 1] = gather(i + 1, done[0])  # runs during layer i's GEMM
-            done[0] = r.kernel("aten::addmm", GEMM_FWD, LAYER_US, not_before=ag[i][1])[1]
+            done[0] = r.kernel("aten::addmm", GEMM_FWD, LAYER_US, not_before=ag[i][1], args=SHAPES_4096["addmm"])[1]
         for _ in range(FSDP_LAYERS):
-            _, end = r.kernel("aten::mm", GEMM_BWD[0], LAYER_US)
+            _, end = r.kernel("aten::mm", GEMM_BWD[0], LAYER_US, args=SHAPES_4096["mm"])
             _collective(r, "nccl:_reduce_scatter_base", "c10d::_reduce_scatter_base_", NCCL_REDUCESCATTER, RS_US,
                         not_before=end)
         r.sync()
@@ -268,7 +283,7 @@ def _tensor_parallel(r: Rank) -> None:
     """Megatron-style tensor parallelism: each layer's row-parallel GEMM output is all-reduced before the next layer
     can start -- in the forward pass, on the critical path: every all-reduce is exposed by construction."""
     for _ in range(FSDP_LAYERS):
-        _, end = r.kernel("aten::mm", GEMM_FWD, LAYER_US)
+        _, end = r.kernel("aten::mm", GEMM_FWD, LAYER_US, args=SHAPES_4096["mm"])
         _, ar_end = _collective(r, "nccl:all_reduce", "c10d::allreduce_", NCCL_ALLREDUCE, TP_AR_US, not_before=end)
         r.kernel("aten::add", RELU_BF16, 10.0, not_before=ar_end)
     r.sync()
@@ -290,7 +305,7 @@ def moe(ranks: list[Rank], n: int) -> None:
 
         def attention(rr: Rank) -> None:
             for _ in range(4):
-                rr.kernel("aten::mm", GEMM_FWD, LAYER_US)
+                rr.kernel("aten::mm", GEMM_FWD, LAYER_US, args=SHAPES_4096["mm"])
             ready[rr.rank] = max(rr.streams.get(COMPUTE_STREAM, 0.0), rr.host_us)
         r.step(n, attention)
     end = max(ready.values()) + MOE_A2A_US
@@ -301,7 +316,7 @@ def moe(ranks: list[Rank], n: int) -> None:
         r.kernel("c10d::alltoall_base_", NCCL_SENDRECV, end - ready[r.rank], stream=NCCL_STREAM,
                  not_before=ready[r.rank])
         for _ in range(4):
-            r.kernel("aten::mm", GEMM_BWD[0], LAYER_US, not_before=end)
+            r.kernel("aten::mm", GEMM_BWD[0], LAYER_US, not_before=end, args=SHAPES_4096["mm"])
         r.sync()
         _extend_step_span(r, n)
 
@@ -375,6 +390,20 @@ def _graph_tiny(r: Rank) -> None:
     r.sync()
 
 
+#: A small MLP on a batch of 64 rows: [64, 1024] x [1024, 1024] bf16 GEMMs of 40 us each -- 3.4 TFLOP/s where its
+#: roofline (57 FLOP/byte x 3.35 TB/s) allows ~190: the matrix units starve on the shape, not on launches.
+SMALL_GEMM = (64, 1024, 1024)
+SMALL_GEMM_US, SMALL_GEMMS = 40.0, 48
+
+
+def _small_gemms(r: Rank) -> None:
+    for _ in range(SMALL_GEMMS):
+        r.kernel("aten::mm", GEMM_FWD, SMALL_GEMM_US, args=mm_args("aten::mm", *SMALL_GEMM))
+        r.kernel("aten::clamp_min", RELU_BF16, 3.0)
+    optimizer(r)
+    r.sync()
+
+
 def _input(r: Rank) -> None:
     r.cpu(DATALOADER, 10_000.0)
     r.copy_h2d(32.0, 1_300.0)
@@ -384,7 +413,7 @@ def _input(r: Rank) -> None:
 def _sync_item(r: Rank) -> None:
     """``loss.item()`` after every layer: the host drains the GPU six times a step, then launches anew."""
     for _ in range(6):
-        r.kernel("aten::addmm", GEMM_FWD, 180.0)
+        r.kernel("aten::addmm", GEMM_FWD, 180.0, args=SHAPES_4096["addmm"])
         r.kernel("aten::clamp_min", RELU_BF16, 20.0)
         r.sync()
         r.cpu("aten::add", 120.0)  # the Python that uses the value before the next launch
@@ -447,6 +476,11 @@ SCENARIOS: dict[str, Scenario] = {
                             "40 element-wise ops of 50 us on one float32 tensor per step, Python between them: "
                             "torch.compile would fuse them into about one kernel", dtype="float32",
                             extra={"fused_saving_ms": 39 * EAGER_CHAIN_US / 1000}),
+    "small_gemms": Scenario(1, _single(_small_gemms), ["mfu_low"], ["launch_bound", "input_bound"],
+                            f"{SMALL_GEMMS} bf16 GEMMs [{SMALL_GEMM[0]},{SMALL_GEMM[1]}]x[{SMALL_GEMM[1]},{SMALL_GEMM[2]}] "
+                            f"of {SMALL_GEMM_US:g} us per step: 2% of their roofline",
+                            extra={"gemm_ms": SMALL_GEMMS * SMALL_GEMM_US / 1000,
+                                   "flops_per_step": SMALL_GEMMS * 2.0 * SMALL_GEMM[0] * SMALL_GEMM[1] * SMALL_GEMM[2]}),
     "input_bound": Scenario(1, _single(_input), ["input_bound"], ["launch_bound"],
                             "10 ms DataLoader wait + 32 MB pinned H2D copy per step, GPU idle meanwhile",
                             extra={"injected_sleep_ms": 10.0}),

@@ -31,6 +31,6 @@ STAGES = (
     "rules",       # metrics -> findings, one module per guide check
     "report",      # metrics + findings -> the versioned report; merge, render, diff
     "runtime",     # the one analysis entry point: the chain, worker processes, cache
-    "serve",       # the TensorBoard plugin and the tab
+    "serve",       # the TensorBoard plugin and the tab; the MCP server for AI assistants
     "cli",         # the tb-gpu-advisor command
 )

@@ -98,3 +98,23 @@ test("long multi-GPU captures are aggregated, labelled as such, and bars stay wi
   const w = Number(panels[0].querySelector("rect").getAttribute("width"));
   assert.ok(w >= 3, w);
 });
+
+test("rooflineChart puts each GEMM shape under the roof, the slow ones marked, with its share on hover", () => {
+  const table = {
+    title: "GEMM shapes against their roofline",
+    columns: ["op and shapes", "kind", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte", "roofline TFLOP/s", "of roofline", "bound"],
+    rows: [["aten::mm bf16 [4096,4096]x[4096,4096]", "matmul", "bf16", 8, 1.3, 830, 1365, 989, 0.84, "compute"],
+      ["aten::mm bf16 [64,1024]x[1024,1024]", "matmul", "bf16", 48, 1.92, 3.4, 57, 190, 0.018, "memory"]],
+  };
+  const svg = charts.rooflineChart(table, { peak: 989e12, bandwidth: 3.35e12, width: 600 });
+  const dots = [...svg.querySelectorAll("circle")];
+  assert.equal(dots.length, 2);
+  assert.deepEqual(dots.map((d) => d.getAttribute("class")), ["gemm", "gemm gemm-low"]);
+  assert.match(dots[1].querySelector("title").textContent, /1\.8% of its roofline/);
+  // the big GEMM sits right of the ridge (295 FLOP/byte) and under the peak line; the small one far below
+  const roof = svg.querySelector("polyline").getAttribute("points").split(" ").map((p) => p.split(",").map(Number));
+  assert.equal(roof.length, 3);
+  const peakY = roof[2][1];
+  assert.ok(Number(dots[0].getAttribute("cy")) > peakY && Number(dots[1].getAttribute("cy")) > Number(dots[0].getAttribute("cy")));
+  assert.ok(Number(dots[0].getAttribute("cx")) > roof[1][0] && Number(dots[1].getAttribute("cx")) < roof[1][0]);
+});

@@ -60,6 +60,9 @@ def add_parser(subparsers: Any) -> None:
                    help="exit 1 if the new step time is more than PCT %% slower than the base and beyond the noise")
     p.add_argument("--params", type=int, default=None, metavar="N",
                    help="model parameter count, as given to 'report' (part of the cache key)")
+    p.add_argument("--model-flops-per-step", type=float, default=None, metavar="FLOPS",
+                   help="the model's FLOPs of one training step on one GPU (e.g. 6 x params x tokens per GPU): MFU "
+                   "uses it instead of the FLOPs the trace's shapes give (part of the cache key)")
     p.add_argument("--cache-dir", default=None, metavar="DIR",
                    help="report cache folder (default: as 'precompute'; TB_GPU_ADVISOR_CACHE_DIR=off disables it)")
     p.add_argument("--top", type=int, default=15, metavar="N", help="kernel and op changes shown (default 15)")

@@ -12,13 +12,13 @@ import os
 import sys
 
 from tb_gpu_advisor import __version__
-from tb_gpu_advisor.cli import diff, precompute, report
+from tb_gpu_advisor.cli import diff, mcp, precompute, report
 from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.frameworks import display_names
-from tb_gpu_advisor.common.thresholds import ENV_NET_GBPS
+from tb_gpu_advisor.common.thresholds import ENV_MODEL_FLOPS, ENV_NET_GBPS
 
 #: Sub-command modules, in the order ``--help`` lists them.
-_COMMANDS = (report, diff, precompute)
+_COMMANDS = (report, diff, precompute, mcp)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,6 +47,11 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--net-gbps: must be a positive number of GB/s")
         # an environment variable, so the worker processes that merge sessions (precompute) see it too
         os.environ[ENV_NET_GBPS] = repr(float(net))
+    flops = getattr(args, "model_flops_per_step", None)
+    if flops is not None:
+        if not (flops > 0 and flops != float("inf")):
+            parser.error("--model-flops-per-step: must be a positive number of FLOPs")
+        os.environ[ENV_MODEL_FLOPS] = repr(float(flops))
     return int(args.func(args) or 0)
 
 

@@ -89,6 +89,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--net-gbps", type=float, default=None, metavar="GBPS",
                    help="network bandwidth between hosts, GB/s per GPU, for the collectives' bus bandwidth "
                    "(default 25: a 200 Gb/s NIC per GPU; part of the cache key)")
+    p.add_argument("--model-flops-per-step", type=float, default=None, metavar="FLOPS",
+                   help="the model's FLOPs of one training step on one GPU (e.g. 6 x params x tokens per GPU): MFU "
+                   "uses it instead of the FLOPs the trace's shapes give (part of the cache key)")
     p.add_argument("--force", action="store_true", help="analyse again even when a cached report exists")
     p.add_argument("--shard", metavar="K/N", type=_shard, default=None,
                    help="analyse only shard K of N (0 <= K < N) of the host files, into the per-host cache: one "

@@ -86,6 +86,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--net-gbps", type=float, default=None, metavar="GBPS",
                    help="network bandwidth between hosts, GB/s per GPU, for the collectives' bus bandwidth "
                    "(default 25: a 200 Gb/s NIC per GPU; part of the cache key)")
+    p.add_argument("--model-flops-per-step", type=float, default=None, metavar="FLOPS",
+                   help="the model's FLOPs of one training step on one GPU (e.g. 6 x params x tokens per GPU): MFU "
+                   "uses it instead of the FLOPs the trace's shapes give (part of the cache key)")
     p.add_argument("--top", type=_non_negative_int, default=10, metavar="N",
                    help="findings shown in text/markdown (default 10; JSON has all)")
     p.add_argument("--evidence", type=_non_negative_int, default=0, metavar="ROWS",

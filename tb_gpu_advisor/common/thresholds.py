@@ -173,6 +173,23 @@ _TABLE: tuple[Threshold, ...] = (
     _t("comm.net_GBps", 25.0, "GB/s", "a 200 Gb/s InfiniBand HDR or RoCE NIC per GPU (DGX A100's fabric; DGX H100 "
        "has 400 Gb/s = 50 GB/s per GPU): the network bandwidth assumed between hosts",
        "per-GPU network bandwidth a collective across host files is compared with", "none"),
+    # ---- FLOPs, MFU and rooflines (issue #20) -------------------------------------------
+    _t("flops.min_coverage", 0.8, "share", "Advisor (issue #20): an MFU over FLOPs that miss a fifth of the "
+       "matmul/conv time would understate the run by as much; below this, MFU is not given and the reason is",
+       "share of matmul/conv kernel time launched by ops whose FLOPs the trace's shapes give"),
+    _t("flops.low_roofline_share", 0.4, "share", "Advisor (issue #20): cuBLAS/cuDNN reach 60-80% of peak on large "
+       "aligned GEMMs (nvidia-smi-class dense peaks, vendors' own GEMM benchmarks); under 40% of its roofline a GEMM "
+       "is small, odd-shaped or badly tiled", "a GEMM's achieved FLOP/s over its roofline's attainable FLOP/s"),
+    _t("mfu_low.warning", 0.5, "share", "Advisor (issue #20): half the GEMM time far below its roofline is the "
+       "largest cost left once the guide's checks are quiet; large-model training reports 35-55% MFU (PaLM 46%, "
+       "Llama-3 38-43%), so a low MFU alone is no finding", "share of GEMM time at < flops.low_roofline_share of its "
+       "roofline, with MFU below mfu_low.mfu"),
+    _t("mfu_low.critical", 0.8, "share", "Advisor: nearly all GEMM time far below its roofline",
+       "same metric, critical level"),
+    _t("mfu_low.mfu", 0.3, "share", "Advisor: PaLM-class training reaches 40-50% MFU; under 30% there is room",
+       "MFU under which the low-MFU finding may fire", "below"),
+    _t("mfu_low.min_gemm_share", 0.2, "share", "Advisor: GEMMs that take under a fifth of the step cannot be what "
+       "holds MFU down", "GEMM kernel time as a share of step time below which the finding stays quiet"),
     _t("alltoall_imbalance.warning", 1.5, "ratio", "Advisor (issue #19): every rank of an all-to-all waits for the "
        "one that moves the most; half again the median rank's message is a third of the exchange lost",
        "largest rank's all-to-all message / the median rank's"),
@@ -281,10 +298,27 @@ def net_gbps() -> float:
     return v if v > 0 else T("comm.net_GBps")
 
 
+#: Environment variable holding the user's model FLOPs per step and GPU (``--model-flops-per-step``, TensorBoard's
+#: ``--gpu_advisor_model_flops_per_step``), read like :data:`ENV_NET_GBPS`.
+ENV_MODEL_FLOPS = "TB_GPU_ADVISOR_MODEL_FLOPS"
+
+
+def model_flops_per_step() -> float | None:
+    """The user's model FLOPs of one training step on one GPU, None when not given (or not a positive number)."""
+    try:
+        v = float(os.environ.get(ENV_MODEL_FLOPS, ""))
+    except ValueError:
+        return None
+    return v if v > 0 and v == v and v != float("inf") else None
+
+
 def user_options() -> dict[str, float]:
     """The user's settings that change reports beyond their inputs (part of every report cache key)."""
-    v = os.environ.get(ENV_NET_GBPS)
-    return {"net_gbps": net_gbps()} if v else {}
+    out = {"net_gbps": net_gbps()} if os.environ.get(ENV_NET_GBPS) else {}
+    flops = model_flops_per_step()
+    if flops is not None:
+        out["model_flops_per_step"] = flops
+    return out
 
 
 def source(name: str) -> str:

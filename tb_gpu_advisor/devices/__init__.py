@@ -14,15 +14,16 @@ import re
 import numpy as np
 
 from tb_gpu_advisor.devices import amd, nvidia
+from tb_gpu_advisor.devices.peaks import Peak, memory_bandwidth, peak_flops
 from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL,
                                           KIND_OTHER_COPY, LOW_PRECISIONS, MAX_CLASSIFIED_CHARS, P_BF16, P_FP8, P_FP16,
                                           P_FP32, P_FP64, P_INT8, P_OTHER, P_TF32, P_UNKNOWN, PRECISIONS, head)
 
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
-           "P_TF32", "P_UNKNOWN", "PRECISIONS", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "is_sync_call", "kernel_class", "kind_one", "not_gemm_one", "precision", "precision_one",
-           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "arch_label", "words", "VENDORS"]
+           "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "device_kind",
+           "gemm_kernel", "gemm_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "is_sync_call", "kernel_class", "kind_one", "memory_bandwidth", "not_gemm_one", "peak_flops", "precision", "precision_one",
+           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH"]
 
 #: The vendors whose names are known, in the order they are asked.
 VENDORS = (nvidia, amd)
@@ -62,6 +63,22 @@ def words(gpu_names: list[str], text: str) -> str:
     return amd.words(text) if named and all(amd.is_device(n) for n in named) else text
 not_gemm_one = nvidia.not_gemm_one
 copy_direction = nvidia.copy_direction
+
+
+#: What a pair of GPUs is assumed to talk over when no GPU link is known for them.
+PCIE_BANDWIDTH = (16e9, "PCIe 3.0 x16 (~16 GB/s): no GPU-to-GPU link known for this GPU")
+
+
+def link_bandwidth(gpu_name: str | None, cc: str | None) -> tuple[float, str] | None:
+    """Per-direction bandwidth between two GPUs of one host, with its source: NVLink by NVIDIA generation, Infinity
+    Fabric (xGMI) by AMD architecture; None when neither is known (a caller decides whether to assume PCIe)."""
+    if amd.is_device(gpu_name):
+        return amd.link_bandwidth(gpu_name, cc)
+    try:
+        major = int(str(cc).split(".")[0]) if cc else None
+    except ValueError:
+        return None
+    return nvidia.link_bandwidth(major)
 
 
 def has_matrix_units(gpu_name: str | None, cc: float | None) -> bool | None:

@@ -98,3 +98,17 @@ def words(text: str) -> str:
     for nvidia, rocm in WORDS:
         text = text.replace(nvidia, rocm)
     return text
+
+
+#: Per-direction GPU<->GPU bandwidth over AMD Infinity Fabric (xGMI), per GPU, by GFX architecture.
+XGMI_BANDWIDTH = {
+    "gfx942": (448e9, "Infinity Fabric (xGMI) on MI300X: 7 links x 64 GB/s per direction per GPU (AMD CDNA 3 "
+                      "white paper)"),
+    "gfx90a": (400e9, "Infinity Fabric (xGMI) on MI250X: 800 GB/s aggregate peak, 400 GB/s per direction (AMD "
+                      "Instinct MI250X datasheet)"),
+}
+
+
+def link_bandwidth(name: str | None, cc: str | float | None) -> tuple[float, str] | None:
+    """xGMI bandwidth of an AMD GPU by its architecture, None when unknown."""
+    return XGMI_BANDWIDTH.get(arch(name, cc) or "")

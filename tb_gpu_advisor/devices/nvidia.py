@@ -286,3 +286,17 @@ def has_tf32(cc: float | None) -> bool | None:
 def has_bf16(cc: float | None) -> bool | None:
     """Whether its Tensor Cores run bfloat16: Ampere and later (V100 and T4 have fp16 Tensor Cores only)."""
     return has_tf32(cc)
+
+
+#: Per-direction GPU<->GPU bandwidth of each generation's NVLink (per GPU, all links), by compute capability major.
+NVLINK_BANDWIDTH = {
+    7: (150e9, "NVLink 2 on V100 (~150 GB/s per direction per GPU)"),
+    8: (300e9, "NVLink 3 on A100 (~300 GB/s per direction per GPU)"),
+    9: (450e9, "NVLink 4 on H100 (~450 GB/s per direction per GPU)"),
+    10: (900e9, "NVLink 5 on B200 (~900 GB/s per direction per GPU)"),
+}
+
+
+def link_bandwidth(cc_major: int | None) -> tuple[float, str] | None:
+    """NVLink bandwidth of a generation, None when the generation is unknown or has no NVLink entry."""
+    return NVLINK_BANDWIDTH.get(cc_major) if cc_major is not None else None

@@ -75,6 +75,12 @@ def hlo_tc_eligible_type(op_type_: str) -> bool:
 
 
 
+def module_op(op_text: str) -> str:
+    """``<module>/<hlo op>`` of an XLA kernel's op text (``jit_step/dot.3:dot`` -> ``jit_step/dot.3``): the key
+    a module's HLO instructions are found by."""
+    return op_text.rsplit(":", 1)[0] if "/" in op_text else ""
+
+
 #: The host event suffix of a raw JAX/XLA GPU module execution (``<module>:XLA GPU module``): one per step.
 GPU_MODULE_SUFFIX = ":XLA GPU module"
 #: Element-wise kernels XLA emits: loop fusions of one element-wise op.

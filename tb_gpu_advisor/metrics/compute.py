@@ -7,7 +7,7 @@ import numpy as np
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.metrics import breakdown as bd
-from tb_gpu_advisor.metrics import capture, comm, kernels, memcpy, multigpu, ops, syncs
+from tb_gpu_advisor.metrics import capture, comm, flops, kernels, memcpy, multigpu, ops, syncs
 from tb_gpu_advisor.metrics.context import Context, build_context
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics
 from tb_gpu_advisor.model.trace import Trace
@@ -81,7 +81,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         host_ops=ops.host_ops(ctx, op_list, place), fusion=kernels.fusion(ctx), loss_scaling=ops.loss_scaling(ctx),
         gaps=bd.summarize_gaps(gaps, avg_step), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu_arr), memory=capture.memory(ctx),
         notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx), kernel_durations=kernels.kernel_durations(ctx),
-        syncs=syncs.host_syncs(ctx), comm=comm.communication(ctx),
+        syncs=syncs.host_syncs(ctx), comm=comm.communication(ctx), flops=flops.flops(ctx, avg_step),
     )
     return hm
 

@@ -8,11 +8,10 @@ from events, so its memory grows with ranks, not with trace size; no clock align
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from statistics import median
 
-from tb_gpu_advisor.metrics.multigpu import LINK_BANDWIDTH
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.model.schema import HostReport
 
 
@@ -188,14 +187,9 @@ def job_view(reports: list[HostReport]) -> JobView:
 
 
 def _link(gpus: list) -> tuple[float | None, str]:
-    """NVLink bandwidth by the GPUs' generation (``metrics.multigpu.LINK_BANDWIDTH``); None for other vendors or
-    an unknown generation: nothing is assumed."""
-    majors = set()
-    for g in gpus:
-        cc = str(g.compute_capability or "")
-        if not re.fullmatch(r"\d+\.\d+", cc) or "nvidia" not in str(g.name).lower() and "tesla" not in str(g.name).lower():
-            return None, ""
-        majors.add(int(cc.split(".")[0]))
-    if len(majors) != 1 or next(iter(majors)) not in LINK_BANDWIDTH:
+    """The GPU link of the job's GPUs (``devices.link_bandwidth``: NVLink by generation, xGMI by AMD architecture)
+    when they are all of one kind; None for mixed or unknown GPUs: nothing is assumed."""
+    links = {devices.link_bandwidth(g.name, g.compute_capability) for g in gpus}
+    if len(links) != 1 or None in links:
         return None, ""
-    return LINK_BANDWIDTH[next(iter(majors))]
+    return next(iter(links))

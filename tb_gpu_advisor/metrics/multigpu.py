@@ -14,14 +14,7 @@ from tb_gpu_advisor.model.columns import union_by_key
 
 _ALLREDUCE = re.compile(r"all_?reduce", re.I)
 
-#: Per-direction GPU<->GPU bandwidth assumed for the guide's expected AllReduce time, by compute capability major.
-LINK_BANDWIDTH = {
-    7: (150e9, "NVLink 2 on V100 (~150 GB/s per direction per GPU)"),
-    8: (300e9, "NVLink 3 on A100 (~300 GB/s per direction per GPU)"),
-    9: (450e9, "NVLink 4 on H100 (~450 GB/s per direction per GPU)"),
-    10: (900e9, "NVLink 5 on B200 (~900 GB/s per direction per GPU)"),
-}
-PCIE_BANDWIDTH = (16e9, "PCIe 3.0 x16 (~16 GB/s), no NVLink generation known")
+
 
 
 #: ``launch_thread_private`` holds when at least this share of a GPU's launch records come from tf_gpu_private_* threads.
@@ -117,8 +110,9 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
     coll = [g.collective_calls_per_step for g in act if g.collective_calls_per_step is not None]
     arms = [g.allreduce_ms_per_step for g in act if g.allreduce_ms_per_step is not None]
     params, psrc = (ctx.params, "user") if ctx.params else (None, "")
-    major = next((int(g.compute_capability.split(".")[0]) for g in act if g.compute_capability), None)
-    bw, bsrc = LINK_BANDWIDTH.get(major, PCIE_BANDWIDTH) if major is not None else (None, "")
+    first = next((g for g in act if g.compute_capability), None)
+    bw, bsrc = (devices.link_bandwidth(first.name, first.compute_capability) or devices.PCIE_BANDWIDTH) \
+        if first is not None else (None, "")
     dev_copies = dev_copy_ms = 0.0
     for g in ctx.gpus:
         d = g.d

@@ -505,6 +505,54 @@ class Communication:
     per_gpu: dict[int, list[CollectiveStat]] = field(default_factory=dict)
 
 
+@dataclass
+class GemmRoofline:
+    """One matmul/conv/attention shape (calls with the same op, dtype and shapes) against its roofline."""
+
+    label: str  # "aten::mm bf16 [4096,4096]x[4096,4096]", or the HLO instruction
+    kind: str  # matmul | conv | attention (model.trace.FLOP_KINDS)
+    precision: str  # what its kernels run in (their names), else its inputs' dtype
+    calls_per_step: float
+    flops_per_call: float
+    ms_per_step: float  # its kernels' time
+    tflops_per_s: float | None  # achieved: FLOPs / kernel time
+    intensity: float | None  # FLOP per byte: FLOPs / (operands + result bytes)
+    attainable_tflops_per_s: float | None  # min(peak, intensity x memory bandwidth)
+    roofline_share: float | None  # achieved / attainable
+    bound: str | None  # "compute" | "memory": which roof limits it
+
+
+@dataclass
+class Flops:
+    """FLOPs per step, model FLOPs utilisation and the top GEMMs' rooflines (:mod:`tb_gpu_advisor.metrics.flops`).
+
+    Per GPU: a host's FLOPs per step are shared evenly by its active GPUs (data parallel), so ``flops_per_step``,
+    ``peak_flops`` and ``mfu`` read the same on one GPU as on eight."""
+
+    source: str | None = None  # "trace shapes" | "hlo" | "user" (what flops_per_step is)
+    flops_per_step: float | None = None  # per GPU
+    trace_flops_per_step: float | None = None  # per GPU, from the trace even when the user gave model FLOPs
+    user_flops_per_step: float | None = None  # the user's --model-flops-per-step
+    step_ms: float | None = None
+    tflops_per_s: float | None = None  # achieved per GPU over the step
+    dtype: str | None = None  # the precision that dominates GEMM time: the peak MFU is of
+    peak_flops: float | None = None  # FLOP/s per GPU, dense
+    peak_source: str | None = None
+    mfu: float | None = None  # flops_per_step / (step time x peak)
+    hfu: float | None = None  # trace FLOPs / (step time x peak), where the user gave model FLOPs
+    memory_bandwidth: float | None = None  # bytes/s per GPU
+    bandwidth_source: str | None = None
+    #: share of matmul/conv kernel time launched by the ops whose FLOPs are known (PyTorch): below
+    #: ``flops.min_coverage`` the FLOPs miss work and MFU is not given
+    coverage: float | None = None
+    gemm_ms_per_step: float | None = None  # kernel time of the ops with known FLOPs, per GPU
+    gemm_tflops_per_s: float | None = None  # their FLOPs over their kernel time
+    #: GEMM time at < ``flops.low_roofline_share`` of its roofline, as a share of gemm_ms_per_step
+    below_roofline_share: float | None = None
+    top: list[GemmRoofline] = field(default_factory=list)
+    note: str | None = None  # why a number is missing, in words a user can act on
+
+
 # --------------------------------------------------------------------------- per host
 
 
@@ -559,6 +607,7 @@ class HostMetrics:
     kernel_durations: KernelDurations = field(default_factory=KernelDurations)
     syncs: HostSyncs = field(default_factory=HostSyncs)
     comm: Communication = field(default_factory=Communication)
+    flops: Flops = field(default_factory=Flops)
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

@@ -163,6 +163,8 @@ class HostReport:
     communication: Table | None = None
     #: AllReduce time expected from ``--params`` x 4 B / link bandwidth, per step (schema 1.1); None unknown
     expected_allreduce_ms: float | None = None
+    #: the top GEMM shapes against their roofline, host-wide per step (schema 1.1; ``metrics/flops.py``)
+    roofline: Table | None = None
 
     def to_json(self) -> str:
         """One host's report as JSON (the unit of the per-host cache a session report is merged from)."""
@@ -239,7 +241,7 @@ def _host(d: dict[str, Any]) -> HostReport:
                   step_rows=[_build(StepRow, r) for r in d.get("step_rows") or []],
                   gpus=[_build(GpuSummary, g) for g in d.get("gpus") or []],
                   kernels=_opt(Table, d.get("kernels")), ops=_opt(Table, d.get("ops")), memcpy=_opt(Table, d.get("memcpy")),
-                  communication=_opt(Table, d.get("communication")),
+                  communication=_opt(Table, d.get("communication")), roofline=_opt(Table, d.get("roofline")),
                   findings=[_finding(f) for f in d.get("findings") or []])
 
 

@@ -29,6 +29,7 @@ class DeviceInfo:
     sm_count: int | None = None
     memory_bytes: int | None = None
     memory_bandwidth: float | None = None  # bytes/s
+    clock_hz: float | None = None  # the SMs' maximum (boost) clock; XPlane's ``clock_rate`` is in kHz
 
 
 #: Step windows in one GPU's time: (step keys, starts, ends), one row per event of the format's step line.

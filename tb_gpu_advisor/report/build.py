@@ -52,10 +52,46 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
         Metric("input_wait_share", "Waiting for input", json_float(h.input_wait_share), "share", _pct(h.input_wait_share), "lower",
                meaning=fw.label("input_wait_meaning"),
                detail={"ms_per_step": json_float(m.breakdown.input_wait)}),
+        mfu_card(m),
     ]
     active = any(g.active for g in m.gpus)
     return [grade_card(c, findings, active, rules.quiet_reason(rules.card_rule(c.id), m) if rules.card_rule(c.id) else "")
             for c in cards]
+
+
+def mfu_card(m: HostMetrics) -> Metric:
+    """Model FLOPs utilisation: FLOPs per step over step time x the GPU's dense peak (metrics/flops.py)."""
+    f = m.flops
+    detail = {"flops_per_step": json_float(f.flops_per_step, 0), "trace_flops_per_step": json_float(f.trace_flops_per_step, 0),
+              "user_flops_per_step": json_float(f.user_flops_per_step, 0), "peak_flops": json_float(f.peak_flops, 0),
+              "peak_source": f.peak_source, "dtype": f.dtype, "source": f.source, "tflops_per_s": json_float(f.tflops_per_s, 2),
+              "hfu": json_float(f.hfu), "coverage": json_float(f.coverage), "memory_bandwidth": json_float(f.memory_bandwidth, 0),
+              "bandwidth_source": f.bandwidth_source, "gemm_tflops_per_s": json_float(f.gemm_tflops_per_s, 2),
+              "below_roofline_share": json_float(f.below_roofline_share)}
+    if f.mfu is None:
+        why = f.note or ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
+                         "the trace gives no FLOPs: give the model's with --model-flops-per-step")
+        detail["not_available"] = why
+        return Metric("mfu", "Model FLOPs utilisation", None, "share", "n/a", "higher", meaning=why,
+                      detail={k: v for k, v in detail.items() if v is not None})
+    how = {"trace shapes": "FLOPs from the traced ops' shapes", "hlo": "FLOPs from the compiled XLA programs",
+           "user": "the model FLOPs given with --model-flops-per-step"}.get(f.source or "", "")
+    return Metric("mfu", "Model FLOPs utilisation", json_float(f.mfu), "share", _pct(f.mfu), "higher",
+                  meaning=f"FLOPs per step / (step time x the GPU's dense {f.dtype} peak); {how}",
+                  detail={k: v for k, v in detail.items() if v is not None})
+
+
+def _roofline_table(m: HostMetrics) -> Table | None:
+    """The top GEMM shapes against their roofline (the tab's roofline chart), host-wide per step."""
+    top = m.flops.top
+    if not top:
+        return None
+    return Table("GEMM shapes against their roofline",
+                 ["op and shapes", "kind", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte",
+                  "roofline TFLOP/s", "of roofline", "bound"],
+                 [[x.label, x.kind, x.precision, json_float(x.calls_per_step, 3), json_float(x.ms_per_step, 4),
+                   json_float(x.tflops_per_s, 2), json_float(x.intensity, 2), json_float(x.attainable_tflops_per_s, 2),
+                   json_float(x.roofline_share), x.bound] for x in top])
 
 
 def _sixteen_display(h) -> str:
@@ -188,6 +224,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
         kernel_durations_us=kernel_histogram(m.kernel_durations), kernel_classes=kernel_class_summary(m), findings=findings,
         achievable=achievable(m.headline.avg_step_ms, m.breakdown.as_dict(), findings),
         communication=_communication_table(m), expected_allreduce_ms=json_float(m.multi_gpu.expected_allreduce_ms, 6),
+        roofline=_roofline_table(m),
     )
 
 

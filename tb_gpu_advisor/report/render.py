@@ -18,7 +18,7 @@ from typing import Any, Iterable, Sequence
 
 from tb_gpu_advisor.common.fmt import ms, pct
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report
+from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
 from tb_gpu_advisor.report.verdict import failed_hosts, verdict
 
 WIDTH = 100
@@ -235,6 +235,11 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
             out.append(f"Collectives on {h.host} (per step and GPU)")
             out.extend("  " + line for line in text_table(h.communication.columns, comm))
             out.append("")
+        roof = roofline_rows(h)
+        if roof:
+            out.append(f"GEMM shapes against their roofline on {h.host} (per step)")
+            out.extend("  " + line for line in text_table(_ROOF_COLS, roof))
+            out.append("")
         note = h.steps.get("note") if isinstance(h.steps, dict) else None
         if note:
             out.extend(textwrap.wrap(f"Steps on {h.host}: {note}", WIDTH, subsequent_indent="  "))
@@ -286,14 +291,49 @@ def _overlap_text(f: Finding) -> str:
 def card_note(m) -> str | None:
     """Why a card reads as it does (rules/headline.py): n/a, not graded, graded by a finding, or not flagged."""
     d = m.detail if isinstance(m.detail, dict) else {}
-    if d.get("not_applicable") or d.get("not_graded"):
-        return d.get("not_applicable") or d.get("not_graded")
+    if d.get("not_applicable") or d.get("not_graded") or d.get("not_available"):
+        return d.get("not_applicable") or d.get("not_graded") or d.get("not_available")
+    if m.id == "mfu" and d.get("flops_per_step") and d.get("peak_flops"):
+        base = mfu_note(d)
+        return base + (f"; not flagged: {d['not_flagged']}" if d.get("not_flagged") else "")
     g = d.get("graded_by")
     if isinstance(g, dict):
         return f"graded by its finding: {g.get('label')} {g.get('display')}"
     if d.get("not_flagged"):
         return f"not flagged: {d['not_flagged']}"
     return None
+
+
+def flop_count(x: float) -> str:
+    """FLOPs in the unit that reads best: ``6.44 GFLOP``, ``1.51 TFLOP``, ``5.94 PFLOP``."""
+    for unit, scale in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6)):
+        if abs(x) >= scale:
+            return f"{x / scale:.3g} {unit}"
+    return f"{x:.3g} FLOP"
+
+
+def mfu_note(d: dict) -> str:
+    """The MFU card's numbers in words: FLOPs per step, the rate reached and the peak it is a share of."""
+    src = {"trace shapes": "FLOPs from the traced ops' shapes", "hlo": "FLOPs from the compiled XLA programs",
+           "user": "model FLOPs from --model-flops-per-step"}.get(d.get("source") or "", "")
+    out = (f"{flop_count(d['flops_per_step'])} per step and GPU at {_num(d.get('tflops_per_s'), 1)} TFLOP/s of "
+           f"the {d.get('dtype')} dense peak {d['peak_flops'] / 1e12:.0f} TFLOP/s ({src})")
+    if d.get("hfu") is not None:
+        out += f"; hardware FLOPs utilisation (the trace's FLOPs) {_pct(d['hfu'])}"
+    return out
+
+
+def roofline_rows(h, n: int = 5) -> list[list[str]]:  # noqa: ANN001 - a HostReport
+    """The top GEMM shapes of a host against their roofline, as text cells."""
+    t = h.roofline
+    if t is None or not t.rows:
+        return []
+    return [[str(r[0]), str(r[2]), _num(r[3], 1), _num(r[4], 3), _num(r[5], 0), _num(r[6], 0), _num(r[7], 0),
+             _pct(r[8]), str(r[9] or "")] for r in t.rows[:n]]
+
+
+_ROOF_COLS = ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte", "roofline TFLOP/s",
+              "of roofline", "bound"]
 
 
 def md_inline(s: Any) -> str:
@@ -331,6 +371,50 @@ def md_table(cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
     return out
 
 
+def table_markdown(t: Table, rows: int | None = None) -> list[str]:
+    """An evidence, kernel or op table as markdown lines: its first ``rows`` rows (all when None), numbers
+    formatted as in the report, every cell escaped."""
+    return md_table(t.columns, [[_num(v) for v in r] for r in t.rows[:rows]])
+
+
+def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = False, windows: int | None = 3,
+                     tables: int | None = 2) -> list[str]:
+    """One finding as a collapsible section: summary, metric, saving, trace windows, actions, evidence.
+
+    The report shows the first ``windows`` windows and ``tables`` evidence tables of each finding (``evidence_rows``
+    rows each); the MCP server's ``explain_finding`` shows all of them through this same function (None: all).
+    """
+    saving = f" · {_html(_saving_text(f))}" if f.saving else ""
+    out = [f"<details{' open' if open_ and f.severity in ('critical', 'warning') else ''}>",
+           f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}{saving}</summary>", "",
+           md_inline(f.summary), ""]
+    if f.metric is not None:
+        thr = "" if f.metric.threshold is None else f" (threshold {_threshold(f.metric)})"
+        src = f.metric.detail.get("threshold_source") if isinstance(f.metric.detail, dict) else None
+        out.append(f"- **{md_inline(f.metric.label)}:** {md_inline(f.metric.display)}{md_inline(thr)}{f' — {md_inline(src)}' if src else ''}")
+    if f.saving is not None:
+        out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} per step "
+                   f"({f.saving.percent_of_step:.1f}%), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f))}")
+    for w in f.windows[:windows]:
+        out.append(f"- **Trace:** {md_inline(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {md_inline(w.label)} "
+                   f"[{w.start_ms:.1f}–{w.end_ms:.1f} ms]")
+    out.append("")
+    for a in f.actions:
+        out.append(f"- {md_inline(a.text)}")
+        if a.snippet:
+            lang = {"python": "python", "shell": "sh"}.get(a.snippet_lang or "", "")
+            fence = _fence(a.snippet)
+            out.append("")
+            out.append(f"  {fence}{lang}")
+            out.extend("  " + line for line in a.snippet.splitlines())
+            out.append(f"  {fence}")
+    for t in f.evidence[:tables]:
+        if not t.rows:
+            continue
+        out += ["", f"_{md_inline(t.title)}_", ""] + table_markdown(t, evidence_rows)
+    return out + ["", "</details>", ""]
+
+
 def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) -> str:
     """Pull-request friendly markdown: a summary table, one collapsible section per finding, headline, GPUs.
 
@@ -355,42 +439,7 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
         out += ["", f"_{cut} more finding{'s' if cut > 1 else ''} not shown._"]
     out.append("")
     for i, f in enumerate(shown, 1):
-        out.append(f"<details{' open' if i == 1 and f.severity in ('critical', 'warning') else ''}>")
-        out.append(f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}"
-                   f"{' · ' + _html(_saving_text(f)) if f.saving else ''}</summary>")
-        out.append("")
-        out.append(md_inline(f.summary))
-        out.append("")
-        if f.metric is not None:
-            thr = "" if f.metric.threshold is None else f" (threshold {_threshold(f.metric)})"
-            src = f.metric.detail.get("threshold_source") if isinstance(f.metric.detail, dict) else None
-            out.append(f"- **{md_inline(f.metric.label)}:** {md_inline(f.metric.display)}{md_inline(thr)}{f' — {md_inline(src)}' if src else ''}")
-        if f.saving is not None:
-            out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} per step "
-                       f"({f.saving.percent_of_step:.1f}%), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f))}")
-        for w in f.windows[:3]:
-            out.append(f"- **Trace:** {md_inline(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {md_inline(w.label)} "
-                       f"[{w.start_ms:.1f}–{w.end_ms:.1f} ms]")
-        out.append("")
-        for a in f.actions:
-            out.append(f"- {md_inline(a.text)}")
-            if a.snippet:
-                lang = {"python": "python", "shell": "sh"}.get(a.snippet_lang or "", "")
-                fence = _fence(a.snippet)
-                out.append("")
-                out.append(f"  {fence}{lang}")
-                out.extend("  " + line for line in a.snippet.splitlines())
-                out.append(f"  {fence}")
-        for t in f.evidence[:2]:
-            if not t.rows:
-                continue
-            out.append("")
-            out.append(f"_{md_inline(t.title)}_")
-            out.append("")
-            out += md_table(t.columns, [[_num(v) for v in r] for r in t.rows[:evidence_rows]])
-        out.append("")
-        out.append("</details>")
-        out.append("")
+        out += finding_markdown(f, i, evidence_rows=evidence_rows, open_=i == 1)
     if report.headline:
         out.append("### Headline")
         out.append("")
@@ -421,6 +470,12 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
             out.append(f"### Collectives on {md_code(h.host)} (per step and GPU)")
             out.append("")
             out += md_table(h.communication.columns, comm)
+            out.append("")
+        roof = roofline_rows(h, 10)
+        if roof:
+            out.append(f"### GEMM shapes against their roofline on {md_code(h.host)} (per step)")
+            out.append("")
+            out += md_table(_ROOF_COLS, roof)
             out.append("")
     for n in report.notes:
         if not _is_error_note(report, n):

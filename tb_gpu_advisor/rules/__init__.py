@@ -45,6 +45,7 @@ RULE_IDS: tuple[str, ...] = (
     "misaligned_dims",  # §1.2.3
     "mixed_precision_off",  # §1.3
     "tensor_core_unused",  # §1.2.3
+    "mfu_low",  # §1.2.3, GEMMs far below their roofline (issue #20)
     "loss_scaling_gaps",  # §1.3
     "xla_not_used",  # §1.3
     "batch_size_headroom",  # §2 item 1

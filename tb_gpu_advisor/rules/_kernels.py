@@ -86,6 +86,44 @@ def compute_capability(g) -> float | None:
     return _cc(g.compute_capability)
 
 
+def _cc_pair(g) -> tuple[int, int] | None:
+    """``"9.0"`` -> (9, 0); None for an AMD GFX name or no capability (the peaks then go by the GPU's name)."""
+    try:
+        major, minor = str(g.compute_capability).split(".")[:2]
+        return int(major), int(minor)
+    except (TypeError, ValueError):
+        return None
+
+
+def gemm_speedup(m, source: str) -> tuple[float, str] | None:
+    """Speedup of the run's ``source`` (``fp32`` or ``tf32``) GEMMs once they run in the advised 16-bit type, from
+    the GPU's own peaks instead of a fixed factor (issue #20), with the assumption in words; None without peaks.
+
+    Each GEMM shape keeps the share of its roofline it reaches now; the roofline's peak becomes the 16-bit one and
+    its intensity doubles (half the bytes), so a compute-bound shape gains the ratio of the peaks and a memory-bound
+    one about 2x.  Without shapes (an XLA command buffer hides which kernel is which) the GEMMs are taken as
+    compute-bound: the ratio of the peaks."""
+    yes, _ = tensor_core_gpus(m)
+    if not yes:
+        return None
+    g = yes[0]
+    target = sixteen_bit_dtype(m)
+    to_p = devices.peak_flops(g.name, _cc_pair(g), devices.P_BF16 if target == "bf16" else devices.P_FP16)
+    from_p = devices.peak_flops(g.name, _cc_pair(g), devices.P_TF32 if source == "tf32" else devices.P_FP32)
+    if to_p is None or from_p is None or from_p.value <= 0:
+        return None
+    peaks = f"{target} {to_p.value / 1e12:.0f} vs {source} {from_p.value / 1e12:.0f} TFLOP/s dense on {g.name}"
+    bw = m.flops.memory_bandwidth
+    shapes = [x for x in m.flops.top if x.precision == source and x.intensity and x.ms_per_step > 0]
+    if shapes and bw:
+        now = sum(x.ms_per_step for x in shapes)
+        then = sum(x.ms_per_step * min(from_p.value, x.intensity * bw) / min(to_p.value, 2 * x.intensity * bw)
+                   for x in shapes)
+        return now / then, (f"each {source} GEMM shape keeps its share of its roofline, whose peak becomes {target}'s "
+                            f"({peaks}) and whose intensity doubles (half the bytes)")
+    return to_p.value / from_p.value, f"the {source} GEMMs are compute-bound and keep their share of the peak ({peaks})"
+
+
 def fp32_cuda_core_speedup(m) -> float:
     """Speedup assumed for a 32-bit MatMul/Conv kernel on CUDA cores once it runs in 16 bit on Tensor Cores.
 

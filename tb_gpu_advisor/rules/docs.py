@@ -84,6 +84,24 @@ chains interrupted by host work.
 """
 
 
+def rule_section(rid: str) -> list[str]:
+    """One rule's section of ``docs/rules.md``: what it checks, its thresholds with their sources, the fixes per
+    framework.  Also served alone (the MCP server's rule resources), so an agent reads one rule, not the file."""
+    r = REGISTRY[rid]
+    out = [f"### {rid}\n", f"Guide {r.section} -- {r.title}. Source: `tb_gpu_advisor/rules/{rid}.py`.\n",
+           textwrap.dedent(r.doc).strip() + "\n", "Thresholds:\n"]
+    for t in r.thresholds:
+        th = THRESHOLDS[t]
+        out.append(f"- `{t}` = {th.value:g} {th.unit} ({th.direction}): {th.meaning}. *Source:* {th.source}.")
+    out.append("")
+    fixes = framework_fixes(rid)
+    if fixes:
+        out.append("Fixes, spelled per framework (besides the rule's framework-neutral ones):\n")
+        out.extend(fixes)
+        out.append("")
+    return out
+
+
 def render() -> str:
     out = [HEADER]
     out.append("## Rules, in the guide's order\n")
@@ -95,20 +113,7 @@ def render() -> str:
                    f"{', '.join(f'`{t}` = {THRESHOLDS[t].value:g}' for t in r.thresholds)} |")
     out.append("")
     for rid in RULE_IDS:
-        r = REGISTRY[rid]
-        out.append(f"### {rid}\n")
-        out.append(f"Guide {r.section} -- {r.title}. Source: `tb_gpu_advisor/rules/{rid}.py`.\n")
-        out.append(textwrap.dedent(r.doc).strip() + "\n")
-        out.append("Thresholds:\n")
-        for t in r.thresholds:
-            th = THRESHOLDS[t]
-            out.append(f"- `{t}` = {th.value:g} {th.unit} ({th.direction}): {th.meaning}. *Source:* {th.source}.")
-        out.append("")
-        fixes = framework_fixes(rid)
-        if fixes:
-            out.append("Fixes, spelled per framework (besides the rule's framework-neutral ones):\n")
-            out.extend(fixes)
-            out.append("")
+        out += rule_section(rid)
     out.append("## The thresholds table\n")
     out.append("Every number above, in `tb_gpu_advisor/common/thresholds.py` (`fires`: which side of the value fires). "
                "Change a value there; tests can use `thresholds.override(...)`.\n")

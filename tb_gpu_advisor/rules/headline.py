@@ -35,6 +35,7 @@ CARD_LEVELS: dict[str, tuple[str, str | None]] = {
     "sixteen_bit_share": ("mixed_precision_off.warning", None),
     "launch_wait_share": ("launch_bound.warning", "launch_bound.critical"),
     "input_wait_share": ("input_bound.warning", "input_bound.critical"),
+    "mfu": ("mfu_low.mfu", None),
 }
 _BAD = ("critical", "warning")
 

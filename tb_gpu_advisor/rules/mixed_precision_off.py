@@ -14,8 +14,8 @@ from __future__ import annotations
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import (device_step_scale, fp32_cuda_core_speedup, kernel_mix, known_us, per_step_ms,
-                                           sixteen_bit_dtype, tensor_core_gpus)
+from tb_gpu_advisor.rules._kernels import (device_step_scale, fp32_cuda_core_speedup, gemm_speedup, kernel_mix, known_us,
+                                           per_step_ms, sixteen_bit_dtype, tensor_core_gpus)
 from tb_gpu_advisor.rules.base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, short, table
 
 ID = "mixed_precision_off"
@@ -58,6 +58,9 @@ def check(m: HostMetrics) -> list[Finding]:
     if k.eligible_32_us / known >= T("mixed_precision_off.critical"):
         sev = "critical"
     sp, spm, sp_cc = T("mixed_precision.speedup"), T("mixed_precision.memory_bound_speedup"), fp32_cuda_core_speedup(m)
+    # from the GPU's peaks and the GEMMs' rooflines where known (issue #20); the fixed factors otherwise
+    roof_cc, roof_tf = gemm_speedup(m, "fp32"), gemm_speedup(m, "tf32")
+    sp_cc, sp = (roof_cc[0] if roof_cc else sp_cc), (roof_tf[0] if roof_tf else sp)
     t32_ms = per_step_ms(m, k.eligible_32_us) * device_step_scale(m)
     # CUDA-core fp32 kernels gain the architecture's factor; 32-bit kernels already on Tensor Cores (TF32) gain sp
     cuda_ms = min(t32_ms, per_step_ms(m, k.eligible_no_tc_32_us) * device_step_scale(m))
@@ -79,8 +82,9 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "tc_eligible_share": eligible_share,
                                     "unknown_precision_share": k.unknown_us / k.compute_us}),
         saving=saving(ctx, t32_save + other_ms * (1 - 1 / spm),
-                      f"32-bit MatMul/Conv kernels run {sp_cc:g}x faster in 16 bit on Tensor Cores"
-                      + (f" ({sp:g}x for those already on TF32 Tensor Cores)" if t32_ms > cuda_ms else "")
+                      f"32-bit MatMul/Conv kernels run {sp_cc:.3g}x faster in 16 bit on Tensor Cores"
+                      + (f" ({roof_cc[1]})" if roof_cc else "")
+                      + (f" ({sp:.3g}x for those already on TF32 Tensor Cores)" if t32_ms > cuda_ms else "")
                       + f" and other 32-bit kernels {spm:g}x faster with half the bytes",
                       [("compute", "tc_eligible_kernels", t32_save),
                        ("compute", "non_matmul_kernels", other_ms * (1 - 1 / spm))]),

@@ -40,6 +40,7 @@ POOLS: dict[str, str] = {
     "copies": "blocking or synchronous memory copies",
     "tc_eligible_kernels": "32-bit MatMul/Conv kernel time (faster on Tensor Cores in 16 bit)",
     "tc_eligible_16bit_kernels": "16-bit MatMul/Conv kernels that miss the Tensor Cores",
+    "gemm_kernels": "MatMul/Conv/attention kernels far below their roofline (small or odd shapes)",
     "non_matmul_kernels": "element-wise and reduction kernel time (fusion, half the bytes)",
     "allreduce": "AllReduce time above one packed, full-speed AllReduce",
     "exposed_comm": "collective time no compute overlaps, that overlapping would hide",

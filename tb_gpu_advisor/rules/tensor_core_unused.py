@@ -14,8 +14,8 @@ from __future__ import annotations
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import (compute_capability, device_step_scale, fp32_cuda_core_speedup, kernel_mix,
-                                           per_step_ms, sixteen_bit_dtype, tensor_core_gpus)
+from tb_gpu_advisor.rules._kernels import (compute_capability, device_step_scale, fp32_cuda_core_speedup, gemm_speedup,
+                                           kernel_mix, per_step_ms, sixteen_bit_dtype, tensor_core_gpus)
 from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
                                        short, table)
 
@@ -41,6 +41,8 @@ def check(m: HostMetrics) -> list[Finding]:
     t16 = per_step_ms(m, k.eligible_no_tc_16_us) * scale
     t_ms = t32 + t16
     sp, sp16 = fp32_cuda_core_speedup(m), T("misaligned.tc_speedup")
+    roof = gemm_speedup(m, "fp32")  # from the GPU's peaks and the GEMMs' rooflines where known (issue #20)
+    sp = roof[0] if roof else sp
     bad = k.no_tc_32 + k.no_tc_16
     rows = [[short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, s.avg_us]
             for s in sorted(bad, key=lambda s: -s.total_us)[:10]]
@@ -66,7 +68,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "unused_32bit_ms_per_step": t32, "unused_16bit_ms_per_step": t16,
                                     "eligible_tc_share": (k.eligible_tc_us / k.eligible_us) if k.eligible_us else None}),
         saving=saving(ctx, t32 * (1 - 1 / sp) + t16 * (1 - 1 / sp16),
-                      f"those kernels run {sp:g}x faster on Tensor Cores in 16 bit" + (f" ({sp16:g}x for the 16-bit ones once aligned)" if t16 > 0 else ""),
+                      f"those kernels run {sp:.3g}x faster on Tensor Cores in 16 bit" + (f" ({roof[1]})" if roof else "") + (f" ({sp16:g}x for the 16-bit ones once aligned)" if t16 > 0 else ""),
                       [("compute", "tc_eligible_kernels", t32 * (1 - 1 / sp)),
                        ("compute", "tc_eligible_16bit_kernels", t16 * (1 - 1 / sp16))]),
         evidence=[table("TC-eligible kernels not using Tensor Cores", ["kernel", "op", "op type", "precision", "count",

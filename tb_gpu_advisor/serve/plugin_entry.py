@@ -40,14 +40,26 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
             "(default 25: a 200 Gb/s NIC per GPU).",
         )
 
+        parser.add_argument(
+            "--gpu_advisor_model_flops_per_step",
+            metavar="FLOPS",
+            type=float,
+            default=None,
+            help="The model's FLOPs of one training step on one GPU: the Advisor's MFU uses it instead of the FLOPs "
+            "the trace's shapes give.",
+        )
+
     def load(self, context):  # noqa: ANN001
         import os
 
-        from tb_gpu_advisor.common.thresholds import ENV_NET_GBPS
+        from tb_gpu_advisor.common.thresholds import ENV_MODEL_FLOPS, ENV_NET_GBPS
         from tb_gpu_advisor.serve.plugin import GpuAdvisorPlugin
 
         net = getattr(context.flags, "gpu_advisor_net_gbps", None)
         if net is not None and net > 0:  # the analysis workers read it from the environment
             os.environ[ENV_NET_GBPS] = repr(float(net))
+        flops = getattr(context.flags, "gpu_advisor_model_flops_per_step", None)
+        if flops is not None and flops > 0:
+            os.environ[ENV_MODEL_FLOPS] = repr(float(flops))
 
         return GpuAdvisorPlugin(context)

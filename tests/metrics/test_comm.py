@@ -118,7 +118,7 @@ def test_real_message_sizes_come_from_the_annotations_input_dims():
     path = str(_dlrm().hosts[0].path)
     for decoder in ("json", "msgspec"):
         kt = parse_trace(path, decoder=decoder)
-        dims = [a["Input Dims"] for a in kt.comm_args.values() if a.get("Input type") == ["float"]]
+        dims = [a["Input Dims"] for a in kt.op_args.values() if a.get("Input type") == ["float"]]
         assert [[394241]] in dims, decoder
     m = host_metrics(kineto_adapter.read_trace(path))
     ar = next(t for t in m.comm.by_type if t.type == "AllReduce")

@@ -272,3 +272,29 @@ def test_skewed_all_to_all_names_the_hot_rank_and_its_cost(reports: dict[str, An
     assert f["saving"]["ms_per_step"] == pytest.approx(sc.extra["saving_ms"], rel=0.1)
     assert fs["comm_exposed"]["saving"]["ms_per_step"] == pytest.approx(tt.MOE_A2A_US / 1000 / tt.MOE_HOT, rel=0.1)
     assert "load-balancing" in f["actions"][0]["text"]
+
+
+def test_small_gemms_far_below_their_roofline_are_named_with_the_constructed_numbers(reports: dict[str, Any]) -> None:
+    """Issue #20, truth by construction: 48 bf16 GEMMs [64,1024]x[1024,1024] of 40 us per step.  FLOPs per step are
+    48 x 2·64·1024·1024 exactly; each GEMM reaches achieved / min(peak, intensity x bandwidth) of its roofline (the
+    intensity from its shapes), far under 40%, so mfu_low comes first and saves each GEMM's time x (1 - share/40%).
+    The healthy MLP's 4096-square GEMMs (~75% of the bf16 peak) raise no such finding."""
+    from tb_gpu_advisor import devices
+
+    sc = tt.SCENARIOS["small_gemms"]
+    rep = reports["small_gemms"].report
+    mfu = next(c for c in rep["headline"] if c["id"] == "mfu")
+    assert mfu["detail"]["flops_per_step"] == pytest.approx(sc.extra["flops_per_step"], rel=0.01)
+    m, k, n = tt.SMALL_GEMM
+    flops, nbytes = 2.0 * m * k * n, (m * k + k * n + m * n) * 2
+    h100 = tt.H100["name"], (9, 0)
+    roof = min(devices.peak_flops(*h100, devices.P_BF16).value, flops / nbytes * devices.memory_bandwidth(*h100).value)
+    share = flops / (tt.SMALL_GEMM_US * 1e-6) / roof
+    f = rep["findings"][0]
+    assert f["rule"] == "mfu_low" and f["severity"] == "critical"
+    assert f["evidence"][0]["rows"][0][7] == pytest.approx(share, rel=0.05)
+    assert f["saving"]["ms_per_step"] == pytest.approx(sc.extra["gemm_ms"] * (1 - share / 0.4), rel=0.1)
+    healthy = reports["healthy_bf16"].report
+    assert "mfu_low" not in {x["rule"] for x in healthy["findings"]}
+    card = next(c for c in healthy["headline"] if c["id"] == "mfu")
+    assert card["detail"]["flops_per_step"] == pytest.approx(12 * 2.0 * 4096 ** 3, rel=0.01)  # 4 fwd + 8 bwd GEMMs

@@ -23,12 +23,12 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import max_profile_bytes
-from tb_gpu_advisor.frameworks import pytorch
+from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.formats.kineto.parse import KinetoTrace, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
 from tb_gpu_advisor.model.idtable import IdTable
-from tb_gpu_advisor.model.trace import Allocator, DeviceEvents, DeviceInfo, HostEvents, StepMarkers, Trace
+from tb_gpu_advisor.model.trace import Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents, StepMarkers, Trace
 
 #: Host categories analysed.  Python frames (``python_function``, with ``with_stack=True``) are left out: they
 #: enclose the ATen ops they call, so as host events they would cover the whole step as host work.
@@ -107,7 +107,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
         metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
         problems=list(kt.problems), collective_messages=_collective_messages(kt, host_order),
-        world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs),
+        world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), **_flop_ops(kt, h, host_order),
     )
 
 
@@ -131,16 +131,73 @@ def _world_size(kt: KinetoTrace) -> int | None:
 
 def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[int, tuple[int, int]]:
     """Host event index -> (message bytes, group size) of the collective ops whose arguments say."""
-    if not kt.comm_args:
+    if not kt.op_args:
         return {}
-    index_of_row = {int(r): j for j, r in enumerate(host_order.tolist()) if int(r) in kt.comm_args}
+    index_of_row = {int(r): j for j, r in enumerate(host_order.tolist()) if int(r) in kt.op_args}
     out = {}
-    for row, args in kt.comm_args.items():
+    for row, args in kt.op_args.items():
         j = index_of_row.get(row)
         msg = pytorch.collective_message(args) if j is not None else None
         if msg is not None:
             out[j] = msg
     return out
+
+
+def _flop_ops(kt: KinetoTrace, h: HostEvents, host_order: np.ndarray) -> dict:
+    """``flop_ops`` and ``flops_note`` of the trace: the outermost matmul/conv/attention op calls whose recorded
+    shapes give their FLOPs (:mod:`~tb_gpu_advisor.frameworks.aten_flops`).
+
+    Host events are in (thread, start, longer first) order, so an op's enclosing ops come before it: one pass
+    keeps, per thread, the end of the last counted op, and an op starting before that end is inside it.  An op
+    whose shapes do not give FLOPs covers nothing, so the ops inside it count instead."""
+    is_flop = np.fromiter((aten_flops.is_flop_op(n) for n in h.names), bool, len(h.names))
+    cand = np.flatnonzero(is_flop[h.name]) if len(h) else np.zeros(0, np.int64)
+    if not cand.size:
+        return {"flop_ops": None, "flops_note": "no matmul, convolution or attention op is recorded in the trace"}
+    rows = host_order[cand].tolist()
+    works, kept = [], []
+    line_end: dict[int, int] = {}
+    unreadable: dict[str, int] = {}
+    for j, row, ln, s, e in zip(cand.tolist(), rows, h.line[cand].tolist(), h.start[cand].tolist(), h.end[cand].tolist()):
+        if s < line_end.get(ln, -1):
+            continue  # inside a counted op of its thread
+        name = h.names[int(h.name[j])]
+        args = kt.op_args.get(row)
+        w = aten_flops.op_work(name, args) if args else None
+        if w is not None:
+            works.append(w)
+            kept.append(j)
+            line_end[ln] = e
+        elif args:
+            unreadable[name] = unreadable.get(name, 0) + 1
+    why = _unreadable_note(unreadable)
+    if not works:
+        return {"flop_ops": None, "flops_note": why or _NO_SHAPES}
+    fo = FlopOps(source="trace shapes", flops=np.array([w.flops for w in works]),
+                 bytes=np.array([w.bytes for w in works]), precision=np.array([w.precision for w in works], np.int8),
+                 kind=np.array([w.kind for w in works], np.int8), label=[w.label for w in works],
+                 host_idx=np.array(kept, np.int64))
+    unread = sum(1 for row in rows if row not in kt.op_args)
+    note = why or (None if not unread else (f"{unread} of {cand.size} matmul/convolution/attention op calls carry no "
+                                             "shapes; the FLOPs count the others"))
+    return {"flop_ops": fo, "flops_note": note}
+
+
+def _unreadable_note(unreadable: dict[str, int]) -> str | None:
+    """Why some recorded shapes give no FLOPs: in practice convolutions without strides (PyTorch < 1.10 writes
+    no ``Concrete Inputs``), whose output size -- a stride-2 layer has a quarter of the positions -- is unknown."""
+    if not unreadable:
+        return None
+    top = sorted(unreadable.items(), key=lambda kv: -kv[1])[:3]
+    names = ", ".join(f"{n} ({c} calls)" for n, c in top)
+    conv = any("conv" in n for n in unreadable)
+    return (f"shapes of {names} do not give FLOPs" + (": the trace records no convolution strides (PyTorch 1.10 and "
+            "later write them with record_shapes=True)" if conv else ""))
+
+
+#: What a trace without shapes is missing, and how to record it.
+_NO_SHAPES = ("the matmul/convolution ops carry no shapes: profile with "
+              "`torch.profiler.profile(record_shapes=True)` to get FLOPs and MFU from the trace")
 
 
 def _host_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray,

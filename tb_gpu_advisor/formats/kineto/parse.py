@@ -33,7 +33,7 @@ from typing import IO, Any, Callable, Iterable
 
 import numpy as np
 
-from tb_gpu_advisor.frameworks import pytorch
+from tb_gpu_advisor.frameworks import aten_flops, pytorch
 
 #: Bytes of events decoded at once: large enough that per-chunk overhead vanishes, small enough that the
 #: chunk's Python objects stay a few tens of MB.
@@ -52,9 +52,15 @@ _INT_COLUMNS = ("pid", "tid", "correlation", "external_id", "device", "stream", 
 #: runtime calls and device events (``External id`` on ops); the first key an event carries wins.
 _ARG_KEYS = {"correlation": "correlation", "External id": "external_id", "external id": "external_id",
              "device": "device", "stream": "stream", "bytes": "bytes", "graph id": "graph_id"}
-#: ``args`` of collective ops (``pytorch.is_collective_op``) kept as they are, for their message size: decoded
-#: lazily (raw JSON until then), so the shapes every other op carries cost no parsing.
-_COMM_KEYS = ("Input Dims", "Input type", "In msg nelems", "dtype", "Group size")
+#: ``args`` kept as they are for the ops that need them (:func:`keeps_args`): collective ops for their message
+#: size, matmul/conv/attention ops for their FLOPs.  Decoded lazily (raw JSON until then), so the shapes every
+#: other op carries cost no parsing.
+_OP_KEYS = ("Input Dims", "Input type", "Concrete Inputs", "In msg nelems", "dtype", "Group size")
+
+
+def keeps_args(name: str) -> bool:
+    """An op whose shape arguments the analysis reads: a collective (message size) or a FLOP op (FLOPs)."""
+    return pytorch.is_collective_op(name) or aten_flops.is_flop_op(name)
 
 
 class KinetoReadError(ValueError):
@@ -109,9 +115,9 @@ class KinetoTrace:
     workers: list[str] = field(default_factory=list)
     #: After a merge: each GPU's driving process(es), GPU id -> host pids of its rank's file.
     gpu_pids: dict[int, list[int]] = field(default_factory=dict)
-    #: Row -> the message ``args`` of a collective op (``pytorch.is_collective_op``): ``Input Dims``, ``Input
-    #: type``, ``In msg nelems``, ``dtype``, ``Group size`` where written.
-    comm_args: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: Row -> the shape ``args`` of a collective or FLOP op (:func:`keeps_args`): ``Input Dims``, ``Input type``,
+    #: ``Concrete Inputs``, ``In msg nelems``, ``dtype``, ``Group size`` where written.
+    op_args: dict[int, dict[str, Any]] = field(default_factory=dict)
     #: After a merge: GPU id -> ``distributedInfo.rank`` of the file that drives it, where the file says
     gpu_ranks: dict[int, int] = field(default_factory=dict)
 
@@ -218,7 +224,7 @@ def _decoder(which: str | None) -> str:
 _MSGSPEC_TYPE: Any = None
 #: Kineto ``args`` keys -> identifiers of the typed decode's ``Args`` struct.
 _STRUCT_ARGS = {key: f"a{i}_" + re.sub(r"\W", "_", key).lower() for i, key in enumerate((
-    *_ARG_KEYS, "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved", *_COMM_KEYS))}
+    *_ARG_KEYS, "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved", *_OP_KEYS))}
 
 
 def _msgspec_type() -> Any:
@@ -233,7 +239,7 @@ def _msgspec_type() -> Any:
 
         # the collective-message keys stay raw JSON (``Raw``, empty when absent: ``Raw | None`` is no valid type)
         args = msgspec.defstruct("Args", [(ident, msgspec.Raw, msgspec.field(default=msgspec.Raw(b""), name=key))
-                                          if key in _COMM_KEYS else
+                                          if key in _OP_KEYS else
                                           (ident, int | str | None if key in _ARG_KEYS else Any,
                                            msgspec.field(default=None, name=key))
                                           for key, ident in _STRUCT_ARGS.items()])
@@ -281,8 +287,8 @@ class _Columns:
         self.n_events = 0
         self.malformed = 0
         self.rows = 0  # X rows kept so far (the next part's first row)
-        self.comm_args: dict[int, dict[str, Any]] = {}
-        self._comm_name: dict[int, bool] = {}
+        self.op_args: dict[int, dict[str, Any]] = {}
+        self._keeps_args: dict[int, bool] = {}
 
     def add(self, events: list[Any], typed: bool) -> None:
         """Append one chunk's events (msgspec structs when ``typed``, else dicts from the stdlib).
@@ -329,18 +335,18 @@ class _Columns:
                 vals = [a.get(key) if type(a) is dict else None for a in args]
                 column = np.array([v if type(v) is int else -1 for v in vals], np.int64)
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
-        self._keep_comm_args(part["name"], args, typed)
+        self._keep_op_args(part["name"], args, typed)
         self.rows += len(xs)
         return part
 
-    def _keep_comm_args(self, name_ids: np.ndarray, args: list[Any], typed: bool) -> None:
-        """The message arguments of collective ops, by row (few per step: the shapes of other ops stay unparsed)."""
+    def _keep_op_args(self, name_ids: np.ndarray, args: list[Any], typed: bool) -> None:
+        """The shape arguments of collective and FLOP ops, by row (the shapes of other ops stay unparsed)."""
         names = None
         for nid in np.unique(name_ids).tolist():
-            if nid not in self._comm_name:
+            if nid not in self._keeps_args:
                 names = names or list(self.names)  # ids are given in insertion order
-                self._comm_name[nid] = pytorch.is_collective_op(names[nid])
-        wanted = [nid for nid, yes in self._comm_name.items() if yes]
+                self._keeps_args[nid] = keeps_args(names[nid])
+        wanted = [nid for nid, yes in self._keeps_args.items() if yes]
         if not wanted:
             return
         if typed:
@@ -350,7 +356,7 @@ class _Columns:
             if a is None:
                 continue
             kept = {}
-            for key in _COMM_KEYS:
+            for key in _OP_KEYS:
                 v = _any_arg(a, key) if typed else (a.get(key) if type(a) is dict else None)
                 if typed:
                     try:
@@ -360,7 +366,7 @@ class _Columns:
                 if v is not None:
                     kept[key] = v
             if kept:
-                self.comm_args[self.rows + i] = kept
+                self.op_args[self.rows + i] = kept
 
     def _metadata(self, e: Any) -> None:
         kind, args = e.name, e.args
@@ -649,7 +655,7 @@ class _Parser:
             pid_labels={v: k for k, v in c.pid_labels.items()}, tid_labels={v: k for k, v in c.tid_labels.items()},
             memory=c.memory, memory_reserved=c.memory_reserved, ph_counts=dict(c.ph), n_events=c.n_events,
             bytes_read=self.base + len(self.buf), compressed=self.compressed, truncated=self.truncated,
-            problems=self.problems, decoder=self.decoder, comm_args=c.comm_args, **cols,
+            problems=self.problems, decoder=self.decoder, op_args=c.op_args, **cols,
         )
 
 

@@ -80,16 +80,16 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         bytes_read=sum(kt.bytes_read for kt in kts), compressed=any(kt.compressed for kt in kts),
         truncated=any(kt.truncated for kt in kts),
         problems=[f"{w}: {p}" for w, kt in zip(workers, kts) for p in kt.problems], decoder=first.decoder,
-        workers=workers, gpu_pids=gpu_pids, comm_args=_comm_args(kts), gpu_ranks=gpu_ranks,
+        workers=workers, gpu_pids=gpu_pids, op_args=_op_args(kts), gpu_ranks=gpu_ranks,
     )
 
 
-def _comm_args(kts: list[KinetoTrace]) -> dict[int, dict]:
+def _op_args(kts: list[KinetoTrace]) -> dict[int, dict]:
     """Each rank's collective-op arguments, at the rows its events take in the merged columns (rank order)."""
     out: dict[int, dict] = {}
     offset = 0
     for kt in kts:
-        out.update({offset + row: a for row, a in kt.comm_args.items()})
+        out.update({offset + row: a for row, a in kt.op_args.items()})
         offset += len(kt)
     return out
 

@@ -321,3 +321,46 @@ function rankHistogram(values, W, y0, H) {
   g.append(s("text", { x: 10, y: H, class: "axis" }, ms(lo)), s("text", { x: W - 60, y: H, class: "axis" }, ms(hi)));
   return g;
 }
+
+/**
+ * The top GEMM shapes on a roofline (HostReport.roofline; peak and bandwidth from the MFU card): log-log, arithmetic
+ * intensity (FLOP/byte) across, TFLOP/s up; the roof is min(peak, intensity x bandwidth), and each shape is a dot
+ * whose hover says how far under its own roof it runs.
+ */
+export function rooflineChart(table, { peak, bandwidth, width = DEFAULT_WIDTH } = {}) {
+  const W = Math.max(320, Math.round(width));
+  const col = (name) => table.columns.indexOf(name);
+  const pts = table.rows.map((r) => ({ label: r[col("op and shapes")], x: r[col("FLOP/byte")], y: r[col("TFLOP/s")],
+    share: r[col("of roofline")], ms: r[col("ms/step")] })).filter((p) => p.x > 0 && p.y > 0);
+  const left = 52, right = 14, top = 14, plotH = 170, plotW = W - left - right, height = top + plotH + 40;
+  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: "chart roofline", role: "img",
+    "aria-label": `Roofline: ${pts.length} GEMM shapes` }, s("title", {}, "GEMM shapes against the GPU's roofline"));
+  if (!pts.length) return svg;
+  const peakT = peak > 0 ? peak / 1e12 : Math.max(...pts.map((p) => p.y));
+  const ridge = bandwidth > 0 ? peak / bandwidth : null;
+  const xs = pts.map((p) => p.x).concat(ridge ? [ridge] : []);
+  const xlo = Math.log10(Math.min(...xs) / 2), xhi = Math.log10(Math.max(...xs) * 2);
+  const ylo = Math.log10(Math.min(...pts.map((p) => p.y), peakT) / 3), yhi = Math.log10(peakT * 1.6);
+  const x = (v) => left + ((Math.log10(v) - xlo) / (xhi - xlo)) * plotW;
+  const y = (v) => top + plotH - ((Math.log10(v) - ylo) / (yhi - ylo)) * plotH;
+  for (let p = Math.ceil(ylo); p <= Math.floor(yhi); p++) {
+    svg.append(s("line", { x1: left, x2: W - right, y1: y(10 ** p), y2: y(10 ** p), class: "grid" }),
+      s("text", { x: left - 4, y: y(10 ** p) + 4, "text-anchor": "end", class: "axis" }, `${10 ** p}`));
+  }
+  for (let p = Math.ceil(xlo); p <= Math.floor(xhi); p++) {
+    svg.append(s("text", { x: x(10 ** p), y: top + plotH + 14, "text-anchor": "middle", class: "axis x-tick" }, `${10 ** p}`));
+  }
+  // the roof: the memory slope up to the ridge, then the peak
+  const x0 = 10 ** xlo, x1 = 10 ** xhi;
+  const roofPts = ridge
+    ? [[x0, Math.max(10 ** ylo, (x0 * bandwidth) / 1e12)], [ridge, peakT], [x1, peakT]]
+    : [[x0, peakT], [x1, peakT]];
+  svg.append(s("polyline", { points: roofPts.map(([a, b]) => `${x(a)},${y(Math.max(b, 10 ** ylo))}`).join(" "), class: "roof" },
+    s("title", {}, `roof: ${peakT.toFixed(0)} TFLOP/s peak${bandwidth ? `, ${(bandwidth / 1e12).toFixed(2)} TB/s memory` : ""}`)));
+  for (const p of pts) {
+    svg.append(s("circle", { cx: x(p.x), cy: y(p.y), r: 5, class: p.share !== null && p.share < 0.4 ? "gemm gemm-low" : "gemm" },
+      s("title", {}, `${p.label}: ${p.y.toFixed(1)} TFLOP/s at ${p.x.toFixed(0)} FLOP/byte, ${p.share === null ? "?" : pct(p.share)} of its roofline, ${ms(p.ms)} per step`)));
+  }
+  svg.append(s("text", { x: left, y: height - 4, class: "axis" }, "arithmetic intensity (FLOP/byte) → ; TFLOP/s ↑ (log scales)"));
+  return svg;
+}

@@ -1,7 +1,7 @@
 // Pure DOM builders: data in, elements out. No fetching, no global state.
 // Untrusted profile text only ever goes through h()/s() as text.
 
-import { DEFAULT_WIDTH, gpuChart, kernelHistogram, ranksChart, RANKS_LISTED, stepChart, stepSeries } from "./charts.js";
+import { DEFAULT_WIDTH, gpuChart, kernelHistogram, ranksChart, RANKS_LISTED, rooflineChart, stepChart, stepSeries } from "./charts.js";
 import { codeText, h } from "./dom.js";
 import { cell, columnFormat, ms, pct, saving } from "./format.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
@@ -112,7 +112,7 @@ export function snippetBlock(text, lang) {
 /** Why a card reads as it does (render.card_note's cases; n/a is in the meaning): not graded, graded by a finding, not flagged. */
 export function cardNote(m) {
   const d = m.detail || {};
-  if (d.not_applicable) return null; // the card's meaning already gives the reason
+  if (d.not_applicable || d.not_available) return null; // the card's meaning already gives the reason
   if (d.not_graded) return d.not_graded;
   if (d.graded_by && typeof d.graded_by === "object") return `graded by its finding: ${d.graded_by.label} ${d.graded_by.display}`;
   if (d.not_flagged) return `not flagged: ${d.not_flagged}`;
@@ -278,7 +278,12 @@ export function hostView(hr, ctx) {
   if ((hr.kernel_durations_us?.counts || []).length) {
     parts.push(chartFigure("Kernel durations against the 20–40 µs launch latency", (w) => kernelHistogram(hr.kernel_durations_us, { width: w }), width));
   }
-  for (const t of [hr.kernels, hr.ops, hr.memcpy]) if (t && t.rows.length) parts.push(h("details", { class: "table-details" }, h("summary", {}, `${t.title} (${t.rows.length} row${t.rows.length === 1 ? "" : "s"})`), tableView(t)));
+  if (hr.roofline && hr.roofline.rows.length) {
+    const mfu = (hr.headline || []).find((m) => m.id === "mfu")?.detail || {};
+    parts.push(chartFigure(`GEMM shapes against the ${mfu.dtype || ""} roofline (dots under the roof run below what their shapes allow)`,
+      (w) => rooflineChart(hr.roofline, { peak: mfu.peak_flops, bandwidth: mfu.memory_bandwidth, width: w }), width));
+  }
+  for (const t of [hr.kernels, hr.ops, hr.memcpy, hr.roofline]) if (t && t.rows.length) parts.push(h("details", { class: "table-details" }, h("summary", {}, `${t.title} (${t.rows.length} row${t.rows.length === 1 ? "" : "s"})`), tableView(t)));
   return h("details", { class: "host", dataset: { host: hr.host } },
     h("summary", {}, h("span", { class: "host-name" }, `Host ${hr.host}`), " ", h("span", { class: "muted host-facts" }, hostFacts(hr).join(" · ")),
       h("span", { class: "muted host-more" }, " — charts and tables")),

@@ -1,0 +1,362 @@
+"""Peak dense throughput per GPU model and dtype, and peak memory bandwidth, each with where it comes from.
+
+Why a module of its own: a finding that says "12% of peak" is only as good as its peak, and a peak nobody can trace
+to a document cannot be argued with.  Every :class:`Peak` carries its source in words.
+
+How a peak is found, in order:
+
+1. **The table** (:data:`MODELS`): the model the trace's device name names (Kineto's ``deviceProperties.name``,
+   XPlane's ``gpu_device_name``), with the vendor's datasheet or whitepaper figure.  Always the *dense* figure: NVIDIA
+   prints its Tensor Core rates with 2:4 structured sparsity (twice the dense rate, with an asterisk); those are
+   halved here, never used.  Where the name does not say the variant (an ``NVIDIA H100`` without PCIe, NVL or HBM3;
+   an ``NVIDIA A100`` without its memory size; ROCm's ``AMD Instinct MI250X/MI250``), the SM count, then the clock,
+   then (for bandwidth) the trace's own bandwidth tell the variants apart; when none does, the *lowest* variant's
+   figure is used and the source says so, so that a finding never overstates the gap to peak.
+2. **An AMD device named generically** (ROCm's ``AMD Radeon Graphics``, XPlane's ``AMD``): the table's model of the
+   same architecture (GFX name) and CU count.  ROCm names its devices that way often; its XPlane ``memory_bandwidth``
+   is not to be trusted either (2.66 TB/s on the MI300X fixture, whose datasheet says 5.3).
+3. **An estimate** for any other GPU: SM (CU) count x clock x the per-SM (per-CU) dense rate of its generation
+   (:data:`GENERATIONS`), said as ``estimated: ...``.  Bandwidth falls back to what the trace's device plane says.
+
+Dtypes: TF32, fp16, bf16, fp8 and int8 are Tensor Core (Matrix Core) rates; fp32 and fp64 are the highest dense rate
+the GPU publishes for them: the FP64 Tensor Core on GA100 and Hopper, the FP32 / FP64 Matrix rate on CDNA, else the
+vector units; the source names which.  A dtype the GPU does not run (bf16 on V100 and T4, fp8 before Hopper and Ada,
+TF32 before Ampere) has no peak: None, never a made-up number.  A device that is a partition of its model (MIG, an
+MI300X in CPX mode) reports fewer SMs than the table: its compute peak is scaled by the ratio (bandwidth is not).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from tb_gpu_advisor.devices import amd
+from tb_gpu_advisor.devices.codes import P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, PRECISIONS
+
+#: The dtypes with a peak, in the order the docs list them.
+DTYPES = (P_FP64, P_FP32, P_TF32, P_FP16, P_BF16, P_FP8, P_INT8)
+#: Variants told apart by clock when the tabled boost clock is within this fraction of the trace's.
+CLOCK_MATCH = 0.03
+#: Variants told apart by bandwidth when the tabled figure is within this fraction of the trace's.
+BANDWIDTH_MATCH = 0.10
+
+
+@dataclass(frozen=True)
+class Peak:
+    """One peak: dense FLOP/s (int8: op/s; for bandwidth, bytes/s), where the number comes from, and the table entry
+    it was read from (None when estimated or read from the trace)."""
+
+    value: float
+    source: str
+    model: str | None
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What one SM (AMD: one CU) of an architecture does per clock, dense, by dtype: ``rates[p] = (ops, units)``."""
+
+    name: str
+    unit: str  # "SM" or "CU"
+    rates: dict[int, tuple[int, str]]
+
+
+@dataclass(frozen=True)
+class Model:
+    """One table entry: a product's published dense peaks (per package, as printed) and how to recognise its name."""
+
+    model: str  # "H100 SXM"
+    family: re.Pattern  # any name of the family (``\\bH100\\b``)
+    variant: re.Pattern | None  # a name that says this variant; None for a family of one
+    generation: str  # key of GENERATIONS
+    flops: dict[int, float]  # dtype -> dense FLOP/s per package; a dtype the document does not give is absent
+    bandwidth: float  # bytes/s per package
+    doc: str  # the document, in words
+    sm_count: int | None = None  # SMs (CUs) of one device, as the runtime counts them
+    boost_hz: float | None = None  # the clock the document's vector figures are computed at (the maximum boost)
+    devices: int = 1  # devices the package appears as (MI250X, MI250: 2 GCDs, each one device)
+
+    def per_device(self, precision: int) -> float:
+        """The dense peak of one device; inf where the document gives none (never the lowest of a choice)."""
+        return self.flops[precision] / self.devices if precision in self.flops else math.inf
+
+
+def _t(**tflops: float | None) -> dict[int, float]:
+    """Published TFLOP/s (TOP/s) by dtype name -> FLOP/s by dtype code; None: the document gives no figure."""
+    codes = {"fp64": P_FP64, "fp32": P_FP32, "tf32": P_TF32, "fp16": P_FP16, "bf16": P_BF16, "fp8": P_FP8,
+             "int8": P_INT8}
+    return {codes[k]: v * 1e12 for k, v in tflops.items() if v is not None}
+
+
+def _re(pattern: str) -> re.Pattern:
+    return re.compile(pattern, re.I)
+
+
+_TC, _CUDA, _UNITS, _MC = "Tensor Core", "CUDA cores", "units", "Matrix Core"
+
+#: Dense ops per clock per SM (CU), from the architecture whitepapers' per-SM tables (NVIDIA: Volta, Turing, GA100,
+#: GA10x, Ada, Hopper; AMD: CDNA 1-3 instruction throughput), checked against every tabled model by
+#: ``tests/devices/test_peaks.py``.  Blackwell's are its datasheet figures over 148 SMs at ~1.9 GHz (NVIDIA publishes
+#: no per-SM table for it).  GA10x and Ada are the data-center parts' rates: GeForce cards (and the L40) run
+#: fp16/bf16 with fp32 accumulation at half of them.
+GENERATIONS: dict[str, Generation] = {
+    "Volta": Generation("Volta", "SM", {P_FP64: (64, _UNITS), P_FP32: (128, _CUDA), P_FP16: (1024, _TC)}),
+    "Turing": Generation("Turing", "SM", {P_FP64: (4, _UNITS), P_FP32: (128, _CUDA), P_FP16: (1024, _TC),
+                                          P_INT8: (2048, _TC)}),
+    "Ampere GA100": Generation("Ampere GA100", "SM", {
+        P_FP64: (128, _TC), P_FP32: (128, _CUDA), P_TF32: (1024, _TC), P_FP16: (2048, _TC),
+        P_BF16: (2048, _TC), P_INT8: (4096, _TC)}),
+    "Ampere GA10x": Generation("Ampere GA10x", "SM", {
+        P_FP64: (4, _UNITS), P_FP32: (256, _CUDA), P_TF32: (512, _TC), P_FP16: (1024, _TC), P_BF16: (1024, _TC),
+        P_INT8: (2048, _TC)}),
+    "Ada": Generation("Ada", "SM", {
+        P_FP64: (4, _UNITS), P_FP32: (256, _CUDA), P_TF32: (512, _TC), P_FP16: (1024, _TC), P_BF16: (1024, _TC),
+        P_FP8: (2048, _TC), P_INT8: (2048, _TC)}),
+    "Hopper": Generation("Hopper", "SM", {
+        P_FP64: (256, _TC), P_FP32: (256, _CUDA), P_TF32: (2048, _TC), P_FP16: (4096, _TC),
+        P_BF16: (4096, _TC), P_FP8: (8192, _TC), P_INT8: (8192, _TC)}),
+    "Blackwell": Generation("Blackwell", "SM", {
+        P_FP64: (128, "Tensor Core (the rate of its vector units too)"), P_FP32: (256, _CUDA), P_TF32: (4096, _TC),
+        P_FP16: (8192, _TC), P_BF16: (8192, _TC), P_FP8: (16384, _TC), P_INT8: (16384, _TC)}),
+    "CDNA": Generation("CDNA", "CU", {
+        P_FP64: (64, "vector"), P_FP32: (256, "Matrix"), P_FP16: (1024, _MC), P_BF16: (512, _MC),
+        P_INT8: (1024, _MC)}),
+    "CDNA2": Generation("CDNA2", "CU", {
+        P_FP64: (256, "Matrix"), P_FP32: (256, "Matrix"), P_FP16: (1024, _MC), P_BF16: (1024, _MC),
+        P_INT8: (1024, _MC)}),
+    "CDNA3": Generation("CDNA3", "CU", {
+        P_FP64: (256, "Matrix"), P_FP32: (256, "Matrix (and vector)"), P_TF32: (1024, _MC),
+        P_FP16: (2048, _MC), P_BF16: (2048, _MC), P_FP8: (4096, _MC), P_INT8: (4096, _MC)}),
+}
+#: NVIDIA generation by compute capability; sm_72, sm_87 (Jetson), sm_103 (B300) and sm_120 (RTX 50) have rates of
+#: their own and are left out rather than guessed.
+NVIDIA_GENERATION = {(7, 0): "Volta", (7, 5): "Turing", (8, 0): "Ampere GA100", (8, 6): "Ampere GA10x",
+                     (8, 9): "Ada", (9, 0): "Hopper", (10, 0): "Blackwell"}
+#: AMD generation by GFX architecture (gfx950, CDNA4, is not tabled yet).
+AMD_GENERATION = {"gfx908": "CDNA", "gfx90a": "CDNA2", "gfx942": "CDNA3"}
+
+_H100 = "NVIDIA H100 Tensor Core GPU datasheet and H100 (Hopper) architecture whitepaper"
+_A100 = "NVIDIA A100 Tensor Core GPU datasheet"
+_V100 = "NVIDIA Tesla V100 datasheet"
+_A100_T = _t(fp64=19.5, fp32=19.5, tf32=156, fp16=312, bf16=312, int8=624)
+_H_NVL_T = _t(fp64=60, fp32=60, tf32=417.5, fp16=835.5, bf16=835.5, fp8=1670.5, int8=1670.5)
+_MI300_T = _t(fp64=163.4, fp32=163.4, tf32=653.7, fp16=1307.4, bf16=1307.4, fp8=2614.9, int8=2614.9)
+_TB = 1e12
+
+#: The table.  Figures as the documents print them (TFLOP/s, TB/s), dense: sparsity figures halved.  Within a family
+#: the variants are asked in this order (H100: NVL, PCIe, then SXM; A100: SXM 80GB, SXM 40GB, 80GB, 40GB).
+MODELS: tuple[Model, ...] = (
+    Model("H100 NVL", _re(r"\bH100\b"), _re(r"NVL"), "Hopper", _H_NVL_T, 3.9 * _TB,
+          "NVIDIA H100 NVL datasheet (sparsity figures halved)", sm_count=132),
+    Model("H100 PCIe", _re(r"\bH100\b"), _re(r"PCI"), "Hopper",
+          _t(fp64=51.2, fp32=51.2, tf32=378, fp16=756, bf16=756, fp8=1513, int8=1513), 2.0 * _TB, _H100,
+          sm_count=114, boost_hz=1755e6),
+    Model("H100 SXM", _re(r"\bH100\b"), _re(r"HBM3|SXM"), "Hopper",
+          _t(fp64=66.9, fp32=66.9, tf32=494.7, fp16=989.4, bf16=989.4, fp8=1978.9, int8=1978.9), 3.35 * _TB, _H100,
+          sm_count=132, boost_hz=1980e6),
+    Model("H200 NVL", _re(r"\bH200\b"), _re(r"NVL"), "Hopper", _H_NVL_T, 4.8 * _TB,
+          "NVIDIA H200 datasheet, H200 NVL (sparsity figures halved)", sm_count=132),
+    Model("H200 SXM", _re(r"\bH200\b"), _re(r"^(?!.*NVL)"), "Hopper",
+          _t(fp64=67, fp32=67, tf32=494.5, fp16=989.5, bf16=989.5, fp8=1979, int8=1979), 4.8 * _TB,
+          "NVIDIA H200 datasheet, H200 SXM (sparsity figures halved)", sm_count=132),
+    Model("B200", _re(r"\bB200\b"), None, "Blackwell",
+          _t(fp64=37, fp32=75, tf32=1100, fp16=2250, bf16=2250, fp8=4500, int8=4500), 7.7 * _TB,
+          "NVIDIA HGX B200 specifications, per GPU (sparsity figures halved)", sm_count=148),
+    Model("GB200", _re(r"\bGB200\b"), None, "Blackwell",
+          _t(fp64=40, fp32=80, tf32=1250, fp16=2500, bf16=2500, fp8=5000, int8=5000), 8.0 * _TB,
+          "NVIDIA GB200 NVL72 specifications, per GPU (sparsity figures halved)"),
+    Model("A100 SXM4 80GB", _re(r"\bA100\b"), _re(r"SXM.*80\s*GB|80\s*GB.*SXM"), "Ampere GA100", _A100_T,
+          2.039 * _TB, _A100, sm_count=108, boost_hz=1410e6),
+    Model("A100 SXM4 40GB", _re(r"\bA100\b"), _re(r"SXM"), "Ampere GA100", _A100_T, 1.555 * _TB, _A100,
+          sm_count=108, boost_hz=1410e6),
+    Model("A100 PCIe 80GB", _re(r"\bA100\b"), _re(r"80\s*GB"), "Ampere GA100", _A100_T, 1.935 * _TB, _A100,
+          sm_count=108, boost_hz=1410e6),
+    Model("A100 PCIe 40GB", _re(r"\bA100\b"), _re(r"PCI|40\s*GB"), "Ampere GA100", _A100_T, 1.555 * _TB, _A100,
+          sm_count=108, boost_hz=1410e6),
+    Model("A10", _re(r"\bA10\b"), None, "Ampere GA10x", _t(fp32=31.2, tf32=62.5, fp16=125, bf16=125, int8=250),
+          0.6 * _TB, "NVIDIA A10 Tensor Core GPU datasheet", sm_count=72, boost_hz=1695e6),
+    Model("L4", _re(r"\bL4\b"), None, "Ada", _t(fp32=30.3, tf32=60, fp16=121, bf16=121, fp8=242.5, int8=242.5),
+          0.3 * _TB, "NVIDIA L4 Tensor Core GPU datasheet (sparsity figures halved)", sm_count=58, boost_hz=2040e6),
+    Model("L40S", _re(r"\bL40S\b"), None, "Ada",
+          _t(fp32=91.6, tf32=183, fp16=362.05, bf16=362.05, fp8=733, int8=733), 0.864 * _TB,
+          "NVIDIA L40S datasheet", sm_count=142, boost_hz=2520e6),
+    Model("V100S PCIe", _re(r"\bV100S?\b"), _re(r"V100S"), "Volta", _t(fp64=8.2, fp32=16.4, fp16=130), 1.134 * _TB,
+          "NVIDIA V100S datasheet", sm_count=80, boost_hz=1601e6),
+    # DGX Station's V100 (``Tesla V100-DGXS-32GB``) is the SXM2 part: its datasheet gives 500 TFLOPS for 4 GPUs
+    Model("V100 SXM2", _re(r"\bV100S?\b"), _re(r"SXM2|DGXS"), "Volta", _t(fp64=7.8, fp32=15.7, fp16=125), 0.9 * _TB,
+          _V100, sm_count=80, boost_hz=1530e6),
+    Model("V100 PCIe", _re(r"\bV100S?\b"), _re(r"PCI"), "Volta", _t(fp64=7.0, fp32=14.0, fp16=112), 0.9 * _TB,
+          _V100, sm_count=80, boost_hz=1380e6),
+    Model("T4", _re(r"\bT4\b"), None, "Turing", _t(fp32=8.1, fp16=65, int8=130), 0.32 * _TB,
+          "NVIDIA T4 Tensor Core GPU datasheet", sm_count=40, boost_hz=1590e6),
+    Model("MI300X", _re(r"MI300X"), None, "CDNA3", _MI300_T, 5.3 * _TB, "AMD Instinct MI300X datasheet",
+          sm_count=304, boost_hz=2100e6),
+    Model("MI325X", _re(r"MI325X"), None, "CDNA3", _MI300_T, 6.0 * _TB, "AMD Instinct MI325X datasheet",
+          sm_count=304, boost_hz=2100e6),
+    Model("MI250X", _re(r"MI250"), _re(r"MI250X(?!/MI250)"), "CDNA2",
+          _t(fp64=95.7, fp32=95.7, fp16=383, bf16=383, int8=383), 3.2768 * _TB,
+          "AMD Instinct MI250X datasheet (per OAM module)", sm_count=110, boost_hz=1700e6, devices=2),
+    Model("MI250", _re(r"MI250"), _re(r"^(?!.*MI250X).*MI250"), "CDNA2",
+          _t(fp64=90.5, fp32=90.5, fp16=362.1, bf16=362.1, int8=362.1), 3.2768 * _TB,
+          "AMD Instinct MI250 datasheet (per OAM module)", sm_count=104, boost_hz=1700e6, devices=2),
+    Model("MI210", _re(r"MI210"), None, "CDNA2", _t(fp64=45.3, fp32=45.3, fp16=181.0, bf16=181.0, int8=181.0),
+          1.6384 * _TB, "AMD Instinct MI210 datasheet", sm_count=104, boost_hz=1700e6),
+    Model("MI100", _re(r"MI100"), None, "CDNA", _t(fp64=11.5, fp32=46.1, fp16=184.6, bf16=92.3, int8=184.6),
+          1.2288 * _TB, "AMD Instinct MI100 datasheet", sm_count=120, boost_hz=1502e6),
+)
+
+#: Names that say the vendor and nothing more (ROCm, XPlane's ``device_vendor``).
+_GENERIC = re.compile(r"\s*(?:AMD|Advanced Micro Devices(?:, Inc\.)?|(?:AMD )?Radeon Graphics)?\s*", re.I)
+
+
+def generation(gpu_name: str | None, cc: tuple[int, int] | None) -> Generation | None:
+    """The GPU's generation: AMD's by GFX architecture (product name first), NVIDIA's by compute capability."""
+    if amd.is_device(gpu_name):
+        return GENERATIONS.get(AMD_GENERATION.get(amd.arch(gpu_name, _cc_text(cc)), ""))
+    return GENERATIONS.get(NVIDIA_GENERATION.get(cc, "")) if cc is not None else None
+
+
+def peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, precision: int, *, sm_count: int | None = None,
+               clock_hz: float | None = None) -> Peak | None:
+    """Dense peak of one device for ``precision`` (a ``P_*`` code): the table's, else an estimate; None when the GPU
+    does not run the dtype or nothing is known enough to say."""
+    if precision not in DTYPES:
+        return None
+    sm_count, clock_hz = _positive(sm_count), _positive(clock_hz)
+    found = _match(gpu_name, cc, sm_count, clock_hz, None, key=lambda m: m.per_device(precision))
+    if found is None:
+        gen = generation(gpu_name, cc)
+        return _estimate(gen, precision, sm_count, clock_hz, "") if gen is not None else None
+    m, note = found
+    gen = GENERATIONS[m.generation]
+    if precision not in m.flops:  # a dtype the GPU runs but its document does not give (fp64 on L40S, T4)
+        return _estimate(gen, precision, sm_count or m.sm_count, clock_hz or m.boost_hz,
+                         f"; the {m.doc} gives no {PRECISIONS[precision]} figure for the {m.model}")
+    return _tabled(m, gen, precision, sm_count, note)
+
+
+def memory_bandwidth(gpu_name: str | None, cc: tuple[int, int] | None, *, measured: float | None = None,
+                     sm_count: int | None = None, clock_hz: float | None = None) -> Peak | None:
+    """Peak memory bandwidth of one device, bytes/s: the table's, else ``measured`` (what the trace's device plane
+    says), else None.  ``sm_count`` and ``clock_hz`` only help tell variants apart."""
+    measured, sm_count, clock_hz = _positive(measured), _positive(sm_count), _positive(clock_hz)
+    found = _match(gpu_name, cc, sm_count, clock_hz, measured, key=lambda m: m.bandwidth / m.devices)
+    if found is not None:
+        m, note = found
+        value = m.bandwidth / m.devices
+        source = f"{m.doc}: {m.model} {_bytes(m.bandwidth)} peak memory bandwidth{_halved(m)}{note}"
+        if measured is not None and abs(measured / value - 1) > BANDWIDTH_MATCH:
+            source += f"; the trace reports {_bytes(measured)}"
+        return Peak(value, source, m.model)
+    if measured is None:
+        return None
+    named = f"no table entry for {gpu_name!r}" if gpu_name else "the trace names no GPU"
+    return Peak(measured, f"from the trace: its device plane reports {_bytes(measured)} (the driver's memory clock x "
+                          f"bus width); {named}", None)
+
+
+# --- matching a name to the table ---------------------------------------------------------------------------------
+
+
+def _match(name: str | None, cc: tuple[int, int] | None, sm_count: int | None, clock_hz: float | None,
+           measured: float | None, key: Callable[[Model], float]) -> tuple[Model, str] | None:
+    """The table entry of a device and a note on how it was chosen ("" when its name says it), or None."""
+    family = [m for m in MODELS if name and m.family.search(name)]
+    if family:
+        named = next((m for m in family if m.variant is None or m.variant.search(name)), None)
+        if named is not None:
+            return named, ""
+        return _choose(family, sm_count, clock_hz, measured, key, "the name does not say the variant")
+    if amd.is_device(name) and _GENERIC.fullmatch(name or ""):
+        arch = amd.arch(name, _cc_text(cc))
+        gen = AMD_GENERATION.get(arch or "")
+        same = [m for m in MODELS if sm_count is not None and m.generation == gen and m.sm_count == sm_count]
+        if same:
+            return _choose(same, None, clock_hz, measured, key,
+                           f"the trace names no model, only its architecture, {arch}, and {sm_count} CUs")
+    return None
+
+
+def _choose(cands: list[Model], sm_count: int | None, clock_hz: float | None, measured: float | None,
+            key: Callable[[Model], float], why: str) -> tuple[Model, str]:
+    """One of several variants: by SM count, clock, then bandwidth; the lowest ``key`` of those left otherwise."""
+    unit = GENERATIONS[cands[0].generation].unit
+    sieves: list[tuple[Callable[[list[Model]], list[Model]], str]] = []
+    if sm_count is not None:
+        sieves.append((lambda cs: [m for m in cs if m.sm_count == sm_count], f"its {sm_count} {unit}s"))
+    if clock_hz is not None:
+        sieves.append((lambda cs: [m for m in cs if _near(m.boost_hz, clock_hz, CLOCK_MATCH)],
+                       f"its {clock_hz / 1e6:.0f} MHz clock"))
+    if measured is not None:
+        sieves.append((lambda cs: _nearest_bandwidth(cs, measured), f"its {_bytes(measured)} bandwidth"))
+    told = []
+    for sieve, what in sieves:
+        kept = sieve(cands)
+        if kept and len(kept) < len(cands):
+            cands, told = kept, told + [what]
+    pick = min(cands, key=key)
+    if len(cands) > 1:
+        return pick, f"; {why}: of the {', '.join(m.model for m in cands)}, the lowest figure (the {pick.model}'s)"
+    if not told:
+        return pick, f"; {why}: the {pick.model}"
+    return pick, f"; {why}: {' and '.join(told)} {'say' if len(told) > 1 else 'says'} the {pick.model}"
+
+
+def _nearest_bandwidth(cands: list[Model], measured: float) -> list[Model]:
+    """The variants whose bandwidth is the nearest to the trace's, if near enough (A100 80GB: SXM4 2,039 GB/s,
+    PCIe 1,935: a trace's 2,039 is within 10% of both)."""
+    near = [m for m in cands if _near(m.bandwidth / m.devices, measured, BANDWIDTH_MATCH)]
+    best = min((abs(m.bandwidth / m.devices - measured) for m in near), default=None)
+    return [m for m in near if abs(m.bandwidth / m.devices - measured) == best]
+
+
+def _near(tabled: float | None, seen: float, tolerance: float) -> bool:
+    return tabled is not None and abs(tabled / seen - 1) <= tolerance
+
+
+# --- the figures ----------------------------------------------------------------------------------------------------
+
+
+def _tabled(m: Model, gen: Generation, precision: int, sm_count: int | None, note: str) -> Peak:
+    """The table's figure for one device, scaled down when the device is a partition of the model."""
+    value = m.per_device(precision)
+    dtype = PRECISIONS[precision].upper()
+    source = (f"{m.doc}: {m.model} {dtype} {gen.rates[precision][1]} {_ops(m.flops[precision], precision)}, "
+              f"dense (no sparsity){_halved(m)}{note}")
+    if sm_count is not None and m.sm_count is not None and sm_count < m.sm_count:
+        value *= sm_count / m.sm_count
+        source += f"; x {sm_count}/{m.sm_count} {gen.unit}s: the device is a partition (MIG, an AMD partition mode)"
+    return Peak(value, source, m.model)
+
+
+def _estimate(gen: Generation, precision: int, units: int | None, clock_hz: float | None, note: str) -> Peak | None:
+    """SM (CU) count x clock x the generation's per-SM dense rate; None without both counts, or a dtype it lacks."""
+    if precision not in gen.rates or units is None or clock_hz is None:
+        return None
+    rate, what = gen.rates[precision]
+    op = "OP" if precision == P_INT8 else "FLOP"
+    return Peak(units * clock_hz * rate,
+                f"estimated: {units} {gen.unit}s x {clock_hz / 1e9:.2f} GHz x {rate} {op}/clk/{gen.unit} "
+                f"({gen.name} {PRECISIONS[precision]} dense, {what}){note}", None)
+
+
+def _halved(m: Model) -> str:
+    return f", halved: each of its {m.devices} GCDs is one device" if m.devices > 1 else ""
+
+
+def _ops(value: float, precision: int) -> str:
+    return f"{value / 1e12:,.1f} {'TOP/s' if precision == P_INT8 else 'TFLOP/s'}"
+
+
+def _bytes(value: float) -> str:
+    return f"{value / 1e9:,.0f} GB/s"
+
+
+def _positive(v: float | None) -> float | None:
+    """A count or rate the caller passed, None unless a finite positive number (a trace's stats can be anything)."""
+    return v if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) and v > 0 else None
+
+
+def _cc_text(cc: tuple[int, int] | None) -> str | None:
+    return f"{cc[0]}.{cc[1]}" if cc is not None else None

@@ -1,0 +1,279 @@
+"""How fast could it be: FLOPs per step, model FLOPs utilisation, and each top GEMM against its roofline.
+
+FLOPs come from the trace's own shapes (``Trace.flop_ops``: PyTorch ``record_shapes`` or XLA's HLO), or from the
+user (``--model-flops-per-step``).  MFU is FLOPs per step over (step time x the GPU's dense peak in the precision
+that dominates GEMM time) -- the convention of PaLM and of every MFU table since.  Where the user gives model
+FLOPs and the trace gives executed FLOPs, both are reported: MFU from the model's, HFU from the trace's.
+
+A roofline per GEMM shape: arithmetic intensity = FLOPs / bytes of its operands and result (each moved once), the
+attainable rate min(peak, intensity x memory bandwidth), and the share of it the kernels reach.  PyTorch ops find
+their kernels through the launches they enclose; XLA instructions through the ``hlo_op`` their kernels carry
+(which a command buffer hides: then only the module's total is known).
+
+FLOPs that miss work are worse than none: where the ops with known FLOPs launch under ``flops.min_coverage`` of
+the matmul/conv kernel time (convolutions recorded without strides, Triton GEMM templates of a compiled model), MFU
+is not given, and the note says why.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+import numpy as np
+
+from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor.common.thresholds import T, model_flops_per_step
+from tb_gpu_advisor.frameworks import xla
+from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
+from tb_gpu_advisor.metrics.types import Flops, GemmRoofline
+from tb_gpu_advisor.model.trace import FLOP_KINDS, FlopOps
+
+#: Top GEMM shapes given a roofline.
+TOP_N = 10
+
+
+def flops(ctx: Context, step_ms: float | None) -> Flops:
+    """The FLOPs, MFU and rooflines of one host over its kept steps (per GPU: the host's share of one GPU)."""
+    fo = ctx.trace.flop_ops
+    user = model_flops_per_step()
+    active = ctx.active
+    n = ctx.steps.count
+    if not active or not n or not step_ms:
+        return Flops(note="no GPU kernels in kept steps", user_flops_per_step=user)
+    info = active[0].d.info
+    rows = _row_kernels(ctx, fo) if fo is not None else None
+    gemm = _gemm_time(ctx, rows)
+    traced = _per_step(ctx, fo, rows) / len(active) if fo is not None else None
+    dtype = _dtype(ctx, fo, rows)
+    peak = devices.peak_flops(info.name, info.compute_capability, dtype, sm_count=info.sm_count,
+                              clock_hz=getattr(info, "clock_hz", None)) if dtype is not None else None
+    bw = devices.memory_bandwidth(info.name, info.compute_capability, measured=info.memory_bandwidth)
+    out = Flops(step_ms=step_ms, user_flops_per_step=user, dtype=devices.PRECISIONS[dtype] if dtype is not None else None,
+                peak_flops=peak.value if peak else None, peak_source=peak.source if peak else None,
+                memory_bandwidth=bw.value if bw else None, bandwidth_source=bw.source if bw else None,
+                coverage=gemm.coverage, note=ctx.trace.flops_note)
+    usable = traced is not None and traced > 0 and (gemm.coverage is None or gemm.coverage >= T("flops.min_coverage"))
+    if traced is not None and not usable and gemm.coverage is not None:
+        out.note = (f"the ops whose shapes give FLOPs launch {gemm.coverage:.0%} of the matmul/conv kernel time "
+                    f"(under {T('flops.min_coverage'):.0%}): " + (ctx.trace.flops_note or _MISSING_WHY))
+    out.trace_flops_per_step = traced if usable else None
+    out.flops_per_step, out.source = (user, "user") if user else (out.trace_flops_per_step, fo.source if usable else None)
+    if out.flops_per_step:
+        out.tflops_per_s = out.flops_per_step / (step_ms / 1e3) / 1e12
+    if out.flops_per_step and peak:
+        out.mfu = out.flops_per_step / (step_ms / 1e3) / peak.value
+        if user and out.trace_flops_per_step:
+            out.hfu = out.trace_flops_per_step / (step_ms / 1e3) / peak.value
+    if rows is not None:
+        _rooflines(ctx, fo, rows, out, len(active))
+    return out
+
+
+_MISSING_WHY = ("other matmul/conv kernels are launched by ops the trace gives no shapes for (a compiled model's "
+                "Triton GEMMs, convolutions recorded without strides before PyTorch 1.10)")
+
+
+# ---------------------------------------------------------------------------------------------- kernels per row
+
+class _RowKernels:
+    """Per active GPU: the FLOP row of each device event (-1 none), and which events are matmul/conv kernels."""
+
+    def __init__(self) -> None:
+        self.row: dict[int, np.ndarray] = {}
+        self.gemm: dict[int, np.ndarray] = {}
+
+
+def _row_kernels(ctx: Context, fo: FlopOps) -> _RowKernels:
+    """Each kernel's FLOP row: PyTorch through the host op enclosing its launch, XLA through its HLO op."""
+    out = _RowKernels()
+    h = ctx.h
+    enc = row_of_host = None
+    if fo.source == "trace shapes":
+        mask = np.zeros(len(h), bool)
+        mask[fo.host_idx] = True
+        enc = Encloser(h, mask)
+        row_of_host = np.full(len(h), -1, np.int64)
+        row_of_host[fo.host_idx] = np.arange(len(fo))
+    by_op = {f"{m}/{o}": i for i, (m, o) in enumerate(zip(fo.module, fo.op_name))} if fo.module else {}
+    for g in ctx.active:
+        d = g.d
+        kern = (d.kind == devices.KIND_KERNEL) & (g.step >= 0)
+        out.gemm[d.gpu] = kern & _gemm_names(d)
+        row = np.full(len(d), -1, np.int64)
+        if enc is not None:
+            idx = np.flatnonzero(kern & (g.launch >= 0))
+            host = enc.find(g.launch[idx].astype(np.int64))
+            ok = host >= 0
+            row[idx[ok]] = row_of_host[host[ok]]
+        elif by_op:
+            per_text = np.array([by_op.get(xla.module_op(t), -1) for t in d.op_text] or [-1], np.int64)
+            has = kern & (d.op_idx >= 0)
+            row[has] = per_text[d.op_idx[has]]
+        out.row[d.gpu] = row
+    return out
+
+
+def _gemm_names(d) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
+    """Bool per event: a matmul/conv/attention kernel by its library's naming (any vendor)."""
+    if not len(d):
+        return np.zeros(0, bool)
+    per_name = (devices.gemm_kernel(d.names) | devices.tensor_core(d.names)) & ~frameworks.not_gemm_kernel(d.names)
+    return per_name[d.name]
+
+
+@dataclass
+class _Gemm:
+    coverage: float | None = None
+
+
+def _gemm_time(ctx: Context, rows: _RowKernels | None) -> _Gemm:
+    """Matmul/conv kernel time in kept steps, and the share launched by rows with known FLOPs (PyTorch only:
+    an XLA module's FLOPs are the whole program's, whatever its kernels are called)."""
+    out = _Gemm()
+    if rows is None or ctx.trace.flop_ops.source != "trace shapes":
+        return out
+    total = known = 0.0
+    for g in ctx.active:
+        d, m = g.d, rows.gemm[g.d.gpu]
+        dur = (d.end - d.start).astype(np.float64)
+        total += float(dur[m].sum())
+        known += float(dur[m & (rows.row[d.gpu] >= 0)].sum())
+    out.coverage = known / total if total else None
+    return out
+
+
+# ---------------------------------------------------------------------------------------------- per step
+
+def _per_step(ctx: Context, fo: FlopOps, rows: _RowKernels) -> float:
+    """FLOPs per kept step, host-wide: each op call once in the step its host event starts in (PyTorch); each
+    module's FLOPs times its executions in kept steps (XLA)."""
+    n = ctx.steps.count
+    if fo.source == "trace shapes":
+        st = ctx.host_step[fo.host_idx]
+        return float(fo.flops[st >= 0].sum()) / n
+    reps = fo.repeats if fo.repeats is not None else np.ones(len(fo))
+    per_module: dict[str, float] = defaultdict(float)
+    for m, f, r in zip(fo.module, fo.flops.tolist(), reps.tolist()):
+        per_module[m] += f * r
+    execs = _module_executions(ctx)
+    return sum(f * execs.get(m, 0) for m, f in per_module.items()) / n
+
+
+def _module_executions(ctx: Context) -> dict[str, int]:
+    """Executions of each XLA module in kept steps: its ``<module>:XLA GPU module`` host events (one per
+    execution and GPU) by the step they start in."""
+    h = ctx.h
+    mod = h.name_mask(lambda n: n.endswith(xla.GPU_MODULE_SUFFIX)) & (ctx.host_step >= 0)
+    names, counts = np.unique(h.name[mod], return_counts=True)
+    return {h.names[int(i)][: -len(xla.GPU_MODULE_SUFFIX)]: int(c) for i, c in zip(names, counts)}
+
+
+# ---------------------------------------------------------------------------------------------- precision
+
+def _dtype(ctx: Context, fo: FlopOps | None, rows: _RowKernels | None) -> int | None:
+    """The precision MFU's peak is of: the one that runs most matmul/conv kernel time, by the kernels' names (an
+    fp32 matmul on TF32 Tensor Cores is TF32); else the one of most FLOPs, by the ops' inputs."""
+    time: dict[int, float] = defaultdict(float)
+    for g in ctx.active:
+        m = rows.gemm[g.d.gpu] if rows is not None else ((g.step >= 0) & _gemm_names(g.d))
+        dur = (g.d.end[m] - g.d.start[m]).astype(np.float64)
+        for p, t in zip(*_sum_by(g.name_prec[m], dur)):
+            time[p] += t
+    known = {p: t for p, t in time.items() if p not in (devices.P_UNKNOWN, devices.P_OTHER)}
+    if known and sum(known.values()) >= 0.5 * sum(time.values()):
+        return max(known, key=known.get)
+    if fo is not None and len(fo):
+        by = defaultdict(float)
+        for p, f in zip(fo.precision.tolist(), fo.flops.tolist()):
+            by[p] += f
+        best = max(by, key=by.get)
+        return best if best != devices.P_UNKNOWN else None
+    return None
+
+
+def _sum_by(keys: np.ndarray, vals: np.ndarray) -> tuple[list[int], list[float]]:
+    if not keys.size:
+        return [], []
+    u, inv = np.unique(keys, return_inverse=True)
+    return u.tolist(), np.bincount(inv.reshape(-1), weights=vals).tolist()
+
+
+# ---------------------------------------------------------------------------------------------- rooflines
+
+def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops, gpus: int) -> None:
+    """The top GEMM shapes by kernel time, each against its roofline; the share of GEMM time far below its roofline.
+
+    Host-wide per step (every GPU's calls and kernel time), so a shape's achieved rate is its own whatever the
+    GPU count; ``gemm_ms_per_step`` is per GPU like the rest of :class:`Flops`."""
+    n = ctx.steps.count
+    info = ctx.active[0].d.info
+    acc: dict[str, dict] = {}
+    for g in ctx.active:
+        d, row = g.d, rows.row[g.d.gpu]
+        has = np.flatnonzero(row >= 0)
+        if not has.size:
+            continue
+        dur = (d.end[has] - d.start[has]).astype(np.float64) / PS_PER_MS
+        gemm = rows.gemm[d.gpu][has]
+        for r, t, p, gm in zip(row[has].tolist(), dur.tolist(), g.name_prec[has].tolist(), gemm.tolist()):
+            a = acc.setdefault(fo.label[r], {"ms": 0.0, "rows": set(), "prec": defaultdict(float), "row": r,
+                                             "kernels": 0, "gemm_kernels": 0})
+            a["ms"] += t
+            a["rows"].add(r)
+            a["prec"][p] += t
+            a["kernels"] += 1
+            a["gemm_kernels"] += int(gm)
+    if not acc:
+        return
+    step_of_row = ctx.host_step[fo.host_idx] if fo.source == "trace shapes" else None
+    items = []
+    for lab, a in acc.items():
+        r = a["row"]
+        if step_of_row is not None:  # PyTorch: each row is one call
+            calls = sum(1 for x in a["rows"] if step_of_row[x] >= 0)
+        else:  # XLA: each execution of the instruction launches its GEMM kernel once
+            calls = a["gemm_kernels"] or a["kernels"]
+        prec = _kernel_precision(a["prec"], int(fo.precision[r]))
+        peak = devices.peak_flops(info.name, info.compute_capability, prec, sm_count=info.sm_count,
+                                  clock_hz=getattr(info, "clock_hz", None))
+        items.append(_roofline(lab, int(fo.kind[r]), prec, calls / n, float(fo.flops[r]), float(fo.bytes[r]),
+                               a["ms"] / n, peak.value if peak else None, out.memory_bandwidth))
+    items.sort(key=lambda x: -x.ms_per_step)
+    out.top = items[:TOP_N]
+    total = sum(x.ms_per_step for x in items)
+    if not total:
+        return
+    low = T("flops.low_roofline_share")
+    out.gemm_ms_per_step = total / gpus
+    out.gemm_tflops_per_s = sum(x.flops_per_call * x.calls_per_step for x in items) / (total / 1e3) / 1e12
+    rated = [x for x in items if x.roofline_share is not None]
+    if rated:
+        out.below_roofline_share = sum(x.ms_per_step for x in rated if x.roofline_share < low) / \
+            sum(x.ms_per_step for x in rated)
+
+
+def _kernel_precision(by_time: dict[int, float], inputs: int) -> int:
+    """The precision its kernels' names say (most time), else its inputs' dtype."""
+    known = {p: t for p, t in by_time.items() if p not in (devices.P_UNKNOWN, devices.P_OTHER)}
+    return max(known, key=known.get) if known else inputs
+
+
+def _roofline(label: str, kind: int, prec: int, calls: float, flops_call: float, bytes_call: float, ms_step: float,
+              peak: float | None, bw: float | None) -> GemmRoofline:
+    """One GEMM shape against min(peak, intensity x bandwidth)."""
+    secs = ms_step / 1e3
+    achieved = flops_call * calls / secs if secs > 0 and calls > 0 else None
+    intensity = flops_call / bytes_call if bytes_call > 0 else None
+    attainable = bound = None
+    if peak and intensity and bw:
+        attainable = min(peak, intensity * bw)
+        bound = "compute" if peak <= intensity * bw else "memory"
+    elif peak:
+        attainable, bound = peak, "compute"
+    share = achieved / attainable if achieved and attainable else None
+    return GemmRoofline(label=label, kind=FLOP_KINDS[kind], precision=devices.PRECISIONS[prec], calls_per_step=calls,
+                        flops_per_call=flops_call, ms_per_step=ms_step,
+                        tflops_per_s=achieved / 1e12 if achieved else None, intensity=intensity,
+                        attainable_tflops_per_s=attainable / 1e12 if attainable else None, roofline_share=share,
+                        bound=bound)

@@ -1,0 +1,85 @@
+"""§1.2.3 Low MFU because the GEMMs themselves run far below their roofline.
+
+A low MFU has many causes, and the guide's other checks own most of them (input waits, launch gaps, fp32 math,
+exposed communication).  This check fires only for the one they cannot see: the matmul/conv/attention kernels run,
+but far below what their shapes allow.  Each GEMM shape's roofline is min(peak of its precision, arithmetic
+intensity x memory bandwidth) (``metrics/flops.py``); GEMM time at under ``flops.low_roofline_share`` of it is the
+metric.  It fires only where MFU is under ``mfu_low.mfu`` and GEMMs take at least ``mfu_low.min_gemm_share`` of the
+step, so a run held back by something else is left to that check.
+
+Saving: each slow GEMM shape brought up to ``flops.low_roofline_share`` of its roofline (a conservative target:
+well-shaped cuBLAS/cuDNN GEMMs reach 60-80%), i.e. its time x (1 - its share / that level).
+"""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.metrics.types import GemmRoofline, HostMetrics
+from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.rules.base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, table
+
+ID = "mfu_low"
+
+_SHAPES = action(
+    "Give the matrix units bigger, aligned GEMMs: a larger per-GPU batch (or micro-batch), the small matmuls of "
+    "one layer fused into one (the Q, K and V projections as one GEMM; experts batched into one grouped GEMM), "
+    "and hidden, head and vocabulary sizes padded to multiples of 64.",
+    "vocab_size = ((vocab_size + 63) // 64) * 64   # likewise hidden sizes and head dims")
+_AUTOTUNE = action("Check which kernel the library picked for the slowest shapes: a skinny or odd shape can fall "
+                   "onto a kernel tuned for another size.")
+
+
+def _slow(f) -> list[GemmRoofline]:  # noqa: ANN001 - metrics.types.Flops
+    low = T("flops.low_roofline_share")
+    return [x for x in f.top if x.roofline_share is not None and x.roofline_share < low]
+
+
+def quiet(m: HostMetrics) -> str | None:
+    """Why a low MFU card has no finding: the GEMMs reach their roofline, so the time goes elsewhere."""
+    f = m.flops
+    if f.mfu is None:
+        return None
+    if f.below_roofline_share is not None and grade(f.below_roofline_share, "mfu_low.warning") is None:
+        return (f"the GEMMs reach their roofline ({pct(1 - f.below_roofline_share)} of GEMM time at >= "
+                f"{pct(T('flops.low_roofline_share'))} of it): the step's other time holds MFU down, and the other "
+                "checks weigh it")
+    if f.gemm_ms_per_step is not None and f.step_ms and f.gemm_ms_per_step / f.step_ms < T("mfu_low.min_gemm_share"):
+        return f"GEMMs take {pct(f.gemm_ms_per_step / f.step_ms)} of the step: the rest of the step holds MFU down"
+    return None
+
+
+@rule(ID, "§1.2.3", "GEMMs run far below their roofline: MFU is low",
+      thresholds=("mfu_low.warning", "mfu_low.critical", "mfu_low.mfu", "mfu_low.min_gemm_share",
+                  "flops.low_roofline_share", "flops.min_coverage"), quiet=quiet, card="mfu")
+def check(m: HostMetrics) -> list[Finding]:
+    ctx = Ctx(m)
+    f = m.flops
+    if f.mfu is None or f.below_roofline_share is None or not ctx.step_ms or f.gemm_ms_per_step is None:
+        return []
+    if f.mfu > T("mfu_low.mfu") or f.gemm_ms_per_step / ctx.step_ms < T("mfu_low.min_gemm_share"):
+        return []
+    sev = grade(f.below_roofline_share, "mfu_low.warning", "mfu_low.critical")
+    slow = _slow(f)
+    if sev is None or not slow:
+        return []
+    low = T("flops.low_roofline_share")
+    gpus = max(1, sum(1 for g in m.gpus if g.active))
+    save = sum(x.ms_per_step / gpus * (1 - x.roofline_share / low) for x in slow)
+    slow_ms = sum(x.ms_per_step for x in slow) / gpus
+    names = "; ".join(f"{x.label} at {pct(x.roofline_share)}" for x in slow[:3])
+    return [finding(
+        ctx, ID, sev,
+        f"MFU {pct(f.mfu)}: {pct(f.below_roofline_share)} of GEMM time runs at under {pct(low)} of its roofline "
+        f"({ms(slow_ms)} of each {ms(ctx.step_ms)} step) -- the shapes are small or odd for the matrix units: "
+        f"{names}.",
+        metric=share_metric("gemm_below_roofline_share", "GEMM time far below its roofline", f.below_roofline_share,
+                            "mfu_low.warning", severity=sev,
+                            detail={"mfu": f.mfu, "flops_per_step": f.flops_per_step, "peak_flops": f.peak_flops}),
+        saving=saving(ctx, save, f"each slow GEMM shape reaches {pct(low)} of its roofline (well-shaped GEMMs reach "
+                                 f"60-80%)", [("compute", "gemm_kernels", slow_ms)]),
+        evidence=[table("GEMM shapes against their roofline (host-wide per step)",
+                        ["op and shapes", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte",
+                         "roofline TFLOP/s", "of roofline", "bound"],
+                        [[x.label, x.precision, x.calls_per_step, x.ms_per_step, x.tflops_per_s, x.intensity,
+                          x.attainable_tflops_per_s, x.roofline_share, x.bound] for x in f.top])],
+        actions=[_SHAPES, *ctx.fw.extra(ID), _AUTOTUNE],
+    )]

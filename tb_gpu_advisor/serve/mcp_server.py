@@ -1,0 +1,556 @@
+"""The MCP server: the Advisor's reports, diffs and tables as tools an assistant calls (``tb-gpu-advisor mcp``).
+
+Engineers ask an assistant "why is my run slow"; the answer is already in our reports (ranked findings with their
+saving, windows and evidence), our diff (predicted vs realised savings) and our kernel and op tables.  This module
+serves them over the Model Context Protocol (stdio), with the official SDK (the ``mcp`` extra), so any MCP client
+can call them.
+
+Two layers, so the analysis side has no SDK in it:
+
+* :class:`Advisor` answers every question as text, synchronously, from the one analysis entry point
+  (``runtime.session.session_report``, the report cache shared with the CLI, the tab and precompute), through the
+  plugin's :class:`~tb_gpu_advisor.serve.service.ReportService` (analysis off the event loop, one computation per
+  session however many calls ask, an in-memory LRU so explain / tables / capture calls on the same run answer at
+  once).  Text comes from the existing renderers (``report.render``, ``report.diff_render``, ``rules.docs``).
+* :func:`build_server` wraps it in the SDK's ``MCPServer`` (imported here lazily: the package works without the
+  extra) as tools and rule-doc resources, sending progress while an analysis runs.
+
+Security, as every route of the plugin: the logdir is fixed when the server starts; run, session and host names
+are looked up in what discovery lists (which never leaves the logdir, symlinks included) and only its paths are
+opened, so ``../``, absolute paths or a symlink out of the logdir are just unknown names.  A bad parameter is a
+tool error naming the choices; the server keeps serving.
+
+This module deliberately has no ``from __future__ import annotations``: the SDK reads the tools' annotations
+(``Context``, ``Literal`` choices, parameter descriptions) at registration, from inside :func:`build_server`.
+"""
+
+import dataclasses
+import json
+import logging
+import os
+import textwrap
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from tb_gpu_advisor import __version__, formats
+from tb_gpu_advisor.common.fmt import ms, pct
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.discover import logdir as discovery
+from tb_gpu_advisor.discover.logdir import Session
+from tb_gpu_advisor.formats import probe as gpu_probe
+from tb_gpu_advisor.frameworks import REGISTRY as FRAMEWORKS
+from tb_gpu_advisor.frameworks import how_to_capture
+from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
+from tb_gpu_advisor.report import diff as diffmod
+from tb_gpu_advisor.report import diff_render, render
+from tb_gpu_advisor.rules import REGISTRY as RULES
+from tb_gpu_advisor.rules import RULE_IDS
+from tb_gpu_advisor.rules import docs as rule_docs
+from tb_gpu_advisor.runtime import isolation, pipeline
+from tb_gpu_advisor.runtime import session as analysis
+from tb_gpu_advisor.runtime.cache import ReportCache, session_key
+from tb_gpu_advisor.serve.service import Outcome, ReportService
+
+logger = logging.getLogger(__name__)
+
+SERVER_NAME = "tb-gpu-advisor"
+#: What ``tb-gpu-advisor mcp`` says when the SDK is missing (or is the 1.x API, which this server does not use).
+SDK_MISSING = ("the MCP server needs the official MCP Python SDK 2.x: pip install 'tb-gpu-advisor[mcp]' "
+               "(or pip install 'mcp>=2.3,<3')")
+#: How long a tool waits on the report service before it sends a progress note and asks again (seconds); a
+#: report that is cached or quick answers within the first wait, without any note.
+POLL_S = 0.25
+ENV_POLL_S = "TB_GPU_ADVISOR_MCP_POLL_S"
+#: The per-host tables a tool serves: name -> what it holds.
+TABLES = {
+    "kernels": "the largest GPU kernels by total time (top 25 per host): op, count, total/avg/min/max us, Tensor Core use",
+    "ops": "the largest framework ops by kernel time (top 25 per host): host ms, kernels, Tensor Core share, precision",
+    "kernel_classes": "every kernel of the kept steps grouped by class (GEMM, elementwise, NCCL, ...): us per step",
+    "memcpy": "host<->device copies by direction: count, bytes and ms per step, synchronous share, the ops behind them",
+    "communication": "collectives per step and GPU by type: calls, time, exposed time, transfer",
+}
+RULES_URI = "tb-gpu-advisor://rules"
+
+INSTRUCTIONS = """\
+tb-gpu-advisor checks GPU profiles (TensorFlow/JAX .xplane.pb, PyTorch .pt.trace.json) in one TensorBoard logdir
+against the TensorFlow GPU performance guide and ranks what slows the training step, each finding with its
+estimated saving in ms per step.
+Typical use: list_runs -> get_report(run) -> explain_finding(run, finding_id) for the windows, evidence and fix ->
+after the user changes the code and captures again, diff_runs(base_run, new_run) to see whether the step got faster
+and whether the saving we predicted was realised.  get_tables gives the kernel and op tables; capture_advice says
+whether a capture can be trusted and how to record a better one.  Rule docs are resources
+(tb-gpu-advisor://rules/<rule>).  Names come from list_runs; times are ms unless a column says us."""
+
+
+class ToolInputError(ValueError):
+    """A parameter that names nothing in the logdir, or a choice that does not exist: said to the caller with the
+    names it could have used."""
+
+
+# --------------------------------------------------------------------------- analysis side (no SDK)
+
+
+def analyze_json(run: str, session: str, host_files: list, params: int | None = None, progress: Any = None) -> str:
+    """``pipeline.analyze_session`` serialized, for a limited child process (module level so it pickles)."""
+    return pipeline.analyze_session(run, session, host_files, progress=progress, params=params).to_json()
+
+
+def isolated_analysis(run: str, session: str, host_files: list, progress: Any = None,
+                      params: int | None = None) -> Report:
+    """The session's Report analysed in a child process with the plugin's memory and time limits
+    (``isolation.Limits.from_env``): a long-lived server must not die with one pathological file."""
+    return Report.from_json(isolation.call(analyze_json, run, session, list(host_files), params, progress=progress))
+
+
+def poll_s() -> float:
+    """:data:`POLL_S`, or ``$TB_GPU_ADVISOR_MCP_POLL_S`` (a positive number of seconds)."""
+    try:
+        value = float(os.environ.get(ENV_POLL_S, POLL_S))
+    except ValueError:
+        return POLL_S
+    return value if value > 0 else POLL_S
+
+
+class Advisor:
+    """What the tools need from one logdir, without the SDK: the names discovery lists, and session reports.
+
+    ``isolate`` (the server's default): a one-host session is analysed in a child process with the worker limits;
+    False analyses it in this process, as ``tb-gpu-advisor report`` does.  A session of several hosts always goes
+    the CLI's way (merged from the per-host cache that ``precompute --shard`` fills, the missing hosts analysed in
+    worker processes), so a cluster capture is never analysed again host after host in one child.
+    """
+
+    def __init__(self, logdir: str, cache: ReportCache | None = None, params: int | None = None,
+                 isolate: bool = True, service: ReportService | None = None) -> None:
+        self.logdir = logdir
+        self.cache = cache if cache is not None else ReportCache()
+        self.params = params
+        self.isolate = isolate
+        self._service = service or ReportService(workers=2, memory_entries=16, wait_s=poll_s())
+
+    # -- names -------------------------------------------------------------
+
+    def sessions(self) -> list[Session]:
+        """What discovery lists now (a new capture shows at once; the logdir is small to walk)."""
+        return discovery.discover(self.logdir)
+
+    def runs_json(self) -> str:
+        """Runs -> sessions -> hosts as the tab's ``/runs`` lists them (``has_gpu``: a cheap probe, null unknown)."""
+        from tb_gpu_advisor.serve.plugin import _runs_listing
+
+        sessions = self.sessions()
+        body = {"logdir": self.logdir, "runs": _runs_listing(sessions, gpu_probe.session_activity(sessions))}
+        if not sessions:
+            layouts = {f.id: f.layout.expected for f in formats.REGISTRY.values()}
+            body["note"] = f"no GPU profiles found. {how_to_capture(layouts)}"
+        return json.dumps(body, indent=1)
+
+    def select(self, run: str, session: str | None = None, host: str | None = None) -> Session:
+        """The session named by ``run`` (its newest session unless ``session``), narrowed to ``host``; only names
+        discovery listed are accepted, each unknown one is a :class:`ToolInputError` listing the known ones."""
+        found = self.sessions()
+        if not found:
+            raise ToolInputError(f"no GPU profiles in the logdir {self.logdir}")
+        chosen = _session_of(found, _name(run, "run"), _name(session, "session") if session else None)
+        if not host:
+            return chosen
+        hosts = [h for h in chosen.hosts if h.host == host]
+        if not hosts:
+            raise ToolInputError(f"unknown host {host!r} in {chosen.stock_run}. Available hosts: "
+                                 f"{_names(h.host for h in chosen.hosts)}")
+        return dataclasses.replace(chosen, hosts=tuple(hosts))
+
+    # -- reports -----------------------------------------------------------
+
+    def outcome(self, s: Session) -> Outcome:
+        """The report service's answer for a selected session: ready, computing (with progress), or error.  Waits
+        at most ``POLL_S``; call again while computing."""
+        key = (session_key(s, params=self.params).digest, tuple(h.host for h in s.hosts))
+        return self._service.get(key, lambda progress: self._compute(s, progress))
+
+    def _compute(self, s: Session, progress: Callable[[str, float], None]) -> str:
+        """In a service worker: the one analysis entry point, the report cache first (the CLI's key)."""
+        isolated = self.isolate and len(s.hosts) == 1
+        a = analysis.session_report(s, params=self.params, cache=self.cache, progress=progress, jobs=None,
+                                    analyze_fn=isolated_analysis if isolated else None)
+        if a.not_stored and self.cache.enabled:
+            logger.info("%s: report not cached: %s", s.stock_run, a.not_stored)
+        return a.report.to_json()
+
+    def shutdown(self) -> None:
+        self._service.shutdown()
+
+
+# --------------------------------------------------------------------------- answers (pure functions of reports)
+
+
+def report_text(report: Report, fmt: str, top: int) -> str:
+    """A report as the CLI prints it: JSON (the versioned schema, docs/report-schema.md), markdown or text."""
+    if fmt == "json":
+        return report.to_json(indent=1)
+    if fmt == "text":
+        return render.to_text(report, top=top)
+    return render.to_markdown(report, top=top)
+
+
+def diff_text(base: Report, new: Report, base_label: str, new_label: str, host: str | None, fmt: str,
+              top: int) -> str:
+    """``tb-gpu-advisor diff`` of two reports: the same function, labels and renderer as the CLI."""
+    d = diffmod.diff_reports(base, new, host=host, base_label=base_label, new_label=new_label, top=top)
+    return diff_render.render(d, fmt)
+
+
+def all_findings(report: Report) -> list[Finding]:
+    """The session's ranked findings, then each host's own (a finding merged over hosts has the bare rule id in
+    the session list; the hosts keep ``rule:host`` ids)."""
+    seen, out = set(), []
+    for f in [*report.findings, *(f for h in report.hosts for f in h.findings)]:
+        if f.id not in seen:
+            seen.add(f.id)
+            out.append(f)
+    return out
+
+
+def find_finding(report: Report, finding_id: str) -> Finding:
+    """The finding with this id, or the only finding of this rule; else a :class:`ToolInputError` with the ids."""
+    findings = all_findings(report)
+    for f in findings:
+        if f.id == finding_id:
+            return f
+    of_rule = [f for f in findings if f.rule == finding_id]
+    if len(of_rule) == 1 or (of_rule and of_rule[0].id == of_rule[0].rule):
+        return of_rule[0]
+    ids = _names(f.id for f in findings) or "none"
+    raise ToolInputError(f"no finding {finding_id!r} in {report.run}/{report.session}. Its findings: {ids}")
+
+
+def explain_markdown(report: Report, f: Finding, evidence_rows: int) -> str:
+    """One finding in full: the report's own section for it with every window and evidence table, where its
+    windows are, and the rule's documentation (what it checks, thresholds, sources)."""
+    rank = next((i for i, x in enumerate(report.findings, 1) if x.id == f.id), None)
+    place = f"#{rank} of {len(report.findings)} in the report" if rank else "a per-host finding"
+    head = [f"## {render.md_inline(f.title)}", "",
+            (f"Finding {render.md_code(f.id)} (rule {render.md_code(f.rule)}, {f.severity}, {place}) in run "
+             f"{render.md_code(report.run)}, session {render.md_code(report.session)}."), ""]
+    body = render.finding_markdown(f, rank or 1, evidence_rows=evidence_rows, open_=True, windows=None, tables=None)
+    where = ["### Where to look", "",
+             (f"{len(f.windows)} trace window(s) above, in ms since the capture's start: open the host's capture in "
+              "the Trace Viewer (TensorBoard's Profile tab) or Perfetto at those times." if f.windows else
+              "This finding names no trace window."), ""]
+    doc = rule_docs.rule_section(f.rule) if f.rule in RULES else []
+    tail = [f"### How the rule decides (resource {RULES_URI}/{f.rule})", "", *doc[1:]] if doc else []
+    return "\n".join(head + body + where + tail).rstrip() + "\n"
+
+
+def kernel_classes_table(h: HostReport) -> Table:
+    """``HostReport.kernel_classes`` (every kernel, by class) as a table like the others."""
+    rows = [[c.get("class"), c.get("kernels"), c.get("launches_per_step"), c.get("us_per_step")]
+            for c in h.kernel_classes]
+    return Table("Kernel time by class (every kernel of the kept steps)",
+                 ["class", "kernels", "launches/step", "us/step"], rows)
+
+
+def host_table(h: HostReport, which: str) -> Table | None:
+    """One of :data:`TABLES` of a host (None: the host has none, e.g. a CPU-only capture's kernels)."""
+    if which == "kernel_classes":
+        return kernel_classes_table(h) if h.kernel_classes else None
+    return getattr(h, which)
+
+
+def tables_text(report: Report, which: str, rows: int, fmt: str) -> str:
+    """The ``which`` table of every host of the report, its first ``rows`` rows, as markdown or JSON."""
+    if which not in TABLES:
+        raise ToolInputError(f"unknown table {which!r}. Tables: {_names(TABLES)}")
+    tables = [(h, None if h.error else host_table(h, which)) for h in report.hosts]
+    if fmt == "json":
+        hosts = [{"host": h.host, "error": h.error, "total_rows": len(t.rows) if t else 0,
+                  "table": None if t is None else dataclasses.asdict(Table(t.title, t.columns, t.rows[:rows]))}
+                 for h, t in tables]
+        return json.dumps({"run": report.run, "session": report.session, "table": which, "hosts": hosts}, indent=1)
+    out = [f"## {which} of run {render.md_code(report.run)}, session {render.md_code(report.session)}", "",
+           TABLES[which] + ".", ""]
+    for h, t in tables:
+        if t is None:
+            why = f"could not be analysed: {h.error}" if h.error else "no such table (nothing of this kind captured)"
+            out += [f"### Host {render.md_code(h.host)}: {render.md_inline(why)}", ""]
+            continue
+        shown = min(rows, len(t.rows))
+        out += [f"### {render.md_inline(t.title)} on host {render.md_code(h.host)} ({shown} of {len(t.rows)} rows)",
+                ""] + render.table_markdown(t, rows) + [""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def capture_advice_text(report: Report | None) -> str:
+    """Whether the session's capture can be trusted (its steps, length, steadiness and ``capture_quality``
+    findings) and how to record a better one for its framework; without a report, how to capture for each."""
+    if report is None:
+        layouts = {f.id: f.layout.expected for f in formats.REGISTRY.values()}
+        out = ["## How to capture a profile the Advisor can judge", "", *_guide_lines(), ""]
+        for fw in FRAMEWORKS.values():
+            out += _snippet_lines(fw)
+        return "\n".join(out + ["```text", how_to_capture(layouts), "```"]) + "\n"
+    quality = [f for f in report.findings if f.rule == "capture_quality"]
+    out = [f"## Capture advice: run {render.md_code(report.run)}, session {render.md_code(report.session)}", "",
+           f"**{render.md_inline(_capture_verdict(quality))}**", ""]
+    out += render.md_table(["host", "framework", "capture", "steps kept / found", "step marks", "step time cv",
+                            "steady"], [_capture_row(h) for h in report.hosts]) + [""]
+    out += _capture_notes(report) + [""]
+    for i, f in enumerate(quality, 1):
+        out += render.finding_markdown(f, i, evidence_rows=20, open_=True, windows=None, tables=None)
+    out += ["### Recording a better capture", "", *_guide_lines(), ""]
+    ids = {h.capture.get("framework") for h in report.hosts}
+    for fw in [fw for fw in FRAMEWORKS.values() if fw.id in ids] or list(FRAMEWORKS.values()):
+        out += _snippet_lines(fw)
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _capture_verdict(quality: Sequence[Finding]) -> str:
+    """Recapture when a capture-quality finding is a warning (no GPU activity, too few steps), else trusted."""
+    worrying = [f for f in quality if f.severity in ("critical", "warning")]
+    if worrying:
+        return "Recapture before trusting the numbers: " + "; ".join(dict.fromkeys(f.title for f in worrying))
+    return "The capture can be trusted for per-step averages" + (" (see the notes below)." if quality else ".")
+
+
+def _capture_row(h: HostReport) -> list[str]:
+    c, s = h.capture, h.steps
+    cv = c.get("step_time_cv")
+    steady = {True: "yes", False: "no", None: "-"}[c.get("steady_state")]
+    length = "-" if c.get("length_ms") is None else ms(c["length_ms"])
+    if c.get("too_short") or c.get("too_long"):
+        length += " (short)" if c.get("too_short") else " (long)"
+    return [h.host, c.get("framework_name") or "-", length, f"{s.get('count', '-')} / {s.get('found', '-')}",
+            s.get("source") or "-", "-" if cv is None else pct(cv), steady]
+
+
+def _capture_notes(report: Report) -> list[str]:
+    """Each host's step-detection note, capture notes and dropped steps with their reasons."""
+    out = []
+    for h in report.hosts:
+        for note in [h.steps.get("note"), *(h.capture.get("notes") or [])]:
+            if note:
+                out.append(f"- {render.md_code(h.host)}: {render.md_inline(note)}")
+        for d in h.steps.get("dropped") or []:
+            out.append(f"- {render.md_code(h.host)}: step {d.get('step')} dropped: {render.md_inline(d.get('reason'))}")
+    return out
+
+
+def _guide_lines() -> list[str]:
+    steps, seconds = T("capture.min_steps"), T("capture.max_seconds")
+    return [(f"- About ten seconds of steady-state training steps, after warm-up (at least {steps:g} complete steps; "
+             f"captures over {seconds:g} s are distorted by profiling overhead)."),
+            "- Mark each training step so per-step numbers are exact (the snippets below do)."]
+
+
+def _snippet_lines(fw: Any) -> list[str]:
+    hints = [f"- {render.md_code(h)}" for h in fw.capture_hint]
+    return [f"#### {fw.name}", "", "```python", fw.capture_snippet.strip(), "```", "", *hints, ""]
+
+
+def rule_doc(rid: str) -> str:
+    """One rule's section of docs/rules.md (what it checks, thresholds, per-framework fixes)."""
+    return "\n".join(rule_docs.rule_section(rid)).rstrip() + "\n"
+
+
+# --------------------------------------------------------------------------- names
+
+
+def _name(value: Any, what: str) -> str:
+    """A run or session name as given, or a :class:`ToolInputError` for anything that is not a plain string."""
+    if not isinstance(value, str) or not value.strip():
+        raise ToolInputError(f"{what}: give a {what} name from list_runs")
+    return value.strip()
+
+
+def _session_of(found: Sequence[Session], run: str, session: str | None) -> Session:
+    """The discovered session of ``run`` (newest, or the one named ``session``: its folder or RUN/SESSION name).
+
+    ``run`` may also be a RUN/SESSION name as list_runs' ``stock_run`` gives it.
+    """
+    run = run.rstrip("/") or discovery.ROOT_RUN
+    of_run = [s for s in found if s.run == run]  # discovery: newest first within a run
+    if not of_run:
+        exact = [s for s in found if s.stock_run == run]
+        if exact and session is None:
+            return exact[0]
+        raise ToolInputError(f"unknown run {run!r}. Available runs: {_names(dict.fromkeys(s.run for s in found))}")
+    if session is None:
+        return of_run[0]
+    session = session.rstrip("/") or session
+    for s in of_run:
+        if session in (s.session, s.stock_run):
+            return s
+    raise ToolInputError(f"unknown session {session!r} in run {run!r}. Its sessions (newest first): "
+                         f"{_names(s.session for s in of_run)}")
+
+
+def _names(xs: Any, n: int = 40) -> str:
+    xs = list(xs)
+    return ", ".join(xs[:n]) + (f" ... ({len(xs) - n} more)" if len(xs) > n else "")
+
+
+# --------------------------------------------------------------------------- the MCP layer
+
+
+def sdk_available() -> bool:
+    """The SDK of the ``mcp`` extra (2.x, ``mcp.server.mcpserver``) is importable."""
+    try:
+        import mcp.server.mcpserver  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def build_server(advisor: Advisor) -> Any:
+    """The SDK's ``MCPServer`` with the Advisor's tools and rule resources (raises ImportError without the SDK)."""
+    from typing import Annotated, Literal
+
+    from mcp.server.mcpserver import Context, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp.types import ToolAnnotations
+    from pydantic import Field
+
+    server = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS)
+    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
+                                open_world_hint=False)
+    Run = Annotated[str, Field(description="run name from list_runs (e.g. 'input_bound', 'exp1/train'; '.' for "
+                                           "profiles straight in the logdir); a RUN/SESSION name also works")]
+    SessionName = Annotated[str | None, Field(description="session (capture) folder name from list_runs; default: "
+                                                          "the run's newest session")]
+    Host = Annotated[str | None, Field(description="only this host (name from list_runs); default: every host")]
+
+    async def selected(ctx: Context, run: str, session: str | None, host: str | None) -> tuple[Session, Report]:
+        """The selected session and its report, analysed off the event loop with progress notes (cached: instant)."""
+        import anyio
+
+        s = _checked(lambda: advisor.select(run, session, host))
+        while True:
+            o = await anyio.to_thread.run_sync(advisor.outcome, s)
+            if o.state == "ready":
+                return s, Report.from_json(o.body)
+            if o.state == "error":
+                raise ToolError(f"{s.stock_run} could not be analysed: {o.message}")
+            await ctx.report_progress(o.progress, 1.0, f"{s.stock_run}: {o.message}")
+
+    def _checked(fn: Callable[[], Any]) -> Any:
+        """``fn()``, with the caller's mistakes as tool errors (said to the agent; the server goes on)."""
+        try:
+            return fn()
+        except (ToolInputError, diffmod.DiffError) as e:
+            raise ToolError(str(e)) from None
+
+    @server.tool(annotations=read_only, structured_output=False)
+    def list_runs() -> str:
+        """List the runs, their sessions (one capture each, newest first) and host files in the logdir, as JSON:
+        {"runs": [{"run", "sessions": [{"session", "stock_run", "format", "has_gpu", "mtime_ms", "hosts": [{"host",
+        "size", ...}]}]}]}.  Call this first: every other tool takes these run / session / host names."""
+        return advisor.runs_json()
+
+    @server.tool(annotations=read_only, structured_output=False)
+    async def get_report(ctx: Context, run: Run, session: SessionName = None, host: Host = None,
+                         format: Annotated[Literal["markdown", "json", "text"], Field(
+                             description="markdown (default: for reading), json (every number, "
+                                         "docs/report-schema.md) or text")] = "markdown",
+                         top: Annotated[int, Field(ge=0, le=200, description="findings shown in markdown/text; "
+                                                                             "json has all")] = 10) -> str:
+        """Why is this run slow: the Advisor's report of one session (a run's newest unless `session`), or of one
+        of its hosts.  It opens with a verdict line, then the findings ranked by estimated saving (ms per step and
+        % of step, with the assumption), each with its fix and copyable code, then the headline metrics and per-GPU
+        tables.  The first call on a capture analyses it (seconds; progress is reported), later calls are cached.
+        Use explain_finding for one finding's windows and full evidence."""
+        return report_text((await selected(ctx, run, session, host))[1], format, top)
+
+    @server.tool(annotations=read_only, structured_output=False)
+    async def diff_runs(ctx: Context,
+                        base_run: Annotated[str, Field(description="the run before the change (from list_runs)")],
+                        new_run: Annotated[str, Field(description="the run after the change (from list_runs)")],
+                        base_session: SessionName = None, new_session: SessionName = None,
+                        host: Annotated[str | None, Field(description="compare this host (default: each side's "
+                                                                      "slowest)")] = None,
+                        format: Literal["markdown", "json", "text"] = "markdown",
+                        top: Annotated[int, Field(ge=1, le=200, description="kernel and op changes shown")] = 15
+                        ) -> str:
+        """Did the change help: compare two captures as `tb-gpu-advisor diff` does.  Gives the step time before
+        and after with its noise (faster / slower / no change beyond the noise), predicted vs realised savings
+        (the saving the fixed findings predicted next to the realised step-time change, and their ratio),
+        findings fixed / new / still present, and the breakdown, kernel, op and GPU changes.  Use after the
+        user applied a fix and captured again."""
+        base_s, base = await selected(ctx, base_run, base_session, None)
+        new_s, new = await selected(ctx, new_run, new_session, None)
+        return _checked(lambda: diff_text(base, new, base_s.stock_run, new_s.stock_run, host, format, top))
+
+    @server.tool(annotations=read_only, structured_output=False)
+    async def explain_finding(ctx: Context, run: Run,
+                              finding_id: Annotated[str, Field(
+                                  description="the finding's id from the report (e.g. 'input_bound:worker0', or "
+                                              "'input_bound' merged over hosts); a rule id picks its only finding")],
+                              session: SessionName = None, host: Host = None,
+                              format: Literal["markdown", "json"] = "markdown",
+                              evidence_rows: Annotated[int, Field(ge=1, le=1000)] = 50) -> str:
+        """Explain one finding in full: its summary with the numbers, the metric against its threshold, the
+        estimated saving and what it assumes, every trace window it names (host, GPU, step, start/end in ms of
+        the capture), every evidence table, the fixes with code, and how the rule decides (its documentation).
+        JSON gives the finding as in the report schema."""
+        report = (await selected(ctx, run, session, host))[1]
+        f = _checked(lambda: find_finding(report, finding_id))
+        if format == "json":
+            return json.dumps(dataclasses.asdict(f), indent=1)
+        return explain_markdown(report, f, evidence_rows)
+
+    @server.tool(annotations=read_only, structured_output=False)
+    async def get_tables(ctx: Context, run: Run,
+                         table: Annotated[Literal["kernels", "ops", "kernel_classes", "memcpy", "communication"],
+                                          Field(description="; ".join(f"{k}: {v}" for k, v in TABLES.items()))
+                                          ] = "kernels",
+                         session: SessionName = None, host: Host = None,
+                         rows: Annotated[int, Field(ge=1, le=1000)] = 25,
+                         format: Literal["markdown", "json"] = "markdown") -> str:
+        """Kernel and op tables of a session, per host: the largest kernels (`kernels`), the framework ops with
+        their kernel time (`ops`), every kernel by class (`kernel_classes`), host-device copies (`memcpy`) or
+        collectives (`communication`).  Use to see which kernels or ops take the time a finding speaks of."""
+        report = (await selected(ctx, run, session, host))[1]
+        return _checked(lambda: tables_text(report, table, rows, format))
+
+    @server.tool(annotations=read_only, structured_output=False)
+    async def capture_advice(ctx: Context,
+                             run: Annotated[str | None, Field(
+                                 description="judge this run's capture; omit for how to capture in general")] = None,
+                             session: SessionName = None) -> str:
+        """Can this capture be trusted, and how to record a better one: steps kept, capture length, step-time
+        variation and the capture-quality findings of the session, then the capture snippet for its framework
+        (TensorFlow, JAX, PyTorch).  Without a run: how to capture a profile for each framework and where the
+        files go.  Use when a report has few steps, no GPU activity or unsteady steps, or no profiles exist."""
+        if run is None:
+            return capture_advice_text(None)
+        return capture_advice_text((await selected(ctx, run, session, None))[1])
+
+    _add_rule_resources(server)
+    return server
+
+
+def _add_rule_resources(server: Any) -> None:
+    """``tb-gpu-advisor://rules`` (docs/rules.md) and one resource per rule, each listed so a client can find it."""
+    from mcp.server.mcpserver.resources import FunctionResource
+
+    def one(rid: str) -> Callable[[], str]:
+        return lambda: rule_doc(rid)
+
+    server.add_resource(FunctionResource.from_function(
+        rule_docs.render, uri=RULES_URI, name="rules", title="Every rule of the Advisor",
+        description="docs/rules.md: every check, its guide section, thresholds with their sources, ranking and "
+                    "how savings add up", mime_type="text/markdown"))
+    for rid in RULE_IDS:
+        r = RULES[rid]
+        server.add_resource(FunctionResource.from_function(
+            one(rid), uri=f"{RULES_URI}/{rid}", name=f"rule {rid}", title=f"{rid}: {r.title}",
+            description=f"Guide {r.section}: {r.title} -- {textwrap.shorten(r.doc, 160)}",
+            mime_type="text/markdown"))
+
+
+def serve_stdio(logdir: str, cache_dir: str | None = None, params: int | None = None, isolate: bool = True) -> None:
+    """Run the server on stdin/stdout until the client closes it."""
+    advisor = Advisor(logdir, ReportCache(cache_dir), params=params, isolate=isolate)
+    try:
+        build_server(advisor).run("stdio")
+    finally:
+        advisor.shutdown()

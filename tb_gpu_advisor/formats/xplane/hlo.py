@@ -304,11 +304,12 @@ class _Program:
         return c
 
     def entry(self) -> Any:
-        """The entry computation: by id, else by name, else the last (callees come before their callers)."""
+        """The entry computation: by name (unique in a module), else by id (0 is also the unset value), else the
+        last (callees come before their callers)."""
         m = self.skim
-        if m.entry_computation_id in self.raw:
-            return self.comp(m.entry_computation_id)
-        return self.comp(self.names.get(m.entry_computation_name, self.last_id))
+        if m.entry_computation_name in self.names:
+            return self.comp(self.names[m.entry_computation_name])
+        return self.comp(m.entry_computation_id if m.entry_computation_id in self.raw else self.last_id)
 
     def operands(self, comp: Any, inst: Any) -> list[Any]:
         """The operand instructions of ``inst`` (in its computation)."""

@@ -29,7 +29,7 @@ def tuple_shape(*shapes):
 class Computation:
     """One computation under construction: instructions get module-unique ids."""
 
-    module: "Module"
+    module: Module
     name: str
     id: int
     insts: list = field(default_factory=list)
@@ -81,9 +81,12 @@ def dot_dims(lc=(), rc=(), lb=(), rb=()):
 
 def json_dims(lc=(), rc=(), lb=(), rb=()) -> dict:
     """DotDimensionNumbers as XLA's JSON backend configs write them (int64 as strings)."""
-    s = lambda v: [str(x) for x in v]  # noqa: E731
-    return {"lhs_contracting_dimensions": s(lc), "rhs_contracting_dimensions": s(rc),
-            "lhs_batch_dimensions": s(lb), "rhs_batch_dimensions": s(rb)}
+    return {"lhs_contracting_dimensions": _strs(lc), "rhs_contracting_dimensions": _strs(rc),
+            "lhs_batch_dimensions": _strs(lb), "rhs_batch_dimensions": _strs(rb)}
+
+
+def _strs(v) -> list[str]:
+    return [str(x) for x in v]
 
 
 def metadata_space(modules: dict[str, bytes]) -> bytes:

@@ -2,7 +2,7 @@
 
 Two kinds of truth, both independent of the code under test:
 
-* a hand-written module (``tests/support/hlo_module.py``) whose every FLOP count is computed on paper below;
+* a hand-written module (``synthetic/hlo.py``) whose every FLOP count is computed on paper below;
 * the real JAX captures on an H100 (``../shared/profiles/real-h100-jax``), whose ``TRUTH.json`` gives the matmul
   FLOPs each train step executes, computed by the capture script from the model's sizes.
 """
@@ -20,7 +20,7 @@ from tb_gpu_advisor.formats.xplane import hlo
 from tb_gpu_advisor.formats.xplane.adapter import flop_ops_of, hlo_work, read_trace
 from tb_gpu_advisor.formats.xplane.reader import parse_timeline
 from tb_gpu_advisor.model.trace import FLOP_KINDS
-from tests.support.hlo_module import Module, dot_dims, json_dims, metadata_space, shape, tuple_shape
+from synthetic.hlo import Module, dot_dims, json_dims, metadata_space, shape, tuple_shape
 from tests.support.paths import SHARED_PROFILES
 
 REAL_JAX = SHARED_PROFILES / "real-h100-jax"

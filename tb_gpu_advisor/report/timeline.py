@@ -57,7 +57,7 @@ class _Lane:
 def window_timeline(ctx: Context, start_ms: float, end_ms: float, max_events: int = MAX_EVENTS) -> dict:
     """The window [start_ms, end_ms) of ``ctx``'s trace: lanes, GPU idle runs by category, steps; see the module."""
     origin = ctx.trace.viewer_zero_ps
-    lo, hi = origin + int(round(start_ms * PS_PER_MS)), origin + int(round(end_ms * PS_PER_MS))
+    lo, hi = origin + round(start_ms * PS_PER_MS), origin + round(end_ms * PS_PER_MS)
     lanes = _gpu_lanes(ctx, lo, hi) + _host_lanes(ctx, lo, hi)
     total = sum(len(x.start) for x in lanes)
     lanes, lanes_left = _fewest_lanes(lanes)

@@ -21,8 +21,8 @@ from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.columns import index_dtype
 from tb_gpu_advisor.model.schema import HostReport, Report
 from tb_gpu_advisor.model.trace import Trace, device_launches
-from tb_gpu_advisor.report.build import build_host_report
 from tb_gpu_advisor.report import timeline
+from tb_gpu_advisor.report.build import build_host_report
 from tb_gpu_advisor.report.merge import merge_hosts
 from tb_gpu_advisor.steps.detect import detect_steps
 

@@ -482,7 +482,7 @@ def _runs_listing(sessions: list, has_gpu: dict | None = None) -> list[dict[str,
     """
     runs: dict[str, list[dict[str, Any]]] = {}
     for s in sessions:
-        hosts = [{"host": h.host, "size": h.size, "mtime_ms": h.mtime_ns / 1e6} for h in s.hosts]
+        hosts = [{"host": h.host, "size": h.size, "mtime_ms": h.mtime_ns / 1e6, "files": len(h.ranks) or 1} for h in s.hosts]
         runs.setdefault(s.run, []).append(
             {
                 "session": s.session,

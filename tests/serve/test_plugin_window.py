@@ -227,6 +227,15 @@ def test_download_picks_one_rank_file_of_a_merged_host(logdir):
         assert r.status_code == 400 and "file must be an index" in r.get_data(as_text=True), (bad, r.status_code)
 
 
+def test_the_frontends_window_fixture_is_current():
+    """``frontend/test/fixtures/window.json`` is a real ``/window`` answer: regenerate it with
+    ``python -m tests.support.plugin_fixtures`` when the timeline or the analysis changes."""
+    from tests.support import plugin_fixtures
+
+    with open(plugin_fixtures.WINDOW_FIXTURE_PATH, encoding="utf-8") as f:
+        assert f.read() == plugin_fixtures.window_fixture_json()
+
+
 def test_routes_are_documented():
     doc = plugin_mod.__doc__
     assert "``/window``" in doc and "``/trace``" in doc

@@ -5,7 +5,7 @@ only let the routes and the rendering be tested without a profile. They
 deliberately carry hostile text (``<script>`` kernel names) so escaping is
 exercised everywhere.
 
-``python -m tests.plugin_fixtures`` rewrites ``frontend/test/fixtures/report.json``;
+``python -m tests.support.plugin_fixtures`` rewrites ``frontend/test/fixtures/report.json`` (and diff.json, window.json);
 ``test_plugin_backend.py`` checks the committed file matches this module,
 so the frontend tests follow schema changes.
 """

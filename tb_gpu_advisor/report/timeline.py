@@ -31,6 +31,8 @@ MAX_WINDOW_MS = 10_000.0
 MAX_ROWS = 6
 #: Lanes per window (GPU streams first, then host threads with the most events).
 MAX_LANES = 48
+#: GPU idle runs per window (the longest; a whole capture of short kernels has tens of thousands of slivers).
+MAX_IDLE_RUNS = 2000
 #: Characters of an event name kept (C++ kernel names run to thousands; the hover shows this much).
 NAME_CHARS = 120
 #: The GPU's idle categories, as the breakdown paints them (everything it paints but GPU work).
@@ -62,6 +64,7 @@ def window_timeline(ctx: Context, start_ms: float, end_ms: float, max_events: in
     total = sum(len(x.start) for x in lanes)
     lanes, lanes_left = _fewest_lanes(lanes)
     keep, keep_ps = _kept(lanes, max_events)
+    idle, idle_left = _idle_runs(ctx, lo, hi, origin)
     out_lanes, shown, too_deep = [], 0, 0
     for lane, kept in zip(lanes, keep):
         drawn, deep = _lane_json(lane, kept, origin)
@@ -76,11 +79,11 @@ def window_timeline(ctx: Context, start_ms: float, end_ms: float, max_events: in
         "start_ms": start_ms,
         "end_ms": end_ms,
         "lanes": out_lanes,
-        "idle": _idle_runs(ctx, lo, hi, origin),
+        "idle": idle,
         "steps": _steps_in(ctx, lo, hi, origin),
         "events_in_window": total,
         "events_shown": shown,
-        "note": _bound_note(total, shown, (sum(int((~k).sum()) for k in keep), keep_ps), too_deep, lanes_left),
+        "note": _bound_note(total, shown, (sum(int((~k).sum()) for k in keep), keep_ps), too_deep, lanes_left, idle_left),
     }
 
 
@@ -174,17 +177,19 @@ def _lane_json(lane: _Lane, keep: np.ndarray, origin: int) -> tuple[dict, int]:
     return {"kind": lane.kind, "label": lane.label, "gpu": lane.gpu, "rows": len(row_end), "events": events}, deep
 
 
-def _idle_runs(ctx: Context, lo: int, hi: int, origin: int) -> list[dict]:
-    """Each GPU's idle time in the window, by the category the breakdown gives it (GPUs with no work are left out)."""
-    out = []
+def _idle_runs(ctx: Context, lo: int, hi: int, origin: int) -> tuple[list[dict], int]:
+    """Each GPU's idle time in the window, by the category the breakdown gives it (GPUs with no work are left out):
+    the MAX_IDLE_RUNS longest runs in time order, and how many shorter ones were left out."""
+    runs: list[tuple[int, int, int, str]] = []
     for g in ctx.gpus:
         if not g.active:
             continue
         starts, ends, cats = painted_segments(category_intervals(ctx, g), lo, hi)
-        for s, e, c in zip(starts.tolist(), ends.tolist(), cats):
-            if c in IDLE_CATEGORIES:
-                out.append({"gpu": g.d.gpu, "start_ms": _ms(s, origin), "end_ms": _ms(e, origin), "category": c})
-    return out
+        runs.extend((g.d.gpu, s, e, c) for s, e, c in zip(starts.tolist(), ends.tolist(), cats) if c in IDLE_CATEGORIES)
+    kept = sorted(runs, key=lambda r: (r[1] - r[2], r[1]))[:MAX_IDLE_RUNS] if len(runs) > MAX_IDLE_RUNS else runs
+    kept = sorted(kept, key=lambda r: (r[0], r[1]))
+    return ([{"gpu": gpu, "start_ms": _ms(s, origin), "end_ms": _ms(e, origin), "category": c} for gpu, s, e, c in kept],
+            len(runs) - len(kept))
 
 
 def _steps_in(ctx: Context, lo: int, hi: int, origin: int) -> list[dict]:
@@ -197,7 +202,7 @@ def _steps_in(ctx: Context, lo: int, hi: int, origin: int) -> list[dict]:
             for i in m.tolist()]
 
 
-def _bound_note(total: int, shown: int, short: tuple[int, int], too_deep: int, lanes_left: int) -> str:
+def _bound_note(total: int, shown: int, short: tuple[int, int], too_deep: int, lanes_left: int, idle_left: int = 0) -> str:
     """What the bounds left out, in words ('' when nothing was); ``short``: (events left out for being the shortest,
     the shortest duration kept in ps)."""
     parts = []
@@ -207,6 +212,8 @@ def _bound_note(total: int, shown: int, short: tuple[int, int], too_deep: int, l
         parts.append(f"{too_deep} event(s) nested deeper than {MAX_ROWS} rows are left out")
     if lanes_left:
         parts.append(f"{lanes_left} host thread(s) with the fewest events are left out (at most {MAX_LANES} lanes)")
+    if idle_left:
+        parts.append(f"the {idle_left} shortest GPU idle runs are not drawn (at most {MAX_IDLE_RUNS})")
     if not parts:
         return ""
     return f"{shown} of {total} events shown: " + "; ".join(parts) + "."

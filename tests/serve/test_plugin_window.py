@@ -128,6 +128,19 @@ def test_a_window_is_bounded_to_the_longest_events_and_says_so(logdir):
     assert len(json.dumps(t)) < len(json.dumps(full))
 
 
+def test_idle_runs_are_bounded_to_the_longest(logdir, monkeypatch):
+    client, _ = _client(logdir)
+    w = _input_window(_report(client, logdir, "input_bound"))
+    url = _window_url(logdir, "input_bound", host=w["host"], start_ms=w["start_ms"], end_ms=w["end_ms"])
+    full = _timeline(client, url)
+    assert len(full["idle"]) >= 3
+    monkeypatch.setattr(timeline, "MAX_IDLE_RUNS", 1)
+    one = _timeline(_client(logdir)[0], url)
+    longest = max(full["idle"], key=lambda x: x["end_ms"] - x["start_ms"])
+    assert one["idle"] == [longest] and longest["category"] == "input_wait"
+    assert f"the {len(full['idle']) - 1} shortest GPU idle runs are not drawn" in one["note"]
+
+
 def test_one_read_serves_every_window_the_report_names(logdir):
     """The first window read also reads the report's other windows of that host: asking for them computes nothing."""
     client, plugin = _client(logdir)

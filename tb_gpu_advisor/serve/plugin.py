@@ -256,6 +256,9 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     def _timelines(self, session: Any, host: Any, window: tuple[float, float], progress: Callable) -> str:
         """Runs in a worker thread: reads the host once for ``window`` and every other window its report names
         (those are kept for their own requests); returns the JSON of ``window``."""
+        done = self._windows.peek(("window", _identity(host), *window))
+        if done is not None and done.state == "ready":  # read meanwhile, along with another window of this host
+            return done.body
         windows = [window] + [w for w in self._report_windows(session, host) if w != window][: WINDOWS_PER_READ - 1]
         progress(f"reading {host.host} for its timeline", 0.1)
         if self._isolate:
@@ -414,8 +417,9 @@ def _file_index(request: wrappers.Request, count: int) -> int:
 
 
 def _respond_download(request: wrappers.Request, path: str) -> wrappers.Response:
-    """``path`` (a discovered file) as an attachment, streamed in chunks, with TensorBoard's security headers."""
-    name = path.rstrip("/").rsplit("/", 1)[-1]
+    """``path`` (a discovered file) as an attachment, streamed in chunks, with TensorBoard's security headers
+    (a remote object is read whole first: ``fsio.open_binary``)."""
+    name = path.rstrip("/").rsplit("/", 1)[-1] if fsio.is_remote(path) else os.path.basename(fsio.local_path(path))
     ascii_name = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in name) or "trace"
     stream = fsio.open_binary(path)
     size = os.fstat(stream.fileno()).st_size if hasattr(stream, "fileno") and not fsio.is_remote(path) else None

@@ -157,6 +157,18 @@ def test_one_read_serves_every_window_the_report_names(logdir):
     assert plugin._windows.computations == 1
 
 
+def test_a_window_read_meanwhile_is_not_read_again(logdir, monkeypatch):
+    """A request queued while another read of the host was under way finds its window kept by that read."""
+    client, plugin = _client(logdir)
+    report = _report(client, logdir, "pytorch_input_bound")
+    a, b = report["findings"][0]["windows"][:2]
+    _timeline(client, _window_url(logdir, "pytorch_input_bound", host=a["host"], start_ms=a["start_ms"], end_ms=a["end_ms"]))
+    monkeypatch.setattr(plugin_mod.pipeline, "host_timelines", lambda *a, **k: pytest.fail("read again"))
+    session = discovery.find_session(plugin._sessions(), "pytorch_input_bound", _session(logdir, "pytorch_input_bound"))
+    body = plugin._timelines(session, session.hosts[0], (b["start_ms"], b["end_ms"]), lambda *_: None)
+    assert json.loads(body)["start_ms"] == b["start_ms"]
+
+
 def test_the_window_is_read_in_a_limited_child_process(logdir):
     """The real path: isolated like the analysis (a bad file cannot take TensorBoard down); same answer."""
     client, _ = _client(logdir, isolate=True)

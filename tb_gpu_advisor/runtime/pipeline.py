@@ -57,7 +57,9 @@ def analyze_host(host_file, params: int | None = None) -> HostReport:
     try:
         trace = formats.read(host_file)
     except Exception as e:  # noqa: BLE001
-        return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
+        # numpy's MemoryError says only "Unable to allocate ...": the reader's own messages need no type name
+        why = f"{type(e).__name__}: {e}" if isinstance(e, MemoryError) and str(e) else str(e) or type(e).__name__
+        return HostReport(host=host, path=path, size_bytes=size or _size(path), error=why)
     size = size or trace.size_bytes
     try:
         m = host_metrics(trace, params)

@@ -8,8 +8,8 @@ by :func:`metrics.breakdown.painted_segments` -- the very painting the step brea
 timeline highlights is the number the finding quotes.
 
 Times are ms in the trace viewer's time base (``Trace.viewer_zero_ps``, as ``TimeWindow`` counts them).  The
-answer is bounded: at most ``max_events`` events (the longest; the shortest are left out and the answer says how
-many), ``MAX_ROWS`` stacked rows per lane and ``MAX_LANES`` lanes, names cut to ``NAME_CHARS``.  Pure: the trace
+answer is bounded: at most ``max_events`` events (a fair share per lane, each lane's longest; the answer says how
+many were left out), ``MAX_ROWS`` stacked rows per lane and ``MAX_LANES`` lanes, names cut to ``NAME_CHARS``.  Pure: the trace
 and its analysis context in, plain JSON-ready data out (``runtime.pipeline.host_timelines`` reads the file).
 """
 
@@ -141,20 +141,37 @@ def _fewest_lanes(lanes: list[_Lane]) -> tuple[list[_Lane], int]:
     return [x for x in lanes if id(x) in kept], len(lanes) - len(kept)
 
 
+def _quotas(sizes: list[int], budget: int) -> list[int]:
+    """Events each lane may draw: a fair share of ``budget``, what a small lane does not use going to the others.
+
+    A share per lane, not the longest events overall: a host thread's long calls would otherwise push a GPU
+    stream's kernels (microseconds each) out of the picture, and with them the GPU the finding is about."""
+    quotas = [0] * len(sizes)
+    left = max(0, budget)
+    for k, i in enumerate(sorted(range(len(sizes)), key=lambda j: sizes[j])):
+        quotas[i] = min(sizes[i], left // (len(sizes) - k))
+        left -= quotas[i]
+    return quotas
+
+
 def _kept(lanes: list[_Lane], max_events: int) -> tuple[list[np.ndarray], int]:
-    """Per lane, which events are drawn: all when they fit in ``max_events``, else the ``max_events`` longest
-    (what a picture of a step shows; ties by start).  Also the shortest kept duration in ps (0: none left out)."""
+    """Per lane, which events are drawn: all when every lane fits in ``max_events``, else each lane's longest up to
+    its quota (:func:`_quotas`; ties by start).  Also the shortest duration drawn in a lane that left some out, in
+    ps (0: nothing left out)."""
     sizes = [x.start.size for x in lanes]
     if sum(sizes) <= max_events:
         return [np.ones(n, dtype=bool) for n in sizes], 0
-    dur = np.concatenate([x.end - x.start for x in lanes])
-    start = np.concatenate([x.start for x in lanes])
-    chosen = np.lexsort((start, -dur))[: max(0, max_events)]
-    flat = np.zeros(dur.size, dtype=bool)
-    flat[chosen] = True
-    bounds = np.cumsum([0, *sizes])
-    shortest = int(dur[chosen].min()) if chosen.size else int(dur.max()) + 1
-    return [flat[bounds[i]:bounds[i + 1]] for i in range(len(lanes))], max(shortest, 1)
+    keep, shortest = [], None
+    for lane, quota in zip(lanes, _quotas(sizes, max_events)):
+        dur = lane.end - lane.start
+        mask = np.zeros(dur.size, dtype=bool)
+        chosen = np.lexsort((lane.start, -dur))[:quota]
+        mask[chosen] = True
+        keep.append(mask)
+        if quota < dur.size:
+            low = int(dur[chosen].min()) if chosen.size else int(dur.max()) + 1
+            shortest = low if shortest is None else min(shortest, low)
+    return keep, max(shortest or 0, 1)
 
 
 def _lane_json(lane: _Lane, keep: np.ndarray, origin: int) -> tuple[dict, int]:
@@ -207,7 +224,8 @@ def _bound_note(total: int, shown: int, short: tuple[int, int], too_deep: int, l
     the shortest duration kept in ps)."""
     parts = []
     if short[0]:
-        parts.append(f"the {short[0]} shortest (under {short[1] / 1e6:.3g} us) are left out to keep the answer small")
+        parts.append(f"the {short[0]} shortest of the busiest lanes are left out to keep the answer small (each lane "
+                     f"keeps its longest; the shortest drawn there lasts {short[1] / 1e6:.3g} us)")
     if too_deep:
         parts.append(f"{too_deep} event(s) nested deeper than {MAX_ROWS} rows are left out")
     if lanes_left:

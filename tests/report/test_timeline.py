@@ -57,6 +57,18 @@ def test_the_bound_is_exact_even_when_durations_tie():
     assert all(k.all() for k in keep) and shortest == 0
 
 
+def test_every_lane_keeps_a_share_so_short_kernels_are_not_crowded_out_by_long_host_calls():
+    host = _lane(range(0, 100_000, 100), range(90, 100_090, 100))  # 1000 calls of 90 ps
+    gpu = _lane(range(0, 1000, 10), range(2, 1002, 10), kind="gpu")  # 100 kernels of 2 ps
+    tiny = _lane([0, 5], [1, 6])
+    assert timeline._quotas([1000, 100, 2], 60) == [29, 29, 2]
+    assert timeline._quotas([1000, 10, 2], 60) == [48, 10, 2]
+    assert timeline._quotas([7, 7, 7], 10) == [3, 3, 4]  # the whole budget, never more
+    keep, shortest = timeline._kept([host, gpu, tiny], 60)
+    assert [int(k.sum()) for k in keep] == [29, 29, 2]
+    assert shortest == 2
+
+
 def test_nested_calls_stack_in_rows_and_deep_ones_are_counted():
     depth = timeline.MAX_ROWS + 2
     lane = _lane([i for i in range(depth)] + [50], [100 - i for i in range(depth)] + [60])
@@ -73,4 +85,4 @@ def test_the_note_says_what_was_left_out():
     assert timeline._bound_note(10, 10, (0, 0), 0, 0) == ""
     note = timeline._bound_note(9000, 5000, (3990, 2_500_000), 10, 3)
     assert note.startswith("5000 of 9000 events shown")
-    assert "3990 shortest (under 2.5 us)" in note and "10 event(s) nested deeper" in note and "3 host thread(s)" in note
+    assert "3990 shortest of the busiest lanes" in note and "lasts 2.5 us" in note and "10 event(s) nested deeper" in note and "3 host thread(s)" in note

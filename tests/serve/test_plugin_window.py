@@ -123,8 +123,11 @@ def test_a_window_is_bounded_to_the_longest_events_and_says_so(logdir):
     shown = [e for lane in t["lanes"] for e in lane["events"]]
     assert t["events_shown"] == len(shown) <= 20 < t["events_in_window"] == full["events_in_window"]
     assert f"{len(shown)} of {t['events_in_window']} events shown" in t["note"] and "shortest" in t["note"]
-    every = sorted((e[1] - e[0] for lane in full["lanes"] for e in lane["events"]), reverse=True)
-    assert min(e[1] - e[0] for e in shown) >= every[19] - 1e-9  # the longest were kept
+    # every lane keeps a share (the GPU's kernels are not crowded out by long host calls), and its longest events
+    assert [lane["label"] for lane in t["lanes"]] == [lane["label"] for lane in full["lanes"]]
+    for bounded, whole in zip(t["lanes"], full["lanes"]):
+        kept = sorted((round(e[1] - e[0], 6) for e in bounded["events"]), reverse=True)
+        assert kept == sorted((round(e[1] - e[0], 6) for e in whole["events"]), reverse=True)[:len(kept)], bounded["label"]
     assert len(json.dumps(t)) < len(json.dumps(full))
 
 

@@ -4,6 +4,8 @@ with the breakdown's sums, the bound is exact, nested calls stack in rows.  The 
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -29,7 +31,7 @@ def test_painted_segments_sum_to_the_breakdowns_attribution(seed):
     lo, hi = 1_000, 9_000
     starts, ends, cats = painted_segments(iv, lo, hi)
     assert starts[0] == lo and ends[-1] == hi and (starts[1:] == ends[:-1]).all()  # tiles the window
-    assert all(a != b for a, b in zip(cats, cats[1:]))  # adjacent runs of one category are merged
+    assert all(a != b for a, b in itertools.pairwise(cats))  # adjacent runs of one category are merged
     want = attribute(iv, np.array([[lo, hi]], dtype=np.int64))[0]
     for j, c in enumerate(BREAKDOWN_CATEGORIES):
         got = sum(int(e - s) for s, e, k in zip(starts, ends, cats) if k == c)

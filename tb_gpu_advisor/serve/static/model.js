@@ -43,7 +43,7 @@ export function diffQuery(base, selection) {
 }
 
 /** Polls `route?query` until the server stops answering 202 "computing"; returns the final response. */
-async function pollRoute(route, query, { onProgress = () => {}, isStale = () => false, fetchFn = fetch, pollMs = 400 } = {}) {
+export async function pollRoute(route, query, { onProgress = () => {}, isStale = () => false, fetchFn = fetch, pollMs = 400 } = {}) {
   for (;;) {
     const response = await fetchFn(`${route}?${query}`);
     if (isStale()) return null;

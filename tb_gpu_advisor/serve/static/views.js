@@ -5,6 +5,7 @@ import { DEFAULT_WIDTH, gpuChart, kernelHistogram, ranksChart, RANKS_LISTED, roo
 import { codeText, h } from "./dom.js";
 import { cell, columnFormat, ms, pct, saving } from "./format.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
+import { windowTimelines } from "./timeline.js";
 
 const DIRECTION = { higher: "↑ higher is better", lower: "↓ lower is better", none: "" };
 const STATUS_TEXT = { good: "good", warning: "needs attention", critical: "problem", unknown: "n/a" };
@@ -26,8 +27,8 @@ export function runLabel(r) {
 /** Why a session has no links into the stock Profile tab (it reads XPlane files only). */
 export function noStockLinks(formatName) {
   return `The stock Profile tab cannot open ${formatName || "this format's"} files, so there are no trace-viewer links here: `
-    + "open the trace file in Perfetto UI (ui.perfetto.dev) or chrome://tracing to see these windows "
-    + "(ms from the trace's start, where their timelines start).";
+    + "each window below opens as a step timeline here (Show step), and the trace file opens in Perfetto UI "
+    + "(ui.perfetto.dev) or chrome://tracing (ms from the trace's start, where their timelines start).";
 }
 
 /** The run / session / host pickers for the current selection. */
@@ -233,7 +234,8 @@ export function findingView(f, rank, ctx) {
         where ? [h("dt", {}, "Where"), h("dd", {}, where)] : null,
         [h("dt", {}, "Guide"), h("dd", {}, f.guide_section)]),
       f.evidence.map(tableView),
-      findingLinks(f, ctx)));
+      findingLinks(f, ctx),
+      windowTimelines(f, ctx)));
 }
 
 export function findingsView(all, ctx) {

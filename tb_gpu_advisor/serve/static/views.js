@@ -25,9 +25,10 @@ export function runLabel(r) {
 }
 
 /** Why a session has no links into the stock Profile tab (it reads XPlane files only). */
-export function noStockLinks(formatName) {
+export function noStockLinks(formatName, hasWindows = true) {
   return `The stock Profile tab cannot open ${formatName || "this format's"} files, so there are no trace-viewer links here: `
-    + "each window below opens as a step timeline here (Show step), and the trace file opens in Perfetto UI "
+    + (hasWindows ? "each window below opens as a step timeline here (Show step), and the trace file opens in Perfetto UI "
+      : "the trace file opens in Perfetto UI ")
     + "(ui.perfetto.dev) or chrome://tracing (ms from the trace's start, where their timelines start).";
 }
 
@@ -185,7 +186,7 @@ export function tableView(t) {
 export function findingLinks(f, ctx) {
   if (ctx.stockTool === false) {
     // the windows still say where to look, in the time base of the viewer that opens the file (capture.time_base)
-    return h("div", { class: "links" }, h("p", { class: "no-links" }, noStockLinks(ctx.formatName)),
+    return h("div", { class: "links" }, h("p", { class: "no-links" }, noStockLinks(ctx.formatName, f.windows.length > 0)),
       f.windows.length ? h("ul", { class: "windows" }, f.windows.slice(0, 3).map((w) =>
         h("li", {}, `${w.label}: ${ms(w.start_ms)}–${ms(w.end_ms)}`))) : null);
   }

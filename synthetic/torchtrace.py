@@ -484,7 +484,9 @@ SCENARIOS: dict[str, Scenario] = {
                             f"of {SMALL_GEMM_US:g} us per step: 2% of their roofline",
                             extra={"gemm_ms": SMALL_GEMMS * SMALL_GEMM_US / 1000,
                                    "flops_per_step": SMALL_GEMMS * 2.0 * SMALL_GEMM[0] * SMALL_GEMM[1] * SMALL_GEMM[2]}),
-    "input_bound": Scenario(1, _single(_input), ["input_bound"], ["launch_bound"],
+    # the step's closing sync idles the GPU only until the next launch would come: the 10 ms after it are the
+    # DataLoader's (input_bound), not the sync's
+    "input_bound": Scenario(1, _single(_input), ["input_bound"], ["launch_bound", "host_sync"],
                             "10 ms DataLoader wait + 32 MB pinned H2D copy per step, GPU idle meanwhile",
                             extra={"injected_sleep_ms": 10.0}),
     "sync_item": Scenario(1, _single(_sync_item), ["host_sync"], ["input_bound"],

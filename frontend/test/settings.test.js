@@ -62,6 +62,10 @@ test("every report and diff request carries the applied settings, and only those
   await model.fetchDiff({ run: "a", session: "s" }, { run: "b", session: "t" }, { fetchFn: fn, settings: applied });
   await model.fetchDiffMarkdown({ run: "a", session: "s" }, { run: "b", session: "t" }, { fetchFn: fn, settings: applied });
   await model.fetchReport({ run: "r", session: "s" }, { fetchFn: fn });
+  // a finding's step timeline names the report on screen by its settings too
+  const { windowQuery } = await import(new URL("timeline.js", STATIC));
+  assert.equal(String(windowQuery({ run: "r", session: "s", settings: applied }, { host: "h", start_ms: 1, end_ms: 2 })),
+    "run=r&session=s&host=h&start_ms=1&end_ms=2&params=110000000&net_gbps=6");
   assert.deepEqual(urls, [
     "./report?run=r&session=s&host=h&params=110000000&net_gbps=6",
     "./report.md?run=r&session=s&model_flops=2000000000000",

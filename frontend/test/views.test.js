@@ -329,3 +329,8 @@ test("tables at 1024 px: numbers never break, long names clamp with the whole na
   assert.equal(first[0].className, "name");
   assert.equal(first[1].className, "num");
 });
+
+test("the no-stock-links sentence speaks of windows below only when the finding has some", () => {
+  assert.match(views.noStockLinks("PyTorch trace", true), /each window below opens as a step timeline/);
+  assert.doesNotMatch(views.noStockLinks("PyTorch trace", false), /window below/);
+});

@@ -56,6 +56,9 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
                 memory_bandwidth=bw.value if bw else None, bandwidth_source=bw.source if bw else None,
                 coverage=gemm.coverage, note=ctx.trace.flops_note)
     usable = traced is not None and traced > 0 and (gemm.coverage is None or gemm.coverage >= T("flops.min_coverage"))
+    if fo is not None and fo.source == "hlo" and not traced:
+        out.note = ("the capture's HLO gives each module's FLOPs, but no execution of a module with matmul work was "
+                    "found in the kept steps (no `<module>:XLA GPU module` host event)")
     if traced is not None and not usable and gemm.coverage is not None:
         out.note = (f"the ops whose shapes give FLOPs launch {gemm.coverage:.0%} of the matmul/conv kernel time "
                     f"(under {T('flops.min_coverage'):.0%}): " + (ctx.trace.flops_note or _MISSING_WHY))

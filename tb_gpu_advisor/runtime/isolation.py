@@ -207,6 +207,11 @@ def analyze_host(host_file: Any, params: int | None = None, options: UserOptions
     return pipeline.analyze_host(host_file, params=params, options=options)
 
 
+def timelines_json(host_file: Any, windows: list, max_events: int, progress=None) -> str:
+    """``pipeline.host_timelines`` serialized (a JSON list, one timeline per window): only text crosses back."""
+    return json.dumps(pipeline.host_timelines(host_file, windows, max_events))
+
+
 def host_report(host_file: Any, params: int | None = None, limits: Limits | None = None,
                 options: UserOptions | None = None) -> Any:
     """One host's HostReport from a limited child; a failed child gives a HostReport with the error."""

@@ -14,7 +14,7 @@ the older keyword, still works; a caller that gives no options gets the command 
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
@@ -22,10 +22,12 @@ from tb_gpu_advisor import formats, frameworks, rules
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.metrics.compute import compute_host_metrics
+from tb_gpu_advisor.metrics.context import build_context
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.columns import index_dtype
 from tb_gpu_advisor.model.schema import HostReport, Report
 from tb_gpu_advisor.model.trace import Trace, device_launches
+from tb_gpu_advisor.report import timeline
 from tb_gpu_advisor.report.build import build_host_report
 from tb_gpu_advisor.report.merge import merge_hosts
 from tb_gpu_advisor.steps.detect import detect_steps
@@ -64,7 +66,9 @@ def analyze_host(host_file, params: int | None = None, options: UserOptions | No
     try:
         trace = formats.read(host_file)
     except Exception as e:  # noqa: BLE001
-        return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
+        # numpy's MemoryError says only "Unable to allocate ...": the reader's own messages need no type name
+        why = f"{type(e).__name__}: {e}" if isinstance(e, MemoryError) and str(e) else str(e) or type(e).__name__
+        return HostReport(host=host, path=path, size_bytes=size or _size(path), error=why)
     size = size or trace.size_bytes
     try:
         m = host_metrics(trace, options=options)
@@ -74,6 +78,22 @@ def analyze_host(host_file, params: int | None = None, options: UserOptions | No
         return host_report(m, size)
     except Exception as e:  # noqa: BLE001
         return HostReport(host=host, path=path, size_bytes=size, error=f"analysis failed: {type(e).__name__}: {e}")
+
+
+def host_timelines(host_file, windows: Sequence[tuple[float, float]], max_events: int = timeline.MAX_EVENTS) -> list[dict]:
+    """The step timeline of each (start_ms, end_ms) window of one host file (``report.timeline``).
+
+    The file is read by the same reader, under the same size limit, and its steps and host roles come from the
+    same chain as the report's, so the timeline's idle runs are the breakdown's.  One read serves every window
+    asked (the tab asks for all the windows a report names on that host at once).  Raises for an unreadable file.
+    """
+    trace = formats.read(host_file)
+    fw = frameworks.detect_trace(trace)
+    launches = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
+    steps = detect_steps(trace, launches)
+    ctx = build_context(trace, steps, launches, fw)
+    del launches
+    return [timeline.window_timeline(ctx, float(s), float(e), max_events) for s, e in windows]
 
 
 def analyze_session(run: str, session: str, host_files: Iterable, progress: Callable[[str, float], None] | None = None,

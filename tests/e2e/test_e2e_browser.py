@@ -868,6 +868,99 @@ def test_mfu_card_and_roofline_chart(gemm_url, page, shots):
     assert not page.errors, page.errors
 
 
+# -- a finding's step timeline (issue #21 item 4) ------------------------------------------------------------------
+
+TIMELINE_GEOMETRY = """svg => {
+  const box = (e) => { const r = e.getBoundingClientRect(); return {x: r.x, y: r.y, width: r.width, height: r.height}; };
+  return {
+    svg: box(svg), figure: box(svg.closest('figure')), start: Number(svg.dataset.start), end: Number(svg.dataset.end),
+    lanes: [...svg.querySelectorAll('g.lane')].map(g => ({kind: g.dataset.kind, label: g.querySelector('text title').textContent})),
+    focus: [...svg.querySelectorAll('rect.idle.focus')].map(r => ({...box(r), start: Number(r.dataset.start),
+                                                                   end: Number(r.dataset.end), category: r.dataset.category})),
+    events: svg.querySelectorAll('rect.ev').length,
+    texts: [...svg.querySelectorAll('text')].map(t => ({text: t.textContent, ...box(t)})),
+  };
+}"""
+
+#: ui.perfetto.dev as a test stands in for it (no network here): answers PING with PONG as Perfetto does, and shows
+#: what it was sent in its title.
+FAKE_PERFETTO = """<!doctype html><title>waiting</title><script>
+addEventListener('message', (e) => {
+  if (e.data === 'PING') { e.source.postMessage('PONG', '*'); return; }
+  const p = e.data && e.data.perfetto;
+  if (!p) return;
+  let events = -1;
+  try { events = JSON.parse(new TextDecoder().decode(p.buffer)).traceEvents.length; } catch (err) {}
+  document.title = `got ${p.buffer.byteLength} bytes, ${events} events: ${p.title}`;
+});
+</script>"""
+
+TIMELINE_CASES = {  # run -> the finding whose first window is drawn, and the demo file behind its host
+    "input_bound": ("input_bound", "input_bound/plugins/profile/2026_01_01_00_00_00/worker0.xplane.pb"),
+    "pytorch_input_bound": ("input_bound", "pytorch_input_bound/node0_4100.1795380384283992405.pt.trace.json"),
+}
+
+
+@pytest.mark.parametrize("run", sorted(TIMELINE_CASES))
+def test_step_timeline_shows_the_findings_window_with_its_wait_highlighted(tensorboard_url, page, shots, run):
+    """Issue #21 item 4, XPlane and PyTorch alike: "Show step N" draws the finding's window inline -- a GPU stream and
+    a host thread as lanes, the input wait highlighted inside the window -- and the trace downloads and opens in
+    Perfetto (a stand-in page speaking Perfetto's PING/PONG protocol)."""
+    rule, rel = TIMELINE_CASES[run]
+    page.context.route("https://ui.perfetto.dev/**", lambda route: route.fulfill(status=200, content_type="text/html",
+                                                                                  body=FAKE_PERFETTO))
+    page.goto(tensorboard_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame)
+    select_run(frame, run)
+    body = frame.locator("body")
+    report = served_report(tensorboard_url, run, body.get_attribute("data-session"))
+    window = next(f for f in report["findings"] if f["rule"] == rule)["windows"][0]
+    finding = frame.locator(f".finding[data-rule='{rule}']").first
+    if finding.get_attribute("open") is None:
+        finding.locator("summary").first.click()
+    finding.locator("button.show-window").first.click()
+    svg = finding.locator("figure.timeline-figure svg.timeline")
+    svg.wait_for(timeout=60000)
+    g = svg.evaluate(TIMELINE_GEOMETRY)
+    assert (g["start"], g["end"]) == (window["start_ms"], window["end_ms"])
+    kinds = {lane["kind"] for lane in g["lanes"]}
+    assert kinds == {"gpu", "host"}, g["lanes"]
+    assert g["events"] > 10
+    assert g["svg"]["width"] >= 0.97 * g["figure"]["width"] and g["svg"]["width"] > 900, (g["svg"], g["figure"])
+    label_w = min(220, max(110, g["svg"]["width"] * 0.2))
+    assert g["focus"], "the finding's wait is highlighted"
+    for r in g["focus"]:
+        assert r["category"] == "input_wait"
+        assert window["start_ms"] - 1e-6 <= r["start"] < r["end"] <= window["end_ms"] + 1e-6, (r, window)
+        assert r["x"] >= g["svg"]["x"] + label_w - 1 and r["x"] + r["width"] <= g["svg"]["x"] + g["svg"]["width"] + 1, r
+    assert max(r["width"] for r in g["focus"]) > 50  # a stall you can see, not a sliver
+    for t in g["texts"]:
+        assert _inside(t, g["svg"]), ("label clipped", t, g["svg"])
+    finding.locator("figure.timeline-figure").scroll_into_view_if_needed()
+    page.screenshot(path=os.path.join(shots, f"timeline_{run}.png"))
+
+    with page.expect_download() as dl:
+        finding.locator("a.download-trace").first.click()
+    with open(os.path.join(DEMO, rel), "rb") as f:
+        original = f.read()
+    assert dl.value.suggested_filename == os.path.basename(rel)
+    with open(dl.value.path(), "rb") as f:
+        assert f.read() == original
+
+    with page.expect_popup() as popup:
+        finding.locator("button.open-perfetto").click()
+    perfetto = popup.value
+    perfetto.wait_for_function("document.title.startsWith('got ')", timeout=20000)
+    title = perfetto.title()
+    if run.startswith("pytorch"):  # the PyTorch trace itself: Perfetto reads it natively
+        assert title.startswith(f"got {len(original)} bytes"), title
+    else:  # XPlane, which Perfetto cannot read: the window drawn, as a Chrome JSON trace
+        assert re.match(r"got \d+ bytes, (\d+) events", title) and int(title.split(", ")[1].split()[0]) > g["events"], title
+    assert "Opened in Perfetto" in finding.locator(".perfetto-status").inner_text()
+    perfetto.close()
+
+
 @pytest.fixture(scope="module")
 def ddp_url():
     """TensorBoard over a generated 4-GPU PyTorch DDP run whose one NCCL AllReduce per step takes 2.5 ms."""

@@ -174,3 +174,31 @@ def test_concurrent_requests_with_different_settings_each_get_their_own_analysis
         assert [f["id"] for f in stored["findings"]] == [f["id"] for f in doc["findings"]], settings
     assert again._service.computations == 0  # every report came from the persistent cache
     assert len(ReportCache(cache_dir).entries()) == 4
+
+
+def test_a_windows_request_with_the_tabs_settings_reads_every_window_of_the_report_on_screen(tmp_path):
+    """The step timelines (``/window``) take the settings too: they name the report on screen -- made with them --
+    whose other windows of the host are read along with the first (asking for them then reads nothing)."""
+    import shutil
+
+    from tests.support.paths import REPO
+
+    demo = os.path.join(str(REPO), "demo_logs", "pytorch_input_bound")
+    if not os.path.isdir(demo):
+        pytest.skip("demo_logs/ missing")
+    logdir = str(tmp_path / "logs")
+    shutil.copytree(demo, os.path.join(logdir, "pytorch_input_bound"))
+    flags = argparse.Namespace(gpu_advisor_cache_dir="off")
+    plugin = plugin_mod.GpuAdvisorPlugin(base_plugin.TBContext(logdir=logdir, flags=flags), settle_s=0, isolate=False)
+    client = werkzeug_test.Client(application.TensorBoardWSGI([plugin]), wrappers.Response)
+    (session,) = discover(logdir)
+    settings = {"params": "110000000", "model_flops": "1e12"}
+    doc = _served(client, session.run, session.session, **settings)
+    windows = [w for f in doc["findings"] for w in f["windows"]]
+    assert len({(w["start_ms"], w["end_ms"]) for w in windows}) >= 3
+    for w in windows:
+        query = {"run": session.run, "session": session.session, "host": w["host"], "start_ms": w["start_ms"],
+                 "end_ms": w["end_ms"], **settings}
+        assert poll_report(client, f"{PREFIX}/window?{urlencode(query)}").status_code == 200
+    assert plugin._windows.computations == 1
+    assert client.get(f"{PREFIX}/window?{urlencode({**query, 'net_gbps': '-1'})}").status_code == 400

@@ -162,14 +162,13 @@ def _flop_ops(kt: KinetoTrace, h: HostEvents, host_order: np.ndarray) -> dict:
     for j, row, ln, s, e in zip(cand.tolist(), rows, h.line[cand].tolist(), h.start[cand].tolist(), h.end[cand].tolist()):
         if s < line_end.get(ln, -1):
             continue  # inside a counted op of its thread
-        name = h.names[int(h.name[j])]
-        args = kt.op_args.get(row)
-        w = aten_flops.op_work(name, args) if args else None
+        w = kt.op_work.get(row)
         if w is not None:
             works.append(w)
             kept.append(j)
             line_end[ln] = e
-        elif args:
+        elif row in kt.op_work:  # shapes recorded, but they give no number
+            name = h.names[int(h.name[j])]
             unreadable[name] = unreadable.get(name, 0) + 1
     why = _unreadable_note(unreadable)
     if not works:
@@ -178,7 +177,7 @@ def _flop_ops(kt: KinetoTrace, h: HostEvents, host_order: np.ndarray) -> dict:
                  bytes=np.array([w.bytes for w in works]), precision=np.array([w.precision for w in works], np.int8),
                  kind=np.array([w.kind for w in works], np.int8), label=[w.label for w in works],
                  host_idx=np.array(kept, np.int64))
-    unread = sum(1 for row in rows if row not in kt.op_args)
+    unread = sum(1 for row in rows if row not in kt.op_work)
     note = why or (None if not unread else (f"{unread} of {cand.size} matmul/convolution/attention op calls carry no "
                                              "shapes; the FLOPs count the others"))
     return {"flop_ops": fo, "flops_note": note}

@@ -103,8 +103,9 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
 
 #: The stat of each compiled module's event metadata on ``/host:metadata`` that holds its HLO (an ``xla.HloProto``).
 HLO_PROTO_STAT = "Hlo Proto"
-_NO_HLO = ("the capture holds no compiled XLA program (no `Hlo Proto` on its /host:metadata plane): FLOPs are read "
-           "from the HLO of XLA modules (JAX, TensorFlow with jit_compile=True)")
+_NO_HLO = ("the capture holds no XLA module's HLO (no `Hlo Proto` on its /host:metadata plane): FLOPs are read from "
+           "the HLO that JAX and TensorFlow's XLA (jit_compile=True) write there; a TensorFlow graph without XLA "
+           "gives none")
 
 
 #: ``<module>/<collective op>`` -> (bytes of one rank's message, group size or -1), from the HLO
@@ -158,12 +159,16 @@ def _flop_notes(by_name: dict[str, list[hlo.ModuleWork]], modules: list[hlo.Modu
     if loops:
         notes.append(f"{loops} while loop(s) with matmul work have no trip count XLA proved: their FLOPs are "
                      "counted once per module execution (a lower bound)")
-    rows = lambda m: sorted((r.op_name, r.flops, r.repeats) for r in m.rows)  # noqa: E731
-    twice = sorted(n for n, ms in by_name.items() if len({tuple(rows(m)) for m in ms}) > 1)
+    twice = sorted(n for n, ms in by_name.items() if len({_rows_key(m) for m in ms}) > 1)
     if twice:
         notes.append(f"module(s) {', '.join(twice[:3])} were compiled into several programs with different matmuls; "
                      "the last compiled is counted (kernels name the module, not the program)")
     return notes
+
+
+def _rows_key(m: hlo.ModuleWork) -> tuple:
+    """What tells two compiled programs of one module name apart for the FLOPs: their rows."""
+    return tuple(sorted((r.op_name, r.flops, r.repeats) for r in m.rows))
 
 
 def _flop_table(modules: list[hlo.ModuleWork]) -> FlopOps:

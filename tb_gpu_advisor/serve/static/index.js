@@ -252,7 +252,9 @@ class App {
     }
     const session = findSession(this.runs, sel.run, sel.session);
     const ctx = { root: this.root, stockRun: session?.stock_run || `${sel.run}/${sel.session}`, stockTool: session?.stock_tool !== false, formatName: session?.format_name,
-      hosts: (session?.hosts || []).map((x) => x.host), onSetting: (k) => this.focusSetting(k) };
+      hosts: (session?.hosts || []).map((x) => x.host), onSetting: (k) => this.focusSetting(k), settings,
+      // the step timelines' routes (timeline.js): which session, its format, each host's size and file count
+      run: sel.run, session: sel.session, format: session?.format, hostInfo: Object.fromEntries((session?.hosts || []).map((x) => [x.host, x])) };
     const scrollY = window.scrollY;
     const open = this.current && this.current.key === key ? this.openState() : null;
     replaceChildren(this.reportEl, views.reportView(result.report, { ...ctx, chartWidth: this.chartWidth() }));

@@ -13,13 +13,17 @@ export class FetchError extends Error {
 
 /** What the server said: a JSON body's `error`, or the plain text TensorBoard answers a 400/404 with. */
 async function readError(response) {
-  let text = "";
+  const said = (body) => body.error || body.message || JSON.stringify(body);
   try {
-    text = await response.text();
-    const body = JSON.parse(text);
-    return body.error || body.message || JSON.stringify(body);
+    if (typeof response.text !== "function") return said(await response.json());
+    const text = await response.text();
+    try {
+      return said(JSON.parse(text));
+    } catch {
+      return text.trim() || `${response.status} ${response.statusText}`;
+    }
   } catch {
-    return text.trim() || `${response.status} ${response.statusText}`;
+    return `${response.status} ${response.statusText}`;
   }
 }
 
@@ -48,7 +52,7 @@ export function diffQuery(base, selection, settings = {}) {
 }
 
 /** Polls `route?query` until the server stops answering 202 "computing"; returns the final response. */
-async function pollRoute(route, query, { onProgress = () => {}, isStale = () => false, fetchFn = fetch, pollMs = 400 } = {}) {
+export async function pollRoute(route, query, { onProgress = () => {}, isStale = () => false, fetchFn = fetch, pollMs = 400 } = {}) {
   for (;;) {
     const response = await fetchFn(`${route}?${query}`);
     if (isStale()) return null;

@@ -6,6 +6,7 @@ import { codeText, h } from "./dom.js";
 import { cell, columnFormat, ms, pct, saving } from "./format.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
 import { SETTINGS } from "./settings.js";
+import { windowTimelines } from "./timeline.js";
 
 const DIRECTION = { higher: "↑ higher is better", lower: "↓ lower is better", none: "" };
 const STATUS_TEXT = { good: "good", warning: "needs attention", critical: "problem", unknown: "n/a" };
@@ -25,10 +26,11 @@ export function runLabel(r) {
 }
 
 /** Why a session has no links into the stock Profile tab (it reads XPlane files only). */
-export function noStockLinks(formatName) {
+export function noStockLinks(formatName, hasWindows = true) {
   return `The stock Profile tab cannot open ${formatName || "this format's"} files, so there are no trace-viewer links here: `
-    + "open the trace file in Perfetto UI (ui.perfetto.dev) or chrome://tracing to see these windows "
-    + "(ms from the trace's start, where their timelines start).";
+    + (hasWindows ? "each window below opens as a step timeline here (Show step), and the trace file opens in Perfetto UI "
+      : "the trace file opens in Perfetto UI ")
+    + "(ui.perfetto.dev) or chrome://tracing (ms from the trace's start, where their timelines start).";
 }
 
 /** The run / session / host pickers for the current selection. */
@@ -185,7 +187,7 @@ export function tableView(t) {
 export function findingLinks(f, ctx) {
   if (ctx.stockTool === false) {
     // the windows still say where to look, in the time base of the viewer that opens the file (capture.time_base)
-    return h("div", { class: "links" }, h("p", { class: "no-links" }, noStockLinks(ctx.formatName)),
+    return h("div", { class: "links" }, h("p", { class: "no-links" }, noStockLinks(ctx.formatName, f.windows.length > 0)),
       f.windows.length ? h("ul", { class: "windows" }, f.windows.slice(0, 3).map((w) =>
         h("li", {}, `${w.label}: ${ms(w.start_ms)}–${ms(w.end_ms)}`))) : null);
   }
@@ -248,7 +250,8 @@ export function findingView(f, rank, ctx) {
         where ? [h("dt", {}, "Where"), h("dd", {}, where)] : null,
         [h("dt", {}, "Guide"), h("dd", {}, f.guide_section)]),
       f.evidence.map(tableView),
-      findingLinks(f, ctx)));
+      findingLinks(f, ctx),
+      windowTimelines(f, ctx)));
 }
 
 export function findingsView(all, ctx) {

@@ -231,25 +231,28 @@ def optimizer(r: Rank, not_before: float = 0.0) -> None:
 AR_NELEMS, SHARD_NELEMS = 16 << 20, 2 << 20
 
 
-def _message(r: Rank, collective: str, nelems: int, group: int) -> None:
+def _message(r: Rank, collective: str, nelems: int, group: int, pg: int = 0) -> None:
     """``record_param_comms``, the op c10d records each collective's message on (keys and spellings as a real
-    PyTorch 2.x rank writes them: tests/fixtures/wild/hta_v100)."""
+    PyTorch 2.x rank writes them: tests/fixtures/wild/hta_v100); ``pg``: its process group's id (0: the default
+    group every rank is in; tensor parallelism runs in a group of its own)."""
     e = r.cpu("record_param_comms", 8.0, advance=False)
     e["args"].update({"Collective name": collective, "dtype": "BFloat16", "In msg nelems": nelems,
                       "Global rank start": 0, "Group size": group, "Process Group Ranks": str(list(range(group))),
-                      "Out msg nelems": nelems, "Global rank stride": 1, "Process Group ID": 0})
+                      "Out msg nelems": nelems, "Global rank stride": 1, "Process Group ID": pg})
 
 
+#: The tensor-parallel process group's id (c10d numbers groups in creation order; 0 is the default group).
+TP_GROUP = 1
 #: FSDP / tensor-parallel shapes: layers per step, a layer's forward GEMM, its all-gather and all-reduce.
 FSDP_LAYERS, LAYER_US, AG_US, RS_US, TP_AR_US = 8, 200.0, 150.0, 150.0, 120.0
 
 
 def _collective(r: Rank, annotation: str, op: str, kernel: str, us: float, not_before: float = 0.0,
-                nelems: int = SHARD_NELEMS) -> tuple[float, float]:
+                nelems: int = SHARD_NELEMS, pg: int = 0) -> tuple[float, float]:
     """A NCCL kernel on the communication stream, under its ``nccl:*`` annotation (with its message: ``nelems``
     bf16 elements, 4 ranks); returns its (start, end)."""
     r.cpu(annotation, 12.0, cat="user_annotation", advance=False)
-    _message(r, annotation.split(":", 1)[1].strip("_").replace("_base", ""), nelems, 4)
+    _message(r, annotation.split(":", 1)[1].strip("_").replace("_base", ""), nelems, 4, pg)
     return r.kernel(op, kernel, us, stream=NCCL_STREAM, not_before=not_before)
 
 
@@ -287,7 +290,8 @@ def _tensor_parallel(r: Rank) -> None:
     can start -- in the forward pass, on the critical path: every all-reduce is exposed by construction."""
     for _ in range(FSDP_LAYERS):
         _, end = r.kernel("aten::mm", GEMM_FWD, LAYER_US, args=SHAPES_4096["mm"])
-        _, ar_end = _collective(r, "nccl:all_reduce", "c10d::allreduce_", NCCL_ALLREDUCE, TP_AR_US, not_before=end)
+        _, ar_end = _collective(r, "nccl:all_reduce", "c10d::allreduce_", NCCL_ALLREDUCE, TP_AR_US, not_before=end,
+                                pg=TP_GROUP)
         r.kernel("aten::add", RELU_BF16, 10.0, not_before=ar_end)
     r.sync()
 

@@ -494,6 +494,9 @@ class CollectiveStat:
     bytes_per_call: float | None = None
     #: ranks taking part (the ops' ``Group size``, else the job's world size), None unknown
     group_size: int | None = None
+    #: the process groups its calls ran in ("pg 0 (default_pg)"), where the capture records them: one row per type
+    #: may mix a data-parallel and a tensor-parallel group
+    process_groups: list[str] = field(default_factory=list)
 
 
 @dataclass

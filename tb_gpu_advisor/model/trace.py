@@ -222,6 +222,9 @@ class Trace:
     #: host event index of a collective op -> (bytes of one rank's message, group size or -1), where the file
     #: records them (PyTorch ``record_shapes``): what the collective model's bandwidth is computed from
     collective_messages: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: host event index of a collective op -> (its process group, e.g. "pg 1 (tp)", or None; its sequence number in
+    #: that group, or None), where the file records them (PyTorch ``record_param_comms``)
+    collective_groups: dict[int, tuple[str | None, int | None]] = field(default_factory=dict)
     #: ranks of the job the trace belongs to (PyTorch ``distributedInfo.world_size``), None unknown
     world_size: int | None = None
     #: GPU id -> the job's global rank that drives it (PyTorch ``distributedInfo.rank``), where the trace says

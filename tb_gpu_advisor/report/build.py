@@ -235,9 +235,11 @@ def _communication_table(m: HostMetrics) -> Table | None:
     if not c.by_type:
         return None
     # (the transfer time is the job's, across every host: the ranks table and comm_exposed's evidence show it)
-    return Table("Collectives per step and GPU", ["collective", "calls", "ms", "exposed ms", "bytes per call", "exposed share"],
+    return Table("Collectives per step and GPU", ["collective", "calls", "ms", "exposed ms", "bytes per call", "exposed share",
+                                                  "process groups"],
                  [[t.type, json_float(t.calls_per_step, 6), json_float(t.ms_per_step, 6), json_float(t.exposed_ms_per_step, 6),
-                   json_float(t.bytes_per_call), json_float(t.exposed_ms_per_step / t.ms_per_step if t.ms_per_step else None)]
+                   json_float(t.bytes_per_call), json_float(t.exposed_ms_per_step / t.ms_per_step if t.ms_per_step else None),
+                   ", ".join(t.process_groups) or None]
                   for t in c.by_type])
 
 

@@ -107,7 +107,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         **_rank_step_lines(kt, devs, start_ps, end_ps),
         gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
         metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
-        problems=list(kt.problems), collective_messages=_collective_messages(kt, host_order),
+        problems=list(kt.problems), **_collective_messages(kt, host_order),
         world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), **_flop_ops(kt, h, host_order),
     )
 
@@ -130,17 +130,23 @@ def _world_size(kt: KinetoTrace) -> int | None:
     return w if type(w) is int and w > 0 else None
 
 
-def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[int, tuple[int, int]]:
-    """Host event index -> (message bytes, group size) of the collective ops whose arguments say."""
+def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[str, dict]:
+    """``collective_messages`` (host event index -> (message bytes, group size)) and ``collective_groups`` (host
+    event index -> (process group label, sequence number)) of the collective ops whose arguments say."""
+    out: dict[str, dict] = {"collective_messages": {}, "collective_groups": {}}
     if not kt.op_args:
-        return {}
+        return out
     index_of_row = {int(r): j for j, r in enumerate(host_order.tolist()) if int(r) in kt.op_args}
-    out = {}
     for row, args in kt.op_args.items():
         j = index_of_row.get(row)
-        msg = pytorch.collective_message(args) if j is not None else None
+        if j is None:
+            continue
+        msg = pytorch.collective_message(args)
         if msg is not None:
-            out[j] = msg
+            out["collective_messages"][j] = msg
+        group = pytorch.collective_group(args)
+        if group != (None, None):
+            out["collective_groups"][j] = group
     return out
 
 

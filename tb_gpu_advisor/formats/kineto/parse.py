@@ -56,7 +56,8 @@ _ARG_KEYS = {"correlation": "correlation", "External id": "external_id", "extern
 #: ``args`` kept as they are for the ops that need them (:func:`keeps_args`): collective ops for their message
 #: size, matmul/conv/attention ops for their FLOPs.  Decoded lazily (raw JSON until then), so the shapes every
 #: other op carries cost no parsing.
-_OP_KEYS = ("Input Dims", "Input type", "Concrete Inputs", "In msg nelems", "dtype", "Group size")
+_OP_KEYS = ("Input Dims", "Input type", "Concrete Inputs", "In msg nelems", "dtype", "Group size", "Process Group Name",
+            "Process Group ID", "Process Group Desc", "Seq")
 
 
 def keeps_args(name: str) -> bool:

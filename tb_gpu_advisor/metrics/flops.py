@@ -250,6 +250,11 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops, gpus: i
     if not total:
         return
     low = T("flops.low_roofline_share")
+    for kind in dict.fromkeys(x.kind for x in items):
+        mine = [x for x in items if x.kind == kind]
+        t = sum(x.ms_per_step for x in mine)
+        if t > 0:
+            out.by_kind[kind] = [t / gpus, sum(x.flops_per_call * x.calls_per_step for x in mine) / (t / 1e3) / 1e12]
     out.gemm_ms_per_step = total / gpus
     out.gemm_tflops_per_s = sum(x.flops_per_call * x.calls_per_step for x in items) / (total / 1e3) / 1e12
     rated = [x for x in items if x.roofline_share is not None]

@@ -555,6 +555,8 @@ class Flops:
     #: GEMM time at < ``flops.low_roofline_share`` of its roofline, as a share of gemm_ms_per_step
     below_roofline_share: float | None = None
     top: list[GemmRoofline] = field(default_factory=list)
+    #: per kind of work (matmul, conv, attention): [ms per step and GPU, achieved TFLOP/s], where kernels are known
+    by_kind: dict[str, list[float]] = field(default_factory=dict)
     note: str | None = None  # why a number is missing, in words a user can act on
 
 

@@ -67,7 +67,8 @@ def mfu_card(m: HostMetrics) -> Metric:
               "peak_source": f.peak_source, "dtype": f.dtype, "source": f.source, "tflops_per_s": json_float(f.tflops_per_s, 2),
               "hfu": json_float(f.hfu), "coverage": json_float(f.coverage), "memory_bandwidth": json_float(f.memory_bandwidth, 0),
               "bandwidth_source": f.bandwidth_source, "gemm_tflops_per_s": json_float(f.gemm_tflops_per_s, 2),
-              "below_roofline_share": json_float(f.below_roofline_share)}
+              "below_roofline_share": json_float(f.below_roofline_share),
+              "by_kind": {k: [json_float(v[0], 6), json_float(v[1], 2)] for k, v in f.by_kind.items()} or None}
     if f.mfu is None:
         why = f.note or ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
                          "the trace gives no FLOPs: give the model's with --model-flops-per-step")

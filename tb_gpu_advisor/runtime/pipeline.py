@@ -22,6 +22,7 @@ from tb_gpu_advisor.model.schema import HostReport, Report
 from tb_gpu_advisor.model.trace import Trace, device_launches
 from tb_gpu_advisor.report.build import build_host_report
 from tb_gpu_advisor.report.merge import merge_hosts
+from tb_gpu_advisor.runtime.guard import out_of_memory_message
 from tb_gpu_advisor.steps.detect import detect_steps
 
 
@@ -53,7 +54,21 @@ def analyze_host(host_file, params: int | None = None) -> HostReport:
     host, path = host_file.host, host_file.path
     size = int(getattr(host_file, "size", 0) or 0)
     try:
+        return _analyze_host(host_file, size, params)
+    except MemoryError:
+        # the memory guard (runtime/guard.py) stopped this file; its arrays are freed as the exception unwinds
+        pass
+    release_free_heap()
+    return HostReport(host=host, path=path, size_bytes=size or _size(path), error=out_of_memory_message())
+
+
+def _analyze_host(host_file, size: int, params: int | None) -> HostReport:
+    """:func:`analyze_host` up to running out of memory (raised: the caller says so once, for read and analysis)."""
+    host, path = host_file.host, host_file.path
+    try:
         trace = formats.read(host_file)
+    except MemoryError:
+        raise
     except Exception as e:  # noqa: BLE001
         return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
     size = size or trace.size_bytes
@@ -63,6 +78,8 @@ def analyze_host(host_file, params: int | None = None) -> HostReport:
         release_free_heap()
         m.host = host
         return host_report(m, size)
+    except MemoryError:
+        raise
     except Exception as e:  # noqa: BLE001
         return HostReport(host=host, path=path, size_bytes=size, error=f"analysis failed: {type(e).__name__}: {e}")
 

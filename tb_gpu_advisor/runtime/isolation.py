@@ -33,6 +33,7 @@ from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.runtime import guard, pipeline
 from tb_gpu_advisor.runtime.forkserver_main import ENV, main_data
 from tb_gpu_advisor.runtime.guard import ENV_MEMORY
+
 ENV_TIMEOUT = "TB_GPU_ADVISOR_WORKER_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 900.0
 #: ``forkserver_main`` first: it imports the parent's main module in the server, so the children do not

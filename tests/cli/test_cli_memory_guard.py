@@ -54,7 +54,7 @@ def test_report_refuses_the_file_over_the_worker_limit_and_reports_the_rest(tmp_
     hostile.write_capture(tmp_path, ".", _big_capture(), host="big")
     env = dict(os.environ, TB_GPU_ADVISOR_CACHE_DIR="off", PYTHONPATH=str(REPO))
     out = subprocess.run([sys.executable, "-c", DRIVER, str(tmp_path), str(MARGIN_MB)], capture_output=True,
-                         text=True, timeout=300, env=env, cwd=str(REPO))
+                         text=True, timeout=300, env=env, cwd=str(REPO), check=False)
     assert out.returncode == 2, out.stderr[-2000:]
     hosts = {h["host"]: h for r in json.loads(out.stdout)["reports"] for h in r["hosts"]}
     assert hosts["small"]["error"] is None and hosts["small"]["gpus"], hosts["small"]

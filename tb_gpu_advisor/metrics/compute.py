@@ -10,7 +10,7 @@ from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, comm, flops, kernels, memcpy, multigpu, ops, syncs
 from tb_gpu_advisor.metrics.context import Context, build_context
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics
-from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.model.trace import Trace, release_columns
 from tb_gpu_advisor.steps.detect import Steps
 
 
@@ -19,11 +19,14 @@ def _share(a: float | None, b: float | None) -> float | None:
 
 
 def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,
-                         params: int | None = None) -> HostMetrics:
+                         params: int | None = None, release: bool = False) -> HostMetrics:
     """Every metric of one host, from its trace and the steps found in it; the numpy context they share
-    stays in here (the report sees metrics only)."""
+    stays in here (the report sees metrics only).  ``release``: the host columns only the context reads are
+    dropped once it is built (``pipeline.host_metrics``)."""
     ctx = build_context(trace, steps, launches, fw, params)
     del launches
+    if release:
+        release_columns(trace.h, "corr", "root")
     release_free_heap()  # the context's build temporaries (see memory.py)
     per_gpu: dict[int, list[StepMetrics]] = {}
     per_gpu_arr: dict[int, bd.StepArrays] = {}

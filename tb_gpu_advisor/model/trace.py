@@ -97,13 +97,25 @@ class FlopOps:
         return int(self.flops.shape[0])
 
 
+def release_columns(table: object, *columns: str) -> None:
+    """Drop ``columns`` of an event table once no later stage reads them (``pipeline.host_metrics``).
+
+    Why: the correlation ids and the step-marker stats are read by the correlation and the step detection
+    only, yet stayed alive through the metrics, whose peak is the analysis's (~24 bytes per event on a
+    dense capture).  A released column is None, so a stage that still read it fails loudly instead of
+    computing on nothing.
+    """
+    for c in columns:
+        setattr(table, c, None)
+
+
 @dataclass
 class HostEvents:
     """Every host event of one host (all threads), one row per event; times in ps on the trace's clock."""
 
     start: np.ndarray  # int64 ps
     end: np.ndarray
-    name: np.ndarray  # int32, index into names
+    name: np.ndarray  # index into names (int16, or int32 past 32k names)
     line: np.ndarray  # index into line_names (int16, or int32 past 32k lines)
     # stats, -1 where absent: the narrowest signed int dtype holding every value (int8 .. int64), or a
     # zero-byte read-only broadcast -1 where the stat is absent from the whole capture

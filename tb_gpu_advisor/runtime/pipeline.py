@@ -19,21 +19,29 @@ from tb_gpu_advisor.metrics.compute import compute_host_metrics
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.columns import index_dtype
 from tb_gpu_advisor.model.schema import HostReport, Report
-from tb_gpu_advisor.model.trace import Trace, device_launches
+from tb_gpu_advisor.model.trace import Trace, device_launches, release_columns
 from tb_gpu_advisor.report.build import build_host_report
 from tb_gpu_advisor.report.merge import merge_hosts
 from tb_gpu_advisor.runtime.guard import out_of_memory_message
 from tb_gpu_advisor.steps.detect import detect_steps
 
 
-def host_metrics(trace: Trace, params: int | None = None) -> HostMetrics:
-    """Steps and metrics of one trace: which framework wrote it, each device event's launch, the steps, the numbers."""
+def host_metrics(trace: Trace, params: int | None = None, release: bool = False) -> HostMetrics:
+    """Steps and metrics of one trace: which framework wrote it, each device event's launch, the steps, the numbers.
+
+    ``release`` (a caller that owns ``trace`` and drops it after): each column is dropped after the last
+    stage that reads it (:func:`~tb_gpu_advisor.model.trace.release_columns`), so the metrics' peak does not
+    carry the correlation ids and step stats."""
     fw = frameworks.detect_trace(trace)
     # correlation: host launch record of every device event (graph launches cover all their kernels)
     launches: list[np.ndarray] = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
     release_free_heap()  # the correlation table's build arrays, before the steps' (see common/memory.py)
     steps = detect_steps(trace, launches)
-    return compute_host_metrics(trace, steps, launches, fw, params)
+    if release:  # read by the correlation and the steps only (the context still reads the host's corr and root)
+        release_columns(trace.h, "step_num", "iter_num", "group_id")
+        for d in trace.devices:
+            release_columns(d, "corr", "group_id")
+    return compute_host_metrics(trace, steps, launches, fw, params, release=release)
 
 
 def host_report(m: HostMetrics, size: int) -> HostReport:
@@ -73,7 +81,7 @@ def _analyze_host(host_file, size: int, params: int | None) -> HostReport:
         return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
     size = size or trace.size_bytes
     try:
-        m = host_metrics(trace, params)
+        m = host_metrics(trace, params, release=True)
         del trace  # the event tables, before the report is built (see memory.py)
         release_free_heap()
         m.host = host

@@ -328,7 +328,7 @@ def host_events(tl: Timeline, release: bool = False) -> HostEvents:
     total = sum(len(ln) for ln, _ in lines)
     start = np.empty(total, np.int64)
     end = np.empty(total, np.int64)
-    name = np.empty(total, np.int32)
+    name = np.empty(total, int_dtype(0, len(names), floor=np.int16))  # int16 up to 32k names: 2 bytes an event
     line = np.empty(total, int_dtype(0, len(lines), floor=np.int16))
     stats = {k: np.empty(total, np.int8) for k, _, _ in _HOST_STATS}
     o = 0

@@ -23,7 +23,6 @@ PS_PER_US = 1e6
 class GpuCtx:
     d: DeviceEvents
     launch: np.ndarray  # host event index of each device event's launch record, -1
-    op_host: np.ndarray  # host TF-op event enclosing that launch record, -1 (memcpy's top ops)
     step: np.ndarray  # index into steps (kept), -1 outside kept steps (int16 up to 32k steps)
     windows: np.ndarray  # (n, 2) ps
     active: bool  # has kernels (or collectives)
@@ -197,7 +196,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
         launched_any[launch[launch >= 0]] = True
         kl = (launch >= 0) & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
         launched_kernel[launch[kl]] = True
-        gpus.append(GpuCtx(d=d, launch=launch, op_host=np.full(len(d), -1, idx_t), step=np.zeros(0, np.int16),
+        gpus.append(GpuCtx(d=d, launch=launch, step=np.zeros(0, np.int16),
                            windows=steps.window(d.gpu),
                            active=bool(((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)).any())))
     # intermediates are dropped as soon as they are used: they would otherwise stay alive (tens of MB on
@@ -207,8 +206,6 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     rec = np.flatnonzero(launched_any).astype(idx_t, copy=False)
     del launched_any
     enc = enclosing(h, host_op, rec)
-    rec_op = np.full(len(h), -1, dtype=idx_t)
-    rec_op[rec] = enc
     op_on_device = np.zeros(len(h), dtype=bool)
     # "on device": the op launched at least one kernel; an op that only moved data (memcpy) ran on the host
     op_on_device[enc[(enc >= 0) & launched_kernel[rec]]] = True
@@ -231,8 +228,6 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
             host_work &= ~in_dispatch
     for g in gpus:
         d = g.d
-        has = g.launch >= 0
-        g.op_host[has] = rec_op[g.launch[has]]
         g.step = assign(d.start, g.windows)
         names = d.names
         prec_name = devices.precision(names)
@@ -251,7 +246,6 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
         # op type hint: kernels of ops whose name says fp16/bf16 are not inferred (kept by name/shape only)
         g.name_prec = prec
         g.tc = devices.tensor_core(names)[d.name] if len(d) else np.zeros(0, bool)
-    del rec_op
     for g in gpus:
         _own_host(g, trace, h, fw, dispatch, marker_windows is not None)
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)

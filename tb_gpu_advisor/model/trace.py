@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tb_gpu_advisor.model.columns import take
 from tb_gpu_advisor.model.idtable import IdTable
 
 
@@ -140,7 +141,7 @@ class HostEvents:
         per_name = np.fromiter((bool(pred(n)) for n in self.names), dtype=bool, count=len(self.names))
         if not per_name.any():
             return np.zeros(len(self), dtype=bool)
-        return np.take(per_name, self.name)  # take: about twice as fast as per_name[self.name]
+        return take(per_name, self.name)  # blocks of np.take: faster than per_name[self.name], no intp copy
 
 
 @dataclass

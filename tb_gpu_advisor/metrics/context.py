@@ -174,6 +174,26 @@ def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> n
     return Encloser(h, mask_outer).find(idx_inner)
 
 
+def _enclosing_any(h: HostEvents, mask_outer: np.ndarray, mask_inner: np.ndarray) -> np.ndarray:
+    """Bool per host event: a ``mask_outer`` event that is the innermost one enclosing (:class:`Encloser`) at least
+    one ``mask_inner`` event.
+
+    The inner events are taken a chunk at a time: every kernel launch record's index and enclosing op as whole
+    columns were 8 bytes per launch, and their intp temporaries 16 more, at the context's peak.
+    """
+    out = np.zeros(len(h), dtype=bool)
+    if not len(h) or not mask_outer.any() or not mask_inner.any():
+        return out
+    encloser = Encloser(h, mask_outer)
+    for a in range(0, len(h), _CHUNK):
+        inner = np.flatnonzero(mask_inner[a:a + _CHUNK])
+        if inner.size:
+            inner += a
+            enc = encloser.find(inner)
+            out[enc[enc >= 0]] = True
+    return out
+
+
 def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,
                   params: int | None = None) -> Context:
     """The shared context of one host: each device event's launch and step, the host's roles.
@@ -182,7 +202,6 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     :func:`~tb_gpu_advisor.model.trace.device_launches`) come from the stages before: the chain
     (``runtime.pipeline``) detects the steps, the metrics only use them."""
     h, devs = trace.h, trace.devices
-    idx_t = index_dtype(len(h))  # host event indices
     host_op = h.name_mask(fw.host_op_event)
     # input wait by name: TF's IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data)
     host_input = h.name_mask(fw.input_event)
@@ -190,10 +209,8 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     marker_windows = steps.host_windows if steps.detection.source in _MARKER_SOURCES and steps.count else None
     input_spans, in_dispatch = _input_spans(h, marker_windows, fw, dispatch)
     gpus: list[GpuCtx] = []
-    launched_any = np.zeros(len(h), dtype=bool)
     launched_kernel = np.zeros(len(h), dtype=bool)  # launch records of kernels (not copies)
     for d, launch in zip(devs, launches):
-        launched_any[launch[launch >= 0]] = True
         kl = (launch >= 0) & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
         launched_kernel[launch[kl]] = True
         gpus.append(GpuCtx(d=d, launch=launch, step=np.zeros(0, np.int16),
@@ -202,14 +219,9 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     # intermediates are dropped as soon as they are used: they would otherwise stay alive (tens of MB on
     # large captures) through the per-GPU loop and the host step assignment below, the peak of the analysis
     del launches
-    # enclosing TF op of each launch record
-    rec = np.flatnonzero(launched_any).astype(idx_t, copy=False)
-    del launched_any
-    enc = enclosing(h, host_op, rec)
-    op_on_device = np.zeros(len(h), dtype=bool)
     # "on device": the op launched at least one kernel; an op that only moved data (memcpy) ran on the host
-    op_on_device[enc[(enc >= 0) & launched_kernel[rec]]] = True
-    del rec, enc, launched_kernel
+    op_on_device = _enclosing_any(h, host_op, launched_kernel)
+    del launched_kernel
     # TF 2.4 grouping fallback: host op names that appear on a device `TensorFlow Ops` line
     dev_op_names = set()
     for d in devs:

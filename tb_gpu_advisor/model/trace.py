@@ -182,8 +182,7 @@ def launch_records(h: HostEvents, idx_t=np.int64) -> IdTable:
     A CUDA graph launch (``cuGraphLaunch``) shares its correlation id with every kernel of the graph, so the
     graph's kernels map to the one launch, as CUPTI records them.
     """
-    hc = np.flatnonzero(h.corr >= 0).astype(idx_t, copy=False)
-    return IdTable(h.corr[hc], hc, -1)
+    return IdTable.first_positions(h.corr, idx_t)
 
 
 def device_launches(h: HostEvents, devs: list["DeviceEvents"], idx_t=np.int64) -> list[np.ndarray]:

@@ -162,10 +162,10 @@ class _PathSpy:
             self.in_place += found is not None
             return found
 
-        def line(buf, start, end, msg, *rest):
+        def line(buf, start, end, lengths, *rest):
             before = self.in_place
-            found = real_line(buf, start, end, msg, *rest)
-            if len(msg.events) and self.in_place == before:
+            found = real_line(buf, start, end, lengths, *rest)
+            if len(lengths) and self.in_place == before:
                 self.fallback += 1
             return found
 

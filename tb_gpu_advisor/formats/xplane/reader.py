@@ -32,10 +32,9 @@ from __future__ import annotations
 
 import array
 import io
-import itertools
 import math
 import os
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -347,7 +346,11 @@ def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | Non
     # arena: as big as ``buf``, and dead once the lines are located.  Dropped here, before the lines are
     # decoded: the dense 100 MB benchmark capture's read peaked 50 MB higher with it alive.
     del msg, entries
-    lines = [_read_line(b, s, e, names, keys, strings, clock) for b, s, e in line_bufs]
+    lines = []
+    for b, s, e in line_bufs:
+        lines.append(_read_line(b, s, e, names, keys, strings, clock))
+        if e - s > _TRIM_BYTES:  # the line's decode temporaries, before the next line's (see memory.py)
+            release_free_heap()
     del line_bufs
     # Events whose metadata id is unknown point one past the table: give them a name.
     if any((ln.name_id == len(event_names)).any() for ln in lines):
@@ -492,23 +495,50 @@ def _read_line(
     walked = _walk_sparse_line(buf, start, end) if _mostly_empty_events(buf, start, end) else None
     if walked is not None:
         head, ev_start, ev_len = walked
-        msg = message_class("LazyLine").FromString(head)
+        msg = _header(message_class("LazyLine").FromString(head))
         parts = _decode_located(buf, ev_start, ev_len, keys, strings)
     else:
-        msg = message_class("LazyLine").FromString(memoryview(buf)[start:end])
-        parts = _decode_line_events(buf, start, end, msg, keys, strings)
-    name_id = names.lookup(_concat([p[0] for p in parts]))
-    duration_ps = _concat([p[2] for p in parts])
+        msg, lengths = _header_and_lengths(memoryview(buf)[start:end])
+        parts = _decode_line_events(buf, start, end, lengths, keys, strings)
+    # the batches' columns are joined one column at a time, each batch's part dropped as it is joined: the
+    # batches and the line's columns were otherwise alive together (twice the line's decoded size)
+    offsets = np.cumsum([0] + [len(p[0]) for p in parts[:-1]]).tolist()
+    meta, offset, duration, stats = (list(c) for c in zip(*parts)) if parts else ([], [], [], [])
+    del parts
+    name_id = names.lookup(_concat_dropping(meta)).astype(np.int32)
+    duration_ps = _concat_dropping(duration)
     return Line(
         id=msg.id,
         name=msg.name,
         display_name=msg.display_name,
         timestamp_ns=msg.timestamp_ns,
-        start_ps=clock.start_ps(msg.timestamp_ns, _concat([p[1] for p in parts]), duration_ps),
+        start_ps=clock.start_ps(msg.timestamp_ns, _concat_dropping(offset), duration_ps),
         duration_ps=duration_ps,
-        name_id=name_id.astype(np.int32),
-        stats=StatTable.concat([p[3] for p in parts], list(np.cumsum([0] + [len(p[0]) for p in parts[:-1]]))),
+        name_id=name_id,
+        stats=_concat_stats(stats, offsets),
     )
+
+
+def _concat_dropping(arrays: list[np.ndarray]) -> np.ndarray:
+    """The arrays joined (one array: itself, no copy); the list is emptied, so each is freed once joined."""
+    out = arrays[0] if len(arrays) == 1 else _concat(arrays)
+    arrays.clear()
+    return out
+
+
+def _concat_stats(tables: list[StatTable], owner_offsets: list[int]) -> StatTable:
+    """``StatTable.concat`` a column at a time, each batch's column dropped once joined."""
+    if len(tables) <= 1:
+        return tables[0] if tables else StatTable.empty()
+    owner = _concat_dropping([t.owner + np.int32(off) for t, off in zip(tables, owner_offsets)])
+    for t in tables:
+        t.owner = None  # type: ignore[assignment]
+    columns = {}
+    for name in ("key", "kind", "value"):
+        columns[name] = _concat_dropping([getattr(t, name) for t in tables])
+        for t in tables:
+            setattr(t, name, None)
+    return StatTable(owner=owner, **columns)
 
 
 _Decoded = tuple[np.ndarray, np.ndarray, np.ndarray, StatTable]
@@ -521,41 +551,60 @@ def _decode_located(buf: np.ndarray, ev_start: np.ndarray, ev_len: np.ndarray, k
             for i in range(0, ev_len.shape[0], EVENT_CHUNK)]
 
 
-def _decode_line_events(buf: np.ndarray, start: int, end: int, msg, keys: _StatKeys,
+class _LineHeader(NamedTuple):
+    """A line's own fields, kept once upb's message (and the copy of the events it holds) is dropped."""
+
+    id: int
+    name: str
+    display_name: str
+    timestamp_ns: int
+
+
+def _header(msg) -> _LineHeader:
+    return _LineHeader(msg.id, msg.name, msg.display_name, msg.timestamp_ns)
+
+
+def _header_and_lengths(line: memoryview) -> tuple[_LineHeader, np.ndarray]:
+    """The line's own fields and its events' lengths, from upb; upb's message dies here.
+
+    Why: upb's parse holds a copy of every event's bytes and a 16-byte view of each (~45 bytes per event on
+    a dense GPU stream), and was alive while the events were decoded: 29 MB of a 210k-kernel stream's read.
+    """
+    msg = message_class("LazyLine").FromString(line)
+    return _header(msg), np.fromiter(map(len, msg.events), dtype=np.int64, count=len(msg.events))
+
+
+def _decode_line_events(buf: np.ndarray, start: int, end: int, lengths: np.ndarray, keys: _StatKeys,
                         strings: _Strings) -> list[_Decoded]:
-    """The non-empty events of the line upb parsed as ``msg`` (``LazyLine``), decoded batch by batch.
+    """The non-empty events of the line at ``buf[start:end]`` (their lengths from upb), decoded batch by batch.
 
     Fast path: the events lie back to back in ``buf`` (as every protobuf writer puts them); each batch's
-    positions follow from upb's lengths and are verified (``wire.locate_repeated``), so the events are
-    decoded in the plane's buffer without copying, and only one batch's positions exist at a time.
-    Otherwise (fields interleaved with the events) they are joined into a buffer of their own: one copy.
+    positions follow from the lengths and are verified (``wire.locate_repeated``), so the events are decoded
+    in the plane's buffer without copying, and only one batch's positions exist at a time.  Otherwise (fields
+    interleaved with the events) upb parses the line again and its events are joined into a buffer of their
+    own: one copy.
     """
-    events = msg.events
-    n = len(events)
-    if n == 0:
+    if lengths.shape[0] == 0:
         return []
     first = _first_field(memoryview(buf), start, end, _LINE_EVENTS)
     if first is not None:
-        parts = _decode_in_place(buf, first, events, n, keys, strings)
+        parts = _decode_in_place(buf, first, lengths, keys, strings)
         if parts is not None:
             return parts
-    lengths = np.fromiter(map(len, events), dtype=np.int64, count=n)
-    joined = wire.padded(b"".join(events))
+    joined = wire.padded(b"".join(message_class("LazyLine").FromString(memoryview(buf)[start:end]).events))
     starts = np.cumsum(lengths) - lengths
     kept = lengths > 0
     return _decode_located(joined, starts[kept], lengths[kept], keys, strings)
 
 
-def _decode_in_place(buf: np.ndarray, first: int, events, n: int, keys: _StatKeys,
+def _decode_in_place(buf: np.ndarray, first: int, all_lengths: np.ndarray, keys: _StatKeys,
                      strings: _Strings) -> list[_Decoded] | None:
-    """Decode ``n`` back-to-back events whose first header is at ``buf[first]``, a batch at a time; None
-    when they are not back to back (the caller falls back)."""
-    lengths_of = iter(events)
+    """Decode the back-to-back events of ``all_lengths`` whose first header is at ``buf[first]``, a batch at a
+    time; None when they are not back to back (the caller falls back)."""
     parts: list[_Decoded] = []
     pos = first
-    for a in range(0, n, EVENT_CHUNK):
-        lengths = np.fromiter(map(len, itertools.islice(lengths_of, EVENT_CHUNK)), dtype=np.int64,
-                              count=min(EVENT_CHUNK, n - a))
+    for a in range(0, all_lengths.shape[0], EVENT_CHUNK):
+        lengths = all_lengths[a : a + EVENT_CHUNK]
         starts = wire.locate_repeated(buf, pos, _EVENTS_TAG, lengths)
         if starts is None:
             return None
@@ -702,6 +751,30 @@ def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, st
             value[sel.msg] = ids[inverse.ravel()]
         else:  # STR / BYTES: each distinct string decoded once
             value[sel.msg] = wire.intern_ranges(buf, sel.start, sel.value.astype(np.int64), strings.intern)
-    if not pruned:
-        return StatTable(owner=stat_fields.msg.astype(np.int32), key=key.astype(np.int32), kind=kind, value=value)
-    return StatTable(owner=stat_fields.msg[kept].astype(np.int32), key=key[kept].astype(np.int32), kind=kind[kept], value=value[kept])
+    owner = stat_fields.msg
+    if pruned:
+        owner, key, kind, value = owner[kept], key[kept], kind[kept], value[kept]
+    return StatTable(owner=owner.astype(np.int32), key=key.astype(_key_dtype(keys)), kind=kind,
+                     value=_narrow_values(kind, value))
+
+
+_DOUBLE_KIND = int(ValueKind.DOUBLE)  # a plain int: an array compared with an IntEnum member goes through the enum
+
+
+def _key_dtype(keys: _StatKeys) -> type:
+    """int16 stat keys where the plane names fewer than 32k stats (always, in practice): 2 bytes a stat."""
+    return np.int16 if len(keys.names) < np.iinfo(np.int16).max else np.int32
+
+
+def _narrow_values(kind: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """``value`` as int32 where no row holds a double (read back through its int64 bits) and every value fits.
+
+    Why: stats are the bulk of a timeline (1.3 per event on a dense capture), and nearly all are ids --
+    correlation ids, string ids -- that need 4 bytes, not 8; batches with doubles keep int64 (joined batches
+    then widen to it).
+    """
+    if value.size == 0 or (kind == _DOUBLE_KIND).any():
+        return value
+    lo, hi = int(value.min()), int(value.max())
+    info = np.iinfo(np.int32)
+    return value.astype(np.int32) if info.min <= lo and hi <= info.max else value

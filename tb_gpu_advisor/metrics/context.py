@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, sorted_unique, subtract_intervals,
@@ -262,6 +263,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     # "on device": the op launched at least one kernel; an op that only moved data (memcpy) ran on the host
     op_on_device = _enclosing_any(h, host_op, launched_kernel)
     del launched_kernel
+    release_free_heap()  # the op search's sorted copies and chunks, under the step assignment below (memory.py)
     # TF 2.4 grouping fallback: host op names that appear on a device `TensorFlow Ops` line
     dev_op_names = set()
     for d in devs:

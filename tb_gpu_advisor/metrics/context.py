@@ -226,8 +226,9 @@ def _enclosing_any(h: HostEvents, mask_outer: np.ndarray, mask_inner: np.ndarray
     if not len(h) or not mask_outer.any() or not mask_inner.any():
         return out
     encloser = Encloser(h, mask_outer)
-    for a in range(0, len(h), _CHUNK):
-        inner = np.flatnonzero(mask_inner[a:a + _CHUNK])
+    chunk = _CHUNK >> 2  # each query's search temporaries are ~40 bytes an event: 2.6 MB a chunk
+    for a in range(0, len(h), chunk):
+        inner = np.flatnonzero(mask_inner[a:a + chunk])
         if inner.size:
             inner += a
             enc = encloser.find(inner)

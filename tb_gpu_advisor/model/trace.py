@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tb_gpu_advisor.model.columns import take
+from tb_gpu_advisor.model.columns import narrowest, take
 from tb_gpu_advisor.model.idtable import IdTable
 
 
@@ -162,14 +162,41 @@ class DeviceEvents:
     group_id: np.ndarray  # -1 where absent; narrow, or a zero-byte broadcast -1 (also shape_sid, long_name_sid)
     op_text: list[str]  # resolved op names: `tf_op` stat strings, HLO ops, TF 2.4 `TensorFlow Ops` line names
     op_idx: np.ndarray  # index into op_text, -1 = unknown (int16, or wider when op_text is long)
-    mem_bytes: np.ndarray  # memcpy size, -1 unknown (the narrowest int dtype holding the sizes)
-    mem_sync: np.ndarray  # 1 sync, 0 async, -1 unknown
+    # the events a copy size or sync flag is known for, and those: a few per step where every event had both
+    # columns, 5 bytes each (8 MB on a dense 100 MB capture); read through ``mem_bytes`` / ``mem_sync``
+    copy_idx: np.ndarray  # int32 event indices, ascending
+    copy_bytes: np.ndarray  # memcpy size, -1 unknown (the narrowest int dtype holding the sizes)
+    copy_sync: np.ndarray  # int8: 1 sync, 0 async, -1 unknown
     shape_sid: np.ndarray  # string id of the op's shapes (XPlane `shape` stat), -1
     long_name_sid: np.ndarray = None  # string id of the XLA op text (`long_name` stat) (XLA ops: "%x = f16[8,128]{1,0} dot(...)")
     graph_id: np.ndarray = None  # `cuda_graph_id` of kernels launched inside a CUDA graph (XLA command buffer), -1
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
+
+    @staticmethod
+    def copy_columns(mem_bytes: np.ndarray, mem_sync: np.ndarray) -> dict[str, np.ndarray]:
+        """The ``copy_*`` fields from a dense size and sync column (-1 where unknown)."""
+        idx = np.flatnonzero((mem_bytes >= 0) | (mem_sync >= 0)).astype(np.int32)
+        return {"copy_idx": idx, "copy_bytes": narrowest(np.asarray(mem_bytes[idx], dtype=np.int64)),
+                "copy_sync": np.asarray(mem_sync[idx], dtype=np.int8)}
+
+    @property
+    def mem_bytes(self) -> np.ndarray:
+        """Memcpy size per event, -1 unknown (a zero-byte broadcast -1 where no event has one)."""
+        return self._dense(self.copy_bytes)
+
+    @property
+    def mem_sync(self) -> np.ndarray:
+        """Per event: 1 sync copy, 0 async, -1 unknown (a zero-byte broadcast -1 where no event says)."""
+        return self._dense(self.copy_sync)
+
+    def _dense(self, values: np.ndarray) -> np.ndarray:
+        if not (values >= 0).any():
+            return np.broadcast_to(values.dtype.type(-1), (len(self),))
+        out = np.full(len(self), -1, dtype=values.dtype)
+        out[self.copy_idx] = values
+        return out
 
     def string(self, sid: int) -> str | None:
         """The text of string id ``sid`` of a string-id column, None for -1 or an unknown id."""

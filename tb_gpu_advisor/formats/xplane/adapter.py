@@ -416,7 +416,7 @@ def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
     return DeviceEvents(
         gpu=int(plane.gpu_id), info=device_info(plane), names=plane.event_names, strings=plane.strings, start=start, end=end, name=name, kind=kinds_per_name[name] if n else np.zeros(0, np.int8),
         stream=stream, stream_names=[ln.name for ln in lines], corr=corr, group_id=group_id, op_text=op_text, op_idx=op_idx,
-        mem_bytes=mem_bytes, mem_sync=mem_sync, shape_sid=shape_sid, long_name_sid=long_name_sid, graph_id=graph_id,
+        **DeviceEvents.copy_columns(mem_bytes, mem_sync), shape_sid=shape_sid, long_name_sid=long_name_sid, graph_id=graph_id,
     )
 
 

@@ -62,16 +62,6 @@ def take(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
     return out
 
 
-def put_narrow(col: np.ndarray, sl: slice, v: np.ndarray) -> np.ndarray:
-    """``col[sl] = v``, first widening ``col`` (a copy) when ``v`` holds values its dtype cannot."""
-    if v.size:
-        dt = int_dtype(int(v.min()), int(v.max()), floor=np.dtype(col.dtype).type)
-        if dt != col.dtype:
-            col = col.astype(dt)
-    col[sl] = v
-    return col
-
-
 def sorted_unique(a: np.ndarray) -> np.ndarray:
     """``np.unique(a)`` for 1-d numeric arrays, by sorting.
 

@@ -139,10 +139,9 @@ def test_host_events_take_over_the_timeline_columns():
         assert np.shares_memory(ln.start_ps, h.start)  # ... from the table's memory
     cpu_plane, cupti_plane = list(tl.host_planes())
     first, cupti = lines[0], lines[-1]
-    # the table's name ids are int16 (2 bytes an event, up to 32k names): each line keeps its own int32 ids, as
-    # a re-interned plane's line does, until an analysis releases them (Line.release_events)
-    assert h.name.dtype == np.int16
-    assert not np.shares_memory(first.name_id, h.name) and not np.shares_memory(cupti.name_id, h.name)
+    assert h.name.dtype == np.int16  # 2 bytes an event up to 32k names, as the lines' own ids
+    assert np.shares_memory(first.name_id, h.name)  # the first plane's names are the table's own
+    assert not np.shares_memory(cupti.name_id, h.name)  # re-interned ids: the line keeps its own
     assert [h.names[i] for i in h.name[: len(first)].tolist()] == [cpu_plane.event_names[i] for i in first.name_id.tolist()]
     assert [h.names[i] for i in h.name[-len(cupti):].tolist()] == [cupti_plane.event_names[i] for i in cupti.name_id.tolist()]
     assert h.step_num.dtype == np.int8 and h.line.dtype == np.int16  # narrow: values fit

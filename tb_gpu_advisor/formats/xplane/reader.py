@@ -45,6 +45,7 @@ from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.formats.xplane import wire
 from tb_gpu_advisor.formats.xplane.schema import message_class
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
+from tb_gpu_advisor.model.columns import int_dtype
 from tb_gpu_advisor.model.idtable import IdTable
 
 _XSTAT_VALUE_FIELDS = {  # XStat field number -> (ValueKind, wire type)
@@ -505,7 +506,8 @@ def _read_line(
     offsets = np.cumsum([0] + [len(p[0]) for p in parts[:-1]]).tolist()
     meta, offset, duration, stats = (list(c) for c in zip(*parts)) if parts else ([], [], [], [])
     del parts
-    name_id = names.lookup(_concat_dropping(meta)).astype(np.int32)
+    # int16 where the plane names fewer than 32k events (every capture seen): 2 bytes an event, as the host table
+    name_id = names.lookup(_concat_dropping(meta)).astype(int_dtype(0, names.missing, floor=np.int16))
     duration_ps = _concat_dropping(duration)
     return Line(
         id=msg.id,

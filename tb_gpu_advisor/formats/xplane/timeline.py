@@ -96,7 +96,7 @@ class Line:
     timestamp_ns: int
     start_ps: np.ndarray  # int64, absolute: timestamp_ns * 1000 + offset_ps
     duration_ps: np.ndarray  # int64
-    name_id: np.ndarray  # int32 index into Plane.event_names
+    name_id: np.ndarray  # index into Plane.event_names (int16, or int32 past 32k names)
     stats: StatTable
     plane: "Plane" = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
     #: after :meth:`release_events`: (event count, (min start, max end) or None); None while the columns are here

@@ -211,8 +211,8 @@ def render(cases: list[tuple[Case, Measurement, Measurement]], baseline: int, in
     lines = [info, "",
              f"RSS of a process that only imports the CLI: {_mb(baseline)} MB (part of every row of ours).", "",
              "| file | size MB | events | ours: `report` peak RSS MB | ours / file | ours above imports, B/event "
-             "| target | result | stock `overview_page` peak RSS MB | stock / file | ours: outcome |",
-             "|---|---:|---:|---:|---:|---:|---|---|---:|---:|---|"]
+             "| target | result | ours CPU s | stock `overview_page` peak RSS MB | stock / file | ours: outcome |",
+             "|---|---:|---:|---:|---:|---:|---|---|---:|---:|---:|---|"]
     for case, o, s in cases:
         size = os.path.getsize(case.path)
         limit = case.limit_bytes if case.above_imports is None else baseline + case.above_imports
@@ -222,7 +222,7 @@ def render(cases: list[tuple[Case, Measurement, Measurement]], baseline: int, in
                      else "–")
         lines.append(f"| {case.label} | {size / 1e6:,.1f} | {case.events:,} | {_peak(o)} | "
                      f"{_x(o.maxrss, size) if o.status == 'ok' else '–'} | {per_event} | {case.target} | {result} | "
-                     f"{_peak(s)} | "
+                     f"{o.cpu_s:.1f} | {_peak(s)} | "
                      f"{_x(s.maxrss, size) if s.status == 'ok' else '–'} | {o.note} |")
     return "\n".join(lines) + "\n"
 

@@ -230,6 +230,7 @@ def render(cases: list[tuple[Case, Measurement, Measurement]], baseline: int, in
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dense-size", default="93MB", help="size of the dense capture (default %(default)s: the user's)")
+    ap.add_argument("--empty-mb", default="10,50", help="sizes of the empty-event files, MB (default %(default)s)")
     ap.add_argument("--cache-dir", default=os.path.join(REPO, ".bench"), help="generated files and results")
     ap.add_argument("--timeout", type=float, default=900.0, help="seconds per measured process")
     ap.add_argument("--repeat", type=int, default=1, help="fresh processes per measurement of ours; median peak "
@@ -243,7 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     os.makedirs(folder, exist_ok=True)
     cases = []
     if args.only != "dense":
-        for mb in (10, 50):  # the same cost at 5x the events: nothing per event
+        for mb in (int(x) for x in args.empty_mb.split(",") if x):  # 10 and 50: the cost of 5x the events
             cases += [_empty_xplane(folder, mb), _empty_kineto(folder, mb)]
     if args.only != "empty":
         cases.append(_dense(args.cache_dir, args.dense_size, args.timeout, mem_cap))

@@ -87,11 +87,30 @@ def run_child(label: str, args: list[str], timeout_s: float, mem_cap: int, env: 
     is polled only to kill it above ``mem_cap`` (this machine has no swap:
     an OOM kill could hit some other process).
     """
+    m, returncode, stdout, stderr = run_process(label, [sys.executable, CHILD, *args], timeout_s, mem_cap, env)
+    if m.status != "ok":
+        return m
+    lines = [ln for ln in stdout.strip().splitlines() if ln.startswith("{")]
+    if returncode != 0 or not lines:
+        m.status = "error"
+        tail = (stderr.strip().splitlines() or ["exit code %s" % returncode])[-1]
+        m.note = tail[:160]
+        return m
+    res = json.loads(lines[-1])
+    m.work_s = res["work_s"]
+    m.rss_before = res["rss_before_kb"] * 1024
+    m.detail = res["detail"]
+    return m
+
+
+def run_process(label: str, argv: list[str], timeout_s: float, mem_cap: int,
+                env: dict | None = None) -> tuple[Measurement, int, str, str]:
+    """Run ``argv`` as a fresh process: (its Measurement -- wall, CPU, peak RSS, status --, exit code, stdout,
+    stderr).  Reaped with ``os.wait4``, so the peak is the kernel's own high-water mark of that process."""
     m = Measurement(label)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, CHILD, *args], stdout=out, stderr=err, cwd=REPO,
-                                env=env or _child_env())
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=REPO, env=env or _child_env())
         delay, killed = 0.002, None
         while True:
             pid, status, ru = os.wait4(proc.pid, os.WNOHANG)
@@ -120,18 +139,7 @@ def run_child(label: str, args: list[str], timeout_s: float, mem_cap: int, env: 
         m.status = killed
         m.note = (f"killed after {m.wall_s:.0f} s" if killed == "timeout"
                   else f"killed at RSS > {mem_cap / 2**30:.1f} GiB")
-        return m
-    lines = [ln for ln in stdout.strip().splitlines() if ln.startswith("{")]
-    if proc.returncode != 0 or not lines:
-        m.status = "error"
-        tail = (stderr.strip().splitlines() or ["exit code %s" % proc.returncode])[-1]
-        m.note = tail[:160]
-        return m
-    res = json.loads(lines[-1])
-    m.work_s = res["work_s"]
-    m.rss_before = res["rss_before_kb"] * 1024
-    m.detail = res["detail"]
-    return m
+    return m, proc.returncode, stdout, stderr
 
 
 def _child_env(extra: dict | None = None) -> dict:

@@ -45,6 +45,7 @@ from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.frameworks import display_names, how_to_capture
 from tb_gpu_advisor.model.schema import SCHEMA_VERSION, SEVERITY_ORDER, _json_default
 from tb_gpu_advisor.report import render
+from tb_gpu_advisor.runtime import guard
 from tb_gpu_advisor.runtime import session as analysis
 from tb_gpu_advisor.runtime.cache import ReportCache
 
@@ -350,16 +351,22 @@ def cli_options(args: argparse.Namespace) -> UserOptions:
 
 def session_report(session: Any, options: UserOptions, cache: Any, stderr: TextIO, progress: bool) -> Any:
     """A session's Report through the analysis entry point (the report cache first) with the user's ``options``,
-    with progress on ``stderr`` when asked or when it is a terminal; analysis failures become InputError (exit 2)."""
+    with progress on ``stderr`` when asked or when it is a terminal, under the workers' memory limit; analysis
+    failures become InputError (exit 2)."""
     name = session.stock_run
     show = _Progress(stderr, name) if progress or _isatty(stderr) else None
     try:
-        a = analysis.session_report(session, options=options, cache=cache, progress=show)
+        # the plugin's worker memory limit, in this process (runtime/guard.py): a file that needs more fails
+        # its own host with a clear error; the other hosts and sessions are still analysed and reported
+        with guard.address_space_limit(guard.memory_limit_from_env()):
+            a = analysis.session_report(session, options=options, cache=cache, progress=show)
         if a.from_cache and show is not None:
             show("from the report cache", 1.0)
         return a.report
     except (OSError, ValueError) as e:
         raise InputError(f"cannot analyse {name}: {e}") from e
+    except MemoryError:  # outside a host's analysis (its merge, the cache): the session fails, not the process
+        raise InputError(f"cannot analyse {name}: {guard.out_of_memory_message()}") from None
     finally:
         if show is not None:
             show.done()

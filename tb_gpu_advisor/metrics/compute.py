@@ -11,7 +11,7 @@ from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, comm, flops, kernels, memcpy, multigpu, ops, syncs
 from tb_gpu_advisor.metrics.context import Context, build_context
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics
-from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.model.trace import Trace, release_columns
 from tb_gpu_advisor.steps.detect import Steps
 
 
@@ -20,27 +20,32 @@ def _share(a: float | None, b: float | None) -> float | None:
 
 
 def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,
-                         options: UserOptions | None = None) -> HostMetrics:
+                         options: UserOptions | None = None, release: bool = False) -> HostMetrics:
     """Every metric of one host, from its trace and the steps found in it; the numpy context they share
-    stays in here (the report sees metrics only).  ``options``: the user's settings (none: the defaults)."""
+    stays in here (the report sees metrics only).  ``options``: the user's settings (none: the defaults).
+    ``release``: the host columns only the context reads are dropped once it is built (``pipeline.host_metrics``)."""
     ctx = build_context(trace, steps, launches, fw, options)
     del launches
+    if release:
+        release_columns(trace.h, "corr", "root")
     release_free_heap()  # the context's build temporaries (see memory.py)
-    per_gpu: dict[int, list[StepMetrics]] = {}
     per_gpu_arr: dict[int, bd.StepArrays] = {}
     gaps = []
     for g in ctx.gpus:
         arr, iv, painted = bd.gpu_step_arrays(ctx, g)
         per_gpu_arr[g.d.gpu] = arr
-        per_gpu[g.d.gpu] = arr.rows()
         if g.active:
             gaps.extend(bd.step_gaps(ctx, g, iv, painted))
         del iv, painted
+    # each GPU's per-step rows (StepMetrics objects: ~1 kB a row, 13 MB for 8 GPUs x 1,300 steps) are made from
+    # its columns at the end, after the modules' peak, unless the host rows need them now
+    per_gpu: dict[int, list[StepMetrics]] | None = None
     host_arr = bd.host_arrays(ctx, per_gpu_arr) if per_gpu_arr else None
     if host_arr is not None:
         host_rows = host_arr.rows()
         avg = bd.average_matrix(host_arr.mat)
     else:
+        per_gpu = {gid: arr.rows() for gid, arr in per_gpu_arr.items()}
         host_rows = bd.host_rows(ctx, per_gpu) if per_gpu else _host_only_rows(ctx)
         avg = bd.average(host_rows)
     avg_step = sum(r.step_ms for r in host_rows) / len(host_rows) if host_rows else None
@@ -68,23 +73,37 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     )
     release_free_heap()  # the breakdown's and the ops' temporaries, before memcpy's encloser is built (memory.py)
     mc, mc_rows = memcpy.memcpy_stats(ctx, avg.as_dict())
+    mc_rows = mc_rows[:500]  # what the report keeps: a row per step, GPU and direction otherwise lives on
     release_free_heap()  # the memcpy encloser's sort keys and masks: tens of MB on large captures (memory.py)
     gm = multigpu.gpu_metrics(ctx, per_gpu_arr)
     active_ids = {g.d.gpu for g in ctx.gpus if g.active}
-    detail = [r for gid in sorted(per_gpu) if gid in active_ids for r in per_gpu[gid]] + host_rows
     notes = list(trace.problems)  # what the reader could not read: the report is partial
     if not has_gpu:
         notes.append("no GPU kernels in this capture: device metrics are not available (CPU-only profile?)")
+    # the kernel modules' per-GPU temporaries (~100 bytes per device event) are handed back after each of them
+    kernel_rows = _trimmed(kernels.kernel_stats, ctx)
+    fusion = _trimmed(kernels.fusion, ctx)
+    durations = _trimmed(kernels.kernel_durations, ctx)
     hm = HostMetrics(
         host=trace.host, path=trace.path, capture=capture.capture_quality(ctx), steps=ctx.steps.detection, headline=head,
-        breakdown=avg, steps_detail=detail, gpus=gm, kernels=kernels.kernel_stats(ctx), ops=op_list[:200],
-        memcpy=mc, memcpy_steps=mc_rows[:500], small_kernels=kernels.small_kernels(ctx), eager=ops.eager(ctx),
-        host_ops=ops.host_ops(ctx, op_list, place), fusion=kernels.fusion(ctx), loss_scaling=ops.loss_scaling(ctx),
+        breakdown=avg, steps_detail=[], gpus=gm, kernels=kernel_rows, ops=op_list[:200],
+        memcpy=mc, memcpy_steps=mc_rows, small_kernels=kernels.small_kernels(ctx), eager=ops.eager(ctx),
+        host_ops=ops.host_ops(ctx, op_list, place), fusion=fusion, loss_scaling=ops.loss_scaling(ctx),
         gaps=bd.summarize_gaps(gaps, avg_step), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu_arr), memory=capture.memory(ctx),
-        notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx), kernel_durations=kernels.kernel_durations(ctx),
+        notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx), kernel_durations=durations,
         syncs=syncs.host_syncs(ctx), comm=comm.communication(ctx), flops=flops.flops(ctx, avg_step), applied=capture.applied_fixes(ctx),
     )
+    hm.steps_detail = [r for gid in sorted(per_gpu_arr) if gid in active_ids
+                       for r in (per_gpu[gid] if per_gpu is not None else per_gpu_arr[gid].rows())] + host_rows
     return hm
+
+
+def _trimmed(fn, ctx: Context):
+    """``fn(ctx)``, then its freed temporaries handed back to the OS (see memory.py): otherwise each module's
+    leftovers would lie under the next one's peak."""
+    out = fn(ctx)
+    release_free_heap()
+    return out
 
 
 def _dispatch(ctx: Context) -> Dispatch:

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework
@@ -24,7 +25,6 @@ PS_PER_US = 1e6
 class GpuCtx:
     d: DeviceEvents
     launch: np.ndarray  # host event index of each device event's launch record, -1
-    op_host: np.ndarray  # host TF-op event enclosing that launch record, -1 (memcpy's top ops)
     step: np.ndarray  # index into steps (kept), -1 outside kept steps (int16 up to 32k steps)
     windows: np.ndarray  # (n, 2) ps
     active: bool  # has kernels (or collectives)
@@ -39,17 +39,28 @@ class GpuCtx:
     eager: np.ndarray = field(default=None)
 
 
+#: Bits of :attr:`Context.host_flags`, one per role a host event can have.
+_HOST_OP, _HOST_INPUT, _HOST_WORK, _OP_ON_DEVICE, _DISPATCH_CALL, _EAGER_OP = (1 << i for i in range(6))
+
+
+def pack_flags(masks: dict[int, np.ndarray], n: int) -> np.ndarray:
+    """One uint8 per event holding each bool column of ``masks`` (bit -> column) as its bit."""
+    flags = np.zeros(n, dtype=np.uint8)
+    for bit, mask in masks.items():
+        np.bitwise_or(flags, np.uint8(bit), out=flags, where=mask)
+    return flags
+
+
 @dataclass
 class Context:
     trace: Trace
     h: HostEvents
     steps: Steps
     gpus: list[GpuCtx]
-    host_op: np.ndarray  # bool per host event: a TF op event
-    host_input: np.ndarray  # bool per host event: input wait (IteratorGetNext*, get_next threads)
-    host_work: np.ndarray  # bool: host TF op / eager execution work
+    #: the host events' roles, one bit each (read through the properties below): six bool columns were
+    #: 6 bytes per host event through the whole analysis, 13 MB on a dense 100 MB capture
+    host_flags: np.ndarray
     host_step: np.ndarray  # kept-step index of each host event by start (host windows), -1 (int16 up to 32k steps)
-    op_on_device: np.ndarray  # bool per host event (meaningful where host_op)
     #: the user's settings of this analysis (parameter count, model FLOPs per step): handed in, never read here
     options: UserOptions = field(default_factory=UserOptions)
     fw: Framework = frameworks.UNKNOWN
@@ -59,11 +70,40 @@ class Context:
     dispatch_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
     #: the host blocked inside runtime calls (syncs, copies): waiting, never host work; (starts, ends)
     blocked_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
-    #: bool per host event: an outermost dispatch event (one call of a compiled function)
-    dispatch_calls: np.ndarray = None  # type: ignore[assignment]
-    #: bool per host event: an op run eagerly -- a TF op with ``is_eager``, ``EagerExecute``, or a dispatch call
-    #: that ran a single op (un-jitted JAX: each jnp call its own one-kernel program)
-    eager_ops: np.ndarray = None  # type: ignore[assignment]
+
+    def _flag(self, bit: int) -> np.ndarray:
+        return (self.host_flags & np.uint8(bit)) != 0
+
+    @property
+    def host_op(self) -> np.ndarray:
+        """Bool per host event: a TF op event."""
+        return self._flag(_HOST_OP)
+
+    @property
+    def host_input(self) -> np.ndarray:
+        """Bool per host event: input wait (IteratorGetNext*, get_next threads)."""
+        return self._flag(_HOST_INPUT)
+
+    @property
+    def host_work(self) -> np.ndarray:
+        """Bool per host event: host TF op / eager execution work."""
+        return self._flag(_HOST_WORK)
+
+    @property
+    def op_on_device(self) -> np.ndarray:
+        """Bool per host event: the op launched a kernel (meaningful where host_op)."""
+        return self._flag(_OP_ON_DEVICE)
+
+    @property
+    def dispatch_calls(self) -> np.ndarray:
+        """Bool per host event: an outermost dispatch event (one call of a compiled function)."""
+        return self._flag(_DISPATCH_CALL)
+
+    @property
+    def eager_ops(self) -> np.ndarray:
+        """Bool per host event: an op run eagerly -- a TF op with ``is_eager``, ``EagerExecute``, or a dispatch
+        call that ran a single op (un-jitted JAX: each jnp call its own one-kernel program)."""
+        return self._flag(_EAGER_OP)
 
     @property
     def params(self) -> int | None:
@@ -182,6 +222,27 @@ def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> n
     return Encloser(h, mask_outer).find(idx_inner)
 
 
+def _enclosing_any(h: HostEvents, mask_outer: np.ndarray, mask_inner: np.ndarray) -> np.ndarray:
+    """Bool per host event: a ``mask_outer`` event that is the innermost one enclosing (:class:`Encloser`) at least
+    one ``mask_inner`` event.
+
+    The inner events are taken a chunk at a time: every kernel launch record's index and enclosing op as whole
+    columns were 8 bytes per launch, and their intp temporaries 16 more, at the context's peak.
+    """
+    out = np.zeros(len(h), dtype=bool)
+    if not len(h) or not mask_outer.any() or not mask_inner.any():
+        return out
+    encloser = Encloser(h, mask_outer)
+    chunk = _CHUNK >> 2  # each query's search temporaries are ~40 bytes an event: 2.6 MB a chunk
+    for a in range(0, len(h), chunk):
+        inner = np.flatnonzero(mask_inner[a:a + chunk])
+        if inner.size:
+            inner += a
+            enc = encloser.find(inner)
+            out[enc[enc >= 0]] = True
+    return out
+
+
 def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,
                   options: UserOptions | None = None) -> Context:
     """The shared context of one host: each device event's launch and step, the host's roles; ``options`` (the
@@ -191,7 +252,6 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     :func:`~tb_gpu_advisor.model.trace.device_launches`) come from the stages before: the chain
     (``runtime.pipeline``) detects the steps, the metrics only use them."""
     h, devs = trace.h, trace.devices
-    idx_t = index_dtype(len(h))  # host event indices
     host_op = h.name_mask(fw.host_op_event)
     # input wait by name: TF's IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data)
     host_input = h.name_mask(fw.input_event)
@@ -199,28 +259,20 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     marker_windows = steps.host_windows if steps.detection.source in _MARKER_SOURCES and steps.count else None
     input_spans, in_dispatch = _input_spans(h, marker_windows, fw, dispatch)
     gpus: list[GpuCtx] = []
-    launched_any = np.zeros(len(h), dtype=bool)
     launched_kernel = np.zeros(len(h), dtype=bool)  # launch records of kernels (not copies)
     for d, launch in zip(devs, launches):
-        launched_any[launch[launch >= 0]] = True
         kl = (launch >= 0) & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))
         launched_kernel[launch[kl]] = True
-        gpus.append(GpuCtx(d=d, launch=launch, op_host=np.full(len(d), -1, idx_t), step=np.zeros(0, np.int16),
+        gpus.append(GpuCtx(d=d, launch=launch, step=np.zeros(0, np.int16),
                            windows=steps.window(d.gpu),
                            active=bool(((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)).any())))
     # intermediates are dropped as soon as they are used: they would otherwise stay alive (tens of MB on
     # large captures) through the per-GPU loop and the host step assignment below, the peak of the analysis
     del launches
-    # enclosing TF op of each launch record
-    rec = np.flatnonzero(launched_any).astype(idx_t, copy=False)
-    del launched_any
-    enc = enclosing(h, host_op, rec)
-    rec_op = np.full(len(h), -1, dtype=idx_t)
-    rec_op[rec] = enc
-    op_on_device = np.zeros(len(h), dtype=bool)
     # "on device": the op launched at least one kernel; an op that only moved data (memcpy) ran on the host
-    op_on_device[enc[(enc >= 0) & launched_kernel[rec]]] = True
-    del rec, enc, launched_kernel
+    op_on_device = _enclosing_any(h, host_op, launched_kernel)
+    del launched_kernel
+    release_free_heap()  # the op search's sorted copies and chunks, under the step assignment below (memory.py)
     # TF 2.4 grouping fallback: host op names that appear on a device `TensorFlow Ops` line
     dev_op_names = set()
     for d in devs:
@@ -239,8 +291,6 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
             host_work &= ~in_dispatch
     for g in gpus:
         d = g.d
-        has = g.launch >= 0
-        g.op_host[has] = rec_op[g.launch[has]]
         g.step = assign(d.start, g.windows)
         names = d.names
         prec_name = devices.precision(names)
@@ -259,7 +309,6 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
         # op type hint: kernels of ops whose name says fp16/bf16 are not inferred (kept by name/shape only)
         g.name_prec = prec
         g.tc = devices.tensor_core(names)[d.name] if len(d) else np.zeros(0, bool)
-    del rec_op
     for g in gpus:
         _own_host(g, trace, h, fw, dispatch, marker_windows is not None)
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
@@ -267,11 +316,11 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     outer = _nesting(h, dispatch)[0] if dispatch.any() else dispatch
     blocked = h.name_mask(devices.is_blocking_call)
     eager_ops = _eager_ops(h, gpus, host_op, outer)
-    return Context(trace, h, steps, gpus, host_op, host_input, host_work, host_step, op_on_device,
-                   options if options is not None else UserOptions(), fw=fw,
-                   input_spans=input_spans, dispatch_spans=(d_s, d_e), dispatch_calls=outer,
-                   blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)),
-                   eager_ops=eager_ops)
+    flags = pack_flags({_HOST_OP: host_op, _HOST_INPUT: host_input, _HOST_WORK: host_work, _OP_ON_DEVICE: op_on_device,
+                        _DISPATCH_CALL: outer, _EAGER_OP: eager_ops}, len(h))
+    return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
+                   input_spans=input_spans, dispatch_spans=(d_s, d_e),
+                   blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)))
 
 
 def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray, calls: np.ndarray) -> np.ndarray:

@@ -61,16 +61,27 @@ def _stream_busy_until(d) -> np.ndarray:
     """
     if not len(d):
         return np.zeros(0, dtype=np.int64)
+    # in place where it can: a GPU's 200k events make each int64 temporary 1.7 MB, at the metrics' peak
     order = np.lexsort((d.start, d.stream))
     end = d.end[order].astype(np.int64)
     stream = d.stream[order]
     first = np.ones(order.size, dtype=bool)
     first[1:] = stream[1:] != stream[:-1]
+    del stream
     lo = int(end.min())
-    offset = (np.cumsum(first) - 1) * (int(end.max()) - lo + 1)
-    run = np.maximum.accumulate(end - lo + offset) - offset + lo
+    offset = np.cumsum(first, dtype=np.int64)
+    offset -= 1
+    offset *= int(end.max()) - lo + 1
+    run = end
+    run -= lo
+    run += offset
+    np.maximum.accumulate(run, out=run)
+    run -= offset
+    run += lo
+    del offset
     prev = np.empty(order.size, dtype=np.int64)
     prev[1:] = run[:-1]
+    del run, end
     prev[first] = -1
     out = np.empty(order.size, dtype=np.int64)
     out[order] = prev
@@ -88,9 +99,14 @@ def _idle_launch_latency_us(ctx: Context, g, m: np.ndarray) -> tuple[np.ndarray,
     launch = g.launch[m]
     has = launch >= 0
     launch_ps = ctx.h.start[np.clip(launch, 0, None)] if ctx.h.start.size else np.zeros(launch.size, np.int64)  # no host events
-    idle = _stream_busy_until(g.d)[m] <= launch_ps
+    del launch
+    busy = _stream_busy_until(g.d)
+    idle = busy[m] <= launch_ps
+    del busy
     counted = has & idle
-    return counted, np.where(counted, (g.d.start[m] - launch_ps) / PS_PER_US, 0.0)
+    latency = g.d.start[m] - launch_ps
+    del launch_ps
+    return counted, np.where(counted, latency / PS_PER_US, 0.0)
 
 
 def kernel_stats(ctx: Context) -> list[KernelStat]:
@@ -101,19 +117,25 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
         m = _kernel_mask(g)
         if not m.any():
             continue
-        dur = (d.end[m] - d.start[m]).astype(np.float64) / PS_PER_US
-        name, op = d.name[m], d.op_idx[m]
-        key = name.astype(np.int64) * (len(d.op_text) + 1) + (op + 1)
+        dur = (d.end[m] - d.start[m]).astype(np.float64)
+        dur /= PS_PER_US
+        key = d.name[m].astype(np.int64)
+        key *= len(d.op_text) + 1
+        key += d.op_idx[m]
+        key += 1
         u, inv = unique_inverse(key)
+        del key
         cnt = np.bincount(inv)
         tot = np.bincount(inv, weights=dur)
         mn = np.full(u.size, np.inf)
         mx = np.zeros(u.size)
         np.minimum.at(mn, inv, dur)
         np.maximum.at(mx, inv, dur)
+        del dur
         lm, lat = _idle_launch_latency_us(ctx, g, m)
         lat_sum = np.bincount(inv, weights=lat)
         lat_n = np.bincount(inv, weights=lm.astype(float))
+        del lm, lat
         prec = np.zeros(u.size, np.int8)
         prec[inv] = g.name_prec[m]
         shp = _dominant_sid(inv, d.shape_sid[m], u.size)
@@ -289,6 +311,8 @@ def _chains_on_stream(d, sel: np.ndarray, cand: np.ndarray, step: np.ndarray, bl
     ``chains`` (names -> [occurrences, kernel ms, gap ms, longest-kernel ms])."""
     if cand.sum() < 2:
         return
+    # each per-kernel column (1.7 MB a column on a 200k-kernel stream) is dropped as soon as its last use is
+    # past: all of them alive together were 30 MB over the analysis's held tables
     st = d.start[sel].astype(np.int64)
     en = d.end[sel].astype(np.int64)
     # a chain breaks at a step boundary, and where the host sat blocked in a runtime call between two kernels
@@ -298,37 +322,52 @@ def _chains_on_stream(d, sel: np.ndarray, cand: np.ndarray, step: np.ndarray, bl
         j = np.searchsorted(blocked[1], en[:-1], side="right")
         jj = np.clip(j, 0, blocked[0].size - 1)
         brk[1:] |= (j < blocked[0].size) & (blocked[0][jj] < st[1:])
+        del j, jj
     c8 = cand.astype(np.int8)
     edges = np.diff(np.concatenate([[0], c8, [0]]))
+    del c8
     # a break inside a run of candidates ends one run and starts the next
     inner = brk & cand & np.concatenate([[False], cand[:-1]])
+    del brk
     starts = np.flatnonzero((edges[:-1] == 1) | inner)
     ends_mask = np.zeros(sel.size + 1, dtype=bool)
     ends_mask[np.flatnonzero(edges == -1)] = True
     ends_mask[np.flatnonzero(inner)] = True
+    del edges, inner
     ends = np.flatnonzero(ends_mask)
+    del ends_mask
     rs, re_ = starts, ends[np.searchsorted(ends, starts, side="right")]
     ln = re_ - rs
     keep = ln >= 2
     rs, re_, ln = rs[keep], re_[keep], ln[keep]
     if rs.size == 0:
         return
-    nm = d.name[sel].astype(np.int64)
-    pos = np.arange(sel.size, dtype=np.int64)
-    cs = np.concatenate([[0], np.cumsum(nm)])
-    cs2 = np.concatenate([[0], np.cumsum(nm * (pos % 7 + 1))])
-    sig = np.stack([ln, nm[rs], nm[re_ - 1], cs[re_] - cs[rs], cs2[re_] - cs2[rs]], axis=1)
     dur = (en - st).astype(np.float64)
-    durs = np.concatenate([[0], np.cumsum(dur)])
-    tot = (durs[re_] - durs[rs]) / PS_PER_MS
     gaps = np.zeros(sel.size, dtype=np.float64)  # GPU idle before each kernel on this stream
     if sel.size > 1:
         gaps[1:] = np.maximum(st[1:] - en[:-1], 0)
+    del st, en
     gcs = np.concatenate([[0], np.cumsum(gaps)])
+    del gaps
     gap = (gcs[re_] - gcs[rs + 1]) / PS_PER_MS
+    del gcs
+    durs = np.concatenate([[0], np.cumsum(dur)])
+    tot = (durs[re_] - durs[rs]) / PS_PER_MS
+    del durs
     # the longest kernel of each run: reduceat over (start, end) pairs, every other result
     bounds = np.stack([rs, re_], axis=1).ravel()
     longest = np.maximum.reduceat(np.append(dur, 0.0), bounds)[::2] / PS_PER_MS
+    del dur, bounds
+    nm = d.name[sel].astype(np.int64)
+    cs = np.concatenate([[0], np.cumsum(nm)])
+    weight = np.arange(sel.size, dtype=np.int64)
+    weight %= 7
+    weight += 1
+    weight *= nm
+    cs2 = np.concatenate([[0], np.cumsum(weight)])
+    del weight
+    sig = np.stack([ln, nm[rs], nm[re_ - 1], cs[re_] - cs[rs], cs2[re_] - cs2[rs]], axis=1)
+    del cs, cs2
     u, first, inv = _unique_rows(sig)
     occ = np.bincount(inv)
     tt = np.bincount(inv, weights=tot)
@@ -343,25 +382,48 @@ def _chains_on_stream(d, sel: np.ndarray, cand: np.ndarray, step: np.ndarray, bl
 
 def kernel_durations(ctx: Context) -> KernelDurations:
     """Log-spaced histogram of kernel durations (us) in kept steps, with the launch-latency band."""
-    durs = []
-    for g in ctx.gpus:
-        m = (g.step >= 0) & (g.d.kind == devices.KIND_KERNEL)
-        durs.append((g.d.end[m] - g.d.start[m]) / 1e6)
-    d = np.concatenate(durs) if durs else np.zeros(0)
+    small_us = T("launch.small_kernel_us")
+    below = [0]
+
+    def per_gpu():
+        """Each GPU's kernel durations (us) in turn: every kernel's duration at once was 8 bytes a kernel
+        (13 MB on a dense 100 MB capture), twice while they were joined."""
+        for g in ctx.gpus:
+            m = (g.step >= 0) & (g.d.kind == devices.KIND_KERNEL)
+            d = (g.d.end[m] - g.d.start[m]) / 1e6
+            below[0] += int((d < small_us).sum())
+            yield d
+
     edges = [0.0, 1, 2, 5, 10, 20, 30, 40, 60, 100, 200, 500, 1000, 2000, 5000, 10000, float("inf")]
-    counts, times = _histogram_self_weighted(d, np.array(edges)) if d.size else (np.zeros(len(edges) - 1, int), np.zeros(len(edges) - 1))
+    counts, times, n = _histogram_self_weighted(_blocks(per_gpu(), _HIST_BLOCK), np.array(edges))
     return KernelDurations(
         edges_us=edges, counts=[int(c) for c in counts], total_us=[float(t) for t in times],
-        band_us=(T("launch.latency_us"), T("launch.small_kernel_us")),
-        below_band_count=int((d < T("launch.small_kernel_us")).sum()), count=int(d.size),
+        band_us=(T("launch.latency_us"), small_us), below_band_count=below[0], count=n,
     )
+
+
+def _blocks(arrays, size: int):
+    """Consecutive blocks of ``size`` values of the arrays as if joined (the last block may be shorter)."""
+    held: list[np.ndarray] = []
+    n = 0
+    for a in arrays:
+        while a.size:
+            take = min(size - n, a.size)
+            held.append(a[:take])
+            a, n = a[take:], n + take
+            if n == size:
+                yield held[0] if len(held) == 1 else np.concatenate(held)
+                held, n = [], 0
+    if n:
+        yield held[0] if len(held) == 1 else np.concatenate(held)
 
 
 _HIST_BLOCK = 65536  # numpy.histogram's block size
 
 
-def _histogram_self_weighted(a: np.ndarray, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``np.histogram(a, edges)[0]`` and ``np.histogram(a, edges, weights=a)[0]``, bit for bit, sorting once.
+def _histogram_self_weighted(blocks, edges: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+    """``np.histogram(a, edges)[0]``, ``np.histogram(a, edges, weights=a)[0]`` and ``a.size``, bit for bit,
+    sorting once, of the float64 values ``a`` given as consecutive blocks of ``_HIST_BLOCK`` (:func:`_blocks`).
 
     For uneven bins numpy sorts every block of 65536 values, once per call (an argsort and two gathers
     for the weighted one), and differences cumulative counts / weight sums at the edges.  With the values
@@ -369,11 +431,13 @@ def _histogram_self_weighted(a: np.ndarray, edges: np.ndarray) -> tuple[np.ndarr
     by numpy's own arithmetic (per-block cumulative sums read at the edges, added up over the blocks).
     """
     cum_n = np.zeros(edges.shape, np.intp)
-    cum_w = np.zeros(edges.shape, a.dtype)
-    zero = np.zeros(1, a.dtype)
-    for i in range(0, a.shape[0], _HIST_BLOCK):
-        sa = np.sort(a[i:i + _HIST_BLOCK])
+    cum_w = np.zeros(edges.shape, np.float64)
+    zero = np.zeros(1, np.float64)
+    n = 0
+    for block in blocks:
+        sa = np.sort(block)
+        n += sa.size
         idx = np.concatenate((sa.searchsorted(edges[:-1], "left"), sa.searchsorted(edges[-1:], "right")))
         cum_n += idx
         cum_w += np.concatenate((zero, sa.cumsum()))[idx]
-    return np.diff(cum_n), np.diff(cum_w)
+    return np.diff(cum_n), np.diff(cum_w), n

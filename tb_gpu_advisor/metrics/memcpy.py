@@ -21,8 +21,7 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
     agg: dict[str, dict] = {}
     # TF ops incl. rendezvous/internal types (`IteratorGetNext/_2:_Send`), which is_tf_op_event leaves out
     internal = ctx.h.name_mask(_internal_op)
-    # without internal-op events the enclosing op of every launch record is already known (GpuCtx.op_host)
-    op_like = (ctx.host_op | internal) if internal.any() else None
+    op_like = (ctx.host_op | internal) if internal.any() else ctx.host_op
     del internal
     encloser = None  # built on first use: sorting the op events is the costly part
     step_ids = ctx.steps.ids.tolist()
@@ -59,14 +58,12 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
                 k = frameworks.op_name(d.op_text[int(o)])
                 a["ops"][k] = a["ops"].get(k, 0) + int(c)
             rec = g.launch[m][sel]
-            need = (ops < 0) & (rec >= 0)
-            if op_like is None:
-                host_op = g.op_host[m][sel][need]
-            else:
-                rec = rec[need]
-                if encloser is None and rec.size:
-                    encloser = Encloser(ctx.h, op_like)
-                host_op = encloser.find(rec) if rec.size else np.full(0, -1, np.int64)
+            rec = rec[(ops < 0) & (rec >= 0)]
+            # the enclosing op of the copies' launch records only: a column of it for every device event was
+            # 4 bytes per event through the whole analysis, for the few copies here
+            if encloser is None and rec.size:
+                encloser = Encloser(ctx.h, op_like)
+            host_op = encloser.find(rec) if rec.size else np.full(0, -1, np.int64)
             host_op = host_op[host_op >= 0]
             for nid, c in zip(*np.unique(ctx.h.name[host_op], return_counts=True)):
                 k = frameworks.op_name(ctx.h.names[int(nid)])

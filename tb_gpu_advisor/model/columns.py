@@ -45,14 +45,21 @@ def absent_as_broadcast(a: np.ndarray) -> np.ndarray:
     return a
 
 
-def put_narrow(col: np.ndarray, sl: slice, v: np.ndarray) -> np.ndarray:
-    """``col[sl] = v``, first widening ``col`` (a copy) when ``v`` holds values its dtype cannot."""
-    if v.size:
-        dt = int_dtype(int(v.min()), int(v.max()), floor=np.dtype(col.dtype).type)
-        if dt != col.dtype:
-            col = col.astype(dt)
-    col[sl] = v
-    return col
+#: Indices converted at a time by :func:`take`.
+_TAKE_BLOCK = 1 << 16
+
+
+def take(table: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """``table[idx]`` for a small table and a long index column, a block at a time.
+
+    ``np.take`` first converts a narrow index column (int16 names, int32 positions) to intp: 8 bytes per
+    event at once -- 17 MB for the host events of a dense 100 MB capture, on top of the analysis's peak.
+    By blocks the conversion stays 512 kB, and it is faster too (the blocks stay in cache).
+    """
+    out = np.empty(idx.shape, dtype=table.dtype)
+    for a in range(0, idx.shape[0], _TAKE_BLOCK):
+        np.take(table, idx[a : a + _TAKE_BLOCK], out=out[a : a + _TAKE_BLOCK])
+    return out
 
 
 def sorted_unique(a: np.ndarray) -> np.ndarray:

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import numpy as np
 
+#: Entries taken at a time by :meth:`IdTable.first_positions`.
+_BLOCK = 1 << 18
+
 
 class IdTable:
     """Maps integer ids to values; the first entry of a repeated id wins; ``missing`` for every other id.
@@ -27,6 +30,35 @@ class IdTable:
         else:
             order = np.argsort(ids, kind="stable")
             self.ids, self.values = ids[order], values[order]
+
+    @classmethod
+    def first_positions(cls, column: np.ndarray, dtype=np.int64) -> "IdTable":
+        """Id -> the first position in ``column`` holding it (entries < 0 hold no id), positions as ``dtype``.
+
+        The table of ``IdTable(column[p], p, -1)`` over the positions ``p`` that hold an id -- built a block
+        at a time where the ids are dense, without those positions and ids as whole columns: for the 1.7 M
+        launch records of a dense 100 MB capture they and their temporaries were ~50 MB over the read's
+        tables (correlation ids: ``trace.launch_records``).
+        """
+        n = int(np.count_nonzero(column >= 0))
+        if n == 0 or int(column.max()) >= cls.max_dense_id(n):
+            pos = np.flatnonzero(column >= 0).astype(dtype, copy=False)
+            return cls(column[pos], pos, -1)
+        table = np.full(int(column.max()) + 2, -1, dtype=dtype)
+        for a in range(0, column.shape[0], _BLOCK):
+            block = column[a : a + _BLOCK]
+            pos = np.flatnonzero(block >= 0)
+            ids = block[pos]
+            pos = (pos + a).astype(dtype, copy=False)
+            new = table[ids] < 0  # an id an earlier block holds keeps that (first) position
+            ids, pos = ids[new], pos[new]
+            table[ids] = pos
+            repeated = table[ids] != pos  # an id twice in this block: one of them was stored; keep the first
+            if repeated.any():
+                np.minimum.at(table, ids[repeated], pos[repeated])
+        out = cls.__new__(cls)
+        out.missing, out.dense = -1, table
+        return out
 
     @staticmethod
     def max_dense_id(n: int) -> int:

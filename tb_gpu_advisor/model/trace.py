@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tb_gpu_advisor.model.columns import narrowest, take
 from tb_gpu_advisor.model.idtable import IdTable
 
 
@@ -97,13 +98,25 @@ class FlopOps:
         return int(self.flops.shape[0])
 
 
+def release_columns(table: object, *columns: str) -> None:
+    """Drop ``columns`` of an event table once no later stage reads them (``pipeline.host_metrics``).
+
+    Why: the correlation ids and the step-marker stats are read by the correlation and the step detection
+    only, yet stayed alive through the metrics, whose peak is the analysis's (~24 bytes per event on a
+    dense capture).  A released column is None, so a stage that still read it fails loudly instead of
+    computing on nothing.
+    """
+    for c in columns:
+        setattr(table, c, None)
+
+
 @dataclass
 class HostEvents:
     """Every host event of one host (all threads), one row per event; times in ps on the trace's clock."""
 
     start: np.ndarray  # int64 ps
     end: np.ndarray
-    name: np.ndarray  # int32, index into names
+    name: np.ndarray  # index into names (int16, or int32 past 32k names)
     line: np.ndarray  # index into line_names (int16, or int32 past 32k lines)
     # stats, -1 where absent: the narrowest signed int dtype holding every value (int8 .. int64), or a
     # zero-byte read-only broadcast -1 where the stat is absent from the whole capture
@@ -128,7 +141,7 @@ class HostEvents:
         per_name = np.fromiter((bool(pred(n)) for n in self.names), dtype=bool, count=len(self.names))
         if not per_name.any():
             return np.zeros(len(self), dtype=bool)
-        return np.take(per_name, self.name)  # take: about twice as fast as per_name[self.name]
+        return take(per_name, self.name)  # blocks of np.take: faster than per_name[self.name], no intp copy
 
 
 @dataclass
@@ -149,14 +162,41 @@ class DeviceEvents:
     group_id: np.ndarray  # -1 where absent; narrow, or a zero-byte broadcast -1 (also shape_sid, long_name_sid)
     op_text: list[str]  # resolved op names: `tf_op` stat strings, HLO ops, TF 2.4 `TensorFlow Ops` line names
     op_idx: np.ndarray  # index into op_text, -1 = unknown (int16, or wider when op_text is long)
-    mem_bytes: np.ndarray  # memcpy size, -1 unknown (the narrowest int dtype holding the sizes)
-    mem_sync: np.ndarray  # 1 sync, 0 async, -1 unknown
+    # the events a copy size or sync flag is known for, and those: a few per step where every event had both
+    # columns, 5 bytes each (8 MB on a dense 100 MB capture); read through ``mem_bytes`` / ``mem_sync``
+    copy_idx: np.ndarray  # int32 event indices, ascending
+    copy_bytes: np.ndarray  # memcpy size, -1 unknown (the narrowest int dtype holding the sizes)
+    copy_sync: np.ndarray  # int8: 1 sync, 0 async, -1 unknown
     shape_sid: np.ndarray  # string id of the op's shapes (XPlane `shape` stat), -1
     long_name_sid: np.ndarray = None  # string id of the XLA op text (`long_name` stat) (XLA ops: "%x = f16[8,128]{1,0} dot(...)")
     graph_id: np.ndarray = None  # `cuda_graph_id` of kernels launched inside a CUDA graph (XLA command buffer), -1
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
+
+    @staticmethod
+    def copy_columns(mem_bytes: np.ndarray, mem_sync: np.ndarray) -> dict[str, np.ndarray]:
+        """The ``copy_*`` fields from a dense size and sync column (-1 where unknown)."""
+        idx = np.flatnonzero((mem_bytes >= 0) | (mem_sync >= 0)).astype(np.int32)
+        return {"copy_idx": idx, "copy_bytes": narrowest(np.asarray(mem_bytes[idx], dtype=np.int64)),
+                "copy_sync": np.asarray(mem_sync[idx], dtype=np.int8)}
+
+    @property
+    def mem_bytes(self) -> np.ndarray:
+        """Memcpy size per event, -1 unknown (a zero-byte broadcast -1 where no event has one)."""
+        return self._dense(self.copy_bytes)
+
+    @property
+    def mem_sync(self) -> np.ndarray:
+        """Per event: 1 sync copy, 0 async, -1 unknown (a zero-byte broadcast -1 where no event says)."""
+        return self._dense(self.copy_sync)
+
+    def _dense(self, values: np.ndarray) -> np.ndarray:
+        if not (values >= 0).any():
+            return np.broadcast_to(values.dtype.type(-1), (len(self),))
+        out = np.full(len(self), -1, dtype=values.dtype)
+        out[self.copy_idx] = values
+        return out
 
     def string(self, sid: int) -> str | None:
         """The text of string id ``sid`` of a string-id column, None for -1 or an unknown id."""
@@ -169,8 +209,7 @@ def launch_records(h: HostEvents, idx_t=np.int64) -> IdTable:
     A CUDA graph launch (``cuGraphLaunch``) shares its correlation id with every kernel of the graph, so the
     graph's kernels map to the one launch, as CUPTI records them.
     """
-    hc = np.flatnonzero(h.corr >= 0).astype(idx_t, copy=False)
-    return IdTable(h.corr[hc], hc, -1)
+    return IdTable.first_positions(h.corr, idx_t)
 
 
 def device_launches(h: HostEvents, devs: list["DeviceEvents"], idx_t=np.int64) -> list[np.ndarray]:

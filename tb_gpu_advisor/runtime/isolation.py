@@ -31,10 +31,10 @@ from typing import Any, Callable
 
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.model.schema import HostReport
-from tb_gpu_advisor.runtime import pipeline
+from tb_gpu_advisor.runtime import guard, pipeline
 from tb_gpu_advisor.runtime.forkserver_main import ENV, main_data
+from tb_gpu_advisor.runtime.guard import ENV_MEMORY
 
-ENV_MEMORY = "TB_GPU_ADVISOR_WORKER_MEMORY_MB"
 ENV_TIMEOUT = "TB_GPU_ADVISOR_WORKER_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 900.0
 #: ``forkserver_main`` first: it imports the parent's main module in the server, so the children do not
@@ -54,7 +54,7 @@ class Limits:
 
     @classmethod
     def from_env(cls) -> "Limits":
-        return cls(_env_memory(), _env_float(ENV_TIMEOUT, DEFAULT_TIMEOUT_S))
+        return cls(guard.memory_limit_from_env(), _env_float(ENV_TIMEOUT, DEFAULT_TIMEOUT_S))
 
 
 def _env_float(name: str, default: float) -> float | None:
@@ -63,18 +63,6 @@ def _env_float(name: str, default: float) -> float | None:
     except ValueError:
         value = default
     return value if value > 0 else None
-
-
-def _env_memory() -> int | None:
-    raw = os.environ.get(ENV_MEMORY)
-    if raw is not None:
-        mb = _env_float(ENV_MEMORY, 0.0)
-        return int(mb * (1 << 20)) if mb else None
-    try:
-        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    except (ValueError, OSError, AttributeError):
-        return None
-    return max(2 << 30, min(32 << 30, total // 2))
 
 
 def mp_context() -> multiprocessing.context.BaseContext:
@@ -142,8 +130,7 @@ def call(fn: Callable[..., Any], *args: Any, limits: Limits | None = None,
         parent.close()
 
 
-def _mb(n: int | None) -> str:
-    return "none" if n is None else f"{n / (1 << 20):.0f} MB"
+_mb = guard.mb
 
 
 def _death(exitcode: int | None, limits: Limits) -> str:
@@ -160,13 +147,7 @@ def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | N
     if env is not None:
         os.environ.clear()
         os.environ.update(env)
-    if memory_bytes:
-        try:
-            import resource
-
-            resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-        except (ImportError, ValueError, OSError):
-            pass
+    guard.set_hard_limit(memory_bytes)
 
     def progress(message: str, fraction: float) -> None:
         try:

@@ -26,22 +26,35 @@ from tb_gpu_advisor.metrics.context import build_context
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.columns import index_dtype
 from tb_gpu_advisor.model.schema import HostReport, Report
-from tb_gpu_advisor.model.trace import Trace, device_launches
+from tb_gpu_advisor.model.trace import Trace, device_launches, release_columns
 from tb_gpu_advisor.report import timeline
 from tb_gpu_advisor.report.build import build_host_report
 from tb_gpu_advisor.report.merge import merge_hosts
+from tb_gpu_advisor.runtime.guard import out_of_memory_message
 from tb_gpu_advisor.steps.detect import detect_steps
 
 
-def host_metrics(trace: Trace, params: int | None = None, options: UserOptions | None = None) -> HostMetrics:
-    """Steps and metrics of one trace: which framework wrote it, each device event's launch, the steps, the numbers."""
+def host_metrics(trace: Trace, params: int | None = None, options: UserOptions | None = None,
+                 release: bool = False) -> HostMetrics:
+    """Steps and metrics of one trace: which framework wrote it, each device event's launch, the steps, the numbers.
+
+    ``release`` (a caller that owns ``trace`` and drops it after): each column is dropped after the last
+    stage that reads it (:func:`~tb_gpu_advisor.model.trace.release_columns`), so the metrics' peak does not
+    carry the correlation ids and step stats."""
     options = UserOptions.of(options, params)
     fw = frameworks.detect_trace(trace)
     # correlation: host launch record of every device event (graph launches cover all their kernels)
     launches: list[np.ndarray] = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
     release_free_heap()  # the correlation table's build arrays, before the steps' (see common/memory.py)
     steps = detect_steps(trace, launches)
-    return compute_host_metrics(trace, steps, launches, fw, options)
+    # the step detection's temporaries: ~40 MB of freed heap on the dense 100 MB benchmark capture, under the
+    # context built next (see common/memory.py)
+    release_free_heap()
+    if release:  # read by the correlation and the steps only (the context still reads the host's corr and root)
+        release_columns(trace.h, "step_num", "iter_num", "group_id")
+        for d in trace.devices:
+            release_columns(d, "corr", "group_id")
+    return compute_host_metrics(trace, steps, launches, fw, options, release=release)
 
 
 def host_report(m: HostMetrics, size: int) -> HostReport:
@@ -64,18 +77,34 @@ def analyze_host(host_file, params: int | None = None, options: UserOptions | No
     host, path = host_file.host, host_file.path
     size = int(getattr(host_file, "size", 0) or 0)
     try:
+        return _analyze_host(host_file, size, options)
+    except MemoryError:
+        # the memory guard (runtime/guard.py) stopped this file; its arrays are freed as the exception unwinds
+        pass
+    release_free_heap()
+    return HostReport(host=host, path=path, size_bytes=size or _size(path), error=out_of_memory_message())
+
+
+def _analyze_host(host_file, size: int, options: UserOptions) -> HostReport:
+    """:func:`analyze_host` up to running out of memory (raised: the caller says so once, for read and analysis)."""
+    host, path = host_file.host, host_file.path
+    try:
         trace = formats.read(host_file)
+    except MemoryError:
+        raise
     except Exception as e:  # noqa: BLE001
         # numpy's MemoryError says only "Unable to allocate ...": the reader's own messages need no type name
         why = f"{type(e).__name__}: {e}" if isinstance(e, MemoryError) and str(e) else str(e) or type(e).__name__
         return HostReport(host=host, path=path, size_bytes=size or _size(path), error=why)
     size = size or trace.size_bytes
     try:
-        m = host_metrics(trace, options=options)
+        m = host_metrics(trace, options=options, release=True)
         del trace  # the event tables, before the report is built (see memory.py)
         release_free_heap()
         m.host = host
         return host_report(m, size)
+    except MemoryError:
+        raise
     except Exception as e:  # noqa: BLE001
         return HostReport(host=host, path=path, size_bytes=size, error=f"analysis failed: {type(e).__name__}: {e}")
 

@@ -92,3 +92,19 @@ def test_hta_compare_benchmark_runs() -> None:
     if importlib.util.find_spec("hta") is not None:
         hta = next(r for r in rows if "HTA" in r)
         assert "exit" not in hta and "timed out" not in hta, hta
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak RSS is read from Linux rusage and /proc")
+def test_memory_benchmark_runs(tmp_path) -> None:
+    """``benchmarks/memory.py`` (issue #21 item 8) on small files: every row measured and judged; no number is
+    checked here (numbers are not tests)."""
+    out = subprocess.run(
+        [sys.executable, os.path.join(REPO, "benchmarks", "memory.py"), "--empty-mb", "1", "--dense-size", "200KB",
+         "--skip-stock", "--cache-dir", str(tmp_path), "--timeout", "120"],
+        capture_output=True, text=True, timeout=240,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    table = out.stdout
+    for row in ("| empty events, XPlane, 1 MB |", "| empty events, PyTorch, 1 MB |", "| dense 8-GPU capture (200KB) |"):
+        assert row in table, table[-3000:]
+    assert table.count("**pass**") + table.count("**fail**") == 3 and list(tmp_path.glob("memory-*.md"))

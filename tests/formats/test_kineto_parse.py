@@ -171,6 +171,33 @@ def test_events_of_the_wrong_shape_are_skipped_and_counted(tmp_path: Path) -> No
         assert any("2 events" in p for p in kt.problems), kt.problems
 
 
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_empty_events_cost_no_row_and_a_chunk_holds_a_bounded_number(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     decoder: str) -> None:
+    """``{}`` events (nothing to analyse: 3 bytes each) between real ones: the rows are the real events', and no
+    chunk decodes more than ``CHUNK_OBJECTS`` objects at once (a 4 MB chunk of them was 1.4 M objects, ~150 MB)."""
+    monkeypatch.setattr(parse, "CHUNK_OBJECTS", 2000)
+    real = TRICKY * 3
+    events: list[Any] = []
+    for e in real:
+        events += [{}] * 997 + [e]
+    doc = trace_doc(events + [{}] * 3001)
+    decoded: list[int] = []
+    real_decode = parse._decode_chunk
+
+    def counting(data: bytes, which: str) -> list[Any]:
+        out = real_decode(data, which)
+        decoded.append(len(out))
+        return out
+
+    monkeypatch.setattr(parse, "_decode_chunk", counting)
+    kt = parse_trace(str(write(tmp_path, doc, indent=None)), decoder=decoder)
+    assert as_reference(kt) == reference(trace_doc(real)) and not kt.problems
+    assert kt.n_events == len(events) + 3001 and len(kt) == len(real)
+    # chunk sizes follow the objects' density over the bytes ahead: about CHUNK_OBJECTS, never the 4 MB default
+    assert len(decoded) > 5 and max(decoded) <= 2000 * 1.1, decoded
+
+
 # ---------------------------------------------------------------------------------------- damaged files
 
 def _events_in(text: bytes) -> int:

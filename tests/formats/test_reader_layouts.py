@@ -155,18 +155,22 @@ class _PathSpy:
 
     def __init__(self, monkeypatch) -> None:
         self.in_place = self.fallback = 0
-        real = reader._locate_events
+        real_line, real_in_place = reader._decode_line_events, reader._decode_in_place
 
-        def spy(buf, start, end, events):
-            found = real(buf, start, end, events)
-            if len(events):
-                if found[0] is buf:
-                    self.in_place += 1
-                else:
-                    self.fallback += 1
+        def in_place(*args):
+            found = real_in_place(*args)
+            self.in_place += found is not None
             return found
 
-        monkeypatch.setattr(reader, "_locate_events", spy)
+        def line(buf, start, end, lengths, *rest):
+            before = self.in_place
+            found = real_line(buf, start, end, lengths, *rest)
+            if len(lengths) and self.in_place == before:
+                self.fallback += 1
+            return found
+
+        monkeypatch.setattr(reader, "_decode_in_place", in_place)
+        monkeypatch.setattr(reader, "_decode_line_events", line)
 
 
 @pytest.mark.parametrize("which", ["real", "synthetic", "long_events"])
@@ -294,3 +298,48 @@ def test_id_table_matches_a_dict(dense, monkeypatch):
     assert empty.lookup(query).tolist() == [3] * query.size
     big = IdTable(np.array([5, 1 << 40, -3]), np.array([1, 2, 3]), missing=0)
     assert big.dense is None and big.lookup(np.array([5, 1 << 40, -3, 6])).tolist() == [1, 2, 3, 0]
+
+
+def _with_empty_events(per_event: int, every: int):
+    """A line writer that puts ``per_event`` empty events (``22 00``: no field set) after every ``every``-th event,
+    and as many before the first and after the last."""
+
+    def write_line(raw_line: bytes) -> bytes:
+        head, ev, tail = _split_line(raw_line)
+        empty = [b"\x22\x00" * per_event]
+        out = list(empty)
+        for i, e in enumerate(_events(ev)):
+            out.append(e)
+            if i % every == 0:
+                out += empty
+        return b"".join(head + out + empty + tail)
+
+    return write_line
+
+
+@pytest.mark.parametrize("which", ["real", "synthetic", "long_events"])
+@pytest.mark.parametrize(("per_event", "every", "walked"), [(16, 1, True), (1, 50, False)])
+def test_empty_events_cost_no_row_on_either_path(captures, which, per_event, every, walked, monkeypatch, tmp_path):
+    """Empty events between real ones give the timeline of the file without them: no row, no stat.  A line made
+    mostly of them is walked without upb (its list of event lengths would cost ~40 bytes per empty event); a few
+    of them take upb's path and are dropped batch by batch before decoding."""
+    raw = captures[which]
+    expected = _signature(parse_timeline(raw))
+    data = _relayout(raw, _with_empty_events(per_event, every))
+    used = []
+    real_walk = reader._walk_sparse_line
+
+    def walk(*args):
+        found = real_walk(*args)
+        used.append(found is not None)
+        return found
+
+    monkeypatch.setattr(reader, "_walk_sparse_line", walk)
+    assert _signature(parse_timeline(data)) == expected
+    assert any(used) is walked
+    # the empty events of many batches: every event and stat is the file's without them (string ids are
+    # numbered batch by batch, so the oracle is the full parse of the file without empty events)
+    monkeypatch.setattr(reader, "EVENT_CHUNK", 5)
+    original = tmp_path / "original.xplane.pb"
+    original.write_bytes(raw)
+    assert assert_matches_reference(parse_timeline(data), str(original)) == parse_timeline(raw).num_events > 5

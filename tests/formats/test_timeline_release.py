@@ -29,7 +29,7 @@ V100 = Path(V100_CAPTURE).resolve()
 def _report(path: Path, release: bool) -> tuple[str, object]:
     """The host report as JSON (and the metrics' memory section), computed with or without the release."""
     tl = read_timeline(str(path), keep_stats=USED_STATS)
-    m = host_metrics(to_trace(tl, release=release), None)
+    m = host_metrics(to_trace(tl, release=release), None, release=release)
     m.host = "h"
     rep = pipeline.host_report(m, os.path.getsize(path))
     text = json.dumps(dataclasses.asdict(rep), sort_keys=True, default=lambda o: o.item() if hasattr(o, "item") else str(o))

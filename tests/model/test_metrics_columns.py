@@ -16,7 +16,7 @@ from synthetic.builder import SpaceBuilder
 from tb_gpu_advisor.formats.xplane.adapter import host_events
 from tb_gpu_advisor.formats.xplane.reader import parse_timeline
 from tb_gpu_advisor.metrics.context import Encloser, assign
-from tb_gpu_advisor.metrics.kernels import _histogram_self_weighted
+from tb_gpu_advisor.metrics.kernels import _HIST_BLOCK, _blocks, _histogram_self_weighted
 from tb_gpu_advisor.model.columns import (
     int_dtype,
     narrowest,
@@ -139,6 +139,7 @@ def test_host_events_take_over_the_timeline_columns():
         assert np.shares_memory(ln.start_ps, h.start)  # ... from the table's memory
     cpu_plane, cupti_plane = list(tl.host_planes())
     first, cupti = lines[0], lines[-1]
+    assert h.name.dtype == np.int16  # 2 bytes an event up to 32k names, as the lines' own ids
     assert np.shares_memory(first.name_id, h.name)  # the first plane's names are the table's own
     assert not np.shares_memory(cupti.name_id, h.name)  # re-interned ids: the line keeps its own
     assert [h.names[i] for i in h.name[: len(first)].tolist()] == [cpu_plane.event_names[i] for i in first.name_id.tolist()]
@@ -181,8 +182,10 @@ def test_self_weighted_histogram_is_numpys():
     edges = np.array([0.0, 1, 2, 5, 10, 20, 30, 40, 60, 100, 200, 500, 1000, 2000, 5000, 10000, math.inf])
     rng = np.random.default_rng(2)
     for a in (rng.lognormal(2, 2, 3 * 65536 + 11), rng.integers(0, 50, 1000).astype(float), np.array([-1.0, 0.0, 1.0, 1e9, math.inf])):
-        counts, total = _histogram_self_weighted(a, edges)
-        assert counts.tolist() == np.histogram(a, bins=edges)[0].tolist()
+        # given as uneven pieces (one per GPU), cut into numpy's blocks of 65536 as if joined
+        cuts = np.sort(rng.integers(0, a.size + 1, 5))
+        counts, total, n = _histogram_self_weighted(_blocks(np.split(a, cuts), _HIST_BLOCK), edges)
+        assert counts.tolist() == np.histogram(a, bins=edges)[0].tolist() and n == a.size
         assert np.array_equal(total, np.histogram(a, bins=edges, weights=a)[0], equal_nan=True)
 
 

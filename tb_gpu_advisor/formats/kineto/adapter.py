@@ -290,7 +290,7 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
         stream=narrowest(stream.astype(np.int64)), stream_names=[f"stream {int(s)}" for s in ustream],
         corr=narrowest(corr, np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
         op_idx=op_idx.astype(int_dtype(-1, len(op_text), floor=np.int16)),
-        mem_bytes=absent_as_broadcast(narrowest(mem_bytes)), mem_sync=absent_as_broadcast(mem_sync.astype(np.int8)),
+        **DeviceEvents.copy_columns(mem_bytes, mem_sync),
         shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
         graph_id=absent_as_broadcast(narrowest(graph)),
     )

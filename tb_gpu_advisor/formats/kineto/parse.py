@@ -39,6 +39,10 @@ from tb_gpu_advisor.frameworks import aten_flops, pytorch
 #: Bytes of events decoded at once: large enough that per-chunk overhead vanishes, small enough that the
 #: chunk's Python objects stay a few tens of MB.
 CHUNK_BYTES = 4 << 20
+#: JSON objects (counted as ``}``) decoded at once: a chunk of tiny events (``{}``, 3 bytes: nothing to
+#: analyse) would otherwise hold 1.4 M decoded objects, ~150 MB for 4 MB of text.  A real event with its
+#: ``args`` is two objects in ~300 bytes, so real chunks (~28k objects) stay at ``CHUNK_BYTES``.
+CHUNK_OBJECTS = 1 << 16
 #: How far into the file ``"traceEvents"`` must appear (the metadata before it is a few kB in practice).
 HEAD_LIMIT = 64 << 20
 #: Rejected cut candidates before a chunk is decoded event by event.
@@ -567,8 +571,9 @@ class _Parser:
 
         Away from the end, the first cut candidate past ``CHUNK_BYTES`` is tried; in the input's last
         chunk the candidates are tried from the end back (the array's closing ``}]`` first)."""
-        if len(self.buf) - pos > CHUNK_BYTES:
-            candidates = _first(_CUT.finditer(self.buf, pos + CHUNK_BYTES), MAX_CUT_TRIES)
+        size = _chunk_size(self.buf, pos)
+        if len(self.buf) - pos > size:
+            candidates = _first(_CUT.finditer(self.buf, pos + size), MAX_CUT_TRIES)
             if not candidates and not self.eof:  # one event longer than the buffer: read on
                 self._fill(len(self.buf) + CHUNK_BYTES)
                 return self._chunk(pos)
@@ -594,7 +599,7 @@ class _Parser:
         dec = json.JSONDecoder()
         events: list[Any] = []
         i = end = 0
-        while i < len(text) and end < CHUNK_BYTES:
+        while i < len(text) and end < CHUNK_BYTES and len(events) < CHUNK_OBJECTS:
             try:
                 event, end = dec.raw_decode(text, i)
             except RecursionError:  # a hostile file: nesting no trace has
@@ -677,6 +682,16 @@ class _Parser:
             bytes_read=self.base + len(self.buf), compressed=self.compressed, truncated=self.truncated,
             problems=self.problems, decoder=self.decoder, op_args=c.op_args, op_work=c.op_work, **cols,
         )
+
+
+def _chunk_size(buf: bytes, pos: int) -> int:
+    """Bytes from ``pos`` to decode as one chunk: ``CHUNK_BYTES``, less where they hold more than
+    ``CHUNK_OBJECTS`` objects, so a chunk's decoded objects stay bounded however small its events are."""
+    scanned = min(len(buf) - pos, CHUNK_BYTES)
+    objects = buf.count(b"}", pos, pos + scanned)
+    if objects <= CHUNK_OBJECTS:
+        return CHUNK_BYTES
+    return max(scanned * CHUNK_OBJECTS // objects, 1 << 12)
 
 
 def _first(it: Iterable[re.Match], n: int) -> list[re.Match]:

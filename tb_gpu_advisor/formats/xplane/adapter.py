@@ -25,7 +25,7 @@ from tb_gpu_advisor.formats.xplane import hlo
 from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
 from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, narrowest, put_narrow, union_intervals,
+from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, narrowest, union_intervals,
                                           unique_inverse)
 from tb_gpu_advisor.model.trace import (FLOP_KINDS, Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents, ModuleRuns,
                                        Trace)
@@ -357,9 +357,11 @@ def host_events(tl: Timeline, release: bool = False) -> HostEvents:
     total = sum(len(ln) for ln, _ in lines)
     start = np.empty(total, np.int64)
     end = np.empty(total, np.int64)
-    name = np.empty(total, np.int32)
+    name = np.empty(total, int_dtype(0, len(names), floor=np.int16))  # int16 up to 32k names: 2 bytes an event
     line = np.empty(total, int_dtype(0, len(lines), floor=np.int16))
-    stats = {k: np.empty(total, np.int8) for k, _, _ in _HOST_STATS}
+    # each stat's column is joined at the end from narrow per-line parts: widened to its final dtype at the first
+    # line (an int32 correlation id), it was full size while the whole timeline was still alive -- the peak
+    parts: dict[str, list[np.ndarray]] = {k: [] for k, _, _ in _HOST_STATS}
     o = 0
     for li, (ln, remap) in enumerate(lines):
         n = len(ln)
@@ -373,9 +375,9 @@ def host_events(tl: Timeline, release: bool = False) -> HostEvents:
         line[sl] = li
         for k, stat, inherit in _HOST_STATS:
             if ln.plane.stat_key(stat) is None:  # not in this plane at all: -1, without building a column
-                stats[k][sl] = -1
+                parts[k].append(np.full(n, -1, np.int8))
             else:
-                stats[k] = put_narrow(stats[k], sl, ln.int_stat(stat, inherit=inherit))
+                parts[k].append(narrowest(ln.int_stat(stat, inherit=inherit)))
         if ln.start_ps.dtype == start.dtype:
             ln.start_ps = start[sl]
         if remap is None and ln.name_id.dtype == name.dtype:
@@ -386,8 +388,17 @@ def host_events(tl: Timeline, release: bool = False) -> HostEvents:
                 release_free_heap()
         o += n
     # stats absent from the whole capture (group_id, is_eager in current TF captures) take no memory
-    stats = {k: absent_as_broadcast(v) for k, v in stats.items()}
+    stats = {k: absent_as_broadcast(_join_parts(p)) for k, p in parts.items()}
     return HostEvents(start=start, end=end, name=name, line=line, names=names, line_names=[ln.name for ln, _ in lines], **stats)
+
+
+def _join_parts(parts: list[np.ndarray]) -> np.ndarray:
+    """One column from per-line parts, in the widest of their (narrowest) dtypes; the list is emptied as it goes."""
+    if not parts:
+        return np.zeros(0, np.int8)
+    out = np.concatenate(parts) if len(parts) > 1 else parts[0]
+    parts.clear()
+    return out
 
 
 def _parse_memcpy(details: list[str | None]) -> tuple[np.ndarray, np.ndarray]:
@@ -445,7 +456,7 @@ def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
     return DeviceEvents(
         gpu=int(plane.gpu_id), info=device_info(plane), names=plane.event_names, strings=plane.strings, start=start, end=end, name=name, kind=kinds_per_name[name] if n else np.zeros(0, np.int8),
         stream=stream, stream_names=[ln.name for ln in lines], corr=corr, group_id=group_id, op_text=op_text, op_idx=op_idx,
-        mem_bytes=mem_bytes, mem_sync=mem_sync, shape_sid=shape_sid, long_name_sid=long_name_sid, graph_id=graph_id,
+        **DeviceEvents.copy_columns(mem_bytes, mem_sync), shape_sid=shape_sid, long_name_sid=long_name_sid, graph_id=graph_id,
     )
 
 

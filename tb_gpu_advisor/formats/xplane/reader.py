@@ -30,10 +30,11 @@ upb into messages and converted with plain Python.
 
 from __future__ import annotations
 
+import array
 import io
 import math
 import os
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 import numpy as np
 from google.protobuf.message import DecodeError
@@ -44,6 +45,7 @@ from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.formats.xplane import wire
 from tb_gpu_advisor.formats.xplane.schema import message_class
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
+from tb_gpu_advisor.model.columns import int_dtype
 from tb_gpu_advisor.model.idtable import IdTable
 
 _XSTAT_VALUE_FIELDS = {  # XStat field number -> (ValueKind, wire type)
@@ -347,7 +349,11 @@ def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | Non
     # arena: as big as ``buf``, and dead once the lines are located.  Dropped here, before the lines are
     # decoded: the dense 100 MB benchmark capture's read peaked 50 MB higher with it alive.
     del msg, entries
-    lines = [_read_line(b, s, e, names, keys, strings, clock) for b, s, e in line_bufs]
+    lines = []
+    for b, s, e in line_bufs:
+        lines.append(_read_line(b, s, e, names, keys, strings, clock))
+        if e - s > _TRIM_BYTES:  # the line's decode temporaries, before the next line's (see memory.py)
+            release_free_heap()
     del line_bufs
     # Events whose metadata id is unknown point one past the table: give them a name.
     if any((ln.name_id == len(event_names)).any() for ln in lines):
@@ -482,50 +488,224 @@ def _length_delimited(data: memoryview, start: int, end: int, number: int, want:
 def _read_line(
     buf: np.ndarray, start: int, end: int, names: IdTable, keys: _StatKeys, strings: _Strings, clock: _Clock
 ) -> Line:
-    """Decode the XLine at ``buf[start:end]``; its events are decoded in place in ``buf``."""
-    msg = message_class("LazyLine").FromString(memoryview(buf)[start:end])
-    buf, ev_start, ev_len = _locate_events(buf, start, end, msg.events)
-    if ev_len.size and not ev_len.all():  # empty events (all fields default) say nothing: 10 MB of them cost 530 MB
-        ev_start, ev_len = ev_start[ev_len > 0], ev_len[ev_len > 0]
-    n = ev_len.shape[0]
-    parts = [
-        _decode_events(buf, ev_start[i : i + EVENT_CHUNK], ev_len[i : i + EVENT_CHUNK], keys, strings)
-        for i in range(0, n, EVENT_CHUNK)
-    ]
-    name_id = names.lookup(_concat([p[0] for p in parts]))
-    duration_ps = _concat([p[2] for p in parts])
+    """Decode the XLine at ``buf[start:end]``; its events are decoded in place in ``buf``.
+
+    Events with no field set (``22 00``: nothing to analyse) never reach the decoder and never cost a row,
+    and a line made mostly of them is walked without upb (:func:`_walk_sparse_line`): upb's list of event
+    lengths costs ~40 bytes per event, 20x the 2 bytes such an event takes in the file (a 10 MB file of
+    them peaked at 262 MB in the read alone).
+    """
+    walked = _walk_sparse_line(buf, start, end) if _mostly_empty_events(buf, start, end) else None
+    if walked is not None:
+        head, ev_start, ev_len = walked
+        msg = _header(message_class("LazyLine").FromString(head))
+        parts = _decode_located(buf, ev_start, ev_len, keys, strings)
+    else:
+        msg, lengths = _header_and_lengths(memoryview(buf)[start:end])
+        parts = _decode_line_events(buf, start, end, lengths, keys, strings)
+    # the batches' columns are joined one column at a time, each batch's part dropped as it is joined: the
+    # batches and the line's columns were otherwise alive together (twice the line's decoded size)
+    offsets = np.cumsum([0] + [len(p[0]) for p in parts[:-1]]).tolist()
+    meta, offset, duration, stats = (list(c) for c in zip(*parts)) if parts else ([], [], [], [])
+    del parts
+    # int16 where the plane names fewer than 32k events (every capture seen): 2 bytes an event, as the host table
+    name_id = names.lookup(_concat_dropping(meta)).astype(int_dtype(0, names.missing, floor=np.int16))
+    duration_ps = _concat_dropping(duration)
     return Line(
         id=msg.id,
         name=msg.name,
         display_name=msg.display_name,
         timestamp_ns=msg.timestamp_ns,
-        start_ps=clock.start_ps(msg.timestamp_ns, _concat([p[1] for p in parts]), duration_ps),
+        start_ps=clock.start_ps(msg.timestamp_ns, _concat_dropping(offset), duration_ps),
         duration_ps=duration_ps,
-        name_id=name_id.astype(np.int32),
-        stats=StatTable.concat([p[3] for p in parts], [i * EVENT_CHUNK for i in range(len(parts))]),
+        name_id=name_id,
+        stats=_concat_stats(stats, offsets),
     )
 
 
-def _locate_events(buf: np.ndarray, start: int, end: int, events) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(buffer, payload starts, lengths) of a line's serialized XEvents, given upb's ``events`` (bytes).
+def _concat_dropping(arrays: list[np.ndarray]) -> np.ndarray:
+    """The arrays joined (one array: itself, no copy); the list is emptied, so each is freed once joined."""
+    out = arrays[0] if len(arrays) == 1 else _concat(arrays)
+    arrays.clear()
+    return out
 
-    Fast path: the events lie back to back in ``buf`` (as every protobuf
-    writer puts them); their positions follow from upb's lengths and are
-    verified (``wire.locate_repeated``), so the events are decoded in the
-    plane's buffer without copying.  Otherwise (fields interleaved with the
-    events) they are joined into a buffer of their own: one copy.
+
+def _concat_stats(tables: list[StatTable], owner_offsets: list[int]) -> StatTable:
+    """``StatTable.concat`` a column at a time, each batch's column dropped once joined."""
+    if len(tables) <= 1:
+        return tables[0] if tables else StatTable.empty()
+    owner = _concat_dropping([t.owner + np.int32(off) for t, off in zip(tables, owner_offsets)])
+    for t in tables:
+        t.owner = None  # type: ignore[assignment]
+    columns = {}
+    for name in ("key", "kind", "value"):
+        columns[name] = _concat_dropping([getattr(t, name) for t in tables])
+        for t in tables:
+            setattr(t, name, None)
+    return StatTable(owner=owner, **columns)
+
+
+_Decoded = tuple[np.ndarray, np.ndarray, np.ndarray, StatTable]
+
+
+def _decode_located(buf: np.ndarray, ev_start: np.ndarray, ev_len: np.ndarray, keys: _StatKeys,
+                    strings: _Strings) -> list[_Decoded]:
+    """Decode the events at ``buf[ev_start:ev_start+ev_len]`` in batches of :data:`EVENT_CHUNK`."""
+    return [_decode_events(buf, ev_start[i : i + EVENT_CHUNK], ev_len[i : i + EVENT_CHUNK], keys, strings)
+            for i in range(0, ev_len.shape[0], EVENT_CHUNK)]
+
+
+class _LineHeader(NamedTuple):
+    """A line's own fields, kept once upb's message (and the copy of the events it holds) is dropped."""
+
+    id: int
+    name: str
+    display_name: str
+    timestamp_ns: int
+
+
+def _header(msg) -> _LineHeader:
+    return _LineHeader(msg.id, msg.name, msg.display_name, msg.timestamp_ns)
+
+
+def _header_and_lengths(line: memoryview) -> tuple[_LineHeader, np.ndarray]:
+    """The line's own fields and its events' lengths, from upb; upb's message dies here.
+
+    Why: upb's parse holds a copy of every event's bytes and a 16-byte view of each (~45 bytes per event on
+    a dense GPU stream), and was alive while the events were decoded: 29 MB of a 210k-kernel stream's read.
     """
-    n = len(events)
-    lengths = np.fromiter(map(len, events), dtype=np.int64, count=n)
-    if n == 0:
-        return buf, lengths, lengths
+    msg = message_class("LazyLine").FromString(line)
+    return _header(msg), np.fromiter(map(len, msg.events), dtype=np.int64, count=len(msg.events))
+
+
+def _decode_line_events(buf: np.ndarray, start: int, end: int, lengths: np.ndarray, keys: _StatKeys,
+                        strings: _Strings) -> list[_Decoded]:
+    """The non-empty events of the line at ``buf[start:end]`` (their lengths from upb), decoded batch by batch.
+
+    Fast path: the events lie back to back in ``buf`` (as every protobuf writer puts them); each batch's
+    positions follow from the lengths and are verified (``wire.locate_repeated``), so the events are decoded
+    in the plane's buffer without copying, and only one batch's positions exist at a time.  Otherwise (fields
+    interleaved with the events) upb parses the line again and its events are joined into a buffer of their
+    own: one copy.
+    """
+    if lengths.shape[0] == 0:
+        return []
     first = _first_field(memoryview(buf), start, end, _LINE_EVENTS)
     if first is not None:
-        starts = wire.locate_repeated(buf, first, _EVENTS_TAG, lengths)
-        if starts is not None:
-            return buf, starts, lengths
-    joined = wire.padded(b"".join(events))
-    return joined, np.cumsum(lengths) - lengths, lengths
+        parts = _decode_in_place(buf, first, lengths, keys, strings)
+        if parts is not None:
+            return parts
+    joined = wire.padded(b"".join(message_class("LazyLine").FromString(memoryview(buf)[start:end]).events))
+    starts = np.cumsum(lengths) - lengths
+    kept = lengths > 0
+    return _decode_located(joined, starts[kept], lengths[kept], keys, strings)
+
+
+def _decode_in_place(buf: np.ndarray, first: int, all_lengths: np.ndarray, keys: _StatKeys,
+                     strings: _Strings) -> list[_Decoded] | None:
+    """Decode the back-to-back events of ``all_lengths`` whose first header is at ``buf[first]``, a batch at a
+    time; None when they are not back to back (the caller falls back)."""
+    parts: list[_Decoded] = []
+    pos = first
+    for a in range(0, all_lengths.shape[0], EVENT_CHUNK):
+        lengths = all_lengths[a : a + EVENT_CHUNK]
+        starts = wire.locate_repeated(buf, pos, _EVENTS_TAG, lengths)
+        if starts is None:
+            return None
+        pos = int(starts[-1] + lengths[-1])
+        kept = lengths > 0
+        if not kept.all():  # empty events (all fields default) say nothing: never decoded, no row
+            starts, lengths = starts[kept], lengths[kept]
+        if lengths.shape[0]:
+            parts.append(_decode_events(buf, starts, lengths, keys, strings))
+    return parts
+
+
+#: A line whose ``22 00`` byte pairs (an empty event's whole record) make up at least this share of its bytes
+#: is walked without upb (:func:`_walk_sparse_line`).  TensorFlow writes no empty event; in real events the pair
+#: is as rare as in random bytes (~1 in 65k), so a real line never comes near.
+_EMPTY_SHARE = 1 / 16
+_EMPTY_WORD = 0x0022  # the pair read as a little-endian uint16
+#: Bytes of a line copied at a time while its empty-event pairs are counted.
+_COUNT_BLOCK = 1 << 20
+
+
+def _mostly_empty_events(buf: np.ndarray, start: int, end: int) -> bool:
+    """True when ``22 00`` pairs make up at least :data:`_EMPTY_SHARE` of ``buf[start:end]`` (counted a
+    block at a time with numpy: bounded memory, ~25 ms per 100 MB)."""
+    if end - start < 1024:
+        return False
+    pairs = 0
+    for a in range(start, end, _COUNT_BLOCK):
+        # one byte of overlap, so a pair across two blocks is counted (a pair cannot overlap itself)
+        block = buf[a : min(a + _COUNT_BLOCK + 1, end)]
+        pairs += int(np.count_nonzero((block[:-1] == 0x22) & (block[1:] == 0)))
+    return 2 * pairs >= _EMPTY_SHARE * (end - start)
+
+
+def _walk_sparse_line(buf: np.ndarray, start: int, end: int) -> tuple[bytes, np.ndarray, np.ndarray] | None:
+    """(the line's fields other than events, serialized; payload starts and lengths of its non-empty events)
+    of the XLine at ``buf[start:end]``, by a Python walk that skips each run of empty events in one regex match.
+
+    For lines made mostly of empty events: memory is one entry per *non-empty* event, time one step per run
+    of empty events plus one per other field.  None on anything unusual (a group, a truncated field): upb then
+    parses the line and reports it.
+    """
+    data = memoryview(buf)
+    head: list[bytes] = []
+    ev_start, ev_len = array.array("q"), array.array("q")
+    i = start
+    try:
+        while i < end:
+            if data[i] == _EVENTS_TAG and i + 1 < end and data[i + 1] < 0x80:  # an event with a 1-byte length
+                n = data[i + 1]
+                if n == 0:  # empty: a short run is stepped over here, a long one by numpy
+                    i = _skip_empty_run(data, buf, i + 2, end)
+                    continue
+                if i + 2 + n <= end:
+                    ev_start.append(i + 2)
+                    ev_len.append(n)
+                    i += 2 + n
+                    continue
+            number, wt, field_start, payload_start, payload_end = next(wire.walk_fields(data, i, end))
+            if number == _LINE_EVENTS and wt == 2:
+                if payload_end > payload_start:
+                    ev_start.append(payload_start)
+                    ev_len.append(payload_end - payload_start)
+            else:
+                head.append(bytes(data[field_start:payload_end]))
+            i = payload_end
+    except wire.WireError:
+        return None
+    return b"".join(head), np.frombuffer(ev_start, dtype=np.int64), np.frombuffer(ev_len, dtype=np.int64)
+
+
+#: Empty events stepped over one by one before the rest of their run is left to :func:`_empty_run_end`.
+_SHORT_RUN = 32
+
+
+def _skip_empty_run(data: memoryview, buf: np.ndarray, i: int, end: int) -> int:
+    """Position after the empty-event records (``22 00``) from ``data[i]`` on: a few in Python, a long run in numpy."""
+    for _ in range(_SHORT_RUN):
+        if i + 1 >= end or data[i] != _EVENTS_TAG or data[i + 1] != 0:
+            return i
+        i += 2
+    return _empty_run_end(buf, i, end)
+
+
+def _empty_run_end(buf: np.ndarray, i: int, end: int) -> int:
+    """Where the run of empty-event records (``22 00`` pairs) at ``buf[i]`` ends: compared as uint16 words in
+    blocks that grow from 64 pairs (a short run costs one small comparison, a 5M-pair run a few dozen)."""
+    block = 64
+    last = end - (end - i) % 2  # pairs only: an odd last byte is no record
+    while i < last:
+        stop = min(last, i + 2 * block)
+        other = buf[i:stop].view("<u2") != _EMPTY_WORD
+        if other.any():
+            return i + 2 * int(other.argmax())
+        i = stop
+        block = min(2 * block, 1 << 19)
+    return i
 
 
 def _first_field(data: memoryview, start: int, end: int, number: int) -> int | None:
@@ -575,6 +755,30 @@ def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, st
             value[sel.msg] = ids[inverse.ravel()]
         else:  # STR / BYTES: each distinct string decoded once
             value[sel.msg] = wire.intern_ranges(buf, sel.start, sel.value.astype(np.int64), strings.intern)
-    if not pruned:
-        return StatTable(owner=stat_fields.msg.astype(np.int32), key=key.astype(np.int32), kind=kind, value=value)
-    return StatTable(owner=stat_fields.msg[kept].astype(np.int32), key=key[kept].astype(np.int32), kind=kind[kept], value=value[kept])
+    owner = stat_fields.msg
+    if pruned:
+        owner, key, kind, value = owner[kept], key[kept], kind[kept], value[kept]
+    return StatTable(owner=owner.astype(np.int32), key=key.astype(_key_dtype(keys)), kind=kind,
+                     value=_narrow_values(kind, value))
+
+
+_DOUBLE_KIND = int(ValueKind.DOUBLE)  # a plain int: an array compared with an IntEnum member goes through the enum
+
+
+def _key_dtype(keys: _StatKeys) -> type:
+    """int16 stat keys where the plane names fewer than 32k stats (always, in practice): 2 bytes a stat."""
+    return np.int16 if len(keys.names) < np.iinfo(np.int16).max else np.int32
+
+
+def _narrow_values(kind: np.ndarray, value: np.ndarray) -> np.ndarray:
+    """``value`` as int32 where no row holds a double (read back through its int64 bits) and every value fits.
+
+    Why: stats are the bulk of a timeline (1.3 per event on a dense capture), and nearly all are ids --
+    correlation ids, string ids -- that need 4 bytes, not 8; batches with doubles keep int64 (joined batches
+    then widen to it).
+    """
+    if value.size == 0 or (kind == _DOUBLE_KIND).any():
+        return value
+    lo, hi = int(value.min()), int(value.max())
+    info = np.iinfo(np.int32)
+    return value.astype(np.int32) if info.min <= lo and hi <= info.max else value

@@ -45,14 +45,15 @@ class StatTable:
     uints (as int64 bits), doubles (their IEEE bits: see ``doubles``) and --
     for STR, BYTES and REF -- the string id in ``Plane.strings``, except a
     metadata stat's BYTES value: the index of its raw bytes in ``Plane.blobs``
-    (binary protos, see :meth:`Plane.metadata_blobs`).  17 bytes a stat: stats
-    are the bulk of a timeline's memory.
+    (binary protos, see :meth:`Plane.metadata_blobs`).  11 bytes a stat (17 in
+    a table holding doubles or values beyond int32): stats are the bulk of a
+    timeline's memory.
     """
 
     owner: np.ndarray  # int32
-    key: np.ndarray  # int32
+    key: np.ndarray  # int16 (int32 past 32k stat names)
     kind: np.ndarray  # int8 ValueKind
-    value: np.ndarray  # int64
+    value: np.ndarray  # int32 where no double and every value fits (event stats), else int64
 
     @classmethod
     def empty(cls) -> "StatTable":
@@ -95,7 +96,7 @@ class Line:
     timestamp_ns: int
     start_ps: np.ndarray  # int64, absolute: timestamp_ns * 1000 + offset_ps
     duration_ps: np.ndarray  # int64
-    name_id: np.ndarray  # int32 index into Plane.event_names
+    name_id: np.ndarray  # index into Plane.event_names (int16, or int32 past 32k names)
     stats: StatTable
     plane: "Plane" = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
     #: after :meth:`release_events`: (event count, (min start, max end) or None); None while the columns are here

@@ -1,0 +1,113 @@
+"""The memory guard every analysis runs under: the plugin's worker processes and the CLI alike.
+
+Why: a capture whose analysis needs more memory than the machine can give (a hostile file, or a
+20 GB trace on a laptop) must fail *its own* report with a clear message -- not push the machine into
+swap or the OOM killer, which would take the user's shell or TensorBoard with it.  The plugin runs
+each analysis in a child process under this limit (``isolation``); the CLI runs its analyses in its
+own process, so it lowers its own limit for the duration of the analyses instead
+(:func:`address_space_limit`): the same ``RLIMIT_AS``, the same ``TB_GPU_ADVISOR_WORKER_MEMORY_MB``,
+the same message.  When the limit is reached, numpy (or any allocation) raises ``MemoryError``;
+``pipeline.analyze_host`` turns it into that host's error, its arrays are freed as the exception
+unwinds, and the next host is analysed as usual.
+
+The limit is on address space, not resident memory: the only per-process memory limit the kernel
+enforces without cgroups, and one that fails an allocation (an exception, recoverable) rather than
+killing the process.  The interpreter and libraries take ~150 MB of it before any analysis starts.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+ENV_MEMORY = "TB_GPU_ADVISOR_WORKER_MEMORY_MB"
+
+
+def _env_mb(name: str) -> float | None:
+    """``name`` as a positive number of MB; None when unset, not a number, or 0 (no limit)."""
+    try:
+        value = float(os.environ[name])
+    except (KeyError, ValueError):
+        return None
+    return value if value > 0 else None
+
+
+def memory_limit_from_env() -> int | None:
+    """Bytes of address space an analysis may use: ``TB_GPU_ADVISOR_WORKER_MEMORY_MB`` (0: none), by default
+    half the machine's memory, at least 2 GiB, at most 32 GiB; None: no limit."""
+    raw = os.environ.get(ENV_MEMORY)
+    if raw is not None:
+        mb = _env_mb(ENV_MEMORY)
+        return int(mb * (1 << 20)) if mb else None
+    try:
+        total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):
+        return None
+    return max(2 << 30, min(32 << 30, total // 2))
+
+
+def mb(n: int | None) -> str:
+    """A limit in words: ``2048 MB``, or ``none``."""
+    return "none" if n is None else f"{n / (1 << 20):.0f} MB"
+
+
+def current_limit() -> int | None:
+    """This process's soft ``RLIMIT_AS`` in bytes; None when unlimited or not available."""
+    try:
+        import resource
+
+        soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    except (ImportError, ValueError, OSError):
+        return None
+    return None if soft == resource.RLIM_INFINITY else int(soft)
+
+
+def out_of_memory_message() -> str:
+    """What a host's report says when its analysis hit the limit: which limit, and how to raise it."""
+    return (f"ran out of memory (worker limit {mb(current_limit())}; raise {ENV_MEMORY} to allow more, "
+            "0 for no limit)")
+
+
+def set_hard_limit(memory_bytes: int | None) -> None:
+    """Limit this whole process to ``memory_bytes`` of address space (a worker child: for good)."""
+    if not memory_bytes:
+        return
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+@contextmanager
+def address_space_limit(memory_bytes: int | None) -> Iterator[None]:
+    """Lower this process's soft ``RLIMIT_AS`` to ``memory_bytes`` inside the block, restore it after.
+
+    Only the soft limit moves, so it can be raised back; a tighter limit already in place (a worker
+    child, a shell's ``ulimit -v``) is kept.  Where the platform has no such limit, nothing happens.
+    """
+    try:
+        import resource
+
+        old = resource.getrlimit(resource.RLIMIT_AS)
+    except (ImportError, ValueError, OSError):
+        yield
+        return
+    soft, hard = old
+    want = memory_bytes
+    if want is not None and hard != resource.RLIM_INFINITY:
+        want = min(want, hard)
+    if want is None or (soft != resource.RLIM_INFINITY and soft <= want):
+        yield
+        return
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (want, hard))
+    except (ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_AS, old)

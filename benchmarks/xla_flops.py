@@ -31,8 +31,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path.insert(0, REPO)
 
-from tb_gpu_advisor.formats.xplane import adapter  # noqa: E402
-from tb_gpu_advisor.frameworks import xla  # noqa: E402
+from tb_gpu_advisor.formats.xplane import adapter
+from tb_gpu_advisor.frameworks import xla
 
 MODULE = "jit_train_step"
 
@@ -103,7 +103,8 @@ def main() -> None:
     ap.add_argument("--extra", nargs="*", default=[os.path.join(REPO, "..", "shared", "profiles", "v100_bert_8gpu_tf24.xplane.pb")],
                     help="more files to time (no truth)")
     args = ap.parse_args()
-    truth = json.load(open(os.path.join(args.logdir, "TRUTH.json")))
+    with open(os.path.join(args.logdir, "TRUTH.json")) as f:
+        truth = json.load(f)
     print("| run | ours TFLOP/step | executed truth | ours/truth | model truth | stock TFLOP/step | stock/ours | "
           "read ms (HLO) | read ms (no HLO) |")
     print("|---|---|---|---|---|---|---|---|---|")

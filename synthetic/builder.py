@@ -249,6 +249,7 @@ class PlaneBuilder:
         self._events: dict[str, int] = {}
         self._stats: dict[str, int] = {}
         self._event_display: dict[str, str] = {}
+        self._event_stats: dict[str, list[tuple[str, bytes]]] = {}
         self.plane_stats: list[tuple[str, object]] = []
 
     def event_id(self, name: str, display_name: str = "") -> int:
@@ -259,6 +260,12 @@ class PlaneBuilder:
             if display_name:
                 self._event_display[name] = display_name
         return eid
+
+    def event_stat(self, event: str, stat: str, value: bytes) -> None:
+        """A bytes stat on an event's metadata (JAX's ``Hlo Proto`` of each module on ``/host:metadata``)."""
+        self.event_id(event)
+        self.stat_id(stat)
+        self._event_stats.setdefault(event, []).append((stat, value))
 
     def stat_id(self, name: str) -> int:
         """XStatMetadata id of ``name``; ref_value strings are stat metadata too."""
@@ -302,6 +309,8 @@ class PlaneBuilder:
             entry.value.name = name
             if name in self._event_display:
                 entry.value.display_name = self._event_display[name]
+            for stat, value in self._event_stats.get(name, ()):
+                entry.value.stats.add(metadata_id=self.stat_id(stat), bytes_value=value)
         for name, sid in self._stats.items():
             entry = plane.stat_metadata.add(key=sid)
             entry.value.id = sid

@@ -63,10 +63,12 @@ from typing import Callable
 
 import numpy as np
 
+from synthetic import hlo as hlo_module
 from synthetic.builder import LineBuilder, SpaceBuilder
-from synthetic.tfcapture import US, Gpu
+from synthetic.tfcapture import CAPTURE_LEAD_PS, US, Gpu
 from synthetic.truth import RULE_IDS
 from synthetic.xla_kernels import (
+    EW_SMALL,
     EAGER_BIG_OPS,
     EAGER_BIG_US,
     EAGER_OPS,
@@ -208,7 +210,7 @@ class JaxCapture:
 
     def __init__(self, gpu: Gpu = H100, hostname: str = "jaxhost", seed: int = 0, module: str = "jit_train_step",
                  function: str = "train_step", program_id: int = 7292, derived_lines: bool = False,
-                 step_annotation: bool = False, launch_latency_us: float = 8.0, start_ps: int = 80 * US,
+                 step_annotation: bool = False, launch_latency_us: float = 8.0, start_ps: int = CAPTURE_LEAD_PS,
                  module_events: bool = True, command_buffers: bool = False, jitter: float = 0.02):
         self.rng = np.random.default_rng(seed)
         self.space = SpaceBuilder(hostname)
@@ -636,6 +638,11 @@ class JaxCapture:
             self.end_step()
         self.t += self._dur(between_us)
 
+    def add_hlo(self, raw: bytes) -> None:
+        """The step module's HLO as JAX saves it: the ``Hlo Proto`` bytes stat of the module's event metadata
+        (``<module>(<program_id>)``) on ``/host:metadata``: what FLOPs and collective sizes are read from."""
+        self.space.plane("/host:metadata").event_stat(f"{self.module}({self.program_id})", "Hlo Proto", raw)
+
     def finish(self, session_start_ns: int = 1_767_225_600_000_000_000) -> SpaceBuilder:
         """Name the GPU streams after what ran on them, drop empty ones, add derived lines (when asked) and ``Task Environment``."""
         for sid, line in self.streams.items():
@@ -846,7 +853,9 @@ def _async_loop(cap: JaxCapture, kernels: list[XlaKernel], num_steps: int, host_
 def _healthy_bf16(name: str, command_buffers: bool, num_steps: int, seed: int, desc: str, note: str = "") -> JaxScenario:
     """The real healthy bf16 MLP loop, with XLA command buffers (one cuGraphLaunch a step) or without (per kernel)."""
     cap = JaxCapture(seed=seed, step_annotation=True, command_buffers=command_buffers)
-    _async_loop(cap, mlp_bf16_step(4, command_buffers=command_buffers), num_steps)
+    kernels = mlp_bf16_step(4, command_buffers=command_buffers)
+    cap.add_hlo(mlp_hlo(cap.module, kernels))
+    _async_loop(cap, kernels, num_steps)
     return JaxScenario(name, cap.finish(), cap.truth(
         name, desc, "trace_train", note,
         expect_not=("input_bound", "launch_bound", "tensor_core_unused", "mixed_precision_off"),
@@ -869,7 +878,9 @@ def jax_healthy_bf16_nocb(num_steps: int = 20, seed: int = 0) -> JaxScenario:
 def jax_input_bound(num_steps: int = 20, seed: int = 0) -> JaxScenario:
     """Real ``input_bound``: 12 ms of host 'data loading' inside each step, then ``device_put`` of a 32 MiB batch."""
     cap = JaxCapture(seed=seed, step_annotation=True, command_buffers=True)
-    _async_loop(cap, mlp_bf16_step(4, command_buffers=True), num_steps, host_us=12_000.0, put_bytes=4096 * 4096 * 2)
+    kernels = mlp_bf16_step(4, command_buffers=True)
+    cap.add_hlo(mlp_hlo(cap.module, kernels))
+    _async_loop(cap, kernels, num_steps, host_us=12_000.0, put_bytes=4096 * 4096 * 2)
     name = "jax_input_bound"
     return JaxScenario(name, cap.finish(), cap.truth(
         name, "12 ms host work + device_put(bf16[4096,4096]) before every step: the GPU idles ~85%", "trace_train",
@@ -925,6 +936,66 @@ def jax_eager_chain(num_steps: int = 8, seed: int = 0, ops: int = 40) -> JaxScen
         f"with one {EAGER_BIG_US:g} us kernel", "trace_train",
         f"fused kernel time saved by jit: {(ops - 1) * EAGER_BIG_US:g} us per step",
         expect_top=("eager_execution",), dominant="eager_execution"))
+
+
+#: The bf16 MLP's shapes (real ``healthy_bf16``): 4 square layers of 4096 on a batch of 4096 rows.
+MLP_LAYERS, MLP_WIDTH = 4, 4096
+
+
+def mlp_hlo(module: str, kernels: list[XlaKernel], allreduce_group: int | None = None) -> bytes:
+    """The HLO of :func:`mlp_bf16_step`: one dot per GEMM kernel, named as the kernel's ``hlo_op`` (real captures
+    without command buffers match kernels to HLO instructions by that name); ``3 x layers - 1`` GEMMs."""
+    names = [k.hlo_op for k in kernels if k.gemm]
+    raw, _, _ = hlo_module.mlp_train_step(module, MLP_LAYERS, MLP_WIDTH, MLP_WIDTH, "bf16", allreduce_group, names)
+    return raw
+
+
+#: A data-parallel step's gradient all-reduce as NCCL >= 2.19 names its kernel under XLA (``all-reduce-start``).
+NCCL_ALLREDUCE = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+#: The slow link: the 4 weight gradients (4 x 4096 x 4096 bf16 = 128 MiB) all-reduced between 2 hosts in 40 ms.
+DP_ALLREDUCE_US = 40_000.0
+
+
+@dataclass
+class JaxJob:
+    """A generated multi-host JAX capture: one XSpace per host in one session, and its truth."""
+
+    name: str
+    spaces: dict[str, SpaceBuilder]
+    truth: JaxTruth
+    extra: dict = field(default_factory=dict)
+
+    def write(self, logdir: str | Path, run: str | None = None, session: str = SESSION) -> list[Path]:
+        out = []
+        for host, space in self.spaces.items():
+            path = Path(logdir) / (run or self.name) / "plugins" / "profile" / session / f"{host}.xplane.pb"
+            space.write(path)
+            out.append(path)
+        self.truth.files = [p.name for p in out]
+        return out
+
+
+def jax_dp_2host_slow_link(num_steps: int = 12, seed: int = 0) -> JaxJob:
+    """Data parallel across 2 hosts (one H100 each): each step's bf16 MLP, then one XLA all-reduce of the 128 MiB of
+    weight gradients between the hosts taking ``DP_ALLREDUCE_US``: bus bandwidth 2(n-1)/n x 128 MiB / 40 ms = 3.4
+    GB/s, an eighth of the 25 GB/s per GPU assumed between hosts.  The message size is only in the HLO
+    (``all-reduce-start`` over replica group {0, 1}): constructed truth for XLA collective sizing (issue #19)."""
+    spaces, truth = {}, None
+    for node in range(2):
+        cap = JaxCapture(hostname=f"node{node}", seed=seed + node, step_annotation=True, command_buffers=False)
+        kernels = mlp_bf16_step(MLP_LAYERS, command_buffers=False)
+        kernels.append(XlaKernel(NCCL_ALLREDUCE, "all-reduce-start.1", "jit(train_step)/psum", DP_ALLREDUCE_US,
+                                 EW_SMALL))
+        cap.add_hlo(mlp_hlo(cap.module, kernels, allreduce_group=2))
+        _async_loop(cap, kernels, num_steps)
+        spaces[cap.space.hostname] = cap.finish()
+        if truth is None:
+            truth = cap.truth("jax_dp_2host_slow_link", "JAX data parallel on 2 hosts: a 128 MiB gradient all-reduce "
+                              "of 40 ms per step between them, a slow link", "trace_train",
+                              expect_top=("comm_bandwidth_low",), dominant="comm_bandwidth_low")
+    nbytes = MLP_LAYERS * MLP_WIDTH * MLP_WIDTH * 2
+    return JaxJob("jax_dp_2host_slow_link", spaces, truth, extra={
+        "bytes_per_call": nbytes, "group_size": 2, "bus_GBps": 2 * (2 - 1) / 2 * nbytes / (DP_ALLREDUCE_US * 1e-6) / 1e9})
 
 
 JAX_SCENARIOS: dict[str, Callable[..., JaxScenario]] = {

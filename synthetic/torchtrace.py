@@ -57,6 +57,9 @@ H100 = {"name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85017493504, "compute
         "sharedMemPerMultiprocessor": 233472}
 BASE_NS = 1_790_857_026_000_000_000
 T0_US = 4_523_358_283_992.405
+#: The profiler's own span (``PyTorch Profiler (0)``, where Perfetto's timeline starts) opens this long before the
+#: first op, as in the real H100 traces (0.11-0.33 ms; 0.05-0.25 ms in the wild V100 ones): windows count from the span.
+TRACE_LEAD_US = 150.0
 COMPUTE_STREAM, NCCL_STREAM = 7, 20
 
 
@@ -68,7 +71,7 @@ class Rank:
     pid: int
     device: int  # the local rank: GPU index on its node
     node: int = 0
-    host_us: float = T0_US
+    host_us: float = T0_US + TRACE_LEAD_US
     streams: dict[int, float] = field(default_factory=dict)
     host: list[dict] = field(default_factory=list)
     gpu: list[dict] = field(default_factory=list)
@@ -228,25 +231,28 @@ def optimizer(r: Rank, not_before: float = 0.0) -> None:
 AR_NELEMS, SHARD_NELEMS = 16 << 20, 2 << 20
 
 
-def _message(r: Rank, collective: str, nelems: int, group: int) -> None:
+def _message(r: Rank, collective: str, nelems: int, group: int, pg: int = 0) -> None:
     """``record_param_comms``, the op c10d records each collective's message on (keys and spellings as a real
-    PyTorch 2.x rank writes them: tests/fixtures/wild/hta_v100)."""
+    PyTorch 2.x rank writes them: tests/fixtures/wild/hta_v100); ``pg``: its process group's id (0: the default
+    group every rank is in; tensor parallelism runs in a group of its own)."""
     e = r.cpu("record_param_comms", 8.0, advance=False)
     e["args"].update({"Collective name": collective, "dtype": "BFloat16", "In msg nelems": nelems,
                       "Global rank start": 0, "Group size": group, "Process Group Ranks": str(list(range(group))),
-                      "Out msg nelems": nelems, "Global rank stride": 1, "Process Group ID": 0})
+                      "Out msg nelems": nelems, "Global rank stride": 1, "Process Group ID": pg})
 
 
+#: The tensor-parallel process group's id (c10d numbers groups in creation order; 0 is the default group).
+TP_GROUP = 1
 #: FSDP / tensor-parallel shapes: layers per step, a layer's forward GEMM, its all-gather and all-reduce.
 FSDP_LAYERS, LAYER_US, AG_US, RS_US, TP_AR_US = 8, 200.0, 150.0, 150.0, 120.0
 
 
 def _collective(r: Rank, annotation: str, op: str, kernel: str, us: float, not_before: float = 0.0,
-                nelems: int = SHARD_NELEMS) -> tuple[float, float]:
+                nelems: int = SHARD_NELEMS, pg: int = 0) -> tuple[float, float]:
     """A NCCL kernel on the communication stream, under its ``nccl:*`` annotation (with its message: ``nelems``
     bf16 elements, 4 ranks); returns its (start, end)."""
     r.cpu(annotation, 12.0, cat="user_annotation", advance=False)
-    _message(r, annotation.split(":", 1)[1].strip("_").replace("_base", ""), nelems, 4)
+    _message(r, annotation.split(":", 1)[1].strip("_").replace("_base", ""), nelems, 4, pg)
     return r.kernel(op, kernel, us, stream=NCCL_STREAM, not_before=not_before)
 
 
@@ -284,7 +290,8 @@ def _tensor_parallel(r: Rank) -> None:
     can start -- in the forward pass, on the critical path: every all-reduce is exposed by construction."""
     for _ in range(FSDP_LAYERS):
         _, end = r.kernel("aten::mm", GEMM_FWD, LAYER_US, args=SHAPES_4096["mm"])
-        _, ar_end = _collective(r, "nccl:all_reduce", "c10d::allreduce_", NCCL_ALLREDUCE, TP_AR_US, not_before=end)
+        _, ar_end = _collective(r, "nccl:all_reduce", "c10d::allreduce_", NCCL_ALLREDUCE, TP_AR_US, not_before=end,
+                                pg=TP_GROUP)
         r.kernel("aten::add", RELU_BF16, 10.0, not_before=ar_end)
     r.sync()
 
@@ -481,7 +488,9 @@ SCENARIOS: dict[str, Scenario] = {
                             f"of {SMALL_GEMM_US:g} us per step: 2% of their roofline",
                             extra={"gemm_ms": SMALL_GEMMS * SMALL_GEMM_US / 1000,
                                    "flops_per_step": SMALL_GEMMS * 2.0 * SMALL_GEMM[0] * SMALL_GEMM[1] * SMALL_GEMM[2]}),
-    "input_bound": Scenario(1, _single(_input), ["input_bound"], ["launch_bound"],
+    # the step's closing sync idles the GPU only until the next launch would come: the 10 ms after it are the
+    # DataLoader's (input_bound), not the sync's
+    "input_bound": Scenario(1, _single(_input), ["input_bound"], ["launch_bound", "host_sync"],
                             "10 ms DataLoader wait + 32 MB pinned H2D copy per step, GPU idle meanwhile",
                             extra={"injected_sleep_ms": 10.0}),
     "sync_item": Scenario(1, _single(_sync_item), ["host_sync"], ["input_bound"],

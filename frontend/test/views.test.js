@@ -229,6 +229,13 @@ test("a PyTorch session gets no stock Profile-tab links, and the reason instead"
   const first = el.querySelector(".finding");
   assert.equal(first.querySelectorAll("a[href*='trace_viewer']").length, 0);
   assert.match(first.querySelector(".no-links").textContent, /stock Profile tab cannot open PyTorch trace files/);
+  // the windows are still listed, for Perfetto (ms from the trace's start)
+  const f0 = report.findings[0];
+  assert.ok(f0.windows.length >= 1);
+  const items = [...first.querySelectorAll("ul.windows li")].map((li) => li.textContent);
+  assert.equal(items.length, Math.min(3, f0.windows.length));
+  assert.ok(items[0].startsWith(`${f0.windows[0].label}: `), items[0]);
+  assert.match(first.querySelector(".no-links").textContent, /from the trace's start/);
   const withLinks = views.reportView(report, ctx).querySelector(".finding");
   assert.ok(withLinks.querySelectorAll("a[href*='trace_viewer']").length >= 1);
 });
@@ -299,4 +306,31 @@ test("a healthy run's 'healthy' finding is the verdict, not finding #1; n/a card
   const na = sc.querySelector(".na-cards");
   assert.match(na.textContent, new RegExp(`Not applicable to this capture: ${cards[0].label}`));
   assert.equal(na.querySelector("span").getAttribute("title"), "JAX has no op placement");
+});
+
+test("skippedNote names every entry the walk left out, with why; nothing when nothing was", () => {
+  assert.equal(views.skippedNote([]), null);
+  const note = views.skippedNote([{ path: "runC", reason: "a symlink to a place outside the logdir: not read" },
+    { path: "runA/config.json", reason: "JSON without traceEvents: not a trace" }]);
+  assert.equal(note.querySelector("summary").textContent, "2 entries of the logdir left out");
+  const items = [...note.querySelectorAll("li")].map((li) => li.textContent);
+  assert.deepEqual(items, ["runC: a symlink to a place outside the logdir: not read",
+    "runA/config.json: JSON without traceEvents: not a trace"]);
+});
+
+test("tables at 1024 px: numbers never break, long names clamp with the whole name on hover, empty columns go", () => {
+  const long = "void cutlass::Kernel<cutlass_80_tensorop_s16816gemm_relu_bf16_128x128_32x3_nn_align8>(Params)";
+  const t = { title: "Top GPU kernels", columns: ["kernel", "count", "launch latency us"],
+    rows: [[long, 1234567, null], ["short", 2, null]] };
+  const el = views.tableView(t);
+  assert.deepEqual([...el.querySelectorAll("th")].map((x) => x.textContent), ["kernel", "count"]);
+  const first = el.querySelector("tbody tr").querySelectorAll("td");
+  assert.equal(first[0].getAttribute("title"), long);
+  assert.equal(first[0].className, "name");
+  assert.equal(first[1].className, "num");
+});
+
+test("the no-stock-links sentence speaks of windows below only when the finding has some", () => {
+  assert.match(views.noStockLinks("PyTorch trace", true), /each window below opens as a step timeline/);
+  assert.doesNotMatch(views.noStockLinks("PyTorch trace", false), /window below/);
 });

@@ -29,7 +29,8 @@ from typing import Any, TextIO
 
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.discover import logdir as discovery
-from tb_gpu_advisor.cli.report import EXIT_INPUT, EXIT_OK, InputError, _list, select_sessions, session_report
+from tb_gpu_advisor.cli.report import (EXIT_INPUT, EXIT_OK, InputError, _list, cli_options, select_sessions,
+                                       session_report)
 from tb_gpu_advisor.report import diff as diffmod
 from tb_gpu_advisor.report import diff_render
 from tb_gpu_advisor.runtime.cache import ReportCache
@@ -192,4 +193,4 @@ def load_report(spec: SideSpec, args: argparse.Namespace, cache: Any, stderr: Te
     session, _hosts = _select(spec)
     if spec.label is None:
         spec.label = session.stock_run
-    return session_report(session, args.params, cache, stderr, bool(args.progress))
+    return session_report(session, cli_options(args), cache, stderr, bool(args.progress))

@@ -19,11 +19,10 @@ import os
 import sys
 from typing import Any, TextIO
 
-from tb_gpu_advisor.cli.report import _positive_int
+from tb_gpu_advisor.cli.report import EXIT_INPUT, _positive_int
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.serve import mcp_server
 
-EXIT_INPUT = 2
 
 
 def add_parser(subparsers: Any) -> None:

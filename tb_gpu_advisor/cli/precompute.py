@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.discover.logdir import Session, discover
+from tb_gpu_advisor.cli.report import print_skipped
+from tb_gpu_advisor.discover.logdir import Session, discover, skipped
 from tb_gpu_advisor.runtime.cache import CacheKey, ReportCache, host_key, session_key
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tb_gpu_advisor.runtime.session import files_unchanged, process_pool, session_report, worker_count
@@ -127,6 +128,7 @@ def _run_cli(args: argparse.Namespace) -> int:
     else:
         summary = precompute(args.logdir, jobs=args.jobs, cache=cache, params=args.params, force=args.force)
     print_summary(summary, sys.stderr)
+    print_skipped(skipped(args.logdir), sys.stderr, "precompute")
     return summary.exit_code
 
 

@@ -4,7 +4,7 @@ Usage::
 
     tb-gpu-advisor report LOGDIR [--run RUN] [--session S] [--host H]
                           [--format text|json|markdown] [--fail-on warning|critical]
-                          [--params N] [--top N] [--progress]
+                          [--params N] [--net-gbps GBPS] [--model-flops-per-step FLOPS] [--top N] [--progress]
 
 Default selection: the newest session of every run (or of ``--run``).  Reports come from the report cache
 when ``precompute``, the tab or an earlier command stored them (``--cache-dir``; ``analysis.session_report``).
@@ -40,6 +40,7 @@ from typing import Any, Sequence, TextIO
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.fmt import and_list
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.frameworks import display_names, how_to_capture
 from tb_gpu_advisor.model.schema import SCHEMA_VERSION, SEVERITY_ORDER, _json_default
@@ -144,6 +145,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         sessions = select_sessions(args.logdir, args.run, args.session, args.host)
         if getattr(args, "list", False):
             stdout.write(list_sessions(args.logdir, args.run))
+            print_skipped(_skipped(args.logdir), stderr, "report")
             return 0
         reports = [_analyze(s, hosts, args, stderr) for s, hosts in sessions]
     except InputError as e:
@@ -160,7 +162,23 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         stdout.flush()
     for line in host_errors(reports):
         print(f"tb-gpu-advisor report: error: {line}", file=stderr)
+    print_skipped(_skipped(args.logdir), stderr, "report")
     return exit_code(reports, args.fail_on)
+
+
+def print_skipped(skips: list[tuple[str, str]], out: TextIO, who: str) -> None:
+    """What discovery left out of the logdir, with why (symlinks leaving it, JSON files that are no trace): never
+    silently."""
+    if not skips:
+        return
+    print(f"{who}: skipped {len(skips)} entr{'y' if len(skips) == 1 else 'ies'} of the logdir:", file=out)
+    for rel, why in skips:
+        print(f"    {rel}: {why}", file=out)
+
+
+def _skipped(logdir: str) -> list[tuple[str, str]]:
+    """What discovery left out of a logdir folder (nothing for a single file given on the command line)."""
+    return discovery.skipped(logdir) if os.path.isdir(fsio.local_path(logdir)) else []
 
 
 def list_sessions(logdir: str, run: str | None = None) -> str:
@@ -249,7 +267,9 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
                              "to LOGDIR/plugins/profile/<session>/, run '.'), or point LOGDIR at the folder "
                              "above the runs.")
         layouts = {f.id: f.layout.expected for f in formats.REGISTRY.values()}
-        raise InputError(f"no GPU profiles found in {logdir}.\n{how_to_capture(layouts)}")
+        skips = discovery.skipped(logdir, limit=10)
+        left = ("\nLeft out: " + "; ".join(f"{rel} ({why})" for rel, why in skips) + ".") if skips else ""
+        raise InputError(f"no GPU profiles found in {logdir}.{left}\n{how_to_capture(layouts)}")
     runs = sorted({s.run for s in found})
     if run is not None:
         run = run.rstrip("/") or "."
@@ -316,23 +336,30 @@ def _analyze(session: Any, hosts: list, args: argparse.Namespace, stderr: TextIO
     """The Report of ``hosts`` of ``session`` (the report cache first)."""
     import dataclasses
 
-
-    return session_report(dataclasses.replace(session, hosts=tuple(hosts)), args.params,
+    return session_report(dataclasses.replace(session, hosts=tuple(hosts)), cli_options(args),
                           ReportCache(getattr(args, "cache_dir", None)), stderr, bool(getattr(args, "progress", False)))
 
 
-def session_report(session: Any, params: int | None, cache: Any, stderr: TextIO, progress: bool) -> Any:
-    """A session's Report through the analysis entry point (the report cache first), with progress on
-    ``stderr`` when asked or when it is a terminal, under the workers' memory limit; analysis failures become
-    InputError (exit 2)."""
+def cli_options(args: argparse.Namespace) -> UserOptions:
+    """The settings of ``--params``, ``--net-gbps`` and ``--model-flops-per-step`` (``cli.main`` checked them), over
+    the environment's (where ``cli.main`` also leaves them for precompute's workers): the same value precompute and
+    the tab key their reports with, so each finds the others' entries."""
+    given = UserOptions(params=getattr(args, "params", None), net_gbps=getattr(args, "net_gbps", None),
+                        model_flops=getattr(args, "model_flops_per_step", None))
+    return UserOptions.from_env().overridden_by(given)
 
+
+def session_report(session: Any, options: UserOptions, cache: Any, stderr: TextIO, progress: bool) -> Any:
+    """A session's Report through the analysis entry point (the report cache first) with the user's ``options``,
+    with progress on ``stderr`` when asked or when it is a terminal, under the workers' memory limit; analysis
+    failures become InputError (exit 2)."""
     name = session.stock_run
     show = _Progress(stderr, name) if progress or _isatty(stderr) else None
     try:
         # the plugin's worker memory limit, in this process (runtime/guard.py): a file that needs more fails
         # its own host with a clear error; the other hosts and sessions are still analysed and reported
         with guard.address_space_limit(guard.memory_limit_from_env()):
-            a = analysis.session_report(session, params=params, cache=cache, progress=show)
+            a = analysis.session_report(session, options=options, cache=cache, progress=show)
         if a.from_cache and show is not None:
             show("from the report cache", 1.0)
         return a.report

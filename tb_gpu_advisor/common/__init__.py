@@ -1,1 +1,1 @@
-"""Utilities every stage may use and that import no stage: file access (local and object stores), number formatting, heap release, and the thresholds table."""
+"""Utilities every stage may use and that import no stage: file access (local and object stores), number formatting, heap release, the thresholds table, and the user's settings (``options.UserOptions``)."""

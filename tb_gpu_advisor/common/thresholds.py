@@ -23,7 +23,6 @@ Tests can tune values temporarily with :func:`override`.
 from __future__ import annotations
 
 import contextlib
-import os
 from dataclasses import dataclass, replace
 from typing import Iterator, Literal
 
@@ -284,41 +283,11 @@ def T(name: str) -> float:
         raise KeyError(f"unknown threshold {name!r}; see tb_gpu_advisor/common/thresholds.py") from None
 
 
-#: Environment variable holding the network bandwidth between hosts in GB/s per GPU (``--net-gbps``, TensorBoard's
-#: ``--gpu_advisor_net_gbps``): an environment variable so worker processes see it too.
+#: Environment variables carrying the command line's ``--net-gbps`` (GB/s per GPU between hosts) and
+#: ``--model-flops-per-step`` to code that is handed no options (``common.options.UserOptions.from_env``): the
+#: analysis itself takes its settings as a ``UserOptions`` value, never from here.
 ENV_NET_GBPS = "TB_GPU_ADVISOR_NET_GBPS"
-
-
-def net_gbps() -> float:
-    """Network bandwidth between hosts, GB/s per GPU: the user's (``--net-gbps``), else ``comm.net_GBps``."""
-    try:
-        v = float(os.environ.get(ENV_NET_GBPS, ""))
-    except ValueError:
-        return T("comm.net_GBps")
-    return v if v > 0 else T("comm.net_GBps")
-
-
-#: Environment variable holding the user's model FLOPs per step and GPU (``--model-flops-per-step``, TensorBoard's
-#: ``--gpu_advisor_model_flops_per_step``), read like :data:`ENV_NET_GBPS`.
 ENV_MODEL_FLOPS = "TB_GPU_ADVISOR_MODEL_FLOPS"
-
-
-def model_flops_per_step() -> float | None:
-    """The user's model FLOPs of one training step on one GPU, None when not given (or not a positive number)."""
-    try:
-        v = float(os.environ.get(ENV_MODEL_FLOPS, ""))
-    except ValueError:
-        return None
-    return v if v > 0 and v == v and v != float("inf") else None
-
-
-def user_options() -> dict[str, float]:
-    """The user's settings that change reports beyond their inputs (part of every report cache key)."""
-    out = {"net_gbps": net_gbps()} if os.environ.get(ENV_NET_GBPS) else {}
-    flops = model_flops_per_step()
-    if flops is not None:
-        out["model_flops_per_step"] = flops
-    return out
 
 
 def source(name: str) -> str:

@@ -14,7 +14,11 @@ Walk rules (why):
 * Remote logdirs (``s3://``, ``gs://``, ...) are one flat listing (:func:`fsio.remote_walk`) matched against
   the layouts, because per-folder requests to an object store are slow.
 * Symlinks are followed only when they resolve inside the logdir, and never into a folder already on the
-  current path (no loops); the Advisor must not read files outside the logdir.
+  current path (no loops); the Advisor must not read files outside the logdir.  What is left out is not left
+  out silently: :func:`skipped` names each such symlink, and files named like no format's whose content is no
+  profile either, with the reason.
+* A JSON file of another name in a run folder (``prof.export_chrome_trace("trace.json")``) is a PyTorch trace
+  when its first bytes say so (``formats/kineto/layout.sniff``).
 * Unreadable folders are skipped with a warning instead of failing the whole listing.
 """
 
@@ -32,7 +36,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import Format, Found, Groups, claimed_by
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile, Session, SessionNotFoundError, find_session, find_stock_run
 
-__all__ = ["discover", "has_profiles", "misplaced_profiles", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
+__all__ = ["discover", "has_profiles", "skipped", "misplaced_profiles", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
            "SessionNotFoundError", "find_session", "find_stock_run"]
 
 logger = logging.getLogger(__name__)
@@ -62,6 +66,21 @@ def discover(logdir: str) -> list[Session]:
     sessions = [Session(run, session, path, tuple(sorted(hosts, key=lambda h: h.host)))
                 for (run, session, path), hosts in groups.items() if hosts]
     return _sorted(sessions)
+
+
+def skipped(logdir: str, limit: int = 50) -> list[tuple[str, str]]:
+    """What the walk left out of a local logdir, as (path relative to the logdir, why): symlinks leaving the logdir
+    or looping, JSON files that are no trace.  At most ``limit``; [] for remote logdirs (no symlinks there)."""
+    if fsio.is_remote(logdir):
+        return []
+    out: list[tuple[str, str]] = []
+    try:
+        for _ in _local_walk(fsio.local_path(logdir), with_stat=False, skips=out):
+            if len(out) >= limit:
+                break
+    except Exception as e:  # noqa: BLE001 - only a notice
+        logger.debug("cannot list %s: %s", logdir, e)
+    return out[:limit]
 
 
 def has_profiles(logdir: str) -> bool:
@@ -202,8 +221,9 @@ class _Dir:
     chain: tuple[str, ...]  # real paths of the symlinked folders entered on the way here
 
 
-def _local_walk(root: str, with_stat: bool) -> Iterator[tuple[Format, Found]]:
-    """Depth first, folders in name order; a folder is entered when a layout says it can hold host files."""
+def _local_walk(root: str, with_stat: bool, skips: list[tuple[str, str]] | None = None) -> Iterator[tuple[Format, Found]]:
+    """Depth first, folders in name order; a folder is entered when a layout says it can hold host files.
+    ``skips`` collects what is left out, with why (:func:`skipped`)."""
     real_root = os.path.realpath(root)
     registry = list(formats.REGISTRY.values())
     stack: list[_Dir] = [_Dir(root, (), ())]
@@ -212,15 +232,15 @@ def _local_walk(root: str, with_stat: bool) -> Iterator[tuple[Format, Found]]:
         subdirs: list[_Dir] = []
         for entry in _scandir(d.path):
             rel = d.rel + (entry.name,)
-            fmt = claimed_by(registry, rel)
+            fmt = claimed_by(registry, rel) or _sniffed(registry, entry, rel, real_root, d, skips)
             if fmt is not None:
-                found = _found(entry, rel, d, real_root, with_stat)
+                found = _found(entry, rel, d, real_root, with_stat, skips=skips)
                 if found is not None:
                     yield fmt, found
                 continue
             if not any(f.layout.descend(rel) for f in registry):
                 continue
-            is_dir, chain = _follow(entry, real_root, d.chain, want_dir=True)
+            is_dir, chain = _follow(entry, real_root, d.chain, want_dir=True, skips=skips, rel=rel)
             if is_dir:
                 subdirs.append(_Dir(entry.path, rel, chain))
         if len(d.rel) + 1 >= MAX_DEPTH:
@@ -230,9 +250,29 @@ def _local_walk(root: str, with_stat: bool) -> Iterator[tuple[Format, Found]]:
         stack.extend(sorted(subdirs, key=lambda s: s.path, reverse=True))
 
 
-def _found(entry: os.DirEntry, rel: tuple[str, ...], d: _Dir, real_root: str, with_stat: bool) -> Found | None:
+def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], real_root: str, d: _Dir,
+             skips: list[tuple[str, str]] | None) -> Format | None:
+    """The format whose layout recognises an unclaimed file by its content (a trace saved under another name)."""
+    for f in registry:
+        maybe = getattr(f.layout, "maybe", None)
+        if maybe is None or not maybe(rel):
+            continue
+        ok, _ = _follow(entry, real_root, d.chain, want_dir=False)
+        if not ok:
+            break
+        why = f.layout.sniff(entry.path)
+        if why is None:
+            return f
+        if skips is not None:
+            skips.append(("/".join(rel), why))
+        break
+    return None
+
+
+def _found(entry: os.DirEntry, rel: tuple[str, ...], d: _Dir, real_root: str, with_stat: bool,
+           skips: list[tuple[str, str]] | None = None) -> Found | None:
     """The claimed file (a plain file, or a symlink inside the logdir), None when it is neither or unreadable."""
-    ok, _ = _follow(entry, real_root, d.chain, want_dir=False)
+    ok, _ = _follow(entry, real_root, d.chain, want_dir=False, skips=skips, rel=rel)
     if not ok:
         return None
     if not with_stat:
@@ -261,13 +301,19 @@ def _inside(real: str, real_root: str) -> bool:
     return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
 
 
-def _follow(entry: os.DirEntry, real_root: str, chain: tuple[str, ...], want_dir: bool) -> tuple[bool, tuple[str, ...]]:
+def _follow(entry: os.DirEntry, real_root: str, chain: tuple[str, ...], want_dir: bool,
+            skips: list[tuple[str, str]] | None = None, rel: tuple[str, ...] = ()) -> tuple[bool, tuple[str, ...]]:
     """Whether to use ``entry`` as a folder (``want_dir``) or file, and the symlink chain below it.
 
     Plain entries are used as they are.  A symlink is used only if it resolves inside the logdir and (for
     folders) not onto a folder already entered through a symlink on this path or an ancestor of it, which
-    would loop.
+    would loop.  A symlink left out is added to ``skips`` with why.
     """
+    def skip(why: str) -> tuple[bool, tuple[str, ...]]:
+        if skips is not None:
+            skips.append(("/".join(rel) or entry.name, why))
+        return False, chain
+
     try:
         if not entry.is_symlink():
             ok = entry.is_dir(follow_symlinks=False) if want_dir else entry.is_file(follow_symlinks=False)
@@ -275,14 +321,14 @@ def _follow(entry: os.DirEntry, real_root: str, chain: tuple[str, ...], want_dir
         real = os.path.realpath(entry.path)
         if not _inside(real, real_root):
             logger.debug("ignoring symlink leaving the logdir: %s -> %s", entry.path, real)
-            return False, chain
+            return skip("a symlink to a place outside the logdir: not read (nothing outside the logdir is)")
         if not want_dir:
             return os.path.isfile(real), chain
-        if not os.path.isdir(real) or real in chain:
+        if not os.path.isdir(real):
             return False, chain
         here = os.path.realpath(os.path.dirname(entry.path))
-        if _inside(here, real):  # link to an ancestor (or itself): a loop
-            return False, chain
+        if real in chain or _inside(here, real):  # link to an ancestor (or itself): a loop
+            return skip("a symlink back to a folder above it: a loop, not followed")
         return True, chain + (real,)
     except OSError:
         return False, chain

@@ -282,6 +282,21 @@ def collective_message(args: dict) -> tuple[int, int] | None:
     return (total, group) if total else None
 
 
+def collective_group(args: dict) -> tuple[str | None, int | None]:
+    """(process group label, sequence number) of a collective op's ``args`` where the capture records them:
+    ``Process Group Name`` (PyTorch 2.2+; ``Process Group ID`` before) with its ``Process Group Desc``
+    (``default_pg``, a user's name for a tensor- or data-parallel group), and ``Seq``, the call's number in its
+    group -- the same on every rank, so calls pair across ranks by it."""
+    name = args.get("Process Group Name")
+    name = name if isinstance(name, (str, int)) and name != "" else args.get("Process Group ID")
+    label = None
+    if isinstance(name, (str, int)) and not isinstance(name, bool):
+        desc = args.get("Process Group Desc")
+        label = f"pg {name}" + (f" ({desc})" if isinstance(desc, str) and desc and desc != "undefined" else "")
+    seq = args.get("Seq")
+    return label, (seq if type(seq) is int and seq >= 0 else None)
+
+
 def is_tc_eligible_op(op_type_: str) -> bool:
     """An ATen op (the name after ``aten::``) whose work Tensor Cores can do."""
     return op_type_ in ATEN_TC_OPS

@@ -133,7 +133,7 @@ DotDims = tuple[Dims, Dims, Dims, Dims]
 
 def precision_code(dtype: str) -> int:
     """The ``devices.codes`` P_* code of an XLA element type name (``bf16``, ``f8e4m3fn``...); P_OTHER otherwise."""
-    if dtype.startswith("f8") or dtype.startswith("f4"):
+    if dtype.startswith(("f8", "f4")):
         return P_FP8
     return _PRECISION.get(dtype, P_OTHER)
 
@@ -200,9 +200,10 @@ def backend_config(raw: bytes) -> dict:
 
 
 def _dims_list(v: object) -> Dims:
-    """A JSON list of dimension numbers (proto JSON writes int64 as strings) as ints; ValueError otherwise."""
+    """A JSON list of dimension numbers (proto JSON writes int64 as strings) as ints; TypeError/ValueError
+    otherwise."""
     if not isinstance(v, list):
-        raise ValueError("dimension numbers are not a list")
+        raise TypeError("dimension numbers are not a list")
     return tuple(int(x) for x in v)
 
 
@@ -241,6 +242,8 @@ def attention_flops(target: str, q: Dims, k: Dims, v: Dims, cfg: dict) -> float:
     K's sequence dimensions in the call's dimension numbers, else JAX's (B, T, N, H) layout.
     """
     cfg = cfg.get("cudnn_fmha_backend_config", cfg)
+    if not isinstance(cfg, dict):
+        cfg = {}
     sk = _prod_at(k, _key_seq_dims(k, cfg))
     ratio_v = numel(v) / numel(k) if numel(k) else 1.0
     bmm1 = 2.0 * numel(q) * sk
@@ -256,6 +259,8 @@ def _key_seq_dims(k: Dims, cfg: dict) -> Dims:
     fwd = json_dot_dims(cfg.get("bmm1_dot_dimension_numbers"))
     if fwd is not None:
         used = set(fwd[1]) | set(fwd[3])
+        if not used <= set(range(len(k))):
+            raise ValueError(f"K dimensions {sorted(used)} of a rank-{len(k)} array")
         return tuple(i for i in range(len(k)) if i not in used)
     bwd = json_dot_dims(cfg.get("bmm1_grad_gemm2_dot_dimension_numbers"))
     if bwd is not None:

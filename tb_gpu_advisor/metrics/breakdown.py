@@ -203,6 +203,41 @@ def _attribute_segments(intervals: dict[str, tuple[np.ndarray, np.ndarray]], win
     return res
 
 
+def painted_segments(intervals: dict[str, tuple[np.ndarray, np.ndarray]], lo: int, hi: int
+                     ) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The instants of [lo, hi) as (starts, ends, category) runs, each instant painted with the first category of
+    ``PRIORITY`` active there ("other" where none is).
+
+    :func:`attribute` sums exactly this painting per window; the tab's step timeline draws it, so the waits it
+    highlights add up to the breakdown's numbers.  Adjacent runs of one category are merged.
+    """
+    if hi <= lo:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64), []
+    pts = [np.array([lo, hi], dtype=np.int64)]
+    for s, e in intervals.values():
+        m = (e > lo) & (s < hi)
+        pts.append(np.clip(s[m].astype(np.int64), lo, hi))
+        pts.append(np.clip(e[m].astype(np.int64), lo, hi))
+    p = sorted_unique(np.concatenate(pts))
+    a, b = p[:-1], p[1:]
+    mid = a + (b - a) / 2.0
+    cat = np.full(mid.shape, len(PRIORITY), dtype=np.int64)  # len(PRIORITY): "other"
+    unset = np.ones(mid.shape, dtype=bool)
+    for i, c in enumerate(PRIORITY):
+        s, e = intervals[c]
+        m = (e > lo) & (s < hi)
+        cov = coverage(mid, s[m], e[m]) & unset
+        cat[cov] = i
+        unset &= ~cov
+    # merge runs: a new run starts where the category changes
+    new = np.ones(cat.shape, dtype=bool)
+    new[1:] = cat[1:] != cat[:-1]
+    first = np.flatnonzero(new)
+    last = np.append(first[1:], cat.size) - 1
+    names = [*PRIORITY, "other"]
+    return a[first], b[last], [names[int(c)] for c in cat[first]]
+
+
 #: Breakdown's fields are BREAKDOWN_CATEGORIES in order: rows are built positionally (checked here).
 _BD_POSITIONAL = tuple(f.name for f in dataclasses.fields(Breakdown)) == BREAKDOWN_CATEGORIES
 _BD_GET = operator.attrgetter(*BREAKDOWN_CATEGORIES)

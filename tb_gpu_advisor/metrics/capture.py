@@ -33,7 +33,7 @@ def capture_quality(ctx: Context) -> CaptureQuality:
         length_ms=float(length), steps_captured=ctx.steps.detection.found, steps_kept=kept,
         steady_state=(cv <= max_cv) if cv is not None else None, step_time_cv=cv, too_short=short,
         too_long=length > max_ms, num_events=ctx.trace.num_events, gpu_thread_mode_private=private, note="; ".join(notes),
-        framework=ctx.fw.id, graph_kernel_share=_graph_kernel_share(ctx),
+        framework=ctx.fw.id, graph_kernel_share=_graph_kernel_share(ctx), time_base=tr.time_base,
     )
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics.types import CollectiveStat, Communication
 from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
@@ -28,10 +29,12 @@ def communication(ctx: Context) -> Communication:
     h = ctx.h
     named = h.name_mask(lambda x: devices.collective_type(x) is not None) if len(h) else np.zeros(0, bool)
     enc = Encloser(h, named) if named.any() else None
-    msgs = ctx.trace.collective_messages
+    msgs, pgs = ctx.trace.collective_messages, ctx.trace.collective_groups
     with_msg = np.zeros(len(h), dtype=bool)
-    if msgs:
-        with_msg[list(msgs)] = True
+    for known in (msgs, pgs):
+        if known:
+            with_msg[list(known)] = True
+    labels: dict[str, set[str]] = {}  # the process groups each type ran in
     enc_msg = Encloser(h, with_msg) if with_msg.any() else None
     sizes: dict[str, list[tuple[int, int]]] = {}
     calls: dict[str, float] = {}
@@ -50,6 +53,7 @@ def communication(ctx: Context) -> Communication:
         cs, ce = union_intervals(d.start[comp].astype(np.int64), d.end[comp].astype(np.int64))
         comp_starts = np.sort(d.start[comp].astype(np.int64))
         types = _types(d, coll, g.launch, enc, h)
+        xla_msg = _xla_messages(d, ctx.trace.xla_collectives)
         es, ee = subtract_intervals(d.start[coll].astype(np.int64), d.end[coll].astype(np.int64), cs, ce)
         all_exposed += float((ee - es).sum()) / PS_PER_MS
         for t in np.unique(types):
@@ -58,8 +62,13 @@ def communication(ctx: Context) -> Communication:
             found: list[tuple[int, int]] = []
             if enc_msg is not None:
                 launch = g.launch[sel]
-                found = [msgs[int(o)] for o in enc_msg.find(launch[launch >= 0]) if o >= 0]
-                sizes.setdefault(t, []).extend(found)
+                ops = [int(o) for o in enc_msg.find(launch[launch >= 0]) if o >= 0]
+                found = [msgs[o] for o in ops if o in msgs]
+                labels.setdefault(str(t), set()).update(pgs[o][0] for o in ops if o in pgs and pgs[o][0])
+            if xla_msg is not None:  # XLA: the kernel's HLO op, sized from the module's HLO (formats/xplane/hlo.py)
+                ops = d.op_idx[sel]
+                found += [xla_msg[int(i)] for i in ops[ops >= 0].tolist() if xla_msg[int(i)] is not None]
+            sizes.setdefault(t, []).extend(found)
             runs = _groups(d.start[sel].astype(np.int64), g.step[sel], comp_starts)
             groups[t] = groups.get(t, 0.0) + runs
             t_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
@@ -79,10 +88,19 @@ def communication(ctx: Context) -> Communication:
     transfer = {t: (min(v) if len(v) == len(active) else 0.0) / n for t, v in per_gpu.items()}
     rows = [CollectiveStat(type=str(t), calls_per_step=calls[t] / k, ms_per_step=total[t] / k,
                            exposed_ms_per_step=exposed[t] / k, transfer_ms_per_step=transfer[t],
-                           groups_per_step=groups[t] / k, **_message(sizes.get(t, []), ctx.trace.world_size))
+                           groups_per_step=groups[t] / k, **_message(sizes.get(t, []), ctx.trace.world_size),
+                           process_groups=sorted(labels.get(str(t), ())))
             for t in sorted(total, key=lambda t: -exposed[t])]
     return Communication(ms_per_step=sum(total.values()) / k, exposed_ms_per_step=all_exposed / k, by_type=rows,
                          per_gpu=gpu_rows)
+
+
+def _xla_messages(d, sized: dict[str, tuple[int, int]]) -> list | None:  # noqa: ANN001 - DeviceEvents
+    """Per op text of a GPU: the (bytes, group size) of the XLA collective it names (``<module>/<op>``), else None;
+    None for the whole GPU when the capture sized no XLA collective."""
+    if not sized:
+        return None
+    return [sized.get(xla.module_op(t)) for t in d.op_text]
 
 
 def _message(found: list[tuple[int, int]], world: int | None) -> dict:

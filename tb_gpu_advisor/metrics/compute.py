@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.common.memory import release_free_heap
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, comm, flops, kernels, memcpy, multigpu, ops, syncs
@@ -19,11 +20,11 @@ def _share(a: float | None, b: float | None) -> float | None:
 
 
 def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,
-                         params: int | None = None, release: bool = False) -> HostMetrics:
+                         options: UserOptions | None = None, release: bool = False) -> HostMetrics:
     """Every metric of one host, from its trace and the steps found in it; the numpy context they share
-    stays in here (the report sees metrics only).  ``release``: the host columns only the context reads are
-    dropped once it is built (``pipeline.host_metrics``)."""
-    ctx = build_context(trace, steps, launches, fw, params)
+    stays in here (the report sees metrics only).  ``options``: the user's settings (none: the defaults).
+    ``release``: the host columns only the context reads are dropped once it is built (``pipeline.host_metrics``)."""
+    ctx = build_context(trace, steps, launches, fw, options)
     del launches
     if release:
         release_columns(trace.h, "corr", "root")

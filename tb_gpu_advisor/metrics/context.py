@@ -8,6 +8,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.memory import release_free_heap
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, sorted_unique, subtract_intervals,
@@ -60,7 +61,8 @@ class Context:
     #: 6 bytes per host event through the whole analysis, 13 MB on a dense 100 MB capture
     host_flags: np.ndarray
     host_step: np.ndarray  # kept-step index of each host event by start (host windows), -1 (int16 up to 32k steps)
-    params: int | None = None
+    #: the user's settings of this analysis (parameter count, model FLOPs per step): handed in, never read here
+    options: UserOptions = field(default_factory=UserOptions)
     fw: Framework = frameworks.UNKNOWN
     #: host input time that no single event names (JAX: marker time before the dispatch, device_put): disjoint (starts, ends)
     input_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
@@ -102,6 +104,11 @@ class Context:
         """Bool per host event: an op run eagerly -- a TF op with ``is_eager``, ``EagerExecute``, or a dispatch
         call that ran a single op (un-jitted JAX: each jnp call its own one-kernel program)."""
         return self._flag(_EAGER_OP)
+
+    @property
+    def params(self) -> int | None:
+        """The user's model parameter count (``--params``, the tab's setting), None when not given."""
+        return self.options.params
 
     @property
     def active(self) -> list[GpuCtx]:
@@ -237,8 +244,9 @@ def _enclosing_any(h: HostEvents, mask_outer: np.ndarray, mask_inner: np.ndarray
 
 
 def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,
-                  params: int | None = None) -> Context:
-    """The shared context of one host: each device event's launch and step, the host's roles.
+                  options: UserOptions | None = None) -> Context:
+    """The shared context of one host: each device event's launch and step, the host's roles; ``options`` (the
+    user's settings) ride along for the metrics that need them.
 
     ``steps`` and ``launches`` (per GPU, each device event's host launch record,
     :func:`~tb_gpu_advisor.model.trace.device_launches`) come from the stages before: the chain
@@ -310,8 +318,8 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     eager_ops = _eager_ops(h, gpus, host_op, outer)
     flags = pack_flags({_HOST_OP: host_op, _HOST_INPUT: host_input, _HOST_WORK: host_work, _OP_ON_DEVICE: op_on_device,
                         _DISPATCH_CALL: outer, _EAGER_OP: eager_ops}, len(h))
-    return Context(trace, h, steps, gpus, flags, host_step, params, fw=fw, input_spans=input_spans,
-                   dispatch_spans=(d_s, d_e),
+    return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
+                   input_spans=input_spans, dispatch_spans=(d_s, d_e),
                    blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)))
 
 

@@ -1,9 +1,10 @@
 """How fast could it be: FLOPs per step, model FLOPs utilisation, and each top GEMM against its roofline.
 
 FLOPs come from the trace's own shapes (``Trace.flop_ops``: PyTorch ``record_shapes`` or XLA's HLO), or from the
-user (``--model-flops-per-step``).  MFU is FLOPs per step over (step time x the GPU's dense peak in the precision
-that dominates GEMM time) -- the convention of PaLM and of every MFU table since.  Where the user gives model
-FLOPs and the trace gives executed FLOPs, both are reported: MFU from the model's, HFU from the trace's.
+user (``--model-flops-per-step`` or the tab's setting, handed in as ``Context.options``).  MFU is FLOPs per step
+over (step time x the GPU's dense peak in the precision that dominates GEMM time) -- the convention of PaLM and of
+every MFU table since.  Where the user gives model FLOPs and the trace gives executed FLOPs, both are reported: MFU
+from the model's, HFU from the trace's.
 
 A roofline per GEMM shape: arithmetic intensity = FLOPs / bytes of its operands and result (each moved once), the
 attainable rate min(peak, intensity x memory bandwidth), and the share of it the kernels reach.  PyTorch ops find
@@ -23,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
-from tb_gpu_advisor.common.thresholds import T, model_flops_per_step
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics.types import Flops, GemmRoofline
@@ -36,7 +37,7 @@ TOP_N = 10
 def flops(ctx: Context, step_ms: float | None) -> Flops:
     """The FLOPs, MFU and rooflines of one host over its kept steps (per GPU: the host's share of one GPU)."""
     fo = ctx.trace.flop_ops
-    user = model_flops_per_step()
+    user = ctx.options.model_flops  # the user's (--model-flops-per-step, the tab's setting), handed in
     active = ctx.active
     n = ctx.steps.count
     if not active or not n or not step_ms:
@@ -55,6 +56,9 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
                 memory_bandwidth=bw.value if bw else None, bandwidth_source=bw.source if bw else None,
                 coverage=gemm.coverage, note=ctx.trace.flops_note)
     usable = traced is not None and traced > 0 and (gemm.coverage is None or gemm.coverage >= T("flops.min_coverage"))
+    if fo is not None and fo.source == "hlo" and not traced:
+        out.note = ("the capture's HLO gives each module's FLOPs, but no execution of a module with matmul work was "
+                    "found in the kept steps (no `<module>:XLA GPU module` host event)")
     if traced is not None and not usable and gemm.coverage is not None:
         out.note = (f"the ops whose shapes give FLOPs launch {gemm.coverage:.0%} of the matmul/conv kernel time "
                     f"(under {T('flops.min_coverage'):.0%}): " + (ctx.trace.flops_note or _MISSING_WHY))
@@ -246,6 +250,11 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops, gpus: i
     if not total:
         return
     low = T("flops.low_roofline_share")
+    for kind in dict.fromkeys(x.kind for x in items):
+        mine = [x for x in items if x.kind == kind]
+        t = sum(x.ms_per_step for x in mine)
+        if t > 0:
+            out.by_kind[kind] = [t / gpus, sum(x.flops_per_call * x.calls_per_step for x in mine) / (t / 1e3) / 1e12]
     out.gemm_ms_per_step = total / gpus
     out.gemm_tflops_per_s = sum(x.flops_per_call * x.calls_per_step for x in items) / (total / 1e3) / 1e12
     rated = [x for x in items if x.roofline_share is not None]

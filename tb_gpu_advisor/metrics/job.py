@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from statistics import median
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.model.schema import HostReport
 
 
@@ -74,6 +75,8 @@ class JobView:
     #: GPU-to-GPU bandwidth within a host (bytes/s, per direction) and where it comes from; None unknown
     link_bandwidth: float | None = None
     link_source: str = ""
+    #: the user's settings of this analysis (the network between hosts: ``net_gbps``), handed in by the merge
+    options: UserOptions = field(default_factory=UserOptions)
 
     def transfer_ms(self, typ: str) -> float:
         """A collective type's transfer time per step: the least time any rank that runs it spends in it.  Every
@@ -156,8 +159,9 @@ class JobView:
         return out
 
 
-def job_view(reports: list[HostReport]) -> JobView:
-    """Every active GPU of every analysed host, with its mean step and breakdown."""
+def job_view(reports: list[HostReport], options: UserOptions | None = None) -> JobView:
+    """Every active GPU of every analysed host, with its mean step and breakdown; ``options`` (the user's
+    settings) ride along for the job rules that need them."""
     ranks: list[RankRow] = []
     names: list[str] = []
     fw = ""
@@ -183,7 +187,7 @@ def job_view(reports: list[HostReport]) -> JobView:
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
-                   link_bandwidth=link, link_source=source)
+                   link_bandwidth=link, link_source=source, options=options if options is not None else UserOptions())
 
 
 def _link(gpus: list) -> tuple[float | None, str]:

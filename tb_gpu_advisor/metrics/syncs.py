@@ -14,7 +14,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, enclosing
 from tb_gpu_advisor.metrics.types import HostSyncs
-from tb_gpu_advisor.model.columns import unique_inverse
+from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals, unique_inverse
 
 _RUNTIME = ("cuda", "cu")
 
@@ -28,7 +28,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     if not sync.size:
         return HostSyncs()
     active = ctx.active
-    idle = sum(_idle_after(g, h.end[sync]) for g in active) / max(len(active), 1)
+    idle = sum(_idle_after(g, h.end[sync], _input_wait(ctx, g)) for g in active) / max(len(active), 1)
     callers = enclosing(h, h.name_mask(lambda x: not x.startswith(_RUNTIME)), sync)
     named = callers[callers >= 0]
     top: list[tuple[str, float]] = []
@@ -39,8 +39,20 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     return HostSyncs(calls_per_step=sync.size / n, gpu_idle_ms_per_step=idle / PS_PER_MS / n, callers=top)
 
 
-def _idle_after(g, ends: np.ndarray) -> float:  # noqa: ANN001 - a context.GpuCtx
-    """GPU idle (ps) from the end of the device work each sync waited for to the GPU's next device event."""
+def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a context.GpuCtx
+    """The host's input waits that explain this GPU's idle time (its own process's, as the breakdown counts them)."""
+    h = ctx.h
+    inp = ctx.host_input if g.host_mask is None else ctx.host_input & g.host_mask
+    spans = ctx.input_spans if g.input_spans is None else g.input_spans
+    s = np.concatenate([h.start[inp].astype(np.int64), spans[0].astype(np.int64)]) if spans else h.start[inp]
+    e = np.concatenate([h.end[inp].astype(np.int64), spans[1].astype(np.int64)]) if spans else h.end[inp]
+    return union_intervals(s.astype(np.int64), e.astype(np.int64))
+
+
+def _idle_after(g, ends: np.ndarray, waits: tuple[np.ndarray, np.ndarray] | None = None) -> float:  # noqa: ANN001
+    """GPU idle (ps) from the end of the device work each sync waited for to the GPU's next device event, less
+    the time the host spent waiting for input meanwhile: a loop that syncs and then waits for its DataLoader
+    idles the GPU for the input, which is the input check's, not the sync's."""
     d = g.d
     if not len(d):
         return 0.0
@@ -50,6 +62,10 @@ def _idle_after(g, ends: np.ndarray) -> float:  # noqa: ANN001 - a context.GpuCt
     j = np.unique(j[ok])  # one idle gap, however many syncs sit in it
     if not j.size:
         return 0.0
-    gap = d.start[j] - run_end[j - 1]
     kept = g.step[j] >= 0  # the work the GPU waited for belongs to a kept step
-    return float(np.clip(gap, 0, None)[kept].sum())
+    a, b = run_end[j - 1][kept].astype(np.int64), d.start[j][kept].astype(np.int64)
+    pos = b > a
+    a, b = a[pos], b[pos]
+    if waits is not None and waits[0].size:
+        a, b = subtract_intervals(a, b, *waits)
+    return float((b - a).sum())

@@ -106,12 +106,12 @@ class StepMetrics:
 
     step: int
     gpu: int | None
-    start_ms: float  # since capture start
+    start_ms: float  # in the trace viewer's time base (``Steps.origin_ps``)
     step_ms: float
     breakdown: Breakdown
     device_busy_ms: float  # union of all GPU activity of this GPU (or of all GPUs) in the step
     kernel_count: int
-    first_kernel_ms: float | None = None  # start of first kernel of the step, since capture start
+    first_kernel_ms: float | None = None  # start of first kernel of the step, in the same time base
     first_launch_ms: float | None = None  # start of first host launch record targeting this GPU
     collective_calls: int = 0
     memcpy_count: int = 0
@@ -446,6 +446,8 @@ class CaptureQuality:
     framework: str = "unknown"  # "tensorflow" | "jax" | "unknown" (frameworks/): how fixes are spelled
     #: share of kernel time in kernels launched inside CUDA graphs (XLA command buffers): their per-op names are lost
     graph_kernel_share: float = 0.0
+    #: what the report's ms times (step starts, trace-viewer windows) count from, in words (``Trace.time_base``)
+    time_base: str = ""
 
 
 @dataclass
@@ -492,6 +494,9 @@ class CollectiveStat:
     bytes_per_call: float | None = None
     #: ranks taking part (the ops' ``Group size``, else the job's world size), None unknown
     group_size: int | None = None
+    #: the process groups its calls ran in ("pg 0 (default_pg)"), where the capture records them: one row per type
+    #: may mix a data-parallel and a tensor-parallel group
+    process_groups: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -550,6 +555,8 @@ class Flops:
     #: GEMM time at < ``flops.low_roofline_share`` of its roofline, as a share of gemm_ms_per_step
     below_roofline_share: float | None = None
     top: list[GemmRoofline] = field(default_factory=list)
+    #: per kind of work (matmul, conv, attention): [ms per step and GPU, achieved TFLOP/s], where kernels are known
+    by_kind: dict[str, list[float]] = field(default_factory=dict)
     note: str | None = None  # why a number is missing, in words a user can act on
 
 

@@ -66,7 +66,11 @@ class Table:
 
 @dataclass
 class TimeWindow:
-    """A spot in the trace viewer: host, optional GPU, step, absolute window in ms since capture start."""
+    """A spot in the trace viewer: host, optional GPU, step, and the window in ms as that viewer counts them.
+
+    XPlane: from the capture's start, the stock trace viewer's 0 (not the first event, 7-20 ms later in most real
+    captures); PyTorch: from the trace's start, Perfetto's 0 (``HostReport.capture["time_base"]`` says which).
+    """
 
     host: str
     label: str

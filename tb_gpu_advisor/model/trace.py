@@ -233,6 +233,13 @@ class Trace:
     span_ps: tuple[int, int] | None = None
     #: the profiler's own capture window in ms, when the file records it
     capture_ms: float | None = None
+    #: the instant, on this trace's clock (ps), that the viewer which opens the file shows as 0 ms.  Every window
+    #: a report names (``start_ms`` of steps and trace-viewer links) counts from it, so a link lands where the
+    #: viewer draws the step: XPlane's stock trace viewer counts from the capture's start, not from the first
+    #: event (which real captures record 7-20 ms later); Perfetto counts a PyTorch trace from its first event.
+    viewer_zero_ps: int = 0
+    #: that viewer and its 0, in words (``capture.time_base`` of the report)
+    time_base: str = ""
     #: per GPU, the format's own step line (TF's derived ``Steps`` line in grouped captures)
     gpu_step_lines: dict[int, StepLine] = field(default_factory=dict)
     #: what the step lines are: (step source id, note in words); None: TF's derived ``Steps`` line
@@ -254,6 +261,9 @@ class Trace:
     #: host event index of a collective op -> (bytes of one rank's message, group size or -1), where the file
     #: records them (PyTorch ``record_shapes``): what the collective model's bandwidth is computed from
     collective_messages: dict[int, tuple[int, int]] = field(default_factory=dict)
+    #: host event index of a collective op -> (its process group, e.g. "pg 1 (tp)", or None; its sequence number in
+    #: that group, or None), where the file records them (PyTorch ``record_param_comms``)
+    collective_groups: dict[int, tuple[str | None, int | None]] = field(default_factory=dict)
     #: ranks of the job the trace belongs to (PyTorch ``distributedInfo.world_size``), None unknown
     world_size: int | None = None
     #: GPU id -> the job's global rank that drives it (PyTorch ``distributedInfo.rank``), where the trace says

@@ -67,7 +67,8 @@ def mfu_card(m: HostMetrics) -> Metric:
               "peak_source": f.peak_source, "dtype": f.dtype, "source": f.source, "tflops_per_s": json_float(f.tflops_per_s, 2),
               "hfu": json_float(f.hfu), "coverage": json_float(f.coverage), "memory_bandwidth": json_float(f.memory_bandwidth, 0),
               "bandwidth_source": f.bandwidth_source, "gemm_tflops_per_s": json_float(f.gemm_tflops_per_s, 2),
-              "below_roofline_share": json_float(f.below_roofline_share)}
+              "below_roofline_share": json_float(f.below_roofline_share),
+              "by_kind": {k: [json_float(v[0], 6), json_float(v[1], 2)] for k, v in f.by_kind.items()} or None}
     if f.mfu is None:
         why = f.note or ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
                          "the trace gives no FLOPs: give the model's with --model-flops-per-step")
@@ -215,7 +216,8 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
                  "steady_state": cap.steady_state, "step_time_cv": json_float(cap.step_time_cv), "too_short": cap.too_short, "too_long": cap.too_long,
                  "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
                  "framework": cap.framework, "framework_name": frameworks.get(cap.framework).name,
-                 "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes, "applied": dict(m.applied)},
+                 "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes, "applied": dict(m.applied),
+                 "time_base": cap.time_base},
         steps={"source": det.source, "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
                "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},
         headline=headline_cards(m, findings),
@@ -234,9 +236,11 @@ def _communication_table(m: HostMetrics) -> Table | None:
     if not c.by_type:
         return None
     # (the transfer time is the job's, across every host: the ranks table and comm_exposed's evidence show it)
-    return Table("Collectives per step and GPU", ["collective", "calls", "ms", "exposed ms", "bytes per call", "exposed share"],
+    return Table("Collectives per step and GPU", ["collective", "calls", "ms", "exposed ms", "bytes per call", "exposed share",
+                                                  "process groups"],
                  [[t.type, json_float(t.calls_per_step, 6), json_float(t.ms_per_step, 6), json_float(t.exposed_ms_per_step, 6),
-                   json_float(t.bytes_per_call), json_float(t.exposed_ms_per_step / t.ms_per_step if t.ms_per_step else None)]
+                   json_float(t.bytes_per_call), json_float(t.exposed_ms_per_step / t.ms_per_step if t.ms_per_step else None),
+                   ", ".join(t.process_groups) or None]
                   for t in c.by_type])
 
 

@@ -113,7 +113,7 @@ def _sections(d: Diff) -> list[tuple[str, list[str], list[list[str]]]]:
          _change_rows(d.kernel_classes, _us, _signed_us)),
         ("Largest kernel changes (us/step)", ["kernel", "base", "new", "change", ""], _change_rows(d.kernels, _us, _signed_us)),
         ("Largest op changes (kernel us/step)", ["op", "base", "new", "change", ""], _change_rows(d.ops, _us, _signed_us)),
-        ("GPUs", ["gpu", "name", "step", "busy", "kernels"], _gpu_rows(d)),
+        ("GPUs", ["gpu", "name", "step", "active (any GPU work)", "kernels"], _gpu_rows(d)),
     ]
 
 

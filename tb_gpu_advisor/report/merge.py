@@ -6,6 +6,7 @@ import dataclasses
 import datetime as _dt
 
 from tb_gpu_advisor import ANALYZER_VERSION, rules
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.metrics.job import JobView, job_view
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
@@ -90,6 +91,24 @@ def _merge_group(per_host: list[tuple[HostReport, Finding]]) -> Finding:
     )
 
 
+#: card detail keys the session's own grading sets again (a host's grading says nothing about the session's)
+_GRADING_KEYS = frozenset({"graded_by", "not_flagged", "not_graded", "hosts"})
+
+
+def _merged_detail(details: list[dict]) -> dict:
+    """A session card's detail from its hosts' cards: numbers averaged over the hosts that have them, words kept
+    where every host says the same (the MFU card's dtype, peak source; an n/a card's reason), the rest left out."""
+    keys = dict.fromkeys(k for d in details for k in d if k not in _GRADING_KEYS)
+    out = {}
+    for k in keys:
+        vals = [d[k] for d in details if d.get(k) is not None]
+        if vals and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in vals):
+            out[k] = json_float(sum(vals) / len(vals), 6)
+        elif vals and len(vals) == len(details) and all(x == vals[0] for x in vals):
+            out[k] = vals[0]
+    return out
+
+
 def merge_findings(host_reports: list[HostReport]) -> list[Finding]:
     """Session findings: one finding per problem, not one per host.
 
@@ -131,14 +150,17 @@ def merge_findings(host_reports: list[HostReport]) -> list[Finding]:
     return out
 
 
-def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Report:
+def merge_hosts(run: str, session: str, host_reports: list[HostReport], options: UserOptions | None = None) -> Report:
     """Session report: aggregate headline (mean of hosts' values), findings merged across hosts
-    (:func:`merge_findings`) and ranked.
+    (:func:`merge_findings`) and ranked, with the job rules' findings over every rank.
+
+    ``options``: the user's settings the job rules read (the network between hosts); none given, the command line's
+    (``UserOptions.of``).
 
     ``healthy`` only when every host was analysed (a host with ``error`` makes the session not healthy:
     bad input is never reported as "no problems") and no finding is a warning or critical."""
     ok = [h for h in host_reports if h.error is None]
-    job = job_view(host_reports)
+    job = job_view(host_reports, UserOptions.of(options))
     job_findings = rules.evaluate_job(job) if len(job.ranks) > 1 else []
     findings = rules.rank(_drop_explained(merge_findings(host_reports), job_findings) + job_findings)
     mark_overlaps(findings)
@@ -147,11 +169,10 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport]) -> Repor
         headline = list(ok[0].headline)  # one host: its cards as they are (display and detail included)
     elif ok:
         for card in ok[0].headline:
-            vals = [c.value for h in ok for c in h.headline if c.id == card.id and c.value is not None]
+            same = [c for h in ok for c in h.headline if c.id == card.id]
+            vals = [c.value for c in same if c.value is not None]
             v = sum(vals) / len(vals) if vals else None
-            detail: dict = {"hosts": len(vals)}
-            if v is None and "not_applicable" in (card.detail or {}):
-                detail["not_applicable"] = card.detail["not_applicable"]
+            detail: dict = {**_merged_detail([c.detail or {} for c in same]), "hosts": len(vals)}
             headline.append(grade_card(Metric(card.id, card.label, json_float(v), card.unit, _pct(v) if card.unit == "share" else str(v),
                                               card.good_direction, "unknown", card.meaning, card.threshold, detail),
                                        findings, any(h.gpus for h in ok)))

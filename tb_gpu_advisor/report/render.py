@@ -93,6 +93,18 @@ def _step_info(report: Report) -> str:
     return ", ".join(bits)
 
 
+def time_base_text(report: Report, shown: Sequence[Finding]) -> str:
+    """"Trace windows: ms from the capture's start, as ..." when a shown finding names a window, else "".
+
+    Why: the same numbers mean another spot in another viewer (XPlane's stock trace viewer counts from the
+    capture's start, Perfetto a PyTorch trace from its first event); the report says which (``capture.time_base``).
+    """
+    if not any(f.windows for f in shown):
+        return ""
+    bases = sorted({b for h in report.hosts if isinstance(h.capture, dict) and (b := h.capture.get("time_base"))})
+    return f"Trace windows: {'; '.join(bases)}." if bases else ""
+
+
 def _is_error_note(report: Report, note: str) -> bool:
     """merge_hosts' note for a failed host, already shown with the host."""
     return any(note == f"{h.host}: could not be analysed: {h.error}" for h in failed_hosts(report))
@@ -123,7 +135,9 @@ def _gpu_rows(gpus: Iterable[GpuSummary]) -> list[list[str]]:
              _num(g.kernel_count), _num(g.collective_calls_per_step, 1), _num(g.launch_skew_ms)] for g in gpus]
 
 
-_GPU_COLS = ["gpu", "name", "cc", "step ms", "busy", "kernels", "AllReduce/step", "skew ms"]
+#: "active": any GPU work (kernels, copies, collectives) over the step -- not "device compute", which counts
+#: only compute kernels (the breakdown and its chart); one word for each, everywhere (issue #21 item 5)
+_GPU_COLS = ["gpu", "name", "cc", "step ms", "active (any GPU work)", "kernels", "AllReduce/step", "skew ms"]
 
 
 # --------------------------------------------------------------------------- text
@@ -204,6 +218,9 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         out.append("")
     if cut:
         out.append(f"... {cut} more finding{'s' if cut > 1 else ''} (use --top {len(shown) + cut})")
+        out.append("")
+    if time_base_text(report, shown):
+        out.extend(textwrap.wrap(time_base_text(report, shown), WIDTH))
         out.append("")
     if report.headline:
         out.append("HEADLINE")
@@ -440,6 +457,8 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
     out.append("")
     for i, f in enumerate(shown, 1):
         out += finding_markdown(f, i, evidence_rows=evidence_rows, open_=i == 1)
+    if time_base_text(report, shown):
+        out += [f"_{md_inline(time_base_text(report, shown))}_", ""]
     if report.headline:
         out.append("### Headline")
         out.append("")

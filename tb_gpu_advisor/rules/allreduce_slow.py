@@ -1,8 +1,8 @@
 """§2.1 Gradient AllReduce slower than expected.
 
 Expected time ~ params × 4 bytes / bandwidth (gradients travel in fp32 even
-with fp16).  With a parameter count (``--params`` or derived from the
-AllReduce sizes) the metric is measured / expected AllReduce time; without
+with fp16).  With a parameter count (``--params``, TensorBoard's ``--gpu_advisor_params`` or the tab's
+Settings) the metric is measured / expected AllReduce time; without
 it, the collective share of the step, reported as info only (stock: >=3% moderate): nothing says it is slow, and
 the communication the step pays for is ``comm_exposed``'s finding.
 Measured on the GPU that enters the AllReduce last (the smallest per-GPU time): the others' extra time is
@@ -68,15 +68,18 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"AllReduce takes {ms(ar)} per step, {pct(share)} of the {ms(ctx.step_ms)} step (stock: collectives >=3% "
-        f"moderate, >=15% high); pass the parameter count to compare with the expected params × 4 B / bandwidth."
-        f"{_waited(waited)}",
-        # without the parameter count nothing says it is slow: the title states what was measured, not a verdict
-        title="AllReduce time measured, not judged: give --params to compare",
+        f"moderate, >=15% high); give the model's parameter count to compare with the expected params × 4 B / "
+        f"bandwidth.{_waited(waited)}",
+        # without the parameter count nothing says it is slow: the title states what was measured, not a verdict;
+        # ``needs_setting`` lets the tab point at its Settings field that would judge it
+        title="AllReduce time measured, not judged: give the parameter count to compare",
         metric=share_metric("collective_share", "AllReduce share of step", share, "allreduce_slow.share_info",
-                            severity=sev, detail={"allreduce_ms": ar}),
+                            severity=sev, detail={"allreduce_ms": ar, "needs_setting": "params"}),
         saving=None,
         evidence=evidence,
-        actions=[action("Give the model's parameter count (Model.summary()) to get the expected AllReduce time.",
+        actions=[action("Give the model's parameter count (Model.summary(), or sum(p.numel() for p in "
+                        "model.parameters())) to get the expected AllReduce time: Parameters in the Advisor tab's "
+                        "Settings, TensorBoard's --gpu_advisor_params, or the command line's --params.",
                         "tb-gpu-advisor report LOGDIR --params 110000000", "shell")] + _actions(),
     )]
 

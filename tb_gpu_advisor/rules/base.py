@@ -204,21 +204,25 @@ def step_windows(
 ) -> list[TimeWindow]:
     """Trace-viewer windows for the ``n`` worst kept steps (by ``key`` of the StepMetrics row).
 
-    Rows are the host-wide rows (``gpu is None``) unless ``gpu`` is given.
-    Without per-step rows, falls back to the first kept step windows.
+    Rows are the host-wide rows (``gpu is None``) unless ``gpu`` is given.  A host-wide window is the step's
+    detected window, which holds the step on every GPU (a row's start plus its mean step time would show only
+    the first GPU's part where GPUs run the step one after another, as on the real 8 x V100 capture); a GPU's
+    window is that GPU's step.  Without per-step rows, falls back to the first kept step windows.
     """
     rows = [s for s in ctx.m.steps_detail if s.gpu == gpu]
     out: list[TimeWindow] = []
     if rows:
         chosen = sorted(rows, key=lambda s: -key(s))[:n] if key else rows[:n]
+        spans = {w.step: (w.start_ms, w.end_ms) for w in ctx.m.steps.windows} if gpu is None else {}
         for s in sorted(chosen, key=lambda s: s.start_ms):
             extra = f" ({ms(key(s))})" if key else ""
+            start, end = spans.get(s.step, (s.start_ms, s.start_ms + s.step_ms))
             out.append(
                 TimeWindow(
                     host=ctx.host,
                     label=f"{label}, step {s.step}{extra}",
-                    start_ms=round(float(s.start_ms), 3),
-                    end_ms=round(float(s.start_ms + s.step_ms), 3),
+                    start_ms=round(float(start), 3),
+                    end_ms=round(float(end), 3),
                     gpu=gpu,
                     step=int(s.step),
                 )

@@ -3,15 +3,15 @@
 Per collective type with message sizes in the trace (``record_param_comms``): bus bandwidth -- nccl-tests'
 definition, from the median message and the transfer time per call (the least time any rank spends in it, so
 waiting for a late rank is not counted) -- against the link: NVLink by GPU generation when every rank is on one
-host file, else ``--net-gbps`` (default ``comm.net_GBps``) per GPU between hosts.  Judged only for messages of at least
-``comm_bandwidth_low.min_message_bytes`` (smaller ones are latency-bound) whose exposed transfer costs at least
-``comm_bandwidth_low.min_share`` of the step.  Saving: the exposed transfer time above what the collective would
-take at the warning level's bandwidth (half the link).
+host file, else the user's network bandwidth per GPU between hosts (``--net-gbps``, the tab's setting; default
+``comm.net_GBps``).  Judged only for messages of at least ``comm_bandwidth_low.min_message_bytes`` (smaller ones are
+latency-bound) whose exposed transfer costs at least ``comm_bandwidth_low.min_share`` of the step.  Saving: the
+exposed transfer time above what the collective would take at the warning level's bandwidth (half the link).
 """
 
 from __future__ import annotations
 
-from tb_gpu_advisor.common.thresholds import T, net_gbps, user_options
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Table
 from tb_gpu_advisor.rules._job import job_finding, med
@@ -38,10 +38,10 @@ def check(job: JobView) -> list[Finding]:
     if not job.step_ms:
         return []
     across = len(job.hosts) > 1
-    link = net_gbps() * 1e9 if across else job.link_bandwidth
-    user = bool(user_options())
-    source = (f"{net_gbps():g} GB/s per GPU between hosts ({'--net-gbps' if user else 'default comm.net_GBps'})"
-              if across else job.link_source)
+    gbps = job.options.link_gbps
+    link = gbps * 1e9 if across else job.link_bandwidth
+    given = "the user's --net-gbps / network setting" if job.options.net_gbps is not None else "default comm.net_GBps"
+    source = f"{gbps:g} GB/s per GPU between hosts ({given})" if across else job.link_source
     if not link:
         return []
     worst = None

@@ -6,9 +6,9 @@ time, the least time any rank of the job spends in it (``JobView.transfer_ms``; 
 rank, which ``rank_straggler``, ``node_straggler`` and ``gpu_imbalance`` report).  Metric: the median rank's
 paid communication / the job's median step.  Collectives hidden behind compute are healthy and never counted:
 a finding rests only on time the step waits for communication.  Saving: what overlapping could hide -- at most
-the rank's compute to hide behind, AllReduce at most its expected transfer time when it is known
-(``--params``; the rest is ``allreduce_slow``'s: the link, not the overlap), AllToAll at most its time with
-balanced splits (the rest is ``alltoall_imbalance``'s).
+the rank's compute to hide behind, AllReduce at most its expected transfer time when it is known (the parameter
+count: ``--params`` or the tab's Settings; the rest is ``allreduce_slow``'s: the link, not the overlap), AllToAll at
+most its time with balanced splits (the rest is ``alltoall_imbalance``'s).
 """
 
 from __future__ import annotations
@@ -73,7 +73,7 @@ def check(job: JobView) -> list[Finding]:
         saving_ms=save, pool="exposed_comm",
         assumption="the exposed collectives overlap with compute (bucketed and prefetched communication), up to "
                    "each rank's compute time to hide behind; AllReduce at most its expected transfer time when "
-                   "--params is given",
+                   "the parameter count is given",
         evidence=[Table("Collectives per step (median rank)", ["collective", "calls", "ms", "exposed ms",
                                                                "transfer ms", "paid ms", "bytes per call",
                                                                "bus GB/s"], rows)],

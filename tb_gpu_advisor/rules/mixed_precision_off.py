@@ -72,8 +72,9 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"Only {pct(share16)} of device compute time is in 16-bit kernels (stock tool suggests mixed precision below "
-        f"10%) while MatMul/Conv kernels take {pct(eligible_share)} of it ({ms(t32_ms)} per step in 32-bit) on {cc}."
-        + (f" Shares are of the kernel time of known precision; {pct(k.unknown_us / k.compute_us)} has no dtype in its "
+        f"10%) while MatMul/Conv kernels take {pct(k.eligible_us / k.compute_us)} of it ({ms(t32_ms)} per step in "
+        f"32-bit) on {cc}."
+        + (f" The 16-bit share is of the kernel time of known precision; {pct(k.unknown_us / k.compute_us)} has no dtype in its "
            f"name (compiler fusions, library helper kernels) and is left out." if k.unknown_us > 0 else ""),
         metric=share_metric("sixteen_bit_time_share", "16-bit share of device compute", share16,
                             "mixed_precision_off.warning", severity=sev,
@@ -83,9 +84,9 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "unknown_precision_share": k.unknown_us / k.compute_us}),
         saving=saving(ctx, t32_save + other_ms * (1 - 1 / spm),
                       f"32-bit MatMul/Conv kernels run {sp_cc:.3g}x faster in 16 bit on Tensor Cores"
-                      + (f" ({roof_cc[1]})" if roof_cc else "")
                       + (f" ({sp:.3g}x for those already on TF32 Tensor Cores)" if t32_ms > cuda_ms else "")
-                      + f" and other 32-bit kernels {spm:g}x faster with half the bytes",
+                      + f" and other 32-bit kernels {spm:g}x faster with half the bytes"
+                      + (f"; {roof_cc[1]}" if roof_cc else ""),
                       [("compute", "tc_eligible_kernels", t32_save),
                        ("compute", "non_matmul_kernels", other_ms * (1 - 1 / spm))]),
         evidence=[table("Largest 32-bit MatMul/Conv kernels", ["kernel", "op", "op type", "precision", "count", "total ms",

@@ -73,7 +73,9 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "unused_32bit_ms_per_step": t32, "unused_16bit_ms_per_step": t16,
                                     "eligible_tc_share": (k.eligible_tc_us / k.eligible_us) if k.eligible_us else None}),
         saving=saving(ctx, t32 * (1 - 1 / sp) + t16 * (1 - 1 / sp16),
-                      f"those kernels run {sp:.3g}x faster on Tensor Cores in 16 bit" + (f" ({roof[1]})" if roof else "") + (f" ({sp16:g}x for the 16-bit ones once aligned)" if t16 > 0 else ""),
+                      f"those kernels run {sp:.3g}x faster on Tensor Cores in 16 bit"
+                      + (f" ({sp16:g}x for the 16-bit ones once aligned)" if t16 > 0 else "")
+                      + (f"; {roof[1]}" if roof else ""),
                       [("compute", "tc_eligible_kernels", t32 * (1 - 1 / sp)),
                        ("compute", "tc_eligible_16bit_kernels", t16 * (1 - 1 / sp16))]),
         evidence=[table("TC-eligible kernels not using Tensor Cores", ["kernel", "op", "op type", "precision", "count",

@@ -56,7 +56,7 @@ from typing import Any
 
 from tb_gpu_advisor import ANALYZER_VERSION
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.common.thresholds import user_options
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.model.schema import SCHEMA_VERSION
 
@@ -131,27 +131,30 @@ def make_key(
     analyzer: str | None = None,
     schema: str | None = None,
     scope: str = "session",
+    options: UserOptions | None = None,
 ) -> CacheKey:
     """Key of a session report (or, ``scope="host"``, of one host file's report): names, every host file's (path,
-    size, mtime_ns), options and versions.
+    size, mtime_ns), the user's settings and versions.
 
-    Run and session names are part of it because the report carries them;
-    ``params`` (model parameter count) changes findings.
+    Run and session names are part of it because the report carries them; the settings the report was made with
+    (``options``, with ``params`` over its own; none given: the command line's, ``UserOptions.of``) change findings,
+    so each setting has its own entry.
     """
+    options = UserOptions.of(options, params)
     material = {
         "format": CACHE_FORMAT,
         "analyzer": analyzer if analyzer is not None else analyzer_version(),
         "schema": schema if schema is not None else schema_version(),
         "run": run,
         "session": session,
-        "params": params,
+        "params": options.params,
         "hosts": sorted(_identity(h) for h in hosts),
     }
     if scope != "session":  # session keys keep the form of earlier versions
         material["scope"] = scope
-    options = user_options()
-    if options:  # settings that change findings (--net-gbps); absent, keys keep their earlier form
-        material["options"] = options
+    settings = options.key_material()
+    if settings:  # the network and model FLOPs settings; absent, keys keep their earlier form
+        material["options"] = settings
     return CacheKey(json.dumps(material, sort_keys=True, separators=(",", ":")))
 
 
@@ -161,15 +164,17 @@ def _identity(h: HostFile) -> list:
     return files[0] if len(files) == 1 else files
 
 
-def host_key(session: Any, host: HostFile, params: int | None = None, **versions: str) -> CacheKey:
+def host_key(session: Any, host: HostFile, params: int | None = None, options: UserOptions | None = None,
+             **versions: str) -> CacheKey:
     """Key of one host file's report within its session: the unit a sharded precompute fills and a session's
     report is merged from (:func:`tb_gpu_advisor.runtime.session.session_report`)."""
-    return make_key(session.run, session.session, [host], params=params, scope="host", **versions)
+    return make_key(session.run, session.session, [host], params=params, scope="host", options=options, **versions)
 
 
-def session_key(session: Any, params: int | None = None, **versions: str) -> CacheKey:
+def session_key(session: Any, params: int | None = None, options: UserOptions | None = None,
+                **versions: str) -> CacheKey:
     """``make_key`` for a :class:`~tb_gpu_advisor.discover.logdir.Session`."""
-    return make_key(session.run, session.session, session.hosts, params=params, **versions)
+    return make_key(session.run, session.session, session.hosts, params=params, options=options, **versions)
 
 
 class ReportCache:
@@ -453,9 +458,11 @@ def _touch(path: str) -> None:
 # --- string-keyed store for the plugin's ReportService ------------------------------
 
 
-def store_key(run: str, session: str, hosts: Sequence[HostFile], params: int | None = None) -> str:
-    """The string key the plugin should hand to :class:`ReportStore` (same entry ``precompute`` writes)."""
-    return make_key(run, session, hosts, params=params).material
+def store_key(run: str, session: str, hosts: Sequence[HostFile], params: int | None = None,
+              options: UserOptions | None = None) -> str:
+    """The string key the plugin should hand to :class:`ReportStore` (same entry ``precompute`` writes with the
+    same settings)."""
+    return make_key(run, session, hosts, params=params, options=options).material
 
 
 class ReportStore:

@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.runtime import guard, pipeline
 from tb_gpu_advisor.runtime.forkserver_main import ENV, main_data
@@ -175,20 +176,28 @@ def child_noop(progress=None) -> None:
     """Does nothing in a child: what starting one costs (``scripts/robustness.py``)."""
 
 
-def analyze_session_json(run: str, session: str, host_files: list, progress=None) -> str:
-    """``pipeline.analyze_session`` serialized: only text crosses the process boundary."""
-    return pipeline.analyze_session(run, session, host_files, progress=progress).to_json()
+def analyze_session_json(run: str, session: str, host_files: list, options: UserOptions | None = None,
+                         progress=None) -> str:
+    """``pipeline.analyze_session`` serialized: only text crosses the process boundary.  ``options`` (the request's
+    settings) are pickled with the call: the child analyses with them whatever its environment says."""
+    return pipeline.analyze_session(run, session, host_files, progress=progress, options=options).to_json()
 
 
-def analyze_host(host_file: Any, params: int | None = None, progress=None) -> Any:
+def analyze_host(host_file: Any, params: int | None = None, options: UserOptions | None = None, progress=None) -> Any:
     """``pipeline.analyze_host`` in the child (a HostReport, pickled back)."""
-    return pipeline.analyze_host(host_file, params=params)
+    return pipeline.analyze_host(host_file, params=params, options=options)
 
 
-def host_report(host_file: Any, params: int | None = None, limits: Limits | None = None) -> Any:
+def timelines_json(host_file: Any, windows: list, max_events: int, progress=None) -> str:
+    """``pipeline.host_timelines`` serialized (a JSON list, one timeline per window): only text crosses back."""
+    return json.dumps(pipeline.host_timelines(host_file, windows, max_events))
+
+
+def host_report(host_file: Any, params: int | None = None, limits: Limits | None = None,
+                options: UserOptions | None = None) -> Any:
     """One host's HostReport from a limited child; a failed child gives a HostReport with the error."""
     try:
-        return call(analyze_host, host_file, params, limits=limits)
+        return call(analyze_host, host_file, params, options, limits=limits)
     except WorkerError as e:
         return HostReport(host=host_file.host, path=host_file.path, size_bytes=host_file.size,
                           error=f"analysis failed: {e}")

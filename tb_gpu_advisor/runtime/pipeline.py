@@ -4,34 +4,44 @@ Every caller that turns files into reports -- the CLI, the tab's background serv
 the worker processes of ``runtime.isolation`` -- comes through :func:`analyze_host` /
 :func:`analyze_session`; no stage runs another.  ``analyze_host`` never raises for a bad file:
 the HostReport carries ``error``, so one bad host never breaks its session.
+
+The user's settings (``common.options.UserOptions``: parameter count, network bandwidth, model FLOPs) are an
+argument of every function here and go down to the metrics and rules that read them: the tab analyses different
+settings at once, in threads and worker processes, so no setting may come from process-wide state.  ``params=``,
+the older keyword, still works; a caller that gives no options gets the command line's (``UserOptions.of``).
 """
 
 from __future__ import annotations
 
 import os
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 
 from tb_gpu_advisor import formats, frameworks, rules
 from tb_gpu_advisor.common.memory import release_free_heap
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.metrics.compute import compute_host_metrics
+from tb_gpu_advisor.metrics.context import build_context
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.columns import index_dtype
 from tb_gpu_advisor.model.schema import HostReport, Report
 from tb_gpu_advisor.model.trace import Trace, device_launches, release_columns
+from tb_gpu_advisor.report import timeline
 from tb_gpu_advisor.report.build import build_host_report
 from tb_gpu_advisor.report.merge import merge_hosts
 from tb_gpu_advisor.runtime.guard import out_of_memory_message
 from tb_gpu_advisor.steps.detect import detect_steps
 
 
-def host_metrics(trace: Trace, params: int | None = None, release: bool = False) -> HostMetrics:
+def host_metrics(trace: Trace, params: int | None = None, options: UserOptions | None = None,
+                 release: bool = False) -> HostMetrics:
     """Steps and metrics of one trace: which framework wrote it, each device event's launch, the steps, the numbers.
 
     ``release`` (a caller that owns ``trace`` and drops it after): each column is dropped after the last
     stage that reads it (:func:`~tb_gpu_advisor.model.trace.release_columns`), so the metrics' peak does not
     carry the correlation ids and step stats."""
+    options = UserOptions.of(options, params)
     fw = frameworks.detect_trace(trace)
     # correlation: host launch record of every device event (graph launches cover all their kernels)
     launches: list[np.ndarray] = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
@@ -44,7 +54,7 @@ def host_metrics(trace: Trace, params: int | None = None, release: bool = False)
         release_columns(trace.h, "step_num", "iter_num", "group_id")
         for d in trace.devices:
             release_columns(d, "corr", "group_id")
-    return compute_host_metrics(trace, steps, launches, fw, params, release=release)
+    return compute_host_metrics(trace, steps, launches, fw, options, release=release)
 
 
 def host_report(m: HostMetrics, size: int) -> HostReport:
@@ -59,13 +69,15 @@ def _size(path: str) -> int:
         return 0
 
 
-def analyze_host(host_file, params: int | None = None) -> HostReport:
+def analyze_host(host_file, params: int | None = None, options: UserOptions | None = None) -> HostReport:
     """Analyze one host file (a ``discovery.HostFile``, or anything with ``host``, ``path`` and optionally ``format``
-    and ``size``); errors land in ``HostReport.error``: a bad file must not break the session."""
+    and ``size``) with the user's ``options``; errors land in ``HostReport.error``: a bad file must not break the
+    session."""
+    options = UserOptions.of(options, params)
     host, path = host_file.host, host_file.path
     size = int(getattr(host_file, "size", 0) or 0)
     try:
-        return _analyze_host(host_file, size, params)
+        return _analyze_host(host_file, size, options)
     except MemoryError:
         # the memory guard (runtime/guard.py) stopped this file; its arrays are freed as the exception unwinds
         pass
@@ -73,18 +85,18 @@ def analyze_host(host_file, params: int | None = None) -> HostReport:
     return HostReport(host=host, path=path, size_bytes=size or _size(path), error=out_of_memory_message())
 
 
-def _analyze_host(host_file, size: int, params: int | None) -> HostReport:
+def _analyze_host(host_file, size: int, options: UserOptions) -> HostReport:
     """:func:`analyze_host` up to running out of memory (raised: the caller says so once, for read and analysis)."""
     host, path = host_file.host, host_file.path
     try:
         trace = formats.read(host_file)
-    except MemoryError:
+    except MemoryError:  # numpy's says only "Unable to allocate ...": the caller names the limit instead
         raise
     except Exception as e:  # noqa: BLE001
         return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
     size = size or trace.size_bytes
     try:
-        m = host_metrics(trace, params, release=True)
+        m = host_metrics(trace, options=options, release=True)
         del trace  # the event tables, before the report is built (see memory.py)
         release_free_heap()
         m.host = host
@@ -95,16 +107,32 @@ def _analyze_host(host_file, size: int, params: int | None) -> HostReport:
         return HostReport(host=host, path=path, size_bytes=size, error=f"analysis failed: {type(e).__name__}: {e}")
 
 
+def host_timelines(host_file, windows: Sequence[tuple[float, float]], max_events: int = timeline.MAX_EVENTS) -> list[dict]:
+    """The step timeline of each (start_ms, end_ms) window of one host file (``report.timeline``).
+
+    The file is read by the same reader, under the same size limit, and its steps and host roles come from the
+    same chain as the report's, so the timeline's idle runs are the breakdown's.  One read serves every window
+    asked (the tab asks for all the windows a report names on that host at once).  Raises for an unreadable file.
+    """
+    trace = formats.read(host_file)
+    fw = frameworks.detect_trace(trace)
+    launches = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
+    steps = detect_steps(trace, launches)
+    ctx = build_context(trace, steps, launches, fw)
+    del launches
+    return [timeline.window_timeline(ctx, float(s), float(e), max_events) for s, e in windows]
 
 
 def analyze_session(run: str, session: str, host_files: Iterable, progress: Callable[[str, float], None] | None = None,
-                    params: int | None = None) -> Report:
+                    params: int | None = None, options: UserOptions | None = None) -> Report:
+    """Every host file in turn, merged into the session's Report, all with the same ``options``."""
+    options = UserOptions.of(options, params)
     files = list(host_files)
     reports = []
     for i, hf in enumerate(files):
         if progress:
             progress(f"analysing {hf.host} ({i + 1}/{len(files)})", i / max(len(files), 1))
-        reports.append(analyze_host(hf, params=params))
+        reports.append(analyze_host(hf, options=options))
     if progress:
         progress("done", 1.0)
-    return merge_hosts(run, session, reports)
+    return merge_hosts(run, session, reports, options)

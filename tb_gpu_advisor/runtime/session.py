@@ -10,6 +10,10 @@ Everything that turns profile files into a report goes through here:
 * :func:`analyze_session_parallel` -- the host files of one session in parallel, merged into one Report.
 
 Workers start from the forkserver (``isolation.mp_context``), never a plain fork of TensorBoard's threaded process.
+
+Every function takes the user's settings as ``options`` (``common.options.UserOptions``), hands them to each worker
+with its host file and keys the cache with them: the tab serves several settings at once.  ``params=`` (the older
+keyword) still works; no options given means the command line's (``UserOptions.of``).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.discover.logdir import HostFile, Session
 from tb_gpu_advisor.model.schema import HostReport, Report
 from tb_gpu_advisor.report.merge import merge_hosts
@@ -44,33 +49,34 @@ class Analysis:
 
 def session_report(session: Session, *, params: int | None = None, cache: ReportCache | None = None,
                    progress: Progress | None = None, jobs: int | None = 1,
-                   analyze_fn: Callable[..., Any] | None = None) -> Analysis:
-    """The session's Report (every host file): cached, else analysed (``jobs`` host files at once) and stored.
+                   analyze_fn: Callable[..., Any] | None = None, options: UserOptions | None = None) -> Analysis:
+    """The session's Report (every host file) with the user's ``options``: cached, else analysed (``jobs`` host files
+    at once) and stored.
 
     ``analyze_fn(run, session, hosts, progress=, params=)`` replaces the analysis (tests, precompute's hook).
     A report with a failed host is not stored (the next run retries); nor is one whose files changed while
     they were read (a capture still being written).
     """
-
-    key = session_key(session, params=params)
+    options = UserOptions.of(options, params)
+    key = session_key(session, options=options)
     if cache is not None:
         text = cache.get(key)
         if text is not None:
             return Analysis(Report.from_json(text), from_cache=True)
     if analyze_fn is not None:
-        report = analyze_fn(session.run, session.session, list(session.hosts), progress=progress, params=params)
+        report = analyze_fn(session.run, session.session, list(session.hosts), progress=progress, params=options.params)
     elif cache is not None and cache.enabled and len(session.hosts) > 1:
         # many hosts: merged from the per-host cache (what a sharded precompute fills)
         report = merge_hosts(session.run, session.session,
-                             cached_host_reports(session, cache, params=params, jobs=jobs, progress=progress))
-    elif cache is not None and cache.enabled and (stored := _stored_host_reports(session, cache, params)):
+                             cached_host_reports(session, cache, options=options, jobs=jobs, progress=progress), options)
+    elif cache is not None and cache.enabled and (stored := _stored_host_reports(session, cache, options)):
         # one host: from the per-host cache only when a shard stored it (else only its session entry is kept)
-        report = merge_hosts(session.run, session.session, stored)
+        report = merge_hosts(session.run, session.session, stored, options)
     elif len(session.hosts) > 1 and worker_count(jobs, len(session.hosts)) > 1:
-        report = analyze_session_parallel(session, jobs=jobs, params=params, progress=progress)
+        report = analyze_session_parallel(session, jobs=jobs, progress=progress, options=options)
     else:
-
-        report = pipeline.analyze_session(session.run, session.session, list(session.hosts), progress=progress, params=params)
+        report = pipeline.analyze_session(session.run, session.session, list(session.hosts), progress=progress,
+                                          options=options)
     if cache is None or not cache.enabled:
         return Analysis(report, not_stored="the cache is disabled")
     if any(getattr(h, "error", None) for h in getattr(report, "hosts", [])):
@@ -82,11 +88,12 @@ def session_report(session: Session, *, params: int | None = None, cache: Report
     return Analysis(report, stored=True)
 
 
-def _stored_host_reports(session: Session, cache: ReportCache, params: int | None) -> list[HostReport] | None:
-    """Every host's report from the per-host cache, each entry read once; None unless all are stored."""
+def _stored_host_reports(session: Session, cache: ReportCache, options: UserOptions) -> list[HostReport] | None:
+    """Every host's report made with ``options`` from the per-host cache, each entry read once; None unless all
+    are stored."""
     out = []
     for h in session.hosts:
-        text = cache.get(host_key(session, h, params=params))
+        text = cache.get(host_key(session, h, options=options))
         if text is None:
             return None
         out.append(HostReport.from_json(text))
@@ -94,15 +101,16 @@ def _stored_host_reports(session: Session, cache: ReportCache, params: int | Non
 
 
 def cached_host_reports(session: Session, cache: ReportCache, *, params: int | None = None, jobs: int | None = 1,
-                        progress: Progress | None = None) -> list[HostReport]:
+                        progress: Progress | None = None, options: UserOptions | None = None) -> list[HostReport]:
     """Every host file's report of ``session``, in host order: from the per-host cache where stored (a sharded
     precompute fills it: ``precompute --shard K/N``), the others analysed now (``jobs`` at once) and stored.
 
     A session of many ranks is merged from these small summaries, so its memory grows with ranks, not events.
     A host that failed, or whose file changed while it was read, is not stored (the next run retries it).
     """
+    options = UserOptions.of(options, params)
     hosts = list(session.hosts)
-    keys = [host_key(session, h, params=params) for h in hosts]
+    keys = [host_key(session, h, options=options) for h in hosts]
     reports: list[HostReport | None] = []
     for k in keys:
         text = cache.get(k)
@@ -111,8 +119,7 @@ def cached_host_reports(session: Session, cache: ReportCache, *, params: int | N
     if missing:
         _tell(progress, f"{len(hosts) - len(missing)} of {len(hosts)} hosts cached; analysing {len(missing)}", 0,
               len(missing))
-        fresh = _host_reports([hosts[i] for i in missing], worker_count(jobs, len(missing)), params, progress,
-                              pipeline.analyze_host)
+        fresh = _host_reports([hosts[i] for i in missing], worker_count(jobs, len(missing)), options, progress, None)
         for i, hr in zip(missing, fresh):
             reports[i] = hr
             if hr.error is None and files_unchanged([hosts[i]]):
@@ -122,8 +129,9 @@ def cached_host_reports(session: Session, cache: ReportCache, *, params: int | N
 
 def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progress, jobs: int = 1,
                  isolate: bool = False, analyze_fn: Callable[..., Any] | None = None,
-                 cache: ReportCache | None = None) -> str:
-    """The report JSON of ``hosts`` of ``session`` for the tab (its service keeps the JSON).
+                 cache: ReportCache | None = None, options: UserOptions | None = None) -> str:
+    """The report JSON of ``hosts`` of ``session`` for the tab (its service keeps the JSON), analysed with the
+    request's ``options`` (TensorBoard's flags, overridden by the tab's settings).
 
     ``cache``: where every host of the session is in the per-host cache (``precompute --shard``), the report is
     merged from those summaries and nothing is analysed.  Isolated, each host file runs in a child process with
@@ -131,30 +139,28 @@ def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progr
     """
     import dataclasses
 
-    stored = (_stored_host_reports(session, cache, None) if cache is not None and cache.enabled and analyze_fn is None
-              and len(hosts) == len(session.hosts) else None)
+    options = UserOptions.of(options)
+    stored = (_stored_host_reports(session, cache, options) if cache is not None and cache.enabled
+              and analyze_fn is None and len(hosts) == len(session.hosts) else None)
     if stored:
         # every host already analysed into the per-host cache (a sharded precompute): merge, analyse nothing
         progress(f"merging {len(hosts)} cached host reports", 0.5)
-        return merge_hosts(session.run, session.session, stored).to_json()
+        return merge_hosts(session.run, session.session, stored, options).to_json()
     if analyze_fn is not None:
         report = analyze_fn(session.run, session.session, list(hosts), progress=progress)
         return report.to_json() if hasattr(report, "to_json") else __import__("json").dumps(report)
     workers = worker_count(jobs, len(hosts))
     if isolate and (len(hosts) == 1 or workers == 1):
-
-        return isolation.call(isolation.analyze_session_json, session.run, session.session, list(hosts),
+        return isolation.call(isolation.analyze_session_json, session.run, session.session, list(hosts), options,
                               progress=progress)
     chosen = dataclasses.replace(session, hosts=tuple(hosts))
     if len(hosts) > 1 and workers > 1:
         progress(f"analysing {len(hosts)} hosts in {workers} worker process(es)", 0.0)
-        limits = None
-        if isolate:
-
-            limits = Limits.from_env()
-        return analyze_session_parallel(chosen, jobs=workers, progress=progress, limits=limits).to_json()
-
-    return pipeline.analyze_session(session.run, session.session, list(hosts), progress=progress).to_json()
+        limits = Limits.from_env() if isolate else None
+        return analyze_session_parallel(chosen, jobs=workers, progress=progress, limits=limits,
+                                        options=options).to_json()
+    return pipeline.analyze_session(session.run, session.session, list(hosts), progress=progress,
+                                    options=options).to_json()
 
 
 def files_unchanged(hosts: Sequence[HostFile]) -> bool:
@@ -207,11 +213,13 @@ def analyze_session_parallel(
     analyze_host_fn: Callable[..., Any] | None = None,
     merge_fn: Callable[..., Any] | None = None,
     limits: Any = None,
+    options: UserOptions | None = None,
 ) -> Any:
     """Analyse each host file of ``session`` in its own worker process, then merge into one Report.
 
     Uses ``pipeline.analyze_host`` per file and ``merge.merge_hosts(run,
-    session, host_reports)`` unless given others.  A host whose analysis
+    session, host_reports)``, both with ``options``, unless given others
+    (``analyze_host_fn(host, params=)``, ``merge_fn(run, session, reports)``).  A host whose analysis
     raises gets a HostReport with ``error`` set, so the other hosts still
     report.  One host or one job: runs in this process.
 
@@ -219,28 +227,30 @@ def analyze_session_parallel(
     memory and time limit (the plugin: one bad file must not take TensorBoard down); a child that fails
     or is killed gives that host an error.
     """
-    analyze_host_fn = analyze_host_fn or pipeline.analyze_host
-    merge_fn = merge_fn or merge_hosts
+    options = UserOptions.of(options, params)
     hosts = list(session.hosts)
     if limits is not None:
-        reports = _isolated_host_reports(hosts, worker_count(jobs, len(hosts)), params, progress, limits)
+        reports = _isolated_host_reports(hosts, worker_count(jobs, len(hosts)), options, progress, limits)
     else:
-        reports = _host_reports(hosts, worker_count(jobs, len(hosts)), params, progress, analyze_host_fn)
-    return merge_fn(session.run, session.session, reports)
+        reports = _host_reports(hosts, worker_count(jobs, len(hosts)), options, progress, analyze_host_fn)
+    if merge_fn is not None:
+        return merge_fn(session.run, session.session, reports)
+    return merge_hosts(session.run, session.session, reports, options)
 
 
-def _host_reports(hosts: Sequence[HostFile], workers: int, params: int | None,
-                  progress: Progress | None, analyze_host_fn: Callable[..., Any]) -> list[Any]:
-    """HostReports in the order of ``hosts``; biggest files start first."""
+def _host_reports(hosts: Sequence[HostFile], workers: int, options: UserOptions,
+                  progress: Progress | None, analyze_host_fn: Callable[..., Any] | None) -> list[Any]:
+    """HostReports in the order of ``hosts``; biggest files start first.  ``analyze_host_fn`` None: the
+    pipeline's, with ``options``."""
     reports: list[Any] = [None] * len(hosts)
     order = sorted(range(len(hosts)), key=lambda i: hosts[i].size, reverse=True)
     if workers <= 1:
         for n, i in enumerate(order, start=1):
-            reports[i] = _host_or_error(analyze_host_fn, hosts[i], params)
+            reports[i] = _host_or_error(analyze_host_fn, hosts[i], options)
             _tell(progress, f"analysed {hosts[i].host}", n, len(hosts))
         return reports
     with process_pool(workers) as pool:
-        futures = {pool.submit(_host_or_error, analyze_host_fn, hosts[i], params): i for i in order}
+        futures = {pool.submit(_host_or_error, analyze_host_fn, hosts[i], options): i for i in order}
         for n, fut in enumerate(cf.as_completed(futures), start=1):
             i = futures[fut]
             try:
@@ -251,14 +261,14 @@ def _host_reports(hosts: Sequence[HostFile], workers: int, params: int | None,
     return reports
 
 
-def _isolated_host_reports(hosts: Sequence[HostFile], workers: int, params: int | None,
+def _isolated_host_reports(hosts: Sequence[HostFile], workers: int, options: UserOptions,
                            progress: Progress | None, limits: Any) -> list[Any]:
     """HostReports in the order of ``hosts``, each from its own limited child, ``workers`` at once."""
 
     reports: list[Any] = [None] * len(hosts)
     order = sorted(range(len(hosts)), key=lambda i: hosts[i].size, reverse=True)
     with cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpu-advisor-host") as pool:
-        futures = {pool.submit(isolation.host_report, hosts[i], params, limits): i for i in order}
+        futures = {pool.submit(isolation.host_report, hosts[i], None, limits, options): i for i in order}
         for n, fut in enumerate(cf.as_completed(futures), start=1):
             i = futures[fut]
             reports[i] = fut.result()
@@ -266,9 +276,13 @@ def _isolated_host_reports(hosts: Sequence[HostFile], workers: int, params: int 
     return reports
 
 
-def _host_or_error(analyze_host_fn: Callable[..., Any], host: HostFile, params: int | None) -> Any:
+def _host_or_error(analyze_host_fn: Callable[..., Any] | None, host: HostFile, options: UserOptions) -> Any:
+    """One host's report (in a worker process: module level, so it pickles), or a HostReport with the error.
+    A replacement analysis (tests, precompute's hook) takes the older ``params=`` keyword."""
     try:
-        return analyze_host_fn(host, params=params)
+        if analyze_host_fn is None:
+            return pipeline.analyze_host(host, options=options)
+        return analyze_host_fn(host, params=options.params)
     except Exception as e:  # noqa: BLE001
         return _error_host_report(host, f"analysis failed: {type(e).__name__}: {e}")
 

@@ -22,7 +22,24 @@ Routes (mounted at ``/data/plugin/gpu_advisor``):
                    run/session
 ``/diff.md``       the same diff as Markdown (``diff_render.to_markdown``);
                    202/400/404/500 JSON like ``/diff``
+``/window``        ``?run=&session=&host=&start_ms=&end_ms=``: the step timeline
+                   of that window of the host's trace (``report.timeline``:
+                   lanes, the GPU's idle runs by category, at most 5,000
+                   events), read in a limited child process; 202 while it
+                   reads, 400 bad numbers, 404 unknown run/session/host
+``/trace``         ``?run=&session=&host=[&file=N]``: the host's trace file
+                   itself, as a download (only files discovery listed; ``file``
+                   picks one rank's file of a host merged from several)
 =================  ===========================================================
+
+Settings: every route that answers with an analysed report (``/report``, ``/report.md``, ``/diff``, ``/diff.md``:
+both sides) also takes ``params`` (the model's parameter count, a positive whole number), ``net_gbps`` (network
+bandwidth between hosts, GB/s per GPU) and ``model_flops`` (the model's FLOPs of one step on one GPU), each a
+positive finite number; anything else is a 400 that names the parameter.  They override TensorBoard's flags
+(``--gpu_advisor_params``, ``--gpu_advisor_net_gbps``, ``--gpu_advisor_model_flops_per_step``) for that request
+only: the analysis gets them as a ``UserOptions`` value (in its worker process too), and the in-memory and
+persistent caches key each report by the settings it was made with.  ``/runs`` lists the flags' values
+(``settings``) so the tab can show what applies when it sets nothing.
 
 A session with several host files is analysed in worker processes
 (``analysis.compute_json``, at most ``host_jobs`` of them),
@@ -42,11 +59,13 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import mimetypes
 import os
 import threading
 import time
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
+from urllib.parse import quote
 
 from tensorboard import errors
 from tensorboard.backend import http_util
@@ -55,12 +74,14 @@ from werkzeug import wrappers
 
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.options import OptionError, UserOptions, parse_query
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.formats import probe as gpu_probe
 from tb_gpu_advisor.frameworks import REGISTRY
 from tb_gpu_advisor.model.schema import Report
-from tb_gpu_advisor.report import diff, diff_render, render
-from tb_gpu_advisor.runtime import cache
+from tb_gpu_advisor.report import diff, diff_render, render, timeline
+from tb_gpu_advisor.runtime import cache, isolation, pipeline
 from tb_gpu_advisor.runtime import session as analysis
 from tb_gpu_advisor.serve.service import Outcome, ReportService
 
@@ -75,6 +96,10 @@ DEFAULT_DISCOVERY_TTL_S = 5.0
 DEFAULT_HOST_JOBS = 2
 #: A profile modified less than this long ago is still being written: wait before analysing it.
 DEFAULT_SETTLE_S = 2.0
+#: Windows of a host's report read along with the one asked (one read of the file serves them all).
+WINDOWS_PER_READ = 24
+#: Bytes per chunk of a ``/trace`` download (the file is streamed, never held whole in memory).
+DOWNLOAD_CHUNK = 1 << 20
 
 # analyze(run, session, host_files, progress=...) -> Report
 Analyzer = Callable[..., Any]
@@ -95,11 +120,14 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         clock: Callable[[], float] = time.monotonic,
         settle_s: float | None = None,
         isolate: bool | None = None,
+        window_events: int = timeline.MAX_EVENTS,
     ) -> None:
         # ``context.logdir`` is "" under --logdir_spec: the tab then explains
         # that it needs --logdir instead of failing.
         self._logdir = context.logdir or ""
         self._analyzer = analyzer
+        #: TensorBoard's flags: the settings of every analysis a request does not override
+        self._defaults = flag_options(context.flags)
         store = _open_store(context.flags) if service is None else None
         self._service = service or ReportService(store=store)
         #: the report cache behind the store: its per-host entries (a sharded precompute) are merged, not analysed
@@ -111,12 +139,17 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         self._discovery_ttl_s = ttl if fsio.is_remote(self._logdir) else 0.0
         self._clock = clock
         self._listing: tuple[float, list] | None = None
+        self._skips: tuple[float, list[dict[str, str]]] | None = None
         self._listing_lock = threading.Lock()
         self._host_jobs = max(1, int(host_jobs))
         # The real analysis reads files (``analyzer`` is None): wait for them to settle, and run it in a
         # limited child process (isolation.py).  An injected analyzer (tests) runs as given.
         self._settle_s = settle_s if settle_s is not None else (DEFAULT_SETTLE_S if analyzer is None else 0.0)
         self._isolate = isolate if isolate is not None else analyzer is None
+        # Step timelines (``/window``): their own workers and memory, so a read for a picture never queues behind
+        # a session's analysis, nor evicts reports.
+        self._windows = ReportService(workers=1, memory_entries=64)
+        self._window_events = int(window_events)
 
     # -- TensorBoard hooks -------------------------------------------------
 
@@ -129,6 +162,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             "/report.md": self._serve_report_markdown,
             "/diff": self._serve_diff,
             "/diff.md": self._serve_diff_markdown,
+            "/window": self._serve_window,
+            "/trace": self._serve_trace,
         }
 
     def is_active(self) -> bool:
@@ -166,7 +201,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         sessions = self._sessions()
         # has_gpu per session (True/False/None = unknown): the tab opens on the newest with GPU activity
         body = {"logdir_set": bool(self._logdir), "runs": _runs_listing(sessions, gpu_probe.session_activity(sessions)),
-                "frameworks": _frameworks_listing()}
+                "frameworks": _frameworks_listing(), "skipped": self._skipped(),
+                "settings": _settings_listing(self._defaults)}
         return _respond_json(request, body)
 
     @wrappers.Request.application
@@ -198,14 +234,90 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
 
         return http_util.Respond(request, diff_render.to_markdown(result), _MARKDOWN)
 
+    @wrappers.Request.application
+    def _serve_window(self, request: wrappers.Request) -> wrappers.Response:
+        """One window's step timeline (``report.timeline``), read off the request thread like a report."""
+        session, host = self._host_of(request)
+        start, end = _window_args(request)
+        # the tab's settings, when sent, say which report in memory names the host's other windows (read at once)
+        return _respond_outcome(request, self._window_outcome(session, host, start, end, self._options(request)))
+
+    @wrappers.Request.application
+    def _serve_trace(self, request: wrappers.Request) -> wrappers.Response:
+        """The host's trace file as a download: a file discovery listed, by its listed name only."""
+        _, host = self._host_of(request)
+        files = host.ranks or (host,)
+        chosen = files[_file_index(request, len(files))]
+        return _respond_download(request, chosen.path)
+
+    def _host_of(self, request: wrappers.Request) -> tuple[Any, Any]:
+        """The discovered (session, host file) the request names (400 missing parameter, 404 unknown name)."""
+        run, session_name, host = _required(request, "run"), _required(request, "session"), _required(request, "host")
+        try:
+            session = discovery.find_session(self._sessions(), run, session_name)
+        except discovery.SessionNotFoundError as e:
+            raise errors.NotFoundError(str(e)) from None
+        return session, _select_hosts(session, host)[0]
+
+    def _window_outcome(self, session: Any, host: Any, start: float, end: float,
+                        options: UserOptions | None = None) -> Outcome:
+        """The timeline of [start, end) on ``host``: kept, being read (202), or started now."""
+        writing = _still_written([host], self._settle_s)
+        if writing:
+            return Outcome("computing", message=f"waiting for {writing} to finish writing")
+        key = ("window", _identity(host), start, end)
+        return self._windows.get(key, lambda progress: self._timelines(session, host, (start, end), progress, options),
+                                 valid=lambda: analysis.files_unchanged([host]))
+
+    def _timelines(self, session: Any, host: Any, window: tuple[float, float], progress: Callable,
+                   options: UserOptions | None = None) -> str:
+        """Runs in a worker thread: reads the host once for ``window`` and every other window its report (the one
+        made with ``options``) names (those are kept for their own requests); returns the JSON of ``window``."""
+        done = self._windows.peek(("window", _identity(host), *window))
+        if done is not None and done.state == "ready":  # read meanwhile, along with another window of this host
+            return done.body
+        windows = [window] + [w for w in self._report_windows(session, host, options)
+                              if w != window][: WINDOWS_PER_READ - 1]
+        progress(f"reading {host.host} for its timeline", 0.1)
+        if self._isolate:
+            text = isolation.call(isolation.timelines_json, host, windows, self._window_events, progress=progress)
+        else:
+            text = json.dumps(pipeline.host_timelines(host, windows, self._window_events))
+        bodies = [json.dumps(t) for t in json.loads(text)]
+        if analysis.files_unchanged([host]):
+            for w, body in zip(windows[1:], bodies[1:]):
+                self._windows.put(("window", _identity(host), *w), body)
+        return bodies[0]
+
+    def _report_windows(self, session: Any, host: Any, options: UserOptions | None = None) -> list[tuple[float, float]]:
+        """The windows that the reports in memory (all hosts, or this one; made with ``options``, else the flags'
+        settings) name on ``host``, in report order."""
+        out: list[tuple[float, float]] = []
+        for hosts in (list(session.hosts), [host]):
+            done = self._service.peek(_report_key(session, hosts, options or self._defaults))
+            if done is None or done.state != "ready":
+                continue
+            try:
+                findings = json.loads(done.body).get("findings") or []
+            except ValueError:
+                continue
+            for f in findings:
+                for w in f.get("windows") or []:
+                    pair = (float(w["start_ms"]), float(w["end_ms"]))
+                    if w.get("host") == host.host and pair not in out and _window_ok(*pair):
+                        out.append(pair)
+        return out
+
     def _diff(self, request: wrappers.Request) -> Any:
         """The Diff of both sides' reports (from the /report service and caches), or the Outcome to answer while a
         side computes or after it failed (400/404 raised here)."""
 
+        options = self._options(request)
         sides = {}
         for side in ("base", "new"):
             run, session = _required(request, f"{side}_run"), _required(request, f"{side}_session")
-            sides[side] = (session if run == discovery.ROOT_RUN else f"{run}/{session}", self._outcome_for(run, session, None))
+            sides[side] = (session if run == discovery.ROOT_RUN else f"{run}/{session}",
+                           self._outcome_for(run, session, None, options))
         waiting = [(name, o) for name, o in sides.values() if o.state == "computing"]
         failed = [(name, o) for name, o in sides.values() if o.state == "error"]
         if failed:
@@ -222,12 +334,24 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             raise errors.InvalidArgumentError(str(e)) from None
 
     def _outcome(self, request: wrappers.Request) -> Outcome:
-        """The report service's answer for the request's run/session[/host] (404/400 raised here)."""
-        return self._outcome_for(_required(request, "run"), _required(request, "session"),
-                                 request.args.get("host") or None)
+        """The report service's answer for the request's run/session[/host] and settings (404/400 raised here)."""
+        run, session = _required(request, "run"), _required(request, "session")
+        return self._outcome_for(run, session, request.args.get("host") or None, self._options(request))
 
-    def _outcome_for(self, run: str, session_name: str, host: str | None) -> Outcome:
-        """The report service's answer for run/session[/host] (404 raised here)."""
+    def _options(self, request: wrappers.Request) -> UserOptions:
+        return self.options_for(request.args)
+
+    def options_for(self, args: Mapping[str, str]) -> UserOptions:
+        """The flags' settings with a request's ``params`` / ``net_gbps`` / ``model_flops`` (``args``: its query)
+        over them; a bad value is the request's 400 (naming the parameter), never an analysis with a setting the
+        user did not mean."""
+        try:
+            return self._defaults.overridden_by(parse_query(args.get))
+        except OptionError as e:
+            raise errors.InvalidArgumentError(str(e)) from None
+
+    def _outcome_for(self, run: str, session_name: str, host: str | None, options: UserOptions) -> Outcome:
+        """The report service's answer for run/session[/host] analysed with ``options`` (404 raised here)."""
         try:
             session = discovery.find_session(self._sessions(), run, session_name)
         except discovery.SessionNotFoundError as e:
@@ -236,11 +360,13 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         writing = _still_written(host_files, self._settle_s)
         if writing:  # a copy or capture in progress: analysing (and caching) a partial file helps nobody
             return Outcome("computing", message=f"waiting for {writing} to finish writing")
-        key = (session.run, session.session, tuple(_identity(h) for h in host_files))
+        # each setting its own report: in memory and in the persistent store (the same entry precompute writes
+        # with the same settings)
+        key = _report_key(session, host_files, options)
         return self._service.get(
             key,
-            lambda progress: self._compute(session, host_files, progress),
-            _store_key(session, host_files),
+            lambda progress: self._compute(session, host_files, progress, options),
+            _store_key(session, host_files, options),
             valid=lambda: analysis.files_unchanged(host_files),
         )
 
@@ -258,10 +384,23 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             self._listing = (self._clock(), sessions)
             return list(sessions)
 
-    def _compute(self, session: Any, host_files: list, progress: Callable) -> str:
-        """Runs in a worker thread: the analysis entry point (in limited child processes unless disabled)."""
+    def _skipped(self) -> list[dict[str, str]]:
+        """What discovery left out of the logdir, with why (symlinks leaving it, JSON that is no trace), refreshed
+        with the listing: the tab names them instead of hiding them."""
+        if not self._logdir:
+            return []
+        with self._listing_lock:
+            now = self._clock()
+            if self._skips is None or now - self._skips[0] >= max(self._discovery_ttl_s, 0):
+                self._skips = (now, [{"path": rel, "reason": why} for rel, why in discovery.skipped(self._logdir)])
+            return list(self._skips[1])
+
+    def _compute(self, session: Any, host_files: list, progress: Callable, options: UserOptions) -> str:
+        """Runs in a worker thread: the analysis entry point (in limited child processes unless disabled), with the
+        request's settings handed down (an injected analyzer replaces the whole analysis and gets none)."""
         return analysis.compute_json(session, host_files, progress=progress, jobs=self._host_jobs,
-                                     isolate=self._isolate, analyze_fn=self._analyzer, cache=self._cache)
+                                     isolate=self._isolate, analyze_fn=self._analyzer, cache=self._cache,
+                                     options=options)
 
 
 # -- helpers (pure; module level so tests and readers find them fast) ---------
@@ -274,6 +413,67 @@ def _required(request: wrappers.Request, name: str) -> str:
     return value
 
 
+def _number(request: wrappers.Request, name: str) -> float:
+    """A required finite number parameter (400 otherwise, saying which and why)."""
+    raw = _required(request, name)
+    try:
+        value = float(raw)
+    except ValueError:
+        raise errors.InvalidArgumentError(f"{name} must be a number of ms, not {raw[:40]!r}") from None
+    if not math.isfinite(value) or abs(value) > MAX_ABS_MS:
+        raise errors.InvalidArgumentError(f"{name} must be a finite number of ms within ±{MAX_ABS_MS:g}")
+    return value
+
+
+#: Window bounds beyond this many ms from the trace's 0 are no capture's (a profile covers seconds to minutes).
+MAX_ABS_MS = 1e9
+
+
+def _window_ok(start: float, end: float) -> bool:
+    return math.isfinite(start) and math.isfinite(end) and 0 < end - start <= timeline.MAX_WINDOW_MS \
+        and abs(start) <= MAX_ABS_MS and abs(end) <= MAX_ABS_MS
+
+
+def _window_args(request: wrappers.Request) -> tuple[float, float]:
+    """``start_ms`` < ``end_ms``, at most ``timeline.MAX_WINDOW_MS`` apart (400 otherwise)."""
+    start, end = _number(request, "start_ms"), _number(request, "end_ms")
+    if not end > start:
+        raise errors.InvalidArgumentError(f"end_ms ({end:g}) must be greater than start_ms ({start:g})")
+    if end - start > timeline.MAX_WINDOW_MS:
+        raise errors.InvalidArgumentError(f"the window is {end - start:g} ms wide: at most {timeline.MAX_WINDOW_MS:g} ms "
+                                          f"(a step or a few) are drawn")
+    return start, end
+
+
+def _file_index(request: wrappers.Request, count: int) -> int:
+    """``file`` (0-based, default 0): which of a host's ``count`` files (400 otherwise)."""
+    raw = request.args.get("file") or "0"
+    if not raw.isdigit() or int(raw) >= count:
+        raise errors.InvalidArgumentError(f"file must be an index from 0 to {count - 1}, not {raw[:40]!r}")
+    return int(raw)
+
+
+def _respond_download(request: wrappers.Request, path: str) -> wrappers.Response:
+    """``path`` (a discovered file) as an attachment, streamed in chunks, with TensorBoard's security headers
+    (a remote object is read whole first: ``fsio.open_binary``)."""
+    name = path.rstrip("/").rsplit("/", 1)[-1] if fsio.is_remote(path) else os.path.basename(fsio.local_path(path))
+    ascii_name = "".join(c if c.isascii() and (c.isalnum() or c in "._-") else "_" for c in name) or "trace"
+    stream = fsio.open_binary(path)
+    size = os.fstat(stream.fileno()).st_size if hasattr(stream, "fileno") and not fsio.is_remote(path) else None
+
+    def chunks():
+        with stream:
+            while block := stream.read(DOWNLOAD_CHUNK):
+                yield block
+
+    headers = [("Content-Disposition", f"attachment; filename=\"{ascii_name}\"; filename*=UTF-8''{quote(name)}"),
+               ("X-Content-Type-Options", "nosniff"), ("Cache-Control", "no-store")]
+    if size is not None:
+        headers.append(("Content-Length", str(size)))
+    return wrappers.Response(chunks(), status=200, headers=headers, content_type="application/octet-stream",
+                             direct_passthrough=True)
+
+
 def _select_hosts(session: Any, host: str | None) -> list:
     """All hosts of a session, or the one asked for (only by its listed name)."""
     hosts = list(session.hosts)
@@ -283,6 +483,11 @@ def _select_hosts(session: Any, host: str | None) -> list:
     if not chosen:
         raise errors.NotFoundError(f"no host {host!r} in session {session.session!r}")
     return chosen
+
+
+def _report_key(session: Any, host_files: list, options: UserOptions) -> tuple:
+    """The in-memory key of a report: the session, every host file's identity, and the settings it is made with."""
+    return (session.run, session.session, tuple(_identity(h) for h in host_files), options)
 
 
 def _identity(h: Any) -> tuple:
@@ -304,9 +509,9 @@ def _still_written(host_files: list, settle_s: float) -> str | None:
     return None
 
 
-def _store_key(session: Any, host_files: list) -> str:
-    """The persistent cache's key: the same entry ``tb-gpu-advisor precompute`` writes."""
-    return cache.store_key(session.run, session.session, host_files)
+def _store_key(session: Any, host_files: list, options: UserOptions) -> str:
+    """The persistent cache's key: the same entry ``tb-gpu-advisor precompute`` writes with the same settings."""
+    return cache.store_key(session.run, session.session, host_files, options=options)
 
 
 def _frameworks_listing() -> list[dict[str, str]]:
@@ -323,7 +528,7 @@ def _runs_listing(sessions: list, has_gpu: dict | None = None) -> list[dict[str,
     """
     runs: dict[str, list[dict[str, Any]]] = {}
     for s in sessions:
-        hosts = [{"host": h.host, "size": h.size, "mtime_ms": h.mtime_ns / 1e6} for h in s.hosts]
+        hosts = [{"host": h.host, "size": h.size, "mtime_ms": h.mtime_ns / 1e6, "files": len(h.ranks) or 1} for h in s.hosts]
         runs.setdefault(s.run, []).append(
             {
                 "session": s.session,
@@ -367,6 +572,31 @@ def _respond_file(request: wrappers.Request, name: str) -> wrappers.Response:
     with open(path, "rb") as f:
         body = f.read()
     return http_util.Respond(request, body, _STATIC_TYPES.get(ext) or mimetypes.guess_type(path)[0])
+
+
+def flag_options(flags: Any) -> UserOptions:
+    """The settings TensorBoard was started with (``--gpu_advisor_params``, ``--gpu_advisor_net_gbps``,
+    ``--gpu_advisor_model_flops_per_step``), over those a plain ``TB_GPU_ADVISOR_*`` environment gives.
+
+    The loader's argparse types refuse bad values at start; a flags object built elsewhere (tests, an embedding
+    program) with a value that is not positive is ignored with a warning, as before the flags were explicit.
+    """
+    given = []
+    for name, whole in (("gpu_advisor_params", True), ("gpu_advisor_net_gbps", False),
+                        ("gpu_advisor_model_flops_per_step", False)):
+        value = getattr(flags, name, None)
+        ok = isinstance(value, (int, float)) and value > 0 and value != float("inf") and (not whole or value == int(value))
+        if value is not None and not ok:
+            logger.warning("gpu_advisor: ignoring --%s=%r (not a positive %s)", name, value,
+                           "whole number" if whole else "number")
+        given.append((int(value) if whole else float(value)) if ok else None)
+    return UserOptions.from_env().overridden_by(UserOptions(*given))
+
+
+def _settings_listing(defaults: UserOptions) -> dict[str, Any]:
+    """What applies when the tab sets nothing: the flags' settings (None: not given) and the network default."""
+    return {"params": defaults.params, "net_gbps": defaults.net_gbps, "model_flops": defaults.model_flops,
+            "net_gbps_default": T("comm.net_GBps")}
 
 
 def _flag_ttl(flags: Any) -> float:

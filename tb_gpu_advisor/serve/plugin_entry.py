@@ -7,6 +7,8 @@ imported inside ``load()`` where TensorBoard does catch errors.
 
 from __future__ import annotations
 
+import argparse
+
 from tensorboard.plugins import base_plugin
 
 
@@ -32,34 +34,56 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
         )
 
         parser.add_argument(
+            "--gpu_advisor_params",
+            metavar="N",
+            type=_whole_number,
+            default=None,
+            help="The model's parameter count (Model.summary()): the Advisor compares each AllReduce with the time "
+            "N x 4 bytes take over the link (like the CLI's --params). The tab's Settings override it per view.",
+        )
+
+        parser.add_argument(
             "--gpu_advisor_net_gbps",
             metavar="GBPS",
-            type=float,
+            type=_positive_number,
             default=None,
             help="Network bandwidth between hosts, GB/s per GPU, that collectives across hosts are compared with "
-            "(default 25: a 200 Gb/s NIC per GPU).",
+            "(default 25: a 200 Gb/s NIC per GPU). The tab's Settings override it per view.",
         )
 
         parser.add_argument(
             "--gpu_advisor_model_flops_per_step",
             metavar="FLOPS",
-            type=float,
+            type=_positive_number,
             default=None,
             help="The model's FLOPs of one training step on one GPU: the Advisor's MFU uses it instead of the FLOPs "
-            "the trace's shapes give.",
+            "the trace's shapes give. The tab's Settings override it per view.",
         )
 
     def load(self, context):  # noqa: ANN001
-        import os
-
-        from tb_gpu_advisor.common.thresholds import ENV_MODEL_FLOPS, ENV_NET_GBPS
         from tb_gpu_advisor.serve.plugin import GpuAdvisorPlugin
 
-        net = getattr(context.flags, "gpu_advisor_net_gbps", None)
-        if net is not None and net > 0:  # the analysis workers read it from the environment
-            os.environ[ENV_NET_GBPS] = repr(float(net))
-        flops = getattr(context.flags, "gpu_advisor_model_flops_per_step", None)
-        if flops is not None and flops > 0:
-            os.environ[ENV_MODEL_FLOPS] = repr(float(flops))
-
+        # the flags are the defaults of every analysis the plugin runs (GpuAdvisorPlugin reads context.flags):
+        # handed to each analysis as options, never through the environment
         return GpuAdvisorPlugin(context)
+
+
+def _whole_number(text: str) -> int:
+    """``--gpu_advisor_params``: a positive whole number as the CLI's ``--params`` takes it (110000000, 1.1e8)."""
+    from tb_gpu_advisor.common.options import OptionError, parse_params
+
+    try:
+        return parse_params(text, None)
+    except OptionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _positive_number(text: str) -> float:
+    """A positive finite number (``--gpu_advisor_net_gbps``, ``--gpu_advisor_model_flops_per_step``): a bad value
+    stops TensorBoard at start with argparse's message instead of being ignored."""
+    from tb_gpu_advisor.common.options import OptionError, parse_positive
+
+    try:
+        return parse_positive(text)
+    except OptionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None

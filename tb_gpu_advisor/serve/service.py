@@ -105,6 +105,20 @@ class ReportService:
         with self._lock:
             return self._done.get(key) or Outcome("computing", progress=job.progress, message=job.message)
 
+    def peek(self, key: Hashable) -> Outcome | None:
+        """The finished outcome kept for ``key``, or None; never starts a computation."""
+        with self._lock:
+            return self._done.get(key)
+
+    def put(self, key: Hashable, body: str) -> None:
+        """Keeps ``body`` as the ready outcome of ``key``: what one computation found for other keys besides its
+        own (the timelines of every window of a host, from one read of its file)."""
+        with self._lock:
+            self._done[key] = Outcome("ready", body=body, progress=1.0)
+            self._done.move_to_end(key)
+            while len(self._done) > self._memory_entries:
+                self._done.popitem(last=False)
+
     def _start(self, key: Hashable, compute: ComputeFn, store_key: str | None,
                valid: Callable[[], bool] | None = None) -> _Job:
         """Registers and submits a job; caller holds the lock."""

@@ -65,7 +65,7 @@ class DroppedStep:
 
 @dataclass
 class StepWindow:
-    """One kept step as a host-wide time window (ms since capture start)."""
+    """One kept step as a host-wide time window (ms in the trace viewer's time base, ``Steps.origin_ps``)."""
 
     step: int
     start_ms: float
@@ -97,6 +97,7 @@ class Steps:
     ids: np.ndarray  # int64 step numbers
     host_windows: np.ndarray  # (n, 2) int64
     gpu_windows: dict[int, np.ndarray] = field(default_factory=dict)
+    #: what every ``*_ms`` time counts from: the trace viewer's 0 (``Trace.viewer_zero_ps``)
     origin_ps: int = 0
 
     @property
@@ -178,8 +179,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> Step
     (:func:`~tb_gpu_advisor.model.trace.device_launches`; computed here when not given)."""
     h, devs = trace.h, trace.devices
     active = [d for d in devs if len(d)]
-    all_starts = [d.start for d in active] + ([h.start] if len(h) else [])
-    origin = int(min(int(a.min()) for a in all_starts)) if all_starts else 0
+    origin = trace.viewer_zero_ps  # ms are counted as the trace's viewer counts them (links land on their step)
     gpu_windows: dict[int, np.ndarray] = {}
     source, note, mapped = "", "", ""
     ids = np.zeros(0, np.int64)

@@ -2,7 +2,7 @@
 
 Two kinds of truth, both independent of the code under test:
 
-* a hand-written module (``tests/support/hlo_module.py``) whose every FLOP count is computed on paper below;
+* a hand-written module (``synthetic/hlo.py``) whose every FLOP count is computed on paper below;
 * the real JAX captures on an H100 (``../shared/profiles/real-h100-jax``), whose ``TRUTH.json`` gives the matmul
   FLOPs each train step executes, computed by the capture script from the model's sizes.
 """
@@ -20,7 +20,7 @@ from tb_gpu_advisor.formats.xplane import hlo
 from tb_gpu_advisor.formats.xplane.adapter import flop_ops_of, hlo_work, read_trace
 from tb_gpu_advisor.formats.xplane.reader import parse_timeline
 from tb_gpu_advisor.model.trace import FLOP_KINDS
-from tests.support.hlo_module import Module, dot_dims, json_dims, metadata_space, shape, tuple_shape
+from synthetic.hlo import Module, dot_dims, json_dims, metadata_space, shape, tuple_shape
 from tests.support.paths import SHARED_PROFILES
 
 REAL_JAX = SHARED_PROFILES / "real-h100-jax"
@@ -159,6 +159,51 @@ def _missing_operand() -> bytes:
 def test_a_hostile_hlo_proto_is_a_read_error(raw):
     with pytest.raises(hlo.HloReadError):
         hlo.module_work(raw)
+
+
+def _hostile_config(target: str, cfg: object) -> bytes:
+    m = Module("jit_cfg")
+    e = m.computation("main")
+    a = e.param("a", shape("bf16", 2, 4, 2, 8))
+    e.add("custom-call.1", "custom-call", tuple_shape(shape("bf16", 2, 4, 2, 8), shape("s8", 8)), (a, a, a),
+          custom_call_target=target, backend_config=json.dumps(cfg).encode())
+    return m.encode()
+
+
+@pytest.mark.parametrize("target,cfg", [
+    ("__cublas$lt$matmul", {"gemm_backend_config": {"dot_dimension_numbers": {"lhs_contracting_dimensions": [{}]}}}),
+    ("__cublas$lt$matmul", {"gemm_backend_config": {"dot_dimension_numbers": {"lhs_contracting_dimensions": "1"}}}),
+    ("__cublas$lt$matmul", {"gemm_backend_config": {"dot_dimension_numbers": {"lhs_contracting_dimensions": ["x"]}}}),
+    ("__cublas$lt$matmul", {"gemm_backend_config": []}),
+    ("__cudnn$fmhaSoftmax", {"cudnn_fmha_backend_config": {"bmm1_dot_dimension_numbers": {"rhs_batch_dimensions": [9]}}}),
+], ids=["object-dim", "string-dims", "text-dim", "list-config", "dim-out-of-range"])
+def test_a_hostile_backend_config_is_a_read_error(target, cfg):
+    with pytest.raises(hlo.HloReadError):
+        hlo.module_work(_hostile_config(target, cfg))
+
+
+def test_a_non_object_attention_config_falls_back_to_the_jax_layout():
+    got = hlo.module_work(_hostile_config("__cudnn$fmhaSoftmax", {"cudnn_fmha_backend_config": [1, 2]}))
+    assert got.rows[0].flops == 4 * 2 * 2 * 4 * 4 * 8  # B=2, T=4, N=2, H=8: 4·B·N·Sq·Sk·H
+
+
+def test_random_corruption_never_escapes_as_another_error():
+    """Bit flips and cuts of a valid module: each read gives rows or an HloReadError, nothing else."""
+    raw = _module().encode()
+    rng = np.random.default_rng(0)
+    outcomes = {"rows": 0, "error": 0}
+    for _ in range(400):
+        b = bytearray(raw)
+        for i in rng.integers(0, len(b), size=int(rng.integers(1, 4))):
+            b[i] = int(rng.integers(0, 256))
+        if rng.random() < 0.2:
+            b = b[: int(rng.integers(1, len(b)))]
+        try:
+            hlo.module_work(bytes(b))
+            outcomes["rows"] += 1
+        except hlo.HloReadError:
+            outcomes["error"] += 1
+    assert outcomes["rows"] and outcomes["error"]
 
 
 def test_a_hostile_module_is_skipped_and_named_the_others_are_counted():

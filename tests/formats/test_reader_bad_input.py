@@ -188,3 +188,18 @@ def test_absolute_epoch_line_timestamps_do_not_overflow(tmp_path):
     starts = [int(ln.start_ps[0]) for ln in tl.plane("/device:GPU:0").lines]
     assert tl.time_base_ns == epoch_ns
     assert starts == [7, 5_000_000 + 7]
+
+
+def test_a_parser_out_of_memory_is_a_memory_error_not_a_damaged_file(real_bytes, monkeypatch):
+    """protobuf's parser says "Arena alloc failed" when the worker's memory limit is reached: the report must say
+    out of memory (raise the limit), not "truncated or foreign file" (re-capture)."""
+    from google.protobuf.message import DecodeError
+
+    from tb_gpu_advisor.formats.xplane import reader
+
+    def no_memory(*args, **kwargs):
+        raise DecodeError("Error parsing message with type 'tb_gpu_advisor.xspace.LazyPlane': Arena alloc failed")
+
+    monkeypatch.setattr(reader, "_read_plane", no_memory)
+    with pytest.raises(MemoryError, match="out of memory while parsing"):
+        parse_timeline(real_bytes)

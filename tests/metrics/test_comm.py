@@ -146,3 +146,14 @@ def test_ranks_are_named_by_the_rank_their_trace_says():
     assert {h["gpus"][0]["rank"] for h in rep["hosts"]} == set(range(8))
     (f,) = [f for f in rep["findings"] if f["rule"] == "rank_straggler"]
     assert f["metric"]["detail"]["rank"] == "rank 7 (worker7_step_12/GPU7)"
+
+
+def test_process_group_and_sequence_from_the_ops_args():
+    """The spellings PyTorch writes: ``Process Group Name`` + ``Desc`` (2.2+), ``Process Group ID`` (2.0-2.1, the HTA
+    rank), and ``Seq``; nothing when the op records none, a bool is no group id."""
+    from tb_gpu_advisor.frameworks import pytorch
+
+    assert pytorch.collective_group({"Process Group Name": "3", "Process Group Desc": "tp", "Seq": 12}) == ("pg 3 (tp)", 12)
+    assert pytorch.collective_group({"Process Group ID": 0, "Process Group Desc": "undefined"}) == ("pg 0", None)
+    assert pytorch.collective_group({}) == (None, None)
+    assert pytorch.collective_group({"Process Group ID": True, "Seq": -1}) == (None, None)

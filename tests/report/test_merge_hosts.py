@@ -96,7 +96,7 @@ def test_multi_host_session_lists_each_problem_once(multi_host_report):
     assert len(rules) == len(set(rules)), rules  # no rule twice (was: allreduce_slow and healthy once per host)
     ar = next(f for f in rep.findings if f.rule == "allreduce_slow")
     assert ar.hosts == ["worker0", "worker1"] and ar.host is None and ar.severity == "info"
-    assert ar.title == "AllReduce time measured, not judged: give --params to compare"
+    assert ar.title == "AllReduce time measured, not judged: give the parameter count to compare"
     per_gpu = ar.evidence[0]
     assert per_gpu.columns[0] == "host" and {r[0] for r in per_gpu.rows} == {"worker0", "worker1"}
     # the hosts keep their own findings
@@ -110,7 +110,7 @@ def test_multi_host_session_lists_each_problem_once(multi_host_report):
 def test_text_and_markdown_say_on_which_hosts(multi_host_report):
     text = render.to_text(multi_host_report)
     assert "on 2 hosts: worker0, worker1" in text
-    title = "AllReduce time measured, not judged: give --params to compare"
+    title = "AllReduce time measured, not judged: give the parameter count to compare"
     # once as the finding, once in the verdict line (the top finding's title), never once per host
     assert text.count(title) == 2 and f"FINDINGS: 1 info — top: {title}" in text
     md = render.to_markdown(multi_host_report)

@@ -5,7 +5,7 @@ only let the routes and the rendering be tested without a profile. They
 deliberately carry hostile text (``<script>`` kernel names) so escaping is
 exercised everywhere.
 
-``python -m tests.plugin_fixtures`` rewrites ``frontend/test/fixtures/report.json``;
+``python -m tests.support.plugin_fixtures`` rewrites ``frontend/test/fixtures/report.json`` (and diff.json, window.json);
 ``test_plugin_backend.py`` checks the committed file matches this module,
 so the frontend tests follow schema changes.
 """
@@ -23,6 +23,7 @@ from tests.support.paths import REPO
 HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "report.json")
 DIFF_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "diff.json")
+WINDOW_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "window.json")
 DEMO = os.path.join(str(REPO), "demo_logs")
 
 
@@ -142,9 +143,27 @@ def diff_fixture_json() -> str:
     return json.dumps(d.to_dict(), indent=1, sort_keys=True) + "\n"
 
 
+def window_fixture_json() -> str:
+    """A real step timeline (``/window``): the demo ``input_bound`` finding's first window, read now, with one
+    event and one thread renamed to hostile text (the drawing must keep them text)."""
+    from tb_gpu_advisor.discover import logdir as discovery
+    from tb_gpu_advisor.runtime import pipeline
+
+    session = next(s for s in discovery.discover(DEMO) if s.run == "input_bound")
+    report = pipeline.analyze_session(session.run, session.session, session.hosts)
+    w = next(f for f in report.findings if f.rule == "input_bound").windows[0]
+    t = pipeline.host_timelines(session.hosts[0], [(w.start_ms, w.end_ms)])[0]
+    host_lane = next(lane for lane in t["lanes"] if lane["kind"] == "host")
+    host_lane["label"] = f"thread {HOSTILE}"
+    t["lanes"][0]["events"][0][2] = HOSTILE
+    t["window"] = {"host": w.host, "label": w.label, "start_ms": w.start_ms, "end_ms": w.end_ms, "gpu": w.gpu, "step": w.step}
+    return json.dumps(t, indent=1, sort_keys=True) + "\n"
+
+
 if __name__ == "__main__":
     os.makedirs(os.path.dirname(FIXTURE_PATH), exist_ok=True)
-    for path, text in ((FIXTURE_PATH, fixture_json()), (DIFF_FIXTURE_PATH, diff_fixture_json())):
+    for path, text in ((FIXTURE_PATH, fixture_json()), (DIFF_FIXTURE_PATH, diff_fixture_json()),
+                       (WINDOW_FIXTURE_PATH, window_fixture_json())):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         sys.stdout.write(f"wrote {os.path.normpath(path)}\n")

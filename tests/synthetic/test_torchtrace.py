@@ -298,3 +298,16 @@ def test_small_gemms_far_below_their_roofline_are_named_with_the_constructed_num
     assert "mfu_low" not in {x["rule"] for x in healthy["findings"]}
     card = next(c for c in healthy["headline"] if c["id"] == "mfu")
     assert card["detail"]["flops_per_step"] == pytest.approx(12 * 2.0 * 4096 ** 3, rel=0.01)  # 4 fwd + 8 bwd GEMMs
+
+
+def test_collectives_name_their_process_group(reports: dict[str, Any]) -> None:
+    """Issue #19's collective model: each collective carries the process group its op recorded (``record_param_comms``
+    ``Process Group ID``): the tensor-parallel all-reduces of ``tp_allreduce`` ran in group 1, DDP's gradient
+    all-reduce in the default group 0 -- the host's collectives table says which."""
+    def groups(run: str, typ: str) -> str:
+        t = reports[run].report["hosts"][0]["communication"]
+        col = t["columns"].index("process groups")
+        return next(r[col] for r in t["rows"] if r[0] == typ)
+
+    assert groups("tp_allreduce", "AllReduce") == f"pg {tt.TP_GROUP}"
+    assert groups("ddp_balanced", "AllReduce") == "pg 0"

@@ -102,11 +102,12 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     span = (int(start_ps[used].min()), int(end_ps[used].max())) if used.any() else None
     return Trace(
         format="kineto", host=host, path=path, size_bytes=size, h=h, devices=devs, num_events=int(kt.n_events),
-        span_ps=span, capture_ms=_capture_ms(kt), host_steps=_profiler_steps(kt, h), allocator=_allocator(kt),
+        span_ps=span, capture_ms=_capture_ms(kt), viewer_zero_ps=_viewer_zero_ps(kt, origin), time_base=_time_base(kt),
+        host_steps=_profiler_steps(kt, h), allocator=_allocator(kt),
         **_rank_step_lines(kt, devs, start_ps, end_ps),
         gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
         metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
-        problems=list(kt.problems), collective_messages=_collective_messages(kt, host_order),
+        problems=list(kt.problems), **_collective_messages(kt, host_order),
         world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), **_flop_ops(kt, h, host_order),
     )
 
@@ -129,17 +130,23 @@ def _world_size(kt: KinetoTrace) -> int | None:
     return w if type(w) is int and w > 0 else None
 
 
-def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[int, tuple[int, int]]:
-    """Host event index -> (message bytes, group size) of the collective ops whose arguments say."""
+def _collective_messages(kt: KinetoTrace, host_order: np.ndarray) -> dict[str, dict]:
+    """``collective_messages`` (host event index -> (message bytes, group size)) and ``collective_groups`` (host
+    event index -> (process group label, sequence number)) of the collective ops whose arguments say."""
+    out: dict[str, dict] = {"collective_messages": {}, "collective_groups": {}}
     if not kt.op_args:
-        return {}
+        return out
     index_of_row = {int(r): j for j, r in enumerate(host_order.tolist()) if int(r) in kt.op_args}
-    out = {}
     for row, args in kt.op_args.items():
         j = index_of_row.get(row)
-        msg = pytorch.collective_message(args) if j is not None else None
+        if j is None:
+            continue
+        msg = pytorch.collective_message(args)
         if msg is not None:
-            out[j] = msg
+            out["collective_messages"][j] = msg
+        group = pytorch.collective_group(args)
+        if group != (None, None):
+            out["collective_groups"][j] = group
     return out
 
 
@@ -161,14 +168,13 @@ def _flop_ops(kt: KinetoTrace, h: HostEvents, host_order: np.ndarray) -> dict:
     for j, row, ln, s, e in zip(cand.tolist(), rows, h.line[cand].tolist(), h.start[cand].tolist(), h.end[cand].tolist()):
         if s < line_end.get(ln, -1):
             continue  # inside a counted op of its thread
-        name = h.names[int(h.name[j])]
-        args = kt.op_args.get(row)
-        w = aten_flops.op_work(name, args) if args else None
+        w = kt.op_work.get(row)
         if w is not None:
             works.append(w)
             kept.append(j)
             line_end[ln] = e
-        elif args:
+        elif row in kt.op_work:  # shapes recorded, but they give no number
+            name = h.names[int(h.name[j])]
             unreadable[name] = unreadable.get(name, 0) + 1
     why = _unreadable_note(unreadable)
     if not works:
@@ -177,7 +183,7 @@ def _flop_ops(kt: KinetoTrace, h: HostEvents, host_order: np.ndarray) -> dict:
                  bytes=np.array([w.bytes for w in works]), precision=np.array([w.precision for w in works], np.int8),
                  kind=np.array([w.kind for w in works], np.int8), label=[w.label for w in works],
                  host_idx=np.array(kept, np.int64))
-    unread = sum(1 for row in rows if row not in kt.op_args)
+    unread = sum(1 for row in rows if row not in kt.op_work)
     note = why or (None if not unread else (f"{unread} of {cand.size} matmul/convolution/attention op calls carry no "
                                              "shapes; the FLOPs count the others"))
     return {"flop_ops": fo, "flops_note": note}
@@ -390,6 +396,37 @@ def _rank_step_lines(kt: KinetoTrace, devs: list[DeviceEvents], start_ps: np.nda
     note = (f"`ProfilerStep#N` spans on each rank's GPU ({len(kt.workers)} ranks: {', '.join(kt.workers)}); "
             "step k from its span's start to the next one's")
     return {"gpu_step_lines": lines, "gpu_step_source": ("profiler_step", note)}
+
+
+#: Where a PyTorch report's times count from (``Trace.time_base``).
+TIME_BASE = "ms from the trace's start, as Perfetto and chrome://tracing show them"
+
+
+def _time_base(kt: KinetoTrace) -> str:
+    """``TIME_BASE``; merged ranks count from the earliest rank's start, which another rank's file does not show."""
+    if len(kt.workers) < 2:
+        return TIME_BASE
+    return (f"{TIME_BASE} (ranks {', '.join(kt.workers)} on one clock: from the earliest rank's trace start; "
+            "another rank's own file starts up to its profiler's start skew later)")
+
+
+def _viewer_zero_ps(kt: KinetoTrace, origin_ns: int) -> int:
+    """The trace's start on the adapter's clock (``Trace.viewer_zero_ps``, <= 0): where Perfetto's timeline starts.
+
+    A trace has no stock viewer in the Profile tab; Perfetto and chrome://tracing draw it from its earliest event,
+    the profiler's own span (category ``Trace``, ``PyTorch Profiler (0)``), which opens 0.05-0.33 ms before the first
+    op in real traces.  The adapter's clock starts at that first op or kernel; windows count from the span.
+    Merged ranks: the earliest rank's span (every rank on the earliest file's clock, ``ranks.py``).
+    """
+    if not kt.ts_ns.size:
+        return 0
+    zero = (min(int(kt.ts_ns.min()), origin_ns) - origin_ns) * 1000
+    return zero if zero >= -_MAX_LEAD_PS else 0  # an event days before the rest: a broken ts, not the start
+
+
+#: How far before its first op a trace's start may lie (an hour): further, a stray ``ts`` is not where Perfetto's
+#: timeline of the steps starts, and times from it would not fit int64 picoseconds.
+_MAX_LEAD_PS = 3600 * 10**12
 
 
 def _capture_ms(kt: KinetoTrace) -> float | None:

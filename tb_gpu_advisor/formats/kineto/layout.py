@@ -52,6 +52,45 @@ def worker_of(file_name: str) -> tuple[str, int | None] | None:
     return None
 
 
+#: Other JSON files in a run folder (``prof.export_chrome_trace("trace.json")``) are traces when their start says so.
+OTHER_SUFFIXES = (".json", ".json.gz")
+#: How much of a JSON file's start is searched for a PyTorch trace's keys.
+SNIFF_BYTES = 64 << 10
+_TRACE_KEYS = re.compile(rb'"traceEvents"\s*:')
+_KINETO_KEYS = re.compile(rb'"(?:schemaVersion|deviceProperties|baseTimeNanoseconds|distributedInfo)"\s*:|'
+                          rb'"cat"\s*:\s*"(?:cpu_op|Operator|kernel|Kernel|cuda_runtime|Runtime|user_annotation)"|'
+                          rb'"name"\s*:\s*"(?:ProfilerStep#|aten::|PyTorch Profiler)')
+
+
+def other_json(file_name: str) -> bool:
+    """A JSON file not named as the trace handler names traces: a trace only if its content says so (:func:`sniff`)."""
+    return file_name.endswith(OTHER_SUFFIXES) and worker_of(file_name) is None
+
+
+def sniff(path: str) -> str | None:
+    """None when the start of a JSON file is a PyTorch trace (``traceEvents`` with Kineto's keys or categories),
+    else why it is not, in words (an exported chrome trace of another tool, a config file...)."""
+    head = _head_bytes(path)[:SNIFF_BYTES]
+    if not head:
+        return "empty or unreadable"
+    if not _TRACE_KEYS.search(head):
+        return "JSON without traceEvents: not a trace"
+    if not _KINETO_KEYS.search(head):
+        return "a trace, but not PyTorch's (no profiler keys, ATen ops or CUDA categories in its first 64 kB)"
+    return None
+
+
+def worker_name(file_name: str) -> str:
+    """The worker a file stands for: the handler's ``<worker>`` part, else the file name without ``.json[.gz]``."""
+    known = worker_of(file_name)
+    if known is not None:
+        return known[0]
+    for suffix in (".json.gz", ".json"):
+        if file_name.endswith(suffix):
+            return file_name[: -len(suffix)] or file_name
+    return file_name
+
+
 def machine_of(worker: str) -> str:
     """``<host>_<pid>`` (the handler's default worker name) -> ``<host>``; another name is its own machine."""
     head, sep, tail = worker.rpartition("_")
@@ -183,7 +222,7 @@ class _File:
 
 
 def _file(f: Found) -> _File:
-    worker, stamp = worker_of(f.name) or (f.name, None)
+    worker, stamp = worker_of(f.name) or (worker_name(f.name), None)
     header = read_header(f.path, f.size, f.mtime_ns)
     when = epoch_s(stamp) or header.epoch_s or (f.mtime_ns / 1e9 if f.mtime_ns else None) or 0.0
     return _File(HostFile(worker, f.path, f.size, f.mtime_ns, "kineto"), when, header)
@@ -216,6 +255,13 @@ class KinetoLayout:
 
     def claims(self, rel: tuple[str, ...]) -> bool:
         return worker_of(rel[-1]) is not None and PLUGINS_DIR not in rel[:-1]
+
+    def maybe(self, rel: tuple[str, ...]) -> bool:
+        """A file whose name does not say, but whose content may (:func:`sniff`): another JSON in a run folder."""
+        return other_json(rel[-1]) and PLUGINS_DIR not in rel[:-1]
+
+    def sniff(self, path: str) -> str | None:
+        return sniff(path)
 
     def descend(self, rel: tuple[str, ...]) -> bool:
         return PLUGINS_DIR not in rel

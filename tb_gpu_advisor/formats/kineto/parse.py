@@ -23,6 +23,7 @@ launch link is the ``correlation`` argument both ends carry.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import zlib
@@ -59,7 +60,8 @@ _ARG_KEYS = {"correlation": "correlation", "External id": "external_id", "extern
 #: ``args`` kept as they are for the ops that need them (:func:`keeps_args`): collective ops for their message
 #: size, matmul/conv/attention ops for their FLOPs.  Decoded lazily (raw JSON until then), so the shapes every
 #: other op carries cost no parsing.
-_OP_KEYS = ("Input Dims", "Input type", "Concrete Inputs", "In msg nelems", "dtype", "Group size")
+_OP_KEYS = ("Input Dims", "Input type", "Concrete Inputs", "In msg nelems", "dtype", "Group size", "Process Group Name",
+            "Process Group ID", "Process Group Desc", "Seq")
 
 
 def keeps_args(name: str) -> bool:
@@ -122,6 +124,9 @@ class KinetoTrace:
     #: Row -> the shape ``args`` of a collective or FLOP op (:func:`keeps_args`): ``Input Dims``, ``Input type``,
     #: ``Concrete Inputs``, ``In msg nelems``, ``dtype``, ``Group size`` where written.
     op_args: dict[int, dict[str, Any]] = field(default_factory=dict)
+    #: Row -> what a matmul/conv/attention op computes (``aten_flops.op_work``; None where its shapes give no
+    #: number), worked out as the chunk is read so its shape lists are never kept
+    op_work: dict[int, Any] = field(default_factory=dict)
     #: After a merge: GPU id -> ``distributedInfo.rank`` of the file that drives it, where the file says
     gpu_ranks: dict[int, int] = field(default_factory=dict)
 
@@ -292,6 +297,8 @@ class _Columns:
         self.malformed = 0
         self.rows = 0  # X rows kept so far (the next part's first row)
         self.op_args: dict[int, dict[str, Any]] = {}
+        self.op_work: dict[int, Any] = {}
+        self._labels: dict[str, str] = {}  # one string per distinct FLOP-op label
         self._keeps_args: dict[int, bool] = {}
 
     def add(self, events: list[Any], typed: bool) -> None:
@@ -369,8 +376,21 @@ class _Columns:
                         v = None
                 if v is not None:
                     kept[key] = v
-            if kept:
+            if not kept:
+                continue
+            names = names if names is not None and int(name_ids[i]) < len(names) else list(self.names)
+            name = names[int(name_ids[i])]
+            if aten_flops.is_flop_op(name):
+                self.op_work[self.rows + i] = self._work(name, kept)
+            else:
                 self.op_args[self.rows + i] = kept
+
+    def _work(self, name: str, args: dict[str, Any]) -> Any:
+        """An op's FLOPs and bytes from its shapes, its label shared with every call of the same shapes."""
+        w = aten_flops.op_work(name, args)
+        if w is not None:
+            w = dataclasses.replace(w, label=self._labels.setdefault(w.label, w.label))
+        return w
 
     def _metadata(self, e: Any) -> None:
         kind, args = e.name, e.args
@@ -660,7 +680,7 @@ class _Parser:
             pid_labels={v: k for k, v in c.pid_labels.items()}, tid_labels={v: k for k, v in c.tid_labels.items()},
             memory=c.memory, memory_reserved=c.memory_reserved, ph_counts=dict(c.ph), n_events=c.n_events,
             bytes_read=self.base + len(self.buf), compressed=self.compressed, truncated=self.truncated,
-            problems=self.problems, decoder=self.decoder, op_args=c.op_args, **cols,
+            problems=self.problems, decoder=self.decoder, op_args=c.op_args, op_work=c.op_work, **cols,
         )
 
 

@@ -20,6 +20,8 @@ What changes when files are put together:
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from tb_gpu_advisor.formats.kineto.parse import KinetoTrace
@@ -80,16 +82,18 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         bytes_read=sum(kt.bytes_read for kt in kts), compressed=any(kt.compressed for kt in kts),
         truncated=any(kt.truncated for kt in kts),
         problems=[f"{w}: {p}" for w, kt in zip(workers, kts) for p in kt.problems], decoder=first.decoder,
-        workers=workers, gpu_pids=gpu_pids, op_args=_op_args(kts), gpu_ranks=gpu_ranks,
+        workers=workers, gpu_pids=gpu_pids, op_args=_by_row(kts, "op_args"), op_work=_by_row(kts, "op_work"),
+        gpu_ranks=gpu_ranks,
     )
 
 
-def _op_args(kts: list[KinetoTrace]) -> dict[int, dict]:
-    """Each rank's collective-op arguments, at the rows its events take in the merged columns (rank order)."""
-    out: dict[int, dict] = {}
+def _by_row(kts: list[KinetoTrace], attr: str) -> dict[int, Any]:
+    """Each rank's per-row values (``op_args``: collective messages; ``op_work``: FLOP ops), at the rows its events
+    take in the merged columns (rank order)."""
+    out: dict[int, Any] = {}
     offset = 0
     for kt in kts:
-        out.update({offset + row: a for row, a in kt.op_args.items()})
+        out.update({offset + row: a for row, a in getattr(kt, attr).items()})
         offset += len(kt)
     return out
 

@@ -22,7 +22,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.formats.xplane import hlo
-from tb_gpu_advisor.formats.xplane.reader import ProfileReadError, read_timeline
+from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
 from tb_gpu_advisor.frameworks import xla
 from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, narrowest, union_intervals,
@@ -94,7 +94,8 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
     devs = all_device_events(tl, release)
     return Trace(
         format="xplane", host=tl.host, path=tl.path, size_bytes=tl.size_bytes, h=h, devices=devs, num_events=num_events,
-        span_ps=span, capture_ms=_capture_ms(tl), gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
+        span_ps=span, capture_ms=_capture_ms(tl), viewer_zero_ps=viewer_zero_ps(tl), time_base=TIME_BASE,
+        gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
         xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
     )
@@ -102,8 +103,9 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
 
 #: The stat of each compiled module's event metadata on ``/host:metadata`` that holds its HLO (an ``xla.HloProto``).
 HLO_PROTO_STAT = "Hlo Proto"
-_NO_HLO = ("the capture holds no compiled XLA program (no `Hlo Proto` on its /host:metadata plane): FLOPs are read "
-           "from the HLO of XLA modules (JAX, TensorFlow with jit_compile=True)")
+_NO_HLO = ("the capture holds no XLA module's HLO (no `Hlo Proto` on its /host:metadata plane): FLOPs are read from "
+           "the HLO that JAX and TensorFlow's XLA (jit_compile=True) write there; a TensorFlow graph without XLA "
+           "gives none")
 
 
 #: ``<module>/<collective op>`` -> (bytes of one rank's message, group size or -1), from the HLO
@@ -157,12 +159,16 @@ def _flop_notes(by_name: dict[str, list[hlo.ModuleWork]], modules: list[hlo.Modu
     if loops:
         notes.append(f"{loops} while loop(s) with matmul work have no trip count XLA proved: their FLOPs are "
                      "counted once per module execution (a lower bound)")
-    rows = lambda m: sorted((r.op_name, r.flops, r.repeats) for r in m.rows)  # noqa: E731
-    twice = sorted(n for n, ms in by_name.items() if len({tuple(rows(m)) for m in ms}) > 1)
+    twice = sorted(n for n, ms in by_name.items() if len({_rows_key(m) for m in ms}) > 1)
     if twice:
         notes.append(f"module(s) {', '.join(twice[:3])} were compiled into several programs with different matmuls; "
                      "the last compiled is counted (kernels name the module, not the program)")
     return notes
+
+
+def _rows_key(m: hlo.ModuleWork) -> tuple:
+    """What tells two compiled programs of one module name apart for the FLOPs: their rows."""
+    return tuple(sorted((r.op_name, r.flops, r.repeats) for r in m.rows))
 
 
 def _flop_table(modules: list[hlo.ModuleWork]) -> FlopOps:
@@ -179,6 +185,29 @@ def _flop_table(modules: list[hlo.ModuleWork]) -> FlopOps:
         module=[m for m, _ in rows], op_name=[r.op_name for _, r in rows],
         repeats=reps if (reps != 1).any() else None,
     )
+
+
+#: Where an XPlane report's times count from (``Trace.time_base``).
+TIME_BASE = "ms from the capture's start, as the Profile tab's trace viewer shows them"
+
+
+def viewer_zero_ps(tl: Timeline) -> int:
+    """The instant the stock trace viewer shows as 0 ms, on the reader's clock (``Trace.viewer_zero_ps``).
+
+    The stock converter writes each event at its line's ``timestamp_ns`` plus its offset, in int64 ps, with
+    nothing subtracted: the viewer's 0 is the XPlane clock's 0, the capture's start in every profiler-written
+    file (the real JAX captures' first events come 7-20 ms after it, TF 2.4's 129 ms).  The reader keeps that
+    clock, except in a file whose line timestamps are epoch ns (``time_base_ns``, re-based so ps fit int64); the
+    stock converter's int64 ps wrap there, and the links follow the times it shows (ms near 5.7e12 for a 2026
+    stamp: float ms keep 1 us there).  Where the wrapped 0 lies so far that times counted from it would leave int64
+    (event ends reach ``3 * MAX_TIME_PS``), the reader's 0.
+    """
+    shift = (tl.time_base_ns * 1000 + (1 << 63)) % (1 << 64) - (1 << 63)  # the stock converter's int64 ps
+    return -shift if abs(shift) < _MAX_ZERO_PS else 0
+
+
+#: The farthest viewer 0 from the reader's: every event time (|t| <= 3 * MAX_TIME_PS) minus it still fits int64.
+_MAX_ZERO_PS = (1 << 63) - 3 * MAX_TIME_PS - 1
 
 
 def _finite(v: object) -> int | float | None:

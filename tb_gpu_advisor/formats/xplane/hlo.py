@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any
 
 from google.protobuf import descriptor_pb2
 from google.protobuf.message import DecodeError
@@ -26,7 +27,7 @@ from tb_gpu_advisor.frameworks import xla
 
 _F = descriptor_pb2.FieldDescriptorProto
 _OPT, _REP = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
-_I64, _I32, _BOOL = _F.TYPE_INT64, _F.TYPE_INT32, _F.TYPE_BOOL
+_I64, _I32 = _F.TYPE_INT64, _F.TYPE_INT32
 _STR, _BYTES, _MSG = _F.TYPE_STRING, _F.TYPE_BYTES, _F.TYPE_MESSAGE
 
 #: Field numbers of package ``xla`` (xla/service/hlo.proto, xla/xla_data.proto); enums read as int32.
@@ -128,6 +129,11 @@ _WORK_BYTES = _opcode_bytes(_FUSED_OPCODES)
 #: A module whose bytes hold no opcode with FLOPs of its own nor a collective has nothing to read: it is not walked
 #: (most modules of a capture are small element-wise programs: ``jit__normal``, ``jit_convert_element_type``...).
 _MODULE_WORK_BYTES = _opcode_bytes(_WORK_OPCODES | xla.HLO_COLLECTIVES)
+
+
+#: What the formulas raise on values no compiler writes (a dimension index out of range, a JSON list where an
+#: object belongs, a dimension too big for a float): a corrupt module, reported as :class:`HloReadError`.
+_HOSTILE = (ValueError, TypeError, AttributeError, KeyError, IndexError, OverflowError, RecursionError)
 
 
 class HloReadError(ValueError):
@@ -298,11 +304,12 @@ class _Program:
         return c
 
     def entry(self) -> Any:
-        """The entry computation: by id, else by name, else the last (callees come before their callers)."""
+        """The entry computation: by name (unique in a module), else by id (0 is also the unset value), else the
+        last (callees come before their callers)."""
         m = self.skim
-        if m.entry_computation_id in self.raw:
-            return self.comp(m.entry_computation_id)
-        return self.comp(self.names.get(m.entry_computation_name, self.last_id))
+        if m.entry_computation_name in self.names:
+            return self.comp(self.names[m.entry_computation_name])
+        return self.comp(m.entry_computation_id if m.entry_computation_id in self.raw else self.last_id)
 
     def operands(self, comp: Any, inst: Any) -> list[Any]:
         """The operand instructions of ``inst`` (in its computation)."""
@@ -446,8 +453,10 @@ def module_work(raw: bytes, fallback_name: str = "") -> ModuleWork:
                 else:
                     row.repeats = reps
                     rows[row.op_name] = row
-    except (ValueError, OverflowError, RecursionError) as e:  # xla's formulas: a dimension index out of range...
-        raise e if isinstance(e, HloReadError) else HloReadError(str(e)) from e
+    except HloReadError:
+        raise
+    except _HOSTILE as e:  # xla's formulas on values no compiler writes: a dimension index out of range...
+        raise HloReadError(f"{type(e).__name__}: {e}") from e
     out.rows = list(rows.values())
     return out
 

@@ -165,6 +165,8 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
     except CorruptProfileError as e:
         raise ProfileReadError(path, f"not a valid XSpace profile: {e}") from e
     except (OSError, DecodeError, wire.WireError, UnicodeDecodeError, ValueError, OverflowError) as e:
+        if "alloc failed" in str(e):  # protobuf's parser ran out of memory ("Arena alloc failed"): not a damaged file
+            raise MemoryError(f"out of memory while parsing the profile: {e}") from e
         raise ProfileReadError(path, f"not a readable XSpace profile (truncated or foreign file): {e}") from e
     warnings = texts[3]
     if dropped:

@@ -177,7 +177,7 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
 export function gpuChart(gpus, { width = DEFAULT_WIDTH } = {}) {
   const W = Math.max(320, Math.round(width));
   const measures = [
-    ["busy_share", "GPU busy (share of step)", pct, 1],
+    ["busy_share", "GPU active: kernels, copies, collectives (share of step)", pct, 1],
     ["step_ms", "Step time", ms, null],
     ["launch_skew_ms", "Launch skew vs. first GPU", ms, null],
   ].filter(([key]) => gpus.some((g) => g[key] !== null && g[key] !== undefined));

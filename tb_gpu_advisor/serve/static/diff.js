@@ -168,6 +168,6 @@ export function diffView(d, { width = DEFAULT_WIDTH, onClose = null } = {}) {
     table("Kernel time by class (µs/step)", ["class", "base", "new", "change", ""], changeRows(d.kernel_classes, us, signedUs)),
     table("Largest kernel changes (µs/step)", ["kernel", "base", "new", "change", ""], changeRows(d.kernels, us, signedUs)),
     table("Largest op changes (kernel µs/step)", ["op", "base", "new", "change", ""], changeRows(d.ops, us, signedUs)),
-    table("GPUs", ["GPU", "name", "step", "busy", "kernels"], gpuRows(d.gpus)),
+    table("GPUs", ["GPU", "name", "step", "active (any GPU work)", "kernels"], gpuRows(d.gpus)),
     h("p", { class: "muted small" }, `Diff ${d.diff_version} · analyzer ${d.analyzer_version} · generated ${d.generated_at}`));
 }

@@ -7,6 +7,7 @@ import { h, replaceChildren } from "./static/dom.js";
 import { tensorboardRoot } from "./static/links.js";
 import * as diffViews from "./static/diff.js";
 import { fetchDiff, fetchDiffMarkdown, fetchReport, fetchReportMarkdown, fetchRuns, findSession, resolveSelection } from "./static/model.js";
+import { closeOnOutsideClick, normalizeSettings, SETTING_KEYS, settingsControl } from "./static/settings.js";
 import { followTheme } from "./static/theme.js";
 import * as views from "./static/views.js";
 
@@ -39,12 +40,16 @@ class App {
     this.sel = null;
     this.wanted = null;
     this.cmp = null; // the run/session compared with ("Compare with…"), or null: the report alone
+    this.settings = {}; // the applied settings (settings.js): sent with every report request, kept in the URL
+    this.settingsDefaults = null; // what applies when a setting is unset: TensorBoard's flags (/runs `settings`)
     this.current = null; // {key, sel, text, report} or, comparing, {key, sel, cmp, text, diff}
     this.generation = 0;
     // TensorBoard's light/dark toggle (body.dark-mode on the parent page), before anything is drawn
     this.stopTheme = followTheme(window, doc);
     doc.head.append(h("link", { rel: "stylesheet", href: "./static/style.css" }));
     this.pickersEl = h("div", { class: "pickers" });
+    this.settingsEl = h("div", { class: "settings-host" });
+    closeOnOutsideClick(doc, this.settingsEl);
     this.exportButtons = [
       views.button("Export JSON", () => this.exportJson(), { disabled: true }),
       views.button("Export Markdown", () => this.exportMarkdown(), { disabled: true }),
@@ -54,7 +59,8 @@ class App {
     this.reportEl = h("main", { class: "report-host", "aria-busy": "true" });
     doc.body.classList.add("gpu-advisor");
     doc.body.append(
-      h("header", { class: "toolbar" }, h("h1", {}, "GPU Advisor"), this.pickersEl, h("div", { class: "toolbar-actions" }, this.exportButtons)),
+      h("header", { class: "toolbar" }, h("h1", {}, "GPU Advisor"), this.pickersEl, this.settingsEl,
+        h("div", { class: "toolbar-actions" }, this.exportButtons)),
       this.statusEl,
       this.reportEl);
   }
@@ -67,6 +73,7 @@ class App {
     const url = Object.keys(official).length ? official : readUrlData(window);
     this.wanted = { run: url.run || "", session: url.session || "", host: url.host || "" };
     this.cmp = url.cmp_run ? { run: url.cmp_run, session: url.cmp_session || "" } : null;
+    this.settings = normalizeSettings(url); // a link's settings; one that is not a valid number is dropped
     await this.reload();
   }
 
@@ -82,12 +89,18 @@ class App {
     const runsChanged = text !== this.runsText;
     this.runs = listing.runs;
     this.frameworks = listing.frameworks || [];
+    this.skipped = listing.skipped || [];
     this.runsText = text;
     if (!listing.logdir_set) return this.showMessage("no-logdir");
     if (!this.runs.length) return this.showMessage("no-profiles");
     const sel = resolveSelection(this.runs, this.wanted || this.sel);
     const cmp = resolveCompare(this.runs, this.cmp, sel);
     if (runsChanged || !sameSel(sel, this.sel) || !sameCmp(cmp, this.cmp)) this.renderPickers(sel, cmp);
+    const defaults = listing.settings || {};
+    if (!this.settingsEl.firstChild || JSON.stringify(defaults) !== JSON.stringify(this.settingsDefaults)) {
+      this.settingsDefaults = defaults;
+      this.renderSettings();
+    }
     this.sel = sel;
     this.cmp = cmp;
     await this.load({ quiet: Boolean(this.current) && this.current.key === viewKey(sel, cmp) });
@@ -95,7 +108,7 @@ class App {
 
   renderPickers(sel, cmp = this.cmp) {
     replaceChildren(this.pickersEl, views.pickers(this.runs, sel, (next) => this.select(next)),
-      diffViews.comparePicker(this.runs, sel, cmp, (c) => this.compare(c)));
+      diffViews.comparePicker(this.runs, sel, cmp, (c) => this.compare(c)), views.skippedNote(this.skipped));
   }
 
   select(next) {
@@ -116,7 +129,32 @@ class App {
   }
 
   writeUrl() {
-    writeUrlData({ run: this.sel.run, session: this.sel.session, host: this.sel.host, cmp_run: this.cmp?.run, cmp_session: this.cmp?.session });
+    writeUrlData({ run: this.sel.run, session: this.sel.session, host: this.sel.host, cmp_run: this.cmp?.run, cmp_session: this.cmp?.session,
+      ...Object.fromEntries(SETTING_KEYS.map((k) => [k, this.settings[k]])) });
+  }
+
+  /** The Settings control beside the pickers; kept open (and the field focused) when redrawn after a change. */
+  renderSettings({ open = false } = {}) {
+    const focused = this.doc.activeElement?.dataset?.setting;
+    replaceChildren(this.settingsEl, settingsControl(this.settings, this.settingsDefaults || {}, (next) => this.applySettings(next), { open }));
+    if (focused) this.settingsEl.querySelector(`input[data-setting="${focused}"]`)?.focus();
+  }
+
+  /** New settings: into the URL, and the report (or diff) requested again with them. */
+  applySettings(next) {
+    this.settings = normalizeSettings(next);
+    this.writeUrl();
+    this.renderSettings({ open: true });
+    this.load({ quiet: false });
+  }
+
+  /** A finding that a setting would judge (its metric's detail.needs_setting): open Settings at that field. */
+  focusSetting(key) {
+    const details = this.settingsEl.querySelector("details.settings");
+    if (!details) return;
+    details.open = true;
+    details.querySelector(`input[data-setting="${key}"]`)?.focus();
+    window.scrollTo(0, 0);
   }
 
   load(options) {
@@ -126,11 +164,12 @@ class App {
   /** Fetches the diff of the compared run (base) and the selection (new); like loadReport. */
   async loadDiff({ quiet }) {
     const gen = ++this.generation;
-    const { sel, cmp } = this;
+    const { sel, cmp, settings } = this;
     const isStale = () => gen !== this.generation;
     if (!quiet) this.setLoading();
     try {
       const result = await fetchDiff(cmp, sel, {
+        settings,
         isStale,
         onProgress: (p) => {
           if (!isStale()) replaceChildren(this.statusEl, views.computingView(p));
@@ -138,25 +177,29 @@ class App {
       });
       if (!result || isStale()) return;
       replaceChildren(this.statusEl);
-      this.showDiff(sel, cmp, result);
+      this.showDiff(sel, cmp, result, settings);
     } catch (e) {
       if (!isStale()) this.showError(`Could not compare: ${e.message}`);
     }
   }
 
-  showDiff(sel, cmp, result) {
+  showDiff(sel, cmp, result, settings = {}) {
     const key = viewKey(sel, cmp);
     this.reportEl.classList.remove("stale");
     this.reportEl.setAttribute("aria-busy", "false");
     this.doc.body.dataset.state = "ready";
     const identity = diffViews.diffIdentity(result.diff); // generated_at aside: every /diff answer has a new one
     const same = Boolean(this.current) && this.current.key === key;
-    if (same && this.current.identity === identity) return; // what is on screen is what the exports give
+    this.doc.body.dataset.settings = new URLSearchParams(settings).toString();
+    if (same && this.current.identity === identity) { // what is on screen is what the exports give
+      this.current.settings = settings;
+      return;
+    }
     const scrollY = window.scrollY;
     replaceChildren(this.reportEl, diffViews.diffView(result.diff, { width: this.chartWidth(), onClose: () => this.compare(null) }));
     this.observeCharts();
     window.scrollTo(0, same ? scrollY : 0); // another pair starts at its top
-    this.current = { key, sel, cmp, text: result.text, diff: result.diff, identity };
+    this.current = { key, sel, cmp, settings, text: result.text, diff: result.diff, identity };
     Object.assign(this.doc.body.dataset, { run: sel.run, session: sel.session, host: sel.host, compare: `${cmp.run}/${cmp.session}` });
     this.setExport(true);
   }
@@ -178,11 +221,12 @@ class App {
   /** Fetches the report; swaps the DOM only if the JSON changed (no flicker on reload). */
   async loadReport({ quiet }) {
     const gen = ++this.generation;
-    const sel = this.sel;
+    const { sel, settings } = this;
     const isStale = () => gen !== this.generation;
     if (!quiet) this.setLoading();
     try {
       const result = await fetchReport(sel, {
+        settings,
         isStale,
         onProgress: (p) => {
           if (!isStale()) replaceChildren(this.statusEl, views.computingView(p));
@@ -190,29 +234,35 @@ class App {
       });
       if (!result || isStale()) return;
       replaceChildren(this.statusEl);
-      this.showReport(sel, result);
+      this.showReport(sel, result, settings);
     } catch (e) {
       if (!isStale()) this.showError(`${e.message}${e.status === 404 ? " (the session may have been removed; reload)" : ""}`);
     }
   }
 
-  showReport(sel, result) {
+  showReport(sel, result, settings = {}) {
     const key = viewKey(sel, null);
     this.reportEl.classList.remove("stale");
     this.reportEl.setAttribute("aria-busy", "false");
     this.doc.body.dataset.state = "ready";
-    if (this.current && this.current.key === key && this.current.text === result.text) return;
+    this.doc.body.dataset.settings = new URLSearchParams(settings).toString();
+    if (this.current && this.current.key === key && this.current.text === result.text) {
+      this.current.settings = settings; // a setting this report does not depend on: same view, new settings
+      return;
+    }
     const session = findSession(this.runs, sel.run, sel.session);
     const ctx = { root: this.root, stockRun: session?.stock_run || `${sel.run}/${sel.session}`, stockTool: session?.stock_tool !== false, formatName: session?.format_name,
-      hosts: (session?.hosts || []).map((x) => x.host) };
+      hosts: (session?.hosts || []).map((x) => x.host), onSetting: (k) => this.focusSetting(k), settings,
+      // the step timelines' routes (timeline.js): which session, its format, each host's size and file count
+      run: sel.run, session: sel.session, format: session?.format, hostInfo: Object.fromEntries((session?.hosts || []).map((x) => [x.host, x])) };
     const scrollY = window.scrollY;
     const open = this.current && this.current.key === key ? this.openState() : null;
     replaceChildren(this.reportEl, views.reportView(result.report, { ...ctx, chartWidth: this.chartWidth() }));
     if (open) this.restoreOpenState(open);
     this.observeCharts();
     window.scrollTo(0, this.current && this.current.key === key ? scrollY : 0); // another selection starts at its top
-    this.current = { key, sel, text: result.text, report: result.report };
-    // for tests and automation: which selection is on screen
+    this.current = { key, sel, settings, text: result.text, report: result.report };
+    // for tests and automation: which selection (and settings) is on screen
     Object.assign(this.doc.body.dataset, { run: sel.run, session: sel.session, host: sel.host });
     delete this.doc.body.dataset.compare;
     this.setExport(true);
@@ -255,8 +305,10 @@ class App {
     this.current = null;
     this.setExport(false);
     replaceChildren(this.pickersEl);
+    replaceChildren(this.settingsEl);
     replaceChildren(this.statusEl);
-    replaceChildren(this.reportEl, views.messageView(kind, detail, this.frameworks));
+    replaceChildren(this.reportEl, views.messageView(kind, detail, this.frameworks),
+      kind === "no-profiles" ? views.skippedNote(this.skipped) : null);
     this.reportEl.setAttribute("aria-busy", "false");
     this.doc.body.dataset.state = kind;
   }
@@ -280,13 +332,13 @@ class App {
   /** The server renders the Markdown (render.to_markdown, the same as the CLI's --format markdown). */
   async exportMarkdown() {
     if (!this.current) return;
-    const { sel } = this.current;
+    const { sel, settings } = this.current;
     const name = `${this.baseName()}.md`;
     const button = this.exportButtons[1];
     button.disabled = true;
     try {
       const { cmp } = this.current;
-      const text = cmp ? await fetchDiffMarkdown(cmp, sel) : await fetchReportMarkdown(sel);
+      const text = cmp ? await fetchDiffMarkdown(cmp, sel, { settings }) : await fetchReportMarkdown(sel, { settings });
       if (text !== null) download(name, text, "text/markdown");
     } catch (e) {
       replaceChildren(this.statusEl, views.messageView("error", `Markdown export failed: ${e.message}`));

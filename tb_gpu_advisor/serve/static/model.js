@@ -1,6 +1,8 @@
 // Data access: the plugin's JSON routes (relative URLs, so --path_prefix works)
 // and the pure selection logic. No DOM here.
 
+import { addSettings } from "./settings.js";
+
 /** Thrown for non-OK answers; `message` is what the server said. */
 export class FetchError extends Error {
   constructor(message, status) {
@@ -9,10 +11,17 @@ export class FetchError extends Error {
   }
 }
 
+/** What the server said: a JSON body's `error`, or the plain text TensorBoard answers a 400/404 with. */
 async function readError(response) {
+  const said = (body) => body.error || body.message || JSON.stringify(body);
   try {
-    const body = await response.json();
-    return body.error || body.message || JSON.stringify(body);
+    if (typeof response.text !== "function") return said(await response.json());
+    const text = await response.text();
+    try {
+      return said(JSON.parse(text));
+    } catch {
+      return text.trim() || `${response.status} ${response.statusText}`;
+    }
   } catch {
     return `${response.status} ${response.statusText}`;
   }
@@ -25,25 +34,25 @@ export async function fetchRuns(fetchFn = fetch) {
   return response.json();
 }
 
-/** The query of a report route: run, session and (when one is picked) host. */
-function reportQuery(selection) {
+/** The query of a report route: run, session, (when one is picked) host, and the applied settings (settings.js). */
+export function reportQuery(selection, settings = {}) {
   const query = new URLSearchParams({ run: selection.run, session: selection.session });
   if (selection.host) query.set("host", selection.host);
-  return query;
+  return addSettings(query, settings);
 }
 
 /**
  * The query of a diff route: `base` is the run/session compared with (the "Compare with…" pick), `selection`
- * the one shown (new); its host, when picked, is the host compared.
+ * the one shown (new); its host, when picked, is the host compared; both sides are analysed with the settings.
  */
-export function diffQuery(base, selection) {
+export function diffQuery(base, selection, settings = {}) {
   const query = new URLSearchParams({ base_run: base.run, base_session: base.session, new_run: selection.run, new_session: selection.session });
   if (selection.host) query.set("host", selection.host);
-  return query;
+  return addSettings(query, settings);
 }
 
 /** Polls `route?query` until the server stops answering 202 "computing"; returns the final response. */
-async function pollRoute(route, query, { onProgress = () => {}, isStale = () => false, fetchFn = fetch, pollMs = 400 } = {}) {
+export async function pollRoute(route, query, { onProgress = () => {}, isStale = () => false, fetchFn = fetch, pollMs = 400 } = {}) {
   for (;;) {
     const response = await fetchFn(`${route}?${query}`);
     if (isStale()) return null;
@@ -61,11 +70,12 @@ async function pollRoute(route, query, { onProgress = () => {}, isStale = () => 
 /**
  * GET ./report until it is ready. The server answers 202 {state: "computing",
  * progress, message} while a worker computes; `onProgress` gets each of those.
- * `isStale()` lets the caller abandon polling when the selection changed.
+ * `isStale()` lets the caller abandon polling when the selection changed;
+ * `settings` are the applied settings (params, net_gbps, model_flops).
  * Resolves {text, report} (text is kept to detect "unchanged" on reload).
  */
 export async function fetchReport(selection, options = {}) {
-  const response = await pollRoute("./report", reportQuery(selection), options);
+  const response = await pollRoute("./report", reportQuery(selection, options.settings), options);
   if (!response) return null;
   const text = await response.text();
   return { text, report: JSON.parse(text) };
@@ -73,7 +83,7 @@ export async function fetchReport(selection, options = {}) {
 
 /** GET ./diff (base vs the selection) until ready, like fetchReport; resolves {text, diff}. */
 export async function fetchDiff(base, selection, options = {}) {
-  const response = await pollRoute("./diff", diffQuery(base, selection), options);
+  const response = await pollRoute("./diff", diffQuery(base, selection, options.settings), options);
   if (!response) return null;
   const text = await response.text();
   return { text, diff: JSON.parse(text) };
@@ -81,7 +91,7 @@ export async function fetchDiff(base, selection, options = {}) {
 
 /** GET ./diff.md: the same diff as Markdown (the CLI's renderer). */
 export async function fetchDiffMarkdown(base, selection, options = {}) {
-  const response = await pollRoute("./diff.md", diffQuery(base, selection), options);
+  const response = await pollRoute("./diff.md", diffQuery(base, selection, options.settings), options);
   return response ? response.text() : null;
 }
 
@@ -90,7 +100,7 @@ export async function fetchDiffMarkdown(base, selection, options = {}) {
  * CLI's renderer; the browser has none). Polls like fetchReport; resolves the text.
  */
 export async function fetchReportMarkdown(selection, options = {}) {
-  const response = await pollRoute("./report.md", reportQuery(selection), options);
+  const response = await pollRoute("./report.md", reportQuery(selection, options.settings), options);
   return response ? response.text() : null;
 }
 

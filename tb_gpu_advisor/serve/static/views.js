@@ -5,6 +5,8 @@ import { DEFAULT_WIDTH, gpuChart, kernelHistogram, ranksChart, RANKS_LISTED, roo
 import { codeText, h } from "./dom.js";
 import { cell, columnFormat, ms, pct, saving } from "./format.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
+import { SETTINGS } from "./settings.js";
+import { windowTimelines } from "./timeline.js";
 
 const DIRECTION = { higher: "↑ higher is better", lower: "↓ lower is better", none: "" };
 const STATUS_TEXT = { good: "good", warning: "needs attention", critical: "problem", unknown: "n/a" };
@@ -24,9 +26,11 @@ export function runLabel(r) {
 }
 
 /** Why a session has no links into the stock Profile tab (it reads XPlane files only). */
-export function noStockLinks(formatName) {
+export function noStockLinks(formatName, hasWindows = true) {
   return `The stock Profile tab cannot open ${formatName || "this format's"} files, so there are no trace-viewer links here: `
-    + "open the trace file in Perfetto UI (ui.perfetto.dev) or chrome://tracing to see these windows.";
+    + (hasWindows ? "each window below opens as a step timeline here (Show step), and the trace file opens in Perfetto UI "
+      : "the trace file opens in Perfetto UI ")
+    + "(ui.perfetto.dev) or chrome://tracing (ms from the trace's start, where their timelines start).";
 }
 
 /** The run / session / host pickers for the current selection. */
@@ -41,6 +45,18 @@ export function pickers(runs, sel, onSelect) {
     select("Host", [{ value: "", label: `All hosts (${session.hosts.length})` }, ...session.hosts.map((x) => ({ value: x.host, label: x.host }))],
       sel.host || "", (v) => onSelect({ run: run.run, session: session.session, host: v })),
   ];
+}
+
+/**
+ * What discovery left out of the logdir (symlinks leaving it, JSON files that are no trace), one short line beside
+ * the pickers with every path and reason on hover and in the list: never silently.
+ */
+export function skippedNote(skipped) {
+  if (!skipped || !skipped.length) return null;
+  const n = skipped.length;
+  return h("details", { class: "skipped muted small" },
+    h("summary", {}, `${n} entr${n === 1 ? "y" : "ies"} of the logdir left out`),
+    h("ul", {}, skipped.map((x) => h("li", {}, h("code", {}, x.path), `: ${x.reason}`))));
 }
 
 export function button(label, onClick, attrs = {}) {
@@ -150,17 +166,31 @@ export function scorecard(metrics) {
 
 /** A report table (report_schema.Table): its own title, columns formatted by their unit (format.columnFormat). */
 export function tableView(t) {
+  // a column no row fills says nothing: it is left out (the JSON keeps it)
+  const keep = t.columns.map((_, i) => t.rows.some((row) => row[i] !== null && row[i] !== undefined && row[i] !== ""));
+  const idx = t.columns.map((_, i) => i).filter((i) => keep[i] || !t.rows.length);
   const cols = t.columns.map((c, i) => columnFormat(c, t.rows.map((row) => row[i])));
+  const td = (v, i) => {
+    const text = (cols[i] || { format: cell }).format(v);
+    if (typeof v === "number") return h("td", { class: "num" }, text);
+    // long names (C++ kernels) clamp to two lines, whole on hover
+    return typeof v === "string" && v.length > 60 ? h("td", { class: "name", title: v }, h("span", {}, text)) : h("td", {}, text);
+  };
   return h("div", { class: "table-wrap" },
     h("table", {},
       h("caption", {}, t.title),
-      h("thead", {}, h("tr", {}, cols.map((c) => h("th", { scope: "col" }, c.title)))),
-      h("tbody", {}, t.rows.map((row) => h("tr", {}, row.map((v, i) => h("td", { class: typeof v === "number" ? "num" : null }, (cols[i] || { format: cell }).format(v))))))));
+      h("thead", {}, h("tr", {}, idx.map((i) => h("th", { scope: "col" }, cols[i].title)))),
+      h("tbody", {}, t.rows.map((row) => h("tr", {}, idx.map((i) => td(row[i], i)))))));
 }
 
 /** Links for one finding: trace viewer at each window, and the stock tools for its host. */
 export function findingLinks(f, ctx) {
-  if (ctx.stockTool === false) return h("p", { class: "links no-links" }, noStockLinks(ctx.formatName));
+  if (ctx.stockTool === false) {
+    // the windows still say where to look, in the time base of the viewer that opens the file (capture.time_base)
+    return h("div", { class: "links" }, h("p", { class: "no-links" }, noStockLinks(ctx.formatName, f.windows.length > 0)),
+      f.windows.length ? h("ul", { class: "windows" }, f.windows.slice(0, 3).map((w) =>
+        h("li", {}, `${w.label}: ${ms(w.start_ms)}–${ms(w.end_ms)}`))) : null);
+  }
   const links = [];
   for (const w of f.windows.slice(0, 3)) {
     links.push(h("a", { href: traceWindowUrl(ctx.root, ctx.stockRun, w.host, w.start_ms, w.end_ms), target: "_top", class: "link trace" },
@@ -173,6 +203,19 @@ export function findingLinks(f, ctx) {
       h("a", { href: profileToolUrl(ctx.root, ctx.stockRun, "overview_page", host), target: "_top", class: "link" }, "Profile: overview page"));
   }
   return h("nav", { class: "links", "aria-label": "Open in the Profile tab" }, links);
+}
+
+/**
+ * For a finding a setting would judge (its metric's `detail.needs_setting`, e.g. allreduce_slow without the
+ * parameter count): a button that opens the tab's Settings at that field -- TensorBoard has no --params.
+ */
+export function settingPointer(f, ctx) {
+  const spec = SETTINGS.find((x) => x.key === f.metric?.detail?.needs_setting);
+  if (!spec || !ctx.onSetting) return null;
+  return h("p", { class: "setting-pointer" },
+    h("button", { type: "button", class: "set-setting", dataset: { setting: spec.key }, onClick: () => ctx.onSetting(spec.key) },
+      `Set ${spec.label} in Settings`),
+    h("span", { class: "muted small" }, ` ${spec.help}`));
 }
 
 /** "on 2 hosts: worker0, worker1" for a finding merged over hosts (report_schema.Finding.hosts), else "". */
@@ -197,6 +240,7 @@ export function findingView(f, rank, ctx) {
       f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving)}`) : null),
     h("div", { class: "finding-body" },
       h("p", { class: "summary" }, codeText(f.summary)),
+      settingPointer(f, ctx),
       f.actions.length ? h("div", { class: "actions" }, h("h4", {}, f.actions.length > 1 ? "Recommended changes" : "Recommended change"),
         h("ol", {}, f.actions.map((a) => h("li", {}, h("p", {}, a.text), a.snippet ? snippetBlock(a.snippet, a.snippet_lang) : null)))) : null,
       h("dl", { class: "facts" },
@@ -206,7 +250,8 @@ export function findingView(f, rank, ctx) {
         where ? [h("dt", {}, "Where"), h("dd", {}, where)] : null,
         [h("dt", {}, "Guide"), h("dd", {}, f.guide_section)]),
       f.evidence.map(tableView),
-      findingLinks(f, ctx)));
+      findingLinks(f, ctx),
+      windowTimelines(f, ctx)));
 }
 
 export function findingsView(all, ctx) {

@@ -1,7 +1,9 @@
-"""Write small XLA HLO modules and XSpaces that carry them, with the reader's own runtime schema (``hlo.py``).
+"""Write XLA HLO modules, and XSpaces that carry them, with the reader's own runtime schema (``formats/xplane/hlo.py``).
 
-Why by hand: a test of the FLOP formulas needs a module whose FLOPs are known without XLA (computed on paper),
-and a hostile-input test needs bytes no compiler writes.
+Why by hand: a test of the FLOP formulas needs a module whose FLOPs are known without XLA (computed on paper), a
+hostile-input test needs bytes no compiler writes, and the generated JAX captures (:mod:`synthetic.jaxcapture`)
+carry their step's HLO in ``/host:metadata`` as real JAX captures do (``Hlo Proto``), so their FLOPs, MFU and
+collective messages are known by construction.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ def tuple_shape(*shapes):
 class Computation:
     """One computation under construction: instructions get module-unique ids."""
 
-    module: "Module"
+    module: Module
     name: str
     id: int
     insts: list = field(default_factory=list)
@@ -81,9 +83,12 @@ def dot_dims(lc=(), rc=(), lb=(), rb=()):
 
 def json_dims(lc=(), rc=(), lb=(), rb=()) -> dict:
     """DotDimensionNumbers as XLA's JSON backend configs write them (int64 as strings)."""
-    s = lambda v: [str(x) for x in v]  # noqa: E731
-    return {"lhs_contracting_dimensions": s(lc), "rhs_contracting_dimensions": s(rc),
-            "lhs_batch_dimensions": s(lb), "rhs_batch_dimensions": s(rb)}
+    return {"lhs_contracting_dimensions": _strs(lc), "rhs_contracting_dimensions": _strs(rc),
+            "lhs_batch_dimensions": _strs(lb), "rhs_batch_dimensions": _strs(rb)}
+
+
+def _strs(v) -> list[str]:
+    return [str(x) for x in v]
 
 
 def metadata_space(modules: dict[str, bytes]) -> bytes:
@@ -100,3 +105,43 @@ def metadata_space(modules: dict[str, bytes]) -> bytes:
         entry.value.name = event_name
         entry.value.stats.add(metadata_id=1, bytes_value=raw)
     return space.SerializeToString()
+
+
+def mlp_train_step(name: str, layers: int, rows: int, width: int, dtype: str = "bf16",
+                   allreduce_group: int | None = None, gemm_names: list[str] | None = None
+                   ) -> tuple[bytes, list[str], str | None]:
+    """The HLO of one MLP training step: ``layers`` square dots forward, their weight and input gradients backward
+    (the first layer's input needs none: ``3 x layers - 1`` dots of ``2 x rows x width x width`` FLOPs each), and
+    with ``allreduce_group`` one ``all-reduce-start`` of every weight gradient over that many replicas.
+    ``gemm_names``: the dots' instruction names, in order (the names a capture's GEMM kernels carry as ``hlo_op``).
+
+    Returns (HloProto bytes, the dots' instruction names, the all-reduce's name or None): kernels name their op
+    by these names (``hlo_op``)."""
+    mod = Module(name)
+    e = mod.computation("main")
+    x = e.param("x", shape(dtype, rows, width))
+    ws = [e.param(f"w{i}", shape(dtype, width, width)) for i in range(layers)]
+    dots: list[str] = []
+
+    def dot(a: int, b: int, lc: int, rc: int) -> int:
+        dots.append(gemm_names[len(dots)] if gemm_names else f"dot.{len(dots) + 1}")
+        return e.add(dots[-1], "dot", shape(dtype, rows if lc == 1 else width, width), (a, b),
+                     dot_dimension_numbers=dot_dims(lc=[lc], rc=[rc]))
+
+    acts = [x]
+    for w in ws:
+        acts.append(dot(acts[-1], w, 1, 0))
+    grad = acts[-1]
+    grads = []
+    for i in reversed(range(layers)):
+        grads.append(dot(acts[i], grad, 0, 0))  # dW = a_i^T g: contracting the rows
+        if i:
+            grad = dot(grad, ws[i], 1, 1)  # dX = g W^T
+    ar = None
+    if allreduce_group:
+        ar = "all-reduce-start.1"
+        rg = message_class("ReplicaGroup")(replica_ids=list(range(allreduce_group)))
+        dl = message_class("CollectiveDeviceListProto")(replica_groups=[rg])
+        e.add(ar, "all-reduce-start", tuple_shape(*[shape(dtype, width, width) for _ in grads]), tuple(grads),
+              collective_device_list=dl)
+    return mod.encode(e), dots, ar

@@ -1,0 +1,234 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+import { fixture, HOSTILE, STATIC } from "./dom_env.js";
+
+const tl = await import(new URL("timeline.js", STATIC));
+const views = await import(new URL("views.js", STATIC));
+// a real /window answer: the demo input_bound finding's first window (tests/support/plugin_fixtures.py), hostile names
+const windowFixture = () => JSON.parse(readFileSync(new URL("./fixtures/window.json", import.meta.url), "utf8"));
+const sel = { run: "input_bound", session: "2026_01_01_00_00_00" };
+const num = (el, name) => Number(el.getAttribute(name));
+
+test("the timeline draws every lane and event inside the plot, at the width it is given", () => {
+  const data = windowFixture();
+  const svg = tl.timelineChart(data, { width: 900 });
+  assert.equal(svg.getAttribute("width"), "900");
+  const lanes = [...svg.querySelectorAll("g.lane")];
+  assert.equal(lanes.length, data.lanes.length);
+  assert.ok(lanes.some((g) => g.dataset.kind === "gpu") && lanes.some((g) => g.dataset.kind === "host"));
+  const rects = [...svg.querySelectorAll("rect.ev")];
+  assert.equal(rects.length, data.lanes.reduce((n, l) => n + l.events.length, 0));
+  const labelW = Math.min(220, Math.max(110, 900 * 0.2));
+  for (const r of rects) {
+    assert.ok(num(r, "x") >= labelW - 1e-6 && num(r, "x") + num(r, "width") <= 900 - 8 + 1, r.outerHTML.slice(0, 120));
+    assert.ok(r.querySelector("title").textContent.includes(" — "));
+  }
+  // the kernels and copies of the GPU lane, the host's input wait
+  assert.ok(svg.querySelector("rect.ev.k-kernel") && svg.querySelector("rect.ev.k-memcpy_h2d") && svg.querySelector("rect.ev.k-input"));
+  // axis ticks are times inside the window, as the finding's window counts them
+  const ticks = [...svg.querySelectorAll(".time-axis text.axis:not(.step-label)")].map((t) => t.textContent);
+  assert.ok(ticks.length >= 3 && ticks.every((t) => / ms$/.test(t)), ticks);
+});
+
+test("the finding's wait is highlighted and lies within the window; other idle time is drawn, not highlighted", () => {
+  const data = windowFixture();
+  const svg = tl.timelineChart(data, { width: 800, focus: tl.focusCategories("input_bound") });
+  const focus = [...svg.querySelectorAll("rect.idle.focus")];
+  assert.ok(focus.length >= 1);
+  for (const r of focus) {
+    assert.equal(r.dataset.category, "input_wait");
+    assert.ok(Number(r.dataset.start) >= data.start_ms && Number(r.dataset.end) <= data.end_ms);
+    assert.match(r.querySelector("title").textContent, /waiting for input/);
+  }
+  const others = [...svg.querySelectorAll("rect.idle:not(.focus)")];
+  assert.ok(others.length >= 1 && others.every((r) => r.dataset.category !== "input_wait"));
+  // the band covers the GPU's lanes only, not the host threads
+  const gpuLane = [...svg.querySelectorAll("g.lane-gpu")].at(-1).querySelector("line.lane-rule");
+  const hostLane = [...svg.querySelectorAll("g.lane-host")].at(-1).querySelector("line.lane-rule");
+  assert.ok(num(focus[0], "y") + num(focus[0], "height") <= num(gpuLane, "y1") + 1);
+  assert.ok(num(focus[0], "y") + num(focus[0], "height") < num(hostLane, "y1"));
+  // a rule with no wait of its own highlights every kind of GPU idle time
+  const all = tl.timelineChart(data, { focus: tl.focusCategories("some_other_rule") });
+  assert.equal(all.querySelectorAll("rect.idle.focus").length, data.idle.length);
+});
+
+test("profile text stays text: hostile kernel and thread names are Text nodes and titles", () => {
+  const data = windowFixture();
+  const fig = tl.timelineFigure(data, data.window, { rule: "input_bound" }, { ...sel, format: "xplane" }, 800);
+  document.body.append(fig);
+  assert.equal(fig.querySelectorAll("script, img, [onerror]").length, 0);
+  assert.ok([...fig.querySelectorAll("title")].some((t) => t.textContent.startsWith(HOSTILE)));
+  const label = [...fig.querySelectorAll("text.lane-label")].find((t) => t.querySelector("title").textContent.includes(HOSTILE));
+  assert.ok(label && label.firstChild.nodeType === 3, "a lane label is a Text node, cut, with the whole name as its title");
+  fig.remove();
+});
+
+test("lanes stack nested calls in rows and the legend names what is drawn", () => {
+  const data = windowFixture();
+  const host = data.lanes.find((l) => l.kind === "host" && l.rows > 1);
+  assert.ok(host, "the fixture's host thread has nested calls");
+  const svg = tl.timelineChart(data, { width: 700 });
+  const g = [...svg.querySelectorAll("g.lane-host")].find((x) => x.querySelector("text title").textContent === host.label);
+  const ys = new Set([...g.querySelectorAll("rect.ev")].map((r) => r.getAttribute("y")));
+  assert.equal(ys.size, host.rows);
+  const legend = tl.timelineLegend(data, ["input_wait"]);
+  assert.match(legend.textContent, /kernel/);
+  assert.match(legend.querySelector("li.focus").textContent, /waiting for input \(this finding\)/);
+});
+
+test("a bounded window says what it left out; an empty one says nothing was recorded", () => {
+  const data = windowFixture();
+  data.note = "20 of 134 events shown: the 114 shortest (under 12 us) are left out to keep the answer small.";
+  const fig = tl.timelineFigure(data, data.window, { rule: "input_bound" }, sel, 600);
+  assert.match(fig.querySelector(".timeline-note").textContent, /20 of 134 events shown/);
+  const empty = tl.timelineFigure({ ...data, lanes: [], idle: [], note: "" }, data.window, { rule: "input_bound" }, sel, 600);
+  assert.equal(empty.querySelector("svg"), null);
+  assert.match(empty.textContent, /Nothing was recorded/);
+});
+
+test("time ticks are round and inside the window", () => {
+  const t = tl.timeTicks(22.086, 32.252, 5);
+  assert.ok(t.length >= 4 && t.every((x) => x >= 22.086 && x <= 32.252));
+  const step = t[1] - t[0];
+  assert.ok([1, 2, 2.5, 5].includes(step) && t.every((x) => Number.isInteger(x / step)), String(t));
+  assert.deepEqual(tl.timeTicks(5, 5), [5]);
+});
+
+test("the window as a Chrome JSON trace: one track per lane, the idle runs, times in µs", () => {
+  const data = windowFixture();
+  const trace = tl.chromeTrace(data);
+  const spans = trace.traceEvents.filter((e) => e.ph === "X");
+  const events = data.lanes.reduce((n, l) => n + l.events.length, 0);
+  assert.equal(spans.length, events + data.idle.length);
+  const first = data.lanes[0].events[0];
+  const drawn = spans.find((e) => e.name === first[2]);
+  assert.equal(drawn.ts, first[0] * 1000);
+  assert.ok(Math.abs(drawn.dur - (first[1] - first[0]) * 1000) < 1e-6);
+  const threads = trace.traceEvents.filter((e) => e.ph === "M" && e.name === "thread_name").map((e) => e.args.name);
+  assert.ok(threads.includes(data.lanes[0].label) && threads.some((n) => /idle/.test(n)));
+});
+
+/** A stand-in for the tab ui.perfetto.dev opens: records what is posted, answers PONG when told. */
+function fakePerfetto() {
+  const win = { posted: [], closed: false, postMessage(data, origin) { this.posted.push({ data, origin }); } };
+  win.pong = () => {
+    const ev = new window.Event("message");
+    Object.defineProperties(ev, { source: { value: win }, data: { value: "PONG" }, origin: { value: tl.PERFETTO_ORIGIN } });
+    window.dispatchEvent(ev);
+  };
+  return win;
+}
+
+test("Open in Perfetto: PING until PONG, then the trace buffer with its title, to Perfetto's origin only", async () => {
+  const win = fakePerfetto();
+  const statuses = [];
+  let opened = null;
+  const done = tl.openInPerfetto(async () => new Uint8Array([1, 2, 3]).buffer, { title: "run/s host", fileName: "w.json", pingMs: 5,
+    open: (url) => ((opened = url), win), onStatus: (m) => statuses.push(m) });
+  assert.equal(opened, `${tl.PERFETTO_ORIGIN}/#!/`);
+  for (let i = 0; i < 200 && win.posted.length < 2; i++) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(win.posted.length >= 2 && win.posted.every((p) => p.data === "PING" && p.origin === tl.PERFETTO_ORIGIN), JSON.stringify(win.posted));
+  win.pong();
+  assert.equal(await done, true);
+  const last = win.posted.at(-1);
+  assert.equal(last.origin, tl.PERFETTO_ORIGIN);
+  assert.deepEqual(Object.keys(last.data.perfetto).sort(), ["buffer", "fileName", "title"]);
+  assert.equal(last.data.perfetto.title, "run/s host");
+  assert.deepEqual([...new Uint8Array(last.data.perfetto.buffer)], [1, 2, 3]);
+  assert.match(statuses.at(-1), /Opened in Perfetto/);
+  const after = win.posted.length;
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(win.posted.length, after, "no more pings once the trace is sent");
+});
+
+test("Open in Perfetto says why it could not: a blocked pop-up, or no answer from Perfetto", async () => {
+  const statuses = [];
+  assert.equal(await tl.openInPerfetto(async () => new ArrayBuffer(1), { open: () => null, onStatus: (m) => statuses.push(m) }), false);
+  assert.match(statuses.at(-1), /blocked the new tab.*Download trace/);
+  const silent = fakePerfetto();
+  assert.equal(await tl.openInPerfetto(async () => new ArrayBuffer(1), { open: () => silent, timeoutMs: 20, pingMs: 5, onStatus: (m) => statuses.push(m) }), false);
+  assert.match(statuses.at(-1), /did not answer.*Download trace/);
+  assert.ok(silent.posted.every((p) => p.data === "PING"), "nothing but pings without a PONG");
+});
+
+test("Perfetto gets the PyTorch file itself when one small file holds the host, else the window drawn", () => {
+  const data = windowFixture();
+  const ctx = { ...sel, format: "kineto", hostInfo: { worker0: { host: "worker0", size: 3e5, files: 1 } } };
+  const whole = tl.perfettoSource(data, ctx);
+  assert.equal(whole.whole, true);
+  assert.equal(whole.url, "./trace?run=input_bound&session=2026_01_01_00_00_00&host=worker0");
+  assert.equal(tl.perfettoSource(data, { ...ctx, hostInfo: { worker0: { size: 3e5, files: 4 } } }).whole, false);
+  assert.equal(tl.perfettoSource(data, { ...ctx, format: "xplane" }).whole, false);
+  assert.equal(tl.perfettoSource(data, { ...ctx, hostInfo: { worker0: { size: 1e9, files: 1 } } }).whole, false);
+});
+
+/** fetch stand-in: /window answers 202 once, then the fixture; records the URLs asked. */
+function fakeFetch(answer = windowFixture()) {
+  const asked = [];
+  let polls = 0;
+  const fn = async (url) => {
+    asked.push(url);
+    if (polls++ === 0) return { status: 202, ok: true, json: async () => ({ state: "computing", progress: 0.1, message: "reading worker0" }) };
+    if (answer instanceof Error) return { status: 500, ok: false, statusText: "x", json: async () => ({ state: "error", error: answer.message }) };
+    return { status: 200, ok: true, json: async () => answer };
+  };
+  fn.asked = asked;
+  return fn;
+}
+
+const settle = () => new Promise((r) => setTimeout(r, 20));
+
+test("Show step N fetches that window once it is pressed, draws it, and hides it on a second press", async () => {
+  const f = fixture().findings[0];
+  const data = windowFixture();
+  f.rule = "input_bound";
+  f.windows = [data.window, { ...data.window, label: "other", start_ms: 50, end_ms: 60, step: 7 }];
+  const fetchFn = fakeFetch();
+  const el = tl.windowTimelines(f, { ...sel, format: "xplane", fetchFn, chartWidth: 700 });
+  document.body.append(el);
+  const buttons = [...el.querySelectorAll("button.show-window")];
+  assert.deepEqual(buttons.map((b) => b.textContent), [`Show step ${data.window.step}`, "Show step 7"]);
+  assert.equal(fetchFn.asked.length, 0, "nothing is fetched before a press");
+  assert.ok(el.querySelector(".timeline-panel").hidden);
+  buttons[0].click();
+  await new Promise((r) => setTimeout(r, 600)); // one 202, one 400 ms poll
+  assert.equal(fetchFn.asked.length, 2);
+  const q = new URL(fetchFn.asked[0], "http://x/").searchParams;
+  assert.deepEqual([q.get("run"), q.get("session"), q.get("host"), Number(q.get("start_ms")), Number(q.get("end_ms"))],
+    [sel.run, sel.session, data.window.host, data.window.start_ms, data.window.end_ms]);
+  const panel = el.querySelector(".timeline-panel");
+  assert.equal(panel.hidden, false);
+  assert.ok(panel.querySelector("svg.timeline rect.idle.focus"));
+  assert.equal(buttons[0].getAttribute("aria-pressed"), "true");
+  assert.match(panel.querySelector(".open-perfetto").textContent, /Open window in Perfetto/);
+  buttons[0].click();
+  assert.ok(panel.hidden && !panel.querySelector("svg"));
+  assert.equal(buttons[0].getAttribute("aria-pressed"), "false");
+  const download = el.querySelector("a.download-trace");
+  assert.equal(download.getAttribute("href"), `./trace?run=${sel.run}&session=${sel.session}&host=${data.window.host}`);
+  assert.ok(download.hasAttribute("download"));
+  el.remove();
+});
+
+test("a window the server could not read says why, in the panel", async () => {
+  const f = { ...fixture().findings[0], windows: [windowFixture().window] };
+  const el = tl.windowTimelines(f, { ...sel, fetchFn: fakeFetch(new Error("worker process killed by signal 9")) });
+  el.querySelector("button.show-window").click();
+  await new Promise((r) => setTimeout(r, 600));
+  assert.match(el.querySelector(".timeline-error").textContent, /Could not draw step \d+: worker process killed/);
+  await settle();
+});
+
+test("the finding view offers the timelines where the tab knows the session, and not in a detached report", () => {
+  const report = fixture();
+  const ctx = { root: "http://localhost:6006/", stockRun: "run1/s", hosts: ["worker0"] };
+  assert.equal(views.reportView(report, ctx).querySelectorAll(".timelines").length, 0);
+  const withSession = views.reportView(report, { ...ctx, run: "run1", session: "s" });
+  const withWindows = report.findings.filter((f) => f.rule !== "healthy" && f.windows.length).length;
+  assert.ok(withWindows >= 1);
+  assert.equal(withSession.querySelectorAll(".timelines").length, withWindows);
+  const pytorch = views.reportView(report, { ...ctx, run: "run1", session: "s", stockTool: false, formatName: "PyTorch trace" });
+  assert.match(pytorch.querySelector(".no-links").textContent, /step timeline here \(Show step\)/);
+  assert.ok(pytorch.querySelector(".timelines button.show-window"));
+});

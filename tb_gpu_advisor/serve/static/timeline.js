@@ -1,0 +1,352 @@
+// The step timeline of a finding's window (issue #21 item 4): each GPU stream and host thread of the step a finding
+// names, as lanes, with the GPU's idle time painted as the step breakdown counts it and the finding's own wait
+// highlighted. Drawn here as SVG (no library, no external page), from ./window (report/timeline.py), lazily: only
+// when "Show step N" is pressed. "Download trace" serves the host's file (./trace); "Open in Perfetto" hands a trace
+// to ui.perfetto.dev through its postMessage protocol (PING until PONG, then {perfetto: {buffer, title}}).
+// Profile text (kernel, op and thread names) only ever becomes Text nodes and <title>s.
+
+import { DEFAULT_WIDTH } from "./charts.js";
+import { h, replaceChildren, s } from "./dom.js";
+import { ms } from "./format.js";
+import { pollRoute } from "./model.js";
+import { addSettings } from "./settings.js";
+
+export const PERFETTO_ORIGIN = "https://ui.perfetto.dev";
+/** The GPU's idle categories (report/timeline.py IDLE_CATEGORIES), highest priority first. */
+export const IDLE = ["input_wait", "host_compute", "launch_wait", "other"];
+/** The wait each rule speaks of; other rules highlight every kind of GPU idle time. */
+export const RULE_WAITS = {
+  input_bound: ["input_wait"],
+  launch_bound: ["launch_wait"],
+  launch_skew: ["launch_wait"],
+  eager_execution: ["launch_wait", "host_compute"],
+  host_op_placement: ["host_compute"],
+};
+/** The PyTorch trace itself goes to Perfetto up to this size; larger (or XPlane, or several files): the window. */
+export const PERFETTO_FILE_BYTES = 256e6;
+
+const IDLE_LABEL = {
+  input_wait: "GPU idle: waiting for input",
+  host_compute: "GPU idle: host working",
+  launch_wait: "GPU idle: waiting for a kernel launch",
+  other: "GPU idle: other",
+};
+const KIND_LABEL = {
+  kernel: "kernel", memcpy_h2d: "copy host→device", memcpy_d2h: "copy device→host", memcpy_d2d: "copy device→device",
+  collectives: "collective", input: "input (host waits for data)", launch: "launch (host)", host_compute: "host work",
+  host: "host (other)",
+};
+const ROW_H = 12;
+const LANE_PAD = 3;
+const AXIS_H = 30;
+const CHAR_W = 6.6;
+
+/** The idle categories a finding's rule speaks of (every kind of GPU idle time by default). */
+export function focusCategories(rule) {
+  return RULE_WAITS[rule] || IDLE;
+}
+
+/** ./window's query for one window of the selected session (with the tab's settings: they name the report on screen). */
+export function windowQuery(sel, w) {
+  const query = new URLSearchParams({ run: sel.run, session: sel.session, host: w.host, start_ms: String(w.start_ms), end_ms: String(w.end_ms) });
+  return addSettings(query, sel.settings);
+}
+
+/** ./trace: the host's file itself (`file`: which rank's file of a host merged from several). */
+export function traceUrl(sel, host, file = 0) {
+  const query = new URLSearchParams({ run: sel.run, session: sel.session, host });
+  if (file) query.set("file", String(file));
+  return `./trace?${query}`;
+}
+
+/** GET ./window until it is read (202 while the server reads the trace); resolves the timeline, or null when stale. */
+export async function fetchWindow(sel, w, options = {}) {
+  const response = await pollRoute("./window", windowQuery(sel, w), options);
+  return response ? response.json() : null;
+}
+
+/** Round tick times (ms) inside [lo, hi], about `count` of them. */
+export function timeTicks(lo, hi, count = 6) {
+  const span = hi - lo;
+  if (!(span > 0)) return [lo];
+  const raw = span / count;
+  const mag = 10 ** Math.floor(Math.log10(raw));
+  const step = [1, 2, 2.5, 5, 10].map((m) => m * mag).find((x) => x >= raw);
+  const out = [];
+  for (let t = Math.ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) out.push(Number(t.toPrecision(12)));
+  return out;
+}
+
+const cut = (text, chars) => (text.length <= chars ? text : `${text.slice(0, Math.max(1, chars - 1))}…`);
+
+/** Lane positions: {lane, y, height} each, GPU lanes first (as served), and the total height. */
+function layout(lanes) {
+  let y = AXIS_H;
+  const placed = lanes.map((lane) => {
+    const height = Math.max(1, lane.rows) * ROW_H + 2 * LANE_PAD;
+    const at = { lane, y, height };
+    y += height + 1;
+    return at;
+  });
+  return { placed, height: y };
+}
+
+/**
+ * The window's lanes as an SVG drawn at `width` px: events as rects (hover: name and duration), each GPU's idle runs
+ * as bands behind its lanes, the `focus` categories (the finding's wait) marked `.focus`, step boundaries dashed.
+ */
+export function timelineChart(data, { width = DEFAULT_WIDTH, focus = IDLE, title = "Step timeline" } = {}) {
+  const W = Math.max(360, Math.round(width));
+  const labelW = Math.round(Math.min(220, Math.max(110, W * 0.2)));
+  const plotW = W - labelW - 8;
+  const { start_ms: lo, end_ms: hi } = data;
+  const x = (t) => labelW + ((Math.min(hi, Math.max(lo, t)) - lo) / (hi - lo)) * plotW;
+  const { placed, height: lanesEnd } = layout(data.lanes);
+  const height = lanesEnd + 4;
+  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: "chart timeline", role: "img", "aria-label": title,
+    "data-start": lo, "data-end": hi }, s("title", {}, title));
+  // time axis (ms in the trace viewer's time base, as the finding's window), with step boundaries
+  const axis = s("g", { class: "time-axis" });
+  for (const t of timeTicks(lo, hi, Math.max(2, Math.floor(plotW / 110)))) {
+    axis.append(s("line", { x1: x(t), x2: x(t), y1: AXIS_H - 4, y2: lanesEnd, class: "grid" }),
+      s("text", { x: Math.min(x(t), W - 30), y: AXIS_H - 8, "text-anchor": "middle", class: "axis" }, ms(t)));
+  }
+  for (const st of data.steps || []) {
+    for (const [edge, t] of [["start", st.start_ms], ["end", st.end_ms]]) {
+      if (t <= lo || t >= hi) continue;
+      axis.append(s("line", { x1: x(t), x2: x(t), y1: 2, y2: lanesEnd, class: `step-edge step-${edge}` }, s("title", {}, `step ${st.step} ${edge}s at ${ms(t)}`)));
+    }
+    const a = Math.max(lo, st.start_ms), b = Math.min(hi, st.end_ms);
+    const label = `step ${st.step}`;
+    if (b > a && x(b) - x(a) > label.length * CHAR_W + 6) axis.append(s("text", { x: x(a) + 4, y: 10, class: "axis step-label" }, label));
+  }
+  svg.append(axis);
+  svg.append(idleBands(data, placed, x, focus));
+  for (const at of placed) svg.append(laneGroup(at, x, labelW));
+  return svg;
+}
+
+/** Each GPU's idle runs, as bands over the height of that GPU's lanes; the finding's wait marked `.focus`. */
+function idleBands(data, placed, x, focus) {
+  const g = s("g", { class: "idle-runs" });
+  for (const run of data.idle || []) {
+    const own = placed.filter((p) => p.lane.kind === "gpu" && p.lane.gpu === run.gpu);
+    if (!own.length) continue;
+    const top = own[0].y, bottom = own[own.length - 1].y + own[own.length - 1].height;
+    const x0 = x(run.start_ms), x1 = x(run.end_ms);
+    const on = focus.includes(run.category);
+    g.append(s("rect", { x: x0, y: top, width: Math.max(1, x1 - x0), height: bottom - top,
+      class: `idle cat-${run.category}${on ? " focus" : ""}`, "data-gpu": run.gpu, "data-category": run.category,
+      "data-start": run.start_ms, "data-end": run.end_ms },
+    s("title", {}, `GPU ${run.gpu} — ${IDLE_LABEL[run.category] || run.category}: ${ms(run.end_ms - run.start_ms)} (${ms(run.start_ms)}–${ms(run.end_ms)})`)));
+  }
+  return g;
+}
+
+/** One lane: its label (cut to the label column, whole on hover) and its events, stacked in rows. */
+function laneGroup(at, x, labelW) {
+  const { lane, y, height } = at;
+  const g = s("g", { class: `lane lane-${lane.kind}`, "data-kind": lane.kind, "data-gpu": lane.gpu ?? "" },
+    s("line", { x1: 0, x2: x(Infinity), y1: y + height + 0.5, y2: y + height + 0.5, class: "lane-rule" }),
+    s("text", { x: 4, y: y + LANE_PAD + 10, class: "lane-label" }, cut(lane.label, Math.floor((labelW - 8) / CHAR_W)),
+      s("title", {}, lane.label)));
+  for (const [start, end, name, kind, row] of lane.events) {
+    const x0 = x(start), x1 = x(end);
+    g.append(s("rect", { x: x0, y: y + LANE_PAD + row * ROW_H, width: Math.max(0.75, x1 - x0), height: ROW_H - 2, class: `ev k-${kind}` },
+      s("title", {}, `${name} — ${KIND_LABEL[kind] || kind}, ${ms(end - start)} (${ms(start)}–${ms(end)})`)));
+  }
+  return g;
+}
+
+/** The kinds of event and of idle time drawn, as an HTML legend (the finding's wait says it is highlighted). */
+export function timelineLegend(data, focus = IDLE) {
+  const kinds = [...new Set(data.lanes.flatMap((l) => l.events.map((e) => e[3])))];
+  const idle = IDLE.filter((c) => (data.idle || []).some((r) => r.category === c));
+  return h("ul", { class: "timeline-legend small" },
+    kinds.map((k) => h("li", {}, h("span", { class: `swatch k-${k}` }), KIND_LABEL[k] || k)),
+    idle.map((c) => h("li", { class: focus.includes(c) ? "focus" : "" }, h("span", { class: `swatch idle cat-${c}` }),
+      IDLE_LABEL[c] + (focus.includes(c) && focus.length < IDLE.length ? " (this finding)" : ""))));
+}
+
+/** The window as a Chrome JSON trace (what Perfetto opens): one track per lane, and each GPU's idle runs. */
+export function chromeTrace(data) {
+  const events = [];
+  const named = new Set();
+  const proc = (pid, name) => {
+    if (!named.has(pid)) events.push({ ph: "M", name: "process_name", pid, tid: 0, args: { name } });
+    named.add(pid);
+  };
+  data.lanes.forEach((lane, i) => {
+    const pid = lane.kind === "gpu" ? 100 + lane.gpu : 1;
+    proc(pid, lane.kind === "gpu" ? `GPU ${lane.gpu}` : `host ${data.host}`);
+    events.push({ ph: "M", name: "thread_name", pid, tid: i + 1, args: { name: lane.label } });
+    for (const [start, end, name, kind] of lane.events) events.push({ ph: "X", name, cat: kind, pid, tid: i + 1, ts: start * 1000, dur: (end - start) * 1000 });
+  });
+  for (const run of data.idle || []) {
+    const pid = 100 + run.gpu, tid = 100000 + run.gpu;
+    proc(pid, `GPU ${run.gpu}`);
+    if (!named.has(`${pid}/${tid}`)) events.push({ ph: "M", name: "thread_name", pid, tid, args: { name: `GPU ${run.gpu} idle (as the breakdown counts it)` } });
+    named.add(`${pid}/${tid}`);
+    events.push({ ph: "X", name: IDLE_LABEL[run.category] || run.category, cat: "idle", pid, tid, ts: run.start_ms * 1000, dur: (run.end_ms - run.start_ms) * 1000 });
+  }
+  return { traceEvents: events, displayTimeUnit: "ms",
+    otherData: { source: "tb-gpu-advisor step timeline", host: data.host, start_ms: data.start_ms, end_ms: data.end_ms, time_base: data.time_base } };
+}
+
+/**
+ * Opens ui.perfetto.dev in a new tab and hands it a trace (Perfetto's documented deep-link protocol): PING every
+ * 250 ms until the tab answers PONG, then post {perfetto: {buffer, title, fileName}}. `open` must run inside the
+ * click (pop-up blockers); `load()` resolves the ArrayBuffer meanwhile. Resolves true once posted; `onStatus` says
+ * each step in words (blocked pop-up, no answer: download the trace instead).
+ */
+export function openInPerfetto(load, { title, fileName, open = (url) => window.open(url, "_blank"), onStatus = () => {}, timeoutMs = 30000, pingMs = 250 } = {}) {
+  const win = open(`${PERFETTO_ORIGIN}/#!/`);
+  if (!win) {
+    onStatus("The browser blocked the new tab: allow pop-ups for TensorBoard, or use Download trace and open the file at ui.perfetto.dev.");
+    return Promise.resolve(false);
+  }
+  onStatus("Waiting for Perfetto UI to open…");
+  return new Promise((resolve) => {
+    let buffer = null, ready = false, done = false, ping = null, timer = null;
+    const finish = (ok, message) => {
+      if (done) return;
+      done = true;
+      clearInterval(ping);
+      clearTimeout(timer);
+      window.removeEventListener("message", onMessage);
+      onStatus(message);
+      resolve(ok);
+    };
+    const send = () => {
+      if (!ready || !buffer || done) return;
+      win.postMessage({ perfetto: { buffer, title, fileName } }, PERFETTO_ORIGIN);
+      finish(true, "Opened in Perfetto UI, in the new tab.");
+    };
+    const onMessage = (e) => {
+      if (e.source === win && e.origin === PERFETTO_ORIGIN && e.data === "PONG") {
+        ready = true;
+        send();
+      }
+    };
+    window.addEventListener("message", onMessage);
+    ping = setInterval(() => {
+      if (win.closed) return finish(false, "The Perfetto tab was closed before the trace was sent.");
+      try {
+        win.postMessage("PING", PERFETTO_ORIGIN);
+      } catch {
+        // not navigated to Perfetto yet: the next ping
+      }
+    }, pingMs);
+    timer = setTimeout(() => finish(false, "Perfetto UI did not answer (no network to ui.perfetto.dev?): use Download trace and open the file there."), timeoutMs);
+    Promise.resolve().then(load).then((b) => {
+      buffer = b;
+      send();
+    }, (e) => finish(false, `Could not read the trace: ${e.message}`));
+  });
+}
+
+/** What "Open in Perfetto" sends: the PyTorch trace itself when one file holds the host, else the window drawn. */
+export function perfettoSource(data, ctx) {
+  const info = (ctx.hostInfo || {})[data.host] || {};
+  if (ctx.format === "kineto" && (info.files || 1) === 1 && info.size && info.size <= PERFETTO_FILE_BYTES) {
+    return { whole: true, label: "Open trace in Perfetto", url: traceUrl(ctx, data.host), title: `${ctx.run}/${ctx.session} ${data.host}` };
+  }
+  return { whole: false, label: "Open window in Perfetto",
+    title: `${ctx.run}/${ctx.session} ${data.host} ${ms(data.start_ms)}–${ms(data.end_ms)} (Advisor window)` };
+}
+
+async function perfettoBuffer(source, data, fetchFn = fetch) {
+  if (!source.whole) return new TextEncoder().encode(JSON.stringify(chromeTrace(data))).buffer;
+  const response = await fetchFn(source.url);
+  if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
+  return response.arrayBuffer();
+}
+
+const windowName = (w, i) => (w.step !== null && w.step !== undefined ? `step ${w.step}` : `window ${i + 1}`);
+
+/** The figure of one loaded window: caption, SVG (redrawn at its box's width), legend, bounds note, Perfetto. */
+export function timelineFigure(data, w, f, ctx, width) {
+  const focus = focusCategories(f.rule);
+  const caption = `${w.label}: ${ms(w.start_ms)}–${ms(w.end_ms)} on ${w.host}${w.gpu !== null && w.gpu !== undefined ? `, GPU ${w.gpu}` : ""}`;
+  const draw = (px) => timelineChart(data, { width: px, focus, title: `Step timeline, ${caption}` });
+  const status = h("span", { class: "perfetto-status muted small", role: "status", "aria-live": "polite" });
+  const source = perfettoSource(data, ctx);
+  const perfetto = h("button", { type: "button", class: "open-perfetto", title: source.whole ? "The whole trace file, in a new tab" : "The events drawn here, in a new tab",
+    onClick: () => openInPerfetto(() => perfettoBuffer(source, data), { title: source.title, fileName: source.whole ? undefined : "advisor-window.json",
+      onStatus: (m) => replaceChildren(status, m) }) }, source.label);
+  const empty = !data.lanes.length;
+  const fig = h("figure", { class: "timeline-figure", dataset: { width: String(Math.round(width)), host: w.host, start: String(w.start_ms), end: String(w.end_ms) } },
+    h("figcaption", {}, caption),
+    empty ? h("p", { class: "muted" }, "Nothing was recorded on this host in this window.") : draw(width),
+    empty ? null : timelineLegend(data, focus),
+    data.note ? h("p", { class: "timeline-note muted small" }, data.note) : null,
+    h("p", { class: "timeline-time-base muted small" }, `Times: ${data.time_base || "ms from the trace's start"}.`),
+    h("div", { class: "timeline-actions" }, perfetto, status));
+  if (!empty) fig.drawChart = draw;
+  return fig;
+}
+
+/** Redraws a timeline figure at its box's width (none while hidden, or when the width did not change). */
+export function fitTimeline(fig, width = fig.clientWidth) {
+  const w = Math.floor(width);
+  if (!fig.drawChart || !(w > 0) || Math.abs(w - Number(fig.dataset.width)) < 2) return false;
+  fig.querySelector("svg.timeline")?.replaceWith(fig.drawChart(w));
+  fig.dataset.width = String(w);
+  return true;
+}
+
+/**
+ * A finding's "Show step N" toggles (one per window it names, up to 3), "Download trace", and the panel they open
+ * the step timeline in: fetched on the first press, drawn at the panel's width, redrawn when it changes.
+ * `ctx`: {run, session, format, hostInfo, chartWidth, fetchFn}; nothing without a session (a detached report).
+ */
+export function windowTimelines(f, ctx) {
+  const windows = (f.windows || []).slice(0, 3);
+  if (!windows.length || !ctx.session) return null;
+  const panel = h("div", { class: "timeline-panel", hidden: true });
+  let shown = -1, generation = 0, observer = null;
+  const buttons = windows.map((w, i) => h("button", { type: "button", class: "show-window", "aria-pressed": "false", "aria-expanded": "false",
+    title: `${w.label} (${ms(w.start_ms)}–${ms(w.end_ms)} on ${w.host})`, onClick: () => toggle(i) }, `Show ${windowName(w, i)}`));
+  const hosts = [...new Set(windows.map((w) => w.host))];
+  const downloads = hosts.map((host) => h("a", { class: "link download-trace", href: traceUrl(ctx, host), download: "" },
+    hosts.length > 1 ? `Download trace (${host})` : "Download trace"));
+
+  async function toggle(i) {
+    const gen = ++generation;
+    observer?.disconnect();
+    buttons.forEach((b, j) => {
+      b.setAttribute("aria-pressed", String(j === i && shown !== i));
+      b.setAttribute("aria-expanded", String(j === i && shown !== i));
+    });
+    if (shown === i) {
+      shown = -1;
+      panel.hidden = true;
+      replaceChildren(panel);
+      return;
+    }
+    shown = i;
+    panel.hidden = false;
+    const w = windows[i];
+    replaceChildren(panel, h("p", { class: "muted", role: "status" }, `Reading ${w.host} for ${windowName(w, i)}…`));
+    try {
+      const data = await fetchWindow(ctx, w, {
+        fetchFn: ctx.fetchFn || fetch,
+        isStale: () => gen !== generation,
+        onProgress: (p) => gen === generation && replaceChildren(panel, h("p", { class: "muted", role: "status" }, `Reading ${w.host}… ${p.message || ""}`)),
+      });
+      if (!data || gen !== generation) return;
+      const width = panel.clientWidth || ctx.chartWidth || DEFAULT_WIDTH;
+      const fig = timelineFigure(data, w, f, ctx, width);
+      replaceChildren(panel, fig);
+      if (window.ResizeObserver) {
+        observer = new ResizeObserver((entries) => entries.forEach((e) => fitTimeline(fig, e.contentRect.width)));
+        observer.observe(fig);
+      }
+    } catch (e) {
+      if (gen === generation) replaceChildren(panel, h("p", { class: "timeline-error", role: "alert" }, `Could not draw ${windowName(w, i)}: ${e.message}`));
+    }
+  }
+
+  return h("div", { class: "timelines" },
+    h("div", { class: "timeline-bar" }, h("span", { class: "muted small" }, "Step timeline:"), buttons, downloads), panel);
+}

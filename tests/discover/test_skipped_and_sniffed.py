@@ -1,0 +1,60 @@
+"""Nothing is left out silently (issue #21 item 5): traces saved under another name are found by their content, and
+what the walk leaves out -- symlinks leaving the logdir, JSON that is no trace -- is named with why.
+
+The traces are real (``tests/fixtures``); the symlinks point at real folders outside the logdir.
+"""
+
+from __future__ import annotations
+
+import gzip
+import shutil
+from pathlib import Path
+
+from tb_gpu_advisor.cli.main import main as cli
+from tb_gpu_advisor.discover.logdir import discover, skipped
+from tests.support.paths import FIXTURES
+
+#: A real PyTorch trace (the HTA V100 rank), and a real ROCm one, as the handler named them.
+RANK = FIXTURES / "wild" / "hta_v100" / "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+
+
+def _logdir(tmp_path: Path) -> Path:
+    logdir = tmp_path / "logdir"
+    (logdir / "exported").mkdir(parents=True)
+    # prof.export_chrome_trace("trace.json"): the same JSON under a name the handler never writes
+    (logdir / "exported" / "trace.json").write_bytes(gzip.decompress(RANK.read_bytes()))
+    (logdir / "exported" / "config.json").write_text('{"lr": 0.1}')
+    (logdir / "exported" / "perfetto.json").write_text('{"traceEvents": [{"ph": "X", "name": "frame", "ts": 1}]}')
+    outside = tmp_path / "elsewhere"
+    (outside / "run").mkdir(parents=True)
+    shutil.copy(RANK, outside / "run" / RANK.name)
+    (logdir / "linked").symlink_to(outside / "run", target_is_directory=True)
+    return logdir
+
+
+def test_a_trace_under_another_name_is_found_by_its_content(tmp_path):
+    logdir = _logdir(tmp_path)
+    (s,) = discover(str(logdir))
+    assert (s.run, [h.host for h in s.hosts]) == ("exported", ["trace"])
+
+
+def test_what_is_left_out_is_named_with_why(tmp_path):
+    logdir = _logdir(tmp_path)
+    skips = dict(skipped(str(logdir)))
+    assert set(skips) == {"exported/config.json", "exported/perfetto.json", "linked"}
+    assert "outside the logdir" in skips["linked"]
+    assert "without traceEvents" in skips["exported/config.json"]
+    assert "not PyTorch's" in skips["exported/perfetto.json"]
+
+
+def test_the_cli_says_what_it_left_out(tmp_path, capsys):
+    logdir = _logdir(tmp_path)
+    assert cli(["report", str(logdir), "--list"]) == 0
+    err = capsys.readouterr().err
+    assert "report: skipped 3 entries of the logdir" in err and "linked: a symlink" in err
+    only_link = tmp_path / "only"
+    only_link.mkdir()
+    (only_link / "r").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
+    assert cli(["report", str(only_link)]) == 2
+    err = capsys.readouterr().err
+    assert "no GPU profiles found" in err and "Left out: r (a symlink to a place outside the logdir" in err

@@ -90,12 +90,10 @@ def _analyze_host(host_file, size: int, options: UserOptions) -> HostReport:
     host, path = host_file.host, host_file.path
     try:
         trace = formats.read(host_file)
-    except MemoryError:
+    except MemoryError:  # numpy's says only "Unable to allocate ...": the caller names the limit instead
         raise
     except Exception as e:  # noqa: BLE001
-        # numpy's MemoryError says only "Unable to allocate ...": the reader's own messages need no type name
-        why = f"{type(e).__name__}: {e}" if isinstance(e, MemoryError) and str(e) else str(e) or type(e).__name__
-        return HostReport(host=host, path=path, size_bytes=size or _size(path), error=why)
+        return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
     size = size or trace.size_bytes
     try:
         m = host_metrics(trace, options=options, release=True)

@@ -97,23 +97,35 @@ LOCATE_MAX_UP = 6
 
 
 def locate_file(path: str) -> tuple[str, Session, HostFile] | None:
-    """The (logdir, session, host) a local profile file belongs to, found by discovering the folders above it
-    (nearest first): ``report FILE`` and ``diff FILE FILE`` for every format.  None when no layout claims it."""
+    """The (logdir, session, host) a local profile file belongs to: ``report FILE`` and ``diff FILE FILE`` for every
+    format.  None when no layout claims it.
+
+    Only the nearest folder the file sits in as its layout puts it (``<run>/plugins/profile/<session>/`` above an
+    XPlane file; a PyTorch trace's own folder) is discovered, and only that one: a file outside any layout, or one
+    that folder does not hold as a profile, never makes us list the folders above it (up to ``/`` and ``/proc``)."""
     target = os.path.abspath(fsio.local_path(path))
-    name = os.path.basename(target)
-    if not any(f.layout.claims((name,)) or f.layout.misplaced((name,)) for f in formats.REGISTRY.values()):
-        return None  # not named like any format's file: never walk up (``report /etc/passwd``)
     folder = os.path.dirname(target)
     for _ in range(LOCATE_MAX_UP):
-        for s in discover(folder):
-            for h in s.hosts:
-                if any(os.path.abspath(f.path) == target for f in (h.ranks or (h,))):
-                    return folder, s, h
+        if _fits_layout(tuple(os.path.relpath(target, folder).split(os.sep))):
+            for s in discover(folder):
+                for h in s.hosts:
+                    if any(os.path.abspath(f.path) == target for f in (h.ranks or (h,))):
+                        return folder, s, h
+            return None
         parent = os.path.dirname(folder)
         if parent == folder:
             break
         folder = parent
     return None
+
+
+def _fits_layout(rel: tuple[str, ...]) -> bool:
+    """A layout claims the file at ``rel`` below a folder, by name (or could, by its content)."""
+    for f in formats.REGISTRY.values():
+        maybe = getattr(f.layout, "maybe", None)
+        if f.layout.claims(rel) or (maybe is not None and maybe(rel)):
+            return True
+    return False
 
 
 def expected_layouts() -> list[str]:

@@ -58,3 +58,26 @@ def test_the_cli_says_what_it_left_out(tmp_path, capsys):
     assert cli(["report", str(only_link)]) == 2
     err = capsys.readouterr().err
     assert "no GPU profiles found" in err and "Left out: r (a symlink to a place outside the logdir" in err
+
+
+def test_a_file_outside_any_layout_never_lists_its_ancestors(tmp_path, monkeypatch):
+    """``report /some/where/h.xplane.pb`` with no logdir layout around the file: no folder above it is walked (it used
+    to discover every ancestor up to ``/``, ``/proc`` included); a file in its layout is still found."""
+    from tb_gpu_advisor.discover import logdir as discovery
+
+    walked = []
+    real = discovery.discover
+    monkeypatch.setattr(discovery, "discover", lambda folder: walked.append(folder) or real(folder))
+    stray = tmp_path / "a" / "b" / "h.xplane.pb"
+    stray.parent.mkdir(parents=True)
+    stray.write_bytes(b"\x0a\x00")
+    assert discovery.locate_file(str(stray)) is None and walked == []
+    config = tmp_path / "a" / "b" / "config.json"  # named like a trace could be, but is none: its folder only
+    config.write_text("{}")
+    assert discovery.locate_file(str(config)) is None and walked == [str(config.parent)]
+    walked.clear()
+    logdir = tmp_path / "logdir"
+    (logdir / "run").mkdir(parents=True)
+    (logdir / "run" / "trace.json").write_bytes(gzip.decompress(RANK.read_bytes()))
+    found = discovery.locate_file(str(logdir / "run" / "trace.json"))
+    assert found is not None and found[2].host == "trace" and all(str(tmp_path) in w for w in walked)

@@ -121,11 +121,7 @@ def locate_file(path: str) -> tuple[str, Session, HostFile] | None:
 
 def _fits_layout(rel: tuple[str, ...]) -> bool:
     """A layout claims the file at ``rel`` below a folder, by name (or could, by its content)."""
-    for f in formats.REGISTRY.values():
-        maybe = getattr(f.layout, "maybe", None)
-        if f.layout.claims(rel) or (maybe is not None and maybe(rel)):
-            return True
-    return False
+    return any(f.layout.claims(rel) or f.layout.maybe(rel) for f in formats.REGISTRY.values())
 
 
 def expected_layouts() -> list[str]:
@@ -266,8 +262,7 @@ def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], r
              skips: list[tuple[str, str]] | None) -> Format | None:
     """The format whose layout recognises an unclaimed file by its content (a trace saved under another name)."""
     for f in registry:
-        maybe = getattr(f.layout, "maybe", None)
-        if maybe is None or not maybe(rel):
+        if not f.layout.maybe(rel):
             continue
         ok, _ = _follow(entry, real_root, d.chain, want_dir=False)
         if not ok:

@@ -75,6 +75,12 @@ class Layout(Protocol):
     def misplaced(self, rel: tuple[str, ...]) -> bool:
         """A file named like this format's but not where the layout puts it (for the "wrong layout" hint)."""
 
+    def maybe(self, rel: tuple[str, ...]) -> bool:
+        """A file its name does not claim but whose content may (a trace saved under another name): ``sniff`` says."""
+
+    def sniff(self, path: str) -> str | None:
+        """None when the file at ``path`` (one ``maybe`` named) is this format's, else why it is not, in words."""
+
     def group(self, found: list[Found]) -> Groups:
         """The claimed files as sessions of host files."""
 

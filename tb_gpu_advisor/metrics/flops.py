@@ -19,7 +19,7 @@ is not given, and the note says why.
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from tb_gpu_advisor.model.trace import FLOP_KINDS, FlopOps
 
 #: Top GEMM shapes given a roofline.
 TOP_N = 10
+#: Where ``Flops.flops_per_step`` comes from, in words (the MFU card's meaning and note).
+SOURCE_WORDS = {"trace shapes": "FLOPs from the traced ops' shapes", "hlo": "FLOPs from the compiled XLA programs",
+                "user": "the model FLOPs given with --model-flops-per-step"}
 
 
 def flops(ctx: Context, step_ms: float | None) -> Flops:
@@ -44,8 +47,8 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
         return Flops(note="no GPU kernels in kept steps", user_flops_per_step=user)
     info = active[0].d.info
     rows = _row_kernels(ctx, fo) if fo is not None else None
-    gemm = _gemm_time(ctx, rows)
-    traced = _per_step(ctx, fo, rows) / len(active) if fo is not None else None
+    coverage = _coverage(ctx, rows)
+    traced = _per_step(ctx, fo) / len(active) if fo is not None else None
     dtype = _dtype(ctx, fo, rows)
     peak = devices.peak_flops(info.name, info.compute_capability, dtype, sm_count=info.sm_count,
                               clock_hz=info.clock_hz) if dtype is not None else None
@@ -54,13 +57,13 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     out = Flops(step_ms=step_ms, user_flops_per_step=user, dtype=devices.PRECISIONS[dtype] if dtype is not None else None,
                 peak_flops=peak.value if peak else None, peak_source=peak.source if peak else None,
                 memory_bandwidth=bw.value if bw else None, bandwidth_source=bw.source if bw else None,
-                coverage=gemm.coverage, note=ctx.trace.flops_note)
-    usable = traced is not None and traced > 0 and (gemm.coverage is None or gemm.coverage >= T("flops.min_coverage"))
+                coverage=coverage, note=ctx.trace.flops_note)
+    usable = traced is not None and traced > 0 and (coverage is None or coverage >= T("flops.min_coverage"))
     if fo is not None and fo.source == "hlo" and not traced:
         out.note = ("the capture's HLO gives each module's FLOPs, but no execution of a module with matmul work was "
                     "found in the kept steps (no `<module>:XLA GPU module` host event)")
-    if traced is not None and not usable and gemm.coverage is not None:
-        out.note = (f"the ops whose shapes give FLOPs launch {gemm.coverage:.0%} of the matmul/conv kernel time "
+    if traced is not None and not usable and coverage is not None:
+        out.note = (f"the ops whose shapes give FLOPs launch {coverage:.0%} of the matmul/conv kernel time "
                     f"(under {T('flops.min_coverage'):.0%}): " + (ctx.trace.flops_note or _MISSING_WHY))
     out.trace_flops_per_step = traced if usable else None
     out.flops_per_step, out.source = (user, "user") if user else (out.trace_flops_per_step, fo.source if usable else None)
@@ -81,12 +84,12 @@ _MISSING_WHY = ("other matmul/conv kernels are launched by ops the trace gives n
 
 # ---------------------------------------------------------------------------------------------- kernels per row
 
+@dataclass
 class _RowKernels:
     """Per active GPU: the FLOP row of each device event (-1 none), and which events are matmul/conv kernels."""
 
-    def __init__(self) -> None:
-        self.row: dict[int, np.ndarray] = {}
-        self.gemm: dict[int, np.ndarray] = {}
+    row: dict[int, np.ndarray] = field(default_factory=dict)
+    gemm: dict[int, np.ndarray] = field(default_factory=dict)
 
 
 def _row_kernels(ctx: Context, fo: FlopOps) -> _RowKernels:
@@ -127,30 +130,23 @@ def _gemm_names(d) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
     return per_name[d.name]
 
 
-@dataclass
-class _Gemm:
-    coverage: float | None = None
-
-
-def _gemm_time(ctx: Context, rows: _RowKernels | None) -> _Gemm:
-    """Matmul/conv kernel time in kept steps, and the share launched by rows with known FLOPs (PyTorch only:
-    an XLA module's FLOPs are the whole program's, whatever its kernels are called)."""
-    out = _Gemm()
+def _coverage(ctx: Context, rows: _RowKernels | None) -> float | None:
+    """The share of matmul/conv kernel time in kept steps launched by rows with known FLOPs (PyTorch only: an XLA
+    module's FLOPs are the whole program's, whatever its kernels are called); None where it does not apply."""
     if rows is None or ctx.trace.flop_ops.source != "trace shapes":
-        return out
+        return None
     total = known = 0.0
     for g in ctx.active:
         d, m = g.d, rows.gemm[g.d.gpu]
         dur = (d.end - d.start).astype(np.float64)
         total += float(dur[m].sum())
         known += float(dur[m & (rows.row[d.gpu] >= 0)].sum())
-    out.coverage = known / total if total else None
-    return out
+    return known / total if total else None
 
 
 # ---------------------------------------------------------------------------------------------- per step
 
-def _per_step(ctx: Context, fo: FlopOps, rows: _RowKernels) -> float:
+def _per_step(ctx: Context, fo: FlopOps) -> float:
     """FLOPs per kept step, host-wide: each op call once in the step its host event starts in (PyTorch); each
     module's FLOPs times its executions in kept steps (XLA)."""
     n = ctx.steps.count

@@ -11,6 +11,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices, frameworks, rules
 from tb_gpu_advisor.common.fmt import pct as _pct
+from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations
 from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, StepRow, Table
 from tb_gpu_advisor.rules.headline import grade_card
@@ -75,8 +76,7 @@ def mfu_card(m: HostMetrics) -> Metric:
         detail["not_available"] = why
         return Metric("mfu", "Model FLOPs utilisation", None, "share", "n/a", "higher", meaning=why,
                       detail={k: v for k, v in detail.items() if v is not None})
-    how = {"trace shapes": "FLOPs from the traced ops' shapes", "hlo": "FLOPs from the compiled XLA programs",
-           "user": "the model FLOPs given with --model-flops-per-step"}.get(f.source or "", "")
+    how = SOURCE_WORDS.get(f.source or "", "")
     return Metric("mfu", "Model FLOPs utilisation", json_float(f.mfu), "share", _pct(f.mfu), "higher",
                   meaning=f"FLOPs per step / (step time x the GPU's dense {f.dtype} peak); {how}",
                   detail={k: v for k, v in detail.items() if v is not None})

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Sequence
 
 from tb_gpu_advisor.common.fmt import ms, pct
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
 from tb_gpu_advisor.report.verdict import failed_hosts, verdict
 
@@ -331,8 +332,7 @@ def flop_count(x: float) -> str:
 
 def mfu_note(d: dict) -> str:
     """The MFU card's numbers in words: FLOPs per step, the rate reached and the peak it is a share of."""
-    src = {"trace shapes": "FLOPs from the traced ops' shapes", "hlo": "FLOPs from the compiled XLA programs",
-           "user": "model FLOPs from --model-flops-per-step"}.get(d.get("source") or "", "")
+    src = SOURCE_WORDS.get(d.get("source") or "", "")
     out = (f"{flop_count(d['flops_per_step'])} per step and GPU at {_num(d.get('tflops_per_s'), 1)} TFLOP/s of "
            f"the {d.get('dtype')} dense peak {d['peak_flops'] / 1e12:.0f} TFLOP/s ({src})")
     if d.get("hfu") is not None:

@@ -50,6 +50,12 @@ class XPlaneLayout:
             groups.setdefault((run, f.rel[-2], f.folder), []).append(host)
         return groups
 
+    def maybe(self, rel: tuple[str, ...]) -> bool:
+        return False  # an XSpace is known by its name and place only
+
+    def sniff(self, path: str) -> str | None:
+        return "not an XPlane file name"
+
     def locate(self, path: str) -> Located | None:
         if not path.endswith(HOST_SUFFIX):
             return None

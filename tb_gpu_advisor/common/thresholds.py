@@ -257,6 +257,24 @@ _TABLE: tuple[Threshold, ...] = (
        "separates steps (no step markers)"),
     _t("steps.cluster_min_gap_ms", 1.0, "ms", "Advisor: kernel-to-kernel idle inside a step is microseconds",
        "shortest idle gap that separates steps in GPU busy clusters"),
+    # ---- the job stage (job/) -----------------------------------------------------
+    _t("job.one_time_launch_ms", 1.0, "ms", "Advisor: a kernel launch takes microseconds (real H100 and MI300X traces: "
+       "median 4-9 us); one of milliseconds with the GPU idle is a first launch loading its module (lazy loading)",
+       "a launch at least this long (and job.one_time_launch_factor x the median) with the GPU idle is a one-time cost"),
+    _t("job.one_time_launch_factor", 100.0, "ratio", "Advisor: two orders of magnitude above the capture's median launch",
+       "a one-time launch is this many times the median launch at least"),
+    _t("job.one_time_launch_share", 0.5, "share", "Advisor: cold captures hold most of their launch time in a few "
+       "launches (99% in 18 launches on a real cold forward pass); one slow launch among thousands is noise",
+       "slow launches count as one-time costs only when they hold at least this share of all launch time"),
+    _t("job.one_time_call_ms", 0.1, "ms", "Advisor: library handle creation and module loading take 0.1 ms to seconds",
+       "start-up and compilation calls at least this long count as one-time costs"),
+    _t("job.warmup_share", 0.25, "share", "Advisor: when a quarter of the window is one-time costs, the capture "
+       "describes the start-up, not the steady state", "one-time costs above this share of the capture: phase warm-up"),
+    _t("job.one_time_min_share", 0.02, "share", "Advisor: below 2% of the window one-time costs change no number",
+       "one-time costs above this share (and below job.warmup_share): phase mixed"),
+    _t("job.span_step_coverage", 0.5, "share", "Advisor: a repeated span that launches at least half the GPU work is "
+       "the program's step (the rest is set-up, logging, evaluation)",
+       "a span name is a step source when its instances enclose this share of all launches"),
     # ---- comparing two captures (diff.py) ---------------------------------------
     _t("diff.noise_z", 2.0, "ratio", "Advisor: two standard errors of the difference of the mean step times "
        "(Welch, from each run's per-step spread): about 95% of same-code pairs stay inside",

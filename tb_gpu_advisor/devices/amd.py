@@ -44,6 +44,12 @@ WORDS = (("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core")
 SYNC_CALLS = ("hipStreamSynchronize", "hipDeviceSynchronize", "hipEventSynchronize")
 BLOCKING_CALLS = SYNC_CALLS + ("hipMemcpy", "hipMemset")
 GRAPH_LAUNCH_CALLS = ("hipGraphLaunch",)
+#: HIP's kernel launches (a first launch also loads its code object) and its one-time calls (code objects, library
+#: handles of rocBLAS, hipBLASLt and MIOpen, graph instantiation).
+LAUNCH_CALLS = ("hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel",
+                "hipLaunchCooperativeKernel")
+INIT_CALLS = ("hipModuleLoad", "hipModuleGetFunction", "rocblas_create_handle", "hipblasCreate", "hipblasLtCreate",
+              "miopenCreate", "hipGraphInstantiate", "hipInit")
 
 
 def is_device(name: str | None) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from tb_gpu_advisor.devices import collectives
 from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL, KIND_OTHER_COPY,
                                           P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head)
 
@@ -78,7 +79,6 @@ _FP8 = re.compile(r"fp8|e4m3|e5m2", re.I)
 _TF32 = re.compile(r"tf32", re.I)
 _FP64 = re.compile(r"\bdouble\b|dgemm|fp64|f64", re.I)
 
-_COLLECTIVE = re.compile(r"^nccl|nccl|allreduce|all_reduce|reducescatter|reduce_scatter|allgather|all_gather|alltoall|collective-permute", re.I)
 
 _TC_RE = re.compile("|".join(re.escape(p) for p in TENSOR_CORE_PATTERNS), re.I)
 
@@ -160,12 +160,12 @@ def kind_one(name: str) -> int:
     direction = copy_direction(n)
     if direction is not None:
         return _COPY_KIND[direction]
-    return KIND_COLLECTIVE if _COLLECTIVE.search(_copy_name(n)) else KIND_KERNEL
+    return KIND_COLLECTIVE if collectives.is_collective(_copy_name(n)) else KIND_KERNEL
 
 
 def collective_one(name: str) -> bool:
-    """A collective (NCCL) kernel."""
-    return bool(_COLLECTIVE.search(head(name)))
+    """A collective kernel of any communication library (``devices/collectives.py``)."""
+    return collectives.is_collective(name)
 
 
 #: Collective types, as nccl-tests name them; the kernel-name spellings of each: NCCL < 2.19
@@ -193,7 +193,8 @@ def collective_type_one(name: str) -> str | None:
     for t, rx in _COLLECTIVE_TYPE:
         if rx.search(n):
             return t
-    return None
+    fam = collectives.family(n)
+    return fam.type if fam is not None else None
 
 
 def copy_direction(name: str) -> str | None:
@@ -241,7 +242,7 @@ def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by name (Tensor-Core-eligible work)."""
     name = head(name)
     gemm = bool(_GEMM_KERNEL.search(name)) or _cudnn_attention(name.lower())
-    return gemm and not _COLLECTIVE.search(name)
+    return gemm and not collectives.is_collective(name)
 
 
 #: CUDA runtime and driver calls that block the host until the GPU (a stream, an event, the device) is done.
@@ -253,6 +254,16 @@ def is_sync_call(name: str) -> bool:
     """A host call that waits for the GPU: while inside it, the host is not what the GPU waits for."""
     return name.startswith(SYNC_CALLS)
 
+
+#: Runtime and driver calls that launch one kernel: a call of milliseconds here is no launch cost but a one-time one
+#: (CUDA's lazy module loading runs inside the first launch of each kernel; ``CUDA_MODULE_LOADING=LAZY`` is the
+#: default since CUDA 11.7).
+LAUNCH_CALLS = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchCooperativeKernel", "cuLaunchCooperativeKernel",
+                "cudaLaunchKernelExC", "cuLaunchKernelEx")
+#: Calls that only a process's first work makes: loading modules, creating library handles (cuBLAS, cuBLASLt, cuDNN),
+#: building a CUDA graph.  ``cudaGetDeviceProperties``-style queries are cheap and left out.
+INIT_CALLS = ("cuModuleLoad", "cudaModuleLoad", "cuLibraryLoad", "cuModuleGetFunction", "cudnnCreate", "cublasCreate",
+              "cublasLtCreate", "cudaGraphInstantiate", "cuGraphInstantiate", "cuInit", "cudaFuncGetAttributes")
 
 #: Runtime and driver calls that replay a CUDA graph (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graphs``).
 GRAPH_LAUNCH_CALLS = ("cudaGraphLaunch", "cuGraphLaunch")

@@ -245,6 +245,21 @@ FIXES = {
                                         CAPTURE),),
 }
 
+#: Ops only training runs: the gradient tape's ops, graph-mode gradients, the optimizers' update ops.
+_TRAINING = re.compile(r"gradient_tape/|(^|/)gradients/|ResourceApply|Apply(Adam|GradientDescent|Momentum|RMSProp|Adagrad)|"
+                       r"(^|/)(Adam|AdamW|AdamWeightDecay|SGD|LAMB)/")
+#: XLA compiling a cluster (``jit_compile=True`` or auto-clustering): one-time.
+_COMPILING = ("XlaCompile", "_XlaCompile", "XlaCompileOnDemand")
+
+
+def is_training_event(name: str) -> bool:
+    return bool(_TRAINING.search(name))
+
+
+def is_compile_event(name: str) -> bool:
+    return name.startswith(_COMPILING)
+
+
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
     host_op_event=is_tf_op_event, background_line=is_background_line,
@@ -264,4 +279,5 @@ FRAMEWORK = Framework(
     not_host_work=is_bookkeeping,
     capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
+    training_event=is_training_event, compile_event=is_compile_event,
 )

@@ -14,6 +14,7 @@ from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, sorted_unique, subtract_intervals,
                                           union_intervals)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
+from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.steps.detect import Steps
 
 PS_PER_MS = 1e9
@@ -70,6 +71,15 @@ class Context:
     dispatch_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
     #: the host blocked inside runtime calls (syncs, copies): waiting, never host work; (starts, ends)
     blocked_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
+    #: what the capture is (``job/``): its kind, phase and one-time costs; None for a bare reading
+    job: Job | None = None
+
+    @property
+    def one_time_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The host inside one-time costs (module loading, library start-up, compilation): disjoint (starts, ends)."""
+        if self.job is None or not self.job.phase.start.size:
+            return None
+        return self.job.phase.spans()
 
     def _flag(self, bit: int) -> np.ndarray:
         return (self.host_flags & np.uint8(bit)) != 0
@@ -244,7 +254,7 @@ def _enclosing_any(h: HostEvents, mask_outer: np.ndarray, mask_inner: np.ndarray
 
 
 def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,
-                  options: UserOptions | None = None) -> Context:
+                  options: UserOptions | None = None, job: Job | None = None) -> Context:
     """The shared context of one host: each device event's launch and step, the host's roles; ``options`` (the
     user's settings) ride along for the metrics that need them.
 
@@ -320,7 +330,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
                         _DISPATCH_CALL: outer, _EAGER_OP: eager_ops}, len(h))
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=(d_s, d_e),
-                   blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)))
+                   blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)), job=job)
 
 
 def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray, calls: np.ndarray) -> np.ndarray:

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.steps.detect import StepDetection
 
 #: Non-overlapping step-time categories, in the order the UI shows them.  At
@@ -40,6 +41,7 @@ BREAKDOWN_CATEGORIES: tuple[str, ...] = (
     "memcpy_d2h",
     "memcpy_d2d",
     "collectives",
+    "startup",
     "other",
 )
 
@@ -80,6 +82,8 @@ class Breakdown:
     launch_wait: GPU idle while a launch for that GPU's next kernel is still
       being issued (see docs/metrics.md "idle waiting for launch").
     host_compute: GPU idle, some other host op/event running.
+    startup: GPU idle while the host is inside a one-time cost (module loading in a first launch, library
+      start-up, compilation: ``job.phase``); a cold capture's, never the steady state's.
     other: GPU idle, nothing attributable on the host.
     """
 
@@ -91,6 +95,7 @@ class Breakdown:
     memcpy_d2h: float = 0.0
     memcpy_d2d: float = 0.0
     collectives: float = 0.0
+    startup: float = 0.0
     other: float = 0.0
 
     def total(self) -> float:
@@ -617,6 +622,8 @@ class HostMetrics:
     flops: Flops = field(default_factory=Flops)
     #: fixes the trace shows in use (``Framework.applied_markers``): evidence id -> what shows it, in words
     applied: dict[str, str] = field(default_factory=dict)
+    #: what the capture is: the kind of work, its phase, its version (``job/``); None for a bare reading
+    job: Job | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

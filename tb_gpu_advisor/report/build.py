@@ -219,7 +219,8 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
                  "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes, "applied": dict(m.applied),
                  "time_base": cap.time_base},
         steps={"source": det.source, "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
-               "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},
+               "confidence": det.confidence, "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},
+        job=_job(m),
         headline=headline_cards(m, findings),
         breakdown_ms={k: json_float(v, 6) for k, v in m.breakdown.as_dict().items()},
         step_rows=steps_rows, gpus=gpus, kernels=_kernel_table(m), ops=_op_table(m), memcpy=_memcpy_table(m),
@@ -228,6 +229,37 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
         communication=_communication_table(m), expected_allreduce_ms=json_float(m.multi_gpu.expected_allreduce_ms, 6),
         roofline=_roofline_table(m),
     )
+
+
+def _job(m: HostMetrics) -> dict:
+    """The report's ``job`` block: the job stage's answer, how sure the steps are, and the line that says it."""
+    if m.job is None:
+        return {}
+    out = {**m.job.as_dict(), "step_source": m.steps.source, "step_confidence": m.steps.confidence}
+    out["summary"] = job_line(out)
+    return out
+
+
+#: How each kind of work reads in the report's job line.
+_KIND_WORDS = {"training": "training steps", "inference": "inference (forward passes)", "serving": "a serving engine",
+               "no_gpu": "no GPU work", "unknown": "GPU work of an unknown kind"}
+
+
+def job_line(job: dict) -> str:
+    """One host's job in words: what the capture is, how sure, its phase and its steps' source."""
+    if not job:
+        return ""
+    kind = _KIND_WORDS.get(job.get("kind") or "", job.get("kind") or "")
+    if job.get("engine"):
+        kind += f" ({job['engine']})"
+    bits = [f"Job: {kind} [{job.get('kind_confidence', '?')} confidence: {job.get('kind_evidence', '')}]"]
+    if job.get("phase") and job["phase"] != "steady":
+        bits.append(f"phase {job['phase']} ({100 * (job.get('one_time_share') or 0):.0f}% of the window in one-time costs)")
+    if job.get("version"):
+        bits.append(f"written by {job['version']}")
+    if job.get("step_confidence") and job["step_confidence"] != "high":
+        bits.append(f"steps from {job.get('step_source')} ({job['step_confidence']} confidence)")
+    return "; ".join(bits) + "."
 
 
 def _communication_table(m: HostMetrics) -> Table | None:

@@ -161,7 +161,7 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
     bad input is never reported as "no problems") and no finding is a warning or critical."""
     ok = [h for h in host_reports if h.error is None]
     job = job_view(host_reports, UserOptions.of(options))
-    job_findings = rules.evaluate_job(job) if len(job.ranks) > 1 else []
+    job_findings = rules.evaluate_job(job) if job.ranks else []
     findings = rules.rank(_drop_explained(merge_findings(host_reports), job_findings) + job_findings)
     mark_overlaps(findings)
     headline: list[Metric] = []

@@ -82,6 +82,18 @@ def _scope(f: Finding) -> str:
     return " · ".join(parts)
 
 
+def job_lines(report: Report) -> list[str]:
+    """The job line of each host, once per distinct line (the ranks of one job say the same)."""
+    seen: dict[str, list[str]] = {}
+    for h in report.hosts:
+        line = (getattr(h, "job", None) or {}).get("summary") or ""
+        if line:
+            seen.setdefault(line, []).append(h.host)
+    if len(seen) == 1:
+        return list(seen)
+    return [f"{', '.join(hosts[:3])}{'…' if len(hosts) > 3 else ''}: {line}" for line, hosts in seen.items()]
+
+
 def _step_info(report: Report) -> str:
     bits = [f"{len(report.hosts)} host{'s' if len(report.hosts) != 1 else ''}"]
     steps = [h.steps.get("count") for h in report.hosts if h.steps.get("count") is not None]
@@ -181,6 +193,8 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     out.append(f"GPU Advisor — run {report.run!r}, session {report.session!r} ({_step_info(report)})")
     out.append("=" * min(WIDTH, len(out[0])))
     shown, cut = shown_findings(report, top)
+    for line in job_lines(report):
+        out.extend(textwrap.wrap(line, WIDTH, subsequent_indent="  "))
     out.append(f"FINDINGS: {verdict(report)}")
     ach = achievable_text(report)
     if ach:
@@ -441,6 +455,8 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
     out: list[str] = [f"## GPU Advisor: run {md_code(report.run)}, session {md_code(report.session)}", ""]
     out.append(f"**{md_inline(verdict(report))}** · {md_inline(_step_info(report))}")
     out.append("")
+    for line in job_lines(report):
+        out += [md_inline(line), ""]
     if achievable_text(report):
         out += [md_inline(achievable_text(report)), ""]
     for h in failed_hosts(report):

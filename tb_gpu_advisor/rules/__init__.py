@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 #: ranking ties, ``docs/rules.md``, card owners and the corpus's truth tables derive from it and from the registry.
 #: On equal savings the cause ranks above its symptom (misaligned dims / fp32 explain why Tensor Cores are unused).
 RULE_IDS: tuple[str, ...] = (
+    "cold_start",  # Q&A: one-time costs first -- they distort every number after them
     "input_bound",  # §1.1
     "step_gaps",  # §1.2.1
     "host_sync",  # §1.2.1
@@ -110,13 +111,18 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     return rank(out)
 
 
+#: Job-scope rules that also speak of a single rank: what its own trace shows (its exposed collectives).  The others
+#: compare ranks and need two.
+ONE_RANK_RULES = ("comm_exposed",)
+
+
 def evaluate_job(job: JobView) -> list[Finding]:
     """The job-scope rules over every rank of a session (``metrics.job``); never raises (a failing check is logged
-    and skipped: the host reports stand on their own)."""
+    and skipped: the host reports stand on their own).  With one rank, only :data:`ONE_RANK_RULES`."""
     out: list[Finding] = []
     for rid in RULE_IDS:
         r = REGISTRY[rid]
-        if r.scope != "job":
+        if r.scope != "job" or (len(job.ranks) < 2 and rid not in ONE_RANK_RULES):
             continue
         try:
             out.extend(r.check(job) or [])

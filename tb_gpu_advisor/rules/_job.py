@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor.job import adapt
 from tb_gpu_advisor.metrics.job import JobView, RankRow, med
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table
 from tb_gpu_advisor.rules.registry import REGISTRY
@@ -45,12 +46,17 @@ def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metr
     )
 
 
+def _framework(job: JobView) -> frameworks.Framework:
+    """The job's framework, talking to the job (a serving engine, an old version) as the host rules do."""
+    return adapt(frameworks.get(job.framework), job.tags, job.engine)
+
+
 def fixes(job: JobView, key: str, **fmt: object) -> list[Action]:
-    return frameworks.get(job.framework).fix(key, **fmt)
+    return _framework(job).fix(key, **fmt)
 
 
 def fixes_for(job: JobView, key: str, variants: Sequence[str]) -> list[Action]:
-    return frameworks.get(job.framework).fixes_for(key, variants)
+    return _framework(job).fixes_for(key, variants)
 
 
 def slow_node(job: JobView) -> tuple[str, float, float, float] | None:

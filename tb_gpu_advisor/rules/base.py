@@ -284,8 +284,10 @@ def _not_applied(ctx: Ctx, actions: Sequence[Action]) -> tuple[list[Action], lis
 
 
 def framework(m: HostMetrics) -> Framework:
-    """The capture's framework (``capture.framework``): its fixes, labels and what does not apply to it."""
-    return frameworks.get(m.capture.framework)
+    """The capture's framework (``capture.framework``): its fixes, labels and what does not apply to it, written for
+    the job the capture holds (``job/``: a forward pass, a serving engine, a cold start, an old version)."""
+    fw = frameworks.get(m.capture.framework)
+    return m.job.framework(fw) if m.job is not None else fw
 
 
 def kernels_per_step(m: HostMetrics, ctx: Ctx) -> float | None:

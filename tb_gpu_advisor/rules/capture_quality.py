@@ -25,20 +25,25 @@ def check(m: HostMetrics) -> list[Finding]:
             ctx, ID, "warning",
             f"No GPU kernel or copy in this capture ({len(m.gpus)} GPU planes, {c.num_events:,} events): the guide's "
             f"GPU checks were skipped. Was the GPU visible to {ctx.fw.label('gpu_user')}, and did the profiled window include "
-            f"training steps?",
+            f"the GPU work (training steps, forward passes, engine steps)?",
             title="No GPU activity in the capture",
             metric=value_metric("active_gpus", "GPUs with activity", 0, "count", "0", severity="warning",
                                 good_direction="higher"),
             actions=ctx.fw.fix(f"{ID}:no_gpu"),
         ))
+    job = m.job
+    passes = job is not None and job.kind.kind in ("inference", "serving") and job.kind.confidence != "low"
     if s.source == "whole_capture" or s.count < T("capture.min_steps"):
         why = s.note or ("no step markers found" if s.source == "whole_capture" else "")
+        unit = {"serving": "engine step", "inference": "forward pass"}.get(job.kind.kind if passes else "", "step")
+        guess = (f" The steps themselves are a guess ({s.source}, {s.confidence} confidence): every per-step number "
+                 "rests on it." if s.confidence == "low" else "")
         out.append(finding(
-            ctx, ID, "warning",
-            f"Only {s.count} complete steps were kept ({s.found} found, step source '{s.source}'"
-            f"{'; ' + why if why else ''}); at least {T('capture.min_steps'):g} steady-state steps make averages "
-            f"trustworthy.",
-            title="Too few steps in the capture",
+            ctx, ID, "info" if passes and s.confidence != "low" else "warning",
+            f"Only {_n(s.count, unit)} {'was' if s.count == 1 else 'were'} kept ({s.found} found, step source "
+            f"'{s.source}'{'; ' + why if why else ''}); at least {T('capture.min_steps'):g} steady-state "
+            f"{_plural(unit)} make averages trustworthy.{guess}",
+            title=f"Too few {_plural(unit)} in the capture",
             metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
                                 severity="warning", good_direction="higher"),
             actions=ctx.fw.fix(f"{ID}:few_steps"),
@@ -67,6 +72,14 @@ def check(m: HostMetrics) -> list[Finding]:
         for i, f in enumerate(out[1:], 1):
             f.id = f"{f.id}#{f.metric.id if f.metric else i}"
     return out
+
+
+def _plural(unit: str) -> str:
+    return unit + ("es" if unit.endswith("ss") else "s")
+
+
+def _n(k: int, unit: str) -> str:
+    return f"{k} {unit}" if k == 1 else f"{k} {_plural(unit)}"
 
 
 def _note(ctx, summary: str, title: str, metric: tuple, actions: list):

@@ -9,6 +9,7 @@ export const CATEGORIES = [
   ["memcpy_d2h", "Copy device→host"],
   ["memcpy_d2d", "Copy device→device"],
   ["collectives", "Collectives (AllReduce…)"],
+  ["startup", "One-time start-up"],
   ["other", "Other / idle"],
 ];
 

@@ -257,6 +257,13 @@ _TABLE: tuple[Threshold, ...] = (
        "separates steps (no step markers)"),
     _t("steps.cluster_min_gap_ms", 1.0, "ms", "Advisor: kernel-to-kernel idle inside a step is microseconds",
        "shortest idle gap that separates steps in GPU busy clusters"),
+    # ---- physics ------------------------------------------------------------------
+    _t("physics.vector_peak_factor", 2.2, "ratio", "Advisor, from the architecture documents: packed 16-bit vector "
+       "math runs at most 2x the fp32 vector rate (Hopper fp16 non-tensor 133.8 vs fp32 66.9 TFLOP/s); 10% margin",
+       "a kernel whose FLOP rate exceeds this many times its GPU's fp32 peak ran on the matrix units, whatever its name"),
+    _t("flops.max_peak_share", 1.05, "ratio", "physics: no kernel beats its GPU's dense peak (5% for clocks above "
+       "the datasheet's boost)", "a GEMM shape whose FLOPs over its kernels' time exceed this share of the peak has "
+       "kernels missing from its time: it is left out of the rooflines"),
     # ---- the job stage (job/) -----------------------------------------------------
     _t("job.one_time_launch_ms", 1.0, "ms", "Advisor: a kernel launch takes microseconds (real H100 and MI300X traces: "
        "median 4-9 us); one of milliseconds with the GPU idle is a first launch loading its module (lazy loading)",

@@ -23,7 +23,7 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "device_kind",
            "gemm_kernel", "gemm_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "is_init_call", "is_launch_call", "is_sync_call", "kernel_class", "kind_one", "memory_bandwidth", "not_gemm_one", "peak_flops", "precision", "precision_one",
-           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH"]
+           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH"]
 
 #: The vendors whose names are known, in the order they are asked.
 VENDORS = (nvidia, amd)
@@ -50,6 +50,13 @@ def vendor(gpu_name: str | None):  # noqa: ANN201 - a vendor module
     return amd if amd.is_device(gpu_name) else nvidia
 
 
+def vendor_of(gpu_names: list[str]):  # noqa: ANN201 - a vendor module
+    """The vendor of a host's or job's GPUs: AMD when every named GPU is AMD's, else NVIDIA.  Rules ask it for its
+    words (``TERMS``) and its own fixes (``FIXES``)."""
+    named = [n for n in gpu_names if n]
+    return amd if named and all(amd.is_device(n) for n in named) else nvidia
+
+
 def arch_label(gpu_name: str | None, cc: str | None) -> str | None:
     """How a GPU's architecture reads: NVIDIA's compute capability (``9.0``), AMD's GFX name (``gfx942``)."""
     if amd.is_device(gpu_name):
@@ -59,8 +66,7 @@ def arch_label(gpu_name: str | None, cc: str | None) -> str | None:
 
 def words(gpu_names: list[str], text: str) -> str:
     """``text`` in the words of the vendor of ``gpu_names`` (AMD when every named GPU is AMD's)."""
-    named = [n for n in gpu_names if n]
-    return amd.words(text) if named and all(amd.is_device(n) for n in named) else text
+    return amd.words(text) if vendor_of(gpu_names) is amd else text
 not_gemm_one = nvidia.not_gemm_one
 copy_direction = nvidia.copy_direction
 

@@ -11,10 +11,25 @@ import re
 from functools import lru_cache
 
 from tb_gpu_advisor.devices import collectives
+from tb_gpu_advisor.model.schema import Action
 from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL, KIND_OTHER_COPY,
                                           P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head)
 
 VENDOR = "NVIDIA"
+
+#: How NVIDIA's users name things: a rule asks its vendor for these (``devices.vendor_of(...).TERMS[key]``), never
+#: spells one vendor's word for another's GPU.
+TERMS = {
+    "matrix_units": "Tensor Cores",
+    "matrix_unit": "Tensor Core",
+    "fp32_on_matrix_units": "already on TF32 Tensor Cores",
+    "conv_library": "cuDNN",
+    "collective_library": "NCCL",
+    "graphs": "CUDA graphs",
+    "gpu_link": "NVLink",
+    "conv_padding": "cuDNN >= 7.6.3 pads convolutions automatically, dense layers are not padded",
+    "tc_kernel_names": "an h884/h1688/s16816/xmma-style Tensor Core kernel",
+}
 
 #: Tensor Core kernel name fragments.  The first block is the stock tool's list
 #: (xprof gpu_utils.cc, pre-Hopper); the second block adds what it misses.
@@ -306,6 +321,27 @@ NVLINK_BANDWIDTH = {
     9: (450e9, "NVLink 4 on H100 (~450 GB/s per direction per GPU)"),
     10: (900e9, "NVLink 5 on B200 (~900 GB/s per direction per GPU)"),
 }
+
+
+def _fixes() -> dict[str, Action]:
+    return {
+        "topology": Action(text="Check the interconnect between the GPUs (NVLink vs PCIe) and that NCCL uses it.",
+                           snippet="nvidia-smi topo -m", snippet_lang="shell"),
+        "transport": Action(text="Check which transport NCCL picked between the GPUs (NVLink / InfiniBand / sockets) "
+                                 "and why: its log names the channels, rings and the network plugin.",
+                            snippet="export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET   # then look for 'via NET/Socket' "
+                                    "or 'P2P/IPC'", snippet_lang="shell"),
+        "network": Action(text="Between hosts: one NIC per GPU (NCCL_IB_HCA), GPUDirect RDMA enabled, no TCP fallback; "
+                               "within a host: the GPUs on NVLink rather than PCIe.",
+                          snippet="nvidia-smi topo -m", snippet_lang="shell"),
+        "clocks": Action(text="Look at the node itself: GPU clocks and throttle reasons (thermal, power), and other "
+                              "processes on it.", snippet="nvidia-smi -q -d PERFORMANCE,CLOCK,TEMPERATURE",
+                         snippet_lang="shell"),
+    }
+
+
+#: The vendor's own fixes, by key (a rule asks ``devices.vendor_of(...).FIXES[key]``).
+FIXES = _fixes()
 
 
 def link_bandwidth(cc_major: int | None) -> tuple[float, str] | None:

@@ -80,6 +80,8 @@ class Framework:
     training_event: NamePredicate = never
     #: host events of compiling the program: a one-time cost, never the steady state's (the job stage's phase)
     compile_event: NamePredicate = never
+    #: capture advice for a kind of job (``inference``, ``serving``, ``cold``): replaces ``capture_snippet`` for it
+    job_captures: Mapping[str, str] = field(default_factory=dict)
     #: a call of the user's model (PyTorch: an ``nn.Module`` call, from ``with_stack`` or ``with_modules``): a step
     #: holds whole model calls, so a span repeated inside one model call is the model's own structure (its layers)
     model_call: NamePredicate = never
@@ -118,7 +120,7 @@ class Framework:
             rules = {fix_rule(k) for k in mine}
             fixes = {k: v for k, v in fixes.items() if fix_rule(k) not in rules}
             fixes.update(mine)
-            snippet = self.labels.get(f"capture@{tag}", snippet)
+            snippet = self.job_captures.get(tag, snippet)
         fixes = {k: v for k, v in fixes.items() if "@" not in k}
         return replace(self, fixes=fixes, capture_snippet=snippet)
 

@@ -497,8 +497,8 @@ FRAMEWORK = Framework(
             "compiler": "torch.compile",
             "step_gaps:host_work": "host work between steps (Python, .item() and other syncs)",
             "step_gaps:launch": "the host launching kernels",
-            "title:xla_not_used": "torch.compile is off: chains of element-wise kernels could be fused",
-            "capture@inference": CAPTURE_INFERENCE, "capture@serving": CAPTURE_SERVING, "capture@cold": CAPTURE_COLD},
+            "title:xla_not_used": "torch.compile is off: chains of element-wise kernels could be fused"},
+    job_captures={"inference": CAPTURE_INFERENCE, "serving": CAPTURE_SERVING, "cold": CAPTURE_COLD},
     not_applicable={"host_op_share": "PyTorch places each op on the device of its tensors: there is no op placement "
                                      "to check (syncs such as .item() are the host-sync check's)",
                     "eager_execution": "PyTorch runs eagerly by default: the cost of launching op by op is reported "

@@ -10,7 +10,7 @@ from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import Framework
+from tb_gpu_advisor.frameworks import Framework, xla
 from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, sorted_unique, subtract_intervals,
                                           union_intervals)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
@@ -319,6 +319,9 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
         # op type hint: kernels of ops whose name says fp16/bf16 are not inferred (kept by name/shape only)
         g.name_prec = prec
         g.tc = devices.tensor_core(names)[d.name] if len(d) else np.zeros(0, bool)
+        fast = _matrix_by_rate(trace, d)
+        if fast is not None:
+            g.tc |= fast
     for g in gpus:
         _own_host(g, trace, h, fw, dispatch, marker_windows is not None)
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
@@ -331,6 +334,36 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=(d_s, d_e),
                    blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)), job=job)
+
+
+def _matrix_by_rate(trace: Trace, d: DeviceEvents) -> np.ndarray | None:
+    """Bool per device event: the kernel ran faster than any vector unit of its GPU can, so on its matrix units.
+
+    Physics, not names: a kernel's FLOPs over its time above ``physics.vector_peak_factor`` x the GPU's fp32 peak
+    (packed 16-bit vector math reaches 2x at most) cannot have run on vector units, whatever it is called -- an XLA
+    Triton GEMM fusion on an MI355X at 600-880 TFLOP/s names no library.  FLOPs come from the HLO rows of the kernels'
+    own instructions (``hlo_op``); None where the capture gives no such rows or the GPU's peak is unknown."""
+    fo = trace.flop_ops
+    if fo is None or fo.source != "hlo" or not len(d) or not d.op_text or not fo.module:
+        return None
+    info = d.info
+    vec = devices.peak_flops(info.name, info.compute_capability, devices.P_FP32, sm_count=info.sm_count,
+                             clock_hz=info.clock_hz)
+    if vec is None:
+        return None
+    by_op = {f"{m}/{o}": i for i, (m, o) in enumerate(zip(fo.module, fo.op_name))}
+    per_text = np.array([by_op.get(xla.module_op(t), -1) for t in d.op_text], np.int64)
+    idx = np.flatnonzero((d.op_idx >= 0) & (d.kind == devices.KIND_KERNEL))
+    row = per_text[d.op_idx[idx]]
+    keep = row >= 0
+    idx, row = idx[keep], row[keep]
+    out = np.zeros(len(d), dtype=bool)
+    if not idx.size:
+        return out
+    secs = (d.end[idx] - d.start[idx]).astype(np.float64) / 1e12
+    rate = np.divide(fo.flops[row], secs, out=np.zeros(idx.size), where=secs > 0)
+    out[idx] = rate > T("physics.vector_peak_factor") * vec.value
+    return out
 
 
 def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray, calls: np.ndarray) -> np.ndarray:

@@ -555,7 +555,10 @@ class Flops:
     #: share of matmul/conv kernel time launched by the ops whose FLOPs are known (PyTorch): below
     #: ``flops.min_coverage`` the FLOPs miss work and MFU is not given
     coverage: float | None = None
-    gemm_ms_per_step: float | None = None  # kernel time of the ops with known FLOPs, per GPU
+    gemm_ms_per_step: float | None = None  # GEMM kernel time of the ops with known FLOPs, per GPU
+    #: the other kernels those ops launched (autocast's casts, bias adds, layout copies), per GPU: memory-bound work
+    #: that is not counted as GEMM time
+    non_gemm_ms_per_step: float | None = None
     gemm_tflops_per_s: float | None = None  # their FLOPs over their kernel time
     #: GEMM time at < ``flops.low_roofline_share`` of its roofline, as a share of gemm_ms_per_step
     below_roofline_share: float | None = None

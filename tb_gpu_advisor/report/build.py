@@ -207,7 +207,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
                        rank=g.rank, collectives={c.type: [json_float(c.calls_per_step, 6), json_float(c.ms_per_step, 6),
                                              json_float(c.exposed_ms_per_step, 6), json_float(c.bytes_per_call),
                                              c.group_size] for c in m.comm.per_gpu.get(g.gpu, [])})
-            for g in m.gpus]
+            for g in _shown_gpus(m)]
     cap = m.capture
     det = m.steps
     return HostReport(
@@ -216,7 +216,8 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
                  "steady_state": cap.steady_state, "step_time_cv": json_float(cap.step_time_cv), "too_short": cap.too_short, "too_long": cap.too_long,
                  "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
                  "framework": cap.framework, "framework_name": frameworks.get(cap.framework).name,
-                 "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes, "applied": dict(m.applied),
+                 "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),
+                 "applied": dict(m.applied),
                  "time_base": cap.time_base},
         steps={"source": det.source, "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
                "confidence": det.confidence, "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},
@@ -229,6 +230,21 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
         communication=_communication_table(m), expected_allreduce_ms=json_float(m.multi_gpu.expected_allreduce_ms, 6),
         roofline=_roofline_table(m),
     )
+
+
+def _shown_gpus(m: HostMetrics) -> list:
+    """The GPUs that ran something in the capture (all of them when none did): a GPU the process could see but never
+    used is no GPU of the job, and a row with a step time would say it ran."""
+    active = [g for g in m.gpus if g.active]
+    return active or list(m.gpus)
+
+
+def _idle_gpus_note(m: HostMetrics) -> list[str]:
+    idle = [g.gpu for g in m.gpus if not g.active]
+    if not idle or len(idle) == len(m.gpus):
+        return []
+    return [f"{len(idle)} more GPU(s) visible to the process ran nothing in the capture and are not listed "
+            f"(GPU {', '.join(map(str, idle[:8]))}{'…' if len(idle) > 8 else ''})"]
 
 
 def _job(m: HostMetrics) -> dict:

@@ -51,6 +51,12 @@ def _framework(job: JobView) -> frameworks.Framework:
     return adapt(frameworks.get(job.framework), job.tags, job.engine)
 
 
+def vendor_fixes(job: JobView, *keys: str) -> list[Action]:
+    """The job's GPU vendor's own fixes (``devices/<vendor>.py`` ``FIXES``): NVIDIA's tools for NVIDIA's GPUs only."""
+    v = devices.vendor_of(job.gpu_names)
+    return [v.FIXES[k] for k in keys]
+
+
 def fixes(job: JobView, key: str, **fmt: object) -> list[Action]:
     return _framework(job).fix(key, **fmt)
 

@@ -42,6 +42,8 @@ class Ctx:
         self.steps: int = int(m.steps.count or 0)
         #: the capture's framework: its fixes, words and finding titles
         self.fw: Framework = framework(m)
+        #: the GPUs' vendor (``devices/nvidia.py``, ``devices/amd.py``): its words (``TERMS``) and own fixes (``FIXES``)
+        self.vendor = devices.vendor_of([g.name for g in m.gpus if g.active])
 
     def words(self, text: str) -> str:
         """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code stays as it is)."""

@@ -246,6 +246,9 @@ _TABLE: tuple[Threshold, ...] = (
     _t("capture.graph_kernel_share", 0.5, "share", "Advisor: when most kernel time runs inside CUDA graphs (XLA command "
        "buffers) the capture has no per-op names for it", "share of kernel time launched inside CUDA graphs above which "
        "the capture-quality note says how to get per-op names"),
+    _t("capture.unseen_share", 0.05, "share", "Advisor: at the stock overview's 'all others' moderate level, time the "
+       "capture cannot explain changes every other number", "share of the step the host waits for GPU work the "
+       "trace does not hold, above which the capture-quality check says so"),
     # ---- step detection (steps.py) ------------------------------------------------
     _t("steps.drop_edges_above", 5.0, "count", "stock overview: with more than 5 steps the first (warm-up) and last "
        "(possibly partial) step are dropped", "steps found above which the first and last are dropped"),
@@ -275,6 +278,10 @@ _TABLE: tuple[Threshold, ...] = (
        "slow launches count as one-time costs only when they hold at least this share of all launch time"),
     _t("job.one_time_call_ms", 0.1, "ms", "Advisor: library handle creation and module loading take 0.1 ms to seconds",
        "start-up and compilation calls at least this long count as one-time costs"),
+    _t("job.one_time_call_repeats", 5.0, "count", "Advisor: a process's context creation, first allocations and first "
+       "streams are slow a few times (real cold A100 capture: 1-5 slow calls a name); a call slow every iteration "
+       "(hipFree with the caching allocator off: hundreds) is steady state", "a runtime call of milliseconds with the "
+       "GPU idle counts as one-time when its name is that slow at most this many times"),
     _t("job.warmup_share", 0.25, "share", "Advisor: when a quarter of the window is one-time costs, the capture "
        "describes the start-up, not the steady state", "one-time costs above this share of the capture: phase warm-up"),
     _t("job.one_time_min_share", 0.02, "share", "Advisor: below 2% of the window one-time costs change no number",

@@ -84,6 +84,7 @@ GRAPH_LAUNCH_CALLS = ("hipGraphLaunch",)
 #: handles of rocBLAS, hipBLASLt and MIOpen, graph instantiation).
 LAUNCH_CALLS = ("hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel",
                 "hipLaunchCooperativeKernel")
+CAPTURE_CALLS = (("hipStreamBeginCapture",), ("hipStreamEndCapture",))
 INIT_CALLS = ("hipModuleLoad", "hipModuleGetFunction", "rocblas_create_handle", "hipblasCreate", "hipblasLtCreate",
               "miopenCreate", "hipGraphInstantiate", "hipInit")
 

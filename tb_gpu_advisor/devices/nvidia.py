@@ -77,6 +77,8 @@ TENSOR_CORE_PATTERNS: dict[str, str] = {
     "nvjet": "cuBLASLt Hopper/Blackwell 'nvjet' GEMM kernels (Tensor Core)",
     "flash_fwd": "FlashAttention kernels (mma.sync/wgmma)",
     "flash_bwd": "FlashAttention backward (mma.sync/wgmma)",
+    "fmha": "fused multi-head attention of cuDNN, TensorRT-LLM and FlashInfer (fmhaSm100*, fmha_v2_*): mma/wgmma/"
+            "tcgen05 on every generation that has them",
 }
 
 #: CUDA-core GEMMs whatever library prefix they carry: SIMT kernels, FFMA (fp32 fused multiply-add) math, and
@@ -279,6 +281,9 @@ LAUNCH_CALLS = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchCooperativeKern
 #: building a CUDA graph.  ``cudaGetDeviceProperties``-style queries are cheap and left out.
 INIT_CALLS = ("cuModuleLoad", "cudaModuleLoad", "cuLibraryLoad", "cuModuleGetFunction", "cudnnCreate", "cublasCreate",
               "cublasLtCreate", "cudaGraphInstantiate", "cuGraphInstantiate", "cuInit", "cudaFuncGetAttributes")
+
+#: Stream capture of a CUDA graph: kernels launched between these record, they do not run (one-time, graph set-up).
+CAPTURE_CALLS = (("cudaStreamBeginCapture", "cuStreamBeginCapture"), ("cudaStreamEndCapture", "cuStreamEndCapture"))
 
 #: Runtime and driver calls that replay a CUDA graph (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graphs``).
 GRAPH_LAUNCH_CALLS = ("cudaGraphLaunch", "cuGraphLaunch")

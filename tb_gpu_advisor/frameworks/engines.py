@@ -29,8 +29,8 @@ class Engine:
     spans: re.Pattern
     #: kernel names only it launches (a regex), or None
     kernels: re.Pattern | None
-    #: the span that marks one engine step (a regex on the span name): the step source
-    step_span: re.Pattern | None
+    #: the spans that mark one engine step, most specific first (regexes on the span name): the step source
+    step_span: tuple[re.Pattern, ...]
     #: how to profile it, as a capture-quality fix
     capture: tuple[Action, ...] = ()
     #: rule id -> its fixes for this engine (they replace the framework's: ``Framework.for_job``)
@@ -81,29 +81,30 @@ _GENERATE_CAPTURE = action(
     "    model.generate(**inputs, max_new_tokens=64)")
 
 ENGINES: tuple[Engine, ...] = (
+    Engine("sglang", "SGLang", "serving",
+           spans=re.compile(r"sglang[./:]|sglang_profiler::|forward_batch_generation|tp_worker\.py"),
+           kernels=re.compile(r"sgl_kernel|sglang::"),
+           step_span=(re.compile(r"^step\[(DECODE|EXTEND|PREFILL|MIXED|IDLE)"), re.compile(r"run_batch"),
+                      re.compile(r"forward_batch_generation")),
+           capture=(_SGL_CAPTURE,),
+           fixes={"host_sync": (_SGL_HOST,), "step_gaps": (_SGL_HOST,), "launch_bound": (_SGL_HOST,),
+                  "input_bound": (_SGL_HOST,), "capture_quality": (_SGL_CAPTURE,)}),
     Engine("vllm", "vLLM", "serving",
-           spans=re.compile(r"vllm[./:]|execute_model|gpu_model_runner|model_runner\.py|EngineCore|_model_forward"),
+           spans=re.compile(r"vllm[./:]|gpu_model_runner|EngineCore|execute_model"),
            kernels=re.compile(r"reshape_and_cache|paged_attention|cross_device_reduce|vllm::|_vllm_"),
-           step_span=re.compile(r"execute_model"),
+           step_span=(re.compile(r"execute_model"),),
            capture=(_VLLM_CAPTURE,),
            fixes={"host_sync": (_VLLM_HOST,), "step_gaps": (_VLLM_HOST,), "launch_bound": (_VLLM_HOST,),
                   "input_bound": (_VLLM_HOST,), "batch_size_headroom": (_VLLM_MEMORY,),
                   "mixed_precision_off": (_VLLM_DTYPE,), "tensor_core_unused": (_VLLM_DTYPE,),
                   "comm_exposed": (_VLLM_COMM,), "capture_quality": (_VLLM_CAPTURE,)}),
-    Engine("sglang", "SGLang", "serving",
-           spans=re.compile(r"sglang[./:]|forward_batch_generation|tp_worker\.py"),
-           kernels=re.compile(r"sgl_kernel|sglang::"),
-           step_span=re.compile(r"forward_batch_generation|run_batch"),
-           capture=(_SGL_CAPTURE,),
-           fixes={"host_sync": (_SGL_HOST,), "step_gaps": (_SGL_HOST,), "launch_bound": (_SGL_HOST,),
-                  "input_bound": (_SGL_HOST,), "capture_quality": (_SGL_CAPTURE,)}),
     Engine("tgi", "Text Generation Inference", "serving", spans=re.compile(r"text_generation_server"), kernels=None,
-           step_span=re.compile(r"generate_token")),
+           step_span=(re.compile(r"generate_token"),)),
     Engine("trtllm", "TensorRT-LLM", "serving", spans=re.compile(r"tensorrt_llm"),
-           kernels=re.compile(r"tensorrt_llm::|trtllm"), step_span=re.compile(r"_forward_step|forward_step")),
+           kernels=re.compile(r"tensorrt_llm::|trtllm"), step_span=(re.compile(r"_forward_step|forward_step"),)),
     Engine("hf_generate", "Hugging Face generate", "inference",
            spans=re.compile(r"generation/utils\.py\(\d+\): (generate|_sample|_greedy_search|_beam_search)"),
-           kernels=None, step_span=re.compile(r"generation/utils\.py\(\d+\): (_sample|_greedy_search)"),
+           kernels=None, step_span=(re.compile(r"generation/utils\.py\(\d+\): (_sample|_greedy_search)"),),
            capture=(_GENERATE_CAPTURE,),
            fixes={"launch_bound": (_GENERATE_HOST,), "step_gaps": (_GENERATE_HOST,), "host_sync": (_GENERATE_HOST,),
                   "capture_quality": (_GENERATE_CAPTURE,)}),

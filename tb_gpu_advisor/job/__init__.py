@@ -21,7 +21,7 @@ import numpy as np
 from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.frameworks import Framework, engines
 from tb_gpu_advisor.job.kind import Kind, work_kind
-from tb_gpu_advisor.job.phase import OneTime, one_time_costs
+from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
 from tb_gpu_advisor.job.structure import SpanSteps, span_steps
 from tb_gpu_advisor.model.trace import Trace
 
@@ -52,7 +52,8 @@ class Job:
             "kind": self.kind.kind, "kind_confidence": self.kind.confidence, "kind_evidence": self.kind.evidence,
             "engine": self.kind.engine_name, "engine_id": self.kind.engine, "phase": self.phase.phase,
             "phase_evidence": self.phase.evidence, "one_time_ms": round(self.phase.total_ms, 3),
-            "one_time_share": round(self.phase.share, 4), "version": self.version, "tags": list(self.tags),
+            "one_time_share": round(self.phase.share, 4), "unseen_gpu_ms": round(self.phase.unseen_ms, 3),
+            "version": self.version, "tags": list(self.tags),
         }
 
 
@@ -73,6 +74,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     fw = fw or frameworks.detect_trace(trace)
     kind = work_kind(trace, fw)
     phase = one_time_costs(trace, fw)
+    phase.unseen_start, phase.unseen_end = unseen_gpu_work(trace)
     structure = span_steps(trace, launches, fw, engines.by_id(kind.engine))
     version = _version(fw, trace)
     tags: list[str] = []

@@ -39,8 +39,17 @@ class OneTime:
     launches: int = 0  # all launch calls
     launch_median_us: float | None = None
 
+    #: the host blocked waiting for the GPU while the trace shows every GPU idle: GPU work the capture does not
+    #: hold (a window cut out of a longer trace, another process on the GPU); disjoint sorted (starts, ends), ps
+    unseen_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    unseen_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
     def spans(self) -> tuple[np.ndarray, np.ndarray]:
         return self.start, self.end
+
+    @property
+    def unseen_ms(self) -> float:
+        return float((self.unseen_end - self.unseen_start).sum()) / PS_PER_MS
 
 
 def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
@@ -64,13 +73,16 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
             slow[:] = False  # a few slow launches among many: noise (preemption), not a cold process
     init = h.name_mask(devices.is_init_call) & (dur >= T("job.one_time_call_ms") * PS_PER_MS)
     comp = h.name_mask(fw.compile_event) & (dur >= T("job.one_time_call_ms") * PS_PER_MS)
-    m = slow | init | comp
+    rare = _rare_slow_calls(trace, dur, launch | init | h.name_mask(devices.is_blocking_call))
+    cap_s, cap_e = _captures(h)
+    m = slow | init | comp | rare
     n_launch = int(launch.sum())
     med_us = None if median is None else median / 1e6
-    if not m.any():
+    if not m.any() and not cap_s.size:
         return OneTime("steady", "no one-time costs (module loading, library start-up, compilation) in the capture",
                        launches=n_launch, launch_median_us=med_us)
-    s, e = union_intervals(h.start[m].astype(np.int64), h.end[m].astype(np.int64))
+    s, e = union_intervals(np.concatenate([h.start[m].astype(np.int64), cap_s]),
+                           np.concatenate([h.end[m].astype(np.int64), cap_e]))
     total = float((e - s).sum()) / PS_PER_MS
     span = trace.span_ps
     window = float(span[1] - span[0]) / PS_PER_MS if span else total
@@ -80,7 +92,11 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
         parts.append(f"{int(slow.sum())} kernel launch(es) of {_ms(dur[slow].min())}-{_ms(dur[slow].max())} with the GPU "
                      f"idle (median launch {med_us:.1f} us; {100 * dur[slow].sum() / max(dur[launch].sum(), 1):.0f}% "
                      "of all launch time): first launches load their modules")
-    for what, mask in (("library start-up / module loading call(s)", init), ("compilation", comp)):
+    if cap_s.size:
+        parts.append(f"{cap_s.size} graph capture(s) ({_ms((cap_e - cap_s).sum())}): kernels launched while a graph "
+                     "is captured are recorded, not run")
+    for what, mask in (("library start-up / module loading call(s)", init), ("compilation", comp),
+                       ("first-time runtime call(s)", rare)):
         if mask.any():
             names = sorted({h.names[i] for i in np.unique(h.name[mask])[:3]})
             parts.append(f"{int(mask.sum())} {what} ({', '.join(f'`{n}`' for n in names)}, {_ms(dur[mask].sum())})")
@@ -89,6 +105,54 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
     evidence = f"{lead}: {'; '.join(parts)}; {total:.1f} ms, {100 * share:.0f}% of the {window:.1f} ms window"
     return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us)
+
+
+def unseen_gpu_work(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """Host waits for GPU work the capture does not show (see :class:`OneTime`): a sync or a blocking copy of at least
+    ``job.one_time_launch_ms`` through which every GPU of the trace is idle.  Physics: a host only waits that long for
+    a GPU that is busy -- with work outside this file."""
+    h = trace.h
+    if not len(h) or not any(len(d) for d in trace.devices):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    dur = (h.end - h.start).astype(np.int64)
+    cand = np.flatnonzero(h.name_mask(devices.is_blocking_call) & (dur >= T("job.one_time_launch_ms") * PS_PER_MS))
+    if not cand.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand])]
+    return union_intervals(h.start[cand].astype(np.int64), h.end[cand].astype(np.int64))
+
+
+def _rare_slow_calls(trace: Trace, dur: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """Runtime calls of milliseconds with the GPU idle that a name makes only a few times: a process's first call
+    creates its context (29.9 s in one real capture), its first allocations and streams are slow once.  A name slow
+    many times (``hipFree`` with the caching allocator off, every iteration) is the steady state, not a start-up."""
+    h = trace.h
+    cand = np.flatnonzero(h.name_mask(devices.is_runtime_call) & ~other & (dur >= T("job.one_time_launch_ms") * PS_PER_MS))
+    out = np.zeros(len(h), dtype=bool)
+    if not cand.size:
+        return out
+    cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand])]
+    names, counts = np.unique(h.name[cand], return_counts=True)
+    few = set(names[counts <= T("job.one_time_call_repeats")].tolist())
+    out[[i for i in cand.tolist() if int(h.name[i]) in few]] = True
+    return out
+
+
+def _captures(h) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - HostEvents
+    """Graph-capture windows: from each stream capture's begin call to the next end call on its thread (ps)."""
+    b = np.flatnonzero(h.name_mask(lambda n: n.startswith(devices.CAPTURE_BEGIN)))
+    e = np.flatnonzero(h.name_mask(lambda n: n.startswith(devices.CAPTURE_END)))
+    starts, ends = [], []
+    for ln in np.unique(h.line[b]) if b.size else []:
+        bs = np.sort(h.start[b[h.line[b] == ln]].astype(np.int64))
+        es = np.sort(h.end[e[h.line[e] == ln]].astype(np.int64))
+        k = np.searchsorted(es, bs)
+        ok = k < es.size
+        starts.append(bs[ok])
+        ends.append(es[k[ok]])
+    if not starts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(starts), np.concatenate(ends)
 
 
 def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray) -> np.ndarray:

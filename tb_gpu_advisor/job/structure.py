@@ -70,21 +70,25 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
     launched = np.unique(np.concatenate(rec))
     if not launched.size:
         return None
-    by_line = _launch_times(h.start[launched], h.line[launched])
+    # launches counted by time, on any thread: PyTorch runs the backward pass on its autograd thread while the loop's
+    # own thread waits inside ``train_step``; a step span holds them all
+    times = np.sort(h.start[launched].astype(np.int64))
     cands = []
     not_calls = ~h.name_mask(_runtime_call) & ~h.name_mask(fw.dispatch_event) & (np.asarray(h.corr) < 0)
-    cands += _candidates("host event", h.start, h.end, h.name, h.line, h.names, not_calls, by_line, launched.size)
+    cands += _candidates("host event", h.start, h.end, h.name, h.line, h.names, not_calls, times)
     sp = trace.spans
     if sp is not None and len(sp):
-        cands += _candidates("Python span", sp.start, sp.end, sp.name, sp.line, h.names, sp.line >= 0, by_line,
-                             launched.size)
+        cands += _candidates("Python span", sp.start, sp.end, sp.name, sp.line, h.names, sp.line >= 0, times)
     calls = model_calls(trace, fw)
     ok = [c for c in cands if c.coverage >= T("job.span_step_coverage") and not _inside_one_call(c, calls)]
-    if engine is not None and engine.step_span is not None:
-        own = [c for c in ok if engine.step_span.search(c.name)]
-        if own:
-            best = max(own, key=lambda c: (c.coverage, c.total))
-            return _result(best, "engine_steps", "high", f"{engine.name}'s engine steps")
+    if engine is not None and engine.step_span:
+        for pattern in engine.step_span:  # the engine's most specific step span that holds the work
+            own = [c for c in ok if pattern.search(c.name)]
+            if own:
+                best = max(own, key=lambda c: (c.coverage, c.total))
+                return _result(best, "engine_steps", "high", f"{engine.name}'s engine steps")
+        if engine.kind == "serving":  # an engine's own spans are its steps: its Python plumbing repeats, too
+            return None
     repeated = [c for c in ok if c.count >= 2]
     if not repeated:
         return None
@@ -137,17 +141,11 @@ def _runtime_call(name: str) -> bool:
     return bool(_RUNTIME.match(name)) or devices.is_sync_call(name)
 
 
-def _launch_times(t: np.ndarray, line: np.ndarray) -> dict[int, np.ndarray]:
-    out = {}
-    for ln in np.unique(line):
-        out[int(ln)] = np.sort(t[line == ln].astype(np.int64))
-    return out
-
-
 def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray, line: np.ndarray, names: list[str],
-                keep: np.ndarray, by_line: dict[int, np.ndarray], n_launch: int) -> list[_Cand]:
-    """Per span name among the longest-running ones: its instances (on the thread where they launch the most) and the
-    share of all launches they enclose."""
+                keep: np.ndarray, times: np.ndarray) -> list[_Cand]:
+    """Per span name among the longest-running ones: its instances (on the thread whose instances hold the most
+    launches, by time) and the share of all launches (``times``, sorted) they hold."""
+    n_launch = times.size
     if not start.size or not keep.any():
         return []
     nm = name[keep].astype(np.int64)
@@ -161,9 +159,6 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
         m = keep & (name == i)
         best = None
         for ln in np.unique(line[m]):
-            times = by_line.get(int(ln))
-            if times is None:
-                continue
             mm = m & (line == ln)
             s, e = union_intervals(start[mm].astype(np.int64), end[mm].astype(np.int64))
             per = np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")

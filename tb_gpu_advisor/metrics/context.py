@@ -81,6 +81,13 @@ class Context:
             return None
         return self.job.phase.spans()
 
+    @property
+    def unseen_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The host waiting for GPU work the capture does not hold (``OneTime.unseen_*``): disjoint (starts, ends)."""
+        if self.job is None or not self.job.phase.unseen_start.size:
+            return None
+        return self.job.phase.unseen_start, self.job.phase.unseen_end
+
     def _flag(self, bit: int) -> np.ndarray:
         return (self.host_flags & np.uint8(bit)) != 0
 

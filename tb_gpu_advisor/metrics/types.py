@@ -42,6 +42,7 @@ BREAKDOWN_CATEGORIES: tuple[str, ...] = (
     "memcpy_d2d",
     "collectives",
     "startup",
+    "unseen",
     "other",
 )
 
@@ -84,6 +85,8 @@ class Breakdown:
     host_compute: GPU idle, some other host op/event running.
     startup: GPU idle while the host is inside a one-time cost (module loading in a first launch, library
       start-up, compilation: ``job.phase``); a cold capture's, never the steady state's.
+    unseen: GPU idle in the trace while the host waits for it (a sync, a blocking copy): GPU work the capture does
+      not hold (a window cut out of a longer trace, another process on the GPU).
     other: GPU idle, nothing attributable on the host.
     """
 
@@ -96,6 +99,7 @@ class Breakdown:
     memcpy_d2d: float = 0.0
     collectives: float = 0.0
     startup: float = 0.0
+    unseen: float = 0.0
     other: float = 0.0
 
     def total(self) -> float:

@@ -21,7 +21,7 @@ from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, Metric
-from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, step_windows
+from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, saving, step_windows
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
 
@@ -151,6 +151,9 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
     sev = grade(dev, "headline.device_step_share.warning", "headline.device_step_share.critical")
     if sev is None:
         return None
+    host = metrics.breakdown.host_compute
+    if ctx.step_ms and host >= 0.5 * ctx.step_ms * (1 - (dev or 0.0)):
+        return _host_bound(ctx, metrics, sev, dev, host)
     f = finding(
         ctx, "unexplained_idle", sev,
         f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step, and no check of the guide recognises "
@@ -161,6 +164,29 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
                       threshold=T("headline.device_step_share.warning"),
                       meaning="share of the step the device executes (the guide's first overview number)"),
         windows=step_windows(ctx),
+    )
+    f.guide_section = "§1 overview"
+    return f
+
+
+def _host_bound(ctx: Ctx, metrics: HostMetrics, sev: str, dev: float | None, host_ms: float) -> Finding:
+    """The GPU idles most of the step while the host runs its own code (Python, framework work that launches
+    nothing): inside the step, where no between-step or launch check looks -- an eager serving engine's or a forward
+    pass's Python.  Saving: that host time (kept out of the step by overlapping or compiling it)."""
+    f = finding(
+        ctx, "unexplained_idle", sev,
+        f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(host_ms)} of it "
+        f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code (Python and framework work "
+        f"that launches nothing): the step is host-bound.",
+        title="Host-bound: the GPU waits for the host's own work inside the step",
+        metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
+                      unit="share", display=pct(dev), good_direction="higher", status=sev,
+                      threshold=T("headline.device_step_share.warning"),
+                      meaning="share of the step the device executes (the guide's first overview number)"),
+        saving=saving(ctx, host_ms, "the host's own work moves off the GPU's critical path (overlapped with the GPU, "
+                                    "or compiled into graphs)", [("host", "host_work", host_ms)]),
+        windows=step_windows(ctx, key=lambda st: st.breakdown.host_compute, label="host work"),
+        actions=ctx.fw.fix("step_gaps:host_work"),
     )
     f.guide_section = "§1 overview"
     return f
@@ -191,6 +217,10 @@ def _order(f: Finding) -> int:
 _TIER = {"critical": 0, "warning": 0, "info": 1, "ok": 2}
 
 
+#: Findings that come first when they warn: they say the capture is not what the other findings assume.
+LEADS = ("cold_start",)
+
+
 def rank(findings: Iterable[Finding]) -> list[Finding]:
     """Order findings for the report.
 
@@ -200,10 +230,14 @@ def rank(findings: Iterable[Finding]) -> list[Finding]:
     3. ties in the guide's debugging order (input pipeline, one-GPU checks, mixed
        precision / XLA, several GPUs, capture quality);
     4. then severity (critical first), host, GPU, id -- so the order is deterministic.
+
+    A capture of warm-up (:data:`LEADS`: ``cold_start``) leads whatever it saves: every number after it describes the
+    start-up, and "you profiled warm-up" is the first thing to know.
     """
     def key(f: Finding):
         s = f.saving.ms_per_step if f.saving else 0.0
-        return (_TIER.get(f.severity, 3), -round(s, 2), _order(f), SEVERITY_ORDER.get(f.severity, 9),
+        lead = 0 if f.rule in LEADS and f.severity in ("critical", "warning") else 1
+        return (lead, _TIER.get(f.severity, 3), -round(s, 2), _order(f), SEVERITY_ORDER.get(f.severity, 9),
                 f.host or "", -1 if f.gpu is None else f.gpu, f.id)
 
     return sorted(findings, key=key)

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import Ctx, T, finding, rule, value_metric
+from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, share_metric, step_windows, value_metric
 
 ID = "capture_quality"
 
 @rule(ID, "Q&A", "The capture is too short or not steady",
       thresholds=("capture.min_steps", "capture.max_seconds", "capture.max_step_cv",
-                  "capture.graph_kernel_share"))
+                  "capture.graph_kernel_share", "capture.unseen_share"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     c, s = m.capture, m.steps
@@ -47,6 +47,20 @@ def check(m: HostMetrics) -> list[Finding]:
             metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
                                 severity="warning", good_direction="higher"),
             actions=ctx.fw.fix(f"{ID}:few_steps"),
+        ))
+    unseen = m.breakdown.unseen
+    if unseen and ctx.step_ms and unseen / ctx.step_ms >= T("capture.unseen_share"):
+        out.append(finding(
+            ctx, ID, "warning",
+            f"The host waits {ms(unseen)} of each {ms(ctx.step_ms)} step ({pct(unseen / ctx.step_ms)}) in syncs or "
+            f"blocking copies while the trace shows every GPU idle: it waits for GPU work this capture does not hold "
+            f"(a window cut out of a longer trace, or another process on the GPU). That time is booked apart, not as "
+            f"launch or host overhead; profile the whole step to see what the GPU ran.",
+            title="The host waits for GPU work the capture does not show",
+            metric=share_metric("unseen_share", "Host waiting for GPU work not in the capture", unseen / ctx.step_ms,
+                                "capture.unseen_share", severity="warning"),
+            windows=step_windows(ctx, key=lambda st: st.breakdown.unseen, label="waiting for unseen GPU work"),
+            actions=ctx.fw.fix(ID),
         ))
     seconds = (c.length_ms or 0) / 1000.0
     if seconds > T("capture.max_seconds"):

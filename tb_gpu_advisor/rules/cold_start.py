@@ -29,12 +29,12 @@ def check(m: HostMetrics) -> list[Finding]:
         return []
     ctx = Ctx(m)
     startup_ms = m.breakdown.startup
+    p = job.phase
+    dropped = [d for d in m.steps.dropped if d.reason.startswith("warm-up")]
     graded = ctx.graded(startup_ms, "job.one_time_min_share", "job.warmup_share")
     if graded is None:
-        return []
+        return _window_only(ctx, m, dropped)
     share, sev = graded
-    p = job.phase
-    dropped = [d for d in m.steps.dropped if d.reason.startswith("warm-up: holds")]
     rest = (f" The {len(dropped)} step(s) holding them were left out of the averages; the other "
             f"{m.steps.count} are analysed." if dropped else
             " No steady step is left to analyse apart from them: every number below describes the start-up, and "
@@ -49,5 +49,24 @@ def check(m: HostMetrics) -> list[Finding]:
         saving=saving(ctx, startup_ms, "the steady state pays none of the one-time costs (module loading, library "
                                        "start-up, compilation)", [("startup", "startup", startup_ms)]),
         windows=step_windows(ctx, key=lambda s: s.breakdown.startup, label="start-up"),
+        actions=ctx.fw.fix("capture_quality:unsteady"),
+    )]
+
+
+def _window_only(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
+    """The one-time costs lie outside the kept steps (their steps were left out as warm-up): the capture is still
+    mostly start-up when they fill ``job.warmup_share`` of its window -- said first, with no step time to save."""
+    p = m.job.phase
+    if p.phase != "warm-up" or not dropped:
+        return []
+    return [finding(
+        ctx, ID, "warning",
+        f"{pct(p.share)} of the capture window is one-time costs: {p.evidence}. The {len(dropped)} step(s) holding them "
+        f"were left out; the averages below rest on the other {m.steps.count}, which may be too few to be the steady "
+        "state. Profile after warm-up.",
+        metric=share_metric("one_time_window_share", "Capture window in one-time costs", p.share,
+                            "job.warmup_share", severity="warning",
+                            detail={"one_time_ms": p.total_ms, "slow_launches": p.slow_launches,
+                                    "dropped_steps": [d.step for d in dropped]}),
         actions=ctx.fw.fix("capture_quality:unsteady"),
     )]

@@ -31,6 +31,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "compute": ("device_compute",),
     "collectives": ("collectives",),
     "startup": ("startup",),
+    "unseen": ("unseen",),
 }
 #: pools and what they are (docs/report-schema.md lists them)
 POOLS: dict[str, str] = {

@@ -366,18 +366,26 @@ def _copy_call_sync(name: str) -> int:
     return 0 if "Async" in name else 1
 
 
+#: Header keys only ROCm builds of PyTorch write.
+_ROCM_KEYS = ("hip_runtime_version", "hip_driver_version", "roctracer_version")
+
+
 def _device_properties(kt: KinetoTrace) -> dict[int, DeviceInfo]:
     """``deviceProperties`` by device id; malformed entries are skipped (a foreign or hand-edited file)."""
     out: dict[int, DeviceInfo] = {}
     props = kt.meta.get("deviceProperties")
     if not isinstance(props, list):
         return out
+    rocm = any(k in kt.meta for k in _ROCM_KEYS)
     for p in props:
         if not isinstance(p, dict) or type(p.get("id")) is not int:
             continue
         major, minor = p.get("computeMajor"), p.get("computeMinor")
+        name = str(p["name"]).strip() if isinstance(p.get("name"), str) else ""
         out[p["id"]] = DeviceInfo(
-            name=str(p["name"]) if isinstance(p.get("name"), str) else None,
+            # a ROCm build that leaves the name empty (vLLM's MI300X traces) is still an AMD GPU: say the vendor, so
+            # its architecture, peaks and words are AMD's, never an NVIDIA "compute capability 9.4"
+            name=name or ("AMD GPU" if rocm else None),
             compute_capability=(major, minor) if type(major) is int and type(minor) is int else None,
             sm_count=p["numSms"] if type(p.get("numSms")) is int else None,
             memory_bytes=p["totalGlobalMem"] if type(p.get("totalGlobalMem")) is int else None,

@@ -10,6 +10,7 @@ export const CATEGORIES = [
   ["memcpy_d2d", "Copy device→device"],
   ["collectives", "Collectives (AllReduce…)"],
   ["startup", "One-time start-up"],
+  ["unseen", "Waiting for GPU work not in the capture"],
   ["other", "Other / idle"],
 ];
 

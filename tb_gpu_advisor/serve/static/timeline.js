@@ -13,7 +13,7 @@ import { addSettings } from "./settings.js";
 
 export const PERFETTO_ORIGIN = "https://ui.perfetto.dev";
 /** The GPU's idle categories (report/timeline.py IDLE_CATEGORIES), highest priority first. */
-export const IDLE = ["startup", "input_wait", "host_compute", "launch_wait", "other"];
+export const IDLE = ["startup", "unseen", "input_wait", "host_compute", "launch_wait", "other"];
 /** The wait each rule speaks of; other rules highlight every kind of GPU idle time. */
 export const RULE_WAITS = {
   input_bound: ["input_wait"],
@@ -28,6 +28,7 @@ export const PERFETTO_FILE_BYTES = 256e6;
 
 const IDLE_LABEL = {
   startup: "GPU idle: one-time start-up (module loading, library start-up, compilation)",
+  unseen: "GPU idle in the trace while the host waits for it: GPU work the capture does not hold",
   input_wait: "GPU idle: waiting for input",
   host_compute: "GPU idle: host working",
   launch_wait: "GPU idle: waiting for a kernel launch",

@@ -83,8 +83,10 @@ class Rank:
     def cpu(self, name: str, dur: float, cat: str = "cpu_op", advance: bool = True) -> dict:
         """A host event starting now; the host clock moves past it when ``advance``."""
         self.ext += 1
+        args = ({"Python parent id": 1, "Python id": self.ext, "Ev Idx": len(self.host)} if cat == "python_function"
+                else {"External id": self.ext, "Record function id": 0, "Ev Idx": len(self.host)})
         e = {"ph": "X", "cat": cat, "name": name, "pid": self.pid, "tid": self.pid, "ts": round(self.host_us, 3),
-             "dur": round(dur, 3), "args": {"External id": self.ext, "Record function id": 0, "Ev Idx": len(self.host)}}
+             "dur": round(dur, 3), "args": args}
         self.host.append(e)
         if advance:
             self.host_us += dur
@@ -207,6 +209,12 @@ def mm_args(op: str, m: int, k: int, n: int, dtype: str = "c10::BFloat16") -> di
                 "Input Strides": [[1], [k, 1], [1, k], [], []], "Input Dims": [[n], [m, k], [k, n], [], []]}
     return {"Concrete Inputs": ["", ""], "Input type": [dtype, dtype], "Input Strides": [[k, 1], [n, 1]],
             "Input Dims": [[m, k], [k, n]]}
+
+
+def linear_args(m: int, k: int, n: int, dtype: str = "c10::BFloat16") -> dict[str, Any]:
+    """``record_shapes`` arguments of ``aten::linear(input [m, k], weight [n, k], bias [n])``."""
+    return {"Concrete Inputs": ["", "", ""], "Input type": [dtype] * 3, "Input Strides": [[k, 1], [k, 1], [1]],
+            "Input Dims": [[m, k], [n, k], [n]]}
 
 
 #: The MLP's 4096 x 4096 layers on a batch of 4096 rows (``torch_healthy_bf16``'s shapes).
@@ -537,6 +545,8 @@ CAST_TO_BF16 = ("void at::native::vectorized_elementwise_kernel<4, at::native::b
 BIAS_ADD_BF16 = ("void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, "
                  "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)")
 AUTOCAST_GEMM_US, AUTOCAST_CAST_US, AUTOCAST_BIAS_US, AUTOCAST_LAYERS = 60.0, 90.0, 30.0, 24
+#: [2048, 4096] x [4096, 1024]: 17.2 GFLOP in 60 us, 286 TFLOP/s -- a rate an H100 reaches (989 dense bf16)
+AUTOCAST_SHAPE = (2048, 4096, 1024)
 
 
 def _autocast_linear(r: Rank) -> None:
@@ -544,7 +554,7 @@ def _autocast_linear(r: Rank) -> None:
     child op records them), so the op's kernels are more than its GEMM."""
     t0 = r.host_us
     op = r.cpu("aten::linear", 0.0, advance=False)
-    op["args"].update(mm_args("aten::linear", 2048, 4096, 4096))
+    op["args"].update(linear_args(*AUTOCAST_SHAPE))
     r.host_us += 1.0
     for name, us in ((CAST_TO_BF16, AUTOCAST_CAST_US), (GEMM_FWD, AUTOCAST_GEMM_US), (BIAS_ADD_BF16, AUTOCAST_BIAS_US)):
         r.kernel(None, name, us)
@@ -625,19 +635,19 @@ SCENARIOS: dict[str, Scenario] = {
                                   extra={"straggler": "rank 11 (node1/GPU3)", "slowdown": 1.4}),
     # issued after the last compute kernel, the AllReduce is all exposed: without --params its speed cannot be
     # judged, and what the trace shows first is 2.5 ms per step of communication no compute hides (comm_exposed)
-    "serving_decode": Scenario(1, serving, ["step_gaps", "host_sync", "comm_exposed", "launch_bound"], [],
+    "serving_decode": Scenario(1, serving, ["step_gaps", "host_sync"], ["input_bound", "loss_scaling_gaps"],
                                f"a vLLM TP worker: no ProfilerStep; each engine step an execute_model span: "
                                f"{SERVE_HOST_US / 1000:g} ms of Python input preparation, one CUDA-graph decode step "
                                f"with {2 * SERVE_LAYERS} custom all-reduces of {SERVE_AR_US:g} us (vLLM's "
                                f"cross_device_reduce), a .tolist()",
                                extra={"kind": "serving", "engine": "vLLM", "step_source": "engine_steps",
-                                      "allreduce_ms": 2 * SERVE_LAYERS * SERVE_AR_US / 1000, "top_any": True}),
+                                      "allreduce_ms": 2 * SERVE_LAYERS * SERVE_AR_US / 1000}),
     "cold_forward": Scenario(1, cold_forward, ["cold_start"], ["launch_bound"],
                              "inference forward passes, the first of the process: four launches of 4-18 ms load "
                              "their modules with the GPU idle",
                              extra={"kind": "inference", "phase": "warm-up",
                                     "one_time_ms": sum(COLD_LAUNCH_US) / 1000}),
-    "autocast_forward": Scenario(1, autocast_forward, [], [],
+    "autocast_forward": Scenario(1, autocast_forward, ["dtype_casts"], ["tensor_core_unused", "mixed_precision_off"],
                                  f"eager bf16 autocast forward: {AUTOCAST_LAYERS} aten::linear a pass, each a weight "
                                  f"cast ({AUTOCAST_CAST_US:g} us), a GEMM ({AUTOCAST_GEMM_US:g} us) and a bias add "
                                  f"({AUTOCAST_BIAS_US:g} us)",

@@ -260,6 +260,16 @@ _TABLE: tuple[Threshold, ...] = (
        "separates steps (no step markers)"),
     _t("steps.cluster_min_gap_ms", 1.0, "ms", "Advisor: kernel-to-kernel idle inside a step is microseconds",
        "shortest idle gap that separates steps in GPU busy clusters"),
+    _t("dtype_casts.warning", 0.10, "share", "Advisor: a tenth of the step in kernels that only convert dtypes is "
+       "mixed precision paying more than it should (real HF autocast forward passes: casts beside GEMMs of half their "
+       "time)", "share of step time in dtype-conversion kernels"),
+    _t("dtype_casts.critical", 0.25, "share", "Advisor: a quarter of the step in casts is more than the GEMMs of a "
+       "typical eager forward pass", "same metric, critical level"),
+    _t("allocator_churn.warning", 0.05, "share", "Advisor, at the stock overview's 'all others' moderate level: a "
+       "caching allocator makes driver allocations rare after warm-up", "share of step time the GPU idles while the host "
+       "is in cudaMalloc / cudaFree"),
+    _t("allocator_churn.critical", 0.20, "share", "Advisor: a fifth of the step in the driver's allocator", "same "
+       "metric, critical level"),
     # ---- physics ------------------------------------------------------------------
     _t("physics.vector_peak_factor", 2.2, "ratio", "Advisor, from the architecture documents: packed 16-bit vector "
        "math runs at most 2x the fp32 vector rate (Hopper fp16 non-tensor 133.8 vs fp32 66.9 TFLOP/s); 10% margin",

@@ -80,6 +80,9 @@ class Framework:
     training_event: NamePredicate = never
     #: host events of compiling the program: a one-time cost, never the steady state's (the job stage's phase)
     compile_event: NamePredicate = never
+    #: kernels that only convert a tensor's dtype (regex fragments), and op types that do (``_to_copy``, TF ``Cast``)
+    cast_kernels: tuple[str, ...] = ()
+    cast_ops: tuple[str, ...] = ()
     #: capture advice for a kind of job (``inference``, ``serving``, ``cold``): replaces ``capture_snippet`` for it
     job_captures: Mapping[str, str] = field(default_factory=dict)
     #: a call of the user's model (PyTorch: an ``nn.Module`` call, from ``with_stack`` or ``with_modules``): a step

@@ -314,9 +314,25 @@ HEADROOM_INFERENCE = action(
     "the per-pass cost is then shared by more inputs.",
     "print(torch.cuda.max_memory_allocated() / torch.cuda.get_device_properties(0).total_memory)")
 
+CAST_ONCE = action(
+    "Keep the weights in the 16-bit dtype instead of letting autocast cast them again on every call: cast the model "
+    "once (inference), or let torch.compile fuse the casts into the kernels next to them (training keeps fp32 master "
+    "weights in the optimizer).",
+    "model = torch.compile(model)   # training: casts fused into their neighbours")
 #: Fixes for a job that is not a training loop (``@inference``) and for PyTorch before 1.11 (``@legacy``): they
 #: replace every fix of the rule (``Framework.for_job``).
 JOB_FIXES = {
+    "allocator_churn": (action(
+        "Turn PyTorch's caching allocator back on (PYTORCH_NO_CUDA_MEMORY_CACHING=1 turns it off), and keep tensor "
+        "shapes the same from step to step so cached blocks fit.",
+        "unset PYTORCH_NO_CUDA_MEMORY_CACHING\n"
+        "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # fewer, growable segments"),),
+    "dtype_casts": (CAST_ONCE,),
+    "dtype_casts@inference": (action(
+        "Cast the model to bfloat16 once instead of running it under autocast, which casts the fp32 weights again on "
+        "every forward pass.", "model = model.to(torch.bfloat16).eval()   # then no torch.autocast around the forward"),),
+    "dtype_casts@legacy": (action("Keep the weights in 16 bits between calls (model.half() for inference) instead of "
+                                  "casting them on every call."),),
     "host_sync@inference": (NO_SYNC_INFERENCE,),
     "host_op_placement@inference": (NO_SYNC_INFERENCE,),
     "excessive_memcpy@inference": (NO_SYNC_INFERENCE, NON_BLOCKING),
@@ -511,4 +527,5 @@ FRAMEWORK = Framework(
                   "call prof.step() once per training step (or per forward pass)"),
     training_event=is_training_event, compile_event=is_compile_event, version_range=version_range,
     model_call=is_model_call,
+    cast_kernels=(r"(bfloat16|float16|half|float8\w*)_copy_kernel",), cast_ops=("_to_copy", "to", "type_as"),
 )

@@ -123,6 +123,12 @@ TF_COMM_OVERLAP = action(
     "strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)")
 
 FIXES = {
+    "allocator_churn": (action("Use TensorFlow's asynchronous allocator, which reuses freed memory in stream order "
+                               "instead of calling the driver.", "export TF_GPU_ALLOCATOR=cuda_malloc_async"),),
+    "dtype_casts": (action("Let the mixed-precision policy cast each variable once per step (Keras keeps a float32 "
+                           "variable and casts it on read: enable XLA so the casts fuse into their consumers).",
+                           "tf.keras.mixed_precision.set_global_policy('mixed_bfloat16')\n"
+                           "model.compile(..., jit_compile=True)"),),
     "comm_exposed": (TF_COMM_OVERLAP,),
     "input_bound": (
         action("Parallelize and prefetch the tf.data pipeline (see the tf.data performance guide).",
@@ -279,5 +285,5 @@ FRAMEWORK = Framework(
     not_host_work=is_bookkeeping,
     capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
-    training_event=is_training_event, compile_event=is_compile_event,
+    training_event=is_training_event, compile_event=is_compile_event, cast_ops=("Cast",),
 )

@@ -63,7 +63,10 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     median = None
     if launch.any():
         d = dur[launch]
-        median = float(np.median(d))
+        # the typical launch, from those under the one-time cut: in a short cold capture half the launches may be
+        # first launches, which would lift a plain median to milliseconds
+        quick = d[d < T("job.one_time_launch_ms") * PS_PER_MS]
+        median = float(np.median(quick if quick.size else d))
         cut = max(T("job.one_time_launch_ms") * PS_PER_MS, T("job.one_time_launch_factor") * median)
         cand = np.flatnonzero(launch & (dur > cut))
         if cand.size:

@@ -28,6 +28,7 @@ PRIORITY: tuple[str, ...] = (
     "memcpy_h2d",
     "startup",
     "unseen",
+    "allocator",
     "input_wait",
     "host_compute",
     "launch_wait",
@@ -54,6 +55,7 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
         out[c] = (d.start[m], d.end[m])
     out["startup"] = ctx.one_time_spans or (d.start[:0], d.start[:0])
     out["unseen"] = ctx.unseen_spans or (d.start[:0], d.start[:0])
+    out["allocator"] = ctx.alloc_spans or (d.start[:0], d.start[:0])
     hm = g.host_mask  # a GPU of its own process: only that process's host events explain its idle time
     inp = ctx.host_input if hm is None else ctx.host_input & hm
     out["input_wait"] = _cat2((h.start[inp], h.end[inp]), ctx.input_spans if g.input_spans is None else g.input_spans)

@@ -73,6 +73,8 @@ class Context:
     blocked_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
     #: what the capture is (``job/``): its kind, phase and one-time costs; None for a bare reading
     job: Job | None = None
+    #: the host inside the device allocator's calls (``cudaMalloc``/``cudaFree``, HIP's): disjoint (starts, ends)
+    alloc_spans: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def one_time_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -340,7 +342,16 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
                         _DISPATCH_CALL: outer, _EAGER_OP: eager_ops}, len(h))
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=(d_s, d_e),
-                   blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)), job=job)
+                   blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)), job=job,
+                   alloc_spans=_alloc_spans(h))
+
+
+def _alloc_spans(h: HostEvents) -> tuple[np.ndarray, np.ndarray] | None:
+    """The host inside ``cudaMalloc``/``cudaFree`` (HIP's too), None where it never is."""
+    m = h.name_mask(devices.is_alloc_call) if len(h) else np.zeros(0, bool)
+    if not m.any():
+        return None
+    return union_intervals(h.start[m].astype(np.int64), h.end[m].astype(np.int64))
 
 
 def _matrix_by_rate(trace: Trace, d: DeviceEvents) -> np.ndarray | None:

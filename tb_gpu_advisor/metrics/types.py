@@ -43,6 +43,7 @@ BREAKDOWN_CATEGORIES: tuple[str, ...] = (
     "collectives",
     "startup",
     "unseen",
+    "allocator",
     "other",
 )
 
@@ -87,6 +88,8 @@ class Breakdown:
       start-up, compilation: ``job.phase``); a cold capture's, never the steady state's.
     unseen: GPU idle in the trace while the host waits for it (a sync, a blocking copy): GPU work the capture does
       not hold (a window cut out of a longer trace, another process on the GPU).
+    allocator: GPU idle while the host is in the device allocator (``cudaMalloc``/``cudaFree``; ``cudaFree``
+      synchronizes the device): a caching allocator that is off or churning.
     other: GPU idle, nothing attributable on the host.
     """
 
@@ -100,6 +103,7 @@ class Breakdown:
     collectives: float = 0.0
     startup: float = 0.0
     unseen: float = 0.0
+    allocator: float = 0.0
     other: float = 0.0
 
     def total(self) -> float:

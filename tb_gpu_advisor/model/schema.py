@@ -111,6 +111,9 @@ class Finding:
     host: str | None = None
     gpu: int | None = None
     hosts: list[str] = field(default_factory=list)  # merged over hosts: every host it was found on
+    #: how sure the steps its per-step numbers rest on are (schema 1.2): "high" (the format's own step markers),
+    #: "medium" (the program's spans, one pass), "low" (GPU busy clusters, the whole capture)
+    confidence: str = "high"
 
 
 @dataclass

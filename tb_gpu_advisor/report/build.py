@@ -69,7 +69,8 @@ def mfu_card(m: HostMetrics) -> Metric:
               "hfu": json_float(f.hfu), "coverage": json_float(f.coverage), "memory_bandwidth": json_float(f.memory_bandwidth, 0),
               "bandwidth_source": f.bandwidth_source, "gemm_tflops_per_s": json_float(f.gemm_tflops_per_s, 2),
               "below_roofline_share": json_float(f.below_roofline_share),
-              "by_kind": {k: [json_float(v[0], 6), json_float(v[1], 2)] for k, v in f.by_kind.items()} or None}
+              "by_kind": {k: [json_float(v[0], 6), json_float(v[1], 2)] for k, v in f.by_kind.items()} or None,
+              "non_gemm_ms_per_step": json_float(f.non_gemm_ms_per_step, 6)}
     if f.mfu is None:
         why = f.note or ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
                          "the trace gives no FLOPs: give the model's with --model-flops-per-step")
@@ -77,6 +78,8 @@ def mfu_card(m: HostMetrics) -> Metric:
         return Metric("mfu", "Model FLOPs utilisation", None, "share", "n/a", "higher", meaning=why,
                       detail={k: v for k, v in detail.items() if v is not None})
     how = SOURCE_WORDS.get(f.source or "", "")
+    if f.note:  # what the number leaves out (GEMM shapes whose rates broke physics, loops without a trip count)
+        detail["note"] = f.note
     return Metric("mfu", "Model FLOPs utilisation", json_float(f.mfu), "share", _pct(f.mfu), "higher",
                   meaning=f"FLOPs per step / (step time x the GPU's dense {f.dtype} peak); {how}",
                   detail={k: v for k, v in detail.items() if v is not None})

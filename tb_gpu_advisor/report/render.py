@@ -208,7 +208,9 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         head = f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"
         sav = _saving_text(f)
         out.append(head)
-        meta = "    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f)) if x)
+        conf = f"{f.confidence} confidence (steps)" if getattr(f, "confidence", "high") != "high" else ""
+        meta = "    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f), conf)
+                                   if x)
         out.append(meta)
         out.extend(textwrap.wrap(f.summary, WIDTH, initial_indent="    ", subsequent_indent="    "))
         if f.saving is not None and f.saving.assumption:

@@ -45,11 +45,13 @@ RULE_IDS: tuple[str, ...] = (
     "excessive_memcpy",  # §1.2.2 / §2 item 4
     "misaligned_dims",  # §1.2.3
     "mixed_precision_off",  # §1.3
+    "dtype_casts",  # §1.3, the casts mixed precision pays for (issue #26)
     "tensor_core_unused",  # §1.2.3
     "mfu_low",  # §1.2.3, GEMMs far below their roofline (issue #20)
     "loss_scaling_gaps",  # §1.3
     "xla_not_used",  # §1.3
     "batch_size_headroom",  # §2 item 1
+    "allocator_churn",  # §2 item 1, memory: the driver's allocator in every step
     "comm_exposed",  # §2 communication overlap (job scope)
     "allreduce_extra",  # §2 item 3
     "gpu_imbalance",  # §2 item 5
@@ -107,8 +109,31 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
             logger.debug("%s", traceback.format_exc())
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out):
         out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
+    _step_confidence(metrics, out)
     mark_overlaps(out)
     return rank(out)
+
+
+#: Findings about the capture itself: they do not rest on the steps.
+_ABOUT_THE_CAPTURE = ("capture_quality", "cold_start")
+#: Findings that exist only because of where steps begin and end: from steps that are a guess, they are a guess.
+_STEP_BOUNDARY_RULES = ("step_gaps",)
+
+
+def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
+    """Every per-step number rests on the steps: a finding carries their confidence, and one that only the step
+    boundaries make (a gap *between* steps) is no more than info when the boundaries are a guess -- and says so."""
+    conf = m.steps.confidence
+    if conf == "high":
+        return
+    for f in findings:
+        if f.rule in _ABOUT_THE_CAPTURE:
+            continue
+        f.confidence = conf
+        if conf == "low" and f.rule in _STEP_BOUNDARY_RULES and f.severity in ("critical", "warning"):
+            f.severity = "info"
+            f.summary += (f" The steps are a guess ({m.steps.source}): this gap may lie inside one step, so it is "
+                          f"reported as a note, not a problem.")
 
 
 #: Job-scope rules that also speak of a single rank: what its own trace shows (its exposed collectives).  The others

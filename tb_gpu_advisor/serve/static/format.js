@@ -11,6 +11,7 @@ export const CATEGORIES = [
   ["collectives", "Collectives (AllReduce…)"],
   ["startup", "One-time start-up"],
   ["unseen", "Waiting for GPU work not in the capture"],
+  ["allocator", "Allocator calls (cudaMalloc / cudaFree)"],
   ["other", "Other / idle"],
 ];
 

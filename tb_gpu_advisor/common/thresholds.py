@@ -310,6 +310,10 @@ _TABLE: tuple[Threshold, ...] = (
        "25% of the realised one is fixed or its limit stated",
        "realised / predicted saving within 1 +- this counts as calibrated"),
     # ---- ranking / presentation ------------------------------------------------
+    _t("severity.warning_min_saving", 0.01, "share", "Advisor (issue #27 item 6): a fix that saves under 1% of the "
+       "step is worth knowing, not a problem", "a finding whose saving is below this share of the step is info"),
+    _t("severity.critical_min_saving", 0.10, "share", "Advisor: critical means a tenth of the step or more to win",
+       "a finding whose saving is below this share of the step is at most a warning"),
     _t("report.min_saving_share", 0.005, "share", "Advisor: savings under 0.5% of step are shown as '<0.5%'",
        "display floor in the text and markdown reports, not a firing threshold"),
 )

@@ -70,7 +70,8 @@ def mfu_card(m: HostMetrics) -> Metric:
               "bandwidth_source": f.bandwidth_source, "gemm_tflops_per_s": json_float(f.gemm_tflops_per_s, 2),
               "below_roofline_share": json_float(f.below_roofline_share),
               "by_kind": {k: [json_float(v[0], 6), json_float(v[1], 2)] for k, v in f.by_kind.items()} or None,
-              "non_gemm_ms_per_step": json_float(f.non_gemm_ms_per_step, 6)}
+              "non_gemm_ms_per_step": json_float(f.non_gemm_ms_per_step, 6), "peak_dtype": f.peak_dtype,
+              "dtype_peak_flops": json_float(f.dtype_peak_flops, 0), "dtype_mfu": json_float(f.dtype_mfu)}
     if f.mfu is None:
         why = f.note or ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
                          "the trace gives no FLOPs: give the model's with --model-flops-per-step")
@@ -81,7 +82,9 @@ def mfu_card(m: HostMetrics) -> Metric:
     if f.note:  # what the number leaves out (GEMM shapes whose rates broke physics, loops without a trip count)
         detail["note"] = f.note
     return Metric("mfu", "Model FLOPs utilisation", json_float(f.mfu), "share", _pct(f.mfu), "higher",
-                  meaning=f"FLOPs per step / (step time x the GPU's dense {f.dtype} peak); {how}",
+                  meaning=f"FLOPs per step / (step time x the GPU's dense {f.peak_dtype} peak)"
+                          + (f"; {_pct(f.dtype_mfu)} of the {f.dtype} peak its GEMMs run in"
+                             if f.dtype_mfu is not None and f.dtype != f.peak_dtype else "") + f"; {how}",
                   detail={k: v for k, v in detail.items() if v is not None})
 
 

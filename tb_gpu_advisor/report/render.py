@@ -350,7 +350,9 @@ def mfu_note(d: dict) -> str:
     """The MFU card's numbers in words: FLOPs per step, the rate reached and the peak it is a share of."""
     src = SOURCE_WORDS.get(d.get("source") or "", "")
     out = (f"{flop_count(d['flops_per_step'])} per step and GPU at {_num(d.get('tflops_per_s'), 1)} TFLOP/s of "
-           f"the {d.get('dtype')} dense peak {d['peak_flops'] / 1e12:.0f} TFLOP/s ({src})")
+           f"the {d.get('peak_dtype') or d.get('dtype')} dense peak {d['peak_flops'] / 1e12:.0f} TFLOP/s ({src})")
+    if d.get("dtype_mfu") is not None and d.get("dtype") and d.get("dtype") != d.get("peak_dtype"):
+        out += f"; {_pct(d['dtype_mfu'])} of the {d['dtype']} peak its GEMMs run in"
     if d.get("hfu") is not None:
         out += f"; hardware FLOPs utilisation (the trace's FLOPs) {_pct(d['hfu'])}"
     return out

@@ -110,8 +110,26 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out):
         out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
     _step_confidence(metrics, out)
+    follow_savings(out)
+    if has_gpu and not any(f.severity in ("critical", "warning") for f in out) and \
+            not any(f.rule in ("healthy", "unexplained_idle") for f in out):
+        out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
     mark_overlaps(out)
     return rank(out)
+
+
+def follow_savings(findings: Iterable[Finding]) -> None:
+    """A finding's severity follows what it saves (issue #27 item 6): with a saving under
+    ``severity.warning_min_saving`` of the step it is a note (info), under ``severity.critical_min_saving`` at most a
+    warning.  Findings without a saving (capture quality, a check that cannot size its fix) keep their grade."""
+    for f in findings:
+        if f.saving is None or f.severity not in ("critical", "warning"):
+            continue
+        pct = f.saving.percent_of_step / 100.0
+        if pct < T("severity.warning_min_saving"):
+            f.severity = "info"
+        elif f.severity == "critical" and pct < T("severity.critical_min_saving"):
+            f.severity = "warning"
 
 
 #: Findings about the capture itself: they do not rest on the steps.
@@ -153,6 +171,7 @@ def evaluate_job(job: JobView) -> list[Finding]:
             out.extend(r.check(job) or [])
         except Exception as e:  # noqa: BLE001 -- a check must never crash the report
             logger.warning("job rule %s failed: %s", rid, e, exc_info=True)
+    follow_savings(out)
     return out
 
 

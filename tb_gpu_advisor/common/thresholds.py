@@ -158,6 +158,8 @@ _TABLE: tuple[Threshold, ...] = (
        "a rank's (or a whole node's) extra time before the collectives, above the other ranks' median, per step"),
     _t("rank_straggler.critical", 0.20, "share", "Advisor: a fifth of every rank's step lost waiting",
        "same metric, critical level"),
+    _t("rank_straggler.min_steps", 3.0, "count", "Advisor (issue #27 item 2): one step cannot tell a straggler from "
+       "one slow step", "aligned steps below which a straggler finding is at most a warning, of low confidence"),
     _t("comm_bandwidth_low.warning", 0.5, "ratio", "Advisor (issue #19): nccl-tests reach 70-90% of the link's bus "
        "bandwidth on messages of tens of MB; below half of it the link, its settings or its topology are at fault",
        "bus bandwidth of a collective / the link's bandwidth (NVLink by GPU generation within a host, comm.net_GBps "

@@ -95,10 +95,23 @@ def job_lines(report: Report) -> list[str]:
 
 
 def _step_info(report: Report) -> str:
-    bits = [f"{len(report.hosts)} host{'s' if len(report.hosts) != 1 else ''}"]
+    """``1 host, 12 steps, step 4.01 ms``; for a job of several ranks ``8 ranks on 8 hosts, 1 step each, step 16.0 ms
+    (median rank)`` -- the step the achievable line and the job's findings speak of."""
+    n = len(report.hosts)
+    ranks = len(report.ranks.rows) if report.ranks is not None else 0
     steps = [h.steps.get("count") for h in report.hosts if h.steps.get("count") is not None]
+    a = report.achievable or {}
+    if ranks > 1:
+        bits = [f"{ranks} ranks on {n} host{'s' if n != 1 else ''}"]
+        if steps:
+            lo, hi = min(steps), max(steps)
+            bits.append(f"{lo} step{'s' if lo != 1 else ''} each" if lo == hi else f"{lo}-{hi} steps each")
+        if a.get("step_ms"):
+            bits.append(f"step {ms(a['step_ms'])} ({a.get('scope') or 'median rank'})")
+        return ", ".join(bits)
+    bits = [f"{n} host{'s' if n != 1 else ''}"]
     if steps:
-        bits.append(f"{sum(steps)} steps")
+        bits.append(f"{sum(steps)} step{'s' if sum(steps) != 1 else ''}")
     # the step time: a host's breakdown categories add up to its mean step
     per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
     if per_host:

@@ -218,7 +218,7 @@ FIXES = {
                "strategy.reduce / ReplicaContext.all_reduce every step) and do them every N steps."),
     ),
     "gpu_imbalance": (
-        action("Look for ops pinned to GPU{gpu} (explicit tf.device, variables or metrics created outside "
+        action("Look for ops pinned to {gpu} (explicit tf.device, variables or metrics created outside "
                "the strategy scope, host->GPU0 copies of the whole batch).", LOG_PLACEMENT),
         action("Create the model, optimizer and metrics inside the strategy scope and distribute the dataset.",
                "strategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n    model = build_model()\n"

@@ -353,7 +353,7 @@ def card_note(m) -> str | None:
 
 def flop_count(x: float) -> str:
     """FLOPs in the unit that reads best: ``6.44 GFLOP``, ``1.51 TFLOP``, ``5.94 PFLOP``."""
-    for unit, scale in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6)):
+    for unit, scale in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
         if abs(x) >= scale:
             return f"{x / scale:.3g} {unit}"
     return f"{x:.3g} FLOP"

@@ -244,7 +244,7 @@ def healthy_finding(metrics: HostMetrics) -> Finding:
     f = finding(
         ctx, "healthy", "ok",
         f"No check of the guide fired: the device executes {pct(dev)} of the {ms(ctx.step_ms)} step "
-        f"(input wait {pct(inp)}, launch wait {pct(lw)}, 16-bit kernel time {pct(s16)}) over {ctx.steps} steps.",
+        f"(input wait {pct(inp)}, launch wait {pct(lw)}, 16-bit kernel time {pct(s16)}) over {ctx.steps} step{'s' if ctx.steps != 1 else ''}.",
         title="Healthy: no guide check fired",
         metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
                       unit="share", display=pct(dev), good_direction="higher", status="good",

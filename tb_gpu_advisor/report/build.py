@@ -281,6 +281,9 @@ def job_line(job: dict) -> str:
         bits.append(f"written by {job['version']}")
     if job.get("step_confidence") and job["step_confidence"] != "high":
         bits.append(f"steps from {job.get('step_source')} ({job['step_confidence']} confidence)")
+    for module, n in (job.get("steps_per_call") or {}).items():
+        bits.append(f"each call of {module} runs {n} training steps (a lax.scan / fori_loop over steps): a 'step' "
+                    f"below is one call, {n} training steps")
     return "; ".join(bits) + "."
 
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Sequence
 
 from tb_gpu_advisor import ANALYZER_VERSION
+from tb_gpu_advisor.common.fmt import echo, echo_list
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import (SEVERITY_ORDER, TABLE_ROWS, Finding, HostReport, Metric, Report, Table,
                                          _json_default)
@@ -269,8 +270,8 @@ def _named(r: Report, host: str, which: str) -> HostReport:
     for h in r.hosts:
         if h.host == host:
             return h
-    raise DiffError(f"unknown host {host!r} in the {which} run {r.run}/{r.session}. "
-                    f"Available hosts: {', '.join(h.host for h in r.hosts)}")
+    raise DiffError(f"unknown host {echo(host)} in the {which} run {r.run}/{r.session}. "
+                    f"Available hosts: {echo_list(h.host for h in r.hosts)}")
 
 
 def _side(r: Report, h: HostReport | None, label: str | None) -> Side:

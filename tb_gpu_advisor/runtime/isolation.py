@@ -29,6 +29,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from tb_gpu_advisor.common import logs
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.runtime import guard, pipeline
@@ -147,6 +148,7 @@ def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | N
     if env is not None:
         os.environ.clear()
         os.environ.update(env)
+    logs.configure_worker()
     guard.set_hard_limit(memory_bytes)
 
     def progress(message: str, fraction: float) -> None:

@@ -25,7 +25,7 @@ Exit codes:
   2  usage or input error: bad option, logdir missing or without profiles
      (or with profiles in the wrong folder layout), unknown run / session /
      host, or a profile that could not be analysed (unreadable, not a
-     profile, no events).  The report is still printed; an analysed host
+     profile, no events) or only partly (a damaged file: cut off mid-write).  The report is still printed; an analysed host
      never hides another host's error, so 2 wins over 1.
 """
 
@@ -69,7 +69,7 @@ def add_parser(subparsers: Any) -> None:
         "performance guide and print ranked findings with estimated savings and fixes. "
         "Default: the newest session of every run.",
         epilog="exit codes: 0 ok; 1 a finding at or above --fail-on; 2 usage or input error "
-        "(also: a profile that could not be analysed)\n"
+        "(also: a profile that could not be analysed, or only partly: a damaged file)\n"
         "json: one Report object with --run, else {\"reports\": [Report, ...]} (docs/report-schema.md)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -192,19 +192,22 @@ def list_sessions(logdir: str, run: str | None = None) -> str:
 
 
 def host_errors(reports: Sequence[Any]) -> list[str]:
-    """One line per host that could not be analysed: ``<run>/<session> host <h>: <why>``."""
+    """One line per host that could not be analysed, or was read from a damaged file (its numbers are partial):
+    ``<run>/<session> host <h> ...: <why>``."""
     out = []
     for r in reports:
         name = r.session if r.run == "." else f"{r.run}/{r.session}"
         out += [f"{name} host {echo(h.host)} could not be analysed: {h.error}" for h in r.hosts if h.error]
+        out += [f"{name} host {echo(h.host)}: the file is damaged, the report is partial: {'; '.join(h.damage)}"
+                for h in r.hosts if h.damage and not h.error]
         if not r.hosts:
             out.append(f"{name}: no host file to analyse")
     return out
 
 
 def exit_code(reports: Sequence[Any], fail_on: str | None) -> int:
-    """2 when any selected host could not be analysed (input error; wins over 1), else 1 for a finding at or
-    above ``fail_on``, else 0."""
+    """2 when any selected host could not be analysed or was read from a damaged file (input error; wins over 1),
+    else 1 for a finding at or above ``fail_on``, else 0."""
 
     if host_errors(reports):
         return EXIT_INPUT

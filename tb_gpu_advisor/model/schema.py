@@ -172,6 +172,9 @@ class HostReport:
     expected_allreduce_ms: float | None = None
     #: the top GEMM shapes against their roofline, host-wide per step (schema 1.1; ``metrics/flops.py``)
     roofline: Table | None = None
+    #: what the reader could not read of the file (cut off mid-write, corrupt bytes, malformed events), in words: the
+    #: report covers only what was read, and a damaged host is never healthy (schema 1.1, from 0.1.0+a14)
+    damage: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
         """One host's report as JSON (the unit of the per-host cache a session report is merged from)."""

@@ -36,6 +36,7 @@ from tb_gpu_advisor.common.fmt import echo, echo_list
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import (SEVERITY_ORDER, TABLE_ROWS, Finding, HostReport, Metric, Report, Table,
                                          _json_default)
+from tb_gpu_advisor.report.verdict import damage_note
 from tb_gpu_advisor.rules.savings import GROUPS, achievable
 
 DIFF_VERSION = "1.0"
@@ -225,7 +226,8 @@ def diff_reports(base: Report, new: Report, host: str | None = None, base_label:
         kernels=_table_changes(hb, hn, "kernels", "kernel", "total us", top),
         ops=_table_changes(hb, hn, "ops", "op", "kernel us", top),
         gpus=_gpu_changes(hb, hn),
-        notes=notes + _side_notes(sb, sn),
+        notes=notes + _side_notes(sb, sn) + [f"{w}: {damage_note(h)}" for w, h in (("base", hb), ("new", hn))
+                                             if h is not None and h.damage and not h.error],
         analyzer_version=ANALYZER_VERSION,
         generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     )

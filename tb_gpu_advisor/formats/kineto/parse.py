@@ -558,7 +558,7 @@ class _Parser:
             if self.buf[pos:pos + 1] == b",":
                 pos = self._skip_ws(pos + 1)
             if pos >= len(self.buf):
-                self._stop("the trace ends inside the \"traceEvents\" array (cut off while being written?)")
+                self._stop("the trace ends inside the \"traceEvents\" array: was it still being written?")
                 return None
             end = self._chunk(pos)
             if end is None:
@@ -630,7 +630,7 @@ class _Parser:
         self._add(events, typed=False)
         at = self.base + pos + len(text[:i].encode("utf-8", "surrogateescape"))
         if self.eof and not text.rstrip().endswith(("}", "]")):
-            self._stop(f"the trace is cut off at byte {at:,} inside an event (cut off while being written?)")
+            self._stop(f"the trace is cut off at byte {at:,}, inside an event: was it still being written?")
             return None
         if e is not None:
             where = self.base + pos + len(text[:e.pos].encode("utf-8", "surrogateescape"))

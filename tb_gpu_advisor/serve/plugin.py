@@ -52,7 +52,9 @@ result is kept for ``--gpu_advisor_discovery_ttl`` seconds (default 5);
 local logdirs are listed every time so a new capture shows at once.
 
 Request parameters are never joined onto paths: run, session and host are
-looked up in the list discovery built, and only its paths are opened.
+looked up in the list discovery built, and only its paths are opened -- below the
+logdir and only as the file listed (``fsio.open_listed``): a link swapped in after
+the listing is never followed out of the logdir (a ``/trace`` of it is a 404).
 """
 
 from __future__ import annotations
@@ -250,7 +252,11 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         _, host = self._host_of(request)
         files = host.ranks or (host,)
         chosen = files[query.index(request.args, "file", len(files))]
-        return _respond_download(request, chosen.path)
+        try:
+            return _respond_download(request, chosen.path)
+        except OSError as e:  # gone, or swapped since it was listed (a link out: never followed, fsio.open_listed)
+            raise errors.NotFoundError(f"{echo(host.host)}: its file changed since the logdir was listed "
+                                       f"({type(e).__name__}); reload the run list") from None
 
     def _host_of(self, request: wrappers.Request) -> tuple[Any, Any]:
         """The discovered (session, host file) the request names (400 missing parameter, 404 unknown name)."""

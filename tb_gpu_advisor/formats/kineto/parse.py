@@ -138,14 +138,15 @@ ProgressFn = Callable[[int], None]
 
 
 def parse_trace(src: str | IO[bytes], *, max_bytes: int | None = None, progress: ProgressFn | None = None,
-                decoder: str | None = None) -> KinetoTrace:
+                decoder: str | None = None, name: str | None = None) -> KinetoTrace:
     """Parse one ``*.pt.trace.json[.gz]`` (a local path or a binary file object; gzip is detected by its magic).
 
     ``max_bytes``: refuse traces whose *decompressed* text is larger (a gzip bomb is refused, not inflated).
+    ``name``: what errors call the file (default: the path, or the stream's name).
     ``progress``: called with the decompressed bytes read so far, once per chunk.  ``decoder``: ``"msgspec"``
     or ``"json"`` (default: msgspec when installed).  Raises :class:`KinetoReadError`.
     """
-    name = src if isinstance(src, str) else str(getattr(src, "name", "<stream>"))
+    name = name or (src if isinstance(src, str) else str(getattr(src, "name", "<stream>")))
     try:
         raw = open(src, "rb") if isinstance(src, str) else src
     except OSError as e:

@@ -25,8 +25,9 @@ Exit codes:
   2  usage or input error: bad option, logdir missing or without profiles
      (or with profiles in the wrong folder layout), unknown run / session /
      host, or a profile that could not be analysed (unreadable, not a
-     profile, no events) or only partly (a damaged file: cut off mid-write).  The report is still printed; an analysed host
-     never hides another host's error, so 2 wins over 1.
+     profile, no events) or only partly (a damaged file: cut off
+     mid-write).  The report is still printed; an analysed host never
+     hides another host's error, so 2 wins over 1.
 """
 
 from __future__ import annotations

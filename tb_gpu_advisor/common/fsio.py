@@ -93,7 +93,8 @@ def open_listed(path: Listed) -> BinaryIO:
         return open(str(path), "rb")  # pragma: no cover - Windows
     base = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     # an absolute link may name the logdir by its real path or by the path it was given as
-    tops = {tuple(p for p in top.split(os.sep) if p) for top in (os.path.realpath(path.root), os.path.abspath(path.root))}
+    tops = {tuple(p for p in top.split(os.sep) if p)
+            for top in (os.path.realpath(path.root), os.path.abspath(path.root))}
     stack = [os.open(path.root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))]
     todo = list(path.rel)
     links = 0

@@ -196,7 +196,8 @@ def _step_rows(rows) -> list[StepRow]:
             for r, k in zip(rows, range(0, len(vals), width))]
 
 
-def build_host_report(m: HostMetrics, findings: list[Finding], size: int, damage: list[str] | None = None) -> HostReport:
+def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
+                      damage: list[str] | None = None) -> HostReport:
     """The report of one host: its metrics as cards, tables and step rows, with the findings the rules made of them;
     ``damage``: what the reader could not read of the file (``Trace.problems``): the report is partial."""
     for f in findings:

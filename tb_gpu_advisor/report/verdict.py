@@ -71,8 +71,8 @@ def verdict(report: Report) -> str:
     if real:
         return partial + f"{_counts(real)} — top: {_top(real)}" + (f"; {bad}" if bad else "")
     if failed:
-        return partial + (f"no check fired on the {n - len(failed)} analysed host{'s' if n - len(failed) != 1 else ''}, "
-                          f"but {bad}")
+        analysed = n - len(failed)
+        return partial + f"no check fired on the {analysed} analysed host{'s' if analysed != 1 else ''}, but {bad}"
     if damaged:
         return partial + "no check fired on what was read"
     return "Healthy: no check of the guide fired"

@@ -353,7 +353,8 @@ def test_put_refuses_a_body_that_would_not_read_back(tmp_path, session):
     c = ReportCache(str(tmp_path / "c"))
     assert not c.put(session_key(session), {})
     assert "not a report" in c.last_error and "no 'run'" in c.last_error
-    assert c.put(cache_mod.CacheKey("opaque"), {}) and c.get(cache_mod.CacheKey("opaque")) == "{}"  # other keys: any object
+    opaque = cache_mod.CacheKey("opaque")
+    assert c.put(opaque, {}) and c.get(opaque) == "{}"  # the store's other keys: any object
 
 
 def test_a_host_entry_is_checked_as_a_host_report(tmp_path, session):

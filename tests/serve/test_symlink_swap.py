@@ -50,7 +50,8 @@ def swap(tmp_path):
     listed.write_bytes(text)
     # the outside file: a valid trace too (so an analysis of it would succeed), its kernels renamed
     outside = outside_dir / "secret.pt.trace.json"
-    outside.write_bytes(text.replace(b'"cat": "kernel",\n      "name": "', b'"cat": "kernel",\n      "name": "' + SECRET))
+    kernel = b'"cat": "kernel",\n      "name": "'
+    outside.write_bytes(text.replace(kernel, kernel + SECRET))
     assert SECRET in outside.read_bytes()
     keep = tmp_path / "keep"
     os.link(listed, keep)  # the listed file's inode, to swap back in

@@ -91,3 +91,41 @@ def test_the_checker_sees_a_forward_import(tmp_path):
         fake.unlink()
     assert {"tb_gpu_advisor.metrics.context", "tb_gpu_advisor.rules.base"} <= found
     assert STAGES.index(stage_of("tb_gpu_advisor.metrics.context")) > STAGES.index("steps")
+
+
+#: What the command line, the tab and the MCP server reach only through the one entry point (issue 27 item 19).
+BEHIND_THE_FACADE = ("tb_gpu_advisor.discover", "tb_gpu_advisor.runtime.session", "tb_gpu_advisor.runtime.pipeline",
+                     "tb_gpu_advisor.runtime.cache", "tb_gpu_advisor.runtime.isolation")
+
+
+def _alias_imports(path: Path) -> list[str]:
+    """``import ... as X`` / ``from ... import Y as X`` where the alias hides which module it is (old names kept)."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            for a in node.names:
+                if a.asname in ("analysis", "discovery"):
+                    out.append(f"{a.name} as {a.asname}")
+    return out
+
+
+def test_cli_tab_and_mcp_server_use_the_advisor_facade():
+    """cli/ and serve/ ask ``runtime.advisor.Advisor`` for discovery, analysis, the cache and windows (HTA's
+    ``TraceAnalysis``): none imports those modules itself, nor keeps an old alias (``session as analysis``,
+    ``logdir as discovery``), and the MCP server takes nothing private from the plugin."""
+    bad = []
+    for stage in ("cli", "serve"):
+        for path in sorted((PKG / stage).rglob("*.py")):
+            names = imports(path)
+            bad += [f"{_module(path)} imports {n}" for n in sorted(names)
+                    if any(n == b or n.startswith(b + ".") for b in BEHIND_THE_FACADE)]
+            bad += [f"{_module(path)}: {a}" for a in _alias_imports(path)]
+            bad += [f"{_module(path)} imports the private {n}" for n in sorted(names)
+                    if n.startswith("tb_gpu_advisor.serve.plugin._")]
+    for path in sorted(PKG.rglob("*.py")):
+        bad += [f"{_module(path)}: {a}" for a in _alias_imports(path)]
+    assert not bad, "\n".join(sorted(set(bad)))
+    uses = {p.name: "runtime.advisor" in p.read_text() for p in
+            (PKG / "cli" / "report.py", PKG / "cli" / "precompute.py", PKG / "serve" / "plugin.py",
+             PKG / "serve" / "mcp_server.py", PKG / "cli" / "options.py")}
+    assert all(uses.values()), uses

@@ -28,13 +28,12 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from tb_gpu_advisor import formats
+from tb_gpu_advisor.cli import options as cli_opts
+from tb_gpu_advisor.cli.report import EXIT_INPUT, EXIT_OK, InputError, _list, select_sessions, session_report
 from tb_gpu_advisor.common.fmt import echo
-from tb_gpu_advisor.discover import logdir as discovery
-from tb_gpu_advisor.cli.report import (EXIT_INPUT, EXIT_OK, InputError, _list, cli_options, select_sessions,
-                                       session_report)
 from tb_gpu_advisor.report import diff as diffmod
 from tb_gpu_advisor.report import diff_render
-from tb_gpu_advisor.runtime.cache import ReportCache
+from tb_gpu_advisor.runtime.advisor import locate_file
 
 EXIT_REGRESSION = 1
 
@@ -50,7 +49,6 @@ def add_parser(subparsers: Any) -> None:
         epilog="sides: RUN (newest session) or RUN/SESSION in LOGDIR; or two logdirs; or two .xplane.pb files\n"
         "exit codes: 0 no regression; 1 slower than --fail-on-regression PCT and beyond the noise; 2 input error\n"
         "json: the diff document (docs/diff.md)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("paths", nargs="+", metavar="PATH",
                    help="LOGDIR (with --base and --new), or BASE NEW: two logdirs or two .xplane.pb files")
@@ -60,14 +58,9 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default text)")
     p.add_argument("--fail-on-regression", type=_percent, default=None, metavar="PCT",
                    help="exit 1 if the new step time is more than PCT %% slower than the base and beyond the noise")
-    p.add_argument("--params", type=int, default=None, metavar="N",
-                   help="model parameter count, as given to 'report' (part of the cache key)")
-    p.add_argument("--model-flops-per-step", type=float, default=None, metavar="FLOPS",
-                   help="the model's FLOPs of one training step on one GPU (e.g. 6 x params x tokens per GPU): MFU "
-                   "uses it instead of the FLOPs the trace's shapes give (part of the cache key)")
-    p.add_argument("--cache-dir", default=None, metavar="DIR",
-                   help="report cache folder (default: as 'precompute'; TB_GPU_ADVISOR_CACHE_DIR=off disables it)")
-    p.add_argument("--top", type=int, default=15, metavar="N", help="kernel and op changes shown (default 15)")
+    cli_opts.add_common(p)
+    p.add_argument("--top", type=cli_opts.non_negative_int, default=15, metavar="N",
+                   help="kernel and op changes shown (default 15)")
     p.add_argument("--progress", action="store_true", help="print progress on stderr even when it is not a terminal")
     p.add_argument("--output", "-o", metavar="FILE", help="write the diff to FILE instead of stdout")
     p.set_defaults(func=run)
@@ -97,10 +90,9 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
 
     stdout, stderr = stdout or sys.stdout, stderr or sys.stderr
     try:
-        base_spec, new_spec = side_specs(args.paths, args.base, args.new)
-        cache = _cache(args.cache_dir)
-        base = load_report(base_spec, args, cache, stderr)
-        new = load_report(new_spec, args, cache, stderr)
+        base_spec, new_spec = side_specs(args.paths, args.base, args.new, bool(getattr(args, "follow_symlinks", False)))
+        base = load_report(base_spec, args, stderr)
+        new = load_report(new_spec, args, stderr)
         # a side given as one .xplane.pb file holds that host only, whatever its name on the other side
         d = diffmod.diff_reports(base, new, host=args.host, base_label=base_spec.label, new_label=new_spec.label, top=args.top)
     except (InputError, diffmod.DiffError) as e:
@@ -140,7 +132,8 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
 # --------------------------------------------------------------------------- sides
 
 
-def side_specs(paths: list[str], base: str | None, new: str | None) -> tuple[SideSpec, SideSpec]:
+def side_specs(paths: list[str], base: str | None, new: str | None,
+               follow_symlinks: bool = False) -> tuple[SideSpec, SideSpec]:
     """The two sides from the positional paths and ``--base``/``--new`` (module doc)."""
     if len(paths) == 1:
         if not base or not new:
@@ -149,10 +142,10 @@ def side_specs(paths: list[str], base: str | None, new: str | None) -> tuple[Sid
         return SideSpec(paths[0], base), SideSpec(paths[0], new)
     if len(paths) != 2:
         raise InputError(f"give one LOGDIR or two paths (base, new), got {len(paths)}")
-    return _path_spec(paths[0], base), _path_spec(paths[1], new)
+    return _path_spec(paths[0], base, follow_symlinks), _path_spec(paths[1], new, follow_symlinks)
 
 
-def _path_spec(path: str, selector: str | None) -> SideSpec:
+def _path_spec(path: str, selector: str | None, follow_symlinks: bool = False) -> SideSpec:
     """A logdir, or one host file of a format whose layout can place it (``<run>/plugins/profile/<session>/<host>.xplane.pb``)."""
     for fmt in formats.REGISTRY.values():
         try:
@@ -165,7 +158,7 @@ def _path_spec(path: str, selector: str | None) -> SideSpec:
             raise InputError(f"{path}: no such file")
         return SideSpec(located.logdir, located.selector, host=located.host, label=path)
     if os.path.isfile(path):  # a file of a format that is placed by its folder only (a PyTorch trace)
-        found = discovery.locate_file(path)
+        found = locate_file(path, follow_symlinks)
         if found is None:
             raise InputError(f"{path}: not a profile this tool reads")
         logdir, session, host = found
@@ -173,37 +166,33 @@ def _path_spec(path: str, selector: str | None) -> SideSpec:
     return SideSpec(path, selector, label=None)
 
 
-def _select(spec: SideSpec) -> tuple[Any, list]:
+def _select(spec: SideSpec, advisor: Any) -> tuple[Any, list]:
     """(Session, [HostFile]) of a side: a run's newest session, RUN/SESSION, a session name, or the only run."""
     sel = spec.selector.rstrip("/") if spec.selector else None
     hosts = [spec.host] if spec.host else None
     if sel is None:
-        chosen = select_sessions(spec.logdir, None, None, hosts)
+        chosen = select_sessions(advisor, None, None, hosts)
         if len(chosen) > 1:
             runs = [s.run for s, _ in chosen]
             raise InputError(f"{spec.logdir} holds {len(runs)} runs ({_list(runs)}): pick one with --base/--new")
         return chosen[0]
     try:  # RUN: its newest session
-        return select_sessions(spec.logdir, sel, None, hosts)[0]
+        return select_sessions(advisor, sel, None, hosts)[0]
     except InputError as run_error:
         if "unknown run" not in str(run_error):
             raise
         try:  # RUN/SESSION (the stock tab's name) or a session folder name
-            return select_sessions(spec.logdir, None, sel, hosts)[0]
+            return select_sessions(advisor, None, sel, hosts)[0]
         except InputError as session_error:
             raise InputError(f"{echo(sel)} is neither a run nor a session in {spec.logdir}. "
                              f"{str(run_error).split('. ', 1)[-1]}; {str(session_error).split('. ', 1)[-1]}") from None
 
 
-def _cache(directory: str | None) -> Any:
-
-    return ReportCache(directory)
-
-
-def load_report(spec: SideSpec, args: argparse.Namespace, cache: Any, stderr: TextIO) -> Any:
+def load_report(spec: SideSpec, args: argparse.Namespace, stderr: TextIO) -> Any:
     """The side's Report: from the cache when stored (the same key as precompute and the tab), else analysed
     and stored (``cli_report.session_report``)."""
-    session, _hosts = _select(spec)
+    advisor = cli_opts.advisor(args, spec.logdir)
+    session, _hosts = _select(spec, advisor)
     if spec.label is None:
         spec.label = session.stock_run
-    return session_report(session, cli_options(args), cache, stderr, bool(args.progress))
+    return session_report(advisor, session, stderr, bool(args.progress))

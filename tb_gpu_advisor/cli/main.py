@@ -13,6 +13,7 @@ import sys
 
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.cli import diff, mcp, precompute, report
+from tb_gpu_advisor.cli import options as cli_opts
 from tb_gpu_advisor.common import logs
 from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.frameworks import display_names
@@ -26,7 +27,7 @@ DEBUG_HELP = ("log every step on stderr, with the traceback of anything that fai
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="tb-gpu-advisor",
+        prog="tb-gpu-advisor", formatter_class=cli_opts.HelpFormatter,
         description=f"Check {and_list(display_names())} GPU profiles in a TensorBoard logdir "
                     "(<run>/plugins/profile/<session>/<host>.xplane.pb, <run>/<worker>.<time>.pt.trace.json[.gz]) "
                     "against the TensorFlow GPU performance guide.",
@@ -38,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_parser(sub)
     for p in sub.choices.values():  # also after the sub-command (SUPPRESS: absent there, the top level's stands)
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
+        p.formatter_class = cli_opts.HelpFormatter  # wrapped at spaces only, never inside a path or a command
     return parser
 
 
@@ -48,17 +50,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return 2
     logs.configure(debug=bool(getattr(args, "debug", False)))
-    net = getattr(args, "net_gbps", None)
-    if net is not None:
-        if not net > 0:
-            parser.error("--net-gbps: must be a positive number of GB/s")
-        # an environment variable, so the worker processes that merge sessions (precompute) see it too
-        os.environ[ENV_NET_GBPS] = repr(float(net))
-    flops = getattr(args, "model_flops_per_step", None)
-    if flops is not None:
-        if not (flops > 0 and flops != float("inf")):
-            parser.error("--model-flops-per-step: must be a positive number of FLOPs")
-        os.environ[ENV_MODEL_FLOPS] = repr(float(flops))
+    # the settings (checked by their argparse types, cli/options.py) also as environment variables, so the worker
+    # processes that merge sessions (precompute) see them too
+    for name, env in (("net_gbps", ENV_NET_GBPS), ("model_flops_per_step", ENV_MODEL_FLOPS)):
+        if getattr(args, name, None) is not None:
+            os.environ[env] = repr(float(getattr(args, name)))
     return int(args.func(args) or 0)
 
 

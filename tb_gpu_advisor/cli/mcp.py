@@ -2,7 +2,8 @@
 
 Usage::
 
-    tb-gpu-advisor mcp LOGDIR [--cache-dir DIR] [--params N] [--net-gbps GBPS] [--in-process]
+    tb-gpu-advisor mcp LOGDIR [--cache-dir DIR] [--params N] [--net-gbps GBPS] [--model-flops-per-step FLOPS]
+                       [--follow-symlinks] [--in-process]
 
 An MCP client (Claude Desktop, an IDE agent, ``mcp.client.stdio``) starts this command and talks JSON-RPC on its
 stdin/stdout; logs go to stderr.  Tools: list_runs, get_report, diff_runs, explain_finding, get_tables,
@@ -19,10 +20,10 @@ import os
 import sys
 from typing import Any, TextIO
 
-from tb_gpu_advisor.cli.report import EXIT_INPUT, _positive_int
+from tb_gpu_advisor.cli import options as cli_opts
+from tb_gpu_advisor.cli.report import EXIT_INPUT
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.serve import mcp_server
-
 
 
 def add_parser(subparsers: Any) -> None:
@@ -33,16 +34,11 @@ def add_parser(subparsers: Any) -> None:
         description="Run a Model Context Protocol server on stdin/stdout for the profiles in LOGDIR: an assistant "
         "lists runs, reads reports (markdown or JSON), explains findings, compares runs with predicted vs realised "
         "savings, reads kernel and op tables and capture advice.  Needs: pip install 'tb-gpu-advisor[mcp]'.",
-        epilog="client configuration (mcpServers): {\"gpu-advisor\": {\"command\": \"tb-gpu-advisor\", "
-        "\"args\": [\"mcp\", \"/path/to/logdir\"]}}",
+        epilog="client configuration (mcpServers), one line:\n"
+        "  {\"gpu-advisor\": {\"command\": \"tb-gpu-advisor\", \"args\": [\"mcp\", \"/path/to/logdir\"]}}",
     )
     p.add_argument("logdir", metavar="LOGDIR", help="TensorBoard logdir (local path, s3://, gs://, ...)")
-    p.add_argument("--cache-dir", default=None, metavar="DIR",
-                   help="report cache folder (default: as 'report'; TB_GPU_ADVISOR_CACHE_DIR=off disables it)")
-    p.add_argument("--params", type=_positive_int, default=None, metavar="N",
-                   help="model parameter count for the expected AllReduce time, as given to 'report'")
-    p.add_argument("--net-gbps", type=float, default=None, metavar="GBPS",
-                   help="network bandwidth between hosts, GB/s per GPU, as given to 'report'")
+    cli_opts.add_common(p)
     p.add_argument("--in-process", action="store_true",
                    help="analyse in this process instead of a child with the worker memory and time limits "
                         "(TB_GPU_ADVISOR_WORKER_MEMORY_MB, default a quarter of the memory, 2-4 GiB; "
@@ -59,5 +55,5 @@ def run(args: argparse.Namespace, stderr: TextIO | None = None) -> int:
     if not mcp_server.sdk_available():
         print(f"tb-gpu-advisor mcp: error: {mcp_server.SDK_MISSING}", file=stderr)
         return EXIT_INPUT
-    mcp_server.serve_stdio(args.logdir, cache_dir=args.cache_dir, params=args.params, isolate=not args.in_process)
+    mcp_server.serve_stdio(cli_opts.advisor(args), isolate=not args.in_process)
     return 0

@@ -7,8 +7,8 @@ CPU-bound Python/numpy, so threads would not help), largest first so the
 pool stays busy, and each worker writes its report into the shared cache
 itself (the cache is safe for concurrent processes).
 
-Each session goes through the one analysis entry point
-(:func:`tb_gpu_advisor.runtime.session.session_report`), as in the CLI and the tab.
+Each session goes through the one entry point (:class:`tb_gpu_advisor.runtime.advisor.Advisor`: its ``report``), as
+in the CLI, the tab and the MCP server.
 """
 
 from __future__ import annotations
@@ -23,12 +23,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
-from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.cli import options as cli_opts
 from tb_gpu_advisor.cli.report import print_skipped
-from tb_gpu_advisor.discover.logdir import Session, discover, skipped
-from tb_gpu_advisor.runtime.cache import CacheKey, ReportCache, host_key, session_key
-from tb_gpu_advisor.runtime.pipeline import analyze_host
-from tb_gpu_advisor.runtime.session import files_unchanged, process_pool, session_report, worker_count
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.options import UserOptions
+from tb_gpu_advisor.runtime.advisor import Advisor, CacheKey, ReportCache, Session, process_pool, worker_count
 
 AnalyzeSession = Callable[..., Any]  # pipeline.analyze_session's signature
 Progress = Callable[[str, float], None]
@@ -79,20 +78,10 @@ def add_parser(subparsers: Any) -> None:
         description="Analyse every profile session in LOGDIR (local path, s3://, gs://, ...) into the "
         "report cache so the TensorBoard tab opens instantly. Exit status 1 if any file failed.",
     )
-    p.add_argument("logdir", metavar="LOGDIR")
-    p.add_argument("--jobs", "-j", type=int, default=None,
+    p.add_argument("logdir", metavar="LOGDIR", help="TensorBoard logdir (local path, s3://, gs://, ...)")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
                    help="worker processes (default: number of cores; never more than cores or sessions)")
-    p.add_argument("--cache-dir", default=None,
-                   help="cache folder (default: $TB_GPU_ADVISOR_CACHE_DIR, else $XDG_CACHE_HOME/tb-gpu-advisor "
-                   "or ~/.cache/tb-gpu-advisor)")
-    p.add_argument("--params", type=int, default=None,
-                   help="model parameter count, if the reports should use it (part of the cache key)")
-    p.add_argument("--net-gbps", type=float, default=None, metavar="GBPS",
-                   help="network bandwidth between hosts, GB/s per GPU, for the collectives' bus bandwidth "
-                   "(default 25: a 200 Gb/s NIC per GPU; part of the cache key)")
-    p.add_argument("--model-flops-per-step", type=float, default=None, metavar="FLOPS",
-                   help="the model's FLOPs of one training step on one GPU (e.g. 6 x params x tokens per GPU): MFU "
-                   "uses it instead of the FLOPs the trace's shapes give (part of the cache key)")
+    cli_opts.add_common(p)
     p.add_argument("--force", action="store_true", help="analyse again even when a cached report exists")
     p.add_argument("--shard", metavar="K/N", type=_shard, default=None,
                    help="analyse only shard K of N (0 <= K < N) of the host files, into the per-host cache: one "
@@ -117,18 +106,20 @@ def _run_cli(args: argparse.Namespace) -> int:
     if not _logdir_exists(args.logdir):
         print(f"precompute: {args.logdir}: no such directory", file=sys.stderr)
         return 2
-    cache = ReportCache(args.cache_dir)
-    if not cache.enabled:
-        print("precompute: the report cache is disabled (TB_GPU_ADVISOR_CACHE_DIR=off or not writable); "
-              "nothing would be kept", file=sys.stderr)
+    advisor = cli_opts.advisor(args)
+    if not advisor.cache.enabled:
+        print("precompute: the report cache is disabled (--cache-dir off, TB_GPU_ADVISOR_CACHE_DIR=off or not "
+              "writable); nothing would be kept", file=sys.stderr)
         return 2
+    follow = bool(args.follow_symlinks)
     if args.shard is not None:
-        summary = precompute_shard(args.logdir, args.shard, jobs=args.jobs, cache=cache, params=args.params,
-                                   force=args.force)
+        summary = precompute_shard(args.logdir, args.shard, jobs=args.jobs, cache=advisor.cache, params=args.params,
+                                   force=args.force, follow_symlinks=follow)
     else:
-        summary = precompute(args.logdir, jobs=args.jobs, cache=cache, params=args.params, force=args.force)
+        summary = precompute(args.logdir, jobs=args.jobs, cache=advisor.cache, params=args.params, force=args.force,
+                             follow_symlinks=follow)
     print_summary(summary, sys.stderr)
-    print_skipped(skipped(args.logdir), sys.stderr, "precompute")
+    print_skipped(advisor.skipped(), sys.stderr, "precompute")
     return summary.exit_code
 
 
@@ -148,23 +139,25 @@ def precompute(
     force: bool = False,
     analyze_fn: AnalyzeSession | None = None,
     out: TextIO | None = None,
+    follow_symlinks: bool = False,
 ) -> Summary:
     """Analyse every session of ``logdir`` not yet in ``cache``; progress lines go to ``out`` (stderr).
 
-    ``analyze_fn`` defaults to ``tb_gpu_advisor.report.build.analyze_session``
-    (imported in the workers); tests pass another module-level function.
+    ``analyze_fn`` defaults to the pipeline's session analysis (in the workers, through ``Advisor.report``); tests
+    pass another module-level function.
     """
     out = out or sys.stderr
-    cache = cache if cache is not None else ReportCache()
+    advisor = Advisor(logdir, cache=cache, options=UserOptions.of(None, params), follow_symlinks=follow_symlinks)
+    cache = advisor.cache
     t0 = time.perf_counter()
-    sessions = discover(logdir)
+    sessions = advisor.sessions()
     total_bytes = sum(s.size for s in sessions)
     _say(out, f"precompute: {len(sessions)} sessions, {sum(len(s.hosts) for s in sessions)} host files "
               f"({_human(total_bytes)}) in {logdir}")
     results: list[SessionResult] = []
     todo: list[tuple[Session, CacheKey]] = []
     for s in sessions:
-        key = session_key(s, params=params)
+        key = advisor.session_key(s)
         if not force and cache.get(key) is not None:
             results.append(SessionResult(s.stock_run, len(s.hosts), s.size, "cached"))
         else:
@@ -173,7 +166,7 @@ def precompute(
     workers = worker_count(jobs, len(todo))
     if todo:
         _say(out, f"precompute: {len(results)} cached, analysing {len(todo)} with {workers} worker(s)")
-    tasks = [(s, key, cache.directory, cache.max_bytes, params, analyze_fn) for s, key in todo]
+    tasks = [(s, key, cache.directory, cache.max_bytes, advisor.options, analyze_fn) for s, key in todo]
     for done, result in enumerate(_run_tasks(tasks, workers), start=1):
         results.append(result)
         _say(out, _progress_line(done, len(todo), result))
@@ -196,16 +189,18 @@ def precompute_shard(
     params: int | None = None,
     force: bool = False,
     out: TextIO | None = None,
+    follow_symlinks: bool = False,
 ) -> Summary:
     """Analyse shard ``K`` of ``N`` of every host file in ``logdir`` into the per-host cache.
 
     Each host report is small (a per-rank summary); the session reports are merged from them later, by a run
     without ``--shard`` or by the tab, without analysing again."""
     out = out or sys.stderr
-    cache = cache if cache is not None else ReportCache()
+    advisor = Advisor(logdir, cache=cache, options=UserOptions.of(None, params), follow_symlinks=follow_symlinks)
+    cache = advisor.cache
     k, n = shard
     t0 = time.perf_counter()
-    sessions = discover(logdir)
+    sessions = advisor.sessions()
     everything = [(s, h) for s in sessions for h in s.hosts]
     mine = [(s, h) for s, h in everything if shard_of(s.run, s.session, h.host, n) == k]
     _say(out, f"precompute: shard {k}/{n}: {len(mine)} of {len(everything)} host files "
@@ -213,11 +208,11 @@ def precompute_shard(
     results: list[SessionResult] = []
     todo = []
     for s, h in mine:
-        key = host_key(s, h, params=params)
+        key = advisor.host_key(s, h)
         if not force and cache.get(key) is not None:
             results.append(SessionResult(f"{s.stock_run}/{h.host}", 1, h.size, "cached"))
         else:
-            todo.append((s, h, key, cache.directory, cache.max_bytes, params))
+            todo.append((s, h, key, cache.directory, cache.max_bytes, advisor.options))
     todo.sort(key=lambda t: t[1].size, reverse=True)
     workers = worker_count(jobs, len(todo))
     with (process_pool(workers) if workers > 1 else _inline()) as pool:
@@ -233,16 +228,17 @@ def precompute_shard(
 
 
 def _analyze_host_and_store(session: Session, host: Any, key: CacheKey, cache_dir: str | None, cache_max_bytes: int,
-                            params: int | None) -> SessionResult:
+                            options: UserOptions) -> SessionResult:
     """Worker: one host file into the per-host cache (a failed host is not stored: the next run retries it)."""
     t0 = time.perf_counter()
     name = f"{session.stock_run}/{host.host}"
-    hr = analyze_host(host, params=params)
+    advisor = Advisor(session.path, cache=ReportCache(cache_dir, max_bytes=cache_max_bytes), options=options)
+    hr = advisor.host_report(host)
     if hr.error is not None:
         return SessionResult(name, 1, host.size, "failed", time.perf_counter() - t0,
                              errors=[(host.path, _reason(host.path, hr.error))])
-    cache = ReportCache(cache_dir, max_bytes=cache_max_bytes)
-    if not files_unchanged([host]):
+    cache = advisor.cache
+    if not advisor.files_unchanged([host]):
         return _failed_host(name, host, "the file changed while it was analysed: not cached, run again", t0)
     if not cache.put(key, hr):
         return _failed_host(name, host, f"analysed but not stored: {cache.last_error or 'cache write failed'}", t0)
@@ -294,7 +290,7 @@ def _analyze_and_store(
     key: CacheKey,
     cache_dir: str | None,
     cache_max_bytes: int,
-    params: int | None,
+    options: UserOptions,
     analyze_fn: AnalyzeSession | None,
 ) -> SessionResult:
     """Worker: one session through the analysis entry point, into the cache (runs in a worker process).
@@ -303,10 +299,9 @@ def _analyze_and_store(
     e.g. a network read); a report that could not be stored for any other reason is a failure.
     """
     t0 = time.perf_counter()
-    cache = ReportCache(cache_dir, max_bytes=cache_max_bytes)
+    advisor = Advisor(session.path, cache=ReportCache(cache_dir, max_bytes=cache_max_bytes), options=options)
     try:
-        a = session_report(session, params=params, cache=cache, progress=_WorkerProgress(session.stock_run),
-                           analyze_fn=analyze_fn)
+        a = advisor.report(session, progress=_WorkerProgress(session.stock_run), analyze_fn=analyze_fn)
     except Exception as e:  # noqa: BLE001 - one bad session must not stop the others
         return _failed(session, f"analysis failed: {type(e).__name__}: {e}", time.perf_counter() - t0)
     errors = [(h.path, _reason(h.path, h.error)) for h in getattr(a.report, "hosts", []) if getattr(h, "error", None)]

@@ -7,7 +7,8 @@ Usage::
                           [--params N] [--net-gbps GBPS] [--model-flops-per-step FLOPS] [--top N] [--progress]
 
 Default selection: the newest session of every run (or of ``--run``).  Reports come from the report cache
-when ``precompute``, the tab or an earlier command stored them (``--cache-dir``; ``analysis.session_report``).
+when ``precompute``, the tab or an earlier command stored them (``--cache-dir``; ``Advisor.report``).  The options
+every sub-command shares (settings, cache folder, ``--follow-symlinks``) are defined once in ``cli/options.py``.
 
 Output: ``text`` (default; findings first, then headline numbers and a
 per-GPU table), ``json`` (the report schema, ``docs/report-schema.md``) or
@@ -39,16 +40,15 @@ import time
 from typing import Any, Sequence, TextIO
 
 from tb_gpu_advisor import formats
+from tb_gpu_advisor.cli import options as cli_opts
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.fmt import and_list, echo, echo_list
 from tb_gpu_advisor.common.options import UserOptions
-from tb_gpu_advisor.discover import logdir as discovery
-from tb_gpu_advisor.frameworks import display_names, how_to_capture
+from tb_gpu_advisor.frameworks import display_names
 from tb_gpu_advisor.model.schema import SCHEMA_VERSION, SEVERITY_ORDER, _json_default
 from tb_gpu_advisor.report import render
 from tb_gpu_advisor.runtime import guard
-from tb_gpu_advisor.runtime import session as analysis
-from tb_gpu_advisor.runtime.cache import ReportCache
+from tb_gpu_advisor.runtime.advisor import Advisor, expected_layouts, how_to_capture_text, locate_file
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -72,7 +72,6 @@ def add_parser(subparsers: Any) -> None:
         epilog="exit codes: 0 ok; 1 a finding at or above --fail-on; 2 usage or input error "
         "(also: a profile that could not be analysed, or only partly: a damaged file)\n"
         "json: one Report object with --run, else {\"reports\": [Report, ...]} (docs/report-schema.md)",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("logdir", metavar="LOGDIR", help="TensorBoard logdir (local path, s3://, gs://, ...)")
     p.add_argument("--run", help="only this run (default: every run); '.' is the logdir itself")
@@ -84,56 +83,17 @@ def add_parser(subparsers: Any) -> None:
     p.add_argument("--format", choices=("text", "json", "markdown"), default="text", help="output format (default text)")
     p.add_argument("--fail-on", choices=("warning", "critical"), default=None,
                    help="exit 1 if any finding is at or above this severity (for CI)")
-    p.add_argument("--params", type=_positive_int, default=None, metavar="N",
-                   help="model parameter count (Model.summary) for the expected AllReduce time (guide §2.1)")
-    p.add_argument("--net-gbps", type=float, default=None, metavar="GBPS",
-                   help="network bandwidth between hosts, GB/s per GPU, for the collectives' bus bandwidth "
-                   "(default 25: a 200 Gb/s NIC per GPU; part of the cache key)")
-    p.add_argument("--model-flops-per-step", type=float, default=None, metavar="FLOPS",
-                   help="the model's FLOPs of one training step on one GPU (e.g. 6 x params x tokens per GPU): MFU "
-                   "uses it instead of the FLOPs the trace's shapes give (part of the cache key)")
-    p.add_argument("--top", type=_non_negative_int, default=10, metavar="N",
+    cli_opts.add_common(p)
+    p.add_argument("--top", type=cli_opts.non_negative_int, default=10, metavar="N",
                    help="findings shown in text/markdown (default 10; JSON has all)")
-    p.add_argument("--evidence", type=_non_negative_int, default=0, metavar="ROWS",
+    p.add_argument("--evidence", type=cli_opts.non_negative_int, default=0, metavar="ROWS",
                    help="text format: also print the first ROWS rows of each finding's evidence table")
     p.add_argument("--progress", action="store_true",
                    help="print progress on stderr even when stderr is not a terminal")
     p.add_argument("--list", action="store_true",
                    help="list the runs and sessions found (format, hosts, size) instead of analysing them")
     p.add_argument("--output", "-o", metavar="FILE", help="write the report to FILE instead of stdout")
-    p.add_argument("--cache-dir", default=None, metavar="DIR",
-                   help="report cache folder (default: as 'precompute'; TB_GPU_ADVISOR_CACHE_DIR=off disables it)")
     p.set_defaults(func=run)
-
-
-def _positive_int(s: str) -> int:
-    v = _int(s)
-    if v <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {s!r}")
-    return v
-
-
-def _non_negative_int(s: str) -> int:
-    v = _int(s)
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {s!r}")
-    return v
-
-
-def _int(s: str) -> int:
-    """Integers, also written 110_000_000, 110,000,000 or 1.1e8."""
-    t = s.replace("_", "").replace(",", "").strip()
-    try:
-        return int(t)
-    except ValueError:
-        pass
-    try:
-        f = float(t)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {s!r}") from None
-    if not f.is_integer():
-        raise argparse.ArgumentTypeError(f"not a whole number: {s!r}")
-    return int(f)
 
 
 # --------------------------------------------------------------------------- entry
@@ -142,13 +102,14 @@ def _int(s: str) -> int:
 def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
     stdout = stdout or sys.stdout
     stderr = stderr or sys.stderr
+    advisor = cli_opts.advisor(args)
     try:
-        sessions = select_sessions(args.logdir, args.run, args.session, args.host)
+        sessions = select_sessions(advisor, args.run, args.session, args.host)
         if getattr(args, "list", False):
-            stdout.write(list_sessions(args.logdir, args.run))
-            print_skipped(_skipped(args.logdir), stderr, "report")
+            stdout.write(list_sessions(advisor, args.run))
+            print_skipped(_skipped(advisor), stderr, "report")
             return 0
-        reports = [_analyze(s, hosts, args, stderr) for s, hosts in sessions]
+        reports = [_analyze(advisor, s, hosts, args, stderr) for s, hosts in sessions]
     except InputError as e:
         print(f"tb-gpu-advisor report: error: {e}", file=stderr)
         return EXIT_INPUT
@@ -163,7 +124,7 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         stdout.flush()
     for line in host_errors(reports):
         print(f"tb-gpu-advisor report: error: {line}", file=stderr)
-    print_skipped(_skipped(args.logdir), stderr, "report")
+    print_skipped(_skipped(advisor), stderr, "report")
     return exit_code(reports, args.fail_on)
 
 
@@ -177,16 +138,16 @@ def print_skipped(skips: list[tuple[str, str]], out: TextIO, who: str) -> None:
         print(f"    {rel}: {why}", file=out)
 
 
-def _skipped(logdir: str) -> list[tuple[str, str]]:
+def _skipped(advisor: Advisor) -> list[tuple[str, str]]:
     """What discovery left out of a logdir folder (nothing for a single file given on the command line)."""
-    return discovery.skipped(logdir) if os.path.isdir(fsio.local_path(logdir)) else []
+    return advisor.skipped() if os.path.isdir(fsio.local_path(advisor.logdir)) else []
 
 
-def list_sessions(logdir: str, run: str | None = None) -> str:
+def list_sessions(advisor: Advisor, run: str | None = None) -> str:
     """Every session found (of ``run`` only, if given), newest first per run: run/session, format, hosts, size."""
 
     rows = [(s.stock_run, formats.get(s.format).name, str(len(s.hosts)), f"{s.size / 1e6:.1f} MB")
-            for s in discovery.discover(logdir) if run is None or s.run == (run.rstrip("/") or ".")]
+            for s in advisor.sessions() if run is None or s.run == (run.rstrip("/") or ".")]
     head = ("session", "format", "hosts", "size")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(4)]
     return "".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() + "\n" for r in [head] + rows)
@@ -249,20 +210,21 @@ def format_reports(reports: Sequence[Any], fmt: str, top: int | None = 10, evide
 # --------------------------------------------------------------------------- selection
 
 
-def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Sequence[str] | None) -> list[tuple]:
-    """[(Session, [HostFile])] to analyse, or InputError with the available choices.  ``logdir`` may also be one
-    profile file: its session and host are analysed."""
+def select_sessions(advisor: Advisor, run: str | None, session: str | None, hosts: Sequence[str] | None) -> list[tuple]:
+    """[(Session, [HostFile])] to analyse, or InputError with the available choices.  The advisor's logdir may also
+    be one profile file: its session and host are analysed."""
 
+    logdir = advisor.logdir
     if not fsio.is_remote(logdir) and os.path.isfile(fsio.local_path(logdir)):
-        return [_one_file(logdir)]
+        return [_one_file(logdir, advisor.follow_symlinks)]
     if not fsio.is_remote(logdir) and not os.path.isdir(fsio.local_path(logdir)):
         raise InputError(f"{logdir}: no such directory")
     try:
-        found = discovery.discover(logdir)
+        found = advisor.sessions()
     except Exception as e:  # noqa: BLE001 -- e.g. remote credentials, permission
         raise InputError(f"cannot list {logdir}: {e}") from e
     if not found:
-        misplaced = discovery.misplaced_profiles(logdir)
+        misplaced = advisor.misplaced()
         if misplaced:
             expected = " or ".join(dict.fromkeys(layout for _, layout in misplaced))
             raise InputError(f"wrong folder layout: expected {expected} in {logdir}, "
@@ -270,10 +232,10 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
                              "Move each profile into its session folder (a profile straight in the logdir goes "
                              "to LOGDIR/plugins/profile/<session>/, run '.'), or point LOGDIR at the folder "
                              "above the runs.")
-        layouts = {f.id: f.layout.expected for f in formats.REGISTRY.values()}
-        skips = discovery.skipped(logdir, limit=10)
-        left = ("\nLeft out: " + "; ".join(f"{rel} ({why})" for rel, why in skips) + ".") if skips else ""
-        raise InputError(f"no GPU profiles found in {logdir}.{left}\n{how_to_capture(layouts)}")
+        why = advisor.nothing_found(cli_opts.FOLLOW_FLAG)
+        if why is not None:  # what was left out is the message: symlinks not followed or leading out, ...
+            raise InputError(f"{why[0]} ({logdir}). {why[1]}")
+        raise InputError(f"no GPU profiles found in {logdir}.\n{how_to_capture_text()}")
     runs = sorted({s.run for s in found})
     if run is not None:
         run = run.rstrip("/") or "."
@@ -309,11 +271,11 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
     return out
 
 
-def _one_file(path: str) -> tuple:
+def _one_file(path: str, follow_symlinks: bool = False) -> tuple:
     """(Session, [HostFile]) of one profile file, or InputError saying which files are read."""
-    located = discovery.locate_file(path)
+    located = locate_file(path, follow_symlinks)
     if located is None:
-        layouts = " or ".join(discovery.expected_layouts())
+        layouts = " or ".join(expected_layouts())
         raise InputError(f"{path}: not a profile this tool reads (it reads {layouts}, in a logdir)")
     _, session, host = located
     return session, [host]
@@ -335,34 +297,30 @@ def _list(xs: Sequence[str], n: int = 30) -> str:
 # --------------------------------------------------------------------------- analysis
 
 
-def _analyze(session: Any, hosts: list, args: argparse.Namespace, stderr: TextIO) -> Any:
+def _analyze(advisor: Advisor, session: Any, hosts: list, args: argparse.Namespace, stderr: TextIO) -> Any:
     """The Report of ``hosts`` of ``session`` (the report cache first)."""
     import dataclasses
 
-    return session_report(dataclasses.replace(session, hosts=tuple(hosts)), cli_options(args),
-                          ReportCache(getattr(args, "cache_dir", None)), stderr, bool(getattr(args, "progress", False)))
+    return session_report(advisor, dataclasses.replace(session, hosts=tuple(hosts)), stderr,
+                          bool(getattr(args, "progress", False)))
 
 
 def cli_options(args: argparse.Namespace) -> UserOptions:
-    """The settings of ``--params``, ``--net-gbps`` and ``--model-flops-per-step`` (``cli.main`` checked them), over
-    the environment's (where ``cli.main`` also leaves them for precompute's workers): the same value precompute and
-    the tab key their reports with, so each finds the others' entries."""
-    given = UserOptions(params=getattr(args, "params", None), net_gbps=getattr(args, "net_gbps", None),
-                        model_flops=getattr(args, "model_flops_per_step", None))
-    return UserOptions.from_env().overridden_by(given)
+    """The settings the command line gives, over the environment's (``cli.options.user_options``)."""
+    return cli_opts.user_options(args)
 
 
-def session_report(session: Any, options: UserOptions, cache: Any, stderr: TextIO, progress: bool) -> Any:
-    """A session's Report through the analysis entry point (the report cache first) with the user's ``options``,
-    with progress on ``stderr`` when asked or when it is a terminal, under the workers' memory limit; analysis
-    failures become InputError (exit 2)."""
+def session_report(advisor: Advisor, session: Any, stderr: TextIO, progress: bool) -> Any:
+    """A session's Report through the entry point (the report cache first) with the user's settings, with progress on
+    ``stderr`` when asked or when it is a terminal, under the workers' memory limit; analysis failures become
+    InputError (exit 2)."""
     name = session.stock_run
     show = _Progress(stderr, name) if progress or _isatty(stderr) else None
     try:
         # the plugin's worker memory limit, in this process (runtime/guard.py): a file that needs more fails
         # its own host with a clear error; the other hosts and sessions are still analysed and reported
         with guard.address_space_limit(guard.memory_limit_from_env()):
-            a = analysis.session_report(session, options=options, cache=cache, progress=show)
+            a = advisor.report(session, progress=show)
         if a.from_cache and show is not None:
             show("from the report cache", 1.0)
         return a.report

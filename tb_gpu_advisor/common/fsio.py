@@ -61,21 +61,26 @@ MAX_LINKS = 40
 
 class Listed(str):
     """A local path as discovery listed it: it *is* the path (a ``str``, wherever a path goes), and it remembers the
-    logdir it was found under (``root``), its parts below it (``rel``) and the file's ``(st_dev, st_ino)`` then
-    (``file_id``; None when not stat'ed).  :func:`open_binary`, :func:`read_head`, :func:`read_bytes` and
-    :func:`size` open it with :func:`open_listed`; ``str(path)`` is the plain path and loses that (do not)."""
+    logdir it was found under (``root``), its parts below it (``rel``), the file's ``(st_dev, st_ino)`` then
+    (``file_id``; None when not stat'ed) and whether symlinks inside the logdir may be followed on its way
+    (``follow``: only when the user asked, ``--follow-symlinks``).  :func:`open_binary`, :func:`read_head`,
+    :func:`read_bytes` and :func:`size` open it with :func:`open_listed`; ``str(path)`` is the plain path and loses
+    that (do not)."""
 
     root: str
     rel: tuple[str, ...]
     file_id: tuple[int, int] | None
+    follow: bool
 
-    def __new__(cls, path: str, root: str, rel: tuple[str, ...], file_id: tuple[int, int] | None = None) -> "Listed":
+    def __new__(cls, path: str, root: str, rel: tuple[str, ...], file_id: tuple[int, int] | None = None,
+                follow: bool = False) -> "Listed":
         self = super().__new__(cls, path)
         self.root, self.rel, self.file_id = root, tuple(rel), (tuple(file_id) if file_id else None)  # type: ignore
+        self.follow = bool(follow)
         return self
 
     def __reduce__(self):  # pickled to the analysis' worker processes with what it remembers
-        return (Listed, (str(self), self.root, self.rel, self.file_id))
+        return (Listed, (str(self), self.root, self.rel, self.file_id, self.follow))
 
 
 class NotListedFile(PermissionError):
@@ -84,7 +89,8 @@ class NotListedFile(PermissionError):
 
 def open_listed(path: Listed) -> BinaryIO:
     """The listed file, open for reading: every component below ``path.root`` opened relative to the one before
-    with ``O_NOFOLLOW``; a symlink on the way is read and resolved by hand, only while it stays below the logdir
+    with ``O_NOFOLLOW``; a symlink on the way is refused unless the listing followed symlinks (``path.follow``),
+    and then read and resolved by hand, only while it stays below the logdir
     (an absolute target must lie in the logdir's real path, ``..`` never climbs above it); then the file must be
     a regular file with the device and inode it was listed with.  Raises :class:`NotListedFile` (an ``OSError``)
     otherwise, or the ``OSError`` of a missing file.  Where the platform cannot open relative to a folder, the
@@ -121,6 +127,9 @@ def open_listed(path: Listed) -> BinaryIO:
                     target = os.readlink(name, dir_fd=stack[-1])
                 except OSError:
                     raise e from None
+                if not path.follow:
+                    raise NotListedFile(f"{path}: a symlink on its way, and symlinks are not followed "
+                                        "(only with --follow-symlinks)") from None
                 links += 1
                 if links > MAX_LINKS:
                     raise NotListedFile(f"{path}: more than {MAX_LINKS} links on its way") from None

@@ -30,6 +30,41 @@ from tb_gpu_advisor.common.thresholds import ENV_MODEL_FLOPS, ENV_NET_GBPS, T
 #: The query parameters (and URL keys of the tab) of the three settings, in the order the tab lists them.
 QUERY_KEYS = ("params", "net_gbps", "model_flops")
 
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting as every surface names it: the one definition the CLI's options (``cli/options.py``),
+    TensorBoard's flags (``serve/plugin_entry.py``) and the tab's Settings (served in ``/runs``' legend) read."""
+
+    key: str  # query parameter and URL key of the tab; UserOptions field (model_flops: ``model_flops``)
+    option: str  # the command line's option
+    flag: str  # TensorBoard's flag
+    label: str  # the tab's label
+    metavar: str
+    whole: bool  # a whole number (the parameter count)
+    example: str  # the tab's placeholder
+    help: str  # one line: what it changes
+    unset: str  # what applies when it is not given
+
+    def as_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+def settings_spec() -> tuple[Setting, ...]:
+    """The three settings, in :data:`QUERY_KEYS` order (the network default read from the thresholds table)."""
+    return (
+        Setting("params", "--params", "--gpu_advisor_params", "Parameters", "N", True, "e.g. 110000000",
+                "The model's parameter count (Model.summary()): each AllReduce is judged against parameters x 4 bytes "
+                "over the link (guide §2.1).", "AllReduce time is measured, not judged"),
+        Setting("net_gbps", "--net-gbps", "--gpu_advisor_net_gbps", "Network GB/s per GPU", "GBPS", False, "e.g. 50",
+                "Bandwidth between hosts, GB/s per GPU, that collectives across host files are compared with.",
+                f"{T('comm.net_GBps'):g} GB/s (a 200 Gb/s NIC per GPU)"),
+        Setting("model_flops", "--model-flops-per-step", "--gpu_advisor_model_flops_per_step",
+                "Model FLOPs per step and GPU", "FLOPS", False, "e.g. 6e12",
+                "MFU from the model's own FLOPs of one training step on one GPU (e.g. 6 x params x tokens per GPU) "
+                "instead of the FLOPs the trace's shapes give.", "from the FLOPs the trace's shapes give"),
+    )
+
 # A plain decimal number as a form field or a command line gives it: 110000000, 1.1e8, 110_000_000, 110,000,000.
 _NUMBER = re.compile(r"[0-9][0-9_,]*(\.[0-9]*)?([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0-9]+)?")
 

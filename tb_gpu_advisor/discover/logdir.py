@@ -13,8 +13,10 @@ Walk rules (why):
   profiles).
 * Remote logdirs (``s3://``, ``gs://``, ...) are one flat listing (:func:`fsio.remote_walk`) matched against
   the layouts, because per-folder requests to an object store are slow.
-* Symlinks are followed only when they resolve inside the logdir, and never into a folder already on the
-  current path (no loops); the Advisor must not read files outside the logdir.  A listed file's path is a
+* Symlinks are followed only when the user asks (``follow_symlinks``: the CLI's ``--follow-symlinks``, TensorBoard's
+  ``--gpu_advisor_follow_symlinks``; off by default: a logdir on a shared cluster is often writable by others), and
+  then only when they resolve inside the logdir, and never into a folder already on the current path (no loops);
+  the Advisor never reads files outside the logdir.  A listed file's path is a
   ``fsio.Listed``: it is read later only below the logdir and only as the file listed (a link swapped in after the
   listing is never followed out; ``fsio.open_listed``).  What is left out is not left
   out silently: :func:`skipped` names each such symlink, and files named like no format's whose content is no
@@ -35,10 +37,11 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.fmt import clip, echo_list
 from tb_gpu_advisor.formats.base import Format, Found, Groups, claimed_by
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile, Session, SessionNotFoundError, find_session, find_stock_run
 
-__all__ = ["discover", "has_profiles", "skipped", "misplaced_profiles", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
+__all__ = ["discover", "has_profiles", "skipped", "nothing_found", "misplaced_profiles", "expected_layouts", "locate_file", "ROOT_RUN", "HostFile", "Session",
            "SessionNotFoundError", "find_session", "find_stock_run"]
 
 logger = logging.getLogger(__name__)
@@ -53,13 +56,21 @@ _MISPLACED_MAX_DEPTH = 8
 _MISPLACED_MAX_DIRS = 20_000
 
 
-def discover(logdir: str) -> list[Session]:
+#: What a symlink left out says (``skipped``), and how a user has the ones inside the logdir followed.
+FOLLOW_HINT = "--follow-symlinks; TensorBoard: --gpu_advisor_follow_symlinks"
+SKIP_OUTSIDE = "a symlink to a place outside the logdir: never read (nothing outside the logdir is)"
+SKIP_NOT_FOLLOWED = f"a symlink: not followed unless asked ({FOLLOW_HINT}), and then only inside the logdir"
+SKIP_LOOP = "a symlink back to a folder above it: a loop, not followed"
+
+
+def discover(logdir: str, follow_symlinks: bool = False) -> list[Session]:
     """All sessions with at least one host file, sorted by run, then newest session first.
 
-    A missing logdir gives ``[]`` (TensorBoard may start before training writes anything).
+    A missing logdir gives ``[]`` (TensorBoard may start before training writes anything).  ``follow_symlinks``:
+    symlinks that stay inside the logdir are followed (never one leading out).
     """
     claimed: dict[str, list[Found]] = {fid: [] for fid in formats.REGISTRY}
-    for fmt, found in _walk(logdir, with_stat=True):
+    for fmt, found in _walk(logdir, with_stat=True, follow=follow_symlinks):
         claimed[fmt.id].append(found)
     groups: Groups = {}
     for fid, found in claimed.items():
@@ -70,14 +81,15 @@ def discover(logdir: str) -> list[Session]:
     return _sorted(sessions)
 
 
-def skipped(logdir: str, limit: int = 50) -> list[tuple[str, str]]:
-    """What the walk left out of a local logdir, as (path relative to the logdir, why): symlinks leaving the logdir
-    or looping, JSON files that are no trace.  At most ``limit``; [] for remote logdirs (no symlinks there)."""
+def skipped(logdir: str, limit: int = 50, follow_symlinks: bool = False) -> list[tuple[str, str]]:
+    """What the walk left out of a local logdir, as (path relative to the logdir, why): symlinks not followed,
+    leaving the logdir or looping, JSON files that are no trace.  At most ``limit``; [] for remote logdirs (no
+    symlinks there)."""
     if fsio.is_remote(logdir):
         return []
     out: list[tuple[str, str]] = []
     try:
-        for _ in _local_walk(fsio.local_path(logdir), with_stat=False, skips=out):
+        for _ in _local_walk(fsio.local_path(logdir), with_stat=False, skips=out, follow=follow_symlinks):
             if len(out) >= limit:
                 break
     except Exception as e:  # noqa: BLE001 - only a notice
@@ -85,10 +97,37 @@ def skipped(logdir: str, limit: int = 50) -> list[tuple[str, str]]:
     return out[:limit]
 
 
-def has_profiles(logdir: str) -> bool:
+def nothing_found(skips: list[tuple[str, str]], follow_flag: str) -> tuple[str, str] | None:
+    """Why a logdir that lists no profile holds none we read, from what the walk left out (:func:`skipped`), as
+    (headline, what to do) -- the message itself, not a note under "no profiles"; None when nothing was left out.
+    ``follow_flag``: how the caller's user has symlinks followed (``--follow-symlinks``, a TensorBoard flag)."""
+    if not skips:
+        return None
+    inside = [rel for rel, why in skips if why == SKIP_NOT_FOLLOWED]
+    outside = [rel for rel, why in skips if why == SKIP_OUTSIDE]
+    other = [(rel, why) for rel, why in skips if why not in (SKIP_NOT_FOLLOWED, SKIP_OUTSIDE)]
+    heads, text = [], []
+    if inside:
+        one = len(inside) == 1
+        heads.append(f"{len(inside)} symlink{'' if one else 's'} in the logdir not followed")
+        text.append(f"{echo_list(inside, 10)} {'is a symlink' if one else 'are symlinks'} inside the logdir, and "
+                    f"symlinks are followed only when asked: {follow_flag} (then only those that stay inside the "
+                    "logdir).")
+    if outside:
+        one = len(outside) == 1
+        heads.append(f"{len(outside)} symlink{'' if one else 's'} out of the logdir")
+        text.append(f"{echo_list(outside, 10)} {'points' if one else 'point'} outside the logdir, and nothing "
+                    "outside it is read: point the logdir at the folder that holds the runs, or copy them in.")
+    if other:
+        heads.append(f"{len(other)} entr{'y' if len(other) == 1 else 'ies'} left out")
+        text.append("Left out: " + "; ".join(f"{clip(rel)} ({why})" for rel, why in other[:10]) + ".")
+    return "No GPU profiles read: " + ", ".join(heads), " ".join(text)
+
+
+def has_profiles(logdir: str, follow_symlinks: bool = False) -> bool:
     """True as soon as one host file of any format is found (cheap: for TensorBoard's ``is_active``)."""
     try:
-        return next(_walk(logdir, with_stat=False), None) is not None
+        return next(_walk(logdir, with_stat=False, follow=follow_symlinks), None) is not None
     except Exception as e:  # noqa: BLE001 - a listing failure means "nothing to show", not a crash
         logger.warning("cannot list %s: %s", logdir, e)
     return False
@@ -98,7 +137,7 @@ def has_profiles(logdir: str) -> bool:
 LOCATE_MAX_UP = 6
 
 
-def locate_file(path: str) -> tuple[str, Session, HostFile] | None:
+def locate_file(path: str, follow_symlinks: bool = False) -> tuple[str, Session, HostFile] | None:
     """The (logdir, session, host) a local profile file belongs to: ``report FILE`` and ``diff FILE FILE`` for every
     format.  None when no layout claims it.
 
@@ -109,7 +148,7 @@ def locate_file(path: str) -> tuple[str, Session, HostFile] | None:
     folder = os.path.dirname(target)
     for _ in range(LOCATE_MAX_UP):
         if _fits_layout(tuple(os.path.relpath(target, folder).split(os.sep))):
-            for s in discover(folder):
+            for s in discover(folder, follow_symlinks):
                 for h in s.hosts:
                     if any(os.path.abspath(f.path) == target for f in (h.ranks or (h,))):
                         return folder, s, h
@@ -202,11 +241,11 @@ def _sorted(sessions: list[Session]) -> list[Session]:
 # --- the walk -----------------------------------------------------------------------
 
 
-def _walk(logdir: str, with_stat: bool) -> Iterator[tuple[Format, Found]]:
+def _walk(logdir: str, with_stat: bool, follow: bool = False) -> Iterator[tuple[Format, Found]]:
     """Every host file a registered format claims, with that format; local or remote."""
     if fsio.is_remote(logdir):
         return _remote_walk(logdir)
-    return _local_walk(fsio.local_path(logdir), with_stat)
+    return _local_walk(fsio.local_path(logdir), with_stat, follow=follow)
 
 
 def _remote_walk(logdir: str) -> Iterator[tuple[Format, Found]]:
@@ -229,14 +268,17 @@ class _Dir:
     path: str
     rel: tuple[str, ...]
     chain: tuple[str, ...]  # real paths of the symlinked folders entered on the way here
+    follow: bool = False  # symlinks inside the logdir are followed (the user asked)
 
 
-def _local_walk(root: str, with_stat: bool, skips: list[tuple[str, str]] | None = None) -> Iterator[tuple[Format, Found]]:
+def _local_walk(root: str, with_stat: bool, skips: list[tuple[str, str]] | None = None,
+                follow: bool = False) -> Iterator[tuple[Format, Found]]:
     """Depth first, folders in name order; a folder is entered when a layout says it can hold host files.
-    ``skips`` collects what is left out, with why (:func:`skipped`)."""
+    ``skips`` collects what is left out, with why (:func:`skipped`); ``follow``: symlinks inside the logdir are
+    followed."""
     real_root = os.path.realpath(root)
     registry = list(formats.REGISTRY.values())
-    stack: list[_Dir] = [_Dir(root, (), ())]
+    stack: list[_Dir] = [_Dir(root, (), (), follow)]
     while stack:
         d = stack.pop()
         subdirs: list[_Dir] = []
@@ -250,9 +292,9 @@ def _local_walk(root: str, with_stat: bool, skips: list[tuple[str, str]] | None 
                 continue
             if not any(f.layout.descend(rel) for f in registry):
                 continue
-            is_dir, chain = _follow(entry, real_root, d.chain, want_dir=True, skips=skips, rel=rel)
+            is_dir, chain = _follow(entry, real_root, d.chain, want_dir=True, skips=skips, rel=rel, follow=d.follow)
             if is_dir:
-                subdirs.append(_Dir(entry.path, rel, chain))
+                subdirs.append(_Dir(entry.path, rel, chain, d.follow))
         if len(d.rel) + 1 >= MAX_DEPTH:
             if subdirs:
                 logger.warning("not descending below %s: more than %d levels deep", d.path, MAX_DEPTH)
@@ -266,10 +308,10 @@ def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], r
     for f in registry:
         if not f.layout.maybe(rel):
             continue
-        ok, _ = _follow(entry, real_root, d.chain, want_dir=False)
+        ok, _ = _follow(entry, real_root, d.chain, want_dir=False, follow=d.follow)
         if not ok:
             break
-        why = f.layout.sniff(fsio.Listed(entry.path, root, rel))  # read only below the logdir
+        why = f.layout.sniff(fsio.Listed(entry.path, root, rel, follow=d.follow))  # read only below the logdir
         if why is None:
             return f
         if skips is not None:
@@ -284,17 +326,18 @@ def _found(entry: os.DirEntry, rel: tuple[str, ...], d: _Dir, root: str, real_ro
 
     Its path is a :class:`fsio.Listed`: every later read opens it below ``root`` without following a link out, and
     only while it is the file stat'ed here (device, inode), however it is swapped meanwhile."""
-    ok, _ = _follow(entry, real_root, d.chain, want_dir=False, skips=skips, rel=rel)
+    ok, _ = _follow(entry, real_root, d.chain, want_dir=False, skips=skips, rel=rel, follow=d.follow)
     if not ok:
         return None
     if not with_stat:
-        return Found(rel, fsio.Listed(entry.path, root, rel), d.path, 0, 0)
+        return Found(rel, fsio.Listed(entry.path, root, rel, follow=d.follow), d.path, 0, 0)
     try:
         st = entry.stat(follow_symlinks=True)
     except OSError as e:
         logger.warning("skipping unreadable profile %s: %s", entry.path, e)
         return None
-    return Found(rel, fsio.Listed(entry.path, root, rel, (st.st_dev, st.st_ino)), d.path, st.st_size, st.st_mtime_ns)
+    return Found(rel, fsio.Listed(entry.path, root, rel, (st.st_dev, st.st_ino), d.follow), d.path, st.st_size,
+                 st.st_mtime_ns)
 
 
 def _scandir(path: str) -> list[os.DirEntry]:
@@ -314,12 +357,13 @@ def _inside(real: str, real_root: str) -> bool:
 
 
 def _follow(entry: os.DirEntry, real_root: str, chain: tuple[str, ...], want_dir: bool,
-            skips: list[tuple[str, str]] | None = None, rel: tuple[str, ...] = ()) -> tuple[bool, tuple[str, ...]]:
+            skips: list[tuple[str, str]] | None = None, rel: tuple[str, ...] = (),
+            follow: bool = False) -> tuple[bool, tuple[str, ...]]:
     """Whether to use ``entry`` as a folder (``want_dir``) or file, and the symlink chain below it.
 
-    Plain entries are used as they are.  A symlink is used only if it resolves inside the logdir and (for
-    folders) not onto a folder already entered through a symlink on this path or an ancestor of it, which
-    would loop.  A symlink left out is added to ``skips`` with why.
+    Plain entries are used as they are.  A symlink is used only when ``follow`` (the user asked), if it resolves
+    inside the logdir and (for folders) not onto a folder already entered through a symlink on this path or an
+    ancestor of it, which would loop.  A symlink left out is added to ``skips`` with why.
     """
     def skip(why: str) -> tuple[bool, tuple[str, ...]]:
         if skips is not None:
@@ -333,14 +377,16 @@ def _follow(entry: os.DirEntry, real_root: str, chain: tuple[str, ...], want_dir
         real = os.path.realpath(entry.path)
         if not _inside(real, real_root):
             logger.debug("ignoring symlink leaving the logdir: %s -> %s", entry.path, real)
-            return skip("a symlink to a place outside the logdir: not read (nothing outside the logdir is)")
-        if not want_dir:
-            return os.path.isfile(real), chain
-        if not os.path.isdir(real):
+            return skip(SKIP_OUTSIDE)
+        if not (os.path.isdir(real) if want_dir else os.path.isfile(real)):
             return False, chain
+        if not follow:
+            return skip(SKIP_NOT_FOLLOWED)
+        if not want_dir:
+            return True, chain
         here = os.path.realpath(os.path.dirname(entry.path))
         if real in chain or _inside(here, real):  # link to an ancestor (or itself): a loop
-            return skip("a symlink back to a folder above it: a loop, not followed")
+            return skip(SKIP_LOOP)
         return True, chain + (real,)
     except OSError:
         return False, chain

@@ -118,6 +118,8 @@ class Format:
     reader_module: str
     #: Whether the stock Profile tab opens this format (its trace-viewer links need it).
     stock_tool_opens: bool = False
+    #: Whether Perfetto UI opens one host file of this format as it is (the tab hands it the file, not a window).
+    perfetto_opens: bool = False
 
     def reader(self) -> Callable[..., Trace]:
         return importlib.import_module(self.reader_module).read_trace

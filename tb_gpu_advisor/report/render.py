@@ -11,7 +11,6 @@ compare output).
 
 from __future__ import annotations
 
-import html
 import re
 import textwrap
 from typing import Any, Iterable, Sequence
@@ -23,6 +22,12 @@ from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
 from tb_gpu_advisor.report.verdict import damage_note, damaged_hosts, failed_hosts, verdict
 
 WIDTH = 100
+
+
+def _wrap(text: str, width: int, **kw: Any) -> list[str]:
+    """Lines of at most ``width`` characters broken only at spaces: never inside a path, a command or a kernel name
+    (a longer word stands on its own line)."""
+    return textwrap.wrap(text, width, break_long_words=False, break_on_hyphens=False, **kw)
 _SEV_LABEL = {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO", "ok": "OK"}
 _SEV_EMOJI = {"critical": "🔴", "warning": "🟠", "info": "🔵", "ok": "🟢"}
 
@@ -208,18 +213,18 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     out.append("=" * min(WIDTH, len(out[0])))
     shown, cut = shown_findings(report, top)
     for line in job_lines(report):
-        out.extend(textwrap.wrap(line, WIDTH, subsequent_indent="  "))
+        out.extend(_wrap(line, WIDTH, subsequent_indent="  "))
     out.append(f"FINDINGS: {verdict(report)}")
     ach = achievable_text(report)
     if ach:
-        out.extend(textwrap.wrap(ach, WIDTH))
+        out.extend(_wrap(ach, WIDTH))
     out.append("")
     for h in failed_hosts(report):
-        out.extend(textwrap.wrap(f"ERROR: host {h.host} could not be analysed: {h.error}", WIDTH,
+        out.extend(_wrap(f"ERROR: host {h.host} could not be analysed: {h.error}", WIDTH,
                                  subsequent_indent="    "))
         out.append("")
     for h in damaged_hosts(report):
-        out.extend(textwrap.wrap(f"DAMAGED FILE: {damage_note(h)}.", WIDTH, subsequent_indent="    "))
+        out.extend(_wrap(f"DAMAGED FILE: {damage_note(h)}.", WIDTH, subsequent_indent="    "))
         out.append("")
     for i, f in enumerate(shown, 1):
         head = f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"
@@ -229,13 +234,13 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         meta = "    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f), conf)
                                    if x)
         out.append(meta)
-        out.extend(textwrap.wrap(f.summary, WIDTH, initial_indent="    ", subsequent_indent="    "))
+        out.extend(_wrap(f.summary, WIDTH, initial_indent="    ", subsequent_indent="    "))
         if f.saving is not None and f.saving.assumption:
-            out.extend(textwrap.wrap(f"Assuming {f.saving.assumption}.{_overlap_text(f)}", WIDTH, initial_indent="    ",
+            out.extend(_wrap(f"Assuming {f.saving.assumption}.{_overlap_text(f)}", WIDTH, initial_indent="    ",
                                      subsequent_indent="    "))
         acts, more = _shown_actions(f)
         for a in acts:
-            out.extend(textwrap.wrap(f"Fix: {a.text}", WIDTH, initial_indent="    ", subsequent_indent="         "))
+            out.extend(_wrap(f"Fix: {a.text}", WIDTH, initial_indent="    ", subsequent_indent="         "))
             if a.snippet:
                 out.extend("        " + line for line in a.snippet.splitlines())
         if more:
@@ -254,7 +259,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         out.append(f"... {cut} more finding{'s' if cut > 1 else ''} (use --top {len(shown) + cut})")
         out.append("")
     if time_base_text(report, shown):
-        out.extend(textwrap.wrap(time_base_text(report, shown), WIDTH))
+        out.extend(_wrap(time_base_text(report, shown), WIDTH))
         out.append("")
     if report.headline:
         out.append("HEADLINE")
@@ -263,7 +268,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
             flag = {"warning": "  !", "critical": "  !!"}.get(m.status, "")
             why = card_note(m)
             line = f"  {m.label:<{w}}  {m.display}{flag}"
-            out.extend(textwrap.wrap(f"{line}: {why}", WIDTH, subsequent_indent=" " * (w + 4)) if why else [line])
+            out.extend(_wrap(f"{line}: {why}", WIDTH, subsequent_indent=" " * (w + 4)) if why else [line])
         out.append("")
     rv = ranks_view(report)
     if rv:
@@ -293,11 +298,11 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
             out.append("")
         note = h.steps.get("note") if isinstance(h.steps, dict) else None
         if note:
-            out.extend(textwrap.wrap(f"Steps on {h.host}: {note}", WIDTH, subsequent_indent="  "))
+            out.extend(_wrap(f"Steps on {h.host}: {note}", WIDTH, subsequent_indent="  "))
             out.append("")
     for n in report.notes:
         if not _is_error_note(report, n):
-            out.extend(textwrap.wrap(f"Note: {n}", WIDTH, subsequent_indent="  "))
+            out.extend(_wrap(f"Note: {n}", WIDTH, subsequent_indent="  "))
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -311,7 +316,13 @@ def text_table(cols: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 # --------------------------------------------------------------------------- markdown
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|])")
+#: Only what could start markup is escaped, so prose reads as written ("->", "~4 ms", "a & b"): a ``<`` that could
+#: open a tag, a comment or an autolink, an ``&`` that would start an entity, a ``~`` that could close a
+#: strikethrough (one after a non-space), a ``>`` that would start a block quote.
+_TAG_START = re.compile(r"<(?=[A-Za-z/!?])")
+_ENTITY_START = re.compile(r"&(?=#?[A-Za-z0-9]+;)")
+_TILDE_CLOSER = re.compile(r"(?<=\S)~")
 
 
 def achievable_text(report: Report) -> str:
@@ -395,13 +406,15 @@ def md_inline(s: Any) -> str:
     and the characters that start markdown syntax -- code spans, emphasis, links, table cells,
     strikethrough -- are backslash-escaped.  Not for text inside an HTML block: :func:`_html`.
     """
-    text = " ".join(str(s).splitlines())
-    return _MD_SPECIAL.sub(r"\\\1", html.escape(text, quote=False))
+    text = _TAG_START.sub("&lt;", _ENTITY_START.sub("&amp;", " ".join(str(s).splitlines())))
+    text = _TILDE_CLOSER.sub(r"\\~", _MD_SPECIAL.sub(r"\\\1", text))
+    return "\\" + text if text.startswith(">") else text
 
 
 def _html(s: Any) -> str:
-    """Text inside raw HTML (``<summary>``): markdown is not parsed there, so HTML-escaping is the whole job."""
-    return html.escape(" ".join(str(s).splitlines()), quote=True)
+    """Text inside raw HTML (``<summary>``): markdown is not parsed there, so HTML-escaping is the whole job -- of
+    ``&`` and ``<``, the only characters that start markup in text ("->" stays as written)."""
+    return " ".join(str(s).splitlines()).replace("&", "&amp;").replace("<", "&lt;")
 
 
 def md_code(s: Any) -> str:

@@ -41,6 +41,10 @@ IDLE_CATEGORIES = ("startup", "unseen", "allocator", "input_wait", "host_compute
 _GPU_KIND = {devices.KIND_KERNEL: "kernel", devices.KIND_H2D: "memcpy_h2d", devices.KIND_D2H: "memcpy_d2h",
              devices.KIND_D2D: "memcpy_d2d", devices.KIND_OTHER_COPY: "memcpy_d2d",
              devices.KIND_COLLECTIVE: "collectives"}
+#: The host threads' kinds of event: waiting for input, launching GPU work, host work, anything else.
+_HOST_KINDS = ("input", "launch", "host_compute", "host")
+#: Every kind of event a lane holds (the tab names them from ``report.legend``).
+EVENT_KINDS = tuple(dict.fromkeys(_GPU_KIND.values())) + _HOST_KINDS
 
 
 @dataclass

@@ -18,7 +18,7 @@ ID = "allocator_churn"
 
 
 @rule(ID, "§2 item 1", "The device allocator runs inside every step (cudaMalloc / cudaFree churn)",
-      thresholds=("allocator_churn.warning", "allocator_churn.critical"))
+      thresholds=("allocator_churn.warning", "allocator_churn.critical"), waits=("allocator",))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     idle = m.breakdown.allocator

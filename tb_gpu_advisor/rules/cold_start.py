@@ -22,7 +22,7 @@ ID = "cold_start"
 
 @rule(ID, "Q&A", "The capture is a cold start: one-time costs, not the steady state",
       thresholds=("job.one_time_min_share", "job.warmup_share", "job.one_time_launch_ms",
-                  "job.one_time_launch_factor", "job.one_time_launch_share", "job.one_time_call_ms"))
+                  "job.one_time_launch_factor", "job.one_time_launch_share", "job.one_time_call_ms"), waits=("startup",))
 def check(m: HostMetrics) -> list[Finding]:
     job = m.job
     if job is None or job.phase.phase == "steady":

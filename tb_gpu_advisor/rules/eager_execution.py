@@ -19,7 +19,7 @@ ID = "eager_execution"
 
 @rule(ID, "§1.2.2", "Ops run eagerly, one by one, outside a compiled graph",
       thresholds=("eager_execution.warning", "eager_execution.critical", "eager.max_kernels_per_call",
-                  "xla.min_chain_length"))
+                  "xla.min_chain_length"), waits=("launch_wait", "host_compute"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     e = m.eager

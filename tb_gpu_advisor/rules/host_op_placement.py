@@ -42,7 +42,7 @@ def round_trip_ms(m) -> float:
 
 
 @rule(ID, "§1.2.2", "Ops placed on the host instead of the GPU",
-      thresholds=("host_op_placement.warning", "host_op_placement.critical", "round_trip.min_bytes"), card="host_op_share")
+      thresholds=("host_op_placement.warning", "host_op_placement.critical", "round_trip.min_bytes"), card="host_op_share", waits=("host_compute",))
 def check(m: HostMetrics) -> list[Finding]:
     if not framework(m).applies("host_op_share"):
         return round_trip_check(m)

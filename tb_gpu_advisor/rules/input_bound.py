@@ -16,7 +16,7 @@ ID = "input_bound"
 
 
 @rule(ID, "§1.1", "Input-bound: the GPU waits for the input pipeline",
-      thresholds=("input_bound.warning", "input_bound.critical"), card="input_wait_share")
+      thresholds=("input_bound.warning", "input_bound.critical"), card="input_wait_share", waits=("input_wait",))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     graded = ctx.graded_wait(m.headline.input_wait_share, m.breakdown.input_wait, "input_bound.warning", "input_bound.critical")

@@ -32,7 +32,7 @@ def step_level(m) -> bool:
       thresholds=("launch_bound.warning", "launch_bound.critical", "launch.small_kernel_us", "launch.fused_us_per_kernel",
                  "launch_bound.step_calls", "launch_bound.min_small_kernel_time_share",
                  "capture.graph_kernel_share", "launch_bound.min_small_kernel_share", "launch.latency_us"),
-      card="launch_wait_share")
+      card="launch_wait_share", waits=("launch_wait",))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     graded = ctx.graded_wait(m.headline.launch_wait_share, m.breakdown.launch_wait, "launch_bound.warning", "launch_bound.critical")

@@ -20,7 +20,7 @@ ID = "launch_skew"
 
 
 @rule(ID, "§2.2", "Skewed kernel launches across GPUs (host thread contention)",
-      thresholds=("launch_skew.warning", "launch_skew.critical", "launch_skew.min_ms"))
+      thresholds=("launch_skew.warning", "launch_skew.critical", "launch_skew.min_ms"), waits=("launch_wait",))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     mg = m.multi_gpu

@@ -33,6 +33,9 @@ class Rule:
     card: str | None = None
     #: "host": ``check(HostMetrics)`` per host file; "job": ``check(JobView)`` once per session, over every rank
     scope: str = "host"
+    #: the GPU's idle categories (``report.timeline.IDLE_CATEGORIES``) its findings speak of: the tab's step timeline
+    #: highlights them (none: every kind of idle time)
+    waits: tuple[str, ...] = ()
 
 
 REGISTRY: dict[str, Rule] = {}
@@ -40,9 +43,9 @@ REGISTRY: dict[str, Rule] = {}
 
 def rule(id: str, section: str, title: str, thresholds: Sequence[str] = (),
          quiet: Callable[[Any], str | None] | None = None, card: str | None = None,
-         scope: str = "host") -> Callable[[CheckFn], CheckFn]:
-    """Decorator registering ``check(metrics) -> list[Finding]`` as rule ``id`` (``quiet``, ``card``, ``scope``: see
-    :class:`Rule`)."""
+         scope: str = "host", waits: Sequence[str] = ()) -> Callable[[CheckFn], CheckFn]:
+    """Decorator registering ``check(metrics) -> list[Finding]`` as rule ``id`` (``quiet``, ``card``, ``scope``,
+    ``waits``: see :class:`Rule`)."""
     for name in thresholds:
         if name not in THRESHOLDS:
             raise KeyError(f"rule {id}: unknown threshold {name!r}")
@@ -51,7 +54,7 @@ def rule(id: str, section: str, title: str, thresholds: Sequence[str] = (),
         if id in REGISTRY:
             raise ValueError(f"rule {id!r} registered twice")
         doc = fn.__doc__ or getattr(sys.modules.get(fn.__module__), "__doc__", None) or ""
-        REGISTRY[id] = Rule(id, section, title, tuple(thresholds), fn, doc.strip(), quiet, card, scope)
+        REGISTRY[id] = Rule(id, section, title, tuple(thresholds), fn, doc.strip(), quiet, card, scope, tuple(waits))
         return fn
 
     return deco

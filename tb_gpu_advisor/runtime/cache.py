@@ -35,7 +35,7 @@ eviction; there the LRU clock is the write time (a hit does not refresh it).
 
 Folder: constructor argument, else ``$TB_GPU_ADVISOR_CACHE_DIR``, else
 ``$XDG_CACHE_HOME/tb-gpu-advisor``, else ``~/.cache/tb-gpu-advisor``.
-``TB_GPU_ADVISOR_CACHE_DIR=off`` (or ``enabled=False``) disables it.
+``TB_GPU_ADVISOR_CACHE_DIR=off``, a folder given as ``off`` (``--cache-dir off``) or ``enabled=False`` disables it.
 """
 
 from __future__ import annotations
@@ -184,6 +184,8 @@ class ReportCache:
     def __init__(self, directory: str | None = None, max_bytes: int = DEFAULT_MAX_BYTES, enabled: bool = True):
         self.max_bytes = max_bytes
         self.last_error: str | None = None  # why the last ``put`` stored nothing
+        if directory is not None and directory.strip().lower() in DISABLED_VALUES:
+            directory, enabled = None, False  # --cache-dir off: no cache, as TB_GPU_ADVISOR_CACHE_DIR=off
         self.directory = directory if directory is not None else default_dir()
         self.enabled = bool(enabled and self.directory)
         #: an object store (``s3://bucket/prefix``, ``gs://...``): entries are objects, written in one put each

@@ -7,13 +7,18 @@ can call them.
 
 Two layers, so the analysis side has no SDK in it:
 
-* :class:`Advisor` answers every question as text, synchronously, from the one analysis entry point
-  (``runtime.session.session_report``, the report cache shared with the CLI, the tab and precompute), through the
-  plugin's :class:`~tb_gpu_advisor.serve.service.ReportService` (analysis off the event loop, one computation per
-  session however many calls ask, an in-memory LRU so explain / tables / capture calls on the same run answer at
-  once).  Text comes from the existing renderers (``report.render``, ``report.diff_render``, ``rules.docs``).
+* :class:`ToolBackend` answers every question as text, synchronously, from the one entry point
+  (``runtime.advisor.Advisor``: discovery, the report cache shared with the CLI, the tab and precompute), through
+  the plugin's :class:`~tb_gpu_advisor.serve.service.ReportService` (analysis off the event loop, one computation
+  per session however many calls ask, an in-memory LRU so explain / tables / capture calls on the same run answer
+  at once).  Text comes from the existing renderers (``report.render``, ``report.diff_render``, ``rules.docs``).
 * :func:`build_server` wraps it in the SDK's ``MCPServer`` (imported here lazily: the package works without the
   extra) as tools and rule-doc resources, sending progress while an analysis runs.
+
+Answers fit an assistant's context: a report's JSON (over 100,000 characters on a big run) comes in pages of whole
+lines (:func:`page`: ``offset`` and ``max_chars``, the next offset said on the first line), and ``summary`` is the
+report in a few thousand characters.  The settings of ``tb-gpu-advisor mcp`` (``--params``, ``--net-gbps``,
+``--model-flops-per-step``) apply to every analysis; a tool call may override them, as the tab's Settings do.
 
 Security, as every route of the plugin: the logdir is fixed when the server starts; run, session and host names
 are looked up in what discovery lists (which never leaves the logdir, symlinks included) and only its paths are
@@ -25,6 +30,7 @@ This module deliberately has no ``from __future__ import annotations``: the SDK 
 """
 
 import dataclasses
+import inspect
 import json
 import logging
 import os
@@ -32,23 +38,18 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from tb_gpu_advisor import __version__, formats
+from tb_gpu_advisor import __version__
 from tb_gpu_advisor.common.fmt import echo, echo_list, ms, pct
+from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.discover import logdir as discovery
-from tb_gpu_advisor.discover.logdir import Session
-from tb_gpu_advisor.formats import probe as gpu_probe
 from tb_gpu_advisor.frameworks import REGISTRY as FRAMEWORKS
-from tb_gpu_advisor.frameworks import how_to_capture
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 from tb_gpu_advisor.report import diff as diffmod
 from tb_gpu_advisor.report import diff_render, render
 from tb_gpu_advisor.rules import REGISTRY as RULES
 from tb_gpu_advisor.rules import RULE_IDS
 from tb_gpu_advisor.rules import docs as rule_docs
-from tb_gpu_advisor.runtime import isolation, pipeline
-from tb_gpu_advisor.runtime import session as analysis
-from tb_gpu_advisor.runtime.cache import ReportCache, session_key
+from tb_gpu_advisor.runtime.advisor import ROOT_RUN, Advisor, Session, how_to_capture_text
 from tb_gpu_advisor.serve.service import Outcome, ReportService
 
 logger = logging.getLogger(__name__)
@@ -61,6 +62,10 @@ SDK_MISSING = ("the MCP server needs the official MCP Python SDK 2.x: pip instal
 #: report that is cached or quick answers within the first wait, without any note.
 POLL_S = 0.25
 ENV_POLL_S = "TB_GPU_ADVISOR_MCP_POLL_S"
+#: The longest answer a tool gives in one call (characters, about 10,000 tokens); a longer one comes in pages.
+PAGE_CHARS = 40_000
+#: How a user of the MCP server has symlinks inside the logdir followed.
+FOLLOW_FLAG = "--follow-symlinks (tb-gpu-advisor mcp LOGDIR --follow-symlinks)"
 #: The per-host tables a tool serves: name -> what it holds.
 TABLES = {
     "kernels": "the largest GPU kernels by total time (top 25 per host): op, count, total/avg/min/max us, Tensor Core use",
@@ -75,11 +80,12 @@ INSTRUCTIONS = """\
 tb-gpu-advisor checks GPU profiles (TensorFlow/JAX .xplane.pb, PyTorch .pt.trace.json) in one TensorBoard logdir
 against the TensorFlow GPU performance guide and ranks what slows the training step, each finding with its
 estimated saving in ms per step.
-Typical use: list_runs -> get_report(run) -> explain_finding(run, finding_id) for the windows, evidence and fix ->
-after the user changes the code and captures again, diff_runs(base_run, new_run) to see whether the step got faster
-and whether the saving we predicted was realised.  get_tables gives the kernel and op tables; capture_advice says
-whether a capture can be trusted and how to record a better one.  Rule docs are resources
-(tb-gpu-advisor://rules/<rule>).  Names come from list_runs; times are ms unless a column says us."""
+Typical use: list_runs -> get_report(run) (markdown; format='summary' for the gist in a few thousand characters) ->
+explain_finding(run, finding_id) for the windows, evidence and fix -> after the user changes the code and captures
+again, diff_runs(base_run, new_run) to see whether the step got faster and whether the saving we predicted was
+realised.  get_tables gives the kernel and op tables; capture_advice says whether a capture can be trusted and how
+to record a better one.  Long answers come in pages: the first line says the offset of the next page.  Rule docs
+are resources (tb-gpu-advisor://rules/<rule>).  Names come from list_runs; times are ms unless a column says us."""
 
 
 class ToolInputError(ValueError):
@@ -88,18 +94,6 @@ class ToolInputError(ValueError):
 
 
 # --------------------------------------------------------------------------- analysis side (no SDK)
-
-
-def analyze_json(run: str, session: str, host_files: list, params: int | None = None, progress: Any = None) -> str:
-    """``pipeline.analyze_session`` serialized, for a limited child process (module level so it pickles)."""
-    return pipeline.analyze_session(run, session, host_files, progress=progress, params=params).to_json()
-
-
-def isolated_analysis(run: str, session: str, host_files: list, progress: Any = None,
-                      params: int | None = None) -> Report:
-    """The session's Report analysed in a child process with the plugin's memory and time limits
-    (``isolation.Limits.from_env``): a long-lived server must not die with one pathological file."""
-    return Report.from_json(isolation.call(analyze_json, run, session, list(host_files), params, progress=progress))
 
 
 def poll_s() -> float:
@@ -111,8 +105,9 @@ def poll_s() -> float:
     return value if value > 0 else POLL_S
 
 
-class Advisor:
-    """What the tools need from one logdir, without the SDK: the names discovery lists, and session reports.
+class ToolBackend:
+    """What the tools need from one logdir, without the SDK: the names discovery lists, and session reports, all from
+    the entry point ``advisor`` (its logdir, settings, cache and symlink choice).
 
     ``isolate`` (the server's default): a one-host session is analysed in a child process with the worker limits;
     False analyses it in this process, as ``tb-gpu-advisor report`` does.  A session of several hosts always goes
@@ -120,11 +115,9 @@ class Advisor:
     worker processes), so a cluster capture is never analysed again host after host in one child.
     """
 
-    def __init__(self, logdir: str, cache: ReportCache | None = None, params: int | None = None,
-                 isolate: bool = True, service: ReportService | None = None) -> None:
-        self.logdir = logdir
-        self.cache = cache if cache is not None else ReportCache()
-        self.params = params
+    def __init__(self, advisor: Advisor | str, isolate: bool = True, service: ReportService | None = None) -> None:
+        self.advisor = advisor if isinstance(advisor, Advisor) else Advisor(advisor)
+        self.logdir = self.advisor.logdir
         self.isolate = isolate
         self._service = service or ReportService(workers=2, memory_entries=16, wait_s=poll_s())
 
@@ -132,17 +125,17 @@ class Advisor:
 
     def sessions(self) -> list[Session]:
         """What discovery lists now (a new capture shows at once; the logdir is small to walk)."""
-        return discovery.discover(self.logdir)
+        return self.advisor.sessions()
 
     def runs_json(self) -> str:
-        """Runs -> sessions -> hosts as the tab's ``/runs`` lists them (``has_gpu``: a cheap probe, null unknown)."""
-        from tb_gpu_advisor.serve.plugin import _runs_listing
-
+        """Runs -> sessions -> hosts as the tab's ``/runs`` lists them (``has_gpu``: a cheap probe, null unknown); an
+        empty logdir says why (symlinks not followed or leading out, ...) or how to capture."""
         sessions = self.sessions()
-        body = {"logdir": self.logdir, "runs": _runs_listing(sessions, gpu_probe.session_activity(sessions))}
+        body: dict[str, Any] = {"logdir": self.logdir, "runs": self.advisor.listing(sessions)}
         if not sessions:
-            layouts = {f.id: f.layout.expected for f in formats.REGISTRY.values()}
-            body["note"] = f"no GPU profiles found. {how_to_capture(layouts)}"
+            why = self.advisor.nothing_found(FOLLOW_FLAG)
+            body["note"] = (f"{why[0]}. {why[1]}" if why is not None
+                            else f"no GPU profiles found. {how_to_capture_text()}")
         return json.dumps(body, indent=1)
 
     def select(self, run: str, session: str | None = None, host: str | None = None) -> Session:
@@ -160,20 +153,24 @@ class Advisor:
                                  f"{_names(h.host for h in chosen.hosts)}")
         return dataclasses.replace(chosen, hosts=tuple(hosts))
 
+    def options(self, params: int | None = None, net_gbps: float | None = None,
+                model_flops: float | None = None) -> UserOptions:
+        """The server's settings with a call's own over them (None: the server's)."""
+        return self.advisor.options.overridden_by(UserOptions(params, net_gbps, model_flops))
+
     # -- reports -----------------------------------------------------------
 
-    def outcome(self, s: Session) -> Outcome:
-        """The report service's answer for a selected session: ready, computing (with progress), or error.  Waits
-        at most ``POLL_S``; call again while computing."""
-        key = (session_key(s, params=self.params).digest, tuple(h.host for h in s.hosts))
-        return self._service.get(key, lambda progress: self._compute(s, progress))
+    def outcome(self, s: Session, options: UserOptions | None = None) -> Outcome:
+        """The report service's answer for a selected session analysed with ``options`` (None: the server's): ready,
+        computing (with progress), or error.  Waits at most ``POLL_S``; call again while computing."""
+        options = self.advisor.options_for(options)
+        key = (self.advisor.session_key(s, options).digest, tuple(h.host for h in s.hosts))
+        return self._service.get(key, lambda progress: self._compute(s, progress, options))
 
-    def _compute(self, s: Session, progress: Callable[[str, float], None]) -> str:
-        """In a service worker: the one analysis entry point, the report cache first (the CLI's key)."""
-        isolated = self.isolate and len(s.hosts) == 1
-        a = analysis.session_report(s, params=self.params, cache=self.cache, progress=progress, jobs=None,
-                                    analyze_fn=isolated_analysis if isolated else None)
-        if a.not_stored and self.cache.enabled:
+    def _compute(self, s: Session, progress: Callable[[str, float], None], options: UserOptions) -> str:
+        """In a service worker: the entry point's report, the report cache first (the CLI's key)."""
+        a = self.advisor.report(s, options=options, progress=progress, jobs=None, isolate=self.isolate)
+        if a.not_stored and self.advisor.cache.enabled:
             logger.info("%s: report not cached: %s", s.stock_run, a.not_stored)
         return a.report.to_json()
 
@@ -185,12 +182,61 @@ class Advisor:
 
 
 def report_text(report: Report, fmt: str, top: int) -> str:
-    """A report as the CLI prints it: JSON (the versioned schema, docs/report-schema.md), markdown or text."""
+    """A report as the CLI prints it: JSON (the versioned schema, docs/report-schema.md), markdown or text; or its
+    ``summary`` (:func:`summary_json`)."""
     if fmt == "json":
         return report.to_json(indent=1)
+    if fmt == "summary":
+        return summary_json(report, top)
     if fmt == "text":
         return render.to_text(report, top=top)
     return render.to_markdown(report, top=top)
+
+
+def summary_json(report: Report, top: int = 10) -> str:
+    """The report in a few thousand characters, as JSON: the verdict, the step and what fixing everything would
+    give, each host's capture, the headline cards, the ``top`` findings (id, severity, title, saving, where, the
+    first fix) and the notes; the full report is ``format='json'`` (paged) and one finding is ``explain_finding``."""
+    def saving(f: Finding) -> dict[str, Any] | None:
+        return None if f.saving is None else {"ms_per_step": round(f.saving.ms_per_step, 4),
+                                              "percent_of_step": round(f.saving.percent_of_step, 2)}
+
+    findings = [f for f in report.findings if f.rule != "healthy"]
+    a = report.achievable or {}
+    body = {
+        "run": report.run, "session": report.session, "verdict": report.verdict, "healthy": report.healthy,
+        "step_ms": a.get("step_ms"), "achievable_step_ms": a.get("achievable_step_ms"),
+        "hosts": [{"host": h.host, "framework": h.capture.get("framework_name") or h.capture.get("framework"),
+                   "job": (h.job or {}).get("summary"), "steps": h.steps.get("count"),
+                   "gpus": sorted({g.name for g in h.gpus}), "error": h.error, "damage": h.damage or None}
+                  for h in report.hosts],
+        "headline": [{"id": m.id, "label": m.label, "value": m.display, "status": m.status} for m in report.headline],
+        "findings": [{"id": f.id, "rule": f.rule, "severity": f.severity, "title": f.title, "saving": saving(f),
+                      "where": f.host or (f.hosts or None), "fix": f.actions[0].text if f.actions else None}
+                     for f in findings[:top]],
+        "more_findings": max(0, len(findings) - top),
+        "notes": list(report.notes),
+        "full_report_chars": len(report.to_json(indent=1)),
+        "next": "explain_finding(run, finding_id) for one finding in full; get_report(format='json') for every "
+                "number, in pages",
+    }
+    return json.dumps(body, indent=1)
+
+
+def page(text: str, offset: int = 0, max_chars: int = PAGE_CHARS) -> str:
+    """``text`` when it fits in ``max_chars``, else the page of whole lines from ``offset``: a first line says which
+    characters of how many it holds and the ``offset`` of the next page (the pages, without those lines, add up to
+    the whole text).  An offset past the end is a :class:`ToolInputError`."""
+    if offset < 0 or (offset and offset >= len(text)):
+        raise ToolInputError(f"offset {offset} is past the end of the answer ({len(text):,} characters)")
+    if offset == 0 and len(text) <= max_chars:
+        return text
+    end = min(len(text), offset + max_chars)
+    if end < len(text):
+        cut = text.rfind("\n", offset, end)
+        end = cut + 1 if cut > offset else end  # whole lines, unless one line is longer than a page
+    more = (f"the next page: the same call with offset={end}" if end < len(text) else "the last page")
+    return f"[characters {offset:,}-{end:,} of {len(text):,}; {more}]\n{text[offset:end]}"
 
 
 def diff_text(base: Report, new: Report, base_label: str, new_label: str, host: str | None, fmt: str,
@@ -284,11 +330,10 @@ def capture_advice_text(report: Report | None) -> str:
     """Whether the session's capture can be trusted (its steps, length, steadiness and ``capture_quality``
     findings) and how to record a better one for its framework; without a report, how to capture for each."""
     if report is None:
-        layouts = {f.id: f.layout.expected for f in formats.REGISTRY.values()}
         out = ["## How to capture a profile the Advisor can judge", "", *_guide_lines(), ""]
         for fw in FRAMEWORKS.values():
             out += _snippet_lines(fw)
-        return "\n".join(out + ["```text", how_to_capture(layouts), "```"]) + "\n"
+        return "\n".join(out + ["```text", how_to_capture_text(), "```"]) + "\n"
     quality = [f for f in report.findings if f.rule == "capture_quality"]
     out = [f"## Capture advice: run {render.md_code(report.run)}, session {render.md_code(report.session)}", "",
            f"**{render.md_inline(_capture_verdict(quality))}**", ""]
@@ -367,7 +412,7 @@ def _session_of(found: Sequence[Session], run: str, session: str | None) -> Sess
 
     ``run`` may also be a RUN/SESSION name as list_runs' ``stock_run`` gives it.
     """
-    run = run.rstrip("/") or discovery.ROOT_RUN
+    run = run.rstrip("/") or ROOT_RUN
     of_run = [s for s in found if s.run == run]  # discovery: newest first within a run
     if not of_run:
         exact = [s for s in found if s.stock_run == run]
@@ -401,8 +446,13 @@ def sdk_available() -> bool:
     return True
 
 
-def build_server(advisor: Advisor) -> Any:
-    """The SDK's ``MCPServer`` with the Advisor's tools and rule resources (raises ImportError without the SDK)."""
+def one_line(text: str | None) -> str:
+    """A docstring or help text as one line: no newlines, no runs of spaces (what an MCP client shows verbatim)."""
+    return " ".join(inspect.cleandoc(text or "").split())
+
+
+def build_server(backend: ToolBackend) -> Any:
+    """The SDK's ``MCPServer`` with the tools and rule resources (raises ImportError without the SDK)."""
     from typing import Annotated, Literal
 
     from mcp.server.mcpserver import Context, MCPServer
@@ -413,19 +463,37 @@ def build_server(advisor: Advisor) -> Any:
     server = MCPServer(SERVER_NAME, version=__version__, instructions=INSTRUCTIONS)
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True,
                                 open_world_hint=False)
+
+    def tool(fn: Callable[..., Any]) -> Callable[..., Any]:
+        """Registers ``fn`` with its docstring as one line (the SDK would pass its indentation on verbatim)."""
+        return server.tool(annotations=read_only, structured_output=False, description=one_line(fn.__doc__))(fn)
+
     Run = Annotated[str, Field(description="run name from list_runs (e.g. 'input_bound', 'exp1/train'; '.' for "
                                            "profiles straight in the logdir); a RUN/SESSION name also works")]
     SessionName = Annotated[str | None, Field(description="session (capture) folder name from list_runs; default: "
                                                           "the run's newest session")]
     Host = Annotated[str | None, Field(description="only this host (name from list_runs); default: every host")]
+    Offset = Annotated[int, Field(ge=0, description=f"where this page starts, in characters: 0, or the offset the "
+                                                    f"previous page named (answers over max_chars come in pages)")]
+    MaxChars = Annotated[int, Field(ge=2000, le=400_000, description="the longest page returned, in characters "
+                                                                     f"(default {PAGE_CHARS:,})")]
+    Params = Annotated[int | None, Field(gt=0, description="the model's parameter count, to judge each AllReduce "
+                                                           "(default: the server's --params)")]
+    NetGbps = Annotated[float | None, Field(gt=0, description="network bandwidth between hosts, GB/s per GPU "
+                                                              "(default: the server's --net-gbps, else 25)")]
+    ModelFlops = Annotated[float | None, Field(gt=0, description="the model's FLOPs of one training step on one GPU "
+                                                                 "(e.g. 6 x params x tokens per GPU): MFU from them "
+                                                                 "instead of the trace's shapes (default: the "
+                                                                 "server's --model-flops-per-step)")]
 
-    async def selected(ctx: Context, run: str, session: str | None, host: str | None) -> tuple[Session, Report]:
+    async def selected(ctx: Context, run: str, session: str | None, host: str | None,
+                       options: UserOptions | None = None) -> tuple[Session, Report]:
         """The selected session and its report, analysed off the event loop with progress notes (cached: instant)."""
         import anyio
 
-        s = _checked(lambda: advisor.select(run, session, host))
+        s = _checked(lambda: backend.select(run, session, host))
         while True:
-            o = await anyio.to_thread.run_sync(advisor.outcome, s)
+            o = await anyio.to_thread.run_sync(backend.outcome, s, options)
             if o.state == "ready":
                 return s, Report.from_json(o.body)
             if o.state == "error":
@@ -439,28 +507,36 @@ def build_server(advisor: Advisor) -> Any:
         except (ToolInputError, diffmod.DiffError) as e:
             raise ToolError(str(e)) from None
 
-    @server.tool(annotations=read_only, structured_output=False)
+    @tool
     def list_runs() -> str:
         """List the runs, their sessions (one capture each, newest first) and host files in the logdir, as JSON:
         {"runs": [{"run", "sessions": [{"session", "stock_run", "format", "has_gpu", "mtime_ms", "hosts": [{"host",
-        "size", ...}]}]}]}.  Call this first: every other tool takes these run / session / host names."""
-        return advisor.runs_json()
+        "size", ...}]}]}]}.  Call this first: every other tool takes these run / session / host names.  An empty
+        logdir says why in "note"."""
+        return backend.runs_json()
 
-    @server.tool(annotations=read_only, structured_output=False)
+    @tool
     async def get_report(ctx: Context, run: Run, session: SessionName = None, host: Host = None,
-                         format: Annotated[Literal["markdown", "json", "text"], Field(
-                             description="markdown (default: for reading), json (every number, "
-                                         "docs/report-schema.md) or text")] = "markdown",
-                         top: Annotated[int, Field(ge=0, le=200, description="findings shown in markdown/text; "
-                                                                             "json has all")] = 10) -> str:
+                         format: Annotated[Literal["markdown", "summary", "json", "text"], Field(
+                             description="markdown (default: for reading); summary (JSON of the verdict, headline "
+                                         "cards and ranked findings in a few thousand characters); json (every "
+                                         "number, docs/report-schema.md; over 100,000 characters on a big run, so "
+                                         "it comes in pages); or text")] = "markdown",
+                         top: Annotated[int, Field(ge=0, le=200, description="findings shown in markdown, text and "
+                                                                             "summary; json has all")] = 10,
+                         offset: Offset = 0, max_chars: MaxChars = PAGE_CHARS, params: Params = None,
+                         net_gbps: NetGbps = None, model_flops_per_step: ModelFlops = None) -> str:
         """Why is this run slow: the Advisor's report of one session (a run's newest unless `session`), or of one
         of its hosts.  It opens with a verdict line, then the findings ranked by estimated saving (ms per step and
         % of step, with the assumption), each with its fix and copyable code, then the headline metrics and per-GPU
-        tables.  The first call on a capture analyses it (seconds; progress is reported), later calls are cached.
-        Use explain_finding for one finding's windows and full evidence."""
-        return report_text((await selected(ctx, run, session, host))[1], format, top)
+        tables.  format='summary' gives the gist as compact JSON.  The first call on a capture analyses it (seconds;
+        progress is reported), later calls are cached.  An answer longer than max_chars comes in pages: its first
+        line names the offset of the next.  Use explain_finding for one finding's windows and full evidence."""
+        options = backend.options(params, net_gbps, model_flops_per_step)
+        report = (await selected(ctx, run, session, host, options))[1]
+        return _checked(lambda: page(report_text(report, format, top), offset, max_chars))
 
-    @server.tool(annotations=read_only, structured_output=False)
+    @tool
     async def diff_runs(ctx: Context,
                         base_run: Annotated[str, Field(description="the run before the change (from list_runs)")],
                         new_run: Annotated[str, Field(description="the run after the change (from list_runs)")],
@@ -468,50 +544,57 @@ def build_server(advisor: Advisor) -> Any:
                         host: Annotated[str | None, Field(description="compare this host (default: each side's "
                                                                       "slowest)")] = None,
                         format: Literal["markdown", "json", "text"] = "markdown",
-                        top: Annotated[int, Field(ge=1, le=200, description="kernel and op changes shown")] = 15
-                        ) -> str:
+                        top: Annotated[int, Field(ge=1, le=200, description="kernel and op changes shown")] = 15,
+                        offset: Offset = 0, max_chars: MaxChars = PAGE_CHARS, params: Params = None,
+                        net_gbps: NetGbps = None, model_flops_per_step: ModelFlops = None) -> str:
         """Did the change help: compare two captures as `tb-gpu-advisor diff` does.  Gives the step time before
         and after with its noise (faster / slower / no change beyond the noise), predicted vs realised savings
         (the saving the fixed findings predicted next to the realised step-time change, and their ratio),
-        findings fixed / new / still present, and the breakdown, kernel, op and GPU changes.  Use after the
-        user applied a fix and captured again."""
-        base_s, base = await selected(ctx, base_run, base_session, None)
-        new_s, new = await selected(ctx, new_run, new_session, None)
-        return _checked(lambda: diff_text(base, new, base_s.stock_run, new_s.stock_run, host, format, top))
+        findings fixed / new / still present, and the breakdown, kernel, op and GPU changes; it says when the two
+        captures do different work.  Use after the user applied a fix and captured again."""
+        options = backend.options(params, net_gbps, model_flops_per_step)
+        base_s, base = await selected(ctx, base_run, base_session, None, options)
+        new_s, new = await selected(ctx, new_run, new_session, None, options)
+        text = _checked(lambda: diff_text(base, new, base_s.stock_run, new_s.stock_run, host, format, top))
+        return _checked(lambda: page(text, offset, max_chars))
 
-    @server.tool(annotations=read_only, structured_output=False)
+    @tool
     async def explain_finding(ctx: Context, run: Run,
                               finding_id: Annotated[str, Field(
                                   description="the finding's id from the report (e.g. 'input_bound:worker0', or "
                                               "'input_bound' merged over hosts); a rule id picks its only finding")],
                               session: SessionName = None, host: Host = None,
                               format: Literal["markdown", "json"] = "markdown",
-                              evidence_rows: Annotated[int, Field(ge=1, le=1000)] = 50) -> str:
+                              evidence_rows: Annotated[int, Field(ge=1, le=1000)] = 50,
+                              offset: Offset = 0, max_chars: MaxChars = PAGE_CHARS, params: Params = None,
+                              net_gbps: NetGbps = None, model_flops_per_step: ModelFlops = None) -> str:
         """Explain one finding in full: its summary with the numbers, the metric against its threshold, the
         estimated saving and what it assumes, every trace window it names (host, GPU, step, start/end in ms of
         the capture), every evidence table, the fixes with code, and how the rule decides (its documentation).
         JSON gives the finding as in the report schema."""
-        report = (await selected(ctx, run, session, host))[1]
+        options = backend.options(params, net_gbps, model_flops_per_step)
+        report = (await selected(ctx, run, session, host, options))[1]
         f = _checked(lambda: find_finding(report, finding_id))
-        if format == "json":
-            return json.dumps(dataclasses.asdict(f), indent=1)
-        return explain_markdown(report, f, evidence_rows)
+        text = json.dumps(dataclasses.asdict(f), indent=1) if format == "json" else explain_markdown(report, f,
+                                                                                                     evidence_rows)
+        return _checked(lambda: page(text, offset, max_chars))
 
-    @server.tool(annotations=read_only, structured_output=False)
+    @tool
     async def get_tables(ctx: Context, run: Run,
                          table: Annotated[Literal["kernels", "ops", "kernel_classes", "memcpy", "communication"],
                                           Field(description="; ".join(f"{k}: {v}" for k, v in TABLES.items()))
                                           ] = "kernels",
                          session: SessionName = None, host: Host = None,
                          rows: Annotated[int, Field(ge=1, le=1000)] = 25,
-                         format: Literal["markdown", "json"] = "markdown") -> str:
+                         format: Literal["markdown", "json"] = "markdown",
+                         offset: Offset = 0, max_chars: MaxChars = PAGE_CHARS) -> str:
         """Kernel and op tables of a session, per host: the largest kernels (`kernels`), the framework ops with
         their kernel time (`ops`), every kernel by class (`kernel_classes`), host-device copies (`memcpy`) or
         collectives (`communication`).  Use to see which kernels or ops take the time a finding speaks of."""
         report = (await selected(ctx, run, session, host))[1]
-        return _checked(lambda: tables_text(report, table, rows, format))
+        return _checked(lambda: page(tables_text(report, table, rows, format), offset, max_chars))
 
-    @server.tool(annotations=read_only, structured_output=False)
+    @tool
     async def capture_advice(ctx: Context,
                              run: Annotated[str | None, Field(
                                  description="judge this run's capture; omit for how to capture in general")] = None,
@@ -547,10 +630,11 @@ def _add_rule_resources(server: Any) -> None:
             mime_type="text/markdown"))
 
 
-def serve_stdio(logdir: str, cache_dir: str | None = None, params: int | None = None, isolate: bool = True) -> None:
-    """Run the server on stdin/stdout until the client closes it."""
-    advisor = Advisor(logdir, ReportCache(cache_dir), params=params, isolate=isolate)
+def serve_stdio(advisor: Advisor, isolate: bool = True) -> None:
+    """Run the server for ``advisor``'s logdir (its settings, cache and symlink choice) on stdin/stdout until the
+    client closes it."""
+    backend = ToolBackend(advisor, isolate=isolate)
     try:
-        build_server(advisor).run("stdio")
+        build_server(backend).run("stdio")
     finally:
-        advisor.shutdown()
+        backend.shutdown()

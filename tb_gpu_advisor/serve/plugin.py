@@ -42,7 +42,7 @@ persistent caches key each report by the settings it was made with.  ``/runs`` l
 (``settings``) so the tab can show what applies when it sets nothing.
 
 A session with several host files is analysed in worker processes
-(``analysis.compute_json``, at most ``host_jobs`` of them),
+(``Advisor.report_json``, at most ``host_jobs`` of them),
 still from a ReportService worker thread, never on a request thread.
 
 Discovery runs on every ``/runs`` and ``/report`` request (the page polls
@@ -55,6 +55,13 @@ Request parameters are never joined onto paths: run, session and host are
 looked up in the list discovery built, and only its paths are opened -- below the
 logdir and only as the file listed (``fsio.open_listed``): a link swapped in after
 the listing is never followed out of the logdir (a ``/trace`` of it is a 404).
+Symlinks inside the logdir are followed only with ``--gpu_advisor_follow_symlinks``;
+a logdir that lists nothing because of what was left out says so (``/runs``' ``empty``).
+
+Everything about the logdir goes through one entry point, ``runtime.advisor.Advisor``
+(discovery, analysis, the report cache, step timelines); what the tab must know and the
+server decides -- breakdown and idle categories with their labels, the waits each rule
+speaks of, the settings -- comes with ``/runs`` as its ``legend`` (``report.legend``).
 """
 
 from __future__ import annotations
@@ -74,24 +81,22 @@ from tensorboard.backend import http_util
 from tensorboard.plugins import base_plugin
 from werkzeug import wrappers
 
-from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.fmt import echo
 from tb_gpu_advisor.common.options import OptionError, UserOptions, parse_query
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.discover import logdir as discovery
-from tb_gpu_advisor.formats import probe as gpu_probe
 from tb_gpu_advisor.frameworks import REGISTRY
 from tb_gpu_advisor.model.schema import Report
-from tb_gpu_advisor.report import diff, diff_render, render, timeline
-from tb_gpu_advisor.runtime import cache, isolation, pipeline
-from tb_gpu_advisor.runtime import session as analysis
+from tb_gpu_advisor.report import diff, diff_render, legend, render, timeline
+from tb_gpu_advisor.runtime.advisor import Advisor, ReportCache, SessionNotFoundError
 from tb_gpu_advisor.serve import query
 from tb_gpu_advisor.serve.service import Outcome, ReportService
 
 logger = logging.getLogger(__name__)
 
 PLUGIN_NAME = "gpu_advisor"
+#: How a TensorBoard user has symlinks inside the logdir followed (named when the logdir lists nothing because of them).
+FOLLOW_FLAG = "--gpu_advisor_follow_symlinks"
 STATIC_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "static")
 _STATIC_TYPES = {".js": "text/javascript", ".css": "text/css", ".svg": "image/svg+xml", ".json": "application/json"}
 _JSON = "application/json"
@@ -132,10 +137,12 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         self._analyzer = analyzer
         #: TensorBoard's flags: the settings of every analysis a request does not override
         self._defaults = flag_options(context.flags)
-        store = _open_store(context.flags) if service is None else None
-        self._service = service or ReportService(store=store)
-        #: the report cache behind the store: its per-host entries (a sharded precompute) are merged, not analysed
-        self._cache = store.cache if store is not None else None
+        #: the one entry point: discovery (following symlinks inside the logdir only with the flag), analysis, the
+        #: report cache (its per-host entries, from a sharded precompute, are merged, not analysed), timelines
+        self._advisor = Advisor(self._logdir, cache=_open_cache(context.flags) if service is None
+                                else ReportCache(None, enabled=False), options=self._defaults,
+                                follow_symlinks=bool(getattr(context.flags, "gpu_advisor_follow_symlinks", False)))
+        self._service = service or ReportService(store=self._advisor.store())
         self._active = False
         self._active_lock = threading.Lock()
         # Remote logdirs only: (time listed, sessions) reused for ``_discovery_ttl_s`` seconds.
@@ -175,7 +182,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         if self._active or not self._logdir:
             return self._active
         try:
-            found = discovery.has_profiles(self._logdir)
+            found = self._advisor.has_profiles()
         except Exception:  # noqa: BLE001 - an unreadable logdir just means "not active"
             logger.debug("gpu_advisor: has_profiles failed", exc_info=True)
             return False
@@ -203,10 +210,15 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     @wrappers.Request.application
     def _serve_runs(self, request: wrappers.Request) -> wrappers.Response:
         sessions = self._sessions()
+        skipped = self._skipped()
         # has_gpu per session (True/False/None = unknown): the tab opens on the newest with GPU activity
-        body = {"logdir_set": bool(self._logdir), "runs": _runs_listing(sessions, gpu_probe.session_activity(sessions)),
-                "frameworks": _frameworks_listing(), "skipped": self._skipped(),
-                "settings": _settings_listing(self._defaults)}
+        body = {"logdir_set": bool(self._logdir), "runs": self._advisor.listing(sessions),
+                "frameworks": _frameworks_listing(), "skipped": skipped,
+                "settings": _settings_listing(self._defaults), "legend": legend.legend()}
+        why = None if sessions or not self._logdir else self._advisor.nothing_found(
+            FOLLOW_FLAG, [(x["path"], x["reason"]) for x in skipped])
+        if why is not None:  # the reason is the message: symlinks not followed or leading out, files left out
+            body["empty"] = {"title": why[0], "text": why[1]}
         return _respond_json(request, body)
 
     @wrappers.Request.application
@@ -272,7 +284,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             return Outcome("computing", message=f"waiting for {writing} to finish writing")
         key = ("window", _identity(host), start, end)
         return self._windows.get(key, lambda progress: self._timelines(session, host, (start, end), progress, options),
-                                 valid=lambda: analysis.files_unchanged([host]))
+                                 valid=lambda: Advisor.files_unchanged([host]))
 
     def _timelines(self, session: Any, host: Any, window: tuple[float, float], progress: Callable,
                    options: UserOptions | None = None) -> str:
@@ -284,12 +296,10 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         windows = [window] + [w for w in self._report_windows(session, host, options)
                               if w != window][: WINDOWS_PER_READ - 1]
         progress(f"reading {host.host} for its timeline", 0.1)
-        if self._isolate:
-            text = isolation.call(isolation.timelines_json, host, windows, self._window_events, progress=progress)
-        else:
-            text = json.dumps(pipeline.host_timelines(host, windows, self._window_events))
+        text = self._advisor.timelines_json(host, windows, self._window_events, isolate=self._isolate,
+                                            progress=progress)
         bodies = [json.dumps(t) for t in json.loads(text)]
-        if analysis.files_unchanged([host]):
+        if Advisor.files_unchanged([host]):
             for w, body in zip(windows[1:], bodies[1:]):
                 self._windows.put(("window", _identity(host), *w), body)
         return bodies[0]
@@ -362,8 +372,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     def _find_session(self, run: str, session_name: str) -> Any:
         """The discovered session named so (404 otherwise)."""
         try:
-            return discovery.find_session(self._sessions(), run, session_name)
-        except discovery.SessionNotFoundError as e:
+            return self._advisor.find_session(run, session_name, self._sessions())
+        except SessionNotFoundError as e:
             raise errors.NotFoundError(str(e)) from None
 
     def _outcome_of(self, session: Any, host: str | None, options: UserOptions) -> Outcome:
@@ -378,21 +388,21 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         return self._service.get(
             key,
             lambda progress: self._compute(session, host_files, progress, options),
-            _store_key(session, host_files, options),
-            valid=lambda: analysis.files_unchanged(host_files),
+            self._advisor.store_key(session, host_files, options),
+            valid=lambda: Advisor.files_unchanged(host_files),
         )
 
     def _sessions(self) -> list:
         if not self._logdir:
             return []
         if self._discovery_ttl_s <= 0:
-            return list(discovery.discover(self._logdir))
+            return list(self._advisor.sessions())
         # One listing at a time: concurrent polls wait for it instead of each listing the bucket.
         with self._listing_lock:
             now = self._clock()
             if self._listing is not None and now - self._listing[0] < self._discovery_ttl_s:
                 return list(self._listing[1])
-            sessions = list(discovery.discover(self._logdir))
+            sessions = list(self._advisor.sessions())
             self._listing = (self._clock(), sessions)
             return list(sessions)
 
@@ -404,15 +414,14 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         with self._listing_lock:
             now = self._clock()
             if self._skips is None or now - self._skips[0] >= max(self._discovery_ttl_s, 0):
-                self._skips = (now, [{"path": rel, "reason": why} for rel, why in discovery.skipped(self._logdir)])
+                self._skips = (now, [{"path": rel, "reason": why} for rel, why in self._advisor.skipped()])
             return list(self._skips[1])
 
     def _compute(self, session: Any, host_files: list, progress: Callable, options: UserOptions) -> str:
         """Runs in a worker thread: the analysis entry point (in limited child processes unless disabled), with the
         request's settings handed down (an injected analyzer replaces the whole analysis and gets none)."""
-        return analysis.compute_json(session, host_files, progress=progress, jobs=self._host_jobs,
-                                     isolate=self._isolate, analyze_fn=self._analyzer, cache=self._cache,
-                                     options=options)
+        return self._advisor.report_json(session, host_files, progress=progress, jobs=self._host_jobs,
+                                         isolate=self._isolate, analyze_fn=self._analyzer, options=options)
 
 
 # -- helpers (pure; module level so tests and readers find them fast) ---------
@@ -504,39 +513,10 @@ def _still_written(host_files: list, settle_s: float) -> str | None:
     return None
 
 
-def _store_key(session: Any, host_files: list, options: UserOptions) -> str:
-    """The persistent cache's key: the same entry ``tb-gpu-advisor precompute`` writes with the same settings."""
-    return cache.store_key(session.run, session.session, host_files, options=options)
-
-
 def _frameworks_listing() -> list[dict[str, str]]:
     """The frameworks whose captures are read, with how to capture one (the tab's "no profiles yet" state)."""
 
     return [{"id": f.id, "name": f.name, "capture": f.capture_snippet} for f in REGISTRY.values()]
-
-
-def _runs_listing(sessions: list, has_gpu: dict | None = None) -> list[dict[str, Any]]:
-    """Groups sessions by run, keeping discovery's order (runs by name, newest session first).
-
-    ``mtime_ms`` lets the frontend pick the newest session across runs;
-    ``has_gpu`` (``gpu_probe.session_activity``: True/False/None) the newest with GPU activity.
-    """
-    runs: dict[str, list[dict[str, Any]]] = {}
-    for s in sessions:
-        hosts = [{"host": h.host, "size": h.size, "mtime_ms": h.mtime_ns / 1e6, "files": len(h.ranks) or 1} for h in s.hosts]
-        runs.setdefault(s.run, []).append(
-            {
-                "session": s.session,
-                "stock_run": s.stock_run,
-                "format": s.format,
-                "format_name": formats.get(s.format).name,
-                "stock_tool": formats.get(s.format).stock_tool_opens,
-                "mtime_ms": max((h["mtime_ms"] for h in hosts), default=0.0),
-                "has_gpu": (has_gpu or {}).get((s.run, s.session)),
-                "hosts": hosts,
-            }
-        )
-    return [{"run": run, "sessions": sessions_} for run, sessions_ in runs.items()]
 
 
 def _respond_outcome(request: wrappers.Request, outcome: Outcome) -> wrappers.Response:
@@ -603,12 +583,11 @@ def _flag_ttl(flags: Any) -> float:
         return DEFAULT_DISCOVERY_TTL_S
 
 
-def _open_store(flags: Any) -> cache.ReportStore | None:
-    """The persistent cache, or None when it is disabled or cannot be created; never fatal."""
-    # None lets cache.py apply $TB_GPU_ADVISOR_CACHE_DIR (including "off") and its default.
-    cache_dir = getattr(flags, "gpu_advisor_cache_dir", None)
+def _open_cache(flags: Any) -> ReportCache:
+    """The report cache of ``--gpu_advisor_cache_dir`` (None: ``$TB_GPU_ADVISOR_CACHE_DIR`` and its default, "off"
+    included); disabled when it cannot be created -- no cache is better than no tab."""
     try:
-        return cache.open_store(cache_dir)
-    except Exception:  # noqa: BLE001 - no cache is better than no tab
+        return ReportCache(getattr(flags, "gpu_advisor_cache_dir", None))
+    except Exception:  # noqa: BLE001
         logger.warning("gpu_advisor: persistent cache disabled", exc_info=True)
-        return None
+        return ReportCache(None, enabled=False)

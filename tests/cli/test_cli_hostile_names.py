@@ -47,9 +47,9 @@ def test_the_helpers_cut_and_say_how_long():
 
 
 def test_the_mcp_servers_errors_cut_names(logdir):
-    from tb_gpu_advisor.serve.mcp_server import Advisor, ToolInputError
+    from tb_gpu_advisor.serve.mcp_server import ToolBackend, ToolInputError
 
-    advisor = Advisor(logdir)
+    advisor = ToolBackend(logdir)
     try:
         for kwargs in ({"run": LONG}, {"run": "run1", "session": LONG}, {"run": "run1", "host": LONG}):
             with pytest.raises(ToolInputError) as e:

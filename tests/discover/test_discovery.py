@@ -155,13 +155,35 @@ def test_symlink_escape_only_logdir_has_no_profiles(tmp_path):
     assert not has_profiles(str(logdir))
 
 
-def test_symlinks_inside_logdir_followed_and_loops_stopped(tmp_path):
+def test_symlinks_inside_logdir_followed_with_the_flag_and_loops_stopped(tmp_path):
     d = tmp_path
     write_profile(str(d), "a/real", "s", "h")
-    os.symlink(d / "a", d / "alias")  # inside the logdir: followed (the stock tab lists it too)
+    os.symlink(d / "a", d / "alias")  # inside the logdir: followed when asked (the stock tab lists it too)
     os.symlink(d, d / "a" / "loop_to_root")  # a loop
     os.symlink(d / "alias", d / "a" / "real" / "loop_via_alias")
-    assert _names(discover(str(d))) == ["a/real/s", "alias/real/s"]  # finite: the loops are not entered
+    assert _names(discover(str(d), follow_symlinks=True)) == ["a/real/s", "alias/real/s"]  # finite: no loop entered
+    assert has_profiles(str(d / "alias"), follow_symlinks=True)
+
+
+def test_symlinks_are_not_followed_without_the_flag(tmp_path):
+    """Issue 27 item 9: following symlinks is opt-in (--follow-symlinks, --gpu_advisor_follow_symlinks); without it
+    a link inside the logdir is left out and named, like one leading out (was: followed by default)."""
+    d = tmp_path
+    write_profile(str(d), "store/real", "s", "h")
+    os.symlink(d / "store", d / "alias")  # a linked run folder
+    (d / "files" / "plugins" / "profile" / "s").mkdir(parents=True)
+    os.symlink(d / "store" / "real" / "plugins" / "profile" / "s" / "h.xplane.pb",
+               d / "files" / "plugins" / "profile" / "s" / "linked.xplane.pb")  # a linked file
+    assert _names(discover(str(d))) == ["store/real/s"]
+    skipped = dict(discovery.skipped(str(d)))
+    assert set(skipped) == {"alias", "files/plugins/profile/s/linked.xplane.pb"}
+    assert all(why == discovery.SKIP_NOT_FOLLOWED and "--follow-symlinks" in why for why in skipped.values())
+    assert _names(discover(str(d), follow_symlinks=True)) == ["alias/real/s", "files/s", "store/real/s"]
+    assert discovery.skipped(str(d), follow_symlinks=True) == []
+    only_links = tmp_path / "only_links"
+    only_links.mkdir()
+    os.symlink(d / "store", only_links / "run")
+    assert not has_profiles(str(only_links)) and discover(str(only_links)) == []
 
 
 def test_unreadable_folder_skipped_with_warning(tmp_path, monkeypatch, caplog):
@@ -351,8 +373,9 @@ def test_pytorch_trace_symlinked_outside_the_logdir_is_ignored(tmp_path):
     os.symlink(outside, logdir / "run" / f"evil_1.{T0}.pt.trace.json")
     inside = _trace(str(logdir / "real"), "ok_1", T0)
     os.symlink(inside, logdir / "run" / f"ok_1.{T0}.pt.trace.json")
-    runs = {s.run: [h.host for h in s.hosts] for s in discover(str(logdir))}
+    runs = {s.run: [h.host for h in s.hosts] for s in discover(str(logdir), follow_symlinks=True)}
     assert runs == {"real": ["ok_1"], "run": ["ok_1"]}
+    assert {s.run for s in discover(str(logdir))} == {"real"}  # without the flag, the link inside is left out too
 
 
 def test_kineto_worker_names():

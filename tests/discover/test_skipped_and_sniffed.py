@@ -57,7 +57,41 @@ def test_the_cli_says_what_it_left_out(tmp_path, capsys):
     (only_link / "r").symlink_to(tmp_path / "elsewhere", target_is_directory=True)
     assert cli(["report", str(only_link)]) == 2
     err = capsys.readouterr().err
-    assert "no GPU profiles found" in err and "Left out: r (a symlink to a place outside the logdir" in err
+    # the reason is the message (issue 27 item 9; was: "no GPU profiles found ... Left out: r (...)")
+    assert err.startswith("tb-gpu-advisor report: error: No GPU profiles read: 1 symlink out of the logdir")
+    assert "'r' points outside the logdir, and nothing outside it is read" in err or "r points outside" in err
+
+
+def test_a_logdir_of_symlinked_runs_says_so_and_reads_them_with_the_flag(tmp_path, capsys):
+    """Issue 27 item 9: runs linked from elsewhere in the logdir are named as the reason nothing was read, with the
+    option that reads them; --follow-symlinks does (a link out of the logdir never)."""
+    logdir = tmp_path / "logdir"
+    (logdir / "store" / "a").mkdir(parents=True)
+    shutil.copy(RANK, logdir / "store" / "a" / RANK.name)
+    (logdir / "runs").mkdir()
+    (logdir / "runs" / "a").symlink_to(logdir / "store" / "a", target_is_directory=True)
+    assert cli(["report", str(logdir / "runs")]) == 2  # the links point outside runs/: never followed
+    assert "symlink out of the logdir" in capsys.readouterr().err
+    assert cli(["report", str(logdir / "runs"), "--follow-symlinks"]) == 2
+    assert "symlink out of the logdir" in capsys.readouterr().err
+    (logdir / "b").symlink_to(logdir / "store" / "a", target_is_directory=True)
+    shutil.rmtree(logdir / "runs")
+    assert {s.run for s in discover(str(logdir))} == {"store/a"}
+    assert cli(["report", str(logdir), "--list"]) == 0
+    assert "b: a symlink: not followed unless asked (--follow-symlinks" in capsys.readouterr().err
+    assert cli(["report", str(logdir), "--list", "--follow-symlinks"]) == 0
+    out, err = capsys.readouterr()
+    assert "b/" in out and "store/a/" in out and "skipped" not in err
+    only = tmp_path / "only"
+    only.mkdir()
+    shutil.copytree(logdir / "store", only / "store")
+    (only / "run").symlink_to(only / "store" / "a", target_is_directory=True)
+    shutil.rmtree(only / "store" / "a")
+    (only / "store" / "a").mkdir()
+    (only / "store" / "a" / "notes.txt").write_text("x")
+    assert cli(["report", str(only)]) == 2
+    err = capsys.readouterr().err
+    assert "No GPU profiles read: 1 symlink in the logdir not followed" in err and "--follow-symlinks" in err
 
 
 def test_a_file_outside_any_layout_never_lists_its_ancestors(tmp_path, monkeypatch):
@@ -67,7 +101,7 @@ def test_a_file_outside_any_layout_never_lists_its_ancestors(tmp_path, monkeypat
 
     walked = []
     real = discovery.discover
-    monkeypatch.setattr(discovery, "discover", lambda folder: walked.append(folder) or real(folder))
+    monkeypatch.setattr(discovery, "discover", lambda folder, *a: walked.append(folder) or real(folder, *a))
     stray = tmp_path / "a" / "b" / "h.xplane.pb"
     stray.parent.mkdir(parents=True)
     stray.write_bytes(b"\x0a\x00")

@@ -101,7 +101,7 @@ def test_markdown_report_is_the_cli_report_and_names_the_demo_problem(demo, run)
 
     md = demo.text("get_report", run=run)
     assert md == cli("report", str(DEMO_LOGS), "--run", run, "--format", "markdown")
-    top = Report.from_json(demo.text("get_report", run=run, format="json")).findings[0]
+    top = Report.from_json(demo.whole("get_report", run=run, format="json")).findings[0]
     assert top.rule == SCENARIOS[run]().truth.dominant
     assert md.splitlines()[2].startswith("**") and top.title.split(":")[0] in md.splitlines()[2]
 
@@ -109,17 +109,17 @@ def test_markdown_report_is_the_cli_report_and_names_the_demo_problem(demo, run)
 def test_report_of_one_host_and_of_a_named_session(demo):
     both = demo.text("get_report", run="multi_host")  # two hosts: merged from the per-host cache, as the CLI does
     assert both == cli("report", str(DEMO_LOGS), "--run", "multi_host", "--format", "markdown")
-    one = json.loads(demo.text("get_report", run="multi_host", host="worker1", format="json"))
+    one = json.loads(demo.whole("get_report", run="multi_host", host="worker1", format="json"))
     assert [h["host"] for h in one["hosts"]] == ["worker1"]
     session = discover(str(DEMO_LOGS / "pytorch_input_bound"))[0].session
-    by_session = json.loads(demo.text("get_report", run="pytorch_input_bound", session=session, format="json"))
+    by_session = json.loads(demo.whole("get_report", run="pytorch_input_bound", session=session, format="json"))
     assert (by_session["run"], by_session["session"]) == ("pytorch_input_bound", session)
     assert by_session["findings"][0]["rule"] == "input_bound"
-    assert json.loads(demo.text("get_report", run=f"pytorch_input_bound/{session}", format="json"))["session"] == session
+    assert json.loads(demo.whole("get_report", run=f"pytorch_input_bound/{session}", format="json"))["session"] == session
 
 
 def test_explain_finding_shows_every_window_and_evidence_row(demo):
-    report = Report.from_json(demo.text("get_report", run="input_bound", format="json"))
+    report = Report.from_json(demo.whole("get_report", run="input_bound", format="json"))
     f = report.findings[0]
     assert len(f.windows) >= 3 and f.evidence and f.evidence[0].rows
     md = demo.text("explain_finding", run="input_bound", finding_id=f.id)
@@ -133,7 +133,7 @@ def test_explain_finding_shows_every_window_and_evidence_row(demo):
 
 
 def test_diff_gives_the_cli_diff_with_predicted_vs_realised(demo):
-    got = json.loads(demo.text("diff_runs", base_run="input_bound", new_run="input_bound_fixed", format="json"))
+    got = json.loads(demo.whole("diff_runs", base_run="input_bound", new_run="input_bound_fixed", format="json"))
     want = json.loads(cli("diff", str(DEMO_LOGS), "--base", "input_bound", "--new", "input_bound_fixed",
                           "--format", "json"))
     assert without_time(got) == without_time(want)
@@ -146,7 +146,7 @@ def test_diff_gives_the_cli_diff_with_predicted_vs_realised(demo):
 
 
 def test_kernel_and_op_tables_are_the_report_tables(demo):
-    host = Report.from_json(demo.text("get_report", run="launch_bound", format="json")).hosts[0]
+    host = Report.from_json(demo.whole("get_report", run="launch_bound", format="json")).hosts[0]
     kernels = json.loads(demo.text("get_tables", run="launch_bound", table="kernels", rows=5, format="json"))
     [h] = kernels["hosts"]
     assert h["total_rows"] == len(host.kernels.rows) and h["table"]["rows"] == host.kernels.rows[:5]
@@ -236,13 +236,81 @@ def real(tmp_path_factory):
 def test_real_jax_set(real):
     truth = load_truth(REAL_JAX_SET)
     assert runs_of(json.loads(real.text("list_runs"))) == discovered(REAL_JAX_SET)
-    report = json.loads(real.text("get_report", run="input_bound", format="json"))
+    report = json.loads(real.whole("get_report", run="input_bound", format="json"))
     top = report["findings"][0]
     assert top["rule"] == truth["input_bound"]["expect_top"][0]
     md = real.text("explain_finding", run="input_bound", finding_id=top["id"])
     assert all(f"[{w['start_ms']:.1f}–{w['end_ms']:.1f} ms]" in md for w in top["windows"])
-    got = json.loads(real.text("diff_runs", base_run="input_bound", new_run="healthy_bf16", format="json"))
+    got = json.loads(real.whole("diff_runs", base_run="input_bound", new_run="healthy_bf16", format="json"))
     want = json.loads(cli("diff", str(REAL_JAX_SET), "--base", "input_bound", "--new", "healthy_bf16",
                           "--format", "json"))
     assert without_time(got) == without_time(want)
     assert "input_bound" in got["calibration"]["findings"]
+
+
+# --------------------------------------------------------------------------- issue 27 item 10
+
+
+def test_tool_and_parameter_descriptions_are_single_lines(demo):
+    """An MCP client shows descriptions verbatim: no docstring indentation (was: runs of 8 spaces and newlines in
+    every tool's description)."""
+    for t in demo.tools():
+        texts = [t.description] + [p.get("description", "") for p in t.input_schema["properties"].values()]
+        for text in texts:
+            assert "  " not in text and "\n" not in text, (t.name, text[:120])
+
+
+@pytest.mark.parametrize("run", ["fp32_no_tensor_cores", "host_placement", "input_bound"])
+def test_markdown_answers_read_as_written(demo, run):
+    """No HTML entities or backslashes where nothing needs escaping (was: 'saves \\~6.41 ms', 'device-&gt;host'),
+    while a tag still cannot reach the page (tests/cli/test_cli_input_errors.py)."""
+    md = demo.text("get_report", run=run)
+    assert "&gt;" not in md and "\\~" not in md and "-&gt;" not in md, run
+    assert "saves ~" in md
+
+
+def test_a_long_json_report_comes_in_pages_that_add_up_to_it(demo):
+    whole = cli("report", str(DEMO_LOGS), "--run", "multi_host", "--format", "json")
+    assert len(whole) > 60_000  # the demo's two-host report; a big run's is over 100,000 characters
+    first = demo.text("get_report", run="multi_host", format="json")
+    head, _, body = first.partition("\n")
+    assert len(first) <= 40_000 + 200 and head.startswith("[characters 0-") and "offset=" in head
+    pages = demo.whole("get_report", run="multi_host", format="json")
+    assert body.endswith("\n") and pages.startswith(body)  # whole lines
+    assert without_time(json.loads(pages)) == without_time(json.loads(whole))
+    small = demo.text("get_report", run="multi_host", format="json", max_chars=5000, offset=20_000)
+    assert small.startswith("[characters 20,000-") and len(small) <= 5200
+    assert "past the end" in demo.error("get_report", run="multi_host", format="json", offset=10_000_000)
+    assert not demo.text("get_report", run="multi_host").startswith("[characters")  # markdown fits in one answer
+
+
+def test_summary_is_the_report_in_a_few_thousand_characters(demo):
+    full = Report.from_json(demo.whole("get_report", run="multi_host", format="json"))
+    text = demo.text("get_report", run="multi_host", format="summary")
+    summary = json.loads(text)
+    assert len(text) < 8000 < len(full.to_json(indent=1)) / 5
+    assert summary["verdict"] == full.verdict and summary["healthy"] == full.healthy
+    assert [f["id"] for f in summary["findings"]] == [f.id for f in full.findings if f.rule != "healthy"][:10]
+    assert summary["findings"][0]["fix"] == full.findings[0].actions[0].text
+    assert [h["host"] for h in summary["hosts"]] == ["worker0", "worker1"]
+    assert {m["id"] for m in summary["headline"]} == {m.id for m in full.headline}
+
+
+def _mfu(report: dict) -> str:
+    return next(m["display"] for m in report["headline"] if m["id"] == "mfu")
+
+
+def test_the_model_flops_setting_as_the_cli_has_it(demo, tmp_path):
+    """``tb-gpu-advisor mcp --model-flops-per-step`` (was: no such option) and a call's own setting, as the tab's
+    Settings, give the report ``tb-gpu-advisor report --model-flops-per-step`` gives."""
+    want = json.loads(cli("report", str(DEMO_LOGS), "--run", "launch_bound", "--format", "json",
+                          "--model-flops-per-step", "1e11"))
+    plain = json.loads(demo.whole("get_report", run="launch_bound", format="json"))
+    assert _mfu(want) != _mfu(plain)
+    per_call = json.loads(demo.whole("get_report", run="launch_bound", format="json", model_flops_per_step=1e11))
+    assert _mfu(per_call) == _mfu(want) and without_time(per_call) == without_time(want)
+    with mcp_server(DEMO_LOGS, tmp_path / "flops", "--model-flops-per-step", "1e11") as client:
+        served = json.loads(client.whole("get_report", run="launch_bound", format="json"))
+        assert without_time(served) == without_time(want)
+        assert "model_flops_per_step" in {p for t in client.tools() if t.name == "get_report"
+                                          for p in t.input_schema["properties"]}

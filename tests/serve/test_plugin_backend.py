@@ -292,7 +292,7 @@ def _counting_discover(monkeypatch, real_logdir: str) -> list[str]:
     calls: list[str] = []
     real = discovery.discover
     sessions = real(real_logdir)
-    monkeypatch.setattr(discovery, "discover", lambda d: calls.append(d) or list(sessions))
+    monkeypatch.setattr(discovery, "discover", lambda d, *a: calls.append(d) or list(sessions))
     return calls
 
 
@@ -352,8 +352,8 @@ def test_is_active_is_cheap_and_caches_yes(logdir, tmp_path_factory, monkeypatch
     assert plugin.is_active() is True  # a "no" is not cached: a capture can appear later
 
     calls = []
-    monkeypatch.setattr(discovery, "has_profiles", lambda d: calls.append(d) or True)
-    monkeypatch.setattr(discovery, "discover", lambda d: pytest.fail("is_active must not list everything"))
+    monkeypatch.setattr(discovery, "has_profiles", lambda d, *a: calls.append(d) or True)
+    monkeypatch.setattr(discovery, "discover", lambda d, *a: pytest.fail("is_active must not list everything"))
     _, plugin, _ = make_client(logdir)
     assert plugin.is_active() and plugin.is_active() and plugin.is_active()
     assert len(calls) == 1  # a "yes" is cached

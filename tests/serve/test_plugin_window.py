@@ -21,6 +21,7 @@ from werkzeug import wrappers
 
 from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.report import timeline
+from tb_gpu_advisor.runtime import pipeline
 from tb_gpu_advisor.serve import plugin as plugin_mod
 from tb_gpu_advisor.serve.service import ReportService
 from tests.support.paths import REPO
@@ -166,7 +167,7 @@ def test_a_window_read_meanwhile_is_not_read_again(logdir, monkeypatch):
     report = _report(client, logdir, "pytorch_input_bound")
     a, b = report["findings"][0]["windows"][:2]
     _timeline(client, _window_url(logdir, "pytorch_input_bound", host=a["host"], start_ms=a["start_ms"], end_ms=a["end_ms"]))
-    monkeypatch.setattr(plugin_mod.pipeline, "host_timelines", lambda *a, **k: pytest.fail("read again"))
+    monkeypatch.setattr(pipeline, "host_timelines", lambda *a, **k: pytest.fail("read again"))
     session = discovery.find_session(plugin._sessions(), "pytorch_input_bound", _session(logdir, "pytorch_input_bound"))
     body = plugin._timelines(session, session.hosts[0], (b["start_ms"], b["end_ms"]), lambda *_: None)
     assert json.loads(body)["start_ms"] == b["start_ms"]

@@ -155,27 +155,37 @@ def test_a_listed_file_swapped_for_a_link_out_is_refused_by_its_open(tmp_path):
         fsio.read_head(path, 2)
 
 
-def test_links_inside_the_logdir_are_still_followed(tmp_path):
+def test_links_inside_the_logdir_are_followed_with_the_flag_only(tmp_path):
     """What discovery lists through a symlink that stays inside the logdir (a run folder linked, a file linked) is
-    read, through the link, as before."""
+    read, through the link, when symlinks are followed (``follow_symlinks``, issue 27 item 9); without it they are
+    not listed, and a listed file that became a link inside the logdir is not read either."""
     logdir = tmp_path / "logdir"
     (logdir / "store").mkdir(parents=True)
     (logdir / "store" / NAME).write_bytes(gzip.decompress(TRACE.read_bytes()))
     (logdir / "run_linked").symlink_to(logdir / "store")  # absolute link to a folder inside
     (logdir / "run_file").mkdir()
     (logdir / "run_file" / NAME).symlink_to(Path("..") / "store" / NAME)  # relative link to a file inside
-    sessions = discovery.discover(str(logdir))
+    sessions = discovery.discover(str(logdir), follow_symlinks=True)
     assert {s.run for s in sessions} == {"store", "run_linked", "run_file"}
     for s in sessions:
         with fsio.open_binary(s.hosts[0].path) as f:
             assert f.read(1) == b"{"
         assert json.loads(gzip.decompress(TRACE.read_bytes()))["traceEvents"]  # the same trace
+    assert {s.run for s in discovery.discover(str(logdir))} == {"store"}
+    # listed without following, then swapped for a link inside the logdir: refused (no link is followed)
+    (plain,) = discovery.discover(str(logdir))
+    os.link(plain.hosts[0].path, tmp_path / "keep")
+    os.remove(plain.hosts[0].path)
+    (logdir / "store" / "other.json").write_bytes(b"{}")
+    os.symlink("other.json", plain.hosts[0].path)
+    with pytest.raises(OSError, match="symlinks are not followed"):
+        fsio.read_head(plain.hosts[0].path, 1)
 
 
 def test_a_listed_path_is_a_path_and_keeps_what_it_remembers_through_pickle(tmp_path):
     import pickle
 
-    p = fsio.Listed(str(tmp_path / "a"), str(tmp_path), ("a",), (1, 2))
+    p = fsio.Listed(str(tmp_path / "a"), str(tmp_path), ("a",), (1, 2), follow=True)
     assert p == str(tmp_path / "a") and os.path.basename(p) == "a" and json.dumps([p]) == json.dumps([str(p)])
     q = pickle.loads(pickle.dumps(p))
-    assert type(q) is fsio.Listed and (q.root, q.rel, q.file_id) == (str(tmp_path), ("a",), (1, 2))
+    assert type(q) is fsio.Listed and (q.root, q.rel, q.file_id, q.follow) == (str(tmp_path), ("a",), (1, 2), True)

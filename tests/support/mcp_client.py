@@ -38,6 +38,26 @@ class McpClient:
         assert not result.is_error, f"{tool}({arguments}) failed: {text}\n--- server log ---\n{self.server_log()}"
         return text
 
+    def whole(self, tool: str, **arguments: Any) -> str:
+        """The whole answer of ``tool``: every page of a long one (``offset`` from each page's first line), without
+        the pages' first lines."""
+        import re
+
+        head = re.compile(r"\[characters ([0-9,]+)-([0-9,]+) of ([0-9,]+); (?:the next page: the same call with "
+                          r"offset=([0-9]+)|the last page)\]\n")
+        parts, offset = [], 0
+        while True:
+            text = self.text(tool, **arguments, **({"offset": offset} if offset else {}))
+            m = head.match(text)
+            if m is None:
+                assert offset == 0, f"page at offset {offset} without its first line: {text[:200]}"
+                return text
+            assert int(m.group(1).replace(",", "")) == offset, (m.group(0), offset)
+            parts.append(text[m.end():])
+            if m.group(4) is None:
+                return "".join(parts)
+            offset = int(m.group(4))
+
     def error(self, tool: str, **arguments: Any) -> str:
         """The message of a call that must fail as a tool error (not a crash of the server)."""
         result = self.call(tool, **arguments)

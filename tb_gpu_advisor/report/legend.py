@@ -1,0 +1,75 @@
+"""What the tab must know to draw a report and the server decides: the one copy, served with ``/runs``.
+
+The tab's charts stack the step breakdown's categories in their order with their names, paint the GPU's idle time
+by the timeline's categories, highlight the wait each rule speaks of, name the diff's groups and offer the settings.
+All of that is the server's knowledge (``metrics.types.BREAKDOWN_CATEGORIES``, ``report.timeline.IDLE_CATEGORIES``,
+each rule's ``waits``, ``rules.savings.GROUPS``, ``common.options.settings_spec``); :func:`legend` hands it over as
+data, so a new rule, category or setting needs no edit of the tab's JavaScript.  A category or kind without a label
+here still shows, under its id (``tests/report/test_legend.py`` asks for a label for each).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tb_gpu_advisor.common.options import settings_spec
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES
+from tb_gpu_advisor.report.timeline import EVENT_KINDS, IDLE_CATEGORIES
+from tb_gpu_advisor.rules import REGISTRY as RULES
+from tb_gpu_advisor.rules.savings import GROUPS
+
+#: The step breakdown's categories as the tab names them (chart legends and hovers).
+CATEGORY_LABELS = {
+    "device_compute": "Device compute",
+    "launch_wait": "Waiting for kernel launch",
+    "input_wait": "Waiting for input",
+    "host_compute": "Host compute",
+    "memcpy_h2d": "Copy host→device",
+    "memcpy_d2h": "Copy device→host",
+    "memcpy_d2d": "Copy device→device",
+    "collectives": "Collectives (AllReduce…)",
+    "startup": "One-time start-up",
+    "unseen": "Waiting for GPU work not in the capture",
+    "allocator": "Allocator calls (cudaMalloc / cudaFree)",
+    "other": "Other / idle",
+}
+#: The GPU's idle time in a step timeline, by what the breakdown counts it as.
+IDLE_LABELS = {
+    "startup": "GPU idle: one-time start-up (module loading, library start-up, compilation)",
+    "allocator": "GPU idle: the host in the device allocator (cudaMalloc / cudaFree)",
+    "unseen": "GPU idle in the trace while the host waits for it: GPU work the capture does not hold",
+    "input_wait": "GPU idle: waiting for input",
+    "host_compute": "GPU idle: host working",
+    "launch_wait": "GPU idle: waiting for a kernel launch",
+    "other": "GPU idle: other",
+}
+#: The kinds of event a step timeline's lanes hold (``report.timeline.EVENT_KINDS``).
+KIND_LABELS = {
+    "kernel": "kernel", "memcpy_h2d": "copy host→device", "memcpy_d2h": "copy device→host",
+    "memcpy_d2d": "copy device→device", "collectives": "collective", "input": "input (host waits for data)",
+    "launch": "launch (host)", "host_compute": "host work", "host": "host (other)",
+}
+#: The saving groups (``rules.savings.GROUPS``) the diff compares the breakdown by.
+GROUP_LABELS = {
+    "input": "Input", "launch": "Launch", "host": "Host / idle", "copies": "Copies", "compute": "Compute",
+    "collectives": "Collectives", "startup": "Start-up", "unseen": "Unseen GPU work", "allocator": "Allocator",
+}
+
+
+def _named(ids: Any, labels: dict[str, str]) -> list[dict[str, str]]:
+    return [{"id": i, "label": labels.get(i) or i.replace("_", " ")} for i in ids]
+
+
+def legend() -> dict[str, Any]:
+    """``categories`` (the breakdown, bottom of a stacked bar first), ``idle`` (the GPU's idle categories, the
+    breakdown's priority: highest first), ``kinds`` (timeline events), ``rule_waits`` (rule id -> the idle
+    categories its findings speak of; a rule not listed: every one), ``groups`` (the diff's breakdown groups with
+    their categories) and ``settings`` (``common.options.Setting`` each: key, label, flag, help, what applies unset)."""
+    return {
+        "categories": _named(BREAKDOWN_CATEGORIES, CATEGORY_LABELS),
+        "idle": _named(IDLE_CATEGORIES, IDLE_LABELS),
+        "kinds": _named(EVENT_KINDS, KIND_LABELS),
+        "rule_waits": {r.id: list(r.waits) for r in RULES.values() if r.waits},
+        "groups": [{**g, "categories": list(GROUPS[g["id"]])} for g in _named(GROUPS, GROUP_LABELS)],
+        "settings": [s.as_dict() for s in settings_spec()],
+    }

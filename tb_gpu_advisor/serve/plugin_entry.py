@@ -34,31 +34,24 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
         )
 
         parser.add_argument(
-            "--gpu_advisor_params",
-            metavar="N",
-            type=_whole_number,
-            default=None,
-            help="The model's parameter count (Model.summary()): the Advisor compares each AllReduce with the time "
-            "N x 4 bytes take over the link (like the CLI's --params). The tab's Settings override it per view.",
+            "--gpu_advisor_follow_symlinks",
+            action="store_true",
+            default=False,
+            help="Follow symlinks inside the logdir (a run folder or a profile linked from elsewhere in it); off by "
+            "default. A symlink leading out of the logdir is never followed, nor a link swapped in after the listing.",
         )
 
-        parser.add_argument(
-            "--gpu_advisor_net_gbps",
-            metavar="GBPS",
-            type=_positive_number,
-            default=None,
-            help="Network bandwidth between hosts, GB/s per GPU, that collectives across hosts are compared with "
-            "(default 25: a 200 Gb/s NIC per GPU). The tab's Settings override it per view.",
-        )
+        # the three settings: one definition (common.options.settings_spec), as the CLI's options and the tab read it
+        from tb_gpu_advisor.common.options import settings_spec
 
-        parser.add_argument(
-            "--gpu_advisor_model_flops_per_step",
-            metavar="FLOPS",
-            type=_positive_number,
-            default=None,
-            help="The model's FLOPs of one training step on one GPU: the Advisor's MFU uses it instead of the FLOPs "
-            "the trace's shapes give. The tab's Settings override it per view.",
-        )
+        for s in settings_spec():
+            parser.add_argument(
+                s.flag,
+                metavar=s.metavar,
+                type=_whole_number if s.whole else _positive_number,
+                default=None,
+                help=f"{s.help} Unset: {s.unset}. Like the CLI's {s.option}; the tab's Settings override it per view.",
+            )
 
     def load(self, context):  # noqa: ANN001
         from tb_gpu_advisor.serve.plugin import GpuAdvisorPlugin

@@ -102,11 +102,15 @@ def _roofline_table(m: HostMetrics) -> Table | None:
 
 
 def _sixteen_display(h) -> str:
-    """The 16-bit share, saying how much kernel time has no known precision."""
+    """The 16-bit share; when some kernel time has no known precision, led by the share that has one ("16.0% known:
+    100.0% 16-bit"), so a share of the known part never reads as one of the whole (was: "100.0% of known (84.0%
+    unknown)", on a card whose value then wrapped to three lines)."""
     unk = h.unknown_precision_share
     if h.sixteen_bit_time_share is None:
-        return "n/a (no kernel of known precision)" if unk else _pct(None)
-    return _pct(h.sixteen_bit_time_share) + (f" of known ({_pct(unk)} unknown)" if unk and unk >= 0.005 else "")
+        return "n/a: no dtype known" if unk else _pct(None)
+    if unk and unk >= 0.005:
+        return f"{_pct(1.0 - unk)} known: {_pct(h.sixteen_bit_time_share)} 16-bit"
+    return _pct(h.sixteen_bit_time_share)
 
 
 def _not_applicable(fw, card: Metric) -> Metric:

@@ -120,12 +120,12 @@ def _sections(d: Diff) -> list[tuple[str, list[str], list[list[str]]]]:
     """(title, columns, rows) of every table, shared by text and Markdown."""
     return [
         ("Findings", _FINDING_COLS, [_finding_row(f) for f in d.findings]),
-        ("Step breakdown (ms/step)", ["category", "base", "new", "change", ""], _change_rows(d.breakdown, _ms2, _signed_ms2)),
-        ("Headline", ["metric", "base", "new", ""], _metric_rows(d)),
-        ("Kernel time by class (us/step)", ["class", "base", "new", "change", ""],
+        ("Step breakdown (ms/step)", ["category", "base", "new", "change", "status"], _change_rows(d.breakdown, _ms2, _signed_ms2)),
+        ("Headline", ["metric", "base", "new", "better or worse"], _metric_rows(d)),
+        ("Kernel time by class (us/step)", ["class", "base", "new", "change", "status"],
          _change_rows(d.kernel_classes, _us, _signed_us)),
-        ("Largest kernel changes (us/step)", ["kernel", "base", "new", "change", ""], _change_rows(d.kernels, _us, _signed_us)),
-        ("Largest op changes (kernel us/step)", ["op", "base", "new", "change", ""], _change_rows(d.ops, _us, _signed_us)),
+        ("Largest kernel changes (us/step)", ["kernel", "base", "new", "change", "status"], _change_rows(d.kernels, _us, _signed_us)),
+        ("Largest op changes (kernel us/step)", ["op", "base", "new", "change", "status"], _change_rows(d.ops, _us, _signed_us)),
         ("GPUs", ["gpu", "name", "step", "active (any GPU work)", "kernels"], _gpu_rows(d)),
     ]
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, kernels_per_step, ms, pct, rule, saving,
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, kernels_per_step, ms, pct, r, rule, saving,
                                        share_metric, short, step_windows, table)
 
 ID = "launch_bound"
@@ -51,12 +51,14 @@ def check(m: HostMetrics) -> list[Finding]:
     save_ms = max(0.0, (wait_ms or 0.0) - residual)
 
     top = sk.top[:10]
-    rows = [[short(o.name), o.op_type, o.count, o.total_ms, o.avg_us] for o in top]
+    # per step, as every other number of the finding (the offenders are counted over the kept steps)
+    n = max(ctx.steps, 1)
+    rows = [[short(o.name), o.op_type, r(o.count / n), r(o.total_ms / n, 4), o.avg_us] for o in top]
     example = ""
     if top:
         o = top[0]
-        example = (f" Top offender: {count(o.count)} × {o.op_type or short(o.name, 40)} taking {ms(o.total_ms)} in total, "
-                   f"~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
+        example = (f" Top offender: {o.op_type or short(o.name, 40)}, {count(o.count / n)} calls per step taking "
+                   f"{ms(o.total_ms / n)} per step, ~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
     step_txt, actions = "", ([] if few_small else [_BIGGER_KERNELS]) + ctx.fw.fix(ID)
     if sev == "warning" and not step_level(m) and (sk.share_of_kernel_time or 0.0) < T("launch_bound.min_small_kernel_time_share"):
         sev = "info"  # a moderate wait with big kernels: the host's per-op cost under the profiler, not small kernels
@@ -91,7 +93,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                     f"fused graph ({count(round(launched_ps))} {'' if few_small else 'small '}kernels per step)",
                       [("launch", "launch", save_ms)]),
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
-                        ["kernel", "op type", "count", "total ms", "avg us"], rows)],
+                        ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows)],
         windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),
         actions=actions, title=title,
     )]

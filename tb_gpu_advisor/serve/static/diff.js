@@ -168,10 +168,10 @@ export function diffView(d, { width = DEFAULT_WIDTH, onClose = null } = {}) {
     (d.notes || []).length ? h("ul", { class: "notes" }, d.notes.map((n) => h("li", {}, n))) : null,
     findingsTable(d.findings) || h("p", { class: "muted" }, "No warning or critical finding on either side."),
     breakdownFigure(d.breakdown, width),
-    table("Headline", ["metric", "base", "new", ""], headlineRows(d.headline)),
-    table("Kernel time by class (µs/step)", ["class", "base", "new", "change", ""], changeRows(d.kernel_classes, us, signedUs)),
-    table("Largest kernel changes (µs/step)", ["kernel", "base", "new", "change", ""], changeRows(d.kernels, us, signedUs)),
-    table("Largest op changes (kernel µs/step)", ["op", "base", "new", "change", ""], changeRows(d.ops, us, signedUs)),
+    table("Headline", ["metric", "base", "new", "better or worse"], headlineRows(d.headline)),
+    table("Kernel time by class (µs/step)", ["class", "base", "new", "change", "status"], changeRows(d.kernel_classes, us, signedUs)),
+    table("Largest kernel changes (µs/step)", ["kernel", "base", "new", "change", "status"], changeRows(d.kernels, us, signedUs)),
+    table("Largest op changes (kernel µs/step)", ["op", "base", "new", "change", "status"], changeRows(d.ops, us, signedUs)),
     table("GPUs", ["GPU", "name", "step", "active (any GPU work)", "kernels"], gpuRows(d.gpus)),
     h("p", { class: "muted small" }, `Diff ${d.diff_version} · analyzer ${d.analyzer_version} · generated ${d.generated_at}`));
 }

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { STATIC } from "./dom_env.js";
+import { legend, STATIC } from "./dom_env.js";
 
 const charts = await import(new URL("charts.js", STATIC));
 
@@ -56,7 +56,7 @@ test("single-GPU rows keep one panel with one bar per step", () => {
 });
 
 test("multi-GPU step chart: one labelled panel per GPU, same scale, step labels not repeated", () => {
-  const svg = charts.stepChart(multiGpuRows(8, 6, 0));
+  const svg = charts.stepChart(multiGpuRows(8, 6, 0), { categories: legend().categories });
   assert.ok(svg.classList.contains("multi-gpu"));
   const panels = [...svg.querySelectorAll("g.gpu-panel")];
   assert.deepEqual(panels.map((p) => p.getAttribute("data-gpu")), ["0", "1", "2", "3", "4", "5", "6", "7"]);
@@ -117,4 +117,60 @@ test("rooflineChart puts each GEMM shape under the roof, the slow ones marked, w
   const peakY = roof[2][1];
   assert.ok(Number(dots[0].getAttribute("cy")) > peakY && Number(dots[1].getAttribute("cy")) > Number(dots[0].getAttribute("cy")));
   assert.ok(Number(dots[0].getAttribute("cx")) > roof[1][0] && Number(dots[1].getAttribute("cx")) < roof[1][0]);
+});
+
+test("the breakdown's categories, their names and order are the server's; one it adds still draws", () => {
+  const categories = legend().categories;
+  assert.deepEqual(categories.slice(0, 2).map((c) => c.id), ["device_compute", "launch_wait"]);
+  assert.ok(["startup", "unseen", "allocator"].every((id) => categories.some((c) => c.id === id)));
+  const rows = [1, 2].map((st) => ({ step: st, gpu: null, step_ms: 6, breakdown: { device_compute: 2, startup: 1, brand_new: 3 } }));
+  const svg = charts.stepChart(rows, { categories });
+  const names = [...svg.querySelectorAll(".legend-item text")].map((t) => t.textContent);
+  assert.deepEqual(names, ["Device compute", "One-time start-up", "brand new"]); // server order, then the unknown one
+  assert.equal(svg.querySelectorAll("g.step-bar rect.cat-brand_new").length, 2);
+  assert.match(svg.querySelector("rect.cat-startup title").textContent, /One-time start-up 1\.0 ms of 6\.0 ms/);
+});
+
+test("log ticks: at least three on an axis that spans less than a decade (was: one)", () => {
+  assert.deepEqual(charts.logTicks(0.5, 2000), [1, 10, 100, 1000]);
+  assert.deepEqual(charts.logTicks(60, 400), [70, 100, 150, 200, 300]);
+  assert.deepEqual(charts.logTicks(200, 3000), [300, 1000, 3000]);
+  assert.ok(charts.logTicks(1e-3, 1e9).length <= 9);
+  assert.equal(charts.logTickText(2000), "2k");
+  assert.equal(charts.logTickText(0.5), "0.5");
+});
+
+const ROOF_COLS = ["op and shapes", "kind", "precision", "calls/step", "ms/step", "TFLOP/s", "FLOP/byte", "roofline TFLOP/s", "of roofline", "bound"];
+
+test("the roofline labels its roof and ridge and has ticks on both axes", () => {
+  const table = { title: "t", columns: ROOF_COLS,
+    rows: [["aten::mm bf16 [4096,4096]x[4096,4096]", "matmul", "bf16", 8, 1.3, 830, 1365, 989, 0.84, "compute"],
+      ["aten::mm bf16 [64,1024]x[1024,1024]", "matmul", "bf16", 48, 1.92, 3.4, 57, 190, 0.018, "memory"]] };
+  const svg = charts.rooflineChart(table, { peak: 989e12, bandwidth: 3.35e12, dtype: "bf16", width: 700 });
+  assert.equal(svg.querySelector(".roof-label").textContent, "bf16 peak 989 TFLOP/s");
+  assert.equal(svg.querySelector(".ridge-label").textContent, "ridge 295 FLOP/byte");
+  assert.match(svg.querySelector("line.ridge title").textContent, /bound by memory \(3\.35 TB\/s\)/);
+  assert.ok(svg.querySelectorAll(".x-tick").length >= 3 && svg.querySelectorAll(".y-tick").length >= 3);
+  // every label inside the picture
+  const W = Number(svg.getAttribute("width"));
+  for (const t of svg.querySelectorAll("text")) assert.ok(Number(t.getAttribute("x")) >= 0 && Number(t.getAttribute("x")) <= W, t.textContent);
+});
+
+test("roofline dots that would cover each other are moved apart and sized by their time", () => {
+  const row = (label, ms) => [label, "matmul", "bf16", 8, ms, 100, 200, 600, 0.17, "memory"];
+  const table = { title: "t", columns: ROOF_COLS, rows: [row("a", 4), row("b", 1), row("c", 0.25), ["d", "matmul", "bf16", 1, 2, 50, 30, 90, 0.5, "memory"]] };
+  const svg = charts.rooflineChart(table, { peak: 989e12, bandwidth: 3.35e12, width: 700 });
+  const dots = [...svg.querySelectorAll("circle")].map((c) => ({ x: Number(c.getAttribute("cx")), y: Number(c.getAttribute("cy")),
+    r: Number(c.getAttribute("r")), name: c.querySelector("title").textContent.split(":")[0] }));
+  assert.equal(dots.length, 4);
+  for (let i = 0; i < dots.length; i++) {
+    for (let j = i + 1; j < dots.length; j++) {
+      assert.ok(Math.hypot(dots[i].x - dots[j].x, dots[i].y - dots[j].y) >= dots[i].r + dots[j].r, `${dots[i].name} covers ${dots[j].name}`);
+    }
+  }
+  const r = Object.fromEntries(dots.map((d) => [d.name, d.r]));
+  assert.ok(r.a > r.b && r.b > r.c, JSON.stringify(r));
+  const a = dots.find((d) => d.name === "a"), b = dots.find((d) => d.name === "b");
+  assert.equal(a.y, b.y); // moved sideways only: the height still reads as the TFLOP/s
+  assert.match(svg.querySelector("circle[data-dx]:not([data-dx='0']) title").textContent, /moved sideways/);
 });

@@ -118,3 +118,24 @@ test("the breakdown figure redraws to its width (window resize)", async () => {
   assert.equal(svg.getAttribute("width"), "1200");
   assert.ok(svg.querySelectorAll("rect.bar").length >= 4);
 });
+
+test("every column of the diff's tables is named (was: an unnamed last column)", () => {
+  const el = diffViews.diffView(fixture());
+  const heads = [...el.querySelectorAll("table.diff-table thead th")].map((th) => th.textContent.trim());
+  assert.ok(heads.length >= 20 && heads.every(Boolean), heads.join(" | "));
+  assert.ok(heads.includes("status") && heads.includes("better or worse"));
+});
+
+test("the breakdown groups are the server's: named by its legend, every group the diff compares drawn", async () => {
+  const { legend } = await import("./dom_env.js");
+  const groups = legend().groups;
+  assert.ok(["startup", "unseen", "allocator"].every((id) => groups.some((g) => g.id === id)));
+  // a diff with time in a group the tab had no list entry for (was dropped: GROUPS knew six groups)
+  const changes = [{ key: "input", label: "input", base: 5, new: 1, delta: -4 }, { key: "startup", label: "startup", base: 3, new: 0, delta: -3 },
+    { key: "brand_new", label: "brand_new", base: 1, new: 1, delta: 0 }];
+  const svg = diffViews.breakdownBars(changes, { width: 640, groups });
+  assert.deepEqual([...svg.querySelectorAll("g.group")].map((g) => g.dataset.group), ["input", "startup", "brand_new"]);
+  assert.deepEqual([...svg.querySelectorAll("g.group text.chart-label")].map((t) => t.textContent), ["Input", "Start-up", "brand new"]);
+  const fig = diffViews.diffView(fixture(), { legend: legend() }).querySelector("figure.diff-figure");
+  assert.ok(fig.querySelector("g.group[data-group='input'] text.chart-label").textContent === "Input");
+});

@@ -12,3 +12,5 @@ globalThis.document = dom.window.document;
 export const STATIC = new URL("../../tb_gpu_advisor/serve/static/", import.meta.url);
 export const fixture = () => JSON.parse(readFileSync(new URL("./fixtures/report.json", import.meta.url), "utf8"));
 export const HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>';
+/** What /runs serves as `legend` (report/legend.py; python -m tests.support.plugin_fixtures writes it). */
+export const legend = () => JSON.parse(readFileSync(new URL("./fixtures/legend.json", import.meta.url), "utf8"));

@@ -6,15 +6,18 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { fixture, STATIC } from "./dom_env.js";
+import { fixture, legend, STATIC } from "./dom_env.js";
 
 const settings = await import(new URL("settings.js", STATIC));
 const model = await import(new URL("model.js", STATIC));
 const views = await import(new URL("views.js", STATIC));
 const { readUrlData, writeUrlData } = await import(new URL("bridge.js", STATIC));
 
+// which settings there are is the server's (/runs' legend.settings, common/options.py settings_spec)
+const SPEC = legend().settings;
+
 test("a setting is a positive number in the CLI's spellings, kept as plain text; params a whole one", () => {
-  const p = (key, text) => settings.parseSetting(key, text);
+  const p = (key, text) => settings.parseSetting(key, text, SPEC);
   assert.deepEqual(p("params", "1.1e8"), { value: "110000000", error: null });
   assert.deepEqual(p("params", "110_000_000"), { value: "110000000", error: null });
   assert.deepEqual(p("params", " "), { value: "", error: null }); // cleared: unset
@@ -26,21 +29,33 @@ test("a setting is a positive number in the CLI's spellings, kept as plain text;
   assert.equal(p("net_gbps", "12.5").value, "12.5");
   assert.equal(p("model_flops", "1.2e15").value, "1200000000000000");
   assert.equal(p("model_flops", "1e22").value, "1e+22"); // the server reads exponents back
-  assert.deepEqual(settings.normalizeSettings({ params: "1.1e8", net_gbps: "-3", model_flops: "", run: "r" }), { params: "110000000" });
+  assert.deepEqual(settings.normalizeSettings({ params: "1.1e8", net_gbps: "-3", model_flops: "", run: "r" }, SPEC), { params: "110000000" });
+});
+
+test("the settings are the server's: a setting it adds needs no edit of the tab", () => {
+  assert.deepEqual(SPEC.map((x) => x.key), ["params", "net_gbps", "model_flops"]);
+  const more = [...SPEC, { key: "seq_len", label: "Sequence length", whole: true, flag: "--gpu_advisor_seq_len", example: "e.g. 2048",
+    help: "Tokens per sample.", unset: "from the trace" }];
+  assert.deepEqual(settings.normalizeSettings({ seq_len: "2,048", params: "1e8" }, more), { params: "100000000", seq_len: "2048" });
+  assert.match(settings.parseSetting("seq_len", "1.5", more).error, /Sequence length: must be a whole number/);
+  const el = settings.settingsControl({}, {}, () => {}, { spec: more });
+  assert.deepEqual([...el.querySelectorAll("input")].map((i) => i.dataset.setting), ["params", "net_gbps", "model_flops", "seq_len"]);
+  assert.match(el.textContent, /Tokens per sample\. \(unset: from the trace\)/);
+  assert.equal(settings.normalizeSettings({ params: "1e8" }).params, undefined); // no spec (no /runs yet): none
 });
 
 test("settings round-trip through the TensorBoard page's URL beside the selection and TensorBoard's own keys", () => {
   const parent = { location: { hash: "#gpu_advisor&smoothing=0.6&p.gpu_advisor.net_gbps=99" }, history: { state: null } };
   parent.history.replaceState = (state, title, url) => { parent.location.hash = url; };
-  const applied = settings.normalizeSettings({ params: "1.1e8", net_gbps: "6", model_flops: "" });
+  const applied = settings.normalizeSettings({ params: "1.1e8", net_gbps: "6", model_flops: "" }, SPEC);
   assert.equal(writeUrlData({ run: "r/1", session: "s", host: "", ...applied }, { parent }), true);
   assert.equal(parent.location.hash, "#gpu_advisor&smoothing=0.6&p.gpu_advisor.run=r%2F1&p.gpu_advisor.session=s"
     + "&p.gpu_advisor.params=110000000&p.gpu_advisor.net_gbps=6");
   const read = readUrlData({ parent });
-  assert.deepEqual(settings.normalizeSettings(read), applied);
+  assert.deepEqual(settings.normalizeSettings(read, SPEC), applied);
   // cleared settings leave the URL
   writeUrlData({ run: "r/1", session: "s" }, { parent });
-  assert.deepEqual(settings.normalizeSettings(readUrlData({ parent })), {});
+  assert.deepEqual(settings.normalizeSettings(readUrlData({ parent }), SPEC), {});
   assert.match(parent.location.hash, /smoothing=0\.6/);
 });
 
@@ -89,7 +104,7 @@ function change(input, value) {
 
 test("the control: three labelled number fields, each explained, applied on change, invalid ones refused", () => {
   const applied = [];
-  const el = settings.settingsControl({ net_gbps: "6" }, { params: null, net_gbps: null, net_gbps_default: 25 }, (s) => applied.push(s));
+  const el = settings.settingsControl({ net_gbps: "6" }, { params: null, net_gbps: null, net_gbps_default: 25 }, (s) => applied.push(s), { spec: SPEC });
   document.body.append(el);
   const inputs = [...el.querySelectorAll("input[type=number]")];
   assert.deepEqual(inputs.map((i) => i.dataset.setting), ["params", "net_gbps", "model_flops"]);
@@ -119,7 +134,7 @@ test("the open panel closes on Escape and on a click outside it, not on a findin
   pointer.className = "set-setting";
   document.body.append(host, outside, pointer);
   settings.closeOnOutsideClick(document, host);
-  host.append(settings.settingsControl({}, {}, () => {}, { open: true }));
+  host.append(settings.settingsControl({}, {}, () => {}, { open: true, spec: SPEC }));
   const details = host.querySelector("details.settings");
   details.querySelector("input").dispatchEvent(new window.KeyboardEvent("keydown", { key: "Escape", bubbles: true }));
   assert.equal(details.open, false);
@@ -133,7 +148,7 @@ test("the open panel closes on Escape and on a click outside it, not on a findin
 });
 
 test("the flags' settings are what an unset field says applies", () => {
-  const el = settings.settingsControl({}, { params: 110000000, net_gbps: 12, model_flops: null, net_gbps_default: 25 }, () => {});
+  const el = settings.settingsControl({}, { params: 110000000, net_gbps: 12, model_flops: null, net_gbps_default: 25 }, () => {}, { spec: SPEC });
   const help = [...el.querySelectorAll(".setting-default")].map((x) => x.textContent);
   assert.deepEqual(help, ["(unset: 110000000 from --gpu_advisor_params)", "(unset: 12 from --gpu_advisor_net_gbps)",
     "(unset: from the FLOPs the trace's shapes give)"]);
@@ -144,13 +159,13 @@ test("a finding a setting would judge points at that field instead of a command-
   const report = fixture();
   report.findings[0].metric.detail = { ...(report.findings[0].metric.detail || {}), needs_setting: "params" };
   const asked = [];
-  const el = views.reportView(report, { root: "http://localhost:6006/", stockRun: "r/s", hosts: [], onSetting: (k) => asked.push(k) });
+  const el = views.reportView(report, { root: "http://localhost:6006/", stockRun: "r/s", hosts: [], onSetting: (k) => asked.push(k), legend: legend() });
   const buttons = el.querySelectorAll("button.set-setting");
   assert.equal(buttons.length, 1);
   assert.equal(buttons[0].textContent, "Set Parameters in Settings");
   buttons[0].click();
   assert.deepEqual(asked, ["params"]);
-  assert.equal(views.reportView(fixture(), { root: "http://localhost:6006/", stockRun: "r/s", hosts: [] }).querySelectorAll("button.set-setting").length, 0);
+  assert.equal(views.reportView(fixture(), { root: "http://localhost:6006/", stockRun: "r/s", hosts: [], legend: legend() }).querySelectorAll("button.set-setting").length, 0);
 });
 
 // -- the page: index.js in a stand-in TensorBoard page, against a stand-in server ----------------------------------
@@ -163,7 +178,7 @@ function servedIndex() {
   return pathToFileURL(join(dir, "index.js")).href;
 }
 
-const RUNS = { logdir_set: true, frameworks: [], skipped: [], settings: { params: null, net_gbps: null, model_flops: null, net_gbps_default: 25 },
+const RUNS = { logdir_set: true, frameworks: [], skipped: [], settings: { params: null, net_gbps: null, model_flops: null, net_gbps_default: 25 }, legend: legend(),
   runs: [{ run: "ddp", sessions: [{ session: "s1", mtime_ms: 1, has_gpu: true, stock_run: "ddp/s1", hosts: [{ host: "node0" }] }] }] };
 
 test("the page restores settings from the URL, sends them, and a changed field re-requests and rewrites the URL", async () => {

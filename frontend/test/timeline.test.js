@@ -1,13 +1,14 @@
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { test } from "node:test";
-import { fixture, HOSTILE, STATIC } from "./dom_env.js";
+import { fixture, HOSTILE, legend, STATIC } from "./dom_env.js";
 
 const tl = await import(new URL("timeline.js", STATIC));
 const views = await import(new URL("views.js", STATIC));
 // a real /window answer: the demo input_bound finding's first window (tests/support/plugin_fixtures.py), hostile names
 const windowFixture = () => JSON.parse(readFileSync(new URL("./fixtures/window.json", import.meta.url), "utf8"));
-const sel = { run: "input_bound", session: "2026_01_01_00_00_00" };
+const sel = { run: "input_bound", session: "2026_01_01_00_00_00", legend: legend() };
+const LEGEND = legend();
 const num = (el, name) => Number(el.getAttribute(name));
 
 test("the timeline draws every lane and event inside the plot, at the width it is given", () => {
@@ -33,7 +34,7 @@ test("the timeline draws every lane and event inside the plot, at the width it i
 
 test("the finding's wait is highlighted and lies within the window; other idle time is drawn, not highlighted", () => {
   const data = windowFixture();
-  const svg = tl.timelineChart(data, { width: 800, focus: tl.focusCategories("input_bound") });
+  const svg = tl.timelineChart(data, { width: 800, legend: LEGEND, focus: tl.focusCategories("input_bound", LEGEND) });
   const focus = [...svg.querySelectorAll("rect.idle.focus")];
   assert.ok(focus.length >= 1);
   for (const r of focus) {
@@ -49,8 +50,26 @@ test("the finding's wait is highlighted and lies within the window; other idle t
   assert.ok(num(focus[0], "y") + num(focus[0], "height") <= num(gpuLane, "y1") + 1);
   assert.ok(num(focus[0], "y") + num(focus[0], "height") < num(hostLane, "y1"));
   // a rule with no wait of its own highlights every kind of GPU idle time
-  const all = tl.timelineChart(data, { focus: tl.focusCategories("some_other_rule") });
+  const all = tl.timelineChart(data, { legend: LEGEND, focus: tl.focusCategories("some_other_rule", LEGEND) });
   assert.equal(all.querySelectorAll("rect.idle.focus").length, data.idle.length);
+});
+
+test("the waits and idle categories are the server's: a rule or category it adds needs no edit here", () => {
+  // as served: the rules main added (cold_start, allocator_churn) speak of their own waits
+  assert.deepEqual(tl.focusCategories("cold_start", LEGEND), ["startup"]);
+  assert.deepEqual(tl.focusCategories("allocator_churn", LEGEND), ["allocator"]);
+  assert.deepEqual(tl.focusCategories("eager_execution", LEGEND), ["launch_wait", "host_compute"]);
+  assert.deepEqual(tl.idleCategories(LEGEND), ["startup", "unseen", "allocator", "input_wait", "host_compute", "launch_wait", "other"]);
+  // a legend with a new rule and a new idle category, as a server with them would send
+  const more = { ...LEGEND, idle: [...LEGEND.idle, { id: "page_faults", label: "GPU idle: page faults" }],
+    rule_waits: { ...LEGEND.rule_waits, page_fault_storm: ["page_faults"] } };
+  const data = windowFixture();
+  data.idle = [...data.idle, { gpu: data.idle[0].gpu, start_ms: data.start_ms, end_ms: data.start_ms + 0.01, category: "page_faults" }];
+  const svg = tl.timelineChart(data, { legend: more, focus: tl.focusCategories("page_fault_storm", more) });
+  const focus = [...svg.querySelectorAll("rect.idle.focus")];
+  assert.deepEqual(focus.map((r) => r.dataset.category), ["page_faults"]);
+  assert.match(focus[0].querySelector("title").textContent, /GPU idle: page faults/);
+  assert.match(tl.timelineLegend(data, ["page_faults"], more).querySelector("li.focus").textContent, /page faults \(this finding\)/);
 });
 
 test("profile text stays text: hostile kernel and thread names are Text nodes and titles", () => {
@@ -72,9 +91,9 @@ test("lanes stack nested calls in rows and the legend names what is drawn", () =
   const g = [...svg.querySelectorAll("g.lane-host")].find((x) => x.querySelector("text title").textContent === host.label);
   const ys = new Set([...g.querySelectorAll("rect.ev")].map((r) => r.getAttribute("y")));
   assert.equal(ys.size, host.rows);
-  const legend = tl.timelineLegend(data, ["input_wait"]);
-  assert.match(legend.textContent, /kernel/);
-  assert.match(legend.querySelector("li.focus").textContent, /waiting for input \(this finding\)/);
+  const shown = tl.timelineLegend(data, ["input_wait"], LEGEND);
+  assert.match(shown.textContent, /kernel/);
+  assert.match(shown.querySelector("li.focus").textContent, /waiting for input \(this finding\)/);
 });
 
 test("a bounded window says what it left out; an empty one says nothing was recorded", () => {
@@ -97,7 +116,7 @@ test("time ticks are round and inside the window", () => {
 
 test("the window as a Chrome JSON trace: one track per lane, the idle runs, times in µs", () => {
   const data = windowFixture();
-  const trace = tl.chromeTrace(data);
+  const trace = tl.chromeTrace(data, LEGEND);
   const spans = trace.traceEvents.filter((e) => e.ph === "X");
   const events = data.lanes.reduce((n, l) => n + l.events.length, 0);
   assert.equal(spans.length, events + data.idle.length);
@@ -152,14 +171,15 @@ test("Open in Perfetto says why it could not: a blocked pop-up, or no answer fro
   assert.ok(silent.posted.every((p) => p.data === "PING"), "nothing but pings without a PONG");
 });
 
-test("Perfetto gets the PyTorch file itself when one small file holds the host, else the window drawn", () => {
+test("Perfetto gets the trace file itself where the server says it opens the format and one small file holds the host, else the window drawn", () => {
   const data = windowFixture();
-  const ctx = { ...sel, format: "kineto", hostInfo: { worker0: { host: "worker0", size: 3e5, files: 1 } } };
+  const ctx = { ...sel, perfetto: true, hostInfo: { worker0: { host: "worker0", size: 3e5, files: 1 } } };
   const whole = tl.perfettoSource(data, ctx);
   assert.equal(whole.whole, true);
   assert.equal(whole.url, "./trace?run=input_bound&session=2026_01_01_00_00_00&host=worker0");
   assert.equal(tl.perfettoSource(data, { ...ctx, hostInfo: { worker0: { size: 3e5, files: 4 } } }).whole, false);
-  assert.equal(tl.perfettoSource(data, { ...ctx, format: "xplane" }).whole, false);
+  assert.equal(tl.perfettoSource(data, { ...ctx, perfetto: false }).whole, false);
+  assert.equal(tl.perfettoSource(data, { ...ctx, perfetto: undefined, format: "kineto" }).whole, false); // no format names here
   assert.equal(tl.perfettoSource(data, { ...ctx, hostInfo: { worker0: { size: 1e9, files: 1 } } }).whole, false);
 });
 
@@ -185,7 +205,7 @@ test("Show step N fetches that window once it is pressed, draws it, and hides it
   f.rule = "input_bound";
   f.windows = [data.window, { ...data.window, label: "other", start_ms: 50, end_ms: 60, step: 7 }];
   const fetchFn = fakeFetch();
-  const el = tl.windowTimelines(f, { ...sel, format: "xplane", fetchFn, chartWidth: 700 });
+  const el = tl.windowTimelines(f, { ...sel, perfetto: false, fetchFn, chartWidth: 700 });
   document.body.append(el);
   const buttons = [...el.querySelectorAll("button.show-window")];
   assert.deepEqual(buttons.map((b) => b.textContent), [`Show step ${data.window.step}`, "Show step 7"]);
@@ -231,4 +251,21 @@ test("the finding view offers the timelines where the tab knows the session, and
   const pytorch = views.reportView(report, { ...ctx, run: "run1", session: "s", stockTool: false, formatName: "PyTorch trace" });
   assert.match(pytorch.querySelector(".no-links").textContent, /step timeline here \(Show step\)/);
   assert.ok(pytorch.querySelector(".timelines button.show-window"));
+});
+
+test("a finding's windows on several hosts name the host on their buttons (was: three identical 'Show step 10')", () => {
+  const w = windowFixture().window;
+  const f = { ...fixture().findings[0], windows: ["worker0", "worker1", "worker2"].map((host) => ({ ...w, host, step: 10 })) };
+  const el = tl.windowTimelines(f, { ...sel, fetchFn: fakeFetch() });
+  const labels = [...el.querySelectorAll("button.show-window")].map((b) => b.textContent);
+  assert.deepEqual(labels, ["Show step 10 on worker0", "Show step 10 on worker1", "Show step 10 on worker2"]);
+  assert.deepEqual([...el.querySelectorAll("button.show-window")].map((b) => b.dataset.host), ["worker0", "worker1", "worker2"]);
+  // one host: no host named; two GPUs of one host in the same step: the GPU named; still alike: numbered
+  assert.deepEqual(tl.windowButtonLabels([{ ...w, step: 3 }, { ...w, step: 4 }]), ["Show step 3", "Show step 4"]);
+  assert.deepEqual(tl.windowButtonLabels([{ ...w, step: 3, gpu: 0 }, { ...w, step: 3, gpu: 1 }]), ["Show step 3, GPU 0", "Show step 3, GPU 1"]);
+  assert.deepEqual(tl.windowButtonLabels([{ ...w, step: 3 }, { ...w, step: 3 }]), ["Show step 3 (1)", "Show step 3 (2)"]);
+  // the merged finding of the fixture (input wait on both hosts)
+  const merged = fixture().findings.find((x) => (x.hosts || []).length > 1);
+  const names = [...tl.windowTimelines(merged, { ...sel }).querySelectorAll("button.show-window")].map((b) => b.textContent);
+  assert.equal(new Set(names).size, names.length, names.join(" | "));
 });

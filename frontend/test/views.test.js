@@ -165,6 +165,42 @@ test("empty states tell the user what to do, with a capture snippet per framewor
   assert.equal(err.querySelectorAll("i").length, 0);
 });
 
+test("a logdir that lists nothing because of what was left out leads with that reason (was: 'No GPU profiles found yet')", () => {
+  const frameworks = [{ id: "a", name: "Alpha", capture: "alpha.profile(logdir)" }];
+  const empty = { title: "No GPU profiles read: 3 symlinks in the logdir not followed",
+    text: "run_a, run_b, run_c are symlinks inside the logdir, and symlinks are followed only when asked: --gpu_advisor_follow_symlinks" };
+  const el = views.messageView("no-profiles", "", frameworks, empty);
+  assert.equal(el.querySelector("h2").textContent, empty.title);
+  assert.match(el.querySelector("p").textContent, /--gpu_advisor_follow_symlinks/);
+  assert.doesNotMatch(el.textContent, /No GPU profiles found yet/);
+  assert.equal(el.querySelector("details.how-to-capture").open, false); // how to capture: folded under the reason
+  const note = views.skippedNote([{ path: "run_a", reason: "a symlink: not followed" }], { open: true });
+  assert.equal(note.open, true);
+  assert.equal(views.skippedNote([{ path: "x", reason: "y" }]).open, false);
+});
+
+test("a card value longer than a number is drawn smaller (the 16-bit card wrapped to three lines at 1024 px)", () => {
+  const card = (display) => views.metricCard({ id: "sixteen_bit_share", label: "16-bit kernel time", value: 1, unit: "share", display,
+    good_direction: "higher", status: "good", meaning: "m", threshold: 0.5 });
+  assert.equal(card("72.4% known: 100.0% 16-bit").querySelector(".card-value").className, "card-value long");
+  assert.equal(card("100.0%").querySelector(".card-value").className, "card-value");
+});
+
+test("the tab's JavaScript holds none of the server's lists: rules, idle categories, trace formats", async () => {
+  const { readdirSync, readFileSync } = await import("node:fs");
+  const { legend } = await import("./dom_env.js");
+  const served = legend();
+  const names = new Set([...Object.keys(served.rule_waits), ...served.idle.map((c) => c.id), ...served.settings.map((x) => x.key),
+    "kineto", "xplane", "Waiting for kernel launch", "GPU idle: waiting for input"]);
+  ["other", "collectives", "compute"].forEach((x) => names.delete(x)); // class names of the ranks chart's colours
+  for (const file of readdirSync(STATIC).filter((f) => f.endsWith(".js"))) {
+    const code = readFileSync(new URL(file, STATIC), "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
+    const quoted = [...code.matchAll(/["'`]([^"'`]+)["'`]/g)].map((m) => m[1]);
+    const copies = quoted.filter((q) => names.has(q));
+    assert.deepEqual(copies, [], `${file} copies the server's ${copies.join(", ")}`);
+  }
+});
+
 test("computing view shows progress in one sentence (never 'Analyzing… analysing')", () => {
   const el = views.computingView({ progress: 0.4, message: "reading worker0" });
   assert.equal(el.querySelector("progress").getAttribute("value"), "40");

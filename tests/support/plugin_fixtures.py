@@ -5,7 +5,8 @@ only let the routes and the rendering be tested without a profile. They
 deliberately carry hostile text (``<script>`` kernel names) so escaping is
 exercised everywhere.
 
-``python -m tests.support.plugin_fixtures`` rewrites ``frontend/test/fixtures/report.json`` (and diff.json, window.json);
+``python -m tests.support.plugin_fixtures`` rewrites ``frontend/test/fixtures/report.json`` (and diff.json, window.json,
+legend.json: what ``/runs`` serves as its ``legend``);
 ``test_plugin_backend.py`` checks the committed file matches this module,
 so the frontend tests follow schema changes.
 """
@@ -24,6 +25,7 @@ HOSTILE = '<script>alert("x")</script><img src=x onerror=alert(1)>'
 FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "report.json")
 DIFF_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "diff.json")
 WINDOW_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "window.json")
+LEGEND_FIXTURE_PATH = os.path.join(str(REPO), "frontend", "test", "fixtures", "legend.json")
 DEMO = os.path.join(str(REPO), "demo_logs")
 
 
@@ -160,10 +162,18 @@ def window_fixture_json() -> str:
     return json.dumps(t, indent=1, sort_keys=True) + "\n"
 
 
+def legend_fixture_json() -> str:
+    """The server's legend (``report.legend``: categories, idle kinds, rule waits, diff groups, settings), as
+    ``/runs`` serves it: the frontend tests draw with it, so a category or rule added on the server reaches them."""
+    from tb_gpu_advisor.report.legend import legend
+
+    return json.dumps(legend(), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+
+
 if __name__ == "__main__":
     os.makedirs(os.path.dirname(FIXTURE_PATH), exist_ok=True)
     for path, text in ((FIXTURE_PATH, fixture_json()), (DIFF_FIXTURE_PATH, diff_fixture_json()),
-                       (WINDOW_FIXTURE_PATH, window_fixture_json())):
+                       (WINDOW_FIXTURE_PATH, window_fixture_json()), (LEGEND_FIXTURE_PATH, legend_fixture_json())):
         with open(path, "w", encoding="utf-8") as f:
             f.write(text)
         sys.stdout.write(f"wrote {os.path.normpath(path)}\n")

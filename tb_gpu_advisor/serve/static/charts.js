@@ -7,7 +7,7 @@
 // being scaled with the picture.
 
 import { s } from "./dom.js";
-import { CATEGORIES, ms, pct } from "./format.js";
+import { ms, pct } from "./format.js";
 
 /** Width used when the caller does not know the box's width (tests, detached DOM). */
 export const DEFAULT_WIDTH = 640;
@@ -100,6 +100,17 @@ function panelLabel(sr) {
   return `${who} · device compute ${ms(sr.meanComputeMs)} of ${ms(sr.meanMs)} step${share}`;
 }
 
+/**
+ * The breakdown's categories as [key, label], in the server's order (its legend, report/legend.py: the bottom of a
+ * stacked bar first), then any key the rows carry that the legend does not name, under its own name.
+ */
+export function breakdownKeys(categories = [], rows = []) {
+  const out = categories.map((c) => [c.id, c.label]);
+  const known = new Set(out.map(([key]) => key));
+  for (const r of rows) for (const key of Object.keys(r.breakdown || {})) if (!known.has(key)) { known.add(key); out.push([key, key.replace(/_/g, " ")]); }
+  return out;
+}
+
 const stepLabel = (b) => (b.first === b.last ? `step ${b.first}` : `steps ${b.first}–${b.last}`);
 
 /**
@@ -109,11 +120,11 @@ const stepLabel = (b) => (b.first === b.last ? `step ${b.first}` : `steps ${b.fi
  * step axis, so a slow or oversubscribed GPU stands out; long captures are
  * averaged over consecutive steps (see stepSeries).
  */
-export function stepChart(stepRows, { title = "Step time breakdown", maxBars = MAX_STEP_BARS, width = DEFAULT_WIDTH } = {}) {
+export function stepChart(stepRows, { title = "Step time breakdown", maxBars = MAX_STEP_BARS, width = DEFAULT_WIDTH, categories = [] } = {}) {
   const W = Math.max(320, Math.round(width));
   const { buckets, groupSize, series } = stepSeries(stepRows, maxBars);
   const rows = series.flatMap((sr) => sr.bars.filter(Boolean));
-  const used = CATEGORIES.filter(([key]) => rows.some((r) => (r.breakdown?.[key] || 0) > 0));
+  const used = breakdownKeys(categories, rows).filter(([key]) => rows.some((r) => (r.breakdown?.[key] || 0) > 0));
   const maxMs = Math.max(0, ...rows.map((r) => r.step_ms || 0));
   const multi = series.length > 1;
   const left = 48, top = 8, plotW = W - left - 8;
@@ -322,45 +333,112 @@ function rankHistogram(values, W, y0, H) {
   return g;
 }
 
+/** A log axis' tick text: 0.5, 2, 10, 300, 2k, 50k. */
+export function logTickText(v) {
+  if (v >= 1e6) return `${Number((v / 1e6).toPrecision(3))}M`;
+  if (v >= 1e3) return `${Number((v / 1e3).toPrecision(3))}k`;
+  return String(Number(v.toPrecision(3)));
+}
+
 /**
- * The top GEMM shapes on a roofline (HostReport.roofline; peak and bandwidth from the MFU card): log-log, arithmetic
- * intensity (FLOP/byte) across, TFLOP/s up; the roof is min(peak, intensity x bandwidth), and each shape is a dot
- * whose hover says how far under its own roof it runs.
+ * Ticks of a log axis over [lo, hi] (both > 0): powers of ten when at least `min` of them fall inside, else 1-3,
+ * 1-2-5, then 1-1.5-2-3-5-7 of each decade, so a range inside one decade still reads (was: one tick per axis).
  */
-export function rooflineChart(table, { peak, bandwidth, width = DEFAULT_WIDTH } = {}) {
+export function logTicks(lo, hi, min = 3, max = 9) {
+  if (!(lo > 0) || !(hi > lo)) return lo > 0 ? [lo] : [];
+  let best = [];
+  for (const steps of [[1], [1, 3], [1, 2, 5], [1, 1.5, 2, 3, 5, 7]]) {
+    const out = [];
+    for (let p = Math.floor(Math.log10(lo)); p <= Math.ceil(Math.log10(hi)); p++) {
+      for (const m of steps) {
+        const v = Number((m * 10 ** p).toPrecision(6));
+        if (v >= lo * (1 - 1e-9) && v <= hi * (1 + 1e-9)) out.push(v);
+      }
+    }
+    best = out;
+    if (out.length >= min) break;
+  }
+  if (best.length <= max) return best;
+  const every = Math.ceil(best.length / max);
+  return best.filter((_, i) => i % every === 0);
+}
+
+/**
+ * Dots that would cover each other moved sideways, the biggest staying put: each dot {x, y, r} gets `dx`, the first
+ * offset (0, +d, -d, +2d, ...) at which it overlaps no dot placed before it.
+ */
+export function spreadDots(dots) {
+  const placed = [];
+  for (const d of [...dots].sort((a, b) => b.r - a.r)) {
+    const step = d.r * 2 + 1;
+    for (let k = 0; k < 60; k++) {
+      const dx = k === 0 ? 0 : (k % 2 ? 1 : -1) * Math.ceil(k / 2) * step;
+      if (placed.every((p) => Math.hypot(p.x + p.dx - d.x - dx, p.y - d.y) >= p.r + d.r + 0.5)) {
+        d.dx = dx;
+        break;
+      }
+    }
+    if (d.dx === undefined) d.dx = 0;
+    placed.push(d);
+  }
+  return dots;
+}
+
+/**
+ * The top GEMM shapes on a roofline (HostReport.roofline; peak, bandwidth and dtype from the MFU card): log-log with
+ * ticks on both axes, arithmetic intensity (FLOP/byte) across, TFLOP/s up; the roof is min(peak, intensity x
+ * bandwidth), labelled with its peak ("bf16 peak 989 TFLOP/s") and its ridge (where the memory slope meets the peak).
+ * Each shape is a dot sized by its time per step, moved sideways where it would cover another; its hover says how far
+ * under its own roof it runs.
+ */
+export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFAULT_WIDTH } = {}) {
   const W = Math.max(320, Math.round(width));
   const col = (name) => table.columns.indexOf(name);
   const pts = table.rows.map((r) => ({ label: r[col("op and shapes")], x: r[col("FLOP/byte")], y: r[col("TFLOP/s")],
     share: r[col("of roofline")], ms: r[col("ms/step")] })).filter((p) => p.x > 0 && p.y > 0);
-  const left = 52, right = 14, top = 14, plotH = 170, plotW = W - left - right, height = top + plotH + 40;
+  const left = 56, right = 14, top = 10, plotH = 190, plotW = W - left - right, height = top + plotH + 44;
   const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: "chart roofline", role: "img",
     "aria-label": `Roofline: ${pts.length} GEMM shapes` }, s("title", {}, "GEMM shapes against the GPU's roofline"));
   if (!pts.length) return svg;
   const peakT = peak > 0 ? peak / 1e12 : Math.max(...pts.map((p) => p.y));
-  const ridge = bandwidth > 0 ? peak / bandwidth : null;
+  const ridge = peak > 0 && bandwidth > 0 ? peak / bandwidth : null;
   const xs = pts.map((p) => p.x).concat(ridge ? [ridge] : []);
   const xlo = Math.log10(Math.min(...xs) / 2), xhi = Math.log10(Math.max(...xs) * 2);
-  const ylo = Math.log10(Math.min(...pts.map((p) => p.y), peakT) / 3), yhi = Math.log10(peakT * 1.6);
+  const ylo = Math.log10(Math.min(...pts.map((p) => p.y), peakT) / 3), yhi = Math.log10(peakT * 2);
   const x = (v) => left + ((Math.log10(v) - xlo) / (xhi - xlo)) * plotW;
   const y = (v) => top + plotH - ((Math.log10(v) - ylo) / (yhi - ylo)) * plotH;
-  for (let p = Math.ceil(ylo); p <= Math.floor(yhi); p++) {
-    svg.append(s("line", { x1: left, x2: W - right, y1: y(10 ** p), y2: y(10 ** p), class: "grid" }),
-      s("text", { x: left - 4, y: y(10 ** p) + 4, "text-anchor": "end", class: "axis" }, `${10 ** p}`));
+  for (const v of logTicks(10 ** ylo, 10 ** yhi)) {
+    svg.append(s("line", { x1: left, x2: W - right, y1: y(v), y2: y(v), class: "grid" }),
+      s("text", { x: left - 4, y: y(v) + 4, "text-anchor": "end", class: "axis y-tick" }, logTickText(v)));
   }
-  for (let p = Math.ceil(xlo); p <= Math.floor(xhi); p++) {
-    svg.append(s("text", { x: x(10 ** p), y: top + plotH + 14, "text-anchor": "middle", class: "axis x-tick" }, `${10 ** p}`));
+  for (const v of logTicks(10 ** xlo, 10 ** xhi)) {
+    svg.append(s("line", { x1: x(v), x2: x(v), y1: top, y2: top + plotH, class: "grid" }),
+      s("text", { x: Math.min(Math.max(x(v), left + 8), W - right - 8), y: top + plotH + 14, "text-anchor": "middle", class: "axis x-tick" }, logTickText(v)));
   }
-  // the roof: the memory slope up to the ridge, then the peak
+  // the roof: the memory slope up to the ridge, then the peak; labelled with the peak and the ridge
   const x0 = 10 ** xlo, x1 = 10 ** xhi;
   const roofPts = ridge
     ? [[x0, Math.max(10 ** ylo, (x0 * bandwidth) / 1e12)], [ridge, peakT], [x1, peakT]]
     : [[x0, peakT], [x1, peakT]];
+  const peakText = `${dtype ? `${dtype} ` : ""}peak ${peakT >= 10 ? peakT.toFixed(0) : peakT.toPrecision(2)} TFLOP/s`;
   svg.append(s("polyline", { points: roofPts.map(([a, b]) => `${x(a)},${y(Math.max(b, 10 ** ylo))}`).join(" "), class: "roof" },
-    s("title", {}, `roof: ${peakT.toFixed(0)} TFLOP/s peak${bandwidth ? `, ${(bandwidth / 1e12).toFixed(2)} TB/s memory` : ""}`)));
-  for (const p of pts) {
-    svg.append(s("circle", { cx: x(p.x), cy: y(p.y), r: 5, class: p.share !== null && p.share < 0.4 ? "gemm gemm-low" : "gemm" },
-      s("title", {}, `${p.label}: ${p.y.toFixed(1)} TFLOP/s at ${p.x.toFixed(0)} FLOP/byte, ${p.share === null ? "?" : pct(p.share)} of its roofline, ${ms(p.ms)} per step`)));
+    s("title", {}, `roof: ${peakText}${bandwidth ? `, memory ${(bandwidth / 1e12).toFixed(2)} TB/s` : ""}`)),
+  s("text", { x: W - right - 2, y: y(peakT) - 5, "text-anchor": "end", class: "roof-label" }, peakText));
+  if (ridge) {
+    const rx = x(ridge), text = `ridge ${logTickText(ridge)} FLOP/byte`;
+    const fits = rx + 4 + textWidth(text) <= W - right;
+    svg.append(s("line", { x1: rx, x2: rx, y1: y(peakT), y2: top + plotH, class: "ridge" },
+      s("title", {}, `ridge point: ${ridge.toFixed(0)} FLOP/byte; below it a GEMM is bound by memory (${(bandwidth / 1e12).toFixed(2)} TB/s), above it by the peak`)),
+    s("text", { x: fits ? rx + 4 : rx - 4, y: top + plotH - 6, "text-anchor": fits ? "start" : "end", class: "ridge-label" }, text));
   }
-  svg.append(s("text", { x: left, y: height - 4, class: "axis" }, "arithmetic intensity (FLOP/byte) → ; TFLOP/s ↑ (log scales)"));
+  // dots: area by time per step; the slowest shape drawn last, on top
+  const maxMs = Math.max(1e-12, ...pts.map((p) => p.ms || 0));
+  const dots = spreadDots(pts.map((p) => ({ p, x: x(p.x), y: y(p.y), r: 3.5 + 5.5 * Math.sqrt(Math.max(0, p.ms || 0) / maxMs) })));
+  for (const d of [...dots].sort((a, b) => (a.p.ms || 0) - (b.p.ms || 0))) {
+    const p = d.p;
+    svg.append(s("circle", { cx: d.x + d.dx, cy: d.y, r: Number(d.r.toFixed(2)), class: p.share !== null && p.share < 0.4 ? "gemm gemm-low" : "gemm", "data-dx": d.dx },
+      s("title", {}, `${p.label}: ${p.y.toFixed(1)} TFLOP/s at ${p.x.toFixed(0)} FLOP/byte, ${p.share === null ? "?" : pct(p.share)} of its roofline, ${ms(p.ms)} per step${d.dx ? " (moved sideways so it does not cover another shape)" : ""}`)));
+  }
+  svg.append(s("text", { x: left, y: height - 4, class: "axis" }, "arithmetic intensity (FLOP/byte) → ; TFLOP/s ↑ (log scales; dot area: time per step)"));
   return svg;
 }

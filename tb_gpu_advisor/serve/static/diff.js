@@ -9,8 +9,6 @@ import { chartFigure, select } from "./views.js";
 
 const STATUS = { fixed: "fixed", new: "new", improved: "improved", worse: "worse", still: "still present" };
 const CHANGE = { changed: "", added: "added", removed: "removed", entered_top: "entered top 25", left_top: "left top 25" };
-const GROUPS = [["input", "Input"], ["launch", "Launch"], ["host", "Host / idle"], ["copies", "Copies"],
-  ["compute", "Compute"], ["collectives", "Collectives"]];
 const isNum = (v) => typeof v === "number" && Number.isFinite(v);
 
 /** "+1.2 ms" / "−850 µs": a signed duration (ms). */
@@ -83,9 +81,13 @@ export function calibrationText(c) {
   return `Fixed ${c.findings.join(", ")}: predicted saving ${ms(c.predicted_ms)}/step, realised ${ms(c.realised_ms)}/step (${ratio}${ok})`;
 }
 
-/** Side-by-side bars per breakdown group, base above new, one scale for both (ms/step). */
-export function breakdownBars(changes, { width = DEFAULT_WIDTH } = {}) {
-  const rows = GROUPS.map(([key, label]) => [label, changes.find((c) => c.key === key)]).filter(([, c]) => c && ((c.base || 0) > 0 || (c.new || 0) > 0));
+/**
+ * Side-by-side bars per breakdown group, base above new, one scale for both (ms/step): every group the diff
+ * compares (its order), named by the server's legend (`groups`: rules/savings.py GROUPS, report/legend.py).
+ */
+export function breakdownBars(changes, { width = DEFAULT_WIDTH, groups = [] } = {}) {
+  const label = (key) => groups.find((g) => g.id === key)?.label || key.replace(/_/g, " ");
+  const rows = changes.map((c) => [label(c.key), c]).filter(([, c]) => (c.base || 0) > 0 || (c.new || 0) > 0);
   const W = Math.max(320, Math.round(width));
   const labelW = 96, valueW = 80, plotW = Math.max(60, W - labelW - valueW - 8), rowH = 18, gap = 10;
   const max = Math.max(1e-9, ...rows.flatMap(([, c]) => [c.base || 0, c.new || 0]));
@@ -108,8 +110,8 @@ export function breakdownBars(changes, { width = DEFAULT_WIDTH } = {}) {
 }
 
 /** The breakdown bars in a chartFigure: redrawn to the figure's width when the page is resized (views.fitChart). */
-export function breakdownFigure(changes, width = DEFAULT_WIDTH) {
-  const fig = chartFigure("Step breakdown, ms per step: base (upper bar) and new (lower bar)", (w) => breakdownBars(changes, { width: w }), width);
+export function breakdownFigure(changes, width = DEFAULT_WIDTH, groups = []) {
+  const fig = chartFigure("Step breakdown, ms per step: base (upper bar) and new (lower bar)", (w) => breakdownBars(changes, { width: w, groups }), width);
   fig.classList.add("diff-figure");
   return fig;
 }
@@ -153,7 +155,7 @@ function gpuRows(gpus) {
 }
 
 /** The whole diff view below the toolbar. */
-export function diffView(d, { width = DEFAULT_WIDTH, onClose = null } = {}) {
+export function diffView(d, { width = DEFAULT_WIDTH, onClose = null, legend = {} } = {}) {
   const cal = calibrationText(d.calibration);
   return h("div", { class: "diff", "data-verdict": d.step.verdict },
     h("div", { class: "diff-head" },
@@ -167,7 +169,7 @@ export function diffView(d, { width = DEFAULT_WIDTH, onClose = null } = {}) {
     cal ? h("p", { class: "calibration" }, cal, h("br"), h("span", { class: "muted small" }, d.calibration.note)) : null,
     (d.notes || []).length ? h("ul", { class: "notes" }, d.notes.map((n) => h("li", {}, n))) : null,
     findingsTable(d.findings) || h("p", { class: "muted" }, "No warning or critical finding on either side."),
-    breakdownFigure(d.breakdown, width),
+    breakdownFigure(d.breakdown, width, legend.groups || []),
     table("Headline", ["metric", "base", "new", "better or worse"], headlineRows(d.headline)),
     table("Kernel time by class (µs/step)", ["class", "base", "new", "change", "status"], changeRows(d.kernel_classes, us, signedUs)),
     table("Largest kernel changes (µs/step)", ["kernel", "base", "new", "change", "status"], changeRows(d.kernels, us, signedUs)),

@@ -1,19 +1,5 @@
-// Number formatting and the breakdown categories' names and order.
-
-export const CATEGORIES = [
-  ["device_compute", "Device compute"],
-  ["launch_wait", "Waiting for kernel launch"],
-  ["input_wait", "Waiting for input"],
-  ["host_compute", "Host compute"],
-  ["memcpy_h2d", "Copy host→device"],
-  ["memcpy_d2h", "Copy device→host"],
-  ["memcpy_d2d", "Copy device→device"],
-  ["collectives", "Collectives (AllReduce…)"],
-  ["startup", "One-time start-up"],
-  ["unseen", "Waiting for GPU work not in the capture"],
-  ["allocator", "Allocator calls (cudaMalloc / cudaFree)"],
-  ["other", "Other / idle"],
-];
+// Number formatting. What the numbers are (the breakdown's categories, their names and order) comes from the
+// server: /runs' `legend` (report/legend.py), never a list kept here.
 
 const isNum = (v) => typeof v === "number" && Number.isFinite(v);
 

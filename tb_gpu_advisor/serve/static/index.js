@@ -7,7 +7,7 @@ import { h, replaceChildren } from "./static/dom.js";
 import { tensorboardRoot } from "./static/links.js";
 import * as diffViews from "./static/diff.js";
 import { fetchDiff, fetchDiffMarkdown, fetchReport, fetchReportMarkdown, fetchRuns, findSession, resolveSelection } from "./static/model.js";
-import { closeOnOutsideClick, normalizeSettings, SETTING_KEYS, settingsControl } from "./static/settings.js";
+import { closeOnOutsideClick, normalizeSettings, settingsControl } from "./static/settings.js";
 import { followTheme } from "./static/theme.js";
 import * as views from "./static/views.js";
 
@@ -41,6 +41,8 @@ class App {
     this.wanted = null;
     this.cmp = null; // the run/session compared with ("Compare with…"), or null: the report alone
     this.settings = {}; // the applied settings (settings.js): sent with every report request, kept in the URL
+    this.urlSettings = null; // a link's settings, read once the server said which settings there are (/runs legend)
+    this.legend = {}; // what the server decides and the tab draws with: categories, idle kinds, rule waits, settings
     this.settingsDefaults = null; // what applies when a setting is unset: TensorBoard's flags (/runs `settings`)
     this.current = null; // {key, sel, text, report} or, comparing, {key, sel, cmp, text, diff}
     this.generation = 0;
@@ -73,7 +75,7 @@ class App {
     const url = Object.keys(official).length ? official : readUrlData(window);
     this.wanted = { run: url.run || "", session: url.session || "", host: url.host || "" };
     this.cmp = url.cmp_run ? { run: url.cmp_run, session: url.cmp_session || "" } : null;
-    this.settings = normalizeSettings(url); // a link's settings; one that is not a valid number is dropped
+    this.urlSettings = url; // a link's settings: normalised against the server's settings once /runs is in
     await this.reload();
   }
 
@@ -90,6 +92,12 @@ class App {
     this.runs = listing.runs;
     this.frameworks = listing.frameworks || [];
     this.skipped = listing.skipped || [];
+    this.empty = listing.empty || null;
+    this.legend = listing.legend || {};
+    if (this.urlSettings) { // a link's settings; one that is not a valid number (or no setting at all) is dropped
+      this.settings = normalizeSettings(this.urlSettings, this.legend.settings);
+      this.urlSettings = null;
+    }
     this.runsText = text;
     if (!listing.logdir_set) return this.showMessage("no-logdir");
     if (!this.runs.length) return this.showMessage("no-profiles");
@@ -130,19 +138,20 @@ class App {
 
   writeUrl() {
     writeUrlData({ run: this.sel.run, session: this.sel.session, host: this.sel.host, cmp_run: this.cmp?.run, cmp_session: this.cmp?.session,
-      ...Object.fromEntries(SETTING_KEYS.map((k) => [k, this.settings[k]])) });
+      ...Object.fromEntries((this.legend.settings || []).map((x) => [x.key, this.settings[x.key]])) });
   }
 
   /** The Settings control beside the pickers; kept open (and the field focused) when redrawn after a change. */
   renderSettings({ open = false } = {}) {
     const focused = this.doc.activeElement?.dataset?.setting;
-    replaceChildren(this.settingsEl, settingsControl(this.settings, this.settingsDefaults || {}, (next) => this.applySettings(next), { open }));
+    replaceChildren(this.settingsEl, settingsControl(this.settings, this.settingsDefaults || {}, (next) => this.applySettings(next),
+      { open, spec: this.legend.settings || [] }));
     if (focused) this.settingsEl.querySelector(`input[data-setting="${focused}"]`)?.focus();
   }
 
   /** New settings: into the URL, and the report (or diff) requested again with them. */
   applySettings(next) {
-    this.settings = normalizeSettings(next);
+    this.settings = normalizeSettings(next, this.legend.settings);
     this.writeUrl();
     this.renderSettings({ open: true });
     this.load({ quiet: false });
@@ -196,7 +205,7 @@ class App {
       return;
     }
     const scrollY = window.scrollY;
-    replaceChildren(this.reportEl, diffViews.diffView(result.diff, { width: this.chartWidth(), onClose: () => this.compare(null) }));
+    replaceChildren(this.reportEl, diffViews.diffView(result.diff, { width: this.chartWidth(), onClose: () => this.compare(null), legend: this.legend }));
     this.observeCharts();
     window.scrollTo(0, same ? scrollY : 0); // another pair starts at its top
     this.current = { key, sel, cmp, settings, text: result.text, diff: result.diff, identity };
@@ -254,7 +263,8 @@ class App {
     const ctx = { root: this.root, stockRun: session?.stock_run || `${sel.run}/${sel.session}`, stockTool: session?.stock_tool !== false, formatName: session?.format_name,
       hosts: (session?.hosts || []).map((x) => x.host), onSetting: (k) => this.focusSetting(k), settings,
       // the step timelines' routes (timeline.js): which session, its format, each host's size and file count
-      run: sel.run, session: sel.session, format: session?.format, hostInfo: Object.fromEntries((session?.hosts || []).map((x) => [x.host, x])) };
+      run: sel.run, session: sel.session, perfetto: session?.perfetto, hostInfo: Object.fromEntries((session?.hosts || []).map((x) => [x.host, x])),
+      legend: this.legend };
     const scrollY = window.scrollY;
     const open = this.current && this.current.key === key ? this.openState() : null;
     replaceChildren(this.reportEl, views.reportView(result.report, { ...ctx, chartWidth: this.chartWidth() }));
@@ -307,8 +317,10 @@ class App {
     replaceChildren(this.pickersEl);
     replaceChildren(this.settingsEl);
     replaceChildren(this.statusEl);
-    replaceChildren(this.reportEl, views.messageView(kind, detail, this.frameworks),
-      kind === "no-profiles" ? views.skippedNote(this.skipped) : null);
+    // nothing listed because of what was left out (symlinks not followed or leading out): that reason is the message
+    const empty = kind === "no-profiles" ? this.empty : null;
+    replaceChildren(this.reportEl, views.messageView(kind, detail, this.frameworks, empty),
+      kind === "no-profiles" ? views.skippedNote(this.skipped, { open: Boolean(empty) }) : null);
     this.reportEl.setAttribute("aria-busy", "false");
     this.doc.body.dataset.state = kind;
   }

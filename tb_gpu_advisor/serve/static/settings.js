@@ -1,35 +1,24 @@
-// The user's settings (issue #21 item 5): three numbers the trace cannot give -- the model's parameter count, the
-// network between hosts, the model's FLOPs per step. The tab sends the applied ones with every report and diff
-// request (query parameters the server checks again: a bad one is its 400), keeps them in the URL like the
-// selection, and shows them in a small "Settings" control beside the pickers. Unset, TensorBoard's flags apply
-// (/runs lists them as `settings`).
+// The user's settings (issue #21 item 5): numbers the trace cannot give -- the model's parameter count, the network
+// between hosts, the model's FLOPs per step. The tab sends the applied ones with every report and diff request (query
+// parameters the server checks again: a bad one is its 400), keeps them in the URL like the selection, and shows them
+// in a small "Settings" control beside the pickers. Unset, TensorBoard's flags apply (/runs lists them as `settings`).
+// Which settings there are -- key, label, whether whole, flag, example, one line of help, what applies unset -- is the
+// server's (common/options.py settings_spec, served as /runs' legend.settings): `spec` below, never a list kept here.
 
 import { h } from "./dom.js";
 
-/** The three settings: URL and query key, label, what each changes (one line), and the flag that sets a default. */
-export const SETTINGS = [
-  { key: "params", label: "Parameters", whole: true, flag: "--gpu_advisor_params", example: "e.g. 110000000",
-    help: "The model's parameter count: each AllReduce is judged against parameters × 4 B over the link." },
-  { key: "net_gbps", label: "Network GB/s per GPU", whole: false, flag: "--gpu_advisor_net_gbps", example: "e.g. 50",
-    help: "Bandwidth between hosts that collectives across host files are compared with." },
-  { key: "model_flops", label: "Model FLOPs per step and GPU", whole: false, flag: "--gpu_advisor_model_flops_per_step",
-    example: "e.g. 6e12", help: "MFU from the model's own FLOPs (e.g. 6 × params × tokens per GPU) instead of the trace's shapes." },
-];
-
-export const SETTING_KEYS = SETTINGS.map((s) => s.key);
-
 /**
- * One setting's text -> {value, error}: "" is unset; a positive finite number (a whole one for `params`) is kept
- * as the shortest text that reads back to it ("1.1e8" -> "110000000"); anything else is an error saying why.
+ * One setting's text -> {value, error}: "" is unset; a positive finite number (a whole one for a `whole` setting) is
+ * kept as the shortest text that reads back to it ("1.1e8" -> "110000000"); anything else is an error saying why.
  */
-export function parseSetting(key, text) {
-  const spec = SETTINGS.find((s) => s.key === key);
+export function parseSetting(key, text, spec = []) {
+  const setting = spec.find((s) => s.key === key) || { key, label: key, whole: false };
   const raw = String(text ?? "").trim();
   if (!raw) return { value: "", error: null };
   const n = /^[0-9][0-9_,]*(\.[0-9]*)?([eE][+-]?[0-9]+)?$|^\.[0-9]+([eE][+-]?[0-9]+)?$/.test(raw)
     ? Number(raw.replace(/[_,]/g, "")) : NaN;
-  if (!(n > 0) || !Number.isFinite(n)) return { value: "", error: `${spec.label}: must be a positive number` };
-  if (spec.whole && !Number.isInteger(n)) return { value: "", error: `${spec.label}: must be a whole number` };
+  if (!(n > 0) || !Number.isFinite(n)) return { value: "", error: `${setting.label}: must be a positive number` };
+  if (setting.whole && !Number.isInteger(n)) return { value: "", error: `${setting.label}: must be a whole number` };
   return { value: plain(n), error: null };
 }
 
@@ -38,33 +27,31 @@ function plain(n) {
   return Number.isInteger(n) && n < 1e21 ? BigInt(n).toString() : String(n);
 }
 
-/** The valid settings of `raw` (a URL's keys, a form's values), each normalised; invalid or empty ones left out. */
-export function normalizeSettings(raw = {}) {
+/** The valid settings of `raw` (a URL's keys, a form's values) that `spec` names, each normalised; invalid or empty ones left out. */
+export function normalizeSettings(raw = {}, spec = []) {
   const out = {};
-  for (const key of SETTING_KEYS) {
-    const { value } = parseSetting(key, raw[key]);
+  for (const { key } of spec) {
+    const { value } = parseSetting(key, raw[key], spec);
     if (value) out[key] = value;
   }
   return out;
 }
 
-/** Adds the applied settings to a request's query (URLSearchParams); returns it. */
+/** Adds the applied settings (normalised: only known keys) to a request's query (URLSearchParams); returns it. */
 export function addSettings(query, settings = {}) {
-  for (const key of SETTING_KEYS) if (settings[key]) query.set(key, settings[key]);
+  for (const [key, value] of Object.entries(settings || {})) if (value) query.set(key, value);
   return query;
 }
 
 export function sameSettings(a = {}, b = {}) {
-  return SETTING_KEYS.every((k) => (a[k] || "") === (b[k] || ""));
+  const keys = new Set([...Object.keys(a || {}), ...Object.keys(b || {})]);
+  return [...keys].every((k) => ((a || {})[k] || "") === ((b || {})[k] || ""));
 }
 
-/** What applies when a setting is unset: TensorBoard's flag, else the Advisor's default (or the trace's own). */
-export function defaultText(key, defaults = {}) {
-  const spec = SETTINGS.find((s) => s.key === key);
-  if (defaults[key] !== null && defaults[key] !== undefined) return `unset: ${plain(Number(defaults[key]))} from ${spec.flag}`;
-  if (key === "net_gbps") return `unset: ${defaults.net_gbps_default ?? 25} GB/s (a 200 Gb/s NIC per GPU)`;
-  if (key === "params") return "unset: AllReduce time is measured, not judged";
-  return "unset: from the FLOPs the trace's shapes give";
+/** What applies when a setting is unset: TensorBoard's flag, else what the server says applies (`unset`). */
+export function defaultText(setting, defaults = {}) {
+  if (defaults[setting.key] !== null && defaults[setting.key] !== undefined) return `unset: ${plain(Number(defaults[setting.key]))} from ${setting.flag}`;
+  return `unset: ${setting.unset}`;
 }
 
 /**
@@ -72,9 +59,9 @@ export function defaultText(key, defaults = {}) {
  * explanation and what applies when it is unset. A field is applied when it changes (Enter or leaving it):
  * `onApply(settings)` gets every applied setting; an invalid entry is marked and not applied.
  */
-export function settingsControl(settings, defaults, onApply, { open = false } = {}) {
-  const applied = SETTING_KEYS.filter((k) => settings[k]).length;
-  const fields = SETTINGS.map((spec) => settingField(spec, settings, defaults, onApply));
+export function settingsControl(settings, defaults, onApply, { open = false, spec = [] } = {}) {
+  const applied = spec.filter((x) => settings[x.key]).length;
+  const fields = spec.map((setting) => settingField(setting, spec, settings, defaults, onApply));
   const reset = h("button", { type: "button", class: "settings-reset", disabled: !applied, onClick: () => onApply({}) }, "Clear all");
   const details = h("details", { class: "settings", open, dataset: { applied: String(applied) },
     // Escape closes the panel (it floats over the report), back on its summary
@@ -101,7 +88,8 @@ export function closeOnOutsideClick(doc, host) {
   });
 }
 
-function settingField(spec, settings, defaults, onApply) {
+function settingField(setting, all, settings, defaults, onApply) {
+  const spec = setting;
   const id = `gpu-advisor-setting-${spec.key}`;
   const error = h("span", { class: "setting-error small", role: "alert", hidden: true });
   const input = h("input", { id, name: spec.key, type: "number", min: "0", step: spec.whole ? "1" : "any",
@@ -111,7 +99,7 @@ function settingField(spec, settings, defaults, onApply) {
   input.addEventListener("change", () => {
     // a number field gives "" for text it cannot read: that is an error, not a cleared setting
     const bad = input.validity && input.validity.badInput;
-    const { value, error: why } = bad ? { value: "", error: `${spec.label}: must be a positive number` } : parseSetting(spec.key, input.value);
+    const { value, error: why } = bad ? { value: "", error: `${spec.label}: must be a positive number` } : parseSetting(spec.key, input.value, all);
     error.textContent = why || "";
     error.hidden = !why;
     input.setAttribute("aria-invalid", why ? "true" : "false");
@@ -123,6 +111,6 @@ function settingField(spec, settings, defaults, onApply) {
   return h("div", { class: "setting" },
     h("label", { for: id }, spec.label),
     input,
-    h("p", { id: `${id}-help`, class: "setting-help small muted" }, spec.help, " ", h("span", { class: "setting-default" }, `(${defaultText(spec.key, defaults)})`)),
+    h("p", { id: `${id}-help`, class: "setting-help small muted" }, spec.help, " ", h("span", { class: "setting-default" }, `(${defaultText(spec, defaults)})`)),
     error);
 }

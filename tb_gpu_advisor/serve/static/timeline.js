@@ -12,44 +12,32 @@ import { pollRoute } from "./model.js";
 import { addSettings } from "./settings.js";
 
 export const PERFETTO_ORIGIN = "https://ui.perfetto.dev";
-/** The GPU's idle categories (report/timeline.py IDLE_CATEGORIES), highest priority first. */
-export const IDLE = ["startup", "unseen", "allocator", "input_wait", "host_compute", "launch_wait", "other"];
-/** The wait each rule speaks of; other rules highlight every kind of GPU idle time. */
-export const RULE_WAITS = {
-  input_bound: ["input_wait"],
-  launch_bound: ["launch_wait"],
-  launch_skew: ["launch_wait"],
-  cold_start: ["startup"],
-  allocator_churn: ["allocator"],
-  eager_execution: ["launch_wait", "host_compute"],
-  host_op_placement: ["host_compute"],
-};
 /** The PyTorch trace itself goes to Perfetto up to this size; larger (or XPlane, or several files): the window. */
 export const PERFETTO_FILE_BYTES = 256e6;
 
-const IDLE_LABEL = {
-  startup: "GPU idle: one-time start-up (module loading, library start-up, compilation)",
-  allocator: "GPU idle: the host in the device allocator (cudaMalloc / cudaFree)",
-  unseen: "GPU idle in the trace while the host waits for it: GPU work the capture does not hold",
-  input_wait: "GPU idle: waiting for input",
-  host_compute: "GPU idle: host working",
-  launch_wait: "GPU idle: waiting for a kernel launch",
-  other: "GPU idle: other",
-};
-const KIND_LABEL = {
-  kernel: "kernel", memcpy_h2d: "copy host→device", memcpy_d2h: "copy device→host", memcpy_d2d: "copy device→device",
-  collectives: "collective", input: "input (host waits for data)", launch: "launch (host)", host_compute: "host work",
-  host: "host (other)",
-};
+// What the GPU's idle categories are, their names and priority, the waits each rule speaks of and the names of the
+// kinds of event all come from the server: /runs' `legend` (report/legend.py), handed here as `legend`. A rule or a
+// category added on the server needs no edit here.
+
+/** The GPU's idle categories, highest priority first (legend.idle: report/timeline.py IDLE_CATEGORIES). */
+export function idleCategories(legend = {}) {
+  return (legend.idle || []).map((c) => c.id);
+}
+
+function labelOf(list, id) {
+  return (list || []).find((c) => c.id === id)?.label || String(id).replace(/_/g, " ");
+}
+
+/** The idle categories a finding's rule speaks of (legend.rule_waits; every kind of GPU idle time by default). */
+export function focusCategories(rule, legend = {}) {
+  const waits = (legend.rule_waits || {})[rule];
+  return waits && waits.length ? waits : idleCategories(legend);
+}
+
 const ROW_H = 12;
 const LANE_PAD = 3;
 const AXIS_H = 30;
 const CHAR_W = 6.6;
-
-/** The idle categories a finding's rule speaks of (every kind of GPU idle time by default). */
-export function focusCategories(rule) {
-  return RULE_WAITS[rule] || IDLE;
-}
 
 /** ./window's query for one window of the selected session (with the tab's settings: they name the report on screen). */
 export function windowQuery(sel, w) {
@@ -100,7 +88,7 @@ function layout(lanes) {
  * The window's lanes as an SVG drawn at `width` px: events as rects (hover: name and duration), each GPU's idle runs
  * as bands behind its lanes, the `focus` categories (the finding's wait) marked `.focus`, step boundaries dashed.
  */
-export function timelineChart(data, { width = DEFAULT_WIDTH, focus = IDLE, title = "Step timeline" } = {}) {
+export function timelineChart(data, { width = DEFAULT_WIDTH, legend = {}, focus = idleCategories(legend), title = "Step timeline" } = {}) {
   const W = Math.max(360, Math.round(width));
   const labelW = Math.round(Math.min(220, Math.max(110, W * 0.2)));
   const plotW = W - labelW - 8;
@@ -126,13 +114,13 @@ export function timelineChart(data, { width = DEFAULT_WIDTH, focus = IDLE, title
     if (b > a && x(b) - x(a) > label.length * CHAR_W + 6) axis.append(s("text", { x: x(a) + 4, y: 10, class: "axis step-label" }, label));
   }
   svg.append(axis);
-  svg.append(idleBands(data, placed, x, focus));
-  for (const at of placed) svg.append(laneGroup(at, x, labelW));
+  svg.append(idleBands(data, placed, x, focus, legend));
+  for (const at of placed) svg.append(laneGroup(at, x, labelW, legend));
   return svg;
 }
 
 /** Each GPU's idle runs, as bands over the height of that GPU's lanes; the finding's wait marked `.focus`. */
-function idleBands(data, placed, x, focus) {
+function idleBands(data, placed, x, focus, legend) {
   const g = s("g", { class: "idle-runs" });
   for (const run of data.idle || []) {
     const own = placed.filter((p) => p.lane.kind === "gpu" && p.lane.gpu === run.gpu);
@@ -143,13 +131,13 @@ function idleBands(data, placed, x, focus) {
     g.append(s("rect", { x: x0, y: top, width: Math.max(1, x1 - x0), height: bottom - top,
       class: `idle cat-${run.category}${on ? " focus" : ""}`, "data-gpu": run.gpu, "data-category": run.category,
       "data-start": run.start_ms, "data-end": run.end_ms },
-    s("title", {}, `GPU ${run.gpu} — ${IDLE_LABEL[run.category] || run.category}: ${ms(run.end_ms - run.start_ms)} (${ms(run.start_ms)}–${ms(run.end_ms)})`)));
+    s("title", {}, `GPU ${run.gpu} — ${labelOf(legend.idle, run.category)}: ${ms(run.end_ms - run.start_ms)} (${ms(run.start_ms)}–${ms(run.end_ms)})`)));
   }
   return g;
 }
 
 /** One lane: its label (cut to the label column, whole on hover) and its events, stacked in rows. */
-function laneGroup(at, x, labelW) {
+function laneGroup(at, x, labelW, legend) {
   const { lane, y, height } = at;
   const g = s("g", { class: `lane lane-${lane.kind}`, "data-kind": lane.kind, "data-gpu": lane.gpu ?? "" },
     s("line", { x1: 0, x2: x(Infinity), y1: y + height + 0.5, y2: y + height + 0.5, class: "lane-rule" }),
@@ -158,23 +146,26 @@ function laneGroup(at, x, labelW) {
   for (const [start, end, name, kind, row] of lane.events) {
     const x0 = x(start), x1 = x(end);
     g.append(s("rect", { x: x0, y: y + LANE_PAD + row * ROW_H, width: Math.max(0.75, x1 - x0), height: ROW_H - 2, class: `ev k-${kind}` },
-      s("title", {}, `${name} — ${KIND_LABEL[kind] || kind}, ${ms(end - start)} (${ms(start)}–${ms(end)})`)));
+      s("title", {}, `${name} — ${labelOf(legend.kinds, kind)}, ${ms(end - start)} (${ms(start)}–${ms(end)})`)));
   }
   return g;
 }
 
 /** The kinds of event and of idle time drawn, as an HTML legend (the finding's wait says it is highlighted). */
-export function timelineLegend(data, focus = IDLE) {
+export function timelineLegend(data, focus, legend = {}) {
+  const all = idleCategories(legend);
+  const on = focus || all;
   const kinds = [...new Set(data.lanes.flatMap((l) => l.events.map((e) => e[3])))];
-  const idle = IDLE.filter((c) => (data.idle || []).some((r) => r.category === c));
+  const seen = new Set((data.idle || []).map((r) => r.category));
+  const idle = [...all, ...[...seen].filter((c) => !all.includes(c))].filter((c) => seen.has(c));
   return h("ul", { class: "timeline-legend small" },
-    kinds.map((k) => h("li", {}, h("span", { class: `swatch k-${k}` }), KIND_LABEL[k] || k)),
-    idle.map((c) => h("li", { class: focus.includes(c) ? "focus" : "" }, h("span", { class: `swatch idle cat-${c}` }),
-      IDLE_LABEL[c] + (focus.includes(c) && focus.length < IDLE.length ? " (this finding)" : ""))));
+    kinds.map((k) => h("li", {}, h("span", { class: `swatch k-${k}` }), labelOf(legend.kinds, k))),
+    idle.map((c) => h("li", { class: on.includes(c) ? "focus" : "" }, h("span", { class: `swatch idle cat-${c}` }),
+      labelOf(legend.idle, c) + (on.includes(c) && on.length < all.length ? " (this finding)" : ""))));
 }
 
 /** The window as a Chrome JSON trace (what Perfetto opens): one track per lane, and each GPU's idle runs. */
-export function chromeTrace(data) {
+export function chromeTrace(data, legend = {}) {
   const events = [];
   const named = new Set();
   const proc = (pid, name) => {
@@ -192,7 +183,7 @@ export function chromeTrace(data) {
     proc(pid, `GPU ${run.gpu}`);
     if (!named.has(`${pid}/${tid}`)) events.push({ ph: "M", name: "thread_name", pid, tid, args: { name: `GPU ${run.gpu} idle (as the breakdown counts it)` } });
     named.add(`${pid}/${tid}`);
-    events.push({ ph: "X", name: IDLE_LABEL[run.category] || run.category, cat: "idle", pid, tid, ts: run.start_ms * 1000, dur: (run.end_ms - run.start_ms) * 1000 });
+    events.push({ ph: "X", name: labelOf(legend.idle, run.category), cat: "idle", pid, tid, ts: run.start_ms * 1000, dur: (run.end_ms - run.start_ms) * 1000 });
   }
   return { traceEvents: events, displayTimeUnit: "ms",
     otherData: { source: "tb-gpu-advisor step timeline", host: data.host, start_ms: data.start_ms, end_ms: data.end_ms, time_base: data.time_base } };
@@ -250,18 +241,21 @@ export function openInPerfetto(load, { title, fileName, open = (url) => window.o
   });
 }
 
-/** What "Open in Perfetto" sends: the PyTorch trace itself when one file holds the host, else the window drawn. */
+/**
+ * What "Open in Perfetto" sends: the trace file itself when Perfetto opens the session's format as it is (the
+ * server says so: /runs' `perfetto`) and one file holds the host, else the window drawn.
+ */
 export function perfettoSource(data, ctx) {
   const info = (ctx.hostInfo || {})[data.host] || {};
-  if (ctx.format === "kineto" && (info.files || 1) === 1 && info.size && info.size <= PERFETTO_FILE_BYTES) {
+  if (ctx.perfetto === true && (info.files || 1) === 1 && info.size && info.size <= PERFETTO_FILE_BYTES) {
     return { whole: true, label: "Open trace in Perfetto", url: traceUrl(ctx, data.host), title: `${ctx.run}/${ctx.session} ${data.host}` };
   }
   return { whole: false, label: "Open window in Perfetto",
     title: `${ctx.run}/${ctx.session} ${data.host} ${ms(data.start_ms)}–${ms(data.end_ms)} (Advisor window)` };
 }
 
-async function perfettoBuffer(source, data, fetchFn = fetch) {
-  if (!source.whole) return new TextEncoder().encode(JSON.stringify(chromeTrace(data))).buffer;
+async function perfettoBuffer(source, data, legend, fetchFn = fetch) {
+  if (!source.whole) return new TextEncoder().encode(JSON.stringify(chromeTrace(data, legend))).buffer;
   const response = await fetchFn(source.url);
   if (!response.ok) throw new Error(`${response.status} ${response.statusText}`);
   return response.arrayBuffer();
@@ -269,21 +263,36 @@ async function perfettoBuffer(source, data, fetchFn = fetch) {
 
 const windowName = (w, i) => (w.step !== null && w.step !== undefined ? `step ${w.step}` : `window ${i + 1}`);
 
+/**
+ * The "Show …" labels of a finding's windows: "Show step 10", naming the host when the windows lie on several
+ * ("Show step 10 on worker1": was three identical "Show step 10" buttons for three hosts), and the GPU or the
+ * window's number where that still leaves two alike.
+ */
+export function windowButtonLabels(windows) {
+  const hosts = new Set(windows.map((w) => w.host));
+  const base = windows.map((w, i) => `Show ${windowName(w, i)}${hosts.size > 1 ? ` on ${w.host}` : ""}`);
+  const gpu = (w) => (w.gpu !== null && w.gpu !== undefined ? `, GPU ${w.gpu}` : "");
+  const count = (xs, x) => xs.filter((y) => y === x).length;
+  const withGpu = base.map((label, i) => (count(base, label) > 1 ? `${label}${gpu(windows[i])}` : label));
+  return withGpu.map((label, i) => (count(withGpu, label) > 1 ? `${label} (${i + 1})` : label));
+}
+
 /** The figure of one loaded window: caption, SVG (redrawn at its box's width), legend, bounds note, Perfetto. */
 export function timelineFigure(data, w, f, ctx, width) {
-  const focus = focusCategories(f.rule);
+  const legend = ctx.legend || {};
+  const focus = focusCategories(f.rule, legend);
   const caption = `${w.label}: ${ms(w.start_ms)}–${ms(w.end_ms)} on ${w.host}${w.gpu !== null && w.gpu !== undefined ? `, GPU ${w.gpu}` : ""}`;
-  const draw = (px) => timelineChart(data, { width: px, focus, title: `Step timeline, ${caption}` });
+  const draw = (px) => timelineChart(data, { width: px, focus, legend, title: `Step timeline, ${caption}` });
   const status = h("span", { class: "perfetto-status muted small", role: "status", "aria-live": "polite" });
   const source = perfettoSource(data, ctx);
   const perfetto = h("button", { type: "button", class: "open-perfetto", title: source.whole ? "The whole trace file, in a new tab" : "The events drawn here, in a new tab",
-    onClick: () => openInPerfetto(() => perfettoBuffer(source, data), { title: source.title, fileName: source.whole ? undefined : "advisor-window.json",
+    onClick: () => openInPerfetto(() => perfettoBuffer(source, data, legend), { title: source.title, fileName: source.whole ? undefined : "advisor-window.json",
       onStatus: (m) => replaceChildren(status, m) }) }, source.label);
   const empty = !data.lanes.length;
   const fig = h("figure", { class: "timeline-figure", dataset: { width: String(Math.round(width)), host: w.host, start: String(w.start_ms), end: String(w.end_ms) } },
     h("figcaption", {}, caption),
     empty ? h("p", { class: "muted" }, "Nothing was recorded on this host in this window.") : draw(width),
-    empty ? null : timelineLegend(data, focus),
+    empty ? null : timelineLegend(data, focus, legend),
     data.note ? h("p", { class: "timeline-note muted small" }, data.note) : null,
     h("p", { class: "timeline-time-base muted small" }, `Times: ${data.time_base || "ms from the trace's start"}.`),
     h("div", { class: "timeline-actions" }, perfetto, status));
@@ -303,15 +312,16 @@ export function fitTimeline(fig, width = fig.clientWidth) {
 /**
  * A finding's "Show step N" toggles (one per window it names, up to 3), "Download trace", and the panel they open
  * the step timeline in: fetched on the first press, drawn at the panel's width, redrawn when it changes.
- * `ctx`: {run, session, format, hostInfo, chartWidth, fetchFn}; nothing without a session (a detached report).
+ * `ctx`: {run, session, perfetto, hostInfo, legend, chartWidth, fetchFn}; nothing without a session (a detached report).
  */
 export function windowTimelines(f, ctx) {
   const windows = (f.windows || []).slice(0, 3);
   if (!windows.length || !ctx.session) return null;
   const panel = h("div", { class: "timeline-panel", hidden: true });
   let shown = -1, generation = 0, observer = null;
+  const labels = windowButtonLabels(windows);
   const buttons = windows.map((w, i) => h("button", { type: "button", class: "show-window", "aria-pressed": "false", "aria-expanded": "false",
-    title: `${w.label} (${ms(w.start_ms)}–${ms(w.end_ms)} on ${w.host})`, onClick: () => toggle(i) }, `Show ${windowName(w, i)}`));
+    title: `${w.label} (${ms(w.start_ms)}–${ms(w.end_ms)} on ${w.host})`, dataset: { host: w.host }, onClick: () => toggle(i) }, labels[i]));
   const hosts = [...new Set(windows.map((w) => w.host))];
   const downloads = hosts.map((host) => h("a", { class: "link download-trace", href: traceUrl(ctx, host), download: "" },
     hosts.length > 1 ? `Download trace (${host})` : "Download trace"));

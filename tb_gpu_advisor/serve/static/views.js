@@ -5,11 +5,12 @@ import { DEFAULT_WIDTH, gpuChart, kernelHistogram, ranksChart, RANKS_LISTED, roo
 import { codeText, h } from "./dom.js";
 import { cell, columnFormat, ms, pct, saving } from "./format.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
-import { SETTINGS } from "./settings.js";
 import { windowTimelines } from "./timeline.js";
 
 const DIRECTION = { higher: "↑ higher is better", lower: "↓ lower is better", none: "" };
 const STATUS_TEXT = { good: "good", warning: "needs attention", critical: "problem", unknown: "n/a" };
+/** A card value longer than this many characters is more than a number: drawn smaller (style.css .card-value.long). */
+const LONG_VALUE = 9;
 
 /** A <select> with options [{value, label}], the current value selected. */
 export function select(label, options, value, onChange) {
@@ -51,10 +52,10 @@ export function pickers(runs, sel, onSelect) {
  * What discovery left out of the logdir (symlinks leaving it, JSON files that are no trace), one short line beside
  * the pickers with every path and reason on hover and in the list: never silently.
  */
-export function skippedNote(skipped) {
+export function skippedNote(skipped, { open = false } = {}) {
   if (!skipped || !skipped.length) return null;
   const n = skipped.length;
-  return h("details", { class: "skipped muted small" },
+  return h("details", { class: "skipped muted small", open },
     h("summary", {}, `${n} entr${n === 1 ? "y" : "ies"} of the logdir left out`),
     h("ul", {}, skipped.map((x) => h("li", {}, h("code", {}, x.path), `: ${x.reason}`))));
 }
@@ -86,8 +87,16 @@ export function computingView(progress) {
 /**
  * Empty and error states: each says what happened and what to do next.
  * `frameworks`: the server's list ({name, capture}) -- how to capture a profile in each framework it reads.
+ * `empty`: why a logdir lists nothing, when the server knows ({title, text}: symlinks not followed or leading out,
+ * /runs' `empty`) -- then that reason is the message, and how to capture follows, folded.
  */
-export function messageView(kind, detail = "", frameworks = []) {
+export function messageView(kind, detail = "", frameworks = [], empty = null) {
+  if (kind === "no-profiles" && empty) {
+    return h("div", { class: "state message no-profiles left-out", role: "status" },
+      h("h2", {}, empty.title), h("p", {}, empty.text),
+      frameworks.length ? h("details", { class: "how-to-capture" }, h("summary", {}, "How to capture a profile"),
+        h("div", { class: "snippets" }, frameworks.map((f) => h("div", { class: "snippet-group" }, h("h4", {}, f.name), snippetBlock(f.capture, "python"))))) : null);
+  }
   const views = {
     "no-logdir": ["The Advisor needs --logdir",
       "TensorBoard was started with --logdir_spec (or without a log directory). Profiles are found only under a single --logdir, like the Profile tab.",
@@ -138,9 +147,11 @@ export function cardNote(m) {
 /** One headline card: value, status colour, good direction, one-line meaning, and why it is graded so. */
 export function metricCard(m) {
   const note = cardNote(m);
+  const value = m.display || "–";
   return h("div", { class: `card status-${m.status}`, role: "group", "aria-label": m.label },
     h("div", { class: "card-label" }, m.label),
-    h("div", { class: "card-value" }, m.display || "–"),
+    // a value longer than a number ("72.4% known: 100.0% 16-bit") in a smaller size: two lines at most at 1024 px
+    h("div", { class: value.length > LONG_VALUE ? "card-value long" : "card-value", title: value }, value),
     h("div", { class: "card-meta" },
       m.status && m.status !== "unknown" ? [h("span", { class: "badge" }, STATUS_TEXT[m.status] || m.status), " "] : null,
       h("span", { class: "muted" }, DIRECTION[m.good_direction] || "")),
@@ -210,7 +221,7 @@ export function findingLinks(f, ctx) {
  * parameter count): a button that opens the tab's Settings at that field -- TensorBoard has no --params.
  */
 export function settingPointer(f, ctx) {
-  const spec = SETTINGS.find((x) => x.key === f.metric?.detail?.needs_setting);
+  const spec = (ctx.legend?.settings || []).find((x) => x.key === f.metric?.detail?.needs_setting);
   if (!spec || !ctx.onSetting) return null;
   return h("p", { class: "setting-pointer" },
     h("button", { type: "button", class: "set-setting", dataset: { setting: spec.key }, onClick: () => ctx.onSetting(spec.key) },
@@ -326,7 +337,7 @@ export function hostView(hr, ctx) {
   if (hr.step_rows.length) {
     const perGpu = stepSeries(hr.step_rows).series.length > 1;
     const caption = perGpu ? "Per-step time breakdown, one panel per GPU (same time scale)" : "Per-step time breakdown";
-    parts.push(chartFigure(caption, (w) => stepChart(hr.step_rows, { width: w }), width));
+    parts.push(chartFigure(caption, (w) => stepChart(hr.step_rows, { width: w, categories: ctx.legend?.categories }), width));
   }
   if (hr.gpus.length > 1) parts.push(chartFigure("Per-GPU comparison", (w) => gpuChart(hr.gpus, { width: w }), width));
   if ((hr.kernel_durations_us?.counts || []).length) {
@@ -335,7 +346,9 @@ export function hostView(hr, ctx) {
   if (hr.roofline && hr.roofline.rows.length) {
     const mfu = (hr.headline || []).find((m) => m.id === "mfu")?.detail || {};
     parts.push(chartFigure(`GEMM shapes against the ${mfu.dtype || ""} roofline (dots under the roof run below what their shapes allow)`,
-      (w) => rooflineChart(hr.roofline, { peak: mfu.peak_flops, bandwidth: mfu.memory_bandwidth, width: w }), width));
+      // the roof of the GEMMs' own precision (its peak), else the GPU's best dense peak the MFU is over
+      (w) => rooflineChart(hr.roofline, { peak: mfu.dtype_peak_flops || mfu.peak_flops, bandwidth: mfu.memory_bandwidth,
+        dtype: mfu.dtype_peak_flops ? mfu.dtype : mfu.peak_dtype || mfu.dtype, width: w }), width));
   }
   for (const t of [hr.kernels, hr.ops, hr.memcpy, hr.roofline]) if (t && t.rows.length) parts.push(h("details", { class: "table-details" }, h("summary", {}, `${t.title} (${t.rows.length} row${t.rows.length === 1 ? "" : "s"})`), tableView(t)));
   return h("details", { class: damaged ? "host damaged" : "host", open: damaged, dataset: { host: hr.host } },

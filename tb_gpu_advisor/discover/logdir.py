@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.common.fmt import clip, echo_list
+from tb_gpu_advisor.common.fmt import clip, echo
 from tb_gpu_advisor.formats.base import Format, Found, Groups, claimed_by
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile, Session, SessionNotFoundError, find_session, find_stock_run
 
@@ -110,18 +110,24 @@ def nothing_found(skips: list[tuple[str, str]], follow_flag: str) -> tuple[str, 
     if inside:
         one = len(inside) == 1
         heads.append(f"{len(inside)} symlink{'' if one else 's'} in the logdir not followed")
-        text.append(f"{echo_list(inside, 10)} {'is a symlink' if one else 'are symlinks'} inside the logdir, and "
+        text.append(f"{_quoted(inside)} {'is a symlink' if one else 'are symlinks'} inside the logdir, and "
                     f"symlinks are followed only when asked: {follow_flag} (then only those that stay inside the "
                     "logdir).")
     if outside:
         one = len(outside) == 1
         heads.append(f"{len(outside)} symlink{'' if one else 's'} out of the logdir")
-        text.append(f"{echo_list(outside, 10)} {'points' if one else 'point'} outside the logdir, and nothing "
+        text.append(f"{_quoted(outside)} {'points' if one else 'point'} outside the logdir, and nothing "
                     "outside it is read: point the logdir at the folder that holds the runs, or copy them in.")
     if other:
         heads.append(f"{len(other)} entr{'y' if len(other) == 1 else 'ies'} left out")
         text.append("Left out: " + "; ".join(f"{clip(rel)} ({why})" for rel, why in other[:10]) + ".")
     return "No GPU profiles read: " + ", ".join(heads), " ".join(text)
+
+
+def _quoted(names: list[str], n: int = 10) -> str:
+    """``'a', 'b' ... (3 more)``: names from the logdir, quoted and cut (``fmt.echo``)."""
+    more = f" ... ({len(names) - n} more)" if len(names) > n else ""
+    return ", ".join(echo(x) for x in names[:n]) + more
 
 
 def has_profiles(logdir: str, follow_symlinks: bool = False) -> bool:

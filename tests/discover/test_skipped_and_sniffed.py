@@ -59,7 +59,7 @@ def test_the_cli_says_what_it_left_out(tmp_path, capsys):
     err = capsys.readouterr().err
     # the reason is the message (issue 27 item 9; was: "no GPU profiles found ... Left out: r (...)")
     assert err.startswith("tb-gpu-advisor report: error: No GPU profiles read: 1 symlink out of the logdir")
-    assert "'r' points outside the logdir, and nothing outside it is read" in err or "r points outside" in err
+    assert "'r' points outside the logdir, and nothing outside it is read" in err
 
 
 def test_a_logdir_of_symlinked_runs_says_so_and_reads_them_with_the_flag(tmp_path, capsys):

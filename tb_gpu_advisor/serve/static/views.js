@@ -151,7 +151,9 @@ export function metricCard(m) {
   return h("div", { class: `card status-${m.status}`, role: "group", "aria-label": m.label },
     h("div", { class: "card-label" }, m.label),
     // a value longer than a number ("72.4% known: 100.0% 16-bit") in a smaller size: two lines at most at 1024 px
-    h("div", { class: value.length > LONG_VALUE ? "card-value long" : "card-value", title: value }, value),
+    h("div", { class: value.length > LONG_VALUE ? "card-value long" : "card-value", title: value },
+      // broken only at spaces ("16-bit" stays whole)
+      value.split(" ").map((word, i) => [i ? " " : "", h("span", { class: "nobr" }, word)])),
     h("div", { class: "card-meta" },
       m.status && m.status !== "unknown" ? [h("span", { class: "badge" }, STATUS_TEXT[m.status] || m.status), " "] : null,
       h("span", { class: "muted" }, DIRECTION[m.good_direction] || "")),

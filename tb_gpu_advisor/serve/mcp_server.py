@@ -473,8 +473,8 @@ def build_server(backend: ToolBackend) -> Any:
     SessionName = Annotated[str | None, Field(description="session (capture) folder name from list_runs; default: "
                                                           "the run's newest session")]
     Host = Annotated[str | None, Field(description="only this host (name from list_runs); default: every host")]
-    Offset = Annotated[int, Field(ge=0, description=f"where this page starts, in characters: 0, or the offset the "
-                                                    f"previous page named (answers over max_chars come in pages)")]
+    Offset = Annotated[int, Field(ge=0, description="where this page starts, in characters: 0, or the offset the "
+                                                    "previous page named (answers over max_chars come in pages)")]
     MaxChars = Annotated[int, Field(ge=2000, le=400_000, description="the longest page returned, in characters "
                                                                      f"(default {PAGE_CHARS:,})")]
     Params = Annotated[int | None, Field(gt=0, description="the model's parameter count, to judge each AllReduce "

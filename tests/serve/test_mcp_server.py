@@ -300,9 +300,12 @@ def _mfu(report: dict) -> str:
     return next(m["display"] for m in report["headline"] if m["id"] == "mfu")
 
 
-def test_the_model_flops_setting_as_the_cli_has_it(demo, tmp_path):
+def test_the_model_flops_setting_as_the_cli_has_it(demo, tmp_path, monkeypatch):
     """``tb-gpu-advisor mcp --model-flops-per-step`` (was: no such option) and a call's own setting, as the tab's
     Settings, give the report ``tb-gpu-advisor report --model-flops-per-step`` gives."""
+    from tb_gpu_advisor.common.thresholds import ENV_MODEL_FLOPS
+
+    monkeypatch.setenv(ENV_MODEL_FLOPS, "")  # the in-process CLI leaves its setting there: gone after this test
     want = json.loads(cli("report", str(DEMO_LOGS), "--run", "launch_bound", "--format", "json",
                           "--model-flops-per-step", "1e11"))
     plain = json.loads(demo.whole("get_report", run="launch_bound", format="json"))

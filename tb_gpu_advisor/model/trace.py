@@ -1,7 +1,7 @@
 """The neutral trace model: what every input format is read into, and all that steps and metrics see.
 
 One :class:`Trace` per host file (an XPlane ``<host>.xplane.pb``, a PyTorch
-``<worker>.pt.trace.json``).  Events live in columnar tables -- one
+``<worker>.pt.trace.json``, an Nsight Systems SQLite export).  Events live in columnar tables -- one
 :class:`HostEvents` for the host's threads, one :class:`DeviceEvents` per
 GPU -- in numpy arrays, times in picoseconds on the trace's own clock.  A
 launch on the host and the device work it started share a correlation id
@@ -63,6 +63,20 @@ class Allocator:
 
     peak_bytes: int | None = None
     limit_bytes: int | None = None
+
+
+@dataclass
+class HostRanges:
+    """Ranges the user's code (or a library) marks on the host -- Nsight's NVTX push/pop and start/end ranges --
+    that are host events of their own: names and threads are the host events', what is kept here is which events
+    they are, their domain, and whether each is a framework op (PyTorch's autograd NVTX ``aten::mm, op_id = N``)
+    rather than a block of the user's code.  Step detection reads the user ranges (``steps.detect``)."""
+
+    idx: np.ndarray  # host event indices of the ranges, ascending
+    domain: np.ndarray  # per range: index into ``domains``
+    domains: list[str]  # NVTX domain names ("" the default domain; "domain N" where the capture does not name it)
+    op: np.ndarray  # bool per range: a framework op's range, not a user block
+    source: str = "NVTX"  # what the ranges are, in words
 
 
 #: What a row of :class:`FlopOps` computes (``FlopOps.kind`` indexes it).
@@ -222,7 +236,7 @@ def device_launches(h: HostEvents, devs: list["DeviceEvents"], idx_t=np.int64) -
 class Trace:
     """One host file, read: the input of :func:`~tb_gpu_advisor.steps.detect.detect_steps` and the metrics."""
 
-    format: str  # "xplane" | "kineto"
+    format: str  # "xplane" | "kineto" | "nsys"
     host: str
     path: str
     size_bytes: int
@@ -275,6 +289,11 @@ class Trace:
     #: XLA collectives from the modules' HLO, keyed like the FLOP rows' kernels (``<module>/<op>``, the op text of
     #: their kernels without ``:<type>``) -> (bytes of one rank's message, group size or -1)
     xla_collectives: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: the user's (and libraries') marked host ranges (Nsight's NVTX), None where the format has none
+    ranges: HostRanges | None = None
+    #: the framework the file itself shows, for a format several frameworks write (an Nsight export of a PyTorch
+    #: job: ATen kernels or ranges), None where the file does not say (``frameworks.detect_trace``)
+    framework_hint: str | None = None
 
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)

@@ -257,6 +257,9 @@ _TABLE: tuple[Threshold, ...] = (
        "separates steps (no step markers)"),
     _t("steps.cluster_min_gap_ms", 1.0, "ms", "Advisor: kernel-to-kernel idle inside a step is microseconds",
        "shortest idle gap that separates steps in GPU busy clusters"),
+    _t("steps.nvtx_min_repeats", 3.0, "count", "Advisor: a block of the user's code that runs once per step repeats as "
+       "often as the steps; one that runs once or twice (setup, a checkpoint) marks no steps",
+       "times the most repeated top-level NVTX range must occur on a thread to mark steps (no range named like a step)"),
     # ---- comparing two captures (diff.py) ---------------------------------------
     _t("diff.noise_z", 2.0, "ratio", "Advisor: two standard errors of the difference of the mean step times "
        "(Welch, from each run's per-step spread): about 95% of same-code pairs stay inside",

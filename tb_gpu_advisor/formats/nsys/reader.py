@@ -51,8 +51,9 @@ TIME_BASE = "ms from the start of the Nsight Systems session, as the Nsight Syst
 #: The error of an export that recorded no GPU work.
 NO_GPU_ACTIVITY = ("no GPU activity captured: the export has no CUDA kernels (no CUPTI_ACTIVITY_KIND_KERNEL table); "
                    "profile with CUDA tracing on: nsys profile -t cuda,nvtx ...")
-#: ``cudaLaunchKernel_v7000`` -> ``cudaLaunchKernel``.
-_VERSION_SUFFIX = re.compile(r"_v\d+(?:_ptsz|_ptds)?$")
+#: ``cudaLaunchKernel_v7000`` -> ``cudaLaunchKernel``: the CUDA version that introduced the call (4+ digits); the
+#: API's own ``_v2`` stays (``cudaStreamGetCaptureInfo_v2_v11030`` -> ``cudaStreamGetCaptureInfo_v2``).
+_VERSION_SUFFIX = re.compile(r"_v\d{4,}(?=(?:_ptsz|_ptds)?$)")
 #: NVTX event types of ranges (``ENUM_NSYS_EVENT_TYPE``), where the export has no enum table.
 _RANGE_TYPES = (59, 60, 70, 71)
 _DOMAIN_CREATE = 75
@@ -188,13 +189,13 @@ def _columns(schema: tb.Schema, path: str, size: int, fidx: int) -> _Raw:
         local = np.array([_intern(names, _api_name(strings.get(int(i), f"CUDA API {int(i)}"))) for i in ids.tolist()],
                          dtype=np.int32)
         n = c["start"].size
-        h_parts.append(dict(start=c["start"], end=c["end"], tid=c["tid"], name=local[inv] if n else local[:0],
+        h_parts.append(dict(start=c["start"], end=c["end"], tid=_thread_key(c["tid"], fidx), name=local[inv] if n else local[:0],
                             corr=_corr_key(tb.pid_of(c["tid"]), c["corr"], fidx), range=np.zeros(n, bool),
                             op=np.zeros(n, bool), domain=np.full(n, -1, np.int16)))
     # ---- host: NVTX ranges
     domains: list[str] = [""]
     if schema.nonempty(tb.NVTX):
-        part, domains = _nvtx(schema, names)
+        part, domains = _nvtx(schema, names, fidx)
         if part is not None:
             h_parts.append(part)
     # ---- device
@@ -209,13 +210,25 @@ def _columns(schema: tb.Schema, path: str, size: int, fidx: int) -> _Raw:
                domains=domains, d_start=d["start"], d_end=d["end"], d_dev=d["dev"], d_pid=d["pid"],
                d_stream=d["stream"], d_corr=d["corr"], d_name=d["name"], d_bytes=d["bytes"], d_graph=d["graph"],
                d_names=list(d_names))
-    raw.threads, raw.processes = _thread_names(schema), _process_names(schema)
+    raw.threads = {int(_thread_key(np.int64(t), fidx)): n for t, n in _thread_names(schema).items()}
+    raw.processes = _process_names(schema)
     raw.gpu_info, note = _gpu_info(schema, raw)
     if note:
         raw.notes.append(note)
     raw.zero_ns, raw.capture_ms = _session_window(schema)
     raw.syncs = _sync_counts(schema)
     return raw
+
+
+def _thread_key(global_tid: np.ndarray, fidx: int) -> np.ndarray:
+    """A thread across the exports read together: its serialized id with the file's number in place of the hardware
+    id (bits 56-63).  ``key >> 24`` is then its process across the files (:func:`_process_key`)."""
+    return (global_tid.astype(np.int64) & _LOW56) | (np.int64(fidx) << 56)
+
+
+def _process_key(global_pid: np.ndarray, fidx: int) -> np.ndarray:
+    """A process across the exports read together, as ``_thread_key(tid) >> 24`` gives it for its threads."""
+    return (global_pid.astype(np.int64) & _LOW56) >> 24 | (np.int64(fidx) << 32)
 
 
 def _concat(parts: list[dict], keys: tuple[str, ...]) -> dict[str, np.ndarray]:
@@ -240,7 +253,7 @@ def _api_name(name: str) -> str:
     return _VERSION_SUFFIX.sub("", name)
 
 
-def _nvtx(schema: tb.Schema, names: dict[str, int]) -> tuple[dict | None, list[str]]:
+def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | None, list[str]]:
     """NVTX push/pop and start/end ranges (not marks, not domain or category records) as host events."""
     cols = schema.columns(tb.NVTX)
     types = _range_types(schema)
@@ -277,7 +290,7 @@ def _nvtx(schema: tb.Schema, names: dict[str, int]) -> tuple[dict | None, list[s
     dom_names = [""] + [_domain_label(int(d), domains) for d in dom_ids.tolist() if int(d) > 0]
     local = np.array([0 if int(d) <= 0 else dom_names.index(_domain_label(int(d), domains)) for d in dom_ids.tolist()],
                      dtype=np.int16)
-    part = dict(start=c["start"], end=c["end"], tid=c["tid"], name=name, corr=np.full(n, -1, np.int64),
+    part = dict(start=c["start"], end=c["end"], tid=_thread_key(c["tid"], fidx), name=name, corr=np.full(n, -1, np.int64),
                 range=np.ones(n, bool), op=op, domain=local[dom_inv])
     return part, dom_names
 
@@ -356,14 +369,16 @@ def _device_table(schema: tb.Schema, table: str, d_names: dict[str, int], fidx: 
         labels = [_intern(d_names, f"CUDA graph {int(g)}" if g >= 0 else "CUDA graph") for g in ids.tolist()]
         name = np.array(labels, np.int32)[inv] if n else np.zeros(0, np.int32)
         nbytes = np.full(n, -1, np.int8)
-    pid = tb.pid_of(c["pid"]) if c["pid"].size and int(c["pid"].max()) >= 0 else np.full(n, -1, np.int64)
+    has_pid = c["pid"] >= 0
+    pid = np.where(has_pid, tb.pid_of(c["pid"]), 0)
     graph = c["graph"]
     if table == tb.KERNEL and graph.size and int(graph.max()) <= 0:
         graph = np.full(n, -1, np.int8)  # node mode writes 0 (or NULL) for kernels outside a graph
     elif table == tb.KERNEL:
         graph = np.where(graph > 0, graph, -1)
-    return dict(start=c["start"], end=c["end"], dev=c["dev"], pid=pid, stream=c["stream"],
-                corr=_corr_key(np.maximum(pid, 0), c["corr"], fidx), name=name, bytes=nbytes, graph=graph)
+    proc = np.where(has_pid, _process_key(c["pid"], fidx), -1)
+    return dict(start=c["start"], end=c["end"], dev=c["dev"], pid=proc, stream=c["stream"],
+                corr=_corr_key(pid, c["corr"], fidx), name=name, bytes=nbytes, graph=graph)
 
 
 def _copy_name(kind: int, src: str | None, dst: str | None) -> str:
@@ -505,7 +520,7 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
     h_op = r.h_op[order]
     h_domain = r.h_domain[order]
     corr_ids, h_corr_dense = _dense_corr(h_corr)
-    line_pid = tb.pid_of(tids.astype(np.int64)) if tids.size else tids
+    line_pid = tids.astype(np.int64) >> 24  # the process key of each line (``_process_key``)
     minus1 = np.broadcast_to(np.int8(-1), h_start.shape)
     h = HostEvents(start=h_start, end=h_end, name=narrowest(h_name.astype(np.int32), np.int16),
                    line=line.astype(int_dtype(0, max(len(tids), 1), np.int16)),
@@ -628,11 +643,12 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
                 op_of_launch: np.ndarray, h: HostEvents, launch: np.ndarray) -> DeviceEvents:
     uname, name = unique_inverse(r.d_name[sel])
     names = [r.d_names[int(i)] for i in uname]
-    spair = r.d_pid[sel].astype(np.int64) * (1 << 32) + r.d_stream[sel].astype(np.int64)
+    width = int(r.d_stream[sel].max()) + 2 if sel.size else 1
+    spair = r.d_pid[sel].astype(np.int64) * width + (r.d_stream[sel].astype(np.int64) + 1)
     ustream, stream = unique_inverse(spair)
-    pids = {int(s) >> 32 for s in ustream.tolist()}
-    stream_names = [f"stream {int(s) & 0xFFFFFFFF}" + (f" (pid {int(s) >> 32})" if len(pids) > 1 else "")
-                    for s in ustream.tolist()]
+    procs = {int(x) // width for x in ustream.tolist()}
+    stream_names = [f"stream {int(x) % width - 1}" + (f" (pid {(int(x) // width) & 0xFFFFFF})" if len(procs) > 1 else "")
+                    for x in ustream.tolist()]
     op_host = op_of_launch[sel]
     op_ids, op_idx = unique_inverse(np.where(op_host >= 0, h.name[np.maximum(op_host, 0)].astype(np.int64), -1))
     op_text = [_op_text(h.names[int(i)]) if i >= 0 else "" for i in op_ids.tolist()]
@@ -738,17 +754,15 @@ def _merge(raws: list[_Raw]) -> _Raw:
         dev = r.d_dev.astype(np.int64)
         for d, nd in devmap.items():
             dev = np.where(r.d_dev == d, nd, dev)
-        # threads of different files are told apart by the file (pids may repeat on one machine only over time)
-        tid = (r.h_tid.astype(np.int64) & _LOW56) | (np.int64(k) << 56)
         for name, arr in (("h_start", r.h_start), ("h_end", r.h_end), ("h_name", hmap[r.h_name] if r.h_name.size else r.h_name),
-                          ("h_tid", tid), ("h_corr", r.h_corr), ("h_range", r.h_range), ("h_op", r.h_op),
+                          ("h_tid", r.h_tid), ("h_corr", r.h_corr), ("h_range", r.h_range), ("h_op", r.h_op),
                           ("h_domain", np.where(r.h_domain >= 0, dom[np.maximum(r.h_domain, 0)], -1)),
                           ("d_start", r.d_start), ("d_end", r.d_end), ("d_dev", dev), ("d_pid", r.d_pid),
                           ("d_stream", r.d_stream), ("d_corr", r.d_corr),
                           ("d_name", dmap[r.d_name] if r.d_name.size else r.d_name), ("d_bytes", r.d_bytes.astype(np.int64)),
                           ("d_graph", r.d_graph.astype(np.int64))):
             cols.setdefault(name, []).append(arr)
-        threads.update({(t & _LOW56) | (k << 56): n for t, n in r.threads.items()})
+        threads.update(r.threads)
         processes.update(r.processes)
         notes.extend(r.notes)
         for s, n in r.syncs.items():

@@ -41,6 +41,8 @@ H100 = dict(name="NVIDIA H100 80GB HBM3", busLocation="0000:18:00.0", isDiscrete
 SESSION_START_NS = 35_255_823_190
 UTC_START_NS = 1_779_630_014_975_716_426
 HW_BIT = 1 << 48  # the serialized ids' hardware/VM field, as real exports write it
+#: Steps written at a time.
+BATCH_STEPS = 2000
 
 SCHEMA = """
 CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
@@ -255,6 +257,8 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
     truth = Truth(steps=job.steps, step_ms=0.0)
     t_first = SESSION_START_NS + 5_000_000  # the first step 5 ms into the session
     t_last = t_first
+    sync_id = strings("cudaStreamSynchronize_v3020")
+    nccl = strings(NCCL_ALLREDUCE)
     for rank in range(job.ranks):
         pid = 1000 + rank
         gtid, gpid = _gid(pid, pid), _gid(pid)
@@ -263,66 +267,14 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
         ncorr = tpl["corrs"][0]
         truth.step_ms = period / 1e6
         base = t_first + rank * 50_000  # ranks start 50 us apart
-        offs = base + np.arange(job.steps, dtype=np.int64) * period
-        coff = 100 + np.arange(job.steps, dtype=np.int64) * (ncorr + 1)  # correlation ids collide across ranks
-
-        def tiled(rows: list, time_cols: tuple[int, ...], corr_col: int | None) -> np.ndarray:
-            if not rows:
-                return np.zeros((0, 0), np.int64)
-            a = np.array(rows, dtype=object)
-            out = np.repeat(a[None, :, :], job.steps, axis=0)
-            for c in time_cols:
-                out[:, :, c] = out[:, :, c].astype(np.int64) + offs[:, None]
-            if corr_col is not None:
-                out[:, :, corr_col] = out[:, :, corr_col].astype(np.int64) + coff[:, None]
-            return out.reshape(-1, a.shape[1])
-
-        rt = tiled(tpl["runtime"], (0, 1), 2)
-        rows = [(int(s), int(e), 1, gtid, int(c), int(n), 0, None) for s, e, c, n in rt]
-        _insert(con, "CUPTI_ACTIVITY_KIND_RUNTIME", 8, rows, rng, job.shuffle)
-        truth.runtime_calls += len(rows)
-        sync_id = strings("cudaStreamSynchronize_v3020")
-        truth.sync_ms += sum(r[1] - r[0] for r in rows if r[5] == sync_id) / 1e6
-        if job.kernels_table and job.graph_mode != "graph":
-            kt = tiled(tpl["kernel"], (0, 1), 2)
-            rows = [(int(s), int(e), rank, rank + 1, 7, int(c), gpid, int(n), int(n), 32, 128, 1, 1, 256, 1, 1, 0, 0, 0,
-                     0, i, (i if g else None), (int(g) if g else 0)) for i, (s, e, c, n, g) in enumerate(kt)]
-            con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
-                            f"({', '.join('?' * len(_KERNEL_COLS))})", _order(rows, rng, job.shuffle))
-            nccl = strings(NCCL_ALLREDUCE)
-            truth.kernels[rank] = len(rows)
-            truth.kernel_ms[rank] = sum(r[1] - r[0] for r in rows) / 1e6
-            truth.nccl_ms[rank] = sum(r[1] - r[0] for r in rows if r[7] == nccl) / 1e6
-            if rows:
-                t_last = max(t_last, max(r[1] for r in rows))
-        if job.graph_mode == "graph":
-            gt = tiled(tpl["graph"], (0, 1), 2)
-            rows = [(int(s), int(e), rank, rank + 1, None, 7, int(c), gpid, int(g), int(g)) for s, e, c, g in gt]
-            _insert(con, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", 10, rows, rng, job.shuffle)
-            truth.kernels[rank] = len(rows)
-            truth.kernel_ms[rank] = sum(r[1] - r[0] for r in rows) / 1e6
-        mt = tiled(tpl["memcpy"], (0, 1), 2)
-        rows = [(int(s), int(e), rank, rank + 1, None, 7, int(c), gpid, int(b), int(k), None, int(sk), int(dk), None,
-                 None, rank, rank + 1, None, None, None, 1) for s, e, c, b, k, sk, dk in mt]
-        _insert(con, "CUPTI_ACTIVITY_KIND_MEMCPY", 21, rows, rng, job.shuffle)
-        truth.h2d_copies[rank] = len(rows)
-        truth.h2d_bytes[rank] = sum(r[8] for r in rows)
-        st = tiled(tpl["sync"], (0, 1), 2)
-        # real exports write deviceId 0 for every process's sync records (read off h100_fsdp_window)
-        rows = [(int(s), int(e), 0, rank + 1, None, 7, int(c), gpid, None, int(k), 4294967295, 0) for s, e, c, k in st]
-        _insert(con, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 12, rows, rng, job.shuffle)
-        nv = [(s, e, text) for s, e, text in tpl["nvtx"]]
-        nvt = tiled(nv, (0, 1), None)
-        rows = [(int(s), int(e), 59, None, None, None, text, gtid, None, None, 0, None, None, None, None, None, None,
-                 None, None, None) for s, e, text in nvt]
-        if job.step_range:
-            rows += [(int(o), int(o + period - 2000), 59, None, None, None, job.step_range.format(k=k), gtid, None, None,
-                      0) + (None,) * 9 for k, o in enumerate(offs.tolist())]
-        rows.append((int(base), None, 34, None, None, None, "a mark", gtid, None, None, 0) + (None,) * 9)  # not a range
-        if job.text_ids:
-            rows = [r[:6] + (None,) + r[7:9] + ((strings(r[6]) if r[6] is not None else None),) + r[10:] for r in rows]
-        _insert(con, "NVTX_EVENTS", 20, rows, rng, job.shuffle)
-        truth.nvtx_ranges += len(rows) - 1
+        for k in ("kernels", "kernel_ms", "nccl_ms", "h2d_copies", "h2d_bytes"):
+            getattr(truth, k)[rank] = 0
+        for first in range(0, job.steps, BATCH_STEPS):  # a batch of steps at a time: memory stays small at 1 GB
+            steps = np.arange(first, min(first + BATCH_STEPS, job.steps), dtype=np.int64)
+            t_last = max(t_last, _write_steps(con, job, truth, tpl, steps, base + steps * period,
+                                              100 + steps * (ncorr + 1), rank, gtid, gpid, rng, strings, sync_id, nccl))
+        rows = [(int(base), None, 34, None, None, None, "a mark", gtid, None, None, 0) + (None,) * 9]  # not a range
+        _insert(con, "NVTX_EVENTS", 20, rows, rng, False)
         con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python3"), gtid))
         con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", (gpid, pid))
         if job.gpu_info:
@@ -331,7 +283,9 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
                         (0, rank, g["name"], g["busLocation"], 1, g["l2CacheSize"], g["totalMemory"], g["memoryBandwidth"],
                          g["clockRate"], g["smCount"], rank, f"GPU-{rank:08d}", 0, g["chipName"], rank, rank + 1,
                          g["computeMajor"], g["computeMinor"]))
-        t_last = max(t_last, int(offs[-1]) + period)
+        t_last = max(t_last, base + job.steps * period)
+    if not (job.kernels_table or job.graph_mode == "graph"):
+        truth.kernels, truth.kernel_ms, truth.nccl_ms = {}, {}, {}
     con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, s) for s, i in strings.ids.items()])
     con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
     con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)", [(i, n, n) for i, n in _COPY_KINDS])
@@ -349,6 +303,68 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
                      for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall())
     con.close()
     return truth
+
+
+def _write_steps(con: sqlite3.Connection, job: NsysJob, truth: Truth, tpl: dict, steps: np.ndarray, offs: np.ndarray,
+                 coff: np.ndarray, rank: int, gtid: int, gpid: int, rng: np.random.Generator, strings: _Strings,
+                 sync_id: int, nccl: int) -> int:
+    """Steps ``steps`` of one rank (the template at offsets ``offs``, correlation ids from ``coff``): written, counted
+    into ``truth``; returns the latest end written."""
+    n = steps.size
+
+    def tiled(rows: list, ncols: int) -> list[tuple]:
+        """The template's rows at every step: times (columns 0, 1) shifted, correlation ids (column 2) too."""
+        if not rows:
+            return []
+        a = np.array([r[:ncols] for r in rows], dtype=np.int64)
+        out = np.repeat(a[None, :, :], n, axis=0)
+        out[:, :, 0] += offs[:, None]
+        out[:, :, 1] += offs[:, None]
+        if ncols > 2:
+            out[:, :, 2] += coff[:, None]
+        return [tuple(r) for r in out.reshape(-1, ncols).tolist()]
+
+    last = 0
+    rows = [(s, e, 1, gtid, c, nm, 0, None) for s, e, c, nm in tiled(tpl["runtime"], 4)]
+    _insert(con, "CUPTI_ACTIVITY_KIND_RUNTIME", 8, rows, rng, job.shuffle)
+    truth.runtime_calls += len(rows)
+    truth.sync_ms += sum(r[1] - r[0] for r in rows if r[5] == sync_id) / 1e6
+    if job.kernels_table and job.graph_mode != "graph":
+        first_id = int(steps[0]) * len(tpl["kernel"]) if steps.size else 0
+        rows = [(s, e, rank, rank + 1, 7, c, gpid, nm, nm, 32, 128, 1, 1, 256, 1, 1, 0, 0, 0, 0, first_id + i,
+                 (first_id + i if g else None), g) for i, (s, e, c, nm, g) in enumerate(tiled(tpl["kernel"], 5))]
+        con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                        f"({', '.join('?' * len(_KERNEL_COLS))})", _order(rows, rng, job.shuffle))
+        truth.kernels[rank] += len(rows)
+        truth.kernel_ms[rank] += sum(r[1] - r[0] for r in rows) / 1e6
+        truth.nccl_ms[rank] += sum(r[1] - r[0] for r in rows if r[7] == nccl) / 1e6
+        last = max([last] + [r[1] for r in rows])
+    if job.graph_mode == "graph":
+        rows = [(s, e, rank, rank + 1, None, 7, c, gpid, g, g) for s, e, c, g in tiled(tpl["graph"], 4)]
+        _insert(con, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", 10, rows, rng, job.shuffle)
+        truth.kernels[rank] += len(rows)
+        truth.kernel_ms[rank] += sum(r[1] - r[0] for r in rows) / 1e6
+    rows = [(s, e, rank, rank + 1, None, 7, c, gpid, b, k, None, sk, dk, None, None, rank, rank + 1, None, None, None, 1)
+            for s, e, c, b, k, sk, dk in tiled(tpl["memcpy"], 7)]
+    _insert(con, "CUPTI_ACTIVITY_KIND_MEMCPY", 21, rows, rng, job.shuffle)
+    truth.h2d_copies[rank] += len(rows)
+    truth.h2d_bytes[rank] += sum(r[8] for r in rows)
+    # real exports write deviceId 0 for every process's sync records (read off h100_fsdp_window)
+    rows = [(s, e, 0, rank + 1, None, 7, c, gpid, None, k, 4294967295, 0) for s, e, c, k in tiled(tpl["sync"], 4)]
+    _insert(con, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 12, rows, rng, job.shuffle)
+    texts = [text for _, _, text in tpl["nvtx"]]
+    times = tiled([(a, b) for a, b, _ in tpl["nvtx"]], 2)
+    rows = [(s, e, 59, None, None, None, texts[i % len(texts)], gtid, None, None, 0) + (None,) * 9
+            for i, (s, e) in enumerate(times)]
+    if job.step_range:
+        period = tpl["period"][0]
+        rows += [(int(o), int(o + period - 2000), 59, None, None, None, job.step_range.format(k=int(k)), gtid, None, None,
+                  0) + (None,) * 9 for k, o in zip(steps.tolist(), offs.tolist())]
+    if job.text_ids:
+        rows = [r[:6] + (None,) + r[7:9] + ((strings(r[6]) if r[6] is not None else None),) + r[10:] for r in rows]
+    _insert(con, "NVTX_EVENTS", 20, rows, rng, job.shuffle)
+    truth.nvtx_ranges += len(rows)
+    return last
 
 
 def _order(rows: list, rng: np.random.Generator, shuffle: bool) -> list:

@@ -13,6 +13,7 @@ import sys
 
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.cli import diff, mcp, precompute, report
+from tb_gpu_advisor.common.cachedir import ENV_DIR
 from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.frameworks import display_names
 from tb_gpu_advisor.common.thresholds import ENV_MODEL_FLOPS, ENV_NET_GBPS
@@ -25,7 +26,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="tb-gpu-advisor",
         description=f"Check {and_list(display_names())} GPU profiles in a TensorBoard logdir "
-                    "(<run>/plugins/profile/<session>/<host>.xplane.pb, <run>/<worker>.<time>.pt.trace.json[.gz]) "
+                    "(<run>/plugins/profile/<session>/<host>.xplane.pb, <run>/<worker>.<time>.pt.trace.json[.gz], "
+                    "<run>/<report>.sqlite or .nsys-rep of Nsight Systems) "
                     "against the TensorFlow GPU performance guide.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -52,6 +54,9 @@ def main(argv: list[str] | None = None) -> int:
         if not (flops > 0 and flops != float("inf")):
             parser.error("--model-flops-per-step: must be a positive number of FLOPs")
         os.environ[ENV_MODEL_FLOPS] = repr(float(flops))
+    if getattr(args, "cache_dir", None):
+        # the workers' reports and what a format keeps in the cache (an .nsys-rep's export) go there too
+        os.environ[ENV_DIR] = args.cache_dir
     return int(args.func(args) or 0)
 
 

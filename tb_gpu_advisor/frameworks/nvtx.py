@@ -21,8 +21,10 @@ from __future__ import annotations
 import re
 
 #: The suffixes PyTorch's autograd NVTX ranges carry after the op's name (``torch/csrc/profiler``: ``seq``,
-#: ``op_id``, ``sizes``, ``input_op_ids``; ``stashed seq`` on backward ops).
-_OP_SUFFIX = re.compile(r", (?:seq|op_id|sizes|input_op_ids|stashed seq|stashed sequence) = ")
+#: ``op_id``, ``sizes``, ``input_op_ids``; ``stashed seq`` on backward ops).  A reader may cut them off itself
+#: (the Nsight reader does it in SQL): the name is the text before the first of them.
+OP_SUFFIXES = (", seq = ", ", op_id = ", ", sizes = ", ", input_op_ids = ", ", stashed seq = ")
+_OP_SUFFIX = re.compile("|".join(re.escape(x) for x in OP_SUFFIXES))
 #: Names PyTorch's autograd NVTX gives ops even without a suffix.
 _OP_PREFIX = ("aten::", "autograd::", "torch::autograd::", "prims::", "c10d::", "profiler::", "cudnn::")
 
@@ -51,6 +53,11 @@ def op_name(text: str) -> tuple[str, bool]:
     if m is not None:
         return text[: m.start()], True
     return text, text.startswith(_OP_PREFIX)
+
+
+def is_op_name(name: str) -> bool:
+    """A range name (its suffix cut off) that PyTorch's autograd NVTX gives ops even without a suffix."""
+    return name.startswith(_OP_PREFIX)
 
 
 def is_library_range(name: str, domain: str = "") -> bool:

@@ -145,7 +145,7 @@ def test_chunked_reads_give_the_same_columns(tmp_path, monkeypatch):
     whole = reader.read_trace(str(p))
     monkeypatch.setattr(tables, "CHUNK_ROWS", 7)
     monkeypatch.setattr(tables.int_columns, "__defaults__", ("", 7))
-    monkeypatch.setattr(tables.text_column, "__defaults__", ("", 7))
+    monkeypatch.setattr(tables.mixed_columns, "__defaults__", ("", 7))
     chunked = reader.read_trace(str(p))
     for x, y in zip(whole.devices, chunked.devices):
         assert np.array_equal(x.start, y.start) and np.array_equal(x.corr, y.corr)

@@ -41,7 +41,7 @@ from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import nvtx
-from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
+from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
 from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, Trace
 
 __all__ = ["NsysReadError", "read_trace", "TIME_BASE", "NO_GPU_ACTIVITY"]
@@ -73,6 +73,8 @@ _ARCH_HINTS = (("sm100", "Blackwell"), ("sm90", "Hopper"), ("nvjet", "Hopper or 
 _MAX_LEAD_NS = 86_400 * 10**9
 #: A serialized thread id without its hardware id (bits 56-63): merged exports put their file's number there.
 _LOW56 = (1 << 56) - 1
+#: "No suffix" in the SQL that finds where an autograd NVTX name's suffix starts.
+_NO_SUFFIX = 1 << 30
 #: Bits of a correlation key kept for the correlation id (CUPTI's are 32-bit) and for the pid.
 _CORR_BITS, _PID_BITS = 32, 24
 
@@ -132,6 +134,7 @@ class _Raw:
     zero_ns: int | None = None  # the session's start on the export's clock
     capture_ms: float | None = None
     syncs: dict[str, int] = field(default_factory=dict)  # sync record type -> count
+    files: int = 1  # exports read into these columns
 
 
 def _read_file(path: str, file_index: int) -> _Raw:
@@ -151,7 +154,16 @@ def _read_file(path: str, file_index: int) -> _Raw:
     if not tb.is_sqlite(local):
         raise NsysReadError(f"{path}: not an SQLite file (an Nsight Systems export is `nsys export --type sqlite`)")
     try:
-        con = tb.connect(local)
+        return _read_db(local, path, size, file_index, lenient=False)
+    except sqlite3.OperationalError as e:
+        if not tb.is_decode_error(e):
+            raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
+    return _read_db(local, path, size, file_index, lenient=True)  # a string that is no UTF-8: read leniently
+
+
+def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -> _Raw:
+    try:
+        con = tb.connect(local, lenient=lenient)
     except sqlite3.Error as e:
         raise NsysReadError(f"{path}: cannot open: {e}") from e
     try:
@@ -161,6 +173,10 @@ def _read_file(path: str, file_index: int) -> _Raw:
         if not (schema.nonempty(tb.KERNEL) or schema.nonempty(tb.GRAPH_TRACE)):
             raise NsysReadError(NO_GPU_ACTIVITY)
         return _columns(schema, path, size, file_index)
+    except sqlite3.OperationalError as e:
+        if not lenient and tb.is_decode_error(e):
+            raise
+        raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
     except sqlite3.DatabaseError as e:
         raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
     finally:
@@ -232,12 +248,14 @@ def _process_key(global_pid: np.ndarray, fidx: int) -> np.ndarray:
 
 
 def _concat(parts: list[dict], keys: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The tables' columns, one column at a time, each part's column dropped once copied (the peak is one column)."""
     if not parts:
         return {k: np.zeros(0, np.int64) for k in keys}
     out = {}
     for k in keys:
-        arrs = [p[k] for p in parts]
+        arrs = [p.pop(k) for p in parts]
         out[k] = np.concatenate(arrs) if len(arrs) > 1 else arrs[0]
+        del arrs
     return out
 
 
@@ -254,38 +272,49 @@ def _api_name(name: str) -> str:
 
 
 def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | None, list[str]]:
-    """NVTX push/pop and start/end ranges (not marks, not domain or category records) as host events."""
+    """NVTX push/pop and start/end ranges (not marks, not domain or category records) as host events.
+
+    Names are cut before PyTorch's autograd suffixes (``frameworks.nvtx.OP_SUFFIXES``) in SQL, so the rows' names
+    arrive as the few distinct op and range names they are, and are interned in one dict look-up each."""
     cols = schema.columns(tb.NVTX)
-    types = _range_types(schema)
-    where = f"eventType IN ({', '.join(str(t) for t in types)}) AND end IS NOT NULL AND end >= start"
+    where = f"eventType IN ({', '.join(str(t) for t in _range_types(schema))}) AND end IS NOT NULL AND end >= start"
     domain_col = "domainId" if "domainId" in cols else None
     domains = _domain_names(schema) if domain_col else {}
-    c = tb.int_columns(schema, tb.NVTX, {"start": "start", "end": "end", "tid": "globalTid",
-                                         "text_id": "textId" if "textId" in cols else None, "domain": domain_col},
-                       where=where)
-    n = c["start"].size
-    if not n:
+    text = "text" if "text" in cols else "NULL"
+    # where the suffix starts (1-based, 0: none): PyTorch writes them in OP_SUFFIXES' order, so the first one found
+    # in that order is the first in the name; coalesce stops at it (one instr() per autograd range)
+    cut = "coalesce(" + ", ".join(f"nullif(instr({text}, '{sfx}'), 0)" for sfx in nvtx.OP_SUFFIXES) + ", 0)"
+    int_cols = {"start": "start", "end": "end", "tid": "globalTid", "text_id": "textId" if "textId" in cols else None,
+                "domain": domain_col, "suffix": cut}
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in int_cols}
+    name_parts: list[np.ndarray] = []
+    registered: dict[int, tuple[int, bool]] = {}  # textId -> (name id, is an op)
+    unnamed = "(unnamed NVTX range)"
+    for c, texts in tb.mixed_columns(schema, tb.NVTX, int_cols, text, where=where):
+        for k, v in c.items():
+            parts[k].append(v)
+        clean = (t[:p - 1] if p > 0 and t is not None else t for t, p in zip(texts, c["suffix"].tolist()))
+        ids = np.fromiter((names[t] if t in names else _intern(names, t if t is not None else unnamed) for t in clean),
+                          np.int32, len(texts))
+        none = np.flatnonzero(np.fromiter((t is None for t in texts), bool, len(texts)))
+        if none.size:
+            tids = c["text_id"][none]
+            missing = [int(t) for t in sorted_unique(tids).tolist() if t >= 0 and int(t) not in registered]
+            if missing:
+                strings = tb.string_table(schema, np.array(missing, np.int64))
+                for t in missing:
+                    name, is_op = nvtx.op_name(strings[t]) if t in strings else (unnamed, False)
+                    registered[t] = (_intern(names, name), is_op)
+            ids[none] = [registered.get(int(t), (_intern(names, unnamed), False))[0] for t in tids.tolist()]
+            c["suffix"][none] = [int(registered.get(int(t), (0, False))[1]) for t in tids.tolist()]
+        name_parts.append(ids)
+    if not name_parts:
         return None, [""]
-    strings = tb.string_table(schema, c["text_id"]) if "textId" in cols else {}
-    name = np.empty(n, np.int32)
-    op = np.zeros(n, bool)
-    # the names themselves, in the same order (same query, same WHERE): interned a chunk at a time
-    expr = "text" if "text" in cols else "NULL"
-    pos = 0
-    op_of: dict[int, bool] = {}
-    for chunk in tb.text_column(schema, tb.NVTX, expr, where=where):
-        for text in chunk:
-            if text is None:
-                tid = int(c["text_id"][pos])
-                text = strings.get(tid) if tid >= 0 else None
-            clean, is_op = nvtx.op_name(text) if isinstance(text, str) else ("(unnamed NVTX range)", False)
-            k = _intern(names, clean)
-            op_of[k] = op_of.get(k, False) or is_op
-            name[pos] = k
-            op[pos] = is_op
-            pos += 1
-    if pos != n:  # the table changed under us: no export does that
-        raise NsysReadError("NVTX_EVENTS changed while it was read")
+    c = {k: (np.concatenate(parts.pop(k)) if len(v) > 1 else parts.pop(k)[0]) for k, v in list(parts.items())}
+    name = np.concatenate(name_parts) if len(name_parts) > 1 else name_parts[0]
+    n = name.size
+    op_prefix = np.fromiter((nvtx.is_op_name(x) for x in names), bool, len(names))
+    op = (c["suffix"] > 0) | op_prefix[name]
     dom_ids, dom_inv = unique_inverse(c["domain"])
     dom_names = [""] + [_domain_label(int(d), domains) for d in dom_ids.tolist() if int(d) > 0]
     local = np.array([0 if int(d) <= 0 else dom_names.index(_domain_label(int(d), domains)) for d in dom_ids.tolist()],
@@ -340,7 +369,7 @@ def _device_table(schema: tb.Schema, table: str, d_names: dict[str, int], fidx: 
     if table == tb.KERNEL:
         strings = tb.string_table(schema, c["name"])
         if cols["name"] == "demangledName" and "shortName" in present:
-            missing = [i for i in np.unique(c["name"]).tolist() if i not in strings]
+            missing = [i for i in sorted_unique(c["name"]).tolist() if i not in strings]
             if missing:  # a demangled name lost: the short one
                 strings.update(tb.string_table(schema, tb.int_columns(schema, table, {"s": "shortName"})["s"]))
         ids, inv = unique_inverse(c["name"])
@@ -458,7 +487,7 @@ def _gpu_info(schema: tb.Schema, raw: _Raw) -> tuple[dict[int, DeviceInfo], str 
             dev = _first_int(row, "cudaId", "cuDevice", "id", "gpuId")
             if dev is not None and (row.get("name") or _first_int(row, "numMultiprocessors", "smCount")):
                 out.setdefault(dev, _info(row))
-    used = sorted(set(np.unique(raw.d_dev).tolist())) if raw.d_dev.size else []
+    used = sorted(set(sorted_unique(raw.d_dev).tolist())) if raw.d_dev.size else []
     if out and not any(d in out for d in used):  # ids of another numbering: one model for all when it is one
         models = {(i.name, i.compute_capability) for i in out.values()}
         out = {d: next(iter(out.values())) for d in used} if len(models) == 1 else {}
@@ -504,44 +533,54 @@ def _arch_hint(names: list[str]) -> str | None:
 
 
 def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
+    """The trace of the files' columns.  Each raw column is dropped once the trace's own is built from it: the
+    read's peak is the trace plus a column or two, not twice the trace."""
     r = raws[0] if len(raws) == 1 else _merge(raws)
+    del raws
     used = [a for a in (r.h_start, r.d_start) if a.size]
     origin = int(min(int(a.min()) for a in used)) if used else 0
+    n_events = int(r.h_start.size + r.d_start.size)
     # ---- host events, by (thread, start, longer first)
-    tids, line = unique_inverse(r.h_tid) if r.h_tid.size else (np.zeros(0, np.int64), np.zeros(0, np.intp))
-    dur = r.h_end - r.h_start
-    order = np.lexsort((-dur, r.h_start, line)) if line.size else np.zeros(0, np.intp)
+    tids = sorted_unique(r.h_tid)  # few threads, large serialized ids: sorted, then searched
+    line = np.searchsorted(tids, r.h_tid).astype(int_dtype(0, max(len(tids), 1), np.int16))
+    r.h_tid = None
+    order = np.lexsort((r.h_start - r.h_end, r.h_start, line)) if line.size else np.zeros(0, np.intp)
     line = line[order]
-    h_start = (r.h_start[order] - origin) * 1000
-    h_end = (r.h_end[order] - origin) * 1000
-    h_name = r.h_name[order]
-    h_corr = r.h_corr[order]
-    is_range = r.h_range[order]
-    h_op = r.h_op[order]
-    h_domain = r.h_domain[order]
-    corr_ids, h_corr_dense = _dense_corr(h_corr)
+    h_start, r.h_start = _ps(r.h_start[order], origin), None
+    h_end, r.h_end = _ps(r.h_end[order], origin), None
+    h_name, r.h_name = narrowest(r.h_name[order].astype(np.int32), np.int16), None
+    corr_ids, h_corr = _dense_corr(r.h_corr[order])
+    r.h_corr = None
+    is_range, r.h_range = r.h_range[order], None
+    ridx = np.flatnonzero(is_range)
+    ranges = None
+    if ridx.size:
+        ranges = HostRanges(idx=ridx, domain=r.h_domain[order][ridx].astype(np.int16), domains=list(r.domains),
+                            op=r.h_op[order][ridx])
+    r.h_op = r.h_domain = None
+    del order
     line_pid = tids.astype(np.int64) >> 24  # the process key of each line (``_process_key``)
     minus1 = np.broadcast_to(np.int8(-1), h_start.shape)
-    h = HostEvents(start=h_start, end=h_end, name=narrowest(h_name.astype(np.int32), np.int16),
-                   line=line.astype(int_dtype(0, max(len(tids), 1), np.int16)),
-                   corr=absent_as_broadcast(narrowest(h_corr_dense, np.int32)), group_id=minus1, step_num=minus1,
+    h = HostEvents(start=h_start, end=h_end, name=h_name, line=line,
+                   corr=absent_as_broadcast(narrowest(h_corr, np.int32)), group_id=minus1, step_num=minus1,
                    iter_num=minus1, root=minus1, is_eager=minus1, names=r.h_names,
                    line_names=[_line_name(r, int(t)) for t in tids.tolist()])
     del h_corr
-    ranges = None
-    ridx = np.flatnonzero(is_range)
-    if ridx.size:
-        ranges = HostRanges(idx=ridx, domain=h_domain[ridx].astype(np.int16), domains=list(r.domains), op=h_op[ridx])
     # ---- device events, per GPU
-    d_corr_dense = _lookup_corr(corr_ids, r.d_corr)
-    launch = _launch_index(h.corr, d_corr_dense)
+    d_corr = _lookup_corr(corr_ids, r.d_corr)
+    del corr_ids
+    r.d_corr = None
+    launch = _launch_index(h.corr, d_corr)
     op_of_launch = _innermost_range(h, is_range, launch)
+    del is_range
     gpu_of = _gpu_ids(r)
+    host_lines = _gpu_host_lines(r, gpu_of, line_pid)
     devs = []
     for dev in sorted(gpu_of):
         sel = np.flatnonzero(r.d_dev == dev)
         sel = sel[np.lexsort((r.d_end[sel], r.d_start[sel]))]
-        devs.append(_one_device(r, gpu_of[dev], dev, sel, origin, d_corr_dense, op_of_launch, h, launch))
+        devs.append(_one_device(r, gpu_of[dev], dev, sel, origin, d_corr, op_of_launch, h, launch))
+    del d_corr, launch, op_of_launch
     span_parts = [(int(h_start.min()), int(h_end.max()))] if h_start.size else []
     span_parts += [(int(d.start.min()), int(d.end.max())) for d in devs if len(d)]
     span = (min(a for a, _ in span_parts), max(b for _, b in span_parts)) if span_parts else None
@@ -550,17 +589,25 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         zero = (r.zero_ns - origin) * 1000
     return Trace(
         format="nsys", host=host, path=path, size_bytes=size, h=h, devices=devs,
-        num_events=int(r.h_start.size + r.d_start.size), span_ps=span, capture_ms=r.capture_ms, viewer_zero_ps=zero,
-        time_base=TIME_BASE if len(raws) == 1 else TIME_BASE + f" ({len(raws)} exports of one machine on its clock)",
-        gpu_host_lines=_gpu_host_lines(r, gpu_of, line_pid), problems=list(dict.fromkeys(r.notes)), ranges=ranges,
+        num_events=n_events, span_ps=span, capture_ms=r.capture_ms, viewer_zero_ps=zero,
+        time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
+        gpu_host_lines=host_lines, problems=list(dict.fromkeys(r.notes)), ranges=ranges,
         framework_hint=_framework(h.names, r.d_names),
     )
+
+
+def _ps(ns: np.ndarray, origin: int) -> np.ndarray:
+    """Times in ns on the export's clock -> ps from ``origin``, in place (``ns`` is a fresh copy)."""
+    out = ns.astype(np.int64, copy=False)
+    out -= origin
+    out *= 1000
+    return out
 
 
 def _dense_corr(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(the distinct correlation keys, sorted; each key's index among them, -1 for none)."""
     ok = keys >= 0
-    ids = np.unique(keys[ok])
+    ids = sorted_unique(keys[ok])
     dense = np.full(keys.shape, -1, np.int64)
     dense[ok] = np.searchsorted(ids, keys[ok])
     return ids, dense
@@ -636,7 +683,7 @@ def _innermost_range(h: HostEvents, is_range: np.ndarray, launch: np.ndarray) ->
 
 def _gpu_ids(r: _Raw) -> dict[int, int]:
     """deviceId -> the GPU id reported (the same: CUPTI's device ordinal)."""
-    return {int(d): int(d) for d in np.unique(r.d_dev).tolist() if int(d) >= 0}
+    return {int(d): int(d) for d in sorted_unique(r.d_dev).tolist() if int(d) >= 0}
 
 
 def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_corr: np.ndarray,
@@ -707,8 +754,10 @@ def _line_name(r: _Raw, gtid: int) -> str:
 
 def _gpu_host_lines(r: _Raw, gpu_of: dict[int, int], line_pid: np.ndarray) -> dict[int, np.ndarray]:
     """Per GPU, the host lines of the processes that launched its work, when several processes drive GPUs."""
-    pairs = {(int(d), int(p)) for d, p in zip(*np.unique(np.stack([r.d_dev, r.d_pid]), axis=1))} \
-        if r.d_dev.size else set()
+    pairs = set()
+    if r.d_dev.size:  # (device, process) pairs, as one int each: GPU ids are small
+        key = sorted_unique(r.d_pid.astype(np.int64) * 4096 + np.clip(r.d_dev, 0, 4095))
+        pairs = {(int(k) % 4096, int(k) // 4096) for k in key.tolist()}
     procs = {p for _, p in pairs if p >= 0}
     if len(procs) < 2:
         return {}
@@ -745,7 +794,7 @@ def _merge(raws: list[_Raw]) -> _Raw:
         dom = np.array([domains.index(x) if x in domains else (domains.append(x) or len(domains) - 1)
                         for x in r.domains], np.int16)
         devmap = {}
-        for d in sorted(set(np.unique(r.d_dev).tolist())):
+        for d in sorted(set(sorted_unique(r.d_dev).tolist())):
             nd = d if d not in used_devs else max(used_devs) + 1
             used_devs.add(nd)
             devmap[d] = nd
@@ -772,5 +821,6 @@ def _merge(raws: list[_Raw]) -> _Raw:
     caps = [r.capture_ms for r in raws if r.capture_ms is not None]
     return _Raw(path=raws[0].path, size=sum(r.size for r in raws), h_names=list(h_names), domains=domains,
                 d_names=list(d_names), threads=threads, processes=processes, gpu_info=gpu_info, notes=notes,
-                zero_ns=min(zeros) if zeros else None, capture_ms=max(caps) if caps else None, syncs=syncs, **merged)
+                zero_ns=min(zeros) if zeros else None, capture_ms=max(caps) if caps else None, syncs=syncs,
+                files=len(raws), **merged)
 

@@ -19,6 +19,7 @@ chunk.
 from __future__ import annotations
 
 import itertools
+import operator
 import os
 import pathlib
 import sqlite3
@@ -73,12 +74,20 @@ def tid_of(global_tid: np.ndarray) -> np.ndarray:
     return global_tid & _ID_MASK
 
 
-def connect(path: str) -> sqlite3.Connection:
-    """The export, opened read-only (``mode=ro``: nothing is written beside it, not even a journal)."""
+def connect(path: str, lenient: bool = False) -> sqlite3.Connection:
+    """The export, opened read-only (``mode=ro``: nothing is written beside it, not even a journal).  ``lenient``:
+    text that is no UTF-8 is decoded with replacement characters (slower: a Python call per string) instead of
+    failing the query."""
     uri = pathlib.Path(os.path.abspath(path)).as_uri() + "?mode=ro"
     con = sqlite3.connect(uri, uri=True, check_same_thread=False)
-    con.text_factory = lambda b: b.decode("utf-8", "replace")  # a broken string must not fail the file
+    if lenient:
+        con.text_factory = lambda b: b.decode("utf-8", "replace")
     return con
+
+
+def is_decode_error(e: Exception) -> bool:
+    """A query failed on text that is no UTF-8 (read again with ``connect(lenient=True)``)."""
+    return isinstance(e, sqlite3.OperationalError) and "decode" in str(e).lower()
 
 
 def is_sqlite(path: str) -> bool:
@@ -170,11 +179,26 @@ def int_columns(schema: Schema, table: str, cols: dict[str, str | None], where: 
     return out
 
 
-def text_column(schema: Schema, table: str, expr: str, where: str = "", chunk: int = CHUNK_ROWS) -> Iterator[list]:
-    """One text (or mixed) column, a chunk of values at a time (NVTX names: interned by the caller)."""
-    sql = f'SELECT {expr} FROM "{table}"' + (f" WHERE {where}" if where else "")
+def mixed_columns(schema: Schema, table: str, cols: dict[str, str | None], text: str, where: str = "",
+                  chunk: int = CHUNK_ROWS) -> Iterator[tuple[dict[str, np.ndarray], list]]:
+    """Integer columns (as :func:`int_columns` reads them) and one text expression of the same rows, a chunk at a
+    time: (int64 columns, the texts).  One pass over the table; the texts are interned by the caller."""
+    present = schema.columns(table)
+    exprs = ["-1" if col is None or (col.isidentifier() and col not in present) else f"coalesce({col}, -1)"
+             for col in cols.values()]
+    sql = f'SELECT {", ".join(exprs)}, {text} FROM "{table}"' + (f" WHERE {where}" if where else "")
+    k = len(cols)
+    ints = operator.itemgetter(*range(k)) if k > 1 else (lambda r: (r[0],))
+    last = operator.itemgetter(k)
     for rows in _rows(schema.con, sql, chunk):
-        yield [r[0] for r in rows]
+        flat = np.fromiter(itertools.chain.from_iterable(map(ints, rows)), dtype=np.int64, count=len(rows) * k)
+        flat = flat.reshape(-1, k)
+        out = {}
+        for j, n in enumerate(cols):
+            col = flat[:, j]
+            out[n] = col.astype(int_dtype(int(col.min()), int(col.max())), copy=True)
+        del flat
+        yield out, list(map(last, rows))
 
 
 def string_table(schema: Schema, ids: np.ndarray) -> dict[int, str]:

@@ -25,8 +25,15 @@ export function runLabel(r) {
   return other ? `${r.run} (${other.format_name})` : r.run;
 }
 
-/** Why a session has no links into the stock Profile tab (it reads XPlane files only). */
-export function noStockLinks(formatName, hasWindows = true) {
+/** Why a session has no links into the stock Profile tab (it reads XPlane files only).  Nsight Systems files open in
+ * Nsight Systems only (no browser opens them): the windows are given in its own time base, from the session's start. */
+export function noStockLinks(formatName, hasWindows = true, format = undefined) {
+  if (format === "nsys") {
+    return "Nsight Systems files open in Nsight Systems, not in a browser, so there are no trace-viewer links here: "
+      + (hasWindows ? "each window below opens as a step timeline here (Show step), and its times are Nsight's own "
+        : "times are Nsight's own ")
+      + "(ms from the start of the session, as its timeline shows them): open the report in Nsight Systems and go to that time.";
+  }
   return `The stock Profile tab cannot open ${formatName || "this format's"} files, so there are no trace-viewer links here: `
     + (hasWindows ? "each window below opens as a step timeline here (Show step), and the trace file opens in Perfetto UI "
       : "the trace file opens in Perfetto UI ")
@@ -187,7 +194,7 @@ export function tableView(t) {
 export function findingLinks(f, ctx) {
   if (ctx.stockTool === false) {
     // the windows still say where to look, in the time base of the viewer that opens the file (capture.time_base)
-    return h("div", { class: "links" }, h("p", { class: "no-links" }, noStockLinks(ctx.formatName, f.windows.length > 0)),
+    return h("div", { class: "links" }, h("p", { class: "no-links" }, noStockLinks(ctx.formatName, f.windows.length > 0, ctx.format)),
       f.windows.length ? h("ul", { class: "windows" }, f.windows.slice(0, 3).map((w) =>
         h("li", {}, `${w.label}: ${ms(w.start_ms)}–${ms(w.end_ms)}`))) : null);
   }

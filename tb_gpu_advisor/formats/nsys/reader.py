@@ -176,6 +176,8 @@ def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -
     except sqlite3.OperationalError as e:
         if not lenient and tb.is_decode_error(e):
             raise
+        if "out of memory" in str(e).lower():  # SQLite's own allocation failed under the memory guard
+            raise MemoryError(str(e)) from e
         raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
     except sqlite3.DatabaseError as e:
         raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e

@@ -34,7 +34,7 @@ def test_report_one_export(tmp_path):
     write(str(p), NsysJob(steps=8, input_ms=4.0))
     code, out, err = _run(["report", str(p), "--format", "json", "--fail-on", "critical"])
     assert code == 1, err  # the loop waits 4 ms of each 8.7 ms step for its input: critical
-    rep = json.loads(out)
+    (rep,) = json.loads(out)["reports"]
     host = rep["hosts"][0]
     assert host["host"] == "train" and host["error"] is None
     assert host["steps"]["source"] == "nvtx_range" and host["steps"]["count"] == 6

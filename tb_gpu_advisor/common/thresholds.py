@@ -113,6 +113,10 @@ _TABLE: tuple[Threshold, ...] = (
        "Nsight Systems rule 'synchronous memcpy' (any); Advisor fires at 1% of step so trivial ones stay quiet",
        "share of step time in synchronous (async:0) copies that makes the finding at least a warning"),
     # ---- §1.2.3 Tensor Cores / precision ---------------------------------------
+    _t("excessive_memcpy.pageable_share", 0.5, "share", "Nsight Systems' expert rule 'CUDA Async Memcpy with Pageable "
+       "Memory': a copy from pageable host memory is staged through a pinned buffer by the driver and blocks the host",
+       "share of a host<->device direction's copy time from or to pageable memory above which the finding says so and "
+       "leads with the pinned-memory fix"),
     _t("tensor_core_unused.warning", 0.10, "share",
        "Advisor; guide §1.2.3: TC-eligible kernels should use Tensor Cores",
        "share of device compute time in TC-eligible ops (MatMul, Conv, ...) whose kernels do not use Tensor Cores"),

@@ -68,6 +68,16 @@ NON_BLOCKING = action(
     "of stalling the step.",
     "x = x.to(device, non_blocking=True)   # needs pin_memory=True in the DataLoader\n"
     "y = y.to(device, non_blocking=True)")
+PIN_MEMORY = action(
+    "Copy from pinned (page-locked) host memory: a copy from pageable memory is staged by the driver through a pinned "
+    "buffer, moves at a fraction of the bus bandwidth and blocks the host even when asynchronous (Nsight Systems' "
+    "'CUDA Async Memcpy with Pageable Memory' rule). Let the DataLoader pin its batches and copy them with "
+    "non_blocking=True; pin a tensor you copy yourself.",
+    "loader = torch.utils.data.DataLoader(dataset, batch_size=bs, num_workers=4, pin_memory=True)\n"
+    "for x, y in loader:\n"
+    "    x = x.to('cuda', non_blocking=True)\n"
+    "    y = y.to('cuda', non_blocking=True)\n"
+    "# a tensor of your own: x = x.pin_memory(); x.to('cuda', non_blocking=True)")
 CONFIRM_INPUT = action(
     "Confirm: run the same step on one batch kept on the GPU; if it is much faster, loading the data is the "
     "bottleneck.",
@@ -190,6 +200,7 @@ FIXES = {
     "excessive_memcpy": (NO_ITEM, NON_BLOCKING),
     "excessive_memcpy:h2d": (LOADER, NON_BLOCKING),
     "excessive_memcpy:host_device": (NO_ITEM,),
+    "excessive_memcpy:pageable": (PIN_MEMORY,),
     "step_gaps": (NO_ITEM, LOADER),
     "step_gaps:host_work": (NO_ITEM,),
     "step_gaps:private_threads": (NO_ITEM,),

@@ -221,6 +221,9 @@ class MemcpyStat:
     recurring: bool  # the same copies (op/size sequence) appear in every kept step
     blocking_ms_per_step: float = 0.0  # copy time during which no kernel ran on that GPU
     top_ops: list[str] = field(default_factory=list)  # ops the copies are attributed to
+    #: copy time to or from pageable host memory, as a share of the copy time whose host memory the copies' names
+    #: give (CUPTI's ``Memcpy HtoD (Pageable -> Device)`` in PyTorch traces and Nsight exports); None: no name says
+    pageable_share: float | None = None
 
 
 @dataclass

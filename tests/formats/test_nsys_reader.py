@@ -265,6 +265,7 @@ def test_ranks_of_one_machine_read_as_one_trace(tmp_path):
     tb_ = write(str(b), replace(NsysJob(steps=6), kernel_us=150.0))
     t = reader.read_trace(str(a), host="node", ranks=[str(a), str(b)])
     assert [d.gpu for d in t.devices] == [0, 1]
+    assert t.gpu_ranks == {0: 0, 1: 1}  # the ranks the files' names give
     assert _kernel_ms(t.devices[0]) == pytest.approx(ta.kernel_ms[0])
     assert _kernel_ms(t.devices[1]) == pytest.approx(tb_.kernel_ms[0])
     assert len(t.gpu_host_lines[0]) == 1 and len(t.gpu_host_lines[1]) == 1
@@ -272,3 +273,15 @@ def test_ranks_of_one_machine_read_as_one_trace(tmp_path):
     for d in t.devices:  # each kernel joined to its own file's launch
         k = d.kind == devices.KIND_KERNEL
         assert {d.op_text[o] for o in d.op_idx[k].tolist()} == {"aten::mm:mm"}
+
+
+def test_a_name_that_is_no_utf8_is_read_with_replacement(tmp_path):
+    p = tmp_path / "job.sqlite"
+    write(str(p), NsysJob(steps=3, autograd_nvtx=False))
+    con = sqlite3.connect(p)
+    con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES "
+                "(40000000000, 40000001000, 59, CAST(x'6461746140ff' AS TEXT), ?)", (1 << 48 | 1000 << 24 | 1000,))
+    con.commit()
+    con.close()
+    t = reader.read_trace(str(p))
+    assert "data@\ufffd" in t.h.names

@@ -135,6 +135,7 @@ class _Raw:
     capture_ms: float | None = None
     syncs: dict[str, int] = field(default_factory=dict)  # sync record type -> count
     files: int = 1  # exports read into these columns
+    gpu_ranks: dict[int, int] = field(default_factory=dict)  # GPU -> the rank whose export it came from
 
 
 def _read_file(path: str, file_index: int) -> _Raw:
@@ -593,7 +594,7 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         format="nsys", host=host, path=path, size_bytes=size, h=h, devices=devs,
         num_events=n_events, span_ps=span, capture_ms=r.capture_ms, viewer_zero_ps=zero,
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
-        gpu_host_lines=host_lines, problems=list(dict.fromkeys(r.notes)), ranges=ranges,
+        gpu_host_lines=host_lines, problems=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
         framework_hint=_framework(h.names, r.d_names),
     )
 
@@ -790,16 +791,20 @@ def _merge(raws: list[_Raw]) -> _Raw:
     threads: dict[int, str] = {}
     processes: dict[int, str] = {}
     syncs: dict[str, int] = {}
+    ranks: dict[int, int] = {}
     for k, r in enumerate(raws):
         hmap = np.array([_intern(h_names, n) for n in r.h_names], np.int32)
         dmap = np.array([_intern(d_names, n) for n in r.d_names], np.int32)
         dom = np.array([domains.index(x) if x in domains else (domains.append(x) or len(domains) - 1)
                         for x in r.domains], np.int16)
         devmap = {}
+        rank = _rank_of(r.path)
         for d in sorted(set(sorted_unique(r.d_dev).tolist())):
             nd = d if d not in used_devs else max(used_devs) + 1
             used_devs.add(nd)
             devmap[d] = nd
+            if rank is not None:
+                ranks[nd] = rank
             if d in r.gpu_info:
                 gpu_info[nd] = r.gpu_info[d]
         dev = r.d_dev.astype(np.int64)
@@ -824,5 +829,14 @@ def _merge(raws: list[_Raw]) -> _Raw:
     return _Raw(path=raws[0].path, size=sum(r.size for r in raws), h_names=list(h_names), domains=domains,
                 d_names=list(d_names), threads=threads, processes=processes, gpu_info=gpu_info, notes=notes,
                 zero_ns=min(zeros) if zeros else None, capture_ms=max(caps) if caps else None, syncs=syncs,
-                files=len(raws), **merged)
+                files=len(raws), gpu_ranks=ranks if len(set(ranks.values())) == len(raws) else {}, **merged)
+
+
+#: ``report_rank3.sqlite``, ``trace.rank-12.nsys-rep``: the rank a per-rank export's name gives.
+_RANK_IN_NAME = re.compile(r"rank[-_.]?(\d+)", re.I)
+
+
+def _rank_of(path: str) -> int | None:
+    m = _RANK_IN_NAME.search(_stem(path))
+    return int(m.group(1)) if m else None
 

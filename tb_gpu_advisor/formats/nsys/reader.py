@@ -13,8 +13,11 @@ What is decided here, once, from the export's own conventions (``tables.py`` for
 * a device event's launch is the runtime call with the same ``correlationId`` *in the same process* (correlation
   ids are per process: two ranks' ids collide), its op the innermost NVTX range around that launch on the
   launching thread -- the ATen op under ``--pytorch=autograd-nvtx``, else the user's own block;
-* synchronisation records (``CUPTI_ACTIVITY_KIND_SYNCHRONIZATION``) name what each sync call waited for; the
-  calls themselves (``cudaStreamSynchronize``...) are the host events the sync checks read;
+* host syncs are the sync calls themselves (``cudaStreamSynchronize``, ``cudaDeviceSynchronize``,
+  ``cudaEventSynchronize``): every synchronisation record (``CUPTI_ACTIVITY_KIND_SYNCHRONIZATION``) belongs to one of
+  them (same correlation id) and adds nothing the call's name does not say -- its ``deviceId`` is 0 for every
+  process in real exports -- so the table is not read (``tests/crosscheck/test_nsys_ai.py`` checks the calls against
+  nsys-ai's reading of the records);
 * the GPU model comes from ``TARGET_INFO_GPU``, else ``TARGET_INFO_CUDA_DEVICE``; where the export has neither, the
   report says so (the kernels' architecture families are named as a hint);
 * times are re-based to the earliest event, in picoseconds; windows count from the session's start
@@ -63,8 +66,6 @@ _COPY_DIRECTION = {1: "HtoD", 2: "DtoH", 3: "HtoD", 4: "DtoH", 5: "DtoD", 6: "Dt
 #: ``ENUM_CUDA_MEM_KIND`` labels, where the export has no enum table.
 _MEM_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
               6: "Managed Static", 7: "Unknown"}
-#: ``ENUM_CUPTI_SYNC_TYPE`` labels, where the export has no enum table.
-_SYNC_TYPES = {0: "Unknown", 1: "Event sync", 2: "Stream wait sync", 3: "Stream sync", 4: "Context sync"}
 #: Kernel-name families that say which architecture (at least) ran them: the GPU model's hint.
 _ARCH_HINTS = (("sm100", "Blackwell"), ("sm90", "Hopper"), ("nvjet", "Hopper or newer"), ("wgmma", "Hopper"),
                ("sm89", "Ada"), ("sm86", "Ampere"), ("sm80", "Ampere or newer"), ("sm75", "Turing or newer"),
@@ -133,7 +134,6 @@ class _Raw:
     notes: list[str] = field(default_factory=list)
     zero_ns: int | None = None  # the session's start on the export's clock
     capture_ms: float | None = None
-    syncs: dict[str, int] = field(default_factory=dict)  # sync record type -> count
     files: int = 1  # exports read into these columns
     gpu_ranks: dict[int, int] = field(default_factory=dict)  # GPU -> the rank whose export it came from
 
@@ -235,7 +235,6 @@ def _columns(schema: tb.Schema, path: str, size: int, fidx: int) -> _Raw:
     if note:
         raw.notes.append(note)
     raw.zero_ns, raw.capture_ms = _session_window(schema)
-    raw.syncs = _sync_counts(schema)
     return raw
 
 
@@ -457,21 +456,6 @@ def _session_window(schema: tb.Schema) -> tuple[int | None, float | None]:
             if a.strip().isdigit() and b.strip().isdigit() and int(b) > int(a):
                 capture = (int(b) - int(a)) / 1e6
     return zero, capture
-
-
-def _sync_counts(schema: tb.Schema) -> dict[str, int]:
-    """Synchronisation records by type (``Stream sync``, ``Event sync``...)."""
-    if not schema.nonempty(tb.SYNC):
-        return {}
-    labels = tb.enum_labels(schema, "ENUM_CUPTI_SYNC_TYPE") or _SYNC_TYPES
-    col = "syncType" if "syncType" in schema.columns(tb.SYNC) else "deprecatedSyncType"
-    out = {}
-    for t, n in schema.con.execute(f'SELECT {col}, count(*) FROM "{tb.SYNC}" GROUP BY {col}'):
-        label = labels.get(int(t), f"type {t}") if t is not None else "Unknown"
-        label = label.replace("CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_", "").replace("_", " ").capitalize() \
-            if label.startswith("CUPTI_") else label
-        out[label] = out.get(label, 0) + int(n)
-    return out
 
 
 # --------------------------------------------------------------------------- GPU model
@@ -790,7 +774,6 @@ def _merge(raws: list[_Raw]) -> _Raw:
     gpu_info: dict[int, DeviceInfo] = {}
     threads: dict[int, str] = {}
     processes: dict[int, str] = {}
-    syncs: dict[str, int] = {}
     ranks: dict[int, int] = {}
     for k, r in enumerate(raws):
         hmap = np.array([_intern(h_names, n) for n in r.h_names], np.int32)
@@ -821,14 +804,12 @@ def _merge(raws: list[_Raw]) -> _Raw:
         threads.update(r.threads)
         processes.update(r.processes)
         notes.extend(r.notes)
-        for s, n in r.syncs.items():
-            syncs[s] = syncs.get(s, 0) + n
     merged = {k: np.concatenate(v) for k, v in cols.items()}
     zeros = [r.zero_ns for r in raws if r.zero_ns is not None]
     caps = [r.capture_ms for r in raws if r.capture_ms is not None]
     return _Raw(path=raws[0].path, size=sum(r.size for r in raws), h_names=list(h_names), domains=domains,
                 d_names=list(d_names), threads=threads, processes=processes, gpu_info=gpu_info, notes=notes,
-                zero_ns=min(zeros) if zeros else None, capture_ms=max(caps) if caps else None, syncs=syncs,
+                zero_ns=min(zeros) if zeros else None, capture_ms=max(caps) if caps else None,
                 files=len(raws), gpu_ranks=ranks if len(set(ranks.values())) == len(raws) else {}, **merged)
 
 

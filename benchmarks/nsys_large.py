@@ -83,22 +83,24 @@ def main(argv: list[str] | None = None) -> int:
         if not ok:
             m, code, _, err = runs[0]
             rows.append((label, m.status if m.status != "ok" else f"error (exit {code}: {err.strip()[-120:]})",
-                         None, None, None))
+                         None, None, None, None))
             continue
         ok.sort(key=lambda x: x[0].wall_s or 0)
         m, out = ok[len(ok) // 2]
         work = None
         if out.strip().startswith("{"):
             work = json.loads(out.strip().splitlines()[-1]).get("work_s")
-        rows.append((label, "ok", m.wall_s, work, max(x[0].maxrss or 0 for x in ok)))
+        rows.append((label, "ok", m.wall_s, work, m.cpu_s, max(x[0].maxrss or 0 for x in ok)))
     mb = info["bytes"] / 1e6
     lines = [f"Nsight export: {path} ({mb:,.0f} MB, {info['rows']:,} rows, {info['kernels']:,} kernels, "
              f"{info['steps']:,} steps; written in {info['write_s']} s)", "",
-             "| measurement | status | wall s | work s | peak RSS MB | peak RSS / file | MB/s |",
-             "|---|---|---|---|---|---|---|"]
-    for label, status, wall, work, rss in rows:
-        lines.append(f"| {label} | {status} | {wall:.1f} | {'' if work is None else f'{work:.1f}'} | {rss / 1e6:,.0f} | "
-                     f"{rss / info['bytes']:.2f}x | {mb / wall:.1f} |" if wall else f"| {label} | {status} | | | | | |")
+             f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", "",
+             "| measurement | status | wall s | work s | CPU s | peak RSS MB | peak RSS / file | MB/s (wall) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for label, status, wall, work, cpu, rss in rows:
+        lines.append(f"| {label} | {status} | {wall:.1f} | {'' if work is None else f'{work:.1f}'} | "
+                     f"{'' if cpu is None else f'{cpu:.1f}'} | {rss / 1e6:,.0f} | {rss / info['bytes']:.2f}x | "
+                     f"{mb / wall:.1f} |" if wall else f"| {label} | {status} | | | | | | |")
     text = "\n".join(lines)
     print(text)
     os.makedirs(a.cache_dir, exist_ok=True)

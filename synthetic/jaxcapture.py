@@ -808,9 +808,10 @@ def jax_raw(num_steps: int = 8, seed: int = 0, layers: int = 4) -> JaxScenario:
 
 
 def jax_raw_no_module_events(num_steps: int = 8, seed: int = 0, layers: int = 4) -> JaxScenario:
-    """Raw capture without host module events: steps only visible as GPU busy periods (the host syncs on the loss)."""
+    """Raw capture without host module events: no step markers; the runtime's one execute span per jitted call
+    (``PjRtCApiLoadedExecutable::Execute``) repeats once per step and holds its launches (the job stage's spans)."""
     return _train_steps("jax_raw_no_module_events", "JAX jit(train_step), raw capture without module events: steps "
-                        "only visible as GPU busy periods", "gpu_busy_clusters", num_steps, seed, layers,
+                        "from the runtime's execute span of each call", "annotation_spans", num_steps, seed, layers,
                         module_events=False)
 
 

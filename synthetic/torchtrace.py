@@ -83,19 +83,24 @@ class Rank:
     def cpu(self, name: str, dur: float, cat: str = "cpu_op", advance: bool = True) -> dict:
         """A host event starting now; the host clock moves past it when ``advance``."""
         self.ext += 1
+        args = ({"Python parent id": 1, "Python id": self.ext, "Ev Idx": len(self.host)} if cat == "python_function"
+                else {"External id": self.ext, "Record function id": 0, "Ev Idx": len(self.host)})
         e = {"ph": "X", "cat": cat, "name": name, "pid": self.pid, "tid": self.pid, "ts": round(self.host_us, 3),
-             "dur": round(dur, 3), "args": {"External id": self.ext, "Record function id": 0, "Ev Idx": len(self.host)}}
+             "dur": round(dur, 3), "args": args}
         self.host.append(e)
         if advance:
             self.host_us += dur
         return e
 
-    def kernel(self, op: str, name: str, us: float, launch_us: float = 7.0, stream: int = COMPUTE_STREAM,
+    def kernel(self, op: str | None, name: str, us: float, launch_us: float = 7.0, stream: int = COMPUTE_STREAM,
                not_before: float = 0.0, args: dict[str, Any] | None = None) -> tuple[float, float]:
         """``op`` launches ``name`` (``us`` long on the GPU); returns the kernel's (start, end).  ``args``: what
         ``record_shapes`` adds to the op (``Input Dims``, ``Input type``...)."""
-        op_ev = self.cpu(op, launch_us + 6.0, advance=False)
-        op_ev["args"].update(args or {})
+        if op is None:  # launched by the enclosing op's own code, no child op (autocast's casts inside aten::linear)
+            op_ev = {"args": {"External id": self.ext}}
+        else:
+            op_ev = self.cpu(op, launch_us + 6.0, advance=False)
+            op_ev["args"].update(args or {})
         self.corr += 1
         launch_at = self.host_us + 3.0
         self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": self.pid, "tid": self.pid,
@@ -204,6 +209,12 @@ def mm_args(op: str, m: int, k: int, n: int, dtype: str = "c10::BFloat16") -> di
                 "Input Strides": [[1], [k, 1], [1, k], [], []], "Input Dims": [[n], [m, k], [k, n], [], []]}
     return {"Concrete Inputs": ["", ""], "Input type": [dtype, dtype], "Input Strides": [[k, 1], [n, 1]],
             "Input Dims": [[m, k], [k, n]]}
+
+
+def linear_args(m: int, k: int, n: int, dtype: str = "c10::BFloat16") -> dict[str, Any]:
+    """``record_shapes`` arguments of ``aten::linear(input [m, k], weight [n, k], bias [n])``."""
+    return {"Concrete Inputs": ["", "", ""], "Input type": [dtype] * 3, "Input Strides": [[k, 1], [k, 1], [1]],
+            "Input Dims": [[m, k], [n, k], [n]]}
 
 
 #: The MLP's 4096 x 4096 layers on a batch of 4096 rows (``torch_healthy_bf16``'s shapes).
@@ -470,6 +481,96 @@ def _extend_step_span(r: Rank, n: int) -> None:
         span["dur"] = round(max(k[1] for k in r.step_kernels) - span["ts"], 3)
 
 
+# ---------------------------------------------------------------------------------------------- jobs that are no training loop
+
+#: vLLM's own kernels, as its ROCm and CUDA builds name them: the custom all-reduce of tensor parallelism and the
+#: paged KV-cache write.
+VLLM_ALLREDUCE = ("void vllm::cross_device_reduce_1stage<__nv_bfloat16, 8>(vllm::RankData*, vllm::RankSignals, "
+                  "vllm::Signal*, __nv_bfloat16*, int, int)")
+VLLM_CACHE = "void vllm::reshape_and_cache_flash_kernel<__nv_bfloat16, __nv_bfloat16, (vllm::Fp8KVCacheDataType)0>()"
+#: What one decode step of the simulated worker runs on the GPU: per layer a cache write, the attention and MLP GEMMs,
+#: and the tensor-parallel all-reduce -- replayed from one CUDA graph.
+SERVE_LAYERS, SERVE_AR_US, SERVE_GEMM_US, SERVE_HOST_US = 16, 40.0, 120.0, 9_000.0
+EXECUTE_MODEL = "vllm/v1/worker/gpu_model_runner.py(1456): execute_model"
+
+
+def _graph_step(r: Rank, kernels: list[tuple[str, float]]) -> None:
+    """A CUDA graph replay outside ``torch.compile`` (vLLM captures its own graphs): one ``cudaGraphLaunch``."""
+    r.graph(kernels)
+
+
+def serving(ranks: list[Rank], n: int) -> None:
+    """A vLLM tensor-parallel worker (rank 0 of TP 2 written): no ``prof.step()``; each engine step is an
+    ``execute_model`` Python span around the host's input preparation (~9 ms of Python), one CUDA-graph replay of
+    the decode step (with vLLM's custom all-reduce after each layer's MLP) and a ``.tolist()`` of the sampled tokens."""
+    r = ranks[0]
+    span = r.cpu(EXECUTE_MODEL, 0.0, cat="python_function", advance=False)
+    start = r.host_us
+    r.cpu("vllm/v1/worker/gpu_model_runner.py(980): _prepare_inputs", SERVE_HOST_US, cat="python_function")
+    r.copy_h2d(0.5, 20.0)
+    kernels: list[tuple[str, float]] = []
+    for _ in range(SERVE_LAYERS):
+        kernels += [(VLLM_CACHE, 4.0), (GEMM_FWD, SERVE_GEMM_US), (VLLM_ALLREDUCE, SERVE_AR_US),
+                    (GEMM_FWD, SERVE_GEMM_US), (VLLM_ALLREDUCE, SERVE_AR_US)]
+    _graph_step(r, kernels)
+    r.kernel("aten::argmax", SUM_BF16, 15.0)
+    r.sync("aten::to")  # sampled tokens to the host (.tolist())
+    span["dur"] = round(r.host_us - start, 3)
+    span["ts"] = round(start, 3)
+    r.host_us += 300.0  # the scheduler between engine steps
+
+
+#: A first forward pass: each kernel's first launch loads its module (CUDA's lazy loading), the GPU idle meanwhile.
+COLD_LAUNCH_US = (18_000.0, 9_000.0, 6_000.0, 4_000.0)
+
+
+def cold_forward(ranks: list[Rank], n: int) -> None:
+    """Inference forward passes with ``prof.step()``, the first one of the process: its first launch of each of
+    four kernels takes milliseconds (module loading), the later passes launch in microseconds."""
+    r = ranks[0]
+
+    def body(rr: Rank) -> None:
+        for i in range(4):
+            lazy = n == 2 and i < len(COLD_LAUNCH_US)
+            rr.kernel("aten::linear", GEMM_FWD, 300.0, launch_us=COLD_LAUNCH_US[i] if lazy else 7.0,
+                      args=mm_args("aten::linear", 4096, 4096, 4096))
+            rr.kernel("aten::gelu", RELU_BF16, 40.0)
+        rr.sync("aten::to")
+    r.step(n, body)
+
+
+#: autocast's dtype cast of an fp32 weight to bf16 before each GEMM, and the bias add after it.
+CAST_TO_BF16 = ("void at::native::vectorized_elementwise_kernel<4, at::native::bfloat16_copy_kernel_cuda("
+                "at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul> >(int, ...)")
+BIAS_ADD_BF16 = ("void at::native::vectorized_elementwise_kernel<8, at::native::CUDAFunctor_add<c10::BFloat16>, "
+                 "std::array<char*, 3ul> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, std::array<char*, 3ul>)")
+AUTOCAST_GEMM_US, AUTOCAST_CAST_US, AUTOCAST_BIAS_US, AUTOCAST_LAYERS = 60.0, 90.0, 30.0, 24
+#: [2048, 4096] x [4096, 1024]: 17.2 GFLOP in 60 us, 286 TFLOP/s -- a rate an H100 reaches (989 dense bf16)
+AUTOCAST_SHAPE = (2048, 4096, 1024)
+
+
+def _autocast_linear(r: Rank) -> None:
+    """One ``aten::linear`` under autocast: it launches the weight's cast, the GEMM and the bias add itself (no
+    child op records them), so the op's kernels are more than its GEMM."""
+    t0 = r.host_us
+    op = r.cpu("aten::linear", 0.0, advance=False)
+    op["args"].update(linear_args(*AUTOCAST_SHAPE))
+    r.host_us += 1.0
+    for name, us in ((CAST_TO_BF16, AUTOCAST_CAST_US), (GEMM_FWD, AUTOCAST_GEMM_US), (BIAS_ADD_BF16, AUTOCAST_BIAS_US)):
+        r.kernel(None, name, us)
+    op["ts"], op["dur"] = round(t0, 3), round(r.host_us - t0 + 1.0, 3)
+    r.host_us += 2.0
+
+
+def autocast_forward(ranks: list[Rank], n: int) -> None:
+    """An eager bf16 autocast forward pass per ``prof.step()``: no backward, no optimizer."""
+    def body(rr: Rank) -> None:
+        for _ in range(AUTOCAST_LAYERS):
+            _autocast_linear(rr)
+        rr.sync("aten::to")
+    ranks[0].step(n, body)
+
+
 SCENARIOS: dict[str, Scenario] = {
     "healthy_bf16": Scenario(1, _single(_healthy), [], ["input_bound", "launch_bound", "tensor_core_unused",
                                                          "mixed_precision_off", "host_sync"],
@@ -534,6 +635,24 @@ SCENARIOS: dict[str, Scenario] = {
                                   extra={"straggler": "rank 11 (node1/GPU3)", "slowdown": 1.4}),
     # issued after the last compute kernel, the AllReduce is all exposed: without --params its speed cannot be
     # judged, and what the trace shows first is 2.5 ms per step of communication no compute hides (comm_exposed)
+    "serving_decode": Scenario(1, serving, ["step_gaps", "host_sync"], ["input_bound", "loss_scaling_gaps"],
+                               f"a vLLM TP worker: no ProfilerStep; each engine step an execute_model span: "
+                               f"{SERVE_HOST_US / 1000:g} ms of Python input preparation, one CUDA-graph decode step "
+                               f"with {2 * SERVE_LAYERS} custom all-reduces of {SERVE_AR_US:g} us (vLLM's "
+                               f"cross_device_reduce), a .tolist()",
+                               extra={"kind": "serving", "engine": "vLLM", "step_source": "engine_steps",
+                                      "allreduce_ms": 2 * SERVE_LAYERS * SERVE_AR_US / 1000}),
+    "cold_forward": Scenario(1, cold_forward, ["cold_start"], ["launch_bound"],
+                             "inference forward passes, the first of the process: four launches of 4-18 ms load "
+                             "their modules with the GPU idle",
+                             extra={"kind": "inference", "phase": "warm-up",
+                                    "one_time_ms": sum(COLD_LAUNCH_US) / 1000}),
+    "autocast_forward": Scenario(1, autocast_forward, ["dtype_casts"], ["tensor_core_unused", "mixed_precision_off"],
+                                 f"eager bf16 autocast forward: {AUTOCAST_LAYERS} aten::linear a pass, each a weight "
+                                 f"cast ({AUTOCAST_CAST_US:g} us), a GEMM ({AUTOCAST_GEMM_US:g} us) and a bias add "
+                                 f"({AUTOCAST_BIAS_US:g} us)",
+                                 extra={"kind": "inference", "gemm_ms": AUTOCAST_LAYERS * AUTOCAST_GEMM_US / 1000,
+                                        "other_ms": AUTOCAST_LAYERS * (AUTOCAST_CAST_US + AUTOCAST_BIAS_US) / 1000}),
     "ddp_slow_allreduce": Scenario(4, ddp(comm_us=2_500.0), ["allreduce_slow", "comm_exposed"],
                                    ["gpu_imbalance", "launch_skew"],
                                    "one 2.5 ms NCCL AllReduce per step, after the last compute kernel, on a ~2.6 ms "

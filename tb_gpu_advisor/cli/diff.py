@@ -117,6 +117,18 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         print(f"tb-gpu-advisor diff: error: {e}", file=stderr)
     if errors:
         return EXIT_INPUT
+    if args.fail_on_regression is not None and d.incomparable:
+        # never a silent gate on different work: say so, and gate per TFLOP where both sides give FLOPs
+        print(f"tb-gpu-advisor diff: warning: the captures are not comparable ({'; '.join(d.incomparable)})"
+              + ("; the gate compares step time per TFLOP" if d.per_tflop else "; the gate compares raw step time"),
+              file=stderr)
+        if d.per_tflop:
+            share = d.per_tflop["delta_share"]
+            if share * 100.0 > args.fail_on_regression:
+                print(f"tb-gpu-advisor diff: regression: step time per TFLOP {share * 100:+.1f}% "
+                      f"(> {args.fail_on_regression:g}%)", file=stderr)
+                return EXIT_REGRESSION
+            return EXIT_OK
     if args.fail_on_regression is not None and d.regressed(args.fail_on_regression):
         print(f"tb-gpu-advisor diff: regression: step time {d.step.delta_share * 100:+.1f}% "
               f"(> {args.fail_on_regression:g}% and beyond the noise)", file=stderr)

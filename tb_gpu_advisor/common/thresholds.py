@@ -162,6 +162,8 @@ _TABLE: tuple[Threshold, ...] = (
        "a rank's (or a whole node's) extra time before the collectives, above the other ranks' median, per step"),
     _t("rank_straggler.critical", 0.20, "share", "Advisor: a fifth of every rank's step lost waiting",
        "same metric, critical level"),
+    _t("rank_straggler.min_steps", 3.0, "count", "Advisor (issue #27 item 2): one step cannot tell a straggler from "
+       "one slow step", "aligned steps below which a straggler finding is at most a warning, of low confidence"),
     _t("comm_bandwidth_low.warning", 0.5, "ratio", "Advisor (issue #19): nccl-tests reach 70-90% of the link's bus "
        "bandwidth on messages of tens of MB; below half of it the link, its settings or its topology are at fault",
        "bus bandwidth of a collective / the link's bandwidth (NVLink by GPU generation within a host, comm.net_GBps "
@@ -250,6 +252,9 @@ _TABLE: tuple[Threshold, ...] = (
     _t("capture.graph_kernel_share", 0.5, "share", "Advisor: when most kernel time runs inside CUDA graphs (XLA command "
        "buffers) the capture has no per-op names for it", "share of kernel time launched inside CUDA graphs above which "
        "the capture-quality note says how to get per-op names"),
+    _t("capture.unseen_share", 0.05, "share", "Advisor: at the stock overview's 'all others' moderate level, time the "
+       "capture cannot explain changes every other number", "share of the step the host waits for GPU work the "
+       "trace does not hold, above which the capture-quality check says so"),
     # ---- step detection (steps.py) ------------------------------------------------
     _t("steps.drop_edges_above", 5.0, "count", "stock overview: with more than 5 steps the first (warm-up) and last "
        "(possibly partial) step are dropped", "steps found above which the first and last are dropped"),
@@ -264,6 +269,45 @@ _TABLE: tuple[Threshold, ...] = (
     _t("steps.nvtx_min_repeats", 3.0, "count", "Advisor: a block of the user's code that runs once per step repeats as "
        "often as the steps; one that runs once or twice (setup, a checkpoint) marks no steps",
        "times the most repeated top-level NVTX range must occur on a thread to mark steps (no range named like a step)"),
+    _t("dtype_casts.warning", 0.10, "share", "Advisor: a tenth of the step in kernels that only convert dtypes is "
+       "mixed precision paying more than it should (real HF autocast forward passes: casts beside GEMMs of half their "
+       "time)", "share of step time in dtype-conversion kernels"),
+    _t("dtype_casts.critical", 0.25, "share", "Advisor: a quarter of the step in casts is more than the GEMMs of a "
+       "typical eager forward pass", "same metric, critical level"),
+    _t("allocator_churn.warning", 0.05, "share", "Advisor, at the stock overview's 'all others' moderate level: a "
+       "caching allocator makes driver allocations rare after warm-up", "share of step time the GPU idles while the host "
+       "is in cudaMalloc / cudaFree"),
+    _t("allocator_churn.critical", 0.20, "share", "Advisor: a fifth of the step in the driver's allocator", "same "
+       "metric, critical level"),
+    # ---- physics ------------------------------------------------------------------
+    _t("physics.vector_peak_factor", 2.2, "ratio", "Advisor, from the architecture documents: packed 16-bit vector "
+       "math runs at most 2x the fp32 vector rate (Hopper fp16 non-tensor 133.8 vs fp32 66.9 TFLOP/s); 10% margin",
+       "a kernel whose FLOP rate exceeds this many times its GPU's fp32 peak ran on the matrix units, whatever its name"),
+    _t("flops.max_peak_share", 1.05, "ratio", "physics: no kernel beats its GPU's dense peak (5% for clocks above "
+       "the datasheet's boost)", "a GEMM shape whose FLOPs over its kernels' time exceed this share of the peak has "
+       "kernels missing from its time: it is left out of the rooflines"),
+    # ---- the job stage (job/) -----------------------------------------------------
+    _t("job.one_time_launch_ms", 1.0, "ms", "Advisor: a kernel launch takes microseconds (real H100 and MI300X traces: "
+       "median 4-9 us); one of milliseconds with the GPU idle is a first launch loading its module (lazy loading)",
+       "a launch at least this long (and job.one_time_launch_factor x the median) with the GPU idle is a one-time cost"),
+    _t("job.one_time_launch_factor", 100.0, "ratio", "Advisor: two orders of magnitude above the capture's median launch",
+       "a one-time launch is this many times the median launch at least"),
+    _t("job.one_time_launch_share", 0.5, "share", "Advisor: cold captures hold most of their launch time in a few "
+       "launches (99% in 18 launches on a real cold forward pass); one slow launch among thousands is noise",
+       "slow launches count as one-time costs only when they hold at least this share of all launch time"),
+    _t("job.one_time_call_ms", 0.1, "ms", "Advisor: library handle creation and module loading take 0.1 ms to seconds",
+       "start-up and compilation calls at least this long count as one-time costs"),
+    _t("job.one_time_call_repeats", 5.0, "count", "Advisor: a process's context creation, first allocations and first "
+       "streams are slow a few times (real cold A100 capture: 1-5 slow calls a name); a call slow every iteration "
+       "(hipFree with the caching allocator off: hundreds) is steady state", "a runtime call of milliseconds with the "
+       "GPU idle counts as one-time when its name is that slow at most this many times"),
+    _t("job.warmup_share", 0.25, "share", "Advisor: when a quarter of the window is one-time costs, the capture "
+       "describes the start-up, not the steady state", "one-time costs above this share of the capture: phase warm-up"),
+    _t("job.one_time_min_share", 0.02, "share", "Advisor: below 2% of the window one-time costs change no number",
+       "one-time costs above this share (and below job.warmup_share): phase mixed"),
+    _t("job.span_step_coverage", 0.5, "share", "Advisor: a repeated span that launches at least half the GPU work is "
+       "the program's step (the rest is set-up, logging, evaluation)",
+       "a span name is a step source when its instances enclose this share of all launches"),
     # ---- comparing two captures (diff.py) ---------------------------------------
     _t("diff.noise_z", 2.0, "ratio", "Advisor: two standard errors of the difference of the mean step times "
        "(Welch, from each run's per-step spread): about 95% of same-code pairs stay inside",
@@ -275,6 +319,10 @@ _TABLE: tuple[Threshold, ...] = (
        "25% of the realised one is fixed or its limit stated",
        "realised / predicted saving within 1 +- this counts as calibrated"),
     # ---- ranking / presentation ------------------------------------------------
+    _t("severity.warning_min_saving", 0.01, "share", "Advisor (issue #27 item 6): a fix that saves under 1% of the "
+       "step is worth knowing, not a problem", "a finding whose saving is below this share of the step is info"),
+    _t("severity.critical_min_saving", 0.10, "share", "Advisor: critical means a tenth of the step or more to win",
+       "a finding whose saving is below this share of the step is at most a warning"),
     _t("report.min_saving_share", 0.005, "share", "Advisor: savings under 0.5% of step are shown as '<0.5%'",
        "display floor in the text and markdown reports, not a firing threshold"),
 )

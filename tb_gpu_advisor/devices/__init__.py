@@ -22,8 +22,8 @@ from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "is_sync_call", "kernel_class", "kind_one", "memory_bandwidth", "not_gemm_one", "peak_flops", "precision", "precision_one",
-           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH"]
+           "gemm_kernel", "gemm_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "is_alloc_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "memory_bandwidth", "not_gemm_one", "peak_flops", "precision", "precision_one",
+           "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH"]
 
 #: The vendors whose names are known, in the order they are asked.
 VENDORS = (nvidia, amd)
@@ -50,6 +50,13 @@ def vendor(gpu_name: str | None):  # noqa: ANN201 - a vendor module
     return amd if amd.is_device(gpu_name) else nvidia
 
 
+def vendor_of(gpu_names: list[str]):  # noqa: ANN201 - a vendor module
+    """The vendor of a host's or job's GPUs: AMD when every named GPU is AMD's, else NVIDIA.  Rules ask it for its
+    words (``TERMS``) and its own fixes (``FIXES``)."""
+    named = [n for n in gpu_names if n]
+    return amd if named and all(amd.is_device(n) for n in named) else nvidia
+
+
 def arch_label(gpu_name: str | None, cc: str | None) -> str | None:
     """How a GPU's architecture reads: NVIDIA's compute capability (``9.0``), AMD's GFX name (``gfx942``)."""
     if amd.is_device(gpu_name):
@@ -59,8 +66,7 @@ def arch_label(gpu_name: str | None, cc: str | None) -> str | None:
 
 def words(gpu_names: list[str], text: str) -> str:
     """``text`` in the words of the vendor of ``gpu_names`` (AMD when every named GPU is AMD's)."""
-    named = [n for n in gpu_names if n]
-    return amd.words(text) if named and all(amd.is_device(n) for n in named) else text
+    return amd.words(text) if vendor_of(gpu_names) is amd else text
 not_gemm_one = nvidia.not_gemm_one
 copy_direction = nvidia.copy_direction
 
@@ -107,6 +113,41 @@ def is_sync_call(name: str) -> bool:
 
 #: Host calls that replay a recorded graph of kernels (CUDA and HIP graphs).
 GRAPH_LAUNCH_CALLS = nvidia.GRAPH_LAUNCH_CALLS + amd.GRAPH_LAUNCH_CALLS
+
+
+#: Host calls that launch one kernel, and those only a process's first work makes (CUDA and HIP).
+LAUNCH_CALLS = nvidia.LAUNCH_CALLS + amd.LAUNCH_CALLS
+INIT_CALLS = nvidia.INIT_CALLS + amd.INIT_CALLS
+
+
+#: (begin, end) name prefixes of a stream capture (CUDA and HIP graphs)
+CAPTURE_BEGIN = nvidia.CAPTURE_CALLS[0] + amd.CAPTURE_CALLS[0]
+CAPTURE_END = nvidia.CAPTURE_CALLS[1] + amd.CAPTURE_CALLS[1]
+#: A CUDA runtime/driver or HIP call by its spelling: the prefix, then a capital (``cudaMalloc``, ``cuModuleLoadData``,
+#: ``hipFree``; not ``custom_op``, ``hipblasLtMatmul``)
+_RUNTIME = re.compile(r"^(cuda|cu|hip)[A-Z]")
+
+
+def is_runtime_call(name: str) -> bool:
+    return bool(_RUNTIME.match(name))
+
+
+#: The device allocator's own calls (CUDA runtime and driver, HIP): each ``cudaFree`` synchronizes the device, and
+#: a framework's caching allocator makes them rare after warm-up.  The stream-ordered ``*Async`` forms are not these.
+_ALLOC = re.compile(r"^(cuda|hip)(Malloc|Free)(_v\d+)?$|^cuMem(Alloc|Free)(_v\d+)?$")
+
+
+def is_alloc_call(name: str) -> bool:
+    return bool(_ALLOC.match(name))
+
+
+def is_launch_call(name: str) -> bool:
+    return name.startswith(LAUNCH_CALLS)
+
+
+def is_init_call(name: str) -> bool:
+    """A one-time call: module loading, library handle creation, graph instantiation."""
+    return name.startswith(INIT_CALLS)
 
 
 def is_graph_launch(name: str) -> bool:

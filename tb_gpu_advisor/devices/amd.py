@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from tb_gpu_advisor.model.schema import Action
 from tb_gpu_advisor.devices.codes import P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head
 
 VENDOR = "AMD"
@@ -28,7 +29,7 @@ _ARCH_BY_CC = {(9, 5): "gfx950", (9, 4): "gfx942", (9, 0): "gfx90a"}
 
 #: Tensile GEMMs and their MFMA tile; CK and MIOpen kernels built on XDLOPS (MFMA) or WMMA.
 _TENSILE = re.compile(r"^Cijk_A\w{2,3}_B\w{2,3}_([A-Z][A-Za-z0-9]*)")
-_MFMA = re.compile(r"_MI\d+x\d+x\d+|xdlops|_xdl_|_xdl\b|gtcx|mfma|wmma", re.I)
+_MFMA = re.compile(r"_MI\d+x\d+x\d+|xdlops|_xdl_|_xdl\b|gtcx|mfma|wmma|ck_tile::\w*(Fmha|Gemm)", re.I)
 _GEMM = re.compile(r"^Cijk_|\bck::tensor_operation|ck_tile::|kernel_gemm|gemm_xdl|igemm_|naive_conv|MIOpen|miopen|"
                    r"conv_fwd|conv_bwd|grouped_conv", re.I)
 _TENSILE_TYPE = {"H": P_FP16, "B": P_BF16, "S": P_FP32, "D": P_FP64, "X": P_TF32, "I": P_INT8, "F": P_FP8}
@@ -40,10 +41,52 @@ WORDS = (("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core")
          ("NCCL", "RCCL"), ("nvidia-smi", "rocm-smi"), ("CUDA cores", "vector ALUs"), ("CUDA-core", "vector-ALU"))
 
 
+#: How ROCm's users name things (the keys of ``nvidia.TERMS``).
+TERMS = {
+    "matrix_units": "Matrix Cores (MFMA)",
+    "matrix_unit": "Matrix Core",
+    "fp32_on_matrix_units": "already on the Matrix Cores in fp32 (MFMA)",
+    "conv_library": "MIOpen",
+    "collective_library": "RCCL",
+    "graphs": "HIP graphs",
+    "gpu_link": "Infinity Fabric (xGMI)",
+    "conv_padding": "MIOpen chooses its convolution kernels for the channel counts it is given; dense layers are "
+                    "not padded",
+    "tc_kernel_names": "an MFMA kernel (Tensile `Cijk_..._MI...`, Composable Kernel `xdl`, MIOpen `gtcx`)",
+}
+
+
+def _fixes() -> dict[str, Action]:
+    return {
+        "topology": Action(text="Check the links between the GPUs (Infinity Fabric / xGMI vs PCIe) and that RCCL "
+                                "uses them.", snippet="rocm-smi --showtopo", snippet_lang="shell"),
+        "transport": Action(text="Check which transport RCCL picked between the GPUs (xGMI / InfiniBand / sockets): "
+                                 "RCCL reads NCCL's variables, and its log names the channels and the network plugin.",
+                            snippet="export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET   # RCCL reads NCCL_* too",
+                            snippet_lang="shell"),
+        "network": Action(text="Between hosts: one NIC per GPU (NCCL_IB_HCA, which RCCL reads), GPUDirect RDMA "
+                               "(ROCm peer memory) enabled, no TCP fallback; within a host: the GPUs on xGMI.",
+                          snippet="rocm-smi --showtopo", snippet_lang="shell"),
+        "clocks": Action(text="Look at the node itself: GPU clocks, power and temperature, and other processes on it.",
+                         snippet="rocm-smi --showclocks --showpower --showtemp --showperflevel", snippet_lang="shell"),
+    }
+
+
+#: ROCm's own fixes (the keys of ``nvidia.FIXES``).
+FIXES = _fixes()
+
+
 #: HIP's calls that wait for the GPU, and those the host is blocked in (copies, as for CUDA).
 SYNC_CALLS = ("hipStreamSynchronize", "hipDeviceSynchronize", "hipEventSynchronize")
 BLOCKING_CALLS = SYNC_CALLS + ("hipMemcpy", "hipMemset")
 GRAPH_LAUNCH_CALLS = ("hipGraphLaunch",)
+#: HIP's kernel launches (a first launch also loads its code object) and its one-time calls (code objects, library
+#: handles of rocBLAS, hipBLASLt and MIOpen, graph instantiation).
+LAUNCH_CALLS = ("hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel",
+                "hipLaunchCooperativeKernel")
+CAPTURE_CALLS = (("hipStreamBeginCapture",), ("hipStreamEndCapture",))
+INIT_CALLS = ("hipModuleLoad", "hipModuleGetFunction", "rocblas_create_handle", "hipblasCreate", "hipblasLtCreate",
+              "miopenCreate", "hipGraphInstantiate", "hipInit")
 
 
 def is_device(name: str | None) -> bool:
@@ -69,8 +112,8 @@ def has_matrix_units() -> bool:
 
 
 def has_tf32(name: str | None, cc: str | float | None) -> bool:
-    """Reduced-precision fp32 (XF32) on Matrix Cores: CDNA 3 and later (gfx942, gfx950)."""
-    return arch(name, cc) in ("gfx942", "gfx950")
+    """Reduced-precision fp32 (XF32) on Matrix Cores: CDNA 3 only (gfx942); CDNA 4 (gfx950) dropped it."""
+    return arch(name, cc) == "gfx942"
 
 
 @lru_cache(maxsize=65536)

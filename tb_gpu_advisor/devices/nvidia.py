@@ -10,10 +10,26 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from tb_gpu_advisor.devices import collectives
+from tb_gpu_advisor.model.schema import Action
 from tb_gpu_advisor.devices.codes import (KIND_COLLECTIVE, KIND_D2D, KIND_D2H, KIND_H2D, KIND_KERNEL, KIND_OTHER_COPY,
                                           P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_TF32, P_UNKNOWN, head)
 
 VENDOR = "NVIDIA"
+
+#: How NVIDIA's users name things: a rule asks its vendor for these (``devices.vendor_of(...).TERMS[key]``), never
+#: spells one vendor's word for another's GPU.
+TERMS = {
+    "matrix_units": "Tensor Cores",
+    "matrix_unit": "Tensor Core",
+    "fp32_on_matrix_units": "already on TF32 Tensor Cores",
+    "conv_library": "cuDNN",
+    "collective_library": "NCCL",
+    "graphs": "CUDA graphs",
+    "gpu_link": "NVLink",
+    "conv_padding": "cuDNN >= 7.6.3 pads convolutions automatically, dense layers are not padded",
+    "tc_kernel_names": "an h884/h1688/s16816/xmma-style Tensor Core kernel",
+}
 
 #: Tensor Core kernel name fragments.  The first block is the stock tool's list
 #: (xprof gpu_utils.cc, pre-Hopper); the second block adds what it misses.
@@ -61,6 +77,8 @@ TENSOR_CORE_PATTERNS: dict[str, str] = {
     "nvjet": "cuBLASLt Hopper/Blackwell 'nvjet' GEMM kernels (Tensor Core)",
     "flash_fwd": "FlashAttention kernels (mma.sync/wgmma)",
     "flash_bwd": "FlashAttention backward (mma.sync/wgmma)",
+    "fmha": "fused multi-head attention of cuDNN, TensorRT-LLM and FlashInfer (fmhaSm100*, fmha_v2_*): mma/wgmma/"
+            "tcgen05 on every generation that has them",
 }
 
 #: CUDA-core GEMMs whatever library prefix they carry: SIMT kernels, FFMA (fp32 fused multiply-add) math, and
@@ -78,7 +96,6 @@ _FP8 = re.compile(r"fp8|e4m3|e5m2", re.I)
 _TF32 = re.compile(r"tf32", re.I)
 _FP64 = re.compile(r"\bdouble\b|dgemm|fp64|f64", re.I)
 
-_COLLECTIVE = re.compile(r"^nccl|nccl|allreduce|all_reduce|reducescatter|reduce_scatter|allgather|all_gather|alltoall|collective-permute", re.I)
 
 _TC_RE = re.compile("|".join(re.escape(p) for p in TENSOR_CORE_PATTERNS), re.I)
 
@@ -160,12 +177,12 @@ def kind_one(name: str) -> int:
     direction = copy_direction(n)
     if direction is not None:
         return _COPY_KIND[direction]
-    return KIND_COLLECTIVE if _COLLECTIVE.search(_copy_name(n)) else KIND_KERNEL
+    return KIND_COLLECTIVE if collectives.is_collective(_copy_name(n)) else KIND_KERNEL
 
 
 def collective_one(name: str) -> bool:
-    """A collective (NCCL) kernel."""
-    return bool(_COLLECTIVE.search(head(name)))
+    """A collective kernel of any communication library (``devices/collectives.py``)."""
+    return collectives.is_collective(name)
 
 
 #: Collective types, as nccl-tests name them; the kernel-name spellings of each: NCCL < 2.19
@@ -193,7 +210,8 @@ def collective_type_one(name: str) -> str | None:
     for t, rx in _COLLECTIVE_TYPE:
         if rx.search(n):
             return t
-    return None
+    fam = collectives.family(n)
+    return fam.type if fam is not None else None
 
 
 def copy_direction(name: str) -> str | None:
@@ -241,7 +259,7 @@ def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by name (Tensor-Core-eligible work)."""
     name = head(name)
     gemm = bool(_GEMM_KERNEL.search(name)) or _cudnn_attention(name.lower())
-    return gemm and not _COLLECTIVE.search(name)
+    return gemm and not collectives.is_collective(name)
 
 
 #: CUDA runtime and driver calls that block the host until the GPU (a stream, an event, the device) is done.
@@ -253,6 +271,19 @@ def is_sync_call(name: str) -> bool:
     """A host call that waits for the GPU: while inside it, the host is not what the GPU waits for."""
     return name.startswith(SYNC_CALLS)
 
+
+#: Runtime and driver calls that launch one kernel: a call of milliseconds here is no launch cost but a one-time one
+#: (CUDA's lazy module loading runs inside the first launch of each kernel; ``CUDA_MODULE_LOADING=LAZY`` is the
+#: default since CUDA 11.7).
+LAUNCH_CALLS = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchCooperativeKernel", "cuLaunchCooperativeKernel",
+                "cudaLaunchKernelExC", "cuLaunchKernelEx")
+#: Calls that only a process's first work makes: loading modules, creating library handles (cuBLAS, cuBLASLt, cuDNN),
+#: building a CUDA graph.  ``cudaGetDeviceProperties``-style queries are cheap and left out.
+INIT_CALLS = ("cuModuleLoad", "cudaModuleLoad", "cuLibraryLoad", "cuModuleGetFunction", "cudnnCreate", "cublasCreate",
+              "cublasLtCreate", "cudaGraphInstantiate", "cuGraphInstantiate", "cuInit", "cudaFuncGetAttributes")
+
+#: Stream capture of a CUDA graph: kernels launched between these record, they do not run (one-time, graph set-up).
+CAPTURE_CALLS = (("cudaStreamBeginCapture", "cuStreamBeginCapture"), ("cudaStreamEndCapture", "cuStreamEndCapture"))
 
 #: Runtime and driver calls that replay a CUDA graph (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graphs``).
 GRAPH_LAUNCH_CALLS = ("cudaGraphLaunch", "cuGraphLaunch")
@@ -295,6 +326,27 @@ NVLINK_BANDWIDTH = {
     9: (450e9, "NVLink 4 on H100 (~450 GB/s per direction per GPU)"),
     10: (900e9, "NVLink 5 on B200 (~900 GB/s per direction per GPU)"),
 }
+
+
+def _fixes() -> dict[str, Action]:
+    return {
+        "topology": Action(text="Check the interconnect between the GPUs (NVLink vs PCIe) and that NCCL uses it.",
+                           snippet="nvidia-smi topo -m", snippet_lang="shell"),
+        "transport": Action(text="Check which transport NCCL picked between the GPUs (NVLink / InfiniBand / sockets) "
+                                 "and why: its log names the channels, rings and the network plugin.",
+                            snippet="export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET   # then look for 'via NET/Socket' "
+                                    "or 'P2P/IPC'", snippet_lang="shell"),
+        "network": Action(text="Between hosts: one NIC per GPU (NCCL_IB_HCA), GPUDirect RDMA enabled, no TCP fallback; "
+                               "within a host: the GPUs on NVLink rather than PCIe.",
+                          snippet="nvidia-smi topo -m", snippet_lang="shell"),
+        "clocks": Action(text="Look at the node itself: GPU clocks and throttle reasons (thermal, power), and other "
+                              "processes on it.", snippet="nvidia-smi -q -d PERFORMANCE,CLOCK,TEMPERATURE",
+                         snippet_lang="shell"),
+    }
+
+
+#: The vendor's own fixes, by key (a rule asks ``devices.vendor_of(...).FIXES[key]``).
+FIXES = _fixes()
 
 
 def link_bandwidth(cc_major: int | None) -> tuple[float, str] | None:

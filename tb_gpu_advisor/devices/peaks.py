@@ -128,13 +128,17 @@ GENERATIONS: dict[str, Generation] = {
     "CDNA3": Generation("CDNA3", "CU", {
         P_FP64: (256, "Matrix"), P_FP32: (256, "Matrix (and vector)"), P_TF32: (1024, _MC),
         P_FP16: (2048, _MC), P_BF16: (2048, _MC), P_FP8: (4096, _MC), P_INT8: (4096, _MC)}),
+    # CDNA 4 (gfx950): the MI355X datasheet's figures over 256 CUs at 2.4 GHz; no XF32 (TF32-like) mode
+    "CDNA4": Generation("CDNA4", "CU", {
+        P_FP64: (128, "vector"), P_FP32: (256, "vector"), P_FP16: (4096, _MC), P_BF16: (4096, _MC),
+        P_FP8: (8192, _MC), P_INT8: (8192, _MC)}),
 }
 #: NVIDIA generation by compute capability; sm_72, sm_87 (Jetson), sm_103 (B300) and sm_120 (RTX 50) have rates of
 #: their own and are left out rather than guessed.
 NVIDIA_GENERATION = {(7, 0): "Volta", (7, 5): "Turing", (8, 0): "Ampere GA100", (8, 6): "Ampere GA10x",
                      (8, 9): "Ada", (9, 0): "Hopper", (10, 0): "Blackwell"}
-#: AMD generation by GFX architecture (gfx950, CDNA4, is not tabled yet).
-AMD_GENERATION = {"gfx908": "CDNA", "gfx90a": "CDNA2", "gfx942": "CDNA3"}
+#: AMD generation by GFX architecture.
+AMD_GENERATION = {"gfx908": "CDNA", "gfx90a": "CDNA2", "gfx942": "CDNA3", "gfx950": "CDNA4"}
 
 _H100 = "NVIDIA H100 Tensor Core GPU datasheet and H100 (Hopper) architecture whitepaper"
 _A100 = "NVIDIA A100 Tensor Core GPU datasheet"
@@ -190,6 +194,12 @@ MODELS: tuple[Model, ...] = (
           _V100, sm_count=80, boost_hz=1380e6),
     Model("T4", _re(r"\bT4\b"), None, "Turing", _t(fp32=8.1, fp16=65, int8=130), 0.32 * _TB,
           "NVIDIA T4 Tensor Core GPU datasheet", sm_count=40, boost_hz=1590e6),
+    Model("MI355X", _re(r"MI355X"), None, "CDNA4",
+          _t(fp64=78.6, fp32=157.3, fp16=2516.6, bf16=2516.6, fp8=5033.2, int8=5033.2), 8.0 * _TB,
+          "AMD Instinct MI355X datasheet (sparsity figures halved)", sm_count=256, boost_hz=2400e6),
+    Model("MI350X", _re(r"MI350X"), None, "CDNA4",
+          _t(fp64=72.1, fp32=144.2, fp16=2306.9, bf16=2306.9, fp8=4613.7, int8=4613.7), 8.0 * _TB,
+          "AMD Instinct MI350X datasheet (sparsity figures halved)", sm_count=256, boost_hz=2200e6),
     Model("MI300X", _re(r"MI300X"), None, "CDNA3", _MI300_T, 5.3 * _TB, "AMD Instinct MI300X datasheet",
           sm_count=304, boost_hz=2100e6),
     Model("MI325X", _re(r"MI325X"), None, "CDNA3", _MI300_T, 6.0 * _TB, "AMD Instinct MI325X datasheet",

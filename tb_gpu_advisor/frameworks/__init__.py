@@ -20,9 +20,10 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import jax, pytorch, tensorflow
-from tb_gpu_advisor.frameworks.base import GENERIC_LABELS, Framework, NamePredicate, action, never, op_name, op_type
+from tb_gpu_advisor.frameworks.base import (GENERIC_LABELS, Framework, NamePredicate, action, fix_rule, never, op_name,
+                                            op_type)
 
-__all__ = ["Framework", "NamePredicate", "GENERIC_LABELS", "REGISTRY", "UNKNOWN", "action", "never", "detect",
+__all__ = ["Framework", "NamePredicate", "GENERIC_LABELS", "REGISTRY", "UNKNOWN", "action", "fix_rule", "never", "detect",
            "detect_trace", "display_names", "elementwise", "elementwise_one", "get", "how_to_capture", "not_gemm_kernel", "not_gemm_kernel_one",
            "not_host_work",
            "op_name", "op_type", "runtime_background_line", "tc_eligible_type"]

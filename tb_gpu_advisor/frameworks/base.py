@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Iterable, Mapping
 
 from tb_gpu_advisor.model.schema import Action
@@ -76,6 +76,22 @@ class Framework:
     applied_markers: Mapping[str, tuple[str, NamePredicate, NamePredicate]] = field(default_factory=dict)
     #: a fix's text -> the evidence id that shows it applied: such a fix is never recommended to a run that uses it
     fix_applied: Mapping[str, str] = field(default_factory=dict)
+    #: host events only a training step makes: the backward pass, the optimizer's update (the job stage's evidence)
+    training_event: NamePredicate = never
+    #: host events of compiling the program: a one-time cost, never the steady state's (the job stage's phase)
+    compile_event: NamePredicate = never
+    #: kernels that only convert a tensor's dtype (regex fragments), and op types that do (``_to_copy``, TF ``Cast``)
+    cast_kernels: tuple[str, ...] = ()
+    cast_ops: tuple[str, ...] = ()
+    #: capture advice for a kind of job (``inference``, ``serving``, ``cold``): replaces ``capture_snippet`` for it
+    job_captures: Mapping[str, str] = field(default_factory=dict)
+    #: a call of the user's model (PyTorch: an ``nn.Module`` call, from ``with_stack`` or ``with_modules``): a step
+    #: holds whole model calls, so a span repeated inside one model call is the model's own structure (its layers)
+    model_call: NamePredicate = never
+    #: the framework version a trace's ``producer`` facts imply, as (oldest, newest-exclusive) version tuples; None
+    #: where they say nothing (``frameworks.<name>.version_range``)
+    version_range: Callable[[Mapping[str, str]], "tuple[tuple[int, ...], tuple[int, ...] | None] | None"] = \
+        lambda _facts: None
 
     def applied(self, a: Action, evidence: Mapping[str, str]) -> str | None:
         """What in the trace shows fix ``a`` is already in use (``evidence``: id -> words), None when nothing does."""
@@ -90,6 +106,26 @@ class Framework:
     def title(self, rule_id: str) -> str | None:
         """This framework's title for a rule's findings, or None for the rule's own (framework-neutral) title."""
         return self.labels.get(f"title:{rule_id}")
+
+    def for_job(self, tags: Iterable[str]) -> "Framework":
+        """This framework as it talks to one job: the fixes and capture advice written for its ``tags`` (the kind
+        of work, ``serving`` / ``inference``; an old version, ``legacy``) replace the general ones.
+
+        A fixes key ``rule@tag`` (or ``rule:variant@tag``) stands for every fix of ``rule`` to a job with that tag:
+        the general fixes of the rule and of all its variants are dropped, so no training-loop fix survives beside
+        the serving one.  Tags are applied in order; a later one wins."""
+        fixes = dict(self.fixes)
+        snippet = self.capture_snippet
+        for tag in tags:
+            mine = {k[: -len(tag) - 1]: v for k, v in self.fixes.items() if k.endswith("@" + tag)}
+            if not mine:
+                continue
+            rules = {fix_rule(k) for k in mine}
+            fixes = {k: v for k, v in fixes.items() if fix_rule(k) not in rules}
+            fixes.update(mine)
+            snippet = self.job_captures.get(tag, snippet)
+        fixes = {k: v for k, v in fixes.items() if "@" not in k}
+        return replace(self, fixes=fixes, capture_snippet=snippet)
 
     def fix(self, key: str, **fmt: object) -> list[Action]:
         """The fixes for ``rule`` or ``rule:variant`` (the variant's, else the rule's), as a new list.
@@ -120,6 +156,11 @@ class Framework:
 
     def applies(self, key: str) -> bool:
         return key not in self.not_applicable
+
+
+def fix_rule(key: str) -> str:
+    """The rule id of a fixes key: ``rule``, ``rule:variant``, ``rule@tag`` or ``rule:variant@tag``."""
+    return key.split("@", 1)[0].split(":", 1)[0]
 
 
 def _filled(a: Action, fmt: Mapping[str, object]) -> Action:

@@ -124,6 +124,14 @@ XLA_OVERLAP = action(
     "--xla_gpu_enable_pipelined_all_reduce=true'")
 
 FIXES = {
+    "allocator_churn": (action("Let XLA's allocator keep its pool: do not disable preallocation with the platform "
+                               "allocator, which calls the driver for every buffer.",
+                               "unset XLA_PYTHON_CLIENT_ALLOCATOR   # 'platform' allocates and frees on every use\n"
+                               "export XLA_PYTHON_CLIENT_MEM_FRACTION=.90"),),
+    "dtype_casts": (action("Keep parameters in the compute dtype between steps (a mixed-precision policy that casts the "
+                           "parameters once, not on every use), so XLA does not convert them in every step.",
+                           "params = jax.tree.map(lambda p: p.astype(jnp.bfloat16), params)  # inference\n"
+                           "# training: jmp.get_policy('params=float32,compute=bfloat16,output=bfloat16')"),),
     "comm_exposed": (XLA_OVERLAP,),
     "alltoall_imbalance": (action(
         "Balance the experts' load: a load-balancing auxiliary loss on the router and a capacity factor, so every "
@@ -175,7 +183,7 @@ FIXES = {
         "call), and reduce metrics every N steps rather than every step.",
         "grads = jax.lax.pmean(grads, axis_name='batch')  # one call over the pytree, inside the step"),),
     "gpu_imbalance": (action(
-        "Shard the batch and the step evenly over all GPUs, and look for arrays committed to GPU{gpu} "
+        "Shard the batch and the step evenly over all GPUs, and look for arrays committed to {gpu} "
         "(jax.device_put(x, device) without a sharding, a whole batch put on one device).", SHARD_BATCH),),
     "sequential_gpus": (action(_SPMD_TEXT, SHARD_BATCH),),
     "launch_skew": (action("Dispatch one SPMD program to all GPUs (a jitted step over sharded arrays) instead of "
@@ -208,6 +216,7 @@ FRAMEWORK = Framework(
     fixes=FIXES,
     capture_snippet=CAPTURE,
     writes="xplane", compiled_step_fuses=True, tc_eligible_op=xla.hlo_tc_eligible_type, elementwise_kernels=xla.ELEMENTWISE_KERNELS,
+    cast_kernels=(r"^wrapped_convert", r"^loop_convert_fusion", r"^convert(_fusion)?\b"), cast_ops=("convert",),
     capture_hint=("with jax.profiler.trace(LOGDIR): <20 steps>",
                   "mark each step: with jax.profiler.StepTraceAnnotation('train', step_num=i): ..."),
 )

@@ -148,7 +148,7 @@ CAPTURE = ("# capture a few steady-state steps after warm-up, one trace per rank
            "        prof.step()")
 _BALANCE = action(
     "Give every rank the same work: a DistributedSampler over the dataset (drop_last=True), the same batch size "
-    "per rank, and no extra work (evaluation, logging, checkpointing) on rank {gpu} inside the step.",
+    "per rank, and no extra work (evaluation, logging, checkpointing) on {gpu} inside the step.",
     "sampler = torch.utils.data.distributed.DistributedSampler(dataset, drop_last=True)\n"
     "loader = torch.utils.data.DataLoader(dataset, batch_size=bs, sampler=sampler, num_workers=8, pin_memory=True)")
 
@@ -242,6 +242,176 @@ FIXES = {
     "capture_quality:unsteady": (action("Skip warm-up, evaluation and checkpoint steps in the profiled window "
                                         "(schedule's wait/warmup).", CAPTURE),),
 }
+
+# ---- the job: inference and serving (no training loop), and old PyTorch versions ----------------------------------
+
+CAPTURE_INFERENCE = ("# profile several forward passes after warm-up, one prof.step() after each:\n"
+                     "from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
+                     "with torch.inference_mode(), profile(\n"
+                     "        activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
+                     "        schedule=schedule(wait=1, warmup=2, active=5, repeat=1),\n"
+                     "        on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
+                     "    for batch in batches:          # 8 or more inputs\n"
+                     "        model(batch)\n"
+                     "        prof.step()")
+CAPTURE_SERVING = ("# vLLM: profile a running server between two requests to its profiler routes\n"
+                   "VLLM_TORCH_PROFILER_DIR=LOGDIR/run1 vllm serve MODEL ...\n"
+                   "curl -X POST localhost:8000/start_profile   # send a steady load, then:\n"
+                   "curl -X POST localhost:8000/stop_profile\n"
+                   "# SGLang: SGLANG_TORCH_PROFILER_DIR=LOGDIR/run1, then POST /start_profile and /stop_profile")
+CAPTURE_COLD = ("# skip the first calls (module loading, library and allocator start-up, compilation):\n"
+                "from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
+                "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
+                "             schedule=schedule(wait=2, warmup=3, active=5, repeat=1),\n"
+                "             on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
+                "    for step in range(10):\n"
+                "        run_one_step()             # a training step or a forward pass\n"
+                "        prof.step()")
+#: PyTorch 1.8-1.10 (the old trace schema): autocast and the GradScaler under ``torch.cuda.amp``, float16 only.
+AUTOCAST_LEGACY = action(
+    "Run the forward pass and the loss under float16 autocast with a GradScaler (PyTorch 1.8-1.10 spell it "
+    "torch.cuda.amp; bfloat16 autocast on the GPU needs 1.10 or newer): matmuls and convolutions then use the Tensor "
+    "Cores, parameters stay float32.",
+    "scaler = torch.cuda.amp.GradScaler()\n"
+    "with torch.cuda.amp.autocast():\n"
+    "    loss = loss_fn(model(x), y)\n"
+    "scaler.scale(loss).backward()\n"
+    "scaler.step(optimizer)\n"
+    "scaler.update()")
+SCRIPT_LEGACY = action(
+    "torch.compile needs PyTorch 2.0 or newer (this trace was written by PyTorch 1.8-1.10): upgrade, or script the "
+    "model meanwhile so its element-wise chains are fused.",
+    "model = torch.jit.script(model)")
+DDP_OVERLAP_LEGACY = action(
+    "DDP overlaps each gradient bucket's AllReduce with the rest of the backward pass: keep buckets small enough "
+    "to start early, reduce into the gradients in place, and with gradient accumulation skip the AllReduce of all "
+    "but the last micro-batch (no_sync).",
+    "model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[rank], bucket_cap_mb=25,\n"
+    "                                                  gradient_as_bucket_view=True)\n"
+    "with model.no_sync():          # micro-batches 1..k-1 of an accumulation\n"
+    "    loss_fn(model(x), y).backward()")
+#: Inference: no loss, no GradScaler, no backward.
+HALF_INFERENCE = action(
+    "Run inference in bfloat16: cast the model once (or wrap the forward in autocast), so matmuls and convolutions "
+    "use the Tensor Cores; no loss scaling is needed without a backward pass.",
+    "model = model.to(torch.bfloat16).eval()\n"
+    "with torch.inference_mode():\n"
+    "    out = model(x.to(torch.bfloat16))")
+HALF_INFERENCE_FP16 = action(
+    "Run inference in float16 (this GPU's Tensor Cores have no bfloat16): cast the model once, so matmuls and "
+    "convolutions use the Tensor Cores; no loss scaling is needed without a backward pass.",
+    "model = model.half().eval()\n"
+    "with torch.inference_mode():\n"
+    "    out = model(x.half())")
+NO_SYNC_INFERENCE = action(
+    "Keep .item(), .cpu(), .tolist() and Python branches on tensor values out of the forward pass: each one waits for "
+    "the GPU to finish. Return tensors and read them once, after the batch.",
+    "with torch.inference_mode():\n"
+    "    outs = [model(x) for x in batches]   # no .item() inside\n"
+    "results = torch.stack(outs).cpu()       # one sync at the end")
+GRAPHS_INFERENCE = action(
+    "Capture the forward pass as CUDA graphs so the host launches it in one call: torch.compile with "
+    "mode=\"reduce-overhead\" (fixed input shapes, or a few padded sizes).",
+    "model = torch.compile(model, mode=\"reduce-overhead\")")
+BATCH_INFERENCE = action(
+    "Batch more inputs per forward pass: the per-pass host cost (Python, launches) is paid once for the whole batch.",
+    "out = model(torch.stack(inputs))        # instead of one input per call")
+BETWEEN_PASSES = action(
+    "Prepare the next input while the GPU runs this one (tokenise and copy ahead, pinned memory, non_blocking "
+    "copies): the GPU then never waits between forward passes.",
+    "x = x.pin_memory().to('cuda', non_blocking=True)")
+HEADROOM_INFERENCE = action(
+    "Raise the inference batch size (or the number of requests served together) until peak memory nears capacity: "
+    "the per-pass cost is then shared by more inputs.",
+    "print(torch.cuda.max_memory_allocated() / torch.cuda.get_device_properties(0).total_memory)")
+
+CAST_ONCE = action(
+    "Keep the weights in the 16-bit dtype instead of letting autocast cast them again on every call: cast the model "
+    "once (inference), or let torch.compile fuse the casts into the kernels next to them (training keeps fp32 master "
+    "weights in the optimizer).",
+    "model = torch.compile(model)   # training: casts fused into their neighbours")
+#: Fixes for a job that is not a training loop (``@inference``) and for PyTorch before 1.11 (``@legacy``): they
+#: replace every fix of the rule (``Framework.for_job``).
+JOB_FIXES = {
+    "allocator_churn": (action(
+        "Turn PyTorch's caching allocator back on (PYTORCH_NO_CUDA_MEMORY_CACHING=1 turns it off), and keep tensor "
+        "shapes the same from step to step so cached blocks fit.",
+        "unset PYTORCH_NO_CUDA_MEMORY_CACHING\n"
+        "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # fewer, growable segments"),),
+    "dtype_casts": (CAST_ONCE,),
+    "dtype_casts@inference": (action(
+        "Cast the model to bfloat16 once instead of running it under autocast, which casts the fp32 weights again on "
+        "every forward pass.", "model = model.to(torch.bfloat16).eval()   # then no torch.autocast around the forward"),),
+    "dtype_casts@legacy": (action("Keep the weights in 16 bits between calls (model.half() for inference) instead of "
+                                  "casting them on every call."),),
+    "host_sync@inference": (NO_SYNC_INFERENCE,),
+    "host_op_placement@inference": (NO_SYNC_INFERENCE,),
+    "excessive_memcpy@inference": (NO_SYNC_INFERENCE, NON_BLOCKING),
+    "excessive_memcpy:pageable@inference": (PIN_MEMORY,),  # pinned memory serves inference the same
+    "step_gaps@inference": (BETWEEN_PASSES, BATCH_INFERENCE),
+    "input_bound@inference": (BETWEEN_PASSES, BATCH_INFERENCE),
+    "launch_bound@inference": (GRAPHS_INFERENCE, BATCH_INFERENCE),
+    "mixed_precision_off@inference": (HALF_INFERENCE,),
+    "mixed_precision_off:fp16@inference": (HALF_INFERENCE_FP16,),
+    "tensor_core_unused@inference": (HALF_INFERENCE,),
+    "tensor_core_unused:fp16@inference": (HALF_INFERENCE_FP16,),
+    "tensor_core_unused:tf32@inference": (TF32,),
+    "tensor_core_unused:conv@inference": (CHANNELS_LAST,),
+    "batch_size_headroom@inference": (HEADROOM_INFERENCE,),
+    "capture_quality@inference": (action("Profile several forward passes after warm-up, with prof.step() after each.",
+                                         CAPTURE_INFERENCE),),
+    "capture_quality@serving": (action("Profile the running server under a steady load through its profiler routes, "
+                                       "not its start-up.", CAPTURE_SERVING),),
+    "capture_quality@cold": (action("Skip the first calls: profile with a schedule whose wait and warmup steps cover "
+                                    "the one-time start-up.", CAPTURE_COLD),),
+    "mixed_precision_off@legacy": (AUTOCAST_LEGACY,),
+    "tensor_core_unused@legacy": (AUTOCAST_LEGACY,),
+    "loss_scaling_gaps@legacy": (AUTOCAST_LEGACY,),
+    "launch_bound@legacy": (SCRIPT_LEGACY, action("Or raise the batch size, so each launch does more GPU work.")),
+    "xla_not_used@legacy": (SCRIPT_LEGACY,),
+    "eager_execution@legacy": (SCRIPT_LEGACY,),
+    "host_sync@legacy": (NO_ITEM,),
+    "comm_exposed@legacy": (DDP_OVERLAP_LEGACY,),
+}
+FIXES.update(JOB_FIXES)
+
+#: What only a training step runs: autograd's backward nodes, ATen's backward kernels' ops, the optimizer's step and
+#: gradient accumulation (PyTorch 1.8 to 2.x spellings).
+_TRAINING = re.compile(r"Backward\d*\b|^autograd::engine::evaluate_function|_backward\b|^Optimizer\.(step|zero_grad)|"
+                       r"^torch::autograd::AccumulateGrad|^aten::_fused_adam|^aten::_foreach_add_|CompiledFunctionBackward")
+#: torch.compile at work compiling (Dynamo's and Inductor's timed phases): one-time, never steady state.
+_COMPILING = ("_compile.compile_inner", "compile_fx", "OutputGraph.call_user_compiler", "create_aot_dispatcher_function",
+              "TorchDynamo compilation", "async_compile")
+
+
+#: An ``nn.Module`` call: ``with_stack``'s Python span of ``Module._call_impl`` (``_wrapped_call_impl`` since 2.0) or
+#: ``with_modules``' ``nn.Module: <Class>_<n>`` annotation.
+_MODULE_CALL = re.compile(r"^nn\.Module: |torch/nn/modules/module\.py\(\d+\): _(wrapped_)?call_impl$")
+
+
+def is_model_call(name: str) -> bool:
+    return bool(_MODULE_CALL.search(name))
+
+
+def is_training_event(name: str) -> bool:
+    return bool(_TRAINING.search(name))
+
+
+def is_compile_event(name: str) -> bool:
+    return name.startswith(_COMPILING)
+
+
+def version_range(facts) -> tuple[tuple[int, ...], tuple[int, ...] | None] | None:
+    """The PyTorch versions a trace's ``producer`` facts allow: a stated ``torch_version`` (that minor release), or
+    the old schema's 1.8-1.10; None where nothing dates it (1.11 or newer)."""
+    v = re.match(r"(\d+)\.(\d+)", facts.get("torch_version", ""))
+    if v:
+        major, minor = int(v.group(1)), int(v.group(2))
+        return (major, minor), (major, minor + 1)
+    if facts.get("schema") == "kineto<1.11":
+        return (1, 8), (1, 11)
+    return None
+
 
 #: ATen ops (PyTorch; the op type is the name after ``aten::``) whose work Tensor Cores can do: matmuls,
 #: convolutions and attention.
@@ -356,6 +526,7 @@ FRAMEWORK = Framework(
             "step_gaps:host_work": "host work between steps (Python, .item() and other syncs)",
             "step_gaps:launch": "the host launching kernels",
             "title:xla_not_used": "torch.compile is off: chains of element-wise kernels could be fused"},
+    job_captures={"inference": CAPTURE_INFERENCE, "serving": CAPTURE_SERVING, "cold": CAPTURE_COLD},
     not_applicable={"host_op_share": "PyTorch places each op on the device of its tensors: there is no op placement "
                                      "to check (syncs such as .item() are the host-sync check's)",
                     "eager_execution": "PyTorch runs eagerly by default: the cost of launching op by op is reported "
@@ -365,5 +536,8 @@ FRAMEWORK = Framework(
     writes="kineto", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
-                  "call prof.step() once per training step"),
+                  "call prof.step() once per training step (or per forward pass)"),
+    training_event=is_training_event, compile_event=is_compile_event, version_range=version_range,
+    model_call=is_model_call,
+    cast_kernels=(r"(bfloat16|float16|half|float8\w*)_copy_kernel",), cast_ops=("_to_copy", "to", "type_as"),
 )

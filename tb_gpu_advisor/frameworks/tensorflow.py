@@ -123,6 +123,12 @@ TF_COMM_OVERLAP = action(
     "strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)")
 
 FIXES = {
+    "allocator_churn": (action("Use TensorFlow's asynchronous allocator, which reuses freed memory in stream order "
+                               "instead of calling the driver.", "export TF_GPU_ALLOCATOR=cuda_malloc_async"),),
+    "dtype_casts": (action("Let the mixed-precision policy cast each variable once per step (Keras keeps a float32 "
+                           "variable and casts it on read: enable XLA so the casts fuse into their consumers).",
+                           "tf.keras.mixed_precision.set_global_policy('mixed_bfloat16')\n"
+                           "model.compile(..., jit_compile=True)"),),
     "comm_exposed": (TF_COMM_OVERLAP,),
     "input_bound": (
         action("Parallelize and prefetch the tf.data pipeline (see the tf.data performance guide).",
@@ -212,7 +218,7 @@ FIXES = {
                "strategy.reduce / ReplicaContext.all_reduce every step) and do them every N steps."),
     ),
     "gpu_imbalance": (
-        action("Look for ops pinned to GPU{gpu} (explicit tf.device, variables or metrics created outside "
+        action("Look for ops pinned to {gpu} (explicit tf.device, variables or metrics created outside "
                "the strategy scope, host->GPU0 copies of the whole batch).", LOG_PLACEMENT),
         action("Create the model, optimizer and metrics inside the strategy scope and distribute the dataset.",
                "strategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n    model = build_model()\n"
@@ -245,6 +251,21 @@ FIXES = {
                                         CAPTURE),),
 }
 
+#: Ops only training runs: the gradient tape's ops, graph-mode gradients, the optimizers' update ops.
+_TRAINING = re.compile(r"gradient_tape/|(^|/)gradients/|ResourceApply|Apply(Adam|GradientDescent|Momentum|RMSProp|Adagrad)|"
+                       r"(^|/)(Adam|AdamW|AdamWeightDecay|SGD|LAMB)/")
+#: XLA compiling a cluster (``jit_compile=True`` or auto-clustering): one-time.
+_COMPILING = ("XlaCompile", "_XlaCompile", "XlaCompileOnDemand")
+
+
+def is_training_event(name: str) -> bool:
+    return bool(_TRAINING.search(name))
+
+
+def is_compile_event(name: str) -> bool:
+    return name.startswith(_COMPILING)
+
+
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
     host_op_event=is_tf_op_event, background_line=is_background_line,
@@ -264,4 +285,5 @@ FRAMEWORK = Framework(
     not_host_work=is_bookkeeping,
     capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
+    training_event=is_training_event, compile_event=is_compile_event, cast_ops=("Cast",),
 )

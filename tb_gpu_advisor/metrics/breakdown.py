@@ -26,11 +26,19 @@ PRIORITY: tuple[str, ...] = (
     "memcpy_d2d",
     "memcpy_d2h",
     "memcpy_h2d",
+    "startup",
+    "unseen",
+    "allocator",
     "input_wait",
     "host_compute",
     "launch_wait",
+    "host_python",
 )
+#: Painted categories booked as another (the host running Python outside any op is host work too, but below launch
+#: wait: a Python span encloses the launches it makes).
+_BOOKED_AS = {"host_python": "host_compute"}
 _CAT_INDEX = {c: i for i, c in enumerate(BREAKDOWN_CATEGORIES)}
+_CAT_INDEX.update({c: _CAT_INDEX[b] for c, b in _BOOKED_AS.items()})
 
 
 def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, np.ndarray]]:
@@ -45,6 +53,9 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
     }
     for c, m in kinds.items():
         out[c] = (d.start[m], d.end[m])
+    out["startup"] = ctx.one_time_spans or (d.start[:0], d.start[:0])
+    out["unseen"] = ctx.unseen_spans or (d.start[:0], d.start[:0])
+    out["allocator"] = ctx.alloc_spans or (d.start[:0], d.start[:0])
     hm = g.host_mask  # a GPU of its own process: only that process's host events explain its idle time
     inp = ctx.host_input if hm is None else ctx.host_input & hm
     out["input_wait"] = _cat2((h.start[inp], h.end[inp]), ctx.input_spans if g.input_spans is None else g.input_spans)
@@ -66,11 +77,27 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
         out["launch_wait"] = (d.start[:0], d.start[:0])
     # and the host inside the framework's dispatch (JAX: the GPU idles while Python dispatches the next call)
     out["launch_wait"] = _cat2(out["launch_wait"], ctx.dispatch_spans if g.dispatch_spans is None else g.dispatch_spans)
+    out["host_python"] = _python_spans(ctx, g)
     work = ctx.host_work if hm is None else ctx.host_work & hm
     # an op blocked in a copy or a sync (``.item()``, a D2H to pageable memory waiting for NCCL) is waiting, not work
     out["host_compute"] = subtract_intervals(h.start[work].astype(np.int64), h.end[work].astype(np.int64),
                                              *ctx.blocked_spans) if ctx.blocked_spans else (h.start[work], h.end[work])
     return out
+
+
+def _python_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
+    """The host inside Python (``with_stack`` spans) of this GPU's process, less its blocked calls: host work the
+    GPU waits for when no op or launch is running (an eager serving engine's Python between kernels)."""
+    sp = ctx.trace.spans
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64))
+    if sp is None or not len(sp):
+        return empty
+    own = ctx.trace.gpu_host_lines.get(g.d.gpu)
+    m = sp.line >= 0 if own is None else np.isin(sp.line, own)
+    if not m.any():
+        return empty
+    s, e = union_intervals(sp.start[m].astype(np.int64), sp.end[m].astype(np.int64))
+    return subtract_intervals(s, e, *ctx.blocked_spans) if ctx.blocked_spans else (s, e)
 
 
 def _cat2(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray] | None) -> tuple[np.ndarray, np.ndarray]:
@@ -148,7 +175,7 @@ class Attribution:
         prev = np.zeros(n, dtype=np.int64)
         for c, cov in zip(PRIORITY, self.covers):
             m = cov.upto(b) - cov.upto(a)
-            res[:, _CAT_INDEX[c]] = m - prev
+            res[:, _CAT_INDEX[c]] += m - prev  # += : a painted category may be booked as another (_BOOKED_AS)
             prev = m
         res[:, _CAT_INDEX["other"]] = (b - a) - prev
         return res
@@ -234,7 +261,7 @@ def painted_segments(intervals: dict[str, tuple[np.ndarray, np.ndarray]], lo: in
     new[1:] = cat[1:] != cat[:-1]
     first = np.flatnonzero(new)
     last = np.append(first[1:], cat.size) - 1
-    names = [*PRIORITY, "other"]
+    names = [_BOOKED_AS.get(c, c) for c in (*PRIORITY, "other")]
     return a[first], b[last], [names[int(c)] for c in cat[first]]
 
 

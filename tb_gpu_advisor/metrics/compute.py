@@ -7,6 +7,7 @@ import numpy as np
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.frameworks import Framework
+from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, comm, flops, kernels, memcpy, multigpu, ops, syncs
 from tb_gpu_advisor.metrics.context import Context, build_context
@@ -20,11 +21,11 @@ def _share(a: float | None, b: float | None) -> float | None:
 
 
 def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,
-                         options: UserOptions | None = None, release: bool = False) -> HostMetrics:
+                         options: UserOptions | None = None, release: bool = False, job: Job | None = None) -> HostMetrics:
     """Every metric of one host, from its trace and the steps found in it; the numpy context they share
     stays in here (the report sees metrics only).  ``options``: the user's settings (none: the defaults).
     ``release``: the host columns only the context reads are dropped once it is built (``pipeline.host_metrics``)."""
-    ctx = build_context(trace, steps, launches, fw, options)
+    ctx = build_context(trace, steps, launches, fw, options, job)
     del launches
     if release:
         release_columns(trace.h, "corr", "root")
@@ -92,6 +93,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         gaps=bd.summarize_gaps(gaps, avg_step), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu_arr), memory=capture.memory(ctx),
         notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx), kernel_durations=durations,
         syncs=syncs.host_syncs(ctx), comm=comm.communication(ctx), flops=flops.flops(ctx, avg_step), applied=capture.applied_fixes(ctx),
+        job=job,
     )
     hm.steps_detail = [r for gid in sorted(per_gpu_arr) if gid in active_ids
                        for r in (per_gpu[gid] if per_gpu is not None else per_gpu_arr[gid].rows())] + host_rows

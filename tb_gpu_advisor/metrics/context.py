@@ -10,10 +10,11 @@ from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import Framework
+from tb_gpu_advisor.frameworks import Framework, xla
 from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, sorted_unique, subtract_intervals,
                                           union_intervals)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
+from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.steps.detect import Steps
 
 PS_PER_MS = 1e9
@@ -70,6 +71,24 @@ class Context:
     dispatch_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
     #: the host blocked inside runtime calls (syncs, copies): waiting, never host work; (starts, ends)
     blocked_spans: tuple[np.ndarray, np.ndarray] = None  # type: ignore[assignment]
+    #: what the capture is (``job/``): its kind, phase and one-time costs; None for a bare reading
+    job: Job | None = None
+    #: the host inside the device allocator's calls (``cudaMalloc``/``cudaFree``, HIP's): disjoint (starts, ends)
+    alloc_spans: tuple[np.ndarray, np.ndarray] | None = None
+
+    @property
+    def one_time_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The host inside one-time costs (module loading, library start-up, compilation): disjoint (starts, ends)."""
+        if self.job is None or not self.job.phase.start.size:
+            return None
+        return self.job.phase.spans()
+
+    @property
+    def unseen_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The host waiting for GPU work the capture does not hold (``OneTime.unseen_*``): disjoint (starts, ends)."""
+        if self.job is None or not self.job.phase.unseen_start.size:
+            return None
+        return self.job.phase.unseen_start, self.job.phase.unseen_end
 
     def _flag(self, bit: int) -> np.ndarray:
         return (self.host_flags & np.uint8(bit)) != 0
@@ -244,7 +263,7 @@ def _enclosing_any(h: HostEvents, mask_outer: np.ndarray, mask_inner: np.ndarray
 
 
 def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,
-                  options: UserOptions | None = None) -> Context:
+                  options: UserOptions | None = None, job: Job | None = None) -> Context:
     """The shared context of one host: each device event's launch and step, the host's roles; ``options`` (the
     user's settings) ride along for the metrics that need them.
 
@@ -309,6 +328,9 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
         # op type hint: kernels of ops whose name says fp16/bf16 are not inferred (kept by name/shape only)
         g.name_prec = prec
         g.tc = devices.tensor_core(names)[d.name] if len(d) else np.zeros(0, bool)
+        fast = _matrix_by_rate(trace, d)
+        if fast is not None:
+            g.tc |= fast
     for g in gpus:
         _own_host(g, trace, h, fw, dispatch, marker_windows is not None)
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
@@ -320,7 +342,46 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
                         _DISPATCH_CALL: outer, _EAGER_OP: eager_ops}, len(h))
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=(d_s, d_e),
-                   blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)))
+                   blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)), job=job,
+                   alloc_spans=_alloc_spans(h))
+
+
+def _alloc_spans(h: HostEvents) -> tuple[np.ndarray, np.ndarray] | None:
+    """The host inside ``cudaMalloc``/``cudaFree`` (HIP's too), None where it never is."""
+    m = h.name_mask(devices.is_alloc_call) if len(h) else np.zeros(0, bool)
+    if not m.any():
+        return None
+    return union_intervals(h.start[m].astype(np.int64), h.end[m].astype(np.int64))
+
+
+def _matrix_by_rate(trace: Trace, d: DeviceEvents) -> np.ndarray | None:
+    """Bool per device event: the kernel ran faster than any vector unit of its GPU can, so on its matrix units.
+
+    Physics, not names: a kernel's FLOPs over its time above ``physics.vector_peak_factor`` x the GPU's fp32 peak
+    (packed 16-bit vector math reaches 2x at most) cannot have run on vector units, whatever it is called -- an XLA
+    Triton GEMM fusion on an MI355X at 600-880 TFLOP/s names no library.  FLOPs come from the HLO rows of the kernels'
+    own instructions (``hlo_op``); None where the capture gives no such rows or the GPU's peak is unknown."""
+    fo = trace.flop_ops
+    if fo is None or fo.source != "hlo" or not len(d) or not d.op_text or not fo.module:
+        return None
+    info = d.info
+    vec = devices.peak_flops(info.name, info.compute_capability, devices.P_FP32, sm_count=info.sm_count,
+                             clock_hz=info.clock_hz)
+    if vec is None:
+        return None
+    by_op = {f"{m}/{o}": i for i, (m, o) in enumerate(zip(fo.module, fo.op_name))}
+    per_text = np.array([by_op.get(xla.module_op(t), -1) for t in d.op_text], np.int64)
+    idx = np.flatnonzero((d.op_idx >= 0) & (d.kind == devices.KIND_KERNEL))
+    row = per_text[d.op_idx[idx]]
+    keep = row >= 0
+    idx, row = idx[keep], row[keep]
+    out = np.zeros(len(d), dtype=bool)
+    if not idx.size:
+        return out
+    secs = (d.end[idx] - d.start[idx]).astype(np.float64) / 1e12
+    rate = np.divide(fo.flops[row], secs, out=np.zeros(idx.size), where=secs > 0)
+    out[idx] = rate > T("physics.vector_peak_factor") * vec.value
+    return out
 
 
 def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray, calls: np.ndarray) -> np.ndarray:

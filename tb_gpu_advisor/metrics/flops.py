@@ -50,8 +50,9 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     coverage = _coverage(ctx, rows)
     traced = _per_step(ctx, fo) / len(active) if fo is not None else None
     dtype = _dtype(ctx, fo, rows)
-    peak = devices.peak_flops(info.name, info.compute_capability, dtype, sm_count=info.sm_count,
-                              clock_hz=info.clock_hz) if dtype is not None else None
+    own = devices.peak_flops(info.name, info.compute_capability, dtype, sm_count=info.sm_count,
+                             clock_hz=info.clock_hz) if dtype is not None else None
+    peak, peak_dtype = _mfu_peak(info, dtype, own)
     bw = devices.memory_bandwidth(info.name, info.compute_capability, measured=info.memory_bandwidth,
                                   sm_count=info.sm_count, clock_hz=info.clock_hz)
     out = Flops(step_ms=step_ms, user_flops_per_step=user, dtype=devices.PRECISIONS[dtype] if dtype is not None else None,
@@ -69,10 +70,14 @@ def flops(ctx: Context, step_ms: float | None) -> Flops:
     out.flops_per_step, out.source = (user, "user") if user else (out.trace_flops_per_step, fo.source if usable else None)
     if out.flops_per_step:
         out.tflops_per_s = out.flops_per_step / (step_ms / 1e3) / 1e12
+    out.peak_dtype = devices.PRECISIONS[peak_dtype] if peak_dtype is not None else None
     if out.flops_per_step and peak:
         out.mfu = out.flops_per_step / (step_ms / 1e3) / peak.value
         if user and out.trace_flops_per_step:
             out.hfu = out.trace_flops_per_step / (step_ms / 1e3) / peak.value
+    if out.flops_per_step and own:  # beside it, against the peak of the dtype the GEMMs run in
+        out.dtype_peak_flops = own.value
+        out.dtype_mfu = out.flops_per_step / (step_ms / 1e3) / own.value
     if rows is not None:
         _rooflines(ctx, fo, rows, out, len(active))
     return out
@@ -172,6 +177,24 @@ def _module_executions(ctx: Context) -> dict[str, int]:
 
 # ---------------------------------------------------------------------------------------------- precision
 
+#: The dtypes training runs its matmuls in on the matrix units: MFU is over the best dense peak among them (PaLM's
+#: convention), so an fp32 run is not "73.9% MFU" beside a 6x faster bf16 run at 64%.
+_TRAINING_DTYPES = (devices.P_BF16, devices.P_FP16)
+
+
+def _mfu_peak(info, dtype: int | None, own):  # noqa: ANN001, ANN202 - DeviceInfo, Peak
+    """(peak, its dtype) MFU is over: the GPU's best dense 16-bit peak, or the run's own dtype's when that is higher
+    (fp8, int8); the run's own where the GPU has no 16-bit figure."""
+    best, which = None, None
+    for p in _TRAINING_DTYPES:
+        pk = devices.peak_flops(info.name, info.compute_capability, p, sm_count=info.sm_count, clock_hz=info.clock_hz)
+        if pk is not None and (best is None or pk.value > best.value):
+            best, which = pk, p
+    if own is not None and (best is None or own.value > best.value):
+        return own, dtype
+    return best, which
+
+
 def _dtype(ctx: Context, fo: FlopOps | None, rows: _RowKernels | None) -> int | None:
     """The precision MFU's peak is of: the one that runs most matmul/conv kernel time, by the kernels' names (an
     fp32 matmul on TF32 Tensor Cores is TF32); else the one of most FLOPs, by the ops' inputs."""
@@ -218,15 +241,27 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops, gpus: i
         dur = (d.end[has] - d.start[has]).astype(np.float64) / PS_PER_MS
         gemm = rows.gemm[d.gpu][has]
         for r, t, p, gm in zip(row[has].tolist(), dur.tolist(), g.name_prec[has].tolist(), gemm.tolist()):
-            a = acc.setdefault(fo.label[r], {"ms": 0.0, "rows": set(), "prec": defaultdict(float), "row": r,
-                                             "kernels": 0, "gemm_kernels": 0})
+            a = acc.setdefault(fo.label[r], {"ms": 0.0, "gemm_ms": 0.0, "rows": set(), "prec": defaultdict(float),
+                                             "gemm_prec": defaultdict(float), "row": r, "kernels": 0, "gemm_kernels": 0})
             a["ms"] += t
             a["rows"].add(r)
             a["prec"][p] += t
             a["kernels"] += 1
-            a["gemm_kernels"] += int(gm)
+            if gm:
+                a["gemm_kernels"] += 1
+                a["gemm_ms"] += t
+                a["gemm_prec"][p] += t
     if not acc:
         return
+    # work by kernel, not by op: under autocast an ``aten::linear`` also launches its casts and bias add; where the
+    # op launched GEMM kernels (by their library's naming), its time and precision are theirs alone, and the rest is
+    # named as what it is (``Flops.non_gemm_ms_per_step``).  An op whose kernels no library names (a Triton template)
+    # keeps all of its kernels' time.
+    other = sum(a["ms"] - a["gemm_ms"] for a in acc.values() if a["gemm_kernels"])
+    out.non_gemm_ms_per_step = other / n / gpus if n else None
+    for a in acc.values():
+        if a["gemm_kernels"]:
+            a["ms"], a["prec"] = a["gemm_ms"], a["gemm_prec"]
     step_of_row = ctx.host_step[fo.host_idx] if fo.source == "trace shapes" else None
     items = []
     for lab, a in acc.items():
@@ -240,6 +275,16 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops, gpus: i
                                   clock_hz=info.clock_hz)
         items.append(_roofline(lab, int(fo.kind[r]), prec, calls / n, float(fo.flops[r]), float(fo.bytes[r]),
                                a["ms"] / n, peak.value if peak else None, out.memory_bandwidth))
+    # physics: no kernel beats its GPU's peak -- a shape that does has kernels missing from its time (launched by
+    # another op, or on another GPU), so its rate says nothing and it is left out, with the reason
+    impossible = [x for x in items if x.tflops_per_s and x.attainable_tflops_per_s and x.bound == "compute"
+                  and x.tflops_per_s > T("flops.max_peak_share") * x.attainable_tflops_per_s]
+    if impossible:
+        items = [x for x in items if x not in impossible]
+        why = (f"{len(impossible)} GEMM shape(s) would run above the GPU's peak ({impossible[0].label}: "
+               f"{impossible[0].tflops_per_s:.0f} TFLOP/s): their kernels are not all attributed to them, so they are "
+               "left out of the rooflines")
+        out.note = f"{out.note}; {why}" if out.note else why
     items.sort(key=lambda x: -x.ms_per_step)
     out.top = items[:TOP_N]
     total = sum(x.ms_per_step for x in items)

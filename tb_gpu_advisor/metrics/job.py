@@ -77,6 +77,9 @@ class JobView:
     link_source: str = ""
     #: the user's settings of this analysis (the network between hosts: ``net_gbps``), handed in by the merge
     options: UserOptions = field(default_factory=UserOptions)
+    #: what the job is, as its first host's report says (``HostReport.job``): the fixes' tags and serving engine
+    tags: tuple[str, ...] = ()
+    engine: str | None = None
 
     def transfer_ms(self, typ: str) -> float:
         """A collective type's transfer time per step: the least time any rank that runs it spends in it.  Every
@@ -166,10 +169,12 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
     names: list[str] = []
     fw = ""
     expected = None
+    what: dict = {}
     for hr in reports:
         if hr.error is not None:
             continue
         fw = fw or str((hr.capture or {}).get("framework") or "")
+        what = what or dict(getattr(hr, "job", None) or {})
         expected = expected if expected is not None else hr.expected_allreduce_ms
         for g in hr.gpus:
             b = g.breakdown or {}
@@ -187,7 +192,8 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
             names.append(g.name)
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
-                   link_bandwidth=link, link_source=source, options=options if options is not None else UserOptions())
+                   link_bandwidth=link, link_source=source, options=options if options is not None else UserOptions(),
+                   tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"))
 
 
 def _link(gpus: list) -> tuple[float | None, str]:

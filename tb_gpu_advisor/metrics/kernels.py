@@ -138,6 +138,7 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
         del lm, lat
         prec = np.zeros(u.size, np.int8)
         prec[inv] = g.name_prec[m]
+        on_mu = np.bincount(inv, weights=g.tc[m].astype(np.float64)) * 2 > cnt  # most of its runs on matrix units
         shp = _dominant_sid(inv, d.shape_sid[m], u.size)
         if d.long_name_sid is not None:
             lng = _dominant_sid(inv, d.long_name_sid[m], u.size)
@@ -149,7 +150,8 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
             r = acc.get((nm, ot))
             if r is None:
                 acc[(nm, ot)] = r = dict(count=0, total=0.0, mn=np.inf, mx=0.0, lat=0.0, latn=0.0, prec=int(prec[j]), gpus=set(),
-                                         shape=None)
+                                         shape=None, mu=False)
+            r["mu"] = r["mu"] or bool(on_mu[j])
             if r["shape"] is None and shp[j] >= 0:
                 r["shape"] = d.string(int(shp[j])) or None
             r["count"] += int(cnt[j]); r["total"] += float(tot[j]); r["mn"] = min(r["mn"], float(mn[j])); r["mx"] = max(r["mx"], float(mx[j]))
@@ -165,10 +167,10 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
         typ = frameworks.op_type(ot)
         out.append(KernelStat(
             name=nm, op_name=frameworks.op_name(ot), op_type=typ, count=r["count"], total_us=r["total"], avg_us=r["total"] / r["count"],
-            min_us=r["mn"], max_us=r["mx"], tensor_core=bool(tc[i]),
+            min_us=r["mn"], max_us=r["mx"], tensor_core=bool(tc[i]) or r["mu"],
             # positive: a GEMM/convolution because its library's naming says so (or it runs on the matrix units), never
             # because of the op that launched it -- a matmul op also launches copies, transposes, helper kernels
-            tc_eligible=bool(gemm[i] or tc[i]) and not other[i],
+            tc_eligible=bool(gemm[i] or tc[i] or r["mu"]) and not other[i],
             precision=devices.PRECISIONS[r["prec"]], elementwise=bool(ew[i]), collective=bool(col[i]),
             launch_latency_avg_us=(r["lat"] / r["latn"]) if r["latn"] else None, gpus=sorted(r["gpus"]),
             shape=r["shape"], dims=shape_dims(r["shape"]),

@@ -25,6 +25,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.steps.detect import StepDetection
 
 #: Non-overlapping step-time categories, in the order the UI shows them.  At
@@ -40,6 +41,9 @@ BREAKDOWN_CATEGORIES: tuple[str, ...] = (
     "memcpy_d2h",
     "memcpy_d2d",
     "collectives",
+    "startup",
+    "unseen",
+    "allocator",
     "other",
 )
 
@@ -80,6 +84,12 @@ class Breakdown:
     launch_wait: GPU idle while a launch for that GPU's next kernel is still
       being issued (see docs/metrics.md "idle waiting for launch").
     host_compute: GPU idle, some other host op/event running.
+    startup: GPU idle while the host is inside a one-time cost (module loading in a first launch, library
+      start-up, compilation: ``job.phase``); a cold capture's, never the steady state's.
+    unseen: GPU idle in the trace while the host waits for it (a sync, a blocking copy): GPU work the capture does
+      not hold (a window cut out of a longer trace, another process on the GPU).
+    allocator: GPU idle while the host is in the device allocator (``cudaMalloc``/``cudaFree``; ``cudaFree``
+      synchronizes the device): a caching allocator that is off or churning.
     other: GPU idle, nothing attributable on the host.
     """
 
@@ -91,6 +101,9 @@ class Breakdown:
     memcpy_d2h: float = 0.0
     memcpy_d2d: float = 0.0
     collectives: float = 0.0
+    startup: float = 0.0
+    unseen: float = 0.0
+    allocator: float = 0.0
     other: float = 0.0
 
     def total(self) -> float:
@@ -544,7 +557,10 @@ class Flops:
     step_ms: float | None = None
     tflops_per_s: float | None = None  # achieved per GPU over the step
     dtype: str | None = None  # the precision that dominates GEMM time: the peak MFU is of
-    peak_flops: float | None = None  # FLOP/s per GPU, dense
+    peak_flops: float | None = None  # FLOP/s per GPU, dense: MFU's denominator (the best 16-bit peak, see peak_dtype)
+    peak_dtype: str | None = None  # the dtype whose peak MFU is over (bf16/fp16; fp8 where the GEMMs run in it)
+    dtype_peak_flops: float | None = None  # the peak of the dtype the GEMMs run in (``dtype``)
+    dtype_mfu: float | None = None  # FLOPs per step over step time x that dtype's own peak
     peak_source: str | None = None
     mfu: float | None = None  # flops_per_step / (step time x peak)
     hfu: float | None = None  # trace FLOPs / (step time x peak), where the user gave model FLOPs
@@ -553,7 +569,10 @@ class Flops:
     #: share of matmul/conv kernel time launched by the ops whose FLOPs are known (PyTorch): below
     #: ``flops.min_coverage`` the FLOPs miss work and MFU is not given
     coverage: float | None = None
-    gemm_ms_per_step: float | None = None  # kernel time of the ops with known FLOPs, per GPU
+    gemm_ms_per_step: float | None = None  # GEMM kernel time of the ops with known FLOPs, per GPU
+    #: the other kernels those ops launched (autocast's casts, bias adds, layout copies), per GPU: memory-bound work
+    #: that is not counted as GEMM time
+    non_gemm_ms_per_step: float | None = None
     gemm_tflops_per_s: float | None = None  # their FLOPs over their kernel time
     #: GEMM time at < ``flops.low_roofline_share`` of its roofline, as a share of gemm_ms_per_step
     below_roofline_share: float | None = None
@@ -620,6 +639,8 @@ class HostMetrics:
     flops: Flops = field(default_factory=Flops)
     #: fixes the trace shows in use (``Framework.applied_markers``): evidence id -> what shows it, in words
     applied: dict[str, str] = field(default_factory=dict)
+    #: what the capture is: the kind of work, its phase, its version (``job/``); None for a bare reading
+    job: Job | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

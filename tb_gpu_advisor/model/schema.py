@@ -17,7 +17,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 
 Severity = Literal["critical", "warning", "info", "ok"]
 Status = Literal["good", "warning", "critical", "unknown"]
@@ -111,6 +111,9 @@ class Finding:
     host: str | None = None
     gpu: int | None = None
     hosts: list[str] = field(default_factory=list)  # merged over hosts: every host it was found on
+    #: how sure the steps its per-step numbers rest on are (schema 1.2): "high" (the format's own step markers),
+    #: "medium" (the program's spans, one pass), "low" (GPU busy clusters, the whole capture)
+    confidence: str = "high"
 
 
 @dataclass
@@ -169,6 +172,10 @@ class HostReport:
     expected_allreduce_ms: float | None = None
     #: the top GEMM shapes against their roofline, host-wide per step (schema 1.1; ``metrics/flops.py``)
     roofline: Table | None = None
+    #: what the capture is (schema 1.2; ``job/``): kind (training / inference / serving / no_gpu / unknown) with its
+    #: confidence and evidence, the serving engine, the phase (steady / warm-up / mixed) with its one-time costs, the
+    #: framework version, and how sure the steps are (``step_source``, ``step_confidence``)
+    job: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
         """One host's report as JSON (the unit of the per-host cache a session report is merged from)."""

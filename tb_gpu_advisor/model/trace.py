@@ -159,6 +159,21 @@ class HostEvents:
 
 
 @dataclass
+class Spans:
+    """Python spans of the host (PyTorch ``with_stack``'s ``python_function`` events), kept apart from the host
+    events: they nest around everything, so they take no part in what the host was doing; the job stage reads them
+    for the program's own structure (a serving engine's ``execute_model``, a user's ``train_step``)."""
+
+    start: np.ndarray  # int64 ps
+    end: np.ndarray
+    name: np.ndarray  # int32 index into ``HostEvents.names`` (one name table for both)
+    line: np.ndarray  # int32 index into ``HostEvents.line_names``, -1 for a thread with no host event
+
+    def __len__(self) -> int:
+        return int(self.start.shape[0])
+
+
+@dataclass
 class DeviceEvents:
     """Every activity event of one GPU (kernels, copies, memsets, collectives on all its streams), sorted by start."""
 
@@ -294,6 +309,13 @@ class Trace:
     #: the framework the file itself shows, for a format several frameworks write (an Nsight export of a PyTorch
     #: job: ATen kernels or ranges), None where the file does not say (``frameworks.detect_trace``)
     framework_hint: str | None = None
+    #: what the file says of the program that wrote it, as plain facts the job stage reads (``job/``):
+    #: ``torch_version`` where a header states it, ``schema`` ("kineto<1.11": PyTorch 1.8-1.10's categories),
+    #: ``grad_mode`` ("inference_mode", "no_grad") where recorded, ``autodiff_modules`` (XLA modules whose HLO holds
+    #: a backward pass: ``transpose(jvp(...))`` instruction names)
+    producer: dict[str, str] = field(default_factory=dict)
+    #: the host's Python spans (:class:`Spans`), None where the file has none
+    spans: Spans | None = None
 
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)

@@ -69,7 +69,9 @@ def mfu_card(m: HostMetrics) -> Metric:
               "hfu": json_float(f.hfu), "coverage": json_float(f.coverage), "memory_bandwidth": json_float(f.memory_bandwidth, 0),
               "bandwidth_source": f.bandwidth_source, "gemm_tflops_per_s": json_float(f.gemm_tflops_per_s, 2),
               "below_roofline_share": json_float(f.below_roofline_share),
-              "by_kind": {k: [json_float(v[0], 6), json_float(v[1], 2)] for k, v in f.by_kind.items()} or None}
+              "by_kind": {k: [json_float(v[0], 6), json_float(v[1], 2)] for k, v in f.by_kind.items()} or None,
+              "non_gemm_ms_per_step": json_float(f.non_gemm_ms_per_step, 6), "peak_dtype": f.peak_dtype,
+              "dtype_peak_flops": json_float(f.dtype_peak_flops, 0), "dtype_mfu": json_float(f.dtype_mfu)}
     if f.mfu is None:
         why = f.note or ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
                          "the trace gives no FLOPs: give the model's with --model-flops-per-step")
@@ -77,8 +79,12 @@ def mfu_card(m: HostMetrics) -> Metric:
         return Metric("mfu", "Model FLOPs utilisation", None, "share", "n/a", "higher", meaning=why,
                       detail={k: v for k, v in detail.items() if v is not None})
     how = SOURCE_WORDS.get(f.source or "", "")
+    if f.note:  # what the number leaves out (GEMM shapes whose rates broke physics, loops without a trip count)
+        detail["note"] = f.note
     return Metric("mfu", "Model FLOPs utilisation", json_float(f.mfu), "share", _pct(f.mfu), "higher",
-                  meaning=f"FLOPs per step / (step time x the GPU's dense {f.dtype} peak); {how}",
+                  meaning=f"FLOPs per step / (step time x the GPU's dense {f.peak_dtype} peak)"
+                          + (f"; {_pct(f.dtype_mfu)} of the {f.dtype} peak its GEMMs run in"
+                             if f.dtype_mfu is not None and f.dtype != f.peak_dtype else "") + f"; {how}",
                   detail={k: v for k, v in detail.items() if v is not None})
 
 
@@ -207,7 +213,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
                        rank=g.rank, collectives={c.type: [json_float(c.calls_per_step, 6), json_float(c.ms_per_step, 6),
                                              json_float(c.exposed_ms_per_step, 6), json_float(c.bytes_per_call),
                                              c.group_size] for c in m.comm.per_gpu.get(g.gpu, [])})
-            for g in m.gpus]
+            for g in _shown_gpus(m)]
     cap = m.capture
     det = m.steps
     return HostReport(
@@ -216,10 +222,12 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
                  "steady_state": cap.steady_state, "step_time_cv": json_float(cap.step_time_cv), "too_short": cap.too_short, "too_long": cap.too_long,
                  "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
                  "framework": cap.framework, "framework_name": frameworks.get(cap.framework).name,
-                 "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes, "applied": dict(m.applied),
+                 "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),
+                 "applied": dict(m.applied),
                  "time_base": cap.time_base},
         steps={"source": det.source, "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
-               "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},
+               "confidence": det.confidence, "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},
+        job=_job(m),
         headline=headline_cards(m, findings),
         breakdown_ms={k: json_float(v, 6) for k, v in m.breakdown.as_dict().items()},
         step_rows=steps_rows, gpus=gpus, kernels=_kernel_table(m), ops=_op_table(m), memcpy=_memcpy_table(m),
@@ -228,6 +236,55 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
         communication=_communication_table(m), expected_allreduce_ms=json_float(m.multi_gpu.expected_allreduce_ms, 6),
         roofline=_roofline_table(m),
     )
+
+
+def _shown_gpus(m: HostMetrics) -> list:
+    """The GPUs that ran something in the capture (all of them when none did): a GPU the process could see but never
+    used is no GPU of the job, and a row with a step time would say it ran."""
+    active = [g for g in m.gpus if g.active]
+    return active or list(m.gpus)
+
+
+def _idle_gpus_note(m: HostMetrics) -> list[str]:
+    idle = [g.gpu for g in m.gpus if not g.active]
+    if not idle or len(idle) == len(m.gpus):
+        return []
+    return [f"{len(idle)} more GPU(s) visible to the process ran nothing in the capture and are not listed "
+            f"(GPU {', '.join(map(str, idle[:8]))}{'…' if len(idle) > 8 else ''})"]
+
+
+def _job(m: HostMetrics) -> dict:
+    """The report's ``job`` block: the job stage's answer, how sure the steps are, and the line that says it."""
+    if m.job is None:
+        return {}
+    out = {**m.job.as_dict(), "step_source": m.steps.source, "step_confidence": m.steps.confidence}
+    out["summary"] = job_line(out)
+    return out
+
+
+#: How each kind of work reads in the report's job line.
+_KIND_WORDS = {"training": "training steps", "inference": "inference (forward passes)", "serving": "a serving engine",
+               "no_gpu": "no GPU work", "unknown": "GPU work of an unknown kind"}
+
+
+def job_line(job: dict) -> str:
+    """One host's job in words: what the capture is, how sure, its phase and its steps' source."""
+    if not job:
+        return ""
+    kind = _KIND_WORDS.get(job.get("kind") or "", job.get("kind") or "")
+    if job.get("engine"):
+        kind += f" ({job['engine']})"
+    bits = [f"Job: {kind} [{job.get('kind_confidence', '?')} confidence: {job.get('kind_evidence', '')}]"]
+    if job.get("phase") and job["phase"] != "steady":
+        bits.append(f"phase {job['phase']} ({100 * (job.get('one_time_share') or 0):.0f}% of the window in one-time costs)")
+    if job.get("version"):
+        bits.append(f"written by {job['version']}")
+    if job.get("step_confidence") and job["step_confidence"] != "high":
+        bits.append(f"steps from {job.get('step_source')} ({job['step_confidence']} confidence)")
+    for module, n in (job.get("steps_per_call") or {}).items():
+        bits.append(f"each call of {module} runs {n} training steps (a lax.scan / fori_loop over steps): a 'step' "
+                    f"below is one call, {n} training steps")
+    return "; ".join(bits) + "."
 
 
 def _communication_table(m: HostMetrics) -> Table | None:

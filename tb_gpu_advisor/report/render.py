@@ -82,11 +82,36 @@ def _scope(f: Finding) -> str:
     return " · ".join(parts)
 
 
+def job_lines(report: Report) -> list[str]:
+    """The job line of each host, once per distinct line (the ranks of one job say the same)."""
+    seen: dict[str, list[str]] = {}
+    for h in report.hosts:
+        line = (getattr(h, "job", None) or {}).get("summary") or ""
+        if line:
+            seen.setdefault(line, []).append(h.host)
+    if len(seen) == 1:
+        return list(seen)
+    return [f"{', '.join(hosts[:3])}{'…' if len(hosts) > 3 else ''}: {line}" for line, hosts in seen.items()]
+
+
 def _step_info(report: Report) -> str:
-    bits = [f"{len(report.hosts)} host{'s' if len(report.hosts) != 1 else ''}"]
+    """``1 host, 12 steps, step 4.01 ms``; for a job of several ranks ``8 ranks on 8 hosts, 1 step each, step 16.0 ms
+    (median rank)`` -- the step the achievable line and the job's findings speak of."""
+    n = len(report.hosts)
+    ranks = len(report.ranks.rows) if report.ranks is not None else 0
     steps = [h.steps.get("count") for h in report.hosts if h.steps.get("count") is not None]
+    a = report.achievable or {}
+    if ranks > 1:
+        bits = [f"{ranks} ranks on {n} host{'s' if n != 1 else ''}"]
+        if steps:
+            lo, hi = min(steps), max(steps)
+            bits.append(f"{lo} step{'s' if lo != 1 else ''} each" if lo == hi else f"{lo}-{hi} steps each")
+        if a.get("step_ms"):
+            bits.append(f"step {ms(a['step_ms'])} ({a.get('scope') or 'median rank'})")
+        return ", ".join(bits)
+    bits = [f"{n} host{'s' if n != 1 else ''}"]
     if steps:
-        bits.append(f"{sum(steps)} steps")
+        bits.append(f"{sum(steps)} step{'s' if sum(steps) != 1 else ''}")
     # the step time: a host's breakdown categories add up to its mean step
     per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
     if per_host:
@@ -181,6 +206,8 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     out.append(f"GPU Advisor — run {report.run!r}, session {report.session!r} ({_step_info(report)})")
     out.append("=" * min(WIDTH, len(out[0])))
     shown, cut = shown_findings(report, top)
+    for line in job_lines(report):
+        out.extend(textwrap.wrap(line, WIDTH, subsequent_indent="  "))
     out.append(f"FINDINGS: {verdict(report)}")
     ach = achievable_text(report)
     if ach:
@@ -194,7 +221,9 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         head = f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"
         sav = _saving_text(f)
         out.append(head)
-        meta = "    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f)) if x)
+        conf = f"{f.confidence} confidence (steps)" if getattr(f, "confidence", "high") != "high" else ""
+        meta = "    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f), conf)
+                                   if x)
         out.append(meta)
         out.extend(textwrap.wrap(f.summary, WIDTH, initial_indent="    ", subsequent_indent="    "))
         if f.saving is not None and f.saving.assumption:
@@ -324,7 +353,7 @@ def card_note(m) -> str | None:
 
 def flop_count(x: float) -> str:
     """FLOPs in the unit that reads best: ``6.44 GFLOP``, ``1.51 TFLOP``, ``5.94 PFLOP``."""
-    for unit, scale in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6)):
+    for unit, scale in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
         if abs(x) >= scale:
             return f"{x / scale:.3g} {unit}"
     return f"{x:.3g} FLOP"
@@ -334,7 +363,9 @@ def mfu_note(d: dict) -> str:
     """The MFU card's numbers in words: FLOPs per step, the rate reached and the peak it is a share of."""
     src = SOURCE_WORDS.get(d.get("source") or "", "")
     out = (f"{flop_count(d['flops_per_step'])} per step and GPU at {_num(d.get('tflops_per_s'), 1)} TFLOP/s of "
-           f"the {d.get('dtype')} dense peak {d['peak_flops'] / 1e12:.0f} TFLOP/s ({src})")
+           f"the {d.get('peak_dtype') or d.get('dtype')} dense peak {d['peak_flops'] / 1e12:.0f} TFLOP/s ({src})")
+    if d.get("dtype_mfu") is not None and d.get("dtype") and d.get("dtype") != d.get("peak_dtype"):
+        out += f"; {_pct(d['dtype_mfu'])} of the {d['dtype']} peak its GEMMs run in"
     if d.get("hfu") is not None:
         out += f"; hardware FLOPs utilisation (the trace's FLOPs) {_pct(d['hfu'])}"
     return out
@@ -441,6 +472,8 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
     out: list[str] = [f"## GPU Advisor: run {md_code(report.run)}, session {md_code(report.session)}", ""]
     out.append(f"**{md_inline(verdict(report))}** · {md_inline(_step_info(report))}")
     out.append("")
+    for line in job_lines(report):
+        out += [md_inline(line), ""]
     if achievable_text(report):
         out += [md_inline(achievable_text(report)), ""]
     for h in failed_hosts(report):

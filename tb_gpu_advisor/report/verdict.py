@@ -38,11 +38,15 @@ def verdict(report: Report) -> str:
     if failed and len(failed) == n:
         return f"not analysed — {'the host' if n == 1 else f'all {n} hosts'} could not be analysed (error below)"
     bad = f"{len(failed)} of {n} host{'s' if n != 1 else ''} could not be analysed" if failed else ""
-    if real:
-        return f"{_counts(real)} — top: {_top(real)}" + (f"; {bad}" if bad else "")
+    actionable = [f for f in real if f.severity in ("critical", "warning")]
+    if actionable:
+        return f"{_counts(real)} — top: {_top(actionable)}" + (f"; {bad}" if bad else "")
     if failed:
         return f"no check fired on the {n - len(failed)} analysed host{'s' if n - len(failed) != 1 else ''}, but {bad}"
-    return "Healthy: no check of the guide fired"
+    # healthy means no warning or critical, whatever the notes (issue #27 item 8)
+    notes = [f for f in real if f.severity == "info"]
+    return "Healthy: no check of the guide fired" + (f" ({len(notes)} note{'s' if len(notes) != 1 else ''})"
+                                                     if notes else "")
 
 
 def _top(real: Sequence[Finding]) -> str:

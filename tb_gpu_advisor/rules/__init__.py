@@ -21,7 +21,7 @@ from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, Metric
-from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, step_windows
+from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, saving, step_windows
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
 
@@ -35,6 +35,7 @@ logger = logging.getLogger(__name__)
 #: ranking ties, ``docs/rules.md``, card owners and the corpus's truth tables derive from it and from the registry.
 #: On equal savings the cause ranks above its symptom (misaligned dims / fp32 explain why Tensor Cores are unused).
 RULE_IDS: tuple[str, ...] = (
+    "cold_start",  # Q&A: one-time costs first -- they distort every number after them
     "input_bound",  # §1.1
     "step_gaps",  # §1.2.1
     "host_sync",  # §1.2.1
@@ -44,11 +45,13 @@ RULE_IDS: tuple[str, ...] = (
     "excessive_memcpy",  # §1.2.2 / §2 item 4
     "misaligned_dims",  # §1.2.3
     "mixed_precision_off",  # §1.3
+    "dtype_casts",  # §1.3, the casts mixed precision pays for (issue #26)
     "tensor_core_unused",  # §1.2.3
     "mfu_low",  # §1.2.3, GEMMs far below their roofline (issue #20)
     "loss_scaling_gaps",  # §1.3
     "xla_not_used",  # §1.3
     "batch_size_headroom",  # §2 item 1
+    "allocator_churn",  # §2 item 1, memory: the driver's allocator in every step
     "comm_exposed",  # §2 communication overlap (job scope)
     "allreduce_extra",  # §2 item 3
     "gpu_imbalance",  # §2 item 5
@@ -106,22 +109,69 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
             logger.debug("%s", traceback.format_exc())
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out):
         out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
+    _step_confidence(metrics, out)
+    follow_savings(out)
+    if has_gpu and not any(f.severity in ("critical", "warning") for f in out) and \
+            not any(f.rule in ("healthy", "unexplained_idle") for f in out):
+        out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
     mark_overlaps(out)
     return rank(out)
 
 
+def follow_savings(findings: Iterable[Finding]) -> None:
+    """A finding's severity follows what it saves (issue #27 item 6): with a saving under
+    ``severity.warning_min_saving`` of the step it is a note (info), under ``severity.critical_min_saving`` at most a
+    warning.  Findings without a saving (capture quality, a check that cannot size its fix) keep their grade."""
+    for f in findings:
+        if f.saving is None or f.severity not in ("critical", "warning"):
+            continue
+        pct = f.saving.percent_of_step / 100.0
+        if pct < T("severity.warning_min_saving"):
+            f.severity = "info"
+        elif f.severity == "critical" and pct < T("severity.critical_min_saving"):
+            f.severity = "warning"
+
+
+#: Findings about the capture itself: they do not rest on the steps.
+_ABOUT_THE_CAPTURE = ("capture_quality", "cold_start")
+#: Findings that exist only because of where steps begin and end: from steps that are a guess, they are a guess.
+_STEP_BOUNDARY_RULES = ("step_gaps",)
+
+
+def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
+    """Every per-step number rests on the steps: a finding carries their confidence, and one that only the step
+    boundaries make (a gap *between* steps) is no more than info when the boundaries are a guess -- and says so."""
+    conf = m.steps.confidence
+    if conf == "high":
+        return
+    for f in findings:
+        if f.rule in _ABOUT_THE_CAPTURE:
+            continue
+        f.confidence = conf
+        if conf == "low" and f.rule in _STEP_BOUNDARY_RULES and f.severity in ("critical", "warning"):
+            f.severity = "info"
+            f.summary += (f" The steps are a guess ({m.steps.source}): this gap may lie inside one step, so it is "
+                          f"reported as a note, not a problem.")
+
+
+#: Job-scope rules that also speak of a single rank: what its own trace shows (its exposed collectives).  The others
+#: compare ranks and need two.
+ONE_RANK_RULES = ("comm_exposed",)
+
+
 def evaluate_job(job: JobView) -> list[Finding]:
     """The job-scope rules over every rank of a session (``metrics.job``); never raises (a failing check is logged
-    and skipped: the host reports stand on their own)."""
+    and skipped: the host reports stand on their own).  With one rank, only :data:`ONE_RANK_RULES`."""
     out: list[Finding] = []
     for rid in RULE_IDS:
         r = REGISTRY[rid]
-        if r.scope != "job":
+        if r.scope != "job" or (len(job.ranks) < 2 and rid not in ONE_RANK_RULES):
             continue
         try:
             out.extend(r.check(job) or [])
         except Exception as e:  # noqa: BLE001 -- a check must never crash the report
             logger.warning("job rule %s failed: %s", rid, e, exc_info=True)
+    follow_savings(out)
     return out
 
 
@@ -145,6 +195,9 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
     sev = grade(dev, "headline.device_step_share.warning", "headline.device_step_share.critical")
     if sev is None:
         return None
+    host = metrics.breakdown.host_compute
+    if ctx.step_ms and host >= 0.5 * ctx.step_ms * (1 - (dev or 0.0)):
+        return _host_bound(ctx, metrics, sev, dev, host)
     f = finding(
         ctx, "unexplained_idle", sev,
         f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step, and no check of the guide recognises "
@@ -160,6 +213,29 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
     return f
 
 
+def _host_bound(ctx: Ctx, metrics: HostMetrics, sev: str, dev: float | None, host_ms: float) -> Finding:
+    """The GPU idles most of the step while the host runs its own code (Python, framework work that launches
+    nothing): inside the step, where no between-step or launch check looks -- an eager serving engine's or a forward
+    pass's Python.  Saving: that host time (kept out of the step by overlapping or compiling it)."""
+    f = finding(
+        ctx, "unexplained_idle", sev,
+        f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(host_ms)} of it "
+        f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code (Python and framework work "
+        f"that launches nothing): the step is host-bound.",
+        title="Host-bound: the GPU waits for the host's own work inside the step",
+        metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
+                      unit="share", display=pct(dev), good_direction="higher", status=sev,
+                      threshold=T("headline.device_step_share.warning"),
+                      meaning="share of the step the device executes (the guide's first overview number)"),
+        saving=saving(ctx, host_ms, "the host's own work moves off the GPU's critical path (overlapped with the GPU, "
+                                    "or compiled into graphs)", [("host", "host_work", host_ms)]),
+        windows=step_windows(ctx, key=lambda st: st.breakdown.host_compute, label="host work"),
+        actions=ctx.fw.fix("step_gaps:host_work"),
+    )
+    f.guide_section = "§1 overview"
+    return f
+
+
 def healthy_finding(metrics: HostMetrics) -> Finding:
     """The explicit 'nothing to fix' finding, with the headline numbers."""
     ctx = Ctx(metrics)
@@ -168,7 +244,7 @@ def healthy_finding(metrics: HostMetrics) -> Finding:
     f = finding(
         ctx, "healthy", "ok",
         f"No check of the guide fired: the device executes {pct(dev)} of the {ms(ctx.step_ms)} step "
-        f"(input wait {pct(inp)}, launch wait {pct(lw)}, 16-bit kernel time {pct(s16)}) over {ctx.steps} steps.",
+        f"(input wait {pct(inp)}, launch wait {pct(lw)}, 16-bit kernel time {pct(s16)}) over {ctx.steps} step{'s' if ctx.steps != 1 else ''}.",
         title="Healthy: no guide check fired",
         metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
                       unit="share", display=pct(dev), good_direction="higher", status="good",
@@ -185,6 +261,10 @@ def _order(f: Finding) -> int:
 _TIER = {"critical": 0, "warning": 0, "info": 1, "ok": 2}
 
 
+#: Findings that come first when they warn: they say the capture is not what the other findings assume.
+LEADS = ("cold_start",)
+
+
 def rank(findings: Iterable[Finding]) -> list[Finding]:
     """Order findings for the report.
 
@@ -194,10 +274,14 @@ def rank(findings: Iterable[Finding]) -> list[Finding]:
     3. ties in the guide's debugging order (input pipeline, one-GPU checks, mixed
        precision / XLA, several GPUs, capture quality);
     4. then severity (critical first), host, GPU, id -- so the order is deterministic.
+
+    A capture of warm-up (:data:`LEADS`: ``cold_start``) leads whatever it saves: every number after it describes the
+    start-up, and "you profiled warm-up" is the first thing to know.
     """
     def key(f: Finding):
         s = f.saving.ms_per_step if f.saving else 0.0
-        return (_TIER.get(f.severity, 3), -round(s, 2), _order(f), SEVERITY_ORDER.get(f.severity, 9),
+        lead = 0 if f.rule in LEADS and f.severity in ("critical", "warning") else 1
+        return (lead, _TIER.get(f.severity, 3), -round(s, 2), _order(f), SEVERITY_ORDER.get(f.severity, 9),
                 f.host or "", -1 if f.gpu is None else f.gpu, f.id)
 
     return sorted(findings, key=key)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor.job import adapt
 from tb_gpu_advisor.metrics.job import JobView, RankRow, med
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table
 from tb_gpu_advisor.rules.registry import REGISTRY
@@ -14,13 +15,14 @@ from tb_gpu_advisor.rules.savings import parts
 RANK_COLUMNS = ["rank", "step ms", "compute ms", "exposed comm ms", "other ms", "step less comm ms"]
 
 
-def rank_rows(ranks: Sequence[RankRow]) -> list[list]:
-    return [[r.label, round(r.step_ms, 3), round(r.compute_ms, 3), round(r.comm_ms, 3), round(r.other_ms, 3),
-             round(r.busy_ms, 3)] for r in ranks]
+def rank_rows(ranks: Sequence[RankRow], mark: RankRow | None = None) -> list[list]:
+    return [[r.label + (" (straggler)" if r is mark else ""), round(r.step_ms, 3), round(r.compute_ms, 3),
+             round(r.comm_ms, 3), round(r.other_ms, 3), round(r.busy_ms, 3)] for r in ranks]
 
 
-def ranks_table(job: JobView, title: str = "Ranks (mean per step)") -> Table:
-    return Table(title, list(RANK_COLUMNS), rank_rows(sorted(job.ranks, key=lambda r: -r.busy_ms)))
+def ranks_table(job: JobView, title: str = "Ranks (mean per step)", mark: RankRow | None = None) -> Table:
+    """Every rank, the most before its collectives first (the straggler, marked, leads)."""
+    return Table(title, list(RANK_COLUMNS), rank_rows(sorted(job.ranks, key=lambda r: -r.busy_ms), mark))
 
 
 def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metric: Metric, saving_ms: float,
@@ -45,12 +47,23 @@ def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metr
     )
 
 
+def _framework(job: JobView) -> frameworks.Framework:
+    """The job's framework, talking to the job (a serving engine, an old version) as the host rules do."""
+    return adapt(frameworks.get(job.framework), job.tags, job.engine)
+
+
+def vendor_fixes(job: JobView, *keys: str) -> list[Action]:
+    """The job's GPU vendor's own fixes (``devices/<vendor>.py`` ``FIXES``): NVIDIA's tools for NVIDIA's GPUs only."""
+    v = devices.vendor_of(job.gpu_names)
+    return [v.FIXES[k] for k in keys]
+
+
 def fixes(job: JobView, key: str, **fmt: object) -> list[Action]:
-    return frameworks.get(job.framework).fix(key, **fmt)
+    return _framework(job).fix(key, **fmt)
 
 
 def fixes_for(job: JobView, key: str, variants: Sequence[str]) -> list[Action]:
-    return frameworks.get(job.framework).fixes_for(key, variants)
+    return _framework(job).fixes_for(key, variants)
 
 
 def slow_node(job: JobView) -> tuple[str, float, float, float] | None:

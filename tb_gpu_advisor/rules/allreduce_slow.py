@@ -58,7 +58,7 @@ def check(m: HostMetrics) -> list[Finding]:
             saving=saving(ctx, ar - expected, "AllReduce runs at the expected params × 4 B / bandwidth",
                           [("collectives", "allreduce", ar - expected)]),
             evidence=evidence,
-            actions=_actions(),
+            actions=_actions(ctx.vendor),
         )]
     # without the parameter count nothing says the AllReduce is slow: measured, not judged (info).  The time the
     # step pays for communication is comm_exposed's finding, across every rank of the job
@@ -80,7 +80,7 @@ def check(m: HostMetrics) -> list[Finding]:
         actions=[action("Give the model's parameter count (Model.summary(), or sum(p.numel() for p in "
                         "model.parameters())) to get the expected AllReduce time: Parameters in the Advisor tab's "
                         "Settings, TensorBoard's --gpu_advisor_params, or the command line's --params.",
-                        "tb-gpu-advisor report LOGDIR --params 110000000", "shell")] + _actions(),
+                        "tb-gpu-advisor report LOGDIR --params 110000000", "shell")] + _actions(ctx.vendor),
     )]
 
 
@@ -92,9 +92,8 @@ def _waited(waited_ms: float) -> str:
             f"waiting for that GPU (see imbalance and launch skew).")
 
 
-def _actions() -> list:
+def _actions(vendor) -> list:  # noqa: ANN001 - a devices vendor module
     return [
         action("Raise the per-GPU batch size: step time grows, communication does not."),
-        action("Check the interconnect (NVLink vs PCIe: nvidia-smi topo -m) and that NCCL is used.",
-               "nvidia-smi topo -m", "shell"),
+        vendor.FIXES["topology"],
     ]

@@ -42,6 +42,8 @@ class Ctx:
         self.steps: int = int(m.steps.count or 0)
         #: the capture's framework: its fixes, words and finding titles
         self.fw: Framework = framework(m)
+        #: the GPUs' vendor (``devices/nvidia.py``, ``devices/amd.py``): its words (``TERMS``) and own fixes (``FIXES``)
+        self.vendor = devices.vendor_of([g.name for g in m.gpus if g.active])
 
     def words(self, text: str) -> str:
         """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code stays as it is)."""
@@ -101,6 +103,13 @@ def count(x: float | int | None) -> str:
     if float(x).is_integer():
         return f"{int(x):,}"
     return f"{x:,.1f}"
+
+
+def n_of(k: float | int, noun: str, plural: str | None = None) -> str:
+    """``1 copy``, ``2 copies``, ``1.5 copies``: a count with its noun in the number it needs."""
+    word = noun if float(k) == 1.0 else (plural or (noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou"
+                                                     else noun + ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")))
+    return f"{count(k)} {word}"
 
 
 def r(x: float | None, nd: int = 3) -> float | None:
@@ -284,8 +293,10 @@ def _not_applied(ctx: Ctx, actions: Sequence[Action]) -> tuple[list[Action], lis
 
 
 def framework(m: HostMetrics) -> Framework:
-    """The capture's framework (``capture.framework``): its fixes, labels and what does not apply to it."""
-    return frameworks.get(m.capture.framework)
+    """The capture's framework (``capture.framework``): its fixes, labels and what does not apply to it, written for
+    the job the capture holds (``job/``: a forward pass, a serving engine, a cold start, an old version)."""
+    fw = frameworks.get(m.capture.framework)
+    return m.job.framework(fw) if m.job is not None else fw
 
 
 def kernels_per_step(m: HostMetrics, ctx: Ctx) -> float | None:

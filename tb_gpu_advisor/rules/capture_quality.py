@@ -9,13 +9,13 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import Ctx, T, finding, rule, value_metric
+from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, share_metric, step_windows, value_metric
 
 ID = "capture_quality"
 
 @rule(ID, "Q&A", "The capture is too short or not steady",
       thresholds=("capture.min_steps", "capture.max_seconds", "capture.max_step_cv",
-                  "capture.graph_kernel_share"))
+                  "capture.graph_kernel_share", "capture.unseen_share"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     c, s = m.capture, m.steps
@@ -25,23 +25,42 @@ def check(m: HostMetrics) -> list[Finding]:
             ctx, ID, "warning",
             f"No GPU kernel or copy in this capture ({len(m.gpus)} GPU planes, {c.num_events:,} events): the guide's "
             f"GPU checks were skipped. Was the GPU visible to {ctx.fw.label('gpu_user')}, and did the profiled window include "
-            f"training steps?",
+            f"the GPU work (training steps, forward passes, engine steps)?",
             title="No GPU activity in the capture",
             metric=value_metric("active_gpus", "GPUs with activity", 0, "count", "0", severity="warning",
                                 good_direction="higher"),
             actions=ctx.fw.fix(f"{ID}:no_gpu"),
         ))
+    job = m.job
+    passes = job is not None and job.kind.kind in ("inference", "serving") and job.kind.confidence != "low"
     if s.source == "whole_capture" or s.count < T("capture.min_steps"):
         why = s.note or ("no step markers found" if s.source == "whole_capture" else "")
+        unit = {"serving": "engine step", "inference": "forward pass"}.get(job.kind.kind if passes else "", "step")
+        guess = (f" The steps themselves are a guess ({s.source}, {s.confidence} confidence): every per-step number "
+                 "rests on it." if s.confidence == "low" else "")
         out.append(finding(
-            ctx, ID, "warning",
-            f"Only {s.count} complete steps were kept ({s.found} found, step source '{s.source}'"
-            f"{'; ' + why if why else ''}); at least {T('capture.min_steps'):g} steady-state steps make averages "
-            f"trustworthy.",
-            title="Too few steps in the capture",
+            ctx, ID, "info" if passes and s.confidence != "low" else "warning",
+            f"Only {_n(s.count, unit)} {'was' if s.count == 1 else 'were'} kept ({s.found} found, step source "
+            f"'{s.source}'{'; ' + why if why else ''}); at least {T('capture.min_steps'):g} steady-state "
+            f"{_plural(unit)} make averages trustworthy.{guess}",
+            title=f"Too few {_plural(unit)} in the capture",
             metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
                                 severity="warning", good_direction="higher"),
             actions=ctx.fw.fix(f"{ID}:few_steps"),
+        ))
+    unseen = m.breakdown.unseen
+    if unseen and ctx.step_ms and unseen / ctx.step_ms >= T("capture.unseen_share"):
+        out.append(finding(
+            ctx, ID, "warning",
+            f"The host waits {ms(unseen)} of each {ms(ctx.step_ms)} step ({pct(unseen / ctx.step_ms)}) in syncs or "
+            f"blocking copies while the trace shows every GPU idle: it waits for GPU work this capture does not hold "
+            f"(a window cut out of a longer trace, or another process on the GPU). That time is booked apart, not as "
+            f"launch or host overhead; profile the whole step to see what the GPU ran.",
+            title="The host waits for GPU work the capture does not show",
+            metric=share_metric("unseen_share", "Host waiting for GPU work not in the capture", unseen / ctx.step_ms,
+                                "capture.unseen_share", severity="warning"),
+            windows=step_windows(ctx, key=lambda st: st.breakdown.unseen, label="waiting for unseen GPU work"),
+            actions=ctx.fw.fix(ID),
         ))
     seconds = (c.length_ms or 0) / 1000.0
     if seconds > T("capture.max_seconds"):
@@ -50,7 +69,7 @@ def check(m: HostMetrics) -> list[Finding]:
                          ("capture_seconds", "Capture length", seconds, "s", f"{seconds:.0f} s", "capture.max_seconds"),
                          ctx.fw.fix(ID)))
     if c.step_time_cv is not None and c.step_time_cv > T("capture.max_step_cv") and s.count >= 2:
-        out.append(_note(ctx, f"Step times vary by {c.step_time_cv:.0%} (stddev / mean over {s.count} steps): the "
+        out.append(_note(ctx, f"Step times vary by {c.step_time_cv:.0%} (stddev / mean over {_n(s.count, 'step')}): the "
                               f"window is not steady state, so per-step averages hide outliers.",
                          "Step times are not steady",
                          ("step_time_cv", "Step time variation", c.step_time_cv, "ratio", f"{c.step_time_cv:.0%}",
@@ -67,6 +86,14 @@ def check(m: HostMetrics) -> list[Finding]:
         for i, f in enumerate(out[1:], 1):
             f.id = f"{f.id}#{f.metric.id if f.metric else i}"
     return out
+
+
+def _plural(unit: str) -> str:
+    return unit + ("es" if unit.endswith("ss") else "s")
+
+
+def _n(k: int, unit: str) -> str:
+    return f"{k} {unit}" if k == 1 else f"{k} {_plural(unit)}"
 
 
 def _note(ctx, summary: str, title: str, metric: tuple, actions: list):

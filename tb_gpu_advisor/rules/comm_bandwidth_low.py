@@ -13,22 +13,15 @@ from __future__ import annotations
 
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.job import JobView
-from tb_gpu_advisor.model.schema import Action, Finding, Metric, Table
-from tb_gpu_advisor.rules._job import job_finding, med
+from tb_gpu_advisor.model.schema import Finding, Metric, Table
+from tb_gpu_advisor.rules._job import job_finding, med, vendor_fixes
 from tb_gpu_advisor.rules.base import grade, ms, pct
 from tb_gpu_advisor.rules.registry import rule
 
 ID = "comm_bandwidth_low"
 
-_FIXES = [
-    Action(text="Check which transport NCCL picked between the GPUs (NVLink / InfiniBand / sockets) and why: its "
-                "log names the channels, rings and the network plugin.",
-           snippet="export NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET   # then look for 'via NET/Socket' or 'P2P/IPC'",
-           snippet_lang="shell"),
-    Action(text="Between hosts: one NIC per GPU (NCCL_IB_HCA), GPUDirect RDMA enabled, no TCP fallback; within a "
-                "host: the GPUs on NVLink rather than PCIe (nvidia-smi topo -m).",
-           snippet="nvidia-smi topo -m", snippet_lang="shell"),
-]
+#: The vendor's fixes it gives (``devices/<vendor>.py`` ``FIXES``): NCCL's or RCCL's log, the links and the NICs.
+_FIXES = ("transport", "network")
 
 
 @rule(ID, "§2.1", "Collectives move data far below the link's bandwidth",
@@ -79,5 +72,5 @@ def check(job: JobView) -> list[Finding]:
                    f"healthy fabric for messages this size",
         evidence=[Table("Collectives with message sizes (median rank)", ["collective", "bytes per call", "bus GB/s",
                                                                           "of link", "exposed transfer ms"], rows)],
-        actions=list(_FIXES), host=None,
+        actions=vendor_fixes(job, *_FIXES), host=None,
     )]

@@ -66,7 +66,9 @@ def check(job: JobView) -> list[Finding]:
         + (f", of which {ms(wait)} is waiting for the rank that enters the collective last (see the straggler "
            f"findings)" if wait >= 0.05 * max(exposed, 1e-9) else "")
         + f": {ms(paid)} ({pct(share)} of the step) of communication the step pays for. Most exposed: {top[0]}, "
-          f"{top[1]:.1f} calls and {ms(top[3])} exposed per step.",
+          f"{top[1]:.1f} calls and {ms(top[3])} exposed per step."
+        + (" One rank's trace cannot tell the transfer from waiting for the other ranks: profile every rank to "
+           "separate them." if n == 1 else ""),
         metric=share_metric("comm_exposed_share", "Exposed communication share of step", share, "comm_exposed.warning",
                             severity=sev, detail={"collective_ms_per_step": total, "exposed_ms_per_step": exposed,
                                                   "paid_ms_per_step": paid, "ranks": n}),

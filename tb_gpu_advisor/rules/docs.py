@@ -25,7 +25,7 @@ def framework_fixes(rid: str) -> list[str]:
     """Per framework, the fixes it spells for the rule (``rule`` and ``rule:variant`` keys of its module)."""
     out = []
     for fw in frameworks.REGISTRY.values():
-        knobs = [_knob(a) for key, acts in fw.fixes.items() if key.split(":", 1)[0] == rid for a in acts]
+        knobs = [_knob(a) for key, acts in fw.fixes.items() if frameworks.fix_rule(key) == rid for a in acts]
         if knobs:
             out.append(f"- {fw.name} (`tb_gpu_advisor/frameworks/{fw.id}.py`): " + "; ".join(dict.fromkeys(knobs)))
     return out

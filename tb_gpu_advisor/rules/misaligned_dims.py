@@ -54,10 +54,10 @@ def check(m: HostMetrics) -> list[Finding]:
                         ["kernel", "op", "op type", "precision", "count", "total ms", "dims not multiple of 8/16"], rows)],
         actions=[
             action("Pad the layer sizes (units, channels, vocabulary, sequence/batch dims) to multiples of 8 "
-                   "(16 for int8); cuDNN >= 7.6.3 pads convolutions automatically, dense layers are not padded.",
+                   f"(16 for int8); {ctx.vendor.TERMS['conv_padding']}.",
                    "units = ((units + 7) // 8) * 8      # Dense/Embedding/attention sizes\n"
                    "vocab_size = ((vocab_size + 7) // 8) * 8"),
-            action("Check the kernel stats: the op should map to an h884/h1688/s16816/xmma-style Tensor Core kernel."),
+            action(f"Check the kernel stats: the op should map to {ctx.vendor.TERMS['tc_kernel_names']}."),
         ],
     )]
 

@@ -84,13 +84,13 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "unknown_precision_share": k.unknown_us / k.compute_us}),
         saving=saving(ctx, t32_save + other_ms * (1 - 1 / spm),
                       f"32-bit MatMul/Conv kernels run {sp_cc:.3g}x faster in 16 bit on Tensor Cores"
-                      + (f" ({sp:.3g}x for those already on TF32 Tensor Cores)" if t32_ms > cuda_ms else "")
+                      + (f" ({sp:.3g}x for those {ctx.vendor.TERMS['fp32_on_matrix_units']})" if t32_ms > cuda_ms else "")
                       + f" and other 32-bit kernels {spm:g}x faster with half the bytes"
                       + (f"; {roof_cc[1]}" if roof_cc else ""),
                       [("compute", "tc_eligible_kernels", t32_save),
                        ("compute", "non_matmul_kernels", other_ms * (1 - 1 / spm))]),
         evidence=[table("Largest 32-bit MatMul/Conv kernels", ["kernel", "op", "op type", "precision", "count", "total ms",
-                                                               "tensor core"],
+                                                               ctx.vendor.TERMS["matrix_unit"].lower()],
                         [[short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, s.tensor_core]
                          for s in top])],
         actions=ctx.fw.fix(f"{ID}:{sixteen_bit_dtype(m)}") + [_VERIFY],

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Action, Finding
-from tb_gpu_advisor.rules._job import job_finding, ranks_table, slow_node
+from tb_gpu_advisor.rules._job import job_finding, ranks_table, slow_node, vendor_fixes
 from tb_gpu_advisor.rules.base import grade, ms, pct, share_metric
 from tb_gpu_advisor.rules.registry import rule
 
 ID = "node_straggler"
 
 _NODE_FIXES = [
-    Action(text="Look at the node itself: GPU clocks and throttle reasons (thermal, power), and other processes on it.",
-           snippet="nvidia-smi -q -d PERFORMANCE,CLOCK,TEMPERATURE", snippet_lang="shell"),
     Action(text="Compare its host: CPU contention from data-loader workers or other jobs, the NIC and the file "
                 "system it reads from; exclude the node from the next run to confirm.",
            snippet="srun --exclude=<node> ...   # Slurm; on Kubernetes: cordon the node", snippet_lang="shell"),
@@ -47,5 +45,5 @@ def check(job: JobView) -> list[Finding]:
                             severity=sev, detail={"node": host, "extra_ms_per_step": extra, "node_comm_ms": comm,
                                                   "others_comm_ms": others_comm, "nodes": len(job.hosts)}),
         saving_ms=extra, assumption=f"{host} runs as fast as the other nodes: their ranks stop waiting for it",
-        evidence=[ranks_table(job)], actions=list(_NODE_FIXES), host=host,
+        evidence=[ranks_table(job)], actions=vendor_fixes(job, "clocks") + list(_NODE_FIXES), host=host,
     )]

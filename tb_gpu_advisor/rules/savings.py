@@ -30,10 +30,15 @@ GROUPS: dict[str, tuple[str, ...]] = {
     "copies": ("memcpy_h2d", "memcpy_d2h", "memcpy_d2d"),
     "compute": ("device_compute",),
     "collectives": ("collectives",),
+    "startup": ("startup",),
+    "unseen": ("unseen",),
+    "allocator": ("allocator",),
 }
 #: pools and what they are (docs/report-schema.md lists them)
 POOLS: dict[str, str] = {
     "input": "GPU idle waiting for the input pipeline or its host-to-device copies",
+    "startup": "GPU idle inside one-time start-up costs (module loading, library start-up, compilation)",
+    "allocator": "GPU idle while the host is in the device allocator (cudaMalloc / cudaFree)",
     "launch": "GPU idle between kernels while the host launches or dispatches them",
     "host_work": "GPU idle while the host computes (host-placed ops, work between steps)",
     "loss_scaling": "host-side dynamic loss-scaling updates",

@@ -21,6 +21,7 @@ import numpy as np
 from tb_gpu_advisor import formats, frameworks, rules
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
+from tb_gpu_advisor.job import detect_job
 from tb_gpu_advisor.metrics.compute import compute_host_metrics
 from tb_gpu_advisor.metrics.context import build_context
 from tb_gpu_advisor.metrics.types import HostMetrics
@@ -46,7 +47,8 @@ def host_metrics(trace: Trace, params: int | None = None, options: UserOptions |
     # correlation: host launch record of every device event (graph launches cover all their kernels)
     launches: list[np.ndarray] = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
     release_free_heap()  # the correlation table's build arrays, before the steps' (see common/memory.py)
-    steps = detect_steps(trace, launches)
+    job = detect_job(trace, launches, fw)
+    steps = detect_steps(trace, launches, job)
     # the step detection's temporaries: ~40 MB of freed heap on the dense 100 MB benchmark capture, under the
     # context built next (see common/memory.py)
     release_free_heap()
@@ -54,7 +56,7 @@ def host_metrics(trace: Trace, params: int | None = None, options: UserOptions |
         release_columns(trace.h, "step_num", "iter_num", "group_id")
         for d in trace.devices:
             release_columns(d, "corr", "group_id")
-    return compute_host_metrics(trace, steps, launches, fw, options, release=release)
+    return compute_host_metrics(trace, steps, launches, fw, options, release=release, job=job)
 
 
 def host_report(m: HostMetrics, size: int) -> HostReport:
@@ -117,8 +119,9 @@ def host_timelines(host_file, windows: Sequence[tuple[float, float]], max_events
     trace = formats.read(host_file)
     fw = frameworks.detect_trace(trace)
     launches = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
-    steps = detect_steps(trace, launches)
-    ctx = build_context(trace, steps, launches, fw)
+    job = detect_job(trace, launches, fw)
+    steps = detect_steps(trace, launches, job)
+    ctx = build_context(trace, steps, launches, fw, job=job)
     del launches
     return [timeline.window_timeline(ctx, float(s), float(e), max_events) for s, e in windows]
 

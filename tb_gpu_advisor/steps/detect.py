@@ -11,10 +11,17 @@ Sources, tried in order (the first that yields steps wins; see
 6. ``step_num_stat``        -- host events carrying ``step_num`` / ``iter_num`` (grouped by value);
 7. ``xla_modules``          -- ``XLA Modules`` line events (JAX / XLA), the most frequent module;
 8. ``xla_module_launches``  -- host ``<module>:XLA GPU module`` events (raw JAX files), the most frequent module;
-9. ``nvtx_range``           -- NVTX ranges (Nsight Systems): ``ProfilerStep#N``, a user range named like a step or
-                               iteration, else the most repeated top-level user range (``frameworks.nvtx``);
-10. ``gpu_busy_clusters``   -- clusters of GPU activity separated by unusually long idle gaps;
-11. ``whole_capture``       -- one window over everything, with a note why.
+9. ``nvtx_range`` / ``nvtx_top_range`` -- NVTX ranges (Nsight Systems): ``ProfilerStep#N`` or a user range named
+   like a step or iteration; else the most repeated top-level user range (``frameworks.nvtx``);
+10. ``engine_steps`` / ``annotation_spans`` -- the program's own repeated spans (``job.structure``): a serving
+   engine's ``execute_model``, a user's ``record_function`` or ``train_step``;
+11. ``single_pass``          -- a capture of inference work with no repeated structure: one forward pass, one step;
+12. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps;
+13. ``whole_capture``        -- one window over everything, with a note why.
+
+Each source carries a confidence (:data:`CONFIDENCE`): the format's own markers are sure, the program's spans
+likely, GPU busy clusters a guess -- what rests on the steps says so.  Steps that hold the capture's one-time costs
+(``job.phase``: module loading, library start-up, compilation) are dropped as warm-up where steady steps remain.
 
 Host-defined steps tile time: step k runs from its marker's start to the
 next marker's start (the gap before the next step belongs to step k, as in
@@ -36,6 +43,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, xla
+from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
 
@@ -53,10 +61,21 @@ StepSource = Literal[
     "profiler_step",  # PyTorch: `ProfilerStep#N` host annotations (the format's own step marks)
     "xla_modules",  # JAX / XLA: one `XLA Modules` event per step (post-processed files)
     "xla_module_launches",  # raw JAX files: one host `<module>:XLA GPU module` execution per step
-    "nvtx_range",  # Nsight Systems: NVTX ranges named like a step, or the most repeated top-level user range
+    "nvtx_range",  # Nsight Systems: NVTX `ProfilerStep#N` or user ranges named like a step or iteration
+    "nvtx_top_range",  # Nsight Systems: the most repeated top-level user NVTX range
+    "engine_steps",  # a serving engine's own step span (vLLM ``execute_model``)
+    "annotation_spans",  # the program's repeated spans that hold most of the GPU work
+    "single_pass",  # inference with no repeated structure: the capture is one forward pass
     "gpu_busy_clusters",  # last resort: clusters of GPU busy time separated by long idle gaps
     "whole_capture",  # no step found: the whole capture is one "step"
 ]
+
+#: How sure each step source is that its windows are the job's steps.
+CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "keras_profiled_batch": "high", "trace_train": "high",
+              "root_r": "medium", "step_num_stat": "medium", "xla_modules": "high", "xla_module_launches": "medium",
+              "nvtx_range": "high", "nvtx_top_range": "medium",
+              "engine_steps": "high", "annotation_spans": "medium", "single_pass": "medium",
+              "gpu_busy_clusters": "low", "whole_capture": "low"}
 
 
 @dataclass
@@ -91,6 +110,7 @@ class StepDetection:
     note: str = ""  # human sentence: why this source, what was dropped, why whole-capture
     windows: list[StepWindow] = field(default_factory=list)  # kept steps, in time order
     mapped_via: str = ""  # "host_window" | "correlation_id" | "group_id" | "device" : how GPU time was tied to steps
+    confidence: str = "high"  # CONFIDENCE of the source: "low" steps make every per-step number a guess
 
 
 @dataclass
@@ -176,12 +196,13 @@ def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | 
 
 #: Sources whose windows are host time spans (tiled, mapped to devices through the launches).
 _HOST_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat", "xla_module_launches",
-                 "nvtx_range")
+                 "nvtx_range", "nvtx_top_range", "engine_steps", "annotation_spans")
 
 
-def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> Steps:
+def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None) -> Steps:
     """Detect steps; see the module docstring.  ``launches``: per GPU, each device event's host launch record
-    (:func:`~tb_gpu_advisor.model.trace.device_launches`; computed here when not given)."""
+    (:func:`~tb_gpu_advisor.model.trace.device_launches`; computed here when not given); ``job``: what the capture
+    is (its own step spans, its one-time costs), None for a bare reading of the markers."""
     h, devs = trace.h, trace.devices
     active = [d for d in devs if len(d)]
     origin = trace.viewer_zero_ps  # ms are counted as the trace's viewer counts them (links land on their step)
@@ -202,12 +223,24 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> Step
         else:
             xla = _xla_module_steps(trace) or _xla_launch_steps(h)
             marked = _nvtx_steps(trace) if xla is None else None
+            own = job.structure if job is not None else None
             if xla is not None:
                 source, note, ids, hs, he = xla
                 mapped = "device"
             elif marked is not None:
                 source, note, ids, hs, he = marked
                 mapped = "host_window"
+            elif own is not None:
+                source, note, hs, he = own.source, own.note, own.start, own.end
+                ids = np.arange(hs.size, dtype=np.int64)
+                mapped = "host_window"
+            elif _one_pass(job, active):
+                source, mapped = "single_pass", "device"
+                hs = np.array([min(int(d.start.min()) for d in active)], np.int64)
+                he = np.array([max(int(d.end.max()) for d in active)], np.int64)
+                ids = np.zeros(1, np.int64)
+                note = (f"one {job.kind.kind} pass: no step markers and no repeated span that holds the GPU work "
+                        f"({job.kind.evidence}), so the capture is one step")
             else:
                 cl = _busy_clusters(active)
                 if cl is not None:
@@ -249,15 +282,39 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> Step
         ids, hs, he = ids[1:-1], hs[1:-1], he[1:-1]
         gpu_windows = {g: w[1:-1] for g, w in gpu_windows.items()}
         note += f"; dropped first and last of {found} steps"
+    if job is not None and ids.size > 1 and job.phase.start.size:
+        cold = _cold_steps(hs, he, gpu_windows, job)
+        if cold.any() and (~cold).sum() >= 2:  # one steady step left is no steady state: keep and book the costs
+            dropped += [DroppedStep(int(i), "warm-up: holds one-time costs (module loading, library start-up, "
+                                            "compilation)") for i in ids[cold]]
+            ids, hs, he = ids[~cold], hs[~cold], he[~cold]
+            gpu_windows = {g: w[~cold] for g, w in gpu_windows.items()}
+            note += f"; dropped {int(cold.sum())} warm-up step(s) holding one-time costs"
     host_w = np.stack([hs, he], axis=1) if ids.size else np.zeros((0, 2), np.int64)
     for d in devs:
         gpu_windows.setdefault(d.gpu, host_w)
     det = StepDetection(
         source=source, count=int(ids.size), found=found if source != "whole_capture" else 0, dropped=dropped, note=note,
         windows=[StepWindow(int(i), (int(s) - origin) / PS_PER_MS, (int(e) - origin) / PS_PER_MS) for i, s, e in zip(ids, hs, he)],
-        mapped_via=mapped,
+        mapped_via=mapped, confidence=CONFIDENCE.get(source, "low"),
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin)
+
+
+def _one_pass(job: Job | None, active: list[DeviceEvents]) -> bool:
+    """Inference work with no repeated structure: the capture is one forward pass (never cut at its idle gaps)."""
+    return (job is not None and bool(active) and job.kind.kind in ("inference", "serving")
+            and job.kind.confidence != "low")
+
+
+def _cold_steps(hs: np.ndarray, he: np.ndarray, gpu_windows: dict[int, np.ndarray], job: Job) -> np.ndarray:
+    """Bool per step: it holds one-time costs (their host spans start inside the step's host window)."""
+    cs = job.phase.start
+    k = np.searchsorted(hs, cs, side="right") - 1
+    ok = (k >= 0) & (cs < he[np.clip(k, 0, None)])
+    out = np.zeros(hs.size, dtype=bool)
+    out[k[ok]] = True
+    return out
 
 
 def _gpu_step_line_windows(lines: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray, dict[int, np.ndarray]]:
@@ -417,9 +474,9 @@ def _xla_launch_steps(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, 
 
 def _nvtx_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
     """Steps from the capture's NVTX ranges (``Trace.ranges``), in this order: PyTorch's ``ProfilerStep#N``; user
-    ranges named like a step or an iteration (``frameworks.nvtx.is_step_name``), the most repeated such name; else
-    the top-level user range (inside no other range of its thread) repeated most often on one thread, at least
-    ``steps.nvtx_min_repeats`` times.  Framework ops (autograd NVTX) and libraries' ranges (NCCL...) never mark
+    ranges named like a step or an iteration (``frameworks.nvtx.is_step_name``), the most repeated such name (source
+    ``nvtx_range``); else the top-level user range (inside no other range of its thread) repeated most often on one
+    thread, at least ``steps.nvtx_min_repeats`` times (``nvtx_top_range``: a guess, medium confidence).  Framework ops (autograd NVTX) and libraries' ranges (NCCL...) never mark
     steps.  A step's number is the one its name carries (``ProfilerStep#7``, ``iteration 12``), else its order on
     its thread; ranks' ranges of the same number are one step."""
     r = trace.ranges
@@ -449,6 +506,7 @@ def _nvtx_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndar
     step_named = np.fromiter((nvtx.is_step_name(n) for n in names), bool, len(names))
     named = user & step_named[h.name[idx]]
     how = "named like a step"
+    source = "nvtx_range"
     if named.any():
         cand = idx[named]
         best = _most_repeated(h, base[h.name[cand]], cand, per_line=False)
@@ -463,12 +521,13 @@ def _nvtx_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndar
         if _max_per_line(h, sel) < T("steps.nvtx_min_repeats"):
             return None
         how = "the most repeated top-level range"
+        source = "nvtx_top_range"
     sel = sel[np.lexsort((h.start[sel], h.line[sel]))]
     ids = _range_step_ids(h, sel)
     lines = np.unique(h.line[sel]).size
     note = f"NVTX ranges `{base_names[best]}`, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
     u, s, e = _group_windows(ids, h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
-    return "nvtx_range", note, u, s, e
+    return source, note, u, s, e
 
 
 def _top_level(h: HostEvents, idx: np.ndarray) -> np.ndarray:

@@ -28,7 +28,7 @@ def _cc(m) -> tuple[int, int] | None:
     for cc, gen in NVIDIA_GENERATION.items():
         if gen == m.generation:
             return cc
-    return {"CDNA": (9, 0), "CDNA2": (9, 0), "CDNA3": (9, 4)}[m.generation]
+    return {"CDNA": (9, 0), "CDNA2": (9, 0), "CDNA3": (9, 4), "CDNA4": (9, 5)}[m.generation]
 
 
 # --- the numbers the issue names ------------------------------------------------------------------------------------
@@ -141,7 +141,7 @@ def test_dtype_support_agrees_with_the_vendor_modules():
         assert (P_TF32 in rates) == nvidia.has_tf32(cc[0] + cc[1] / 10), gen
     for arch, gen in AMD_GENERATION.items():
         assert (P_TF32 in GENERATIONS[gen].rates) == amd.has_tf32(None, {"gfx908": "9.0", "gfx90a": "9.0",
-                                                                             "gfx942": "9.4"}[arch]) or gen == "CDNA"
+                                                                             "gfx942": "9.4", "gfx950": "9.5"}[arch]) or gen == "CDNA"
 
 
 # --- names as traces write them -----------------------------------------------------------------------------------

@@ -63,7 +63,7 @@ def test_the_module_list_is_the_one_list_of_rules():
     # every fix a framework spells out is for a registered rule (a renamed rule would leave dead fixes behind)
     extra = {"unexplained_idle", "healthy", "no_gpu"}
     for fw in [*frameworks.REGISTRY.values(), frameworks.UNKNOWN]:
-        unknown = {k for k in fw.fixes if k.split(":", 1)[0] not in set(REGISTRY) | extra}
+        unknown = {k for k in fw.fixes if frameworks.fix_rule(k) not in set(REGISTRY) | extra}
         assert not unknown, (fw.id, unknown)
 
 

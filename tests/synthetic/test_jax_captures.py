@@ -29,6 +29,8 @@ import pytest
 from synthetic.jaxcapture import JAX_SCENARIOS, THREAD_ID_HLO_MODULE, THREAD_ID_HLO_OP
 from tb_gpu_advisor.formats.xplane.adapter import to_trace
 from tb_gpu_advisor.formats.xplane.reader import read_timeline
+from tb_gpu_advisor.job import detect_job
+from tb_gpu_advisor.model.trace import device_launches
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tb_gpu_advisor.steps.detect import detect_steps
 from tests.support.reference_parse import assert_matches_reference
@@ -138,7 +140,9 @@ def test_step_source_and_count(written, name):
     sc, path = written[name]
     truth = sc.truth
     tl = read_timeline(path)
-    st = detect_steps(to_trace(tl))
+    trace = to_trace(tl)
+    launches = device_launches(trace.h, trace.devices)
+    st = detect_steps(trace, launches, detect_job(trace, launches))  # as the chain runs it: the job's spans too
     det = st.detection
     assert det.source == truth.expected_source, det.note
     assert det.found == truth.num_steps
@@ -151,7 +155,11 @@ def test_step_source_and_count(written, name):
     assert f"dropped first and last of {truth.num_steps} steps" in det.note
     if name in SYNC:  # the host waits every step: the source's windows are the steps
         kept = truth.step_windows_ps[1:-1]
-        assert st.host_windows.tolist() == [list(w) for w in kept]
+        if truth.expected_source == "annotation_spans":  # host spans: the same steps, from each call's dispatch on
+            lengths = np.diff(st.host_windows, axis=1).ravel()
+            assert lengths == pytest.approx([e - s for s, e in kept], rel=0.02)
+        else:
+            assert st.host_windows.tolist() == [list(w) for w in kept]
     if truth.expected_source == "xla_modules":
         assert truth.module_event in det.note
 

@@ -25,6 +25,8 @@ from tests.support.real_checks import REAL_TORCH_SET, TRUTH_CHECKS, judge, load_
 RUNS = list(tt.SCENARIOS)
 #: A real rank of a distributed PyTorch 2.x job (provenance: tests/fixtures/wild/PROVENANCE.md).
 WILD_RANK = FIXTURES / "wild" / "hta_v100" / "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
+#: a real serving worker's trace, for what only ``with_stack`` writes (``python_function`` spans)
+WILD_SERVING = next((FIXTURES / "wild" / "vllm_b200_tp8").glob("*.pt.trace.json.gz"))
 MULTI = [r for r in RUNS if tt.SCENARIOS[r].ranks == 4 and tt.SCENARIOS[r].nodes == 1]
 MULTI_NODE = [r for r in RUNS if tt.SCENARIOS[r].nodes > 1]
 
@@ -64,7 +66,7 @@ def test_files_follow_the_real_traces(synth: Path) -> None:
     real trace writes it."""
     # the H100 set, and a real multi-GPU rank for what a single GPU never writes (record_param_comms' message)
     real_top, real = _shape(sorted(REAL_TORCH_SET.glob("*/*.pt.trace.json")))
-    wild_top, wild = _shape([WILD_RANK])
+    wild_top, wild = _shape([WILD_RANK, WILD_SERVING])
     for key, names in wild.items():
         real[key] = real.get(key, set()) | names
     ours_top, ours = _shape(sorted(synth.glob("*/*.pt.trace.json")))

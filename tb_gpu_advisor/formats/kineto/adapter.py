@@ -28,7 +28,7 @@ from tb_gpu_advisor.formats.kineto.parse import KinetoTrace, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
 from tb_gpu_advisor.model.idtable import IdTable
-from tb_gpu_advisor.model.trace import Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents, StepMarkers, Trace
+from tb_gpu_advisor.model.trace import Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents, Spans, StepMarkers, Trace
 
 #: Host categories analysed.  Python frames (``python_function``, with ``with_stack=True``) are left out: they
 #: enclose the ATen ops they call, so as host events they would cover the whole step as host work.
@@ -87,6 +87,7 @@ def _cat_mask(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
 
 def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     """The trace of a parsed Kineto file."""
+    producer = _producer(kt)
     kt.cats = [OLD_CATS.get(c, c) for c in kt.cats]
     is_host = _cat_mask(kt, HOST_CATS)
     is_dev = _cat_mask(kt, DEVICE_CATS)
@@ -95,7 +96,8 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     start_ps = (kt.ts_ns - origin) * 1000
     end_ps = start_ps + np.maximum(kt.dur_ns, 0) * 1000
     host_rows = np.flatnonzero(is_host)
-    h, line_pids, host_order = _host_events(kt, host_rows, start_ps, end_ps)
+    h, line_pairs, host_order = _host_events(kt, host_rows, start_ps, end_ps)
+    line_pids = line_pairs[:, 0]
     launch_ext = _launch_external_ids(kt)
     op_of_ext = _op_names_by_external_id(kt)
     devs = _device_events(kt, np.flatnonzero(is_dev), start_ps, end_ps, launch_ext, op_of_ext)
@@ -109,7 +111,43 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
         problems=list(kt.problems), **_collective_messages(kt, host_order),
         world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), **_flop_ops(kt, h, host_order),
+        producer=producer, spans=_python_spans(kt, start_ps, end_ps, line_pairs),
     )
+
+
+def _python_spans(kt: KinetoTrace, start_ps: np.ndarray, end_ps: np.ndarray, line_pairs: np.ndarray) -> Spans | None:
+    """The ``python_function`` events (``with_stack=True``) as :class:`Spans` on the host events' lines
+    (``line_pairs``: the (pid, tid) of each)."""
+    rows = np.flatnonzero(_cat_mask(kt, ("python_function",)))
+    if not rows.size:
+        return None
+    upairs, inv = np.unique(np.stack([kt.pid[rows], kt.tid[rows]], axis=1), axis=0, return_inverse=True)
+    by_thread = {(int(p), int(t)): i for i, (p, t) in enumerate(line_pairs)}
+    line_of = np.array([by_thread.get((int(p), int(t)), -1) for p, t in upairs], dtype=np.int32)
+    order = np.argsort(start_ps[rows], kind="stable")
+    rows, inv = rows[order], inv.reshape(-1)[order]
+    return Spans(start=start_ps[rows], end=end_ps[rows], name=kt.name[rows].astype(np.int32), line=line_of[inv])
+
+
+def _producer(kt: KinetoTrace) -> dict[str, str]:
+    """What the file says of the PyTorch that wrote it (``Trace.producer``), before the old categories are renamed.
+
+    The Kineto header names no PyTorch version; some writers add one (TraceLens' ``metadata.torch_env_info``), and the
+    categories date the schema: ``Operator``/``Runtime`` are PyTorch 1.8-1.10's names, ``cpu_op`` 1.11's on."""
+    out: dict[str, str] = {}
+    if any(c in OLD_CATS for c in kt.cats):
+        out["schema"] = "kineto<1.11"
+    meta = kt.meta.get("metadata")
+    if isinstance(meta, dict):
+        env = meta.get("torch_env_info") or (meta.get("system") or {}).get("torch_env_info")
+        version = env.get("torch_version") if isinstance(env, dict) else None
+        prof = meta.get("profiler")
+        grad = prof.get("grad_mode") if isinstance(prof, dict) else None
+        if isinstance(version, str) and version[:1].isdigit():
+            out["torch_version"] = version[:40]
+        if isinstance(grad, str) and grad:
+            out["grad_mode"] = grad[:40]
+    return out
 
 
 def _gpu_ranks(kt: KinetoTrace, devs: list[DeviceEvents]) -> dict[int, int]:
@@ -209,7 +247,7 @@ _NO_SHAPES = ("the matmul/convolution ops carry no shapes: profile with "
 def _host_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray,
                  end_ps: np.ndarray) -> tuple[HostEvents, np.ndarray, np.ndarray]:
     """Host events by (thread, start), outer events before the inner ones they enclose (longer first on a tie);
-    the pid of each host line; and the file row of each host event."""
+    the (pid, tid) of each host line; and the file row of each host event."""
     pid, tid = kt.pid[idx], kt.tid[idx]
     pairs = np.stack([pid, tid], axis=1) if idx.size else np.zeros((0, 2), np.int64)
     upairs, line = np.unique(pairs, axis=0, return_inverse=True)
@@ -224,7 +262,7 @@ def _host_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray,
         corr=absent_as_broadcast(narrowest(corr, np.int32)), group_id=minus1, step_num=minus1, iter_num=minus1, root=minus1,
         is_eager=minus1, names=kt.names, line_names=[_thread_name(kt, int(p), int(t)) for p, t in upairs],
     )
-    return h, upairs[:, 0], idx
+    return h, upairs, idx
 
 
 def _thread_name(kt: KinetoTrace, pid: int, tid: int) -> str:
@@ -328,18 +366,26 @@ def _copy_call_sync(name: str) -> int:
     return 0 if "Async" in name else 1
 
 
+#: Header keys only ROCm builds of PyTorch write.
+_ROCM_KEYS = ("hip_runtime_version", "hip_driver_version", "roctracer_version")
+
+
 def _device_properties(kt: KinetoTrace) -> dict[int, DeviceInfo]:
     """``deviceProperties`` by device id; malformed entries are skipped (a foreign or hand-edited file)."""
     out: dict[int, DeviceInfo] = {}
     props = kt.meta.get("deviceProperties")
     if not isinstance(props, list):
         return out
+    rocm = any(k in kt.meta for k in _ROCM_KEYS)
     for p in props:
         if not isinstance(p, dict) or type(p.get("id")) is not int:
             continue
         major, minor = p.get("computeMajor"), p.get("computeMinor")
+        name = str(p["name"]).strip() if isinstance(p.get("name"), str) else ""
         out[p["id"]] = DeviceInfo(
-            name=str(p["name"]) if isinstance(p.get("name"), str) else None,
+            # a ROCm build that leaves the name empty (vLLM's MI300X traces) is still an AMD GPU: say the vendor, so
+            # its architecture, peaks and words are AMD's, never an NVIDIA "compute capability 9.4"
+            name=name or ("AMD GPU" if rocm else None),
             compute_capability=(major, minor) if type(major) is int and type(minor) is int else None,
             sm_count=p["numSms"] if type(p.get("numSms")) is int else None,
             memory_bytes=p["totalGlobalMem"] if type(p.get("totalGlobalMem")) is int else None,

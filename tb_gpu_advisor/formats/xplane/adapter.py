@@ -98,7 +98,28 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
         gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
         xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
+        producer=_producer(meta),
     )
+
+
+#: What JAX names the instructions of a gradient: the backward pass is the transpose of a forward's linearisation.
+_AUTODIFF = (b"transpose(jvp(", b"/transpose(")
+
+
+def _producer(meta: Plane | None) -> dict[str, str]:
+    """What the HLO says of the program (``Trace.producer``): the modules that hold a backward pass, by the
+    ``transpose(jvp(...))`` names JAX gives a gradient's instructions (their ``op_name`` metadata)."""
+    blobs = meta.metadata_blobs(HLO_PROTO_STAT) if meta is not None else []
+    grads = sorted({meta.event_names[i].split("(", 1)[0] for i, raw in blobs if any(a in raw for a in _AUTODIFF)})
+    out = {"autodiff_modules": ", ".join(grads[:5])} if grads else {}
+    loops = {}
+    for i, raw in blobs:
+        n = hlo.steps_per_call(raw)
+        if n:
+            loops[meta.event_names[i].split("(", 1)[0]] = n
+    if loops:  # "module=N,module=N": the modules that run N training steps per call
+        out["steps_per_call"] = ",".join(f"{k}={v}" for k, v in sorted(loops.items()))
+    return out
 
 
 #: The stat of each compiled module's event metadata on ``/host:metadata`` that holds its HLO (an ``xla.HloProto``).

@@ -9,6 +9,9 @@ export const CATEGORIES = [
   ["memcpy_d2h", "Copy device→host"],
   ["memcpy_d2d", "Copy device→device"],
   ["collectives", "Collectives (AllReduce…)"],
+  ["startup", "One-time start-up"],
+  ["unseen", "Waiting for GPU work not in the capture"],
+  ["allocator", "Allocator calls (cudaMalloc / cudaFree)"],
   ["other", "Other / idle"],
 ];
 

@@ -13,12 +13,14 @@ import { addSettings } from "./settings.js";
 
 export const PERFETTO_ORIGIN = "https://ui.perfetto.dev";
 /** The GPU's idle categories (report/timeline.py IDLE_CATEGORIES), highest priority first. */
-export const IDLE = ["input_wait", "host_compute", "launch_wait", "other"];
+export const IDLE = ["startup", "unseen", "allocator", "input_wait", "host_compute", "launch_wait", "other"];
 /** The wait each rule speaks of; other rules highlight every kind of GPU idle time. */
 export const RULE_WAITS = {
   input_bound: ["input_wait"],
   launch_bound: ["launch_wait"],
   launch_skew: ["launch_wait"],
+  cold_start: ["startup"],
+  allocator_churn: ["allocator"],
   eager_execution: ["launch_wait", "host_compute"],
   host_op_placement: ["host_compute"],
 };
@@ -26,6 +28,9 @@ export const RULE_WAITS = {
 export const PERFETTO_FILE_BYTES = 256e6;
 
 const IDLE_LABEL = {
+  startup: "GPU idle: one-time start-up (module loading, library start-up, compilation)",
+  allocator: "GPU idle: the host in the device allocator (cudaMalloc / cudaFree)",
+  unseen: "GPU idle in the trace while the host waits for it: GPU work the capture does not hold",
   input_wait: "GPU idle: waiting for input",
   host_compute: "GPU idle: host working",
   launch_wait: "GPU idle: waiting for a kernel launch",

@@ -316,6 +316,7 @@ export function hostView(hr, ctx) {
       h("p", { class: "muted" }, "The other hosts are analyzed without it. Re-capture this host, or check the file is a complete .xplane.pb."));
   }
   const parts = [];
+  if (hr.job?.summary) parts.push(h("p", { class: "note job" }, codeText(hr.job.summary)));
   if (hr.steps?.note) parts.push(h("p", { class: "note" }, codeText(hr.steps.note)));
   if (!hr.gpus.length) {
     parts.push(h("div", { class: "state message no-gpu" }, h("h4", {}, "No GPU activity in this capture"),

@@ -1,0 +1,51 @@
+"""Collective kernels of every communication library, in one table: what counts as communication on the GPU.
+
+NCCL and RCCL are not the only libraries that move data between GPUs: serving engines bring their own all-reduce
+(vLLM's and SGLang's ``cross_device_reduce_*``, ROCm's quick all-reduce), mixture-of-experts training its own
+all-to-all (DeepEP's ``dispatch`` / ``combine``), and NVSHMEM, MSCCL++, TensorRT-LLM and PyTorch's symmetric memory
+theirs.  Their time is communication: it is booked as collectives, never as compute, and the exposed-communication
+check sees it.  Each family: the library, a pattern on the kernel's name, and the collective it runs when the name
+does not say (``None``: typed from the name, or by the host op that launched it).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from tb_gpu_advisor.devices.codes import head
+
+
+@dataclass(frozen=True)
+class Family:
+    library: str
+    pattern: re.Pattern
+    type: str | None  # the collective it runs, when its name does not say
+
+
+FAMILIES: tuple[Family, ...] = (
+    Family("NCCL / RCCL", re.compile(r"nccl", re.I), None),  # ncclKernel_*, ncclDevKernel_* (RCCL keeps the names)
+    Family("vLLM / SGLang custom all-reduce", re.compile(r"cross_device_reduce"), "AllReduce"),
+    Family("ROCm quick all-reduce", re.compile(r"quickreduce|quick_?all_?reduce|allreduce_prototype", re.I), "AllReduce"),
+    Family("TensorRT-LLM all-reduce", re.compile(r"(one|two)Shot\w*AllReduce|lamport\w*AllReduce|allReduceKernel|"
+                                                 r"AllReduceKernel|allreduce_fusion|ar_fusion", re.I), "AllReduce"),
+    Family("PyTorch symmetric memory", re.compile(r"(one|two)_shot_all_reduce|multimem_all_reduce|multimem_all_gather"),
+           None),
+    Family("DeepEP", re.compile(r"deep_ep::.*(dispatch|combine)"), "AllToAll"),
+    Family("MSCCL++", re.compile(r"mscclpp", re.I), None),
+    Family("NVSHMEM", re.compile(r"nvshmem", re.I), None),
+    Family("XLA / generic", re.compile(r"allreduce|all_reduce|reducescatter|reduce_scatter|allgather|all_gather|alltoall|"
+                                       r"collective-permute", re.I), None),
+)
+
+
+@lru_cache(maxsize=65536)
+def family(name: str) -> Family | None:
+    """The communication library of a kernel, by its name; None for any other kernel."""
+    n = head(name)
+    return next((f for f in FAMILIES if f.pattern.search(n)), None)
+
+
+def is_collective(name: str) -> bool:
+    return family(name) is not None

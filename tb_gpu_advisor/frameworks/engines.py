@@ -1,0 +1,126 @@
+"""Serving engines and generation loops: the programs on top of a framework whose captures are no training loop.
+
+A worker of vLLM or SGLang runs one *engine step* at a time -- schedule the batch, prepare inputs, run the model
+(often a CUDA graph), sample -- and Hugging Face ``generate`` runs one forward pass per token.  Each leaves names in
+its traces that nothing else writes: Python spans from ``with_stack`` (``gpu_model_runner.py(…): execute_model``),
+``record_function`` annotations, and kernels of its own (vLLM's paged-attention cache writes and custom all-reduce).
+This module owns those names, the span that marks one engine step, and how its users profile and tune it; the job
+stage (``job/``) asks it, and a rule asks the job for the engine's fixes.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from tb_gpu_advisor.frameworks.base import action
+from tb_gpu_advisor.model.schema import Action
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One serving engine (or generation loop), by the names its traces carry."""
+
+    id: str
+    name: str
+    kind: str  # "serving" | "inference": what a capture of it is
+    #: host span / annotation names (a regex searched in each distinct name)
+    spans: re.Pattern
+    #: kernel names only it launches (a regex), or None
+    kernels: re.Pattern | None
+    #: the spans that mark one engine step, most specific first (regexes on the span name): the step source
+    step_span: tuple[re.Pattern, ...]
+    #: how to profile it, as a capture-quality fix
+    capture: tuple[Action, ...] = ()
+    #: rule id -> its fixes for this engine (they replace the framework's: ``Framework.for_job``)
+    fixes: Mapping[str, tuple[Action, ...]] = field(default_factory=dict)
+
+
+_VLLM_HOST = action(
+    "The GPU waits while the engine's host side runs (scheduling, input preparation, sampling, detokenising): let "
+    "vLLM overlap it with the GPU (async scheduling), keep CUDA graphs on (no --enforce-eager), and serve more "
+    "sequences per step so each step's host cost is shared.",
+    "vllm serve MODEL --async-scheduling --max-num-seqs 256   # and no --enforce-eager")
+_VLLM_CAPTURE = action(
+    "Profile the running server under a steady load through its profiler routes, not its start-up or one request.",
+    "VLLM_TORCH_PROFILER_DIR=LOGDIR/run1 vllm serve MODEL ...\n"
+    "curl -X POST localhost:8000/start_profile   # during a steady load\n"
+    "curl -X POST localhost:8000/stop_profile")
+_VLLM_MEMORY = action(
+    "Give the KV cache the memory the model leaves free, so more sequences run per step.",
+    "vllm serve MODEL --gpu-memory-utilization 0.92 --max-num-seqs 256")
+_VLLM_DTYPE = action(
+    "Serve in bfloat16 (or a quantised fp8 checkpoint on Hopper and newer) instead of float32.",
+    "vllm serve MODEL --dtype bfloat16      # or --quantization fp8")
+_VLLM_COMM = action(
+    "Tensor-parallel all-reduces sit on every layer's critical path: use the fewest GPUs the model fits on (or "
+    "pipeline parallelism across nodes), and keep vLLM's custom all-reduce on (no --disable-custom-all-reduce).",
+    "vllm serve MODEL --tensor-parallel-size 2   # fewer, fuller GPUs; --pipeline-parallel-size across nodes")
+
+_SGL_HOST = action(
+    "The GPU waits while the scheduler's host side runs: keep SGLang's overlap scheduler on (no "
+    "--disable-overlap-schedule), keep CUDA graphs on (no --disable-cuda-graph), and run more requests per step.",
+    "python -m sglang.launch_server --model-path MODEL --max-running-requests 256")
+_SGL_CAPTURE = action(
+    "Profile the running server under a steady load through its profiler routes.",
+    "SGLANG_TORCH_PROFILER_DIR=LOGDIR/run1 python -m sglang.launch_server --model-path MODEL ...\n"
+    "curl -X POST localhost:30000/start_profile   # during a steady load\n"
+    "curl -X POST localhost:30000/stop_profile")
+
+_GENERATE_HOST = action(
+    "generate() runs one forward pass per token and the host prepares each: use a static KV cache with a compiled "
+    "forward, so each token is one CUDA-graph launch, and batch several prompts per call.",
+    "model.generation_config.cache_implementation = 'static'\n"
+    "model.forward = torch.compile(model.forward, mode='reduce-overhead')\n"
+    "out = model.generate(**tokenizer(prompts, return_tensors='pt', padding=True).to('cuda'))")
+_GENERATE_CAPTURE = action(
+    "Profile a generate() call after a warm-up call, so compilation and the first allocations are not in the window.",
+    "model.generate(**inputs, max_new_tokens=8)            # warm-up\n"
+    "with torch.profiler.profile(on_trace_ready=torch.profiler.tensorboard_trace_handler('LOGDIR/run1')):\n"
+    "    model.generate(**inputs, max_new_tokens=64)")
+
+ENGINES: tuple[Engine, ...] = (
+    Engine("sglang", "SGLang", "serving",
+           spans=re.compile(r"sglang[./:]|sglang_profiler::|forward_batch_generation|tp_worker\.py"),
+           kernels=re.compile(r"sgl_kernel|sglang::"),
+           step_span=(re.compile(r"^step\[(DECODE|EXTEND|PREFILL|MIXED|IDLE)"), re.compile(r"run_batch"),
+                      re.compile(r"forward_batch_generation")),
+           capture=(_SGL_CAPTURE,),
+           fixes={"host_sync": (_SGL_HOST,), "step_gaps": (_SGL_HOST,), "launch_bound": (_SGL_HOST,),
+                  "input_bound": (_SGL_HOST,), "capture_quality": (_SGL_CAPTURE,)}),
+    Engine("vllm", "vLLM", "serving",
+           spans=re.compile(r"vllm[./:]|gpu_model_runner|EngineCore|execute_model"),
+           kernels=re.compile(r"reshape_and_cache|paged_attention|cross_device_reduce|vllm::|_vllm_"),
+           step_span=(re.compile(r"execute_model"),),
+           capture=(_VLLM_CAPTURE,),
+           fixes={"host_sync": (_VLLM_HOST,), "step_gaps": (_VLLM_HOST,), "launch_bound": (_VLLM_HOST,),
+                  "input_bound": (_VLLM_HOST,), "batch_size_headroom": (_VLLM_MEMORY,),
+                  "mixed_precision_off": (_VLLM_DTYPE,), "tensor_core_unused": (_VLLM_DTYPE,),
+                  "comm_exposed": (_VLLM_COMM,), "capture_quality": (_VLLM_CAPTURE,)}),
+    Engine("tgi", "Text Generation Inference", "serving", spans=re.compile(r"text_generation_server"), kernels=None,
+           step_span=(re.compile(r"generate_token"),)),
+    Engine("trtllm", "TensorRT-LLM", "serving", spans=re.compile(r"tensorrt_llm"),
+           kernels=re.compile(r"tensorrt_llm::|trtllm"), step_span=(re.compile(r"_forward_step|forward_step"),)),
+    Engine("hf_generate", "Hugging Face generate", "inference",
+           spans=re.compile(r"generation/utils\.py\(\d+\): (generate|_sample|_greedy_search|_beam_search)"),
+           kernels=None, step_span=(re.compile(r"generation/utils\.py\(\d+\): (_sample|_greedy_search)"),),
+           capture=(_GENERATE_CAPTURE,),
+           fixes={"launch_bound": (_GENERATE_HOST,), "step_gaps": (_GENERATE_HOST,), "host_sync": (_GENERATE_HOST,),
+                  "capture_quality": (_GENERATE_CAPTURE,)}),
+)
+
+
+def find(host_names: list[str], kernel_names: list[str]) -> tuple[Engine, str] | None:
+    """The engine whose names a capture carries, with what showed it; None for none."""
+    for e in ENGINES:
+        hit = next((n for n in host_names if e.spans.search(n)), None)
+        if hit is None and e.kernels is not None:
+            hit = next((n for n in kernel_names if e.kernels.search(n)), None)
+        if hit is not None:
+            return e, hit
+    return None
+
+
+def by_id(engine_id: str | None) -> Engine | None:
+    return next((e for e in ENGINES if e.id == engine_id), None)

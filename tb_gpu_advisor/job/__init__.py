@@ -1,0 +1,116 @@
+"""What a capture is, decided before anything is judged: the kind of work, its phase, and its own step structure.
+
+The rules were written for a steady-state training loop on NVIDIA.  Real captures are often something else: one
+forward pass of a model, a serving engine's worker, the first call of a process with its one-time costs.  This
+stage reads the trace and says which, with the evidence and how sure it is (:class:`Job`), so that the steps come
+from the program's own structure, the one-time costs are not read as launch overhead, and every fix is written
+for the job it is given to (``Framework.for_job``).
+
+- :mod:`.kind`: training step, inference forward pass, serving engine step, or no GPU work; the serving engine;
+- :mod:`.phase`: steady state, warm-up (cold start) or mixed, from one-time costs the trace shows;
+- :mod:`.structure`: steps from the program's repeated spans where the format marks none.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tb_gpu_advisor import frameworks
+from tb_gpu_advisor.frameworks import Framework, engines
+from tb_gpu_advisor.job.kind import Kind, work_kind
+from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
+from tb_gpu_advisor.job.structure import SpanSteps, span_steps
+from tb_gpu_advisor.model.trace import Trace
+
+__all__ = ["Job", "Kind", "OneTime", "SpanSteps", "adapt", "detect_job"]
+
+
+@dataclass
+class Job:
+    """What one host file's capture is (``HostReport.job`` in the report)."""
+
+    kind: Kind
+    phase: OneTime
+    #: the program's own steps where the format marks none (None: it has no repeated span that holds the work)
+    structure: SpanSteps | None = None
+    #: the framework version the trace implies, in words ("PyTorch 1.8-1.10"), None where it says nothing
+    version: str | None = None
+    #: what the fixes are written for (``Framework.for_job``): the work kind, a cold capture, an old version
+    tags: tuple[str, ...] = field(default_factory=tuple)
+    #: compiled modules that run several training steps per call (a ``lax.scan`` over steps): module -> steps
+    steps_per_call: dict[str, int] = field(default_factory=dict)
+
+    def framework(self, fw: Framework) -> Framework:
+        """``fw`` as it talks to this job: its fixes for the job's tags, then the engine's own fixes on top."""
+        return adapt(fw, self.tags, self.kind.engine)
+
+    def as_dict(self) -> dict:
+        """The report's ``job`` block (schema 1.2); ``tags`` and ``engine_id`` let the job-scope rules talk to the
+        job as the host rules do (:func:`adapt`)."""
+        return {
+            "kind": self.kind.kind, "kind_confidence": self.kind.confidence, "kind_evidence": self.kind.evidence,
+            "engine": self.kind.engine_name, "engine_id": self.kind.engine, "phase": self.phase.phase,
+            "phase_evidence": self.phase.evidence, "one_time_ms": round(self.phase.total_ms, 3),
+            "one_time_share": round(self.phase.share, 4), "unseen_gpu_ms": round(self.phase.unseen_ms, 3),
+            "version": self.version, "tags": list(self.tags), "steps_per_call": dict(self.steps_per_call),
+        }
+
+
+def adapt(fw: Framework, tags: "tuple[str, ...] | list[str]", engine_id: str | None) -> Framework:
+    """``fw`` talking to a job with ``tags`` run by engine ``engine_id``: the tags' fixes (``Framework.for_job``),
+    then the engine's own fixes replacing those of the same rules."""
+    adapted = fw.for_job(tuple(tags))
+    engine = engines.by_id(engine_id)
+    if engine is None or not engine.fixes:
+        return adapted
+    fixes = {k: v for k, v in adapted.fixes.items() if k.split(":", 1)[0] not in engine.fixes}
+    fixes.update(engine.fixes)
+    return dataclasses.replace(adapted, fixes=fixes)
+
+
+def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = None) -> Job:
+    """The job of one trace; ``launches``: per GPU, each device event's host launch record."""
+    fw = fw or frameworks.detect_trace(trace)
+    kind = work_kind(trace, fw)
+    phase = one_time_costs(trace, fw)
+    phase.unseen_start, phase.unseen_end = unseen_gpu_work(trace)
+    structure = span_steps(trace, launches, fw, engines.by_id(kind.engine))
+    version = _version(fw, trace)
+    tags: list[str] = []
+    if kind.kind in ("inference", "serving") and kind.confidence != "low":
+        tags.append("inference")
+    if kind.kind == "serving":
+        tags.append("serving")
+    if phase.phase != "steady":
+        tags.append("cold")
+    rng = fw.version_range(trace.producer)
+    if rng is not None and rng[1] is not None and rng[1] <= (2, 0):
+        tags.append("legacy")
+    return Job(kind=kind, phase=phase, structure=structure, version=version, tags=tuple(tags),
+               steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")))
+
+
+def _steps_per_call(text: str) -> dict[str, int]:
+    """``module=N,module=N`` (the XPlane reader's) as a dict."""
+    out = {}
+    for part in text.split(","):
+        name, _, n = part.rpartition("=")
+        if name and n.isdigit():
+            out[name] = int(n)
+    return out
+
+
+def _version(fw: Framework, trace: Trace) -> str | None:
+    rng = fw.version_range(trace.producer)
+    if rng is None:
+        return None
+    lo, hi = rng
+    low = ".".join(map(str, lo))
+    if hi is None:
+        return f"{fw.name} {low} or newer"
+    last = (hi[0], hi[1] - 1) if len(hi) > 1 and hi[1] > 0 else hi
+    high = ".".join(map(str, last))
+    return f"{fw.name} {low}" if high == low else f"{fw.name} {low}-{high}"

@@ -1,0 +1,75 @@
+"""The kind of work a capture holds: a training step, an inference forward pass, a serving engine step, no GPU work.
+
+Decided from positive evidence, most specific first: a serving engine's or generation loop's names
+(``frameworks.engines``); the framework's training-only events (autograd's backward nodes, an optimizer's update,
+TF's gradient ops) or a backward pass in the compiled program (XLA's ``transpose(jvp(...))``); a recorded grad mode
+(``inference_mode``).  A PyTorch capture with ops but neither backward nor optimizer is an inference forward pass;
+an XLA program without any backward is one too.  Nothing either way is ``unknown``: the fixes then stay the
+training loop's, as the guide writes them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.frameworks import Framework, engines
+from tb_gpu_advisor.model.trace import Trace
+
+#: Kinds of work, as reported (``job.kind``).
+KINDS = ("training", "inference", "serving", "no_gpu", "unknown")
+#: Distinct names looked at per table: the evidence is in a capture's first names, and a hostile file may hold millions.
+_MAX_NAMES = 200_000
+
+
+@dataclass(frozen=True)
+class Kind:
+    kind: str  # one of KINDS
+    confidence: str  # "high" | "medium" | "low"
+    evidence: str  # in words, with the name that showed it
+    engine: str | None = None  # frameworks.engines id
+    engine_name: str | None = None
+
+
+def work_kind(trace: Trace, fw: Framework) -> Kind:
+    """The kind of work of ``trace`` (written by ``fw``)."""
+    kernels = [n for d in trace.devices if len(d) for n in d.names[:_MAX_NAMES]]
+    if not any(len(d) for d in trace.devices):
+        return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture")
+    host = list(trace.h.names[:_MAX_NAMES]) if len(trace.h) else []
+    found = engines.find(host, kernels)
+    if found is not None:
+        e, hit = found
+        what = "serving engine" if e.kind == "serving" else "generation loop"
+        return Kind(e.kind, "high", f"the {what} {e.name}: `{_short(hit)}` in the trace", e.id, e.name)
+    used = _used_names(trace)
+    train = next((n for n in used if fw.training_event(n)), None)
+    if train is not None:
+        return Kind("training", "high", f"a backward pass or optimizer step: `{_short(train)}`")
+    grads = trace.producer.get("autodiff_modules")
+    if grads:
+        return Kind("training", "high", f"the compiled program {grads} holds a backward pass (transpose(jvp(...)) "
+                                        "instructions in its HLO)")
+    mode = trace.producer.get("grad_mode", "")
+    if mode in ("inference_mode", "no_grad"):
+        return Kind("inference", "high", f"the trace records grad mode `{mode}`")
+    if fw.id == "pytorch" and any(n.startswith("aten::") for n in used):
+        return Kind("inference", "medium", "ATen ops ran but no backward pass (autograd's `*Backward` nodes) and no "
+                                           "optimizer step: a forward pass")
+    if trace.flop_ops is not None and trace.flop_ops.source == "hlo" and "autodiff_modules" not in trace.producer:
+        return Kind("inference", "low", "the compiled programs' HLO holds no backward pass (no transpose(jvp(...)))")
+    if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
+        return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
+    return Kind("unknown", "low", "no host event says what the GPU work was for")
+
+
+def _used_names(trace: Trace) -> list[str]:
+    """The distinct host event and Python span names (a name table may hold names no event uses)."""
+    names = trace.h.names
+    if len(names) > _MAX_NAMES:
+        names = names[:_MAX_NAMES]
+    return list(names)
+
+
+def _short(name: str, n: int = 80) -> str:
+    return name if len(name) <= n else name[: n - 1] + "…"

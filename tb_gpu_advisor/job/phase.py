@@ -1,0 +1,185 @@
+"""One-time costs in a capture: the first call of a process is not its steady state.
+
+What a cold capture shows (CUDA and HIP alike): kernel launches of milliseconds to seconds among launches of a
+few microseconds -- the first launch of each kernel loads its module (CUDA's lazy loading, HIP's code objects) --
+library handles created (cuBLAS, cuDNN, rocBLAS, MIOpen), graphs instantiated, the program compiled.  A launch is
+only taken for a one-time cost when the GPU sat idle through it: a launch that blocks because the launch queue is
+full (the GPU far behind, busy) is steady state, and physics tells the two apart.  The phase is ``warm-up`` when
+one-time costs fill a large share of the capture window, ``mixed`` when they are present but small, ``steady``
+otherwise; the step stage drops warm-up steps where steady ones remain, and the breakdown books the GPU's idle time
+inside these costs as start-up, not as launch overhead.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.frameworks import Framework
+from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.trace import Trace
+
+PS_PER_MS = 1e9
+
+
+@dataclass
+class OneTime:
+    """The capture's one-time costs (host time spans, ps) and its phase."""
+
+    phase: str  # "steady" | "warm-up" | "mixed"
+    evidence: str
+    start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))  # disjoint, sorted
+    end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    total_ms: float = 0.0
+    share: float = 0.0  # of the capture window
+    slow_launches: int = 0  # launches taken for one-time costs
+    launches: int = 0  # all launch calls
+    launch_median_us: float | None = None
+
+    #: the host blocked waiting for the GPU while the trace shows every GPU idle: GPU work the capture does not
+    #: hold (a window cut out of a longer trace, another process on the GPU); disjoint sorted (starts, ends), ps
+    unseen_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    unseen_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+
+    def spans(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.start, self.end
+
+    @property
+    def unseen_ms(self) -> float:
+        return float((self.unseen_end - self.unseen_start).sum()) / PS_PER_MS
+
+
+def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
+    """The one-time costs of ``trace`` and its phase."""
+    h = trace.h
+    if not len(h):
+        return OneTime("steady", "no host events")
+    dur = (h.end - h.start).astype(np.int64)
+    launch = h.name_mask(devices.is_launch_call)
+    slow = np.zeros(len(h), dtype=bool)
+    median = None
+    if launch.any():
+        d = dur[launch]
+        # the typical launch, from those under the one-time cut: in a short cold capture half the launches may be
+        # first launches, which would lift a plain median to milliseconds
+        quick = d[d < T("job.one_time_launch_ms") * PS_PER_MS]
+        median = float(np.median(quick if quick.size else d))
+        cut = max(T("job.one_time_launch_ms") * PS_PER_MS, T("job.one_time_launch_factor") * median)
+        cand = np.flatnonzero(launch & (dur > cut))
+        if cand.size:
+            idle = _gpu_idle_through(trace, h.start[cand], h.end[cand])
+            slow[cand[idle]] = True
+        if slow.any() and dur[slow].sum() < T("job.one_time_launch_share") * d.sum():
+            slow[:] = False  # a few slow launches among many: noise (preemption), not a cold process
+    init = h.name_mask(devices.is_init_call) & (dur >= T("job.one_time_call_ms") * PS_PER_MS)
+    comp = h.name_mask(fw.compile_event) & (dur >= T("job.one_time_call_ms") * PS_PER_MS)
+    rare = _rare_slow_calls(trace, dur, launch | init | h.name_mask(devices.is_blocking_call))
+    cap_s, cap_e = _captures(h)
+    m = slow | init | comp | rare
+    n_launch = int(launch.sum())
+    med_us = None if median is None else median / 1e6
+    if not m.any() and not cap_s.size:
+        return OneTime("steady", "no one-time costs (module loading, library start-up, compilation) in the capture",
+                       launches=n_launch, launch_median_us=med_us)
+    s, e = union_intervals(np.concatenate([h.start[m].astype(np.int64), cap_s]),
+                           np.concatenate([h.end[m].astype(np.int64), cap_e]))
+    total = float((e - s).sum()) / PS_PER_MS
+    span = trace.span_ps
+    window = float(span[1] - span[0]) / PS_PER_MS if span else total
+    share = total / window if window > 0 else 0.0
+    parts = []
+    if slow.any():
+        parts.append(f"{int(slow.sum())} kernel launch(es) of {_ms(dur[slow].min())}-{_ms(dur[slow].max())} with the GPU "
+                     f"idle (median launch {med_us:.1f} us; {100 * dur[slow].sum() / max(dur[launch].sum(), 1):.0f}% "
+                     "of all launch time): first launches load their modules")
+    if cap_s.size:
+        parts.append(f"{cap_s.size} graph capture(s) ({_ms((cap_e - cap_s).sum())}): kernels launched while a graph "
+                     "is captured are recorded, not run")
+    for what, mask in (("library start-up / module loading call(s)", init), ("compilation", comp),
+                       ("first-time runtime call(s)", rare)):
+        if mask.any():
+            names = sorted({h.names[i] for i in np.unique(h.name[mask])[:3]})
+            parts.append(f"{int(mask.sum())} {what} ({', '.join(f'`{n}`' for n in names)}, {_ms(dur[mask].sum())})")
+    phase = ("warm-up" if share >= T("job.warmup_share") else
+             "mixed" if share >= T("job.one_time_min_share") else "steady")
+    lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
+    evidence = f"{lead}: {'; '.join(parts)}; {total:.1f} ms, {100 * share:.0f}% of the {window:.1f} ms window"
+    return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us)
+
+
+def unseen_gpu_work(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """Host waits for GPU work the capture does not show (see :class:`OneTime`): a sync or a blocking copy of at least
+    ``job.one_time_launch_ms`` through which every GPU of the trace is idle.  Physics: a host only waits that long for
+    a GPU that is busy -- with work outside this file."""
+    h = trace.h
+    if not len(h) or not any(len(d) for d in trace.devices):
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    dur = (h.end - h.start).astype(np.int64)
+    cand = np.flatnonzero(h.name_mask(devices.is_blocking_call) & (dur >= T("job.one_time_launch_ms") * PS_PER_MS))
+    if not cand.size:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand])]
+    return union_intervals(h.start[cand].astype(np.int64), h.end[cand].astype(np.int64))
+
+
+def _rare_slow_calls(trace: Trace, dur: np.ndarray, other: np.ndarray) -> np.ndarray:
+    """Runtime calls of milliseconds with the GPU idle that a name makes only a few times: a process's first call
+    creates its context (29.9 s in one real capture), its first allocations and streams are slow once.  A name slow
+    many times (``hipFree`` with the caching allocator off, every iteration) is the steady state, not a start-up."""
+    h = trace.h
+    cand = np.flatnonzero(h.name_mask(devices.is_runtime_call) & ~other & (dur >= T("job.one_time_launch_ms") * PS_PER_MS))
+    out = np.zeros(len(h), dtype=bool)
+    if not cand.size:
+        return out
+    cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand])]
+    names, counts = np.unique(h.name[cand], return_counts=True)
+    few = set(names[counts <= T("job.one_time_call_repeats")].tolist())
+    out[[i for i in cand.tolist() if int(h.name[i]) in few]] = True
+    return out
+
+
+def _captures(h) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - HostEvents
+    """Graph-capture windows: from each stream capture's begin call to the next end call on its thread (ps)."""
+    b = np.flatnonzero(h.name_mask(lambda n: n.startswith(devices.CAPTURE_BEGIN)))
+    e = np.flatnonzero(h.name_mask(lambda n: n.startswith(devices.CAPTURE_END)))
+    starts, ends = [], []
+    for ln in np.unique(h.line[b]) if b.size else []:
+        bs = np.sort(h.start[b[h.line[b] == ln]].astype(np.int64))
+        es = np.sort(h.end[e[h.line[e] == ln]].astype(np.int64))
+        k = np.searchsorted(es, bs)
+        ok = k < es.size
+        starts.append(bs[ok])
+        ends.append(es[k[ok]])
+    if not starts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return np.concatenate(starts), np.concatenate(ends)
+
+
+def _gpu_idle_through(trace: Trace, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Bool per host span: every GPU was idle for most of it (a full launch queue keeps the GPU busy instead)."""
+    busy = np.zeros(s.size, dtype=np.float64)
+    length = np.maximum(e - s, 1).astype(np.float64)
+    for d in trace.devices:
+        if not len(d):
+            continue
+        us, ue = union_intervals(d.start.astype(np.int64), d.end.astype(np.int64))
+        cum = np.concatenate([[0], np.cumsum(ue - us)])
+        busy = np.maximum(busy, (_covered(us, ue, cum, e) - _covered(us, ue, cum, s)) / length)
+    return busy < 0.5
+
+
+def _covered(us: np.ndarray, ue: np.ndarray, cum: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Busy ps of disjoint sorted intervals before each time in ``t``."""
+    j = np.searchsorted(us, t, side="right") - 1
+    jj = np.maximum(j, 0)
+    v = cum[jj] + np.clip(np.minimum(t, ue[jj]) - us[jj], 0, None)
+    return np.where(j < 0, 0, v).astype(np.float64)
+
+
+def _ms(ps: float) -> str:
+    v = float(ps) / PS_PER_MS
+    return f"{v:.1f} ms" if v < 1000 else f"{v / 1000:.2f} s"
+

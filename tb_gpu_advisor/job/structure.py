@@ -1,0 +1,175 @@
+"""Steps from the program's own structure, where the format marks none.
+
+A serving engine runs ``execute_model`` once per engine step, a script without ``prof.step()`` still calls its
+``train_step`` or its model once per iteration, and ``record_function`` names the user's own blocks.  Each of these
+is a span name whose instances repeat and between them launch most of the GPU work.  The step is the outermost such
+span: among the names whose instances enclose at least ``job.span_step_coverage`` of all launches (on the thread
+that launched them), the one that covers the most, then the fewest instances (a per-layer span repeats more often
+than the step around it), then the longest.  A serving engine's own step span wins when it qualifies.  Instances of
+one name nested in each other (a module's ``forward`` inside another's) count as one.  Nothing here reads kernel
+names: what repeats is the program's own structure.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.frameworks import Framework
+from tb_gpu_advisor.frameworks.engines import Engine
+from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.trace import Trace
+
+#: Span names weighed per table, by total time: the step is among the longest-running names.
+_CANDIDATES = 48
+
+
+@dataclass
+class SpanSteps:
+    """The repeated span taken for the step: its instances' host windows (ps, disjoint, sorted)."""
+
+    name: str
+    source: str  # "engine_steps" | "annotation_spans"
+    start: np.ndarray
+    end: np.ndarray
+    coverage: float  # share of all launches its instances enclose
+    confidence: str  # "high" for an engine's own step span, else "medium"
+    note: str
+
+
+@dataclass
+class _Cand:
+    name: str
+    table: str
+    start: np.ndarray
+    end: np.ndarray
+    coverage: float
+
+    @property
+    def count(self) -> int:
+        return int(self.start.size)
+
+    @property
+    def total(self) -> int:
+        return int((self.end - self.start).sum())
+
+
+def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: Engine | None = None) -> SpanSteps | None:
+    """The program's step span, or None where no repeated span holds most of the GPU work.
+
+    The framework's ops (``fw.dispatch_event``) are never a step; a span of which one model call (``fw.model_call``)
+    holds several instances is the model's inner structure (its layers), not a step."""
+    h = trace.h
+    rec = [a[a >= 0] for a in launches if a.size]
+    if not len(h) or not rec:
+        return None
+    launched = np.unique(np.concatenate(rec))
+    if not launched.size:
+        return None
+    # launches counted by time, on any thread: PyTorch runs the backward pass on its autograd thread while the loop's
+    # own thread waits inside ``train_step``; a step span holds them all
+    times = np.sort(h.start[launched].astype(np.int64))
+    cands = []
+    not_calls = ~h.name_mask(_runtime_call) & ~h.name_mask(fw.dispatch_event) & (np.asarray(h.corr) < 0)
+    cands += _candidates("host event", h.start, h.end, h.name, h.line, h.names, not_calls, times)
+    sp = trace.spans
+    if sp is not None and len(sp):
+        cands += _candidates("Python span", sp.start, sp.end, sp.name, sp.line, h.names, sp.line >= 0, times)
+    calls = model_calls(trace, fw)
+    ok = [c for c in cands if c.coverage >= T("job.span_step_coverage") and not _inside_one_call(c, calls)]
+    if engine is not None and engine.step_span:
+        for pattern in engine.step_span:  # the engine's most specific step span that holds the work
+            own = [c for c in ok if pattern.search(c.name)]
+            if own:
+                best = max(own, key=lambda c: (c.coverage, c.total))
+                return _result(best, "engine_steps", "high", f"{engine.name}'s engine steps")
+        if engine.kind == "serving":  # an engine's own spans are its steps: its Python plumbing repeats, too
+            return None
+    repeated = [c for c in ok if c.count >= 2]
+    if not repeated:
+        return None
+    best = min(repeated, key=lambda c: (-int(c.coverage * 10 + 1e-9), c.count, -c.total))
+    return _result(best, "annotation_spans", "medium", "the program's repeated spans")
+
+
+def model_calls(trace: Trace, fw: Framework) -> tuple[np.ndarray, np.ndarray]:
+    """The outermost calls of the user's model (``fw.model_call`` spans, nested ones merged), ps."""
+    parts = []
+    h = trace.h
+    if len(h):
+        m = h.name_mask(fw.model_call)
+        if m.any():
+            parts.append((h.start[m], h.end[m]))
+    sp = trace.spans
+    if sp is not None and len(sp):
+        per = np.fromiter((bool(fw.model_call(n)) for n in h.names), dtype=bool, count=len(h.names))
+        if per.any():
+            m = per[sp.name]
+            parts.append((sp.start[m], sp.end[m]))
+    if not parts:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    return union_intervals(np.concatenate([p[0] for p in parts]).astype(np.int64),
+                           np.concatenate([p[1] for p in parts]).astype(np.int64))
+
+
+def _inside_one_call(c: _Cand, calls: tuple[np.ndarray, np.ndarray]) -> bool:
+    """Two or more of the span's instances lie inside one model call: it is the model's structure, not a step."""
+    cs, ce = calls
+    if not cs.size or c.count < 2:
+        return False
+    k = np.searchsorted(cs, c.start, side="right") - 1
+    inside = (k >= 0) & (c.end <= ce[np.clip(k, 0, None)])
+    ks = k[inside]
+    return bool(ks.size) and bool((np.bincount(ks) >= 2).any())
+
+
+def _result(c: _Cand, source: str, confidence: str, what: str) -> SpanSteps:
+    note = (f"{what}: {c.count} `{_short(c.name)}` {c.table}s enclosing {100 * c.coverage:.0f}% of the GPU work's "
+            "launches (no step markers in the capture)")
+    return SpanSteps(c.name, source, c.start, c.end, c.coverage, confidence, note)
+
+
+_RUNTIME = re.compile(r"^(cuda|cu|hip|nccl|rccl|cudnn|cublas|miopen|rocblas)[A-Z_]")
+
+
+def _runtime_call(name: str) -> bool:
+    """A runtime, driver or library call: it launches or waits, it is never a step."""
+    return bool(_RUNTIME.match(name)) or devices.is_sync_call(name)
+
+
+def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray, line: np.ndarray, names: list[str],
+                keep: np.ndarray, times: np.ndarray) -> list[_Cand]:
+    """Per span name among the longest-running ones: its instances (on the thread whose instances hold the most
+    launches, by time) and the share of all launches (``times``, sorted) they hold."""
+    n_launch = times.size
+    if not start.size or not keep.any():
+        return []
+    nm = name[keep].astype(np.int64)
+    dur = (end[keep] - start[keep]).astype(np.float64)
+    total = np.bincount(nm, weights=dur, minlength=len(names))
+    top = np.argsort(-total)[:_CANDIDATES]
+    out = []
+    for i in top:
+        if total[i] <= 0:
+            break
+        m = keep & (name == i)
+        best = None
+        for ln in np.unique(line[m]):
+            mm = m & (line == ln)
+            s, e = union_intervals(start[mm].astype(np.int64), end[mm].astype(np.int64))
+            per = np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")
+            has = per > 0
+            cov = float(per.sum()) / n_launch
+            if best is None or cov > best.coverage:
+                best = _Cand(names[int(i)], table, s[has], e[has], cov)
+        if best is not None and best.count:
+            out.append(best)
+    return out
+
+
+def _short(name: str, n: int = 70) -> str:
+    return name if len(name) <= n else name[: n - 1] + "…"

@@ -1,0 +1,40 @@
+"""§2 item 1 / memory: the device allocator inside steady steps -- ``cudaMalloc`` / ``cudaFree`` every iteration.
+
+A framework's caching allocator (PyTorch's, XLA's BFC, TF's) asks the driver for memory during warm-up and then reuses
+it; each ``cudaFree`` synchronizes the whole device.  When the cache is off (``PYTORCH_NO_CUDA_MEMORY_CACHING=1``, a
+debugging setting left on), or shapes change every step so blocks never fit, the step pays for the driver's
+allocator: the GPU idles while the host is inside those calls.  Metric: that idle time (the breakdown's ``allocator``)
+as a share of the step.  One-time allocations of a cold start are the cold-start check's (painted first).
+Saving: the allocator's idle time (the calls gone from steady steps).
+"""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.rules.base import Ctx, finding, ms, pct, rule, saving, share_metric, step_windows
+
+ID = "allocator_churn"
+
+
+@rule(ID, "§2 item 1", "The device allocator runs inside every step (cudaMalloc / cudaFree churn)",
+      thresholds=("allocator_churn.warning", "allocator_churn.critical"))
+def check(m: HostMetrics) -> list[Finding]:
+    ctx = Ctx(m)
+    idle = m.breakdown.allocator
+    graded = ctx.graded(idle, "allocator_churn.warning", "allocator_churn.critical")
+    if graded is None:
+        return []
+    share, sev = graded
+    return [finding(
+        ctx, ID, sev,
+        f"The GPU idles {ms(idle)} of each {ms(ctx.step_ms)} step ({pct(share)}) while the host is inside the device "
+        f"allocator's own calls (cudaMalloc / cudaFree; every free synchronizes the device): the caching allocator is "
+        f"off, or blocks never fit because shapes change every step.",
+        metric=share_metric("allocator_share", "GPU idle in allocator calls", share, "allocator_churn.warning",
+                            severity=sev, detail={"allocator_ms_per_step": idle}),
+        saving=saving(ctx, idle, "the allocator's calls leave the steady steps (memory cached and reused)",
+                      [("allocator", "allocator", idle)]),
+        windows=step_windows(ctx, key=lambda s: s.breakdown.allocator, label="allocator"),
+        actions=ctx.fw.fix(ID),
+    )]

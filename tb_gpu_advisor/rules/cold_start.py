@@ -1,0 +1,72 @@
+"""Q&A: the capture holds one-time start-up costs -- "you profiled warm-up".
+
+The Q&A's first rule of profiling is to measure steady-state steps after warm-up.  A capture of a process's first
+calls is dominated by costs paid once: the first launch of each kernel loads its module (lazy loading), library
+handles are created (cuBLAS, cuDNN; rocBLAS, MIOpen), the program is compiled.  The job stage finds them
+(``job.phase``: launches of milliseconds with the GPU idle, start-up and compilation calls) and the breakdown books the
+GPU's idle time inside them as ``startup``, so no rule reads them as launch overhead or host syncs.  This finding says
+so first, with their share of the window, and how to capture the steady state instead.
+
+Saving: the start-up time per step -- gone in the steady state, not by any change to the code.  Severity: critical
+when it is at least ``job.warmup_share`` of the step, a warning from ``job.one_time_min_share``.
+"""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.rules.base import Ctx, finding, ms, pct, rule, saving, share_metric, step_windows
+
+ID = "cold_start"
+
+
+@rule(ID, "Q&A", "The capture is a cold start: one-time costs, not the steady state",
+      thresholds=("job.one_time_min_share", "job.warmup_share", "job.one_time_launch_ms",
+                  "job.one_time_launch_factor", "job.one_time_launch_share", "job.one_time_call_ms"))
+def check(m: HostMetrics) -> list[Finding]:
+    job = m.job
+    if job is None or job.phase.phase == "steady":
+        return []
+    ctx = Ctx(m)
+    startup_ms = m.breakdown.startup
+    p = job.phase
+    dropped = [d for d in m.steps.dropped if d.reason.startswith("warm-up")]
+    graded = ctx.graded(startup_ms, "job.one_time_min_share", "job.warmup_share")
+    if graded is None:
+        return _window_only(ctx, m, dropped)
+    share, sev = graded
+    rest = (f" The {len(dropped)} step(s) holding them were left out of the averages; the other "
+            f"{m.steps.count} are analysed." if dropped else
+            " No steady step is left to analyse apart from them: every number below describes the start-up, and "
+            "the GPU's idle time inside these costs is booked as start-up, not as launch overhead.")
+    return [finding(
+        ctx, ID, sev,
+        f"The GPU sits idle {ms(startup_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}) inside one-time costs: "
+        f"{p.evidence}.{rest} Profile after warm-up to see the steady state.",
+        metric=share_metric("startup_share", "GPU idle in one-time start-up", share, "job.one_time_min_share",
+                            severity=sev, detail={"startup_ms": startup_ms, "one_time_ms": p.total_ms,
+                                                  "window_share": p.share, "slow_launches": p.slow_launches}),
+        saving=saving(ctx, startup_ms, "the steady state pays none of the one-time costs (module loading, library "
+                                       "start-up, compilation)", [("startup", "startup", startup_ms)]),
+        windows=step_windows(ctx, key=lambda s: s.breakdown.startup, label="start-up"),
+        actions=ctx.fw.fix("capture_quality:unsteady"),
+    )]
+
+
+def _window_only(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
+    """The one-time costs lie outside the kept steps (their steps were left out as warm-up): the capture is still
+    mostly start-up when they fill ``job.warmup_share`` of its window -- said first, with no step time to save."""
+    p = m.job.phase
+    if p.phase != "warm-up" or not dropped:
+        return []
+    return [finding(
+        ctx, ID, "warning",
+        f"{pct(p.share)} of the capture window is one-time costs: {p.evidence}. The {len(dropped)} step(s) holding them "
+        f"were left out; the averages below rest on the other {m.steps.count}, which may be too few to be the steady "
+        "state. Profile after warm-up.",
+        metric=share_metric("one_time_window_share", "Capture window in one-time costs", p.share,
+                            "job.warmup_share", severity="warning",
+                            detail={"one_time_ms": p.total_ms, "slow_launches": p.slow_launches,
+                                    "dropped_steps": [d.step for d in dropped]}),
+        actions=ctx.fw.fix("capture_quality:unsteady"),
+    )]

@@ -1,0 +1,59 @@
+"""§1.3 Mixed precision that pays for its casts: kernels that only convert dtypes take a large share of the step.
+
+Under autocast every fp32 weight is cast to the 16-bit dtype again on each call (``aten::linear`` launches the cast
+before its GEMM), and a model that keeps some layers in fp32 converts activations back and forth.  The casts are
+memory-bound copies: on an eager forward pass they can take longer than the GEMMs they feed, and no GEMM-time or
+precision number shows them.  Kernels count as casts by the framework's naming of its dtype conversions
+(``Framework.cast_kernels``: PyTorch's ``bfloat16_copy_kernel``, XLA's ``convert`` fusions) or the op that launched
+them (``Framework.cast_ops``: ``aten::_to_copy``, TF ``Cast``).  Saving: the cast time, an upper bound (weights kept
+in the 16-bit dtype, activations staying in it between ops); the assumption says so.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.rules._kernels import device_step_scale, per_step_ms
+from tb_gpu_advisor.rules.base import Ctx, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
+
+ID = "dtype_casts"
+
+
+def cast_rows(m: HostMetrics, ctx: Ctx) -> list:
+    """The kernel rows that only convert dtypes, by the framework's naming or the op that launched them."""
+    rx = re.compile("|".join(ctx.fw.cast_kernels)) if ctx.fw.cast_kernels else None
+    ops = set(ctx.fw.cast_ops)
+    return [s for s in m.kernels if not s.collective and not s.tensor_core
+            and ((rx is not None and rx.search(s.name)) or (s.op_type in ops))]
+
+
+@rule(ID, "§1.3", "Dtype casts take a large share of the step",
+      thresholds=("dtype_casts.warning", "dtype_casts.critical"))
+def check(m: HostMetrics) -> list[Finding]:
+    ctx = Ctx(m)
+    if ctx.step_ms is None:
+        return []
+    rows = cast_rows(m, ctx)
+    cast_ms = per_step_ms(m, sum(s.total_us for s in rows)) * device_step_scale(m)
+    graded = ctx.graded(cast_ms, "dtype_casts.warning", "dtype_casts.critical")
+    if graded is None:
+        return []
+    share, sev = graded
+    top = sorted(rows, key=lambda s: -s.total_us)[:10]
+    gemm = m.flops.gemm_ms_per_step
+    than = f", against {ms(gemm)} of GEMM kernels" if gemm else ""
+    return [finding(
+        ctx, ID, sev,
+        f"Kernels that only convert dtypes take {ms(cast_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}{than}): "
+        f"{count(sum(s.count for s in rows))} casts in the kept steps, memory-bound copies that no GEMM or "
+        f"precision number shows -- autocast casting the fp32 weights again on every call, or layers kept in fp32.",
+        metric=share_metric("cast_share", "Step time in dtype casts", share, "dtype_casts.warning", severity=sev,
+                            detail={"cast_ms_per_step": cast_ms, "gemm_ms_per_step": gemm}),
+        saving=saving(ctx, cast_ms, "no cast is left: the weights are kept in the 16-bit dtype and activations stay "
+                                    "in it between ops (an upper bound)", [("compute", "non_matmul_kernels", cast_ms)]),
+        evidence=[table("Dtype casts (kept steps)", ["kernel", "op", "count", "total ms", "avg us"],
+                        [[short(s.name), s.op_name or "-", s.count, s.total_us / 1000.0, s.avg_us] for s in top])],
+        actions=ctx.fw.fix(ID),
+    )]

@@ -1,0 +1,89 @@
+"""The job stage on generated PyTorch traces whose truth is known by construction (``synthetic/torchtrace.py``):
+a vLLM-like serving worker, a cold first forward pass, an eager autocast forward pass."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from types import SimpleNamespace
+
+import pytest
+
+from synthetic import torchtrace as tt
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+
+
+@lru_cache(maxsize=None)
+def _report(tmp: str, name: str, steps: int) -> dict:
+    paths = tt.write_run(tmp, name, steps=steps, run=f"{name}_{steps}")
+    hosts = [SimpleNamespace(host=f"h{i}", path=p, format="kineto", size=0) for i, p in enumerate(paths)]
+    return analyze_session(f"{name}_{steps}", "s", hosts).to_dict()
+
+
+@pytest.fixture(scope="module")
+def tmp(tmp_path_factory) -> str:
+    return str(tmp_path_factory.mktemp("jobs"))
+
+
+def test_serving_worker_steps_are_its_engine_steps_and_its_custom_all_reduce_is_communication(tmp):
+    rep = _report(tmp, "serving_decode", 10)
+    host = rep["hosts"][0]
+    job = host["job"]
+    assert (job["kind"], job["engine"], job["step_source"]) == ("serving", "vLLM", "engine_steps")
+    assert host["steps"]["found"] == 10 and host["steps"]["count"] == 8
+    (ar,) = [r for r in host["communication"]["rows"] if r[0] == "AllReduce"]
+    extra = tt.SCENARIOS["serving_decode"].extra
+    assert ar[1] == 2 * tt.SERVE_LAYERS and ar[2] == pytest.approx(extra["allreduce_ms"], rel=0.01)
+    assert rep["findings"][0]["rule"] in tt.SCENARIOS["serving_decode"].expect_top
+    text = str([[a["text"], a["snippet"]] for f in rep["findings"] for a in f["actions"]])
+    assert "vllm serve" in text and "loss" not in text and "DataLoader" not in text
+
+
+def test_one_cold_forward_pass_leads_with_its_start_up_and_no_launch_bound(tmp):
+    rep = _report(tmp, "cold_forward", 1)
+    host = rep["hosts"][0]
+    assert host["job"]["phase"] == "warm-up" and host["job"]["kind"] == "inference"
+    top = rep["findings"][0]
+    assert top["rule"] == "cold_start" and top["severity"] == "critical"
+    startup = host["breakdown_ms"]["startup"]
+    assert startup == pytest.approx(sum(tt.COLD_LAUNCH_US) / 1000, rel=0.05)  # the GPU idles through them all
+    assert not [f for f in rep["findings"] if f["rule"] == "launch_bound" and f["severity"] != "info"]
+
+
+def test_cold_steps_are_left_out_where_steady_ones_remain(tmp):
+    rep = _report(tmp, "cold_forward", 3)
+    steps = rep["hosts"][0]["steps"]
+    assert steps["found"] == 3 and steps["count"] == 2 and steps["dropped"][0]["reason"].startswith("warm-up: holds")
+    assert rep["hosts"][0]["breakdown_ms"]["startup"] == 0
+    assert rep["findings"][0]["rule"] == "cold_start"  # still said first: the window was mostly start-up
+
+
+def test_autocast_gemm_time_is_the_gemm_kernels_and_the_casts_are_named_apart(tmp):
+    """Each aten::linear launches a cast (90 us), its GEMM (60 us) and a bias add (30 us): GEMM time and rate are the
+    GEMM kernel's alone, the rest is reported as what it is."""
+    rep = _report(tmp, "autocast_forward", 10)
+    host = rep["hosts"][0]
+    extra = tt.SCENARIOS["autocast_forward"].extra
+    mfu = next(c for c in host["headline"] if c["id"] == "mfu")
+    (row,) = host["roofline"]["rows"]
+    cols = dict(zip(host["roofline"]["columns"], row))
+    assert cols["ms/step"] == pytest.approx(extra["gemm_ms"], rel=0.02)
+    m, k, n = tt.AUTOCAST_SHAPE
+    flops = 2.0 * m * k * n
+    assert cols["TFLOP/s"] == pytest.approx(flops / (tt.AUTOCAST_GEMM_US * 1e-6) / 1e12, rel=0.02)
+    assert cols["precision"] == "bf16"
+    assert mfu["detail"]["gemm_tflops_per_s"] == pytest.approx(cols["TFLOP/s"], rel=0.02)
+    assert mfu["detail"]["non_gemm_ms_per_step"] == pytest.approx(extra["other_ms"], rel=0.02)  # casts + bias adds
+    assert host["job"]["kind"] == "inference"
+
+
+def test_a_gemm_faster_than_the_gpu_s_peak_is_left_out_not_believed(tmp, monkeypatch):
+    """Physics: a GEMM shape whose FLOPs over its kernels' time beat the dense peak has kernels missing from its time;
+    its rate is not shown, and the MFU card says why."""
+    monkeypatch.setattr(tt, "AUTOCAST_SHAPE", (2048, 4096, 4096))  # 68.7 GFLOP in 60 us: 1,145 TFLOP/s on an H100
+    _report.cache_clear()
+    rep = _report(tmp, "autocast_forward", 4)
+    host = rep["hosts"][0]
+    assert host["roofline"] is None
+    mfu = next(c for c in host["headline"] if c["id"] == "mfu")
+    assert "above the GPU's peak" in str(mfu["detail"]) + str(mfu.get("display"))
+    _report.cache_clear()

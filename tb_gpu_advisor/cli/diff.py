@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from tb_gpu_advisor import formats
+from tb_gpu_advisor.common.fmt import echo
 from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.cli.report import (EXIT_INPUT, EXIT_OK, InputError, _list, cli_options, select_sessions,
                                        session_report)
@@ -190,7 +191,7 @@ def _select(spec: SideSpec) -> tuple[Any, list]:
         try:  # RUN/SESSION (the stock tab's name) or a session folder name
             return select_sessions(spec.logdir, None, sel, hosts)[0]
         except InputError as session_error:
-            raise InputError(f"{sel!r} is neither a run nor a session in {spec.logdir}. "
+            raise InputError(f"{echo(sel)} is neither a run nor a session in {spec.logdir}. "
                              f"{str(run_error).split('. ', 1)[-1]}; {str(session_error).split('. ', 1)[-1]}") from None
 
 

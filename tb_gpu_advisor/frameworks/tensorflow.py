@@ -258,6 +258,13 @@ _TRAINING = re.compile(r"gradient_tape/|(^|/)gradients/|ResourceApply|Apply(Adam
 _COMPILING = ("XlaCompile", "_XlaCompile", "XlaCompileOnDemand")
 
 
+_INFERENCE = re.compile(r"predict_function|serving_default|signature_wrapper")
+
+
+def is_inference_event(name: str) -> bool:
+    return bool(_INFERENCE.search(name))
+
+
 def is_training_event(name: str) -> bool:
     return bool(_TRAINING.search(name))
 
@@ -286,4 +293,5 @@ FRAMEWORK = Framework(
     capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
     training_event=is_training_event, compile_event=is_compile_event, cast_ops=("Cast",),
+    inference_event=is_inference_event,
 )

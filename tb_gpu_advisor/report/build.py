@@ -202,8 +202,10 @@ def _step_rows(rows) -> list[StepRow]:
             for r, k in zip(rows, range(0, len(vals), width))]
 
 
-def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> HostReport:
-    """The report of one host: its metrics as cards, tables and step rows, with the findings the rules made of them."""
+def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
+                      damage: list[str] | None = None) -> HostReport:
+    """The report of one host: its metrics as cards, tables and step rows, with the findings the rules made of them;
+    ``damage``: what the reader could not read of the file (``Trace.problems``): the report is partial."""
     for f in findings:
         f.host = f.host or m.host
     steps_rows = _step_rows(m.steps_detail)
@@ -234,7 +236,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
         kernel_durations_us=kernel_histogram(m.kernel_durations), kernel_classes=kernel_class_summary(m), findings=findings,
         achievable=achievable(m.headline.avg_step_ms, m.breakdown.as_dict(), findings),
         communication=_communication_table(m), expected_allreduce_ms=json_float(m.multi_gpu.expected_allreduce_ms, 6),
-        roofline=_roofline_table(m),
+        roofline=_roofline_table(m), damage=list(damage or []),
     )
 
 

@@ -32,9 +32,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Sequence
 
 from tb_gpu_advisor import ANALYZER_VERSION
+from tb_gpu_advisor.common.fmt import echo, echo_list
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import (SEVERITY_ORDER, TABLE_ROWS, Finding, HostReport, Metric, Report, Table,
                                          _json_default)
+from tb_gpu_advisor.report.verdict import damage_note
 from tb_gpu_advisor.rules.savings import GROUPS, achievable
 
 DIFF_VERSION = "1.1"
@@ -234,7 +236,8 @@ def diff_reports(base: Report, new: Report, host: str | None = None, base_label:
         kernels=_table_changes(hb, hn, "kernels", "kernel", "total us", top),
         ops=_table_changes(hb, hn, "ops", "op", "kernel us", top),
         gpus=_gpu_changes(hb, hn),
-        notes=notes + _side_notes(sb, sn),
+        notes=notes + _side_notes(sb, sn) + [f"{w}: {damage_note(h)}" for w, h in (("base", hb), ("new", hn))
+                                             if h is not None and h.damage and not h.error],
         analyzer_version=ANALYZER_VERSION,
         generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
         incomparable=why, per_tflop=_per_tflop(sb, sn, _flops(base, hb), _flops(new, hn)),
@@ -322,8 +325,8 @@ def _named(r: Report, host: str, which: str) -> HostReport:
     for h in r.hosts:
         if h.host == host:
             return h
-    raise DiffError(f"unknown host {host!r} in the {which} run {r.run}/{r.session}. "
-                    f"Available hosts: {', '.join(h.host for h in r.hosts)}")
+    raise DiffError(f"unknown host {echo(host)} in the {which} run {r.run}/{r.session}. "
+                    f"Available hosts: {echo_list(h.host for h in r.hosts)}")
 
 
 def _side(r: Report, h: HostReport | None, label: str | None) -> Side:

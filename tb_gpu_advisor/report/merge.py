@@ -11,7 +11,7 @@ from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.metrics.job import JobView, job_view
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.report.build import json_float
-from tb_gpu_advisor.report.verdict import verdict
+from tb_gpu_advisor.report.verdict import damage_note, verdict
 from tb_gpu_advisor.rules._job import ranks_table
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import achievable, mark_overlaps, parts
@@ -158,7 +158,8 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
     (``UserOptions.of``).
 
     ``healthy`` only when every host was analysed (a host with ``error`` makes the session not healthy:
-    bad input is never reported as "no problems") and no finding is a warning or critical."""
+    bad input is never reported as "no problems"), none from a damaged file (``HostReport.damage``: its numbers are
+    partial), and no finding is a warning or critical."""
     ok = [h for h in host_reports if h.error is None]
     job = job_view(host_reports, UserOptions.of(options))
     job_findings = rules.evaluate_job(job) if job.ranks else []
@@ -177,8 +178,10 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
                                               card.good_direction, "unknown", card.meaning, card.threshold, detail),
                                        findings, any(h.gpus for h in ok)))
     notes = [f"{h.host}: could not be analysed: {h.error}" for h in host_reports if h.error]
-    # bad input is never healthy: every host must have been analysed (and there must be one)
-    healthy = bool(ok) and len(ok) == len(host_reports) and not any(f.severity in ("critical", "warning") for f in findings)
+    notes += [damage_note(h) for h in ok if h.damage]
+    # bad input is never healthy: every host must have been analysed (and there must be one), from a whole file
+    healthy = (bool(ok) and len(ok) == len(host_reports) and not any(h.damage for h in ok)
+               and not any(f.severity in ("critical", "warning") for f in findings))
     slowest = _session_achievable(ok, job, findings)
     report = Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,
                   analyzer_version=ANALYZER_VERSION, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes,

@@ -20,7 +20,7 @@ from tb_gpu_advisor.common.fmt import ms, pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
-from tb_gpu_advisor.report.verdict import failed_hosts, verdict
+from tb_gpu_advisor.report.verdict import damage_note, damaged_hosts, failed_hosts, verdict
 
 WIDTH = 100
 _SEV_LABEL = {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO", "ok": "OK"}
@@ -132,8 +132,9 @@ def time_base_text(report: Report, shown: Sequence[Finding]) -> str:
 
 
 def _is_error_note(report: Report, note: str) -> bool:
-    """merge_hosts' note for a failed host, already shown with the host."""
-    return any(note == f"{h.host}: could not be analysed: {h.error}" for h in failed_hosts(report))
+    """merge_hosts' note for a failed host or a damaged file, already shown at the top."""
+    return (any(note == f"{h.host}: could not be analysed: {h.error}" for h in failed_hosts(report))
+            or any(note == damage_note(h) for h in damaged_hosts(report)))
 
 
 def _shown_actions(f: Finding) -> tuple[list, int]:
@@ -216,6 +217,9 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     for h in failed_hosts(report):
         out.extend(textwrap.wrap(f"ERROR: host {h.host} could not be analysed: {h.error}", WIDTH,
                                  subsequent_indent="    "))
+        out.append("")
+    for h in damaged_hosts(report):
+        out.extend(textwrap.wrap(f"DAMAGED FILE: {damage_note(h)}.", WIDTH, subsequent_indent="    "))
         out.append("")
     for i, f in enumerate(shown, 1):
         head = f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"
@@ -478,6 +482,9 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
         out += [md_inline(achievable_text(report)), ""]
     for h in failed_hosts(report):
         out.append(f"> **Error:** host {md_code(h.host)} could not be analysed: {md_inline(h.error)}")
+        out.append("")
+    for h in damaged_hosts(report):
+        out.append(f"> **Damaged file:** {md_inline(damage_note(h))}.")
         out.append("")
     shown, cut = shown_findings(report, top)
     if shown:

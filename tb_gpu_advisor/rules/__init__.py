@@ -203,14 +203,19 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
         f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step, and no check of the guide recognises "
         f"why: open the trace viewer on the windows below and look at what the host does while the GPU idles.",
         title="The GPU idles for a reason no check recognises",
-        metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
-                      unit="share", display=pct(dev), good_direction="higher", status=sev,
-                      threshold=T("headline.device_step_share.warning"),
-                      meaning="share of the step the device executes (the guide's first overview number)"),
+        metric=_device_share_metric(dev, sev),
         windows=step_windows(ctx),
     )
     f.guide_section = "§1 overview"
     return f
+
+
+def _device_share_metric(dev: float | None, sev: str) -> Metric:
+    """The device step-time share as the idle findings grade it (the guide's first overview number)."""
+    return Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
+                  unit="share", display=pct(dev), good_direction="higher", status=sev,
+                  threshold=T("headline.device_step_share.warning"),
+                  meaning="share of the step the device executes (the guide's first overview number)")
 
 
 def _host_bound(ctx: Ctx, metrics: HostMetrics, sev: str, dev: float | None, host_ms: float) -> Finding:
@@ -223,10 +228,7 @@ def _host_bound(ctx: Ctx, metrics: HostMetrics, sev: str, dev: float | None, hos
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code (Python and framework work "
         f"that launches nothing): the step is host-bound.",
         title="Host-bound: the GPU waits for the host's own work inside the step",
-        metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
-                      unit="share", display=pct(dev), good_direction="higher", status=sev,
-                      threshold=T("headline.device_step_share.warning"),
-                      meaning="share of the step the device executes (the guide's first overview number)"),
+        metric=_device_share_metric(dev, sev),
         saving=saving(ctx, host_ms, "the host's own work moves off the GPU's critical path (overlapped with the GPU, "
                                     "or compiled into graphs)", [("host", "host_work", host_ms)]),
         windows=step_windows(ctx, key=lambda st: st.breakdown.host_compute, label="host work"),

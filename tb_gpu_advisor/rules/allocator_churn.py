@@ -22,6 +22,8 @@ ID = "allocator_churn"
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     idle = m.breakdown.allocator
+    if m.breakdown.startup > 0 and ctx.steps < 2:
+        return []  # the one step of a cold capture: its first allocations are the start-up's (cold_start), not churn
     graded = ctx.graded(idle, "allocator_churn.warning", "allocator_churn.critical")
     if graded is None:
         return []

@@ -43,8 +43,13 @@ def export_folder() -> str:
 
 
 def cached_path(report: str) -> str:
-    """The export of ``report`` in :func:`export_folder`, named after the report and its identity."""
-    st = os.stat(report)
+    """The export of ``report`` in :func:`export_folder`, named after the report and its identity (a listed report is
+    checked to be the file listed, below its logdir: ``fsio.open_listed``)."""
+    if isinstance(report, fsio.Listed):
+        with fsio.open_listed(report) as f:
+            st = os.fstat(f.fileno())
+    else:
+        st = os.stat(report)
     key = hashlib.sha1(f"{os.path.abspath(report)}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:16]
     stem = os.path.basename(report)[: -len(REP_SUFFIX)] or "report"
     return os.path.join(export_folder(), f"{stem}-{key}.sqlite")

@@ -25,6 +25,7 @@ import threading
 import time
 from dataclasses import dataclass
 
+from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import Found, Groups, Located
 from tb_gpu_advisor.formats.nsys import tables as tb
 from tb_gpu_advisor.formats.nsys.export import REP_SUFFIX
@@ -79,34 +80,31 @@ def _probe(path: str) -> tuple[str | None, Header]:
     if not tb.is_sqlite(path):
         return "not an SQLite file", Header()
     try:
-        con = tb.connect(path)
+        with tb.open_db(path) as con:
+            schema = tb.Schema(con)
+            if not schema.is_export():
+                return "an SQLite database, but not an Nsight Systems export (none of its tables)", Header()
+            when = None
+            if schema.has(tb.SESSION_START, "utcEpochNs"):
+                row = con.execute(f'SELECT utcEpochNs FROM "{tb.SESSION_START}" LIMIT 1').fetchone()
+                when = int(row[0]) / 1e9 if row and isinstance(row[0], int) and row[0] > 0 else None
+            host = next((v for n, v in tb.key_values(schema, tb.SYSTEM_ENV) if n == "Hostname" and v), None) \
+                if schema.has(tb.SYSTEM_ENV, "name", "value") else None
+            duration = None
+            if schema.has(tb.ANALYSIS, "duration"):
+                row = con.execute(f'SELECT duration FROM "{tb.ANALYSIS}" LIMIT 1').fetchone()
+                duration = int(row[0]) / 1e9 if row and isinstance(row[0], int) and row[0] > 0 else None
+            return None, Header(when, host, duration)
     except sqlite3.Error as e:
-        return f"an SQLite file that cannot be opened ({e})", Header()
-    try:
-        schema = tb.Schema(con)
-        if not schema.is_export():
-            return "an SQLite database, but not an Nsight Systems export (none of its tables)", Header()
-        when = None
-        if schema.has(tb.SESSION_START, "utcEpochNs"):
-            row = con.execute(f'SELECT utcEpochNs FROM "{tb.SESSION_START}" LIMIT 1').fetchone()
-            when = int(row[0]) / 1e9 if row and isinstance(row[0], int) and row[0] > 0 else None
-        host = next((v for n, v in tb.key_values(schema, tb.SYSTEM_ENV) if n == "Hostname" and v), None) \
-            if schema.has(tb.SYSTEM_ENV, "name", "value") else None
-        duration = None
-        if schema.has(tb.ANALYSIS, "duration"):
-            row = con.execute(f'SELECT duration FROM "{tb.ANALYSIS}" LIMIT 1').fetchone()
-            duration = int(row[0]) / 1e9 if row and isinstance(row[0], int) and row[0] > 0 else None
-        return None, Header(when, host, duration)
-    except sqlite3.Error as e:
-        return f"a damaged SQLite file ({e})", Header()
-    finally:
-        con.close()
+        return f"an SQLite file that cannot be read ({e})", Header()
+    except OSError as e:
+        return f"unreadable ({e})", Header()
 
 
 def sniff(path: str) -> str | None:
     """None when the SQLite file at ``path`` is an Nsight Systems export, else why it is not, in words."""
     try:
-        st = os.stat(path)
+        st = os.stat(fsio.local_path(path))
         return probe_file(path, st.st_size, st.st_mtime_ns)[0]
     except OSError as e:
         return f"unreadable ({e.strerror or e})"

@@ -16,15 +16,10 @@ def has_gpu_activity(path: str) -> bool | None:
     if local.endswith(REP_SUFFIX) or not tb.is_sqlite(local):
         return None
     try:
-        con = tb.connect(local)
-    except sqlite3.Error:
+        with tb.open_db(local) as con:  # a listed file: only below its logdir, only as listed
+            schema = tb.Schema(con)
+            if not schema.is_export():
+                return None
+            return schema.nonempty(tb.KERNEL) or schema.nonempty(tb.GRAPH_TRACE)
+    except (sqlite3.Error, OSError):
         return None
-    try:
-        schema = tb.Schema(con)
-        if not schema.is_export():
-            return None
-        return schema.nonempty(tb.KERNEL) or schema.nonempty(tb.GRAPH_TRACE)
-    except sqlite3.Error:
-        return None
-    finally:
-        con.close()

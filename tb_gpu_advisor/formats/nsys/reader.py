@@ -40,7 +40,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import max_profile_bytes
+from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import nvtx
@@ -145,13 +145,12 @@ def _read_file(path: str, file_index: int) -> _Raw:
     if local.endswith(export.REP_SUFFIX):
         local = export.sqlite_for(local)
     try:
-        size = os.path.getsize(local)
+        size = fsio.size(local)
     except OSError as e:
         raise NsysReadError(f"cannot read {path}: {e}") from e
     limit = max_profile_bytes()
     if size > limit:
-        raise NsysReadError(f"{path}: {size / 1e9:.1f} GB is over the {limit / 1e9:.1f} GB limit for one profile "
-                            f"(TB_GPU_ADVISOR_MAX_PROFILE_BYTES)")
+        raise NsysReadError(f"{path}: file is {human_size(size)}, over the {human_size(limit)} limit ({LIMIT_HINT})")
     if not tb.is_sqlite(local):
         raise NsysReadError(f"{path}: not an SQLite file (an Nsight Systems export is `nsys export --type sqlite`)")
     try:
@@ -164,16 +163,13 @@ def _read_file(path: str, file_index: int) -> _Raw:
 
 def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -> _Raw:
     try:
-        con = tb.connect(local, lenient=lenient)
-    except sqlite3.Error as e:
-        raise NsysReadError(f"{path}: cannot open: {e}") from e
-    try:
-        schema = tb.Schema(con)
-        if not schema.is_export():
-            raise NsysReadError(f"{path}: an SQLite file, but no Nsight Systems export (none of its tables)")
-        if not (schema.nonempty(tb.KERNEL) or schema.nonempty(tb.GRAPH_TRACE)):
-            raise NsysReadError(NO_GPU_ACTIVITY)
-        return _columns(schema, path, size, file_index)
+        with tb.open_db(local, lenient=lenient) as con:
+            schema = tb.Schema(con)
+            if not schema.is_export():
+                raise NsysReadError(f"{path}: an SQLite file, but no Nsight Systems export (none of its tables)")
+            if not (schema.nonempty(tb.KERNEL) or schema.nonempty(tb.GRAPH_TRACE)):
+                raise NsysReadError(NO_GPU_ACTIVITY)
+            return _columns(schema, path, size, file_index)
     except sqlite3.OperationalError as e:
         if not lenient and tb.is_decode_error(e):
             raise
@@ -182,8 +178,8 @@ def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -
         raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
     except sqlite3.DatabaseError as e:
         raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
-    finally:
-        con.close()
+    except fsio.NotListedFile as e:
+        raise NsysReadError(str(e)) from e
 
 
 def _corr_key(pid: np.ndarray, corr: np.ndarray, file_index: int) -> np.ndarray:

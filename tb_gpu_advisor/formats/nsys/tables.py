@@ -18,6 +18,7 @@ chunk.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import operator
 import os
@@ -27,6 +28,7 @@ from collections.abc import Iterator
 
 import numpy as np
 
+from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.model.columns import int_dtype
 
 #: Rows fetched at a time.
@@ -74,15 +76,37 @@ def tid_of(global_tid: np.ndarray) -> np.ndarray:
     return global_tid & _ID_MASK
 
 
-def connect(path: str, lenient: bool = False) -> sqlite3.Connection:
+def connect(path: str, lenient: bool = False, immutable: bool = False) -> sqlite3.Connection:
     """The export, opened read-only (``mode=ro``: nothing is written beside it, not even a journal).  ``lenient``:
     text that is no UTF-8 is decoded with replacement characters (slower: a Python call per string) instead of
-    failing the query."""
-    uri = pathlib.Path(os.path.abspath(path)).as_uri() + "?mode=ro"
+    failing the query.  ``immutable``: no locks, no journal looked for (a file opened through its descriptor)."""
+    uri = pathlib.Path(os.path.abspath(path)).as_uri() + "?mode=ro" + ("&immutable=1" if immutable else "")
     con = sqlite3.connect(uri, uri=True, check_same_thread=False)
     if lenient:
         con.text_factory = lambda b: b.decode("utf-8", "replace")
     return con
+
+
+@contextlib.contextmanager
+def open_db(path: str, lenient: bool = False) -> Iterator[sqlite3.Connection]:
+    """The export at ``path``, read-only, closed after.  A file discovery listed (``fsio.Listed``) is opened only
+    below its logdir and only as the file listed (``fsio.open_listed``), and SQLite reads that open file through its
+    descriptor (``/proc/self/fd/N``): a link swapped in after the listing is never followed.  Elsewhere (no
+    ``/proc``), or for a path given by hand, the path itself."""
+    held = None
+    target, immutable = fsio.local_path(path), False
+    if isinstance(path, fsio.Listed) and os.path.isdir("/proc/self/fd"):
+        held = fsio.open_listed(path)
+        target, immutable = f"/proc/self/fd/{held.fileno()}", True
+    try:
+        con = connect(target, lenient=lenient, immutable=immutable)
+        try:
+            yield con
+        finally:
+            con.close()
+    finally:
+        if held is not None:
+            held.close()
 
 
 def is_decode_error(e: Exception) -> bool:
@@ -91,9 +115,9 @@ def is_decode_error(e: Exception) -> bool:
 
 
 def is_sqlite(path: str) -> bool:
+    """The file starts as SQLite files do (a listed file read only as listed: ``fsio.read_head``)."""
     try:
-        with open(path, "rb") as f:
-            return f.read(len(MAGIC)) == MAGIC
+        return fsio.read_head(path, len(MAGIC)) == MAGIC
     except OSError:
         return False
 

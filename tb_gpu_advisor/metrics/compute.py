@@ -79,6 +79,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     gm = multigpu.gpu_metrics(ctx, per_gpu_arr)
     active_ids = {g.d.gpu for g in ctx.gpus if g.active}
     notes = list(trace.problems)  # what the reader could not read: the report is partial
+    notes += getattr(trace, "notes", [])  # what it says of the file besides (no damage)
     if not has_gpu:
         notes.append("no GPU kernels in this capture: device metrics are not available (CPU-only profile?)")
     # the kernel modules' per-GPU temporaries (~100 bytes per device event) are handed back after each of them

@@ -287,6 +287,9 @@ class Trace:
     xla_evidence: list[str] = field(default_factory=list)
     #: what the reader could not read, for a partial analysis (a trace cut off mid-write)
     problems: list[str] = field(default_factory=list)
+    #: what the reader says of the file that is no damage, for the report's notes (an Nsight export that does not
+    #: name its GPU model)
+    notes: list[str] = field(default_factory=list)
     #: host event index of a collective op -> (bytes of one rank's message, group size or -1), where the file
     #: records them (PyTorch ``record_shapes``): what the collective model's bandwidth is computed from
     collective_messages: dict[int, tuple[int, int]] = field(default_factory=dict)

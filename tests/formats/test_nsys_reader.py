@@ -83,7 +83,7 @@ def test_h100_window_copies_syncs_and_gpu_model():
     sync = np.flatnonzero(t.h.name_mask(lambda n: n == "cudaStreamSynchronize"))
     long = sorted(float(t.h.end[i] - t.h.start[i]) / 1e9 for i in sync)[-2:]
     assert long == pytest.approx([428.42, 428.47], abs=0.01)
-    assert any("GPU model: not in this export" in p for p in t.problems)
+    assert any("GPU model: not in this export" in p for p in t.notes)
     # the window counts from the session's start (ANALYSIS_DETAILS.startTime), as Nsight's timeline does
     start = _sql(H100, "SELECT startTime FROM ANALYSIS_DETAILS")[0][0]
     first = min(_sql(H100, f"SELECT min(start) FROM {tb}")[0][0] for tb in
@@ -122,7 +122,7 @@ def test_synthetic_numbers_and_gpu_model(tmp_path):
         assert d.info.sm_count == 132 and d.info.clock_hz == pytest.approx(1.98e9)
     sync = t.h.name_mask(devices.is_sync_call)
     assert float((t.h.end[sync] - t.h.start[sync]).sum()) / 1e9 == pytest.approx(truth.sync_ms)
-    assert not t.problems  # the model is in the export: nothing to say
+    assert not t.notes and not t.problems  # the model is in the export: nothing to say
 
 
 def test_row_order_does_not_matter(tmp_path):
@@ -246,7 +246,7 @@ def test_missing_gpu_model_is_said_with_the_kernels_hint(tmp_path):
     write(str(p), NsysJob(gpu_info=False, kernel=GEMM_FP32))
     t = reader.read_trace(str(p))
     assert t.devices[0].info.name is None
-    assert any("GPU model: not in this export" in m and "Ampere or newer" in m for m in t.problems)
+    assert any("GPU model: not in this export" in m and "Ampere or newer" in m for m in t.notes)
 
 
 def test_size_limit(tmp_path, monkeypatch):

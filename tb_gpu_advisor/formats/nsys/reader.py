@@ -574,7 +574,7 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         format="nsys", host=host, path=path, size_bytes=size, h=h, devices=devs,
         num_events=n_events, span_ps=span, capture_ms=r.capture_ms, viewer_zero_ps=zero,
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
-        gpu_host_lines=host_lines, problems=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
+        gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
         framework_hint=_framework(h.names, r.d_names),
     )
 

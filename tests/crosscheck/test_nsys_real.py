@@ -37,8 +37,10 @@ EXTENDED_TRUTH = {
         "kernel_ms": {0: 22.385, 1: 22.444}, "kernels": {0: 1721, 1: 1721}, "nccl_ms": {0: 0.0, 1: 0.0},
         "h2d_pinned": {"count": 223, "gb": 25.475, "ms": 921.0}, "sync_wall_ms": 428.6,
         "top_kernel": "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8",
-        "note": "1 s of a 2 x H100 FSDP job: per GPU 921 of 960 ms is host-to-device copies (pinned, up to 4.2 GB "
-                "each); 22.4 ms of fp32 FFMA GEMMs; two 428 ms cudaStreamSynchronize under aten::item",
+        "note": "1 s of a 2 x H100 FSDP run under pytest (FastVideo's test_inference_performance, wan-t2v-1.3b: the "
+                "T5 encoder's forward pass, per META_DATA_CAPTURE): per GPU 921 of 960 ms is host-to-device copies "
+                "(pinned, up to 4.2 GB each); 22.4 ms of fp32 FFMA GEMMs; two 428 ms cudaStreamSynchronize under "
+                "aten::item",
     },
     "fsdp_mfu_before": {
         "kind": "nsys", "gpus": 2, "dtype": "bfloat16",

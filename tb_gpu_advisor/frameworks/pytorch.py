@@ -378,7 +378,9 @@ FIXES.update(JOB_FIXES)
 #: What only a training step runs: autograd's backward nodes, ATen's backward kernels' ops, the optimizer's step and
 #: gradient accumulation (PyTorch 1.8 to 2.x spellings).
 _TRAINING = re.compile(r"Backward\d*\b|^autograd::engine::evaluate_function|_backward\b|^Optimizer\.(step|zero_grad)|"
-                       r"^torch::autograd::AccumulateGrad|^aten::_fused_adam|^aten::_foreach_add_|CompiledFunctionBackward")
+                       r"^torch::autograd::AccumulateGrad|^aten::_fused_adam|^aten::_foreach_add_|CompiledFunctionBackward|"
+                       # the data-parallel wrappers are training's (FSDP's NVTX/record_function names, DDP's forward)
+                       r"^FSDP::|FullyShardedDataParallel\.|DistributedDataParallel\.forward")
 #: torch.compile at work compiling (Dynamo's and Inductor's timed phases): one-time, never steady state.
 _COMPILING = ("_compile.compile_inner", "compile_fx", "OutputGraph.call_user_compiler", "create_aot_dispatcher_function",
               "TorchDynamo compilation", "async_compile")

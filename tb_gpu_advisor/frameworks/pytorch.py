@@ -389,6 +389,31 @@ def is_compile_event(name: str) -> bool:
     return name.startswith(_COMPILING)
 
 
+#: Where an allocation's bytes belong (``model.trace.MEMORY_PHASES``), from the ops around it: autograd's backward
+#: nodes (gradients and the backward's temporaries) and the optimizer's step (its state, created on the first step).
+_BACKWARD_SCOPE = re.compile(r"^autograd::engine::evaluate_function|Backward\d*$|^CompiledFunctionBackward")
+_OPTIMIZER_SCOPE = re.compile(r"^Optimizer\.(step|zero_grad)#")
+#: Ops that only make the allocator hand out a tensor: the op that called them is what the bytes are for.
+_FACTORY_OPS = frozenset({"aten::empty", "aten::empty_strided", "aten::empty_like", "aten::new_empty",
+                          "aten::new_empty_strided", "aten::resize_", "aten::zeros", "aten::zeros_like", "aten::ones",
+                          "aten::ones_like", "aten::full", "aten::new_zeros", "aten::new_full", "aten::zero_",
+                          "aten::fill_", "aten::as_strided", "aten::view", "aten::reshape", "aten::detach"})
+
+
+def memory_phase(name: str) -> str | None:
+    """"backward" / "optimizer" for an op that scopes the allocations inside it, None for any other."""
+    if _BACKWARD_SCOPE.search(name):
+        return "backward"
+    if _OPTIMIZER_SCOPE.search(name):
+        return "optimizer"
+    return None
+
+
+def is_factory_op(name: str) -> bool:
+    """An op that only allocates (``aten::empty``...): its allocations are named after the op that called it."""
+    return name in _FACTORY_OPS
+
+
 def version_range(facts) -> tuple[tuple[int, ...], tuple[int, ...] | None] | None:
     """The PyTorch versions a trace's ``producer`` facts allow: a stated ``torch_version`` (that minor release), or
     the old schema's 1.8-1.10; None where nothing dates it (1.11 or newer)."""

@@ -1,0 +1,278 @@
+"""A PyTorch memory snapshot (``torch.cuda.memory._dump_snapshot``) -> the neutral trace model.
+
+The file is read with :mod:`.unpickle` (plain data only; a pickle that asks for anything else is refused unread).
+What becomes of it:
+
+* per GPU, :class:`~tb_gpu_advisor.model.trace.MemoryEvents` from its ``device_traces`` entry (the history
+  ``_record_memory_history`` kept): ``alloc`` adds a block, ``free_completed`` (``free`` in PyTorch 2.0) removes it,
+  ``segment_alloc`` / ``segment_map`` add reserved bytes, ``segment_free`` / ``segment_unmap`` remove them.  The
+  totals are absolute: at the dump they are the segments' sizes and the active blocks' (``segments``), and each
+  event's are those minus what came after it.
+* :class:`~tb_gpu_advisor.model.trace.MemorySnapshot`: per GPU the state at the dump, its largest live blocks with
+  their stack frames, every ``oom`` entry with what was live at that moment, and the allocator's settings.
+
+A snapshot holds no kernel and no host event: its trace has a GPU table per device (empty) and no host events, and
+the pipeline's memory metrics and rules read it (the step checks have nothing to say).  The walk over the data is
+bounded (:data:`MAX_ENTRIES` trace entries and blocks, :data:`MAX_FRAMES` frames each): memo references make a
+small file describe a huge tree.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats.base import max_profile_bytes
+from tb_gpu_advisor.formats.snapshot.unpickle import UnsafePickle, loads
+from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, MemoryEvents,
+                                       MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
+
+#: Trace entries and blocks read per snapshot; the rest is left out and said so.
+MAX_ENTRIES = 2_000_000
+#: Stack frames kept per allocation (innermost first): enough to name the user's line.
+MAX_FRAMES = 24
+#: Live allocations kept per GPU at the dump, and per OOM at its moment.
+TOP_BLOCKS = 20
+#: OOMs read per GPU (the first ones: a job stops at its first, or retries a few times).
+MAX_OOMS = 8
+TIME_BASE = "the snapshot's first recorded allocator event (time_us)"
+_ALLOC = ("alloc",)
+_FREE = ("free_completed", "free")  # "free": PyTorch 2.0's single free action
+_SEG_ADD = ("segment_alloc", "segment_map")
+_SEG_DROP = ("segment_free", "segment_unmap")
+
+
+class SnapshotReadError(ValueError):
+    """The file is no memory snapshot we can read (or a pickle we refuse); the message says which file and why."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = path, reason
+
+
+def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
+    """Read one snapshot pickle into a trace (``SnapshotReadError`` when it is none, or asks for more than data)."""
+    data = _read_bytes(path)
+    try:
+        doc = loads(data)
+    except UnsafePickle as e:
+        raise SnapshotReadError(path, f"refused: {e} (the file was not run)") from e
+    except ValueError as e:
+        raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
+    return to_trace(doc, host or host_name(path), path, len(data))
+
+
+def host_name(path: str) -> str:
+    name = os.path.basename(path)
+    for suffix in (".pickle", ".pkl"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)] or name
+    return name
+
+
+def _read_bytes(path: str) -> bytes:
+    limit = max_profile_bytes()
+    with fsio.open_binary(path) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise SnapshotReadError(path, f"over the {limit:,}-byte limit (raise TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
+    return data
+
+
+def to_trace(doc: Any, host: str, path: str, size: int) -> Trace:
+    """The trace of a snapshot's plain data (``torch.cuda.memory._snapshot()``'s dict)."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("segments"), list):
+        raise SnapshotReadError(path, "a pickle, but no memory snapshot (no `segments` list): not "
+                                      "torch.cuda.memory._dump_snapshot's output")
+    budget = _Budget()
+    segments = [s for s in budget.each(doc["segments"]) if isinstance(s, dict)]
+    traces = doc.get("device_traces") if isinstance(doc.get("device_traces"), list) else []
+    gpus = sorted({_int(s.get("device"), 0) for s in segments} | {g for g, t in enumerate(traces) if t})
+    snap = MemorySnapshot(settings={k: v for k, v in (doc.get("allocator_settings") or {}).items()
+                                    if isinstance(k, str) and isinstance(v, (str, int, float, bool))}
+                          if isinstance(doc.get("allocator_settings"), dict) else {})
+    entries = {g: [e for e in budget.each(traces[g] if g < len(traces) and isinstance(traces[g], list) else [])
+                   if isinstance(e, dict)] for g in gpus}
+    times = [t for es in entries.values() for e in es if (t := _int(e.get("time_us"), -1)) >= 0]
+    t0_us = min(times) if times else 0
+    memory: dict[int, MemoryEvents] = {}
+    for g in gpus:
+        segs = [s for s in segments if _int(s.get("device"), 0) == g]
+        reserved = sum(_int(s.get("total_size"), 0) for s in segs)
+        blocks = [b for s in segs for b in budget.each(s.get("blocks") or []) if isinstance(b, dict)]
+        live = [b for b in blocks if b.get("state") == "active_allocated"]
+        allocated = sum(_int(b.get("size"), 0) for b in live)
+        free_blocks = [_int(b.get("size"), 0) for b in blocks if b.get("state") == "inactive"]
+        snap.state[g] = (reserved, allocated, len(segs), max(free_blocks, default=0))
+        snap.blocks[g] = sorted((_block(b) for b in live), key=lambda b: -b.size)[:TOP_BLOCKS]
+        events, ooms = _events(g, entries[g], t0_us, allocated, reserved, snap.blocks[g])
+        if events is not None:
+            memory[g] = events
+        snap.ooms.extend(ooms)
+    if budget.left_out:
+        problems = [f"the snapshot holds more than {MAX_ENTRIES:,} entries and blocks: the first {MAX_ENTRIES:,} "
+                    f"were read"]
+    else:
+        problems = []
+    span = (0, int((max(times) - t0_us) * 1_000_000)) if times else None
+    devices = [DeviceEvents(**_empty_device(g)) for g in gpus]
+    return Trace(format="snapshot", host=host, path=path, size_bytes=size, h=_empty_host(), devices=devices,
+                 num_events=sum(len(es) for es in entries.values()), span_ps=span, time_base=TIME_BASE,
+                 memory=memory, snapshot=snap, problems=problems, producer={"kind": "memory snapshot"})
+
+
+def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reserved_end: int,
+            dump_blocks: list[SnapshotBlock]) -> tuple[MemoryEvents | None, list[OutOfMemory]]:
+    """One device's trace as events with absolute totals, and its OOMs with what was live at each."""
+    t, delta, res_delta, addr, frames_of = [], [], [], [], []
+    ooms: list[tuple[int, dict]] = []
+    for i, e in enumerate(entries):
+        action = e.get("action")
+        size = _int(e.get("size"), 0)
+        if action in _ALLOC or action in _FREE or action in _SEG_ADD or action in _SEG_DROP:
+            t.append(_time_ps(e, i, t0_us))
+            sign = 1 if action in _ALLOC or action in _SEG_ADD else -1
+            is_seg = action in _SEG_ADD or action in _SEG_DROP
+            delta.append(0 if is_seg else sign * size)
+            res_delta.append(sign * size if is_seg else 0)
+            addr.append(_int(e.get("addr"), -1))
+            frames_of.append(e.get("frames") if action in _ALLOC else None)
+        elif action == "oom" and len(ooms) < MAX_OOMS:
+            ooms.append((len(t), e))
+    if not t and not ooms:
+        return None, []
+    d = np.asarray(delta, dtype=np.int64)
+    rd = np.asarray(res_delta, dtype=np.int64)
+    # totals after each event: the dump's, less everything that came after the event
+    alloc = allocated_end - (np.cumsum(d[::-1])[::-1] - d) if d.size else d
+    res = reserved_end - (np.cumsum(rd[::-1])[::-1] - rd) if rd.size else rd
+    labels: dict[str, int] = {}
+    op = np.array([labels.setdefault(_user_frame(f), len(labels)) if f else -1 for f in frames_of], dtype=np.int32)
+    tt = np.asarray(t, dtype=np.int64)
+    events = MemoryEvents(
+        gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute", t=tt,
+        delta=d, allocated=alloc, reserved=res, addr=np.asarray(addr, dtype=np.int64), op=op,
+        phase=np.array([_phase(f) for f in frames_of], dtype=np.int8), op_names=list(labels)) if t else None
+    out = []
+    for k, e in ooms:
+        before = k - 1
+        out.append(OutOfMemory(
+            gpu=gpu, requested=_int(e.get("size"), 0), device_free=_int(e.get("device_free"), -1),
+            allocated=int(alloc[before]) if before >= 0 else allocated_end,
+            reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
+            time_ps=_time_ps(e, entries.index(e), t0_us), live=_live_at(entries, k, dump_blocks, t0_us)))
+    return events, out
+
+
+def _live_at(entries: list[dict], upto: int, dump_blocks: list[SnapshotBlock], t0_us: int) -> list[SnapshotBlock]:
+    """The largest blocks live just before event ``upto`` (counted among allocations and frees only): those the trace
+    allocated and had not freed, and those live at the dump that the trace never allocated (older than its history)."""
+    live: dict[int, SnapshotBlock] = {}
+    seen: set[int] = set()
+    n = 0
+    for e in entries:
+        action = e.get("action")
+        if action in _ALLOC or action in _FREE or action in _SEG_ADD or action in _SEG_DROP:
+            if n >= upto:
+                break
+            n += 1
+        a = _int(e.get("addr"), -1)
+        if action in _ALLOC:
+            seen.add(a)
+            live[a] = SnapshotBlock(size=_int(e.get("size"), 0), requested=_int(e.get("size"), 0), address=a,
+                                    frames=_frames(e.get("frames")), time_ps=_time_ps(e, 0, t0_us))
+        elif action in _FREE:
+            live.pop(a, None)
+        elif action == "oom" and n >= upto:
+            break
+    older = [b for b in dump_blocks if b.address not in seen]
+    return sorted([*live.values(), *older], key=lambda b: -b.size)[:TOP_BLOCKS]
+
+
+def _time_ps(e: dict, index: int, t0_us: int) -> int:
+    """An entry's time from the first one (``time_us``); snapshots before PyTorch 2.1 have none: 1 us an entry."""
+    t = _int(e.get("time_us"), -1)
+    return (t - t0_us) * 1_000_000 if t >= 0 else index * 1_000_000
+
+
+def _block(b: dict) -> SnapshotBlock:
+    return SnapshotBlock(size=_int(b.get("size"), 0), requested=_int(b.get("requested_size"), 0),
+                         address=_int(b.get("address"), -1), frames=_frames(b.get("frames")),
+                         state=str(b.get("state") or ""))
+
+
+def _frames(frames: Any) -> list[str]:
+    """``file:line function``, innermost first, at most :data:`MAX_FRAMES`."""
+    if not isinstance(frames, list):
+        return []
+    out = []
+    for f in frames[:MAX_FRAMES]:
+        if isinstance(f, dict):
+            out.append(f"{f.get('filename', '?')}:{_int(f.get('line'), 0)} {f.get('name', '?')}")
+    return out
+
+
+#: Frames of the framework itself: the user's own line is the first frame outside them.
+_LIBRARY = ("/torch/", "\\torch\\", "<frozen", "<built-in", "/site-packages/", "/dist-packages/", ".cpp", ".h:",
+            "??")
+
+
+def _user_frame(frames: Any) -> str:
+    """The allocation's label: the innermost frame of the user's code (else the innermost frame)."""
+    fs = _frames(frames)
+    return next((f for f in fs if not any(x in f for x in _LIBRARY)), fs[0] if fs else "?")
+
+
+def _phase(frames: Any) -> int:
+    """The phase of an allocation from its stack (``MEMORY_PHASES``): autograd's engine (backward), ``torch/optim``
+    (optimizer), a module's forward, else other."""
+    fs = " ".join(_frames(frames)) if frames else ""
+    if not fs:
+        return MEMORY_PHASES.index("other")
+    if "autograd/graph.py" in fs or "_engine_run_backward" in fs or "autograd/__init__.py" in fs:
+        return MEMORY_PHASES.index("backward")
+    if "/torch/optim/" in fs:
+        return MEMORY_PHASES.index("optimizer")
+    if " forward" in fs or "_call_impl" in fs:
+        return MEMORY_PHASES.index("forward")
+    return MEMORY_PHASES.index("other")
+
+
+def _int(v: Any, default: int) -> int:
+    return v if type(v) is int else default
+
+
+class _Budget:
+    """Counts the entries and blocks walked; past :data:`MAX_ENTRIES` the walk stops (``left_out``)."""
+
+    def __init__(self) -> None:
+        self.n = 0
+        self.left_out = False
+
+    def each(self, items: Any):
+        if not isinstance(items, list):
+            return
+        for x in items:
+            if self.n >= MAX_ENTRIES:
+                self.left_out = True
+                return
+            self.n += 1
+            yield x
+
+
+def _empty_host() -> HostEvents:
+    z = np.zeros(0, np.int64)
+    m = np.zeros(0, np.int8)
+    return HostEvents(start=z, end=z.copy(), name=np.zeros(0, np.int16), line=np.zeros(0, np.int16), corr=m,
+                      group_id=m, step_num=m, iter_num=m, root=m, is_eager=m, names=[], line_names=[])
+
+
+def _empty_device(gpu: int) -> dict[str, Any]:
+    z = np.zeros(0, np.int64)
+    m = np.zeros(0, np.int8)
+    return dict(gpu=gpu, info=DeviceInfo(), names=[], strings=[], start=z, end=z.copy(), name=np.zeros(0, np.int16),
+                kind=m, stream=m, stream_names=[], corr=m, group_id=m, op_text=[], op_idx=np.zeros(0, np.int16),
+                shape_sid=m, long_name_sid=m, graph_id=m, **DeviceEvents.copy_columns(z, m))

@@ -31,3 +31,14 @@ def and_list(names: tuple[str, ...] | list[str]) -> str:
     """'A', 'A and B', 'A, B and C'."""
     names = tuple(names)
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def gb(n: float | None) -> str:
+    """Bytes in binary units with 3 significant digits: '1.95 GiB', '512 MiB', '12.0 kiB'."""
+    if n is None:
+        return "n/a"
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("kiB", 1 << 10)):
+        if abs(n) >= size * 0.995:
+            v = n / size
+            return f"{v:.2f} {unit}" if abs(v) < 10 else f"{v:.1f} {unit}" if abs(v) < 100 else f"{v:.0f} {unit}"
+    return f"{int(n)} B"

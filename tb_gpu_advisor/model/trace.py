@@ -66,8 +66,9 @@ class Allocator:
 
 
 #: What the live bytes of an allocation are, where a trace tells (:attr:`MemoryEvents.phase`): allocated in the forward
-#: pass, the backward pass, the optimizer's step, or by an op of unknown role.
-MEMORY_PHASES = ("forward", "backward", "optimizer", "other")
+#: pass, the backward pass, the optimizer's step, by an op of unknown role, or by moving a model's parameters to the GPU
+#: (a snapshot's stack says so).
+MEMORY_PHASES = ("forward", "backward", "optimizer", "other", "parameters")
 
 
 @dataclass
@@ -108,6 +109,8 @@ class SnapshotBlock:
     frames: list[str]  # "file.py:123 function", innermost first
     state: str = "active_allocated"
     time_ps: int | None = None  # when it was allocated (its trace entry), None unknown
+    phase: str = "other"  # MEMORY_PHASES, from its stack
+    label: str = ""  # its innermost frame in the user's code
 
 
 @dataclass
@@ -122,6 +125,8 @@ class OutOfMemory:
     frames: list[str]  # where it was asked for
     time_ps: int
     live: list[SnapshotBlock] = field(default_factory=list)  # the largest live allocations then, largest first
+    #: every live allocation's bytes then, by MEMORY_PHASES (from their stacks)
+    live_by_phase: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass

@@ -107,8 +107,9 @@ def to_trace(doc: Any, host: str, path: str, size: int) -> Trace:
         allocated = sum(_int(b.get("size"), 0) for b in live)
         free_blocks = [_int(b.get("size"), 0) for b in blocks if b.get("state") == "inactive"]
         snap.state[g] = (reserved, allocated, len(segs), max(free_blocks, default=0))
-        snap.blocks[g] = sorted((_block(b) for b in live), key=lambda b: -b.size)[:TOP_BLOCKS]
-        events, ooms = _events(g, entries[g], t0_us, allocated, reserved, snap.blocks[g])
+        dump = sorted((_block(b) for b in live), key=lambda b: -b.size)
+        snap.blocks[g] = dump[:TOP_BLOCKS]
+        events, ooms = _events(g, entries[g], t0_us, allocated, reserved, dump)
         if events is not None:
             memory[g] = events
         snap.ooms.extend(ooms)
@@ -163,13 +164,14 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             gpu=gpu, requested=_int(e.get("size"), 0), device_free=_int(e.get("device_free"), -1),
             allocated=int(alloc[before]) if before >= 0 else allocated_end,
             reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
-            time_ps=_time_ps(e, entries.index(e), t0_us), live=_live_at(entries, k, dump_blocks, t0_us)))
+            time_ps=_time_ps(e, entries.index(e), t0_us), **_live_at(entries, k, dump_blocks, t0_us)))
     return events, out
 
 
-def _live_at(entries: list[dict], upto: int, dump_blocks: list[SnapshotBlock], t0_us: int) -> list[SnapshotBlock]:
-    """The largest blocks live just before event ``upto`` (counted among allocations and frees only): those the trace
-    allocated and had not freed, and those live at the dump that the trace never allocated (older than its history)."""
+def _live_at(entries: list[dict], upto: int, dump_blocks: list[SnapshotBlock], t0_us: int) -> dict[str, Any]:
+    """What was live just before event ``upto`` (counted among allocations and frees only): the blocks the trace
+    allocated and had not freed, and those live at the dump that the trace never allocated (older than its history).
+    ``live``: the largest, ``live_by_phase``: every one's bytes by phase."""
     live: dict[int, SnapshotBlock] = {}
     seen: set[int] = set()
     n = 0
@@ -182,14 +184,15 @@ def _live_at(entries: list[dict], upto: int, dump_blocks: list[SnapshotBlock], t
         a = _int(e.get("addr"), -1)
         if action in _ALLOC:
             seen.add(a)
-            live[a] = SnapshotBlock(size=_int(e.get("size"), 0), requested=_int(e.get("size"), 0), address=a,
-                                    frames=_frames(e.get("frames")), time_ps=_time_ps(e, 0, t0_us))
+            live[a] = _block({"size": e.get("size"), "requested_size": e.get("size"), "address": a,
+                              "frames": e.get("frames"), "state": "active_allocated"}, _time_ps(e, 0, t0_us))
         elif action in _FREE:
             live.pop(a, None)
-        elif action == "oom" and n >= upto:
-            break
-    older = [b for b in dump_blocks if b.address not in seen]
-    return sorted([*live.values(), *older], key=lambda b: -b.size)[:TOP_BLOCKS]
+    blocks = [*live.values(), *(b for b in dump_blocks if b.address not in seen)]
+    by_phase: dict[str, int] = {}
+    for b in blocks:
+        by_phase[b.phase] = by_phase.get(b.phase, 0) + b.size
+    return {"live": sorted(blocks, key=lambda b: -b.size)[:TOP_BLOCKS], "live_by_phase": by_phase}
 
 
 def _time_ps(e: dict, index: int, t0_us: int) -> int:
@@ -198,10 +201,11 @@ def _time_ps(e: dict, index: int, t0_us: int) -> int:
     return (t - t0_us) * 1_000_000 if t >= 0 else index * 1_000_000
 
 
-def _block(b: dict) -> SnapshotBlock:
+def _block(b: dict, time_ps: int | None = None) -> SnapshotBlock:
     return SnapshotBlock(size=_int(b.get("size"), 0), requested=_int(b.get("requested_size"), 0),
                          address=_int(b.get("address"), -1), frames=_frames(b.get("frames")),
-                         state=str(b.get("state") or ""))
+                         state=str(b.get("state") or ""), time_ps=time_ps,
+                         phase=MEMORY_PHASES[_phase(b.get("frames"))], label=_user_frame(b.get("frames")))
 
 
 def _frames(frames: Any) -> list[str]:
@@ -236,6 +240,8 @@ def _phase(frames: Any) -> int:
         return MEMORY_PHASES.index("backward")
     if "/torch/optim/" in fs:
         return MEMORY_PHASES.index("optimizer")
+    if "nn/modules/module.py" in fs and (" _apply" in fs or " convert" in fs):  # model.to("cuda") / .cuda()
+        return MEMORY_PHASES.index("parameters")
     if " forward" in fs or "_call_impl" in fs:
         return MEMORY_PHASES.index("forward")
     return MEMORY_PHASES.index("other")

@@ -97,15 +97,11 @@ class Allocator:
             e["frames"] = frames
         self.trace.append(e)
 
-    @property
-    def reserved(self) -> int:
-        return sum(s.size for s in self.segments)
+    reserved: int = 0  # bytes in segments
+    allocated: int = 0  # bytes in allocated blocks
 
-    @property
-    def allocated(self) -> int:
-        return sum(b.size for s in self.segments for b in s.blocks if b.allocated)
-
-    def malloc(self, requested: int, frames: list) -> int:
+    def malloc(self, requested: int, frames: list | None = None) -> int:
+        frames = frames or []
         size = _round(requested)
         large = size >= SMALL
         fits = [(b.size, b.address, s, b) for s in self.segments if s.large == large for b in s.blocks
@@ -123,6 +119,7 @@ class Allocator:
             seg = _Segment(self.next_addr, seg_size, large, [_Block(self.next_addr, seg_size)], frames)
             self.next_addr += seg_size
             self.segments.append(seg)
+            self.reserved += seg_size
             self._entry("segment_alloc", seg.address, seg_size, frames)
             blk = seg.blocks[0]
         if blk.size > size:  # split: the rest stays cached
@@ -130,14 +127,19 @@ class Allocator:
             seg.blocks.insert(i + 1, _Block(blk.address + size, blk.size - size))
             blk.size = size
         blk.allocated, blk.requested, blk.frames = True, requested, frames
+        self.allocated += size
         self._entry("alloc", blk.address, size, frames)
         return blk.address
+
+    def size_of(self, addr: int) -> int:
+        return next(b.size for s in self.segments for b in s.blocks if b.address == addr and b.allocated)
 
     def free(self, addr: int) -> None:
         seg, blk = next((s, b) for s in self.segments for b in s.blocks if b.address == addr and b.allocated)
         self._entry("free_requested", addr, blk.size, blk.frames)
         self._entry("free_completed", addr, blk.size, blk.frames)
         blk.allocated, blk.requested, blk.frames = False, 0, []
+        self.allocated -= blk.size
         merged: list[_Block] = []
         for b in seg.blocks:
             if merged and not merged[-1].allocated and not b.allocated:
@@ -151,6 +153,7 @@ class Allocator:
         for s in [s for s in self.segments if not any(b.allocated for b in s.blocks)]:
             self._entry("segment_free", s.address, s.size, [])
             self.segments.remove(s)
+            self.reserved -= s.size
 
     def snapshot_segments(self) -> list[dict[str, Any]]:
         out = []

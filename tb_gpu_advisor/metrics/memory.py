@@ -75,7 +75,8 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     if not n:
         return out
     alloc, res = me.allocated, me.reserved
-    p = n - 1 - int(np.argmax(alloc[::-1]))  # the last event at the peak: the stock Memory Profile's choice
+    win = ctx.steps.host_windows
+    p = _peak_event(me, win)
     out.peak_allocated_bytes = int(alloc[p])
     has_res = bool((res >= 0).any())
     if has_res:
@@ -84,7 +85,6 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     out.peak_ms = _ms(ctx, int(me.t[p]))
     if me.baseline == "absolute":
         out.start_bytes = int(alloc[0] - me.delta[0])
-    win = ctx.steps.host_windows
     step_i = _step_of(win, int(me.t[p]))
     step_start = None
     if step_i is not None:
@@ -101,6 +101,19 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
         out.note = ("deltas only (PyTorch 1.8-1.10 traces): bytes allocated above the capture's start, not the "
                     "allocator's total")
     return out
+
+
+def _peak_event(me: MemoryEvents, win: np.ndarray) -> int:
+    """The event at the allocated peak: where every step peaks alike, the last such event inside a kept step (a
+    dropped warm-up or closing step says less of the steady state), else the last one (the stock Memory Profile's
+    choice on ties)."""
+    at = np.flatnonzero(me.allocated == me.allocated.max())
+    if win.shape[0]:
+        i = np.searchsorted(win[:, 0], me.t[at], side="right") - 1
+        kept = (i >= 0) & (me.t[at] <= win[np.maximum(i, 0), 1])
+        if kept.any():
+            return int(at[kept][-1])
+    return int(at[-1])
 
 
 def _capacity(ctx: Context, me: MemoryEvents) -> tuple[int | None, str]:

@@ -113,7 +113,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         problems=list(kt.problems), **_collective_messages(kt, host_order),
         world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), **_flop_ops(kt, h, host_order),
         producer=producer, spans=_python_spans(kt, start_ps, end_ps, line_pairs),
-        memory=_memory_events(kt, origin, h, line_pairs, host_order),
+        memory=_memory_events(kt, origin, h, line_pairs, host_order, [d.gpu for d in devs]),
     )
 
 
@@ -496,8 +496,8 @@ def _allocator(kt: KinetoTrace) -> Allocator:
 _MEMORY_SOURCE = "PyTorch [memory] events (profile_memory=True)"
 
 
-def _memory_events(kt: KinetoTrace, origin_ns: int, h: HostEvents, line_pairs: np.ndarray,
-                   host_order: np.ndarray) -> dict[int, MemoryEvents]:
+def _memory_events(kt: KinetoTrace, origin_ns: int, h: HostEvents, line_pairs: np.ndarray, host_order: np.ndarray,
+                   gpus: list[int]) -> dict[int, MemoryEvents]:
     """Per GPU, its ``[memory]`` events in time order (the file's order is not always time order: the autograd
     thread's events are written apart), each with the op it happened in.
 
@@ -505,7 +505,11 @@ def _memory_events(kt: KinetoTrace, origin_ns: int, h: HostEvents, line_pairs: n
     ``Bytes`` only, and allocated is then their running sum from the capture's start (``baseline="capture_start"``).
     The op: the innermost ATen op or annotation of the event's thread holding it, named after the op that called an
     allocation-only op (``aten::empty`` inside ``aten::addmm`` is ``aten::addmm``'s), and its phase: inside autograd's
-    backward nodes, inside ``Optimizer.step``, inside some other op (``forward``), outside any (``other``)."""
+    backward nodes, inside ``Optimizer.step``, inside some other op (``forward``), outside any (``other``).
+
+    GPU ids: the allocator numbers devices as the framework does (HIP's ordinal 0), while ROCm's tracer numbers the
+    GPU that ran the kernels after the CPU agents (2 on the MI300X traces): where the ids differ but the counts agree,
+    they are paired in order (:func:`_memory_gpu_ids`)."""
     m = kt.mem
     if m is None:
         return {}
@@ -516,6 +520,7 @@ def _memory_events(kt: KinetoTrace, origin_ns: int, h: HostEvents, line_pairs: n
     op, phase, names = _memory_ops(kt, h, line_pairs, host_order, m.pid[rows], m.tid[rows], t)
     out: dict[int, MemoryEvents] = {}
     dev = m.device[rows]
+    to_gpu = _memory_gpu_ids(sorted(set(dev.tolist())), gpus)
     for g in np.unique(dev).tolist():
         sel = np.flatnonzero(dev == g)
         sel = sel[np.argsort(t[sel], kind="stable")]
@@ -523,11 +528,19 @@ def _memory_events(kt: KinetoTrace, origin_ns: int, h: HostEvents, line_pairs: n
         delta = m.bytes[r]
         total = m.total[r]
         absolute = bool((total >= 0).all())
-        out[int(g)] = MemoryEvents(
-            gpu=int(g), source=_MEMORY_SOURCE, baseline="absolute" if absolute else "capture_start", t=t[sel],
+        out[to_gpu[int(g)]] = MemoryEvents(
+            gpu=to_gpu[int(g)], source=_MEMORY_SOURCE, baseline="absolute" if absolute else "capture_start", t=t[sel],
             delta=delta, allocated=total if absolute else np.cumsum(delta), reserved=m.reserved[r], addr=m.addr[r],
             op=op[sel], phase=phase[sel], op_names=names)
     return out
+
+
+def _memory_gpu_ids(mem_devs: list[int], gpus: list[int]) -> dict[int, int]:
+    """The trace's GPU id of each allocator device: the same id where the GPUs have it; paired in order where the two
+    numberings differ (ROCm's agent ids) but count the same GPUs."""
+    if set(mem_devs) <= set(gpus) or len(mem_devs) != len(gpus):
+        return {d: d for d in mem_devs}
+    return dict(zip(mem_devs, sorted(gpus)))
 
 
 def _memory_ops(kt: KinetoTrace, h: HostEvents, line_pairs: np.ndarray, host_order: np.ndarray, pid: np.ndarray,

@@ -13,8 +13,9 @@ What becomes of it:
 
 A snapshot holds no kernel and no host event: its trace has a GPU table per device (empty) and no host events, and
 the pipeline's memory metrics and rules read it (the step checks have nothing to say).  The walk over the data is
-bounded (:data:`MAX_ENTRIES` trace entries and blocks, :data:`MAX_FRAMES` frames each): memo references make a
-small file describe a huge tree.
+bounded by the file's size (:data:`WORK_PER_BYTE` entries, blocks and frames looked at per byte, at least
+:data:`MIN_WORK`; :data:`MAX_FRAMES` frames an allocation; :data:`MAX_GPUS` devices): memo references make a small
+file describe a huge tree, and a real snapshot spends several bytes on every frame it holds.
 """
 
 from __future__ import annotations
@@ -30,8 +31,12 @@ from tb_gpu_advisor.formats.snapshot.unpickle import UnsafePickle, loads
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, MemoryEvents,
                                        MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
 
-#: Trace entries and blocks read per snapshot; the rest is left out and said so.
-MAX_ENTRIES = 2_000_000
+#: Entries, blocks and frames looked at per byte of the file (at least MIN_WORK); past it the rest is left out and
+#: said so.  A real snapshot spends ~100 bytes on a block or an entry with its ~24 frames (memo references).
+WORK_PER_BYTE = 1
+MIN_WORK = 200_000
+#: Devices read (a process sees a handful).
+MAX_GPUS = 64
 #: Stack frames kept per allocation (innermost first): enough to name the user's line.
 MAX_FRAMES = 24
 #: Live allocations kept per GPU at the dump, and per OOM at its moment.
@@ -62,7 +67,7 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
         raise SnapshotReadError(path, f"refused: {e} (the file was not run)") from e
     except ValueError as e:
         raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
-    return to_trace(doc, host or host_name(path), path, len(data))
+    return to_trace(doc, host or host_name(path), path, len(data), work=max(MIN_WORK, WORK_PER_BYTE * len(data)))
 
 
 def host_name(path: str) -> str:
@@ -82,42 +87,44 @@ def _read_bytes(path: str) -> bytes:
     return data
 
 
-def to_trace(doc: Any, host: str, path: str, size: int) -> Trace:
-    """The trace of a snapshot's plain data (``torch.cuda.memory._snapshot()``'s dict)."""
+def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) -> Trace:
+    """The trace of a snapshot's plain data (``torch.cuda.memory._snapshot()``'s dict); ``work``: the walk's bound."""
     if not isinstance(doc, dict) or not isinstance(doc.get("segments"), list):
         raise SnapshotReadError(path, "a pickle, but no memory snapshot (no `segments` list): not "
                                       "torch.cuda.memory._dump_snapshot's output")
-    budget = _Budget()
-    segments = [s for s in budget.each(doc["segments"]) if isinstance(s, dict)]
+    budget = _Budget(work)
+    by_gpu: dict[int, list[dict]] = {}
+    for seg in budget.each(doc["segments"]):
+        if isinstance(seg, dict):
+            by_gpu.setdefault(_int(seg.get("device"), 0), []).append(seg)
     traces = doc.get("device_traces") if isinstance(doc.get("device_traces"), list) else []
-    gpus = sorted({_int(s.get("device"), 0) for s in segments} | {g for g, t in enumerate(traces) if t})
-    snap = MemorySnapshot(settings={k: v for k, v in (doc.get("allocator_settings") or {}).items()
-                                    if isinstance(k, str) and isinstance(v, (str, int, float, bool))}
-                          if isinstance(doc.get("allocator_settings"), dict) else {})
+    gpus = sorted(set(by_gpu) | {g for g, t in enumerate(traces[:MAX_GPUS]) if t})[:MAX_GPUS]
+    settings = doc.get("allocator_settings")
+    snap = MemorySnapshot(settings={k: v for k, v in settings.items() if isinstance(k, str)
+                                    and isinstance(v, (str, int, float, bool))} if isinstance(settings, dict) else {})
     entries = {g: [e for e in budget.each(traces[g] if g < len(traces) and isinstance(traces[g], list) else [])
                    if isinstance(e, dict)] for g in gpus}
     times = [t for es in entries.values() for e in es if (t := _int(e.get("time_us"), -1)) >= 0]
     t0_us = min(times) if times else 0
     memory: dict[int, MemoryEvents] = {}
     for g in gpus:
-        segs = [s for s in segments if _int(s.get("device"), 0) == g]
+        segs = by_gpu.get(g, [])
         reserved = sum(_int(s.get("total_size"), 0) for s in segs)
         blocks = [b for s in segs for b in budget.each(s.get("blocks") or []) if isinstance(b, dict)]
         live = [b for b in blocks if b.get("state") == "active_allocated"]
         allocated = sum(_int(b.get("size"), 0) for b in live)
         free_blocks = [_int(b.get("size"), 0) for b in blocks if b.get("state") == "inactive"]
         snap.state[g] = (reserved, allocated, len(segs), max(free_blocks, default=0))
-        dump = sorted((_block(b) for b in live), key=lambda b: -b.size)
-        snap.blocks[g] = dump[:TOP_BLOCKS]
-        events, ooms = _events(g, entries[g], t0_us, allocated, reserved, dump)
+        dump = [_Live(_int(b.get("size"), 0), _int(b.get("address"), -1), b.get("frames"), None, budget) for b in live]
+        snap.blocks[g] = [x.block(budget) for x in sorted(dump, key=lambda x: -x.size)[:TOP_BLOCKS]]
+        events, ooms = _events(g, entries[g], t0_us, allocated, reserved, dump, budget)
         if events is not None:
             memory[g] = events
         snap.ooms.extend(ooms)
-    if budget.left_out:
-        problems = [f"the snapshot holds more than {MAX_ENTRIES:,} entries and blocks: the first {MAX_ENTRIES:,} "
-                    f"were read"]
-    else:
-        problems = []
+    problems = [f"the snapshot describes more entries, blocks and frames than its size warrants: the first "
+                f"{work:,} were read"] if budget.left_out else []
+    if len(traces) > MAX_GPUS or len(by_gpu) > MAX_GPUS:
+        problems.append(f"more than {MAX_GPUS} devices: the first {MAX_GPUS} were read")
     span = (0, int((max(times) - t0_us) * 1_000_000)) if times else None
     devices = [DeviceEvents(**_empty_device(g)) for g in gpus]
     return Trace(format="snapshot", host=host, path=path, size_bytes=size, h=_empty_host(), devices=devices,
@@ -125,11 +132,26 @@ def to_trace(doc: Any, host: str, path: str, size: int) -> Trace:
                  memory=memory, snapshot=snap, problems=problems, producer={"kind": "memory snapshot"})
 
 
-def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reserved_end: int,
-            dump_blocks: list[SnapshotBlock]) -> tuple[MemoryEvents | None, list[OutOfMemory]]:
+class _Live:
+    """A live block before it is a :class:`SnapshotBlock`: its frames are formatted only for the few kept."""
+
+    __slots__ = ("size", "address", "raw", "time_ps", "phase")
+
+    def __init__(self, size: int, address: int, raw: Any, time_ps: int | None, budget: "_Budget"):
+        self.size, self.address, self.raw, self.time_ps = size, address, raw, time_ps
+        self.phase = MEMORY_PHASES[budget.phase(raw)]
+
+    def block(self, budget: "_Budget") -> SnapshotBlock:
+        frames = _frames(self.raw)
+        return SnapshotBlock(size=self.size, requested=self.size, address=self.address, frames=frames,
+                             time_ps=self.time_ps, phase=self.phase, label=_user_frame(frames))
+
+
+def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reserved_end: int, dump: list[_Live],
+            budget: "_Budget") -> tuple[MemoryEvents | None, list[OutOfMemory]]:
     """One device's trace as events with absolute totals, and its OOMs with what was live at each."""
-    t, delta, res_delta, addr, frames_of = [], [], [], [], []
-    ooms: list[tuple[int, dict]] = []
+    t, delta, res_delta, addr, raw = [], [], [], [], []
+    ooms: list[tuple[int, int, dict]] = []
     for i, e in enumerate(entries):
         action = e.get("action")
         size = _int(e.get("size"), 0)
@@ -140,9 +162,9 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             delta.append(0 if is_seg else sign * size)
             res_delta.append(sign * size if is_seg else 0)
             addr.append(_int(e.get("addr"), -1))
-            frames_of.append(e.get("frames") if action in _ALLOC else None)
+            raw.append(e.get("frames") if action in _ALLOC else None)
         elif action == "oom" and len(ooms) < MAX_OOMS:
-            ooms.append((len(t), e))
+            ooms.append((len(t), i, e))
     if not t and not ooms:
         return None, []
     d = np.asarray(delta, dtype=np.int64)
@@ -151,48 +173,52 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     alloc = allocated_end - (np.cumsum(d[::-1])[::-1] - d) if d.size else d
     res = reserved_end - (np.cumsum(rd[::-1])[::-1] - rd) if rd.size else rd
     labels: dict[str, int] = {}
-    op = np.array([labels.setdefault(_user_frame(f), len(labels)) if f else -1 for f in frames_of], dtype=np.int32)
-    tt = np.asarray(t, dtype=np.int64)
+    label_of: dict[int, int] = {}  # id(frames list) -> label id: shared frame lists are labelled once
+    op = np.full(len(t), -1, dtype=np.int32)
+    phase = np.full(len(t), MEMORY_PHASES.index("other"), dtype=np.int8)
+    for k, f in enumerate(raw):
+        if f is None:
+            continue
+        key = id(f)
+        if key not in label_of:
+            label_of[key] = labels.setdefault(_user_frame(_frames(f, budget)), len(labels))
+        op[k] = label_of[key]
+        phase[k] = budget.phase(f)
     events = MemoryEvents(
-        gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute", t=tt,
-        delta=d, allocated=alloc, reserved=res, addr=np.asarray(addr, dtype=np.int64), op=op,
-        phase=np.array([_phase(f) for f in frames_of], dtype=np.int8), op_names=list(labels)) if t else None
+        gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
+        t=np.asarray(t, dtype=np.int64), delta=d, allocated=alloc, reserved=res, addr=np.asarray(addr, dtype=np.int64),
+        op=op, phase=phase, op_names=list(labels)) if t else None
     out = []
-    for k, e in ooms:
+    for k, i, e in ooms:
         before = k - 1
+        live, by_phase = _live_at(entries[:i], dump, t0_us, budget)
         out.append(OutOfMemory(
             gpu=gpu, requested=_int(e.get("size"), 0), device_free=_int(e.get("device_free"), -1),
             allocated=int(alloc[before]) if before >= 0 else allocated_end,
             reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
-            time_ps=_time_ps(e, entries.index(e), t0_us), **_live_at(entries, k, dump_blocks, t0_us)))
+            time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase))
     return events, out
 
 
-def _live_at(entries: list[dict], upto: int, dump_blocks: list[SnapshotBlock], t0_us: int) -> dict[str, Any]:
-    """What was live just before event ``upto`` (counted among allocations and frees only): the blocks the trace
-    allocated and had not freed, and those live at the dump that the trace never allocated (older than its history).
-    ``live``: the largest, ``live_by_phase``: every one's bytes by phase."""
-    live: dict[int, SnapshotBlock] = {}
+def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget") -> tuple[list[SnapshotBlock],
+                                                                                            dict[str, int]]:
+    """What was live after the entries ``before``: the blocks they allocated and had not freed, and those live at
+    the dump that the trace never allocated (older than its history).  The largest, and every one's bytes by phase."""
+    live: dict[int, _Live] = {}
     seen: set[int] = set()
-    n = 0
-    for e in entries:
+    for i, e in enumerate(before):
         action = e.get("action")
-        if action in _ALLOC or action in _FREE or action in _SEG_ADD or action in _SEG_DROP:
-            if n >= upto:
-                break
-            n += 1
         a = _int(e.get("addr"), -1)
         if action in _ALLOC:
             seen.add(a)
-            live[a] = _block({"size": e.get("size"), "requested_size": e.get("size"), "address": a,
-                              "frames": e.get("frames"), "state": "active_allocated"}, _time_ps(e, 0, t0_us))
+            live[a] = _Live(_int(e.get("size"), 0), a, e.get("frames"), _time_ps(e, i, t0_us), budget)
         elif action in _FREE:
             live.pop(a, None)
-    blocks = [*live.values(), *(b for b in dump_blocks if b.address not in seen)]
+    blocks = [*live.values(), *(b for b in dump if b.address not in seen)]
     by_phase: dict[str, int] = {}
     for b in blocks:
         by_phase[b.phase] = by_phase.get(b.phase, 0) + b.size
-    return {"live": sorted(blocks, key=lambda b: -b.size)[:TOP_BLOCKS], "live_by_phase": by_phase}
+    return [b.block(budget) for b in sorted(blocks, key=lambda b: -b.size)[:TOP_BLOCKS]], by_phase
 
 
 def _time_ps(e: dict, index: int, t0_us: int) -> int:
@@ -201,22 +227,14 @@ def _time_ps(e: dict, index: int, t0_us: int) -> int:
     return (t - t0_us) * 1_000_000 if t >= 0 else index * 1_000_000
 
 
-def _block(b: dict, time_ps: int | None = None) -> SnapshotBlock:
-    return SnapshotBlock(size=_int(b.get("size"), 0), requested=_int(b.get("requested_size"), 0),
-                         address=_int(b.get("address"), -1), frames=_frames(b.get("frames")),
-                         state=str(b.get("state") or ""), time_ps=time_ps,
-                         phase=MEMORY_PHASES[_phase(b.get("frames"))], label=_user_frame(b.get("frames")))
-
-
-def _frames(frames: Any) -> list[str]:
+def _frames(frames: Any, budget: "_Budget | None" = None) -> list[str]:
     """``file:line function``, innermost first, at most :data:`MAX_FRAMES`."""
     if not isinstance(frames, list):
         return []
-    out = []
-    for f in frames[:MAX_FRAMES]:
-        if isinstance(f, dict):
-            out.append(f"{f.get('filename', '?')}:{_int(f.get('line'), 0)} {f.get('name', '?')}")
-    return out
+    fs = frames[:MAX_FRAMES]
+    if budget is not None:
+        budget.spend(len(fs))
+    return [f"{f.get('filename', '?')}:{_int(f.get('line'), 0)} {f.get('name', '?')}" for f in fs if isinstance(f, dict)]
 
 
 #: Frames of the framework itself: the user's own line is the first frame outside them.
@@ -224,27 +242,38 @@ _LIBRARY = ("/torch/", "\\torch\\", "<frozen", "<built-in", "/site-packages/", "
             "??")
 
 
-def _user_frame(frames: Any) -> str:
-    """The allocation's label: the innermost frame of the user's code (else the innermost frame)."""
-    fs = _frames(frames)
-    return next((f for f in fs if not any(x in f for x in _LIBRARY)), fs[0] if fs else "?")
+def user_frame(frames: list[str]) -> str:
+    """An allocation's label: the innermost frame of the user's code (else the innermost frame)."""
+    return next((f for f in frames if not any(x in f for x in _LIBRARY)), frames[0] if frames else "?")
 
 
-def _phase(frames: Any) -> int:
-    """The phase of an allocation from its stack (``MEMORY_PHASES``): autograd's engine (backward), ``torch/optim``
-    (optimizer), a module's forward, else other."""
-    fs = " ".join(_frames(frames)) if frames else ""
-    if not fs:
+_user_frame = user_frame
+
+
+def _phase(frames: Any, budget: "_Budget | None" = None) -> int:
+    """The phase of an allocation from its stack (``MEMORY_PHASES``), read off the raw frames: autograd's engine
+    (backward), ``torch/optim`` (optimizer), a module's ``_apply``/``convert`` (``model.to("cuda")``: parameters), a
+    module's forward, else other."""
+    if not isinstance(frames, list) or not frames:
         return MEMORY_PHASES.index("other")
-    if "autograd/graph.py" in fs or "_engine_run_backward" in fs or "autograd/__init__.py" in fs:
-        return MEMORY_PHASES.index("backward")
-    if "/torch/optim/" in fs:
-        return MEMORY_PHASES.index("optimizer")
-    if "nn/modules/module.py" in fs and (" _apply" in fs or " convert" in fs):  # model.to("cuda") / .cuda()
+    fs = frames[:MAX_FRAMES]
+    if budget is not None:
+        budget.spend(len(fs))
+    forward = module = False
+    for f in fs:
+        if not isinstance(f, dict):
+            continue
+        fn, name = str(f.get("filename", "")), str(f.get("name", ""))
+        if "autograd/graph.py" in fn or "autograd/__init__.py" in fn or name == "_engine_run_backward":
+            return MEMORY_PHASES.index("backward")
+        if "/torch/optim/" in fn:
+            return MEMORY_PHASES.index("optimizer")
+        if "nn/modules/module.py" in fn and name in ("_apply", "convert"):
+            module = True
+        forward = forward or name == "forward" or name.endswith("_call_impl")
+    if module:
         return MEMORY_PHASES.index("parameters")
-    if " forward" in fs or "_call_impl" in fs:
-        return MEMORY_PHASES.index("forward")
-    return MEMORY_PHASES.index("other")
+    return MEMORY_PHASES.index("forward" if forward else "other")
 
 
 def _int(v: Any, default: int) -> int:
@@ -252,17 +281,28 @@ def _int(v: Any, default: int) -> int:
 
 
 class _Budget:
-    """Counts the entries and blocks walked; past :data:`MAX_ENTRIES` the walk stops (``left_out``)."""
+    """Counts the entries, blocks and frames walked; past ``limit`` the walk stops (``left_out``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
         self.n = 0
         self.left_out = False
+        self._phases: dict[int, tuple[Any, int]] = {}  # id(frames) -> (frames, phase): a shared list is read once
+
+    def phase(self, frames: Any) -> int:
+        got = self._phases.get(id(frames))
+        if got is None or got[0] is not frames:
+            got = self._phases[id(frames)] = (frames, _phase(frames, self))
+        return got[1]
+
+    def spend(self, k: int) -> None:
+        self.n += k
 
     def each(self, items: Any):
         if not isinstance(items, list):
             return
         for x in items:
-            if self.n >= MAX_ENTRIES:
+            if self.n >= self.limit:
                 self.left_out = True
                 return
             self.n += 1

@@ -230,6 +230,7 @@ class MemSim:
     peak_allocated: int = 0
     peak_reserved: int = 0
     step: int = 2  # the profiled step being simulated (sizes may depend on it)
+    kept: list[int] = field(default_factory=list)  # blocks a step keeps for later ones
 
     def __post_init__(self) -> None:
         self.alloc = Allocator(self.capacity - self.held)
@@ -646,10 +647,8 @@ def memory_training(act_bytes: Callable[[int, int], int], layers: int, grad_byte
     ``act_bytes(step, layer)`` for the backward, a backward that frees them and makes each layer's gradient, the
     optimizer's step, ``zero_grad(set_to_none=True)``.  ``pin_bytes``: every other backward node also keeps a small
     buffer for the next step (a running statistic): it lands in a freed activation's segment and pins it there."""
-    pins: list[int] = []
-
     def body(r: Rank) -> None:
-        n = r.mem.step
+        n, pins = r.mem.step, r.mem.kept
         acts = [_alloc_op(r, "aten::addmm", GEMM_FWD, 180.0, act_bytes(n, i), args=SHAPES_4096["addmm"])
                 for i in range(layers)]
         grads = []

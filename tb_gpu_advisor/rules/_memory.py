@@ -71,8 +71,8 @@ def gpu_table(gpus: list[GpuMemory], title: str = "GPU memory at the peak") -> T
 
 def holders_table(g: GpuMemory, title: str | None = None) -> Table:
     return Table(title or f"What holds GPU {g.gpu}'s memory at its peak",
-                 ["op", "holds", "bytes", "allocations"],
-                 [[h.name, h.category, h.bytes, h.count] for h in g.top])
+                 ["op", "holds", "size", "allocations"],
+                 [[h.name, h.category, gb(h.bytes), h.count] for h in g.top])
 
 
 def fraction(share_name: str) -> float:

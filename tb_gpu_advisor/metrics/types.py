@@ -499,6 +499,7 @@ class OomReport:
     reserved_bytes: int
     frames: list[str]  # where the failed request was made, innermost first
     at_ms: float
+    label: str = ""  # the user's own frame that asked (the first outside the framework)
     #: the largest live allocations then: [bytes, category, frames (innermost first)]
     live: list[list] = field(default_factory=list)
     #: live bytes then by MEMORY_CATEGORIES

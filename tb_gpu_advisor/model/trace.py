@@ -127,6 +127,8 @@ class OutOfMemory:
     live: list[SnapshotBlock] = field(default_factory=list)  # the largest live allocations then, largest first
     #: every live allocation's bytes then, by MEMORY_PHASES (from their stacks)
     live_by_phase: dict[str, int] = field(default_factory=dict)
+    #: the innermost frame of the user's code that asked (the frames' first outside the framework)
+    label: str = ""
 
 
 @dataclass

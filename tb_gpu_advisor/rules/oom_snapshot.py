@@ -30,8 +30,7 @@ def check(m: HostMetrics) -> list[Finding]:
         n = sum(1 for x in m.memory.ooms if x.gpu == gpu)
         cause, frees = cause_of(o)
         where = o.frames[0] if o.frames else "an unknown place (record the history with stacks)"
-        user = next((f for f in o.frames if "/torch/" not in f and "site-packages" not in f), None)
-        at = f"{where}" + (f", called from {user}" if user and user != where else "")
+        at = f"{where}" + (f", called from {o.label}" if o.label and o.label != where else "")
         cached = max(o.reserved_bytes - o.allocated_bytes, 0)
         live = ", ".join(f"{mem.CATEGORY_WORDS[c].split(' (')[0]} {gb(b)}"
                          for c, b in sorted(o.by_category.items(), key=lambda x: -x[1]))

@@ -196,7 +196,7 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             gpu=gpu, requested=_int(e.get("size"), 0), device_free=_int(e.get("device_free"), -1),
             allocated=int(alloc[before]) if before >= 0 else allocated_end,
             reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
-            time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase))
+            time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=user_frame(_frames(e.get("frames")))))
     return events, out
 
 

@@ -49,14 +49,20 @@ def when(g: GpuMemory) -> str:
 
 
 def peak_window(m: HostMetrics, g: GpuMemory, label: str) -> list[TimeWindow]:
-    """The step holding the peak (else a millisecond around it), on that GPU: where the finding's moment is."""
+    """The step holding the peak: where the finding's moment is.  The allocator's events are the host's (an allocation
+    is made when the op is dispatched), so the window is the step's host-wide one, its GPU named in the label only
+    (under asynchronous dispatch -- JAX -- the GPU runs that step much later).  Where that window does not hold the
+    peak's time, a millisecond around the peak instead, naming no step."""
     if g.peak_ms is None:
         return []
     w = next((w for w in m.steps.windows if w.step == g.peak_step), None)
-    start, end = (w.start_ms, w.end_ms) if w is not None else (g.peak_ms - 0.5, g.peak_ms + 0.5)
+    if w is not None and w.start_ms <= g.peak_ms <= w.end_ms:
+        start, end, step = w.start_ms, w.end_ms, g.peak_step
+    else:
+        start, end, step = g.peak_ms - 0.5, g.peak_ms + 0.5, None
     return [TimeWindow(host=m.host or "", label=f"{label}, GPU {g.gpu} ({gb(g.peak_allocated_bytes)} at "
                                                  f"{ms(g.peak_ms)})", start_ms=round(start, 3), end_ms=round(end, 3),
-                       gpu=g.gpu, step=g.peak_step)]
+                       gpu=None, step=step)]
 
 
 def gpu_table(gpus: list[GpuMemory], title: str = "GPU memory at the peak") -> Table:

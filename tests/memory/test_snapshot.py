@@ -35,8 +35,12 @@ def _write(tmp_path: Path, name: str, protocol: int = 4) -> tuple[Path, ms.Scena
 
 @pytest.mark.parametrize("protocol", range(0, pickle.HIGHEST_PROTOCOL + 1))
 def test_every_protocol_reads_as_the_plain_data_pickled(protocol: int):
+    """A real snapshot's structure, and a frame whose path is long (protocol 0 writes strings as text lines)."""
     sc = ms.oom_activations()
     assert loads(pickle.dumps(sc.doc, protocol=protocol)) == sc.doc
+    doc = {"segments": [], "device_traces": [[{"action": "alloc", "addr": 1 << 47, "size": -1, "time_us": 1.5e15,
+                                               "frames": [ms.frame("/" + "d" * 5000 + "/model.py", 7, "forward")]}]]}
+    assert loads(pickle.dumps(doc, protocol=protocol)) == doc
 
 
 def test_hostile_pickles_are_refused_without_running(tmp_path: Path):

@@ -8,7 +8,8 @@ before anything is built: no class is ever looked up, no callable ever called, n
 id consulted.  Unknown or malformed input is :class:`UnsafePickle` / ``ValueError``, never a partial result.
 
 Bounds, so a hostile file costs no more than its size: a string's or number's length is checked against the bytes
-left before it is read; an integer is at most :data:`MAX_INT_BYTES` bytes; a text line at most :data:`MAX_LINE`.
+left before it is read; an integer is at most :data:`MAX_INT_BYTES` bytes; a text line at most :data:`MAX_LINE`
+(found in place, never copied first).
 Memo references share objects (as PyTorch's own pickles do for repeated frames), so the *reader* of the result must
 bound its walk (``formats/snapshot/reader.py`` does), not this module.
 """
@@ -20,8 +21,8 @@ from typing import Any
 
 #: The largest integer a snapshot holds is a 64-bit address or size; a few more bytes are tolerated, no more.
 MAX_INT_BYTES = 16
-#: Text opcodes (protocol 0) end at a newline within this many bytes.
-MAX_LINE = 256
+#: Text opcodes (protocol 0) end at a newline within this many bytes (a string: a frame's file path).
+MAX_LINE = 1 << 20
 
 
 class UnsafePickle(ValueError):
@@ -55,7 +56,8 @@ def loads(data: bytes) -> Any:
 
 class _Reader:
     def __init__(self, data: bytes):
-        self.data = memoryview(data)
+        self.raw = bytes(data)
+        self.data = memoryview(self.raw)
         self.pos = 0
         self.stack: list[Any] = []
         self.memo: dict[int, Any] = {}
@@ -69,10 +71,10 @@ class _Reader:
         return out
 
     def line(self) -> bytes:
-        end = bytes(self.data[self.pos:self.pos + MAX_LINE]).find(b"\n")
+        end = self.raw.find(b"\n", self.pos, self.pos + MAX_LINE)
         if end < 0:
-            raise ValueError(f"pickle: no end of line within {MAX_LINE} bytes at byte {self.pos:,}")
-        return self.take(end + 1)[:-1]
+            raise ValueError(f"pickle: no end of line within {MAX_LINE:,} bytes at byte {self.pos:,}")
+        return self.take(end + 1 - self.pos)[:-1]
 
     def u(self, fmt: str) -> int:
         return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]

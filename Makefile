@@ -2,7 +2,7 @@
 PYTHON ?= python3
 PYTEST_ARGS ?=
 
-.PHONY: test install-test demo-logs bench real-check
+.PHONY: test install-test demo-logs bench real-check scoreboards
 
 install-test:
 	$(PYTHON) -m pip install -q -e '.[test]'
@@ -23,3 +23,12 @@ bench:
 # Real GPU captures with known problems vs TRUTH.json, plus the stock cross-check (SET=DIR for another set).
 real-check:
 	$(PYTHON) scripts/real_check.py $(if $(SET),--set $(SET))
+
+# Every scoreboard before a stop: the shared real sets and the public traces of other people's jobs (tests/fixtures/wild)
+SETS ?= ../shared/profiles/real-h100-jax ../shared/profiles/real-h100-torch ../shared/profiles/wild-torch ../shared/profiles/nsys tests/fixtures/wild
+scoreboards:
+	@for s in $(SETS); do \
+		if [ -f $$s/TRUTH.json ] && [ -f ../shared/tools/score_real.py ]; then \
+			printf '%s: ' $$s; $(PYTHON) ../shared/tools/score_real.py $$s $$s/TRUTH.json "$(PYTHON) -m tb_gpu_advisor.cli" | tail -n 1; \
+		fi; \
+	done

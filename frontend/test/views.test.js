@@ -69,6 +69,23 @@ test("per-host sections: folded under the findings, charts, and read errors and 
   assert.ok(el.querySelector(".findings").compareDocumentPosition(el.querySelector(".hosts")) & window.Node.DOCUMENT_POSITION_FOLLOWING);
 });
 
+test("a host read from a damaged file is open, with what was lost first, and the verdict is the server's", () => {
+  const report = fixture();
+  report.healthy = false;
+  report.verdict = "partial: the file is damaged (the trace is cut off at byte 780,644, inside an event: was it still being written?) — no check fired on what was read";
+  report.hosts[0].damage = ["the trace is cut off at byte 780,644, inside an event: was it still being written?"];
+  const el = views.reportView(report, ctx);
+  assert.match(el.querySelector(".verdict").textContent, /^partial: the file is damaged/); // no ✓
+  const hosts = el.querySelectorAll(".host");
+  assert.equal(hosts[0].open, true);
+  const box = hosts[0].querySelector(".host-body").firstElementChild;
+  assert.ok(box.classList.contains("damaged"));
+  assert.equal(box.getAttribute("role"), "alert");
+  assert.match(box.textContent, /cut off at byte 780,644/);
+  assert.equal(hosts[1].open, false); // a whole file stays folded
+  assert.equal(hosts[1].querySelector(".damaged"), null);
+});
+
 test("host facts name the capture's framework; the tab has no framework API strings of its own", () => {
   const report = fixture();
   report.hosts[0].capture.framework = "jax";

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from typing import Any, TextIO
 
 from tb_gpu_advisor import formats
+from tb_gpu_advisor.common.fmt import echo
 from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.cli.report import (EXIT_INPUT, EXIT_OK, InputError, _list, cli_options, select_sessions,
                                        session_report)
@@ -117,6 +118,18 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         print(f"tb-gpu-advisor diff: error: {e}", file=stderr)
     if errors:
         return EXIT_INPUT
+    if args.fail_on_regression is not None and d.incomparable:
+        # never a silent gate on different work: say so, and gate per TFLOP where both sides give FLOPs
+        print(f"tb-gpu-advisor diff: warning: the captures are not comparable ({'; '.join(d.incomparable)})"
+              + ("; the gate compares step time per TFLOP" if d.per_tflop else "; the gate compares raw step time"),
+              file=stderr)
+        if d.per_tflop:
+            share = d.per_tflop["delta_share"]
+            if share * 100.0 > args.fail_on_regression:
+                print(f"tb-gpu-advisor diff: regression: step time per TFLOP {share * 100:+.1f}% "
+                      f"(> {args.fail_on_regression:g}%)", file=stderr)
+                return EXIT_REGRESSION
+            return EXIT_OK
     if args.fail_on_regression is not None and d.regressed(args.fail_on_regression):
         print(f"tb-gpu-advisor diff: regression: step time {d.step.delta_share * 100:+.1f}% "
               f"(> {args.fail_on_regression:g}% and beyond the noise)", file=stderr)
@@ -178,7 +191,7 @@ def _select(spec: SideSpec) -> tuple[Any, list]:
         try:  # RUN/SESSION (the stock tab's name) or a session folder name
             return select_sessions(spec.logdir, None, sel, hosts)[0]
         except InputError as session_error:
-            raise InputError(f"{sel!r} is neither a run nor a session in {spec.logdir}. "
+            raise InputError(f"{echo(sel)} is neither a run nor a session in {spec.logdir}. "
                              f"{str(run_error).split('. ', 1)[-1]}; {str(session_error).split('. ', 1)[-1]}") from None
 
 

@@ -13,12 +13,15 @@ import sys
 
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.cli import diff, mcp, precompute, report
+from tb_gpu_advisor.common import logs
 from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.frameworks import display_names
 from tb_gpu_advisor.common.thresholds import ENV_MODEL_FLOPS, ENV_NET_GBPS
 
 #: Sub-command modules, in the order ``--help`` lists them.
 _COMMANDS = (report, diff, precompute, mcp)
+DEBUG_HELP = ("log every step on stderr, with the traceback of anything that failed (a check that could not run, "
+              "a cache entry that could not be read); without it, each is one line")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -29,9 +32,12 @@ def build_parser() -> argparse.ArgumentParser:
                     "against the TensorFlow GPU performance guide.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for module in _COMMANDS:
         module.add_parser(sub)
+    for p in sub.choices.values():  # also after the sub-command (SUPPRESS: absent there, the top level's stands)
+        p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
     return parser
 
 
@@ -41,6 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
         return 2
+    logs.configure(debug=bool(getattr(args, "debug", False)))
     net = getattr(args, "net_gbps", None)
     if net is not None:
         if not net > 0:

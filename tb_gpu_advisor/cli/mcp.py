@@ -45,7 +45,8 @@ def add_parser(subparsers: Any) -> None:
                    help="network bandwidth between hosts, GB/s per GPU, as given to 'report'")
     p.add_argument("--in-process", action="store_true",
                    help="analyse in this process instead of a child with the worker memory and time limits "
-                        "(TB_GPU_ADVISOR_WORKER_MEMORY_MB, TB_GPU_ADVISOR_WORKER_TIMEOUT_S)")
+                        "(TB_GPU_ADVISOR_WORKER_MEMORY_MB, default a quarter of the memory, 2-4 GiB; "
+                        "TB_GPU_ADVISOR_WORKER_TIMEOUT_S)")
     p.set_defaults(func=run)
 
 

@@ -25,8 +25,9 @@ Exit codes:
   2  usage or input error: bad option, logdir missing or without profiles
      (or with profiles in the wrong folder layout), unknown run / session /
      host, or a profile that could not be analysed (unreadable, not a
-     profile, no events).  The report is still printed; an analysed host
-     never hides another host's error, so 2 wins over 1.
+     profile, no events) or only partly (a damaged file: cut off
+     mid-write).  The report is still printed; an analysed host never
+     hides another host's error, so 2 wins over 1.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from typing import Any, Sequence, TextIO
 
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.common.fmt import and_list
+from tb_gpu_advisor.common.fmt import and_list, echo, echo_list
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.frameworks import display_names, how_to_capture
@@ -69,7 +70,7 @@ def add_parser(subparsers: Any) -> None:
         "performance guide and print ranked findings with estimated savings and fixes. "
         "Default: the newest session of every run.",
         epilog="exit codes: 0 ok; 1 a finding at or above --fail-on; 2 usage or input error "
-        "(also: a profile that could not be analysed)\n"
+        "(also: a profile that could not be analysed, or only partly: a damaged file)\n"
         "json: one Report object with --run, else {\"reports\": [Report, ...]} (docs/report-schema.md)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -192,19 +193,22 @@ def list_sessions(logdir: str, run: str | None = None) -> str:
 
 
 def host_errors(reports: Sequence[Any]) -> list[str]:
-    """One line per host that could not be analysed: ``<run>/<session> host <h>: <why>``."""
+    """One line per host that could not be analysed, or was read from a damaged file (its numbers are partial):
+    ``<run>/<session> host <h> ...: <why>``."""
     out = []
     for r in reports:
         name = r.session if r.run == "." else f"{r.run}/{r.session}"
-        out += [f"{name} host {h.host!r} could not be analysed: {h.error}" for h in r.hosts if h.error]
+        out += [f"{name} host {echo(h.host)} could not be analysed: {h.error}" for h in r.hosts if h.error]
+        out += [f"{name} host {echo(h.host)}: the file is damaged, the report is partial: {'; '.join(h.damage)}"
+                for h in r.hosts if h.damage and not h.error]
         if not r.hosts:
             out.append(f"{name}: no host file to analyse")
     return out
 
 
 def exit_code(reports: Sequence[Any], fail_on: str | None) -> int:
-    """2 when any selected host could not be analysed (input error; wins over 1), else 1 for a finding at or
-    above ``fail_on``, else 0."""
+    """2 when any selected host could not be analysed or was read from a damaged file (input error; wins over 1),
+    else 1 for a finding at or above ``fail_on``, else 0."""
 
     if host_errors(reports):
         return EXIT_INPUT
@@ -274,7 +278,7 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
     if run is not None:
         run = run.rstrip("/") or "."
         if run not in runs:
-            raise InputError(f"unknown run {run!r}. Available runs: {_list(runs)}")
+            raise InputError(f"unknown run {echo(run)}. Available runs: {_list(runs)}")
         found = [s for s in found if s.run == run]
     if session is not None:
         # the session folder name, or RUN/SESSION as the stock Profile tab (and the message below) names it
@@ -282,7 +286,7 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
         chosen = [s for s in found if session in (s.session, s.stock_run)]
         if not chosen:
             avail = [s.stock_run for s in found]
-            raise InputError(f"unknown session {session!r}{f' in run {run!r}' if run else ''}. "
+            raise InputError(f"unknown session {echo(session)}{f' in run {echo(run)}' if run else ''}. "
                              f"Available sessions: {_list(avail)}")
     else:
         chosen, seen = [], set()
@@ -301,7 +305,7 @@ def select_sessions(logdir: str, run: str | None, session: str | None, hosts: Se
         out.append((s, hs))
     if not out:
         avail = sorted({h.host for s in chosen for h in s.hosts})
-        raise InputError(f"unknown host {', '.join(hosts or [])!r}. Available hosts: {_list(avail)}")
+        raise InputError(f"unknown host {echo(', '.join(hosts or []))}. Available hosts: {_list(avail)}")
     return out
 
 
@@ -324,9 +328,8 @@ def _json_dumps(obj: Any) -> str:
 
 
 def _list(xs: Sequence[str], n: int = 30) -> str:
-    xs = list(xs)
-    more = f" ... ({len(xs) - n} more)" if len(xs) > n else ""
-    return ", ".join(xs[:n]) + more
+    """The first ``n`` names, each cut to ``fmt.MAX_ECHO_CHARS`` (names come from the logdir)."""
+    return echo_list(xs, n)
 
 
 # --------------------------------------------------------------------------- analysis

@@ -33,6 +33,31 @@ def and_list(names: tuple[str, ...] | list[str]) -> str:
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
 
+#: A name from a request, a command line or a logdir is echoed in errors and logs cut to this many characters: a
+#: hostile run name of 100,000 characters must not come back whole (nor be logged whole, once per poll).
+MAX_ECHO_CHARS = 200
+
+
+def clip(text: object, limit: int = MAX_ECHO_CHARS) -> str:
+    """``text`` as it is when short, else its first ``limit`` characters, an ellipsis and its length."""
+    s = str(text)
+    return s if len(s) <= limit else f"{s[:limit]}… ({len(s):,} characters)"
+
+
+def echo(text: object, limit: int = MAX_ECHO_CHARS) -> str:
+    """A name quoted for an error or a log line (``repr``), cut like :func:`clip`: ``'aaa…' (100,000 characters)``."""
+    s = str(text)
+    return repr(s) if len(s) <= limit else f"{s[:limit]!r}… ({len(s):,} characters)"
+
+
+def echo_list(names: object, n: int = 30, limit: int = MAX_ECHO_CHARS) -> str:
+    """``a, b, c ... (12 more)``: the first ``n`` names, each cut like :func:`clip` (a listing of names read from a
+    logdir or a report)."""
+    xs = list(names)  # type: ignore[call-overload]
+    more = f" ... ({len(xs) - n} more)" if len(xs) > n else ""
+    return ", ".join(clip(x, limit) for x in xs[:n]) + more
+
+
 def gb(n: float | None) -> str:
     """Bytes in binary units with 3 significant digits: '1.95 GiB', '512 MiB', '12.0 kiB'."""
     if n is None:

@@ -4,14 +4,19 @@ Local paths use the os module directly (fast, and symlinks can be checked);
 other schemes go through ``tensorboard.compat.tf.io.gfile``, which works
 without TensorFlow (boto3 for s3://, fsspec for the rest) and uses
 TensorFlow's own file systems when TensorFlow happens to be installed.
+
+A local file discovery listed is a :class:`Listed` path: it is opened only below
+its logdir and only as the file listed (:func:`open_listed`).
 """
 
 from __future__ import annotations
 
 import datetime
+import errno
 import io
 import os
 import re
+import stat as stat_mod
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
@@ -41,8 +46,122 @@ def join(base: str, *parts: str) -> str:
     return os.path.join(local_path(base), *parts)
 
 
+# --- files discovery listed: opened below their logdir, as the file listed -------------------------------------
+#
+# Discovery checks a symlink when it lists the logdir; the file is read later (a poll, a download, an analysis in a
+# worker process).  Opening the listed path then would follow whatever link was swapped in meanwhile: a logdir on a
+# shared cluster is often writable by others.  So a listed file carries where it was listed (:class:`Listed`) and is
+# opened only below that logdir, one component at a time without following links (:func:`open_listed`), and only
+# if it is still the file listed (device and inode).
+
+
+#: Symlinks resolved on the way to one file, as the kernel allows (``MAXSYMLINKS``).
+MAX_LINKS = 40
+
+
+class Listed(str):
+    """A local path as discovery listed it: it *is* the path (a ``str``, wherever a path goes), and it remembers the
+    logdir it was found under (``root``), its parts below it (``rel``) and the file's ``(st_dev, st_ino)`` then
+    (``file_id``; None when not stat'ed).  :func:`open_binary`, :func:`read_head`, :func:`read_bytes` and
+    :func:`size` open it with :func:`open_listed`; ``str(path)`` is the plain path and loses that (do not)."""
+
+    root: str
+    rel: tuple[str, ...]
+    file_id: tuple[int, int] | None
+
+    def __new__(cls, path: str, root: str, rel: tuple[str, ...], file_id: tuple[int, int] | None = None) -> "Listed":
+        self = super().__new__(cls, path)
+        self.root, self.rel, self.file_id = root, tuple(rel), (tuple(file_id) if file_id else None)  # type: ignore
+        return self
+
+    def __reduce__(self):  # pickled to the analysis' worker processes with what it remembers
+        return (Listed, (str(self), self.root, self.rel, self.file_id))
+
+
+class NotListedFile(PermissionError):
+    """A listed file that cannot be opened as listed: a link out of the logdir on its way, or another file now."""
+
+
+def open_listed(path: Listed) -> BinaryIO:
+    """The listed file, open for reading: every component below ``path.root`` opened relative to the one before
+    with ``O_NOFOLLOW``; a symlink on the way is read and resolved by hand, only while it stays below the logdir
+    (an absolute target must lie in the logdir's real path, ``..`` never climbs above it); then the file must be
+    a regular file with the device and inode it was listed with.  Raises :class:`NotListedFile` (an ``OSError``)
+    otherwise, or the ``OSError`` of a missing file.  Where the platform cannot open relative to a folder, the
+    path is opened as it is."""
+    if os.open not in os.supports_dir_fd or not hasattr(os, "O_NOFOLLOW"):
+        return open(str(path), "rb")  # pragma: no cover - Windows
+    base = os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    # an absolute link may name the logdir by its real path or by the path it was given as
+    tops = {tuple(p for p in top.split(os.sep) if p)
+            for top in (os.path.realpath(path.root), os.path.abspath(path.root))}
+    stack = [os.open(path.root, os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0))]
+    todo = list(path.rel)
+    links = 0
+    fd = -1
+    try:
+        while todo:
+            name = todo.pop(0)
+            if name in ("", "."):
+                continue
+            if name == "..":
+                if len(stack) == 1:
+                    raise NotListedFile(f"{path}: a link on its way leaves the logdir")
+                os.close(stack.pop())
+                continue
+            last = not todo
+            # O_NONBLOCK: a FIFO swapped in is not waited on (it is refused below); no effect on regular files
+            flags = base | (os.O_NONBLOCK if last else os.O_DIRECTORY)
+            try:
+                opened = os.open(name, flags, dir_fd=stack[-1])
+            except OSError as e:
+                if e.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EMLINK):
+                    raise
+                try:
+                    target = os.readlink(name, dir_fd=stack[-1])
+                except OSError:
+                    raise e from None
+                links += 1
+                if links > MAX_LINKS:
+                    raise NotListedFile(f"{path}: more than {MAX_LINKS} links on its way") from None
+                parts = [p for p in target.split("/") if p]
+                if target.startswith("/"):  # absolute: only into the logdir, walked from its top
+                    top = next((t for t in tops if tuple(parts[: len(t)]) == t), None)
+                    if top is None:
+                        raise NotListedFile(f"{path}: a link on its way leaves the logdir") from None
+                    parts = parts[len(top):]
+                    while len(stack) > 1:
+                        os.close(stack.pop())
+                todo = parts + todo
+                continue
+            if last:
+                fd = opened
+            else:
+                stack.append(opened)
+    finally:
+        for d in stack:
+            os.close(d)
+    if fd < 0:
+        raise NotListedFile(f"{path}: no file below the logdir")
+    try:
+        st = os.fstat(fd)
+        if not stat_mod.S_ISREG(st.st_mode):
+            raise NotListedFile(f"{path}: not a regular file")
+        if path.file_id is not None and (st.st_dev, st.st_ino) != path.file_id:
+            raise NotListedFile(f"{path}: not the file listed (replaced since the logdir was listed)")
+        raw = io.FileIO(fd, "rb", closefd=True)
+    except BaseException:
+        os.close(fd)
+        raise
+    raw.name = str(path)  # error messages name the path, not the descriptor
+    return io.BufferedReader(raw)
+
+
 def size(path: str) -> int:
     """Size in bytes (checked before reading, so huge files are refused up front)."""
+    if isinstance(path, Listed):
+        with open_listed(path) as f:
+            return os.fstat(f.fileno()).st_size
     if _use_boto3(path):
         return stat(path)[0]
     if is_remote(path):
@@ -58,7 +177,7 @@ def read_bytes(path: str) -> bytes:
     if is_remote(path):
         with gfile().GFile(path, "rb") as f:
             return f.read()
-    with open(local_path(path), "rb") as f:
+    with open_binary(path) as f:
         return f.read()
 
 
@@ -70,7 +189,7 @@ def read_head(path: str, n: int) -> bytes:
     if is_remote(path):
         with gfile().GFile(path, "rb") as f:
             return f.read(n)
-    with open(local_path(path), "rb") as f:
+    with open_binary(path) as f:
         return f.read(n)
 
 
@@ -123,7 +242,10 @@ def _use_boto3(path: str) -> bool:
 
 
 def open_binary(path: str) -> BinaryIO:
-    """A readable binary stream: the file itself for local paths, an in-memory copy for remote ones."""
+    """A readable binary stream: the file itself for local paths (a :class:`Listed` one only as listed:
+    :func:`open_listed`), an in-memory copy for remote ones."""
+    if isinstance(path, Listed):
+        return open_listed(path)
     if is_remote(path):
         return io.BytesIO(read_bytes(path))
     return open(local_path(path), "rb")

@@ -34,6 +34,10 @@ QUERY_KEYS = ("params", "net_gbps", "model_flops")
 _NUMBER = re.compile(r"[0-9][0-9_,]*(\.[0-9]*)?([eE][+-]?[0-9]+)?|\.[0-9]+([eE][+-]?[0-9]+)?")
 
 
+#: A setting written longer than this is no number anyone meant (110,000,000,000 is 15 characters).
+MAX_NUMBER_CHARS = 64
+
+
 class OptionError(ValueError):
     """A setting that is not a positive finite number (``params``: not a positive whole number); says which."""
 
@@ -126,7 +130,7 @@ def _named(name: str | None, message: str) -> str:
 def _number(text: str) -> float | None:
     """The value of a plain decimal number (no sign, no nan/inf words), None for anything else."""
     t = text.strip()
-    if not _NUMBER.fullmatch(t):
+    if len(t) > MAX_NUMBER_CHARS or not _NUMBER.fullmatch(t):
         return None
     try:
         return float(t.replace("_", "").replace(",", ""))

@@ -158,6 +158,8 @@ _TABLE: tuple[Threshold, ...] = (
        "a rank's (or a whole node's) extra time before the collectives, above the other ranks' median, per step"),
     _t("rank_straggler.critical", 0.20, "share", "Advisor: a fifth of every rank's step lost waiting",
        "same metric, critical level"),
+    _t("rank_straggler.min_steps", 3.0, "count", "Advisor (issue #27 item 2): one step cannot tell a straggler from "
+       "one slow step", "aligned steps below which a straggler finding is at most a warning, of low confidence"),
     _t("comm_bandwidth_low.warning", 0.5, "ratio", "Advisor (issue #19): nccl-tests reach 70-90% of the link's bus "
        "bandwidth on messages of tens of MB; below half of it the link, its settings or its topology are at fault",
        "bus bandwidth of a collective / the link's bandwidth (NVLink by GPU generation within a host, comm.net_GBps "
@@ -336,6 +338,10 @@ _TABLE: tuple[Threshold, ...] = (
        "25% of the realised one is fixed or its limit stated",
        "realised / predicted saving within 1 +- this counts as calibrated"),
     # ---- ranking / presentation ------------------------------------------------
+    _t("severity.warning_min_saving", 0.01, "share", "Advisor (issue #27 item 6): a fix that saves under 1% of the "
+       "step is worth knowing, not a problem", "a finding whose saving is below this share of the step is info"),
+    _t("severity.critical_min_saving", 0.10, "share", "Advisor: critical means a tenth of the step or more to win",
+       "a finding whose saving is below this share of the step is at most a warning"),
     _t("report.min_saving_share", 0.005, "share", "Advisor: savings under 0.5% of step are shown as '<0.5%'",
        "display floor in the text and markdown reports, not a firing threshold"),
 )

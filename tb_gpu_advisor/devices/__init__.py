@@ -25,48 +25,55 @@ __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2
            "gemm_kernel", "gemm_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "is_alloc_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "memory_bandwidth", "not_gemm_one", "peak_flops", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH"]
 
-#: The vendors whose names are known, in the order they are asked.
-VENDORS = (nvidia, amd)
+#: The vendors whose names are known, in the order they are asked (NVIDIA last: a GPU no vendor claims is read as
+#: NVIDIA's, the profilers' default).  Each module gives the same interface: ``is_device``, ``matrix_unit_one``,
+#: ``precision_one``, ``gemm_kernel_one``, ``arch_label``, ``has_matrix_units``, ``has_tf32_on``, ``has_bf16_on``,
+#: ``link_bandwidth``, ``words``, ``TERMS``, ``FIXES`` and its call names.  Every question below asks them in turn.
+VENDORS = (amd, nvidia)
 
 
 def tensor_core_one(name: str) -> bool:
     """The kernel runs on the GPU's matrix units (NVIDIA Tensor Cores, AMD Matrix Cores), by name."""
-    return nvidia.tensor_core_one(name) or amd.matrix_core_one(name)
+    return any(v.matrix_unit_one(name) for v in VENDORS)
 
 
 def precision_one(name: str) -> int:
     """Precision code of one kernel name: its dtype words, else what its library's naming says."""
-    p = nvidia.precision_one(name)
-    return amd.precision_one(name) if p == P_UNKNOWN else p
+    for v in (nvidia, amd):  # the generic dtype words (NVIDIA's module reads them) before a library's own letters
+        p = v.precision_one(name)
+        if p != P_UNKNOWN:
+            return p
+    return P_UNKNOWN
 
 
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by its library's naming (any vendor)."""
-    return nvidia.gemm_kernel_one(name) or amd.gemm_kernel_one(name)
+    return any(v.gemm_kernel_one(name) for v in VENDORS)
 
 
 def vendor(gpu_name: str | None):  # noqa: ANN201 - a vendor module
-    """The vendor module of a GPU, by the name the trace gives it (NVIDIA when it does not say)."""
-    return amd if amd.is_device(gpu_name) else nvidia
+    """The vendor module of a GPU, by the name the trace gives it (NVIDIA when no vendor claims it)."""
+    return next((v for v in VENDORS if v.is_device(gpu_name)), nvidia)
 
 
 def vendor_of(gpu_names: list[str]):  # noqa: ANN201 - a vendor module
-    """The vendor of a host's or job's GPUs: AMD when every named GPU is AMD's, else NVIDIA.  Rules ask it for its
+    """The vendor of a host's or job's GPUs: the one every named GPU belongs to, else NVIDIA.  Rules ask it for its
     words (``TERMS``) and its own fixes (``FIXES``)."""
     named = [n for n in gpu_names if n]
-    return amd if named and all(amd.is_device(n) for n in named) else nvidia
+    found = {vendor(n) for n in named}
+    return found.pop() if len(found) == 1 else nvidia
 
 
 def arch_label(gpu_name: str | None, cc: str | None) -> str | None:
     """How a GPU's architecture reads: NVIDIA's compute capability (``9.0``), AMD's GFX name (``gfx942``)."""
-    if amd.is_device(gpu_name):
-        return amd.arch(gpu_name, cc) or cc
-    return cc
+    return vendor(gpu_name).arch_label(gpu_name, cc)
 
 
 def words(gpu_names: list[str], text: str) -> str:
-    """``text`` in the words of the vendor of ``gpu_names`` (AMD when every named GPU is AMD's)."""
-    return amd.words(text) if vendor_of(gpu_names) is amd else text
+    """``text`` in the words of the vendor of ``gpu_names``."""
+    return vendor_of(gpu_names).words(text)
+
+
 not_gemm_one = nvidia.not_gemm_one
 copy_direction = nvidia.copy_direction
 
@@ -78,32 +85,32 @@ PCIE_BANDWIDTH = (16e9, "PCIe 3.0 x16 (~16 GB/s): no GPU-to-GPU link known for t
 def link_bandwidth(gpu_name: str | None, cc: str | None) -> tuple[float, str] | None:
     """Per-direction bandwidth between two GPUs of one host, with its source: NVLink by NVIDIA generation, Infinity
     Fabric (xGMI) by AMD architecture; None when neither is known (a caller decides whether to assume PCIe)."""
-    if amd.is_device(gpu_name):
-        return amd.link_bandwidth(gpu_name, cc)
-    try:
-        major = int(str(cc).split(".")[0]) if cc else None
-    except ValueError:
-        return None
-    return nvidia.link_bandwidth(major)
+    return vendor(gpu_name).link_bandwidth(gpu_name, cc)
 
 
 def has_matrix_units(gpu_name: str | None, cc: float | None) -> bool | None:
     """Whether a GPU has matrix units (NVIDIA Tensor Cores from Volta; every AMD Instinct); None when unknown."""
-    return amd.has_matrix_units() if amd.is_device(gpu_name) else nvidia.has_tensor_cores(cc)
+    return vendor(gpu_name).has_matrix_units(gpu_name, cc)
 
 
 def has_tf32(gpu_name: str | None, cc: float | None) -> bool | None:
     """Whether fp32 matmuls can run on its matrix units in reduced precision (TF32 from Ampere; XF32 on CDNA 3)."""
-    return amd.has_tf32(gpu_name, cc) if amd.is_device(gpu_name) else nvidia.has_tf32(cc)
+    return vendor(gpu_name).has_tf32_on(gpu_name, cc)
 
 
 def has_bf16(gpu_name: str | None, cc: float | None) -> bool | None:
     """Whether its matrix units run bfloat16 (NVIDIA from Ampere; every AMD Instinct)."""
-    return True if amd.is_device(gpu_name) else nvidia.has_bf16(cc)
+    return vendor(gpu_name).has_bf16_on(gpu_name, cc)
+
+
+def _calls(attr: str) -> tuple[str, ...]:
+    return tuple(n for v in VENDORS for n in getattr(v, attr))
+
+
 #: Host calls that wait for the GPU (CUDA and HIP).
-SYNC_CALLS = nvidia.SYNC_CALLS + amd.SYNC_CALLS
+SYNC_CALLS = _calls("SYNC_CALLS")
 #: Host calls the host is blocked in: the syncs and the copies (CUDA and HIP).
-BLOCKING_CALLS = nvidia.BLOCKING_CALLS + amd.BLOCKING_CALLS
+BLOCKING_CALLS = _calls("BLOCKING_CALLS")
 
 
 def is_sync_call(name: str) -> bool:
@@ -112,17 +119,17 @@ def is_sync_call(name: str) -> bool:
 
 
 #: Host calls that replay a recorded graph of kernels (CUDA and HIP graphs).
-GRAPH_LAUNCH_CALLS = nvidia.GRAPH_LAUNCH_CALLS + amd.GRAPH_LAUNCH_CALLS
+GRAPH_LAUNCH_CALLS = _calls("GRAPH_LAUNCH_CALLS")
 
 
 #: Host calls that launch one kernel, and those only a process's first work makes (CUDA and HIP).
-LAUNCH_CALLS = nvidia.LAUNCH_CALLS + amd.LAUNCH_CALLS
-INIT_CALLS = nvidia.INIT_CALLS + amd.INIT_CALLS
+LAUNCH_CALLS = _calls("LAUNCH_CALLS")
+INIT_CALLS = _calls("INIT_CALLS")
 
 
 #: (begin, end) name prefixes of a stream capture (CUDA and HIP graphs)
-CAPTURE_BEGIN = nvidia.CAPTURE_CALLS[0] + amd.CAPTURE_CALLS[0]
-CAPTURE_END = nvidia.CAPTURE_CALLS[1] + amd.CAPTURE_CALLS[1]
+CAPTURE_BEGIN = tuple(n for v in VENDORS for n in v.CAPTURE_CALLS[0])
+CAPTURE_END = tuple(n for v in VENDORS for n in v.CAPTURE_CALLS[1])
 #: A CUDA runtime/driver or HIP call by its spelling: the prefix, then a capital (``cudaMalloc``, ``cuModuleLoadData``,
 #: ``hipFree``; not ``custom_op``, ``hipblasLtMatmul``)
 _RUNTIME = re.compile(r"^(cuda|cu|hip)[A-Z]")

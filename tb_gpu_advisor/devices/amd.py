@@ -106,9 +106,27 @@ def arch(name: str | None, cc: str | float | None) -> str | None:
         return None
 
 
-def has_matrix_units() -> bool:
+def has_matrix_units(name: str | None = None, cc: object = None) -> bool:
     """Every CDNA Instinct GPU has Matrix Cores (MFMA) for fp32, fp16 and bf16."""
     return True
+
+
+def has_tf32_on(name: str | None, cc: object) -> bool:
+    return has_tf32(name, cc)
+
+
+def has_bf16_on(name: str | None, cc: object) -> bool:
+    """Every CDNA generation's Matrix Cores run bfloat16."""
+    return True
+
+
+def arch_label(name: str | None, cc: str | None) -> str | None:
+    """AMD's architecture is its GFX name (``gfx942``), not the major.minor ROCm reports."""
+    return arch(name, cc) or cc
+
+
+def matrix_unit_one(name: str) -> bool:
+    return matrix_core_one(name)
 
 
 def has_tf32(name: str | None, cc: str | float | None) -> bool:

@@ -349,6 +349,55 @@ def _fixes() -> dict[str, Action]:
 FIXES = _fixes()
 
 
-def link_bandwidth(cc_major: int | None) -> tuple[float, str] | None:
+def link_bandwidth_of(cc_major: int | None) -> tuple[float, str] | None:
     """NVLink bandwidth of a generation, None when the generation is unknown or has no NVLink entry."""
     return NVLINK_BANDWIDTH.get(cc_major) if cc_major is not None else None
+
+
+# ---- the vendor interface every vendor module gives (``devices.VENDORS``): name in, answer out -------------------
+
+#: Names NVIDIA's GPUs carry; NVIDIA is also the vendor asked last, when no other claims a GPU.
+_DEVICE = re.compile(r"NVIDIA|Tesla|GeForce|Quadro|\bRTX\b|\b[ABHLTV]\d{1,3}\b|\bGB?\d{3}\b", re.I)
+
+
+def is_device(name: str | None) -> bool:
+    return bool(name) and bool(_DEVICE.search(name or ""))
+
+
+def _cc(cc: object) -> float | None:
+    try:
+        major, _, minor = str(cc).strip("()[] ").replace(",", ".").replace(" ", "").partition(".")
+        return float(f"{int(major)}.{int(minor or 0)}")
+    except ValueError:
+        return None
+
+
+def matrix_unit_one(name: str) -> bool:
+    return tensor_core_one(name)
+
+
+def arch_label(name: str | None, cc: str | None) -> str | None:
+    """NVIDIA's architecture is its compute capability (``9.0``)."""
+    return cc
+
+
+def has_matrix_units(name: str | None, cc: object) -> bool | None:
+    return has_tensor_cores(_cc(cc) if not isinstance(cc, (int, float)) else float(cc))
+
+
+def has_tf32_on(name: str | None, cc: object) -> bool | None:
+    return has_tf32(_cc(cc) if not isinstance(cc, (int, float)) else float(cc))
+
+
+def has_bf16_on(name: str | None, cc: object) -> bool | None:
+    return has_bf16(_cc(cc) if not isinstance(cc, (int, float)) else float(cc))
+
+
+def link_bandwidth(name: str | None, cc: object) -> tuple[float, str] | None:
+    c = _cc(cc) if not isinstance(cc, (int, float)) else float(cc)
+    return link_bandwidth_of(int(c)) if c is not None else None
+
+
+def words(text: str) -> str:
+    """NVIDIA's words: the prose is written in them."""
+    return text

@@ -14,7 +14,9 @@ Walk rules (why):
 * Remote logdirs (``s3://``, ``gs://``, ...) are one flat listing (:func:`fsio.remote_walk`) matched against
   the layouts, because per-folder requests to an object store are slow.
 * Symlinks are followed only when they resolve inside the logdir, and never into a folder already on the
-  current path (no loops); the Advisor must not read files outside the logdir.  What is left out is not left
+  current path (no loops); the Advisor must not read files outside the logdir.  A listed file's path is a
+  ``fsio.Listed``: it is read later only below the logdir and only as the file listed (a link swapped in after the
+  listing is never followed out; ``fsio.open_listed``).  What is left out is not left
   out silently: :func:`skipped` names each such symlink, and files named like no format's whose content is no
   profile either, with the reason.
 * A JSON file of another name in a run folder (``prof.export_chrome_trace("trace.json")``) is a PyTorch trace
@@ -240,9 +242,9 @@ def _local_walk(root: str, with_stat: bool, skips: list[tuple[str, str]] | None 
         subdirs: list[_Dir] = []
         for entry in _scandir(d.path):
             rel = d.rel + (entry.name,)
-            fmt = claimed_by(registry, rel) or _sniffed(registry, entry, rel, real_root, d, skips)
+            fmt = claimed_by(registry, rel) or _sniffed(registry, entry, rel, root, real_root, d, skips)
             if fmt is not None:
-                found = _found(entry, rel, d, real_root, with_stat, skips=skips)
+                found = _found(entry, rel, d, root, real_root, with_stat, skips=skips)
                 if found is not None:
                     yield fmt, found
                 continue
@@ -258,7 +260,7 @@ def _local_walk(root: str, with_stat: bool, skips: list[tuple[str, str]] | None 
         stack.extend(sorted(subdirs, key=lambda s: s.path, reverse=True))
 
 
-def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], real_root: str, d: _Dir,
+def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], root: str, real_root: str, d: _Dir,
              skips: list[tuple[str, str]] | None) -> Format | None:
     """The format whose layout recognises an unclaimed file by its content (a trace saved under another name)."""
     for f in registry:
@@ -267,7 +269,7 @@ def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], r
         ok, _ = _follow(entry, real_root, d.chain, want_dir=False)
         if not ok:
             break
-        why = f.layout.sniff(entry.path)
+        why = f.layout.sniff(fsio.Listed(entry.path, root, rel))  # read only below the logdir
         if why is None:
             return f
         if skips is not None:
@@ -276,20 +278,23 @@ def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], r
     return None
 
 
-def _found(entry: os.DirEntry, rel: tuple[str, ...], d: _Dir, real_root: str, with_stat: bool,
+def _found(entry: os.DirEntry, rel: tuple[str, ...], d: _Dir, root: str, real_root: str, with_stat: bool,
            skips: list[tuple[str, str]] | None = None) -> Found | None:
-    """The claimed file (a plain file, or a symlink inside the logdir), None when it is neither or unreadable."""
+    """The claimed file (a plain file, or a symlink inside the logdir), None when it is neither or unreadable.
+
+    Its path is a :class:`fsio.Listed`: every later read opens it below ``root`` without following a link out, and
+    only while it is the file stat'ed here (device, inode), however it is swapped meanwhile."""
     ok, _ = _follow(entry, real_root, d.chain, want_dir=False, skips=skips, rel=rel)
     if not ok:
         return None
     if not with_stat:
-        return Found(rel, entry.path, d.path, 0, 0)
+        return Found(rel, fsio.Listed(entry.path, root, rel), d.path, 0, 0)
     try:
         st = entry.stat(follow_symlinks=True)
     except OSError as e:
         logger.warning("skipping unreadable profile %s: %s", entry.path, e)
         return None
-    return Found(rel, entry.path, d.path, st.st_size, st.st_mtime_ns)
+    return Found(rel, fsio.Listed(entry.path, root, rel, (st.st_dev, st.st_ino)), d.path, st.st_size, st.st_mtime_ns)
 
 
 def _scandir(path: str) -> list[os.DirEntry]:

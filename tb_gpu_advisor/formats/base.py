@@ -22,6 +22,12 @@ DEFAULT_MAX_BYTES = 8 << 30
 ENV_MAX_BYTES = "TB_GPU_ADVISOR_MAX_PROFILE_BYTES"
 
 
+#: What a "file over the limit" error adds: how to read it anyway (TensorBoard's workers get half their memory limit
+#: as their size limit unless the variable is set: ``isolation.Limits``).
+LIMIT_HINT = (f"raise {ENV_MAX_BYTES} to read it anyway; in TensorBoard it is half the worker memory limit, "
+              "TB_GPU_ADVISOR_WORKER_MEMORY_MB, unless set")
+
+
 def max_profile_bytes() -> int:
     """The size limit now: ``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` read at each call (a worker started
     before the variable changed still sees the new value), else 8 GiB."""
@@ -29,6 +35,14 @@ def max_profile_bytes() -> int:
         return int(os.environ.get(ENV_MAX_BYTES, DEFAULT_MAX_BYTES))
     except ValueError:
         return DEFAULT_MAX_BYTES
+
+
+def human_size(n: int) -> str:
+    """Size for error messages (``2.2 GiB``; GiB alone printed a 1 kB limit as "0.0 GiB")."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n / scale:.1f} {unit}"
+    return f"{n} bytes"
 
 
 #: (run, session, session folder) -> the host files of that session.

@@ -81,6 +81,8 @@ class Framework:
     fix_applied: Mapping[str, str] = field(default_factory=dict)
     #: host events only a training step makes: the backward pass, the optimizer's update (the job stage's evidence)
     training_event: NamePredicate = never
+    #: host events only inference runs (TF's ``predict_function``, a SavedModel's ``serving_default``)
+    inference_event: NamePredicate = never
     #: host events of compiling the program: a one-time cost, never the steady state's (the job stage's phase)
     compile_event: NamePredicate = never
     #: kernels that only convert a tensor's dtype (regex fragments), and op types that do (``_to_copy``, TF ``Cast``)

@@ -104,7 +104,9 @@ ENGINES: tuple[Engine, ...] = (
            kernels=re.compile(r"tensorrt_llm::|trtllm"), step_span=(re.compile(r"_forward_step|forward_step"),)),
     Engine("hf_generate", "Hugging Face generate", "inference",
            spans=re.compile(r"generation/utils\.py\(\d+\): (generate|_sample|_greedy_search|_beam_search)"),
-           kernels=None, step_span=(re.compile(r"generation/utils\.py\(\d+\): (_sample|_greedy_search)"),),
+           # its step is one token's forward pass -- a model call -- which the generic span search finds; the
+           # whole _sample loop is one span holding all of them
+           kernels=None, step_span=(),
            capture=(_GENERATE_CAPTURE,),
            fixes={"launch_bound": (_GENERATE_HOST,), "step_gaps": (_GENERATE_HOST,), "host_sync": (_GENERATE_HOST,),
                   "capture_quality": (_GENERATE_CAPTURE,)}),

@@ -206,7 +206,7 @@ FIXES = {
         "call), and reduce metrics every N steps rather than every step.",
         "grads = jax.lax.pmean(grads, axis_name='batch')  # one call over the pytree, inside the step"),),
     "gpu_imbalance": (action(
-        "Shard the batch and the step evenly over all GPUs, and look for arrays committed to GPU{gpu} "
+        "Shard the batch and the step evenly over all GPUs, and look for arrays committed to {gpu} "
         "(jax.device_put(x, device) without a sharding, a whole batch put on one device).", SHARD_BATCH),),
     "sequential_gpus": (action(_SPMD_TEXT, SHARD_BATCH),),
     "launch_skew": (action("Dispatch one SPMD program to all GPUs (a jitted step over sharded arrays) instead of "

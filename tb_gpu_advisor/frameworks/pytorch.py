@@ -138,7 +138,7 @@ CAPTURE = ("# capture a few steady-state steps after warm-up, one trace per rank
            "        prof.step()")
 _BALANCE = action(
     "Give every rank the same work: a DistributedSampler over the dataset (drop_last=True), the same batch size "
-    "per rank, and no extra work (evaluation, logging, checkpointing) on rank {gpu} inside the step.",
+    "per rank, and no extra work (evaluation, logging, checkpointing) on {gpu} inside the step.",
     "sampler = torch.utils.data.distributed.DistributedSampler(dataset, drop_last=True)\n"
     "loader = torch.utils.data.DataLoader(dataset, batch_size=bs, sampler=sampler, num_workers=8, pin_memory=True)")
 

@@ -235,7 +235,7 @@ FIXES = {
                "strategy.reduce / ReplicaContext.all_reduce every step) and do them every N steps."),
     ),
     "gpu_imbalance": (
-        action("Look for ops pinned to GPU{gpu} (explicit tf.device, variables or metrics created outside "
+        action("Look for ops pinned to {gpu} (explicit tf.device, variables or metrics created outside "
                "the strategy scope, host->GPU0 copies of the whole batch).", LOG_PLACEMENT),
         action("Create the model, optimizer and metrics inside the strategy scope and distribute the dataset.",
                "strategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n    model = build_model()\n"
@@ -275,6 +275,13 @@ _TRAINING = re.compile(r"gradient_tape/|(^|/)gradients/|ResourceApply|Apply(Adam
 _COMPILING = ("XlaCompile", "_XlaCompile", "XlaCompileOnDemand")
 
 
+_INFERENCE = re.compile(r"predict_function|serving_default|signature_wrapper")
+
+
+def is_inference_event(name: str) -> bool:
+    return bool(_INFERENCE.search(name))
+
+
 def is_training_event(name: str) -> bool:
     return bool(_TRAINING.search(name))
 
@@ -303,4 +310,5 @@ FRAMEWORK = Framework(
     capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
     training_event=is_training_event, compile_event=is_compile_event, cast_ops=("Cast",),
+    inference_event=is_inference_event,
 )

@@ -40,6 +40,8 @@ class Job:
     version: str | None = None
     #: what the fixes are written for (``Framework.for_job``): the work kind, a cold capture, an old version
     tags: tuple[str, ...] = field(default_factory=tuple)
+    #: compiled modules that run several training steps per call (a ``lax.scan`` over steps): module -> steps
+    steps_per_call: dict[str, int] = field(default_factory=dict)
 
     def framework(self, fw: Framework) -> Framework:
         """``fw`` as it talks to this job: its fixes for the job's tags, then the engine's own fixes on top."""
@@ -53,7 +55,7 @@ class Job:
             "engine": self.kind.engine_name, "engine_id": self.kind.engine, "phase": self.phase.phase,
             "phase_evidence": self.phase.evidence, "one_time_ms": round(self.phase.total_ms, 3),
             "one_time_share": round(self.phase.share, 4), "unseen_gpu_ms": round(self.phase.unseen_ms, 3),
-            "version": self.version, "tags": list(self.tags),
+            "version": self.version, "tags": list(self.tags), "steps_per_call": dict(self.steps_per_call),
         }
 
 
@@ -87,7 +89,18 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     rng = fw.version_range(trace.producer)
     if rng is not None and rng[1] is not None and rng[1] <= (2, 0):
         tags.append("legacy")
-    return Job(kind=kind, phase=phase, structure=structure, version=version, tags=tuple(tags))
+    return Job(kind=kind, phase=phase, structure=structure, version=version, tags=tuple(tags),
+               steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")))
+
+
+def _steps_per_call(text: str) -> dict[str, int]:
+    """``module=N,module=N`` (the XPlane reader's) as a dict."""
+    out = {}
+    for part in text.split(","):
+        name, _, n = part.rpartition("=")
+        if name and n.isdigit():
+            out[name] = int(n)
+    return out
 
 
 def _version(fw: Framework, trace: Trace) -> str | None:

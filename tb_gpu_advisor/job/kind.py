@@ -50,6 +50,9 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     if grads:
         return Kind("training", "high", f"the compiled program {grads} holds a backward pass (transpose(jvp(...)) "
                                         "instructions in its HLO)")
+    infer = next((n for n in used if fw.inference_event(n)), None)
+    if infer is not None:
+        return Kind("inference", "high", f"the framework's inference entry point: `{_short(infer)}`")
     mode = trace.producer.get("grad_mode", "")
     if mode in ("inference_mode", "no_grad"):
         return Kind("inference", "high", f"the trace records grad mode `{mode}`")

@@ -81,10 +81,15 @@ def op_stats(ctx: Context, top_n: int = 50, kept: KeptOps | None = None) -> list
         cnt = np.bincount(inv)
         tot = np.bincount(inv, weights=dur)
         tct = np.bincount(inv, weights=dur * g.tc[km])
+        # an op whose kernels an eager call launched (un-jitted jnp: one compiled program per call) ran eagerly, as
+        # the eager-execution finding counts it (issue #27 item 7: the table said no op was eager beside it)
+        eag = np.bincount(inv, weights=g.eager[km].astype(np.float64)) > 0 if g.eager is not None else None
         for j, k in enumerate(u):
             full = d.op_text[int(k)]
             r = acc.setdefault(full, dict(occ=0, host=0.0, dev=True, eager=False, kc=0, kt=0.0, tc=0.0, prec={}))
             r["dev"] = True
+            if eag is not None and eag[j]:
+                r["eager"] = True
             r["kc"] += int(cnt[j]); r["kt"] += float(tot[j]); r["tc"] += float(tct[j])
         pu = g.name_prec[km]
         for p in np.flatnonzero(np.bincount(pu)):  # the precision codes present (small non-negative ints)

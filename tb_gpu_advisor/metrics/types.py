@@ -631,7 +631,10 @@ class Flops:
     step_ms: float | None = None
     tflops_per_s: float | None = None  # achieved per GPU over the step
     dtype: str | None = None  # the precision that dominates GEMM time: the peak MFU is of
-    peak_flops: float | None = None  # FLOP/s per GPU, dense
+    peak_flops: float | None = None  # FLOP/s per GPU, dense: MFU's denominator (the best 16-bit peak, see peak_dtype)
+    peak_dtype: str | None = None  # the dtype whose peak MFU is over (bf16/fp16; fp8 where the GEMMs run in it)
+    dtype_peak_flops: float | None = None  # the peak of the dtype the GEMMs run in (``dtype``)
+    dtype_mfu: float | None = None  # FLOPs per step over step time x that dtype's own peak
     peak_source: str | None = None
     mfu: float | None = None  # flops_per_step / (step time x peak)
     hfu: float | None = None  # trace FLOPs / (step time x peak), where the user gave model FLOPs

@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from tb_gpu_advisor.common.fmt import echo
+
 #: The run name of profiles directly in the logdir (TensorBoard's own name for it).
 ROOT_RUN = "."
 
@@ -76,7 +78,7 @@ def find_session(sessions: Iterable[Session], run: str, session: str) -> Session
     for s in sessions:
         if s.run == run and s.session == session:
             return s
-    raise SessionNotFoundError(f"no profile session {session!r} in run {run!r} (refresh the run list?)")
+    raise SessionNotFoundError(f"no profile session {echo(session)} in run {echo(run)} (refresh the run list?)")
 
 
 def find_stock_run(sessions: Iterable[Session], stock_run: str) -> Session:

@@ -13,7 +13,10 @@ fractions in [0, 1] (the UI formats them as percentages).
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import types
+import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -144,7 +147,7 @@ class GpuSummary:
     rank: int | None = None
     #: collective type -> [calls, ms, exposed ms, bytes per call or null, group size or null] per step on this GPU
     #: (schema 1.1)
-    collectives: dict[str, list[float]] = field(default_factory=dict)
+    collectives: dict[str, list[float | None]] = field(default_factory=dict)
     #: where this GPU's memory goes (schema 1.3; ``metrics/memory.py``, docs/report-schema.md "GpuSummary.memory"):
     #: peak allocated / reserved bytes, capacity, when the peak falls, what holds it, the chart's series; null where
     #: the capture records no allocator events
@@ -182,6 +185,9 @@ class HostReport:
     #: confidence and evidence, the serving engine, the phase (steady / warm-up / mixed) with its one-time costs, the
     #: framework version, and how sure the steps are (``step_source``, ``step_confidence``)
     job: dict[str, Any] = field(default_factory=dict)
+    #: what the reader could not read of the file (cut off mid-write, corrupt bytes, malformed events), in words: the
+    #: report covers only what was read, and a damaged host is never healthy (schema 1.1, from 0.1.0+a14)
+    damage: list[str] = field(default_factory=list)
 
     def to_json(self) -> str:
         """One host's report as JSON (the unit of the per-host cache a session report is merged from)."""
@@ -234,6 +240,62 @@ class Report:
     @classmethod
     def from_json(cls, text: str) -> "Report":
         return cls.from_dict(json.loads(text))
+
+
+def problem(cls: type, doc: Any) -> str | None:
+    """The first way ``doc`` (parsed JSON) is not a ``cls`` (:class:`Report`, :class:`HostReport`, ...) as ``to_json``
+    writes it, else None: every field without a default present, every field present of its declared type (a
+    float field takes an int, an int field no bool; ``Any`` takes anything), nested dataclasses checked alike.
+
+    Why: a report read back from a cache or a file is trusted by every renderer; ``{}`` or ``{"hosts": 5}`` under a
+    valid cache header crashed every later ``report`` (issue 27 item 14).  Unknown keys are allowed, as in
+    :meth:`Report.from_dict` (a newer writer's optional fields)."""
+    return _problem(cls, doc, cls.__name__)
+
+
+def _problem(tp: Any, v: Any, where: str) -> str | None:
+    if tp is Any:
+        return None
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(v, dict):
+            return f"{where}: not an object"
+        for f in dataclasses.fields(tp):
+            if f.name not in v:
+                if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                    return f"{where}: no {f.name!r}"
+                continue
+            bad = _problem(_hints(tp)[f.name], v[f.name], f"{where}.{f.name}")
+            if bad:
+                return bad
+        return None
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin in (typing.Union, types.UnionType):
+        return None if any(_problem(a, v, where) is None for a in args) else f"{where}: not {_type_name(tp)}"
+    if origin is Literal:
+        return None if v in args else f"{where}: not one of {', '.join(map(repr, args))}"
+    if origin is list:
+        if not isinstance(v, list):
+            return f"{where}: not a list"
+        return next((p for i, x in enumerate(v) if (p := _problem(args[0], x, f"{where}[{i}]"))), None)
+    if origin is dict:
+        if not isinstance(v, dict) or not all(isinstance(k, str) for k in v):
+            return f"{where}: not an object"
+        return next((p for k, x in v.items() if (p := _problem(args[1], x, f"{where}[{k!r}]"))), None)
+    ok = {type(None): v is None, bool: isinstance(v, bool), str: isinstance(v, str),
+          int: isinstance(v, int) and not isinstance(v, bool),
+          float: isinstance(v, (int, float)) and not isinstance(v, bool)}.get(tp)
+    if ok is None:
+        raise TypeError(f"{where}: no check for {tp!r}")  # a new field type: teach _problem, not a silent pass
+    return None if ok else f"{where}: not {_type_name(tp)}"
+
+
+def _type_name(tp: Any) -> str:
+    return getattr(tp, "__name__", None) or str(tp).replace("typing.", "")
+
+
+@functools.lru_cache(maxsize=None)
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
 
 
 def _build(cls: type, d: dict[str, Any], **nested: Any) -> Any:

@@ -70,7 +70,8 @@ def mfu_card(m: HostMetrics) -> Metric:
               "bandwidth_source": f.bandwidth_source, "gemm_tflops_per_s": json_float(f.gemm_tflops_per_s, 2),
               "below_roofline_share": json_float(f.below_roofline_share),
               "by_kind": {k: [json_float(v[0], 6), json_float(v[1], 2)] for k, v in f.by_kind.items()} or None,
-              "non_gemm_ms_per_step": json_float(f.non_gemm_ms_per_step, 6)}
+              "non_gemm_ms_per_step": json_float(f.non_gemm_ms_per_step, 6), "peak_dtype": f.peak_dtype,
+              "dtype_peak_flops": json_float(f.dtype_peak_flops, 0), "dtype_mfu": json_float(f.dtype_mfu)}
     if f.mfu is None:
         why = f.note or ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
                          "the trace gives no FLOPs: give the model's with --model-flops-per-step")
@@ -81,7 +82,9 @@ def mfu_card(m: HostMetrics) -> Metric:
     if f.note:  # what the number leaves out (GEMM shapes whose rates broke physics, loops without a trip count)
         detail["note"] = f.note
     return Metric("mfu", "Model FLOPs utilisation", json_float(f.mfu), "share", _pct(f.mfu), "higher",
-                  meaning=f"FLOPs per step / (step time x the GPU's dense {f.dtype} peak); {how}",
+                  meaning=f"FLOPs per step / (step time x the GPU's dense {f.peak_dtype} peak)"
+                          + (f"; {_pct(f.dtype_mfu)} of the {f.dtype} peak its GEMMs run in"
+                             if f.dtype_mfu is not None and f.dtype != f.peak_dtype else "") + f"; {how}",
                   detail={k: v for k, v in detail.items() if v is not None})
 
 
@@ -199,8 +202,10 @@ def _step_rows(rows) -> list[StepRow]:
             for r, k in zip(rows, range(0, len(vals), width))]
 
 
-def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> HostReport:
-    """The report of one host: its metrics as cards, tables and step rows, with the findings the rules made of them."""
+def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
+                      damage: list[str] | None = None) -> HostReport:
+    """The report of one host: its metrics as cards, tables and step rows, with the findings the rules made of them;
+    ``damage``: what the reader could not read of the file (``Trace.problems``): the report is partial."""
     for f in findings:
         f.host = f.host or m.host
     steps_rows = _step_rows(m.steps_detail)
@@ -232,7 +237,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int) -> Hos
         kernel_durations_us=kernel_histogram(m.kernel_durations), kernel_classes=kernel_class_summary(m), findings=findings,
         achievable=achievable(m.headline.avg_step_ms, m.breakdown.as_dict(), findings),
         communication=_communication_table(m), expected_allreduce_ms=json_float(m.multi_gpu.expected_allreduce_ms, 6),
-        roofline=_roofline_table(m),
+        roofline=_roofline_table(m), damage=list(damage or []),
     )
 
 
@@ -304,6 +309,9 @@ def job_line(job: dict) -> str:
         bits.append(f"written by {job['version']}")
     if job.get("step_confidence") and job["step_confidence"] != "high":
         bits.append(f"steps from {job.get('step_source')} ({job['step_confidence']} confidence)")
+    for module, n in (job.get("steps_per_call") or {}).items():
+        bits.append(f"each call of {module} runs {n} training steps (a lax.scan / fori_loop over steps): a 'step' "
+                    f"below is one call, {n} training steps")
     return "; ".join(bits) + "."
 
 

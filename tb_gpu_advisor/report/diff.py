@@ -32,12 +32,14 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Sequence
 
 from tb_gpu_advisor import ANALYZER_VERSION
+from tb_gpu_advisor.common.fmt import echo, echo_list
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import (SEVERITY_ORDER, TABLE_ROWS, Finding, HostReport, Metric, Report, Table,
                                          _json_default)
+from tb_gpu_advisor.report.verdict import damage_note
 from tb_gpu_advisor.rules.savings import GROUPS, achievable
 
-DIFF_VERSION = "1.0"
+DIFF_VERSION = "1.1"
 
 #: step-time verdicts
 Verdict = Literal["faster", "slower", "unchanged", "unknown"]
@@ -182,6 +184,11 @@ class Diff:
     analyzer_version: str
     generated_at: str
     diff_version: str = DIFF_VERSION
+    #: why the two captures are not the same work (diff 1.1): FLOPs per step, GEMM shapes, GPU, framework, kind of job;
+    #: empty when nothing says they differ.  A step-time change then says nothing of the code alone.
+    incomparable: list[str] = field(default_factory=list)
+    #: the same step times per TFLOP of work where both sides give FLOPs per step (diff 1.1): {base, new, delta_share}
+    per_tflop: dict[str, float] = field(default_factory=dict)
 
     def regressed(self, percent: float) -> bool:
         """The CI gate: slower by more than ``percent`` % of the base step AND beyond the noise."""
@@ -214,20 +221,69 @@ def diff_reports(base: Report, new: Report, host: str | None = None, base_label:
     fb, fn = _findings(base, hb), _findings(new, hn)
     changes = match_findings(fb, fn)
     step = step_change(sb, sn)
+    why = incomparable(base, new, hb, hn)
+    cal = calibrate(sb, sn, hb, fb, changes)
+    if cal is not None and why:  # a realised change between different work says nothing of the fix
+        cal.within = None
+        cal.note = f"not comparable ({'; '.join(why)}): the realised change is not the fix's; {cal.note}"
     return Diff(
         base=sb, new=sn, step=step,
         breakdown=_group_changes(hb.breakdown_ms if hb else {}, hn.breakdown_ms if hn else {}),
         headline=_metric_changes(_cards(base, hb), _cards(new, hn)),
         findings=changes,
-        calibration=calibrate(sb, sn, hb, fb, changes),
+        calibration=cal,
         kernel_classes=_class_changes(hb, hn),
         kernels=_table_changes(hb, hn, "kernels", "kernel", "total us", top),
         ops=_table_changes(hb, hn, "ops", "op", "kernel us", top),
         gpus=_gpu_changes(hb, hn),
-        notes=notes + _side_notes(sb, sn),
+        notes=notes + _side_notes(sb, sn) + [f"{w}: {damage_note(h)}" for w, h in (("base", hb), ("new", hn))
+                                             if h is not None and h.damage and not h.error],
         analyzer_version=ANALYZER_VERSION,
         generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
+        incomparable=why, per_tflop=_per_tflop(sb, sn, _flops(base, hb), _flops(new, hn)),
     )
+
+
+# --------------------------------------------------------------------------- comparable work
+
+#: FLOPs per step that differ by more than this share are different work (a batch size, a model size).
+_FLOPS_TOLERANCE = 0.10
+
+
+def _flops(r: Report, h: HostReport | None) -> float | None:
+    card = next((c for c in _cards(r, h) if c.id == "mfu"), None)
+    v = (card.detail or {}).get("flops_per_step") if card is not None else None
+    return float(v) if isinstance(v, (int, float)) and v > 0 else None
+
+
+def incomparable(base: Report, new: Report, hb: HostReport | None, hn: HostReport | None) -> list[str]:
+    """Why the two captures are not the same work, each with its numbers (issue #27 item 5): FLOPs per step beyond
+    ``_FLOPS_TOLERANCE``, no GEMM shape in common, another GPU model, another framework or kind of job."""
+    out = []
+    fb, fn = _flops(base, hb), _flops(new, hn)
+    if fb and fn and abs(fn - fb) / fb > _FLOPS_TOLERANCE:
+        out.append(f"{fb / 1e12:.3g} vs {fn / 1e12:.3g} TFLOP per step")
+    shapes = [{row[0] for row in (h.roofline.rows if h is not None and h.roofline is not None else [])} for h in (hb, hn)]
+    if all(shapes) and not shapes[0] & shapes[1]:
+        out.append("no GEMM shape in common")
+    gpus = [{g.name for g in (h.gpus if h is not None else []) if g.kernel_count} for h in (hb, hn)]
+    if all(gpus) and gpus[0] != gpus[1]:
+        out.append(f"GPUs {', '.join(sorted(gpus[0]))} vs {', '.join(sorted(gpus[1]))}")
+    fw = [(h.capture or {}).get("framework") if h is not None else None for h in (hb, hn)]
+    if all(fw) and fw[0] != fw[1]:
+        out.append(f"frameworks {fw[0]} vs {fw[1]}")
+    kind = [(getattr(h, "job", None) or {}).get("kind") if h is not None else None for h in (hb, hn)]
+    if all(kind) and kind[0] != kind[1]:
+        out.append(f"{kind[0]} vs {kind[1]}")
+    return out
+
+
+def _per_tflop(base: Side, new: Side, fb: float | None, fn: float | None) -> dict[str, float]:
+    """Step time per TFLOP of work on each side: what compares two captures of different work."""
+    if not (fb and fn and base.step_ms and new.step_ms):
+        return {}
+    b, n = base.step_ms / (fb / 1e12), new.step_ms / (fn / 1e12)
+    return {"base_ms_per_tflop": round(b, 4), "new_ms_per_tflop": round(n, 4), "delta_share": round(n / b - 1.0, 4)}
 
 
 # --------------------------------------------------------------------------- sides and step time
@@ -269,8 +325,8 @@ def _named(r: Report, host: str, which: str) -> HostReport:
     for h in r.hosts:
         if h.host == host:
             return h
-    raise DiffError(f"unknown host {host!r} in the {which} run {r.run}/{r.session}. "
-                    f"Available hosts: {', '.join(h.host for h in r.hosts)}")
+    raise DiffError(f"unknown host {echo(host)} in the {which} run {r.run}/{r.session}. "
+                    f"Available hosts: {echo_list(h.host for h in r.hosts)}")
 
 
 def _side(r: Report, h: HostReport | None, label: str | None) -> Side:

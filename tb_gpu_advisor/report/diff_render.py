@@ -46,6 +46,19 @@ def headline_line(d: Diff) -> str:
             f"{word} ({noise})")
 
 
+def comparable_lines(d: Diff) -> list[str]:
+    """Not the same work: said before any number (issue #27 item 5), with the change per TFLOP where both give FLOPs."""
+    if not d.incomparable:
+        return []
+    out = [f"NOT COMPARABLE: the two captures do different work ({'; '.join(d.incomparable)}): the step-time change "
+           f"is not the code's alone"]
+    p = d.per_tflop
+    if p:
+        out.append(f"per TFLOP of work: {p['base_ms_per_tflop']:.3g} -> {p['new_ms_per_tflop']:.3g} ms "
+                   f"({_signed_pct(p['delta_share'])})")
+    return out
+
+
 def spread_line(d: Diff) -> str:
     def one(name: str, sp: Any) -> str:
         if sp is None:
@@ -124,7 +137,8 @@ def _title(d: Diff) -> str:
 
 
 def to_text(d: Diff, max_name: int = 60) -> str:
-    out = [f"GPU Advisor diff: {_title(d)}", "", headline_line(d).upper()[:1] + headline_line(d)[1:], spread_line(d)]
+    out = [f"GPU Advisor diff: {_title(d)}", "", *comparable_lines(d),
+           headline_line(d).upper()[:1] + headline_line(d)[1:], spread_line(d)]
     cal = calibration_lines(d)
     if cal:
         out += ["", "PREDICTED VS REALISED"] + [f"  {x}" for x in cal]
@@ -141,6 +155,7 @@ def to_text(d: Diff, max_name: int = 60) -> str:
 def to_markdown(d: Diff) -> str:
     """For a pull-request comment: verdict and calibration first, then the tables (names escaped)."""
     out = [f"### GPU Advisor diff: {md_code(d.base.label)} → {md_code(d.new.label)}", "",
+           *[f"> **{md_inline(x)}**" for x in comparable_lines(d)], *([""] if d.incomparable else []),
            f"**{md_inline(headline_line(d))}**", "", md_inline(spread_line(d))]
     cal = calibration_lines(d)
     if cal:

@@ -11,10 +11,10 @@ from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.metrics.job import JobView, job_view
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
 from tb_gpu_advisor.report.build import json_float
-from tb_gpu_advisor.report.verdict import verdict
+from tb_gpu_advisor.report.verdict import damage_note, verdict
 from tb_gpu_advisor.rules._job import ranks_table
 from tb_gpu_advisor.rules.headline import grade_card
-from tb_gpu_advisor.rules.savings import mark_overlaps, parts
+from tb_gpu_advisor.rules.savings import achievable, mark_overlaps, parts
 
 
 def _host_steps(hr: HostReport) -> int:
@@ -158,7 +158,8 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
     (``UserOptions.of``).
 
     ``healthy`` only when every host was analysed (a host with ``error`` makes the session not healthy:
-    bad input is never reported as "no problems") and no finding is a warning or critical."""
+    bad input is never reported as "no problems"), none from a damaged file (``HostReport.damage``: its numbers are
+    partial), and no finding is a warning or critical."""
     ok = [h for h in host_reports if h.error is None]
     job = job_view(host_reports, UserOptions.of(options))
     job_findings = rules.evaluate_job(job) if job.ranks else []
@@ -177,16 +178,39 @@ def merge_hosts(run: str, session: str, host_reports: list[HostReport], options:
                                               card.good_direction, "unknown", card.meaning, card.threshold, detail),
                                        findings, any(h.gpus for h in ok)))
     notes = [f"{h.host}: could not be analysed: {h.error}" for h in host_reports if h.error]
-    # bad input is never healthy: every host must have been analysed (and there must be one)
-    healthy = bool(ok) and len(ok) == len(host_reports) and not any(f.severity in ("critical", "warning") for f in findings)
-    # a session steps at its slowest host's pace: its achievable step is the slowest host's
-    slowest = max((h.achievable for h in ok if h.achievable), key=lambda a: a["achievable_step_ms"], default={})
+    notes += [damage_note(h) for h in ok if h.damage]
+    # bad input is never healthy: every host must have been analysed (and there must be one), from a whole file
+    healthy = (bool(ok) and len(ok) == len(host_reports) and not any(h.damage for h in ok)
+               and not any(f.severity in ("critical", "warning") for f in findings))
+    slowest = _session_achievable(ok, job, findings)
     report = Report(run=run, session=session, hosts=host_reports, findings=findings, headline=headline, healthy=healthy,
                   analyzer_version=ANALYZER_VERSION, generated_at=_dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"), notes=notes,
                   achievable=dict(slowest), ranks=ranks_table(job) if len(job.ranks) > 1 else None,
                   collectives=_collectives_table(job))
     report.verdict = verdict(report)
     return report
+
+
+def _session_achievable(ok: list[HostReport], job: JobView, findings: list[Finding]) -> dict:
+    """The session's step if every fix lands.  One host: its own.  Several ranks: the job's median rank step, less
+    what the session's findings recover -- the merged host findings and the job findings together, each pool capped
+    by the median rank's breakdown -- so the line, the header's step and the findings' savings speak of one step
+    (issue #27 item 1; one worker's findings alone said "19.6 ms instead of 19.9" beside a 4.6 ms straggler)."""
+    if len(job.ranks) < 2:
+        return dict(max((h.achievable for h in ok if h.achievable), key=lambda a: a["achievable_step_ms"], default={}))
+    rows = [g.breakdown or {} for h in ok for g in h.gpus if g.kernel_count and g.step_ms is not None]
+    cats = {c for b in rows for c in b}
+    median = {c: _median([float(b.get(c) or 0.0) for b in rows]) for c in cats}
+    out = achievable(job.step_ms, median, findings)
+    if out:
+        out["scope"] = f"median of {len(job.ranks)} ranks"
+    return out
+
+
+def _median(xs: list[float]) -> float:
+    xs = sorted(xs)
+    n = len(xs)
+    return 0.0 if not n else (xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2]))
 
 
 def _collectives_table(job: JobView) -> Table | None:

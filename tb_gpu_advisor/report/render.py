@@ -20,7 +20,7 @@ from tb_gpu_advisor.common.fmt import gb, ms, pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
-from tb_gpu_advisor.report.verdict import failed_hosts, verdict
+from tb_gpu_advisor.report.verdict import damage_note, damaged_hosts, failed_hosts, verdict
 
 WIDTH = 100
 _SEV_LABEL = {"critical": "CRITICAL", "warning": "WARNING", "info": "INFO", "ok": "OK"}
@@ -95,10 +95,23 @@ def job_lines(report: Report) -> list[str]:
 
 
 def _step_info(report: Report) -> str:
-    bits = [f"{len(report.hosts)} host{'s' if len(report.hosts) != 1 else ''}"]
+    """``1 host, 12 steps, step 4.01 ms``; for a job of several ranks ``8 ranks on 8 hosts, 1 step each, step 16.0 ms
+    (median rank)`` -- the step the achievable line and the job's findings speak of."""
+    n = len(report.hosts)
+    ranks = len(report.ranks.rows) if report.ranks is not None else 0
     steps = [h.steps.get("count") for h in report.hosts if h.steps.get("count") is not None]
+    a = report.achievable or {}
+    if ranks > 1:
+        bits = [f"{ranks} ranks on {n} host{'s' if n != 1 else ''}"]
+        if steps:
+            lo, hi = min(steps), max(steps)
+            bits.append(f"{lo} step{'s' if lo != 1 else ''} each" if lo == hi else f"{lo}-{hi} steps each")
+        if a.get("step_ms"):
+            bits.append(f"step {ms(a['step_ms'])} ({a.get('scope') or 'median rank'})")
+        return ", ".join(bits)
+    bits = [f"{n} host{'s' if n != 1 else ''}"]
     if steps:
-        bits.append(f"{sum(steps)} steps")
+        bits.append(f"{sum(steps)} step{'s' if sum(steps) != 1 else ''}")
     # the step time: a host's breakdown categories add up to its mean step
     per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
     if per_host:
@@ -119,8 +132,9 @@ def time_base_text(report: Report, shown: Sequence[Finding]) -> str:
 
 
 def _is_error_note(report: Report, note: str) -> bool:
-    """merge_hosts' note for a failed host, already shown with the host."""
-    return any(note == f"{h.host}: could not be analysed: {h.error}" for h in failed_hosts(report))
+    """merge_hosts' note for a failed host or a damaged file, already shown at the top."""
+    return (any(note == f"{h.host}: could not be analysed: {h.error}" for h in failed_hosts(report))
+            or any(note == damage_note(h) for h in damaged_hosts(report)))
 
 
 def _shown_actions(f: Finding) -> tuple[list, int]:
@@ -232,6 +246,9 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     for h in failed_hosts(report):
         out.extend(textwrap.wrap(f"ERROR: host {h.host} could not be analysed: {h.error}", WIDTH,
                                  subsequent_indent="    "))
+        out.append("")
+    for h in damaged_hosts(report):
+        out.extend(textwrap.wrap(f"DAMAGED FILE: {damage_note(h)}.", WIDTH, subsequent_indent="    "))
         out.append("")
     for i, f in enumerate(shown, 1):
         head = f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"
@@ -374,7 +391,7 @@ def card_note(m) -> str | None:
 
 def flop_count(x: float) -> str:
     """FLOPs in the unit that reads best: ``6.44 GFLOP``, ``1.51 TFLOP``, ``5.94 PFLOP``."""
-    for unit, scale in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6)):
+    for unit, scale in (("PFLOP", 1e15), ("TFLOP", 1e12), ("GFLOP", 1e9), ("MFLOP", 1e6), ("kFLOP", 1e3)):
         if abs(x) >= scale:
             return f"{x / scale:.3g} {unit}"
     return f"{x:.3g} FLOP"
@@ -384,7 +401,9 @@ def mfu_note(d: dict) -> str:
     """The MFU card's numbers in words: FLOPs per step, the rate reached and the peak it is a share of."""
     src = SOURCE_WORDS.get(d.get("source") or "", "")
     out = (f"{flop_count(d['flops_per_step'])} per step and GPU at {_num(d.get('tflops_per_s'), 1)} TFLOP/s of "
-           f"the {d.get('dtype')} dense peak {d['peak_flops'] / 1e12:.0f} TFLOP/s ({src})")
+           f"the {d.get('peak_dtype') or d.get('dtype')} dense peak {d['peak_flops'] / 1e12:.0f} TFLOP/s ({src})")
+    if d.get("dtype_mfu") is not None and d.get("dtype") and d.get("dtype") != d.get("peak_dtype"):
+        out += f"; {_pct(d['dtype_mfu'])} of the {d['dtype']} peak its GEMMs run in"
     if d.get("hfu") is not None:
         out += f"; hardware FLOPs utilisation (the trace's FLOPs) {_pct(d['hfu'])}"
     return out
@@ -497,6 +516,9 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
         out += [md_inline(achievable_text(report)), ""]
     for h in failed_hosts(report):
         out.append(f"> **Error:** host {md_code(h.host)} could not be analysed: {md_inline(h.error)}")
+        out.append("")
+    for h in damaged_hosts(report):
+        out.append(f"> **Damaged file:** {md_inline(damage_note(h))}.")
         out.append("")
     shown, cut = shown_findings(report, top)
     if shown:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from tb_gpu_advisor.common.fmt import ms
-from tb_gpu_advisor.model.schema import Finding, Report
+from tb_gpu_advisor.model.schema import Finding, HostReport, Report
 
 _SEVERITIES = ("critical", "warning", "info")
 
@@ -27,9 +27,36 @@ def failed_hosts(report: Report) -> list:
     return [h for h in report.hosts if h.error]
 
 
+def damaged_hosts(report: Report) -> list:
+    """Hosts analysed from a damaged file (``HostReport.damage``: cut off mid-write, corrupt): their numbers are
+    partial."""
+    return [h for h in report.hosts if getattr(h, "damage", None) and not h.error]
+
+
+def damage_note(h: HostReport) -> str:
+    """What was lost of a damaged host's file, in words: the report's note, the CLI's stderr line, the text's and
+    markdown's paragraph."""
+    events = (h.capture or {}).get("num_events")
+    read = f" ({events:,} events)" if isinstance(events, int) and not isinstance(events, bool) else ""
+    lost = "; ".join(h.damage)
+    end = " " if lost.endswith(("?", ".", "!")) else ". "
+    return (f"{h.host}: the file is damaged and was only partly read: {lost}{end}Every number covers only what was "
+            f"read{read}: whatever the file recorded past the damage (steps, kernels, whole GPUs) is missing, so a "
+            "check that did not fire may still apply")
+
+
+def _damaged(report: Report, damaged: Sequence[HostReport]) -> str:
+    """``partial: the file is damaged (<first problem>)``, or how many host files are."""
+    if len(report.hosts) == 1:
+        return f"partial: the file is damaged ({damaged[0].damage[0]})"
+    names = ", ".join(h.host for h in damaged[:3]) + (" ..." if len(damaged) > 3 else "")
+    return f"partial: {len(damaged)} of {len(report.hosts)} host files are damaged ({names})"
+
+
 def verdict(report: Report) -> str:
     """Healthy, or how many findings of each severity with the top one's title and saving.  Never "healthy" when a
-    host could not be analysed: bad input is no result."""
+    host could not be analysed, or was read from a damaged file (the verdict then starts with ``partial:``): bad
+    input is no result."""
     real = [f for f in report.findings if f.severity != "ok"]
     failed = failed_hosts(report)
     n = len(report.hosts)
@@ -38,11 +65,21 @@ def verdict(report: Report) -> str:
     if failed and len(failed) == n:
         return f"not analysed — {'the host' if n == 1 else f'all {n} hosts'} could not be analysed (error below)"
     bad = f"{len(failed)} of {n} host{'s' if n != 1 else ''} could not be analysed" if failed else ""
-    if real:
-        return f"{_counts(real)} — top: {_top(real)}" + (f"; {bad}" if bad else "")
+    # a damaged file is read up to the damage: every number is partial, and that comes first (never "healthy")
+    damaged = damaged_hosts(report)
+    partial = f"{_damaged(report, damaged)} — " if damaged else ""
+    actionable = [f for f in real if f.severity in ("critical", "warning")]
+    if actionable:
+        return partial + f"{_counts(real)} — top: {_top(actionable)}" + (f"; {bad}" if bad else "")
     if failed:
-        return f"no check fired on the {n - len(failed)} analysed host{'s' if n - len(failed) != 1 else ''}, but {bad}"
-    return "Healthy: no check of the guide fired"
+        analysed = n - len(failed)
+        return partial + f"no check fired on the {analysed} analysed host{'s' if analysed != 1 else ''}, but {bad}"
+    if damaged:
+        return partial + "no check fired on what was read"
+    # healthy means no warning or critical, whatever the notes (issue #27 item 8)
+    notes = [f for f in real if f.severity == "info"]
+    return "Healthy: no check of the guide fired" + (f" ({len(notes)} note{'s' if len(notes) != 1 else ''})"
+                                                     if notes else "")
 
 
 def _top(real: Sequence[Finding]) -> str:

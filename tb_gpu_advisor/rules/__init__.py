@@ -116,8 +116,26 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out):
         out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
     _step_confidence(metrics, out)
+    follow_savings(out)
+    if has_gpu and not any(f.severity in ("critical", "warning") for f in out) and \
+            not any(f.rule in ("healthy", "unexplained_idle") for f in out):
+        out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
     mark_overlaps(out)
     return rank(out)
+
+
+def follow_savings(findings: Iterable[Finding]) -> None:
+    """A finding's severity follows what it saves (issue #27 item 6): with a saving under
+    ``severity.warning_min_saving`` of the step it is a note (info), under ``severity.critical_min_saving`` at most a
+    warning.  Findings without a saving (capture quality, a check that cannot size its fix) keep their grade."""
+    for f in findings:
+        if f.saving is None or f.severity not in ("critical", "warning"):
+            continue
+        pct = f.saving.percent_of_step / 100.0
+        if pct < T("severity.warning_min_saving"):
+            f.severity = "info"
+        elif f.severity == "critical" and pct < T("severity.critical_min_saving"):
+            f.severity = "warning"
 
 
 #: Findings about the capture itself: they do not rest on the steps.
@@ -159,6 +177,7 @@ def evaluate_job(job: JobView) -> list[Finding]:
             out.extend(r.check(job) or [])
         except Exception as e:  # noqa: BLE001 -- a check must never crash the report
             logger.warning("job rule %s failed: %s", rid, e, exc_info=True)
+    follow_savings(out)
     return out
 
 
@@ -190,14 +209,19 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
         f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step, and no check of the guide recognises "
         f"why: open the trace viewer on the windows below and look at what the host does while the GPU idles.",
         title="The GPU idles for a reason no check recognises",
-        metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
-                      unit="share", display=pct(dev), good_direction="higher", status=sev,
-                      threshold=T("headline.device_step_share.warning"),
-                      meaning="share of the step the device executes (the guide's first overview number)"),
+        metric=_device_share_metric(dev, sev),
         windows=step_windows(ctx),
     )
     f.guide_section = "§1 overview"
     return f
+
+
+def _device_share_metric(dev: float | None, sev: str) -> Metric:
+    """The device step-time share as the idle findings grade it (the guide's first overview number)."""
+    return Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
+                  unit="share", display=pct(dev), good_direction="higher", status=sev,
+                  threshold=T("headline.device_step_share.warning"),
+                  meaning="share of the step the device executes (the guide's first overview number)")
 
 
 def _host_bound(ctx: Ctx, metrics: HostMetrics, sev: str, dev: float | None, host_ms: float) -> Finding:
@@ -210,10 +234,7 @@ def _host_bound(ctx: Ctx, metrics: HostMetrics, sev: str, dev: float | None, hos
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code (Python and framework work "
         f"that launches nothing): the step is host-bound.",
         title="Host-bound: the GPU waits for the host's own work inside the step",
-        metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
-                      unit="share", display=pct(dev), good_direction="higher", status=sev,
-                      threshold=T("headline.device_step_share.warning"),
-                      meaning="share of the step the device executes (the guide's first overview number)"),
+        metric=_device_share_metric(dev, sev),
         saving=saving(ctx, host_ms, "the host's own work moves off the GPU's critical path (overlapped with the GPU, "
                                     "or compiled into graphs)", [("host", "host_work", host_ms)]),
         windows=step_windows(ctx, key=lambda st: st.breakdown.host_compute, label="host work"),
@@ -231,7 +252,7 @@ def healthy_finding(metrics: HostMetrics) -> Finding:
     f = finding(
         ctx, "healthy", "ok",
         f"No check of the guide fired: the device executes {pct(dev)} of the {ms(ctx.step_ms)} step "
-        f"(input wait {pct(inp)}, launch wait {pct(lw)}, 16-bit kernel time {pct(s16)}) over {ctx.steps} steps.",
+        f"(input wait {pct(inp)}, launch wait {pct(lw)}, 16-bit kernel time {pct(s16)}) over {ctx.steps} step{'s' if ctx.steps != 1 else ''}.",
         title="Healthy: no guide check fired",
         metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
                       unit="share", display=pct(dev), good_direction="higher", status="good",

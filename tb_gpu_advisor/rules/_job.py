@@ -15,13 +15,14 @@ from tb_gpu_advisor.rules.savings import parts
 RANK_COLUMNS = ["rank", "step ms", "compute ms", "exposed comm ms", "other ms", "step less comm ms"]
 
 
-def rank_rows(ranks: Sequence[RankRow]) -> list[list]:
-    return [[r.label, round(r.step_ms, 3), round(r.compute_ms, 3), round(r.comm_ms, 3), round(r.other_ms, 3),
-             round(r.busy_ms, 3)] for r in ranks]
+def rank_rows(ranks: Sequence[RankRow], mark: RankRow | None = None) -> list[list]:
+    return [[r.label + (" (straggler)" if r is mark else ""), round(r.step_ms, 3), round(r.compute_ms, 3),
+             round(r.comm_ms, 3), round(r.other_ms, 3), round(r.busy_ms, 3)] for r in ranks]
 
 
-def ranks_table(job: JobView, title: str = "Ranks (mean per step)") -> Table:
-    return Table(title, list(RANK_COLUMNS), rank_rows(sorted(job.ranks, key=lambda r: -r.busy_ms)))
+def ranks_table(job: JobView, title: str = "Ranks (mean per step)", mark: RankRow | None = None) -> Table:
+    """Every rank, the most before its collectives first (the straggler, marked, leads)."""
+    return Table(title, list(RANK_COLUMNS), rank_rows(sorted(job.ranks, key=lambda r: -r.busy_ms), mark))
 
 
 def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metric: Metric, saving_ms: float,

@@ -12,8 +12,8 @@ caching allocator asked the driver for, or gave back.
 
 from __future__ import annotations
 
-from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.common.fmt import gb
+from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding, Table
 from tb_gpu_advisor.rules.base import Ctx, finding, ms, pct, rule, saving, share_metric, step_windows
 
@@ -25,6 +25,8 @@ ID = "allocator_churn"
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     idle = m.breakdown.allocator
+    if m.breakdown.startup > 0 and ctx.steps < 2:
+        return []  # the one step of a cold capture: its first allocations are the start-up's (cold_start), not churn
     graded = ctx.graded(idle, "allocator_churn.warning", "allocator_churn.critical")
     if graded is None:
         return []

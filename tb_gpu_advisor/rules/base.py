@@ -105,6 +105,13 @@ def count(x: float | int | None) -> str:
     return f"{x:,.1f}"
 
 
+def n_of(k: float | int, noun: str, plural: str | None = None) -> str:
+    """``1 copy``, ``2 copies``, ``1.5 copies``: a count with its noun in the number it needs."""
+    word = noun if float(k) == 1.0 else (plural or (noun[:-1] + "ies" if noun.endswith("y") and noun[-2:-1] not in "aeiou"
+                                                     else noun + ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")))
+    return f"{count(k)} {word}"
+
+
 def r(x: float | None, nd: int = 3) -> float | None:
     """Round for JSON evidence (None-safe)."""
     return None if x is None else round(float(x), nd)

@@ -71,7 +71,7 @@ def check(m: HostMetrics) -> list[Finding]:
                          ("capture_seconds", "Capture length", seconds, "s", f"{seconds:.0f} s", "capture.max_seconds"),
                          ctx.fw.fix(ID)))
     if c.step_time_cv is not None and c.step_time_cv > T("capture.max_step_cv") and s.count >= 2:
-        out.append(_note(ctx, f"Step times vary by {c.step_time_cv:.0%} (stddev / mean over {s.count} steps): the "
+        out.append(_note(ctx, f"Step times vary by {c.step_time_cv:.0%} (stddev / mean over {_n(s.count, 'step')}): the "
                               f"window is not steady state, so per-step averages hide outliers.",
                          "Step times are not steady",
                          ("step_time_cv", "Step time variation", c.step_time_cv, "ratio", f"{c.step_time_cv:.0%}",

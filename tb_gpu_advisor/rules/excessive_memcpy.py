@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, n_of, finding, grade, ms, pct, rule, saving, share_metric,
                                        step_windows, table)
 from tb_gpu_advisor.rules.host_op_placement import host_op_time
 
@@ -58,7 +58,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"Copies block the GPU for {ms(blocking)} of each {ms(ctx.step_ms)} step ({pct(share)}), mostly "
-        f"{_NAMES.get(worst.direction, worst.direction)} ({count(round(worst.count_per_step, 1))} copies, "
+        f"{_NAMES.get(worst.direction, worst.direction)} ({n_of(round(worst.count_per_step, 1), 'copy')}, "
         f"{ms(worst.ms_per_step)} per step){sync_txt}{rec_txt}{explained}.",
         metric=share_metric("memcpy_blocking_share", "Blocking copy time share of step", share,
                             "excessive_memcpy.warning", severity=sev,

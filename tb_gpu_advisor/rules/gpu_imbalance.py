@@ -54,5 +54,5 @@ def check(m: HostMetrics) -> list[Finding]:
         evidence=[table("Per GPU", GPU_COLUMNS, gpu_table_rows(m))],
         windows=step_windows(ctx, key=lambda s: s.breakdown.device_compute, label="compute", n=2, gpu=heavy.gpu),
         gpu=heavy.gpu,
-        actions=ctx.fw.fix(ID, gpu=heavy.gpu),
+        actions=ctx.fw.fix(ID, gpu=f"GPU{heavy.gpu}"),
     )]

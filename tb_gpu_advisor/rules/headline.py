@@ -103,6 +103,9 @@ def grade_card(card: Metric, findings: list[Finding], gpu_active: bool, why_quie
         return card
     card.status = "good"
     if value_status(card.id, card.value) in _BAD:
+        # its number crosses its own printed threshold: never green beside it (issue #27 item 3) -- grey, with why the
+        # check that weighs more than the number held back
+        card.status = "unknown"
         card.detail["not_flagged"] = why_quiet or f"the {owner} check weighs more than this number and did not fire"
     return card
 

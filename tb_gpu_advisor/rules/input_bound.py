@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import Ctx, finding, ms, pct, rule, saving, share_metric, step_windows, table
+from tb_gpu_advisor.rules.base import Ctx, finding, ms, n_of, pct, rule, saving, share_metric, step_windows, table
 
 ID = "input_bound"
 
@@ -32,7 +32,8 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"The GPUs sit idle waiting for input for {ms(wait_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}; "
-        f"stock 'input-bound' level is >=5%), over {ctx.steps} steps; H2D input copies add {ms(h2d)}.",
+        f"stock 'input-bound' level is >=5%), over {n_of(ctx.steps, 'step')}"
+        + (f"; H2D input copies add {ms(h2d)}." if h2d >= 0.0005 else "."),
         metric=share_metric("input_wait_share", "Input wait share of step", share, "input_bound.warning", severity=sev,
                             detail={"input_wait_ms": wait_ms, "memcpy_h2d_ms": h2d}),
         saving=saving(ctx, wait_ms, "removing the input wait entirely (input prepared in parallel and prefetched, "

@@ -14,14 +14,14 @@ from __future__ import annotations
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Finding, Table
 from tb_gpu_advisor.rules._job import fixes, job_finding, med, ranks_table, slow_node
-from tb_gpu_advisor.rules.base import grade, ms, pct, share_metric
+from tb_gpu_advisor.rules.base import T, grade, ms, pct, share_metric
 from tb_gpu_advisor.rules.registry import rule
 
 ID = "rank_straggler"
 
 
 @rule(ID, "§2 item 5", "A straggler rank: every other rank waits for it in the collectives",
-      thresholds=("rank_straggler.warning", "rank_straggler.critical"), scope="job")
+      thresholds=("rank_straggler.warning", "rank_straggler.critical", "rank_straggler.min_steps"), scope="job")
 def check(job: JobView) -> list[Finding]:
     if len(job.hosts) < 2 or len(job.ranks) < 3 or not job.step_ms:
         return []
@@ -42,23 +42,37 @@ def check(job: JobView) -> list[Finding]:
     per_step = job.last_per_step()
     last_in = sum(1 for _, r, _ in per_step if r is s)
     persist = f" It enters last in {last_in} of {len(per_step)} steps." if per_step else ""
-    return [job_finding(
+    # what the straggler's lead can explain: the others wait for it at most as long as it is behind them; the rest
+    # of their wait is the collective itself (transfer, skewed splits), which no balancing removes (issue #27 item 2)
+    save = min(extra, busy_extra)
+    rest = (f" Its lead explains {ms(save)} of that wait; the other {ms(extra - save)} is the collective itself "
+            f"(its transfer, skewed splits: see the collectives table and alltoall_imbalance), which balancing the "
+            f"ranks does not remove." if extra - save > 0.05 * extra else "")
+    weak = len(per_step) < T("rank_straggler.min_steps")
+    if weak:
+        sev = "warning" if sev == "critical" else sev
+        persist += (f" {len(per_step) or 'No'} aligned step{'s' if len(per_step) != 1 else ''} is weak evidence: "
+                    f"profile at least {T('rank_straggler.min_steps'):g} steps to tell a straggler from one slow step.")
+    f = job_finding(
         job, ID, sev,
         f"The other {len(others)} ranks wait {ms(waits)} per step in exposed collectives (median){where}: "
         f"{ms(extra)}, {pct(share)} of the {ms(job.step_ms)} step, longer than {s.label}, which enters them last. It "
         f"spends {ms(s.busy_ms)} of each step before its collectives, {ms(busy_extra)} more than the median rank, "
-        f"mostly {why}.{persist}",
+        f"mostly {why}.{rest}{persist}",
         metric=share_metric("straggler_extra_share", "Straggler's extra time, share of step", share,
                             "rank_straggler.warning", severity=sev,
                             detail={"rank": s.label, "extra_ms_per_step": extra, "straggler_comm_ms": s.comm_ms,
                                     "straggler_busy_extra_ms": busy_extra, "last_in_steps": last_in,
                                     "steps_aligned": len(per_step),
                                     "others_median_comm_ms": waits, "ranks": len(job.ranks)}),
-        saving_ms=extra, assumption="the straggler keeps pace (balanced work or a healthy GPU): the other ranks stop "
-                                    "waiting that long for it in the collectives",
-        evidence=[ranks_table(job), _steps_table(per_step)], actions=fixes(job, ID, gpu=s.label), host=s.host,
-        gpu=s.gpu,
-    )]
+        saving_ms=save, assumption="the straggler keeps pace (balanced work or a healthy GPU): the other ranks stop "
+                                   "waiting for it, at most as long as it is behind them",
+        evidence=[ranks_table(job, mark=s), _steps_table(per_step)], actions=fixes(job, ID, gpu=s.label),
+        host=s.host, gpu=s.gpu,
+    )
+    if weak:
+        f.confidence = "low"
+    return [f]
 
 
 def _most_waited(s, others) -> str:  # noqa: ANN001 - RankRows

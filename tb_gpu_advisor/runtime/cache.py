@@ -13,8 +13,9 @@ Design:
 * Writes go to a temp file in the same folder, then ``os.replace``: readers
   (other threads, other processes: TensorBoard and ``precompute`` may
   share the folder) see the old file or the new one, never half of one.
-* Entries that cannot be read back (truncated, foreign, wrong key) are
-  removed and treated as a miss.
+* Entries that cannot be read back (truncated, foreign, wrong key, or a body
+  that is not the report the key names: ``{}`` under a valid header) are
+  removed and treated as a miss; ``put`` refuses to store such a body.
 * Size-bounded: after a write, when the folder holds more than
   ``max_bytes``, the least recently used entries go (a hit refreshes the
   entry's mtime, so mtime is the LRU clock).
@@ -58,7 +59,7 @@ from tb_gpu_advisor import ANALYZER_VERSION
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.model.logdir import HostFile
-from tb_gpu_advisor.model.schema import SCHEMA_VERSION
+from tb_gpu_advisor.model.schema import SCHEMA_VERSION, HostReport, Report, problem
 
 logger = logging.getLogger(__name__)
 
@@ -216,9 +217,9 @@ class ReportCache:
         except OSError as e:
             logger.warning("cannot read cache entry %s: %s", path, e)
             return None
-        report = None if raw is None else _decode(raw, key)
+        report, why = (None, "not a regular file of sane size") if raw is None else _decode(raw, key)
         if report is None:
-            logger.warning("removing corrupt cache entry %s", path)
+            logger.warning("removing corrupt cache entry %s: %s", path, why)
             self._remove(path)
             return None
         if not self.remote:  # an object store has no cheap touch: its LRU clock is the write time
@@ -248,6 +249,10 @@ class ReportCache:
         text, failed = _report_json(report)
         if failed:  # a failure is no report: the next run must try again (e.g. with a higher size limit)
             self.last_error = f"not cached: {failed}"
+            return False
+        bad = _body_problem(json.loads(text), key)
+        if bad:  # it would be refused when read back: never written
+            self.last_error = f"not cached: not a report: {bad}"
             return False
         header = json.dumps({"format": CACHE_FORMAT, "key": key.material})  # one line: no raw newlines
         blob = gzip.compress(f"{header}\n{text}".encode("utf-8"), compresslevel=6, mtime=0)
@@ -396,21 +401,39 @@ def _read_entry(path: str) -> bytes | None:
     return raw if len(raw) <= MAX_ENTRY_BYTES else None
 
 
-def _decode(raw: bytes, key: CacheKey) -> str | None:
-    """The report JSON text from an entry's bytes, or None if the entry is unusable.
+def _decode(raw: bytes, key: CacheKey) -> tuple[str | None, str]:
+    """(the report JSON text from an entry's bytes, "") or (None, why the entry is unusable).
 
     Entry layout: gzip of ``<header JSON>\n<report JSON>``; gzip's CRC catches
-    truncation and bit rot, the header catches a foreign or mismatched file.
+    truncation and bit rot, the header catches a foreign or mismatched file,
+    and the body must be the report its key names (:func:`_body_problem`).
     """
     try:
         header, _, text = _gunzip(raw).decode("utf-8").partition("\n")
         doc = json.loads(header)
         report = json.loads(text)
-    except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError):
-        return None
+    except (OSError, EOFError, zlib.error, UnicodeDecodeError, ValueError) as e:
+        return None, f"unreadable ({type(e).__name__})"
     if not isinstance(doc, dict) or doc.get("format") != CACHE_FORMAT or doc.get("key") != key.material:
-        return None
-    return text if isinstance(report, dict) else None
+        return None, "its header is not this key's"
+    bad = _body_problem(report, key)
+    return (None, f"its body is not a report: {bad}") if bad else (text, "")
+
+
+def _body_problem(body: Any, key: CacheKey) -> str | None:
+    """Why ``body`` (parsed) is not what an entry of ``key`` holds, else None.
+
+    A report key (:func:`make_key`) holds a :class:`Report`, or (``scope`` host) a :class:`HostReport`, checked
+    field by field (``schema.problem``); any other key (the store's opaque strings) holds a JSON object."""
+    if not isinstance(body, dict):
+        return "not a JSON object"
+    try:
+        material = json.loads(key.material)
+    except ValueError:
+        material = None
+    if not (isinstance(material, dict) and {"run", "session", "hosts"} <= material.keys()):
+        return None  # an opaque key
+    return problem(HostReport if material.get("scope") == "host" else Report, body)
 
 
 def _gunzip(raw: bytes) -> bytes:

@@ -13,6 +13,15 @@ unwinds, and the next host is analysed as usual.
 The limit is on address space, not resident memory: the only per-process memory limit the kernel
 enforces without cgroups, and one that fails an allocation (an exception, recoverable) rather than
 killing the process.  The interpreter and libraries take ~150 MB of it before any analysis starts.
+
+Two defaults (``TB_GPU_ADVISOR_WORKER_MEMORY_MB`` overrides both):
+
+* the command line's own analysis (``report``, ``diff``, ``precompute``): half the machine's memory, 2-32
+  GiB -- the user's own process, one capture at a time;
+* a server's worker processes (TensorBoard's tab, the MCP server: ``isolation.Limits.from_env``): a quarter of
+  the machine's memory, 2-4 GiB -- a TensorBoard is often shared, serves several analyses at once and must not
+  let one upload take half the node -- and profiles of up to half that, refused before they are read
+  (``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` when set); a larger one fails its own report, saying how to allow more.
 """
 
 from __future__ import annotations
@@ -33,9 +42,15 @@ def _env_mb(name: str) -> float | None:
     return value if value > 0 else None
 
 
-def memory_limit_from_env() -> int | None:
-    """Bytes of address space an analysis may use: ``TB_GPU_ADVISOR_WORKER_MEMORY_MB`` (0: none), by default
-    half the machine's memory, at least 2 GiB, at most 32 GiB; None: no limit."""
+#: A server's worker (TensorBoard, the MCP server): at most this much address space by default.
+SERVER_MAX_BYTES = 4 << 30
+#: ... and at least this much, whatever the machine (the interpreter and libraries take ~150 MB of it).
+MIN_BYTES = 2 << 30
+
+
+def memory_limit_from_env(server: bool = False) -> int | None:
+    """Bytes of address space an analysis may use: ``TB_GPU_ADVISOR_WORKER_MEMORY_MB`` (0: none); by default half
+    the machine's memory, 2-32 GiB, or for a ``server``'s workers a quarter of it, 2-4 GiB; None: no limit."""
     raw = os.environ.get(ENV_MEMORY)
     if raw is not None:
         mb = _env_mb(ENV_MEMORY)
@@ -44,7 +59,9 @@ def memory_limit_from_env() -> int | None:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return None
-    return max(2 << 30, min(32 << 30, total // 2))
+    if server:
+        return max(MIN_BYTES, min(SERVER_MAX_BYTES, total // 4))
+    return max(MIN_BYTES, min(32 << 30, total // 2))
 
 
 def mb(n: int | None) -> str:
@@ -63,10 +80,11 @@ def current_limit() -> int | None:
     return None if soft == resource.RLIM_INFINITY else int(soft)
 
 
-def out_of_memory_message() -> str:
-    """What a host's report says when its analysis hit the limit: which limit, and how to raise it."""
-    return (f"ran out of memory (worker limit {mb(current_limit())}; raise {ENV_MEMORY} to allow more, "
-            "0 for no limit)")
+def out_of_memory_message(limit: int | None = None) -> str:
+    """What a host's report says when its analysis hit the limit (``limit``, else this process's): which limit,
+    and how to raise it (in TensorBoard's environment for the tab: its workers inherit it)."""
+    return (f"ran out of memory (worker limit {mb(limit if limit is not None else current_limit())}; raise "
+            f"{ENV_MEMORY}, in MB, in the environment of TensorBoard or the command to allow more, 0 for no limit)")
 
 
 def set_hard_limit(memory_bytes: int | None) -> None:

@@ -15,8 +15,10 @@ importing numpy again (measured in ``scripts/robustness.py``,
 ``docs/robustness.md``).  One child per analysis: a crashed, killed or
 leaking child takes nothing with it, and its memory goes back to the OS.
 
-Limits: ``TB_GPU_ADVISOR_WORKER_MEMORY_MB`` (default: half the machine's
-memory, at least 2 GiB, at most 32 GiB; 0: none) and
+Limits: ``TB_GPU_ADVISOR_WORKER_MEMORY_MB`` (default for these server workers:
+a quarter of the machine's memory, at least 2 GiB, at most 4 GiB, ``guard.py``;
+0: none), ``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` (default for them: half the memory
+limit, so a file that cannot fit is refused at once) and
 ``TB_GPU_ADVISOR_WORKER_TIMEOUT_S`` (default 900; 0: none).
 """
 
@@ -29,7 +31,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from tb_gpu_advisor.common import logs
 from tb_gpu_advisor.common.options import UserOptions
+from tb_gpu_advisor.formats.base import ENV_MAX_BYTES
 from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.runtime import guard, pipeline
 from tb_gpu_advisor.runtime.forkserver_main import ENV, main_data
@@ -51,10 +55,16 @@ class WorkerError(Exception):
 class Limits:
     memory_bytes: int | None = None  # RLIMIT_AS of the child; None: no limit
     timeout_s: float | None = None  # wall clock; None: no limit
+    #: the largest profile the child reads (uncompressed), when ``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` does not say
+    profile_bytes: int | None = None
 
     @classmethod
     def from_env(cls) -> "Limits":
-        return cls(guard.memory_limit_from_env(), _env_float(ENV_TIMEOUT, DEFAULT_TIMEOUT_S))
+        """A server's worker limits (TensorBoard's tab, the MCP server): the environment's, else the protective
+        server defaults: memory ``guard.memory_limit_from_env(server=True)`` (a quarter of the machine's, 2-4 GiB),
+        and profiles up to half of it (a file that cannot fit is refused before it is read, not after minutes)."""
+        memory = guard.memory_limit_from_env(server=True)
+        return cls(memory, _env_float(ENV_TIMEOUT, DEFAULT_TIMEOUT_S), memory // 2 if memory else None)
 
 
 def _env_float(name: str, default: float) -> float | None:
@@ -94,7 +104,10 @@ def call(fn: Callable[..., Any], *args: Any, limits: Limits | None = None,
     limits = limits or Limits.from_env()
     ctx = _context()
     parent, child = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child_main, args=(child, fn, args, limits.memory_bytes, dict(os.environ)), daemon=True,
+    env = dict(os.environ)
+    if limits.profile_bytes and ENV_MAX_BYTES not in env:  # the variable, when set, is the user's word
+        env[ENV_MAX_BYTES] = str(limits.profile_bytes)
+    proc = ctx.Process(target=_child_main, args=(child, fn, args, limits.memory_bytes, env), daemon=True,
                        name="gpu-advisor-analysis")
     proc.start()
     child.close()
@@ -116,7 +129,7 @@ def call(fn: Callable[..., Any], *args: Any, limits: Limits | None = None,
                     return payload[0]
                 name, message = payload
                 if name == "MemoryError":
-                    raise WorkerError(f"ran out of memory (worker limit {_mb(limits.memory_bytes)})")
+                    raise WorkerError(guard.out_of_memory_message(limits.memory_bytes))
                 raise WorkerError(f"{name}: {message}")
             if not proc.is_alive() and not parent.poll(0):
                 raise WorkerError(_death(proc.exitcode, limits))
@@ -136,7 +149,7 @@ _mb = guard.mb
 def _death(exitcode: int | None, limits: Limits) -> str:
     if exitcode is not None and exitcode < 0:
         return (f"worker process killed by signal {-exitcode} (out of memory? worker limit "
-                f"{_mb(limits.memory_bytes)}, {ENV_MEMORY})")
+                f"{_mb(limits.memory_bytes)}; raise {ENV_MEMORY}, in MB, to allow more)")
     return f"worker process exited with status {exitcode} without a result"
 
 
@@ -147,6 +160,7 @@ def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | N
     if env is not None:
         os.environ.clear()
         os.environ.update(env)
+    logs.configure_worker()
     guard.set_hard_limit(memory_bytes)
 
     def progress(message: str, fraction: float) -> None:

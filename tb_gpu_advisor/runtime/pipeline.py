@@ -59,9 +59,9 @@ def host_metrics(trace: Trace, params: int | None = None, options: UserOptions |
     return compute_host_metrics(trace, steps, launches, fw, options, release=release, job=job)
 
 
-def host_report(m: HostMetrics, size: int) -> HostReport:
-    """Rules over one host's metrics, then its report."""
-    return build_host_report(m, rules.evaluate(m), size)
+def host_report(m: HostMetrics, size: int, damage: list[str] | None = None) -> HostReport:
+    """Rules over one host's metrics, then its report (``damage``: what the reader could not read of the file)."""
+    return build_host_report(m, rules.evaluate(m), size, damage)
 
 
 def _size(path: str) -> int:
@@ -97,12 +97,13 @@ def _analyze_host(host_file, size: int, options: UserOptions) -> HostReport:
     except Exception as e:  # noqa: BLE001
         return HostReport(host=host, path=path, size_bytes=size or _size(path), error=str(e) or type(e).__name__)
     size = size or trace.size_bytes
+    damage = list(trace.problems)  # a file cut off mid-write: what was read is analysed, and the report says so
     try:
         m = host_metrics(trace, options=options, release=True)
         del trace  # the event tables, before the report is built (see memory.py)
         release_free_heap()
         m.host = host
-        return host_report(m, size)
+        return host_report(m, size, damage)
     except MemoryError:
         raise
     except Exception as e:  # noqa: BLE001

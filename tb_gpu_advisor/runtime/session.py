@@ -24,7 +24,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common import fsio, logs
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.discover.logdir import HostFile, Session
 from tb_gpu_advisor.model.schema import HostReport, Report
@@ -203,6 +203,7 @@ def process_pool(workers: int) -> cf.ProcessPoolExecutor:
 def _set_environ(env: dict[str, str]) -> None:
     os.environ.clear()
     os.environ.update(env)
+    logs.configure_worker()
 
 
 def analyze_session_parallel(

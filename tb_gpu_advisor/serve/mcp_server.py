@@ -33,7 +33,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tb_gpu_advisor import __version__, formats
-from tb_gpu_advisor.common.fmt import gb, ms, pct
+from tb_gpu_advisor.common.fmt import echo, echo_list, gb, ms, pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.discover import logdir as discovery
 from tb_gpu_advisor.discover.logdir import Session
@@ -156,7 +156,7 @@ class Advisor:
             return chosen
         hosts = [h for h in chosen.hosts if h.host == host]
         if not hosts:
-            raise ToolInputError(f"unknown host {host!r} in {chosen.stock_run}. Available hosts: "
+            raise ToolInputError(f"unknown host {echo(host)} in {chosen.stock_run}. Available hosts: "
                                  f"{_names(h.host for h in chosen.hosts)}")
         return dataclasses.replace(chosen, hosts=tuple(hosts))
 
@@ -221,7 +221,7 @@ def find_finding(report: Report, finding_id: str) -> Finding:
     if len(of_rule) == 1 or (of_rule and of_rule[0].id == of_rule[0].rule):
         return of_rule[0]
     ids = _names(f.id for f in findings) or "none"
-    raise ToolInputError(f"no finding {finding_id!r} in {report.run}/{report.session}. Its findings: {ids}")
+    raise ToolInputError(f"no finding {echo(finding_id)} in {report.run}/{report.session}. Its findings: {ids}")
 
 
 def explain_markdown(report: Report, f: Finding, evidence_rows: int) -> str:
@@ -260,7 +260,7 @@ def host_table(h: HostReport, which: str) -> Table | None:
 def tables_text(report: Report, which: str, rows: int, fmt: str) -> str:
     """The ``which`` table of every host of the report, its first ``rows`` rows, as markdown or JSON."""
     if which not in TABLES:
-        raise ToolInputError(f"unknown table {which!r}. Tables: {_names(TABLES)}")
+        raise ToolInputError(f"unknown table {echo(which)}. Tables: {_names(TABLES)}")
     tables = [(h, None if h.error else host_table(h, which)) for h in report.hosts]
     if fmt == "json":
         hosts = [{"host": h.host, "error": h.error, "total_rows": len(t.rows) if t else 0,
@@ -423,20 +423,20 @@ def _session_of(found: Sequence[Session], run: str, session: str | None) -> Sess
         exact = [s for s in found if s.stock_run == run]
         if exact and session is None:
             return exact[0]
-        raise ToolInputError(f"unknown run {run!r}. Available runs: {_names(dict.fromkeys(s.run for s in found))}")
+        raise ToolInputError(f"unknown run {echo(run)}. Available runs: {_names(dict.fromkeys(s.run for s in found))}")
     if session is None:
         return of_run[0]
     session = session.rstrip("/") or session
     for s in of_run:
         if session in (s.session, s.stock_run):
             return s
-    raise ToolInputError(f"unknown session {session!r} in run {run!r}. Its sessions (newest first): "
+    raise ToolInputError(f"unknown session {echo(session)} in run {echo(run)}. Its sessions (newest first): "
                          f"{_names(s.session for s in of_run)}")
 
 
 def _names(xs: Any, n: int = 40) -> str:
-    xs = list(xs)
-    return ", ".join(xs[:n]) + (f" ... ({len(xs) - n} more)" if len(xs) > n else "")
+    """The first ``n`` names, each cut to ``fmt.MAX_ECHO_CHARS``."""
+    return echo_list(xs, n)
 
 
 # --------------------------------------------------------------------------- the MCP layer

@@ -52,7 +52,9 @@ result is kept for ``--gpu_advisor_discovery_ttl`` seconds (default 5);
 local logdirs are listed every time so a new capture shows at once.
 
 Request parameters are never joined onto paths: run, session and host are
-looked up in the list discovery built, and only its paths are opened.
+looked up in the list discovery built, and only its paths are opened -- below the
+logdir and only as the file listed (``fsio.open_listed``): a link swapped in after
+the listing is never followed out of the logdir (a ``/trace`` of it is a 404).
 """
 
 from __future__ import annotations
@@ -74,6 +76,7 @@ from werkzeug import wrappers
 
 from tb_gpu_advisor import formats
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.fmt import echo
 from tb_gpu_advisor.common.options import OptionError, UserOptions, parse_query
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.discover import logdir as discovery
@@ -83,6 +86,7 @@ from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.report import diff, diff_render, render, timeline
 from tb_gpu_advisor.runtime import cache, isolation, pipeline
 from tb_gpu_advisor.runtime import session as analysis
+from tb_gpu_advisor.serve import query
 from tb_gpu_advisor.serve.service import Outcome, ReportService
 
 logger = logging.getLogger(__name__)
@@ -247,16 +251,17 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         """The host's trace file as a download: a file discovery listed, by its listed name only."""
         _, host = self._host_of(request)
         files = host.ranks or (host,)
-        chosen = files[_file_index(request, len(files))]
-        return _respond_download(request, chosen.path)
+        chosen = files[query.index(request.args, "file", len(files))]
+        try:
+            return _respond_download(request, chosen.path)
+        except OSError as e:  # gone, or swapped since it was listed (a link out: never followed, fsio.open_listed)
+            raise errors.NotFoundError(f"{echo(host.host)}: its file changed since the logdir was listed "
+                                       f"({type(e).__name__}); reload the run list") from None
 
     def _host_of(self, request: wrappers.Request) -> tuple[Any, Any]:
         """The discovered (session, host file) the request names (400 missing parameter, 404 unknown name)."""
         run, session_name, host = _required(request, "run"), _required(request, "session"), _required(request, "host")
-        try:
-            session = discovery.find_session(self._sessions(), run, session_name)
-        except discovery.SessionNotFoundError as e:
-            raise errors.NotFoundError(str(e)) from None
+        session = self._find_session(run, session_name)
         return session, _select_hosts(session, host)[0]
 
     def _window_outcome(self, session: Any, host: Any, start: float, end: float,
@@ -313,11 +318,11 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         side computes or after it failed (400/404 raised here)."""
 
         options = self._options(request)
-        sides = {}
-        for side in ("base", "new"):
-            run, session = _required(request, f"{side}_run"), _required(request, f"{side}_session")
-            sides[side] = (session if run == discovery.ROOT_RUN else f"{run}/{session}",
-                           self._outcome_for(run, session, None, options))
+        names = {side: (_required(request, f"{side}_run"), _required(request, f"{side}_session"))
+                 for side in ("base", "new")}
+        host = query.name(request.args, "host", required=False)
+        found = {side: self._find_session(*names[side]) for side in names}  # both named before either is analysed
+        sides = {side: (s.stock_run, self._outcome_of(s, None, options)) for side, s in found.items()}
         waiting = [(name, o) for name, o in sides.values() if o.state == "computing"]
         failed = [(name, o) for name, o in sides.values() if o.state == "error"]
         if failed:
@@ -328,7 +333,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             return Outcome("computing", progress=progress, message="; ".join(f"{n}: {o.message}" for n, o in waiting))
         try:
             return diff.diff_reports(Report.from_json(sides["base"][1].body), Report.from_json(sides["new"][1].body),
-                                     host=request.args.get("host") or None, base_label=sides["base"][0],
+                                     host=host, base_label=sides["base"][0],
                                      new_label=sides["new"][0])
         except diff.DiffError as e:
             raise errors.InvalidArgumentError(str(e)) from None
@@ -336,7 +341,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     def _outcome(self, request: wrappers.Request) -> Outcome:
         """The report service's answer for the request's run/session[/host] and settings (404/400 raised here)."""
         run, session = _required(request, "run"), _required(request, "session")
-        return self._outcome_for(run, session, request.args.get("host") or None, self._options(request))
+        return self._outcome_for(run, session, query.name(request.args, "host", required=False), self._options(request))
 
     def _options(self, request: wrappers.Request) -> UserOptions:
         return self.options_for(request.args)
@@ -352,10 +357,17 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
 
     def _outcome_for(self, run: str, session_name: str, host: str | None, options: UserOptions) -> Outcome:
         """The report service's answer for run/session[/host] analysed with ``options`` (404 raised here)."""
+        return self._outcome_of(self._find_session(run, session_name), host, options)
+
+    def _find_session(self, run: str, session_name: str) -> Any:
+        """The discovered session named so (404 otherwise)."""
         try:
-            session = discovery.find_session(self._sessions(), run, session_name)
+            return discovery.find_session(self._sessions(), run, session_name)
         except discovery.SessionNotFoundError as e:
             raise errors.NotFoundError(str(e)) from None
+
+    def _outcome_of(self, session: Any, host: str | None, options: UserOptions) -> Outcome:
+        """The report service's answer for ``session`` (or its ``host``) analysed with ``options`` (404: no host)."""
         host_files = _select_hosts(session, host)
         writing = _still_written(host_files, self._settle_s)
         if writing:  # a copy or capture in progress: analysing (and caching) a partial file helps nobody
@@ -407,22 +419,13 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
 
 
 def _required(request: wrappers.Request, name: str) -> str:
-    value = request.args.get(name)
-    if not value:
-        raise errors.InvalidArgumentError(f"missing query parameter {name!r}")
-    return value
+    """A required name parameter (run, session, host, ...): 400 when missing or longer than any name (``query``)."""
+    return query.name(request.args, name)  # type: ignore[return-value]
 
 
 def _number(request: wrappers.Request, name: str) -> float:
-    """A required finite number parameter (400 otherwise, saying which and why)."""
-    raw = _required(request, name)
-    try:
-        value = float(raw)
-    except ValueError:
-        raise errors.InvalidArgumentError(f"{name} must be a number of ms, not {raw[:40]!r}") from None
-    if not math.isfinite(value) or abs(value) > MAX_ABS_MS:
-        raise errors.InvalidArgumentError(f"{name} must be a finite number of ms within ±{MAX_ABS_MS:g}")
-    return value
+    """A required finite number of ms (400 otherwise, saying which and why: ``query.number``)."""
+    return query.number(request.args, name, MAX_ABS_MS)
 
 
 #: Window bounds beyond this many ms from the trace's 0 are no capture's (a profile covers seconds to minutes).
@@ -443,14 +446,6 @@ def _window_args(request: wrappers.Request) -> tuple[float, float]:
         raise errors.InvalidArgumentError(f"the window is {end - start:g} ms wide: at most {timeline.MAX_WINDOW_MS:g} ms "
                                           f"(a step or a few) are drawn")
     return start, end
-
-
-def _file_index(request: wrappers.Request, count: int) -> int:
-    """``file`` (0-based, default 0): which of a host's ``count`` files (400 otherwise)."""
-    raw = request.args.get("file") or "0"
-    if not raw.isdigit() or int(raw) >= count:
-        raise errors.InvalidArgumentError(f"file must be an index from 0 to {count - 1}, not {raw[:40]!r}")
-    return int(raw)
 
 
 def _respond_download(request: wrappers.Request, path: str) -> wrappers.Response:
@@ -481,7 +476,7 @@ def _select_hosts(session: Any, host: str | None) -> list:
         return hosts
     chosen = [h for h in hosts if h.host == host]
     if not chosen:
-        raise errors.NotFoundError(f"no host {host!r} in session {session.session!r}")
+        raise errors.NotFoundError(f"no host {echo(host)} in session {echo(session.session)}")
     return chosen
 
 
@@ -568,7 +563,7 @@ def _respond_file(request: wrappers.Request, name: str) -> wrappers.Response:
         or ext not in _STATIC_TYPES
         or not os.path.isfile(path)
     ):
-        raise errors.NotFoundError(f"no static file {name!r}")
+        raise errors.NotFoundError(f"no static file {echo(name)}")
     with open(path, "rb") as f:
         body = f.read()
     return http_util.Respond(request, body, _STATIC_TYPES.get(ext) or mimetypes.guess_type(path)[0])

@@ -25,6 +25,8 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Callable, Hashable, Protocol
 
+from tb_gpu_advisor.common.fmt import clip
+
 logger = logging.getLogger(__name__)
 
 # progress(message, fraction in [0, 1]) — what analyze_session reports through.
@@ -139,10 +141,10 @@ class ReportService:
                 if valid is None or valid():
                     self._save(store_key, body)
                 else:
-                    logger.info("gpu_advisor: %r changed during its analysis: report not stored", key)
+                    logger.info("gpu_advisor: %s changed during its analysis: report not stored", clip(repr(key)))
             outcome = Outcome("ready", body=body, progress=1.0)
         except Exception as e:  # noqa: BLE001 - any analysis failure becomes a JSON error
-            logger.exception("gpu_advisor: analysis failed for %r", key)
+            logger.exception("gpu_advisor: analysis failed for %s", clip(repr(key)))
             outcome = Outcome("error", message=f"{type(e).__name__}: {e}")
         with self._lock:
             self._jobs.pop(key, None)

@@ -69,9 +69,13 @@ def test_owned_card_takes_its_findings_severity_and_names_it():
     assert card.detail["graded_by"]["rule"] == "host_op_placement" and card.detail["graded_by"]["display"] == "68.4%"
 
 
-def test_owned_card_without_finding_is_good_and_says_why_the_rule_held_back():
+def test_owned_card_without_finding_is_grey_past_its_threshold_and_says_why_the_rule_held_back():
+    """Issue #27 item 3: an MFU of 8.5% under its printed 30% was a green "good": past its own threshold a card the
+    check held back on is not graded (grey), with the reason -- never green beside its threshold."""
     card = grade_card(_card("sixteen_bit_share", 0.0), [], True, "MatMul/Conv kernels are 2% of the kernel time")
-    assert card.status == "good" and "2%" in card.detail["not_flagged"]
+    assert card.status == "unknown" and "2%" in card.detail["not_flagged"]
+    mfu = grade_card(_card("mfu", 0.085), [], True, "the GEMMs reach their roofline")
+    assert mfu.status == "unknown" and mfu.detail["not_flagged"]
     plain = grade_card(_card("sixteen_bit_share", 0.9), [], True)
     assert plain.status == "good" and "not_flagged" not in plain.detail
 

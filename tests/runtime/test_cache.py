@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import logging
 import multiprocessing
@@ -14,6 +15,7 @@ import time
 import pytest
 
 from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.runtime import cache as cache_mod
 from tb_gpu_advisor.runtime.cache import ReportCache, default_dir, make_key, session_key
 from tests.support import simple_analyzer
@@ -185,6 +187,12 @@ def test_stale_temp_files_cleaned(tmp_path, session):
 # --- two processes sharing one cache folder --------------------------------------
 
 
+def _report_doc(run: str = "r", session: str = "s") -> dict:
+    """The smallest valid report document (what a report key's entry must hold)."""
+    return Report(run=run, session=session, hosts=[], findings=[], headline=[], healthy=False, analyzer_version="t",
+                  generated_at="t").to_dict()
+
+
 def _hammer(args) -> tuple[int, int]:
     """Write and read the same keys many times; return (valid reads, bad reads) of raw entry files."""
     directory, worker, rounds, material_texts = args
@@ -193,13 +201,13 @@ def _hammer(args) -> tuple[int, int]:
     for i in range(rounds):
         for j, material in enumerate(material_texts):
             key = cache_mod.CacheKey(material)
-            report = {"worker": worker, "round": i, "entry": j, "pad": "x" * (2000 + 97 * j)}
+            report = {**_report_doc(), "worker": worker, "round": i, "entry": j, "pad": "x" * (2000 + 97 * j)}
             assert c.put(key, report)
             try:
                 raw = open(c.path_for(key), "rb").read()
             except FileNotFoundError:
                 continue
-            if cache_mod._decode(raw, key) is None:  # read raw bytes: get() would hide a bad file by deleting it
+            if cache_mod._decode(raw, key)[0] is None:  # read raw bytes: get() would hide a bad file by deleting it
                 bad += 1
             else:
                 ok += 1
@@ -308,3 +316,76 @@ def test_any_edit_to_the_analysing_code_misses_the_cache(tmp_path):
     th.write_text(text.replace('"input_bound.warning", 0.', '"input_bound.warning", 0.0', 1))
     after = version(copy)
     assert after != before and after.split("+")[:2] == before.split("+")[:2]
+
+
+# --- a valid header over a body that is not a report (issue 27 item 14) -------------------------------------------
+
+
+def _plant(path: str, body: str) -> None:
+    """Keep the entry's header (so the key matches) and put ``body`` under it."""
+    header = gzip.decompress(open(path, "rb").read()).decode("utf-8").partition("\n")[0]
+    with open(path, "wb") as f:
+        f.write(gzip.compress(f"{header}\n{body}".encode("utf-8")))
+
+
+NOT_REPORTS = ['{}', '{"hosts": 5}', '[]', '"text"',
+               # a real report's shape with one wrong field deep inside: a finding's severity a number
+               None]
+
+
+@pytest.mark.parametrize("body", NOT_REPORTS)
+def test_a_body_that_is_not_a_report_is_a_miss_and_removed(tmp_path, session, body):
+    c = ReportCache(str(tmp_path / "c"))
+    key = session_key(session)
+    report = _analyze(session)
+    assert c.put(key, report)
+    if body is None:
+        doc = json.loads(report.to_json())
+        doc["headline"][0]["value"] = "ten"
+        body = json.dumps(doc)
+    _plant(c.path_for(key), body)
+    assert c.get(key) is None
+    assert not os.path.exists(c.path_for(key))  # removed: the next put writes a good one
+    assert c.put(key, report) and c.get(key) == report.to_json()
+
+
+def test_put_refuses_a_body_that_would_not_read_back(tmp_path, session):
+    c = ReportCache(str(tmp_path / "c"))
+    assert not c.put(session_key(session), {})
+    assert "not a report" in c.last_error and "no 'run'" in c.last_error
+    opaque = cache_mod.CacheKey("opaque")
+    assert c.put(opaque, {}) and c.get(opaque) == "{}"  # the store's other keys: any object
+
+
+def test_a_host_entry_is_checked_as_a_host_report(tmp_path, session):
+    from tb_gpu_advisor.runtime.cache import host_key
+
+    c = ReportCache(str(tmp_path / "c"))
+    hr = _analyze(session).hosts[0]
+    key = host_key(session, session.hosts[0])
+    assert c.put(key, hr.to_json()) and c.get(key) == hr.to_json()
+    _plant(c.path_for(key), json.dumps({"host": "h1"}))  # no path, no size
+    assert c.get(key) is None
+
+
+def test_report_runs_over_a_planted_empty_body_and_heals_the_cache(tmp_path):
+    """The issue's case end to end: every later ``report`` crashed (TypeError, exit 1, no output) on an entry whose
+    body was ``{}``; now it is a miss, the report is printed and the entry is a report again."""
+    from tb_gpu_advisor.cli import main as cli
+
+    logdir, cache_dir = str(tmp_path / "logs"), str(tmp_path / "cache")
+    write_profile(logdir, "train", "2024_01_01_00_00_00", "h1", events=4)
+
+    def report() -> tuple[int, str]:
+        args = cli.build_parser().parse_args(["report", logdir, "--run", "train", "--format", "json",
+                                              "--cache-dir", cache_dir])
+        out = io.StringIO()
+        return args.func(args, stdout=out, stderr=io.StringIO()), out.getvalue()
+
+    code, first = report()
+    (entry,) = [os.path.join(cache_dir, n) for n in os.listdir(cache_dir)]
+    _plant(entry, "{}")
+    again_code, again = report()
+    assert (again_code, json.loads(again)["run"]) == (code, "train")
+    assert json.loads(again)["findings"] == json.loads(first)["findings"]
+    assert json.loads(gzip.decompress(open(entry, "rb").read()).decode().partition("\n")[2])["run"] == "train"

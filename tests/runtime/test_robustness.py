@@ -35,6 +35,7 @@ from tb_gpu_advisor.discover.logdir import HostFile
 from tb_gpu_advisor.formats.xplane import reader
 from tb_gpu_advisor.formats.xplane.reader import ProfileReadError
 from tb_gpu_advisor.frameworks import xla
+from tb_gpu_advisor.model.schema import Report
 from tb_gpu_advisor.runtime import cache as cache_mod
 from tb_gpu_advisor.runtime import isolation
 from tests.support.paths import REPO
@@ -284,7 +285,9 @@ def test_fifo_in_the_cache_folder_does_not_block_lookup(tmp_path):
     c = cache_mod.ReportCache(str(tmp_path / "cache"))
     os.mkfifo(c.path_for(_key()))
     assert _get_within(c, _key()) is None
-    assert c.put(_key(), {"hosts": []}) and _get_within(c, _key()) is not None  # replaced by a real entry
+    report = Report(run="run", session="s", hosts=[], findings=[], headline=[], healthy=False, analyzer_version="t",
+                    generated_at="t")
+    assert c.put(_key(), report) and _get_within(c, _key()) is not None  # replaced by a real entry
 
 
 def test_entry_symlinked_to_dev_zero_is_not_read(tmp_path):

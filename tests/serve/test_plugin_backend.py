@@ -212,6 +212,31 @@ def test_persistent_cache_survives_restart(logdir, tmp_path_factory):
     assert json.loads(bodies[0])["run"] == "run1"
 
 
+def test_a_cache_entry_whose_body_is_not_a_report_is_analysed_again(logdir, tmp_path_factory):
+    """Issue 27 item 14: an entry with a valid header and ``{}`` as its body was served as the report (200 ``{}``,
+    and ``/report.md`` a 500); it is now a miss: analysed again, and the entry overwritten."""
+    import gzip
+
+    cache_dir = str(tmp_path_factory.mktemp("cache"))
+    url = f"{PREFIX}/report?run=run1&session=2024_02_01_00_00_00"
+    answers = []
+    for restart in range(2):
+        analyzer = CountingAnalyzer()
+        flags = argparse.Namespace(gpu_advisor_cache_dir=cache_dir)
+        plugin = plugin_mod.GpuAdvisorPlugin(base_plugin.TBContext(logdir=logdir, flags=flags), analyzer=analyzer)
+        client = werkzeug_test.Client(application.TensorBoardWSGI([plugin]), wrappers.Response)
+        if restart:
+            (entry,) = [os.path.join(cache_dir, n) for n in os.listdir(cache_dir)]
+            header = gzip.decompress(open(entry, "rb").read()).decode().partition("\n")[0]
+            with open(entry, "wb") as f:
+                f.write(gzip.compress(f"{header}\n{{}}".encode()))
+        r = poll_report(client, url)
+        assert r.status_code == 200
+        answers.append((json.loads(r.get_data(as_text=True)).get("run"), len(analyzer.calls)))
+        assert poll_report(client, url.replace("/report?", "/report.md?")).status_code == 200
+    assert answers == [("run1", 1), ("run1", 1)]
+
+
 # -- markdown export ---------------------------------------------------------------------
 
 

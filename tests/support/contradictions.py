@@ -10,7 +10,13 @@ only the report (what a user reads), so it can walk every demo and real report:
 * float16 advice on a GPU whose fix is bfloat16 (Ampere and newer);
 * a title of "many small kernels" over a summary that says the kernels are not small;
 * channels_last advice to a run without convolutions;
-* the same quantity printed with two values in one finding's summary and its metric.
+* the same quantity printed with two values in one finding's summary and its metric;
+* (issue #27) a warning or critical finding that saves under 1% of the step, a critical one under 10%;
+* a straggler saving more than its own lead before the collectives;
+* a card past its own printed threshold shown green;
+* "If every fix lands" speaking of another step than the report's header, or leaving out a job finding's saving;
+* a verdict that is not "Healthy" when nothing is a warning or critical;
+* an op table calling no op eager beside a finding that counts eager ops.
 """
 
 from __future__ import annotations
@@ -75,12 +81,74 @@ def _cc(s: object) -> float:
 
 
 def report_problems(report: Report) -> list[str]:
-    """Every contradiction of every finding of a report (session findings against their first host)."""
+    """Every contradiction of every finding of a report (session findings against their first host), and of the
+    report's own lines against each other (issue #27 items 1-8)."""
     hosts = {h.host: h for h in report.hosts}
     out = []
     for h in report.hosts:
         for f in h.findings:
             out += finding_problems(f, h)
+        out += _cards_past_threshold(h.headline, h.host)
+        out += _eager_table(h)
     for f in report.findings:
         out += finding_problems(f, hosts.get(f.host or (f.hosts[0] if f.hosts else ""), report.hosts[0] if report.hosts else None))
+    out += _session_problems(report)
     return sorted(set(out))
+
+
+def _severity_vs_saving(f: Finding) -> list[str]:
+    if f.saving is None or f.severity not in ("critical", "warning"):
+        return []
+    pct = f.saving.percent_of_step
+    if pct < 1.0:
+        return [f"{f.id}: {f.severity} but saves {pct:.2f}% of the step"]
+    if f.severity == "critical" and pct < 10.0:
+        return [f"{f.id}: critical but saves {pct:.1f}% of the step"]
+    return []
+
+
+def _straggler_lead(f: Finding) -> list[str]:
+    d = f.metric.detail if f.rule == "rank_straggler" and f.metric is not None else {}
+    lead = d.get("straggler_busy_extra_ms")
+    if lead is not None and f.saving is not None and f.saving.ms_per_step > lead + 1e-3:
+        return [f"{f.id}: saves {f.saving.ms_per_step:.3f} ms, more than the straggler's {lead:.3f} ms lead"]
+    return []
+
+
+def _cards_past_threshold(cards: list, where: str) -> list[str]:
+    """A card shown green although its value is past the threshold printed beside it."""
+    out = []
+    for c in cards or []:
+        if c.status != "good" or c.value is None or c.threshold is None:
+            continue
+        below = c.good_direction == "higher"
+        if (below and c.value < c.threshold) or (not below and c.value > c.threshold):
+            out.append(f"{where}: card {c.id} is good at {c.display} past its threshold {c.threshold:g}")
+    return out
+
+
+def _eager_table(h: HostReport) -> list[str]:
+    """An op table whose eager column says no op is eager beside a finding that counts eager ops."""
+    t = h.ops
+    eager = [f for f in h.findings if f.rule == "eager_execution" and f.severity in ("critical", "warning")]
+    if t is None or not eager or "eager" not in t.columns:
+        return []
+    i = t.columns.index("eager")
+    return [] if any(row[i] for row in t.rows) else [f"{h.host}: eager_execution fires but no op is eager in the table"]
+
+
+def _session_problems(report: Report) -> list[str]:
+    out = []
+    a = report.achievable or {}
+    bad = [f for f in report.findings if f.severity in ("critical", "warning")]
+    if a and report.ranks is not None and len(report.ranks.rows) > 1:
+        job_ids = {f.id for f in bad if f.saving is not None and f.host is None and not f.hosts} | \
+                  {f.id for f in bad if f.rule in ("rank_straggler", "node_straggler", "comm_exposed")}
+        missing = job_ids - set(a.get("findings") or [])
+        if missing:
+            out.append(f"achievable leaves out the job findings {sorted(missing)}")
+    if not bad and report.verdict and not report.verdict.startswith(("Healthy", "not analysed", "no check", "partial")):
+        out.append(f"verdict '{report.verdict[:60]}' with no warning or critical finding")
+    for f in report.findings:
+        out += _severity_vs_saving(f) + _straggler_lead(f)
+    return out

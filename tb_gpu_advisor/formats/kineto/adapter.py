@@ -24,7 +24,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
-from tb_gpu_advisor.formats.kineto.parse import KinetoTrace, parse_trace
+from tb_gpu_advisor.formats.kineto.parse import KinetoReadError, KinetoTrace, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, nest, unique_inverse
 from tb_gpu_advisor.model.idtable import IdTable
@@ -55,11 +55,15 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
 
 
 def _parse(path: str) -> tuple[KinetoTrace, int]:
-    """A file's columns and its size on disk."""
-    if fsio.is_remote(path):
-        with fsio.open_binary(path) as f:
-            return parse_trace(f, max_bytes=max_profile_bytes()), fsio.size(path)
-    return parse_trace(fsio.local_path(path), max_bytes=max_profile_bytes()), _size(fsio.local_path(path))
+    """A file's columns and its size on disk.  Opened through ``fsio`` (a file discovery listed: only below its
+    logdir, only the file listed) and read from that one open file."""
+    try:
+        f = fsio.open_binary(path)
+    except OSError as e:
+        raise KinetoReadError(path, f"cannot open: {e.strerror or e}") from e
+    with f:
+        n = os.fstat(f.fileno()).st_size if hasattr(f, "fileno") and not fsio.is_remote(path) else fsio.size(path)
+        return parse_trace(f, max_bytes=max_profile_bytes(), name=path), n
 
 
 def _worker(path: str) -> str:
@@ -71,13 +75,6 @@ def _worker(path: str) -> str:
             head, _, tail = stem.rpartition(".")
             return head if head and tail.isdigit() else stem
     return name
-
-
-def _size(path: str) -> int:
-    try:
-        return os.path.getsize(path)
-    except OSError:
-        return 0
 
 
 def _cat_mask(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:

@@ -163,7 +163,7 @@ def read_header(path: str, size: int = 0, mtime_ns: int = 0) -> Header:
     with _headers_lock:
         if key in _headers:
             return _headers[key]
-    header = _parse_header(_head_bytes(path))
+    header = _parse_header(_head_bytes(path), mtime_ns / 1e9 if mtime_ns else None)
     with _headers_lock:
         if len(_headers) > 50_000:
             _headers.clear()
@@ -184,15 +184,21 @@ def _head_bytes(path: str) -> bytes:
         return b""
 
 
-def _parse_header(head: bytes) -> Header:
+def _parse_header(head: bytes, mtime_s: float | None = None) -> Header:
+    """The capture's time, from the first reading that is a plausible date no later than the file itself (a day's
+    slack for clocks): ``baseTimeNanoseconds`` plus the first event; ``baseTimeNanoseconds`` alone (writers that
+    put absolute times in ``ts`` beside it would land in 2039); the first ``ts`` as the absolute microseconds of the
+    old schema -- ``ts`` is always microseconds, never read at another scale (a relative one landed in 2015)."""
     base = _BASE_TIME.search(head)
     first = _FIRST_TS.search(head)
     ts_us = float(first.group(1)) if first else None
-    when = None
+    readings = []
     if base is not None:
-        when = epoch_s(int(base.group(1)) + (ts_us or 0.0) * 1e3)
-    if when is None and ts_us is not None:
-        when = epoch_s(ts_us)  # the old schema: absolute microseconds
+        readings += [epoch_s(int(base.group(1)) + (ts_us or 0.0) * 1e3), epoch_s(int(base.group(1)))]
+    if ts_us is not None:
+        t = ts_us / 1e6
+        readings.append(t if _EPOCH_MIN_S <= t <= _EPOCH_MAX_S else None)
+    when = next((t for t in readings if t is not None and (mtime_s is None or t <= mtime_s + 86400.0)), None)
     rank = world = None
     m = _DIST_INFO.search(head)
     if m is not None:

@@ -34,6 +34,7 @@ from typing import IO, Any, Callable, Iterable
 
 import numpy as np
 
+from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
 
 #: Bytes of events decoded at once: large enough that per-chunk overhead vanishes, small enough that the
@@ -171,24 +172,68 @@ ProgressFn = Callable[[int], None]
 
 
 def parse_trace(src: str | IO[bytes], *, max_bytes: int | None = None, progress: ProgressFn | None = None,
-                decoder: str | None = None) -> KinetoTrace:
+                decoder: str | None = None, name: str | None = None) -> KinetoTrace:
     """Parse one ``*.pt.trace.json[.gz]`` (a local path or a binary file object; gzip is detected by its magic).
 
     ``max_bytes``: refuse traces whose *decompressed* text is larger (a gzip bomb is refused, not inflated).
+    ``name``: what errors call the file (default: the path, or the stream's name).
     ``progress``: called with the decompressed bytes read so far, once per chunk.  ``decoder``: ``"msgspec"``
     or ``"json"`` (default: msgspec when installed).  Raises :class:`KinetoReadError`.
     """
-    name = src if isinstance(src, str) else str(getattr(src, "name", "<stream>"))
+    name = name or (src if isinstance(src, str) else str(getattr(src, "name", "<stream>")))
     try:
         raw = open(src, "rb") if isinstance(src, str) else src
     except OSError as e:
         raise KinetoReadError(name, f"cannot open: {e.strerror or e}") from e
     try:
+        declared = _declared_size(raw) if max_bytes is not None else None
+        if declared is not None and declared[0] > max_bytes:  # refused before it is read
+            raise KinetoReadError(name, f"trace is {human_size(declared[0])}{' once decompressed' if declared[1] else ''}"
+                                        f", over the {human_size(max_bytes)} limit ({LIMIT_HINT})")
         stream, compressed = _maybe_gunzip(raw)
         return _Parser(name, stream, compressed, max_bytes, progress, _decoder(decoder)).run()
     finally:
         if isinstance(src, str):
             raw.close()
+
+
+#: Compressed bytes decompressed to check what a gzip trace's trailer declares (``_declared_size``).
+SAMPLE_BYTES = 1 << 20
+
+
+def _declared_size(raw: IO[bytes]) -> tuple[int, bool] | None:
+    """(bytes of text a seekable file holds, whether it is gzip), known without reading it all; None when it cannot
+    be told (a stream, a gzip file whose trailer and start disagree).  A file that cannot fit the size limit is
+    refused at once, not after a limit's worth of reading (a 2.4 GB trace held a shared TensorBoard for minutes).
+
+    Plain text: its size.  Gzip: the size its trailer declares (ISIZE, mod 2^32), trusted only when the ratio of
+    its first :data:`SAMPLE_BYTES` says about the same (within 2x): a file cut off mid-write ends in arbitrary bytes,
+    not a trailer, and is never refused on them."""
+    try:
+        if not raw.seekable():
+            return None
+        pos = raw.tell()
+        try:
+            end = raw.seek(0, 2)
+            raw.seek(pos)
+            head = raw.read(SAMPLE_BYTES)
+            if head[:2] != b"\x1f\x8b":
+                return end - pos, False
+            if end - pos < 18:
+                return None
+            raw.seek(end - 4)
+            declared = int.from_bytes(raw.read(4), "little")
+        finally:
+            raw.seek(pos)
+        d = zlib.decompressobj(wbits=31)
+        text = len(d.decompress(head, 64 * SAMPLE_BYTES))
+        used = len(head) - len(d.unconsumed_tail)
+        if d.eof or not used or not text:
+            return None  # several members, or too small to say: the streaming limit decides
+        estimate = text * (end - pos) / used
+        return (declared, True) if estimate / 2 <= declared <= estimate * 2 else None
+    except (OSError, ValueError, AttributeError, zlib.error):
+        return None
 
 
 def _maybe_gunzip(raw: IO[bytes]) -> tuple[IO[bytes], bool]:
@@ -545,9 +590,8 @@ class _Parser:
             parts.append(block)
             have += len(block)
             if self.max_bytes is not None and self.base + have > self.max_bytes:
-                raise KinetoReadError(self.name, f"trace is over the {self.max_bytes:,}-byte limit"
-                                      + (" once decompressed" if self.compressed else "")
-                                      + " (raise TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it anyway)")
+                raise KinetoReadError(self.name, f"trace is over the {human_size(self.max_bytes)} limit"
+                                      + (" once decompressed" if self.compressed else "") + f" ({LIMIT_HINT})")
         self.buf = b"".join(parts)
 
     def _drop(self, n: int) -> None:
@@ -615,7 +659,7 @@ class _Parser:
             if self.buf[pos:pos + 1] == b",":
                 pos = self._skip_ws(pos + 1)
             if pos >= len(self.buf):
-                self._stop("the trace ends inside the \"traceEvents\" array (cut off while being written?)")
+                self._stop("the trace ends inside the \"traceEvents\" array: was it still being written?")
                 return None
             end = self._chunk(pos)
             if end is None:
@@ -687,7 +731,7 @@ class _Parser:
         self._add(events, typed=False)
         at = self.base + pos + len(text[:i].encode("utf-8", "surrogateescape"))
         if self.eof and not text.rstrip().endswith(("}", "]")):
-            self._stop(f"the trace is cut off at byte {at:,} inside an event (cut off while being written?)")
+            self._stop(f"the trace is cut off at byte {at:,}, inside an event: was it still being written?")
             return None
         if e is not None:
             where = self.base + pos + len(text[:e.pos].encode("utf-8", "surrogateescape"))

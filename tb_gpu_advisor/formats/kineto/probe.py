@@ -15,7 +15,7 @@ def has_gpu_activity(path: str) -> bool | None:
     """For one local PyTorch trace (plain or gzip): True when a kernel or copy event appears in its first
     :data:`KINETO_PROBE_BYTES`; False when the whole (smaller) file has none; None when it cannot be told."""
     try:
-        with open(fsio.local_path(path), "rb") as raw:
+        with fsio.open_binary(path) as raw:  # a listed file: only below its logdir, only as listed
             gz = raw.read(2) == b"\x1f\x8b"
             raw.seek(0)
             f = gzip.GzipFile(fileobj=raw) if gz else raw

@@ -114,7 +114,15 @@ def _producer(meta: Plane | None) -> dict[str, str]:
     ``transpose(jvp(...))`` names JAX gives a gradient's instructions (their ``op_name`` metadata)."""
     blobs = meta.metadata_blobs(HLO_PROTO_STAT) if meta is not None else []
     grads = sorted({meta.event_names[i].split("(", 1)[0] for i, raw in blobs if any(a in raw for a in _AUTODIFF)})
-    return {"autodiff_modules": ", ".join(grads[:5])} if grads else {}
+    out = {"autodiff_modules": ", ".join(grads[:5])} if grads else {}
+    loops = {}
+    for i, raw in blobs:
+        n = hlo.steps_per_call(raw)
+        if n:
+            loops[meta.event_names[i].split("(", 1)[0]] = n
+    if loops:  # "module=N,module=N": the modules that run N training steps per call
+        out["steps_per_call"] = ",".join(f"{k}={v}" for k, v in sorted(loops.items()))
+    return out
 
 
 #: The stat of each compiled module's event metadata on ``/host:metadata`` that holds its HLO (an ``xla.HloProto``).

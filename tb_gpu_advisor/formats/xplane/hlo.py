@@ -72,7 +72,9 @@ _MESSAGES: dict[str, list[tuple[str, int, int, int, str | None]]] = {
         ("replica_groups", 49, _MSG, _REP, "ReplicaGroup"),  # deprecated for collective_device_list
         ("source_target_pairs", 52, _MSG, _REP, "SourceTarget"),
         ("collective_device_list", 87, _MSG, _OPT, "CollectiveDeviceListProto"),
+        ("metadata", 7, _MSG, _OPT, "OpMetadata"),
     ],
+    "OpMetadata": [("op_name", 2, _STR, _OPT, None)],
     "HloComputationProto": [
         ("name", 1, _STR, _OPT, None),
         ("instructions", 2, _MSG, _REP, "HloInstructionProto"),
@@ -459,6 +461,36 @@ def module_work(raw: bytes, fallback_name: str = "") -> ModuleWork:
         raise HloReadError(f"{type(e).__name__}: {e}") from e
     out.rows = list(rows.values())
     return out
+
+
+#: JAX's names for the instructions of a gradient: the forward pass linearised (``jvp(``) and its transpose.
+_JVP = b"jvp("
+_TRANSPOSE = "transpose(jvp("
+
+
+def steps_per_call(raw: bytes) -> int | None:
+    """Training steps one execution of the module runs: the trip count of a ``while`` of the entry computation whose
+    body holds a whole training step -- forward instructions (``jvp(...)``) and their transpose (``transpose(jvp(...))``)
+    -- a ``lax.scan``/``fori_loop`` over steps inside one jitted call.  A loop over layers holds one of the two only
+    (the forward scan, or the backward one).  None where no such loop has a trip count XLA proved."""
+    if _JVP not in raw:
+        return None
+    try:
+        prog = _Program(parse_module(raw, skim=True))
+        best = None
+        for inst in prog.entry().instructions:
+            if inst.opcode != "while":
+                continue
+            trip = xla.known_trip_count(xla.backend_config(inst.backend_config))
+            if not trip or trip < 2:
+                continue
+            names = [i.metadata.op_name for c in prog.called(inst) for i in c.instructions]
+            fwd = any("jvp(" in n and _TRANSPOSE not in n for n in names)
+            if fwd and any(_TRANSPOSE in n for n in names):
+                best = max(best or 0, trip)
+        return best
+    except (HloReadError, *_HOSTILE):
+        return None
 
 
 def _executed(prog: _Program, out: ModuleWork) -> Iterator[tuple[Any, int]]:

@@ -119,7 +119,7 @@ def stream_has_gpu_activity(f: BinaryIO, size: int) -> bool:
 def has_gpu_activity(path: str) -> bool | None:
     """For one local XPlane file: True/False, or None when it cannot be told cheaply (unreadable, oddly laid out)."""
     try:
-        with open(fsio.local_path(path), "rb") as f:
+        with fsio.open_binary(path) as f:  # a listed file: only below its logdir, only as listed
             f.seek(0, 2)
             size = f.tell()
             f.seek(0)

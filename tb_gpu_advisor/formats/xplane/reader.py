@@ -41,7 +41,7 @@ from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.memory import release_free_heap
-from tb_gpu_advisor.formats.base import max_profile_bytes
+from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.xplane import wire
 from tb_gpu_advisor.formats.xplane.schema import message_class
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
@@ -71,12 +71,7 @@ class ProfileReadError(Exception):
         self.reason = reason
 
 
-def _human_size(n: int) -> str:
-    """Size for error messages; GiB alone printed a 1 kB limit as "0.0 GiB"."""
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.1f} {unit}"
-    return f"{n} bytes"
+_human_size = human_size
 
 
 def host_name(path: str) -> str:
@@ -109,8 +104,7 @@ def read_timeline(path: str, max_bytes: int | None = None, keep_stats: frozenset
         raise ProfileReadError(path, "file is empty (was the capture interrupted?)")
     if n > max_bytes:
         raise ProfileReadError(
-            path, f"file is {_human_size(n)}, over the {_human_size(max_bytes)} limit "
-            "(raise TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it anyway)"
+            path, f"file is {_human_size(n)}, over the {_human_size(max_bytes)} limit ({LIMIT_HINT})"
         )
     try:
         stream = fsio.open_binary(path)

@@ -159,6 +159,10 @@ export function diffView(d, { width = DEFAULT_WIDTH, onClose = null } = {}) {
     h("div", { class: "diff-head" },
       h("h2", {}, "Compare: ", h("span", { class: "side-label" }, d.base.label), " → ", h("span", { class: "side-label" }, d.new.label)),
       onClose ? h("button", { type: "button", class: "close-diff", onClick: onClose }, "Back to the report") : null),
+    (d.incomparable || []).length ? h("p", { class: "incomparable", role: "alert" },
+      `Not comparable: the two captures do different work (${d.incomparable.join("; ")}): the step-time change is not the code's alone.`,
+      d.per_tflop && d.per_tflop.base_ms_per_tflop !== undefined
+        ? ` Per TFLOP of work: ${d.per_tflop.base_ms_per_tflop.toPrecision(3)} → ${d.per_tflop.new_ms_per_tflop.toPrecision(3)} ms.` : "") : null,
     h("p", { class: `verdict diff-verdict verdict-${d.step.verdict}` }, verdictText(d)),
     cal ? h("p", { class: "calibration" }, cal, h("br"), h("span", { class: "muted small" }, d.calibration.note)) : null,
     (d.notes || []).length ? h("ul", { class: "notes" }, d.notes.map((n) => h("li", {}, n))) : null,

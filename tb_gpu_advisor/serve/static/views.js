@@ -368,7 +368,8 @@ export function hostFacts(hr) {
 /**
  * Per-host detail, folded under the findings (a <details>, closed): capture
  * facts, the no-GPU notice, the charts and the report's tables. A host whose
- * file could not be read is shown open, as an alert.
+ * file could not be read is shown open, as an alert; one read from a damaged
+ * file is open too, the damage first.
  */
 export function hostView(hr, ctx) {
   const width = ctx.chartWidth || DEFAULT_WIDTH;
@@ -378,6 +379,13 @@ export function hostView(hr, ctx) {
       h("p", { class: "muted" }, "The other hosts are analyzed without it. Re-capture this host, or check the file is a complete .xplane.pb."));
   }
   const parts = [];
+  const damaged = (hr.damage || []).length > 0;
+  if (damaged) {
+    // a damaged file (cut off mid-write, corrupt): read up to the damage, so every number below is partial
+    parts.push(h("div", { class: "state message damaged", role: "alert" }, h("h4", {}, "Damaged file: only partly read"),
+      h("ul", {}, hr.damage.map((d) => h("li", {}, d))),
+      h("p", {}, "Every number covers only what was read: whatever the file recorded past the damage (steps, kernels, whole GPUs) is missing, so a check that did not fire may still apply. Capture again, and let the profiler finish writing the file.")));
+  }
   if (hr.job?.summary) parts.push(h("p", { class: "note job" }, codeText(hr.job.summary)));
   if (hr.steps?.note) parts.push(h("p", { class: "note" }, codeText(hr.steps.note)));
   if (!hr.gpus.length) {
@@ -400,7 +408,7 @@ export function hostView(hr, ctx) {
       (w) => rooflineChart(hr.roofline, { peak: mfu.peak_flops, bandwidth: mfu.memory_bandwidth, width: w }), width));
   }
   for (const t of [hr.kernels, hr.ops, hr.memcpy, hr.roofline]) if (t && t.rows.length) parts.push(h("details", { class: "table-details" }, h("summary", {}, `${t.title} (${t.rows.length} row${t.rows.length === 1 ? "" : "s"})`), tableView(t)));
-  return h("details", { class: "host", dataset: { host: hr.host } },
+  return h("details", { class: damaged ? "host damaged" : "host", open: damaged, dataset: { host: hr.host } },
     h("summary", {}, h("span", { class: "host-name" }, `Host ${hr.host}`), " ", h("span", { class: "muted host-facts" }, hostFacts(hr).join(" · ")),
       h("span", { class: "muted host-more" }, " — charts and tables")),
     h("div", { class: "host-body" }, parts));

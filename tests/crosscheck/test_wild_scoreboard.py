@@ -1,0 +1,33 @@
+"""The wild scoreboard: every public trace of someone else's job (tests/fixtures/wild, PROVENANCE.md) against what an
+expert reads off it (TRUTH.json beside them, SURVEY.md for the reading), with the checks of the real sets
+(``../shared/tools/score_real.py``: the top finding, what must not fire, the 16-bit share).  The same scoreboard runs
+from the shell: ``python3 ../shared/tools/score_real.py tests/fixtures/wild tests/fixtures/wild/TRUTH.json
+tb-gpu-advisor`` (``make real-check`` runs it with the shared sets)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import FIXTURES
+from tests.support.real_checks import TRUTH_CHECKS
+
+WILD = FIXTURES / "wild"
+TRUTH = json.loads((WILD / "TRUTH.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def sessions():
+    return {s.run: s for s in discover(str(WILD))}
+
+
+@pytest.mark.parametrize("run", sorted(TRUTH))
+def test_wild_trace_reads_as_an_expert_reads_it(sessions, run):
+    s = sessions[run]
+    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    failed = [f"{v.name}: {v.detail}" for v in (check(TRUTH[run], rep) for check in TRUTH_CHECKS.values())
+              if v.ok is False]
+    assert not failed, f"{run}: {failed} -- truth: {TRUTH[run]['note']}"

@@ -1,0 +1,39 @@
+"""Two captures of different work are not compared as if they were the same (issue #27 item 5)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.report import diff as diffmod
+from tb_gpu_advisor.report import diff_render
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import SHARED_PROFILES
+
+JAX = SHARED_PROFILES / "real-h100-jax"
+pytestmark = pytest.mark.skipif(not JAX.is_dir(), reason="../shared/profiles/real-h100-jax not present")
+
+
+def _report(run: str):
+    (s,) = [s for s in discover(str(JAX)) if s.run == run]
+    return analyze_session(s.run, s.session, s.hosts)
+
+
+def test_the_mlp_against_the_gpt_is_not_comparable_and_is_compared_per_tflop():
+    """healthy_bf16 (1.51 TFLOP/step) against gpt_bf16 (5.94): different work, said first, with the per-TFLOP line."""
+    d = diffmod.diff_reports(_report("healthy_bf16"), _report("gpt_bf16"))
+    assert any("TFLOP per step" in w for w in d.incomparable)
+    assert d.per_tflop and d.per_tflop["new_ms_per_tflop"] > d.per_tflop["base_ms_per_tflop"]
+    text = diff_render.to_text(d)
+    assert text.splitlines()[2].startswith("NOT COMPARABLE")
+
+
+def test_fp32_against_bf16_mfu_improves_and_the_batch_change_is_said():
+    """fp32_highest (batch 2048, 0.756 TFLOP/step) against healthy_bf16 (batch 4096, 1.51): MFU, over the bf16 peak on
+    both sides, gets better -- not "73.9% -> 64.0%, worse" (issue #27 item 4) -- and the doubled batch is said, with
+    the per-TFLOP comparison the gate then uses (item 5)."""
+    d = diffmod.diff_reports(_report("fp32_highest"), _report("healthy_bf16"))
+    assert d.incomparable == ["0.756 vs 1.51 TFLOP per step"]
+    mfu = next(m for m in d.headline if m.id == "mfu")
+    assert mfu.new > 5 * mfu.base and mfu.better is True
+    assert d.per_tflop["delta_share"] < -0.9  # 20.2 -> 1.58 ms per TFLOP

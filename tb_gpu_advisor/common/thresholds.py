@@ -279,6 +279,32 @@ _TABLE: tuple[Threshold, ...] = (
        "is in cudaMalloc / cudaFree"),
     _t("allocator_churn.critical", 0.20, "share", "Advisor: a fifth of the step in the driver's allocator", "same "
        "metric, critical level"),
+    # ---- memory (issue #29): peak, capacity, what holds it ------------------------------
+    _t("memory.usable_share", 0.90, "share", "Advisor: the CUDA context, cuBLAS/cuDNN workspaces, NCCL buffers and "
+       "other processes take device memory the allocator never sees", "share of a GPU's memory a job can plan its "
+       "peak for (the batch-growth estimate)"),
+    _t("memory.near_capacity.warning", 0.90, "share", "Advisor, at memory.usable_share: past it a larger input, a "
+       "longer sequence or the allocator's rounding is an OOM", "peak reserved (else allocated) bytes / GPU memory"),
+    _t("memory.near_capacity.critical", 0.97, "share", "Advisor: the allocator already retries by emptying its cache "
+       "(cudaMalloc retries) this close to the limit", "same metric, critical level"),
+    _t("memory.activations.share", 0.50, "share", "Advisor: activations are then what a larger batch multiplies, and "
+       "what checkpointing frees", "share of the allocated peak held by the step's forward pass (activations kept for "
+       "the backward)"),
+    _t("memory.activations.min_use", 0.50, "share", "Advisor, at batch_size_headroom.info: with half the GPU free, "
+       "recomputing activations buys nothing", "peak bytes / GPU memory below which the activations finding is silent"),
+    _t("memory.checkpoint_frees", 0.70, "share", "Advisor, from Chen et al. 2016 (Training Deep Nets with Sublinear "
+       "Memory Cost) and PyTorch's checkpoint docs: per-block checkpointing keeps each block's input, a fraction of "
+       "what the block's ops save for the backward (a transformer block keeps ~10-30x its input)", "share of the "
+       "activations at the peak that checkpointing each block frees (the activations finding's saving)"),
+    _t("memory.pressure.warning", 0.75, "share", "Advisor: a quarter of the GPU left is one batch-size step from "
+       "the limit", "peak bytes / GPU memory from which the activations and fragmentation findings are warnings (info "
+       "below)"),
+    _t("memory.fragmentation.share", 0.25, "share", "Advisor; PyTorch's OOM message suggests the allocator settings "
+       "when 'reserved but unallocated memory is large'", "(reserved - allocated) / reserved at the reserved peak"),
+    _t("memory.fragmentation.min_share", 0.05, "share", "Advisor: a gap under 5% of the GPU is not worth a setting",
+       "(reserved - allocated) / GPU memory at the reserved peak, the least that fires"),
+    _t("memory.timeline_points", 600, "count", "Advisor: a chart's width in pixels; every step's peak is kept",
+       "points of a GPU's memory series in the report"),
     # ---- physics ------------------------------------------------------------------
     _t("physics.vector_peak_factor", 2.2, "ratio", "Advisor, from the architecture documents: packed 16-bit vector "
        "math runs at most 2x the fp32 vector rate (Hopper fp16 non-tensor 133.8 vs fp32 66.9 TFLOP/s); 10% margin",

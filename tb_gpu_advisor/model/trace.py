@@ -7,7 +7,7 @@ GPU -- in numpy arrays, times in picoseconds on the trace's own clock.  A
 launch on the host and the device work it started share a correlation id
 (``corr``), as CUPTI records them in every format.  What a format marks
 itself (a derived per-GPU step line, step annotations, compiled-module
-executions, the capture window, allocator peaks) is carried as plain fields,
+executions, the capture window, allocator peaks and events) is carried as plain fields,
 so no later stage reads a format's own types.
 """
 
@@ -77,6 +77,86 @@ class HostRanges:
     domains: list[str]  # NVTX domain names ("" the default domain; "domain N" where the capture does not name it)
     op: np.ndarray  # bool per range: a framework op's range, not a user block
     source: str = "NVTX"  # what the ranges are, in words
+
+
+#: What the live bytes of an allocation are, where a trace tells (:attr:`MemoryEvents.phase`): allocated in the forward
+#: pass, the backward pass, the optimizer's step, by an op of unknown role, or by moving a model's parameters to the GPU
+#: (a snapshot's stack says so).
+MEMORY_PHASES = ("forward", "backward", "optimizer", "other", "parameters")
+
+
+@dataclass
+class MemoryEvents:
+    """One GPU's allocator events in the capture, in time order: every allocation and free the format records
+    (PyTorch ``[memory]`` instant events, XLA/TF ``MemoryAllocation`` / ``MemoryDeallocation``, a snapshot's trace).
+
+    ``allocated`` and ``reserved`` are the bytes after each event.  With ``baseline == "absolute"`` they are the
+    allocator's own totals (``Total Allocated``, ``bytes_allocated``); with ``"capture_start"`` the file gives deltas
+    only (PyTorch 1.8-1.10) and they count from 0 at the capture's start: what was allocated *above* it.
+    """
+
+    gpu: int
+    source: str  # in words: "PyTorch [memory] events", "XLA allocator events (GPU_0_bfc)"
+    baseline: str  # "absolute" | "capture_start"
+    t: np.ndarray  # int64 ps, the trace's clock, sorted
+    delta: np.ndarray  # int64 bytes: + allocation, - free
+    allocated: np.ndarray  # int64 bytes allocated after the event
+    reserved: np.ndarray  # int64 bytes the allocator holds from the driver after the event; -1 unknown
+    addr: np.ndarray  # int64 address of the block, -1 unknown (frees are matched to allocations by it)
+    op: np.ndarray  # int32 index into ``op_names``: the op the event happened in, -1 unknown
+    phase: np.ndarray  # int8 index into MEMORY_PHASES (-1 unknown)
+    op_names: list[str] = field(default_factory=list)
+    #: the allocator's limit where the format records it (XLA's BFC: in use + available), else None
+    limit_bytes: int | None = None
+
+    def __len__(self) -> int:
+        return int(self.t.shape[0])
+
+
+@dataclass
+class SnapshotBlock:
+    """One allocation of a memory snapshot: its size, where it was allocated (stack frames, innermost first)."""
+
+    size: int
+    requested: int
+    address: int
+    frames: list[str]  # "file.py:123 function", innermost first
+    state: str = "active_allocated"
+    time_ps: int | None = None  # when it was allocated (its trace entry), None unknown
+    phase: str = "other"  # MEMORY_PHASES, from its stack
+    label: str = ""  # its innermost frame in the user's code
+
+
+@dataclass
+class OutOfMemory:
+    """An allocation the allocator could not serve (a snapshot's ``oom`` trace entry), with what was live then."""
+
+    gpu: int
+    requested: int  # bytes asked for
+    device_free: int  # bytes the driver had free
+    allocated: int  # bytes allocated at that moment, -1 unknown
+    reserved: int  # bytes reserved at that moment, -1 unknown
+    frames: list[str]  # where it was asked for
+    time_ps: int
+    live: list[SnapshotBlock] = field(default_factory=list)  # the largest live allocations then, largest first
+    #: every live allocation's bytes then, by MEMORY_PHASES (from their stacks)
+    live_by_phase: dict[str, int] = field(default_factory=dict)
+    #: the innermost frame of the user's code that asked (the frames' first outside the framework)
+    label: str = ""
+
+
+@dataclass
+class MemorySnapshot:
+    """What a PyTorch allocator snapshot (``torch.cuda.memory._dump_snapshot``) says beyond its events: per GPU the
+    segments and blocks at the dump, the OOMs its trace holds, the allocator's settings."""
+
+    #: GPU -> (reserved bytes, allocated bytes, segments, largest free block) at the dump
+    state: dict[int, tuple[int, int, int, int]] = field(default_factory=dict)
+    #: GPU -> its largest live blocks at the dump, largest first
+    blocks: dict[int, list[SnapshotBlock]] = field(default_factory=dict)
+    ooms: list[OutOfMemory] = field(default_factory=list)
+    #: ``allocator_settings`` (``PYTORCH_CUDA_ALLOC_CONF``, ``expandable_segments`` ...), scalars only
+    settings: dict[str, object] = field(default_factory=dict)
 
 
 #: What a row of :class:`FlopOps` computes (``FlopOps.kind`` indexes it).
@@ -319,6 +399,10 @@ class Trace:
     producer: dict[str, str] = field(default_factory=dict)
     #: the host's Python spans (:class:`Spans`), None where the file has none
     spans: Spans | None = None
+    #: per GPU, the allocator's events (:class:`MemoryEvents`), where the file records them
+    memory: dict[int, MemoryEvents] = field(default_factory=dict)
+    #: a PyTorch memory snapshot's own facts (segments, OOMs), for a snapshot file
+    snapshot: MemorySnapshot | None = None
 
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)

@@ -50,6 +50,10 @@ RULE_IDS: tuple[str, ...] = (
     "mfu_low",  # §1.2.3, GEMMs far below their roofline (issue #20)
     "loss_scaling_gaps",  # §1.3
     "xla_not_used",  # §1.3
+    "oom_snapshot",  # §2 item 1, memory: an out-of-memory error a snapshot recorded (issue #29)
+    "activation_memory",  # §2 item 1, memory: activations are the peak -> checkpointing
+    "memory_fragmentation",  # §2 item 1, memory: reserved far above allocated
+    "memory_near_capacity",  # §2 item 1, memory: the peak at capacity
     "batch_size_headroom",  # §2 item 1
     "allocator_churn",  # §2 item 1, memory: the driver's allocator in every step
     "comm_exposed",  # §2 communication overlap (job scope)
@@ -72,7 +76,9 @@ GUIDE_ORDER: tuple[str, ...] = RULE_IDS + ("unexplained_idle", "healthy")
 if set(RULE_IDS) != set(REGISTRY):
     raise ImportError(f"rule modules and registered rules differ: {sorted(set(RULE_IDS) ^ set(REGISTRY))}")
 #: Rules that still run on a capture without GPU activity (CPU-only, or the GPU planes are empty).
-NO_GPU_RULES = frozenset({"capture_quality"})
+#: The memory checks read the allocator's events only: a memory snapshot (no kernels) has nothing else.
+NO_GPU_RULES = frozenset({"capture_quality", "oom_snapshot", "activation_memory", "memory_fragmentation",
+                          "memory_near_capacity", "batch_size_headroom"})
 
 
 def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[Finding]:

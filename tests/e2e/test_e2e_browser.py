@@ -1073,4 +1073,64 @@ def test_an_nsight_run_shows_its_findings_and_its_step_timeline(nsys_url, page, 
     assert dl.value.suggested_filename == "train.sqlite"
     with open(dl.value.path(), "rb") as f:
         assert f.read(16) == b"SQLite format 3\x00"
+
+
+# -- where the GPU memory goes (issue #29) ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def memory_url():
+    """TensorBoard over a generated PyTorch run recorded with profile_memory=True (activations most of an 82% peak)
+    and a run folder holding a memory snapshot dumped at an OOM."""
+    from synthetic import memsnapshot as ms
+    from synthetic import torchtrace as tt
+
+    def fill(logdir: str) -> None:
+        tt.write_run(logdir, "memory_activation_heavy", steps=8)
+        ms.write(os.path.join(logdir, "oom_run", "rank0_oom.pickle"), ms.oom_activations().doc)
+
+    yield from _served("memory", fill)
+
+
+def test_memory_chart_peak_table_and_the_oom(memory_url, page, shots):
+    """The activation-heavy run: checkpointing is the first finding, with the bytes it frees; the report's memory
+    table and the host's chart (allocated, reserved, capacity, the peak marked at the served peak, labels inside);
+    its "Show step" draws the GPU's memory under the lanes.  The snapshot's run: the OOM first, the failed request
+    and what was live then, drawn as text."""
+    page.goto(memory_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame, timeout=120000)
+    select_run(frame, "memory_activation_heavy")
+    body = frame.locator("body")
+    report = served_report(memory_url, "memory_activation_heavy", body.get_attribute("data-session"))
+    mem = report["hosts"][0]["gpus"][0]["memory"]
+    first = frame.locator(".finding").first
+    assert first.get_attribute("data-rule") == "activation_memory"
+    assert "frees ~" in first.locator(".saving-bytes").inner_text()
+    table = frame.locator("section.memory table")
+    assert "82%" in table.inner_text() and f"step {mem['peak_step']}" in table.inner_text()
+    open_hosts(frame)
+    chart = frame.locator("details.host[open] svg.memory-chart").first
+    chart.scroll_into_view_if_needed()
+    g = chart.evaluate(CHART_GEOMETRY)
+    assert g["svg"]["width"] >= 0.97 * g["figure"]["width"]
+    for t in g["texts"]:
+        assert _inside(t, g["svg"]), ("label clipped", t, g["svg"])
+    assert chart.locator("path.mem-allocated").count() == 1 and chart.locator("path.mem-reserved").count() == 1
+    assert chart.locator("line.mem-capacity").count() == 1
+    assert float(chart.locator("g.mem-peak").get_attribute("data-ms")) == pytest.approx(mem["peak_ms"])
+    assert chart.locator("rect.step-band.peak-step").get_attribute("data-step") == str(mem["peak_step"])
+    page.screenshot(path=os.path.join(shots, "memory_chart.png"))
+    first.locator("button.show-window").first.click()
+    lane = first.locator("svg.timeline g.lane-memory")
+    lane.wait_for(timeout=60000)
+    assert lane.get_attribute("data-gpu") == "0" and lane.locator("path.mem-allocated").count() == 1
+    page.screenshot(path=os.path.join(shots, "memory_step_timeline.png"))
+    select_run(frame, "oom_run")
+    oom = frame.locator(".finding").first
+    assert oom.get_attribute("data-rule") == "oom_snapshot"
+    assert "Allocating 1.00 GiB on GPU 0 failed" in oom.inner_text()
+    open_hosts(frame)
+    block = frame.locator("details.host[open] .oom").first
+    assert "could not be allocated" in block.inner_text().lower() and "linear.py:125 forward" in block.inner_text()
+    page.screenshot(path=os.path.join(shots, "memory_oom.png"))
     assert not page.errors, page.errors

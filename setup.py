@@ -29,7 +29,10 @@ setup(
                  # the independent reference of tests/test_hta_crosscheck.py (Meta's PyTorch trace analyser)
                  "HolisticTraceAnalysis>=0.5",
                  # tests/serve/test_mcp_server.py drives the real server with the SDK's own client
-                 "mcp>=2.3,<3"],
+                 "mcp>=2.3,<3",
+                 # the independent reference of tests/crosscheck/test_nsys_ai.py (Nsight Systems exports); without
+                 # extras, so its own ``mcp<2`` extra does not meet ours
+                 "nsys-ai>=0.3,<0.4"],
         # PyTorch traces read ~2x faster (typed decode of the fields used); the stdlib reads them without it
         "fast": ["msgspec>=0.18"],
         "s3": ["boto3>=1.26"],

@@ -24,6 +24,8 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
+from synthetic.memsnapshot import GiB, MiB, Allocator
+
 #: Kernel names as PyTorch 2.11 / CUDA 13 on H100 write them (from the real traces).
 GEMM_FWD = "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_bias_TNT"
 GEMM_BWD = ("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT", "nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NTT")
@@ -55,6 +57,7 @@ H100 = {"name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85017493504, "compute
         "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 32,
         "sharedMemPerBlock": 49152, "numSms": 132, "regsPerMultiprocessor": 65536, "sharedMemPerBlockOptin": 232448,
         "sharedMemPerMultiprocessor": 233472}
+H100_BYTES = H100["totalGlobalMem"]
 BASE_NS = 1_790_857_026_000_000_000
 T0_US = 4_523_358_283_992.405
 #: The profiler's own span (``PyTorch Profiler (0)``, where Perfetto's timeline starts) opens this long before the
@@ -79,6 +82,19 @@ class Rank:
     corr: int = 1000
     ext: int = 1
     step_kernels: list[tuple[float, float]] = field(default_factory=list)
+    #: the GPU's caching allocator where the scenario profiles memory (``profile_memory=True``), else None
+    mem: "MemSim | None" = None
+
+    def malloc(self, nbytes: int, at: float) -> int:
+        """An allocation of ``nbytes`` at host time ``at`` (inside the op that asks): a ``[memory]`` event."""
+        addr = self.mem.alloc.malloc(nbytes)
+        self.mem.event(self, addr, self.mem.alloc.size_of(addr), at)
+        return addr
+
+    def mfree(self, addr: int, at: float) -> None:
+        size = self.mem.alloc.size_of(addr)
+        self.mem.alloc.free(addr)
+        self.mem.event(self, addr, -size, at)
 
     def cpu(self, name: str, dur: float, cat: str = "cpu_op", advance: bool = True) -> dict:
         """A host event starting now; the host clock moves past it when ``advance``."""
@@ -200,6 +216,34 @@ class Rank:
 
 
 # ---------------------------------------------------------------------------------------------- step bodies
+
+@dataclass
+class MemSim:
+    """A rank's GPU memory under ``profile_memory=True``: PyTorch's caching allocator (``synthetic.memsnapshot``'s
+    model) for what the step allocates, on top of ``held`` bytes allocated before the capture (parameters, optimizer
+    state), which every ``Total Allocated`` / ``Total Reserved`` includes.  Each allocation and free is a ``[memory]``
+    instant event with the keys and category a real PyTorch 2.x trace writes (``tests/fixtures/wild/hf_qwen_h100``)."""
+
+    held: int
+    capacity: int = H100_BYTES
+    events: list[dict] = field(default_factory=list)
+    peak_allocated: int = 0
+    peak_reserved: int = 0
+    step: int = 2  # the profiled step being simulated (sizes may depend on it)
+    kept: list[int] = field(default_factory=list)  # blocks a step keeps for later ones
+
+    def __post_init__(self) -> None:
+        self.alloc = Allocator(self.capacity - self.held)
+
+    def event(self, r: "Rank", addr: int, nbytes: int, at: float) -> None:
+        total, reserved = self.held + self.alloc.allocated, self.held + self.alloc.reserved
+        self.peak_allocated, self.peak_reserved = max(self.peak_allocated, total), max(self.peak_reserved, reserved)
+        self.events.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": r.pid,
+                            "tid": r.pid, "ts": round(at, 3),
+                            "args": {"Total Reserved": reserved, "Total Allocated": total, "Bytes": nbytes,
+                                     "Addr": addr, "Device Id": r.device, "Device Type": 1,
+                                     "Ev Idx": len(r.host) + len(self.events)}})
+
 
 def mm_args(op: str, m: int, k: int, n: int, dtype: str = "c10::BFloat16") -> dict[str, Any]:
     """``record_shapes`` arguments of a matmul op ``[m, k] x [k, n]``, keys and spellings as PyTorch 2.11 writes them
@@ -359,6 +403,8 @@ class Scenario:
     dtype: str | None = "bfloat16"
     extra: dict[str, Any] = field(default_factory=dict)
     nodes: int = 1  # machines the ranks are spread over, evenly (file names node<k>_<pid>)
+    #: profile_memory=True: bytes held on each GPU before the capture (parameters, optimizer state); None: off
+    memory_held: int | None = None
 
 
 def _single(step_body: Callable[[Rank], None]) -> Callable[[list[Rank], int], None]:
@@ -571,6 +617,70 @@ def autocast_forward(ranks: list[Rank], n: int) -> None:
     ranks[0].step(n, body)
 
 
+# ---- memory (issue #29): profile_memory=True, a training step's allocations as PyTorch's caching allocator makes them
+
+def _alloc_op(r: Rank, op: str, kernel: str, us: float, nbytes: int, args: dict[str, Any] | None = None) -> int:
+    """``op`` launches ``kernel`` and allocates its ``nbytes`` output inside itself; the block's address."""
+    t = r.host_us
+    r.kernel(op, kernel, us, args=args)
+    return r.malloc(nbytes, at=t + 1.0)
+
+
+def _backward_node(r: Rank, node: str, frees: list[int], grad_bytes: int) -> int:
+    """One autograd node (``autograd::engine::evaluate_function: <node>``): its weight gradient's GEMM, the gradient
+    allocated inside it, and the activations it saved released at its end."""
+    t = r.host_us
+    ev = r.cpu(f"autograd::engine::evaluate_function: {node}", 0.0, advance=False)
+    r.host_us += 1.0
+    r.kernel("aten::mm", GEMM_BWD[0], 170.0, args=SHAPES_4096["mm"])
+    g = r.malloc(grad_bytes, at=t + 2.0)
+    for a in frees:
+        r.mfree(a, at=r.host_us - 0.5)
+    r.host_us += 1.0
+    ev["dur"] = round(r.host_us - t, 3)
+    return g
+
+
+def memory_training(act_bytes: Callable[[int, int], int], layers: int, grad_bytes: int,
+                    pin_bytes: int = 0) -> Callable[[Rank], None]:
+    """A training step whose memory the allocator sees: ``layers`` forward GEMMs each keeping an activation of
+    ``act_bytes(step, layer)`` for the backward, a backward that frees them and makes each layer's gradient, the
+    optimizer's step, ``zero_grad(set_to_none=True)``.  ``pin_bytes``: every other backward node also keeps a small
+    buffer for the next step (a running statistic): it lands in a freed activation's segment and pins it there."""
+    def body(r: Rank) -> None:
+        n, pins = r.mem.step, r.mem.kept
+        acts = [_alloc_op(r, "aten::addmm", GEMM_FWD, 180.0, act_bytes(n, i), args=SHAPES_4096["addmm"])
+                for i in range(layers)]
+        grads = []
+        for k, a in enumerate(reversed(acts)):
+            grads.append(_backward_node(r, "AddmmBackward0", [a], grad_bytes))
+            if pin_bytes and k % 2 == 0:
+                pins.append(r.malloc(pin_bytes, at=r.host_us - 0.2))
+        while len(pins) > layers:
+            r.mfree(pins.pop(0), at=r.host_us)
+        r.cpu("Optimizer.step#AdamW.step", 60.0, cat="user_annotation", advance=False)
+        r.kernel("aten::_foreach_add_", SGD_BF16, 42.0)
+        r.host_us += 10.0
+        for g in grads:  # zero_grad(set_to_none=True)
+            r.mfree(g, at=r.host_us)
+        r.host_us += 2.0
+        r.sync()
+        r.mem.step += 1
+    return body
+
+
+#: Activation-heavy: 12 GiB held (4 GiB of bf16 weights, Adam's 8 GiB), 24 layers keeping 2.2 GiB each: the forward's
+#: end holds 52.8 of 64.8 GiB allocated, 82% of an H100.
+ACT_HEAVY = (12 * GiB, 24, int(2.2 * GiB), 4 * GiB // 24)
+#: Fragmented: 24 GiB held; 8 layers whose activations change size every step (sequence buckets of 0.7-1.9 GiB, as
+#: variable-length batches make them), and a 200 MiB buffer kept from every other backward node: reserved climbs to
+#: 62 GiB while at most 42 GiB are ever allocated at once.
+FRAG_SIZES = (1.0, 1.6, 0.7, 1.9, 1.2, 0.9, 1.5, 1.1, 1.8, 1.0, 1.3, 0.8)
+FRAGMENTED = (24 * GiB, 8, 200 * MiB)
+#: Near OOM: 70 GiB held (a large model's weights and optimizer state), 8 layers of 0.6 GiB: 94.5% of the GPU.
+NEAR_OOM = (70 * GiB, 8, int(0.6 * GiB), 200 * MiB)
+
+
 SCENARIOS: dict[str, Scenario] = {
     "healthy_bf16": Scenario(1, _single(_healthy), [], ["input_bound", "launch_bound", "tensor_core_unused",
                                                          "mixed_precision_off", "host_sync"],
@@ -653,6 +763,25 @@ SCENARIOS: dict[str, Scenario] = {
                                  f"({AUTOCAST_BIAS_US:g} us)",
                                  extra={"kind": "inference", "gemm_ms": AUTOCAST_LAYERS * AUTOCAST_GEMM_US / 1000,
                                         "other_ms": AUTOCAST_LAYERS * (AUTOCAST_CAST_US + AUTOCAST_BIAS_US) / 1000}),
+    "memory_activation_heavy": Scenario(
+        1, _single(memory_training(lambda n, i: ACT_HEAVY[2], ACT_HEAVY[1], ACT_HEAVY[3])), ["activation_memory"],
+        ["memory_fragmentation", "memory_near_capacity"],
+        "profile_memory=True: 12 GiB held, 24 layers keeping 2.2 GiB of activations each for the backward: 82% of "
+        "the H100 at the forward's end, 81% of it activations", memory_held=ACT_HEAVY[0],
+        extra={"activation_bytes": ACT_HEAVY[1] * ACT_HEAVY[2], "held_bytes": ACT_HEAVY[0]}),
+    "memory_fragmented": Scenario(
+        1, _single(memory_training(lambda n, i: int(FRAG_SIZES[(n - 2) % len(FRAG_SIZES)] * GiB * (1 + 0.07 * (i % 3))),
+                                   FRAGMENTED[1], 160 * MiB, pin_bytes=FRAGMENTED[2])),
+        ["memory_fragmentation"], ["activation_memory", "memory_near_capacity"],
+        "profile_memory=True: activations change size every step (0.7-1.9 GiB buckets) and small buffers outlive "
+        "their step: the caching allocator's segments split, reserved climbs ~20 GiB above the allocated peak",
+        memory_held=FRAGMENTED[0]),
+    "memory_near_oom": Scenario(
+        1, _single(memory_training(lambda n, i: NEAR_OOM[2], NEAR_OOM[1], NEAR_OOM[3])), ["memory_near_capacity"],
+        ["activation_memory", "memory_fragmentation"],
+        "profile_memory=True: 70 GiB held (weights and optimizer state), 8 layers of 0.6 GiB activations: 94.5% of "
+        "the H100 at the forward's end", memory_held=NEAR_OOM[0],
+        extra={"held_bytes": NEAR_OOM[0]}),
     "ddp_slow_allreduce": Scenario(4, ddp(comm_us=2_500.0), ["allreduce_slow", "comm_exposed"],
                                    ["gpu_imbalance", "launch_skew"],
                                    "one 2.5 ms NCCL AllReduce per step, after the last compute kernel, on a ~2.6 ms "
@@ -668,6 +797,9 @@ def simulate(name: str | Scenario, steps: int = 12) -> list[Rank]:
     sc = SCENARIOS[name] if isinstance(name, str) else name
     per_node = sc.ranks // sc.nodes
     ranks = [Rank(rank=k, pid=4100 + k, device=k % per_node, node=k // per_node) for k in range(sc.ranks)]
+    if sc.memory_held is not None:
+        for r in ranks:
+            r.mem = MemSim(sc.memory_held)
     for n in range(2, 2 + steps):
         sc.body(ranks, n)
     return ranks
@@ -688,13 +820,16 @@ def trace_doc(r: Rank, world: int) -> dict[str, Any]:
     trace_span = {"ph": "X", "cat": "Trace", "ts": T0_US, "dur": round(span_end - T0_US, 3), "pid": "Spans",
                   "tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)", "args": {"Op count": 0}}
     doc: dict[str, Any] = {"schemaVersion": 1, "deviceProperties": [{"id": r.device, **H100}]}
+    mem_events = r.mem.events if r.mem is not None else []
     if world > 1:
         doc["distributedInfo"] = {"backend": "nccl", "rank": r.rank, "world_size": world, "pg_count": 1,
                                   "pg_config": [], "nccl_version": "2.27.5"}
+    if r.mem is not None:
+        doc["profile_memory"] = 1
     doc.update({"trace_id": f"{r.pid:032X}", "record_shapes": 1, "cuda_driver_version": 13000,
                 "cuda_runtime_version": 13000, "cupti_version": 130001, "displayTimeUnit": "ms",
                 "baseTimeNanoseconds": BASE_NS,
-                "traceEvents": r.host + r.gpu + r.flows + meta + [trace_span],
+                "traceEvents": r.host + mem_events + r.gpu + r.flows + meta + [trace_span],
                 "traceName": f"{_worker(r)}.pt.trace.json"})
     return doc
 

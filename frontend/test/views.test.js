@@ -386,4 +386,7 @@ test("tables at 1024 px: numbers never break, long names clamp with the whole na
 test("the no-stock-links sentence speaks of windows below only when the finding has some", () => {
   assert.match(views.noStockLinks("PyTorch trace", true), /each window below opens as a step timeline/);
   assert.doesNotMatch(views.noStockLinks("PyTorch trace", false), /window below/);
+  // Nsight files open in Nsight Systems only: no Perfetto promise, the windows in Nsight's own time base
+  assert.match(views.noStockLinks("Nsight Systems", true, "nsys"), /open in Nsight Systems.*start of the session/);
+  assert.doesNotMatch(views.noStockLinks("Nsight Systems", true, "nsys"), /Perfetto/);
 });

@@ -3,40 +3,80 @@
 Each sub-command lives in its own module exposing ``add_parser(subparsers)``
 (which registers the sub-command and sets ``func``); this file only wires
 them, so the CLI grows without this file knowing their options.
+
+Only the sub-command that runs is imported (issue #30): ``report`` never imports ``diff``, ``precompute`` or the
+MCP server, and ``--help`` imports none of them.  The others are listed with their one-line help from
+``COMMANDS`` (a test holds each line to the one its module registers).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import sys
+from collections.abc import Sequence
 
 from tb_gpu_advisor import __version__
-from tb_gpu_advisor.cli import diff, mcp, precompute, report
 from tb_gpu_advisor.cli import options as cli_opts
 from tb_gpu_advisor.common import logs
-from tb_gpu_advisor.common.fmt import and_list
-from tb_gpu_advisor.frameworks import display_names
+from tb_gpu_advisor.common.cachedir import ENV_DIR
 from tb_gpu_advisor.common.thresholds import ENV_MODEL_FLOPS, ENV_NET_GBPS
 
-#: Sub-command modules, in the order ``--help`` lists them.
-_COMMANDS = (report, diff, precompute, mcp)
+#: Sub-commands in the order ``--help`` lists them: (name, module, the one-line help its ``add_parser`` registers).
+COMMANDS = (
+    ("report", "tb_gpu_advisor.cli.report", "analyse GPU profiles in LOGDIR and print ranked findings"),
+    ("diff", "tb_gpu_advisor.cli.diff",
+     "compare two captures: step time with its noise, findings fixed/new, predicted vs realised saving"),
+    ("precompute", "tb_gpu_advisor.cli.precompute", "analyse every profile session in LOGDIR into the report cache"),
+    ("mcp", "tb_gpu_advisor.cli.mcp",
+     "serve LOGDIR's reports, diffs and tables to an AI assistant (MCP server on stdio)"),
+)
 DEBUG_HELP = ("log every step on stderr, with the traceback of anything that failed (a check that could not run, "
               "a cache entry that could not be read); without it, each is one line")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="tb-gpu-advisor", formatter_class=cli_opts.HelpFormatter,
-        description=f"Check {and_list(display_names())} GPU profiles in a TensorBoard logdir "
-                    "(<run>/plugins/profile/<session>/<host>.xplane.pb, <run>/<worker>.<time>.pt.trace.json[.gz]) "
-                    "against the TensorFlow GPU performance guide.",
-    )
+class _Parser(argparse.ArgumentParser):
+    """The top-level parser: its description names the supported frameworks, read from their registry (which
+    imports numpy) only when the help is printed."""
+
+    def format_help(self) -> str:
+        if self.description is None:
+            from tb_gpu_advisor.common.fmt import and_list
+            from tb_gpu_advisor.frameworks import display_names
+
+            self.description = (
+                f"Check {and_list(display_names())} GPU profiles in a TensorBoard logdir "
+                "(<run>/plugins/profile/<session>/<host>.xplane.pb, <run>/<worker>.<time>.pt.trace.json[.gz], "
+                "<run>/<report>.sqlite or .nsys-rep of Nsight Systems) "
+                "against the TensorFlow GPU performance guide.")
+        return super().format_help()
+
+
+def chosen_command(argv: Sequence[str]) -> str | None:
+    """The sub-command ``argv`` names: its first word that is not an option (the top level's options take no
+    value), or None."""
+    for word in argv:
+        if word == "--":
+            return None
+        if not word.startswith("-"):
+            return word
+    return None
+
+
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser.  With ``argv``, only the sub-command it names is imported and registered in full (the others
+    by name and help line); without, every one is."""
+    wanted = None if argv is None else chosen_command(argv)
+    parser = _Parser(prog="tb-gpu-advisor", formatter_class=cli_opts.HelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for module in _COMMANDS:
-        module.add_parser(sub)
+    for name, module, help_line in COMMANDS:
+        if argv is None or name == wanted:
+            importlib.import_module(module).add_parser(sub)
+        else:
+            sub.add_parser(name, help=help_line, add_help=False)
     for p in sub.choices.values():  # also after the sub-command (SUPPRESS: absent there, the top level's stands)
         p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=DEBUG_HELP)
         p.formatter_class = cli_opts.HelpFormatter  # wrapped at spaces only, never inside a path or a command
@@ -44,7 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    parser = build_parser(argv)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help(sys.stderr)
@@ -55,6 +96,9 @@ def main(argv: list[str] | None = None) -> int:
     for name, env in (("net_gbps", ENV_NET_GBPS), ("model_flops_per_step", ENV_MODEL_FLOPS)):
         if getattr(args, name, None) is not None:
             os.environ[env] = repr(float(getattr(args, name)))
+    if getattr(args, "cache_dir", None):
+        # the workers' reports and what a format keeps in the cache (an .nsys-rep's export) go there too; "off": none
+        os.environ[ENV_DIR] = args.cache_dir
     return int(args.func(args) or 0)
 
 

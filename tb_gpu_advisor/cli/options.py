@@ -12,8 +12,12 @@ from __future__ import annotations
 
 import argparse
 import textwrap
+from typing import TYPE_CHECKING
+
 from tb_gpu_advisor.common.options import OptionError, UserOptions, parse_params, parse_positive, settings_spec
-from tb_gpu_advisor.runtime.advisor import Advisor
+
+if TYPE_CHECKING:  # imported when an Advisor is built: --help and the top level import no analysis (issue #30)
+    from tb_gpu_advisor.runtime.advisor import Advisor
 
 #: How a user of the command line has symlinks inside the logdir followed (named in "nothing found" messages).
 FOLLOW_FLAG = "--follow-symlinks"
@@ -110,8 +114,10 @@ def user_options(args: argparse.Namespace) -> UserOptions:
     return UserOptions.from_env().overridden_by(given)
 
 
-def advisor(args: argparse.Namespace, logdir: str | None = None) -> Advisor:
+def advisor(args: argparse.Namespace, logdir: str | None = None) -> "Advisor":
     """The entry point over ``logdir`` (default: ``args.logdir``) with the command line's settings, cache folder and
     symlink choice."""
+    from tb_gpu_advisor.runtime.advisor import Advisor
+
     return Advisor(logdir if logdir is not None else args.logdir, cache=getattr(args, "cache_dir", None),
                    options=user_options(args), follow_symlinks=bool(getattr(args, "follow_symlinks", False)))

@@ -166,7 +166,7 @@ def precompute(
     workers = worker_count(jobs, len(todo))
     if todo:
         _say(out, f"precompute: {len(results)} cached, analysing {len(todo)} with {workers} worker(s)")
-    tasks = [(s, key, cache.directory, cache.max_bytes, advisor.options, analyze_fn) for s, key in todo]
+    tasks = [(s, key, cache.directory, cache.max_bytes, advisor.options, analyze_fn, force) for s, key in todo]
     for done, result in enumerate(_run_tasks(tasks, workers), start=1):
         results.append(result)
         _say(out, _progress_line(done, len(todo), result))
@@ -292,16 +292,18 @@ def _analyze_and_store(
     cache_max_bytes: int,
     options: UserOptions,
     analyze_fn: AnalyzeSession | None,
+    force: bool = False,
 ) -> SessionResult:
     """Worker: one session through the analysis entry point, into the cache (runs in a worker process).
 
     A report whose hosts have errors is not stored, so the next run retries them (the error may be transient,
     e.g. a network read); a report that could not be stored for any other reason is a failure.
+    ``force``: nothing read from the cache (neither the session's entry nor its hosts'), every host analysed again.
     """
     t0 = time.perf_counter()
     advisor = Advisor(session.path, cache=ReportCache(cache_dir, max_bytes=cache_max_bytes), options=options)
     try:
-        a = advisor.report(session, progress=_WorkerProgress(session.stock_run), analyze_fn=analyze_fn)
+        a = advisor.report(session, progress=_WorkerProgress(session.stock_run), analyze_fn=analyze_fn, force=force)
     except Exception as e:  # noqa: BLE001 - one bad session must not stop the others
         return _failed(session, f"analysis failed: {type(e).__name__}: {e}", time.perf_counter() - t0)
     errors = [(h.path, _reason(h.path, h.error)) for h in getattr(a.report, "hosts", []) if getattr(h, "error", None)]

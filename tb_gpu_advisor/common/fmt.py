@@ -56,3 +56,14 @@ def echo_list(names: object, n: int = 30, limit: int = MAX_ECHO_CHARS) -> str:
     xs = list(names)  # type: ignore[call-overload]
     more = f" ... ({len(xs) - n} more)" if len(xs) > n else ""
     return ", ".join(clip(x, limit) for x in xs[:n]) + more
+
+
+def gb(n: float | None) -> str:
+    """Bytes in binary units with 3 significant digits: '1.95 GiB', '512 MiB', '12.0 kiB'."""
+    if n is None:
+        return "n/a"
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("kiB", 1 << 10)):
+        if abs(n) >= size * 0.995:
+            v = n / size
+            return f"{v:.2f} {unit}" if abs(v) < 10 else f"{v:.1f} {unit}" if abs(v) < 100 else f"{v:.0f} {unit}"
+    return f"{int(n)} B"

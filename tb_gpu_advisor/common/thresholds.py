@@ -113,6 +113,10 @@ _TABLE: tuple[Threshold, ...] = (
        "Nsight Systems rule 'synchronous memcpy' (any); Advisor fires at 1% of step so trivial ones stay quiet",
        "share of step time in synchronous (async:0) copies that makes the finding at least a warning"),
     # ---- §1.2.3 Tensor Cores / precision ---------------------------------------
+    _t("excessive_memcpy.pageable_share", 0.5, "share", "Nsight Systems' expert rule 'CUDA Async Memcpy with Pageable "
+       "Memory': a copy from pageable host memory is staged through a pinned buffer by the driver and blocks the host",
+       "share of a host<->device direction's copy time from or to pageable memory above which the finding says so and "
+       "leads with the pinned-memory fix"),
     _t("tensor_core_unused.warning", 0.10, "share",
        "Advisor; guide §1.2.3: TC-eligible kernels should use Tensor Cores",
        "share of device compute time in TC-eligible ops (MatMul, Conv, ...) whose kernels do not use Tensor Cores"),
@@ -262,6 +266,9 @@ _TABLE: tuple[Threshold, ...] = (
        "separates steps (no step markers)"),
     _t("steps.cluster_min_gap_ms", 1.0, "ms", "Advisor: kernel-to-kernel idle inside a step is microseconds",
        "shortest idle gap that separates steps in GPU busy clusters"),
+    _t("steps.nvtx_min_repeats", 3.0, "count", "Advisor: a block of the user's code that runs once per step repeats as "
+       "often as the steps; one that runs once or twice (setup, a checkpoint) marks no steps",
+       "times the most repeated top-level NVTX range must occur on a thread to mark steps (no range named like a step)"),
     _t("dtype_casts.warning", 0.10, "share", "Advisor: a tenth of the step in kernels that only convert dtypes is "
        "mixed precision paying more than it should (real HF autocast forward passes: casts beside GEMMs of half their "
        "time)", "share of step time in dtype-conversion kernels"),
@@ -272,6 +279,32 @@ _TABLE: tuple[Threshold, ...] = (
        "is in cudaMalloc / cudaFree"),
     _t("allocator_churn.critical", 0.20, "share", "Advisor: a fifth of the step in the driver's allocator", "same "
        "metric, critical level"),
+    # ---- memory (issue #29): peak, capacity, what holds it ------------------------------
+    _t("memory.usable_share", 0.90, "share", "Advisor: the CUDA context, cuBLAS/cuDNN workspaces, NCCL buffers and "
+       "other processes take device memory the allocator never sees", "share of a GPU's memory a job can plan its "
+       "peak for (the batch-growth estimate)"),
+    _t("memory.near_capacity.warning", 0.90, "share", "Advisor, at memory.usable_share: past it a larger input, a "
+       "longer sequence or the allocator's rounding is an OOM", "peak reserved (else allocated) bytes / GPU memory"),
+    _t("memory.near_capacity.critical", 0.97, "share", "Advisor: the allocator already retries by emptying its cache "
+       "(cudaMalloc retries) this close to the limit", "same metric, critical level"),
+    _t("memory.activations.share", 0.50, "share", "Advisor: activations are then what a larger batch multiplies, and "
+       "what checkpointing frees", "share of the allocated peak held by the step's forward pass (activations kept for "
+       "the backward)"),
+    _t("memory.activations.min_use", 0.50, "share", "Advisor, at batch_size_headroom.info: with half the GPU free, "
+       "recomputing activations buys nothing", "peak bytes / GPU memory below which the activations finding is silent"),
+    _t("memory.checkpoint_frees", 0.70, "share", "Advisor, from Chen et al. 2016 (Training Deep Nets with Sublinear "
+       "Memory Cost) and PyTorch's checkpoint docs: per-block checkpointing keeps each block's input, a fraction of "
+       "what the block's ops save for the backward (a transformer block keeps ~10-30x its input)", "share of the "
+       "activations at the peak that checkpointing each block frees (the activations finding's saving)"),
+    _t("memory.pressure.warning", 0.75, "share", "Advisor: a quarter of the GPU left is one batch-size step from "
+       "the limit", "peak bytes / GPU memory from which the activations and fragmentation findings are warnings (info "
+       "below)"),
+    _t("memory.fragmentation.share", 0.25, "share", "Advisor; PyTorch's OOM message suggests the allocator settings "
+       "when 'reserved but unallocated memory is large'", "(reserved - allocated) / reserved at the reserved peak"),
+    _t("memory.fragmentation.min_share", 0.05, "share", "Advisor: a gap under 5% of the GPU is not worth a setting",
+       "(reserved - allocated) / GPU memory at the reserved peak, the least that fires"),
+    _t("memory.timeline_points", 600, "count", "Advisor: a chart's width in pixels; every step's peak is kept",
+       "points of a GPU's memory series in the report"),
     # ---- physics ------------------------------------------------------------------
     _t("physics.vector_peak_factor", 2.2, "ratio", "Advisor, from the architecture documents: packed 16-bit vector "
        "math runs at most 2x the fp32 vector rate (Hopper fp16 non-tensor 133.8 vs fp32 66.9 TFLOP/s); 10% margin",

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from tb_gpu_advisor.formats import kineto, xplane
+from tb_gpu_advisor.formats import kineto, nsys, snapshot, xplane
 from tb_gpu_advisor.formats.base import ENV_MAX_BYTES, Format, max_profile_bytes
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
     from tb_gpu_advisor.model.trace import Trace
 
 #: Every format, by id; discovery asks them in this order.
-REGISTRY: dict[str, Format] = {f.id: f for f in (xplane.FORMAT, kineto.FORMAT)}
+REGISTRY: dict[str, Format] = {f.id: f for f in (xplane.FORMAT, kineto.FORMAT, nsys.FORMAT)}
+REGISTRY[snapshot.FORMAT.id] = snapshot.FORMAT  # memory snapshots (issue #29)
 
 __all__ = ["REGISTRY", "ENV_MAX_BYTES", "Format", "get", "max_profile_bytes", "read"]
 

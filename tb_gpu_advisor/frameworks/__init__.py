@@ -134,9 +134,13 @@ def detect(host_event_names: Iterable[str], metadata_stats: Iterable[str] = ()) 
 
 
 def detect_trace(trace: Trace) -> Framework:
-    """The framework of a trace: the only one that writes its format (Kineto: PyTorch), else :func:`detect` on
-    its host event names (thousands at most) and metadata keys."""
-    writers = [f for f in REGISTRY.values() if f.writes == trace.format]
+    """The framework of a trace: the only one that writes its format (Kineto, memory snapshots: PyTorch), else the
+    one the file itself shows (``Trace.framework_hint``: an Nsight export of a PyTorch job), else :func:`detect` on its
+    host event names (thousands at most) and metadata keys."""
+    writers = [f for f in REGISTRY.values() if f.writes == trace.format or trace.format in f.also_writes]
     if len(writers) == 1:
         return writers[0]
+    hint = getattr(trace, "framework_hint", None)
+    if hint in REGISTRY:
+        return REGISTRY[hint]
     return detect(trace.h.names, trace.metadata_keys)

@@ -59,6 +59,9 @@ class Framework:
     capture_hint: tuple[str, ...] = ()
     #: the input format (``formats.REGISTRY`` id) this framework's profiler writes
     writes: str = ""
+    #: other formats only this framework writes (PyTorch's memory snapshots), told apart from ``writes`` because they
+    #: are not where its profiles go
+    also_writes: tuple[str, ...] = ()
     #: an op type whose work Tensor Cores can do (TF ``MatMul``, ATen ``addmm``, HLO ``dot``)
     tc_eligible_op: NamePredicate = never
     #: regex fragments of the element-wise kernels this framework (or its compiler) generates

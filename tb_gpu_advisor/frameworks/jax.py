@@ -123,7 +123,30 @@ XLA_OVERLAP = action(
     "--xla_gpu_enable_pipelined_all_gather=true --xla_gpu_enable_pipelined_reduce_scatter=true "
     "--xla_gpu_enable_pipelined_all_reduce=true'")
 
+#: Memory (issue #29): JAX's rematerialisation, XLA's allocator settings, sharding the state over a mesh.
+REMAT = action(
+    "Recompute activations in the backward pass instead of keeping them (rematerialisation): wrap each block in "
+    "jax.checkpoint, with a policy that keeps the matmuls' outputs and recomputes the rest.",
+    "block = jax.checkpoint(block, policy=jax.checkpoint_policies.dots_with_no_batch_dims_saveable)\n"
+    "# Flax: nn.remat(Block)")
+SHARD_STATE = action(
+    "Shard parameters and optimizer state over the devices (FSDP-style: a mesh axis over which the state is split, "
+    "all-gathered by XLA where used) instead of replicating them on every GPU.",
+    "mesh = jax.make_mesh((jax.device_count(),), ('fsdp',))\n"
+    "params = jax.device_put(params, NamedSharding(mesh, P('fsdp')))   # split the largest axis of each array")
+MEMORY_FIXES = {
+    "activation_memory": (REMAT,),
+    "memory_fragmentation": (action(
+        "Tell XLA's allocator how much of the GPU to take and let it grow instead of preallocating a fixed region "
+        "it then splits (or give it a larger fraction when nothing else uses the GPU).",
+        "export XLA_PYTHON_CLIENT_PREALLOCATE=false\nexport XLA_PYTHON_CLIENT_MEM_FRACTION=.90"),),
+    "memory_near_capacity": (REMAT, SHARD_STATE),
+    "memory_near_capacity:activations": (REMAT,),
+    "memory_near_capacity:held": (SHARD_STATE,),
+}
+
 FIXES = {
+    **MEMORY_FIXES,
     "allocator_churn": (action("Let XLA's allocator keep its pool: do not disable preallocation with the platform "
                                "allocator, which calls the driver for every buffer.",
                                "unset XLA_PYTHON_CLIENT_ALLOCATOR   # 'platform' allocates and frees on every use\n"

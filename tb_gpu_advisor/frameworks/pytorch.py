@@ -68,6 +68,16 @@ NON_BLOCKING = action(
     "of stalling the step.",
     "x = x.to(device, non_blocking=True)   # needs pin_memory=True in the DataLoader\n"
     "y = y.to(device, non_blocking=True)")
+PIN_MEMORY = action(
+    "Copy from pinned (page-locked) host memory: a copy from pageable memory is staged by the driver through a pinned "
+    "buffer, moves at a fraction of the bus bandwidth and blocks the host even when asynchronous (Nsight Systems' "
+    "'CUDA Async Memcpy with Pageable Memory' rule). Let the DataLoader pin its batches and copy them with "
+    "non_blocking=True; pin a tensor you copy yourself.",
+    "loader = torch.utils.data.DataLoader(dataset, batch_size=bs, num_workers=4, pin_memory=True)\n"
+    "for x, y in loader:\n"
+    "    x = x.to('cuda', non_blocking=True)\n"
+    "    y = y.to('cuda', non_blocking=True)\n"
+    "# a tensor of your own: x = x.pin_memory(); x.to('cuda', non_blocking=True)")
 CONFIRM_INPUT = action(
     "Confirm: run the same step on one batch kept on the GPU; if it is much faster, loading the data is the "
     "bottleneck.",
@@ -190,6 +200,7 @@ FIXES = {
     "excessive_memcpy": (NO_ITEM, NON_BLOCKING),
     "excessive_memcpy:h2d": (LOADER, NON_BLOCKING),
     "excessive_memcpy:host_device": (NO_ITEM,),
+    "excessive_memcpy:pageable": (PIN_MEMORY,),
     "step_gaps": (NO_ITEM, LOADER),
     "step_gaps:host_work": (NO_ITEM,),
     "step_gaps:private_threads": (NO_ITEM,),
@@ -319,6 +330,81 @@ CAST_ONCE = action(
     "once (inference), or let torch.compile fuse the casts into the kernels next to them (training keeps fp32 master "
     "weights in the optimizer).",
     "model = torch.compile(model)   # training: casts fused into their neighbours")
+# ---- memory (issue #29) -------------------------------------------------------------------------------------------
+CHECKPOINT = action(
+    "Recompute activations in the backward pass instead of keeping them from the forward (activation checkpointing): "
+    "wrap each block in torch.utils.checkpoint; a Hugging Face model: model.gradient_checkpointing_enable(); under "
+    "FSDP: apply_activation_checkpointing.",
+    "from torch.utils.checkpoint import checkpoint\n"
+    "def forward(self, x):\n"
+    "    for block in self.blocks:\n"
+    "        x = checkpoint(block, x, use_reentrant=False)   # keeps only each block's input\n"
+    "    return self.head(x)")
+SELECTIVE_CHECKPOINT = action(
+    "Or recompute only the cheap ops (selective checkpointing, PyTorch 2.4+): keep the matmuls' outputs, recompute "
+    "the element-wise ops around them -- most of the memory for a few percent more compute.",
+    "from torch.utils.checkpoint import checkpoint, create_selective_checkpoint_contexts, CheckpointPolicy\n"
+    "def policy(ctx, op, *args, **kwargs):\n"
+    "    return CheckpointPolicy.MUST_SAVE if op in (torch.ops.aten.mm.default, torch.ops.aten.addmm.default) \\\n"
+    "        else CheckpointPolicy.PREFER_RECOMPUTE\n"
+    "x = checkpoint(block, x, use_reentrant=False, context_fn=lambda: create_selective_checkpoint_contexts(policy))")
+EXPANDABLE = action(
+    "Let the caching allocator grow segments instead of carving fixed ones: with expandable segments freed space is "
+    "reusable by a request of any size, so reserved memory stays close to allocated.",
+    "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
+SHARD_STATE = action(
+    "Shard parameters, gradients and optimizer state over the data-parallel GPUs (FSDP full sharding, as ZeRO-3) "
+    "instead of a full copy on each GPU: each keeps 1/N of them.",
+    "from torch.distributed.fsdp import fully_shard    # PyTorch 2.4+ (FSDP2)\n"
+    "for block in model.blocks:\n"
+    "    fully_shard(block)\n"
+    "fully_shard(model)")
+OFFLOAD_STATE = action(
+    "On fewer GPUs: keep the optimizer state small or off the GPU -- an 8-bit optimizer, or the state and parameters "
+    "offloaded to host memory between uses (FSDP's CPUOffload, DeepSpeed ZeRO-Offload).",
+    "from torch.distributed.fsdp import CPUOffload, FullyShardedDataParallel as FSDP\n"
+    "model = FSDP(model, cpu_offload=CPUOffload(offload_params=True))")
+SMALLER_MICROBATCH = action(
+    "Run a smaller micro-batch and keep the batch size with gradient accumulation: activations shrink with the "
+    "micro-batch, the update stays the same.",
+    "for i, (x, y) in enumerate(loader):          # micro-batches of batch // k\n"
+    "    (loss_fn(model(x), y) / k).backward()\n"
+    "    if (i + 1) % k == 0:\n"
+    "        opt.step(); opt.zero_grad(set_to_none=True)")
+GRADS_FREED = action(
+    "Free gradients as soon as the optimizer used them (zero_grad(set_to_none=True), the default since 2.0), and "
+    "shard them with the optimizer state (ZeRO-2: FSDP's SHARD_GRAD_OP) on several GPUs.",
+    "opt.zero_grad(set_to_none=True)\n"
+    "model = FSDP(model, sharding_strategy=ShardingStrategy.SHARD_GRAD_OP)")
+INFERENCE_MEMORY = action(
+    "Hold fewer bytes per GPU: load the weights in bfloat16 (or quantized: int8 / fp8), split the model over several "
+    "GPUs, or lower the batch (and a KV cache's length).",
+    "model = AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.bfloat16, device_map='auto')")
+MEMORY_FIXES = {
+    "activation_memory": (CHECKPOINT, SELECTIVE_CHECKPOINT),
+    "memory_fragmentation": (EXPANDABLE,),
+    "memory_near_capacity": (CHECKPOINT, SHARD_STATE, OFFLOAD_STATE),
+    "memory_near_capacity:activations": (CHECKPOINT, SMALLER_MICROBATCH),
+    "memory_near_capacity:held": (SHARD_STATE, OFFLOAD_STATE),
+    "memory_near_capacity:optimizer": (OFFLOAD_STATE, SHARD_STATE),
+    "memory_near_capacity:gradients": (GRADS_FREED, SMALLER_MICROBATCH),
+    "memory_near_capacity:other": (SMALLER_MICROBATCH,),
+    "memory_near_capacity@inference": (INFERENCE_MEMORY,),
+    "memory_near_capacity@serving": (action(
+        "A serving engine takes most of the GPU for its KV cache by design (vLLM's --gpu-memory-utilization, "
+        "SGLang's --mem-fraction-static): a peak near capacity is its plan, not a leak. Lower the fraction only if "
+        "other processes share the GPU or it runs out of memory at start-up.",
+        "vllm serve MODEL --gpu-memory-utilization 0.85"),),
+    "oom_snapshot": (SMALLER_MICROBATCH,),
+    "oom_snapshot:fragmentation": (EXPANDABLE,),
+    "oom_snapshot:activations": (CHECKPOINT, SMALLER_MICROBATCH),
+    "oom_snapshot:held": (SHARD_STATE, OFFLOAD_STATE),
+    "oom_snapshot:optimizer": (OFFLOAD_STATE, SHARD_STATE),
+    "oom_snapshot:gradients": (GRADS_FREED, SMALLER_MICROBATCH),
+    "oom_snapshot:other": (SMALLER_MICROBATCH,),
+}
+FIXES.update(MEMORY_FIXES)
+
 #: Fixes for a job that is not a training loop (``@inference``) and for PyTorch before 1.11 (``@legacy``): they
 #: replace every fix of the rule (``Framework.for_job``).
 JOB_FIXES = {
@@ -336,6 +422,7 @@ JOB_FIXES = {
     "host_sync@inference": (NO_SYNC_INFERENCE,),
     "host_op_placement@inference": (NO_SYNC_INFERENCE,),
     "excessive_memcpy@inference": (NO_SYNC_INFERENCE, NON_BLOCKING),
+    "excessive_memcpy:pageable@inference": (PIN_MEMORY,),  # pinned memory serves inference the same
     "step_gaps@inference": (BETWEEN_PASSES, BATCH_INFERENCE),
     "input_bound@inference": (BETWEEN_PASSES, BATCH_INFERENCE),
     "launch_bound@inference": (GRAPHS_INFERENCE, BATCH_INFERENCE),
@@ -366,7 +453,9 @@ FIXES.update(JOB_FIXES)
 #: What only a training step runs: autograd's backward nodes, ATen's backward kernels' ops, the optimizer's step and
 #: gradient accumulation (PyTorch 1.8 to 2.x spellings).
 _TRAINING = re.compile(r"Backward\d*\b|^autograd::engine::evaluate_function|_backward\b|^Optimizer\.(step|zero_grad)|"
-                       r"^torch::autograd::AccumulateGrad|^aten::_fused_adam|^aten::_foreach_add_|CompiledFunctionBackward")
+                       r"^torch::autograd::AccumulateGrad|^aten::_fused_adam|^aten::_foreach_add_|CompiledFunctionBackward|"
+                       # the data-parallel wrappers are training's (FSDP's NVTX/record_function names, DDP's forward)
+                       r"^FSDP::|FullyShardedDataParallel\.|DistributedDataParallel\.forward")
 #: torch.compile at work compiling (Dynamo's and Inductor's timed phases): one-time, never steady state.
 _COMPILING = ("_compile.compile_inner", "compile_fx", "OutputGraph.call_user_compiler", "create_aot_dispatcher_function",
               "TorchDynamo compilation", "async_compile")
@@ -387,6 +476,31 @@ def is_training_event(name: str) -> bool:
 
 def is_compile_event(name: str) -> bool:
     return name.startswith(_COMPILING)
+
+
+#: Where an allocation's bytes belong (``model.trace.MEMORY_PHASES``), from the ops around it: autograd's backward
+#: nodes (gradients and the backward's temporaries) and the optimizer's step (its state, created on the first step).
+_BACKWARD_SCOPE = re.compile(r"^autograd::engine::evaluate_function|Backward\d*$|^CompiledFunctionBackward")
+_OPTIMIZER_SCOPE = re.compile(r"^Optimizer\.(step|zero_grad)#")
+#: Ops that only make the allocator hand out a tensor: the op that called them is what the bytes are for.
+_FACTORY_OPS = frozenset({"aten::empty", "aten::empty_strided", "aten::empty_like", "aten::new_empty",
+                          "aten::new_empty_strided", "aten::resize_", "aten::zeros", "aten::zeros_like", "aten::ones",
+                          "aten::ones_like", "aten::full", "aten::new_zeros", "aten::new_full", "aten::zero_",
+                          "aten::fill_", "aten::as_strided", "aten::view", "aten::reshape", "aten::detach"})
+
+
+def memory_phase(name: str) -> str | None:
+    """"backward" / "optimizer" for an op that scopes the allocations inside it, None for any other."""
+    if _BACKWARD_SCOPE.search(name):
+        return "backward"
+    if _OPTIMIZER_SCOPE.search(name):
+        return "optimizer"
+    return None
+
+
+def is_factory_op(name: str) -> bool:
+    """An op that only allocates (``aten::empty``...): its allocations are named after the op that called it."""
+    return name in _FACTORY_OPS
 
 
 def version_range(facts) -> tuple[tuple[int, ...], tuple[int, ...] | None] | None:
@@ -521,7 +635,7 @@ FRAMEWORK = Framework(
                                        "as launch-bound, with torch.compile as its fix"},
     fixes=FIXES, applied_markers=APPLIED_MARKERS, fix_applied=FIX_APPLIED,
     capture_snippet=CAPTURE,
-    writes="kineto", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
+    writes="kineto", also_writes=("snapshot",), tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),

@@ -122,7 +122,24 @@ TF_COMM_OVERLAP = action(
     "    implementation=tf.distribute.experimental.CommunicationImplementation.NCCL)\n"
     "strategy = tf.distribute.MultiWorkerMirroredStrategy(communication_options=options)")
 
+#: Memory (issue #29): recomputed gradients, TensorFlow's allocator options.
+RECOMPUTE = action(
+    "Recompute activations in the backward pass instead of keeping them: wrap each block's call in "
+    "tf.recompute_grad.", "block_fn = tf.recompute_grad(block)\ny = block_fn(x)")
+MEMORY_FIXES = {
+    "activation_memory": (RECOMPUTE,),
+    "memory_fragmentation": (action(
+        "Use the asynchronous CUDA allocator (stream-ordered, it reuses freed memory of any size), or let the BFC "
+        "allocator grow instead of taking the whole GPU up front.",
+        "export TF_GPU_ALLOCATOR=cuda_malloc_async\n"
+        "# or: tf.config.experimental.set_memory_growth(tf.config.list_physical_devices('GPU')[0], True)"),),
+    "memory_near_capacity": (RECOMPUTE, action(
+        "Lower the per-replica batch (and keep the global batch by accumulating gradients over micro-batches), or "
+        "spread the model over more replicas.", "per_replica_batch = global_batch // (strategy.num_replicas_in_sync * k)")),
+}
+
 FIXES = {
+    **MEMORY_FIXES,
     "allocator_churn": (action("Use TensorFlow's asynchronous allocator, which reuses freed memory in stream order "
                                "instead of calling the driver.", "export TF_GPU_ALLOCATOR=cuda_malloc_async"),),
     "dtype_casts": (action("Let the mixed-precision policy cast each variable once per step (Keras keeps a float32 "

@@ -45,7 +45,8 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     used = _used_names(trace)
     train = next((n for n in used if fw.training_event(n)), None)
     if train is not None:
-        return Kind("training", "high", f"a backward pass or optimizer step: `{_short(train)}`")
+        return Kind("training", "high", f"work only training does (a backward pass, an optimizer step, a data-parallel "
+                                        f"training wrapper): `{_short(train)}`")
     grads = trace.producer.get("autodiff_modules")
     if grads:
         return Kind("training", "high", f"the compiled program {grads} holds a backward pass (transpose(jvp(...)) "

@@ -1,4 +1,4 @@
-"""Capture quality (length, steps, steady state, the framework that wrote it) and memory headroom."""
+"""Capture quality (length, steps, steady state, the framework that wrote it) and the fixes it shows in use."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
-from tb_gpu_advisor.metrics.types import CaptureQuality, Memory
+from tb_gpu_advisor.metrics.types import CaptureQuality
 
 
 def capture_quality(ctx: Context) -> CaptureQuality:
@@ -46,20 +46,6 @@ def _graph_kernel_share(ctx: Context) -> float:
         tot += int(dur.sum())
         graph += int(dur[g.d.graph_id[k] >= 0].sum())
     return graph / tot if tot else 0.0
-
-
-def memory(ctx: Context) -> Memory:
-    """Peak GPU allocator use vs the allocator's limit, else the GPU's memory size."""
-    alloc = ctx.trace.allocator
-    cap = alloc.limit_bytes
-    if cap is None:
-        sizes = [g.d.info.memory_bytes for g in ctx.active if g.d.info.memory_bytes]
-        cap = int(max(sizes)) if sizes else None
-    peak = alloc.peak_bytes
-    if peak is None:
-        return Memory(False, None, cap, None, "no allocator peak statistics in this capture")
-    return Memory(True, peak, cap, (1.0 - peak / cap) if cap else None,
-                  "peak of `peak_bytes_in_use` over GPU allocators vs allocator limit (`buffer_limit`) or device memory")
 
 
 def applied_fixes(ctx: Context) -> dict[str, str]:

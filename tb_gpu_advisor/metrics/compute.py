@@ -9,7 +9,7 @@ from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
-from tb_gpu_advisor.metrics import capture, comm, flops, kernels, memcpy, multigpu, ops, syncs
+from tb_gpu_advisor.metrics import capture, comm, flops, kernels, memcpy, memory, multigpu, ops, syncs
 from tb_gpu_advisor.metrics.context import Context, build_context
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics
 from tb_gpu_advisor.model.trace import Trace, release_columns
@@ -79,7 +79,11 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     gm = multigpu.gpu_metrics(ctx, per_gpu_arr)
     active_ids = {g.d.gpu for g in ctx.gpus if g.active}
     notes = list(trace.problems)  # what the reader could not read: the report is partial
-    if not has_gpu:
+    notes += getattr(trace, "notes", [])  # what it says of the file besides (no damage)
+    if trace.snapshot is not None:
+        notes.append("a PyTorch memory snapshot: the allocator's state, history and out-of-memory errors; no kernels "
+                     "or steps")
+    elif not has_gpu:
         notes.append("no GPU kernels in this capture: device metrics are not available (CPU-only profile?)")
     # the kernel modules' per-GPU temporaries (~100 bytes per device event) are handed back after each of them
     kernel_rows = _trimmed(kernels.kernel_stats, ctx)
@@ -90,7 +94,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         breakdown=avg, steps_detail=[], gpus=gm, kernels=kernel_rows, ops=op_list[:200],
         memcpy=mc, memcpy_steps=mc_rows, small_kernels=kernels.small_kernels(ctx), eager=ops.eager(ctx),
         host_ops=ops.host_ops(ctx, op_list, place), fusion=fusion, loss_scaling=ops.loss_scaling(ctx),
-        gaps=bd.summarize_gaps(gaps, avg_step), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu_arr), memory=capture.memory(ctx),
+        gaps=bd.summarize_gaps(gaps, avg_step), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu_arr), memory=memory.memory(ctx),
         notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx), kernel_durations=durations,
         syncs=syncs.host_syncs(ctx), comm=comm.communication(ctx), flops=flops.flops(ctx, avg_step), applied=capture.applied_fixes(ctx),
         job=job,

@@ -36,6 +36,8 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
         if not m.any():
             continue
         dname = np.array([x or "" for x in direction], dtype=object)[d.name[m]]
+        # the host memory a copy's name gives (CUPTI's "Memcpy HtoD (Pageable -> Device)"): 1 pageable, 0 another kind
+        host_kind = np.array([_host_memory(x) for x in names], dtype=np.int8)[d.name[m]]
         st = g.step[m]
         dur = (d.end[m] - d.start[m]).astype(float) / PS_PER_MS
         by = np.maximum(d.mem_bytes[m], 0)
@@ -49,8 +51,11 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
             nz = np.flatnonzero(cnt)
             rows.extend(MemcpyStepStat(step_ids[i], d.gpu, str(dr), c, int(bi), mi, int(si))
                         for i, c, bi, mi, si in zip(nz.tolist(), cnt[nz].tolist(), b[nz].tolist(), ms[nz].tolist(), sc[nz].tolist()))
-            a = agg.setdefault(str(dr), dict(cnt=np.zeros(n), b=np.zeros(n), ms=np.zeros(n), sc=np.zeros(n), ops={}))
+            a = agg.setdefault(str(dr), dict(cnt=np.zeros(n), b=np.zeros(n), ms=np.zeros(n), sc=np.zeros(n), ops={},
+                                             pageable=0.0, kind_known=0.0))
             a["cnt"] += cnt; a["b"] += b; a["ms"] += ms; a["sc"] += sc
+            a["pageable"] += float(dur[sel & (host_kind == 1)].sum())
+            a["kind_known"] += float(dur[sel & (host_kind >= 0)].sum())
             # the TF op behind each copy: the device-side op (`tf_op` stat / TF 2.4 `TensorFlow Ops` line), else the
             # `name:Type` host op event enclosing the copy's launch record (same correlation_id)
             ops = d.op_idx[m][sel]
@@ -78,9 +83,18 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
             sync_count_per_step=float(a["sc"].sum()) / k, sync_share=float(a["sc"].sum() / total) if total else None,
             recurring=recurring, blocking_ms_per_step=float(exposed.get(_BLOCK_CAT.get(dr, "memcpy_d2d"), 0.0)) if dr in ("h2d", "d2h") else 0.0,
             top_ops=[o for o, _ in sorted(a["ops"].items(), key=lambda kv: -kv[1])[:5]],
+            pageable_share=a["pageable"] / a["kind_known"] if a["kind_known"] > 0 else None,
         ))
     out.sort(key=lambda s: -s.ms_per_step)
     return out, rows
+
+
+def _host_memory(name: str) -> int:
+    """1 a copy to or from pageable host memory, 0 one whose name gives another memory kind, -1 a name that does not
+    say (XPlane's ``MemcpyH2D``)."""
+    if "(" not in name or "->" not in name:
+        return -1
+    return 1 if "Pageable" in name else 0
 
 
 def _internal_op(name: str) -> bool:

@@ -234,6 +234,9 @@ class MemcpyStat:
     recurring: bool  # the same copies (op/size sequence) appear in every kept step
     blocking_ms_per_step: float = 0.0  # copy time during which no kernel ran on that GPU
     top_ops: list[str] = field(default_factory=list)  # ops the copies are attributed to
+    #: copy time to or from pageable host memory, as a share of the copy time whose host memory the copies' names
+    #: give (CUPTI's ``Memcpy HtoD (Pageable -> Device)`` in PyTorch traces and Nsight exports); None: no name says
+    pageable_share: float | None = None
 
 
 @dataclass
@@ -435,6 +438,77 @@ class MultiGpu:
     allreduce_transfer_ms_per_step: float | None = None
 
 
+#: What holds the bytes live at a GPU's memory peak (:attr:`GpuMemory.breakdown`): memory held from before the peak's
+#: step (parameters, optimizer state, caches; and whatever was allocated before the capture), and the step's own
+#: allocations by the phase that made them -- the forward pass's (activations kept for the backward), the backward's
+#: (gradients and its temporaries), the optimizer's -- and those of no known phase.
+MEMORY_CATEGORIES = ("held", "activations", "gradients", "optimizer", "other")
+
+
+@dataclass
+class MemoryHolder:
+    """One op (or stack frame) holding bytes at a GPU's memory peak."""
+
+    name: str
+    category: str  # MEMORY_CATEGORIES
+    bytes: int
+    count: int  # live allocations
+
+
+@dataclass
+class GpuMemory:
+    """One GPU's memory over the capture (``metrics/memory.py``); bytes, times in the report's ms.
+
+    ``baseline`` ``absolute``: the allocator's own totals; ``capture_start``: the file gives deltas only (PyTorch
+    1.8-1.10), and every byte count is what was allocated *above* the capture's start.
+    """
+
+    gpu: int
+    source: str
+    baseline: str
+    events: int
+    peak_allocated_bytes: int
+    peak_reserved_bytes: int | None = None
+    capacity_bytes: int | None = None
+    capacity_source: str = ""  # "allocator limit" | "device memory" | "reserved + free at the OOM" | ""
+    peak_ms: float | None = None  # when the allocated peak occurs (report time)
+    peak_step: int | None = None  # the kept step it falls in, None outside every kept step
+    peak_step_offset_ms: float | None = None  # from that step's start
+    peak_step_share: float | None = None  # offset / the step's duration
+    start_bytes: int | None = None  # allocated when the capture starts (absolute baselines)
+    #: live bytes at the allocated peak by MEMORY_CATEGORIES ({} where the events carry no addresses to pair)
+    breakdown: dict[str, int] = field(default_factory=dict)
+    top: list[MemoryHolder] = field(default_factory=list)  # the ops holding most at the peak
+    #: peak reserved - peak allocated: bytes the allocator holds from the driver beyond the most ever allocated at once
+    #: (blocks split and cached but never whole again, rounding): fragmentation
+    gap_bytes: int | None = None
+    #: the allocator's segment allocations and frees (reserved changes) per kept step: driver calls, not caching
+    reserved_changes_per_step: float | None = None
+    #: per kept step: [step, peak allocated, peak reserved or None, allocated at its start]
+    step_peaks: list[list] = field(default_factory=list)
+    #: the series for the chart, at most ``memory.timeline_points`` points that keep every peak: ms, allocated, reserved
+    timeline: dict[str, list] = field(default_factory=dict)
+    note: str = ""
+
+
+@dataclass
+class OomReport:
+    """An out-of-memory error a snapshot recorded: the request that failed and what was live then."""
+
+    gpu: int
+    requested_bytes: int
+    device_free_bytes: int
+    allocated_bytes: int
+    reserved_bytes: int
+    frames: list[str]  # where the failed request was made, innermost first
+    at_ms: float
+    label: str = ""  # the user's own frame that asked (the first outside the framework)
+    #: the largest live allocations then: [bytes, category, frames (innermost first)]
+    live: list[list] = field(default_factory=list)
+    #: live bytes then by MEMORY_CATEGORIES
+    by_category: dict[str, int] = field(default_factory=dict)
+
+
 @dataclass
 class Memory:
     available: bool
@@ -442,6 +516,12 @@ class Memory:
     capacity_bytes: int | None = None
     headroom_share: float | None = None  # 1 - peak / capacity
     note: str = ""
+    gpus: list[GpuMemory] = field(default_factory=list)  # per GPU with allocator events (issue #29)
+    ooms: list[OomReport] = field(default_factory=list)  # a memory snapshot's out-of-memory errors
+    #: a snapshot's allocator settings (``PYTORCH_CUDA_ALLOC_CONF``, ``expandable_segments`` ...)
+    settings: dict[str, Any] = field(default_factory=dict)
+    #: the file is a memory snapshot (no kernels, no steps: the memory checks are all it has)
+    snapshot: bool = False
 
 
 @dataclass

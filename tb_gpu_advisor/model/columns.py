@@ -182,3 +182,41 @@ def coverage(mid: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
     s = np.sort(start)
     e = np.sort(end)
     return (np.searchsorted(s, mid, side="right") - np.searchsorted(e, mid, side="right")) > 0
+
+
+def nest(start: np.ndarray, end: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals of one line, properly nested (a thread's ops), and instants ``t`` on it: (the parent of each
+    interval, the innermost interval holding each instant), indices into the intervals, -1 for none.
+
+    One sweep in time order with a stack of open intervals (ties: the longer interval is the outer one; an instant at
+    an interval's end is inside it).  A Python loop over the intervals and instants of the line: it is only asked for
+    the lines that hold instants (allocator events), whose ops are a fraction of the trace.
+    """
+    n, m = int(start.shape[0]), int(t.shape[0])
+    parent = np.full(n, -1, dtype=np.int64)
+    inner = np.full(m, -1, dtype=np.int64)
+    if n == 0 or m == 0:
+        return parent, inner
+    order = np.lexsort((-end, start))
+    s, e = start[order].tolist(), end[order].tolist()
+    t_order = np.argsort(t, kind="stable")
+    tt = t[t_order].tolist()
+    par, inn = [-1] * n, [-1] * m
+    stack: list[int] = []
+    i = 0
+    for q, at in enumerate(tt + [None]):  # the sentinel sweeps the intervals after the last instant
+        while i < n and (at is None or s[i] <= at):
+            while stack and e[stack[-1]] < s[i]:
+                stack.pop()
+            par[i] = stack[-1] if stack else -1
+            stack.append(i)
+            i += 1
+        if at is None:
+            break
+        while stack and e[stack[-1]] < at:
+            stack.pop()
+        inn[q] = stack[-1] if stack else -1
+    par_a, inn_a = np.asarray(par, dtype=np.int64), np.asarray(inn, dtype=np.int64)
+    parent[order] = np.where(par_a >= 0, order[np.maximum(par_a, 0)], -1)
+    inner[t_order] = np.where(inn_a >= 0, order[np.maximum(inn_a, 0)], -1)
+    return parent, inner

@@ -20,7 +20,7 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-SCHEMA_VERSION = "1.2"
+SCHEMA_VERSION = "1.3"
 
 Severity = Literal["critical", "warning", "info", "ok"]
 Status = Literal["good", "warning", "critical", "unknown"]
@@ -117,6 +117,8 @@ class Finding:
     #: how sure the steps its per-step numbers rest on are (schema 1.2): "high" (the format's own step markers),
     #: "medium" (the program's spans, one pass), "low" (GPU busy clusters, the whole capture)
     confidence: str = "high"
+    #: GPU memory the fix frees, in bytes (schema 1.3: the memory findings), None where it frees none or is no memory fix
+    saving_bytes: int | None = None
 
 
 @dataclass
@@ -146,6 +148,10 @@ class GpuSummary:
     #: collective type -> [calls, ms, exposed ms, bytes per call or null, group size or null] per step on this GPU
     #: (schema 1.1)
     collectives: dict[str, list[float | None]] = field(default_factory=dict)
+    #: where this GPU's memory goes (schema 1.3; ``metrics/memory.py``, docs/report-schema.md "GpuSummary.memory"):
+    #: peak allocated / reserved bytes, capacity, when the peak falls, what holds it, the chart's series; null where
+    #: the capture records no allocator events
+    memory: dict[str, Any] | None = None
 
 
 @dataclass

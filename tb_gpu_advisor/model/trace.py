@@ -1,13 +1,13 @@
 """The neutral trace model: what every input format is read into, and all that steps and metrics see.
 
 One :class:`Trace` per host file (an XPlane ``<host>.xplane.pb``, a PyTorch
-``<worker>.pt.trace.json``).  Events live in columnar tables -- one
+``<worker>.pt.trace.json``, an Nsight Systems SQLite export).  Events live in columnar tables -- one
 :class:`HostEvents` for the host's threads, one :class:`DeviceEvents` per
 GPU -- in numpy arrays, times in picoseconds on the trace's own clock.  A
 launch on the host and the device work it started share a correlation id
 (``corr``), as CUPTI records them in every format.  What a format marks
 itself (a derived per-GPU step line, step annotations, compiled-module
-executions, the capture window, allocator peaks) is carried as plain fields,
+executions, the capture window, allocator peaks and events) is carried as plain fields,
 so no later stage reads a format's own types.
 """
 
@@ -63,6 +63,100 @@ class Allocator:
 
     peak_bytes: int | None = None
     limit_bytes: int | None = None
+
+
+@dataclass
+class HostRanges:
+    """Ranges the user's code (or a library) marks on the host -- Nsight's NVTX push/pop and start/end ranges --
+    that are host events of their own: names and threads are the host events', what is kept here is which events
+    they are, their domain, and whether each is a framework op (PyTorch's autograd NVTX ``aten::mm, op_id = N``)
+    rather than a block of the user's code.  Step detection reads the user ranges (``steps.detect``)."""
+
+    idx: np.ndarray  # host event indices of the ranges, ascending
+    domain: np.ndarray  # per range: index into ``domains``
+    domains: list[str]  # NVTX domain names ("" the default domain; "domain N" where the capture does not name it)
+    op: np.ndarray  # bool per range: a framework op's range, not a user block
+    source: str = "NVTX"  # what the ranges are, in words
+
+
+#: What the live bytes of an allocation are, where a trace tells (:attr:`MemoryEvents.phase`): allocated in the forward
+#: pass, the backward pass, the optimizer's step, by an op of unknown role, or by moving a model's parameters to the GPU
+#: (a snapshot's stack says so).
+MEMORY_PHASES = ("forward", "backward", "optimizer", "other", "parameters")
+
+
+@dataclass
+class MemoryEvents:
+    """One GPU's allocator events in the capture, in time order: every allocation and free the format records
+    (PyTorch ``[memory]`` instant events, XLA/TF ``MemoryAllocation`` / ``MemoryDeallocation``, a snapshot's trace).
+
+    ``allocated`` and ``reserved`` are the bytes after each event.  With ``baseline == "absolute"`` they are the
+    allocator's own totals (``Total Allocated``, ``bytes_allocated``); with ``"capture_start"`` the file gives deltas
+    only (PyTorch 1.8-1.10) and they count from 0 at the capture's start: what was allocated *above* it.
+    """
+
+    gpu: int
+    source: str  # in words: "PyTorch [memory] events", "XLA allocator events (GPU_0_bfc)"
+    baseline: str  # "absolute" | "capture_start"
+    t: np.ndarray  # int64 ps, the trace's clock, sorted
+    delta: np.ndarray  # int64 bytes: + allocation, - free
+    allocated: np.ndarray  # int64 bytes allocated after the event
+    reserved: np.ndarray  # int64 bytes the allocator holds from the driver after the event; -1 unknown
+    addr: np.ndarray  # int64 address of the block, -1 unknown (frees are matched to allocations by it)
+    op: np.ndarray  # int32 index into ``op_names``: the op the event happened in, -1 unknown
+    phase: np.ndarray  # int8 index into MEMORY_PHASES (-1 unknown)
+    op_names: list[str] = field(default_factory=list)
+    #: the allocator's limit where the format records it (XLA's BFC: in use + available), else None
+    limit_bytes: int | None = None
+
+    def __len__(self) -> int:
+        return int(self.t.shape[0])
+
+
+@dataclass
+class SnapshotBlock:
+    """One allocation of a memory snapshot: its size, where it was allocated (stack frames, innermost first)."""
+
+    size: int
+    requested: int
+    address: int
+    frames: list[str]  # "file.py:123 function", innermost first
+    state: str = "active_allocated"
+    time_ps: int | None = None  # when it was allocated (its trace entry), None unknown
+    phase: str = "other"  # MEMORY_PHASES, from its stack
+    label: str = ""  # its innermost frame in the user's code
+
+
+@dataclass
+class OutOfMemory:
+    """An allocation the allocator could not serve (a snapshot's ``oom`` trace entry), with what was live then."""
+
+    gpu: int
+    requested: int  # bytes asked for
+    device_free: int  # bytes the driver had free
+    allocated: int  # bytes allocated at that moment, -1 unknown
+    reserved: int  # bytes reserved at that moment, -1 unknown
+    frames: list[str]  # where it was asked for
+    time_ps: int
+    live: list[SnapshotBlock] = field(default_factory=list)  # the largest live allocations then, largest first
+    #: every live allocation's bytes then, by MEMORY_PHASES (from their stacks)
+    live_by_phase: dict[str, int] = field(default_factory=dict)
+    #: the innermost frame of the user's code that asked (the frames' first outside the framework)
+    label: str = ""
+
+
+@dataclass
+class MemorySnapshot:
+    """What a PyTorch allocator snapshot (``torch.cuda.memory._dump_snapshot``) says beyond its events: per GPU the
+    segments and blocks at the dump, the OOMs its trace holds, the allocator's settings."""
+
+    #: GPU -> (reserved bytes, allocated bytes, segments, largest free block) at the dump
+    state: dict[int, tuple[int, int, int, int]] = field(default_factory=dict)
+    #: GPU -> its largest live blocks at the dump, largest first
+    blocks: dict[int, list[SnapshotBlock]] = field(default_factory=dict)
+    ooms: list[OutOfMemory] = field(default_factory=list)
+    #: ``allocator_settings`` (``PYTORCH_CUDA_ALLOC_CONF``, ``expandable_segments`` ...), scalars only
+    settings: dict[str, object] = field(default_factory=dict)
 
 
 #: What a row of :class:`FlopOps` computes (``FlopOps.kind`` indexes it).
@@ -237,7 +331,7 @@ def device_launches(h: HostEvents, devs: list["DeviceEvents"], idx_t=np.int64) -
 class Trace:
     """One host file, read: the input of :func:`~tb_gpu_advisor.steps.detect.detect_steps` and the metrics."""
 
-    format: str  # "xplane" | "kineto"
+    format: str  # "xplane" | "kineto" | "nsys"
     host: str
     path: str
     size_bytes: int
@@ -273,6 +367,9 @@ class Trace:
     xla_evidence: list[str] = field(default_factory=list)
     #: what the reader could not read, for a partial analysis (a trace cut off mid-write)
     problems: list[str] = field(default_factory=list)
+    #: what the reader says of the file that is no damage, for the report's notes (an Nsight export that does not
+    #: name its GPU model)
+    notes: list[str] = field(default_factory=list)
     #: host event index of a collective op -> (bytes of one rank's message, group size or -1), where the file
     #: records them (PyTorch ``record_shapes``): what the collective model's bandwidth is computed from
     collective_messages: dict[int, tuple[int, int]] = field(default_factory=dict)
@@ -290,6 +387,11 @@ class Trace:
     #: XLA collectives from the modules' HLO, keyed like the FLOP rows' kernels (``<module>/<op>``, the op text of
     #: their kernels without ``:<type>``) -> (bytes of one rank's message, group size or -1)
     xla_collectives: dict[str, tuple[int, int]] = field(default_factory=dict)
+    #: the user's (and libraries') marked host ranges (Nsight's NVTX), None where the format has none
+    ranges: HostRanges | None = None
+    #: the framework the file itself shows, for a format several frameworks write (an Nsight export of a PyTorch
+    #: job: ATen kernels or ranges), None where the file does not say (``frameworks.detect_trace``)
+    framework_hint: str | None = None
     #: what the file says of the program that wrote it, as plain facts the job stage reads (``job/``):
     #: ``torch_version`` where a header states it, ``schema`` ("kineto<1.11": PyTorch 1.8-1.10's categories),
     #: ``grad_mode`` ("inference_mode", "no_grad") where recorded, ``autodiff_modules`` (XLA modules whose HLO holds
@@ -297,6 +399,10 @@ class Trace:
     producer: dict[str, str] = field(default_factory=dict)
     #: the host's Python spans (:class:`Spans`), None where the file has none
     spans: Spans | None = None
+    #: per GPU, the allocator's events (:class:`MemoryEvents`), where the file records them
+    memory: dict[int, MemoryEvents] = field(default_factory=dict)
+    #: a PyTorch memory snapshot's own facts (segments, OOMs), for a snapshot file
+    snapshot: MemorySnapshot | None = None
 
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)

@@ -218,7 +218,8 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                        launch_skew_ms=json_float(g.first_kernel_offset_ms), breakdown={k: json_float(v, 6) for k, v in g.breakdown.as_dict().items()},
                        rank=g.rank, collectives={c.type: [json_float(c.calls_per_step, 6), json_float(c.ms_per_step, 6),
                                              json_float(c.exposed_ms_per_step, 6), json_float(c.bytes_per_call),
-                                             c.group_size] for c in m.comm.per_gpu.get(g.gpu, [])})
+                                             c.group_size] for c in m.comm.per_gpu.get(g.gpu, [])},
+                       memory=gpu_memory_summary(m, g.gpu))
             for g in _shown_gpus(m)]
     cap = m.capture
     det = m.steps
@@ -230,7 +231,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                  "framework": cap.framework, "framework_name": frameworks.get(cap.framework).name,
                  "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),
                  "applied": dict(m.applied),
-                 "time_base": cap.time_base},
+                 "time_base": cap.time_base, **({"allocator_settings": dict(m.memory.settings)} if m.memory.settings else {})},
         steps={"source": det.source, "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
                "confidence": det.confidence, "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},
         job=_job(m),
@@ -242,6 +243,31 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
         communication=_communication_table(m), expected_allreduce_ms=json_float(m.multi_gpu.expected_allreduce_ms, 6),
         roofline=_roofline_table(m), damage=list(damage or []),
     )
+
+
+def gpu_memory_summary(m: HostMetrics, gpu: int) -> dict[str, Any] | None:
+    """``GpuSummary.memory``: one GPU's memory (``metrics/memory.py``), with the OOMs a snapshot recorded on it; None
+    where the capture has no allocator events for it."""
+    g = next((x for x in m.memory.gpus if x.gpu == gpu), None)
+    ooms = [o for o in m.memory.ooms if o.gpu == gpu]
+    if g is None and not ooms:
+        return None
+    out: dict[str, Any] = {}
+    if g is not None:
+        out = {"source": g.source, "baseline": g.baseline, "events": g.events,
+               "peak_allocated_bytes": g.peak_allocated_bytes, "peak_reserved_bytes": g.peak_reserved_bytes,
+               "capacity_bytes": g.capacity_bytes, "capacity_source": g.capacity_source,
+               "peak_ms": json_float(g.peak_ms, 4), "peak_step": g.peak_step,
+               "peak_step_offset_ms": json_float(g.peak_step_offset_ms, 4), "peak_step_share": json_float(g.peak_step_share),
+               "start_bytes": g.start_bytes, "gap_bytes": g.gap_bytes,
+               "reserved_changes_per_step": json_float(g.reserved_changes_per_step, 3),
+               "breakdown": dict(g.breakdown), "top": [[h.name, h.category, h.bytes, h.count] for h in g.top],
+               "step_peaks": [list(r) for r in g.step_peaks], "timeline": dict(g.timeline), "note": g.note}
+    if ooms:
+        out["ooms"] = [{"requested_bytes": o.requested_bytes, "device_free_bytes": o.device_free_bytes,
+                        "allocated_bytes": o.allocated_bytes, "reserved_bytes": o.reserved_bytes, "frames": o.frames,
+                        "at_ms": json_float(o.at_ms, 4), "live": o.live, "by_category": o.by_category} for o in ooms]
+    return out
 
 
 def _shown_gpus(m: HostMetrics) -> list:
@@ -307,4 +333,5 @@ def _communication_table(m: HostMetrics) -> Table | None:
                   for t in c.by_type])
 
 
-__all__ = ["build_host_report", "headline_cards", "kernel_histogram", "kernel_class_summary", "round6", "json_float"]
+__all__ = ["build_host_report", "headline_cards", "kernel_histogram", "kernel_class_summary", "round6", "json_float",
+           "gpu_memory_summary"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from tb_gpu_advisor.common.options import settings_spec
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, MEMORY_CATEGORIES
 from tb_gpu_advisor.report.timeline import EVENT_KINDS, IDLE_CATEGORIES
 from tb_gpu_advisor.rules import REGISTRY as RULES
 from tb_gpu_advisor.rules.savings import GROUPS
@@ -49,6 +49,11 @@ KIND_LABELS = {
     "memcpy_d2d": "copy device→device", "collectives": "collective", "input": "input (host waits for data)",
     "launch": "launch (host)", "host_compute": "host work", "host": "host (other)",
 }
+#: What holds memory at a GPU's peak (``metrics.types.MEMORY_CATEGORIES``), as the memory chart's bar names it.
+MEMORY_LABELS = {
+    "held": "Held across steps (parameters, optimizer state)", "activations": "Activations (kept for the backward)",
+    "gradients": "Gradients, backward temporaries", "optimizer": "Optimizer step", "other": "Other",
+}
 #: The saving groups (``rules.savings.GROUPS``) the diff compares the breakdown by.
 GROUP_LABELS = {
     "input": "Input", "launch": "Launch", "host": "Host / idle", "copies": "Copies", "compute": "Compute",
@@ -64,12 +69,13 @@ def legend() -> dict[str, Any]:
     """``categories`` (the breakdown, bottom of a stacked bar first), ``idle`` (the GPU's idle categories, the
     breakdown's priority: highest first), ``kinds`` (timeline events), ``rule_waits`` (rule id -> the idle
     categories its findings speak of; a rule not listed: every one), ``groups`` (the diff's breakdown groups with
-    their categories) and ``settings`` (``common.options.Setting`` each: key, label, flag, help, what applies unset)."""
+    their categories), ``memory`` (what holds memory at a peak, in the memory chart's stacking order) and ``settings`` (``common.options.Setting`` each: key, label, flag, help, what applies unset)."""
     return {
         "categories": _named(BREAKDOWN_CATEGORIES, CATEGORY_LABELS),
         "idle": _named(IDLE_CATEGORIES, IDLE_LABELS),
         "kinds": _named(EVENT_KINDS, KIND_LABELS),
         "rule_waits": {r.id: list(r.waits) for r in RULES.values() if r.waits},
         "groups": [{**g, "categories": list(GROUPS[g["id"]])} for g in _named(GROUPS, GROUP_LABELS)],
+        "memory": _named(MEMORY_CATEGORIES, MEMORY_LABELS),
         "settings": [s.as_dict() for s in settings_spec()],
     }

@@ -15,7 +15,7 @@ import re
 import textwrap
 from typing import Any, Iterable, Sequence
 
-from tb_gpu_advisor.common.fmt import ms, pct
+from tb_gpu_advisor.common.fmt import gb, ms, pct
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
@@ -38,7 +38,7 @@ _SEV_EMOJI = {"critical": "🔴", "warning": "🟠", "info": "🔵", "ok": "🟢
 def _saving_text(f: Finding) -> str:
     s = f.saving
     if s is None:
-        return ""
+        return f"frees ~{gb(f.saving_bytes)}" if getattr(f, "saving_bytes", None) else ""
     if s.ms_per_step <= 0:
         return "saves ~0 ms/step"
     floor = 100.0 * T("report.min_saving_share")
@@ -162,6 +162,35 @@ def shown_findings(report: Report, top: int | None) -> tuple[list[Finding], int]
     return fs, 0
 
 
+#: The peak table (issue #29): every GPU with allocator events, in the CLI's text and markdown and the tab.
+MEMORY_COLS = ["host", "gpu", "peak allocated", "peak reserved", "capacity", "peak / capacity", "peak at",
+               "held across steps", "activations"]
+
+
+def memory_rows(report: Report) -> list[list[str]]:
+    """One row per GPU whose memory the capture records (``GpuSummary.memory``): its peaks, capacity, when, and what
+    holds the peak; "(above start)" where the trace gives deltas only."""
+    rows = []
+    for h in report.hosts:
+        for g in h.gpus:
+            m = g.memory
+            if not m:
+                continue
+            used = m.get("peak_reserved_bytes")
+            used = used if used is not None else m.get("peak_allocated_bytes")
+            cap = m.get("capacity_bytes")
+            if m.get("peak_step") is not None:
+                when = f"step {m['peak_step']} +{ms(m.get('peak_step_offset_ms'))}"
+            else:
+                when = ms(m["peak_ms"]) if m.get("peak_ms") is not None else "at the dump"
+            above = " (above start)" if m.get("baseline") == "capture_start" else ""
+            bd = m.get("breakdown") or {}
+            rows.append([h.host, f"GPU{g.gpu}", gb(m.get("peak_allocated_bytes")) + above, gb(m.get("peak_reserved_bytes")),
+                         gb(cap), pct(used / cap) if cap and used is not None and not above else "-", when,
+                         gb(bd["held"]) if "held" in bd else "-", gb(bd["activations"]) if "activations" in bd else "-"])
+    return rows
+
+
 def _gpu_rows(gpus: Iterable[GpuSummary]) -> list[list[str]]:
     return [[f"GPU{g.gpu}", g.name or "-", g.compute_capability or "-", _num(g.step_ms), _pct(g.busy_share),
              _num(g.kernel_count), _num(g.collective_calls_per_step, 1), _num(g.launch_skew_ms)] for g in gpus]
@@ -278,6 +307,11 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     if report.collectives is not None:
         out.append(report.collectives.title)
         out.extend("  " + line for line in text_table(report.collectives.columns, _cells(report.collectives)))
+        out.append("")
+    mem = memory_rows(report)
+    if mem:
+        out.append("GPU memory (peak per GPU)")
+        out.extend("  " + line for line in text_table(MEMORY_COLS, mem))
         out.append("")
     for h in report.hosts:
         if h.error:
@@ -449,7 +483,7 @@ def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = F
     The report shows the first ``windows`` windows and ``tables`` evidence tables of each finding (``evidence_rows``
     rows each); the MCP server's ``explain_finding`` shows all of them through this same function (None: all).
     """
-    saving = f" · {_html(_saving_text(f))}" if f.saving else ""
+    saving = f" · {_html(_saving_text(f))}" if _saving_text(f) else ""
     out = [f"<details{' open' if open_ and f.severity in ('critical', 'warning') else ''}>",
            f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}{saving}</summary>", "",
            md_inline(f.summary), ""]
@@ -503,7 +537,8 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
     if shown:
         out += md_table(["#", "severity", "finding", "est. saving", "guide", "scope"],
                          [[i, f"{_SEV_EMOJI.get(f.severity, '')} {f.severity}", f.title,
-                           (f"{ms(f.saving.ms_per_step)} ({f.saving.percent_of_step:.0f}%)" if f.saving else "—"),
+                           (f"{ms(f.saving.ms_per_step)} ({f.saving.percent_of_step:.0f}%)" if f.saving
+                            else _saving_text(f) or "—"),
                            f.guide_section or "—", _scope(f) or "—"] for i, f in enumerate(shown, 1)])
     if cut:
         out += ["", f"_{cut} more finding{'s' if cut > 1 else ''} not shown._"]
@@ -529,6 +564,9 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
         out.append("")
         out += md_table(report.collectives.columns, _cells(report.collectives))
         out.append("")
+    mem = memory_rows(report)
+    if mem:
+        out += ["### GPU memory (peak per GPU)", ""] + md_table(MEMORY_COLS, mem) + [""]
     for h in report.hosts:
         if h.error:
             continue  # shown at the top

@@ -33,6 +33,8 @@ MAX_ROWS = 6
 MAX_LANES = 48
 #: GPU idle runs per window (the longest; a whole capture of short kernels has tens of thousands of slivers).
 MAX_IDLE_RUNS = 2000
+#: Points of a GPU's memory series per window (the highest event of each of as many time buckets: no peak is lost).
+MAX_MEMORY_POINTS = 1000
 #: Characters of an event name kept (C++ kernel names run to thousands; the hover shows this much).
 NAME_CHARS = 120
 #: The GPU's idle categories, as the breakdown paints them (everything it paints but GPU work).
@@ -85,6 +87,7 @@ def window_timeline(ctx: Context, start_ms: float, end_ms: float, max_events: in
         "lanes": out_lanes,
         "idle": idle,
         "steps": _steps_in(ctx, lo, hi, origin),
+        "memory": _memory_in(ctx, lo, hi, origin),
         "events_in_window": total,
         "events_shown": shown,
         "note": _bound_note(total, shown, (sum(int((~k).sum()) for k in keep), keep_ps), too_deep, lanes_left, idle_left),
@@ -211,6 +214,31 @@ def _idle_runs(ctx: Context, lo: int, hi: int, origin: int) -> tuple[list[dict],
     kept = sorted(kept, key=lambda r: (r[0], r[1]))
     return ([{"gpu": gpu, "start_ms": _ms(s, origin), "end_ms": _ms(e, origin), "category": c} for gpu, s, e, c in kept],
             len(runs) - len(kept))
+
+
+def _memory_in(ctx: Context, lo: int, hi: int, origin: int) -> list[dict]:
+    """Each GPU's allocated and reserved bytes through the window (issue #29: the memory under the lanes): the level
+    when the window opens, then every allocator event in it (bucketed to MAX_MEMORY_POINTS, each bucket its highest),
+    with the GPU's capacity where known; [] where the trace records no allocator events."""
+    out = []
+    for gpu, me in sorted(ctx.trace.memory.items()):
+        a, b = int(np.searchsorted(me.t, lo, side="left")), int(np.searchsorted(me.t, hi, side="right"))
+        idx = np.arange(max(a - 1, 0), b)
+        if not idx.size:
+            continue
+        if idx.size > MAX_MEMORY_POINTS:
+            bucket = (me.t[idx] - lo) * MAX_MEMORY_POINTS // max(hi - lo, 1)
+            order = np.lexsort((-me.allocated[idx], bucket))
+            first = np.ones(idx.size, bool)
+            first[1:] = bucket[order[1:]] != bucket[order[:-1]]
+            idx = np.unique(np.concatenate([idx[:1], idx[order[first]]]))
+        d = ctx.trace.device(gpu)
+        cap = me.limit_bytes or (d.info.memory_bytes if d is not None else None)
+        out.append({"gpu": gpu, "baseline": me.baseline, "capacity_bytes": cap,
+                    "t_ms": [max(_ms(int(t), origin), _ms(lo, origin)) for t in me.t[idx].tolist()],
+                    "allocated": me.allocated[idx].tolist(),
+                    "reserved": [int(v) if v >= 0 else None for v in me.reserved[idx].tolist()]})
+    return out
 
 
 def _steps_in(ctx: Context, lo: int, hi: int, origin: int) -> list[dict]:

@@ -50,6 +50,10 @@ RULE_IDS: tuple[str, ...] = (
     "mfu_low",  # §1.2.3, GEMMs far below their roofline (issue #20)
     "loss_scaling_gaps",  # §1.3
     "xla_not_used",  # §1.3
+    "oom_snapshot",  # §2 item 1, memory: an out-of-memory error a snapshot recorded (issue #29)
+    "activation_memory",  # §2 item 1, memory: activations are the peak -> checkpointing
+    "memory_fragmentation",  # §2 item 1, memory: reserved far above allocated
+    "memory_near_capacity",  # §2 item 1, memory: the peak at capacity
     "batch_size_headroom",  # §2 item 1
     "allocator_churn",  # §2 item 1, memory: the driver's allocator in every step
     "comm_exposed",  # §2 communication overlap (job scope)
@@ -72,7 +76,9 @@ GUIDE_ORDER: tuple[str, ...] = RULE_IDS + ("unexplained_idle", "healthy")
 if set(RULE_IDS) != set(REGISTRY):
     raise ImportError(f"rule modules and registered rules differ: {sorted(set(RULE_IDS) ^ set(REGISTRY))}")
 #: Rules that still run on a capture without GPU activity (CPU-only, or the GPU planes are empty).
-NO_GPU_RULES = frozenset({"capture_quality"})
+#: The memory checks read the allocator's events only: a memory snapshot (no kernels) has nothing else.
+NO_GPU_RULES = frozenset({"capture_quality", "oom_snapshot", "activation_memory", "memory_fragmentation",
+                          "memory_near_capacity", "batch_size_headroom"})
 
 
 def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[Finding]:
@@ -203,14 +209,19 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
         f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step, and no check of the guide recognises "
         f"why: open the trace viewer on the windows below and look at what the host does while the GPU idles.",
         title="The GPU idles for a reason no check recognises",
-        metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
-                      unit="share", display=pct(dev), good_direction="higher", status=sev,
-                      threshold=T("headline.device_step_share.warning"),
-                      meaning="share of the step the device executes (the guide's first overview number)"),
+        metric=_device_share_metric(dev, sev),
         windows=step_windows(ctx),
     )
     f.guide_section = "§1 overview"
     return f
+
+
+def _device_share_metric(dev: float | None, sev: str) -> Metric:
+    """The device step-time share as the idle findings grade it (the guide's first overview number)."""
+    return Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
+                  unit="share", display=pct(dev), good_direction="higher", status=sev,
+                  threshold=T("headline.device_step_share.warning"),
+                  meaning="share of the step the device executes (the guide's first overview number)")
 
 
 def _host_bound(ctx: Ctx, metrics: HostMetrics, sev: str, dev: float | None, host_ms: float) -> Finding:
@@ -223,10 +234,7 @@ def _host_bound(ctx: Ctx, metrics: HostMetrics, sev: str, dev: float | None, hos
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code (Python and framework work "
         f"that launches nothing): the step is host-bound.",
         title="Host-bound: the GPU waits for the host's own work inside the step",
-        metric=Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
-                      unit="share", display=pct(dev), good_direction="higher", status=sev,
-                      threshold=T("headline.device_step_share.warning"),
-                      meaning="share of the step the device executes (the guide's first overview number)"),
+        metric=_device_share_metric(dev, sev),
         saving=saving(ctx, host_ms, "the host's own work moves off the GPU's critical path (overlapped with the GPU, "
                                     "or compiled into graphs)", [("host", "host_work", host_ms)]),
         windows=step_windows(ctx, key=lambda st: st.breakdown.host_compute, label="host work"),

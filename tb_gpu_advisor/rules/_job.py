@@ -21,8 +21,8 @@ def rank_rows(ranks: Sequence[RankRow], mark: RankRow | None = None) -> list[lis
 
 
 def ranks_table(job: JobView, title: str = "Ranks (mean per step)", mark: RankRow | None = None) -> Table:
-    """Every rank, the most before its collectives first (the straggler, marked, leads)."""
-    return Table(title, list(RANK_COLUMNS), rank_rows(sorted(job.ranks, key=lambda r: -r.busy_ms), mark))
+    """Every rank, the most before its collectives first; a marked straggler leads."""
+    return Table(title, list(RANK_COLUMNS), rank_rows(sorted(job.ranks, key=lambda r: (r is not mark, -r.busy_ms)), mark))
 
 
 def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metric: Metric, saving_ms: float,

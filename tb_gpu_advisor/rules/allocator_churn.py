@@ -5,13 +5,16 @@ it; each ``cudaFree`` synchronizes the whole device.  When the cache is off (``P
 debugging setting left on), or shapes change every step so blocks never fit, the step pays for the driver's
 allocator: the GPU idles while the host is inside those calls.  Metric: that idle time (the breakdown's ``allocator``)
 as a share of the step.  One-time allocations of a cold start are the cold-start check's (painted first).
-Saving: the allocator's idle time (the calls gone from steady steps).
+Saving: the allocator's idle time (the calls gone from steady steps).  Where the trace records the allocator's events
+(``profile_memory=True``), the evidence says how often per step its reserved bytes moved: each move is a segment the
+caching allocator asked the driver for, or gave back.
 """
 
 from __future__ import annotations
 
+from tb_gpu_advisor.common.fmt import gb
 from tb_gpu_advisor.metrics.types import HostMetrics
-from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.model.schema import Finding, Table
 from tb_gpu_advisor.rules.base import Ctx, finding, ms, pct, rule, saving, share_metric, step_windows
 
 ID = "allocator_churn"
@@ -22,15 +25,26 @@ ID = "allocator_churn"
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     idle = m.breakdown.allocator
+    if m.breakdown.startup > 0 and ctx.steps < 2:
+        return []  # the one step of a cold capture: its first allocations are the start-up's (cold_start), not churn
     graded = ctx.graded(idle, "allocator_churn.warning", "allocator_churn.critical")
     if graded is None:
         return []
     share, sev = graded
+    moves = [g for g in m.memory.gpus if g.reserved_changes_per_step is not None]
+    churn = max(moves, key=lambda g: g.reserved_changes_per_step, default=None)
+    seen = (f" The allocator's reserved memory moves {churn.reserved_changes_per_step:.1f} times a step on GPU "
+            f"{churn.gpu} (segments asked for and given back)." if churn and churn.reserved_changes_per_step else "")
+    evidence = [Table("The caching allocator's segments per step (profile_memory)",
+                      ["GPU", "reserved changes / step", "peak reserved", "peak allocated"],
+                      [[g.gpu, round(g.reserved_changes_per_step, 2), gb(g.peak_reserved_bytes),
+                        gb(g.peak_allocated_bytes)] for g in moves])] if moves else []
     return [finding(
         ctx, ID, sev,
         f"The GPU idles {ms(idle)} of each {ms(ctx.step_ms)} step ({pct(share)}) while the host is inside the device "
         f"allocator's own calls (cudaMalloc / cudaFree; every free synchronizes the device): the caching allocator is "
-        f"off, or blocks never fit because shapes change every step.",
+        f"off, or blocks never fit because shapes change every step.{seen}",
+        evidence=evidence,
         metric=share_metric("allocator_share", "GPU idle in allocator calls", share, "allocator_churn.warning",
                             severity=sev, detail={"allocator_ms_per_step": idle}),
         saving=saving(ctx, idle, "the allocator's calls leave the steady steps (memory cached and reused)",

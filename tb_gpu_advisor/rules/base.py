@@ -258,6 +258,7 @@ def finding(
     windows: Sequence[TimeWindow] = (),
     actions: Sequence[Action] = (),
     gpu: int | None = None,
+    saving_bytes: int | None = None,
 ) -> Finding:
     reg = REGISTRY.get(rule_id)
     actions, used = _not_applied(ctx, actions)
@@ -277,6 +278,7 @@ def finding(
         actions=[dataclasses.replace(a, text=ctx.words(a.text)) for a in actions],
         host=ctx.host or None,
         gpu=gpu,
+        saving_bytes=int(saving_bytes) if saving_bytes is not None else None,
     )
 
 

@@ -1,32 +1,74 @@
-"""§2 item 1: maximize the batch size (only when the capture has memory data).
+"""§2 item 1: maximize the batch size -- the GPU's memory peak leaves room for a larger one.
 
-Metric: peak memory / GPU memory.  Info below the threshold: a larger batch
-raises device utilization and amortizes communication.  No saving estimate
-(it depends on the model's scaling).
+Metric: peak memory / GPU memory (reserved bytes where the trace records them, else allocated), on the GPU that uses
+the most.  Info below ``batch_size_headroom.info``.  How much larger: the memory held across steps (parameters,
+optimizer state) stays, the step's own memory grows with the batch, and a job can plan its peak for
+``memory.usable_share`` of the GPU -- so about (usable - held) / (peak - held) times the batch.  A larger batch raises
+device utilization (and amortizes the gradient all-reduce where the capture has collectives).  No step-time saving
+(it depends on the model's scaling); the room it uses is the saving in bytes.  A trace of deltas only (PyTorch
+1.8-1.10) has no peak to judge: silent.
 """
 
 from __future__ import annotations
 
+from tb_gpu_advisor.common.fmt import gb
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import Ctx, finding, grade, pct, rule, value_metric
+from tb_gpu_advisor.rules import _memory as mem
+from tb_gpu_advisor.rules.base import Ctx, T, finding, grade, pct, rule, value_metric
 
 ID = "batch_size_headroom"
 
 
-@rule(ID, "§2 item 1", "Memory headroom: the batch size could grow", thresholds=("batch_size_headroom.info",))
+@rule(ID, "§2 item 1", "Memory headroom: the batch size could grow", thresholds=("batch_size_headroom.info",
+                                                                               "memory.usable_share"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
-    mem = m.memory
-    if not mem.available or not mem.peak_bytes or not mem.capacity_bytes:
+    gpus = mem.absolute(m)
+    if m.memory.ooms:  # it ran out of memory: no headroom to speak of
         return []
-    used = mem.peak_bytes / mem.capacity_bytes
+    if not gpus:
+        return _legacy(m, ctx)
+    g = max(gpus, key=lambda x: mem.use_share(x) or 0.0)
+    used = mem.use_share(g) or 0.0
+    if grade(used, "batch_size_headroom.info") is None:
+        return []
+    held = g.breakdown.get("held", 0) if g.breakdown else 0
+    room = T("memory.usable_share") * g.capacity_bytes
+    step_bytes = g.peak_allocated_bytes - held
+    factor = (room - held) / step_bytes if step_bytes > 0 else None
+    kind = "reserved" if g.peak_reserved_bytes is not None else "allocated"
+    text = (f"GPU {g.gpu}'s memory peaks at {gb(mem.used(g))} {kind} of its {gb(g.capacity_bytes)} ({pct(used)}, "
+            f"{mem.when(g)})")
+    if factor is not None and factor > 1:
+        text += (f": the step's own {gb(step_bytes)} (the peak less {gb(held)} held across steps) could grow about "
+                 f"{factor:.1f}x before the GPU is {pct(T('memory.usable_share'), 0)} full")
+    text += ". A larger batch raises device utilization" + (
+        " and amortizes the step's collectives over more samples." if m.comm.by_type else ".")
+    return [finding(
+        ctx, ID, "info", text,
+        metric=value_metric("peak_memory_share", "Peak memory / GPU memory", used, "share", pct(used),
+                            "batch_size_headroom.info", severity="info", good_direction="higher",
+                            detail={"gpu": g.gpu, "peak_allocated_bytes": g.peak_allocated_bytes,
+                                    "peak_reserved_bytes": g.peak_reserved_bytes, "capacity_bytes": g.capacity_bytes,
+                                    "held_bytes": held, "growth_factor": round(factor, 2) if factor else None}),
+        evidence=[mem.gpu_table(gpus)], windows=mem.peak_window(m, g, "memory peak"),
+        actions=ctx.fw.fix(ID), saving_bytes=max(int(room - mem.used(g)), 0),
+    )]
+
+
+def _legacy(m: HostMetrics, ctx: Ctx) -> list[Finding]:
+    """A capture with the allocator's peak statistic only (no allocation events): peak vs capacity."""
+    mem_ = m.memory
+    if not mem_.available or mem_.gpus or not mem_.peak_bytes or not mem_.capacity_bytes:
+        return []
+    used = mem_.peak_bytes / mem_.capacity_bytes
     if grade(used, "batch_size_headroom.info") is None:
         return []
     return [finding(
         ctx, ID, "info",
-        f"Peak GPU memory is {mem.peak_bytes / 2**30:.1f} GiB of {mem.capacity_bytes / 2**30:.1f} GiB ({pct(used)}): "
-        f"a larger batch would raise utilization and amortize communication.",
+        f"Peak GPU memory is {gb(mem_.peak_bytes)} of {gb(mem_.capacity_bytes)} ({pct(used)}): a larger batch would "
+        f"raise device utilization" + (" and amortize the step's collectives." if m.comm.by_type else "."),
         metric=value_metric("peak_memory_share", "Peak memory / GPU memory", used, "share", pct(used),
                             "batch_size_headroom.info", severity="info", good_direction="higher"),
         actions=ctx.fw.fix(ID),

@@ -17,6 +17,8 @@ ID = "capture_quality"
       thresholds=("capture.min_steps", "capture.max_seconds", "capture.max_step_cv",
                   "capture.graph_kernel_share", "capture.unseen_share"))
 def check(m: HostMetrics) -> list[Finding]:
+    if m.memory.snapshot:  # a memory snapshot is no capture of steps: the memory checks speak for it
+        return []
     ctx = Ctx(m)
     c, s = m.capture, m.steps
     out = []

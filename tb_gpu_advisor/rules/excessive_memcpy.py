@@ -21,7 +21,8 @@ _NAMES = {"h2d": "H2D", "d2h": "D2H", "d2d": "D2D", "p2p": "P2P", "memset": "Mem
 
 
 @rule(ID, "§1.2.2", "Memory copies block the GPU",
-      thresholds=("excessive_memcpy.warning", "excessive_memcpy.critical", "excessive_memcpy.sync_share"))
+      thresholds=("excessive_memcpy.warning", "excessive_memcpy.critical", "excessive_memcpy.sync_share",
+                  "excessive_memcpy.pageable_share"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     if ctx.step_ms is None or not m.memcpy:
@@ -47,11 +48,18 @@ def check(m: HostMetrics) -> list[Finding]:
     rec_txt = (f"; {', '.join(_NAMES.get(c.direction, c.direction) for c in recurring)} copies recur at the same point "
                f"every step" if recurring else "")
     sync_txt = f"; {ms(sync_ms)} per step is synchronous" if sync_ms > 0 else ""
+    pageable = [c for c in copies if c.direction in ("h2d", "d2h") and c.ms_per_step > 0
+                and (c.pageable_share or 0.0) >= T("excessive_memcpy.pageable_share")]
+    if pageable:  # Nsight's expert rule: the driver stages them through a pinned buffer, and the host waits
+        sync_txt += "; " + ", ".join(f"{pct(c.pageable_share)} of the {_NAMES.get(c.direction)} copy time" for c in pageable) + \
+            " is from pageable host memory (staged by the driver, blocking the host)"
     rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
              c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
     dirs = {c.direction for c in copies if c.blocking_ms_per_step > 0 or (c.sync_share or 0) > 0}
     variants = (["host_device"] if dirs & {"d2h", "h2d"} else []) + (["h2d"] if "h2d" in dirs else [])
     direction_acts = ctx.fw.fixes_for(ID, variants)
+    if pageable:
+        direction_acts = ctx.fw.extra(f"{ID}:pageable") + [a for a in direction_acts if a not in ctx.fw.extra(f"{ID}:pageable")]
     if dirs & {"d2d", "p2p"}:
         direction_acts.append(action("Check for unnecessary device-to-device copies between replicas (variables "
                                      "or ops pinned to one GPU) — guide §2 item 4."))

@@ -109,16 +109,17 @@ class Advisor:
     # -- analysis ------------------------------------------------------------------------------------------
 
     def report(self, session: Session, *, options: UserOptions | None = None, progress: Progress | None = None,
-               jobs: int | None = 1, isolate: bool = False,
-               analyze_fn: Callable[..., Any] | None = None) -> Analysis:
+               jobs: int | None = 1, isolate: bool = False, analyze_fn: Callable[..., Any] | None = None,
+               force: bool = False) -> Analysis:
         """The session's Report with its cache story (``runtime.session.session_report``): from the cache when
         stored, else analysed (``jobs`` host files at once) and stored.  ``isolate``: a one-host session is
-        analysed in a child process with the worker limits (a long-lived server must not die with one file)."""
+        analysed in a child process with the worker limits (a long-lived server must not die with one file).
+        ``force``: nothing read from the cache, every host analysed again (``precompute --force``)."""
         opts = self.options_for(options)
         if analyze_fn is None and isolate and len(session.hosts) == 1:
             analyze_fn = functools.partial(_isolated_session, opts)
         return _session.session_report(session, cache=self.cache, progress=progress, jobs=jobs,
-                                       analyze_fn=analyze_fn, options=opts)
+                                       analyze_fn=analyze_fn, options=opts, force=force)
 
     def report_json(self, session: Session, hosts: Sequence[HostFile], *, progress: Progress, jobs: int = 1,
                     isolate: bool = False, options: UserOptions | None = None,

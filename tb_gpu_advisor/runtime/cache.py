@@ -57,14 +57,13 @@ from typing import Any
 
 from tb_gpu_advisor import ANALYZER_VERSION
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.cachedir import DISABLED_VALUES, ENV_DIR, default_dir  # noqa: F401 - re-exported
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.model.schema import SCHEMA_VERSION, HostReport, Report, problem
 
 logger = logging.getLogger(__name__)
 
-ENV_DIR = "TB_GPU_ADVISOR_CACHE_DIR"
-DISABLED_VALUES = frozenset({"off", "none", "0", "false", "disabled"})
 DEFAULT_MAX_BYTES = 1 << 30  # 1 GiB: reports are 10 kB - a few MB compressed
 #: Version of this module's file layout; bump when the entry format changes.
 CACHE_FORMAT = 1
@@ -73,16 +72,6 @@ _TMP_PREFIX = ".tmp-"
 _STALE_TMP_SECONDS = 3600  # a temp file this old belongs to a writer that died
 #: Entries bigger than this (compressed, or decompressed) are not reports: discarded unread.
 MAX_ENTRY_BYTES = 256 << 20
-
-
-def default_dir() -> str | None:
-    """The cache folder from the environment, or None when ``TB_GPU_ADVISOR_CACHE_DIR=off``."""
-    env = os.environ.get(ENV_DIR)
-    if env is not None and env.strip():
-        return None if env.strip().lower() in DISABLED_VALUES else os.path.expanduser(env)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = xdg if xdg and os.path.isabs(xdg) else os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "tb-gpu-advisor")
 
 
 def analyzer_version() -> str:

@@ -49,27 +49,33 @@ class Analysis:
 
 def session_report(session: Session, *, params: int | None = None, cache: ReportCache | None = None,
                    progress: Progress | None = None, jobs: int | None = 1,
-                   analyze_fn: Callable[..., Any] | None = None, options: UserOptions | None = None) -> Analysis:
+                   analyze_fn: Callable[..., Any] | None = None, options: UserOptions | None = None,
+                   force: bool = False) -> Analysis:
     """The session's Report (every host file) with the user's ``options``: cached, else analysed (``jobs`` host files
     at once) and stored.
 
     ``analyze_fn(run, session, hosts, progress=, params=)`` replaces the analysis (tests, precompute's hook).
     A report with a failed host is not stored (the next run retries); nor is one whose files changed while
     they were read (a capture still being written).
+
+    ``force`` (``precompute --force``): read nothing from the cache -- neither the session's entry nor the per-host
+    entries a sharded precompute left -- analyse every host file again and store what it gives (the per-host
+    entries of a session of many hosts too).
     """
     options = UserOptions.of(options, params)
     key = session_key(session, options=options)
-    if cache is not None:
+    if cache is not None and not force:
         text = cache.get(key)
         if text is not None:
             return Analysis(Report.from_json(text), from_cache=True)
     if analyze_fn is not None:
         report = analyze_fn(session.run, session.session, list(session.hosts), progress=progress, params=options.params)
     elif cache is not None and cache.enabled and len(session.hosts) > 1:
-        # many hosts: merged from the per-host cache (what a sharded precompute fills)
+        # many hosts: merged from the per-host cache (what a sharded precompute fills); forced, each analysed again
         report = merge_hosts(session.run, session.session,
-                             cached_host_reports(session, cache, options=options, jobs=jobs, progress=progress), options)
-    elif cache is not None and cache.enabled and (stored := _stored_host_reports(session, cache, options)):
+                             cached_host_reports(session, cache, options=options, jobs=jobs, progress=progress,
+                                                 force=force), options)
+    elif cache is not None and cache.enabled and not force and (stored := _stored_host_reports(session, cache, options)):
         # one host: from the per-host cache only when a shard stored it (else only its session entry is kept)
         report = merge_hosts(session.run, session.session, stored, options)
     elif len(session.hosts) > 1 and worker_count(jobs, len(session.hosts)) > 1:
@@ -101,9 +107,11 @@ def _stored_host_reports(session: Session, cache: ReportCache, options: UserOpti
 
 
 def cached_host_reports(session: Session, cache: ReportCache, *, params: int | None = None, jobs: int | None = 1,
-                        progress: Progress | None = None, options: UserOptions | None = None) -> list[HostReport]:
+                        progress: Progress | None = None, options: UserOptions | None = None,
+                        force: bool = False) -> list[HostReport]:
     """Every host file's report of ``session``, in host order: from the per-host cache where stored (a sharded
     precompute fills it: ``precompute --shard K/N``), the others analysed now (``jobs`` at once) and stored.
+    ``force``: none read from the cache, every one analysed now and stored.
 
     A session of many ranks is merged from these small summaries, so its memory grows with ranks, not events.
     A host that failed, or whose file changed while it was read, is not stored (the next run retries it).
@@ -113,7 +121,7 @@ def cached_host_reports(session: Session, cache: ReportCache, *, params: int | N
     keys = [host_key(session, h, options=options) for h in hosts]
     reports: list[HostReport | None] = []
     for k in keys:
-        text = cache.get(k)
+        text = None if force else cache.get(k)
         reports.append(HostReport.from_json(text) if text is not None else None)
     missing = [i for i, r in enumerate(reports) if r is None]
     if missing:

@@ -39,7 +39,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from tb_gpu_advisor import __version__
-from tb_gpu_advisor.common.fmt import echo, echo_list, ms, pct
+from tb_gpu_advisor.common.fmt import echo, echo_list, gb, ms, pct
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import REGISTRY as FRAMEWORKS
@@ -83,8 +83,8 @@ estimated saving in ms per step.
 Typical use: list_runs -> get_report(run) (markdown; format='summary' for the gist in a few thousand characters) ->
 explain_finding(run, finding_id) for the windows, evidence and fix -> after the user changes the code and captures
 again, diff_runs(base_run, new_run) to see whether the step got faster and whether the saving we predicted was
-realised.  get_tables gives the kernel and op tables; capture_advice says whether a capture can be trusted and how
-to record a better one.  Long answers come in pages: the first line says the offset of the next page.  Rule docs
+realised.  get_tables gives the kernel and op tables; get_memory where the GPU memory goes; capture_advice says
+whether a capture can be trusted and how to record a better one.  Long answers come in pages: the first line says the offset of the next page.  Rule docs
 are resources (tb-gpu-advisor://rules/<rule>).  Names come from list_runs; times are ms unless a column says us."""
 
 
@@ -323,6 +323,56 @@ def tables_text(report: Report, which: str, rows: int, fmt: str) -> str:
         shown = min(rows, len(t.rows))
         out += [f"### {render.md_inline(t.title)} on host {render.md_code(h.host)} ({shown} of {len(t.rows)} rows)",
                 ""] + render.table_markdown(t, rows) + [""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+#: The memory findings (issue #29): what ``get_memory`` lists beside the numbers.
+MEMORY_RULES = ("oom_snapshot", "activation_memory", "memory_fragmentation", "memory_near_capacity",
+                "batch_size_headroom", "allocator_churn")
+
+
+def fmt_bytes(n: Any) -> str:
+    return gb(n) if isinstance(n, (int, float)) else str(n)
+
+
+def memory_text(report: Report, fmt: str, timeline: bool = False) -> str:
+    """Where each GPU's memory goes (``GpuSummary.memory``): the peak table, what holds each peak, the OOMs a
+    snapshot recorded, and the memory findings with their fixes; as markdown or JSON (``timeline``: with the chart's
+    series)."""
+    findings = [f for f in all_findings(report) if f.rule in MEMORY_RULES]
+    if fmt == "json":
+        hosts = [{"host": h.host, "error": h.error,
+                  "gpus": [{"gpu": g.gpu, "name": g.name,
+                            "memory": None if g.memory is None else
+                            {k: v for k, v in g.memory.items() if timeline or k != "timeline"}} for g in h.gpus]}
+                 for h in report.hosts]
+        return json.dumps({"run": report.run, "session": report.session, "hosts": hosts,
+                           "findings": [dataclasses.asdict(f) for f in findings]}, indent=1)
+    out = [f"## GPU memory of run {render.md_code(report.run)}, session {render.md_code(report.session)}", ""]
+    rows = render.memory_rows(report)
+    if not rows:
+        out += ["No allocator events in this session: record them with PyTorch's `profile_memory=True` (or dump a "
+                "memory snapshot with `torch.cuda.memory._dump_snapshot`); XPlane captures carry them where the "
+                "allocator's memory events were traced.", ""]
+        return "\n".join(out)
+    out += render.md_table(render.MEMORY_COLS, rows) + [""]
+    for h in report.hosts:
+        for g in h.gpus:
+            m = g.memory
+            if not m:
+                continue
+            if m.get("top"):
+                out += [f"### What holds {render.md_code(h.host)} GPU{g.gpu}'s memory at its peak", ""]
+                out += render.md_table(["op", "holds", "size", "allocations"],
+                                       [[op, cat, fmt_bytes(b), n] for op, cat, b, n in m["top"]]) + [""]
+            for o in m.get("ooms") or []:
+                out += [f"### Out of memory on {render.md_code(h.host)} GPU{g.gpu}: {fmt_bytes(o['requested_bytes'])} "
+                        f"requested, {fmt_bytes(o['device_free_bytes'])} free", ""]
+                out += [f"- asked for at {render.md_code(fr)}" for fr in o["frames"][:6]] + [""]
+                out += render.md_table(["size", "holds", "allocated at"],
+                                       [[fmt_bytes(b), c, " <- ".join(fr[:3])] for b, c, fr in o["live"]]) + [""]
+    for i, f in enumerate(findings, 1):
+        out += render.finding_markdown(f, i, evidence_rows=10, open_=True)
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -593,6 +643,20 @@ def build_server(backend: ToolBackend) -> Any:
         collectives (`communication`).  Use to see which kernels or ops take the time a finding speaks of."""
         report = (await selected(ctx, run, session, host))[1]
         return _checked(lambda: page(tables_text(report, table, rows, format), offset, max_chars))
+
+    @tool
+    async def get_memory(ctx: Context, run: Run, session: SessionName = None, host: Host = None,
+                         format: Literal["markdown", "json"] = "markdown",
+                         timeline: Annotated[bool, Field(description="JSON only: add each GPU's memory series "
+                                                                     "(ms, allocated, reserved)")] = False,
+                         offset: Offset = 0, max_chars: MaxChars = PAGE_CHARS) -> str:
+        """Where the GPU memory goes: per GPU its peak allocated and reserved bytes against its capacity, when in
+        the step the peak falls, what holds it (memory held across steps, activations, gradients, the optimizer's
+        state; the ops holding most), the reserve beyond the peak (fragmentation), the out-of-memory errors a
+        memory snapshot recorded, and the memory findings with their fixes.  Use for "why did this OOM", "can the
+        batch grow", "what fills the GPU"."""
+        report = (await selected(ctx, run, session, host))[1]
+        return _checked(lambda: page(memory_text(report, format, timeline), offset, max_chars))
 
     @tool
     async def capture_advice(ctx: Context,

@@ -11,11 +11,13 @@ Sources, tried in order (the first that yields steps wins; see
 6. ``step_num_stat``        -- host events carrying ``step_num`` / ``iter_num`` (grouped by value);
 7. ``xla_modules``          -- ``XLA Modules`` line events (JAX / XLA), the most frequent module;
 8. ``xla_module_launches``  -- host ``<module>:XLA GPU module`` events (raw JAX files), the most frequent module;
-9. ``engine_steps`` / ``annotation_spans`` -- the program's own repeated spans (``job.structure``): a serving
+9. ``nvtx_range`` / ``nvtx_top_range`` -- NVTX ranges (Nsight Systems): ``ProfilerStep#N`` or a user range named
+   like a step or iteration; else the most repeated top-level user range (``frameworks.nvtx``);
+10. ``engine_steps`` / ``annotation_spans`` -- the program's own repeated spans (``job.structure``): a serving
    engine's ``execute_model``, a user's ``record_function`` or ``train_step``;
-10. ``single_pass``          -- a capture of inference work with no repeated structure: one forward pass, one step;
-11. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps;
-12. ``whole_capture``        -- one window over everything, with a note why.
+11. ``single_pass``          -- a capture of inference work with no repeated structure: one forward pass, one step;
+12. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps;
+13. ``whole_capture``        -- one window over everything, with a note why.
 
 Each source carries a confidence (:data:`CONFIDENCE`): the format's own markers are sure, the program's spans
 likely, GPU busy clusters a guess -- what rests on the steps says so.  Steps that hold the capture's one-time costs
@@ -32,6 +34,7 @@ dropped.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -39,7 +42,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import tensorflow, xla
+from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, xla
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
@@ -58,6 +61,8 @@ StepSource = Literal[
     "profiler_step",  # PyTorch: `ProfilerStep#N` host annotations (the format's own step marks)
     "xla_modules",  # JAX / XLA: one `XLA Modules` event per step (post-processed files)
     "xla_module_launches",  # raw JAX files: one host `<module>:XLA GPU module` execution per step
+    "nvtx_range",  # Nsight Systems: NVTX `ProfilerStep#N` or user ranges named like a step or iteration
+    "nvtx_top_range",  # Nsight Systems: the most repeated top-level user NVTX range
     "engine_steps",  # a serving engine's own step span (vLLM ``execute_model``)
     "annotation_spans",  # the program's repeated spans that hold most of the GPU work
     "single_pass",  # inference with no repeated structure: the capture is one forward pass
@@ -68,6 +73,7 @@ StepSource = Literal[
 #: How sure each step source is that its windows are the job's steps.
 CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "keras_profiled_batch": "high", "trace_train": "high",
               "root_r": "medium", "step_num_stat": "medium", "xla_modules": "high", "xla_module_launches": "medium",
+              "nvtx_range": "high", "nvtx_top_range": "medium",
               "engine_steps": "high", "annotation_spans": "medium", "single_pass": "medium",
               "gpu_busy_clusters": "low", "whole_capture": "low"}
 
@@ -190,7 +196,7 @@ def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | 
 
 #: Sources whose windows are host time spans (tiled, mapped to devices through the launches).
 _HOST_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat", "xla_module_launches",
-                 "engine_steps", "annotation_spans")
+                 "nvtx_range", "nvtx_top_range", "engine_steps", "annotation_spans")
 
 
 def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None) -> Steps:
@@ -216,10 +222,14 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             mapped = "host_window"
         else:
             xla = _xla_module_steps(trace) or _xla_launch_steps(h)
+            marked = _nvtx_steps(trace) if xla is None else None
             own = job.structure if job is not None else None
             if xla is not None:
                 source, note, ids, hs, he = xla
                 mapped = "device"
+            elif marked is not None:
+                source, note, ids, hs, he = marked
+                mapped = "host_window"
             elif own is not None:
                 source, note, hs, he = own.source, own.note, own.start, own.end
                 ids = np.arange(hs.size, dtype=np.int64)
@@ -460,3 +470,109 @@ def _xla_launch_steps(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, 
     module = h.names[best][: -len(xla.GPU_MODULE_SUFFIX)]
     return "xla_module_launches", f"host executions of XLA module `{module}` (`{h.names[best]}` events)", np.arange(s.size, dtype=np.int64), s, e
 
+
+
+def _nvtx_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Steps from the capture's NVTX ranges (``Trace.ranges``), in this order: PyTorch's ``ProfilerStep#N``; user
+    ranges named like a step or an iteration (``frameworks.nvtx.is_step_name``), the most repeated such name (source
+    ``nvtx_range``); else the top-level user range (inside no other range of its thread) repeated most often on one
+    thread, at least ``steps.nvtx_min_repeats`` times (``nvtx_top_range``: a guess, medium confidence).  Framework ops (autograd NVTX) and libraries' ranges (NCCL...) never mark
+    steps.  A step's number is the one its name carries (``ProfilerStep#7``, ``iteration 12``), else its order on
+    its thread; ranks' ranges of the same number are one step."""
+    r = trace.ranges
+    if r is None or not r.idx.size:
+        return None
+    h = trace.h
+    idx = r.idx
+    names = h.names
+    pstep = np.fromiter((pytorch.step_number(n) for n in names), np.int64, len(names))
+    m = pstep[h.name[idx]] >= 0
+    if m.any():
+        sel = idx[m]
+        u, s, e = _group_windows(pstep[h.name[sel]], h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+        return "nvtx_range", f"NVTX `ProfilerStep#N` ranges ({sel.size})", u, s, e
+    library = np.fromiter((nvtx.is_library_range(n) for n in names), bool, len(names))
+    user = ~r.op & ~library[h.name[idx]]
+    if r.domains:
+        lib_dom = np.fromiter((d in nvtx.LIBRARY_DOMAINS for d in r.domains), bool, len(r.domains))
+        user &= ~lib_dom[r.domain]
+    if not user.any():
+        return None
+    # ranges named alike but for a number (``iteration 12``, ``iteration 13``) are one name
+    bases: dict[str, int] = {}
+    base_text = [_TRAILING_NUMBER_PART.sub("", n) or n for n in names]
+    base = np.array([bases.setdefault(b, len(bases)) for b in base_text], dtype=np.int64)
+    base_names = list(bases)
+    step_named = np.fromiter((nvtx.is_step_name(n) for n in names), bool, len(names))
+    named = user & step_named[h.name[idx]]
+    how = "named like a step"
+    source = "nvtx_range"
+    if named.any():
+        cand = idx[named]
+        best = _most_repeated(h, base[h.name[cand]], cand, per_line=False)
+        sel = cand[base[h.name[cand]] == best]
+    else:
+        top = user & _top_level(h, idx)
+        if not top.any():
+            return None
+        cand = idx[top]
+        best = _most_repeated(h, base[h.name[cand]], cand, per_line=True)
+        sel = cand[base[h.name[cand]] == best]
+        if _max_per_line(h, sel) < T("steps.nvtx_min_repeats"):
+            return None
+        how = "the most repeated top-level range"
+        source = "nvtx_top_range"
+    sel = sel[np.lexsort((h.start[sel], h.line[sel]))]
+    ids = _range_step_ids(h, sel)
+    lines = np.unique(h.line[sel]).size
+    note = f"NVTX ranges `{base_names[best]}`, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
+    u, s, e = _group_windows(ids, h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+    return source, note, u, s, e
+
+
+def _top_level(h: HostEvents, idx: np.ndarray) -> np.ndarray:
+    """Bool per range of ``idx`` (host events in (line, start, longer first) order): inside no other range of its line."""
+    out = np.zeros(idx.size, dtype=bool)
+    line = h.line[idx]
+    for ln in np.unique(line).tolist():
+        pos = np.flatnonzero(line == ln)
+        s, e = h.start[idx[pos]].astype(np.int64), h.end[idx[pos]].astype(np.int64)
+        before = np.maximum.accumulate(e)
+        open_end = np.concatenate([[np.iinfo(np.int64).min], before[:-1]])
+        out[pos] = s >= open_end
+    return out
+
+
+def _most_repeated(h: HostEvents, names: np.ndarray, sel: np.ndarray, per_line: bool) -> int:
+    """The name (``names``: one per range of ``sel``) occurring most often (on one line when ``per_line``); ties: the
+    one that starts first."""
+    key = names.astype(np.int64)
+    if per_line:
+        key = key * (int(h.line.max()) + 1) + h.line[sel].astype(np.int64)
+    _, first, counts = np.unique(key, return_index=True, return_counts=True)
+    best = np.lexsort((h.start[sel][first], -counts))[0]
+    return int(names[first[best]])
+
+
+def _max_per_line(h: HostEvents, sel: np.ndarray) -> int:
+    return int(np.bincount(h.line[sel].astype(np.int64)).max()) if sel.size else 0
+
+
+_TRAILING_NUMBER = re.compile(r"(\d+)\s*$")
+#: A range name's trailing number with what separates it: ``iteration 12`` and ``iteration 13`` are one name.
+_TRAILING_NUMBER_PART = re.compile(r"[-_ #:=]*\d+\s*$")
+
+
+def _range_step_ids(h: HostEvents, sel: np.ndarray) -> np.ndarray:
+    """Step numbers of step ranges ``sel`` (by line, then start): the number each name carries where they are distinct
+    on every line, else the order on its line (0, 1, ...)."""
+    nums = np.array([int(m.group(1)) if (m := _TRAILING_NUMBER.search(h.names[int(i)])) else -1
+                     for i in h.name[sel].tolist()], dtype=np.int64)
+    line = h.line[sel].astype(np.int64)
+    if (nums >= 0).all() and all(np.unique(nums[line == ln]).size == int((line == ln).sum()) for ln in np.unique(line)):
+        return nums
+    order = np.zeros(sel.size, np.int64)
+    for ln in np.unique(line).tolist():
+        pos = np.flatnonzero(line == ln)
+        order[pos] = np.arange(pos.size)
+    return order

@@ -108,3 +108,14 @@ def test_memory_benchmark_runs(tmp_path) -> None:
     for row in ("| empty events, XPlane, 1 MB |", "| empty events, PyTorch, 1 MB |", "| dense 8-GPU capture (200KB) |"):
         assert row in table, table[-3000:]
     assert table.count("**pass**") + table.count("**fail**") == 3 and list(tmp_path.glob("memory-*.md"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak RSS is read from Linux rusage and /proc")
+def test_nsys_large_runs_on_a_small_export(tmp_path) -> None:
+    """``benchmarks/nsys_large.py`` end to end on a 2 MB export: it writes the export, reads and reports it."""
+    script = os.path.join(REPO, "benchmarks", "nsys_large.py")
+    out = subprocess.run([sys.executable, script, "--size", "2MB", "--cache-dir", str(tmp_path), "--timeout", "120"],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "| read (read_trace) | ok |" in out.stdout and "| report (tb-gpu-advisor report FILE --format json) | ok |" in out.stdout
+    assert list(tmp_path.glob("nsys-*.md")) and list(tmp_path.glob("nsys/2MB/run/report.sqlite"))

@@ -251,3 +251,43 @@ def test_a_report_with_a_failed_host_is_not_stored(tmp_path):
     a = analysis.session_report(s, cache=cache)
     assert a.report.hosts[0].error and not a.stored and a.not_stored == "a host could not be analysed"
     assert cache.get(session_key(s)) is None
+
+
+@pytest.mark.parametrize("sharded, warm_sessions", [(False, False), (False, True), (True, True)],
+                         ids=["sessions-hosts-warm", "sessions-all-warm", "shards-all-warm"])
+def test_force_analyses_every_host_again_even_with_a_warm_per_host_cache(tmp_path, monkeypatch, sharded,
+                                                                          warm_sessions):
+    """``--force`` analyses every host file again: never served from a session entry, nor merged from the per-host
+    entries a sharded run left (the bug: a forced run of a 1,024-rank job merged them in 1.5 s instead of analysing)."""
+    from synthetic import torchtrace as tt
+
+    d = str(tmp_path / "logs")
+    for run in ("ddp_2x8_slow_node", "ddp_balanced"):  # a multi-host session and a one-host one
+        tt.write_run(d, run, steps=4)
+    cache = ReportCache(str(tmp_path / "cache"))
+    for k in range(2):  # warm: every host in the per-host cache (two shards) ...
+        assert pc.precompute_shard(d, (k, 2), jobs=1, cache=cache, out=io.StringIO()).exit_code == 0
+    if warm_sessions:  # ... and every session's entry, merged from them
+        assert pc.precompute(d, jobs=1, cache=cache, out=io.StringIO()).exit_code == 0
+    hosts = sorted(h.path for s in discover(d) for h in s.hosts)
+    assert len(hosts) >= 3
+    analysed: list[str] = []
+    real = pipeline.analyze_host
+
+    def counting(host_file, *a, **k):
+        analysed.append(host_file.path)
+        return real(host_file, *a, **k)
+
+    monkeypatch.setattr(pipeline, "analyze_host", counting)  # the sessions' path (pipeline, runtime.session)
+    monkeypatch.setattr(pc, "analyze_host", counting)  # the shards' path
+    if sharded:
+        summaries = [pc.precompute_shard(d, (k, 2), jobs=1, cache=cache, force=True, out=io.StringIO())
+                     for k in range(2)]
+    else:
+        summaries = [pc.precompute(d, jobs=1, cache=cache, force=True, out=io.StringIO())]
+    assert all(s.exit_code == 0 and s.count("cached") == 0 for s in summaries)
+    assert sorted(analysed) == hosts  # each host file analysed again, exactly once
+    # and without --force, nothing is analysed: the entries the forced run refreshed serve
+    analysed.clear()
+    again = pc.precompute(d, jobs=1, cache=cache, out=io.StringIO())
+    assert again.count("new") == 0 and analysed == []

@@ -1080,6 +1080,127 @@ def test_settings_parameter_count_judges_the_allreduce_and_stays_in_the_url(ddp_
     assert not page.errors, page.errors
 
 
+NSYS_SET = os.path.join(os.path.dirname(REPO), "shared", "profiles", "nsys")
+
+
+@pytest.fixture(scope="module")
+def nsys_url():
+    """TensorBoard over Nsight Systems runs: the real H100 window (copies fill the GPUs) and a generated input-bound
+    loop with NVTX step ranges, beside a PyTorch run (issue 28's done-when)."""
+    from synthetic.nsysexport import NsysJob, write
+
+    def fill(logdir: str) -> None:
+        os.makedirs(os.path.join(logdir, "nsys_input_bound"))
+        write(os.path.join(logdir, "nsys_input_bound", "train.sqlite"), NsysJob(steps=8, input_ms=4.0))
+        shutil.copytree(os.path.join(DEMO, "pytorch_input_bound"), os.path.join(logdir, "torch_input_bound"))
+        src = os.path.join(NSYS_SET, "h100_fsdp_window")
+        if os.path.isdir(src):
+            shutil.copytree(src, os.path.join(logdir, "h100_fsdp_window"))
+            for folder, _, files in os.walk(logdir):  # the shared sets are read-only; the copy must be removable
+                for path in [folder] + [os.path.join(folder, f) for f in files]:
+                    os.chmod(path, os.stat(path).st_mode | 0o200)
+
+    yield from _served("nsys", fill)
+
+
+def test_an_nsight_run_shows_its_findings_and_its_step_timeline(nsys_url, page, shots):
+    """An Nsight run is listed as one, its top finding is first, the tab says its windows are in Nsight's time base
+    (no Perfetto or stock-viewer promise), "Show step N" draws the finding's window with GPU and host lanes and the
+    input wait highlighted, and Download trace gives back the export itself."""
+    page.goto(nsys_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame, timeout=120000)
+    runs = ["nsys_input_bound"] + (["h100_fsdp_window"] if os.path.isdir(NSYS_SET) else [])
+    for run, top in zip(runs, ("input_bound", "excessive_memcpy")):
+        select_run(frame, run)
+        first = frame.locator(".finding").first
+        assert first.get_attribute("data-rule") == top, (run, first.get_attribute("data-rule"))
+        assert first.locator("a[href*='trace_viewer']").count() == 0
+        assert "open in Nsight Systems" in first.inner_text() and "Perfetto" not in first.inner_text()
+        page.screenshot(path=os.path.join(shots, f"nsys_{run}.png"))
+    select_run(frame, "nsys_input_bound")
+    report = served_report(nsys_url, "nsys_input_bound", frame.locator("body").get_attribute("data-session"))
+    window = next(f for f in report["findings"] if f["rule"] == "input_bound")["windows"][0]
+    finding = frame.locator(".finding[data-rule='input_bound']").first
+    if finding.get_attribute("open") is None:
+        finding.locator("summary").first.click()
+    finding.locator("button.show-window").first.click()
+    svg = finding.locator("figure.timeline-figure svg.timeline")
+    svg.wait_for(timeout=60000)
+    g = svg.evaluate(TIMELINE_GEOMETRY)
+    assert (g["start"], g["end"]) == (window["start_ms"], window["end_ms"])
+    assert {lane["kind"] for lane in g["lanes"]} == {"gpu", "host"}, g["lanes"]
+    assert g["focus"] and all(r["category"] == "input_wait" for r in g["focus"])
+    finding.locator("figure.timeline-figure").scroll_into_view_if_needed()
+    page.screenshot(path=os.path.join(shots, "nsys_timeline.png"))
+    with page.expect_download() as dl:
+        finding.locator("a.download-trace").first.click()
+    assert dl.value.suggested_filename == "train.sqlite"
+    with open(dl.value.path(), "rb") as f:
+        assert f.read(16) == b"SQLite format 3\x00"
+
+
+# -- where the GPU memory goes (issue #29) ---------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def memory_url():
+    """TensorBoard over a generated PyTorch run recorded with profile_memory=True (activations most of an 82% peak)
+    and a run folder holding a memory snapshot dumped at an OOM."""
+    from synthetic import memsnapshot as ms
+    from synthetic import torchtrace as tt
+
+    def fill(logdir: str) -> None:
+        tt.write_run(logdir, "memory_activation_heavy", steps=8)
+        ms.write(os.path.join(logdir, "oom_run", "rank0_oom.pickle"), ms.oom_activations().doc)
+
+    yield from _served("memory", fill)
+
+
+def test_memory_chart_peak_table_and_the_oom(memory_url, page, shots):
+    """The activation-heavy run: checkpointing is the first finding, with the bytes it frees; the report's memory
+    table and the host's chart (allocated, reserved, capacity, the peak marked at the served peak, labels inside);
+    its "Show step" draws the GPU's memory under the lanes.  The snapshot's run: the OOM first, the failed request
+    and what was live then, drawn as text."""
+    page.goto(memory_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame, timeout=120000)
+    select_run(frame, "memory_activation_heavy")
+    body = frame.locator("body")
+    report = served_report(memory_url, "memory_activation_heavy", body.get_attribute("data-session"))
+    mem = report["hosts"][0]["gpus"][0]["memory"]
+    first = frame.locator(".finding").first
+    assert first.get_attribute("data-rule") == "activation_memory"
+    assert "frees ~" in first.locator(".saving-bytes").inner_text()
+    table = frame.locator("section.memory table")
+    assert "82%" in table.inner_text() and f"step {mem['peak_step']}" in table.inner_text()
+    open_hosts(frame)
+    chart = frame.locator("details.host[open] svg.memory-chart").first
+    chart.scroll_into_view_if_needed()
+    g = chart.evaluate(CHART_GEOMETRY)
+    assert g["svg"]["width"] >= 0.97 * g["figure"]["width"]
+    for t in g["texts"]:
+        assert _inside(t, g["svg"]), ("label clipped", t, g["svg"])
+    assert chart.locator("path.mem-allocated").count() == 1 and chart.locator("path.mem-reserved").count() == 1
+    assert chart.locator("line.mem-capacity").count() == 1
+    assert float(chart.locator("g.mem-peak").get_attribute("data-ms")) == pytest.approx(mem["peak_ms"])
+    assert chart.locator("rect.step-band.peak-step").get_attribute("data-step") == str(mem["peak_step"])
+    page.screenshot(path=os.path.join(shots, "memory_chart.png"))
+    first.locator("button.show-window").first.click()
+    lane = first.locator("svg.timeline g.lane-memory")
+    lane.wait_for(timeout=60000)
+    assert lane.get_attribute("data-gpu") == "0" and lane.locator("path.mem-allocated").count() == 1
+    page.screenshot(path=os.path.join(shots, "memory_step_timeline.png"))
+    select_run(frame, "oom_run")
+    oom = frame.locator(".finding").first
+    assert oom.get_attribute("data-rule") == "oom_snapshot"
+    assert "Allocating 1.00 GiB on GPU 0 failed" in oom.inner_text()
+    open_hosts(frame)
+    block = frame.locator("details.host[open] .oom").first
+    assert "could not be allocated" in block.inner_text().lower() and "linear.py:125 forward" in block.inner_text()
+    page.screenshot(path=os.path.join(shots, "memory_oom.png"))
+    assert not page.errors, page.errors
+
+
 def _linked_runs(logdir: str) -> None:
     """A logdir whose run is a symlink out of it (a demo run copied beside the logdir)."""
     beside = os.path.join(os.path.dirname(logdir), "elsewhere")

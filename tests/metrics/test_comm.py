@@ -58,15 +58,21 @@ def test_dlrm_all_to_all_wait_is_named_and_laid_at_the_rank_that_enters_last():
     kernels run under ``nccl:all_to_all``: an AllToAll.  Across the 8 real ranks the least any rank spends in it is
     its transfer (0.39 ms); the rest of the others' exposed time is waiting for the rank that enters it last (rank 7
     waits least), so the finding is that straggler, naming the all-to-all, and comm_exposed counts only the
-    transfer (too little to fire)."""
+    transfer (too little to fire).  Issue #27 item 2: rank 7 is only 1.13 ms ahead of the median rank, so balancing it
+    saves at most that, not the others' whole 4.6 ms extra wait; the rest is the all-to-all itself, and one aligned step
+    is weak evidence (a warning of low confidence)."""
     s = _dlrm()
     rep = analyze_session(s.run, s.session, s.hosts).to_dict()
     rules = [f["rule"] for f in rep["findings"]]
     (f,) = [f for f in rep["findings"] if f["rule"] == "rank_straggler"]
-    assert rules[0] == "rank_straggler" and "comm_exposed" not in rules
+    assert "comm_exposed" not in rules
     assert f["host"] == "worker7_step_12" and f["gpu"] == 7 and "mostly in AllToAll" in f["summary"]
     waits = sorted(r[3] for r in f["evidence"][0]["rows"])  # exposed comm ms of every rank
-    assert f["saving"]["ms_per_step"] == pytest.approx(waits[4] - waits[0], abs=0.01)  # others' median - its own
+    lead = f["metric"]["detail"]["straggler_busy_extra_ms"]
+    assert f["saving"]["ms_per_step"] == pytest.approx(min(waits[4] - waits[0], lead), abs=0.01)
+    assert lead == pytest.approx(1.13, abs=0.01) and "Its lead explains" in f["summary"]
+    assert f["severity"] == "warning" and f["confidence"] == "low" and "weak evidence" in f["summary"]
+    assert f["evidence"][0]["rows"][0][0].endswith("(straggler)")  # the ranks table leads with it, marked
     assert rep["ranks"]["columns"][0] == "rank" and len(rep["ranks"]["rows"]) == 8
 
 

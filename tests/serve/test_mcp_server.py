@@ -35,7 +35,7 @@ if importlib.util.find_spec("mcp") is None:
 
 from tests.support.mcp_client import mcp_server  # needs the SDK
 
-TOOLS = {"list_runs", "get_report", "diff_runs", "explain_finding", "get_tables", "capture_advice"}
+TOOLS = {"list_runs", "get_report", "diff_runs", "explain_finding", "get_tables", "capture_advice", "get_memory"}
 
 
 @pytest.fixture(scope="module")
@@ -246,6 +246,40 @@ def test_real_jax_set(real):
                           "--format", "json"))
     assert without_time(got) == without_time(want)
     assert "input_bound" in got["calibration"]["findings"]
+
+
+# --------------------------------------------------------------------------- GPU memory (issue #29)
+
+@pytest.fixture(scope="module")
+def memory_logdir(tmp_path_factory):
+    """A generated PyTorch run recorded with profile_memory=True, and a memory snapshot dumped at an OOM."""
+    from synthetic import memsnapshot as ms
+    from synthetic import torchtrace as tt
+
+    d = tmp_path_factory.mktemp("mcp-memory-logs")
+    tt.write_run(str(d), "memory_near_oom", steps=6)
+    ms.write(str(d / "oom_run" / "rank0.pickle"), ms.fragmented().doc)
+    with mcp_server(d, tmp_path_factory.mktemp("mcp-memory")) as client:
+        yield client, d
+
+
+def test_get_memory_is_the_reports_memory(memory_logdir):
+    """The peak table and the memory findings of the report the CLI prints, per GPU; the JSON's numbers are the
+    report's GpuSummary.memory (the series only when asked for); an OOM snapshot names its request and frames."""
+    client, logdir = memory_logdir
+    text = client.text("get_memory", run="memory_near_oom")
+    rep = Report.from_json(cli("report", str(logdir), "--run", "memory_near_oom", "--format", "json"))
+    mem = rep.hosts[0].gpus[0].memory
+    assert "| peak allocated |" in text and "94.7%" in text
+    assert "The memory peak is at the GPU" in text and "fully_shard" in text
+    data = json.loads(client.whole("get_memory", run="memory_near_oom", format="json"))
+    got = data["hosts"][0]["gpus"][0]["memory"]
+    assert got["peak_allocated_bytes"] == mem["peak_allocated_bytes"] and "timeline" not in got
+    assert {f["rule"] for f in data["findings"]} == {"memory_near_capacity"}
+    series = json.loads(client.whole("get_memory", run="memory_near_oom", format="json", timeline=True))
+    assert series["hosts"][0]["gpus"][0]["memory"]["timeline"] == mem["timeline"]
+    oom = client.text("get_memory", run="oom_run")
+    assert "Out of memory on" in oom and "3.00 GiB requested" in oom and "expandable_segments:True" in oom
 
 
 # --------------------------------------------------------------------------- issue 27 item 10

@@ -21,7 +21,7 @@ from tensorboard.plugins import base_plugin
 from werkzeug import test as werkzeug_test
 from werkzeug import wrappers
 
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, MEMORY_CATEGORIES
 from tb_gpu_advisor.report import legend
 from tb_gpu_advisor.report.timeline import EVENT_KINDS, IDLE_CATEGORIES
 from tb_gpu_advisor.rules import REGISTRY
@@ -59,8 +59,10 @@ def test_the_legend_names_every_category_kind_group_and_rule_wait():
     assert [c["id"] for c in served["idle"]] == list(IDLE_CATEGORIES)
     assert [c["id"] for c in served["kinds"]] == list(EVENT_KINDS)
     assert [g["id"] for g in served["groups"]] == list(GROUPS)
+    assert [c["id"] for c in served["memory"]] == list(MEMORY_CATEGORIES)
     for section, labels in (("categories", legend.CATEGORY_LABELS), ("idle", legend.IDLE_LABELS),
-                            ("kinds", legend.KIND_LABELS), ("groups", legend.GROUP_LABELS)):
+                            ("kinds", legend.KIND_LABELS), ("groups", legend.GROUP_LABELS),
+                            ("memory", legend.MEMORY_LABELS)):
         unnamed = [c["id"] for c in served[section] if c["id"] not in labels]
         assert not unnamed, f"report/legend.py has no label for the {section} {unnamed}"
     # each rule's waits are idle categories; the rules main added (cold_start, allocator_churn) speak of theirs

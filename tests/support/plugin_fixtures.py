@@ -93,6 +93,47 @@ def merged_second_finding(hosts: tuple[str, ...]) -> rs.Finding:
     return f
 
 
+def gpu_memory(steps: int = 6) -> dict:
+    """``GpuSummary.memory`` (schema 1.3) of a training GPU: a saw-tooth over the steps (activations made in the forward
+    pass, freed in the backward), the peak in step 3, the ops holding it (one named with hostile text), and the OOM a
+    snapshot would add."""
+    held, act, cap = 12 << 30, 6 << 30, 40 << 30
+    t, alloc, res = [], [], []
+    for i in range(steps):
+        for k, frac in enumerate((0.0, 0.5, 1.0, 0.4, 0.0)):
+            t.append(i * 40.0 + 2.0 + k * 8.0)
+            a = held + int(act * frac * (1.25 if i == 3 else 1.0))
+            alloc.append(a)
+            res.append(held + int(act * 1.25) + (256 << 20))
+    peak = max(alloc)
+    return {"source": "PyTorch [memory] events (profile_memory=True)", "baseline": "absolute", "events": len(t),
+            "peak_allocated_bytes": peak, "peak_reserved_bytes": max(res), "capacity_bytes": cap,
+            "capacity_source": "device memory", "peak_ms": t[alloc.index(peak)], "peak_step": 3,
+            "peak_step_offset_ms": 18.0, "peak_step_share": 0.45, "start_bytes": held, "gap_bytes": max(res) - peak,
+            "reserved_changes_per_step": 0.0, "breakdown": {"held": held, "activations": peak - held},
+            "top": [["aten::addmm", "activations", (peak - held) // 2, 12], [HOSTILE, "activations", (peak - held) // 2, 12]],
+            "step_peaks": [[i, held + act, held + act, held] for i in range(steps)],
+            "timeline": {"t_ms": t, "allocated": alloc, "reserved": res}, "note": "",
+            "ooms": [{"requested_bytes": 2 << 30, "device_free_bytes": 1 << 30, "allocated_bytes": peak,
+                      "reserved_bytes": max(res), "frames": [f"model.py:58 forward {HOSTILE}"], "at_ms": 130.0,
+                      "live": [[peak - held, "activations", ["model.py:58 forward"]]],
+                      "by_category": {"activations": peak - held, "held": held}}]}
+
+
+def memory_finding(host: str = "worker0") -> rs.Finding:
+    """A memory finding (schema 1.3): its saving in bytes, its window the step of the peak."""
+    return rs.Finding(
+        id=f"activation_memory:{host}", rule="activation_memory", severity="warning",
+        title="Activations are most of the memory peak: recompute them (activation checkpointing)",
+        summary="At its memory peak GPU 0 holds 7.50 GiB of activations kept for the backward pass.",
+        guide_section="§2 item 1", saving_bytes=5637144576,
+        actions=[rs.Action("Recompute activations in the backward pass.", "x = checkpoint(block, x, use_reentrant=False)",
+                           "python")],
+        windows=[rs.TimeWindow(host=host, label="memory peak, GPU 0 (19.5 GiB at 138 ms)", start_ms=120.0, end_ms=160.0,
+                               gpu=0, step=3)],
+        host=host)
+
+
 def host_report(host: str = "worker0", steps: int = 6) -> rs.HostReport:
     rows = []
     for i in range(steps):
@@ -106,11 +147,11 @@ def host_report(host: str = "worker0", steps: int = 6) -> rs.HostReport:
         headline=headline(),
         breakdown_ms=dict(rows[0].breakdown),
         step_rows=rows,
-        gpus=[rs.GpuSummary(0, "NVIDIA A100-SXM4-40GB", "8.0", 40.0, 0.42, 25200, 1.0, 0.0),
+        gpus=[rs.GpuSummary(0, "NVIDIA A100-SXM4-40GB", "8.0", 40.0, 0.42, 25200, 1.0, 0.0, memory=gpu_memory(steps)),
               rs.GpuSummary(1, "NVIDIA A100-SXM4-40GB", "8.0", 41.5, 0.35, 25100, 1.0, 1.8)],
         kernels=rs.Table("Top kernels", ["kernel", "count", "total ms"], [[HOSTILE, 4200, 25.6]]),
         kernel_durations_us={"edges_us": [1, 2, 5, 10, 20, 40, 100, 1000], "counts": [10, 400, 3000, 900, 60, 30, 5]},
-        findings=(fs := [finding(host), second_finding(host)]),
+        findings=(fs := [finding(host), second_finding(host), memory_finding(host)]),
         achievable=achievable(sum(rows[0].breakdown.values()), rows[0].breakdown, fs),
     )
 

@@ -27,6 +27,8 @@ RUNS = list(tt.SCENARIOS)
 WILD_RANK = FIXTURES / "wild" / "hta_v100" / "rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz"
 #: a real serving worker's trace, for what only ``with_stack`` writes (``python_function`` spans)
 WILD_SERVING = next((FIXTURES / "wild" / "vllm_b200_tp8").glob("*.pt.trace.json.gz"))
+#: a real trace recorded with ``profile_memory=True`` (PyTorch 2.x on an H100): what the ``[memory]`` events carry
+WILD_MEMORY = next((FIXTURES / "wild" / "hf_qwen_h100").glob("*.pt.trace.json.gz"))
 MULTI = [r for r in RUNS if tt.SCENARIOS[r].ranks == 4 and tt.SCENARIOS[r].nodes == 1]
 MULTI_NODE = [r for r in RUNS if tt.SCENARIOS[r].nodes > 1]
 
@@ -66,11 +68,11 @@ def test_files_follow_the_real_traces(synth: Path) -> None:
     real trace writes it."""
     # the H100 set, and a real multi-GPU rank for what a single GPU never writes (record_param_comms' message)
     real_top, real = _shape(sorted(REAL_TORCH_SET.glob("*/*.pt.trace.json")))
-    wild_top, wild = _shape([WILD_RANK, WILD_SERVING])
+    wild_top, wild = _shape([WILD_RANK, WILD_SERVING, WILD_MEMORY])
     for key, names in wild.items():
         real[key] = real.get(key, set()) | names
     ours_top, ours = _shape(sorted(synth.glob("*/*.pt.trace.json")))
-    assert ours_top - real_top == {"distributedInfo"} <= wild_top and real_top <= ours_top
+    assert ours_top - real_top == {"distributedInfo", "profile_memory"} <= wild_top and real_top <= ours_top
     for key, names in ours.items():
         assert key in real, f"{key}: not in any real trace"
         assert names <= real[key], f"{key}: {sorted(names - real[key])} not in the real traces"
@@ -78,7 +80,8 @@ def test_files_follow_the_real_traces(synth: Path) -> None:
             ("X", "gpu_memcpy"): {"correlation", "External id", "device", "stream", "bytes"},
             ("X", "cuda_runtime"): {"correlation", "External id"}, ("X", "cpu_op"): {"External id"},
             ("X", "gpu_user_annotation"): {"External id"}, ("M", "thread_name"): {"name"},
-            ("M", "process_name"): {"name"}}
+            ("M", "process_name"): {"name"},
+            ("i", "cpu_instant_event"): {"Total Allocated", "Total Reserved", "Bytes", "Addr", "Device Id", "Device Type"}}
     for key, wanted in read.items():
         assert real[key] & wanted <= ours[key], key
 

@@ -26,9 +26,10 @@ from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.formats.kineto.parse import KinetoReadError, KinetoTrace, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
-from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, unique_inverse
+from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, nest, unique_inverse
 from tb_gpu_advisor.model.idtable import IdTable
-from tb_gpu_advisor.model.trace import Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents, Spans, StepMarkers, Trace
+from tb_gpu_advisor.model.trace import (MEMORY_PHASES, Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents, MemoryEvents,
+                                       Spans, StepMarkers, Trace)
 
 #: Host categories analysed.  Python frames (``python_function``, with ``with_stack=True``) are left out: they
 #: enclose the ATen ops they call, so as host events they would cover the whole step as host work.
@@ -109,6 +110,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         problems=list(kt.problems), **_collective_messages(kt, host_order),
         world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), **_flop_ops(kt, h, host_order),
         producer=producer, spans=_python_spans(kt, start_ps, end_ps, line_pairs),
+        memory=_memory_events(kt, origin, h, line_pairs, host_order, [d.gpu for d in devs]),
     )
 
 
@@ -485,6 +487,111 @@ def _allocator(kt: KinetoTrace) -> Allocator:
     mem = kt.memory or {}
     peaks = [int(v) for d, v in mem.items() if isinstance(v, (int, float)) and d is not None and int(d) >= 0]
     return Allocator(max(peaks) if peaks else None, None)
+
+
+#: What the ``[memory]`` events say, in the report's words.
+_MEMORY_SOURCE = "PyTorch [memory] events (profile_memory=True)"
+
+
+def _memory_events(kt: KinetoTrace, origin_ns: int, h: HostEvents, line_pairs: np.ndarray, host_order: np.ndarray,
+                   gpus: list[int]) -> dict[int, MemoryEvents]:
+    """Per GPU, its ``[memory]`` events in time order (the file's order is not always time order: the autograd
+    thread's events are written apart), each with the op it happened in.
+
+    Totals: ``Total Allocated`` / ``Total Reserved`` as written where every event carries them; PyTorch 1.8-1.10 wrote
+    ``Bytes`` only, and allocated is then their running sum from the capture's start (``baseline="capture_start"``).
+    The op: the innermost ATen op or annotation of the event's thread holding it, named after the op that called an
+    allocation-only op (``aten::empty`` inside ``aten::addmm`` is ``aten::addmm``'s), and its phase: inside autograd's
+    backward nodes, inside ``Optimizer.step``, inside some other op (``forward``), outside any (``other``).
+
+    GPU ids: the allocator numbers devices as the framework does (HIP's ordinal 0), while ROCm's tracer numbers the
+    GPU that ran the kernels after the CPU agents (2 on the MI300X traces): where the ids differ but the counts agree,
+    they are paired in order (:func:`_memory_gpu_ids`)."""
+    m = kt.mem
+    if m is None:
+        return {}
+    rows = np.flatnonzero(m.gpu_rows())
+    if not rows.size:
+        return {}
+    t = (m.ts_ns[rows] - origin_ns) * 1000
+    op, phase, names = _memory_ops(kt, h, line_pairs, host_order, m.pid[rows], m.tid[rows], t)
+    out: dict[int, MemoryEvents] = {}
+    dev = m.device[rows]
+    to_gpu = _memory_gpu_ids(sorted(set(dev.tolist())), gpus)
+    for g in np.unique(dev).tolist():
+        sel = np.flatnonzero(dev == g)
+        sel = sel[np.argsort(t[sel], kind="stable")]
+        r = rows[sel]
+        delta = m.bytes[r]
+        total = m.total[r]
+        absolute = bool((total >= 0).all())
+        out[to_gpu[int(g)]] = MemoryEvents(
+            gpu=to_gpu[int(g)], source=_MEMORY_SOURCE, baseline="absolute" if absolute else "capture_start", t=t[sel],
+            delta=delta, allocated=total if absolute else np.cumsum(delta), reserved=m.reserved[r], addr=m.addr[r],
+            op=op[sel], phase=phase[sel], op_names=names)
+    return out
+
+
+def _memory_gpu_ids(mem_devs: list[int], gpus: list[int]) -> dict[int, int]:
+    """The trace's GPU id of each allocator device: the same id where the GPUs have it; paired in order where the two
+    numberings differ (ROCm's agent ids) but count the same GPUs."""
+    if set(mem_devs) <= set(gpus) or len(mem_devs) != len(gpus):
+        return {d: d for d in mem_devs}
+    return dict(zip(mem_devs, sorted(gpus)))
+
+
+def _memory_ops(kt: KinetoTrace, h: HostEvents, line_pairs: np.ndarray, host_order: np.ndarray, pid: np.ndarray,
+                tid: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """For each memory event: (its op's label id, its phase id, the labels) -- see :func:`_memory_events`."""
+    n = t.shape[0]
+    op = np.full(n, -1, dtype=np.int32)
+    phase = np.full(n, MEMORY_PHASES.index("other"), dtype=np.int8)
+    labels: dict[str, int] = {}
+    if not len(h) or not line_pairs.size:
+        return op, phase, []
+    is_op = _cat_mask(kt, _OP_CATS)[host_order]
+    # PyTorch 1.9 wrote an op's tid as text ("25738") and a [memory] event's as a number: one thread all the same
+    def thread(q: int) -> int:
+        label = kt.tid_labels.get(q, "") if q < -1 else ""
+        return int(label) if label.isdigit() else q
+
+    key = {(int(p), thread(int(q))): i for i, (p, q) in enumerate(line_pairs.tolist())}
+    ev_line = np.array([key.get((int(p), thread(int(q))), -1) for p, q in zip(pid.tolist(), tid.tolist())],
+                       dtype=np.int64)
+    for line in np.unique(ev_line[ev_line >= 0]).tolist():
+        ops = np.flatnonzero((h.line == line) & is_op)
+        evs = np.flatnonzero(ev_line == line)
+        if not ops.size:
+            continue
+        parent, inner = nest(h.start[ops], h.end[ops], t[evs])
+        op_label, op_phase = _op_scopes(h, ops, parent, labels)
+        hit = inner >= 0
+        op[evs[hit]] = op_label[inner[hit]]
+        phase[evs[hit]] = op_phase[inner[hit]]
+    return op, phase, list(labels)
+
+
+def _op_scopes(h: HostEvents, ops: np.ndarray, parent: np.ndarray, labels: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
+    """Per op of one line: the label its allocations get (its own name, its caller's for an allocation-only op) and
+    its phase (its own scope, else its parent's; ``forward`` inside ops of no scope)."""
+    k = ops.shape[0]
+    label = np.full(k, -1, dtype=np.int32)
+    ph = np.full(k, MEMORY_PHASES.index("forward"), dtype=np.int8)
+    starts, ends = h.start[ops], h.end[ops]
+    names = h.names
+    name_ids = h.name[ops].tolist()
+    par = parent.tolist()
+    scopes = {nid: pytorch.memory_phase(names[nid]) for nid in set(name_ids)}
+    factory = {nid: pytorch.is_factory_op(names[nid]) for nid in set(name_ids)}
+    for i in np.lexsort((-ends, starts)).tolist():  # parents first
+        nid, p = name_ids[i], par[i]
+        if factory[nid] and p >= 0:
+            label[i] = label[p]
+        else:
+            label[i] = labels.setdefault(names[nid], len(labels))
+        scope = scopes[nid]
+        ph[i] = MEMORY_PHASES.index(scope) if scope else (ph[p] if p >= 0 else ph[i])
+    return label, ph
 
 
 def _compile_evidence(kt: KinetoTrace, h: HostEvents, devs: list[DeviceEvents]) -> list[str]:

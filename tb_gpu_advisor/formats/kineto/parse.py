@@ -17,7 +17,7 @@ event with the stdlib's ``raw_decode``, which is exact: a hostile file cannot ma
 A trace cut off mid-write (common: the job was killed while the handler wrote) keeps every whole event
 before the cut and says so in :attr:`KinetoTrace.problems`; a file with no readable event is an error.
 Only ``X`` (complete) events become rows; metadata (``M``) names processes and threads, ``[memory]``
-instant events give the allocator's peak; flows (``ac2g``, ``fwdbwd``) are counted, not kept: the
+instant events (``profile_memory=True``) become the allocator's columns (:class:`MemoryColumns`); flows (``ac2g``, ``fwdbwd``) are counted, not kept: the
 launch link is the ``correlation`` argument both ends carry.
 """
 
@@ -79,6 +79,37 @@ class KinetoReadError(ValueError):
         self.reason = reason
 
 
+#: ``Device Type`` of a GPU's ``[memory]`` events (c10's DeviceType): CUDA, and HIP (ROCm builds write 6).
+GPU_DEVICE_TYPES = (1, 6)
+
+
+@dataclass
+class MemoryColumns:
+    """``[memory]`` instant events, one row each, in file order: the allocator's every allocation and free.
+
+    ``ts_ns`` as written (not re-based), like :attr:`KinetoTrace.ts_ns`; ``device`` is ``Device Id`` (-1 for the
+    host's), ``dtype`` ``Device Type``; ``total`` / ``reserved`` are ``Total Allocated`` / ``Total Reserved`` after the
+    event and ``addr`` the block's address, -1 where the event does not carry them (PyTorch 1.8-1.10 wrote
+    ``Bytes`` only)."""
+
+    ts_ns: np.ndarray
+    pid: np.ndarray
+    tid: np.ndarray
+    device: np.ndarray
+    dtype: np.ndarray
+    bytes: np.ndarray
+    total: np.ndarray
+    reserved: np.ndarray
+    addr: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.ts_ns.shape[0])
+
+    def gpu_rows(self) -> np.ndarray:
+        """Bool per row: a GPU's event (CUDA or HIP, or no type written) with a device id."""
+        return (self.device >= 0) & (np.isin(self.dtype, GPU_DEVICE_TYPES) | (self.dtype < 0))
+
+
 @dataclass
 class KinetoTrace:
     """One trace file as columns: one row per ``X`` event, in file order.
@@ -111,6 +142,8 @@ class KinetoTrace:
     tid_labels: dict[int, str] = field(default_factory=dict)
     memory: dict[int, int] = field(default_factory=dict)
     memory_reserved: dict[int, int] = field(default_factory=dict)
+    #: the ``[memory]`` events themselves, None where the trace has none
+    mem: MemoryColumns | None = None
     ph_counts: dict[str, int] = field(default_factory=dict)
     n_events: int = 0
     bytes_read: int = 0
@@ -278,7 +311,11 @@ def _decoder(which: str | None) -> str:
 _MSGSPEC_TYPE: Any = None
 #: Kineto ``args`` keys -> identifiers of the typed decode's ``Args`` struct.
 _STRUCT_ARGS = {key: f"a{i}_" + re.sub(r"\W", "_", key).lower() for i, key in enumerate((
-    *_ARG_KEYS, "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved", *_OP_KEYS))}
+    *_ARG_KEYS, "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved", "Bytes", "Addr",
+    *_OP_KEYS))}
+#: ``[memory]`` event arguments -> :class:`MemoryColumns` fields (integers; anything else reads as absent, -1).
+_MEM_ARGS = (("Device Id", "device"), ("Device Type", "dtype"), ("Bytes", "bytes"), ("Total Allocated", "total"),
+             ("Total Reserved", "reserved"), ("Addr", "addr"))
 
 
 def _msgspec_type() -> Any:
@@ -337,6 +374,7 @@ class _Columns:
         self.tid_labels: dict[str, int] = {}
         self.memory: dict[int, int] = {}
         self.memory_reserved: dict[int, int] = {}
+        self.mem: dict[str, list] = {k: [] for k in ("ts", "pid", "tid", *(c for _, c in _MEM_ARGS))}
         self.ph = Counter()
         self.n_events = 0
         self.malformed = 0
@@ -364,7 +402,7 @@ class _Columns:
             if e.ph == "M":
                 self._metadata(e)
             elif e.ph == "i" and e.name == "[memory]":
-                self._memory(e.args)
+                self._memory(e)
         if timed:
             self.parts.append(self._part(timed, typed))
 
@@ -447,15 +485,34 @@ class _Columns:
         elif kind == "thread_name" and isinstance(_any_arg(args, "name"), str):
             self.thread_names[(pid, self._id(e.tid, self.tid_labels))] = _any_arg(args, "name")
 
-    def _memory(self, args: Any) -> None:
-        """``[memory]`` events (``profile_memory=True``): peak allocated/reserved bytes per CUDA device."""
-        dev, dtype = _any_arg(args, "Device Id"), _any_arg(args, "Device Type")
-        if type(dev) is not int or dev < 0 or (dtype is not None and dtype != 1):
+    def _memory(self, e: Any) -> None:
+        """A ``[memory]`` event (``profile_memory=True``): one allocator row (:class:`MemoryColumns`), and the peak
+        allocated/reserved bytes per GPU (CUDA or HIP)."""
+        if not _is_number(e.ts):
+            self.malformed += 1
             return
-        for key, peaks in (("Total Allocated", self.memory), ("Total Reserved", self.memory_reserved)):
+        args, mem = e.args, self.mem
+        mem["ts"].append(e.ts)
+        mem["pid"].append(self._id(e.pid, self.pid_labels))
+        mem["tid"].append(self._id(e.tid, self.tid_labels))
+        for key, col in _MEM_ARGS:
             v = _any_arg(args, key)
-            if type(v) is int and v > peaks.get(dev, -1):
+            ok = type(v) is int and -(1 << 63) <= v < (1 << 63)
+            mem[col].append(v if ok else (0 if col == "bytes" else -1))  # a size not written changes nothing
+        dev, dtype = mem["device"][-1], mem["dtype"][-1]
+        if dev < 0 or (dtype >= 0 and dtype not in GPU_DEVICE_TYPES):
+            return
+        for col, peaks in (("total", self.memory), ("reserved", self.memory_reserved)):
+            v = mem[col][-1]
+            if v >= 0 and v > peaks.get(dev, -1):
                 peaks[dev] = v
+
+    def mem_columns(self) -> MemoryColumns | None:
+        m = self.mem
+        if not m["ts"]:
+            return None
+        cols = {c: np.asarray(m.pop(c), dtype=np.int64) for c in ("pid", "tid", *(c for _, c in _MEM_ARGS))}
+        return MemoryColumns(ts_ns=_ns(np.asarray(m.pop("ts"), dtype=np.float64)), **cols)
 
     @staticmethod
     def _id(v: Any, labels: dict[str, int]) -> int:
@@ -722,7 +779,7 @@ class _Parser:
             name=c.column("name", np.int32), ts_ns=_ns(ts), dur_ns=np.maximum(_ns(dur), 0), meta=meta,
             process_names=c.process_names, process_labels=c.process_labels, thread_names=c.thread_names,
             pid_labels={v: k for k, v in c.pid_labels.items()}, tid_labels={v: k for k, v in c.tid_labels.items()},
-            memory=c.memory, memory_reserved=c.memory_reserved, ph_counts=dict(c.ph), n_events=c.n_events,
+            memory=c.memory, memory_reserved=c.memory_reserved, mem=c.mem_columns(), ph_counts=dict(c.ph), n_events=c.n_events,
             bytes_read=self.base + len(self.buf), compressed=self.compressed, truncated=self.truncated,
             problems=self.problems, decoder=self.decoder, op_args=c.op_args, op_work=c.op_work, **cols,
         )

@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from tb_gpu_advisor.formats.kineto.parse import KinetoTrace
+from tb_gpu_advisor.formats.kineto.parse import KinetoTrace, MemoryColumns
 
 #: Offset between files' correlation / External ids: above any id one process writes (a counter per event).
 ID_STRIDE = 1 << 40
@@ -78,6 +78,7 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
                       for i, kt in enumerate(kts) for (p, t), n in kt.thread_names.items()},
         pid_labels={-2 - j: s for j, s in enumerate(labels)}, tid_labels={-2 - j: s for j, s in enumerate(tlabels)},
         memory=_by_device(kts, "memory", dev_maps), memory_reserved=_by_device(kts, "memory_reserved", dev_maps),
+        mem=_memory_rows(kts, base, pid_maps, pid_offsets, tid_maps, dev_maps),
         ph_counts=_sum_counts(kts), n_events=sum(kt.n_events for kt in kts),
         bytes_read=sum(kt.bytes_read for kt in kts), compressed=any(kt.compressed for kt in kts),
         truncated=any(kt.truncated for kt in kts),
@@ -221,6 +222,24 @@ def _by_device(kts: list[KinetoTrace], attr: str, dev_maps: list[dict[int, int]]
         for d, v in getattr(kt, attr).items():
             out[mapping.get(d, d)] = max(v, out.get(mapping.get(d, d), v))
     return out
+
+
+def _memory_rows(kts: list[KinetoTrace], base: list[int], pid_maps: list[np.ndarray], pid_offsets: list[int],
+                 tid_maps: list[np.ndarray], dev_maps: list[dict[int, int]]) -> MemoryColumns | None:
+    """Every rank's ``[memory]`` rows on the merged clock, host lines and GPU ids (None where no file has any)."""
+    parts = []
+    for i, kt in enumerate(kts):
+        m = kt.mem
+        if m is None:
+            continue
+        pid = _relabel(m.pid, pid_maps[i])
+        parts.append(MemoryColumns(
+            ts_ns=m.ts_ns + base[i], pid=np.where(pid >= 0, pid + pid_offsets[i], pid), tid=_relabel(m.tid, tid_maps[i]),
+            device=np.where(m.device >= 0, _remap(m.device, dev_maps[i]), m.device), dtype=m.dtype, bytes=m.bytes,
+            total=m.total, reserved=m.reserved, addr=m.addr))
+    if not parts:
+        return None
+    return MemoryColumns(**{f: np.concatenate([getattr(p, f) for p in parts]) for f in MemoryColumns.__dataclass_fields__})
 
 
 def _sum_counts(kts: list[KinetoTrace]) -> dict[str, int]:

@@ -16,6 +16,7 @@ never both whole (see ``memory.py``).
 from __future__ import annotations
 
 import math
+import re
 
 import numpy as np
 
@@ -25,10 +26,10 @@ from tb_gpu_advisor.formats.xplane import hlo
 from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
 from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, narrowest, union_intervals,
+from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, narrowest, nest, union_intervals,
                                           unique_inverse)
-from tb_gpu_advisor.model.trace import (FLOP_KINDS, Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents, ModuleRuns,
-                                       Trace)
+from tb_gpu_advisor.model.trace import (FLOP_KINDS, MEMORY_PHASES, Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents,
+                                       MemoryEvents, ModuleRuns, Trace)
 
 #: Every event stat the adapter reads.  The reader drops the others
 #: (``read_timeline(keep_stats=...)``); ``tests/formats/test_stat_pruning.py`` checks
@@ -42,8 +43,9 @@ USED_STATS: frozenset[str] = frozenset({
     "hlo_op", "hlo_module",
     # kernels launched inside a CUDA graph (XLA command buffers)
     "cuda_graph_id",
-    # allocator: memory headroom
-    "peak_bytes_in_use", "allocator_name", "buffer_limit",
+    # allocator: memory headroom, and every allocation and free (MemoryAllocation / MemoryDeallocation events)
+    "peak_bytes_in_use", "allocator_name", "buffer_limit", "bytes_allocated", "bytes_reserved", "bytes_available",
+    "allocation_bytes", "addr",
 })
 
 #: Plane name prefixes of a profile: the host (``/host:CPU``, ``/host:metadata``, ...) and devices (``/device:GPU:0``).
@@ -86,6 +88,7 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
     spans = [sp for p in tl.planes for ln in p.lines if (sp := ln.span()) is not None]
     span = (min(s for s, _ in spans), max(e for _, e in spans)) if spans else None
     allocator = _allocator(tl)  # before the host lines' stats go with their columns
+    memory = memory_events(tl)
     meta = tl.plane("/host:metadata")
     flop_ops, flops_note, xla_collectives = hlo_work(meta)
     h = host_events(tl, release)
@@ -98,7 +101,7 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
         gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
         xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
-        producer=_producer(meta),
+        producer=_producer(meta), memory=memory,
     )
 
 
@@ -325,6 +328,83 @@ def _allocator(tl: Timeline) -> Allocator:
             if (bl > 0).any():
                 limit = max(limit or 0, int(bl[bl > 0].max()))
     return Allocator(peak, limit)
+
+
+#: The host events the allocator records for each allocation and free (TF, XLA's BFC allocator).
+MEMORY_EVENTS = ("MemoryAllocation", "MemoryDeallocation")
+#: A GPU's allocator (``GPU_0_bfc``); ``gpu_host_bfc`` is pinned host memory, no GPU's.
+_GPU_ALLOCATOR = re.compile(r"^GPU_(\d+)_", re.IGNORECASE)
+
+
+def memory_events(tl: Timeline) -> dict[int, MemoryEvents]:
+    """Per GPU, its allocator's ``MemoryAllocation`` / ``MemoryDeallocation`` events in time order, as the stock
+    Memory Profile reads them: in use = ``bytes_allocated`` + ``bytes_reserved`` (the heap and the stack reservation)
+    after each event, the limit = in use + ``bytes_available``; each event's op is its ``tf_op`` (TensorFlow), else the
+    innermost host event of its thread holding it (JAX: the compiled call running).  Reserved bytes are not recorded
+    (a BFC allocator holds its whole region from the start): -1."""
+    parts: dict[int, list[tuple]] = {}
+    labels: dict[str, int] = {}
+    for p in tl.host_planes():
+        ids = [i for i, n in enumerate(p.event_names) if n in MEMORY_EVENTS]
+        if not ids or p.stat_key("bytes_allocated") is None:
+            continue
+        dealloc = {i for i in ids if p.event_names[i] == MEMORY_EVENTS[1]}
+        for ln in p.lines:
+            if not len(ln) or ln.start_ps is None:
+                continue
+            is_mem = np.isin(ln.name_id, ids)
+            if not is_mem.any():
+                continue
+            alloc_name = ln.str_stat("allocator_name", inherit=False)[is_mem]
+            gpu_of = {int(a): _gpu_of_allocator(p.string(int(a))) for a in np.unique(alloc_name).tolist()}
+            gpu = np.array([gpu_of[int(a)] for a in alloc_name.tolist()], dtype=np.int64)
+            ok = gpu >= 0
+            if not ok.any():
+                continue
+            idx = np.flatnonzero(is_mem)[ok]
+            t = ln.start_ps[idx]
+            size = ln.int_stat("allocation_bytes", 0, inherit=False)[idx]
+            sign = np.where(np.isin(ln.name_id[idx], list(dealloc)), -1, 1)
+            heap = ln.int_stat("bytes_allocated", inherit=False)[idx]
+            stack = np.maximum(ln.int_stat("bytes_reserved", 0, inherit=False)[idx], 0)
+            free = ln.int_stat("bytes_available", inherit=False)[idx]
+            addr = ln.int_stat("addr", inherit=False)[idx]
+            op = _memory_op_labels(ln, idx, is_mem, labels)
+            parts_of = (t, sign * size, heap + stack, addr, op, np.where(free >= 0, heap + stack + free, -1))
+            for g in np.unique(gpu[ok]).tolist():
+                sel = gpu[ok] == g
+                parts.setdefault(int(g), []).append(tuple(a[sel] for a in parts_of))
+    out: dict[int, MemoryEvents] = {}
+    for g, ps in parts.items():
+        t, delta, used, addr, op, cap = (np.concatenate([q[k] for q in ps]) for k in range(6))
+        order = np.argsort(t, kind="stable")
+        limit = int(cap.max()) if (cap > 0).any() else None
+        out[g] = MemoryEvents(
+            gpu=g, source="XLA/TensorFlow allocator events (MemoryAllocation, MemoryDeallocation)", baseline="absolute",
+            t=t[order], delta=delta[order], allocated=used[order], reserved=np.full(order.shape, -1, np.int64),
+            addr=addr[order], op=op[order].astype(np.int32),
+            phase=np.full(order.shape, MEMORY_PHASES.index("other"), np.int8), op_names=list(labels), limit_bytes=limit)
+    return out
+
+
+def _gpu_of_allocator(name: str | None) -> int:
+    m = _GPU_ALLOCATOR.match(name or "")
+    return int(m.group(1)) if m else -1
+
+
+def _memory_op_labels(ln: Line, idx: np.ndarray, is_mem: np.ndarray, labels: dict[str, int]) -> np.ndarray:
+    """The op of each memory event ``idx`` of a line: its ``tf_op``, else the innermost other event holding it."""
+    p = ln.plane
+    tf_op = ln.str_stat("tf_op", inherit=False)[idx] if p.stat_key("tf_op") is not None else np.full(idx.shape, -1)
+    others = np.flatnonzero(~is_mem)
+    _, inner = nest(ln.start_ps[others], ln.start_ps[others] + ln.duration_ps[others], ln.start_ps[idx])
+    out = np.full(idx.shape, -1, dtype=np.int64)
+    for k in range(idx.shape[0]):
+        if tf_op[k] >= 0 and p.string(int(tf_op[k])):
+            out[k] = labels.setdefault(p.string(int(tf_op[k])), len(labels))
+        elif inner[k] >= 0:
+            out[k] = labels.setdefault(p.event_names[int(ln.name_id[others[inner[k]]])], len(labels))
+    return out
 
 
 #: Derived (post-processed) GPU lines: not device activity.

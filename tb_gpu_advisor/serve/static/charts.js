@@ -7,7 +7,7 @@
 // being scaled with the picture.
 
 import { s } from "./dom.js";
-import { ms, pct } from "./format.js";
+import { gib, ms, pct } from "./format.js";
 
 /** Width used when the caller does not know the box's width (tests, detached DOM). */
 export const DEFAULT_WIDTH = 640;
@@ -442,3 +442,96 @@ export function rooflineChart(table, { peak, bandwidth, dtype = "", width = DEFA
   svg.append(s("text", { x: left, y: height - 4, class: "axis" }, "arithmetic intensity (FLOP/byte) → ; TFLOP/s ↑ (log scales; dot area: time per step)"));
   return svg;
 }
+
+/**
+ * One GPU's memory over the capture (GpuSummary.memory): allocated as an area, reserved as a line, the capacity
+ * dashed, the peak marked, the steps' boundaries (`steps`: [{step, start_ms, end_ms}]) as light bands; under it, the
+ * bytes live at the peak stacked by what holds them. `windowMs` = [lo, hi] narrows the time axis (a step).
+ */
+export function memoryChart(mem, { steps = [], width = DEFAULT_WIDTH, title = "GPU memory", windowMs = null, categories = [] } = {}) {
+  const W = Math.max(360, Math.round(width));
+  const tl = mem.timeline || {};
+  const t = tl.t_ms || [], alloc = tl.allocated || [], res = tl.reserved || [];
+  const axisW = 64, padR = 12, top = 18, plotH = 150, bottom = top + plotH;
+  // what holds memory at the peak: the server's categories in its order (legend.memory), then any it did not name
+  const bd = breakdownKeys(categories, [{ breakdown: mem.breakdown || {} }]).filter(([k]) => (mem.breakdown || {})[k] > 0);
+  const barTop = bottom + 28, barH = bd.length ? 14 : 0;
+  const lg = legend(bd.map(([k, label]) => [`mem-${k}`, `${label} ${gib(mem.breakdown[k])}`]), W - axisW - padR);
+  const height = barTop + (bd.length ? barH + 8 + lg.rows * 16 : 0) + 4;
+  const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: "chart memory-chart", role: "img", "aria-label": title,
+    "data-gpu": mem.gpu ?? "" }, s("title", {}, title));
+  const lo = windowMs ? windowMs[0] : (t.length ? t[0] : 0);
+  const hi = windowMs ? windowMs[1] : (t.length ? t[t.length - 1] : 1);
+  const span = hi > lo ? hi - lo : 1;
+  const ymax = Math.max(1, mem.capacity_bytes || 0, mem.peak_reserved_bytes || 0, mem.peak_allocated_bytes || 0, ...alloc) * 1.02;
+  const plotW = W - axisW - padR;
+  const x = (v) => axisW + ((Math.min(hi, Math.max(lo, v)) - lo) / span) * plotW;
+  const y = (v) => bottom - (v / ymax) * plotH;
+  const grid = s("g", { class: "memory-axis" });
+  for (const v of ticks(ymax / (2 ** 30), 4)) {
+    const b = v * 2 ** 30;
+    if (b > ymax) continue;
+    grid.append(s("line", { x1: axisW, x2: W - padR, y1: y(b), y2: y(b), class: "grid" }),
+      s("text", { x: axisW - 4, y: y(b) + 4, "text-anchor": "end", class: "axis" }, `${num2(v)} GiB`));
+  }
+  grid.append(s("text", { x: axisW, y: bottom + 14, class: "axis" }, ms(lo)),
+    s("text", { x: W - padR, y: bottom + 14, "text-anchor": "end", class: "axis" }, ms(hi)));
+  svg.append(grid);
+  const bands = s("g", { class: "memory-steps" });
+  for (const st of steps) {
+    if (st.end_ms <= lo || st.start_ms >= hi) continue;
+    bands.append(s("rect", { x: x(st.start_ms), y: top, width: Math.max(1, x(st.end_ms) - x(st.start_ms)), height: plotH,
+      class: `step-band${st.step === mem.peak_step ? " peak-step" : ""}`, "data-step": st.step },
+    s("title", {}, `step ${st.step}: ${ms(st.start_ms)}–${ms(st.end_ms)}`)));
+  }
+  svg.append(bands);
+  const pts = t.map((v, i) => [v, alloc[i]]).filter(([v]) => v >= lo && v <= hi);
+  if (pts.length) {
+    // a step function: each event's level holds until the next one
+    let d = `M${x(pts[0][0]).toFixed(1)},${y(0).toFixed(1)}`;
+    pts.forEach(([v, a], i) => {
+      const yy = y(a).toFixed(1);
+      d += ` L${x(v).toFixed(1)},${i ? y(pts[i - 1][1]).toFixed(1) : yy} L${x(v).toFixed(1)},${yy}`;
+    });
+    d += ` L${x(hi).toFixed(1)},${y(pts[pts.length - 1][1]).toFixed(1)} L${x(hi).toFixed(1)},${y(0).toFixed(1)} Z`;
+    svg.append(s("path", { d, class: "mem-allocated" }, s("title", {}, `allocated, peak ${gib(mem.peak_allocated_bytes)}`)));
+  }
+  const rpts = t.map((v, i) => [v, res[i]]).filter(([v, r]) => v >= lo && v <= hi && r !== null && r !== undefined);
+  if (rpts.length) {
+    let d = "";
+    rpts.forEach(([v, r], i) => { d += `${i ? " L" : "M"}${x(v).toFixed(1)},${(i ? y(rpts[i - 1][1]) : y(r)).toFixed(1)} L${x(v).toFixed(1)},${y(r).toFixed(1)}`; });
+    d += ` L${x(hi).toFixed(1)},${y(rpts[rpts.length - 1][1]).toFixed(1)}`;
+    svg.append(s("path", { d, class: "mem-reserved" }, s("title", {}, `reserved, peak ${gib(mem.peak_reserved_bytes)}`)));
+  }
+  if (mem.capacity_bytes) {
+    svg.append(s("line", { x1: axisW, x2: W - padR, y1: y(mem.capacity_bytes), y2: y(mem.capacity_bytes), class: "mem-capacity" },
+      s("title", {}, `capacity ${gib(mem.capacity_bytes)} (${mem.capacity_source || "?"})`)),
+    s("text", { x: W - padR, y: y(mem.capacity_bytes) - 4, "text-anchor": "end", class: "axis mem-capacity-label" }, `capacity ${gib(mem.capacity_bytes)}`));
+  }
+  if (mem.peak_ms !== null && mem.peak_ms !== undefined && mem.peak_ms >= lo && mem.peak_ms <= hi) {
+    const px = x(mem.peak_ms), py = y(mem.peak_allocated_bytes);
+    const label = `peak ${gib(mem.peak_allocated_bytes)}${mem.peak_step !== null && mem.peak_step !== undefined ? `, step ${mem.peak_step}` : ""}`;
+    svg.append(s("g", { class: "mem-peak", "data-ms": mem.peak_ms },
+      s("line", { x1: px, x2: px, y1: top, y2: bottom, class: "mem-peak-line" }),
+      s("circle", { cx: px, cy: py, r: 4 }, s("title", {}, `${label} at ${ms(mem.peak_ms)}`)),
+      s("text", { x: Math.min(Math.max(px + 6, axisW), W - padR - textWidth(label)), y: Math.max(top + 10, py - 8), class: "axis mem-peak-label" }, label)));
+  }
+  if (bd.length) {
+    const total = bd.reduce((a, [k]) => a + mem.breakdown[k], 0);
+    const g = s("g", { class: "mem-breakdown" }, s("text", { x: 0, y: barTop + 11, class: "axis" }, "at peak"));
+    let xx = axisW;
+    for (const [k, label] of bd) {
+      const w = (mem.breakdown[k] / total) * plotW;
+      g.append(s("rect", { x: xx, y: barTop, width: Math.max(1, w), height: barH, class: `cat-mem-${k}`, "data-category": k },
+        s("title", {}, `${label}: ${gib(mem.breakdown[k])} (${pct(mem.breakdown[k] / total)})`)));
+      xx += w;
+    }
+    const leg = s("g", { transform: `translate(${axisW},${barTop + barH + 8})` });
+    lg.items.forEach((it) => leg.append(it));
+    g.append(leg);
+    svg.append(g);
+  }
+  return svg;
+}
+
+const num2 = (v) => String(Number(v.toPrecision(3)));

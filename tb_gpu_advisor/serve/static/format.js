@@ -32,6 +32,15 @@ export function bytes(value) {
   return `${num(value)} B`;
 }
 
+/** Bytes in binary units, as the memory findings write them (common/fmt.gb): "1.95 GiB", "512 MiB". */
+export function gib(value) {
+  if (!isNum(value)) return "–";
+  for (const [unit, scale] of [["GiB", 2 ** 30], ["MiB", 2 ** 20], ["kiB", 2 ** 10]]) {
+    if (Math.abs(value) >= scale * 0.995) return `${num(value / scale)} ${unit}`;
+  }
+  return `${Math.round(value)} B`;
+}
+
 /** A table cell with no column context: numbers get a readable precision; everything else is text. */
 export function cell(value) {
   if (value === null || value === undefined) return "";

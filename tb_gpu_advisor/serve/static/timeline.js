@@ -7,7 +7,7 @@
 
 import { DEFAULT_WIDTH } from "./charts.js";
 import { h, replaceChildren, s } from "./dom.js";
-import { ms } from "./format.js";
+import { gib, ms } from "./format.js";
 import { pollRoute } from "./model.js";
 import { addSettings } from "./settings.js";
 
@@ -95,7 +95,8 @@ export function timelineChart(data, { width = DEFAULT_WIDTH, legend = {}, focus 
   const { start_ms: lo, end_ms: hi } = data;
   const x = (t) => labelW + ((Math.min(hi, Math.max(lo, t)) - lo) / (hi - lo)) * plotW;
   const { placed, height: lanesEnd } = layout(data.lanes);
-  const height = lanesEnd + 4;
+  const mem = (data.memory || []).filter((m) => (m.t_ms || []).length);
+  const height = lanesEnd + 4 + mem.length * (MEM_H + 6);
   const svg = s("svg", { viewBox: `0 0 ${W} ${height}`, width: W, height, class: "chart timeline", role: "img", "aria-label": title,
     "data-start": lo, "data-end": hi }, s("title", {}, title));
   // time axis (ms in the trace viewer's time base, as the finding's window), with step boundaries
@@ -116,7 +117,42 @@ export function timelineChart(data, { width = DEFAULT_WIDTH, legend = {}, focus 
   svg.append(axis);
   svg.append(idleBands(data, placed, x, focus, legend));
   for (const at of placed) svg.append(laneGroup(at, x, labelW, legend));
+  mem.forEach((m, i) => svg.append(memoryLane(m, lanesEnd + 4 + i * (MEM_H + 6), x, labelW, hi)));
   return svg;
+}
+
+const MEM_H = 56;
+
+/**
+ * One GPU's memory through the window (./window's `memory`, issue #29), under the lanes: allocated as an area and
+ * reserved as a line, as step functions (a level holds until the next allocator event), scaled to the window's
+ * highest level; the capacity named on hover.
+ */
+function memoryLane(m, top, x, labelW, hi) {
+  const t = m.t_ms, a = m.allocated, r = m.reserved || [];
+  const top1 = Math.max(1, ...a, ...r.filter((v) => v !== null && v !== undefined)) * 1.08;
+  const y = (v) => top + MEM_H - (v / top1) * MEM_H;
+  const step = (vals) => {
+    let d = "";
+    vals.forEach(([tt, v], i) => { d += `${i ? " L" : "M"}${x(tt).toFixed(1)},${(i ? y(vals[i - 1][1]) : y(v)).toFixed(1)} L${x(tt).toFixed(1)},${y(v).toFixed(1)}`; });
+    return vals.length ? `${d} L${x(hi).toFixed(1)},${y(vals[vals.length - 1][1]).toFixed(1)}` : "";
+  };
+  const av = t.map((tt, i) => [tt, a[i]]);
+  const rv = t.map((tt, i) => [tt, r[i]]).filter(([, v]) => v !== null && v !== undefined);
+  const peak = Math.max(...a);
+  const above = m.baseline === "capture_start" ? " above the capture's start" : "";
+  const label = `GPU ${m.gpu} memory`;
+  const g = s("g", { class: "lane lane-memory", "data-gpu": m.gpu },
+    s("text", { x: 4, y: top + 12, class: "lane-label" }, label,
+      s("title", {}, `${label}: allocated up to ${gib(peak)}${above} in this window${m.capacity_bytes ? `, of ${gib(m.capacity_bytes)}` : ""}`)),
+    s("text", { x: 4, y: top + 26, class: "lane-label muted" }, gib(peak)));
+  if (av.length) {
+    g.append(s("path", { d: `${step(av)} L${x(hi).toFixed(1)},${y(0).toFixed(1)} L${x(av[0][0]).toFixed(1)},${y(0).toFixed(1)} Z`, class: "mem-allocated" },
+      s("title", {}, `allocated, up to ${gib(peak)}${above}`)));
+  }
+  if (rv.length) g.append(s("path", { d: step(rv), class: "mem-reserved" }, s("title", {}, `reserved, up to ${gib(Math.max(...rv.map((p) => p[1])))}`)));
+  g.append(s("line", { x1: labelW, x2: x(hi), y1: top + MEM_H + 0.5, y2: top + MEM_H + 0.5, class: "lane-rule" }));
+  return g;
 }
 
 /** Each GPU's idle runs, as bands over the height of that GPU's lanes; the finding's wait marked `.focus`. */
@@ -288,7 +324,7 @@ export function timelineFigure(data, w, f, ctx, width) {
   const perfetto = h("button", { type: "button", class: "open-perfetto", title: source.whole ? "The whole trace file, in a new tab" : "The events drawn here, in a new tab",
     onClick: () => openInPerfetto(() => perfettoBuffer(source, data, legend), { title: source.title, fileName: source.whole ? undefined : "advisor-window.json",
       onStatus: (m) => replaceChildren(status, m) }) }, source.label);
-  const empty = !data.lanes.length;
+  const empty = !data.lanes.length && !(data.memory || []).some((m) => (m.t_ms || []).length);
   const fig = h("figure", { class: "timeline-figure", dataset: { width: String(Math.round(width)), host: w.host, start: String(w.start_ms), end: String(w.end_ms) } },
     h("figcaption", {}, caption),
     empty ? h("p", { class: "muted" }, "Nothing was recorded on this host in this window.") : draw(width),

@@ -1,9 +1,9 @@
 // Pure DOM builders: data in, elements out. No fetching, no global state.
 // Untrusted profile text only ever goes through h()/s() as text.
 
-import { DEFAULT_WIDTH, gpuChart, kernelHistogram, ranksChart, RANKS_LISTED, rooflineChart, stepChart, stepSeries } from "./charts.js";
+import { DEFAULT_WIDTH, gpuChart, kernelHistogram, memoryChart, ranksChart, RANKS_LISTED, rooflineChart, stepChart, stepSeries } from "./charts.js";
 import { codeText, h } from "./dom.js";
-import { cell, columnFormat, ms, pct, saving } from "./format.js";
+import { cell, columnFormat, gib, ms, pct, saving } from "./format.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
 import { windowTimelines } from "./timeline.js";
 
@@ -26,8 +26,15 @@ export function runLabel(r) {
   return other ? `${r.run} (${other.format_name})` : r.run;
 }
 
-/** Why a session has no links into the stock Profile tab (it reads XPlane files only). */
-export function noStockLinks(formatName, hasWindows = true) {
+/** Why a session has no links into the stock Profile tab (it reads XPlane files only).  Nsight Systems files open in
+ * Nsight Systems only (no browser opens them): the windows are given in its own time base, from the session's start. */
+export function noStockLinks(formatName, hasWindows = true, format = undefined) {
+  if (format === "nsys") {
+    return "Nsight Systems files open in Nsight Systems, not in a browser, so there are no trace-viewer links here: "
+      + (hasWindows ? "each window below opens as a step timeline here (Show step), and its times are Nsight's own "
+        : "times are Nsight's own ")
+      + "(ms from the start of the session, as its timeline shows them): open the report in Nsight Systems and go to that time.";
+  }
   return `The stock Profile tab cannot open ${formatName || "this format's"} files, so there are no trace-viewer links here: `
     + (hasWindows ? "each window below opens as a step timeline here (Show step), and the trace file opens in Perfetto UI "
       : "the trace file opens in Perfetto UI ")
@@ -200,7 +207,7 @@ export function tableView(t) {
 export function findingLinks(f, ctx) {
   if (ctx.stockTool === false) {
     // the windows still say where to look, in the time base of the viewer that opens the file (capture.time_base)
-    return h("div", { class: "links" }, h("p", { class: "no-links" }, noStockLinks(ctx.formatName, f.windows.length > 0)),
+    return h("div", { class: "links" }, h("p", { class: "no-links" }, noStockLinks(ctx.formatName, f.windows.length > 0, ctx.format)),
       f.windows.length ? h("ul", { class: "windows" }, f.windows.slice(0, 3).map((w) =>
         h("li", {}, `${w.label}: ${ms(w.start_ms)}–${ms(w.end_ms)}`))) : null);
   }
@@ -250,7 +257,8 @@ export function findingView(f, rank, ctx) {
       h("span", { class: `badge sev` }, f.severity),
       h("span", { class: "finding-title" }, f.title),
       hostsText(f) ? h("span", { class: "finding-hosts muted" }, hostsText(f)) : null,
-      f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving)}`) : null),
+      f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving)}`) : null,
+      f.saving_bytes ? h("span", { class: "saving saving-bytes" }, `frees ~${gib(f.saving_bytes)}`) : null),
     h("div", { class: "finding-body" },
       h("p", { class: "summary" }, codeText(f.summary)),
       settingPointer(f, ctx),
@@ -258,6 +266,7 @@ export function findingView(f, rank, ctx) {
         h("ol", {}, f.actions.map((a) => h("li", {}, h("p", {}, a.text), a.snippet ? snippetBlock(a.snippet, a.snippet_lang) : null)))) : null,
       h("dl", { class: "facts" },
         f.metric ? [h("dt", {}, f.metric.label), h("dd", {}, f.metric.display)] : null,
+        f.saving_bytes ? [h("dt", {}, "Memory it frees"), h("dd", {}, gib(f.saving_bytes))] : null,
         f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving), h("span", { class: "muted" }, ` — ${f.saving.assumption}`),
           (f.saving.overlaps || []).length ? h("div", { class: "overlap small" }, `Overlaps with ${f.saving.overlaps.map((i) => i.split(":")[0]).join(", ")}: the savings do not add up.`) : null)] : null,
         where ? [h("dt", {}, "Where"), h("dd", {}, where)] : null,
@@ -298,6 +307,73 @@ export function fitChart(fig, width = fig.clientWidth) {
   return true;
 }
 
+/** The host's kept steps as time windows (its host-wide step rows), for the memory chart's bands. */
+export function hostSteps(hr) {
+  return (hr.step_rows || []).filter((r) => r.gpu === null || r.gpu === undefined)
+    .map((r) => ({ step: r.step, start_ms: r.start_ms, end_ms: r.start_ms + r.step_ms }));
+}
+
+/** The peak in words: "12.1 GiB allocated (14.0 GiB reserved) of 79.2 GiB, 1.2 ms into step 7". */
+export function memoryPeakText(m) {
+  const when = m.peak_step !== null && m.peak_step !== undefined && m.peak_step_offset_ms !== null
+    ? `${ms(m.peak_step_offset_ms)} into step ${m.peak_step}` : (m.peak_ms !== null && m.peak_ms !== undefined ? `at ${ms(m.peak_ms)}` : "at the dump");
+  const res = m.peak_reserved_bytes !== null && m.peak_reserved_bytes !== undefined ? ` (${gib(m.peak_reserved_bytes)} reserved)` : "";
+  const cap = m.capacity_bytes ? ` of ${gib(m.capacity_bytes)}` : "";
+  const above = m.baseline === "capture_start" ? " above the capture's start" : "";
+  return `${gib(m.peak_allocated_bytes)} allocated${above}${res}${cap}, ${when}`;
+}
+
+/**
+ * One GPU's memory (GpuSummary.memory): its chart over the capture, the peak in words, the ops holding the most at
+ * the peak, and the out-of-memory errors a snapshot recorded, with what was live then.
+ */
+export function memoryView(hr, g, ctx) {
+  const m = g.memory;
+  const width = ctx.chartWidth || DEFAULT_WIDTH;
+  const steps = hostSteps(hr);
+  const parts = [h("p", { class: "memory-peak" }, `GPU ${g.gpu} peak: ${memoryPeakText(m)}.`)];
+  if (m.note) parts.push(h("p", { class: "note" }, m.note));
+  if ((m.timeline?.t_ms || []).length) {
+    parts.push(chartFigure(`GPU ${g.gpu} memory: allocated (area), reserved (line), capacity (dashed), the peak marked, steps shaded`,
+      (w) => memoryChart({ ...m, gpu: g.gpu }, { steps, width: w, title: `GPU ${g.gpu} memory`, categories: ctx.legend?.memory }), width));
+  }
+  if ((m.top || []).length) {
+    parts.push(tableView({ title: `What holds GPU ${g.gpu}'s memory at its peak`, columns: ["op", "holds", "size", "allocations"],
+      rows: m.top.map(([op, cat, b, n]) => [op, cat, gib(b), n]) }));
+  }
+  for (const o of m.ooms || []) {
+    parts.push(h("div", { class: "oom", role: "note" },
+      h("h4", {}, `Out of memory: ${gib(o.requested_bytes)} could not be allocated (${gib(o.device_free_bytes)} free, ${gib(o.allocated_bytes)} allocated, ${gib(o.reserved_bytes)} reserved)`),
+      o.frames.length ? h("p", { class: "small" }, "Asked for at ", h("code", {}, o.frames[0])) : null,
+      tableView({ title: "The largest live allocations then", columns: ["size", "holds", "allocated at"],
+        rows: o.live.map(([b, c, fr]) => [gib(b), c, (fr || []).slice(0, 3).join(" ← ")]) })));
+  }
+  return h("section", { class: "gpu-memory", dataset: { gpu: String(g.gpu) } }, h("h4", {}, `GPU ${g.gpu} memory`), parts);
+}
+
+/**
+ * Every GPU's memory peak side by side (the CLI's peak table): a section of the report when some host records
+ * allocator events.
+ */
+export function memoryPeaksView(report) {
+  const rows = [];
+  for (const hr of report.hosts) {
+    for (const g of hr.gpus || []) {
+      const m = g.memory;
+      if (!m) continue;
+      const used = m.capacity_bytes ? (m.peak_reserved_bytes ?? m.peak_allocated_bytes) / m.capacity_bytes : null;
+      rows.push([hr.host, g.gpu, m.peak_allocated_bytes, m.peak_reserved_bytes, m.capacity_bytes, used,
+        m.peak_step !== null && m.peak_step !== undefined ? `step ${m.peak_step} +${ms(m.peak_step_offset_ms)}` : (m.peak_ms !== null && m.peak_ms !== undefined ? ms(m.peak_ms) : "at the dump"),
+        (m.breakdown || {}).held ?? null, (m.breakdown || {}).activations ?? null, m.baseline === "capture_start" ? "above the capture's start" : ""]);
+    }
+  }
+  if (!rows.length) return null;
+  const fmt = (r) => [r[0], r[1], gib(r[2]), gib(r[3]), gib(r[4]), pct(r[5]), r[6], gib(r[7]), gib(r[8]), r[9]];
+  return h("section", { class: "memory", "aria-label": "GPU memory" }, h("h2", {}, "GPU memory"),
+    tableView({ title: "Peak memory per GPU", columns: ["host", "GPU", "peak allocated", "peak reserved", "capacity", "peak / capacity",
+      "peak at", "held across steps", "activations", "note"], rows: rows.map(fmt) }));
+}
+
 /** Capture facts for a host's heading: framework, length, steps, GPUs. */
 export function hostFacts(hr) {
   const fw = hr.capture?.framework;
@@ -336,6 +412,7 @@ export function hostView(hr, ctx) {
     parts.push(h("div", { class: "state message no-gpu" }, h("h4", {}, "No GPU activity in this capture"),
       h("p", {}, "The profile has no GPU kernels or copies, so the GPU checks could not run. The findings above say what to check; capture again on a machine where the framework sees the GPU, with CUPTI available.")));
   }
+  for (const g of hr.gpus) if (g.memory) parts.push(memoryView(hr, g, ctx));
   if (hr.step_rows.length) {
     const perGpu = stepSeries(hr.step_rows).series.length > 1;
     const caption = perGpu ? "Per-step time breakdown, one panel per GPU (same time scale)" : "Per-step time breakdown";
@@ -393,6 +470,7 @@ export function reportView(report, ctx) {
     scorecard(report.headline),
     (report.notes || []).length ? h("ul", { class: "notes" }, report.notes.map((n) => h("li", {}, n))) : null,
     findingsView(report.findings, ctx),
+    memoryPeaksView(report),
     ranksView(report.ranks, ctx),
     report.collectives ? h("section", { class: "collectives", "aria-label": "Collectives" }, h("h2", {}, "Collectives"),
       tableView(report.collectives)) : null,

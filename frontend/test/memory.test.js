@@ -1,0 +1,92 @@
+// The tab's GPU memory (issue #29): the chart per GPU (allocated, reserved, capacity, the peak, the steps), the
+// breakdown at the peak, the peak table, memory findings' bytes, an OOM's live allocations, and the memory under a
+// step timeline's lanes. The report is tests/support/plugin_fixtures.py's (GpuSummary.memory of schema 1.3).
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { fixture, HOSTILE, legend, STATIC } from "./dom_env.js";
+
+const charts = await import(new URL("charts.js", STATIC));
+const views = await import(new URL("views.js", STATIC));
+const timeline = await import(new URL("timeline.js", STATIC));
+const ctx = { root: "http://localhost:6006/prefix/", stockRun: "run1/2024_01_01_00_00_00", hosts: ["worker0", "worker1"] };
+
+const memOf = (report) => report.hosts[0].gpus[0].memory;
+
+test("the memory chart draws allocated, reserved, capacity and the peak where the data puts them", () => {
+  const report = fixture();
+  const mem = { ...memOf(report), gpu: 0 };
+  const steps = views.hostSteps(report.hosts[0]);
+  // what holds memory, in the server's order and words (/runs' legend.memory, report/legend.py)
+  const svg = charts.memoryChart(mem, { steps, width: 800, categories: legend().memory });
+  assert.equal(svg.getAttribute("width"), "800");
+  const area = svg.querySelector("path.mem-allocated");
+  const line = svg.querySelector("path.mem-reserved");
+  assert.ok(area && line, "allocated area and reserved line");
+  const cap = svg.querySelector("line.mem-capacity");
+  const peak = svg.querySelector(".mem-peak circle");
+  // the capacity line lies above the peak (40 GiB vs 19.5 GiB: higher on screen = smaller y)
+  assert.ok(Number(cap.getAttribute("y1")) < Number(peak.getAttribute("cy")));
+  assert.match(svg.querySelector(".mem-peak-label").textContent, /peak 19\.5 GiB, step 3/);
+  assert.match(svg.querySelector(".mem-capacity-label").textContent, /capacity 40 GiB/);
+  // the peak sits at its time: its x between the first and last point's
+  const cx = Number(peak.getAttribute("cx"));
+  assert.ok(cx > 64 && cx < 800 - 12);
+  // one band per step, the peak's step marked; the breakdown at the peak stacked in its categories
+  const bands = [...svg.querySelectorAll("rect.step-band")];
+  assert.equal(bands.length, steps.length);
+  assert.deepEqual(bands.filter((b) => b.classList.contains("peak-step")).map((b) => b.dataset.step), ["3"]);
+  assert.deepEqual([...svg.querySelectorAll(".mem-breakdown rect[data-category]")].map((r) => r.dataset.category), ["held", "activations"]);
+});
+
+test("the host section shows each GPU's memory: its peak in words, the chart, the holders and the OOM, as text", () => {
+  const report = fixture();
+  const el = views.reportView(report, ctx);
+  const sec = el.querySelector(".host .gpu-memory[data-gpu='0']");
+  assert.ok(sec, "GPU 0's memory section");
+  assert.match(sec.querySelector(".memory-peak").textContent, /19\.5 GiB allocated \(19\.8 GiB reserved\) of 40 GiB, 18\.0 ms into step 3/);
+  assert.ok(sec.querySelector("svg.memory-chart"));
+  assert.match(sec.querySelector(".oom h4").textContent, /2 GiB could not be allocated/);
+  assert.ok(sec.textContent.includes(HOSTILE), "hostile op and frame names shown as text");
+  assert.equal(sec.querySelector("img"), null);
+  assert.equal(el.querySelector(".host .gpu-memory[data-gpu='1']"), null, "GPU 1 records no memory");
+});
+
+test("the report lists every GPU's peak in one table, and a memory finding says what it frees", () => {
+  const report = fixture();
+  const el = views.reportView(report, ctx);
+  const table = el.querySelector("section.memory table");
+  const rows = [...table.querySelectorAll("tbody tr")];
+  assert.equal(rows.length, 2); // one per host with memory: GPU 0 of worker0 and worker1
+  assert.match(rows[0].textContent, /worker0.*19\.5 GiB.*19\.8 GiB.*40 GiB.*49%.*step 3/);
+  const f = [...el.querySelectorAll(".finding")].find((x) => x.dataset.rule === "activation_memory");
+  assert.match(f.querySelector(".saving-bytes").textContent, /frees ~5\.25 GiB/);
+  assert.ok(!el.querySelector(".finding[data-rule='launch_bound'] .saving-bytes"));
+});
+
+test("no memory, no memory section", () => {
+  const report = fixture();
+  for (const hr of report.hosts) for (const g of hr.gpus) g.memory = null;
+  const el = views.reportView(report, ctx);
+  assert.equal(el.querySelector("section.memory"), null);
+  assert.equal(el.querySelector(".gpu-memory"), null);
+});
+
+test("a step timeline draws each GPU's memory under its lanes, inside the plot", () => {
+  const data = {
+    start_ms: 100, end_ms: 200, host: "worker0", lanes: [], idle: [], steps: [{ step: 3, start_ms: 100, end_ms: 200 }],
+    memory: [{ gpu: 0, baseline: "absolute", capacity_bytes: 40 * 2 ** 30, t_ms: [100, 120, 150, 180],
+      allocated: [12 * 2 ** 30, 16 * 2 ** 30, 19 * 2 ** 30, 13 * 2 ** 30], reserved: [20 * 2 ** 30, 20 * 2 ** 30, 20 * 2 ** 30, 20 * 2 ** 30] }],
+  };
+  const svg = timeline.timelineChart(data, { width: 700 });
+  const lane = svg.querySelector(".lane-memory");
+  assert.equal(lane.dataset.gpu, "0");
+  assert.match(lane.textContent, /GPU 0 memory/);
+  const d = lane.querySelector("path.mem-allocated").getAttribute("d");
+  const xs = [...d.matchAll(/[ML]([\d.]+),/g)].map((m) => Number(m[1]));
+  assert.ok(xs.every((v) => v >= 0 && v <= 700), "every point inside the plot");
+  assert.ok(lane.querySelector("path.mem-reserved"));
+  // a window with memory but no lanes (a snapshot's) is still drawn
+  const fig = timeline.timelineFigure(data, { host: "worker0", label: "memory peak", start_ms: 100, end_ms: 200, gpu: 0, step: 3 },
+    { rule: "activation_memory" }, { format: "kineto" }, 700);
+  assert.ok(fig.querySelector("svg.timeline"));
+});

@@ -1,0 +1,318 @@
+"""PyTorch memory snapshots (``torch.cuda.memory._dump_snapshot``) whose contents are known by construction, and
+hostile pickles that must be refused without running.
+
+Why: no GPU here records one, and a snapshot is what a framework dumps on an OOM; the reader
+(``formats/snapshot``) must be judged on files with the real structure and known numbers.  The structure is what
+``torch.cuda.memory._snapshot()`` returns (``torch/csrc/cuda/Module.cpp``, ``memorySnapshot``; the keys of
+``torch/cuda/_memory_viz.py``'s readers): a dict of ``segments`` (``device``, ``address``, ``total_size``,
+``allocated_size``, ``active_size``, ``requested_size``, ``stream``, ``segment_type``, ``segment_pool_id``,
+``is_expandable``, ``frames``, ``blocks``: ``address``, ``size``, ``requested_size``, ``state``, ``frames``),
+``device_traces`` (one list per device of ``action`` ``alloc`` / ``free_requested`` / ``free_completed`` /
+``segment_alloc`` / ``segment_free`` / ``oom`` entries with ``addr`` (``device_free`` for an OOM), ``size``,
+``stream``, ``time_us``, ``frames``), ``allocator_settings`` and ``external_annotations``; frames are
+``{"filename", "line", "name"}``.  It is pickled by ``pickle.dump`` as ``_dump_snapshot`` does.
+
+The allocator is a small model of PyTorch's caching allocator: blocks under 1 MiB come from 2 MiB segments, larger
+ones from segments rounded up to 2 MiB (20 MiB at least below 10 MiB); a freed block stays cached in its segment
+(merged with free neighbours) and is reused by a later request that fits (best fit); a request no cached block fits
+asks the driver for a new segment; when the device has no room for it, the cached segments no block uses go back
+to the driver first (``segment_free``), and only then does the request fail (``oom``).
+
+    python -m synthetic.memsnapshot OUT.pickle [--scenario oom_activations]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import pickle
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+MiB, GiB = 1 << 20, 1 << 30
+SMALL, SMALL_SEGMENT, MIN_LARGE_SEGMENT = 1 * MiB, 2 * MiB, 20 * MiB
+#: Device memory starts here (a CUDA address of the size real snapshots show).
+BASE_ADDR = 0x7F00_0000_0000
+T0_US = 1_790_857_026_000_000  # a time_us in 2026
+
+
+def frame(filename: str, line: int, name: str) -> dict[str, Any]:
+    return {"filename": filename, "line": line, "name": name}
+
+
+#: Stack frames as the allocator records them, innermost first (a user's model under torch.nn and autograd).
+PARAMS = [frame("/usr/lib/python3/site-packages/torch/nn/modules/module.py", 1355, "convert"),
+          frame("/usr/lib/python3/site-packages/torch/nn/modules/module.py", 942, "_apply"),
+          frame("train.py", 31, "main")]
+ACTIVATION = [frame("/usr/lib/python3/site-packages/torch/nn/modules/linear.py", 125, "forward"),
+              frame("/usr/lib/python3/site-packages/torch/nn/modules/module.py", 1762, "_call_impl"),
+              frame("model.py", 58, "forward"), frame("train.py", 44, "train_step")]
+GRADIENT = [frame("/usr/lib/python3/site-packages/torch/autograd/graph.py", 825, "_engine_run_backward"),
+            frame("/usr/lib/python3/site-packages/torch/autograd/__init__.py", 347, "backward"),
+            frame("train.py", 46, "train_step")]
+OPTIMIZER = [frame("/usr/lib/python3/site-packages/torch/optim/adam.py", 157, "_init_group"),
+             frame("/usr/lib/python3/site-packages/torch/optim/optimizer.py", 485, "wrapper"),
+             frame("train.py", 47, "train_step")]
+
+
+class OutOfMemory(Exception):
+    """The modelled allocator could not serve a request (PyTorch raises ``torch.OutOfMemoryError``)."""
+
+
+@dataclass
+class _Block:
+    address: int
+    size: int
+    requested: int = 0
+    allocated: bool = False
+    frames: list = field(default_factory=list)
+
+
+@dataclass
+class _Segment:
+    address: int
+    size: int
+    large: bool
+    blocks: list[_Block]
+    frames: list
+
+
+@dataclass
+class Allocator:
+    """One device's caching allocator, recording its trace as ``_record_memory_history`` does."""
+
+    capacity: int  # bytes the driver can give this process
+    device: int = 0
+    expandable: bool = False
+    segments: list[_Segment] = field(default_factory=list)
+    trace: list[dict[str, Any]] = field(default_factory=list)
+    now_us: int = T0_US
+    next_addr: int = BASE_ADDR
+
+    def _entry(self, action: str, addr: int, size: int, frames: list) -> None:
+        self.now_us += 7
+        e = {"action": action, ("device_free" if action == "oom" else "addr"): addr, "size": size, "stream": 0,
+             "time_us": self.now_us}
+        if frames:
+            e["frames"] = frames
+        self.trace.append(e)
+
+    reserved: int = 0  # bytes in segments
+    allocated: int = 0  # bytes in allocated blocks
+
+    def malloc(self, requested: int, frames: list | None = None) -> int:
+        frames = frames or []
+        size = _round(requested)
+        large = size >= SMALL
+        fits = [(b.size, b.address, s, b) for s in self.segments if s.large == large for b in s.blocks
+                if not b.allocated and b.size >= size]
+        if fits:
+            _, _, seg, blk = min(fits, key=lambda f: (f[0], f[1]))
+        else:
+            seg_size = SMALL_SEGMENT if not large else (max(MIN_LARGE_SEGMENT, _round_to(size, 2 * MiB))
+                                                         if size < 10 * MiB else _round_to(size, 2 * MiB))
+            if self.reserved + seg_size > self.capacity:
+                self.empty_cache()  # as PyTorch does before it gives up: cached segments back, then one more try
+            if self.reserved + seg_size > self.capacity:
+                self._entry("oom", self.capacity - self.reserved, requested, frames)
+                raise OutOfMemory(f"tried to allocate {requested} bytes")
+            seg = _Segment(self.next_addr, seg_size, large, [_Block(self.next_addr, seg_size)], frames)
+            self.next_addr += seg_size
+            self.segments.append(seg)
+            self.reserved += seg_size
+            self._entry("segment_alloc", seg.address, seg_size, frames)
+            blk = seg.blocks[0]
+        if blk.size > size:  # split: the rest stays cached
+            i = seg.blocks.index(blk)
+            seg.blocks.insert(i + 1, _Block(blk.address + size, blk.size - size))
+            blk.size = size
+        blk.allocated, blk.requested, blk.frames = True, requested, frames
+        self.allocated += size
+        self._entry("alloc", blk.address, size, frames)
+        return blk.address
+
+    def size_of(self, addr: int) -> int:
+        return next(b.size for s in self.segments for b in s.blocks if b.address == addr and b.allocated)
+
+    def free(self, addr: int) -> None:
+        seg, blk = next((s, b) for s in self.segments for b in s.blocks if b.address == addr and b.allocated)
+        self._entry("free_requested", addr, blk.size, blk.frames)
+        self._entry("free_completed", addr, blk.size, blk.frames)
+        blk.allocated, blk.requested, blk.frames = False, 0, []
+        self.allocated -= blk.size
+        merged: list[_Block] = []
+        for b in seg.blocks:
+            if merged and not merged[-1].allocated and not b.allocated:
+                merged[-1].size += b.size
+            else:
+                merged.append(b)
+        seg.blocks = merged
+
+    def empty_cache(self) -> None:
+        """``torch.cuda.empty_cache()``: segments with no allocated block go back to the driver."""
+        for s in [s for s in self.segments if not any(b.allocated for b in s.blocks)]:
+            self._entry("segment_free", s.address, s.size, [])
+            self.segments.remove(s)
+            self.reserved -= s.size
+
+    def snapshot_segments(self) -> list[dict[str, Any]]:
+        out = []
+        for s in self.segments:
+            blocks = [{"address": b.address, "size": b.size, "requested_size": b.requested,
+                       "state": "active_allocated" if b.allocated else "inactive", "frames": b.frames} for b in s.blocks]
+            alloc = sum(b.size for b in s.blocks if b.allocated)
+            out.append({"device": self.device, "address": s.address, "total_size": s.size, "allocated_size": alloc,
+                        "active_size": alloc, "requested_size": sum(b.requested for b in s.blocks), "stream": 0,
+                        "segment_type": "large" if s.large else "small", "segment_pool_id": (0, 0),
+                        "is_expandable": self.expandable, "frames": s.frames, "blocks": blocks})
+        return out
+
+
+def _round(n: int) -> int:
+    """The allocator's request rounding: multiples of 512 bytes."""
+    return max(512, _round_to(n, 512))
+
+
+def _round_to(n: int, k: int) -> int:
+    return (n + k - 1) // k * k
+
+
+def snapshot(allocators: list[Allocator], conf: str = "") -> dict[str, Any]:
+    """What ``torch.cuda.memory._snapshot()`` returns for these devices."""
+    return {"segments": [s for a in allocators for s in a.snapshot_segments()],
+            "device_traces": [list(a.trace) for a in allocators],
+            "allocator_settings": {"PYTORCH_CUDA_ALLOC_CONF": conf, "max_split_size": -1,
+                                   "garbage_collection_threshold": 0.0,
+                                   "expandable_segments": any(a.expandable for a in allocators),
+                                   "pinned_num_register_threads": 1, "release_lock_on_cudamalloc": False,
+                                   "pinned_use_cuda_host_register": False,
+                                   "roundup_power2_divisions": {str(1 << k): 0 for k in range(6)}},
+            "external_annotations": []}
+
+
+# ---------------------------------------------------------------------------------------------- scenarios
+
+@dataclass
+class Scenario:
+    """A snapshot and what it holds by construction (the check's truth)."""
+
+    doc: dict[str, Any]
+    truth: dict[str, Any]
+
+
+def oom_activations(capacity: int = 24 * GiB, layers: int = 24, act_mib: int = 512) -> Scenario:
+    """A training loop that runs out of memory in the forward pass of its second step: 2 GiB of weights and Adam's
+    4 GiB of state live across steps, each layer keeps ``act_mib`` MiB of activations for the backward pass, and the
+    second step's batch is twice the first's -- its activations no longer fit, and the request for a layer's
+    activations fails with 18 GiB of them live.  The activations are the largest thing live: checkpointing frees the
+    most."""
+    a = Allocator(capacity)
+    params = [a.malloc(256 * MiB, PARAMS) for _ in range(8)]
+    state: list[int] = []
+    acts: list[int] = []
+    for batch in (1, 2):
+        acts = []
+        try:
+            for _ in range(layers):
+                acts.append(a.malloc(act_mib * MiB * batch, ACTIVATION))
+        except OutOfMemory:
+            break
+        grads = [a.malloc(256 * MiB, GRADIENT) for _ in params]
+        for x in acts:
+            a.free(x)
+        if not state:
+            state = [a.malloc(256 * MiB, OPTIMIZER) for _ in range(16)]
+        for g in grads:
+            a.free(g)
+    oom = a.trace[-1]
+    truth = {"gpu": 0, "requested": oom["size"], "device_free": oom["device_free"], "allocated": a.allocated,
+             "reserved": a.reserved, "live_activation_bytes": len(acts) * act_mib * MiB * 2,
+             "persistent_bytes": (len(params) + len(state)) * 256 * MiB, "failed_frames": ACTIVATION,
+             "largest": "activations"}
+    return Scenario(snapshot([a]), truth)
+
+
+def fragmented(capacity: int = 8 * GiB, segments: int = 300) -> Scenario:
+    """Blocks of 5 MiB, four to each 20 MiB segment, three of every four freed: each segment keeps 15 MiB cached that
+    it cannot give back (one block still lives in it), 4.4 GiB in all, and a 3 GiB request fails although allocated
+    plus free is above it -- the ``expandable_segments`` case (one growable segment instead of many fixed ones)."""
+    a = Allocator(capacity)
+    blocks = [a.malloc(5 * MiB, ACTIVATION) for _ in range(4 * segments)]
+    for i, x in enumerate(blocks):
+        if i % 4:
+            a.free(x)
+    try:
+        a.malloc(3 * GiB, ACTIVATION)
+    except OutOfMemory:
+        pass
+    oom = a.trace[-1]
+    truth = {"gpu": 0, "requested": oom["size"], "device_free": oom["device_free"], "allocated": a.allocated,
+             "reserved": a.reserved, "largest": "fragmentation"}
+    return Scenario(snapshot([a]), truth)
+
+
+SCENARIOS: dict[str, Callable[[], Scenario]] = {"oom_activations": oom_activations, "fragmented": fragmented}
+
+
+def write(path: str, doc: dict[str, Any], protocol: int = 4) -> str:
+    """Pickle ``doc`` as ``_dump_snapshot`` does (``pickle.dump``; protocol 4 is Python 3.8-3.13's default)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "wb") as f:
+        pickle.dump(doc, f, protocol=protocol)
+    return path
+
+
+# ---------------------------------------------------------------------------------------------- hostile pickles
+
+class _Run:
+    """Pickles as a call of ``fn(*args)``: what a hostile file does (``__reduce__``)."""
+
+    def __init__(self, fn: Callable, *args: Any):
+        self.fn, self.args = fn, args
+
+    def __reduce__(self):
+        return self.fn, self.args
+
+
+def hostile(marker: str) -> dict[str, bytes]:
+    """Pickles that run code when opened with ``pickle.load``, each creating ``marker`` (a file path) if it ever
+    ran; and other bad ones.  Each looks like a snapshot from its first bytes (its ``segments`` key comes first)."""
+    cmd = f"touch {marker}"
+    evil = {
+        "reduce_os_system": {"segments": [_Run(os.system, cmd)], "device_traces": []},
+        "reduce_exec": {"segments": [], "device_traces": [_Run(exec, f"open({marker!r}, 'w').close()")]},
+        "reduce_in_frames": {"segments": [{"device": 0, "address": 0, "total_size": 1, "blocks": [
+            {"size": 1, "state": "active_allocated", "frames": [_Run(os.system, cmd)]}]}], "device_traces": []},
+    }
+    out = {name: pickle.dumps(doc, protocol=p) for name, doc in evil.items() for p in (4,)}
+    out.update({f"{name}_protocol0": pickle.dumps(doc, protocol=0) for name, doc in evil.items()})
+    head = pickle.dumps({"segments": [], "device_traces": []}, protocol=4)
+    out["truncated"] = head[: len(head) // 2]
+    out["set_value"] = pickle.dumps({"segments": [], "device_traces": [{1, 2}]}, protocol=4)
+    out["bytes_value"] = pickle.dumps({"segments": [b"\x00" * 8], "device_traces": []}, protocol=4)
+    out["huge_int"] = pickle.dumps({"segments": [1 << 4000], "device_traces": []}, protocol=4)
+    # a string claiming 2**60 bytes: its length is checked before anything is read
+    out["huge_string"] = b"\x80\x04}\x8c\x08segments\x8d" + (1 << 60).to_bytes(8, "little") + b"abc"
+    # shared references (the pickle's memo): a billion frames for a few kB of file, for the reader's walk to bound
+    frames = [frame("x.py", 1, "f")] * 1000
+    block = {"address": 0, "size": 512, "requested_size": 512, "state": "active_allocated", "frames": frames}
+    seg = {"device": 0, "address": 0, "total_size": 512, "segment_type": "small", "blocks": [block] * 1000}
+    entry = {"action": "alloc", "addr": 0, "size": 512, "stream": 0, "time_us": T0_US, "frames": frames}
+    out["shared_references"] = pickle.dumps({"segments": [seg] * 1000, "device_traces": [[entry] * 1000] * 1000},
+                                            protocol=4)
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("out")
+    ap.add_argument("--scenario", default="oom_activations", choices=sorted(SCENARIOS))
+    a = ap.parse_args(argv)
+    sc = SCENARIOS[a.scenario]()
+    write(a.out, sc.doc)
+    print(f"{a.out}: {a.scenario}, {sc.truth}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

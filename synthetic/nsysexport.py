@@ -1,0 +1,394 @@
+"""Synthetic Nsight Systems SQLite exports whose content is known by construction (issue 28).
+
+Why: the three real exports (``../shared/profiles/nsys``) are time slices without steps, without a
+``TARGET_INFO_GPU`` table and without the cases a reader must get right -- two ranks whose correlation ids collide,
+rows in no order, NVTX step ranges, start/end ranges, registered strings, CUDA graph executions, an export without
+kernels -- nor a gigabyte.  This module simulates a training loop per rank and writes what ``nsys export --type
+sqlite`` writes for it: the real exports' table and column names (schema 3.x), serialized ``globalTid`` /
+``globalPid`` ids, ``StringIds``, the ``ENUM_*`` tables, version-suffixed CUDA API names, NVTX push/pop ranges
+(PyTorch's autograd NVTX names with their ``seq`` / ``op_id`` suffixes, or plain ones), synchronisation records.
+
+One step of one rank is simulated event by event (a host clock and a stream clock: a launch costs the host
+``launch_us``; a kernel starts when its stream is free and the launch has reached the GPU; the step ends with a
+``cudaStreamSynchronize`` under ``aten::item``), then tiled over the steps with numpy, so a gigabyte is written in
+about a minute.  :func:`write` returns the truth of what it wrote.
+
+    python -m synthetic.nsysexport OUT.sqlite [--steps N] [--ranks R] [--ops K]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+from dataclasses import asdict, dataclass, field
+
+import numpy as np
+
+#: Kernel names as the real exports write them (demangled).
+GEMM_BF16 = "nvjet_sm90_tst_192x192_64x4_2x1_v_bz_coopB_bias_TNN"
+GEMM_FP32 = "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize64x256x8_stage3_warpsize1x4x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas"
+ELEMENTWISE_BF16 = ("void at::native::vectorized_elementwise_kernel<8, at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, "
+                    "c10::BFloat16, at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul> >(int, "
+                    "at::native::BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+                    "at::native::binary_internal::MulFunctor<float> >, std::array<char*, 3ul>)")
+NCCL_ALLREDUCE = "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+DATALOADER = "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__"
+H100 = dict(name="NVIDIA H100 80GB HBM3", busLocation="0000:18:00.0", isDiscrete=1, l2CacheSize=52428800,
+            totalMemory=85017493504, memoryBandwidth=3352320000000, clockRate=1980000000, smCount=132,
+            chipName="GH100", computeMajor=9, computeMinor=0)
+#: Where the session's clock stands when the capture starts (ns), and its UTC time.
+SESSION_START_NS = 35_255_823_190
+UTC_START_NS = 1_779_630_014_975_716_426
+HW_BIT = 1 << 48  # the serialized ids' hardware/VM field, as real exports write it
+#: Steps written at a time.
+BATCH_STEPS = 2000
+
+SCHEMA = """
+CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE ThreadNames (nameId INTEGER NOT NULL, priority INTEGER, globalTid INTEGER);
+CREATE TABLE PROCESSES (globalPid INTEGER, pid INTEGER, name TEXT);
+CREATE TABLE ANALYSIS_DETAILS (globalVid INTEGER NOT NULL, duration INTEGER NOT NULL, startTime INTEGER NOT NULL,
+    stopTime INTEGER NOT NULL);
+CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT, systemClockNs INTEGER);
+CREATE TABLE TARGET_INFO_SYSTEM_ENV (globalVid INTEGER, devStateName TEXT NOT NULL, name TEXT NOT NULL,
+    nameEnum INTEGER NOT NULL, value TEXT NOT NULL);
+CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
+CREATE TABLE ENUM_NSYS_EVENT_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE ENUM_CUDA_MEMCPY_OPER (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE ENUM_CUDA_MEM_KIND (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+CREATE TABLE ENUM_CUPTI_SYNC_TYPE (id INTEGER NOT NULL PRIMARY KEY, name TEXT, label TEXT);
+"""
+KERNEL_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER NOT NULL, end INTEGER NOT NULL,
+    deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
+    correlationId INTEGER, globalPid INTEGER, demangledName INTEGER NOT NULL, shortName INTEGER NOT NULL,
+    mangledName INTEGER, launchType INTEGER, cacheConfig INTEGER, registersPerThread INTEGER NOT NULL,
+    gridX INTEGER NOT NULL, gridY INTEGER NOT NULL, gridZ INTEGER NOT NULL, blockX INTEGER NOT NULL,
+    blockY INTEGER NOT NULL, blockZ INTEGER NOT NULL, staticSharedMemory INTEGER NOT NULL,
+    dynamicSharedMemory INTEGER NOT NULL, localMemoryPerThread INTEGER NOT NULL, localMemoryTotal INTEGER NOT NULL,
+    gridId INTEGER NOT NULL, sharedMemoryExecuted INTEGER, graphNodeId INTEGER, sharedMemoryLimitConfig INTEGER,
+    graphId INTEGER)"""
+_KERNEL_COLS = ("start", "end", "deviceId", "contextId", "streamId", "correlationId", "globalPid", "demangledName",
+                "shortName", "registersPerThread", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
+                "staticSharedMemory", "dynamicSharedMemory", "localMemoryPerThread", "localMemoryTotal", "gridId",
+                "graphNodeId", "graphId")
+MEMCPY_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,
+    deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
+    correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,
+    deprecatedSrcId INTEGER, srcKind INTEGER, dstKind INTEGER, srcDeviceId INTEGER, srcContextId INTEGER,
+    dstDeviceId INTEGER, dstContextId INTEGER, migrationCause INTEGER, graphNodeId INTEGER, virtualAddress INTEGER,
+    copyCount INTEGER)"""
+RUNTIME_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_RUNTIME (start INTEGER NOT NULL, end INTEGER NOT NULL,
+    eventClass INTEGER NOT NULL, globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL,
+    returnValue INTEGER NOT NULL, callchainId INTEGER)"""
+SYNC_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start INTEGER NOT NULL, end INTEGER NOT NULL,
+    deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
+    correlationId INTEGER, globalPid INTEGER, deprecatedSyncType INTEGER, syncType INTEGER NOT NULL,
+    eventId INTEGER NOT NULL, eventSyncId INTEGER)"""
+NVTX_DDL = """CREATE TABLE NVTX_EVENTS (start INTEGER NOT NULL, end INTEGER, eventType INTEGER NOT NULL,
+    rangeId INTEGER, category INTEGER, color INTEGER, text TEXT, globalTid INTEGER, endGlobalTid INTEGER,
+    textId INTEGER, domainId INTEGER, uint64Value INTEGER, int64Value INTEGER, doubleValue REAL,
+    uint32Value INTEGER, int32Value INTEGER, floatValue REAL, jsonTextId INTEGER, jsonText TEXT, binaryData TEXT)"""
+GPU_DDL = """CREATE TABLE TARGET_INFO_GPU (vmId INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT, busLocation TEXT,
+    isDiscrete INTEGER, l2CacheSize INTEGER, totalMemory INTEGER, memoryBandwidth INTEGER, clockRate INTEGER,
+    smCount INTEGER, pwGpuId INTEGER, uuid TEXT, luid INTEGER, chipName TEXT, cuDevice INTEGER, ctxId INTEGER,
+    computeMajor INTEGER, computeMinor INTEGER)"""
+GRAPH_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_GRAPH_TRACE (start INTEGER NOT NULL, end INTEGER NOT NULL,
+    deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
+    correlationId INTEGER, globalPid INTEGER, graphId INTEGER NOT NULL, graphExecId INTEGER)"""
+
+_EVENT_TYPES = [(33, "NvtxCategory"), (34, "NvtxMark"), (35, "NvtxPushRange"), (36, "NvtxPopRange"),
+                (37, "NvtxStartRange"), (38, "NvtxEndRange"), (59, "NvtxPushPopRange"), (60, "NvtxStartEndRange"),
+                (75, "NvtxDomainCreate")]
+_COPY_KINDS = [(0, "Unknown"), (1, "Host-to-Device"), (2, "Device-to-Host"), (8, "Device-to-Device"), (10, "Peer-to-Peer")]
+_MEM_KINDS = [(0, "Pageable"), (1, "Pinned"), (2, "Device"), (3, "Array"), (4, "Managed"), (7, "Unknown")]
+_SYNC_TYPES = [(0, "Unknown"), (1, "Event sync"), (2, "Stream wait sync"), (3, "Stream sync"), (4, "Context sync")]
+
+
+@dataclass
+class NsysJob:
+    """A training loop under ``nsys profile -t cuda,nvtx``: ``ranks`` processes, one GPU each, ``steps`` steps."""
+
+    steps: int = 12
+    ranks: int = 1
+    ops: int = 20  # ATen ops per step, one kernel each
+    kernel_us: float = 300.0
+    kernel: str = GEMM_BF16
+    launch_us: float = 8.0
+    h2d_bytes: int = 64 << 20
+    h2d_us: float = 2000.0
+    pinned: bool = True  # the batch copied from pinned host memory (pin_memory=True), else pageable
+    input_ms: float = 0.0  # the loop waits this long for its DataLoader before each step's work
+    nccl_us: float = 0.0  # an NCCL AllReduce kernel per step (0: none)
+    sync: bool = True  # .item() at the end of each step: cudaStreamSynchronize
+    step_range: str | None = "train_step {k}"  # the user's NVTX range around each step ({k}: its number)
+    extra_ranges: tuple[str, ...] = ()  # top-level user ranges inside each step, in order (``forward``...)
+    autograd_nvtx: bool = True  # --pytorch=autograd-nvtx: ATen ops as ``aten::mm, seq = N, op_id = M`` ranges
+    text_ids: bool = False  # NVTX names registered (``textId`` into StringIds) instead of inline ``text``
+    gpu_info: bool = True  # a TARGET_INFO_GPU table
+    graph_mode: str | None = None  # "graph": one CUDA graph execution per step instead of the kernels; "node"
+    kernels_table: bool = True  # False: an export without GPU activity (no kernel table at all)
+    shuffle: bool = True  # rows in no order, as newer exports write them
+    seed: int = 0
+
+
+@dataclass
+class Truth:
+    """What :func:`write` wrote, per GPU (by device id): the numbers a reader must find."""
+
+    steps: int
+    step_ms: float
+    kernel_ms: dict[int, float] = field(default_factory=dict)
+    kernels: dict[int, int] = field(default_factory=dict)
+    h2d_bytes: dict[int, int] = field(default_factory=dict)
+    h2d_copies: dict[int, int] = field(default_factory=dict)
+    sync_ms: float = 0.0  # host time inside cudaStreamSynchronize, all ranks
+    nccl_ms: dict[int, float] = field(default_factory=dict)
+    runtime_calls: int = 0
+    nvtx_ranges: int = 0
+    rows: int = 0
+
+
+class _Strings:
+    def __init__(self) -> None:
+        self.ids: dict[str, int] = {}
+
+    def __call__(self, s: str) -> int:
+        if s not in self.ids:
+            self.ids[s] = len(self.ids) + 1
+        return self.ids[s]
+
+
+def _gid(pid: int, tid: int = 0) -> int:
+    return HW_BIT | (pid << 24) | tid
+
+
+def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list]:
+    """One step of one rank, times in ns from the step's start; correlation ids from 0."""
+    us = 1000
+    t = 0
+    stream_free = 0
+    corr = 0
+    op_id = [0]
+    ev: dict[str, list] = {"runtime": [], "kernel": [], "memcpy": [], "sync": [], "nvtx": [], "graph": []}
+
+    def op_range(name: str, start: int, end: int, seq: int) -> None:
+        op_id[0] += 1
+        text = f"{name}, seq = {seq}, op_id = {op_id[0]}" if job.autograd_nvtx else None
+        if text is not None:
+            ev["nvtx"].append((start, end, text))
+
+    def call(name: str, start: int, dur: int) -> tuple[int, int]:
+        nonlocal corr
+        corr += 1
+        ev["runtime"].append((start, start + dur, corr, strings(name)))
+        return corr, start + dur
+
+    if job.input_ms:
+        a = t
+        t += int(job.input_ms * 1e6)
+        if job.autograd_nvtx:
+            ev["nvtx"].append((a, t, f"{DATALOADER}, op_id = 0"))
+    ranges_at = [t]
+    # the batch to the GPU
+    a = t
+    c, t = call("cudaMemcpyAsync_v3020", t + 1 * us, int(job.launch_us * us))
+    cs = max(t + 2 * us, stream_free)
+    stream_free = cs + int(job.h2d_us * us)
+    ev["memcpy"].append((cs, stream_free, c, job.h2d_bytes, 1, 1 if job.pinned else 0, 2))
+    t += 1 * us
+    op_range("aten::to", a, t, 1)
+    # the step's ops
+    kernels = []
+    for i in range(job.ops):
+        a = t
+        name = "cudaGraphLaunch_v10000" if job.graph_mode == "graph" and i == 0 else "cudaLaunchKernel_v7000"
+        if job.graph_mode == "graph" and i > 0:
+            break
+        c, t = call(name, t + 1 * us, int(job.launch_us * us))
+        ks = max(t + 3 * us, stream_free)
+        dur = int(job.kernel_us * us) * (job.ops if job.graph_mode == "graph" else 1)
+        stream_free = ks + dur
+        if job.graph_mode == "graph":
+            ev["graph"].append((ks, stream_free, c, 7))
+        else:
+            kernels.append((ks, stream_free, c, strings(job.kernel), 7 if job.graph_mode == "node" else 0))
+        t += 1 * us
+        op_range("aten::mm", a, t, 10 + i)
+        if len(job.extra_ranges) > 1 and i == job.ops // 2:
+            ranges_at.append(t)
+    if job.nccl_us:
+        a = t
+        c, t = call("cudaLaunchKernel_v7000", t + 1 * us, int(job.launch_us * us))
+        ks = max(t + 3 * us, stream_free)
+        stream_free = ks + int(job.nccl_us * us)
+        kernels.append((ks, stream_free, c, strings(NCCL_ALLREDUCE), 0))
+        t += 1 * us
+        op_range("nccl:all_reduce", a, t, 99)
+    ev["kernel"] = kernels
+    if job.sync:
+        a = t
+        c, t = call("cudaStreamSynchronize_v3020", t + 1 * us, max(stream_free + 5 * us - t - 1 * us, int(job.launch_us * us)))
+        ev["sync"].append((stream_free, t - 1 * us, c, 3))
+        t += 1 * us
+        op_range("aten::item", a, t, 100)
+    t += 10 * us
+    ranges_at.append(t)
+    for j, name in enumerate(job.extra_ranges[:len(ranges_at) - 1]):
+        ev["nvtx"].append((ranges_at[j], ranges_at[j + 1] - 1, name))
+    ev["period"] = [t]
+    ev["corrs"] = [corr]
+    return ev
+
+
+def write(path: str, job: NsysJob | None = None) -> Truth:
+    """Write the export of ``job`` to ``path`` (a new file) and return its truth."""
+    job = job or NsysJob()
+    rng = np.random.default_rng(job.seed)
+    strings = _Strings()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, SYNC_DDL]) + ";")
+    if job.kernels_table and job.graph_mode != "graph":
+        con.execute(KERNEL_DDL)
+    if job.graph_mode == "graph":
+        con.execute(GRAPH_DDL)
+    if job.gpu_info:
+        con.execute(GPU_DDL)
+    truth = Truth(steps=job.steps, step_ms=0.0)
+    t_first = SESSION_START_NS + 5_000_000  # the first step 5 ms into the session
+    t_last = t_first
+    sync_id = strings("cudaStreamSynchronize_v3020")
+    nccl = strings(NCCL_ALLREDUCE)
+    for rank in range(job.ranks):
+        pid = 1000 + rank
+        gtid, gpid = _gid(pid, pid), _gid(pid)
+        tpl = _step_template(job, rank, strings)
+        period = tpl["period"][0]
+        ncorr = tpl["corrs"][0]
+        truth.step_ms = period / 1e6
+        base = t_first + rank * 50_000  # ranks start 50 us apart
+        for k in ("kernels", "kernel_ms", "nccl_ms", "h2d_copies", "h2d_bytes"):
+            getattr(truth, k)[rank] = 0
+        for first in range(0, job.steps, BATCH_STEPS):  # a batch of steps at a time: memory stays small at 1 GB
+            steps = np.arange(first, min(first + BATCH_STEPS, job.steps), dtype=np.int64)
+            t_last = max(t_last, _write_steps(con, job, truth, tpl, steps, base + steps * period,
+                                              100 + steps * (ncorr + 1), rank, gtid, gpid, rng, strings, sync_id, nccl))
+        rows = [(int(base), None, 34, None, None, None, "a mark", gtid, None, None, 0) + (None,) * 9]  # not a range
+        _insert(con, "NVTX_EVENTS", 20, rows, rng, False)
+        con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python3"), gtid))
+        con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", (gpid, pid))
+        if job.gpu_info:
+            g = H100
+            con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                        (0, rank, g["name"], g["busLocation"], 1, g["l2CacheSize"], g["totalMemory"], g["memoryBandwidth"],
+                         g["clockRate"], g["smCount"], rank, f"GPU-{rank:08d}", 0, g["chipName"], rank, rank + 1,
+                         g["computeMajor"], g["computeMinor"]))
+        t_last = max(t_last, base + job.steps * period)
+    if not (job.kernels_table or job.graph_mode == "graph"):
+        truth.kernels, truth.kernel_ms, truth.nccl_ms = {}, {}, {}
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, s) for s, i in strings.ids.items()])
+    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
+    con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)", [(i, n, n) for i, n in _COPY_KINDS])
+    con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
+    con.executemany("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _SYNC_TYPES])
+    stop = t_last + 1_000_000
+    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
+    con.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, '2026-05-24T13:40:14', '2026-05-24T13:40:14', ?)",
+                (UTC_START_NS, SESSION_START_NS))
+    con.execute("INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (?, 'Local (CLI)', 'Hostname', 619, 'synthetic-node')", (HW_BIT,))
+    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    con.commit()
+    truth.rows = sum(con.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0]
+                     for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall())
+    con.close()
+    return truth
+
+
+def _write_steps(con: sqlite3.Connection, job: NsysJob, truth: Truth, tpl: dict, steps: np.ndarray, offs: np.ndarray,
+                 coff: np.ndarray, rank: int, gtid: int, gpid: int, rng: np.random.Generator, strings: _Strings,
+                 sync_id: int, nccl: int) -> int:
+    """Steps ``steps`` of one rank (the template at offsets ``offs``, correlation ids from ``coff``): written, counted
+    into ``truth``; returns the latest end written."""
+    n = steps.size
+
+    def tiled(rows: list, ncols: int) -> list[tuple]:
+        """The template's rows at every step: times (columns 0, 1) shifted, correlation ids (column 2) too."""
+        if not rows:
+            return []
+        a = np.array([r[:ncols] for r in rows], dtype=np.int64)
+        out = np.repeat(a[None, :, :], n, axis=0)
+        out[:, :, 0] += offs[:, None]
+        out[:, :, 1] += offs[:, None]
+        if ncols > 2:
+            out[:, :, 2] += coff[:, None]
+        return [tuple(r) for r in out.reshape(-1, ncols).tolist()]
+
+    last = 0
+    rows = [(s, e, 1, gtid, c, nm, 0, None) for s, e, c, nm in tiled(tpl["runtime"], 4)]
+    _insert(con, "CUPTI_ACTIVITY_KIND_RUNTIME", 8, rows, rng, job.shuffle)
+    truth.runtime_calls += len(rows)
+    truth.sync_ms += sum(r[1] - r[0] for r in rows if r[5] == sync_id) / 1e6
+    if job.kernels_table and job.graph_mode != "graph":
+        first_id = int(steps[0]) * len(tpl["kernel"]) if steps.size else 0
+        rows = [(s, e, rank, rank + 1, 7, c, gpid, nm, nm, 32, 128, 1, 1, 256, 1, 1, 0, 0, 0, 0, first_id + i,
+                 (first_id + i if g else None), g) for i, (s, e, c, nm, g) in enumerate(tiled(tpl["kernel"], 5))]
+        con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                        f"({', '.join('?' * len(_KERNEL_COLS))})", _order(rows, rng, job.shuffle))
+        truth.kernels[rank] += len(rows)
+        truth.kernel_ms[rank] += sum(r[1] - r[0] for r in rows) / 1e6
+        truth.nccl_ms[rank] += sum(r[1] - r[0] for r in rows if r[7] == nccl) / 1e6
+        last = max([last] + [r[1] for r in rows])
+    if job.graph_mode == "graph":
+        rows = [(s, e, rank, rank + 1, None, 7, c, gpid, g, g) for s, e, c, g in tiled(tpl["graph"], 4)]
+        _insert(con, "CUPTI_ACTIVITY_KIND_GRAPH_TRACE", 10, rows, rng, job.shuffle)
+        truth.kernels[rank] += len(rows)
+        truth.kernel_ms[rank] += sum(r[1] - r[0] for r in rows) / 1e6
+    rows = [(s, e, rank, rank + 1, None, 7, c, gpid, b, k, None, sk, dk, None, None, rank, rank + 1, None, None, None, 1)
+            for s, e, c, b, k, sk, dk in tiled(tpl["memcpy"], 7)]
+    _insert(con, "CUPTI_ACTIVITY_KIND_MEMCPY", 21, rows, rng, job.shuffle)
+    truth.h2d_copies[rank] += len(rows)
+    truth.h2d_bytes[rank] += sum(r[8] for r in rows)
+    # real exports write deviceId 0 for every process's sync records (read off h100_fsdp_window)
+    rows = [(s, e, 0, rank + 1, None, 7, c, gpid, None, k, 4294967295, 0) for s, e, c, k in tiled(tpl["sync"], 4)]
+    _insert(con, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 12, rows, rng, job.shuffle)
+    texts = [text for _, _, text in tpl["nvtx"]]
+    times = tiled([(a, b) for a, b, _ in tpl["nvtx"]], 2)
+    rows = [(s, e, 59, None, None, None, texts[i % len(texts)], gtid, None, None, 0) + (None,) * 9
+            for i, (s, e) in enumerate(times)]
+    if job.step_range:
+        period = tpl["period"][0]
+        rows += [(int(o), int(o + period - 2000), 59, None, None, None, job.step_range.format(k=int(k)), gtid, None, None,
+                  0) + (None,) * 9 for k, o in zip(steps.tolist(), offs.tolist())]
+    if job.text_ids:
+        rows = [r[:6] + (None,) + r[7:9] + ((strings(r[6]) if r[6] is not None else None),) + r[10:] for r in rows]
+    _insert(con, "NVTX_EVENTS", 20, rows, rng, job.shuffle)
+    truth.nvtx_ranges += len(rows)
+    return last
+
+
+def _order(rows: list, rng: np.random.Generator, shuffle: bool) -> list:
+    if not shuffle or len(rows) < 2:
+        return rows
+    return [rows[i] for i in rng.permutation(len(rows))]
+
+
+def _insert(con: sqlite3.Connection, table: str, ncols: int, rows: list, rng: np.random.Generator, shuffle: bool) -> None:
+    if rows:
+        con.executemany(f'INSERT INTO "{table}" VALUES ({", ".join("?" * ncols)})', _order(rows, rng, shuffle))
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("out")
+    p.add_argument("--steps", type=int, default=12)
+    p.add_argument("--ranks", type=int, default=1)
+    p.add_argument("--ops", type=int, default=20)
+    a = p.parse_args(argv)
+    truth = write(a.out, NsysJob(steps=a.steps, ranks=a.ranks, ops=a.ops))
+    print(json.dumps(asdict(truth)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

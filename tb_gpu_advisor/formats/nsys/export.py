@@ -1,0 +1,128 @@
+"""``.nsys-rep`` reports: exported to SQLite once, into the report cache, and read from there.
+
+An ``.nsys-rep`` is Nsight Systems' own binary report; only ``nsys`` reads it.  Where ``nsys`` is on PATH, the
+report is exported (``nsys export --type sqlite``) into ``<cache>/nsys-exports/`` -- never beside the user's file,
+never into the logdir -- under a name keyed by the report's path, size and modification time, so it is exported
+once and again only when the report changes.  Without ``nsys``, the read fails with the one command to run.
+With the cache off (``TB_GPU_ADVISOR_CACHE_DIR=off``) or remote, the export goes to the machine's temp folder.
+Exports beyond :data:`MAX_EXPORT_BYTES` in all are removed, least recently used first.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import tempfile
+
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.cachedir import default_dir
+from tb_gpu_advisor.formats.nsys.tables import NsysReadError, is_sqlite
+
+REP_SUFFIX = ".nsys-rep"
+#: The sub-folder of the report cache holding the exports.
+EXPORT_DIR = "nsys-exports"
+#: How long one export may take (a multi-GB report takes minutes).
+EXPORT_TIMEOUT_S = 1800
+#: The exports kept in all; older ones go first.
+MAX_EXPORT_BYTES = 8 << 30
+
+
+def command(report: str, out: str) -> list[str]:
+    """The export command, as a user would type it."""
+    return ["nsys", "export", "--type", "sqlite", "-o", out, report]
+
+
+def export_folder() -> str:
+    """Where exports go: the report cache's ``nsys-exports`` folder, else a temp folder of this user."""
+    base = default_dir()
+    if base is None or fsio.is_remote(base):
+        base = os.path.join(tempfile.gettempdir(), f"tb-gpu-advisor-{os.getuid() if hasattr(os, 'getuid') else 0}")
+    return os.path.join(base, EXPORT_DIR)
+
+
+def cached_path(report: str) -> str:
+    """The export of ``report`` in :func:`export_folder`, named after the report and its identity (a listed report is
+    checked to be the file listed, below its logdir: ``fsio.open_listed``)."""
+    if isinstance(report, fsio.Listed):
+        with fsio.open_listed(report) as f:
+            st = os.fstat(f.fileno())
+    else:
+        st = os.stat(report)
+    key = hashlib.sha1(f"{os.path.abspath(report)}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:16]
+    stem = os.path.basename(report)[: -len(REP_SUFFIX)] or "report"
+    return os.path.join(export_folder(), f"{stem}-{key}.sqlite")
+
+
+def sqlite_for(report: str) -> str:
+    """The SQLite export of an ``.nsys-rep`` (exported now when not yet cached); NsysReadError when it cannot be."""
+    try:
+        out = cached_path(report)
+    except OSError as e:
+        raise NsysReadError(f"cannot read {report}: {e}") from e
+    if os.path.isfile(out) and is_sqlite(out):
+        _touch(out)
+        return out
+    nsys = shutil.which("nsys")
+    suggested = os.path.splitext(report)[0] + ".sqlite"
+    if nsys is None:
+        raise NsysReadError(
+            f"{report}: an Nsight Systems report (.nsys-rep), which only nsys reads, and nsys is not on PATH here. "
+            f"Export it to SQLite and analyse that: {' '.join(_quote(a) for a in command(report, suggested))}")
+    os.makedirs(os.path.dirname(out), exist_ok=True)
+    tmp = f"{out[:-len('.sqlite')]}.tmp-{os.getpid()}.sqlite"
+    argv = [nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "-o", tmp, report]
+    try:
+        done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              timeout=EXPORT_TIMEOUT_S, check=False)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        _remove(tmp)
+        raise NsysReadError(f"{report}: nsys export failed ({e}); run it yourself: "
+                            f"{' '.join(_quote(a) for a in command(report, suggested))}") from e
+    if done.returncode != 0 or not (os.path.isfile(tmp) and is_sqlite(tmp)):
+        _remove(tmp)
+        tail = done.stdout.decode("utf-8", "replace").strip().splitlines()[-3:] if done.stdout else []
+        raise NsysReadError(f"{report}: nsys export failed (exit {done.returncode}{': ' + ' / '.join(tail) if tail else ''}); "
+                            f"run it yourself: {' '.join(_quote(a) for a in command(report, suggested))}")
+    os.replace(tmp, out)
+    _prune(os.path.dirname(out), keep=out)
+    return out
+
+
+def _quote(arg: str) -> str:
+    return arg if arg and all(c.isalnum() or c in "/._-=:+@%" for c in arg) else "'" + arg.replace("'", "'\\''") + "'"
+
+
+def _touch(path: str) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass
+
+
+def _remove(path: str) -> None:
+    try:
+        os.remove(path)
+    except OSError:
+        pass
+
+
+def _prune(folder: str, keep: str, max_bytes: int = MAX_EXPORT_BYTES) -> None:
+    """Remove the least recently used exports until the folder holds at most ``max_bytes`` (``keep`` stays)."""
+    try:
+        entries = []
+        with os.scandir(folder) as it:
+            for e in it:
+                if e.name.endswith(".sqlite") and ".tmp-" not in e.name and e.is_file(follow_symlinks=False):
+                    st = e.stat(follow_symlinks=False)
+                    entries.append((st.st_mtime, st.st_size, e.path))
+    except OSError:
+        return
+    total = sum(s for _, s, _ in entries)
+    for _, size, path in sorted(entries):
+        if total <= max_bytes:
+            break
+        if os.path.abspath(path) != os.path.abspath(keep):
+            _remove(path)
+            total -= size

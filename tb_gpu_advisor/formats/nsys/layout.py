@@ -1,0 +1,226 @@
+"""Where Nsight Systems captures sit in a logdir: ``<logdir>/<run>/<report>.sqlite`` (``nsys export --type sqlite``)
+or ``<run>/<report>.nsys-rep``.
+
+An SQLite file (``.sqlite``, ``.sqlite3``, ``.db``) is an export only when its tables say so (``tables.Schema
+.is_export``), never by its name: a run folder may hold other databases.  An ``.nsys-rep`` is known by its name
+(only ``nsys`` reads it); beside an export of the same name it is left out (the export is read instead).  Every
+folder holding such files (never below a ``plugins`` folder) is a run.
+
+Sessions: an export is a session of its own, named after its capture time (``TARGET_INFO_SESSION_START_TIME``,
+UTC, ``%Y_%m_%d_%H_%M_%S``; else the file's modification time), its host after the file.  Exports of one job --
+one per rank, as ``nsys profile -o report_rank%q{RANK}`` writes them: the same name but for a trailing number, in
+one folder, captured at the same time (their captures overlap; where a capture's length is unknown, started within
+:data:`RANK_WINDOW_S` of each other and named ``...rank<N>``) -- are one session.  ``report1``, ``report2`` of two
+runs one after the other (nsys's default names) do not overlap: two sessions.  In a job, the exports of one machine
+(``TARGET_INFO_SYSTEM_ENV`` ``Hostname``) are one host whose GPUs are the ranks' GPUs, read on the clock they
+share.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats.base import Found, Groups, Located
+from tb_gpu_advisor.formats.nsys import tables as tb
+from tb_gpu_advisor.formats.nsys.export import REP_SUFFIX
+from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
+
+#: Names an export may have; its tables decide.
+SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+PLUGINS_DIR = "plugins"
+EXPECTED = "<run>/<report>.sqlite (nsys export --type sqlite) or <run>/<report>.nsys-rep"
+#: Ranks of one job start their captures within this many seconds of each other.
+RANK_WINDOW_S = 300.0
+_SESSION_TIME_FORMAT = "%Y_%m_%d_%H_%M_%S"
+#: ``report_rank3``, ``trace.1``, ``rank-12``: a job's per-rank name and the rank.
+_RANK_NAME = re.compile(r"^(.*?)(\d+)$")
+
+
+def stem(file_name: str) -> str:
+    for suffix in (REP_SUFFIX, *SQLITE_SUFFIXES):
+        if file_name.endswith(suffix) and len(file_name) > len(suffix):
+            return file_name[: -len(suffix)]
+    return file_name
+
+
+@dataclass(frozen=True)
+class Header:
+    """What an export says about its capture: when (seconds since 1970), and on which machine."""
+
+    epoch_s: float | None = None
+    hostname: str | None = None
+    duration_s: float | None = None  # how long the capture ran (``ANALYSIS_DETAILS.duration``)
+
+
+_headers: dict[tuple[str, int, int], tuple[str | None, Header]] = {}
+_lock = threading.Lock()
+
+
+def probe_file(path: str, size: int = 0, mtime_ns: int = 0) -> tuple[str | None, Header]:
+    """(None when ``path`` is an Nsight export, else why not; its capture time and machine).  Cached by identity."""
+    key = (path, size, mtime_ns)
+    with _lock:
+        if key in _headers:
+            return _headers[key]
+    answer = _probe(path)
+    with _lock:
+        if len(_headers) > 50_000:
+            _headers.clear()
+        _headers[key] = answer
+    return answer
+
+
+def _probe(path: str) -> tuple[str | None, Header]:
+    if not tb.is_sqlite(path):
+        return "not an SQLite file", Header()
+    try:
+        with tb.open_db(path) as con:
+            schema = tb.Schema(con)
+            if not schema.is_export():
+                return "an SQLite database, but not an Nsight Systems export (none of its tables)", Header()
+            when = None
+            if schema.has(tb.SESSION_START, "utcEpochNs"):
+                row = con.execute(f'SELECT utcEpochNs FROM "{tb.SESSION_START}" LIMIT 1').fetchone()
+                when = int(row[0]) / 1e9 if row and isinstance(row[0], int) and row[0] > 0 else None
+            host = next((v for n, v in tb.key_values(schema, tb.SYSTEM_ENV) if n == "Hostname" and v), None) \
+                if schema.has(tb.SYSTEM_ENV, "name", "value") else None
+            duration = None
+            if schema.has(tb.ANALYSIS, "duration"):
+                row = con.execute(f'SELECT duration FROM "{tb.ANALYSIS}" LIMIT 1').fetchone()
+                duration = int(row[0]) / 1e9 if row and isinstance(row[0], int) and row[0] > 0 else None
+            return None, Header(when, host, duration)
+    except sqlite3.Error as e:
+        return f"an SQLite file that cannot be read ({e})", Header()
+    except OSError as e:
+        return f"unreadable ({e})", Header()
+
+
+def sniff(path: str) -> str | None:
+    """None when the SQLite file at ``path`` is an Nsight Systems export, else why it is not, in words."""
+    try:
+        st = os.stat(fsio.local_path(path))
+        return probe_file(path, st.st_size, st.st_mtime_ns)[0]
+    except OSError as e:
+        return f"unreadable ({e.strerror or e})"
+
+
+def _session_name(when_s: float | None) -> str:
+    try:
+        return time.strftime(_SESSION_TIME_FORMAT, time.gmtime(when_s or 0.0))
+    except (OverflowError, OSError, ValueError):
+        return "unknown_time"
+
+
+@dataclass(frozen=True)
+class _File:
+    host: HostFile
+    when_s: float
+    header: Header
+
+
+def _file(f: Found) -> _File:
+    header = Header() if f.name.endswith(REP_SUFFIX) else probe_file(f.path, f.size, f.mtime_ns)[1]
+    when = header.epoch_s or (f.mtime_ns / 1e9 if f.mtime_ns else 0.0)
+    return _File(HostFile(stem(f.name), f.path, f.size, f.mtime_ns, "nsys"), when, header)
+
+
+def _jobs(files: list[_File]) -> list[list[_File]]:
+    """One run folder's files as sessions: per-rank exports of one job together, every other file alone."""
+    out: list[list[_File]] = []
+    by_prefix: dict[str, list[_File]] = {}
+    for f in sorted(files, key=lambda x: (x.when_s, x.host.path)):
+        m = _RANK_NAME.match(f.host.host)
+        if m is None or not m.group(1):
+            out.append([f])
+            continue
+        by_prefix.setdefault(m.group(1), []).append(f)
+    for group in by_prefix.values():
+        current: list[_File] = []
+        for f in group:
+            if current and not (_concurrent(current[0], f) and all(_rank(x) != _rank(f) for x in current)):
+                out.append(current)
+                current = []
+            current.append(f)
+        if current:
+            out.append(current)
+    return out
+
+
+def _concurrent(a: _File, b: _File) -> bool:
+    """Two ranks' captures of one job: they overlap in time (b starts before a ends); where a's length is unknown,
+    they start within :data:`RANK_WINDOW_S` and are named as ranks."""
+    if a.header.epoch_s is not None and b.header.epoch_s is not None and a.header.duration_s:
+        return b.when_s - a.when_s < a.header.duration_s
+    return abs(b.when_s - a.when_s) <= RANK_WINDOW_S and "rank" in a.host.host.lower() and "rank" in b.host.host.lower()
+
+
+def _rank(f: _File) -> int:
+    m = _RANK_NAME.match(f.host.host)
+    return int(m.group(2)) if m else -1
+
+
+def _hosts(files: list[_File]) -> list[HostFile]:
+    """A job's files as hosts: the exports of one machine (same ``Hostname``) are one host, ranks in order."""
+    if len(files) == 1:
+        return [files[0].host]
+    machines: dict[str, list[_File]] = {}
+    for f in files:
+        machines.setdefault(f.header.hostname or f.host.host, []).append(f)
+    out = []
+    for machine, fs in machines.items():
+        fs.sort(key=_rank)
+        hs = [f.host for f in fs]
+        if len(hs) == 1:
+            out.append(hs[0])
+        else:
+            out.append(HostFile(machine, hs[0].path, sum(h.size for h in hs), max(h.mtime_ns for h in hs), "nsys",
+                                tuple(hs)))
+    return out
+
+
+class NsysLayout:
+    expected = EXPECTED
+
+    def claims(self, rel: tuple[str, ...]) -> bool:
+        return rel[-1].endswith(REP_SUFFIX) and len(rel[-1]) > len(REP_SUFFIX) and PLUGINS_DIR not in rel[:-1]
+
+    def maybe(self, rel: tuple[str, ...]) -> bool:
+        return rel[-1].endswith(SQLITE_SUFFIXES) and PLUGINS_DIR not in rel[:-1]
+
+    def sniff(self, path: str) -> str | None:
+        return sniff(path)
+
+    def descend(self, rel: tuple[str, ...]) -> bool:
+        return PLUGINS_DIR not in rel
+
+    def misplaced(self, rel: tuple[str, ...]) -> bool:
+        return False
+
+    def group(self, found: list[Found]) -> Groups:
+        by_run: dict[tuple[str, str], list[Found]] = {}
+        for f in found:
+            by_run.setdefault(("/".join(f.rel[:-1]) or ROOT_RUN, f.folder), []).append(f)
+        groups: Groups = {}
+        for (run, folder), fs in by_run.items():
+            exported = {stem(f.name) for f in fs if not f.name.endswith(REP_SUFFIX)}
+            files = [_file(f) for f in fs if not (f.name.endswith(REP_SUFFIX) and stem(f.name) in exported)]
+            used: set[str] = set()
+            for k, job in enumerate(sorted(_jobs(files), key=lambda j: (min(x.when_s for x in j), j[0].host.path))):
+                name = _session_name(min(x.when_s for x in job))
+                if name in used:
+                    name = f"{name}_{k}"
+                used.add(name)
+                groups.setdefault((run, name, folder), []).extend(_hosts(job))
+        return groups
+
+    def locate(self, path: str) -> Located | None:
+        return None  # placed by its folder only: discovery finds it there (``discover.locate_file``)
+
+
+LAYOUT = NsysLayout()

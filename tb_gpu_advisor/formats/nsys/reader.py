@@ -1,0 +1,819 @@
+"""Nsight Systems SQLite export -> the neutral :class:`~tb_gpu_advisor.model.trace.Trace`.
+
+What is decided here, once, from the export's own conventions (``tables.py`` for the schema):
+
+* host events are the CUDA runtime (and driver) calls, their version suffixes stripped (``cudaLaunchKernel_v7000``
+  -> ``cudaLaunchKernel``), and the NVTX push/pop and start/end ranges, one line per thread (``globalTid``); NVTX
+  names are their ``text`` or ``StringIds[textId]``, PyTorch's autograd ranges (``aten::mm, seq = 1, op_id = 2``)
+  read as the op's name (``frameworks.nvtx``); domains and which ranges are ops are kept as ``Trace.ranges``;
+* device events are kernels, copies, memsets and CUDA graph executions (``--cuda-graph-trace=graph``: one row per
+  graph launch; ``node`` mode gives the graph's kernels with their ``graphId``), per GPU (``deviceId``), one stream
+  per (process, ``streamId``); a copy is named as CUPTI names it to PyTorch (``Memcpy HtoD (Pinned -> Device)``),
+  so its direction and its host memory kind (pageable or pinned) are in its name;
+* a device event's launch is the runtime call with the same ``correlationId`` *in the same process* (correlation
+  ids are per process: two ranks' ids collide), its op the innermost NVTX range around that launch on the
+  launching thread -- the ATen op under ``--pytorch=autograd-nvtx``, else the user's own block;
+* host syncs are the sync calls themselves (``cudaStreamSynchronize``, ``cudaDeviceSynchronize``,
+  ``cudaEventSynchronize``): every synchronisation record (``CUPTI_ACTIVITY_KIND_SYNCHRONIZATION``) belongs to one of
+  them (same correlation id) and adds nothing the call's name does not say -- its ``deviceId`` is 0 for every
+  process in real exports -- so the table is not read (``tests/crosscheck/test_nsys_ai.py`` checks the calls against
+  nsys-ai's reading of the records);
+* the GPU model comes from ``TARGET_INFO_GPU``, else ``TARGET_INFO_CUDA_DEVICE``; where the export has neither, the
+  report says so (the kernels' architecture families are named as a hint);
+* times are re-based to the earliest event, in picoseconds; windows count from the session's start
+  (``ANALYSIS_DETAILS.startTime``), as the Nsight Systems timeline shows them;
+* an export without a kernel table (or graph executions) recorded no GPU activity: that is an error of the file,
+  never a healthy report.
+
+Several exports of one machine (one per rank, ``report_rank%q{RANK}``) are read as one trace on the clock they
+share, their GPUs side by side (``ranks=``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
+from tb_gpu_advisor.formats.nsys import export, tables as tb
+from tb_gpu_advisor.formats.nsys.tables import NsysReadError
+from tb_gpu_advisor.frameworks import nvtx
+from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
+from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, Trace
+
+__all__ = ["NsysReadError", "read_trace", "TIME_BASE", "NO_GPU_ACTIVITY"]
+
+#: Where an Nsight report's times count from (``Trace.time_base``).
+TIME_BASE = "ms from the start of the Nsight Systems session, as the Nsight Systems timeline shows them"
+#: The error of an export that recorded no GPU work.
+NO_GPU_ACTIVITY = ("no GPU activity captured: the export has no CUDA kernels (no CUPTI_ACTIVITY_KIND_KERNEL table); "
+                   "profile with CUDA tracing on: nsys profile -t cuda,nvtx ...")
+#: ``cudaLaunchKernel_v7000`` -> ``cudaLaunchKernel``: the CUDA version that introduced the call (4+ digits); the
+#: API's own ``_v2`` stays (``cudaStreamGetCaptureInfo_v2_v11030`` -> ``cudaStreamGetCaptureInfo_v2``).
+_VERSION_SUFFIX = re.compile(r"_v\d{4,}(?=(?:_ptsz|_ptds)?$)")
+#: NVTX event types of ranges (``ENUM_NSYS_EVENT_TYPE``), where the export has no enum table.
+_RANGE_TYPES = (59, 60, 70, 71)
+_DOMAIN_CREATE = 75
+#: CUPTI memcpy kinds (``ENUM_CUDA_MEMCPY_OPER``) -> the direction in CUPTI's short form; arrays are device memory.
+_COPY_DIRECTION = {1: "HtoD", 2: "DtoH", 3: "HtoD", 4: "DtoH", 5: "DtoD", 6: "DtoD", 7: "DtoD", 8: "DtoD", 9: "HtoH",
+                   10: "PtoP", 11: "HtoD", 12: "DtoH", 13: "DtoD"}
+#: ``ENUM_CUDA_MEM_KIND`` labels, where the export has no enum table.
+_MEM_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
+              6: "Managed Static", 7: "Unknown"}
+#: Kernel-name families that say which architecture (at least) ran them: the GPU model's hint.
+_ARCH_HINTS = (("sm100", "Blackwell"), ("sm90", "Hopper"), ("nvjet", "Hopper or newer"), ("wgmma", "Hopper"),
+               ("sm89", "Ada"), ("sm86", "Ampere"), ("sm80", "Ampere or newer"), ("sm75", "Turing or newer"),
+               ("sm70", "Volta or newer"))
+#: How far before the first event a session's start may lie and still be the timeline's 0 (a day).
+_MAX_LEAD_NS = 86_400 * 10**9
+#: A serialized thread id without its hardware id (bits 56-63): merged exports put their file's number there.
+_LOW56 = (1 << 56) - 1
+#: "No suffix" in the SQL that finds where an autograd NVTX name's suffix starts.
+_NO_SUFFIX = 1 << 30
+#: Bits of a correlation key kept for the correlation id (CUPTI's are 32-bit) and for the pid.
+_CORR_BITS, _PID_BITS = 32, 24
+
+
+def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
+    """Read one export (``.sqlite``; a ``.nsys-rep`` is exported first, ``export.sqlite_for``) into a trace;
+    ``ranks``: several exports of one machine, read as one trace (``path`` is then the first of them)."""
+    paths = list(ranks) if ranks else [path]
+    raws = [_read_file(p, k) for k, p in enumerate(paths)]
+    size = sum(r.size for r in raws)
+    return _to_trace(raws, host or _stem(path), path, size)
+
+
+def _stem(path: str) -> str:
+    name = os.path.basename(path)
+    for suffix in (".nsys-rep", ".sqlite3", ".sqlite", ".db", ".qdrep"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)] or name
+    return name
+
+
+# --------------------------------------------------------------------------- one file, as columns
+
+
+@dataclass
+class _Raw:
+    """One export's events as columns (times in ns on the export's clock), before they become a trace."""
+
+    path: str
+    size: int
+    # host events: runtime calls, then NVTX ranges
+    h_start: np.ndarray
+    h_end: np.ndarray
+    h_name: np.ndarray  # index into h_names
+    h_tid: np.ndarray  # globalTid
+    h_corr: np.ndarray  # correlation key (pid, correlationId), -1
+    h_range: np.ndarray  # bool: an NVTX range
+    h_op: np.ndarray  # bool: a framework op's range
+    h_domain: np.ndarray  # index into domains, -1 for runtime calls
+    h_names: list[str]
+    domains: list[str]
+    # device events
+    d_start: np.ndarray
+    d_end: np.ndarray
+    d_dev: np.ndarray  # deviceId
+    d_pid: np.ndarray
+    d_stream: np.ndarray
+    d_corr: np.ndarray  # correlation key, -1
+    d_name: np.ndarray  # index into d_names
+    d_bytes: np.ndarray  # copies and memsets, -1 for kernels
+    d_graph: np.ndarray  # CUDA graph id, -1
+    d_names: list[str]
+    threads: dict[int, str] = field(default_factory=dict)  # globalTid -> thread name
+    processes: dict[int, str] = field(default_factory=dict)  # pid -> process name
+    gpu_info: dict[int, DeviceInfo] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    zero_ns: int | None = None  # the session's start on the export's clock
+    capture_ms: float | None = None
+    files: int = 1  # exports read into these columns
+    gpu_ranks: dict[int, int] = field(default_factory=dict)  # GPU -> the rank whose export it came from
+
+
+def _read_file(path: str, file_index: int) -> _Raw:
+    if fsio.is_remote(path):
+        raise NsysReadError(f"{path}: Nsight Systems exports are read from local disk only (SQLite needs a file)")
+    local = fsio.local_path(path)
+    if local.endswith(export.REP_SUFFIX):
+        local = export.sqlite_for(local)
+    try:
+        size = fsio.size(local)
+    except OSError as e:
+        raise NsysReadError(f"cannot read {path}: {e}") from e
+    limit = max_profile_bytes()
+    if size > limit:
+        raise NsysReadError(f"{path}: file is {human_size(size)}, over the {human_size(limit)} limit ({LIMIT_HINT})")
+    if not tb.is_sqlite(local):
+        raise NsysReadError(f"{path}: not an SQLite file (an Nsight Systems export is `nsys export --type sqlite`)")
+    try:
+        return _read_db(local, path, size, file_index, lenient=False)
+    except sqlite3.OperationalError as e:
+        if not tb.is_decode_error(e):
+            raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
+    return _read_db(local, path, size, file_index, lenient=True)  # a string that is no UTF-8: read leniently
+
+
+def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -> _Raw:
+    try:
+        with tb.open_db(local, lenient=lenient) as con:
+            schema = tb.Schema(con)
+            if not schema.is_export():
+                raise NsysReadError(f"{path}: an SQLite file, but no Nsight Systems export (none of its tables)")
+            if not (schema.nonempty(tb.KERNEL) or schema.nonempty(tb.GRAPH_TRACE)):
+                raise NsysReadError(NO_GPU_ACTIVITY)
+            return _columns(schema, path, size, file_index)
+    except sqlite3.OperationalError as e:
+        if not lenient and tb.is_decode_error(e):
+            raise
+        if "out of memory" in str(e).lower():  # SQLite's own allocation failed under the memory guard
+            raise MemoryError(str(e)) from e
+        raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
+    except sqlite3.DatabaseError as e:
+        raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
+    except fsio.NotListedFile as e:
+        raise NsysReadError(str(e)) from e
+
+
+def _corr_key(pid: np.ndarray, corr: np.ndarray, file_index: int) -> np.ndarray:
+    """One id per (file, process, correlation id): correlation ids are per process."""
+    ok = corr >= 0
+    key = ((np.int64(file_index) << (_CORR_BITS + _PID_BITS)) | (pid.astype(np.int64) << _CORR_BITS)
+           | (corr.astype(np.int64) & ((1 << _CORR_BITS) - 1)))
+    return np.where(ok, key, -1)
+
+
+def _columns(schema: tb.Schema, path: str, size: int, fidx: int) -> _Raw:
+    names: dict[str, int] = {}
+    h_parts, d_parts = [], []
+    # ---- host: runtime and driver calls
+    for table in (tb.RUNTIME, tb.DRIVER):
+        if not schema.nonempty(table):
+            continue
+        c = tb.int_columns(schema, table, {"start": "start", "end": "end", "tid": "globalTid", "corr": "correlationId",
+                                           "name": "nameId"})
+        strings = tb.string_table(schema, c["name"])
+        ids, inv = unique_inverse(c["name"])
+        local = np.array([_intern(names, _api_name(strings.get(int(i), f"CUDA API {int(i)}"))) for i in ids.tolist()],
+                         dtype=np.int32)
+        n = c["start"].size
+        h_parts.append(dict(start=c["start"], end=c["end"], tid=_thread_key(c["tid"], fidx), name=local[inv] if n else local[:0],
+                            corr=_corr_key(tb.pid_of(c["tid"]), c["corr"], fidx), range=np.zeros(n, bool),
+                            op=np.zeros(n, bool), domain=np.full(n, -1, np.int16)))
+    # ---- host: NVTX ranges
+    domains: list[str] = [""]
+    if schema.nonempty(tb.NVTX):
+        part, domains = _nvtx(schema, names, fidx)
+        if part is not None:
+            h_parts.append(part)
+    # ---- device
+    d_names: dict[str, int] = {}
+    for table in (tb.KERNEL, tb.MEMCPY, tb.MEMSET, tb.GRAPH_TRACE):
+        if schema.nonempty(table):
+            d_parts.append(_device_table(schema, table, d_names, fidx))
+    h = _concat(h_parts, ("start", "end", "tid", "name", "corr", "range", "op", "domain"))
+    d = _concat(d_parts, ("start", "end", "dev", "pid", "stream", "corr", "name", "bytes", "graph"))
+    raw = _Raw(path=path, size=size, h_start=h["start"], h_end=h["end"], h_name=h["name"], h_tid=h["tid"],
+               h_corr=h["corr"], h_range=h["range"], h_op=h["op"], h_domain=h["domain"], h_names=list(names),
+               domains=domains, d_start=d["start"], d_end=d["end"], d_dev=d["dev"], d_pid=d["pid"],
+               d_stream=d["stream"], d_corr=d["corr"], d_name=d["name"], d_bytes=d["bytes"], d_graph=d["graph"],
+               d_names=list(d_names))
+    raw.threads = {int(_thread_key(np.int64(t), fidx)): n for t, n in _thread_names(schema).items()}
+    raw.processes = _process_names(schema)
+    raw.gpu_info, note = _gpu_info(schema, raw)
+    if note:
+        raw.notes.append(note)
+    raw.zero_ns, raw.capture_ms = _session_window(schema)
+    return raw
+
+
+def _thread_key(global_tid: np.ndarray, fidx: int) -> np.ndarray:
+    """A thread across the exports read together: its serialized id with the file's number in place of the hardware
+    id (bits 56-63).  ``key >> 24`` is then its process across the files (:func:`_process_key`)."""
+    return (global_tid.astype(np.int64) & _LOW56) | (np.int64(fidx) << 56)
+
+
+def _process_key(global_pid: np.ndarray, fidx: int) -> np.ndarray:
+    """A process across the exports read together, as ``_thread_key(tid) >> 24`` gives it for its threads."""
+    return (global_pid.astype(np.int64) & _LOW56) >> 24 | (np.int64(fidx) << 32)
+
+
+def _concat(parts: list[dict], keys: tuple[str, ...]) -> dict[str, np.ndarray]:
+    """The tables' columns, one column at a time, each part's column dropped once copied (the peak is one column)."""
+    if not parts:
+        return {k: np.zeros(0, np.int64) for k in keys}
+    out = {}
+    for k in keys:
+        arrs = [p.pop(k) for p in parts]
+        out[k] = np.concatenate(arrs) if len(arrs) > 1 else arrs[0]
+        del arrs
+    return out
+
+
+def _intern(table: dict[str, int], name: str) -> int:
+    i = table.get(name)
+    if i is None:
+        i = table[name] = len(table)
+    return i
+
+
+def _api_name(name: str) -> str:
+    """A CUDA API function without its version suffix (``cudaStreamSynchronize_v3020`` -> ``cudaStreamSynchronize``)."""
+    return _VERSION_SUFFIX.sub("", name)
+
+
+def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | None, list[str]]:
+    """NVTX push/pop and start/end ranges (not marks, not domain or category records) as host events.
+
+    Names are cut before PyTorch's autograd suffixes (``frameworks.nvtx.OP_SUFFIXES``) in SQL, so the rows' names
+    arrive as the few distinct op and range names they are, and are interned in one dict look-up each."""
+    cols = schema.columns(tb.NVTX)
+    where = f"eventType IN ({', '.join(str(t) for t in _range_types(schema))}) AND end IS NOT NULL AND end >= start"
+    domain_col = "domainId" if "domainId" in cols else None
+    domains = _domain_names(schema) if domain_col else {}
+    text = "text" if "text" in cols else "NULL"
+    # where the suffix starts (1-based, 0: none): PyTorch writes them in OP_SUFFIXES' order, so the first one found
+    # in that order is the first in the name; coalesce stops at it (one instr() per autograd range)
+    cut = "coalesce(" + ", ".join(f"nullif(instr({text}, '{sfx}'), 0)" for sfx in nvtx.OP_SUFFIXES) + ", 0)"
+    int_cols = {"start": "start", "end": "end", "tid": "globalTid", "text_id": "textId" if "textId" in cols else None,
+                "domain": domain_col, "suffix": cut}
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in int_cols}
+    name_parts: list[np.ndarray] = []
+    registered: dict[int, tuple[int, bool]] = {}  # textId -> (name id, is an op)
+    unnamed = "(unnamed NVTX range)"
+    for c, texts in tb.mixed_columns(schema, tb.NVTX, int_cols, text, where=where):
+        for k, v in c.items():
+            parts[k].append(v)
+        clean = (t[:p - 1] if p > 0 and t is not None else t for t, p in zip(texts, c["suffix"].tolist()))
+        ids = np.fromiter((names[t] if t in names else _intern(names, t if t is not None else unnamed) for t in clean),
+                          np.int32, len(texts))
+        none = np.flatnonzero(np.fromiter((t is None for t in texts), bool, len(texts)))
+        if none.size:
+            tids = c["text_id"][none]
+            missing = [int(t) for t in sorted_unique(tids).tolist() if t >= 0 and int(t) not in registered]
+            if missing:
+                strings = tb.string_table(schema, np.array(missing, np.int64))
+                for t in missing:
+                    name, is_op = nvtx.op_name(strings[t]) if t in strings else (unnamed, False)
+                    registered[t] = (_intern(names, name), is_op)
+            ids[none] = [registered.get(int(t), (_intern(names, unnamed), False))[0] for t in tids.tolist()]
+            c["suffix"][none] = [int(registered.get(int(t), (0, False))[1]) for t in tids.tolist()]
+        name_parts.append(ids)
+    if not name_parts:
+        return None, [""]
+    c = {k: (np.concatenate(parts.pop(k)) if len(v) > 1 else parts.pop(k)[0]) for k, v in list(parts.items())}
+    name = np.concatenate(name_parts) if len(name_parts) > 1 else name_parts[0]
+    n = name.size
+    op_prefix = np.fromiter((nvtx.is_op_name(x) for x in names), bool, len(names))
+    op = (c["suffix"] > 0) | op_prefix[name]
+    dom_ids, dom_inv = unique_inverse(c["domain"])
+    dom_names = [""] + [_domain_label(int(d), domains) for d in dom_ids.tolist() if int(d) > 0]
+    local = np.array([0 if int(d) <= 0 else dom_names.index(_domain_label(int(d), domains)) for d in dom_ids.tolist()],
+                     dtype=np.int16)
+    part = dict(start=c["start"], end=c["end"], tid=_thread_key(c["tid"], fidx), name=name, corr=np.full(n, -1, np.int64),
+                range=np.ones(n, bool), op=op, domain=local[dom_inv])
+    return part, dom_names
+
+
+def _domain_label(d: int, domains: dict[int, str]) -> str:
+    return domains.get(d) or f"domain {d}"
+
+
+def _range_types(schema: tb.Schema) -> tuple[int, ...]:
+    """NVTX event types that are ranges: from ``ENUM_NSYS_EVENT_TYPE`` where the export has it."""
+    enum = tb.enum_labels(schema, "ENUM_NSYS_EVENT_TYPE")
+    found = tuple(sorted(i for i, n in enum.items() if n.startswith("Nvtx") and n.endswith(("PushPopRange", "StartEndRange"))))
+    return found or _RANGE_TYPES
+
+
+def _domain_names(schema: tb.Schema) -> dict[int, str]:
+    """Domain id -> name, from the ``NvtxDomainCreate`` records (a sliced export may have lost them)."""
+    cols = schema.columns(tb.NVTX)
+    if "domainId" not in cols:
+        return {}
+    text = "text" if "text" in cols else "NULL"
+    out = {}
+    for d, t in schema.con.execute(f'SELECT domainId, {text} FROM "{tb.NVTX}" WHERE eventType = {_DOMAIN_CREATE}'):
+        if d is not None and isinstance(t, str) and t:
+            out[int(d)] = t
+    return out
+
+
+def _device_table(schema: tb.Schema, table: str, d_names: dict[str, int], fidx: int) -> dict[str, np.ndarray]:
+    """One activity table's rows as device events."""
+    cols = {"start": "start", "end": "end", "dev": "deviceId", "pid": "globalPid", "stream": "streamId",
+            "corr": "correlationId"}
+    present = schema.columns(table)
+    if table == tb.KERNEL:
+        cols["name"] = "demangledName" if "demangledName" in present else "shortName"
+        cols["graph"] = "graphId"
+    elif table == tb.MEMCPY:
+        cols.update(bytes="bytes", kind="copyKind", src="srcKind", dst="dstKind")
+        cols["graph"] = None
+    elif table == tb.MEMSET:
+        cols.update(bytes="bytes", mem="memKind")
+        cols["graph"] = None
+    else:  # graph executions
+        cols["graph"] = "graphId"
+    c = tb.int_columns(schema, table, cols)
+    n = c["start"].size
+    if table == tb.KERNEL:
+        strings = tb.string_table(schema, c["name"])
+        if cols["name"] == "demangledName" and "shortName" in present:
+            missing = [i for i in sorted_unique(c["name"]).tolist() if i not in strings]
+            if missing:  # a demangled name lost: the short one
+                strings.update(tb.string_table(schema, tb.int_columns(schema, table, {"s": "shortName"})["s"]))
+        ids, inv = unique_inverse(c["name"])
+        local = np.array([_intern(d_names, strings.get(int(i)) or f"kernel {int(i)}") for i in ids.tolist()], np.int32)
+        name = local[inv] if n else local[:0]
+        nbytes = np.full(n, -1, np.int8)
+    elif table == tb.MEMCPY:
+        kinds = tb.enum_labels(schema, "ENUM_CUDA_MEM_KIND") or _MEM_KINDS
+        combo = (c["kind"].astype(np.int64) * 4096) + (np.clip(c["src"], -1, 62).astype(np.int64) + 1) * 64 + \
+            (np.clip(c["dst"], -1, 62).astype(np.int64) + 1)
+        ids, inv = unique_inverse(combo)
+        labels = []
+        for k in ids.tolist():
+            kind, src, dst = k // 4096, (k // 64) % 64 - 1, k % 64 - 1
+            labels.append(_intern(d_names, _copy_name(kind, kinds.get(src), kinds.get(dst))))
+        name = np.array(labels, np.int32)[inv] if n else np.zeros(0, np.int32)
+        nbytes = c["bytes"]
+    elif table == tb.MEMSET:
+        kinds = tb.enum_labels(schema, "ENUM_CUDA_MEM_KIND") or _MEM_KINDS
+        ids, inv = unique_inverse(c["mem"])
+        labels = [_intern(d_names, f"Memset ({kinds.get(int(k), 'Device')})") for k in ids.tolist()]
+        name = np.array(labels, np.int32)[inv] if n else np.zeros(0, np.int32)
+        nbytes = c["bytes"]
+    else:
+        ids, inv = unique_inverse(c["graph"])
+        labels = [_intern(d_names, f"CUDA graph {int(g)}" if g >= 0 else "CUDA graph") for g in ids.tolist()]
+        name = np.array(labels, np.int32)[inv] if n else np.zeros(0, np.int32)
+        nbytes = np.full(n, -1, np.int8)
+    has_pid = c["pid"] >= 0
+    pid = np.where(has_pid, tb.pid_of(c["pid"]), 0)
+    graph = c["graph"]
+    if table == tb.KERNEL and graph.size and int(graph.max()) <= 0:
+        graph = np.full(n, -1, np.int8)  # node mode writes 0 (or NULL) for kernels outside a graph
+    elif table == tb.KERNEL:
+        graph = np.where(graph > 0, graph, -1)
+    proc = np.where(has_pid, _process_key(c["pid"], fidx), -1)
+    return dict(start=c["start"], end=c["end"], dev=c["dev"], pid=proc, stream=c["stream"],
+                corr=_corr_key(pid, c["corr"], fidx), name=name, bytes=nbytes, graph=graph)
+
+
+def _copy_name(kind: int, src: str | None, dst: str | None) -> str:
+    """A copy as CUPTI names it to PyTorch's profiler: ``Memcpy HtoD (Pinned -> Device)``."""
+    direction = _COPY_DIRECTION.get(kind, "Other")
+    base = f"Memcpy {direction}" if direction != "Other" else "Memcpy"
+    if src or dst:
+        return f"{base} ({src or 'Unknown'} -> {dst or 'Unknown'})"
+    return base
+
+
+def _thread_names(schema: tb.Schema) -> dict[int, str]:
+    if not schema.has(tb.THREADS, "nameId", "globalTid"):
+        return {}
+    rows = schema.con.execute(f'SELECT globalTid, nameId FROM "{tb.THREADS}"').fetchall()
+    ids = np.array([r[1] for r in rows if r[1] is not None], np.int64)
+    strings = tb.string_table(schema, ids)
+    return {int(t): strings[int(n)] for t, n in rows if t is not None and n is not None and int(n) in strings}
+
+
+def _process_names(schema: tb.Schema) -> dict[int, str]:
+    if not schema.has(tb.PROCESSES, "pid", "name"):
+        return {}
+    return {int(p): str(n) for p, n in schema.con.execute(f'SELECT pid, name FROM "{tb.PROCESSES}"')
+            if p is not None and n}
+
+
+def _session_window(schema: tb.Schema) -> tuple[int | None, float | None]:
+    """(the session's start on the export's clock, the capture's length in ms): ``ANALYSIS_DETAILS``; a time slice
+    of an export (``DERIVED_WINDOW_NS``) is as long as its slice."""
+    zero, capture = None, None
+    if schema.has(tb.ANALYSIS, "startTime"):
+        row = schema.con.execute(f'SELECT startTime, stopTime FROM "{tb.ANALYSIS}" LIMIT 1').fetchone()
+        if row and row[0] is not None:
+            zero = int(row[0])
+            if row[1] is not None and int(row[1]) > zero:
+                capture = (int(row[1]) - zero) / 1e6
+    elif schema.has(tb.SESSION_START, "systemClockNs"):
+        row = schema.con.execute(f'SELECT systemClockNs FROM "{tb.SESSION_START}" LIMIT 1').fetchone()
+        zero = int(row[0]) if row and row[0] is not None else None
+    for name, value in tb.key_values(schema, tb.META_EXPORT):
+        if name == "DERIVED_WINDOW_NS":
+            a, _, b = value.partition("-")
+            if a.strip().isdigit() and b.strip().isdigit() and int(b) > int(a):
+                capture = (int(b) - int(a)) / 1e6
+    return zero, capture
+
+
+# --------------------------------------------------------------------------- GPU model
+
+
+def _gpu_info(schema: tb.Schema, raw: _Raw) -> tuple[dict[int, DeviceInfo], str | None]:
+    """deviceId -> what the export says about that GPU, and a note where it does not name the model."""
+    out: dict[int, DeviceInfo] = {}
+    for row in tb.dict_rows(schema, tb.GPU_INFO):
+        dev = _first_int(row, "cuDevice", "cudaId", "id")
+        if dev is None:
+            continue
+        out.setdefault(dev, _info(row))
+    if not out:
+        for row in tb.dict_rows(schema, tb.CUDA_DEVICE):
+            dev = _first_int(row, "cudaId", "cuDevice", "id", "gpuId")
+            if dev is not None and (row.get("name") or _first_int(row, "numMultiprocessors", "smCount")):
+                out.setdefault(dev, _info(row))
+    used = sorted(set(sorted_unique(raw.d_dev).tolist())) if raw.d_dev.size else []
+    if out and not any(d in out for d in used):  # ids of another numbering: one model for all when it is one
+        models = {(i.name, i.compute_capability) for i in out.values()}
+        out = {d: next(iter(out.values())) for d in used} if len(models) == 1 else {}
+    if any(i.name for i in out.values()):
+        return out, None
+    hint = _arch_hint(raw.d_names)
+    return out, ("GPU model: not in this export (no TARGET_INFO_GPU or TARGET_INFO_CUDA_DEVICE table)"
+                 + (f"; its kernels are {hint} builds" if hint else "")
+                 + ": the peak FLOPs and MFU need the model (give --model-flops-per-step, or export from a newer "
+                   "Nsight Systems)")
+
+
+def _first_int(row: dict, *keys: str) -> int | None:
+    for k in keys:
+        v = row.get(k)
+        if isinstance(v, int) and not isinstance(v, bool) and v >= 0:
+            return v
+    return None
+
+
+def _info(row: dict) -> DeviceInfo:
+    name = row.get("name") if isinstance(row.get("name"), str) and row.get("name") else None
+    major = _first_int(row, "computeMajor", "computeCapabilityMajor", "ccMajor")
+    minor = _first_int(row, "computeMinor", "computeCapabilityMinor", "ccMinor")
+    clock = _first_int(row, "clockRate", "maxClockRate")
+    bw = _first_int(row, "memoryBandwidth")
+    return DeviceInfo(
+        name=name, compute_capability=(major, minor) if major is not None and minor is not None else None,
+        sm_count=_first_int(row, "smCount", "numMultiprocessors", "multiProcessorCount"),
+        memory_bytes=_first_int(row, "totalMemory", "globalMemorySize", "totalGlobalMem"),
+        memory_bandwidth=float(bw) if bw else None,
+        # Nsight writes Hz; a value in kHz (CUDA's own unit) would be below 10 MHz
+        clock_hz=(float(clock) * (1e3 if clock < 10_000_000 else 1.0)) if clock else None,
+    )
+
+
+def _arch_hint(names: list[str]) -> str | None:
+    found = [label for key, label in _ARCH_HINTS if any(key in n for n in names)]
+    return found[0] if found else None
+
+
+# --------------------------------------------------------------------------- the trace
+
+
+def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
+    """The trace of the files' columns.  Each raw column is dropped once the trace's own is built from it: the
+    read's peak is the trace plus a column or two, not twice the trace."""
+    r = raws[0] if len(raws) == 1 else _merge(raws)
+    del raws
+    used = [a for a in (r.h_start, r.d_start) if a.size]
+    origin = int(min(int(a.min()) for a in used)) if used else 0
+    n_events = int(r.h_start.size + r.d_start.size)
+    # ---- host events, by (thread, start, longer first)
+    tids = sorted_unique(r.h_tid)  # few threads, large serialized ids: sorted, then searched
+    line = np.searchsorted(tids, r.h_tid).astype(int_dtype(0, max(len(tids), 1), np.int16))
+    r.h_tid = None
+    order = np.lexsort((r.h_start - r.h_end, r.h_start, line)) if line.size else np.zeros(0, np.intp)
+    line = line[order]
+    h_start, r.h_start = _ps(r.h_start[order], origin), None
+    h_end, r.h_end = _ps(r.h_end[order], origin), None
+    h_name, r.h_name = narrowest(r.h_name[order].astype(np.int32), np.int16), None
+    corr_ids, h_corr = _dense_corr(r.h_corr[order])
+    r.h_corr = None
+    is_range, r.h_range = r.h_range[order], None
+    ridx = np.flatnonzero(is_range)
+    ranges = None
+    if ridx.size:
+        ranges = HostRanges(idx=ridx, domain=r.h_domain[order][ridx].astype(np.int16), domains=list(r.domains),
+                            op=r.h_op[order][ridx])
+    r.h_op = r.h_domain = None
+    del order
+    line_pid = tids.astype(np.int64) >> 24  # the process key of each line (``_process_key``)
+    minus1 = np.broadcast_to(np.int8(-1), h_start.shape)
+    h = HostEvents(start=h_start, end=h_end, name=h_name, line=line,
+                   corr=absent_as_broadcast(narrowest(h_corr, np.int32)), group_id=minus1, step_num=minus1,
+                   iter_num=minus1, root=minus1, is_eager=minus1, names=r.h_names,
+                   line_names=[_line_name(r, int(t)) for t in tids.tolist()])
+    del h_corr
+    # ---- device events, per GPU
+    d_corr = _lookup_corr(corr_ids, r.d_corr)
+    del corr_ids
+    r.d_corr = None
+    launch = _launch_index(h.corr, d_corr)
+    op_of_launch = _innermost_range(h, is_range, launch)
+    del is_range
+    gpu_of = _gpu_ids(r)
+    host_lines = _gpu_host_lines(r, gpu_of, line_pid)
+    devs = []
+    for dev in sorted(gpu_of):
+        sel = np.flatnonzero(r.d_dev == dev)
+        sel = sel[np.lexsort((r.d_end[sel], r.d_start[sel]))]
+        devs.append(_one_device(r, gpu_of[dev], dev, sel, origin, d_corr, op_of_launch, h, launch))
+    del d_corr, launch, op_of_launch
+    span_parts = [(int(h_start.min()), int(h_end.max()))] if h_start.size else []
+    span_parts += [(int(d.start.min()), int(d.end.max())) for d in devs if len(d)]
+    span = (min(a for a, _ in span_parts), max(b for _, b in span_parts)) if span_parts else None
+    zero = 0
+    if r.zero_ns is not None and 0 <= origin - r.zero_ns <= _MAX_LEAD_NS:
+        zero = (r.zero_ns - origin) * 1000
+    return Trace(
+        format="nsys", host=host, path=path, size_bytes=size, h=h, devices=devs,
+        num_events=n_events, span_ps=span, capture_ms=r.capture_ms, viewer_zero_ps=zero,
+        time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
+        gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
+        framework_hint=_framework(h.names, r.d_names),
+    )
+
+
+def _ps(ns: np.ndarray, origin: int) -> np.ndarray:
+    """Times in ns on the export's clock -> ps from ``origin``, in place (``ns`` is a fresh copy)."""
+    out = ns.astype(np.int64, copy=False)
+    out -= origin
+    out *= 1000
+    return out
+
+
+def _dense_corr(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the distinct correlation keys, sorted; each key's index among them, -1 for none)."""
+    ok = keys >= 0
+    ids = sorted_unique(keys[ok])
+    dense = np.full(keys.shape, -1, np.int64)
+    dense[ok] = np.searchsorted(ids, keys[ok])
+    return ids, dense
+
+
+def _lookup_corr(ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
+    """Device events' correlation keys as the host's dense ids; -1 where no host call in the export has the key."""
+    out = np.full(keys.shape, -1, np.int64)
+    if not ids.size or not keys.size:
+        return out
+    j = np.searchsorted(ids, keys)
+    j = np.clip(j, 0, ids.size - 1)
+    hit = (keys >= 0) & (ids[j] == keys)
+    out[hit] = j[hit]
+    return out
+
+
+def _launch_index(h_corr: np.ndarray, d_corr: np.ndarray) -> np.ndarray:
+    """Host event index of each device event's launch (the first host event with its correlation id), -1."""
+    out = np.full(d_corr.shape, -1, np.int64)
+    if not d_corr.size:
+        return out
+    hc = np.asarray(h_corr, dtype=np.int64)
+    has = np.flatnonzero(hc >= 0)
+    if not has.size:
+        return out
+    first = np.full(int(hc[has].max()) + 1, -1, np.int64)
+    first[hc[has][::-1]] = has[::-1]  # the first index wins: written last
+    ok = (d_corr >= 0) & (d_corr < first.size)
+    out[ok] = first[d_corr[ok]]
+    return out
+
+
+def _innermost_range(h: HostEvents, is_range: np.ndarray, launch: np.ndarray) -> np.ndarray:
+    """Per device event: the innermost NVTX range around its launch on the launching thread, -1 (host index).
+
+    Ranges are sorted by (line, start, longer first); each range's parent is the innermost range containing its
+    start, found by pointer jumping from the range before it (a range ending before a later range starts cannot
+    contain anything after it); a launch's range is then the latest range starting before it whose chain holds
+    one still open at the launch."""
+    out = np.full(launch.shape, -1, np.int64)
+    ridx = np.flatnonzero(is_range)
+    if not ridx.size or not (launch >= 0).any():
+        return out
+    # ns keys: (line, start) in one int64 (ps would overflow with thousands of lines)
+    span = int((h.end.max() // 1000) + 2)
+    rkey = h.line[ridx].astype(np.int64) * span + h.start[ridx] // 1000
+    rs, re_ = h.start[ridx], h.end[ridx]
+    parent = np.arange(ridx.size, dtype=np.int64) - 1
+    parent[1:][h.line[ridx][1:] != h.line[ridx][:-1]] = -1
+    parent[0] = -1
+    for _ in range(64):
+        p = np.maximum(parent, 0)
+        bad = (parent >= 0) & (re_[p] <= rs)
+        if not bad.any():
+            break
+        parent[bad] = parent[p[bad]]
+    q = np.flatnonzero(launch >= 0)
+    li = launch[q]
+    t = h.start[li]
+    qkey = h.line[li].astype(np.int64) * span + t // 1000
+    cand = np.searchsorted(rkey, qkey, side="right") - 1
+    cand[(cand >= 0) & (h.line[ridx][np.maximum(cand, 0)] != h.line[li])] = -1
+    for _ in range(64):
+        c = np.maximum(cand, 0)
+        bad = (cand >= 0) & ((re_[c] <= t) | (rs[c] > t))
+        if not bad.any():
+            break
+        cand[bad] = parent[c[bad]]
+    out[q] = np.where(cand >= 0, ridx[np.maximum(cand, 0)], -1)
+    return out
+
+
+def _gpu_ids(r: _Raw) -> dict[int, int]:
+    """deviceId -> the GPU id reported (the same: CUPTI's device ordinal)."""
+    return {int(d): int(d) for d in sorted_unique(r.d_dev).tolist() if int(d) >= 0}
+
+
+def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_corr: np.ndarray,
+                op_of_launch: np.ndarray, h: HostEvents, launch: np.ndarray) -> DeviceEvents:
+    uname, name = unique_inverse(r.d_name[sel])
+    names = [r.d_names[int(i)] for i in uname]
+    width = int(r.d_stream[sel].max()) + 2 if sel.size else 1
+    spair = r.d_pid[sel].astype(np.int64) * width + (r.d_stream[sel].astype(np.int64) + 1)
+    ustream, stream = unique_inverse(spair)
+    procs = {int(x) // width for x in ustream.tolist()}
+    stream_names = [f"stream {int(x) % width - 1}" + (f" (pid {(int(x) // width) & 0xFFFFFF})" if len(procs) > 1 else "")
+                    for x in ustream.tolist()]
+    op_host = op_of_launch[sel]
+    op_ids, op_idx = unique_inverse(np.where(op_host >= 0, h.name[np.maximum(op_host, 0)].astype(np.int64), -1))
+    op_text = [_op_text(h.names[int(i)]) if i >= 0 else "" for i in op_ids.tolist()]
+    op_idx = np.where(op_host >= 0, op_idx, -1)
+    nbytes = r.d_bytes[sel].astype(np.int64)
+    la = launch[sel]
+    mem_sync = np.full(sel.size, -1, np.int8)
+    is_copy = nbytes >= 0
+    if is_copy.any():
+        call_sync = np.fromiter((_copy_call_sync(n) for n in h.names), np.int8, len(h.names))
+        known = is_copy & (la >= 0)
+        mem_sync[known] = call_sync[h.name[la[known]]]
+    graph = r.d_graph[sel].astype(np.int64)
+    if (la >= 0).any():  # graph-mode executions and node-mode kernels share their cudaGraphLaunch's correlation
+        is_graph = np.fromiter((devices.is_graph_launch(n) for n in h.names), bool, len(h.names))
+        by_launch = (la >= 0) & (graph < 0)
+        by_launch[by_launch] = is_graph[h.name[la[by_launch]]]
+        graph[by_launch] = d_corr[sel][by_launch]
+    corr = d_corr[sel]
+    return DeviceEvents(
+        gpu=gpu, info=r.gpu_info.get(dev, DeviceInfo()), names=names, strings=[],
+        start=(r.d_start[sel] - origin) * 1000, end=(r.d_end[sel] - origin) * 1000,
+        name=narrowest(name.astype(np.int32), np.int16),
+        kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
+        stream=narrowest(stream.astype(np.int64)), stream_names=stream_names,
+        corr=narrowest(corr, np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
+        op_idx=op_idx.astype(int_dtype(-1, len(op_text), floor=np.int16)),
+        **DeviceEvents.copy_columns(np.where(is_copy, nbytes, -1), mem_sync),
+        shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
+        graph_id=absent_as_broadcast(narrowest(graph)),
+    )
+
+
+def _op_text(name: str) -> str:
+    """An op's text as the op tables read it, ``<name>:<type>`` (``aten::addmm`` -> ``aten::addmm:addmm``)."""
+    op_type = name.rsplit("::", 1)[-1].split(": ", 1)[0]
+    return f"{name}:{op_type}"
+
+
+def _copy_call_sync(name: str) -> int:
+    """1 a synchronous copy/memset call, 0 an asynchronous one, -1 not a copy call."""
+    if not name.startswith(("cudaMemcpy", "cudaMemset", "cuMemcpy", "cuMemset")):
+        return -1
+    return 0 if "Async" in name else 1
+
+
+def _line_name(r: _Raw, gtid: int) -> str:
+    """``<thread name> (pid P, tid T)``; ``thread T (pid P, <process>)`` for an unnamed thread."""
+    pid, tid = (gtid >> 24) & 0xFFFFFF, gtid & 0xFFFFFF
+    name = r.threads.get(gtid)
+    proc = r.processes.get(pid)
+    if name:
+        return f"{name} (pid {pid}, tid {tid})"
+    return f"thread {tid} (pid {pid}{', ' + proc if proc else ''})"
+
+
+def _gpu_host_lines(r: _Raw, gpu_of: dict[int, int], line_pid: np.ndarray) -> dict[int, np.ndarray]:
+    """Per GPU, the host lines of the processes that launched its work, when several processes drive GPUs."""
+    pairs = set()
+    if r.d_dev.size:  # (device, process) pairs, as one int each: GPU ids are small
+        key = sorted_unique(r.d_pid.astype(np.int64) * 4096 + np.clip(r.d_dev, 0, 4095))
+        pairs = {(int(k) % 4096, int(k) // 4096) for k in key.tolist()}
+    procs = {p for _, p in pairs if p >= 0}
+    if len(procs) < 2:
+        return {}
+    return {gpu_of[d]: np.flatnonzero(np.isin(line_pid, [p for dd, p in pairs if dd == d]))
+            for d in gpu_of}
+
+
+def _framework(host_names: list[str], kernel_names: list[str]) -> str | None:
+    """PyTorch where the export shows it: ATen ops in NVTX ranges (autograd NVTX), or ATen's own kernels."""
+    if any(n.startswith("aten::") for n in host_names) or any("at::native::" in n for n in kernel_names):
+        return "pytorch"
+    return None
+
+
+# --------------------------------------------------------------------------- several exports of one machine
+
+
+def _merge(raws: list[_Raw]) -> _Raw:
+    """Exports of one machine (one per rank) as one: names re-indexed, GPUs kept apart (a rank that saw its GPU as
+    device 0 beside another rank's device 0 gets the next free id), one clock (the machine's)."""
+    h_names: dict[str, int] = {}
+    d_names: dict[str, int] = {}
+    domains: list[str] = [""]
+    cols: dict[str, list[np.ndarray]] = {}
+    used_devs: set[int] = set()
+    notes: list[str] = []
+    gpu_info: dict[int, DeviceInfo] = {}
+    threads: dict[int, str] = {}
+    processes: dict[int, str] = {}
+    ranks: dict[int, int] = {}
+    for k, r in enumerate(raws):
+        hmap = np.array([_intern(h_names, n) for n in r.h_names], np.int32)
+        dmap = np.array([_intern(d_names, n) for n in r.d_names], np.int32)
+        dom = np.array([domains.index(x) if x in domains else (domains.append(x) or len(domains) - 1)
+                        for x in r.domains], np.int16)
+        devmap = {}
+        rank = _rank_of(r.path)
+        for d in sorted(set(sorted_unique(r.d_dev).tolist())):
+            nd = d if d not in used_devs else max(used_devs) + 1
+            used_devs.add(nd)
+            devmap[d] = nd
+            if rank is not None:
+                ranks[nd] = rank
+            if d in r.gpu_info:
+                gpu_info[nd] = r.gpu_info[d]
+        dev = r.d_dev.astype(np.int64)
+        for d, nd in devmap.items():
+            dev = np.where(r.d_dev == d, nd, dev)
+        for name, arr in (("h_start", r.h_start), ("h_end", r.h_end), ("h_name", hmap[r.h_name] if r.h_name.size else r.h_name),
+                          ("h_tid", r.h_tid), ("h_corr", r.h_corr), ("h_range", r.h_range), ("h_op", r.h_op),
+                          ("h_domain", np.where(r.h_domain >= 0, dom[np.maximum(r.h_domain, 0)], -1)),
+                          ("d_start", r.d_start), ("d_end", r.d_end), ("d_dev", dev), ("d_pid", r.d_pid),
+                          ("d_stream", r.d_stream), ("d_corr", r.d_corr),
+                          ("d_name", dmap[r.d_name] if r.d_name.size else r.d_name), ("d_bytes", r.d_bytes.astype(np.int64)),
+                          ("d_graph", r.d_graph.astype(np.int64))):
+            cols.setdefault(name, []).append(arr)
+        threads.update(r.threads)
+        processes.update(r.processes)
+        notes.extend(r.notes)
+    merged = {k: np.concatenate(v) for k, v in cols.items()}
+    zeros = [r.zero_ns for r in raws if r.zero_ns is not None]
+    caps = [r.capture_ms for r in raws if r.capture_ms is not None]
+    return _Raw(path=raws[0].path, size=sum(r.size for r in raws), h_names=list(h_names), domains=domains,
+                d_names=list(d_names), threads=threads, processes=processes, gpu_info=gpu_info, notes=notes,
+                zero_ns=min(zeros) if zeros else None, capture_ms=max(caps) if caps else None,
+                files=len(raws), gpu_ranks=ranks if len(set(ranks.values())) == len(raws) else {}, **merged)
+
+
+#: ``report_rank3.sqlite``, ``trace.rank-12.nsys-rep``: the rank a per-rank export's name gives.
+_RANK_IN_NAME = re.compile(r"rank[-_.]?(\d+)", re.I)
+
+
+def _rank_of(path: str) -> int | None:
+    m = _RANK_IN_NAME.search(_stem(path))
+    return int(m.group(1)) if m else None
+

@@ -1,0 +1,324 @@
+"""A PyTorch memory snapshot (``torch.cuda.memory._dump_snapshot``) -> the neutral trace model.
+
+The file is read with :mod:`.unpickle` (plain data only; a pickle that asks for anything else is refused unread).
+What becomes of it:
+
+* per GPU, :class:`~tb_gpu_advisor.model.trace.MemoryEvents` from its ``device_traces`` entry (the history
+  ``_record_memory_history`` kept): ``alloc`` adds a block, ``free_completed`` (``free`` in PyTorch 2.0) removes it,
+  ``segment_alloc`` / ``segment_map`` add reserved bytes, ``segment_free`` / ``segment_unmap`` remove them.  The
+  totals are absolute: at the dump they are the segments' sizes and the active blocks' (``segments``), and each
+  event's are those minus what came after it.
+* :class:`~tb_gpu_advisor.model.trace.MemorySnapshot`: per GPU the state at the dump, its largest live blocks with
+  their stack frames, every ``oom`` entry with what was live at that moment, and the allocator's settings.
+
+A snapshot holds no kernel and no host event: its trace has a GPU table per device (empty) and no host events, and
+the pipeline's memory metrics and rules read it (the step checks have nothing to say).  The walk over the data is
+bounded by the file's size (:data:`WORK_PER_BYTE` entries, blocks and frames looked at per byte, at least
+:data:`MIN_WORK`; :data:`MAX_FRAMES` frames an allocation; :data:`MAX_GPUS` devices): memo references make a small
+file describe a huge tree, and a real snapshot spends several bytes on every frame it holds.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import numpy as np
+
+from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats.base import max_profile_bytes
+from tb_gpu_advisor.formats.snapshot.unpickle import UnsafePickle, loads
+from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, MemoryEvents,
+                                       MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
+
+#: Entries, blocks and frames looked at per byte of the file (at least MIN_WORK); past it the rest is left out and
+#: said so.  A real snapshot spends ~100 bytes on a block or an entry with its ~24 frames (memo references).
+WORK_PER_BYTE = 1
+MIN_WORK = 200_000
+#: Devices read (a process sees a handful).
+MAX_GPUS = 64
+#: Stack frames kept per allocation (innermost first): enough to name the user's line.
+MAX_FRAMES = 24
+#: Live allocations kept per GPU at the dump, and per OOM at its moment.
+TOP_BLOCKS = 20
+#: OOMs read per GPU (the first ones: a job stops at its first, or retries a few times).
+MAX_OOMS = 8
+TIME_BASE = "the snapshot's first recorded allocator event (time_us)"
+_ALLOC = ("alloc",)
+_FREE = ("free_completed", "free")  # "free": PyTorch 2.0's single free action
+_SEG_ADD = ("segment_alloc", "segment_map")
+_SEG_DROP = ("segment_free", "segment_unmap")
+
+
+class SnapshotReadError(ValueError):
+    """The file is no memory snapshot we can read (or a pickle we refuse); the message says which file and why."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = path, reason
+
+
+def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
+    """Read one snapshot pickle into a trace (``SnapshotReadError`` when it is none, or asks for more than data)."""
+    data = _read_bytes(path)
+    try:
+        doc = loads(data)
+    except UnsafePickle as e:
+        raise SnapshotReadError(path, f"refused: {e} (the file was not run)") from e
+    except ValueError as e:
+        raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
+    return to_trace(doc, host or host_name(path), path, len(data), work=max(MIN_WORK, WORK_PER_BYTE * len(data)))
+
+
+def host_name(path: str) -> str:
+    name = os.path.basename(path)
+    for suffix in (".pickle", ".pkl"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)] or name
+    return name
+
+
+def _read_bytes(path: str) -> bytes:
+    limit = max_profile_bytes()
+    with fsio.open_binary(path) as f:
+        data = f.read(limit + 1)
+    if len(data) > limit:
+        raise SnapshotReadError(path, f"over the {limit:,}-byte limit (raise TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
+    return data
+
+
+def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) -> Trace:
+    """The trace of a snapshot's plain data (``torch.cuda.memory._snapshot()``'s dict); ``work``: the walk's bound."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("segments"), list):
+        raise SnapshotReadError(path, "a pickle, but no memory snapshot (no `segments` list): not "
+                                      "torch.cuda.memory._dump_snapshot's output")
+    budget = _Budget(work)
+    by_gpu: dict[int, list[dict]] = {}
+    for seg in budget.each(doc["segments"]):
+        if isinstance(seg, dict):
+            by_gpu.setdefault(_int(seg.get("device"), 0), []).append(seg)
+    traces = doc.get("device_traces") if isinstance(doc.get("device_traces"), list) else []
+    gpus = sorted(set(by_gpu) | {g for g, t in enumerate(traces[:MAX_GPUS]) if t})[:MAX_GPUS]
+    settings = doc.get("allocator_settings")
+    snap = MemorySnapshot(settings={k: v for k, v in settings.items() if isinstance(k, str)
+                                    and isinstance(v, (str, int, float, bool))} if isinstance(settings, dict) else {})
+    entries = {g: [e for e in budget.each(traces[g] if g < len(traces) and isinstance(traces[g], list) else [])
+                   if isinstance(e, dict)] for g in gpus}
+    times = [t for es in entries.values() for e in es if (t := _int(e.get("time_us"), -1)) >= 0]
+    t0_us = min(times) if times else 0
+    memory: dict[int, MemoryEvents] = {}
+    for g in gpus:
+        segs = by_gpu.get(g, [])
+        reserved = sum(_int(s.get("total_size"), 0) for s in segs)
+        blocks = [b for s in segs for b in budget.each(s.get("blocks") or []) if isinstance(b, dict)]
+        live = [b for b in blocks if b.get("state") == "active_allocated"]
+        allocated = sum(_int(b.get("size"), 0) for b in live)
+        free_blocks = [_int(b.get("size"), 0) for b in blocks if b.get("state") == "inactive"]
+        snap.state[g] = (reserved, allocated, len(segs), max(free_blocks, default=0))
+        dump = [_Live(_int(b.get("size"), 0), _int(b.get("address"), -1), b.get("frames"), None, budget) for b in live]
+        snap.blocks[g] = [x.block(budget) for x in sorted(dump, key=lambda x: -x.size)[:TOP_BLOCKS]]
+        events, ooms = _events(g, entries[g], t0_us, allocated, reserved, dump, budget)
+        if events is not None:
+            memory[g] = events
+        snap.ooms.extend(ooms)
+    problems = [f"the snapshot describes more entries, blocks and frames than its size warrants: the first "
+                f"{work:,} were read"] if budget.left_out else []
+    if len(traces) > MAX_GPUS or len(by_gpu) > MAX_GPUS:
+        problems.append(f"more than {MAX_GPUS} devices: the first {MAX_GPUS} were read")
+    span = (0, int((max(times) - t0_us) * 1_000_000)) if times else None
+    devices = [DeviceEvents(**_empty_device(g)) for g in gpus]
+    return Trace(format="snapshot", host=host, path=path, size_bytes=size, h=_empty_host(), devices=devices,
+                 num_events=sum(len(es) for es in entries.values()), span_ps=span, time_base=TIME_BASE,
+                 memory=memory, snapshot=snap, problems=problems, producer={"kind": "memory snapshot"})
+
+
+class _Live:
+    """A live block before it is a :class:`SnapshotBlock`: its frames are formatted only for the few kept."""
+
+    __slots__ = ("size", "address", "raw", "time_ps", "phase")
+
+    def __init__(self, size: int, address: int, raw: Any, time_ps: int | None, budget: "_Budget"):
+        self.size, self.address, self.raw, self.time_ps = size, address, raw, time_ps
+        self.phase = MEMORY_PHASES[budget.phase(raw)]
+
+    def block(self, budget: "_Budget") -> SnapshotBlock:
+        frames = _frames(self.raw)
+        return SnapshotBlock(size=self.size, requested=self.size, address=self.address, frames=frames,
+                             time_ps=self.time_ps, phase=self.phase, label=_user_frame(frames))
+
+
+def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reserved_end: int, dump: list[_Live],
+            budget: "_Budget") -> tuple[MemoryEvents | None, list[OutOfMemory]]:
+    """One device's trace as events with absolute totals, and its OOMs with what was live at each."""
+    t, delta, res_delta, addr, raw = [], [], [], [], []
+    ooms: list[tuple[int, int, dict]] = []
+    for i, e in enumerate(entries):
+        action = e.get("action")
+        size = _int(e.get("size"), 0)
+        if action in _ALLOC or action in _FREE or action in _SEG_ADD or action in _SEG_DROP:
+            t.append(_time_ps(e, i, t0_us))
+            sign = 1 if action in _ALLOC or action in _SEG_ADD else -1
+            is_seg = action in _SEG_ADD or action in _SEG_DROP
+            delta.append(0 if is_seg else sign * size)
+            res_delta.append(sign * size if is_seg else 0)
+            addr.append(_int(e.get("addr"), -1))
+            raw.append(e.get("frames") if action in _ALLOC else None)
+        elif action == "oom" and len(ooms) < MAX_OOMS:
+            ooms.append((len(t), i, e))
+    if not t and not ooms:
+        return None, []
+    d = np.asarray(delta, dtype=np.int64)
+    rd = np.asarray(res_delta, dtype=np.int64)
+    # totals after each event: the dump's, less everything that came after the event
+    alloc = allocated_end - (np.cumsum(d[::-1])[::-1] - d) if d.size else d
+    res = reserved_end - (np.cumsum(rd[::-1])[::-1] - rd) if rd.size else rd
+    labels: dict[str, int] = {}
+    label_of: dict[int, int] = {}  # id(frames list) -> label id: shared frame lists are labelled once
+    op = np.full(len(t), -1, dtype=np.int32)
+    phase = np.full(len(t), MEMORY_PHASES.index("other"), dtype=np.int8)
+    for k, f in enumerate(raw):
+        if f is None:
+            continue
+        key = id(f)
+        if key not in label_of:
+            label_of[key] = labels.setdefault(_user_frame(_frames(f, budget)), len(labels))
+        op[k] = label_of[key]
+        phase[k] = budget.phase(f)
+    events = MemoryEvents(
+        gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
+        t=np.asarray(t, dtype=np.int64), delta=d, allocated=alloc, reserved=res, addr=np.asarray(addr, dtype=np.int64),
+        op=op, phase=phase, op_names=list(labels)) if t else None
+    out = []
+    for k, i, e in ooms:
+        before = k - 1
+        live, by_phase = _live_at(entries[:i], dump, t0_us, budget)
+        out.append(OutOfMemory(
+            gpu=gpu, requested=_int(e.get("size"), 0), device_free=_int(e.get("device_free"), -1),
+            allocated=int(alloc[before]) if before >= 0 else allocated_end,
+            reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
+            time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=user_frame(_frames(e.get("frames")))))
+    return events, out
+
+
+def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget") -> tuple[list[SnapshotBlock],
+                                                                                            dict[str, int]]:
+    """What was live after the entries ``before``: the blocks they allocated and had not freed, and those live at
+    the dump that the trace never allocated (older than its history).  The largest, and every one's bytes by phase."""
+    live: dict[int, _Live] = {}
+    seen: set[int] = set()
+    for i, e in enumerate(before):
+        action = e.get("action")
+        a = _int(e.get("addr"), -1)
+        if action in _ALLOC:
+            seen.add(a)
+            live[a] = _Live(_int(e.get("size"), 0), a, e.get("frames"), _time_ps(e, i, t0_us), budget)
+        elif action in _FREE:
+            live.pop(a, None)
+    blocks = [*live.values(), *(b for b in dump if b.address not in seen)]
+    by_phase: dict[str, int] = {}
+    for b in blocks:
+        by_phase[b.phase] = by_phase.get(b.phase, 0) + b.size
+    return [b.block(budget) for b in sorted(blocks, key=lambda b: -b.size)[:TOP_BLOCKS]], by_phase
+
+
+def _time_ps(e: dict, index: int, t0_us: int) -> int:
+    """An entry's time from the first one (``time_us``); snapshots before PyTorch 2.1 have none: 1 us an entry."""
+    t = _int(e.get("time_us"), -1)
+    return (t - t0_us) * 1_000_000 if t >= 0 else index * 1_000_000
+
+
+def _frames(frames: Any, budget: "_Budget | None" = None) -> list[str]:
+    """``file:line function``, innermost first, at most :data:`MAX_FRAMES`."""
+    if not isinstance(frames, list):
+        return []
+    fs = frames[:MAX_FRAMES]
+    if budget is not None:
+        budget.spend(len(fs))
+    return [f"{f.get('filename', '?')}:{_int(f.get('line'), 0)} {f.get('name', '?')}" for f in fs if isinstance(f, dict)]
+
+
+#: Frames of the framework itself: the user's own line is the first frame outside them.
+_LIBRARY = ("/torch/", "\\torch\\", "<frozen", "<built-in", "/site-packages/", "/dist-packages/", ".cpp", ".h:",
+            "??")
+
+
+def user_frame(frames: list[str]) -> str:
+    """An allocation's label: the innermost frame of the user's code (else the innermost frame)."""
+    return next((f for f in frames if not any(x in f for x in _LIBRARY)), frames[0] if frames else "?")
+
+
+_user_frame = user_frame
+
+
+def _phase(frames: Any, budget: "_Budget | None" = None) -> int:
+    """The phase of an allocation from its stack (``MEMORY_PHASES``), read off the raw frames: autograd's engine
+    (backward), ``torch/optim`` (optimizer), a module's ``_apply``/``convert`` (``model.to("cuda")``: parameters), a
+    module's forward, else other."""
+    if not isinstance(frames, list) or not frames:
+        return MEMORY_PHASES.index("other")
+    fs = frames[:MAX_FRAMES]
+    if budget is not None:
+        budget.spend(len(fs))
+    forward = module = False
+    for f in fs:
+        if not isinstance(f, dict):
+            continue
+        fn, name = str(f.get("filename", "")), str(f.get("name", ""))
+        if "autograd/graph.py" in fn or "autograd/__init__.py" in fn or name == "_engine_run_backward":
+            return MEMORY_PHASES.index("backward")
+        if "/torch/optim/" in fn:
+            return MEMORY_PHASES.index("optimizer")
+        if "nn/modules/module.py" in fn and name in ("_apply", "convert"):
+            module = True
+        forward = forward or name == "forward" or name.endswith("_call_impl")
+    if module:
+        return MEMORY_PHASES.index("parameters")
+    return MEMORY_PHASES.index("forward" if forward else "other")
+
+
+def _int(v: Any, default: int) -> int:
+    return v if type(v) is int else default
+
+
+class _Budget:
+    """Counts the entries, blocks and frames walked; past ``limit`` the walk stops (``left_out``)."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.n = 0
+        self.left_out = False
+        self._phases: dict[int, tuple[Any, int]] = {}  # id(frames) -> (frames, phase): a shared list is read once
+
+    def phase(self, frames: Any) -> int:
+        got = self._phases.get(id(frames))
+        if got is None or got[0] is not frames:
+            got = self._phases[id(frames)] = (frames, _phase(frames, self))
+        return got[1]
+
+    def spend(self, k: int) -> None:
+        self.n += k
+
+    def each(self, items: Any):
+        if not isinstance(items, list):
+            return
+        for x in items:
+            if self.n >= self.limit:
+                self.left_out = True
+                return
+            self.n += 1
+            yield x
+
+
+def _empty_host() -> HostEvents:
+    z = np.zeros(0, np.int64)
+    m = np.zeros(0, np.int8)
+    return HostEvents(start=z, end=z.copy(), name=np.zeros(0, np.int16), line=np.zeros(0, np.int16), corr=m,
+                      group_id=m, step_num=m, iter_num=m, root=m, is_eager=m, names=[], line_names=[])
+
+
+def _empty_device(gpu: int) -> dict[str, Any]:
+    z = np.zeros(0, np.int64)
+    m = np.zeros(0, np.int8)
+    return dict(gpu=gpu, info=DeviceInfo(), names=[], strings=[], start=z, end=z.copy(), name=np.zeros(0, np.int16),
+                kind=m, stream=m, stream_names=[], corr=m, group_id=m, op_text=[], op_idx=np.zeros(0, np.int16),
+                shape_sid=m, long_name_sid=m, graph_id=m, **DeviceEvents.copy_columns(z, m))

@@ -1,0 +1,262 @@
+"""Where the GPU memory goes: per GPU, allocated and reserved over the capture, the peak and when in its step it
+falls, what holds the bytes at the peak, the allocator's reserve beyond the allocated peak (cache the peak never used at once: split blocks, rounding), its
+driver calls per step, and capacity.
+
+From the trace's allocator events (:class:`~tb_gpu_advisor.model.trace.MemoryEvents`); a capture without them keeps
+the allocator's peak statistic alone (``Trace.allocator``), as before.
+
+At the peak: an allocation is live when it is allocated at or before the peak's event and freed after it (its free
+found by its address).  Live bytes are *held* when allocated before the peak's step started (parameters, optimizer
+state, caches -- and everything the capture saw no allocation of: the allocator's total less the live allocations
+it did see), else booked to the phase of the op that allocated them (``MEMORY_PHASES``: the forward pass's are
+activations).  Without addresses (PyTorch 1.8-1.10) nothing is paired and the breakdown is left empty.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
+from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES, GpuMemory, Memory, MemoryHolder, OomReport
+from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, OutOfMemory
+
+#: Phase of an allocation (``MEMORY_PHASES``) -> the category its live bytes are booked to when made in the peak's step.
+_CATEGORY_OF_PHASE = {"forward": "activations", "backward": "gradients", "optimizer": "optimizer", "other": "other",
+                      "parameters": "held"}
+#: Ops listed as holding the most at a peak.
+TOP_HOLDERS = 10
+
+
+def memory(ctx: Context) -> Memory:
+    """Every GPU's memory (:class:`GpuMemory`), and the host's peak vs capacity as the headroom finding reads it."""
+    tr = ctx.trace
+    gpus = [gpu_memory(ctx, me) for _, me in sorted(tr.memory.items())]
+    snap = tr.snapshot
+    ooms = [_oom(ctx, o) for o in snap.ooms] if snap is not None else []
+    if snap is not None:
+        gpus += [_at_dump(ctx, g, st) for g, st in sorted(snap.state.items()) if g not in tr.memory]
+        _capacity_from_ooms(gpus, ooms)
+    absolute = [g for g in gpus if g.baseline != "capture_start"]
+    if absolute:
+        top = max(absolute, key=lambda g: (g.capacity_bytes and g.peak_allocated_bytes / g.capacity_bytes) or 0.0)
+        cap, peak = top.capacity_bytes, top.peak_allocated_bytes
+        return Memory(True, peak, cap, (1.0 - peak / cap) if cap else None,
+                      f"peak allocated bytes of GPU {top.gpu} ({top.source}) vs its {top.capacity_source or 'capacity'}",
+                      gpus=gpus, ooms=ooms, settings=dict(snap.settings) if snap else {}, snapshot=snap is not None)
+    legacy = _allocator_peak(ctx)
+    legacy.gpus, legacy.ooms, legacy.snapshot = gpus, ooms, snap is not None
+    if gpus and not legacy.available:
+        legacy.note = ("the trace records allocations as deltas only (PyTorch 1.8-1.10): bytes above the capture's "
+                       "start are known, not the total")
+    return legacy
+
+
+def _allocator_peak(ctx: Context) -> Memory:
+    """Peak GPU allocator use vs the allocator's limit, else the GPU's memory size (a capture without events)."""
+    alloc = ctx.trace.allocator
+    cap = alloc.limit_bytes
+    if cap is None:
+        sizes = [g.d.info.memory_bytes for g in ctx.active if g.d.info.memory_bytes]
+        cap = int(max(sizes)) if sizes else None
+    peak = alloc.peak_bytes
+    if peak is None:
+        return Memory(False, None, cap, None, "no allocator peak statistics in this capture")
+    return Memory(True, peak, cap, (1.0 - peak / cap) if cap else None,
+                  "peak of `peak_bytes_in_use` over GPU allocators vs allocator limit (`buffer_limit`) or device memory")
+
+
+def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
+    """One GPU's numbers from its allocator events."""
+    n = len(me)
+    cap, cap_source = _capacity(ctx, me)
+    out = GpuMemory(gpu=me.gpu, source=me.source, baseline=me.baseline, events=n, peak_allocated_bytes=0,
+                    capacity_bytes=cap, capacity_source=cap_source)
+    if not n:
+        return out
+    alloc, res = me.allocated, me.reserved
+    win = ctx.steps.host_windows
+    p = _peak_event(me, win)
+    out.peak_allocated_bytes = int(alloc[p])
+    has_res = bool((res >= 0).any())
+    if has_res:
+        out.peak_reserved_bytes = int(res.max())
+        out.gap_bytes = max(out.peak_reserved_bytes - out.peak_allocated_bytes, 0)
+    out.peak_ms = _ms(ctx, int(me.t[p]))
+    if me.baseline == "absolute":
+        out.start_bytes = int(alloc[0] - me.delta[0])
+    step_i = _step_of(win, int(me.t[p]))
+    step_start = None
+    if step_i is not None:
+        step_start = int(win[step_i, 0])
+        out.peak_step = int(ctx.steps.ids[step_i])
+        out.peak_step_offset_ms = (int(me.t[p]) - step_start) / PS_PER_MS
+        dur = int(win[step_i, 1] - win[step_i, 0])
+        out.peak_step_share = (int(me.t[p]) - step_start) / dur if dur > 0 else None
+    if (me.addr >= 0).any():
+        out.breakdown, out.top = _at_peak(me, p, step_start)
+    out.step_peaks, out.reserved_changes_per_step = _per_step(me, win, ctx.steps.ids, has_res)
+    out.timeline = _timeline(ctx, me, win)
+    if me.baseline == "capture_start":
+        out.note = ("deltas only (PyTorch 1.8-1.10 traces): bytes allocated above the capture's start, not the "
+                    "allocator's total")
+    return out
+
+
+def _peak_event(me: MemoryEvents, win: np.ndarray) -> int:
+    """The event at the allocated peak: where every step peaks alike, the last such event inside a kept step (a
+    dropped warm-up or closing step says less of the steady state), else the last one (the stock Memory Profile's
+    choice on ties)."""
+    at = np.flatnonzero(me.allocated == me.allocated.max())
+    if win.shape[0]:
+        i = np.searchsorted(win[:, 0], me.t[at], side="right") - 1
+        kept = (i >= 0) & (me.t[at] <= win[np.maximum(i, 0), 1])
+        if kept.any():
+            return int(at[kept][-1])
+    return int(at[-1])
+
+
+def _capacity(ctx: Context, me: MemoryEvents) -> tuple[int | None, str]:
+    if me.limit_bytes:
+        return int(me.limit_bytes), "allocator limit"
+    d = ctx.trace.device(me.gpu)
+    if d is not None and d.info.memory_bytes:
+        return int(d.info.memory_bytes), "device memory"
+    sizes = [x.info.memory_bytes for x in ctx.trace.devices if x.info.memory_bytes]
+    if sizes and len(set(sizes)) == 1:  # every GPU of the process alike: this one too
+        return int(sizes[0]), "device memory"
+    return None, ""
+
+
+def _ms(ctx: Context, t_ps: int) -> float:
+    return (t_ps - ctx.steps.origin_ps) / PS_PER_MS
+
+
+def _step_of(win: np.ndarray, t: int) -> int | None:
+    if not win.shape[0]:
+        return None
+    i = int(np.searchsorted(win[:, 0], t, side="right")) - 1
+    return i if i >= 0 and t <= int(win[i, 1]) else None
+
+
+def _frees(me: MemoryEvents) -> np.ndarray:
+    """Per event: for an allocation, the index of the free of its block (the next event at its address that frees),
+    ``n`` when it is never freed in the capture; -1 for frees."""
+    n = len(me)
+    out = np.full(n, -1, dtype=np.int64)
+    is_alloc = me.delta > 0
+    out[is_alloc] = n
+    known = me.addr >= 0
+    idx = np.flatnonzero(known)
+    if not idx.size:
+        return out
+    order = idx[np.lexsort((idx, me.addr[idx]))]  # by address, then time
+    same = me.addr[order[1:]] == me.addr[order[:-1]]
+    pair = same & is_alloc[order[:-1]] & (me.delta[order[1:]] < 0)
+    out[order[:-1][pair]] = order[1:][pair]
+    return out
+
+
+def _at_peak(me: MemoryEvents, p: int, step_start: int | None) -> tuple[dict[str, int], list[MemoryHolder]]:
+    """Live bytes at event ``p`` by category, and the ops holding the most."""
+    free_at = _frees(me)
+    i = np.arange(len(me))
+    live = (me.delta > 0) & (i <= p) & (free_at > p)
+    size = me.delta[live]
+    phase = me.phase[live]
+    earlier = me.t[live] < step_start if step_start is not None else np.zeros(size.shape, bool)
+    cats = np.array([_CATEGORY_OF_PHASE[MEMORY_PHASES[k] if 0 <= k < len(MEMORY_PHASES) else "other"]
+                     for k in phase.tolist()], dtype=object)
+    cats[earlier] = "held"
+    by_cat = {c: int(size[cats == c].sum()) for c in MEMORY_CATEGORIES}
+    if me.baseline == "absolute":  # what the capture saw no allocation of is older than it
+        by_cat["held"] += max(int(me.allocated[p]) - int(size.sum()), 0)
+    ops = me.op[live]
+    holders: dict[tuple[int, str], list[int]] = {}
+    for o, c, b in zip(ops.tolist(), cats.tolist(), size.tolist()):
+        h = holders.setdefault((o, c), [0, 0])
+        h[0] += b
+        h[1] += 1
+    top = sorted(holders.items(), key=lambda kv: -kv[1][0])[:TOP_HOLDERS]
+    return ({c: v for c, v in by_cat.items() if v},
+            [MemoryHolder(me.op_names[o] if 0 <= o < len(me.op_names) else "(no op)", c, b, k) for (o, c), (b, k) in top])
+
+
+def _per_step(me: MemoryEvents, win: np.ndarray, ids: np.ndarray, has_res: bool) -> tuple[list[list], float | None]:
+    """Per kept step: [step, peak allocated, peak reserved, allocated at its start]; reserved changes per step."""
+    if not win.shape[0]:
+        return [], None
+    lo = np.searchsorted(me.t, win[:, 0], side="left")
+    hi = np.searchsorted(me.t, win[:, 1], side="right")
+    rows, changes = [], 0
+    changed = np.zeros(len(me), bool)
+    if has_res and len(me) > 1:
+        changed[1:] = (me.reserved[1:] != me.reserved[:-1]) & (me.reserved[1:] >= 0) & (me.reserved[:-1] >= 0)
+    for k in range(win.shape[0]):
+        a, b = int(lo[k]), int(hi[k])
+        start = int(me.allocated[a - 1]) if a > 0 else (int(me.allocated[0] - me.delta[0]) if len(me) else 0)
+        if b <= a:
+            rows.append([int(ids[k]), start, int(me.reserved[a - 1]) if has_res and a > 0 else None, start])
+            continue
+        rows.append([int(ids[k]), int(me.allocated[a:b].max()),
+                     int(me.reserved[a:b].max()) if has_res else None, start])
+        changes += int(changed[a:b].sum())
+    return rows, (changes / win.shape[0]) if has_res else None
+
+
+def _timeline(ctx: Context, me: MemoryEvents, win: np.ndarray) -> dict[str, list]:
+    """At most ``memory.timeline_points`` points: in each of as many equal time buckets, the event of the highest
+    allocated bytes (so no peak is lost), with the first and last events."""
+    n = len(me)
+    k = int(T("memory.timeline_points"))
+    if n <= k:
+        pick = np.arange(n)
+    else:
+        t0, t1 = int(me.t[0]), int(me.t[-1])
+        edges = np.linspace(t0, t1, k - 1)
+        bucket = np.clip(np.searchsorted(edges, me.t, side="right") - 1, 0, k - 2)
+        order = np.lexsort((-me.allocated, bucket))
+        first = np.ones(n, bool)
+        first[1:] = bucket[order[1:]] != bucket[order[:-1]]
+        pick = np.unique(np.concatenate([order[first], [0, n - 1]]))
+        r = int(np.argmax(me.reserved)) if (me.reserved >= 0).any() else 0
+        pick = np.unique(np.concatenate([pick, [r]]))
+    t_ms = ((me.t[pick] - ctx.steps.origin_ps) / PS_PER_MS).round(4).tolist()
+    out = {"t_ms": t_ms, "allocated": me.allocated[pick].tolist()}
+    if (me.reserved >= 0).any():
+        out["reserved"] = [int(v) if v >= 0 else None for v in me.reserved[pick].tolist()]
+    return out
+
+
+def _at_dump(ctx: Context, gpu: int, state: tuple[int, int, int, int]) -> GpuMemory:
+    """A snapshot GPU without history: its state at the dump is all there is."""
+    reserved, allocated, segments, _largest_free = state
+    snap = ctx.trace.snapshot
+    blocks = snap.blocks.get(gpu, []) if snap is not None else []
+    return GpuMemory(gpu=gpu, source="PyTorch memory snapshot (state at the dump; no history recorded)",
+                     baseline="absolute", events=0, peak_allocated_bytes=allocated, peak_reserved_bytes=reserved,
+                     gap_bytes=max(reserved - allocated, 0),
+                     top=[MemoryHolder(b.label, _CATEGORY_OF_PHASE.get(b.phase, "other"), b.size, 1)
+                          for b in blocks[:TOP_HOLDERS]],
+                     note=f"{segments} segments at the dump; record the history "
+                          f"(torch.cuda.memory._record_memory_history()) for the peak and its time")
+
+
+def _oom(ctx: Context, o: OutOfMemory) -> OomReport:
+    live = [[b.size, _CATEGORY_OF_PHASE.get(b.phase, "other"), b.frames[:8]] for b in o.live]
+    by_cat: dict[str, int] = {}
+    for phase, size in o.live_by_phase.items():
+        cat = _CATEGORY_OF_PHASE.get(phase, "other")
+        by_cat[cat] = by_cat.get(cat, 0) + size
+    return OomReport(gpu=o.gpu, requested_bytes=o.requested, device_free_bytes=o.device_free,
+                     allocated_bytes=o.allocated, reserved_bytes=o.reserved, frames=o.frames[:12],
+                     at_ms=_ms(ctx, o.time_ps), label=o.label, live=live, by_category=by_cat)
+
+
+def _capacity_from_ooms(gpus: list[GpuMemory], ooms: list[OomReport]) -> None:
+    """A snapshot says nothing of the GPU's size; at an OOM, what the process held plus what the driver had free is
+    what it could reach."""
+    for g in gpus:
+        seen = [o.reserved_bytes + o.device_free_bytes for o in ooms if o.gpu == g.gpu and o.device_free_bytes >= 0]
+        if g.capacity_bytes is None and seen:
+            g.capacity_bytes, g.capacity_source = max(seen), "reserved + free at the OOM"

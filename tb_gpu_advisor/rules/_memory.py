@@ -1,0 +1,85 @@
+"""What the memory rules share (``activation_memory``, ``memory_fragmentation``, ``memory_near_capacity``,
+``oom_snapshot``, ``batch_size_headroom``, ``allocator_churn``): which GPU to speak of, its use of capacity, the
+window of its peak, the table of every GPU, the words for what holds memory."""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.common.fmt import gb, ms, pct
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.metrics.types import GpuMemory, HostMetrics
+from tb_gpu_advisor.model.schema import Table, TimeWindow
+
+#: How each category of :data:`~tb_gpu_advisor.metrics.types.MEMORY_CATEGORIES` reads in a summary.
+CATEGORY_WORDS = {
+    "held": "held across steps (parameters, optimizer state, caches)",
+    "activations": "activations kept for the backward pass",
+    "gradients": "gradients and the backward pass's temporaries",
+    "optimizer": "the optimizer step's state and temporaries",
+    "other": "allocations of no known phase",
+    "fragmentation": "reserved but unallocated (the allocator's cache, split blocks)",
+}
+GPU_COLUMNS = ["GPU", "peak allocated", "peak reserved", "capacity", "peak / capacity", "peak at", "held across steps",
+               "activations", "reserved - allocated peak"]
+
+
+def absolute(m: HostMetrics, without_oom: bool = False) -> list[GpuMemory]:
+    """The GPUs whose numbers are totals (not deltas from the capture's start) and whose capacity is known;
+    ``without_oom``: not those a snapshot saw run out of memory (``oom_snapshot`` speaks for them)."""
+    oom = {o.gpu for o in m.memory.ooms} if without_oom else set()
+    return [g for g in m.memory.gpus if g.baseline == "absolute" and g.capacity_bytes and g.gpu not in oom]
+
+
+def used(g: GpuMemory) -> int:
+    """What the process holds at its peak: reserved bytes where known (what an OOM is about), else allocated."""
+    return g.peak_reserved_bytes if g.peak_reserved_bytes is not None else g.peak_allocated_bytes
+
+
+def use_share(g: GpuMemory) -> float | None:
+    return used(g) / g.capacity_bytes if g.capacity_bytes else None
+
+
+def when(g: GpuMemory) -> str:
+    """When the peak falls, in words: 'at 12.3 ms into step 7 (41% of it)' or 'at 812 ms of the capture'."""
+    if g.peak_step is not None and g.peak_step_offset_ms is not None:
+        share = f", {pct(g.peak_step_share, 0)} of it" if g.peak_step_share is not None else ""
+        return f"{ms(g.peak_step_offset_ms)} into step {g.peak_step}{share}"
+    if g.peak_ms is not None:
+        return f"at {ms(g.peak_ms)} of the capture"
+    return "at the dump"
+
+
+def peak_window(m: HostMetrics, g: GpuMemory, label: str) -> list[TimeWindow]:
+    """The step holding the peak: where the finding's moment is.  The allocator's events are the host's (an allocation
+    is made when the op is dispatched), so the window is the step's host-wide one, its GPU named in the label only
+    (under asynchronous dispatch -- JAX -- the GPU runs that step much later).  Where that window does not hold the
+    peak's time, a millisecond around the peak instead, naming no step."""
+    if g.peak_ms is None:
+        return []
+    w = next((w for w in m.steps.windows if w.step == g.peak_step), None)
+    if w is not None and w.start_ms <= g.peak_ms <= w.end_ms:
+        start, end, step = w.start_ms, w.end_ms, g.peak_step
+    else:
+        start, end, step = g.peak_ms - 0.5, g.peak_ms + 0.5, None
+    return [TimeWindow(host=m.host or "", label=f"{label}, GPU {g.gpu} ({gb(g.peak_allocated_bytes)} at "
+                                                 f"{ms(g.peak_ms)})", start_ms=round(start, 3), end_ms=round(end, 3),
+                       gpu=None, step=step)]
+
+
+def gpu_table(gpus: list[GpuMemory], title: str = "GPU memory at the peak") -> Table:
+    rows = []
+    for g in gpus:
+        share = use_share(g)
+        rows.append([g.gpu, gb(g.peak_allocated_bytes), gb(g.peak_reserved_bytes), gb(g.capacity_bytes),
+                     pct(share) if share is not None else "n/a", when(g), gb(g.breakdown.get("held")) if g.breakdown
+                     else "n/a", gb(g.breakdown.get("activations", 0)) if g.breakdown else "n/a", gb(g.gap_bytes)])
+    return Table(title, list(GPU_COLUMNS), rows)
+
+
+def holders_table(g: GpuMemory, title: str | None = None) -> Table:
+    return Table(title or f"What holds GPU {g.gpu}'s memory at its peak",
+                 ["op", "holds", "size", "allocations"],
+                 [[h.name, h.category, gb(h.bytes), h.count] for h in g.top])
+
+
+def fraction(share_name: str) -> float:
+    return float(T(share_name))

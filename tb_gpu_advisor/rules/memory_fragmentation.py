@@ -1,0 +1,55 @@
+"""§2 item 1 / memory: the allocator holds far more than the most ever allocated at once (fragmentation).
+
+A caching allocator keeps freed blocks for reuse; when requests of changing sizes split its segments, a free block
+no longer fits a later request and a new segment is asked for -- reserved memory grows past anything allocated at
+once, and an OOM can come with gigabytes reserved but unused.  Metric: (peak reserved - peak allocated) / peak
+reserved (``memory.fragmentation.share``), fired when that gap is also ``memory.fragmentation.min_share`` of the GPU.
+Warning from ``memory.pressure.warning`` of the GPU in use, info below.  Saving: the gap, in bytes (expandable
+segments let freed space serve a request of any size).
+"""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.common.fmt import gb
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.rules import _memory as mem
+from tb_gpu_advisor.rules.base import Ctx, T, finding, pct, rule, share_metric
+
+ID = "memory_fragmentation"
+
+
+@rule(ID, "§2 item 1", "The allocator reserves far more than is ever allocated at once (fragmentation)",
+      thresholds=("memory.fragmentation.share", "memory.fragmentation.min_share", "memory.pressure.warning"))
+def check(m: HostMetrics) -> list[Finding]:
+    cands = []
+    for g in mem.absolute(m, without_oom=True):
+        if not g.gap_bytes or not g.peak_reserved_bytes:
+            continue
+        share = g.gap_bytes / g.peak_reserved_bytes
+        if share >= T("memory.fragmentation.share") and g.gap_bytes / g.capacity_bytes >= T("memory.fragmentation.min_share"):
+            cands.append((g.gap_bytes, share, g))
+    if not cands:
+        return []
+    gap, share, g = max(cands, key=lambda c: c[0])
+    ctx = Ctx(m)
+    use = mem.use_share(g) or 0.0
+    sev = "warning" if use >= T("memory.pressure.warning") else "info"
+    expandable = m.memory.settings.get("expandable_segments") is True
+    already = " The snapshot's allocator already uses expandable segments: the gap is the cache of freed blocks." \
+        if expandable else ""
+    return [finding(
+        ctx, ID, sev,
+        f"GPU {g.gpu} reserves up to {gb(g.peak_reserved_bytes)} from the driver but never has more than "
+        f"{gb(g.peak_allocated_bytes)} allocated at once: {gb(gap)} ({pct(share)} of what it reserves, "
+        f"{pct(gap / g.capacity_bytes)} of the GPU) sit in split, cached blocks no later request fits. With "
+        f"{pct(use)} of the GPU reserved, that gap is memory a larger batch cannot use.{already}",
+        metric=share_metric("fragmentation_share", "Reserved beyond the allocated peak", share,
+                            "memory.fragmentation.share", severity=sev,
+                            detail={"gap_bytes": gap, "peak_reserved_bytes": g.peak_reserved_bytes,
+                                    "peak_allocated_bytes": g.peak_allocated_bytes, "capacity_bytes": g.capacity_bytes,
+                                    "gpu": g.gpu}),
+        evidence=[mem.gpu_table([c[2] for c in cands])],
+        windows=mem.peak_window(m, g, "memory peak"),
+        actions=[] if expandable else ctx.fw.fix(ID), saving_bytes=gap,
+    )]

@@ -1,0 +1,70 @@
+"""§2 item 1 / memory: the peak is at the GPU's capacity -- a larger input will run out of memory.
+
+The guide's multi-GPU advice starts from the batch size memory allows; a peak within ``memory.near_capacity.warning``
+of the GPU (reserved bytes: what an out-of-memory error is about) leaves no room for a longer sequence, a larger
+batch or the allocator's rounding.  Critical from ``memory.near_capacity.critical``.  The fixes lead with the one
+that frees the most of what holds the peak: activations (checkpointing, a smaller micro-batch), memory held across
+steps (sharding parameters and optimizer state over the GPUs, offloading it), the backward's gradients.  Saving:
+bytes that fix frees.  A serving engine takes most of the GPU for its KV cache by design: info, in its words.
+"""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.common.fmt import gb
+from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.rules import _memory as mem
+from tb_gpu_advisor.rules.base import Ctx, T, finding, grade, pct, rule, share_metric
+
+ID = "memory_near_capacity"
+
+
+@rule(ID, "§2 item 1", "The memory peak is at the GPU's capacity: a larger input will run out of memory",
+      thresholds=("memory.near_capacity.warning", "memory.near_capacity.critical", "memory.checkpoint_frees"))
+def check(m: HostMetrics) -> list[Finding]:
+    cands = [(mem.use_share(g) or 0.0, g) for g in mem.absolute(m, without_oom=True)]
+    cands = [(u, g) for u, g in cands if grade(u, "memory.near_capacity.warning", "memory.near_capacity.critical")]
+    if not cands:
+        return []
+    use, g = max(cands, key=lambda c: c[0])
+    ctx = Ctx(m)
+    sev = grade(use, "memory.near_capacity.warning", "memory.near_capacity.critical")
+    serving = m.job is not None and m.job.kind.kind == "serving"
+    if serving:
+        sev = "info"
+    lever, frees = _lever(g)
+    parts = ", ".join(f"{mem.CATEGORY_WORDS[c]} {gb(b)}" for c, b in sorted(g.breakdown.items(), key=lambda x: -x[1]))
+    held = f" At the peak: {parts}." if parts else ""
+    if serving:
+        text = (f"GPU {g.gpu} holds {gb(mem.used(g))} of its {gb(g.capacity_bytes)} ({pct(use)}): the serving engine "
+                f"takes the GPU's memory for its KV cache by design.{held}")
+    else:
+        text = (f"GPU {g.gpu} peaks at {gb(mem.used(g))} {'reserved' if g.peak_reserved_bytes is not None else 'allocated'} "
+                f"of its {gb(g.capacity_bytes)} ({pct(use)}, {mem.when(g)}): a longer sequence, a larger batch or the "
+                f"allocator's rounding will run out of memory.{held}")
+        if lever:
+            text += f" What frees the most: {mem.CATEGORY_WORDS[lever].split(' (')[0]}, about {gb(frees)}."
+    others = [c[1] for c in cands]
+    return [finding(
+        ctx, ID, sev, text,
+        metric=share_metric("peak_memory_share", "Peak memory / GPU memory", use, "memory.near_capacity.warning",
+                            severity=sev, detail={"peak_reserved_bytes": g.peak_reserved_bytes,
+                                                  "peak_allocated_bytes": g.peak_allocated_bytes,
+                                                  "capacity_bytes": g.capacity_bytes, "gpu": g.gpu, "lever": lever}),
+        evidence=[mem.gpu_table(others)] + ([mem.holders_table(g)] if g.top else []),
+        windows=mem.peak_window(m, g, "memory peak"),
+        actions=ctx.fw.fixes_for(ID, [lever]) if lever and not serving else ctx.fw.fix(ID),
+        saving_bytes=frees if lever and not serving else None,
+    )]
+
+
+def _lever(g) -> tuple[str | None, int]:
+    """The category whose fix frees the most, and about how much: checkpointing frees a share of the activations;
+    sharding or offloading frees what is held across steps (all of it on the GPU's side, 1/N kept when sharded over
+    N); the other categories by their size."""
+    b = g.breakdown
+    if not b:
+        return None, 0
+    frees = {c: int(v * (T("memory.checkpoint_frees") if c == "activations" else 1.0)) for c, v in b.items()}
+    lever = max(frees, key=frees.get)
+    return lever, frees[lever]

@@ -1,0 +1,76 @@
+"""§2 item 1 / memory: a memory snapshot recorded an out-of-memory error -- the allocation that failed, what was live,
+and the fix that frees the most.
+
+``torch.cuda.memory._dump_snapshot`` after an OOM (or with ``_record_memory_history`` on when it struck) keeps the
+failed request (``oom`` entry: its size, the driver's free bytes, its stack) and what was allocated then.  Cause:
+when the allocator's cached but unallocated bytes plus the driver's free bytes would have served the request, the
+memory was there but split (fragmentation: expandable segments); else the largest kind of live memory decides
+(activations: checkpointing; held across steps: sharding / offload; the optimizer's state; gradients).  Critical.
+Saving: the bytes that fix frees.
+"""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.common.fmt import gb, ms
+from tb_gpu_advisor.metrics.types import HostMetrics, OomReport
+from tb_gpu_advisor.model.schema import Finding, Table, TimeWindow
+from tb_gpu_advisor.rules import _memory as mem
+from tb_gpu_advisor.rules.base import Ctx, T, finding, rule, value_metric
+
+ID = "oom_snapshot"
+
+
+@rule(ID, "§2 item 1", "Out of memory: the allocation that failed and what held the GPU",
+      thresholds=("memory.checkpoint_frees",))
+def check(m: HostMetrics) -> list[Finding]:
+    ctx = Ctx(m)
+    out = []
+    for gpu in sorted({o.gpu for o in m.memory.ooms}):
+        o = next(x for x in m.memory.ooms if x.gpu == gpu)  # the first: what the job died of
+        n = sum(1 for x in m.memory.ooms if x.gpu == gpu)
+        cause, frees = cause_of(o)
+        where = o.frames[0] if o.frames else "an unknown place (record the history with stacks)"
+        at = f"{where}" + (f", called from {o.label}" if o.label and o.label != where else "")
+        cached = max(o.reserved_bytes - o.allocated_bytes, 0)
+        live = ", ".join(f"{mem.CATEGORY_WORDS[c].split(' (')[0]} {gb(b)}"
+                         for c, b in sorted(o.by_category.items(), key=lambda x: -x[1]))
+        text = (f"Allocating {gb(o.requested_bytes)} on GPU {gpu} failed ({at}): the driver had "
+                f"{gb(o.device_free_bytes)} free, {gb(o.allocated_bytes)} was allocated and {gb(o.reserved_bytes)} "
+                f"reserved ({gb(cached)} cached but unallocated).")
+        if live:
+            text += f" The largest live allocations then: {live}."
+        if cause == "fragmentation":
+            text += (f" Cached plus free memory ({gb(cached + max(o.device_free_bytes, 0))}) would have served the "
+                     f"request: it was there, split into blocks too small for it.")
+        else:
+            text += f" What frees the most: {mem.CATEGORY_WORDS[cause].split(' (')[0]}, about {gb(frees)}."
+        if n > 1:
+            text += f" The snapshot holds {n} out-of-memory errors on this GPU; this is the first."
+        out.append(finding(
+            ctx, ID, "critical", text,
+            metric=value_metric("oom_requested_bytes", "Failed allocation", o.requested_bytes, "bytes",
+                                gb(o.requested_bytes), severity="critical",
+                                detail={"device_free_bytes": o.device_free_bytes, "allocated_bytes": o.allocated_bytes,
+                                        "reserved_bytes": o.reserved_bytes, "cause": cause, "gpu": gpu}),
+            evidence=[Table("The allocation that failed (innermost frame first)", ["frame"], [[f] for f in o.frames]),
+                      Table(f"The largest live allocations at the OOM on GPU {gpu}", ["size", "holds", "allocated at"],
+                            [[gb(b), c, " <- ".join(fr[:3])] for b, c, fr in o.live])],
+            windows=[TimeWindow(host=m.host or "", label=f"out of memory, GPU {gpu} (at {ms(o.at_ms)})",
+                                start_ms=round(o.at_ms, 3), end_ms=round(o.at_ms, 3), gpu=gpu)],
+            actions=ctx.fw.fixes_for(ID, [cause]), gpu=gpu, saving_bytes=frees,
+        ))
+    return out
+
+
+def cause_of(o: OomReport) -> tuple[str, int]:
+    """(what to fix, bytes it frees): fragmentation when cached + free would have served the request, else the
+    largest kind of live memory (checkpointing frees ``memory.checkpoint_frees`` of the activations)."""
+    cached = max(o.reserved_bytes - o.allocated_bytes, 0)
+    if cached and cached + max(o.device_free_bytes, 0) >= o.requested_bytes:
+        return "fragmentation", cached
+    frees = {c: int(b * (T("memory.checkpoint_frees") if c == "activations" else 1.0))
+             for c, b in o.by_category.items() if c != "other"}
+    if not frees:
+        return "other", 0
+    c = max(frees, key=frees.get)
+    return c, frees[c]

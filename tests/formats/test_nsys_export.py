@@ -1,0 +1,112 @@
+"""``.nsys-rep`` reports: without ``nsys`` a clear error with the one command to run; with it (a stand-in ``nsys``
+script on PATH here) exported once into the report cache -- never beside the user's file -- and read from there."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import stat
+import tempfile
+
+import pytest
+
+from synthetic.nsysexport import NsysJob, write
+from tb_gpu_advisor.cli import main as cli
+from tb_gpu_advisor.formats.nsys import export, reader
+from tb_gpu_advisor.formats.nsys.tables import NsysReadError
+
+#: ``nsys export --type sqlite --force-overwrite true -o OUT IN``: copies $STANDIN_SQLITE to OUT, counts its calls.
+STANDIN = """#!/bin/sh
+echo "$@" >> "$STANDIN_LOG"
+[ "$1" = "export" ] || exit 3
+out=""
+while [ $# -gt 1 ]; do
+  case "$1" in -o|--output) out="$2"; shift;; esac
+  shift
+done
+[ -f "$1" ] || { echo "no such report $1"; exit 4; }
+[ -n "$STANDIN_FAIL" ] && { echo "Fatal error: cannot export"; exit 1; }
+cp "$STANDIN_SQLITE" "$out"
+"""
+
+
+@pytest.fixture
+def report(tmp_path):
+    run = tmp_path / "logdir" / "run"
+    run.mkdir(parents=True)
+    rep = run / "report7.nsys-rep"
+    rep.write_bytes(b"\x00NSYS report, binary")
+    return rep
+
+
+@pytest.fixture
+def standin(tmp_path, monkeypatch):
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "nsys"
+    script.write_text(STANDIN)
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    src = tmp_path / "exported.sqlite"
+    truth = write(str(src), NsysJob(steps=4))
+    log = tmp_path / "nsys.log"
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("STANDIN_SQLITE", str(src))
+    monkeypatch.setenv("STANDIN_LOG", str(log))
+    return truth, log
+
+
+def test_without_nsys_the_error_names_the_command(report, tmp_path, monkeypatch):
+    empty = tmp_path / "empty_bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    with pytest.raises(NsysReadError) as e:
+        reader.read_trace(str(report))
+    want = f"nsys export --type sqlite -o {report.with_suffix('.sqlite')} {report}"
+    assert "nsys is not on PATH" in str(e.value) and want in str(e.value)
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        code = cli.main(["report", str(report)])
+    assert code == 2 and want in err.getvalue()
+
+
+def test_exported_once_into_the_cache_never_beside_the_report(report, standin):
+    truth, log = standin
+    before = sorted(os.listdir(report.parent))
+    t = reader.read_trace(str(report))
+    assert sorted(os.listdir(report.parent)) == before  # nothing written beside the user's file
+    assert len(t.devices[0]) == truth.kernels[0] + truth.h2d_copies[0]
+    cached = export.cached_path(str(report))
+    assert cached.startswith(os.environ["TB_GPU_ADVISOR_CACHE_DIR"]) and os.path.isfile(cached)
+    calls = log.read_text().splitlines()
+    assert len(calls) == 1 and calls[0].startswith("export --type sqlite") and calls[0].endswith(str(report))
+    reader.read_trace(str(report))
+    assert len(log.read_text().splitlines()) == 1  # read from the cache, not exported again
+    os.utime(report, ns=(1, 1))  # a new report under the same name: exported again
+    reader.read_trace(str(report))
+    assert len(log.read_text().splitlines()) == 2
+
+
+def test_report_command_on_a_logdir_with_a_report(report, standin):
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+        code = cli.main(["report", str(report.parent.parent), "--format", "json"])
+    assert code in (0, 1)
+    assert '"report7"' in out.getvalue() and '"error": null' in out.getvalue()
+
+
+def test_a_failing_export_says_so(report, standin, monkeypatch):
+    monkeypatch.setenv("STANDIN_FAIL", "1")
+    with pytest.raises(NsysReadError, match="nsys export failed .*exit 1.*cannot export.*nsys export --type sqlite"):
+        reader.read_trace(str(report))
+    assert not os.path.exists(export.cached_path(str(report)))
+    assert not [n for n in os.listdir(os.path.dirname(export.cached_path(str(report)))) if ".tmp-" in n]
+
+
+def test_cache_off_exports_to_the_temp_folder(report, standin, monkeypatch, tmp_path):
+    monkeypatch.setenv("TB_GPU_ADVISOR_CACHE_DIR", "off")
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    reader.read_trace(str(report))
+    assert export.cached_path(str(report)).startswith(str(tmp_path / "tmp"))

@@ -1,0 +1,41 @@
+"""Copies from pageable host memory (Nsight Systems' expert rule "CUDA Async Memcpy with Pageable Memory"): the
+copy finding says so and leads with pinned memory, where the copies' names give their host memory (CUPTI's
+``Memcpy HtoD (Pageable -> Device)``, in Nsight exports and PyTorch traces alike); pinned copies get no such word."""
+
+from __future__ import annotations
+
+import pytest
+
+from synthetic.nsysexport import NsysJob, write
+from tb_gpu_advisor.formats.nsys.reader import read_trace
+from tb_gpu_advisor.frameworks import pytorch
+from tb_gpu_advisor.metrics import memcpy
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host, host_metrics
+
+
+def _finding(tmp_path, pinned: bool):
+    p = tmp_path / f"{'pinned' if pinned else 'pageable'}.sqlite"
+    write(str(p), NsysJob(steps=8, pinned=pinned, h2d_us=4000, ops=10))
+    rep = analyze_host(HostFile(p.stem, str(p), p.stat().st_size, 0, "nsys"))
+    return next(f for f in rep.findings if f.rule == "excessive_memcpy"), host_metrics(read_trace(str(p)))
+
+
+def test_pageable_copies_lead_with_pinned_memory(tmp_path):
+    f, m = _finding(tmp_path, pinned=False)
+    h2d = next(c for c in m.memcpy if c.direction == "h2d")
+    assert h2d.pageable_share == pytest.approx(1.0)
+    assert "100.0% of the H2D copy time is from pageable host memory" in f.summary
+    assert f.actions[0].text == pytorch.PIN_MEMORY.text and "pin_memory=True" in f.actions[0].snippet
+
+
+def test_pinned_copies_get_no_pageable_word(tmp_path):
+    f, m = _finding(tmp_path, pinned=True)
+    assert next(c for c in m.memcpy if c.direction == "h2d").pageable_share == 0.0
+    assert "pageable" not in f.summary and pytorch.PIN_MEMORY.text not in [a.text for a in f.actions]
+
+
+def test_host_memory_from_the_copy_name():
+    assert memcpy._host_memory("Memcpy HtoD (Pageable -> Device)") == 1
+    assert memcpy._host_memory("Memcpy DtoH (Device -> Pinned)") == 0
+    assert memcpy._host_memory("MemcpyH2D") == -1

@@ -1,0 +1,99 @@
+"""Steps from NVTX ranges (``steps.detect`` source ``nvtx_range``), on synthetic Nsight exports whose steps are known
+by construction, and the cases where NVTX must mark no step: framework ops only (autograd NVTX), library ranges
+(NCCL), a range that runs once or twice."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from synthetic.nsysexport import NsysJob, write
+from tb_gpu_advisor.formats.nsys.reader import read_trace
+from tb_gpu_advisor.frameworks import nvtx
+from tb_gpu_advisor.steps.detect import detect_steps
+from tests.support.paths import SHARED_PROFILES
+
+
+def _steps(tmp_path, job: NsysJob, name: str = "job.sqlite"):
+    p = tmp_path / name
+    truth = write(str(p), job)
+    return detect_steps(read_trace(str(p))), truth
+
+
+@pytest.mark.parametrize("pattern", ["train_step {k}", "iteration {k}", "step", "Step#{k}"])
+def test_a_range_named_like_a_step_marks_the_steps(tmp_path, pattern):
+    s, truth = _steps(tmp_path, NsysJob(steps=8, step_range=pattern))
+    det = s.detection
+    assert det.source == "nvtx_range" and "named like a step" in det.note and det.confidence == "high"
+    assert det.found == 8 and s.count == 6  # first (warm-up) and last dropped, as for every host source
+    assert np.diff(s.host_windows, axis=1).ravel() / 1e9 == pytest.approx(truth.step_ms, rel=1e-3)
+    if "{k}" in pattern:
+        assert s.ids.tolist() == list(range(1, 7))  # the numbers the names carry
+
+
+def test_ranks_ranges_of_one_step_are_one_step(tmp_path):
+    s, truth = _steps(tmp_path, NsysJob(steps=8, ranks=2))
+    assert s.detection.found == 8 and "2 threads" in s.detection.note
+    assert set(s.gpu_windows) == {0, 1}
+
+
+def test_most_repeated_top_level_range(tmp_path):
+    """No range named like a step: the user's top-level blocks (`forward`, `backward`, once per step) mark the steps;
+    the first of the tied names starts each step."""
+    s, truth = _steps(tmp_path, NsysJob(steps=7, step_range=None, extra_ranges=("forward", "backward")))
+    det = s.detection
+    assert det.source == "nvtx_top_range" and "`forward`, the most repeated top-level range" in det.note
+    assert det.confidence == "medium"
+    assert det.found == 7
+    assert np.diff(s.host_windows[:, 0]) / 1e9 == pytest.approx(truth.step_ms, rel=1e-3)
+
+
+def test_autograd_ops_alone_mark_no_step(tmp_path):
+    """Under --pytorch=autograd-nvtx every ATen op is a range; ops repeat far more often than steps and must not be
+    taken for them: the busy clusters (or the whole capture) decide."""
+    s, _ = _steps(tmp_path, NsysJob(steps=6, step_range=None))
+    assert not s.detection.source.startswith("nvtx")
+
+
+def test_a_range_seen_twice_marks_no_step(tmp_path):
+    p = tmp_path / "job.sqlite"
+    write(str(p), NsysJob(steps=6, step_range=None, autograd_nvtx=False))
+    con = sqlite3.connect(p)
+    tid = 1 << 48 | 1000 << 24 | 1000
+    for a in (40_000_000_000, 40_100_000_000):
+        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (?, ?, 59, 'setup', ?)",
+                    (a, a + 1000, tid))
+    con.commit()
+    con.close()
+    assert not detect_steps(read_trace(str(p))).detection.source.startswith("nvtx")
+
+
+def test_library_ranges_mark_no_step(tmp_path):
+    p = tmp_path / "job.sqlite"
+    write(str(p), NsysJob(steps=6, step_range=None, autograd_nvtx=False, extra_ranges=("ncclGroupStart", "ncclGroupEnd")))
+    assert not detect_steps(read_trace(str(p))).detection.source.startswith("nvtx")
+
+
+def test_profiler_step_ranges(tmp_path):
+    s, _ = _steps(tmp_path, NsysJob(steps=8, step_range="ProfilerStep#{k}, op_id = 5"))
+    assert s.detection.source == "nvtx_range" and "ProfilerStep#N" in s.detection.note
+    assert s.ids.tolist() == list(range(1, 7))
+
+
+def test_step_names():
+    yes = ["step", "train_step", "training_step 12", "iteration 3", "iter_7", "Step#4", "batch 12", "Iteration"]
+    no = ["optimizer.step", "lr_scheduler.step", "forward", "train", "data", "backward", "steps", "zero_grad step"]
+    assert [n for n in yes if not nvtx.is_step_name(n)] == []
+    assert [n for n in no if nvtx.is_step_name(n)] == []
+    assert nvtx.op_name("aten::mm, seq = 1, op_id = 2, sizes = [[2, 3]]") == ("aten::mm", True)
+    assert nvtx.op_name("FSDP::pre_forward (encoder.block.9), op_id = 3") == ("FSDP::pre_forward (encoder.block.9)", True)
+    assert nvtx.op_name("forward") == ("forward", False)
+
+
+@pytest.mark.skipif(not (SHARED_PROFILES / "nsys").is_dir(), reason="real Nsight exports not here")
+def test_real_windows_have_no_nvtx_steps():
+    """The real exports are time slices not aligned to steps, with autograd ranges only: no NVTX steps there."""
+    for p in sorted((SHARED_PROFILES / "nsys").glob("*/*.sqlite")):
+        assert detect_steps(read_trace(str(p))).detection.source in ("gpu_busy_clusters", "whole_capture")

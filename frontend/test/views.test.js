@@ -191,7 +191,7 @@ test("the tab's JavaScript holds none of the server's lists: rules, idle categor
   const { legend } = await import("./dom_env.js");
   const served = legend();
   const names = new Set([...Object.keys(served.rule_waits), ...served.idle.map((c) => c.id), ...served.settings.map((x) => x.key),
-    "kineto", "xplane", "Waiting for kernel launch", "GPU idle: waiting for input"]);
+    "kineto", "xplane", "nsys", "Waiting for kernel launch", "GPU idle: waiting for input"]);
   ["other", "collectives", "compute"].forEach((x) => names.delete(x)); // class names of the ranks chart's colours
   for (const file of readdirSync(STATIC).filter((f) => f.endsWith(".js"))) {
     const code = readFileSync(new URL(file, STATIC), "utf8").replace(/\/\*[\s\S]*?\*\//g, "").replace(/\/\/.*$/gm, "");
@@ -387,6 +387,6 @@ test("the no-stock-links sentence speaks of windows below only when the finding 
   assert.match(views.noStockLinks("PyTorch trace", true), /each window below opens as a step timeline/);
   assert.doesNotMatch(views.noStockLinks("PyTorch trace", false), /window below/);
   // Nsight files open in Nsight Systems only: no Perfetto promise, the windows in Nsight's own time base
-  assert.match(views.noStockLinks("Nsight Systems", true, "nsys"), /open in Nsight Systems.*start of the session/);
-  assert.doesNotMatch(views.noStockLinks("Nsight Systems", true, "nsys"), /Perfetto/);
+  assert.match(views.noStockLinks("Nsight Systems", true, "Nsight Systems"), /open in Nsight Systems.*start of the session/);
+  assert.doesNotMatch(views.noStockLinks("Nsight Systems", true, "Nsight Systems"), /Perfetto/);
 });

@@ -120,6 +120,9 @@ class Format:
     stock_tool_opens: bool = False
     #: Whether Perfetto UI opens one host file of this format as it is (the tab hands it the file, not a window).
     perfetto_opens: bool = False
+    #: The desktop application that opens this format's files when no browser does (the tab says to use it, in its
+    #: time base), else None.
+    native_viewer: str | None = None
 
     def reader(self) -> Callable[..., Trace]:
         return importlib.import_module(self.reader_module).read_trace

@@ -178,7 +178,8 @@ def runs_listing(sessions: Sequence[Session], has_gpu: dict | None = None) -> li
     """Groups sessions by run, keeping discovery's order (runs by name, newest session first).
 
     ``mtime_ms`` lets the frontend pick the newest session across runs; ``has_gpu`` (True/False/None) the newest with
-    GPU activity; ``stock_tool`` and ``perfetto`` say which viewers open the session's files as they are.
+    GPU activity; ``stock_tool``, ``perfetto`` and ``native_viewer`` say which viewers open the session's files as they
+    are.
     """
     runs: dict[str, list[dict[str, Any]]] = {}
     for s in sessions:
@@ -193,6 +194,7 @@ def runs_listing(sessions: Sequence[Session], has_gpu: dict | None = None) -> li
                 "format_name": fmt.name,
                 "stock_tool": fmt.stock_tool_opens,
                 "perfetto": fmt.perfetto_opens,
+                "native_viewer": fmt.native_viewer,
                 "mtime_ms": max((h["mtime_ms"] for h in hosts), default=0.0),
                 "has_gpu": (has_gpu or {}).get((s.run, s.session)),
                 "hosts": hosts,

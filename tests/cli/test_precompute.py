@@ -279,7 +279,7 @@ def test_force_analyses_every_host_again_even_with_a_warm_per_host_cache(tmp_pat
         return real(host_file, *a, **k)
 
     monkeypatch.setattr(pipeline, "analyze_host", counting)  # the sessions' path (pipeline, runtime.session)
-    monkeypatch.setattr(pc, "analyze_host", counting)  # the shards' path
+    # the shards' path goes through the same pipeline function (Advisor.host_report)
     if sharded:
         summaries = [pc.precompute_shard(d, (k, 2), jobs=1, cache=cache, force=True, out=io.StringIO())
                      for k in range(2)]

@@ -17,6 +17,7 @@ from werkzeug import test as werkzeug_test
 from werkzeug import wrappers
 
 from synthetic.nsysexport import NsysJob, write
+from tb_gpu_advisor.runtime.advisor import Advisor
 from tb_gpu_advisor.runtime.cache import ReportCache
 from tb_gpu_advisor.serve import mcp_server
 from tb_gpu_advisor.serve import plugin as plugin_mod
@@ -73,7 +74,7 @@ def test_runs_report_window_and_trace(logdir):
 
 
 def test_mcp_lists_and_reports_the_nsight_run(logdir, tmp_path):
-    advisor = mcp_server.Advisor(logdir, cache=ReportCache(str(tmp_path / "cache")), isolate=False)
+    advisor = mcp_server.ToolBackend(Advisor(str(logdir), cache=ReportCache(str(tmp_path / "cache"))), isolate=False)
     try:
         runs = json.loads(advisor.runs_json())
         assert "nsight" in {r["run"] for r in runs["runs"]}

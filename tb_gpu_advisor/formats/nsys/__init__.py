@@ -7,4 +7,4 @@ from tb_gpu_advisor.formats.nsys.layout import LAYOUT
 from tb_gpu_advisor.formats.nsys.probe import has_gpu_activity
 
 FORMAT = Format(id="nsys", name="Nsight Systems", layout=LAYOUT, probe=has_gpu_activity,
-                reader_module="tb_gpu_advisor.formats.nsys.reader")
+                reader_module="tb_gpu_advisor.formats.nsys.reader", native_viewer="Nsight Systems")

@@ -263,7 +263,7 @@ class App {
     const ctx = { root: this.root, stockRun: session?.stock_run || `${sel.run}/${sel.session}`, stockTool: session?.stock_tool !== false, formatName: session?.format_name,
       hosts: (session?.hosts || []).map((x) => x.host), onSetting: (k) => this.focusSetting(k), settings,
       // the step timelines' routes (timeline.js): which session, its format, each host's size and file count
-      run: sel.run, session: sel.session, perfetto: session?.perfetto, hostInfo: Object.fromEntries((session?.hosts || []).map((x) => [x.host, x])),
+      run: sel.run, session: sel.session, perfetto: session?.perfetto, nativeViewer: session?.native_viewer, hostInfo: Object.fromEntries((session?.hosts || []).map((x) => [x.host, x])),
       legend: this.legend };
     const scrollY = window.scrollY;
     const open = this.current && this.current.key === key ? this.openState() : null;

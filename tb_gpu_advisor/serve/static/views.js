@@ -26,14 +26,17 @@ export function runLabel(r) {
   return other ? `${r.run} (${other.format_name})` : r.run;
 }
 
-/** Why a session has no links into the stock Profile tab (it reads XPlane files only).  Nsight Systems files open in
- * Nsight Systems only (no browser opens them): the windows are given in its own time base, from the session's start. */
-export function noStockLinks(formatName, hasWindows = true, format = undefined) {
-  if (format === "nsys") {
-    return "Nsight Systems files open in Nsight Systems, not in a browser, so there are no trace-viewer links here: "
-      + (hasWindows ? "each window below opens as a step timeline here (Show step), and its times are Nsight's own "
-        : "times are Nsight's own ")
-      + "(ms from the start of the session, as its timeline shows them): open the report in Nsight Systems and go to that time.";
+/**
+ * Why a session has no links into the stock Profile tab (it reads XPlane files only). A format that only a desktop
+ * application opens (the server's `native_viewer`: Nsight Systems) gets that application named, its windows in its
+ * own time base from the session's start; the others open in Perfetto UI.
+ */
+export function noStockLinks(formatName, hasWindows = true, nativeViewer = null) {
+  if (nativeViewer) {
+    return `${formatName || "These"} files open in ${nativeViewer}, not in a browser, so there are no trace-viewer links here: `
+      + (hasWindows ? `each window below opens as a step timeline here (Show step), and its times are ${nativeViewer}'s own `
+        : `times are ${nativeViewer}'s own `)
+      + `(ms from the start of the session, as its timeline shows them): open the report in ${nativeViewer} and go to that time.`;
   }
   return `The stock Profile tab cannot open ${formatName || "this format's"} files, so there are no trace-viewer links here: `
     + (hasWindows ? "each window below opens as a step timeline here (Show step), and the trace file opens in Perfetto UI "
@@ -207,7 +210,7 @@ export function tableView(t) {
 export function findingLinks(f, ctx) {
   if (ctx.stockTool === false) {
     // the windows still say where to look, in the time base of the viewer that opens the file (capture.time_base)
-    return h("div", { class: "links" }, h("p", { class: "no-links" }, noStockLinks(ctx.formatName, f.windows.length > 0, ctx.format)),
+    return h("div", { class: "links" }, h("p", { class: "no-links" }, noStockLinks(ctx.formatName, f.windows.length > 0, ctx.nativeViewer)),
       f.windows.length ? h("ul", { class: "windows" }, f.windows.slice(0, 3).map((w) =>
         h("li", {}, `${w.label}: ${ms(w.start_ms)}–${ms(w.end_ms)}`))) : null);
   }

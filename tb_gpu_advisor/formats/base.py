@@ -6,6 +6,8 @@ new input format is one package under ``formats/`` and one line in ``formats.REG
 
 from __future__ import annotations
 
+import time
+
 import importlib
 import os
 from collections.abc import Callable, Iterable
@@ -35,6 +37,18 @@ def max_profile_bytes() -> int:
         return int(os.environ.get(ENV_MAX_BYTES, DEFAULT_MAX_BYTES))
     except ValueError:
         return DEFAULT_MAX_BYTES
+
+
+#: How sessions are named: their capture time, as the XPlane profiler names its session folders (UTC).
+SESSION_TIME_FORMAT = "%Y_%m_%d_%H_%M_%S"
+
+
+def session_name(when_s: float | None, suffix: str = "") -> str:
+    """A session's name from its capture time (seconds since 1970), as the XPlane session folders are named."""
+    try:
+        return time.strftime(SESSION_TIME_FORMAT, time.gmtime(when_s or 0.0)) + suffix
+    except (OverflowError, OSError, ValueError):
+        return "unknown_time" + suffix
 
 
 def human_size(n: int) -> str:

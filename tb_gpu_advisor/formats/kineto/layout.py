@@ -24,12 +24,11 @@ import gzip
 import json
 import re
 import threading
-import time
 import zlib
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, Located
+from tb_gpu_advisor.formats.base import Found, Groups, Located, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 #: Trace file endings (``tensorboard_trace_handler``, ``use_gzip=True`` for the second).
@@ -37,7 +36,6 @@ SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
 #: Other formats' plugin assets live below this folder; PyTorch never writes there.
 PLUGINS_DIR = "plugins"
 EXPECTED = "<run>/<worker>.<time>.pt.trace.json[.gz]"
-_SESSION_TIME_FORMAT = "%Y_%m_%d_%H_%M_%S"
 
 
 def worker_of(file_name: str) -> tuple[str, int | None] | None:
@@ -212,13 +210,6 @@ def _parse_header(head: bytes, mtime_s: float | None = None) -> Header:
     return Header(when, rank, world)
 
 
-def _session_name(when_s: float | None) -> str:
-    """A session's name: its capture time as the XPlane session folders are named (UTC)."""
-    try:
-        return time.strftime(_SESSION_TIME_FORMAT, time.gmtime(when_s or 0.0))
-    except (OverflowError, OSError, ValueError):
-        return "unknown_time"
-
 
 @dataclass(frozen=True)
 class _File:
@@ -284,7 +275,7 @@ class KinetoLayout:
         for (run, folder), files in by_run.items():
             used: set[str] = set()
             for k, session in enumerate(_sessions(files)):
-                name = _session_name(min(x.when_s for x in session))
+                name = session_name(min(x.when_s for x in session))
                 if name in used:
                     name = f"{name}_{k}"
                 used.add(name)

@@ -22,11 +22,10 @@ import os
 import re
 import sqlite3
 import threading
-import time
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, Located
+from tb_gpu_advisor.formats.base import Found, Groups, Located, session_name
 from tb_gpu_advisor.formats.nsys import tables as tb
 from tb_gpu_advisor.formats.nsys.export import REP_SUFFIX
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
@@ -37,7 +36,6 @@ PLUGINS_DIR = "plugins"
 EXPECTED = "<run>/<report>.sqlite (nsys export --type sqlite) or <run>/<report>.nsys-rep"
 #: Ranks of one job start their captures within this many seconds of each other.
 RANK_WINDOW_S = 300.0
-_SESSION_TIME_FORMAT = "%Y_%m_%d_%H_%M_%S"
 #: ``report_rank3``, ``trace.1``, ``rank-12``: a job's per-rank name and the rank.
 _RANK_NAME = re.compile(r"^(.*?)(\d+)$")
 
@@ -109,12 +107,6 @@ def sniff(path: str) -> str | None:
     except OSError as e:
         return f"unreadable ({e.strerror or e})"
 
-
-def _session_name(when_s: float | None) -> str:
-    try:
-        return time.strftime(_SESSION_TIME_FORMAT, time.gmtime(when_s or 0.0))
-    except (OverflowError, OSError, ValueError):
-        return "unknown_time"
 
 
 @dataclass(frozen=True)
@@ -212,7 +204,7 @@ class NsysLayout:
             files = [_file(f) for f in fs if not (f.name.endswith(REP_SUFFIX) and stem(f.name) in exported)]
             used: set[str] = set()
             for k, job in enumerate(sorted(_jobs(files), key=lambda j: (min(x.when_s for x in j), j[0].host.path))):
-                name = _session_name(min(x.when_s for x in job))
+                name = session_name(min(x.when_s for x in job))
                 if name in used:
                     name = f"{name}_{k}"
                 used.add(name)

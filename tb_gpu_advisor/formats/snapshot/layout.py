@@ -10,10 +10,9 @@ name without the suffix.  Never below a ``plugins`` folder (other tools' assets)
 from __future__ import annotations
 
 import re
-import time
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, Located
+from tb_gpu_advisor.formats.base import Found, Groups, Located, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 SUFFIXES = (".pickle", ".pkl")
@@ -25,7 +24,6 @@ _PICKLE_START = re.compile(rb"^\x80[\x02-\x05]|^\(dp0|^\}")
 #: Keys only a snapshot's segments and blocks hold, one of which is in any snapshot's first kilobytes.
 _SNAPSHOT_KEYS = (b"segments",)
 _SEGMENT_KEYS = (b"total_size", b"device_traces", b"allocated_size", b"segment_type", b"blocks")
-_SESSION_TIME_FORMAT = "%Y_%m_%d_%H_%M_%S"
 
 
 def is_pickle_name(name: str) -> bool:
@@ -70,7 +68,7 @@ class SnapshotLayout:
         groups: Groups = {}
         for f in sorted(found, key=lambda x: x.rel):
             run = "/".join(f.rel[:-1]) or ROOT_RUN
-            name = _session_name(f.mtime_ns / 1e9 if f.mtime_ns else None)
+            name = session_name(f.mtime_ns / 1e9 if f.mtime_ns else None, "_snapshot")
             key, k = (run, name, f.folder), 1
             while key in groups:
                 k += 1
@@ -88,13 +86,6 @@ def _host(name: str) -> str:
         if name.endswith(suffix):
             return name[: -len(suffix)] or name
     return name
-
-
-def _session_name(when_s: float | None) -> str:
-    try:
-        return time.strftime(_SESSION_TIME_FORMAT, time.gmtime(when_s or 0.0)) + "_snapshot"
-    except (OverflowError, OSError, ValueError):
-        return "unknown_time_snapshot"
 
 
 LAYOUT = SnapshotLayout()

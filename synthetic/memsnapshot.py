@@ -40,17 +40,48 @@ def frame(filename: str, line: int, name: str) -> dict[str, Any]:
     return {"filename": filename, "line": line, "name": name}
 
 
-#: Stack frames as the allocator records them, innermost first (a user's model under torch.nn and autograd).
-PARAMS = [frame("/usr/lib/python3/site-packages/torch/nn/modules/module.py", 1355, "convert"),
+def cpp(name: str, filename: str = "??") -> dict[str, Any]:
+    """A C++ frame as ``stacks="all"`` records it: no line, the file often unknown (``??``)."""
+    return frame(filename, 0, name)
+
+
+#: What ``_record_memory_history(stacks="all")`` (the default) puts before any Python frame of every allocation: the
+#: unwinder and the caching allocator (as a real H200 snapshot of PyTorch 2.11 shows, tests/fixtures/h200_memory).
+ALLOCATOR_CPP = [cpp("torch::unwind::unwind()"), cpp("torch::CapturedTraceback::gather(bool, bool, bool)"),
+                 cpp("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(unsigned long, "
+                     "CUstream_st*)", "CUDACachingAllocator.cpp"),
+                 cpp("c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc(void**, signed char, "
+                     "unsigned long, CUstream_st*)", ""),
+                 cpp("at::detail::empty_generic(c10::ArrayRef<long>, c10::Allocator*, c10::DispatchKeySet, "
+                     "c10::ScalarType, std::optional<c10::MemoryFormat>)")]
+
+
+def _op(op: str) -> list[dict[str, Any]]:
+    return [cpp(f"at::_ops::{op}::call(at::Tensor const&, at::Tensor const&)"), cpp("_PyObject_MakeTpCall")]
+
+
+#: Stack frames as the allocator records them, innermost first (a user's model under torch.nn and autograd), with the
+#: C++ frames of ``stacks="all"`` before and between the Python ones.
+PARAMS = [*ALLOCATOR_CPP, *_op("_to_copy"),
+          frame("/usr/lib/python3/site-packages/torch/nn/modules/module.py", 1355, "convert"),
+          cpp("_PyEval_EvalFrameDefault"),
           frame("/usr/lib/python3/site-packages/torch/nn/modules/module.py", 942, "_apply"),
           frame("train.py", 31, "main")]
-ACTIVATION = [frame("/usr/lib/python3/site-packages/torch/nn/modules/linear.py", 125, "forward"),
+ACTIVATION = [*ALLOCATOR_CPP, *_op("addmm"),
+              frame("/usr/lib/python3/site-packages/torch/nn/modules/linear.py", 125, "forward"),
+              cpp("_PyEval_EvalFrameDefault"),
               frame("/usr/lib/python3/site-packages/torch/nn/modules/module.py", 1762, "_call_impl"),
               frame("model.py", 58, "forward"), frame("train.py", 44, "train_step")]
-GRADIENT = [frame("/usr/lib/python3/site-packages/torch/autograd/graph.py", 825, "_engine_run_backward"),
-            frame("/usr/lib/python3/site-packages/torch/autograd/__init__.py", 347, "backward"),
-            frame("train.py", 46, "train_step")]
-OPTIMIZER = [frame("/usr/lib/python3/site-packages/torch/optim/adam.py", 157, "_init_group"),
+#: The backward pass runs on autograd's engine thread: its allocations have no Python frame at all.
+GRADIENT = [*ALLOCATOR_CPP, cpp("at::_ops::mm::call(at::Tensor const&, at::Tensor const&)"),
+            cpp("torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)"),
+            cpp("torch::autograd::Node::operator()(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)"),
+            cpp("torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&, "
+                "torch::autograd::Node*, torch::autograd::InputBuffer&, std::shared_ptr<torch::autograd::ReadyQueue> "
+                "const&)"),
+            cpp("torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)")]
+OPTIMIZER = [*ALLOCATOR_CPP, *_op("zeros_like"),
+             frame("/usr/lib/python3/site-packages/torch/optim/adam.py", 157, "_init_group"),
              frame("/usr/lib/python3/site-packages/torch/optim/optimizer.py", 485, "wrapper"),
              frame("train.py", 47, "train_step")]
 
@@ -81,8 +112,9 @@ class _Segment:
 class Allocator:
     """One device's caching allocator, recording its trace as ``_record_memory_history`` does."""
 
-    capacity: int  # bytes the driver can give this process
+    capacity: int  # bytes this process may reserve (the device's, or a cap it set)
     device: int = 0
+    device_total: int | None = None  # the device's memory where a cap (set_per_process_memory_fraction) is below it
     expandable: bool = False
     segments: list[_Segment] = field(default_factory=list)
     trace: list[dict[str, Any]] = field(default_factory=list)
@@ -114,7 +146,7 @@ class Allocator:
             if self.reserved + seg_size > self.capacity:
                 self.empty_cache()  # as PyTorch does before it gives up: cached segments back, then one more try
             if self.reserved + seg_size > self.capacity:
-                self._entry("oom", self.capacity - self.reserved, requested, frames)
+                self._entry("oom", (self.device_total or self.capacity) - self.reserved, requested, frames)
                 raise OutOfMemory(f"tried to allocate {requested} bytes")
             seg = _Segment(self.next_addr, seg_size, large, [_Block(self.next_addr, seg_size)], frames)
             self.next_addr += seg_size
@@ -200,13 +232,14 @@ class Scenario:
     truth: dict[str, Any]
 
 
-def oom_activations(capacity: int = 24 * GiB, layers: int = 24, act_mib: int = 512) -> Scenario:
+def oom_activations(capacity: int = 24 * GiB, layers: int = 24, act_mib: int = 512,
+                    device_total: int | None = None) -> Scenario:
     """A training loop that runs out of memory in the forward pass of its second step: 2 GiB of weights and Adam's
     4 GiB of state live across steps, each layer keeps ``act_mib`` MiB of activations for the backward pass, and the
     second step's batch is twice the first's -- its activations no longer fit, and the request for a layer's
     activations fails with 18 GiB of them live.  The activations are the largest thing live: checkpointing frees the
-    most."""
-    a = Allocator(capacity)
+    most.  ``device_total``: the GPU's memory where ``capacity`` is a cap below it."""
+    a = Allocator(capacity, device_total=device_total)
     params = [a.malloc(256 * MiB, PARAMS) for _ in range(8)]
     state: list[int] = []
     acts: list[int] = []
@@ -251,7 +284,17 @@ def fragmented(capacity: int = 8 * GiB, segments: int = 300) -> Scenario:
     return Scenario(snapshot([a]), truth)
 
 
-SCENARIOS: dict[str, Callable[[], Scenario]] = {"oom_activations": oom_activations, "fragmented": fragmented}
+def memory_cap(cap: int = 20 * GiB, device_total: int = 80 * GiB) -> Scenario:
+    """The OOM of a process that capped itself (``torch.cuda.set_per_process_memory_fraction``): the training loop of
+    :func:`oom_activations` allowed ``cap`` of a GPU of ``device_total``: the request fails while the driver still has
+    most of the GPU free, as on the real H200 capture (a 6 GiB cap on 140 GiB)."""
+    sc = oom_activations(capacity=cap, device_total=device_total)
+    sc.truth["largest"] = "memory_cap"
+    return sc
+
+
+SCENARIOS: dict[str, Callable[[], Scenario]] = {"oom_activations": oom_activations, "fragmented": fragmented,
+                                                "memory_cap": memory_cap}
 
 
 def write(path: str, doc: dict[str, Any], protocol: int = 4) -> str:

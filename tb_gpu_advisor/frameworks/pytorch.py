@@ -380,6 +380,11 @@ INFERENCE_MEMORY = action(
     "Hold fewer bytes per GPU: load the weights in bfloat16 (or quantized: int8 / fp8), split the model over several "
     "GPUs, or lower the batch (and a KV cache's length).",
     "model = AutoModelForCausalLM.from_pretrained(name, torch_dtype=torch.bfloat16, device_map='auto')")
+MEMORY_CAP = action(
+    "Raise or remove the process's memory cap where the GPU is this job's alone: "
+    "torch.cuda.set_per_process_memory_fraction limits what the caching allocator may reserve, whatever the GPU has "
+    "free (look for it in the training script and in the launcher's or framework's settings).",
+    "torch.cuda.set_per_process_memory_fraction(0.95)   # or drop the call: the allocator may use the whole GPU")
 MEMORY_FIXES = {
     "activation_memory": (CHECKPOINT, SELECTIVE_CHECKPOINT),
     "memory_fragmentation": (EXPANDABLE,),
@@ -397,6 +402,7 @@ MEMORY_FIXES = {
         "vllm serve MODEL --gpu-memory-utilization 0.85"),),
     "oom_snapshot": (SMALLER_MICROBATCH,),
     "oom_snapshot:fragmentation": (EXPANDABLE,),
+    "oom_snapshot:memory_cap": (MEMORY_CAP,),
     "oom_snapshot:activations": (CHECKPOINT, SMALLER_MICROBATCH),
     "oom_snapshot:held": (SHARD_STATE, OFFLOAD_STATE),
     "oom_snapshot:optimizer": (OFFLOAD_STATE, SHARD_STATE),

@@ -12,9 +12,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import Framework, engines
-from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.model.trace import MEMORY_PHASES, Trace
 
 #: Kinds of work, as reported (``job.kind``).
 KINDS = ("training", "inference", "serving", "no_gpu", "unknown")
@@ -34,6 +36,8 @@ class Kind:
 def work_kind(trace: Trace, fw: Framework) -> Kind:
     """The kind of work of ``trace`` (written by ``fw``)."""
     kernels = [n for d in trace.devices if len(d) for n in d.names[:_MAX_NAMES]]
+    if trace.snapshot is not None and not kernels:
+        return _snapshot_kind(trace)
     if not any(len(d) for d in trace.devices):
         return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture")
     host = list(trace.h.names[:_MAX_NAMES]) if len(trace.h) else []
@@ -65,6 +69,17 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
         return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
     return Kind("unknown", "low", "no host event says what the GPU work was for")
+
+
+def _snapshot_kind(trace: Trace) -> Kind:
+    """A memory snapshot records allocations, not GPU work: its allocations' stacks show a training step when
+    autograd's backward pass or an optimizer allocated."""
+    seen = {MEMORY_PHASES[p] for m in trace.memory.values() for p in np.unique(m.phase) if 0 <= p < len(MEMORY_PHASES)}
+    train = [p for p in ("backward", "optimizer") if p in seen]
+    if train:
+        return Kind("training", "medium", f"a memory snapshot whose allocations' stacks hold the {' and the '.join(train)} "
+                                          f"step{'s' if len(train) > 1 else ''}")
+    return Kind("unknown", "low", "a memory snapshot records allocations, not the GPU's work")
 
 
 def _used_names(trace: Trace) -> list[str]:

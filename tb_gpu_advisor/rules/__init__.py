@@ -138,8 +138,9 @@ def follow_savings(findings: Iterable[Finding]) -> None:
             f.severity = "warning"
 
 
-#: Findings about the capture itself: they do not rest on the steps.
-_ABOUT_THE_CAPTURE = ("capture_quality", "cold_start")
+#: Findings that do not rest on the steps: about the capture itself, or the allocator's own totals (an OOM a snapshot
+#: recorded, reserved against allocated bytes).
+_ABOUT_THE_CAPTURE = ("capture_quality", "cold_start", "oom_snapshot", "memory_fragmentation")
 #: Findings that exist only because of where steps begin and end: from steps that are a guess, they are a guess.
 _STEP_BOUNDARY_RULES = ("step_gaps",)
 

@@ -2,11 +2,19 @@
 and the fix that frees the most.
 
 ``torch.cuda.memory._dump_snapshot`` after an OOM (or with ``_record_memory_history`` on when it struck) keeps the
-failed request (``oom`` entry: its size, the driver's free bytes, its stack) and what was allocated then.  Cause:
-when the allocator's cached but unallocated bytes plus the driver's free bytes would have served the request, the
-memory was there but split (fragmentation: expandable segments); else the largest kind of live memory decides
-(activations: checkpointing; held across steps: sharding / offload; the optimizer's state; gradients).  Critical.
-Saving: the bytes that fix frees.
+failed request (``oom`` entry: its size, the driver's free bytes, its stack) and what was allocated then.  Cause, from
+the allocator's own rule (it asks the driver only when no cached block fits, and gives its unused cached segments
+back before it fails):
+
+* the driver had more free than the request: a cap the process set refused it (``memory_cap``:
+  ``torch.cuda.set_per_process_memory_fraction``, a framework's memory fraction) -- raise the cap, or shrink what
+  lives;
+* cached-but-unallocated bytes plus the driver's free bytes would have served it: the memory was there, split into
+  blocks too small for it (``fragmentation``: expandable segments);
+* else the GPU was full, and the largest kind of live memory decides (activations: checkpointing; held across
+  steps: sharding / offload; the optimizer's state; gradients).
+
+Critical.  Saving: the bytes the fix frees (for a cap, what shrinking the largest kind frees).
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ def check(m: HostMetrics) -> list[Finding]:
     for gpu in sorted({o.gpu for o in m.memory.ooms}):
         o = next(x for x in m.memory.ooms if x.gpu == gpu)  # the first: what the job died of
         n = sum(1 for x in m.memory.ooms if x.gpu == gpu)
-        cause, frees = cause_of(o)
+        cause, largest, frees = cause_of(o)
         where = o.frames[0] if o.frames else "an unknown place (record the history with stacks)"
         at = f"{where}" + (f", called from {o.label}" if o.label and o.label != where else "")
         cached = max(o.reserved_bytes - o.allocated_bytes, 0)
@@ -39,7 +47,13 @@ def check(m: HostMetrics) -> list[Finding]:
                 f"reserved ({gb(cached)} cached but unallocated).")
         if live:
             text += f" The largest live allocations then: {live}."
-        if cause == "fragmentation":
+        if cause == "memory_cap":
+            text += (f" The driver had more free than the request: a memory cap this process set refused it (reserved "
+                     f"{gb(o.reserved_bytes)} plus the request is above it). Raise the cap if the GPU is this job's; "
+                     f"else shrink what lives.")
+            if frees:
+                text += f" What frees the most: {mem.CATEGORY_WORDS[largest].split(' (')[0]}, about {gb(frees)}."
+        elif cause == "fragmentation":
             text += (f" Cached plus free memory ({gb(cached + max(o.device_free_bytes, 0))}) would have served the "
                      f"request: it was there, split into blocks too small for it.")
         else:
@@ -57,20 +71,23 @@ def check(m: HostMetrics) -> list[Finding]:
                             [[gb(b), c, " <- ".join(fr[:3])] for b, c, fr in o.live])],
             windows=[TimeWindow(host=m.host or "", label=f"out of memory, GPU {gpu} (at {ms(o.at_ms)})",
                                 start_ms=round(o.at_ms, 3), end_ms=round(o.at_ms, 3), gpu=gpu)],
-            actions=ctx.fw.fixes_for(ID, [cause]), gpu=gpu, saving_bytes=frees,
+            actions=ctx.fw.fixes_for(ID, [cause, largest]), gpu=gpu, saving_bytes=frees,
         ))
     return out
 
 
-def cause_of(o: OomReport) -> tuple[str, int]:
-    """(what to fix, bytes it frees): fragmentation when cached + free would have served the request, else the
-    largest kind of live memory (checkpointing frees ``memory.checkpoint_frees`` of the activations)."""
-    cached = max(o.reserved_bytes - o.allocated_bytes, 0)
-    if cached and cached + max(o.device_free_bytes, 0) >= o.requested_bytes:
-        return "fragmentation", cached
+def cause_of(o: OomReport) -> tuple[str, str, int]:
+    """(why it failed, the largest kind of live memory, the bytes fixing it frees).  Why: ``memory_cap`` when the
+    driver had room for the request, ``fragmentation`` when cached plus free bytes would have served it, else the
+    largest kind itself.  Checkpointing frees ``memory.checkpoint_frees`` of the activations; a fragmentation fix frees
+    the cached bytes."""
     frees = {c: int(b * (T("memory.checkpoint_frees") if c == "activations" else 1.0))
              for c, b in o.by_category.items() if c != "other"}
-    if not frees:
-        return "other", 0
-    c = max(frees, key=frees.get)
-    return c, frees[c]
+    largest = max(frees, key=frees.get) if frees else "other"
+    most = frees.get(largest, 0)
+    cached = max(o.reserved_bytes - o.allocated_bytes, 0)
+    if o.device_free_bytes >= o.requested_bytes:
+        return "memory_cap", largest, most
+    if cached and cached + max(o.device_free_bytes, 0) >= o.requested_bytes:
+        return "fragmentation", largest, cached
+    return largest, largest, most

@@ -21,9 +21,10 @@ from tb_gpu_advisor.runtime.pipeline import analyze_host
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 
 WILD = FIXTURES / "wild"
+H200 = FIXTURES / "h200_memory"  # our own H200 captures with profile_memory=True (TRUTH.json, PROVENANCE.md)
 #: every real PyTorch trace we hold, in the fixtures and the shared sets: the test finds which carry [memory] events
-TORCH_TRACES = sorted(WILD.glob("*/*.pt.trace.json.gz")) + sorted(SHARED_PROFILES.glob("wild-torch/*/*.json.gz")) \
-    + sorted(SHARED_PROFILES.glob("real-h100-torch/*/*.json"))
+TORCH_TRACES = sorted(WILD.glob("*/*.pt.trace.json.gz")) + sorted(H200.glob("*/*.pt.trace.json.gz")) \
+    + sorted(SHARED_PROFILES.glob("wild-torch/*/*.json.gz")) + sorted(SHARED_PROFILES.glob("real-h100-torch/*/*.json"))
 GPU_TYPES = (1, 6)  # c10 DeviceType: CUDA, HIP
 
 
@@ -63,7 +64,8 @@ DELTAS_ONLY = [p for p in WITH_MEMORY if p not in WITH_TOTALS]
 def test_the_real_sets_hold_both_kinds_of_memory_events():
     """The checks below run on something: traces with totals (a CUDA and a HIP one among them) and deltas only."""
     names = {p.parent.name for p in WITH_TOTALS}
-    assert {"hf_qwen_h100", "amd_mi300x", "vllm_mi300x_capture", "cold_mi300x_norm"} <= names
+    assert {"hf_qwen_h100", "amd_mi300x", "vllm_mi300x_capture", "cold_mi300x_norm", "torch_mem_activations",
+            "torch_mem_fragmented"} <= names
     if (SHARED_PROFILES / "wild-torch").is_dir():
         assert len(DELTAS_ONLY) == 4
 
@@ -144,7 +146,7 @@ def test_an_inference_forward_gets_no_checkpointing_advice_and_a_serving_engine_
 # --------------------------------------------------------------------------- XPlane against the stock Memory Profile
 
 JAX_SET = SHARED_PROFILES / "real-h100-jax"
-XPLANES = sorted(JAX_SET.glob("*/plugins/profile/*/*.xplane.pb"))
+XPLANES = sorted(JAX_SET.glob("*/plugins/profile/*/*.xplane.pb")) + sorted(H200.glob("*/plugins/profile/*/*.xplane.pb"))
 
 
 def _stock_memory(path: str) -> dict:
@@ -156,8 +158,8 @@ def _stock_memory(path: str) -> dict:
 @pytest.mark.skipif(not XPLANES, reason="real H100 JAX captures not found")
 def test_xplane_peaks_are_the_stock_memory_profiles():
     """The stock Memory Profile's peak in the profiling window (``peakStats.peakBytesInUse``: heap + stack) and its
-    memory capacity, per GPU allocator, are ours within 1% on every real JAX capture (the converter runs in a worker
-    process, on temp copies)."""
+    memory capacity, per GPU allocator, are ours within 1% on every real JAX capture, the H100 set's and our H200 one
+    (the converter runs in a worker process, on temp copies)."""
     pytest.importorskip("xprof.convert.raw_to_tool_data")
     with ProcessPoolExecutor(max_workers=2) as pool:
         stock = dict(zip(XPLANES, pool.map(_stock_memory, [str(p) for p in XPLANES])))

@@ -13,6 +13,7 @@ import os
 import pickle
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,18 @@ def test_report_a_snapshot_file_from_the_command_line(tmp_path: Path):
     assert out.returncode in (0, 1), out.stderr
     rep = json.loads(out.stdout)["reports"][0]
     assert rep["findings"][0]["rule"] == "oom_snapshot" and rep["hosts"][0]["gpus"][0]["memory"]["ooms"]
+
+
+def test_a_capped_process_is_told_of_its_cap():
+    """The driver had most of the GPU free when the request failed: a memory cap the process set refused it
+    (generated as the real H200 capture happened, tests/fixtures/h200_memory).  The cap's fix comes first, then what
+    frees the most (the activations: checkpointing), and the saving is that."""
+    sc = ms.memory_cap()
+    assert sc.truth["device_free"] > sc.truth["requested"]
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(ms.write(os.path.join(d, "cap.pickle"), sc.doc))
+        rep = analyze_host(HostFile("cap", str(path), path.stat().st_size, 0, "snapshot"))
+    (f,) = rep.findings
+    assert f.metric.detail["cause"] == "memory_cap" and "memory cap" in f.summary
+    assert "set_per_process_memory_fraction" in f.actions[0].snippet and "checkpoint(" in f.actions[1].snippet
+    assert f.saving_bytes == pytest.approx(0.7 * sc.truth["live_activation_bytes"], rel=0.01)

@@ -21,6 +21,7 @@ file describe a huge tree, and a real snapshot spends several bytes on every fra
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -39,6 +40,9 @@ MIN_WORK = 200_000
 MAX_GPUS = 64
 #: Stack frames kept per allocation (innermost first): enough to name the user's line.
 MAX_FRAMES = 24
+#: Raw frames looked at per allocation to find its Python ones: ``_record_memory_history(stacks="all")`` (the
+#: default) puts ~30 C++ frames of the allocator and the dispatcher before the first Python one.
+MAX_SCAN = 160
 #: Live allocations kept per GPU at the dump, and per OOM at its moment.
 TOP_BLOCKS = 20
 #: OOMs read per GPU (the first ones: a job stops at its first, or retries a few times).
@@ -227,14 +231,25 @@ def _time_ps(e: dict, index: int, t0_us: int) -> int:
     return (t - t0_us) * 1_000_000 if t >= 0 else index * 1_000_000
 
 
-def _frames(frames: Any, budget: "_Budget | None" = None) -> list[str]:
-    """``file:line function``, innermost first, at most :data:`MAX_FRAMES`."""
+def _python_frames(frames: Any, budget: "_Budget | None" = None, limit: int = MAX_FRAMES) -> list[dict]:
+    """The frames that say where an allocation came from, innermost first, at most :data:`MAX_FRAMES`: the Python
+    ones where the stack has any (a ``stacks="all"`` record leads with the caching allocator's and ATen's C++ frames,
+    which every allocation shares), else the C++ ones (``stacks="python"`` off, or a C++-only caller); at most
+    ``limit``."""
     if not isinstance(frames, list):
         return []
-    fs = frames[:MAX_FRAMES]
+    scanned = frames[:MAX_SCAN]
     if budget is not None:
-        budget.spend(len(fs))
-    return [f"{f.get('filename', '?')}:{_int(f.get('line'), 0)} {f.get('name', '?')}" for f in fs if isinstance(f, dict)]
+        budget.spend(len(scanned))
+    fs = [f for f in scanned if isinstance(f, dict)]
+    py = [f for f in fs if str(f.get("filename", "")).endswith(".py")]
+    return (py or fs)[:limit]
+
+
+def _frames(frames: Any, budget: "_Budget | None" = None) -> list[str]:
+    """``file:line function`` of :func:`_python_frames`."""
+    return [f"{f.get('filename', '?')}:{_int(f.get('line'), 0)} {f.get('name', '?')}"
+            for f in _python_frames(frames, budget)]
 
 
 #: Frames of the framework itself: the user's own line is the first frame outside them.
@@ -242,29 +257,47 @@ _LIBRARY = ("/torch/", "\\torch\\", "<frozen", "<built-in", "/site-packages/", "
             "??")
 
 
+#: In a C++-only stack (autograd's engine thread runs the backward pass without a Python frame): the autograd node
+#: that allocated (``torch::autograd::generated::MmBackward0::apply``), else the ATen op (``at::_ops::mm::call``).
+_FILE = re.compile(r"^(.*?):\d+ ")
+_CPP_NODE = re.compile(r"torch::autograd::generated::(\w+)::apply")
+_CPP_OP = re.compile(r"at::_ops::(\w+?)(?:_[A-Z]\w*)?::call\(")
+
+
+def _is_python(frame: str) -> bool:
+    """Whether a ``file:line function`` frame is a Python source line (not a C++ frame of the framework)."""
+    m = _FILE.match(frame)
+    return m is not None and m.group(1).endswith(".py")
+
+
 def user_frame(frames: list[str]) -> str:
-    """An allocation's label: the innermost frame of the user's code (else the innermost frame)."""
-    return next((f for f in frames if not any(x in f for x in _LIBRARY)), frames[0] if frames else "?")
+    """An allocation's label: the innermost frame of the user's code; in a C++-only stack its autograd node or ATen
+    op; else the innermost frame."""
+    mine = next((f for f in frames if _is_python(f) and not any(x in f for x in _LIBRARY)), None)
+    if mine is not None:
+        return mine
+    for pattern, form in ((_CPP_NODE, "{} (autograd)"), (_CPP_OP, "aten::{}")):
+        hit = next((m for f in frames if (m := pattern.search(f))), None)
+        if hit is not None:
+            return form.format(hit.group(1))
+    return frames[0] if frames else "?"
 
 
 _user_frame = user_frame
 
 
 def _phase(frames: Any, budget: "_Budget | None" = None) -> int:
-    """The phase of an allocation from its stack (``MEMORY_PHASES``), read off the raw frames: autograd's engine
-    (backward), ``torch/optim`` (optimizer), a module's ``_apply``/``convert`` (``model.to("cuda")``: parameters), a
+    """The phase of an allocation from its stack (``MEMORY_PHASES``), read off the raw frames: autograd's engine, in
+    Python or on its C++ thread (backward), ``torch/optim`` (optimizer), a module's ``_apply``/``convert`` (``model.to("cuda")``: parameters), a
     module's forward, else other."""
-    if not isinstance(frames, list) or not frames:
+    fs = _python_frames(frames, budget, limit=MAX_SCAN)  # autograd's engine lies ~30 C++ frames deep
+    if not fs:
         return MEMORY_PHASES.index("other")
-    fs = frames[:MAX_FRAMES]
-    if budget is not None:
-        budget.spend(len(fs))
     forward = module = False
     for f in fs:
-        if not isinstance(f, dict):
-            continue
         fn, name = str(f.get("filename", "")), str(f.get("name", ""))
-        if "autograd/graph.py" in fn or "autograd/__init__.py" in fn or name == "_engine_run_backward":
+        if "autograd/graph.py" in fn or "autograd/__init__.py" in fn or name == "_engine_run_backward" \
+                or name.startswith("torch::autograd::Engine::"):
             return MEMORY_PHASES.index("backward")
         if "/torch/optim/" in fn:
             return MEMORY_PHASES.index("optimizer")

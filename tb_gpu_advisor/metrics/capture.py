@@ -15,7 +15,7 @@ def capture_quality(ctx: Context) -> CaptureQuality:
     length = tr.capture_ms  # the profiler's own window, else what the events span
     if length is None:
         length = (tr.span_ps[1] - tr.span_ps[0]) / PS_PER_MS if tr.span_ps is not None else 0.0
-    w = [s.duration_ms for s in ctx.steps.detection.windows]
+    w = _step_times_ms(ctx)
     cv = float(np.std(w) / np.mean(w)) if len(w) >= 2 and np.mean(w) > 0 else None
     kept = ctx.steps.count if ctx.steps.detection.source != "whole_capture" else 0
     private = any(n.startswith("tf_gpu_private") for n in ctx.h.line_names)
@@ -35,6 +35,16 @@ def capture_quality(ctx: Context) -> CaptureQuality:
         too_long=length > max_ms, num_events=ctx.trace.num_events, gpu_thread_mode_private=private, note="; ".join(notes),
         framework=ctx.fw.id, graph_kernel_share=_graph_kernel_share(ctx), time_base=tr.time_base,
     )
+
+
+def _step_times_ms(ctx: Context) -> list[float]:
+    """Each kept step's time, for steadiness: on the GPUs where the steps were placed there (asynchronous dispatch:
+    the host runs ahead, and its step windows shrink and stretch with the launch queue while the GPU's stay even),
+    the slowest GPU's; else the host-wide window's."""
+    gw = [g for g in ctx.steps.gpu_windows.values() if len(g) == len(ctx.steps.ids)]
+    if gw and ctx.steps.detection.mapped_via in ("correlation_id", "group_id", "device"):
+        return [float(x) / PS_PER_MS for x in np.max(np.stack([g[:, 1] - g[:, 0] for g in gw]), axis=0)]
+    return [s.duration_ms for s in ctx.steps.detection.windows]
 
 
 def _graph_kernel_share(ctx: Context) -> float:

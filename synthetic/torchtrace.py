@@ -617,6 +617,30 @@ def autocast_forward(ranks: list[Rank], n: int) -> None:
     ranks[0].step(n, body)
 
 
+#: A generate() loop as the real H200 capture shows it (tests/fixtures/h200_jobs/hf_generate_llama): per token, each
+#: layer's GEMMs and element-wise kernels, then the logits' argmax and a sync reading the stop flag.
+DECODE_LAYERS, DECODE_GEMM_US, DECODE_ELT_US = 8, 3.0, 2.5
+
+
+def decode_unmarked(ranks: list[Rank], n: int) -> None:
+    """One token of a Hugging Face ``generate()``-style decode loop, no ``prof.step()`` and no span: the prefill
+    (call 1, a longer first forward with other kernels) then one forward pass per token, each ending with the host
+    waiting for the GPU (``.item()`` on the stop flag).  Only the launch sequence's period says where a step is."""
+    r = ranks[0]
+    prefill = n == 2  # the first call (the handler numbers steps from 2)
+    for _ in range(DECODE_LAYERS):
+        r.kernel("aten::linear", GEMM_FWD, DECODE_GEMM_US * (8 if prefill else 1),
+                 args=mm_args("aten::linear", 512 if prefill else 4, 1024, 1024))
+        r.kernel("aten::gelu", RELU_BF16, DECODE_ELT_US)
+        if prefill:
+            r.kernel("aten::tanh", TANH_F32, DECODE_ELT_US)  # the prefill's own kernels: not in the period
+        r.kernel("aten::linear", GEMM_FWD, DECODE_GEMM_US * (8 if prefill else 1),
+                 args=mm_args("aten::linear", 512 if prefill else 4, 1024, 1024))
+    r.kernel("aten::argmax", SUM_BF16, DECODE_ELT_US)
+    r.sync("aten::item")
+    r.host_us += 150.0  # logits processing and stopping criteria in Python
+
+
 # ---- memory (issue #29): profile_memory=True, a training step's allocations as PyTorch's caching allocator makes them
 
 def _alloc_op(r: Rank, op: str, kernel: str, us: float, nbytes: int, args: dict[str, Any] | None = None) -> int:
@@ -763,6 +787,12 @@ SCENARIOS: dict[str, Scenario] = {
                                  f"({AUTOCAST_BIAS_US:g} us)",
                                  extra={"kind": "inference", "gemm_ms": AUTOCAST_LAYERS * AUTOCAST_GEMM_US / 1000,
                                         "other_ms": AUTOCAST_LAYERS * (AUTOCAST_CAST_US + AUTOCAST_BIAS_US) / 1000}),
+    "decode_unmarked": Scenario(1, decode_unmarked, ["launch_bound"], ["input_bound", "capture_quality",
+                                                                       "mixed_precision_off", "tensor_core_unused"],
+                                f"a generate() decode loop with no markers: a prefill, then per token {DECODE_LAYERS} "
+                                f"layers of small GEMMs, an argmax and a sync on the stop flag",
+                                extra={"kind": "inference", "step_source": "repeated_launches",
+                                       "period_kernels": 3 * DECODE_LAYERS + 1}),
     "memory_activation_heavy": Scenario(
         1, _single(memory_training(lambda n, i: ACT_HEAVY[2], ACT_HEAVY[1], ACT_HEAVY[3])), ["activation_memory"],
         ["memory_fragmentation", "memory_near_capacity"],

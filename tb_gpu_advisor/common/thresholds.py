@@ -334,6 +334,10 @@ _TABLE: tuple[Threshold, ...] = (
     _t("job.span_step_coverage", 0.5, "share", "Advisor: a repeated span that launches at least half the GPU work is "
        "the program's step (the rest is set-up, logging, evaluation)",
        "a span name is a step source when its instances enclose this share of all launches"),
+    _t("job.period_boundary_gap", 4.0, "ratio", "Advisor: a loop's calls are separated by host work (sampling, a sync, "
+       "the next input), a model's layers by nothing",
+       "a periodic launch sequence is a step only where the host's gap before each period is this many times its "
+       "typical gap between launches"),
     # ---- comparing two captures (diff.py) ---------------------------------------
     _t("diff.noise_z", 2.0, "ratio", "Advisor: two standard errors of the difference of the mean step times "
        "(Welch, from each run's per-step spread): about 95% of same-code pairs stay inside",

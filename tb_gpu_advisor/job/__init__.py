@@ -9,6 +9,7 @@ for the job it is given to (``Framework.for_job``).
 - :mod:`.kind`: training step, inference forward pass, serving engine step, or no GPU work; the serving engine;
 - :mod:`.phase`: steady state, warm-up (cold start) or mixed, from one-time costs the trace shows;
 - :mod:`.structure`: steps from the program's repeated spans where the format marks none.
+- :mod:`.period`: else steps from the period of the launch sequence, where the host pauses between its repeats.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.frameworks import Framework, engines
 from tb_gpu_advisor.job.kind import Kind, work_kind
 from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
+from tb_gpu_advisor.job.period import repeated_launches
 from tb_gpu_advisor.job.structure import SpanSteps, span_steps
 from tb_gpu_advisor.model.trace import Trace
 
@@ -77,7 +79,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     kind = work_kind(trace, fw)
     phase = one_time_costs(trace, fw)
     phase.unseen_start, phase.unseen_end = unseen_gpu_work(trace)
-    structure = span_steps(trace, launches, fw, engines.by_id(kind.engine))
+    structure = span_steps(trace, launches, fw, engines.by_id(kind.engine)) or repeated_launches(trace, launches)
     version = _version(fw, trace)
     tags: list[str] = []
     if kind.kind in ("inference", "serving") and kind.confidence != "low":

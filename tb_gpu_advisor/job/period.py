@@ -1,0 +1,140 @@
+"""Steps from the period of the GPU work itself, where neither a marker nor a span names them.
+
+A script that calls its model in a loop with no ``prof.step()`` and no ``record_function`` -- a ``generate()`` decode
+loop, a benchmark of N forward calls -- still launches the same kernels in the same order on every call.  The launch
+sequence (each GPU event's kernel, in the order its host launch ran) is then periodic, and its period is the step.
+
+How, in numbers only:
+
+* the period: anchored on a rare kernel in the middle of the sequence (one a step launches once or twice), each
+  distance to another launch of it is a candidate; a candidate's periodic region is the longest run over which
+  every launch equals the one a period later.  The step's period covers the most launches; its multiples cover as
+  many, so the smallest of those wins.  A layer's period covers only one call's layers.
+* the boundary: a loop reads what each call computed (the next token, a loss, a stop flag), so the host waits for
+  the GPU between calls -- a sync or a blocking copy -- and pauses; a model's layers never wait for each other.  Among
+  the period's offsets, the one where the host waited (then the longest pause) is the boundary, and the period is a
+  step only where the host waited at most of its boundaries and paused clearly longer than its typical gap between
+  launches (``job.period_boundary_gap``).  Repeated layers, and a loop that never reads its results back, give no
+  steps here: in the launch sequence alone a layer called from Python looks like a model called from Python.
+
+Nothing reads what a kernel's name says: only which launches are equal.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.job.structure import SpanSteps
+from tb_gpu_advisor.model.trace import Trace
+
+#: Launches looked at (the first ones): the period shows within them, and a huge capture stays cheap.
+MAX_LAUNCHES = 400_000
+#: Share of a period's boundaries where the host waited for the GPU (a sync, a blocking copy): a loop reads its
+#: results (a token, a loss, a stop flag); a model's layers never wait for each other.
+_WAITED = 0.8
+#: Anchor kernels tried, and candidate periods per anchor.
+_ANCHORS = 3
+_MAX_CANDIDATES = 512
+
+
+def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | None:
+    """The steps of a periodic launch sequence (host windows, ps), or None where the work does not repeat with a
+    step's boundary."""
+    seq = _sequence(trace, launches)
+    if seq is None:
+        return None
+    key, t_start, t_end = seq
+    n = key.size
+    found = _period(key)
+    if found is None:
+        return None
+    p, first, length = found  # the region: launches [first, first + length), length >= 2p
+    if (length / n) < T("job.span_step_coverage"):
+        return None
+    gaps = np.diff(t_start)  # gaps[i]: before launch i + 1
+    region_gaps = gaps[first:first + length - 1]
+    waits = np.sort(trace.h.start[trace.h.name_mask(lambda n: n.startswith(devices.BLOCKING_CALLS))].astype(np.int64))
+    best, offset = (-1.0, -1.0), 0
+    for o in range(p):
+        idx = np.arange(first + o, first + length, p)
+        idx = idx[idx > first]
+        if idx.size < 2:
+            continue
+        lo, hi = t_start[idx - 1], t_start[idx]
+        waited = float(np.mean(np.searchsorted(waits, hi) > np.searchsorted(waits, lo, side="right")))
+        score = (waited, float(np.median(gaps[idx - 1])))
+        if score > best:
+            best, offset = score, o
+    waited, pause = best
+    typical = float(np.median(region_gaps)) if region_gaps.size else 0.0
+    if waited < _WAITED or pause < T("job.period_boundary_gap") * max(typical, 1.0):
+        return None
+    starts = np.arange(first + offset, first + length - p + 1, p)
+    if starts.size < 2:
+        return None
+    ends_idx = np.r_[starts[1:], min(first + length, n)] - 1
+    start = t_start[starts]
+    end = np.r_[start[1:], t_end[ends_idx[-1]]]
+    coverage = starts.size * p / n
+    note = (f"the GPU work's own period: {starts.size} repeats of the same {p}-kernel launch sequence "
+            f"({100 * coverage:.0f}% of the launches), each after the host waited for the GPU "
+            f"({pause / 1e9:.3g} ms typical pause, against {typical / 1e9:.3g} ms between launches); no step markers "
+            f"or step spans in the capture")
+    return SpanSteps(name=f"{p}-launch period", source="repeated_launches", start=start.astype(np.int64),
+                     end=end.astype(np.int64), coverage=coverage, confidence="medium", note=note)
+
+
+def _sequence(trace: Trace, launches: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    """The busiest GPU's launched events in host launch order: (kernel name id, launch start, launch end), ps."""
+    h = trace.h
+    best = None
+    for d, rec in zip(trace.devices, launches):
+        ok = rec >= 0
+        if ok.sum() >= 8 and (best is None or ok.sum() > best[1].sum()):
+            best = (d, ok, rec)
+    if best is None:
+        return None
+    d, ok, rec = best
+    r = rec[ok]
+    order = np.lexsort((np.asarray(d.start)[ok], h.start[r]))[:MAX_LAUNCHES]
+    return np.asarray(d.name)[ok][order].astype(np.int64), h.start[r][order].astype(np.int64), \
+        h.end[r][order].astype(np.int64)
+
+
+def _period(key: np.ndarray) -> tuple[int, int, int] | None:
+    """(period, first launch of the periodic region, its length) of the longest periodic region, the smallest period
+    among equals; None where nothing repeats twice."""
+    n = key.size
+    mid = key[n // 3: 2 * n // 3]
+    if mid.size < 2:
+        return None
+    ids, counts = np.unique(key, return_counts=True)
+    count_of = dict(zip(ids.tolist(), counts.tolist()))
+    rare = sorted({int(k) for k in mid if count_of[int(k)] >= 2}, key=lambda k: count_of[k])[:_ANCHORS]
+    cands: set[int] = set()
+    for k in rare:
+        pos = np.flatnonzero(key == k)
+        i0 = int(pos[np.searchsorted(pos, n // 3)]) if np.searchsorted(pos, n // 3) < pos.size else int(pos[-1])
+        d = np.abs(pos - i0)
+        cands.update(int(x) for x in np.sort(d[(d > 0) & (d <= n // 2)])[:_MAX_CANDIDATES])
+    best: tuple[int, int, int] | None = None
+    for p in sorted(cands):
+        run_start, run_len = _longest_run(key[:-p] == key[p:])
+        length = run_len + p
+        if run_len < p or np.unique(key[run_start:run_start + p]).size < 2:
+            continue  # no second repeat, or one kernel over and over: no step
+        if best is None or length > best[2]:
+            best = (p, run_start, length)
+    return best
+
+
+def _longest_run(eq: np.ndarray) -> tuple[int, int]:
+    """(start, length) of the longest run of True."""
+    if not eq.any():
+        return 0, 0
+    edges = np.flatnonzero(np.diff(np.r_[0, eq.astype(np.int8), 0]))
+    starts, ends = edges[::2], edges[1::2]
+    k = int(np.argmax(ends - starts))
+    return int(starts[k]), int(ends[k] - starts[k])

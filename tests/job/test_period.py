@@ -1,0 +1,64 @@
+"""Steps from the period of the launch sequence (``job.period``), where no marker or span names them.
+
+Real: our H200 captures (tests/fixtures/h200_jobs, PROVENANCE.md) -- a Hugging Face generate() of 32 tokens profiled
+whole (1 prefill + 31 decode forwards, a sync on the stop flag after each), and 10 fp16 forward calls of a
+TransformerEncoder launched back to back (no sync, and no op between calls: 60 identical layer ops).  Generated: the
+decode_unmarked scenario, whose truth is known by construction.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from synthetic import torchtrace
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.paths import FIXTURES
+
+JOBS = FIXTURES / "h200_jobs"
+TRUTH = json.loads((JOBS / "TRUTH.json").read_text())
+
+
+def _report(path: Path):
+    r = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "kineto"))
+    assert r.error is None, r.error
+    return r
+
+
+def test_a_generate_loop_has_one_step_per_decode_forward():
+    """31 decode forwards follow the prefill, each after the host read the stop flag: the launch sequence repeats
+    with that period, its repeats are the steps (the first and last dropped as partial), the prefill is left out, and
+    every kept step is about as long as the others.  Confidence is medium: a period is evidence, not a marker."""
+    (path,) = (JOBS / "hf_generate_llama").glob("*.pt.trace.json.gz")
+    rep = _report(path)
+    steps = rep.steps
+    assert steps["source"] == "repeated_launches" and steps["confidence"] == "medium"
+    assert 28 <= steps["found"] <= TRUTH["hf_generate_llama"]["decode_forwards"]
+    assert steps["count"] == steps["found"] - 2
+    gpu = [r.step_ms for r in rep.step_rows if r.gpu == 0]
+    assert np.std(gpu) / np.mean(gpu) < 0.1
+    assert rep.job["kind"] == "inference"
+
+
+def test_layers_launched_back_to_back_are_no_steps():
+    """Ten fp16 encoder calls with no sync between them hold 60 identical layer ops: the launch sequence cannot tell
+    a layer from a call, so no period is taken for the step (the capture is one pass, and its note says several calls
+    may read as one)."""
+    (path,) = (JOBS / "torch_fp16_inference_unmarked").glob("*.pt.trace.json.gz")
+    steps = _report(path).steps
+    assert steps["source"] == "single_pass" and "several calls" in steps["note"]
+
+
+def test_the_generated_decode_loop_finds_its_period(tmp_path: Path):
+    """By construction: a prefill with kernels of its own, then one 25-kernel decode forward per token and a sync;
+    the period is those 25 kernels and the prefill is not a step."""
+    sc = torchtrace.SCENARIOS["decode_unmarked"]
+    (path,) = torchtrace.write_run(str(tmp_path), "decode_unmarked", steps=12)
+    steps = _report(Path(path)).steps
+    assert steps["source"] == "repeated_launches"
+    assert f"same {sc.extra['period_kernels']}-kernel launch sequence" in steps["note"]
+    assert steps["found"] == 11 and steps["count"] == 9

@@ -62,3 +62,20 @@ def test_the_generated_decode_loop_finds_its_period(tmp_path: Path):
     assert steps["source"] == "repeated_launches"
     assert f"same {sc.extra['period_kernels']}-kernel launch sequence" in steps["note"]
     assert steps["found"] == 11 and steps["count"] == 9
+
+
+@pytest.mark.parametrize("run", sorted(TRUTH), ids=str)
+def test_h200_jobs_are_not_read_as_training_loops(run: str):
+    """Each real job of the set: its kind is the one it was, no check it must not fire fires as a problem, and no fix
+    repeats what the run already does (compiling a compiled run, a GradScaler for inference)."""
+    t = TRUTH[run]
+    path = next(p for p in (JOBS / run).rglob("*") if p.name.endswith((".pt.trace.json.gz", ".xplane.pb")))
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0,
+                                "xplane" if path.name.endswith(".xplane.pb") else "kineto"))
+    assert rep.error is None
+    assert rep.job["kind"] == t["kind"]
+    fired = {f.rule for f in rep.findings if f.severity in ("critical", "warning")}
+    assert not fired & set(t.get("expect_not", []))
+    advice = "\n".join(f"{a.text}\n{a.snippet}\n" for f in rep.findings for a in f.actions)
+    for words in t.get("must_not_advise", []):
+        assert words not in advice, (run, words)

@@ -4,17 +4,14 @@ torch.compile training loop, a CPU-only profile, an fp16 inference loop with no
 step markers, and a JAX jitted inference loop. Truth is what each script did, by construction.
 
 Usage, on a CUDA machine: python3 scripts/capture_jobs.py torch|jax [function ...]   (runs under /tmp/caps/jobs, truth in $OUT/truth_jobs_<mode>.json)"""
-import json, os, sys, time, traceback
+import sys
+import time
+import traceback
 
-OUT = os.environ.get("OUT", "/tmp/out")
-ROOT = "/tmp/caps/jobs"
-os.makedirs(OUT, exist_ok=True)
-os.makedirs(ROOT, exist_ok=True)
+from capture_common import log, workdir, write_truth
+
+ROOT = workdir("jobs")
 TRUTH = {}
-
-
-def log(*a):
-    print(*a, flush=True)
 
 
 def guarded(fn):
@@ -142,7 +139,8 @@ def fp16_inference_unmarked():
 
 
 def jax_inference():
-    import jax, jax.numpy as jnp
+    import jax
+    import jax.numpy as jnp
     key = jax.random.PRNGKey(0)
     ws = [jax.random.normal(jax.random.fold_in(key, i), (2048, 2048), jnp.bfloat16) * 0.02 for i in range(8)]
 
@@ -176,5 +174,4 @@ if __name__ == "__main__":
             f()
     else:
         guarded(jax_inference)()
-    with open(f"{OUT}/truth_jobs_{mode}.json", "w") as f:
-        json.dump(TRUTH, f, indent=1)
+    write_truth(f"truth_jobs_{mode}", TRUTH)

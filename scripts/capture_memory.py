@@ -5,17 +5,16 @@ torch: profile_memory=True training runs (activation-heavy, fragmenting), an OOM
 _record_memory_history/_dump_snapshot with torch's own _memory_viz readings of it; jax: an xplane capture with
 the device's memory_stats(). Usage, on a CUDA machine: python3 scripts/capture_memory.py torch|jax  (writes under /tmp/caps/mem, truth in
 $OUT/truth_<mode>.json)."""
-import json, os, subprocess, sys, time, traceback
+import os
+import subprocess
+import sys
+import time
+import traceback
 
-OUT = os.environ.get("OUT", "/tmp/out")
-ROOT = "/tmp/caps/mem"
-os.makedirs(OUT, exist_ok=True)
-os.makedirs(ROOT, exist_ok=True)
+from capture_common import log, workdir, write_truth
+
+ROOT = workdir("mem")
 TRUTH = {}
-
-
-def log(*a):
-    print(*a, flush=True)
 
 
 def mlp(torch, width, depth):
@@ -150,7 +149,8 @@ def torch_runs():
 
 
 def jax_runs():
-    import jax, jax.numpy as jnp
+    import jax
+    import jax.numpy as jnp
     name = "jax_mem_mlp"
     logdir = f"{ROOT}/{name}"
     dev = jax.devices()[0]
@@ -194,6 +194,5 @@ if __name__ == "__main__":
         torch_runs() if mode == "torch" else jax_runs()
     except Exception:
         traceback.print_exc()
-    with open(f"{OUT}/truth_{mode}.json", "w") as f:
-        json.dump(TRUTH, f, indent=1)
+    write_truth(f"truth_{mode}", TRUTH)
     log(mode, "done in", round(time.time() - t, 1), "s")

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-from pathlib import Path
 
 import numpy as np
 
@@ -21,7 +20,9 @@ RUN = FIXTURES / "h200_memory" / "torch_mem_activations"
 
 def test_an_async_run_is_steady_on_its_gpu():
     (path,) = RUN.glob("*.pt.trace.json.gz")
-    host_steps = [e["dur"] for e in json.load(gzip.open(path))["traceEvents"]
+    with gzip.open(path) as f:
+        events = json.load(f)["traceEvents"]
+    host_steps = [e["dur"] for e in events
                   if e.get("name", "").startswith("ProfilerStep#") and e.get("cat") == "user_annotation"]
     assert np.std(host_steps) / np.mean(host_steps) > 0.5  # the host's view alone looks unsteady
     rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "kineto"))

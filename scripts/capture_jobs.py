@@ -138,6 +138,61 @@ def fp16_inference_unmarked():
                    "must_not_advise": ["GradScaler", "backward"]}
 
 
+@guarded
+def hf_generate_stack():
+    """The same generate() as hf_generate, profiled as many users do: shapes, stacks and module names recorded."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, tensorboard_trace_handler
+    from transformers import LlamaConfig, LlamaForCausalLM
+    cfg = LlamaConfig(hidden_size=1024, intermediate_size=2816, num_hidden_layers=8, num_attention_heads=16,
+                      num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048)
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(cfg).to("cuda", torch.bfloat16).eval()
+    ids = torch.randint(0, 32000, (4, 128), device="cuda")
+    gen = {"max_new_tokens": 16, "min_new_tokens": 16, "do_sample": False, "pad_token_id": 0}
+    model.generate(ids, **gen)
+    torch.cuda.synchronize()
+    name = "hf_generate_llama_stack"
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], record_shapes=True, with_stack=True,
+                 with_modules=True, on_trace_ready=tensorboard_trace_handler(f"{ROOT}/{name}")):
+        model.generate(ids, **gen)
+        torch.cuda.synchronize()
+    TRUTH[name] = {"kind": "inference", "engine": "HF generate", "steps": 16, "gpu": torch.cuda.get_device_name(),
+                   "note": "as hf_generate_llama with 16 new tokens (1 prefill + 15 decode forwards), profiled with "
+                           "record_shapes, with_stack and with_modules",
+                   "expect_not": ["mixed_precision_off", "tensor_core_unused", "input_bound"],
+                   "must_not_advise": ["GradScaler"]}
+
+
+@guarded
+def compiled_graphs_inference():
+    """A bf16 MLP forward compiled with mode="reduce-overhead" (CUDA graphs) under inference_mode, prof.step() a call."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, schedule, tensorboard_trace_handler
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[m for _ in range(8) for m in (torch.nn.Linear(1024, 1024), torch.nn.GELU())])
+    model = model.cuda().to(torch.bfloat16).eval()
+    cmodel = torch.compile(model, mode="reduce-overhead")
+    x = torch.randn(64, 1024, device="cuda", dtype=torch.bfloat16)
+    with torch.inference_mode():
+        for _ in range(5):
+            cmodel(x).sum().item()
+        name = "torch_compile_cudagraphs_inference"
+        steps = 12
+        with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],
+                     schedule=schedule(wait=1, warmup=1, active=steps - 2),
+                     on_trace_ready=tensorboard_trace_handler(f"{ROOT}/{name}")) as prof:
+            for _ in range(steps):
+                cmodel(x).sum().item()
+                prof.step()
+    TRUTH[name] = {"kind": "inference", "compiled": True, "cuda_graphs": True, "steps": steps - 2,
+                   "gpu": torch.cuda.get_device_name(),
+                   "note": "8 x Linear(1024)+GELU in bf16, batch 64, torch.compile(mode='reduce-overhead') under "
+                           "inference_mode, .item() after each call",
+                   "expect_not": ["mixed_precision_off", "tensor_core_unused", "xla_not_used"],
+                   "must_not_advise": ["torch.compile(model)\n", "GradScaler", "reduce-overhead"]}
+
+
 def jax_inference():
     import jax
     import jax.numpy as jnp
@@ -168,7 +223,8 @@ if __name__ == "__main__":
     mode = sys.argv[1]
     if mode == "torch":
         only = sys.argv[2:]
-        for f in (hf_generate, compiled_cudagraphs, cpu_only, fp16_inference_unmarked):
+        for f in (hf_generate, compiled_cudagraphs, cpu_only, fp16_inference_unmarked, hf_generate_stack,
+                  compiled_graphs_inference):
             if only and f.__name__ not in only:
                 continue
             f()

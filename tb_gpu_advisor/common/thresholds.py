@@ -331,6 +331,9 @@ _TABLE: tuple[Threshold, ...] = (
        "describes the start-up, not the steady state", "one-time costs above this share of the capture: phase warm-up"),
     _t("job.one_time_min_share", 0.02, "share", "Advisor: below 2% of the window one-time costs change no number",
        "one-time costs above this share (and below job.warmup_share): phase mixed"),
+    _t("input.min_untraced_ms", 0.1, "ms", "Advisor: loading and preparing a batch takes more than a Python loop's "
+       "own turn (10-30 us); shorter untraced time before a step's first op is the loop, not its input",
+       "a step marker's time before its first dispatch counts as input wait only from this long"),
     _t("job.span_step_coverage", 0.5, "share", "Advisor: a repeated span that launches at least half the GPU work is "
        "the program's step (the rest is set-up, logging, evaluation)",
        "a span name is a step source when its instances enclose this share of all launches"),

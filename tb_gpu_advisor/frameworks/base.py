@@ -79,6 +79,9 @@ class Framework:
     applied_markers: Mapping[str, tuple[str, NamePredicate, NamePredicate]] = field(default_factory=dict)
     #: a fix's text -> the evidence id that shows it applied: such a fix is never recommended to a run that uses it
     fix_applied: Mapping[str, str] = field(default_factory=dict)
+    #: what a fix's code puts in place (evidence ids of ``applied_markers``), for fixes not in ``fix_applied`` (the
+    #: variants written for a job): a fix that compiles the model is no news to a compiled run
+    fix_introduces: Callable[[Action], tuple[str, ...]] = lambda _a: ()
     #: host events only a training step makes: the backward pass, the optimizer's update (the job stage's evidence)
     training_event: NamePredicate = never
     #: host events only inference runs (TF's ``predict_function``, a SavedModel's ``serving_default``)
@@ -101,7 +104,9 @@ class Framework:
     def applied(self, a: Action, evidence: Mapping[str, str]) -> str | None:
         """What in the trace shows fix ``a`` is already in use (``evidence``: id -> words), None when nothing does."""
         key = self.fix_applied.get(a.text)
-        return evidence.get(key) if key else None
+        if key:
+            return evidence.get(key)
+        return next((evidence[k] for k in self.fix_introduces(a) if k in evidence), None)
 
     def label(self, key: str, **fmt: object) -> str:
         """A word or phrase in this framework's vocabulary (``{name}`` fields filled from ``fmt``)."""

@@ -24,6 +24,7 @@ _BACKGROUND_THREADS = ("pt_pin_memory", "pt_data_worker")
 #: them), Inductor's compiled kernels' launchers, and the CUDA runtime/driver calls themselves.  The GPU
 #: idling while the host is inside one of them waits for the host to launch work.
 _DISPATCH = ("aten::", "autograd::", "torch::autograd::", "Optimizer.", "triton_", "Torch-Compiled Region",
+             "TorchDynamo Cache Lookup",  # the guards a compiled function checks on every call: its dispatch
              "CompiledFunction", "cudaLaunch", "cuLaunch", "cudaGraphLaunch", "cudaMemcpy", "cudaMemset")
 _STEP = "ProfilerStep#"
 
@@ -618,6 +619,17 @@ APPLIED_MARKERS = {
                         _fused_optimizer_kernel),
 }
 FIX_APPLIED = {COMPILE.text: "compiled", CUDA_GRAPHS.text: "cuda_graphs", FUSED_OPTIMIZER.text: "fused_optimizer"}
+#: Code that records CUDA graphs: torch.compile's mode, the graph APIs.
+_GRAPH_CODE = ("reduce-overhead", "make_graphed_callables", "torch.cuda.graph(", "CUDAGraph(")
+
+
+def fix_introduces(a: Action) -> tuple[str, ...]:
+    """What a fix's code puts in place: CUDA graphs (a compiled run without them may still be told of the mode),
+    else torch.compile."""
+    code = a.snippet or ""
+    if any(x in code for x in _GRAPH_CODE):
+        return ("cuda_graphs",)
+    return ("compiled",) if "torch.compile(" in code else ()
 
 
 FRAMEWORK = Framework(
@@ -639,7 +651,7 @@ FRAMEWORK = Framework(
                                      "to check (syncs such as .item() are the host-sync check's)",
                     "eager_execution": "PyTorch runs eagerly by default: the cost of launching op by op is reported "
                                        "as launch-bound, with torch.compile as its fix"},
-    fixes=FIXES, applied_markers=APPLIED_MARKERS, fix_applied=FIX_APPLIED,
+    fixes=FIXES, applied_markers=APPLIED_MARKERS, fix_applied=FIX_APPLIED, fix_introduces=fix_introduces,
     capture_snippet=CAPTURE,
     writes="kineto", also_writes=("snapshot",), tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
     not_gemm_kernels=NOT_GEMM_KERNELS,

@@ -495,7 +495,8 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
     Returns ((starts, ends), in_dispatch): the input spans and, per host event, whether a dispatch event
     encloses it (None when the framework has no dispatch events).  Input is:
     (a) each step marker's time before its first dispatch -- loading and preparing the batch, with or
-        without events (an untraced data loader shows no event at all);
+        without events (an untraced data loader shows no event at all) -- where it is longer than a loop's own
+        turn (``input.min_untraced_ms``);
     (b) transfers to the device outside any dispatch (``jax.device_put``);
     (c) copies of array data to the device anywhere (:attr:`Framework.batch_transfer_event`): an implicit
         copy of a NumPy batch inside a jitted call, the worker thread's copy the dispatch waits for.
@@ -513,7 +514,7 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
         d_start = np.sort(h.start[outer])
         j = np.searchsorted(d_start, w[:, 0], side="left")
         first = np.where(j < d_start.size, d_start[np.clip(j, 0, max(d_start.size - 1, 0))], np.iinfo(np.int64).max)
-        ok = first < w[:, 1]
+        ok = (first < w[:, 1]) & (first - w[:, 0] >= T("input.min_untraced_ms") * PS_PER_MS)
         starts.append(w[ok, 0])
         ends.append(first[ok])
     xfer = (h.name_mask(fw.transfer_event) & ~in_dispatch) | h.name_mask(fw.batch_transfer_event)

@@ -79,7 +79,11 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     kind = work_kind(trace, fw)
     phase = one_time_costs(trace, fw)
     phase.unseen_start, phase.unseen_end = unseen_gpu_work(trace)
-    structure = span_steps(trace, launches, fw, engines.by_id(kind.engine)) or repeated_launches(trace, launches)
+    structure = span_steps(trace, launches, fw, engines.by_id(kind.engine))
+    if structure is None and kind.kind != "training":
+        # not for training: FSDP's all-gather rate limit makes the host wait before every layer, so a training
+        # step's layers repeat with the waits a loop's calls have (the real Nsight FSDP pair reads 157-kernel "steps")
+        structure = repeated_launches(trace, launches)
     version = _version(fw, trace)
     tags: list[str] = []
     if kind.kind in ("inference", "serving") and kind.confidence != "low":

@@ -16,6 +16,8 @@ How, in numbers only:
   step only where the host waited at most of its boundaries and paused clearly longer than its typical gap between
   launches (``job.period_boundary_gap``).  Repeated layers, and a loop that never reads its results back, give no
   steps here: in the launch sequence alone a layer called from Python looks like a model called from Python.
+* not for training (``job.detect_job`` asks only for other kinds): FSDP's all-gather rate limit makes the host wait
+  before each layer's all-gather, so a training step's layers repeat with exactly the waits a loop's calls have.
 
 Nothing reads what a kernel's name says: only which launches are equal.
 """

@@ -79,3 +79,16 @@ def test_h200_jobs_are_not_read_as_training_loops(run: str):
     advice = "\n".join(f"{a.text}\n{a.snippet}\n" for f in rep.findings for a in f.actions)
     for words in t.get("must_not_advise", []):
         assert words not in advice, (run, words)
+
+
+def test_a_training_windows_layers_are_not_steps():
+    """The real Nsight FSDP window (../shared/profiles/nsys, 2 x H100, activation checkpointing): FSDP's all-gather
+    rate limit makes the host wait before each layer, so the layers repeat with a loop's waits -- 16 repeats of one
+    157-kernel layer.  A training capture never takes its steps from the launch period."""
+    from tests.support.paths import SHARED_PROFILES
+
+    path = next((SHARED_PROFILES / "nsys" / "fsdp_mfu_before").glob("*.sqlite"), None)
+    if path is None:
+        pytest.skip("the shared Nsight captures are not here")
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "nsys"))
+    assert rep.job["kind"] == "training" and rep.steps["source"] != "repeated_launches"

@@ -11,7 +11,8 @@ How, in numbers only:
   every launch equals the one a period later.  The step's period covers the most launches; its multiples cover as
   many, so the smallest of those wins.  A layer's period covers only one call's layers.
 * the boundary: a loop reads what each call computed (the next token, a loss, a stop flag), so the host waits for
-  the GPU between calls -- a sync or a blocking copy -- and pauses; a model's layers never wait for each other.  Among
+  the GPU between calls -- a stream or device sync -- and pauses (a blocking copy is not enough: offloaded weights
+  are copied in before each layer); a model's layers never wait for each other.  Among
   the period's offsets, the one where the host waited (then the longest pause) is the boundary, and the period is a
   step only where the host waited at most of its boundaries and paused clearly longer than its typical gap between
   launches (``job.period_boundary_gap``).  Repeated layers, and a loop that never reads its results back, give no
@@ -33,7 +34,7 @@ from tb_gpu_advisor.model.trace import Trace
 
 #: Launches looked at (the first ones): the period shows within them, and a huge capture stays cheap.
 MAX_LAUNCHES = 400_000
-#: Share of a period's boundaries where the host waited for the GPU (a sync, a blocking copy): a loop reads its
+#: Share of a period's boundaries where the host waited for the GPU (a sync): a loop reads its
 #: results (a token, a loss, a stop flag); a model's layers never wait for each other.
 _WAITED = 0.8
 #: Anchor kernels tried, and candidate periods per anchor.
@@ -57,7 +58,7 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
         return None
     gaps = np.diff(t_start)  # gaps[i]: before launch i + 1
     region_gaps = gaps[first:first + length - 1]
-    waits = np.sort(trace.h.start[trace.h.name_mask(lambda n: n.startswith(devices.BLOCKING_CALLS))].astype(np.int64))
+    waits = np.sort(trace.h.start[trace.h.name_mask(devices.is_sync_call)].astype(np.int64))
     best, offset = (-1.0, -1.0), 0
     for o in range(p):
         idx = np.arange(first + o, first + length, p)

@@ -26,6 +26,7 @@ import json
 import os
 import platform
 import resource
+import shutil
 import statistics
 import subprocess
 import sys
@@ -42,12 +43,13 @@ def _load() -> str:
 
 
 def _logdir(path: str, tmp: str) -> str:
-    """A logdir holding ``path`` (an .xplane.pb needs its <run>/plugins/profile/<session>/ layout), or ``path``."""
+    """A logdir holding ``path`` (an .xplane.pb needs its <run>/plugins/profile/<session>/ layout; copied, since a
+    symlink leading out of the logdir is never read), or ``path``."""
     if os.path.isdir(path) or not path.endswith(".xplane.pb"):
         return path
     dst = os.path.join(tmp, "run", "plugins", "profile", "2021_06_01_00_00_00")
     os.makedirs(dst)
-    os.symlink(os.path.abspath(path), os.path.join(dst, os.path.basename(path)))
+    shutil.copyfile(path, os.path.join(dst, os.path.basename(path)))
     return tmp
 
 

@@ -29,11 +29,12 @@ ANALYSIS = ("numpy", "tb_gpu_advisor.model", "tb_gpu_advisor.devices", "tb_gpu_a
 
 
 def _modules_after(argv: list[str]) -> set[str]:
-    """The ``tb_gpu_advisor`` modules (and numpy) a fresh interpreter has imported after ``main(argv)``."""
+    """The ``tb_gpu_advisor`` modules (and numpy, tensorflow, ``STDLIB_WATCHED``) a fresh interpreter has imported
+    after ``main(argv)``."""
     code = ("import json, sys\nfrom tb_gpu_advisor.cli.main import main\n"
             "try:\n    main(json.loads(sys.argv[1]))\nexcept SystemExit:\n    pass\n"
             "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(m for m in sys.modules "
-            "if m.startswith(('tb_gpu_advisor', 'numpy', 'tensorflow')) or m in %r)))\n" % sorted(STDLIB_WATCHED))
+            f"if m.startswith(('tb_gpu_advisor', 'numpy', 'tensorflow')) or m in {sorted(STDLIB_WATCHED)!r})))\n")
     env = dict(os.environ, TB_GPU_ADVISOR_CACHE_DIR="off")
     r = subprocess.run([sys.executable, "-c", code, json.dumps(argv)], cwd=REPO, env=env, capture_output=True,
                        text=True, timeout=300)

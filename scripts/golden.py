@@ -14,6 +14,11 @@ while modules move), with the report cache off.  Version fields (``analyzer_vers
     ... move code ...
     python scripts/golden.py write   GOLDEN/after
     python scripts/golden.py compare GOLDEN/before GOLDEN/after
+
+``--here`` (before the sub-command) runs this checkout's code instead of the installed command:
+``python -m tb_gpu_advisor.cli`` with this checkout first on ``PYTHONPATH`` (a worktree while the editable install
+points at another).  ``compare --exact`` compares the JSON reports byte for byte (only the ``generated_at`` value
+masked) instead of after re-serialising them, so a change of key order, float spelling or indentation shows.
 """
 
 from __future__ import annotations
@@ -36,7 +41,13 @@ VOLATILE = ("analyzer_version", "schema_version", "generated_at", "tool_version"
 FORMATS = ("json", "markdown", "text")
 
 
+#: Set by ``--here``: run this checkout's package through ``python -m`` rather than the installed console script.
+HERE = False
+
+
 def _cli() -> list[str]:
+    if HERE:
+        return [sys.executable, "-m", "tb_gpu_advisor.cli"]
     exe = shutil.which("tb-gpu-advisor", path=os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"])
     if not exe:
         sys.exit("tb-gpu-advisor is not installed in this environment (pip install -e .)")
@@ -44,7 +55,10 @@ def _cli() -> list[str]:
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "TB_GPU_ADVISOR_CACHE_DIR": "off"}
+    env = {**os.environ, "TB_GPU_ADVISOR_CACHE_DIR": "off"}
+    if HERE:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH", "")) if p)
+    return env
 
 
 def make_inputs(golden: Path) -> None:
@@ -125,8 +139,10 @@ def write(dest: Path) -> None:
     print(f"{len(jobs)} reports written to {dest}")
 
 
-def _normal(path: Path) -> str:
+def _normal(path: Path, exact: bool = False) -> str:
     text = path.read_text(encoding="utf-8")
+    if path.suffix == ".json" and exact:
+        return re.sub(r'("generated_at": )"[^"]*"', r'\1"TIME"', text)
     if path.suffix == ".json":
         body, _, tail = text.partition("\n--- exit ")
         try:
@@ -145,7 +161,7 @@ def _strip(obj):
     return obj
 
 
-def compare(a: Path, b: Path) -> int:
+def compare(a: Path, b: Path, exact: bool = False) -> int:
     """0 when every report in ``a`` equals its twin in ``b`` (volatile fields aside); else print the first diffs."""
     fa = {p.relative_to(a) for p in a.rglob("*") if p.is_file()}
     fb = {p.relative_to(b) for p in b.rglob("*") if p.is_file()}
@@ -154,7 +170,7 @@ def compare(a: Path, b: Path) -> int:
         print(f"only in {'before' if rel in fa else 'after'}: {rel}")
         bad += 1
     for rel in sorted(fa & fb):
-        x, y = _normal(a / rel), _normal(b / rel)
+        x, y = _normal(a / rel, exact), _normal(b / rel, exact)
         if x != y:
             bad += 1
             if bad <= 5:
@@ -166,19 +182,24 @@ def compare(a: Path, b: Path) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--here", action="store_true",
+                    help="run this checkout's code (python -m tb_gpu_advisor.cli, PYTHONPATH) not the installed command")
     sub = ap.add_subparsers(dest="cmd", required=True)
     sub.add_parser("inputs").add_argument("golden", type=Path)
     sub.add_parser("write").add_argument("dest", type=Path)
     c = sub.add_parser("compare")
     c.add_argument("a", type=Path)
     c.add_argument("b", type=Path)
+    c.add_argument("--exact", action="store_true", help="JSON byte for byte (generated_at masked), not re-serialised")
     args = ap.parse_args(argv)
+    global HERE
+    HERE = args.here
     if args.cmd == "inputs":
         make_inputs(args.golden)
     elif args.cmd == "write":
         write(args.dest)
     else:
-        return compare(args.a, args.b)
+        return compare(args.a, args.b, args.exact)
     return 0
 
 

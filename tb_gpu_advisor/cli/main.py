@@ -21,6 +21,7 @@ from tb_gpu_advisor import __version__
 from tb_gpu_advisor.cli import options as cli_opts
 from tb_gpu_advisor.common import logs
 from tb_gpu_advisor.common.cachedir import ENV_DIR
+from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.common.thresholds import ENV_MODEL_FLOPS, ENV_NET_GBPS
 
 #: Sub-commands in the order ``--help`` lists them: (name, module, the one-line help its ``add_parser`` registers).
@@ -36,21 +37,12 @@ DEBUG_HELP = ("log every step on stderr, with the traceback of anything that fai
               "a cache entry that could not be read); without it, each is one line")
 
 
-class _Parser(argparse.ArgumentParser):
-    """The top-level parser: its description names the supported frameworks, read from their registry (which
-    imports numpy) only when the help is printed."""
-
-    def format_help(self) -> str:
-        if self.description is None:
-            from tb_gpu_advisor.common.fmt import and_list
-            from tb_gpu_advisor.frameworks import display_names
-
-            self.description = (
-                f"Check {and_list(display_names())} GPU profiles in a TensorBoard logdir "
-                "(<run>/plugins/profile/<session>/<host>.xplane.pb, <run>/<worker>.<time>.pt.trace.json[.gz], "
-                "<run>/<report>.sqlite or .nsys-rep of Nsight Systems) "
-                "against the TensorFlow GPU performance guide.")
-        return super().format_help()
+def description() -> str:
+    """The top-level parser's description: the supported frameworks (``cli.options.FRAMEWORK_NAMES``) and layouts."""
+    return (f"Check {and_list(cli_opts.FRAMEWORK_NAMES)} GPU profiles in a TensorBoard logdir "
+            "(<run>/plugins/profile/<session>/<host>.xplane.pb, <run>/<worker>.<time>.pt.trace.json[.gz], "
+            "<run>/<report>.sqlite or .nsys-rep of Nsight Systems) "
+            "against the TensorFlow GPU performance guide.")
 
 
 def chosen_command(argv: Sequence[str]) -> str | None:
@@ -68,7 +60,8 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser.  With ``argv``, only the sub-command it names is imported and registered in full (the others
     by name and help line); without, every one is."""
     wanted = None if argv is None else chosen_command(argv)
-    parser = _Parser(prog="tb-gpu-advisor", formatter_class=cli_opts.HelpFormatter)
+    parser = argparse.ArgumentParser(prog="tb-gpu-advisor", description=description(),
+                                     formatter_class=cli_opts.HelpFormatter)
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -19,6 +19,10 @@ from tb_gpu_advisor.common.options import OptionError, UserOptions, parse_params
 if TYPE_CHECKING:  # imported when an Advisor is built: --help and the top level import no analysis (issue #30)
     from tb_gpu_advisor.runtime.advisor import Advisor
 
+#: The supported frameworks' display names as ``frameworks.display_names()`` gives them, for the help texts: that
+#: registry imports numpy and every framework module, which ``--help`` must not wait for (issue #30); a test holds the
+#: two equal (``tests/cli/test_cli_lazy_imports.py``).
+FRAMEWORK_NAMES = ("TensorFlow", "JAX", "PyTorch")
 #: How a user of the command line has symlinks inside the logdir followed (named in "nothing found" messages).
 FOLLOW_FLAG = "--follow-symlinks"
 CACHE_HELP = ("report cache folder (default: $TB_GPU_ADVISOR_CACHE_DIR, else $XDG_CACHE_HOME/tb-gpu-advisor or "

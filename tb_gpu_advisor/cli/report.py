@@ -37,18 +37,17 @@ import argparse
 import os
 import sys
 import time
-from typing import Any, Sequence, TextIO
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
-from tb_gpu_advisor import formats
 from tb_gpu_advisor.cli import options as cli_opts
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.fmt import and_list, echo, echo_list
 from tb_gpu_advisor.common.options import UserOptions
-from tb_gpu_advisor.frameworks import display_names
-from tb_gpu_advisor.model.schema import SCHEMA_VERSION, SEVERITY_ORDER, _json_default
-from tb_gpu_advisor.report import render
-from tb_gpu_advisor.runtime import guard
-from tb_gpu_advisor.runtime.advisor import Advisor, expected_layouts, how_to_capture_text, locate_file
+
+# The analysis (formats, the entry point, the report's schema and renderers) is imported where it is used, so that
+# ``report --help`` and a usage error wait for none of it (issue #30 item 3; tests/cli/test_cli_lazy_imports.py).
+if TYPE_CHECKING:
+    from tb_gpu_advisor.runtime.advisor import Advisor
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
@@ -66,7 +65,7 @@ def add_parser(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "report",
         help="analyse GPU profiles in LOGDIR and print ranked findings",
-        description=f"Check the {and_list(display_names())} GPU profiles in LOGDIR against the TensorFlow GPU "
+        description=f"Check the {and_list(cli_opts.FRAMEWORK_NAMES)} GPU profiles in LOGDIR against the TensorFlow GPU "
         "performance guide and print ranked findings with estimated savings and fixes. "
         "Default: the newest session of every run.",
         epilog="exit codes: 0 ok; 1 a finding at or above --fail-on; 2 usage or input error "
@@ -146,6 +145,8 @@ def _skipped(advisor: Advisor) -> list[tuple[str, str]]:
 def list_sessions(advisor: Advisor, run: str | None = None) -> str:
     """Every session found (of ``run`` only, if given), newest first per run: run/session, format, hosts, size."""
 
+    from tb_gpu_advisor import formats
+
     rows = [(s.stock_run, formats.get(s.format).name, str(len(s.hosts)), f"{s.size / 1e6:.1f} MB")
             for s in advisor.sessions() if run is None or s.run == (run.rstrip("/") or ".")]
     head = ("session", "format", "hosts", "size")
@@ -175,6 +176,8 @@ def exit_code(reports: Sequence[Any], fail_on: str | None) -> int:
         return EXIT_INPUT
     if not fail_on:
         return EXIT_OK
+    from tb_gpu_advisor.model.schema import SEVERITY_ORDER
+
     limit = SEVERITY_ORDER[fail_on]
     for r in reports:
         if any(SEVERITY_ORDER.get(f.severity, 9) <= limit for f in r.findings):
@@ -182,11 +185,13 @@ def exit_code(reports: Sequence[Any], fail_on: str | None) -> int:
     return EXIT_OK
 
 
-def report_set(reports: Sequence[Any], logdir: str | None = None) -> dict[str, Any]:
-    """The JSON object ``report --format json`` prints without ``--run``: every selected session's Report."""
+def report_set(reports: Sequence[Any], logdir: str | None = None, as_dicts: bool = True) -> dict[str, Any]:
+    """The JSON object ``report --format json`` prints without ``--run``: every selected session's Report (as a
+    dict; ``as_dicts=False``: the Report objects themselves, for :func:`_json_dumps`, which writes them directly)."""
+    from tb_gpu_advisor.model.schema import SCHEMA_VERSION
 
     return {"schema_version": SCHEMA_VERSION, "logdir": logdir, "healthy": bool(reports) and all(r.healthy for r in reports),
-            "reports": [r.to_dict() for r in reports]}
+            "reports": [r.to_dict() for r in reports] if as_dicts else list(reports)}
 
 
 def format_reports(reports: Sequence[Any], fmt: str, top: int | None = 10, evidence_rows: int = 0, single: bool = False,
@@ -200,7 +205,9 @@ def format_reports(reports: Sequence[Any], fmt: str, top: int | None = 10, evide
             if len(reports) != 1:
                 raise ValueError(f"single=True needs exactly one report, got {len(reports)}")
             return reports[0].to_json(indent=2) + "\n"
-        return _json_dumps(report_set(reports, logdir)) + "\n"
+        return _json_dumps(report_set(reports, logdir, as_dicts=False)) + "\n"
+    from tb_gpu_advisor.report import render
+
     if fmt == "markdown":
         return "\n".join(render.to_markdown(r, top=top) for r in reports)
     sep = "\n" + "-" * 100 + "\n\n"
@@ -235,6 +242,8 @@ def select_sessions(advisor: Advisor, run: str | None, session: str | None, host
         why = advisor.nothing_found(cli_opts.FOLLOW_FLAG)
         if why is not None:  # what was left out is the message: symlinks not followed or leading out, ...
             raise InputError(f"{why[0]} ({logdir}). {why[1]}")
+        from tb_gpu_advisor.runtime.advisor import how_to_capture_text
+
         raise InputError(f"no GPU profiles found in {logdir}.\n{how_to_capture_text()}")
     runs = sorted({s.run for s in found})
     if run is not None:
@@ -273,6 +282,8 @@ def select_sessions(advisor: Advisor, run: str | None, session: str | None, host
 
 def _one_file(path: str, follow_symlinks: bool = False) -> tuple:
     """(Session, [HostFile]) of one profile file, or InputError saying which files are read."""
+    from tb_gpu_advisor.runtime.advisor import expected_layouts, locate_file
+
     located = locate_file(path, follow_symlinks)
     if located is None:
         layouts = " or ".join(expected_layouts())
@@ -282,11 +293,11 @@ def _one_file(path: str, follow_symlinks: bool = False) -> tuple:
 
 
 def _json_dumps(obj: Any) -> str:
-    """Strict JSON as ``Report.to_json`` writes it (no NaN/inf; numpy scalars converted)."""
-    import json
+    """Strict JSON as ``Report.to_json`` writes it (no NaN/inf; numpy scalars converted; dataclasses as objects)."""
+    from tb_gpu_advisor.common import jsonout
+    from tb_gpu_advisor.model.schema import _json_default
 
-
-    return json.dumps(obj, indent=2, allow_nan=False, default=_json_default)
+    return jsonout.dumps(obj, indent=2, default=_json_default)
 
 
 def _list(xs: Sequence[str], n: int = 30) -> str:
@@ -314,6 +325,8 @@ def session_report(advisor: Advisor, session: Any, stderr: TextIO, progress: boo
     """A session's Report through the entry point (the report cache first) with the user's settings, with progress on
     ``stderr`` when asked or when it is a terminal, under the workers' memory limit; analysis failures become
     InputError (exit 2)."""
+    from tb_gpu_advisor.runtime import guard
+
     name = session.stock_run
     show = _Progress(stderr, name) if progress or _isatty(stderr) else None
     try:

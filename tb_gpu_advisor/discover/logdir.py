@@ -28,6 +28,7 @@ Walk rules (why):
 
 from __future__ import annotations
 
+import datetime
 import logging
 import os
 import re
@@ -230,10 +231,33 @@ def _newest_key(s: Session) -> float:
     """Capture time from the session name (the profiler names it so), else the newest file's mtime."""
     if _SESSION_TIME.match(s.session):
         try:
-            return time.mktime(time.strptime(s.session, _SESSION_TIME_FORMAT))
+            when = session_time(s.session)
         except (ValueError, OverflowError):
-            pass
+            when = None
+        if when is not None:
+            return when
     return max(h.mtime_ns for h in s.hosts) / 1e9
+
+
+_SESSION_FIELDS = re.compile(r"(\d{4})_(\d{2})_(\d{2})_(\d{2})_(\d{2})_(\d{2})")
+
+
+def session_time(name: str) -> float | None:
+    """``time.mktime(time.strptime(name, _SESSION_TIME_FORMAT))``, None where ``strptime`` raises ValueError, without
+    ``strptime``: its first call imports ``_strptime`` and sets up the locale's calendar names, ~10 ms of every
+    ``report`` (issue #30 item 3).  Checked as ``strptime`` checks: month 1-12, a day of that month, hour 0-23, minute
+    0-59, second 0-61, year 1 or later."""
+    m = _SESSION_FIELDS.fullmatch(name)
+    if m is None:
+        return None
+    year, month, day, hour, minute, second = (int(g) for g in m.groups())
+    if not (1 <= month <= 12 and 1 <= day <= 31 and hour <= 23 and minute <= 59 and second <= 61):
+        return None
+    try:
+        datetime.date(year, month, day)
+    except ValueError:
+        return None
+    return time.mktime((year, month, day, hour, minute, second, 0, 1, -1))
 
 
 def _sorted(sessions: list[Session]) -> list[Session]:

@@ -20,6 +20,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from tb_gpu_advisor.common import jsonout
+
 SCHEMA_VERSION = "1.3"
 
 Severity = Literal["critical", "warning", "info", "ok"]
@@ -191,7 +193,7 @@ class HostReport:
 
     def to_json(self) -> str:
         """One host's report as JSON (the unit of the per-host cache a session report is merged from)."""
-        return json.dumps(dataclasses.asdict(self), allow_nan=False, default=_json_default)
+        return jsonout.dumps(self, default=_json_default)
 
     @classmethod
     def from_json(cls, text: str) -> "HostReport":
@@ -221,10 +223,13 @@ class Report:
     verdict: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """``dataclasses.asdict(self)`` without deep-copying the numbers and strings (``common.jsonout.plain``)."""
+        return jsonout.plain(self)
 
     def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, default=_json_default)
+        """``json.dumps(self.to_dict(), indent=indent, allow_nan=False)``, written straight from the dataclasses
+        (``common.jsonout.dumps``: the same text, without the copy)."""
+        return jsonout.dumps(self, indent=indent, default=_json_default)
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "Report":

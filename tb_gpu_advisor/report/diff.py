@@ -24,14 +24,13 @@ What is compared, and why that way:
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as _dt
-import json
 import math
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Sequence
 
 from tb_gpu_advisor import ANALYZER_VERSION
+from tb_gpu_advisor.common import jsonout
 from tb_gpu_advisor.common.fmt import echo, echo_list
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import (SEVERITY_ORDER, TABLE_ROWS, Finding, HostReport, Metric, Report, Table,
@@ -198,10 +197,10 @@ class Diff:
         return s.beyond_noise is not False and s.delta_share * 100.0 > percent
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return jsonout.plain(self)
 
     def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent, allow_nan=False, default=_json_default)
+        return jsonout.dumps(self, indent=indent, default=_json_default)
 
 
 class DiffError(ValueError):

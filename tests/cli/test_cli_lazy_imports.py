@@ -1,6 +1,8 @@
 """The CLI imports only the sub-command that runs (issue #30 item 3): ``report`` never pulls in ``diff``,
-``precompute`` or the MCP server, and the top-level ``--help`` imports no sub-command module.  Which modules load is
-asserted, never a time (benchmarks/cli_startup.py measures that)."""
+``precompute`` or the MCP server, and the top-level ``--help`` imports no sub-command module; neither ``--help`` nor
+``report --help`` imports numpy or any analysis; ``report`` of a PyTorch trace imports neither the Nsight tables and
+exporter nor ``statistics`` or ``_strptime``; TensorBoard's loader of the tab imports no analysis.  Which modules load
+is asserted, never a time (benchmarks/cli_startup.py measures that)."""
 
 from __future__ import annotations
 
@@ -17,14 +19,22 @@ from tests.support.paths import REPO
 
 SUBCOMMAND_MODULES = {name: module for name, module, _ in cli.COMMANDS}
 SMALL = os.path.join(REPO, "tests", "fixtures", "wild", "amd_mi250")
+#: Standard-library modules the report of a small file no longer needs (each ~3-15 ms): the Nsight reader's (sqlite3),
+#: the median's (statistics, with fractions; msgspec imports decimal itself) and the session-time parser's (_strptime).
+STDLIB_WATCHED = {"sqlite3", "statistics", "fractions", "_strptime"}
+#: What the help texts never wait for: numpy and every stage of the analysis.
+ANALYSIS = ("numpy", "tb_gpu_advisor.model", "tb_gpu_advisor.devices", "tb_gpu_advisor.frameworks",
+            "tb_gpu_advisor.formats", "tb_gpu_advisor.discover", "tb_gpu_advisor.steps", "tb_gpu_advisor.metrics",
+            "tb_gpu_advisor.rules", "tb_gpu_advisor.report", "tb_gpu_advisor.runtime", "tb_gpu_advisor.serve")
 
 
 def _modules_after(argv: list[str]) -> set[str]:
-    """The ``tb_gpu_advisor`` modules (and numpy) a fresh interpreter has imported after ``main(argv)``."""
+    """The ``tb_gpu_advisor`` modules (and numpy, tensorflow, ``STDLIB_WATCHED``) a fresh interpreter has imported
+    after ``main(argv)``."""
     code = ("import json, sys\nfrom tb_gpu_advisor.cli.main import main\n"
             "try:\n    main(json.loads(sys.argv[1]))\nexcept SystemExit:\n    pass\n"
             "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(m for m in sys.modules "
-            "if m.startswith(('tb_gpu_advisor', 'numpy', 'tensorflow')))))\n")
+            f"if m.startswith(('tb_gpu_advisor', 'numpy', 'tensorflow')) or m in {sorted(STDLIB_WATCHED)!r})))\n")
     env = dict(os.environ, TB_GPU_ADVISOR_CACHE_DIR="off")
     r = subprocess.run([sys.executable, "-c", code, json.dumps(argv)], cwd=REPO, env=env, capture_output=True,
                        text=True, timeout=300)
@@ -36,6 +46,41 @@ def test_top_level_help_imports_no_sub_command():
     assert not mods & set(SUBCOMMAND_MODULES.values())
     assert not any(m.startswith(("tb_gpu_advisor.runtime", "tb_gpu_advisor.report", "tb_gpu_advisor.serve",
                                  "tensorflow")) for m in mods)
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["report", "--help"]], ids=["help", "report-help"])
+def test_help_imports_no_analysis(argv):
+    mods = _modules_after(argv)
+    assert "tb_gpu_advisor.cli.main" in mods  # the run happened
+    assert not sorted(m for m in mods if m.startswith(ANALYSIS)), "--help waits for the analysis"
+
+
+def test_report_of_a_small_trace_imports_no_nsys_reader_statistics_or_strptime():
+    mods = _modules_after(["report", SMALL])
+    assert "tb_gpu_advisor.formats.kineto.parse" in mods and "numpy" in mods  # it analysed
+    assert not mods & {"tb_gpu_advisor.formats.nsys.tables", "tb_gpu_advisor.formats.nsys.export",
+                       "tb_gpu_advisor.formats.nsys.reader"}
+    assert not mods & STDLIB_WATCHED
+
+
+def test_the_help_lists_the_frameworks_of_the_registry():
+    """The help's framework names are written out (the registry imports numpy); they are the registry's."""
+    from tb_gpu_advisor.cli.options import FRAMEWORK_NAMES
+    from tb_gpu_advisor.frameworks import display_names
+
+    assert FRAMEWORK_NAMES == display_names()
+
+
+def test_tensorboards_loader_imports_no_analysis():
+    """TensorBoard imports the entry point and calls define_flags at start-up, for every user, tab opened or not."""
+    code = ("import argparse, json, sys\nfrom tb_gpu_advisor.serve.plugin_entry import GpuAdvisorLoader\n"
+            "GpuAdvisorLoader().define_flags(argparse.ArgumentParser())\n"
+            "print(json.dumps(sorted(m for m in sys.modules if m.startswith(('tb_gpu_advisor', 'numpy')))))")
+    r = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=300, check=True)
+    mods = set(json.loads(r.stdout.splitlines()[-1]))
+    assert "tb_gpu_advisor.serve.plugin_entry" in mods
+    assert not sorted(m for m in mods if m.startswith(ANALYSIS) and m not in ("tb_gpu_advisor.serve",
+                                                                               "tb_gpu_advisor.serve.plugin_entry"))
 
 
 @pytest.mark.parametrize("argv", [["report", "--help"], ["report", SMALL]], ids=["help", "small-file"])

@@ -18,9 +18,9 @@ import tempfile
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.cachedir import default_dir
+from tb_gpu_advisor.formats.nsys.layout import REP_SUFFIX
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError, is_sqlite
 
-REP_SUFFIX = ".nsys-rep"
 #: The sub-folder of the report cache holding the exports.
 EXPORT_DIR = "nsys-exports"
 #: How long one export may take (a multi-GB report takes minutes).

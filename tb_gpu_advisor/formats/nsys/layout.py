@@ -20,15 +20,18 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 import threading
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import Found, Groups, Located, session_name
-from tb_gpu_advisor.formats.nsys import tables as tb
-from tb_gpu_advisor.formats.nsys.export import REP_SUFFIX
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
+
+# The tables (numpy, sqlite3) and the exporter (subprocess) are imported when an SQLite file is probed: discovery of a
+# logdir without Nsight files, and every ``report`` of another format, waits for neither (issue #30 item 3).
+
+#: An Nsight Systems report not yet exported (``export.py`` exports it to SQLite).
+REP_SUFFIX = ".nsys-rep"
 
 #: Names an export may have; its tables decide.
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
@@ -75,6 +78,10 @@ def probe_file(path: str, size: int = 0, mtime_ns: int = 0) -> tuple[str | None,
 
 
 def _probe(path: str) -> tuple[str | None, Header]:
+    import sqlite3
+
+    from tb_gpu_advisor.formats.nsys import tables as tb
+
     if not tb.is_sqlite(path):
         return "not an SQLite file", Header()
     try:

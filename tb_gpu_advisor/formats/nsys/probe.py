@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
-import sqlite3
-
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.nsys import tables as tb
-from tb_gpu_advisor.formats.nsys.export import REP_SUFFIX
+from tb_gpu_advisor.formats.nsys.layout import REP_SUFFIX
 
 
 def has_gpu_activity(path: str) -> bool | None:
     """True when the export holds a kernel (or a CUDA graph execution), False when it holds none, None when it
     cannot be told (an ``.nsys-rep`` not yet exported, an unreadable file)."""
+    import sqlite3  # here, not above: listing a logdir without Nsight files imports neither (layout.py)
+
+    from tb_gpu_advisor.formats.nsys import tables as tb
+
     local = fsio.local_path(path)
     if local.endswith(REP_SUFFIX) or not tb.is_sqlite(local):
         return None

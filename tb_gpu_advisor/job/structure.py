@@ -67,7 +67,13 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
     rec = [a[a >= 0] for a in launches if a.size]
     if not len(h) or not rec:
         return None
-    launched = np.unique(np.concatenate(rec))
+    # host positions in [0, len(h)): marked in a mask, read back in order (= np.unique, whose hash table took
+    # 0.4 s on the 1.6 M launch records of a 20 MB dense capture)
+    marked = np.zeros(len(h), dtype=bool)
+    for r in rec:
+        marked[r] = True
+    launched = np.flatnonzero(marked)
+    del marked
     if not launched.size:
         return None
     # launches counted by time, on any thread: PyTorch runs the backward pass on its autograd thread while the loop's
@@ -152,14 +158,29 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
     dur = (end[keep] - start[keep]).astype(np.float64)
     total = np.bincount(nm, weights=dur, minlength=len(names))
     top = np.argsort(-total)[:_CANDIDATES]
+    top = top[: int(np.count_nonzero(total[top] > 0))]  # the loop stopped at the first name without time
+    if not top.size:
+        return []
+    # the instances of the top names only, grouped by (name, line) in one stable sort: each group keeps the events'
+    # own order, as the masks ``keep & (name == i) & (line == ln)`` it replaces (48 full-length masks per line)
+    is_top = np.zeros(total.size, dtype=bool)
+    is_top[top] = True
+    rows = np.flatnonzero(keep & is_top[name])
+    ln_all = line[rows].astype(np.int64)
+    span = int(ln_all.max()) - int(ln_all.min()) + 1 if rows.size else 1
+    key = name[rows].astype(np.int64) * span + (ln_all - (int(ln_all.min()) if rows.size else 0))
+    order = np.argsort(key, kind="stable")
+    rows, key = rows[order], key[order]
+    bounds = np.flatnonzero(np.diff(key)) + 1
+    first = np.concatenate(([0], bounds))
+    last = np.concatenate((bounds, [key.size]))
+    group_name = key[first] // span
     out = []
     for i in top:
-        if total[i] <= 0:
-            break
-        m = keep & (name == i)
         best = None
-        for ln in np.unique(line[m]):
-            mm = m & (line == ln)
+        a, b = np.searchsorted(group_name, [i, i + 1])
+        for g in range(int(a), int(b)):  # the name's lines, in ascending order
+            mm = rows[first[g] : last[g]]
             s, e = union_intervals(start[mm].astype(np.int64), end[mm].astype(np.int64))
             per = np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")
             has = per > 0

@@ -165,12 +165,20 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
     # own order, as the masks ``keep & (name == i) & (line == ln)`` it replaces (48 full-length masks per line)
     is_top = np.zeros(total.size, dtype=bool)
     is_top[top] = True
-    rows = np.flatnonzero(keep & is_top[name])
+    rows = np.flatnonzero(keep & is_top[name]).astype(np.int32 if start.size < 2**31 else np.int64)
     ln_all = line[rows].astype(np.int64)
-    span = int(ln_all.max()) - int(ln_all.min()) + 1 if rows.size else 1
-    key = name[rows].astype(np.int64) * span + (ln_all - (int(ln_all.min()) if rows.size else 0))
+    lo = int(ln_all.min())
+    span = int(ln_all.max()) - lo + 1
+    # int32 keys where they fit: this runs at the analysis's peak (the trace and the launch records alive)
+    key_t = np.int32 if total.size * span < 2**31 else np.int64
+    key = name[rows].astype(key_t)
+    key *= key_t(span)
+    ln_all -= lo
+    key += ln_all.astype(key_t)
+    del ln_all
     order = np.argsort(key, kind="stable")
     rows, key = rows[order], key[order]
+    del order
     bounds = np.flatnonzero(np.diff(key)) + 1
     first = np.concatenate(([0], bounds))
     last = np.concatenate((bounds, [key.size]))

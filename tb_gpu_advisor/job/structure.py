@@ -72,13 +72,15 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
     marked = np.zeros(len(h), dtype=bool)
     for r in rec:
         marked[r] = True
-    launched = np.flatnonzero(marked)
-    del marked
-    if not launched.size:
+    del rec
+    if not marked.any():
         return None
     # launches counted by time, on any thread: PyTorch runs the backward pass on its autograd thread while the loop's
-    # own thread waits inside ``train_step``; a step span holds them all
-    times = np.sort(h.start[launched].astype(np.int64))
+    # own thread waits inside ``train_step``; a step span holds them all.  Gathered by the mask (no position array)
+    # and sorted in place: this runs at the analysis's peak, where each copy of 1.8 M times was 14 MB more
+    times = h.start[marked].astype(np.int64, copy=False)
+    del marked
+    times.sort()
     cands = []
     not_calls = ~h.name_mask(_runtime_call) & ~h.name_mask(fw.dispatch_event) & (np.asarray(h.corr) < 0)
     cands += _candidates("host event", h.start, h.end, h.name, h.line, h.names, not_calls, times)

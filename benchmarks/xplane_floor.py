@@ -49,11 +49,19 @@ TARGET_CPU_X = 2.0  # ours / floor, CPU seconds
 TARGET_RSS_X = 2.0  # ours' peak RSS / file size
 
 
+#: Real captures smaller than this are left out: their peak is the interpreter's (~45 MB), whatever the file.
+REAL_MIN_BYTES = 1_000_000
+
+
 def real_files() -> list[tuple[str, str]]:
-    """(label, path) of the real XPlane captures held in shared/profiles."""
+    """(label, path) of the real XPlane captures of at least ``REAL_MIN_BYTES`` held in shared/profiles."""
     out = []
     for p in sorted(glob.glob(os.path.join(SHARED, "**", "*.xplane.pb"), recursive=True)):
-        out.append(("real " + os.path.relpath(p, SHARED).split(os.sep)[0].replace(".xplane.pb", ""), p))
+        if os.path.getsize(p) < REAL_MIN_BYTES:
+            continue
+        parts = os.path.relpath(p, SHARED).split(os.sep)
+        what = parts[0] if len(parts) == 1 else f"{parts[0]}/{parts[1]}"
+        out.append(("real " + what.replace(".xplane.pb", ""), p))
     return out
 
 

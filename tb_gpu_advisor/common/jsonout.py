@@ -79,6 +79,7 @@ def _flat_encoder(item_separator: str, default: Callable[[Any], Any]):
 
 
 _SCALARS = frozenset((str, int, float, bool, type(None)))
+_STR = frozenset((str,))
 
 
 _CONSTANTS = {True: "true", False: "false"}
@@ -123,7 +124,7 @@ def _encode(o: Any, out: list[str], newline: str, step: str, default: Callable[[
             append("[]")
             return
         inner = newline + step
-        if all(type(v) in _SCALARS for v in o):
+        if _SCALARS.issuperset(map(type, o)):  # a C-level pass, no generator frames
             enc = flat[inner] if inner in flat else flat.setdefault(inner, _flat_encoder("," + inner, default))
             if enc is not None:
                 append("[" + inner + "".join(enc(o, 0))[1:-1] + newline + "]")
@@ -141,7 +142,7 @@ def _encode(o: Any, out: list[str], newline: str, step: str, default: Callable[[
             append("{}")
             return
         inner = newline + step
-        if all(type(k) is str for k in o) and all(type(v) in _SCALARS for v in o.values()):
+        if _STR.issuperset(map(type, o)) and _SCALARS.issuperset(map(type, o.values())):
             enc = flat[inner] if inner in flat else flat.setdefault(inner, _flat_encoder("," + inner, default))
             if enc is not None:
                 append("{" + inner + "".join(enc(o, 0))[1:-1] + newline + "}")

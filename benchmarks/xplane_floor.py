@@ -3,6 +3,7 @@
     python benchmarks/xplane_floor.py                          # 100MB and 1GB of every corpus shape, the real files
     python benchmarks/xplane_floor.py --sizes 100MB --shapes dense --repeat 3
     python benchmarks/xplane_floor.py --sizes "" --file some/host.xplane.pb
+    python benchmarks/xplane_floor.py --compare .bench/xplane-floor-BEFORE.json .bench/xplane-floor-AFTER.json
 
 What each row measures, every number from its own fresh process reaped with ``os.wait4`` (CPU = user + system
 seconds, peak = the kernel's high-water mark of that process):
@@ -116,8 +117,34 @@ def render(recs: list[dict], info: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def compare(before_path: str, after_path: str) -> str:
+    """Before/after table of two saved runs (``xplane-floor-*.json``), rows matched by label."""
+    with open(before_path) as f:
+        before = {r["label"]: r for r in json.load(f)["rows"]}
+    with open(after_path) as f:
+        after = json.load(f)
+    lines = [f"before: {before_path}", f"after: {after_path} ({after['info']})", "",
+             "| file | MB | floor CPU s | before CPU s | after CPU s | before / floor | after / floor "
+             "| before peak MB | after peak MB | before / file | after / file |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in after["rows"]:
+        b = before.get(r["label"])
+        if b is None:
+            continue
+        fl = r["floor"]["cpu_s"]
+        bo, ao = b["ours"], r["ours"]
+        size = r["bytes"]
+        lines.append(f"| {r['label']} | {size / 1e6:,.1f} | {fl:.2f} | {bo['cpu_s']:.2f} | {ao['cpu_s']:.2f} | "
+                     f"{bo['cpu_s'] / b['floor']['cpu_s']:.2f}x | {ao['cpu_s'] / fl:.2f}x | "
+                     f"{bo['maxrss'] / 1e6:,.0f} | {ao['maxrss'] / 1e6:,.0f} | {bo['maxrss'] / size:.2f}x | "
+                     f"{ao['maxrss'] / size:.2f}x |")
+    return "\n".join(lines) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--compare", nargs=2, metavar=("BEFORE_JSON", "AFTER_JSON"),
+                    help="print the before/after table of two saved runs, measure nothing")
     ap.add_argument("--sizes", default="100MB,1GB", help="corpus sizes (default %(default)s; empty: none)")
     ap.add_argument("--shapes", default="dense,tf,stats", help="corpus shapes (default %(default)s)")
     ap.add_argument("--file", action="append", default=[], help="an existing .xplane.pb too (repeatable)")
@@ -129,6 +156,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cache-dir", default=os.path.join(REPO, ".bench"))
     ap.add_argument("--timeout", type=float, default=900.0)
     args = ap.parse_args(argv)
+    if args.compare:
+        print(compare(*args.compare))
+        return 0
     avail = (status_kb("MemAvailable", "/proc/meminfo") or 8 << 20) * 1024
     mem_cap = int(0.85 * avail)
     compileall.compile_dir(os.path.join(REPO, "tb_gpu_advisor"), quiet=1)

@@ -32,7 +32,6 @@ import compileall
 import glob
 import json
 import os
-import statistics
 import sys
 import tempfile
 import time
@@ -41,9 +40,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path[:0] = [HERE, REPO]
 
-from memory import Case, ours, stock  # noqa: E402  (benchmarks/ is on the path now)
-from procfs import status_kb  # noqa: E402
-from run import _code_version, ensure_capture, parse_size, run_child  # noqa: E402
+from memory import Case, ours, stock
+from procfs import status_kb
+from run import _code_version, ensure_capture, parse_size, run_child
 
 SHARED = os.path.join(os.path.dirname(REPO), "shared", "profiles")
 TARGET_CPU_X = 2.0  # ours / floor, CPU seconds
@@ -95,8 +94,8 @@ def _n(x, fmt: str = "{:.2f}") -> str:
 
 def render(recs: list[dict], info: str) -> str:
     lines = [info, "",
-             "| file | MB | ours CPU s | ours wall s | ours peak RSS MB | floor CPU s | floor peak RSS MB "
-             "| ours / floor (CPU) | ours RSS / file | stock `overview_page` CPU s / peak MB | result |",
+             ("| file | MB | ours CPU s | ours wall s | ours peak RSS MB | floor CPU s | floor peak RSS MB "
+              "| ours / floor (CPU) | ours RSS / file | stock `overview_page` CPU s / peak MB | result |"),
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in recs:
         o, f, mb = r["ours"], r["floor"], r["bytes"] / 1e6
@@ -107,9 +106,9 @@ def render(recs: list[dict], info: str) -> str:
                      f"{s['cpu_s']:.1f} / {s['maxrss'] / 1e6:,.0f}" if s["status"] == "ok" else f"{s['status']}")
         verdict = []
         if ratio is not None:
-            verdict.append(("cpu pass" if ratio <= TARGET_CPU_X else "cpu **fail**"))
+            verdict.append("cpu pass" if ratio <= TARGET_CPU_X else "cpu **fail**")
         if rss_x is not None:
-            verdict.append(("rss pass" if rss_x <= TARGET_RSS_X else "rss **fail**"))
+            verdict.append("rss pass" if rss_x <= TARGET_RSS_X else "rss **fail**")
         lines.append(f"| {r['label']} | {mb:,.1f} | {_n(o['cpu_s'])} | {_n(o['wall_s'])} | "
                      f"{_n(o['maxrss'] and o['maxrss'] / 1e6, '{:,.0f}')} | {_n(f['cpu_s'])} | "
                      f"{_n(f['maxrss'] and f['maxrss'] / 1e6, '{:,.0f}')} | {_n(ratio, '{:.2f}x')} | "
@@ -124,8 +123,8 @@ def compare(before_path: str, after_path: str) -> str:
     with open(after_path) as f:
         after = json.load(f)
     lines = [f"before: {before_path}", f"after: {after_path} ({after['info']})", "",
-             "| file | MB | floor CPU s | before CPU s | after CPU s | before / floor | after / floor "
-             "| before peak MB | after peak MB | before / file | after / file |",
+             ("| file | MB | floor CPU s | before CPU s | after CPU s | before / floor | after / floor "
+              "| before peak MB | after peak MB | before / file | after / file |"),
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in after["rows"]:
         b = before.get(r["label"])

@@ -18,8 +18,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
+from collections.abc import Callable
 from json.encoder import c_make_encoder, encode_basestring_ascii
-from typing import Any, Callable
+from typing import Any
 
 _ATOMS = (str, int, float, bool, type(None))
 _fields_of: dict[type, tuple[str, ...]] = {}
@@ -86,7 +88,7 @@ _CONSTANTS = {True: "true", False: "false"}
 
 
 def _float(o: float) -> str:
-    if o != o or o in (float("inf"), float("-inf")):
+    if not math.isfinite(o):
         raise ValueError("Out of range float values are not JSON compliant: " + repr(o))
     return float.__repr__(o)
 

@@ -23,10 +23,12 @@ from typing import Any
 GPUS = 8
 #: Bump when this file changes what it writes: part of the cache key.
 RECIPE_VERSION = 1
-#: Capture shapes: ``tf`` (our default corpus, ~42 bytes per event) and ``dense``
+#: Capture shapes: ``tf`` (our default corpus, ~42 bytes per event), ``dense``
 #: (~25 bytes per event: small events with ~1.3 stats, 33 names -- the shape of a
-#: foreign generator's capture a user measured, see docs/benchmarks.md).
-SHAPES = ("tf", "dense")
+#: foreign generator's capture a user measured, see docs/benchmarks.md) and ``stats``
+#: (~90 bytes per event: every kernel with four stats, two of them distinct strings
+#: per op -- the density of grouped TF captures such as the real V100 file).
+SHAPES = ("tf", "dense", "stats")
 
 
 def generator_digest() -> str:
@@ -51,6 +53,8 @@ def _capture(num_steps: int, layers: int, seed: int, shape: str = "tf") -> Any:
     cap = Capture(GPUS, A100, seed=seed, marker="keras3", thread_mode="gpu_private")
     if shape == "dense":
         ops = [_dense_ops(layers)] * GPUS
+    elif shape == "stats":
+        ops = [_stats_ops(g, layers) for g in range(GPUS)]
     else:
         ops = [S._replica_ops(g, layers) for g in range(GPUS)]
     allreduce = [K.sized(K.NCCL_ALLREDUCE, 150)]
@@ -86,6 +90,37 @@ def _dense_ops(layers: int) -> list:
               tf_op_stat=False)
            for _ in range(max(1, layers * 4 // len(kinds))) for i, kind in enumerate(kinds)]
     return [S._input_copy()] + ops
+
+
+def _stats_ops(g: int, layers: int) -> list:
+    """One replica's ops for the ``stats`` shape: few events per MB, many stats and strings per event.
+
+    Why this shape: the other end of the density range from ``dense``.  Each
+    op (distinct names per replica and layer, as TF writes them) launches
+    three kernels that carry ``correlation_id``, ``tf_op``, a ``shape`` string
+    per layer and a long ``kernel_details``: four stats per kernel, ~90 bytes
+    per event, and thousands of distinct strings for the reader to intern.
+    """
+    from dataclasses import replace
+
+    from synthetic import kernels as K
+    from synthetic import scenarios as S
+    from synthetic.tfcapture import Op
+
+    details = ("regs:{r} static_shared:0 dynamic_shared:{s} grid:{g},1,1 block:256,1,1 occ_pct:{o} "
+               "registers_per_thread:{r} is_kernel_using_tensor_core:{tc}")
+    ops = [S._input_copy()]
+    for layer in range(layers):
+        for part, kinds in (("forward", (K.GEMM_FP16_TC, K.EW_ADD_HALF, K.BIAS_RELU_HALF)),
+                            ("backward", (K.GEMM_FP16_XMMA, K.GEMM_FP16_TC, K.EW_MUL_HALF)),
+                            ("update", (K.ADAM_F32, K.EW_ADD_F32, K.EW_MUL_F32))):
+            kernels = [replace(k, us=3 + 2 * j, shape=f"[{64 * (layer + 1)},{512 + j}]",
+                               details=details.format(r=32 + j, s=1024 * layer, g=108 + layer, o=50 + j,
+                                                      tc=int(k.tensor_core)))
+                       for j, k in enumerate(kinds)]
+            ops.append(Op(f"replica_{g}/model/dense_{layer}/{part}/MatMul:MatMul", kernels, host_us=2.0,
+                          launch_us=1.5))
+    return ops
 
 
 def _space(cap: Any) -> Any:

@@ -57,22 +57,26 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     h = trace.h
     if not len(h):
         return OneTime("steady", "no host events")
-    dur = (h.end - h.start).astype(np.int64)
+    # no copy where the columns are int64 already: this runs at the analysis's peak (the trace and the launch records
+    # alive), where each copy of a dense capture's durations was 16 MB more
+    dur = (h.end - h.start).astype(np.int64, copy=False)
     launch = h.name_mask(devices.is_launch_call)
     slow = np.zeros(len(h), dtype=bool)
     median = None
     if launch.any():
-        d = dur[launch]
+        d_sum = dur.sum(where=launch)  # the launches' total, without a copy of their durations
         # the typical launch, from those under the one-time cut: in a short cold capture half the launches may be
         # first launches, which would lift a plain median to milliseconds
-        quick = d[d < T("job.one_time_launch_ms") * PS_PER_MS]
-        median = float(np.median(quick if quick.size else d))
+        quick = dur[launch & (dur < T("job.one_time_launch_ms") * PS_PER_MS)]
+        # the median of our own copy, partitioned in place (np.median would copy it once more)
+        median = float(np.median(quick, overwrite_input=True) if quick.size else np.median(dur[launch]))
+        del quick
         cut = max(T("job.one_time_launch_ms") * PS_PER_MS, T("job.one_time_launch_factor") * median)
         cand = np.flatnonzero(launch & (dur > cut))
         if cand.size:
             idle = _gpu_idle_through(trace, h.start[cand], h.end[cand])
             slow[cand[idle]] = True
-        if slow.any() and dur[slow].sum() < T("job.one_time_launch_share") * d.sum():
+        if slow.any() and dur[slow].sum() < T("job.one_time_launch_share") * d_sum:
             slow[:] = False  # a few slow launches among many: noise (preemption), not a cold process
     init = h.name_mask(devices.is_init_call) & (dur >= T("job.one_time_call_ms") * PS_PER_MS)
     comp = h.name_mask(fw.compile_event) & (dur >= T("job.one_time_call_ms") * PS_PER_MS)
@@ -117,7 +121,7 @@ def unseen_gpu_work(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     h = trace.h
     if not len(h) or not any(len(d) for d in trace.devices):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
-    dur = (h.end - h.start).astype(np.int64)
+    dur = (h.end - h.start).astype(np.int64, copy=False)
     cand = np.flatnonzero(h.name_mask(devices.is_blocking_call) & (dur >= T("job.one_time_launch_ms") * PS_PER_MS))
     if not cand.size:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)

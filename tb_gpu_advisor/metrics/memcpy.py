@@ -8,7 +8,7 @@ from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics.types import HostRoundTrip, MemcpyStat, MemcpyStepStat
-from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals
+from tb_gpu_advisor.model.columns import sorted_unique, subtract_intervals, union_intervals
 
 _DIRS = {"MemcpyH2D": "h2d", "MemcpyD2H": "d2h", "MemcpyD2D": "d2d", "MemcpyP2P": "p2p", "Memset": "memset"}
 _BLOCK_CAT = {"h2d": "memcpy_h2d", "d2h": "memcpy_d2h", "d2d": "memcpy_d2d", "p2p": "memcpy_d2d", "memset": "memcpy_d2d", "other": "memcpy_d2d"}
@@ -134,7 +134,7 @@ def _trip_windows(d, step: np.ndarray, d2h: np.ndarray, h2d: np.ndarray,  # noqa
     a, b = o_end[pos[ok]], i_start[ok]
     good = b > a
     ws, we = union_intervals(a[good], b[good])
-    return ws, we, np.unique(i_step[ok][good])
+    return ws, we, sorted_unique(i_step[ok][good])
 
 
 def _waiting(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a GpuCtx

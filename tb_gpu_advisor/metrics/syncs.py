@@ -14,7 +14,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, enclosing
 from tb_gpu_advisor.metrics.types import HostSyncs
-from tb_gpu_advisor.model.columns import subtract_intervals, union_intervals, unique_inverse
+from tb_gpu_advisor.model.columns import sorted_unique, subtract_intervals, union_intervals, unique_inverse
 
 _RUNTIME = ("cuda", "cu")
 
@@ -59,7 +59,7 @@ def _idle_after(g, ends: np.ndarray, waits: tuple[np.ndarray, np.ndarray] | None
     run_end = np.maximum.accumulate(d.end)
     j = np.searchsorted(d.start, ends, side="left")  # the first device event starting after the sync returned
     ok = (j > 0) & (j < len(d))
-    j = np.unique(j[ok])  # one idle gap, however many syncs sit in it
+    j = sorted_unique(j[ok])  # one idle gap, however many syncs sit in it
     if not j.size:
         return 0.0
     kept = g.step[j] >= 0  # the work the GPU waited for belongs to a kept step

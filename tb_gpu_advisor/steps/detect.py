@@ -45,7 +45,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, xla
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.columns import sorted_unique, union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
 
 PS_PER_MS = 1e9
@@ -173,7 +173,7 @@ def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, n
         return "root_r", f"step roots `_r` on `{h.names[best]}` events", np.arange(s.size, dtype=np.int64), s, e
     for stat, arr in (("step_num", h.step_num), ("iter_num", h.iter_num)):
         m = arr >= 0
-        if m.any() and np.unique(arr[m]).size >= 2:
+        if m.any() and sorted_unique(arr[m]).size >= 2:
             u, s, e = _group_windows(arr[m], h.start[m], h.end[m])
             return "step_num_stat", f"host events grouped by `{stat}`", u, s, e
     return None
@@ -327,7 +327,7 @@ def _gpu_step_line_windows(lines: dict) -> tuple[np.ndarray, np.ndarray, np.ndar
     A step's host-wide window spans its windows on every GPU; a GPU that did not see a step gets the
     host-wide window."""
     per = {g: _group_windows(*kse) for g, kse in lines.items()}
-    ids = np.unique(np.concatenate([v[0] for v in per.values()]))
+    ids = sorted_unique(np.concatenate([v[0] for v in per.values()]))
     hs = np.full(ids.size, np.iinfo(np.int64).max, np.int64)
     he = np.full(ids.size, np.iinfo(np.int64).min, np.int64)
     for k, s, e in per.values():
@@ -431,7 +431,7 @@ def _last_step_device_end(h: HostEvents, devs: list[DeviceEvents], s: int, e: in
     m = (h.corr >= 0) & (h.start >= s) & (h.start <= e)
     if not m.any():
         return e
-    corr = np.unique(h.corr[m])
+    corr = sorted_unique(h.corr[m])
     best = e
     for d in devs:
         hit = np.isin(d.corr, corr)

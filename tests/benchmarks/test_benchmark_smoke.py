@@ -119,3 +119,26 @@ def test_nsys_large_runs_on_a_small_export(tmp_path) -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     assert "| read (read_trace) | ok |" in out.stdout and "| report (tb-gpu-advisor report FILE --format json) | ok |" in out.stdout
     assert list(tmp_path.glob("nsys-*.md")) and list(tmp_path.glob("nsys/2MB/run/report.sqlite"))
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak RSS is read from Linux rusage and /proc")
+def test_xplane_floor_on_three_densities(tmp_path) -> None:
+    """``benchmarks/xplane_floor.py`` (issue #30 items 2 and 4): every corpus shape is generated, run through
+    ``report`` and the bare parse, and a saved run compares with itself.  No number is checked."""
+    script = os.path.join(REPO, "benchmarks", "xplane_floor.py")
+    out = subprocess.run(
+        [sys.executable, script, "--sizes", "200KB", "--shapes", "dense,tf,stats", "--no-real", "--skip-stock",
+         "--cache-dir", str(tmp_path), "--timeout", "120"],
+        capture_output=True, text=True, timeout=300, check=False,
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    for shape in ("dense", "tf", "stats"):
+        row = next((ln for ln in out.stdout.splitlines() if ln.startswith(f"| 200KB {shape} |")), None)
+        assert row is not None, out.stdout[-3000:]
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        assert cells[7].endswith("x") and cells[8].endswith("x"), row  # ours / floor, RSS / file: both measured
+    saved = list(tmp_path.glob("xplane-floor-*.json"))
+    assert len(saved) == 1
+    cmp = subprocess.run([sys.executable, script, "--compare", str(saved[0]), str(saved[0])],
+                         capture_output=True, text=True, timeout=60, check=False)
+    assert cmp.returncode == 0 and cmp.stdout.count("| 200KB ") == 3, cmp.stdout + cmp.stderr

@@ -438,11 +438,6 @@ def _host_lines(tl: Timeline) -> tuple[list[tuple[Line, np.ndarray | None]], lis
     return lines, names
 
 
-#: Lines at least this long hand their freed columns back to the OS at once when released (``memory.py``):
-#: a few hundred microseconds per call, against megabytes that would stay mapped through the analysis.
-_TRIM_EVENTS = 1 << 16
-
-
 def host_events(tl: Timeline, release: bool = False) -> HostEvents:
     """One table over every host line, filled in place with narrow dtypes.
 
@@ -484,9 +479,7 @@ def host_events(tl: Timeline, release: bool = False) -> HostEvents:
         if remap is None and ln.name_id.dtype == name.dtype:
             ln.name_id = name[sl]
         if release:
-            ln.release_events()
-            if n >= _TRIM_EVENTS:  # the line's freed columns back to the OS before the next line's temporaries
-                release_free_heap()
+            ln.release_events()  # no trim per line: the next line's temporaries reuse what it frees
         o += n
     # stats absent from the whole capture (group_id, is_eager in current TF captures) take no memory
     stats = {k: absent_as_broadcast(_join_parts(p)) for k, p in parts.items()}
@@ -642,11 +635,9 @@ def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np
 
 
 def all_device_events(tl: Timeline, release: bool = False) -> list[DeviceEvents]:
-    """Every GPU's table; with ``release``, freed heap goes back to the OS after each GPU (``memory.py``): the
-    streams' columns it frees would otherwise stay mapped under the next GPU's table."""
-    out = []
-    for p in tl.gpu_planes():
-        out.append(device_events(p, release))
-        if release:
-            release_free_heap()
+    """Every GPU's table; with ``release``, freed heap goes back to the OS once they are built (``memory.py``): the
+    streams' columns they freed would otherwise stay mapped under the analysis."""
+    out = [device_events(p, release) for p in tl.gpu_planes()]
+    if release:  # once, after every GPU: a trim after each GPU only made the next one fault the pages in again
+        release_free_heap()
     return out

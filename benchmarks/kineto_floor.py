@@ -32,7 +32,6 @@ import hashlib
 import json
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
@@ -133,7 +132,7 @@ def run_child(method: str, path: str, out: str, warm: str, before: str | None) -
         env["TB_GPU_ADVISOR_PARSE_WORKERS"] = "1"
     else:
         env.pop("TB_GPU_ADVISOR_PARSE_WORKERS", None)
-    p = subprocess.run([sys.executable, __file__, "--child", method, path, out, warm], capture_output=True, text=True,
+    p = subprocess.run([sys.executable, __file__, "--child", method, path, out, warm], capture_output=True, text=True, check=False,
                        env=env, cwd=REPO if method != "before" else before)
     if p.returncode != 0:
         return {"error": (p.stderr.strip().splitlines() or ["?"])[-1][:80]}

@@ -72,7 +72,7 @@ def _spy(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
     calls: list[int] = []
     original = getattr(parse._Parser, name)
 
-    def spy(self, *a):  # noqa: ANN001, ANN202
+    def spy(self, *a):
         out = original(self, *a)
         calls.append(1 if out is not None else 0)
         return out

@@ -33,8 +33,8 @@ import re
 import threading
 import zlib
 from collections import Counter, deque
-from itertools import compress, repeat
 from dataclasses import dataclass, field
+from itertools import compress, repeat
 from operator import attrgetter, eq
 from typing import IO, Any, Callable, Iterable
 
@@ -417,7 +417,7 @@ class _Columns:
         if timed:
             self.parts.append(self._part(timed))
 
-    def merge(self, other: "_Columns") -> None:
+    def merge(self, other: _Columns) -> None:
         """Append the columns a worker built from the next chunk on fresh columns (:func:`_decode_part`), as if
         this object had added that chunk itself: its names, categories and string pids/tids take the ids they would
         have had here (new ones numbered in the order the chunk met them), its rows follow these."""
@@ -894,7 +894,7 @@ class _Parser:
 
     def _merge_oldest(self) -> bool:
         """Wait for the oldest chunk in flight and add its columns; False when it did not decode (:meth:`_rewind`)."""
-        fut, start, _, data = self.pending[0]
+        fut = self.pending[0][0]
         part = fut.result()
         if part is None:
             self._rewind()
@@ -1076,7 +1076,7 @@ def _start_pool(workers: int) -> Any:
         return None
 
 
-def _decode_part(data: bytes, decoder: str) -> "_Columns | None":
+def _decode_part(data: bytes, decoder: str) -> _Columns | None:
     """In a worker: the columns of one chunk of whole events, as this process would add them to fresh columns;
     None when the chunk does not decode (its cut was no event boundary)."""
     try:

@@ -7,7 +7,17 @@ need 12-18 GB; measured in ``benchmarks/kineto_parse.py``, docs/benchmarks.md). 
    ``distributedInfo``, ``baseTimeNanoseconds`` ...); whatever follows the array is parsed the same way;
 2. the array is cut into chunks of whole events (a few MB each) and each chunk is decoded on its own --
    typed with ``msgspec`` when it is installed (only the fields read become objects, ~5x faster), else
-   with the stdlib -- and turned into numpy columns before the next chunk is read.
+   with the stdlib -- and turned into numpy columns before the next chunk is read;
+3. the typed decode's columns are built without Python code per event: each field is read by ``map`` over the
+   chunk's structs, strings are interned by hashing each distinct one once, integers converted by ``array("q")``;
+   only the arguments a stage reads are decoded (the shapes of the ops that keep them, lazily, once per distinct
+   raw text); the structs are untracked by the garbage collector (``gc=False``), whose passes over hundreds of
+   thousands of new objects cost as much as the decode;
+4. past :data:`PARALLEL_AFTER` bytes, chunks are decoded by worker processes (one per CPU) and merged in file
+   order, giving the serial columns exactly (a chunk whose cut fails there is read again here).
+
+The floor this is measured against (``benchmarks/kineto_floor.py``, docs/benchmarks.md): msgspec's typed decode of
+every event's common fields with ``args`` raw.
 
 Where to cut: at a ``}`` followed by ``,`` or ``]``.  Such a byte pair can also sit inside a string or a
 nested object; the cut is then rejected because the chunk before it does not decode (an open string or

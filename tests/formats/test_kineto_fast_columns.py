@@ -98,15 +98,17 @@ def test_chunks_decoded_by_workers_merge_to_the_serial_columns(path: Path, decod
     assert merged == serial
 
 
-def test_a_chunk_cut_inside_a_string_is_read_again_from_its_start(tmp_path: Path,
+def test_a_chunk_cut_inside_an_event_is_read_again_from_its_start(tmp_path: Path,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    """Names full of ``},`` put the first cut candidate inside a string: the worker's decode fails, the reader goes
-    back to that chunk and reads on in this process; string pids, metadata and names keep their serial ids."""
+    """Arguments holding lists of objects (``[{"ph": 1}, {"ph": 2}]``, which look like the start of the next event)
+    put the cut of a chunk sent to a worker inside an event: the worker's decode fails, the reader goes back to that
+    chunk and reads on in this process; string pids, metadata and names keep their serial ids."""
     events = [{"ph": "M", "name": "process_name", "pid": "Spans", "tid": 0, "args": {"name": "spans"}}]
     for i in range(3000):
         events.append({"ph": "X", "cat": "cpu_op" if i % 3 else "kernel", "name": f"op{i % 50}" + "},{" * (i % 7),
                        "pid": "Spans" if i % 100 == 0 else 1, "tid": f"t{i % 5}" if i % 11 == 0 else 2,
-                       "ts": 10.0 + i, "dur": 0.5, "args": {"correlation": i, "External id": i + 7}})
+                       "ts": 10.0 + i, "dur": 0.5, "args": {"correlation": i, "External id": i + 7,
+                                                              "nested": [{"ph": j} for j in range(i % 9)]}})
     path = tmp_path / "w.1.pt.trace.json"
     path.write_text(json.dumps({"schemaVersion": 1, "traceEvents": events}))
     monkeypatch.setattr(parse, "CHUNK_BYTES", 4096)
@@ -115,7 +117,7 @@ def test_a_chunk_cut_inside_a_string_is_read_again_from_its_start(tmp_path: Path
     monkeypatch.setattr(parse, "PARALLEL_AFTER", 0)
     rewound = _spy(monkeypatch, "_rewind")
     merged = whole(parse_trace(str(path), workers=2))
-    assert rewound, "no chunk was cut inside a string: the test does not test the rewind"
+    assert rewound, "no chunk was cut inside an event: the test does not test the rewind"
     assert merged == serial and merged["n_events"] == 3001 and not merged["problems"]
 
 

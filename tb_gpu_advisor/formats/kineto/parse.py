@@ -36,6 +36,7 @@ from __future__ import annotations
 import array
 import concurrent.futures
 import dataclasses
+import functools
 import json
 import multiprocessing
 import os
@@ -66,6 +67,9 @@ HEAD_LIMIT = 64 << 20
 MAX_CUT_TRIES = 4
 _READ_BLOCK = 1 << 20
 _CUT = re.compile(rb"\}\s*[,\]]")
+#: A cut candidate followed by the next event's first key: where a chunk sent to a worker is cut, as it is almost
+#: never inside a string or a nested object (a failed cut there costs the chunks in flight; see ``_Parser._rewind``).
+_EVENT_CUT = re.compile(rb'\}\s*,\s*\{\s*"(?:ph|cat|name|pid|tid|ts|dur|args|id|bp|s)"')
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _WS = b" \t\r\n"
 #: Integer columns, ``-1`` where the event does not carry the value.
@@ -84,6 +88,10 @@ _OP_KEYS = ("Input Dims", "Input type", "Concrete Inputs", "In msg nelems", "dty
 def keeps_args(name: str) -> bool:
     """An op whose shape arguments the analysis reads: a collective (message size) or a FLOP op (FLOPs)."""
     return pytorch.is_collective_op(name) or aten_flops.is_flop_op(name)
+
+
+#: :func:`keeps_args` remembered (a worker process meets the same names in every chunk it is given).
+_keeps_args = functools.lru_cache(maxsize=1 << 14)(keeps_args)
 
 
 class KinetoReadError(ValueError):
@@ -204,12 +212,14 @@ def parse_trace(src: str | IO[bytes], *, max_bytes: int | None = None, progress:
     except OSError as e:
         raise KinetoReadError(name, f"cannot open: {e.strerror or e}") from e
     try:
-        declared = _declared_size(raw) if max_bytes is not None else None
-        if declared is not None and declared[0] > max_bytes:  # refused before it is read
+        declared = _declared_size(raw) if max_bytes is not None or workers != 1 else None
+        if declared is not None and max_bytes is not None and declared[0] > max_bytes:  # refused before it is read
             raise KinetoReadError(name, f"trace is {human_size(declared[0])}{' once decompressed' if declared[1] else ''}"
                                         f", over the {human_size(max_bytes)} limit ({LIMIT_HINT})")
         stream, compressed = _maybe_gunzip(raw)
-        return _Parser(name, stream, compressed, max_bytes, progress, _decoder(decoder), workers).run()
+        parser = _Parser(name, stream, compressed, max_bytes, progress, _decoder(decoder), workers)
+        parser.size_hint = declared[0] if declared else 0
+        return parser.run()
     finally:
         if isinstance(src, str):
             raw.close()
@@ -408,7 +418,7 @@ class _Columns:
         self.op_work: dict[int, Any] = {}
         self._labels: dict[str, str] = {}  # one string per distinct FLOP-op label
         self._keep = np.zeros(0, bool)  # name id -> keeps_args(name)
-        self._work_memo: dict[tuple, Any] = {}  # (name id, raw shape arguments) -> op_work
+        self._work_memo: dict[tuple, Any] = {}  # (name, raw shape arguments) -> op_work
 
     def add(self, events: list[Any], typed: bool) -> None:
         """Append one chunk's events (msgspec structs when ``typed``, else dicts from the stdlib)."""
@@ -548,7 +558,7 @@ class _Columns:
         keep = self._keep
         if len(keep) < len(self.names):
             names = list(self.names)[len(keep):]
-            self._keep = keep = np.concatenate([keep, np.fromiter(map(keeps_args, names), bool, len(names))])
+            self._keep = keep = np.concatenate([keep, np.fromiter(map(_keeps_args, names), bool, len(names))])
         if not keep.any():
             return
         rows = np.flatnonzero(keep[name_ids])
@@ -566,7 +576,7 @@ class _Columns:
             flop = aten_flops.is_flop_op(name)
             if typed:
                 raws = raw_of(a)
-                memo = (nid, *map(bytes, raws)) if flop else None
+                memo = (name, *map(bytes, raws)) if flop else None
                 if memo is not None and memo in self._work_memo:
                     w = self._work_memo[memo]
                     if w is not _NO_ARGS:
@@ -743,6 +753,7 @@ class _Parser:
         #: chunks in flight, oldest first: (future, file offset, the separator text before it, its text)
         self.pending: deque[tuple[Any, int, bytes, bytes]] = deque()
         self.rewound = False  # a chunk in flight failed: the next one is decoded here
+        self.size_hint = 0  # the text's size where known before reading (a big file's workers start at once)
         self.max_bytes, self.progress, self.decoder = max_bytes, progress, decoder
         self.buf = b""
         self.base = 0  # file offset of buf[0]
@@ -877,7 +888,7 @@ class _Parser:
         with workers to give them to; the pool is started then."""
         if self.pool is not None:
             return True
-        if self.workers < 2 or self.base < PARALLEL_AFTER or self.eof:
+        if self.workers < 2 or max(self.base, self.size_hint // 2) < PARALLEL_AFTER or self.eof:
             return False
         self.pool = _start_pool(self.workers)
         if self.pool is None:
@@ -891,7 +902,7 @@ class _Parser:
         size = _chunk_size(self.buf, pos)
         if len(self.buf) - pos <= size:
             return None
-        m = _CUT.search(self.buf, pos + size)
+        m = _EVENT_CUT.search(self.buf, pos + size, pos + size + _READ_BLOCK) or _CUT.search(self.buf, pos + size)
         if m is None:
             return None
         while len(self.pending) >= 2 * self.workers:
@@ -1051,8 +1062,8 @@ class _Parser:
         )
 
 
-#: Bytes of events read in this process before chunks go to worker processes: a trace smaller than this is not
-#: worth a pool's start (~0.1 s forked, ~1 s spawned).
+#: Bytes of events read in this process before chunks go to worker processes (at once where the file is known to be
+#: twice as big): a trace smaller than this is not worth a pool's start (~0.1 s forked, ~1 s spawned).
 PARALLEL_AFTER = 32 << 20
 #: Worker processes at most (each holds one chunk's decoded objects, a few tens of MB).
 MAX_WORKERS = 4
@@ -1094,16 +1105,22 @@ def _decode_part(data: bytes, decoder: str) -> _Columns | None:
     except ValueError:
         return None
     cols = _Columns()
+    cols._work_memo = _WORKER_MEMO  # a worker's chunks share the work of the shapes they repeat
     cols.add(events, typed=decoder == "msgspec")
-    cols._work_memo.clear()  # not needed by the merge, and its sentinel does not survive pickling
+    cols._work_memo = {}  # not sent back: the merge needs none, and its sentinel does not survive pickling
     return cols
+
+
+#: In a worker process: (FLOP op, raw shapes) -> work, over the chunks it decodes (it lives as long as the pool,
+#: one parse).
+_WORKER_MEMO: dict[tuple, Any] = {}
 
 
 def _chunk_size(buf: bytes, pos: int) -> int:
     """Bytes from ``pos`` to decode as one chunk: ``CHUNK_BYTES``, less where they hold more than
     ``CHUNK_OBJECTS`` objects, so a chunk's decoded objects stay bounded however small its events are."""
     scanned = min(len(buf) - pos, CHUNK_BYTES)
-    objects = buf.count(b"}", pos, pos + scanned)
+    objects = int(np.count_nonzero(np.frombuffer(buf, np.uint8, scanned, pos) == 0x7D))  # "}": 4x bytes.count's speed
     if objects <= CHUNK_OBJECTS:
         return CHUNK_BYTES
     return max(scanned * CHUNK_OBJECTS // objects, 1 << 12)

@@ -128,3 +128,33 @@ def test_a_daemonic_process_reads_alone(monkeypatch: pytest.MonkeyPatch) -> None
     assert parse._default_workers() == 1
     monkeypatch.setenv("TB_GPU_ADVISOR_PARSE_WORKERS", "3")
     assert parse._default_workers() == 3
+
+
+def test_a_threaded_process_spawns_its_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """In TensorBoard (threads) the pool is spawned, not forked: fresh interpreters that import the reader and
+    decode the chunks they are sent; the result is still the serial one."""
+    import threading
+
+    path = (H100 or WILD)[0]
+    monkeypatch.setattr(parse, "CHUNK_BYTES", 64 << 10)
+    monkeypatch.setattr(parse, "_READ_BLOCK", 64 << 10)
+    serial = whole(parse_trace(str(path), workers=1))
+    monkeypatch.setattr(parse, "PARALLEL_AFTER", 0)
+    methods: list[str] = []
+    start = parse._start_pool
+
+    def spy(workers: int):  # noqa: ANN202
+        pool = start(workers)
+        methods.append(pool._mp_context.get_start_method())
+        return pool
+
+    monkeypatch.setattr(parse, "_start_pool", spy)
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait, daemon=True)
+    t.start()
+    try:
+        merged = whole(parse_trace(str(path), workers=2))
+    finally:
+        stop.set()
+        t.join()
+    assert methods == ["spawn"] and merged == serial

@@ -143,7 +143,7 @@ def test_a_threaded_process_spawns_its_workers(monkeypatch: pytest.MonkeyPatch) 
     methods: list[str] = []
     start = parse._start_pool
 
-    def spy(workers: int):  # noqa: ANN202
+    def spy(workers: int):
         pool = start(workers)
         methods.append(pool._mp_context.get_start_method())
         return pool

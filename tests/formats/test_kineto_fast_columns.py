@@ -158,3 +158,29 @@ def test_a_threaded_process_spawns_its_workers(monkeypatch: pytest.MonkeyPatch) 
         stop.set()
         t.join()
     assert methods == ["spawn"] and merged == serial
+
+
+def _dies_on_the_third_chunk(data: bytes, decoder: str) -> Any:
+    """A worker's decode that runs out of memory (the memory guard's ``RLIMIT_AS``) on its third chunk."""
+    _dies_on_the_third_chunk.calls = getattr(_dies_on_the_third_chunk, "calls", 0) + 1
+    if _dies_on_the_third_chunk.calls == 3:
+        raise MemoryError
+    return _REAL_DECODE_PART(data, decoder)
+
+
+_REAL_DECODE_PART = parse._decode_part
+
+
+def test_a_worker_that_fails_costs_the_pool_not_the_trace(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker out of memory: its chunk and every later one are read in this process, and the columns are the
+    serial ones (the pool is forked after the patch, so its workers run the failing decode)."""
+    path = (H100 or WILD)[0]
+    monkeypatch.setattr(parse, "CHUNK_BYTES", 32 << 10)
+    monkeypatch.setattr(parse, "_READ_BLOCK", 32 << 10)
+    serial = whole(parse_trace(str(path), workers=1))
+    monkeypatch.setattr(parse, "PARALLEL_AFTER", 0)
+    monkeypatch.setattr(parse, "_decode_part", _dies_on_the_third_chunk)
+    dropped = _spy(monkeypatch, "_drop_pool")
+    merged = whole(parse_trace(str(path), workers=2))
+    assert dropped, "no worker failed: the test does not test the fallback"
+    assert merged == serial and not merged["problems"]

@@ -910,13 +910,31 @@ class _Parser:
                 return None
         cut = m.start() + 1
         data = self.buf[pos:cut]
-        self.pending.append((self.pool.submit(_decode_part, data, self.decoder), self.base + pos, self.buf[:pos], data))
+        try:
+            fut = self.pool.submit(_decode_part, data, self.decoder)
+        except Exception:  # noqa: BLE001 - a broken pool: read on here, after the chunks in flight
+            self._drop_pool()
+            return None
+        self.pending.append((fut, self.base + pos, self.buf[:pos], data))
         return cut
 
+    def _drop_pool(self) -> None:
+        """No more workers for this trace (the chunks in flight are still merged or read again)."""
+        pool, self.pool, self.workers = self.pool, None, 1
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
     def _merge_oldest(self) -> bool:
-        """Wait for the oldest chunk in flight and add its columns; False when it did not decode (:meth:`_rewind`)."""
+        """Wait for the oldest chunk in flight and add its columns; False when it did not decode (:meth:`_rewind`).
+
+        A worker that failed (out of memory under the memory guard's limit, killed) costs the pool, not the trace:
+        its chunk and the rest are read in this process."""
         fut = self.pending[0][0]
-        part = fut.result()
+        try:
+            part = fut.result()
+        except Exception:  # noqa: BLE001 - whatever a worker died of, the serial path reads the same bytes
+            part = None
+            self._drop_pool()
         if part is None:
             self._rewind()
             return False

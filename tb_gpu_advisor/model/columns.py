@@ -97,6 +97,21 @@ def unique_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(a, return_inverse=True)
 
 
+def unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True)`` (the inverse flat) of two int columns.
+
+    ``axis=0`` sorts the rows as opaque records, ~10x slower than sorting the columns: here each column is ranked on
+    its own and the row is the one integer ``rank_a * len(ub) + rank_b``, which orders rows as (a, b) does."""
+    if not a.size:
+        return np.zeros((0, 2), np.result_type(a, b)), np.zeros(0, np.intp)
+    ua, ia = np.unique(a, return_inverse=True)
+    ub, ib = np.unique(b, return_inverse=True)
+    key = ia.reshape(-1).astype(np.int64) * len(ub) + ib.reshape(-1)
+    ukey, inv = unique_inverse(key)
+    pairs = np.stack([ua[ukey // len(ub)], ub[ukey % len(ub)]], axis=1)
+    return pairs, inv.reshape(-1)
+
+
 def union_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Merge intervals into disjoint sorted ones (vectorized)."""
     if start.size == 0:

@@ -24,6 +24,7 @@ from tb_gpu_advisor.model.columns import (
     union_by_key,
     union_intervals,
     unique_inverse,
+    unique_pairs,
 )
 from tb_gpu_advisor.model.trace import HostEvents, launch_records
 from tb_gpu_advisor.report.build import round6
@@ -54,6 +55,22 @@ def test_unique_inverse_equals_np_unique(case):
     u0, inv0 = np.unique(a, return_inverse=True)
     assert u.dtype == u0.dtype and u.tolist() == u0.tolist()
     assert inv.shape == inv0.shape and inv.tolist() == inv0.tolist()
+
+
+@pytest.mark.parametrize("case", ["threads", "negative_labels", "wide_tids", "single", "empty"])
+def test_unique_pairs_equals_np_unique_of_the_rows(case):
+    rng = np.random.default_rng(5)
+    a, b = {
+        "threads": (rng.integers(0, 3, 4000), rng.integers(0, 9, 4000)),
+        "negative_labels": (rng.integers(-4, 2, 4000), rng.integers(-3, 3, 4000)),  # string pids/tids: -2, -3 ...
+        "wide_tids": (rng.integers(0, 2**40, 500).repeat(7), rng.integers(0, 2**62, 3500)),
+        "single": (np.array([5, 5]), np.array([9, 9])),
+        "empty": (np.zeros(0, np.int64), np.zeros(0, np.int64)),
+    }[case]
+    pairs, inv = unique_pairs(a, b)
+    pairs0, inv0 = np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True)
+    assert pairs.dtype == pairs0.dtype and pairs.shape == pairs0.shape and pairs.tolist() == pairs0.tolist()
+    assert inv.tolist() == inv0.reshape(-1).tolist()
 
 
 def _host(line: np.ndarray, start: np.ndarray, dur: np.ndarray, corr: np.ndarray | None = None) -> HostEvents:

@@ -26,7 +26,7 @@ from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.formats.kineto.parse import KinetoReadError, KinetoTrace, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
-from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, nest, unique_inverse
+from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, nest, unique_inverse, unique_pairs
 from tb_gpu_advisor.model.idtable import IdTable
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents, MemoryEvents,
                                        Spans, StepMarkers, Trace)
@@ -120,7 +120,7 @@ def _python_spans(kt: KinetoTrace, start_ps: np.ndarray, end_ps: np.ndarray, lin
     rows = np.flatnonzero(_cat_mask(kt, ("python_function",)))
     if not rows.size:
         return None
-    upairs, inv = np.unique(np.stack([kt.pid[rows], kt.tid[rows]], axis=1), axis=0, return_inverse=True)
+    upairs, inv = unique_pairs(kt.pid[rows], kt.tid[rows])
     by_thread = {(int(p), int(t)): i for i, (p, t) in enumerate(line_pairs)}
     line_of = np.array([by_thread.get((int(p), int(t)), -1) for p, t in upairs], dtype=np.int32)
     order = np.argsort(start_ps[rows], kind="stable")
@@ -247,10 +247,7 @@ def _host_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray,
                  end_ps: np.ndarray) -> tuple[HostEvents, np.ndarray, np.ndarray]:
     """Host events by (thread, start), outer events before the inner ones they enclose (longer first on a tie);
     the (pid, tid) of each host line; and the file row of each host event."""
-    pid, tid = kt.pid[idx], kt.tid[idx]
-    pairs = np.stack([pid, tid], axis=1) if idx.size else np.zeros((0, 2), np.int64)
-    upairs, line = np.unique(pairs, axis=0, return_inverse=True)
-    line = line.reshape(-1)
+    upairs, line = unique_pairs(kt.pid[idx], kt.tid[idx])
     order = np.lexsort((-(end_ps[idx] - start_ps[idx]), start_ps[idx], line))
     idx, line = idx[order], line[order]
     launch = _cat_mask(kt, _LAUNCH_CATS)[idx]

@@ -7,7 +7,17 @@ need 12-18 GB; measured in ``benchmarks/kineto_parse.py``, docs/benchmarks.md). 
    ``distributedInfo``, ``baseTimeNanoseconds`` ...); whatever follows the array is parsed the same way;
 2. the array is cut into chunks of whole events (a few MB each) and each chunk is decoded on its own --
    typed with ``msgspec`` when it is installed (only the fields read become objects, ~5x faster), else
-   with the stdlib -- and turned into numpy columns before the next chunk is read.
+   with the stdlib -- and turned into numpy columns before the next chunk is read;
+3. the typed decode's columns are built without Python code per event: each field is read by ``map`` over the
+   chunk's structs, strings are interned by hashing each distinct one once, integers converted by ``array("q")``;
+   only the arguments a stage reads are decoded (the shapes of the ops that keep them, lazily, once per distinct
+   raw text); the structs are untracked by the garbage collector (``gc=False``), whose passes over hundreds of
+   thousands of new objects cost as much as the decode;
+4. past :data:`PARALLEL_AFTER` bytes, chunks are decoded by worker processes (one per CPU) and merged in file
+   order, giving the serial columns exactly (a chunk whose cut fails there is read again here).
+
+The floor this is measured against (``benchmarks/kineto_floor.py``, docs/benchmarks.md): msgspec's typed decode of
+every event's common fields with ``args`` raw.
 
 Where to cut: at a ``}`` followed by ``,`` or ``]``.  Such a byte pair can also sit inside a string or a
 nested object; the cut is then rejected because the chunk before it does not decode (an open string or
@@ -23,13 +33,20 @@ launch link is the ``correlation`` argument both ends carry.
 
 from __future__ import annotations
 
+import array
+import concurrent.futures
 import dataclasses
+import functools
 import json
+import multiprocessing
+import os
 import re
+import threading
 import zlib
-from collections import Counter
+from collections import Counter, deque
 from dataclasses import dataclass, field
-from operator import attrgetter
+from itertools import compress, repeat
+from operator import attrgetter, eq
 from typing import IO, Any, Callable, Iterable
 
 import numpy as np
@@ -50,6 +67,9 @@ HEAD_LIMIT = 64 << 20
 MAX_CUT_TRIES = 4
 _READ_BLOCK = 1 << 20
 _CUT = re.compile(rb"\}\s*[,\]]")
+#: A cut candidate followed by the next event's first key: where a chunk sent to a worker is cut, as it is almost
+#: never inside a string or a nested object (a failed cut there costs the chunks in flight; see ``_Parser._rewind``).
+_EVENT_CUT = re.compile(rb'\}\s*,\s*\{\s*"(?:ph|cat|name|pid|tid|ts|dur|args|id|bp|s)"')
 _EVENTS_KEY = re.compile(rb'"traceEvents"\s*:\s*\[')
 _WS = b" \t\r\n"
 #: Integer columns, ``-1`` where the event does not carry the value.
@@ -68,6 +88,10 @@ _OP_KEYS = ("Input Dims", "Input type", "Concrete Inputs", "In msg nelems", "dty
 def keeps_args(name: str) -> bool:
     """An op whose shape arguments the analysis reads: a collective (message size) or a FLOP op (FLOPs)."""
     return pytorch.is_collective_op(name) or aten_flops.is_flop_op(name)
+
+
+#: :func:`keeps_args` remembered (a worker process meets the same names in every chunk it is given).
+_keeps_args = functools.lru_cache(maxsize=1 << 14)(keeps_args)
 
 
 class KinetoReadError(ValueError):
@@ -172,13 +196,15 @@ ProgressFn = Callable[[int], None]
 
 
 def parse_trace(src: str | IO[bytes], *, max_bytes: int | None = None, progress: ProgressFn | None = None,
-                decoder: str | None = None, name: str | None = None) -> KinetoTrace:
+                decoder: str | None = None, name: str | None = None, workers: int | None = None) -> KinetoTrace:
     """Parse one ``*.pt.trace.json[.gz]`` (a local path or a binary file object; gzip is detected by its magic).
 
     ``max_bytes``: refuse traces whose *decompressed* text is larger (a gzip bomb is refused, not inflated).
     ``name``: what errors call the file (default: the path, or the stream's name).
     ``progress``: called with the decompressed bytes read so far, once per chunk.  ``decoder``: ``"msgspec"``
-    or ``"json"`` (default: msgspec when installed).  Raises :class:`KinetoReadError`.
+    or ``"json"`` (default: msgspec when installed).  ``workers``: processes decoding chunks once
+    :data:`PARALLEL_AFTER` bytes are read (default: the CPUs, at most :data:`MAX_WORKERS`; 1: none, in this process
+    only).  Raises :class:`KinetoReadError`.
     """
     name = name or (src if isinstance(src, str) else str(getattr(src, "name", "<stream>")))
     try:
@@ -186,12 +212,14 @@ def parse_trace(src: str | IO[bytes], *, max_bytes: int | None = None, progress:
     except OSError as e:
         raise KinetoReadError(name, f"cannot open: {e.strerror or e}") from e
     try:
-        declared = _declared_size(raw) if max_bytes is not None else None
-        if declared is not None and declared[0] > max_bytes:  # refused before it is read
+        declared = _declared_size(raw) if max_bytes is not None or workers != 1 else None
+        if declared is not None and max_bytes is not None and declared[0] > max_bytes:  # refused before it is read
             raise KinetoReadError(name, f"trace is {human_size(declared[0])}{' once decompressed' if declared[1] else ''}"
                                         f", over the {human_size(max_bytes)} limit ({LIMIT_HINT})")
         stream, compressed = _maybe_gunzip(raw)
-        return _Parser(name, stream, compressed, max_bytes, progress, _decoder(decoder)).run()
+        parser = _Parser(name, stream, compressed, max_bytes, progress, _decoder(decoder), workers)
+        parser.size_hint = declared[0] if declared else 0
+        return parser.run()
     finally:
         if isinstance(src, str):
             raw.close()
@@ -309,6 +337,7 @@ def _decoder(which: str | None) -> str:
 
 
 _MSGSPEC_TYPE: Any = None
+_EMPTY_ARGS: Any = None  # the typed decode's ``Args`` with nothing set
 #: Kineto ``args`` keys -> identifiers of the typed decode's ``Args`` struct.
 _STRUCT_ARGS = {key: f"a{i}_" + re.sub(r"\W", "_", key).lower() for i, key in enumerate((
     *_ARG_KEYS, "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved", "Bytes", "Addr",
@@ -321,23 +350,29 @@ _MEM_ARGS = (("Device Id", "device"), ("Device Type", "dtype"), ("Bytes", "bytes
 def _msgspec_type() -> Any:
     """``list[Event]`` with only the fields we read; everything else in an event is skipped unbuilt.
 
-    The arguments read into integer columns are ``int | str | None`` (a ROCm trace writes some as text: they read
-    as absent, as in the stdlib path), the others ``Any``; a value of another type rejects the chunk, which is
-    then decoded exactly by the stdlib (and the column builder checks types)."""
-    global _MSGSPEC_TYPE
+    The arguments read into integer columns are ``int | str | None``, -1 when absent (a ROCm trace writes some as
+    text: they read as absent, as in the stdlib path), the others ``Any``; a value of another type rejects the chunk,
+    which is then decoded exactly by the stdlib (and the column builder checks types).
+
+    ``gc=False``: the structs hold no reference cycles, so the garbage collector need not track them; tracked, the
+    collections that hundreds of thousands of new objects trigger cost as much as the decode itself
+    (``benchmarks/kineto_floor.py``)."""
+    global _MSGSPEC_TYPE, _EMPTY_ARGS
     if _MSGSPEC_TYPE is None:
         import msgspec
 
-        # the collective-message keys stay raw JSON (``Raw``, empty when absent: ``Raw | None`` is no valid type)
+        # the op-shape keys stay raw JSON (``Raw``, empty when absent: ``Raw | None`` is no valid type)
         args = msgspec.defstruct("Args", [(ident, msgspec.Raw, msgspec.field(default=msgspec.Raw(b""), name=key))
                                           if key in _OP_KEYS else
-                                          (ident, int | str | None if key in _ARG_KEYS else Any,
-                                           msgspec.field(default=None, name=key))
-                                          for key, ident in _STRUCT_ARGS.items()])
+                                          (ident, int | str | None, msgspec.field(default=-1, name=key))
+                                          if key in _ARG_KEYS else
+                                          (ident, Any, msgspec.field(default=None, name=key))
+                                          for key, ident in _STRUCT_ARGS.items()], gc=False)
         event = msgspec.defstruct("Event", [("ph", str | None, None), ("cat", str | None, None),
                                             ("name", str | None, None), ("pid", int | str | None, None),
                                             ("tid", int | str | None, None), ("ts", float | None, None),
-                                            ("dur", float | None, None), ("args", args | None, None)])
+                                            ("dur", float | None, None), ("args", args | None, None)], gc=False)
+        _EMPTY_ARGS = args()
         _MSGSPEC_TYPE = list[event]
     return _MSGSPEC_TYPE
 
@@ -382,32 +417,118 @@ class _Columns:
         self.op_args: dict[int, dict[str, Any]] = {}
         self.op_work: dict[int, Any] = {}
         self._labels: dict[str, str] = {}  # one string per distinct FLOP-op label
-        self._keeps_args: dict[int, bool] = {}
+        self._keep = np.zeros(0, bool)  # name id -> keeps_args(name)
+        self._work_memo: dict[tuple, Any] = {}  # (name, raw shape arguments) -> op_work
 
     def add(self, events: list[Any], typed: bool) -> None:
-        """Append one chunk's events (msgspec structs when ``typed``, else dicts from the stdlib).
-
-        Column by column (a comprehension per field), not event by event: the per-event Python work is
-        what a chunked reader spends its time on, and this is several times less of it."""
+        """Append one chunk's events (msgspec structs when ``typed``, else dicts from the stdlib)."""
         self.n_events += len(events)
-        if not typed:
-            ok = [e for e in events if isinstance(e, dict)]
-            self.malformed += len(events) - len(ok)
-            events = [_Event(e) for e in ok]
+        if typed:
+            self._add_typed(events)
+            return
+        ok = [e for e in events if isinstance(e, dict)]
+        self.malformed += len(events) - len(ok)
+        events = [_Event(e) for e in ok]
         self.ph.update(e.ph if isinstance(e.ph, str) else "?" for e in events)
         xs = [e for e in events if e.ph == "X"]
         timed = [e for e in xs if _is_number(e.ts)]
         self.malformed += len(xs) - len(timed)
+        self._others(events)
+        if timed:
+            self.parts.append(self._part(timed))
+
+    def merge(self, other: _Columns) -> None:
+        """Append the columns a worker built from the next chunk on fresh columns (:func:`_decode_part`), as if
+        this object had added that chunk itself: its names, categories and string pids/tids take the ids they would
+        have had here (new ones numbered in the order the chunk met them), its rows follow these."""
+        name_ids = _remap(other.names, self.names, lambda d: len(d))
+        cat_ids = _remap(other.cats, self.cats, lambda d: len(d))
+        pid_ids = _remap(other.pid_labels, self.pid_labels, lambda d: -2 - len(d))
+        tid_ids = _remap(other.tid_labels, self.tid_labels, lambda d: -2 - len(d))
+        pid, tid = _relabel(pid_ids), _relabel(tid_ids)
+        self.process_names.update((pid(k), v) for k, v in other.process_names.items())
+        self.process_labels.update((pid(k), v) for k, v in other.process_labels.items())
+        self.thread_names.update(((pid(p), tid(t)), v) for (p, t), v in other.thread_names.items())
+        for col, values in other.mem.items():
+            self.mem[col] += [pid(v) for v in values] if col == "pid" else [tid(v) for v in values] if col == "tid" else values
+        for mine, theirs in ((self.memory, other.memory), (self.memory_reserved, other.memory_reserved)):
+            for dev, v in theirs.items():
+                if v > mine.get(dev, -1):
+                    mine[dev] = v
+        self.ph.update(other.ph)
+        self.n_events += other.n_events
+        self.malformed += other.malformed
+        for part in other.parts:
+            part["name"] = np.asarray(name_ids, np.int32)[part["name"]] if name_ids else part["name"]
+            part["cat"] = np.asarray(cat_ids, np.int32)[part["cat"]] if cat_ids else part["cat"]
+            for col, ids in (("pid", pid_ids), ("tid", tid_ids)):
+                if ids and (part[col] <= -2).any():
+                    lut = np.asarray(ids, np.int64)
+                    part[col] = np.where(part[col] <= -2, lut[np.maximum(-2 - part[col], 0)], part[col])
+            self.parts.append(part)
+        self.op_args.update((self.rows + r, v) for r, v in other.op_args.items())
+        self.op_work.update((self.rows + r, v) for r, v in other.op_work.items())
+        self.rows += other.rows
+
+    def _others(self, events: list[Any]) -> None:
+        """The metadata and ``[memory]`` events of a chunk (before its X rows: string pids get their ids in file order)."""
         for e in events:
             if e.ph == "M":
                 self._metadata(e)
             elif e.ph == "i" and e.name == "[memory]":
                 self._memory(e)
-        if timed:
-            self.parts.append(self._part(timed, typed))
 
-    def _part(self, xs: list[Any], typed: bool) -> dict[str, np.ndarray]:
-        """The columns of ``xs`` (X events with a numeric time)."""
+    def _add_typed(self, events: list[Any]) -> None:
+        """A chunk of the typed decode's structs, column by column with no Python code per event beyond the
+        comprehension that reads one field (C loops: ``np.array`` of a list, ``dict.fromkeys``, ``map``).
+
+        The decode's types make most checks unneeded: ``ts``/``dur`` are floats or None (None reads as NaN), an
+        integer argument is -1 when absent.  Where a column holds something else (a string pid, a null argument,
+        an integer past 64 bits) that column alone takes the per-value path of the stdlib decode."""
+        phs = list(map(_PH, events))
+        counts = Counter(phs)
+        for ph, n in counts.items():  # first appearance order, as event by event
+            self.ph[ph if ph is not None else "?"] += n
+        if "M" in counts or "i" in counts:  # a few per chunk: found by list.index, a C loop
+            at = sorted(_positions(phs, "M", counts.get("M", 0)) + _positions(phs, "i", counts.get("i", 0)))
+            self._others([events[i] for i in at])
+        if "X" not in counts:
+            return
+        xs = list(compress(events, map(eq, phs, repeat("X")))) if counts["X"] < len(events) else events
+        ts = np.array(list(map(_TS, xs)), np.float64)
+        timed = ~np.isnan(ts)
+        if not timed.all():
+            xs = [e for e, ok in zip(xs, timed.tolist()) if ok]
+            self.malformed += len(ts) - len(xs)
+            ts = ts[timed]
+            if not xs:
+                return
+        dur = np.array(list(map(_DUR, xs)), np.float64)
+        dur[np.isnan(dur)] = 0.0
+        part = {"ts": ts, "dur": dur,
+                "cat": _intern(list(map(_CAT, xs)), self.cats),
+                "name": _intern(list(map(_NAME, xs)), self.names),
+                "pid": self._ids(list(map(_PID, xs)), self.pid_labels),
+                "tid": self._ids(list(map(_TID, xs)), self.tid_labels)}
+        args = list(map(_ARGS, xs))
+        if None in args:
+            args = [a if a is not None else _EMPTY_ARGS for a in args]
+        for key, col in _ARG_KEYS.items():
+            column = _int_column(list(map(attrgetter(_STRUCT_ARGS[key]), args)))
+            part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
+        self._keep_op_args(part["name"], args, True)
+        self.rows += len(xs)
+        self.parts.append(part)
+
+    def _ids(self, vals: list[Any], labels: dict[str, int]) -> np.ndarray:
+        """pid or tid column of the typed decode: the integers as they are, else :meth:`_id` value by value."""
+        try:
+            return np.frombuffer(array.array("q", vals), np.int64)
+        except (TypeError, OverflowError):
+            return np.array([v if type(v) is int else self._id(v, labels) for v in vals], np.int64)
+
+    def _part(self, xs: list[Any]) -> dict[str, np.ndarray]:
+        """The columns of ``xs`` (stdlib-decoded X events with a numeric time)."""
         names, cats, pids, tids = self.names, self.cats, self.pid_labels, self.tid_labels
         part = {
             "ts": np.fromiter((e.ts for e in xs), np.float64, len(xs)),
@@ -421,50 +542,66 @@ class _Columns:
         }
         args = [e.args for e in xs]
         for key, col in _ARG_KEYS.items():
-            if typed:  # int, str or None by the decode's type (ROCm traces write some streams as text)
-                get = attrgetter(_STRUCT_ARGS[key])
-                vals = [get(a) if a is not None else None for a in args]
-                column = np.array([v if type(v) is int else -1 for v in vals], np.int64)
-            else:
-                vals = [a.get(key) if type(a) is dict else None for a in args]
-                column = np.array([v if type(v) is int else -1 for v in vals], np.int64)
+            vals = [a.get(key) if type(a) is dict else None for a in args]
+            column = np.array([v if type(v) is int else -1 for v in vals], np.int64)
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
-        self._keep_op_args(part["name"], args, typed)
+        self._keep_op_args(part["name"], args, False)
         self.rows += len(xs)
         return part
 
     def _keep_op_args(self, name_ids: np.ndarray, args: list[Any], typed: bool) -> None:
-        """The shape arguments of collective and FLOP ops, by row (the shapes of other ops stay unparsed)."""
-        names = None
-        for nid in np.unique(name_ids).tolist():
-            if nid not in self._keeps_args:
-                names = names or list(self.names)  # ids are given in insertion order
-                self._keeps_args[nid] = keeps_args(names[nid])
-        wanted = [nid for nid, yes in self._keeps_args.items() if yes]
-        if not wanted:
+        """The shape arguments of collective and FLOP ops, by row (the shapes of other ops stay unparsed).
+
+        Which name ids keep them is a boolean table over the interned names, extended as names come; a FLOP op's
+        work is worked out once per distinct (name, raw shape arguments) of the typed decode (a training loop
+        repeats the same shapes every step)."""
+        keep = self._keep
+        if len(keep) < len(self.names):
+            names = list(self.names)[len(keep):]
+            self._keep = keep = np.concatenate([keep, np.fromiter(map(_keeps_args, names), bool, len(names))])
+        if not keep.any():
             return
+        rows = np.flatnonzero(keep[name_ids])
+        if not rows.size:
+            return
+        names = list(self.names)
         if typed:
             import msgspec  # the typed decode's raw values (only with msgspec installed)
-        for i in np.flatnonzero(np.isin(name_ids, wanted)).tolist():
+
+            raw_of = attrgetter(*(_STRUCT_ARGS[k] for k in _OP_KEYS))
+        for i in rows.tolist():
             a = args[i]
-            if a is None:
-                continue
-            kept = {}
-            for key in _OP_KEYS:
-                v = _any_arg(a, key) if typed else (a.get(key) if type(a) is dict else None)
-                if typed:
-                    try:
-                        v = msgspec.json.decode(v) if v is not None and len(v) else None
-                    except msgspec.DecodeError:
-                        v = None
-                if v is not None:
-                    kept[key] = v
+            nid = int(name_ids[i])
+            name = names[nid]
+            flop = aten_flops.is_flop_op(name)
+            if typed:
+                raws = raw_of(a)
+                memo = (name, *map(bytes, raws)) if flop else None
+                if memo is not None and memo in self._work_memo:
+                    w = self._work_memo[memo]
+                    if w is not _NO_ARGS:
+                        self.op_work[self.rows + i] = w
+                    continue
+                kept = {}
+                for key, v in zip(_OP_KEYS, raws):
+                    if len(v):
+                        try:
+                            kept[key] = msgspec.json.decode(v)
+                        except msgspec.DecodeError:
+                            continue
+                kept = {k: v for k, v in kept.items() if v is not None}
+            else:
+                if type(a) is not dict:
+                    continue
+                kept = {key: a[key] for key in _OP_KEYS if a.get(key) is not None}
+                memo = None
+            w = (self._work(name, kept) if kept else _NO_ARGS) if flop else None
+            if memo is not None and len(self._work_memo) < _WORK_MEMO:
+                self._work_memo[memo] = w
             if not kept:
                 continue
-            names = names if names is not None and int(name_ids[i]) < len(names) else list(self.names)
-            name = names[int(name_ids[i])]
-            if aten_flops.is_flop_op(name):
-                self.op_work[self.rows + i] = self._work(name, kept)
+            if flop:
+                self.op_work[self.rows + i] = w
             else:
                 self.op_args[self.rows + i] = kept
 
@@ -529,6 +666,53 @@ class _Columns:
         return np.concatenate([p.pop(key) for p in self.parts]).astype(dtype, copy=False)
 
 
+#: Distinct (FLOP op, shapes) whose work is remembered: far more than a model has, a bound for hostile files.
+_WORK_MEMO = 1 << 16
+_NO_ARGS = object()  # a FLOP op whose raw shape arguments hold nothing
+
+
+_PH, _TS, _DUR, _CAT, _NAME, _PID, _TID, _ARGS = map(attrgetter, ("ph", "ts", "dur", "cat", "name", "pid", "tid", "args"))
+
+
+def _positions(items: list[Any], value: Any, n: int) -> list[int]:
+    """The indexes of the ``n`` occurrences of ``value`` in ``items``."""
+    out, i = [], -1
+    for _ in range(n):
+        i = items.index(value, i + 1)
+        out.append(i)
+    return out
+
+
+def _intern(vals: list[Any], ids: dict[str, int]) -> np.ndarray:
+    """Ids of ``vals`` (strings; anything else reads as ""), new strings numbered in order of first appearance,
+    as a ``setdefault`` per value would: by hashing each distinct value once (``dict.fromkeys``), not by sorting."""
+    local = {}
+    for v in dict.fromkeys(vals):
+        local[v] = ids.setdefault(v if isinstance(v, str) else "", len(ids))
+    return np.fromiter(map(local.__getitem__, vals), np.int32, len(vals))
+
+
+def _remap(theirs: dict[str, int], mine: dict[str, int], new_id: Callable[[dict], int]) -> list[int]:
+    """``theirs``' keys (in their order) interned into ``mine``: their ids in ``mine``, listed by their order."""
+    return [mine.setdefault(k, new_id(mine)) for k in theirs]
+
+
+def _relabel(ids: list[int]) -> Callable[[int], int]:
+    """A string pid/tid's id (-2, -3, ...) in a worker's columns -> its id in the merged ones; others as they are."""
+    return lambda v: ids[-2 - v] if v <= -2 else v
+
+
+def _int_column(vals: list[Any]) -> np.ndarray:
+    """An integer argument's column: the values where they are 64-bit integers, else -1.
+
+    ``array("q")`` is the strict converter: it takes Python integers of 64 bits and refuses anything else (None, a
+    string, which ``np.array(..., np.int64)`` would parse), so a column with one such value takes the slow path."""
+    try:
+        return np.frombuffer(array.array("q", vals), np.int64)
+    except (TypeError, OverflowError):
+        return np.array([v if type(v) is int else -1 for v in vals], np.int64)
+
+
 def _is_number(v: Any) -> bool:
     return type(v) in (int, float) and v == v  # NaN is no time
 
@@ -562,8 +746,14 @@ class _Parser:
     """One pass over the (decompressed) bytes: head, events chunk by chunk, tail."""
 
     def __init__(self, name: str, stream: IO[bytes], compressed: bool, max_bytes: int | None,
-                 progress: ProgressFn | None, decoder: str):
+                 progress: ProgressFn | None, decoder: str, workers: int | None = None):
         self.name, self.stream, self.compressed = name, stream, compressed
+        self.workers = _default_workers() if workers is None else workers
+        self.pool: Any = None
+        #: chunks in flight, oldest first: (future, file offset, the separator text before it, its text)
+        self.pending: deque[tuple[Any, int, bytes, bytes]] = deque()
+        self.rewound = False  # a chunk in flight failed: the next one is decoded here
+        self.size_hint = 0  # the text's size where known before reading (a big file's workers start at once)
         self.max_bytes, self.progress, self.decoder = max_bytes, progress, decoder
         self.buf = b""
         self.base = 0  # file offset of buf[0]
@@ -611,8 +801,12 @@ class _Parser:
 
     # -- stages
     def run(self) -> KinetoTrace:
-        meta, pos = self._head()
-        pos = self._events(pos)
+        try:
+            meta, pos = self._head()
+            pos = self._events(pos)
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown(wait=True, cancel_futures=True)
         if pos is not None:
             meta.update(self._tail(pos))
         return self._result(meta)
@@ -650,22 +844,123 @@ class _Parser:
             self._fill(len(self.buf) + _READ_BLOCK)
 
     def _events(self, pos: int) -> int | None:
-        """Decode the array chunk by chunk; the offset just after its ``]``, None when reading stopped first."""
+        """Decode the array chunk by chunk; the offset just after its ``]``, None when reading stopped first.
+
+        A big trace's chunks go to worker processes (:meth:`_parallel`), in flight a few at a time and merged in file
+        order, so the columns are those of the serial path, chunk for chunk.  A chunk cut at its first candidate is
+        sent; if it does not decode there, the reader goes back to its start and reads on here (:meth:`_rewind`)."""
         while True:
             self._fill(pos + CHUNK_BYTES + _READ_BLOCK)
             pos = self._skip_ws(pos)
-            if self.buf[pos:pos + 1] == b"]":
-                return pos + 1
-            if self.buf[pos:pos + 1] == b",":
+            at_end = self.buf[pos:pos + 1] == b"]"
+            if not at_end and self.buf[pos:pos + 1] == b",":
                 pos = self._skip_ws(pos + 1)
-            if pos >= len(self.buf):
+            if at_end or pos >= len(self.buf):
+                if not self._settle():
+                    pos = 0
+                    continue
+                if at_end:
+                    return pos + 1
                 self._stop("the trace ends inside the \"traceEvents\" array: was it still being written?")
                 return None
+            if not self.rewound and self._parallel():
+                end = self._send(pos)
+                if end is not None:
+                    self._drop(end)
+                    pos = 0
+                    continue
+                if self.rewound:
+                    pos = 0
+                    continue
+            if not self._settle():
+                pos = 0
+                continue
+            self.rewound = False
             end = self._chunk(pos)
             if end is None:
                 return None
             self._drop(end)
             pos = 0
+
+    # -- chunks decoded by worker processes
+    def _parallel(self) -> bool:
+        """Whether chunks go to worker processes: a big trace (past :data:`PARALLEL_AFTER` bytes and not at its end)
+        with workers to give them to; the pool is started then."""
+        if self.pool is not None:
+            return True
+        if self.workers < 2 or max(self.base, self.size_hint // 2) < PARALLEL_AFTER or self.eof:
+            return False
+        self.pool = _start_pool(self.workers)
+        if self.pool is None:
+            self.workers = 1
+        return self.pool is not None
+
+    def _send(self, pos: int) -> int | None:
+        """Give the chunk at ``pos`` to a worker, cut at its first candidate; the offset after it, or None where the
+        chunk is not an ordinary one (the input's last, one event longer than the buffer; it is decoded here after
+        the chunks in flight) or where a chunk in flight failed (:attr:`rewound`)."""
+        size = _chunk_size(self.buf, pos)
+        if len(self.buf) - pos <= size:
+            return None
+        m = _EVENT_CUT.search(self.buf, pos + size, pos + size + _READ_BLOCK) or _CUT.search(self.buf, pos + size)
+        if m is None:
+            return None
+        while len(self.pending) >= 2 * self.workers:
+            if not self._merge_oldest():
+                return None
+        cut = m.start() + 1
+        data = self.buf[pos:cut]
+        try:
+            fut = self.pool.submit(_decode_part, data, self.decoder)
+        except Exception:  # noqa: BLE001 - a broken pool: read on here, after the chunks in flight
+            self._drop_pool()
+            return None
+        self.pending.append((fut, self.base + pos, self.buf[:pos], data))
+        return cut
+
+    def _drop_pool(self) -> None:
+        """No more workers for this trace (the chunks in flight are still merged or read again)."""
+        pool, self.pool, self.workers = self.pool, None, 1
+        if pool is not None:
+            pool.shutdown(wait=False, cancel_futures=True)
+
+    def _merge_oldest(self) -> bool:
+        """Wait for the oldest chunk in flight and add its columns; False when it did not decode (:meth:`_rewind`).
+
+        A worker that failed (out of memory under the memory guard's limit, killed) costs the pool, not the trace:
+        its chunk and the rest are read in this process."""
+        fut = self.pending[0][0]
+        try:
+            part = fut.result()
+        except Exception:  # noqa: BLE001 - whatever a worker died of, the serial path reads the same bytes
+            part = None
+            self._drop_pool()
+        if part is None:
+            self._rewind()
+            return False
+        self.pending.popleft()
+        self.cols.merge(part)
+        return True
+
+    def _rewind(self) -> None:
+        """The oldest chunk in flight was cut inside a string or an object: it and every later one are forgotten and
+        ``buf`` starts at its first byte again (its text and the text between the later ones were kept)."""
+        _, start, _, first = self.pending.popleft()
+        parts = [first]
+        for fut, _, lead, data in self.pending:
+            fut.cancel()
+            parts += (lead, data)
+        self.pending.clear()
+        self.buf = b"".join([*parts, self.buf])
+        self.base = start
+        self.rewound = True
+
+    def _settle(self) -> bool:
+        """Every chunk in flight merged; False when one failed (``buf`` then starts at it: :meth:`_rewind`)."""
+        while self.pending:
+            if not self._merge_oldest():
+                return False
+        return True
 
     def _chunk(self, pos: int) -> int | None:
         """Decode whole events from ``pos``; the offset after the last one, None when reading must stop.
@@ -785,11 +1080,65 @@ class _Parser:
         )
 
 
+#: Bytes of events read in this process before chunks go to worker processes (at once where the file is known to be
+#: twice as big): a trace smaller than this is not worth a pool's start (~0.1 s forked, ~1 s spawned).
+PARALLEL_AFTER = 32 << 20
+#: Worker processes at most (each holds one chunk's decoded objects, a few tens of MB).
+MAX_WORKERS = 4
+
+
+def _default_workers() -> int:
+    """The CPUs this process may run on, at most :data:`MAX_WORKERS`; 1 inside a daemonic worker (it may not start
+    processes) or where ``TB_GPU_ADVISOR_PARSE_WORKERS`` says so."""
+    env = os.environ.get("TB_GPU_ADVISOR_PARSE_WORKERS")
+    if env:
+        try:
+            return max(1, int(env))
+        except ValueError:
+            pass
+    if multiprocessing.current_process().daemon:
+        return 1
+    try:
+        n = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        n = os.cpu_count() or 1
+    return max(1, min(n, MAX_WORKERS))
+
+
+def _start_pool(workers: int) -> Any:
+    """A process pool, or None where none can be started.  Forked where this process runs one thread (the CLI: a
+    fork costs milliseconds), else spawned (forking a threaded server can deadlock the child)."""
+    method = "fork" if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods() else "spawn"
+    try:
+        return concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
+    except (OSError, ValueError, NotImplementedError):
+        return None
+
+
+def _decode_part(data: bytes, decoder: str) -> _Columns | None:
+    """In a worker: the columns of one chunk of whole events, as this process would add them to fresh columns;
+    None when the chunk does not decode (its cut was no event boundary)."""
+    try:
+        events = _decode_chunk(data, decoder)
+    except ValueError:
+        return None
+    cols = _Columns()
+    cols._work_memo = _WORKER_MEMO  # a worker's chunks share the work of the shapes they repeat
+    cols.add(events, typed=decoder == "msgspec")
+    cols._work_memo = {}  # not sent back: the merge needs none, and its sentinel does not survive pickling
+    return cols
+
+
+#: In a worker process: (FLOP op, raw shapes) -> work, over the chunks it decodes (it lives as long as the pool,
+#: one parse).
+_WORKER_MEMO: dict[tuple, Any] = {}
+
+
 def _chunk_size(buf: bytes, pos: int) -> int:
     """Bytes from ``pos`` to decode as one chunk: ``CHUNK_BYTES``, less where they hold more than
     ``CHUNK_OBJECTS`` objects, so a chunk's decoded objects stay bounded however small its events are."""
     scanned = min(len(buf) - pos, CHUNK_BYTES)
-    objects = buf.count(b"}", pos, pos + scanned)
+    objects = int(np.count_nonzero(np.frombuffer(buf, np.uint8, scanned, pos) == 0x7D))  # "}": 4x bytes.count's speed
     if objects <= CHUNK_OBJECTS:
         return CHUNK_BYTES
     return max(scanned * CHUNK_OBJECTS // objects, 1 << 12)

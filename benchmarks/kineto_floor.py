@@ -40,9 +40,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
+sys.path.insert(0, os.path.join(REPO, "scripts"))
+from golden import _strip  # noqa: E402  (reports compared as the goldens compare them: version fields dropped)
 PROFILES = os.path.join(REPO, "..", "shared", "profiles", "real-h100-torch")
 SHAPES = {"h100": "torch_healthy_bf16", "tiny": "torch_tiny_ops"}
-VOLATILE = ("analyzer_version", "schema_version", "generated_at", "tool_version", "version")
 
 
 # -- child side -----------------------------------------------------------------------------------------------
@@ -137,14 +138,6 @@ def run_child(method: str, path: str, out: str, warm: str, before: str | None) -
     if p.returncode != 0:
         return {"error": (p.stderr.strip().splitlines() or ["?"])[-1][:80]}
     return json.loads(p.stdout.strip().splitlines()[-1])
-
-
-def _strip(obj):
-    if isinstance(obj, dict):
-        return {k: _strip(v) for k, v in obj.items() if k not in VOLATILE}
-    if isinstance(obj, list):
-        return [_strip(v) for v in obj]
-    return obj
 
 
 def _digest(path: str) -> str | None:

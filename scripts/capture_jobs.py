@@ -26,16 +26,21 @@ def guarded(fn):
     return run
 
 
+def _llama(torch, config, causal_lm):
+    """A random-init Llama (8 layers, hidden 1024, GQA 16/4) in bf16 and a batch of 4 prompts of 128 tokens."""
+    cfg = config(hidden_size=1024, intermediate_size=2816, num_hidden_layers=8, num_attention_heads=16,
+                 num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048)
+    torch.manual_seed(0)
+    model = causal_lm(cfg).to("cuda", torch.bfloat16).eval()
+    return model, torch.randint(0, 32000, (4, 128), device="cuda")
+
+
 @guarded
 def hf_generate():
     import torch
     from torch.profiler import ProfilerActivity, profile, tensorboard_trace_handler
     from transformers import LlamaConfig, LlamaForCausalLM
-    cfg = LlamaConfig(hidden_size=1024, intermediate_size=2816, num_hidden_layers=8, num_attention_heads=16,
-                      num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048)
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(cfg).to("cuda", torch.bfloat16).eval()
-    ids = torch.randint(0, 32000, (4, 128), device="cuda")
+    model, ids = _llama(torch, LlamaConfig, LlamaForCausalLM)
     gen = dict(max_new_tokens=32, min_new_tokens=32, do_sample=False, pad_token_id=0)
     model.generate(ids, **gen)  # warm-up
     torch.cuda.synchronize()
@@ -144,11 +149,7 @@ def hf_generate_stack():
     import torch
     from torch.profiler import ProfilerActivity, profile, tensorboard_trace_handler
     from transformers import LlamaConfig, LlamaForCausalLM
-    cfg = LlamaConfig(hidden_size=1024, intermediate_size=2816, num_hidden_layers=8, num_attention_heads=16,
-                      num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048)
-    torch.manual_seed(0)
-    model = LlamaForCausalLM(cfg).to("cuda", torch.bfloat16).eval()
-    ids = torch.randint(0, 32000, (4, 128), device="cuda")
+    model, ids = _llama(torch, LlamaConfig, LlamaForCausalLM)
     gen = {"max_new_tokens": 16, "min_new_tokens": 16, "do_sample": False, "pad_token_id": 0}
     model.generate(ids, **gen)
     torch.cuda.synchronize()

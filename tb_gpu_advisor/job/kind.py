@@ -31,6 +31,8 @@ class Kind:
     evidence: str  # in words, with the name that showed it
     engine: str | None = None  # frameworks.engines id
     engine_name: str | None = None
+    #: no GPU work and no GPU runtime call at all: the framework's ops ran on the CPU (a model never moved to a GPU)
+    cpu_only: bool = False
 
 
 def work_kind(trace: Trace, fw: Framework) -> Kind:
@@ -39,6 +41,10 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     if trace.snapshot is not None and not kernels:
         return _snapshot_kind(trace)
     if not any(len(d) for d in trace.devices):
+        names = trace.h.names[:_MAX_NAMES] if len(trace.h) else []
+        if names and not any(devices.is_runtime_call(n) for n in names):
+            return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture, and the host "
+                                          "made no GPU runtime call: the work ran on the CPU", cpu_only=True)
         return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture")
     host = list(trace.h.names[:_MAX_NAMES]) if len(trace.h) else []
     found = engines.find(host, kernels)

@@ -23,11 +23,15 @@ def check(m: HostMetrics) -> list[Finding]:
     c, s = m.capture, m.steps
     out = []
     if not any(g.active for g in m.gpus):
+        cpu = m.job is not None and m.job.kind.cpu_only
         out.append(finding(
             ctx, ID, "warning",
-            f"No GPU kernel or copy in this capture ({len(m.gpus)} GPU planes, {c.num_events:,} events): the guide's "
-            f"GPU checks were skipped. Was the GPU visible to {ctx.fw.label('gpu_user')}, and did the profiled window include "
-            f"the GPU work (training steps, forward passes, engine steps)?",
+            f"No GPU kernel or copy in this capture ({len(m.gpus)} GPU planes, {c.num_events:,} events"
+            f"{'; the host made no GPU runtime call: the work ran on the CPU' if cpu else ''}): the guide's GPU checks "
+            f"were skipped. Was the GPU "
+            f"visible to {ctx.fw.label('gpu_user')}, and did the profiled window include the GPU work (training "
+            f"steps, forward passes, engine steps)?" + (" If the job should use the GPU, move the model and its "
+                                                       "inputs there." if cpu else ""),
             title="No GPU activity in the capture",
             metric=value_metric("active_gpus", "GPUs with activity", 0, "count", "0", severity="warning",
                                 good_direction="higher"),
@@ -101,3 +105,4 @@ def _n(k: int, unit: str) -> str:
 def _note(ctx, summary: str, title: str, metric: tuple, actions: list):
     """An info finding about the capture: ``metric`` = (id, label, value, unit, display, threshold)."""
     return finding(ctx, ID, "info", summary, title=title, metric=value_metric(*metric, severity="info"), actions=actions)
+

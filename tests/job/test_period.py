@@ -92,3 +92,13 @@ def test_a_training_windows_layers_are_not_steps():
         pytest.skip("the shared Nsight captures are not here")
     rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "nsys"))
     assert rep.job["kind"] == "training" and rep.steps["source"] != "repeated_launches"
+
+
+def test_a_cpu_only_run_is_said_to_have_run_on_the_cpu():
+    """The CNN trained on the CPU (a GPU present, unused): no GPU runtime call at all, so the job ran on the CPU, and
+    the capture finding says so, with the fix for a job that should have used the GPU."""
+    (path,) = (JOBS / "torch_cpu_only").glob("*.pt.trace.json.gz")
+    rep = _report(path)
+    assert rep.job["kind"] == "no_gpu" and "ran on the CPU" in rep.job["kind_evidence"]
+    (f,) = [f for f in rep.findings if f.rule == "capture_quality" and "No GPU activity" in f.title]
+    assert "the work ran on the CPU" in f.summary and "move the model" in f.summary

@@ -33,7 +33,9 @@ from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.trace import Trace
 
 #: Launches looked at (the first ones): the period shows within them, and a huge capture stays cheap.
-MAX_LAUNCHES = 400_000
+MAX_LAUNCHES = 200_000
+#: Launches compared one period apart around the middle before a candidate period is checked over the whole sequence.
+_PROBE = 64
 #: Share of a period's boundaries where the host waited for the GPU (a sync): a loop reads its
 #: results (a token, a loss, a stop flag); a model's layers never wait for each other.
 _WAITED = 0.8
@@ -114,8 +116,10 @@ def _period(key: np.ndarray) -> tuple[int, int, int] | None:
     if mid.size < 2:
         return None
     ids, counts = np.unique(key, return_counts=True)
-    count_of = dict(zip(ids.tolist(), counts.tolist()))
-    rare = sorted({int(k) for k in mid if count_of[int(k)] >= 2}, key=lambda k: count_of[k])[:_ANCHORS]
+    in_mid = np.unique(mid)
+    cnt = counts[np.searchsorted(ids, in_mid)]
+    keep = cnt >= 2
+    rare = in_mid[keep][np.argsort(cnt[keep], kind="stable")][:_ANCHORS].tolist()
     cands: set[int] = set()
     for k in rare:
         pos = np.flatnonzero(key == k)
@@ -123,7 +127,16 @@ def _period(key: np.ndarray) -> tuple[int, int, int] | None:
         d = np.abs(pos - i0)
         cands.update(int(x) for x in np.sort(d[(d > 0) & (d <= n // 2)])[:_MAX_CANDIDATES])
     best: tuple[int, int, int] | None = None
+    c = n // 2
+    other = np.flatnonzero(key[c:] != key[c])
+    same_run = int(other[0]) if other.size else n - c  # launches of one kernel from the middle on
     for p in sorted(cands):
+        if p <= same_run:
+            continue  # a period of one kernel over and over: no step
+        if best is not None and p % best[0] == 0:
+            continue  # a multiple of a period found covers no more than it
+        if not _probe(key, c, p):
+            continue  # the middle does not repeat with this period: no need to look at the whole sequence
         run_start, run_len = _longest_run(key[:-p] == key[p:])
         length = run_len + p
         if run_len < p or np.unique(key[run_start:run_start + p]).size < 2:
@@ -131,6 +144,14 @@ def _period(key: np.ndarray) -> tuple[int, int, int] | None:
         if best is None or length > best[2]:
             best = (p, run_start, length)
     return best
+
+
+def _probe(key: np.ndarray, c: int, p: int) -> bool:
+    """Whether the launches after the middle repeat ``p`` later (or ``p`` earlier, near the end)."""
+    m = min(_PROBE, key.size - c)
+    if c + p + m <= key.size:
+        return bool(np.array_equal(key[c:c + m], key[c + p:c + p + m]))
+    return c - p >= 0 and bool(np.array_equal(key[c - p:c - p + m], key[c:c + m]))
 
 
 def _longest_run(eq: np.ndarray) -> tuple[int, int]:

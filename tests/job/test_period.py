@@ -102,3 +102,19 @@ def test_a_cpu_only_run_is_said_to_have_run_on_the_cpu():
     assert rep.job["kind"] == "no_gpu" and "ran on the CPU" in rep.job["kind_evidence"]
     (f,) = [f for f in rep.findings if f.rule == "capture_quality" and "No GPU activity" in f.title]
     assert "the work ran on the CPU" in f.summary and "move the model" in f.summary
+
+
+def test_the_period_of_a_launch_sequence_by_construction():
+    """``_period`` on sequences whose period is known: a 1,000-launch step repeated 200 times after a 300-launch
+    prefix (the period, and the region without the prefix); random launches and one kernel over and over (no
+    period); 450 tiny kernels and one other per step (451)."""
+    from tb_gpu_advisor.job.period import _period
+
+    rng = np.random.default_rng(0)
+    step = rng.integers(0, 50, 1000)
+    seq = np.r_[rng.integers(50, 60, 300), np.tile(step, 200)].astype(np.int64)
+    p, first, length = _period(seq)
+    assert p == 1000 and first == 300 and length == seq.size - 300
+    assert _period(rng.integers(0, 2, 200_000).astype(np.int64)) is None
+    assert _period(np.zeros(100_000, np.int64)) is None
+    assert _period(np.tile(np.r_[np.zeros(450, np.int64), [1]], 400))[0] == 451

@@ -142,3 +142,19 @@ def test_xplane_floor_on_three_densities(tmp_path) -> None:
     cmp = subprocess.run([sys.executable, script, "--compare", str(saved[0]), str(saved[0])],
                          capture_output=True, text=True, timeout=60, check=False)
     assert cmp.returncode == 0 and cmp.stdout.count("| 200KB ") == 3, cmp.stdout + cmp.stderr
+
+
+def test_issue30_runs_its_parts_in_one_report() -> None:
+    """``benchmarks/issue30.py`` runs the parts it is asked for back to back and prints each one's table under its
+    heading, between the machine's load at start and end (the JSON writer's and the CLI start-up's here: seconds);
+    an unknown part is refused."""
+    script = os.path.join(REPO, "benchmarks", "issue30.py")
+    out = subprocess.run([sys.executable, script, "--skip", "kineto,xplane,kineto_hta"], capture_output=True,
+                         text=True, timeout=600, cwd=REPO)
+    assert out.returncode == 0, out.stderr[-2000:]
+    text = out.stdout
+    assert text.index("Start:") < text.index("## json") < text.index("## startup") < text.index("End:")
+    assert "texts equal to the asdict reference: True" in text and "| cli --help" in text
+    bad = subprocess.run([sys.executable, script, "--skip", "nothing_such"], capture_output=True, text=True,
+                         timeout=60, cwd=REPO)
+    assert bad.returncode == 2 and "unknown parts" in bad.stderr

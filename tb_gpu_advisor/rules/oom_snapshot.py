@@ -40,8 +40,7 @@ def check(m: HostMetrics) -> list[Finding]:
         where = o.frames[0] if o.frames else "an unknown place (record the history with stacks)"
         at = f"{where}" + (f", called from {o.label}" if o.label and o.label != where else "")
         cached = max(o.reserved_bytes - o.allocated_bytes, 0)
-        live = ", ".join(f"{mem.CATEGORY_WORDS[c].split(' (')[0]} {gb(b)}"
-                         for c, b in sorted(o.by_category.items(), key=lambda x: -x[1]))
+        live = ", ".join(f"{_what(c)} {gb(b)}" for c, b in sorted(o.by_category.items(), key=lambda x: -x[1]))
         text = (f"Allocating {gb(o.requested_bytes)} on GPU {gpu} failed ({at}): the driver had "
                 f"{gb(o.device_free_bytes)} free, {gb(o.allocated_bytes)} was allocated and {gb(o.reserved_bytes)} "
                 f"reserved ({gb(cached)} cached but unallocated).")
@@ -51,13 +50,11 @@ def check(m: HostMetrics) -> list[Finding]:
             text += (f" The driver had more free than the request: a memory cap this process set refused it (reserved "
                      f"{gb(o.reserved_bytes)} plus the request is above it). Raise the cap if the GPU is this job's; "
                      f"else shrink what lives.")
-            if frees:
-                text += f" What frees the most: {mem.CATEGORY_WORDS[largest].split(' (')[0]}, about {gb(frees)}."
         elif cause == "fragmentation":
             text += (f" Cached plus free memory ({gb(cached + max(o.device_free_bytes, 0))}) would have served the "
                      f"request: it was there, split into blocks too small for it.")
-        else:
-            text += f" What frees the most: {mem.CATEGORY_WORDS[cause].split(' (')[0]}, about {gb(frees)}."
+        if cause != "fragmentation" and (frees or cause != "memory_cap"):
+            text += f" What frees the most: {_what(largest)}, about {gb(frees)}."
         if n > 1:
             text += f" The snapshot holds {n} out-of-memory errors on this GPU; this is the first."
         out.append(finding(
@@ -74,6 +71,11 @@ def check(m: HostMetrics) -> list[Finding]:
             actions=ctx.fw.fixes_for(ID, [cause, largest]), gpu=gpu, saving_bytes=frees,
         ))
     return out
+
+
+def _what(category: str) -> str:
+    """A kind of live memory in a few words (its summary words without the parenthesis)."""
+    return mem.CATEGORY_WORDS[category].split(" (")[0]
 
 
 def cause_of(o: OomReport) -> tuple[str, str, int]:

@@ -35,6 +35,8 @@ import time
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_FILE = os.path.join(os.path.dirname(REPO), "shared", "profiles", "v100_bert_8gpu_tf24.xplane.pb")
+if not os.path.exists(DEFAULT_FILE):  # a checkout without ../shared: a real capture the repository holds
+    DEFAULT_FILE = os.path.join(REPO, "tests", "fixtures", "wild", "amd_mi250")
 
 
 def _load() -> str:

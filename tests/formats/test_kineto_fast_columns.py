@@ -10,7 +10,9 @@ strings.
 from __future__ import annotations
 
 import dataclasses
+import gzip
 import json
+import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -26,6 +28,18 @@ from tests.support.real_checks import REAL_TORCH_SET
 H100 = sorted(REAL_TORCH_SET.glob("*/*.pt.trace.json")) if REAL_TORCH_SET.is_dir() else []
 WILD = sorted((FIXTURES / "wild").glob("*/*.pt.trace.json.gz"))
 TRACES = H100 + WILD
+
+
+def _plain_trace(tmp: Path) -> Path:
+    """An uncompressed real trace (workers decode chunks of a plain file, never of a .gz): the H100 set's, else a
+    public one unpacked (the largest: the tests cut it into many chunks)."""
+    if H100:
+        return H100[0]
+    src_path = max(WILD, key=lambda p: p.stat().st_size)
+    out = tmp / src_path.name[: -len(".gz")]
+    with gzip.open(src_path, "rb") as src, open(out, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    return out
 HAVE_MSGSPEC = parse._decoder(None) == "msgspec"
 DECODERS = ["json"] + (["msgspec"] if HAVE_MSGSPEC else [])
 
@@ -130,12 +144,12 @@ def test_a_daemonic_process_reads_alone(monkeypatch: pytest.MonkeyPatch) -> None
     assert parse._default_workers() == 3
 
 
-def test_a_threaded_process_spawns_its_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_threaded_process_spawns_its_workers(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """In TensorBoard (threads) the pool is spawned, not forked: fresh interpreters that import the reader and
     decode the chunks they are sent; the result is still the serial one."""
     import threading
 
-    path = (H100 or WILD)[0]
+    path = _plain_trace(tmp_path)
     monkeypatch.setattr(parse, "CHUNK_BYTES", 64 << 10)
     monkeypatch.setattr(parse, "_READ_BLOCK", 64 << 10)
     serial = whole(parse_trace(str(path), workers=1))
@@ -171,10 +185,10 @@ def _dies_on_the_third_chunk(data: bytes, decoder: str) -> Any:
 _REAL_DECODE_PART = parse._decode_part
 
 
-def test_a_worker_that_fails_costs_the_pool_not_the_trace(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_worker_that_fails_costs_the_pool_not_the_trace(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A worker out of memory: its chunk and every later one are read in this process, and the columns are the
     serial ones (the pool is forked after the patch, so its workers run the failing decode)."""
-    path = (H100 or WILD)[0]
+    path = _plain_trace(tmp_path)
     monkeypatch.setattr(parse, "CHUNK_BYTES", 32 << 10)
     monkeypatch.setattr(parse, "_READ_BLOCK", 32 << 10)
     serial = whole(parse_trace(str(path), workers=1))

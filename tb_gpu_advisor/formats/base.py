@@ -117,6 +117,34 @@ class Layout(Protocol):
         this format's.  Raises ValueError when it is, but not in the layout."""
 
 
+#: TensorBoard's folder of plugin data in a run (``<run>/plugins/<plugin>/...``): the XPlane profiler writes below it;
+#: a run's own traces, exports and snapshots lie beside it, never in it.
+PLUGINS_DIR = "plugins"
+
+
+class RunFolderLayout:
+    """What the layouts of files kept in a run's own folder share (PyTorch traces, Nsight exports, memory snapshots):
+    such a file is anywhere but under ``plugins/``, so no place is wrong for it and no single file names its logdir.
+    Each subclass says which names it claims (:meth:`claims`, :meth:`maybe`), how its content is told
+    (:meth:`sniff`) and how files group into sessions (:meth:`group`)."""
+
+    expected: str
+
+    @staticmethod
+    def in_run_folder(rel: tuple[str, ...]) -> bool:
+        """The file at ``rel`` lies outside every ``plugins/`` folder."""
+        return PLUGINS_DIR not in rel[:-1]
+
+    def descend(self, rel: tuple[str, ...]) -> bool:
+        return PLUGINS_DIR not in rel
+
+    def misplaced(self, rel: tuple[str, ...]) -> bool:
+        return False
+
+    def locate(self, path: str) -> Located | None:
+        return None  # placed by its folder only: discovery finds it there (``discover.locate_file``)
+
+
 @dataclass(frozen=True)
 class Format:
     """One input format, as the pipeline knows it."""

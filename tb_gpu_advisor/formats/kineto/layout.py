@@ -28,13 +28,12 @@ import zlib
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, Located, session_name
+from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 #: Trace file endings (``tensorboard_trace_handler``, ``use_gzip=True`` for the second).
 SUFFIXES = (".pt.trace.json", ".pt.trace.json.gz")
 #: Other formats' plugin assets live below this folder; PyTorch never writes there.
-PLUGINS_DIR = "plugins"
 EXPECTED = "<run>/<worker>.<time>.pt.trace.json[.gz]"
 
 
@@ -247,24 +246,18 @@ def _sessions(files: list[_File]) -> list[list[_File]]:
     return out
 
 
-class KinetoLayout:
+class KinetoLayout(RunFolderLayout):
     expected = EXPECTED
 
     def claims(self, rel: tuple[str, ...]) -> bool:
-        return worker_of(rel[-1]) is not None and PLUGINS_DIR not in rel[:-1]
+        return worker_of(rel[-1]) is not None and self.in_run_folder(rel)
 
     def maybe(self, rel: tuple[str, ...]) -> bool:
         """A file whose name does not say, but whose content may (:func:`sniff`): another JSON in a run folder."""
-        return other_json(rel[-1]) and PLUGINS_DIR not in rel[:-1]
+        return other_json(rel[-1]) and self.in_run_folder(rel)
 
     def sniff(self, path: str) -> str | None:
         return sniff(path)
-
-    def descend(self, rel: tuple[str, ...]) -> bool:
-        return PLUGINS_DIR not in rel
-
-    def misplaced(self, rel: tuple[str, ...]) -> bool:
-        return False
 
     def group(self, found: list[Found]) -> Groups:
         """Sessions of each run folder (see the module docstring), hosts by machine."""
@@ -282,8 +275,6 @@ class KinetoLayout:
                 groups.setdefault((run, name, folder), []).extend(by_machine([x.host for x in session]))
         return groups
 
-    def locate(self, path: str) -> Located | None:
-        return None
 
 
 LAYOUT = KinetoLayout()

@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, Located, session_name
+from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 # The tables (numpy, sqlite3) and the exporter (subprocess) are imported when an SQLite file is probed: discovery of a
@@ -35,7 +35,6 @@ REP_SUFFIX = ".nsys-rep"
 
 #: Names an export may have; its tables decide.
 SQLITE_SUFFIXES = (".sqlite", ".sqlite3", ".db")
-PLUGINS_DIR = "plugins"
 EXPECTED = "<run>/<report>.sqlite (nsys export --type sqlite) or <run>/<report>.nsys-rep"
 #: Ranks of one job start their captures within this many seconds of each other.
 RANK_WINDOW_S = 300.0
@@ -183,23 +182,17 @@ def _hosts(files: list[_File]) -> list[HostFile]:
     return out
 
 
-class NsysLayout:
+class NsysLayout(RunFolderLayout):
     expected = EXPECTED
 
     def claims(self, rel: tuple[str, ...]) -> bool:
-        return rel[-1].endswith(REP_SUFFIX) and len(rel[-1]) > len(REP_SUFFIX) and PLUGINS_DIR not in rel[:-1]
+        return rel[-1].endswith(REP_SUFFIX) and len(rel[-1]) > len(REP_SUFFIX) and self.in_run_folder(rel)
 
     def maybe(self, rel: tuple[str, ...]) -> bool:
-        return rel[-1].endswith(SQLITE_SUFFIXES) and PLUGINS_DIR not in rel[:-1]
+        return rel[-1].endswith(SQLITE_SUFFIXES) and self.in_run_folder(rel)
 
     def sniff(self, path: str) -> str | None:
         return sniff(path)
-
-    def descend(self, rel: tuple[str, ...]) -> bool:
-        return PLUGINS_DIR not in rel
-
-    def misplaced(self, rel: tuple[str, ...]) -> bool:
-        return False
 
     def group(self, found: list[Found]) -> Groups:
         by_run: dict[tuple[str, str], list[Found]] = {}
@@ -218,8 +211,6 @@ class NsysLayout:
                 groups.setdefault((run, name, folder), []).extend(_hosts(job))
         return groups
 
-    def locate(self, path: str) -> Located | None:
-        return None  # placed by its folder only: discovery finds it there (``discover.locate_file``)
 
 
 LAYOUT = NsysLayout()

@@ -12,11 +12,10 @@ from __future__ import annotations
 import re
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, Located, session_name
+from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 SUFFIXES = (".pickle", ".pkl")
-PLUGINS_DIR = "plugins"
 EXPECTED = "<run>/<name>.pickle (torch.cuda.memory._dump_snapshot)"
 #: How much of a file's start is read to tell a snapshot.
 SNIFF_BYTES = 4096
@@ -45,23 +44,17 @@ def sniff(path: str) -> str | None:
     return None
 
 
-class SnapshotLayout:
+class SnapshotLayout(RunFolderLayout):
     expected = EXPECTED
 
     def claims(self, rel: tuple[str, ...]) -> bool:
         return False  # a name never says: the content does (maybe + sniff)
 
     def maybe(self, rel: tuple[str, ...]) -> bool:
-        return is_pickle_name(rel[-1]) and PLUGINS_DIR not in rel[:-1]
+        return is_pickle_name(rel[-1]) and self.in_run_folder(rel)
 
     def sniff(self, path: str) -> str | None:
         return sniff(path)
-
-    def descend(self, rel: tuple[str, ...]) -> bool:
-        return PLUGINS_DIR not in rel
-
-    def misplaced(self, rel: tuple[str, ...]) -> bool:
-        return False
 
     def group(self, found: list[Found]) -> Groups:
         """One session per snapshot, named after its file's time (``_snapshot`` appended), in its folder's run."""
@@ -77,8 +70,6 @@ class SnapshotLayout:
             groups[key] = [HostFile(host, f.path, f.size, f.mtime_ns, "snapshot")]
         return groups
 
-    def locate(self, path: str) -> Located | None:
-        return None
 
 
 def _host(name: str) -> str:

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import os
 
-from tb_gpu_advisor.formats.base import Found, Groups, Located
+from tb_gpu_advisor.formats.base import PLUGINS_DIR, Found, Groups, Located
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 HOST_SUFFIX = ".xplane.pb"
-PLUGINS_DIR = "plugins"
 PROFILE_DIR = "profile"
 EXPECTED = "<run>/plugins/profile/<session>/<host>" + HOST_SUFFIX
 

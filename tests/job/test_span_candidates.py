@@ -62,3 +62,37 @@ def test_no_candidates_without_kept_time():
     z = np.zeros(3, dtype=np.int64)
     assert structure._candidates("t", z, z, np.zeros(3, np.int16), np.zeros(3, np.int16), ["a"], np.ones(3, bool),
                                  np.array([1])) == []
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_lines_bounded_below_the_need_are_the_only_ones_left_out(seed):
+    """With a coverage need, exactly the candidates that reach it are kept, each as counted in full: the coarse bound
+    leaves out only lines that could never be a step span."""
+    rng = np.random.default_rng(100 + seed)
+    n, n_names = int(rng.integers(200, 4000)), int(rng.integers(2, 40))
+    names = [f"op{i}" for i in range(n_names)]
+    start = np.sort(rng.integers(0, 10**8, n)).astype(np.int64)
+    name = rng.integers(0, n_names, n).astype(np.int16)
+    end = start + rng.integers(0, 2 * 10**7, n) * (name == 0) + rng.integers(0, 10**4, n)  # op0 covers most launches
+    line = rng.integers(0, 3, n).astype(np.int16)
+    keep = np.ones(n, dtype=bool)
+    times = np.sort(rng.integers(0, 10**8, int(rng.integers(1000, 50000))))
+    need = float(rng.choice([0.3, 0.5]))
+    full = structure._candidates("t", start, end, name, line, names, keep, times)
+    bounded = structure._candidates("t", start, end, name, line, names, keep, times, need)
+    reach = [c for c in full if c.coverage >= need]
+    assert reach, "no candidate reaches the need: the case is not exercised"
+    assert [(c.name, c.coverage) for c in bounded if c.coverage >= need] == [(c.name, c.coverage) for c in reach]
+    left_out = {c.name for c in full} - {c.name for c in bounded}
+    assert left_out, "no line was bounded below the need: the case is not exercised"
+    assert all(c.coverage < need for c in full if c.name in left_out)
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_most_launches_is_an_upper_bound(seed):
+    rng = np.random.default_rng(seed)
+    times = np.sort(rng.integers(0, 10**6, int(rng.integers(1, 5000))))
+    s = np.sort(rng.integers(0, 10**6, int(rng.integers(1, 300))))
+    e = s + rng.integers(0, 10**5, s.size)
+    exact = int((np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")).sum())
+    assert exact <= structure._most_launches(times[::structure._COARSE], s, e)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.frameworks import Framework, engines
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, Trace
 
@@ -33,6 +34,8 @@ class Kind:
     engine_name: str | None = None
     #: no GPU work and no GPU runtime call at all: the framework's ops ran on the CPU (a model never moved to a GPU)
     cpu_only: bool = False
+    #: no GPU work, but work on accelerators no stage reads (``Trace.unread_devices``: TPUs, MTIA)
+    unread_devices: tuple[str, ...] = ()
 
 
 def work_kind(trace: Trace, fw: Framework) -> Kind:
@@ -41,6 +44,9 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     if trace.snapshot is not None and not kernels:
         return _snapshot_kind(trace)
     if not any(len(d) for d in trace.devices):
+        if trace.unread_devices:
+            return Kind("no_gpu", "high", f"the work ran on {and_list(trace.unread_devices)}, not on a GPU: an accelerator "
+                                          "the Advisor does not analyse", unread_devices=trace.unread_devices)
         names = trace.h.names[:_MAX_NAMES] if len(trace.h) else []
         if names and not any(devices.is_runtime_call(n) for n in names):
             return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture, and the host "

@@ -70,7 +70,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         unknown_precision_share=_share(prec["unknown_ms"], prec["kernel_ms"]),
         tensor_core_time_share=_share(prec["tc_ms"], prec["kernel_ms"]),
         launch_wait_share=_share(avg.launch_wait, avg_step) if has_gpu else None,
-        input_wait_share=_share(avg.input_wait, avg_step),
+        input_wait_share=_share(avg.input_wait, avg_step) if has_gpu else None,  # the GPU's wait: none without one
     )
     release_free_heap()  # the breakdown's and the ops' temporaries, before memcpy's encloser is built (memory.py)
     mc, mc_rows = memcpy.memcpy_stats(ctx, avg.as_dict())

@@ -403,6 +403,9 @@ class Trace:
     memory: dict[int, MemoryEvents] = field(default_factory=dict)
     #: a PyTorch memory snapshot's own facts (segments, OOMs), for a snapshot file
     snapshot: MemorySnapshot | None = None
+    #: accelerators whose work the file holds but no reader turns into device events ("4 x TPU v6 Lite",
+    #: "MTIA 9 (ARTEMIS)"), as the file names them: their work ran on neither a GPU nor the CPU, and is named so
+    unread_devices: tuple[str, ...] = ()
 
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)

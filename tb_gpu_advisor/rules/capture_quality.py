@@ -7,6 +7,7 @@ varying more than ``capture.max_step_cv`` (info).  No saving.
 
 from __future__ import annotations
 
+from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, share_metric, step_windows, value_metric
@@ -22,7 +23,19 @@ def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     c, s = m.capture, m.steps
     out = []
-    if not any(g.active for g in m.gpus):
+    unread = m.job.kind.unread_devices if m.job is not None else ()
+    if not any(g.active for g in m.gpus) and unread:
+        out.append(finding(
+            ctx, ID, "warning",
+            f"This capture's device work ran on {and_list(unread)}, not on a GPU: the Advisor analyses NVIDIA and "
+            f"AMD GPUs, so the guide's GPU checks were skipped and nothing here is a verdict on that work. Read it "
+            f"with the accelerator's own profiler tools.",
+            title="The work ran on an accelerator the Advisor does not analyse",
+            metric=value_metric("active_gpus", "GPUs with activity", 0, "count", "0", severity="warning",
+                                good_direction="higher"),
+        ))
+        return out  # steps and capture length judge a GPU analysis: there is none to judge
+    elif not any(g.active for g in m.gpus):
         cpu = m.job is not None and m.job.kind.cpu_only
         out.append(finding(
             ctx, ID, "warning",

@@ -16,6 +16,7 @@ What is decided here, once, from the format's own conventions:
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import numpy as np
@@ -111,7 +112,28 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), **_flop_ops(kt, h, host_order),
         producer=producer, spans=_python_spans(kt, start_ps, end_ps, line_pairs),
         memory=_memory_events(kt, origin, h, line_pairs, host_order, [d.gpu for d in devs]),
+        unread_devices=_unread_devices(kt, is_host | is_dev),
     )
+
+
+#: How Kineto names a device's process: "GPU 0", and for other accelerators their own word ("MTIA 9").
+_DEVICE_PROCESS = re.compile(r"^([A-Za-z][A-Za-z0-9_]*) (\d+)$")
+
+
+def _unread_devices(kt: KinetoTrace, read: np.ndarray) -> tuple[str, ...]:
+    """Accelerators other than GPUs whose own activity the trace holds (``Trace.unread_devices``): a device process
+    ("MTIA 9") with events of categories no stage reads (``mtia_ccp_events``), named with the model
+    ``deviceProperties`` gives its id ("MTIA 17 (ARTEMIS)")."""
+    devs = {pid: m.group(1) for pid, n in kt.process_names.items()
+            if (m := _DEVICE_PROCESS.match(n.strip())) and m.group(1).upper() not in ("GPU", "CPU")}
+    if not devs:
+        return ()
+    pids = np.fromiter(devs, np.int64, len(devs))
+    active = np.unique(kt.pid[~read & np.isin(kt.pid, pids)]).tolist()
+    props = kt.meta.get("deviceProperties")
+    models = {p["id"]: p["name"].strip() for p in props if isinstance(p, dict) and type(p.get("id")) is int
+              and isinstance(p.get("name"), str) and p["name"].strip()} if isinstance(props, list) else {}
+    return tuple(f"{kt.process_names[pid].strip()}" + (f" ({models[pid]})" if pid in models else "") for pid in active)
 
 
 def _python_spans(kt: KinetoTrace, start_ps: np.ndarray, end_ps: np.ndarray, line_pairs: np.ndarray) -> Spans | None:

@@ -84,7 +84,9 @@ def _probe(path: str) -> tuple[str | None, Header]:
     if not tb.is_sqlite(path):
         return "not an SQLite file", Header()
     try:
-        with tb.open_db(path) as con:
+        # lenient: a metadata row may hold bytes that are no UTF-8 (Nsight 2022 writes `GpuInfo` in
+        # TARGET_INFO_SYSTEM_ENV as a binary protobuf in a TEXT column); the header reads a few small rows
+        with tb.open_db(path, lenient=True) as con:
             schema = tb.Schema(con)
             if not schema.is_export():
                 return "an SQLite database, but not an Nsight Systems export (none of its tables)", Header()

@@ -580,7 +580,11 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
 
 
 def _ps(ns: np.ndarray, origin: int) -> np.ndarray:
-    """Times in ns on the export's clock -> ps from ``origin``, in place (``ns`` is a fresh copy)."""
+    """Times in ns on the export's clock -> ps from ``origin``, in place (``ns`` is a fresh copy).
+
+    Widened to int64 before any arithmetic: the tables narrow each column to the smallest dtype its values fit, so an
+    export whose times all lie in its first 2.1 s holds them as int32 -- where ``* 1000`` wraps without a word (a real
+    Perlmutter export read kernels at -2.1 s)."""
     out = ns.astype(np.int64, copy=False)
     out -= origin
     out *= 1000
@@ -700,7 +704,7 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
     corr = d_corr[sel]
     return DeviceEvents(
         gpu=gpu, info=r.gpu_info.get(dev, DeviceInfo()), names=names, strings=[],
-        start=(r.d_start[sel] - origin) * 1000, end=(r.d_end[sel] - origin) * 1000,
+        start=_ps(r.d_start[sel], origin), end=_ps(r.d_end[sel], origin),  # int64 first: narrow ns wrap in ps
         name=narrowest(name.astype(np.int32), np.int16),
         kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
         stream=narrowest(stream.astype(np.int64)), stream_names=stream_names,

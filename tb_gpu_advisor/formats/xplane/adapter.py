@@ -101,8 +101,26 @@ def to_trace(tl: Timeline, release: bool = False) -> Trace:
         gpu_step_lines=_step_lines(tl), module_runs=_module_runs(tl),
         allocator=allocator, metadata_keys=frozenset(meta.stats) if meta is not None else frozenset(),
         xla_evidence=_xla_evidence(tl), flop_ops=flop_ops, flops_note=flops_note, xla_collectives=xla_collectives,
-        producer=_producer(meta), memory=memory,
+        producer=_producer(meta), memory=memory, unread_devices=unread_devices(tl),
     )
+
+
+#: A device plane of any kind: ``/device:GPU:0``, ``/device:TPU:3``.
+_DEVICE_PLANE = re.compile(r"^/device:([A-Za-z_]+):\d+$")
+
+
+def unread_devices(tl: Timeline) -> tuple[str, ...]:
+    """Accelerators other than GPUs whose planes hold events (``Trace.unread_devices``), by the type the plane states
+    (``device_type_string``: "TPU v6 Lite") or its name's: "4 x TPU v6 Lite"."""
+    kinds: dict[str, int] = {}
+    for p in tl.planes:
+        m = _DEVICE_PLANE.match(p.name)
+        if m is None or m.group(1) in ("GPU", "CPU") or not p.num_events:
+            continue
+        label = p.stats.get("device_type_string")
+        label = label if isinstance(label, str) and label.strip() else m.group(1)
+        kinds[label] = kinds.get(label, 0) + 1
+    return tuple(f"{n} x {k}" if n > 1 else k for k, n in kinds.items())
 
 
 #: What JAX names the instructions of a gradient: the backward pass is the transpose of a forward's linearisation.

@@ -1,0 +1,96 @@
+"""Real captures of kinds no other set holds: TPU and MTIA work, and Nsight exports of non-ML CUDA programs made on
+NERSC's Perlmutter (A100).  Provenance: ``tests/fixtures/foreign/PROVENANCE.md``.
+
+Each was misread before: the TPU and MTIA captures as CPU-only jobs told to check CUDA, the two exports not analysed
+at all (a metadata row that is no UTF-8; kernel times that wrapped in int32 picoseconds).  The numbers they are held
+to come from the files themselves (SQL on the export), not from the Advisor.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+
+import pytest
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.formats.nsys import reader as nsys_reader
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import FIXTURES
+
+FOREIGN = FIXTURES / "foreign"
+CLOVERLEAF = FOREIGN / "nsys_a100_cloverleaf" / "perlmutter-cloverleaf-cuda.sqlite"
+#: What a GPU-less capture was told before: check CUDA, the GPU's libraries, nvidia-smi.
+CUDA_ADVICE = re.compile(r"cuda|cuDNN|cuBLAS|Tensor Core|nvidia-smi|ProfilerActivity", re.I)
+SAXPY = FOREIGN / "nsys_a100_saxpy_mpi" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+
+
+def _report(run: str) -> dict:
+    (s,) = [s for s in discover(str(FOREIGN)) if s.run == run]
+    return analyze_session(s.run, s.session, s.hosts).to_dict()
+
+
+def _sql(path, query: str) -> tuple:
+    con = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    con.text_factory = bytes
+    try:
+        return con.execute(query).fetchone()
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize("path", [CLOVERLEAF, SAXPY], ids=["cloverleaf", "saxpy_mpi"])
+def test_perlmutter_exports_read_every_kernel_at_its_own_time(path):
+    """Every kernel, its total time and the window's length as the export's own tables hold them.  CloverLeaf's kernels
+    all lie in the first 0.9 s of the session, so the tables narrow their times to int32, where ``* 1000`` (ns to ps)
+    wrapped: kernels read at -2.1 s, and the analysis failed."""
+    count, first, last, busy = _sql(path, "SELECT count(*), min(start), max(end), sum(end - start) "
+                                          "FROM CUPTI_ACTIVITY_KIND_KERNEL")
+    trace = nsys_reader.read_trace(str(path))
+    (d,) = [d for d in trace.devices if len(d)]
+    k = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
+    assert int(k.sum()) == count
+    assert int((d.end[k] - d.start[k]).sum()) == busy * 1000
+    assert int(d.start.min()) >= 0 and (d.end >= d.start).all()
+    assert int(d.end[k].max() - d.start[k].min()) == (last - first) * 1000
+
+
+@pytest.mark.parametrize("run", ["nsys_a100_cloverleaf", "nsys_a100_saxpy_mpi"])
+def test_perlmutter_exports_are_analysed(run):
+    """The saxpy export's ``GpuInfo`` row is a binary protobuf in a TEXT column: discovery listed the file as "an
+    SQLite file that cannot be read", with the raw bytes in the message."""
+    rep = _report(run)
+    (host,) = rep["hosts"]
+    assert host["error"] is None
+    assert host["gpus"] and any(g["kernel_count"] for g in host["gpus"])
+
+
+@pytest.mark.parametrize("run,device", [("tpu_v6e_inference", "4 x TPU v6 Lite"),
+                                        ("mtia_inference", "MTIA 17 (ARTEMIS)")])
+def test_work_on_an_accelerator_we_do_not_read_is_named_not_called_cpu_only(run, device):
+    """JAX on four TPU v6e chips (``/device:TPU:N`` planes) and an MTIA serving worker (``mtia_ccp_events`` on the
+    "MTIA 17" process) hold no GPU work, but their work did not run on the CPU either: the report names the
+    accelerator, says nothing was judged, and gives no CUDA advice."""
+    rep = _report(run)
+    (host,) = rep["hosts"]
+    assert device in host["job"]["kind_evidence"] and "CPU" not in host["job"]["kind_evidence"]
+    assert [f["rule"] for f in rep["findings"]] == ["capture_quality"]
+    (f,) = rep["findings"]
+    assert device in f["summary"] and not f["actions"]
+    assert not CUDA_ADVICE.findall(json.dumps(rep["findings"]))
+    cards = {c["id"]: c["value"] for c in host["headline"]}
+    assert all(v is None for v in cards.values()), cards  # no GPU: no GPU number, not "0% input wait"
+
+
+def test_capture_with_no_device_is_still_cpu_only():
+    """The other side of the line: a PyTorch profile of CPU work alone is still told its work ran on the CPU."""
+    rep = json.dumps(_report_of_fixture("h200_jobs", "torch_cpu_only"))
+    assert "ran on the CPU" in rep
+
+
+def _report_of_fixture(folder: str, run: str) -> dict:
+    (s,) = [s for s in discover(str(FIXTURES / folder)) if s.run == run]
+    return analyze_session(s.run, s.session, s.hosts).to_dict()
+

@@ -172,7 +172,7 @@ _TABLE: tuple[Threshold, ...] = (
        "below"),
     _t("comm_bandwidth_low.min_message_bytes", 8 << 20, "bytes", "nccl-tests: bus bandwidth approaches the link's "
        "from messages of several MB; smaller ones are latency-bound, so their bandwidth says nothing of the link",
-       "collectives with a smaller median message are not judged"),
+       "collectives with a smaller mean message are not judged"),
     _t("comm_bandwidth_low.min_share", 0.05, "share", "Advisor: a slow collective the step does not wait for costs "
        "nothing", "the collective's exposed transfer time below this share of the step: not judged"),
     _t("comm.net_GBps", 25.0, "GB/s", "a 200 Gb/s InfiniBand HDR or RoCE NIC per GPU (DGX A100's fabric; DGX H100 "

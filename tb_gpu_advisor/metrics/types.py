@@ -583,7 +583,7 @@ class CollectiveStat:
     transfer_ms_per_step: float = 0.0
     #: runs of calls with no compute kernel starting between two of them: what packing could merge them into
     groups_per_step: float = 0.0
-    #: one rank's message per call (median over calls whose op recorded its size), None unknown
+    #: one rank's message per call (mean over calls whose op recorded its size: the bytes a call moves), None unknown
     bytes_per_call: float | None = None
     #: ranks taking part (the ops' ``Group size``, else the job's world size), None unknown
     group_size: int | None = None

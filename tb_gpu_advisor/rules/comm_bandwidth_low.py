@@ -1,7 +1,7 @@
 """§2.1 A collective moves its data far below the link's bandwidth.
 
 Per collective type with message sizes in the trace (``record_param_comms``): bus bandwidth -- nccl-tests'
-definition, from the median message and the transfer time per call (the least time any rank spends in it, so
+definition, from the mean message and the transfer time per call (the least time any rank spends in it, so
 waiting for a late rank is not counted) -- against the link: NVLink by GPU generation when every rank is on one
 host file, else the user's network bandwidth per GPU between hosts (``--net-gbps``, the tab's setting; default
 ``comm.net_GBps``).  Judged only for messages of at least ``comm_bandwidth_low.min_message_bytes`` (smaller ones are

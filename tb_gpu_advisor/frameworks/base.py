@@ -86,6 +86,8 @@ class Framework:
     training_event: NamePredicate = never
     #: host events only inference runs (TF's ``predict_function``, a SavedModel's ``serving_default``)
     inference_event: NamePredicate = never
+    #: the host event that ends each training step (PyTorch's optimizer step): steps where nothing marks them
+    step_end_event: NamePredicate = never
     #: host events of compiling the program: a one-time cost, never the steady state's (the job stage's phase)
     compile_event: NamePredicate = never
     #: kernels that only convert a tensor's dtype (regex fragments), and op types that do (``_to_copy``, TF ``Cast``)

@@ -481,6 +481,14 @@ def is_training_event(name: str) -> bool:
     return bool(_TRAINING.search(name))
 
 
+#: ``Optimizer.step#<Class>.step``: the ``record_function`` every ``torch.optim`` optimizer's step runs in (1.8 on).
+_OPTIMIZER_STEP = re.compile(r"^Optimizer\.step#")
+
+
+def is_step_end_event(name: str) -> bool:
+    return bool(_OPTIMIZER_STEP.match(name))
+
+
 def is_compile_event(name: str) -> bool:
     return name.startswith(_COMPILING)
 
@@ -658,6 +666,7 @@ FRAMEWORK = Framework(
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
     training_event=is_training_event, compile_event=is_compile_event, version_range=version_range,
+    step_end_event=is_step_end_event,
     model_call=is_model_call,
     cast_kernels=(r"(bfloat16|float16|half|float8\w*)_copy_kernel",), cast_ops=("_to_copy", "to", "type_as"),
 )

@@ -24,7 +24,7 @@ from tb_gpu_advisor.frameworks import Framework, engines
 from tb_gpu_advisor.job.kind import Kind, work_kind
 from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
 from tb_gpu_advisor.job.period import repeated_launches
-from tb_gpu_advisor.job.structure import SpanSteps, span_steps
+from tb_gpu_advisor.job.structure import SpanSteps, span_steps, step_end_steps
 from tb_gpu_advisor.model.trace import Trace
 
 __all__ = ["Job", "Kind", "OneTime", "SpanSteps", "adapt", "detect_job"]
@@ -80,6 +80,8 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     phase = one_time_costs(trace, fw)
     phase.unseen_start, phase.unseen_end = unseen_gpu_work(trace)
     structure = span_steps(trace, launches, fw, engines.by_id(kind.engine))
+    if structure is None and kind.kind == "training":
+        structure = step_end_steps(trace, fw)
     if structure is None and kind.kind != "training":
         # not for training: FSDP's all-gather rate limit makes the host wait before every layer, so a training
         # step's layers repeat with the waits a loop's calls have (the real Nsight FSDP pair reads 157-kernel "steps")

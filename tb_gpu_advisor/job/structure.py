@@ -33,7 +33,7 @@ class SpanSteps:
     """The repeated span taken for the step: its instances' host windows (ps, disjoint, sorted)."""
 
     name: str
-    source: str  # "engine_steps" | "annotation_spans"
+    source: str  # "engine_steps" | "annotation_spans" | "step_end_events" | "repeated_launches"
     start: np.ndarray
     end: np.ndarray
     coverage: float  # share of all launches its instances enclose
@@ -103,6 +103,29 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
         return None
     best = min(repeated, key=lambda c: (-int(c.coverage * 10 + 1e-9), c.count, -c.total))
     return _result(best, "annotation_spans", "medium", "the program's repeated spans")
+
+
+def step_end_steps(trace: Trace, fw: Framework) -> SpanSteps | None:
+    """Training steps from the event that ends each (``fw.step_end_event``: PyTorch's optimizer step), where no
+    marker or span holds the steps -- a PyTorch 1.8 loop without ``prof.step()``: step k runs from the end of the
+    (k-1)th optimizer step to the end of the kth, the first from the capture's first host event.  A loop whose work
+    the optimizer steps do not divide (two optimizers a step, as a GAN's) reads as twice the steps; hence medium
+    confidence.  None with fewer than two step ends."""
+    h = trace.h
+    if not len(h):
+        return None
+    m = h.name_mask(fw.step_end_event)
+    if int(m.sum()) < 2:
+        return None
+    _, ends = union_intervals(h.start[m].astype(np.int64), h.end[m].astype(np.int64))  # nested calls: one step end
+    if ends.size < 2:
+        return None
+    first = int(h.start.min())
+    starts = np.concatenate(([first], ends[:-1])).astype(np.int64)
+    name = h.names[int(h.name[np.flatnonzero(m)[0]])]
+    note = (f"the training loop's step ends: {ends.size} `{_short(name)}` events (no step markers or step spans in the "
+            "capture); each step runs from one optimizer step's end to the next's")
+    return SpanSteps(name, "step_end_events", starts, ends, 1.0, "medium", note)
 
 
 def model_calls(trace: Trace, fw: Framework) -> tuple[np.ndarray, np.ndarray]:

@@ -75,10 +75,11 @@ def tensor_core_gpus(m) -> tuple[list, list]:
 
 
 def sixteen_bit_dtype(m: HostMetrics) -> str:
-    """The 16-bit type to advise: ``bf16`` unless an active GPU is known to lack bf16 Tensor Cores (V100, T4:
-    float16 with loss scaling there)."""
+    """The 16-bit type to advise: ``bf16`` where every active GPU is known to have bf16 Tensor Cores, else float16
+    with loss scaling -- which every Tensor Core GPU runs.  A GPU the capture does not describe (a PyTorch 1.8 trace
+    has no ``deviceProperties``; its ``volta_*`` kernels ran on a V100) is not promised bf16."""
     yes, _ = tensor_core_gpus(m)
-    return "fp16" if any(devices.has_bf16(g.name, compute_capability(g)) is False for g in yes) else "bf16"
+    return "bf16" if yes and all(devices.has_bf16(g.name, compute_capability(g)) for g in yes) else "fp16"
 
 
 def compute_capability(g) -> float | None:

@@ -14,8 +14,10 @@ Sources, tried in order (the first that yields steps wins; see
 9. ``nvtx_range`` / ``nvtx_top_range`` -- NVTX ranges (Nsight Systems): ``ProfilerStep#N`` or a user range named
    like a step or iteration; else the most repeated top-level user range (``frameworks.nvtx``);
 10. ``engine_steps`` / ``annotation_spans`` -- the program's own repeated spans (``job.structure``): a serving
-   engine's ``execute_model``, a user's ``record_function`` or ``train_step``; else ``repeated_launches``: the
-   period of the launch sequence, where the host pauses between its repeats (``job.period``);
+   engine's ``execute_model``, a user's ``record_function`` or ``train_step``; else, for training,
+   ``step_end_events``: from one optimizer step's end to the next (PyTorch without ``prof.step()``); else
+   ``repeated_launches``: the period of the launch sequence, where the host pauses between its repeats
+   (``job.period``);
 11. ``single_pass``          -- a capture of inference work with no repeated structure: one forward pass, one step;
 12. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps;
 13. ``whole_capture``        -- one window over everything, with a note why.
@@ -67,6 +69,7 @@ StepSource = Literal[
     "engine_steps",  # a serving engine's own step span (vLLM ``execute_model``)
     "annotation_spans",  # the program's repeated spans that hold most of the GPU work
     "repeated_launches",  # the period of the launch sequence, the host pausing between repeats
+    "step_end_events",  # a training loop's step ends (PyTorch's optimizer steps), no markers
     "single_pass",  # inference with no repeated structure: the capture is one forward pass
     "gpu_busy_clusters",  # last resort: clusters of GPU busy time separated by long idle gaps
     "whole_capture",  # no step found: the whole capture is one "step"
@@ -77,6 +80,7 @@ CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "keras_profiled_bat
               "root_r": "medium", "step_num_stat": "medium", "xla_modules": "high", "xla_module_launches": "medium",
               "nvtx_range": "high", "nvtx_top_range": "medium",
               "engine_steps": "high", "annotation_spans": "medium", "repeated_launches": "medium",
+              "step_end_events": "medium",
               "single_pass": "medium",
               "gpu_busy_clusters": "low", "whole_capture": "low"}
 
@@ -199,7 +203,8 @@ def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | 
 
 #: Sources whose windows are host time spans (tiled, mapped to devices through the launches).
 _HOST_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat", "xla_module_launches",
-                 "nvtx_range", "nvtx_top_range", "engine_steps", "annotation_spans", "repeated_launches")
+                 "nvtx_range", "nvtx_top_range", "engine_steps", "annotation_spans", "repeated_launches",
+                 "step_end_events")
 
 
 def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None) -> Steps:

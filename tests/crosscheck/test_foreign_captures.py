@@ -94,3 +94,48 @@ def _report_of_fixture(folder: str, run: str) -> dict:
     (s,) = [s for s in discover(str(FIXTURES / folder)) if s.run == run]
     return analyze_session(s.run, s.session, s.hosts).to_dict()
 
+
+
+PT18 = FOREIGN / "pt18_resnet50_autograd_api" / "worker0.1610366387140.pt.trace.json.gz"
+
+
+def _raw_events(path) -> list[dict]:
+    import gzip
+
+    with gzip.open(path, "rt") as f:
+        return json.load(f)["traceEvents"]
+
+
+def test_a_loop_without_profiler_steps_is_cut_at_its_optimizer_steps():
+    """PyTorch 1.8 (January 2021, old schema, no ``deviceProperties``): a ResNet-50 training loop profiled without
+    ``prof.step()``.  Its 6 ``Optimizer.step#SGD.step`` events end its 6 iterations; the first holds the cold start
+    (first launches, cuDNN autotuning).  Read before as 46 "steps" of GPU busy clusters, half of them inside the cold
+    iteration, which made its allocator calls a critical finding about every step.
+
+    Held to the raw file: the kept steps are iterations 2-5, each as long as the time between two optimizer steps'
+    ends, with the kernel time that ran between them."""
+    events = _raw_events(PT18)
+    ends = sorted(e["ts"] + e["dur"] for e in events if e.get("name", "").startswith("Optimizer.step#"))
+    kernels = [e for e in events if e.get("cat") == "Kernel"]
+    rep = _report("pt18_resnet50_autograd_api")
+    (host,) = rep["hosts"]
+    steps = host["steps"]
+    assert steps["source"] == "step_end_events" and steps["found"] == len(ends) == 6
+    assert [d["step"] for d in steps["dropped"]] == [0, 5]
+    rows = [r for r in host["step_rows"] if r["gpu"] == 0]
+    assert len(rows) == 4
+    for r, a, b in zip(rows, ends, ends[1:]):
+        assert abs(r["step_ms"] - (b - a) / 1000) < 0.01
+        busy = sum(k["dur"] for k in kernels if a <= k["ts"] < b) / 1000
+        assert abs(r["breakdown"]["device_compute"] - busy) < 0.02 * busy
+    assert "allocator_churn" not in [f["rule"] for f in rep["findings"]]
+
+
+def test_a_gpu_the_capture_does_not_describe_is_not_promised_bf16():
+    """No ``deviceProperties`` (PyTorch 1.8): the GPU's generation is unknown -- its ``volta_*`` kernels ran on a V100
+    -- so the advice is float16 with loss scaling, which every Tensor Core GPU runs, never bf16."""
+    rep = _report("pt18_resnet50_autograd_api")
+    prose = json.dumps([[f["summary"], [a["text"] for a in f["actions"]]] for f in rep["findings"]
+                        if f["rule"] in ("tensor_core_unused", "mixed_precision_off")])
+    assert "fp16" in prose or "float16" in prose
+    assert "bf16" not in prose.replace("bfloat16 autocast on the GPU needs 1.10", "")

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Iterable, Mapping
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks import jax, pytorch, tensorflow
+from tb_gpu_advisor.frameworks import jax, native, pytorch, tensorflow
 from tb_gpu_advisor.frameworks.base import (GENERIC_LABELS, Framework, NamePredicate, action, fix_rule, never, op_name,
                                             op_type)
 
@@ -111,6 +111,8 @@ def how_to_capture(layouts: Mapping[str, str]) -> str:
 
 def get(framework_id: str | None) -> Framework:
     """The framework of a capture (``capture.framework``); unknown ones get the guide's TensorFlow spelling."""
+    if framework_id == native.FRAMEWORK.id:
+        return native.FRAMEWORK
     return REGISTRY.get(framework_id or "", UNKNOWN)
 
 
@@ -143,4 +145,7 @@ def detect_trace(trace: Trace) -> Framework:
     hint = getattr(trace, "framework_hint", None)
     if hint in REGISTRY:
         return REGISTRY[hint]
-    return detect(trace.h.names, trace.metadata_keys)
+    found = detect(trace.h.names, trace.metadata_keys)
+    if found is UNKNOWN and trace.format == "nsys":  # Nsight profiles any CUDA program: none named is none at all
+        return native.FRAMEWORK
+    return found

@@ -50,9 +50,9 @@ def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:
         Metric("launch_wait_share", "Idle waiting for launch", json_float(h.launch_wait_share), "share", _pct(h.launch_wait_share), "lower",
                meaning="share of the step the GPU was idle waiting for the host to launch the next kernel",
                detail={"ms_per_step": json_float(m.breakdown.launch_wait)}),
-        Metric("input_wait_share", "Waiting for input", json_float(h.input_wait_share), "share", _pct(h.input_wait_share), "lower",
-               meaning=fw.label("input_wait_meaning"),
-               detail={"ms_per_step": json_float(m.breakdown.input_wait)}),
+        _not_applicable(fw, Metric("input_wait_share", "Waiting for input", json_float(h.input_wait_share), "share",
+                                   _pct(h.input_wait_share), "lower", meaning=fw.label("input_wait_meaning"),
+                                   detail={"ms_per_step": json_float(m.breakdown.input_wait)})),
         mfu_card(m),
     ]
     active = any(g.active for g in m.gpus)

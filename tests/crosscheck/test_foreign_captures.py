@@ -139,3 +139,24 @@ def test_a_gpu_the_capture_does_not_describe_is_not_promised_bf16():
                         if f["rule"] in ("tensor_core_unused", "mixed_precision_off")])
     assert "fp16" in prose or "float16" in prose
     assert "bf16" not in prose.replace("bfloat16 autocast on the GPU needs 1.10", "")
+
+
+#: Words of an ML framework's API: none belongs in advice to a CUDA program that uses none.
+ML_WORDS = re.compile(r"\btf\.|Keras|tf\.function|\btorch\b|PyTorch|\bjax\b|DataLoader|autocast|steps_per_execution|"
+                      r"XLA|optimizer", re.I)
+
+
+@pytest.mark.parametrize("run", ["nsys_a100_cloverleaf", "nsys_a100_saxpy_mpi"])
+def test_a_cuda_program_with_no_ml_framework_is_advised_in_cuda_words(run):
+    """CloverLeaf (CFD) and an MPI saxpy name no framework: their findings were told Keras callbacks, tf.function and
+    tf.debugging placement logs (the guide's TensorFlow spelling, meant for XPlane captures of unknown origin).  Now
+    every finding has a fix, in terms of streams, copies, syncs and CUDA graphs, and the framework-only cards say
+    n/a."""
+    rep = _report(run)
+    (host,) = rep["hosts"]
+    assert host["capture"]["framework"] == "native"
+    assert rep["findings"] and all(f["actions"] for f in rep["findings"])
+    words = ML_WORDS.findall(json.dumps([[f["title"], f["summary"], f["actions"]] for f in rep["findings"]]))
+    assert not words, words
+    cards = {c["id"]: c for c in host["headline"]}
+    assert cards["input_wait_share"]["value"] is None and cards["host_op_share"]["value"] is None

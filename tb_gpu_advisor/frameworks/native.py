@@ -1,0 +1,74 @@
+"""A GPU program that names no ML framework: a CUDA C++, Fortran or Kokkos code profiled with Nsight Systems.
+
+Nsight Systems profiles any CUDA program, not only training loops: an export of a CFD code or an MPI benchmark
+shows kernels, copies, syncs and the user's NVTX ranges, but no framework's ops.  Its findings speak of what such a
+program controls -- streams, copies, syncs, launches, CUDA graphs -- never of Keras callbacks or ``tf.function``.
+The checks of a framework's own settings (mixed precision, op placement, eager execution, a compiler) do not apply:
+a scientific code's precision is its algorithm's choice.  Nsight Systems runs on NVIDIA GPUs only, so the words are
+CUDA's.
+"""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.frameworks.base import Framework, action
+
+#: Why a framework check has nothing to say to such a program.
+_NO_FRAMEWORK = "no ML framework in the capture: a GPU program's own code has no {} to check"
+
+CAPTURE = (
+    "# mark each iteration with an NVTX range and profile a steady window of a few dozen of them:\n"
+    "#   nvtxRangePushA(\"iteration\"); ... ; nvtxRangePop();\n"
+    "nsys profile --trace=cuda,nvtx,osrt --capture-range=cudaProfilerApi -o run ./app   # cudaProfilerStart/Stop\n"
+    "nsys export --type sqlite run.nsys-rep"
+)
+
+_ITERATIONS = action("Profile a steady window of a few dozen iterations after start-up, each marked with an NVTX range "
+                     "(the Advisor takes them as the steps).", CAPTURE, "shell")
+_OVERLAP_COPIES = action(
+    "Copy from pinned host memory (cudaMallocHost / cudaHostRegister) with cudaMemcpyAsync on a stream other than the "
+    "kernels', so copies overlap computation; keep data that the next kernel needs on the GPU.")
+_FEWER_SYNCS = action(
+    "Take device-wide synchronizations (cudaDeviceSynchronize, cudaStreamSynchronize, a blocking cudaMemcpy of a "
+    "result) out of the loop, or wait on events (cudaStreamWaitEvent) so the host keeps queueing work.")
+_GRAPHS = action(
+    "Capture the iteration's launches as a CUDA graph once (cudaStreamBeginCapture ... cudaStreamEndCapture, "
+    "cudaGraphInstantiate) and replay it with one cudaGraphLaunch per iteration; fuse very short kernels.")
+
+FIXES = {
+    "step_gaps": (action("Find the host work between iterations (the NVTX ranges and OS runtime calls around the gap "
+                         "show it) and overlap it with the GPU: queue the next iteration's kernels before the host's "
+                         "bookkeeping, or move that work off the critical thread."), _FEWER_SYNCS),
+    "host_sync": (_FEWER_SYNCS,),
+    "excessive_memcpy": (_OVERLAP_COPIES,),
+    "launch_bound": (_GRAPHS,),
+    "allocator_churn": (action("Allocate device buffers once, outside the loop, and reuse them (or use the stream-ordered "
+                               "allocator: cudaMallocAsync / cudaFreeAsync with a memory pool): cudaFree synchronizes the "
+                               "device."),),
+    "tensor_core_unused": (action("Where the algorithm tolerates a 10-bit mantissa, let cuBLAS run fp32 GEMMs on TF32 "
+                                  "Tensor Cores (Ampere and newer): cublasSetMathMode(handle, "
+                                  "CUBLAS_TF32_TENSOR_OP_MATH)."),),
+    "comm_exposed": (action("Overlap communication with independent computation: post the transfers (NCCL, MPI with "
+                            "CUDA-aware buffers) on their own stream while interior work runs, and wait on an event only "
+                            "where the data is needed."),),
+    "gpu_imbalance": (action("Give {gpu} less of the work, or the others more: split the domain by measured cost, not "
+                             "by size."),),
+    "capture_quality": (_ITERATIONS,),
+    "capture_quality:no_gpu": (action("Check that the program ran its GPU work inside the profiled window (nsys "
+                                      "--trace=cuda), and that the export holds the CUDA tables."),),
+}
+
+FRAMEWORK = Framework(
+    id="native", name="a GPU program with no ML framework",
+    labels={"op": "call", "ops": "calls", "ops_short": "calls", "gpu_user": "the program",
+            "step_gaps:host_work": "host work between iterations",
+            "compiled_step": "one CUDA graph"},
+    not_applicable={rule: _NO_FRAMEWORK.format(what) for rule, what in (
+        ("host_op_share", "op placement"), ("host_op_placement", "op placement"),
+        ("eager_execution", "eager mode"), ("xla_not_used", "compiler setting"),
+        ("mixed_precision_off", "precision setting (its precision is the algorithm's)"),
+        ("loss_scaling_gaps", "loss scaling"), ("dtype_casts", "framework casts"),
+        ("input_bound", "input pipeline"), ("input_wait_share", "input pipeline"))},
+    fixes=FIXES,
+    capture_snippet=CAPTURE,
+    capture_hint=("nsys profile --trace=cuda,nvtx -o run ./app && nsys export --type sqlite run.nsys-rep",),
+)

@@ -585,6 +585,31 @@ def cold_forward(ranks: list[Rank], n: int) -> None:
     r.step(n, body)
 
 
+#: torch.compile's first call: its compile spans nest as dynamo's ``(dynamo_timed)`` ones do in a real trace
+#: (``_compile.compile_inner`` around ``compile_fx_inner`` around ``async_compile``), in ms.
+COMPILE_NEST_MS = (("_compile.compile_inner (dynamo_timed)", 600.0), ("compile_fx_inner (dynamo_timed)", 400.0),
+                   ("async_compile.wait", 150.0))
+
+
+def compile_first_call(ranks: list[Rank], n: int) -> None:
+    """Forward passes of a compiled model, the first of which compiles it: nested compile spans on the host (their
+    durations sum to 1.15 s, the time they cover is 0.6 s), then the same kernels in every pass."""
+    r = ranks[0]
+
+    def body(rr: Rank) -> None:
+        if n == 2:
+            start = rr.host_us
+            for name, ms_ in COMPILE_NEST_MS:
+                rr.cpu(name, ms_ * 1000, advance=False)
+                rr.host_us += 1.0
+            rr.host_us = start + COMPILE_NEST_MS[0][1] * 1000
+        for _ in range(4):
+            rr.kernel("aten::linear", GEMM_FWD, 300.0, args=mm_args("aten::linear", 4096, 4096, 4096))
+            rr.kernel("aten::gelu", RELU_BF16, 40.0)
+        rr.sync("aten::to")
+    r.step(n, body)
+
+
 #: autocast's dtype cast of an fp32 weight to bf16 before each GEMM, and the bias add after it.
 CAST_TO_BF16 = ("void at::native::vectorized_elementwise_kernel<4, at::native::bfloat16_copy_kernel_cuda("
                 "at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul> >(int, ...)")
@@ -781,6 +806,11 @@ SCENARIOS: dict[str, Scenario] = {
                              "their modules with the GPU idle",
                              extra={"kind": "inference", "phase": "warm-up",
                                     "one_time_ms": sum(COLD_LAUNCH_US) / 1000}),
+    "compile_first_call": Scenario(1, compile_first_call, ["cold_start"], ["launch_bound"],
+                                   "compiled forward passes, the first of which compiles the model: nested compile "
+                                   "spans covering 600 ms (their durations sum to 1150 ms)",
+                                   extra={"kind": "inference", "phase": "warm-up",
+                                          "one_time_ms": COMPILE_NEST_MS[0][1]}),
     "autocast_forward": Scenario(1, autocast_forward, ["dtype_casts"], ["tensor_core_unused", "mixed_precision_off"],
                                  f"eager bf16 autocast forward: {AUTOCAST_LAYERS} aten::linear a pass, each a weight "
                                  f"cast ({AUTOCAST_CAST_US:g} us), a GEMM ({AUTOCAST_GEMM_US:g} us) and a bias add "

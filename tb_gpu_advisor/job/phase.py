@@ -106,7 +106,10 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
                        ("first-time runtime call(s)", rare)):
         if mask.any():
             names = sorted({h.names[i] for i in np.unique(h.name[mask])[:3]})
-            parts.append(f"{int(mask.sum())} {what} ({', '.join(f'`{n}`' for n in names)}, {_ms(dur[mask].sum())})")
+            # the time they cover, not the sum of their durations: compilation's spans nest (bw_compiler around
+            # compile_fx_inner around ...), and summed they read 3.97 s of compiling in a 1.7 s capture
+            us, ue = union_intervals(h.start[mask].astype(np.int64), h.end[mask].astype(np.int64))
+            parts.append(f"{int(mask.sum())} {what} ({', '.join(f'`{n}`' for n in names)}, {_ms((ue - us).sum())})")
     phase = ("warm-up" if share >= T("job.warmup_share") else
              "mixed" if share >= T("job.one_time_min_share") else "steady")
     lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]

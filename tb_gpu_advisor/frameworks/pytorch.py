@@ -238,6 +238,12 @@ FIXES = {
     "capture_quality:no_gpu": (action("Check that PyTorch sees the GPU and that CUDA activity is profiled, then "
                                       "profile steady-state steps.",
                                       "print(torch.cuda.is_available(), torch.cuda.device_count())\n" + CAPTURE),),
+    "capture_quality:lost_records": (action(
+        "Record the GPU's activity and wait for the GPU before the profile ends: kernels still running when the "
+        "profiler stops leave no record.",
+        "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:\n"
+        "    run_steps()\n"
+        "    torch.cuda.synchronize()   # the GPU's work done before the profiler collects its records"),),
     "capture_quality:few_steps": (action("Profile a window of several steps after warm-up and call prof.step() "
                                          "once per step (ProfilerStep#N marks).", CAPTURE),),
     "capture_quality:unsteady": (action("Skip warm-up, evaluation and checkpoint steps in the profiled window "

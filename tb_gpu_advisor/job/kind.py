@@ -36,6 +36,8 @@ class Kind:
     cpu_only: bool = False
     #: no GPU work, but work on accelerators no stage reads (``Trace.unread_devices``: TPUs, MTIA)
     unread_devices: tuple[str, ...] = ()
+    #: no GPU record, but this many kernel launches on the host: the GPU's side of the capture was lost
+    lost_launches: int = 0
 
 
 def work_kind(trace: Trace, fw: Framework) -> Kind:
@@ -48,6 +50,10 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
             return Kind("no_gpu", "high", f"the work ran on {and_list(trace.unread_devices)}, not on a GPU: an accelerator "
                                           "the Advisor does not analyse", unread_devices=trace.unread_devices)
         names = trace.h.names[:_MAX_NAMES] if len(trace.h) else []
+        launched = int(trace.h.name_mask(devices.is_launch_call).sum()) if names else 0
+        if launched:
+            return Kind("no_gpu", "high", f"the host launched {launched:,} kernels, but the capture holds no GPU record "
+                                          "of them: the GPU's side of the capture was lost", lost_launches=launched)
         if names and not any(devices.is_runtime_call(n) for n in names):
             return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture, and the host "
                                           "made no GPU runtime call: the work ran on the CPU", cpu_only=True)

@@ -35,6 +35,18 @@ def check(m: HostMetrics) -> list[Finding]:
                                 good_direction="higher"),
         ))
         return out  # steps and capture length judge a GPU analysis: there is none to judge
+    elif not any(g.active for g in m.gpus) and m.job is not None and m.job.kind.lost_launches:
+        out.append(finding(
+            ctx, ID, "warning",
+            f"The host launched {m.job.kind.lost_launches:,} kernels, but the capture holds no GPU record of any: the "
+            f"GPU's side of the profile was lost, so the guide's GPU checks were skipped. Profile again with GPU "
+            f"activity recorded, and let the GPU finish its work before the profiler stops.",
+            title="The capture lost its GPU records",
+            metric=value_metric("active_gpus", "GPUs with activity", 0, "count", "0", severity="warning",
+                                good_direction="higher"),
+            actions=ctx.fw.fix(f"{ID}:lost_records"),
+        ))
+        return out  # no GPU steps to count: the profile itself is what to fix
     elif not any(g.active for g in m.gpus):
         cpu = m.job is not None and m.job.kind.cpu_only
         out.append(finding(

@@ -99,3 +99,28 @@ def test_nested_compile_spans_count_the_time_they_cover(tmp):
     (part,) = [p for p in job["phase_evidence"].split("; ") if "compilation" in p]
     assert part.startswith("a cold start: 3 compilation") and part.endswith(", 600.0 ms)"), part
     assert job["one_time_ms"] == pytest.approx(tt.COMPILE_NEST_MS[0][1], rel=0.01)
+
+
+def test_launches_with_no_gpu_record_are_a_lost_capture_not_a_job_without_gpu(tmp):
+    """A trace whose host launched kernels but whose GPU records are gone (a real one: the profiler stopped before
+    they were flushed) is damaged: the report says how many launches lost their records, never "was the GPU
+    visible?" -- a launch always runs a kernel.  Built from a healthy trace with its device-side events removed."""
+    import glob
+    import json
+    import os
+
+    (path,) = tt.write_run(tmp, "healthy_bf16", steps=6, run="lost_records")
+    with open(path) as f:
+        doc = json.load(f)
+    gpu_cats = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") not in gpu_cats]
+    launches = sum(1 for e in doc["traceEvents"] if e.get("name") == "cudaLaunchKernel")
+    assert launches > 0
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    hosts = [SimpleNamespace(host="h0", path=p, format="kineto", size=0) for p in glob.glob(os.path.join(tmp, "lost_records", "*"))]
+    rep = analyze_session("lost_records", "s", hosts).to_dict()
+    (host,) = rep["hosts"]
+    assert host["damage"] and f"launched {launches:,} kernels" in host["damage"][0]
+    assert [f["title"] for f in rep["findings"]] == ["The capture lost its GPU records"]
+    assert "visible" not in json.dumps(rep["findings"])

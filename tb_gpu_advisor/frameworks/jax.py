@@ -155,6 +155,12 @@ FIXES = {
                            "parameters once, not on every use), so XLA does not convert them in every step.",
                            "params = jax.tree.map(lambda p: p.astype(jnp.bfloat16), params)  # inference\n"
                            "# training: jmp.get_policy('params=float32,compute=bfloat16,output=bfloat16')"),),
+    "dtype_casts:fp16": (action("Keep parameters in the compute dtype between steps (a mixed-precision policy that "
+                                "casts the parameters once, not on every use), so XLA does not convert them in every "
+                                "step; float16 on a GPU without bf16 Tensor Cores, with loss scaling for training.",
+                                "params = jax.tree.map(lambda p: p.astype(jnp.float16), params)  # inference\n"
+                                "# training: jmp.get_policy('params=float32,compute=float16,output=float16') "
+                                "and jmp.DynamicLossScale"),),
     "comm_exposed": (XLA_OVERLAP,),
     "alltoall_imbalance": (action(
         "Balance the experts' load: a load-balancing auxiliary loss on the router and a capacity factor, so every "

@@ -430,6 +430,9 @@ JOB_FIXES = {
     "dtype_casts@inference": (action(
         "Cast the model to bfloat16 once instead of running it under autocast, which casts the fp32 weights again on "
         "every forward pass.", "model = model.to(torch.bfloat16).eval()   # then no torch.autocast around the forward"),),
+    "dtype_casts:fp16@inference": (action(
+        "Cast the model to float16 once instead of running it under autocast, which casts the fp32 weights again on "
+        "every forward pass.", "model = model.half().eval()   # then no torch.autocast around the forward"),),
     "dtype_casts@legacy": (action("Keep the weights in 16 bits between calls (model.half() for inference) instead of "
                                   "casting them on every call."),),
     "host_sync@inference": (NO_SYNC_INFERENCE,),

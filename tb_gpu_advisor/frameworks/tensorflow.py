@@ -146,6 +146,12 @@ FIXES = {
                            "variable and casts it on read: enable XLA so the casts fuse into their consumers).",
                            "tf.keras.mixed_precision.set_global_policy('mixed_bfloat16')\n"
                            "model.compile(..., jit_compile=True)"),),
+    # a GPU without bf16 Tensor Cores (V100, T4): the float16 policy, whose loss scaling Keras adds itself
+    "dtype_casts:fp16": (action("Let the mixed-precision policy cast each variable once per step (Keras keeps a "
+                                "float32 variable and casts it on read: enable XLA so the casts fuse into their "
+                                "consumers).",
+                                "tf.keras.mixed_precision.set_global_policy('mixed_float16')\n"
+                                "model.compile(..., jit_compile=True)"),),
     "comm_exposed": (TF_COMM_OVERLAP,),
     "input_bound": (
         action("Parallelize and prefetch the tf.data pipeline (see the tf.data performance guide).",

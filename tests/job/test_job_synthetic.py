@@ -124,3 +124,24 @@ def test_launches_with_no_gpu_record_are_a_lost_capture_not_a_job_without_gpu(tm
     assert host["damage"] and f"launched {launches:,} kernels" in host["damage"][0]
     assert [f["title"] for f in rep["findings"]] == ["The capture lost its GPU records"]
     assert "visible" not in json.dumps(rep["findings"])
+
+
+def test_cast_advice_keeps_to_the_16_bit_dtype_the_gpu_runs(tmp):
+    """The autocast forward pass's casts (``autocast_forward``), on an H100 and again with its ``deviceProperties``
+    saying V100: the H100 is told to cast the model to bfloat16 once, the V100 -- no bf16 Tensor Cores -- to
+    float16 (a real TF V100 capture was told ``mixed_bfloat16``)."""
+    import json
+
+    (path,) = tt.write_run(tmp, "autocast_forward", steps=6, run="casts_v100")
+    with open(path) as f:
+        doc = json.load(f)
+    texts = {}
+    for gpu, (major, minor) in (("NVIDIA H100 80GB HBM3", (9, 0)), ("Tesla V100-SXM2-32GB", (7, 0))):
+        for p in doc["deviceProperties"]:
+            p.update(name=gpu, computeMajor=major, computeMinor=minor)
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        rep = analyze_session("casts_v100", "s", [SimpleNamespace(host="h0", path=path, format="kineto", size=0)])
+        (f,) = [f for f in rep.to_dict()["findings"] if f["rule"] == "dtype_casts"]
+        texts[major] = " ".join(f"{a['text']} {a['snippet'] or ''}" for a in f["actions"])
+    assert "bfloat16" in texts[9] and "float16" in texts[7] and "bfloat16" not in texts[7], texts

@@ -23,45 +23,11 @@ def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     c, s = m.capture, m.steps
     out = []
-    unread = m.job.kind.unread_devices if m.job is not None else ()
-    if not any(g.active for g in m.gpus) and unread:
-        out.append(finding(
-            ctx, ID, "warning",
-            f"This capture's device work ran on {and_list(unread)}, not on a GPU: the Advisor analyses NVIDIA and "
-            f"AMD GPUs, so the guide's GPU checks were skipped and nothing here is a verdict on that work. Read it "
-            f"with the accelerator's own profiler tools.",
-            title="The work ran on an accelerator the Advisor does not analyse",
-            metric=value_metric("active_gpus", "GPUs with activity", 0, "count", "0", severity="warning",
-                                good_direction="higher"),
-        ))
-        return out  # steps and capture length judge a GPU analysis: there is none to judge
-    elif not any(g.active for g in m.gpus) and m.job is not None and m.job.kind.lost_launches:
-        out.append(finding(
-            ctx, ID, "warning",
-            f"The host launched {m.job.kind.lost_launches:,} kernels, but the capture holds no GPU record of any: the "
-            f"GPU's side of the profile was lost, so the guide's GPU checks were skipped. Profile again with GPU "
-            f"activity recorded, and let the GPU finish its work before the profiler stops.",
-            title="The capture lost its GPU records",
-            metric=value_metric("active_gpus", "GPUs with activity", 0, "count", "0", severity="warning",
-                                good_direction="higher"),
-            actions=ctx.fw.fix(f"{ID}:lost_records"),
-        ))
-        return out  # no GPU steps to count: the profile itself is what to fix
-    elif not any(g.active for g in m.gpus):
-        cpu = m.job is not None and m.job.kind.cpu_only
-        out.append(finding(
-            ctx, ID, "warning",
-            f"No GPU kernel or copy in this capture ({len(m.gpus)} GPU planes, {c.num_events:,} events"
-            f"{'; the host made no GPU runtime call: the work ran on the CPU' if cpu else ''}): the guide's GPU checks "
-            f"were skipped. Was the GPU "
-            f"visible to {ctx.fw.label('gpu_user')}, and did the profiled window include the GPU work (training "
-            f"steps, forward passes, engine steps)?" + (" If the job should use the GPU, move the model and its "
-                                                       "inputs there." if cpu else ""),
-            title="No GPU activity in the capture",
-            metric=value_metric("active_gpus", "GPUs with activity", 0, "count", "0", severity="warning",
-                                good_direction="higher"),
-            actions=ctx.fw.fix(f"{ID}:no_gpu"),
-        ))
+    if not any(g.active for g in m.gpus):
+        no_gpu, elsewhere = _no_gpu(ctx, m)
+        out.append(no_gpu)
+        if elsewhere:  # the work ran on another accelerator, or its records were lost: no GPU steps to judge
+            return out
     job = m.job
     passes = job is not None and job.kind.kind in ("inference", "serving") and job.kind.confidence != "low"
     if s.source == "whole_capture" or s.count < T("capture.min_steps"):
@@ -131,3 +97,31 @@ def _note(ctx, summary: str, title: str, metric: tuple, actions: list):
     """An info finding about the capture: ``metric`` = (id, label, value, unit, display, threshold)."""
     return finding(ctx, ID, "info", summary, title=title, metric=value_metric(*metric, severity="info"), actions=actions)
 
+
+def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
+    """The finding of a capture with no GPU activity, by why, and whether the GPU work happened elsewhere: on an
+    accelerator no stage reads, or in kernels whose records were lost -- else no GPU work at all (the CPU's, when no
+    runtime call was made)."""
+    kind = m.job.kind if m.job is not None else None
+    if kind is not None and kind.unread_devices:
+        title, actions = "The work ran on an accelerator the Advisor does not analyse", []
+        summary = (f"This capture's device work ran on {and_list(kind.unread_devices)}, not on a GPU: the Advisor "
+                   f"analyses NVIDIA and AMD GPUs, so the guide's GPU checks were skipped and nothing here is a verdict "
+                   f"on that work. Read it with the accelerator's own profiler tools.")
+    elif kind is not None and kind.lost_launches:
+        title, actions = "The capture lost its GPU records", ctx.fw.fix(f"{ID}:lost_records")
+        summary = (f"The host launched {kind.lost_launches:,} kernels, but the capture holds no GPU record of any: the "
+                   f"GPU's side of the profile was lost, so the guide's GPU checks were skipped. Profile again with GPU "
+                   f"activity recorded, and let the GPU finish its work before the profiler stops.")
+    else:
+        cpu = kind is not None and kind.cpu_only
+        title, actions = "No GPU activity in the capture", ctx.fw.fix(f"{ID}:no_gpu")
+        summary = (f"No GPU kernel or copy in this capture ({len(m.gpus)} GPU planes, {m.capture.num_events:,} events"
+                   f"{'; the host made no GPU runtime call: the work ran on the CPU' if cpu else ''}): the guide's GPU "
+                   f"checks were skipped. Was the GPU visible to {ctx.fw.label('gpu_user')}, and did the profiled "
+                   f"window include the GPU work (training steps, forward passes, engine steps)?"
+                   + (" If the job should use the GPU, move the model and its inputs there." if cpu else ""))
+    elsewhere = kind is not None and bool(kind.unread_devices or kind.lost_launches)
+    return finding(ctx, ID, "warning", summary, title=title, actions=actions,
+                   metric=value_metric("active_gpus", "GPUs with activity", 0, "count", "0", severity="warning",
+                                       good_direction="higher")), elsewhere

@@ -79,6 +79,9 @@ class Framework:
     applied_markers: Mapping[str, tuple[str, NamePredicate, NamePredicate]] = field(default_factory=dict)
     #: a fix's text -> the evidence id that shows it applied: such a fix is never recommended to a run that uses it
     fix_applied: Mapping[str, str] = field(default_factory=dict)
+    #: a fix's text -> what it acts on and the host events that show it (an optimizer step for the fused optimizer):
+    #: a fix whose object the trace does not hold is not given
+    fix_needs: Mapping[str, tuple[str, NamePredicate]] = field(default_factory=dict)
     #: what a fix's code puts in place (evidence ids of ``applied_markers``), for fixes not in ``fix_applied`` (the
     #: variants written for a job): a fix that compiles the model is no news to a compiled run
     fix_introduces: Callable[[Action], tuple[str, ...]] = lambda _a: ()

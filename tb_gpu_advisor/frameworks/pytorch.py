@@ -636,6 +636,8 @@ APPLIED_MARKERS = {
                         _fused_optimizer_kernel),
 }
 FIX_APPLIED = {COMPILE.text: "compiled", CUDA_GRAPHS.text: "cuda_graphs", FUSED_OPTIMIZER.text: "fused_optimizer"}
+#: Fixes that act on something a trace may not hold: the fused optimizer needs an optimizer step.
+FIX_NEEDS = {FUSED_OPTIMIZER.text: ("an optimizer step", lambda n: is_step_end_event(n) or _fused_optimizer_op(n))}
 #: Code that records CUDA graphs: torch.compile's mode, the graph APIs.
 _GRAPH_CODE = ("reduce-overhead", "make_graphed_callables", "torch.cuda.graph(", "CUDAGraph(")
 
@@ -669,6 +671,7 @@ FRAMEWORK = Framework(
                     "eager_execution": "PyTorch runs eagerly by default: the cost of launching op by op is reported "
                                        "as launch-bound, with torch.compile as its fix"},
     fixes=FIXES, applied_markers=APPLIED_MARKERS, fix_applied=FIX_APPLIED, fix_introduces=fix_introduces,
+    fix_needs=FIX_NEEDS,
     capture_snippet=CAPTURE,
     writes="kineto", also_writes=("snapshot",), tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
     not_gemm_kernels=NOT_GEMM_KERNELS,

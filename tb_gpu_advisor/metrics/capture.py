@@ -68,3 +68,13 @@ def applied_fixes(ctx: Context) -> dict[str, str]:
     kern = [d.names[i] for g in ctx.active for d in (g.d,) for i in np.unique(d.name).tolist()]
     return {key: words for key, (words, on_host, on_gpu) in markers.items()
             if any(on_host(n) for n in host) or any(on_gpu(n) for n in kern)}
+
+
+def unmet_fixes(ctx: Context) -> list[str]:
+    """The framework's fixes whose object this trace does not hold (``Framework.fix_needs``): the fused optimizer to a
+    loop that runs no optimizer step (a forward-and-backward benchmark).  Looked for among the distinct host names."""
+    needs = ctx.fw.fix_needs
+    if not needs:
+        return []
+    host = [ctx.h.names[i] for i in np.unique(ctx.h.name).tolist()] if len(ctx.h) else []
+    return [text for text, (_, shows) in needs.items() if not any(shows(n) for n in host)]

@@ -97,6 +97,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         gaps=bd.summarize_gaps(gaps, avg_step), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu_arr), memory=memory.memory(ctx),
         notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx), kernel_durations=durations,
         syncs=syncs.host_syncs(ctx), comm=comm.communication(ctx), flops=flops.flops(ctx, avg_step), applied=capture.applied_fixes(ctx),
+        unmet_fixes=capture.unmet_fixes(ctx),
         job=job,
     )
     hm.steps_detail = [r for gid in sorted(per_gpu_arr) if gid in active_ids

@@ -716,6 +716,8 @@ class HostMetrics:
     flops: Flops = field(default_factory=Flops)
     #: fixes the trace shows in use (``Framework.applied_markers``): evidence id -> what shows it, in words
     applied: dict[str, str] = field(default_factory=dict)
+    #: texts of the framework's fixes whose object the trace does not hold (``Framework.fix_needs``): never given
+    unmet_fixes: list[str] = field(default_factory=list)
     #: what the capture is: the kind of work, its phase, its version (``job/``); None for a bare reading
     job: Job | None = None
 

@@ -285,7 +285,10 @@ def finding(
 def _not_applied(ctx: Ctx, actions: Sequence[Action]) -> tuple[list[Action], list[str]]:
     """The fixes the trace does not show in use, and what shows the others in use (once each)."""
     keep, used = [], []
+    unmet = set(ctx.m.unmet_fixes)
     for a in actions:
+        if a.text in unmet:  # its object is not in the trace (no optimizer step for a fused optimizer)
+            continue
         why = ctx.fw.applied(a, ctx.m.applied)
         if why is None:
             keep.append(a)

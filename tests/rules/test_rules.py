@@ -635,3 +635,33 @@ def test_launch_bound_title_and_wording_follow_its_numbers():
     m.small_kernels.top = [replace(m.small_kernels.top[0], avg_us=1.2)]
     (f,) = run("launch_bound", m)
     assert "17x shorter than the 20-40 us a launch takes" in f.summary and "about the 20" not in f.summary
+
+
+def test_a_fix_whose_object_the_trace_lacks_is_not_given():
+    """The fused optimizer is a launch-bound fix only for a loop that runs an optimizer step: a forward-and-backward
+    benchmark (a real torch.compile trace with no ``Optimizer.step``) was told to fuse an optimizer it does not have.
+    The need is read from the trace's host names (``metrics.capture.unmet_fixes``)."""
+    from tb_gpu_advisor.frameworks import pytorch
+
+    m = _launch(0.4)
+    m.capture.framework = "pytorch"
+    (f,) = run("launch_bound", m)
+    assert pytorch.FUSED_OPTIMIZER.text in [a.text for a in f.actions]
+    m.unmet_fixes = [pytorch.FUSED_OPTIMIZER.text]
+    (f,) = run("launch_bound", m)
+    assert pytorch.FUSED_OPTIMIZER.text not in [a.text for a in f.actions] and f.actions
+
+
+def test_unmet_fixes_follow_the_trace_s_optimizer_steps(tmp_path):
+    """On generated PyTorch traces: a training loop with ``Optimizer.step#SGD.step`` meets the fused optimizer's need,
+    a loop of tanh kernels with no optimizer does not."""
+    from synthetic import torchtrace as tt
+    from tb_gpu_advisor.formats.kineto.adapter import read_trace
+    from tb_gpu_advisor.frameworks import pytorch
+    from tb_gpu_advisor.runtime.pipeline import host_metrics
+
+    out = {}
+    for name in ("healthy_bf16", "tiny_ops"):
+        (path,) = tt.write_run(str(tmp_path), name, steps=6)
+        out[name] = host_metrics(read_trace(path)).unmet_fixes
+    assert out == {"healthy_bf16": [], "tiny_ops": [pytorch.FUSED_OPTIMIZER.text]}

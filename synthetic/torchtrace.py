@@ -610,6 +610,29 @@ def compile_first_call(ranks: list[Rank], n: int) -> None:
     r.step(n, body)
 
 
+#: A step whose input is made on the CPU: ``torch.randn`` of a CPU tensor (a real T4 trace: 10 ms a step), its copy
+#: to the GPU, then one long kernel.
+CPU_INPUT_MS, CPU_INPUT_KERNEL_US = 10.0, 7000.0
+
+
+def cpu_input(ranks: list[Rank], n: int) -> None:
+    """Forward passes whose input is generated on the host each step: an ATen op that runs 10 ms with no GPU runtime
+    call (``aten::randn`` > ``aten::normal_``), a copy to the GPU, one 7 ms kernel.  The GPU's idle 10 ms is the host
+    computing, never a launch wait: one launch a step."""
+    r = ranks[0]
+
+    def body(rr: Rank) -> None:
+        start = rr.host_us
+        rr.cpu("aten::randn", CPU_INPUT_MS * 1000, advance=False)
+        rr.host_us += 2.0
+        rr.cpu("aten::normal_", CPU_INPUT_MS * 1000 - 4.0)
+        rr.host_us = start + CPU_INPUT_MS * 1000
+        rr.copy_h2d(4.0, 700.0)
+        rr.kernel("aten::mm", GEMM_FWD, CPU_INPUT_KERNEL_US, args=mm_args("aten::mm", 1024, 1024, 1024))
+        rr.sync("aten::to")
+    r.step(n, body)
+
+
 #: autocast's dtype cast of an fp32 weight to bf16 before each GEMM, and the bias add after it.
 CAST_TO_BF16 = ("void at::native::vectorized_elementwise_kernel<4, at::native::bfloat16_copy_kernel_cuda("
                 "at::TensorIteratorBase&)::{lambda(float)#1}, std::array<char*, 2ul> >(int, ...)")
@@ -811,6 +834,10 @@ SCENARIOS: dict[str, Scenario] = {
                                    "spans covering 600 ms (their durations sum to 1150 ms)",
                                    extra={"kind": "inference", "phase": "warm-up",
                                           "one_time_ms": COMPILE_NEST_MS[0][1]}),
+    "cpu_input": Scenario(1, cpu_input, [], ["launch_bound"],
+                          f"forward passes whose input is made on the CPU: a {CPU_INPUT_MS:g} ms aten::randn with no "
+                          f"runtime call, a copy, one {CPU_INPUT_KERNEL_US / 1000:g} ms kernel a step",
+                          extra={"kind": "inference", "host_compute_ms": CPU_INPUT_MS}),
     "autocast_forward": Scenario(1, autocast_forward, ["dtype_casts"], ["tensor_core_unused", "mixed_precision_off"],
                                  f"eager bf16 autocast forward: {AUTOCAST_LAYERS} aten::linear a pass, each a weight "
                                  f"cast ({AUTOCAST_CAST_US:g} us), a GEMM ({AUTOCAST_GEMM_US:g} us) and a bias add "

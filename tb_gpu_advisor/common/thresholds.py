@@ -334,6 +334,9 @@ _TABLE: tuple[Threshold, ...] = (
     _t("input.min_untraced_ms", 0.1, "ms", "Advisor: loading and preparing a batch takes more than a Python loop's "
        "own turn (10-30 us); shorter untraced time before a step's first op is the loop, not its input",
        "a step marker's time before its first dispatch counts as input wait only from this long"),
+    _t("metrics.cpu_op_ms", 1.0, "ms", "Advisor: handing one op to the GPU takes microseconds (a launch is 5-40 us); "
+       "an op that runs a millisecond without a single GPU runtime call computed on the host",
+       "a framework op at least this long that makes no GPU runtime call is host compute, not dispatch"),
     _t("job.span_step_coverage", 0.5, "share", "Advisor: a repeated span that launches at least half the GPU work is "
        "the program's step (the rest is set-up, logging, evaluation)",
        "a span name is a step source when its instances enclose this share of all launches"),

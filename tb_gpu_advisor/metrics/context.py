@@ -241,6 +241,28 @@ def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> n
     return Encloser(h, mask_outer).find(idx_inner)
 
 
+def _host_computing_ops(h: HostEvents, dispatch: np.ndarray) -> np.ndarray:
+    """Bool per host event: a dispatch event (an ATen op) that ran ``metrics.cpu_op_ms`` or longer and made no GPU
+    runtime call, itself or inside: it computed on the host (``torch.randn`` of CPU tensors), it did not hand work
+    to the GPU.  Physics: dispatching an op takes microseconds; a millisecond with no runtime call is the host's own
+    work, which CUDA graphs or compilation cannot take away (a real T4 trace's 10 ms CPU ``aten::randn`` per step read
+    as a critical launch wait)."""
+    long = dispatch & ((h.end - h.start) >= T("metrics.cpu_op_ms") * 1e9)
+    if not long.any():
+        return long
+    calls = h.name_mask(devices.is_runtime_call)
+    ops = np.flatnonzero(long)
+    out = np.zeros(len(h), dtype=bool)
+    for line in sorted_unique(h.line[ops]).tolist():  # per thread: a few threads hold long ops
+        mine = ops[h.line[ops] == line]
+        starts = np.sort(h.start[calls & (h.line == line)].astype(np.int64))
+        # the runtime calls starting inside each op, at any depth below it
+        inside = (np.searchsorted(starts, h.end[mine].astype(np.int64), side="right")
+                  - np.searchsorted(starts, h.start[mine].astype(np.int64), side="left"))
+        out[mine[inside == 0]] = True
+    return out
+
+
 def _enclosing_any(h: HostEvents, mask_outer: np.ndarray, mask_inner: np.ndarray) -> np.ndarray:
     """Bool per host event: a ``mask_outer`` event that is the innermost one enclosing (:class:`Encloser`) at least
     one ``mask_inner`` event.
@@ -275,6 +297,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     # input wait by name: TF's IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data)
     host_input = h.name_mask(fw.input_event)
     dispatch = h.name_mask(fw.dispatch_event)
+    dispatch &= ~_host_computing_ops(h, dispatch)
     marker_windows = steps.host_windows if steps.detection.source in _MARKER_SOURCES and steps.count else None
     input_spans, in_dispatch = _input_spans(h, marker_windows, fw, dispatch)
     gpus: list[GpuCtx] = []

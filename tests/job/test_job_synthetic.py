@@ -145,3 +145,16 @@ def test_cast_advice_keeps_to_the_16_bit_dtype_the_gpu_runs(tmp):
         (f,) = [f for f in rep.to_dict()["findings"] if f["rule"] == "dtype_casts"]
         texts[major] = " ".join(f"{a['text']} {a['snippet'] or ''}" for a in f["actions"])
     assert "bfloat16" in texts[9] and "float16" in texts[7] and "bfloat16" not in texts[7], texts
+
+
+def test_an_op_that_computes_on_the_host_is_the_host_s_time_not_a_launch_wait(tmp):
+    """``cpu_input``: each step makes its input with a 10 ms ``aten::randn`` of a CPU tensor (no GPU runtime call),
+    copies it and runs one kernel.  The GPU's idle time during the randn is the host preparing the step's input
+    before its first dispatch: input wait, and no launch-bound warning (a real T4 trace was told, critically, to
+    capture CUDA graphs for it)."""
+    rep = _report(tmp, "cpu_input", 6)
+    host = rep["hosts"][0]
+    b = host["breakdown_ms"]
+    assert b["input_wait"] + b["host_compute"] == pytest.approx(tt.CPU_INPUT_MS, rel=0.05)
+    assert host["breakdown_ms"]["launch_wait"] < 0.1 * tt.CPU_INPUT_MS
+    assert not [f for f in rep["findings"] if f["rule"] == "launch_bound" and f["severity"] != "info"]

@@ -834,7 +834,7 @@ SCENARIOS: dict[str, Scenario] = {
                                    "spans covering 600 ms (their durations sum to 1150 ms)",
                                    extra={"kind": "inference", "phase": "warm-up",
                                           "one_time_ms": COMPILE_NEST_MS[0][1]}),
-    "cpu_input": Scenario(1, cpu_input, [], ["launch_bound"],
+    "cpu_input": Scenario(1, cpu_input, ["input_bound", "mfu_low"], ["launch_bound"],
                           f"forward passes whose input is made on the CPU: a {CPU_INPUT_MS:g} ms aten::randn with no "
                           f"runtime call, a copy, one {CPU_INPUT_KERNEL_US / 1000:g} ms kernel a step",
                           extra={"kind": "inference", "host_compute_ms": CPU_INPUT_MS}),

@@ -689,6 +689,28 @@ def decode_unmarked(ranks: list[Rank], n: int) -> None:
     r.host_us += 150.0  # logits processing and stopping criteria in Python
 
 
+def synced_layers(ranks: list[Rank], n: int) -> None:
+    """One forward pass of a model whose every block ends with the host waiting for the GPU (a mixture-of-experts
+    router reading its counts back: a real MoE forward synced twice a block), recorded with ``with_modules``: the
+    whole pass is one ``nn.Module: Net_0`` call.  The blocks repeat with the waits a loop's calls have; the model call
+    around them says they are one pass, never steps.  Only the first call does anything (one pass, whatever
+    ``steps``)."""
+    if n != 2:
+        return
+    r = ranks[0]
+    call = r.cpu("nn.Module: Net_0", 0.0, cat="user_annotation", advance=False)
+    start = r.host_us
+    r.host_us += 5.0
+    for _ in range(DECODE_LAYERS):
+        r.kernel("aten::linear", GEMM_FWD, DECODE_GEMM_US, args=mm_args("aten::linear", 4, 1024, 1024))
+        r.kernel("aten::gelu", RELU_BF16, DECODE_ELT_US)
+        r.kernel("aten::linear", GEMM_FWD, DECODE_GEMM_US, args=mm_args("aten::linear", 4, 1024, 1024))
+        r.sync("aten::item")
+        r.host_us += 150.0
+    call["dur"] = round(r.host_us - start + 5.0, 3)
+    r.host_us += 5.0
+
+
 # ---- memory (issue #29): profile_memory=True, a training step's allocations as PyTorch's caching allocator makes them
 
 def _alloc_op(r: Rank, op: str, kernel: str, us: float, nbytes: int, args: dict[str, Any] | None = None) -> int:
@@ -844,6 +866,10 @@ SCENARIOS: dict[str, Scenario] = {
                                  f"({AUTOCAST_BIAS_US:g} us)",
                                  extra={"kind": "inference", "gemm_ms": AUTOCAST_LAYERS * AUTOCAST_GEMM_US / 1000,
                                         "other_ms": AUTOCAST_LAYERS * (AUTOCAST_CAST_US + AUTOCAST_BIAS_US) / 1000}),
+    "synced_layers": Scenario(1, synced_layers, ["host_sync"], [],
+                              f"one forward pass of {DECODE_LAYERS} blocks, the host waiting for the GPU after each, "
+                              "inside one nn.Module call: one pass, not steps",
+                              extra={"kind": "inference", "step_source": "single_pass"}),
     "decode_unmarked": Scenario(1, decode_unmarked, ["launch_bound"], ["input_bound", "capture_quality",
                                                                        "mixed_precision_off", "tensor_core_unused"],
                                 f"a generate() decode loop with no markers: a prefill, then per token {DECODE_LAYERS} "

@@ -24,7 +24,7 @@ from tb_gpu_advisor.frameworks import Framework, engines
 from tb_gpu_advisor.job.kind import Kind, work_kind
 from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
 from tb_gpu_advisor.job.period import repeated_launches
-from tb_gpu_advisor.job.structure import SpanSteps, span_steps, step_end_steps
+from tb_gpu_advisor.job.structure import SpanSteps, model_calls, span_steps, step_end_steps, within_one_call
 from tb_gpu_advisor.model.trace import Trace
 
 __all__ = ["Job", "Kind", "OneTime", "SpanSteps", "adapt", "detect_job"]
@@ -86,6 +86,9 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
         # not for training: FSDP's all-gather rate limit makes the host wait before every layer, so a training
         # step's layers repeat with the waits a loop's calls have (the real Nsight FSDP pair reads 157-kernel "steps")
         structure = repeated_launches(trace, launches)
+        if structure is not None and within_one_call(structure.start, structure.end, model_calls(trace, fw)):
+            # periods inside one call of the model are its layers (a real MoE forward's 9 blocks, each synced twice)
+            structure = None
     version = _version(fw, trace)
     tags: list[str] = []
     if kind.kind in ("inference", "serving") and kind.confidence != "low":

@@ -150,11 +150,17 @@ def model_calls(trace: Trace, fw: Framework) -> tuple[np.ndarray, np.ndarray]:
 
 def _inside_one_call(c: _Cand, calls: tuple[np.ndarray, np.ndarray]) -> bool:
     """Two or more of the span's instances lie inside one model call: it is the model's structure, not a step."""
+    return within_one_call(c.start, c.end, calls)
+
+
+def within_one_call(start: np.ndarray, end: np.ndarray, calls: tuple[np.ndarray, np.ndarray]) -> bool:
+    """Two or more of the windows ``[start, end]`` lie inside one model call (:func:`model_calls`): they are the
+    model's own structure (its layers), never steps -- a step holds whole model calls."""
     cs, ce = calls
-    if not cs.size or c.count < 2:
+    if not cs.size or start.size < 2:
         return False
-    k = np.searchsorted(cs, c.start, side="right") - 1
-    inside = (k >= 0) & (c.end <= ce[np.clip(k, 0, None)])
+    k = np.searchsorted(cs, start, side="right") - 1
+    inside = (k >= 0) & (end <= ce[np.clip(k, 0, None)])
     ks = k[inside]
     return bool(ks.size) and bool((np.bincount(ks) >= 2).any())
 

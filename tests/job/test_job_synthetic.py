@@ -158,3 +158,14 @@ def test_an_op_that_computes_on_the_host_is_the_host_s_time_not_a_launch_wait(tm
     assert b["input_wait"] + b["host_compute"] == pytest.approx(tt.CPU_INPUT_MS, rel=0.05)
     assert host["breakdown_ms"]["launch_wait"] < 0.1 * tt.CPU_INPUT_MS
     assert not [f for f in rep["findings"] if f["rule"] == "launch_bound" and f["severity"] != "info"]
+
+
+def test_blocks_that_sync_inside_one_model_call_are_one_pass_not_steps(tmp):
+    """``synced_layers``: a forward pass whose every block ends with the host waiting for the GPU, inside one
+    ``nn.Module`` call.  The launch sequence repeats with the waits a loop's calls have, but a step holds whole model
+    calls: it is one pass (a real MoE forward read as 7 "steps" of one block each)."""
+    rep = _report(tmp, "synced_layers", 3)
+    host = rep["hosts"][0]
+    assert host["job"]["step_source"] == "single_pass" and host["steps"]["count"] == 1
+    rep_unwrapped = _report(tmp, "decode_unmarked", 12)  # the same shape with no model call around it: a loop's steps
+    assert rep_unwrapped["hosts"][0]["job"]["step_source"] == "repeated_launches"

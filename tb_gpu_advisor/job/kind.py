@@ -36,8 +36,9 @@ class Kind:
     cpu_only: bool = False
     #: no GPU work, but work on accelerators no stage reads (``Trace.unread_devices``: TPUs, MTIA)
     unread_devices: tuple[str, ...] = ()
-    #: no GPU record, but this many kernel launches on the host: the GPU's side of the capture was lost
-    lost_launches: int = 0
+    #: no GPU record, but the host shows GPU use ("260 kernel launches", "22 allocator events on GPU 0"): the GPU's
+    #: side of the capture was lost or not recorded, its work did not run on the CPU
+    lost_gpu: str = ""
 
 
 def work_kind(trace: Trace, fw: Framework) -> Kind:
@@ -53,7 +54,14 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
         launched = int(trace.h.name_mask(devices.is_launch_call).sum()) if names else 0
         if launched:
             return Kind("no_gpu", "high", f"the host launched {launched:,} kernels, but the capture holds no GPU record "
-                                          "of them: the GPU's side of the capture was lost", lost_launches=launched)
+                                          "of them: the GPU's side of the capture was lost",
+                        lost_gpu=f"the host launched {launched:,} kernels")
+        used = {g: len(m.t) for g, m in trace.memory.items() if len(m.t)}
+        if used:  # the allocator handed out GPU memory: the work was on the GPU, its activity not recorded
+            where = ", ".join(f"GPU {g}" for g in sorted(used))
+            return Kind("no_gpu", "high", f"the GPU's allocator recorded {sum(used.values()):,} events on {where}, but "
+                                          "the capture holds no kernel or GPU runtime record: the GPU's activity was "
+                                          "not recorded", lost_gpu=f"the allocator recorded memory on {where}")
         if names and not any(devices.is_runtime_call(n) for n in names):
             return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture, and the host "
                                           "made no GPU runtime call: the work ran on the CPU", cpu_only=True)

@@ -108,11 +108,11 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
         summary = (f"This capture's device work ran on {and_list(kind.unread_devices)}, not on a GPU: the Advisor "
                    f"analyses NVIDIA and AMD GPUs, so the guide's GPU checks were skipped and nothing here is a verdict "
                    f"on that work. Read it with the accelerator's own profiler tools.")
-    elif kind is not None and kind.lost_launches:
+    elif kind is not None and kind.lost_gpu:
         title, actions = "The capture lost its GPU records", ctx.fw.fix(f"{ID}:lost_records")
-        summary = (f"The host launched {kind.lost_launches:,} kernels, but the capture holds no GPU record of any: the "
-                   f"GPU's side of the profile was lost, so the guide's GPU checks were skipped. Profile again with GPU "
-                   f"activity recorded, and let the GPU finish its work before the profiler stops.")
+        summary = (f"The GPU was used ({kind.lost_gpu}), but the capture holds no record of its work: the GPU's side "
+                   f"of the profile was lost or not recorded, so the guide's GPU checks were skipped. Profile again "
+                   f"with GPU activity recorded, and let the GPU finish its work before the profiler stops.")
     else:
         cpu = kind is not None and kind.cpu_only
         title, actions = "No GPU activity in the capture", ctx.fw.fix(f"{ID}:no_gpu")
@@ -121,7 +121,7 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                    f"checks were skipped. Was the GPU visible to {ctx.fw.label('gpu_user')}, and did the profiled "
                    f"window include the GPU work (training steps, forward passes, engine steps)?"
                    + (" If the job should use the GPU, move the model and its inputs there." if cpu else ""))
-    elsewhere = kind is not None and bool(kind.unread_devices or kind.lost_launches)
+    elsewhere = kind is not None and bool(kind.unread_devices or kind.lost_gpu)
     return finding(ctx, ID, "warning", summary, title=title, actions=actions,
                    metric=value_metric("active_gpus", "GPUs with activity", 0, "count", "0", severity="warning",
                                        good_direction="higher")), elsewhere

@@ -169,3 +169,31 @@ def test_blocks_that_sync_inside_one_model_call_are_one_pass_not_steps(tmp):
     assert host["job"]["step_source"] == "single_pass" and host["steps"]["count"] == 1
     rep_unwrapped = _report(tmp, "decode_unmarked", 12)  # the same shape with no model call around it: a loop's steps
     assert rep_unwrapped["hosts"][0]["job"]["step_source"] == "repeated_launches"
+
+
+def test_gpu_memory_with_no_gpu_record_is_a_lost_capture_not_cpu_work(tmp):
+    """A trace recorded with ``profile_memory`` whose GPU activity was not recorded (a real Windows trace: cuDNN ops and
+    CUDA ``[memory]`` events, no kernel or runtime record) ran on the GPU: the allocator's events on a GPU say so.  It
+    is never "the work ran on the CPU".  Built from a generated training trace with its device and runtime events
+    removed."""
+    import glob
+    import json
+    import os
+
+    name = next(n for n, sc in tt.SCENARIOS.items() if sc.memory_held is not None)
+    (path,) = tt.write_run(tmp, name, steps=4, run="unrecorded_gpu")
+    with open(path) as f:
+        doc = json.load(f)
+    gone = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "cuda_runtime", "cuda_driver", "ac2g")
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") not in gone]
+    assert any(e.get("name") == "[memory]" for e in doc["traceEvents"])
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    hosts = [SimpleNamespace(host="h0", path=p, format="kineto", size=0)
+             for p in glob.glob(os.path.join(tmp, "unrecorded_gpu", "*"))]
+    rep = analyze_session("unrecorded_gpu", "s", hosts).to_dict()
+    job = rep["hosts"][0]["job"]
+    assert "allocator" in job["kind_evidence"] and "CPU" not in job["kind_evidence"]
+    assert [f["title"] for f in rep["findings"]] == ["The capture lost its GPU records"]
+    assert "ran on the CPU" not in json.dumps(rep)
+

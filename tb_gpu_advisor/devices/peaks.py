@@ -164,6 +164,15 @@ MODELS: tuple[Model, ...] = (
     Model("H200 SXM", _re(r"\bH200\b"), _re(r"^(?!.*NVL)"), "Hopper",
           _t(fp64=67, fp32=67, tf32=494.5, fp16=989.5, bf16=989.5, fp8=1979, int8=1979), 4.8 * _TB,
           "NVIDIA H200 datasheet, H200 SXM (sparsity figures halved)", sm_count=132),
+    # Grace Hopper: the H100 GPU of the superchip, at its own memory (NVIDIA GH200 Grace Hopper Superchip datasheet,
+    # sparsity figures halved): 96 GB HBM3 at 4 TB/s ("GH200 480GB", 480 GB being the Grace CPU's LPDDR5X), or
+    # 144 GB HBM3e at 4.9 TB/s
+    Model("GH200 144GB HBM3e", _re(r"\bGH200\b"), _re(r"144\s*G|HBM3e"), "Hopper",
+          _t(fp64=67, fp32=67, tf32=494, fp16=990, bf16=990, fp8=1979, int8=1979), 4.9 * _TB,
+          "NVIDIA GH200 Grace Hopper Superchip datasheet, HBM3e (sparsity figures halved)", sm_count=132),
+    Model("GH200", _re(r"\bGH200\b"), None, "Hopper",
+          _t(fp64=67, fp32=67, tf32=494, fp16=990, bf16=990, fp8=1979, int8=1979), 4.0 * _TB,
+          "NVIDIA GH200 Grace Hopper Superchip datasheet, HBM3 (sparsity figures halved)", sm_count=132),
     Model("B200", _re(r"\bB200\b"), None, "Blackwell",
           _t(fp64=37, fp32=75, tf32=1100, fp16=2250, bf16=2250, fp8=4500, int8=4500), 7.7 * _TB,
           "NVIDIA HGX B200 specifications, per GPU (sparsity figures halved)", sm_count=148),

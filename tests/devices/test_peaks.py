@@ -150,6 +150,7 @@ def test_dtype_support_agrees_with_the_vendor_modules():
 @pytest.mark.parametrize("name,model", [
     ("NVIDIA H100 80GB HBM3", "H100 SXM"), ("NVIDIA H100 PCIe", "H100 PCIe"), ("NVIDIA H100 NVL", "H100 NVL"),
     ("NVIDIA H200", "H200 SXM"), ("NVIDIA H200 NVL", "H200 NVL"), ("NVIDIA B200", "B200"), ("NVIDIA GB200", "GB200"),
+    ("NVIDIA GH200 480GB", "GH200"), ("NVIDIA GH200 144G HBM3e", "GH200 144GB HBM3e"),
     ("NVIDIA A100-SXM4-80GB", "A100 SXM4 80GB"), ("NVIDIA A100-SXM4-40GB", "A100 SXM4 40GB"),
     ("NVIDIA A100-PCIE-40GB", "A100 PCIe 40GB"), ("NVIDIA A100 80GB PCIe", "A100 PCIe 80GB"),
     ("Tesla V100-SXM2-16GB", "V100 SXM2"), ("Tesla V100-SXM2-32GB", "V100 SXM2"), ("Tesla V100-DGXS-32GB", "V100 SXM2"),
@@ -160,7 +161,7 @@ def test_dtype_support_agrees_with_the_vendor_modules():
     ("AMD Instinct MI250X", "MI250X"), ("AMD Instinct MI250", "MI250"), ("AMD Instinct MI210", "MI210"),
     ("AMD Instinct MI100", "MI100"),
     # look-alikes that are other GPUs
-    ("NVIDIA A10G", None), ("NVIDIA A100X", None), ("NVIDIA GH200 480GB", None), ("NVIDIA L40", None),
+    ("NVIDIA A10G", None), ("NVIDIA A100X", None), ("NVIDIA L40", None),
     ("NVIDIA H800", None), ("NVIDIA L4000", None), ("Tesla T40", None),
 ])
 def test_names_as_traces_write_them(name, model):

@@ -39,6 +39,8 @@ UNKNOWN = Framework(
 )
 #: Every supported framework, in detection order.
 REGISTRY: dict[str, Framework] = {f.id: f for f in (tensorflow.FRAMEWORK, jax.FRAMEWORK, pytorch.FRAMEWORK)}
+#: Every framework a report may name: the detected ones and ``native`` (no ML framework, never detected by markers).
+_BY_ID: dict[str, Framework] = {**REGISTRY, native.FRAMEWORK.id: native.FRAMEWORK}
 
 
 def tc_eligible_type(op_type_: str) -> bool:
@@ -111,9 +113,7 @@ def how_to_capture(layouts: Mapping[str, str]) -> str:
 
 def get(framework_id: str | None) -> Framework:
     """The framework of a capture (``capture.framework``); unknown ones get the guide's TensorFlow spelling."""
-    if framework_id == native.FRAMEWORK.id:
-        return native.FRAMEWORK
-    return REGISTRY.get(framework_id or "", UNKNOWN)
+    return _BY_ID.get(framework_id or "", UNKNOWN)
 
 
 def detect(host_event_names: Iterable[str], metadata_stats: Iterable[str] = ()) -> Framework:

@@ -89,7 +89,7 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
     if sp is not None and len(sp):
         cands += _candidates("Python span", sp.start, sp.end, sp.name, sp.line, h.names, sp.line >= 0, times, need)
     calls = model_calls(trace, fw)
-    ok = [c for c in cands if c.coverage >= need and not _inside_one_call(c, calls)]
+    ok = [c for c in cands if c.coverage >= need and not within_one_call(c.start, c.end, calls)]
     if engine is not None and engine.step_span:
         for pattern in engine.step_span:  # the engine's most specific step span that holds the work
             own = [c for c in ok if pattern.search(c.name)]
@@ -146,11 +146,6 @@ def model_calls(trace: Trace, fw: Framework) -> tuple[np.ndarray, np.ndarray]:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     return union_intervals(np.concatenate([p[0] for p in parts]).astype(np.int64),
                            np.concatenate([p[1] for p in parts]).astype(np.int64))
-
-
-def _inside_one_call(c: _Cand, calls: tuple[np.ndarray, np.ndarray]) -> bool:
-    """Two or more of the span's instances lie inside one model call: it is the model's structure, not a step."""
-    return within_one_call(c.start, c.end, calls)
 
 
 def within_one_call(start: np.ndarray, end: np.ndarray, calls: tuple[np.ndarray, np.ndarray]) -> bool:

@@ -64,7 +64,7 @@ def applied_fixes(ctx: Context) -> dict[str, str]:
     markers = ctx.fw.applied_markers
     if not markers:
         return {}
-    host = [ctx.h.names[i] for i in np.unique(ctx.h.name).tolist()] if len(ctx.h) else []
+    host = _host_names(ctx)
     kern = [d.names[i] for g in ctx.active for d in (g.d,) for i in np.unique(d.name).tolist()]
     return {key: words for key, (words, on_host, on_gpu) in markers.items()
             if any(on_host(n) for n in host) or any(on_gpu(n) for n in kern)}
@@ -76,5 +76,10 @@ def unmet_fixes(ctx: Context) -> list[str]:
     needs = ctx.fw.fix_needs
     if not needs:
         return []
-    host = [ctx.h.names[i] for i in np.unique(ctx.h.name).tolist()] if len(ctx.h) else []
+    host = _host_names(ctx)
     return [text for text, (_, shows) in needs.items() if not any(shows(n) for n in host)]
+
+
+def _host_names(ctx: Context) -> list[str]:
+    """The distinct host event names that occur (a name list, not the events)."""
+    return [ctx.h.names[i] for i in np.unique(ctx.h.name).tolist()] if len(ctx.h) else []

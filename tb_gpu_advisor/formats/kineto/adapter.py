@@ -137,11 +137,11 @@ def _unread_devices(kt: KinetoTrace, read: np.ndarray) -> tuple[str, ...]:
     """Accelerators other than GPUs whose own activity the trace holds (``Trace.unread_devices``): a device process
     ("MTIA 9") with events of categories no stage reads (``mtia_ccp_events``), named with the model
     ``deviceProperties`` gives its id ("MTIA 17 (ARTEMIS)")."""
-    devs = {pid: m.group(1) for pid, n in kt.process_names.items()
-            if (m := _DEVICE_PROCESS.match(n.strip())) and m.group(1).upper() not in ("GPU", "CPU")}
+    devs = [pid for pid, n in kt.process_names.items()
+            if (m := _DEVICE_PROCESS.match(n.strip())) and m.group(1).upper() not in ("GPU", "CPU")]
     if not devs:
         return ()
-    pids = np.fromiter(devs, np.int64, len(devs))
+    pids = np.asarray(devs, np.int64)
     active = np.unique(kt.pid[~read & np.isin(kt.pid, pids)]).tolist()
     props = kt.meta.get("deviceProperties")
     models = {p["id"]: p["name"].strip() for p in props if isinstance(p, dict) and type(p.get("id")) is int

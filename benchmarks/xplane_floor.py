@@ -65,6 +65,18 @@ def real_files() -> list[tuple[str, str]]:
     return out
 
 
+#: A small capture of the demo logs: ``report`` of it is the process's fixed cost in memory (interpreter, numpy,
+#: the package), which no file's size changes.
+STARTUP_FILE = os.path.join(REPO, "demo_logs", "ideal", "plugins", "profile", "2026_01_01_00_00_00", "worker0.xplane.pb")
+
+
+def startup_rss(args, mem_cap: int, root: str) -> int | None:
+    """Peak RSS (bytes) of ``report`` on :data:`STARTUP_FILE`: what every row pays before its file counts."""
+    runs = [ours(Case("start-up", STARTUP_FILE, "xplane", 0, ""), root, args.timeout, mem_cap) for _ in range(args.repeat)]
+    ok = sorted(r.maxrss for r in runs if r.status == "ok")
+    return ok[len(ok) // 2] if ok else None
+
+
 def measure(label: str, path: str, args, mem_cap: int, root: str) -> dict:
     size = os.path.getsize(path)
     case = Case(label, path, "xplane", 0, "")
@@ -92,15 +104,19 @@ def _n(x, fmt: str = "{:.2f}") -> str:
     return "–" if x is None else fmt.format(x)
 
 
-def render(recs: list[dict], info: str) -> str:
+def render(recs: list[dict], info: str, startup: int | None = None) -> str:
+    """The table; ``startup``: the fixed peak RSS of ``report`` (:func:`startup_rss`), for the column of what the
+    file adds above it."""
     lines = [info, "",
              ("| file | MB | ours CPU s | ours wall s | ours peak RSS MB | floor CPU s | floor peak RSS MB "
-              "| ours / floor (CPU) | ours RSS / file | stock `overview_page` CPU s / peak MB | result |"),
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+              "| ours / floor (CPU) | ours RSS / file | ours RSS above start-up / file "
+              "| stock `overview_page` CPU s / peak MB | result |"),
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
     for r in recs:
         o, f, mb = r["ours"], r["floor"], r["bytes"] / 1e6
         ratio = o["cpu_s"] / f["cpu_s"] if o["status"] == "ok" and f["status"] == "ok" else None
         rss_x = o["maxrss"] / r["bytes"] if o["status"] == "ok" else None
+        above_x = (o["maxrss"] - startup) / r["bytes"] if o["status"] == "ok" and startup else None
         s = r.get("stock")
         stock_txt = ("not run" if s is None else
                      f"{s['cpu_s']:.1f} / {s['maxrss'] / 1e6:,.0f}" if s["status"] == "ok" else f"{s['status']}")
@@ -112,7 +128,12 @@ def render(recs: list[dict], info: str) -> str:
         lines.append(f"| {r['label']} | {mb:,.1f} | {_n(o['cpu_s'])} | {_n(o['wall_s'])} | "
                      f"{_n(o['maxrss'] and o['maxrss'] / 1e6, '{:,.0f}')} | {_n(f['cpu_s'])} | "
                      f"{_n(f['maxrss'] and f['maxrss'] / 1e6, '{:,.0f}')} | {_n(ratio, '{:.2f}x')} | "
-                     f"{_n(rss_x, '{:.2f}x')} | {stock_txt} | {', '.join(verdict) or o['status']} |")
+                     f"{_n(rss_x, '{:.2f}x')} | {_n(above_x, '{:.2f}x')} | {stock_txt} | "
+                     f"{', '.join(verdict) or o['status']} |")
+    if startup:
+        lines += ["", f"Start-up: `report` of a {os.path.getsize(STARTUP_FILE) / 1e3:.0f} kB capture peaks at "
+                      f"{startup / 1e6:,.0f} MB (interpreter, numpy, the package); a file smaller than half that fails "
+                      "the 2x target whatever the reader does."]
     return "\n".join(lines) + "\n"
 
 
@@ -172,6 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     load0 = os.getloadavg()
     recs = []
     with tempfile.TemporaryDirectory(dir=args.cache_dir) as root:
+        startup = startup_rss(args, mem_cap, root)
         for label, path in files:
             print(f"measuring {label} ({os.path.getsize(path) / 1e6:,.1f} MB) ...", file=sys.stderr, flush=True)
             recs.append(measure(label, path, args, mem_cap, root))
@@ -179,14 +201,14 @@ def main(argv: list[str] | None = None) -> int:
     info = (f"Run of {time.strftime('%Y-%m-%d %H:%M')}, code {_code_version()}, {os.cpu_count()} cores, load average "
             f"{' '.join(f'{x:.2f}' for x in load0)} at start, {' '.join(f'{x:.2f}' for x in load1)} at end; "
             f"median CPU of {args.repeat} fresh process(es) per row")
-    text = render(recs, info)
+    text = render(recs, info, startup)
     print(text)
     os.makedirs(args.cache_dir, exist_ok=True)
     out = os.path.join(args.cache_dir, f"xplane-floor-{time.strftime('%Y%m%d-%H%M%S')}")
     with open(out + ".md", "w") as f:
         f.write(text)
     with open(out + ".json", "w") as f:
-        json.dump({"info": info, "rows": recs}, f, indent=1)
+        json.dump({"info": info, "startup_maxrss": startup, "rows": recs}, f, indent=1)
     print(f"saved {os.path.relpath(out, REPO)}.md", file=sys.stderr)
     return 0 if all(r["ours"]["status"] == "ok" for r in recs) else 1
 

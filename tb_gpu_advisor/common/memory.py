@@ -13,6 +13,7 @@ ms.  Elsewhere than glibc (macOS, musl) it does nothing.
 from __future__ import annotations
 
 import ctypes
+import mmap  # at import, not in the call: a module loaded under a worker's address-space limit may not map
 
 
 def _malloc_trim():
@@ -29,3 +30,23 @@ def release_free_heap() -> None:
     """Hand freed heap pages back to the OS (glibc ``malloc_trim``); a no-op elsewhere."""
     if _MALLOC_TRIM is not None:
         _MALLOC_TRIM(0)
+
+
+#: Address space probed per byte of a message before upb parses it, plus a fixed megabyte: upb's arena holds a copy
+#: of the bytes (1x) and a 16-byte view of each repeated element (0.6x for a dense stream's ~25-byte events).
+PARSE_ROOM_FACTOR = 2
+
+
+def ensure_room_to_parse(nbytes: int) -> None:
+    """Raise MemoryError unless room for parsing ``nbytes`` of protobuf can be mapped now.
+
+    Why: upb (protobuf's C parser) does not survive a failed allocation -- under a worker's address-space limit
+    (``RLIMIT_AS``, runtime/guard.py) the worker died of a segfault, or upb called the file damaged ("Arena alloc
+    failed").  Mapping the room first (an anonymous map, unmapped at once: address space, no page touched, nothing
+    for RSS or tracemalloc) makes running out a MemoryError in Python, before upb allocates.
+    """
+    size = PARSE_ROOM_FACTOR * max(int(nbytes), 0) + (1 << 20)
+    try:
+        mmap.mmap(-1, size).close()
+    except OSError as e:  # ENOMEM under the limit
+        raise MemoryError(f"no room to parse {nbytes:,} bytes of protobuf: {e}") from e

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import frameworks
+from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.frameworks import Framework, engines
 from tb_gpu_advisor.job.kind import Kind, work_kind
 from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
@@ -78,6 +79,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     fw = fw or frameworks.detect_trace(trace)
     kind = work_kind(trace, fw)
     phase = one_time_costs(trace, fw)
+    release_free_heap()  # its durations and masks (~35 MB on the dense 100 MB capture), before the span search's
     phase.unseen_start, phase.unseen_end = unseen_gpu_work(trace)
     structure = span_steps(trace, launches, fw, engines.by_id(kind.engine))
     if structure is None and kind.kind == "training":

@@ -136,7 +136,9 @@ def test_xplane_floor_on_three_densities(tmp_path) -> None:
         row = next((ln for ln in out.stdout.splitlines() if ln.startswith(f"| 200KB {shape} |")), None)
         assert row is not None, out.stdout[-3000:]
         cells = [c.strip() for c in row.strip("|").split("|")]
-        assert cells[7].endswith("x") and cells[8].endswith("x"), row  # ours / floor, RSS / file: both measured
+        # ours / floor, RSS / file, RSS above the start-up's / file: all measured
+        assert cells[7].endswith("x") and cells[8].endswith("x") and cells[9].endswith("x"), row
+    assert "Start-up: `report` of a " in out.stdout
     saved = list(tmp_path.glob("xplane-floor-*.json"))
     assert len(saved) == 1
     cmp = subprocess.run([sys.executable, script, "--compare", str(saved[0]), str(saved[0])],

@@ -259,6 +259,33 @@ def test_event_chunks_in_place(captures, monkeypatch, tmp_path):
     assert _signature(read_timeline(str(path))) == _signature(tl)
 
 
+def test_byte_bounded_batches_in_place(captures, monkeypatch, tmp_path):
+    """Batches cut by bytes (an XLA capture's stat-heavy events) read every event and stat of the file (string ids
+    are numbered batch by batch, so the oracle is the reference parse, not the one-batch read's ids)."""
+    path = tmp_path / "h.xplane.pb"
+    path.write_bytes(captures["synthetic"])
+    monkeypatch.setattr(reader, "BATCH_BYTES", 64)
+    tl = read_timeline(str(path))
+    assert assert_matches_reference(tl, str(path)) == tl.num_events > 7
+    assert len(reader._batches(np.full(tl.num_events, 30, np.int64))) > 1
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_batches_cover_every_event_once_within_both_bounds(monkeypatch, seed):
+    rng = np.random.default_rng(seed)
+    monkeypatch.setattr(reader, "EVENT_CHUNK", int(rng.integers(1, 50)))
+    monkeypatch.setattr(reader, "BATCH_BYTES", int(rng.integers(1, 400)))
+    lengths = rng.integers(0, 120, int(rng.integers(0, 2000))).astype(np.int64)
+    lengths[rng.random(lengths.size) < 0.05] = 1000  # events bigger than a whole batch: one to a batch
+    bounds = reader._batches(lengths)
+    assert [a for a, _ in bounds] == [0] + [b for _, b in bounds[:-1]] and (bounds[-1][1] if bounds else 0) == lengths.size
+    for a, b in bounds:
+        assert 1 <= b - a <= reader.EVENT_CHUNK
+        assert b - a == 1 or int(lengths[a:b].sum()) <= reader.BATCH_BYTES
+        if b < lengths.size and b - a < reader.EVENT_CHUNK:  # a batch stops early only where the next event overflows it
+            assert int(lengths[a : b + 1].sum()) > reader.BATCH_BYTES
+
+
 @pytest.mark.parametrize("which", ["synthetic", "long_events"])
 def test_located_events_are_upbs_events(captures, which):
     """Positions computed from upb's lengths point at exactly upb's event bytes (1- to 3-byte lengths)."""

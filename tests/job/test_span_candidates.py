@@ -96,3 +96,37 @@ def test_most_launches_is_an_upper_bound(seed):
     e = s + rng.integers(0, 10**5, s.size)
     exact = int((np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")).sum())
     assert exact <= structure._most_launches(times[::structure._COARSE], s, e)
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1 << 18])
+def test_time_per_name_equals_one_bincount_across_chunks(monkeypatch, chunk):
+    """The chunked sum (a few MB of temporaries at a time) is the whole-table bincount it replaces, exactly: the
+    durations are whole picoseconds, so the float sums are exact whatever the chunking."""
+    monkeypatch.setattr(structure, "_CHUNK", chunk)
+    rng = np.random.default_rng(chunk)
+    n, n_names = 3001, 40
+    start = np.sort(rng.integers(0, 10**12, n)).astype(np.int64)
+    end = start + rng.integers(0, 10**9, n)
+    name = rng.integers(0, n_names, n).astype(np.int16)  # the host table's narrow name ids
+    keep = rng.random(n) < 0.7
+    want = np.bincount(name[keep].astype(np.int64), weights=(end[keep] - start[keep]).astype(np.float64),
+                       minlength=n_names)
+    got = structure._time_per_name(start, end, name, keep, n_names)
+    assert got.shape == (n_names,) and np.array_equal(got, want)
+
+
+def test_candidates_unchanged_when_totals_are_summed_in_small_chunks(monkeypatch):
+    rng = np.random.default_rng(11)
+    n, n_names = 4000, 30
+    names = [f"op{i}" for i in range(n_names)]
+    start = np.sort(rng.integers(0, 10**9, n)).astype(np.int64)
+    end = start + rng.integers(1, 10**6, n)
+    name, line = rng.integers(0, n_names, n).astype(np.int16), rng.integers(0, 3, n).astype(np.int16)
+    keep = rng.random(n) < 0.8
+    times = np.sort(rng.integers(0, 10**9, 500)).astype(np.int64)
+    whole = structure._candidates("t", start, end, name, line, names, keep, times)
+    monkeypatch.setattr(structure, "_CHUNK", 13)
+    chunked = structure._candidates("t", start, end, name, line, names, keep, times)
+    assert [c.name for c in whole] == [c.name for c in chunked] and whole
+    for a, b in zip(whole, chunked):
+        assert a.coverage == b.coverage and np.array_equal(a.start, b.start) and np.array_equal(a.end, b.end)

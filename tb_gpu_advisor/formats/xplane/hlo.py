@@ -22,6 +22,7 @@ from typing import Any
 from google.protobuf import descriptor_pb2
 from google.protobuf.message import DecodeError
 
+from tb_gpu_advisor.common.memory import ensure_room_to_parse
 from tb_gpu_advisor.formats.xplane.schema import build_classes
 from tb_gpu_advisor.frameworks import xla
 
@@ -156,6 +157,7 @@ def message_class(name: str) -> Any:
 def parse_module(raw: bytes, skim: bool = False) -> Any:
     """The ``HloModuleProto`` of an ``Hlo Proto`` stat's bytes (with ``skim``, its computations as bytes);
     :class:`HloReadError` when it holds none."""
+    ensure_room_to_parse(len(raw))
     try:
         msg = _classes()["HloProtoSkim" if skim else "HloProto"].FromString(raw)
     except (DecodeError, RecursionError, ValueError) as e:
@@ -166,6 +168,7 @@ def parse_module(raw: bytes, skim: bool = False) -> Any:
 
 
 def _parse(name: str, raw: bytes) -> Any:
+    ensure_room_to_parse(len(raw))
     try:
         return _classes()[name].FromString(raw)
     except (DecodeError, RecursionError, ValueError) as e:

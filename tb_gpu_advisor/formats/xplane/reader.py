@@ -43,7 +43,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.xplane import wire
-from tb_gpu_advisor.formats.xplane.schema import message_class
+from tb_gpu_advisor.formats.xplane.schema import parse as parse_message
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
 from tb_gpu_advisor.model.columns import int_dtype
 from tb_gpu_advisor.model.idtable import IdTable
@@ -319,7 +319,7 @@ def _check_times(line_ps: int, offset_ps: np.ndarray, duration_ps: np.ndarray) -
 
 def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | None = None) -> Plane:
     """Decode one plane held in ``buf`` (its bytes followed by ``wire.PAD`` zeros)."""
-    msg = message_class("LazyPlane").FromString(memoryview(buf)[: buf.shape[0] - wire.PAD])
+    msg = parse_message("LazyPlane", memoryview(buf)[: buf.shape[0] - wire.PAD])
     keys = _StatKeys(msg.stat_metadata, keep_stats)
     strings = _Strings()
 
@@ -416,9 +416,31 @@ def _stats_from_messages(items, keys: _StatKeys, strings: _Strings, blobs: list[
     )
 
 
-#: Events decoded per batch: bounds the decoder's temporary arrays (~100 bytes
+#: Events decoded per batch at most: bounds the decoder's temporary arrays (~100 bytes
 #: per event) whatever the line's size.
 EVENT_CHUNK = 1 << 16
+#: Serialized event bytes per batch at most.  The temporaries grow with an event's stats, not its count: an XLA
+#: capture's kernels carry a dozen stats each (~150 bytes an event), and a 64k-event batch of them took ~90 MB of
+#: temporaries -- a real 13 MB JAX capture peaked at 142 MiB in its read (74 MiB with batches of 1 MB; measured
+#: 0.5-4 MB in docs/benchmarks.md).
+BATCH_BYTES = 1 << 20
+
+
+def _batches(lengths: np.ndarray) -> list[tuple[int, int]]:
+    """``[a, b)`` bounds of consecutive events (their serialized ``lengths``) in batches of at most
+    :data:`EVENT_CHUNK` events and, past the first event of each, :data:`BATCH_BYTES` bytes."""
+    n = int(lengths.shape[0])
+    if n <= EVENT_CHUNK and int(lengths.sum()) <= BATCH_BYTES:
+        return [(0, n)] if n else []
+    ends = np.cumsum(lengths, dtype=np.int64)
+    out, a = [], 0
+    while a < n:
+        base = int(ends[a - 1]) if a else 0
+        b = int(np.searchsorted(ends, base + BATCH_BYTES, side="right"))
+        b = min(max(b, a + 1), a + EVENT_CHUNK, n)
+        out.append((a, b))
+        a = b
+    return out
 
 _PLANE_LINES = 3  # XPlane.lines
 _LINE_EVENTS = 4  # XLine.events
@@ -491,7 +513,7 @@ def _read_line(
     walked = _walk_sparse_line(buf, start, end) if _mostly_empty_events(buf, start, end) else None
     if walked is not None:
         head, ev_start, ev_len = walked
-        msg = _header(message_class("LazyLine").FromString(head))
+        msg = _header(parse_message("LazyLine", head))
         parts = _decode_located(buf, ev_start, ev_len, keys, strings)
     else:
         msg, lengths = _header_and_lengths(memoryview(buf)[start:end])
@@ -543,9 +565,8 @@ _Decoded = tuple[np.ndarray, np.ndarray, np.ndarray, StatTable]
 
 def _decode_located(buf: np.ndarray, ev_start: np.ndarray, ev_len: np.ndarray, keys: _StatKeys,
                     strings: _Strings) -> list[_Decoded]:
-    """Decode the events at ``buf[ev_start:ev_start+ev_len]`` in batches of :data:`EVENT_CHUNK`."""
-    return [_decode_events(buf, ev_start[i : i + EVENT_CHUNK], ev_len[i : i + EVENT_CHUNK], keys, strings)
-            for i in range(0, ev_len.shape[0], EVENT_CHUNK)]
+    """Decode the events at ``buf[ev_start:ev_start+ev_len]`` in batches (:func:`_batches`)."""
+    return [_decode_events(buf, ev_start[a:b], ev_len[a:b], keys, strings) for a, b in _batches(ev_len)]
 
 
 class _LineHeader(NamedTuple):
@@ -567,7 +588,7 @@ def _header_and_lengths(line: memoryview) -> tuple[_LineHeader, np.ndarray]:
     Why: upb's parse holds a copy of every event's bytes and a 16-byte view of each (~45 bytes per event on
     a dense GPU stream), and was alive while the events were decoded: 29 MB of a 210k-kernel stream's read.
     """
-    msg = message_class("LazyLine").FromString(line)
+    msg = parse_message("LazyLine", line)
     return _header(msg), np.fromiter(map(len, msg.events), dtype=np.int64, count=len(msg.events))
 
 
@@ -588,7 +609,7 @@ def _decode_line_events(buf: np.ndarray, start: int, end: int, lengths: np.ndarr
         parts = _decode_in_place(buf, first, lengths, keys, strings)
         if parts is not None:
             return parts
-    joined = wire.padded(b"".join(message_class("LazyLine").FromString(memoryview(buf)[start:end]).events))
+    joined = wire.padded(b"".join(parse_message("LazyLine", memoryview(buf)[start:end]).events))
     starts = np.cumsum(lengths) - lengths
     kept = lengths > 0
     return _decode_located(joined, starts[kept], lengths[kept], keys, strings)
@@ -600,8 +621,8 @@ def _decode_in_place(buf: np.ndarray, first: int, all_lengths: np.ndarray, keys:
     time; None when they are not back to back (the caller falls back)."""
     parts: list[_Decoded] = []
     pos = first
-    for a in range(0, all_lengths.shape[0], EVENT_CHUNK):
-        lengths = all_lengths[a : a + EVENT_CHUNK]
+    for a, b in _batches(all_lengths):
+        lengths = all_lengths[a:b]
         starts = wire.locate_repeated(buf, pos, _EVENTS_TAG, lengths)
         if starts is None:
             return None

@@ -27,6 +27,8 @@ from typing import Any
 
 from google.protobuf import descriptor_pb2, descriptor_pool, message_factory
 
+from tb_gpu_advisor.common.memory import ensure_room_to_parse
+
 _F = descriptor_pb2.FieldDescriptorProto
 _OPT, _REP = _F.LABEL_OPTIONAL, _F.LABEL_REPEATED
 _I64, _U64, _DBL = _F.TYPE_INT64, _F.TYPE_UINT64, _F.TYPE_DOUBLE
@@ -140,3 +142,10 @@ def _classes() -> dict[str, Any]:
 def message_class(name: str) -> Any:
     """Return the protobuf message class ``name`` (e.g. ``"XSpace"``, ``"LazyLine"``)."""
     return _classes()[name]
+
+
+def parse(name: str, data) -> Any:  # noqa: ANN001 - bytes or a memoryview
+    """The message ``name`` of ``data``, parsed by upb once there is room for it (a MemoryError otherwise:
+    :func:`~tb_gpu_advisor.common.memory.ensure_room_to_parse`)."""
+    ensure_room_to_parse(len(data))
+    return _classes()[name].FromString(data)

@@ -199,6 +199,24 @@ def coverage(mid: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
     return (np.searchsorted(s, mid, side="right") - np.searchsorted(e, mid, side="right")) > 0
 
 
+def innermost(start: np.ndarray, end: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``nest(start, end, t)[1]``: the innermost interval holding each instant (-1: none), swept over only the
+    intervals that hold some instant.
+
+    Why: :func:`nest` sweeps in Python lists, 20 MB for the 103k ops of a real 4.8 MB eager JAX capture, of which a
+    quarter hold an allocator event.  The answer is the same: an interval that holds no instant is never one's
+    innermost, and on the sweep's stack it is popped before any instant is looked up past its end.
+    """
+    if start.size == 0 or t.size == 0:
+        return np.full(t.shape, -1, dtype=np.int64)
+    ts = np.sort(t)
+    holds = np.flatnonzero(np.searchsorted(ts, end, side="right") > np.searchsorted(ts, start, side="left"))
+    if holds.size == 0:
+        return np.full(t.shape, -1, dtype=np.int64)
+    _, inner = nest(start[holds], end[holds], t)
+    return np.where(inner >= 0, holds[np.maximum(inner, 0)], -1)
+
+
 def nest(start: np.ndarray, end: np.ndarray, t: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Intervals of one line, properly nested (a thread's ops), and instants ``t`` on it: (the parent of each
     interval, the innermost interval holding each instant), indices into the intervals, -1 for none.

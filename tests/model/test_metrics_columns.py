@@ -252,3 +252,53 @@ def test_subtract_intervals_against_a_raster() -> None:
         for a, b in zip(rs, re_):
             got[a:b] = True
         assert np.array_equal(got, grid) and (rs[1:] > re_[:-1]).all()
+
+
+def _reference_inner(start, end, t):
+    """The innermost interval holding each instant, by brute force: the holding interval that starts last, the shorter
+    (the inner one) on a tie -- for properly nested intervals, what ``nest``'s sweep defines."""
+    out = np.full(t.shape, -1, dtype=np.int64)
+    for k, x in enumerate(t.tolist()):
+        hold = np.flatnonzero((start <= x) & (x <= end))
+        if hold.size:
+            out[k] = hold[np.lexsort((end[hold] - start[hold], -start[hold]))[0]]
+    return out
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_innermost_is_nest_s_answer_over_the_intervals_that_hold_an_instant(seed):
+    """Properly nested intervals (a thread's ops) and instants, many intervals holding none: ``innermost`` (swept over
+    only those that hold one) equals ``nest``'s inner over all of them and the brute-force innermost."""
+    from tb_gpu_advisor.model.columns import innermost, nest
+
+    rng = np.random.default_rng(seed)
+    starts, ends = [], []
+
+    def build(lo, hi, depth):
+        a = lo
+        while a < hi and len(starts) < 400:
+            b = min(hi, a + int(rng.integers(1, 200)))
+            starts.append(a)
+            ends.append(b)
+            if depth < 4 and b - a > 4 and rng.random() < 0.6:
+                build(a + 1, b - 1, depth + 1)
+            a = b + int(rng.integers(0, 20))
+
+    build(0, 5000, 0)
+    start, end = np.array(starts, np.int64), np.array(ends, np.int64)
+    t = rng.integers(0, 5200, int(rng.integers(0, 60))).astype(np.int64)
+    got = innermost(start, end, t)
+    assert np.array_equal(got, nest(start, end, t)[1])
+    assert np.array_equal(got, _reference_inner(start, end, t))
+    assert (got >= 0).any() or t.size == 0 or not ((start[:, None] <= t) & (t <= end[:, None])).any()
+
+
+def test_innermost_with_no_interval_holding_any_instant():
+    """Instants between and after the intervals (a real V100 capture's allocator events outside every op): -1 each."""
+    from tb_gpu_advisor.model.columns import innermost
+
+    start, end = np.array([0, 10, 20], np.int64), np.array([5, 15, 25], np.int64)
+    for t in (np.array([7, 17, 30], np.int64), np.zeros(0, np.int64)):
+        got = innermost(start, end, t)
+        assert got.shape == t.shape and (got == -1).all()
+    assert innermost(start, end, np.array([7, 12], np.int64)).tolist() == [-1, 1]

@@ -26,7 +26,7 @@ from tb_gpu_advisor.formats.xplane import hlo
 from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
 from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.model.columns import (absent_as_broadcast, int_dtype, narrowest, nest, union_intervals,
+from tb_gpu_advisor.model.columns import (absent_as_broadcast, innermost, int_dtype, narrowest, union_intervals,
                                           unique_inverse)
 from tb_gpu_advisor.model.trace import (FLOP_KINDS, MEMORY_PHASES, Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents,
                                        MemoryEvents, ModuleRuns, Trace)
@@ -415,7 +415,7 @@ def _memory_op_labels(ln: Line, idx: np.ndarray, is_mem: np.ndarray, labels: dic
     p = ln.plane
     tf_op = ln.str_stat("tf_op", inherit=False)[idx] if p.stat_key("tf_op") is not None else np.full(idx.shape, -1)
     others = np.flatnonzero(~is_mem)
-    _, inner = nest(ln.start_ps[others], ln.start_ps[others] + ln.duration_ps[others], ln.start_ps[idx])
+    inner = innermost(ln.start_ps[others], ln.start_ps[others] + ln.duration_ps[others], ln.start_ps[idx])
     out = np.full(idx.shape, -1, dtype=np.int64)
     for k in range(idx.shape[0]):
         if tf_op[k] >= 0 and p.string(int(tf_op[k])):

@@ -91,6 +91,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
         if structure is not None and within_one_call(structure.start, structure.end, model_calls(trace, fw)):
             # periods inside one call of the model are its layers (a real MoE forward's 9 blocks, each synced twice)
             structure = None
+    release_free_heap()  # the span searches' temporaries (~40 MB on the dense 100 MB capture), before the steps'
     version = _version(fw, trace)
     tags: list[str] = []
     if kind.kind in ("inference", "serving") and kind.confidence != "low":

@@ -48,7 +48,6 @@ def host_metrics(trace: Trace, params: int | None = None, options: UserOptions |
     launches: list[np.ndarray] = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
     release_free_heap()  # the correlation table's build arrays, before the steps' (see common/memory.py)
     job = detect_job(trace, launches, fw)
-    release_free_heap()  # the job stage's span searches: ~40 MB of freed heap on the dense 100 MB capture (memory.py)
     steps = detect_steps(trace, launches, job)
     # the step detection's temporaries: ~40 MB of freed heap on the dense 100 MB benchmark capture, under the
     # context built next (see common/memory.py)
@@ -122,7 +121,6 @@ def host_timelines(host_file, windows: Sequence[tuple[float, float]], max_events
     fw = frameworks.detect_trace(trace)
     launches = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
     job = detect_job(trace, launches, fw)
-    release_free_heap()  # the job stage's span searches: ~40 MB of freed heap on the dense 100 MB capture (memory.py)
     steps = detect_steps(trace, launches, job)
     ctx = build_context(trace, steps, launches, fw, job=job)
     del launches

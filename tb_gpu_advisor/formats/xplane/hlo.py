@@ -22,8 +22,7 @@ from typing import Any
 from google.protobuf import descriptor_pb2
 from google.protobuf.message import DecodeError
 
-from tb_gpu_advisor.common.memory import ensure_room_to_parse
-from tb_gpu_advisor.formats.xplane.schema import build_classes
+from tb_gpu_advisor.formats.xplane.schema import build_classes, from_bytes
 from tb_gpu_advisor.frameworks import xla
 
 _F = descriptor_pb2.FieldDescriptorProto
@@ -157,9 +156,8 @@ def message_class(name: str) -> Any:
 def parse_module(raw: bytes, skim: bool = False) -> Any:
     """The ``HloModuleProto`` of an ``Hlo Proto`` stat's bytes (with ``skim``, its computations as bytes);
     :class:`HloReadError` when it holds none."""
-    ensure_room_to_parse(len(raw))
     try:
-        msg = _classes()["HloProtoSkim" if skim else "HloProto"].FromString(raw)
+        msg = from_bytes(_classes()["HloProtoSkim" if skim else "HloProto"], raw)
     except (DecodeError, RecursionError, ValueError) as e:
         raise HloReadError(f"not an HloProto: {e}") from e
     if not msg.HasField("hlo_module") or not msg.hlo_module.computations:
@@ -168,9 +166,8 @@ def parse_module(raw: bytes, skim: bool = False) -> Any:
 
 
 def _parse(name: str, raw: bytes) -> Any:
-    ensure_room_to_parse(len(raw))
     try:
-        return _classes()[name].FromString(raw)
+        return from_bytes(_classes()[name], raw)
     except (DecodeError, RecursionError, ValueError) as e:
         raise HloReadError(f"not an HLO computation: {e}") from e
 

@@ -144,8 +144,13 @@ def message_class(name: str) -> Any:
     return _classes()[name]
 
 
-def parse(name: str, data) -> Any:  # noqa: ANN001 - bytes or a memoryview
-    """The message ``name`` of ``data``, parsed by upb once there is room for it (a MemoryError otherwise:
-    :func:`~tb_gpu_advisor.common.memory.ensure_room_to_parse`)."""
+def from_bytes(cls: Any, data) -> Any:  # noqa: ANN001 - bytes or a memoryview
+    """``cls.FromString(data)`` once there is room for upb's parse (a MemoryError otherwise:
+    :func:`~tb_gpu_advisor.common.memory.ensure_room_to_parse`); every schema's messages are parsed through here."""
     ensure_room_to_parse(len(data))
-    return _classes()[name].FromString(data)
+    return cls.FromString(data)
+
+
+def parse(name: str, data) -> Any:  # noqa: ANN001 - bytes or a memoryview
+    """The message ``name`` of this schema from ``data`` (:func:`from_bytes`)."""
+    return from_bytes(_classes()[name], data)

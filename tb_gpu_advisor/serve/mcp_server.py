@@ -386,7 +386,7 @@ def capture_advice_text(report: Report | None) -> str:
         return "\n".join(out + ["```text", how_to_capture_text(), "```"]) + "\n"
     quality = [f for f in report.findings if f.rule == "capture_quality"]
     out = [f"## Capture advice: run {render.md_code(report.run)}, session {render.md_code(report.session)}", "",
-           f"**{render.md_inline(_capture_verdict(quality))}**", ""]
+           f"**{render.md_inline(_capture_verdict(quality + _warm_up(report)))}**", ""]
     out += render.md_table(["host", "framework", "capture", "steps kept / found", "step marks", "step time cv",
                             "steady"], [_capture_row(h) for h in report.hosts]) + [""]
     out += _capture_notes(report) + [""]
@@ -399,8 +399,15 @@ def capture_advice_text(report: Report | None) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _warm_up(report: Report) -> list[Finding]:
+    """The findings that say the capture recorded warm-up (``cold_start`` at warning or critical): the report leads
+    with them, so the capture advice cannot call such a capture trustworthy (issue #36)."""
+    return [f for f in report.findings if f.rule == "cold_start" and f.severity in ("critical", "warning")]
+
+
 def _capture_verdict(quality: Sequence[Finding]) -> str:
-    """Recapture when a capture-quality finding is a warning (no GPU activity, too few steps), else trusted."""
+    """Recapture when a capture-quality or cold-start finding is a warning (no GPU activity, too few steps, warm-up
+    recorded), else trusted."""
     worrying = [f for f in quality if f.severity in ("critical", "warning")]
     if worrying:
         return "Recapture before trusting the numbers: " + "; ".join(dict.fromkeys(f.title for f in worrying))

@@ -74,8 +74,11 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
                 k = frameworks.op_name(ctx.h.names[int(nid)])
                 a["ops"][k] = a["ops"].get(k, 0) + int(c)
     out = []
+    # per step and GPU, as the blocking time beside it and the step it is part of: a sum over 2 GPUs read "H2D (450
+    # copies, 1.84 s per step)" in a 969 ms step (issue #36)
+    gpus = max(1, len(ctx.active))
     for dr, a in agg.items():
-        k = max(n, 1)
+        k = max(n, 1) * gpus
         total = a["cnt"].sum()
         recurring = bool(n >= 2 and total > 0 and np.all(a["cnt"] == a["cnt"][0]) and np.all(a["b"] == a["b"][0]))
         out.append(MemcpyStat(

@@ -223,7 +223,8 @@ class OpStat:
 
 @dataclass
 class MemcpyStat:
-    """Copies of one direction ("h2d","d2h","d2d","p2p","memset","other"), per kept step, averaged over steps."""
+    """Copies of one direction ("h2d","d2h","d2d","p2p","memset","other"), per kept step and GPU: averaged over the
+    steps and the host's active GPUs, like the blocking time and the step they are parts of."""
 
     direction: str
     count_per_step: float

@@ -532,8 +532,9 @@ def _gpu_changes(hb: HostReport | None, hn: HostReport | None) -> list[GpuChange
 
 
 def _per_step(h: HostReport) -> float:
-    """Kernel tables hold kept steps' totals: divide by the kept step count (1 without steps)."""
-    return float(h.steps.get("count") or 1)
+    """Kernel tables hold kept steps' totals over the host's GPUs: divide by the kept step count (1 without steps)
+    and the GPUs that ran kernels, so a time per step is per GPU like the step it is compared with."""
+    return float(h.steps.get("count") or 1) * max(1, sum(1 for g in h.gpus if g.kernel_count))
 
 
 def _class_changes(hb: HostReport | None, hn: HostReport | None) -> list[Change]:

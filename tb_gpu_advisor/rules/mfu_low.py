@@ -62,9 +62,8 @@ def check(m: HostMetrics) -> list[Finding]:
     if sev is None or not slow:
         return []
     low = T("flops.low_roofline_share")
-    gpus = max(1, sum(1 for g in m.gpus if g.active))
-    save = sum(x.ms_per_step / gpus * (1 - x.roofline_share / low) for x in slow)
-    slow_ms = sum(x.ms_per_step for x in slow) / gpus
+    save = sum(x.ms_per_step * (1 - x.roofline_share / low) for x in slow)  # the shapes' time is per GPU already
+    slow_ms = sum(x.ms_per_step for x in slow)
     names = "; ".join(f"{x.label} at {pct(x.roofline_share)}" for x in slow[:3])
     return [finding(
         ctx, ID, sev,

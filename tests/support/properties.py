@@ -43,7 +43,7 @@ from typing import Any, Iterable
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 
 #: relative and absolute slack for rounding in displayed numbers (a part may equal its whole)
-_REL, _ABS_MS = 0.02, 0.011
+_REL, _ABS_MS = 0.005, 0.002
 _SEV = {"critical": 0, "warning": 1, "info": 2, "ok": 3}
 _CONF = {"high": 2, "medium": 1, "low": 0}
 _UNIT_MS = {"us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0}
@@ -84,19 +84,24 @@ def _finding_text(f: Finding) -> str:
 # --------------------------------------------------------------------------- part <= whole
 
 
+def _printed_over(part: tuple[str, str], whole: tuple[str, str]) -> bool:
+    """A printed part over its printed whole, beyond what rounding the two printed numbers may hide."""
+    (a, ua), (b, ub) = part, whole
+    return _ms(a, ua) - _half_ulp(a) * _UNIT_MS[ua] > _ms(b, ub) + _half_ulp(b) * _UNIT_MS[ub] + 1e-9
+
+
 def _text_parts(where: str, text: str, step: float | None) -> list[str]:
     out = []
     if step:
         for m in _PER_STEP.finditer(text):
-            v = _ms(*m.groups())
-            if _over(v, step):
+            v = _ms(*m.groups()) - _half_ulp(m.group(1)) * _UNIT_MS[m.group(2)]
+            if v > step * 1.001 + 1e-6:
                 out.append(f"part<=whole: {where}: '{m.group(0)}' in a {step:.3f} ms step per GPU")
     for m in _OF_EACH.finditer(text):
-        a, b = _ms(m.group(1), m.group(2)), _ms(m.group(3), m.group(4))
-        if _over(a, b):
+        if _printed_over(m.group(1, 2), m.group(3, 4)):
             out.append(f"part<=whole: {where}: '{m.group(0)}'")
     for m in _N_OF_M.finditer(text):
-        n, tot, p = float(m.group(1).replace(",", "")), float(m.group(2).replace(",", "")), float(m.group(4))
+        n, tot = float(m.group(1).replace(",", "")), float(m.group(2).replace(",", ""))
         if n > tot:
             out.append(f"part<=whole: {where}: '{m.group(0)}'")
         elif tot and not _share_fits(m.group(1), m.group(2), m.group(4)):
@@ -105,10 +110,8 @@ def _text_parts(where: str, text: str, step: float | None) -> list[str]:
         if float(m.group(1)) > 100.0 + 0.05:
             out.append(f"part<=whole: {where}: '{m.group(0)}'")
     mostly = re.search(r"for " + _TIME + r"[^;]*?mostly [\w ]+? \([^)]*?" + _TIME + r" per step\)", text)
-    if mostly:
-        whole, part = _ms(mostly.group(1), mostly.group(2)), _ms(mostly.group(3), mostly.group(4))
-        if _over(part, whole):
-            out.append(f"part<=whole: {where}: '{mostly.group(0)[:120]}': the part is larger than the whole")
+    if mostly and _printed_over(mostly.group(3, 4), mostly.group(1, 2)):
+        out.append(f"part<=whole: {where}: '{mostly.group(0)[:120]}': the part is larger than the whole")
     return out
 
 

@@ -198,7 +198,7 @@ def _gpu_rows(gpus: Iterable[GpuSummary]) -> list[list[str]]:
 
 #: "active": any GPU work (kernels, copies, collectives) over the step -- not "device compute", which counts
 #: only compute kernels (the breakdown and its chart); one word for each, everywhere (issue #21 item 5)
-_GPU_COLS = ["gpu", "name", "cc", "step ms", "active (any GPU work)", "kernels", "AllReduce/step", "skew ms"]
+_GPU_COLS = ["gpu", "name", "cc", "step ms", "active (any GPU work)", "kernels", "collectives/step", "skew ms"]
 
 
 # --------------------------------------------------------------------------- text

@@ -255,6 +255,11 @@ def _collective_values(report: Report) -> list[str]:
             every.setdefault(typ, []).extend(v)
         for typ, (_, ms) in _collective_ms(h.communication).items():
             out += _within(f"{h.host} collectives table", f"{typ} ms per step", ms, mine.get(typ, []))
+        for g in h.gpus:  # the GPU table's "collectives/step" is every collective type's calls, one count
+            calls = sum(float(v[0] or 0.0) for v in (g.collectives or {}).values())
+            if g.collectives and abs(calls - float(g.collective_calls_per_step or 0.0)) > 0.011:
+                out.append(f"one-value: {h.host}/GPU{g.gpu}: {g.collective_calls_per_step} collective calls per step, "
+                           f"its collectives add to {calls:g}")
         active = [g for g in h.gpus if g.kernel_count]
         for g in active:
             ar = (g.collectives or {}).get("AllReduce")

@@ -207,3 +207,11 @@ def test_the_wait_for_the_last_gpu_is_the_ranks_tables(straggler):
     comm = sorted(float(r[t.columns.index("exposed comm ms")]) for r in t.rows)
     others = sum(comm[1:]) / (len(comm) - 1) - comm[0]
     assert said and float(said.group(1)) * (1e-3 if said.group(2) == "us" else 1.0) == pytest.approx(others, abs=0.006)
+
+
+def test_a_ledger_that_does_not_add_up_is_caught(straggler):
+    """Held on main already (every breakdown adds up to its step): kept so a new category cannot count time twice."""
+    r = copy.deepcopy(straggler)
+    g = r.hosts[0].gpus[0]
+    g.breakdown = dict(g.breakdown, collectives=(g.breakdown.get("collectives") or 0.0) + 1.0)
+    assert "ledger" in _kinds(r)

@@ -8,6 +8,8 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   column, a GPU's collective time, a saving, a breakdown category) is at most the step of one GPU; "X of each Y step"
   has X <= Y; "N of M things (P%)" has N <= M and P = N/M; a share is at most 100%; an exposed or blocking time is at
   most the time it is part of.
+* ``ledger`` -- each GPU's step is attributed once: the breakdown of the host, of each GPU and of each step row has
+  no negative category and adds up to its step.
 * ``one-value`` -- a quantity has one value wherever it appears: a collective's time per step in the session's table,
   the host's table and each GPU's own (the median rank and a host's mean lie among its GPUs' values); "AllReduce"
   columns count AllReduce only; a card and the finding that grades it show one value.
@@ -196,8 +198,30 @@ def _says_average(text: str) -> bool:
     return any(w in text.lower() for w in _AVERAGE_WORDS)
 
 
+def _adds_up(where: str, parts: dict, whole: float | None) -> list[str]:
+    """A ledger: each category at least 0, and the categories add up to the step they split, once."""
+    if not parts or not whole:
+        return []
+    out = [f"ledger: {where}: {k} is {v:.3f} ms" for k, v in parts.items() if v is not None and v < -1e-6]
+    total = sum(float(v or 0.0) for v in parts.values())
+    if abs(total - whole) > 0.005 * whole + _ABS_MS:
+        out.append(f"ledger: {where}: the categories add to {total:.3f} ms, the step is {whole:.3f} ms")
+    return out
+
+
+def _ledgers(h: HostReport) -> list[str]:
+    """Every microsecond of each GPU's step attributed once: the host's, each GPU's and each step row's breakdown."""
+    out = _adds_up(f"{h.host} breakdown", h.breakdown_ms, (h.achievable or {}).get("step_ms"))
+    for g in h.gpus:
+        out += _adds_up(f"{h.host}/GPU{g.gpu} breakdown", g.breakdown, g.step_ms)
+    for r in h.step_rows:
+        out += _adds_up(f"{h.host} step {r.step}" + (f" GPU{r.gpu}" if r.gpu is not None else ""), r.breakdown,
+                        r.step_ms)
+    return out
+
+
 def _host_parts(h: HostReport) -> list[str]:
-    out = []
+    out = _ledgers(h)
     step = host_step_ms(h)
     if not step:
         return out

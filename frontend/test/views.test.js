@@ -390,3 +390,12 @@ test("the no-stock-links sentence speaks of windows below only when the finding 
   assert.match(views.noStockLinks("Nsight Systems", true, "Nsight Systems"), /open in Nsight Systems.*start of the session/);
   assert.doesNotMatch(views.noStockLinks("Nsight Systems", true, "Nsight Systems"), /Perfetto/);
 });
+
+test("a low-confidence finding says so in its summary line (issue #36); a high-confidence one says nothing", () => {
+  const report = fixture();
+  report.findings[0].confidence = "low";
+  const el = views.reportView(report, ctx);
+  const [first, second] = el.querySelectorAll(".finding");
+  assert.match(first.querySelector("summary .confidence").textContent, /low confidence \(steps\)/);
+  assert.equal(second.querySelector("summary .confidence"), null);
+});

@@ -259,7 +259,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         head = f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"
         sav = _saving_text(f)
         out.append(head)
-        conf = f"{f.confidence} confidence (steps)" if getattr(f, "confidence", "high") != "high" else ""
+        conf = confidence_text(f)
         meta = "    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f), conf)
                                    if x)
         out.append(meta)
@@ -476,6 +476,13 @@ def table_markdown(t: Table, rows: int | None = None) -> list[str]:
     return md_table(t.columns, [[_num(v) for v in r] for r in t.rows[:rows]])
 
 
+def confidence_text(f: Finding) -> str:
+    """"low confidence (steps)" where a finding rests on steps that are a guess; "" at high confidence -- said wherever
+    the finding is shown (text, markdown, MCP, the tab), beside its saving (issue #36)."""
+    c = getattr(f, "confidence", "high")
+    return f"{c} confidence (steps)" if c and c != "high" else ""
+
+
 def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = False, windows: int | None = 3,
                      tables: int | None = 2) -> list[str]:
     """One finding as a collapsible section: summary, metric, saving, trace windows, actions, evidence.
@@ -484,8 +491,9 @@ def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = F
     rows each); the MCP server's ``explain_finding`` shows all of them through this same function (None: all).
     """
     saving = f" · {_html(_saving_text(f))}" if _saving_text(f) else ""
+    conf = f" · {_html(confidence_text(f))}" if confidence_text(f) else ""
     out = [f"<details{' open' if open_ and f.severity in ('critical', 'warning') else ''}>",
-           f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}{saving}</summary>", "",
+           f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}{saving}{conf}</summary>", "",
            md_inline(f.summary), ""]
     if f.metric is not None:
         thr = "" if f.metric.threshold is None else f" (threshold {_threshold(f.metric)})"

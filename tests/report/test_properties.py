@@ -215,3 +215,14 @@ def test_a_ledger_that_does_not_add_up_is_caught(straggler):
     g = r.hosts[0].gpus[0]
     g.breakdown = dict(g.breakdown, collectives=(g.breakdown.get("collectives") or 0.0) + 1.0)
     assert "ledger" in _kinds(r)
+
+
+def test_a_low_confidence_finding_says_so_wherever_it_is_shown(straggler):
+    """Issue #36 deliverable 3: the text said "low confidence (steps)", the markdown (PR comments, MCP) did not."""
+    from tb_gpu_advisor.report import render
+
+    f = copy.deepcopy(next(f for f in straggler.findings if f.saving))
+    f.confidence = "low"
+    assert "low confidence (steps)" in render.finding_markdown(f, 1)[1]
+    f.confidence = "high"
+    assert "confidence" not in render.finding_markdown(f, 1)[1]

@@ -313,11 +313,14 @@ def rank(findings: Iterable[Finding]) -> list[Finding]:
        finding that saves 9.7% is listed above a warning that saves 1.4% (issue #36) -- findings without a saving
        count as 0;
     3. ties in the guide's debugging order (input pipeline, one-GPU checks, mixed precision / XLA, several GPUs,
-       capture quality), then severity (critical first), host, GPU, id -- so the order is deterministic.
+       capture quality), then severity (critical first), host, GPU, id -- so the order is deterministic; among the
+       findings that save no step time, severity first (a warning about the capture above a note).
     """
     def key(f: Finding):
         s = f.saving.ms_per_step if f.saving else 0.0
-        return (0 if leads(f) else 1, -round(s, 2), _order(f), SEVERITY_ORDER.get(f.severity, 9),
+        sev = SEVERITY_ORDER.get(f.severity, 9)
+        lead = (0 if f.rule in LEADS else 1) if leads(f) else 2  # a warm-up capture first of all
+        return (lead, -round(s, 2), 0 if round(s, 2) else sev, _order(f), sev,
                 f.host or "", -1 if f.gpu is None else f.gpu, f.id)
 
     return sorted(findings, key=key)

@@ -145,8 +145,10 @@ def test_rank_by_saving_whatever_the_severity_after_what_the_capture_is():
     tiers first).  The list is now in the order its heading names; a warm-up capture and a critical problem that
     saves no step time still lead."""
     fs = [_f("healthy", None, "ok"), _f("xla_not_used", 9.0, "info"), _f("step_gaps", 0.5, "warning"),
-          _f("cold_start", None, "warning"), _f("oom_snapshot", None, "critical")]
-    assert [f.rule for f in rank(fs)] == ["cold_start", "oom_snapshot", "xla_not_used", "step_gaps", "healthy"]
+          _f("cold_start", None, "warning"), _f("oom_snapshot", None, "critical"),
+          _f("batch_size_headroom", None, "info"), _f("capture_quality", None, "warning")]
+    assert [f.rule for f in rank(fs)] == ["cold_start", "oom_snapshot", "xla_not_used", "step_gaps", "capture_quality",
+                                         "batch_size_headroom", "healthy"]
 
 
 def test_rank_is_deterministic_across_hosts():

@@ -319,9 +319,15 @@ def _allreduce_columns(where: str, t: Table, gpu: int, ar: list | None) -> list[
     return out
 
 
+def _shares(where: str, metrics: Iterable) -> list[str]:
+    """A share (a card's or a finding's metric) is a part of its whole: between 0 and 100%."""
+    return [f"part<=whole: {where}: {m.id} is a share of {m.display}" for m in metrics
+            if m is not None and m.unit == "share" and m.value is not None and not -1e-9 <= m.value <= 1.0005]
+
+
 def _card_values(h: HostReport) -> list[str]:
     """A card graded by a finding shows the finding's number."""
-    out = []
+    out = _shares(h.host, list(h.headline or []) + [f.metric for f in h.findings])
     for c in h.headline or []:
         by = (c.detail or {}).get("graded_by") or {}
         for f in h.findings:

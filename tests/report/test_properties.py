@@ -147,6 +147,9 @@ def test_one_quantity_with_two_values_is_caught(straggler):
     comm = r.hosts[0].communication
     comm.rows[0][comm.columns.index("ms")] = 1.0305  # the mean over GPUs main printed beside the median rank's 1.324
     assert "one-value" in _kinds(r)
+    r = copy.deepcopy(straggler)
+    r.ranks.rows[0][r.ranks.columns.index("exposed comm ms")] += 0.5  # a rank's time that is not its GPU's ledger
+    assert any("ranks table" in v for v in report_violations(r))
 
 
 def test_a_note_saving_more_than_a_warning_ranked_below_it_is_caught(straggler):

@@ -11,7 +11,8 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 * ``ledger`` -- each GPU's step is attributed once: the breakdown of the host, of each GPU and of each step row has
   no negative category and adds up to its step.
 * ``one-value`` -- a quantity has one value wherever it appears: a collective's time per step in the session's table,
-  the host's table and each GPU's own (the median rank and a host's mean lie among its GPUs' values); "AllReduce"
+  the host's table and each GPU's own (the median rank and a host's median lie among its GPUs' values, and agree on
+  one host); a rank's step and exposed communication in the ranks table are its GPU's own; "AllReduce"
   columns count AllReduce only; a card and the finding that grades it show one value.
 * ``order`` -- the findings are in the order their heading names ("ranked by estimated saving": after the findings that
   say what the capture is -- a warm-up capture, a critical problem that saves no step time -- savings never rise), and
@@ -302,6 +303,25 @@ def _collective_values(report: Report) -> list[str]:
     return out
 
 
+def _rank_values(report: Report) -> list[str]:
+    """The ranks table's step and exposed communication of a rank are its GPU's own step and ledger entry."""
+    t = report.ranks
+    if t is None or not {"rank", "step ms", "exposed comm ms"} <= set(t.columns):
+        return []
+    gpus = {(h.host, g.gpu): g for h in report.hosts for g in h.gpus}
+    out = []
+    for row in t.rows:
+        m = re.search(r"([^()\s]+)/GPU(\d+)\)?$", str(row[t.columns.index("rank")]))
+        g = gpus.get((m.group(1), int(m.group(2)))) if m else None
+        if g is None or g.step_ms is None:
+            continue
+        for col, mine in (("step ms", g.step_ms), ("exposed comm ms", (g.breakdown or {}).get("collectives") or 0.0)):
+            v = _num(row[t.columns.index(col)])
+            if v is not None and abs(v - mine) > _ABS_MS + _REL * mine:
+                out.append(f"one-value: ranks table {row[0]} {col} {v:g}, its GPU's own {mine:.3f}")
+    return out
+
+
 def _allreduce_columns(where: str, t: Table, gpu: int, ar: list | None) -> list[str]:
     """An "AllReduce calls/step" or "AllReduce ms/step" cell is the GPU's AllReduce, not every collective's."""
     if "gpu" not in t.columns or "host" in t.columns:
@@ -446,7 +466,7 @@ def report_violations(report: Report) -> list[str]:
         t = getattr(report, name)
         if t is not None:
             out += table_problems(f"session {name}", t, None, hosts)
-    out += _collective_values(report)
+    out += _collective_values(report) + _rank_values(report)
     out += order_problems("session", report.findings)
     if len(hosts) == 1:
         out += every_fix_problems("session", report.findings, report.achievable)

@@ -38,7 +38,7 @@ from tb_gpu_advisor.model.schema import Report, Table
 from tb_gpu_advisor.report.diff import diff_reports
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import DEMO_LOGS, FIXTURES, SHARED_PROFILES
-from tests.support.properties import diff_violations, report_violations
+from tests.support.properties import diff_violations, ledger_savings_violations, report_violations
 
 #: related pairs (set, base run, new run) whose diff is checked, beside every corpus scenario and its "_fixed" run
 PAIRS = [("nsys", "fsdp_mfu_before", "fsdp_mfu_after"), ("real-h100-torch", "torch_fp32", "torch_healthy_bf16"),
@@ -229,3 +229,12 @@ def test_a_low_confidence_finding_says_so_wherever_it_is_shown(straggler):
     assert "low confidence (steps)" in render.finding_markdown(f, 1)[1]
     f.confidence = "high"
     assert "confidence" not in render.finding_markdown(f, 1)[1]
+
+
+@pytest.mark.xfail(strict=True, reason="known gap (issue #36 deliverable 1): host_sync claims its GPU idle as launch wait, "
+                   "step_gaps and sequential_gpus claim more host time than the ledger holds (15 findings, e.g. "
+                   "cold_a100_alexnet's host_sync 901 ms of launch wait where the step holds 1.9 ms); fitting every "
+                   "saving into the ledger needs the rules' unit-test metrics to carry a ledger that adds up")
+def test_savings_recover_only_time_the_ledger_holds(reports):
+    bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := ledger_savings_violations(r))}
+    assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)

@@ -246,6 +246,30 @@ def _host_parts(h: HostReport) -> list[str]:
     return out
 
 
+def ledger_savings_violations(report: Report) -> list[str]:
+    """Not yet part of :func:`report_violations` (a known gap, ``tests/report/test_properties.py`` keeps it as a strict
+    xfail): a finding's saving recovers, per breakdown group, no more than the step's ledger holds there."""
+    return sorted({v for h in report.hosts if h.error is None for f in h.findings
+                   for v in _recovers_within_ledger(f, h.breakdown_ms)})
+
+
+def _recovers_within_ledger(f: Finding, breakdown_ms: dict) -> list[str]:
+    """A saving recovers time the step's ledger holds: per breakdown group, no more than the step spends there."""
+    from tb_gpu_advisor.rules.savings import GROUPS
+
+    if f.saving is None or not breakdown_ms:
+        return []
+    per: dict[str, float] = {}
+    for r in f.saving.recovers:
+        per[r["group"]] = per.get(r["group"], 0.0) + float(r["ms"])
+    out = []
+    for g, v in per.items():
+        held = sum(float(breakdown_ms.get(c) or 0.0) for c in GROUPS.get(g, ()))
+        if _over(v, held):
+            out.append(f"part<=whole: {f.id}: recovers {v:.3f} ms of {g} time, the step holds {held:.3f} ms")
+    return out
+
+
 # --------------------------------------------------------------------------- one value
 
 

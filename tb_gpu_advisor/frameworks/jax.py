@@ -231,7 +231,7 @@ FRAMEWORK = Framework(
     id="jax", name="JAX", host_markers=HOST_MARKERS, metadata_stats=METADATA_STATS,
     transfer_event=is_transfer, batch_transfer_event=is_batch_transfer, dispatch_event=is_dispatch,
     background_line=is_background_line,
-    labels={"op": "HLO op", "ops": "HLO ops", "ops_short": "HLO ops", "ops_table": "Top HLO ops (kept steps)",
+    labels={"op": "HLO op", "ops": "HLO ops", "ops_short": "HLO ops", "ops_table": "Top HLO ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the host loaded the next batch or put it "
                                   "on the device (inside the step, before its jitted call)",
             "host_op_meaning": "JAX has no op placement: a jitted function runs all its ops on the device",

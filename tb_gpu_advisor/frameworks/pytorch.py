@@ -654,7 +654,7 @@ def fix_introduces(a: Action) -> tuple[str, ...]:
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
-    labels={"op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps)",
+    labels={"op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the training loop waited for the "
                                   "DataLoader's next batch or copied it to the GPU",
             "host_op_meaning": "PyTorch places each op on its tensors' device: there is no op placement to check",

@@ -51,7 +51,9 @@ PAIRS = [("nsys", "fsdp_mfu_before", "fsdp_mfu_after"), ("real-h100-torch", "tor
 
 def _corpus(out: Path) -> dict[str, Path]:
     """The synthetic corpus scripts/golden.py writes, into ``out``."""
-    from synthetic import jaxcapture as J, scenarios as S, torchtrace as T
+    from synthetic import jaxcapture as J
+    from synthetic import scenarios as S
+    from synthetic import torchtrace as T
 
     for name, make in S.SCENARIOS.items():
         make().write(out / "corpus_tf")

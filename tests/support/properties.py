@@ -41,7 +41,9 @@ info finding's saving (torch_tiny_ops' 498 us); ``agree`` on the capture advice 
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from itertools import pairwise
+from typing import Any
 
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 
@@ -231,7 +233,7 @@ def _host_parts(h: HostReport) -> list[str]:
             out.append(f"part<=whole: {h.host}: breakdown {k} {v:.3f} ms in a {step:.3f} ms step")
     for g in h.gpus:
         for typ, vals in (g.collectives or {}).items():
-            calls, t, exposed = (vals + [None] * 3)[:3]
+            _, t, exposed = (vals + [None] * 3)[:3]
             if g.step_ms and t and _over(t, g.step_ms):
                 out.append(f"part<=whole: {h.host}/GPU{g.gpu}: {typ} {t:.3f} ms per step in a {g.step_ms:.3f} ms step")
             if t is not None and exposed and _over(exposed, t):
@@ -402,7 +404,7 @@ def order_problems(where: str, findings: list[Finding]) -> list[str]:
     rest = [f for f in fs if not _leads(f)]
     if fs[:len(fs) - len(rest)] != [f for f in fs if _leads(f)]:
         out.append(f"order: {where}: a finding that leads ({[f.id for f in fs if _leads(f)]}) is not first")
-    for a, b in zip(rest, rest[1:]):
+    for a, b in pairwise(rest):
         if _saving(b) > _saving(a):
             out.append(f"order: {where}: {a.id} (saves {_saving(a)} ms) ranked above {b.id} (saves {_saving(b)} ms)")
     for a in fs:

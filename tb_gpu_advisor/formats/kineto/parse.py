@@ -992,7 +992,7 @@ class _Parser:
         chunk the candidates are tried from the end back (the array's closing ``}]`` first)."""
         size = _chunk_size(self.buf, pos)
         if len(self.buf) - pos > size:
-            candidates = self._cuts_after(pos + size)
+            candidates = self._cuts_after(pos, pos + size)
         else:
             candidates = list(_CUT.finditer(self.buf, pos))[::-1][:MAX_CUT_TRIES]
         for m in candidates:
@@ -1005,14 +1005,21 @@ class _Parser:
             return cut
         return self._exact(pos)
 
-    def _cuts_after(self, at: int) -> list[re.Match]:
-        """The first cut candidates at or after ``at``, reading on while there is none (one event longer than the
-        buffer).  The buffer doubles each time and the scan resumes where the last one ended (at its last ``}``,
+    def _cuts_after(self, pos: int, at: int) -> list[re.Match]:
+        """Cut candidates of the chunk that starts at ``pos``: the first ones at or after ``at``; where the buffer
+        holds none, the last ones before ``at`` (the chunk ends early: what follows is one long event or a long run
+        of whitespace); where there are none either (one event longer than the chunk), the first ones after reading
+        on.  The buffer then doubles each time and the scan resumes where the last one ended (at its last ``}``,
         which a candidate may start with), so an event of any length costs its length, not its square."""
+        before: list[re.Match] | None = None
         while True:
             candidates = _first(_CUT.finditer(self.buf, at), MAX_CUT_TRIES)
             if candidates or self.eof:
                 return candidates
+            if before is None:
+                before = list(_CUT.finditer(self.buf, pos, at))[::-1][:MAX_CUT_TRIES]
+                if before:
+                    return before
             last = self.buf.rfind(b"}", at)
             at = last if last >= 0 else len(self.buf)
             self._fill(2 * len(self.buf))

@@ -60,6 +60,13 @@ recovers (`recovers`: breakdown group and pool); findings recovering the same
 pool list each other in `overlaps`, and the report's `achievable` step counts
 the shared time once, never above the step nor below the device work left.
 
+**Severity follows the saving** (`rules.follow_savings`, issues #27 and #37): a
+finding whose fix saves under {warn:g}% of the step (`severity.warning_min_saving`)
+is info, whatever its share of the GPU's time or of any other whole; one that
+saves under {crit:g}% (`severity.critical_min_saving`) is at most a warning.
+Findings without a saving (the capture itself, a note with no fix to size)
+keep the grade their rule gives.
+
 **Ranking** (`rules.rank`): critical and warning findings first, then info,
 then ok; within that, by estimated saving (ms per step, rounded to 0.01 ms)
 descending, findings without a saving counting as 0; ties in the guide's
@@ -103,7 +110,8 @@ def rule_section(rid: str) -> list[str]:
 
 
 def render() -> str:
-    out = [HEADER]
+    out = [HEADER.replace("{warn:g}", f"{100 * THRESHOLDS['severity.warning_min_saving'].value:g}")
+           .replace("{crit:g}", f"{100 * THRESHOLDS['severity.critical_min_saving'].value:g}")]
     out.append("## Rules, in the guide's order\n")
     out.append("| id | guide | title | thresholds |")
     out.append("|---|---|---|---|")

@@ -65,16 +65,20 @@ def _top(h, callers: np.ndarray, n: int, top_n: int) -> list[tuple[str, float]]:
 
 
 def _copy_waits(ctx: Context, encloser: Encloser, callers: np.ndarray) -> np.ndarray:
-    """Bool per sync: the op around it also launched a copy to the device -- the sync is that copy's wait for its
-    stream (a pageable copy in PyTorch), not a value the program reads.  A copy to the host is the program reading
-    device values (``.item()``, ``.cpu()``): its wait stays a sync."""
+    """Bool per sync: the framework op around it (``aten::copy_``) also launched a copy to the device -- the sync is
+    that copy's wait for its stream (a pageable copy in PyTorch), not a value the program reads.  A copy to the host
+    is the program reading device values (``.item()``, ``.cpu()``): its wait stays a sync.  Only a framework op
+    counts: a user's range (an NVTX ``iteration``) holding a copy and, later, a sync of its own says nothing of why
+    the sync was made."""
     launches = [g.launch[(g.d.kind == devices.KIND_H2D) & (g.launch >= 0)] for g in ctx.gpus]
     rec = np.concatenate(launches) if launches else np.zeros(0, np.int64)
     if not rec.size:
         return np.zeros(callers.shape, dtype=bool)
     copy_ops = encloser.find(sorted_unique(rec.astype(np.int64)))
     copy_ops = copy_ops[copy_ops >= 0]
-    return (callers >= 0) & np.isin(callers, copy_ops)
+    h = ctx.h
+    op = ctx.host_op | h.name_mask(ctx.fw.dispatch_event)
+    return (callers >= 0) & np.isin(callers, copy_ops) & op[np.maximum(callers, 0)]
 
 
 def _recorded(ctx: Context, sync: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

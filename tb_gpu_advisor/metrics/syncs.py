@@ -45,7 +45,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     k = max(len(active), 1)
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
     for g in active:
-        idle += _idle_after(g, h.end[sync], copy, _input_wait(ctx, g), recorded)
+        idle += _idle_after(g, h, h.end[sync], copy, _input_wait(ctx, g), recorded)
     idle /= PS_PER_MS * n * k
     blocked = (h.end[sync] - h.start[sync]).astype(np.float64)
     return HostSyncs(calls_per_step=float((~copy).sum()) / n, gpu_idle_ms_per_step=float(idle[0]),
@@ -81,19 +81,42 @@ def _copy_waits(ctx: Context, encloser: Encloser, callers: np.ndarray) -> np.nda
     return (callers >= 0) & np.isin(callers, copy_ops) & op[np.maximum(callers, 0)]
 
 
-def _recorded(ctx: Context, sync: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The time the threads that sync spend in anything the profiler recorded: ops, runtime calls, the user's
-    ranges and Python spans -- every host event of those threads but the step markers, which span the whole step."""
+def _recorded(ctx: Context, sync: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """What the threads that sync spend in anything the profiler recorded: their host events but the step markers
+    (which span the whole step) -- ops, runtime calls, the user's ranges -- as a bool mask, and their Python spans."""
     h = ctx.h
     lines = sorted_unique(h.line[sync])
     m = np.isin(h.line, lines) & ~h.name_mask(ctx.fw.step_marker)
-    s, e = [h.start[m].astype(np.int64)], [h.end[m].astype(np.int64)]
     sp = ctx.trace.spans
+    py = None
     if sp is not None and len(sp):
         on = np.isin(sp.line, lines)
-        s.append(sp.start[on].astype(np.int64))
-        e.append(sp.end[on].astype(np.int64))
-    return union_intervals(np.concatenate(s), np.concatenate(e))
+        py = (sp.start[on].astype(np.int64), sp.end[on].astype(np.int64))
+    return m, py
+
+
+def _covered(h, recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None],  # noqa: ANN001 - HostEvents
+             s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The parts of the disjoint sorted gaps (s, e) the recorded host time covers.  Only the events that overlap a
+    gap are gathered (the last gap starting before an event's end is the only one it can overlap without covering
+    a later one): a thread's every event as interval columns would be 16 bytes an event for a few gaps."""
+    if not s.size:
+        return s, e
+    mask, py = recorded
+    idx = np.flatnonzero(mask)
+    j = np.searchsorted(s, h.end[idx], side="left") - 1
+    ok = j >= 0
+    ok[ok] = h.start[idx[ok]] < e[j[ok]]
+    idx = idx[ok]
+    cs, ce = [h.start[idx].astype(np.int64)], [h.end[idx].astype(np.int64)]
+    if py is not None:
+        cs.append(py[0])
+        ce.append(py[1])
+    rs, re = union_intervals(np.concatenate(cs), np.concatenate(ce))
+    if not rs.size:
+        return s[:0], e[:0]
+    outside = subtract_intervals(s, e, rs, re)
+    return subtract_intervals(s, e, *outside)
 
 
 def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a context.GpuCtx
@@ -106,8 +129,8 @@ def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN0
     return union_intervals(s.astype(np.int64), e.astype(np.int64))
 
 
-def _idle_after(g, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarray, np.ndarray],  # noqa: ANN001
-                recorded: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+def _idle_after(g, h, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarray, np.ndarray],  # noqa: ANN001
+                recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]) -> np.ndarray:
     """GPU idle (ps) after the syncs: [the program's syncs, the copies' waits, unrecorded host time].
 
     Each idle gap runs from the end of the device work the syncs waited for to the GPU's next device event; it is
@@ -138,14 +161,7 @@ def _idle_after(g, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarray, 
         if waits[0].size:
             s, e = subtract_intervals(s, e, *waits)
         total = float((e - s).sum())
-        if recorded[0].size:
-            s, e = _intersect(s, e, *recorded)
+        s, e = _covered(h, recorded, s, e)
         out[i] = float((e - s).sum())
         out[2] += total - out[i]
     return out
-
-
-def _intersect(s: np.ndarray, e: np.ndarray, rs: np.ndarray, re: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The parts of the disjoint intervals (s, e) inside the disjoint sorted intervals (rs, re)."""
-    gs, ge = subtract_intervals(s, e, rs, re)  # the parts outside
-    return subtract_intervals(s, e, gs, ge)

@@ -45,9 +45,9 @@ has a severity (`critical` / `warning` / `info`; `ok` only for the explicit
 its threshold (with the threshold's source), an estimated saving in ms per
 step and % of step with its assumption, evidence tables, trace windows and
 actions with copyable snippets.  Finding ids are stable:
-`<rule>:<host>` or `<rule>:<host>:<gpu>` (`capture_quality` adds `#<metric>`
-to its secondary findings; a check that raised gets `#error` and severity
-`info`).
+`<rule>:<host>` or `<rule>:<host>:<gpu>` (a rule's secondary findings add
+`#<metric>`: `capture_quality`'s, `host_sync`'s note on host time the profiler
+did not record; a check that raised gets `#error` and severity `info`).
 
 **Healthy.** When no rule reports a warning or critical finding, an `ok`
 finding `healthy:<host>` states the headline numbers -- unless the device

@@ -84,5 +84,5 @@ def _unrecorded(ctx: Ctx) -> Finding | None:
         windows=step_windows(ctx, key=lambda st: st.breakdown.other, label="unrecorded host time"),
         actions=ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST],
     )
-    f.id += "#unrecorded"
+    f.id += f"#{f.metric.id}"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
     return f

@@ -314,7 +314,7 @@ def test_host_sync_leaves_copies_waits_to_the_copies_and_names_unrecorded_host_t
                                 copy_idle_ms_per_step=0.5 * STEP_MS, unrecorded_ms_per_step=0.4 * STEP_MS,
                                 callers=[("aten::_local_scalar_dense", 1.0)], copy_callers=[("aten::copy_", 2.0)]))
     (f,) = run("host_sync", m)
-    assert f.id.endswith("#unrecorded") and f.severity == "info" and f.saving is None
+    assert f.id.endswith("#unrecorded_host_share") and f.severity == "info" and f.saving is None
     assert "did not record" in f.summary and f.metric.value == pytest.approx(0.4)
     m.syncs.unrecorded_ms_per_step = w * STEP_MS * 0.9
     assert run("host_sync", m) == []

@@ -346,7 +346,7 @@ def test_a_copy_that_blocks_is_the_copy_s_cost_and_unrecorded_host_time_is_named
     assert top["rule"] == "excessive_memcpy" and "aten::copy_ ×2.0" in top["summary"]
     assert [a["text"] for a in top["actions"][:2]] == [pytorch.PIN_MEMORY.text, pytorch.LOADER.text]
     assert top["saving"]["ms_per_step"] == pytest.approx(sc.extra["copy_ms"], rel=0.1)
-    (note,) = [f for f in rep["findings"] if f["id"].endswith("#unrecorded")]
+    (note,) = [f for f in rep["findings"] if f["id"].endswith("#unrecorded_host_share")]
     assert note["severity"] == "info" and note["saving"] is None and "did not record" in note["summary"]
     assert "with_stack=True" in note["actions"][0]["snippet"]
     assert not [f for f in rep["findings"] if f["rule"] == "host_sync" and f["severity"] in ("warning", "critical")]

@@ -87,7 +87,10 @@ GPU's late start to `launch_skew`; `host_op_placement` ignores
 `LossScaleOptimizer` ops; `excessive_memcpy` is capped at warning when
 host-placed ops explain the copies; `launch_skew` is silent when
 `sequential_gpus` fires; `xla_not_used` ignores pairs (BiasAdd+Relu) and
-chains interrupted by host work.
+chains interrupted by host work; `host_sync` leaves a copy's own wait for its
+stream (a pageable copy to the device) to `excessive_memcpy`, and host time
+the profiler did not record to its note; `input_bound` counts the input
+pipeline's own time, not other host time before a step's first op.
 """
 
 

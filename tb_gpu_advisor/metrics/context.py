@@ -520,8 +520,9 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
                  ) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
     """Host input time that no single event names, for frameworks that dispatch compiled steps (JAX).
 
-    Returns ((starts, ends), in_dispatch): the input spans and, per host event, whether a dispatch event
-    encloses it (None when the framework has no dispatch events).  Input is:
+    Returns ((starts, ends), in_dispatch, pre_op): the input spans, per host event whether a dispatch event
+    encloses it (None when the framework has no dispatch events), and the host time before the steps' first op that
+    is not input (None unless ``named`` events are recorded).  Input is:
     (a) each step marker's time before its first dispatch -- loading and preparing the batch, with or
         without events (an untraced data loader shows no event at all) -- where it is longer than a loop's own
         turn (``input.min_untraced_ms``);

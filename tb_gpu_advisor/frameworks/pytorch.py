@@ -252,6 +252,9 @@ FIXES = {
         "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:\n"
         "    run_steps()\n"
         "    torch.cuda.synchronize()   # the GPU's work done before the profiler collects its records"),),
+    "capture_quality:window": (action("The profiled window held no GPU work (start-up, or before the first step): let "
+                                      "torch.profiler's schedule skip start-up (wait), warm up (warmup) and record "
+                                      "a few steps (active), with CUDA activity on.", CAPTURE),),
     "capture_quality:few_steps": (action("Profile a window of several steps after warm-up and call prof.step() "
                                          "once per step (ProfilerStep#N marks).", CAPTURE),),
     "capture_quality:unsteady": (action("Skip warm-up, evaluation and checkpoint steps in the profiled window "

@@ -17,7 +17,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import and_list
-from tb_gpu_advisor.frameworks import Framework, engines
+from tb_gpu_advisor.frameworks import Framework, engines, nvtx
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, Trace
 
 #: Kinds of work, as reported (``job.kind``).
@@ -46,6 +46,8 @@ class Kind:
     window: str = ""
     #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
     capture_format: str = ""
+    #: the kind was read off the user's NVTX range names: the job has an iteration structure of its own
+    from_ranges: bool = False
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
@@ -89,6 +91,9 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     if train is not None:
         return Kind("training", "high", f"work only training does (a backward pass, an optimizer step, a data-parallel "
                                         f"training wrapper): `{_short(train)}`")
+    ranged = _nvtx_kind(trace)
+    if ranged is not None and ranged.kind == "training":
+        return ranged
     grads = trace.producer.get("autodiff_modules")
     if grads:
         return Kind("training", "high", f"the compiled program {grads} holds a backward pass (transpose(jvp(...)) "
@@ -96,6 +101,8 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     infer = next((n for n in used if fw.inference_event(n)), None)
     if infer is not None:
         return Kind("inference", "high", f"the framework's inference entry point: `{_short(infer)}`")
+    if ranged is not None:
+        return ranged
     mode = trace.producer.get("grad_mode", "")
     if mode in ("inference_mode", "no_grad"):
         return Kind("inference", "high", f"the trace records grad mode `{mode}`")
@@ -107,6 +114,26 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
         return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
     return Kind("unknown", "low", "no host event says what the GPU work was for")
+
+
+def _nvtx_kind(trace: Trace) -> Kind | None:
+    """The kind the user's NVTX range names say (``frameworks.nvtx``): training where ranges name a backward pass,
+    an optimizer step, gradient all-reduces or DDP/FSDP set-up; inference where they name only inference."""
+    r = trace.ranges
+    if r is None or not r.idx.size:
+        return None
+    ids, counts = np.unique(trace.h.name[r.idx[~r.op]], return_counts=True)
+    names = {trace.h.names[int(i)]: int(c) for i, c in zip(ids.tolist()[:_MAX_NAMES], counts.tolist())}
+    train = sorted((n for n in names if nvtx.is_training_range(n)), key=lambda n: -names[n])
+    if train:
+        said = ", ".join(f"`{_short(n, 40)}` ×{names[n]:,}" for n in train[:4])
+        return Kind("training", "high", f"the user's NVTX ranges name work only training does: {said}",
+                    from_ranges=True)
+    infer = [n for n in names if nvtx.is_inference_range(n)]
+    if infer:
+        return Kind("inference", "medium", f"the user's NVTX ranges name inference: `{_short(infer[0], 40)}`",
+                    from_ranges=True)
+    return None
 
 
 def _ran_kernels(trace: Trace) -> bool:

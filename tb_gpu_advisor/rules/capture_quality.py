@@ -145,11 +145,12 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
     damaged file and not a healthy job."""
     seconds = (m.capture.length_ms or 0) / 1000.0
     length = f"This {seconds:.2f} s window" if seconds else "This window"
-    why = ("so the guide's GPU checks did not run: nothing here is a verdict on the job. Record the window where "
-           f"{ctx.fw.label('gpu_user')} runs its steps")
     if window == "tracing_off":
-        why = "so the guide's GPU checks did not run. Record again with CUDA tracing on"
-    return f"{length} holds no GPU work: {held}. It is a capture of the wrong window, {why}."
+        return (f"{length} holds no GPU work: {held}. The GPU's side was not recorded, so the guide's GPU checks did "
+                f"not run: nothing here is a verdict on the job. Record again with CUDA tracing on.")
+    return (f"{length} holds no GPU work: {held}. It is a capture of the wrong window, so the guide's GPU checks did "
+            f"not run: nothing here is a verdict on the job. Record the window where {ctx.fw.label('gpu_user')} runs "
+            f"its steps.")
 
 
 def _window_fixes(ctx: Ctx, window: str, fmt: str) -> list:

@@ -79,6 +79,15 @@ def test_a_real_window_before_the_first_cuda_call_says_tracing_was_on():
     assert "tracing was off" not in _text(f) and "--capture-range=cudaProfilerApi" in _text(f)
 
 
+def test_a_real_capture_with_cuda_tracing_off_is_told_to_turn_it_on():
+    """A Julia program on 4 x A100 profiled for 2.2 s with ``COLLECT_CUDA_TRACE`` false: the one case whose fix is
+    "turn CUDA tracing on", because the export's own options say it was off."""
+    host = _host(os.path.join(WINDOWS, "tracing_off_julia.sqlite"))
+    f = _window_finding(host)
+    assert host["job"]["kind"] == "no_gpu" and f["title"].startswith("CUDA tracing was off")
+    assert "Turn CUDA tracing on" in _text(f) and "--capture-range" not in _text(f)
+
+
 @pytest.mark.parametrize("window", nx.WINDOWS)
 def test_generated_windows_are_read_as_what_they_hold(tmp_path, window):
     """Truth by construction: each window of ``write_window`` is named as written, with its own fix; only the one

@@ -123,6 +123,7 @@ class NsysJob:
     sync: bool = True  # .item() at the end of each step: cudaStreamSynchronize
     step_range: str | None = "train_step {k}"  # the user's NVTX range around each step ({k}: its number)
     extra_ranges: tuple[str, ...] = ()  # top-level user ranges inside each step, in order (``forward``...)
+    comm_range: str | None = None  # the user's NVTX range around each step's NCCL all-reduce (``allreduce grads``)
     autograd_nvtx: bool = True  # --pytorch=autograd-nvtx: ATen ops as ``aten::mm, seq = N, op_id = M`` ranges
     text_ids: bool = False  # NVTX names registered (``textId`` into StringIds) instead of inline ``text``
     gpu_info: bool = True  # a TARGET_INFO_GPU table
@@ -225,6 +226,8 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
         kernels.append((ks, stream_free, c, strings(NCCL_ALLREDUCE), 0))
         t += 1 * us
         op_range("nccl:all_reduce", a, t, 99)
+        if job.comm_range:
+            ev["nvtx"].append((a, t, job.comm_range))
     ev["kernel"] = kernels
     if job.sync:
         a = t

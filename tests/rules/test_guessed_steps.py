@@ -30,11 +30,26 @@ def test_critical_findings_on_guessed_steps_are_warnings(tmp_path):
 
 def test_a_training_job_named_by_its_nvtx_is_training_and_never_cut_by_gpu_bursts(tmp_path):
     """A 2-rank DDP-like export whose only evidence of training is the user's NVTX (`forward`, `backward` per
-    iteration, NCCL all-reduce kernels), no autograd ranges: on main "GPU work of an unknown kind"."""
+    iteration, a range around each gradient all-reduce), no autograd ranges: on main "GPU work of an unknown kind".
+    Truth by construction: 2 iterations per rank."""
     p = tmp_path / "ddp.sqlite"
-    write(str(p), NsysJob(steps=2, ranks=2, autograd_nvtx=False, step_range=None, extra_ranges=("forward", "backward"),
-                          nccl_us=400.0))
+    truth = write(str(p), NsysJob(steps=2, ranks=2, autograd_nvtx=False, step_range=None, nccl_us=400.0,
+                                  extra_ranges=("forward", "backward"), comm_range="allreduce grads"))
     rep = analyze_session("d", "s", [SimpleNamespace(host="h0", path=str(p), format="nsys", size=0)]).to_dict()
     job, steps = rep["hosts"][0]["job"], rep["hosts"][0]["steps"]
-    assert job["kind"] == "training" and "`backward` ×4" in job["kind_evidence"]
-    assert steps["source"] != "gpu_busy_clusters" and steps["found"] == 2
+    assert job["kind"] == "training"
+    assert "`backward` ×4" in job["kind_evidence"] and "`allreduce grads` ×4" in job["kind_evidence"]
+    assert steps["source"] != "gpu_busy_clusters" and steps["found"] == truth.steps
+
+
+def test_one_training_iteration_named_by_its_nvtx_is_one_step(tmp_path):
+    """One iteration per rank (its `backward` range does not repeat): the capture is that iteration, one step of
+    medium confidence -- on main a capture of unknown work read as one whole-capture "step" of low confidence."""
+    p = tmp_path / "one_iteration.sqlite"
+    write(str(p), NsysJob(steps=1, ranks=2, ops=60, autograd_nvtx=False, step_range=None, nccl_us=400.0,
+                          extra_ranges=("forward", "backward"), comm_range="allreduce grads"))
+    rep = analyze_session("d", "s", [SimpleNamespace(host="h0", path=str(p), format="nsys", size=0)]).to_dict()
+    job, steps = rep["hosts"][0]["job"], rep["hosts"][0]["steps"]
+    assert job["kind"] == "training"
+    assert (steps["source"], steps["count"], steps["confidence"]) == ("single_pass", 1, "medium")
+    assert "one training pass" in steps["note"]

@@ -67,6 +67,11 @@ saves under {crit:g}% (`severity.critical_min_saving`) is at most a warning.
 Findings without a saving (the capture itself, a note with no fix to size)
 keep the grade their rule gives.
 
+**Guessed steps** (`rules._step_confidence`): every finding carries the steps'
+confidence; on steps of low confidence (GPU bursts: `gpu_busy_clusters`) no finding
+is critical -- a critical one is a warning that says its steps are a guess -- and a
+gap between steps is at most info.  The whole capture read as one step is no guess.
+
 **Ranking** (`rules.rank`): critical and warning findings first, then info,
 then ok; within that, by estimated saving (ms per step, rounded to 0.01 ms)
 descending, findings without a saving counting as 0; ties in the guide's

@@ -156,9 +156,12 @@ def _window_kind(trace: Trace, names: list[str]) -> Kind:
                                       "copy or kernel", window="tracing_off")
     user = _user_ranges(trace)
     if user:
-        tracing = "with CUDA tracing on" if cuda == "on" else "and no CUDA call recorded"
-        return Kind("no_gpu", "high", f"NVTX ranges only ({user}), {tracing}: the window holds no CUDA call, copy or "
-                                      "kernel", window="nvtx_only")
+        if cuda == "on":
+            tracing = "with CUDA tracing on: the window holds no CUDA call, copy or kernel"
+        else:  # the export does not record its options: no CUDA table at all is what `-t nvtx` alone leaves
+            tracing = ("and no CUDA call, copy or kernel recorded; the export does not record whether CUDA tracing was "
+                       "on, and no CUDA table at all is what tracing NVTX alone (-t nvtx) leaves")
+        return Kind("no_gpu", "high", f"NVTX ranges only ({user}), {tracing}", window="nvtx_only")
     if names:
         return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture, and the host "
                                       "made no GPU runtime call: the work ran on the CPU", cpu_only=True)

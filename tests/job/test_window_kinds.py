@@ -88,6 +88,18 @@ def test_a_real_capture_with_cuda_tracing_off_is_told_to_turn_it_on():
     assert "Turn CUDA tracing on" in _text(f) and "--capture-range" not in _text(f)
 
 
+def test_a_real_nvtx_only_export_is_named_so_with_the_cuda_trace_fix():
+    """A CenterFormer detector's 8.6 s export with 649 NVTX ranges (`reader`, `3D_backbone`, `find_centers` ... ×72)
+    and no CUDA table at all, from an Nsight that did not record its options: NVTX only, told to record the CUDA API
+    beside the ranges (-t cuda,nvtx) -- never that tracing "was off" as a fact the export does not state."""
+    host = _host(os.path.join(WINDOWS, "nvtx_only_centerformer.sqlite"))
+    evidence = host["job"]["kind_evidence"]
+    assert host["job"]["kind"] == "no_gpu" and evidence.startswith("NVTX ranges only (649 ranges: `find_centers`")
+    f = _window_finding(host)
+    assert "only NVTX ranges" in f["title"] and "-t cuda,nvtx" in _text(f)
+    assert "tracing was off" not in _text(f)
+
+
 @pytest.mark.parametrize("window", nx.WINDOWS)
 def test_generated_windows_are_read_as_what_they_hold(tmp_path, window):
     """Truth by construction: each window of ``write_window`` is named as written, with its own fix; only the one

@@ -128,7 +128,7 @@ class NsysJob:
     text_ids: bool = False  # NVTX names registered (``textId`` into StringIds) instead of inline ``text``
     gpu_info: bool = True  # a TARGET_INFO_GPU table
     graph_mode: str | None = None  # "graph": one CUDA graph execution per step instead of the kernels; "node"
-    kernels_table: bool = True  # False: an export without GPU activity (no kernel table at all)
+    kernels_table: bool = True  # False: launches whose kernels the export does not hold (GPU records lost: damage)
     shuffle: bool = True  # rows in no order, as newer exports write them
     seed: int = 0
 

@@ -163,3 +163,21 @@ def test_a_torch_profiler_window_without_gpu_work_gets_the_schedule_fix(tmp_path
     assert host["error"] is None and not host["damage"]
     text = _text(_window_finding({"findings": rep["findings"]}))
     assert "schedule(wait=" in text and "nsys" not in text
+
+
+def test_an_export_that_recorded_nothing_and_says_nothing_is_an_input_error(tmp_path):
+    """The other side of the rule, as for an XPlane file with no event: an export with no event in any table and no
+    capture options (what it was asked to record) holds nothing to report -- exit 2, "no events in the capture
+    window".  The same window with its options kept is a report (CUDA tracing on, no CUDA call)."""
+    import sqlite3
+
+    told = tmp_path / "told.sqlite"
+    nx.write_window(str(told), "no_cuda_call")
+    silent = tmp_path / "silent.sqlite"
+    nx.write_window(str(silent), "no_cuda_call")
+    with sqlite3.connect(str(silent)) as con:
+        con.execute("DELETE FROM META_DATA_CAPTURE")
+    code, _, err = _run(["report", str(told), "--cache-dir", "off"])
+    assert code == 0, err
+    code, _, err = _run(["report", str(silent), "--cache-dir", "off"])
+    assert code == 2 and "no events in the capture window" in err

@@ -51,10 +51,18 @@ from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
 from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, Trace
 
-__all__ = ["NsysReadError", "read_trace", "TIME_BASE"]
+__all__ = ["NsysReadError", "read_trace", "TIME_BASE", "NOTHING_RECORDED"]
 
 #: Where an Nsight report's times count from (``Trace.time_base``).
 TIME_BASE = "ms from the start of the Nsight Systems session, as the Nsight Systems timeline shows them"
+#: The error of an export that recorded no event at all and does not say what it was asked to record -- the same input
+#: error as an XPlane file with no event: a window that recorded anything (OS runtime calls, NVTX, CUDA start-up), or
+#: whose capture options say what it traced (CUDA tracing off), is read and reported for what it holds.
+NOTHING_RECORDED = ("no events in the capture window: the export holds no CUDA, NVTX, OS runtime or sampling event "
+                    "(was the profiler stopped right after it started, or did the program run in another process?)")
+#: Tables of events a window records, beside the CUDA and NVTX tables the reader reads: (prefix, suffix) of their
+#: names (``OSRT_API``, ``SCHED_EVENTS``, ``COMPOSITE_EVENTS``, ``MPI_*``, ``CUPTI_ACTIVITY_KIND_*``).
+_EVENT_TABLES = (("CUPTI_ACTIVITY_KIND_", ""), ("", "_EVENTS"), ("", "_API"), ("MPI_", ""), ("OPENMP_", ""))
 #: ``cudaLaunchKernel_v7000`` -> ``cudaLaunchKernel``: the CUDA version that introduced the call (4+ digits); the
 #: API's own ``_v2`` stays (``cudaStreamGetCaptureInfo_v2_v11030`` -> ``cudaStreamGetCaptureInfo_v2``).
 _VERSION_SUFFIX = re.compile(r"_v\d{4,}(?=(?:_ptsz|_ptds)?$)")
@@ -169,6 +177,8 @@ def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -
             schema = tb.Schema(con)
             if not schema.is_export():
                 raise NsysReadError(f"{path}: an SQLite file, but no Nsight Systems export (none of its tables)")
+            if not _holds_events(schema) and not _capture_options(schema):  # options say what the window was asked to hold
+                raise NsysReadError(NOTHING_RECORDED)
             return _columns(schema, path, size, file_index)
     except sqlite3.OperationalError as e:
         if not lenient and tb.is_decode_error(e):
@@ -180,6 +190,12 @@ def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -
         raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
     except fsio.NotListedFile as e:
         raise NsysReadError(str(e)) from e
+
+
+def _holds_events(schema: tb.Schema) -> bool:
+    """Whether the export recorded any event in its window (a row in one of its event tables), read or not."""
+    tables = (t for t in schema.tables if any(t.startswith(p) and t.endswith(x) for p, x in _EVENT_TABLES))
+    return any(schema.nonempty(t) for t in tables if t != "DIAGNOSTIC_EVENTS")
 
 
 def _corr_key(pid: np.ndarray, corr: np.ndarray, file_index: int) -> np.ndarray:

@@ -14,7 +14,7 @@ from tb_gpu_advisor import formats
 from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.frameworks.base import action
 from tb_gpu_advisor.metrics.types import HostMetrics
-from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.model.schema import Action, Finding
 from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, share_metric, step_windows, value_metric
 
 ID = "capture_quality"
@@ -151,12 +151,15 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
     if window == "tracing_off":
         return (f"{length} holds no GPU work: {held}. The GPU's side was not recorded, so the guide's GPU checks did "
                 f"not run: nothing here is a verdict on the job. Record again with CUDA tracing on.")
+    if window == "nvtx_only":
+        return (f"{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the guide's "
+                f"GPU checks did not run: nothing here is a verdict on the job.")
     return (f"{length} holds no GPU work: {held}. It is a capture of the wrong window, so the guide's GPU checks did "
             f"not run: nothing here is a verdict on the job. Record the window where {ctx.fw.label('gpu_user')} runs "
             f"its steps.")
 
 
-def _window_fixes(ctx: Ctx, window: str, fmt: str) -> list:
+def _window_fixes(ctx: Ctx, window: str, fmt: str) -> list[Action]:
     """How to record the right window: the capture format's own profiler options where it has them (Nsight), else
     the framework's (``torch.profiler``'s schedule, ``jax.profiler``, TensorFlow's)."""
     try:

@@ -85,7 +85,8 @@ def _probe(path: str) -> tuple[str | None, Header]:
         return "not an SQLite file", Header()
     try:
         # lenient: a metadata row may hold bytes that are no UTF-8 (Nsight 2022 writes `GpuInfo` in
-        # TARGET_INFO_SYSTEM_ENV as a binary protobuf in a TEXT column); the header reads a few small rows
+        # TARGET_INFO_SYSTEM_ENV as a binary protobuf in a TEXT column); the header reads three short values of
+        # real tables (``tables.Schema``: never a view the file defines), under the connection's step budget
         with tb.open_db(path, lenient=True) as con:
             schema = tb.Schema(con)
             if not schema.is_export():
@@ -94,8 +95,7 @@ def _probe(path: str) -> tuple[str | None, Header]:
             if schema.has(tb.SESSION_START, "utcEpochNs"):
                 row = con.execute(f'SELECT utcEpochNs FROM "{tb.SESSION_START}" LIMIT 1').fetchone()
                 when = int(row[0]) / 1e9 if row and isinstance(row[0], int) and row[0] > 0 else None
-            host = next((v for n, v in tb.key_values(schema, tb.SYSTEM_ENV) if n == "Hostname" and v), None) \
-                if schema.has(tb.SYSTEM_ENV, "name", "value") else None
+            host = tb.value_of(schema, tb.SYSTEM_ENV, "Hostname")
             duration = None
             if schema.has(tb.ANALYSIS, "duration"):
                 row = con.execute(f'SELECT duration FROM "{tb.ANALYSIS}" LIMIT 1').fetchone()
@@ -105,6 +105,8 @@ def _probe(path: str) -> tuple[str | None, Header]:
         return f"an SQLite file that cannot be read ({e})", Header()
     except OSError as e:
         return f"unreadable ({e})", Header()
+    except Exception as e:  # noqa: BLE001 - one file that cannot be listed is that file's error, never the listing's
+        return f"an SQLite file that cannot be read ({type(e).__name__}: {e})", Header()
 
 
 def sniff(path: str) -> str | None:

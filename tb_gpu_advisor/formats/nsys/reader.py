@@ -170,6 +170,8 @@ def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -
             if not (schema.nonempty(tb.KERNEL) or schema.nonempty(tb.GRAPH_TRACE)):
                 raise NsysReadError(NO_GPU_ACTIVITY)
             return _columns(schema, path, size, file_index)
+    except tb.QueryBudgetExceeded as e:
+        raise NsysReadError(f"{path}: {e}") from e
     except sqlite3.OperationalError as e:
         if not lenient and tb.is_decode_error(e):
             raise

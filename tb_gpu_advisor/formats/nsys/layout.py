@@ -56,6 +56,7 @@ class Header:
     epoch_s: float | None = None
     hostname: str | None = None
     duration_s: float | None = None  # how long the capture ran (``ANALYSIS_DETAILS.duration``)
+    gpu: bool | None = None  # a kernel (or CUDA graph execution) recorded: the tab's probe (``probe.py``) asks this
 
 
 _headers: dict[tuple[str, int, int], tuple[str | None, Header]] = {}
@@ -100,7 +101,8 @@ def _probe(path: str) -> tuple[str | None, Header]:
             if schema.has(tb.ANALYSIS, "duration"):
                 row = con.execute(f'SELECT duration FROM "{tb.ANALYSIS}" LIMIT 1').fetchone()
                 duration = int(row[0]) / 1e9 if row and isinstance(row[0], int) and row[0] > 0 else None
-            return None, Header(when, host, duration)
+            gpu = schema.nonempty(tb.KERNEL) or schema.nonempty(tb.GRAPH_TRACE)
+            return None, Header(when, host, duration, gpu)
     except sqlite3.Error as e:
         return f"an SQLite file that cannot be read ({e})", Header()
     except OSError as e:

@@ -39,6 +39,7 @@ CLASSES = {
     "generated_names": "computed column",
     "not_utf8_table_name": "name not UTF-8",
     "not_utf8_in_minimal": "name not UTF-8",
+    "malformed_schema_not_utf8": "name not UTF-8",
     "huge_env_value": "huge row",
     "truncated": "truncation",
 }

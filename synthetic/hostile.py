@@ -505,6 +505,16 @@ def sqlite_not_utf8_in_minimal(path: str) -> str:
     return _patch(path, _NAME_MARK, NOT_UTF8)
 
 
+def sqlite_malformed_schema_not_utf8(path: str) -> str:
+    """A valid export whose schema has a statement SQLite cannot parse, quoting bytes that are no UTF-8: SQLite's
+    error message carries them, and Python's decoding of that message raised UnicodeDecodeError (not an
+    ``sqlite3.Error``) -- the listing failed, every route of the tab returned 500, the CLI exited 1 with a
+    traceback."""
+    sqlite_export(path)
+    _sql(path, f"CREATE TABLE extra (x INTEGER, y {_NAME_MARK.decode()})")
+    return _patch(path, _NAME_MARK, b"NOT \xde\xad\xbe\xef\xff\xfe" + b"z" * 8)  # "y NOT <bytes>": a syntax error
+
+
 def _patch(path: str, old: bytes, new: bytes) -> str:
     assert len(old) == len(new)
     with open(path, "rb") as f:
@@ -539,6 +549,7 @@ SQLITE_KINDS: dict[str, Callable[[str], str]] = {
     "generated_names": sqlite_generated_names,
     "not_utf8_table_name": sqlite_not_utf8_table_name,
     "not_utf8_in_minimal": sqlite_not_utf8_in_minimal,
+    "malformed_schema_not_utf8": sqlite_malformed_schema_not_utf8,
     "huge_env_value": sqlite_huge_env_value,
     "truncated": sqlite_truncated,
 }

@@ -66,6 +66,19 @@ def test_names_that_are_no_utf8_are_left_out(tmp_path):
     assert len(t.devices[0]) == len(good.devices[0]) and t.devices[0].info.name == good.devices[0].info.name
 
 
+def test_a_schema_whose_error_quotes_bytes_that_are_no_utf8_is_a_damaged_file(tmp_path):
+    """SQLite's message about a schema it cannot parse quotes the bytes; Python decoded that message and raised
+    UnicodeDecodeError, which no handler expected: the listing failed ("cannot list", every route of the tab 500),
+    and the file alone was a traceback.  Now: an SQLite file that cannot be read, said in words."""
+    from tb_gpu_advisor.formats.nsys import layout
+
+    path = hostile.sqlite_malformed_schema_not_utf8(str(tmp_path / "evil.sqlite"))
+    why, _ = layout._probe(path)
+    assert why is not None and "malformed database schema" in why
+    with pytest.raises(NsysReadError, match="damaged SQLite file: malformed database schema"):
+        reader.read_trace(path)
+
+
 def test_a_query_past_its_budget_is_a_clear_error(tmp_path, monkeypatch):
     """Every query runs under the connection's step budget (SQLite's progress handler): past it, the read stops
     with an error that says so."""

@@ -2,7 +2,9 @@
 
 Before: an 8 kB export whose ``TARGET_INFO_SYSTEM_ENV`` is an endless recursive view was evaluated while the logdir
 was listed -- TensorBoard grew ~97 MB/s and every request hung.  Here the logdir holds that file, an endless view in
-place of the kernel table and a table named with bytes that are no UTF-8, beside a good Nsight run."""
+place of the kernel table, a table named with bytes that are no UTF-8, and a schema SQLite cannot parse whose error
+quotes bytes that are no UTF-8 (before: the listing raised UnicodeDecodeError and every route returned 500), beside a
+good Nsight run."""
 
 from __future__ import annotations
 
@@ -26,6 +28,8 @@ from tb_gpu_advisor.serve.service import ReportService
 from tests.support.plugin_client import PREFIX, poll_report
 
 HOSTILE = ("endless_env_view", "endless_kernel_view", "not_utf8_in_minimal")
+#: Left out of the listing, with why (it cannot be read as an export at all).
+UNREADABLE = "malformed_schema_not_utf8"
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +37,7 @@ def logdir(tmp_path_factory):
     root = tmp_path_factory.mktemp("hostile-sqlite")
     (root / "good").mkdir()
     hostile.sqlite_export(str(root / "good" / "train.sqlite"), steps=6)
-    for kind in HOSTILE:
+    for kind in (*HOSTILE, UNREADABLE):
         (root / kind).mkdir()
         hostile.SQLITE_KINDS[kind](str(root / kind / "evil.sqlite"))
     return str(root)
@@ -50,9 +54,11 @@ def test_the_tab_serves_the_good_run_and_names_each_hostile_files_error(logdir):
     plugin = plugin_mod.GpuAdvisorPlugin(ctx, service=ReportService(wait_s=0.3), settle_s=0, isolate=False)
     client = werkzeug_test.Client(application.TensorBoardWSGI([plugin]), wrappers.Response)
     t = time.monotonic()
-    runs = {r["run"]: r for r in json.loads(_get(client, f"{PREFIX}/runs").get_data(as_text=True))["runs"]}
+    listing = json.loads(_get(client, f"{PREFIX}/runs").get_data(as_text=True))
+    runs = {r["run"]: r for r in listing["runs"]}
     assert time.monotonic() - t < 30
-    assert {"good", *HOSTILE} <= set(runs)
+    assert {"good", *HOSTILE} <= set(runs) and UNREADABLE not in runs
+    assert any(s["path"] == f"{UNREADABLE}/evil.sqlite" and "cannot be read" in s["reason"] for s in listing["skipped"])
     for run in ("good", *HOSTILE):
         q = {"run": run, "session": runs[run]["sessions"][0]["session"]}
         report = json.loads(_get(client, f"{PREFIX}/report?{urlencode(q)}").get_data(as_text=True))

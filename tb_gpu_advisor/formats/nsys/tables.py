@@ -169,6 +169,8 @@ def open_db(path: str, lenient: bool = False) -> Iterator[sqlite3.Connection]:
             if over_budget(con, e):
                 raise QueryBudgetExceeded(budget_message(con)) from e
             raise
+        except UnicodeDecodeError as e:  # Python decodes SQLite's own message: one quoting a damaged schema's bytes
+            raise sqlite3.DatabaseError(f"malformed database schema (its text is no UTF-8: {e})") from e
         finally:
             con.close()
     finally:

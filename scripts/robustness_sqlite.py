@@ -49,12 +49,12 @@ def say(line: str = "") -> None:
     print(line, flush=True)
 
 
-def run_cli(path: str, timeout_s: float, cap_mb: int) -> tuple[str, float, float, str]:
-    """(outcome, seconds, peak RSS MB, first line of output) of ``report path`` in a fresh process."""
+def run_cli(args: list[str], timeout_s: float, cap_mb: int) -> tuple[str, float, float, str]:
+    """(outcome, seconds, peak RSS MB, last line of its stderr) of ``report *args`` in a fresh process."""
     env = {**os.environ, "TB_GPU_ADVISOR_CACHE_DIR": "off", "PYTHONPATH": str(REPO)}
     t = time.monotonic()
     with tempfile.TemporaryFile() as out:
-        p = subprocess.Popen([sys.executable, "-m", "tb_gpu_advisor.cli", "report", path, "--format", "text"],
+        p = subprocess.Popen([sys.executable, "-m", "tb_gpu_advisor.cli", "report", *args, "--format", "text"],
                              stdout=subprocess.DEVNULL, stderr=out, env=env)
         peak, killed = 0, ""
         while p.poll() is None:
@@ -105,29 +105,41 @@ def fuzzed(seed_file: str, rng: random.Random, out: str) -> str:
 
 
 def files_campaign(tmp: Path, fuzz: int, seed: int, timeout_s: float, cap_mb: int) -> tuple[int, dict]:
-    """Every hand-made kind and ``fuzz`` fuzzed exports through the CLI; (bad outcomes, per-class counts)."""
+    """Every hand-made kind and ``fuzz`` fuzzed exports through the CLI, each alone in its run folder; then all of
+    them beside a good run in one logdir, and ``report --run good`` on it.  (bad outcomes, per-class counts)."""
     say("### Hostile exports, one CLI process each\n")
     say(f"Limits: {timeout_s:.0f} s, {cap_mb} MB peak RSS.\n")
     say("| file | class | outcome | s | peak MB | last line |")
     say("|---|---|---|---:|---:|---|")
     per_class: dict[str, collections.Counter] = collections.defaultdict(collections.Counter)
     bad = 0
+    logdir = tmp / "logdir"
     jobs = []
     for kind, make in hostile.SQLITE_KINDS.items():
-        jobs.append((kind, CLASSES.get(kind, kind), make(str(tmp / f"{kind}.sqlite"))))
+        (logdir / kind).mkdir(parents=True)
+        jobs.append((kind, CLASSES.get(kind, kind), make(str(logdir / kind / "report.sqlite"))))
     base = hostile.sqlite_export(str(tmp / "seed.sqlite"), steps=8)
     rng = random.Random(seed)
     for i in range(fuzz):
-        jobs.append((f"fuzz{i:03d}", "fuzzed bytes", fuzzed(base, rng, str(tmp / f"fuzz{i:03d}.sqlite"))))
+        (logdir / f"fuzz{i:03d}").mkdir()
+        jobs.append((f"fuzz{i:03d}", "fuzzed bytes", fuzzed(base, rng, str(logdir / f"fuzz{i:03d}" / "report.sqlite"))))
     worst = collections.defaultdict(lambda: (0.0, 0.0))
     for name, cls, path in jobs:
-        what, s, mb, last = run_cli(path, timeout_s, cap_mb)
+        what, s, mb, last = run_cli([path], timeout_s, cap_mb)
         per_class[cls][what] += 1
         worst[cls] = (max(worst[cls][0], s), max(worst[cls][1], mb))
         if what not in ("report", "clear error"):
             bad += 1
         if not name.startswith("fuzz") or what not in ("report", "clear error"):
             say(f"| {name} | {cls} | {what} | {s:.1f} | {mb:.0f} | {last.replace('|', '/')} |")
+    (logdir / "good").mkdir()
+    hostile.sqlite_export(str(logdir / "good" / "train.sqlite"), steps=8)
+    what, s, mb, last = run_cli([str(logdir), "--run", "good"], timeout_s, cap_mb)
+    cls = "a good run beside all of them"
+    per_class[cls][what] += 1
+    worst[cls] = (s, mb)
+    bad += what != "report"
+    say(f"| `report LOGDIR --run good` | {cls} | {what} | {s:.1f} | {mb:.0f} | {last.replace('|', '/')} |")
     say("")
     return bad, {cls: (dict(c), worst[cls]) for cls, c in per_class.items()}
 

@@ -133,3 +133,18 @@ def test_the_cli_lists_every_hostile_file_as_its_error_and_reports_the_good_run(
         assert "no GPU activity" in (by_run[kind]["hosts"][0]["error"] or ""), (kind, by_run[kind]["hosts"][0])
     for kind in ("trigger", "not_utf8_table_name", "endless_strings_view"):
         assert by_run[kind]["hosts"][0]["error"] is None, (kind, by_run[kind]["hosts"][0]["error"])
+
+
+def test_an_export_over_the_profile_limit_is_listed_unread(tmp_path, monkeypatch):
+    """The listing makes no private copy of a file the analysis would refuse: over the profile limit, it is listed
+    without being opened, and its analysis says it is too big (an error of that file)."""
+    from tb_gpu_advisor.formats.nsys import layout
+
+    path = hostile.sqlite_export(str(tmp_path / "big.sqlite"))
+    monkeypatch.setenv("TB_GPU_ADVISOR_MAX_PROFILE_BYTES", "1000")
+    opened = []
+    monkeypatch.setattr(tb, "open_db", lambda *a, **k: opened.append(a) or pytest.fail("opened"))
+    size = os.path.getsize(path)
+    assert layout.probe_file(path, size, 1) == (None, layout.Header()) and not opened
+    with pytest.raises(NsysReadError, match="over the .* limit"):
+        reader.read_trace(path)

@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, session_name
+from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, max_profile_bytes, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 # The tables (numpy, sqlite3) and the exporter (subprocess) are imported when an SQLite file is probed: discovery of a
@@ -69,7 +69,8 @@ def probe_file(path: str, size: int = 0, mtime_ns: int = 0) -> tuple[str | None,
     with _lock:
         if key in _headers:
             return _headers[key]
-    answer = _probe(path)
+    # over the profile limit: listed unread (no copy of it made to ask), its analysis then says it is too big
+    answer = (None, Header()) if size > max_profile_bytes() else _probe(path)
     with _lock:
         if len(_headers) > 50_000:
             _headers.clear()

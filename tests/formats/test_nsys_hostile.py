@@ -148,3 +148,15 @@ def test_an_export_over_the_profile_limit_is_listed_unread(tmp_path, monkeypatch
     assert layout.probe_file(path, size, 1) == (None, layout.Header()) and not opened
     with pytest.raises(NsysReadError, match="over the .* limit"):
         reader.read_trace(path)
+
+
+def test_the_cli_given_an_unreadable_export_alone_says_why(tmp_path):
+    """``report FILE`` of the export whose schema SQLite cannot parse: exit 2 and why, in one line (before: a
+    UnicodeDecodeError traceback, exit 1)."""
+    (tmp_path / "run").mkdir()
+    path = hostile.sqlite_malformed_schema_not_utf8(str(tmp_path / "run" / "evil.sqlite"))
+    env = {**os.environ, "TB_GPU_ADVISOR_CACHE_DIR": "off", "PYTHONPATH": REPO}
+    done = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", path], capture_output=True, text=True,
+                          timeout=120, env=env)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
+    assert "an SQLite file that cannot be read (malformed database schema" in done.stderr

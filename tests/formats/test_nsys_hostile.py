@@ -160,3 +160,17 @@ def test_the_cli_given_an_unreadable_export_alone_says_why(tmp_path):
                           timeout=120, env=env)
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-2000:]
     assert "an SQLite file that cannot be read (malformed database schema" in done.stderr
+
+
+def test_a_wal_mode_export_is_read_from_its_bytes(tmp_path):
+    """An export left in WAL mode (bytes 18-19 of its header say 2): its bytes read in memory as the same export."""
+    import sqlite3
+
+    path = hostile.sqlite_export(str(tmp_path / "wal.sqlite"))
+    want = len(reader.read_trace(path).devices[0])
+    con = sqlite3.connect(path)
+    assert con.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+    con.close()
+    with open(path, "rb") as f:
+        assert f.read(20)[18:20] == b"\x02\x02"
+    assert len(reader.read_trace(path).devices[0]) == want

@@ -25,12 +25,13 @@ from tb_gpu_advisor.formats.nsys import tables as tb
 OPENS = 20_000
 
 #: Swaps ``target`` between the listed file (a hard link ``aside`` keeps its inode) and a symlink to ``outside``,
-#: each by an atomic rename, until ``stop`` exists; prints the number of swaps.
+#: each by an atomic rename, until ``stop`` exists (``stop.ready`` says it started); prints the number of swaps.
 SWAPPER = r"""
 import os, sys
 target, aside, outside, stop = sys.argv[1:5]
 tmp = target + ".swap"
 n = 0
+open(stop + ".ready", "w").close()
 while not os.path.exists(stop):
     for make in (lambda: os.symlink(outside, tmp), lambda: os.link(aside, tmp)):
         try:
@@ -62,7 +63,9 @@ def race(root: str, listed: fsio.Listed, swapped: str, outside: str, opens: int)
                              text=True)
     seen = {"inside": 0, "outside": 0, "refused": 0}
     try:
-        time.sleep(0.05)
+        deadline = time.monotonic() + 60
+        while not os.path.exists(stop + ".ready") and time.monotonic() < deadline:  # under load it starts late
+            time.sleep(0.01)
         for _ in range(opens):
             try:
                 with tb.open_db(listed) as con:
@@ -74,8 +77,9 @@ def race(root: str, listed: fsio.Listed, swapped: str, outside: str, opens: int)
     finally:
         open(stop, "w").close()
         out, _ = child.communicate(timeout=60)
-        os.remove(stop)
-        os.remove(aside)
+        for leftover in (stop, stop + ".ready", aside):
+            if os.path.exists(leftover):
+                os.remove(leftover)
     seen["swaps"] = int(out.strip() or 0)
     return seen
 

@@ -1,7 +1,7 @@
-"""The SQLite campaign of ``scripts/robustness.py`` (section 10, issue #39): hostile Nsight exports, one fresh CLI
+"""The SQLite campaign of ``scripts/robustness.py`` (section 11, issue #39): hostile Nsight exports, one fresh CLI
 process each, and the swap race.
 
-    python scripts/robustness.py --only 10                       # every hostile kind, 40 fuzzed files, 20,000 opens
+    python scripts/robustness.py --only 11                       # every hostile kind, 40 fuzzed files, 20,000 opens
     python scripts/robustness_sqlite.py --fuzz 200 --opens 100000 # alone, longer
 
 Each file is given to ``tb-gpu-advisor report FILE`` (report cache off) in its own process, with a
@@ -178,9 +178,9 @@ def swap_race(tmp: Path, opens: int) -> dict[str, dict[str, int]]:
 
 def campaign(tmp: Path, fuzz: int = 40, seed: int = 39, opens: int = 20_000, timeout_s: float = 60.0,
              cap_mb: int = 4096) -> int:
-    """Section 10 of the robustness report; returns the count of bad outcomes (timeouts, runaways, crashes,
+    """Section 11 of the robustness report; returns the count of bad outcomes (timeouts, runaways, crashes,
     outside reads)."""
-    say("## 10. Hostile SQLite (Nsight exports)\n")
+    say("## 11. Hostile SQLite (Nsight exports)\n")
     bad, per_class = files_campaign(tmp, fuzz, seed, timeout_s, cap_mb)
     race = swap_race(tmp, opens) if opens else {}
     say("### Summary per defect class\n")

@@ -116,3 +116,12 @@ def test_cache_off_exports_to_the_temp_folder(report, standin, monkeypatch, tmp_
     monkeypatch.setattr(tempfile, "tempdir", None)
     reader.read_trace(str(report))
     assert export.cached_path(str(report)).startswith(str(tmp_path / "tmp"))
+
+
+def test_a_report_over_the_profile_limit_is_refused_before_it_is_copied(report, standin, monkeypatch):
+    """nsys exports a private copy of the report: one over the profile limit is refused first (no copy, no export)."""
+    truth, log = standin
+    monkeypatch.setenv("TB_GPU_ADVISOR_MAX_PROFILE_BYTES", "5")
+    with pytest.raises(NsysReadError, match="over the .* limit"):
+        reader.read_trace(str(report))
+    assert not log.exists()

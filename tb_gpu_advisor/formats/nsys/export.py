@@ -19,6 +19,7 @@ import tempfile
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.cachedir import default_dir
+from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.nsys.layout import REP_SUFFIX
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError, is_sqlite, private_copy, remove_private_copy
 
@@ -64,7 +65,11 @@ def sqlite_for(report: str) -> str:
     (``tables.private_copy``), whose identity also names the export."""
     try:
         with fsio.open_binary(report) as f:
-            out = _name(report, os.fstat(f.fileno()))
+            st = os.fstat(f.fileno())
+            out = _name(report, st)
+            if st.st_size > max_profile_bytes():  # no private copy of what the reader would refuse (its export is larger)
+                raise NsysReadError(f"{report}: file is {human_size(st.st_size)}, over the "
+                                    f"{human_size(max_profile_bytes())} limit ({LIMIT_HINT})")
             if os.path.isfile(out) and is_sqlite(out):
                 _touch(out)
                 return out

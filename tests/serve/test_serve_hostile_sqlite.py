@@ -67,8 +67,9 @@ def test_the_tab_serves_the_good_run_and_names_each_hostile_files_error(logdir):
             assert host["error"] is None and report["findings"]
             trace = _get(client, f"{PREFIX}/trace?{urlencode({**q, 'host': host['host']})}")
             assert trace.get_data()[:16] == b"SQLite format 3\x00"
-        else:  # its own error, in words
-            assert "no GPU activity" in host["error"], (run, host["error"])
+        else:  # analysed to the end (no kernel table to read): its own error in words, or a window without GPU work
+            error = host["error"] or ""
+            assert "codec" not in error and "Traceback" not in error and "budget" not in error, (run, error)
     assert time.monotonic() - t < 120
 
 

@@ -19,7 +19,9 @@ in this process, never over the network.  Sections:
 7. files still being written: a capture copied in while the tab polls;
 8. what must keep holding: hostile requests never read outside the logdir; 50 concurrent clients;
 10. PyTorch traces with one long event or times no clock writes (``synthetic.hostile_kineto``): outcome per kind,
-    and the cost of one long name, gap or argument at 8, 32 and 128 MB (linear: the same seconds and peak per MB).
+    and the cost of one long name, gap or argument at 8, 32 and 128 MB (linear: the same seconds and peak per MB);
+11. hostile SQLite (Nsight exports, ``scripts/robustness_sqlite.py``): views, triggers, recursive CTE views, virtual
+    tables, computed columns, names that are no UTF-8, huge rows, truncation, fuzzed bytes; the swap race.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import robustness_sqlite  # noqa: E402  (scripts/, beside this file)
 from synthetic import hostile  # noqa: E402
 from tb_gpu_advisor.formats.xplane.reader import ProfileReadError  # noqa: E402
 from tb_gpu_advisor.runtime import cache as cache_mod  # noqa: E402
@@ -598,7 +601,8 @@ def main() -> int:
                     ("5", lambda: isolation_checks(tmp, args.bench_file)), ("6", lambda: cache_faults(tmp)),
                     ("7", lambda: partial_copy(tmp, args.bench_file)), ("8", lambda: still_holds(tmp)),
                     ("2", lambda: fuzz(args.fuzz_seconds, args.seed, REPO / ".robustness")),
-                    ("9", lambda: server_hold(tmp, REPO / ".robustness")), ("10", lambda: kineto_hostile(tmp))]
+                    ("9", lambda: server_hold(tmp, REPO / ".robustness")), ("10", lambda: kineto_hostile(tmp)),
+                    ("11", lambda: robustness_sqlite.campaign(tmp))]
         for number, fn in sections:
             if only is None or number in only:
                 escaped += fn() or 0

@@ -180,6 +180,8 @@ def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -
             if not _holds_events(schema) and not _capture_options(schema):  # options say what the window was asked to hold
                 raise NsysReadError(NOTHING_RECORDED)
             return _columns(schema, path, size, file_index)
+    except tb.QueryBudgetExceeded as e:
+        raise NsysReadError(f"{path}: {e}") from e
     except sqlite3.OperationalError as e:
         if not lenient and tb.is_decode_error(e):
             raise

@@ -84,7 +84,10 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
         out.append(MemcpyStat(
             direction=dr, count_per_step=float(total) / k, bytes_per_step=float(a["b"].sum()) / k, ms_per_step=float(a["ms"].sum()) / k,
             sync_count_per_step=float(a["sc"].sum()) / k, sync_share=float(a["sc"].sum() / total) if total else None,
-            recurring=recurring, blocking_ms_per_step=float(exposed.get(_BLOCK_CAT.get(dr, "memcpy_d2d"), 0.0)) if dr in ("h2d", "d2h") else 0.0,
+            # the part of the copies' time no kernel overlaps: at most their time (the ledger's category may hold a
+            # copy's edge that falls in the step where its start does not)
+            recurring=recurring, blocking_ms_per_step=min(float(exposed.get(_BLOCK_CAT.get(dr, "memcpy_d2d"), 0.0)),
+                                                          float(a["ms"].sum()) / k) if dr in ("h2d", "d2h") else 0.0,
             top_ops=[o for o, _ in sorted(a["ops"].items(), key=lambda kv: -kv[1])[:5]],
             pageable_share=a["pageable"] / a["kind_known"] if a["kind_known"] > 0 else None,
         ))

@@ -61,8 +61,10 @@ def check(m: HostMetrics) -> list[Finding]:
     rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
              c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
     if m.syncs.copy_calls_per_step:
-        who = ", ".join(f"{n} ×{per:.1f}" for n, per in m.syncs.copy_callers[:3]) or "copies"
-        sync_txt += (f"; the host waits for the GPU in {m.syncs.copy_calls_per_step:.1f} copies to the device per step "
+        who = ", ".join(f"{n} ×{count(round(per, 1))}" for n, per in m.syncs.copy_callers[:3]) or "copies"
+        k = round(m.syncs.copy_calls_per_step, 1)
+        sync_txt += (f"; the host waits for the GPU in {n_of(k, 'copy')} to the device per step"
+                     f"{'' if float(k).is_integer() else ' on average'} "
                      f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits)} per step until "
                      f"the host launches again")
     dirs = {c.direction for c in copies if c.blocking_ms_per_step > 0 or (c.sync_share or 0) > 0}

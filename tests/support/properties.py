@@ -56,6 +56,7 @@ _NUM = r"(\d[\d,]*(?:\.\d+)?)"
 _TIME = _NUM + r" ?(us|µs|ms|s)\b"
 _PER_STEP = re.compile(_TIME + r"(?: per step|/step)(?! on average| summed| over all)")
 _OF_EACH = re.compile(_TIME + r" of (?:each|the|every) (?:(?:one|an?) )?" + _TIME + r" step")
+_OF_ITS = re.compile(_TIME + r" of (?:its|their) " + _TIME)
 _N_OF_M = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?) of (\d[\d,]*(?:\.\d+)?) ([a-zA-Z-]+)(?: [a-z]+){0,4}? "
                      r"\((\d+(?:\.\d+)?)%\)")
 _PCT_OF = re.compile(r"(\d+(?:\.\d+)?)% of (?:the |each |its |every )")
@@ -102,6 +103,9 @@ def _text_parts(where: str, text: str, step: float | None) -> list[str]:
             v = _ms(*m.groups()) - _half_ulp(m.group(1)) * _UNIT_MS[m.group(2)]
             if v > step * 1.001 + 1e-6:
                 out.append(f"part<=whole: {where}: '{m.group(0)}' in a {step:.3f} ms step per GPU")
+    for m in _OF_ITS.finditer(text):
+        if _printed_over(m.group(1, 2), m.group(3, 4)):
+            out.append(f"part<=whole: {where}: '{m.group(0)}'")
     for m in _OF_EACH.finditer(text):
         if _printed_over(m.group(1, 2), m.group(3, 4)):
             out.append(f"part<=whole: {where}: '{m.group(0)}'")

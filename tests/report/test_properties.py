@@ -6,7 +6,7 @@ V100 file (skipped, with the reason, when ``../shared`` is absent), and the diff
 its fix, FSDP before and after, fp32 and bf16).  Each report is analysed once per module: 140 reports in 15-35 s on
 this two-core machine (35 s with eight other jobs on it).
 
-Each property failed on main before issue #36 on an example the issue names (the ``EXAMPLES`` tests below show the
+Each property failed on main before issue #36 on an example the issue names (the tests after the walk show the
 checker catching each one, rebuilt on a report of today):
 
 * ``part<=whole``: nsys/h100_fsdp_window "mostly H2D (450 copies, 1.84 s per step)" in a 969 ms step (the memcpy table

@@ -274,7 +274,8 @@ def _frames(frames: Any, budget: "_Budget | None" = None) -> list[str]:
 
 
 #: Frames of the framework itself: the user's own line is the first frame outside them.
-_LIBRARY = ("/torch/", "\\torch\\", "<frozen", "<built-in", "/site-packages/", "/dist-packages/", ".cpp", ".h:",
+_LIBRARY = ("/torch/", "\\torch\\", "<frozen", "<built-in", "/site-packages/", "\\site-packages\\", "/dist-packages/",
+            ".cpp", ".h:",
             "??")
 
 
@@ -316,8 +317,9 @@ def _phase(frames: Any, budget: "_Budget | None" = None) -> int:
         return MEMORY_PHASES.index("other")
     forward = module = False
     for f in fs:
-        fn, name = _str(f.get("filename"), ""), _str(f.get("name"), "")
+        fn, name = _str(f.get("filename"), "").replace("\\", "/"), _str(f.get("name"), "")  # Windows paths too
         if "autograd/graph.py" in fn or "autograd/__init__.py" in fn or name == "_engine_run_backward" \
+                or (fn.endswith("torch/_tensor.py") and name == "backward") \
                 or name.startswith("torch::autograd::Engine::"):
             return MEMORY_PHASES.index("backward")
         if "/torch/optim/" in fn:

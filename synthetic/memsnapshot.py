@@ -293,8 +293,79 @@ def memory_cap(cap: int = 20 * GiB, device_total: int = 80 * GiB) -> Scenario:
     return sc
 
 
+#: The forward pass's allocation sites of one transformer layer (Python frames under a module's forward).
+FORWARD_SITES = [[*ALLOCATOR_CPP, *_op(op), frame("/usr/lib/python3/site-packages/torch/nn/modules/module.py", 1762,
+                                                  "_call_impl"), frame("model.py", line, "forward"),
+                  frame("bench.py", 20, "run_forward")]
+                 for op, line in (("addmm", 58), ("gelu", 59), ("layer_norm", 61), ("scaled_dot_product_attention", 64))]
+
+
+def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int = 2) -> Scenario:
+    """A forward-only benchmark: 2 GiB of weights, then ``passes`` forward passes of ``layers`` layers, each layer
+    allocating one tensor at each of the 4 :data:`FORWARD_SITES`.  With autograd on (``grad``) every tensor is kept
+    for a backward that never runs, and all are freed together when the output is dropped after the pass; under
+    ``no_grad`` each layer's tensors are freed once the next layer has used them.  No OOM: the capacity is unknown.
+    Truth: the forward bytes live at the peak and the largest of them."""
+    a = Allocator(80 * GiB)
+    for _ in range(8):
+        a.malloc(256 * MiB, PARAMS)
+    peak_kept = largest = 0
+    for _ in range(passes):
+        live: list[int] = []
+        for _layer in range(layers):
+            mine = [a.malloc(mib * MiB * (1 + k % 2), site) for k, site in enumerate(FORWARD_SITES)]
+            if not grad:
+                for x in live:
+                    a.free(x)
+                live = []
+            live += mine
+            held = sum(a.size_of(x) for x in live)
+            if held > peak_kept:
+                peak_kept, largest = held, max(a.size_of(x) for x in live)
+        for x in live:  # the output dropped: the graph (or the last layer's tensors) freed at once
+            a.free(x)
+    truth = {"gpu": 0, "kept_bytes": peak_kept, "largest_bytes": largest, "params_bytes": 8 * 256 * MiB,
+             "grad": grad, "kind": "inference"}
+    return Scenario(snapshot([a]), truth)
+
+
+#: Windows records Python frames only (``stacks="python"``), with its own paths.
+_WIN_TORCH = "C:\\Users\\me\\venv\\Lib\\site-packages\\torch"
+WIN_FORWARD = [frame(f"{_WIN_TORCH}\\nn\\modules\\linear.py", 125, "forward"),
+               frame(f"{_WIN_TORCH}\\nn\\modules\\module.py", 1762, "_call_impl"),
+               frame("C:\\Users\\me\\proj\\model.py", 58, "forward"),
+               frame("C:\\Users\\me\\proj\\train.py", 44, "train_step")]
+#: ``loss.backward()`` seeding the gradient on the calling thread, as the real Windows snapshot records it
+WIN_BACKWARD_CALL = [frame(f"{_WIN_TORCH}\\autograd\\__init__.py", 220, "_make_grads"),
+                     frame(f"{_WIN_TORCH}\\autograd\\__init__.py", 347, "backward"),
+                     frame(f"{_WIN_TORCH}\\_tensor.py", 648, "backward"),
+                     frame("C:\\Users\\me\\proj\\train.py", 46, "train_step")]
+
+
+def windows_training(python_backward: bool = True, layers: int = 24, mib: int = 128) -> Scenario:
+    """A training step recorded on Windows: Python frames only, backslash paths.  The forward keeps each layer's
+    activation; the backward runs on autograd's engine thread, whose allocations carry no frame at all, and frees
+    the activations last-in first-out; no optimizer step in the history.  ``python_backward``: the backward's first
+    allocation (the loss's gradient, made on the calling thread) carries ``loss.backward()``'s Python frames; without
+    it only the allocation pattern says it was a backward."""
+    a = Allocator(80 * GiB)
+    params = [a.malloc(256 * MiB, []) for _ in range(4)]
+    acts = [a.malloc(mib * MiB, WIN_FORWARD) for _ in range(layers)]
+    a.malloc(2 * MiB, WIN_BACKWARD_CALL if python_backward else [])
+    for x in reversed(acts):
+        g = a.malloc(mib * MiB, [])  # a gradient on the engine thread: no stack
+        a.free(x)
+        a.free(g)
+    truth = {"gpu": 0, "kind": "training", "params": len(params), "activation_bytes": layers * mib * MiB,
+             "evidence": "backward" if python_backward else "reverse order"}
+    return Scenario(snapshot([a]), truth)
+
+
 SCENARIOS: dict[str, Callable[[], Scenario]] = {"oom_activations": oom_activations, "fragmented": fragmented,
-                                                "memory_cap": memory_cap}
+                                                "memory_cap": memory_cap, "forward_autograd": forward_only,
+                                                "forward_no_grad": lambda: forward_only(grad=False),
+                                                "windows_training": windows_training,
+                                                "windows_training_pattern": lambda: windows_training(False)}
 
 
 def write(path: str, doc: dict[str, Any], protocol: int = 4) -> str:

@@ -11,7 +11,9 @@ Training only: a forward pass alone keeps no activations for a backward -- unles
 here (``forward_kept``): a capture with no backward pass whose forward keeps ``memory.forward_kept.ratio`` times its
 largest tensor live at the peak (every layer's tensors, as autograd keeps them for a backward that never runs; under
 ``no_grad`` only the tensors in use live) and ``memory.forward_kept.share`` of the peak: those bytes, with the fix
-(``inference_mode`` / ``no_grad``).  Saving: the kept bytes less the largest tensor (what stays in use).
+(``inference_mode`` / ``no_grad``).  A warning when they are freed with no backward in between; info when the
+snapshot was dumped while they were held (a backward may follow the dump).  Saving: the kept bytes less the largest
+tensor (what stays in use).
 
 A memory snapshot does not record the GPU's capacity: then both checks are measured against the peak alone, say so,
 and say how to record it (``torch.cuda.mem_get_info`` beside the dump, or a trace with ``profile_memory=True``).
@@ -105,17 +107,21 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
     known = g.capacity_bytes is not None
     of_gpu = f" ({pct(mem.use_share(g) or 0.0)} of the GPU's {gb(g.capacity_bytes)} in use)" if known else ""
     others = f" ({len(cands)} GPUs alike)" if len(cands) > 1 else ""
+    # freed with no backward in between: none came.  Held to the dump: one may follow it, outside the snapshot
+    held = g.forward_kept_release.startswith("still held")
+    why = ("autograd keeps every layer's tensors for a backward pass; if none follows the dump (a forward-only "
+           "benchmark, evaluation), they are held for nothing" if held else
+           "autograd kept every layer's tensors for a backward that never came")
     return [finding(
-        ctx, ID, "warning",
+        ctx, ID, "info" if held else "warning",
         f"No backward pass ran, yet at its memory peak ({mem.when(g)}) GPU {g.gpu}{others} holds {gb(kept)} that the "
         f"forward pass allocated -- {g.forward_kept_blocks:,} tensors, {kept / g.forward_kept_largest:.0f}x the "
-        f"largest, {g.forward_kept_release}: autograd kept every layer's tensors for a backward that never comes. "
-        f"That is {pct(share)} of the {gb(g.peak_allocated_bytes)} allocated{of_gpu}. Run the forward under "
-        f"inference mode (or no_grad): about {gb(frees)} is then never held."
+        f"largest, {g.forward_kept_release}: {why}. That is {pct(share)} of the {gb(g.peak_allocated_bytes)} "
+        f"allocated{of_gpu}. Run the forward under inference mode (or no_grad): about {gb(frees)} is then never held."
         f"{'' if known else ' ' + mem.CAPACITY_UNKNOWN}",
         title="A forward pass keeps its tensors for a backward that never runs",
         metric=share_metric("forward_kept_share", "Forward bytes kept with no backward / allocated peak", share,
-                            "memory.forward_kept.share", severity="warning",
+                            "memory.forward_kept.share", severity="info" if held else "warning",
                             detail={"kept_bytes": kept, "kept_blocks": g.forward_kept_blocks,
                                     "largest_bytes": g.forward_kept_largest, "release": g.forward_kept_release,
                                     "peak_allocated_bytes": g.peak_allocated_bytes,

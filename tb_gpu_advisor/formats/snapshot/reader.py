@@ -66,7 +66,7 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     """Read one snapshot pickle into a trace (``SnapshotReadError`` when it is none, or asks for more than data)."""
     data = _read_bytes(path)
     try:
-        doc = loads(data)
+        doc = loads(data, compact=_Compactor())
     except UnsafePickle as e:
         raise SnapshotReadError(path, f"refused: {e} (the file was not run)") from e
     except PickleLimit as e:
@@ -153,6 +153,42 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
     return Trace(format="snapshot", host=host, path=path, size_bytes=size, h=_empty_host(), devices=devices,
                  num_events=sum(len(es) for es in entries.values()), span_ps=span, time_base=TIME_BASE,
                  memory=memory, snapshot=snap, problems=problems, producer={"kind": "memory snapshot"})
+
+
+class _Entry(tuple):
+    """A trace entry kept as its fields only (:data:`_ENTRY_FIELDS`), its frames one tuple shared by every entry of
+    the same stack: a tenth of the dict and list it was built from.  Read like the dict (``get``)."""
+
+    __slots__ = ()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        i = _ENTRY_INDEX.get(key)
+        v = self[i] if i is not None else None
+        return default if v is None else v
+
+
+_ENTRY_FIELDS = ("action", "addr", "size", "time_us", "frames", "device_free")
+_ENTRY_INDEX = {k: i for i, k in enumerate(_ENTRY_FIELDS)}
+
+
+class _Compactor:
+    """Turns each trace entry (a dict with a string ``action``, fields of the right types) into an :class:`_Entry` as
+    the unpickler places it, so a snapshot's history costs its fields, not its dicts; other dicts stay as they are."""
+
+    def __init__(self) -> None:
+        self.stacks: dict[tuple[int, ...], tuple] = {}  # ids of a stack's frames -> the one tuple of them (kept alive)
+
+    def __call__(self, d: dict) -> _Entry | None:
+        if type(d.get("action")) is not str or _shape_error(d, _ENTRY) is not None:
+            return None
+        frames = d.get("frames")
+        if type(frames) is list:
+            key = tuple(map(id, frames))
+            shared = self.stacks.get(key)
+            if shared is None:
+                shared = self.stacks[key] = tuple(frames)
+            frames = shared
+        return _Entry((d["action"], d.get("addr"), d.get("size"), d.get("time_us"), frames, d.get("device_free")))
 
 
 class _Live:
@@ -255,7 +291,7 @@ def _python_frames(frames: Any, budget: "_Budget | None" = None, limit: int = MA
     ones where the stack has any (a ``stacks="all"`` record leads with the caching allocator's and ATen's C++ frames,
     which every allocation shares), else the C++ ones (``stacks="python"`` off, or a C++-only caller); at most
     ``limit``."""
-    if not isinstance(frames, list):
+    if not isinstance(frames, (list, tuple)):
         return []
     scanned = frames[:MAX_SCAN]
     if budget is not None:
@@ -381,6 +417,8 @@ class _Budget:
 
     def shaped(self, v: Any, fields: dict[str, type], what: str) -> bool:
         """Whether ``v`` has the shape of ``what``; if not, counted (with the first example) to be said once."""
+        if type(v) is _Entry:  # checked as it was read
+            return True
         why = _shape_error(v, fields)
         if why is None:
             return True

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import struct
 from itertools import repeat
-from typing import Any
+from typing import Any, Callable
 
 #: The largest integer a snapshot holds is a 64-bit address or size; a few more bytes are tolerated, no more.
 MAX_INT_BYTES = 16
@@ -78,13 +78,74 @@ class _Mark:
 _MARK = _Mark()
 
 
-def loads(data: bytes, max_objects: int | None = None) -> Any:
+def loads(data: bytes, max_objects: int | None = None, compact: Callable[[dict], Any] | None = None) -> Any:
     """The plain value pickled in ``data``; :class:`UnsafePickle` for anything but plain data, :class:`PickleLimit`
     past a limit (``max_objects``: by default :data:`OBJECTS_PER_BYTE` per byte, at least :data:`MIN_OBJECTS`),
-    ``ValueError`` for a truncated or malformed pickle."""
+    ``ValueError`` for a truncated or malformed pickle.
+
+    ``compact``: called with each dict as it is placed in a list; what it returns (not None) is placed instead, so a
+    reader keeps a few fields of a million trace entries, not the entries.  Only memo entries the file fetches again
+    are kept (a first pass finds them): an object pickled once is freed when its reader is done with it."""
     if max_objects is None:
         max_objects = max(MIN_OBJECTS, OBJECTS_PER_BYTE * len(data))
-    return _Reader(data, max_objects).run()
+    return _Reader(data, max_objects, compact).run()
+
+
+#: Per opcode, the bytes of its argument (fixed sizes), for the first pass; -1: a length-prefixed or text argument.
+_ARG = [0] * 256
+for _op, _n in ((0x80, 1), (0x95, 8), (0x4A, 4), (0x4B, 1), (0x4D, 2), (0x47, 8), (0x68, 1), (0x6A, 4), (0x71, 1),
+                (0x72, 4), (0x82, 1), (0x83, 2), (0x84, 4)):
+    _ARG[_op] = _n
+for _op in (0x8C, 0x58, 0x8D, 0x8A, 0x8B, 0x55, 0x54, 0x43, 0x42, 0x8E, 0x96, 0x49, 0x4C, 0x46, 0x53, 0x56, 0x70, 0x67,
+            0x50, 0x63, 0x69):
+    _ARG[_op] = -1
+_PREFIX = {0x8C: "<B", 0x55: "<B", 0x43: "<B", 0x8A: "<B", 0x58: "<I", 0x54: "<i", 0x42: "<I", 0x8B: "<i",
+           0x8D: "<Q", 0x8E: "<Q", 0x96: "<Q"}
+
+
+def fetched_keys(raw: bytes) -> set[int]:
+    """The memo keys a pickle fetches (GET, BINGET, LONG_BINGET): a pass over its opcodes that builds nothing.  It
+    stops at the first opcode it cannot step over; the second pass then says what is wrong there."""
+    keys: set[int] = set()
+    pos, end = 0, len(raw)
+    arg = _ARG
+    while pos < end:
+        op = raw[pos]
+        pos += 1
+        n = arg[op]
+        if op == 0x68:
+            if pos < end:
+                keys.add(raw[pos])
+        elif op == 0x6A:
+            if pos + 4 <= end:
+                keys.add(int.from_bytes(raw[pos:pos + 4], "little"))
+        elif op == 0x2E:  # STOP
+            break
+        if n >= 0:
+            pos += n
+            continue
+        fmt = _PREFIX.get(op)
+        if fmt is not None:
+            size = struct.calcsize(fmt)
+            if pos + size > end:
+                break
+            length = struct.unpack_from(fmt, raw, pos)[0]
+            if length < 0:
+                break
+            pos += size + length
+            continue
+        nl = raw.find(b"\n", pos, pos + MAX_LINE)  # a text argument (two lines: GLOBAL, INST -- refused later)
+        if nl < 0:
+            break
+        if op == 0x67:  # GET
+            try:
+                keys.add(int(raw[pos:nl]))
+            except ValueError:
+                break
+        pos = nl + 1
+        if op in (0x63, 0x69):
+            break
+    return keys
 
 
 _CONTAINERS = (list, dict, tuple)
@@ -95,8 +156,11 @@ _UNPACK_B, _UNPACK_H, _UNPACK_I, _UNPACK_i, _UNPACK_Q, _UNPACK_d = (
 class _Reader:
     """One pass over the opcodes (the hot ones inline in :meth:`run`, the others in :meth:`rare`)."""
 
-    def __init__(self, data: bytes, max_objects: int):
+    def __init__(self, data: bytes, max_objects: int, compact: Callable[[dict], Any] | None = None):
         self.raw = bytes(data)
+        self.compact = compact
+        self.fetched = fetched_keys(self.raw) if compact is not None else None  # None: keep every memo entry
+        self.memoized = 0
         self.pos = 0
         self.stack: list[Any] = []
         self.marks: list[int] = []  # stack positions of the MARKs: popped in O(1), never searched for
@@ -216,6 +280,24 @@ class _Reader:
             d[key] = items[k + 1]
         self.place(d, items[1::2])
 
+    def compacted(self, items: list[Any]) -> list[Any]:
+        """``items`` with each dict the reader's ``compact`` takes replaced by what it returns; the dict's and its
+        containers' bookkeeping dropped (a dict placed in a list leaves the stack: only a memo fetch brings it back,
+        and a fetched one is never compacted)."""
+        out = []
+        depth, sealed, compact = self.depth, self.sealed, self.compact
+        for x in items:
+            if type(x) is dict and id(x) not in sealed:
+                y = compact(x)
+                if y is not None:
+                    for v in x.values():
+                        if type(v) in _CONTAINERS and id(v) not in sealed:
+                            depth.pop(id(v), None)
+                    depth.pop(id(x), None)
+                    x = y
+            out.append(x)
+        return out
+
     def memoize(self, key: int) -> None:
         """``pickle.dump`` memoizes each string and container once, under the next key: anything else (a number,
         the same object again, a key out of order) only a hand-made file does."""
@@ -224,11 +306,14 @@ class _Reader:
             raise ValueError("pickle: nothing to memoize")
         v = st[-1]
         memoizable = type(v) is str or type(v) in _CONTAINERS and not (type(v) is tuple and not v)
-        if key != len(self.memo) or v is self.last_memo or not memoizable:
+        if key != self.memoized or v is self.last_memo or not memoizable:
             raise PickleLimit(f"memo entry {key} of a {type(v).__name__} (pickle.dump memoizes each string and "
                               "container once, in order)")
-        self.objects += 1
-        self.memo[key] = self.last_memo = v
+        self.memoized += 1
+        self.last_memo = v
+        if self.fetched is None or key in self.fetched:
+            self.objects += 1
+            self.memo[key] = v
 
     def get(self, key: int) -> None:
         try:
@@ -252,7 +337,7 @@ class _Reader:
             if op == 0x68:  # h BINGET
                 self.get(self.u(_UNPACK_B, 1))
             elif op == 0x94:  # MEMOIZE
-                self.memoize(len(self.memo))
+                self.memoize(self.memoized)
             elif op == 0x8C:  # SHORT_BINUNICODE
                 self.push_str(self.u(_UNPACK_B, 1))
             elif op == 0x4B:  # K BININT1
@@ -271,7 +356,7 @@ class _Reader:
                 items = self.pop_mark()
                 lst = self.grow(list)
                 self.place(lst, items)
-                lst.extend(items)
+                lst.extend(self.compacted(items) if self.compact is not None else items)
             elif op == 0x6A:  # j LONG_BINGET
                 self.get(self.u(_UNPACK_I, 4))
             elif op == 0x2E:  # . STOP
@@ -368,7 +453,7 @@ class _Reader:
             v = self.pop()
             lst = self.grow(list)
             self.place(lst, (v,))
-            lst.append(v)
+            lst.append(self.compacted([v])[0] if self.compact is not None else v)
         elif op == b"s":
             v, k = self.pop(), self.pop()
             self.setitems(self.grow(dict), [k, v])

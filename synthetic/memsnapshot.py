@@ -417,6 +417,72 @@ def hostile(marker: str) -> dict[str, bytes]:
     return out
 
 
+# ---------------------------------------------------------------------------------------------- a large history
+
+def write_large(path: str, entries: int, stacks: int = 300, depth: int = 30, live: int = 2000) -> int:
+    """Write a snapshot of ``entries`` trace entries straight to ``path`` (any size, in constant memory), shaped as
+    PyTorch writes them: every frame dict and key string pickled once and referenced by memo after, each entry a dict
+    with its own list of ``depth`` frame references, drawn from ``stacks`` stacks; allocations of 512 B to 2 MiB,
+    each freed once ``live`` newer ones exist.  Returns the number of bytes written.  For measuring the reader on
+    files of a gigabyte (``docs/robustness.md``) without holding one in memory."""
+    import random
+    import struct
+
+    rng = random.Random(7)
+    names = ["action", "addr", "size", "stream", "time_us", "frames", "alloc", "free_completed", "filename", "line",
+             "name"]
+    memo: dict[str, int] = {}
+    out = bytearray(b"\x80\x04}(")  # PROTO 4, the top dict, MARK
+
+    def text(v: str) -> bytes:
+        raw = v.encode()
+        return b"\x8c" + bytes([len(raw)]) + raw if len(raw) < 256 else b"X" + struct.pack("<I", len(raw)) + raw
+
+    def ref(k: int) -> bytes:
+        return b"j" + struct.pack("<I", k)
+
+    def num(v: int) -> bytes:
+        raw = v.to_bytes((v.bit_length() + 8) // 8, "little", signed=True)
+        return b"\x8a" + bytes([len(raw)]) + raw
+
+    out += text("segments") + b"]" + text("x_shared") + b"]("  # shared strings and frames, memoized in order
+    for n in names:
+        memo[n] = len(memo)
+        out += text(n) + b"\x94"
+    frames = []
+    for k in range(stacks * 4):
+        frames.append(len(memo))
+        memo[f"f{k}"] = len(memo)
+        out += (b"}\x94(" + ref(memo["filename"]) + text(f"/site-packages/torch/nn/modules/m{k}.py")
+                + ref(memo["line"]) + num(k + 1) + ref(memo["name"]) + text(f"forward_{k % 11}") + b"u")
+    out += b"e" + text("device_traces") + b"](]("  # one device's list; entries in batches of 1,000
+    tracebacks = [[rng.choice(frames) for _ in range(depth)] for _ in range(stacks)]
+    written, pending, addr, t = 0, [], 0x7F00_0000_0000, T0_US
+    with open(path, "wb") as f:
+        for e in range(entries):
+            t += 3
+            if len(pending) > live:
+                a, size, tb = pending.pop(0)
+                action = "free_completed"
+            else:
+                size, tb = 512 * rng.randint(1, 4096), rng.choice(tracebacks)
+                addr += size
+                a, action = addr, "alloc"
+                pending.append((a, size, tb))
+            out += (b"}(" + ref(memo["action"]) + ref(memo[action]) + ref(memo["addr"]) + num(a) + ref(memo["size"])
+                    + num(size) + ref(memo["stream"]) + b"K\x00" + ref(memo["time_us"]) + num(t) + ref(memo["frames"])
+                    + b"](" + b"".join(ref(k) for k in tb) + b"eu")
+            if e % 1000 == 999:
+                out += b"e("
+            if len(out) > 1 << 22:
+                f.write(out)
+                written += len(out)
+                out = bytearray()
+        out += b"ee" + text("allocator_settings") + b"}u."
+        f.write(out)
+    return written + len(out)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")

@@ -104,3 +104,23 @@ def test_a_snapshot_reads_under_an_address_space_limit_below_the_size_limit(tmp_
     sc = ms.oom_activations()
     got = hp.run_bounded(pickle.dumps(sc.doc, protocol=4), str(tmp_path / "ok.pickle"), seconds=30, memory_mb=1024)
     assert got["outcome"] == "report", got
+
+
+def test_a_long_history_is_read_in_memory_proportional_to_the_file(tmp_path: Path):
+    """Issue #37 item 5 / #39 item 5: a snapshot's history is kept as its fields while it is read, and only the memo
+    entries the file fetches again are kept: at most 4x the file in Python objects, the file's bytes included (main
+    built every entry's dict and frame list and kept every memo entry: ~8x)."""
+    import tracemalloc
+
+    from tb_gpu_advisor.formats.snapshot.reader import read_trace
+
+    path = tmp_path / "long.pickle"
+    size = ms.write_large(str(path), 10_000)
+    tracemalloc.start()
+    try:
+        tr = read_trace(str(path))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(tr.memory[0]) == 10_000
+    assert peak < 4 * size, (peak, size)

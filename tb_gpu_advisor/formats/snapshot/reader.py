@@ -94,8 +94,12 @@ def _read_bytes(path: str) -> bytes:
 
 
 def _read_upto(f: Any, n: int, chunk: int = 64 << 20) -> bytes:
-    """At most ``n`` bytes of ``f`` in chunks: ``f.read(n)`` would reserve all ``n`` (the 8 GiB limit) up front,
-    which an address-space limit refuses however small the file."""
+    """At most ``n`` bytes of ``f`` in chunks of about its size: ``f.read(n)`` would reserve all ``n`` (the 8 GiB
+    limit) up front, which an address-space limit refuses however small the file."""
+    try:
+        chunk = min(chunk, os.fstat(f.fileno()).st_size + 1)
+    except (AttributeError, OSError, ValueError):  # a stream with no file descriptor: chunks of the default
+        pass
     parts, got = [], 0
     while got < n:
         part = f.read(min(chunk, n - got))

@@ -445,7 +445,9 @@ def write_large(path: str, entries: int, stacks: int = 300, depth: int = 30, liv
         raw = v.to_bytes((v.bit_length() + 8) // 8, "little", signed=True)
         return b"\x8a" + bytes([len(raw)]) + raw
 
-    out += text("segments") + b"]" + text("x_shared") + b"]("  # shared strings and frames, memoized in order
+    # one segment first (discovery tells a snapshot by its first keys), then the shared strings and frames, memoized
+    out += (text("segments") + b"](}(" + text("device") + b"K\x00" + text("total_size") + num(1 << 40)
+            + text("blocks") + b"]ue" + text("x_shared") + b"](")
     for n in names:
         memo[n] = len(memo)
         out += text(n) + b"\x94"

@@ -125,7 +125,8 @@ def _snapshot_kind(trace: Trace) -> Kind:
 
 
 #: A backward pass frees the forward's blocks live at the peak last-in first-out: the share of consecutive frees (in
-#: time) of those whose block was allocated before the previous one's.  A forward under no_grad frees first-in first-out.
+#: time) of those whose block was allocated before the previous one's.  A forward under no_grad frees first in, first
+#: out.
 _LIFO_SHARE = 0.8
 #: ... while making allocations of its own: the share of allocations between the first and last such free that carry
 #: no stack at all (autograd's engine thread).

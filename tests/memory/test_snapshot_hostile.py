@@ -124,3 +124,20 @@ def test_a_long_history_is_read_in_memory_proportional_to_the_file(tmp_path: Pat
         tracemalloc.stop()
     assert len(tr.memory[0]) == 10_000
     assert peak < 4 * size, (peak, size)
+
+
+@pytest.mark.parametrize("protocol", range(0, pickle.HIGHEST_PROTOCOL + 1))
+def test_the_history_kept_as_fields_reads_as_the_whole_dicts_did(protocol: int, tmp_path: Path):
+    """The first pass finds the memo keys of every protocol (text GET, BINGET, LONG_BINGET), and the entries kept as
+    their fields give the trace the dicts gave: the same state, events, OOM, labels and phases."""
+    from tb_gpu_advisor.formats.snapshot.reader import read_trace, to_trace
+
+    sc = ms.oom_activations()
+    path = Path(ms.write(str(tmp_path / f"p{protocol}.pickle"), sc.doc, protocol=protocol))
+    got, whole = read_trace(str(path)), to_trace(loads(path.read_bytes()), "h", str(path), path.stat().st_size)
+    assert got.snapshot.state == whole.snapshot.state
+    assert [o.requested for o in got.snapshot.ooms] == [sc.truth["requested"]]
+    a, b = got.memory[0], whole.memory[0]
+    assert a.op_names == b.op_names and (a.allocated == b.allocated).all() and (a.phase == b.phase).all()
+    assert (a.op == b.op).all()
+    assert [x.frames for x in got.snapshot.ooms[0].live] == [x.frames for x in whole.snapshot.ooms[0].live]

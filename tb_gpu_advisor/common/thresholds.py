@@ -363,8 +363,10 @@ _TABLE: tuple[Threshold, ...] = (
        "25% of the realised one is fixed or its limit stated",
        "realised / predicted saving within 1 +- this counts as calibrated"),
     # ---- ranking / presentation ------------------------------------------------
-    _t("severity.warning_min_saving", 0.01, "share", "Advisor (issue #27 item 6): a fix that saves under 1% of the "
-       "step is worth knowing, not a problem", "a finding whose saving is below this share of the step is info"),
+    _t("severity.warning_min_saving", 0.03, "share", "Advisor (issues #27 item 6, #37 item 4): a fix that saves under "
+       "a few per cent of the step is worth knowing, not a problem, whatever share of the GPU's time it touches (fp32 "
+       "GEMMs that are 1.9% of a 1.5 ms host-bound step); a few per cent is about the spread of step times between "
+       "two runs of the same code", "a finding whose saving is below this share of the step is info"),
     _t("severity.critical_min_saving", 0.10, "share", "Advisor: critical means a tenth of the step or more to win",
        "a finding whose saving is below this share of the step is at most a warning"),
     _t("report.min_saving_share", 0.005, "share", "Advisor: savings under 0.5% of step are shown as '<0.5%'",

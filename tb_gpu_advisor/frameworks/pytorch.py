@@ -198,6 +198,14 @@ FIXES = {
     "host_sync": (NO_ITEM, action(
         "Find every sync PyTorch makes: the CUDA sync debug mode warns at each one (.item(), .cpu(), torch.nonzero, "
         "indexing with a GPU mask, printing a tensor).", "torch.cuda.set_sync_debug_mode('warn')")),
+    "host_sync:unrecorded": (action(
+        "Record the host's own code between the GPU's work: Python tracing in the profiler (with_stack=True), or "
+        "named ranges around the suspect code (torch.profiler.record_function, or torch.cuda.nvtx under Nsight "
+        "Systems); then profile again and read the ranges that fill the gap.",
+        "with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True) as prof:\n"
+        "    ...\n"
+        "with torch.profiler.record_function('log_metrics'):   # around code you suspect\n"
+        "    log_metrics(loss)"),),
     "excessive_memcpy": (NO_ITEM, NON_BLOCKING),
     "excessive_memcpy:h2d": (LOADER, NON_BLOCKING),
     "excessive_memcpy:host_device": (NO_ITEM,),
@@ -244,6 +252,9 @@ FIXES = {
         "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:\n"
         "    run_steps()\n"
         "    torch.cuda.synchronize()   # the GPU's work done before the profiler collects its records"),),
+    "capture_quality:window": (action("The profiled window held no GPU work (start-up, or before the first step): let "
+                                      "torch.profiler's schedule skip start-up (wait), warm up (warmup) and record "
+                                      "a few steps (active), with CUDA activity on.", CAPTURE),),
     "capture_quality:few_steps": (action("Profile a window of several steps after warm-up and call prof.step() "
                                          "once per step (ProfilerStep#N marks).", CAPTURE),),
     "capture_quality:unsteady": (action("Skip warm-up, evaluation and checkpoint steps in the profiled window "

@@ -68,7 +68,7 @@ def test_the_depth_limit_is_stated_and_a_real_snapshot_is_within_it():
         loads(pickle.dumps({"segments": deep}))
 
 
-def test_the_object_limit_is_stated(monkeypatch):
+def test_the_object_limit_is_stated():
     """A file that builds more objects than its size allows is refused with the limit in the message."""
     data = pickle.dumps({"segments": [[] for _ in range(2000)]})
     with pytest.raises(PickleLimit, match="more than 1,000 objects"):

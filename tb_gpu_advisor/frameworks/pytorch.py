@@ -403,8 +403,25 @@ MEMORY_CAP = action(
     "torch.cuda.set_per_process_memory_fraction limits what the caching allocator may reserve, whatever the GPU has "
     "free (look for it in the training script and in the launcher's or framework's settings).",
     "torch.cuda.set_per_process_memory_fraction(0.95)   # or drop the call: the allocator may use the whole GPU")
+NO_GRAPH = action(
+    "Run the forward pass without autograd's graph: under torch.inference_mode() (or torch.no_grad()) no tensor is "
+    "kept for a backward, so each layer's memory is freed as soon as the next has used it. In a training script, "
+    "wrap evaluation (and any forward-only benchmark) the same way.",
+    "model.eval()\n"
+    "with torch.inference_mode():          # or torch.no_grad() where the outputs feed autograd later\n"
+    "    out = model(x)")
+RECORD_CAPACITY = action(
+    "Record the GPU's capacity next to the snapshot, so its peak can be judged against it: save "
+    "torch.cuda.mem_get_info() (free and total bytes) beside the dump, or profile with "
+    "torch.profiler.profile(profile_memory=True), whose trace records the device's memory.",
+    "free, total = torch.cuda.mem_get_info()\n"
+    "torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")\n"
+    "json.dump({\"total_bytes\": total, \"free_bytes\": free}, open(\"snapshot.capacity.json\", \"w\"))")
 MEMORY_FIXES = {
     "activation_memory": (CHECKPOINT, SELECTIVE_CHECKPOINT),
+    "activation_memory:forward_kept": (NO_GRAPH,),
+    "activation_memory:capacity_unknown": (RECORD_CAPACITY,),
+    "memory_fragmentation:capacity_unknown": (RECORD_CAPACITY,),
     "memory_fragmentation": (EXPANDABLE,),
     "memory_near_capacity": (CHECKPOINT, SHARD_STATE, OFFLOAD_STATE),
     "memory_near_capacity:activations": (CHECKPOINT, SMALLER_MICROBATCH),

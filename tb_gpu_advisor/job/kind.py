@@ -212,14 +212,61 @@ def _user_ranges(trace: Trace) -> str:
 
 
 def _snapshot_kind(trace: Trace) -> Kind:
-    """A memory snapshot records allocations, not GPU work: its allocations' stacks show a training step when
-    autograd's backward pass or an optimizer allocated."""
+    """A memory snapshot records allocations, not GPU work; what allocated says what the job was:
+
+    * the stacks of autograd's backward pass or an optimizer (C++ or Python frames, POSIX or Windows paths): training;
+    * else the allocation pattern of a backward run on autograd's engine thread, which records no Python frame (a
+      ``stacks="python"`` snapshot -- the only kind on Windows -- holds none for it): the forward pass's blocks freed
+      in reverse order while allocations without any stack are made;
+    * else allocations in modules' forward and nothing else: forward passes (inference, or a benchmark of the forward).
+    """
     seen = {MEMORY_PHASES[p] for m in trace.memory.values() for p in np.unique(m.phase) if 0 <= p < len(MEMORY_PHASES)}
     train = [p for p in ("backward", "optimizer") if p in seen]
     if train:
         return Kind("training", "medium", f"a memory snapshot whose allocations' stacks hold the {' and the '.join(train)} "
                                           f"step{'s' if len(train) > 1 else ''}")
+    for g, me in sorted(trace.memory.items()):
+        lifo, stackless = _backward_pattern(me)
+        if lifo >= _LIFO_SHARE and stackless >= _STACKLESS_SHARE:
+            return Kind("training", "medium", f"a memory snapshot in which GPU {g}'s forward-pass blocks are freed in "
+                                              f"reverse order ({lifo:.0%} of them) while allocations without any stack "
+                                              f"({stackless:.0%} of those made meanwhile) are made: a backward pass "
+                                              "on autograd's engine thread, which records no Python frame")
+    if "forward" in seen:
+        return Kind("inference", "medium", "a memory snapshot whose allocations come from modules' forward passes, "
+                                           "with no backward pass and no optimizer step")
     return Kind("unknown", "low", "a memory snapshot records allocations, not the GPU's work")
+
+
+#: A backward pass frees the forward's blocks live at the peak last-in first-out: the share of consecutive frees (in
+#: time) of those whose block was allocated before the previous one's.  A forward under no_grad frees first in, first
+#: out.
+_LIFO_SHARE = 0.8
+#: ... while making allocations of its own: the share of allocations between the first and last such free that carry
+#: no stack at all (autograd's engine thread).
+_STACKLESS_SHARE = 0.5
+
+
+def _backward_pattern(me) -> tuple[float, float]:
+    """(LIFO share of the forward blocks' frees, share of stackless allocations among those made meanwhile)."""
+    fwd = MEMORY_PHASES.index("forward")
+    free_at = me.frees()
+    n = len(me)
+    peak = int(np.argmax(me.allocated)) if n else 0
+    live = (np.arange(n) <= peak) & (free_at > peak)  # what the peak held: the forward's, kept for a backward
+    blocks = np.flatnonzero((me.delta > 0) & (me.phase == fwd) & live & (free_at < n))
+    if blocks.size < 8:
+        return 0.0, 0.0
+    by_free = blocks[np.argsort(free_at[blocks], kind="stable")]
+    lifo = float((np.diff(by_free) < 0).mean())
+    lo, hi = int(free_at[by_free[0]]), int(free_at[by_free[-1]])
+    allocs = np.flatnonzero(me.delta[lo:hi + 1] > 0) + lo
+    if not allocs.size:
+        return lifo, 0.0
+    none = {k for k, name in enumerate(me.op_names) if name == "?"}
+    ops = me.op[allocs]
+    stackless = float(np.isin(ops, list(none | {-1})).mean())
+    return lifo, stackless
 
 
 def _used_names(trace: Trace) -> list[str]:

@@ -148,21 +148,18 @@ def side_specs(paths: list[str], base: str | None, new: str | None,
 def _path_spec(path: str, selector: str | None, follow_symlinks: bool = False) -> SideSpec:
     """A logdir, or one host file of a format whose layout can place it (``<run>/plugins/profile/<session>/<host>.xplane.pb``)."""
     for fmt in formats.REGISTRY.values():
-        try:
-            located = fmt.layout.locate(path)
-        except ValueError as e:
-            raise InputError(str(e)) from None
+        located = fmt.layout.locate(path)
         if located is None:
+            if fmt.layout.lone_host(os.path.basename(path)) and not os.path.isfile(path):
+                raise InputError(f"{path}: no such file")
             continue
         if not os.path.isfile(path):
             raise InputError(f"{path}: no such file")
         return SideSpec(located.logdir, located.selector, host=located.host, label=path)
-    if os.path.isfile(path):  # a file of a format that is placed by its folder only (a PyTorch trace)
-        found = locate_file(path, follow_symlinks)
-        if found is None:
+    if os.path.isfile(path):  # a file of a format that is placed by its folder only (a PyTorch trace), or alone
+        if locate_file(path, follow_symlinks) is None:
             raise InputError(f"{path}: not a profile this tool reads")
-        logdir, session, host = found
-        return SideSpec(logdir, session.stock_run, host=host.host, label=path)
+        return SideSpec(path, None, label=path)  # the file as its own logdir (``select_sessions`` places it)
     return SideSpec(path, selector, label=None)
 
 

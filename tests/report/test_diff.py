@@ -215,13 +215,27 @@ def test_cli_run_session_two_logdirs_and_two_files(logdir, capsys):
     assert rc == 0 and out.startswith("### GPU Advisor diff:") and "| fixed |" in out
 
 
+def test_cli_two_lone_xplane_files(logdir, tmp_path, capsys):
+    """README: ``diff BASE.xplane.pb NEW.xplane.pb`` -- files copied out of their logdir (issue #36 item 4)."""
+    from tb_gpu_advisor.discover import logdir as discovery
+
+    sessions = {s.run: s for s in discovery.discover(str(logdir))}
+    base, new = tmp_path / "base.xplane.pb", tmp_path / "elsewhere" / "new.xplane.pb"
+    new.parent.mkdir()
+    shutil.copy(sessions["input_bound__before"].hosts[0].path, base)
+    shutil.copy(sessions["input_bound__after"].hosts[0].path, new)
+    rc, out, err = run_cli([str(base), str(new), "--format", "json"], capsys)
+    assert rc == 0, err
+    assert json.loads(out)["step"]["verdict"] == "faster"
+
+
 @pytest.mark.parametrize("argv, message", [
     (["{d}"], "give both --base"),
     (["{d}", "--base", "nope", "--new", "ideal_a"], "'nope' is neither a run nor a session"),
     (["{d}", "--base", "ideal_a", "--new", "ideal_b", "--host", "nope"], "unknown host"),
     (["{d}", "{d}"], "pick one with --base/--new"),
     (["{d}/missing", "{d}"], "no such directory"),
-    (["{d}/x.xplane.pb", "{d}/y.xplane.pb"], "wrong folder layout"),
+    (["{d}/x.xplane.pb", "{d}/y.xplane.pb"], "x.xplane.pb: no such file"),
 ])
 def test_cli_input_errors_exit_2(logdir, capsys, argv, message):
     rc, out, err = run_cli([a.format(d=logdir) for a in argv], capsys)

@@ -208,8 +208,8 @@ class OpStat:
     op_name: str
     op_type: str
     on_device: bool
-    occurrences: int  # host op events (or device op events if no host record)
-    host_self_ms: float  # host time of the op events (wall duration on its thread)
+    occurrences: int | None  # host op events of its name in kept steps; None: no host record (an HLO op)
+    host_self_ms: float | None  # host time of the op events (wall duration on its thread); None as above
     kernel_count: int
     kernel_total_us: float
     tc_eligible: bool

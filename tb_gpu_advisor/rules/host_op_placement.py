@@ -29,7 +29,7 @@ def host_op_time(m) -> tuple[float, list]:
     h = m.host_ops
     n = max(1, m.steps.count or 0)
     excluded = [o for o in h.top if _is_loss_scaling(o, m)]
-    t = max(0.0, h.time_ms_per_step - sum(o.host_self_ms for o in excluded) / n)
+    t = max(0.0, h.time_ms_per_step - sum(o.host_self_ms or 0.0 for o in excluded) / n)
     return t, [o for o in h.top if o not in excluded]
 
 

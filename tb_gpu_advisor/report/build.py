@@ -124,15 +124,24 @@ def _not_applicable(fw, card: Metric) -> Metric:
     return card
 
 
+def _unit_columns(m: HostMetrics) -> tuple[str, str, str]:
+    """The matrix-unit columns in the GPU vendor's words: NVIDIA's ("tensor core", "TC eligible", "tensor core share"),
+    AMD's ("matrix core", "matrix core eligible", "matrix core share": ``devices/amd.py`` ``WORDS``)."""
+    unit = devices.words([g.name for g in m.gpus if g.active], "Tensor Core").lower()
+    return unit, ("TC eligible" if unit == "tensor core" else f"{unit} eligible"), f"{unit} share"
+
+
 def _kernel_table(m: HostMetrics, n: int = TOP_N) -> Table:
-    cols = ["kernel", "op", "op type", "count", "total us", "avg us", "min us", "max us", "tensor core", "TC eligible", "precision", "launch latency us", "GPUs"]
+    unit, eligible, _ = _unit_columns(m)
+    cols = ["kernel", "op", "op type", "count", "total us", "avg us", "min us", "max us", unit, eligible, "precision", "launch latency us", "GPUs"]
     rows = [[k.name, k.op_name, k.op_type, k.count, json_float(k.total_us, 3), json_float(k.avg_us, 3), json_float(k.min_us, 3), json_float(k.max_us, 3), k.tensor_core,
              k.tc_eligible, k.precision, json_float(k.launch_latency_avg_us, 3), ",".join(map(str, k.gpus))] for k in m.kernels[:n]]
     return Table("Top GPU kernels (kept steps, all GPUs)", cols, rows)
 
 
 def _op_table(m: HostMetrics, n: int = TOP_N) -> Table:
-    cols = ["op", "type", "on device", "occurrences", "host ms", "kernels", "kernel us", "TC eligible", "tensor core share", "precision", "eager"]
+    _, eligible, share = _unit_columns(m)
+    cols = ["op", "type", "on device", "occurrences", "host ms", "kernels", "kernel us", eligible, share, "precision", "eager"]
     rows = [[o.op_name, o.op_type, o.on_device, o.occurrences, json_float(o.host_self_ms), o.kernel_count, json_float(o.kernel_total_us, 3), o.tc_eligible,
              json_float(o.tensor_core_share), o.precision, o.is_eager] for o in m.ops[:n]]
     return Table(frameworks.get(m.capture.framework).label("ops_table"), cols, rows)
@@ -230,7 +239,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                  "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
                  "framework": cap.framework, "framework_name": frameworks.get(cap.framework).name,
                  "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),
-                 "applied": dict(m.applied),
+                 "applied": {k: devices.words([g.name for g in m.gpus if g.active], v) for k, v in m.applied.items()},
                  "time_base": cap.time_base, **({"allocator_settings": dict(m.memory.settings)} if m.memory.settings else {})},
         steps={"source": det.source, "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
                "confidence": det.confidence, "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},

@@ -12,7 +12,7 @@ from tb_gpu_advisor.model.schema import Table, TimeWindow
 #: How each category of :data:`~tb_gpu_advisor.metrics.types.MEMORY_CATEGORIES` reads in a summary.
 CATEGORY_WORDS = {
     "held": "held across steps (parameters, optimizer state, caches)",
-    "activations": "activations kept for the backward pass",
+    "activations": "the forward pass's activations (training keeps them for the backward pass)",
     "gradients": "gradients and the backward pass's temporaries",
     "optimizer": "the optimizer step's state and temporaries",
     "other": "allocations of no known phase",

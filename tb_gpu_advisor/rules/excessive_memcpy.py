@@ -56,7 +56,11 @@ def check(m: HostMetrics) -> list[Finding]:
     rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
              c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
     dirs = {c.direction for c in copies if c.blocking_ms_per_step > 0 or (c.sync_share or 0) > 0}
-    variants = (["host_device"] if dirs & {"d2h", "h2d"} else []) + (["h2d"] if "h2d" in dirs else [])
+    # the copy's own fix first: the worst direction's (an H2D copy's is pinning and prefetch, a D2H copy's the sync
+    # that pulls values to the host: .item()); the device-to-host sync advice only where device-to-host copies are
+    variants = (["host_device"] if "d2h" in dirs else []) + (["h2d"] if "h2d" in dirs else [])
+    if worst.direction == "h2d":
+        variants.reverse()
     direction_acts = ctx.fw.fixes_for(ID, variants)
     if pageable:
         direction_acts = ctx.fw.extra(f"{ID}:pageable") + [a for a in direction_acts if a not in ctx.fw.extra(f"{ID}:pageable")]

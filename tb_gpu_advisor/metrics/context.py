@@ -396,6 +396,9 @@ def _matrix_by_rate(trace: Trace, d: DeviceEvents) -> np.ndarray | None:
     per_text = np.array([by_op.get(xla.module_op(t), -1) for t in d.op_text], np.int64)
     idx = np.flatnonzero((d.op_idx >= 0) & (d.kind == devices.KIND_KERNEL))
     row = per_text[d.op_idx[idx]]
+    unplaced = row < 0
+    if unplaced.any():
+        row[unplaced] = _rows_by_kernel_name(fo, d, idx[unplaced])
     keep = row >= 0
     idx, row = idx[keep], row[keep]
     out = np.zeros(len(d), dtype=bool)
@@ -405,6 +408,18 @@ def _matrix_by_rate(trace: Trace, d: DeviceEvents) -> np.ndarray | None:
     rate = np.divide(fo.flops[row], secs, out=np.zeros(idx.size), where=secs > 0)
     out[idx] = rate > T("physics.vector_peak_factor") * vec.value
     return out
+
+
+def _rows_by_kernel_name(fo, d: DeviceEvents, idx: np.ndarray) -> np.ndarray:  # noqa: ANN001 - FlopOps
+    """The HLO row of each kernel at ``idx`` that carries no HLO op of its own (a kernel inside an XLA command
+    buffer names only the buffer), by its name: XLA names a fusion's kernel after its instruction, ``.`` as ``_``
+    (``gemm_fusion_dot.208`` -> ``gemm_fusion_dot_208``), within the module its op text names; -1 where none is."""
+    by_name = {(m, o.replace(".", "_")): i for i, (m, o) in enumerate(zip(fo.module, fo.op_name))}
+    module = [xla.module_op(t).split("/", 1)[0] for t in d.op_text]
+    pairs, inv = np.unique(np.stack([d.op_idx[idx].astype(np.int64), d.name[idx].astype(np.int64)]), axis=1,
+                           return_inverse=True)
+    rows = np.array([by_name.get((module[int(o)], d.names[int(n)]), -1) for o, n in pairs.T], np.int64)
+    return rows[inv.reshape(-1)]
 
 
 def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray, calls: np.ndarray) -> np.ndarray:

@@ -131,10 +131,20 @@ def _unit_columns(m: HostMetrics) -> tuple[str, str, str]:
     return unit, ("TC eligible" if unit == "tensor core" else f"{unit} eligible"), f"{unit} share"
 
 
+def _on_matrix_units(k: Any) -> bool | None:
+    """The kernel table's "tensor core" cell: yes when its name or its speed shows it; unknown (None), not "no", for a
+    matmul kernel whose name gives neither a matrix-unit tile nor a dtype (an XLA Triton ``gemm_fusion_dot`` in a
+    command buffer: no HLO op of its own, not fast enough to prove it; issue #36: "tensor core: no" for bf16 GEMMs on
+    an H100)."""
+    if k.tensor_core:
+        return True
+    return None if k.tc_eligible and k.precision in ("", "unknown") else False
+
+
 def _kernel_table(m: HostMetrics, n: int = TOP_N) -> Table:
     unit, eligible, _ = _unit_columns(m)
     cols = ["kernel", "op", "op type", "count", "total us", "avg us", "min us", "max us", unit, eligible, "precision", "launch latency us", "GPUs"]
-    rows = [[k.name, k.op_name, k.op_type, k.count, json_float(k.total_us, 3), json_float(k.avg_us, 3), json_float(k.min_us, 3), json_float(k.max_us, 3), k.tensor_core,
+    rows = [[k.name, k.op_name, k.op_type, k.count, json_float(k.total_us, 3), json_float(k.avg_us, 3), json_float(k.min_us, 3), json_float(k.max_us, 3), _on_matrix_units(k),
              k.tc_eligible, k.precision, json_float(k.launch_latency_avg_us, 3), ",".join(map(str, k.gpus))] for k in m.kernels[:n]]
     return Table("Top GPU kernels (kept steps, all GPUs)", cols, rows)
 

@@ -94,3 +94,16 @@ def test_a_capture_whose_gpu_side_was_lost_is_not_called_no_gpu_work(tmp_path):
     rep = analyze_session("lost", "s", hosts)
     assert not context_problems(rep)
     assert rep.hosts[0].job["summary"].startswith("Job: GPU work of an unknown kind")
+
+
+def test_triton_gemms_in_a_command_buffer_are_never_called_off_the_tensor_cores():
+    """gpt_bf16 on an H100 (issue #36): XLA's ``gemm_fusion_dot`` kernels ran inside a CUDA graph, so no kernel names
+    its HLO op; the HLO instruction of the kernel's own name gives its FLOPs, and one run faster than the vector units
+    can is on the Tensor Cores (physics).  A slower one is unknown, never "no": its name says nothing either way."""
+    root = SHARED_PROFILES / "real-h100-jax"
+    if not root.is_dir():
+        pytest.skip(f"{root} not present")
+    k = _report(root, "gpt_bf16").hosts[0].kernels
+    rows = [dict(zip(k.columns, r)) for r in k.rows if r[0].startswith("gemm_fusion_dot")]
+    assert rows and all(r["tensor core"] is not False for r in rows), rows
+    assert any(r["tensor core"] is True for r in rows)

@@ -107,3 +107,18 @@ def test_triton_gemms_in_a_command_buffer_are_never_called_off_the_tensor_cores(
     rows = [dict(zip(k.columns, r)) for r in k.rows if r[0].startswith("gemm_fusion_dot")]
     assert rows and all(r["tensor core"] is not False for r in rows), rows
     assert any(r["tensor core"] is True for r in rows)
+
+
+def test_an_mfu_held_down_by_fp32_gemms_names_the_dtype_not_the_other_time():
+    """fp32 GEMMs at their fp32 roofline on an H100: MFU is over the bf16 peak, 15x the fp32 one, so the dtype holds
+    it down; GEMMs at the roofline of the dtype MFU is measured in leave the step's other time as the cause."""
+    from tb_gpu_advisor.metrics.types import Flops
+    from tb_gpu_advisor.rules import mfu_low
+
+    def quiet(**kw) -> str:
+        f = Flops(mfu=0.05, below_roofline_share=0.0, peak_flops=989.4e12, peak_dtype="bf16", **kw)
+        return mfu_low.quiet(SimpleNamespace(flops=f)) or ""
+
+    fp32 = quiet(dtype="fp32", dtype_peak_flops=66.9e12, dtype_mfu=0.74)
+    assert "fp32 math holds MFU down" in fp32 and "15x" in fp32 and "other time" not in fp32
+    assert "other time" in quiet(dtype="bf16", dtype_peak_flops=989.4e12, dtype_mfu=0.05)

@@ -262,7 +262,7 @@ def incomparable(base: Report, new: Report, hb: HostReport | None, hn: HostRepor
     fb, fn = _flops(base, hb), _flops(new, hn)
     if fb and fn and abs(fn - fb) / fb > _FLOPS_TOLERANCE:
         out.append(f"{fb / 1e12:.3g} vs {fn / 1e12:.3g} TFLOP per step")
-    shapes = [{row[0] for row in (h.roofline.rows if h is not None and h.roofline is not None else [])} for h in (hb, hn)]
+    shapes = [_gemm_shapes(h) for h in (hb, hn)]
     if all(shapes) and not shapes[0] & shapes[1]:
         out.append("no GEMM shape in common")
     gpus = [{g.name for g in (h.gpus if h is not None else []) if g.kernel_count} for h in (hb, hn)]
@@ -275,6 +275,17 @@ def incomparable(base: Report, new: Report, hb: HostReport | None, hn: HostRepor
     if all(kind) and kind[0] != kind[1]:
         out.append(f"{kind[0]} vs {kind[1]}")
     return out
+
+
+def _gemm_shapes(h: HostReport | None) -> set[str]:
+    """A host's GEMMs as op and shapes, without their dtype: the same [4096,4096]x[4096,4096] matmuls in fp32 and in
+    bf16 are the same work, and the dtype is the fix a diff of them measures (issue #36: torch_fp32 -> bf16 read "no
+    GEMM shape in common")."""
+    t = h.roofline if h is not None else None
+    if t is None:
+        return set()
+    i = t.columns.index("precision") if "precision" in t.columns else None
+    return {" ".join(w for w in str(row[0]).split() if i is None or w != row[i]) for row in t.rows}
 
 
 def _per_tflop(base: Side, new: Side, fb: float | None, fn: float | None) -> dict[str, float]:

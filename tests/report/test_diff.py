@@ -328,3 +328,25 @@ def test_another_frameworks_run_compares_by_rule_and_says_so():
     assert any("different frameworks (TensorFlow, JAX)" in n for n in d.notes)
     assert ("input_bound", "fixed") in [(f.rule, f.status) for f in d.findings]
     assert d.step.verdict == "faster" and {c.key for c in d.kernel_classes} >= {"matmul/conv"}
+
+
+def test_the_same_gemms_in_another_dtype_are_the_same_work():
+    """torch_fp32 -> torch_healthy_bf16 ran the same [4096,4096]x[4096,4096] GEMMs: the dtype is the fix the diff
+    measures, not different work (issue #36 read "NOT COMPARABLE ... no GEMM shape in common"); other shapes are."""
+    from types import SimpleNamespace
+
+    from tb_gpu_advisor.model.schema import HostReport, Table
+    from tb_gpu_advisor.report.diff import incomparable
+
+    side = SimpleNamespace(hosts=[], headline=[])  # no FLOPs card: the shapes alone decide
+
+    cols = ["op and shapes", "kind", "precision"]
+
+    def host(*rows: tuple[str, str]) -> HostReport:
+        return HostReport(host="h", path="p", size_bytes=1,
+                          roofline=Table("GEMM shapes", cols, [[f"aten::mm {p} {s}", "matmul", p] for p, s in rows]))
+
+    fp32, bf16 = host(("fp32", "[4096,4096]x[4096,4096]")), host(("bf16", "[4096,4096]x[4096,4096]"))
+    assert "no GEMM shape in common" not in incomparable(side, side, fp32, bf16)  # type: ignore[arg-type]
+    other = host(("bf16", "[1024,4096]x[4096,4096]"))
+    assert "no GEMM shape in common" in incomparable(side, side, fp32, other)  # type: ignore[arg-type]

@@ -471,6 +471,7 @@ class GpuMemory:
     peak_reserved_bytes: int | None = None
     capacity_bytes: int | None = None
     capacity_source: str = ""  # "allocator limit" | "device memory" | "reserved + free at the OOM" | ""
+    device_bytes: int | None = None  # the GPU's own memory, where known (an allocator limit may be a share of it)
     peak_ms: float | None = None  # when the allocated peak occurs (report time)
     peak_step: int | None = None  # the kept step it falls in, None outside every kept step
     peak_step_offset_ms: float | None = None  # from that step's start

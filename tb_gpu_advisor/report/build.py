@@ -11,6 +11,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices, frameworks, rules
 from tb_gpu_advisor.common.fmt import pct as _pct
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations
 from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, StepRow, Table
@@ -300,7 +301,8 @@ def _idle_gpus_note(m: HostMetrics) -> list[str]:
     idle = [g.gpu for g in m.gpus if not g.active]
     if not idle or len(idle) == len(m.gpus):
         return []
-    return [f"{len(idle)} more GPU(s) visible to the process ran nothing in the capture and are not listed "
+    return [f"{plural(len(idle), 'more GPU')} visible to the process ran nothing in the capture and "
+            f"{'is' if len(idle) == 1 else 'are'} not listed "
             f"(GPU {', '.join(map(str, idle[:8]))}{'…' if len(idle) > 8 else ''})"]
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Sequence
 
-from tb_gpu_advisor.common.fmt import ms, pct
+from tb_gpu_advisor.common.fmt import ms, pct, plural
 from tb_gpu_advisor.report.diff import Change, Diff, FindingChange
 from tb_gpu_advisor.report.render import md_code, md_inline, md_table, text_table
 
@@ -64,7 +64,7 @@ def spread_line(d: Diff) -> str:
         if sp is None:
             return f"{name}: no steps"
         std = "" if sp.std_ms is None else f", sd {ms(sp.std_ms)}"
-        return f"{name}: {sp.n} steps, {ms(sp.min_ms)}-{ms(sp.max_ms)}{std}"
+        return f"{name}: {plural(sp.n, 'step')}, {ms(sp.min_ms)}-{ms(sp.max_ms)}{std}"
     return f"per-step spread: {one('base', d.base.spread)}; {one('new', d.new.spread)}"
 
 

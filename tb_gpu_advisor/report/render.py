@@ -228,7 +228,20 @@ def ranks_view(report: Report) -> tuple[str, list[str], list[list[str]]] | None:
 
 
 def _cells(t) -> list[list[str]]:  # noqa: ANN001 - a Table whose first column is a name
-    return [[str(r[0])] + [_num(v) for v in r[1:]] for r in t.rows]
+    return [[str(r[0])] + c[1:] for r, c in zip(t.rows, _rows(t.columns, t.rows))]
+
+
+def _is_share(column: str) -> bool:
+    """A column of fractions of a whole ("exposed share", "tensor core share", "of roofline"): shown as %."""
+    c = column.lower()
+    return "share" in c or c.startswith("of ")
+
+
+def _rows(columns: list[str], rows: list[list]) -> list[list[str]]:
+    """Table cells as the report prints numbers, shares as percentages ("84.1%", not "0.84"; issue #36)."""
+    share = [_is_share(str(c)) for c in columns]
+    return [[pct(v) if i < len(share) and share[i] and isinstance(v, (int, float)) and not isinstance(v, bool)
+             and 0 <= v <= 1.5 else _num(v) for i, v in enumerate(r)] for r in rows]
 
 
 def _communication(h) -> list[list[str]] | None:  # noqa: ANN001 - a HostReport
@@ -277,8 +290,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         if evidence_rows and f.evidence:
             t = f.evidence[0]
             out.append(f"    Evidence: {t.title}")
-            out.extend("      " + line for line in text_table(t.columns, [[_num(v) for v in r] for r in
-                                                                            t.rows[:evidence_rows]]))
+            out.extend("      " + line for line in text_table(t.columns, _rows(t.columns, t.rows[:evidence_rows])))
         if f.windows:
             w = f.windows[0]
             out.append(f"    Trace: {w.host}{'' if w.gpu is None else f' GPU{w.gpu}'} {w.label} "
@@ -473,7 +485,7 @@ def md_table(cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
 def table_markdown(t: Table, rows: int | None = None) -> list[str]:
     """An evidence, kernel or op table as markdown lines: its first ``rows`` rows (all when None), numbers
     formatted as in the report, every cell escaped."""
-    return md_table(t.columns, [[_num(v) for v in r] for r in t.rows[:rows]])
+    return md_table(t.columns, _rows(t.columns, t.rows[:rows]))
 
 
 def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = False, windows: int | None = 3,

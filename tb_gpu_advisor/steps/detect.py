@@ -43,6 +43,7 @@ from typing import Literal
 
 import numpy as np
 
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, xla
@@ -298,7 +299,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                                             "compilation)") for i in ids[cold]]
             ids, hs, he = ids[~cold], hs[~cold], he[~cold]
             gpu_windows = {g: w[~cold] for g, w in gpu_windows.items()}
-            note += f"; dropped {int(cold.sum())} warm-up step(s) holding one-time costs"
+            note += f"; dropped {plural(int(cold.sum()), 'warm-up step')} holding one-time costs"
     host_w = np.stack([hs, he], axis=1) if ids.size else np.zeros((0, 2), np.int64)
     for d in devs:
         gpu_windows.setdefault(d.gpu, host_w)

@@ -164,5 +164,5 @@ def test_wild_torch_sessions_have_gpu():
     wild = ROOT.parent / "shared" / "profiles" / "wild-torch"
     if not wild.exists():
         pytest.skip(f"{wild} not present")
-    got = gpu_probe.session_activity(discovery.discover(str(wild)))
+    got = gpu_probe.session_activity(discovery.discover(str(wild)), budget_s=120.0)  # no time budget under load
     assert got and all(v is True for v in got.values()), got

@@ -54,3 +54,20 @@ def test_one_gpus_input_wait_says_the_gpu():
     rep = advisor.report(session).report
     (f,) = [f for f in rep.findings if f.rule == "input_bound"]
     assert f.summary.startswith("The GPU sits idle"), f.summary
+
+
+def test_list_gives_each_size_in_its_unit(tmp_path):
+    """``report --list`` printed "0.0 MB" for a demo session of 40 kB: each size in its own unit now."""
+    import io
+
+    from tb_gpu_advisor.cli import main as cli
+    from tests.support.profile_files import write_profile
+
+    path = write_profile(str(tmp_path), "r", "2026_01_01_00_00_00", "h")
+    args = cli.build_parser().parse_args(["report", str(tmp_path), "--list", "--cache-dir", "off"])
+    out = io.StringIO()
+    assert args.func(args, stdout=out, stderr=io.StringIO()) == 0
+    import os
+
+    size = os.path.getsize(path)
+    assert "0.0 MB" not in out.getvalue() and (f"{size} bytes" in out.getvalue() or "KiB" in out.getvalue())

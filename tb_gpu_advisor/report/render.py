@@ -362,7 +362,9 @@ def text_table(cols: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 # --------------------------------------------------------------------------- markdown
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|])")
+#: ``_`` only where it could open or close emphasis: between two letters or digits it cannot (CommonMark's
+#: intraword rule), so ``jit_train_step`` stays as written instead of ``jit\_train\_step`` (issue #36).
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|]|(?<![^\W_])_|_(?![^\W_]))")
 #: Only what could start markup is escaped, so prose reads as written ("->", "~4 ms", "a & b"): a ``<`` that could
 #: open a tag, a comment or an autolink, an ``&`` that would start an entity, a ``~`` that could close a
 #: strikethrough (one after a non-space), a ``>`` that would start a block quote.

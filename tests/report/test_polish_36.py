@@ -71,3 +71,10 @@ def test_list_gives_each_size_in_its_unit(tmp_path):
 
     size = os.path.getsize(path)
     assert "0.0 MB" not in out.getvalue() and (f"{size} bytes" in out.getvalue() or "KiB" in out.getvalue())
+
+
+def test_markdown_leaves_intraword_underscores_alone():
+    """MCP and ``--format markdown`` wrote ``jit\\_train\\_step``: an underscore between letters cannot start
+    emphasis (CommonMark), so it is written as is; one that could still is escaped."""
+    assert render.md_inline("jit_train_step") == "jit_train_step"
+    assert render.md_inline("_x_ and *y*") == "\\_x\\_ and \\*y\\*"

@@ -311,7 +311,7 @@ def _job(m: HostMetrics) -> dict:
     if m.job is None:
         return {}
     out = {**m.job.as_dict(), "step_source": m.steps.source, "step_confidence": m.steps.confidence}
-    out["summary"] = job_line(out)
+    out["summary"] = job_line(out, m.steps.note)
     return out
 
 
@@ -320,8 +320,9 @@ _KIND_WORDS = {"training": "training steps", "inference": "inference (forward pa
                "no_gpu": "no GPU work", "unknown": "GPU work of an unknown kind"}
 
 
-def job_line(job: dict) -> str:
-    """One host's job in words: what the capture is, how sure, its phase and its steps' source."""
+def job_line(job: dict, step_words: str = "") -> str:
+    """One host's job in words: what the capture is, how sure, its phase and its steps' source (``step_words``: the
+    steps' note, which says the source in words; the source's id is the JSON's, never the line's)."""
     if not job:
         return ""
     kind = _KIND_WORDS.get(job.get("kind") or "", job.get("kind") or "")
@@ -333,7 +334,8 @@ def job_line(job: dict) -> str:
     if job.get("version"):
         bits.append(f"written by {job['version']}")
     if job.get("step_confidence") and job["step_confidence"] != "high":
-        bits.append(f"steps from {job.get('step_source')} ({job['step_confidence']} confidence)")
+        source = step_words.split(";", 1)[0] if step_words else "the trace"
+        bits.append(f"steps: {source} ({job['step_confidence']} confidence)")
     for module, n in (job.get("steps_per_call") or {}).items():
         bits.append(f"each call of {module} runs {n} training steps (a lax.scan / fori_loop over steps): a 'step' "
                     f"below is one call, {n} training steps")

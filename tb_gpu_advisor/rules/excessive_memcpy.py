@@ -42,7 +42,7 @@ def check(m: HostMetrics) -> list[Finding]:
     if sev == "critical" and grade(host_share, "host_op_placement.warning") is not None and \
             any(c.direction == "d2h" and c.blocking_ms_per_step > 0 for c in copies):
         sev = "warning"  # the copies are the host-placed ops' round trips: host_op_placement is the cause
-        explained = " (round trips of host-placed ops: see the host_op_placement finding)"
+        explained = " (round trips of host-placed ops: see the finding on ops placed on the host)"
     worst = max(copies, key=lambda c: c.blocking_ms_per_step)
     recurring = [c for c in copies if c.recurring and c.count_per_step > 0]
     rec_txt = (f"; {', '.join(_NAMES.get(c.direction, c.direction) for c in recurring)} copies recur at the same point "

@@ -19,8 +19,8 @@ from tb_gpu_advisor.rules._kernels import (device_step_scale, fp32_cuda_core_spe
 from tb_gpu_advisor.rules.base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, short, table
 
 ID = "mixed_precision_off"
-_VERIFY = action("Enable it alone first and verify the gain, then check the misaligned_dims / Tensor Core findings "
-                 "(dims multiples of 8).")
+_VERIFY = action("Enable it alone first and verify the gain, then check the findings on Tensor Core use and on "
+                 "dimensions (multiples of 8).")
 
 
 def quiet_reason(m) -> str | None:

@@ -282,8 +282,8 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             hs = np.array([min(s for s, _ in spans)], np.int64)
             he = np.array([max(e for _, e in spans)], np.int64)
             ids = np.zeros(1, np.int64)
-        note = ("no step markers found (no `Steps` line, Keras `Profiled batch`, `train`/`_r` roots, "
-                "`step_num`, repeated XLA module executions, nor repeating GPU activity): the whole capture is analysed as one step; "
+        # in words any capture's user reads: no framework's marker names (Keras' to a PyTorch or Nsight capture)
+        note = ("no step markers found, nor repeating GPU activity: the whole capture is analysed as one step; "
                 "per-step numbers are capture totals")
     elif found > T("steps.drop_edges_above"):
         edge = f"{T('steps.drop_edges_above'):g}"

@@ -60,6 +60,11 @@ def test_the_checker_sees_each_pattern():
     assert not _problems(_host(findings=[_finding("excessive_memcpy", copy.summary, "pin memory", ".item()")]))
     lost = {"kind": "no_gpu", "kind_evidence": "the host launched 260 kernels, but the capture holds no GPU record"}
     assert _problems(_host(lost))
+    ids = _finding("mixed_precision_off", "s", "verify, then check the misaligned_dims / Tensor Core findings")
+    assert _problems(_host(findings=[ids]))
+    keras = _finding("capture_quality", "Only 1 step (no step markers found (no `Steps` line, Keras `Profiled batch`)", "x")
+    assert _problems(_host(findings=[keras], capture={"framework": "pytorch"}))
+    assert not _problems(_host(findings=[keras], capture={"framework": "tensorflow"}))
 
 
 NAMED = [("real-h100-jax", "host_roundtrip"), ("real-h100-jax", "launch_bound_eager"), ("nsys", "h100_fsdp_window"),

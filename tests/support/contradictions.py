@@ -179,6 +179,16 @@ def _gpu_known(h: HostReport) -> bool:
     return any(g.compute_capability not in (None, "", "-") for g in h.gpus)
 
 
+def _internal_ids() -> "re.Pattern[str]":
+    """Rule ids (``misaligned_dims``) and step source ids (``trace_train``, ``whole_capture``) as they would leak into
+    prose: a user reads the finding's title or the source in words, never the JSON's id."""
+    import tb_gpu_advisor.rules  # noqa: F401 - importing the rules fills their registry
+    from tb_gpu_advisor.rules.registry import REGISTRY
+
+    ids = sorted(k for k in REGISTRY if "_" in k) + ["trace_train", "whole_capture", "keras_profiled_batch"]
+    return re.compile(r"(?<![\w`'-])(%s)(?![\w`'])" % "|".join(map(re.escape, ids)))
+
+
 def context_problems(report: Report) -> list[str]:
     """Words that do not fit what the report itself knows (issue #36 deliverable 2): the job's kind, the GPU's vendor,
     whether the GPU is known, the copy a finding is about, and a GPU side the capture lost."""
@@ -209,6 +219,15 @@ def context_problems(report: Report) -> list[str]:
             for k, v in (h.capture or {}).get("applied", {}).items() if isinstance(h.capture, dict) else []:
                 if _NVIDIA_UNITS.search(v):
                     out.append(f"{h.host}: capture.applied[{k}] says '{v}' on an AMD GPU")
+        framework = (h.capture or {}).get("framework") if isinstance(h.capture, dict) else None
+        for f in findings:
+            words = _prose_of(f)
+            for m in _internal_ids().finditer(words):
+                out.append(f"{h.host}/{f.id}: an internal id in the words: '{m.group(0)}'")
+            if framework and framework != "tensorflow" and "Keras" in words:
+                out.append(f"{h.host}/{f.id}: Keras named to a {framework} capture")
+        if "(trace_train)" in job.get("summary", "") or "steps from trace_" in job.get("summary", ""):
+            out.append(f"{h.host}: the job line names a step source by its id")
         if job.get("kind") == "no_gpu" and re.search(r"launched [\d,]+ kernels|allocator recorded", job.get("kind_evidence", "")):
             out.append(f"{h.host}: 'no GPU work' beside GPU use ({job['kind_evidence'][:60]})")
     return sorted(set(out))

@@ -35,7 +35,7 @@ from tb_gpu_advisor.model.trace import FLOP_KINDS, FlopOps
 TOP_N = 10
 #: Where ``Flops.flops_per_step`` comes from, in words (the MFU card's meaning and note).
 SOURCE_WORDS = {"trace shapes": "FLOPs from the traced ops' shapes", "hlo": "FLOPs from the compiled XLA programs",
-                "user": "the model FLOPs given with --model-flops-per-step"}
+                "user": "the model FLOPs per step given as a setting"}
 
 
 def flops(ctx: Context, step_ms: float | None) -> Flops:

@@ -75,8 +75,10 @@ def mfu_card(m: HostMetrics) -> Metric:
               "dtype_peak_flops": json_float(f.dtype_peak_flops, 0), "dtype_mfu": json_float(f.dtype_mfu)}
     if f.mfu is None:
         why = f.note or ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
-                         "the trace gives no FLOPs: give the model's with --model-flops-per-step")
+                         "the trace gives no FLOPs: give the model's FLOPs per step and GPU")
         detail["not_available"] = why
+        if not f.flops_per_step:  # the setting that would give it: the tab points at its Settings, the CLI at its flag
+            detail["needs_setting"] = "model_flops"
         return Metric("mfu", "Model FLOPs utilisation", None, "share", "n/a", "higher", meaning=why,
                       detail={k: v for k, v in detail.items() if v is not None})
     how = SOURCE_WORDS.get(f.source or "", "")

@@ -398,11 +398,20 @@ def _overlap_text(f: Finding) -> str:
     return f" Overlaps with {', '.join(i.split(':')[0] for i in ids)}: the savings do not add up." if ids else ""
 
 
+def _setting_flag(key: object) -> str | None:
+    """The command line's flag of the setting a card or finding needs (the tab points at its Settings instead)."""
+    from tb_gpu_advisor.common.options import settings_spec
+
+    return next((s.option for s in settings_spec() if s.key == key), None)
+
+
 def card_note(m) -> str | None:
     """Why a card reads as it does (rules/headline.py): n/a, not graded, graded by a finding, or not flagged."""
     d = m.detail if isinstance(m.detail, dict) else {}
     if d.get("not_applicable") or d.get("not_graded") or d.get("not_available"):
-        return d.get("not_applicable") or d.get("not_graded") or d.get("not_available")
+        why = d.get("not_applicable") or d.get("not_graded") or d.get("not_available")
+        flag = _setting_flag(d.get("needs_setting"))
+        return why + (f" ({flag})" if flag else "")
     if m.id == "mfu" and d.get("flops_per_step") and d.get("peak_flops"):
         base = mfu_note(d)
         return base + (f"; not flagged: {d['not_flagged']}" if d.get("not_flagged") else "")

@@ -154,8 +154,11 @@ export function cardNote(m) {
   return null;
 }
 
-/** One headline card: value, status colour, good direction, one-line meaning, and why it is graded so. */
-export function metricCard(m) {
+/**
+ * One headline card: value, status colour, good direction, one-line meaning, and why it is graded so; a card a
+ * setting would give (the MFU of a trace without FLOPs) points at the tab's Settings, never at a command-line flag.
+ */
+export function metricCard(m, ctx = {}) {
   const note = cardNote(m);
   const value = m.display || "–";
   return h("div", { class: `card status-${m.status}`, role: "group", "aria-label": m.label },
@@ -170,6 +173,7 @@ export function metricCard(m) {
     // two lines each at most (style.css), the whole text on hover: the cards must leave the findings on screen
     m.meaning ? h("p", { class: "card-meaning", title: m.meaning }, m.meaning) : null,
     note ? h("p", { class: "card-note small", title: note }, note) : null,
+    settingButton((m.detail || {}).needs_setting, ctx),
     m.threshold !== null && m.threshold !== undefined
       ? h("div", { class: "muted small" }, `threshold ${m.unit === "share" ? pct(m.threshold) : cell(m.threshold)}`) : null);
 }
@@ -178,11 +182,11 @@ export function metricCard(m) {
  * The headline cards; the ones with no meaning for the run's framework (detail.not_applicable) collapse into one
  * line under them, each label with its reason on hover, so the cards that mean something keep the screen.
  */
-export function scorecard(metrics) {
+export function scorecard(metrics, ctx = {}) {
   const na = metrics.filter((m) => (m.detail || {}).not_applicable);
   const shown = metrics.filter((m) => !(m.detail || {}).not_applicable);
   return h("section", { class: "scorecard-wrap", "aria-label": "Headline numbers" },
-    h("div", { class: "scorecard" }, shown.map(metricCard)),
+    h("div", { class: "scorecard" }, shown.map((m) => metricCard(m, ctx))),
     na.length ? h("p", { class: "muted small na-cards" }, "Not applicable to this capture: ",
       na.map((m, i) => [i ? ", " : "", h("span", { title: m.detail.not_applicable }, m.label)])) : null);
 }
@@ -233,7 +237,12 @@ export function findingLinks(f, ctx) {
  * parameter count): a button that opens the tab's Settings at that field -- TensorBoard has no --params.
  */
 export function settingPointer(f, ctx) {
-  const spec = (ctx.legend?.settings || []).find((x) => x.key === f.metric?.detail?.needs_setting);
+  return settingButton(f.metric?.detail?.needs_setting, ctx);
+}
+
+/** The button that opens Settings at the field `key` names (a finding's or a card's `detail.needs_setting`). */
+function settingButton(key, ctx) {
+  const spec = (ctx?.legend?.settings || []).find((x) => x.key === key);
   if (!spec || !ctx.onSetting) return null;
   return h("p", { class: "setting-pointer" },
     h("button", { type: "button", class: "set-setting", dataset: { setting: spec.key }, onClick: () => ctx.onSetting(spec.key) },
@@ -470,7 +479,7 @@ export function reportView(report, ctx) {
     // the server's verdict (report/verdict.py): the same words as the CLI's text and markdown
     h("p", { class: "verdict" }, (report.healthy ? "✓ " : "") + (report.verdict || (report.healthy ? "Healthy: no check of the guide fired" : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"}`)) + (noGpu ? " — no GPU in this capture" : "")),
     achievableLine(report.achievable),
-    scorecard(report.headline),
+    scorecard(report.headline, ctx),
     (report.notes || []).length ? h("ul", { class: "notes" }, report.notes.map((n) => h("li", {}, n))) : null,
     findingsView(report.findings, ctx),
     memoryPeaksView(report),

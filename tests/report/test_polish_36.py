@@ -78,3 +78,15 @@ def test_markdown_leaves_intraword_underscores_alone():
     emphasis (CommonMark), so it is written as is; one that could still is escaped."""
     assert render.md_inline("jit_train_step") == "jit_train_step"
     assert render.md_inline("_x_ and *y*") == "\\_x\\_ and \\*y\\*"
+
+
+def test_compare_hides_changes_that_read_as_zero():
+    """Compare listed kernels "changed +0.0": a change under the table's precision is no change."""
+    from tb_gpu_advisor.report import diff_render
+    from tb_gpu_advisor.report.diff import Change
+
+    rows = diff_render._change_rows([Change("k1", "k1", 10.0, 10.01, 0.01, "changed"),
+                                     Change("k2", "k2", 10.0, 12.0, 2.0, "changed"),
+                                     Change("k3", "k3", None, 0.0, 0.0, "added")],
+                                    diff_render._us, diff_render._signed_us, hide_zero=True)
+    assert [r[0] for r in rows] == ["k2", "k3"]

@@ -390,3 +390,15 @@ test("the no-stock-links sentence speaks of windows below only when the finding 
   assert.match(views.noStockLinks("Nsight Systems", true, "Nsight Systems"), /open in Nsight Systems.*start of the session/);
   assert.doesNotMatch(views.noStockLinks("Nsight Systems", true, "Nsight Systems"), /Perfetto/);
 });
+
+test("the server's microseconds read as µs on the tab's screen (one unit style)", async () => {
+  const { units, codeText } = await import(new URL("dom.js", STATIC));
+  assert.equal(units("saves ~880 us/step; 12us each; thus us"), "saves ~880 µs/step; 12µs each; thus us");
+  const report = fixture();
+  report.findings[0].summary = "Copies block the GPU for 612 us of each step, `copy_us` kept";
+  const el = views.reportView(report, ctx);
+  const summary = el.querySelector(".finding .summary").textContent;
+  assert.match(summary, /612 µs of each step/);
+  assert.match(summary, /copy_us/);
+  assert.deepEqual([...codeText("a `x 3 us` b 4 us")].map((p) => (typeof p === "string" ? p : p.textContent)), ["a ", "x 3 us", " b 4 µs"]);
+});

@@ -2,7 +2,7 @@
 // Untrusted profile text only ever goes through h()/s() as text.
 
 import { DEFAULT_WIDTH, gpuChart, kernelHistogram, memoryChart, ranksChart, RANKS_LISTED, rooflineChart, stepChart, stepSeries } from "./charts.js";
-import { codeText, h } from "./dom.js";
+import { codeText, h, units } from "./dom.js";
 import { cell, columnFormat, gib, ms, pct, saving } from "./format.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
 import { windowTimelines } from "./timeline.js";
@@ -171,8 +171,8 @@ export function metricCard(m, ctx = {}) {
       m.status && m.status !== "unknown" ? [h("span", { class: "badge" }, STATUS_TEXT[m.status] || m.status), " "] : null,
       h("span", { class: "muted" }, DIRECTION[m.good_direction] || "")),
     // two lines each at most (style.css), the whole text on hover: the cards must leave the findings on screen
-    m.meaning ? h("p", { class: "card-meaning", title: m.meaning }, m.meaning) : null,
-    note ? h("p", { class: "card-note small", title: note }, note) : null,
+    m.meaning ? h("p", { class: "card-meaning", title: units(m.meaning) }, units(m.meaning)) : null,
+    note ? h("p", { class: "card-note small", title: units(note) }, units(note)) : null,
     settingButton((m.detail || {}).needs_setting, ctx),
     m.threshold !== null && m.threshold !== undefined
       ? h("div", { class: "muted small" }, `threshold ${m.unit === "share" ? pct(m.threshold) : cell(m.threshold)}`) : null);
@@ -267,7 +267,7 @@ export function findingView(f, rank, ctx) {
     h("summary", {},
       h("span", { class: "rank" }, `#${rank}`),
       h("span", { class: `badge sev` }, f.severity),
-      h("span", { class: "finding-title" }, f.title),
+      h("span", { class: "finding-title" }, units(f.title)),
       hostsText(f) ? h("span", { class: "finding-hosts muted" }, hostsText(f)) : null,
       f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving)}`) : null,
       f.saving_bytes ? h("span", { class: "saving saving-bytes" }, `frees ~${gib(f.saving_bytes)}`) : null),
@@ -275,11 +275,11 @@ export function findingView(f, rank, ctx) {
       h("p", { class: "summary" }, codeText(f.summary)),
       settingPointer(f, ctx),
       f.actions.length ? h("div", { class: "actions" }, h("h4", {}, f.actions.length > 1 ? "Recommended changes" : "Recommended change"),
-        h("ol", {}, f.actions.map((a) => h("li", {}, h("p", {}, a.text), a.snippet ? snippetBlock(a.snippet, a.snippet_lang) : null)))) : null,
+        h("ol", {}, f.actions.map((a) => h("li", {}, h("p", {}, units(a.text)), a.snippet ? snippetBlock(a.snippet, a.snippet_lang) : null)))) : null,
       h("dl", { class: "facts" },
         f.metric ? [h("dt", {}, f.metric.label), h("dd", {}, f.metric.display)] : null,
         f.saving_bytes ? [h("dt", {}, "Memory it frees"), h("dd", {}, gib(f.saving_bytes))] : null,
-        f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving), h("span", { class: "muted" }, ` — ${f.saving.assumption}`),
+        f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving), h("span", { class: "muted" }, ` — ${units(f.saving.assumption)}`),
           (f.saving.overlaps || []).length ? h("div", { class: "overlap small" }, `Overlaps with ${f.saving.overlaps.map((i) => i.split(":")[0]).join(", ")}: the savings do not add up.`) : null)] : null,
         where ? [h("dt", {}, "Where"), h("dd", {}, where)] : null,
         [h("dt", {}, "Guide"), h("dd", {}, f.guide_section)]),
@@ -477,7 +477,7 @@ export function reportView(report, ctx) {
   const noGpu = report.hosts.length && report.hosts.every((hr) => !hr.error && !hr.gpus.length);
   return h("div", { class: "report" },
     // the server's verdict (report/verdict.py): the same words as the CLI's text and markdown
-    h("p", { class: "verdict" }, (report.healthy ? "✓ " : "") + (report.verdict || (report.healthy ? "Healthy: no check of the guide fired" : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"}`)) + (noGpu ? " — no GPU in this capture" : "")),
+    h("p", { class: "verdict" }, (report.healthy ? "✓ " : "") + units(report.verdict || (report.healthy ? "Healthy: no check of the guide fired" : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"}`)) + (noGpu ? " — no GPU in this capture" : "")),
     achievableLine(report.achievable),
     scorecard(report.headline, ctx),
     (report.notes || []).length ? h("ul", { class: "notes" }, report.notes.map((n) => h("li", {}, n))) : null,

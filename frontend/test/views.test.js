@@ -84,6 +84,10 @@ test("a host read from a damaged file is open, with what was lost first, and the
   assert.match(box.textContent, /cut off at byte 780,644/);
   assert.equal(hosts[1].open, false); // a whole file stays folded
   assert.equal(hosts[1].querySelector(".damaged"), null);
+  // the damage text once on the screen (issue #36): not again in the verdict nor in the notes
+  report.notes = [`${report.hosts[0].host}: the file is damaged and was only partly read: ${report.hosts[0].damage[0]}`];
+  const again = views.reportView(report, ctx);
+  assert.equal(again.textContent.split("cut off at byte 780,644").length - 1, 1);
 });
 
 test("host facts name the capture's framework; the tab has no framework API strings of its own", () => {

@@ -473,14 +473,31 @@ export function ranksView(ranks, ctx) {
 }
 
 /** The whole report below the toolbar. */
+/**
+ * The report's notes, less a damaged host's note: its host section leads with the damage, open, so the damage text
+ * appears once per screen (issue #36; the CLI's text and markdown leave it out of their notes alike).
+ */
+function notesView(report) {
+  const damaged = report.hosts.filter((hr) => (hr.damage || []).length).map((hr) => `${hr.host}: the file is damaged`);
+  const notes = (report.notes || []).filter((n) => !damaged.some((d) => n.startsWith(d)));
+  return notes.length ? h("ul", { class: "notes" }, notes.map((n) => h("li", {}, units(n)))) : null;
+}
+
+/** The server's verdict, less the damage it quotes: the damaged host's section below says it, open (once per screen). */
+function screenVerdict(report) {
+  const v = report.verdict || "";
+  const lost = report.hosts.flatMap((hr) => hr.damage || [])[0];
+  return lost && v.includes(`(${lost})`) ? v.replace(`(${lost})`, "(what was lost: in its host below)") : v;
+}
+
 export function reportView(report, ctx) {
   const noGpu = report.hosts.length && report.hosts.every((hr) => !hr.error && !hr.gpus.length);
   return h("div", { class: "report" },
     // the server's verdict (report/verdict.py): the same words as the CLI's text and markdown
-    h("p", { class: "verdict" }, (report.healthy ? "✓ " : "") + units(report.verdict || (report.healthy ? "Healthy: no check of the guide fired" : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"}`)) + (noGpu ? " — no GPU in this capture" : "")),
+    h("p", { class: "verdict" }, (report.healthy ? "✓ " : "") + units(screenVerdict(report) || (report.healthy ? "Healthy: no check of the guide fired" : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"}`)) + (noGpu ? " — no GPU in this capture" : "")),
     achievableLine(report.achievable),
     scorecard(report.headline, ctx),
-    (report.notes || []).length ? h("ul", { class: "notes" }, report.notes.map((n) => h("li", {}, n))) : null,
+    notesView(report),
     findingsView(report.findings, ctx),
     memoryPeaksView(report),
     ranksView(report.ranks, ctx),

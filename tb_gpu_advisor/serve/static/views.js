@@ -17,6 +17,8 @@ export function select(label, options, value, onChange) {
   const el = h("select", { "aria-label": label, onChange: (e) => onChange(e.target.value) },
     options.map((o) => h("option", { value: o.value, selected: o.value === value }, o.label)));
   el.value = value;
+  // the whole choice on hover, where a narrow window still cuts a long run name
+  el.title = (options.find((o) => o.value === value) || {}).label || "";
   return h("label", { class: "picker" }, h("span", {}, label), el);
 }
 
@@ -173,7 +175,7 @@ export function metricCard(m, ctx = {}) {
     // two lines each at most (style.css), the whole text on hover: the cards must leave the findings on screen
     m.meaning ? h("p", { class: "card-meaning", title: units(m.meaning) }, units(m.meaning)) : null,
     note ? h("p", { class: "card-note small", title: units(note) }, units(note)) : null,
-    settingButton((m.detail || {}).needs_setting, ctx),
+    settingButton((m.detail || {}).needs_setting, ctx, { help: false }),  // a card stays compact: the help on hover
     m.threshold !== null && m.threshold !== undefined
       ? h("div", { class: "muted small" }, `threshold ${m.unit === "share" ? pct(m.threshold) : cell(m.threshold)}`) : null);
 }
@@ -241,13 +243,13 @@ export function settingPointer(f, ctx) {
 }
 
 /** The button that opens Settings at the field `key` names (a finding's or a card's `detail.needs_setting`). */
-function settingButton(key, ctx) {
+function settingButton(key, ctx, { help = true } = {}) {
   const spec = (ctx?.legend?.settings || []).find((x) => x.key === key);
   if (!spec || !ctx.onSetting) return null;
   return h("p", { class: "setting-pointer" },
-    h("button", { type: "button", class: "set-setting", dataset: { setting: spec.key }, onClick: () => ctx.onSetting(spec.key) },
+    h("button", { type: "button", class: "set-setting", dataset: { setting: spec.key }, title: spec.help, onClick: () => ctx.onSetting(spec.key) },
       `Set ${spec.label} in Settings`),
-    h("span", { class: "muted small" }, ` ${spec.help}`));
+    help ? h("span", { class: "muted small" }, ` ${spec.help}`) : null);
 }
 
 /** "on 2 hosts: worker0, worker1" for a finding merged over hosts (report_schema.Finding.hosts), else "". */

@@ -17,7 +17,13 @@ in this process, never over the network.  Sections:
    while the parent's threads keep running (largest stall of a 10 ms heartbeat thread);
 6. cache faults: FIFO, /dev/zero symlink, gzip bomb, failed reports, precompute into a full cache;
 7. files still being written: a capture copied in while the tab polls;
-8. what must keep holding: hostile requests never read outside the logdir; 50 concurrent clients.
+8. what must keep holding: hostile requests never read outside the logdir; 50 concurrent clients;
+10. PyTorch traces with one long event or times no clock writes (``synthetic.hostile_kineto``): outcome per kind,
+    and the cost of one long name, gap or argument at 8, 32 and 128 MB (linear: the same seconds and peak per MB);
+11. hostile SQLite (Nsight exports, ``scripts/robustness_sqlite.py``): views, triggers, recursive CTE views, virtual
+    tables, computed columns, names that are no UTF-8, huge rows, truncation, fuzzed bytes; the swap race.
+12. snapshot pickles (``synthetic.hostile_pickles``): each read in a limited child, its outcome, time and peak memory,
+    and a count per defect class.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+import robustness_sqlite  # noqa: E402  (scripts/, beside this file)
 from synthetic import hostile  # noqa: E402
 from tb_gpu_advisor.formats.xplane.reader import ProfileReadError  # noqa: E402
 from tb_gpu_advisor.runtime import cache as cache_mod  # noqa: E402
@@ -521,6 +528,90 @@ def server_hold(tmp: Path, fuzz_dir: Path) -> None:
         f"(target: under 1 s)\n")
 
 
+# -- 10 -----------------------------------------------------------------------------------------
+
+
+def _kineto_outcome(tmp: Path, name: str, data: bytes) -> tuple[str, float, float]:
+    """(outcome class, seconds, peak MB traced) of one trace through the real chain (formats.read -> report)."""
+    import tracemalloc
+
+    from tb_gpu_advisor.model.logdir import HostFile
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+
+    path = tmp / f"{name}.1700000000000.pt.trace.json"
+    path.write_bytes(data)
+    t = time.perf_counter()
+    tracemalloc.start()
+    try:
+        rep = analyze_session("run", "s", [HostFile(host=name, path=str(path), size=len(data), mtime_ns=0,
+                                                    format="kineto")])
+        host = rep.hosts[0]
+        res = ("error" if host.error else "damaged" if host.damage else "healthy" if rep.healthy else "report")
+    except Exception as e:  # noqa: BLE001
+        res = f"ESCAPED {type(e).__name__}: {str(e)[:60]}"
+    finally:
+        peak = tracemalloc.get_traced_memory()[1] / 2**20
+        tracemalloc.stop()
+        path.unlink()
+    return res, time.perf_counter() - t, peak
+
+
+def kineto_hostile(tmp: Path) -> int:
+    from synthetic import hostile_kineto as hk
+
+    say("## 10. PyTorch traces: one long event, times no clock writes\n")
+    say("| kind | bytes | seconds | peak MB (traced) | outcome |\n|---|---:|---:|---:|---|")
+    escaped, classes = 0, collections.Counter()
+    for name, make in hk.KINDS.items():
+        data = make()
+        res, sec, peak = _kineto_outcome(tmp, name, data)
+        escaped += res.startswith("ESCAPED")
+        classes[res.split(":")[0]] += 1
+        say(f"| {name} | {len(data):,} | {sec:.2f} | {peak:.0f} | {res} |")
+    say("\nOutcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(classes.items()))
+        + f" (every time kind must be damaged or an error; none healthy).\n")
+    say("| long part | MB | seconds | s per MB | peak MB / MB |\n|---|---:|---:|---:|---:|")
+    for kind, make in (("name", lambda n: hk.long_event("name", n)), ("space", lambda n: hk.long_event("space", n)),
+                       ("args", lambda n: hk.long_event("args", n)), ("gap", hk.long_gap)):
+        for mb in (8, 32, 128):
+            res, sec, peak = _kineto_outcome(tmp, f"{kind}{mb}", make(mb << 20))
+            escaped += res.startswith("ESCAPED")
+            say(f"| {kind} | {mb} | {sec:.2f} | {sec / mb:.3f} | {peak / mb:.1f} |")
+    say()
+    return escaped
+
+
+# -- 12 -----------------------------------------------------------------------------------------
+
+
+def pickle_campaign(tmp: Path, seconds: float = 10.0, memory_mb: int = 1024) -> int:
+    """Every hostile snapshot pickle through the reader and the analysis, in a forked child limited to ``seconds``
+    and ``memory_mb`` more address space; one row each, then per defect class how each ended.  Returns the number
+    that ended in anything but a refusal or a damaged report (a timeout, a signal, an exception, "healthy")."""
+    from synthetic import hostile_pickles as hp
+
+    say("## 12. Snapshot pickles\n")
+    say("| file | class | bytes | seconds | peak RSS MB | outcome |\n|---|---|---:|---:|---:|---|")
+    by_class: dict[str, collections.Counter[str]] = {c: collections.Counter() for c in hp.CLASSES}
+    worst = 0.0
+    for name, (cls, make) in hp.PICKLES.items():
+        data = make()
+        got = hp.run_bounded(data, str(tmp / f"{name}.pickle"), seconds=seconds, memory_mb=memory_mb)
+        by_class[cls][got["outcome"]] += 1
+        worst = max(worst, got["seconds"])
+        rss = f"{got['peak_rss_mb']:.0f}" if got["peak_rss_mb"] else "-"
+        msg = got["message"].split(": ", 2)[-1].replace("|", "/")[:110]
+        say(f"| {name} | {cls} | {len(data):,} | {got['seconds']:.2f} | {rss} | {got['outcome']}: {msg} |")
+    say("\n| defect class | files | refused | damaged report | anything else |\n|---|---:|---:|---:|---:|")
+    bad = 0
+    for cls, counts in by_class.items():
+        other = sum(v for k, v in counts.items() if k not in ("error", "damaged"))
+        bad += other
+        say(f"| {cls} | {sum(counts.values())} | {counts['error']} | {counts['damaged']} | {other} |")
+    say(f"\n{len(hp.PICKLES)} pickles, slowest {worst:.2f} s, {bad} not refused.\n")
+    return bad
+
+
 def main() -> int:
     import logging
 
@@ -543,7 +634,8 @@ def main() -> int:
                     ("5", lambda: isolation_checks(tmp, args.bench_file)), ("6", lambda: cache_faults(tmp)),
                     ("7", lambda: partial_copy(tmp, args.bench_file)), ("8", lambda: still_holds(tmp)),
                     ("2", lambda: fuzz(args.fuzz_seconds, args.seed, REPO / ".robustness")),
-                    ("9", lambda: server_hold(tmp, REPO / ".robustness"))]
+                    ("9", lambda: server_hold(tmp, REPO / ".robustness")), ("10", lambda: kineto_hostile(tmp)),
+                    ("11", lambda: robustness_sqlite.campaign(tmp)), ("12", lambda: pickle_campaign(tmp))]
         for number, fn in sections:
             if only is None or number in only:
                 escaped += fn() or 0

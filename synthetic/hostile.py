@@ -12,6 +12,7 @@ report JSON); the contract is that it returns a report or raises
 
 from __future__ import annotations
 
+import os
 import random
 import struct
 from functools import lru_cache
@@ -393,6 +394,167 @@ def analyse_bytes(data: bytes, path: str = "<fuzz>") -> str:
     return report.to_json()
 
 
+# -- hostile Nsight Systems exports (SQLite), issue #39: what a file can define that a reader must never run -----
+#
+# Each ``SQLITE_KINDS`` entry writes one file at the path it is given.  An SQLite file defines more than data: views
+# (a query SQLite runs whenever one is read), triggers, virtual tables (a module's code behind a table name),
+# generated columns; its schema may hold names that are no UTF-8.  A reader that asks for a table by name gets
+# whatever the file put there.
+
+#: A view body SQLite never finishes: an endless recursive CTE, each row a fresh 1 kB string.
+ENDLESS_ROWS = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) "
+#: The marker written where a name must not be UTF-8 (patched to :data:`NOT_UTF8` bytes, same length).
+_NAME_MARK = b"ZZZZ_NAME_TO_PATCH"
+NOT_UTF8 = b"\xff\xfe\x80 not utf8 \xc3(\xa0xy"
+
+
+def sqlite_export(path: str, steps: int = 3) -> str:
+    """A small valid export (``synthetic.nsysexport``, one rank) at ``path``: the base every hostile one edits."""
+    from synthetic.nsysexport import NsysJob, write
+
+    _fresh(path)
+    write(path, NsysJob(steps=steps, ops=4))
+    return path
+
+
+def _fresh(path: str) -> None:
+    if os.path.exists(path):
+        os.remove(path)
+
+
+def _sql(path: str, *statements: str) -> str:
+    """Run ``statements`` on the file at ``path`` (made if missing) and compact it; returns ``path``."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    try:
+        for s in statements:
+            con.execute(s)
+        con.commit()
+        con.execute("VACUUM")
+    finally:
+        con.close()
+    return path
+
+
+def _minimal_export(path: str, *statements: str) -> str:
+    """An 8 kB file that Nsight's own tables make an export (``META_DATA_EXPORT``), plus ``statements``."""
+    _fresh(path)
+    return _sql(path, "CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT)",
+                "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_SCHEMA_VERSION', '3.25.0')", *statements)
+
+
+def sqlite_endless_env_view(path: str) -> str:
+    """``TARGET_INFO_SYSTEM_ENV`` an endless recursive view in an 8 kB export: read while the logdir is listed, it
+    grew TensorBoard ~97 MB/s and hung every request."""
+    return _minimal_export(path, "CREATE VIEW TARGET_INFO_SYSTEM_ENV AS " + ENDLESS_ROWS
+                           + "SELECT 'Hostname' AS name, printf('%.1000c', 'x') || n AS value FROM r")
+
+
+def sqlite_endless_kernel_view(path: str) -> str:
+    """A valid export whose kernel table is an endless view with the kernel columns: hung the analysis."""
+    sqlite_export(path)
+    return _sql(path, "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL",
+                "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS " + ENDLESS_ROWS
+                + "SELECT n * 1000 AS start, n * 1000 + 500 AS end, 0 AS deviceId, 0 AS streamId, n AS correlationId, "
+                "0 AS globalPid, 1 AS demangledName, 1 AS shortName, 0 AS graphId FROM r")
+
+
+def sqlite_endless_strings_view(path: str) -> str:
+    """``StringIds`` an endless view (every name is read through it)."""
+    sqlite_export(path)
+    return _sql(path, "DROP TABLE StringIds", "CREATE VIEW StringIds AS " + ENDLESS_ROWS
+                + "SELECT n AS id, printf('%.1000c', 'k') AS value FROM r")
+
+
+def sqlite_trigger(path: str) -> str:
+    """A trigger on a table the reader reads (it fires only on writes: a reader that writes nothing never runs it)."""
+    sqlite_export(path)
+    return _sql(path, "CREATE TRIGGER t AFTER INSERT ON StringIds BEGIN " + "SELECT 1; " + "END")
+
+
+def sqlite_virtual_kernels(path: str) -> str:
+    """The kernel table a virtual table (``fts5``): a module's code, not rows of the file."""
+    sqlite_export(path)
+    return _sql(path, "DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL",
+                "CREATE VIRTUAL TABLE CUPTI_ACTIVITY_KIND_KERNEL USING fts5(start, end, deviceId, demangledName)")
+
+
+def sqlite_generated_names(path: str) -> str:
+    """A kernel table whose ``demangledName`` is a generated column: each row read computes a 100 MB text."""
+    sqlite_export(path)
+    return _sql(path, "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO k_old",
+                "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (start INTEGER, end INTEGER, deviceId INTEGER, streamId "
+                "INTEGER, correlationId INTEGER, globalPid INTEGER, shortName INTEGER, graphId INTEGER, "
+                "demangledName AS (length(zeroblob(100000000))))",
+                "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT start, end, deviceId, streamId, correlationId, "
+                "globalPid, shortName, graphId FROM k_old", "DROP TABLE k_old")
+
+
+def sqlite_not_utf8_table_name(path: str) -> str:
+    """A valid export plus a table whose name is no UTF-8: every route of the tab returned 500, the CLI said
+    "cannot list" and hid the good runs."""
+    sqlite_export(path)
+    _sql(path, f'CREATE TABLE "{_NAME_MARK.decode()}" (x)')
+    return _patch(path, _NAME_MARK, NOT_UTF8)
+
+
+def sqlite_not_utf8_in_minimal(path: str) -> str:
+    """The 8 kB export with a table whose name is no UTF-8."""
+    _minimal_export(path, f'CREATE TABLE "{_NAME_MARK.decode()}" (x)')
+    return _patch(path, _NAME_MARK, NOT_UTF8)
+
+
+def sqlite_malformed_schema_not_utf8(path: str) -> str:
+    """A valid export whose schema has a statement SQLite cannot parse, quoting bytes that are no UTF-8: SQLite's
+    error message carries them, and Python's decoding of that message raised UnicodeDecodeError (not an
+    ``sqlite3.Error``) -- the listing failed, every route of the tab returned 500, the CLI exited 1 with a
+    traceback."""
+    sqlite_export(path)
+    _sql(path, f"CREATE TABLE extra (x INTEGER, y {_NAME_MARK.decode()})")
+    return _patch(path, _NAME_MARK, b"NOT \xde\xad\xbe\xef\xff\xfe" + b"z" * 8)  # "y NOT <bytes>": a syntax error
+
+
+def _patch(path: str, old: bytes, new: bytes) -> str:
+    assert len(old) == len(new)
+    with open(path, "rb") as f:
+        data = f.read()
+    assert old in data
+    with open(path, "wb") as f:
+        f.write(data.replace(old, new))
+    return path
+
+
+def sqlite_huge_env_value(path: str, mb: int = 64) -> str:
+    """One ``TARGET_INFO_SYSTEM_ENV`` value of ``mb`` MB (the listing reads the host name from this table)."""
+    return _minimal_export(path, "CREATE TABLE TARGET_INFO_SYSTEM_ENV (name TEXT, value TEXT)",
+                           f"INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES ('Hostname', printf('%.{mb << 20}c', 'h'))")
+
+
+def sqlite_truncated(path: str) -> str:
+    """A valid export cut in half (a copy still being written)."""
+    sqlite_export(path, steps=40)
+    with open(path, "r+b") as f:
+        f.truncate(os.path.getsize(path) // 2)
+    return path
+
+
+#: name -> writer of one hostile SQLite file (the robustness campaign and ``tests/formats/test_nsys_hostile.py``).
+SQLITE_KINDS: dict[str, Callable[[str], str]] = {
+    "endless_env_view": sqlite_endless_env_view,
+    "endless_kernel_view": sqlite_endless_kernel_view,
+    "endless_strings_view": sqlite_endless_strings_view,
+    "trigger": sqlite_trigger,
+    "virtual_kernels": sqlite_virtual_kernels,
+    "generated_names": sqlite_generated_names,
+    "not_utf8_table_name": sqlite_not_utf8_table_name,
+    "not_utf8_in_minimal": sqlite_not_utf8_in_minimal,
+    "malformed_schema_not_utf8": sqlite_malformed_schema_not_utf8,
+    "huge_env_value": sqlite_huge_env_value,
+    "truncated": sqlite_truncated,
+}
+
+
 # -- runaway work for the isolation tests (module level: the analysis child process imports them) -----------
 
 
@@ -453,3 +615,8 @@ def plugin_app(logdir, cache_dir: str | None = None, **plugin_kw):
     plugin = plugin_mod.GpuAdvisorPlugin(base_plugin.TBContext(logdir=str(logdir), flags=flags), service=service,
                                          **plugin_kw)
     return application.TensorBoardWSGI([plugin]), service
+
+
+# -- hostile memory-snapshot pickles (issue #39 item 4): their own module, named here with the other corpora -------
+
+from synthetic.hostile_pickles import PICKLES as SNAPSHOT_PICKLES  # noqa: E402,F401

@@ -123,11 +123,12 @@ class NsysJob:
     sync: bool = True  # .item() at the end of each step: cudaStreamSynchronize
     step_range: str | None = "train_step {k}"  # the user's NVTX range around each step ({k}: its number)
     extra_ranges: tuple[str, ...] = ()  # top-level user ranges inside each step, in order (``forward``...)
+    comm_range: str | None = None  # the user's NVTX range around each step's NCCL all-reduce (``allreduce grads``)
     autograd_nvtx: bool = True  # --pytorch=autograd-nvtx: ATen ops as ``aten::mm, seq = N, op_id = M`` ranges
     text_ids: bool = False  # NVTX names registered (``textId`` into StringIds) instead of inline ``text``
     gpu_info: bool = True  # a TARGET_INFO_GPU table
     graph_mode: str | None = None  # "graph": one CUDA graph execution per step instead of the kernels; "node"
-    kernels_table: bool = True  # False: an export without GPU activity (no kernel table at all)
+    kernels_table: bool = True  # False: launches whose kernels the export does not hold (GPU records lost: damage)
     shuffle: bool = True  # rows in no order, as newer exports write them
     seed: int = 0
 
@@ -225,6 +226,8 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
         kernels.append((ks, stream_free, c, strings(NCCL_ALLREDUCE), 0))
         t += 1 * us
         op_range("nccl:all_reduce", a, t, 99)
+        if job.comm_range:
+            ev["nvtx"].append((a, t, job.comm_range))
     ev["kernel"] = kernels
     if job.sync:
         a = t
@@ -378,13 +381,87 @@ def _insert(con: sqlite3.Connection, table: str, ncols: int, rows: list, rng: np
         con.executemany(f'INSERT INTO "{table}" VALUES ({", ".join("?" * ncols)})', _order(rows, rng, shuffle))
 
 
+# --------------------------------------------------------------------------- windows without GPU work (issue 37)
+
+#: Windows that hold no GPU work, each written with what it holds by construction (:func:`write_window`):
+#: ``startup`` -- the window ends during start-up: context creation in ``cudaFree``, streams, ``cudaMalloc``, one
+#: memset, no kernel launched; ``nvtx_only`` -- the user's NVTX ranges, CUDA tracing on, no CUDA call;
+#: ``tracing_off`` -- NVTX ranges with CUDA tracing off in the capture's options; ``no_cuda_call`` -- CUDA tracing
+#: on, nothing recorded (the program had not reached its GPU work).
+WINDOWS = ("startup", "nvtx_only", "tracing_off", "no_cuda_call")
+MEMSET_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,
+    deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
+    correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL, graphNodeId INTEGER,
+    memKind INTEGER)"""
+CAPTURE_DDL = "CREATE TABLE META_DATA_CAPTURE (name TEXT, value TEXT)"
+#: The start-up calls of :func:`write_window` ("startup"): (name as exported, count, ns each); the first creates
+#: the CUDA context and takes its ~120 ms.
+STARTUP_CALLS = (("cudaFree_v3020", 1, 120_000_000), ("cudaStreamCreateWithFlags_v5000", 4, 15_000),
+                 ("cudaMalloc_v3020", 2, 60_000), ("cudaMemsetAsync_v3020", 1, 9_000))
+WINDOW_RANGES = ("load batch", "preprocess")
+
+
+def write_window(path: str, window: str, ranges: int = 6) -> dict:
+    """Write an export whose window holds no GPU work, as ``window`` (:data:`WINDOWS`) says; return its truth:
+    the window, the CUDA calls, NVTX ranges and memset bytes written, and the context creation's ms."""
+    if window not in WINDOWS:
+        raise ValueError(f"window {window!r}: one of {WINDOWS}")
+    strings = _Strings()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, NVTX_DDL, MEMSET_DDL, CAPTURE_DDL]) + ";")
+    pid = 4242
+    gtid, gpid = _gid(pid, pid), _gid(pid)
+    t = SESSION_START_NS + 2_000_000
+    calls = nvtx = memset = 0
+    if window == "startup":
+        corr = 1
+        for name, n, ns in STARTUP_CALLS:
+            for _ in range(n):
+                con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,?,?)",
+                            (t, t + ns, 1, gtid, corr, strings(name), 0, None))
+                if name.startswith("cudaMemset"):
+                    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                                (t + ns, t + ns + 2_000, 0, 1, None, 13, corr, gpid, 0, 4608, None, 2))
+                    memset += 4608
+                t += ns + 5_000
+                corr += 1
+                calls += 1
+    else:
+        for k in range(ranges if window in ("nvtx_only", "tracing_off") else 0):
+            for name in WINDOW_RANGES:
+                con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                            "VALUES (?, ?, 59, ?, ?, 0)", (t, t + 3_000_000, name, gtid))
+                t += 3_500_000
+                nvtx += 1
+    stop = t + 1_000_000
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python3"), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", (gpid, pid))
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
+    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
+    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
+    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    cuda = "false" if window == "tracing_off" else "true"
+    con.executemany("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)", [
+        ("START_TRIGGER", "Immediate"), ("STOP_TRIGGER", "Delayed"), ("PROCESS_0:COMMAND", "python3"),
+        ("PROCESS_0:COLLECT_CUDA_TRACE", cuda), ("PROCESS_0:COLLECT_NVTX_TRACE", "true")])
+    con.commit()
+    con.close()
+    return {"window": window, "cuda_calls": calls, "nvtx_ranges": nvtx, "memset_bytes": memset,
+            "context_ms": STARTUP_CALLS[0][2] / 1e6 if window == "startup" else 0.0}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("out")
     p.add_argument("--steps", type=int, default=12)
     p.add_argument("--ranks", type=int, default=1)
     p.add_argument("--ops", type=int, default=20)
+    p.add_argument("--window", choices=WINDOWS, help="a window without GPU work instead of a training loop")
     a = p.parse_args(argv)
+    if a.window:
+        print(json.dumps(write_window(a.out, a.window)))
+        return 0
     truth = write(a.out, NsysJob(steps=a.steps, ranks=a.ranks, ops=a.ops))
     print(json.dumps(asdict(truth)))
     return 0

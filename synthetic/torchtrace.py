@@ -167,8 +167,12 @@ class Rank:
         self._flow(launch_at, first, COMPUTE_STREAM)
         self.host_us += launch_us + 30.0
 
-    def copy_h2d(self, mb: float, us: float) -> None:
-        """A pinned host-to-device copy of ``mb`` MB taking ``us`` on the GPU (``cudaMemcpyAsync``)."""
+    def copy_h2d(self, mb: float, us: float, pageable: bool = False) -> None:
+        """A pinned host-to-device copy of ``mb`` MB taking ``us`` on the GPU (``cudaMemcpyAsync``); ``pageable``: a
+        copy of a pageable tensor, as ``x.to('cuda')`` makes one -- the copy waits for its stream in
+        ``cudaStreamSynchronize`` inside the same ``aten::copy_``, so the host is blocked until the copy is done."""
+        if pageable:
+            return self._copy_h2d_pageable(mb, us)
         op = self.cpu("aten::copy_", 20.0, advance=False)
         self.corr += 1
         launch_at = self.host_us + 3.0
@@ -185,6 +189,32 @@ class Rank:
                                   "memory bandwidth (GB/s)": nbytes / (us * 1e3)}})
         self._flow(launch_at, start, COMPUTE_STREAM)
         self.host_us += 20.0
+        self.step_kernels.append((start, start + us))
+
+    def _copy_h2d_pageable(self, mb: float, us: float) -> None:
+        op = self.cpu("aten::copy_", 0.0, advance=False)
+        self.corr += 1
+        launch_at = self.host_us + 3.0
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": self.pid, "tid": self.pid,
+                          "ts": round(launch_at, 3), "dur": 12.0,
+                          "args": {"External id": op["args"]["External id"], "cbid": 41, "correlation": self.corr}})
+        start = max(self.streams.get(COMPUTE_STREAM, 0.0), launch_at + 8.0)
+        self.streams[COMPUTE_STREAM] = start + us
+        nbytes = int(mb * (1 << 20))
+        self.gpu.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": self.device,
+                         "tid": COMPUTE_STREAM, "ts": round(start, 3), "dur": round(us, 3),
+                         "args": {"External id": op["args"]["External id"], "device": self.device, "context": 1,
+                                  "stream": COMPUTE_STREAM, "correlation": self.corr, "bytes": nbytes,
+                                  "memory bandwidth (GB/s)": nbytes / (us * 1e3)}})
+        self._flow(launch_at, start, COMPUTE_STREAM)
+        sync_at = launch_at + 14.0
+        wait = max(start + us - sync_at, 0.0) + 3.0
+        self.corr += 1
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": self.pid,
+                          "tid": self.pid, "ts": round(sync_at, 3), "dur": round(wait, 3),
+                          "args": {"External id": op["args"]["External id"], "cbid": 131, "correlation": self.corr}})
+        op["dur"] = round(sync_at + wait + 4.0 - self.host_us, 3)
+        self.host_us += op["dur"]
         self.step_kernels.append((start, start + us))
 
     def sync(self, op: str = "aten::item") -> None:
@@ -482,6 +512,66 @@ def _sync_item(r: Rank) -> None:
         r.sync()
         r.cpu("aten::add", 120.0)  # the Python that uses the value before the next launch
     optimizer(r)
+
+
+#: A step that copies its batch from pageable memory (issue #37 item 3): two ``x.to('cuda')`` of a ~17 MB and a small
+#: tensor, each waiting for its stream; then host code the profiler does not record (no op, no Python span) before the
+#: forward pass; a small MLP; ``loss.item()`` at the end.  By construction the copies block the host and the GPU, the
+#: unrecorded host time follows them, and the program's one sync costs almost nothing.
+PAGEABLE_COPIES = ((16.0, 1_400.0), (0.5, 45.0))  # (MB, us on the GPU): ~12 GB/s, a pageable copy's rate
+PAGEABLE_UNRECORDED_US = 2_000.0
+FP32_GEMM = "sm80_xmma_gemm_f32f32_f32f32_f32_tn_n_tilesize256x64x8_stage3_warpsize2x2x1_ffma_aligna4_alignc4_execute_kernel__5x_cublas"
+RELU_F32 = ("void at::native::vectorized_elementwise_kernel<4, at::native::BinaryFunctor<float, float, float, at::native::"
+            "(anonymous namespace)::threshold_kernel_impl<float>(at::TensorIteratorBase&, float, float)::{lambda(float, float)#1}>, "
+            "std::array<char*, 3ul> >(int, at::native::BinaryFunctor<float, float, float, at::native::(anonymous namespace)::"
+            "threshold_kernel_impl<float>(at::TensorIteratorBase&, float, float)::{lambda(float, float)#1}>, std::array<char*, 3ul>)")
+SGD_F32 = SGD_BF16.replace("c10::BFloat16", "float")
+
+
+def _mlp_fp32(r: Rank, layers: int, gemm_us: float, launch_us: float = 14.0) -> None:
+    """A small fp32 MLP's forward, backward and SGD step: per layer a GEMM and a ReLU forward, two GEMMs backward."""
+    for _ in range(layers):
+        r.kernel("aten::addmm", FP32_GEMM, gemm_us, launch_us=launch_us)
+        r.kernel("aten::relu", RELU_F32, 2.0, launch_us=launch_us)
+    for _ in range(layers):
+        r.kernel("aten::mm", FP32_GEMM, gemm_us, launch_us=launch_us)
+        r.kernel("aten::mm", FP32_GEMM, gemm_us, launch_us=launch_us)
+    r.kernel("aten::_foreach_add_", SGD_F32, 3.0, launch_us=launch_us)
+
+
+def _pageable_copy(r: Rank) -> None:
+    for mb, us in PAGEABLE_COPIES:
+        r.copy_h2d(mb, us, pageable=True)
+    r.host_us += PAGEABLE_UNRECORDED_US  # the host runs code the profiler does not record
+    _mlp_fp32(r, 3, 30.0)
+    r.sync()
+
+
+#: A tiny MLP's host-bound step (issue #37 item 4): the DataLoader's own ``__next__``, then Python before the first op
+#: that is not the loader's, then 3 fp32 layers whose GEMMs are under 2% of the ~1.45 ms step, each op dispatched
+#: from Python.  By construction: the input wait is the loader's time alone, the other host time before the first op
+#: is named apart, and mixed precision saves too little to be a problem.
+TINY_LOADER_US, TINY_PRE_OP_US, TINY_GEMM_US = 65.0, 45.0, 3.0
+
+
+def _tiny_mlp(r: Rank) -> None:
+    r.cpu(DATALOADER, TINY_LOADER_US, cat="user_annotation")
+    r.host_us += TINY_PRE_OP_US  # Python between the loader and the first op (unpacking, a logger)
+    for _ in range(3):
+        r.kernel("aten::addmm", FP32_GEMM, TINY_GEMM_US, launch_us=14.0)
+        r.cpu("aten::view", 30.0)  # Python between ops
+        r.kernel("aten::relu", RELU_F32, 2.0, launch_us=14.0)
+        r.cpu("aten::view", 30.0)
+    for _ in range(3):
+        for _ in range(2):
+            r.kernel("aten::mm", FP32_GEMM, TINY_GEMM_US, launch_us=14.0)
+            r.cpu("aten::view", 30.0)
+        r.kernel("aten::threshold_backward", RELU_F32, 2.0, launch_us=14.0)
+        r.cpu("aten::view", 30.0)
+    for _ in range(12):  # SGD's per-parameter updates, no foreach
+        r.kernel("aten::add_", SGD_F32, 2.0, launch_us=14.0)
+        r.cpu("aten::view", 25.0)
+    r.sync()
 
 
 def ddp(comm_us: float, slow_rank: int | None = None, slow: float = 1.0,
@@ -856,6 +946,20 @@ SCENARIOS: dict[str, Scenario] = {
                                    "spans covering 600 ms (their durations sum to 1150 ms)",
                                    extra={"kind": "inference", "phase": "warm-up",
                                           "one_time_ms": COMPILE_NEST_MS[0][1]}),
+    "pageable_copy": Scenario(1, _single(_pageable_copy), ["excessive_memcpy"], ["host_sync"],
+                              f"a small fp32 MLP step copying its batch from pageable memory "
+                              f"({sum(mb for mb, _ in PAGEABLE_COPIES):g} MB in {len(PAGEABLE_COPIES)} x.to('cuda'), each "
+                              f"waiting for its stream), then {PAGEABLE_UNRECORDED_US / 1000:g} ms of host code the "
+                              f"profiler does not record, then loss.item()", dtype="float32",
+                              extra={"copy_waits_per_step": len(PAGEABLE_COPIES), "program_syncs_per_step": 1,
+                                     "copy_ms": sum(us for _, us in PAGEABLE_COPIES) / 1000,
+                                     "unrecorded_ms": PAGEABLE_UNRECORDED_US / 1000}),
+    "tiny_mlp": Scenario(1, _single(_tiny_mlp), ["launch_bound"], ["mixed_precision_off", "tensor_core_unused", "input_bound"],
+                         f"a tiny fp32 MLP, host-bound: the DataLoader's __next__ ({TINY_LOADER_US:g} us), "
+                         f"{TINY_PRE_OP_US:g} us of other Python before the first op, 3 layers of {TINY_GEMM_US:g} us "
+                         f"fp32 GEMMs dispatched one by one", dtype="float32",
+                         extra={"loader_ms": TINY_LOADER_US / 1000, "pre_op_ms": TINY_PRE_OP_US / 1000,
+                                "gemm_ms": 9 * TINY_GEMM_US / 1000}),
     "cpu_input": Scenario(1, cpu_input, ["input_bound", "mfu_low"], ["launch_bound"],
                           f"forward passes whose input is made on the CPU: a {CPU_INPUT_MS:g} ms aten::randn with no "
                           f"runtime call, a copy, one {CPU_INPUT_KERNEL_US / 1000:g} ms kernel a step",

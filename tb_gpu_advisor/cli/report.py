@@ -284,10 +284,13 @@ def select_sessions(advisor: Advisor, run: str | None, session: str | None, host
 
 def _one_file(path: str, follow_symlinks: bool = False) -> tuple:
     """(Session, [HostFile]) of one profile file, or InputError saying which files are read."""
-    from tb_gpu_advisor.runtime.advisor import expected_layouts, locate_file
+    from tb_gpu_advisor.runtime.advisor import expected_layouts, locate_file, why_not_read
 
     located = locate_file(path, follow_symlinks)
     if located is None:
+        why = why_not_read(path)
+        if why:  # a file named like a profile that its layout could not read: that, in words
+            raise InputError(f"{path}: {why}")
         layouts = " or ".join(expected_layouts())
         raise InputError(f"{path}: not a profile this tool reads (it reads {layouts}, in a logdir)")
     _, session, host = located

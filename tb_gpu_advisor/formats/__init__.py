@@ -32,9 +32,19 @@ def get(fmt: str) -> Format:
 
 def read(host_file) -> Trace:  # noqa: ANN001 - a discovery.HostFile or anything with host, path (and format)
     """Read one host file with its format's reader (XPlane when the file does not say); a host made of
-    several ranks' files (``HostFile.ranks``, PyTorch) is read as one trace."""
+    several ranks' files (``HostFile.ranks``, PyTorch) is read as one trace.  Times no profiler's clock writes
+    (``model.sanity``) are damage of the file, whatever its format, and a name no program writes is cut (every
+    name pattern would cost its length).""" 
     read_trace = get(getattr(host_file, "format", "xplane")).reader()
     ranks = getattr(host_file, "ranks", ())
     if ranks:
-        return read_trace(host_file.path, host=host_file.host, ranks=[r.path for r in ranks])
-    return read_trace(host_file.path, host=host_file.host)
+        trace = read_trace(host_file.path, host=host_file.host, ranks=[r.path for r in ranks])
+    else:
+        trace = read_trace(host_file.path, host=host_file.host)
+    from tb_gpu_advisor.model.sanity import MAX_NAME_CHARS, cut_long_names, time_problems  # numpy: not at import
+
+    trace.problems += [p for p in time_problems(trace) if p not in trace.problems]
+    cut = cut_long_names(trace)
+    if cut:
+        trace.notes.append(f"names longer than {MAX_NAME_CHARS:,} characters, cut to that length: {cut:,}")
+    return trace

@@ -10,14 +10,14 @@ import time
 
 import importlib
 import os
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from tb_gpu_advisor.model.logdir import HostFile
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
-    from tb_gpu_advisor.model.trace import Trace
+    from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
 
 #: Files larger than this are refused with a clear error instead of exhausting memory (every format).
 DEFAULT_MAX_BYTES = 8 << 30
@@ -37,6 +37,22 @@ def max_profile_bytes() -> int:
         return int(os.environ.get(ENV_MAX_BYTES, DEFAULT_MAX_BYTES))
     except ValueError:
         return DEFAULT_MAX_BYTES
+
+
+def lost_gpu_records(h: "HostEvents", devs: "list[DeviceEvents]") -> list[str]:
+    """The damage of a trace whose host launched kernels that it holds no GPU record of, in every format: each launch
+    runs a kernel, so the GPU's side of the capture was lost (the profiler stopped before the device buffers were
+    flushed, or GPU activity was not recorded) -- a partial trace, never "no GPU work".  A window that launched
+    nothing (start-up only, NVTX only) is no damage: it is read, and reported for what it holds."""
+    from tb_gpu_advisor import devices  # numpy: imported when a trace is read, not when a format is
+
+    if not len(h) or any(((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)).any() for d in devs):
+        return []
+    n = int(h.name_mask(devices.is_launch_call).sum())
+    if not n:
+        return []
+    return [f"the host launched {n:,} kernels but the trace holds no GPU record of any: the GPU's side of the capture "
+            "was lost (the profiler stopped before the GPU's records were flushed, or GPU activity was not recorded)"]
 
 
 #: How sessions are named: their capture time, as the XPlane profiler names its session folders (UTC).
@@ -172,6 +188,10 @@ class Format:
     #: The desktop application that opens this format's files when no browser does (the tab says to use it, in its
     #: time base), else None.
     native_viewer: str | None = None
+    #: How to record the right window with this format's own profiler, for a capture whose window held no GPU work,
+    #: by what it held (``job.kind.WINDOWS``; "" for any): ``(what to do, command)`` pairs.  Empty where the format's
+    #: profiler is the framework's own (``torch.profiler``, ``jax.profiler``): the framework's fixes say it then.
+    window_fixes: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
 
     def reader(self) -> Callable[..., Trace]:
         return importlib.import_module(self.reader_module).read_trace

@@ -220,6 +220,9 @@ FIXES = {
     "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
     "capture_quality:no_gpu": (action("Check that JAX sees the GPU, then profile steady-state steps.",
                                       "print(jax.devices())  # expect CudaDevice(id=0), ...\n" + CAPTURE),),
+    "capture_quality:window": (action("The profiled window held no GPU work: start the trace after the first "
+                                      "(compiling) steps, around steps that run on the GPU, and block until their "
+                                      "results are ready before it stops.", CAPTURE),),
     "capture_quality:few_steps": (action("Profile a window of a few dozen steps after warm-up (about ten seconds), "
                                          "and mark steps with jax.profiler.StepTraceAnnotation.", CAPTURE),),
     "capture_quality:unsteady": (action("Skip warm-up and evaluation/checkpoint steps in the profiled window.",

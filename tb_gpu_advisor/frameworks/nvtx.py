@@ -69,3 +69,27 @@ def is_step_name(name: str) -> bool:
     """A user range named like a training step or iteration (see :data:`_STEP_NAME`)."""
     name = name.strip()
     return bool(_STEP_NAME.match(name)) and not _NOT_STEP.search(name)
+
+
+#: A range the user (or a data-parallel wrapper) names after work only training does: the backward pass, the
+#: optimizer's step, the gradients' all-reduce or sync, DDP / FSDP set-up and the parameters' broadcast that starts
+#: a data-parallel job (``loss.backward``, ``optimizer_step``, ``allreduce_grads``, ``DDP broadcast params``).
+_TRAINING_RANGE = re.compile(
+    r"backward|back[-_ ]?prop|optimi[sz]er|\bopt[-_.]?step|zero[-_]?grad|"
+    r"grad(?:ient)?s?[-_ ]*(?:all[-_ ]?reduce|reduce|sync|bucket)|(?:all[-_ ]?reduce|reduce[-_ ]?scatter)[-_ ]*grad|"
+    r"\bDDP\b|\bFSDP\b|DistributedDataParallel|FullyShardedDataParallel|"
+    r"broadcast[-_ ]*(?:param|model|weight|buffer)|(?:param(?:eter)?s?|model|weight)[-_ ]*broadcast|sync[-_ ]?params",
+    re.I)
+#: A range named after serving or evaluating a model, never training it (``inference``, ``generate``, ``prefill``).
+_INFERENCE_RANGE = re.compile(r"\binference\b|\binfer\b|\bgenerat(?:e|ion)\b|\bpredict|\bprefill\b|\bdecode[-_ ]?step",
+                              re.I)
+
+
+def is_training_range(name: str) -> bool:
+    """A range name that says training: a backward pass, an optimizer step, a gradient all-reduce, DDP/FSDP set-up."""
+    return bool(_TRAINING_RANGE.search(name))
+
+
+def is_inference_range(name: str) -> bool:
+    """A range name that says inference (and nothing of training's)."""
+    return bool(_INFERENCE_RANGE.search(name)) and not is_training_range(name)

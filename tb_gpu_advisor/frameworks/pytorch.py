@@ -198,6 +198,14 @@ FIXES = {
     "host_sync": (NO_ITEM, action(
         "Find every sync PyTorch makes: the CUDA sync debug mode warns at each one (.item(), .cpu(), torch.nonzero, "
         "indexing with a GPU mask, printing a tensor).", "torch.cuda.set_sync_debug_mode('warn')")),
+    "host_sync:unrecorded": (action(
+        "Record the host's own code between the GPU's work: Python tracing in the profiler (with_stack=True), or "
+        "named ranges around the suspect code (torch.profiler.record_function, or torch.cuda.nvtx under Nsight "
+        "Systems); then profile again and read the ranges that fill the gap.",
+        "with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True) as prof:\n"
+        "    ...\n"
+        "with torch.profiler.record_function('log_metrics'):   # around code you suspect\n"
+        "    log_metrics(loss)"),),
     "excessive_memcpy": (NO_ITEM, NON_BLOCKING),
     "excessive_memcpy:h2d": (LOADER, NON_BLOCKING),
     "excessive_memcpy:host_device": (NO_ITEM,),
@@ -244,6 +252,9 @@ FIXES = {
         "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:\n"
         "    run_steps()\n"
         "    torch.cuda.synchronize()   # the GPU's work done before the profiler collects its records"),),
+    "capture_quality:window": (action("The profiled window held no GPU work (start-up, or before the first step): let "
+                                      "torch.profiler's schedule skip start-up (wait), warm up (warmup) and record "
+                                      "a few steps (active), with CUDA activity on.", CAPTURE),),
     "capture_quality:few_steps": (action("Profile a window of several steps after warm-up and call prof.step() "
                                          "once per step (ProfilerStep#N marks).", CAPTURE),),
     "capture_quality:unsteady": (action("Skip warm-up, evaluation and checkpoint steps in the profiled window "
@@ -392,8 +403,25 @@ MEMORY_CAP = action(
     "torch.cuda.set_per_process_memory_fraction limits what the caching allocator may reserve, whatever the GPU has "
     "free (look for it in the training script and in the launcher's or framework's settings).",
     "torch.cuda.set_per_process_memory_fraction(0.95)   # or drop the call: the allocator may use the whole GPU")
+NO_GRAPH = action(
+    "Run the forward pass without autograd's graph: under torch.inference_mode() (or torch.no_grad()) no tensor is "
+    "kept for a backward, so each layer's memory is freed as soon as the next has used it. In a training script, "
+    "wrap evaluation (and any forward-only benchmark) the same way.",
+    "model.eval()\n"
+    "with torch.inference_mode():          # or torch.no_grad() where the outputs feed autograd later\n"
+    "    out = model(x)")
+RECORD_CAPACITY = action(
+    "Record the GPU's capacity next to the snapshot, so its peak can be judged against it: save "
+    "torch.cuda.mem_get_info() (free and total bytes) beside the dump, or profile with "
+    "torch.profiler.profile(profile_memory=True), whose trace records the device's memory.",
+    "free, total = torch.cuda.mem_get_info()\n"
+    "torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")\n"
+    "json.dump({\"total_bytes\": total, \"free_bytes\": free}, open(\"snapshot.capacity.json\", \"w\"))")
 MEMORY_FIXES = {
     "activation_memory": (CHECKPOINT, SELECTIVE_CHECKPOINT),
+    "activation_memory:forward_kept": (NO_GRAPH,),
+    "activation_memory:capacity_unknown": (RECORD_CAPACITY,),
+    "memory_fragmentation:capacity_unknown": (RECORD_CAPACITY,),
     "memory_fragmentation": (EXPANDABLE,),
     "memory_near_capacity": (CHECKPOINT, SHARD_STATE, OFFLOAD_STATE),
     "memory_near_capacity:activations": (CHECKPOINT, SMALLER_MICROBATCH),

@@ -267,6 +267,9 @@ FIXES = {
     "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
     "capture_quality:no_gpu": (action("Check that TensorFlow sees the GPU, then profile steady-state training steps.",
                                       "print(tf.config.list_physical_devices('GPU'))\n" + CAPTURE),),
+    "capture_quality:window": (action("The profiled window held no GPU work: profile a range of batches after "
+                                      "warm-up (profile_batch), or start and stop the profiler around steps that run "
+                                      "on the GPU.", CAPTURE),),
     "capture_quality:few_steps": (action(
         "Profile a window of a few dozen steps after warm-up (about ten seconds), and mark "
         "steps (Keras does; custom loops: tf.profiler.experimental.Trace('train', step_num=s, _r=1)).", CAPTURE),),

@@ -10,13 +10,14 @@ training loop's, as the guide writes them.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import and_list
-from tb_gpu_advisor.frameworks import Framework, engines
+from tb_gpu_advisor.frameworks import Framework, engines, nvtx
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, Trace
 
 #: Kinds of work, as reported (``job.kind``).
@@ -39,6 +40,21 @@ class Kind:
     #: no GPU record, but the host shows GPU use ("260 kernel launches", "22 allocator events on GPU 0"): the GPU's
     #: side of the capture was lost or not recorded, its work did not run on the CPU (kind ``unknown``, not ``no_gpu``)
     lost_gpu: str = ""
+    #: no GPU work, and what the window holds instead (:data:`WINDOWS`): "startup" (CUDA calls, no kernel launched
+    #: yet), "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
+    #: "tracing_off" (the capture's options say CUDA tracing was off), "" otherwise
+    window: str = ""
+    #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
+    capture_format: str = ""
+    #: the kind was read off the user's NVTX range names: the job has an iteration structure of its own
+    from_ranges: bool = False
+
+
+#: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
+WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off")
+#: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
+#: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
+_CONTEXT_NS = 10_000_000
 
 
 def work_kind(trace: Trace, fw: Framework) -> Kind:
@@ -46,7 +62,7 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     kernels = [n for d in trace.devices if len(d) for n in d.names[:_MAX_NAMES]]
     if trace.snapshot is not None and not kernels:
         return _snapshot_kind(trace)
-    if not any(len(d) for d in trace.devices):
+    if not _ran_kernels(trace):
         if trace.unread_devices:
             return Kind("no_gpu", "high", f"the work ran on {and_list(trace.unread_devices)}, not on a GPU: an accelerator "
                                           "the Advisor does not analyse", unread_devices=trace.unread_devices)
@@ -63,10 +79,8 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
             return Kind("unknown", "low", f"the GPU's allocator recorded {sum(used.values()):,} events on {where}, but "
                                           "the capture holds no kernel or GPU runtime record: the GPU's activity was "
                                           "not recorded", lost_gpu=f"the allocator recorded memory on {where}")
-        if names and not any(devices.is_runtime_call(n) for n in names):
-            return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture, and the host "
-                                          "made no GPU runtime call: the work ran on the CPU", cpu_only=True)
-        return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture")
+        kind = _window_kind(trace, names)
+        return dataclasses.replace(kind, capture_format=trace.format) if kind.window else kind
     host = list(trace.h.names[:_MAX_NAMES]) if len(trace.h) else []
     found = engines.find(host, kernels)
     if found is not None:
@@ -78,6 +92,9 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     if train is not None:
         return Kind("training", "high", f"work only training does (a backward pass, an optimizer step, a data-parallel "
                                         f"training wrapper): `{_short(train)}`")
+    ranged = _nvtx_kind(trace)
+    if ranged is not None and ranged.kind == "training":
+        return ranged
     grads = trace.producer.get("autodiff_modules")
     if grads:
         return Kind("training", "high", f"the compiled program {grads} holds a backward pass (transpose(jvp(...)) "
@@ -85,6 +102,8 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     infer = next((n for n in used if fw.inference_event(n)), None)
     if infer is not None:
         return Kind("inference", "high", f"the framework's inference entry point: `{_short(infer)}`")
+    if ranged is not None:
+        return ranged
     mode = trace.producer.get("grad_mode", "")
     if mode in ("inference_mode", "no_grad"):
         return Kind("inference", "high", f"the trace records grad mode `{mode}`")
@@ -98,15 +117,157 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     return Kind("unknown", "low", "no host event says what the GPU work was for")
 
 
+def _nvtx_kind(trace: Trace) -> Kind | None:
+    """The kind the user's NVTX range names say (``frameworks.nvtx``): training where ranges name a backward pass,
+    an optimizer step, gradient all-reduces or DDP/FSDP set-up; inference where they name only inference."""
+    r = trace.ranges
+    if r is None or not r.idx.size:
+        return None
+    ids, counts = np.unique(trace.h.name[r.idx[~r.op]], return_counts=True)
+    names = {trace.h.names[int(i)]: int(c) for i, c in zip(ids.tolist()[:_MAX_NAMES], counts.tolist())}
+    train = sorted((n for n in names if nvtx.is_training_range(n)), key=lambda n: -names[n])
+    if train:
+        said = ", ".join(f"`{_short(n, 40)}` ×{names[n]:,}" for n in train[:4])
+        return Kind("training", "high", f"the user's NVTX ranges name work only training does: {said}",
+                    from_ranges=True)
+    infer = [n for n in names if nvtx.is_inference_range(n)]
+    if infer:
+        return Kind("inference", "medium", f"the user's NVTX ranges name inference: `{_short(infer[0], 40)}`",
+                    from_ranges=True)
+    return None
+
+
+def _ran_kernels(trace: Trace) -> bool:
+    """Any kernel or collective on any GPU: copies and memsets alone are no GPU work (start-up's first memset)."""
+    return any(((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)).any() for d in trace.devices
+               if len(d))
+
+
+def _window_kind(trace: Trace, names: list[str]) -> Kind:
+    """A window in which no kernel ran and none was launched, by what it holds: CUDA calls of start-up, the user's
+    NVTX ranges alone, the framework's ops on the CPU, or nothing of CUDA's -- with tracing off where the capture's
+    own options say so (``Trace.producer["cuda_trace"]``), never guessed from a missing table alone."""
+    cuda = trace.producer.get("cuda_trace", "")
+    calls = [n for n in names if devices.is_runtime_call(n)]
+    if calls:
+        return Kind("no_gpu", "high", f"start-up only: {_startup_calls(trace)}; no kernel was launched in the window",
+                    window="startup")
+    if cuda == "off":
+        return Kind("no_gpu", "high", "CUDA tracing was off (the capture's options): the window records no CUDA call, "
+                                      "copy or kernel", window="tracing_off")
+    user = _user_ranges(trace)
+    if user:
+        if cuda == "on":
+            tracing = "with CUDA tracing on: the window holds no CUDA call, copy or kernel"
+        else:  # the export does not record its options: no CUDA table at all is what `-t nvtx` alone leaves
+            tracing = ("and no CUDA call, copy or kernel recorded; the export does not record whether CUDA tracing was "
+                       "on, and no CUDA table at all is what tracing NVTX alone (-t nvtx) leaves")
+        return Kind("no_gpu", "high", f"NVTX ranges only ({user}), {tracing}", window="nvtx_only")
+    if names:
+        return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture, and the host "
+                                      "made no GPU runtime call: the work ran on the CPU", cpu_only=True)
+    if cuda == "on":
+        return Kind("no_gpu", "high", "CUDA tracing was on, but the window holds no CUDA call: the program had not "
+                                      "reached its GPU work", window="no_cuda_call")
+    return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture")
+
+
+def _startup_calls(trace: Trace) -> str:
+    """The CUDA calls of a window without kernels, in words: the most time first, the context's creation named,
+    then the copies and memsets that ran (``cudaFree ×1 (118.6 ms: the CUDA context's creation), ...``)."""
+    h = trace.h
+    mask = h.name_mask(devices.is_runtime_call)
+    idx = np.flatnonzero(mask)
+    dur = (h.end[idx] - h.start[idx]).astype(np.int64) // 1000  # ns
+    total = np.bincount(h.name[idx].astype(np.int64), weights=dur, minlength=len(h.names))
+    count = np.bincount(h.name[idx].astype(np.int64), minlength=len(h.names))
+    longest = int(h.name[idx][int(np.argmax(dur))]) if idx.size and int(dur.max()) >= _CONTEXT_NS else -1
+    order = [int(i) for i in np.argsort(-total, kind="stable") if count[i]]
+    parts = []
+    for i in order[:6]:
+        what = f"`{h.names[i]}` ×{int(count[i])} ({total[i] / 1e6:.1f} ms"
+        what += ": the CUDA context's creation, paid by the first call that needs one)" if i == longest else ")"
+        parts.append(what)
+    if len(order) > 6:
+        parts.append(f"{len(order) - 6} more")
+    text = f"{int(idx.size):,} CUDA call{'s' if idx.size != 1 else ''}: {', '.join(parts)}"
+    ran = [(d.gpu, len(d), int(np.maximum(d.copy_bytes, 0).sum())) for d in trace.devices
+           if len(d)]
+    if ran:
+        text += "; " + ", ".join(f"{n} copy or memset event{'s' if n != 1 else ''} ({b:,} bytes) on GPU {g}"
+                                 for g, n, b in ran)
+    return text
+
+
+def _user_ranges(trace: Trace) -> str:
+    """The user's NVTX ranges of a trace (not the framework's ops), as ``N ranges: `a`, `b` ...``; "" for none."""
+    r = trace.ranges
+    if r is None or not r.idx.size:
+        return ""
+    user = r.idx[~r.op]
+    if not user.size:
+        return ""
+    ids, counts = np.unique(trace.h.name[user], return_counts=True)
+    top = [trace.h.names[int(i)] for i in ids[np.argsort(-counts, kind="stable")][:4]]
+    return f"{int(user.size):,} range{'s' if user.size != 1 else ''}: " + ", ".join(f"`{_short(n, 40)}`" for n in top)
+
+
 def _snapshot_kind(trace: Trace) -> Kind:
-    """A memory snapshot records allocations, not GPU work: its allocations' stacks show a training step when
-    autograd's backward pass or an optimizer allocated."""
+    """A memory snapshot records allocations, not GPU work; what allocated says what the job was:
+
+    * the stacks of autograd's backward pass or an optimizer (C++ or Python frames, POSIX or Windows paths): training;
+    * else the allocation pattern of a backward run on autograd's engine thread, which records no Python frame (a
+      ``stacks="python"`` snapshot -- the only kind on Windows -- holds none for it): the forward pass's blocks freed
+      in reverse order while allocations without any stack are made;
+    * else allocations in modules' forward and nothing else: forward passes (inference, or a benchmark of the forward).
+    """
     seen = {MEMORY_PHASES[p] for m in trace.memory.values() for p in np.unique(m.phase) if 0 <= p < len(MEMORY_PHASES)}
     train = [p for p in ("backward", "optimizer") if p in seen]
     if train:
         return Kind("training", "medium", f"a memory snapshot whose allocations' stacks hold the {' and the '.join(train)} "
                                           f"step{'s' if len(train) > 1 else ''}")
+    for g, me in sorted(trace.memory.items()):
+        lifo, stackless = _backward_pattern(me)
+        if lifo >= _LIFO_SHARE and stackless >= _STACKLESS_SHARE:
+            return Kind("training", "medium", f"a memory snapshot in which GPU {g}'s forward-pass blocks are freed in "
+                                              f"reverse order ({lifo:.0%} of them) while allocations without any stack "
+                                              f"({stackless:.0%} of those made meanwhile) are made: a backward pass "
+                                              "on autograd's engine thread, which records no Python frame")
+    if "forward" in seen:
+        return Kind("inference", "medium", "a memory snapshot whose allocations come from modules' forward passes, "
+                                           "with no backward pass and no optimizer step")
     return Kind("unknown", "low", "a memory snapshot records allocations, not the GPU's work")
+
+
+#: A backward pass frees the forward's blocks live at the peak last-in first-out: the share of consecutive frees (in
+#: time) of those whose block was allocated before the previous one's.  A forward under no_grad frees first in, first
+#: out.
+_LIFO_SHARE = 0.8
+#: ... while making allocations of its own: the share of allocations between the first and last such free that carry
+#: no stack at all (autograd's engine thread).
+_STACKLESS_SHARE = 0.5
+
+
+def _backward_pattern(me) -> tuple[float, float]:
+    """(LIFO share of the forward blocks' frees, share of stackless allocations among those made meanwhile)."""
+    fwd = MEMORY_PHASES.index("forward")
+    free_at = me.frees()
+    n = len(me)
+    peak = int(np.argmax(me.allocated)) if n else 0
+    live = (np.arange(n) <= peak) & (free_at > peak)  # what the peak held: the forward's, kept for a backward
+    blocks = np.flatnonzero((me.delta > 0) & (me.phase == fwd) & live & (free_at < n))
+    if blocks.size < 8:
+        return 0.0, 0.0
+    by_free = blocks[np.argsort(free_at[blocks], kind="stable")]
+    lifo = float((np.diff(by_free) < 0).mean())
+    lo, hi = int(free_at[by_free[0]]), int(free_at[by_free[-1]])
+    allocs = np.flatnonzero(me.delta[lo:hi + 1] > 0) + lo
+    if not allocs.size:
+        return lifo, 0.0
+    none = {k for k, name in enumerate(me.op_names) if name == "?"}
+    ops = me.op[allocs]
+    stackless = float(np.isin(ops, list(none | {-1})).mean())
+    return lifo, stackless
 
 
 def _used_names(trace: Trace) -> list[str]:

@@ -9,7 +9,7 @@ from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
-from tb_gpu_advisor.metrics import capture, comm, flops, kernels, memcpy, memory, multigpu, ops, syncs
+from tb_gpu_advisor.metrics import capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs
 from tb_gpu_advisor.metrics.context import Context, build_context
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics
 from tb_gpu_advisor.model.trace import Trace, release_columns
@@ -96,7 +96,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         host_ops=ops.host_ops(ctx, op_list, place), fusion=fusion, loss_scaling=ops.loss_scaling(ctx),
         gaps=bd.summarize_gaps(gaps, avg_step), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu_arr), memory=memory.memory(ctx),
         notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx), kernel_durations=durations,
-        syncs=syncs.host_syncs(ctx), comm=comm.communication(ctx), flops=flops.flops(ctx, avg_step), applied=capture.applied_fixes(ctx),
+        syncs=syncs.host_syncs(ctx), input=inputs.host_input(ctx), comm=comm.communication(ctx), flops=flops.flops(ctx, avg_step), applied=capture.applied_fixes(ctx),
         unmet_fixes=capture.unmet_fixes(ctx),
         job=job,
     )

@@ -76,6 +76,9 @@ class Context:
     job: Job | None = None
     #: the host inside the device allocator's calls (``cudaMalloc``/``cudaFree``, HIP's): disjoint (starts, ends)
     alloc_spans: tuple[np.ndarray, np.ndarray] | None = None
+    #: host time before each step's first op that is not input: a capture that records its input pipeline's own
+    #: events (the DataLoader's ``__next__``) says where input is, the rest is other host work; disjoint (starts, ends)
+    pre_op_spans: tuple[np.ndarray, np.ndarray] | None = None
 
     @property
     def one_time_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -300,7 +303,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     dispatch = h.name_mask(fw.dispatch_event)
     dispatch &= ~_host_computing_ops(h, dispatch)
     marker_windows = steps.host_windows if steps.detection.source in _MARKER_SOURCES and steps.count else None
-    input_spans, in_dispatch = _input_spans(h, marker_windows, fw, dispatch)
+    input_spans, in_dispatch, pre_op = _input_spans(h, marker_windows, fw, dispatch, named=host_input)
     gpus: list[GpuCtx] = []
     launched_kernel = np.zeros(len(h), dtype=bool)  # launch records of kernels (not copies)
     for d, launch in zip(devs, launches):
@@ -356,7 +359,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
         if fast is not None:
             g.tc |= fast
     for g in gpus:
-        _own_host(g, trace, h, fw, dispatch, marker_windows is not None)
+        _own_host(g, trace, h, fw, dispatch, marker_windows is not None, host_input)
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
     d_s, d_e = _dispatch_spans(h, dispatch)
     outer = _nesting(h, dispatch)[0] if dispatch.any() else dispatch
@@ -369,7 +372,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=(d_s, d_e),
                    blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)), job=job,
-                   alloc_spans=_alloc_spans(h))
+                   alloc_spans=_alloc_spans(h), pre_op_spans=pre_op)
 
 
 def _memory_on_gpu_time(trace: Trace, gpus: list[GpuCtx], h: HostEvents, calls: np.ndarray) -> None:
@@ -548,7 +551,8 @@ def _dispatch_spans(h: HostEvents, dispatch: np.ndarray) -> tuple[np.ndarray, np
     return subtract_intervals(s, e, h.start[sync].astype(np.int64), h.end[sync].astype(np.int64))
 
 
-def _own_host(g: GpuCtx, trace: Trace, h: HostEvents, fw, dispatch: np.ndarray, marked: bool) -> None:
+def _own_host(g: GpuCtx, trace: Trace, h: HostEvents, fw, dispatch: np.ndarray, marked: bool,
+              fw_input: np.ndarray) -> None:
     """A GPU driven by its own process (merged PyTorch ranks): its host events, and input and dispatch spans
     from them alone -- another rank's dispatch does not explain this GPU's idle time.  Step windows for the
     input spans are the rank's own step markers, each up to its next one."""
@@ -564,16 +568,18 @@ def _own_host(g: GpuCtx, trace: Trace, h: HostEvents, fw, dispatch: np.ndarray, 
         s, e = h.start[mark].astype(np.int64), h.end[mark].astype(np.int64)
         e[:-1] = np.maximum(s[1:], s[:-1])
         windows = np.stack([s, e], axis=1) if s.size else None
-    g.input_spans = _input_spans(h, windows, fw, dispatch & hm, hm)[0]
+    g.input_spans = _input_spans(h, windows, fw, dispatch & hm, hm, named=fw_input & hm)[0]
     g.dispatch_spans = _dispatch_spans(h, dispatch & hm)
 
 
-def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.ndarray,
-                 mask: np.ndarray | None = None) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray | None]:
+def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.ndarray, mask: np.ndarray | None = None,
+                 named: np.ndarray | None = None
+                 ) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
     """Host input time that no single event names, for frameworks that dispatch compiled steps (JAX).
 
-    Returns ((starts, ends), in_dispatch): the input spans and, per host event, whether a dispatch event
-    encloses it (None when the framework has no dispatch events).  Input is:
+    Returns ((starts, ends), in_dispatch, pre_op): the input spans, per host event whether a dispatch event
+    encloses it (None when the framework has no dispatch events), and the host time before the steps' first op that
+    is not input (None unless ``named`` events are recorded).  Input is:
     (a) each step marker's time before its first dispatch -- loading and preparing the batch, with or
         without events (an untraced data loader shows no event at all) -- where it is longer than a loop's own
         turn (``input.min_untraced_ms``);
@@ -582,25 +588,32 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
         copy of a NumPy batch inside a jitted call, the worker thread's copy the dispatch waits for.
     A Python scalar an un-jitted op copies inside its dispatch is dispatch, not input.
     ``windows``: the step markers' windows (None: the steps are not marked); ``mask``: the host events that
-    count (one rank's), None for all.
+    count (one rank's), None for all; ``named``: the host events that are the input pipeline's own (the DataLoader's
+    ``__next__``).  Where the capture records them, the input wait is theirs alone (issue #37 item 4): (a) is then
+    other host work before the step's first op, returned third (less the pipeline's own time), not input.
     """
     empty = (h.start[:0], h.end[:0])
     if not dispatch.any():
-        return empty, None
+        return empty, None, None
     outer, in_dispatch = _nesting(h, dispatch)
     starts, ends = [], []
+    pre = None
     if windows is not None:
         w = windows
         d_start = np.sort(h.start[outer])
         j = np.searchsorted(d_start, w[:, 0], side="left")
         first = np.where(j < d_start.size, d_start[np.clip(j, 0, max(d_start.size - 1, 0))], np.iinfo(np.int64).max)
         ok = (first < w[:, 1]) & (first - w[:, 0] >= T("input.min_untraced_ms") * PS_PER_MS)
-        starts.append(w[ok, 0])
-        ends.append(first[ok])
+        if named is not None and named.any():
+            pre = subtract_intervals(w[ok, 0].astype(np.int64), first[ok].astype(np.int64),
+                                     h.start[named].astype(np.int64), h.end[named].astype(np.int64))
+        else:
+            starts.append(w[ok, 0])
+            ends.append(first[ok])
     xfer = (h.name_mask(fw.transfer_event) & ~in_dispatch) | h.name_mask(fw.batch_transfer_event)
     if mask is not None:
         xfer &= mask
     starts.append(h.start[xfer])
     ends.append(h.end[xfer])
     s, e = union_intervals(np.concatenate(starts).astype(np.int64), np.concatenate(ends).astype(np.int64))
-    return (s, e), in_dispatch
+    return (s, e), in_dispatch, pre

@@ -3,8 +3,18 @@
 A sync (``cudaStreamSynchronize`` behind a PyTorch ``.item()``, ``cudaDeviceSynchronize``, an event
 wait) returns only once the GPU has drained its queue; until the host launches the next kernel the GPU
 sits idle.  Measured per sync: the GPU's idle time from the end of the work the sync waited for to the
-next device event, on each active GPU, within kept steps.  Several syncs in one idle gap (a copy and
-its stream sync) count the gap once.
+next device event, on each active GPU, within kept steps.  Several syncs in one idle gap count the gap
+once, for the sync nearest to its end.
+
+Each wait is booked to its cause (issue #37 item 3):
+
+* a sync inside the op that copies to the device (PyTorch's ``aten::copy_`` of a pageable tensor:
+  ``cudaMemcpyAsync`` then ``cudaStreamSynchronize``) is that copy's own: the program asked for a copy, and
+  pinned memory with ``non_blocking=True`` removes the wait -- the copy check's, not the sync check's;
+* the others are the syncs the program asked for (``.item()``, ``.cpu()``, ``torch.cuda.synchronize()``,
+  ``.tolist()`` of device values);
+* the part of an idle gap during which the host thread ran nothing the profiler recorded (no op, no runtime
+  call, no Python span) is neither: the host ran code the profiler did not see, and it is named as such.
 """
 
 from __future__ import annotations
@@ -12,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, enclosing
+from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics.types import HostSyncs
 from tb_gpu_advisor.model.columns import sorted_unique, subtract_intervals, union_intervals, unique_inverse
 
@@ -20,23 +30,93 @@ _RUNTIME = ("cuda", "cu")
 
 
 def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
-    """Sync calls per kept step, the GPU idle they cause, and the host events that made them."""
+    """Sync calls per kept step by cause, the GPU idle each cause leaves, and the host events that made them."""
     h, n = ctx.h, ctx.steps.count
     if not len(h) or not n:
         return HostSyncs()
     sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & (ctx.host_step >= 0))
     if not sync.size:
         return HostSyncs()
+    encloser = Encloser(h, h.name_mask(lambda x: not x.startswith(_RUNTIME)))
+    callers = encloser.find(sync)
+    copy = _copy_waits(ctx, encloser, callers)
+    recorded = _recorded(ctx, sync)
     active = ctx.active
-    idle = sum(_idle_after(g, h.end[sync], _input_wait(ctx, g)) for g in active) / max(len(active), 1)
-    callers = enclosing(h, h.name_mask(lambda x: not x.startswith(_RUNTIME)), sync)
+    k = max(len(active), 1)
+    idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
+    for g in active:
+        idle += _idle_after(g, h, h.end[sync], copy, _input_wait(ctx, g), recorded)
+    idle /= PS_PER_MS * n * k
+    blocked = (h.end[sync] - h.start[sync]).astype(np.float64)
+    return HostSyncs(calls_per_step=float((~copy).sum()) / n, gpu_idle_ms_per_step=float(idle[0]),
+                     callers=_top(h, callers[~copy], n, top_n), wait_ms_per_step=float(blocked[~copy].sum()) / PS_PER_MS / n,
+                     copy_calls_per_step=float(copy.sum()) / n, copy_idle_ms_per_step=float(idle[1]),
+                     copy_callers=_top(h, callers[copy], n, top_n), unrecorded_ms_per_step=float(idle[2]))
+
+
+def _top(h, callers: np.ndarray, n: int, top_n: int) -> list[tuple[str, float]]:  # noqa: ANN001 - HostEvents
+    """The host events that made the syncs, most frequent first, with their count per step."""
     named = callers[callers >= 0]
-    top: list[tuple[str, float]] = []
-    if named.size:
-        u, inv = unique_inverse(h.name[named])
-        counts = np.bincount(inv, minlength=u.size)
-        top = [(h.names[int(u[i])], float(counts[i]) / n) for i in np.argsort(-counts, kind="stable")[:top_n]]
-    return HostSyncs(calls_per_step=sync.size / n, gpu_idle_ms_per_step=idle / PS_PER_MS / n, callers=top)
+    if not named.size:
+        return []
+    u, inv = unique_inverse(h.name[named])
+    counts = np.bincount(inv, minlength=u.size)
+    return [(h.names[int(u[i])], float(counts[i]) / n) for i in np.argsort(-counts, kind="stable")[:top_n]]
+
+
+def _copy_waits(ctx: Context, encloser: Encloser, callers: np.ndarray) -> np.ndarray:
+    """Bool per sync: the framework op around it (``aten::copy_``) also launched a copy to the device -- the sync is
+    that copy's wait for its stream (a pageable copy in PyTorch), not a value the program reads.  A copy to the host
+    is the program reading device values (``.item()``, ``.cpu()``): its wait stays a sync.  Only a framework op
+    counts: a user's range (an NVTX ``iteration``) holding a copy and, later, a sync of its own says nothing of why
+    the sync was made."""
+    launches = [g.launch[(g.d.kind == devices.KIND_H2D) & (g.launch >= 0)] for g in ctx.gpus]
+    rec = np.concatenate(launches) if launches else np.zeros(0, np.int64)
+    if not rec.size:
+        return np.zeros(callers.shape, dtype=bool)
+    copy_ops = encloser.find(sorted_unique(rec.astype(np.int64)))
+    copy_ops = copy_ops[copy_ops >= 0]
+    h = ctx.h
+    op = ctx.host_op | h.name_mask(ctx.fw.dispatch_event)
+    return (callers >= 0) & np.isin(callers, copy_ops) & op[np.maximum(callers, 0)]
+
+
+def _recorded(ctx: Context, sync: np.ndarray) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]:
+    """What the threads that sync spend in anything the profiler recorded: their host events but the step markers
+    (which span the whole step) -- ops, runtime calls, the user's ranges -- as a bool mask, and their Python spans."""
+    h = ctx.h
+    lines = sorted_unique(h.line[sync])
+    m = np.isin(h.line, lines) & ~h.name_mask(ctx.fw.step_marker)
+    sp = ctx.trace.spans
+    py = None
+    if sp is not None and len(sp):
+        on = np.isin(sp.line, lines)
+        py = (sp.start[on].astype(np.int64), sp.end[on].astype(np.int64))
+    return m, py
+
+
+def _covered(h, recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None],  # noqa: ANN001 - HostEvents
+             s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The parts of the disjoint sorted gaps (s, e) the recorded host time covers.  Only the events that overlap a
+    gap are gathered (the last gap starting before an event's end is the only one it can overlap without covering
+    a later one): a thread's every event as interval columns would be 16 bytes an event for a few gaps."""
+    if not s.size:
+        return s, e
+    mask, py = recorded
+    idx = np.flatnonzero(mask)
+    j = np.searchsorted(s, h.end[idx], side="left") - 1
+    ok = j >= 0
+    ok[ok] = h.start[idx[ok]] < e[j[ok]]
+    idx = idx[ok]
+    cs, ce = [h.start[idx].astype(np.int64)], [h.end[idx].astype(np.int64)]
+    if py is not None:
+        cs.append(py[0])
+        ce.append(py[1])
+    rs, re = union_intervals(np.concatenate(cs), np.concatenate(ce))
+    if not rs.size:
+        return s[:0], e[:0]
+    outside = subtract_intervals(s, e, rs, re)
+    return subtract_intervals(s, e, *outside)
 
 
 def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a context.GpuCtx
@@ -49,23 +129,39 @@ def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN0
     return union_intervals(s.astype(np.int64), e.astype(np.int64))
 
 
-def _idle_after(g, ends: np.ndarray, waits: tuple[np.ndarray, np.ndarray] | None = None) -> float:  # noqa: ANN001
-    """GPU idle (ps) from the end of the device work each sync waited for to the GPU's next device event, less
-    the time the host spent waiting for input meanwhile: a loop that syncs and then waits for its DataLoader
-    idles the GPU for the input, which is the input check's, not the sync's."""
+def _idle_after(g, h, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarray, np.ndarray],  # noqa: ANN001
+                recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]) -> np.ndarray:
+    """GPU idle (ps) after the syncs: [the program's syncs, the copies' waits, unrecorded host time].
+
+    Each idle gap runs from the end of the device work the syncs waited for to the GPU's next device event; it is
+    the cause's of the last sync in it (the one the host returned from before launching again).  Less the time the
+    host spent waiting for input meanwhile (the input check's: a loop that syncs and then waits for its DataLoader
+    idles the GPU for the input), and less the time the syncing thread ran nothing recorded (the host's own code the
+    profiler did not see: neither the sync's nor the copy's)."""
     d = g.d
+    out = np.zeros(3)
     if not len(d):
-        return 0.0
+        return out
     run_end = np.maximum.accumulate(d.end)
     j = np.searchsorted(d.start, ends, side="left")  # the first device event starting after the sync returned
     ok = (j > 0) & (j < len(d))
-    j = sorted_unique(j[ok])  # one idle gap, however many syncs sit in it
+    j, last_end, is_copy = j[ok], ends[ok], copy[ok]
     if not j.size:
-        return 0.0
+        return out
+    order = np.lexsort((last_end, j))  # by gap, then by when the sync returned: the last of each gap decides
+    j, is_copy = j[order], is_copy[order]
+    last = np.ones(j.size, dtype=bool)
+    last[:-1] = j[1:] != j[:-1]
+    j, is_copy = j[last], is_copy[last]
     kept = g.step[j] >= 0  # the work the GPU waited for belongs to a kept step
-    a, b = run_end[j - 1][kept].astype(np.int64), d.start[j][kept].astype(np.int64)
+    a, b, is_copy = run_end[j - 1][kept].astype(np.int64), d.start[j][kept].astype(np.int64), is_copy[kept]
     pos = b > a
-    a, b = a[pos], b[pos]
-    if waits is not None and waits[0].size:
-        a, b = subtract_intervals(a, b, *waits)
-    return float((b - a).sum())
+    for i, sel in enumerate((~is_copy & pos, is_copy & pos)):
+        s, e = a[sel], b[sel]
+        if waits[0].size:
+            s, e = subtract_intervals(s, e, *waits)
+        total = float((e - s).sum())
+        s, e = _covered(h, recorded, s, e)
+        out[i] = float((e - s).sum())
+        out[2] += total - out[i]
+    return out

@@ -490,6 +490,13 @@ class GpuMemory:
     #: the series for the chart, at most ``memory.timeline_points`` points that keep every peak: ms, allocated, reserved
     timeline: dict[str, list] = field(default_factory=dict)
     note: str = ""
+    #: the forward pass's blocks live at the allocated peak: bytes, count, the largest, and what became of them
+    #: ("still held at the end of the capture", "freed together at 812.0 ms", "freed over 40.2 ms")
+    forward_kept_bytes: int = 0
+    forward_kept_blocks: int = 0
+    forward_kept_largest: int = 0
+    forward_kept_sites: int = 0  # distinct places (ops, source lines) that allocated them
+    forward_kept_release: str = ""
 
 
 @dataclass
@@ -667,9 +674,35 @@ class Flops:
 class HostSyncs:
     """The host waiting for the GPU inside kept steps (``.item()``, ``cudaStreamSynchronize``, event waits)."""
 
-    calls_per_step: float = 0.0  # sync calls per kept step
-    gpu_idle_ms_per_step: float = 0.0  # GPU idle after them until the next device work (mean over active GPUs)
+    calls_per_step: float = 0.0  # sync calls per kept step the program asked for (not a blocking copy's own)
+    #: GPU idle after them until the host launched again (mean over active GPUs), less input waits and host time the
+    #: profiler did not record
+    gpu_idle_ms_per_step: float = 0.0
     callers: list[tuple[str, float]] = field(default_factory=list)  # innermost host event around the sync, per step
+    #: host time inside those syncs per kept step (what the syncs themselves cost the host)
+    wait_ms_per_step: float = 0.0
+    #: syncs that are a blocking copy's own (a pageable host-to-device copy waits for its stream), per kept step
+    copy_calls_per_step: float = 0.0
+    #: GPU idle after those blocking copies until the host launched again: the copies' cost, not a sync's
+    copy_idle_ms_per_step: float = 0.0
+    copy_callers: list[tuple[str, float]] = field(default_factory=list)
+    #: GPU idle after any sync or blocking copy while the host thread ran nothing the profiler recorded (Python the
+    #: profiler did not trace): named apart, neither the sync's nor the copy's
+    unrecorded_ms_per_step: float = 0.0
+
+
+@dataclass
+class HostInput:
+    """What the input wait is made of: the input pipeline's own events, and the host time before each step's first
+    op that is not theirs (named apart)."""
+
+    #: where the input wait comes from: "pipeline" (the input pipeline's own events: DataLoader ``__next__``,
+    #: ``IteratorGetNext``), "before_first_op" (no such event: the host time before each step's first op stands in
+    #: for an untraced loader), "" (neither)
+    source: str = ""
+    #: host time per kept step before the step's first op that is no input pipeline's (a capture that records its
+    #: input pipeline): Python before the first op, not input
+    pre_op_ms_per_step: float = 0.0
 
 
 @dataclass
@@ -713,6 +746,7 @@ class HostMetrics:
     dispatch: Dispatch = field(default_factory=Dispatch)
     kernel_durations: KernelDurations = field(default_factory=KernelDurations)
     syncs: HostSyncs = field(default_factory=HostSyncs)
+    input: HostInput = field(default_factory=HostInput)
     comm: Communication = field(default_factory=Communication)
     flops: Flops = field(default_factory=Flops)
     #: fixes the trace shows in use (``Framework.applied_markers``): evidence id -> what shows it, in words

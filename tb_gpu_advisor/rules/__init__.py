@@ -159,6 +159,11 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
             f.severity = "info"
             f.summary += (f" The steps are a guess ({m.steps.source}): this gap may lie inside one step, so it is "
                           f"reported as a note, not a problem.")
+        elif conf == "low" and f.severity == "critical" and m.steps.source != "whole_capture":
+            # a number per guessed step (GPU bursts) is never critical; the whole capture as one step is no guess
+            f.severity = "warning"
+            f.summary += (f" A warning, not critical: it rests on steps that are a guess ({m.steps.source}, low "
+                          f"confidence).")
 
 
 #: Job-scope rules that also speak of a single rank: what its own trace shows (its exposed collectives).  The others

@@ -39,6 +39,20 @@ def absolute(m: HostMetrics, without_oom: bool = False) -> list[GpuMemory]:
     return [g for g in m.memory.gpus if g.baseline == "absolute" and g.capacity_bytes and g.gpu not in oom]
 
 
+def totals(m: HostMetrics, without_oom: bool = False) -> list[GpuMemory]:
+    """:func:`absolute`, and in a memory snapshot also the GPUs of unknown capacity (a snapshot does not record it;
+    a rule then speaks relative to the peak and says :data:`CAPACITY_UNKNOWN`)."""
+    if not m.memory.snapshot:
+        return absolute(m, without_oom)
+    oom = {o.gpu for o in m.memory.ooms} if without_oom else set()
+    return [g for g in m.memory.gpus if g.baseline == "absolute" and g.gpu not in oom]
+
+
+#: What a finding measured against the peak says of the capacity (its fix says how to record it).
+CAPACITY_UNKNOWN = ("The GPU's capacity is unknown (a memory snapshot does not record it): this is judged against "
+                    "the peak alone.")
+
+
 def used(g: GpuMemory) -> int:
     """What the process holds at its peak: reserved bytes where known (what an OOM is about), else allocated."""
     return g.peak_reserved_bytes if g.peak_reserved_bytes is not None else g.peak_allocated_bytes

@@ -1,15 +1,20 @@
 """Q&A: is the capture trustworthy? Short steady-state window (~10 s), enough steps.
 
-Fires: no GPU activity at all (warning; the other checks are skipped), no step found / fewer than ``capture.min_steps`` kept steps
+Fires: no GPU activity at all (warning; the other checks are skipped) -- named for what the window holds where it
+holds no kernel (start-up only, NVTX only, no CUDA call, CUDA tracing off: ``job.kind.WINDOWS``), with how to record
+the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
+``capture_quality:window``) -- no step found / fewer than ``capture.min_steps`` kept steps
 (warning), capture longer than ``capture.max_seconds`` (info), step times
 varying more than ``capture.max_step_cv`` (info).  No saving.
 """
 
 from __future__ import annotations
 
+from tb_gpu_advisor import formats
 from tb_gpu_advisor.common.fmt import and_list
+from tb_gpu_advisor.frameworks.base import action
 from tb_gpu_advisor.metrics.types import HostMetrics
-from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.model.schema import Action, Finding
 from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, share_metric, step_windows, value_metric
 
 ID = "capture_quality"
@@ -26,7 +31,7 @@ def check(m: HostMetrics) -> list[Finding]:
     if not any(g.active for g in m.gpus):
         no_gpu, elsewhere = _no_gpu(ctx, m)
         out.append(no_gpu)
-        if elsewhere:  # the work ran on another accelerator, or its records were lost: no GPU steps to judge
+        if elsewhere:  # another accelerator's work, lost records or a window without GPU work: no GPU steps to judge
             return out
     job = m.job
     passes = job is not None and job.kind.kind in ("inference", "serving") and job.kind.confidence != "low"
@@ -108,6 +113,9 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
         summary = (f"This capture's device work ran on {and_list(kind.unread_devices)}, not on a GPU: the Advisor "
                    f"analyses NVIDIA and AMD GPUs, so the guide's GPU checks were skipped and nothing here is a verdict "
                    f"on that work. Read it with the accelerator's own profiler tools.")
+    elif kind is not None and kind.window:
+        title, summary = _WINDOW_TITLES[kind.window], _window_summary(ctx, m, kind.window, kind.evidence)
+        actions = _window_fixes(ctx, kind.window, kind.capture_format)
     elif kind is not None and kind.lost_gpu:
         title, actions = "The capture lost its GPU records", ctx.fw.fix(f"{ID}:lost_records")
         summary = (f"The GPU was used ({kind.lost_gpu}), but the capture holds no record of its work: the GPU's side "
@@ -121,7 +129,44 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                    f"checks were skipped. Was the GPU visible to {ctx.fw.label('gpu_user')}, and did the profiled "
                    f"window include the GPU work (training steps, forward passes, engine steps)?"
                    + (" If the job should use the GPU, move the model and its inputs there." if cpu else ""))
-    elsewhere = kind is not None and bool(kind.unread_devices or kind.lost_gpu)
+    # the work ran elsewhere, its records were lost, or the window holds none of it: no GPU steps to judge
+    elsewhere = kind is not None and bool(kind.unread_devices or kind.lost_gpu or kind.window)
     return finding(ctx, ID, "warning", summary, title=title, actions=actions,
                    metric=value_metric("active_gpus", "GPUs with activity", 0, "count", "0", severity="warning",
                                        good_direction="higher")), elsewhere
+
+
+#: A window without GPU work, by what it holds (``job.kind.WINDOWS``).
+_WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU work launched yet",
+                  "no_cuda_call": "The capture window holds no CUDA call: the program had not reached its GPU work",
+                  "nvtx_only": "The capture window holds only NVTX ranges: no CUDA call, no GPU work",
+                  "tracing_off": "CUDA tracing was off: the capture holds no GPU work"}
+
+
+def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
+    """What a window without GPU work holds, and why the checks did not run: a capture of the wrong window, not a
+    damaged file and not a healthy job."""
+    seconds = (m.capture.length_ms or 0) / 1000.0
+    length = f"This {seconds:.2f} s window" if seconds else "This window"
+    if window == "tracing_off":
+        return (f"{length} holds no GPU work: {held}. The GPU's side was not recorded, so the guide's GPU checks did "
+                f"not run: nothing here is a verdict on the job. Record again with CUDA tracing on.")
+    if window == "nvtx_only":
+        return (f"{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the guide's "
+                f"GPU checks did not run: nothing here is a verdict on the job.")
+    return (f"{length} holds no GPU work: {held}. It is a capture of the wrong window, so the guide's GPU checks did "
+            f"not run: nothing here is a verdict on the job. Record the window where {ctx.fw.label('gpu_user')} runs "
+            f"its steps.")
+
+
+def _window_fixes(ctx: Ctx, window: str, fmt: str) -> list[Action]:
+    """How to record the right window: the capture format's own profiler options where it has them (Nsight), else
+    the framework's (``torch.profiler``'s schedule, ``jax.profiler``, TensorFlow's)."""
+    try:
+        own = formats.get(fmt).window_fixes if fmt else {}
+    except ValueError:
+        own = {}
+    pairs = own.get(window) or own.get("", ())
+    if pairs:
+        return [action(text, code, "shell") for text, code in pairs]
+    return ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")

@@ -45,9 +45,9 @@ has a severity (`critical` / `warning` / `info`; `ok` only for the explicit
 its threshold (with the threshold's source), an estimated saving in ms per
 step and % of step with its assumption, evidence tables, trace windows and
 actions with copyable snippets.  Finding ids are stable:
-`<rule>:<host>` or `<rule>:<host>:<gpu>` (`capture_quality` adds `#<metric>`
-to its secondary findings; a check that raised gets `#error` and severity
-`info`).
+`<rule>:<host>` or `<rule>:<host>:<gpu>` (a rule's secondary findings add
+`#<metric>`: `capture_quality`'s, `host_sync`'s note on host time the profiler
+did not record; a check that raised gets `#error` and severity `info`).
 
 **Healthy.** When no rule reports a warning or critical finding, an `ok`
 finding `healthy:<host>` states the headline numbers -- unless the device
@@ -59,6 +59,18 @@ recognises, so a report never calls a step healthy beside a red card.
 recovers (`recovers`: breakdown group and pool); findings recovering the same
 pool list each other in `overlaps`, and the report's `achievable` step counts
 the shared time once, never above the step nor below the device work left.
+
+**Severity follows the saving** (`rules.follow_savings`, issues #27 and #37): a
+finding whose fix saves under {warn:g}% of the step (`severity.warning_min_saving`)
+is info, whatever its share of the GPU's time or of any other whole; one that
+saves under {crit:g}% (`severity.critical_min_saving`) is at most a warning.
+Findings without a saving (the capture itself, a note with no fix to size)
+keep the grade their rule gives.
+
+**Guessed steps** (`rules._step_confidence`): every finding carries the steps'
+confidence; on steps of low confidence (GPU bursts: `gpu_busy_clusters`) no finding
+is critical -- a critical one is a warning that says its steps are a guess -- and a
+gap between steps is at most info.  The whole capture read as one step is no guess.
 
 **Ranking** (`rules.rank`): critical and warning findings first, then info,
 then ok; within that, by estimated saving (ms per step, rounded to 0.01 ms)
@@ -80,7 +92,10 @@ GPU's late start to `launch_skew`; `host_op_placement` ignores
 `LossScaleOptimizer` ops; `excessive_memcpy` is capped at warning when
 host-placed ops explain the copies; `launch_skew` is silent when
 `sequential_gpus` fires; `xla_not_used` ignores pairs (BiasAdd+Relu) and
-chains interrupted by host work.
+chains interrupted by host work; `host_sync` leaves a copy's own wait for its
+stream (a pageable copy to the device) to `excessive_memcpy`, and host time
+the profiler did not record to its note; `input_bound` counts the input
+pipeline's own time, not other host time before a step's first op.
 """
 
 
@@ -103,7 +118,8 @@ def rule_section(rid: str) -> list[str]:
 
 
 def render() -> str:
-    out = [HEADER]
+    out = [HEADER.replace("{warn:g}", f"{100 * THRESHOLDS['severity.warning_min_saving'].value:g}")
+           .replace("{crit:g}", f"{100 * THRESHOLDS['severity.critical_min_saving'].value:g}")]
     out.append("## Rules, in the guide's order\n")
     out.append("| id | guide | title | thresholds |")
     out.append("|---|---|---|---|")

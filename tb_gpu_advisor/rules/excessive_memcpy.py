@@ -1,11 +1,15 @@
 """§1.2.2 / §2 item 4: excessive or synchronous host<->device / device<->device copies.
 
 Metric: copy time per step during which no kernel ran on that GPU (the copy
-blocks compute), as a share of the step.  A synchronous (``async:0``) copy
-of at least 1% of the step makes it a warning even below that.  Copies that
-recur at the same point in every step are marked: they come from the step
+blocks compute), plus the GPU idle after copies that block the host (a copy to
+the device that waits for its stream, as PyTorch's copy of a pageable tensor
+does: the GPU's queue drains and it idles until the host launches again;
+``metrics/syncs.py``), as a share of the step.  A synchronous (``async:0``)
+copy of at least 1% of the step makes it a warning even below that.  Copies
+that recur at the same point in every step are marked: they come from the step
 itself (an op on the wrong device, a ``.numpy()`` call), not from warm-up.
-Saving: the blocking copy time (copies overlapped with compute, or gone).
+Saving: the blocking copy time and the idle after it (copies overlapped with
+compute from pinned memory, or gone).
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ def check(m: HostMetrics) -> list[Finding]:
     if ctx.step_ms is None or not m.memcpy:
         return []
     copies = [c for c in m.memcpy if c.direction != "memset"]
-    blocking = sum(c.blocking_ms_per_step for c in copies)
+    waits = m.syncs.copy_idle_ms_per_step  # the GPU idle after copies that blocked the host (pageable, synchronous)
+    blocking = sum(c.blocking_ms_per_step for c in copies) + waits
     sync_ms = sum(c.ms_per_step * (c.sync_share or 0.0) for c in copies)
     share = ctx.share(blocking)
     sync_share = ctx.share(sync_ms) or 0.0
@@ -55,7 +60,14 @@ def check(m: HostMetrics) -> list[Finding]:
             " is from pageable host memory (staged by the driver, blocking the host)"
     rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
              c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
+    if m.syncs.copy_calls_per_step:
+        who = ", ".join(f"{n} ×{per:.1f}" for n, per in m.syncs.copy_callers[:3]) or "copies"
+        sync_txt += (f"; the host waits for the GPU in {m.syncs.copy_calls_per_step:.1f} copies to the device per step "
+                     f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits)} per step until "
+                     f"the host launches again")
     dirs = {c.direction for c in copies if c.blocking_ms_per_step > 0 or (c.sync_share or 0) > 0}
+    if m.syncs.copy_calls_per_step:
+        dirs.add("h2d")
     # the copy's own fix first: the worst direction's (an H2D copy's is pinning and prefetch, a D2H copy's the sync
     # that pulls values to the host: .item()); the device-to-host sync advice only where device-to-host copies are
     variants = (["host_device"] if "d2h" in dirs else []) + (["h2d"] if "h2d" in dirs else [])
@@ -64,6 +76,9 @@ def check(m: HostMetrics) -> list[Finding]:
     direction_acts = ctx.fw.fixes_for(ID, variants)
     if pageable:
         direction_acts = ctx.fw.extra(f"{ID}:pageable") + [a for a in direction_acts if a not in ctx.fw.extra(f"{ID}:pageable")]
+    if m.syncs.copy_calls_per_step:  # the copies block the host: pinned memory and non_blocking copies come first
+        first = (ctx.fw.extra(f"{ID}:pageable") if pageable else []) + ctx.fw.fix(f"{ID}:h2d")
+        direction_acts = first + [a for a in direction_acts if a not in first]
     if dirs & {"d2d", "p2p"}:
         direction_acts.append(action("Check for unnecessary device-to-device copies between replicas (variables "
                                      "or ops pinned to one GPU) — guide §2 item 4."))
@@ -77,8 +92,10 @@ def check(m: HostMetrics) -> list[Finding]:
                             detail={"blocking_ms_per_step": blocking, "sync_ms_per_step": sync_ms,
                                     "sync_share_of_step": sync_share}),
         saving=saving(ctx, max(blocking, sync_ms), "blocking and synchronous copies overlap with compute or disappear "
-                                                   "(ops kept on the GPU, async prefetch)",
-                      [("copies", "copies", max(blocking, sync_ms))]),
+                                                   "(pinned memory and non_blocking copies, ops kept on the GPU, async "
+                                                   "prefetch)",
+                      [("copies", "copies", max(blocking - waits, sync_ms))] + ([("launch", "launch", waits)] if waits
+                                                                               else [])),
         evidence=[table("Copies per step by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
                                                          "sync count/step", "recurring", "top ops"], rows)],
         windows=step_windows(ctx, key=lambda s: s.breakdown.memcpy_h2d + s.breakdown.memcpy_d2h + s.breakdown.memcpy_d2d,

@@ -1,17 +1,22 @@
 """§1.2.1 The host synchronises with the GPU inside the step, and the GPU then waits for the host.
 
-Metric: GPU idle after host sync calls (``cudaStreamSynchronize`` behind a PyTorch ``.item()``,
-``cudaDeviceSynchronize``, event waits) until the next device work, per kept step, as a share of
-the step (``metrics/syncs.py``).  The guide's GPU-idle check (§1.2.1) names the host keeping the GPU
-waiting; a sync drains the GPU's queue, so every launch after it is exposed.
+Metric: GPU idle after the syncs the program asked for (``cudaStreamSynchronize`` behind a PyTorch ``.item()``,
+``.cpu()``, ``cudaDeviceSynchronize``, event waits) until the host launches again, per kept step, as a share of the
+step (``metrics/syncs.py``).  The guide's GPU-idle check (§1.2.1) names the host keeping the GPU waiting; a sync
+drains the GPU's queue, so every launch after it is exposed.
 Saving: that idle time (the queue stays full when the value is read every N steps instead).
+
+Not counted (issue #37 item 3): a sync that is a blocking copy's own wait (a pageable host-to-device copy waits for
+its stream) is the copy's cost, reported by ``excessive_memcpy`` with the copy's fix; GPU idle while the syncing
+thread ran nothing the profiler recorded is named apart, as a note saying how to record it.
 """
 
 from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import Ctx, finding, ms, pct, rule, saving, share_metric, short, step_windows, table
+from tb_gpu_advisor.rules.base import (Ctx, action, finding, grade, ms, pct, rule, saving, share_metric, short,
+                                       step_windows, table)
 
 ID = "host_sync"
 
@@ -20,25 +25,64 @@ ID = "host_sync"
       thresholds=("host_sync.warning", "host_sync.critical"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
-    s = m.syncs
-    if ctx.step_ms is None or not s.calls_per_step:
+    if ctx.step_ms is None:
         return []
+    return [f for f in (_syncs(ctx), _unrecorded(ctx)) if f is not None]
+
+
+def _syncs(ctx: Ctx) -> Finding | None:
+    """The syncs the program asked for, graded by the GPU idle they leave."""
+    s = ctx.m.syncs
+    if not s.calls_per_step:
+        return None
     graded = ctx.graded(s.gpu_idle_ms_per_step, "host_sync.warning", "host_sync.critical")
     if graded is None:
-        return []
+        return None
     share, sev = graded
     who = ", ".join(f"{short(name, 40)} ×{per:.1f}" for name, per in s.callers[:3]) or "runtime calls"
-    return [finding(
+    return finding(
         ctx, ID, sev,
-        f"The host waits for the GPU {s.calls_per_step:.1f} times per step (in {who}); each wait drains the GPU's "
-        f"queue, which then idles until the host launches more work: {ms(s.gpu_idle_ms_per_step)} of each "
-        f"{ms(ctx.step_ms)} step ({pct(share)}).",
+        f"The host waits for the GPU {s.calls_per_step:.1f} times per step (in {who}; {ms(s.wait_ms_per_step)} in the "
+        f"waits); each wait drains the GPU's queue, which then idles until the host launches more work: "
+        f"{ms(s.gpu_idle_ms_per_step)} of each {ms(ctx.step_ms)} step ({pct(share)}).",
         metric=share_metric("sync_idle_share", "GPU idle after host syncs", share, "host_sync.warning", severity=sev,
-                            detail={"syncs_per_step": s.calls_per_step, "idle_ms_per_step": s.gpu_idle_ms_per_step}),
+                            detail={"syncs_per_step": s.calls_per_step, "idle_ms_per_step": s.gpu_idle_ms_per_step,
+                                    "wait_ms_per_step": s.wait_ms_per_step}),
         saving=saving(ctx, s.gpu_idle_ms_per_step, "the GPU's queue stays full: values are read every N steps, not "
                                                   "every step", [("launch", "launch", s.gpu_idle_ms_per_step)]),
         evidence=[table("Host events that wait for the GPU, per step", ["host event", "syncs per step"],
                         [[short(n, 80), round(per, 2)] for n, per in s.callers])],
         windows=step_windows(ctx, key=lambda st: st.breakdown.launch_wait + st.breakdown.other, label="GPU idle"),
         actions=ctx.fw.fix(ID),
-    )]
+    )
+
+
+#: How to record the host's own code, where the framework gives no way of its own (``host_sync:unrecorded``).
+RECORD_HOST = action("Record what the host does there: mark the code between GPU work with named ranges (NVTX "
+                     "ranges, the framework's trace annotations) or turn on the profiler's Python tracing, then "
+                     "profile again.")
+
+
+def _unrecorded(ctx: Ctx) -> Finding | None:
+    """GPU idle after syncs and blocking copies while the syncing thread ran nothing the profiler recorded: the host's
+    own code the profiler did not see.  No fix can be sized for code the capture does not show, so it is a note (no
+    saving) that names the time and how to record it."""
+    s = ctx.m.syncs
+    if not (s.calls_per_step or s.copy_calls_per_step) or grade(ctx.share(s.unrecorded_ms_per_step),
+                                                                  "host_sync.warning") is None:
+        return None
+    share = ctx.share(s.unrecorded_ms_per_step)
+    f = finding(
+        ctx, ID, "info",
+        f"After the host's syncs and blocking copies the GPU idles {ms(s.unrecorded_ms_per_step)} of each "
+        f"{ms(ctx.step_ms)} step ({pct(share)}) while the host runs code the profiler did not record: no op, no runtime "
+        f"call and no Python span covers that time on the host thread, so this capture cannot say what it is. "
+        f"It is neither the syncs' nor the copies' cost; record it to find out.",
+        title="The host runs code the profiler did not record while the GPU idles",
+        metric=share_metric("unrecorded_host_share", "GPU idle during unrecorded host time", share,
+                            detail={"unrecorded_ms_per_step": s.unrecorded_ms_per_step}),
+        windows=step_windows(ctx, key=lambda st: st.breakdown.other, label="unrecorded host time"),
+        actions=ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST],
+    )
+    f.id += f"#{f.metric.id}"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
+    return f

@@ -1,8 +1,11 @@
 """§1.1 Input pipeline: is the program input-bound?
 
 Metric: ``headline.input_wait_share`` -- the share of the step the GPUs are
-idle while the host waits in ``IteratorGetNext`` (the stock tool shows 0.0%
-for GPU captures; the Advisor measures it itself).  Saving: the whole input
+idle while the host waits in ``IteratorGetNext`` / the DataLoader's ``__next__``
+(the stock tool shows 0.0% for GPU captures; the Advisor measures it itself).
+Where the capture records its input pipeline, the wait is that pipeline's own
+time; other host time before the step's first op is named apart, not counted
+(``metrics/inputs.py``, issue #37 item 4).  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 """
 
@@ -29,13 +32,21 @@ def check(m: HostMetrics) -> list[Finding]:
         for s in m.steps_detail if s.gpu is None
     ]
     evidence = [table("Input wait per step (ms)", ["step", "step ms", "input wait ms", "H2D copy ms", "device compute ms"], rows[:50])]
+    src = m.input
+    what = {"pipeline": "; the input pipeline's own time (its iterator's next batch)",
+            "before_first_op": "; the host time before each step's first op: the capture records no input pipeline "
+                               "event, so that time stands for an untraced loader"}.get(src.source, "")
+    apart = (f" Another {ms(src.pre_op_ms_per_step)} per step of host time before the step's first op is not the input "
+             f"pipeline's and is not counted here." if src.pre_op_ms_per_step >= 0.0005 else "")
     return [finding(
         ctx, ID, sev,
-        f"{'The GPU sits' if sum(1 for g in m.gpus if g.active) == 1 else 'The GPUs sit'} idle waiting for input for {ms(wait_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}; "
-        f"stock 'input-bound' level is >=5%), over {n_of(ctx.steps, 'step')}"
-        + (f"; H2D input copies add {ms(h2d)}." if h2d >= 0.0005 else "."),
+        f"{'The GPU sits' if sum(1 for g in m.gpus if g.active) == 1 else 'The GPUs sit'} idle waiting for input for "
+        f"{ms(wait_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}; "
+        f"stock 'input-bound' level is >=5%){what}, over {n_of(ctx.steps, 'step')}"
+        + (f"; H2D input copies add {ms(h2d)}." if h2d >= 0.0005 else ".") + apart,
         metric=share_metric("input_wait_share", "Input wait share of step", share, "input_bound.warning", severity=sev,
-                            detail={"input_wait_ms": wait_ms, "memcpy_h2d_ms": h2d}),
+                            detail={"input_wait_ms": wait_ms, "memcpy_h2d_ms": h2d, "source": src.source,
+                                    "pre_op_ms": src.pre_op_ms_per_step}),
         saving=saving(ctx, wait_ms, "removing the input wait entirely (input prepared in parallel and prefetched, "
                                     "so it overlaps with the previous step's compute)", [("input", "input", wait_ms)]),
         evidence=evidence,

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -211,6 +212,13 @@ def locate_file(path: str, follow_symlinks: bool = False) -> tuple[str, Session,
 def expected_layouts() -> list[str]:
     """Each format's folder layout, as a user is told it."""
     return _discover.expected_layouts()
+
+
+def why_not_read(path: str) -> str | None:
+    """Why a file whose content a format may claim (an ``.sqlite``) was not read as one, in words (``report FILE``
+    of an unreadable export says that, not which files are read); None when no format's layout looks at it."""
+    rel = (os.path.basename(path),)
+    return next((f.layout.sniff(path) for f in formats.REGISTRY.values() if f.layout.maybe(rel)), None)
 
 
 def how_to_capture_text() -> str:

@@ -233,6 +233,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             xla = _xla_module_steps(trace) or _xla_launch_steps(h)
             marked = _nvtx_steps(trace) if xla is None else None
             own = job.structure if job is not None else None
+            trained = _training_range_steps(trace, job) if marked is None and own is None else None
             if xla is not None:
                 source, note, ids, hs, he = xla
                 mapped = "device"
@@ -242,6 +243,9 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             elif own is not None:
                 source, note, hs, he = own.source, own.note, own.start, own.end
                 ids = np.arange(hs.size, dtype=np.int64)
+                mapped = "host_window"
+            elif trained is not None:
+                source, note, ids, hs, he = trained
                 mapped = "host_window"
             elif _one_pass(job, active):
                 source, mapped = "single_pass", "device"
@@ -312,9 +316,38 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
 
 
 def _one_pass(job: Job | None, active: list[DeviceEvents]) -> bool:
-    """Inference work with no repeated structure: the capture is one forward pass (never cut at its idle gaps)."""
-    return (job is not None and bool(active) and job.kind.kind in ("inference", "serving")
-            and job.kind.confidence != "low")
+    """Inference work with no repeated structure: the capture is one forward pass (never cut at its idle gaps); a
+    training job whose own NVTX ranges name its iteration, which does not repeat: one iteration, never GPU bursts."""
+    if job is None or not active or job.kind.confidence == "low":
+        return False
+    return job.kind.kind in ("inference", "serving") or (job.kind.kind == "training" and job.kind.from_ranges)
+
+
+def _training_range_steps(trace: Trace, job: Job | None) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+    """Steps of a training job known by its own NVTX ranges (``Kind.from_ranges``): the training range that lasts
+    longest on average (the backward pass holds the gradient all-reduces it launches, so it outlasts them), where it
+    repeats on a thread -- each repeat starts an iteration.  None where it does not repeat (one iteration)."""
+    r = trace.ranges
+    if job is None or not job.kind.from_ranges or job.kind.kind != "training" or r is None or not r.idx.size:
+        return None
+    h = trace.h
+    idx = r.idx[~r.op]
+    is_training = np.fromiter((nvtx.is_training_range(n) for n in h.names), bool, len(h.names))
+    sel = idx[is_training[h.name[idx]]]
+    if not sel.size:
+        return None
+    names, inv = np.unique(h.name[sel], return_inverse=True)
+    dur = (h.end[sel] - h.start[sel]).astype(np.float64)
+    best = int(names[int(np.argmax(np.bincount(inv, weights=dur) / np.bincount(inv)))])
+    pick = sel[h.name[sel] == best]
+    if _max_per_line(h, pick) < 2:
+        return None
+    pick = pick[np.lexsort((h.start[pick], h.line[pick]))]
+    lines = np.unique(h.line[pick]).size
+    note = (f"NVTX ranges `{h.names[best]}`, the training iteration's own range ({pick.size} on {lines} "
+            f"thread{'s' if lines > 1 else ''}): each repeat starts a step")
+    u, s, e = _group_windows(_range_step_ids(h, pick), h.start[pick].astype(np.int64), h.end[pick].astype(np.int64))
+    return "nvtx_top_range", note, u, s, e
 
 
 def _cold_steps(hs: np.ndarray, he: np.ndarray, gpu_windows: dict[int, np.ndarray], job: Job) -> np.ndarray:

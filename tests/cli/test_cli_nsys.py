@@ -53,11 +53,11 @@ def test_a_logdir_of_three_formats(tmp_path):
     assert all(h["error"] is None for r in reports.values() for h in r["hosts"])
 
 
-def test_an_export_without_kernels_fails_its_host(tmp_path):
+def test_an_export_whose_launches_lost_their_kernels_fails_its_host(tmp_path):
     p = tmp_path / "cpu.sqlite"
     write(str(p), NsysJob(steps=4, kernels_table=False))
     code, out, err = _run(["report", str(p), "--format", "json"])
-    assert code == 2 and "no GPU activity captured" in err
+    assert code == 2 and "the GPU's side of the capture was lost" in err
     assert json.loads(out)["healthy"] is False
 
 

@@ -19,6 +19,7 @@ import pytest
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.cli import main as cli
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.formats.nsys.reader import read_trace
 from tb_gpu_advisor.model.columns import union_intervals
 from tests.support.paths import DEMO_LOGS, REPO, SHARED_PROFILES
@@ -118,13 +119,17 @@ def _report(run: str) -> dict:
 
 def test_h100_window_top_finding_is_the_copies():
     """The copies fill 95-96% of the analysed window (969 ms: the window holds host work before the first copy),
-    their fix is named; the fp32 GEMMs are the next findings; the GPU model is said to be missing."""
+    their fix is named; the fp32 GEMMs come next, as notes: they would save about 1% of the window (issue #37 item 4:
+    a fix that saves under a few per cent is info, whatever its share of GPU time); the GPU model is said to be
+    missing."""
     rep = _report("h100_fsdp_window")
     bad = [f for f in rep["findings"] if f["severity"] in ("warning", "critical")]
     top = bad[0]
     assert top["rule"] == "excessive_memcpy" and top["severity"] == "critical"
     assert top["metric"]["value"] >= 0.9
-    assert {f["rule"] for f in bad[1:3]} == {"mixed_precision_off", "tensor_core_unused"}
+    fp32 = [f for f in rep["findings"] if f["rule"] in ("mixed_precision_off", "tensor_core_unused")]
+    assert len(fp32) == 2 and all(f["severity"] == "info" and f["saving"]["percent_of_step"] < 100 * T(
+        "severity.warning_min_saving") for f in fp32)
     host = rep["hosts"][0]
     assert host["capture"]["framework"] == "pytorch"
     assert any("GPU model: not in this export" in n for n in host["capture"]["notes"])

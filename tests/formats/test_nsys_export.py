@@ -27,6 +27,7 @@ while [ $# -gt 1 ]; do
 done
 [ -f "$1" ] || { echo "no such report $1"; exit 4; }
 [ -n "$STANDIN_FAIL" ] && { echo "Fatal error: cannot export"; exit 1; }
+cp "$1" "$STANDIN_LOG.input"
 cp "$STANDIN_SQLITE" "$out"
 """
 
@@ -79,7 +80,12 @@ def test_exported_once_into_the_cache_never_beside_the_report(report, standin):
     cached = export.cached_path(str(report))
     assert cached.startswith(os.environ["TB_GPU_ADVISOR_CACHE_DIR"]) and os.path.isfile(cached)
     calls = log.read_text().splitlines()
-    assert len(calls) == 1 and calls[0].startswith("export --type sqlite") and calls[0].endswith(str(report))
+    assert len(calls) == 1 and calls[0].startswith("export --type sqlite")
+    # nsys was given a private copy of the report's bytes (made through the checked descriptor), never the logdir's
+    # path, and the copy is gone after
+    given = calls[0].split()[-1]
+    assert not given.startswith(str(report.parent.parent)) and not os.path.exists(os.path.dirname(given))
+    assert (log.parent / (log.name + ".input")).read_bytes() == report.read_bytes()
     reader.read_trace(str(report))
     assert len(log.read_text().splitlines()) == 1  # read from the cache, not exported again
     os.utime(report, ns=(1, 1))  # a new report under the same name: exported again
@@ -110,3 +116,12 @@ def test_cache_off_exports_to_the_temp_folder(report, standin, monkeypatch, tmp_
     monkeypatch.setattr(tempfile, "tempdir", None)
     reader.read_trace(str(report))
     assert export.cached_path(str(report)).startswith(str(tmp_path / "tmp"))
+
+
+def test_a_report_over_the_profile_limit_is_refused_before_it_is_copied(report, standin, monkeypatch):
+    """nsys exports a private copy of the report: one over the profile limit is refused first (no copy, no export)."""
+    truth, log = standin
+    monkeypatch.setenv("TB_GPU_ADVISOR_MAX_PROFILE_BYTES", "5")
+    with pytest.raises(NsysReadError, match="over the .* limit"):
+        reader.read_trace(str(report))
+    assert not log.exists()

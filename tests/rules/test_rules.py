@@ -304,6 +304,38 @@ def test_host_sync_grades_the_gpu_idle_after_syncs_and_names_the_callers():
     assert run("host_sync", healthy()) == []  # no sync calls: nothing to say
 
 
+def test_host_sync_leaves_copies_waits_to_the_copies_and_names_unrecorded_host_time():
+    """Issue #37 item 3: only the program's syncs are graded; GPU idle while the host ran nothing recorded is a note
+    (no saving, nothing to size) that says how to record it, whatever its size."""
+    from tb_gpu_advisor.metrics.types import HostSyncs
+
+    w = T("host_sync.warning")
+    m = healthy(syncs=HostSyncs(calls_per_step=1.0, gpu_idle_ms_per_step=0.01, copy_calls_per_step=2.0,
+                                copy_idle_ms_per_step=0.5 * STEP_MS, unrecorded_ms_per_step=0.4 * STEP_MS,
+                                callers=[("aten::_local_scalar_dense", 1.0)], copy_callers=[("aten::copy_", 2.0)]))
+    (f,) = run("host_sync", m)
+    assert f.id.endswith("#unrecorded_host_share") and f.severity == "info" and f.saving is None
+    assert "did not record" in f.summary and f.metric.value == pytest.approx(0.4)
+    m.syncs.unrecorded_ms_per_step = w * STEP_MS * 0.9
+    assert run("host_sync", m) == []
+
+
+def test_a_saving_under_a_few_per_cent_is_a_note_for_every_rule():
+    """Issue #37 item 4: one rule over savings -- under ``severity.warning_min_saving`` of the step a finding of any
+    check is info, under ``severity.critical_min_saving`` at most a warning; without a saving it keeps its grade."""
+    from tb_gpu_advisor.rules import follow_savings
+
+    def f(rule: str, sev: str, pct: float | None) -> Finding:
+        sav = None if pct is None else Saving(ms_per_step=pct * STEP_MS / 100, percent_of_step=pct, assumption="")
+        return Finding(id=rule, rule=rule, severity=sev, title="", summary="", guide_section="", saving=sav)
+
+    lo, hi = 100 * T("severity.warning_min_saving"), 100 * T("severity.critical_min_saving")
+    fs = [f("mixed_precision_off", "warning", lo * 0.9), f("launch_bound", "critical", lo * 0.9),
+          f("input_bound", "critical", (lo + hi) / 2), f("host_sync", "critical", hi), f("capture_quality", "warning", None)]
+    follow_savings(fs)
+    assert [x.severity for x in fs] == ["info", "info", "warning", "critical", "warning"]
+
+
 def test_step_gaps_subtracts_input_and_loss_scaling_and_names_callbacks():
     m = _gaps(0.3)
     m.gaps.avg_input_wait_ms = 1.0

@@ -11,7 +11,8 @@ only the report (what a user reads), so it can walk every demo and real report:
 * a title of "many small kernels" over a summary that says the kernels are not small;
 * channels_last advice to a run without convolutions;
 * the same quantity printed with two values in one finding's summary and its metric;
-* (issue #27) a warning or critical finding that saves under 1% of the step, a critical one under 10%;
+* (issues #27, #37) a warning or critical finding that saves under ``severity.warning_min_saving`` of the step, a
+  critical one under ``severity.critical_min_saving``;
 * a straggler saving more than its own lead before the collectives;
 * a card past its own printed threshold shown green;
 * "If every fix lands" speaking of another step than the report's header, or leaving out a job finding's saving;
@@ -27,6 +28,7 @@ from __future__ import annotations
 import re
 
 from tb_gpu_advisor import frameworks
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report
 
 _AGAINST = re.compile(r"~([\d.]+) us each -- about the ([\d.]+)-([\d.]+) us launch latency itself")
@@ -103,9 +105,9 @@ def _severity_vs_saving(f: Finding) -> list[str]:
     if f.saving is None or f.severity not in ("critical", "warning"):
         return []
     pct = f.saving.percent_of_step
-    if pct < 1.0:
+    if pct < 100 * T("severity.warning_min_saving"):
         return [f"{f.id}: {f.severity} but saves {pct:.2f}% of the step"]
-    if f.severity == "critical" and pct < 10.0:
+    if f.severity == "critical" and pct < 100 * T("severity.critical_min_saving"):
         return [f"{f.id}: critical but saves {pct:.1f}% of the step"]
     return []
 

@@ -23,7 +23,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import max_profile_bytes
+from tb_gpu_advisor.formats.base import lost_gpu_records, max_profile_bytes
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.formats.kineto.parse import KinetoReadError, KinetoTrace, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
@@ -108,25 +108,12 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         **_rank_step_lines(kt, devs, start_ps, end_ps),
         gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
         metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
-        problems=list(kt.problems) + _lost_gpu_records(h, devs), **_collective_messages(kt, host_order),
+        problems=list(kt.problems) + lost_gpu_records(h, devs), **_collective_messages(kt, host_order),
         world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), **_flop_ops(kt, h, host_order),
         producer=producer, spans=_python_spans(kt, start_ps, end_ps, line_pairs),
         memory=_memory_events(kt, origin, h, line_pairs, host_order, [d.gpu for d in devs]),
         unread_devices=_unread_devices(kt, is_host | is_dev),
     )
-
-
-def _lost_gpu_records(h: HostEvents, devs: list[DeviceEvents]) -> list[str]:
-    """The damage of a trace whose host launched kernels that it holds no GPU record of: every launch runs a kernel,
-    so the GPU's side of the capture was lost (the profiler stopped before the device buffers were flushed, or GPU
-    activity was not recorded) -- a partial trace, never "no GPU work"."""
-    if any(len(d) for d in devs) or not len(h):
-        return []
-    n = int(h.name_mask(devices.is_launch_call).sum())
-    if not n:
-        return []
-    return [f"the host launched {n:,} kernels but the trace holds no GPU record of any: the GPU's side of the capture "
-            "was lost (the profiler stopped before the GPU's records were flushed, or GPU activity was not recorded)"]
 
 
 #: How Kineto names a device's process: "GPU 0", and for other accelerators their own word ("MTIA 9").

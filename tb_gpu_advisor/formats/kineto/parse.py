@@ -67,6 +67,7 @@ HEAD_LIMIT = 64 << 20
 MAX_CUT_TRIES = 4
 _READ_BLOCK = 1 << 20
 _CUT = re.compile(rb"\}\s*[,\]]")
+_NON_WS = re.compile(rb"[^ \t\r\n]")
 #: A cut candidate followed by the next event's first key: where a chunk sent to a worker is cut, as it is almost
 #: never inside a string or a nested object (a failed cut there costs the chunks in flight; see ``_Parser._rewind``).
 _EVENT_CUT = re.compile(rb'\}\s*,\s*\{\s*"(?:ph|cat|name|pid|tid|ts|dur|args|id|bp|s)"')
@@ -377,9 +378,9 @@ def _msgspec_type() -> Any:
     return _MSGSPEC_TYPE
 
 
-def _decode_chunk(data: bytes, decoder: str) -> list[Any]:
+def _decode_chunk(data: bytes | memoryview, decoder: str) -> list[Any]:
     """Events of ``data`` (whole events separated by commas); ValueError when it is not that."""
-    text = b"[" + data + b"]"
+    text = b"".join((b"[", data, b"]"))
     if decoder == "msgspec":
         import msgspec
 
@@ -413,6 +414,7 @@ class _Columns:
         self.ph = Counter()
         self.n_events = 0
         self.malformed = 0
+        self.bad_dur = 0  # X events whose ``dur`` is no number (a string, null, NaN, infinite): read as 0
         self.rows = 0  # X rows kept so far (the next part's first row)
         self.op_args: dict[int, dict[str, Any]] = {}
         self.op_work: dict[int, Any] = {}
@@ -458,6 +460,7 @@ class _Columns:
         self.ph.update(other.ph)
         self.n_events += other.n_events
         self.malformed += other.malformed
+        self.bad_dur += other.bad_dur
         for part in other.parts:
             part["name"] = np.asarray(name_ids, np.int32)[part["name"]] if name_ids else part["name"]
             part["cat"] = np.asarray(cat_ids, np.int32)[part["cat"]] if cat_ids else part["cat"]
@@ -504,7 +507,10 @@ class _Columns:
             if not xs:
                 return
         dur = np.array(list(map(_DUR, xs)), np.float64)
-        dur[np.isnan(dur)] = 0.0
+        bad = ~np.isfinite(dur)
+        if bad.any():
+            self.bad_dur += int(np.count_nonzero(bad))
+            dur[bad] = 0.0
         part = {"ts": ts, "dur": dur,
                 "cat": _intern(list(map(_CAT, xs)), self.cats),
                 "name": _intern(list(map(_NAME, xs)), self.names),
@@ -532,7 +538,7 @@ class _Columns:
         names, cats, pids, tids = self.names, self.cats, self.pid_labels, self.tid_labels
         part = {
             "ts": np.fromiter((e.ts for e in xs), np.float64, len(xs)),
-            "dur": np.fromiter((e.dur if _is_number(e.dur) else 0.0 for e in xs), np.float64, len(xs)),
+            "dur": self._durations(xs),
             "cat": np.fromiter((cats.setdefault(e.cat if isinstance(e.cat, str) else "", len(cats)) for e in xs),
                                np.int32, len(xs)),
             "name": np.fromiter((names.setdefault(e.name if isinstance(e.name, str) else "", len(names)) for e in xs),
@@ -548,6 +554,15 @@ class _Columns:
         self._keep_op_args(part["name"], args, False)
         self.rows += len(xs)
         return part
+
+    def _durations(self, xs: list[Any]) -> np.ndarray:
+        """``dur`` of stdlib-decoded X events; one that is no finite number reads as 0 and is counted (damage)."""
+        dur = np.fromiter((e.dur if _is_number(e.dur) else np.nan for e in xs), np.float64, len(xs))
+        bad = ~np.isfinite(dur)
+        if bad.any():
+            self.bad_dur += int(np.count_nonzero(bad))
+            dur[bad] = 0.0
+        return dur
 
     def _keep_op_args(self, name_ids: np.ndarray, args: list[Any], typed: bool) -> None:
         """The shape arguments of collective and FLOP ops, by row (the shapes of other ops stay unparsed).
@@ -625,7 +640,7 @@ class _Columns:
     def _memory(self, e: Any) -> None:
         """A ``[memory]`` event (``profile_memory=True``): one allocator row (:class:`MemoryColumns`), and the peak
         allocated/reserved bytes per GPU (CUDA or HIP)."""
-        if not _is_number(e.ts):
+        if not _is_number(e.ts) or not abs(e.ts) < MAX_TS_US:
             self.malformed += 1
             return
         args, mem = e.args, self.mem
@@ -792,12 +807,19 @@ class _Parser:
             self.progress(self.base)
 
     def _skip_ws(self, pos: int) -> int:
+        """The offset of the first byte at or after ``pos`` that is no JSON whitespace (or the end of the input).
+
+        A run of whitespace longer than the buffer is dropped as it is read, so it costs its length in time and
+        nothing in memory (a regex scan, not a Python loop per byte)."""
         while True:
-            while pos < len(self.buf) and self.buf[pos] in _WS:
-                pos += 1
-            if pos < len(self.buf) or self.eof:
-                return pos
-            self._fill(len(self.buf) + _READ_BLOCK)
+            m = _NON_WS.search(self.buf, pos)
+            if m is not None:
+                return m.start()
+            if self.eof:
+                return len(self.buf)
+            self._drop(len(self.buf))
+            pos = 0
+            self._fill(_READ_BLOCK)
 
     # -- stages
     def run(self) -> KinetoTrace:
@@ -946,12 +968,13 @@ class _Parser:
         """The oldest chunk in flight was cut inside a string or an object: it and every later one are forgotten and
         ``buf`` starts at its first byte again (its text and the text between the later ones were kept)."""
         _, start, _, first = self.pending.popleft()
-        parts = [first]
-        for fut, _, lead, data in self.pending:
+        parts, end = [first], start + len(first)
+        for fut, at, lead, data in self.pending:
             fut.cancel()
-            parts += (lead, data)
+            parts += (_gap(lead, at - end), data)  # whitespace the reader dropped, as spaces: offsets stay the file's
+            end = at + len(data)
         self.pending.clear()
-        self.buf = b"".join([*parts, self.buf])
+        self.buf = b"".join([*parts, _gap(b"", self.base - end), self.buf])
         self.base = start
         self.rewound = True
 
@@ -969,21 +992,37 @@ class _Parser:
         chunk the candidates are tried from the end back (the array's closing ``}]`` first)."""
         size = _chunk_size(self.buf, pos)
         if len(self.buf) - pos > size:
-            candidates = _first(_CUT.finditer(self.buf, pos + size), MAX_CUT_TRIES)
-            if not candidates and not self.eof:  # one event longer than the buffer: read on
-                self._fill(len(self.buf) + CHUNK_BYTES)
-                return self._chunk(pos)
+            candidates = self._cuts_after(pos, pos + size)
         else:
             candidates = list(_CUT.finditer(self.buf, pos))[::-1][:MAX_CUT_TRIES]
         for m in candidates:
             cut = m.start() + 1
             try:
-                events = _decode_chunk(self.buf[pos:cut], self.decoder)
+                events = _decode_chunk(memoryview(self.buf)[pos:cut], self.decoder)  # one copy, not two
             except ValueError:
                 continue
             self._add(events)
             return cut
         return self._exact(pos)
+
+    def _cuts_after(self, pos: int, at: int) -> list[re.Match]:
+        """Cut candidates of the chunk that starts at ``pos``: the first ones at or after ``at``; where the buffer
+        holds none, the last ones before ``at`` (the chunk ends early: what follows is one long event or a long run
+        of whitespace); where there are none either (one event longer than the chunk), the first ones after reading
+        on.  The buffer then doubles each time and the scan resumes where the last one ended (at its last ``}``,
+        which a candidate may start with), so an event of any length costs its length, not its square."""
+        before: list[re.Match] | None = None
+        while True:
+            candidates = _first(_CUT.finditer(self.buf, at), MAX_CUT_TRIES)
+            if candidates or self.eof:
+                return candidates
+            if before is None:
+                before = list(_CUT.finditer(self.buf, pos, at))[::-1][:MAX_CUT_TRIES]
+                if before:
+                    return before
+            last = self.buf.rfind(b"}", at)
+            at = last if last >= 0 else len(self.buf)
+            self._fill(2 * len(self.buf))
 
     def _add(self, events: list[Any], typed: bool | None = None) -> None:
         """Columns of decoded events: structs from the typed decode, dicts from the stdlib (``typed=False``)."""
@@ -1069,15 +1108,65 @@ class _Parser:
             self.problems.append(f"{c.malformed:,} events without a numeric time or not objects were skipped")
         ts, dur = c.column("ts", np.float64), c.column("dur", np.float64)
         cols = {k: c.column(k, np.int64) for k in _INT_COLUMNS}
+        cols["cat"], cols["name"] = c.column("cat", np.int32), c.column("name", np.int32)
+        self.problems += _time_problems(ts, dur, c.bad_dur)
+        keep = _plausible_times(ts)
+        if not keep.all():
+            self.problems.append(_dropped_times(int(keep.size - np.count_nonzero(keep))))
+            ts, dur, cols = ts[keep], dur[keep], {k: v[keep] for k, v in cols.items()}
+            c.op_args, c.op_work = _kept_rows(c.op_args, keep), _kept_rows(c.op_work, keep)
+            if not ts.size:
+                raise KinetoReadError(self.name, "no readable event: " + "; ".join(self.problems))
+        cat, name = _narrow_ids(cols.pop("cat")), cols.pop("name")
         return KinetoTrace(
-            source=self.name, names=list(c.names), cats=list(c.cats), cat=_narrow_ids(c.column("cat", np.int32)),
-            name=c.column("name", np.int32), ts_ns=_ns(ts), dur_ns=np.maximum(_ns(dur), 0), meta=meta,
+            source=self.name, names=list(c.names), cats=list(c.cats), cat=cat,
+            name=name, ts_ns=_ns(ts), dur_ns=_ns(np.maximum(dur, 0)), meta=meta,
             process_names=c.process_names, process_labels=c.process_labels, thread_names=c.thread_names,
             pid_labels={v: k for k, v in c.pid_labels.items()}, tid_labels={v: k for k, v in c.tid_labels.items()},
             memory=c.memory, memory_reserved=c.memory_reserved, mem=c.mem_columns(), ph_counts=dict(c.ph), n_events=c.n_events,
             bytes_read=self.base + len(self.buf), compressed=self.compressed, truncated=self.truncated,
             problems=self.problems, decoder=self.decoder, op_args=c.op_args, op_work=c.op_work, **cols,
         )
+
+
+#: The largest ``ts`` (microseconds) whose nanoseconds fit an int64, with room to re-base: ~106 days past the
+#: clock's zero.  A Unix-epoch clock (1.7e15 us today) is well inside it; 1e308 is no time any clock can have.
+MAX_TS_US = 9.0e15
+#: How far from the middle of the capture an event may start: no profiler capture lasts a day (a day in
+#: picoseconds, 8.6e16, still leaves the re-based times far inside an int64).
+MAX_SPREAD_US = 86_400e6
+
+
+def _time_problems(ts: np.ndarray, dur: np.ndarray, bad_dur: int) -> list[str]:
+    """Durations that make no physical sense, in words for the damage note (they are read as 0)."""
+    out = []
+    if bad_dur:
+        out.append(f"events whose duration is no finite number: {bad_dur:,} (read as 0)")
+    neg = int(np.count_nonzero(dur < 0))
+    if neg:
+        out.append(f"events with a negative duration: {neg:,} (read as 0)")
+    return out
+
+
+def _plausible_times(ts: np.ndarray) -> np.ndarray:
+    """Per row: the start is a time of this capture -- finite, within the clock's range and within a day of the
+    capture's median start (the median, so one wild value cannot move the reference)."""
+    ok = np.isfinite(ts) & (np.abs(ts) < MAX_TS_US)
+    if ok.any():
+        mid = float(np.median(ts[ok]))
+        ok &= np.abs(ts - mid) <= MAX_SPREAD_US
+    return ok
+
+
+def _dropped_times(n: int) -> str:
+    return (f"events that start at no time of this capture (not finite, past the clock's range, or more than a day "
+            f"from the other events): {n:,}, skipped")
+
+
+def _kept_rows(by_row: dict[int, Any], keep: np.ndarray) -> dict[int, Any]:
+    """A row-keyed table after the rows not in ``keep`` are dropped (rows renumbered)."""
+    new = np.cumsum(keep) - 1
+    return {int(new[r]): v for r, v in by_row.items() if keep[r]}
 
 
 #: Bytes of events read in this process before chunks go to worker processes (at once where the file is known to be
@@ -1132,6 +1221,12 @@ def _decode_part(data: bytes, decoder: str) -> _Columns | None:
 #: In a worker process: (FLOP op, raw shapes) -> work, over the chunks it decodes (it lives as long as the pool,
 #: one parse).
 _WORKER_MEMO: dict[tuple, Any] = {}
+
+
+def _gap(text: bytes, length: int) -> bytes:
+    """``text`` (the separator between two chunks) padded on the left to ``length`` bytes: the whitespace the
+    reader dropped before it (:meth:`_Parser._skip_ws`)."""
+    return b" " * (length - len(text)) + text if length > len(text) else text
 
 
 def _chunk_size(buf: bytes, pos: int) -> int:

@@ -6,5 +6,29 @@ from tb_gpu_advisor.formats.base import Format
 from tb_gpu_advisor.formats.nsys.layout import LAYOUT
 from tb_gpu_advisor.formats.nsys.probe import has_gpu_activity
 
+#: Nsight Systems' ways to put the window on the GPU work (``nsys profile --help``): a range the program marks
+#: (``cudaProfilerStart``/``Stop``, which ``torch.cuda.profiler.start()``/``stop()`` call; or an NVTX range), or a
+#: delay and duration in seconds; ``-t cuda,nvtx`` records the CUDA API and the GPU's work beside NVTX.
+_WINDOW = ("# put the window on the GPU work, by a range the program marks or by time:\n"
+           "nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop -o run ./app   "
+           "# cudaProfilerStart()/cudaProfilerStop() (PyTorch: torch.cuda.profiler.start()/stop()) around the steps\n"
+           "nsys profile -t cuda,nvtx --capture-range=nvtx --nvtx-capture=train_step -o run ./app   "
+           "# an NVTX range named train_step around the steps\n"
+           "nsys profile -t cuda,nvtx --delay=60 --duration=20 -o run ./app   # or by time: 60 s in, 20 s long\n"
+           "nsys export --type sqlite run.nsys-rep")
+_TRACE_CUDA = ("nsys profile -t cuda,nvtx -o run ./app   # -t cuda records the CUDA API calls and the GPU's kernels "
+               "and copies\nnsys export --type sqlite run.nsys-rep")
+WINDOW_FIXES = {
+    "startup": (("The window ended during start-up, before the program launched its first kernel: start the window "
+                 "where the steps run, and make it long enough to hold several of them.", _WINDOW),),
+    "no_cuda_call": (("The window ended before the program made its first CUDA call: start the window where the GPU "
+                      "work runs.", _WINDOW),),
+    "nvtx_only": (("Record the CUDA API and the GPU's work beside the NVTX ranges (-t cuda,nvtx), with the window on "
+                   "the ranges that launch the GPU work.", _WINDOW),),
+    "tracing_off": (("Turn CUDA tracing on: the capture's options had it off, so no CUDA call, copy or kernel could be "
+                     "recorded.", _TRACE_CUDA),),
+}
+
 FORMAT = Format(id="nsys", name="Nsight Systems", layout=LAYOUT, probe=has_gpu_activity,
-                reader_module="tb_gpu_advisor.formats.nsys.reader", native_viewer="Nsight Systems")
+                reader_module="tb_gpu_advisor.formats.nsys.reader", native_viewer="Nsight Systems",
+                window_fixes=WINDOW_FIXES)

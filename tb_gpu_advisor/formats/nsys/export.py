@@ -3,7 +3,8 @@
 An ``.nsys-rep`` is Nsight Systems' own binary report; only ``nsys`` reads it.  Where ``nsys`` is on PATH, the
 report is exported (``nsys export --type sqlite``) into ``<cache>/nsys-exports/`` -- never beside the user's file,
 never into the logdir -- under a name keyed by the report's path, size and modification time, so it is exported
-once and again only when the report changes.  Without ``nsys``, the read fails with the one command to run.
+once and again only when the report changes.  ``nsys`` exports a private copy made through the checked descriptor,
+never the logdir's path.  Without ``nsys``, the read fails with the one command to run.
 With the cache off (``TB_GPU_ADVISOR_CACHE_DIR=off``) or remote, the export goes to the machine's temp folder.
 Exports beyond :data:`MAX_EXPORT_BYTES` in all are removed, least recently used first.
 """
@@ -18,8 +19,9 @@ import tempfile
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.cachedir import default_dir
+from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.nsys.layout import REP_SUFFIX
-from tb_gpu_advisor.formats.nsys.tables import NsysReadError, is_sqlite
+from tb_gpu_advisor.formats.nsys.tables import NsysReadError, is_sqlite, private_copy, remove_private_copy
 
 #: The sub-folder of the report cache holding the exports.
 EXPORT_DIR = "nsys-exports"
@@ -45,34 +47,53 @@ def export_folder() -> str:
 def cached_path(report: str) -> str:
     """The export of ``report`` in :func:`export_folder`, named after the report and its identity (a listed report is
     checked to be the file listed, below its logdir: ``fsio.open_listed``)."""
-    if isinstance(report, fsio.Listed):
-        with fsio.open_listed(report) as f:
-            st = os.fstat(f.fileno())
-    else:
-        st = os.stat(report)
+    with fsio.open_binary(report) as f:
+        return _name(report, os.fstat(f.fileno()))
+
+
+def _name(report: str, st: os.stat_result) -> str:
     key = hashlib.sha1(f"{os.path.abspath(report)}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:16]
     stem = os.path.basename(report)[: -len(REP_SUFFIX)] or "report"
     return os.path.join(export_folder(), f"{stem}-{key}.sqlite")
 
 
 def sqlite_for(report: str) -> str:
-    """The SQLite export of an ``.nsys-rep`` (exported now when not yet cached); NsysReadError when it cannot be."""
+    """The SQLite export of an ``.nsys-rep`` (exported now when not yet cached); NsysReadError when it cannot be.
+
+    ``nsys`` is never given the logdir's path: it would open whatever the path names when it runs, a link swapped in
+    after the check included.  It exports a private copy made through the one checked descriptor
+    (``tables.private_copy``), whose identity also names the export."""
     try:
-        out = cached_path(report)
+        with fsio.open_binary(report) as f:
+            st = os.fstat(f.fileno())
+            out = _name(report, st)
+            if st.st_size > max_profile_bytes():  # no private copy of what the reader would refuse (its export is larger)
+                raise NsysReadError(f"{report}: file is {human_size(st.st_size)}, over the "
+                                    f"{human_size(max_profile_bytes())} limit ({LIMIT_HINT})")
+            if os.path.isfile(out) and is_sqlite(out):
+                _touch(out)
+                return out
+            nsys = shutil.which("nsys")
+            if nsys is None:
+                suggested = os.path.splitext(report)[0] + ".sqlite"
+                raise NsysReadError(
+                    f"{report}: an Nsight Systems report (.nsys-rep), which only nsys reads, and nsys is not on PATH "
+                    f"here. Export it to SQLite and analyse that: {' '.join(_quote(a) for a in command(report, suggested))}")
+            copy = private_copy(f, REP_SUFFIX)
     except OSError as e:
         raise NsysReadError(f"cannot read {report}: {e}") from e
-    if os.path.isfile(out) and is_sqlite(out):
-        _touch(out)
-        return out
-    nsys = shutil.which("nsys")
+    try:
+        return _export(nsys, copy, report, out)
+    finally:
+        remove_private_copy(copy)
+
+
+def _export(nsys: str, copy: str, report: str, out: str) -> str:
+    """``nsys export`` of the private ``copy`` of ``report`` into ``out`` (written under a temp name, then moved)."""
     suggested = os.path.splitext(report)[0] + ".sqlite"
-    if nsys is None:
-        raise NsysReadError(
-            f"{report}: an Nsight Systems report (.nsys-rep), which only nsys reads, and nsys is not on PATH here. "
-            f"Export it to SQLite and analyse that: {' '.join(_quote(a) for a in command(report, suggested))}")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     tmp = f"{out[:-len('.sqlite')]}.tmp-{os.getpid()}.sqlite"
-    argv = [nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "-o", tmp, report]
+    argv = [nsys, "export", "--type", "sqlite", "--force-overwrite", "true", "-o", tmp, copy]
     try:
         done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                               timeout=EXPORT_TIMEOUT_S, check=False)

@@ -24,7 +24,7 @@ import threading
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, session_name
+from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, max_profile_bytes, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 # The tables (numpy, sqlite3) and the exporter (subprocess) are imported when an SQLite file is probed: discovery of a
@@ -56,6 +56,7 @@ class Header:
     epoch_s: float | None = None
     hostname: str | None = None
     duration_s: float | None = None  # how long the capture ran (``ANALYSIS_DETAILS.duration``)
+    gpu: bool | None = None  # a kernel (or CUDA graph execution) recorded: the tab's probe (``probe.py``) asks this
 
 
 _headers: dict[tuple[str, int, int], tuple[str | None, Header]] = {}
@@ -68,7 +69,8 @@ def probe_file(path: str, size: int = 0, mtime_ns: int = 0) -> tuple[str | None,
     with _lock:
         if key in _headers:
             return _headers[key]
-    answer = _probe(path)
+    # over the profile limit: listed unread (no copy of it made to ask), its analysis then says it is too big
+    answer = (None, Header()) if size > max_profile_bytes() else _probe(path)
     with _lock:
         if len(_headers) > 50_000:
             _headers.clear()
@@ -85,7 +87,8 @@ def _probe(path: str) -> tuple[str | None, Header]:
         return "not an SQLite file", Header()
     try:
         # lenient: a metadata row may hold bytes that are no UTF-8 (Nsight 2022 writes `GpuInfo` in
-        # TARGET_INFO_SYSTEM_ENV as a binary protobuf in a TEXT column); the header reads a few small rows
+        # TARGET_INFO_SYSTEM_ENV as a binary protobuf in a TEXT column); the header reads three short values of
+        # real tables (``tables.Schema``: never a view the file defines), under the connection's step budget
         with tb.open_db(path, lenient=True) as con:
             schema = tb.Schema(con)
             if not schema.is_export():
@@ -94,17 +97,19 @@ def _probe(path: str) -> tuple[str | None, Header]:
             if schema.has(tb.SESSION_START, "utcEpochNs"):
                 row = con.execute(f'SELECT utcEpochNs FROM "{tb.SESSION_START}" LIMIT 1').fetchone()
                 when = int(row[0]) / 1e9 if row and isinstance(row[0], int) and row[0] > 0 else None
-            host = next((v for n, v in tb.key_values(schema, tb.SYSTEM_ENV) if n == "Hostname" and v), None) \
-                if schema.has(tb.SYSTEM_ENV, "name", "value") else None
+            host = tb.value_of(schema, tb.SYSTEM_ENV, "Hostname")
             duration = None
             if schema.has(tb.ANALYSIS, "duration"):
                 row = con.execute(f'SELECT duration FROM "{tb.ANALYSIS}" LIMIT 1').fetchone()
                 duration = int(row[0]) / 1e9 if row and isinstance(row[0], int) and row[0] > 0 else None
-            return None, Header(when, host, duration)
+            gpu = schema.nonempty(tb.KERNEL) or schema.nonempty(tb.GRAPH_TRACE)
+            return None, Header(when, host, duration, gpu)
     except sqlite3.Error as e:
         return f"an SQLite file that cannot be read ({e})", Header()
     except OSError as e:
         return f"unreadable ({e})", Header()
+    except Exception as e:  # noqa: BLE001 - one file that cannot be listed is that file's error, never the listing's
+        return f"an SQLite file that cannot be read ({type(e).__name__}: {e})", Header()
 
 
 def sniff(path: str) -> str | None:

@@ -22,8 +22,12 @@ What is decided here, once, from the export's own conventions (``tables.py`` for
   report says so (the kernels' architecture families are named as a hint);
 * times are re-based to the earliest event, in picoseconds; windows count from the session's start
   (``ANALYSIS_DETAILS.startTime``), as the Nsight Systems timeline shows them;
-* an export without a kernel table (or graph executions) recorded no GPU activity: that is an error of the file,
-  never a healthy report.
+* an export without a kernel table (or graph executions) is a window that holds no GPU work: it is read like any
+  other (its runtime calls, NVTX ranges, copies and memsets), and the job stage says what the window holds; the
+  capture's own options (``META_DATA_CAPTURE``: CUDA / NVTX tracing on or off, what started and stopped the window)
+  are kept as ``Trace.producer`` facts (``cuda_trace``, ``nvtx_trace``, ``capture_start``, ``capture_stop``), so a
+  report says "CUDA tracing was off" only where the export says so.  Launches whose kernels the export does not
+  hold are a damaged capture (``formats.base.lost_gpu_records``), as in every format.
 
 Several exports of one machine (one per rank, ``report_rank%q{RANK}``) are read as one trace on the clock they
 share, their GPUs side by side (``ranks=``).
@@ -40,20 +44,25 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
+from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, lost_gpu_records, max_profile_bytes
 from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
 from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, Trace
 
-__all__ = ["NsysReadError", "read_trace", "TIME_BASE", "NO_GPU_ACTIVITY"]
+__all__ = ["NsysReadError", "read_trace", "TIME_BASE", "NOTHING_RECORDED"]
 
 #: Where an Nsight report's times count from (``Trace.time_base``).
 TIME_BASE = "ms from the start of the Nsight Systems session, as the Nsight Systems timeline shows them"
-#: The error of an export that recorded no GPU work.
-NO_GPU_ACTIVITY = ("no GPU activity captured: the export has no CUDA kernels (no CUPTI_ACTIVITY_KIND_KERNEL table); "
-                   "profile with CUDA tracing on: nsys profile -t cuda,nvtx ...")
+#: The error of an export that recorded no event at all and does not say what it was asked to record -- the same input
+#: error as an XPlane file with no event: a window that recorded anything (OS runtime calls, NVTX, CUDA start-up), or
+#: whose capture options say what it traced (CUDA tracing off), is read and reported for what it holds.
+NOTHING_RECORDED = ("no events in the capture window: the export holds no CUDA, NVTX, OS runtime or sampling event "
+                    "(was the profiler stopped right after it started, or did the program run in another process?)")
+#: Tables of events a window records, beside the CUDA and NVTX tables the reader reads: (prefix, suffix) of their
+#: names (``OSRT_API``, ``SCHED_EVENTS``, ``COMPOSITE_EVENTS``, ``MPI_*``, ``CUPTI_ACTIVITY_KIND_*``).
+_EVENT_TABLES = (("CUPTI_ACTIVITY_KIND_", ""), ("", "_EVENTS"), ("", "_API"), ("MPI_", ""), ("OPENMP_", ""))
 #: ``cudaLaunchKernel_v7000`` -> ``cudaLaunchKernel``: the CUDA version that introduced the call (4+ digits); the
 #: API's own ``_v2`` stays (``cudaStreamGetCaptureInfo_v2_v11030`` -> ``cudaStreamGetCaptureInfo_v2``).
 _VERSION_SUFFIX = re.compile(r"_v\d{4,}(?=(?:_ptsz|_ptds)?$)")
@@ -135,6 +144,7 @@ class _Raw:
     zero_ns: int | None = None  # the session's start on the export's clock
     capture_ms: float | None = None
     files: int = 1  # exports read into these columns
+    facts: dict[str, str] = field(default_factory=dict)  # the capture's options (``_capture_options``)
     gpu_ranks: dict[int, int] = field(default_factory=dict)  # GPU -> the rank whose export it came from
 
 
@@ -167,9 +177,11 @@ def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -
             schema = tb.Schema(con)
             if not schema.is_export():
                 raise NsysReadError(f"{path}: an SQLite file, but no Nsight Systems export (none of its tables)")
-            if not (schema.nonempty(tb.KERNEL) or schema.nonempty(tb.GRAPH_TRACE)):
-                raise NsysReadError(NO_GPU_ACTIVITY)
+            if not _holds_events(schema) and not _capture_options(schema):  # options say what the window was asked to hold
+                raise NsysReadError(NOTHING_RECORDED)
             return _columns(schema, path, size, file_index)
+    except tb.QueryBudgetExceeded as e:
+        raise NsysReadError(f"{path}: {e}") from e
     except sqlite3.OperationalError as e:
         if not lenient and tb.is_decode_error(e):
             raise
@@ -180,6 +192,12 @@ def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -
         raise NsysReadError(f"{path}: damaged SQLite file: {e}") from e
     except fsio.NotListedFile as e:
         raise NsysReadError(str(e)) from e
+
+
+def _holds_events(schema: tb.Schema) -> bool:
+    """Whether the export recorded any event in its window (a row in one of its event tables), read or not."""
+    tables = (t for t in schema.tables if any(t.startswith(p) and t.endswith(x) for p, x in _EVENT_TABLES))
+    return any(schema.nonempty(t) for t in tables if t != "DIAGNOSTIC_EVENTS")
 
 
 def _corr_key(pid: np.ndarray, corr: np.ndarray, file_index: int) -> np.ndarray:
@@ -231,7 +249,33 @@ def _columns(schema: tb.Schema, path: str, size: int, fidx: int) -> _Raw:
     if note:
         raw.notes.append(note)
     raw.zero_ns, raw.capture_ms = _session_window(schema)
+    raw.facts = _capture_options(schema)
     return raw
+
+
+#: ``META_DATA_CAPTURE`` keys of the options a window's reading depends on -> the ``Trace.producer`` fact.
+_TRACE_OPTIONS = {"COLLECT_CUDA_TRACE": "cuda_trace", "COLLECT_NVTX_TRACE": "nvtx_trace"}
+
+
+def _capture_options(schema: tb.Schema) -> dict[str, str]:
+    """What the profiler was asked to record, where the export says (``META_DATA_CAPTURE``: Nsight 2021.x and newer):
+    ``cuda_trace`` / ``nvtx_trace`` "on" when any profiled process had it on, else "off"; ``capture_start`` /
+    ``capture_stop`` the triggers of the window ("Immediate", "Delayed", "CudaProfilerApi", "Nvtx" ...), and
+    ``start_delay_ms`` / ``run_duration_ms`` where set.  Nothing for an export that does not record them."""
+    if tb.META_CAPTURE not in schema:
+        return {}
+    facts: dict[str, str] = {}
+    for name, value in tb.key_values(schema, tb.META_CAPTURE):
+        option = name.rsplit(":", 1)[-1]
+        if option in _TRACE_OPTIONS:
+            key = _TRACE_OPTIONS[option]
+            on = value.strip().lower() == "true"
+            facts[key] = "on" if on or facts.get(key) == "on" else "off"
+        elif name in ("START_TRIGGER", "STOP_TRIGGER"):
+            facts["capture_" + name.split("_")[0].lower()] = value.strip()
+        elif name in ("START_DELAY_MS", "RUN_DURATION_MS") and value.strip().isdigit() and int(value) > 0:
+            facts[name.lower()] = value.strip()
+    return facts
 
 
 def _thread_key(global_tid: np.ndarray, fidx: int) -> np.ndarray:
@@ -575,7 +619,8 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         num_events=n_events, span_ps=span, capture_ms=r.capture_ms, viewer_zero_ps=zero,
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
         gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
-        framework_hint=_framework(h.names, r.d_names),
+        framework_hint=_framework(h.names, r.d_names), producer=dict(r.facts),
+        problems=lost_gpu_records(h, devs),
     )
 
 
@@ -775,7 +820,10 @@ def _merge(raws: list[_Raw]) -> _Raw:
     threads: dict[int, str] = {}
     processes: dict[int, str] = {}
     ranks: dict[int, int] = {}
+    facts: dict[str, str] = {}
     for k, r in enumerate(raws):
+        for key, value in r.facts.items():  # "on" in any export wins: the option was on for the job
+            facts[key] = value if facts.get(key) != "on" else "on"
         hmap = np.array([_intern(h_names, n) for n in r.h_names], np.int32)
         dmap = np.array([_intern(d_names, n) for n in r.d_names], np.int32)
         dom = np.array([domains.index(x) if x in domains else (domains.append(x) or len(domains) - 1)
@@ -810,7 +858,7 @@ def _merge(raws: list[_Raw]) -> _Raw:
     return _Raw(path=raws[0].path, size=sum(r.size for r in raws), h_names=list(h_names), domains=domains,
                 d_names=list(d_names), threads=threads, processes=processes, gpu_info=gpu_info, notes=notes,
                 zero_ns=min(zeros) if zeros else None, capture_ms=max(caps) if caps else None,
-                files=len(raws), gpu_ranks=ranks if len(set(ranks.values())) == len(raws) else {}, **merged)
+                files=len(raws), gpu_ranks=ranks if len(set(ranks.values())) == len(raws) else {}, facts=facts, **merged)
 
 
 #: ``report_rank3.sqlite``, ``trace.rank-12.nsys-rep``: the rank a per-rank export's name gives.

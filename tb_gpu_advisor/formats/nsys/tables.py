@@ -23,7 +23,9 @@ import itertools
 import operator
 import os
 import pathlib
+import shutil
 import sqlite3
+import tempfile
 from collections.abc import Iterator
 
 import numpy as np
@@ -76,37 +78,143 @@ def tid_of(global_tid: np.ndarray) -> np.ndarray:
     return global_tid & _ID_MASK
 
 
+#: Exports up to this size are read into memory through the checked descriptor (``sqlite3`` ``deserialize``); larger
+#: ones are copied through it into a private folder first.  Measured (docs/robustness.md, "Issue 39"): reading a
+#: 103 MB export in memory raised the read's peak RSS from 217 to 292 MB (about 0.7x the file) at the same CPU time,
+#: and saves only the copy's disk write.
+DESERIALIZE_MAX_BYTES = 64 << 20
+#: SQLite virtual-machine steps between two looks at the query budget.
+PROGRESS_STEP = 10_000
+#: The budget of a connection: this many VM steps, plus :data:`STEPS_PER_BYTE` per byte of the file.  A table scan
+#: costs a bounded number of steps per row, and a row takes bytes of the file: reading a real export spends under
+#: 1/100 of it (a 103 MB synthetic export: 33 M steps of its 2.1 G); only what a file makes SQLite compute (a view, a
+#: recursive query) could run past it, and the readers never read those.
+BASE_STEPS = 20_000_000
+STEPS_PER_BYTE = 20
+
+
+class QueryBudgetExceeded(sqlite3.OperationalError):
+    """A query ran past the connection's VM-step budget: the file makes SQLite compute, not read."""
+
+
+class Guarded(sqlite3.Connection):
+    """A connection with its budget (:func:`guard`): ``ticks`` spent of ``budget``, in :data:`PROGRESS_STEP` steps."""
+
+    ticks = 0
+    budget = 0
+
+
 def connect(path: str, lenient: bool = False, immutable: bool = False) -> sqlite3.Connection:
-    """The export, opened read-only (``mode=ro``: nothing is written beside it, not even a journal).  ``lenient``:
-    text that is no UTF-8 is decoded with replacement characters (slower: a Python call per string) instead of
-    failing the query.  ``immutable``: no locks, no journal looked for (a file opened through its descriptor)."""
+    """The SQLite file at ``path``, opened read-only (``mode=ro``: nothing is written beside it, not even a journal).
+    ``lenient``: text that is no UTF-8 is decoded with replacement characters (slower: a Python call per string)
+    instead of failing the query.  ``immutable``: no locks, no journal looked for (a private copy).  Guarded as every
+    connection is (:func:`guard`), with the budget of a file of its size."""
     uri = pathlib.Path(os.path.abspath(path)).as_uri() + "?mode=ro" + ("&immutable=1" if immutable else "")
-    con = sqlite3.connect(uri, uri=True, check_same_thread=False)
+    con = sqlite3.connect(uri, uri=True, check_same_thread=False, factory=Guarded)
+    return guard(con, os.path.getsize(path), lenient)
+
+
+def guard(con: Guarded, size: int, lenient: bool = False) -> Guarded:
+    """What a file may make SQLite do, bounded: nothing it defines runs with privileges (``trusted_schema`` off), no
+    write (``query_only``), no string or blob longer than the file itself (only a computed value can be), and every
+    query under a VM-step budget proportional to the file (:class:`QueryBudgetExceeded` past it)."""
+    con.execute("PRAGMA trusted_schema = OFF")
+    con.execute("PRAGMA query_only = ON")
+    con.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max(int(size), 1 << 20))
     if lenient:
         con.text_factory = lambda b: b.decode("utf-8", "replace")
+    con.budget = (BASE_STEPS + STEPS_PER_BYTE * max(int(size), 0)) // PROGRESS_STEP
+    con.ticks = 0
+
+    def progress() -> int:
+        con.ticks += 1
+        return 1 if con.ticks > con.budget else 0
+
+    con.set_progress_handler(progress, PROGRESS_STEP)
     return con
+
+
+def over_budget(con: sqlite3.Connection, e: Exception) -> bool:
+    """``e`` is SQLite's "interrupted" of this connection's spent budget."""
+    return isinstance(e, sqlite3.OperationalError) and isinstance(con, Guarded) and con.ticks > con.budget
+
+
+def budget_message(con: Guarded) -> str:
+    steps = con.budget * PROGRESS_STEP
+    return (f"a query ran past its budget of {steps:,} SQLite steps ({BASE_STEPS:,} + {STEPS_PER_BYTE} per byte of "
+            "the file): the file makes SQLite compute rather than read its tables")
 
 
 @contextlib.contextmanager
 def open_db(path: str, lenient: bool = False) -> Iterator[sqlite3.Connection]:
-    """The export at ``path``, read-only, closed after.  A file discovery listed (``fsio.Listed``) is opened only
-    below its logdir and only as the file listed (``fsio.open_listed``), and SQLite reads that open file through its
-    descriptor (``/proc/self/fd/N``): a link swapped in after the listing is never followed.  Elsewhere (no
-    ``/proc``), or for a path given by hand, the path itself."""
-    held = None
-    target, immutable = fsio.local_path(path), False
-    if isinstance(path, fsio.Listed) and os.path.isdir("/proc/self/fd"):
-        held = fsio.open_listed(path)
-        target, immutable = f"/proc/self/fd/{held.fileno()}", True
+    """The export at ``path``, read-only and guarded (:func:`guard`), closed after.  SQLite reads only bytes that came
+    through one descriptor, opened as :func:`fsio.open_binary` opens the path (a file discovery listed:
+    ``fsio.open_listed``, only below its logdir and only as the file listed): up to
+    :data:`DESERIALIZE_MAX_BYTES` in memory (``deserialize``), beyond it a private copy made through that descriptor
+    (:func:`private_copy`).  SQLite is never given a path into the logdir: it would resolve and reopen it, and a link
+    swapped in meanwhile would be read (even ``/proc/self/fd/N`` is resolved to the file's path first).  A query
+    past the budget raises :class:`QueryBudgetExceeded`."""
+    with fsio.open_binary(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size <= DESERIALIZE_MAX_BYTES:
+            con = _in_memory(f, size, lenient)
+            copy = None
+        else:
+            copy = private_copy(f, ".sqlite")
     try:
-        con = connect(target, lenient=lenient, immutable=immutable)
+        if copy is not None:
+            con = connect(copy, lenient=lenient, immutable=True)
         try:
             yield con
+        except sqlite3.OperationalError as e:
+            if over_budget(con, e):
+                raise QueryBudgetExceeded(budget_message(con)) from e
+            raise
+        except UnicodeDecodeError as e:  # Python decodes SQLite's own message: one quoting a damaged schema's bytes
+            raise sqlite3.DatabaseError(f"malformed database schema (its text is no UTF-8: {e})") from e
         finally:
             con.close()
     finally:
-        if held is not None:
-            held.close()
+        if copy is not None:
+            remove_private_copy(copy)
+
+
+def _in_memory(f, size: int, lenient: bool) -> sqlite3.Connection:
+    """The file's bytes, read through ``f``, as an in-memory database (the buffer is SQLite's own copy)."""
+    buf = bytearray(size)
+    n = f.readinto(buf)
+    if n < size:  # the file shrank since fstat: what is there
+        del buf[n:]
+    if len(buf) >= 20 and buf[18:20] == b"\x02\x02":  # a WAL-mode file: its pages as a rollback-journal file's
+        buf[18:20] = b"\x01\x01"
+    con = sqlite3.connect(":memory:", check_same_thread=False, factory=Guarded)
+    try:
+        con.deserialize(buf)
+    except sqlite3.Error:
+        con.close()
+        raise
+    del buf
+    return guard(con, size, lenient)
+
+
+def private_copy(f, suffix: str) -> str:
+    """A copy of the open file ``f``, made through its descriptor, in a new folder only this user can enter: what a
+    tool that wants a path (SQLite for a large export, ``nsys export``) is given instead of the logdir's path.
+    Remove it with :func:`remove_private_copy`."""
+    folder = tempfile.mkdtemp(prefix="tb-gpu-advisor-")
+    dst = os.path.join(folder, "copy" + suffix)
+    try:
+        with open(dst, "xb") as out:
+            f.seek(0)
+            shutil.copyfileobj(f, out, 4 << 20)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return dst
+
+
+def remove_private_copy(path: str) -> None:
+    shutil.rmtree(os.path.dirname(path), ignore_errors=True)
 
 
 def is_decode_error(e: Exception) -> bool:
@@ -122,23 +230,46 @@ def is_sqlite(path: str) -> bool:
         return False
 
 
+#: Tables SQLite reads rather than computes: real tables (a virtual table is a module's code, with root page 0), no
+#: column computed on read (a virtual generated column: ``table_xinfo`` hidden 2), names that are UTF-8 (Nsight's
+#: all are).  Views are never among them: a view is a query the file wrote.
+_TABLES_SQL = ("SELECT CAST(name AS BLOB) FROM sqlite_master WHERE type = 'table' AND rootpage > 0 "
+               "AND name NOT IN (SELECT m.name FROM sqlite_master AS m, pragma_table_xinfo(m.name) AS x "
+               "WHERE m.type = 'table' AND x.hidden = 2)")
+
+
+def _utf8(raw: object) -> str | None:
+    try:
+        return bytes(raw).decode("utf-8") if isinstance(raw, (bytes, bytearray, memoryview)) else None
+    except UnicodeDecodeError:
+        return None
+
+
+def _quote(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
 class Schema:
-    """The export's tables and their columns, asked once per table."""
+    """The export's tables and their columns, asked once per table.  Only real tables count (:data:`_TABLES_SQL`):
+    a name the file gave to a view, a virtual table or a table with computed columns reads as absent, so nothing the
+    file defines is ever run; names that are no UTF-8 are left out."""
 
     def __init__(self, con: sqlite3.Connection) -> None:
         self.con = con
-        rows = con.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'view')").fetchall()
-        self.tables = frozenset(r[0] for r in rows)
+        names = (_utf8(r[0]) for r in con.execute(_TABLES_SQL).fetchall())
+        self.tables = frozenset(n for n in names if n is not None)
         self._columns: dict[str, frozenset[str]] = {}
 
     def __contains__(self, table: str) -> bool:
         return table in self.tables
 
     def columns(self, table: str) -> frozenset[str]:
+        """The table's column names (those that are UTF-8)."""
         if table not in self.tables:
             return frozenset()
         if table not in self._columns:
-            self._columns[table] = frozenset(r[1] for r in self.con.execute(f'PRAGMA table_info("{table}")'))
+            rows = self.con.execute("SELECT CAST(name AS BLOB) FROM pragma_table_info(?)", (table,)).fetchall()
+            self._columns[table] = frozenset(n for n in (_utf8(r[0]) for r in rows) if n is not None)
         return self._columns[table]
 
     def has(self, table: str, *cols: str) -> bool:
@@ -252,18 +383,29 @@ def enum_labels(schema: Schema, table: str) -> dict[int, str]:
     return {int(i): str(v) for i, v in schema.con.execute(f'SELECT id, {col} FROM "{table}"') if i is not None}
 
 
-def key_values(schema: Schema, table: str) -> list[tuple[str, str]]:
-    """``(name, value)`` rows of a metadata table (``META_DATA_*``, ``TARGET_INFO_SYSTEM_ENV``)."""
+def key_values(schema: Schema, table: str, limit: int = 10_000, chars: int = 4096) -> list[tuple[str, str]]:
+    """``(name, value)`` rows of a metadata table (``META_DATA_*``, ``TARGET_INFO_SYSTEM_ENV``): at most ``limit``
+    rows, each text cut at ``chars`` characters (metadata is short; a file's own huge row costs no memory here)."""
     cols = schema.columns(table)
     if not {"name", "value"} <= cols:
         return []
-    return [(str(n), "" if v is None else str(v)) for n, v in schema.con.execute(f'SELECT name, value FROM "{table}"')]
+    sql = f'SELECT substr(name, 1, {int(chars)}), substr(value, 1, {int(chars)}) FROM "{table}" LIMIT {int(limit)}'
+    return [(str(n), "" if v is None else str(v)) for n, v in schema.con.execute(sql)]
+
+
+def value_of(schema: Schema, table: str, name: str, chars: int = 256) -> str | None:
+    """The first ``value`` of the metadata row called ``name`` (``Hostname``), cut at ``chars``; None without one."""
+    if not {"name", "value"} <= schema.columns(table):
+        return None
+    row = schema.con.execute(f'SELECT substr(value, 1, {int(chars)}) FROM "{table}" WHERE name = ? AND '
+                             "length(value) > 0 LIMIT 1", (name,)).fetchone()
+    return str(row[0]) if row and row[0] is not None else None
 
 
 def dict_rows(schema: Schema, table: str, limit: int = 10_000) -> list[dict]:
     """Every row of a small table (``TARGET_INFO_GPU``) as a dict of its columns."""
-    if table not in schema:
+    names = sorted(schema.columns(table))
+    if not names:
         return []
-    cur = schema.con.execute(f'SELECT * FROM "{table}" LIMIT {int(limit)}')
-    names = [d[0] for d in cur.description]
+    cur = schema.con.execute(f'SELECT {", ".join(map(_quote, names))} FROM "{table}" LIMIT {int(limit)}')
     return [dict(zip(names, r)) for r in cur.fetchall()]

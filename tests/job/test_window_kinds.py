@@ -1,0 +1,183 @@
+"""Every window is a report (issue #37): a capture whose window holds CUDA calls, NVTX ranges or nothing of CUDA's,
+but no kernel, is reported for what it holds -- never a host error, never "turn CUDA tracing on" when the export
+shows it was on -- and its exit code follows the one rule for every format: a damaged file (launches whose GPU
+records are gone) exits 2, a readable window without GPU work is a report whose warning exits 0 (1 under
+``--fail-on warning``).
+
+Real exports: ``tests/fixtures/nsys_windows`` (SOURCE.md); truth by construction: ``synthetic.nsysexport.write_window``.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from contextlib import redirect_stderr, redirect_stdout
+from types import SimpleNamespace
+
+import pytest
+
+from synthetic import nsysexport as nx
+from synthetic import torchtrace as tt
+from tb_gpu_advisor.cli import main as cli
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import REPO
+
+WINDOWS = os.path.join(REPO, "tests", "fixtures", "nsys_windows")
+
+
+def _host(path: str) -> dict:
+    """The report's host block of one export, with the report's findings in it."""
+    hosts = [SimpleNamespace(host="h0", path=path, format="nsys", size=os.path.getsize(path))]
+    rep = analyze_session("w", "s", hosts).to_dict()
+    (host,) = rep["hosts"]
+    assert host["error"] is None, host["error"]
+    return {**host, "findings": rep["findings"]}
+
+
+def _window_finding(host: dict) -> dict:
+    (f,) = [f for f in host["findings"] if f["rule"] == "capture_quality"]
+    return f
+
+
+def _text(f: dict) -> str:
+    return " ".join([f["title"], f["summary"]] + [a["text"] + " " + (a["snippet"] or "") for a in f["actions"]])
+
+
+def _run(argv: list[str]) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = cli.main(argv)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_a_real_window_that_ended_in_start_up_is_a_report_of_what_it_holds():
+    """A CUDA C++ U-Net's 0.88 s window (``--duration``): context creation in ``cudaFree`` (118.6 ms), 16 streams,
+    ``cudaMalloc``, one memset -- no kernel.  On main: "no GPU activity captured ... profile with CUDA tracing on",
+    exit 2, though its runtime table shows tracing was on."""
+    host = _host(os.path.join(WINDOWS, "startup_climate_unet.sqlite"))
+    job = host["job"]
+    assert job["kind"] == "no_gpu" and job["kind_evidence"].startswith("start-up only: 23 CUDA calls")
+    assert "`cudaFree` ×1 (118.6 ms: the CUDA context's creation" in job["kind_evidence"]
+    assert "`cudaStreamCreateWithFlags` ×16" in job["kind_evidence"] and "4,608 bytes" in job["kind_evidence"]
+    f = _window_finding(host)
+    assert f["severity"] == "warning" and "during start-up" in f["title"]
+    text = _text(f)
+    assert "--capture-range=cudaProfilerApi" in text and "--capture-range=nvtx --nvtx-capture=" in text
+    assert "--delay=" in text and "--duration=" in text
+    assert "tracing on" not in text.replace("Turn CUDA tracing on", "") and "tracing was off" not in text
+    assert [x["rule"] for x in host["findings"]] == ["capture_quality"]  # no "too few steps" on a window of no steps
+
+
+def test_a_real_window_before_the_first_cuda_call_says_tracing_was_on():
+    """A Python program's 0.37 s window with CUDA tracing on (``META_DATA_CAPTURE``) but no CUDA runtime table at
+    all: the program had not reached its GPU work -- not "tracing off"."""
+    host = _host(os.path.join(WINDOWS, "no_cuda_call_python_c.sqlite"))
+    assert host["job"]["kind"] == "no_gpu"
+    f = _window_finding(host)
+    assert "no CUDA call" in f["title"] and "CUDA tracing was on" in f["summary"]
+    assert "tracing was off" not in _text(f) and "--capture-range=cudaProfilerApi" in _text(f)
+
+
+def test_a_real_capture_with_cuda_tracing_off_is_told_to_turn_it_on():
+    """A Julia program on 4 x A100 profiled for 2.2 s with ``COLLECT_CUDA_TRACE`` false: the one case whose fix is
+    "turn CUDA tracing on", because the export's own options say it was off."""
+    host = _host(os.path.join(WINDOWS, "tracing_off_julia.sqlite"))
+    f = _window_finding(host)
+    assert host["job"]["kind"] == "no_gpu" and f["title"].startswith("CUDA tracing was off")
+    assert "Turn CUDA tracing on" in _text(f) and "--capture-range" not in _text(f)
+
+
+def test_a_real_nvtx_only_export_is_named_so_with_the_cuda_trace_fix():
+    """A CenterFormer detector's 8.6 s export with 649 NVTX ranges (`reader`, `3D_backbone`, `find_centers` ... ×72)
+    and no CUDA table at all, from an Nsight that did not record its options: NVTX only, told to record the CUDA API
+    beside the ranges (-t cuda,nvtx) -- never that tracing "was off" as a fact the export does not state."""
+    host = _host(os.path.join(WINDOWS, "nvtx_only_centerformer.sqlite"))
+    evidence = host["job"]["kind_evidence"]
+    assert host["job"]["kind"] == "no_gpu" and evidence.startswith("NVTX ranges only (649 ranges: `find_centers`")
+    f = _window_finding(host)
+    assert "only NVTX ranges" in f["title"] and "-t cuda,nvtx" in _text(f)
+    assert "tracing was off" not in _text(f)
+
+
+@pytest.mark.parametrize("window", nx.WINDOWS)
+def test_generated_windows_are_read_as_what_they_hold(tmp_path, window):
+    """Truth by construction: each window of ``write_window`` is named as written, with its own fix; only the one
+    whose capture options say CUDA tracing was off is told to turn it on."""
+    p = tmp_path / f"{window}.sqlite"
+    truth = nx.write_window(str(p), window)
+    host = _host(str(p))
+    f = _window_finding(host)
+    text = _text(f)
+    evidence = host["job"]["kind_evidence"]
+    if window == "startup":
+        assert f"{truth['cuda_calls']} CUDA calls" in evidence and f"{truth['context_ms']:.1f} ms" in evidence
+        assert f"{truth['memset_bytes']:,} bytes" in evidence
+    if window == "nvtx_only":
+        assert f"{truth['nvtx_ranges']} ranges" in evidence and "CUDA tracing on" in evidence
+    assert ("Turn CUDA tracing on" in text) == (window == "tracing_off")
+    assert ("--capture-range=cudaProfilerApi" in text) == (window != "tracing_off")
+    assert f["severity"] == "warning" and host["damage"] == []
+
+
+def _kineto(tmp: str, run: str, drop: tuple[str, ...]) -> str:
+    """A generated PyTorch trace with the events named in ``drop`` (categories, or launch calls) taken out."""
+    (path,) = tt.write_run(tmp, "healthy_bf16", steps=6, run=run)
+    with open(path) as f:
+        doc = json.load(f)
+    doc["traceEvents"] = [e for e in doc["traceEvents"] if e.get("cat") not in drop and e.get("name") not in drop]
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    return path
+
+
+def test_exit_codes_follow_one_rule_for_every_format(tmp_path):
+    """Damage (launches whose GPU records are gone) exits 2 in Kineto and Nsight alike; a readable window without
+    GPU work exits 0, or 1 under ``--fail-on warning``, in both formats."""
+    gpu = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
+    lost_kineto = _kineto(str(tmp_path), "lost", gpu)
+    window_kineto = _kineto(str(tmp_path), "window", gpu + ("cudaLaunchKernel", "cuda_runtime", "cuda_driver"))
+    lost_nsys = tmp_path / "lost.sqlite"
+    nx.write(str(lost_nsys), nx.NsysJob(steps=4, kernels_table=False))
+    window_nsys = tmp_path / "startup.sqlite"
+    nx.write_window(str(window_nsys), "startup")
+    for lost in (lost_kineto, str(lost_nsys)):
+        code, out, err = _run(["report", lost, "--format", "json", "--cache-dir", "off"])
+        assert code == 2 and "the GPU's side of the capture was lost" in err, (lost, err)
+    for window in (window_kineto, str(window_nsys)):
+        code, out, err = _run(["report", window, "--format", "json", "--cache-dir", "off"])
+        assert code == 0 and "could not be analysed" not in err, (window, err)
+        assert json.loads(out)["healthy"] is False
+        code, _, _ = _run(["report", window, "--fail-on", "warning", "--cache-dir", "off"])
+        assert code == 1, window
+
+
+def test_a_torch_profiler_window_without_gpu_work_gets_the_schedule_fix(tmp_path):
+    """The same rule in the Kineto format: a PyTorch window with no launch and no GPU record is told to use
+    torch.profiler's schedule (its own profiler), never an Nsight flag."""
+    path = _kineto(str(tmp_path), "torch_window", ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation",
+                                                  "cudaLaunchKernel"))
+    hosts = [SimpleNamespace(host="h0", path=path, format="kineto", size=0)]
+    rep = analyze_session("torch_window", "s", hosts).to_dict()
+    (host,) = rep["hosts"]
+    assert host["error"] is None and not host["damage"]
+    text = _text(_window_finding({"findings": rep["findings"]}))
+    assert "schedule(wait=" in text and "nsys" not in text
+
+
+def test_an_export_that_recorded_nothing_and_says_nothing_is_an_input_error(tmp_path):
+    """The other side of the rule, as for an XPlane file with no event: an export with no event in any table and no
+    capture options (what it was asked to record) holds nothing to report -- exit 2, "no events in the capture
+    window".  The same window with its options kept is a report (CUDA tracing on, no CUDA call)."""
+    import sqlite3
+
+    told = tmp_path / "told.sqlite"
+    nx.write_window(str(told), "no_cuda_call")
+    silent = tmp_path / "silent.sqlite"
+    nx.write_window(str(silent), "no_cuda_call")
+    with sqlite3.connect(str(silent)) as con:
+        con.execute("DELETE FROM META_DATA_CAPTURE")
+    code, _, err = _run(["report", str(told), "--cache-dir", "off"])
+    assert code == 0, err
+    code, _, err = _run(["report", str(silent), "--cache-dir", "off"])
+    assert code == 2 and "no events in the capture window" in err

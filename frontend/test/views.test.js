@@ -406,3 +406,11 @@ test("the server's microseconds read as µs on the tab's screen (one unit style)
   assert.match(summary, /copy_us/);
   assert.deepEqual([...codeText("a `x 3 us` b 4 us")].map((p) => (typeof p === "string" ? p : p.textContent)), ["a ", "x 3 us", " b 4 µs"]);
 });
+
+test("an export's file name keeps both sides of a diff whole (was cut at 80 characters)", async () => {
+  const { safeName } = await import(new URL("format.js", STATIC));
+  const name = safeName("gpu-advisor-diff_real-h100-torch/torch_fp32_2026_11_22_20_46_27_vs_wild-torch/resnet50_num_workers_4_2021_06_09_04_32_09");
+  assert.match(name, /torch_fp32_2026_11_22_20_46_27_vs_wild-torch_resnet50_num_workers_4_2021_06_09_04_32_09$/);
+  const long = safeName("a".repeat(150) + "_vs_" + "b".repeat(150));
+  assert.ok(long.length <= 180 && long.startsWith("aaa") && long.endsWith("bbb"), long);
+});

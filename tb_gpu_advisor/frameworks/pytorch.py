@@ -116,8 +116,8 @@ AUTOCAST = action(
     "loss.backward()")
 #: GPUs without bf16 Tensor Cores (V100, T4): float16, whose small range needs a GradScaler.
 AUTOCAST_FP16 = action(
-    "Run the forward pass and the loss under autocast in float16 with a GradScaler (this GPU has fp16 Tensor Cores "
-    "but none for bfloat16): matmuls and convolutions then use the Tensor Cores, parameters stay float32.",
+    "Run the forward pass and the loss under autocast in float16 with a GradScaler ({gpu_fp16}): matmuls and "
+    "convolutions then use the Tensor Cores, parameters stay float32.",
     "scaler = torch.amp.GradScaler('cuda')\n"
     "with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
     "    loss = loss_fn(model(x), y)\n"
@@ -316,7 +316,7 @@ HALF_INFERENCE = action(
     "with torch.inference_mode():\n"
     "    out = model(x.to(torch.bfloat16))")
 HALF_INFERENCE_FP16 = action(
-    "Run inference in float16 (this GPU's Tensor Cores have no bfloat16): cast the model once, so matmuls and "
+    "Run inference in float16 ({gpu_fp16}): cast the model once, so matmuls and "
     "convolutions use the Tensor Cores; no loss scaling is needed without a backward pass.",
     "model = model.half().eval()\n"
     "with torch.inference_mode():\n"

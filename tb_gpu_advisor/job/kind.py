@@ -38,7 +38,7 @@ class Kind:
     #: no GPU work, but work on accelerators no stage reads (``Trace.unread_devices``: TPUs, MTIA)
     unread_devices: tuple[str, ...] = ()
     #: no GPU record, but the host shows GPU use ("260 kernel launches", "22 allocator events on GPU 0"): the GPU's
-    #: side of the capture was lost or not recorded, its work did not run on the CPU
+    #: side of the capture was lost or not recorded, its work did not run on the CPU (kind ``unknown``, not ``no_gpu``)
     lost_gpu: str = ""
     #: no GPU work, and what the window holds instead (:data:`WINDOWS`): "startup" (CUDA calls, no kernel launched
     #: yet), "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
@@ -69,13 +69,14 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
         names = trace.h.names[:_MAX_NAMES] if len(trace.h) else []
         launched = int(trace.h.name_mask(devices.is_launch_call).sum()) if names else 0
         if launched:
-            return Kind("no_gpu", "high", f"the host launched {launched:,} kernels, but the capture holds no GPU record "
+            # GPU work whose records are gone: of a kind nothing says (not "no GPU work", which the host disproves)
+            return Kind("unknown", "low", f"the host launched {launched:,} kernels, but the capture holds no GPU record "
                                           "of them: the GPU's side of the capture was lost",
                         lost_gpu=f"the host launched {launched:,} kernels")
         used = {g: len(m.t) for g, m in trace.memory.items() if len(m.t)}
         if used:  # the allocator handed out GPU memory: the work was on the GPU, its activity not recorded
             where = ", ".join(f"GPU {g}" for g in sorted(used))
-            return Kind("no_gpu", "high", f"the GPU's allocator recorded {sum(used.values()):,} events on {where}, but "
+            return Kind("unknown", "low", f"the GPU's allocator recorded {sum(used.values()):,} events on {where}, but "
                                           "the capture holds no kernel or GPU runtime record: the GPU's activity was "
                                           "not recorded", lost_gpu=f"the allocator recorded memory on {where}")
         kind = _window_kind(trace, names)

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import xla
@@ -34,7 +35,7 @@ from tb_gpu_advisor.model.trace import FLOP_KINDS, FlopOps
 TOP_N = 10
 #: Where ``Flops.flops_per_step`` comes from, in words (the MFU card's meaning and note).
 SOURCE_WORDS = {"trace shapes": "FLOPs from the traced ops' shapes", "hlo": "FLOPs from the compiled XLA programs",
-                "user": "the model FLOPs given with --model-flops-per-step"}
+                "user": "the model FLOPs per step given as a setting"}
 
 
 def flops(ctx: Context, step_ms: float | None) -> Flops:
@@ -282,7 +283,7 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops, gpus: i
                   and x.tflops_per_s > T("flops.max_peak_share") * x.attainable_tflops_per_s]
     if impossible:
         items = [x for x in items if x not in impossible]
-        why = (f"{len(impossible)} GEMM shape(s) would run above the GPU's peak ({impossible[0].label}: "
+        why = (f"{plural(len(impossible), 'GEMM shape')} would run above the GPU's peak ({impossible[0].label}: "
                f"{impossible[0].tflops_per_s:.0f} TFLOP/s): their kernels are not all attributed to them, so they are "
                "left out of the rooflines")
         out.note = f"{out.note}; {why}" if out.note else why

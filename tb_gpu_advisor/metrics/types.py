@@ -208,8 +208,8 @@ class OpStat:
     op_name: str
     op_type: str
     on_device: bool
-    occurrences: int  # host op events (or device op events if no host record)
-    host_self_ms: float  # host time of the op events (wall duration on its thread)
+    occurrences: int | None  # host op events of its name in kept steps; None: no host record (an HLO op)
+    host_self_ms: float | None  # host time of the op events (wall duration on its thread); None as above
     kernel_count: int
     kernel_total_us: float
     tc_eligible: bool
@@ -472,6 +472,7 @@ class GpuMemory:
     peak_reserved_bytes: int | None = None
     capacity_bytes: int | None = None
     capacity_source: str = ""  # "allocator limit" | "device memory" | "reserved + free at the OOM" | ""
+    device_bytes: int | None = None  # the GPU's own memory, where known (an allocator limit may be a share of it)
     peak_ms: float | None = None  # when the allocated peak occurs (report time)
     peak_step: int | None = None  # the kept step it falls in, None outside every kept step
     peak_step_offset_ms: float | None = None  # from that step's start

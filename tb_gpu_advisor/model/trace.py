@@ -108,6 +108,9 @@ class MemoryEvents:
     op_names: list[str] = field(default_factory=list)
     #: the allocator's limit where the format records it (XLA's BFC: in use + available), else None
     limit_bytes: int | None = None
+    #: whose time ``t`` is: "host" (when the host recorded the event), or "gpu" (moved to the GPU work the buffers
+    #: served: an asynchronous dispatch records them long before the GPU runs it; ``metrics.context``)
+    clock: str = "host"
 
     def __len__(self) -> int:
         return int(self.t.shape[0])

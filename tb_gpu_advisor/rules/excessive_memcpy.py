@@ -47,7 +47,7 @@ def check(m: HostMetrics) -> list[Finding]:
     if sev == "critical" and grade(host_share, "host_op_placement.warning") is not None and \
             any(c.direction == "d2h" and c.blocking_ms_per_step > 0 for c in copies):
         sev = "warning"  # the copies are the host-placed ops' round trips: host_op_placement is the cause
-        explained = " (round trips of host-placed ops: see the host_op_placement finding)"
+        explained = " (round trips of host-placed ops: see the finding on ops placed on the host)"
     worst = max(copies, key=lambda c: c.blocking_ms_per_step)
     recurring = [c for c in copies if c.recurring and c.count_per_step > 0]
     rec_txt = (f"; {', '.join(_NAMES.get(c.direction, c.direction) for c in recurring)} copies recur at the same point "
@@ -70,7 +70,11 @@ def check(m: HostMetrics) -> list[Finding]:
     dirs = {c.direction for c in copies if c.blocking_ms_per_step > 0 or (c.sync_share or 0) > 0}
     if m.syncs.copy_calls_per_step:
         dirs.add("h2d")
-    variants = (["host_device"] if dirs & {"d2h", "h2d"} else []) + (["h2d"] if "h2d" in dirs else [])
+    # the copy's own fix first: the worst direction's (an H2D copy's is pinning and prefetch, a D2H copy's the sync
+    # that pulls values to the host: .item()); the device-to-host sync advice only where device-to-host copies are
+    variants = (["host_device"] if "d2h" in dirs else []) + (["h2d"] if "h2d" in dirs else [])
+    if worst.direction == "h2d":
+        variants.reverse()
     direction_acts = ctx.fw.fixes_for(ID, variants)
     if pageable:
         direction_acts = ctx.fw.extra(f"{ID}:pageable") + [a for a in direction_acts if a not in ctx.fw.extra(f"{ID}:pageable")]

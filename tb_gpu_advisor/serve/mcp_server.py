@@ -38,6 +38,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.common.fmt import echo, echo_list, gb, ms, pct
 from tb_gpu_advisor.common.options import UserOptions
@@ -280,7 +281,7 @@ def explain_markdown(report: Report, f: Finding, evidence_rows: int) -> str:
              f"{render.md_code(report.run)}, session {render.md_code(report.session)}."), ""]
     body = render.finding_markdown(f, rank or 1, evidence_rows=evidence_rows, open_=True, windows=None, tables=None)
     where = ["### Where to look", "",
-             (f"{len(f.windows)} trace window(s) above, in ms since the capture's start: open the host's capture in "
+             (f"{plural(len(f.windows), 'trace window')} above, in ms since the capture's start: open the host's capture in "
               "the Trace Viewer (TensorBoard's Profile tab) or Perfetto at those times." if f.windows else
               "This finding names no trace window."), ""]
     doc = rule_docs.rule_section(f.rule) if f.rule in RULES else []

@@ -42,7 +42,7 @@ from google.protobuf.message import DecodeError
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
-from tb_gpu_advisor.formats.xplane import wire
+from tb_gpu_advisor.formats.xplane import compiled, wire
 from tb_gpu_advisor.formats.xplane.schema import parse as parse_message
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
 from tb_gpu_advisor.model.columns import int_dtype
@@ -510,14 +510,7 @@ def _read_line(
     lengths costs ~40 bytes per event, 20x the 2 bytes such an event takes in the file (a 10 MB file of
     them peaked at 262 MB in the read alone).
     """
-    walked = _walk_sparse_line(buf, start, end) if _mostly_empty_events(buf, start, end) else None
-    if walked is not None:
-        head, ev_start, ev_len = walked
-        msg = _header(parse_message("LazyLine", head))
-        parts = _decode_located(buf, ev_start, ev_len, keys, strings)
-    else:
-        msg, lengths = _header_and_lengths(memoryview(buf)[start:end])
-        parts = _decode_line_events(buf, start, end, lengths, keys, strings)
+    msg, parts = _line_events(buf, start, end, keys, strings)
     # the batches' columns are joined one column at a time, each batch's part dropped as it is joined: the
     # batches and the line's columns were otherwise alive together (twice the line's decoded size)
     offsets = np.cumsum([0] + [len(p[0]) for p in parts[:-1]]).tolist()
@@ -536,6 +529,85 @@ def _read_line(
         name_id=name_id,
         stats=_concat_stats(stats, offsets),
     )
+
+
+def _line_events_python(buf: np.ndarray, start: int, end: int, keys: _StatKeys,
+                        strings: _Strings) -> tuple[_LineHeader, list[_Decoded]]:
+    """The line's own fields and its decoded non-empty events, batch by batch: the pure-Python reference."""
+    walked = _walk_sparse_line(buf, start, end) if _mostly_empty_events(buf, start, end) else None
+    if walked is not None:
+        head, ev_start, ev_len = walked
+        msg = _header(parse_message("LazyLine", head))
+        parts = _decode_located(buf, ev_start, ev_len, keys, strings)
+    else:
+        msg, lengths = _header_and_lengths(memoryview(buf)[start:end])
+        parts = _decode_line_events(buf, start, end, lengths, keys, strings)
+    return msg, parts
+
+
+def _line_events_compiled(buf: np.ndarray, start: int, end: int, keys: _StatKeys,
+                          strings: _Strings) -> tuple[_LineHeader, list[_Decoded]]:
+    """:func:`_line_events_python` by the compiled decoder (``_cwire.c``): the same header, batches and columns.
+
+    The C walk of the line replaces upb's (a ``bytes`` object per event) and the column-wise numpy decode; upb
+    still parses the line's own fields (``head``: its id, names, timestamp), as before.  Batches are cut where
+    the Python path cuts them -- over every event when it finds them in place, over the non-empty ones
+    otherwise -- because string ids are assigned batch by batch.  A line or batch the C walk declines (anything
+    malformed or unusual) is decoded by the Python path, which gives its own result or error.
+    """
+    walked = _CWIRE.line_events(buf, buf.shape[0] - wire.PAD, start, end)
+    if walked is None:
+        return _line_events_python(buf, start, end, keys, strings)
+    head, ev_start, ev_len, in_place = walked
+    msg = _header(parse_message("LazyLine", head))
+    starts, lengths = np.frombuffer(ev_start, dtype=np.int64), np.frombuffer(ev_len, dtype=np.int64)
+    if not (in_place and not _mostly_empty_events(buf, start, end)):  # the Python path batches non-empty ones
+        kept = lengths > 0
+        starts, lengths = starts[kept], lengths[kept]
+    parts: list[_Decoded] = []
+    for a, b in _batches(lengths):
+        s, n = starts[a:b], lengths[a:b]
+        kept = n > 0
+        if not kept.all():
+            s, n = s[kept], n[kept]
+        if n.shape[0]:
+            parts.append(_decode_events_compiled(buf, s, n, keys, strings))
+    return msg, parts
+
+
+def _decode_events_compiled(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, keys: _StatKeys,
+                            strings: _Strings) -> _Decoded:
+    """:func:`_decode_events` by the compiled decoder; a batch it declines is decoded (or refused) by Python."""
+    out = _CWIRE.decode_events(buf, buf.shape[0] - wire.PAD, np.ascontiguousarray(starts, dtype=np.int64),
+                               np.ascontiguousarray(lengths, dtype=np.int64))
+    if out is None:
+        return _decode_events(buf, starts, lengths, keys, strings)
+    meta, offset, duration, owner, mid, v_row, v_field, v_raw, v_start = out
+    values = _ValueRecords(np.frombuffer(v_row, dtype=np.int32), np.frombuffer(v_field, dtype=np.uint8),
+                           np.frombuffer(v_raw, dtype=np.uint64), np.frombuffer(v_start, dtype=np.int64))
+    stats = _stat_table(buf, np.frombuffer(owner, dtype=np.int32), np.frombuffer(mid, dtype=np.int64), values,
+                        keys, strings)
+    return (np.frombuffer(meta, dtype=np.int64), np.frombuffer(offset, dtype=np.int64),
+            np.frombuffer(duration, dtype=np.int64), stats)
+
+
+class _ValueRecords:
+    """The XStat value fields the compiled decoder found, answering ``select`` as ``wire.FieldGroups`` does."""
+
+    def __init__(self, row: np.ndarray, field: np.ndarray, raw: np.ndarray, start: np.ndarray) -> None:
+        self.row, self.field, self.raw, self.start = row, field, raw, start
+
+    def select(self, number: int, wire_type: int) -> wire.Fields:
+        """Records of value field ``number`` (the C decoder keeps only those of their schema's wire type)."""
+        sel = np.flatnonzero(self.field == number)
+        start = self.start[sel] if wire_type == wire.LEN else wire.Fields.empty().start
+        return wire.Fields(self.row[sel], self.raw[sel], start)
+
+
+#: The compiled decoder module, or None (not built, or ``TB_GPU_ADVISOR_PURE_PYTHON``): the one place the path
+#: is chosen, for the whole process (``compiled.describe`` says which).
+_CWIRE = compiled.load()
+_line_events = _line_events_compiled if _CWIRE is not None else _line_events_python
 
 
 def _concat_dropping(arrays: list[np.ndarray]) -> np.ndarray:
@@ -747,7 +819,17 @@ def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, st
         return StatTable.empty()
     starts = stat_fields.start
     f = wire.decode_messages(buf, starts, starts + stat_fields.value.astype(np.int64))
-    key = keys.lookup(wire.last_value(f, 1, n))
+    return _stat_table(buf, stat_fields.msg, wire.last_value(f, 1, n), f, keys, strings)
+
+
+def _stat_table(buf: np.ndarray, owner: np.ndarray, metadata_ids: np.ndarray, f, keys: _StatKeys,
+                strings: _Strings) -> StatTable:
+    """The StatTable of stats owned by ``owner`` with ``metadata_ids``, their value fields in ``f`` (anything
+    with ``select(number, wire_type)``): shared by the Python and the compiled decoders."""
+    n = owner.shape[0]
+    if n == 0:
+        return StatTable.empty()
+    key = keys.lookup(metadata_ids)
     if (key < 0).all():
         return StatTable.empty()
     kind = np.zeros(n, dtype=np.int8)
@@ -769,7 +851,6 @@ def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, st
             value[sel.msg] = ids[inverse.ravel()]
         else:  # STR / BYTES: each distinct string decoded once
             value[sel.msg] = wire.intern_ranges(buf, sel.start, sel.value.astype(np.int64), strings.intern)
-    owner = stat_fields.msg
     if pruned:
         owner, key, kind, value = owner[kept], key[kept], kind[kept], value[kept]
     return StatTable(owner=owner.astype(np.int32), key=key.astype(_key_dtype(keys)), kind=kind,

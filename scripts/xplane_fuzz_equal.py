@@ -38,7 +38,7 @@ class _DeclineCounter:
     def __init__(self) -> None:
         self.count = 0
         self._python = reader._line_events_python
-        self._compiled = reader._line_events_compiled
+        self._compiled = reader._line_events_compiled  # reader._line_events while the compiled path reads
 
     def __enter__(self) -> "_DeclineCounter":
         counter = self

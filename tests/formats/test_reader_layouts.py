@@ -157,6 +157,7 @@ class _PathSpy:
     def __init__(self, monkeypatch) -> None:
         self.in_place = self.fallback = 0
         monkeypatch.setattr(reader, "_line_events", reader._line_events_python)
+        monkeypatch.setattr(reader, "_plane_fields", reader._plane_fields_python)
         real_line, real_in_place = reader._decode_line_events, reader._decode_in_place
 
         def in_place(*args):

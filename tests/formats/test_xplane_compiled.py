@@ -72,8 +72,9 @@ def test_the_compiled_path_really_decodes(monkeypatch):
         raise AssertionError("a well-formed line fell back to the Python decoder")
 
     monkeypatch.setattr(reader, "_line_events_python", refuse)
+    monkeypatch.setattr(reader, "_plane_fields_python", refuse)
     monkeypatch.setattr(reader, "_decode_events", refuse)
-    tl = read_with(reader._line_events_compiled, path)
+    tl = read_with(True, path)
     assert not isinstance(tl, Exception), tl
     assert tl.num_events == 2256
 
@@ -229,9 +230,10 @@ def test_the_c_decoder_refuses_ranges_outside_its_buffer():
     with pytest.raises(ValueError):
         _cwire.decode_events(buf, 1 << 20, one, one)  # a limit past the buffer
     with pytest.raises(ValueError):
-        _cwire.line_events(buf, 64, 0, 65)
+        _cwire.split_repeated(buf, 64, 0, 65, 4)
+    assert _cwire.split_repeated(buf, 64, 0, 3, 4) is None  # a field cut in half
     buf[:12] = 0xFF  # an 11-byte varint
-    assert _cwire.line_events(buf, 64, 0, 12) is None
+    assert _cwire.split_repeated(buf, 64, 0, 12, 4) is None
 
 
 # -- choosing the path ---------------------------------------------------------------------------------------------

@@ -14,21 +14,22 @@ from tb_gpu_advisor.formats.xplane.timeline import StatTable, Timeline
 def read_both(source: str | bytes, keep_stats: frozenset[str] | None = None) -> tuple[object, object]:
     """(compiled result, pure-Python result) of reading ``source`` (a path, or a file's bytes) with
     ``keep_stats``: a Timeline, or the error raised."""
-    return (read_with(reader._line_events_compiled, source, keep_stats),
-            read_with(reader._line_events_python, source, keep_stats))
+    return read_with(True, source, keep_stats), read_with(False, source, keep_stats)
 
 
-def read_with(line_events, source: str | bytes, keep_stats: frozenset[str] | None = None) -> object:
-    """Read ``source`` with the reader's line decoder swapped for ``line_events``; the Timeline or the error.
+def read_with(use_compiled: bool, source: str | bytes, keep_stats: frozenset[str] | None = None) -> object:
+    """Read ``source`` with the compiled decoder or the pure-Python one; the Timeline or the error.
 
     The compiled module is put in place too, so the compiled path runs even where ``TB_GPU_ADVISOR_PURE_PYTHON``
     turned it off for the process (``make test`` runs the equality tests that way as well)."""
-    saved = reader._line_events, reader._CWIRE
-    reader._line_events = line_events
-    if line_events is reader._line_events_compiled:
+    saved = reader._line_events, reader._plane_fields, reader._CWIRE
+    if use_compiled:
         from tb_gpu_advisor.formats.xplane import _cwire
 
         reader._CWIRE = _cwire
+        reader._line_events, reader._plane_fields = reader._line_events_compiled, reader._plane_fields_compiled
+    else:
+        reader._line_events, reader._plane_fields = reader._line_events_python, reader._plane_fields_python
     try:
         if isinstance(source, bytes):
             return reader._parse(io.BytesIO(source), len(source), "<bytes>", keep_stats)
@@ -36,7 +37,7 @@ def read_with(line_events, source: str | bytes, keep_stats: frozenset[str] | Non
     except Exception as e:  # noqa: BLE001 - the error is the result compared
         return e
     finally:
-        reader._line_events, reader._CWIRE = saved
+        reader._line_events, reader._plane_fields, reader._CWIRE = saved
 
 
 def differences(a: object, b: object) -> list[str]:

@@ -137,27 +137,26 @@ static PyObject *to_bytearray(const Vec *v) {
     return PyByteArray_FromStringAndSize(v->data ? v->data : "", (Py_ssize_t)(v->len * v->item));
 }
 
-/* ==== line_events(buf, limit, start, end) ====
+/* ==== split_repeated(buf, limit, start, end, number) ====
  *
- * Walk the XLine at buf[start:end] (limit: the plane's size, buf may hold padding after it).  Returns
- * (head, event_starts, event_lengths, in_place) or None:
- *   head: the line's fields other than its events, serialized as they are (upb parses them: the line's id,
- *         names and timestamp, validated as before);
- *   event_starts / event_lengths: int64 payload positions of every event (field 4, length-delimited), in
- *         order, empty ones included;
- *   in_place: whether the Python reader would find these events in place (``wire.locate_repeated``): the
- *         first event within the line's first 65 fields, every event's tag the byte 0x22 and its length a
- *         minimal varint, and all events one run with no other field between them.  The Python reader batches
- *         events differently in the two cases, and the batches decide string ids, so the caller must know.
+ * Walk the message at buf[start:end] (limit: the plane's size, buf may hold padding after it) and split its
+ * repeated length-delimited field ``number`` -- an XLine's events (4), an XPlane's lines (3) -- from the rest.
+ * Returns (head, starts, lengths, in_place) or None:
+ *   head: the message's other fields, serialized as they are (upb parses them: a line's id, names and
+ *         timestamp, a plane's metadata -- validated as before, without upb copying the big repeated field);
+ *   starts / lengths: int64 payload positions of every occurrence of ``number``, in order, empty ones included;
+ *   in_place: whether the Python reader would find these occurrences in place (``wire.locate_repeated``): the
+ *         first within the message's first 65 fields, every tag one byte and every length a minimal varint,
+ *         and all of them one run with no other field between.  The Python reader batches a line's events
+ *         differently in the two cases, and the batches decide string ids, so the caller must know.
  */
 
-#define LINE_EVENTS 4
-#define EVENTS_TAG 0x22
 #define MAX_FIELDS_BEFORE_EVENTS 64
 
 typedef struct {
     const uint8_t *buf;
     int64_t start, end;
+    uint32_t number;   /* the repeated field split off */
     Vec head_ranges; /* int64 pairs (from, to) of the non-event fields */
     Vec ev_start, ev_len;
     int in_place;
@@ -177,7 +176,7 @@ static int walk_line(LineWalk *w) {
         int64_t payload = 0;
         if (read_tag(buf, &pos, end, &number, &wt, &tag_len)) return BAD;
         if (read_payload(buf, &pos, end, wt, &value, &payload, &len_size)) return BAD;
-        if (number == LINE_EVENTS && wt == WT_LEN) {
+        if (number == w->number && wt == WT_LEN) {
             int64_t s = payload, n = (int64_t)value;
             if (VEC_PUSH(&w->ev_start, int64_t, s) || VEC_PUSH(&w->ev_len, int64_t, n)) return NOMEM;
             if (!seen_first) {
@@ -197,11 +196,16 @@ static int walk_line(LineWalk *w) {
     return OK;
 }
 
-static PyObject *line_events(PyObject *self, PyObject *args) {
+static PyObject *split_repeated(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *bufobj;
     Py_ssize_t limit, start, end;
-    if (!PyArg_ParseTuple(args, "Onnn", &bufobj, &limit, &start, &end)) return NULL;
+    unsigned int number;
+    if (!PyArg_ParseTuple(args, "OnnnI", &bufobj, &limit, &start, &end, &number)) return NULL;
+    if (number == 0 || number > 15) {  /* one-byte tags only: the fields split are XLine.events and XPlane.lines */
+        PyErr_SetString(PyExc_ValueError, "split_repeated: field number must be 1..15");
+        return NULL;
+    }
     Py_buffer view;
     if (get_bytes(bufobj, &view, 0) < 0) return NULL;
     if (limit < 0 || limit > view.len || start < 0 || end < start || end > limit) {
@@ -213,6 +217,7 @@ static PyObject *line_events(PyObject *self, PyObject *args) {
     w.buf = (const uint8_t *)view.buf;
     w.start = start;
     w.end = end;
+    w.number = number;
     vec_init(&w.head_ranges, sizeof(int64_t));
     vec_init(&w.ev_start, sizeof(int64_t));
     vec_init(&w.ev_len, sizeof(int64_t));
@@ -494,7 +499,8 @@ done:
 }
 
 static PyMethodDef methods[] = {
-    {"line_events", line_events, METH_VARARGS, "Walk one XLine: (head, event starts, event lengths, in_place) or None."},
+    {"split_repeated", split_repeated, METH_VARARGS,
+     "Split a message's repeated field from the rest: (head, starts, lengths, in_place) or None."},
     {"decode_events", decode_events, METH_VARARGS, "Decode a batch of XEvents into columns, or None if malformed."},
     {NULL, NULL, 0, NULL},
 };

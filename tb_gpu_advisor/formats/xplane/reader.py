@@ -319,7 +319,7 @@ def _check_times(line_ps: int, offset_ps: np.ndarray, duration_ps: np.ndarray) -
 
 def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | None = None) -> Plane:
     """Decode one plane held in ``buf`` (its bytes followed by ``wire.PAD`` zeros)."""
-    msg = parse_message("LazyPlane", memoryview(buf)[: buf.shape[0] - wire.PAD])
+    msg, line_bufs = _plane_fields(buf)
     keys = _StatKeys(msg.stat_metadata, keep_stats)
     strings = _Strings()
 
@@ -338,7 +338,7 @@ def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | Non
     # A NaN or infinite device property (compute capability, memory size...) is no value: drop it.
     plane_stats = {k: v for k, v in plane_stats.items() if not (isinstance(v, float) and not math.isfinite(v))}
     names = IdTable(meta_ids, np.arange(meta_ids.size), missing=meta_ids.size)  # unknown: one past the table
-    plane_id, plane_name, line_bufs = msg.id, msg.name, _line_buffers(buf, msg)
+    plane_id, plane_name = msg.id, msg.name
     # upb's parse holds its own copy of the plane's bytes (the lines, as bytes fields) in the message's
     # arena: as big as ``buf``, and dead once the lines are located.  Dropped here, before the lines are
     # decoded: the dense 100 MB benchmark capture's read peaked 50 MB higher with it alive.
@@ -365,6 +365,25 @@ def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | Non
         stats=plane_stats,
         blobs=blobs,
     )
+
+
+def _plane_fields_python(buf: np.ndarray) -> tuple[object, list[tuple[np.ndarray, int, int]]]:
+    """upb's parse of the plane in ``buf`` (lines kept as ``bytes``) and (buffer, start, end) of each line."""
+    msg = parse_message("LazyPlane", memoryview(buf)[: buf.shape[0] - wire.PAD])
+    return msg, _line_buffers(buf, msg)
+
+
+def _plane_fields_compiled(buf: np.ndarray) -> tuple[object, list[tuple[np.ndarray, int, int]]]:
+    """:func:`_plane_fields_python` with the lines split off by the C walk: upb parses only the rest (metadata,
+    plane stats), so it never copies the lines' bytes (as big as the plane).  A plane the walk declines goes
+    to the Python path."""
+    n = buf.shape[0] - wire.PAD
+    split = _CWIRE.split_repeated(buf, n, 0, n, _PLANE_LINES)
+    if split is None:
+        return _plane_fields_python(buf)
+    head, starts, lengths, _ = split
+    ranges = zip(np.frombuffer(starts, dtype=np.int64).tolist(), np.frombuffer(lengths, dtype=np.int64).tolist())
+    return parse_message("LazyPlane", head), [(buf, s, s + ln) for s, ln in ranges]
 
 
 def _stat_value(st, keys: _StatKeys) -> object:
@@ -555,7 +574,7 @@ def _line_events_compiled(buf: np.ndarray, start: int, end: int, keys: _StatKeys
     otherwise -- because string ids are assigned batch by batch.  A line or batch the C walk declines (anything
     malformed or unusual) is decoded by the Python path, which gives its own result or error.
     """
-    walked = _CWIRE.line_events(buf, buf.shape[0] - wire.PAD, start, end)
+    walked = _CWIRE.split_repeated(buf, buf.shape[0] - wire.PAD, start, end, _LINE_EVENTS)
     if walked is None:
         return _line_events_python(buf, start, end, keys, strings)
     head, ev_start, ev_len, in_place = walked
@@ -608,6 +627,7 @@ class _ValueRecords:
 #: is chosen, for the whole process (``compiled.describe`` says which).
 _CWIRE = compiled.load()
 _line_events = _line_events_compiled if _CWIRE is not None else _line_events_python
+_plane_fields = _plane_fields_compiled if _CWIRE is not None else _plane_fields_python
 
 
 def _concat_dropping(arrays: list[np.ndarray]) -> np.ndarray:

@@ -26,6 +26,17 @@ file in memory (``docs/benchmarks.md``).
 
 Metadata (event names, stat names: thousands, not millions) is parsed by
 upb into messages and converted with plain Python.
+
+The compiled decoder (``_cwire.c``, optional: ``compiled.py``) does the
+same work in C where it is built: it splits a plane's lines and a line's
+events off without upb (upb parses only the other fields), and decodes each
+batch of events and their stats into the same columns, in the same order,
+without the GIL (the string interning after it is shared).  The Python path
+above stays the reference: anything the C walk does not fully understand
+(groups, over-long varints, a length past its message) is handed back to
+it, so both paths give the same Timeline or the same error
+(``tests/formats/test_xplane_compiled.py``).  Measured on the 100 MB dense
+capture: the read 0.83 -> 0.46 s of CPU.
 """
 
 from __future__ import annotations

@@ -170,8 +170,10 @@ LAYOUTS = {
     "mostly empty events": lambda rng: [_line([b""] * 5000 + _events(20, rng) + [b""] * 3000)],
     "a non-minimal event length": lambda rng: [_line(_events(5, rng)) + b"\x22\x82\x00" + _varint_field(1, 1)],
     "an event tag written in two bytes": lambda rng: [_line(_events(5, rng)) + b"\xa2\x00\x02\x08\x01"],
-    "a string over 64 KiB, twice": lambda rng: [
-        _line([_event(_varint_field(1, 1), hostile.field(4, _stat(1, _str(b"x" * 70000), _str(b"y" * 70000))))] * 3)],
+    # a string over 64 KiB is keyed by its first occurrence: x (first at 0, last at 2) before y (at 1)
+    "strings over 64 KiB": lambda rng: [_line([
+        _event(_varint_field(1, 1), hostile.field(4, _stat(1, _str(c * 70000)))) for c in (b"x", b"y", b"x")] + [
+        _event(_varint_field(1, 1), hostile.field(4, _stat(1, _str(b"z" * 70000), _str(b"w" * 70000))))])],
     # batches are cut over every event in place, over the non-empty ones otherwise: string ids follow the batches
     "many small events, empty ones": lambda rng: [_line(_small_events(100_000))],
     "many small events, empty ones, a field between": lambda rng: [

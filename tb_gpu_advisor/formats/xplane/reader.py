@@ -616,9 +616,16 @@ def _decode_events_compiled(buf: np.ndarray, starts: np.ndarray, lengths: np.nda
     values = _ValueRecords(np.frombuffer(v_row, dtype=np.int32), np.frombuffer(v_field, dtype=np.uint8),
                            np.frombuffer(v_raw, dtype=np.uint64), np.frombuffer(v_start, dtype=np.int64))
     stats = _stat_table(buf, np.frombuffer(owner, dtype=np.int32), np.frombuffer(mid, dtype=np.int64), values,
-                        keys, strings)
+                        keys, strings, _content_groups_compiled)
     return (np.frombuffer(meta, dtype=np.int64), np.frombuffer(offset, dtype=np.int64),
             np.frombuffer(duration, dtype=np.int64), stats)
+
+
+def _content_groups_compiled(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``wire._content_groups`` by the C hash table (each group's first range its representative)."""
+    reps, group = _CWIRE.content_groups(buf, buf.shape[0] - wire.PAD, np.ascontiguousarray(starts, dtype=np.int64),
+                                        np.ascontiguousarray(lengths, dtype=np.int64))
+    return np.frombuffer(reps, dtype=np.int64), np.frombuffer(group, dtype=np.int64)
 
 
 class _ValueRecords:
@@ -854,9 +861,10 @@ def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, st
 
 
 def _stat_table(buf: np.ndarray, owner: np.ndarray, metadata_ids: np.ndarray, f, keys: _StatKeys,
-                strings: _Strings) -> StatTable:
+                strings: _Strings, groups=None) -> StatTable:
     """The StatTable of stats owned by ``owner`` with ``metadata_ids``, their value fields in ``f`` (anything
-    with ``select(number, wire_type)``): shared by the Python and the compiled decoders."""
+    with ``select(number, wire_type)``): shared by the Python and the compiled decoders (``groups``: the
+    grouping of equal strings ``wire.intern_ranges`` uses, None for its own)."""
     n = owner.shape[0]
     if n == 0:
         return StatTable.empty()
@@ -881,7 +889,7 @@ def _stat_table(buf: np.ndarray, owner: np.ndarray, metadata_ids: np.ndarray, f,
             ids = np.asarray([strings.intern(keys.names[k] if k >= 0 else "") for k in ref_keys.tolist()], dtype=np.int64)
             value[sel.msg] = ids[inverse.ravel()]
         else:  # STR / BYTES: each distinct string decoded once
-            value[sel.msg] = wire.intern_ranges(buf, sel.start, sel.value.astype(np.int64), strings.intern)
+            value[sel.msg] = wire.intern_ranges(buf, sel.start, sel.value.astype(np.int64), strings.intern, groups)
     if pruned:
         owner, key, kind, value = owner[kept], key[kept], kind[kept], value[kept]
     return StatTable(owner=owner.astype(np.int32), key=key.astype(_key_dtype(keys)), kind=kind,

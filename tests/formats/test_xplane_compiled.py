@@ -10,6 +10,7 @@ wherever the extension is built, and ``make test`` runs this file and the golden
 
 from __future__ import annotations
 
+import gzip
 import os
 import random
 import subprocess
@@ -201,6 +202,18 @@ def test_both_decoders_meet_hostile_files_alike(name):
     """The hand-made bad files of the robustness corpus: the same Timeline or the same error, word for word."""
     fast, ref = read_both(hostile.KINDS[name](), USED_STATS)
     assert differences(fast, ref) == []
+
+
+@needs_compiled
+@pytest.mark.parametrize("name", ["plane_error_order", "event_error_order"])
+def test_errors_are_the_references_word_for_word(name):
+    """Two fuzzed files whose error message once differed (tests/fixtures/xplane_fuzz/SOURCE.md): a fault met in
+    another order when upb parsed only a plane's other fields, and a declined batch decoded apart from its line."""
+    data = gzip.decompress((TESTS / "fixtures" / "xplane_fuzz" / f"{name}.xplane.pb.gz").read_bytes())
+    for keep in (None, USED_STATS):
+        fast, ref = read_both(data, keep)
+        assert isinstance(ref, reader.ProfileReadError)
+        assert differences(fast, ref) == []
 
 
 @needs_compiled

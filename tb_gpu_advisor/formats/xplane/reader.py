@@ -393,8 +393,12 @@ def _plane_fields_compiled(buf: np.ndarray) -> tuple[object, list[tuple[np.ndarr
     if split is None:
         return _plane_fields_python(buf)
     head, starts, lengths, _ = split
+    try:
+        msg = parse_message("LazyPlane", head)
+    except DecodeError:  # upb refuses the plane's other fields: its parse of the whole plane says why, in its words
+        return _plane_fields_python(buf)
     ranges = zip(np.frombuffer(starts, dtype=np.int64).tolist(), np.frombuffer(lengths, dtype=np.int64).tolist())
-    return parse_message("LazyPlane", head), [(buf, s, s + ln) for s, ln in ranges]
+    return msg, [(buf, s, s + ln) for s, ln in ranges]
 
 
 def _stat_value(st, keys: _StatKeys) -> object:
@@ -582,14 +586,19 @@ def _line_events_compiled(buf: np.ndarray, start: int, end: int, keys: _StatKeys
     The C walk of the line replaces upb's (a ``bytes`` object per event) and the column-wise numpy decode; upb
     still parses the line's own fields (``head``: its id, names, timestamp), as before.  Batches are cut where
     the Python path cuts them -- over every event when it finds them in place, over the non-empty ones
-    otherwise -- because string ids are assigned batch by batch.  A line or batch the C walk declines (anything
-    malformed or unusual) is decoded by the Python path, which gives its own result or error.
+    otherwise -- because string ids are assigned batch by batch.  A line the C walk declines anywhere (anything
+    malformed or unusual, in the line or in a batch of its events) is decoded again, whole, by the Python path,
+    which gives its own result or its own error, word for word (re-interning the strings of the batches decoded
+    before gives them the ids they already have: the same strings in the same order).
     """
     walked = _CWIRE.split_repeated(buf, buf.shape[0] - wire.PAD, start, end, _LINE_EVENTS)
     if walked is None:
         return _line_events_python(buf, start, end, keys, strings)
     head, ev_start, ev_len, in_place = walked
-    msg = _header(parse_message("LazyLine", head))
+    try:
+        msg = _header(parse_message("LazyLine", head))
+    except DecodeError:
+        return _line_events_python(buf, start, end, keys, strings)
     starts, lengths = np.frombuffer(ev_start, dtype=np.int64), np.frombuffer(ev_len, dtype=np.int64)
     if not (in_place and not _mostly_empty_events(buf, start, end)):  # the Python path batches non-empty ones
         kept = lengths > 0
@@ -601,17 +610,21 @@ def _line_events_compiled(buf: np.ndarray, start: int, end: int, keys: _StatKeys
         if not kept.all():
             s, n = s[kept], n[kept]
         if n.shape[0]:
-            parts.append(_decode_events_compiled(buf, s, n, keys, strings))
+            part = _decode_events_compiled(buf, s, n, keys, strings)
+            if part is None:
+                del parts
+                return _line_events_python(buf, start, end, keys, strings)
+            parts.append(part)
     return msg, parts
 
 
 def _decode_events_compiled(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, keys: _StatKeys,
-                            strings: _Strings) -> _Decoded:
-    """:func:`_decode_events` by the compiled decoder; a batch it declines is decoded (or refused) by Python."""
+                            strings: _Strings) -> _Decoded | None:
+    """:func:`_decode_events` by the compiled decoder; None when it declines the batch (the caller falls back)."""
     out = _CWIRE.decode_events(buf, buf.shape[0] - wire.PAD, np.ascontiguousarray(starts, dtype=np.int64),
                                np.ascontiguousarray(lengths, dtype=np.int64))
     if out is None:
-        return _decode_events(buf, starts, lengths, keys, strings)
+        return None
     meta, offset, duration, owner, mid, v_row, v_field, v_raw, v_start = out
     values = _ValueRecords(np.frombuffer(v_row, dtype=np.int32), np.frombuffer(v_field, dtype=np.uint8),
                            np.frombuffer(v_raw, dtype=np.uint64), np.frombuffer(v_start, dtype=np.int64))

@@ -288,6 +288,7 @@ typedef struct {
     uint8_t *o_field;
     uint64_t *o_raw;
     int64_t *o_start;
+    int owns_spare;                               /* the scratch vectors are the module's spare ones */
 } EventWalk;
 
 static const int VALUE_WIRE_TYPE[8] = {-1, -1, WT_FIXED64, WT_VARINT, WT_VARINT, WT_LEN, WT_LEN, WT_VARINT};
@@ -413,10 +414,54 @@ static void scatter_values(EventWalk *w) {
     }
 }
 
+#define N_SCRATCH 9
+#define MAX_KEPT_SCRATCH (64u << 20) /* bytes of scratch kept for the next call at most */
+
+static Vec **scratch_vecs(EventWalk *w, Vec **all) {
+    Vec *v[N_SCRATCH] = {&w->s_event, &w->s_round, &w->s_start, &w->s_len,
+                         &w->v_row, &w->v_round, &w->v_field, &w->v_raw, &w->v_start};
+    memcpy(all, v, sizeof(v));
+    return all;
+}
+
+/* The scratch vectors of the last call, kept so the next batch reuses their pages instead of faulting fresh
+ * ones in (malloc hands big blocks back to the OS on free).  Taken and given back with the GIL held, whole: a
+ * call that finds them taken (another thread's) uses vectors of its own. */
+static Vec spare[N_SCRATCH];
+static int spare_taken = 0;
+
+static void event_walk_init(EventWalk *w) {
+    Vec *all[N_SCRATCH];
+    static const size_t items[N_SCRATCH] = {4, 4, 8, 8, 4, 4, 1, 8, 8};
+    memset(w, 0, sizeof(*w));
+    scratch_vecs(w, all);
+    w->owns_spare = !spare_taken;
+    for (int i = 0; i < N_SCRATCH; i++) {
+        if (w->owns_spare && spare[i].data) {
+            *all[i] = spare[i];
+            all[i]->len = 0;
+        } else {
+            vec_init(all[i], items[i]);
+        }
+    }
+    if (w->owns_spare) spare_taken = 1;
+}
+
 static void event_walk_free(EventWalk *w) {
-    Vec *all[] = {&w->s_event, &w->s_round, &w->s_start, &w->s_len,
-                  &w->v_row, &w->v_round, &w->v_field, &w->v_raw, &w->v_start};
-    for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) vec_free(all[i]);
+    Vec *all[N_SCRATCH];
+    size_t bytes = 0;
+    scratch_vecs(w, all);
+    for (int i = 0; i < N_SCRATCH; i++) bytes += all[i]->cap * all[i]->item;
+    int keep = w->owns_spare && bytes <= MAX_KEPT_SCRATCH;
+    for (int i = 0; i < N_SCRATCH; i++) {
+        if (keep) {
+            spare[i] = *all[i]; /* the spare's old block is this one, or was realloc'd into it */
+        } else {
+            vec_free(all[i]);
+            if (w->owns_spare) vec_init(&spare[i], all[i]->item);
+        }
+    }
+    if (w->owns_spare) spare_taken = 0;
     free(w->order);
     w->order = NULL;
 }
@@ -444,10 +489,7 @@ static PyObject *decode_events(PyObject *self, PyObject *args) {
     if (get_bytes(lenobj, &lv, 0) < 0) { PyBuffer_Release(&view); PyBuffer_Release(&sv); return NULL; }
     PyObject *result = NULL;
     EventWalk w;
-    memset(&w, 0, sizeof(w));
-    vec_init(&w.s_event, 4); vec_init(&w.s_round, 4); vec_init(&w.s_start, 8); vec_init(&w.s_len, 8);
-    vec_init(&w.v_row, 4); vec_init(&w.v_round, 4); vec_init(&w.v_field, 1); vec_init(&w.v_raw, 8);
-    vec_init(&w.v_start, 8);
+    event_walk_init(&w);
     if (limit < 0 || limit > view.len || sv.len != lv.len || sv.len % 8 || sv.len / 8 > INT32_MAX) {
         PyErr_SetString(PyExc_ValueError, "decode_events: bad buffers (int64 starts and lengths of one size)");
         goto done;

@@ -22,11 +22,11 @@ def read_with(use_compiled: bool, source: str | bytes, keep_stats: frozenset[str
 
     The compiled module is put in place too, so the compiled path runs even where ``TB_GPU_ADVISOR_PURE_PYTHON``
     turned it off for the process (``make test`` runs the equality tests that way as well)."""
-    saved = reader._line_events, reader._plane_fields, reader._CWIRE
+    saved = reader._line_events, reader._plane_fields, reader._release_scratch, reader._CWIRE
     if use_compiled:
         from tb_gpu_advisor.formats.xplane import _cwire
 
-        reader._CWIRE = _cwire
+        reader._CWIRE, reader._release_scratch = _cwire, _cwire.release_scratch
         reader._line_events, reader._plane_fields = reader._line_events_compiled, reader._plane_fields_compiled
     else:
         reader._line_events, reader._plane_fields = reader._line_events_python, reader._plane_fields_python
@@ -37,7 +37,7 @@ def read_with(use_compiled: bool, source: str | bytes, keep_stats: frozenset[str
     except Exception as e:  # noqa: BLE001 - the error is the result compared
         return e
     finally:
-        reader._line_events, reader._plane_fields, reader._CWIRE = saved
+        reader._line_events, reader._plane_fields, reader._release_scratch, reader._CWIRE = saved
 
 
 def differences(a: object, b: object) -> list[str]:

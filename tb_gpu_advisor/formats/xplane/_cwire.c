@@ -415,7 +415,7 @@ static void scatter_values(EventWalk *w) {
 }
 
 #define N_SCRATCH 9
-#define MAX_KEPT_SCRATCH (64u << 20) /* bytes of scratch kept for the next call at most */
+#define MAX_KEPT_SCRATCH (16u << 20) /* bytes of scratch kept for the next call at most */
 
 static Vec **scratch_vecs(EventWalk *w, Vec **all) {
     Vec *v[N_SCRATCH] = {&w->s_event, &w->s_round, &w->s_start, &w->s_len,
@@ -464,6 +464,21 @@ static void event_walk_free(EventWalk *w) {
     if (w->owns_spare) spare_taken = 0;
     free(w->order);
     w->order = NULL;
+}
+
+/* release_scratch(): free the scratch kept for the next batch (the reader calls it after each plane, so none
+ * of it stays alive through the analysis). */
+static PyObject *release_scratch(PyObject *self, PyObject *args) {
+    (void)self;
+    (void)args;
+    if (!spare_taken) {
+        for (int i = 0; i < N_SCRATCH; i++) {
+            size_t item = spare[i].item;
+            vec_free(&spare[i]);
+            vec_init(&spare[i], item);
+        }
+    }
+    Py_RETURN_NONE;
 }
 
 /* New bytearrays of ``count`` items of the given sizes, stored in ``out`` from index ``first``; their data in
@@ -646,6 +661,7 @@ static PyMethodDef methods[] = {
      "Split a message's repeated field from the rest: (head, starts, lengths, in_place) or None."},
     {"content_groups", content_groups, METH_VARARGS,
      "Group byte ranges by exact content: (first range of each group, group of each range)."},
+    {"release_scratch", release_scratch, METH_NOARGS, "Free the scratch decode_events keeps between batches."},
     {"decode_events", decode_events, METH_VARARGS, "Decode a batch of XEvents into columns, or None if malformed."},
     {NULL, NULL, 0, NULL},
 };

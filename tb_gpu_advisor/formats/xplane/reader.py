@@ -35,8 +35,9 @@ without the GIL (the string interning after it is shared).  The Python path
 above stays the reference: anything the C walk does not fully understand
 (groups, over-long varints, a length past its message) is handed back to
 it, so both paths give the same Timeline or the same error
-(``tests/formats/test_xplane_compiled.py``).  Measured on the 100 MB dense
-capture: the read 0.83 -> 0.46 s of CPU.
+(``tests/formats/test_xplane_compiled.py``).  Measured on the 100 MB
+captures, the read with the analysis's stat pruning: 0.49-0.59x the Python
+path's CPU (dense: 0.66 -> 0.39 s; ``docs/benchmarks.md``).
 """
 
 from __future__ import annotations
@@ -359,6 +360,7 @@ def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | Non
     # and ~0.3 s of system time on the dense 100 MB capture, with the same peak (the trim after the plane stays).
     lines = [_read_line(b, s, e, names, keys, strings, clock) for b, s, e in line_bufs]
     del line_bufs
+    _release_scratch()  # the compiled decoder's, kept between batches: none of it lives on into the analysis
     # Events whose metadata id is unknown point one past the table: give them a name.
     if any((ln.name_id == len(event_names)).any() for ln in lines):
         event_names.append("<unknown event metadata>")
@@ -659,6 +661,7 @@ class _ValueRecords:
 _CWIRE = compiled.load()
 _line_events = _line_events_compiled if _CWIRE is not None else _line_events_python
 _plane_fields = _plane_fields_compiled if _CWIRE is not None else _plane_fields_python
+_release_scratch = _CWIRE.release_scratch if _CWIRE is not None else (lambda: None)
 
 
 def _concat_dropping(arrays: list[np.ndarray]) -> np.ndarray:

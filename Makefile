@@ -1,9 +1,12 @@
 # One entry point for every test, used by the README and by .ci/run.
 PYTHON ?= python3
 PYTEST_ARGS ?=
+# Run a second time with TB_GPU_ADVISOR_PURE_PYTHON=1: the decoders' equality tests and the goldens.
+PURE_PYTHON_TESTS ?= tests/formats/test_xplane_compiled.py tests/formats/test_reader_layouts.py tests/rules/test_rules_scenarios.py
 
 .PHONY: test install-test demo-logs bench real-check scoreboards
 
+# Also builds the optional C extension (the compiled XPlane decoder) in place when a C compiler is there.
 install-test:
 	$(PYTHON) -m pip install -q -e '.[test]'
 
@@ -13,6 +16,9 @@ test: install-test
 	elif [ "$$CI" = "true" ]; then echo "npm is required in CI"; exit 1; \
 	else echo "npm not found: skipping frontend unit tests (install Node.js >= 18 to run them)"; fi
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
+	@# the suite above ran on the compiled XPlane decoder where it is built; the equality tests and the goldens
+	@# again on the pure-Python reference (issue #38)
+	TB_GPU_ADVISOR_PURE_PYTHON=1 $(PYTHON) -m pytest $(PYTEST_ARGS) -q $(PURE_PYTHON_TESTS)
 
 demo-logs:
 	$(PYTHON) -m synthetic.demo_logs demo_logs

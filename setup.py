@@ -2,9 +2,20 @@
 
 from pathlib import Path
 
-from setuptools import find_packages, setup
+from setuptools import Extension, find_packages, setup
 
 HERE = Path(__file__).parent
+
+#: The compiled XPlane decoder (tb_gpu_advisor/formats/xplane/compiled.py says why and how it is chosen).
+#: ``optional``: without a C compiler the build of this one module fails quietly and the install goes on --
+#: the pure-Python decoder then runs, as PyYAML and msgpack fall back.  Only Python's headers are needed (the
+#: C reads numpy arrays through the buffer protocol, so numpy is no build requirement).
+CWIRE = Extension(
+    "tb_gpu_advisor.formats.xplane._cwire",
+    sources=["tb_gpu_advisor/formats/xplane/_cwire.c"],
+    extra_compile_args=["-O3", "-std=c99"],
+    optional=True,
+)
 
 setup(
     name="tb-gpu-advisor",
@@ -17,6 +28,7 @@ setup(
     packages=find_packages(include=["tb_gpu_advisor", "tb_gpu_advisor.*"]),
     package_data={"tb_gpu_advisor.serve": ["static/*", "static/**/*"]},
     include_package_data=True,
+    ext_modules=[CWIRE],
     install_requires=[
         "tensorboard>=2.14",
         "tensorboard-plugin-profile>=2.15",

@@ -12,7 +12,8 @@ before and after, and saves the whole report as ``.bench/issue30-<time>.md``:
 * ``kineto``: the PyTorch reader through ``report`` against msgspec's typed decode of the same file
   (``kineto_floor.py``);
 * ``xplane``: XPlane through ``report`` against a bare protobuf parse, and the stock overview
-  (``xplane_floor.py``);
+  (``xplane_floor.py``); where the compiled XPlane decoder is built, each row also on the pure-Python one
+  (``TB_GPU_ADVISOR_PURE_PYTHON=1``) with the ratio of the two;
 * ``kineto_hta``: the Advisor against Holistic Trace Analysis on the same PyTorch traces (``hta_compare.py``;
   needs an interpreter with HTA, ``--hta-python``);
 * ``json``: writing the report as JSON, ``asdict`` + ``json.dumps`` against ``common.jsonout`` (``json_write.py``);
@@ -50,8 +51,11 @@ def commands(sizes_mb: list[int], hta_python: str | None) -> dict[str, list[str]
 
 def machine() -> str:
     load = os.getloadavg() if hasattr(os, "getloadavg") else ("?",) * 3
+    sys.path.insert(0, REPO)
+    from tb_gpu_advisor.formats.xplane.compiled import describe
+
     return (f"{platform.node()}: {os.cpu_count()} CPUs, {platform.python_implementation()} "
-            f"{platform.python_version()}, load average {' / '.join(f'{x:.2f}' for x in load)}")
+            f"{platform.python_version()}, load average {' / '.join(f'{x:.2f}' for x in load)}; {describe()}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -137,12 +137,13 @@ def _logdir(case: Case, root: str) -> str:
     return logdir
 
 
-def ours(case: Case, root: str, timeout_s: float, mem_cap: int) -> Measurement:
-    """``tb-gpu-advisor report LOGDIR --format json`` in a fresh process, report cache off."""
+def ours(case: Case, root: str, timeout_s: float, mem_cap: int, env: dict | None = None) -> Measurement:
+    """``tb-gpu-advisor report LOGDIR --format json`` in a fresh process, report cache off; ``env``: more
+    variables (``TB_GPU_ADVISOR_PURE_PYTHON=1``: the pure-Python XPlane decoder)."""
     logdir = _logdir(case, root)
     argv = [sys.executable, "-m", "tb_gpu_advisor.cli", "report", logdir, "--format", "json", "--output", os.devnull]
     m, code, _, stderr = run_process("ours: report", argv, timeout_s, mem_cap,
-                                     _child_env({"TB_GPU_ADVISOR_CACHE_DIR": "off"}))
+                                     _child_env({"TB_GPU_ADVISOR_CACHE_DIR": "off", **(env or {})}))
     if m.status == "ok":
         # "... host 'h' could not be analysed: <path>: <why>" -> <why>
         errors = [ln.split("could not be analysed: ", 1)[-1].split(": ", 1)[-1] for ln in stderr.splitlines()

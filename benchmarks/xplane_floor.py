@@ -13,6 +13,8 @@ seconds, peak = the kernel's high-water mark of that process):
   file (``memory.ours``).  Median CPU of ``--repeat`` runs; the peak is that run's.
 * **floor**: ``bench_child.py parse``: interpreter, protobuf import, ``open().read()`` and upb's parse of the whole
   XSpace -- nothing analysed.  The issue's target is ours within 2x of it (CPU), and peak RSS at most 2x the file.
+* **pure-Python decoder** (where the compiled one is built, unless ``--skip-pure-python``): ours again with
+  ``TB_GPU_ADVISOR_PURE_PYTHON=1``, and the ratio compiled / pure of the CPU (issue #38).
 * **stock** (files up to ``--stock-max``, default 200 MB, unless ``--skip-stock``): xprof's ``overview_page`` on a
   private link of the file.
 
@@ -43,6 +45,13 @@ sys.path[:0] = [HERE, REPO]
 from memory import Case, ours, stock
 from procfs import status_kb
 from run import _code_version, ensure_capture, parse_size, run_child
+
+from tb_gpu_advisor.formats.xplane.compiled import PURE_PYTHON_ENV, describe, load
+
+
+def compiled_decoder_built() -> bool:
+    """Whether ``report`` runs the compiled XPlane decoder here (then each row is also measured without it)."""
+    return load() is not None
 
 SHARED = os.path.join(os.path.dirname(REPO), "shared", "profiles")
 TARGET_CPU_X = 2.0  # ours / floor, CPU seconds
@@ -77,12 +86,17 @@ def startup_rss(args, mem_cap: int, root: str) -> int | None:
     return ok[len(ok) // 2] if ok else None
 
 
+def _median_ours(case: Case, root: str, args, mem_cap: int, env: dict | None = None) -> dict:
+    runs = [ours(case, root, args.timeout, mem_cap, env) for _ in range(args.repeat)]
+    ok = [r for r in runs if r.status == "ok"]
+    mine = sorted(ok, key=lambda r: r.cpu_s)[len(ok) // 2] if ok else runs[0]
+    return {"status": mine.status, "cpu_s": mine.cpu_s, "wall_s": mine.wall_s, "maxrss": mine.maxrss,
+            "note": mine.note, "cpu_all": [r.cpu_s for r in ok]}
+
+
 def measure(label: str, path: str, args, mem_cap: int, root: str) -> dict:
     size = os.path.getsize(path)
     case = Case(label, path, "xplane", 0, "")
-    runs = [ours(case, root, args.timeout, mem_cap) for _ in range(args.repeat)]
-    ok = [r for r in runs if r.status == "ok"]
-    mine = sorted(ok, key=lambda r: r.cpu_s)[len(ok) // 2] if ok else runs[0]
     floors = [run_child("floor: parse", ["parse", path], args.timeout, mem_cap) for _ in range(args.repeat)]
     fok = [r for r in floors if r.status == "ok"]
     floor = sorted(fok, key=lambda r: r.cpu_s)[len(fok) // 2] if fok else floors[0]
@@ -90,10 +104,11 @@ def measure(label: str, path: str, args, mem_cap: int, root: str) -> dict:
     if not args.skip_stock and size <= args.stock_max:
         st = stock(case, root, args.timeout, mem_cap)
     rec = {"label": label, "path": path, "bytes": size,
-           "ours": {"status": mine.status, "cpu_s": mine.cpu_s, "wall_s": mine.wall_s, "maxrss": mine.maxrss,
-                    "note": mine.note, "cpu_all": [r.cpu_s for r in ok]},
+           "ours": _median_ours(case, root, args, mem_cap),
            "floor": {"status": floor.status, "cpu_s": floor.cpu_s, "wall_s": floor.wall_s, "maxrss": floor.maxrss,
                      "cpu_all": [r.cpu_s for r in fok]}}
+    if compiled_decoder_built() and not args.skip_pure_python:  # the same report on the pure-Python decoder
+        rec["pure"] = _median_ours(case, root, args, mem_cap, {PURE_PYTHON_ENV: "1"})
     if st is not None:
         rec["stock"] = {"status": st.status, "cpu_s": st.cpu_s, "wall_s": st.wall_s, "maxrss": st.maxrss,
                         "note": st.note}
@@ -110,8 +125,9 @@ def render(recs: list[dict], info: str, startup: int | None = None) -> str:
     lines = [info, "",
              ("| file | MB | ours CPU s | ours wall s | ours peak RSS MB | floor CPU s | floor peak RSS MB "
               "| ours / floor (CPU) | ours RSS / file | ours RSS above start-up / file "
-              "| stock `overview_page` CPU s / peak MB | result |"),
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+              "| stock `overview_page` CPU s / peak MB | pure-Python decoder: CPU s / peak MB | compiled / pure (CPU) "
+              "| result |"),
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---|---:|---|"]
     for r in recs:
         o, f, mb = r["ours"], r["floor"], r["bytes"] / 1e6
         ratio = o["cpu_s"] / f["cpu_s"] if o["status"] == "ok" and f["status"] == "ok" else None
@@ -120,6 +136,10 @@ def render(recs: list[dict], info: str, startup: int | None = None) -> str:
         s = r.get("stock")
         stock_txt = ("not run" if s is None else
                      f"{s['cpu_s']:.1f} / {s['maxrss'] / 1e6:,.0f}" if s["status"] == "ok" else f"{s['status']}")
+        p = r.get("pure")
+        pure_txt = ("not run" if p is None else
+                    f"{p['cpu_s']:.2f} / {p['maxrss'] / 1e6:,.0f}" if p["status"] == "ok" else p["status"])
+        pure_x = o["cpu_s"] / p["cpu_s"] if p and p["status"] == "ok" and o["status"] == "ok" else None
         verdict = []
         if ratio is not None:
             verdict.append("cpu pass" if ratio <= TARGET_CPU_X else "cpu **fail**")
@@ -128,7 +148,7 @@ def render(recs: list[dict], info: str, startup: int | None = None) -> str:
         lines.append(f"| {r['label']} | {mb:,.1f} | {_n(o['cpu_s'])} | {_n(o['wall_s'])} | "
                      f"{_n(o['maxrss'] and o['maxrss'] / 1e6, '{:,.0f}')} | {_n(f['cpu_s'])} | "
                      f"{_n(f['maxrss'] and f['maxrss'] / 1e6, '{:,.0f}')} | {_n(ratio, '{:.2f}x')} | "
-                     f"{_n(rss_x, '{:.2f}x')} | {_n(above_x, '{:.2f}x')} | {stock_txt} | "
+                     f"{_n(rss_x, '{:.2f}x')} | {_n(above_x, '{:.2f}x')} | {stock_txt} | {pure_txt} | {_n(pure_x, '{:.2f}x')} | "
                      f"{', '.join(verdict) or o['status']} |")
     if startup:
         lines += ["", f"Start-up: `report` of a {os.path.getsize(STARTUP_FILE) / 1e3:.0f} kB capture peaks at "
@@ -171,6 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-real", action="store_true", help="leave out the real captures in ../shared/profiles")
     ap.add_argument("--repeat", type=int, default=1, help="fresh processes per row (median CPU reported)")
     ap.add_argument("--skip-stock", action="store_true")
+    ap.add_argument("--skip-pure-python", action="store_true",
+                    help="where the compiled XPlane decoder is built, do not measure each row on the pure-Python one too")
     ap.add_argument("--stock-max", type=parse_size, default=parse_size("200MB"),
                     help="run the stock tool on files up to this size (default 200MB)")
     ap.add_argument("--cache-dir", default=os.path.join(REPO, ".bench"))
@@ -200,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
     load1 = os.getloadavg()
     info = (f"Run of {time.strftime('%Y-%m-%d %H:%M')}, code {_code_version()}, {os.cpu_count()} cores, load average "
             f"{' '.join(f'{x:.2f}' for x in load0)} at start, {' '.join(f'{x:.2f}' for x in load1)} at end; "
-            f"median CPU of {args.repeat} fresh process(es) per row")
+            f"median CPU of {args.repeat} fresh process(es) per row; ours ran with the {describe()}")
     text = render(recs, info, startup)
     print(text)
     os.makedirs(args.cache_dir, exist_ok=True)

@@ -56,13 +56,24 @@ def chosen_command(argv: Sequence[str]) -> str | None:
     return None
 
 
+class _VersionAction(argparse.Action):
+    """``--version``: the version and which XPlane decoder runs (compiled or pure Python, issue #38), looked up
+    only when asked, so building the parser imports nothing more."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from tb_gpu_advisor.formats.xplane.compiled import describe
+
+        print(f"{parser.prog} {__version__}\n{describe()}")
+        parser.exit()
+
+
 def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser.  With ``argv``, only the sub-command it names is imported and registered in full (the others
     by name and help line); without, every one is."""
     wanted = None if argv is None else chosen_command(argv)
     parser = argparse.ArgumentParser(prog="tb-gpu-advisor", description=description(),
                                      formatter_class=cli_opts.HelpFormatter)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--version", action=_VersionAction, nargs=0, help="show the version and the XPlane decoder that runs, and exit")
     parser.add_argument("--debug", action="store_true", help=DEBUG_HELP)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module, help_line in COMMANDS:

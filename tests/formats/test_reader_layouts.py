@@ -151,10 +151,13 @@ def _relayout(raw: bytes, write_line, plane_order: str = "as_written") -> bytes:
 
 
 class _PathSpy:
-    """Counts lines with events decoded in place (in the plane's buffer) and by the fallback."""
+    """Counts lines with events decoded in place (in the plane's buffer) and by the fallback, on the pure-Python
+    path (the paths it counts are the reference's; test_xplane_compiled.py holds the compiled one to it)."""
 
     def __init__(self, monkeypatch) -> None:
         self.in_place = self.fallback = 0
+        monkeypatch.setattr(reader, "_line_events", reader._line_events_python)
+        monkeypatch.setattr(reader, "_plane_fields", reader._plane_fields_python)
         real_line, real_in_place = reader._decode_line_events, reader._decode_in_place
 
         def in_place(*args):
@@ -353,6 +356,8 @@ def test_empty_events_cost_no_row_on_either_path(captures, which, per_event, eve
     raw = captures[which]
     expected = _signature(parse_timeline(raw))
     data = _relayout(raw, _with_empty_events(per_event, every))
+    assert _signature(parse_timeline(data)) == expected  # the path that runs (compiled where built)
+    monkeypatch.setattr(reader, "_line_events", reader._line_events_python)  # the walks counted are the reference's
     used = []
     real_walk = reader._walk_sparse_line
 

@@ -26,6 +26,18 @@ file in memory (``docs/benchmarks.md``).
 
 Metadata (event names, stat names: thousands, not millions) is parsed by
 upb into messages and converted with plain Python.
+
+The compiled decoder (``_cwire.c``, optional: ``compiled.py``) does the
+same work in C where it is built: it splits a plane's lines and a line's
+events off without upb (upb parses only the other fields), and decodes each
+batch of events and their stats into the same columns, in the same order,
+without the GIL (the string interning after it is shared).  The Python path
+above stays the reference: anything the C walk does not fully understand
+(groups, over-long varints, a length past its message) is handed back to
+it, so both paths give the same Timeline or the same error
+(``tests/formats/test_xplane_compiled.py``).  Measured on the 100 MB
+captures, the read with the analysis's stat pruning: 0.49-0.59x the Python
+path's CPU (dense: 0.66 -> 0.39 s; ``docs/benchmarks.md``).
 """
 
 from __future__ import annotations
@@ -42,7 +54,7 @@ from google.protobuf.message import DecodeError
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
-from tb_gpu_advisor.formats.xplane import wire
+from tb_gpu_advisor.formats.xplane import compiled, wire
 from tb_gpu_advisor.formats.xplane.schema import parse as parse_message
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
 from tb_gpu_advisor.model.columns import int_dtype
@@ -319,7 +331,7 @@ def _check_times(line_ps: int, offset_ps: np.ndarray, duration_ps: np.ndarray) -
 
 def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | None = None) -> Plane:
     """Decode one plane held in ``buf`` (its bytes followed by ``wire.PAD`` zeros)."""
-    msg = parse_message("LazyPlane", memoryview(buf)[: buf.shape[0] - wire.PAD])
+    msg, line_bufs = _plane_fields(buf)
     keys = _StatKeys(msg.stat_metadata, keep_stats)
     strings = _Strings()
 
@@ -338,7 +350,7 @@ def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | Non
     # A NaN or infinite device property (compute capability, memory size...) is no value: drop it.
     plane_stats = {k: v for k, v in plane_stats.items() if not (isinstance(v, float) and not math.isfinite(v))}
     names = IdTable(meta_ids, np.arange(meta_ids.size), missing=meta_ids.size)  # unknown: one past the table
-    plane_id, plane_name, line_bufs = msg.id, msg.name, _line_buffers(buf, msg)
+    plane_id, plane_name = msg.id, msg.name
     # upb's parse holds its own copy of the plane's bytes (the lines, as bytes fields) in the message's
     # arena: as big as ``buf``, and dead once the lines are located.  Dropped here, before the lines are
     # decoded: the dense 100 MB benchmark capture's read peaked 50 MB higher with it alive.
@@ -348,6 +360,7 @@ def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | Non
     # and ~0.3 s of system time on the dense 100 MB capture, with the same peak (the trim after the plane stays).
     lines = [_read_line(b, s, e, names, keys, strings, clock) for b, s, e in line_bufs]
     del line_bufs
+    _release_scratch()  # the compiled decoder's, kept between batches: none of it lives on into the analysis
     # Events whose metadata id is unknown point one past the table: give them a name.
     if any((ln.name_id == len(event_names)).any() for ln in lines):
         event_names.append("<unknown event metadata>")
@@ -365,6 +378,29 @@ def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | Non
         stats=plane_stats,
         blobs=blobs,
     )
+
+
+def _plane_fields_python(buf: np.ndarray) -> tuple[object, list[tuple[np.ndarray, int, int]]]:
+    """upb's parse of the plane in ``buf`` (lines kept as ``bytes``) and (buffer, start, end) of each line."""
+    msg = parse_message("LazyPlane", memoryview(buf)[: buf.shape[0] - wire.PAD])
+    return msg, _line_buffers(buf, msg)
+
+
+def _plane_fields_compiled(buf: np.ndarray) -> tuple[object, list[tuple[np.ndarray, int, int]]]:
+    """:func:`_plane_fields_python` with the lines split off by the C walk: upb parses only the rest (metadata,
+    plane stats), so it never copies the lines' bytes (as big as the plane).  A plane the walk declines goes
+    to the Python path."""
+    n = buf.shape[0] - wire.PAD
+    split = _CWIRE.split_repeated(buf, n, 0, n, _PLANE_LINES)
+    if split is None:
+        return _plane_fields_python(buf)
+    head, starts, lengths, _ = split
+    try:
+        msg = parse_message("LazyPlane", head)
+    except DecodeError:  # upb refuses the plane's other fields: its parse of the whole plane says why, in its words
+        return _plane_fields_python(buf)
+    ranges = zip(np.frombuffer(starts, dtype=np.int64).tolist(), np.frombuffer(lengths, dtype=np.int64).tolist())
+    return msg, [(buf, s, s + ln) for s, ln in ranges]
 
 
 def _stat_value(st, keys: _StatKeys) -> object:
@@ -510,14 +546,7 @@ def _read_line(
     lengths costs ~40 bytes per event, 20x the 2 bytes such an event takes in the file (a 10 MB file of
     them peaked at 262 MB in the read alone).
     """
-    walked = _walk_sparse_line(buf, start, end) if _mostly_empty_events(buf, start, end) else None
-    if walked is not None:
-        head, ev_start, ev_len = walked
-        msg = _header(parse_message("LazyLine", head))
-        parts = _decode_located(buf, ev_start, ev_len, keys, strings)
-    else:
-        msg, lengths = _header_and_lengths(memoryview(buf)[start:end])
-        parts = _decode_line_events(buf, start, end, lengths, keys, strings)
+    msg, parts = _line_events(buf, start, end, keys, strings)
     # the batches' columns are joined one column at a time, each batch's part dropped as it is joined: the
     # batches and the line's columns were otherwise alive together (twice the line's decoded size)
     offsets = np.cumsum([0] + [len(p[0]) for p in parts[:-1]]).tolist()
@@ -536,6 +565,103 @@ def _read_line(
         name_id=name_id,
         stats=_concat_stats(stats, offsets),
     )
+
+
+def _line_events_python(buf: np.ndarray, start: int, end: int, keys: _StatKeys,
+                        strings: _Strings) -> tuple[_LineHeader, list[_Decoded]]:
+    """The line's own fields and its decoded non-empty events, batch by batch: the pure-Python reference."""
+    walked = _walk_sparse_line(buf, start, end) if _mostly_empty_events(buf, start, end) else None
+    if walked is not None:
+        head, ev_start, ev_len = walked
+        msg = _header(parse_message("LazyLine", head))
+        parts = _decode_located(buf, ev_start, ev_len, keys, strings)
+    else:
+        msg, lengths = _header_and_lengths(memoryview(buf)[start:end])
+        parts = _decode_line_events(buf, start, end, lengths, keys, strings)
+    return msg, parts
+
+
+def _line_events_compiled(buf: np.ndarray, start: int, end: int, keys: _StatKeys,
+                          strings: _Strings) -> tuple[_LineHeader, list[_Decoded]]:
+    """:func:`_line_events_python` by the compiled decoder (``_cwire.c``): the same header, batches and columns.
+
+    The C walk of the line replaces upb's (a ``bytes`` object per event) and the column-wise numpy decode; upb
+    still parses the line's own fields (``head``: its id, names, timestamp), as before.  Batches are cut where
+    the Python path cuts them -- over every event when it finds them in place, over the non-empty ones
+    otherwise -- because string ids are assigned batch by batch.  A line the C walk declines anywhere (anything
+    malformed or unusual, in the line or in a batch of its events) is decoded again, whole, by the Python path,
+    which gives its own result or its own error, word for word (re-interning the strings of the batches decoded
+    before gives them the ids they already have: the same strings in the same order).
+    """
+    walked = _CWIRE.split_repeated(buf, buf.shape[0] - wire.PAD, start, end, _LINE_EVENTS)
+    if walked is None:
+        return _line_events_python(buf, start, end, keys, strings)
+    head, ev_start, ev_len, in_place = walked
+    try:
+        msg = _header(parse_message("LazyLine", head))
+    except DecodeError:
+        return _line_events_python(buf, start, end, keys, strings)
+    starts, lengths = np.frombuffer(ev_start, dtype=np.int64), np.frombuffer(ev_len, dtype=np.int64)
+    if not (in_place and not _mostly_empty_events(buf, start, end)):  # the Python path batches non-empty ones
+        kept = lengths > 0
+        starts, lengths = starts[kept], lengths[kept]
+    parts: list[_Decoded] = []
+    for a, b in _batches(lengths):
+        s, n = starts[a:b], lengths[a:b]
+        kept = n > 0
+        if not kept.all():
+            s, n = s[kept], n[kept]
+        if n.shape[0]:
+            part = _decode_events_compiled(buf, s, n, keys, strings)
+            if part is None:
+                del parts
+                return _line_events_python(buf, start, end, keys, strings)
+            parts.append(part)
+    return msg, parts
+
+
+def _decode_events_compiled(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, keys: _StatKeys,
+                            strings: _Strings) -> _Decoded | None:
+    """:func:`_decode_events` by the compiled decoder; None when it declines the batch (the caller falls back)."""
+    out = _CWIRE.decode_events(buf, buf.shape[0] - wire.PAD, np.ascontiguousarray(starts, dtype=np.int64),
+                               np.ascontiguousarray(lengths, dtype=np.int64))
+    if out is None:
+        return None
+    meta, offset, duration, owner, mid, v_row, v_field, v_raw, v_start = out
+    values = _ValueRecords(np.frombuffer(v_row, dtype=np.int32), np.frombuffer(v_field, dtype=np.uint8),
+                           np.frombuffer(v_raw, dtype=np.uint64), np.frombuffer(v_start, dtype=np.int64))
+    stats = _stat_table(buf, np.frombuffer(owner, dtype=np.int32), np.frombuffer(mid, dtype=np.int64), values,
+                        keys, strings, _content_groups_compiled)
+    return (np.frombuffer(meta, dtype=np.int64), np.frombuffer(offset, dtype=np.int64),
+            np.frombuffer(duration, dtype=np.int64), stats)
+
+
+def _content_groups_compiled(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``wire._content_groups`` by the C hash table (each group's first range its representative)."""
+    reps, group = _CWIRE.content_groups(buf, buf.shape[0] - wire.PAD, np.ascontiguousarray(starts, dtype=np.int64),
+                                        np.ascontiguousarray(lengths, dtype=np.int64))
+    return np.frombuffer(reps, dtype=np.int64), np.frombuffer(group, dtype=np.int64)
+
+
+class _ValueRecords:
+    """The XStat value fields the compiled decoder found, answering ``select`` as ``wire.FieldGroups`` does."""
+
+    def __init__(self, row: np.ndarray, field: np.ndarray, raw: np.ndarray, start: np.ndarray) -> None:
+        self.row, self.field, self.raw, self.start = row, field, raw, start
+
+    def select(self, number: int, wire_type: int) -> wire.Fields:
+        """Records of value field ``number`` (the C decoder keeps only those of their schema's wire type)."""
+        sel = np.flatnonzero(self.field == number)
+        start = self.start[sel] if wire_type == wire.LEN else wire.Fields.empty().start
+        return wire.Fields(self.row[sel], self.raw[sel], start)
+
+
+#: The compiled decoder module, or None (not built, or ``TB_GPU_ADVISOR_PURE_PYTHON``): the one place the path
+#: is chosen, for the whole process (``compiled.describe`` says which).
+_CWIRE = compiled.load()
+_line_events = _line_events_compiled if _CWIRE is not None else _line_events_python
+_plane_fields = _plane_fields_compiled if _CWIRE is not None else _plane_fields_python
+_release_scratch = _CWIRE.release_scratch if _CWIRE is not None else (lambda: None)
 
 
 def _concat_dropping(arrays: list[np.ndarray]) -> np.ndarray:
@@ -747,7 +873,18 @@ def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, st
         return StatTable.empty()
     starts = stat_fields.start
     f = wire.decode_messages(buf, starts, starts + stat_fields.value.astype(np.int64))
-    key = keys.lookup(wire.last_value(f, 1, n))
+    return _stat_table(buf, stat_fields.msg, wire.last_value(f, 1, n), f, keys, strings)
+
+
+def _stat_table(buf: np.ndarray, owner: np.ndarray, metadata_ids: np.ndarray, f, keys: _StatKeys,
+                strings: _Strings, groups=None) -> StatTable:
+    """The StatTable of stats owned by ``owner`` with ``metadata_ids``, their value fields in ``f`` (anything
+    with ``select(number, wire_type)``): shared by the Python and the compiled decoders (``groups``: the
+    grouping of equal strings ``wire.intern_ranges`` uses, None for its own)."""
+    n = owner.shape[0]
+    if n == 0:
+        return StatTable.empty()
+    key = keys.lookup(metadata_ids)
     if (key < 0).all():
         return StatTable.empty()
     kind = np.zeros(n, dtype=np.int8)
@@ -768,8 +905,7 @@ def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, st
             ids = np.asarray([strings.intern(keys.names[k] if k >= 0 else "") for k in ref_keys.tolist()], dtype=np.int64)
             value[sel.msg] = ids[inverse.ravel()]
         else:  # STR / BYTES: each distinct string decoded once
-            value[sel.msg] = wire.intern_ranges(buf, sel.start, sel.value.astype(np.int64), strings.intern)
-    owner = stat_fields.msg
+            value[sel.msg] = wire.intern_ranges(buf, sel.start, sel.value.astype(np.int64), strings.intern, groups)
     if pruned:
         owner, key, kind, value = owner[kept], key[kept], kind[kept], value[kept]
     return StatTable(owner=owner.astype(np.int32), key=key.astype(_key_dtype(keys)), kind=kind,

@@ -549,7 +549,7 @@ def range_keys(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, index: 
     return keys
 
 
-def intern_ranges(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, intern) -> np.ndarray:
+def intern_ranges(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, intern, groups=None) -> np.ndarray:
     """String ids for byte ranges: distinct contents are decoded (UTF-8) and passed to ``intern`` once.
 
     The ranges are first grouped by exact content (:func:`_content_groups`,
@@ -560,10 +560,14 @@ def intern_ranges(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, inte
     A content split over several groups is harmless: its groups have equal
     keys, so they are interned one after the other, the first one assigning
     the id.
+
+    ``groups``: another function giving what :func:`_content_groups` gives (the compiled decoder's hash table);
+    the ids are the same whatever the groups' numbering, as long as each group's representative is its first
+    range where the range is over 64 KiB (its key is then the representative's index).
     """
     if starts.size == 0:
         return np.zeros(0, dtype=np.int64)
-    reps, group = _content_groups(buf, starts, lengths)
+    reps, group = (groups or _content_groups)(buf, starts, lengths)
     keys = range_keys(buf, starts[reps], lengths[reps], index=reps)
     order = np.lexsort((keys["n"], keys["h2"], keys["h1"]))
     data = buf.data

@@ -1,0 +1,100 @@
+#!/usr/bin/env python
+"""The robustness corpus through both XPlane decoders: the compiled one must give the reference's result (issue #38).
+
+    python scripts/xplane_fuzz_equal.py --seconds 300             # mutations of the robustness seeds, both paths
+    LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \\
+        python scripts/xplane_fuzz_equal.py --seconds 300         # on a build with -fsanitize=address
+
+Each input -- the hand-made bad files of ``synthetic.hostile.KINDS``, then byte and structured mutations of
+``scripts/robustness.py``'s seed captures -- is read by the compiled decoder and by the pure-Python reference
+(``tests/support/xplane_paths.py``), with the analysis's stat pruning and without; the two results (a Timeline,
+column by column, or the error, word for word) must be equal.  Counts: inputs, outcomes, inputs where the C walk
+declined a line (the reference then decoded it), mismatches (saved under ``.robustness/``).  A crash or an
+AddressSanitizer report ends the process: run it under ASan to check that no read leaves a buffer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import random
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "scripts")]
+
+from robustness import seeds  # noqa: E402
+from synthetic import hostile  # noqa: E402
+from tb_gpu_advisor.formats.xplane import reader  # noqa: E402
+from tb_gpu_advisor.formats.xplane.adapter import USED_STATS  # noqa: E402
+from tests.support.xplane_paths import differences, read_both  # noqa: E402
+
+
+class _DeclineCounter:
+    """Counts lines the C walk handed back to the Python path (its ``_line_events_python`` calls from C's)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._python = reader._line_events_python
+        self._compiled = reader._line_events_compiled  # reader._line_events while the compiled path reads
+
+    def __enter__(self) -> "_DeclineCounter":
+        counter = self
+
+        def python(*a, **k):
+            if reader._line_events is counter._compiled:
+                counter.count += 1
+            return counter._python(*a, **k)
+
+        reader._line_events_python = python
+        return self
+
+    def __exit__(self, *exc) -> None:
+        reader._line_events_python = self._python
+
+
+def check(data: bytes, counts: collections.Counter, bad: list[bytes]) -> None:
+    for keep in (USED_STATS, None):
+        fast, ref = read_both(data, keep)
+        counts["Timeline" if not isinstance(ref, Exception) else type(ref).__name__] += 1
+        if differences(fast, ref):
+            counts["MISMATCH"] += 1
+            bad.append(data)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--seed", type=int, default=38)
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    counts: collections.Counter[str] = collections.Counter()
+    bad: list[bytes] = []
+    n = 0
+    with _DeclineCounter() as declined:
+        for make in hostile.KINDS.values():
+            check(make(), counts, bad)
+            n += 1
+        pool = seeds()
+        end = time.monotonic() + a.seconds
+        while time.monotonic() < end:
+            base = rng.choice(pool)
+            data = hostile.mutate_structured(rng, base) if rng.random() < 0.5 else hostile.mutate(rng, base, pool)
+            check(data, counts, bad)
+            n += 1
+    out = REPO / ".robustness"
+    for i, data in enumerate(bad[:20]):
+        out.mkdir(exist_ok=True)
+        (out / f"mismatch{i}.xplane.pb").write_bytes(data)
+    print(f"inputs: {n} ({len(hostile.KINDS)} hand-made, {n - len(hostile.KINDS)} mutations of {len(pool)} seeds), "
+          f"each read twice (stats pruned and all) by both decoders")
+    print(f"outcomes of the reference: {dict(counts - collections.Counter({'MISMATCH': counts['MISMATCH']}))}")
+    print(f"lines the C walk declined (decoded by the reference): {declined.count}")
+    print(f"mismatches: {counts['MISMATCH']}")
+    return 1 if counts["MISMATCH"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

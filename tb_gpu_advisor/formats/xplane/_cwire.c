@@ -1,0 +1,673 @@
+/* The compiled XPlane wire decoder: a line's events straight from the plane's bytes into columns.
+ *
+ * The pure-Python path (wire.py + reader.py) stays the reference; this module mirrors it and never decides
+ * anything on its own about damaged bytes.  Every function here returns None for any input outside a
+ * conservative, well-formed subset of the protobuf wire format (groups, field number 0, over-long varints,
+ * a length past its message, ...): the caller then decodes that line or batch with the Python path, which
+ * gives its own result or its own error.  So a hostile file reads exactly as it does without this module.
+ *
+ * Every read is bounds-checked against the end of the message being read (itself checked against the
+ * buffer): no read ever leaves the caller's buffer.  The loops run without the GIL and build no Python
+ * object per event; output columns are malloc'd, then copied once into bytearrays (numpy views them).
+ *
+ * Written against the CPython API and the buffer protocol only (no numpy headers): building needs only a C
+ * compiler and Python's headers, and the module does not depend on numpy's ABI.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- growable arrays (malloc'd; no Python objects, usable without the GIL) ---- */
+
+typedef struct {
+    char *data;
+    size_t len;   /* items */
+    size_t cap;   /* items */
+    size_t item;  /* bytes per item */
+} Vec;
+
+static void vec_init(Vec *v, size_t item) { v->data = NULL; v->len = v->cap = 0; v->item = item; }
+static void vec_free(Vec *v) { free(v->data); v->data = NULL; v->len = v->cap = 0; }
+
+static int vec_reserve(Vec *v, size_t n) {
+    if (n <= v->cap) return 0;
+    size_t cap = v->cap ? v->cap : 1024;
+    while (cap < n) {
+        if (cap > SIZE_MAX / 2 / v->item) return -1;
+        cap *= 2;
+    }
+    char *d = realloc(v->data, cap * v->item);
+    if (!d) return -1;
+    v->data = d;
+    v->cap = cap;
+    return 0;
+}
+
+#define VEC_AT(v, T, i) (((T *)(v).data)[i])
+
+/* Append ``x`` (of type T, the vector's item type); evaluates to nonzero when memory ran out. */
+#define VEC_PUSH(v, T, x) \
+    (((v)->len == (v)->cap && vec_reserve((v), (v)->len + 1)) ? -1 : (((T *)(v)->data)[(v)->len++] = (x), 0))
+
+/* ---- wire reads: each checked against ``end`` ---- */
+
+enum { WT_VARINT = 0, WT_FIXED64 = 1, WT_LEN = 2, WT_FIXED32 = 5 };
+enum { OK = 0, BAD = 1, NOMEM = 2 };
+
+/* A varint of at most 10 bytes wholly before ``end``; the 10th byte may hold only the top bit of 64. */
+static inline int read_varint(const uint8_t *buf, int64_t *pos, int64_t end, uint64_t *out) {
+    uint64_t v = 0;
+    int64_t p = *pos;
+    for (int k = 0; k < 10; k++) {
+        if (p >= end) return BAD;
+        uint8_t b = buf[p++];
+        if (k == 9 && b > 1) return BAD;
+        v |= (uint64_t)(b & 0x7F) << (7 * k);
+        if (b < 0x80) {
+            *pos = p;
+            *out = v;
+            return OK;
+        }
+    }
+    return BAD;
+}
+
+/* A field's tag: at most 5 bytes, field number 1 .. 2**29-1, wire type 0, 1, 2 or 5 (no groups). */
+static inline int read_tag(const uint8_t *buf, int64_t *pos, int64_t end, uint32_t *number, int *wt, int *tag_len) {
+    int64_t p0 = *pos;
+    uint64_t tag;
+    if (read_varint(buf, pos, end, &tag) || *pos - p0 > 5 || tag > 0xFFFFFFFFu) return BAD;
+    uint64_t num = tag >> 3;
+    int w = (int)(tag & 7);
+    if (num == 0 || num > 0x1FFFFFFF) return BAD;
+    if (w != WT_VARINT && w != WT_FIXED64 && w != WT_LEN && w != WT_FIXED32) return BAD;
+    *number = (uint32_t)num;
+    *wt = w;
+    *tag_len = (int)(*pos - p0);
+    return OK;
+}
+
+/* The payload of a field of wire type ``wt`` at ``*pos``: its value (varint, fixed: the raw bits; length-
+ * delimited: the length) and, for length-delimited fields, where the payload starts.  Moves past the field. */
+static inline int read_payload(const uint8_t *buf, int64_t *pos, int64_t end, int wt, uint64_t *value,
+                               int64_t *start, int *len_size) {
+    int64_t p0 = *pos;
+    switch (wt) {
+    case WT_VARINT:
+        return read_varint(buf, pos, end, value);
+    case WT_LEN:
+        if (read_varint(buf, pos, end, value)) return BAD;
+        *len_size = (int)(*pos - p0);
+        /* upb takes lengths up to 2 GiB in at most 5 bytes: anything else goes to the Python path */
+        if (*len_size > 5 || *value > (uint64_t)(end - *pos) || *value >= 0x7FFFFFFFu) return BAD;
+        *start = *pos;
+        *pos += (int64_t)*value;
+        return OK;
+    case WT_FIXED64:
+    case WT_FIXED32: {
+        int width = wt == WT_FIXED64 ? 8 : 4;
+        if (end - *pos < width) return BAD;
+        uint64_t v = 0;
+        for (int k = 0; k < width; k++) v |= (uint64_t)buf[*pos + k] << (8 * k);
+        *value = v;
+        *pos += width;
+        return OK;
+    }
+    }
+    return BAD;
+}
+
+static inline int varint_size(uint64_t v) {
+    int n = 1;
+    while (v >= 0x80) { v >>= 7; n++; }
+    return n;
+}
+
+/* ---- buffers from Python ---- */
+
+static int get_bytes(PyObject *obj, Py_buffer *view, int writable) {
+    int flags = PyBUF_C_CONTIGUOUS | (writable ? PyBUF_WRITABLE : 0);
+    if (PyObject_GetBuffer(obj, view, flags) < 0) return -1;
+    return 0;
+}
+
+static PyObject *to_bytearray(const Vec *v) {
+    return PyByteArray_FromStringAndSize(v->data ? v->data : "", (Py_ssize_t)(v->len * v->item));
+}
+
+/* ==== split_repeated(buf, limit, start, end, number) ====
+ *
+ * Walk the message at buf[start:end] (limit: the plane's size, buf may hold padding after it) and split its
+ * repeated length-delimited field ``number`` -- an XLine's events (4), an XPlane's lines (3) -- from the rest.
+ * Returns (head, starts, lengths, in_place) or None:
+ *   head: the message's other fields, serialized as they are (upb parses them: a line's id, names and
+ *         timestamp, a plane's metadata -- validated as before, without upb copying the big repeated field);
+ *   starts / lengths: int64 payload positions of every occurrence of ``number``, in order, empty ones included;
+ *   in_place: whether the Python reader would find these occurrences in place (``wire.locate_repeated``): the
+ *         first within the message's first 65 fields, every tag one byte and every length a minimal varint,
+ *         and all of them one run with no other field between.  The Python reader batches a line's events
+ *         differently in the two cases, and the batches decide string ids, so the caller must know.
+ */
+
+#define MAX_FIELDS_BEFORE_EVENTS 64
+
+typedef struct {
+    const uint8_t *buf;
+    int64_t start, end;
+    uint32_t number;   /* the repeated field split off */
+    Vec head_ranges; /* int64 pairs (from, to) of the non-event fields */
+    Vec ev_start, ev_len;
+    int in_place;
+} LineWalk;
+
+static int walk_line(LineWalk *w) {
+    const uint8_t *buf = w->buf;
+    int64_t pos = w->start, end = w->end;
+    int64_t field_index = 0, run_end = -1; /* run_end: where the last event of the current run ended */
+    int runs = 0, seen_first = 0;
+    w->in_place = 1;
+    while (pos < end) {
+        int64_t field_start = pos;
+        uint32_t number;
+        int wt, tag_len, len_size = 0;
+        uint64_t value;
+        int64_t payload = 0;
+        if (read_tag(buf, &pos, end, &number, &wt, &tag_len)) return BAD;
+        if (read_payload(buf, &pos, end, wt, &value, &payload, &len_size)) return BAD;
+        if (number == w->number && wt == WT_LEN) {
+            int64_t s = payload, n = (int64_t)value;
+            if (VEC_PUSH(&w->ev_start, int64_t, s) || VEC_PUSH(&w->ev_len, int64_t, n)) return NOMEM;
+            if (!seen_first) {
+                seen_first = 1;
+                if (field_index > MAX_FIELDS_BEFORE_EVENTS) w->in_place = 0;
+            }
+            if (tag_len != 1 || len_size != varint_size(value)) w->in_place = 0;
+            if (field_start != run_end) runs++;
+            run_end = pos;
+        } else {
+            if (VEC_PUSH(&w->head_ranges, int64_t, field_start) || VEC_PUSH(&w->head_ranges, int64_t, pos))
+                return NOMEM;
+        }
+        field_index++;
+    }
+    if (runs > 1) w->in_place = 0;
+    return OK;
+}
+
+static PyObject *split_repeated(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *bufobj;
+    Py_ssize_t limit, start, end;
+    unsigned int number;
+    if (!PyArg_ParseTuple(args, "OnnnI", &bufobj, &limit, &start, &end, &number)) return NULL;
+    if (number == 0 || number > 15) {  /* one-byte tags only: the fields split are XLine.events and XPlane.lines */
+        PyErr_SetString(PyExc_ValueError, "split_repeated: field number must be 1..15");
+        return NULL;
+    }
+    Py_buffer view;
+    if (get_bytes(bufobj, &view, 0) < 0) return NULL;
+    if (limit < 0 || limit > view.len || start < 0 || end < start || end > limit) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "line range outside the buffer");
+        return NULL;
+    }
+    LineWalk w;
+    w.buf = (const uint8_t *)view.buf;
+    w.start = start;
+    w.end = end;
+    w.number = number;
+    vec_init(&w.head_ranges, sizeof(int64_t));
+    vec_init(&w.ev_start, sizeof(int64_t));
+    vec_init(&w.ev_len, sizeof(int64_t));
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = walk_line(&w);
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (rc == NOMEM) {
+        PyErr_NoMemory();
+    } else if (rc == BAD) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else {
+        size_t head_len = 0;
+        for (size_t i = 0; i < w.head_ranges.len; i += 2)
+            head_len += (size_t)(VEC_AT(w.head_ranges, int64_t, i + 1) - VEC_AT(w.head_ranges, int64_t, i));
+        PyObject *head = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)head_len);
+        if (head) {
+            char *out = PyBytes_AS_STRING(head);
+            for (size_t i = 0; i < w.head_ranges.len; i += 2) {
+                int64_t a = VEC_AT(w.head_ranges, int64_t, i), b = VEC_AT(w.head_ranges, int64_t, i + 1);
+                memcpy(out, w.buf + a, (size_t)(b - a));
+                out += b - a;
+            }
+            PyObject *s = to_bytearray(&w.ev_start), *n = to_bytearray(&w.ev_len);
+            if (s && n) result = Py_BuildValue("(NNNO)", head, s, n, w.in_place ? Py_True : Py_False);
+            else { Py_DECREF(head); Py_XDECREF(s); Py_XDECREF(n); }
+        }
+    }
+    vec_free(&w.head_ranges);
+    vec_free(&w.ev_start);
+    vec_free(&w.ev_len);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* ==== decode_events(buf, limit, starts, lengths) ====
+ *
+ * Decode the XEvents at buf[starts[i]:starts[i]+lengths[i]] into the columns ``reader._decode_events`` builds
+ * from ``wire.decode_messages``, in the same order.  Returns None on any malformed event or stat, else
+ * (metadata_id, offset_ps, duration_ps, stat_owner, stat_metadata_id, value_stat, value_field, value_raw,
+ * value_start) as bytearrays:
+ *   metadata_id, offset_ps, duration_ps: int64 per event, the last occurrence of XEvent fields 1, 2, 3 as
+ *     varints (0 when absent), as protobuf reads them;
+ *   stat_owner (int32: the event), stat_metadata_id (int64: XStat field 1, last occurrence): one row per
+ *     XStat (XEvent field 4) in the Python decoder's order -- by the stat's field position within its event
+ *     first, then by event (``decode_messages`` decodes all messages' k-th fields in one round);
+ *   value_*: one record per XStat value field written with its schema's wire type (2 fixed64, 3, 4, 7
+ *     varint, 5, 6 length-delimited): the stat row (int32), the field number (uint8), the raw 64-bit value
+ *     (for 5, 6: the length), the payload start (int64; 0 for the others), ordered by the field's position
+ *     within its stat, then by stat row -- the order of ``FieldGroups.select`` records.
+ */
+
+typedef struct {
+    const uint8_t *buf;
+    const int64_t *starts, *lengths;
+    int64_t n, limit;
+    int64_t *meta, *offset, *duration;            /* [n], the output bytearrays */
+    Vec s_event, s_round, s_start, s_len;         /* stats as met, event by event */
+    int32_t max_round;
+    int64_t *order;                               /* [m]: the final row of each stat as met */
+    int32_t *st_owner;                            /* [m], output */
+    int64_t *st_mid;                              /* [m], output */
+    Vec v_row, v_round, v_field, v_raw, v_start;  /* value records as met, stat row by stat row */
+    int32_t max_vround;
+    int32_t *o_row;                               /* [k] outputs, in the final order */
+    uint8_t *o_field;
+    uint64_t *o_raw;
+    int64_t *o_start;
+    int owns_spare;                               /* the scratch vectors are the module's spare ones */
+} EventWalk;
+
+static const int VALUE_WIRE_TYPE[8] = {-1, -1, WT_FIXED64, WT_VARINT, WT_VARINT, WT_LEN, WT_LEN, WT_VARINT};
+
+/* Stable counting sort of ``count`` records by their round (0 .. max_round): the destination index of each. */
+static int round_order(const int32_t *round, size_t count, int32_t max_round, int64_t **dest_out) {
+    int64_t *first = calloc((size_t)max_round + 2, sizeof(int64_t));
+    int64_t *dest = malloc((count ? count : 1) * sizeof(int64_t));
+    if (!first || !dest) { free(first); free(dest); return NOMEM; }
+    for (size_t i = 0; i < count; i++) first[round[i] + 1]++;
+    for (int32_t r = 0; r <= max_round; r++) first[r + 1] += first[r];
+    for (size_t i = 0; i < count; i++) dest[i] = first[round[i]]++;
+    free(first);
+    *dest_out = dest;
+    return OK;
+}
+
+/* Room for the records of ``bytes`` bytes of messages (a field takes at least 2 bytes), capped at a first guess
+ * of ``guess`` (the vectors grow past it if need be): reserving up front spares the copies of growing. */
+static int reserve_records(Vec **vecs, size_t n_vecs, int64_t bytes, size_t guess) {
+    size_t want = (size_t)(bytes / 2 + 1);
+    if (want > guess) want = guess;
+    for (size_t i = 0; i < n_vecs; i++)
+        if (vec_reserve(vecs[i], want)) return NOMEM;
+    return OK;
+}
+
+/* Pass 1: each event's fields 1-3 into the output columns; its stats (field 4) listed with their round. */
+static int walk_event_fields(EventWalk *w) {
+    const uint8_t *buf = w->buf;
+    int64_t total = 0;
+    for (int64_t i = 0; i < w->n; i++) {
+        int64_t pos = w->starts[i], len = w->lengths[i];
+        if (pos < 0 || len < 0 || pos > w->limit || len > w->limit - pos) return BAD;
+        total += len;
+    }
+    Vec *vecs[] = {&w->s_event, &w->s_round, &w->s_start, &w->s_len};
+    if (reserve_records(vecs, 4, total, (size_t)w->n * 4 + 1024)) return NOMEM;
+    w->max_round = 0;
+    for (int64_t i = 0; i < w->n; i++) {
+        int64_t pos = w->starts[i], end = pos + w->lengths[i];
+        int64_t cols[3] = {0, 0, 0};
+        int32_t round = 0, event = (int32_t)i;
+        while (pos < end) {
+            uint32_t number;
+            int wt, tag_len, len_size;
+            uint64_t value;
+            int64_t payload = 0;
+            if (read_tag(buf, &pos, end, &number, &wt, &tag_len)) return BAD;
+            if (read_payload(buf, &pos, end, wt, &value, &payload, &len_size)) return BAD;
+            if (number <= 3 && wt == WT_VARINT) {  /* number >= 1: read_tag refuses 0 */
+                cols[number - 1] = (int64_t)value;
+            } else if (number == 4 && wt == WT_LEN) {
+                if (VEC_PUSH(&w->s_event, int32_t, event) || VEC_PUSH(&w->s_round, int32_t, round) ||
+                    VEC_PUSH(&w->s_start, int64_t, payload) || VEC_PUSH(&w->s_len, int64_t, (int64_t)value))
+                    return NOMEM;
+                if (round > w->max_round) w->max_round = round;
+            }
+            if (round == INT32_MAX) return BAD;
+            round++;
+        }
+        w->meta[i] = cols[0];
+        w->offset[i] = cols[1];
+        w->duration[i] = cols[2];
+    }
+    return round_order((const int32_t *)w->s_round.data, w->s_event.len, w->max_round, &w->order);
+}
+
+/* Pass 2: the stats in their final order -- owner, metadata id (field 1), value records with their round. */
+static int walk_stat_fields(EventWalk *w) {
+    const uint8_t *buf = w->buf;
+    size_t m = w->s_event.len;
+    int64_t total = 0;
+    for (size_t k = 0; k < m; k++) {
+        int64_t row = w->order[k];
+        w->st_owner[row] = VEC_AT(w->s_event, int32_t, k);
+        VEC_AT(w->s_round, int32_t, row) = (int32_t)k; /* reused: the stat met k-th is row ``row`` */
+        total += VEC_AT(w->s_len, int64_t, k);
+    }
+    Vec *vecs[] = {&w->v_row, &w->v_round, &w->v_field, &w->v_raw, &w->v_start};
+    if (reserve_records(vecs, 5, total, m * 2 + 1024)) return NOMEM;
+    w->max_vround = 0;
+    for (size_t row = 0; row < m; row++) {
+        int32_t k = VEC_AT(w->s_round, int32_t, row);
+        int64_t pos = VEC_AT(w->s_start, int64_t, k), end = pos + VEC_AT(w->s_len, int64_t, k);
+        int64_t mid = 0;
+        int32_t round = 0, r32 = (int32_t)row;
+        while (pos < end) {
+            uint32_t number;
+            int wt, tag_len, len_size;
+            uint64_t value;
+            int64_t payload = 0;
+            if (read_tag(buf, &pos, end, &number, &wt, &tag_len)) return BAD;
+            if (read_payload(buf, &pos, end, wt, &value, &payload, &len_size)) return BAD;
+            if (number == 1 && wt == WT_VARINT) {
+                mid = (int64_t)value;
+            } else if (number <= 7 && wt == VALUE_WIRE_TYPE[number]) {
+                if (wt != WT_LEN) payload = 0;
+                if (VEC_PUSH(&w->v_row, int32_t, r32) || VEC_PUSH(&w->v_round, int32_t, round) ||
+                    VEC_PUSH(&w->v_field, uint8_t, (uint8_t)number) || VEC_PUSH(&w->v_raw, uint64_t, value) ||
+                    VEC_PUSH(&w->v_start, int64_t, payload))
+                    return NOMEM;
+                if (round > w->max_vround) w->max_vround = round;
+            }
+            if (round == INT32_MAX) return BAD;
+            round++;
+        }
+        w->st_mid[row] = mid;
+    }
+    free(w->order);
+    w->order = NULL;
+    return round_order((const int32_t *)w->v_round.data, w->v_row.len, w->max_vround, &w->order);
+}
+
+/* Pass 3: the value records in their final order. */
+static void scatter_values(EventWalk *w) {
+    for (size_t j = 0; j < w->v_row.len; j++) {
+        int64_t d = w->order[j];
+        w->o_row[d] = VEC_AT(w->v_row, int32_t, j);
+        w->o_field[d] = VEC_AT(w->v_field, uint8_t, j);
+        w->o_raw[d] = VEC_AT(w->v_raw, uint64_t, j);
+        w->o_start[d] = VEC_AT(w->v_start, int64_t, j);
+    }
+}
+
+#define N_SCRATCH 9
+#define MAX_KEPT_SCRATCH (16u << 20) /* bytes of scratch kept for the next call at most */
+
+static Vec **scratch_vecs(EventWalk *w, Vec **all) {
+    Vec *v[N_SCRATCH] = {&w->s_event, &w->s_round, &w->s_start, &w->s_len,
+                         &w->v_row, &w->v_round, &w->v_field, &w->v_raw, &w->v_start};
+    memcpy(all, v, sizeof(v));
+    return all;
+}
+
+/* The scratch vectors of the last call, kept so the next batch reuses their pages instead of faulting fresh
+ * ones in (malloc hands big blocks back to the OS on free).  Taken and given back with the GIL held, whole: a
+ * call that finds them taken (another thread's) uses vectors of its own. */
+static Vec spare[N_SCRATCH];
+static int spare_taken = 0;
+
+static void event_walk_init(EventWalk *w) {
+    Vec *all[N_SCRATCH];
+    static const size_t items[N_SCRATCH] = {4, 4, 8, 8, 4, 4, 1, 8, 8};
+    memset(w, 0, sizeof(*w));
+    scratch_vecs(w, all);
+    w->owns_spare = !spare_taken;
+    for (int i = 0; i < N_SCRATCH; i++) {
+        if (w->owns_spare && spare[i].data) {
+            *all[i] = spare[i];
+            all[i]->len = 0;
+        } else {
+            vec_init(all[i], items[i]);
+        }
+    }
+    if (w->owns_spare) spare_taken = 1;
+}
+
+static void event_walk_free(EventWalk *w) {
+    Vec *all[N_SCRATCH];
+    size_t bytes = 0;
+    scratch_vecs(w, all);
+    for (int i = 0; i < N_SCRATCH; i++) bytes += all[i]->cap * all[i]->item;
+    int keep = w->owns_spare && bytes <= MAX_KEPT_SCRATCH;
+    for (int i = 0; i < N_SCRATCH; i++) {
+        if (keep) {
+            spare[i] = *all[i]; /* the spare's old block is this one, or was realloc'd into it */
+        } else {
+            vec_free(all[i]);
+            if (w->owns_spare) vec_init(&spare[i], all[i]->item);
+        }
+    }
+    if (w->owns_spare) spare_taken = 0;
+    free(w->order);
+    w->order = NULL;
+}
+
+/* release_scratch(): free the scratch kept for the next batch (the reader calls it after each plane, so none
+ * of it stays alive through the analysis). */
+static PyObject *release_scratch(PyObject *self, PyObject *args) {
+    (void)self;
+    (void)args;
+    if (!spare_taken) {
+        for (int i = 0; i < N_SCRATCH; i++) {
+            size_t item = spare[i].item;
+            vec_free(&spare[i]);
+            vec_init(&spare[i], item);
+        }
+    }
+    Py_RETURN_NONE;
+}
+
+/* New bytearrays of ``count`` items of the given sizes, stored in ``out`` from index ``first``; their data in
+ * ``ptrs``.  Returns -1 (with a Python error set) when one cannot be made. */
+static int new_columns(PyObject *out, Py_ssize_t first, size_t count, const size_t *item, void ***ptrs, size_t k) {
+    for (size_t i = 0; i < k; i++) {
+        PyObject *b = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(count * item[i]));
+        if (!b) return -1;
+        PyTuple_SET_ITEM(out, first + (Py_ssize_t)i, b);
+        *ptrs[i] = PyByteArray_AS_STRING(b);
+    }
+    return 0;
+}
+
+static PyObject *decode_events(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *bufobj, *startobj, *lenobj;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "OnOO", &bufobj, &limit, &startobj, &lenobj)) return NULL;
+    Py_buffer view, sv, lv;
+    if (get_bytes(bufobj, &view, 0) < 0) return NULL;
+    if (get_bytes(startobj, &sv, 0) < 0) { PyBuffer_Release(&view); return NULL; }
+    if (get_bytes(lenobj, &lv, 0) < 0) { PyBuffer_Release(&view); PyBuffer_Release(&sv); return NULL; }
+    PyObject *result = NULL;
+    EventWalk w;
+    event_walk_init(&w);
+    if (limit < 0 || limit > view.len || sv.len != lv.len || sv.len % 8 || sv.len / 8 > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "decode_events: bad buffers (int64 starts and lengths of one size)");
+        goto done;
+    }
+    w.buf = (const uint8_t *)view.buf;
+    w.starts = (const int64_t *)sv.buf;
+    w.lengths = (const int64_t *)lv.buf;
+    w.n = sv.len / 8;
+    w.limit = limit;
+    result = PyTuple_New(9);
+    if (!result) goto done;
+    size_t i64[3] = {8, 8, 8}, stat_items[2] = {4, 8}, value_items[4] = {4, 1, 8, 8};
+    void **event_cols[3] = {(void **)&w.meta, (void **)&w.offset, (void **)&w.duration};
+    void **stat_cols[2] = {(void **)&w.st_owner, (void **)&w.st_mid};
+    void **value_cols[4] = {(void **)&w.o_row, (void **)&w.o_field, (void **)&w.o_raw, (void **)&w.o_start};
+    int rc;
+    if (new_columns(result, 0, (size_t)w.n, i64, event_cols, 3)) goto fail;
+    Py_BEGIN_ALLOW_THREADS
+    rc = walk_event_fields(&w);
+    Py_END_ALLOW_THREADS
+    if (rc != OK) goto bad;
+    if (new_columns(result, 3, w.s_event.len, stat_items, stat_cols, 2)) goto fail;
+    Py_BEGIN_ALLOW_THREADS
+    rc = walk_stat_fields(&w);
+    Py_END_ALLOW_THREADS
+    if (rc != OK) goto bad;
+    if (new_columns(result, 5, w.v_row.len, value_items, value_cols, 4)) goto fail;
+    Py_BEGIN_ALLOW_THREADS
+    scatter_values(&w);
+    Py_END_ALLOW_THREADS
+    goto done;
+bad:
+    Py_CLEAR(result);
+    if (rc == NOMEM) {
+        PyErr_NoMemory();
+    } else {
+        result = Py_None;
+        Py_INCREF(result);
+    }
+    goto done;
+fail:
+    Py_CLEAR(result);
+done:
+    event_walk_free(&w);
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&sv);
+    PyBuffer_Release(&lv);
+    return result;
+}
+
+/* ==== content_groups(buf, limit, starts, lengths) ====
+ *
+ * Group the byte ranges buf[starts[i]:starts[i]+lengths[i]] by exact content: (reps, group) as int64
+ * bytearrays, ``reps[g]`` the first range of group g (groups numbered in order of first appearance),
+ * ``group[i]`` the group of range i.  What ``wire._content_groups`` gives, up to the numbering of groups, which
+ * ``wire.intern_ranges`` makes irrelevant (it interns groups in the order of their content keys; the key of a
+ * range over 64 KiB is its representative's index, the first occurrence on both paths).  An open-addressing
+ * hash table, every match confirmed byte for byte.  Raises ValueError for a range outside the buffer.
+ */
+
+static inline uint64_t hash_bytes(const uint8_t *p, int64_t n) {
+    uint64_t h = 0x9E3779B97F4A7C15ull ^ (uint64_t)n;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        uint64_t w;
+        memcpy(&w, p + i, 8);
+        h = (h ^ w) * 0xBF58476D1CE4E5B9ull;
+        h ^= h >> 29;
+    }
+    uint64_t t = 0;
+    for (int64_t k = 0; i + k < n; k++) t |= (uint64_t)p[i + k] << (8 * k);
+    h = (h ^ t) * 0x94D049BB133111EBull;
+    return h ^ (h >> 31);
+}
+
+static int group_ranges(const uint8_t *buf, const int64_t *starts, const int64_t *lengths, int64_t n,
+                        int64_t *group, int64_t *reps, int64_t *n_groups) {
+    size_t cap = 16;
+    while (cap < (size_t)n * 2) cap <<= 1;
+    int64_t *table = malloc(cap * sizeof(int64_t)); /* group + 1, 0: empty */
+    uint64_t *hashes = malloc(((size_t)n ? (size_t)n : 1) * sizeof(uint64_t)); /* of each group's rep */
+    if (!table || !hashes) { free(table); free(hashes); return NOMEM; }
+    memset(table, 0, cap * sizeof(int64_t));
+    int64_t g = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const uint8_t *p = buf + starts[i];
+        int64_t len = lengths[i];
+        uint64_t h = hash_bytes(p, len);
+        size_t slot = (size_t)h & (cap - 1);
+        for (;;) {
+            int64_t e = table[slot];
+            if (e == 0) {
+                table[slot] = g + 1;
+                reps[g] = i;
+                hashes[g] = h;
+                group[i] = g++;
+                break;
+            }
+            int64_t r = reps[e - 1];
+            if (hashes[e - 1] == h && lengths[r] == len && memcmp(buf + starts[r], p, (size_t)len) == 0) {
+                group[i] = e - 1;
+                break;
+            }
+            slot = (slot + 1) & (cap - 1);
+        }
+    }
+    free(table);
+    free(hashes);
+    *n_groups = g;
+    return OK;
+}
+
+static PyObject *content_groups(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *bufobj, *startobj, *lenobj;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "OnOO", &bufobj, &limit, &startobj, &lenobj)) return NULL;
+    Py_buffer view, sv, lv;
+    if (get_bytes(bufobj, &view, 0) < 0) return NULL;
+    if (get_bytes(startobj, &sv, 0) < 0) { PyBuffer_Release(&view); return NULL; }
+    if (get_bytes(lenobj, &lv, 0) < 0) { PyBuffer_Release(&view); PyBuffer_Release(&sv); return NULL; }
+    PyObject *result = NULL, *group = NULL, *reps = NULL;
+    int64_t n = sv.len / 8, n_groups = 0;
+    const int64_t *starts = (const int64_t *)sv.buf, *lengths = (const int64_t *)lv.buf;
+    int bad = limit < 0 || limit > view.len || sv.len != lv.len || sv.len % 8;
+    for (int64_t i = 0; !bad && i < n; i++)
+        bad = starts[i] < 0 || lengths[i] < 0 || starts[i] > limit || lengths[i] > limit - starts[i];
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "content_groups: a range outside the buffer");
+        goto done;
+    }
+    group = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
+    reps = PyByteArray_FromStringAndSize(NULL, (Py_ssize_t)(n * 8));
+    if (!group || !reps) goto done;
+    int rc;
+    int64_t *gp = (int64_t *)PyByteArray_AS_STRING(group), *rp = (int64_t *)PyByteArray_AS_STRING(reps);
+    Py_BEGIN_ALLOW_THREADS
+    rc = group_ranges((const uint8_t *)view.buf, starts, lengths, n, gp, rp, &n_groups);
+    Py_END_ALLOW_THREADS
+    if (rc != OK) { PyErr_NoMemory(); goto done; }
+    if (PyByteArray_Resize(reps, (Py_ssize_t)(n_groups * 8)) < 0) goto done;
+    result = Py_BuildValue("(OO)", reps, group);
+done:
+    Py_XDECREF(group);
+    Py_XDECREF(reps);
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&sv);
+    PyBuffer_Release(&lv);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"split_repeated", split_repeated, METH_VARARGS,
+     "Split a message's repeated field from the rest: (head, starts, lengths, in_place) or None."},
+    {"content_groups", content_groups, METH_VARARGS,
+     "Group byte ranges by exact content: (first range of each group, group of each range)."},
+    {"release_scratch", release_scratch, METH_NOARGS, "Free the scratch decode_events keeps between batches."},
+    {"decode_events", decode_events, METH_VARARGS, "Decode a batch of XEvents into columns, or None if malformed."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {
+    PyModuleDef_HEAD_INIT, "_cwire", "Compiled XPlane wire decoder.", -1, methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__cwire(void) { return PyModule_Create(&module); }

@@ -22,6 +22,8 @@ in this process, never over the network.  Sections:
     and the cost of one long name, gap or argument at 8, 32 and 128 MB (linear: the same seconds and peak per MB);
 11. hostile SQLite (Nsight exports, ``scripts/robustness_sqlite.py``): views, triggers, recursive CTE views, virtual
     tables, computed columns, names that are no UTF-8, huge rows, truncation, fuzzed bytes; the swap race.
+12. snapshot pickles (``synthetic.hostile_pickles``): each read in a limited child, its outcome, time and peak memory,
+    and a count per defect class.
 """
 
 from __future__ import annotations
@@ -579,6 +581,37 @@ def kineto_hostile(tmp: Path) -> int:
     return escaped
 
 
+# -- 12 -----------------------------------------------------------------------------------------
+
+
+def pickle_campaign(tmp: Path, seconds: float = 10.0, memory_mb: int = 1024) -> int:
+    """Every hostile snapshot pickle through the reader and the analysis, in a forked child limited to ``seconds``
+    and ``memory_mb`` more address space; one row each, then per defect class how each ended.  Returns the number
+    that ended in anything but a refusal or a damaged report (a timeout, a signal, an exception, "healthy")."""
+    from synthetic import hostile_pickles as hp
+
+    say("## 12. Snapshot pickles\n")
+    say("| file | class | bytes | seconds | peak RSS MB | outcome |\n|---|---|---:|---:|---:|---|")
+    by_class: dict[str, collections.Counter[str]] = {c: collections.Counter() for c in hp.CLASSES}
+    worst = 0.0
+    for name, (cls, make) in hp.PICKLES.items():
+        data = make()
+        got = hp.run_bounded(data, str(tmp / f"{name}.pickle"), seconds=seconds, memory_mb=memory_mb)
+        by_class[cls][got["outcome"]] += 1
+        worst = max(worst, got["seconds"])
+        rss = f"{got['peak_rss_mb']:.0f}" if got["peak_rss_mb"] else "-"
+        msg = got["message"].split(": ", 2)[-1].replace("|", "/")[:110]
+        say(f"| {name} | {cls} | {len(data):,} | {got['seconds']:.2f} | {rss} | {got['outcome']}: {msg} |")
+    say("\n| defect class | files | refused | damaged report | anything else |\n|---|---:|---:|---:|---:|")
+    bad = 0
+    for cls, counts in by_class.items():
+        other = sum(v for k, v in counts.items() if k not in ("error", "damaged"))
+        bad += other
+        say(f"| {cls} | {sum(counts.values())} | {counts['error']} | {counts['damaged']} | {other} |")
+    say(f"\n{len(hp.PICKLES)} pickles, slowest {worst:.2f} s, {bad} not refused.\n")
+    return bad
+
+
 def main() -> int:
     import logging
 
@@ -602,7 +635,7 @@ def main() -> int:
                     ("7", lambda: partial_copy(tmp, args.bench_file)), ("8", lambda: still_holds(tmp)),
                     ("2", lambda: fuzz(args.fuzz_seconds, args.seed, REPO / ".robustness")),
                     ("9", lambda: server_hold(tmp, REPO / ".robustness")), ("10", lambda: kineto_hostile(tmp)),
-                    ("11", lambda: robustness_sqlite.campaign(tmp))]
+                    ("11", lambda: robustness_sqlite.campaign(tmp)), ("12", lambda: pickle_campaign(tmp))]
         for number, fn in sections:
             if only is None or number in only:
                 escaped += fn() or 0

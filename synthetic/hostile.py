@@ -615,3 +615,8 @@ def plugin_app(logdir, cache_dir: str | None = None, **plugin_kw):
     plugin = plugin_mod.GpuAdvisorPlugin(base_plugin.TBContext(logdir=str(logdir), flags=flags), service=service,
                                          **plugin_kw)
     return application.TensorBoardWSGI([plugin]), service
+
+
+# -- hostile memory-snapshot pickles (issue #39 item 4): their own module, named here with the other corpora -------
+
+from synthetic.hostile_pickles import PICKLES as SNAPSHOT_PICKLES  # noqa: E402,F401

@@ -293,8 +293,79 @@ def memory_cap(cap: int = 20 * GiB, device_total: int = 80 * GiB) -> Scenario:
     return sc
 
 
+#: The forward pass's allocation sites of one transformer layer (Python frames under a module's forward).
+FORWARD_SITES = [[*ALLOCATOR_CPP, *_op(op), frame("/usr/lib/python3/site-packages/torch/nn/modules/module.py", 1762,
+                                                  "_call_impl"), frame("model.py", line, "forward"),
+                  frame("bench.py", 20, "run_forward")]
+                 for op, line in (("addmm", 58), ("gelu", 59), ("layer_norm", 61), ("scaled_dot_product_attention", 64))]
+
+
+def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int = 2) -> Scenario:
+    """A forward-only benchmark: 2 GiB of weights, then ``passes`` forward passes of ``layers`` layers, each layer
+    allocating one tensor at each of the 4 :data:`FORWARD_SITES`.  With autograd on (``grad``) every tensor is kept
+    for a backward that never runs, and all are freed together when the output is dropped after the pass; under
+    ``no_grad`` each layer's tensors are freed once the next layer has used them.  No OOM: the capacity is unknown.
+    Truth: the forward bytes live at the peak and the largest of them."""
+    a = Allocator(80 * GiB)
+    for _ in range(8):
+        a.malloc(256 * MiB, PARAMS)
+    peak_kept = largest = 0
+    for _ in range(passes):
+        live: list[int] = []
+        for _layer in range(layers):
+            mine = [a.malloc(mib * MiB * (1 + k % 2), site) for k, site in enumerate(FORWARD_SITES)]
+            if not grad:
+                for x in live:
+                    a.free(x)
+                live = []
+            live += mine
+            held = sum(a.size_of(x) for x in live)
+            if held > peak_kept:
+                peak_kept, largest = held, max(a.size_of(x) for x in live)
+        for x in live:  # the output dropped: the graph (or the last layer's tensors) freed at once
+            a.free(x)
+    truth = {"gpu": 0, "kept_bytes": peak_kept, "largest_bytes": largest, "params_bytes": 8 * 256 * MiB,
+             "grad": grad, "kind": "inference"}
+    return Scenario(snapshot([a]), truth)
+
+
+#: Windows records Python frames only (``stacks="python"``), with its own paths.
+_WIN_TORCH = "C:\\Users\\me\\venv\\Lib\\site-packages\\torch"
+WIN_FORWARD = [frame(f"{_WIN_TORCH}\\nn\\modules\\linear.py", 125, "forward"),
+               frame(f"{_WIN_TORCH}\\nn\\modules\\module.py", 1762, "_call_impl"),
+               frame("C:\\Users\\me\\proj\\model.py", 58, "forward"),
+               frame("C:\\Users\\me\\proj\\train.py", 44, "train_step")]
+#: ``loss.backward()`` seeding the gradient on the calling thread, as the real Windows snapshot records it
+WIN_BACKWARD_CALL = [frame(f"{_WIN_TORCH}\\autograd\\__init__.py", 220, "_make_grads"),
+                     frame(f"{_WIN_TORCH}\\autograd\\__init__.py", 347, "backward"),
+                     frame(f"{_WIN_TORCH}\\_tensor.py", 648, "backward"),
+                     frame("C:\\Users\\me\\proj\\train.py", 46, "train_step")]
+
+
+def windows_training(python_backward: bool = True, layers: int = 24, mib: int = 128) -> Scenario:
+    """A training step recorded on Windows: Python frames only, backslash paths.  The forward keeps each layer's
+    activation; the backward runs on autograd's engine thread, whose allocations carry no frame at all, and frees
+    the activations last-in first-out; no optimizer step in the history.  ``python_backward``: the backward's first
+    allocation (the loss's gradient, made on the calling thread) carries ``loss.backward()``'s Python frames; without
+    it only the allocation pattern says it was a backward."""
+    a = Allocator(80 * GiB)
+    params = [a.malloc(256 * MiB, []) for _ in range(4)]
+    acts = [a.malloc(mib * MiB, WIN_FORWARD) for _ in range(layers)]
+    a.malloc(2 * MiB, WIN_BACKWARD_CALL if python_backward else [])
+    for x in reversed(acts):
+        g = a.malloc(mib * MiB, [])  # a gradient on the engine thread: no stack
+        a.free(x)
+        a.free(g)
+    truth = {"gpu": 0, "kind": "training", "params": len(params), "activation_bytes": layers * mib * MiB,
+             "evidence": "backward" if python_backward else "reverse order"}
+    return Scenario(snapshot([a]), truth)
+
+
 SCENARIOS: dict[str, Callable[[], Scenario]] = {"oom_activations": oom_activations, "fragmented": fragmented,
-                                                "memory_cap": memory_cap}
+                                                "memory_cap": memory_cap, "forward_autograd": forward_only,
+                                                "forward_no_grad": lambda: forward_only(grad=False),
+                                                "windows_training": windows_training,
+                                                "windows_training_pattern": lambda: windows_training(False)}
 
 
 def write(path: str, doc: dict[str, Any], protocol: int = 4) -> str:
@@ -344,6 +415,74 @@ def hostile(marker: str) -> dict[str, bytes]:
     out["shared_references"] = pickle.dumps({"segments": [seg] * 1000, "device_traces": [[entry] * 1000] * 1000},
                                             protocol=4)
     return out
+
+
+# ---------------------------------------------------------------------------------------------- a large history
+
+def write_large(path: str, entries: int, stacks: int = 300, depth: int = 30, live: int = 2000) -> int:
+    """Write a snapshot of ``entries`` trace entries straight to ``path`` (any size, in constant memory), shaped as
+    PyTorch writes them: every frame dict and key string pickled once and referenced by memo after, each entry a dict
+    with its own list of ``depth`` frame references, drawn from ``stacks`` stacks; allocations of 512 B to 2 MiB,
+    each freed once ``live`` newer ones exist.  Returns the number of bytes written.  For measuring the reader on
+    files of a gigabyte (``docs/robustness.md``) without holding one in memory."""
+    import random
+    import struct
+
+    rng = random.Random(7)
+    names = ["action", "addr", "size", "stream", "time_us", "frames", "alloc", "free_completed", "filename", "line",
+             "name"]
+    memo: dict[str, int] = {}
+    out = bytearray(b"\x80\x04}(")  # PROTO 4, the top dict, MARK
+
+    def text(v: str) -> bytes:
+        raw = v.encode()
+        return b"\x8c" + bytes([len(raw)]) + raw if len(raw) < 256 else b"X" + struct.pack("<I", len(raw)) + raw
+
+    def ref(k: int) -> bytes:
+        return b"j" + struct.pack("<I", k)
+
+    def num(v: int) -> bytes:
+        raw = v.to_bytes((v.bit_length() + 8) // 8, "little", signed=True)
+        return b"\x8a" + bytes([len(raw)]) + raw
+
+    # one segment first (discovery tells a snapshot by its first keys), then the shared strings and frames, memoized
+    out += (text("segments") + b"](}(" + text("device") + b"K\x00" + text("total_size") + num(1 << 40)
+            + text("blocks") + b"]ue" + text("x_shared") + b"](")
+    for n in names:
+        memo[n] = len(memo)
+        out += text(n) + b"\x94"
+    frames = []
+    for k in range(stacks * 4):
+        frames.append(len(memo))
+        memo[f"f{k}"] = len(memo)
+        out += (b"}\x94(" + ref(memo["filename"]) + text(f"/site-packages/torch/nn/modules/m{k}.py")
+                + ref(memo["line"]) + num(k + 1) + ref(memo["name"]) + text(f"forward_{k % 11}") + b"u")
+    out += b"e" + text("device_traces") + b"](]("  # one device's list; entries in batches of 1,000
+    tracebacks = [[rng.choice(frames) for _ in range(depth)] for _ in range(stacks)]
+    written, pending, addr, t = 0, [], 0x7F00_0000_0000, T0_US
+    with open(path, "wb") as f:
+        for e in range(entries):
+            t += 3
+            if len(pending) > live:
+                a, size, tb = pending.pop(0)
+                action = "free_completed"
+            else:
+                size, tb = 512 * rng.randint(1, 4096), rng.choice(tracebacks)
+                addr += size
+                a, action = addr, "alloc"
+                pending.append((a, size, tb))
+            out += (b"}(" + ref(memo["action"]) + ref(memo[action]) + ref(memo["addr"]) + num(a) + ref(memo["size"])
+                    + num(size) + ref(memo["stream"]) + b"K\x00" + ref(memo["time_us"]) + num(t) + ref(memo["frames"])
+                    + b"](" + b"".join(ref(k) for k in tb) + b"eu")
+            if e % 1000 == 999:
+                out += b"e("
+            if len(out) > 1 << 22:
+                f.write(out)
+                written += len(out)
+                out = bytearray()
+        out += b"ee" + text("allocator_settings") + b"}u."
+        f.write(out)
+    return written + len(out)
 
 
 def main(argv: list[str] | None = None) -> int:

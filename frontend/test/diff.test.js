@@ -51,8 +51,13 @@ test("every section is there, and profile text stays text", () => {
   const d = fixture();
   const el = diffViews.diffView(d, { onClose: () => {} });
   const captions = [...el.querySelectorAll("caption")].map((c) => c.textContent);
-  assert.deepEqual(captions, ["Findings", "Headline", "Kernel time by class (µs/step)", "Largest kernel changes (µs/step)",
-    "Largest op changes (kernel µs/step)", "GPUs"]);
+  // the fixture's fix changed no kernel: those tables say so in one line each instead of listing "+0.0" rows
+  const unchanged = (t) => d[t].every((c) => c.status === "changed" && Math.abs(c.delta) < 0.05);
+  const want = [["Kernel time by class (µs/step)", "kernel_classes"], ["Largest kernel changes (µs/step)", "kernels"],
+    ["Largest op changes (kernel µs/step)", "ops"]];
+  assert.deepEqual(captions, ["Findings", "Headline", ...want.filter(([, t]) => !unchanged(t)).map(([c]) => c), "GPUs"]);
+  assert.deepEqual([...el.querySelectorAll("p.no-change")].map((p) => p.textContent.split(":")[0]),
+    want.filter(([, t]) => unchanged(t)).map(([c]) => c));
   assert.equal(el.querySelector(".side-label").textContent, `input_bound ${HOSTILE}`);
   assert.equal(el.querySelectorAll("script, img").length, 0);
   assert.ok(el.querySelector("button.close-diff"));
@@ -120,7 +125,9 @@ test("the breakdown figure redraws to its width (window resize)", async () => {
 });
 
 test("every column of the diff's tables is named (was: an unnamed last column)", () => {
-  const el = diffViews.diffView(fixture());
+  const d = fixture();
+  for (const t of ["kernel_classes", "kernels", "ops"]) d[t] = d[t].map((c) => ({ ...c, delta: 1 }));  // every table drawn
+  const el = diffViews.diffView(d);
   const heads = [...el.querySelectorAll("table.diff-table thead th")].map((th) => th.textContent.trim());
   assert.ok(heads.length >= 20 && heads.every(Boolean), heads.join(" | "));
   assert.ok(heads.includes("status") && heads.includes("better or worse"));
@@ -138,4 +145,13 @@ test("the breakdown groups are the server's: named by its legend, every group th
   assert.deepEqual([...svg.querySelectorAll("g.group text.chart-label")].map((t) => t.textContent), ["Input", "Start-up", "brand new"]);
   const fig = diffViews.diffView(fixture(), { legend: legend() }).querySelector("figure.diff-figure");
   assert.ok(fig.querySelector("g.group[data-group='input'] text.chart-label").textContent === "Input");
+});
+
+test("Compare leaves out kernels whose change is no change (+0.0)", () => {
+  const d = fixture();
+  d.kernels = [{ key: "same", label: "same", base: 10, new: 10.01, delta: 0.01, status: "changed" },
+    { key: "moved", label: "moved", base: 10, new: 12, delta: 2, status: "changed" }];
+  const table = [...diffViews.diffView(d).querySelectorAll("table.diff-table")]
+    .find((t) => t.querySelector("caption").textContent.startsWith("Largest kernel changes"));
+  assert.deepEqual([...table.querySelectorAll("tbody tr")].map((r) => r.querySelector("td").textContent), ["moved"]);
 });

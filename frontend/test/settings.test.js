@@ -168,6 +168,20 @@ test("a finding a setting would judge points at that field instead of a command-
   assert.equal(views.reportView(fixture(), { root: "http://localhost:6006/", stockRun: "r/s", hosts: [], legend: legend() }).querySelectorAll("button.set-setting").length, 0);
 });
 
+test("an MFU card the trace gives no FLOPs for points at Settings, not at --model-flops-per-step", () => {
+  const report = fixture();
+  report.headline = [{ id: "mfu", label: "Model FLOPs utilisation", value: null, unit: "share", display: "n/a",
+    good_direction: "higher", status: "unknown", meaning: "the trace gives no FLOPs: give the model's FLOPs per step and GPU",
+    threshold: 0.3, detail: { not_available: "the trace gives no FLOPs", needs_setting: "model_flops" } }];
+  const asked = [];
+  const el = views.reportView(report, { root: "http://localhost:6006/", stockRun: "r/s", hosts: [], onSetting: (k) => asked.push(k), legend: legend() });
+  const card = el.querySelector(".scorecard .card");
+  assert.equal(card.querySelector("button.set-setting").textContent, "Set Model FLOPs per step and GPU in Settings");
+  assert.doesNotMatch(card.textContent, /--model-flops-per-step/);
+  card.querySelector("button.set-setting").click();
+  assert.deepEqual(asked, ["model_flops"]);
+});
+
 // -- the page: index.js in a stand-in TensorBoard page, against a stand-in server ----------------------------------
 
 /** index.js where TensorBoard serves it: beside static/ (it imports "./static/*.js"), as the plugin's /index.js. */

@@ -84,6 +84,10 @@ test("a host read from a damaged file is open, with what was lost first, and the
   assert.match(box.textContent, /cut off at byte 780,644/);
   assert.equal(hosts[1].open, false); // a whole file stays folded
   assert.equal(hosts[1].querySelector(".damaged"), null);
+  // the damage text once on the screen (issue #36): not again in the verdict nor in the notes
+  report.notes = [`${report.hosts[0].host}: the file is damaged and was only partly read: ${report.hosts[0].damage[0]}`];
+  const again = views.reportView(report, ctx);
+  assert.equal(again.textContent.split("cut off at byte 780,644").length - 1, 1);
 });
 
 test("host facts name the capture's framework; the tab has no framework API strings of its own", () => {
@@ -389,4 +393,33 @@ test("the no-stock-links sentence speaks of windows below only when the finding 
   // Nsight files open in Nsight Systems only: no Perfetto promise, the windows in Nsight's own time base
   assert.match(views.noStockLinks("Nsight Systems", true, "Nsight Systems"), /open in Nsight Systems.*start of the session/);
   assert.doesNotMatch(views.noStockLinks("Nsight Systems", true, "Nsight Systems"), /Perfetto/);
+});
+
+test("a low-confidence finding says so in its summary line (issue #36); a high-confidence one says nothing", () => {
+  const report = fixture();
+  report.findings[0].confidence = "low";
+  const el = views.reportView(report, ctx);
+  const [first, second] = el.querySelectorAll(".finding");
+  assert.match(first.querySelector("summary .confidence").textContent, /low confidence \(steps\)/);
+  assert.equal(second.querySelector("summary .confidence"), null);
+});
+
+test("the server's microseconds read as µs on the tab's screen (one unit style)", async () => {
+  const { units, codeText } = await import(new URL("dom.js", STATIC));
+  assert.equal(units("saves ~880 us/step; 12us each; thus us"), "saves ~880 µs/step; 12µs each; thus us");
+  const report = fixture();
+  report.findings[0].summary = "Copies block the GPU for 612 us of each step, `copy_us` kept";
+  const el = views.reportView(report, ctx);
+  const summary = el.querySelector(".finding .summary").textContent;
+  assert.match(summary, /612 µs of each step/);
+  assert.match(summary, /copy_us/);
+  assert.deepEqual([...codeText("a `x 3 us` b 4 us")].map((p) => (typeof p === "string" ? p : p.textContent)), ["a ", "x 3 us", " b 4 µs"]);
+});
+
+test("an export's file name keeps both sides of a diff whole (was cut at 80 characters)", async () => {
+  const { safeName } = await import(new URL("format.js", STATIC));
+  const name = safeName("gpu-advisor-diff_real-h100-torch/torch_fp32_2026_11_22_20_46_27_vs_wild-torch/resnet50_num_workers_4_2021_06_09_04_32_09");
+  assert.match(name, /torch_fp32_2026_11_22_20_46_27_vs_wild-torch_resnet50_num_workers_4_2021_06_09_04_32_09$/);
+  const long = safeName("a".repeat(150) + "_vs_" + "b".repeat(150));
+  assert.ok(long.length <= 180 && long.startsWith("aaa") && long.endsWith("bbb"), long);
 });

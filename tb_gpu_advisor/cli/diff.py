@@ -46,12 +46,12 @@ def add_parser(subparsers: Any) -> None:
         description="Compare a new capture with a base capture: step time before and after with its per-step noise, "
         "the breakdown per category, headline metrics, findings fixed / new / still present, the saving each fixed "
         "finding predicted next to the realised change, kernel and op changes, per-GPU changes.",
-        epilog="sides: RUN (newest session) or RUN/SESSION in LOGDIR; or two logdirs; or two .xplane.pb files\n"
+        epilog="sides: RUN (newest session) or RUN/SESSION in LOGDIR; or two logdirs; or two profile files (.xplane.pb, .pt.trace.json[.gz], .sqlite, ...)\n"
         "exit codes: 0 no regression; 1 slower than --fail-on-regression PCT and beyond the noise; 2 input error\n"
         "json: the diff document (docs/diff.md)",
     )
     p.add_argument("paths", nargs="+", metavar="PATH",
-                   help="LOGDIR (with --base and --new), or BASE NEW: two logdirs or two .xplane.pb files")
+                   help="LOGDIR (with --base and --new), or BASE NEW: two logdirs or two profile files")
     p.add_argument("--base", metavar="RUN[/SESSION]", help="the base (before) run or session")
     p.add_argument("--new", metavar="RUN[/SESSION]", help="the new (after) run or session")
     p.add_argument("--host", metavar="H", help="compare this host (default: each session's slowest host)")
@@ -138,7 +138,7 @@ def side_specs(paths: list[str], base: str | None, new: str | None,
     if len(paths) == 1:
         if not base or not new:
             raise InputError("with one LOGDIR, give both --base RUN[/SESSION] and --new RUN[/SESSION] "
-                             "(or give two logdirs or two .xplane.pb files)")
+                             "(or give two logdirs or two profile files)")
         return SideSpec(paths[0], base), SideSpec(paths[0], new)
     if len(paths) != 2:
         raise InputError(f"give one LOGDIR or two paths (base, new), got {len(paths)}")
@@ -148,21 +148,18 @@ def side_specs(paths: list[str], base: str | None, new: str | None,
 def _path_spec(path: str, selector: str | None, follow_symlinks: bool = False) -> SideSpec:
     """A logdir, or one host file of a format whose layout can place it (``<run>/plugins/profile/<session>/<host>.xplane.pb``)."""
     for fmt in formats.REGISTRY.values():
-        try:
-            located = fmt.layout.locate(path)
-        except ValueError as e:
-            raise InputError(str(e)) from None
+        located = fmt.layout.locate(path)
         if located is None:
+            if fmt.layout.lone_host(os.path.basename(path)) and not os.path.isfile(path):
+                raise InputError(f"{path}: no such file")
             continue
         if not os.path.isfile(path):
             raise InputError(f"{path}: no such file")
         return SideSpec(located.logdir, located.selector, host=located.host, label=path)
-    if os.path.isfile(path):  # a file of a format that is placed by its folder only (a PyTorch trace)
-        found = locate_file(path, follow_symlinks)
-        if found is None:
+    if os.path.isfile(path):  # a file of a format that is placed by its folder only (a PyTorch trace), or alone
+        if locate_file(path, follow_symlinks) is None:
             raise InputError(f"{path}: not a profile this tool reads")
-        logdir, session, host = found
-        return SideSpec(logdir, session.stock_run, host=host.host, label=path)
+        return SideSpec(path, None, label=path)  # the file as its own logdir (``select_sessions`` places it)
     return SideSpec(path, selector, label=None)
 
 

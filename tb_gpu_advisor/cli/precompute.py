@@ -26,6 +26,7 @@ from typing import Any, TextIO
 from tb_gpu_advisor.cli import options as cli_opts
 from tb_gpu_advisor.cli.report import print_skipped
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.runtime.advisor import Advisor, CacheKey, ReportCache, Session, process_pool, worker_count
 
@@ -165,7 +166,7 @@ def precompute(
     todo.sort(key=lambda t: t[0].size, reverse=True)  # biggest first: the pool drains evenly
     workers = worker_count(jobs, len(todo))
     if todo:
-        _say(out, f"precompute: {len(results)} cached, analysing {len(todo)} with {workers} worker(s)")
+        _say(out, f"precompute: {len(results)} cached, analysing {len(todo)} with {plural(workers, 'worker')}")
     tasks = [(s, key, cache.directory, cache.max_bytes, advisor.options, analyze_fn, force) for s, key in todo]
     for done, result in enumerate(_run_tasks(tasks, workers), start=1):
         results.append(result)
@@ -359,9 +360,9 @@ def _progress_line(done: int, total: int, r: SessionResult) -> str:
     head = f"[{done}/{total}] {r.stock_run}: "
     if r.status == "failed":
         return head + f"FAILED after {r.seconds:.1f}s: {r.errors[0][1] if r.errors else '?'}"
-    tail = f"{r.hosts} host(s), {_human(r.size)}, {r.seconds:.1f}s"
+    tail = f"{plural(r.hosts, 'host')}, {_human(r.size)}, {r.seconds:.1f}s"
     if r.errors:
-        tail += f", {len(r.errors)} file(s) with errors (not cached)"
+        tail += f", {plural(len(r.errors), 'file')} with errors (not cached)"
     return head + tail
 
 
@@ -373,8 +374,8 @@ def print_summary(summary: Summary, out: TextIO) -> None:
               f"{summary.count('failed')} failed)")
     _say(out, f"  hosts:     {sum(r.hosts for r in rs)} files, {_human(sum(r.size for r in rs))}")
     errors = summary.errors
-    _say(out, f"  errors:    {len(errors)} file(s)")
+    _say(out, f"  errors:    {plural(len(errors), 'file')}")
     for path, reason in errors:
         _say(out, f"    {path}: {reason}")
-    _say(out, f"  wall time: {summary.wall_seconds:.1f}s with {summary.jobs} worker(s)")
+    _say(out, f"  wall time: {summary.wall_seconds:.1f}s with {plural(summary.jobs, 'worker')}")
     _say(out, f"  cache:     {summary.cache_dir or 'disabled'}")

@@ -146,8 +146,10 @@ def list_sessions(advisor: Advisor, run: str | None = None) -> str:
     """Every session found (of ``run`` only, if given), newest first per run: run/session, format, hosts, size."""
 
     from tb_gpu_advisor import formats
+    from tb_gpu_advisor.formats.base import human_size
 
-    rows = [(s.stock_run, formats.get(s.format).name, str(len(s.hosts)), f"{s.size / 1e6:.1f} MB")
+    # each size in its own unit ("96.3 KiB", not "0.0 MB": issue #36)
+    rows = [(s.stock_run, formats.get(s.format).name, str(len(s.hosts)), human_size(s.size))
             for s in advisor.sessions() if run is None or s.run == (run.rstrip("/") or ".")]
     head = ("session", "format", "hosts", "size")
     widths = [max(len(r[i]) for r in rows + [head]) for i in range(4)]

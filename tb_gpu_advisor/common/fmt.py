@@ -58,6 +58,17 @@ def echo_list(names: object, n: int = 30, limit: int = MAX_ECHO_CHARS) -> str:
     return ", ".join(clip(x, limit) for x in xs[:n]) + more
 
 
+def plural(n: float | int, noun: str, many: str | None = None) -> str:
+    """``1 host``, ``2 hosts``, ``1 launch``, ``3 launches``: a count and its noun in the number it needs (never
+    ``host(s)``); ``many`` where the plural is irregular."""
+    word = noun if float(n) == 1.0 else (many or (noun + ("es" if noun.endswith(("s", "sh", "ch", "x")) else "s")))
+    return f"{_num(n)} {word}"
+
+
+def _num(n: float | int) -> str:
+    return f"{int(n):,}" if float(n).is_integer() else f"{n:,.1f}"
+
+
 def gb(n: float | None) -> str:
     """Bytes in binary units with 3 significant digits: '1.95 GiB', '512 MiB', '12.0 kiB'."""
     if n is None:

@@ -61,7 +61,7 @@ def settings_spec() -> tuple[Setting, ...]:
                 f"{T('comm.net_GBps'):g} GB/s (a 200 Gb/s NIC per GPU)"),
         Setting("model_flops", "--model-flops-per-step", "--gpu_advisor_model_flops_per_step",
                 "Model FLOPs per step and GPU", "FLOPS", False, "e.g. 6e12",
-                "MFU from the model's own FLOPs of one training step on one GPU (e.g. 6 x params x tokens per GPU) "
+                "MFU from the model's own FLOPs of one step on one GPU (training: e.g. 6 x params x tokens per GPU) "
                 "instead of the FLOPs the trace's shapes give.", "from the FLOPs the trace's shapes give"),
     )
 

@@ -303,6 +303,14 @@ _TABLE: tuple[Threshold, ...] = (
        "when 'reserved but unallocated memory is large'", "(reserved - allocated) / reserved at the reserved peak"),
     _t("memory.fragmentation.min_share", 0.05, "share", "Advisor: a gap under 5% of the GPU is not worth a setting",
        "(reserved - allocated) / GPU memory at the reserved peak, the least that fires"),
+    _t("memory.forward_kept.ratio", 8.0, "ratio", "Advisor, from seven real snapshots: a forward pass under no_grad "
+       "keeps 3.7-4.2x its largest tensor live (the tensors in use), one with autograd on 170-370x (every layer's, "
+       "for a backward)", "forward-pass bytes live at the peak / the largest of them, from which a capture with no "
+       "backward pass keeps its forward for one"),
+    _t("memory.forward_kept.share", 0.10, "share", "Advisor: less of the peak is not worth a finding",
+       "forward-pass bytes kept (no backward pass) / allocated peak, the least that fires"),
+    _t("memory.forward_kept.together", 0.80, "share", "Advisor: the output dropped frees the graph at once",
+       "share of the kept forward bytes freed in one run of frees (or held to the end) to say so"),
     _t("memory.timeline_points", 600, "count", "Advisor: a chart's width in pixels; every step's peak is kept",
        "points of a GPU's memory series in the report"),
     # ---- physics ------------------------------------------------------------------

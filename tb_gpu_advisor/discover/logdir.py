@@ -61,6 +61,7 @@ _MISPLACED_MAX_DIRS = 20_000
 FOLLOW_HINT = "--follow-symlinks; TensorBoard: --gpu_advisor_follow_symlinks"
 SKIP_OUTSIDE = "a symlink to a place outside the logdir: never read (nothing outside the logdir is)"
 SKIP_NOT_FOLLOWED = f"a symlink: not followed unless asked ({FOLLOW_HINT}), and then only inside the logdir"
+SKIP_MISPLACED = "named as a profile but outside the folder layout, so not listed: expected"
 SKIP_LOOP = "a symlink back to a folder above it: a loop, not followed"
 
 
@@ -164,6 +165,24 @@ def locate_file(path: str, follow_symlinks: bool = False) -> tuple[str, Session,
         if parent == folder:
             break
         folder = parent
+    return _lone_file(target)
+
+
+def _lone_file(target: str) -> tuple[str, Session, HostFile] | None:
+    """A file named as a format's host file but outside its layout (``diff BASE.xplane.pb NEW.xplane.pb`` of files
+    copied anywhere), as a one-host session of its own: run ``.``, the file's name as session.  Given by path, a
+    file says what it is by its name; only a walk of a logdir needs the layout to group files into sessions."""
+    if not os.path.isfile(target):
+        return None
+    name = os.path.basename(target)
+    for fmt in formats.REGISTRY.values():
+        host_name = fmt.layout.lone_host(name)
+        if host_name:
+            folder = os.path.dirname(target)
+            st = os.stat(target)
+            host = HostFile(host_name, fsio.Listed(target, folder, (name,), (st.st_dev, st.st_ino)),
+                            st.st_size, st.st_mtime_ns, fmt.id)
+            return folder, Session(ROOT_RUN, name, folder, (host,)), host
     return None
 
 
@@ -320,6 +339,8 @@ def _local_walk(root: str, with_stat: bool, skips: list[tuple[str, str]] | None 
                 if found is not None:
                     yield fmt, found
                 continue
+            if skips is not None:
+                _note_misplaced(registry, rel, skips)
             if not any(f.layout.descend(rel) for f in registry):
                 continue
             is_dir, chain = _follow(entry, real_root, d.chain, want_dir=True, skips=skips, rel=rel, follow=d.follow)
@@ -330,6 +351,16 @@ def _local_walk(root: str, with_stat: bool, skips: list[tuple[str, str]] | None 
                 logger.warning("not descending below %s: more than %d levels deep", d.path, MAX_DEPTH)
             continue
         stack.extend(sorted(subdirs, key=lambda s: s.path, reverse=True))
+
+
+def _note_misplaced(registry: list[Format], rel: tuple[str, ...], skips: list[tuple[str, str]]) -> None:
+    """A file named as a format's host file but outside its layout is left out of the listing, and says so: the
+    tab and ``report LOGDIR`` name it instead of skipping it silently."""
+    for f in registry:
+        if f.layout.misplaced(rel):
+            skips.append(("/".join(rel), f"{SKIP_MISPLACED} {f.layout.expected} (move it there, or give the file "
+                                         "itself to tb-gpu-advisor report)"))
+            return
 
 
 def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], root: str, real_root: str, d: _Dir,

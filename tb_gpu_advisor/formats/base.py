@@ -129,8 +129,12 @@ class Layout(Protocol):
         """The claimed files as sessions of host files."""
 
     def locate(self, path: str) -> Located | None:
-        """A single host file given by path: where its logdir, session and host are; None when the name is not
-        this format's.  Raises ValueError when it is, but not in the layout."""
+        """A single host file given by path, placed as the layout puts it: where its logdir, session and host are;
+        None otherwise (a file outside the layout is read alone: :meth:`lone_host`)."""
+
+    def lone_host(self, file_name: str) -> str | None:
+        """The host a file given alone by path (outside any logdir layout) is named for, when its name alone says
+        it is this format's; None for a format told by its folder or content (discovery places those)."""
 
 
 #: TensorBoard's folder of plugin data in a run (``<run>/plugins/<plugin>/...``): the XPlane profiler writes below it;
@@ -159,6 +163,9 @@ class RunFolderLayout:
 
     def locate(self, path: str) -> Located | None:
         return None  # placed by its folder only: discovery finds it there (``discover.locate_file``)
+
+    def lone_host(self, file_name: str) -> str | None:
+        return None  # its folder is its run: discovery places it (``discover.locate_file``)
 
 
 @dataclass(frozen=True)

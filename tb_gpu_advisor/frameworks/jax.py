@@ -48,11 +48,11 @@ PREFETCH = action(
     "does not sit inside the step.",
     "batch = jax.device_put(next(it))\n"
     "for step in range(num_steps):\n"
-    "    state, loss = train_step(state, batch)       # dispatched asynchronously\n"
+    "    state, out = step_fn(state, batch)           # dispatched asynchronously\n"
     "    batch = jax.device_put(next(it))             # loads and copies while the step runs")
 #: Load batches in background threads (the host stall itself).
 LOADER = action(
-    "Prepare batches in background workers so the training loop never waits for them: a data loader with worker "
+    "Prepare batches in background workers so the step loop never waits for them: a data loader with worker "
     "processes or threads (grain, a thread pool) and a prefetch queue of a few batches.",
     "import concurrent.futures as cf\n"
     "pool = cf.ThreadPoolExecutor(4)\n"
@@ -60,7 +60,7 @@ LOADER = action(
     "for step in range(num_steps):\n"
     "    batch = jax.device_put(futures.pop(0).result())\n"
     "    futures.append(pool.submit(load_batch, step + 4))\n"
-    "    state, loss = train_step(state, batch)")
+    "    state, out = step_fn(state, batch)")
 #: Find implicit transfers (host NumPy arrays passed to jitted functions, device_get, float(x)).
 TRANSFER_GUARD = action(
     "Find what crosses between host and GPU every step: NumPy arrays passed to jitted functions are copied on "
@@ -72,13 +72,13 @@ SCAN_STEPS = action(
     "Run several steps per jitted call (jax.lax.scan over a stack of batches), so per-call dispatch and any "
     "host sync happen once per N steps.",
     "@jax.jit\n"
-    "def train_steps(state, batches):                # batches: leading axis of N steps\n"
-    "    return jax.lax.scan(train_step, state, batches)")
+    "def steps(state, batches):                      # batches: leading axis of N steps\n"
+    "    return jax.lax.scan(step_fn, state, batches)")
 #: jit the whole step (eager op-by-op JAX, or many small jitted functions).
 JIT_STEP = action(
-    "jit the whole training step (forward, backward and optimizer update) as one function, so XLA compiles and "
-    "fuses it; un-jitted jnp calls each dispatch their own kernel from Python.",
-    "@jax.jit\ndef train_step(state, batch):\n    ...  # grads, optimizer update, metrics: all inside")
+    "jit the whole step as one function (the forward pass; in training also the backward pass and the optimizer "
+    "update), so XLA compiles and fuses it; un-jitted jnp calls each dispatch their own kernel from Python.",
+    "@jax.jit\ndef step_fn(state, batch):\n    ...  # every op of the step inside (training: grads, update, metrics)")
 #: Keep host round trips out of the step.
 ON_DEVICE = action(
     "Do the host part of the step in jnp inside the jitted function, so the data never leaves the GPU "
@@ -89,14 +89,14 @@ CAPTURE = ("# capture a few dozen steady-state steps (~10 s), after warm-up, wit
            "with jax.profiler.trace(logdir):\n"
            "    for step in range(start, start + 30):\n"
            "        with jax.profiler.StepTraceAnnotation('train', step_num=step):\n"
-           "            state, loss = train_step(state, batch)\n"
+           "            state, out = step_fn(state, batch)\n"
            "    jax.block_until_ready(state)")
 #: One SPMD program over every GPU: the batch sharded on a device mesh.
 SHARD_BATCH = (
     "from jax.sharding import NamedSharding, PartitionSpec as P\n"
     "mesh = jax.make_mesh((jax.device_count(),), ('batch',))\n"
     "batch = jax.device_put(batch, NamedSharding(mesh, P('batch')))  # equal slice per GPU\n"
-    "state, loss = train_step(state, batch)  # one jitted call runs on every GPU")
+    "state, out = step_fn(state, batch)  # one jitted call runs on every GPU")
 NO_COMMAND_BUFFERS = action(
     "For per-op kernel names in the profile, capture once with XLA command buffers (CUDA graphs) off: kernels are "
     "then launched one by one and carry their HLO op and JAX op path. Keep them on for production runs.",
@@ -108,7 +108,7 @@ CONFIRM_INPUT = action(
     "bottleneck.",
     "batch = jax.device_put(next(it))\n"
     "for step in range(100):\n"
-    "    state, loss = train_step(state, batch)   # no loading, no host->device copy\n"
+    "    state, out = step_fn(state, batch)       # no loading, no host->device copy\n"
     "jax.block_until_ready(state)")
 _SPMD_TEXT = ("Run the replicas as one SPMD program (a jitted step over sharded arrays), not a Python loop over "
               "devices, and do not read one device's result (float(x), jax.device_get) before dispatching to the "
@@ -185,7 +185,7 @@ FIXES = {
         "params, x = policy.cast_to_compute((params, x))\n"
         "# Flax: nn.Dense(features, dtype=jnp.bfloat16, param_dtype=jnp.float32)"),),
     "mixed_precision_off:fp16": (action(
-        "Compute in float16 with loss scaling (this GPU has fp16 Tensor Cores but none for bfloat16) and keep "
+        "Compute in float16 with loss scaling ({gpu_fp16}) and keep "
         "float32 parameters: cast parameters and inputs to float16 in the forward pass, scale the loss so small "
         "gradients do not underflow.",
         "import jmp  # pip install jmp\n"
@@ -193,7 +193,7 @@ FIXES = {
         "loss_scale = jmp.DynamicLossScale(jnp.float32(2 ** 15))\n"
         "# grads = loss_scale.unscale(jax.grad(lambda p: loss_scale.scale(loss_fn(p)))(params))"),),
     "tensor_core_unused:fp16": (action(
-        "Run matmuls/convolutions in float16 with loss scaling (this GPU has fp16 Tensor Cores but none for bfloat16); keep "
+        "Run matmuls/convolutions in float16 with loss scaling ({gpu_fp16}); keep "
         "float32 parameters.",
         "y = jnp.dot(x.astype(jnp.float16), w.astype(jnp.float16))"),),
     "tensor_core_unused": (action(
@@ -205,8 +205,8 @@ FIXES = {
         "'highest'/'float32' precision (globally or per call) where fp32 accuracy is not needed.",
         "jax.config.update('jax_default_matmul_precision', 'tensorfloat32')"),),
     "batch_size_headroom": (action(
-        "Raise the (per-replica) batch size until peak memory nears capacity; check convergence "
-        "(learning rate scaling).", "global_batch = per_device_batch * jax.device_count()"),),
+        "Raise the (per-replica) batch size until peak memory nears capacity (in training, check convergence: "
+        "learning rate scaling).", "global_batch = per_device_batch * jax.device_count()"),),
     "allreduce_extra": (action(
         "Reduce the whole gradient pytree in one collective per step (XLA combines the all-reduces of one "
         "call), and reduce metrics every N steps rather than every step.",
@@ -218,7 +218,7 @@ FIXES = {
     "launch_skew": (action("Dispatch one SPMD program to all GPUs (a jitted step over sharded arrays) instead of "
                            "per-device calls from Python threads, so every GPU gets its work at once.", SHARD_BATCH),),
     "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
-    "capture_quality:no_gpu": (action("Check that JAX sees the GPU, then profile steady-state training steps.",
+    "capture_quality:no_gpu": (action("Check that JAX sees the GPU, then profile steady-state steps.",
                                       "print(jax.devices())  # expect CudaDevice(id=0), ...\n" + CAPTURE),),
     "capture_quality:window": (action("The profiled window held no GPU work: start the trace after the first "
                                       "(compiling) steps, around steps that run on the GPU, and block until their "
@@ -234,7 +234,7 @@ FRAMEWORK = Framework(
     id="jax", name="JAX", host_markers=HOST_MARKERS, metadata_stats=METADATA_STATS,
     transfer_event=is_transfer, batch_transfer_event=is_batch_transfer, dispatch_event=is_dispatch,
     background_line=is_background_line,
-    labels={"op": "HLO op", "ops": "HLO ops", "ops_short": "HLO ops", "ops_table": "Top HLO ops (kept steps)",
+    labels={"op": "HLO op", "ops": "HLO ops", "ops_short": "HLO ops", "ops_table": "Top HLO ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the host loaded the next batch or put it "
                                   "on the device (inside the step, before its jitted call)",
             "host_op_meaning": "JAX has no op placement: a jitted function runs all its ops on the device",

@@ -116,8 +116,8 @@ AUTOCAST = action(
     "loss.backward()")
 #: GPUs without bf16 Tensor Cores (V100, T4): float16, whose small range needs a GradScaler.
 AUTOCAST_FP16 = action(
-    "Run the forward pass and the loss under autocast in float16 with a GradScaler (this GPU has fp16 Tensor Cores "
-    "but none for bfloat16): matmuls and convolutions then use the Tensor Cores, parameters stay float32.",
+    "Run the forward pass and the loss under autocast in float16 with a GradScaler ({gpu_fp16}): matmuls and "
+    "convolutions then use the Tensor Cores, parameters stay float32.",
     "scaler = torch.amp.GradScaler('cuda')\n"
     "with torch.autocast(device_type='cuda', dtype=torch.float16):\n"
     "    loss = loss_fn(model(x), y)\n"
@@ -316,7 +316,7 @@ HALF_INFERENCE = action(
     "with torch.inference_mode():\n"
     "    out = model(x.to(torch.bfloat16))")
 HALF_INFERENCE_FP16 = action(
-    "Run inference in float16 (this GPU's Tensor Cores have no bfloat16): cast the model once, so matmuls and "
+    "Run inference in float16 ({gpu_fp16}): cast the model once, so matmuls and "
     "convolutions use the Tensor Cores; no loss scaling is needed without a backward pass.",
     "model = model.half().eval()\n"
     "with torch.inference_mode():\n"
@@ -403,8 +403,25 @@ MEMORY_CAP = action(
     "torch.cuda.set_per_process_memory_fraction limits what the caching allocator may reserve, whatever the GPU has "
     "free (look for it in the training script and in the launcher's or framework's settings).",
     "torch.cuda.set_per_process_memory_fraction(0.95)   # or drop the call: the allocator may use the whole GPU")
+NO_GRAPH = action(
+    "Run the forward pass without autograd's graph: under torch.inference_mode() (or torch.no_grad()) no tensor is "
+    "kept for a backward, so each layer's memory is freed as soon as the next has used it. In a training script, "
+    "wrap evaluation (and any forward-only benchmark) the same way.",
+    "model.eval()\n"
+    "with torch.inference_mode():          # or torch.no_grad() where the outputs feed autograd later\n"
+    "    out = model(x)")
+RECORD_CAPACITY = action(
+    "Record the GPU's capacity next to the snapshot, so its peak can be judged against it: save "
+    "torch.cuda.mem_get_info() (free and total bytes) beside the dump, or profile with "
+    "torch.profiler.profile(profile_memory=True), whose trace records the device's memory.",
+    "free, total = torch.cuda.mem_get_info()\n"
+    "torch.cuda.memory._dump_snapshot(\"snapshot.pickle\")\n"
+    "json.dump({\"total_bytes\": total, \"free_bytes\": free}, open(\"snapshot.capacity.json\", \"w\"))")
 MEMORY_FIXES = {
     "activation_memory": (CHECKPOINT, SELECTIVE_CHECKPOINT),
+    "activation_memory:forward_kept": (NO_GRAPH,),
+    "activation_memory:capacity_unknown": (RECORD_CAPACITY,),
+    "memory_fragmentation:capacity_unknown": (RECORD_CAPACITY,),
     "memory_fragmentation": (EXPANDABLE,),
     "memory_near_capacity": (CHECKPOINT, SHARD_STATE, OFFLOAD_STATE),
     "memory_near_capacity:activations": (CHECKPOINT, SMALLER_MICROBATCH),
@@ -665,7 +682,7 @@ def fix_introduces(a: Action) -> tuple[str, ...]:
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
-    labels={"op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps)",
+    labels={"op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the training loop waited for the "
                                   "DataLoader's next batch or copied it to the GPU",
             "host_op_meaning": "PyTorch places each op on its tensors' device: there is no op placement to check",

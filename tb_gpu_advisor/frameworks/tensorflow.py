@@ -303,7 +303,7 @@ FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
     host_op_event=is_tf_op_event, background_line=is_background_line,
     labels={"op": "TensorFlow op", "ops": "TensorFlow ops", "ops_short": "TF ops",
-            "ops_table": "Top TensorFlow ops (kept steps)",
+            "ops_table": "Top TensorFlow ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the host waited in IteratorGetNext (tf.data)",
             "host_op_meaning": "TF ops that launched no GPU work, by count (by time in detail); should be very small",
             "gpu_user": "TensorFlow",

@@ -38,7 +38,7 @@ class Kind:
     #: no GPU work, but work on accelerators no stage reads (``Trace.unread_devices``: TPUs, MTIA)
     unread_devices: tuple[str, ...] = ()
     #: no GPU record, but the host shows GPU use ("260 kernel launches", "22 allocator events on GPU 0"): the GPU's
-    #: side of the capture was lost or not recorded, its work did not run on the CPU
+    #: side of the capture was lost or not recorded, its work did not run on the CPU (kind ``unknown``, not ``no_gpu``)
     lost_gpu: str = ""
     #: no GPU work, and what the window holds instead (:data:`WINDOWS`): "startup" (CUDA calls, no kernel launched
     #: yet), "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
@@ -69,13 +69,14 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
         names = trace.h.names[:_MAX_NAMES] if len(trace.h) else []
         launched = int(trace.h.name_mask(devices.is_launch_call).sum()) if names else 0
         if launched:
-            return Kind("no_gpu", "high", f"the host launched {launched:,} kernels, but the capture holds no GPU record "
+            # GPU work whose records are gone: of a kind nothing says (not "no GPU work", which the host disproves)
+            return Kind("unknown", "low", f"the host launched {launched:,} kernels, but the capture holds no GPU record "
                                           "of them: the GPU's side of the capture was lost",
                         lost_gpu=f"the host launched {launched:,} kernels")
         used = {g: len(m.t) for g, m in trace.memory.items() if len(m.t)}
         if used:  # the allocator handed out GPU memory: the work was on the GPU, its activity not recorded
             where = ", ".join(f"GPU {g}" for g in sorted(used))
-            return Kind("no_gpu", "high", f"the GPU's allocator recorded {sum(used.values()):,} events on {where}, but "
+            return Kind("unknown", "low", f"the GPU's allocator recorded {sum(used.values()):,} events on {where}, but "
                                           "the capture holds no kernel or GPU runtime record: the GPU's activity was "
                                           "not recorded", lost_gpu=f"the allocator recorded memory on {where}")
         kind = _window_kind(trace, names)
@@ -212,14 +213,61 @@ def _user_ranges(trace: Trace) -> str:
 
 
 def _snapshot_kind(trace: Trace) -> Kind:
-    """A memory snapshot records allocations, not GPU work: its allocations' stacks show a training step when
-    autograd's backward pass or an optimizer allocated."""
+    """A memory snapshot records allocations, not GPU work; what allocated says what the job was:
+
+    * the stacks of autograd's backward pass or an optimizer (C++ or Python frames, POSIX or Windows paths): training;
+    * else the allocation pattern of a backward run on autograd's engine thread, which records no Python frame (a
+      ``stacks="python"`` snapshot -- the only kind on Windows -- holds none for it): the forward pass's blocks freed
+      in reverse order while allocations without any stack are made;
+    * else allocations in modules' forward and nothing else: forward passes (inference, or a benchmark of the forward).
+    """
     seen = {MEMORY_PHASES[p] for m in trace.memory.values() for p in np.unique(m.phase) if 0 <= p < len(MEMORY_PHASES)}
     train = [p for p in ("backward", "optimizer") if p in seen]
     if train:
         return Kind("training", "medium", f"a memory snapshot whose allocations' stacks hold the {' and the '.join(train)} "
                                           f"step{'s' if len(train) > 1 else ''}")
+    for g, me in sorted(trace.memory.items()):
+        lifo, stackless = _backward_pattern(me)
+        if lifo >= _LIFO_SHARE and stackless >= _STACKLESS_SHARE:
+            return Kind("training", "medium", f"a memory snapshot in which GPU {g}'s forward-pass blocks are freed in "
+                                              f"reverse order ({lifo:.0%} of them) while allocations without any stack "
+                                              f"({stackless:.0%} of those made meanwhile) are made: a backward pass "
+                                              "on autograd's engine thread, which records no Python frame")
+    if "forward" in seen:
+        return Kind("inference", "medium", "a memory snapshot whose allocations come from modules' forward passes, "
+                                           "with no backward pass and no optimizer step")
     return Kind("unknown", "low", "a memory snapshot records allocations, not the GPU's work")
+
+
+#: A backward pass frees the forward's blocks live at the peak last-in first-out: the share of consecutive frees (in
+#: time) of those whose block was allocated before the previous one's.  A forward under no_grad frees first in, first
+#: out.
+_LIFO_SHARE = 0.8
+#: ... while making allocations of its own: the share of allocations between the first and last such free that carry
+#: no stack at all (autograd's engine thread).
+_STACKLESS_SHARE = 0.5
+
+
+def _backward_pattern(me) -> tuple[float, float]:
+    """(LIFO share of the forward blocks' frees, share of stackless allocations among those made meanwhile)."""
+    fwd = MEMORY_PHASES.index("forward")
+    free_at = me.frees()
+    n = len(me)
+    peak = int(np.argmax(me.allocated)) if n else 0
+    live = (np.arange(n) <= peak) & (free_at > peak)  # what the peak held: the forward's, kept for a backward
+    blocks = np.flatnonzero((me.delta > 0) & (me.phase == fwd) & live & (free_at < n))
+    if blocks.size < 8:
+        return 0.0, 0.0
+    by_free = blocks[np.argsort(free_at[blocks], kind="stable")]
+    lifo = float((np.diff(by_free) < 0).mean())
+    lo, hi = int(free_at[by_free[0]]), int(free_at[by_free[-1]])
+    allocs = np.flatnonzero(me.delta[lo:hi + 1] > 0) + lo
+    if not allocs.size:
+        return lifo, 0.0
+    none = {k for k, name in enumerate(me.op_names) if name == "?"}
+    ops = me.op[allocs]
+    stackless = float(np.isin(ops, list(none | {-1})).mean())
+    return lifo, stackless
 
 
 def _used_names(trace: Trace) -> list[str]:

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.model.columns import union_intervals
@@ -96,14 +97,14 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     share = total / window if window > 0 else 0.0
     parts = []
     if slow.any():
-        parts.append(f"{int(slow.sum())} kernel launch(es) of {_ms(dur[slow].min())}-{_ms(dur[slow].max())} with the GPU "
+        parts.append(f"{plural(int(slow.sum()), 'kernel launch')} of {_ms(dur[slow].min())}-{_ms(dur[slow].max())} with the GPU "
                      f"idle (median launch {med_us:.1f} us; {100 * dur[slow].sum() / max(dur[launch].sum(), 1):.0f}% "
                      "of all launch time): first launches load their modules")
     if cap_s.size:
-        parts.append(f"{cap_s.size} graph capture(s) ({_ms((cap_e - cap_s).sum())}): kernels launched while a graph "
+        parts.append(f"{plural(int(cap_s.size), 'graph capture')} ({_ms((cap_e - cap_s).sum())}): kernels launched while a graph "
                      "is captured are recorded, not run")
-    for what, mask in (("library start-up / module loading call(s)", init), ("compilation", comp),
-                       ("first-time runtime call(s)", rare)):
+    for what, mask in (("library start-up / module loading calls", init), ("compilation", comp),
+                       ("first-time runtime calls", rare)):
         if mask.any():
             names = sorted({h.names[i] for i in np.unique(h.name[mask])[:3]})
             # the time they cover, not the sum of their durations: compilation's spans nest (bw_compiler around

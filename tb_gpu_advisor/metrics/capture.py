@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
@@ -24,7 +25,7 @@ def capture_quality(ctx: Context) -> CaptureQuality:
     min_steps, max_ms, max_cv = T("capture.min_steps"), T("capture.max_seconds") * 1000.0, T("capture.max_step_cv")
     short = kept < min_steps or length < T("capture.min_length_ms")
     if kept < min_steps:
-        notes.append(f"only {kept} step(s) kept; capture a few steady-state steps (about 10 s)")
+        notes.append(f"only {plural(kept, 'step')} kept; capture a few steady-state steps (about 10 s)")
     if length > max_ms:
         notes.append(f"capture is {length / 1000:.0f} s long; profiling overhead distorts long captures")
     if cv is not None and cv > max_cv:

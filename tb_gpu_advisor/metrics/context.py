@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -364,12 +365,53 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     outer = _nesting(h, dispatch)[0] if dispatch.any() else dispatch
     blocked = h.name_mask(devices.is_blocking_call)
     eager_ops = _eager_ops(h, gpus, host_op, outer)
+    if trace.memory and outer.any():
+        _memory_on_gpu_time(trace, gpus, h, outer)
     flags = pack_flags({_HOST_OP: host_op, _HOST_INPUT: host_input, _HOST_WORK: host_work, _OP_ON_DEVICE: op_on_device,
                         _DISPATCH_CALL: outer, _EAGER_OP: eager_ops}, len(h))
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=(d_s, d_e),
                    blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)), job=job,
                    alloc_spans=_alloc_spans(h), pre_op_spans=pre_op)
+
+
+def _memory_on_gpu_time(trace: Trace, gpus: list[GpuCtx], h: HostEvents, calls: np.ndarray) -> None:
+    """Allocator events recorded inside an asynchronous dispatch, placed at the GPU work they serve (issue #36).
+
+    XLA records a program's buffer allocations and frees on the host while it enqueues the program (JAX dispatches
+    ahead of the GPU: a real capture's 13 steps were all dispatched in its first 20 ms of 450), so the host's clock puts
+    the memory of a step long before the GPU runs it.  A buffer of a call is in use from when the GPU starts the call's
+    work to when it ends it: allocations inside a dispatch call move to the start of that call's GPU work, frees to its
+    end, and a free between calls to the end of the work of the call before it.  The allocator's totals after each
+    event stay as recorded (the order is kept); the trace's ``MemoryEvents`` say ``clock="gpu"``."""
+    order = np.argsort(h.start[calls], kind="stable")
+    cs, ce = h.start[calls][order].astype(np.int64), h.end[calls][order].astype(np.int64)
+    for gpu, me in list(trace.memory.items()):
+        g = next((x for x in gpus if x.d.gpu == gpu), None)
+        if g is None or not len(me) or me.clock != "host":
+            continue
+        k = np.flatnonzero(g.launch >= 0)
+        if not k.size:
+            continue
+        at = h.start[g.launch[k]].astype(np.int64)
+        j = np.searchsorted(cs, at, side="right") - 1
+        ok = (j >= 0) & (at <= ce[np.maximum(j, 0)])
+        if not ok.any():
+            continue
+        first = np.full(cs.size, np.iinfo(np.int64).max, np.int64)
+        last = np.full(cs.size, -1, np.int64)
+        np.minimum.at(first, j[ok], g.d.start[k[ok]].astype(np.int64))
+        np.maximum.at(last, j[ok], g.d.end[k[ok]].astype(np.int64))
+        t = me.t.astype(np.int64)
+        c = np.searchsorted(cs, t, side="right") - 1
+        has = (c >= 0) & (last[np.maximum(c, 0)] >= 0)
+        inside = has & (t <= ce[np.maximum(c, 0)])
+        new = t.copy()
+        new[inside & (me.delta > 0)] = first[c[inside & (me.delta > 0)]]
+        new[inside & (me.delta <= 0)] = last[c[inside & (me.delta <= 0)]]
+        between = has & ~inside  # after call c's dispatch ended: no earlier than its GPU work's end
+        new[between] = np.maximum(t[between], last[c[between]])
+        trace.memory[gpu] = dataclasses.replace(me, t=np.maximum.accumulate(new), clock="gpu")
 
 
 def _alloc_spans(h: HostEvents) -> tuple[np.ndarray, np.ndarray] | None:
@@ -399,6 +441,9 @@ def _matrix_by_rate(trace: Trace, d: DeviceEvents) -> np.ndarray | None:
     per_text = np.array([by_op.get(xla.module_op(t), -1) for t in d.op_text], np.int64)
     idx = np.flatnonzero((d.op_idx >= 0) & (d.kind == devices.KIND_KERNEL))
     row = per_text[d.op_idx[idx]]
+    unplaced = row < 0
+    if unplaced.any():
+        row[unplaced] = _rows_by_kernel_name(fo, d, idx[unplaced])
     keep = row >= 0
     idx, row = idx[keep], row[keep]
     out = np.zeros(len(d), dtype=bool)
@@ -408,6 +453,18 @@ def _matrix_by_rate(trace: Trace, d: DeviceEvents) -> np.ndarray | None:
     rate = np.divide(fo.flops[row], secs, out=np.zeros(idx.size), where=secs > 0)
     out[idx] = rate > T("physics.vector_peak_factor") * vec.value
     return out
+
+
+def _rows_by_kernel_name(fo, d: DeviceEvents, idx: np.ndarray) -> np.ndarray:  # noqa: ANN001 - FlopOps
+    """The HLO row of each kernel at ``idx`` that carries no HLO op of its own (a kernel inside an XLA command
+    buffer names only the buffer), by its name: XLA names a fusion's kernel after its instruction, ``.`` as ``_``
+    (``gemm_fusion_dot.208`` -> ``gemm_fusion_dot_208``), within the module its op text names; -1 where none is."""
+    by_name = {(m, o.replace(".", "_")): i for i, (m, o) in enumerate(zip(fo.module, fo.op_name))}
+    module = [xla.module_op(t).split("/", 1)[0] for t in d.op_text]
+    pairs, inv = np.unique(np.stack([d.op_idx[idx].astype(np.int64), d.name[idx].astype(np.int64)]), axis=1,
+                           return_inverse=True)
+    rows = np.array([by_name.get((module[int(o)], d.names[int(n)]), -1) for o, n in pairs.T], np.int64)
+    return rows[inv.reshape(-1)]
 
 
 def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray, calls: np.ndarray) -> np.ndarray:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import xla
@@ -34,7 +35,7 @@ from tb_gpu_advisor.model.trace import FLOP_KINDS, FlopOps
 TOP_N = 10
 #: Where ``Flops.flops_per_step`` comes from, in words (the MFU card's meaning and note).
 SOURCE_WORDS = {"trace shapes": "FLOPs from the traced ops' shapes", "hlo": "FLOPs from the compiled XLA programs",
-                "user": "the model FLOPs given with --model-flops-per-step"}
+                "user": "the model FLOPs per step given as a setting"}
 
 
 def flops(ctx: Context, step_ms: float | None) -> Flops:
@@ -228,8 +229,9 @@ def _sum_by(keys: np.ndarray, vals: np.ndarray) -> tuple[list[int], list[float]]
 def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops, gpus: int) -> None:
     """The top GEMM shapes by kernel time, each against its roofline; the share of GEMM time far below its roofline.
 
-    Host-wide per step (every GPU's calls and kernel time), so a shape's achieved rate is its own whatever the
-    GPU count; ``gemm_ms_per_step`` is per GPU like the rest of :class:`Flops`."""
+    Per step and GPU, like the rest of :class:`Flops`: every GPU's calls and kernel time over the active GPUs (a
+    sum over 4 GPUs printed "5.94 ms/step" in a 3.74 ms step, issue #36); a shape's achieved rate is its calls'
+    FLOPs over their time, the same whatever the GPU count."""
     n = ctx.steps.count
     info = ctx.active[0].d.info
     acc: dict[str, dict] = {}
@@ -273,15 +275,15 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops, gpus: i
         prec = _kernel_precision(a["prec"], int(fo.precision[r]))
         peak = devices.peak_flops(info.name, info.compute_capability, prec, sm_count=info.sm_count,
                                   clock_hz=info.clock_hz)
-        items.append(_roofline(lab, int(fo.kind[r]), prec, calls / n, float(fo.flops[r]), float(fo.bytes[r]),
-                               a["ms"] / n, peak.value if peak else None, out.memory_bandwidth))
+        items.append(_roofline(lab, int(fo.kind[r]), prec, calls / n / gpus, float(fo.flops[r]), float(fo.bytes[r]),
+                               a["ms"] / n / gpus, peak.value if peak else None, out.memory_bandwidth))
     # physics: no kernel beats its GPU's peak -- a shape that does has kernels missing from its time (launched by
     # another op, or on another GPU), so its rate says nothing and it is left out, with the reason
     impossible = [x for x in items if x.tflops_per_s and x.attainable_tflops_per_s and x.bound == "compute"
                   and x.tflops_per_s > T("flops.max_peak_share") * x.attainable_tflops_per_s]
     if impossible:
         items = [x for x in items if x not in impossible]
-        why = (f"{len(impossible)} GEMM shape(s) would run above the GPU's peak ({impossible[0].label}: "
+        why = (f"{plural(len(impossible), 'GEMM shape')} would run above the GPU's peak ({impossible[0].label}: "
                f"{impossible[0].tflops_per_s:.0f} TFLOP/s): their kernels are not all attributed to them, so they are "
                "left out of the rooflines")
         out.note = f"{out.note}; {why}" if out.note else why
@@ -295,8 +297,8 @@ def _rooflines(ctx: Context, fo: FlopOps, rows: _RowKernels, out: Flops, gpus: i
         mine = [x for x in items if x.kind == kind]
         t = sum(x.ms_per_step for x in mine)
         if t > 0:
-            out.by_kind[kind] = [t / gpus, sum(x.flops_per_call * x.calls_per_step for x in mine) / (t / 1e3) / 1e12]
-    out.gemm_ms_per_step = total / gpus
+            out.by_kind[kind] = [t, sum(x.flops_per_call * x.calls_per_step for x in mine) / (t / 1e3) / 1e12]
+    out.gemm_ms_per_step = total
     out.gemm_tflops_per_s = sum(x.flops_per_call * x.calls_per_step for x in items) / (total / 1e3) / 1e12
     rated = [x for x in items if x.roofline_share is not None]
     if rated:

@@ -74,14 +74,20 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float]) -> tuple[list[MemcpySt
                 k = frameworks.op_name(ctx.h.names[int(nid)])
                 a["ops"][k] = a["ops"].get(k, 0) + int(c)
     out = []
+    # per step and GPU, as the blocking time beside it and the step it is part of: a sum over 2 GPUs read "H2D (450
+    # copies, 1.84 s per step)" in a 969 ms step (issue #36)
+    gpus = max(1, len(ctx.active))
     for dr, a in agg.items():
-        k = max(n, 1)
+        k = max(n, 1) * gpus
         total = a["cnt"].sum()
         recurring = bool(n >= 2 and total > 0 and np.all(a["cnt"] == a["cnt"][0]) and np.all(a["b"] == a["b"][0]))
         out.append(MemcpyStat(
             direction=dr, count_per_step=float(total) / k, bytes_per_step=float(a["b"].sum()) / k, ms_per_step=float(a["ms"].sum()) / k,
             sync_count_per_step=float(a["sc"].sum()) / k, sync_share=float(a["sc"].sum() / total) if total else None,
-            recurring=recurring, blocking_ms_per_step=float(exposed.get(_BLOCK_CAT.get(dr, "memcpy_d2d"), 0.0)) if dr in ("h2d", "d2h") else 0.0,
+            # the part of the copies' time no kernel overlaps: at most their time (the ledger's category may hold a
+            # copy's edge that falls in the step where its start does not)
+            recurring=recurring, blocking_ms_per_step=min(float(exposed.get(_BLOCK_CAT.get(dr, "memcpy_d2d"), 0.0)),
+                                                          float(a["ms"].sum()) / k) if dr in ("h2d", "d2h") else 0.0,
             top_ops=[o for o, _ in sorted(a["ops"].items(), key=lambda kv: -kv[1])[:5]],
             pageable_share=a["pageable"] / a["kind_known"] if a["kind_known"] > 0 else None,
         ))

@@ -71,11 +71,12 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     n = len(me)
     cap, cap_source = _capacity(ctx, me)
     out = GpuMemory(gpu=me.gpu, source=me.source, baseline=me.baseline, events=n, peak_allocated_bytes=0,
-                    capacity_bytes=cap, capacity_source=cap_source)
+                    capacity_bytes=cap, capacity_source=cap_source, device_bytes=_device_memory(ctx, me.gpu))
     if not n:
         return out
     alloc, res = me.allocated, me.reserved
-    win = ctx.steps.host_windows
+    # events placed at the GPU work they served are placed in the GPU's steps (an async dispatch's host steps run ahead)
+    win = ctx.steps.window(me.gpu) if me.clock == "gpu" else ctx.steps.host_windows
     p = _peak_event(me, win)
     out.peak_allocated_bytes = int(alloc[p])
     has_res = bool((res >= 0).any())
@@ -95,6 +96,7 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
         out.peak_step_share = (int(me.t[p]) - step_start) / dur if dur > 0 else None
     if (me.addr >= 0).any():
         out.breakdown, out.top = _at_peak(me, p, step_start)
+        _forward_kept(ctx, me, p, out)
     out.step_peaks, out.reserved_changes_per_step = _per_step(me, win, ctx.steps.ids, has_res)
     out.timeline = _timeline(ctx, me, win)
     if me.baseline == "capture_start":
@@ -110,22 +112,28 @@ def _peak_event(me: MemoryEvents, win: np.ndarray) -> int:
     at = np.flatnonzero(me.allocated == me.allocated.max())
     if win.shape[0]:
         i = np.searchsorted(win[:, 0], me.t[at], side="right") - 1
-        kept = (i >= 0) & (me.t[at] <= win[np.maximum(i, 0), 1])
+        kept = (i >= 0) & (me.t[at] < win[np.maximum(i, 0), 1])  # a window's end is the next one's start
         if kept.any():
             return int(at[kept][-1])
     return int(at[-1])
 
 
 def _capacity(ctx: Context, me: MemoryEvents) -> tuple[int | None, str]:
+    """The GPU's memory as its allocator can use it, and where that comes from.  An allocator limit under the (XLA takes 75% of an 80 GB H100 by default: 59.4 of 79.2 GiB, issue #36)."""
+    device = _device_memory(ctx, me.gpu)
     if me.limit_bytes:
         return int(me.limit_bytes), "allocator limit"
-    d = ctx.trace.device(me.gpu)
+    return (int(device), "device memory") if device else (None, "")
+
+
+def _device_memory(ctx: Context, gpu: int) -> int | None:
+    d = ctx.trace.device(gpu)
     if d is not None and d.info.memory_bytes:
-        return int(d.info.memory_bytes), "device memory"
+        return int(d.info.memory_bytes)
     sizes = [x.info.memory_bytes for x in ctx.trace.devices if x.info.memory_bytes]
     if sizes and len(set(sizes)) == 1:  # every GPU of the process alike: this one too
-        return int(sizes[0]), "device memory"
-    return None, ""
+        return int(sizes[0])
+    return None
 
 
 def _ms(ctx: Context, t_ps: int) -> float:
@@ -136,30 +144,12 @@ def _step_of(win: np.ndarray, t: int) -> int | None:
     if not win.shape[0]:
         return None
     i = int(np.searchsorted(win[:, 0], t, side="right")) - 1
-    return i if i >= 0 and t <= int(win[i, 1]) else None
-
-
-def _frees(me: MemoryEvents) -> np.ndarray:
-    """Per event: for an allocation, the index of the free of its block (the next event at its address that frees),
-    ``n`` when it is never freed in the capture; -1 for frees."""
-    n = len(me)
-    out = np.full(n, -1, dtype=np.int64)
-    is_alloc = me.delta > 0
-    out[is_alloc] = n
-    known = me.addr >= 0
-    idx = np.flatnonzero(known)
-    if not idx.size:
-        return out
-    order = idx[np.lexsort((idx, me.addr[idx]))]  # by address, then time
-    same = me.addr[order[1:]] == me.addr[order[:-1]]
-    pair = same & is_alloc[order[:-1]] & (me.delta[order[1:]] < 0)
-    out[order[:-1][pair]] = order[1:][pair]
-    return out
+    return i if i >= 0 and t < int(win[i, 1]) else None  # [start, end): the end is the next window's start
 
 
 def _at_peak(me: MemoryEvents, p: int, step_start: int | None) -> tuple[dict[str, int], list[MemoryHolder]]:
     """Live bytes at event ``p`` by category, and the ops holding the most."""
-    free_at = _frees(me)
+    free_at = me.frees()
     i = np.arange(len(me))
     live = (me.delta > 0) & (i <= p) & (free_at > p)
     size = me.delta[live]
@@ -180,6 +170,38 @@ def _at_peak(me: MemoryEvents, p: int, step_start: int | None) -> tuple[dict[str
     top = sorted(holders.items(), key=lambda kv: -kv[1][0])[:TOP_HOLDERS]
     return ({c: v for c, v in by_cat.items() if v},
             [MemoryHolder(me.op_names[o] if 0 <= o < len(me.op_names) else "(no op)", c, b, k) for (o, c), (b, k) in top])
+
+
+def _forward_kept(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> None:
+    """The forward pass's blocks live at the peak (``out.forward_kept_*``): how many, their bytes, the largest, and
+    what became of them -- still held at the end of the capture, freed together (one run of frees with no allocation
+    between), or freed over a span.  A forward run with autograd on keeps every layer's tensors for a backward; one
+    under ``no_grad`` keeps only the tensors in use (a few times its largest)."""
+    n = len(me)
+    fwd_phase = MEMORY_PHASES.index("forward")
+    free_at = me.frees()
+    i = np.arange(n)
+    kept = (me.delta > 0) & (i <= p) & (free_at > p) & (me.phase == fwd_phase)
+    if not kept.any():
+        return
+    size, fr = me.delta[kept], free_at[kept]
+    out.forward_kept_bytes, out.forward_kept_blocks = int(size.sum()), int(kept.sum())
+    out.forward_kept_largest = int(size.max())
+    out.forward_kept_sites = int(np.unique(me.op[kept]).size)
+    if int(size[fr >= n].sum()) >= T("memory.forward_kept.together") * out.forward_kept_bytes:
+        out.forward_kept_release = "still held at the end of the capture"
+        return
+    freed = fr < n
+    runs = np.searchsorted(np.flatnonzero(me.delta > 0), fr[freed])  # allocations before each free: its run
+    ids, inv = np.unique(runs, return_inverse=True)
+    per_run = np.bincount(inv, weights=size[freed].astype(np.float64))
+    best = int(np.argmax(per_run))
+    if per_run[best] >= T("memory.forward_kept.together") * out.forward_kept_bytes:
+        first = int(fr[freed][inv == best].min())
+        out.forward_kept_release = f"freed together at {_ms(ctx, int(me.t[first])):.1f} ms"
+    else:
+        span = (int(me.t[int(fr[freed].max())]) - int(me.t[int(fr[freed].min())])) / PS_PER_MS
+        out.forward_kept_release = f"freed over {span:.1f} ms"
 
 
 def _per_step(me: MemoryEvents, win: np.ndarray, ids: np.ndarray, has_res: bool) -> tuple[list[list], float | None]:

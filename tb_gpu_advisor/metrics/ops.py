@@ -98,6 +98,7 @@ def op_stats(ctx: Context, top_n: int = 50, kept: KeptOps | None = None) -> list
             for j in np.nonzero(pt)[0]:
                 r = acc[d.op_text[int(u[j])]]
                 r["prec"][int(p)] = r["prec"].get(int(p), 0.0) + float(pt[j])
+    _host_records(ctx, acc)
     out = []
     for full, r in acc.items():
         typ = frameworks.op_type(full)
@@ -108,13 +109,39 @@ def op_stats(ctx: Context, top_n: int = 50, kept: KeptOps | None = None) -> list
             tensor_core_share=(r["tc"] / r["kt"]) if r["kt"] > 0 else None, precision=devices.PRECISIONS[prec] if prec is not None else "",
             is_eager=bool(r["eager"]),
         ))
-    out.sort(key=lambda o: -(o.kernel_total_us / 1000.0 + o.host_self_ms))
+    out.sort(key=lambda o: -(o.kernel_total_us / 1000.0 + (o.host_self_ms or 0.0)))
     return out[:top_n] if top_n else out
+
+
+def _host_records(ctx: Context, acc: dict[str, dict]) -> None:
+    """Occurrences and host time of the ops known from their kernels only, from the host events of the same name in
+    kept steps (a PyTorch ``aten::mm`` CPU op launches the ``aten::mm`` kernels; the framework's host-op predicate is
+    TensorFlow's alone).  An op no host event names (an XLA HLO op, run inside a compiled program) has no host
+    record: its occurrences and host time are unknown (None), not 0 (issue #36: every row of PyTorch, JAX and Nsight
+    op tables read "occurrences 0, host ms 0")."""
+    missing = [full for full, r in acc.items() if r["occ"] == 0]
+    if not missing:
+        return
+    h = ctx.h
+    ids = {n: i for i, n in enumerate(h.names)}
+    want = {ids[name]: full for full in missing if (name := frameworks.op_name(full)) in ids}
+    if want and len(h):
+        m = (ctx.host_step >= 0) & np.isin(h.name, np.fromiter(want, dtype=np.int64, count=len(want)))
+        nm = h.name[m]
+        dur = (h.end[m] - h.start[m]).astype(np.float64)
+        cnt = np.bincount(nm, minlength=len(h.names))
+        tot = np.bincount(nm, weights=dur, minlength=len(h.names))
+        for k, full in want.items():
+            if cnt[k]:
+                acc[full]["occ"], acc[full]["host"] = int(cnt[k]), float(tot[k]) / PS_PER_MS
+    for full in missing:
+        if acc[full]["occ"] == 0:
+            acc[full]["occ"], acc[full]["host"] = None, None
 
 
 def host_ops(ctx: Context, ops: list[OpStat], place: dict) -> HostOps:
     n = max(ctx.steps.count, 1)
-    top = sorted([o for o in ops if not o.on_device], key=lambda o: -o.host_self_ms)[:10]
+    top = sorted([o for o in ops if not o.on_device], key=lambda o: -(o.host_self_ms or 0.0))[:10]
     return HostOps(count_per_step=place["host_count"] / n, time_ms_per_step=place["host_ms"] / n,
                    share_by_count=place["share_by_count"], share_by_time=place["share_by_time"], top=top)
 

@@ -208,8 +208,8 @@ class OpStat:
     op_name: str
     op_type: str
     on_device: bool
-    occurrences: int  # host op events (or device op events if no host record)
-    host_self_ms: float  # host time of the op events (wall duration on its thread)
+    occurrences: int | None  # host op events of its name in kept steps; None: no host record (an HLO op)
+    host_self_ms: float | None  # host time of the op events (wall duration on its thread); None as above
     kernel_count: int
     kernel_total_us: float
     tc_eligible: bool
@@ -223,7 +223,8 @@ class OpStat:
 
 @dataclass
 class MemcpyStat:
-    """Copies of one direction ("h2d","d2h","d2d","p2p","memset","other"), per kept step, averaged over steps."""
+    """Copies of one direction ("h2d","d2h","d2d","p2p","memset","other"), per kept step and GPU: averaged over the
+    steps and the host's active GPUs, like the blocking time and the step they are parts of."""
 
     direction: str
     count_per_step: float
@@ -471,6 +472,7 @@ class GpuMemory:
     peak_reserved_bytes: int | None = None
     capacity_bytes: int | None = None
     capacity_source: str = ""  # "allocator limit" | "device memory" | "reserved + free at the OOM" | ""
+    device_bytes: int | None = None  # the GPU's own memory, where known (an allocator limit may be a share of it)
     peak_ms: float | None = None  # when the allocated peak occurs (report time)
     peak_step: int | None = None  # the kept step it falls in, None outside every kept step
     peak_step_offset_ms: float | None = None  # from that step's start
@@ -489,6 +491,13 @@ class GpuMemory:
     #: the series for the chart, at most ``memory.timeline_points`` points that keep every peak: ms, allocated, reserved
     timeline: dict[str, list] = field(default_factory=dict)
     note: str = ""
+    #: the forward pass's blocks live at the allocated peak: bytes, count, the largest, and what became of them
+    #: ("still held at the end of the capture", "freed together at 812.0 ms", "freed over 40.2 ms")
+    forward_kept_bytes: int = 0
+    forward_kept_blocks: int = 0
+    forward_kept_largest: int = 0
+    forward_kept_sites: int = 0  # distinct places (ops, source lines) that allocated them
+    forward_kept_release: str = ""
 
 
 @dataclass

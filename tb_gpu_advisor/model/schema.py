@@ -181,7 +181,7 @@ class HostReport:
     communication: Table | None = None
     #: AllReduce time expected from ``--params`` x 4 B / link bandwidth, per step (schema 1.1); None unknown
     expected_allreduce_ms: float | None = None
-    #: the top GEMM shapes against their roofline, host-wide per step (schema 1.1; ``metrics/flops.py``)
+    #: the top GEMM shapes against their roofline, per step and GPU (schema 1.1; ``metrics/flops.py``)
     roofline: Table | None = None
     #: what the capture is (schema 1.2; ``job/``): kind (training / inference / serving / no_gpu / unknown) with its
     #: confidence and evidence, the serving engine, the phase (steady / warm-up / mixed) with its one-time costs, the

@@ -108,9 +108,28 @@ class MemoryEvents:
     op_names: list[str] = field(default_factory=list)
     #: the allocator's limit where the format records it (XLA's BFC: in use + available), else None
     limit_bytes: int | None = None
+    #: whose time ``t`` is: "host" (when the host recorded the event), or "gpu" (moved to the GPU work the buffers
+    #: served: an asynchronous dispatch records them long before the GPU runs it; ``metrics.context``)
+    clock: str = "host"
 
     def __len__(self) -> int:
         return int(self.t.shape[0])
+
+    def frees(self) -> np.ndarray:
+        """Per event: for an allocation, the index of the free of its block (the next event at its address that
+        frees), ``len(self)`` when it is never freed in the capture; -1 for frees."""
+        n = len(self)
+        out = np.full(n, -1, dtype=np.int64)
+        is_alloc = self.delta > 0
+        out[is_alloc] = n
+        idx = np.flatnonzero(self.addr >= 0)
+        if not idx.size:
+            return out
+        order = idx[np.lexsort((idx, self.addr[idx]))]  # by address, then time
+        same = self.addr[order[1:]] == self.addr[order[:-1]]
+        pair = same & is_alloc[order[:-1]] & (self.delta[order[1:]] < 0)
+        out[order[:-1][pair]] = order[1:][pair]
+        return out
 
 
 @dataclass

@@ -11,6 +11,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices, frameworks, rules
 from tb_gpu_advisor.common.fmt import pct as _pct
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations
 from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, StepRow, Table
@@ -74,8 +75,10 @@ def mfu_card(m: HostMetrics) -> Metric:
               "dtype_peak_flops": json_float(f.dtype_peak_flops, 0), "dtype_mfu": json_float(f.dtype_mfu)}
     if f.mfu is None:
         why = f.note or ("no peak FLOP/s is known for this GPU and precision" if f.flops_per_step else
-                         "the trace gives no FLOPs: give the model's with --model-flops-per-step")
+                         "the trace gives no FLOPs: give the model's FLOPs per step and GPU")
         detail["not_available"] = why
+        if not f.flops_per_step:  # the setting that would give it: the tab points at its Settings, the CLI at its flag
+            detail["needs_setting"] = "model_flops"
         return Metric("mfu", "Model FLOPs utilisation", None, "share", "n/a", "higher", meaning=why,
                       detail={k: v for k, v in detail.items() if v is not None})
     how = SOURCE_WORDS.get(f.source or "", "")
@@ -89,7 +92,7 @@ def mfu_card(m: HostMetrics) -> Metric:
 
 
 def _roofline_table(m: HostMetrics) -> Table | None:
-    """The top GEMM shapes against their roofline (the tab's roofline chart), host-wide per step."""
+    """The top GEMM shapes against their roofline (the tab's roofline chart), per step and GPU."""
     top = m.flops.top
     if not top:
         return None
@@ -124,15 +127,34 @@ def _not_applicable(fw, card: Metric) -> Metric:
     return card
 
 
+def _unit_columns(m: HostMetrics) -> tuple[str, str, str]:
+    """The matrix-unit columns in the GPU vendor's words: NVIDIA's ("tensor core", "TC eligible", "tensor core share"),
+    AMD's ("matrix core", "matrix core eligible", "matrix core share": ``devices/amd.py`` ``WORDS``)."""
+    unit = devices.words([g.name for g in m.gpus if g.active], "Tensor Core").lower()
+    return unit, ("TC eligible" if unit == "tensor core" else f"{unit} eligible"), f"{unit} share"
+
+
+def _on_matrix_units(k: Any) -> bool | None:
+    """The kernel table's "tensor core" cell: yes when its name or its speed shows it; unknown (None), not "no", for a
+    matmul kernel whose name gives neither a matrix-unit tile nor a dtype (an XLA Triton ``gemm_fusion_dot`` in a
+    command buffer: no HLO op of its own, not fast enough to prove it; issue #36: "tensor core: no" for bf16 GEMMs on
+    an H100)."""
+    if k.tensor_core:
+        return True
+    return None if k.tc_eligible and k.precision in ("", "unknown") else False
+
+
 def _kernel_table(m: HostMetrics, n: int = TOP_N) -> Table:
-    cols = ["kernel", "op", "op type", "count", "total us", "avg us", "min us", "max us", "tensor core", "TC eligible", "precision", "launch latency us", "GPUs"]
-    rows = [[k.name, k.op_name, k.op_type, k.count, json_float(k.total_us, 3), json_float(k.avg_us, 3), json_float(k.min_us, 3), json_float(k.max_us, 3), k.tensor_core,
+    unit, eligible, _ = _unit_columns(m)
+    cols = ["kernel", "op", "op type", "count", "total us", "avg us", "min us", "max us", unit, eligible, "precision", "launch latency us", "GPUs"]
+    rows = [[k.name, k.op_name, k.op_type, k.count, json_float(k.total_us, 3), json_float(k.avg_us, 3), json_float(k.min_us, 3), json_float(k.max_us, 3), _on_matrix_units(k),
              k.tc_eligible, k.precision, json_float(k.launch_latency_avg_us, 3), ",".join(map(str, k.gpus))] for k in m.kernels[:n]]
     return Table("Top GPU kernels (kept steps, all GPUs)", cols, rows)
 
 
 def _op_table(m: HostMetrics, n: int = TOP_N) -> Table:
-    cols = ["op", "type", "on device", "occurrences", "host ms", "kernels", "kernel us", "TC eligible", "tensor core share", "precision", "eager"]
+    _, eligible, share = _unit_columns(m)
+    cols = ["op", "type", "on device", "occurrences", "host ms", "kernels", "kernel us", eligible, share, "precision", "eager"]
     rows = [[o.op_name, o.op_type, o.on_device, o.occurrences, json_float(o.host_self_ms), o.kernel_count, json_float(o.kernel_total_us, 3), o.tc_eligible,
              json_float(o.tensor_core_share), o.precision, o.is_eager] for o in m.ops[:n]]
     return Table(frameworks.get(m.capture.framework).label("ops_table"), cols, rows)
@@ -140,8 +162,9 @@ def _op_table(m: HostMetrics, n: int = TOP_N) -> Table:
 
 def kernel_class_summary(m: HostMetrics) -> list[dict[str, Any]]:
     """Every kept-step kernel by class (kernel_classes.kernel_class), largest time first: complete where the
-    kernel table stops at its top rows, so a diff sees every class change."""
-    n = float(m.steps.count or 1)
+    kernel table stops at its top rows, so a diff sees every class change.  Per step and GPU (the mean over the
+    host's active GPUs): a sum over GPUs read "matmul/conv 165,058.5 us/step" in a 149.9 ms step (issue #36)."""
+    n = float(m.steps.count or 1) * max(1, sum(1 for g in m.gpus if g.active))
     acc: dict[str, list[float]] = {}
     for k in m.kernels:
         c = devices.kernel_class(k.name, tensor_core=k.tensor_core, tc_eligible=k.tc_eligible, elementwise=k.elementwise,
@@ -230,7 +253,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                  "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
                  "framework": cap.framework, "framework_name": frameworks.get(cap.framework).name,
                  "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),
-                 "applied": dict(m.applied),
+                 "applied": {k: devices.words([g.name for g in m.gpus if g.active], v) for k, v in m.applied.items()},
                  "time_base": cap.time_base, **({"allocator_settings": dict(m.memory.settings)} if m.memory.settings else {})},
         steps={"source": det.source, "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
                "confidence": det.confidence, "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},
@@ -281,7 +304,8 @@ def _idle_gpus_note(m: HostMetrics) -> list[str]:
     idle = [g.gpu for g in m.gpus if not g.active]
     if not idle or len(idle) == len(m.gpus):
         return []
-    return [f"{len(idle)} more GPU(s) visible to the process ran nothing in the capture and are not listed "
+    return [f"{plural(len(idle), 'more GPU')} visible to the process ran nothing in the capture and "
+            f"{'is' if len(idle) == 1 else 'are'} not listed "
             f"(GPU {', '.join(map(str, idle[:8]))}{'…' if len(idle) > 8 else ''})"]
 
 
@@ -290,7 +314,7 @@ def _job(m: HostMetrics) -> dict:
     if m.job is None:
         return {}
     out = {**m.job.as_dict(), "step_source": m.steps.source, "step_confidence": m.steps.confidence}
-    out["summary"] = job_line(out)
+    out["summary"] = job_line(out, m.steps.note)
     return out
 
 
@@ -299,8 +323,9 @@ _KIND_WORDS = {"training": "training steps", "inference": "inference (forward pa
                "no_gpu": "no GPU work", "unknown": "GPU work of an unknown kind"}
 
 
-def job_line(job: dict) -> str:
-    """One host's job in words: what the capture is, how sure, its phase and its steps' source."""
+def job_line(job: dict, step_words: str = "") -> str:
+    """One host's job in words: what the capture is, how sure, its phase and its steps' source (``step_words``: the
+    steps' note, which says the source in words; the source's id is the JSON's, never the line's)."""
     if not job:
         return ""
     kind = _KIND_WORDS.get(job.get("kind") or "", job.get("kind") or "")
@@ -312,7 +337,8 @@ def job_line(job: dict) -> str:
     if job.get("version"):
         bits.append(f"written by {job['version']}")
     if job.get("step_confidence") and job["step_confidence"] != "high":
-        bits.append(f"steps from {job.get('step_source')} ({job['step_confidence']} confidence)")
+        source = step_words.split(";", 1)[0] if step_words else "the trace"
+        bits.append(f"steps: {source} ({job['step_confidence']} confidence)")
     for module, n in (job.get("steps_per_call") or {}).items():
         bits.append(f"each call of {module} runs {n} training steps (a lax.scan / fori_loop over steps): a 'step' "
                     f"below is one call, {n} training steps")
@@ -320,17 +346,32 @@ def job_line(job: dict) -> str:
 
 
 def _communication_table(m: HostMetrics) -> Table | None:
-    """Collectives per step and GPU by type (``metrics.comm``); None without collectives."""
+    """Collectives per step by type (``metrics.comm``), of the median GPU: the statistic of the session's table
+    (median rank), so one job's collective time reads the same on both (issue #36: AllReduce 1.32 ms in the session's
+    table, 1.03 ms -- a mean over GPUs one of which waits least -- in the host's); None without collectives."""
     c = m.comm
     if not c.by_type:
         return None
+    active = [g.gpu for g in m.gpus if g.active]
+    per = {g: {x.type: x for x in c.per_gpu.get(g, [])} for g in active}
+
+    def med(t: str, attr: str, mean: float) -> float:
+        vals = sorted(float(getattr(per[g][t], attr) or 0.0) if t in per[g] else 0.0 for g in active)
+        if len(vals) < 2 or not any(per.values()):
+            return mean
+        k = len(vals)
+        return vals[k // 2] if k % 2 else 0.5 * (vals[k // 2 - 1] + vals[k // 2])
+
+    rows = []
+    for t in c.by_type:
+        ms_, ex = med(t.type, "ms_per_step", t.ms_per_step), med(t.type, "exposed_ms_per_step", t.exposed_ms_per_step)
+        rows.append([t.type, json_float(med(t.type, "calls_per_step", t.calls_per_step), 6), json_float(ms_, 6),
+                     json_float(ex, 6), json_float(t.bytes_per_call), json_float(ex / ms_ if ms_ else None),
+                     ", ".join(t.process_groups) or None])
     # (the transfer time is the job's, across every host: the ranks table and comm_exposed's evidence show it)
-    return Table("Collectives per step and GPU", ["collective", "calls", "ms", "exposed ms", "bytes per call", "exposed share",
-                                                  "process groups"],
-                 [[t.type, json_float(t.calls_per_step, 6), json_float(t.ms_per_step, 6), json_float(t.exposed_ms_per_step, 6),
-                   json_float(t.bytes_per_call), json_float(t.exposed_ms_per_step / t.ms_per_step if t.ms_per_step else None),
-                   ", ".join(t.process_groups) or None]
-                  for t in c.by_type])
+    title = "Collectives per step (median GPU)" if len(active) > 1 else "Collectives per step and GPU"
+    return Table(title, ["collective", "calls", "ms", "exposed ms", "bytes per call", "exposed share",
+                         "process groups"], rows)
 
 
 __all__ = ["build_host_report", "headline_cards", "kernel_histogram", "kernel_class_summary", "round6", "json_float",

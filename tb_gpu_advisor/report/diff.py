@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Literal, Sequence
 
-from tb_gpu_advisor import ANALYZER_VERSION
+from tb_gpu_advisor import ANALYZER_VERSION, devices
 from tb_gpu_advisor.common import jsonout
 from tb_gpu_advisor.common.fmt import echo, echo_list
 from tb_gpu_advisor.common.thresholds import T
@@ -262,7 +263,7 @@ def incomparable(base: Report, new: Report, hb: HostReport | None, hn: HostRepor
     fb, fn = _flops(base, hb), _flops(new, hn)
     if fb and fn and abs(fn - fb) / fb > _FLOPS_TOLERANCE:
         out.append(f"{fb / 1e12:.3g} vs {fn / 1e12:.3g} TFLOP per step")
-    shapes = [{row[0] for row in (h.roofline.rows if h is not None and h.roofline is not None else [])} for h in (hb, hn)]
+    shapes = [_gemm_work(h) for h in (hb, hn)]
     if all(shapes) and not shapes[0] & shapes[1]:
         out.append("no GEMM shape in common")
     gpus = [{g.name for g in (h.gpus if h is not None else []) if g.kernel_count} for h in (hb, hn)]
@@ -275,6 +276,18 @@ def incomparable(base: Report, new: Report, hb: HostReport | None, hn: HostRepor
     if all(kind) and kind[0] != kind[1]:
         out.append(f"{kind[0]} vs {kind[1]}")
     return out
+
+
+#: a dtype named in a GEMM's roofline label ("aten::mm bf16 [4096,4096]x[4096,4096]", "__cublas$gemm bf16[16384,...")
+_DTYPE_WORD = re.compile(r"\b(?:" + "|".join(p for p in devices.PRECISIONS if p not in ("other", "unknown")) + r")\b ?")
+
+
+def _gemm_work(h: HostReport | None) -> set[str]:
+    """The GEMMs a host ran, as work: op and shapes without their dtype -- the same [4096,4096]x[4096,4096] GEMMs in
+    fp32 and in bf16 are the same work, and the dtype is the fix the diff measures (issue #36: "NOT COMPARABLE ... no
+    GEMM shape in common" on torch_fp32 -> torch_healthy_bf16)."""
+    rows = h.roofline.rows if h is not None and h.roofline is not None else []
+    return {" ".join(_DTYPE_WORD.sub("", str(row[0])).split()) for row in rows}
 
 
 def _per_tflop(base: Side, new: Side, fb: float | None, fn: float | None) -> dict[str, float]:
@@ -532,8 +545,9 @@ def _gpu_changes(hb: HostReport | None, hn: HostReport | None) -> list[GpuChange
 
 
 def _per_step(h: HostReport) -> float:
-    """Kernel tables hold kept steps' totals: divide by the kept step count (1 without steps)."""
-    return float(h.steps.get("count") or 1)
+    """Kernel tables hold kept steps' totals over the host's GPUs: divide by the kept step count (1 without steps)
+    and the GPUs that ran kernels, so a time per step is per GPU like the step it is compared with."""
+    return float(h.steps.get("count") or 1) * max(1, sum(1 for g in h.gpus if g.kernel_count))
 
 
 def _class_changes(hb: HostReport | None, hn: HostReport | None) -> list[Change]:

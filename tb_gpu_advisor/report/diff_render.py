@@ -7,9 +7,10 @@ from the profiles go through ``render.md_inline``/``md_code`` in Markdown: a hos
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Sequence
 
-from tb_gpu_advisor.common.fmt import ms, pct
+from tb_gpu_advisor.common.fmt import ms, pct, plural
 from tb_gpu_advisor.report.diff import Change, Diff, FindingChange
 from tb_gpu_advisor.report.render import md_code, md_inline, md_table, text_table
 
@@ -64,7 +65,7 @@ def spread_line(d: Diff) -> str:
         if sp is None:
             return f"{name}: no steps"
         std = "" if sp.std_ms is None else f", sd {ms(sp.std_ms)}"
-        return f"{name}: {sp.n} steps, {ms(sp.min_ms)}-{ms(sp.max_ms)}{std}"
+        return f"{name}: {plural(sp.n, 'step')}, {ms(sp.min_ms)}-{ms(sp.max_ms)}{std}"
     return f"per-step spread: {one('base', d.base.spread)}; {one('new', d.new.spread)}"
 
 
@@ -90,9 +91,16 @@ def _finding_row(f: FindingChange) -> list[str]:
 _FINDING_COLS = ["status", "severity", "rule", "saving/step", "finding"]
 
 
-def _change_rows(changes: Sequence[Change], fmt: Callable[[float | None], str], signed: Callable[[float | None], str]
-                 ) -> list[list[str]]:
-    return [[c.label, fmt(c.base), fmt(c.new), signed(c.delta), _CHANGE_WORDS.get(c.status, c.status)] for c in changes]
+def _change_rows(changes: Sequence[Change], fmt: Callable[[float | None], str], signed: Callable[[float | None], str],
+                 hide_zero: bool = False) -> list[list[str]]:
+    """``hide_zero``: a "changed" row whose change reads as zero at the table's precision ("+0.0") is no change, and
+    is left out (issue #36: Compare listed kernels at +0.0)."""
+    return [[c.label, fmt(c.base), fmt(c.new), signed(c.delta), _CHANGE_WORDS.get(c.status, c.status)] for c in changes
+            if not (hide_zero and c.status == "changed" and _reads_zero(signed(c.delta)))]
+
+
+def _reads_zero(text: str) -> bool:
+    return re.fullmatch(r"[+\-−]?0(\.0*)?", text.strip()) is not None
 
 
 def _ms2(x: float | None) -> str:
@@ -123,9 +131,11 @@ def _sections(d: Diff) -> list[tuple[str, list[str], list[list[str]]]]:
         ("Step breakdown (ms/step)", ["category", "base", "new", "change", "status"], _change_rows(d.breakdown, _ms2, _signed_ms2)),
         ("Headline", ["metric", "base", "new", "better or worse"], _metric_rows(d)),
         ("Kernel time by class (us/step)", ["class", "base", "new", "change", "status"],
-         _change_rows(d.kernel_classes, _us, _signed_us)),
-        ("Largest kernel changes (us/step)", ["kernel", "base", "new", "change", "status"], _change_rows(d.kernels, _us, _signed_us)),
-        ("Largest op changes (kernel us/step)", ["op", "base", "new", "change", "status"], _change_rows(d.ops, _us, _signed_us)),
+         _change_rows(d.kernel_classes, _us, _signed_us, hide_zero=True)),
+        ("Largest kernel changes (us/step)", ["kernel", "base", "new", "change", "status"],
+         _change_rows(d.kernels, _us, _signed_us, hide_zero=True)),
+        ("Largest op changes (kernel us/step)", ["op", "base", "new", "change", "status"],
+         _change_rows(d.ops, _us, _signed_us, hide_zero=True)),
         ("GPUs", ["gpu", "name", "step", "active (any GPU work)", "kernels"], _gpu_rows(d)),
     ]
 

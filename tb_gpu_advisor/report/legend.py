@@ -51,7 +51,7 @@ KIND_LABELS = {
 }
 #: What holds memory at a GPU's peak (``metrics.types.MEMORY_CATEGORIES``), as the memory chart's bar names it.
 MEMORY_LABELS = {
-    "held": "Held across steps (parameters, optimizer state)", "activations": "Activations (kept for the backward)",
+    "held": "Held across steps (parameters, optimizer state)", "activations": "Activations (forward pass)",
     "gradients": "Gradients, backward temporaries", "optimizer": "Optimizer step", "other": "Other",
 }
 #: The saving groups (``rules.savings.GROUPS``) the diff compares the breakdown by.

@@ -14,7 +14,7 @@ from tb_gpu_advisor.report.build import json_float
 from tb_gpu_advisor.report.verdict import damage_note, verdict
 from tb_gpu_advisor.rules._job import ranks_table
 from tb_gpu_advisor.rules.headline import grade_card
-from tb_gpu_advisor.rules.savings import achievable, mark_overlaps, parts
+from tb_gpu_advisor.rules.savings import achievable, counted, mark_overlaps, parts
 
 
 def _host_steps(hr: HostReport) -> int:
@@ -197,7 +197,11 @@ def _session_achievable(ok: list[HostReport], job: JobView, findings: list[Findi
     by the median rank's breakdown -- so the line, the header's step and the findings' savings speak of one step
     (issue #27 item 1; one worker's findings alone said "19.6 ms instead of 19.9" beside a 4.6 ms straggler)."""
     if len(job.ranks) < 2:
-        return dict(max((h.achievable for h in ok if h.achievable), key=lambda a: a["achievable_step_ms"], default={}))
+        own = dict(max((h.achievable for h in ok if h.achievable), key=lambda a: a["achievable_step_ms"], default={}))
+        missing = {f.id for f in counted(findings) if f.saving.ms_per_step > 0} - set(own.get("findings") or [])
+        if own and len(ok) == 1 and missing:  # a job finding on one rank: its saving counts too (issue #36)
+            return achievable(own["step_ms"], ok[0].breakdown_ms, findings)
+        return own
     rows = [g.breakdown or {} for h in ok for g in h.gpus if g.kernel_count and g.step_ms is not None]
     cats = {c for b in rows for c in b}
     median = {c: _median([float(b.get(c) or 0.0) for b in rows]) for c in cats}

@@ -198,7 +198,7 @@ def _gpu_rows(gpus: Iterable[GpuSummary]) -> list[list[str]]:
 
 #: "active": any GPU work (kernels, copies, collectives) over the step -- not "device compute", which counts
 #: only compute kernels (the breakdown and its chart); one word for each, everywhere (issue #21 item 5)
-_GPU_COLS = ["gpu", "name", "cc", "step ms", "active (any GPU work)", "kernels", "AllReduce/step", "skew ms"]
+_GPU_COLS = ["gpu", "name", "cc", "step ms", "active (any GPU work)", "kernels", "collectives/step", "skew ms"]
 
 
 # --------------------------------------------------------------------------- text
@@ -228,7 +228,20 @@ def ranks_view(report: Report) -> tuple[str, list[str], list[list[str]]] | None:
 
 
 def _cells(t) -> list[list[str]]:  # noqa: ANN001 - a Table whose first column is a name
-    return [[str(r[0])] + [_num(v) for v in r[1:]] for r in t.rows]
+    return [[str(r[0])] + c[1:] for r, c in zip(t.rows, _rows(t.columns, t.rows))]
+
+
+def _is_share(column: str) -> bool:
+    """A column of fractions of a whole ("exposed share", "tensor core share", "of roofline"): shown as %."""
+    c = column.lower()
+    return "share" in c or c.startswith("of ")
+
+
+def _rows(columns: list[str], rows: list[list]) -> list[list[str]]:
+    """Table cells as the report prints numbers, shares as percentages ("84.1%", not "0.84"; issue #36)."""
+    share = [_is_share(str(c)) for c in columns]
+    return [[pct(v) if i < len(share) and share[i] and isinstance(v, (int, float)) and not isinstance(v, bool)
+             and 0 <= v <= 1.5 else _num(v) for i, v in enumerate(r)] for r in rows]
 
 
 def _communication(h) -> list[list[str]] | None:  # noqa: ANN001 - a HostReport
@@ -259,7 +272,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         head = f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"
         sav = _saving_text(f)
         out.append(head)
-        conf = f"{f.confidence} confidence (steps)" if getattr(f, "confidence", "high") != "high" else ""
+        conf = confidence_text(f)
         meta = "    " + " · ".join(x for x in (sav, f"guide {f.guide_section}" if f.guide_section else "", _scope(f), conf)
                                    if x)
         out.append(meta)
@@ -277,8 +290,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         if evidence_rows and f.evidence:
             t = f.evidence[0]
             out.append(f"    Evidence: {t.title}")
-            out.extend("      " + line for line in text_table(t.columns, [[_num(v) for v in r] for r in
-                                                                            t.rows[:evidence_rows]]))
+            out.extend("      " + line for line in text_table(t.columns, _rows(t.columns, t.rows[:evidence_rows])))
         if f.windows:
             w = f.windows[0]
             out.append(f"    Trace: {w.host}{'' if w.gpu is None else f' GPU{w.gpu}'} {w.label} "
@@ -350,7 +362,9 @@ def text_table(cols: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
 # --------------------------------------------------------------------------- markdown
 
 
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]|])")
+#: ``_`` only where it could open or close emphasis: between two letters or digits it cannot (CommonMark's
+#: intraword rule), so ``jit_train_step`` stays as written instead of ``jit\_train\_step`` (issue #36).
+_MD_SPECIAL = re.compile(r"([\\`*\[\]|]|(?<![^\W_])_|_(?![^\W_]))")
 #: Only what could start markup is escaped, so prose reads as written ("->", "~4 ms", "a & b"): a ``<`` that could
 #: open a tag, a comment or an autolink, an ``&`` that would start an entity, a ``~`` that could close a
 #: strikethrough (one after a non-space), a ``>`` that would start a block quote.
@@ -384,11 +398,20 @@ def _overlap_text(f: Finding) -> str:
     return f" Overlaps with {', '.join(i.split(':')[0] for i in ids)}: the savings do not add up." if ids else ""
 
 
+def _setting_flag(key: object) -> str | None:
+    """The command line's flag of the setting a card or finding needs (the tab points at its Settings instead)."""
+    from tb_gpu_advisor.common.options import settings_spec
+
+    return next((s.option for s in settings_spec() if s.key == key), None)
+
+
 def card_note(m) -> str | None:
     """Why a card reads as it does (rules/headline.py): n/a, not graded, graded by a finding, or not flagged."""
     d = m.detail if isinstance(m.detail, dict) else {}
     if d.get("not_applicable") or d.get("not_graded") or d.get("not_available"):
-        return d.get("not_applicable") or d.get("not_graded") or d.get("not_available")
+        why = d.get("not_applicable") or d.get("not_graded") or d.get("not_available")
+        flag = _setting_flag(d.get("needs_setting"))
+        return why + (f" ({flag})" if flag else "")
     if m.id == "mfu" and d.get("flops_per_step") and d.get("peak_flops"):
         base = mfu_note(d)
         return base + (f"; not flagged: {d['not_flagged']}" if d.get("not_flagged") else "")
@@ -473,7 +496,14 @@ def md_table(cols: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
 def table_markdown(t: Table, rows: int | None = None) -> list[str]:
     """An evidence, kernel or op table as markdown lines: its first ``rows`` rows (all when None), numbers
     formatted as in the report, every cell escaped."""
-    return md_table(t.columns, [[_num(v) for v in r] for r in t.rows[:rows]])
+    return md_table(t.columns, _rows(t.columns, t.rows[:rows]))
+
+
+def confidence_text(f: Finding) -> str:
+    """"low confidence (steps)" where a finding rests on steps that are a guess; "" at high confidence -- said wherever
+    the finding is shown (text, markdown, MCP, the tab), beside its saving (issue #36)."""
+    c = getattr(f, "confidence", "high")
+    return f"{c} confidence (steps)" if c and c != "high" else ""
 
 
 def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = False, windows: int | None = 3,
@@ -484,8 +514,9 @@ def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = F
     rows each); the MCP server's ``explain_finding`` shows all of them through this same function (None: all).
     """
     saving = f" · {_html(_saving_text(f))}" if _saving_text(f) else ""
+    conf = f" · {_html(confidence_text(f))}" if confidence_text(f) else ""
     out = [f"<details{' open' if open_ and f.severity in ('critical', 'warning') else ''}>",
-           f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}{saving}</summary>", "",
+           f"<summary><b>{i}. {_html(f.title)}</b> — {_html(f.severity)}{saving}{conf}</summary>", "",
            md_inline(f.summary), ""]
     if f.metric is not None:
         thr = "" if f.metric.threshold is None else f" (threshold {_threshold(f.metric)})"

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.breakdown import category_intervals, painted_segments
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
@@ -259,9 +260,9 @@ def _bound_note(total: int, shown: int, short: tuple[int, int], too_deep: int, l
         parts.append(f"the {short[0]} shortest of the busiest lanes are left out to keep the answer small (each lane "
                      f"keeps its longest; the shortest drawn there lasts {short[1] / 1e6:.3g} us)")
     if too_deep:
-        parts.append(f"{too_deep} event(s) nested deeper than {MAX_ROWS} rows are left out")
+        parts.append(f"{plural(too_deep, 'event')} nested deeper than {MAX_ROWS} rows are left out")
     if lanes_left:
-        parts.append(f"{lanes_left} host thread(s) with the fewest events are left out (at most {MAX_LANES} lanes)")
+        parts.append(f"{plural(lanes_left, 'host thread')} with the fewest events {'is' if lanes_left == 1 else 'are'} left out (at most {MAX_LANES} lanes)")
     if idle_left:
         parts.append(f"the {idle_left} shortest GPU idle runs are not drawn (at most {MAX_IDLE_RUNS})")
     if not parts:

@@ -13,7 +13,7 @@ from tb_gpu_advisor.rules.base import Ctx, short, table
 #: How a fused chain's saving is estimated, in words (the saving's assumption).
 ASSUMPTION = ("a chain of element-wise kernels fused into one takes about as long as its longest kernel (the fused "
               "kernel still moves the largest operand once); an upper bound when the chain's intermediate results are "
-              "also needed elsewhere (saved for the backward pass).  The launch gaps inside the chains are the "
+              "also needed elsewhere (by another op, or saved for a backward pass).  The launch gaps inside the chains are the "
               "launch-bound finding's time, not counted here")
 
 

@@ -82,6 +82,17 @@ def sixteen_bit_dtype(m: HostMetrics) -> str:
     return "bf16" if yes and all(devices.has_bf16(g.name, compute_capability(g)) for g in yes) else "fp16"
 
 
+def fp16_reason(m: HostMetrics) -> str:
+    """Why float16 is advised (``sixteen_bit_dtype``), as the fixes' ``{gpu_fp16}`` says it: a GPU known to lack bf16
+    Tensor Cores, or one the capture does not describe -- then the advice is what holds on any Tensor Core GPU, and
+    says so instead of claiming what this GPU lacks."""
+    yes, _ = tensor_core_gpus(m)
+    if yes and all(devices.has_bf16(g.name, compute_capability(g)) is False for g in yes):
+        return "this GPU has fp16 Tensor Cores but none for bfloat16"
+    return ("the capture does not say which GPU this is: float16 runs on every GPU with Tensor Cores; on Ampere and "
+            "newer, bfloat16 needs no loss scaling")
+
+
 def compute_capability(g) -> float | None:
     """A GPU's compute capability as a number (``"8.0"`` -> 8.0), None when the capture does not say."""
     return _cc(g.compute_capability)

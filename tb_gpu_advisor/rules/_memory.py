@@ -12,7 +12,7 @@ from tb_gpu_advisor.model.schema import Table, TimeWindow
 #: How each category of :data:`~tb_gpu_advisor.metrics.types.MEMORY_CATEGORIES` reads in a summary.
 CATEGORY_WORDS = {
     "held": "held across steps (parameters, optimizer state, caches)",
-    "activations": "activations kept for the backward pass",
+    "activations": "the forward pass's activations (training keeps them for the backward pass)",
     "gradients": "gradients and the backward pass's temporaries",
     "optimizer": "the optimizer step's state and temporaries",
     "other": "allocations of no known phase",
@@ -22,11 +22,35 @@ GPU_COLUMNS = ["GPU", "peak allocated", "peak reserved", "capacity", "peak / cap
                "activations", "reserved - allocated peak"]
 
 
+def capacity(g: GpuMemory) -> str:
+    """The GPU's capacity after "of": "its 79.2 GiB", or, where its allocator's limit is a share of it, "the 59.4 GiB
+    its allocator took, 75% of the GPU's 79.2 GiB" (JAX preallocates 75%: issue #36 read "59.4 GiB" on an 80 GB H100
+    unexplained)."""
+    dev, cap = g.device_bytes, g.capacity_bytes
+    if g.capacity_source == "allocator limit" and dev and cap and cap < 0.97 * dev:
+        return f"the {gb(cap)} its allocator took, {pct(cap / dev, 0)} of the GPU's {gb(dev)}"
+    return f"its {gb(cap)}"
+
+
 def absolute(m: HostMetrics, without_oom: bool = False) -> list[GpuMemory]:
     """The GPUs whose numbers are totals (not deltas from the capture's start) and whose capacity is known;
     ``without_oom``: not those a snapshot saw run out of memory (``oom_snapshot`` speaks for them)."""
     oom = {o.gpu for o in m.memory.ooms} if without_oom else set()
     return [g for g in m.memory.gpus if g.baseline == "absolute" and g.capacity_bytes and g.gpu not in oom]
+
+
+def totals(m: HostMetrics, without_oom: bool = False) -> list[GpuMemory]:
+    """:func:`absolute`, and in a memory snapshot also the GPUs of unknown capacity (a snapshot does not record it;
+    a rule then speaks relative to the peak and says :data:`CAPACITY_UNKNOWN`)."""
+    if not m.memory.snapshot:
+        return absolute(m, without_oom)
+    oom = {o.gpu for o in m.memory.ooms} if without_oom else set()
+    return [g for g in m.memory.gpus if g.baseline == "absolute" and g.gpu not in oom]
+
+
+#: What a finding measured against the peak says of the capacity (its fix says how to record it).
+CAPACITY_UNKNOWN = ("The GPU's capacity is unknown (a memory snapshot does not record it): this is judged against "
+                    "the peak alone.")
 
 
 def used(g: GpuMemory) -> int:

@@ -30,5 +30,5 @@ def gpu_table_rows(m) -> list:
              g.allreduce_ms_per_step, g.first_kernel_offset_ms] for g in active_gpus(m)]
 
 
-GPU_COLUMNS = ["gpu", "name", "step ms", "busy ms/step", "busy share", "kernels", "AllReduce calls/step",
+GPU_COLUMNS = ["gpu", "name", "step ms", "busy ms/step", "busy share", "kernels", "collective calls/step",
                "AllReduce ms/step", "first kernel offset ms"]

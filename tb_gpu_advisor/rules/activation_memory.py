@@ -7,7 +7,16 @@ recomputing them in the backward pass (activation checkpointing, JAX's remat, ``
 the memory then goes to a larger batch.  Warning from ``memory.pressure.warning`` of the GPU, info below.
 Metric: activations / allocated peak.  Saving: bytes -- checkpointing each block keeps only its input, about
 ``memory.checkpoint_frees`` of the activations (its compute cost: one more forward pass, about a third of the step).
-Training only: a forward pass alone keeps no activations for a backward.
+Training only: a forward pass alone keeps no activations for a backward -- unless autograd is on, the second check
+here (``forward_kept``): a capture with no backward pass whose forward keeps ``memory.forward_kept.ratio`` times its
+largest tensor live at the peak (every layer's tensors, as autograd keeps them for a backward that never runs; under
+``no_grad`` only the tensors in use live) and ``memory.forward_kept.share`` of the peak: those bytes, with the fix
+(``inference_mode`` / ``no_grad``).  A warning when they are freed with no backward in between; info when the
+snapshot was dumped while they were held (a backward may follow the dump).  Saving: the kept bytes less the largest
+tensor (what stays in use).
+
+A memory snapshot does not record the GPU's capacity: then both checks are measured against the peak alone, say so,
+and say how to record it (``torch.cuda.mem_get_info`` beside the dump, or a trace with ``profile_memory=True``).
 """
 
 from __future__ import annotations
@@ -23,23 +32,27 @@ ID = "activation_memory"
 
 @rule(ID, "§2 item 1", "Activations are most of the memory peak: recompute them (activation checkpointing)",
       thresholds=("memory.activations.share", "memory.activations.min_use", "memory.pressure.warning",
-                  "memory.checkpoint_frees"))
+                  "memory.checkpoint_frees", "memory.forward_kept.ratio", "memory.forward_kept.share"))
 def check(m: HostMetrics) -> list[Finding]:
-    if m.job is not None and m.job.kind.kind not in ("training", "unknown"):
-        return []
+    kind = m.job.kind.kind if m.job is not None else "unknown"
+    if kind != "training":
+        kept = _forward_kept(m)
+        if kept or kind != "unknown":
+            return kept
     cands = []
-    for g in mem.absolute(m, without_oom=True):
+    for g in mem.totals(m, without_oom=True):
         act = g.breakdown.get("activations", 0)
         if not act or not g.peak_allocated_bytes:
             continue
-        share, use = act / g.peak_allocated_bytes, mem.use_share(g) or 0.0
-        if share >= T("memory.activations.share") and use >= T("memory.activations.min_use"):
-            cands.append((use, share, act, g))
+        share, use = act / g.peak_allocated_bytes, mem.use_share(g)
+        if share >= T("memory.activations.share") and (use is None or use >= T("memory.activations.min_use")):
+            cands.append((use or 0.0, share, act, g))
     if not cands:
         return []
     use, share, act, g = max(cands, key=lambda c: (c[0], c[2]))
     ctx = Ctx(m)
-    sev = "warning" if use >= T("memory.pressure.warning") else "info"
+    known = g.capacity_bytes is not None
+    sev = "warning" if known and use >= T("memory.pressure.warning") else "info"
     frees = int(act * T("memory.checkpoint_frees"))
     held = g.breakdown.get("held", 0)
     step_bytes = g.peak_allocated_bytes - held
@@ -50,17 +63,71 @@ def check(m: HostMetrics) -> list[Finding]:
         if after > before >= 0:
             grow = f" The step's own memory could then grow about {after:.1f}x before the GPU is full, instead of {before:.1f}x."
     others = f" ({len(cands)} GPUs alike)" if len(cands) > 1 else ""
+    in_use = f", with {pct(use)} of the GPU's {gb(g.capacity_bytes)} in use" if known else ""
     return [finding(
         ctx, ID, sev,
         f"At its memory peak ({mem.when(g)}) GPU {g.gpu}{others} holds {gb(act)} of activations kept for the backward "
-        f"pass: {pct(share)} of the {gb(g.peak_allocated_bytes)} allocated ({gb(held)} is held across steps), with "
-        f"{pct(use)} of the GPU's {gb(g.capacity_bytes)} in use. Recomputing them in the backward pass frees about "
-        f"{gb(frees)} for one more forward pass of compute.{grow}",
+        f"pass: {pct(share)} of the {gb(g.peak_allocated_bytes)} allocated ({gb(held)} is held across steps)"
+        f"{in_use}. Recomputing them in the backward pass frees about "
+        f"{gb(frees)} for one more forward pass of compute.{grow}{'' if known else ' ' + mem.CAPACITY_UNKNOWN}",
         metric=share_metric("activation_share", "Activations / allocated peak", share, "memory.activations.share",
                             severity=sev, detail={"activation_bytes": act, "peak_allocated_bytes": g.peak_allocated_bytes,
                                                   "held_bytes": held, "capacity_bytes": g.capacity_bytes, "gpu": g.gpu,
                                                   "use_share": round(use, 4)}),
         evidence=[mem.holders_table(g), mem.gpu_table([c[3] for c in cands])],
         windows=mem.peak_window(m, g, "memory peak"),
-        actions=ctx.fw.fix(ID), saving_bytes=frees,
+        actions=ctx.fw.fix(ID) + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")), saving_bytes=frees,
+    )]
+
+
+#: Distinct allocation sites the kept tensors come from, at least: autograd keeps the tensors of every op of every
+#: layer, a cache (a KV cache kept on purpose) comes from one or two.
+MIN_SITES = 4
+
+
+def _forward_kept(m: HostMetrics) -> list[Finding]:
+    """No backward pass ran, yet the forward kept every layer's tensors live: autograd was on.  Memory snapshots
+    only: a profiler trace records the grad mode (the job stage reads it), a snapshot does not."""
+    if not m.memory.snapshot:
+        return []
+    cands = []
+    for g in mem.totals(m, without_oom=True):
+        kept, largest = g.forward_kept_bytes, g.forward_kept_largest
+        if not kept or not g.peak_allocated_bytes or not largest or g.forward_kept_sites < MIN_SITES:
+            continue
+        if kept >= T("memory.forward_kept.ratio") * largest and \
+                kept >= T("memory.forward_kept.share") * g.peak_allocated_bytes:
+            cands.append((kept, g))
+    if not cands:
+        return []
+    kept, g = max(cands, key=lambda c: c[0])
+    ctx = Ctx(m)
+    share = kept / g.peak_allocated_bytes
+    frees = kept - g.forward_kept_largest
+    known = g.capacity_bytes is not None
+    of_gpu = f" ({pct(mem.use_share(g) or 0.0)} of the GPU's {gb(g.capacity_bytes)} in use)" if known else ""
+    others = f" ({len(cands)} GPUs alike)" if len(cands) > 1 else ""
+    # freed with no backward in between: none came.  Held to the dump: one may follow it, outside the snapshot
+    held = g.forward_kept_release.startswith("still held")
+    why = ("autograd keeps every layer's tensors for a backward pass; if none follows the dump (a forward-only "
+           "benchmark, evaluation), they are held for nothing" if held else
+           "autograd kept every layer's tensors for a backward that never came")
+    return [finding(
+        ctx, ID, "info" if held else "warning",
+        f"No backward pass ran, yet at its memory peak ({mem.when(g)}) GPU {g.gpu}{others} holds {gb(kept)} that the "
+        f"forward pass allocated -- {g.forward_kept_blocks:,} tensors, {kept / g.forward_kept_largest:.0f}x the "
+        f"largest, {g.forward_kept_release}: {why}. That is {pct(share)} of the {gb(g.peak_allocated_bytes)} "
+        f"allocated{of_gpu}. Run the forward under inference mode (or no_grad): about {gb(frees)} is then never held."
+        f"{'' if known else ' ' + mem.CAPACITY_UNKNOWN}",
+        title="A forward pass keeps its tensors for a backward that never runs",
+        metric=share_metric("forward_kept_share", "Forward bytes kept with no backward / allocated peak", share,
+                            "memory.forward_kept.share", severity="info" if held else "warning",
+                            detail={"kept_bytes": kept, "kept_blocks": g.forward_kept_blocks,
+                                    "largest_bytes": g.forward_kept_largest, "release": g.forward_kept_release,
+                                    "peak_allocated_bytes": g.peak_allocated_bytes,
+                                    "capacity_bytes": g.capacity_bytes, "gpu": g.gpu, "cause": "forward_kept"}),
+        evidence=[mem.holders_table(g), mem.gpu_table([c[1] for c in cands])],
+        windows=mem.peak_window(m, g, "memory peak"),
+        actions=ctx.fw.fix(f"{ID}:forward_kept") + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")),
+        saving_bytes=frees,
     )]

@@ -32,7 +32,10 @@ def check(m: HostMetrics) -> list[Finding]:
     # the transfer: the GPU that arrives last waits least; the others' extra time is a straggler or a late launch,
     # which gpu_imbalance and launch_skew report (NCCL kernels spin while they wait)
     ar = mg.allreduce_transfer_ms_per_step if mg.allreduce_transfer_ms_per_step is not None else mg.allreduce_ms_per_step
-    waited = (mg.allreduce_ms_per_step or 0.0) - ar
+    # the mean over every GPU less the last one's: per GPU that waits, the others' mean excess is n/(n-1) of it (the
+    # last GPU waits 0) -- the ranks table's number (issue #36: "the others spend 880 us more" beside its 1.17 ms)
+    n = sum(1 for g in m.gpus if g.active)
+    waited = ((mg.allreduce_ms_per_step or 0.0) - ar) * (n / (n - 1) if n > 1 else 1.0)
     share = ctx.share(ar)
     params = mg.params
     bw = mg.bandwidth_bytes_per_s or T("allreduce.bandwidth_GBps") * 1e9

@@ -38,7 +38,7 @@ def check(m: HostMetrics) -> list[Finding]:
     step_bytes = g.peak_allocated_bytes - held
     factor = (room - held) / step_bytes if step_bytes > 0 else None
     kind = "reserved" if g.peak_reserved_bytes is not None else "allocated"
-    text = (f"GPU {g.gpu}'s memory peaks at {gb(mem.used(g))} {kind} of its {gb(g.capacity_bytes)} ({pct(used)}, "
+    text = (f"GPU {g.gpu}'s memory peaks at {gb(mem.used(g))} {kind} of {mem.capacity(g)} ({pct(used)}, "
             f"{mem.when(g)})")
     if factor is not None and factor > 1:
         text += (f": the step's own {gb(step_bytes)} (the peak less {gb(held)} held across steps) could grow about "

@@ -38,12 +38,12 @@ def check(m: HostMetrics) -> list[Finding]:
     if s.source == "whole_capture" or s.count < T("capture.min_steps"):
         why = s.note or ("no step markers found" if s.source == "whole_capture" else "")
         unit = {"serving": "engine step", "inference": "forward pass"}.get(job.kind.kind if passes else "", "step")
-        guess = (f" The steps themselves are a guess ({s.source}, {s.confidence} confidence): every per-step number "
+        guess = (f" The steps themselves are a guess ({s.confidence} confidence): every per-step number "
                  "rests on it." if s.confidence == "low" else "")
         out.append(finding(
             ctx, ID, "info" if passes and s.confidence != "low" else "warning",
-            f"Only {_n(s.count, unit)} {'was' if s.count == 1 else 'were'} kept ({s.found} found, step source "
-            f"'{s.source}'{'; ' + why if why else ''}); at least {T('capture.min_steps'):g} steady-state "
+            f"Only {_n(s.count, unit)} {'was' if s.count == 1 else 'were'} kept ({s.found} found"
+            f"{'; ' + why if why else ''}); at least {T('capture.min_steps'):g} steady-state "
             f"{_plural(unit)} make averages trustworthy.{guess}",
             title=f"Too few {_plural(unit)} in the capture",
             metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import Ctx, finding, ms, pct, rule, saving, share_metric, step_windows
+from tb_gpu_advisor.rules.base import Ctx, finding, ms, n_of, pct, rule, saving, share_metric, step_windows
 
 ID = "cold_start"
 
@@ -35,7 +35,7 @@ def check(m: HostMetrics) -> list[Finding]:
     if graded is None:
         return _window_only(ctx, m, dropped)
     share, sev = graded
-    rest = (f" The {len(dropped)} step(s) holding them were left out of the averages; the other "
+    rest = (f" The {n_of(len(dropped), 'step')} holding them {'was' if len(dropped) == 1 else 'were'} left out of the averages; the other "
             f"{m.steps.count} are analysed." if dropped else
             " No steady step is left to analyse apart from them: every number below describes the start-up, and "
             "the GPU's idle time inside these costs is booked as start-up, not as launch overhead.")
@@ -60,9 +60,10 @@ def _window_only(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
     p = m.job.phase
     if p.phase != "warm-up":
         return []
-    where = (f"The {len(dropped)} step(s) holding them were left out; the averages below rest on the other "
-             f"{m.steps.count}, which may be too few to be the steady state." if dropped else
-             f"They ran before or between the {m.steps.count} step(s) analysed, which may be too few to be the "
+    where = (f"The {n_of(len(dropped), 'step')} holding them {'was' if len(dropped) == 1 else 'were'} left out; the "
+             f"averages below rest on the other {m.steps.count}, which may be too few to be the steady state."
+             if dropped else
+             f"They ran before or between the {n_of(m.steps.count, 'step')} analysed, which may be too few to be the "
              "steady state.")
     return [finding(
         ctx, ID, "warning",

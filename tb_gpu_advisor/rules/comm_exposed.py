@@ -66,7 +66,7 @@ def check(job: JobView) -> list[Finding]:
         + (f", of which {ms(wait)} is waiting for the rank that enters the collective last (see the straggler "
            f"findings)" if wait >= 0.05 * max(exposed, 1e-9) else "")
         + f": {ms(paid)} ({pct(share)} of the step) of communication the step pays for. Most exposed: {top[0]}, "
-          f"{top[1]:.1f} calls and {ms(top[3])} exposed per step."
+          f"{_calls(top[1])} and {ms(top[3])} exposed per step{'' if float(round(top[1], 1)).is_integer() else ' on average'}."
         + (" One rank's trace cannot tell the transfer from waiting for the other ranks: profile every rank to "
            "separate them." if n == 1 else ""),
         metric=share_metric("comm_exposed_share", "Exposed communication share of step", share, "comm_exposed.warning",
@@ -81,3 +81,9 @@ def check(job: JobView) -> list[Finding]:
                                                                "bus GB/s"], rows)],
         actions=fixes_for(job, ID, types[:2] + ["any"]), host=job.ranks[0].host if len(job.hosts) == 1 else None,
     )]
+
+
+def _calls(n: float) -> str:
+    """"1 call", "2 calls", "1.5 calls": a whole count as one, a mean with its decimal (issue #36: "1.0 calls")."""
+    k = round(n, 1)
+    return f"{k:g} call" if k == 1 else f"{k:g} calls"

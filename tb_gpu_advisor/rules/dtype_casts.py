@@ -15,7 +15,7 @@ import re
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._kernels import device_step_scale, per_step_ms, sixteen_bit_dtype
+from tb_gpu_advisor.rules._kernels import device_step_scale, fp16_reason, per_step_ms, sixteen_bit_dtype
 from tb_gpu_advisor.rules.base import Ctx, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
 
 ID = "dtype_casts"
@@ -53,7 +53,7 @@ def check(m: HostMetrics) -> list[Finding]:
                             detail={"cast_ms_per_step": cast_ms, "gemm_ms_per_step": gemm}),
         saving=saving(ctx, cast_ms, "no cast is left: the weights are kept in the 16-bit dtype and activations stay "
                                     "in it between ops (an upper bound)", [("compute", "non_matmul_kernels", cast_ms)]),
-        evidence=[table("Dtype casts (kept steps)", ["kernel", "op", "count", "total ms", "avg us"],
+        evidence=[table("Dtype casts (kept steps, all GPUs)", ["kernel", "op", "count", "total ms", "avg us"],
                         [[short(s.name), s.op_name or "-", s.count, s.total_us / 1000.0, s.avg_us] for s in top])],
-        actions=ctx.fw.fix(f"{ID}:{sixteen_bit_dtype(m)}"),  # the 16-bit dtype this GPU runs (never bf16 on a V100)
+        actions=ctx.fw.fix(f"{ID}:{sixteen_bit_dtype(m)}", gpu_fp16=fp16_reason(m)),  # the 16-bit dtype this GPU runs (never bf16 on a V100)
     )]

@@ -47,7 +47,7 @@ def check(m: HostMetrics) -> list[Finding]:
     if sev == "critical" and grade(host_share, "host_op_placement.warning") is not None and \
             any(c.direction == "d2h" and c.blocking_ms_per_step > 0 for c in copies):
         sev = "warning"  # the copies are the host-placed ops' round trips: host_op_placement is the cause
-        explained = " (round trips of host-placed ops: see the host_op_placement finding)"
+        explained = " (round trips of host-placed ops: see the finding on ops placed on the host)"
     worst = max(copies, key=lambda c: c.blocking_ms_per_step)
     recurring = [c for c in copies if c.recurring and c.count_per_step > 0]
     rec_txt = (f"; {', '.join(_NAMES.get(c.direction, c.direction) for c in recurring)} copies recur at the same point "
@@ -61,14 +61,20 @@ def check(m: HostMetrics) -> list[Finding]:
     rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
              c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
     if m.syncs.copy_calls_per_step:
-        who = ", ".join(f"{n} ×{per:.1f}" for n, per in m.syncs.copy_callers[:3]) or "copies"
-        sync_txt += (f"; the host waits for the GPU in {m.syncs.copy_calls_per_step:.1f} copies to the device per step "
+        who = ", ".join(f"{n} ×{count(round(per, 1))}" for n, per in m.syncs.copy_callers[:3]) or "copies"
+        k = round(m.syncs.copy_calls_per_step, 1)
+        sync_txt += (f"; the host waits for the GPU in {n_of(k, 'copy')} to the device per step"
+                     f"{'' if float(k).is_integer() else ' on average'} "
                      f"({who}): each waits for its stream to drain, and the GPU then idles {ms(waits)} per step until "
                      f"the host launches again")
     dirs = {c.direction for c in copies if c.blocking_ms_per_step > 0 or (c.sync_share or 0) > 0}
     if m.syncs.copy_calls_per_step:
         dirs.add("h2d")
-    variants = (["host_device"] if dirs & {"d2h", "h2d"} else []) + (["h2d"] if "h2d" in dirs else [])
+    # the copy's own fix first: the worst direction's (an H2D copy's is pinning and prefetch, a D2H copy's the sync
+    # that pulls values to the host: .item()); the device-to-host sync advice only where device-to-host copies are
+    variants = (["host_device"] if "d2h" in dirs else []) + (["h2d"] if "h2d" in dirs else [])
+    if worst.direction == "h2d":
+        variants.reverse()
     direction_acts = ctx.fw.fixes_for(ID, variants)
     if pageable:
         direction_acts = ctx.fw.extra(f"{ID}:pageable") + [a for a in direction_acts if a not in ctx.fw.extra(f"{ID}:pageable")]
@@ -81,8 +87,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"Copies block the GPU for {ms(blocking)} of each {ms(ctx.step_ms)} step ({pct(share)}), mostly "
-        f"{_NAMES.get(worst.direction, worst.direction)} ({n_of(round(worst.count_per_step, 1), 'copy')}, "
-        f"{ms(worst.ms_per_step)} per step){sync_txt}{rec_txt}{explained}.",
+        f"{_NAMES.get(worst.direction, worst.direction)} ({_worst_words(worst)}){sync_txt}{rec_txt}{explained}.",
         metric=share_metric("memcpy_blocking_share", "Blocking copy time share of step", share,
                             "excessive_memcpy.warning", severity=sev,
                             detail={"blocking_ms_per_step": blocking, "sync_ms_per_step": sync_ms,
@@ -98,3 +103,12 @@ def check(m: HostMetrics) -> list[Finding]:
                              label="copies"),
         actions=direction_acts or ctx.fw.fix(ID),
     )]
+
+
+def _worst_words(c) -> str:
+    """The largest direction's part of the blocking time, beside the copies' own time it is part of: "612 us of its
+    632 us per step blocks, 1 copy per step" (issue #36: "block the GPU for 612 us ... mostly H2D (1 copy, 632 us per
+    step)" read as a part larger than its whole)."""
+    k = round(c.count_per_step, 1)
+    avg = "" if float(k).is_integer() else " on average"
+    return f"{ms(c.blocking_ms_per_step)} of its {ms(c.ms_per_step)} per step blocks, {n_of(k, 'copy')} per step{avg}"

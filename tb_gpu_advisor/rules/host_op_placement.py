@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, count, finding, framework, grade, ms, pct, rule, saving, share_metric,
+from tb_gpu_advisor.rules.base import (Ctx, count, finding, framework, grade, ms, n_of, pct, rule, saving, share_metric,
                                        short, step_windows, table)
 
 ID = "host_op_placement"
@@ -29,7 +29,7 @@ def host_op_time(m) -> tuple[float, list]:
     h = m.host_ops
     n = max(1, m.steps.count or 0)
     excluded = [o for o in h.top if _is_loss_scaling(o, m)]
-    t = max(0.0, h.time_ms_per_step - sum(o.host_self_ms for o in excluded) / n)
+    t = max(0.0, h.time_ms_per_step - sum(o.host_self_ms or 0.0 for o in excluded) / n)
     return t, [o for o in h.top if o not in excluded]
 
 
@@ -75,7 +75,7 @@ def check(m: HostMetrics) -> list[Finding]:
         saving=saving(ctx, save_ms, "host-placed ops move to the GPU: the GPU no longer idles while they run on the "
                                     "host, and their device->host->device copies disappear",
                       [("host", "host_work", save_ms - copies), ("copies", "copies", copies)]),
-        evidence=[table("Host-placed ops by host time (kept steps)", ["op", "type", "occurrences", "host ms"], rows)],
+        evidence=[table("Host-placed ops by host time (kept steps, all GPUs)", ["op", "type", "occurrences", "host ms"], rows)],
         actions=ctx.fw.fix(ID),
     )]
 
@@ -98,7 +98,7 @@ def round_trip_check(m) -> list:
     copies = round_trip_ms(m)
     return [finding(
         ctx, ID, sev,
-        f"In {rt.steps_with} of {ctx.steps} steps the data leaves the GPU and comes back: a device->host copy "
+        f"In {rt.steps_with} of {n_of(ctx.steps, 'step')} the data leaves the GPU and comes back: a device->host copy "
         f"({rt.d2h_bytes_per_step / 1e6:.1f} MB per step), {ms(rt.idle_ms_per_step)} of host work with the GPU idle "
         f"({pct(share)} of each {ms(ctx.step_ms)} step), then a host->device copy ({rt.h2d_bytes_per_step / 1e6:.1f} MB).",
         title="Computation leaves the GPU mid-step: a device -> host -> device round trip",

@@ -40,7 +40,8 @@ def check(m: HostMetrics) -> list[Finding]:
              f"pipeline's and is not counted here." if src.pre_op_ms_per_step >= 0.0005 else "")
     return [finding(
         ctx, ID, sev,
-        f"The GPUs sit idle waiting for input for {ms(wait_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}; "
+        f"{'The GPU sits' if sum(1 for g in m.gpus if g.active) == 1 else 'The GPUs sit'} idle waiting for input for "
+        f"{ms(wait_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}; "
         f"stock 'input-bound' level is >=5%){what}, over {n_of(ctx.steps, 'step')}"
         + (f"; H2D input copies add {ms(h2d)}." if h2d >= 0.0005 else ".") + apart,
         metric=share_metric("input_wait_share", "Input wait share of step", share, "input_bound.warning", severity=sev,

@@ -57,7 +57,9 @@ def check(m: HostMetrics) -> list[Finding]:
     example = ""
     if top:
         o = top[0]
-        example = (f" Top offender: {o.op_type or short(o.name, 40)}, {count(o.count / n)} calls per step taking "
+        calls = round(o.count / n, 1)
+        avg = "" if float(calls).is_integer() else " on average"
+        example = (f" Top offender: {o.op_type or short(o.name, 40)}, {count(calls)} calls per step{avg} taking "
                    f"{ms(o.total_ms / n)} per step, ~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
     step_txt, actions = "", ([] if few_small else [_BIGGER_KERNELS]) + ctx.fw.fix(ID)
     if sev == "warning" and not step_level(m) and (sk.share_of_kernel_time or 0.0) < T("launch_bound.min_small_kernel_time_share"):
@@ -82,8 +84,8 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} of each {ms(ctx.step_ms)} step ({ms(wait_ms)}; stock "
-        f"'kernel launch' level >=3% moderate / >=15% high); {count(round(small_ps))} of {count(round(kps))} kernels per "
-        f"step ({pct(small_share)}) run shorter than {sk.threshold_us:.0f} us.{example}{step_txt}",
+        f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share)} run shorter than "
+        f"{sk.threshold_us:.0f} us.{example}{step_txt}",
         metric=share_metric("launch_wait_share", "Idle waiting for kernel launch", share, "launch_bound.warning",
                             severity=sev, detail={"launch_wait_ms": wait_ms, "kernels_per_step": kps,
                                                   "small_kernels_per_step": small_ps,
@@ -97,6 +99,15 @@ def check(m: HostMetrics) -> list[Finding]:
         windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),
         actions=actions, title=title,
     )]
+
+
+def _n_of_m(part: float, whole: float, share: float | None) -> str:
+    """"15.4 of 33.6 kernels per step on average (45.8%)": the counts as they are (a per-step mean is rarely whole)
+    and the share those two numbers give, so a reader who divides them gets the printed share (issue #36: "15 of
+    34 kernels (45.7%)" rounded the counts but not the share)."""
+    a, b = round(part, 1), round(whole, 1)
+    avg = "" if float(a).is_integer() and float(b).is_integer() else " on average"
+    return f"{count(a)} of {count(b)} kernels per step{avg} ({pct(a / b if b else share)})"
 
 
 def _against_latency(avg_us: float) -> str:

@@ -23,27 +23,31 @@ ID = "memory_fragmentation"
       thresholds=("memory.fragmentation.share", "memory.fragmentation.min_share", "memory.pressure.warning"))
 def check(m: HostMetrics) -> list[Finding]:
     cands = []
-    for g in mem.absolute(m, without_oom=True):
+    for g in mem.totals(m, without_oom=True):
         if not g.gap_bytes or not g.peak_reserved_bytes:
             continue
         share = g.gap_bytes / g.peak_reserved_bytes
-        if share >= T("memory.fragmentation.share") and g.gap_bytes / g.capacity_bytes >= T("memory.fragmentation.min_share"):
+        of_gpu = g.gap_bytes / (g.capacity_bytes or g.peak_reserved_bytes)  # unknown capacity: against the peak
+        if share >= T("memory.fragmentation.share") and of_gpu >= T("memory.fragmentation.min_share"):
             cands.append((g.gap_bytes, share, g))
     if not cands:
         return []
     gap, share, g = max(cands, key=lambda c: c[0])
     ctx = Ctx(m)
+    known = g.capacity_bytes is not None
     use = mem.use_share(g) or 0.0
-    sev = "warning" if use >= T("memory.pressure.warning") else "info"
+    sev = "warning" if known and use >= T("memory.pressure.warning") else "info"
     expandable = m.memory.settings.get("expandable_segments") is True
     already = " The snapshot's allocator already uses expandable segments: the gap is the cache of freed blocks." \
         if expandable else ""
     return [finding(
         ctx, ID, sev,
         f"GPU {g.gpu} reserves up to {gb(g.peak_reserved_bytes)} from the driver but never has more than "
-        f"{gb(g.peak_allocated_bytes)} allocated at once: {gb(gap)} ({pct(share)} of what it reserves, "
-        f"{pct(gap / g.capacity_bytes)} of the GPU) sit in split, cached blocks no later request fits. With "
-        f"{pct(use)} of the GPU reserved, that gap is memory a larger batch cannot use.{already}",
+        f"{gb(g.peak_allocated_bytes)} allocated at once: {gb(gap)} ({pct(share)} of what it reserves"
+        + (f", {pct(gap / g.capacity_bytes)} of the GPU) sit in split, cached blocks no later request fits. With "
+           f"{pct(use)} of the GPU reserved, that gap is memory a larger batch cannot use." if known else
+           f") sit in split, cached blocks no later request fits: memory a larger batch cannot use. "
+           f"{mem.CAPACITY_UNKNOWN}") + already,
         metric=share_metric("fragmentation_share", "Reserved beyond the allocated peak", share,
                             "memory.fragmentation.share", severity=sev,
                             detail={"gap_bytes": gap, "peak_reserved_bytes": g.peak_reserved_bytes,
@@ -51,5 +55,6 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "gpu": g.gpu}),
         evidence=[mem.gpu_table([c[2] for c in cands])],
         windows=mem.peak_window(m, g, "memory peak"),
-        actions=[] if expandable else ctx.fw.fix(ID), saving_bytes=gap,
+        actions=([] if expandable else ctx.fw.fix(ID)) + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")),
+        saving_bytes=gap,
     )]

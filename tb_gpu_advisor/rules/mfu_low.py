@@ -39,12 +39,31 @@ def quiet(m: HostMetrics) -> str | None:
     if f.mfu is None:
         return None
     if f.below_roofline_share is not None and grade(f.below_roofline_share, "mfu_low.warning") is None:
+        slower = _slower_dtype(f)
+        if slower:
+            return slower
         return (f"the GEMMs reach their roofline ({pct(1 - f.below_roofline_share)} of GEMM time at >= "
                 f"{pct(T('flops.low_roofline_share'))} of it): the step's other time holds MFU down, and the other "
                 "checks weigh it")
     if f.gemm_ms_per_step is not None and f.step_ms and f.gemm_ms_per_step / f.step_ms < T("mfu_low.min_gemm_share"):
         return f"GEMMs take {pct(f.gemm_ms_per_step / f.step_ms)} of the step: the rest of the step holds MFU down"
     return None
+
+
+def _slower_dtype(f) -> str | None:  # noqa: ANN001 - metrics.types.Flops
+    """Why an MFU whose GEMMs reach their roofline is low, when that roofline is a slower dtype's: the GEMMs run in a
+    precision whose peak is a fraction of the one MFU is measured against (fp32 GEMMs on an H100 under its bf16 peak).
+    Then the dtype holds MFU down -- the mixed-precision checks' fix -- not "the step's other time" (issue #36:
+    torch_fp32, GEMMs 96% of compute)."""
+    if not (f.dtype and f.peak_dtype and f.dtype != f.peak_dtype and f.dtype_peak_flops and f.peak_flops):
+        return None
+    ratio = f.peak_flops / f.dtype_peak_flops
+    if ratio < 1.5:
+        return None
+    at = f" ({pct(f.dtype_mfu)} of the {f.dtype} peak)" if f.dtype_mfu is not None else ""
+    return (f"the GEMMs reach their {f.dtype} roofline{at}, and the {f.dtype} peak is {ratio:.0f}x under the "
+            f"{f.peak_dtype} peak MFU is measured against: the {f.dtype} math holds MFU down (the mixed-precision "
+            "checks weigh it)")
 
 
 @rule(ID, "§1.2.3", "GEMMs run far below their roofline: MFU is low",
@@ -62,9 +81,8 @@ def check(m: HostMetrics) -> list[Finding]:
     if sev is None or not slow:
         return []
     low = T("flops.low_roofline_share")
-    gpus = max(1, sum(1 for g in m.gpus if g.active))
-    save = sum(x.ms_per_step / gpus * (1 - x.roofline_share / low) for x in slow)
-    slow_ms = sum(x.ms_per_step for x in slow) / gpus
+    save = sum(x.ms_per_step * (1 - x.roofline_share / low) for x in slow)  # the shapes' time is per GPU already
+    slow_ms = sum(x.ms_per_step for x in slow)
     names = "; ".join(f"{x.label} at {pct(x.roofline_share)}" for x in slow[:3])
     return [finding(
         ctx, ID, sev,

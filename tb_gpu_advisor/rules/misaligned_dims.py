@@ -50,7 +50,7 @@ def check(m: HostMetrics) -> list[Finding]:
                             "misaligned_dims.warning", severity=sev),
         saving=saving(ctx, t_ms * (1 - 1 / sp), f"the dims padded to multiples of 8 so these kernels run {sp:g}x faster "
                                                f"on Tensor Cores", [("compute", "tc_eligible_16bit_kernels", t_ms)]),
-        evidence=[table("16-bit TC-eligible kernels not using Tensor Cores (kept steps)",
+        evidence=[table("16-bit TC-eligible kernels not using Tensor Cores (kept steps, all GPUs)",
                         ["kernel", "op", "op type", "precision", "count", "total ms", "dims not multiple of 8/16"], rows)],
         actions=[
             action("Pad the layer sizes (units, channels, vocabulary, sequence/batch dims) to multiples of 8 "

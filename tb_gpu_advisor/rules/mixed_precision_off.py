@@ -15,12 +15,12 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._kernels import (device_step_scale, fp32_cuda_core_speedup, gemm_speedup, kernel_mix, known_us,
-                                           per_step_ms, sixteen_bit_dtype, tensor_core_gpus)
+                                           per_step_ms, sixteen_bit_dtype, tensor_core_gpus, fp16_reason)
 from tb_gpu_advisor.rules.base import Ctx, T, action, finding, grade, ms, pct, rule, saving, share_metric, short, table
 
 ID = "mixed_precision_off"
-_VERIFY = action("Enable it alone first and verify the gain, then check the misaligned_dims / Tensor Core findings "
-                 "(dims multiples of 8).")
+_VERIFY = action("Enable it alone first and verify the gain, then check the findings on Tensor Core use and on "
+                 "dimensions (multiples of 8).")
 
 
 def quiet_reason(m) -> str | None:
@@ -89,11 +89,11 @@ def check(m: HostMetrics) -> list[Finding]:
                       + (f"; {roof_cc[1]}" if roof_cc else ""),
                       [("compute", "tc_eligible_kernels", t32_save),
                        ("compute", "non_matmul_kernels", other_ms * (1 - 1 / spm))]),
-        evidence=[table("Largest 32-bit MatMul/Conv kernels (kept steps)", ["kernel", "op", "op type", "precision", "count", "total ms",
+        evidence=[table("Largest 32-bit MatMul/Conv kernels (kept steps, all GPUs)", ["kernel", "op", "op type", "precision", "count", "total ms",
                                                                ctx.vendor.TERMS["matrix_unit"].lower()],
                         [[short(s.name), s.op_name or "-", s.op_type, s.precision, s.count, s.total_us / 1000.0, s.tensor_core]
                          for s in top])],
-        actions=ctx.fw.fix(f"{ID}:{sixteen_bit_dtype(m)}") + [_VERIFY],
+        actions=ctx.fw.fix(f"{ID}:{sixteen_bit_dtype(m)}", gpu_fp16=fp16_reason(m)) + [_VERIFY],
     )]
 
 

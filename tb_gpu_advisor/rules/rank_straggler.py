@@ -14,7 +14,7 @@ from __future__ import annotations
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.model.schema import Finding, Table
 from tb_gpu_advisor.rules._job import fixes, job_finding, med, ranks_table, slow_node
-from tb_gpu_advisor.rules.base import T, grade, ms, pct, share_metric
+from tb_gpu_advisor.rules.base import T, grade, ms, n_of, pct, share_metric
 from tb_gpu_advisor.rules.registry import rule
 
 ID = "rank_straggler"
@@ -41,7 +41,7 @@ def check(job: JobView) -> list[Finding]:
     where = _most_waited(s, others)
     per_step = job.last_per_step()
     last_in = sum(1 for _, r, _ in per_step if r is s)
-    persist = f" It enters last in {last_in} of {len(per_step)} steps." if per_step else ""
+    persist = f" It enters last in {last_in} of {n_of(len(per_step), 'step')}." if per_step else ""
     # what the straggler's lead can explain: the others wait for it at most as long as it is behind them; the rest
     # of their wait is the collective itself (transfer, skewed splits), which no balancing removes (issue #27 item 2)
     save = min(extra, busy_extra)

@@ -70,19 +70,29 @@ def _pools(f: Finding) -> set[tuple[str, str]]:
     return {(r["group"], r["pool"]) for r in (f.saving.recovers if f.saving else [])}
 
 
+#: the findings whose savings count: every one with a saving, info included (issue #36: "if every fix lands" left out
+#: an info finding's saving, so the step it promised was not the one the findings add up to); ``ok`` has none
+COUNTED = ("critical", "warning", "info")
+
+
+def counted(findings: Iterable[Finding]) -> list[Finding]:
+    """The findings whose savings "if every fix lands" counts (:data:`COUNTED`)."""
+    return [f for f in findings if f.saving is not None and f.severity in COUNTED]
+
+
 def mark_overlaps(findings: Iterable[Finding]) -> None:
     """Fill each saving's ``overlaps`` with the ids of the findings recovering some of the same time."""
-    fs = [f for f in findings if f.saving is not None and f.severity in ("critical", "warning")]
+    fs = counted(findings)
     for f in fs:
         mine = _pools(f)
         f.saving.overlaps = sorted(o.id for o in fs if o is not f and mine & _pools(o))
 
 
 def achievable(step_ms: float | None, breakdown_ms: dict[str, float | None], findings: Iterable[Finding]) -> dict[str, Any]:
-    """The step time if every warning/critical fix lands, from the union of what they recover (see module doc)."""
+    """The step time if every fix lands (info included), from the union of what they recover (see module doc)."""
     if not step_ms:
         return {}
-    fs = [f for f in findings if f.saving is not None and f.severity in ("critical", "warning")]
+    fs = counted(findings)
     best: dict[tuple[str, str], float] = {}
     for f in fs:
         for r in f.saving.recovers:

@@ -79,7 +79,7 @@ def check(m: HostMetrics) -> list[Finding]:
     cause = max(causes, key=causes.get)
     actions = ctx.fw.fixes_for(ID, _variants(other_ms + unexplained, launch_ms, private))
     if input_ms > 0.2 * g.avg_gap_ms:
-        actions.append(action(f"{ms(input_ms)} of each gap is input wait: see the input_bound finding (guide §1.1)."))
+        actions.append(action(f"{ms(input_ms)} of each gap is input wait: see the input-bound finding (guide §1.1)."))
 
     rows = [[x.after_step, x.gpu, x.gap_ms, x.input_wait_ms, x.launch_ms, x.host_other_ms, x.unexplained_ms]
             for x in sorted(g.gaps, key=lambda x: -x.gap_ms)[:20]]

@@ -17,7 +17,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._kernels import (compute_capability, device_step_scale, fp32_cuda_core_speedup, gemm_speedup,
-                                           kernel_mix, per_step_ms, sixteen_bit_dtype, tensor_core_gpus)
+                                           kernel_mix, per_step_ms, sixteen_bit_dtype, tensor_core_gpus, fp16_reason)
 from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
                                        short, table)
 
@@ -61,7 +61,7 @@ def check(m: HostMetrics) -> list[Finding]:
     # padding first for 16-bit fallbacks, convolution layouts only where there are convolutions
     tf32 = ctx.fw.extra(f"{ID}:tf32") if ampere and t32 >= t16 else []
     conv = ctx.fw.extra(f"{ID}:conv") if _has_convolutions(m) else []
-    main = ctx.fw.fix(f"{ID}:{dtype}")
+    main = ctx.fw.fix(f"{ID}:{dtype}", gpu_fp16=fp16_reason(m))
     acts = tf32 + main + conv + [pad] if t32 >= t16 else [pad] + main + conv
     return [finding(
         ctx, ID, sev,
@@ -78,7 +78,7 @@ def check(m: HostMetrics) -> list[Finding]:
                       + (f"; {roof[1]}" if roof else ""),
                       [("compute", "tc_eligible_kernels", t32 * (1 - 1 / sp)),
                        ("compute", "tc_eligible_16bit_kernels", t16 * (1 - 1 / sp16))]),
-        evidence=[table("TC-eligible kernels not using Tensor Cores (kept steps)", ["kernel", "op", "op type", "precision", "count",
+        evidence=[table("TC-eligible kernels not using Tensor Cores (kept steps, all GPUs)", ["kernel", "op", "op type", "precision", "count",
                                                                       "total ms", "avg us"], rows)],
         actions=acts,
     )]

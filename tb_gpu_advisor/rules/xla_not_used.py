@@ -13,7 +13,7 @@ from __future__ import annotations
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._fusion import ASSUMPTION, chain_saving, chain_table
-from tb_gpu_advisor.rules.base import Ctx, T, count, finding, grade, ms, pct, rule, saving, share_metric
+from tb_gpu_advisor.rules.base import Ctx, T, count, finding, grade, ms, n_of, pct, rule, saving, share_metric
 
 ID = "xla_not_used"
 
@@ -43,7 +43,7 @@ def check(m: HostMetrics) -> list[Finding]:
         f"{'takes' if len(cs.chains) == 1 else 'take'} {ms(cs.kernel_ms)} of kernel time in each {ms(ctx.step_ms)} "
         f"step; fused into one kernel each, about {ms(cs.kernel_ms - cs.fused_ms)}: {ms(cs.fused_ms)} "
         f"({pct(share)} of the step) saved. The most frequent has {c0.length} kernels and occurs "
-        f"{c0.occurrences:,} times in {ctx.steps} steps.",
+        f"{c0.occurrences:,} times in {n_of(ctx.steps, 'step')}.",
         metric=share_metric("fusible_saving_share", "Step time fusing element-wise chains would save", share,
                             "xla_not_used.warning", severity=sev,
                             detail={"chain_kernel_ms_per_step": cs.kernel_ms, "chain_gap_ms_per_step": cs.gap_ms,

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tb_gpu_advisor.common import fsio, logs
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.discover.logdir import HostFile, Session
 from tb_gpu_advisor.model.schema import HostReport, Report
@@ -163,7 +164,7 @@ def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progr
                               progress=progress)
     chosen = dataclasses.replace(session, hosts=tuple(hosts))
     if len(hosts) > 1 and workers > 1:
-        progress(f"analysing {len(hosts)} hosts in {workers} worker process(es)", 0.0)
+        progress(f"analysing {len(hosts)} hosts in {plural(workers, 'worker process')}", 0.0)
         limits = Limits.from_env() if isolate else None
         return analyze_session_parallel(chosen, jobs=workers, progress=progress, limits=limits,
                                         options=options).to_json()

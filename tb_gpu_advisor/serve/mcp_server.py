@@ -38,6 +38,7 @@ import textwrap
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import __version__
 from tb_gpu_advisor.common.fmt import echo, echo_list, gb, ms, pct
 from tb_gpu_advisor.common.options import UserOptions
@@ -280,7 +281,7 @@ def explain_markdown(report: Report, f: Finding, evidence_rows: int) -> str:
              f"{render.md_code(report.run)}, session {render.md_code(report.session)}."), ""]
     body = render.finding_markdown(f, rank or 1, evidence_rows=evidence_rows, open_=True, windows=None, tables=None)
     where = ["### Where to look", "",
-             (f"{len(f.windows)} trace window(s) above, in ms since the capture's start: open the host's capture in "
+             (f"{plural(len(f.windows), 'trace window')} above, in ms since the capture's start: open the host's capture in "
               "the Trace Viewer (TensorBoard's Profile tab) or Perfetto at those times." if f.windows else
               "This finding names no trace window."), ""]
     doc = rule_docs.rule_section(f.rule) if f.rule in RULES else []
@@ -386,7 +387,7 @@ def capture_advice_text(report: Report | None) -> str:
         return "\n".join(out + ["```text", how_to_capture_text(), "```"]) + "\n"
     quality = [f for f in report.findings if f.rule == "capture_quality"]
     out = [f"## Capture advice: run {render.md_code(report.run)}, session {render.md_code(report.session)}", "",
-           f"**{render.md_inline(_capture_verdict(quality))}**", ""]
+           f"**{render.md_inline(_capture_verdict(quality + _warm_up(report)))}**", ""]
     out += render.md_table(["host", "framework", "capture", "steps kept / found", "step marks", "step time cv",
                             "steady"], [_capture_row(h) for h in report.hosts]) + [""]
     out += _capture_notes(report) + [""]
@@ -399,8 +400,15 @@ def capture_advice_text(report: Report | None) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def _warm_up(report: Report) -> list[Finding]:
+    """The findings that say the capture recorded warm-up (``cold_start`` at warning or critical): the report leads
+    with them, so the capture advice cannot call such a capture trustworthy (issue #36)."""
+    return [f for f in report.findings if f.rule == "cold_start" and f.severity in ("critical", "warning")]
+
+
 def _capture_verdict(quality: Sequence[Finding]) -> str:
-    """Recapture when a capture-quality finding is a warning (no GPU activity, too few steps), else trusted."""
+    """Recapture when a capture-quality or cold-start finding is a warning (no GPU activity, too few steps, warm-up
+    recorded), else trusted."""
     worrying = [f for f in quality if f.severity in ("critical", "warning")]
     if worrying:
         return "Recapture before trusting the numbers: " + "; ".join(dict.fromkeys(f.title for f in worrying))

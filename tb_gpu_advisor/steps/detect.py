@@ -43,6 +43,7 @@ from typing import Literal
 
 import numpy as np
 
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, xla
@@ -287,8 +288,8 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             hs = np.array([min(s for s, _ in spans)], np.int64)
             he = np.array([max(e for _, e in spans)], np.int64)
             ids = np.zeros(1, np.int64)
-        note = ("no step markers found (no `Steps` line, Keras `Profiled batch`, `train`/`_r` roots, "
-                "`step_num`, repeated XLA module executions, nor repeating GPU activity): the whole capture is analysed as one step; "
+        # in words any capture's user reads: no framework's marker names (Keras' to a PyTorch or Nsight capture)
+        note = ("no step markers found, nor repeating GPU activity: the whole capture is analysed as one step; "
                 "per-step numbers are capture totals")
     elif found > T("steps.drop_edges_above"):
         edge = f"{T('steps.drop_edges_above'):g}"
@@ -304,7 +305,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                                             "compilation)") for i in ids[cold]]
             ids, hs, he = ids[~cold], hs[~cold], he[~cold]
             gpu_windows = {g: w[~cold] for g, w in gpu_windows.items()}
-            note += f"; dropped {int(cold.sum())} warm-up step(s) holding one-time costs"
+            note += f"; dropped {plural(int(cold.sum()), 'warm-up step')} holding one-time costs"
     host_w = np.stack([hs, he], axis=1) if ids.size else np.zeros((0, 2), np.int64)
     for d in devs:
         gpu_windows.setdefault(d.gpu, host_w)

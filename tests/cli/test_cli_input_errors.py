@@ -152,6 +152,29 @@ def test_profile_outside_the_layout_says_wrong_folder_layout(tmp_path, where):
     assert where in err
 
 
+def test_a_lone_profile_file_given_by_path_is_read(tmp_path):
+    """``report FILE`` reads an XPlane file copied anywhere (issue #36 item 4: it was "not a profile this tool
+    reads", exit 2): the file's own name says what it is."""
+    path = tmp_path / "copied" / "vm.xplane.pb"
+    path.parent.mkdir()
+    path.write_bytes(_space(("/host:CPU", 3)))
+    code, out, err = report_cli(str(path), "--format", "json")
+    assert "not a profile" not in err and out
+    body = json.loads(out)
+    assert [h["host"] for r in body["reports"] for h in r["hosts"]] == ["vm"]
+    assert body["reports"][0]["session"] == "vm.xplane.pb"
+
+
+def test_misplaced_profile_in_a_logdir_is_listed_as_left_out(tmp_path):
+    """Beside real profiles, a misplaced one is left out of the listing and named, with why (the tab's
+    "left out" note and the CLI's stderr list it; it was skipped silently)."""
+    write_profile(str(tmp_path), "r", SESSION, "ok")
+    (tmp_path / "r" / "stray.xplane.pb").write_bytes(_space(("/host:CPU", 3)))
+    skips = discovery.skipped(str(tmp_path))
+    assert [rel for rel, _ in skips] == ["r/stray.xplane.pb"]
+    assert "<run>/plugins/profile/<session>/<host>.xplane.pb" in skips[0][1]
+
+
 def test_misplaced_profiles_ignores_the_layout_and_other_files(tmp_path):
     write_profile(str(tmp_path), "r", SESSION, "ok")
     (tmp_path / "notes.txt").write_text("x")

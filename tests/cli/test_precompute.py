@@ -88,7 +88,7 @@ def test_bad_file_reported_with_reason_not_cached(logdir, tmp_path):
     pc.print_summary(summary, out)
     text = out.getvalue()
     assert "sessions:  3 (0 cached, 3 new, 0 failed)" in text
-    assert f"{bad}: " in text and "errors:    1 file(s)" in text
+    assert f"{bad}: " in text and "errors:    1 file\n" in text
 
 
 def test_analyzer_crash_fails_that_session_only(logdir, tmp_path):

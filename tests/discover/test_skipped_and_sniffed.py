@@ -96,7 +96,8 @@ def test_a_logdir_of_symlinked_runs_says_so_and_reads_them_with_the_flag(tmp_pat
 
 def test_a_file_outside_any_layout_never_lists_its_ancestors(tmp_path, monkeypatch):
     """``report /some/where/h.xplane.pb`` with no logdir layout around the file: no folder above it is walked (it used
-    to discover every ancestor up to ``/``, ``/proc`` included); a file in its layout is still found."""
+    to discover every ancestor up to ``/``, ``/proc`` included), the file is read alone; a file in its layout is
+    still found."""
     from tb_gpu_advisor.discover import logdir as discovery
 
     walked = []
@@ -105,7 +106,8 @@ def test_a_file_outside_any_layout_never_lists_its_ancestors(tmp_path, monkeypat
     stray = tmp_path / "a" / "b" / "h.xplane.pb"
     stray.parent.mkdir(parents=True)
     stray.write_bytes(b"\x0a\x00")
-    assert discovery.locate_file(str(stray)) is None and walked == []
+    alone = discovery.locate_file(str(stray))  # read alone, by its name (``diff BASE.xplane.pb NEW.xplane.pb``)
+    assert alone is not None and alone[2].host == "h" and alone[1].hosts == (alone[2],) and walked == []
     config = tmp_path / "a" / "b" / "config.json"  # named like a trace could be, but is none: its folder only
     config.write_text("{}")
     assert discovery.locate_file(str(config)) is None and walked == [str(config.parent)]

@@ -130,3 +130,39 @@ def test_runs_route_carries_has_gpu(tmp_path):
     body = json.loads(client.get("/data/plugin/gpu_advisor/runs").get_data())
     has = {r["run"]: [s["has_gpu"] for s in r["sessions"]] for r in body["runs"]}
     assert has == {"cpu": [False], "gpu": [True]}
+
+
+def _kineto_activity(path: str) -> bool:
+    """Whether the PyTorch reader finds a kernel or copy in the file: what the probe must agree with."""
+    from tb_gpu_advisor.formats.kineto import adapter
+
+    return any(len(d.kind) > 0 for d in adapter.read_trace(path).devices)  # kernels, copies, collectives
+
+
+def test_kineto_probe_agrees_with_the_reader_on_old_and_new_categories(tmp_path):
+    """PyTorch 1.8-1.10 write ``"cat": "Kernel"`` (the wild-torch V100 sessions): the probe said no GPU there, so
+    ``/runs`` and MCP ``list_runs`` gave ``has_gpu: false`` for 5,846 kernels (issue #36 item 4)."""
+    from tb_gpu_advisor.formats.kineto import probe as kineto_probe
+
+    base = {"ph": "X", "pid": 0, "tid": 7, "ts": 1_000, "dur": 5, "args": {"device": 0, "stream": 7, "correlation": 1}}
+    for cat, gpu in (("Kernel", True), ("kernel", True), ("Memcpy", True), ("Operator", False)):
+        doc = {"schemaVersion": 1, "traceEvents": [
+            {"ph": "X", "cat": "Operator" if cat[0].isupper() else "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1,
+             "ts": 990, "dur": 20, "args": {}},
+            dict(base, cat=cat, name="volta_sgemm_128x64_nn" if cat != "Memcpy" else "Memcpy HtoD")]}
+        path = tmp_path / f"w.{cat}.pt.trace.json"
+        path.write_text(json.dumps(doc, indent=1))
+        assert kineto_probe.has_gpu_activity(str(path)) is gpu == _kineto_activity(str(path)), cat
+
+
+def test_wild_torch_sessions_have_gpu():
+    """The real wild-torch traces (../shared), through the listing the tab and MCP read."""
+    import pytest
+
+    from tests.support.paths import REPO as ROOT
+
+    wild = ROOT.parent / "shared" / "profiles" / "wild-torch"
+    if not wild.exists():
+        pytest.skip(f"{wild} not present")
+    got = gpu_probe.session_activity(discovery.discover(str(wild)), budget_s=120.0)  # no time budget under load
+    assert got and all(v is True for v in got.values()), got

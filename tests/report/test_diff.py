@@ -215,13 +215,27 @@ def test_cli_run_session_two_logdirs_and_two_files(logdir, capsys):
     assert rc == 0 and out.startswith("### GPU Advisor diff:") and "| fixed |" in out
 
 
+def test_cli_two_lone_xplane_files(logdir, tmp_path, capsys):
+    """README: ``diff BASE.xplane.pb NEW.xplane.pb`` -- files copied out of their logdir (issue #36 item 4)."""
+    from tb_gpu_advisor.discover import logdir as discovery
+
+    sessions = {s.run: s for s in discovery.discover(str(logdir))}
+    base, new = tmp_path / "base.xplane.pb", tmp_path / "elsewhere" / "new.xplane.pb"
+    new.parent.mkdir()
+    shutil.copy(sessions["input_bound__before"].hosts[0].path, base)
+    shutil.copy(sessions["input_bound__after"].hosts[0].path, new)
+    rc, out, err = run_cli([str(base), str(new), "--format", "json"], capsys)
+    assert rc == 0, err
+    assert json.loads(out)["step"]["verdict"] == "faster"
+
+
 @pytest.mark.parametrize("argv, message", [
     (["{d}"], "give both --base"),
     (["{d}", "--base", "nope", "--new", "ideal_a"], "'nope' is neither a run nor a session"),
     (["{d}", "--base", "ideal_a", "--new", "ideal_b", "--host", "nope"], "unknown host"),
     (["{d}", "{d}"], "pick one with --base/--new"),
     (["{d}/missing", "{d}"], "no such directory"),
-    (["{d}/x.xplane.pb", "{d}/y.xplane.pb"], "wrong folder layout"),
+    (["{d}/x.xplane.pb", "{d}/y.xplane.pb"], "x.xplane.pb: no such file"),
 ])
 def test_cli_input_errors_exit_2(logdir, capsys, argv, message):
     rc, out, err = run_cli([a.format(d=logdir) for a in argv], capsys)
@@ -314,3 +328,25 @@ def test_another_frameworks_run_compares_by_rule_and_says_so():
     assert any("different frameworks (TensorFlow, JAX)" in n for n in d.notes)
     assert ("input_bound", "fixed") in [(f.rule, f.status) for f in d.findings]
     assert d.step.verdict == "faster" and {c.key for c in d.kernel_classes} >= {"matmul/conv"}
+
+
+def test_the_same_gemms_in_another_dtype_are_the_same_work():
+    """torch_fp32 -> torch_healthy_bf16 ran the same [4096,4096]x[4096,4096] GEMMs: the dtype is the fix the diff
+    measures, not different work (issue #36 read "NOT COMPARABLE ... no GEMM shape in common"); other shapes are."""
+    from types import SimpleNamespace
+
+    from tb_gpu_advisor.model.schema import HostReport, Table
+    from tb_gpu_advisor.report.diff import incomparable
+
+    side = SimpleNamespace(hosts=[], headline=[])  # no FLOPs card: the shapes alone decide
+
+    cols = ["op and shapes", "kind", "precision"]
+
+    def host(*rows: tuple[str, str]) -> HostReport:
+        return HostReport(host="h", path="p", size_bytes=1,
+                          roofline=Table("GEMM shapes", cols, [[f"aten::mm {p} {s}", "matmul", p] for p, s in rows]))
+
+    fp32, bf16 = host(("fp32", "[4096,4096]x[4096,4096]")), host(("bf16", "[4096,4096]x[4096,4096]"))
+    assert "no GEMM shape in common" not in incomparable(side, side, fp32, bf16)  # type: ignore[arg-type]
+    other = host(("bf16", "[1024,4096]x[4096,4096]"))
+    assert "no GEMM shape in common" in incomparable(side, side, fp32, other)  # type: ignore[arg-type]

@@ -37,3 +37,35 @@ def test_fp32_against_bf16_mfu_improves_and_the_batch_change_is_said():
     mfu = next(m for m in d.headline if m.id == "mfu")
     assert mfu.new > 5 * mfu.base and mfu.better is True
     assert d.per_tflop["delta_share"] < -0.9  # 20.2 -> 1.58 ms per TFLOP
+
+
+TORCH = SHARED_PROFILES / "real-h100-torch"
+
+
+@pytest.mark.skipif(not TORCH.is_dir(), reason="../shared/profiles/real-h100-torch not present")
+def test_the_same_gemms_in_another_dtype_are_the_same_work():
+    """torch_fp32 -> torch_healthy_bf16 ran the same [4096,4096]x[4096,4096] GEMMs; the dtype is the fix the diff
+    measures, not other work (issue #36: "NOT COMPARABLE ... no GEMM shape in common")."""
+    def report(run):
+        (s,) = [s for s in discover(str(TORCH)) if s.run == run]
+        return analyze_session(s.run, s.session, s.hosts)
+
+    base, new = report("torch_fp32"), report("torch_healthy_bf16")
+    assert {r[2] for r in base.hosts[0].roofline.rows} == {"fp32"} and {r[2] for r in new.hosts[0].roofline.rows} == {"bf16"}
+    d = diffmod.diff_reports(base, new)
+    assert "no GEMM shape in common" not in d.incomparable, d.incomparable
+    assert not diff_render.to_text(d).splitlines()[2].startswith("NOT COMPARABLE")
+
+
+def test_gemm_work_leaves_the_dtype_out_and_keeps_the_shapes():
+    """Other shapes are still other work: only the dtype word goes."""
+    from tb_gpu_advisor.model.schema import HostReport, Table
+
+    def host(*labels):
+        return HostReport(host="h", path="p", size_bytes=0, roofline=Table("r", ["op and shapes"], [[x] for x in labels]))
+
+    assert diffmod._gemm_work(host("aten::mm fp32 [4096,4096]x[4096,4096]")) == \
+        diffmod._gemm_work(host("aten::mm bf16 [4096,4096]x[4096,4096]"))
+    assert diffmod._gemm_work(host("__cublas$gemm bf16[16384,1024]x[1024,4096]")) == {"__cublas$gemm [16384,1024]x[1024,4096]"}
+    assert not diffmod._gemm_work(host("aten::mm fp32 [128,128]x[128,128]")) & \
+        diffmod._gemm_work(host("aten::mm bf16 [4096,4096]x[4096,4096]"))

@@ -87,4 +87,4 @@ def test_the_note_says_what_was_left_out():
     assert timeline._bound_note(10, 10, (0, 0), 0, 0) == ""
     note = timeline._bound_note(9000, 5000, (3990, 2_500_000), 10, 3)
     assert note.startswith("5000 of 9000 events shown")
-    assert "3990 shortest of the busiest lanes" in note and "lasts 2.5 us" in note and "10 event(s) nested deeper" in note and "3 host thread(s)" in note
+    assert "3990 shortest of the busiest lanes" in note and "lasts 2.5 us" in note and "10 events nested deeper" in note and "3 host threads" in note

@@ -18,6 +18,9 @@ only the report (what a user reads), so it can walk every demo and real report:
 * "If every fix lands" speaking of another step than the report's header, or leaving out a job finding's saving;
 * a verdict that is not "Healthy" when nothing is a warning or critical;
 * an op table calling no op eager beside a finding that counts eager ops.
+
+:func:`context_problems` (issue #36) holds the words to what the report knows: the job's kind, the GPU's vendor,
+whether the GPU is named, which copy a finding is about, a GPU side the capture lost.
 """
 
 from __future__ import annotations
@@ -154,3 +157,79 @@ def _session_problems(report: Report) -> list[str]:
     for f in report.findings:
         out += _severity_vs_saving(f) + _straggler_lead(f)
     return out
+
+
+# --------------------------------------------------------------------------- words fit the context (issue #36)
+
+#: Words only a training job's advice may hold (an unhedged "; check convergence", the training step's names).
+_TRAINING_ONLY = re.compile(r"training loop|\btrain_step\b|jit the whole training step|[;.] check convergence")
+#: A claim about this GPU's generation: only where the capture names the GPU.
+_GPU_CLAIM = re.compile(r"this GPU has fp16 Tensor Cores|this GPU's Tensor Cores have no bfloat16")
+#: NVIDIA's names for what an AMD GPU's user calls otherwise (``devices/amd.py`` ``WORDS``).
+_NVIDIA_UNITS = re.compile(r"tensor core|\bTC eligible|CUDA graph", re.I)
+#: The sync fix (values pulled to the host mid-step): not the lead fix of a host-to-device copy finding.
+_SYNC_FIX = re.compile(r"\.item\(\)|device-to-host|np\.asarray\(x\) waits", re.I)
+
+
+def _prose_of(f: Finding) -> str:
+    """A finding's words, without its code (code keeps the framework's own API names on every GPU)."""
+    return " ".join([f.title, f.summary] + [a.text for a in f.actions])
+
+
+def _gpu_known(h: HostReport) -> bool:
+    """The capture names the GPU it ran on: a product name or an architecture, not a bare ``GPU:0``."""
+    return any(g.compute_capability not in (None, "", "-") for g in h.gpus)
+
+
+def _internal_ids() -> "re.Pattern[str]":
+    """Rule ids (``misaligned_dims``) and step source ids (``trace_train``, ``whole_capture``) as they would leak into
+    prose: a user reads the finding's title or the source in words, never the JSON's id."""
+    import tb_gpu_advisor.rules  # noqa: F401 - importing the rules fills their registry
+    from tb_gpu_advisor.rules.registry import REGISTRY
+
+    ids = sorted(k for k in REGISTRY if "_" in k) + ["trace_train", "whole_capture", "keras_profiled_batch"]
+    return re.compile(r"(?<![\w`'-])(%s)(?![\w`'])" % "|".join(map(re.escape, ids)))
+
+
+def context_problems(report: Report) -> list[str]:
+    """Words that do not fit what the report itself knows (issue #36 deliverable 2): the job's kind, the GPU's vendor,
+    whether the GPU is known, the copy a finding is about, and a GPU side the capture lost."""
+    from tb_gpu_advisor import devices
+
+    out: list[str] = []
+    for h in report.hosts:
+        job = h.job or {}
+        findings = list(h.findings) + [f for f in report.findings if (f.host or (f.hosts[0] if f.hosts else None)) == h.host]
+        amd = devices.vendor_of([g.name for g in h.gpus if g.name]).VENDOR == "AMD"
+        for f in findings:
+            words = _prose_of(f)
+            if job.get("kind") in ("inference", "serving") and _TRAINING_ONLY.search(words):
+                out.append(f"{h.host}/{f.id}: training words to a {job['kind']} job: "
+                           f"'{_TRAINING_ONLY.search(words).group(0)}'")
+            if h.gpus and not _gpu_known(h) and _GPU_CLAIM.search(words):
+                out.append(f"{h.host}/{f.id}: a claim about an unknown GPU: '{_GPU_CLAIM.search(words).group(0)}'")
+            if amd and _NVIDIA_UNITS.search(words):
+                out.append(f"{h.host}/{f.id}: NVIDIA's words on an AMD GPU: '{_NVIDIA_UNITS.search(words).group(0)}'")
+            if f.rule == "excessive_memcpy" and "mostly H2D" in f.summary and f.actions \
+                    and _SYNC_FIX.search(f.actions[0].text):
+                out.append(f"{h.host}/{f.id}: a host-to-device copy finding leads with the sync fix")
+        if amd:
+            for t in (h.kernels, h.ops):
+                bad = [c for c in (t.columns if t is not None else []) if _NVIDIA_UNITS.search(c)]
+                if bad:
+                    out.append(f"{h.host}: table '{t.title}' has NVIDIA's columns {bad} on an AMD GPU")
+            for k, v in (h.capture or {}).get("applied", {}).items() if isinstance(h.capture, dict) else []:
+                if _NVIDIA_UNITS.search(v):
+                    out.append(f"{h.host}: capture.applied[{k}] says '{v}' on an AMD GPU")
+        framework = (h.capture or {}).get("framework") if isinstance(h.capture, dict) else None
+        for f in findings:
+            words = _prose_of(f)
+            for m in _internal_ids().finditer(words):
+                out.append(f"{h.host}/{f.id}: an internal id in the words: '{m.group(0)}'")
+            if framework and framework != "tensorflow" and "Keras" in words:
+                out.append(f"{h.host}/{f.id}: Keras named to a {framework} capture")
+        if "(trace_train)" in job.get("summary", "") or "steps from trace_" in job.get("summary", ""):
+            out.append(f"{h.host}: the job line names a step source by its id")
+        if job.get("kind") == "no_gpu" and re.search(r"launched [\d,]+ kernels|allocator recorded", job.get("kind_evidence", "")):
+            out.append(f"{h.host}: 'no GPU work' beside GPU use ({job['kind_evidence'][:60]})")
+    return sorted(set(out))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.rules.savings import GROUPS
 
-_BAD = ("critical", "warning")
+_BAD = ("critical", "warning", "info")  # every saving counts, info included (issue #36)
 
 
 def savings_problems(where: str, findings, achievable: dict, breakdown_ms: dict | None) -> list[str]:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import gzip
+import re
 
 from tb_gpu_advisor.common import fsio
 
 #: How much of a PyTorch trace is searched for a GPU event before answering "unknown".
 KINETO_PROBE_BYTES = 64 << 20
-_KINETO_GPU = (b'"cat": "kernel"', b'"cat":"kernel"', b'"cat": "gpu_memcpy"', b'"cat":"gpu_memcpy"')
+#: A kernel or copy event: today's categories and PyTorch 1.8-1.10's (``Kernel``, ``Memcpy``: the adapter's
+#: ``OLD_CATS``), with or without the space JSON writers put after the colon.  The old names were missed, so
+#: ``/runs`` said ``has_gpu: false`` for traces of 5,846 V100 kernels (issue #36 item 4).
+_KINETO_GPU = re.compile(rb'"cat":\s*"(?:kernel|gpu_memcpy|Kernel|Memcpy)"')
 
 
 def has_gpu_activity(path: str) -> bool | None:
@@ -22,6 +26,6 @@ def has_gpu_activity(path: str) -> bool | None:
             data = f.read(KINETO_PROBE_BYTES + 1)
     except (OSError, EOFError, ValueError):
         return None
-    if any(m in data for m in _KINETO_GPU):
+    if _KINETO_GPU.search(data):
         return True
     return False if len(data) <= KINETO_PROBE_BYTES else None

@@ -28,7 +28,7 @@ import numpy as np
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import max_profile_bytes
-from tb_gpu_advisor.formats.snapshot.unpickle import UnsafePickle, loads
+from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, loads
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, MemoryEvents,
                                        MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
 
@@ -66,9 +66,11 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     """Read one snapshot pickle into a trace (``SnapshotReadError`` when it is none, or asks for more than data)."""
     data = _read_bytes(path)
     try:
-        doc = loads(data)
+        doc = loads(data, compact=_Compactor())
     except UnsafePickle as e:
         raise SnapshotReadError(path, f"refused: {e} (the file was not run)") from e
+    except PickleLimit as e:
+        raise SnapshotReadError(path, f"refused: {e}; no memory snapshot asks for that (the file was not run)") from e
     except ValueError as e:
         raise SnapshotReadError(path, f"not a readable pickle: {e}") from e
     return to_trace(doc, host or host_name(path), path, len(data), work=max(MIN_WORK, WORK_PER_BYTE * len(data)))
@@ -85,10 +87,27 @@ def host_name(path: str) -> str:
 def _read_bytes(path: str) -> bytes:
     limit = max_profile_bytes()
     with fsio.open_binary(path) as f:
-        data = f.read(limit + 1)
+        data = _read_upto(f, limit + 1)
     if len(data) > limit:
         raise SnapshotReadError(path, f"over the {limit:,}-byte limit (raise TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
     return data
+
+
+def _read_upto(f: Any, n: int, chunk: int = 64 << 20) -> bytes:
+    """At most ``n`` bytes of ``f`` in chunks of about its size: ``f.read(n)`` would reserve all ``n`` (the 8 GiB
+    limit) up front, which an address-space limit refuses however small the file."""
+    try:
+        chunk = min(chunk, os.fstat(f.fileno()).st_size + 1)
+    except (AttributeError, OSError, ValueError):  # a stream with no file descriptor: chunks of the default
+        pass
+    parts, got = [], 0
+    while got < n:
+        part = f.read(min(chunk, n - got))
+        if not part:
+            break
+        parts.append(part)
+        got += len(part)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) -> Trace:
@@ -99,7 +118,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
     budget = _Budget(work)
     by_gpu: dict[int, list[dict]] = {}
     for seg in budget.each(doc["segments"]):
-        if isinstance(seg, dict):
+        if budget.shaped(seg, _SEGMENT, "segment"):
             by_gpu.setdefault(_int(seg.get("device"), 0), []).append(seg)
     traces = doc.get("device_traces") if isinstance(doc.get("device_traces"), list) else []
     gpus = sorted(set(by_gpu) | {g for g, t in enumerate(traces[:MAX_GPUS]) if t})[:MAX_GPUS]
@@ -107,14 +126,14 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
     snap = MemorySnapshot(settings={k: v for k, v in settings.items() if isinstance(k, str)
                                     and isinstance(v, (str, int, float, bool))} if isinstance(settings, dict) else {})
     entries = {g: [e for e in budget.each(traces[g] if g < len(traces) and isinstance(traces[g], list) else [])
-                   if isinstance(e, dict)] for g in gpus}
+                   if budget.shaped(e, _ENTRY, "trace entry")] for g in gpus}
     times = [t for es in entries.values() for e in es if (t := _int(e.get("time_us"), -1)) >= 0]
     t0_us = min(times) if times else 0
     memory: dict[int, MemoryEvents] = {}
     for g in gpus:
         segs = by_gpu.get(g, [])
         reserved = sum(_int(s.get("total_size"), 0) for s in segs)
-        blocks = [b for s in segs for b in budget.each(s.get("blocks") or []) if isinstance(b, dict)]
+        blocks = [b for s in segs for b in budget.each(s.get("blocks") or []) if budget.shaped(b, _BLOCK, "block")]
         live = [b for b in blocks if b.get("state") == "active_allocated"]
         allocated = sum(_int(b.get("size"), 0) for b in live)
         free_blocks = [_int(b.get("size"), 0) for b in blocks if b.get("state") == "inactive"]
@@ -125,8 +144,12 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
         if events is not None:
             memory[g] = events
         snap.ooms.extend(ooms)
+    if budget.bad and not any(by_gpu.values()) and not any(entries.values()):
+        raise SnapshotReadError(path, f"no segment or trace entry of a memory snapshot's shape: {budget.bad_text()}")
     problems = [f"the snapshot describes more entries, blocks and frames than its size warrants: the first "
                 f"{work:,} were read"] if budget.left_out else []
+    if budget.bad:
+        problems.append(f"fields of the wrong type, left out: {budget.bad_text()}")
     if len(traces) > MAX_GPUS or len(by_gpu) > MAX_GPUS:
         problems.append(f"more than {MAX_GPUS} devices: the first {MAX_GPUS} were read")
     span = (0, int((max(times) - t0_us) * 1_000_000)) if times else None
@@ -134,6 +157,42 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
     return Trace(format="snapshot", host=host, path=path, size_bytes=size, h=_empty_host(), devices=devices,
                  num_events=sum(len(es) for es in entries.values()), span_ps=span, time_base=TIME_BASE,
                  memory=memory, snapshot=snap, problems=problems, producer={"kind": "memory snapshot"})
+
+
+class _Entry(tuple):
+    """A trace entry kept as its fields only (:data:`_ENTRY_FIELDS`), its frames one tuple shared by every entry of
+    the same stack: a tenth of the dict and list it was built from.  Read like the dict (``get``)."""
+
+    __slots__ = ()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        i = _ENTRY_INDEX.get(key)
+        v = self[i] if i is not None else None
+        return default if v is None else v
+
+
+_ENTRY_FIELDS = ("action", "addr", "size", "time_us", "frames", "device_free")
+_ENTRY_INDEX = {k: i for i, k in enumerate(_ENTRY_FIELDS)}
+
+
+class _Compactor:
+    """Turns each trace entry (a dict with a string ``action``, fields of the right types) into an :class:`_Entry` as
+    the unpickler places it, so a snapshot's history costs its fields, not its dicts; other dicts stay as they are."""
+
+    def __init__(self) -> None:
+        self.stacks: dict[tuple[int, ...], tuple] = {}  # ids of a stack's frames -> the one tuple of them (kept alive)
+
+    def __call__(self, d: dict) -> _Entry | None:
+        if type(d.get("action")) is not str or _shape_error(d, _ENTRY) is not None:
+            return None
+        frames = d.get("frames")
+        if type(frames) is list:
+            key = tuple(map(id, frames))
+            shared = self.stacks.get(key)
+            if shared is None:
+                shared = self.stacks[key] = tuple(frames)
+            frames = shared
+        return _Entry((d["action"], d.get("addr"), d.get("size"), d.get("time_us"), frames, d.get("device_free")))
 
 
 class _Live:
@@ -236,24 +295,27 @@ def _python_frames(frames: Any, budget: "_Budget | None" = None, limit: int = MA
     ones where the stack has any (a ``stacks="all"`` record leads with the caching allocator's and ATen's C++ frames,
     which every allocation shares), else the C++ ones (``stacks="python"`` off, or a C++-only caller); at most
     ``limit``."""
-    if not isinstance(frames, list):
+    if not isinstance(frames, (list, tuple)):
         return []
     scanned = frames[:MAX_SCAN]
     if budget is not None:
         budget.spend(len(scanned))
-    fs = [f for f in scanned if isinstance(f, dict)]
-    py = [f for f in fs if str(f.get("filename", "")).endswith(".py")]
+        fs = [f for f in scanned if budget.shaped(f, _FRAME, "frame")]
+    else:
+        fs = [f for f in scanned if _shape_error(f, _FRAME) is None]
+    py = [f for f in fs if _str(f.get("filename"), "").endswith(".py")]
     return (py or fs)[:limit]
 
 
 def _frames(frames: Any, budget: "_Budget | None" = None) -> list[str]:
     """``file:line function`` of :func:`_python_frames`."""
-    return [f"{f.get('filename', '?')}:{_int(f.get('line'), 0)} {f.get('name', '?')}"
+    return [f"{_str(f.get('filename'))}:{_int(f.get('line'), 0)} {_str(f.get('name'))}"
             for f in _python_frames(frames, budget)]
 
 
 #: Frames of the framework itself: the user's own line is the first frame outside them.
-_LIBRARY = ("/torch/", "\\torch\\", "<frozen", "<built-in", "/site-packages/", "/dist-packages/", ".cpp", ".h:",
+_LIBRARY = ("/torch/", "\\torch\\", "<frozen", "<built-in", "/site-packages/", "\\site-packages\\", "/dist-packages/",
+            ".cpp", ".h:",
             "??")
 
 
@@ -295,8 +357,9 @@ def _phase(frames: Any, budget: "_Budget | None" = None) -> int:
         return MEMORY_PHASES.index("other")
     forward = module = False
     for f in fs:
-        fn, name = str(f.get("filename", "")), str(f.get("name", ""))
+        fn, name = _str(f.get("filename"), "").replace("\\", "/"), _str(f.get("name"), "")  # Windows paths too
         if "autograd/graph.py" in fn or "autograd/__init__.py" in fn or name == "_engine_run_backward" \
+                or (fn.endswith("torch/_tensor.py") and name == "backward") \
                 or name.startswith("torch::autograd::Engine::"):
             return MEMORY_PHASES.index("backward")
         if "/torch/optim/" in fn:
@@ -309,8 +372,32 @@ def _phase(frames: Any, budget: "_Budget | None" = None) -> int:
     return MEMORY_PHASES.index("forward" if forward else "other")
 
 
+#: The fields the reader uses, and their types (a field may be absent: older PyTorch versions write fewer).
+_SEGMENT = {"device": int, "total_size": int, "blocks": list}
+_BLOCK = {"size": int, "state": str, "address": int, "frames": list}
+_ENTRY = {"action": str, "size": int, "addr": int, "time_us": int, "frames": list, "device_free": int}
+_FRAME = {"filename": str, "name": str, "line": int}
+
+
+def _shape_error(v: Any, fields: dict[str, type]) -> str | None:
+    """None when ``v`` is a dict whose fields (where present) have their types, else the first that does not."""
+    if type(v) is not dict:
+        return f"a {type(v).__name__}"
+    for k, kind in fields.items():
+        x = v.get(k)
+        if x is not None and type(x) is not kind and not (kind is int and type(x) is float and k == "time_us"):
+            return f"`{k}` a {type(x).__name__}"
+    return None
+
+
 def _int(v: Any, default: int) -> int:
     return v if type(v) is int else default
+
+
+def _str(v: Any, default: str = "?") -> str:
+    """A string field as it is, else ``default``: never ``str()`` of a container (memo references can make a list
+    of a few bytes print as 2**60 characters)."""
+    return v if type(v) is str else default
 
 
 class _Budget:
@@ -320,6 +407,7 @@ class _Budget:
         self.limit = limit
         self.n = 0
         self.left_out = False
+        self.bad: dict[str, tuple[int, str]] = {}  # what -> (how many of the wrong shape, the first's fault)
         self._phases: dict[int, tuple[Any, int]] = {}  # id(frames) -> (frames, phase): a shared list is read once
 
     def phase(self, frames: Any) -> int:
@@ -330,6 +418,20 @@ class _Budget:
 
     def spend(self, k: int) -> None:
         self.n += k
+
+    def shaped(self, v: Any, fields: dict[str, type], what: str) -> bool:
+        """Whether ``v`` has the shape of ``what``; if not, counted (with the first example) to be said once."""
+        if type(v) is _Entry:  # checked as it was read
+            return True
+        why = _shape_error(v, fields)
+        if why is None:
+            return True
+        got = self.bad.get(what)
+        self.bad[what] = (got[0] + 1, got[1]) if got else (1, why)
+        return False
+
+    def bad_text(self) -> str:
+        return "; ".join(f"{n:,} {what}{'s' if n > 1 else ''} (e.g. {why})" for what, (n, why) in self.bad.items())
 
     def each(self, items: Any):
         if not isinstance(items, list):

@@ -7,22 +7,44 @@ None, so this reader interprets the opcodes that build those -- protocols 0 to 5
 before anything is built: no class is ever looked up, no callable ever called, no extension registry or persistent
 id consulted.  Unknown or malformed input is :class:`UnsafePickle` / ``ValueError``, never a partial result.
 
-Bounds, so a hostile file costs no more than its size: a string's or number's length is checked against the bytes
-left before it is read; an integer is at most :data:`MAX_INT_BYTES` bytes; a text line at most :data:`MAX_LINE`
-(found in place, never copied first).
-Memo references share objects (as PyTorch's own pickles do for repeated frames), so the *reader* of the result must
-bound its walk (``formats/snapshot/reader.py`` does), not this module.
+Bounded by construction (issue #39), so a hostile file costs time and memory in proportion to its size:
+
+* a string's or number's length is checked against the bytes left before it is read; an integer is at most
+  :data:`MAX_INT_BYTES` bytes; a text line at most :data:`MAX_LINE` (found in place, never copied first);
+* memo references share objects, never copy them (PyTorch's own pickles share repeated frames), and a container
+  is *sealed* once it is placed in another: it can no longer grow, so no cycle can be built and a container's
+  nesting depth, known when it is placed, stays true.  Deeper than :data:`MAX_DEPTH` is refused -- a snapshot
+  nests 7 deep, and every walk of the result (``hash``, ``==``, a pickler, a formatter) may then recurse safely;
+* dict keys are strings or integers below 2**61 (their hashes cannot collide by design): no tuple is hashed, no
+  crafted key collides, so building a dict is linear;
+* at most :data:`MAX_OBJECTS` objects are built (strings, numbers, containers, and the references containers
+  hold), so memory is bounded whatever the opcodes;
+* the interpreter is one loop over the opcodes, with the MARK positions on a stack of their own: no recursion,
+  no rescan of the stack.
+
+Every limit a file reaches is :class:`PickleLimit`, naming the limit.
 """
 
 from __future__ import annotations
 
 import struct
-from typing import Any
+from itertools import repeat
+from typing import Any, Callable
 
 #: The largest integer a snapshot holds is a 64-bit address or size; a few more bytes are tolerated, no more.
 MAX_INT_BYTES = 16
 #: Text opcodes (protocol 0) end at a newline within this many bytes (a string: a frame's file path).
 MAX_LINE = 1 << 20
+#: Containers nested deeper are refused: a snapshot nests 7 deep (the top dict, ``segments``, a segment, its
+#: ``blocks``, a block, its ``frames``, a frame); twice that and more leaves room for a future field.
+MAX_DEPTH = 16
+#: Objects built at most per byte of the file (each string, number, container and memo entry, and each reference a
+#: container holds), and at least MIN_OBJECTS: real snapshots build one per 3 to 5 bytes (0.18-0.32 per byte on
+#: seven of them), so a file building more is no snapshot, and memory stays within ~70 bytes an object.
+OBJECTS_PER_BYTE = 1
+MIN_OBJECTS = 1_000_000
+#: Integer keys hash to themselves below this (Python hashes an int modulo 2**61 - 1): none can collide.
+_MAX_INT_KEY = 1 << 60
 
 
 class UnsafePickle(ValueError):
@@ -38,7 +60,15 @@ _REFUSED = {
     b"P": "PERSID (persistent id)", b"Q": "BINPERSID (persistent id)", b"\x8f": "EMPTY_SET", b"\x90": "ADDITEMS",
     b"\x91": "FROZENSET", b"\x96": "BYTEARRAY8", b"\x97": "NEXT_BUFFER", b"\x98": "READONLY_BUFFER",
     b"B": "BINBYTES", b"C": "SHORT_BINBYTES", b"\x8e": "BINBYTES8",
+    # plain data, but never written by ``pickle.dump`` for plain data: only a hand-made file loops on them
+    b"2": "DUP (pickle.dump never writes it)", b"0": "POP (pickle.dump writes it for recursive tuples only)",
+    b"1": "POP_MARK (pickle.dump writes it for recursive tuples only)",
 }
+
+
+class PickleLimit(ValueError):
+    """The pickle asks for more than a snapshot ever needs (nesting, objects, a key that hashes badly, a cycle):
+    refused, with the limit it reached."""
 
 
 class _Mark:
@@ -48,25 +78,107 @@ class _Mark:
 _MARK = _Mark()
 
 
-def loads(data: bytes) -> Any:
-    """The plain value pickled in ``data``; :class:`UnsafePickle` for anything but plain data, ``ValueError`` for a
-    truncated or malformed pickle."""
-    return _Reader(data).run()
+def loads(data: bytes, max_objects: int | None = None, compact: Callable[[dict], Any] | None = None) -> Any:
+    """The plain value pickled in ``data``; :class:`UnsafePickle` for anything but plain data, :class:`PickleLimit`
+    past a limit (``max_objects``: by default :data:`OBJECTS_PER_BYTE` per byte, at least :data:`MIN_OBJECTS`),
+    ``ValueError`` for a truncated or malformed pickle.
+
+    ``compact``: called with each dict as it is placed in a list; what it returns (not None) is placed instead, so a
+    reader keeps a few fields of a million trace entries, not the entries.  Only memo entries the file fetches again
+    are kept (a first pass finds them): an object pickled once is freed when its reader is done with it."""
+    if max_objects is None:
+        max_objects = max(MIN_OBJECTS, OBJECTS_PER_BYTE * len(data))
+    return _Reader(data, max_objects, compact).run()
+
+
+#: Per opcode, the bytes of its argument (fixed sizes), for the first pass; -1: a length-prefixed or text argument.
+_ARG = [0] * 256
+for _op, _n in ((0x80, 1), (0x95, 8), (0x4A, 4), (0x4B, 1), (0x4D, 2), (0x47, 8), (0x68, 1), (0x6A, 4), (0x71, 1),
+                (0x72, 4), (0x82, 1), (0x83, 2), (0x84, 4)):
+    _ARG[_op] = _n
+for _op in (0x8C, 0x58, 0x8D, 0x8A, 0x8B, 0x55, 0x54, 0x43, 0x42, 0x8E, 0x96, 0x49, 0x4C, 0x46, 0x53, 0x56, 0x70, 0x67,
+            0x50, 0x63, 0x69):
+    _ARG[_op] = -1
+_PREFIX = {0x8C: "<B", 0x55: "<B", 0x43: "<B", 0x8A: "<B", 0x58: "<I", 0x54: "<i", 0x42: "<I", 0x8B: "<i",
+           0x8D: "<Q", 0x8E: "<Q", 0x96: "<Q"}
+
+
+def fetched_keys(raw: bytes) -> set[int]:
+    """The memo keys a pickle fetches (GET, BINGET, LONG_BINGET): a pass over its opcodes that builds nothing.  It
+    stops at the first opcode it cannot step over; the second pass then says what is wrong there."""
+    keys: set[int] = set()
+    pos, end = 0, len(raw)
+    arg = _ARG
+    while pos < end:
+        op = raw[pos]
+        pos += 1
+        n = arg[op]
+        if op == 0x68:
+            if pos < end:
+                keys.add(raw[pos])
+        elif op == 0x6A:
+            if pos + 4 <= end:
+                keys.add(int.from_bytes(raw[pos:pos + 4], "little"))
+        elif op == 0x2E:  # STOP
+            break
+        if n >= 0:
+            pos += n
+            continue
+        fmt = _PREFIX.get(op)
+        if fmt is not None:
+            size = struct.calcsize(fmt)
+            if pos + size > end:
+                break
+            length = struct.unpack_from(fmt, raw, pos)[0]
+            if length < 0:
+                break
+            pos += size + length
+            continue
+        nl = raw.find(b"\n", pos, pos + MAX_LINE)  # a text argument (two lines: GLOBAL, INST -- refused later)
+        if nl < 0:
+            break
+        if op == 0x67:  # GET
+            try:
+                keys.add(int(raw[pos:nl]))
+            except ValueError:
+                break
+        pos = nl + 1
+        if op in (0x63, 0x69):
+            break
+    return keys
+
+
+_CONTAINERS = (list, dict, tuple)
+_UNPACK_B, _UNPACK_H, _UNPACK_I, _UNPACK_i, _UNPACK_Q, _UNPACK_d = (
+    struct.Struct(f).unpack_from for f in ("<B", "<H", "<I", "<i", "<Q", ">d"))
 
 
 class _Reader:
-    def __init__(self, data: bytes):
+    """One pass over the opcodes (the hot ones inline in :meth:`run`, the others in :meth:`rare`)."""
+
+    def __init__(self, data: bytes, max_objects: int, compact: Callable[[dict], Any] | None = None):
         self.raw = bytes(data)
-        self.data = memoryview(self.raw)
+        self.compact = compact
+        self.fetched = fetched_keys(self.raw) if compact is not None else None  # None: keep every memo entry
+        self.memoized = 0
         self.pos = 0
         self.stack: list[Any] = []
+        self.marks: list[int] = []  # stack positions of the MARKs: popped in O(1), never searched for
         self.memo: dict[int, Any] = {}
+        self.objects = 0
+        self.max_objects = max_objects
+        self.depth: dict[int, int] = {}  # id(container) -> its nesting depth (1: holds no container)
+        #: ids of containers pushed a second time (memo GET, DUP): they can no longer change.  Python's pickler
+        #: fetches a container only once it is complete, and a container placed in another leaves the stack, so
+        #: the only way back to a placed container is such a fetch: no cycle, and every depth stays true.
+        self.sealed: set[int] = set()
+        self.last_memo: Any = None
 
     # -- input
     def take(self, n: int) -> bytes:
-        if n < 0 or self.pos + n > len(self.data):
+        if n < 0 or self.pos + n > len(self.raw):
             raise ValueError(f"pickle truncated at byte {self.pos:,} (wants {n:,} more bytes)")
-        out = bytes(self.data[self.pos:self.pos + n])
+        out = self.raw[self.pos:self.pos + n]
         self.pos += n
         return out
 
@@ -76,17 +188,62 @@ class _Reader:
             raise ValueError(f"pickle: no end of line within {MAX_LINE:,} bytes at byte {self.pos:,}")
         return self.take(end + 1 - self.pos)[:-1]
 
-    def u(self, fmt: str) -> int:
-        return struct.unpack(fmt, self.take(struct.calcsize(fmt)))[0]
+    def u(self, unpack: Any, n: int) -> Any:
+        if self.pos + n > len(self.raw):
+            raise ValueError(f"pickle truncated at byte {self.pos:,} (wants {n:,} more bytes)")
+        v = unpack(self.raw, self.pos)[0]
+        self.pos += n
+        return v
+
+    # -- what is built
+    def too_many(self) -> PickleLimit:
+        return PickleLimit(f"more than {self.max_objects:,} objects (the limit: {OBJECTS_PER_BYTE} per byte of the "
+                           f"file, at least {MIN_OBJECTS:,}; a snapshot builds one per 3 to 5 bytes)")
+
+    def new(self, container: Any) -> Any:
+        """A new, empty or just built container: counted and given its depth (its id's old entries dropped)."""
+        self.objects += 1
+        self.depth[id(container)] = 1
+        self.sealed.discard(id(container))
+        return container
+
+    def place(self, parent: Any, items: list[Any] | tuple) -> None:
+        """``items`` go into ``parent``: its depth is one more than the deepest's, counted as references."""
+        if items:
+            dget = self.depth.get
+            d = max(map(dget, map(id, items), repeat(0, len(items)))) + 1
+            if d > self.depth[id(parent)]:
+                if d > MAX_DEPTH:
+                    raise PickleLimit(f"containers nested more than {MAX_DEPTH} deep (the limit; a snapshot nests 7)")
+                self.depth[id(parent)] = d
+            self.objects += len(items)
+
+    def grow(self, kind: type) -> Any:
+        """The container on top of the stack, about to get items: one never fetched a second time."""
+        target = self.top(kind)
+        if id(target) in self.sealed:
+            raise PickleLimit(f"a {kind.__name__} changed after it was shared (a cycle, or a shared object "
+                              "rewritten: no snapshot does either)")
+        return target
+
+    def tuple_of(self, items: list[Any]) -> tuple:
+        t = self.new(tuple(items))
+        self.place(t, items)
+        return t
+
+    def fetch(self, v: Any) -> None:
+        if type(v) in _CONTAINERS:
+            self.sealed.add(id(v))
+        self.stack.append(v)
 
     # -- stack
     def pop_mark(self) -> list[Any]:
-        for k in range(len(self.stack) - 1, -1, -1):
-            if self.stack[k] is _MARK:
-                items = self.stack[k + 1:]
-                del self.stack[k:]
-                return items
-        raise ValueError("pickle: MARK expected on the stack")
+        if not self.marks:
+            raise ValueError("pickle: MARK expected on the stack")
+        k = self.marks.pop()
+        items = self.stack[k + 1:]
+        del self.stack[k:]
+        return items
 
     def pop(self) -> Any:
         if not self.stack or self.stack[-1] is _MARK:
@@ -104,138 +261,212 @@ class _Reader:
             self.stack.append(raw.decode("utf-8", "surrogatepass"))
         except UnicodeDecodeError as e:
             raise ValueError(f"pickle: a string that is not UTF-8 ({e})") from e
+        self.objects += 1
 
     def push_long(self, n: int) -> None:
         if n > MAX_INT_BYTES:
             raise UnsafePickle(f"an integer of {n:,} bytes: no snapshot holds one")
         self.stack.append(int.from_bytes(self.take(n), "little", signed=True))
+        self.objects += 1
+
+    def setitems(self, d: dict, items: list[Any]) -> None:
+        if len(items) % 2:
+            raise ValueError("pickle: a dict of an odd number of items")
+        for k in range(0, len(items), 2):
+            key = items[k]
+            if type(key) is not str and not (type(key) in (int, bool) and -_MAX_INT_KEY < key < _MAX_INT_KEY):
+                raise PickleLimit(f"a dict key of type {type(key).__name__} (keys are strings or integers below "
+                                  "2**60: anything else could cost more to hash than the file is long)")
+            d[key] = items[k + 1]
+        self.place(d, items[1::2])
+
+    def compacted(self, items: list[Any]) -> list[Any]:
+        """``items`` with each dict the reader's ``compact`` takes replaced by what it returns; the dict's and its
+        containers' bookkeeping dropped (a dict placed in a list leaves the stack: only a memo fetch brings it back,
+        and a fetched one is never compacted)."""
+        out = []
+        depth, sealed, compact = self.depth, self.sealed, self.compact
+        for x in items:
+            if type(x) is dict and id(x) not in sealed:
+                y = compact(x)
+                if y is not None:
+                    for v in x.values():
+                        if type(v) in _CONTAINERS and id(v) not in sealed:
+                            depth.pop(id(v), None)
+                    depth.pop(id(x), None)
+                    x = y
+            out.append(x)
+        return out
+
+    def memoize(self, key: int) -> None:
+        """``pickle.dump`` memoizes each string and container once, under the next key: anything else (a number,
+        the same object again, a key out of order) only a hand-made file does."""
+        st = self.stack
+        if not st or st[-1] is _MARK:
+            raise ValueError("pickle: nothing to memoize")
+        v = st[-1]
+        memoizable = type(v) is str or type(v) in _CONTAINERS and not (type(v) is tuple and not v)
+        if key != self.memoized or v is self.last_memo or not memoizable:
+            raise PickleLimit(f"memo entry {key} of a {type(v).__name__} (pickle.dump memoizes each string and "
+                              "container once, in order)")
+        self.memoized += 1
+        self.last_memo = v
+        if self.fetched is None or key in self.fetched:
+            self.objects += 1
+            self.memo[key] = v
+
+    def get(self, key: int) -> None:
+        try:
+            self.fetch(self.memo[key])
+        except KeyError:
+            raise ValueError(f"pickle: memo {key} read before it is written") from None
 
     # -- the interpreter
-    def run(self) -> Any:  # noqa: C901 - one opcode per branch reads best as one table
-        st = self.stack
+    def run(self) -> Any:
+        """The hot opcodes of a snapshot (memo fetches, short strings, small ints, dicts and lists) inline."""
+        raw, st, marks = self.raw, self.stack, self.marks
+        end = len(raw)
         while True:
-            if self.pos >= len(self.data):
+            if self.objects > self.max_objects:
+                raise self.too_many()
+            pos = self.pos
+            if pos >= end:
                 raise ValueError("pickle ends without STOP (truncated)")
-            op = self.take(1)
-            if op in _REFUSED:
-                raise UnsafePickle(f"opcode {_REFUSED[op]} at byte {self.pos - 1:,}: a snapshot is plain data only")
-            if op == b".":  # STOP
+            op = raw[pos]
+            self.pos = pos + 1
+            if op == 0x68:  # h BINGET
+                self.get(self.u(_UNPACK_B, 1))
+            elif op == 0x94:  # MEMOIZE
+                self.memoize(self.memoized)
+            elif op == 0x8C:  # SHORT_BINUNICODE
+                self.push_str(self.u(_UNPACK_B, 1))
+            elif op == 0x4B:  # K BININT1
+                st.append(self.u(_UNPACK_B, 1))
+            elif op == 0x28:  # ( MARK
+                marks.append(len(st))
+                st.append(_MARK)
+            elif op == 0x7D:  # } EMPTY_DICT
+                st.append(self.new({}))
+            elif op == 0x5D:  # ] EMPTY_LIST
+                st.append(self.new([]))
+            elif op == 0x75:  # u SETITEMS
+                items = self.pop_mark()
+                self.setitems(self.grow(dict), items)
+            elif op == 0x65:  # e APPENDS
+                items = self.pop_mark()
+                lst = self.grow(list)
+                self.place(lst, items)
+                lst.extend(self.compacted(items) if self.compact is not None else items)
+            elif op == 0x6A:  # j LONG_BINGET
+                self.get(self.u(_UNPACK_I, 4))
+            elif op == 0x2E:  # . STOP
                 value = self.pop()
                 if st:
                     raise ValueError("pickle: values left on the stack at STOP")
                 _check_plain(value)
                 return value
-            if op == b"\x80":  # PROTO
-                if self.u("<B") > 5:
-                    raise ValueError("pickle protocol above 5")
-            elif op == b"\x95":  # FRAME: a length prefix only
-                self.u("<Q")
-            elif op == b"(":
-                st.append(_MARK)
-            elif op == b"0":
-                self.pop()
-            elif op == b"1":
-                self.pop_mark()
-            elif op == b"2":  # DUP
-                st.append(self.top(object))
-            elif op == b"N":
-                st.append(None)
-            elif op == b"\x88":
-                st.append(True)
-            elif op == b"\x89":
-                st.append(False)
-            elif op == b"J":
-                st.append(self.u("<i"))
-            elif op == b"K":
-                st.append(self.u("<B"))
-            elif op == b"M":
-                st.append(self.u("<H"))
-            elif op == b"\x8a":
-                self.push_long(self.u("<B"))
-            elif op == b"\x8b":
-                self.push_long(self.u("<i"))
-            elif op == b"G":
-                st.append(self.u(">d"))
-            elif op == b"I":
-                st.append(_text_int(self.line()))
-            elif op == b"L":
-                st.append(_text_int(self.line().rstrip(b"L")))
-            elif op == b"F":
-                try:
-                    st.append(float(self.line()))
-                except ValueError as e:
-                    raise ValueError(f"pickle: bad FLOAT ({e})") from e
-            elif op == b"X":
-                self.push_str(self.u("<I"))
-            elif op == b"\x8c":
-                self.push_str(self.u("<B"))
-            elif op == b"\x8d":
-                self.push_str(self.u("<Q"))
-            elif op == b"V":
-                try:
-                    st.append(self.line().decode("raw_unicode_escape"))
-                except UnicodeDecodeError as e:
-                    raise ValueError(f"pickle: bad UNICODE ({e})") from e
-            elif op in (b"S", b"T", b"U"):  # protocol 0-2 byte strings: text in a snapshot written by Python 2 tools
-                raw = _quoted(self.line()) if op == b"S" else self.take(self.u("<i") if op == b"T" else self.u("<B"))
-                st.append(raw.decode("latin-1"))
-            elif op == b"]":
-                st.append([])
-            elif op == b"}":
-                st.append({})
-            elif op == b")":
-                st.append(())
-            elif op == b"l":
-                st.append(self.pop_mark())
-            elif op == b"t":
-                st.append(tuple(self.pop_mark()))
-            elif op == b"d":
-                items = self.pop_mark()
-                st.append(_pairs({}, items))
-            elif op == b"\x85":
-                st.append((self.pop(),))
-            elif op == b"\x86":
-                b_ = self.pop()
-                st.append((self.pop(), b_))
-            elif op == b"\x87":
-                c_, b_ = self.pop(), self.pop()
-                st.append((self.pop(), b_, c_))
-            elif op == b"a":
-                v = self.pop()
-                self.top(list).append(v)
-            elif op == b"e":
-                items = self.pop_mark()
-                self.top(list).extend(items)
-            elif op == b"s":
-                v, k = self.pop(), self.pop()
-                _pairs(self.top(dict), [k, v])
-            elif op == b"u":
-                items = self.pop_mark()
-                _pairs(self.top(dict), items)
-            elif op in (b"p", b"q", b"r", b"\x94"):  # PUT, BINPUT, LONG_BINPUT, MEMOIZE
-                key = (len(self.memo) if op == b"\x94" else _text_int(self.line()) if op == b"p"
-                       else self.u("<B") if op == b"q" else self.u("<I"))
-                if not st or st[-1] is _MARK:
-                    raise ValueError("pickle: nothing to memoize")
-                self.memo[key] = st[-1]
-            elif op in (b"g", b"h", b"j"):  # GET, BINGET, LONG_BINGET
-                key = _text_int(self.line()) if op == b"g" else self.u("<B") if op == b"h" else self.u("<I")
-                if key not in self.memo:
-                    raise ValueError(f"pickle: memo {key} read before it is written")
-                st.append(self.memo[key])
             else:
-                raise UnsafePickle(f"unknown opcode {op!r} at byte {self.pos - 1:,}")
+                self.rare(op)
 
-
-def _pairs(d: dict, items: list[Any]) -> dict:
-    if len(items) % 2:
-        raise ValueError("pickle: a dict of an odd number of items")
-    for k in range(0, len(items), 2):
-        try:
-            d[items[k]] = items[k + 1]
-        except TypeError as e:  # a list as a key
-            raise ValueError(f"pickle: a key that is no plain value ({e})") from e
-    return d
+    def rare(self, code: int) -> None:  # noqa: C901 - one opcode per branch reads best as one table
+        st = self.stack
+        op = bytes([code])
+        if op in _REFUSED:
+            raise UnsafePickle(f"opcode {_REFUSED[op]} at byte {self.pos - 1:,}: a snapshot is plain data only")
+        if op == b"\x80":  # PROTO
+            if self.u(_UNPACK_B, 1) > 5:
+                raise ValueError("pickle protocol above 5")
+        elif op == b"\x95":  # FRAME: a length prefix, which must fit in the file
+            n = self.u(_UNPACK_Q, 8)
+            if n > len(self.raw) - self.pos:
+                raise ValueError(f"pickle truncated: a frame of {n:,} bytes at byte {self.pos:,}, "
+                                 f"{len(self.raw) - self.pos:,} left")
+        elif op == b"N":
+            st.append(None)
+        elif op == b"\x88":
+            st.append(True)
+        elif op == b"\x89":
+            st.append(False)
+        elif op == b"J":
+            st.append(self.u(_UNPACK_i, 4))
+            self.objects += 1
+        elif op == b"M":
+            st.append(self.u(_UNPACK_H, 2))
+            self.objects += 1
+        elif op == b"\x8a":
+            self.push_long(self.u(_UNPACK_B, 1))
+        elif op == b"\x8b":
+            self.push_long(self.u(_UNPACK_i, 4))
+        elif op == b"G":
+            st.append(self.u(_UNPACK_d, 8))
+            self.objects += 1
+        elif op == b"I":
+            st.append(_text_int(self.line()))
+            self.objects += 1
+        elif op == b"L":
+            st.append(_text_int(self.line().rstrip(b"L")))
+            self.objects += 1
+        elif op == b"F":
+            try:
+                st.append(float(self.line()))
+            except ValueError as e:
+                raise ValueError(f"pickle: bad FLOAT ({e})") from e
+            self.objects += 1
+        elif op == b"X":
+            self.push_str(self.u(_UNPACK_I, 4))
+        elif op == b"\x8d":
+            self.push_str(self.u(_UNPACK_Q, 8))
+        elif op == b"V":
+            try:
+                st.append(self.line().decode("raw_unicode_escape"))
+            except UnicodeDecodeError as e:
+                raise ValueError(f"pickle: bad UNICODE ({e})") from e
+            self.objects += 1
+        elif op in (b"S", b"T", b"U"):  # protocol 0-2 byte strings: text in a snapshot written by Python 2 tools
+            raw = _quoted(self.line()) if op == b"S" else self.take(
+                self.u(_UNPACK_i, 4) if op == b"T" else self.u(_UNPACK_B, 1))
+            st.append(raw.decode("latin-1"))
+            self.objects += 1
+        elif op == b")":
+            st.append(())
+        elif op == b"l":
+            items = self.pop_mark()
+            lst = self.new(items)
+            self.place(lst, items)
+            st.append(lst)
+        elif op == b"t":
+            st.append(self.tuple_of(self.pop_mark()))
+        elif op == b"d":
+            items = self.pop_mark()
+            d = self.new({})
+            self.setitems(d, items)
+            st.append(d)
+        elif op == b"\x85":
+            st.append(self.tuple_of([self.pop()]))
+        elif op == b"\x86":
+            b_ = self.pop()
+            st.append(self.tuple_of([self.pop(), b_]))
+        elif op == b"\x87":
+            c_, b_ = self.pop(), self.pop()
+            st.append(self.tuple_of([self.pop(), b_, c_]))
+        elif op == b"a":
+            v = self.pop()
+            lst = self.grow(list)
+            self.place(lst, (v,))
+            lst.append(self.compacted([v])[0] if self.compact is not None else v)
+        elif op == b"s":
+            v, k = self.pop(), self.pop()
+            self.setitems(self.grow(dict), [k, v])
+        elif op == b"p":
+            self.memoize(_text_int(self.line()))
+        elif op == b"q":
+            self.memoize(self.u(_UNPACK_B, 1))
+        elif op == b"r":
+            self.memoize(self.u(_UNPACK_I, 4))
+        elif op == b"g":
+            self.get(_text_int(self.line()))
+        else:
+            raise UnsafePickle(f"unknown opcode {op!r} at byte {self.pos - 1:,}")
 
 
 def _text_int(raw: bytes) -> int | bool:

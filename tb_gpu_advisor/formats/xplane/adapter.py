@@ -20,6 +20,7 @@ import re
 
 import numpy as np
 
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.formats.xplane import hlo
@@ -196,14 +197,14 @@ def _flop_notes(by_name: dict[str, list[hlo.ModuleWork]], modules: list[hlo.Modu
     if not any(m.rows for m in modules):
         notes.append(f"no matmul, convolution or attention instruction in the {len(modules)} compiled XLA modules")
     if bad:
-        notes.append(f"{len(bad)} module(s) whose `Hlo Proto` could not be read were skipped: {'; '.join(bad[:3])}")
+        notes.append(f"{plural(len(bad), 'module')} whose `Hlo Proto` could not be read {'was' if len(bad) == 1 else 'were'} skipped: {'; '.join(bad[:3])}")
     loops = sum(m.unknown_loops for m in modules)
     if loops:
-        notes.append(f"{loops} while loop(s) with matmul work have no trip count XLA proved: their FLOPs are "
+        notes.append(f"{plural(loops, 'while loop')} with matmul work {'has' if loops == 1 else 'have'} no trip count XLA proved: their FLOPs are "
                      "counted once per module execution (a lower bound)")
     twice = sorted(n for n, ms in by_name.items() if len({_rows_key(m) for m in ms}) > 1)
     if twice:
-        notes.append(f"module(s) {', '.join(twice[:3])} were compiled into several programs with different matmuls; "
+        notes.append(f"{'module' if len(twice) == 1 else 'modules'} {', '.join(twice[:3])} {'was' if len(twice) == 1 else 'were'} compiled into several programs with different matmuls; "
                      "the last compiled is counted (kernels name the module, not the program)")
     return notes
 

@@ -63,9 +63,12 @@ class XPlaneLayout:
         profile_dir = os.path.dirname(session_dir)
         plugins_dir = os.path.dirname(profile_dir)
         if os.path.basename(profile_dir) != PROFILE_DIR or os.path.basename(plugins_dir) != PLUGINS_DIR:
-            raise ValueError(f"{path}: wrong folder layout: expected {EXPECTED}")
+            return None  # a file copied anywhere: read alone (``lone_host``)
         # the run folder itself as the logdir: discovery calls its run "."
         return Located(os.path.dirname(plugins_dir), os.path.basename(session_dir), host_of(os.path.basename(p)) or "")
+
+    def lone_host(self, file_name: str) -> str | None:
+        return host_of(file_name)
 
 
 LAYOUT = XPlaneLayout()

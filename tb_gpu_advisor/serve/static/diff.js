@@ -138,8 +138,17 @@ export function findingsTable(findings) {
     (i) => `finding-${findings[i].status}`);
 }
 
+/** Table rows of changes; a "changed" row whose change is under 0.05 µs/step (the CLI's "+0.0") is no change: left out. */
 function changeRows(changes, fmt, signed) {
-  return changes.map((c) => [c.label, fmt(c.base), fmt(c.new), signed(c.delta), CHANGE[c.status] ?? c.status]);
+  return changes.filter((c) => !(c.status === "changed" && (!isNum(c.delta) || Math.abs(c.delta) < 0.05)))
+    .map((c) => [c.label, fmt(c.base), fmt(c.new), signed(c.delta), CHANGE[c.status] ?? c.status]);
+}
+
+/** A table of changes, or one line saying that nothing in it changed (every row read "+0.0"). */
+function changesTable(caption, what, changes) {
+  const rows = changeRows(changes || [], us, signedUs);
+  if (rows.length || !(changes || []).length) return table(caption, [what, "base", "new", "change", "status"], rows);
+  return h("p", { class: "muted small no-change" }, `${caption}: no change of 0.05 µs/step or more.`);
 }
 
 function headlineRows(headline) {
@@ -171,9 +180,9 @@ export function diffView(d, { width = DEFAULT_WIDTH, onClose = null, legend = {}
     findingsTable(d.findings) || h("p", { class: "muted" }, "No warning or critical finding on either side."),
     breakdownFigure(d.breakdown, width, legend.groups || []),
     table("Headline", ["metric", "base", "new", "better or worse"], headlineRows(d.headline)),
-    table("Kernel time by class (µs/step)", ["class", "base", "new", "change", "status"], changeRows(d.kernel_classes, us, signedUs)),
-    table("Largest kernel changes (µs/step)", ["kernel", "base", "new", "change", "status"], changeRows(d.kernels, us, signedUs)),
-    table("Largest op changes (kernel µs/step)", ["op", "base", "new", "change", "status"], changeRows(d.ops, us, signedUs)),
+    changesTable("Kernel time by class (µs/step)", "class", d.kernel_classes),
+    changesTable("Largest kernel changes (µs/step)", "kernel", d.kernels),
+    changesTable("Largest op changes (kernel µs/step)", "op", d.ops),
     table("GPUs", ["GPU", "name", "step", "active (any GPU work)", "kernels"], gpuRows(d.gpus)),
     h("p", { class: "muted small" }, `Diff ${d.diff_version} · analyzer ${d.analyzer_version} · generated ${d.generated_at}`));
 }

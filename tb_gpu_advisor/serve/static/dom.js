@@ -49,7 +49,15 @@ export function replaceChildren(el, ...children) {
  */
 export function codeText(text) {
   const parts = String(text).split("`");
-  if (parts.length < 3 || parts.length % 2 === 0) return String(text);
-  return parts.map((p, i) => (i % 2 ? h("code", {}, p) : p)).filter((p) => p !== "");
+  if (parts.length < 3 || parts.length % 2 === 0) return units(String(text));
+  return parts.map((p, i) => (i % 2 ? h("code", {}, p) : units(p))).filter((p) => p !== "");
+}
+
+/**
+ * The server's prose in the tab's unit style: microseconds as "µs" (the CLI writes ASCII "us"), so one screen never
+ * shows "880 µs/step" beside "~880 us/step" (issue #36).  Only a number's unit: "us" as a word stays.
+ */
+export function units(text) {
+  return String(text).replace(/(\d)( ?)us\b/g, "$1$2µs");
 }
 

@@ -78,3 +78,12 @@ export function saving(s) {
   // percent_of_step is in percent (rules/base.py), unlike shares (fractions)
   return `${ms(s.ms_per_step)}/step (${pct(s.percent_of_step / 100)} of the step)`;
 }
+
+/**
+ * A file name of the export: every name in it whole up to 180 characters (a diff names two runs and sessions; cut at
+ * 80 it lost the new side, issue #36); past that its start and end, so both sides stay told apart.
+ */
+export function safeName(text, limit = 180) {
+  const name = String(text).replace(/[^A-Za-z0-9._-]+/g, "_");
+  return name.length <= limit ? name : `${name.slice(0, limit / 2)}_${name.slice(-(limit / 2 - 1))}`;
+}

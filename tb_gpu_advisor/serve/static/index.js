@@ -6,6 +6,7 @@ import { Bridge, readUrlData, writeUrlData } from "./static/bridge.js";
 import { h, replaceChildren } from "./static/dom.js";
 import { tensorboardRoot } from "./static/links.js";
 import * as diffViews from "./static/diff.js";
+import { safeName } from "./static/format.js";
 import { fetchDiff, fetchDiffMarkdown, fetchReport, fetchReportMarkdown, fetchRuns, findSession, resolveSelection } from "./static/model.js";
 import { closeOnOutsideClick, normalizeSettings, settingsControl } from "./static/settings.js";
 import { followTheme } from "./static/theme.js";
@@ -27,9 +28,6 @@ function download(name, text, type) {
   setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
 
-function safeName(text) {
-  return String(text).replace(/[^A-Za-z0-9._-]+/g, "_").slice(0, 80);
-}
 
 class App {
   constructor(doc) {

@@ -2,7 +2,7 @@
 // Untrusted profile text only ever goes through h()/s() as text.
 
 import { DEFAULT_WIDTH, gpuChart, kernelHistogram, memoryChart, ranksChart, RANKS_LISTED, rooflineChart, stepChart, stepSeries } from "./charts.js";
-import { codeText, h } from "./dom.js";
+import { codeText, h, units } from "./dom.js";
 import { cell, columnFormat, gib, ms, pct, saving } from "./format.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
 import { windowTimelines } from "./timeline.js";
@@ -17,6 +17,8 @@ export function select(label, options, value, onChange) {
   const el = h("select", { "aria-label": label, onChange: (e) => onChange(e.target.value) },
     options.map((o) => h("option", { value: o.value, selected: o.value === value }, o.label)));
   el.value = value;
+  // the whole choice on hover, where a narrow window still cuts a long run name
+  el.title = (options.find((o) => o.value === value) || {}).label || "";
   return h("label", { class: "picker" }, h("span", {}, label), el);
 }
 
@@ -154,8 +156,11 @@ export function cardNote(m) {
   return null;
 }
 
-/** One headline card: value, status colour, good direction, one-line meaning, and why it is graded so. */
-export function metricCard(m) {
+/**
+ * One headline card: value, status colour, good direction, one-line meaning, and why it is graded so; a card a
+ * setting would give (the MFU of a trace without FLOPs) points at the tab's Settings, never at a command-line flag.
+ */
+export function metricCard(m, ctx = {}) {
   const note = cardNote(m);
   const value = m.display || "–";
   return h("div", { class: `card status-${m.status}`, role: "group", "aria-label": m.label },
@@ -168,8 +173,9 @@ export function metricCard(m) {
       m.status && m.status !== "unknown" ? [h("span", { class: "badge" }, STATUS_TEXT[m.status] || m.status), " "] : null,
       h("span", { class: "muted" }, DIRECTION[m.good_direction] || "")),
     // two lines each at most (style.css), the whole text on hover: the cards must leave the findings on screen
-    m.meaning ? h("p", { class: "card-meaning", title: m.meaning }, m.meaning) : null,
-    note ? h("p", { class: "card-note small", title: note }, note) : null,
+    m.meaning ? h("p", { class: "card-meaning", title: units(m.meaning) }, units(m.meaning)) : null,
+    note ? h("p", { class: "card-note small", title: units(note) }, units(note)) : null,
+    settingButton((m.detail || {}).needs_setting, ctx, { help: false }),  // a card stays compact: the help on hover
     m.threshold !== null && m.threshold !== undefined
       ? h("div", { class: "muted small" }, `threshold ${m.unit === "share" ? pct(m.threshold) : cell(m.threshold)}`) : null);
 }
@@ -178,11 +184,11 @@ export function metricCard(m) {
  * The headline cards; the ones with no meaning for the run's framework (detail.not_applicable) collapse into one
  * line under them, each label with its reason on hover, so the cards that mean something keep the screen.
  */
-export function scorecard(metrics) {
+export function scorecard(metrics, ctx = {}) {
   const na = metrics.filter((m) => (m.detail || {}).not_applicable);
   const shown = metrics.filter((m) => !(m.detail || {}).not_applicable);
   return h("section", { class: "scorecard-wrap", "aria-label": "Headline numbers" },
-    h("div", { class: "scorecard" }, shown.map(metricCard)),
+    h("div", { class: "scorecard" }, shown.map((m) => metricCard(m, ctx))),
     na.length ? h("p", { class: "muted small na-cards" }, "Not applicable to this capture: ",
       na.map((m, i) => [i ? ", " : "", h("span", { title: m.detail.not_applicable }, m.label)])) : null);
 }
@@ -233,12 +239,17 @@ export function findingLinks(f, ctx) {
  * parameter count): a button that opens the tab's Settings at that field -- TensorBoard has no --params.
  */
 export function settingPointer(f, ctx) {
-  const spec = (ctx.legend?.settings || []).find((x) => x.key === f.metric?.detail?.needs_setting);
+  return settingButton(f.metric?.detail?.needs_setting, ctx);
+}
+
+/** The button that opens Settings at the field `key` names (a finding's or a card's `detail.needs_setting`). */
+function settingButton(key, ctx, { help = true } = {}) {
+  const spec = (ctx?.legend?.settings || []).find((x) => x.key === key);
   if (!spec || !ctx.onSetting) return null;
   return h("p", { class: "setting-pointer" },
-    h("button", { type: "button", class: "set-setting", dataset: { setting: spec.key }, onClick: () => ctx.onSetting(spec.key) },
+    h("button", { type: "button", class: "set-setting", dataset: { setting: spec.key }, title: spec.help, onClick: () => ctx.onSetting(spec.key) },
       `Set ${spec.label} in Settings`),
-    h("span", { class: "muted small" }, ` ${spec.help}`));
+    help ? h("span", { class: "muted small" }, ` ${spec.help}`) : null);
 }
 
 /** "on 2 hosts: worker0, worker1" for a finding merged over hosts (report_schema.Finding.hosts), else "". */
@@ -258,19 +269,20 @@ export function findingView(f, rank, ctx) {
     h("summary", {},
       h("span", { class: "rank" }, `#${rank}`),
       h("span", { class: `badge sev` }, f.severity),
-      h("span", { class: "finding-title" }, f.title),
+      h("span", { class: "finding-title" }, units(f.title)),
       hostsText(f) ? h("span", { class: "finding-hosts muted" }, hostsText(f)) : null,
       f.saving ? h("span", { class: "saving" }, `saves ~${saving(f.saving)}`) : null,
-      f.saving_bytes ? h("span", { class: "saving saving-bytes" }, `frees ~${gib(f.saving_bytes)}`) : null),
+      f.saving_bytes ? h("span", { class: "saving saving-bytes" }, `frees ~${gib(f.saving_bytes)}`) : null,
+      f.confidence && f.confidence !== "high" ? h("span", { class: "confidence muted" }, `${f.confidence} confidence (steps)`) : null),
     h("div", { class: "finding-body" },
       h("p", { class: "summary" }, codeText(f.summary)),
       settingPointer(f, ctx),
       f.actions.length ? h("div", { class: "actions" }, h("h4", {}, f.actions.length > 1 ? "Recommended changes" : "Recommended change"),
-        h("ol", {}, f.actions.map((a) => h("li", {}, h("p", {}, a.text), a.snippet ? snippetBlock(a.snippet, a.snippet_lang) : null)))) : null,
+        h("ol", {}, f.actions.map((a) => h("li", {}, h("p", {}, units(a.text)), a.snippet ? snippetBlock(a.snippet, a.snippet_lang) : null)))) : null,
       h("dl", { class: "facts" },
         f.metric ? [h("dt", {}, f.metric.label), h("dd", {}, f.metric.display)] : null,
         f.saving_bytes ? [h("dt", {}, "Memory it frees"), h("dd", {}, gib(f.saving_bytes))] : null,
-        f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving), h("span", { class: "muted" }, ` — ${f.saving.assumption}`),
+        f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving), h("span", { class: "muted" }, ` — ${units(f.saving.assumption)}`),
           (f.saving.overlaps || []).length ? h("div", { class: "overlap small" }, `Overlaps with ${f.saving.overlaps.map((i) => i.split(":")[0]).join(", ")}: the savings do not add up.`) : null)] : null,
         where ? [h("dt", {}, "Where"), h("dd", {}, where)] : null,
         [h("dt", {}, "Guide"), h("dd", {}, f.guide_section)]),
@@ -383,7 +395,7 @@ export function hostFacts(hr) {
   return [
     fw ? `${hr.capture.framework_name || fw} capture` : null,
     hr.capture?.length_ms !== undefined ? `capture ${ms(hr.capture.length_ms)}` : null,
-    hr.steps?.count !== undefined ? `${hr.steps.count} steps (${hr.steps.source || "?"})` : null,
+    hr.steps?.count !== undefined ? `${hr.steps.count} step${hr.steps.count === 1 ? "" : "s"} (${hr.steps.source || "?"})` : null,
     hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g) => g.name))].join(", ")}` : "no GPU",
   ].filter(Boolean);
 }
@@ -464,14 +476,31 @@ export function ranksView(ranks, ctx) {
 }
 
 /** The whole report below the toolbar. */
+/**
+ * The report's notes, less a damaged host's note: its host section leads with the damage, open, so the damage text
+ * appears once per screen (issue #36; the CLI's text and markdown leave it out of their notes alike).
+ */
+function notesView(report) {
+  const damaged = report.hosts.filter((hr) => (hr.damage || []).length).map((hr) => `${hr.host}: the file is damaged`);
+  const notes = (report.notes || []).filter((n) => !damaged.some((d) => n.startsWith(d)));
+  return notes.length ? h("ul", { class: "notes" }, notes.map((n) => h("li", {}, units(n)))) : null;
+}
+
+/** The server's verdict, less the damage it quotes: the damaged host's section below says it, open (once per screen). */
+function screenVerdict(report) {
+  const v = report.verdict || "";
+  const lost = report.hosts.flatMap((hr) => hr.damage || [])[0];
+  return lost && v.includes(`(${lost})`) ? v.replace(`(${lost})`, "(what was lost: in its host below)") : v;
+}
+
 export function reportView(report, ctx) {
   const noGpu = report.hosts.length && report.hosts.every((hr) => !hr.error && !hr.gpus.length);
   return h("div", { class: "report" },
     // the server's verdict (report/verdict.py): the same words as the CLI's text and markdown
-    h("p", { class: "verdict" }, (report.healthy ? "✓ " : "") + (report.verdict || (report.healthy ? "Healthy: no check of the guide fired" : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"}`)) + (noGpu ? " — no GPU in this capture" : "")),
+    h("p", { class: "verdict" }, (report.healthy ? "✓ " : "") + units(screenVerdict(report) || (report.healthy ? "Healthy: no check of the guide fired" : `${report.findings.length} finding${report.findings.length === 1 ? "" : "s"}`)) + (noGpu ? " — no GPU in this capture" : "")),
     achievableLine(report.achievable),
-    scorecard(report.headline),
-    (report.notes || []).length ? h("ul", { class: "notes" }, report.notes.map((n) => h("li", {}, n))) : null,
+    scorecard(report.headline, ctx),
+    notesView(report),
     findingsView(report.findings, ctx),
     memoryPeaksView(report),
     ranksView(report.ranks, ctx),

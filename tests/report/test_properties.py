@@ -1,0 +1,243 @@
+"""Issue #36 deliverable 4: properties, not patterns -- ``tests/support/properties.py`` over every report we can make.
+
+The walk covers what ``scripts/golden.py`` covers: the demo logs, the synthetic corpus (TensorFlow, JAX, PyTorch
+scenarios, broken and fixed), every real set in ``tests/fixtures`` and every set of ``../shared/profiles`` with its lone
+V100 file (skipped, with the reason, when ``../shared`` is absent), and the diffs of related pairs (a scenario and
+its fix, FSDP before and after, fp32 and bf16).  Each report is analysed once per module: 140 reports in 15-35 s on
+this two-core machine (35 s with eight other jobs on it).
+
+Each property failed on main before issue #36 on an example the issue names (the tests after the walk show the
+checker catching each one, rebuilt on a report of today):
+
+* ``part<=whole``: nsys/h100_fsdp_window "mostly H2D (450 copies, 1.84 s per step)" in a 969 ms step (the memcpy table
+  summed the 2 GPUs); pytorch_ddp_straggler's roofline "aten::mm 5.94 ms/step" in a 3.74 ms step (4 GPUs summed); the
+  FSDP diff's "matmul/conv 165,058.5 us/step" in a 149.9 ms step (kernel classes summed over GPUs);
+  implicit_numpy_input "block the GPU for 612 us ... mostly H2D (1 copy, 632 us per step)"; torch_healthy_bf16
+  "15 of 34 kernels per step (45.7%)" (15/34 is 44.1%);
+* ``one-value``: pytorch_ddp_straggler's AllReduce, 1.324 ms per step in the session's table (median rank) and 1.030
+  ms in node0's (a mean over GPUs);
+* ``order``: nsys_a100_cloverleaf listed a warning saving 2.8% above an info finding saving 9.4%; v100 bert a
+  warning saving 51.7% beside criticals saving 30.9% and 17.1%;
+* ``every-fix``: "if every fix lands" left out info findings' savings on 37 hosts and sessions (torch_tiny_ops'
+  xla_not_used, torch_healthy_bf16's launch_bound);
+* ``agree``: the MCP capture advice said "can be trusted" on amd_mi250, cold_a100_alexnet, vllm_mi300x_capture and the
+  cold_forward scenario, whose findings say the capture recorded warm-up;
+* ``whole-count``: "7.5 calls" (cloverleaf), "1.6 copies" (saxpy), "1.0 calls" (ddp_2x8_slow_link) with no "on average".
+"""
+
+from __future__ import annotations
+
+import copy
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.model.schema import Report, Table
+from tb_gpu_advisor.report.diff import diff_reports
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import DEMO_LOGS, FIXTURES, SHARED_PROFILES
+from tests.support.properties import diff_violations, ledger_savings_violations, report_violations
+
+#: related pairs (set, base run, new run) whose diff is checked, beside every corpus scenario and its "_fixed" run
+PAIRS = [("nsys", "fsdp_mfu_before", "fsdp_mfu_after"), ("real-h100-torch", "torch_fp32", "torch_healthy_bf16"),
+         ("real-h100-torch", "torch_input_bound", "torch_healthy_bf16"),
+         ("real-h100-jax", "fp32_highest", "healthy_bf16"), ("real-h100-jax", "input_bound", "healthy_bf16"),
+         ("wild-torch", "resnet50_num_workers_0", "resnet50_num_workers_4"),
+         ("demo_logs", "input_bound", "input_bound_fixed"), ("corpus_torch", "ddp_straggler", "ddp_balanced"),
+         ("corpus_torch", "fsdp_no_prefetch", "fsdp_prefetch")]
+
+
+def _corpus(out: Path) -> dict[str, Path]:
+    """The synthetic corpus scripts/golden.py writes, into ``out``."""
+    from synthetic import jaxcapture as J
+    from synthetic import scenarios as S
+    from synthetic import torchtrace as T
+
+    for name, make in S.SCENARIOS.items():
+        make().write(out / "corpus_tf")
+        try:
+            make(fixed=True).write(out / "corpus_tf", run=name + "_fixed")
+        except TypeError:
+            pass  # a scenario without a fixed twin
+    for make in J.JAX_SCENARIOS.values():
+        make().write(out / "corpus_jax")
+    for name in T.SCENARIOS:
+        T.write_run(str(out / "corpus_torch"), name, steps=8)
+    return {p.name: p for p in sorted(out.iterdir())}
+
+
+def _logdirs(tmp: Path) -> dict[str, Path]:
+    sets = {"demo_logs": DEMO_LOGS, **_corpus(tmp / "corpus")}
+    sets.update({f"fixtures/{p.name}": p for p in sorted(FIXTURES.iterdir()) if p.is_dir()})
+    if SHARED_PROFILES.is_dir():
+        sets.update({p.name: p for p in sorted(SHARED_PROFILES.iterdir()) if p.is_dir()})
+        for f in sorted(SHARED_PROFILES.glob("*.xplane.pb")):  # a lone file: into a logdir's layout
+            dst = tmp / "lone" / f.name.split(".")[0] / "plugins" / "profile" / "2021_06_01_00_00_00"
+            dst.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(f, dst / f.name)
+        if (tmp / "lone").is_dir():
+            sets["lone"] = tmp / "lone"
+    return sets
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory) -> dict[tuple[str, str], Report]:
+    """(set, run) -> Report for every session of every logdir, analysed once."""
+    t0 = time.monotonic()
+    out = {}
+    for name, logdir in _logdirs(tmp_path_factory.mktemp("properties")).items():
+        for s in discover(str(logdir)):
+            out[(name, s.run)] = analyze_session(s.run, s.session, s.hosts)
+    print(f"{len(out)} reports in {time.monotonic() - t0:.1f} s")
+    return out
+
+
+def test_every_report_holds_every_property(reports):
+    assert len(reports) >= 100, len(reports)  # demo, corpus, fixtures: the walk really walked
+    bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := report_violations(r))}
+    assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
+
+
+def test_every_related_diff_holds_its_properties(reports):
+    pairs = [p for p in PAIRS if (p[0], p[1]) in reports and (p[0], p[2]) in reports]
+    pairs += [("corpus_tf", run[:-6], run) for (s, run) in reports if s == "corpus_tf" and run.endswith("_fixed")]
+    assert len(pairs) >= 12, pairs
+    bad = []
+    for s, a, b in pairs:
+        base, new = reports[(s, a)], reports[(s, b)]
+        bad += [f"{s}: {a} -> {b}: {x}" for x in diff_violations(diff_reports(base, new).to_dict(), base, new)]
+    assert not bad, "\n".join(bad)
+
+
+def test_the_shared_sets_are_walked_when_present(reports):
+    if not SHARED_PROFILES.is_dir():
+        pytest.skip(f"real captures (../shared/profiles) not here ({SHARED_PROFILES})")
+    assert {"nsys", "real-h100-jax", "real-h100-torch", "wild-torch"} <= {s for s, _ in reports}
+
+
+# --------------------------------------------------------------------------- the checker catches each example
+
+
+@pytest.fixture(scope="module")
+def straggler(reports) -> Report:
+    return reports[("demo_logs", "pytorch_ddp_straggler")]
+
+
+def _kinds(r: Report) -> set[str]:
+    return {v.split(":")[0] for v in report_violations(r)}
+
+
+def test_a_sum_over_gpus_printed_per_step_is_a_part_over_its_whole(straggler):
+    r = copy.deepcopy(straggler)
+    h = r.hosts[0]
+    roof = h.roofline
+    i = roof.columns.index("ms/step")
+    roof.rows[0][i] = 5.94  # the 4 GPUs' aten::mm summed, in a 3.74 ms step (main before issue #36)
+    assert "part<=whole" in _kinds(r)
+    r = copy.deepcopy(straggler)
+    f = r.findings[0]
+    f.summary = "Copies block the GPU for 612 us of each 5.53 ms step (11.1%), mostly H2D (1 copy, 632 us per step)."
+    assert any("larger than the whole" in v for v in report_violations(r))
+    f.summary = "The GPU waits for launches; 15 of 34 kernels per step (45.7%) run shorter than 40 us."
+    assert any("15/34 is 44.1%" in v for v in report_violations(r))
+
+
+def test_one_quantity_with_two_values_is_caught(straggler):
+    r = copy.deepcopy(straggler)
+    comm = r.hosts[0].communication
+    comm.rows[0][comm.columns.index("ms")] = 1.0305  # the mean over GPUs main printed beside the median rank's 1.324
+    assert "one-value" in _kinds(r)
+    r = copy.deepcopy(straggler)
+    r.ranks.rows[0][r.ranks.columns.index("exposed comm ms")] += 0.5  # a rank's time that is not its GPU's ledger
+    assert any("ranks table" in v for v in report_violations(r))
+
+
+def test_a_note_saving_more_than_a_warning_ranked_below_it_is_caught(straggler):
+    r = copy.deepcopy(straggler)
+    a = next(f for f in r.findings if f.saving and f.saving.ms_per_step)
+    b = copy.deepcopy(a)
+    b.id, b.saving.ms_per_step, b.saving.percent_of_step = "other", a.saving.ms_per_step / 10, a.saving.percent_of_step / 10
+    a.severity, b.severity, a.confidence, b.confidence = "info", "warning", "high", "high"
+    r.findings = [b, a]  # the warning with the smaller saving first, as main ranked by severity tier
+    kinds = [v for v in report_violations(r) if v.startswith("order")]
+    assert any("ranked above" in v for v in kinds) and any("is info saving" in v for v in kinds)
+
+
+def test_every_fix_leaves_no_saving_out(straggler):
+    r = copy.deepcopy(straggler)
+    h = r.hosts[0]
+    h.achievable = dict(h.achievable, findings=h.achievable["findings"][1:])
+    assert "every-fix" in _kinds(r)
+
+
+def test_capture_advice_and_verdict_agree_with_the_top_finding(straggler):
+    r = copy.deepcopy(straggler)
+    r.verdict = r.verdict.replace("top: ", "top: Something else ")
+    assert "agree" in _kinds(r)
+
+
+def test_a_fractional_count_must_say_it_is_an_average(straggler):
+    r = copy.deepcopy(straggler)
+    r.findings[0].summary += " The top offender runs 7.5 calls per step."
+    assert "whole-count" in _kinds(r)
+    r.findings[0].summary = r.findings[0].summary.replace("per step.", "per step on average.")
+    assert "whole-count" not in _kinds(r)
+
+
+def test_a_diff_of_sums_over_gpus_is_caught(straggler):
+    d = {"base": {"step_ms": 149.9}, "new": {"step_ms": 120.0},
+         "kernel_classes": [{"label": "matmul/conv", "base": 165_058.5, "new": 100_000.0}]}
+    assert diff_violations(d, straggler, straggler)  # main's FSDP diff: the 2 GPUs' kernels summed per step
+    d["kernel_classes"][0]["base"] = 82_529.0
+    assert not diff_violations(d, straggler, straggler)
+
+
+def test_tables_hold_shares_within_100_percent(straggler):
+    r = copy.deepcopy(straggler)
+    r.hosts[0].memcpy = Table("Memory copies per step", ["direction", "count/step", "ms/step", "sync share"],
+                              [["h2d", 1, 0.1, 1.5]])
+    assert any("over 100%" in v for v in report_violations(r))
+
+
+def test_the_wait_for_the_last_gpu_is_the_ranks_tables(straggler):
+    """pytorch_ddp_straggler: "the others spend 880 us more per step inside it" (the mean over all 4 GPUs, the late
+    one included, less its own) beside the ranks table's 1.32 vs 0.15 ms: now the others' own mean excess, 1.17 ms."""
+    import re
+
+    f = next(f for f in straggler.findings if f.rule == "allreduce_slow")
+    said = re.search(r"the others spend ([\d.]+) (us|ms) more", f.summary)
+    t = straggler.ranks
+    comm = sorted(float(r[t.columns.index("exposed comm ms")]) for r in t.rows)
+    others = sum(comm[1:]) / (len(comm) - 1) - comm[0]
+    assert said and float(said.group(1)) * (1e-3 if said.group(2) == "us" else 1.0) == pytest.approx(others, abs=0.006)
+
+
+def test_a_ledger_that_does_not_add_up_is_caught(straggler):
+    """Held on main already (every breakdown adds up to its step): kept so a new category cannot count time twice."""
+    r = copy.deepcopy(straggler)
+    g = r.hosts[0].gpus[0]
+    g.breakdown = dict(g.breakdown, collectives=(g.breakdown.get("collectives") or 0.0) + 1.0)
+    assert "ledger" in _kinds(r)
+
+
+def test_a_low_confidence_finding_says_so_wherever_it_is_shown(straggler):
+    """Issue #36 deliverable 3: the text said "low confidence (steps)", the markdown (PR comments, MCP) did not."""
+    from tb_gpu_advisor.report import render
+
+    f = copy.deepcopy(next(f for f in straggler.findings if f.saving))
+    f.confidence = "low"
+    assert "low confidence (steps)" in render.finding_markdown(f, 1)[1]
+    f.confidence = "high"
+    assert "confidence" not in render.finding_markdown(f, 1)[1]
+
+
+@pytest.mark.xfail(strict=True, reason="known gap (issue #36 deliverable 1): host_sync claims its GPU idle as launch wait, "
+                   "step_gaps and sequential_gpus claim more host time than the ledger holds (15 findings, e.g. "
+                   "cold_a100_alexnet's host_sync 901 ms of launch wait where the step holds 1.9 ms); fitting every "
+                   "saving into the ledger needs the rules' unit-test metrics to carry a ledger that adds up")
+def test_savings_recover_only_time_the_ledger_holds(reports):
+    bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := ledger_savings_violations(r))}
+    assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)

@@ -1,0 +1,129 @@
+"""Words that fit what the report already knows (issue #36 deliverable 2): the job's kind, the GPU's vendor, whether
+the GPU is named, which copy a finding is about, and a capture whose GPU side was lost.  The checker
+(``tests/support/contradictions.context_problems``) reads only the report; it is shown failing on each pattern, then
+run over the real captures the issue names (the ``../shared`` ones when present) and the repository's AMD ones."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from types import SimpleNamespace
+
+import pytest
+
+from synthetic import torchtrace as tt
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.model.schema import Action, Finding, GpuSummary, HostReport, Report, Table
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.contradictions import context_problems
+from tests.support.paths import FIXTURES, SHARED_PROFILES
+
+
+def _report(root, run: str) -> Report:
+    s = [s for s in discover(str(root)) if s.run == run][0]
+    return analyze_session(s.run, s.session, s.hosts)
+
+
+def _host(job: dict | None = None, gpu: tuple[str, str] = ("NVIDIA H100 80GB HBM3", "9.0"), findings=(), **kw) -> HostReport:
+    return HostReport(host="h", path="p", size_bytes=1, job=job or {"kind": "training"}, findings=list(findings),
+                      gpus=[GpuSummary(gpu=0, name=gpu[0], compute_capability=gpu[1], step_ms=1.0, busy_share=1.0,
+                                       kernel_count=1)], **kw)
+
+
+def _finding(rule: str, summary: str, *fixes: str) -> Finding:
+    return Finding(id=rule, rule=rule, severity="warning", title="t", summary=summary, guide_section="§1",
+                   actions=[Action(text=t) for t in fixes])
+
+
+def _problems(host: HostReport) -> list[str]:
+    return context_problems(Report(run="r", session="s", hosts=[host], findings=[], headline=[], healthy=False,
+                                   analyzer_version="t", generated_at="t"))
+
+
+def test_the_checker_sees_each_pattern():
+    """Each example of issue #36 item 3, as a report says it, fails the checker; the fitting words pass."""
+    jit = _finding("launch_bound", "s", "jit the whole training step (forward, backward and optimizer update)")
+    assert _problems(_host({"kind": "inference"}, findings=[jit]))
+    assert not _problems(_host({"kind": "training"}, findings=[jit]))
+    fp16 = _finding("mixed_precision_off", "s", "autocast in float16 (this GPU has fp16 Tensor Cores but none for bfloat16)")
+    assert _problems(_host(gpu=("GPU:0", "-"), findings=[fp16]))
+    assert not _problems(_host(gpu=("Tesla V100-SXM2-16GB", "7.0"), findings=[fp16]))
+    amd = ("AMD Instinct MI300X", "gfx942")
+    cols = Table("Top GPU kernels", ["kernel", "tensor core", "TC eligible"], [])
+    assert _problems(_host(gpu=amd, kernels=cols))
+    assert _problems(_host(gpu=amd, capture={"applied": {"cuda_graphs": "CUDA graphs (graph launches in the trace)"}}))
+    assert not _problems(_host(kernels=cols, capture={"applied": {"cuda_graphs": "CUDA graphs"}}))
+    copy = _finding("excessive_memcpy", "Copies block the GPU ..., mostly H2D (450 copies)",
+                    "Keep .item(), .cpu(), print(loss) out of the step: each is a device-to-host copy", "pin memory")
+    assert _problems(_host(findings=[copy]))
+    assert not _problems(_host(findings=[_finding("excessive_memcpy", copy.summary, "pin memory", ".item()")]))
+    lost = {"kind": "no_gpu", "kind_evidence": "the host launched 260 kernels, but the capture holds no GPU record"}
+    assert _problems(_host(lost))
+    ids = _finding("mixed_precision_off", "s", "verify, then check the misaligned_dims / Tensor Core findings")
+    assert _problems(_host(findings=[ids]))
+    keras = _finding("capture_quality", "Only 1 step (no step markers found (no `Steps` line, Keras `Profiled batch`)", "x")
+    assert _problems(_host(findings=[keras], capture={"framework": "pytorch"}))
+    assert not _problems(_host(findings=[keras], capture={"framework": "tensorflow"}))
+
+
+NAMED = [("real-h100-jax", "host_roundtrip"), ("real-h100-jax", "launch_bound_eager"), ("nsys", "h100_fsdp_window"),
+         ("real-h100-torch", "torch_input_bound")]
+
+
+@pytest.mark.parametrize("where, run", NAMED)
+def test_the_named_real_runs_fit_their_context(where, run):
+    """The inference JAX runs told "training loop" and "check convergence"; the unknown GPU told it has "no
+    bfloat16"; the H2D copy findings led with ".item()" (issue #36 item 3)."""
+    root = SHARED_PROFILES / where
+    if not root.is_dir():
+        pytest.skip(f"{root} not present")
+    assert not context_problems(_report(root, run))
+
+
+@pytest.mark.parametrize("run", ["amd_mi300x", "amd_mi250", "jax_mi300x", "vllm_mi300x_capture"])
+def test_amd_reports_speak_rocm(run):
+    """AMD's tables and the fixes the trace shows in use, in ROCm's words: Matrix Cores, HIP graphs."""
+    assert not context_problems(_report(FIXTURES / "wild", run))
+
+
+def test_a_capture_whose_gpu_side_was_lost_is_not_called_no_gpu_work(tmp_path):
+    """The host launched every kernel of a healthy run but its GPU records are gone: the job is GPU work of an
+    unknown kind, never "no GPU work" -- the launches disprove it."""
+    (path,) = tt.write_run(str(tmp_path), "healthy_bf16", steps=6, run="lost")
+    doc = json.load(open(path))
+    doc["traceEvents"] = [e for e in doc["traceEvents"]
+                          if e.get("cat") not in ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")]
+    json.dump(doc, open(path, "w"))
+    hosts = [SimpleNamespace(host="h0", path=p, format="kineto", size=0) for p in glob.glob(os.path.join(tmp_path, "lost", "*"))]
+    rep = analyze_session("lost", "s", hosts)
+    assert not context_problems(rep)
+    assert rep.hosts[0].job["summary"].startswith("Job: GPU work of an unknown kind")
+
+
+def test_triton_gemms_in_a_command_buffer_are_never_called_off_the_tensor_cores():
+    """gpt_bf16 on an H100 (issue #36): XLA's ``gemm_fusion_dot`` kernels ran inside a CUDA graph, so no kernel names
+    its HLO op; the HLO instruction of the kernel's own name gives its FLOPs, and one run faster than the vector units
+    can is on the Tensor Cores (physics).  A slower one is unknown, never "no": its name says nothing either way."""
+    root = SHARED_PROFILES / "real-h100-jax"
+    if not root.is_dir():
+        pytest.skip(f"{root} not present")
+    k = _report(root, "gpt_bf16").hosts[0].kernels
+    rows = [dict(zip(k.columns, r)) for r in k.rows if r[0].startswith("gemm_fusion_dot")]
+    assert rows and all(r["tensor core"] is not False for r in rows), rows
+    assert any(r["tensor core"] is True for r in rows)
+
+
+def test_an_mfu_held_down_by_fp32_gemms_names_the_dtype_not_the_other_time():
+    """fp32 GEMMs at their fp32 roofline on an H100: MFU is over the bf16 peak, 15x the fp32 one, so the dtype holds
+    it down; GEMMs at the roofline of the dtype MFU is measured in leave the step's other time as the cause."""
+    from tb_gpu_advisor.metrics.types import Flops
+    from tb_gpu_advisor.rules import mfu_low
+
+    def quiet(**kw) -> str:
+        f = Flops(mfu=0.05, below_roofline_share=0.0, peak_flops=989.4e12, peak_dtype="bf16", **kw)
+        return mfu_low.quiet(SimpleNamespace(flops=f)) or ""
+
+    fp32 = quiet(dtype="fp32", dtype_peak_flops=66.9e12, dtype_mfu=0.74)
+    assert "fp32 math holds MFU down" in fp32 and "15x" in fp32 and "other time" not in fp32
+    assert "other time" in quiet(dtype="bf16", dtype_peak_flops=989.4e12, dtype_mfu=0.05)

@@ -1,0 +1,519 @@
+"""Properties that hold for ANY report or diff (issue #36 deliverable 4): checked on what a user reads, not patterns.
+
+``contradictions.py`` and ``savings_checks.py`` guard defects seen once; the checks here are laws of accounting that a
+new stage or table cannot break without one of them noticing.  Each reads only a :class:`Report` (or a diff's JSON)
+and returns its violations as lines ``"<property>: <where>: <what>"``; an empty list is a report that holds them all.
+
+* ``part<=whole`` -- no part exceeds its whole: a per-step time (a finding's "X ms per step", a table's "ms/step"
+  column, a GPU's collective time, a saving, a breakdown category) is at most the step of one GPU; "X of each Y step"
+  has X <= Y; "N of M things (P%)" has N <= M and P = N/M; a share is at most 100%; an exposed or blocking time is at
+  most the time it is part of.
+* ``ledger`` -- each GPU's step is attributed once: the breakdown of the host, of each GPU and of each step row has
+  no negative category and adds up to its step.
+* ``one-value`` -- a quantity has one value wherever it appears: a collective's time per step in the session's table,
+  the host's table and each GPU's own (the median rank and a host's median lie among its GPUs' values, and agree on
+  one host); a rank's step and exposed communication in the ranks table are its GPU's own; "AllReduce"
+  columns count AllReduce only; a card and the finding that grades it show one value.
+* ``order`` -- the findings are in the order their heading names ("ranked by estimated saving": after the findings that
+  say what the capture is -- a warm-up capture, a critical problem that saves no step time -- savings never rise), and
+  severity follows the saving and the confidence (a milder finding never saves more than a stronger one of no lower
+  confidence).
+* ``every-fix`` -- "If every fix lands" counts every saving once, info included: every finding with a saving is in the
+  achievable step's list and the sum of the savings is theirs.
+* ``agree`` -- the verdict's "top:" is the first warning or critical finding, and the MCP capture advice never calls
+  a capture trustworthy whose findings say it recorded warm-up.
+* ``whole-count`` -- a count of things (copies, kernels, calls) is a whole number, or says it is a per-step average
+  (in words: "7.5 calls per step on average"; in a table: a column or title "per step", the mean over the kept steps).
+
+Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
+step per GPU.
+
+Each property failed on main before issue #36 on an example of the issue (``tests/report/test_properties.py`` names
+them): ``part<=whole`` on nsys/h100_fsdp_window ("H2D (450 copies, 1.84 s per step)" in a 969 ms step), on
+pytorch_ddp_straggler's roofline (aten::mm 5.94 ms/step in a 3.74 ms step), on the FSDP diff (matmul/conv
+165,058.5 us/step in a 149.9 ms step), on implicit_numpy_input (copies block 612 us, H2D 632 us of it) and on "15 of 34
+kernels (45.7%)"; ``one-value`` on the "AllReduce calls/step" columns that counted every collective; ``order`` on
+nsys_a100_cloverleaf (a warning saving 2.8% above an info finding saving 9.4%); ``every-fix`` on every report with an
+info finding's saving (torch_tiny_ops' 498 us); ``agree`` on the capture advice of amd_mi250 (a critical cold start,
+"can be trusted"); ``whole-count`` on "AllReduce calls/step 15.5" and launch_bound's "calls/step" columns.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from itertools import pairwise
+from typing import Any
+
+from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
+
+#: relative and absolute slack for rounding in displayed numbers (a part may equal its whole)
+_REL, _ABS_MS = 0.005, 0.002
+_SEV = {"critical": 0, "warning": 1, "info": 2, "ok": 3}
+_CONF = {"high": 2, "medium": 1, "low": 0}
+_UNIT_MS = {"us": 1e-3, "µs": 1e-3, "ms": 1.0, "s": 1000.0}
+_NUM = r"(\d[\d,]*(?:\.\d+)?)"
+_TIME = _NUM + r" ?(us|µs|ms|s)\b"
+_PER_STEP = re.compile(_TIME + r"(?: per step|/step)(?! on average| summed| over all)")
+_OF_EACH = re.compile(_TIME + r" of (?:each|the|every) (?:(?:one|an?) )?" + _TIME + r" step")
+_OF_ITS = re.compile(_TIME + r" of (?:its|their) " + _TIME)
+_N_OF_M = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?) of (\d[\d,]*(?:\.\d+)?) ([a-zA-Z-]+)(?: [a-z]+){0,4}? "
+                     r"\((\d+(?:\.\d+)?)%\)")
+_PCT_OF = re.compile(r"(\d+(?:\.\d+)?)% of (?:the |each |its |every )")
+_FRACTIONAL_COUNT = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+) (copies|copy|kernels|calls|launches|ops|syncs|collectives)\b")
+_AVERAGE_WORDS = ("on average", "average", "avg", "mean")
+#: a table column or title that says its counts are per step: a mean over the kept steps by the schema's definition
+_PER_STEP_WORDS = ("/step", "per step")
+
+
+def _ms(num: str, unit: str) -> float:
+    return float(num.replace(",", "")) * _UNIT_MS[unit]
+
+
+def _over(part: float, whole: float) -> bool:
+    return part > whole * (1 + _REL) + _ABS_MS
+
+
+def host_step_ms(h: HostReport) -> float | None:
+    """The step of one GPU: the longest GPU step of the host (each GPU's step is the whole a per-step part is of)."""
+    steps = [g.step_ms for g in h.gpus if g.step_ms]
+    if steps:
+        return max(steps)
+    a = h.achievable or {}
+    return a.get("step_ms") or (sum(v for v in h.breakdown_ms.values() if v) or None)
+
+
+def _finding_text(f: Finding) -> str:
+    return f"{f.title}. {f.summary}"
+
+
+# --------------------------------------------------------------------------- part <= whole
+
+
+def _printed_over(part: tuple[str, str], whole: tuple[str, str]) -> bool:
+    """A printed part over its printed whole, beyond what rounding the two printed numbers may hide."""
+    (a, ua), (b, ub) = part, whole
+    return _ms(a, ua) - _half_ulp(a) * _UNIT_MS[ua] > _ms(b, ub) + _half_ulp(b) * _UNIT_MS[ub] + 1e-9
+
+
+def _text_parts(where: str, text: str, step: float | None) -> list[str]:
+    out = []
+    if step:
+        for m in _PER_STEP.finditer(text):
+            v = _ms(*m.groups()) - _half_ulp(m.group(1)) * _UNIT_MS[m.group(2)]
+            if v > step * 1.001 + 1e-6:
+                out.append(f"part<=whole: {where}: '{m.group(0)}' in a {step:.3f} ms step per GPU")
+    for m in _OF_ITS.finditer(text):
+        if _printed_over(m.group(1, 2), m.group(3, 4)):
+            out.append(f"part<=whole: {where}: '{m.group(0)}'")
+    for m in _OF_EACH.finditer(text):
+        if _printed_over(m.group(1, 2), m.group(3, 4)):
+            out.append(f"part<=whole: {where}: '{m.group(0)}'")
+    for m in _N_OF_M.finditer(text):
+        n, tot = float(m.group(1).replace(",", "")), float(m.group(2).replace(",", ""))
+        if n > tot:
+            out.append(f"part<=whole: {where}: '{m.group(0)}'")
+        elif tot and not _share_fits(m.group(1), m.group(2), m.group(4)):
+            out.append(f"part<=whole: {where}: '{m.group(0)}' but {n:g}/{tot:g} is {100.0 * n / tot:.1f}%")
+    for m in _PCT_OF.finditer(text):
+        if float(m.group(1)) > 100.0 + 0.05:
+            out.append(f"part<=whole: {where}: '{m.group(0)}'")
+    mostly = re.search(r"for " + _TIME + r"[^;]*?mostly [\w ]+? \([^)]*?" + _TIME + r" per step\)", text)
+    if mostly and _printed_over(mostly.group(3, 4), mostly.group(1, 2)):
+        out.append(f"part<=whole: {where}: '{mostly.group(0)[:120]}': the part is larger than the whole")
+    return out
+
+
+def _half_ulp(num: str) -> float:
+    """Half a unit of the last printed digit: what rounding may hide in a printed number (0 for a whole count)."""
+    decimals = num.partition(".")[2]
+    return 0.5 * 10 ** -len(decimals) if decimals else 0.0
+
+
+def _share_fits(n: str, tot: str, p: str) -> bool:
+    """"N of M (P%)": P is N/M as printed, within what rounding the three printed numbers may hide."""
+    a, b = float(n.replace(",", "")), float(tot.replace(",", ""))
+    lo = (a - _half_ulp(n)) / (b + _half_ulp(tot)) * 100
+    hi = (a + _half_ulp(n)) / max(b - _half_ulp(tot), 1e-9) * 100
+    return lo - _half_ulp(p) - 1e-9 <= float(p) <= hi + _half_ulp(p) + 1e-9
+
+
+def _col_unit(col: str) -> float | None:
+    """ms per unit of a per-step time column ("ms/step", "busy ms/step", "us/step"), None for any other column."""
+    m = re.search(r"\b(us|ms|s)/step\b", col)
+    return _UNIT_MS[m.group(1)] if m else None
+
+
+def _num(v: Any) -> float | None:
+    if isinstance(v, bool) or v is None:
+        return None
+    if isinstance(v, (int, float)):
+        return float(v)
+    m = re.fullmatch(r"\s*(-?[\d,]+(?:\.\d+)?)\s*%?\s*", str(v))
+    return float(m.group(1).replace(",", "")) if m else None
+
+
+def _row_step(t: Table, row: list, h: HostReport | None, hosts: dict[str, HostReport]) -> float | None:
+    """The step per GPU a table row's per-step times are of: its GPU's, else its host's."""
+    host = hosts.get(str(row[t.columns.index("host")])) if "host" in t.columns else h
+    if host is None:
+        steps = [host_step_ms(x) for x in hosts.values()]
+        return max((s for s in steps if s), default=None)
+    for name in ("gpu", "GPU"):
+        if name in t.columns:
+            g = _num(row[t.columns.index(name)])
+            for gs in host.gpus:
+                if g is not None and gs.gpu == g and gs.step_ms:
+                    return gs.step_ms
+    return host_step_ms(host)
+
+
+def table_problems(where: str, t: Table, h: HostReport | None, hosts: dict[str, HostReport]) -> list[str]:
+    """Per-step times within the step, parts within their wholes, shares within 100%, counts whole."""
+    out = []
+    cols = t.columns
+    for row in t.rows:
+        step = _row_step(t, row, h, hosts)
+        for i, c in enumerate(cols):
+            v = _num(row[i]) if i < len(row) else None
+            if v is None:
+                continue
+            unit = _col_unit(c)
+            if unit is not None and step and _over(v * unit, step):
+                out.append(f"part<=whole: {where}: {t.title!r} row {row[0]!r} {c} {row[i]} in a {step:.3f} ms step "
+                           f"per GPU")
+            if ("share" in c or c.startswith("of ")) and c != "of roofline" and v > (100.0 if "%" in str(row[i]) else 1.0) + 1e-3:
+                out.append(f"part<=whole: {where}: {t.title!r} row {row[0]!r} {c} {row[i]} over 100%")
+            if _is_count_col(c) and abs(v - round(v)) > 1e-6 and not _says_average(c + " " + t.title) \
+                    and not any(w in c + " " + t.title for w in _PER_STEP_WORDS):
+                out.append(f"whole-count: {where}: {t.title!r} row {row[0]!r} {c} {row[i]} is not a whole number "
+                           f"and does not say it is an average")
+        for part, whole in (("exposed ms/step", "ms/step"), ("blocking ms", "ms/step"), ("exposed ms", "ms")):
+            if part in cols and whole in cols:
+                p, w = _num(row[cols.index(part)]), _num(row[cols.index(whole)])
+                if p is not None and w is not None and _over(p, w):
+                    out.append(f"part<=whole: {where}: {t.title!r} row {row[0]!r} {part} {p} over {whole} {w}")
+    return out
+
+
+def _is_count_col(c: str) -> bool:
+    return bool(re.search(r"\b(count|calls|kernels|occurrences|allocations|launches|syncs)\b", c)) and "ms" not in c \
+        and "us" not in c.split() and "share" not in c
+
+
+def _says_average(text: str) -> bool:
+    return any(w in text.lower() for w in _AVERAGE_WORDS)
+
+
+def _adds_up(where: str, parts: dict, whole: float | None) -> list[str]:
+    """A ledger: each category at least 0, and the categories add up to the step they split, once."""
+    if not parts or not whole:
+        return []
+    out = [f"ledger: {where}: {k} is {v:.3f} ms" for k, v in parts.items() if v is not None and v < -1e-6]
+    total = sum(float(v or 0.0) for v in parts.values())
+    if abs(total - whole) > 0.005 * whole + _ABS_MS:
+        out.append(f"ledger: {where}: the categories add to {total:.3f} ms, the step is {whole:.3f} ms")
+    return out
+
+
+def _ledgers(h: HostReport) -> list[str]:
+    """Every microsecond of each GPU's step attributed once: the host's, each GPU's and each step row's breakdown."""
+    out = _adds_up(f"{h.host} breakdown", h.breakdown_ms, (h.achievable or {}).get("step_ms"))
+    for g in h.gpus:
+        out += _adds_up(f"{h.host}/GPU{g.gpu} breakdown", g.breakdown, g.step_ms)
+    for r in h.step_rows:
+        out += _adds_up(f"{h.host} step {r.step}" + (f" GPU{r.gpu}" if r.gpu is not None else ""), r.breakdown,
+                        r.step_ms)
+    return out
+
+
+def _host_parts(h: HostReport) -> list[str]:
+    out = _ledgers(h)
+    step = host_step_ms(h)
+    if not step:
+        return out
+    for k, v in (h.breakdown_ms or {}).items():
+        if v and _over(v, step):
+            out.append(f"part<=whole: {h.host}: breakdown {k} {v:.3f} ms in a {step:.3f} ms step")
+    for g in h.gpus:
+        for typ, vals in (g.collectives or {}).items():
+            _, t, exposed = (vals + [None] * 3)[:3]
+            if g.step_ms and t and _over(t, g.step_ms):
+                out.append(f"part<=whole: {h.host}/GPU{g.gpu}: {typ} {t:.3f} ms per step in a {g.step_ms:.3f} ms step")
+            if t is not None and exposed and _over(exposed, t):
+                out.append(f"part<=whole: {h.host}/GPU{g.gpu}: {typ} exposed {exposed:.3f} ms of {t:.3f} ms")
+    for row in h.kernel_classes or []:
+        us = row.get("us_per_step") or 0.0
+        if _over(us / 1000.0, step):
+            out.append(f"part<=whole: {h.host}: kernel class {row.get('class')} {us:.1f} us/step in a {step:.3f} ms step")
+    for f in h.findings:
+        if f.saving is not None and _over(f.saving.ms_per_step, step):
+            out.append(f"part<=whole: {f.id}: saves {f.saving.ms_per_step:.3f} ms of a {step:.3f} ms step")
+    return out
+
+
+def ledger_savings_violations(report: Report) -> list[str]:
+    """Not yet part of :func:`report_violations` (a known gap, ``tests/report/test_properties.py`` keeps it as a strict
+    xfail): a finding's saving recovers, per breakdown group, no more than the step's ledger holds there."""
+    return sorted({v for h in report.hosts if h.error is None for f in h.findings
+                   for v in _recovers_within_ledger(f, h.breakdown_ms)})
+
+
+def _recovers_within_ledger(f: Finding, breakdown_ms: dict) -> list[str]:
+    """A saving recovers time the step's ledger holds: per breakdown group, no more than the step spends there."""
+    from tb_gpu_advisor.rules.savings import GROUPS
+
+    if f.saving is None or not breakdown_ms:
+        return []
+    per: dict[str, float] = {}
+    for r in f.saving.recovers:
+        per[r["group"]] = per.get(r["group"], 0.0) + float(r["ms"])
+    out = []
+    for g, v in per.items():
+        held = sum(float(breakdown_ms.get(c) or 0.0) for c in GROUPS.get(g, ()))
+        if _over(v, held):
+            out.append(f"part<=whole: {f.id}: recovers {v:.3f} ms of {g} time, the step holds {held:.3f} ms")
+    return out
+
+
+# --------------------------------------------------------------------------- one value
+
+
+def _collective_ms(t: Table | None) -> dict[str, tuple[float | None, float | None]]:
+    """collective type -> (calls, ms) per step of a collectives table."""
+    if t is None or "collective" not in t.columns or "ms" not in t.columns:
+        return {}
+    i, j = t.columns.index("collective"), t.columns.index("ms")
+    k = t.columns.index("calls") if "calls" in t.columns else None
+    return {str(r[i]): (_num(r[k]) if k is not None else None, _num(r[j])) for r in t.rows}
+
+
+def _within(where: str, what: str, v: float | None, values: list[float]) -> list[str]:
+    if v is None or not values:
+        return []
+    lo, hi = min(values), max(values)
+    if v < lo * (1 - _REL) - _ABS_MS or v > hi * (1 + _REL) + _ABS_MS:
+        return [f"one-value: {where}: {what} {v:.3f} outside its GPUs' {lo:.3f}-{hi:.3f}"]
+    return []
+
+
+def _collective_values(report: Report) -> list[str]:
+    out = []
+    every: dict[str, list[float]] = {}
+    for h in report.hosts:
+        mine: dict[str, list[float]] = {}
+        for g in h.gpus:
+            for typ, vals in (g.collectives or {}).items():
+                if len(vals) > 1 and vals[1] is not None:
+                    mine.setdefault(typ, []).append(float(vals[1]))
+        for typ, v in mine.items():
+            every.setdefault(typ, []).extend(v)
+        for typ, (_, ms) in _collective_ms(h.communication).items():
+            out += _within(f"{h.host} collectives table", f"{typ} ms per step", ms, mine.get(typ, []))
+        for g in h.gpus:  # the GPU table's "collectives/step" is every collective type's calls, one count
+            calls = sum(float(v[0] or 0.0) for v in (g.collectives or {}).values())
+            if g.collectives and abs(calls - float(g.collective_calls_per_step or 0.0)) > 0.011:
+                out.append(f"one-value: {h.host}/GPU{g.gpu}: {g.collective_calls_per_step} collective calls per step, "
+                           f"its collectives add to {calls:g}")
+        active = [g for g in h.gpus if g.kernel_count]
+        for g in active:
+            ar = (g.collectives or {}).get("AllReduce")
+            for f in h.findings:
+                for t in f.evidence:
+                    out += _allreduce_columns(f"{f.id}", t, g.gpu, ar)
+    session = _collective_ms(report.collectives)
+    for typ, (_, ms) in session.items():
+        out += _within("session collectives table", f"{typ} ms per step", ms, every.get(typ, []))
+    if len(report.hosts) == 1:  # one host: the job's table and the host's are one quantity, per step and GPU
+        for typ, (_, ms) in _collective_ms(report.hosts[0].communication).items():
+            other = session.get(typ, (None, None))[1]
+            if ms is not None and other is not None and abs(ms - other) > max(_ABS_MS, _REL * max(ms, other)):
+                out.append(f"one-value: {typ} takes {other:.3f} ms per step in the session's collectives table and "
+                           f"{ms:.3f} ms in {report.hosts[0].host}'s")
+    return out
+
+
+def _rank_values(report: Report) -> list[str]:
+    """The ranks table's step and exposed communication of a rank are its GPU's own step and ledger entry."""
+    t = report.ranks
+    if t is None or not {"rank", "step ms", "exposed comm ms"} <= set(t.columns):
+        return []
+    gpus = {(h.host, g.gpu): g for h in report.hosts for g in h.gpus}
+    out = []
+    for row in t.rows:
+        m = re.search(r"([^()\s]+)/GPU(\d+)\)?$", str(row[t.columns.index("rank")]))
+        g = gpus.get((m.group(1), int(m.group(2)))) if m else None
+        if g is None or g.step_ms is None:
+            continue
+        for col, mine in (("step ms", g.step_ms), ("exposed comm ms", (g.breakdown or {}).get("collectives") or 0.0)):
+            v = _num(row[t.columns.index(col)])
+            if v is not None and abs(v - mine) > _ABS_MS + _REL * mine:
+                out.append(f"one-value: ranks table {row[0]} {col} {v:g}, its GPU's own {mine:.3f}")
+    return out
+
+
+def _allreduce_columns(where: str, t: Table, gpu: int, ar: list | None) -> list[str]:
+    """An "AllReduce calls/step" or "AllReduce ms/step" cell is the GPU's AllReduce, not every collective's."""
+    if "gpu" not in t.columns or "host" in t.columns:
+        return []
+    out = []
+    for row in t.rows:
+        if _num(row[t.columns.index("gpu")]) != gpu:
+            continue
+        for col, idx in (("AllReduce calls/step", 0), ("AllReduce ms/step", 1)):
+            if col in t.columns:
+                v = _num(row[t.columns.index(col)]) or 0.0
+                want = float(ar[idx] or 0.0) if ar else 0.0
+                if abs(v - want) > max(0.011, _REL * want):
+                    out.append(f"one-value: {where}: GPU{gpu} {col} {v:g} but its AllReduce is {want:g}")
+    return out
+
+
+def _shares(where: str, metrics: Iterable) -> list[str]:
+    """A share (a card's or a finding's metric) is a part of its whole: between 0 and 100%."""
+    return [f"part<=whole: {where}: {m.id} is a share of {m.display}" for m in metrics
+            if m is not None and m.unit == "share" and m.value is not None and not -1e-9 <= m.value <= 1.0005]
+
+
+def _card_values(h: HostReport) -> list[str]:
+    """A card graded by a finding shows the finding's number."""
+    out = _shares(h.host, list(h.headline or []) + [f.metric for f in h.findings])
+    for c in h.headline or []:
+        by = (c.detail or {}).get("graded_by") or {}
+        for f in h.findings:
+            if f.metric is None or f.metric.id != c.id or f.id != by.get("finding"):
+                continue
+            if c.value is not None and f.metric.value is not None and abs(c.value - f.metric.value) > 0.0011:
+                out.append(f"one-value: {h.host}: card {c.id} {c.display} but {f.id} says {f.metric.display}")
+    return out
+
+
+# --------------------------------------------------------------------------- order, severity, totals, agreement
+
+
+def _leads(f: Finding) -> bool:
+    """Findings that say what the capture is come first whatever they save (a warm-up capture; a critical problem
+    that saves no step time, such as an out-of-memory error or a capture without GPU work)."""
+    return (f.rule == "cold_start" and f.severity in ("critical", "warning")) or \
+        (f.severity == "critical" and (f.saving is None or not f.saving.ms_per_step))
+
+
+def _saving(f: Finding) -> float:
+    return round(f.saving.ms_per_step, 2) if f.saving else 0.0
+
+
+def order_problems(where: str, findings: list[Finding]) -> list[str]:
+    out = []
+    fs = [f for f in findings if f.severity != "ok"]
+    rest = [f for f in fs if not _leads(f)]
+    if fs[:len(fs) - len(rest)] != [f for f in fs if _leads(f)]:
+        out.append(f"order: {where}: a finding that leads ({[f.id for f in fs if _leads(f)]}) is not first")
+    for a, b in pairwise(rest):
+        if _saving(b) > _saving(a):
+            out.append(f"order: {where}: {a.id} (saves {_saving(a)} ms) ranked above {b.id} (saves {_saving(b)} ms)")
+    for a in fs:
+        for b in fs:
+            if a.saving is None or b.saving is None or _SEV.get(a.severity, 9) <= _SEV.get(b.severity, 9):
+                continue  # a is milder than b from here on
+            if a.saving.percent_of_step > b.saving.percent_of_step + 0.5 and \
+                    _CONF.get(a.confidence, 2) >= _CONF.get(b.confidence, 2):
+                out.append(f"order: {where}: {a.id} is {a.severity} saving {a.saving.percent_of_step:.1f}% but "
+                           f"{b.id} is {b.severity} saving {b.saving.percent_of_step:.1f}% at no higher confidence")
+    return out
+
+
+def every_fix_problems(where: str, findings: list[Finding], achievable: dict) -> list[str]:
+    saving = [f for f in findings if f.severity != "ok" and f.saving is not None and f.saving.ms_per_step > 0]
+    if not saving:
+        return []
+    if not achievable:
+        return [f"every-fix: {where}: savings but no 'if every fix lands'"]
+    missing = sorted({f.id for f in saving} - set(achievable.get("findings") or []))
+    out = [f"every-fix: {where}: 'if every fix lands' leaves out {missing}"] if missing else []
+    total = sum(f.saving.ms_per_step for f in saving if f.id in set(achievable.get("findings") or []))
+    if abs(total - float(achievable.get("sum_of_savings_ms") or 0.0)) > 0.002 * max(1, len(saving)):
+        out.append(f"every-fix: {where}: sum of savings {achievable.get('sum_of_savings_ms')} but they add to {total:.3f}")
+    return out
+
+
+def agree_problems(report: Report) -> list[str]:
+    out = []
+    bad = [f for f in report.findings if f.severity in ("critical", "warning")]
+    m = re.search(r" — top: (.*)$", report.verdict or "")
+    if bad and m and not m.group(1).startswith(bad[0].title):
+        out.append(f"agree: verdict top '{m.group(1)[:60]}' is not the first actionable finding '{bad[0].title[:60]}'")
+    warmup = [f for f in report.findings if f.rule == "cold_start" and f.severity in ("critical", "warning")]
+    if warmup:
+        from tb_gpu_advisor.serve.mcp_server import capture_advice_text
+
+        if "can be trusted" in capture_advice_text(report):
+            out.append(f"agree: capture advice trusts a capture whose finding {warmup[0].id} says it recorded warm-up")
+    return out
+
+
+def _count_text(where: str, text: str) -> list[str]:
+    out = []
+    for sentence in re.split(r"(?<=[.;])\s", text):
+        for m in _FRACTIONAL_COUNT.finditer(sentence):
+            if not _says_average(sentence):
+                out.append(f"whole-count: {where}: '{m.group(0)}' is not a whole number and does not say it is "
+                           "an average")
+    return out
+
+
+# --------------------------------------------------------------------------- entry points
+
+
+def _tables(h: HostReport) -> Iterable[tuple[str, Table]]:
+    for name in ("memcpy", "roofline", "communication"):
+        t = getattr(h, name)
+        if t is not None:
+            yield f"{h.host} {name}", t
+    for f in h.findings:
+        for t in f.evidence:
+            yield f.id, t
+
+
+def report_violations(report: Report) -> list[str]:
+    """Every property a report breaks (module doc), one line each; empty when it holds them all."""
+    hosts = {h.host: h for h in report.hosts if h.error is None}
+    out: list[str] = []
+    for h in hosts.values():
+        step = host_step_ms(h)
+        for f in h.findings:
+            out += _text_parts(f.id, _finding_text(f), step) + _count_text(f.id, _finding_text(f))
+        for where, t in _tables(h):
+            out += table_problems(where, t, h, hosts)
+        out += _host_parts(h) + _card_values(h)
+        out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
+    session_step = max((s for s in (host_step_ms(h) for h in hosts.values()) if s), default=None)
+    for f in report.findings:
+        if f.host is None:  # merged over hosts or session-wide: the slowest host's step is the whole
+            out += _text_parts(f.id, _finding_text(f), session_step) + _count_text(f.id, _finding_text(f))
+            for t in f.evidence:
+                out += table_problems(f.id, t, None, hosts)
+    for name in ("ranks", "collectives"):
+        t = getattr(report, name)
+        if t is not None:
+            out += table_problems(f"session {name}", t, None, hosts)
+    out += _collective_values(report) + _rank_values(report)
+    out += order_problems("session", report.findings)
+    if len(hosts) == 1:
+        out += every_fix_problems("session", report.findings, report.achievable)
+    out += agree_problems(report)
+    return sorted(set(out))
+
+
+def diff_violations(diff: dict, base: Report, new: Report) -> list[str]:
+    """A diff's per-step times (breakdown groups in ms/step; kernel classes, kernels and ops in us/step) within the
+    step per GPU of their side."""
+    out = []
+    steps = {"base": (diff.get("base") or {}).get("step_ms"), "new": (diff.get("new") or {}).get("step_ms")}
+    for key, scale in (("breakdown", 1.0), ("kernel_classes", 1e-3), ("kernels", 1e-3), ("ops", 1e-3)):
+        for ch in diff.get(key) or []:
+            for side in ("base", "new"):
+                v, step = ch.get(side), steps[side]
+                if v is not None and step and _over(v * scale, step):
+                    out.append(f"part<=whole: diff {key} {ch.get('label')!r} {side} {v:,.1f} "
+                               f"{'ms' if scale == 1.0 else 'us'}/step in a {step:.1f} ms step")
+    return out

@@ -658,6 +658,9 @@ def serving(ranks: list[Rank], n: int) -> None:
 
 #: A first forward pass: each kernel's first launch loads its module (CUDA's lazy loading), the GPU idle meanwhile.
 COLD_LAUNCH_US = (18_000.0, 9_000.0, 6_000.0, 4_000.0)
+#: Four distinct GEMM kernels (tile configurations), one per layer: a module loads on its kernel's first launch only,
+#: so each slow first launch is of a kernel not launched before.
+COLD_GEMMS = tuple(GEMM_FWD.replace("256x128", tile) for tile in ("256x128", "128x128", "128x256", "64x128"))
 
 
 def cold_forward(ranks: list[Rank], n: int) -> None:
@@ -668,7 +671,7 @@ def cold_forward(ranks: list[Rank], n: int) -> None:
     def body(rr: Rank) -> None:
         for i in range(4):
             lazy = n == 2 and i < len(COLD_LAUNCH_US)
-            rr.kernel("aten::linear", GEMM_FWD, 300.0, launch_us=COLD_LAUNCH_US[i] if lazy else 7.0,
+            rr.kernel("aten::linear", COLD_GEMMS[i], 300.0, launch_us=COLD_LAUNCH_US[i] if lazy else 7.0,
                       args=mm_args("aten::linear", 4096, 4096, 4096))
             rr.kernel("aten::gelu", RELU_BF16, 40.0)
         rr.sync("aten::to")

@@ -21,7 +21,7 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.model.columns import union_intervals
-from tb_gpu_advisor.model.trace import Trace
+from tb_gpu_advisor.model.trace import Trace, device_launches
 
 PS_PER_MS = 1e9
 
@@ -75,7 +75,7 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
         cut = max(T("job.one_time_launch_ms") * PS_PER_MS, T("job.one_time_launch_factor") * median)
         cand = np.flatnonzero(launch & (dur > cut))
         if cand.size:
-            idle = _gpu_idle_through(trace, h.start[cand], h.end[cand])
+            idle = _gpu_idle_through(trace, h.start[cand], h.end[cand]) & ~_repeat_launches(trace, cand)
             slow[cand[idle]] = True
         if slow.any() and dur[slow].sum() < T("job.one_time_launch_share") * d_sum:
             slow[:] = False  # a few slow launches among many: noise (preemption), not a cold process
@@ -116,6 +116,28 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
     evidence = f"{lead}: {'; '.join(parts)}; {total:.1f} ms, {100 * share:.0f}% of the {window:.1f} ms window"
     return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us)
+
+
+def _repeat_launches(trace: Trace, cand: np.ndarray) -> np.ndarray:
+    """Bool per launch call ``cand``: every device event it launched runs a kernel the capture had already run --
+    no first launch, so no module to load.  Slow launches of kernels launched hundreds of times before (a TorchRec
+    step 550 stalling 2-7 ms on the same three element-wise launches each step) are a recurring host stall, not a
+    cold start.  False where the launch maps to no device event (nothing says it is a repeat)."""
+    h = trace.h
+    out = np.zeros(cand.size, dtype=bool)
+    launched = device_launches(h, trace.devices)
+    repeat = np.zeros(len(h), dtype=np.int8)  # 0 nothing mapped, 1 only repeats, 2 a first launch among them
+    for d, rec in zip(trace.devices, launched):
+        if not len(d):
+            continue
+        order = np.argsort(d.start, kind="stable")
+        first = np.zeros(len(d), dtype=bool)
+        _, pos = np.unique(d.name[order], return_index=True)
+        first[order[pos]] = True
+        ok = rec >= 0
+        np.maximum.at(repeat, rec[ok], np.where(first[ok], 2, 1).astype(np.int8))
+    out[:] = repeat[cand] == 1
+    return out
 
 
 def unseen_gpu_work(trace: Trace) -> tuple[np.ndarray, np.ndarray]:

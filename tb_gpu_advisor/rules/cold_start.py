@@ -54,16 +54,20 @@ def check(m: HostMetrics) -> list[Finding]:
 
 
 def _window_only(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
-    """The one-time costs lie outside the kept steps (their steps were left out as warm-up): the capture is still
-    mostly start-up when they fill ``job.warmup_share`` of its window -- said first, with no step time to save."""
+    """The one-time costs lie outside the kept steps -- their steps were left out as warm-up, or they ran before the
+    first step (a process's start-up ahead of its one forward pass): the capture is still mostly start-up when they
+    fill ``job.warmup_share`` of its window -- said first, with no step time to save."""
     p = m.job.phase
-    if p.phase != "warm-up" or not dropped:
+    if p.phase != "warm-up":
         return []
+    where = (f"The {n_of(len(dropped), 'step')} holding them {'was' if len(dropped) == 1 else 'were'} left out; the "
+             f"averages below rest on the other {m.steps.count}, which may be too few to be the steady state."
+             if dropped else
+             f"They ran before or between the {n_of(m.steps.count, 'step')} analysed, which may be too few to be the "
+             "steady state.")
     return [finding(
         ctx, ID, "warning",
-        f"{pct(p.share)} of the capture window is one-time costs: {p.evidence}. The {n_of(len(dropped), 'step')} holding them "
-        f"{'was' if len(dropped) == 1 else 'were'} left out; the averages below rest on the other {m.steps.count}, which may be too few to be the steady "
-        "state. Profile after warm-up.",
+        f"{pct(p.share)} of the capture window is one-time costs: {p.evidence}. {where} Profile after warm-up.",
         metric=share_metric("one_time_window_share", "Capture window in one-time costs", p.share,
                             "job.warmup_share", severity="warning",
                             detail={"one_time_ms": p.total_ms, "slow_launches": p.slow_launches,

@@ -231,7 +231,9 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             mapped = "host_window"
         else:
             xla = _xla_module_steps(trace) or _xla_launch_steps(h)
-            marked = _nvtx_steps(trace) if xla is None else None
+            if xla is None and launches is None and trace.ranges is not None and trace.ranges.idx.size:
+                launches = device_launches(h, devs)
+            marked = _nvtx_steps(trace, launches) if xla is None else None
             own = job.structure if job is not None else None
             trained = _training_range_steps(trace, job) if marked is None and own is None else None
             if xla is not None:
@@ -515,12 +517,13 @@ def _xla_launch_steps(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, 
 
 
 
-def _nvtx_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
+def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:
     """Steps from the capture's NVTX ranges (``Trace.ranges``), in this order: PyTorch's ``ProfilerStep#N``; user
     ranges named like a step or an iteration (``frameworks.nvtx.is_step_name``), the most repeated such name (source
     ``nvtx_range``); else the top-level user range (inside no other range of its thread) repeated most often on one
-    thread, at least ``steps.nvtx_min_repeats`` times (``nvtx_top_range``: a guess, medium confidence).  Framework ops (autograd NVTX) and libraries' ranges (NCCL...) never mark
-    steps.  A step's number is the one its name carries (``ProfilerStep#7``, ``iteration 12``), else its order on
+    thread, at least ``steps.nvtx_min_repeats`` times (``nvtx_top_range``: a guess, medium confidence), where the
+    steps it marks hold at least ``job.span_step_coverage`` of the capture's launches (:func:`_hold_the_work`).
+    Framework ops (autograd NVTX) and libraries' ranges (NCCL...) never mark steps.  A step's number is the one its name carries (``ProfilerStep#7``, ``iteration 12``), else its order on
     its thread; ranks' ranges of the same number are one step."""
     r = trace.ranges
     if r is None or not r.idx.size:
@@ -563,6 +566,8 @@ def _nvtx_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndar
         sel = cand[base[h.name[cand]] == best]
         if _max_per_line(h, sel) < T("steps.nvtx_min_repeats"):
             return None
+        if not _hold_the_work(h, trace.devices, launches, sel):
+            return None
         how = "the most repeated top-level range"
         source = "nvtx_top_range"
     sel = sel[np.lexsort((h.start[sel], h.line[sel]))]
@@ -571,6 +576,22 @@ def _nvtx_steps(trace: Trace) -> tuple[str, str, np.ndarray, np.ndarray, np.ndar
     note = f"NVTX ranges `{base_names[best]}`, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
     u, s, e = _group_windows(ids, h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
     return source, note, u, s, e
+
+
+def _hold_the_work(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray] | None, sel: np.ndarray) -> bool:
+    """Whether steps marked by ranges ``sel`` hold the job's work: the span from the first range's start to the last
+    one's end (the steps tile it) encloses at least ``job.span_step_coverage`` of the GPU work launched in the
+    capture, counted per device event -- the share a span of the program's own must hold to be its step
+    (``job.structure``).  A block that merely repeats is no iteration: the ten ``.cuda()`` calls of ``model.cuda()``
+    before one forward pass repeat, but launch only their copies.  True where no device event maps to a launch."""
+    if launches is None:
+        launches = device_launches(h, devs)
+    rec = np.concatenate([a[a >= 0] for a in launches]) if launches else np.zeros(0, np.int64)
+    if not rec.size:
+        return True
+    t = h.start[rec].astype(np.int64)
+    inside = (t >= int(h.start[sel].min())) & (t <= int(h.end[sel].max()))
+    return float(inside.mean()) >= T("job.span_step_coverage")
 
 
 def _top_level(h: HostEvents, idx: np.ndarray) -> np.ndarray:

@@ -110,6 +110,16 @@ def test_a_cold_capture_says_so_first(run, what):
     assert _top(rep)["rule"] == "cold_start"
 
 
+def test_slow_launches_of_kernels_run_before_are_no_cold_start():
+    """TorchRec at step 550 (HTA's rank 0 of 16): 14 launches of 2.2-7.0 ms with the GPU idle, each of a kernel the
+    capture had launched 15 to 749 times before -- no module to load, so no one-time cost: the capture is steady and
+    its exposed all-to-all leads (main led with a cold start at 4% of the window)."""
+    rep = _report("torchrec_a100_stalls")
+    assert _job(rep)["phase"] == "steady", _job(rep)
+    assert not [f for f in rep["findings"] if f["rule"] == "cold_start"]
+    assert _top(rep)["rule"] == "comm_exposed"
+
+
 def test_the_cold_norm_capture_is_three_iterations_and_the_cold_one_is_left_out():
     """10 normalization layers, forward and backward, 3 iterations (1175, 3.5, 2.5 ms): no ProfilerStep, so the steps
     are the program's repeated spans, and the first, which holds 1090 ms of first launches, is dropped as warm-up."""

@@ -57,6 +57,30 @@ def test_cold_steps_are_left_out_where_steady_ones_remain(tmp):
     assert rep["findings"][0]["rule"] == "cold_start"  # still said first: the window was mostly start-up
 
 
+def test_start_up_before_the_steps_is_still_said_first(tmp_path):
+    """A process's start-up ahead of its few steps (DLProf's LeNet capture: `cudaMalloc` creates the context for 2.08 s
+    of a 2.47 s window, then one forward pass) is a cold start even though no step holds it and none was dropped:
+    here a 2 s `cudaMalloc` before three generated Nsight steps -- main said nothing of it."""
+    import sqlite3
+
+    from synthetic.nsysexport import NsysJob, write
+
+    p = tmp_path / "job.sqlite"
+    write(str(p), NsysJob(steps=3))
+    con = sqlite3.connect(p)
+    first, tid = con.execute("SELECT MIN(start), globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()
+    con.execute("INSERT INTO StringIds (id, value) VALUES (99, 'cudaMalloc_v3020')")
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, 9999, 99, 0, NULL)",
+                (first - 2_000_001_000, first - 1000, tid))
+    con.commit()
+    con.close()
+    hosts = [SimpleNamespace(host="job", path=str(p), format="nsys", size=0)]
+    rep = analyze_session("cold_nsys", "s", hosts).to_dict()
+    assert rep["hosts"][0]["job"]["phase"] == "warm-up" and rep["hosts"][0]["steps"]["dropped"] == []
+    top = rep["findings"][0]
+    assert top["rule"] == "cold_start" and "`cudaMalloc`, 2.00 s" in top["summary"] + top.get("detail", "")
+
+
 def test_autocast_gemm_time_is_the_gemm_kernels_and_the_casts_are_named_apart(tmp):
     """Each aten::linear launches a cast (90 us), its GEMM (60 us) and a bias add (30 us): GEMM time and rate are the
     GEMM kernel's alone, the rest is reported as what it is."""

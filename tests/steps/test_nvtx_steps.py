@@ -70,6 +70,27 @@ def test_a_range_seen_twice_marks_no_step(tmp_path):
     assert not detect_steps(read_trace(str(p))).detection.source.startswith("nvtx")
 
 
+def test_a_repeated_range_that_launches_little_marks_no_step(tmp_path):
+    """A block that repeats but holds little of the GPU work is no iteration (issue #37 item 2): DLProf's capture of a
+    LeNet forward (MohanadOdema/DLProf, unlicensed, so not kept here) has ten top-level ranges, one per parameter of
+    ``model.cuda()``, each around one copy, and the forward's 46 kernels outside them -- main took those ten for the
+    steps.  Here ten ``load_weights`` ranges around no launch follow six real steps: the steps come from the GPU's
+    work, not from them."""
+    p = tmp_path / "job.sqlite"
+    write(str(p), NsysJob(steps=6, step_range=None, autograd_nvtx=False))
+    con = sqlite3.connect(p)
+    (last,) = con.execute("SELECT MAX(end) FROM CUPTI_ACTIVITY_KIND_KERNEL").fetchone()
+    tid = 1 << 48 | 1000 << 24 | 1000
+    for k in range(10):
+        a = last + (k + 1) * 1_000_000
+        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (?, ?, 59, 'load_weights', ?)",
+                    (a, a + 500_000, tid))
+    con.commit()
+    con.close()
+    det = detect_steps(read_trace(str(p))).detection
+    assert not det.source.startswith("nvtx"), det.note
+
+
 def test_library_ranges_mark_no_step(tmp_path):
     p = tmp_path / "job.sqlite"
     write(str(p), NsysJob(steps=6, step_range=None, autograd_nvtx=False, extra_ranges=("ncclGroupStart", "ncclGroupEnd")))

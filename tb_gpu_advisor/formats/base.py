@@ -39,14 +39,15 @@ def max_profile_bytes() -> int:
         return DEFAULT_MAX_BYTES
 
 
-def lost_gpu_records(h: "HostEvents", devs: "list[DeviceEvents]") -> list[str]:
+def lost_gpu_records(h: "HostEvents", devs: "list[DeviceEvents]", measured: int = 0) -> list[str]:
     """The damage of a trace whose host launched kernels that it holds no GPU record of, in every format: each launch
     runs a kernel, so the GPU's side of the capture was lost (the profiler stopped before the device buffers were
     flushed, or GPU activity was not recorded) -- a partial trace, never "no GPU work".  A window that launched
-    nothing (start-up only, NVTX only) is no damage: it is read, and reported for what it holds."""
+    nothing (start-up only, NVTX only) is no damage: it is read, and reported for what it holds; nor is one whose
+    kernels the profiler ``measured`` by their hardware counters instead of timing them (CUPTI's range profiler)."""
     from tb_gpu_advisor import devices  # numpy: imported when a trace is read, not when a format is
 
-    if not len(h) or any(((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)).any() for d in devs):
+    if measured or not len(h) or any(((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)).any() for d in devs):
         return []
     n = int(h.name_mask(devices.is_launch_call).sum())
     if not n:

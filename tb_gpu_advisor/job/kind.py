@@ -42,7 +42,8 @@ class Kind:
     lost_gpu: str = ""
     #: no GPU work, and what the window holds instead (:data:`WINDOWS`): "startup" (CUDA calls, no kernel launched
     #: yet), "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
-    #: "tracing_off" (the capture's options say CUDA tracing was off), "" otherwise
+    #: "tracing_off" (the capture's options say CUDA tracing was off), "counters" (the kernels were measured by their
+    #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "" otherwise
     window: str = ""
     #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
     capture_format: str = ""
@@ -51,7 +52,7 @@ class Kind:
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
-WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off")
+WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -68,6 +69,11 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
                                           "the Advisor does not analyse", unread_devices=trace.unread_devices)
         names = trace.h.names[:_MAX_NAMES] if len(trace.h) else []
         launched = int(trace.h.name_mask(devices.is_launch_call).sum()) if names else 0
+        counted = int(trace.producer.get("counter_ranges", 0))
+        if counted:  # measured, not lost: the profiler replayed each kernel to read its counters
+            return Kind("unknown", "low", f"{counted:,} kernels measured by their hardware counters (each replayed to "
+                                          "read them), not timed: the capture holds no timeline of the GPU's work",
+                        window="counters", capture_format=trace.format)
         if launched:
             # GPU work whose records are gone: of a kind nothing says (not "no GPU work", which the host disproves)
             return Kind("unknown", "low", f"the host launched {launched:,} kernels, but the capture holds no GPU record "

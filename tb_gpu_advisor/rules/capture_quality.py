@@ -140,7 +140,8 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
 _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU work launched yet",
                   "no_cuda_call": "The capture window holds no CUDA call: the program had not reached its GPU work",
                   "nvtx_only": "The capture window holds only NVTX ranges: no CUDA call, no GPU work",
-                  "tracing_off": "CUDA tracing was off: the capture holds no GPU work"}
+                  "tracing_off": "CUDA tracing was off: the capture holds no GPU work",
+                  "counters": "The capture holds the kernels' hardware counters, not their timeline"}
 
 
 def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
@@ -151,6 +152,10 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
     if window == "tracing_off":
         return (f"{length} holds no GPU work: {held}. The GPU's side was not recorded, so the guide's GPU checks did "
                 f"not run: nothing here is a verdict on the job. Record again with CUDA tracing on.")
+    if window == "counters":
+        return (f"{length} holds {held}. A kernel replayed for its counters takes no time in the step, so the "
+                f"guide's time checks did not run: nothing here is a verdict on the job. Profile the steps again without "
+                f"the counters to time them.")
     if window == "nvtx_only":
         return (f"{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the guide's "
                 f"GPU checks did not run: nothing here is a verdict on the job.")

@@ -181,3 +181,23 @@ def test_an_export_that_recorded_nothing_and_says_nothing_is_an_input_error(tmp_
     assert code == 0, err
     code, _, err = _run(["report", str(silent), "--cache-dir", "off"])
     assert code == 2 and "no events in the capture window" in err
+
+
+def test_a_real_trace_of_hardware_counters_is_no_damage_and_says_how_to_time_the_steps():
+    """HTA's CUPTI range-profiler trace (tests/fixtures/wild/SOURCE.md): 77 kernels recorded as ``cuda_profiler_range``
+    counter events, no kernel record.  Main called it damaged ("GPU records lost", exit 2): the kernels were measured,
+    not lost."""
+    folder = os.path.join(REPO, "tests", "fixtures", "wild", "cupti_counters_a100")
+    (name,) = [n for n in os.listdir(folder) if n.endswith(".pt.trace.json.gz")]
+    hosts = [SimpleNamespace(host="h0", path=os.path.join(folder, name), format="kineto",
+                             size=os.path.getsize(os.path.join(folder, name)))]
+    rep = analyze_session("w", "s", hosts).to_dict()
+    (host,) = rep["hosts"]
+    assert host["error"] is None and host["damage"] == []
+    (f,) = [f for f in rep["findings"] if f["rule"] == "capture_quality"]
+    assert "hardware counters" in f["title"] and "77 kernels" in f["summary"]
+    assert any("profiler_metrics" in a["text"] for a in f["actions"])
+    err, out = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        code = cli.main(["report", folder, "--cache-dir", "off"])
+    assert code == 0, err.getvalue()

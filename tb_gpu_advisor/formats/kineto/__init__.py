@@ -5,5 +5,15 @@ from tb_gpu_advisor.formats.base import Format
 from tb_gpu_advisor.formats.kineto.layout import LAYOUT
 from tb_gpu_advisor.formats.kineto.probe import has_gpu_activity
 
+#: How torch.profiler records the right window, where the format itself is the cause (``job.kind.WINDOWS``).
+WINDOW_FIXES = {
+    "counters": (("The profiler was asked for hardware counters (experimental_config's profiler_metrics), which "
+                  "replays each kernel to read them instead of timing it: profile the steps without profiler_metrics to "
+                  "time them, and read counters per kernel with Nsight Compute if you need them.",
+                  "prof = torch.profiler.profile(\n    activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
+                  "    schedule=torch.profiler.schedule(wait=5, warmup=2, active=5),\n"
+                  "    # no experimental_config=_ExperimentalConfig(profiler_metrics=[...]) here\n)"),),
+}
+
 FORMAT = Format(id="kineto", name="PyTorch trace", layout=LAYOUT, probe=has_gpu_activity,
-                reader_module="tb_gpu_advisor.formats.kineto.adapter", perfetto_opens=True)
+                reader_module="tb_gpu_advisor.formats.kineto.adapter", perfetto_opens=True, window_fixes=WINDOW_FIXES)

@@ -43,6 +43,9 @@ OLD_CATS = {"Operator": "cpu_op", "Runtime": "cuda_runtime", "Kernel": "kernel",
 _OP_CATS = ("cpu_op", "user_annotation")
 #: The trace's own span event (``PyTorch Profiler (0)``, category ``Trace``): the capture window.
 _TRACE_CAT = "Trace"
+#: CUPTI's range profiler (``experimental_config=_ExperimentalConfig(profiler_metrics=[...])``): one event per kernel
+#: with its hardware counters and the replay's time, instead of the kernel's own timed record.
+COUNTER_CAT = "cuda_profiler_range"
 
 
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
@@ -108,7 +111,8 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         **_rank_step_lines(kt, devs, start_ps, end_ps),
         gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
         metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
-        problems=list(kt.problems) + lost_gpu_records(h, devs), **_collective_messages(kt, host_order),
+        problems=list(kt.problems) + lost_gpu_records(h, devs, measured=int(producer.get("counter_ranges", 0))),
+        **_collective_messages(kt, host_order),
         world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), **_flop_ops(kt, h, host_order),
         producer=producer, spans=_python_spans(kt, start_ps, end_ps, line_pairs),
         memory=_memory_events(kt, origin, h, line_pairs, host_order, [d.gpu for d in devs]),
@@ -158,6 +162,9 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
     out: dict[str, str] = {}
     if any(c in OLD_CATS for c in kt.cats):
         out["schema"] = "kineto<1.11"
+    counted = int(_cat_mask(kt, (COUNTER_CAT,)).sum())
+    if counted:  # the kernels were measured by hardware counters, not timed: no GPU timeline, and no lost records
+        out["counter_ranges"] = str(counted)
     meta = kt.meta.get("metadata")
     if isinstance(meta, dict):
         env = meta.get("torch_env_info") or (meta.get("system") or {}).get("torch_env_info")

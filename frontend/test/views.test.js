@@ -268,7 +268,8 @@ test("the report says what the step would be if every fix lands, and when saving
   const f = structuredClone(report.findings[0]);
   f.saving.overlaps = ["xla_not_used:worker0"];
   const one = views.reportView({ ...report, findings: [f] }, ctx);
-  assert.match(one.querySelector(".overlap").textContent, /Overlaps with xla_not_used/);
+  // the other finding is not on the screen: a count, never its rule id
+  assert.equal(one.querySelector(".overlap").textContent, "Overlaps with 1 other finding: the savings do not add up.");
 });
 
 test("a card graded by its finding or held back by its rule says why", () => {
@@ -422,4 +423,15 @@ test("an export's file name keeps both sides of a diff whole (was cut at 80 char
   assert.match(name, /torch_fp32_2026_11_22_20_46_27_vs_wild-torch_resnet50_num_workers_4_2021_06_09_04_32_09$/);
   const long = safeName("a".repeat(150) + "_vs_" + "b".repeat(150));
   assert.ok(long.length <= 180 && long.startsWith("aaa") && long.endsWith("bbb"), long);
+});
+
+test("an overlap names the other findings by their rank, never by a rule id (issue #36)", () => {
+  const report = fixture();
+  const [a, b] = report.findings;
+  a.saving = { ...(a.saving || { ms_per_step: 1, percent_of_step: 1, assumption: "x" }), overlaps: [b.id] };
+  const el = views.reportView(report, ctx);
+  const text = el.querySelector(".finding .overlap").textContent;
+  assert.equal(text, "Overlaps with finding #2: the savings do not add up.");
+  assert.doesNotMatch(text, new RegExp(b.rule));
+  assert.equal(views.overlapText({ saving: { overlaps: ["x:y", "z"] } }, {}), "Overlaps with 2 other findings: the savings do not add up.");
 });

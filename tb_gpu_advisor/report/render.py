@@ -15,7 +15,7 @@ import re
 import textwrap
 from typing import Any, Iterable, Sequence
 
-from tb_gpu_advisor.common.fmt import gb, ms, pct
+from tb_gpu_advisor.common.fmt import gb, ms, pct, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.model.schema import Finding, GpuSummary, Report, Table
@@ -268,6 +268,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     for h in damaged_hosts(report):
         out.extend(_wrap(f"DAMAGED FILE: {damage_note(h)}.", WIDTH, subsequent_indent="    "))
         out.append("")
+    ranks = {g.id: i for i, g in enumerate(shown, 1)}
     for i, f in enumerate(shown, 1):
         head = f"{i:>2}. [{_SEV_LABEL.get(f.severity, f.severity.upper())}] {f.title}"
         sav = _saving_text(f)
@@ -278,7 +279,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
         out.append(meta)
         out.extend(_wrap(f.summary, WIDTH, initial_indent="    ", subsequent_indent="    "))
         if f.saving is not None and f.saving.assumption:
-            out.extend(_wrap(f"Assuming {f.saving.assumption}.{_overlap_text(f)}", WIDTH, initial_indent="    ",
+            out.extend(_wrap(f"Assuming {f.saving.assumption}.{_overlap_text(f, ranks)}", WIDTH, initial_indent="    ",
                                      subsequent_indent="    "))
         acts, more = _shown_actions(f)
         for a in acts:
@@ -392,10 +393,16 @@ def savings_overlap(a: dict) -> bool:
     return claimed - distinct > max(0.005, 0.005 * claimed)
 
 
-def _overlap_text(f: Finding) -> str:
-    """' Overlaps with ...' when another finding recovers some of the same time."""
+def _overlap_text(f: Finding, ranks: dict[str, int] | None = None) -> str:
+    """' Overlaps with finding #2 ...' when another finding recovers some of the same time: the others by the rank
+    they are shown at (``ranks``: finding id -> rank), never by their internal rule id; a count where they are not
+    shown beside it (one finding alone)."""
     ids = f.saving.overlaps if f.saving else []
-    return f" Overlaps with {', '.join(i.split(':')[0] for i in ids)}: the savings do not add up." if ids else ""
+    if not ids:
+        return ""
+    shown = sorted(ranks[i] for i in ids if ranks and i in ranks)
+    others = ", ".join(f"#{r}" for r in shown) if len(shown) == len(ids) else plural(len(ids), "other finding")
+    return f" Overlaps with {'finding ' if shown and len(shown) == len(ids) else ''}{others}: the savings do not add up."
 
 
 def _setting_flag(key: object) -> str | None:
@@ -507,8 +514,9 @@ def confidence_text(f: Finding) -> str:
 
 
 def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = False, windows: int | None = 3,
-                     tables: int | None = 2) -> list[str]:
-    """One finding as a collapsible section: summary, metric, saving, trace windows, actions, evidence.
+                     tables: int | None = 2, ranks: dict[str, int] | None = None) -> list[str]:
+    """One finding as a collapsible section: summary, metric, saving, trace windows, actions, evidence (``ranks``: the
+    rank each finding of the report is shown at, so an overlap names the others by it).
 
     The report shows the first ``windows`` windows and ``tables`` evidence tables of each finding (``evidence_rows``
     rows each); the MCP server's ``explain_finding`` shows all of them through this same function (None: all).
@@ -524,7 +532,7 @@ def finding_markdown(f: Finding, i: int, evidence_rows: int = 8, open_: bool = F
         out.append(f"- **{md_inline(f.metric.label)}:** {md_inline(f.metric.display)}{md_inline(thr)}{f' — {md_inline(src)}' if src else ''}")
     if f.saving is not None:
         out.append(f"- **Estimated saving:** {ms(f.saving.ms_per_step)} per step "
-                   f"({f.saving.percent_of_step:.1f}%), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f))}")
+                   f"({f.saving.percent_of_step:.1f}%), assuming {md_inline(f.saving.assumption)}.{md_inline(_overlap_text(f, ranks))}")
     for w in f.windows[:windows]:
         out.append(f"- **Trace:** {md_inline(w.host)}{'' if w.gpu is None else f' GPU{w.gpu}'} — {md_inline(w.label)} "
                    f"[{w.start_ms:.1f}–{w.end_ms:.1f} ms]")
@@ -574,8 +582,9 @@ def to_markdown(report: Report, top: int | None = 10, evidence_rows: int = 8) ->
     if cut:
         out += ["", f"_{cut} more finding{'s' if cut > 1 else ''} not shown._"]
     out.append("")
+    ranks = {g.id: i for i, g in enumerate(shown, 1)}
     for i, f in enumerate(shown, 1):
-        out += finding_markdown(f, i, evidence_rows=evidence_rows, open_=i == 1)
+        out += finding_markdown(f, i, evidence_rows=evidence_rows, open_=i == 1, ranks=ranks)
     if time_base_text(report, shown):
         out += [f"_{md_inline(time_base_text(report, shown))}_", ""]
     if report.headline:

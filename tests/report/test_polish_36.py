@@ -90,3 +90,38 @@ def test_compare_hides_changes_that_read_as_zero():
                                      Change("k3", "k3", None, 0.0, 0.0, "added")],
                                     diff_render._us, diff_render._signed_us, hide_zero=True)
     assert [r[0] for r in rows] == ["k2", "k3"]
+
+
+def test_an_overlap_names_the_other_findings_by_rank_never_by_rule_id():
+    """Issue #36 polish: "Overlaps with tensor_core_unused" named an internal rule id (the real V100 ResNet-50 trace,
+    whose mixed-precision and Tensor Core findings recover the same time); the text and markdown name the other
+    finding by the rank it is shown at."""
+    import contextlib
+    import io
+    import json
+
+    import pytest
+
+    from tb_gpu_advisor.cli import main as cli
+    from tests.support.paths import SHARED_PROFILES
+
+    folder = SHARED_PROFILES / "wild-torch"
+    if not folder.is_dir():
+        pytest.skip("needs ../shared/profiles/wild-torch")
+    out = {}
+    for fmt in ("json", "text", "markdown"):
+        buf = io.StringIO()
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+            cli.main(["report", str(folder), "--run", "resnet50_num_workers_4", "--cache-dir", "off", "--format", fmt])
+        out[fmt] = buf.getvalue()
+    findings = json.loads(out["json"])["findings"]
+    ranks = {f["id"]: i for i, f in enumerate(findings, 1)}
+    overlapping = [f for f in findings if (f.get("saving") or {}).get("overlaps")]
+    assert overlapping
+    for f in overlapping:
+        others = ", ".join(f"#{r}" for r in sorted(ranks[o] for o in f["saving"]["overlaps"]))
+        for fmt in ("text", "markdown"):
+            assert f"Overlaps with finding {others}" in " ".join(out[fmt].split()), fmt
+    for rule in {f["rule"] for f in findings}:
+        for fmt in ("text", "markdown"):
+            assert f"Overlaps with {rule}" not in out[fmt] and f"Overlaps with {rule.replace('_', chr(92) + '_')}" not in out[fmt]

@@ -283,7 +283,7 @@ export function findingView(f, rank, ctx) {
         f.metric ? [h("dt", {}, f.metric.label), h("dd", {}, f.metric.display)] : null,
         f.saving_bytes ? [h("dt", {}, "Memory it frees"), h("dd", {}, gib(f.saving_bytes))] : null,
         f.saving ? [h("dt", {}, "Estimated saving"), h("dd", {}, saving(f.saving), h("span", { class: "muted" }, ` — ${units(f.saving.assumption)}`),
-          (f.saving.overlaps || []).length ? h("div", { class: "overlap small" }, `Overlaps with ${f.saving.overlaps.map((i) => i.split(":")[0]).join(", ")}: the savings do not add up.`) : null)] : null,
+          (f.saving.overlaps || []).length ? h("div", { class: "overlap small" }, overlapText(f, ctx)) : null)] : null,
         where ? [h("dt", {}, "Where"), h("dd", {}, where)] : null,
         [h("dt", {}, "Guide"), h("dd", {}, f.guide_section)]),
       f.evidence.map(tableView),
@@ -300,7 +300,16 @@ export function findingsView(all, ctx) {
   }
   return h("section", { class: "findings", "aria-label": "Findings" },
     h("h2", {}, `Findings (${findings.length}), ranked by estimated saving`),
-    findings.map((f, i) => findingView(f, i + 1, ctx)));
+    findings.map((f, i) => findingView(f, i + 1, { ...ctx, ranks: new Map(findings.map((g, j) => [g.id, j + 1])) })));
+}
+
+/** "Overlaps with finding #2, #4": the other findings by the rank they are shown at, never by their rule id. */
+export function overlapText(f, ctx) {
+  const ids = (f.saving && f.saving.overlaps) || [];
+  const ranks = ctx && ctx.ranks ? ids.map((i) => ctx.ranks.get(i)).filter((r) => r) : [];
+  const others = ranks.length === ids.length ? `finding ${ranks.sort((a, b) => a - b).map((r) => `#${r}`).join(", ")}`
+    : `${ids.length} other finding${ids.length === 1 ? "" : "s"}`;
+  return `Overlaps with ${others}: the savings do not add up.`;
 }
 
 /**

@@ -15,16 +15,19 @@ test("verdict and calibration lines say what the CLI says", () => {
   const verdict = el.querySelector(".diff-verdict").textContent;
   assert.match(verdict, /^Step time 10\.1 ms → 4\.1 ms \(−5\.9 ms, −59%\): faster \(noise ±\d+ µs\)$/);
   const cal = el.querySelector(".calibration").textContent;
-  assert.match(cal, /^Fixed input_bound: predicted saving 5\.9 ms\/step, realised 5\.9 ms\/step \(100% of predicted, within ±25%\)/);
+  const title = d.findings.find((f) => f.rule === "input_bound").title;
+  assert.ok(cal.startsWith(`Fixed '${title}': predicted saving`), cal);  // the finding's words, never its rule id
+  assert.match(cal, /: predicted saving 5\.9 ms\/step, realised 5\.9 ms\/step \(100% of predicted, within ±25%\)/);
   assert.match(cal, /no other finding got worse/);
 });
 
-test("findings diff: one row per matched rule with severity and saving before -> after", () => {
+test("findings diff: one row per matched rule with severity and saving before -> after, named by title", () => {
   const d = fixture();
   const rows = [...diffViews.diffView(d).querySelectorAll("table.diff-table")[0].querySelectorAll("tbody tr")];
   assert.equal(rows.length, d.findings.length);
   const cells = [...rows[0].querySelectorAll("td")].map((td) => td.textContent);
-  assert.deepEqual(cells.slice(0, 4), ["fixed", "critical → –", "input_bound", "5.9 ms → –"]);
+  assert.deepEqual(cells, ["fixed", "critical → –", "5.9 ms → –", d.findings[0].title]);
+  assert.ok(!cells.includes(d.findings[0].rule));  // no internal rule id on the screen (issue #36)
   assert.ok(rows[0].classList.contains("finding-fixed"));
 });
 

@@ -76,8 +76,14 @@ def calibration_lines(d: Diff) -> list[str]:
     ratio = "n/a" if c.ratio is None else f"{c.ratio * 100:.0f}% of predicted"
     ok = "" if c.within is None else (" (within ±%d%%)" % round(c.tolerance * 100) if c.within
                                       else " (off by more than ±%d%%)" % round(c.tolerance * 100))
-    return [f"fixed {', '.join(c.findings)}: predicted saving {ms(c.predicted_ms)}/step, realised "
+    return [f"fixed {_fixed_titles(d)}: predicted saving {ms(c.predicted_ms)}/step, realised "
             f"{ms(c.realised_ms)}/step = {ratio}{ok}", c.note]
+
+
+def _fixed_titles(d: Diff) -> str:
+    """The fixed findings by their titles (the calibration lists their rule ids, which are no words for a user)."""
+    titles = {f.rule: f.title for f in d.findings if f.status == "fixed"}
+    return "; ".join(f"'{titles.get(r, r)}'" for r in d.calibration.findings)
 
 
 def _finding_row(f: FindingChange) -> list[str]:
@@ -85,18 +91,20 @@ def _finding_row(f: FindingChange) -> list[str]:
     saving = f"{ms(f.base_saving_ms) if f.base_saving_ms is not None else '-'} -> " \
              f"{ms(f.new_saving_ms) if f.new_saving_ms is not None else '-'}"
     gpu = "" if f.gpu is None else f" (GPU{f.gpu})"
-    return [_STATUS_WORDS[f.status], sev, f.rule + gpu, saving, f.title]
+    return [_STATUS_WORDS[f.status], sev, saving, f.title + gpu]
 
 
-_FINDING_COLS = ["status", "severity", "rule", "saving/step", "finding"]
+_FINDING_COLS = ["status", "severity", "saving/step", "finding"]
 
 
 def _change_rows(changes: Sequence[Change], fmt: Callable[[float | None], str], signed: Callable[[float | None], str],
                  hide_zero: bool = False) -> list[list[str]]:
     """``hide_zero``: a "changed" row whose change reads as zero at the table's precision ("+0.0") is no change, and
-    is left out (issue #36: Compare listed kernels at +0.0)."""
+    is left out (issue #36: Compare listed kernels at +0.0).  A row that reads zero on both sides (a breakdown
+    category neither run has: "0.000 0.000 +0.000") is left out always."""
     return [[c.label, fmt(c.base), fmt(c.new), signed(c.delta), _CHANGE_WORDS.get(c.status, c.status)] for c in changes
-            if not (hide_zero and c.status == "changed" and _reads_zero(signed(c.delta)))]
+            if not (hide_zero and c.status == "changed" and _reads_zero(signed(c.delta)))
+            and not (c.base is not None and c.new is not None and _reads_zero(fmt(c.base)) and _reads_zero(fmt(c.new)))]
 
 
 def _reads_zero(text: str) -> bool:

@@ -235,7 +235,7 @@ def test_report_and_diff_read_what_precompute_stored(tmp_path, capsys, monkeypat
     out, err = capsys.readouterr()
     assert "input_bound" in out and "from the report cache" in err
     assert cli.main(["diff", str(d), "--base", "input_bound", "--new", "input_bound_fixed"]) == 0
-    assert "fixed input_bound" in capsys.readouterr().out
+    assert "fixed 'Input-bound" in capsys.readouterr().out
 
 
 def test_a_report_with_a_failed_host_is_not_stored(tmp_path):

@@ -275,8 +275,11 @@ def test_real_input_stall_fixed(capsys):
     rc, out, _ = run_cli([str(REAL), "--base", "input_bound", "--new", "healthy_bf16", "--fail-on-regression", "5"],
                          capsys)
     assert rc == 0
-    assert "fixed   critical -> -  input_bound" in out
-    assert "fixed input_bound: predicted saving 14.9 ms/step, realised 15.5 ms/step" in out
+    assert "fixed   critical -> -  14.9 ms -> -  Input-bound: the GPU waits for the input pipeline" in out
+    assert ("fixed 'Input-bound: the GPU waits for the input pipeline': predicted saving 14.9 ms/step, realised "
+            "15.5 ms/step") in out
+    assert "input_bound" not in out.split("FINDINGS")[1].split("HEADLINE")[0]  # no rule id: the finding's words
+    assert "collectives" not in out  # a breakdown category neither run has is left out (was "0.000 0.000 +0.000")
     rc, _, err = run_cli([str(REAL), "--base", "healthy_bf16", "--new", "input_bound", "--fail-on-regression", "5"],
                          capsys)
     assert rc == 1 and "regression" in err

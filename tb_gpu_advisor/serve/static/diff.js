@@ -73,12 +73,13 @@ export function verdictText(d) {
 }
 
 /** "Fixed input_bound: predicted 14.9 ms/step, realised 15.5 ms/step (104% of predicted, within ±25%)". */
-export function calibrationText(c) {
+export function calibrationText(c, findings = []) {
   if (!c) return null;
+  const titles = new Map(findings.filter((f) => f.status === "fixed").map((f) => [f.rule, f.title]));
   const tol = Math.round(c.tolerance * 100);
   const ratio = isNum(c.ratio) ? `${Math.round(c.ratio * 100)}% of predicted` : "n/a";
   const ok = c.within === null || c.within === undefined ? "" : c.within ? `, within ±${tol}%` : `, off by more than ±${tol}%`;
-  return `Fixed ${c.findings.join(", ")}: predicted saving ${ms(c.predicted_ms)}/step, realised ${ms(c.realised_ms)}/step (${ratio}${ok})`;
+  return `Fixed ${c.findings.map((r) => `'${titles.get(r) || r}'`).join("; ")}: predicted saving ${ms(c.predicted_ms)}/step, realised ${ms(c.realised_ms)}/step (${ratio}${ok})`;
 }
 
 /**
@@ -130,11 +131,11 @@ function savingPair(f) {
   return `${one(f.base_saving_ms)} → ${one(f.new_saving_ms)}`;
 }
 
-/** The findings diff: status, severity before -> after, rule, saving before -> after, title. */
+/** The findings diff: status, severity before -> after, saving before -> after, title (never a rule id). */
 export function findingsTable(findings) {
-  return table("Findings", ["status", "severity", "rule", "saving/step", "finding"],
+  return table("Findings", ["status", "severity", "saving/step", "finding"],
     findings.map((f) => [STATUS[f.status] || f.status, `${f.base_severity || "–"} → ${f.new_severity || "–"}`,
-      f.gpu === null || f.gpu === undefined ? f.rule : `${f.rule} (GPU${f.gpu})`, savingPair(f), f.title]),
+      savingPair(f), f.gpu === null || f.gpu === undefined ? f.title : `${f.title} (GPU${f.gpu})`]),
     (i) => `finding-${findings[i].status}`);
 }
 
@@ -165,7 +166,7 @@ function gpuRows(gpus) {
 
 /** The whole diff view below the toolbar. */
 export function diffView(d, { width = DEFAULT_WIDTH, onClose = null, legend = {} } = {}) {
-  const cal = calibrationText(d.calibration);
+  const cal = calibrationText(d.calibration, d.findings);
   return h("div", { class: "diff", "data-verdict": d.step.verdict },
     h("div", { class: "diff-head" },
       h("h2", {}, "Compare: ", h("span", { class: "side-label" }, d.base.label), " → ", h("span", { class: "side-label" }, d.new.label)),

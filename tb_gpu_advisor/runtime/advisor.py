@@ -43,10 +43,11 @@ from tb_gpu_advisor.runtime import isolation as _isolation
 from tb_gpu_advisor.runtime import pipeline as _pipeline
 from tb_gpu_advisor.runtime import session as _session
 from tb_gpu_advisor.runtime.cache import CacheKey, ReportCache, ReportStore
+from tb_gpu_advisor.runtime.isolation import GONE, failure_kind
 from tb_gpu_advisor.runtime.session import Analysis, process_pool, worker_count
 
-__all__ = ["Advisor", "Analysis", "CacheKey", "HostFile", "ROOT_RUN", "ReportCache", "Session", "SessionNotFoundError",
-           "expected_layouts", "how_to_capture_text", "locate_file", "process_pool", "runs_listing", "worker_count"]
+__all__ = ["Advisor", "Analysis", "CacheKey", "GONE", "HostFile", "ROOT_RUN", "ReportCache", "Session",
+           "SessionNotFoundError", "expected_layouts", "failure_kind", "how_to_capture_text", "locate_file", "process_pool", "runs_listing", "worker_count"]
 
 Progress = Callable[[str, float], None]
 
@@ -163,7 +164,8 @@ class Advisor:
         """The step timeline of each window of ``host`` (one read of the file), as a JSON list; in a limited child
         process with ``isolate``."""
         if isolate:
-            return _isolation.call(_isolation.timelines_json, host, list(windows), max_events, progress=progress)
+            return _isolation.call(_isolation.timelines_json, host, list(windows), max_events, progress=progress,
+                                   limits=_isolation.Limits.from_env([host]))
         return json.dumps(_pipeline.host_timelines(host, list(windows), max_events))
 
 
@@ -172,7 +174,7 @@ def _isolated_session(options: UserOptions, run: str, session: str, hosts: list,
     """A session analysed in a child process with the worker limits (``isolation.Limits.from_env``), with
     ``options`` (``params``: the older keyword :func:`runtime.session.session_report` passes, the same value)."""
     return Report.from_json(_isolation.call(_isolation.analyze_session_json, run, session, list(hosts), options,
-                                            progress=progress))
+                                            progress=progress, limits=_isolation.Limits.from_env(hosts)))
 
 
 def runs_listing(sessions: Sequence[Session], has_gpu: dict | None = None) -> list[dict[str, Any]]:

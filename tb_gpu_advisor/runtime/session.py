@@ -161,11 +161,11 @@ def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progr
     workers = worker_count(jobs, len(hosts))
     if isolate and (len(hosts) == 1 or workers == 1):
         return isolation.call(isolation.analyze_session_json, session.run, session.session, list(hosts), options,
-                              progress=progress)
+                              progress=progress, limits=Limits.from_env(hosts))
     chosen = dataclasses.replace(session, hosts=tuple(hosts))
     if len(hosts) > 1 and workers > 1:
         progress(f"analysing {len(hosts)} hosts in {plural(workers, 'worker process')}", 0.0)
-        limits = Limits.from_env() if isolate else None
+        limits = Limits.from_env(hosts) if isolate else None
         return analyze_session_parallel(chosen, jobs=workers, progress=progress, limits=limits,
                                         options=options).to_json()
     return pipeline.analyze_session(session.run, session.session, list(hosts), progress=progress,

@@ -165,7 +165,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     # -- TensorBoard hooks -------------------------------------------------
 
     def get_plugin_apps(self) -> dict[str, Callable]:
-        return {
+        """Every route, answering only GET and HEAD (any other method: 405 naming them)."""
+        routes = {
             "/index.js": self._serve_index_js,
             "/static/*": self._serve_static,
             "/runs": self._serve_runs,
@@ -176,6 +177,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             "/window": self._serve_window,
             "/trace": self._serve_trace,
         }
+        return {path: _read_only(app) for path, app in routes.items()}
 
     def is_active(self) -> bool:
         """Cheap: stops at the first profile found and remembers a yes."""
@@ -337,7 +339,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         failed = [(name, o) for name, o in sides.values() if o.state == "error"]
         if failed:
             name, o = failed[0]
-            return Outcome("error", message=f"{name}: {o.message}")
+            return Outcome("error", message=f"{name}: {o.message}", code=o.code)
         if waiting:
             progress = sum(o.progress if o.state == "computing" else 1.0 for _, o in sides.values()) / 2
             return Outcome("computing", progress=progress, message="; ".join(f"{n}: {o.message}" for n, o in waiting))
@@ -525,7 +527,28 @@ def _respond_outcome(request: wrappers.Request, outcome: Outcome) -> wrappers.Re
     if outcome.state == "computing":
         body = {"state": "computing", "progress": round(outcome.progress, 3), "message": outcome.message}
         return _respond_json(request, body, code=202)
-    return _respond_json(request, {"state": "error", "error": outcome.message}, code=500)
+    return _respond_json(request, {"state": "error", "error": outcome.message}, code=outcome.code)
+
+
+#: The methods every route answers; the tab only reads.
+ALLOWED_METHODS = ("GET", "HEAD")
+
+
+def _read_only(app: Callable) -> Callable:
+    """``app`` answering only :data:`ALLOWED_METHODS`: any other method (PUT, POST, TRACE, ...) is a 405 with an
+    ``Allow`` header, before the route runs."""
+
+    def wsgi(environ: dict, start_response: Callable) -> Any:
+        method = environ.get("REQUEST_METHOD", "GET")
+        if method in ALLOWED_METHODS:
+            return app(environ, start_response)
+        body = json.dumps({"state": "error", "error": f"method {echo(method, 20)} not allowed: "
+                                                       f"{', '.join(ALLOWED_METHODS)} only"})
+        response = wrappers.Response(body, status=405, content_type=_JSON,
+                                     headers=[("Allow", ", ".join(ALLOWED_METHODS))])
+        return response(environ, start_response)
+
+    return wsgi
 
 
 def _respond_json(request: wrappers.Request, body: Any, code: int = 200) -> wrappers.Response:

@@ -359,7 +359,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         try:
             return diff.diff_reports(Report.from_json(sides["base"][1].body), Report.from_json(sides["new"][1].body),
                                      host=host, base_label=sides["base"][0],
-                                     new_label=sides["new"][0])
+                                     new_label=sides["new"][0], host_fallback=True)
         except diff.DiffError as e:
             raise errors.InvalidArgumentError(str(e)) from None
 

@@ -122,3 +122,28 @@ def test_concurrent_runs_requests_share_one_listing_and_a_new_capture_still_show
     shutil.copytree(DEMO, logdir / "added_later")
     runs = {r["run"] for r in client.get(f"{PREFIX}/runs").get_json()["runs"]}
     assert runs == {"input_bound", "added_later"}
+
+
+MULTI = REPO / "demo_logs" / "multi_host"
+
+
+@pytest.mark.skipif(not MULTI.is_dir(), reason="demo_logs/multi_host missing")
+def test_compare_with_a_host_the_other_run_lacks_compares_its_slowest_host_and_says_so(tmp_path):
+    """The tab's Compare sends the host on screen: a base run without that host failed the whole comparison (400).
+    Now that side is compared by its slowest host, and the diff's note says the host was missing; a host neither
+    run has is still a 400 naming the hosts there are."""
+    logs = tmp_path / "logs"
+    shutil.copytree(DEMO, logs / "a")  # worker0 only
+    shutil.copytree(MULTI, logs / "b")  # worker0 and worker1
+    client, plugin = _client(logs)
+    sessions = {s.run: s.session for s in plugin._sessions()}
+    q = f"base_run=a&base_session={sessions['a']}&new_run=b&new_session={sessions['b']}"
+    r = poll_report(client, f"{PREFIX}/diff?{q}&host=worker1")
+    assert r.status_code == 200, r.get_data(as_text=True)[:300]
+    d = r.get_json()
+    assert (d["base"]["host"], d["new"]["host"]) == ("worker0", "worker1")
+    assert any("has no host 'worker1'" in n and "worker0" in n for n in d["notes"]), d["notes"]
+    md = poll_report(client, f"{PREFIX}/diff.md?{q}&host=worker1").get_data(as_text=True)
+    assert "has no host 'worker1'" in md
+    r = poll_report(client, f"{PREFIX}/diff?{q}&host=nope")
+    assert r.status_code == 400 and "unknown host 'nope'" in r.get_data(as_text=True)

@@ -119,12 +119,12 @@ class Limits:
     @classmethod
     def from_env(cls, hosts: Any = ()) -> "Limits":
         """A server's worker limits (TensorBoard's tab, the MCP server) for analysing ``hosts`` (HostFiles): the
-        environment's, else the protective server defaults: memory ``guard.memory_limit_from_env(server=True)`` (a
-        quarter of the machine's, 2-4 GiB), profiles up to half of it (a file that cannot fit is refused before it
+        environment's, else the one rule's defaults (the command line's too): memory ``guard.memory_limit_from_env()``
+        (a quarter of the machine's, 2-4 GiB), profiles up to half of it (a file that cannot fit is refused before it
         is read, not after minutes), and CPU :func:`cpu_budget` of the hosts' files."""
-        memory = guard.memory_limit_from_env(server=True)
+        memory = guard.memory_limit_from_env()
         cpu = _env_float(ENV_CPU, cpu_budget(hosts)) if ENV_CPU in os.environ else cpu_budget(hosts)
-        return cls(memory, _env_float(ENV_TIMEOUT, DEFAULT_TIMEOUT_S), memory // 2 if memory else None, cpu)
+        return cls(memory, _env_float(ENV_TIMEOUT, DEFAULT_TIMEOUT_S), guard.profile_limit(memory), cpu)
 
 
 def cpu_budget(hosts: Any = ()) -> float:

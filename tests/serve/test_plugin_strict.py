@@ -147,3 +147,52 @@ def test_compare_with_a_host_the_other_run_lacks_compares_its_slowest_host_and_s
     assert "has no host 'worker1'" in md
     r = poll_report(client, f"{PREFIX}/diff?{q}&host=nope")
     assert r.status_code == 400 and "unknown host 'nope'" in r.get_data(as_text=True)
+
+
+def test_a_swap_race_on_every_route_gives_4xx_and_warnings_never_500_or_tracebacks(logdir, tmp_path, caplog):
+    """The issue's probe: a file swapped for a link out of the logdir and back while every route reads it.  Each
+    refusal is a 404 and at most one WARNING line; on main ``/window`` answered 500 with an ERROR traceback (100
+    of them in 15 s)."""
+    import threading
+    import time
+    from urllib.parse import urlencode
+
+    (listed,) = list(logdir.rglob("*.xplane.pb"))
+    outside, keep = tmp_path / "secret.xplane.pb", tmp_path / "keep"
+    shutil.copy(listed, outside)
+    os.link(listed, keep)
+    stop = threading.Event()
+    swaps = [0]
+
+    def loop():
+        while not stop.is_set():
+            link, back = listed.parent / ".link", listed.parent / ".back"
+            os.symlink(outside, link)
+            os.replace(link, listed)
+            time.sleep(0.001)
+            os.link(keep, back)
+            os.replace(back, listed)
+            swaps[0] += 1
+            time.sleep(0.0005)
+
+    caplog.set_level(logging.INFO)
+    q = urlencode({"run": "input_bound", "session": "2026_01_01_00_00_00"})
+    routes = [f"report?{q}", f"report.md?{q}", f"window?{q}&host=worker0&start_ms=0&end_ms=10",
+              f"trace?{q}&host=worker0", f"diff?base_{q.replace('&', '&base_')}&new_{q.replace('&', '&new_')}"]
+    codes: dict[int, int] = {}
+    thread = threading.Thread(target=loop, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 4
+    try:
+        while time.monotonic() < deadline:
+            client, _ = _client(logdir)  # a new TensorBoard: nothing kept in memory, each route reads again
+            for route in routes:
+                r = poll_report(client, f"{PREFIX}/{route}", timeout=20)
+                codes[r.status_code] = codes.get(r.status_code, 0) + 1
+    finally:
+        stop.set()
+        thread.join(5)
+    assert swaps[0] > 20 and codes.get(404, 0) > 0, (swaps[0], codes)
+    assert set(codes) <= {200, 404}, codes
+    noisy = [r for r in caplog.records if r.levelno >= logging.ERROR or r.exc_info]
+    assert not noisy, [(r.levelname, r.getMessage()[:200]) for r in noisy[:3]]

@@ -115,13 +115,17 @@ class Advisor:
                force: bool = False) -> Analysis:
         """The session's Report with its cache story (``runtime.session.session_report``): from the cache when
         stored, else analysed (``jobs`` host files at once) and stored.  ``isolate``: a one-host session is
-        analysed in a child process with the worker limits (a long-lived server must not die with one file).
+        analysed in a child process with the worker limits, each host file of a session of many in one of its own
+        (a long-lived server must not die with one file).
         ``force``: nothing read from the cache, every host analysed again (``precompute --force``)."""
         opts = self.options_for(options)
+        limits = None
         if analyze_fn is None and isolate and len(session.hosts) == 1:
             analyze_fn = functools.partial(_isolated_session, opts)
+        elif analyze_fn is None and isolate:  # each host file in its own limited child
+            limits = _isolation.Limits.from_env(session.hosts)
         return _session.session_report(session, cache=self.cache, progress=progress, jobs=jobs,
-                                       analyze_fn=analyze_fn, options=opts, force=force)
+                                       analyze_fn=analyze_fn, options=opts, force=force, limits=limits)
 
     def report_json(self, session: Session, hosts: Sequence[HostFile], *, progress: Progress, jobs: int = 1,
                     isolate: bool = False, options: UserOptions | None = None,

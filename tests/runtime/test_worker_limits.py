@@ -143,3 +143,26 @@ def test_a_failed_file_is_not_analysed_again_until_it_changes():
 ])
 def test_failures_are_classified_refusals_as_4xx_defects_as_500(error, code, expected):
     assert classify(error) == (code, expected)
+
+
+
+
+def test_a_server_analyses_each_host_of_a_many_host_session_under_the_worker_limits(tmp_path, monkeypatch):
+    """The MCP server's sessions of many hosts (``Advisor.report(isolate=True)``) ran in a plain process pool with
+    no limit; now each host file is analysed in a limited child: under a 64 MB limit each host says so."""
+    import shutil
+
+    from tb_gpu_advisor.runtime.advisor import Advisor
+    from tests.support.paths import DEMO_LOGS
+
+    shutil.copytree(DEMO_LOGS / "multi_host", tmp_path / "multi_host")
+    advisor = Advisor(str(tmp_path), cache="off")
+    (session,) = advisor.sessions()
+    assert len(session.hosts) == 2
+    monkeypatch.setenv(isolation.ENV_MEMORY, "64")
+    report = advisor.report(session, isolate=True, jobs=2).report
+    errors = [h.error or "" for h in report.hosts]
+    assert all("ran out of memory (worker limit 64 MB" in e or "MemoryError" in e for e in errors), errors
+    monkeypatch.delenv(isolation.ENV_MEMORY)
+    healthy = advisor.report(session, isolate=True, jobs=2).report
+    assert [h.error for h in healthy.hosts] == [None, None]

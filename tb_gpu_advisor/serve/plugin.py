@@ -9,7 +9,10 @@ Routes (mounted at ``/data/plugin/gpu_advisor``):
                    TensorBoard run list misses runs that hold only profiles)
 ``/report``        ``?run=&session=[&host=]``: the report JSON (200), or
                    ``{"state": "computing", ...}`` (202) while a worker
-                   computes it, or ``{"state": "error", ...}`` (500)
+                   computes it, or ``{"state": "error", ...}``: 404 the
+                   file is gone or was refused since it was listed, 422 it
+                   cannot be analysed (a worker limit it hit, its bytes),
+                   500 a defect (``service.classify``)
 ``/report.md``     the same report as Markdown (``render.to_markdown``, the
                    CLI's ``--format markdown``); 202/500 JSON like ``/report``
 ``/diff``          ``?base_run=&base_session=&new_run=&new_session=[&host=]``:
@@ -31,6 +34,8 @@ Routes (mounted at ``/data/plugin/gpu_advisor``):
                    itself, as a download (only files discovery listed; ``file``
                    picks one rank's file of a host merged from several)
 =================  ===========================================================
+
+Every route answers GET and HEAD only; any other method is a 405 naming them.
 
 Settings: every route that answers with an analysed report (``/report``, ``/report.md``, ``/diff``, ``/diff.md``:
 both sides) also takes ``params`` (the model's parameter count, a positive whole number), ``net_gbps`` (network

@@ -135,14 +135,15 @@ class ReportService:
             job = self._jobs.get(key)
             if job is None:
                 job = self._start(key, compute, store_key, valid)
+        result = None
         try:
-            job.future.result(timeout=self._wait_s)
+            result = job.future.result(timeout=self._wait_s)
         except FutureTimeout:
             return Outcome("computing", progress=job.progress, message=job.message)
         except Exception:  # noqa: BLE001 - recorded by _run as an error outcome
             pass
-        with self._lock:
-            return self._finished(key) or Outcome("computing", progress=job.progress, message=job.message)
+        with self._lock:  # a refusal is not kept (its file may come back as listed): the job's own outcome
+            return self._finished(key) or result or Outcome("computing", progress=job.progress, message=job.message)
 
     def _finished(self, key: Hashable) -> Outcome | None:
         """The outcome kept for ``key`` (a report, refreshed in the LRU, or a failure); caller holds the lock."""
@@ -175,7 +176,7 @@ class ReportService:
         return job
 
     def _run(self, key: Hashable, job: _Job, compute: ComputeFn, store_key: str | None,
-             valid: Callable[[], bool] | None = None) -> None:
+             valid: Callable[[], bool] | None = None) -> Outcome:
         """Worker body: waits for a slot, then :meth:`_work`; a job still running after ``slow_after_s`` gives its
         slot back (:meth:`_demote`), so a slow or hostile file never holds the queue."""
         self._slots.acquire()
@@ -184,7 +185,7 @@ class ReportService:
         timer.daemon = True
         timer.start()
         try:
-            self._work(key, job, compute, store_key, valid)
+            return self._work(key, job, compute, store_key, valid)
         finally:
             timer.cancel()
             with self._lock:
@@ -203,8 +204,9 @@ class ReportService:
                 self._slots.release()
 
     def _work(self, key: Hashable, job: _Job, compute: ComputeFn, store_key: str | None,
-              valid: Callable[[], bool] | None = None) -> None:
-        """Persistent cache, else analyze; always records an outcome."""
+              valid: Callable[[], bool] | None = None) -> Outcome:
+        """Persistent cache, else analyze; returns the outcome, kept unless it is a refusal (a 404: the file gone
+        or swapped since it was listed may be back at the next request, and trying again costs an open)."""
         try:
             body = self._load(store_key)
             if body is None:
@@ -228,14 +230,15 @@ class ReportService:
                               code=code)
         with self._lock:
             self._jobs.pop(key, None)
-            if outcome.state == "error":
+            if outcome.state == "error" and outcome.code != 404:
                 self._failed[key] = outcome
                 while len(self._failed) > self._failed_entries:
                     self._failed.popitem(last=False)
-            else:
+            elif outcome.state != "error":
                 self._done[key] = outcome
                 while len(self._done) > self._memory_entries:
                     self._done.popitem(last=False)
+        return outcome
 
     def _load(self, store_key: str | None) -> str | None:
         if self._store is None or store_key is None:

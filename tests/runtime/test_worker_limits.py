@@ -166,3 +166,24 @@ def test_a_server_analyses_each_host_of_a_many_host_session_under_the_worker_lim
     monkeypatch.delenv(isolation.ENV_MEMORY)
     healthy = advisor.report(session, isolate=True, jobs=2).report
     assert [h.error for h in healthy.hosts] == [None, None]
+
+
+def test_a_refused_file_is_tried_again_when_it_comes_back():
+    """A link swapped in for a moment (404) is not remembered: the file as listed may be back at the next request.
+    A limit the file hit (422) is remembered (above)."""
+    service = ReportService(workers=1, wait_s=5.0)
+    answers = iter([isolation.WorkerError("NotListedFile: a link on its way leaves the logdir", "NotListedFile"),
+                    None])
+
+    def compute(progress):
+        e = next(answers)
+        if e is not None:
+            raise e
+        return "{}"
+
+    try:
+        first = service.get(("host", 10, 1, (1, 2)), compute)
+        assert (first.state, first.code) == ("error", 404)
+        assert service.get(("host", 10, 1, (1, 2)), compute).state == "ready"
+    finally:
+        service.shutdown()

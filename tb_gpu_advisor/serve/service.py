@@ -17,9 +17,10 @@ the worker, so its disk reads never block a request either.
 One hostile file holds at most one worker, never the queue: an analysis that
 runs longer than ``slow_after_s`` gives its slot back to the queue (up to
 ``max_slow`` such at once; each is bounded by its worker's CPU and wall-clock
-limits), and a failed analysis is remembered by the files' identity apart
-from the reports (never pushed out by them), so the same file is not analysed
-again until it changes.  A failure that is the file's (a refused link, a
+limits), and an analysis that failed on the file's bytes or a limit is
+remembered by the files' identity apart from the reports (never pushed out by
+them), so the same file is not analysed again until it changes (a refusal --
+a link swapped in since the listing -- is not: the file may be back).  A failure that is the file's (a refused link, a
 limit it hit) is one WARNING line and a 4xx (:func:`classify`); only a defect
 is an ERROR with its traceback and a 500.
 """

@@ -33,6 +33,7 @@ memory"), see :func:`death_message`.
 
 from __future__ import annotations
 
+import errno
 import json
 import multiprocessing
 import os
@@ -87,6 +88,11 @@ GONE = frozenset({"NotListedFile", "FileNotFoundError", "PermissionError", "IsAD
                   "SessionNotFoundError"})
 
 
+#: errno of an ``O_NOFOLLOW`` open that met a symlink (Linux ELOOP, the BSDs' EMLINK): a link swapped in since the
+#: listing, refused as such even when it was swapped out again before the refusal could read it.
+_LINK_MET = frozenset({errno.ELOOP, errno.EMLINK})
+
+
 def failure_kind(e: BaseException) -> str:
     """What an analysis failure says of its cause, in words a parent can act on without the exception itself:
 
@@ -100,6 +106,8 @@ def failure_kind(e: BaseException) -> str:
         seen.add(id(x))
         if type(x).__name__ in GONE:
             return type(x).__name__
+        if isinstance(x, OSError) and x.errno in _LINK_MET:  # a link met on an O_NOFOLLOW open: swapped in
+            return "NotListedFile"
         x = x.__cause__ or x.__context__
     if isinstance(e, MemoryError):
         return "limit"

@@ -30,6 +30,7 @@ from __future__ import annotations
 import collections
 import logging
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
@@ -109,6 +110,10 @@ class ReportService:
         self._slots = threading.BoundedSemaphore(max(1, workers))
         self._slow_after_s = slow_after_s
         self._slow = 0
+        #: the jobs holding a slot: [started (monotonic), held] each; one watchdog thread demotes the slow ones
+        self._holding: list[list] = []
+        self._watchdog: threading.Thread | None = None
+        self._stopped = threading.Event()
         self._lock = threading.Lock()
         self._jobs: dict[Hashable, _Job] = {}
         self._done: collections.OrderedDict[Hashable, Outcome] = collections.OrderedDict()
@@ -179,30 +184,45 @@ class ReportService:
     def _run(self, key: Hashable, job: _Job, compute: ComputeFn, store_key: str | None,
              valid: Callable[[], bool] | None = None) -> Outcome:
         """Worker body: waits for a slot, then :meth:`_work`; a job still running after ``slow_after_s`` gives its
-        slot back (:meth:`_demote`), so a slow or hostile file never holds the queue."""
+        slot back (:meth:`_watch`), so a slow or hostile file never holds the queue."""
         self._slots.acquire()
-        held = [True]  # the slot, until the job ends or is demoted
-        timer = threading.Timer(self._slow_after_s, self._demote, args=(held,))
-        timer.daemon = True
-        timer.start()
+        entry = [time.monotonic(), True]  # [started, the slot: True held, None demoted, False given back]
+        with self._lock:
+            self._holding.append(entry)
+            self._start_watchdog()
         try:
             return self._work(key, job, compute, store_key, valid)
         finally:
-            timer.cancel()
             with self._lock:
-                if held[0]:
-                    held[0] = False
+                self._holding.remove(entry)
+                if entry[1]:
+                    entry[1] = False
                     self._slots.release()
-                elif held[0] is None:  # demoted: it counted as slow
+                elif entry[1] is None:  # demoted: it counted as slow
                     self._slow -= 1
 
-    def _demote(self, held: list) -> None:
-        """A job ran past ``slow_after_s``: its slot goes back to the queue while fewer than ``max_slow`` run so."""
-        with self._lock:
-            if held[0] and self._slow < self._max_slow:
-                held[0] = None
-                self._slow += 1
-                self._slots.release()
+    def _start_watchdog(self) -> None:
+        """The one thread that demotes slow jobs, started with a job when none runs (caller holds the lock); it ends
+        when no job runs, so an idle service holds no thread."""
+        if self._watchdog is None:
+            self._watchdog = threading.Thread(target=self._watch, name="gpu-advisor-watchdog", daemon=True)
+            self._watchdog.start()
+
+    def _watch(self) -> None:
+        """Every tenth of ``slow_after_s`` (at most 0.5 s): a job that has held its slot longer than ``slow_after_s``
+        gives it back to the queue while fewer than ``max_slow`` run so."""
+        tick = max(0.01, min(0.5, self._slow_after_s / 10))
+        while not self._stopped.wait(tick):
+            now = time.monotonic()
+            with self._lock:
+                if not self._holding:  # nothing runs: the thread ends (the next job starts another)
+                    self._watchdog = None
+                    return
+                for entry in self._holding:
+                    if entry[1] and now - entry[0] >= self._slow_after_s and self._slow < self._max_slow:
+                        entry[1] = None
+                        self._slow += 1
+                        self._slots.release()
 
     def _work(self, key: Hashable, job: _Job, compute: ComputeFn, store_key: str | None,
               valid: Callable[[], bool] | None = None) -> Outcome:
@@ -259,6 +279,7 @@ class ReportService:
             logger.warning("gpu_advisor: persistent cache write failed", exc_info=True)
 
     def shutdown(self) -> None:
+        self._stopped.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 

@@ -131,6 +131,18 @@ def test_a_failed_file_is_not_analysed_again_until_it_changes():
         service.shutdown()
 
 
+def _wrapped(cause: BaseException) -> BaseException:
+    """A reader's error raised from ``cause``, as ``ProfileReadError`` wraps the open's (the swap race: the open met
+    the link, which was gone again before it could be read)."""
+    try:
+        try:
+            raise cause
+        except OSError as e:
+            raise RuntimeError(f"cannot open: {e}") from e
+    except RuntimeError as wrapped:
+        return wrapped
+
+
 @pytest.mark.parametrize("error, code, expected", [
     (isolation.WorkerError("NotListedFile: a link on its way leaves the logdir", "NotListedFile"), 404, True),
     (isolation.WorkerError("took longer than 900 s", "limit"), 422, True),
@@ -138,6 +150,7 @@ def test_a_failed_file_is_not_analysed_again_until_it_changes():
     (isolation.WorkerError("worker process crashed (SIGSEGV)", "crash"), 500, False),
     (isolation.WorkerError("KeyError: 'x'", "KeyError"), 500, False),
     (FileNotFoundError("gone"), 404, True),
+    (_wrapped(OSError(40, "Too many levels of symbolic links")), 404, True),
     (ValueError("not a profile"), 422, True),
     (KeyError("bug"), 500, False),
 ])
@@ -185,5 +198,20 @@ def test_a_refused_file_is_tried_again_when_it_comes_back():
         first = service.get(("host", 10, 1, (1, 2)), compute)
         assert (first.state, first.code) == ("error", 404)
         assert service.get(("host", 10, 1, (1, 2)), compute).state == "ready"
+    finally:
+        service.shutdown()
+
+
+def test_an_idle_service_holds_no_watchdog_thread():
+    """The thread that demotes slow jobs ends when none runs (one per service left running grew a test process's
+    address space past the analysis limit)."""
+    service = ReportService(workers=1, wait_s=5.0, slow_after_s=0.1)
+    try:
+        assert service.get("k", lambda progress: "{}").state == "ready"
+        deadline = time.monotonic() + 5
+        while service._watchdog is not None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert service._watchdog is None
+        assert service.get("k2", lambda progress: "{}").state == "ready"  # and a new job still runs
     finally:
         service.shutdown()

@@ -580,14 +580,6 @@ def segfault(progress=None) -> None:
     ctypes.string_at(0)
 
 
-def sleep_then(seconds: float, value: str = "done", progress=None) -> str:
-    """Sleeps ``seconds`` (no CPU): an analysis that is slow but harmless, or one stuck on I/O."""
-    import time
-
-    time.sleep(seconds)
-    return value
-
-
 # -- the harness both robustness tools share: a logdir of hostile files, the real plugin serving it ---------------
 
 #: Session folder name of every capture the robustness tools write.

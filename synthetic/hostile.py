@@ -573,6 +573,13 @@ def memory_hog(mb: int, progress=None) -> int:
     return len(bytearray(mb << 20))
 
 
+def segfault(progress=None) -> None:
+    """Dies of ``SIGSEGV`` (a read of address 0): what a C stack overflow on deeply nested input does to a worker."""
+    import ctypes
+
+    ctypes.string_at(0)
+
+
 # -- the harness both robustness tools share: a logdir of hostile files, the real plugin serving it ---------------
 
 #: Session folder name of every capture the robustness tools write.

@@ -281,7 +281,8 @@ def _run_tasks(tasks: list[tuple], workers: int):
             try:
                 yield fut.result()
             except cf.process.BrokenProcessPool:
-                yield _failed(session, "worker process died (killed, or out of memory?)", 0.0)
+                yield _failed(session, "worker process died without a result (killed by a signal or crashed; "
+                                       "`tb-gpu-advisor report` on this session says why)", 0.0)
             except Exception as e:  # noqa: BLE001 - e.g. a result that cannot be unpickled
                 yield _failed(session, f"{type(e).__name__}: {e}", 0.0)
 
@@ -302,9 +303,13 @@ def _analyze_and_store(
     ``force``: nothing read from the cache (neither the session's entry nor its hosts'), every host analysed again.
     """
     t0 = time.perf_counter()
+    from tb_gpu_advisor.runtime import guard
+
     advisor = Advisor(session.path, cache=ReportCache(cache_dir, max_bytes=cache_max_bytes), options=options)
     try:
-        a = advisor.report(session, progress=_WorkerProgress(session.stock_run), analyze_fn=analyze_fn, force=force)
+        with guard.analysis_limits():  # the one rule of every analysis (runtime/guard.py), as report and the tab
+            a = advisor.report(session, progress=_WorkerProgress(session.stock_run), analyze_fn=analyze_fn,
+                               force=force)
     except Exception as e:  # noqa: BLE001 - one bad session must not stop the others
         return _failed(session, f"analysis failed: {type(e).__name__}: {e}", time.perf_counter() - t0)
     errors = [(h.path, _reason(h.path, h.error)) for h in getattr(a.report, "hosts", []) if getattr(h, "error", None)]

@@ -335,9 +335,9 @@ def session_report(advisor: Advisor, session: Any, stderr: TextIO, progress: boo
     name = session.stock_run
     show = _Progress(stderr, name) if progress or _isatty(stderr) else None
     try:
-        # the plugin's worker memory limit, in this process (runtime/guard.py): a file that needs more fails
-        # its own host with a clear error; the other hosts and sessions are still analysed and reported
-        with guard.address_space_limit(guard.memory_limit_from_env()):
+        # the plugin's worker memory and profile size limits, in this process (runtime/guard.py: one rule): a file
+        # that needs more fails its own host with a clear error; the other hosts and sessions are still analysed
+        with guard.analysis_limits():
             a = advisor.report(session, progress=show)
         if a.from_cache and show is not None:
             show("from the report cache", 1.0)

@@ -24,10 +24,10 @@ DEFAULT_MAX_BYTES = 8 << 30
 ENV_MAX_BYTES = "TB_GPU_ADVISOR_MAX_PROFILE_BYTES"
 
 
-#: What a "file over the limit" error adds: how to read it anyway (TensorBoard's workers get half their memory limit
-#: as their size limit unless the variable is set: ``isolation.Limits``).
-LIMIT_HINT = (f"raise {ENV_MAX_BYTES} to read it anyway; in TensorBoard it is half the worker memory limit, "
-              "TB_GPU_ADVISOR_WORKER_MEMORY_MB, unless set")
+#: What a "file over the limit" error adds: how to read it anyway (every analysis -- the command line's, TensorBoard's
+#: workers -- gets half its memory limit as its size limit unless the variable is set: ``runtime.guard``).
+LIMIT_HINT = (f"raise {ENV_MAX_BYTES} to read it anyway; by default it is half the analysis memory limit, "
+              "TB_GPU_ADVISOR_WORKER_MEMORY_MB")
 
 
 def max_profile_bytes() -> int:

@@ -212,10 +212,14 @@ class DiffError(ValueError):
 
 
 def diff_reports(base: Report, new: Report, host: str | None = None, base_label: str | None = None,
-                 new_label: str | None = None, top: int = 15) -> Diff:
-    """The diff of ``new`` against ``base`` (see the module doc); ``host`` picks the host compared on both sides."""
+                 new_label: str | None = None, top: int = 15, host_fallback: bool = False) -> Diff:
+    """The diff of ``new`` against ``base`` (see the module doc); ``host`` picks the host compared on both sides.
+
+    ``host_fallback`` (the tab: its host is the one on screen, not a choice made for the comparison): a side that
+    lacks ``host`` is compared by its slowest host instead, and a note says so; only a host neither side has is a
+    :class:`DiffError`.  Without it (``diff --host``: the user named the host), a side that lacks it is the error."""
     notes: list[str] = []
-    hb, hn = _pair_hosts(base, new, host, notes)
+    hb, hn = _pair_hosts(base, new, host, notes, host_fallback)
     sb = _side(base, hb, base_label)
     sn = _side(new, hn, new_label)
     fb, fn = _findings(base, hb), _findings(new, hn)
@@ -318,9 +322,14 @@ def _slowest(r: Report) -> HostReport | None:
     return max(hs, key=lambda h: host_step_ms(h) or 0.0) if hs else (r.hosts[0] if r.hosts else None)
 
 
-def _pair_hosts(base: Report, new: Report, host: str | None, notes: list[str]) -> tuple[HostReport | None, HostReport | None]:
-    """The host compared on each side (module doc)."""
+def _pair_hosts(base: Report, new: Report, host: str | None, notes: list[str],
+                fallback: bool = False) -> tuple[HostReport | None, HostReport | None]:
+    """The host compared on each side (module doc; ``fallback``: :func:`diff_reports`)."""
     if host is not None:
+        if fallback:
+            has = [any(h.host == host for h in r.hosts) for r in (base, new)]
+            if any(has) and not all(has):
+                return _fallback_pair(base, new, host, has[0], notes)
         return _named(base, host, "base"), _named(new, host, "new")
     hb = _slowest(base)
     by_name = {h.host: h for h in new.hosts}
@@ -331,6 +340,18 @@ def _pair_hosts(base: Report, new: Report, host: str | None, notes: list[str]) -
     elif hb is not None and hn is not None and hb.host != hn.host:
         notes.append(f"different host names: {hb.host} (base), {hn.host} (new)")
     return hb, hn
+
+
+def _fallback_pair(base: Report, new: Report, host: str, base_has: bool,
+                   notes: list[str]) -> tuple[HostReport | None, HostReport | None]:
+    """``host`` on the side that has it, the other side's slowest host, and a note that says so."""
+    lacking, which = (new, "new") if base_has else (base, "base")
+    other = _slowest(lacking)
+    notes.append(f"the {which} run {lacking.run}/{lacking.session} has no host {echo(host)} (its hosts: "
+                 f"{echo_list(h.host for h in lacking.hosts)}): compared its slowest host, "
+                 f"{other.host if other else '-'}, with {host}")
+    named = _named(base if base_has else new, host, "base" if base_has else "new")
+    return (named, other) if base_has else (other, named)
 
 
 def _named(r: Report, host: str, which: str) -> HostReport:

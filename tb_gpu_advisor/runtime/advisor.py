@@ -43,10 +43,11 @@ from tb_gpu_advisor.runtime import isolation as _isolation
 from tb_gpu_advisor.runtime import pipeline as _pipeline
 from tb_gpu_advisor.runtime import session as _session
 from tb_gpu_advisor.runtime.cache import CacheKey, ReportCache, ReportStore
+from tb_gpu_advisor.runtime.isolation import GONE, failure_kind
 from tb_gpu_advisor.runtime.session import Analysis, process_pool, worker_count
 
-__all__ = ["Advisor", "Analysis", "CacheKey", "HostFile", "ROOT_RUN", "ReportCache", "Session", "SessionNotFoundError",
-           "expected_layouts", "how_to_capture_text", "locate_file", "process_pool", "runs_listing", "worker_count"]
+__all__ = ["Advisor", "Analysis", "CacheKey", "GONE", "HostFile", "ROOT_RUN", "ReportCache", "Session",
+           "SessionNotFoundError", "expected_layouts", "failure_kind", "how_to_capture_text", "locate_file", "process_pool", "runs_listing", "worker_count"]
 
 Progress = Callable[[str, float], None]
 
@@ -114,13 +115,17 @@ class Advisor:
                force: bool = False) -> Analysis:
         """The session's Report with its cache story (``runtime.session.session_report``): from the cache when
         stored, else analysed (``jobs`` host files at once) and stored.  ``isolate``: a one-host session is
-        analysed in a child process with the worker limits (a long-lived server must not die with one file).
+        analysed in a child process with the worker limits, each host file of a session of many in one of its own
+        (a long-lived server must not die with one file).
         ``force``: nothing read from the cache, every host analysed again (``precompute --force``)."""
         opts = self.options_for(options)
+        limits = None
         if analyze_fn is None and isolate and len(session.hosts) == 1:
             analyze_fn = functools.partial(_isolated_session, opts)
+        elif analyze_fn is None and isolate:  # each host file in its own limited child
+            limits = _isolation.Limits.from_env(session.hosts)
         return _session.session_report(session, cache=self.cache, progress=progress, jobs=jobs,
-                                       analyze_fn=analyze_fn, options=opts, force=force)
+                                       analyze_fn=analyze_fn, options=opts, force=force, limits=limits)
 
     def report_json(self, session: Session, hosts: Sequence[HostFile], *, progress: Progress, jobs: int = 1,
                     isolate: bool = False, options: UserOptions | None = None,
@@ -163,7 +168,8 @@ class Advisor:
         """The step timeline of each window of ``host`` (one read of the file), as a JSON list; in a limited child
         process with ``isolate``."""
         if isolate:
-            return _isolation.call(_isolation.timelines_json, host, list(windows), max_events, progress=progress)
+            return _isolation.call(_isolation.timelines_json, host, list(windows), max_events, progress=progress,
+                                   limits=_isolation.Limits.from_env([host]))
         return json.dumps(_pipeline.host_timelines(host, list(windows), max_events))
 
 
@@ -172,7 +178,7 @@ def _isolated_session(options: UserOptions, run: str, session: str, hosts: list,
     """A session analysed in a child process with the worker limits (``isolation.Limits.from_env``), with
     ``options`` (``params``: the older keyword :func:`runtime.session.session_report` passes, the same value)."""
     return Report.from_json(_isolation.call(_isolation.analyze_session_json, run, session, list(hosts), options,
-                                            progress=progress))
+                                            progress=progress, limits=_isolation.Limits.from_env(hosts)))
 
 
 def runs_listing(sessions: Sequence[Session], has_gpu: dict | None = None) -> list[dict[str, Any]]:

@@ -16,6 +16,13 @@ Design:
 * Entries that cannot be read back (truncated, foreign, wrong key, or a body
   that is not the report the key names: ``{}`` under a valid header) are
   removed and treated as a miss; ``put`` refuses to store such a body.
+* An entry is bound to its key (:func:`binding`): its header carries the run,
+  the session, the analyzer version and every file's identity when it was
+  written -- size, ``mtime_ns``, inode and a digest of its first and last
+  ``IDENTITY_BLOCK`` bytes -- and its body must be a report of that run, session,
+  analyzer and those files.  All of it is checked on read: another run's report
+  saved under this run's key, or a file replaced by one of the same size and
+  mtime, is a miss (logged once per entry) and the entry is removed.
 * Size-bounded: after a write, when the folder holds more than
   ``max_bytes``, the least recently used entries go (a hit refreshes the
   entry's mtime, so mtime is the LRU clock).
@@ -65,8 +72,11 @@ from tb_gpu_advisor.model.schema import SCHEMA_VERSION, HostReport, Report, prob
 logger = logging.getLogger(__name__)
 
 DEFAULT_MAX_BYTES = 1 << 30  # 1 GiB: reports are 10 kB - a few MB compressed
-#: Version of this module's file layout; bump when the entry format changes.
-CACHE_FORMAT = 1
+#: Version of this module's file layout; bump when the entry format changes (2: entries carry their binding).
+CACHE_FORMAT = 2
+#: Bytes at each end of a profile file whose digest binds an entry to the file (a file replaced by one of the same
+#: size and mtime almost always differs at one end: a header, the last events).
+IDENTITY_BLOCK = 64 << 10
 _SUFFIX = ".json.gz"
 _TMP_PREFIX = ".tmp-"
 _STALE_TMP_SECONDS = 3600  # a temp file this old belongs to a writer that died
@@ -210,7 +220,7 @@ class ReportCache:
             return None
         report, why = (None, "not a regular file of sane size") if raw is None else _decode(raw, key)
         if report is None:
-            logger.warning("removing corrupt cache entry %s: %s", path, why)
+            _warn_once(path, why)
             self._remove(path)
             return None
         if not self.remote:  # an object store has no cheap touch: its LRU clock is the write time
@@ -241,11 +251,14 @@ class ReportCache:
         if failed:  # a failure is no report: the next run must try again (e.g. with a higher size limit)
             self.last_error = f"not cached: {failed}"
             return False
-        bad = _body_problem(json.loads(text), key)
+        body = json.loads(text)
+        material = _material(key)
+        bad = _body_problem(body, key) or (_not_of_key(body, material) if material is not None else None)
         if bad:  # it would be refused when read back: never written
             self.last_error = f"not cached: not a report: {bad}"
             return False
-        header = json.dumps({"format": CACHE_FORMAT, "key": key.material})  # one line: no raw newlines
+        # one line: no raw newlines
+        header = json.dumps({"format": CACHE_FORMAT, "key": key.material, "binding": binding(key)})
         blob = gzip.compress(f"{header}\n{text}".encode("utf-8"), compresslevel=6, mtime=0)
         path = self.path_for(key)
         try:
@@ -408,7 +421,10 @@ def _decode(raw: bytes, key: CacheKey) -> tuple[str | None, str]:
     if not isinstance(doc, dict) or doc.get("format") != CACHE_FORMAT or doc.get("key") != key.material:
         return None, "its header is not this key's"
     bad = _body_problem(report, key)
-    return (None, f"its body is not a report: {bad}") if bad else (text, "")
+    if bad:
+        return None, f"its body is not a report: {bad}"
+    unbound = _binding_problem(doc.get("binding"), report, key)
+    return (None, f"not bound to this key: {unbound}") if unbound else (text, "")
 
 
 def _body_problem(body: Any, key: CacheKey) -> str | None:
@@ -418,13 +434,110 @@ def _body_problem(body: Any, key: CacheKey) -> str | None:
     field by field (``schema.problem``); any other key (the store's opaque strings) holds a JSON object."""
     if not isinstance(body, dict):
         return "not a JSON object"
+    material = _material(key)
+    if material is None:
+        return None  # an opaque key
+    return problem(HostReport if material.get("scope") == "host" else Report, body)
+
+
+def _material(key: CacheKey) -> dict | None:
+    """A report key's fields (:func:`make_key`), or None for the store's opaque keys."""
     try:
         material = json.loads(key.material)
     except ValueError:
-        material = None
-    if not (isinstance(material, dict) and {"run", "session", "hosts"} <= material.keys()):
-        return None  # an opaque key
-    return problem(HostReport if material.get("scope") == "host" else Report, body)
+        return None
+    return material if isinstance(material, dict) and {"run", "session", "hosts"} <= material.keys() else None
+
+
+def _key_files(material: dict) -> list[list]:
+    """Every file of a report key as (path, size, mtime_ns), a host of several ranks flattened."""
+    out = []
+    for h in material.get("hosts") or []:
+        for f in (h if h and isinstance(h[0], list) else [h]):
+            out.append(list(f))
+    return out
+
+
+def file_identity(path: str) -> list | None:
+    """(size, mtime_ns, inode, digest of the first and last :data:`IDENTITY_BLOCK` bytes) of a local file, read
+    through one descriptor; None when it is not a regular file now (gone, a FIFO, a device).  An object store's
+    object: (size, mtime_ns) only, from the key."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(fsio.local_path(path), flags)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None
+        h = hashlib.sha256()
+        h.update(os.pread(fd, IDENTITY_BLOCK, 0))
+        if st.st_size > IDENTITY_BLOCK:
+            h.update(os.pread(fd, IDENTITY_BLOCK, max(IDENTITY_BLOCK, st.st_size - IDENTITY_BLOCK)))
+        return [int(st.st_size), int(st.st_mtime_ns), int(st.st_ino), h.hexdigest()[:32]]
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+def binding(key: CacheKey) -> dict | None:
+    """What binds an entry to a report key, as of now: its run, session and analyzer, and every file's identity
+    (:func:`file_identity`; an object store's file: its size and mtime).  None for an opaque key."""
+    material = _material(key)
+    if material is None:
+        return None
+    files = [[path, *(f if (f := None if fsio.is_remote(path) else file_identity(path)) else [size, mtime])]
+             for path, size, mtime in _key_files(material)]
+    return {"run": material["run"], "session": material["session"], "analyzer": material.get("analyzer"),
+            "files": sorted(files)}
+
+
+def _binding_problem(bound: Any, body: dict, key: CacheKey) -> str | None:
+    """Why an entry (its header's ``bound``, its parsed ``body``) is not bound to ``key`` as the files are now, else
+    None: the run, session and analyzer of the key and of the binding must be one, and the body's run and session
+    too; the binding's file identities those of the files now.  (The body's own
+    ``analyzer_version`` is a replaceable analysis' word -- precompute's hook, tests -- so the binding's counts.)"""
+    material = _material(key)
+    if material is None:
+        return None
+    if not isinstance(bound, dict):
+        return "it carries no binding"
+    for name in ("run", "session", "analyzer"):
+        if bound.get(name) != material.get(name):
+            return f"written for {name} {bound.get(name)!r}, not {material.get(name)!r}"
+    stranger = _not_of_key(body, material)
+    if stranger:
+        return stranger
+    now = binding(key)
+    if bound.get("files") != now["files"]:  # type: ignore[index]
+        changed = [f[0] for f, g in zip(now["files"], bound.get("files") or []) if f != g]  # type: ignore[index]
+        return f"the file {changed[0] if changed else '?'!r} is not the one it was made from (replaced since)"
+    return None
+
+
+def _not_of_key(body: dict, material: dict) -> str | None:
+    """Why a session report ``body`` is not of the run and session a key's ``material`` names, else None (a host
+    report names neither: its binding does)."""
+    if material.get("scope") != "host":
+        for name in ("run", "session"):
+            if body.get(name) != material[name]:
+                return f"its report is of {name} {body.get(name)!r}, not {material[name]!r}"
+    return None
+
+
+#: Entries whose refusal was logged already (one warning per entry and process, however often it is asked for).
+_WARNED: set[str] = set()
+
+
+def _warn_once(path: str, why: str) -> None:
+    """"removing cache entry ``path``: ``why``" as a WARNING the first time for ``path``, then at DEBUG (a refused
+    entry may be asked for on every poll)."""
+    first = path not in _WARNED
+    if first and len(_WARNED) < 4096:
+        _WARNED.add(path)
+    logger.log(logging.WARNING if first else logging.DEBUG, "removing cache entry %s: %s", path, why)
 
 
 def _gunzip(raw: bytes) -> bytes:

@@ -14,14 +14,13 @@ The limit is on address space, not resident memory: the only per-process memory 
 enforces without cgroups, and one that fails an allocation (an exception, recoverable) rather than
 killing the process.  The interpreter and libraries take ~150 MB of it before any analysis starts.
 
-Two defaults (``TB_GPU_ADVISOR_WORKER_MEMORY_MB`` overrides both):
-
-* the command line's own analysis (``report``, ``diff``, ``precompute``): half the machine's memory, 2-32
-  GiB -- the user's own process, one capture at a time;
-* a server's worker processes (TensorBoard's tab, the MCP server: ``isolation.Limits.from_env``): a quarter of
-  the machine's memory, 2-4 GiB -- a TensorBoard is often shared, serves several analyses at once and must not
-  let one upload take half the node -- and profiles of up to half that, refused before they are read
-  (``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` when set); a larger one fails its own report, saying how to allow more.
+One rule for every analysis -- the command line's own (``report``, ``diff``, ``precompute``) and a server's
+worker processes (TensorBoard's tab, the MCP server: ``isolation.Limits.from_env``) alike: a quarter of the
+machine's memory, at least 2 GiB, at most 4 GiB, and profiles of up to half that, refused before they are read
+(:func:`analysis_limits`; a larger one fails its own report, saying how to allow more).
+``TB_GPU_ADVISOR_WORKER_MEMORY_MB`` (MB; 0: none) and ``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` set them for both.
+Why one rule: the command line used to allow half the machine (2-32 GiB) and 8 GiB files, so a 17.8 MB hostile file
+could take 8.5 GB there while the tab refused it at 4 GiB; the same file now fails the same way everywhere.
 """
 
 from __future__ import annotations
@@ -48,9 +47,10 @@ SERVER_MAX_BYTES = 4 << 30
 MIN_BYTES = 2 << 30
 
 
-def memory_limit_from_env(server: bool = False) -> int | None:
-    """Bytes of address space an analysis may use: ``TB_GPU_ADVISOR_WORKER_MEMORY_MB`` (0: none); by default half
-    the machine's memory, 2-32 GiB, or for a ``server``'s workers a quarter of it, 2-4 GiB; None: no limit."""
+def memory_limit_from_env(server: bool = True) -> int | None:
+    """Bytes of address space an analysis may use: ``TB_GPU_ADVISOR_WORKER_MEMORY_MB`` (0: none), by default a
+    quarter of the machine's memory, 2-4 GiB; None: no limit.  ``server`` is accepted for older callers and changes
+    nothing: the command line and the servers share the rule (module doc)."""
     raw = os.environ.get(ENV_MEMORY)
     if raw is not None:
         mb = _env_mb(ENV_MEMORY)
@@ -59,9 +59,33 @@ def memory_limit_from_env(server: bool = False) -> int | None:
         total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     except (ValueError, OSError, AttributeError):
         return None
-    if server:
-        return max(MIN_BYTES, min(SERVER_MAX_BYTES, total // 4))
-    return max(MIN_BYTES, min(32 << 30, total // 2))
+    return max(MIN_BYTES, min(SERVER_MAX_BYTES, total // 4))
+
+
+def profile_limit(memory_bytes: int | None) -> int | None:
+    """The largest profile an analysis under ``memory_bytes`` reads by default: half of it (None: no memory limit,
+    the readers' own default)."""
+    return memory_bytes // 2 if memory_bytes else None
+
+
+@contextmanager
+def analysis_limits() -> Iterator[int | None]:
+    """This process's analyses inside the block under the one rule (module doc): the address space limit, and the
+    profile size limit when ``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` does not set one (restored after).  Yields the
+    memory limit."""
+    from tb_gpu_advisor.formats.base import ENV_MAX_BYTES
+
+    memory = memory_limit_from_env()
+    size = profile_limit(memory)
+    unset = ENV_MAX_BYTES not in os.environ
+    if unset and size:
+        os.environ[ENV_MAX_BYTES] = str(size)
+    try:
+        with address_space_limit(memory):
+            yield memory
+    finally:
+        if unset:
+            os.environ.pop(ENV_MAX_BYTES, None)
 
 
 def mb(n: int | None) -> str:

@@ -5,8 +5,9 @@ inside it shares its GIL and its memory: a pathological file (a regex that
 backtracks, a 1 GB capture peaking at 2.1 GB) froze or killed the whole
 shared TensorBoard.  In a child process the worst a file can do is fail its
 own report: the child gets ``RLIMIT_AS`` (address space) and a wall-clock
-limit after which it is killed, and TensorBoard's threads never wait on its
-GIL.
+limit after which it is killed, ``RLIMIT_CPU`` (a CPU budget that grows
+with the file: a 459-byte pickle that spins forever ends after the floor, a
+1 GiB capture still fits), and TensorBoard's threads never wait on its GIL.
 
 Children are started by the ``forkserver`` (:func:`mp_context`), never
 by forking TensorBoard's threaded process; the forkserver preloads the
@@ -19,14 +20,24 @@ Limits: ``TB_GPU_ADVISOR_WORKER_MEMORY_MB`` (default for these server workers:
 a quarter of the machine's memory, at least 2 GiB, at most 4 GiB, ``guard.py``;
 0: none), ``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` (default for them: half the memory
 limit, so a file that cannot fit is refused at once) and
-``TB_GPU_ADVISOR_WORKER_TIMEOUT_S`` (default 900; 0: none).
+``TB_GPU_ADVISOR_WORKER_TIMEOUT_S`` (wall clock, default 900; 0: none) and
+``TB_GPU_ADVISOR_WORKER_CPU_S`` (CPU seconds; default :func:`cpu_budget` of the
+files analysed: 60 s and 120 s more per GiB, eight times that per GiB of gzip;
+0: none).  The largest real capture we hold (a 13 MB XPlane file) takes 0.5 s
+of CPU; a generated 1 GB capture 20 s (``docs/benchmarks.md``).
+
+A child that dies says why: the signal by name and the limit it stands for
+(``SIGXCPU``: the CPU budget; ``SIGSEGV``: a crash, never a guessed "out of
+memory"), see :func:`death_message`.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import multiprocessing
 import os
+import signal
 import time
 from dataclasses import dataclass
 from typing import Any, Callable
@@ -41,6 +52,16 @@ from tb_gpu_advisor.runtime.guard import ENV_MEMORY
 
 ENV_TIMEOUT = "TB_GPU_ADVISOR_WORKER_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 900.0
+ENV_CPU = "TB_GPU_ADVISOR_WORKER_CPU_S"
+#: CPU seconds any analysis may use, however small its file: ~100x what the largest real capture we hold needs
+#: (0.5 s for 13 MB), room for a slow or busy machine.
+CPU_FLOOR_S = 60.0
+#: ... and this many more per GiB of file: a generated 1 GB capture takes 20 s of CPU here, so 6x room.
+CPU_S_PER_GIB = 120.0
+#: A gzip file is weighed at this many times its size (traces compress ~8-10x; a declared size can lie).
+GZIP_WEIGHT = 8
+#: Seconds between the CPU limit's SIGXCPU (soft) and the kernel's SIGKILL (hard), should the first be ignored.
+_CPU_HARD_MARGIN_S = 5
 #: ``forkserver_main`` first: it imports the parent's main module in the server, so the children do not
 #: each import it again (``tensorboard.main``: about 0.8 s per analysis; see that module).
 _PRELOAD = ["tb_gpu_advisor.runtime.forkserver_main", "tb_gpu_advisor.runtime.pipeline", "tb_gpu_advisor.formats.xplane.reader",
@@ -48,7 +69,51 @@ _PRELOAD = ["tb_gpu_advisor.runtime.forkserver_main", "tb_gpu_advisor.runtime.pi
 
 
 class WorkerError(Exception):
-    """The child failed: it raised, ran out of memory or time, or died.  The message says which."""
+    """The child failed: it raised, ran out of memory or time, or died.  The message says which; ``kind`` says it
+    to code: ``"limit"`` (memory, CPU or wall clock: the file's own refusal, not retried until it changes),
+    ``"crash"`` (died of a signal that is no limit), or the exception's class name when the child raised."""
+
+    def __init__(self, message: str, kind: str = "error") -> None:
+        super().__init__(message)
+        self.kind = kind
+
+    @property
+    def limit(self) -> bool:
+        """True when the file hit a limit of its worker (the same file would hit it again)."""
+        return self.kind == "limit"
+
+
+#: Exceptions (by class name: a worker's come back as text) that say a listed file is gone or was refused.
+GONE = frozenset({"NotListedFile", "FileNotFoundError", "PermissionError", "IsADirectoryError", "NotADirectoryError",
+                  "SessionNotFoundError"})
+
+
+#: errno of an ``O_NOFOLLOW`` open that met a symlink (Linux ELOOP, the BSDs' EMLINK): a link swapped in since the
+#: listing, refused as such even when it was swapped out again before the refusal could read it.
+_LINK_MET = frozenset({errno.ELOOP, errno.EMLINK})
+
+
+def failure_kind(e: BaseException) -> str:
+    """What an analysis failure says of its cause, in words a parent can act on without the exception itself:
+
+    * a :data:`GONE` name: the listed file is gone or was refused (a link swapped in), here or in a cause;
+    * ``"limit"``: the analysis ran out of memory;
+    * ``"file"``: the file's own bytes could not be read (a reader's error, a ``ValueError`` or ``OSError``);
+    * the exception's class name otherwise: a defect of the analyzer."""
+    seen: set[int] = set()
+    x: BaseException | None = e
+    while x is not None and id(x) not in seen:  # the reader wraps the open's refusal: look through the causes
+        seen.add(id(x))
+        if type(x).__name__ in GONE:
+            return type(x).__name__
+        if isinstance(x, OSError) and x.errno in _LINK_MET:  # a link met on an O_NOFOLLOW open: swapped in
+            return "NotListedFile"
+        x = x.__cause__ or x.__context__
+    if isinstance(e, MemoryError):
+        return "limit"
+    if isinstance(e, (ValueError, OSError)) or type(e).__module__.startswith("tb_gpu_advisor.formats"):
+        return "file"
+    return type(e).__name__
 
 
 @dataclass(frozen=True)
@@ -57,14 +122,31 @@ class Limits:
     timeout_s: float | None = None  # wall clock; None: no limit
     #: the largest profile the child reads (uncompressed), when ``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` does not say
     profile_bytes: int | None = None
+    cpu_s: float | None = None  # RLIMIT_CPU of the child (seconds); None: no limit
 
     @classmethod
-    def from_env(cls) -> "Limits":
-        """A server's worker limits (TensorBoard's tab, the MCP server): the environment's, else the protective
-        server defaults: memory ``guard.memory_limit_from_env(server=True)`` (a quarter of the machine's, 2-4 GiB),
-        and profiles up to half of it (a file that cannot fit is refused before it is read, not after minutes)."""
-        memory = guard.memory_limit_from_env(server=True)
-        return cls(memory, _env_float(ENV_TIMEOUT, DEFAULT_TIMEOUT_S), memory // 2 if memory else None)
+    def from_env(cls, hosts: Any = ()) -> "Limits":
+        """A server's worker limits (TensorBoard's tab, the MCP server) for analysing ``hosts`` (HostFiles): the
+        environment's, else the one rule's defaults (the command line's too): memory ``guard.memory_limit_from_env()``
+        (a quarter of the machine's, 2-4 GiB), profiles up to half of it (a file that cannot fit is refused before it
+        is read, not after minutes), and CPU :func:`cpu_budget` of the hosts' files."""
+        memory = guard.memory_limit_from_env()
+        cpu = _env_float(ENV_CPU, cpu_budget(hosts)) if ENV_CPU in os.environ else cpu_budget(hosts)
+        return cls(memory, _env_float(ENV_TIMEOUT, DEFAULT_TIMEOUT_S), guard.profile_limit(memory), cpu)
+
+
+def cpu_budget(hosts: Any = ()) -> float:
+    """CPU seconds an analysis of ``hosts`` (HostFiles, each with ``path``, ``size`` and perhaps ``ranks``) gets by
+    default: :data:`CPU_FLOOR_S` plus :data:`CPU_S_PER_GIB` per GiB of file (gzip weighed :data:`GZIP_WEIGHT` times).
+
+    Why by size: the work of a sound file grows with its bytes, so a budget in proportion lets the largest
+    capture finish and stops a tiny file that spins (a hostile pickle) after the floor, not after minutes."""
+    weighed = 0
+    for h in hosts or ():
+        for f in getattr(h, "ranks", None) or (h,):
+            size = max(0, int(getattr(f, "size", 0) or 0))
+            weighed += size * (GZIP_WEIGHT if str(getattr(f, "path", "")).endswith(".gz") else 1)
+    return CPU_FLOOR_S + CPU_S_PER_GIB * weighed / (1 << 30)
 
 
 def _env_float(name: str, default: float) -> float | None:
@@ -107,8 +189,8 @@ def call(fn: Callable[..., Any], *args: Any, limits: Limits | None = None,
     env = dict(os.environ)
     if limits.profile_bytes and ENV_MAX_BYTES not in env:  # the variable, when set, is the user's word
         env[ENV_MAX_BYTES] = str(limits.profile_bytes)
-    proc = ctx.Process(target=_child_main, args=(child, fn, args, limits.memory_bytes, env), daemon=True,
-                       name="gpu-advisor-analysis")
+    proc = ctx.Process(target=_child_main, args=(child, fn, args, limits.memory_bytes, env, limits.cpu_s),
+                       daemon=True, name="gpu-advisor-analysis")
     proc.start()
     child.close()
     deadline = None if limits.timeout_s is None else time.monotonic() + limits.timeout_s
@@ -120,22 +202,22 @@ def call(fn: Callable[..., Any], *args: Any, limits: Limits | None = None,
                     kind, *payload = parent.recv()
                 except (EOFError, OSError):
                     proc.join(5)
-                    raise WorkerError(_death(proc.exitcode, limits)) from None
+                    raise _death(proc.exitcode, limits) from None
                 if kind == "progress":
                     if progress is not None:
                         progress(*payload)
                     continue
                 if kind == "ok":
                     return payload[0]
-                name, message = payload
+                name, message, *kind = payload
                 if name == "MemoryError":
-                    raise WorkerError(guard.out_of_memory_message(limits.memory_bytes))
-                raise WorkerError(f"{name}: {message}")
+                    raise WorkerError(guard.out_of_memory_message(limits.memory_bytes), "limit")
+                raise WorkerError(f"{name}: {message}", kind[0] if kind else name)
             if not proc.is_alive() and not parent.poll(0):
-                raise WorkerError(_death(proc.exitcode, limits))
+                raise _death(proc.exitcode, limits)
             if deadline is not None and time.monotonic() >= deadline:
-                raise WorkerError(f"took longer than {limits.timeout_s:g} s: stopped "
-                                  f"(raise {ENV_TIMEOUT} to allow more)")
+                raise WorkerError(f"took longer than {limits.timeout_s:g} s of wall-clock time: stopped "
+                                  f"(wall-clock limit; raise {ENV_TIMEOUT} to allow more, 0 for none)", "limit")
     finally:
         if proc.is_alive():
             proc.kill()
@@ -146,22 +228,68 @@ def call(fn: Callable[..., Any], *args: Any, limits: Limits | None = None,
 _mb = guard.mb
 
 
-def _death(exitcode: int | None, limits: Limits) -> str:
-    if exitcode is not None and exitcode < 0:
-        return (f"worker process killed by signal {-exitcode} (out of memory? worker limit "
-                f"{_mb(limits.memory_bytes)}; raise {ENV_MEMORY}, in MB, to allow more)")
-    return f"worker process exited with status {exitcode} without a result"
+def _death(exitcode: int | None, limits: Limits) -> WorkerError:
+    """The error of a child that ended without a result (:func:`death_message`, and whether it was a limit)."""
+    message, kind = death_message(exitcode, limits)
+    return WorkerError(message, kind)
+
+
+def signal_name(number: int) -> str:
+    """``SIGSEGV`` for 11 (the platform's name), ``signal 77`` for one it has none for."""
+    try:
+        return signal.Signals(number).name
+    except ValueError:
+        return f"signal {number}"
+
+
+def death_message(exitcode: int | None, limits: Limits) -> tuple[str, str]:
+    """(why a worker that ended without a result died, its kind: ``"limit"`` or ``"crash"``).
+
+    Said from the signal, never guessed: ``SIGXCPU`` is the CPU limit (``RLIMIT_CPU``); ``SIGKILL`` a kill from
+    outside the worker (the kernel's out-of-memory killer, an administrator, or the CPU limit's hard stop);
+    anything else a crash of the analysis (``SIGSEGV``: a bug, or a C stack overflow on deeply nested input)."""
+    if exitcode is None or exitcode >= 0:
+        return f"worker process exited with status {exitcode} without a result", "crash"
+    number = -exitcode
+    name = signal_name(number)
+    if number == getattr(signal, "SIGXCPU", -1):
+        return (f"used more than {limits.cpu_s:g} s of CPU: stopped by the CPU limit ({name}; raise {ENV_CPU}, "
+                f"in seconds, to allow more, 0 for none)" if limits.cpu_s else
+                f"stopped by a CPU limit ({name}) set outside the analyzer"), "limit"
+    if number == signal.SIGKILL:
+        cpu = f", or the CPU limit's hard stop at {limits.cpu_s + _CPU_HARD_MARGIN_S:g} s" if limits.cpu_s else ""
+        return (f"worker process killed by {name} from outside it (the system's out-of-memory killer or an "
+                f"administrator{cpu}; the worker's own memory limit, {_mb(limits.memory_bytes)}, fails an allocation "
+                f"instead)"), "limit"
+    return (f"worker process crashed ({name}) while analysing this file: a defect of the analyzer or a C stack "
+            f"overflow on deeply nested input, not a limit -- please report it with the file"), "crash"
+
+
+def set_cpu_limit(cpu_s: float | None) -> None:
+    """Limit this process to ``cpu_s`` seconds of CPU (a worker child, for good): ``SIGXCPU`` at ``cpu_s``, the
+    kernel's ``SIGKILL`` a few seconds later should that be ignored."""
+    if not cpu_s:
+        return
+    try:
+        import resource
+
+        used = resource.getrusage(resource.RUSAGE_SELF)
+        soft = int(used.ru_utime + used.ru_stime + cpu_s + 0.999)
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, soft + _CPU_HARD_MARGIN_S))
+    except (ImportError, ValueError, OSError):
+        pass
 
 
 def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | None,
-                env: dict[str, str] | None = None) -> None:
+                env: dict[str, str] | None = None, cpu_s: float | None = None) -> None:
     """In the child: take the parent's environment of now (the forkserver's is the one it started with),
-    limit memory, run, send ("ok", result) or ("error", type name, message)."""
+    limit memory and CPU, run, send ("ok", result) or ("error", type name, message)."""
     if env is not None:
         os.environ.clear()
         os.environ.update(env)
     logs.configure_worker()
     guard.set_hard_limit(memory_bytes)
+    set_cpu_limit(cpu_s)
 
     def progress(message: str, fraction: float) -> None:
         try:
@@ -176,7 +304,7 @@ def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | N
         conn.send(("error", "MemoryError", "out of memory"))
     except BaseException as e:  # noqa: BLE001 - everything goes back to the parent as text
         try:
-            conn.send(("error", type(e).__name__, str(e)))
+            conn.send(("error", type(e).__name__, str(e), failure_kind(e)))
         except Exception:  # noqa: BLE001
             pass
     finally:
@@ -209,9 +337,10 @@ def timelines_json(host_file: Any, windows: list, max_events: int, progress=None
 
 def host_report(host_file: Any, params: int | None = None, limits: Limits | None = None,
                 options: UserOptions | None = None) -> Any:
-    """One host's HostReport from a limited child; a failed child gives a HostReport with the error."""
+    """One host's HostReport from a limited child (``limits`` None: :meth:`Limits.from_env` for this file); a failed
+    child gives a HostReport with the error."""
     try:
-        return call(analyze_host, host_file, params, options, limits=limits)
+        return call(analyze_host, host_file, params, options, limits=limits or Limits.from_env([host_file]))
     except WorkerError as e:
         return HostReport(host=host_file.host, path=host_file.path, size_bytes=host_file.size,
                           error=f"analysis failed: {e}")

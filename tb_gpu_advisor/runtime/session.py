@@ -51,7 +51,7 @@ class Analysis:
 def session_report(session: Session, *, params: int | None = None, cache: ReportCache | None = None,
                    progress: Progress | None = None, jobs: int | None = 1,
                    analyze_fn: Callable[..., Any] | None = None, options: UserOptions | None = None,
-                   force: bool = False) -> Analysis:
+                   force: bool = False, limits: Limits | None = None) -> Analysis:
     """The session's Report (every host file) with the user's ``options``: cached, else analysed (``jobs`` host files
     at once) and stored.
 
@@ -62,6 +62,9 @@ def session_report(session: Session, *, params: int | None = None, cache: Report
     ``force`` (``precompute --force``): read nothing from the cache -- neither the session's entry nor the per-host
     entries a sharded precompute left -- analyse every host file again and store what it gives (the per-host
     entries of a session of many hosts too).
+
+    ``limits`` (a server's: ``isolation.Limits``): every host file analysed here runs in a child process of its own
+    under them, as the tab's do (the MCP server's sessions of many hosts ran in a plain pool, unbounded).
     """
     options = UserOptions.of(options, params)
     key = session_key(session, options=options)
@@ -75,12 +78,12 @@ def session_report(session: Session, *, params: int | None = None, cache: Report
         # many hosts: merged from the per-host cache (what a sharded precompute fills); forced, each analysed again
         report = merge_hosts(session.run, session.session,
                              cached_host_reports(session, cache, options=options, jobs=jobs, progress=progress,
-                                                 force=force), options)
+                                                 force=force, limits=limits), options)
     elif cache is not None and cache.enabled and not force and (stored := _stored_host_reports(session, cache, options)):
         # one host: from the per-host cache only when a shard stored it (else only its session entry is kept)
         report = merge_hosts(session.run, session.session, stored, options)
-    elif len(session.hosts) > 1 and worker_count(jobs, len(session.hosts)) > 1:
-        report = analyze_session_parallel(session, jobs=jobs, progress=progress, options=options)
+    elif len(session.hosts) > 1 and (limits is not None or worker_count(jobs, len(session.hosts)) > 1):
+        report = analyze_session_parallel(session, jobs=jobs, progress=progress, options=options, limits=limits)
     else:
         report = pipeline.analyze_session(session.run, session.session, list(session.hosts), progress=progress,
                                           options=options)
@@ -109,7 +112,7 @@ def _stored_host_reports(session: Session, cache: ReportCache, options: UserOpti
 
 def cached_host_reports(session: Session, cache: ReportCache, *, params: int | None = None, jobs: int | None = 1,
                         progress: Progress | None = None, options: UserOptions | None = None,
-                        force: bool = False) -> list[HostReport]:
+                        force: bool = False, limits: Limits | None = None) -> list[HostReport]:
     """Every host file's report of ``session``, in host order: from the per-host cache where stored (a sharded
     precompute fills it: ``precompute --shard K/N``), the others analysed now (``jobs`` at once) and stored.
     ``force``: none read from the cache, every one analysed now and stored.
@@ -128,7 +131,10 @@ def cached_host_reports(session: Session, cache: ReportCache, *, params: int | N
     if missing:
         _tell(progress, f"{len(hosts) - len(missing)} of {len(hosts)} hosts cached; analysing {len(missing)}", 0,
               len(missing))
-        fresh = _host_reports([hosts[i] for i in missing], worker_count(jobs, len(missing)), options, progress, None)
+        todo = [hosts[i] for i in missing]
+        fresh = (_isolated_host_reports(todo, worker_count(jobs, len(missing)), options, progress, limits)
+                 if limits is not None else _host_reports(todo, worker_count(jobs, len(missing)), options, progress,
+                                                          None))
         for i, hr in zip(missing, fresh):
             reports[i] = hr
             if hr.error is None and files_unchanged([hosts[i]]):
@@ -161,11 +167,11 @@ def compute_json(session: Session, hosts: Sequence[HostFile], *, progress: Progr
     workers = worker_count(jobs, len(hosts))
     if isolate and (len(hosts) == 1 or workers == 1):
         return isolation.call(isolation.analyze_session_json, session.run, session.session, list(hosts), options,
-                              progress=progress)
+                              progress=progress, limits=Limits.from_env(hosts))
     chosen = dataclasses.replace(session, hosts=tuple(hosts))
     if len(hosts) > 1 and workers > 1:
         progress(f"analysing {len(hosts)} hosts in {plural(workers, 'worker process')}", 0.0)
-        limits = Limits.from_env() if isolate else None
+        limits = Limits.from_env(hosts) if isolate else None
         return analyze_session_parallel(chosen, jobs=workers, progress=progress, limits=limits,
                                         options=options).to_json()
     return pipeline.analyze_session(session.run, session.session, list(hosts), progress=progress,

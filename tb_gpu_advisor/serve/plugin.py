@@ -9,7 +9,10 @@ Routes (mounted at ``/data/plugin/gpu_advisor``):
                    TensorBoard run list misses runs that hold only profiles)
 ``/report``        ``?run=&session=[&host=]``: the report JSON (200), or
                    ``{"state": "computing", ...}`` (202) while a worker
-                   computes it, or ``{"state": "error", ...}`` (500)
+                   computes it, or ``{"state": "error", ...}``: 404 the
+                   file is gone or was refused since it was listed, 422 it
+                   cannot be analysed (a worker limit it hit, its bytes),
+                   500 a defect (``service.classify``)
 ``/report.md``     the same report as Markdown (``render.to_markdown``, the
                    CLI's ``--format markdown``); 202/500 JSON like ``/report``
 ``/diff``          ``?base_run=&base_session=&new_run=&new_session=[&host=]``:
@@ -32,6 +35,8 @@ Routes (mounted at ``/data/plugin/gpu_advisor``):
                    picks one rank's file of a host merged from several)
 =================  ===========================================================
 
+Every route answers GET and HEAD only; any other method is a 405 naming them.
+
 Settings: every route that answers with an analysed report (``/report``, ``/report.md``, ``/diff``, ``/diff.md``:
 both sides) also takes ``params`` (the model's parameter count, a positive whole number), ``net_gbps`` (network
 bandwidth between hosts, GB/s per GPU) and ``model_flops`` (the model's FLOPs of one step on one GPU), each a
@@ -49,7 +54,11 @@ Discovery runs on every ``/runs`` and ``/report`` request (the page polls
 ``/report`` every 400 ms while computing).  That is cheap on a local disk
 but a full listing on ``s3://`` and friends, so for remote logdirs the
 result is kept for ``--gpu_advisor_discovery_ttl`` seconds (default 5);
-local logdirs are listed every time so a new capture shows at once.
+local logdirs are listed every time so a new capture shows at once.  Requests
+that arrive while a listing (or ``/runs``' whole answer) is being made share
+it instead of each making its own (:class:`SingleFlight`): under 50 clients
+each ``/runs`` walked the logdir twice, the second walk under a lock, so they
+queued one behind the other (p95 1.4 s, now a few tens of ms; ``benchmarks/loopback_load.py``).
 
 Request parameters are never joined onto paths: run, session and host are
 looked up in the list discovery built, and only its paths are opened -- below the
@@ -73,6 +82,7 @@ import mimetypes
 import os
 import threading
 import time
+from concurrent.futures import Future
 from typing import Any, Callable, Mapping
 from urllib.parse import quote
 
@@ -152,6 +162,9 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         self._listing: tuple[float, list] | None = None
         self._skips: tuple[float, list[dict[str, str]]] | None = None
         self._listing_lock = threading.Lock()
+        # concurrent requests share one local listing, and one /runs answer, in flight
+        self._local_listing = SingleFlight()
+        self._runs_answer = SingleFlight()
         self._host_jobs = max(1, int(host_jobs))
         # The real analysis reads files (``analyzer`` is None): wait for them to settle, and run it in a
         # limited child process (isolation.py).  An injected analyzer (tests) runs as given.
@@ -165,7 +178,8 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
     # -- TensorBoard hooks -------------------------------------------------
 
     def get_plugin_apps(self) -> dict[str, Callable]:
-        return {
+        """Every route, answering only GET and HEAD (any other method: 405 naming them)."""
+        routes = {
             "/index.js": self._serve_index_js,
             "/static/*": self._serve_static,
             "/runs": self._serve_runs,
@@ -176,6 +190,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             "/window": self._serve_window,
             "/trace": self._serve_trace,
         }
+        return {path: _read_only(app) for path, app in routes.items()}
 
     def is_active(self) -> bool:
         """Cheap: stops at the first profile found and remembers a yes."""
@@ -209,6 +224,11 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
 
     @wrappers.Request.application
     def _serve_runs(self, request: wrappers.Request) -> wrappers.Response:
+        return http_util.Respond(request, self._runs_answer.run(self._runs_json), _JSON)
+
+    def _runs_json(self) -> str:
+        """``/runs``' answer: the listing, what it left out, and what the tab must know (made once for all the
+        requests that arrive while it is made)."""
         sessions = self._sessions()
         skipped = self._skipped()
         # has_gpu per session (True/False/None = unknown): the tab opens on the newest with GPU activity
@@ -219,7 +239,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
             FOLLOW_FLAG, [(x["path"], x["reason"]) for x in skipped])
         if why is not None:  # the reason is the message: symlinks not followed or leading out, files left out
             body["empty"] = {"title": why[0], "text": why[1]}
-        return _respond_json(request, body)
+        return json.dumps(body)
 
     @wrappers.Request.application
     def _serve_report(self, request: wrappers.Request) -> wrappers.Response:
@@ -337,14 +357,14 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         failed = [(name, o) for name, o in sides.values() if o.state == "error"]
         if failed:
             name, o = failed[0]
-            return Outcome("error", message=f"{name}: {o.message}")
+            return Outcome("error", message=f"{name}: {o.message}", code=o.code)
         if waiting:
             progress = sum(o.progress if o.state == "computing" else 1.0 for _, o in sides.values()) / 2
             return Outcome("computing", progress=progress, message="; ".join(f"{n}: {o.message}" for n, o in waiting))
         try:
             return diff.diff_reports(Report.from_json(sides["base"][1].body), Report.from_json(sides["new"][1].body),
                                      host=host, base_label=sides["base"][0],
-                                     new_label=sides["new"][0])
+                                     new_label=sides["new"][0], host_fallback=True)
         except diff.DiffError as e:
             raise errors.InvalidArgumentError(str(e)) from None
 
@@ -396,7 +416,7 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         if not self._logdir:
             return []
         if self._discovery_ttl_s <= 0:
-            return list(self._advisor.sessions())
+            return list(self._local_listing.run(self._advisor.sessions))
         # One listing at a time: concurrent polls wait for it instead of each listing the bucket.
         with self._listing_lock:
             now = self._clock()
@@ -411,9 +431,11 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         with the listing: the tab names them instead of hiding them."""
         if not self._logdir:
             return []
+        if self._discovery_ttl_s <= 0:  # listed now (with whoever else asks meanwhile: /runs' single flight)
+            return [{"path": rel, "reason": why} for rel, why in self._advisor.skipped()]
         with self._listing_lock:
             now = self._clock()
-            if self._skips is None or now - self._skips[0] >= max(self._discovery_ttl_s, 0):
+            if self._skips is None or now - self._skips[0] >= self._discovery_ttl_s:
                 self._skips = (now, [{"path": rel, "reason": why} for rel, why in self._advisor.skipped()])
             return list(self._skips[1])
 
@@ -422,6 +444,34 @@ class GpuAdvisorPlugin(base_plugin.TBPlugin):
         request's settings handed down (an injected analyzer replaces the whole analysis and gets none)."""
         return self._advisor.report_json(session, host_files, progress=progress, jobs=self._host_jobs,
                                          isolate=self._isolate, analyze_fn=self._analyzer, options=options)
+
+
+class SingleFlight:
+    """Concurrent calls of :meth:`run` share one call of ``fn`` in flight: the first caller runs it, the others
+    wait for its result (or its exception).  Nothing is kept after it: the next call runs ``fn`` again, so an
+    answer is never older than the call in flight when it was asked for.
+
+    Why: a listing costs ~10-20 ms of the GIL; 50 clients each making their own queued one behind the other."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._flight: Future | None = None
+
+    def run(self, fn: Callable[[], Any]) -> Any:
+        with self._lock:
+            flight, leader = self._flight, self._flight is None
+            if leader:
+                flight = self._flight = Future()
+        assert flight is not None
+        if leader:
+            try:
+                flight.set_result(fn())
+            except BaseException as e:  # noqa: BLE001 - every waiter gets it
+                flight.set_exception(e)
+            finally:
+                with self._lock:
+                    self._flight = None
+        return flight.result()
 
 
 # -- helpers (pure; module level so tests and readers find them fast) ---------
@@ -495,8 +545,10 @@ def _report_key(session: Any, host_files: list, options: UserOptions) -> tuple:
 
 
 def _identity(h: Any) -> tuple:
-    """A capture's identity: a rewritten or replaced file (any rank's, for a host of several) gets a new key."""
-    return (h.host, *(tuple(f) for f in h.identity()))
+    """A capture's identity: a rewritten or replaced file (any rank's, for a host of several) gets a new key -- by its
+    size and mtime, and by the (device, inode) discovery listed it with (a file replaced by one of the same size and
+    mtime is another inode)."""
+    return (h.host, *((*f, getattr(f[0], "file_id", None)) for f in h.identity()))
 
 
 def _still_written(host_files: list, settle_s: float) -> str | None:
@@ -525,7 +577,28 @@ def _respond_outcome(request: wrappers.Request, outcome: Outcome) -> wrappers.Re
     if outcome.state == "computing":
         body = {"state": "computing", "progress": round(outcome.progress, 3), "message": outcome.message}
         return _respond_json(request, body, code=202)
-    return _respond_json(request, {"state": "error", "error": outcome.message}, code=500)
+    return _respond_json(request, {"state": "error", "error": outcome.message}, code=outcome.code)
+
+
+#: The methods every route answers; the tab only reads.
+ALLOWED_METHODS = ("GET", "HEAD")
+
+
+def _read_only(app: Callable) -> Callable:
+    """``app`` answering only :data:`ALLOWED_METHODS`: any other method (PUT, POST, TRACE, ...) is a 405 with an
+    ``Allow`` header, before the route runs."""
+
+    def wsgi(environ: dict, start_response: Callable) -> Any:
+        method = environ.get("REQUEST_METHOD", "GET")
+        if method in ALLOWED_METHODS:
+            return app(environ, start_response)
+        body = json.dumps({"state": "error", "error": f"method {echo(method, 20)} not allowed: "
+                                                       f"{', '.join(ALLOWED_METHODS)} only"})
+        response = wrappers.Response(body, status=405, content_type=_JSON,
+                                     headers=[("Allow", ", ".join(ALLOWED_METHODS))])
+        return response(environ, start_response)
+
+    return wsgi
 
 
 def _respond_json(request: wrappers.Request, body: Any, code: int = 200) -> wrappers.Response:

@@ -13,6 +13,16 @@ report is computed, so three things matter here:
 
 An optional persistent store (``tb_gpu_advisor.runtime.cache``) is consulted inside
 the worker, so its disk reads never block a request either.
+
+One hostile file holds at most one worker, never the queue: an analysis that
+runs longer than ``slow_after_s`` gives its slot back to the queue (up to
+``max_slow`` such at once; each is bounded by its worker's CPU and wall-clock
+limits), and an analysis that failed on the file's bytes or a limit is
+remembered by the files' identity apart from the reports (never pushed out by
+them), so the same file is not analysed again until it changes (a refusal --
+a link swapped in since the listing -- is not: the file may be back).  A failure that is the file's (a refused link, a
+limit it hit) is one WARNING line and a 4xx (:func:`classify`); only a defect
+is an ERROR with its traceback and a 500.
 """
 
 from __future__ import annotations
@@ -20,12 +30,14 @@ from __future__ import annotations
 import collections
 import logging
 import threading
+import time
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from typing import Callable, Hashable, Protocol
 
 from tb_gpu_advisor.common.fmt import clip
+from tb_gpu_advisor.runtime.advisor import GONE, failure_kind
 
 logger = logging.getLogger(__name__)
 
@@ -45,12 +57,29 @@ class Store(Protocol):
 
 @dataclass(frozen=True)
 class Outcome:
-    """What a request gets: a finished report, a progress note, or an error."""
+    """What a request gets: a finished report, a progress note, or an error (``code``: its HTTP status)."""
 
     state: str  # "ready" | "computing" | "error"
     body: str = ""  # report JSON when ready
     progress: float = 0.0
     message: str = ""
+    code: int = 500  # of an error: 404 the file is gone or refused, 422 it cannot be analysed, 500 a defect
+
+
+def classify(e: BaseException) -> tuple[int, bool]:
+    """(HTTP status, whether it is expected) of an analysis failure.
+
+    Expected -- the file's own doing, logged as one WARNING line: a file gone or refused since it was listed
+    (404), a worker limit it hit or a read error of its bytes (422).  Anything else is a defect (500, logged with
+    its traceback); a worker that crashed (a signal that is no limit) too, though its traceback stayed there."""
+    kind = getattr(e, "kind", None)  # isolation.WorkerError: what the child's failure said, or limit/crash
+    if kind is None:
+        kind = failure_kind(e)
+    if kind in GONE:
+        return 404, True
+    if kind in ("limit", "file"):
+        return 422, True
+    return 500, False
 
 
 @dataclass
@@ -71,11 +100,26 @@ class ReportService:
         memory_entries: int = 32,
         store: Store | None = None,
         wait_s: float = 0.3,
+        slow_after_s: float = 5.0,
+        max_slow: int | None = None,
+        failed_entries: int = 4096,
     ) -> None:
-        self._pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="gpu-advisor")
+        #: ``workers`` analyses at once, and up to ``max_slow`` more that have run past ``slow_after_s``
+        self._max_slow = max(0, workers * 2 if max_slow is None else int(max_slow))
+        self._pool = ThreadPoolExecutor(max_workers=workers + self._max_slow, thread_name_prefix="gpu-advisor")
+        self._slots = threading.BoundedSemaphore(max(1, workers))
+        self._slow_after_s = slow_after_s
+        self._slow = 0
+        #: the jobs holding a slot: [started (monotonic), held] each; one watchdog thread demotes the slow ones
+        self._holding: list[list] = []
+        self._watchdog: threading.Thread | None = None
+        self._stopped = threading.Event()
         self._lock = threading.Lock()
         self._jobs: dict[Hashable, _Job] = {}
         self._done: collections.OrderedDict[Hashable, Outcome] = collections.OrderedDict()
+        #: failures by key, kept apart so reports never push them out: a file that failed is not tried again
+        self._failed: collections.OrderedDict[Hashable, Outcome] = collections.OrderedDict()
+        self._failed_entries = max(1, failed_entries)
         self._memory_entries = memory_entries
         self._store = store
         # A short wait lets fast (cached on disk, tiny) reports answer in one
@@ -91,26 +135,34 @@ class ReportService:
         being written) keeps the report out of the persistent store.
         """
         with self._lock:
-            done = self._done.get(key)
+            done = self._finished(key)
             if done is not None:
-                self._done.move_to_end(key)
                 return done
             job = self._jobs.get(key)
             if job is None:
                 job = self._start(key, compute, store_key, valid)
+        result = None
         try:
-            job.future.result(timeout=self._wait_s)
+            result = job.future.result(timeout=self._wait_s)
         except FutureTimeout:
             return Outcome("computing", progress=job.progress, message=job.message)
         except Exception:  # noqa: BLE001 - recorded by _run as an error outcome
             pass
-        with self._lock:
-            return self._done.get(key) or Outcome("computing", progress=job.progress, message=job.message)
+        with self._lock:  # a refusal is not kept (its file may come back as listed): the job's own outcome
+            return self._finished(key) or result or Outcome("computing", progress=job.progress, message=job.message)
+
+    def _finished(self, key: Hashable) -> Outcome | None:
+        """The outcome kept for ``key`` (a report, refreshed in the LRU, or a failure); caller holds the lock."""
+        done = self._done.get(key)
+        if done is not None:
+            self._done.move_to_end(key)
+            return done
+        return self._failed.get(key)
 
     def peek(self, key: Hashable) -> Outcome | None:
         """The finished outcome kept for ``key``, or None; never starts a computation."""
         with self._lock:
-            return self._done.get(key)
+            return self._done.get(key) or self._failed.get(key)
 
     def put(self, key: Hashable, body: str) -> None:
         """Keeps ``body`` as the ready outcome of ``key``: what one computation found for other keys besides its
@@ -130,8 +182,52 @@ class ReportService:
         return job
 
     def _run(self, key: Hashable, job: _Job, compute: ComputeFn, store_key: str | None,
-             valid: Callable[[], bool] | None = None) -> None:
-        """Worker body: persistent cache, else analyze; always records an outcome."""
+             valid: Callable[[], bool] | None = None) -> Outcome:
+        """Worker body: waits for a slot, then :meth:`_work`; a job still running after ``slow_after_s`` gives its
+        slot back (:meth:`_watch`), so a slow or hostile file never holds the queue."""
+        self._slots.acquire()
+        entry = [time.monotonic(), True]  # [started, the slot: True held, None demoted, False given back]
+        with self._lock:
+            self._holding.append(entry)
+            self._start_watchdog()
+        try:
+            return self._work(key, job, compute, store_key, valid)
+        finally:
+            with self._lock:
+                self._holding.remove(entry)
+                if entry[1]:
+                    entry[1] = False
+                    self._slots.release()
+                elif entry[1] is None:  # demoted: it counted as slow
+                    self._slow -= 1
+
+    def _start_watchdog(self) -> None:
+        """The one thread that demotes slow jobs, started with a job when none runs (caller holds the lock); it ends
+        when no job runs, so an idle service holds no thread."""
+        if self._watchdog is None:
+            self._watchdog = threading.Thread(target=self._watch, name="gpu-advisor-watchdog", daemon=True)
+            self._watchdog.start()
+
+    def _watch(self) -> None:
+        """Every tenth of ``slow_after_s`` (at most 0.5 s): a job that has held its slot longer than ``slow_after_s``
+        gives it back to the queue while fewer than ``max_slow`` run so."""
+        tick = max(0.01, min(0.5, self._slow_after_s / 10))
+        while not self._stopped.wait(tick):
+            now = time.monotonic()
+            with self._lock:
+                if not self._holding:  # nothing runs: the thread ends (the next job starts another)
+                    self._watchdog = None
+                    return
+                for entry in self._holding:
+                    if entry[1] and now - entry[0] >= self._slow_after_s and self._slow < self._max_slow:
+                        entry[1] = None
+                        self._slow += 1
+                        self._slots.release()
+
+    def _work(self, key: Hashable, job: _Job, compute: ComputeFn, store_key: str | None,
+              valid: Callable[[], bool] | None = None) -> Outcome:
+        """Persistent cache, else analyze; returns the outcome, kept unless it is a refusal (a 404: the file gone
+        or swapped since it was listed may be back at the next request, and trying again costs an open)."""
         try:
             body = self._load(store_key)
             if body is None:
@@ -144,13 +240,26 @@ class ReportService:
                     logger.info("gpu_advisor: %s changed during its analysis: report not stored", clip(repr(key)))
             outcome = Outcome("ready", body=body, progress=1.0)
         except Exception as e:  # noqa: BLE001 - any analysis failure becomes a JSON error
-            logger.exception("gpu_advisor: analysis failed for %s", clip(repr(key)))
-            outcome = Outcome("error", message=f"{type(e).__name__}: {e}")
+            code, expected = classify(e)
+            if expected:  # the file's doing: one line, no traceback
+                logger.warning("gpu_advisor: %s: %s", clip(repr(key)), clip(str(e), 300))
+            elif getattr(e, "kind", None):  # a worker's crash: its traceback stayed in the worker
+                logger.error("gpu_advisor: analysis failed for %s: %s", clip(repr(key)), clip(str(e), 300))
+            else:
+                logger.exception("gpu_advisor: analysis failed for %s", clip(repr(key)))
+            outcome = Outcome("error", message=str(e) if getattr(e, "kind", None) else f"{type(e).__name__}: {e}",
+                              code=code)
         with self._lock:
             self._jobs.pop(key, None)
-            self._done[key] = outcome
-            while len(self._done) > self._memory_entries:
-                self._done.popitem(last=False)
+            if outcome.state == "error" and outcome.code != 404:
+                self._failed[key] = outcome
+                while len(self._failed) > self._failed_entries:
+                    self._failed.popitem(last=False)
+            elif outcome.state != "error":
+                self._done[key] = outcome
+                while len(self._done) > self._memory_entries:
+                    self._done.popitem(last=False)
+        return outcome
 
     def _load(self, store_key: str | None) -> str | None:
         if self._store is None or store_key is None:
@@ -170,6 +279,7 @@ class ReportService:
             logger.warning("gpu_advisor: persistent cache write failed", exc_info=True)
 
     def shutdown(self) -> None:
+        self._stopped.set()
         self._pool.shutdown(wait=False, cancel_futures=True)
 
 

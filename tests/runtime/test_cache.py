@@ -143,12 +143,19 @@ def test_corrupt_entries_ignored_and_removed(tmp_path, session, damage):
     assert c.put(key, _analyze(session)) and c.get(key) is not None  # and it heals
 
 
+def _as_of(report, run: str, session: str):
+    """``report`` as the report of ``run``/``session`` (an entry is bound to the run and session of its key)."""
+    import dataclasses
+
+    return dataclasses.replace(report, run=run, session=session)
+
+
 def test_eviction_keeps_recently_used(tmp_path, session):
     report = _analyze(session)
     c = ReportCache(str(tmp_path / "c"), max_bytes=10**9)
     keys = [make_key("r", f"s{i}", session.hosts) for i in range(6)]
     for i, k in enumerate(keys):
-        c.put(k, report)
+        assert c.put(k, _as_of(report, "r", f"s{i}"))
         os.utime(c.path_for(k), (1_000_000 + i, 1_000_000 + i))  # distinct, old -> new
     entry = max(os.path.getsize(c.path_for(k)) for k in keys)  # sizes differ by a byte or two
     assert c.get(keys[0]) is not None  # a hit makes the oldest the most recently used
@@ -163,12 +170,12 @@ def test_put_evicts_when_over_budget(tmp_path, session):
     report = _analyze(session)
     c = ReportCache(str(tmp_path / "c"))
     first = make_key("r", "s0", session.hosts)
-    c.put(first, report)
+    assert c.put(first, _as_of(report, "r", "s0"))
     size = os.path.getsize(c.path_for(first))
     c.max_bytes = size * 2 + size // 2  # room for two entries, not three
     for i in range(1, 5):
         time.sleep(0.01)
-        c.put(make_key("r", f"s{i}", session.hosts), report)
+        assert c.put(make_key("r", f"s{i}", session.hosts), _as_of(report, "r", f"s{i}"))
     assert len(c.entries()) == 2
     assert c.get(make_key("r", "s4", session.hosts)) is not None
 
@@ -201,7 +208,8 @@ def _hammer(args) -> tuple[int, int]:
     for i in range(rounds):
         for j, material in enumerate(material_texts):
             key = cache_mod.CacheKey(material)
-            report = {**_report_doc(), "worker": worker, "round": i, "entry": j, "pad": "x" * (2000 + 97 * j)}
+            report = {**_report_doc("r", f"s{j}"), "worker": worker, "round": i, "entry": j,
+                      "pad": "x" * (2000 + 97 * j)}
             assert c.put(key, report)
             try:
                 raw = open(c.path_for(key), "rb").read()
@@ -389,3 +397,78 @@ def test_report_runs_over_a_planted_empty_body_and_heals_the_cache(tmp_path):
     assert (again_code, json.loads(again)["run"]) == (code, "train")
     assert json.loads(again)["findings"] == json.loads(first)["findings"]
     assert json.loads(gzip.decompress(open(entry, "rb").read()).decode().partition("\n")[2])["run"] == "train"
+
+
+# --- issue #39, deliverable 7: an entry is bound to its key ----------------------------------------
+
+
+def _one_host_session(tmp_path, run: str = "train"):
+    logdir = tmp_path / "bound"
+    write_profile(str(logdir), run, "2024_01_01_00_00_00", "h1", events=4)
+    (s,) = [x for x in discover(str(logdir)) if x.run == run]
+    return s
+
+
+def test_another_runs_report_under_this_runs_key_is_a_miss_logged_once(tmp_path, caplog):
+    """A shared cache: a report of run ``other`` saved under run ``train``'s key (a valid header) was served as
+    ``train``'s.  Now it is a miss, the entry goes, and the refusal is one WARNING however often it is asked."""
+    s = _one_host_session(tmp_path)
+    c = ReportCache(str(tmp_path / "c"))
+    key = session_key(s)
+    report = _analyze(s)
+    assert c.put(key, report)
+    other = json.loads(report.to_json())
+    other["run"] = "other"
+    caplog.set_level(logging.DEBUG, logger=cache_mod.logger.name)
+    for _ in range(3):
+        assert c.put(key, report)
+        _plant(c.path_for(key), json.dumps(other))
+        assert c.get(key) is None
+        assert not os.path.exists(c.path_for(key))
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1 and "run 'other'" in warnings[0].getMessage(), [r.getMessage() for r in warnings]
+    assert not c.put(key, other)  # nor is it ever written so
+
+
+def test_a_file_replaced_with_the_same_size_and_mtime_misses(tmp_path):
+    """The key (path, size, mtime_ns) cannot tell; the binding's digest of the file's ends and its inode can."""
+    s = _one_host_session(tmp_path)
+    c = ReportCache(str(tmp_path / "c"))
+    h = s.hosts[0]
+    assert c.put(session_key(s), _analyze(s)) and c.get(session_key(s)) is not None
+    data = bytearray(open(h.path, "rb").read())
+    data[-1] ^= 0xFF  # rewritten in place: same inode, same size, one byte at its end differs
+    with open(h.path, "r+b") as f:
+        f.write(bytes(data))
+    os.utime(h.path, ns=(h.mtime_ns, h.mtime_ns))
+    (again,) = discover(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(s.path)))))
+    assert (again.hosts[0].size, again.hosts[0].mtime_ns) == (h.size, h.mtime_ns)
+    assert session_key(again) == session_key(s)
+    assert c.get(session_key(again)) is None
+
+
+def test_a_file_replaced_by_a_copy_of_itself_misses_by_its_inode(tmp_path):
+    s = _one_host_session(tmp_path)
+    c = ReportCache(str(tmp_path / "c"))
+    h = s.hosts[0]
+    assert c.put(session_key(s), _analyze(s))
+    copy = h.path + ".new"
+    with open(h.path, "rb") as src, open(copy, "wb") as dst:
+        dst.write(src.read())
+    os.utime(copy, ns=(h.mtime_ns, h.mtime_ns))
+    os.replace(copy, h.path)
+    assert c.get(session_key(s)) is None
+
+
+def test_an_entry_carries_its_run_files_and_analyzer(tmp_path):
+    s = _one_host_session(tmp_path)
+    c = ReportCache(str(tmp_path / "c"))
+    key = session_key(s)
+    assert c.put(key, _analyze(s))
+    header = json.loads(gzip.decompress(open(c.path_for(key), "rb").read()).decode().partition("\n")[0])
+    bound = header["binding"]
+    st = os.stat(s.hosts[0].path)
+    assert (bound["run"], bound["session"], bound["analyzer"]) == (s.run, s.session, cache_mod.analyzer_version())
+    (path, size, mtime_ns, inode, digest), = bound["files"]
+    assert (path, size, mtime_ns, inode) == (s.hosts[0].path, st.st_size, st.st_mtime_ns, st.st_ino)
+    assert len(digest) == 32 and int(digest, 16) >= 0

@@ -4,7 +4,8 @@ Before: every worker process of the tab could take half the machine's memory (up
 8 GiB: a 2.4 GB-uncompressed PyTorch trace was analysed to the end in a shared TensorBoard, 5.9 GB and 3 minutes.
 Now a server's worker (``isolation.Limits.from_env``: the tab, the MCP server) defaults to a quarter of the memory,
 2-4 GiB, and to profiles up to half of that, refused before they are read (a gzip trace by the size its trailer
-declares, when its first MB agrees); the command line keeps half, 2-32 GiB; ``TB_GPU_ADVISOR_WORKER_MEMORY_MB`` and
+declares, when its first MB agrees); since issue #39 the command line too (it had half, 2-32 GiB, and 8 GiB files:
+tests/cli/test_cli_limits_one_rule.py); ``TB_GPU_ADVISOR_WORKER_MEMORY_MB`` and
 ``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` set them; the errors say how to raise them.
 """
 
@@ -28,13 +29,13 @@ def _machine(monkeypatch, total_bytes: int) -> None:
     monkeypatch.delenv(guard.ENV_MEMORY, raising=False)
 
 
-@pytest.mark.parametrize("total_gib,server_gib,cli_gib", [(4, 2, 2), (8, 2, 4), (16, 4, 8), (64, 4, 32),
-                                                           (512, 4, 32)])
-def test_server_workers_default_to_a_quarter_of_the_memory_at_most_4_gib(monkeypatch, total_gib, server_gib, cli_gib):
+@pytest.mark.parametrize("total_gib,server_gib", [(4, 2), (8, 2), (16, 4), (64, 4), (512, 4)])
+def test_server_workers_default_to_a_quarter_of_the_memory_at_most_4_gib(monkeypatch, total_gib, server_gib):
     _machine(monkeypatch, total_gib * GiB)
     assert guard.memory_limit_from_env(server=True) == server_gib * GiB
     assert isolation.Limits.from_env().memory_bytes == server_gib * GiB  # what the tab's workers get
-    assert guard.memory_limit_from_env() == cli_gib * GiB  # the command line's own analysis: as before
+    # issue #39: the command line's own analysis has the same rule (it had half the machine, 2-32 GiB)
+    assert guard.memory_limit_from_env(server=False) == guard.memory_limit_from_env() == server_gib * GiB
 
 
 def test_the_environment_sets_both(monkeypatch):
@@ -51,8 +52,7 @@ def test_a_worker_started_for_the_tab_runs_under_the_server_default(monkeypatch)
     total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     expected = max(2 * GiB, min(4 * GiB, total // 4))
     assert isolation.call(_child_limit) == expected
-    if total >= 8 * GiB:  # where the two defaults differ: the tab's is the smaller
-        assert expected < guard.memory_limit_from_env()
+    assert expected == guard.memory_limit_from_env()  # the command line's: one rule (issue #39)
 
 
 def _child_limit(progress=None) -> int | None:

@@ -171,42 +171,12 @@ class Rank:
         """A pinned host-to-device copy of ``mb`` MB taking ``us`` on the GPU (``cudaMemcpyAsync``); ``pageable``: a
         copy of a pageable tensor, as ``x.to('cuda')`` makes one -- the copy waits for its stream in
         ``cudaStreamSynchronize`` inside the same ``aten::copy_``, so the host is blocked until the copy is done."""
-        if pageable:
-            return self._copy_h2d_pageable(mb, us)
-        op = self.cpu("aten::copy_", 20.0, advance=False)
-        self.corr += 1
-        launch_at = self.host_us + 3.0
-        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": self.pid, "tid": self.pid,
-                          "ts": round(launch_at, 3), "dur": 12.0,
-                          "args": {"External id": op["args"]["External id"], "cbid": 41, "correlation": self.corr}})
-        start = max(self.streams.get(COMPUTE_STREAM, 0.0), launch_at + 8.0)
-        self.streams[COMPUTE_STREAM] = start + us
-        nbytes = int(mb * (1 << 20))
-        self.gpu.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": self.device,
-                         "tid": COMPUTE_STREAM, "ts": round(start, 3), "dur": round(us, 3),
-                         "args": {"External id": op["args"]["External id"], "device": self.device, "context": 1,
-                                  "stream": COMPUTE_STREAM, "correlation": self.corr, "bytes": nbytes,
-                                  "memory bandwidth (GB/s)": nbytes / (us * 1e3)}})
-        self._flow(launch_at, start, COMPUTE_STREAM)
-        self.host_us += 20.0
-        self.step_kernels.append((start, start + us))
-
-    def _copy_h2d_pageable(self, mb: float, us: float) -> None:
-        op = self.cpu("aten::copy_", 0.0, advance=False)
-        self.corr += 1
-        launch_at = self.host_us + 3.0
-        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": self.pid, "tid": self.pid,
-                          "ts": round(launch_at, 3), "dur": 12.0,
-                          "args": {"External id": op["args"]["External id"], "cbid": 41, "correlation": self.corr}})
-        start = max(self.streams.get(COMPUTE_STREAM, 0.0), launch_at + 8.0)
-        self.streams[COMPUTE_STREAM] = start + us
-        nbytes = int(mb * (1 << 20))
-        self.gpu.append({"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pageable -> Device)", "pid": self.device,
-                         "tid": COMPUTE_STREAM, "ts": round(start, 3), "dur": round(us, 3),
-                         "args": {"External id": op["args"]["External id"], "device": self.device, "context": 1,
-                                  "stream": COMPUTE_STREAM, "correlation": self.corr, "bytes": nbytes,
-                                  "memory bandwidth (GB/s)": nbytes / (us * 1e3)}})
-        self._flow(launch_at, start, COMPUTE_STREAM)
+        op = self.cpu("aten::copy_", 0.0 if pageable else 20.0, advance=False)
+        launch_at, start = self._h2d_copy(op, mb, us, "Pageable" if pageable else "Pinned")
+        if not pageable:
+            self.host_us += 20.0
+            self.step_kernels.append((start, start + us))
+            return
         sync_at = launch_at + 14.0
         wait = max(start + us - sync_at, 0.0) + 3.0
         self.corr += 1
@@ -216,6 +186,25 @@ class Rank:
         op["dur"] = round(sync_at + wait + 4.0 - self.host_us, 3)
         self.host_us += op["dur"]
         self.step_kernels.append((start, start + us))
+
+    def _h2d_copy(self, op: dict, mb: float, us: float, memory: str) -> tuple[float, float]:
+        """The ``cudaMemcpyAsync`` of ``op`` and its copy on the compute stream from ``memory`` ("Pinned",
+        "Pageable") host memory; (launch time, copy start)."""
+        self.corr += 1
+        launch_at = self.host_us + 3.0
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": self.pid, "tid": self.pid,
+                          "ts": round(launch_at, 3), "dur": 12.0,
+                          "args": {"External id": op["args"]["External id"], "cbid": 41, "correlation": self.corr}})
+        start = max(self.streams.get(COMPUTE_STREAM, 0.0), launch_at + 8.0)
+        self.streams[COMPUTE_STREAM] = start + us
+        nbytes = int(mb * (1 << 20))
+        self.gpu.append({"ph": "X", "cat": "gpu_memcpy", "name": f"Memcpy HtoD ({memory} -> Device)",
+                         "pid": self.device, "tid": COMPUTE_STREAM, "ts": round(start, 3), "dur": round(us, 3),
+                         "args": {"External id": op["args"]["External id"], "device": self.device, "context": 1,
+                                  "stream": COMPUTE_STREAM, "correlation": self.corr, "bytes": nbytes,
+                                  "memory bandwidth (GB/s)": nbytes / (us * 1e3)}})
+        self._flow(launch_at, start, COMPUTE_STREAM)
+        return launch_at, start
 
     def sync(self, op: str = "aten::item") -> None:
         """``.item()``: the host waits in ``cudaStreamSynchronize`` until every stream has drained."""

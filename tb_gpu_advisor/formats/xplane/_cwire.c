@@ -493,15 +493,28 @@ static int new_columns(PyObject *out, Py_ssize_t first, size_t count, const size
     return 0;
 }
 
+/* The arguments (buf, limit, starts, lengths) of decode_events and content_groups, as three held buffers: 0, or -1
+ * with an exception set and nothing held. */
+static int ranges_args(PyObject *args, Py_buffer *view, Py_ssize_t *limit, Py_buffer *sv, Py_buffer *lv) {
+    PyObject *bufobj, *startobj, *lenobj;
+    if (!PyArg_ParseTuple(args, "OnOO", &bufobj, limit, &startobj, &lenobj)) return -1;
+    if (get_bytes(bufobj, view, 0) < 0) return -1;
+    if (get_bytes(startobj, sv, 0) < 0) { PyBuffer_Release(view); return -1; }
+    if (get_bytes(lenobj, lv, 0) < 0) { PyBuffer_Release(view); PyBuffer_Release(sv); return -1; }
+    return 0;
+}
+
+static void release_ranges(Py_buffer *view, Py_buffer *sv, Py_buffer *lv) {
+    PyBuffer_Release(view);
+    PyBuffer_Release(sv);
+    PyBuffer_Release(lv);
+}
+
 static PyObject *decode_events(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *bufobj, *startobj, *lenobj;
     Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "OnOO", &bufobj, &limit, &startobj, &lenobj)) return NULL;
     Py_buffer view, sv, lv;
-    if (get_bytes(bufobj, &view, 0) < 0) return NULL;
-    if (get_bytes(startobj, &sv, 0) < 0) { PyBuffer_Release(&view); return NULL; }
-    if (get_bytes(lenobj, &lv, 0) < 0) { PyBuffer_Release(&view); PyBuffer_Release(&sv); return NULL; }
+    if (ranges_args(args, &view, &limit, &sv, &lv) < 0) return NULL;
     PyObject *result = NULL;
     EventWalk w;
     event_walk_init(&w);
@@ -549,9 +562,7 @@ fail:
     Py_CLEAR(result);
 done:
     event_walk_free(&w);
-    PyBuffer_Release(&view);
-    PyBuffer_Release(&sv);
-    PyBuffer_Release(&lv);
+    release_ranges(&view, &sv, &lv);
     return result;
 }
 
@@ -619,13 +630,9 @@ static int group_ranges(const uint8_t *buf, const int64_t *starts, const int64_t
 
 static PyObject *content_groups(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *bufobj, *startobj, *lenobj;
     Py_ssize_t limit;
-    if (!PyArg_ParseTuple(args, "OnOO", &bufobj, &limit, &startobj, &lenobj)) return NULL;
     Py_buffer view, sv, lv;
-    if (get_bytes(bufobj, &view, 0) < 0) return NULL;
-    if (get_bytes(startobj, &sv, 0) < 0) { PyBuffer_Release(&view); return NULL; }
-    if (get_bytes(lenobj, &lv, 0) < 0) { PyBuffer_Release(&view); PyBuffer_Release(&sv); return NULL; }
+    if (ranges_args(args, &view, &limit, &sv, &lv) < 0) return NULL;
     PyObject *result = NULL, *group = NULL, *reps = NULL;
     int64_t n = sv.len / 8, n_groups = 0;
     const int64_t *starts = (const int64_t *)sv.buf, *lengths = (const int64_t *)lv.buf;
@@ -650,9 +657,7 @@ static PyObject *content_groups(PyObject *self, PyObject *args) {
 done:
     Py_XDECREF(group);
     Py_XDECREF(reps);
-    PyBuffer_Release(&view);
-    PyBuffer_Release(&sv);
-    PyBuffer_Release(&lv);
+    release_ranges(&view, &sv, &lv);
     return result;
 }
 

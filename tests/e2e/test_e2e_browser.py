@@ -593,9 +593,9 @@ def test_compare_with_shows_the_diff_keeps_it_in_the_url_and_exports_it(tensorbo
     assert diff.get_attribute("data-verdict") == "faster"
     assert "faster" in frame.locator(".diff-verdict").inner_text()
     first = frame.locator("table.diff-table").first.locator("tbody tr").first.inner_text()
-    assert first.startswith("fixed") and "input_bound" in first, first
+    assert first.startswith("fixed") and "Input-bound" in first and "input_bound" not in first, first  # its title
     cal = frame.locator(".calibration").inner_text()
-    assert cal.startswith("Fixed input_bound: predicted saving") and "realised" in cal, cal
+    assert cal.startswith("Fixed 'Input-bound") and "predicted saving" in cal and "realised" in cal, cal
     assert frame.locator("svg.diff-bars rect.bar").count() >= 4
     # the CLI prints the same numbers
     with urllib.request.urlopen(f"{tensorboard_url}data/plugin/gpu_advisor/diff?base_run=input_bound&base_session={session}"
@@ -684,10 +684,10 @@ def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots)
     rows = frame.locator("table.diff-table").first.locator("tbody tr")
     assert rows.count() == len(expected["findings"])
     cells = rows.first.locator("td").all_inner_texts()
-    assert cells[0] == "fixed" and cells[2] == "input_bound", cells
+    assert cells[0] == "fixed" and cells[3] == expected["findings"][0]["title"], cells  # the title, not the rule id
     cal = frame.locator(".calibration").inner_text()
-    assert re.match(r"Fixed input_bound: predicted saving 14\.9 ms/step, realised 15\.5 ms/step \(\d+% of predicted, within ±25%\)",
-                    cal), cal
+    assert re.match(r"Fixed 'Input-bound[^']*': predicted saving 14\.9 ms/step, realised 15\.5 ms/step \(\d+% of "
+                    r"predicted, within ±25%\)", cal), cal
     # the bars fill the page and are redrawn (not shrunk: labels keep their size) when it narrows
     fit = lambda: frame.locator("figure.diff-figure").evaluate(  # noqa: E731
         "f => [f.getBoundingClientRect().width, Number(f.querySelector('svg').getAttribute('width'))]")

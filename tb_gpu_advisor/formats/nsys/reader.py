@@ -209,7 +209,7 @@ def _corr_key(pid: np.ndarray, corr: np.ndarray, file_index: int) -> np.ndarray:
 
 
 def _columns(schema: tb.Schema, path: str, size: int, fidx: int) -> _Raw:
-    names: dict[str, int] = {}
+    names: dict[str, int] = _Names()
     h_parts, d_parts = [], []
     # ---- host: runtime and driver calls
     for table in (tb.RUNTIME, tb.DRIVER):
@@ -301,6 +301,26 @@ def _concat(parts: list[dict], keys: tuple[str, ...]) -> dict[str, np.ndarray]:
     return out
 
 
+#: The name of an NVTX range with neither a text nor a registered string.
+_UNNAMED = "(unnamed NVTX range)"
+
+
+class _Names(dict):
+    """Name -> its index, a new name interned on its first look-up (``names[t]``, in C for a name already there):
+    NVTX names arrive one per row.  ``None`` (a range whose name is a ``textId``) reads as the unnamed range's index
+    and is never a key."""
+
+    def __missing__(self, name: str | None) -> int:
+        if name is None:
+            return self[_UNNAMED]
+        i = self[name] = len(self)
+        return i
+
+
+def _is_none(x: object) -> bool:
+    return x is None
+
+
 def _intern(table: dict[str, int], name: str) -> int:
     i = table.get(name)
     if i is None:
@@ -322,7 +342,7 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     where = f"eventType IN ({', '.join(str(t) for t in _range_types(schema))}) AND end IS NOT NULL AND end >= start"
     domain_col = "domainId" if "domainId" in cols else None
     domains = _domain_names(schema) if domain_col else {}
-    text = "text" if "text" in cols else "NULL"
+    text = "CAST(text AS TEXT)" if "text" in cols else "NULL"  # a BLOB where a name is: its bytes as text
     # where the suffix starts (1-based, 0: none): PyTorch writes them in OP_SUFFIXES' order, so the first one found
     # in that order is the first in the name; coalesce stops at it (one instr() per autograd range)
     cut = "coalesce(" + ", ".join(f"nullif(instr({text}, '{sfx}'), 0)" for sfx in nvtx.OP_SUFFIXES) + ", 0)"
@@ -331,14 +351,17 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     parts: dict[str, list[np.ndarray]] = {k: [] for k in int_cols}
     name_parts: list[np.ndarray] = []
     registered: dict[int, tuple[int, bool]] = {}  # textId -> (name id, is an op)
-    unnamed = "(unnamed NVTX range)"
+    unnamed = _UNNAMED
     for c, texts in tb.mixed_columns(schema, tb.NVTX, int_cols, text, where=where):
         for k, v in c.items():
             parts[k].append(v)
-        clean = (t[:p - 1] if p > 0 and t is not None else t for t, p in zip(texts, c["suffix"].tolist()))
-        ids = np.fromiter((names[t] if t in names else _intern(names, t if t is not None else unnamed) for t in clean),
-                          np.int32, len(texts))
-        none = np.flatnonzero(np.fromiter((t is None for t in texts), bool, len(texts)))
+        cut = c["suffix"]
+        for i in np.flatnonzero(cut > 0).tolist():  # an autograd range: its name before the suffix
+            t = texts[i]
+            if t is not None:
+                texts[i] = t[:int(cut[i]) - 1]
+        ids = np.fromiter(map(names.__getitem__, texts), np.int32, len(texts))  # _Names: interned in row order
+        none = np.flatnonzero(np.fromiter(map(_is_none, texts), bool, len(texts)))
         if none.size:
             tids = c["text_id"][none]
             missing = [int(t) for t in sorted_unique(tids).tolist() if t >= 0 and int(t) not in registered]

@@ -113,3 +113,42 @@ def test_a_table_without_row_ids_is_read_row_by_row(tmp_path):
     new, old = _both(p)
     assert trace_differences(new, old) == []
     assert any(np.asarray(d.mem_bytes).max() > 0 for d in new.devices)
+
+
+def test_tables_read_beside_each_other_give_the_same_trace(tmp_path, monkeypatch):
+    """An export read from a private copy (here: every export) has its runtime and device tables read in threads,
+    each on its own connection; the trace is the row-by-row one."""
+    p = str(tmp_path / "job.sqlite")
+    write(p, NsysJob(steps=6, ops=5, ranks=2))
+    monkeypatch.setattr(tables, "DESERIALIZE_MAX_BYTES", 0)
+    opened = []
+    real_run = tables.Beside._run
+    monkeypatch.setattr(tables.Beside, "_run", lambda self, job: opened.append(job) or real_run(self, job))
+    new, old = _both(p)
+    assert trace_differences(new, old) == []
+    assert len(opened) == 4  # two jobs a read, both reads
+
+
+def test_threads_beside_spend_one_budget(tmp_path, monkeypatch):
+    """The sibling connections spend the first one's budget: 90% of the steps the whole read takes on one
+    connection, a budget no connection alone would exhaust, still stops the read, with the budget's error."""
+    p = str(tmp_path / "job.sqlite")
+    write(p, NsysJob(steps=40, ops=20))
+    monkeypatch.setattr(tables, "DESERIALIZE_MAX_BYTES", 0)
+    monkeypatch.setattr(tables, "PROGRESS_STEP", 100)
+    spent = []
+    real_close = tables.Guarded.close
+
+    def close(con):
+        spent.append(con.ticks)
+        return real_close(con)
+
+    monkeypatch.setattr(tables.Guarded, "close", close)
+    monkeypatch.setattr(tables, "BESIDE_THREADS", 0)
+    reader.read_trace(p)  # one connection: every step counted on it
+    alone = spent[-1]
+    monkeypatch.setattr(tables, "BESIDE_THREADS", 2)
+    monkeypatch.setattr(tables, "BASE_STEPS", alone * 100 * 9 // 10)
+    monkeypatch.setattr(tables, "STEPS_PER_BYTE", 0)
+    with pytest.raises(reader.NsysReadError, match="budget of"):
+        reader.read_trace(p)

@@ -38,6 +38,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -208,15 +209,39 @@ def _corr_key(pid: np.ndarray, corr: np.ndarray, file_index: int) -> np.ndarray:
     return np.where(ok, key, -1)
 
 
+#: Columns of the CUDA runtime and driver tables.
+_CALL_COLS = {"start": "start", "end": "end", "tid": "globalTid", "corr": "correlationId", "name": "nameId"}
+_CALLS = (tb.RUNTIME, tb.DRIVER)
+_DEVICE = (tb.KERNEL, tb.MEMCPY, tb.MEMSET, tb.GRAPH_TRACE)
+
+
+def _table_columns(tables: tuple[str, ...], cols: Callable[[tb.Schema, str], dict]) -> Callable[[tb.Schema], list]:
+    """A job for :class:`tables.Beside`: each non-empty table's integer columns, (table, its ``cols``, columns)."""
+    def job(schema: tb.Schema) -> list:
+        out = []
+        for table in tables:
+            if schema.nonempty(table):
+                want = cols(schema, table)
+                out.append((table, want, tb.int_columns(schema, table, want)))
+        return out
+    return job
+
+
 def _columns(schema: tb.Schema, path: str, size: int, fidx: int) -> _Raw:
+    """The export's events as columns.  The runtime and device tables are read beside the NVTX table (threads, each
+    on its own connection: ``tables.Beside``); names are interned here, in one order: runtime calls, NVTX ranges,
+    then (device names) kernels, copies, memsets, graphs."""
+    with tb.Beside(schema) as beside:
+        calls = beside.submit(_table_columns(_CALLS, lambda s, t: _CALL_COLS))
+        device = beside.submit(_table_columns(_DEVICE, _device_cols))
+        return _columns_of(schema, path, size, fidx, calls, device)
+
+
+def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, device) -> _Raw:
     names: dict[str, int] = _Names()
     h_parts, d_parts = [], []
     # ---- host: runtime and driver calls
-    for table in (tb.RUNTIME, tb.DRIVER):
-        if not schema.nonempty(table):
-            continue
-        c = tb.int_columns(schema, table, {"start": "start", "end": "end", "tid": "globalTid", "corr": "correlationId",
-                                           "name": "nameId"})
+    for _, _, c in calls.result():
         strings = tb.string_table(schema, c["name"])
         ids, inv = unique_inverse(c["name"])
         local = np.array([_intern(names, _api_name(strings.get(int(i), f"CUDA API {int(i)}"))) for i in ids.tolist()],
@@ -233,9 +258,8 @@ def _columns(schema: tb.Schema, path: str, size: int, fidx: int) -> _Raw:
             h_parts.append(part)
     # ---- device
     d_names: dict[str, int] = {}
-    for table in (tb.KERNEL, tb.MEMCPY, tb.MEMSET, tb.GRAPH_TRACE):
-        if schema.nonempty(table):
-            d_parts.append(_device_table(schema, table, d_names, fidx))
+    for table, cols, c in device.result():
+        d_parts.append(_device_table(schema, table, cols, c, d_names, fidx))
     h = _concat(h_parts, ("start", "end", "tid", "name", "corr", "range", "op", "domain"))
     d = _concat(d_parts, ("start", "end", "dev", "pid", "stream", "corr", "name", "bytes", "graph"))
     raw = _Raw(path=path, size=size, h_start=h["start"], h_end=h["end"], h_name=h["name"], h_tid=h["tid"],
@@ -413,8 +437,8 @@ def _domain_names(schema: tb.Schema) -> dict[int, str]:
     return out
 
 
-def _device_table(schema: tb.Schema, table: str, d_names: dict[str, int], fidx: int) -> dict[str, np.ndarray]:
-    """One activity table's rows as device events."""
+def _device_cols(schema: tb.Schema, table: str) -> dict[str, str | None]:
+    """The columns of one activity table that device events are made of."""
     cols = {"start": "start", "end": "end", "dev": "deviceId", "pid": "globalPid", "stream": "streamId",
             "corr": "correlationId"}
     present = schema.columns(table)
@@ -429,7 +453,13 @@ def _device_table(schema: tb.Schema, table: str, d_names: dict[str, int], fidx: 
         cols["graph"] = None
     else:  # graph executions
         cols["graph"] = "graphId"
-    c = tb.int_columns(schema, table, cols)
+    return cols
+
+
+def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c: dict[str, np.ndarray],
+                  d_names: dict[str, int], fidx: int) -> dict[str, np.ndarray]:
+    """One activity table's rows (its columns ``c``, read as ``cols`` says) as device events."""
+    present = schema.columns(table)
     n = c["start"].size
     if table == tb.KERNEL:
         strings = tb.string_table(schema, c["name"])

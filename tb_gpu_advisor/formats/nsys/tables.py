@@ -19,6 +19,7 @@ integer, and a table without row ids, are read as a cursor's tuples (what numpy 
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import itertools
 import os
@@ -26,13 +27,16 @@ import pathlib
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import numpy as np
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.model.columns import int_dtype
 
+T = TypeVar("T")
 #: Rows fetched at a time.
 CHUNK_ROWS = 1 << 16
 #: SQLite files start with these 16 bytes.
@@ -102,6 +106,10 @@ class Guarded(sqlite3.Connection):
 
     ticks = 0
     budget = 0
+    #: The private copy this connection reads (None: an in-memory database), and whether it reads text leniently:
+    #: what a sibling connection (:class:`Beside`) opens.
+    copy: str | None = None
+    lenient = False
 
 
 def connect(path: str, lenient: bool = False, immutable: bool = False) -> sqlite3.Connection:
@@ -114,7 +122,7 @@ def connect(path: str, lenient: bool = False, immutable: bool = False) -> sqlite
     return guard(con, os.path.getsize(path), lenient)
 
 
-def guard(con: Guarded, size: int, lenient: bool = False) -> Guarded:
+def guard(con: Guarded, size: int, lenient: bool = False, share: Guarded | None = None) -> Guarded:
     """What a file may make SQLite do, bounded: nothing it defines runs with privileges (``trusted_schema`` off), no
     write (``query_only``), no string or blob longer than the file itself (only a computed value can be), and every
     query under a VM-step budget proportional to the file (:class:`QueryBudgetExceeded` past it)."""
@@ -125,10 +133,12 @@ def guard(con: Guarded, size: int, lenient: bool = False) -> Guarded:
         con.text_factory = lambda b: b.decode("utf-8", "replace")
     con.budget = (BASE_STEPS + STEPS_PER_BYTE * max(int(size), 0)) // PROGRESS_STEP
     con.ticks = 0
+    con.lenient = lenient
+    spend = share if share is not None else con  # a sibling spends its first connection's budget
 
     def progress() -> int:
-        con.ticks += 1
-        return 1 if con.ticks > con.budget else 0
+        spend.ticks += 1
+        return 1 if spend.ticks > spend.budget else 0
 
     con.set_progress_handler(progress, PROGRESS_STEP)
     return con
@@ -164,6 +174,7 @@ def open_db(path: str, lenient: bool = False) -> Iterator[sqlite3.Connection]:
     try:
         if copy is not None:
             con = connect(copy, lenient=lenient, immutable=True)
+            con.copy = copy
         try:
             yield con
         except sqlite3.OperationalError as e:
@@ -303,6 +314,61 @@ class Schema:
 
     def nonempty(self, table: str) -> bool:
         return table in self.tables and self.con.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None
+
+
+#: Threads that read tables beside the first connection: sqlite3 lets go of the GIL while SQLite steps, and the
+#: packed reads (:func:`_chunks`) spend nearly all their time there.
+BESIDE_THREADS = 2
+
+
+class Beside:
+    """Reads of whole tables run in threads, each on its own connection to the same private copy, while the caller
+    reads on its own (``with Beside(schema) as b: f = b.submit(job); ...; f.result()``; ``job(schema)``).  Every
+    sibling connection is guarded as the first is and spends the first one's budget: a file gets one budget however
+    many threads read it.  An in-memory database (a small file), or one core, runs each job at once, in the caller's
+    thread.  Leaving the block interrupts and closes the siblings."""
+
+    def __init__(self, schema: Schema) -> None:
+        self.schema = schema
+        con = schema.con
+        self.parallel = (isinstance(con, Guarded) and con.copy is not None and BESIDE_THREADS > 0
+                         and (os.cpu_count() or 1) > 1)
+        self.pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self.siblings: list[Guarded] = []
+        self.lock = threading.Lock()
+
+    def __enter__(self) -> Beside:  # noqa: PYI034 - a final class
+        if self.parallel:
+            self.pool = concurrent.futures.ThreadPoolExecutor(BESIDE_THREADS, thread_name_prefix="nsys-read")
+        return self
+
+    def submit(self, job: Callable[[Schema], T]) -> concurrent.futures.Future[T]:
+        if self.pool is None:
+            f: concurrent.futures.Future[T] = concurrent.futures.Future()
+            f.set_result(job(self.schema))
+            return f
+        return self.pool.submit(self._run, job)
+
+    def _run(self, job: Callable[[Schema], T]) -> T:
+        first = self.schema.con
+        sib = sqlite3.connect(pathlib.Path(first.copy).as_uri() + "?mode=ro&immutable=1", uri=True,
+                              check_same_thread=False, factory=Guarded)
+        with self.lock:
+            self.siblings.append(sib)
+        try:
+            return job(Schema(guard(sib, os.path.getsize(first.copy), first.lenient, share=first)))
+        finally:
+            sib.close()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is None:
+            return
+        if exc[0] is not None:
+            with self.lock:
+                for sib in self.siblings:
+                    with contextlib.suppress(sqlite3.Error):
+                        sib.interrupt()
+        self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _rows(con: sqlite3.Connection, sql: str, chunk: int, params: tuple = ()) -> Iterator[list[tuple]]:

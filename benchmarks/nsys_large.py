@@ -79,9 +79,11 @@ def main(argv: list[str] | None = None) -> int:
     env["PYTHONPATH"] = os.path.abspath(a.code) + os.pathsep + env["PYTHONPATH"]
     cap = parse_size(a.mem_cap)
     rows = []
-    measures = (("read", "read (read_trace)", [sys.executable, "-c", READ, path]),
+    # -P: the children run in this checkout's folder; the code measured is the one PYTHONPATH names, not the cwd's
+    measures = (("read", "read (read_trace)", [sys.executable, "-P", "-c", READ, path]),
                 ("report", "report (tb-gpu-advisor report FILE --format json)",
-                 [sys.executable, "-m", "tb_gpu_advisor.cli", "report", path, "--format", "json", "-o", os.devnull]))
+                 [sys.executable, "-P", "-m", "tb_gpu_advisor.cli", "report", path, "--format", "json", "-o",
+                  os.devnull]))
     for _, label, argv_ in (m for m in measures if a.only in (None, m[0])):
         runs = [run_process(label, argv_, a.timeout, cap, env) for _ in range(a.repeat)]
         ok = [(m, out) for m, code, out, _ in runs if m.status == "ok" and code in (0, 1)]

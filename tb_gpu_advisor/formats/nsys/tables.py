@@ -91,8 +91,10 @@ DESERIALIZE_MAX_BYTES = 64 << 20
 PROGRESS_STEP = 10_000
 #: The budget of a connection: this many VM steps, plus :data:`STEPS_PER_BYTE` per byte of the file.  A table scan
 #: costs a bounded number of steps per row, and a row takes bytes of the file: reading a real export spends under
-#: 1/100 of it (a 103 MB synthetic export: 33 M steps of its 2.1 G); only what a file makes SQLite compute (a view, a
-#: recursive query) could run past it, and the readers never read those.
+#: 1/10 of it (a 197 MB synthetic export: 276 M steps of its 3.95 G with the packed reads of :func:`_chunks`, whose
+#: ``printf`` and ``typeof`` per value are VM steps; 64 M row by row); only what a file makes SQLite compute (a
+#: view, a recursive query) could run past it, and the readers never read those.  Threads reading beside the first
+#: connection (:class:`Beside`) spend its budget.
 BASE_STEPS = 20_000_000
 STEPS_PER_BYTE = 20
 

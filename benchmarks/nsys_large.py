@@ -2,6 +2,7 @@
 
     python benchmarks/nsys_large.py                   # a 1 GB export: generated once into .bench/nsys/
     python benchmarks/nsys_large.py --size 200MB --repeat 2
+    python benchmarks/nsys_large.py --size 1GB --only read --code ../main   # another checkout's code, same export
 
 The export is written by ``synthetic.nsysexport`` with the real exports' schema (one rank, 50 ATen ops and kernels
 per step under autograd NVTX ranges, a pinned host-to-device copy, a ``cudaStreamSynchronize`` per step and a
@@ -67,17 +68,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeat", type=int, default=1, help="fresh processes per measurement (the median is kept)")
     p.add_argument("--timeout", type=float, default=3600.0, help="seconds a measurement may take")
     p.add_argument("--mem-cap", default="16GB", help="kill a measurement above this RSS (no swap here)")
+    p.add_argument("--only", choices=("read", "report"), help="one measurement only")
+    p.add_argument("--code", default=REPO, help="the checkout whose code runs (default this one; another: a before/after "
+                                                "pair on the same export)")
     a = p.parse_args(argv)
     size = parse_size(a.size)
     folder = os.path.join(a.cache_dir, "nsys", a.size)
     path, info = export_of(size, folder)
     env = _child_env({"TB_GPU_ADVISOR_CACHE_DIR": "off"})
+    env["PYTHONPATH"] = os.path.abspath(a.code) + os.pathsep + env["PYTHONPATH"]
     cap = parse_size(a.mem_cap)
     rows = []
-    for label, argv_ in (("read (read_trace)", [sys.executable, "-c", READ, path]),
-                         ("report (tb-gpu-advisor report FILE --format json)",
-                          [sys.executable, "-m", "tb_gpu_advisor.cli", "report", path, "--format", "json", "-o",
-                           os.devnull])):
+    # -P: the children run in this checkout's folder; the code measured is the one PYTHONPATH names, not the cwd's
+    measures = (("read", "read (read_trace)", [sys.executable, "-P", "-c", READ, path]),
+                ("report", "report (tb-gpu-advisor report FILE --format json)",
+                 [sys.executable, "-P", "-m", "tb_gpu_advisor.cli", "report", path, "--format", "json", "-o",
+                  os.devnull]))
+    for _, label, argv_ in (m for m in measures if a.only in (None, m[0])):
         runs = [run_process(label, argv_, a.timeout, cap, env) for _ in range(a.repeat)]
         ok = [(m, out) for m, code, out, _ in runs if m.status == "ok" and code in (0, 1)]
         if not ok:
@@ -92,9 +99,10 @@ def main(argv: list[str] | None = None) -> int:
             work = json.loads(out.strip().splitlines()[-1]).get("work_s")
         rows.append((label, "ok", m.wall_s, work, m.cpu_s, max(x[0].maxrss or 0 for x in ok)))
     mb = info["bytes"] / 1e6
+    code = os.path.abspath(a.code)
     lines = [f"Nsight export: {path} ({mb:,.0f} MB, {info['rows']:,} rows, {info['kernels']:,} kernels, "
              f"{info['steps']:,} steps; written in {info['write_s']} s)", "",
-             f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", "",
+             f"code: {code}; load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", "",
              "| measurement | status | wall s | work s | CPU s | peak RSS MB | peak RSS / file | MB/s (wall) |",
              "|---|---|---|---|---|---|---|---|"]
     for label, status, wall, work, cpu, rss in rows:

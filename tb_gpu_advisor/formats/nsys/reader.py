@@ -38,6 +38,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -208,15 +209,39 @@ def _corr_key(pid: np.ndarray, corr: np.ndarray, file_index: int) -> np.ndarray:
     return np.where(ok, key, -1)
 
 
+#: Columns of the CUDA runtime and driver tables.
+_CALL_COLS = {"start": "start", "end": "end", "tid": "globalTid", "corr": "correlationId", "name": "nameId"}
+_CALLS = (tb.RUNTIME, tb.DRIVER)
+_DEVICE = (tb.KERNEL, tb.MEMCPY, tb.MEMSET, tb.GRAPH_TRACE)
+
+
+def _table_columns(tables: tuple[str, ...], cols: Callable[[tb.Schema, str], dict]) -> Callable[[tb.Schema], list]:
+    """A job for :class:`tables.Beside`: each non-empty table's integer columns, (table, its ``cols``, columns)."""
+    def job(schema: tb.Schema) -> list:
+        out = []
+        for table in tables:
+            if schema.nonempty(table):
+                want = cols(schema, table)
+                out.append((table, want, tb.int_columns(schema, table, want)))
+        return out
+    return job
+
+
 def _columns(schema: tb.Schema, path: str, size: int, fidx: int) -> _Raw:
-    names: dict[str, int] = {}
+    """The export's events as columns.  The runtime and device tables are read beside the NVTX table (threads, each
+    on its own connection: ``tables.Beside``); names are interned here, in one order: runtime calls, NVTX ranges,
+    then (device names) kernels, copies, memsets, graphs."""
+    with tb.Beside(schema) as beside:
+        calls = beside.submit(_table_columns(_CALLS, lambda s, t: _CALL_COLS))
+        device = beside.submit(_table_columns(_DEVICE, _device_cols))
+        return _columns_of(schema, path, size, fidx, calls, device)
+
+
+def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, device) -> _Raw:
+    names: dict[str, int] = _Names()
     h_parts, d_parts = [], []
     # ---- host: runtime and driver calls
-    for table in (tb.RUNTIME, tb.DRIVER):
-        if not schema.nonempty(table):
-            continue
-        c = tb.int_columns(schema, table, {"start": "start", "end": "end", "tid": "globalTid", "corr": "correlationId",
-                                           "name": "nameId"})
+    for _, _, c in calls.result():
         strings = tb.string_table(schema, c["name"])
         ids, inv = unique_inverse(c["name"])
         local = np.array([_intern(names, _api_name(strings.get(int(i), f"CUDA API {int(i)}"))) for i in ids.tolist()],
@@ -233,9 +258,8 @@ def _columns(schema: tb.Schema, path: str, size: int, fidx: int) -> _Raw:
             h_parts.append(part)
     # ---- device
     d_names: dict[str, int] = {}
-    for table in (tb.KERNEL, tb.MEMCPY, tb.MEMSET, tb.GRAPH_TRACE):
-        if schema.nonempty(table):
-            d_parts.append(_device_table(schema, table, d_names, fidx))
+    for table, cols, c in device.result():
+        d_parts.append(_device_table(schema, table, cols, c, d_names, fidx))
     h = _concat(h_parts, ("start", "end", "tid", "name", "corr", "range", "op", "domain"))
     d = _concat(d_parts, ("start", "end", "dev", "pid", "stream", "corr", "name", "bytes", "graph"))
     raw = _Raw(path=path, size=size, h_start=h["start"], h_end=h["end"], h_name=h["name"], h_tid=h["tid"],
@@ -301,6 +325,26 @@ def _concat(parts: list[dict], keys: tuple[str, ...]) -> dict[str, np.ndarray]:
     return out
 
 
+#: The name of an NVTX range with neither a text nor a registered string.
+_UNNAMED = "(unnamed NVTX range)"
+
+
+class _Names(dict):
+    """Name -> its index, a new name interned on its first look-up (``names[t]``, in C for a name already there):
+    NVTX names arrive one per row.  ``None`` (a range whose name is a ``textId``) reads as the unnamed range's index
+    and is never a key."""
+
+    def __missing__(self, name: str | None) -> int:
+        if name is None:
+            return self[_UNNAMED]
+        i = self[name] = len(self)
+        return i
+
+
+def _is_none(x: object) -> bool:
+    return x is None
+
+
 def _intern(table: dict[str, int], name: str) -> int:
     i = table.get(name)
     if i is None:
@@ -322,7 +366,7 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     where = f"eventType IN ({', '.join(str(t) for t in _range_types(schema))}) AND end IS NOT NULL AND end >= start"
     domain_col = "domainId" if "domainId" in cols else None
     domains = _domain_names(schema) if domain_col else {}
-    text = "text" if "text" in cols else "NULL"
+    text = "CAST(text AS TEXT)" if "text" in cols else "NULL"  # a BLOB where a name is: its bytes as text
     # where the suffix starts (1-based, 0: none): PyTorch writes them in OP_SUFFIXES' order, so the first one found
     # in that order is the first in the name; coalesce stops at it (one instr() per autograd range)
     cut = "coalesce(" + ", ".join(f"nullif(instr({text}, '{sfx}'), 0)" for sfx in nvtx.OP_SUFFIXES) + ", 0)"
@@ -331,14 +375,17 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     parts: dict[str, list[np.ndarray]] = {k: [] for k in int_cols}
     name_parts: list[np.ndarray] = []
     registered: dict[int, tuple[int, bool]] = {}  # textId -> (name id, is an op)
-    unnamed = "(unnamed NVTX range)"
+    unnamed = _UNNAMED
     for c, texts in tb.mixed_columns(schema, tb.NVTX, int_cols, text, where=where):
         for k, v in c.items():
             parts[k].append(v)
-        clean = (t[:p - 1] if p > 0 and t is not None else t for t, p in zip(texts, c["suffix"].tolist()))
-        ids = np.fromiter((names[t] if t in names else _intern(names, t if t is not None else unnamed) for t in clean),
-                          np.int32, len(texts))
-        none = np.flatnonzero(np.fromiter((t is None for t in texts), bool, len(texts)))
+        cut = c["suffix"]
+        for i in np.flatnonzero(cut > 0).tolist():  # an autograd range: its name before the suffix
+            t = texts[i]
+            if t is not None:
+                texts[i] = t[:int(cut[i]) - 1]
+        ids = np.fromiter(map(names.__getitem__, texts), np.int32, len(texts))  # _Names: interned in row order
+        none = np.flatnonzero(np.fromiter(map(_is_none, texts), bool, len(texts)))
         if none.size:
             tids = c["text_id"][none]
             missing = [int(t) for t in sorted_unique(tids).tolist() if t >= 0 and int(t) not in registered]
@@ -390,8 +437,8 @@ def _domain_names(schema: tb.Schema) -> dict[int, str]:
     return out
 
 
-def _device_table(schema: tb.Schema, table: str, d_names: dict[str, int], fidx: int) -> dict[str, np.ndarray]:
-    """One activity table's rows as device events."""
+def _device_cols(schema: tb.Schema, table: str) -> dict[str, str | None]:
+    """The columns of one activity table that device events are made of."""
     cols = {"start": "start", "end": "end", "dev": "deviceId", "pid": "globalPid", "stream": "streamId",
             "corr": "correlationId"}
     present = schema.columns(table)
@@ -406,7 +453,13 @@ def _device_table(schema: tb.Schema, table: str, d_names: dict[str, int], fidx: 
         cols["graph"] = None
     else:  # graph executions
         cols["graph"] = "graphId"
-    c = tb.int_columns(schema, table, cols)
+    return cols
+
+
+def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c: dict[str, np.ndarray],
+                  d_names: dict[str, int], fidx: int) -> dict[str, np.ndarray]:
+    """One activity table's rows (its columns ``c``, read as ``cols`` says) as device events."""
+    present = schema.columns(table)
     n = c["start"].size
     if table == tb.KERNEL:
         strings = tb.string_table(schema, c["name"])

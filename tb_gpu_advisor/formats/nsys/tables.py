@@ -11,28 +11,32 @@ three real exports in ``../shared/profiles/nsys`` were checked against it):
 * rows are in no guaranteed order (newer exports shuffle them): every reader sorts what it reads;
 * ``globalTid`` / ``globalPid`` are serialized ids: the pid in bits 24-47, the tid in bits 0-23.
 
-Columns are read with one cursor per table, :data:`CHUNK_ROWS` rows at a time (``fetchmany``), each chunk turned
-into numpy columns at once: memory follows the columns kept, not the table, and no per-event object outlives its
-chunk.
+Columns are read :data:`CHUNK_ROWS` rows at a time, in row id order, each chunk packed by SQLite into one row (its
+integers as one hex string, its texts as one NUL-separated string: ``_chunks``) and turned into numpy columns at once:
+no Python object per value, memory follows the columns kept, not the table.  A chunk holding a value that is no
+integer, and a table without row ids, are read as a cursor's tuples (what numpy makes of them is unchanged).
 """
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import itertools
-import operator
 import os
 import pathlib
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+import threading
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import numpy as np
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.model.columns import int_dtype
 
+T = TypeVar("T")
 #: Rows fetched at a time.
 CHUNK_ROWS = 1 << 16
 #: SQLite files start with these 16 bytes.
@@ -87,8 +91,10 @@ DESERIALIZE_MAX_BYTES = 64 << 20
 PROGRESS_STEP = 10_000
 #: The budget of a connection: this many VM steps, plus :data:`STEPS_PER_BYTE` per byte of the file.  A table scan
 #: costs a bounded number of steps per row, and a row takes bytes of the file: reading a real export spends under
-#: 1/100 of it (a 103 MB synthetic export: 33 M steps of its 2.1 G); only what a file makes SQLite compute (a view, a
-#: recursive query) could run past it, and the readers never read those.
+#: 1/10 of it (a 197 MB synthetic export: 276 M steps of its 3.95 G with the packed reads of :func:`_chunks`, whose
+#: ``printf`` and ``typeof`` per value are VM steps; 64 M row by row); only what a file makes SQLite compute (a
+#: view, a recursive query) could run past it, and the readers never read those.  Threads reading beside the first
+#: connection (:class:`Beside`) spend its budget.
 BASE_STEPS = 20_000_000
 STEPS_PER_BYTE = 20
 
@@ -102,6 +108,10 @@ class Guarded(sqlite3.Connection):
 
     ticks = 0
     budget = 0
+    #: The private copy this connection reads (None: an in-memory database), and whether it reads text leniently:
+    #: what a sibling connection (:class:`Beside`) opens.
+    copy: str | None = None
+    lenient = False
 
 
 def connect(path: str, lenient: bool = False, immutable: bool = False) -> sqlite3.Connection:
@@ -114,7 +124,7 @@ def connect(path: str, lenient: bool = False, immutable: bool = False) -> sqlite
     return guard(con, os.path.getsize(path), lenient)
 
 
-def guard(con: Guarded, size: int, lenient: bool = False) -> Guarded:
+def guard(con: Guarded, size: int, lenient: bool = False, share: Guarded | None = None) -> Guarded:
     """What a file may make SQLite do, bounded: nothing it defines runs with privileges (``trusted_schema`` off), no
     write (``query_only``), no string or blob longer than the file itself (only a computed value can be), and every
     query under a VM-step budget proportional to the file (:class:`QueryBudgetExceeded` past it)."""
@@ -125,10 +135,12 @@ def guard(con: Guarded, size: int, lenient: bool = False) -> Guarded:
         con.text_factory = lambda b: b.decode("utf-8", "replace")
     con.budget = (BASE_STEPS + STEPS_PER_BYTE * max(int(size), 0)) // PROGRESS_STEP
     con.ticks = 0
+    con.lenient = lenient
+    spend = share if share is not None else con  # a sibling spends its first connection's budget
 
     def progress() -> int:
-        con.ticks += 1
-        return 1 if con.ticks > con.budget else 0
+        spend.ticks += 1
+        return 1 if spend.ticks > spend.budget else 0
 
     con.set_progress_handler(progress, PROGRESS_STEP)
     return con
@@ -164,6 +176,7 @@ def open_db(path: str, lenient: bool = False) -> Iterator[sqlite3.Connection]:
     try:
         if copy is not None:
             con = connect(copy, lenient=lenient, immutable=True)
+            con.copy = copy
         try:
             yield con
         except sqlite3.OperationalError as e:
@@ -205,12 +218,28 @@ def private_copy(f, suffix: str) -> str:
     dst = os.path.join(folder, "copy" + suffix)
     try:
         with open(dst, "xb") as out:
-            f.seek(0)
-            shutil.copyfileobj(f, out, 4 << 20)
+            _copy_through(f, out)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     return dst
+
+
+def _copy_through(f, out) -> None:
+    """``f``'s bytes from its start into ``out``, by the kernel where it can (``copy_file_range``: no pass through
+    Python's buffers, a reflink on filesystems that share blocks), else through a buffer."""
+    done = 0
+    try:
+        while True:
+            n = os.copy_file_range(f.fileno(), out.fileno(), 1 << 30, done)
+            if n == 0:
+                return
+            done += n
+    except (OSError, AttributeError):  # another filesystem, an old kernel, no such call on this platform
+        f.seek(done)
+        out.seek(done)
+        out.truncate()
+        shutil.copyfileobj(f, out, 4 << 20)
 
 
 def remove_private_copy(path: str) -> None:
@@ -289,8 +318,63 @@ class Schema:
         return table in self.tables and self.con.execute(f'SELECT 1 FROM "{table}" LIMIT 1').fetchone() is not None
 
 
-def _rows(con: sqlite3.Connection, sql: str, chunk: int) -> Iterator[list[tuple]]:
-    cur = con.execute(sql)
+#: Threads that read tables beside the first connection: sqlite3 lets go of the GIL while SQLite steps, and the
+#: packed reads (:func:`_chunks`) spend nearly all their time there.
+BESIDE_THREADS = 2
+
+
+class Beside:
+    """Reads of whole tables run in threads, each on its own connection to the same private copy, while the caller
+    reads on its own (``with Beside(schema) as b: f = b.submit(job); ...; f.result()``; ``job(schema)``).  Every
+    sibling connection is guarded as the first is and spends the first one's budget: a file gets one budget however
+    many threads read it.  An in-memory database (a small file), or one core, runs each job at once, in the caller's
+    thread.  Leaving the block interrupts and closes the siblings."""
+
+    def __init__(self, schema: Schema) -> None:
+        self.schema = schema
+        con = schema.con
+        self.parallel = (isinstance(con, Guarded) and con.copy is not None and BESIDE_THREADS > 0
+                         and (os.cpu_count() or 1) > 1)
+        self.pool: concurrent.futures.ThreadPoolExecutor | None = None
+        self.siblings: list[Guarded] = []
+        self.lock = threading.Lock()
+
+    def __enter__(self) -> Beside:  # noqa: PYI034 - a final class
+        if self.parallel:
+            self.pool = concurrent.futures.ThreadPoolExecutor(BESIDE_THREADS, thread_name_prefix="nsys-read")
+        return self
+
+    def submit(self, job: Callable[[Schema], T]) -> concurrent.futures.Future[T]:
+        if self.pool is None:
+            f: concurrent.futures.Future[T] = concurrent.futures.Future()
+            f.set_result(job(self.schema))
+            return f
+        return self.pool.submit(self._run, job)
+
+    def _run(self, job: Callable[[Schema], T]) -> T:
+        first = self.schema.con
+        sib = sqlite3.connect(pathlib.Path(first.copy).as_uri() + "?mode=ro&immutable=1", uri=True,
+                              check_same_thread=False, factory=Guarded)
+        with self.lock:
+            self.siblings.append(sib)
+        try:
+            return job(Schema(guard(sib, os.path.getsize(first.copy), first.lenient, share=first)))
+        finally:
+            sib.close()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.pool is None:
+            return
+        if exc[0] is not None:
+            with self.lock:
+                for sib in self.siblings:
+                    with contextlib.suppress(sqlite3.Error):
+                        sib.interrupt()
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _rows(con: sqlite3.Connection, sql: str, chunk: int, params: tuple = ()) -> Iterator[list[tuple]]:
+    cur = con.execute(sql, params)
     try:
         while True:
             rows = cur.fetchmany(chunk)
@@ -301,24 +385,124 @@ def _rows(con: sqlite3.Connection, sql: str, chunk: int) -> Iterator[list[tuple]
         cur.close()
 
 
+#: Hex digits of one integer in a packed chunk (``printf('%016x')``: a 64-bit two's complement value).
+_HEX = 16
+#: What SQLite names a rowid table's row id; a table with a column of one of these names is read row by row.
+_ROWID_NAMES = ("_rowid_", "rowid", "oid")
+
+
+def _by_rowid(schema: Schema, table: str) -> bool:
+    """Whether ``table``'s rows can be read in ``_rowid_`` ranges: a rowid table (not ``WITHOUT ROWID``) that has no
+    column of that name (which would stand for the row id in SQL)."""
+    if any(c.lower() in _ROWID_NAMES for c in schema.columns(table)):
+        return False
+    try:
+        schema.con.execute(f'SELECT _rowid_ FROM "{table}" LIMIT 0').fetchall()
+    except sqlite3.OperationalError:  # WITHOUT ROWID: "no such column"
+        return False
+    return True
+
+
+def _packed_sql(table: str, exprs: list[str], text: str | None, where: str, rows: int) -> str:
+    """One chunk of ``rows`` rows after a row id, as one row: the integers of every row as one hex string
+    (``printf('%016x...')``, two's complement), the last row id, the row count, whether any value is no integer (then
+    the chunk is read as tuples, which keeps what numpy makes of a REAL or a TEXT), and, with ``text``, the texts
+    joined by NUL (NULL as '') with an integer column per row saying which were NULL."""
+    k = len(exprs) + (1 if text is not None else 0)
+    ints = list(exprs) + ([f"({text}) IS NULL"] if text is not None else [])
+    bad = " OR ".join([f"typeof({e}) != 'integer'" for e in exprs]
+                      + ([f"typeof({text}) NOT IN ('text', 'null')"] if text is not None else []))
+    inner = ["_rowid_ AS r_", f"printf('{'%016x' * k}', {', '.join(ints)}) AS h_", f"({bad}) AS bad_"]
+    outer = ["group_concat(h_, '')", "max(r_)", "count(*)", "max(bad_)"]
+    if text is not None:
+        inner.append(f"coalesce({text}, '') AS t_")
+        outer.append("group_concat(t_, char(0))")
+    cond = "_rowid_ > ?" + (f" AND ({where})" if where else "")
+    return (f'SELECT {", ".join(outer)} FROM (SELECT {", ".join(inner)} FROM "{table}" WHERE {cond} '
+            f"ORDER BY _rowid_ LIMIT {int(rows)})")
+
+
+def _tuple_chunk(con: sqlite3.Connection, table: str, exprs: list[str], text: str | None, where: str, after: int,
+                 rows: int) -> tuple[np.ndarray, list | None, int]:
+    """The chunk :func:`_packed_sql` reads, as tuples (a value that is no integer, a text with a NUL, a chunk past
+    SQLite's string limit): (int64 rows x columns, the texts, the last row id)."""
+    cols = list(exprs) + ([text] if text is not None else [])
+    cond = "_rowid_ > ?" + (f" AND ({where})" if where else "")
+    got = con.execute(f'SELECT _rowid_, {", ".join(cols)} FROM "{table}" WHERE {cond} ORDER BY _rowid_ '
+                      f"LIMIT {int(rows)}", (after,)).fetchall()
+    k = len(exprs)
+    flat = np.fromiter(itertools.chain.from_iterable(r[1:k + 1] for r in got), dtype=np.int64,
+                       count=len(got) * k).reshape(-1, k)
+    texts = [r[k + 1] for r in got] if text is not None else None
+    return flat, texts, got[-1][0] if got else after
+
+
+def _chunks(schema: Schema, table: str, exprs: list[str], where: str, chunk: int,
+            text: str | None = None) -> Iterator[tuple[np.ndarray, list | None]]:
+    """``table``'s rows (``where``), a chunk at a time: (int64 rows x ``exprs``, the ``text`` of each row or None).
+
+    SQLite packs each chunk's integers into one hex string (:func:`_packed_sql`), decoded by ``bytes.fromhex`` and
+    numpy: no Python object per value, and the texts arrive as one string split at NULs.  Rows come in row id order,
+    the order a plain scan gives them.  A table whose rows cannot be ranged by row id is read as tuples."""
+    if not _by_rowid(schema, table):
+        yield from _tuple_chunks(schema.con, table, exprs, where, chunk, text)
+        return
+    k = len(exprs) + (1 if text is not None else 0)
+    limit = schema.con.getlimit(sqlite3.SQLITE_LIMIT_LENGTH)
+    rows = max(1, min(int(chunk), limit // (_HEX * k + 1)))
+    sql = _packed_sql(table, exprs, text, where, rows)
+    after = -(1 << 63)
+    while True:
+        try:
+            got = schema.con.execute(sql, (after,)).fetchone()
+        except sqlite3.DataError:  # the chunk's texts past SQLite's string limit
+            got = None
+        if got is not None and not got[2]:
+            return
+        flat = texts = None
+        if got is not None and not got[3]:
+            packed = np.frombuffer(bytes.fromhex(got[0]), dtype=">i8").reshape(-1, k)
+            texts = got[4].split("\x00") if text is not None else None
+            if texts is None or len(texts) == packed.shape[0]:
+                flat = packed[:, :len(exprs)].astype(np.int64)
+                if texts is not None:
+                    for i in np.flatnonzero(packed[:, -1]).tolist():
+                        texts[i] = None
+                after = int(got[1])
+        if flat is None:
+            flat, texts, after = _tuple_chunk(schema.con, table, exprs, text, where, after, rows)
+            if not flat.shape[0]:
+                return
+        yield flat, texts
+
+
+def _tuple_chunks(con: sqlite3.Connection, table: str, exprs: list[str], where: str, chunk: int,
+                  text: str | None) -> Iterator[tuple[np.ndarray, list | None]]:
+    """:func:`_chunks` of a table without usable row ids: a cursor's tuples, ``chunk`` rows at a time."""
+    cols = list(exprs) + ([text] if text is not None else [])
+    sql = f'SELECT {", ".join(cols)} FROM "{table}"' + (f" WHERE {where}" if where else "")
+    k = len(exprs)
+    for got in _rows(con, sql, chunk):
+        flat = np.fromiter(itertools.chain.from_iterable(r[:k] for r in got) if text is not None
+                           else itertools.chain.from_iterable(got), dtype=np.int64, count=len(got) * k)
+        yield flat.reshape(-1, k), ([r[k] for r in got] if text is not None else None)
+
+
+def _exprs(schema: Schema, table: str, cols: dict[str, str | None]) -> list[str]:
+    """Each output column's SQL: ``coalesce(col, -1)``; -1 for None or a column the table lacks."""
+    present = schema.columns(table)
+    return ["-1" if col is None or (col.isidentifier() and col not in present) else f"coalesce({col}, -1)"
+            for col in cols.values()]
+
+
 def int_columns(schema: Schema, table: str, cols: dict[str, str | None], where: str = "",
                 chunk: int = CHUNK_ROWS) -> dict[str, np.ndarray]:
     """Integer columns of ``table``: ``cols`` maps each output name to its column (an SQL expression is allowed;
     None or a column the table lacks reads as -1; NULL reads as -1).  Each chunk is decoded at once and narrowed,
     so the columns kept are int64 only where the values need it (times, serialized ids)."""
-    present = schema.columns(table)
-    exprs = []
-    for out, col in cols.items():
-        if col is None or (col.isidentifier() and col not in present):
-            exprs.append("-1")
-        else:
-            exprs.append(f"coalesce({col}, -1)")
-    sql = f'SELECT {", ".join(exprs)} FROM "{table}"' + (f" WHERE {where}" if where else "")
     names = list(cols)
     parts: dict[str, list[np.ndarray]] = {n: [] for n in names}
-    k = len(names)
-    for rows in _rows(schema.con, sql, chunk):
-        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=len(rows) * k).reshape(-1, k)
+    for flat, _ in _chunks(schema, table, _exprs(schema, table, cols), where, chunk):
         for j, n in enumerate(names):
             col = flat[:, j]
             parts[n].append(col.astype(int_dtype(int(col.min()), int(col.max())), copy=True))
@@ -338,22 +522,13 @@ def mixed_columns(schema: Schema, table: str, cols: dict[str, str | None], text:
                   chunk: int = CHUNK_ROWS) -> Iterator[tuple[dict[str, np.ndarray], list]]:
     """Integer columns (as :func:`int_columns` reads them) and one text expression of the same rows, a chunk at a
     time: (int64 columns, the texts).  One pass over the table; the texts are interned by the caller."""
-    present = schema.columns(table)
-    exprs = ["-1" if col is None or (col.isidentifier() and col not in present) else f"coalesce({col}, -1)"
-             for col in cols.values()]
-    sql = f'SELECT {", ".join(exprs)}, {text} FROM "{table}"' + (f" WHERE {where}" if where else "")
-    k = len(cols)
-    ints = operator.itemgetter(*range(k)) if k > 1 else (lambda r: (r[0],))
-    last = operator.itemgetter(k)
-    for rows in _rows(schema.con, sql, chunk):
-        flat = np.fromiter(itertools.chain.from_iterable(map(ints, rows)), dtype=np.int64, count=len(rows) * k)
-        flat = flat.reshape(-1, k)
+    for flat, texts in _chunks(schema, table, _exprs(schema, table, cols), where, chunk, text=text):
         out = {}
         for j, n in enumerate(cols):
             col = flat[:, j]
             out[n] = col.astype(int_dtype(int(col.min()), int(col.max())), copy=True)
         del flat
-        yield out, list(map(last, rows))
+        yield out, texts
 
 
 def string_table(schema: Schema, ids: np.ndarray) -> dict[int, str]:

@@ -1,0 +1,117 @@
+"""The Nsight reader's row-by-row column reads as they were before issue 38 (a cursor's tuples, ``fetchmany``,
+``np.fromiter``): the reference the packed reads (``formats.nsys.tables``) are compared with, column for column.
+Use :func:`tuple_reads` to read an export through them."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import itertools
+import operator
+import sqlite3
+from collections.abc import Iterator
+
+import numpy as np
+
+from tb_gpu_advisor.formats.nsys import tables
+from tb_gpu_advisor.formats.nsys.tables import CHUNK_ROWS, Schema
+from tb_gpu_advisor.model.columns import int_dtype
+
+
+@contextlib.contextmanager
+def tuple_reads() -> Iterator[None]:
+    """Within: ``tables.int_columns`` and ``tables.mixed_columns`` are the reference reads below."""
+    saved = tables.int_columns, tables.mixed_columns
+    tables.int_columns, tables.mixed_columns = int_columns, mixed_columns
+    try:
+        yield
+    finally:
+        tables.int_columns, tables.mixed_columns = saved
+
+
+def _rows(con: sqlite3.Connection, sql: str, chunk: int) -> Iterator[list[tuple]]:
+    cur = con.execute(sql)
+    try:
+        while True:
+            rows = cur.fetchmany(chunk)
+            if not rows:
+                return
+            yield rows
+    finally:
+        cur.close()
+
+
+def int_columns(schema: Schema, table: str, cols: dict[str, str | None], where: str = "",
+                chunk: int = CHUNK_ROWS) -> dict[str, np.ndarray]:
+    """Integer columns of ``table``: ``cols`` maps each output name to its column (an SQL expression is allowed;
+    None or a column the table lacks reads as -1; NULL reads as -1).  Each chunk is decoded at once and narrowed,
+    so the columns kept are int64 only where the values need it (times, serialized ids)."""
+    present = schema.columns(table)
+    exprs = []
+    for out, col in cols.items():
+        if col is None or (col.isidentifier() and col not in present):
+            exprs.append("-1")
+        else:
+            exprs.append(f"coalesce({col}, -1)")
+    sql = f'SELECT {", ".join(exprs)} FROM "{table}"' + (f" WHERE {where}" if where else "")
+    names = list(cols)
+    parts: dict[str, list[np.ndarray]] = {n: [] for n in names}
+    k = len(names)
+    for rows in _rows(schema.con, sql, chunk):
+        flat = np.fromiter(itertools.chain.from_iterable(rows), dtype=np.int64, count=len(rows) * k).reshape(-1, k)
+        for j, n in enumerate(names):
+            col = flat[:, j]
+            parts[n].append(col.astype(int_dtype(int(col.min()), int(col.max())), copy=True))
+        del flat
+    out = {}
+    for n in names:
+        p = parts.pop(n)
+        if not p:
+            out[n] = np.zeros(0, np.int64)
+            continue
+        dt = np.result_type(*[a.dtype for a in p])
+        out[n] = np.concatenate(p).astype(dt, copy=False) if len(p) > 1 else p[0]
+    return out
+
+
+def mixed_columns(schema: Schema, table: str, cols: dict[str, str | None], text: str, where: str = "",
+                  chunk: int = CHUNK_ROWS) -> Iterator[tuple[dict[str, np.ndarray], list]]:
+    """Integer columns (as :func:`int_columns` reads them) and one text expression of the same rows, a chunk at a
+    time: (int64 columns, the texts).  One pass over the table; the texts are interned by the caller."""
+    present = schema.columns(table)
+    exprs = ["-1" if col is None or (col.isidentifier() and col not in present) else f"coalesce({col}, -1)"
+             for col in cols.values()]
+    sql = f'SELECT {", ".join(exprs)}, {text} FROM "{table}"' + (f" WHERE {where}" if where else "")
+    k = len(cols)
+    ints = operator.itemgetter(*range(k)) if k > 1 else (lambda r: (r[0],))
+    last = operator.itemgetter(k)
+    for rows in _rows(schema.con, sql, chunk):
+        flat = np.fromiter(itertools.chain.from_iterable(map(ints, rows)), dtype=np.int64, count=len(rows) * k)
+        flat = flat.reshape(-1, k)
+        out = {}
+        for j, n in enumerate(cols):
+            col = flat[:, j]
+            out[n] = col.astype(int_dtype(int(col.min()), int(col.max())), copy=True)
+        del flat
+        yield out, list(map(last, rows))
+
+
+def trace_differences(a: object, b: object, path: str = "trace") -> list[str]:
+    """Where two traces differ, field by field (arrays: dtype, shape and values; everything else: ``==``)."""
+    if dataclasses.is_dataclass(a) and not isinstance(a, type):
+        if type(a) is not type(b):
+            return [path]
+        return [d for f in dataclasses.fields(a) for d in trace_differences(getattr(a, f.name), getattr(b, f.name),
+                                                                           f"{path}.{f.name}")]
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        x, y = np.asarray(a), np.asarray(b)
+        return [] if x.dtype == y.dtype and x.shape == y.shape and np.array_equal(x, y) else [path]
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        if len(a) != len(b):
+            return [path]
+        return [d for i, (x, y) in enumerate(zip(a, b)) for d in trace_differences(x, y, f"{path}[{i}]")]
+    if isinstance(a, dict) and isinstance(b, dict):
+        if a.keys() != b.keys():
+            return [path]
+        return [d for k in a for d in trace_differences(a[k], b[k], f"{path}[{k!r}]")]
+    return [] if a == b else [path]

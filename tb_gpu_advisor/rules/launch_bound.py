@@ -113,6 +113,8 @@ def _n_of_m(part: float, whole: float, share: float | None) -> str:
 def _against_latency(avg_us: float) -> str:
     """How a kernel's length compares with the 20-40 us it takes to launch one, in words that fit the number."""
     lo, hi = T("launch.latency_us"), T("launch.small_kernel_us")
+    if avg_us <= 0:  # kernels that last no time (a damaged file's durations): no ratio to state
+        return f", far shorter than the {lo:g}-{hi:g} us a launch takes"
     if avg_us < lo / 2:
         return f", about {lo / avg_us:.0f}x shorter than the {lo:g}-{hi:g} us a launch takes"
     if avg_us <= hi * 1.5:

@@ -703,3 +703,12 @@ def test_unmet_fixes_follow_the_trace_s_optimizer_steps(tmp_path):
         (path,) = tt.write_run(str(tmp_path), name, steps=6)
         out[name] = host_metrics(read_trace(path)).unmet_fixes
     assert out == {"healthy_bf16": [], "tiny_ops": [pytorch.FUSED_OPTIMIZER.text]}
+
+
+def test_launch_bound_words_kernels_that_last_no_time_without_dividing_by_zero():
+    """robustness.py section 9 (the hostile ``zero_durations`` file through the plugin) logged "rule launch_bound
+    failed: float division by zero": kernels of 0 us have no ratio to the launch latency."""
+    from tb_gpu_advisor.rules.launch_bound import _against_latency
+
+    assert _against_latency(0.0).startswith(", far shorter than the")
+    assert "x shorter" in _against_latency(1.0)

@@ -256,7 +256,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
     shown, cut = shown_findings(report, top)
     for line in job_lines(report):
         out.extend(_wrap(line, WIDTH, subsequent_indent="  "))
-    out.append(f"FINDINGS: {verdict(report)}")
+    out.append(f"FINDINGS: {verdict(report, damage_said_below=True)}")
     ach = achievable_text(report)
     if ach:
         out.extend(_wrap(ach, WIDTH))

@@ -45,18 +45,20 @@ def damage_note(h: HostReport) -> str:
             "check that did not fire may still apply")
 
 
-def _damaged(report: Report, damaged: Sequence[HostReport]) -> str:
-    """``partial: the file is damaged (<first problem>)``, or how many host files are."""
+def _damaged(report: Report, damaged: Sequence[HostReport], said_below: bool = False) -> str:
+    """``partial: the file is damaged (<first problem>)``, or how many host files are; ``said_below``: the screen
+    states the damage in its own paragraph, so the verdict points to it instead of quoting it twice."""
     if len(report.hosts) == 1:
-        return f"partial: the file is damaged ({damaged[0].damage[0]})"
+        return f"partial: the file is damaged ({'see DAMAGED FILE below' if said_below else damaged[0].damage[0]})"
     names = ", ".join(h.host for h in damaged[:3]) + (" ..." if len(damaged) > 3 else "")
     return f"partial: {len(damaged)} of {len(report.hosts)} host files are damaged ({names})"
 
 
-def verdict(report: Report) -> str:
+def verdict(report: Report, damage_said_below: bool = False) -> str:
     """Healthy, or how many findings of each severity with the top one's title and saving.  Never "healthy" when a
     host could not be analysed, or was read from a damaged file (the verdict then starts with ``partial:``): bad
-    input is no result."""
+    input is no result.  ``damage_said_below``: the text report, whose DAMAGED FILE paragraph states the damage in
+    full, has the verdict point to it instead of repeating it (issue #36: "the damage text once per screen")."""
     real = [f for f in report.findings if f.severity != "ok"]
     failed = failed_hosts(report)
     n = len(report.hosts)
@@ -67,7 +69,7 @@ def verdict(report: Report) -> str:
     bad = f"{len(failed)} of {n} host{'s' if n != 1 else ''} could not be analysed" if failed else ""
     # a damaged file is read up to the damage: every number is partial, and that comes first (never "healthy")
     damaged = damaged_hosts(report)
-    partial = f"{_damaged(report, damaged)} — " if damaged else ""
+    partial = f"{_damaged(report, damaged, damage_said_below)} — " if damaged else ""
     actionable = [f for f in real if f.severity in ("critical", "warning")]
     if actionable:
         return partial + f"{_counts(real)} — top: {_top(actionable)}" + (f"; {bad}" if bad else "")

@@ -63,7 +63,8 @@ def _assert_never_whole(report: Report, where: str) -> None:
     assert report.verdict.startswith("partial: the file is damaged ("), (where, report.verdict)
     assert any("the file is damaged and was only partly read" in n for n in report.notes)
     text, md = render.to_text(report), render.to_markdown(report)
-    assert "DAMAGED FILE: vm: the file is damaged" in text and h.damage[0].split(",")[0] in text, where
+    assert "DAMAGED FILE: vm: the file is damaged" in text and h.damage[0].split(",")[0] in " ".join(text.split()), where
+    assert text.count(h.damage[0].split(",")[0][:24]) <= 1, where  # stated once: the verdict points to the paragraph
     assert "> **Damaged file:**" in md, where
     assert text.count("the file is damaged and was only partly read") == 1  # at the top, not again as a note
     doc = json.loads(report.to_json())
@@ -106,7 +107,7 @@ def test_the_cli_exits_2_and_names_the_damaged_file(tmp_path):
     _write(tmp_path, raw[: int(len(raw) * 0.62)])
     code, out, err = _cli(tmp_path)
     assert code == 2
-    assert "FINDINGS: partial: the file is damaged (the trace is cut off at byte" in out
+    assert "FINDINGS: partial: the file is damaged (see DAMAGED FILE below)" in out and "the trace is cut off at byte" in out
     assert "host 'vm': the file is damaged, the report is partial: the trace is cut off at byte" in err
     code, out, _ = _cli(tmp_path, "--format", "json")
     assert code == 2 and json.loads(out)["healthy"] is False

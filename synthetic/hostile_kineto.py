@@ -16,7 +16,7 @@ kernel each on an H100) broken in one way:
 from __future__ import annotations
 
 import json
-from typing import Callable
+from collections.abc import Callable
 
 STEPS = 8
 KERNELS_PER_STEP = 5

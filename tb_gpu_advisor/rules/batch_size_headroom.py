@@ -53,7 +53,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "peak_reserved_bytes": g.peak_reserved_bytes, "capacity_bytes": g.capacity_bytes,
                                     "held_bytes": held, "growth_factor": round(factor, 2) if factor else None}),
         evidence=[mem.gpu_table(gpus)], windows=mem.peak_window(m, g, "memory peak"),
-        actions=ctx.fw.fix(ID), saving_bytes=max(int(room - mem.used(g)), 0),
+        actions=ctx.fw.fix(ID),  # no saving_bytes: a larger batch uses the headroom, it frees none (issue #36)
     )]
 
 

@@ -107,3 +107,24 @@ def test_a_run_without_profile_memory_has_no_memory_block(tmp_path: Path):
     (path,) = tt.write_run(str(tmp_path), "healthy_bf16", steps=4)
     rep = analyze_host(HostFile("h", path, os.path.getsize(path), 0, "kineto"))
     assert rep.gpus[0].memory is None and not _memory_findings(rep)
+
+
+def test_batch_headroom_frees_no_memory():
+    """Issue #36: batch headroom read "frees ~52.8 GiB" on every run -- a larger batch uses the headroom, it frees none;
+    the room stays in its summary ("could grow about 212.9x") and its metric."""
+    import contextlib
+    import io
+    import json
+
+    from tb_gpu_advisor.cli import main as cli
+    from tb_gpu_advisor.rules import batch_size_headroom
+    from tests.support.paths import SHARED_PROFILES
+
+    run = SHARED_PROFILES / "real-h100-jax"
+    if not run.is_dir():
+        pytest.skip("needs ../shared/profiles/real-h100-jax")
+    buf = io.StringIO()
+    with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(io.StringIO()):
+        cli.main(["report", str(run), "--run", "healthy_bf16_nocb", "--cache-dir", "off", "--format", "json"])
+    (f,) = [f for f in json.loads(buf.getvalue())["findings"] if f["rule"] == batch_size_headroom.ID]
+    assert f["saving_bytes"] is None and "could grow about" in f["summary"]

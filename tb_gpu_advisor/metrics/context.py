@@ -506,69 +506,43 @@ def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     one inside the other): per host event, whether it is an outermost ``mask`` event, and whether it starts
     strictly inside one (same line) without being that outermost event itself.
 
-    Every line at once (issue #38): a loop over the lines made one pass over all events per line, which on an
-    Nsight export of many threads was most of the analysis.  The lines are kept apart by sorting on (line, start)
-    and by working on ranks of the times, so that a line's rank plus a time's rank is one exact int64 key.
-    """
-    n = len(h)
-    outer = np.zeros(n, dtype=bool)
-    inside = np.zeros(n, dtype=bool)
-    sel = np.flatnonzero(mask)
-    if not sel.size:
-        return outer, inside
-    lines = sorted_unique(h.line[sel])
-    s_all = h.start[sel].astype(np.int64)
-    e_all = h.end[sel].astype(np.int64)
-    lr = np.searchsorted(lines, h.line[sel]).astype(np.int64)
-    s_int, e_int, int_line = _calls_by_line(lr, s_all, e_all)
-    # ranks of the merged starts: an event's key (line, rank of the last merged start <= its start) is one int64
-    vals = sorted_unique(s_int)
-    width = np.int64(vals.size + 1)
-    int_key = int_line * width + np.searchsorted(vals, s_int).astype(np.int64)
-    # outermost: per line, the first (by index) mask event starting where a merged interval starts
-    pos = np.searchsorted(vals, s_all)
-    hit = pos < vals.size
-    hit[hit] = vals[pos[hit]] == s_all[hit]
-    key = lr * width + pos
-    at_start = hit.copy()
-    at_start[hit] = np.isin(key[hit], int_key)
-    cand = np.flatnonzero(at_start)
-    ck = key[cand]
-    o = np.argsort(ck, kind="stable")
-    first = np.ones(o.size, dtype=bool)
-    first[1:] = ck[o][1:] != ck[o][:-1]
-    outer[sel[cand[o[first]]]] = True
-    # inside: every event of those lines that starts inside a merged interval of its line
-    ev_line = np.searchsorted(lines, h.line)
-    on = ev_line < lines.size
-    on[on] = lines[ev_line[on]] == h.line[on]
-    ev = np.flatnonzero(on)
-    t = h.start[ev].astype(np.int64)
-    ekey = ev_line[ev].astype(np.int64) * width + (np.searchsorted(vals, t, side="right") - 1)
-    k = np.searchsorted(int_key, ekey, side="right") - 1
-    kc = np.clip(k, 0, None)
-    ok = (k >= 0) & (int_line[kc] == ev_line[ev]) & (t >= s_int[kc]) & (t < e_int[kc])
-    inside[ev[ok]] = True
+    The events are grouped by line once (a stable sort of the line column), and each line works on its own slice:
+    a test ``h.line == ln`` per line made one pass over every event per line, quadratic on an export of many
+    threads (issue #38)."""
+    outer = np.zeros(len(h), dtype=bool)
+    inside = np.zeros(len(h), dtype=bool)
+    by_line = np.argsort(h.line, kind="stable")
+    ordered = h.line[by_line]
+    lines = sorted_unique(h.line[mask])
+    los = np.searchsorted(ordered, lines, side="left").tolist()
+    his = np.searchsorted(ordered, lines, side="right").tolist()
+    for lo, hi in zip(los, his):
+        ev = by_line[lo:hi]  # this line's events, by index
+        sel = ev[mask[ev]]
+        s, e = _calls(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+        # the outermost event of each merged interval: the first (by index) mask event starting at its start
+        at_start = np.isin(h.start[sel], s)
+        cand = sel[at_start]
+        _, keep = np.unique(h.start[cand], return_index=True)
+        outer[cand[keep]] = True
+        t = h.start[ev]
+        k = np.searchsorted(s, t, side="right") - 1
+        ok = (k >= 0) & (t < e[np.clip(k, 0, None)])
+        inside[ev[ok]] = True
     inside &= ~outer
     return outer, inside
 
 
-def _calls_by_line(line: np.ndarray, start: np.ndarray, end: np.ndarray
-                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """:func:`_calls` on every line at once: (starts, ends, line) of the disjoint calls, sorted by (line, start).
-
-    The running maximum of the ends restarts at each line: it is taken on ranks of the ends offset by the line's
-    number times the rank count, exact in int64 (a time offset could overflow on a long capture of many lines)."""
-    o = np.lexsort((start, line))
-    s, e, ln = start[o], end[o], line[o]
-    ev = sorted_unique(e)
-    width = np.int64(ev.size + 1)
-    er = np.searchsorted(ev, e).astype(np.int64) + ln * width
-    cummax = ev[np.maximum.accumulate(er) - ln * width]
+def _calls(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint (starts, ends) of nested calls: events that overlap are one call, events that only touch (one
+    ends where the next begins, as back-to-back ATen ops can) are two."""
+    o = np.argsort(start, kind="stable")
+    s, e = start[o], end[o]
+    cummax = np.maximum.accumulate(e)
     new = np.ones(s.size, dtype=bool)
-    new[1:] = (ln[1:] != ln[:-1]) | (s[1:] >= cummax[:-1])
+    new[1:] = s[1:] >= cummax[:-1]
     idx = np.flatnonzero(new)
-    return s[idx], np.maximum.reduceat(cummax, idx), ln[idx]
+    return s[idx], np.maximum.reduceat(cummax, idx)
 
 
 #: Step sources whose host windows are the user's own step markers (the step's whole host side).

@@ -521,7 +521,9 @@ def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         sel = ev[mask[ev]]
         s, e = _calls(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
         # the outermost event of each merged interval: the first (by index) mask event starting at its start
-        at_start = np.isin(h.start[sel], s)
+        x = h.start[sel]
+        pos = np.searchsorted(s, x)  # ``np.isin(x, s)`` (s is sorted): a binary search, not a sort of both
+        at_start = s[np.minimum(pos, s.size - 1)] == x if s.size else np.zeros(x.size, dtype=bool)
         cand = sel[at_start]
         _, keep = np.unique(h.start[cand], return_index=True)
         outer[cand[keep]] = True

@@ -504,19 +504,29 @@ def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray, calls: np
 def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(outermost, inside) for ``mask`` events that may nest in one another (JAX writes ``PjitFunction(f)`` twice,
     one inside the other): per host event, whether it is an outermost ``mask`` event, and whether it starts
-    strictly inside one (same line) without being that outermost event itself."""
+    strictly inside one (same line) without being that outermost event itself.
+
+    The events are grouped by line once (a stable sort of the line column), and each line works on its own slice:
+    a test ``h.line == ln`` per line made one pass over every event per line, quadratic on an export of many
+    threads (issue #38)."""
     outer = np.zeros(len(h), dtype=bool)
     inside = np.zeros(len(h), dtype=bool)
-    for ln in sorted_unique(h.line[mask]).tolist():
-        on_line = h.line == ln
-        sel = np.flatnonzero(mask & on_line)
+    by_line = np.argsort(h.line, kind="stable")
+    ordered = h.line[by_line]
+    lines = sorted_unique(h.line[mask])
+    los = np.searchsorted(ordered, lines, side="left").tolist()
+    his = np.searchsorted(ordered, lines, side="right").tolist()
+    for lo, hi in zip(los, his):
+        ev = by_line[lo:hi]  # this line's events, by index
+        sel = ev[mask[ev]]
         s, e = _calls(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
         # the outermost event of each merged interval: the first (by index) mask event starting at its start
-        at_start = np.isin(h.start[sel], s)
+        x = h.start[sel]
+        pos = np.searchsorted(s, x)  # ``np.isin(x, s)`` (s is sorted): a binary search, not a sort of both
+        at_start = s[np.minimum(pos, s.size - 1)] == x if s.size else np.zeros(x.size, dtype=bool)
         cand = sel[at_start]
         _, keep = np.unique(h.start[cand], return_index=True)
         outer[cand[keep]] = True
-        ev = np.flatnonzero(on_line)
         t = h.start[ev]
         k = np.searchsorted(s, t, side="right") - 1
         ok = (k >= 0) & (t < e[np.clip(k, 0, None)])

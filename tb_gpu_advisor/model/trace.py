@@ -13,6 +13,7 @@ so no later stage reads a format's own types.
 
 from __future__ import annotations
 
+import types
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -251,10 +252,34 @@ class HostEvents:
         Most predicates (eager, loss scaling, XLA markers...) match no name of a given capture: then the
         answer is a zero-filled array without a pass over the events.
         """
-        per_name = np.fromiter((bool(pred(n)) for n in self.names), dtype=bool, count=len(self.names))
+        per_name = self.per_name(pred)
         if not per_name.any():
             return np.zeros(len(self), dtype=bool)
         return take(per_name, self.name)  # blocks of np.take: faster than per_name[self.name], no intp copy
+
+    def per_name(self, pred) -> np.ndarray:
+        """Bool per name of ``names``: ``pred(name)``, remembered for a named predicate (issue #38).
+
+        Why: the stages ask the same predicates (sync, runtime, launch, blocking calls; the framework's dispatch
+        and step markers) several times each, and an Nsight export names every NVTX step apart (``train_step N``:
+        235k names on 1 GB), so each ask was a Python call per name.  Only module-level functions and bound methods
+        without a closure are remembered: they are pure functions of the name; a lambda is a new object per call
+        and may capture state, so it is evaluated each time.  The memo is keyed on the name list's identity and
+        length: a new or grown list is evaluated afresh.
+        """
+        key = _memo_key(pred)
+        memo = self.__dict__.get("_per_name_memo")
+        stamp = (id(self.names), len(self.names))
+        if key is not None and memo is not None and memo[0] == stamp and key in memo[1]:
+            return memo[1][key]
+        per_name = np.fromiter((bool(pred(n)) for n in self.names), dtype=bool, count=len(self.names))
+        if key is not None:
+            if memo is None or memo[0] != stamp:
+                memo = (stamp, {})
+                self.__dict__["_per_name_memo"] = memo
+            per_name.flags.writeable = False  # shared by every later ask
+            memo[1][key] = per_name
+        return per_name
 
 
 @dataclass
@@ -428,3 +453,12 @@ class Trace:
 
     def device(self, gpu: int) -> DeviceEvents | None:
         return next((d for d in self.devices if d.gpu == gpu), None)
+
+
+def _memo_key(pred) -> object | None:
+    """The key under which :meth:`HostEvents.per_name` may remember ``pred``'s answers, None where it may not:
+    a plain function or a bound method whose code is no lambda and captures no closure (a pure test of the name)."""
+    func = pred.__func__ if isinstance(pred, types.MethodType) else pred
+    if not isinstance(func, types.FunctionType) or func.__closure__ is not None or func.__name__ == "<lambda>":
+        return None
+    return pred  # a bound method hashes and compares by its object's identity: no id reuse while it is held

@@ -302,3 +302,116 @@ def test_innermost_with_no_interval_holding_any_instant():
         got = innermost(start, end, t)
         assert got.shape == t.shape and (got == -1).all()
     assert innermost(start, end, np.array([7, 12], np.int64)).tolist() == [-1, 1]
+
+
+def _nesting_reference(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The per-line loop ``metrics.context._nesting`` was before issue #38, kept here as the reference."""
+
+    def calls(start, end):
+        o = np.argsort(start, kind="stable")
+        s, e = start[o], end[o]
+        cummax = np.maximum.accumulate(e)
+        new = np.ones(s.size, dtype=bool)
+        new[1:] = s[1:] >= cummax[:-1]
+        idx = np.flatnonzero(new)
+        return s[idx], np.maximum.reduceat(cummax, idx)
+
+    outer = np.zeros(len(h), dtype=bool)
+    inside = np.zeros(len(h), dtype=bool)
+    for ln in np.unique(h.line[mask]).tolist():
+        on_line = h.line == ln
+        sel = np.flatnonzero(mask & on_line)
+        s, e = calls(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+        cand = sel[np.isin(h.start[sel], s)]
+        _, keep = np.unique(h.start[cand], return_index=True)
+        outer[cand[keep]] = True
+        ev = np.flatnonzero(on_line)
+        t = h.start[ev]
+        k = np.searchsorted(s, t, side="right") - 1
+        ok = (k >= 0) & (t < e[np.clip(k, 0, None)])
+        inside[ev[ok]] = True
+    inside &= ~outer
+    return outer, inside
+
+
+@pytest.mark.parametrize("case", ["nested", "many_lines", "zero_length", "ties", "negative_length", "huge_times",
+                                  "one_line", "none", "all"])
+def test_nesting_equals_the_per_line_loop(case):
+    """Every line at once gives what one pass per line gave, on random and adversarial nestings."""
+    from tb_gpu_advisor.metrics.context import _nesting
+    rng = np.random.default_rng(sum(map(ord, case)))
+    n = 3000
+    line = rng.integers(0, 7, n).astype(np.int16)
+    start = rng.integers(0, 5000, n).astype(np.int64)
+    dur = rng.integers(0, 400, n).astype(np.int64)
+    mask = rng.random(n) < 0.3
+    if case == "many_lines":
+        line = rng.integers(0, 900, n).astype(np.int16)
+    elif case == "zero_length":  # zero-length events at the same start open intervals of their own
+        dur = np.where(rng.random(n) < 0.5, 0, dur)
+        start = rng.integers(0, 300, n).astype(np.int64)
+    elif case == "ties":
+        start = (rng.integers(0, 40, n) * 100).astype(np.int64)
+        dur = (rng.integers(0, 3, n) * 100).astype(np.int64)
+        mask = rng.random(n) < 0.7
+    elif case == "negative_length":  # bad input: an end before its start must not crash nor differ
+        dur = rng.integers(-200, 200, n).astype(np.int64)
+    elif case == "huge_times":  # ps over days on many lines: a time offset per line would overflow int64
+        start = rng.integers(0, 2**62, n).astype(np.int64)
+        dur = rng.integers(0, 2**58, n).astype(np.int64)
+        line = rng.choice(np.array([-3, 0, 29999], np.int32), n)
+    elif case == "one_line":
+        line = np.zeros(n, np.int16)
+    elif case == "none":
+        mask = np.zeros(n, bool)
+    elif case == "all":
+        mask = np.ones(n, bool)
+    h = _host(line, start, dur)
+    got = _nesting(h, mask)
+    want = _nesting_reference(h, mask)
+    assert got[0].tolist() == want[0].tolist() and got[1].tolist() == want[1].tolist()
+    if case not in ("none",):
+        assert want[0].any() and (case == "all" or want[1].any())  # the case exercises both answers
+
+
+_SPY_CALLS: list[str] = []
+
+
+def _spy(n: str) -> bool:
+    """A module-level predicate (so remembered) that counts its calls."""
+    _SPY_CALLS.append(n)
+    return n.startswith("cuda")
+
+
+def _named_hosts(names: list[str]) -> HostEvents:
+    h = _host(np.zeros(len(names) * 2, np.int16), np.arange(len(names) * 2, dtype=np.int64),
+              np.ones(len(names) * 2, np.int64))
+    h.names = names
+    h.name = np.tile(np.arange(len(names), dtype=np.int32), 2)
+    return h
+
+
+def test_name_mask_remembers_pure_predicates_only():
+    """A named predicate is evaluated once per name list; a lambda (which may capture state) every time."""
+    from tb_gpu_advisor import devices
+    names = [f"train_step {i}" for i in range(500)] + ["cudaStreamSynchronize", "cudaLaunchKernel", "aten::mm"]
+    h = _named_hosts(names)
+    calls = _SPY_CALLS
+    calls.clear()
+    spy = _spy
+    first = h.name_mask(spy)
+    again = h.name_mask(spy)
+    assert first.tolist() == again.tolist() == [n.startswith("cuda") for n in names] * 2
+    assert len(calls) == len(names)  # the second ask was remembered
+    for pred in (devices.is_sync_call, devices.is_launch_call, devices.is_runtime_call):
+        assert h.name_mask(pred).tolist() == [bool(pred(n)) for n in names] * 2
+        assert h.name_mask(pred).tolist() == [bool(pred(n)) for n in names] * 2
+    state = {"x": "aten::mm"}
+    assert h.name_mask(lambda n: n == state["x"]).sum() == 2
+    state["x"] = "cudaLaunchKernel"
+    assert h.name_mask(lambda n: n == state["x"]).sum() == 2  # not answered from the first lambda's memo
+    h.names = names + ["cudaMalloc"]  # a new name list is evaluated afresh
+    h.name = np.append(h.name, np.int32(len(names)))
+    assert h.name_mask(spy).tolist()[-1] is True and len(calls) == 2 * len(names) + 1
+    with pytest.raises(ValueError):
+        h.per_name(spy)[0] = False  # the remembered answer is shared: read-only

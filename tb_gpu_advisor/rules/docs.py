@@ -70,7 +70,9 @@ keep the grade their rule gives.
 **Guessed steps** (`rules._step_confidence`): every finding carries the steps'
 confidence; on steps of low confidence (GPU bursts: `gpu_busy_clusters`) no finding
 is critical -- a critical one is a warning that says its steps are a guess -- and a
-gap between steps is at most info.  The whole capture read as one step is no guess.
+gap between steps is at most info.  The whole capture read as one step is no guess: its numbers are exact for
+the window, so its findings keep their grade and carry no confidence label (the capture finding says there are no
+steps).
 
 **Ranking** (`rules.rank`): critical and warning findings first, then info,
 then ok; within that, by estimated saving (ms per step, rounded to 0.01 ms)

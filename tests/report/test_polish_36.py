@@ -145,3 +145,19 @@ def test_a_tiny_jitted_step_counts_its_calls_in_words_not_call_s():
         (f,) = REGISTRY["launch_bound"].check(m)
         assert want in f.summary, f.summary
         assert "(s)" not in f.summary
+
+
+def test_every_step_source_has_words_and_the_tab_never_shows_the_id():
+    """The tab's host line read "13 steps (trace_train)": an internal id.  Every source the detector can name has
+    words (``steps.detect.SOURCE_LABEL``), the report carries them, and the tab prints those."""
+    import typing
+
+    from tb_gpu_advisor.steps.detect import SOURCE_LABEL, StepSource
+
+    assert set(typing.get_args(StepSource)) == set(SOURCE_LABEL)
+    assert all("_" not in v for v in SOURCE_LABEL.values())
+    advisor = Advisor(str(DEMO_LOGS), cache="off")
+    session = next(s for s in advisor.sessions() if s.run == "input_bound")
+    steps = advisor.report(session).report.hosts[0].steps
+    assert steps["source_label"] == SOURCE_LABEL[steps["source"]]
+    # the tab's side: frontend/test/views.test.js "the host line names the step source in words"

@@ -58,7 +58,8 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     blocked = (h.end[sync] - h.start[sync]).astype(np.float64)
     return HostSyncs(calls_per_step=float((~copy).sum()) / n, gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
-                     callers=_top(h, callers[~copy], n, top_n), wait_ms_per_step=float(blocked[~copy].sum()) / PS_PER_MS / n,
+                     callers=_top(h, callers[~copy], n, top_n),
+                     wait_ms_per_step=float(blocked[~copy].sum()) / PS_PER_MS / n / k,  # per GPU, as the idle is
                      copy_calls_per_step=float(copy.sum()) / n, copy_idle_ms_per_step=float(idle[1]),
                      copy_callers=_top(h, callers[copy], n, top_n), unrecorded_ms_per_step=float(idle[2]))
 

@@ -692,7 +692,7 @@ class HostSyncs:
     #: ``gpu_idle_ms_per_step``): only the kept steps' time, where the breakdown puts it (issue #36)
     gpu_idle_ledger_ms: dict[str, float] = field(default_factory=dict)
     callers: list[tuple[str, float]] = field(default_factory=list)  # innermost host event around the sync, per step
-    #: host time inside those syncs per kept step (what the syncs themselves cost the host)
+    #: host time inside those syncs per kept step and active GPU (what the syncs themselves cost the host)
     wait_ms_per_step: float = 0.0
     #: syncs that are a blocking copy's own (a pageable host-to-device copy waits for its stream), per kept step
     copy_calls_per_step: float = 0.0

@@ -557,18 +557,20 @@ def _booked_in_steps(ctx: Context, g: GpuCtx, iv: dict, win: np.ndarray) -> np.n
     return out
 
 
-def summarize_gaps(gaps: list[StepGap], avg_step_ms: float | None, steps: int = 0, gpus: int = 0) -> Gaps:
-    """The gaps' averages per gap, and (``steps`` kept steps on ``gpus`` active GPUs) their idle as the step ledger
-    books it, per step and GPU like the host breakdown."""
+def summarize_gaps(gaps: list[StepGap], avg_step_ms: float | None, ledger: Breakdown | None = None) -> Gaps:
+    """The gaps' averages per gap, and their idle as the step ledger books it per step and GPU: one gap a step (the
+    mean gap's booking: n steps have n - 1 gaps between them, and the last step's own gap lies after the capture's
+    last kept step), never more of a category than the host's ``ledger`` (mean per step and GPU) holds there."""
     if not gaps:
         return Gaps(0, None, None, None, None, None, None, [])
     k = len(gaps)
     avg = sum(x.gap_ms for x in gaps) / k
     booked: dict[str, float] = {}
-    if steps and gpus:
+    if ledger is not None:
         for x in gaps:
             for c, v in x.booked_ms.items():
-                booked[c] = booked.get(c, 0.0) + v / (steps * gpus)
+                booked[c] = booked.get(c, 0.0) + v / k
+        booked = {c: min(v, float(getattr(ledger, c))) for c, v in booked.items()}
     return Gaps(
         count=k, avg_gap_ms=avg, max_gap_ms=max(x.gap_ms for x in gaps),
         share_of_step=(avg / avg_step_ms) if avg_step_ms else None,

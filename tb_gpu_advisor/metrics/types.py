@@ -372,7 +372,8 @@ class Gaps:
     avg_host_other_ms: float | None
     gaps: list[StepGap] = field(default_factory=list)
     #: the gaps' host-caused idle as the step ledger books it, per breakdown category, ms per kept step and active GPU
-    #: (what a fix of the gaps can give back of the step: issue #36 deliverable 1)
+    #: (the mean gap's: one gap a step; at most what the ledger holds in the category): what a fix of the gaps can give
+    #: back of the step (issue #36 deliverable 1)
     ledger_ms_per_step: dict[str, float] = field(default_factory=dict)
 
 

@@ -205,10 +205,10 @@ def _loss(v):
 
 
 def _gaps(v, input_ms: float = 0.0):
-    """Gaps of ``v`` of the step between the STEPS steps, ``input_ms`` of each input wait and the rest host work; the
-    step ledger holds them (STEPS - 1 gaps over STEPS steps, each inside a step's window)."""
+    """Gaps of ``v`` of the step after every step, ``input_ms`` of each input wait and the rest host work, each inside
+    a step's window: the step ledger holds one a step."""
     ms = v * STEP_MS
-    per_step = {"input_wait": input_ms * (STEPS - 1) / STEPS, "other": (ms - input_ms) * (STEPS - 1) / STEPS}
+    per_step = {"input_wait": input_ms, "other": ms - input_ms}
     return healthy(gaps=Gaps(count=STEPS - 1, avg_gap_ms=ms, max_gap_ms=ms * 1.1, share_of_step=v,
                              avg_input_wait_ms=input_ms, avg_launch_ms=0.0, avg_host_other_ms=ms - input_ms,
                              ledger_ms_per_step={c: x for c, x in per_step.items() if x > 0}),
@@ -375,8 +375,7 @@ def test_a_saving_under_a_few_per_cent_is_a_note_for_every_rule():
 def test_step_gaps_subtracts_input_and_loss_scaling_and_names_callbacks():
     m = _gaps(0.3, input_ms=1.0)
     (f,) = run("step_gaps", m)
-    # the 2 ms of host work per gap, 19 gaps over 20 steps: what the step ledger holds of it per step
-    assert f.saving.ms_per_step == pytest.approx(2.0 * (STEPS - 1) / STEPS)
+    assert f.saving.ms_per_step == pytest.approx(2.0)  # the 2 ms of host work per gap the ledger holds
     assert [r["group"] for r in f.saving.recovers] == ["host"]
     assert "steps_per_execution" in f.actions[0].snippet
     assert any(a.snippet == "export TF_GPU_THREAD_MODE=gpu_private" for a in f.actions)

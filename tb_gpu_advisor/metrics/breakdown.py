@@ -279,18 +279,23 @@ def ledger_of(ctx: Context, g: GpuCtx, s: np.ndarray, e: np.ndarray, iv: dict | 
     time the step's breakdown holds, in the category the breakdown puts it in (issue #36 deliverable 1).  ``iv``:
     :func:`category_intervals` of ``g`` when the caller has them."""
     out = np.zeros(len(BREAKDOWN_CATEGORIES), dtype=np.float64)
+    a, b = _inside_steps(g, s, e)
+    if not a.size:
+        return out
+    return attribute(iv if iv is not None else category_intervals(ctx, g), np.stack([a, b], axis=1)).sum(axis=0)
+
+
+def _inside_steps(g: GpuCtx, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The parts of the intervals (s, e) inside GPU ``g``'s kept step windows, disjoint and sorted (none empty)."""
     w = g.windows
     if not s.size or w is None or not w.shape[0]:
-        return out
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
     ws, we = union_intervals(w[:, 0].astype(np.int64), w[:, 1].astype(np.int64))
     lo, hi = min(int(s.min()), int(ws[0])) - 1, max(int(e.max()), int(we[-1])) + 1
     outside = (np.concatenate([[lo], we]).astype(np.int64), np.concatenate([ws, [hi]]).astype(np.int64))
     a, b = subtract_intervals(s.astype(np.int64), e.astype(np.int64), *outside)
     keep = b > a
-    if not keep.any():
-        return out
-    win = np.stack([a[keep], b[keep]], axis=1)
-    return attribute(iv if iv is not None else category_intervals(ctx, g), win).sum(axis=0)
+    return a[keep], b[keep]
 
 
 #: Breakdown's fields are BREAKDOWN_CATEGORIES in order: rows are built positionally (checked here).
@@ -526,7 +531,7 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     ci = _CAT_INDEX
     gap = ((win[:, 1] - win[:, 0]).astype(np.float64) / PS_PER_MS).tolist()
     inp, lw, hc = mat[:, ci["input_wait"]].tolist(), mat[:, ci["launch_wait"]].tolist(), mat[:, ci["host_compute"]].tolist()
-    booked = [{c: v for c, v in zip(HOST_IDLE, row) if v > 0} for row in _booked_in_steps(ctx, g, iv, win).tolist()]
+    booked = [{c: v for c, v in zip(HOST_IDLE, row) if v > 0} for row in _booked_in_steps(g, iv, win).tolist()]
     after = ctx.steps.ids[idx].tolist()
     gpu = d.gpu
     return [StepGap(after_step=s, gpu=gpu, gap_ms=gp, input_wait_ms=i_, launch_ms=l_, host_other_ms=h_,
@@ -534,20 +539,12 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
             for s, gp, i_, l_, h_, bk in zip(after, gap, inp, lw, hc, booked)]
 
 
-def _booked_in_steps(ctx: Context, g: GpuCtx, iv: dict, win: np.ndarray) -> np.ndarray:
+def _booked_in_steps(g: GpuCtx, iv: dict, win: np.ndarray) -> np.ndarray:
     """(gaps, :data:`HOST_IDLE`) ms: per gap (rows of ``win``, disjoint and sorted) its host-caused idle that lies inside
     the kept steps' windows, as the ledger books it: a gap between steps may lie outside every step (device-defined
     steps), and there no step's breakdown holds it."""
     out = np.zeros((win.shape[0], len(HOST_IDLE)))
-    w = g.windows
-    if not win.shape[0] or w is None or not w.shape[0]:
-        return out
-    ws, we = union_intervals(w[:, 0].astype(np.int64), w[:, 1].astype(np.int64))
-    lo, hi = min(int(win[:, 0].min()), int(ws[0])) - 1, max(int(win[:, 1].max()), int(we[-1])) + 1
-    a, b = subtract_intervals(win[:, 0].astype(np.int64), win[:, 1].astype(np.int64),
-                              np.concatenate([[lo], we]).astype(np.int64), np.concatenate([ws, [hi]]).astype(np.int64))
-    keep = b > a
-    a, b = a[keep], b[keep]
+    a, b = _inside_steps(g, win[:, 0], win[:, 1])
     if not a.size:
         return out
     mat = attribute(iv, np.stack([a, b], axis=1)) / PS_PER_MS

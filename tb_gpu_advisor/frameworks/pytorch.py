@@ -530,6 +530,16 @@ def is_compile_event(name: str) -> bool:
     return name.startswith(_COMPILING)
 
 
+#: ATen's convolution ops.  Their own math never syncs: a sync inside one is cuDNN's (or MIOpen's) algorithm search,
+#: which ``torch.backends.cudnn.benchmark = True`` runs on the first call of each input shape, timing each candidate
+#: kernel with CUDA events (``cudaEventSynchronize``).
+_CONVOLUTION_OP = re.compile(r"^aten::(?:_?convolution|conv\d?d|conv_transpose\d?d|(?:cudnn|miopen)_convolution)")
+
+
+def is_autotune_event(name: str) -> bool:
+    return bool(_CONVOLUTION_OP.match(name))
+
+
 #: Where an allocation's bytes belong (``model.trace.MEMORY_PHASES``), from the ops around it: autograd's backward
 #: nodes (gradients and the backward's temporaries) and the optimizer's step (its state, created on the first step).
 _BACKWARD_SCOPE = re.compile(r"^autograd::engine::evaluate_function|Backward\d*$|^CompiledFunctionBackward")
@@ -682,7 +692,9 @@ def fix_introduces(a: Action) -> tuple[str, ...]:
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
-    labels={"op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",
+    labels={"autotune": "cuDNN / MIOpen algorithm searches (`torch.backends.cudnn.benchmark`: candidate kernels timed "
+                        "on the first call of each shape)",
+            "op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the training loop waited for the "
                                   "DataLoader's next batch or copied it to the GPU",
             "host_op_meaning": "PyTorch places each op on its tensors' device: there is no op placement to check",
@@ -705,7 +717,8 @@ FRAMEWORK = Framework(
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
-    training_event=is_training_event, compile_event=is_compile_event, version_range=version_range,
+    training_event=is_training_event, compile_event=is_compile_event, autotune_event=is_autotune_event,
+    version_range=version_range,
     step_end_event=is_step_end_event,
     model_call=is_model_call,
     cast_kernels=(r"(bfloat16|float16|half|float8\w*)_copy_kernel",), cast_ops=("_to_copy", "to", "type_as"),

@@ -371,7 +371,10 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     # in that order is the first in the name; coalesce stops at it (one instr() per autograd range)
     cut = "coalesce(" + ", ".join(f"nullif(instr({text}, '{sfx}'), 0)" for sfx in nvtx.OP_SUFFIXES) + ", 0)"
     int_cols = {"start": "start", "end": "end", "tid": "globalTid", "text_id": "textId" if "textId" in cols else None,
-                "domain": domain_col, "suffix": cut}
+                "domain": domain_col, "suffix": cut,
+                # a name that is a dict literal: PyProf / DLProf annotation, named by frameworks.nvtx (few rows
+                # elsewhere, so the Python look-up runs only on these)
+                "annotation": f"coalesce(substr({text}, 1, 1) = '{{', 0)"}
     parts: dict[str, list[np.ndarray]] = {k: [] for k in int_cols}
     name_parts: list[np.ndarray] = []
     registered: dict[int, tuple[int, bool]] = {}  # textId -> (name id, is an op)
@@ -384,6 +387,11 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
             t = texts[i]
             if t is not None:
                 texts[i] = t[:int(cut[i]) - 1]
+        for i in np.flatnonzero(c["annotation"] > 0).tolist():  # PyProf / DLProf: the op's name, or the tool's range
+            found = nvtx.annotation_name(texts[i])
+            if found is not None:
+                texts[i] = found[0]
+                cut[i] = int(found[1])
         ids = np.fromiter(map(names.__getitem__, texts), np.int32, len(texts))  # _Names: interned in row order
         none = np.flatnonzero(np.fromiter(map(_is_none, texts), bool, len(texts)))
         if none.size:

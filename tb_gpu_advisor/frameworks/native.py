@@ -40,6 +40,10 @@ FIXES = {
                          "bookkeeping, or move that work off the critical thread."), _FEWER_SYNCS),
     "host_sync": (_FEWER_SYNCS,),
     "excessive_memcpy": (_OVERLAP_COPIES,),
+    "excessive_memcpy:d2d": (action(
+        "Remove the copies on the device the computation does not need: have each kernel write its output in the "
+        "layout and buffer the next kernel reads instead of staging it, and run a copy that must remain on a second "
+        "stream, overlapped with compute."),),
     "launch_bound": (_GRAPHS,),
     "allocator_churn": (action("Allocate device buffers once, outside the loop, and reuse them (or use the stream-ordered "
                                "allocator: cudaMallocAsync / cudaFreeAsync with a memory pool): cudaFree synchronizes the "

@@ -210,6 +210,15 @@ FIXES = {
     "excessive_memcpy:h2d": (LOADER, NON_BLOCKING),
     "excessive_memcpy:host_device": (NO_ITEM,),
     "excessive_memcpy:pageable": (PIN_MEMORY,),
+    "excessive_memcpy:d2d": (action(
+        "Remove the copies on the device the math does not need: `.contiguous()` after a transpose or permute, "
+        "`torch.cat`/`torch.stack` in a loop, `.clone()`, `.to(memory_format=...)` and `copy_` each copy the tensor "
+        "(the copies' top ops say which). Keep one memory layout end to end (channels_last model and inputs) and "
+        "write into preallocated tensors (`out=`, in-place ops).",
+        "model = model.to(memory_format=torch.channels_last)\n"
+        "x = x.to(memory_format=torch.channels_last)     # one layout: no copy between layers"),
+        action("Let torch.compile fuse the copies that remain (layout changes, concatenations) into the kernels "
+               "around them.", "model = torch.compile(model)")),
     "step_gaps": (NO_ITEM, LOADER),
     "step_gaps:host_work": (NO_ITEM,),
     "step_gaps:private_threads": (NO_ITEM,),

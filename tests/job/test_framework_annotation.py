@@ -80,3 +80,22 @@ def test_annotation_ranges_mark_no_steps(cold_forward):
     rep, _ = cold_forward
     (host,) = rep["hosts"]
     assert "pyprof::" not in host["steps"]["note"] and host["steps"]["count"] == 1
+
+
+def _title(path: str) -> str:
+    from tb_gpu_advisor.report.render import to_text  # noqa: PLC0415 - the CLI's title line
+    host = SimpleNamespace(host="h0", path=path, format="nsys", size=os.path.getsize(path))
+    return to_text(analyze_session("w", "s", [host])).splitlines()[0]
+
+
+def test_a_start_up_window_claims_no_step(tmp_path):
+    """A window without GPU work (here the start-up of a CUDA program: context creation, streams, one memset) was
+    titled "1 step, step 1 us"; a cold forward that is mostly start-up was "1 step, step 2.64 ms".  Neither is a step
+    of the job."""
+    p = str(tmp_path / "startup.sqlite")
+    nx.write_window(p, "startup")
+    assert "no step: the window holds no GPU work" in _title(p)
+    q = str(tmp_path / "cold.sqlite")
+    nx.write_dlprof_forward(q)
+    title = _title(q)
+    assert "start-up only: one pass of" in title and "1 step" not in title

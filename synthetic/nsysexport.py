@@ -401,9 +401,10 @@ STARTUP_CALLS = (("cudaFree_v3020", 1, 120_000_000), ("cudaStreamCreateWithFlags
 WINDOW_RANGES = ("load batch", "preprocess")
 
 
-def write_window(path: str, window: str, ranges: int = 6) -> dict:
+def write_window(path: str, window: str, ranges: int = 6, process: str = "python3") -> dict:
     """Write an export whose window holds no GPU work, as ``window`` (:data:`WINDOWS`) says; return its truth:
-    the window, the CUDA calls, NVTX ranges and memset bytes written, and the context creation's ms."""
+    the window, the CUDA calls, NVTX ranges and memset bytes written, and the context creation's ms.  ``process``
+    names the profiled program (a Python interpreter, or a CUDA program's own binary)."""
     if window not in WINDOWS:
         raise ValueError(f"window {window!r}: one of {WINDOWS}")
     strings = _Strings()
@@ -434,8 +435,8 @@ def write_window(path: str, window: str, ranges: int = 6) -> dict:
                 t += 3_500_000
                 nvtx += 1
     stop = t + 1_000_000
-    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python3"), gtid))
-    con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", (gpid, pid))
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings(process), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, process))
     con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
     con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
     con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))

@@ -10,6 +10,9 @@ CUDA's.
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 from tb_gpu_advisor.frameworks.base import Framework, action
 
 #: Why a framework check has nothing to say to such a program.
@@ -76,3 +79,22 @@ FRAMEWORK = Framework(
     capture_snippet=CAPTURE,
     capture_hint=("nsys profile --trace=cuda,nvtx -o run ./app && nsys export --type sqlite run.nsys-rep",),
 )
+
+#: Why a framework check has nothing to say to a Python process whose window ended before it loaded a framework.
+_NOT_LOADED = ("no framework loaded yet: the Python process ran no framework op before the window ended, so there "
+               "is no {} to check -- record a later window")
+#: The profiled process is a Python interpreter (``python``, ``python3``, ``python3.10``): a Python program reaches
+#: its GPU through a framework it imports, so a window with no framework op is one that ended before the import.
+_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
+
+
+def is_python_process(name: str) -> bool:
+    return bool(_PYTHON.match(name.strip()))
+
+
+#: :data:`FRAMEWORK` for a Python process whose window holds no framework op and no GPU work: not "no ML framework"
+#: (the issue #37 misreading of an 8 s window of a PyTorch script that had not imported torch yet).
+NOT_LOADED = dataclasses.replace(
+    FRAMEWORK, id="none_loaded", name="a Python program that had loaded no ML framework yet",
+    not_applicable={rule: _NOT_LOADED.format(text.split("has no ", 1)[1].rsplit(" to check", 1)[0])
+                    for rule, text in FRAMEWORK.not_applicable.items()})

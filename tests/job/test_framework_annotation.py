@@ -99,3 +99,21 @@ def test_a_start_up_window_claims_no_step(tmp_path):
     nx.write_dlprof_forward(q)
     title = _title(q)
     assert "start-up only: one pass of" in title and "1 step" not in title
+
+
+@pytest.mark.parametrize(("process", "framework", "words"), [
+    ("python3", "none_loaded", "no framework loaded yet"),
+    ("./climate_train_unet", "native", "no ML framework in the capture"),
+])
+def test_a_python_start_up_window_had_not_loaded_its_framework(tmp_path, process, framework, words):
+    """An 8 s Nsight window of a PyTorch script (CO18326/uvmTorch ``report1.sqlite``, unlicensed, checked locally
+    only) holds two CUDA calls of the python process and nothing else: main called it "no ML framework in the
+    capture: a GPU program's own code has no op placement to check".  A Python program reaches the GPU through a
+    framework it imports, so its start-up window says the framework was not loaded yet; a CUDA binary's does not."""
+    p = str(tmp_path / "startup.sqlite")
+    nx.write_window(p, "startup", process=process)
+    host = SimpleNamespace(host="h0", path=p, format="nsys", size=os.path.getsize(p))
+    rep = analyze_session("w", "s", [host]).to_dict()
+    (h,) = rep["hosts"]
+    assert h["capture"]["framework"] == framework
+    assert words in str(rep)

@@ -680,7 +680,7 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         num_events=n_events, span_ps=span, capture_ms=r.capture_ms, viewer_zero_ps=zero,
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
         gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
-        framework_hint=_framework(h.names, r.d_names), producer=dict(r.facts),
+        framework_hint=_framework(h.names, r.d_names), producer={**r.facts, **_host_processes(r, tids)},
         problems=lost_gpu_records(h, devs),
     )
 
@@ -843,6 +843,14 @@ def _line_name(r: _Raw, gtid: int) -> str:
     if name:
         return f"{name} (pid {pid}, tid {tid})"
     return f"thread {tid} (pid {pid}{', ' + proc if proc else ''})"
+
+
+def _host_processes(r: _Raw, tids: np.ndarray) -> dict[str, str]:
+    """The ``host_processes`` fact: the names of the processes whose threads recorded the host events (CUDA calls,
+    NVTX), sorted -- the profiled program, not the machine's other processes an OS-runtime trace lists."""
+    pids = {(int(t) >> 24) & 0xFFFFFF for t in tids.tolist()}
+    names = sorted({r.processes[p] for p in pids if r.processes.get(p)})
+    return {"host_processes": ",".join(names)} if names else {}
 
 
 def _gpu_host_lines(r: _Raw, gpu_of: dict[int, int], line_pid: np.ndarray) -> dict[int, np.ndarray]:

@@ -196,7 +196,7 @@ GENERIC_LABELS: dict[str, str] = {
     #: one call of the framework's dispatch of compiled work (step-level launch-bound)
     "dispatch_call": "compiled call",
     #: syncs inside the framework's ops that search for the fastest library kernel (the job stage's one-time costs)
-    "autotune": "algorithm searches (the library times candidate kernels on the first call of each shape)",
+    "autotune": "an algorithm search (the library times candidate kernels on the first call of each shape)",
     #: who should see the GPU ("Was the GPU visible to ...?")
     "gpu_user": "the framework",
     #: the step compiled as one unit (eager-execution saving)

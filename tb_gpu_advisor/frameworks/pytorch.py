@@ -701,8 +701,8 @@ def fix_introduces(a: Action) -> tuple[str, ...]:
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
-    labels={"autotune": "cuDNN / MIOpen algorithm searches (`torch.backends.cudnn.benchmark`: candidate kernels timed "
-                        "on the first call of each shape)",
+    labels={"autotune": "cuDNN's / MIOpen's algorithm search (`torch.backends.cudnn.benchmark`: candidate kernels "
+                        "timed on the first call of each shape)",
             "op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the training loop waited for the "
                                   "DataLoader's next batch or copied it to the GPU",

@@ -109,7 +109,8 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
         parts.append(f"{plural(up_n, 'copy', 'copies')} to the device before the first kernel ({_ms((up_e - up_s).sum())}): "
                      "the model's parameters and first inputs uploaded once")
     if tune_n:
-        parts.append(f"{tune_n} {fw.label('autotune')} ({_ms((tune_e - tune_s).sum())})")
+        parts.append(f"{plural(int(tune_s.size), 'call')} in {fw.label('autotune')}, {plural(tune_n, 'sync')} "
+                     f"({_ms((tune_e - tune_s).sum())})")
     n_cap = cap_s.size - tune_s.size - up_s.size
     if n_cap:
         parts.append(f"{plural(n_cap, 'graph capture')} ({_ms((cap_e[:n_cap] - cap_s[:n_cap]).sum())}): kernels launched while a graph "

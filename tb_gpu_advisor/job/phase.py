@@ -166,17 +166,22 @@ def _first_uploads(trace: Trace) -> tuple[np.ndarray, np.ndarray, int]:
     the blocking calls (the syncs of pageable copies) that return after it; and how many copies.  Only called for a
     process that starts in the window: a steady capture may open on a step's input copy, which is no set-up."""
     h = trace.h
-    launched = device_launches(h, trace.devices)
-    starts, ends, n = [], [], 0
-    blocking = np.flatnonzero(h.name_mask(devices.is_blocking_call))
-    for d, rec in zip(trace.devices, launched):
+    bursts = []
+    for i, d in enumerate(trace.devices):
         kern = d.kind == devices.KIND_KERNEL
         if not kern.any():
             continue
         up = np.flatnonzero((d.kind == devices.KIND_H2D) & (d.start < d.start[kern].min()))
-        if up.size < 2:  # one copy before the first kernel is a step's input as much as a model's upload
-            continue
-        r = rec[up]
+        if up.size >= 2:  # one copy before the first kernel is a step's input as much as a model's upload
+            bursts.append((i, up))
+    if not bursts:  # the launch records are looked up only for a capture that has a burst
+        return _EMPTY, _EMPTY, 0
+    launched = device_launches(h, trace.devices)
+    starts, ends, n = [], [], 0
+    blocking = np.flatnonzero(h.name_mask(devices.is_blocking_call))
+    for i, up in bursts:
+        d = trace.devices[i]
+        r = launched[i][up]
         s = int(min(d.start[up].min(), h.start[r[r >= 0]].min() if (r >= 0).any() else d.start[up].min()))
         e = int(d.end[up].max())
         b = blocking[(h.start[blocking] >= s) & (h.start[blocking] <= e)]

@@ -11,6 +11,8 @@ Each wait is booked to its cause (issue #37 item 3):
 * a sync inside the op that copies to the device (PyTorch's ``aten::copy_`` of a pageable tensor:
   ``cudaMemcpyAsync`` then ``cudaStreamSynchronize``) is that copy's own: the program asked for a copy, and
   pinned memory with ``non_blocking=True`` removes the wait -- the copy check's, not the sync check's;
+* a sync inside a one-time cost (the model's upload before its first kernel, cuDNN's algorithm search under
+  ``cudnn.benchmark``: ``job.phase``) is start-up's, not the step's;
 * the others are the syncs the program asked for (``.item()``, ``.cpu()``, ``torch.cuda.synchronize()``,
   ``.tolist()`` of device values);
 * the part of an idle gap during which the host thread ran nothing the profiler recorded (no op, no runtime
@@ -36,6 +38,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     if not len(h) or not n:
         return HostSyncs()
     sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & (ctx.host_step >= 0))
+    sync = sync[~_in_spans(h.start[sync], ctx.one_time_spans)]
     if not sync.size:
         return HostSyncs()
     encloser = Encloser(h, h.name_mask(lambda x: not x.startswith(_RUNTIME)))
@@ -64,6 +67,16 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
                      copy_callers=_top(h, callers[copy], n, top_n), unrecorded_ms_per_step=float(idle[2]))
 
 
+def _in_spans(t: np.ndarray, spans: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """Bool per time: inside one of the disjoint sorted spans.  A sync inside a one-time cost (``job.phase``: the
+    model's upload before its first kernel, a library's algorithm search) is start-up's, booked there once, not a
+    wait the steady step pays."""
+    if spans is None or not spans[0].size or not t.size:
+        return np.zeros(t.shape, dtype=bool)
+    j = np.searchsorted(spans[0], t, side="right") - 1
+    return (j >= 0) & (t < spans[1][np.maximum(j, 0)])
+
+
 def _top(h, callers: np.ndarray, n: int, top_n: int) -> list[tuple[str, float]]:  # noqa: ANN001 - HostEvents
     """The host events that made the syncs, most frequent first, with their count per step."""
     named = callers[callers >= 0]
@@ -88,6 +101,10 @@ def _copy_waits(ctx: Context, encloser: Encloser, callers: np.ndarray) -> np.nda
     copy_ops = copy_ops[copy_ops >= 0]
     h = ctx.h
     op = ctx.host_op | h.name_mask(ctx.fw.dispatch_event)
+    r = ctx.trace.ranges  # ranges the reader read as framework ops (autograd NVTX, PyProf / DLProf's ``Tensor.cuda``)
+    if r is not None and r.idx.size:
+        op = op.copy()
+        op[r.idx[r.op]] = True
     return (callers >= 0) & np.isin(callers, copy_ops) & op[np.maximum(callers, 0)]
 
 

@@ -48,22 +48,24 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     active = ctx.active
     k = max(len(active), 1)
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
-    ledger = np.zeros(len(BREAKDOWN_CATEGORIES))
+    ledger = np.zeros((2, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits'
     for g in active:
-        per, (s, e) = _idle_after(g, h, h.end[sync], copy, _input_wait(ctx, g), recorded)
+        per, spans = _idle_after(g, h, h.end[sync], copy, _input_wait(ctx, g), recorded)
         idle += per
-        ledger += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
+        for i, (s, e) in enumerate(spans):
+            ledger[i] += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
     idle /= PS_PER_MS * n * k
     ledger /= PS_PER_MS * n * k
-    # the syncs' idle as the step's ledger books it (issue #36): inside the kept steps, in the categories of GPU idle
-    # the host causes -- where the host ran start-up or allocator calls meanwhile, that is where the time sits
-    booked = {c: float(ledger[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and ledger[i] > 0}
+    # the idle as the step's ledger books it (issue #36): inside the kept steps, in the categories of GPU idle the host
+    # causes -- where the host ran start-up or allocator calls meanwhile, that is where the time sits
+    booked, copy_booked = ({c: float(row[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and row[i] > 0}
+                           for row in ledger)
     blocked = (h.end[sync] - h.start[sync]).astype(np.float64)
     return HostSyncs(calls_per_step=float((~copy).sum()) / n, gpu_idle_ms_per_step=sum(booked.values()),
                      gpu_idle_ledger_ms=booked,
                      callers=_top(h, callers[~copy], n, top_n),
                      wait_ms_per_step=float(blocked[~copy].sum()) / PS_PER_MS / n / k,  # per GPU, as the idle is
-                     copy_calls_per_step=float(copy.sum()) / n, copy_idle_ms_per_step=float(idle[1]),
+                     copy_calls_per_step=float(copy.sum()) / n, copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
                      copy_callers=_top(h, callers[copy], n, top_n), unrecorded_ms_per_step=float(idle[2]))
 
 
@@ -158,9 +160,9 @@ def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN0
 
 def _idle_after(g, h, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarray, np.ndarray],  # noqa: ANN001
                 recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]
-                ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-    """GPU idle (ps) after the syncs: [the program's syncs, the copies' waits, unrecorded host time], and the
-    program's syncs' idle intervals (for the step's ledger to book).
+                ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+    """GPU idle (ps) after the syncs: [the program's syncs, the copies' waits, unrecorded host time], and the idle
+    intervals of the program's syncs and of the copies' waits (for the step's ledger to book).
 
     Each idle gap runs from the end of the device work the syncs waited for to the GPU's next device event; it is
     the cause's of the last sync in it (the one the host returned from before launching again).  Less the time the
@@ -171,13 +173,13 @@ def _idle_after(g, h, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarra
     out = np.zeros(3)
     none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     if not len(d):
-        return out, none
+        return out, [none, none]
     run_end = np.maximum.accumulate(d.end)
     j = np.searchsorted(d.start, ends, side="left")  # the first device event starting after the sync returned
     ok = (j > 0) & (j < len(d))
     j, last_end, is_copy = j[ok], ends[ok], copy[ok]
     if not j.size:
-        return out, none
+        return out, [none, none]
     order = np.lexsort((last_end, j))  # by gap, then by when the sync returned: the last of each gap decides
     j, is_copy = j[order], is_copy[order]
     last = np.ones(j.size, dtype=bool)
@@ -186,7 +188,7 @@ def _idle_after(g, h, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarra
     kept = g.step[j] >= 0  # the work the GPU waited for belongs to a kept step
     a, b, is_copy = run_end[j - 1][kept].astype(np.int64), d.start[j][kept].astype(np.int64), is_copy[kept]
     pos = b > a
-    program = none
+    spans = [none, none]
     for i, sel in enumerate((~is_copy & pos, is_copy & pos)):
         s, e = a[sel], b[sel]
         if waits[0].size:
@@ -195,6 +197,5 @@ def _idle_after(g, h, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarra
         s, e = _covered(h, recorded, s, e)
         out[i] = float((e - s).sum())
         out[2] += total - out[i]
-        if i == 0:
-            program = (s, e)
-    return out, program
+        spans[i] = (s, e)
+    return out, spans

@@ -697,8 +697,11 @@ class HostSyncs:
     wait_ms_per_step: float = 0.0
     #: syncs that are a blocking copy's own (a pageable host-to-device copy waits for its stream), per kept step
     copy_calls_per_step: float = 0.0
-    #: GPU idle after those blocking copies until the host launched again: the copies' cost, not a sync's
+    #: GPU idle after those blocking copies until the host launched again: the copies' cost, not a sync's (inside the
+    #: kept steps, as the ledger books it)
     copy_idle_ms_per_step: float = 0.0
+    #: that idle per breakdown category, as ``gpu_idle_ledger_ms`` is the syncs' (issue #36)
+    copy_idle_ledger_ms: dict[str, float] = field(default_factory=dict)
     copy_callers: list[tuple[str, float]] = field(default_factory=list)
     #: GPU idle after any sync or blocking copy while the host thread ran nothing the profiler recorded (Python the
     #: profiler did not trace): named apart, neither the sync's nor the copy's

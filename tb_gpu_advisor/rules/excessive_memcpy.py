@@ -22,6 +22,7 @@ from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, T, action, count, n_of, finding, grade, ms, pct, rule, saving, share_metric,
                                        step_windows, table)
 from tb_gpu_advisor.rules.host_op_placement import host_op_time
+from tb_gpu_advisor.rules.savings import idle_claims
 
 ID = "excessive_memcpy"
 _NAMES = {"h2d": "H2D", "d2h": "D2H", "d2d": "D2D", "p2p": "P2P", "memset": "Memset", "other": "other"}
@@ -104,8 +105,8 @@ def check(m: HostMetrics) -> list[Finding]:
         saving=saving(ctx, max(blocking, sync_ms), "blocking and synchronous copies overlap with compute or disappear "
                                                    "(pinned memory and non_blocking copies, ops kept on the GPU, async "
                                                    "prefetch)",
-                      [("copies", "copies", max(blocking - waits, sync_ms))] + ([("launch", "launch", waits)] if waits
-                                                                               else [])),
+                      [("copies", "copies", max(blocking - waits, sync_ms))]
+                      + idle_claims(m.syncs.copy_idle_ledger_ms)),
         evidence=[table("Copies per step by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
                                                          "sync count/step", "recurring", "top ops"], rows)],
         windows=step_windows(ctx, key=lambda s: s.breakdown.memcpy_h2d + s.breakdown.memcpy_d2h + s.breakdown.memcpy_d2d,

@@ -54,13 +54,22 @@ def test_device_copy_fixes_use_each_vendors_words():
 
 
 def test_device_copies_beside_bigger_host_copy_waits_come_second():
-    """TorchRec's A100 trace (wild/torchrec_a100_stalls): 256 D2D copies a step block 4.8 ms, while 9 pageable copies
-    to the device a step leave the GPU idle 8.1 ms after them.  Main had no copy finding (the H2D part alone was
-    under 5% of the step); the finding now counts both, leads with the H2D copies and their pinned-memory fix, and
-    gives the device-copy fix after it."""
+    """TorchRec's A100 trace (wild/torchrec_a100_stalls): 256 D2D copies a step block 4.8 ms, while 15 copies to the
+    device a step block 3.3 ms and leave the GPU idle after them -- 8.1 ms in all, of which the step's ledger holds
+    3.6 ms inside the kept steps (issue #36: the rest lies where the breakdown books other causes).  Together the
+    copies block 4.7% of the 245 ms step, under the 5% warning: no finding at the default threshold.  With the
+    threshold lowered to 4%, the finding counts both directions, leads with the H2D copies and their pinned-memory
+    fix, and gives the device-copy fix after it."""
+    from tb_gpu_advisor.common.thresholds import override
+
     (s,) = discover(str(FIXTURES / "wild" / "torchrec_a100_stalls"))
-    f = _finding(analyze_session(s.run, s.session, s.hosts).to_dict())
+    rep = analyze_session(s.run, s.session, s.hosts).to_dict()
+    assert not [f for f in rep["findings"] if f["rule"] == "excessive_memcpy"]
+    with override(**{"excessive_memcpy.warning": 0.04}):
+        f = _finding(analyze_session(s.run, s.session, s.hosts).to_dict())
     assert "mostly H2D" in f["summary"]
     texts = [a["text"] for a in f["actions"]]
     assert texts[0].startswith("Copy from pinned")
     assert any(".contiguous()" in t for t in texts[1:])
+    held = f["saving"]["recovers"]
+    assert sum(r["ms"] for r in held if r["group"] != "copies") <= 3.6 + 0.01

@@ -221,9 +221,17 @@ def kernel_class(name: str, *, tensor_core: bool, tc_eligible: bool, elementwise
 
 
 
+#: C++'s name for an unnamed namespace, inside many ATen kernels' names (``at::native::(anonymous namespace)::...``):
+#: a parenthesis that is no argument list, dropped from short names.
+_ANON_NS = "(anonymous namespace)::"
+
+
 def short_kernel_name(name: str, width: int = 80) -> str:
-    """Readable kernel name: template arguments collapsed, cut to ``width``."""
-    s = name
+    """Readable kernel name: template arguments collapsed, the argument list and ``(anonymous namespace)::`` dropped,
+    cut to ``width`` -- ``void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<...>(...)`` is
+    ``at::native::vectorized_layer_norm_kernel<…>``, never ``at::native::`` (the first parenthesis taken for the
+    arguments)."""
+    s = name.replace(_ANON_NS, "")
     if s.startswith("void "):
         s = s[5:]
     depth, out = 0, []

@@ -127,7 +127,7 @@ def _step_info(report: Report) -> str:
         bits.append(f"{sum(steps)} step{'s' if sum(steps) != 1 else ''}")
     # the step time: a host's breakdown categories add up to its mean step
     per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
-    if per_host:
+    if per_host and sum(per_host) > 0:  # a memory snapshot's empty ledger is no step of 0 us
         bits.append(f"step {ms(sum(per_host) / len(per_host))}")
     return ", ".join(bits)
 

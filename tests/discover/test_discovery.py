@@ -429,3 +429,57 @@ def test_a_file_without_any_clock_is_named_by_its_modification_time(tmp_path):
     os.utime(path, ns=(T0, T0))
     (s,) = discover(str(tmp_path))
     assert s.session == "2026_11_22_20_46_24"
+
+
+#: Real traces whose writer (TraceLens) put ``baseTimeNanoseconds`` and ``distributedInfo`` after ``traceEvents``,
+#: megabytes from the start (tests/fixtures/wild/PROVENANCE.md).
+CLOCK_AT_END = ["hf_qwen_h100/Qwen_Qwen1.5-0.5B-Chat.1016005.pt.trace.json.gz",
+                "ddp_mi300x_actckpt/rank0_iter16_18.542.pt.trace.json.gz"]
+
+
+def _clock_by_hand(path: str) -> tuple[str, dict]:
+    """(session name, distributedInfo) read with the standard library: ``baseTimeNanoseconds`` plus the first event."""
+    import gzip
+    import json
+    import time
+
+    doc = json.load(gzip.open(path))
+    first_us = next(e["ts"] for e in doc["traceEvents"] if "ts" in e)
+    when = (doc["baseTimeNanoseconds"] + first_us * 1e3) / 1e9
+    return time.strftime("%Y_%m_%d_%H_%M_%S", time.gmtime(when)), doc.get("distributedInfo") or {}
+
+
+@pytest.mark.parametrize("rel", CLOCK_AT_END)
+def test_a_clock_written_after_the_events_names_the_session(tmp_path, rel):
+    """The session was the checkout's time (the file's mtime) when the clock came after ``traceEvents``: read from
+    the file's end it is the capture's own (hf_qwen_h100: 2025-07-18 11:51 UTC, SURVEY.md), and the rank with it."""
+    import shutil
+
+    from tests.support.paths import FIXTURES
+
+    src = FIXTURES / "wild" / rel
+    dst = tmp_path / "run" / src.name
+    dst.parent.mkdir()
+    shutil.copyfile(src, dst)
+    os.utime(dst, ns=(T0 + 10**18, T0 + 10**18))  # 2058: any later mtime, never the answer
+    want, info = _clock_by_hand(str(src))
+    (s,) = discover(str(tmp_path))
+    assert s.session == want
+    header = kineto_layout.read_header(str(dst), dst.stat().st_size, dst.stat().st_mtime_ns)
+    assert (header.rank, header.world_size) == (info.get("rank"), info.get("world_size"))
+
+
+def test_a_trace_too_large_to_read_for_its_end_keeps_the_modification_time(tmp_path, monkeypatch):
+    """Discovery never reads a large file whole for its clock: past the bound the session is named by its mtime."""
+    import shutil
+
+    from tests.support.paths import FIXTURES
+
+    monkeypatch.setattr(kineto_layout, "TAIL_SCAN_MAX_BYTES", 1000)
+    src = FIXTURES / "wild" / CLOCK_AT_END[0]
+    dst = tmp_path / "run" / src.name
+    dst.parent.mkdir()
+    shutil.copyfile(src, dst)
+    os.utime(dst, ns=(T0, T0))
+    (s,) = discover(str(tmp_path))
+    assert s.session == "2026_11_22_20_46_24"

@@ -15,7 +15,8 @@ event's absolute time in the old schema), else the file's modification time -- n
 session on one machine (workers ``<host>_<pid>``) become one host whose GPUs are the ranks' GPUs.
 
 The clock and ``distributedInfo`` come from the first :data:`HEADER_BYTES` of each file (decompressed; a ranged
-read on object stores), cached by the file's identity.
+read on object stores), cached by the file's identity; a file whose start holds no clock (a writer put it after
+``traceEvents``) is read to its end for it, up to :data:`TAIL_SCAN_MAX_BYTES` on disk.
 """
 
 from __future__ import annotations
@@ -160,7 +161,9 @@ def read_header(path: str, size: int = 0, mtime_ns: int = 0) -> Header:
     with _headers_lock:
         if key in _headers:
             return _headers[key]
-    header = _parse_header(_head_bytes(path), mtime_ns / 1e9 if mtime_ns else None)
+    head = _head_bytes(path)
+    tail = _tail_bytes(path, size) if len(head) >= HEADER_BYTES and not _BASE_TIME.search(head) else b""
+    header = _parse_header(head, mtime_ns / 1e9 if mtime_ns else None, tail)
     with _headers_lock:
         if len(_headers) > 50_000:
             _headers.clear()
@@ -181,12 +184,44 @@ def _head_bytes(path: str) -> bytes:
         return b""
 
 
-def _parse_header(head: bytes, mtime_s: float | None = None) -> Header:
+#: A trace whose clock is not in its first :data:`HEADER_BYTES` is read to its end for it up to this size on disk
+#: (compressed); a larger one is named by its modification time rather than read whole during discovery.
+TAIL_SCAN_MAX_BYTES = 32 << 20
+#: How much of a file's end is kept for its clock and ``distributedInfo`` (a process-group list can run to 20 kB).
+TAIL_BYTES = 256 << 10
+
+
+def _tail_bytes(path: str, size: int) -> bytes:
+    """The last :data:`TAIL_BYTES` of a trace (decompressed), b"" past :data:`TAIL_SCAN_MAX_BYTES` or on any error.
+
+    Why: writers that re-serialise a trace (TraceLens's cut windows, ``json.dump`` of the loaded dict) put
+    ``traceEvents`` first and ``baseTimeNanoseconds`` / ``distributedInfo`` after it, megabytes from the start; the
+    session was then named after the file's modification time -- the time of the checkout, not of the capture.  A
+    gzip stream cannot be entered at its end, so it is decompressed through, keeping only the last bytes."""
+    if size <= 0 or size > TAIL_SCAN_MAX_BYTES:
+        return b""
+    try:
+        with fsio.open_binary(path) as f:
+            raw = f.read(TAIL_SCAN_MAX_BYTES + 1)
+        if raw[:2] != b"\x1f\x8b":
+            return raw[-TAIL_BYTES:]
+        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        keep = b""
+        for i in range(0, len(raw), 1 << 20):
+            keep = (keep + d.decompress(raw[i:i + (1 << 20)]))[-TAIL_BYTES:]
+        return (keep + d.flush())[-TAIL_BYTES:]
+    except Exception:  # noqa: BLE001 - unreadable or cut off: no tail, the modification time names the session
+        return b""
+
+
+def _parse_header(head: bytes, mtime_s: float | None = None, tail: bytes = b"") -> Header:
     """The capture's time, from the first reading that is a plausible date no later than the file itself (a day's
     slack for clocks): ``baseTimeNanoseconds`` plus the first event; ``baseTimeNanoseconds`` alone (writers that
     put absolute times in ``ts`` beside it would land in 2039); the first ``ts`` as the absolute microseconds of the
-    old schema -- ``ts`` is always microseconds, never read at another scale (a relative one landed in 2015)."""
-    base = _BASE_TIME.search(head)
+    old schema -- ``ts`` is always microseconds, never read at another scale (a relative one landed in 2015).
+    ``tail`` (the file's end, when its start holds no clock) supplies ``baseTimeNanoseconds`` and
+    ``distributedInfo`` that a writer put after ``traceEvents``."""
+    base = _BASE_TIME.search(head) or _BASE_TIME.search(tail)
     first = _FIRST_TS.search(head)
     ts_us = float(first.group(1)) if first else None
     readings = []
@@ -197,10 +232,11 @@ def _parse_header(head: bytes, mtime_s: float | None = None) -> Header:
         readings.append(t if _EPOCH_MIN_S <= t <= _EPOCH_MAX_S else None)
     when = next((t for t in readings if t is not None and (mtime_s is None or t <= mtime_s + 86400.0)), None)
     rank = world = None
-    m = _DIST_INFO.search(head)
+    src = head if _DIST_INFO.search(head) else tail
+    m = _DIST_INFO.search(src)
     if m is not None:
         try:
-            info, _ = json.JSONDecoder().raw_decode(head[m.end():].decode("utf-8", "replace"))
+            info, _ = json.JSONDecoder().raw_decode(src[m.end():].decode("utf-8", "replace"))
         except ValueError:
             info = None
         if isinstance(info, dict):

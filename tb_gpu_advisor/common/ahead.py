@@ -21,10 +21,6 @@ from typing import TypeVar
 
 T = TypeVar("T")
 
-#: Seconds between two checks of a worker that has not yet seen that the consumer stopped.
-_DRAIN_POLL_S = 0.01
-
-
 def cores() -> int:
     """Cores this process may run on (its CPU affinity where the OS says, else the machine's count)."""
     try:
@@ -34,7 +30,8 @@ def cores() -> int:
 
 
 def run_ahead(items: Iterator[T], depth: int, name: str = "ahead") -> Iterator[T]:
-    """``items``, produced on a worker thread up to ``depth`` items before the caller asks for them.
+    """``items``, produced on a worker thread at most ``depth`` items before the caller takes them (the item the
+    caller is working on is not counted: with ``depth`` 1, the next is produced while the caller uses this one).
 
     Close the returned generator (or exhaust it) to stop the worker: leaving early (a ``break``, an error in the
     consumer) stops it after the item it is producing, and waits for that, so no work outlives the caller.
@@ -42,14 +39,16 @@ def run_ahead(items: Iterator[T], depth: int, name: str = "ahead") -> Iterator[T
     if depth <= 0 or cores() < 2:
         yield from items
         return
-    q: queue.Queue[tuple[int, object]] = queue.Queue(maxsize=depth)
+    q: queue.SimpleQueue[tuple[int, object]] = queue.SimpleQueue()
+    room = threading.Semaphore(depth)  # items the worker may still produce before the caller takes one
     stop = threading.Event()
-    worker = threading.Thread(target=_produce, args=(items, q, stop), name=name, daemon=True)
+    worker = threading.Thread(target=_produce, args=(iter(items), q, room, stop), name=name, daemon=True)
     worker.start()
     try:
         while True:
             kind, value = q.get()
             if kind == _ITEM:
+                room.release()
                 yield value  # type: ignore[misc]
             elif kind == _DONE:
                 return
@@ -57,25 +56,26 @@ def run_ahead(items: Iterator[T], depth: int, name: str = "ahead") -> Iterator[T
                 raise value  # type: ignore[misc]
     finally:
         stop.set()
-        while worker.is_alive():  # a worker blocked on a full queue: make room until it sees ``stop``
-            try:
-                q.get(timeout=_DRAIN_POLL_S)
-            except queue.Empty:
-                pass
+        room.release()  # a worker waiting for room wakes, sees ``stop`` and ends
         worker.join()
 
 
 _ITEM, _DONE, _RAISED = 0, 1, 2
 
 
-def _produce(items: Iterator[T], q: queue.Queue, stop: threading.Event) -> None:
-    """The worker: each item into ``q`` in order, then the end or the exception that ended ``items``."""
+def _produce(items: Iterator[T], q: queue.SimpleQueue, room: threading.Semaphore, stop: threading.Event) -> None:
+    """The worker: each item into ``q`` in order once there is room, then the end or the exception that ended
+    ``items``."""
     try:
-        for item in items:
-            q.put((_ITEM, item))
+        while True:
+            room.acquire()
             if stop.is_set():
                 return
+            try:
+                item = next(items)
+            except StopIteration:
+                q.put((_DONE, None))
+                return
+            q.put((_ITEM, item))
     except BaseException as e:  # noqa: BLE001 - handed to the consumer, raised there at the same position
         q.put((_RAISED, e))
-        return
-    q.put((_DONE, None))

@@ -54,7 +54,7 @@ import numpy as np
 from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.common.ahead import run_ahead
+from tb_gpu_advisor.common.ahead import cores, run_ahead
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.xplane import compiled, wire
@@ -146,31 +146,34 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
         planes: list[Plane] = []
         texts: dict[int, list[str]] = {n: [] for n in _SPACE_TEXT_FIELDS}
         empty = dropped = seen = 0
-        for number, value in wire.stream_top_level_fields(stream, size, buffered=frozenset({_SPACE_PLANES})):
-            if number == _SPACE_PLANES:
-                if not isinstance(value, np.ndarray):  # e.g. ``08 00``: field 1 written as a varint
-                    raise CorruptProfileError("XSpace field 1 (planes) is not a message")
-                seen += 1
-                if seen > MAX_TOTAL_PLANES:  # 25 us per skipped empty plane: 4M in 100 MB would take 100 s
-                    raise CorruptProfileError(f"more than {MAX_TOTAL_PLANES} planes: not the capture of one host")
-                if empty >= MAX_EMPTY_PLANES and _surely_empty(value):
-                    dropped += 1  # 100k empty planes in 2 MB took 58 s: skipped before they are parsed
-                    continue
-                plane = _read_plane(value, clock, keep_stats)
-                if not any(len(ln) for ln in plane.lines):
-                    empty += 1
-                    if empty > MAX_EMPTY_PLANES:
-                        dropped += 1
+        ahead = size // _READ_AHEAD_SHARE if cores() > 1 else 0
+        with closing(wire.stream_top_level_fields(stream, size, frozenset({_SPACE_PLANES}), ahead)) as fields:
+            for number, value in fields:
+                if number == _SPACE_PLANES:
+                    if not isinstance(value, np.ndarray):  # e.g. ``08 00``: field 1 written as a varint
+                        raise CorruptProfileError("XSpace field 1 (planes) is not a message")
+                    seen += 1
+                    if seen > MAX_TOTAL_PLANES:  # 25 us per skipped empty plane: 4M in 100 MB would take 100 s
+                        raise CorruptProfileError(f"more than {MAX_TOTAL_PLANES} planes: not the capture of one host")
+                    if empty >= MAX_EMPTY_PLANES and _surely_empty(value):
+                        dropped += 1  # 100k empty planes in 2 MB took 58 s: skipped before they are parsed
                         continue
-                planes.append(plane)
-                if len(planes) > MAX_PLANES:
-                    raise CorruptProfileError(f"more than {MAX_PLANES} planes with events: not the capture of one host")
-                big = value.shape[0] > _TRIM_BYTES
-                del value, plane
-                if big:  # a few ms per call: not after each of thousands of tiny planes
-                    release_free_heap()
-            elif number in texts and isinstance(value, bytes):
-                texts[number].append(value.decode("utf-8", "replace"))
+                    plane = _read_plane(value, clock, keep_stats)
+                    if not any(len(ln) for ln in plane.lines):
+                        empty += 1
+                        if empty > MAX_EMPTY_PLANES:
+                            dropped += 1
+                            continue
+                    planes.append(plane)
+                    if len(planes) > MAX_PLANES:
+                        raise CorruptProfileError(
+                            f"more than {MAX_PLANES} planes with events: not the capture of one host")
+                    big = value.shape[0] > _TRIM_BYTES
+                    del value, plane
+                    if big:  # a few ms per call: not after each of thousands of tiny planes
+                        release_free_heap()
+                elif number in texts and isinstance(value, bytes):
+                    texts[number].append(value.decode("utf-8", "replace"))
     except CorruptProfileError as e:
         raise ProfileReadError(path, f"not a valid XSpace profile: {e}") from e
     except (OSError, DecodeError, wire.WireError, UnicodeDecodeError, ValueError, OverflowError) as e:
@@ -198,6 +201,10 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
     )
 
 
+#: A plane of up to this share of the file is read while the one before it is decoded (``wire``'s
+#: ``ahead_bytes``): the read's peak holds at most a quarter of the file more, and a plane of ~1 GB planes is read
+#: as before.
+_READ_AHEAD_SHARE = 4
 #: Planes without events kept per file; the rest are skipped (a host has a few devices, not thousands).
 MAX_EMPTY_PLANES = 64
 #: Planes with events a file may hold: one host's devices are far fewer; a file with more is refused.

@@ -281,6 +281,30 @@ def test_the_c_walk_runs_on_a_second_core_with_the_same_columns(monkeypatch):
     assert results[2].num_events > 150_000
 
 
+@needs_compiled
+@pytest.mark.parametrize("path", [c for c in _captures() if "fixtures/real/" in c or "v100" in c][:4],
+                         ids=lambda p: os.path.basename(p))
+def test_planes_read_ahead_give_the_same_columns(monkeypatch, path):
+    """Every plane read on a thread while the one before it is decoded (the floor and share lowered so that the
+    small real captures here read ahead too): the reference's columns."""
+    from tb_gpu_advisor.common import ahead
+    from tb_gpu_advisor.formats.xplane import wire
+
+    started = []
+    real = wire._Reading.__init__
+
+    def counted(self, stream, length):
+        started.append(length)
+        real(self, stream, length)
+
+    monkeypatch.setattr(ahead, "cores", lambda: 2)
+    monkeypatch.setattr(wire, "AHEAD_MIN_BYTES", 1)
+    monkeypatch.setattr(reader, "_READ_AHEAD_SHARE", 1)
+    monkeypatch.setattr(wire._Reading, "__init__", counted)
+    fast, ref = read_both(path, USED_STATS)
+    assert started and differences(fast, ref) == []
+
+
 # -- the C functions' own guards ----------------------------------------------------------------------------------
 
 

@@ -19,6 +19,8 @@ import threading
 from collections.abc import Iterator
 from typing import TypeVar
 
+from tb_gpu_advisor.common.memory import share_one_heap
+
 T = TypeVar("T")
 
 def cores() -> int:
@@ -39,6 +41,7 @@ def run_ahead(items: Iterator[T], depth: int, name: str = "ahead") -> Iterator[T
     if depth <= 0 or cores() < 2:
         yield from items
         return
+    share_one_heap()  # the worker's allocations in the main heap (see common/memory.py)
     q: queue.SimpleQueue[tuple[int, object]] = queue.SimpleQueue()
     room = threading.Semaphore(depth)  # items the worker may still produce before the caller takes one
     stop = threading.Event()

@@ -55,7 +55,7 @@ from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.ahead import cores, run_ahead
-from tb_gpu_advisor.common.memory import release_free_heap
+from tb_gpu_advisor.common.memory import release_free_heap, share_one_heap
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.xplane import compiled, wire
 from tb_gpu_advisor.formats.xplane.schema import parse as parse_message
@@ -147,6 +147,8 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
         texts: dict[int, list[str]] = {n: [] for n in _SPACE_TEXT_FIELDS}
         empty = dropped = seen = 0
         ahead = size // _READ_AHEAD_SHARE if cores() > 1 else 0
+        if ahead:
+            share_one_heap()  # planes read ahead are allocated in the main heap (see common/memory.py)
         with closing(wire.stream_top_level_fields(stream, size, frozenset({_SPACE_PLANES}), ahead)) as fields:
             for number, value in fields:
                 if number == _SPACE_PLANES:

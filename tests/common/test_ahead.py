@@ -6,12 +6,17 @@ a reordered item, a lost exception or a worker left running would change or leak
 
 from __future__ import annotations
 
+import os
+import platform
+import subprocess
+import sys
 import threading
 import time
 
 import pytest
 
 from tb_gpu_advisor.common import ahead
+from tests.support.paths import REPO
 
 
 @pytest.fixture
@@ -84,3 +89,35 @@ def test_without_a_second_core_or_depth_the_caller_produces(monkeypatch, depth, 
     threads: list[int] = []
     assert list(ahead.run_ahead(_producer(10, threads), depth=depth)) == list(range(10))
     assert set(threads) == {threading.get_ident()}
+
+
+_ARENAS = """
+import ctypes, sys
+from tb_gpu_advisor.common import ahead
+ahead.cores = lambda: 2
+if sys.argv[1] == "own heaps":
+    ahead.share_one_heap = lambda: None
+def produce():
+    for _ in range(50):
+        yield [bytearray(200) for _ in range(200)]  # small blocks: from the thread's heap, never mmap'd alone
+kept = list(ahead.run_ahead(produce(), 2))
+libc = ctypes.CDLL("libc.so.6")
+libc.open_memstream.restype = ctypes.c_void_p
+text, size = ctypes.c_char_p(), ctypes.c_size_t()
+fp = ctypes.c_void_p(libc.open_memstream(ctypes.byref(text), ctypes.byref(size)))
+libc.malloc_info(0, fp)
+libc.fclose(fp)
+print(text.value.decode().count("<heap nr="))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or platform.libc_ver()[0] != "glibc",
+                    reason="glibc's per-thread heaps")
+@pytest.mark.parametrize("setting,heaps", [("one heap", 1), ("own heaps", 2)])
+def test_the_worker_allocates_from_the_main_heap(setting, heaps):
+    """glibc's ``malloc_info`` counts the heaps: the worker's blocks land in the main one, where what it frees is
+    reused and trimmed (``common/memory.share_one_heap``); without that call the worker gets a heap of its own
+    (the control case, which shows the count can tell)."""
+    out = subprocess.run([sys.executable, "-c", _ARENAS, setting], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}, check=True)
+    assert int(out.stdout.strip()) == heaps, out.stderr

@@ -38,6 +38,15 @@ it, so both paths give the same Timeline or the same error
 (``tests/formats/test_xplane_compiled.py``).  Measured on the 100 MB
 captures, the read with the analysis's stat pruning: 0.49-0.59x the Python
 path's CPU (dense: 0.66 -> 0.39 s; ``docs/benchmarks.md``).
+
+Both cores (issue #38): with the compiled decoder, the C walk of a plane's
+lines and batches runs on a worker thread a couple of batches ahead of the
+Python that interns and joins them (``common/ahead.py``: the same items in
+the same order, so the same columns and errors), and a plane of up to a
+quarter of the file is read from the file while the plane before it is
+decoded (``wire.stream_top_level_fields``' ``ahead_bytes``): at most one
+plane more in memory.  Dense 100 MB capture, read alone on an idle second
+core: 0.49 s -> 0.30 s of wall time, CPU unchanged.
 """
 
 from __future__ import annotations
@@ -139,7 +148,8 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
 
     The top level of an XSpace is a handful of fields (planes, host names),
     read here straight from the file; each plane's bytes are read when it is
-    decoded and dropped after, so the whole file is never held in memory.
+    decoded (or, up to a quarter of the file, while the plane before it is) and
+    dropped after, so the whole file is never held in memory.
     """
     try:
         clock = _Clock()

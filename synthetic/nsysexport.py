@@ -401,9 +401,10 @@ STARTUP_CALLS = (("cudaFree_v3020", 1, 120_000_000), ("cudaStreamCreateWithFlags
 WINDOW_RANGES = ("load batch", "preprocess")
 
 
-def write_window(path: str, window: str, ranges: int = 6) -> dict:
+def write_window(path: str, window: str, ranges: int = 6, process: str = "python3") -> dict:
     """Write an export whose window holds no GPU work, as ``window`` (:data:`WINDOWS`) says; return its truth:
-    the window, the CUDA calls, NVTX ranges and memset bytes written, and the context creation's ms."""
+    the window, the CUDA calls, NVTX ranges and memset bytes written, and the context creation's ms.  ``process``
+    names the profiled program (a Python interpreter, or a CUDA program's own binary)."""
     if window not in WINDOWS:
         raise ValueError(f"window {window!r}: one of {WINDOWS}")
     strings = _Strings()
@@ -434,8 +435,8 @@ def write_window(path: str, window: str, ranges: int = 6) -> dict:
                 t += 3_500_000
                 nvtx += 1
     stop = t + 1_000_000
-    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python3"), gtid))
-    con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", (gpid, pid))
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings(process), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, process))
     con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
     con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
     con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
@@ -449,6 +450,148 @@ def write_window(path: str, window: str, ranges: int = 6) -> dict:
     con.close()
     return {"window": window, "cuda_calls": calls, "nvtx_ranges": nvtx, "memset_bytes": memset,
             "context_ms": STARTUP_CALLS[0][2] / 1e6 if window == "startup" else 0.0}
+
+
+# --------------------------------------------------------------------------- a DLProf-annotated cold forward (issue 37)
+
+#: The cuDNN kernel each convolution's algorithm search times, and the one it keeps.
+CUDNN_CONV = "void cudnn::cnn::implicit_convolve_sgemm<float, float, 128, 5, 5, 3, 3, 3, 1, false, true, true>"
+RELU = "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::clamp_min_kernel_cuda>"
+
+
+def write_dlprof_forward(path: str, params: int = 10, convs: int = 2, trials: int = 8,
+                         context_ms: float = 400.0) -> dict:
+    """Write the export of one cold forward pass annotated by DLProf (``nvidia_dlprof_pytorch_nvtx.init()`` under
+    ``emit_nvtx``), shaped after MohanadOdema/DLProf's real LeNet capture: the process creates its CUDA context in
+    the first ``cudaMalloc`` (``context_ms``, the GPU idle), ``model.cuda()`` then uploads ``params`` tensors -- each a
+    ``{'traceMarker': ..., 'funcStack': ...}`` range around a ``{'mod': 'Tensor', 'op': 'cuda', ...}`` range around a
+    pageable ``cudaMemcpyAsync`` and its ``cudaStreamSynchronize`` -- the input is copied the same way, and the
+    forward runs ``convs`` convolutions under ``cudnn.benchmark``: each first call times ``trials`` candidate kernels
+    between CUDA events and waits on each (``cudaEventSynchronize`` inside ``aten::cudnn_convolution``), then runs
+    the one it keeps, and a ReLU.  Return the truth: every sync is a one-time cost (upload or search); none is a value
+    the program reads."""
+    us = 1000
+    strings = _Strings()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL]) + ";")
+    pid = 5150
+    gtid, gpid = _gid(pid, pid), _gid(pid)
+    t = SESSION_START_NS + 3_000_000
+    corr = 0
+    runtime, nvtx, memcpy, kernels, syncs = [], [], [], [], []
+    stream_free = 0
+
+    def call(name: str, dur_us: float) -> int:
+        nonlocal t, corr
+        corr += 1
+        runtime.append((t, t + int(dur_us * us), corr, strings(name)))
+        t += int(dur_us * us) + 2 * us
+        return corr
+
+    def kernel(name: str, dur_us: float) -> None:
+        nonlocal stream_free
+        c = call("cudaLaunchKernel_v7000", 6)
+        ks = max(t + 2 * us, stream_free)
+        stream_free = ks + int(dur_us * us)
+        kernels.append((ks, stream_free, c, strings(name)))
+
+    def wait(name: str) -> None:
+        nonlocal t
+        c = call(name, 3)
+        a = runtime[-1][0]
+        end = max(stream_free + 4 * us, a + 3 * us)
+        runtime[-1] = (a, end, c, runtime[-1][3])
+        syncs.append((stream_free, end - 2 * us, c, 1 if "Event" in name else 3))
+        t = end + 2 * us
+
+    def annotated(mod: str, op: str, shape: tuple, frame: str, body) -> None:  # noqa: ANN001 - a callable
+        nonlocal t
+        outer, t = t, t + 10 * us
+        inner = t
+        body()
+        t += 5 * us
+        args = [{"name": "", "type": "tensor", "shape": shape, "dtype": "float32"}]
+        nvtx.append((inner, t, str({"mod": mod, "op": op, "args": args})))
+        t += 5 * us
+        nvtx.append((outer, t, str({"traceMarker": ["net.py:34"], "funcStack": f"/<module>/{frame}"})))
+        t += 60 * us
+
+    def upload(nbytes: int) -> None:
+        nonlocal stream_free
+        c = call("cudaMemcpyAsync_v3020", 20)
+        cs = max(t, stream_free)
+        stream_free = cs + max(2 * us, nbytes // 5000)  # ~5 GB/s from pageable memory
+        memcpy.append((cs, stream_free, c, nbytes))
+        wait("cudaStreamSynchronize_v3020")
+
+    shapes = [(6, 3, 3, 3), (6,), (16, 6, 5, 5), (16,), (120, 400), (120,), (84, 120), (84,), (10, 84), (10,)]
+    for k in range(params):
+        shape = shapes[k % len(shapes)]
+        nbytes = 4 * int(np.prod(shape))
+
+        def body(k: int = k, nbytes: int = nbytes) -> None:
+            if k == 0:  # the process's first CUDA call creates its context
+                call("cudaMalloc_v3020", context_ms * 1000)
+            else:
+                call("cudaMalloc_v3020", 8)
+            upload(nbytes)
+        annotated("Tensor", "cuda", shape, "Module::cuda/_apply/cuda", body)
+    annotated("Tensor", "cuda", (32, 3, 32, 32), "cuda", lambda: upload(4 * 32 * 3 * 32 * 32))
+    autotune = 0
+    for i in range(convs):
+        def conv(i: int = i) -> None:
+            nonlocal t, autotune
+            a = t
+            t += 5 * us
+            b = t
+            for _ in range(trials):
+                call("cudaEventRecord_v3020", 3)
+                kernel(CUDNN_CONV, 40 + 10 * i)
+                call("cudaEventRecord_v3020", 3)
+                wait("cudaEventSynchronize_v3020")
+                autotune += 1
+            kernel(CUDNN_CONV, 40 + 10 * i)
+            nvtx.append((b, t, f"aten::cudnn_convolution, seq = {2 * i}"))
+            t += 3 * us
+            nvtx.append((a, t, f"aten::conv2d, seq = {2 * i}"))
+            t += 3 * us
+        annotated("torch.nn.functional", "conv2d", (32, 3, 32, 32), "Net::forward/conv2d", conv)
+
+        def relu(i: int = i) -> None:
+            nonlocal t
+            a = t
+            kernel(RELU, 8)
+            nvtx.append((a, t, f"aten::relu, seq = {2 * i + 1}"))
+        annotated("torch.nn.functional", "relu", (32, 6, 30, 30), "Net::forward/relu", relu)
+    stop = max(t, stream_free) + 1_000_000
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(a, b, text, gtid) for a, b, text in nvtx])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,1,0,2)",
+                    [(a, b, c, gpid, n) for a, b, c, n in memcpy])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId, "
+                    "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,1,7,?,?,?,0)",
+                    [(a, b, c, gpid, k) for a, b, c, k in syncs])
+    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, 8, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c, n) in enumerate(kernels)])
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python3"), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", (gpid, pid))
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
+    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
+    con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)", [(i, n, n) for i, n in _COPY_KINDS])
+    con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
+    con.executemany("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _SYNC_TYPES])
+    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
+    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    con.commit()
+    con.close()
+    return {"uploads": params + 1, "upload_syncs": params + 1, "autotune_syncs": autotune, "convs": convs,
+            "kernels": len(kernels), "context_ms": context_ms}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -174,3 +174,16 @@ test("roofline dots that would cover each other are moved apart and sized by the
   assert.equal(a.y, b.y); // moved sideways only: the height still reads as the TFLOP/s
   assert.match(svg.querySelector("circle[data-dx]:not([data-dx='0']) title").textContent, /moved sideways/);
 });
+
+test("the panels' labels read the report's ledger, not the bars' means", () => {
+  // a report whose ledger says otherwise than its rows (rows kept from a longer capture): the labels follow the ledger
+  const rows = multiGpuRows(2, 6, 0, true);
+  const hr = { breakdown_ms: { device_compute: 5, launch_wait: 3 }, achievable: { step_ms: 8 },
+    gpus: [{ gpu: 0, step_ms: 10, breakdown: { device_compute: 9, other: 1 } }, { gpu: 1, step_ms: 6, breakdown: { device_compute: 3 } }] };
+  const svg = charts.stepChart(rows, { ledger: charts.stepLedger(hr) });
+  const labels = [...svg.querySelectorAll(".panel-label")].map((t) => t.textContent);
+  assert.deepEqual(labels, ["All GPUs (mean) · device compute 5.0 ms of 8.0 ms step (63%)",
+    "GPU 0 · device compute 9.0 ms of 10.0 ms step (90%)", "GPU 1 · device compute 3.0 ms of 6.0 ms step (50%)"]);
+  // without a ledger (an old cached report): the bars' means, as before
+  assert.match(charts.stepChart(rows).querySelector(".panel-label").textContent, /^All GPUs \(mean\) · device compute 4\.0 ms of 7\.0 ms/);
+});

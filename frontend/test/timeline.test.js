@@ -5,6 +5,7 @@ import { fixture, HOSTILE, legend, STATIC } from "./dom_env.js";
 
 const tl = await import(new URL("timeline.js", STATIC));
 const views = await import(new URL("views.js", STATIC));
+const fmt = await import(new URL("format.js", STATIC));
 // a real /window answer: the demo input_bound finding's first window (tests/support/plugin_fixtures.py), hostile names
 const windowFixture = () => JSON.parse(readFileSync(new URL("./fixtures/window.json", import.meta.url), "utf8"));
 const sel = { run: "input_bound", session: "2026_01_01_00_00_00", legend: legend() };
@@ -268,4 +269,21 @@ test("a finding's windows on several hosts name the host on their buttons (was: 
   const merged = fixture().findings.find((x) => (x.hosts || []).length > 1);
   const names = [...tl.windowTimelines(merged, { ...sel }).querySelectorAll("button.show-window")].map((b) => b.textContent);
   assert.equal(new Set(names).size, names.length, names.join(" | "));
+});
+
+test("the legend gives each idle category's time as the server summed it over every run, not the drawn runs", () => {
+  const data = windowFixture();
+  const want = data.idle_ms[0].ms.input_wait;
+  // drop all but one drawn run, as the 2,000-run bound does on a busy window: the legend's time must not move
+  const kept = data.idle.filter((r) => r.category === "input_wait").slice(0, 1);
+  const shown = { ...data, idle: [...kept, ...data.idle.filter((r) => r.category !== "input_wait")] };
+  const drawn = kept.reduce((a, r) => a + r.end_ms - r.start_ms, 0);
+  assert.ok(Math.abs(drawn - want) > 1e-3 || data.idle.filter((r) => r.category === "input_wait").length === 1);
+  const li = tl.timelineLegend(shown, null, LEGEND).querySelector('li[data-category="input_wait"]');
+  assert.ok(li.textContent.endsWith(`: ${fmt.ms(want)}`), li.textContent);
+  // several GPUs: each GPU's own time, named
+  const two = { ...data, idle_ms: [{ gpu: 0, ms: { input_wait: 1.5 } }, { gpu: 1, ms: { input_wait: 0.25 } }] };
+  const li2 = tl.timelineLegend(two, null, LEGEND).querySelector('li[data-category="input_wait"]');
+  assert.ok(li2.textContent.endsWith(`: GPU 0 ${fmt.ms(1.5)} · GPU 1 ${fmt.ms(0.25)}`), li2.textContent);
+  assert.equal(tl.idleTotals({ idle_ms: [] }, "input_wait"), "");
 });

@@ -435,3 +435,12 @@ test("an overlap names the other findings by their rank, never by a rule id (iss
   assert.doesNotMatch(text, new RegExp(b.rule));
   assert.equal(views.overlapText({ saving: { overlaps: ["x:y", "z"] } }, {}), "Overlaps with 2 other findings: the savings do not add up.");
 });
+
+test("the host line names the step source in words, never its id", () => {
+  const hr = { capture: { framework: "jax", framework_name: "JAX", length_ms: 450 }, gpus: [{ name: "H100" }],
+    steps: { count: 13, source: "trace_train", source_label: "step markers" } };
+  assert.ok(views.hostFacts(hr).includes("13 steps (step markers)"), views.hostFacts(hr));
+  // a report cached before the words: the count alone (was: "13 steps (trace_train)")
+  const old = views.hostFacts({ ...hr, steps: { count: 1, source: "whole_capture" } });
+  assert.ok(old.includes("1 step") && !old.join(" ").includes("whole_capture"), old);
+});

@@ -40,7 +40,8 @@ UNKNOWN = Framework(
 #: Every supported framework, in detection order.
 REGISTRY: dict[str, Framework] = {f.id: f for f in (tensorflow.FRAMEWORK, jax.FRAMEWORK, pytorch.FRAMEWORK)}
 #: Every framework a report may name: the detected ones and ``native`` (no ML framework, never detected by markers).
-_BY_ID: dict[str, Framework] = {**REGISTRY, native.FRAMEWORK.id: native.FRAMEWORK}
+_BY_ID: dict[str, Framework] = {**REGISTRY, native.FRAMEWORK.id: native.FRAMEWORK,
+                                 native.NOT_LOADED.id: native.NOT_LOADED}
 
 
 def tc_eligible_type(op_type_: str) -> bool:
@@ -147,5 +148,12 @@ def detect_trace(trace: Trace) -> Framework:
         return REGISTRY[hint]
     found = detect(trace.h.names, trace.metadata_keys)
     if found is UNKNOWN and trace.format == "nsys":  # Nsight profiles any CUDA program: none named is none at all
+        procs = [p for p in trace.producer.get("host_processes", "").split(",") if p]
+        # a Python program's window of CUDA calls only (no kernel, no range of its own): it ended in start-up,
+        # before the program imported its framework -- a window with the program's NVTX ranges ran its work unseen
+        marked = trace.ranges is not None and trace.ranges.idx.size > 0
+        if procs and all(native.is_python_process(p) for p in procs) and not marked and \
+                not any((d.kind == devices.KIND_KERNEL).any() for d in trace.devices if len(d)):
+            return native.NOT_LOADED
         return native.FRAMEWORK
     return found

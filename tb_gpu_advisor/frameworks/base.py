@@ -93,6 +93,9 @@ class Framework:
     step_end_event: NamePredicate = never
     #: host events of compiling the program: a one-time cost, never the steady state's (the job stage's phase)
     compile_event: NamePredicate = never
+    #: a framework op whose own syncs are a library's algorithm search (PyTorch's convolutions under
+    #: ``cudnn.benchmark``: candidate kernels timed with events on the first call of each shape): a one-time cost
+    autotune_event: NamePredicate = never
     #: kernels that only convert a tensor's dtype (regex fragments), and op types that do (``_to_copy``, TF ``Cast``)
     cast_kernels: tuple[str, ...] = ()
     cast_ops: tuple[str, ...] = ()
@@ -192,6 +195,8 @@ GENERIC_LABELS: dict[str, str] = {
     "host_op_meaning": "framework ops that launched no GPU work, by count (by time in detail); should be very small",
     #: one call of the framework's dispatch of compiled work (step-level launch-bound)
     "dispatch_call": "compiled call",
+    #: syncs inside the framework's ops that search for the fastest library kernel (the job stage's one-time costs)
+    "autotune": "an algorithm search (the library times candidate kernels on the first call of each shape)",
     #: who should see the GPU ("Was the GPU visible to ...?")
     "gpu_user": "the framework",
     #: the step compiled as one unit (eager-execution saving)

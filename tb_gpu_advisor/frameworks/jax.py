@@ -176,6 +176,11 @@ FIXES = {
     "host_sync": (TRANSFER_GUARD, SCAN_STEPS),
     "excessive_memcpy": (TRANSFER_GUARD,),
     "excessive_memcpy:h2d": (PREFETCH,),
+    "excessive_memcpy:d2d": (action(
+        "Copies on the device in a jitted program are XLA's layout changes and copies of buffers it may not "
+        "overwrite: donate the arrays a step replaces, so XLA updates them in place, and keep transposes and "
+        "concatenations inside one jitted function, where XLA fuses them.",
+        "step = jax.jit(step, donate_argnums=(0, 1))   # params and optimizer state updated in place"),),
     "step_gaps": (TRANSFER_GUARD, SCAN_STEPS, PREFETCH),
     "mixed_precision_off": (action(
         "Compute in bfloat16 and keep float32 parameters: cast parameters and inputs to the compute dtype "

@@ -10,6 +10,9 @@ CUDA's.
 
 from __future__ import annotations
 
+import dataclasses
+import re
+
 from tb_gpu_advisor.frameworks.base import Framework, action
 
 #: Why a framework check has nothing to say to such a program.
@@ -40,6 +43,10 @@ FIXES = {
                          "bookkeeping, or move that work off the critical thread."), _FEWER_SYNCS),
     "host_sync": (_FEWER_SYNCS,),
     "excessive_memcpy": (_OVERLAP_COPIES,),
+    "excessive_memcpy:d2d": (action(
+        "Remove the copies on the device the computation does not need: have each kernel write its output in the "
+        "layout and buffer the next kernel reads instead of staging it, and run a copy that must remain on a second "
+        "stream, overlapped with compute."),),
     "launch_bound": (_GRAPHS,),
     "allocator_churn": (action("Allocate device buffers once, outside the loop, and reuse them (or use the stream-ordered "
                                "allocator: cudaMallocAsync / cudaFreeAsync with a memory pool): cudaFree synchronizes the "
@@ -72,3 +79,22 @@ FRAMEWORK = Framework(
     capture_snippet=CAPTURE,
     capture_hint=("nsys profile --trace=cuda,nvtx -o run ./app && nsys export --type sqlite run.nsys-rep",),
 )
+
+#: Why a framework check has nothing to say to a Python process whose window ended before it loaded a framework.
+_NOT_LOADED = ("no framework loaded yet: the Python process ran no framework op before the window ended, so there "
+               "is no {} to check -- record a later window")
+#: The profiled process is a Python interpreter (``python``, ``python3``, ``python3.10``): a Python program reaches
+#: its GPU through a framework it imports, so a window with no framework op is one that ended before the import.
+_PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
+
+
+def is_python_process(name: str) -> bool:
+    return bool(_PYTHON.match(name.strip()))
+
+
+#: :data:`FRAMEWORK` for a Python process whose window holds no framework op and no GPU work: not "no ML framework"
+#: (the issue #37 misreading of an 8 s window of a PyTorch script that had not imported torch yet).
+NOT_LOADED = dataclasses.replace(
+    FRAMEWORK, id="none_loaded", name="a Python program that had loaded no ML framework yet",
+    not_applicable={rule: _NOT_LOADED.format(text.split("has no ", 1)[1].rsplit(" to check", 1)[0])
+                    for rule, text in FRAMEWORK.not_applicable.items()})

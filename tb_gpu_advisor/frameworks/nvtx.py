@@ -10,6 +10,12 @@ NVTX ranges are how code marks itself under Nsight Systems (``torch.cuda.nvtx.ra
 * **library ranges**: NCCL's own domain (``ncclAllReduce``, ``ncclGroupStart``), PyTorch's collective wrappers
   (``record_param_comms``, ``c10d::allreduce_``, ``nccl:all_reduce``), cuDNN/cuBLAS and Transformer Engine
   internals: never a step, never the user's block.
+* **annotation ranges**: NVIDIA's PyProf / DLProf annotation (``pyprof.nvtx.init()``,
+  ``nvidia_dlprof_pytorch_nvtx.init()``) wraps every ``torch`` / ``Tensor`` / ``torch.nn.functional`` call in a range
+  whose text is a Python dict: ``{'mod': 'Tensor', 'op': 'cuda', 'args': [...]}`` is the framework's op
+  ``Tensor.cuda`` (read like an ATen op), and ``{'traceMarker': [...], 'funcStack': '...'}`` around it, or DLProf's
+  ``{"model_config": ...}``, is the annotation tool's own bookkeeping (a library range).  A name that is a dict
+  literal is written by a program for a program, never a block a user named;
 * **user ranges**: everything else -- the blocks of the user's own code (``forward``, ``data``, ``train_step``,
   Megatron's ``forward-backward``, NeMo's ``train_step`` ...).  A user range named like a step or an iteration
   marks steps (:func:`is_step_name`); without one, the most repeated top-level user range does
@@ -28,10 +34,19 @@ _OP_SUFFIX = re.compile("|".join(re.escape(x) for x in OP_SUFFIXES))
 #: Names PyTorch's autograd NVTX gives ops even without a suffix.
 _OP_PREFIX = ("aten::", "autograd::", "torch::autograd::", "prims::", "c10d::", "profiler::", "cudnn::")
 
+#: The name given to an annotation tool's own ranges (PyProf / DLProf trace markers and configuration records).
+ANNOTATION_PREFIX = "pyprof::"
+#: PyProf / DLProf's op range: a Python (or JSON) dict whose first keys are the op's module and name.
+_ANNOTATED_OP = re.compile(r"""^\{\s*['"]mod['"]\s*:\s*['"]([^'"]*)['"]\s*,\s*['"]op['"]\s*:\s*['"]([^'"]*)['"]""")
+#: Any other dict-literal text: its first key names what the annotation tool recorded.
+_ANNOTATION = re.compile(r"""^\{\s*['"]([A-Za-z_][A-Za-z0-9_]*)['"]\s*:""")
+#: The last frame of a PyProf trace marker's ``funcStack`` (``'/<module>/Net::forward/conv2d'``).
+_FUNC_STACK = re.compile(r"""['"]funcStack['"]\s*:\s*['"][^'"]*/([^/'"]+)['"]""")
+
 #: Ranges a library opens around its own calls: NCCL's NVTX domain (``ncclAllReduce``, ``ncclGroupEnd``...),
 #: PyTorch's collective wrappers, FSDP/DDP hooks, the optimizer's and autograd's wrappers, cuDNN, cuBLAS and
 #: Transformer Engine (``TE::``) internals.
-_LIBRARY_PREFIX = ("nccl", "NCCL", "c10d::", "record_param_comms", "FSDP::", "DDP::", "Optimizer.", "autograd::",
+_LIBRARY_PREFIX = (ANNOTATION_PREFIX, "nccl", "NCCL", "c10d::", "record_param_comms", "FSDP::", "DDP::", "Optimizer.", "autograd::",
                    "torch::autograd::", "cudnn", "cuDNN", "cublas", "cuBLAS", "TE::", "transformer_engine",
                    "CUDA_GRAPH", "cudaGraph")
 #: NVTX domains of libraries, by name (``nvtxDomainCreate``): ranges in them are never the user's blocks.
@@ -48,11 +63,31 @@ _NOT_STEP = re.compile(r"optim|schedul|lr[-_]|zero_grad|scaler|sampler|warmup", 
 
 def op_name(text: str) -> tuple[str, bool]:
     """(the range's name, whether it is a framework op): ``aten::mm, seq = 1, op_id = 2`` -> (``aten::mm``, True);
-    ``forward`` -> (``forward``, False)."""
+    ``{'mod': 'Tensor', 'op': 'cuda', ...}`` -> (``Tensor.cuda``, True); ``forward`` -> (``forward``, False)."""
     m = _OP_SUFFIX.search(text)
     if m is not None:
         return text[: m.start()], True
+    if text.startswith("{"):
+        annotated = annotation_name(text)
+        if annotated is not None:
+            return annotated
     return text, text.startswith(_OP_PREFIX)
+
+
+def annotation_name(text: str) -> tuple[str, bool] | None:
+    """A PyProf / DLProf annotation range's (name, is an op), or None for any other text.  Its op ranges name the
+    framework's call (``Tensor.cuda``, ``torch.nn.functional.conv2d``); its trace markers and configuration records
+    are the tool's own (``pyprof::conv2d`` after the marker's last Python frame, ``pyprof::model_config``): each
+    row's text is unique (it holds the call's shapes), so the name is what makes them few."""
+    m = _ANNOTATED_OP.match(text)
+    if m is not None:
+        mod, op = m.group(1), m.group(2)
+        return (f"{mod}.{op}" if mod else op), True
+    m = _ANNOTATION.match(text)
+    if m is None:
+        return None
+    frame = _FUNC_STACK.search(text)
+    return ANNOTATION_PREFIX + (frame.group(1) if frame is not None else m.group(1)), False
 
 
 def is_op_name(name: str) -> bool:

@@ -210,6 +210,15 @@ FIXES = {
     "excessive_memcpy:h2d": (LOADER, NON_BLOCKING),
     "excessive_memcpy:host_device": (NO_ITEM,),
     "excessive_memcpy:pageable": (PIN_MEMORY,),
+    "excessive_memcpy:d2d": (action(
+        "Remove the copies on the device the math does not need: `.contiguous()` after a transpose or permute, "
+        "`torch.cat`/`torch.stack` in a loop, `.clone()`, `.to(memory_format=...)` and `copy_` each copy the tensor "
+        "(the copies' top ops say which). Keep one memory layout end to end (channels_last model and inputs) and "
+        "write into preallocated tensors (`out=`, in-place ops).",
+        "model = model.to(memory_format=torch.channels_last)\n"
+        "x = x.to(memory_format=torch.channels_last)     # one layout: no copy between layers"),
+        action("Let torch.compile fuse the copies that remain (layout changes, concatenations) into the kernels "
+               "around them.", "model = torch.compile(model)")),
     "step_gaps": (NO_ITEM, LOADER),
     "step_gaps:host_work": (NO_ITEM,),
     "step_gaps:private_threads": (NO_ITEM,),
@@ -530,6 +539,16 @@ def is_compile_event(name: str) -> bool:
     return name.startswith(_COMPILING)
 
 
+#: ATen's convolution ops.  Their own math never syncs: a sync inside one is cuDNN's (or MIOpen's) algorithm search,
+#: which ``torch.backends.cudnn.benchmark = True`` runs on the first call of each input shape, timing each candidate
+#: kernel with CUDA events (``cudaEventSynchronize``).
+_CONVOLUTION_OP = re.compile(r"^aten::(?:_?convolution|conv\d?d|conv_transpose\d?d|(?:cudnn|miopen)_convolution)")
+
+
+def is_autotune_event(name: str) -> bool:
+    return bool(_CONVOLUTION_OP.match(name))
+
+
 #: Where an allocation's bytes belong (``model.trace.MEMORY_PHASES``), from the ops around it: autograd's backward
 #: nodes (gradients and the backward's temporaries) and the optimizer's step (its state, created on the first step).
 _BACKWARD_SCOPE = re.compile(r"^autograd::engine::evaluate_function|Backward\d*$|^CompiledFunctionBackward")
@@ -682,7 +701,9 @@ def fix_introduces(a: Action) -> tuple[str, ...]:
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
-    labels={"op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",
+    labels={"autotune": "cuDNN's / MIOpen's algorithm search (`torch.backends.cudnn.benchmark`: candidate kernels "
+                        "timed on the first call of each shape)",
+            "op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the training loop waited for the "
                                   "DataLoader's next batch or copied it to the GPU",
             "host_op_meaning": "PyTorch places each op on its tensors' device: there is no op placement to check",
@@ -705,7 +726,8 @@ FRAMEWORK = Framework(
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
-    training_event=is_training_event, compile_event=is_compile_event, version_range=version_range,
+    training_event=is_training_event, compile_event=is_compile_event, autotune_event=is_autotune_event,
+    version_range=version_range,
     step_end_event=is_step_end_event,
     model_call=is_model_call,
     cast_kernels=(r"(bfloat16|float16|half|float8\w*)_copy_kernel",), cast_ops=("_to_copy", "to", "type_as"),

@@ -194,6 +194,10 @@ FIXES = {
     "excessive_memcpy:h2d": (action("Overlap input copies with compute by prefetching to the GPU.",
                                     "ds = ds.prefetch(tf.data.AUTOTUNE)\n"
                                     "ds = ds.apply(tf.data.experimental.prefetch_to_device('/gpu:0'))"),),
+    "excessive_memcpy:d2d": (action(
+        "Copies on the device come from layout changes (NHWC/NCHW transposes) and concatenations (tf.concat): keep one "
+        "data format end to end and compile the step with XLA, which fuses the copies into the kernels around them.",
+        "@tf.function(jit_compile=True)\ndef train_step(x, y):\n    ..."),),
     "step_gaps:host_work": (
         STEPS_PER_EXECUTION,
         action("Keep per-step Python work (logging, .numpy() calls, metric updates) out of the step, "

@@ -84,6 +84,11 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     rare = _rare_slow_calls(trace, dur, launch | init | h.name_mask(devices.is_blocking_call))
     cap_s, cap_e = _captures(h)
     m = slow | init | comp | rare
+    tune_s, tune_e, tune_n = _autotune(trace, fw)
+    # a process that starts in the window (its context, libraries or modules loading) uploads its model before its
+    # first kernel: those copies are set-up, not a step's
+    up_s, up_e, up_n = _first_uploads(trace) if m.any() else (_EMPTY, _EMPTY, 0)
+    cap_s, cap_e = np.concatenate([cap_s, tune_s, up_s]), np.concatenate([cap_e, tune_e, up_e])
     n_launch = int(launch.sum())
     med_us = None if median is None else median / 1e6
     if not m.any() and not cap_s.size:
@@ -100,8 +105,15 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
         parts.append(f"{plural(int(slow.sum()), 'kernel launch')} of {_ms(dur[slow].min())}-{_ms(dur[slow].max())} with the GPU "
                      f"idle (median launch {med_us:.1f} us; {100 * dur[slow].sum() / max(dur[launch].sum(), 1):.0f}% "
                      "of all launch time): first launches load their modules")
-    if cap_s.size:
-        parts.append(f"{plural(int(cap_s.size), 'graph capture')} ({_ms((cap_e - cap_s).sum())}): kernels launched while a graph "
+    if up_n:
+        parts.append(f"{plural(up_n, 'copy', 'copies')} to the device before the first kernel ({_ms((up_e - up_s).sum())}): "
+                     "the model's parameters and first inputs uploaded once")
+    if tune_n:
+        parts.append(f"{plural(int(tune_s.size), 'call')} in {fw.label('autotune')}, {plural(tune_n, 'sync')} "
+                     f"({_ms((tune_e - tune_s).sum())})")
+    n_cap = cap_s.size - tune_s.size - up_s.size
+    if n_cap:
+        parts.append(f"{plural(n_cap, 'graph capture')} ({_ms((cap_e[:n_cap] - cap_s[:n_cap]).sum())}): kernels launched while a graph "
                      "is captured are recorded, not run")
     for what, mask in (("library start-up / module loading calls", init), ("compilation", comp),
                        ("first-time runtime calls", rare)):
@@ -116,6 +128,72 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
     evidence = f"{lead}: {'; '.join(parts)}; {total:.1f} ms, {100 * share:.0f}% of the {window:.1f} ms window"
     return OneTime(phase, evidence, s, e, total, share, int(slow.sum()), n_launch, med_us)
+
+
+_EMPTY = np.zeros(0, np.int64)
+
+
+def _autotune(trace: Trace, fw: Framework) -> tuple[np.ndarray, np.ndarray, int]:
+    """The framework ops that synced inside (``fw.autotune_event``: a library's algorithm search, cuDNN's under
+    ``cudnn.benchmark``), as disjoint (starts, ends) per thread, and the number of syncs in them.  The search times
+    each candidate kernel and waits for it: the GPU idles between candidates, once per shape -- a start-up cost the
+    steady state does not pay, not a value the program reads."""
+    h = trace.h
+    tune = np.flatnonzero(h.name_mask(fw.autotune_event))
+    sync = np.flatnonzero(h.name_mask(devices.is_sync_call)) if tune.size else tune
+    if not sync.size:
+        return _EMPTY, _EMPTY, 0
+    starts, ends, n = [], [], 0
+    for ln in np.unique(h.line[tune]).tolist():
+        t, sy = tune[h.line[tune] == ln], sync[h.line[sync] == ln]
+        if not sy.size:
+            continue
+        us, ue = union_intervals(h.start[t].astype(np.int64), h.end[t].astype(np.int64))
+        j = np.searchsorted(us, h.start[sy].astype(np.int64), side="right") - 1
+        inside = (j >= 0) & (h.end[sy].astype(np.int64) <= ue[np.maximum(j, 0)])
+        hit = np.unique(j[inside])
+        n += int(inside.sum())
+        starts.append(us[hit])
+        ends.append(ue[hit])
+    if not starts:
+        return _EMPTY, _EMPTY, 0
+    return np.concatenate(starts), np.concatenate(ends), n
+
+
+def _first_uploads(trace: Trace) -> tuple[np.ndarray, np.ndarray, int]:
+    """Per GPU, the burst of copies to the device before its first kernel (``model.cuda()``, ``model.to(device)``:
+    one copy per parameter and buffer), as one host span from the first copy's launch to the last copy's end and
+    the blocking calls (the syncs of pageable copies) that return after it; and how many copies.  Only called for a
+    process that starts in the window: a steady capture may open on a step's input copy, which is no set-up."""
+    h = trace.h
+    bursts = []
+    for i, d in enumerate(trace.devices):
+        kern = d.kind == devices.KIND_KERNEL
+        if not kern.any():
+            continue
+        up = np.flatnonzero((d.kind == devices.KIND_H2D) & (d.start < d.start[kern].min()))
+        if up.size >= 2:  # one copy before the first kernel is a step's input as much as a model's upload
+            bursts.append((i, up))
+    if not bursts:  # the launch records are looked up only for a capture that has a burst
+        return _EMPTY, _EMPTY, 0
+    launched = device_launches(h, trace.devices)
+    starts, ends, n = [], [], 0
+    blocking = np.flatnonzero(h.name_mask(devices.is_blocking_call))
+    for i, up in bursts:
+        d = trace.devices[i]
+        r = launched[i][up]
+        s = int(min(d.start[up].min(), h.start[r[r >= 0]].min() if (r >= 0).any() else d.start[up].min()))
+        e = int(d.end[up].max())
+        b = blocking[(h.start[blocking] >= s) & (h.start[blocking] <= e)]
+        if b.size:
+            e = max(e, int(h.end[b].max()))
+        starts.append(s)
+        ends.append(e)
+        n += int(up.size)
+    if not starts:
+        return _EMPTY, _EMPTY, 0
+    s, e = union_intervals(np.array(starts, np.int64), np.array(ends, np.int64))
+    return s, e, n
 
 
 def _repeat_launches(trace: Trace, cand: np.ndarray) -> np.ndarray:

@@ -19,7 +19,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import Framework
+from tb_gpu_advisor.frameworks import Framework, nvtx
 from tb_gpu_advisor.frameworks.engines import Engine
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import Trace
@@ -83,6 +83,7 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
     times.sort()
     cands = []
     not_calls = ~h.name_mask(_runtime_call) & ~h.name_mask(fw.dispatch_event) & (np.asarray(h.corr) < 0)
+    not_calls &= ~_tool_ranges(trace)
     need = T("job.span_step_coverage")
     cands += _candidates("host event", h.start, h.end, h.name, h.line, h.names, not_calls, times, need)
     sp = trace.spans
@@ -167,6 +168,20 @@ def _result(c: _Cand, source: str, confidence: str, what: str) -> SpanSteps:
 
 
 _RUNTIME = re.compile(r"^(cuda|cu|hip|nccl|rccl|cudnn|cublas|miopen|rocblas)[A-Z_]")
+
+
+def _tool_ranges(trace: Trace) -> np.ndarray:
+    """Bool per host event: a marked range that is a framework's op (autograd NVTX, PyProf / DLProf's op ranges) or
+    a library's or an annotation tool's own range (``frameworks.nvtx``) -- never the program's step.  A forward
+    pass of two convolutions annotated by DLProf repeats ``pyprof::conv2d`` twice: a layer, not two steps."""
+    h = trace.h
+    out = np.zeros(len(h), dtype=bool)
+    r = trace.ranges
+    if r is None or not r.idx.size:
+        return out
+    library = np.fromiter((nvtx.is_library_range(n) for n in h.names), bool, len(h.names))
+    out[r.idx] = r.op | library[h.name[r.idx]]
+    return out
 
 
 def _runtime_call(name: str) -> bool:

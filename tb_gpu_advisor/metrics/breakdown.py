@@ -265,6 +265,39 @@ def painted_segments(intervals: dict[str, tuple[np.ndarray, np.ndarray]], lo: in
     return a[first], b[last], [names[int(c)] for c in cat[first]]
 
 
+#: The ledger's categories of GPU idle the host causes (it waits for input, launches, computes, allocates, starts up or
+#: runs code no event names): what a fix on the host side can give back.  ``unseen`` is not among them: there the GPU
+#: runs work the capture does not hold.
+HOST_IDLE: tuple[str, ...] = ("input_wait", "launch_wait", "host_compute", "allocator", "startup", "other")
+
+
+def ledger_of(ctx: Context, g: GpuCtx, s: np.ndarray, e: np.ndarray, iv: dict | None = None) -> np.ndarray:
+    """ps per BREAKDOWN_CATEGORIES category of the disjoint intervals (s, e) of GPU ``g``, as its step ledger books
+    them: only the instants inside its kept step windows, painted as :func:`gpu_step_arrays` paints them.
+
+    Why: a rule that measures its own stretch of time (the idle after a sync, a gap between steps) must recover only
+    time the step's breakdown holds, in the category the breakdown puts it in (issue #36 deliverable 1).  ``iv``:
+    :func:`category_intervals` of ``g`` when the caller has them."""
+    out = np.zeros(len(BREAKDOWN_CATEGORIES), dtype=np.float64)
+    a, b = _inside_steps(g, s, e)
+    if not a.size:
+        return out
+    return attribute(iv if iv is not None else category_intervals(ctx, g), np.stack([a, b], axis=1)).sum(axis=0)
+
+
+def _inside_steps(g: GpuCtx, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The parts of the intervals (s, e) inside GPU ``g``'s kept step windows, disjoint and sorted (none empty)."""
+    w = g.windows
+    if not s.size or w is None or not w.shape[0]:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    ws, we = union_intervals(w[:, 0].astype(np.int64), w[:, 1].astype(np.int64))
+    lo, hi = min(int(s.min()), int(ws[0])) - 1, max(int(e.max()), int(we[-1])) + 1
+    outside = (np.concatenate([[lo], we]).astype(np.int64), np.concatenate([ws, [hi]]).astype(np.int64))
+    a, b = subtract_intervals(s.astype(np.int64), e.astype(np.int64), *outside)
+    keep = b > a
+    return a[keep], b[keep]
+
+
 #: Breakdown's fields are BREAKDOWN_CATEGORIES in order: rows are built positionally (checked here).
 _BD_POSITIONAL = tuple(f.name for f in dataclasses.fields(Breakdown)) == BREAKDOWN_CATEGORIES
 _BD_GET = operator.attrgetter(*BREAKDOWN_CATEGORIES)
@@ -498,21 +531,46 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     ci = _CAT_INDEX
     gap = ((win[:, 1] - win[:, 0]).astype(np.float64) / PS_PER_MS).tolist()
     inp, lw, hc = mat[:, ci["input_wait"]].tolist(), mat[:, ci["launch_wait"]].tolist(), mat[:, ci["host_compute"]].tolist()
+    booked = [{c: v for c, v in zip(HOST_IDLE, row) if v > 0} for row in _booked_in_steps(g, iv, win).tolist()]
     after = ctx.steps.ids[idx].tolist()
     gpu = d.gpu
     return [StepGap(after_step=s, gpu=gpu, gap_ms=gp, input_wait_ms=i_, launch_ms=l_, host_other_ms=h_,
-                    unexplained_ms=float(max(0.0, gp - i_ - l_ - h_)))
-            for s, gp, i_, l_, h_ in zip(after, gap, inp, lw, hc)]
+                    unexplained_ms=float(max(0.0, gp - i_ - l_ - h_)), booked_ms=bk)
+            for s, gp, i_, l_, h_, bk in zip(after, gap, inp, lw, hc, booked)]
 
 
-def summarize_gaps(gaps: list[StepGap], avg_step_ms: float | None) -> Gaps:
+def _booked_in_steps(g: GpuCtx, iv: dict, win: np.ndarray) -> np.ndarray:
+    """(gaps, :data:`HOST_IDLE`) ms: per gap (rows of ``win``, disjoint and sorted) its host-caused idle that lies inside
+    the kept steps' windows, as the ledger books it: a gap between steps may lie outside every step (device-defined
+    steps), and there no step's breakdown holds it."""
+    out = np.zeros((win.shape[0], len(HOST_IDLE)))
+    a, b = _inside_steps(g, win[:, 0], win[:, 1])
+    if not a.size:
+        return out
+    mat = attribute(iv, np.stack([a, b], axis=1)) / PS_PER_MS
+    cols = [_CAT_INDEX[c] for c in HOST_IDLE]
+    owner = np.searchsorted(win[:, 0].astype(np.int64), a, side="right") - 1
+    np.add.at(out, owner, mat[:, cols])
+    return out
+
+
+def summarize_gaps(gaps: list[StepGap], avg_step_ms: float | None, ledger: Breakdown | None = None) -> Gaps:
+    """The gaps' averages per gap, and their idle as the step ledger books it per step and GPU: one gap a step (the
+    mean gap's booking: n steps have n - 1 gaps between them, and the last step's own gap lies after the capture's
+    last kept step), never more of a category than the host's ``ledger`` (mean per step and GPU) holds there."""
     if not gaps:
         return Gaps(0, None, None, None, None, None, None, [])
     k = len(gaps)
     avg = sum(x.gap_ms for x in gaps) / k
+    booked: dict[str, float] = {}
+    if ledger is not None:
+        for x in gaps:
+            for c, v in x.booked_ms.items():
+                booked[c] = booked.get(c, 0.0) + v / k
+        booked = {c: min(v, float(getattr(ledger, c))) for c, v in booked.items()}
     return Gaps(
         count=k, avg_gap_ms=avg, max_gap_ms=max(x.gap_ms for x in gaps),
         share_of_step=(avg / avg_step_ms) if avg_step_ms else None,
         avg_input_wait_ms=sum(x.input_wait_ms for x in gaps) / k, avg_launch_ms=sum(x.launch_ms for x in gaps) / k,
-        avg_host_other_ms=sum(x.host_other_ms for x in gaps) / k, gaps=gaps[:50],
+        avg_host_other_ms=sum(x.host_other_ms for x in gaps) / k, gaps=gaps[:50], ledger_ms_per_step=booked,
     )

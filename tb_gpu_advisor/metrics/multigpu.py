@@ -7,10 +7,12 @@ import re
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics.breakdown import NONE_MS, StepArrays, average_matrix
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
-from tb_gpu_advisor.metrics.types import Breakdown, GpuMetrics, MultiGpu
-from tb_gpu_advisor.model.columns import union_by_key
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, GpuMetrics, MultiGpu
+from tb_gpu_advisor.model.columns import subtract_intervals, union_by_key, union_intervals
 
 _ALLREDUCE = re.compile(r"all_?reduce", re.I)
 
@@ -137,6 +139,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         launch_skew_ms=sum(skews) / len(skews) if skews else None, launch_order_skew_ms=sum(lskews) / len(lskews) if lskews else None,
         first_gpu_order=list(max(order_votes, key=order_votes.get)) if order_votes else [],
         concurrency=conc, sequential=(conc < 0.2) if conc is not None else None, step_span_ms=span,
+        peer_wait_ledger_ms=peer_waits(ctx) if conc is not None and conc < T("sequential_gpus.warning") else {},
         device_copies_per_step=dev_copies / k, device_copy_ms_per_step=dev_copy_ms / k,
     )
 
@@ -206,3 +209,30 @@ def concurrency(ctx: Context) -> tuple[float | None, float | None]:
         return None, span
     c = np.clip((total[ok] - union[ok]) / room[ok], 0.0, 1.0)
     return float(c.mean()), span
+
+
+def peer_waits(ctx: Context) -> dict[str, float]:
+    """Per breakdown category, ms per kept step and active GPU: each GPU idle inside its own steps while another GPU
+    runs its work, as the step ledger books that time (host-caused idle only, :data:`breakdown.HOST_IDLE`).
+
+    What running the replicas concurrently can give back of a GPU's step (issue #36): where each GPU's step windows
+    lie apart in time (TF 2.4 grouped captures: GPU:6 runs its step 650 ms after GPU:4), a GPU never waits inside its
+    own step and the turn-taking costs wall time outside every step; where the GPUs share the host's windows, the
+    waits are in each GPU's step, booked as whatever the host did meanwhile."""
+    act = ctx.active
+    n = ctx.steps.count
+    if len(act) < 2 or not n:
+        return {}
+    busy = []
+    for g in act:
+        d = g.d
+        m = d.kind != devices.KIND_COLLECTIVE  # collectives wait for every peer: they say nothing of turn-taking
+        busy.append(union_intervals(d.start[m].astype(np.int64), d.end[m].astype(np.int64)))
+    tot = np.zeros(len(BREAKDOWN_CATEGORIES))
+    for i, g in enumerate(act):
+        others = [b for j, b in enumerate(busy) if j != i]
+        os_, oe = union_intervals(np.concatenate([b[0] for b in others]), np.concatenate([b[1] for b in others]))
+        s, e = subtract_intervals(os_, oe, *busy[i])
+        tot += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
+    tot /= PS_PER_MS * n * len(act)
+    return {c: float(tot[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and tot[i] > 0}

@@ -11,6 +11,8 @@ Each wait is booked to its cause (issue #37 item 3):
 * a sync inside the op that copies to the device (PyTorch's ``aten::copy_`` of a pageable tensor:
   ``cudaMemcpyAsync`` then ``cudaStreamSynchronize``) is that copy's own: the program asked for a copy, and
   pinned memory with ``non_blocking=True`` removes the wait -- the copy check's, not the sync check's;
+* a sync inside a one-time cost (the model's upload before its first kernel, cuDNN's algorithm search under
+  ``cudnn.benchmark``: ``job.phase``) is start-up's, not the step's;
 * the others are the syncs the program asked for (``.item()``, ``.cpu()``, ``torch.cuda.synchronize()``,
   ``.tolist()`` of device values);
 * the part of an idle gap during which the host thread ran nothing the profiler recorded (no op, no runtime
@@ -23,7 +25,8 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
-from tb_gpu_advisor.metrics.types import HostSyncs
+from tb_gpu_advisor.metrics import breakdown as bd
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
 from tb_gpu_advisor.model.columns import sorted_unique, subtract_intervals, union_intervals, unique_inverse
 
 _RUNTIME = ("cuda", "cu")
@@ -35,6 +38,7 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     if not len(h) or not n:
         return HostSyncs()
     sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & (ctx.host_step >= 0))
+    sync = sync[~_in_spans(h.start[sync], ctx.one_time_spans)]
     if not sync.size:
         return HostSyncs()
     encloser = Encloser(h, h.name_mask(lambda x: not x.startswith(_RUNTIME)))
@@ -44,14 +48,33 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     active = ctx.active
     k = max(len(active), 1)
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
+    ledger = np.zeros(len(BREAKDOWN_CATEGORIES))
     for g in active:
-        idle += _idle_after(g, h, h.end[sync], copy, _input_wait(ctx, g), recorded)
+        per, (s, e) = _idle_after(g, h, h.end[sync], copy, _input_wait(ctx, g), recorded)
+        idle += per
+        ledger += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
     idle /= PS_PER_MS * n * k
+    ledger /= PS_PER_MS * n * k
+    # the syncs' idle as the step's ledger books it (issue #36): inside the kept steps, in the categories of GPU idle
+    # the host causes -- where the host ran start-up or allocator calls meanwhile, that is where the time sits
+    booked = {c: float(ledger[i]) for i, c in enumerate(BREAKDOWN_CATEGORIES) if c in bd.HOST_IDLE and ledger[i] > 0}
     blocked = (h.end[sync] - h.start[sync]).astype(np.float64)
-    return HostSyncs(calls_per_step=float((~copy).sum()) / n, gpu_idle_ms_per_step=float(idle[0]),
-                     callers=_top(h, callers[~copy], n, top_n), wait_ms_per_step=float(blocked[~copy].sum()) / PS_PER_MS / n,
+    return HostSyncs(calls_per_step=float((~copy).sum()) / n, gpu_idle_ms_per_step=sum(booked.values()),
+                     gpu_idle_ledger_ms=booked,
+                     callers=_top(h, callers[~copy], n, top_n),
+                     wait_ms_per_step=float(blocked[~copy].sum()) / PS_PER_MS / n / k,  # per GPU, as the idle is
                      copy_calls_per_step=float(copy.sum()) / n, copy_idle_ms_per_step=float(idle[1]),
                      copy_callers=_top(h, callers[copy], n, top_n), unrecorded_ms_per_step=float(idle[2]))
+
+
+def _in_spans(t: np.ndarray, spans: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """Bool per time: inside one of the disjoint sorted spans.  A sync inside a one-time cost (``job.phase``: the
+    model's upload before its first kernel, a library's algorithm search) is start-up's, booked there once, not a
+    wait the steady step pays."""
+    if spans is None or not spans[0].size or not t.size:
+        return np.zeros(t.shape, dtype=bool)
+    j = np.searchsorted(spans[0], t, side="right") - 1
+    return (j >= 0) & (t < spans[1][np.maximum(j, 0)])
 
 
 def _top(h, callers: np.ndarray, n: int, top_n: int) -> list[tuple[str, float]]:  # noqa: ANN001 - HostEvents
@@ -78,6 +101,10 @@ def _copy_waits(ctx: Context, encloser: Encloser, callers: np.ndarray) -> np.nda
     copy_ops = copy_ops[copy_ops >= 0]
     h = ctx.h
     op = ctx.host_op | h.name_mask(ctx.fw.dispatch_event)
+    r = ctx.trace.ranges  # ranges the reader read as framework ops (autograd NVTX, PyProf / DLProf's ``Tensor.cuda``)
+    if r is not None and r.idx.size:
+        op = op.copy()
+        op[r.idx[r.op]] = True
     return (callers >= 0) & np.isin(callers, copy_ops) & op[np.maximum(callers, 0)]
 
 
@@ -130,8 +157,10 @@ def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN0
 
 
 def _idle_after(g, h, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarray, np.ndarray],  # noqa: ANN001
-                recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]) -> np.ndarray:
-    """GPU idle (ps) after the syncs: [the program's syncs, the copies' waits, unrecorded host time].
+                recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]
+                ) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+    """GPU idle (ps) after the syncs: [the program's syncs, the copies' waits, unrecorded host time], and the
+    program's syncs' idle intervals (for the step's ledger to book).
 
     Each idle gap runs from the end of the device work the syncs waited for to the GPU's next device event; it is
     the cause's of the last sync in it (the one the host returned from before launching again).  Less the time the
@@ -140,14 +169,15 @@ def _idle_after(g, h, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarra
     profiler did not see: neither the sync's nor the copy's)."""
     d = g.d
     out = np.zeros(3)
+    none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
     if not len(d):
-        return out
+        return out, none
     run_end = np.maximum.accumulate(d.end)
     j = np.searchsorted(d.start, ends, side="left")  # the first device event starting after the sync returned
     ok = (j > 0) & (j < len(d))
     j, last_end, is_copy = j[ok], ends[ok], copy[ok]
     if not j.size:
-        return out
+        return out, none
     order = np.lexsort((last_end, j))  # by gap, then by when the sync returned: the last of each gap decides
     j, is_copy = j[order], is_copy[order]
     last = np.ones(j.size, dtype=bool)
@@ -156,6 +186,7 @@ def _idle_after(g, h, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarra
     kept = g.step[j] >= 0  # the work the GPU waited for belongs to a kept step
     a, b, is_copy = run_end[j - 1][kept].astype(np.int64), d.start[j][kept].astype(np.int64), is_copy[kept]
     pos = b > a
+    program = none
     for i, sel in enumerate((~is_copy & pos, is_copy & pos)):
         s, e = a[sel], b[sel]
         if waits[0].size:
@@ -164,4 +195,6 @@ def _idle_after(g, h, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarra
         s, e = _covered(h, recorded, s, e)
         out[i] = float((e - s).sum())
         out[2] += total - out[i]
-    return out
+        if i == 0:
+            program = (s, e)
+    return out, program

@@ -356,6 +356,9 @@ class StepGap:
     launch_ms: float  # host launch threads issuing launches while idle
     host_other_ms: float  # other host work while idle
     unexplained_ms: float
+    #: the gap's host-caused idle inside the kept steps' windows, per breakdown category, as the step ledger books it
+    #: (a gap outside every step's window is in no step's breakdown)
+    booked_ms: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -368,6 +371,10 @@ class Gaps:
     avg_launch_ms: float | None
     avg_host_other_ms: float | None
     gaps: list[StepGap] = field(default_factory=list)
+    #: the gaps' host-caused idle as the step ledger books it, per breakdown category, ms per kept step and active GPU
+    #: (the mean gap's: one gap a step; at most what the ledger holds in the category): what a fix of the gaps can give
+    #: back of the step (issue #36 deliverable 1)
+    ledger_ms_per_step: dict[str, float] = field(default_factory=dict)
 
 
 # --------------------------------------------------------------------------- GPUs
@@ -430,6 +437,9 @@ class MultiGpu:
     device_copies_per_step: float = 0.0  # D2D + P2P copies per step, all GPUs
     device_copy_ms_per_step: float = 0.0
     step_span_ms: float | None = None  # avg over steps of (latest end - earliest start) of the active GPUs' step windows
+    #: each GPU idle inside its own steps while another runs, as the step ledger books it (category -> ms per step and
+    #: GPU; measured only when the GPUs look sequential): what running them concurrently gives back of the step
+    peer_wait_ledger_ms: dict[str, float] = field(default_factory=dict)
     # (max - min) / max of the active GPUs' non-collective compute ms per step (breakdown.device_compute).  Busy time
     # hides a straggler: NCCL kernels spin while they wait for the slowest GPU, so the others look as busy as it is.
     compute_imbalance: float | None = None
@@ -679,8 +689,11 @@ class HostSyncs:
     #: GPU idle after them until the host launched again (mean over active GPUs), less input waits and host time the
     #: profiler did not record
     gpu_idle_ms_per_step: float = 0.0
+    #: that idle as the step's ledger books it, per breakdown category (ms per step and GPU, adding up to
+    #: ``gpu_idle_ms_per_step``): only the kept steps' time, where the breakdown puts it (issue #36)
+    gpu_idle_ledger_ms: dict[str, float] = field(default_factory=dict)
     callers: list[tuple[str, float]] = field(default_factory=list)  # innermost host event around the sync, per step
-    #: host time inside those syncs per kept step (what the syncs themselves cost the host)
+    #: host time inside those syncs per kept step and active GPU (what the syncs themselves cost the host)
     wait_ms_per_step: float = 0.0
     #: syncs that are a blocking copy's own (a pageable host-to-device copy waits for its stream), per kept step
     copy_calls_per_step: float = 0.0

@@ -17,6 +17,7 @@ from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, Kern
 from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, StepRow, Table
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import achievable
+from tb_gpu_advisor.steps.detect import SOURCE_LABEL
 
 TOP_N = TABLE_ROWS
 
@@ -255,7 +256,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                  "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),
                  "applied": {k: devices.words([g.name for g in m.gpus if g.active], v) for k, v in m.applied.items()},
                  "time_base": cap.time_base, **({"allocator_settings": dict(m.memory.settings)} if m.memory.settings else {})},
-        steps={"source": det.source, "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
+        steps={"source": det.source, "source_label": SOURCE_LABEL.get(det.source), "count": det.count, "found": det.found, "note": det.note, "mapped_via": det.mapped_via,
                "confidence": det.confidence, "dropped": [{"step": d.step, "reason": d.reason} for d in det.dropped]},
         job=_job(m),
         headline=headline_cards(m, findings),

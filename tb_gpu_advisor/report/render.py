@@ -115,6 +115,14 @@ def _step_info(report: Report) -> str:
             bits.append(f"step {ms(a['step_ms'])} ({a.get('scope') or 'median rank'})")
         return ", ".join(bits)
     bits = [f"{n} host{'s' if n != 1 else ''}"]
+    jobs = [getattr(h, "job", None) or {} for h in report.hosts]
+    if jobs and all(j.get("kind") == "no_gpu" for j in jobs):  # a window without GPU work has no step to time
+        return ", ".join(bits + ["no step: the window holds no GPU work"])
+    if jobs and sum(steps or [0]) <= 1 and all(j.get("phase") == "warm-up" for j in jobs):
+        # one pass that is mostly start-up is a one-off, not a step of the job: say what it is (issue #37)
+        per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
+        took = f" of {ms(sum(per_host) / len(per_host))}" if per_host else ""
+        return ", ".join(bits + [f"start-up only: one pass{took}, no steady step"])
     if steps:
         bits.append(f"{sum(steps)} step{'s' if sum(steps) != 1 else ''}")
     # the step time: a host's breakdown categories add up to its mean step

@@ -71,7 +71,7 @@ def window_timeline(ctx: Context, start_ms: float, end_ms: float, max_events: in
     total = sum(len(x.start) for x in lanes)
     lanes, lanes_left = _fewest_lanes(lanes)
     keep, keep_ps = _kept(lanes, max_events)
-    idle, idle_left = _idle_runs(ctx, lo, hi, origin)
+    idle, idle_left, idle_totals = _idle_runs(ctx, lo, hi, origin)
     out_lanes, shown, too_deep = [], 0, 0
     for lane, kept in zip(lanes, keep):
         drawn, deep = _lane_json(lane, kept, origin)
@@ -87,6 +87,7 @@ def window_timeline(ctx: Context, start_ms: float, end_ms: float, max_events: in
         "end_ms": end_ms,
         "lanes": out_lanes,
         "idle": idle,
+        "idle_ms": idle_totals,
         "steps": _steps_in(ctx, lo, hi, origin),
         "memory": _memory_in(ctx, lo, hi, origin),
         "events_in_window": total,
@@ -202,19 +203,29 @@ def _lane_json(lane: _Lane, keep: np.ndarray, origin: int) -> tuple[dict, int]:
     return {"kind": lane.kind, "label": lane.label, "gpu": lane.gpu, "rows": len(row_end), "events": events}, deep
 
 
-def _idle_runs(ctx: Context, lo: int, hi: int, origin: int) -> tuple[list[dict], int]:
+def _idle_runs(ctx: Context, lo: int, hi: int, origin: int) -> tuple[list[dict], int, list[dict]]:
     """Each GPU's idle time in the window, by the category the breakdown gives it (GPUs with no work are left out):
-    the MAX_IDLE_RUNS longest runs in time order, and how many shorter ones were left out."""
+    the MAX_IDLE_RUNS longest runs in time order, how many shorter ones were left out, and each GPU's total per
+    category over every run, drawn or not.
+
+    The totals are why the window can be trusted beside the report: over a step's window they are that step's row
+    of the ledger (``StepRow.breakdown``), to the microsecond, however many slivers the drawing leaves out."""
     runs: list[tuple[int, int, int, str]] = []
+    totals: list[dict] = []
     for g in ctx.gpus:
         if not g.active:
             continue
         starts, ends, cats = painted_segments(category_intervals(ctx, g), lo, hi)
-        runs.extend((g.d.gpu, s, e, c) for s, e, c in zip(starts.tolist(), ends.tolist(), cats) if c in IDLE_CATEGORIES)
+        mine = [(g.d.gpu, s, e, c) for s, e, c in zip(starts.tolist(), ends.tolist(), cats) if c in IDLE_CATEGORIES]
+        runs.extend(mine)
+        per: dict[str, int] = {}
+        for _, s, e, c in mine:
+            per[c] = per.get(c, 0) + (e - s)
+        totals.append({"gpu": g.d.gpu, "ms": {c: round(per[c] / PS_PER_MS, 6) for c in IDLE_CATEGORIES if c in per}})
     kept = sorted(runs, key=lambda r: (r[1] - r[2], r[1]))[:MAX_IDLE_RUNS] if len(runs) > MAX_IDLE_RUNS else runs
     kept = sorted(kept, key=lambda r: (r[0], r[1]))
     return ([{"gpu": gpu, "start_ms": _ms(s, origin), "end_ms": _ms(e, origin), "category": c} for gpu, s, e, c in kept],
-            len(runs) - len(kept))
+            len(runs) - len(kept), totals)
 
 
 def _memory_in(ctx: Context, lo: int, hi: int, origin: int) -> list[dict]:

@@ -176,7 +176,9 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
     """Every per-step number rests on the steps: a finding carries their confidence, and one that only the step
     boundaries make (a gap *between* steps) is no more than info when the boundaries are a guess -- and says so."""
     conf = m.steps.confidence
-    if conf == "high":
+    if conf == "high" or m.steps.source == "whole_capture":
+        # the whole capture as one "step" is no guess of boundaries: its numbers are exact for the window (the
+        # capture_quality finding says there are no steps); "low confidence" beside a critical read as a contradiction
         return
     for f in findings:
         if f.rule in _ABOUT_THE_CAPTURE:
@@ -186,8 +188,8 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
             f.severity = "info"
             f.summary += (f" The steps are a guess ({m.steps.source}): this gap may lie inside one step, so it is "
                           f"reported as a note, not a problem.")
-        elif conf == "low" and f.severity == "critical" and m.steps.source != "whole_capture":
-            # a number per guessed step (GPU bursts) is never critical; the whole capture as one step is no guess
+        elif conf == "low" and f.severity == "critical":
+            # a number per guessed step (GPU bursts) is never critical
             f.severity = "warning"
             f.summary += (f" A warning, not critical: it rests on steps that are a guess ({m.steps.source}, low "
                           f"confidence).")

@@ -70,15 +70,22 @@ keep the grade their rule gives.
 **Guessed steps** (`rules._step_confidence`): every finding carries the steps'
 confidence; on steps of low confidence (GPU bursts: `gpu_busy_clusters`) no finding
 is critical -- a critical one is a warning that says its steps are a guess -- and a
-gap between steps is at most info.  The whole capture read as one step is no guess.
+gap between steps is at most info.  The whole capture read as one step is no guess: its numbers are exact for
+the window, so its findings keep their grade and carry no confidence label (the capture finding says there are no
+steps).
 
-**Ranking** (`rules.rank`): critical and warning findings first, then info,
-then ok; within that, by estimated saving (ms per step, rounded to 0.01 ms)
-descending, findings without a saving counting as 0; ties in the guide's
-debugging order below (input pipeline, one-GPU checks, mixed precision /
-XLA, several GPUs, capture quality; a cause ranks above its symptom:
-`misaligned_dims` and `mixed_precision_off` before `tensor_core_unused`);
-then severity, host, GPU, id.
+**Ranking** (`rules.rank`), the order the heading names ("ranked by estimated
+saving"): first the findings that say what the capture or the run is (a
+warm-up capture), whatever they save; then by estimated saving (ms per step,
+rounded to 0.01 ms) descending, whatever the severity -- an info finding that
+saves 9.7% is listed above a warning that saves 1.4% -- findings without a
+saving counting as 0; ties in the guide's debugging order below (input
+pipeline, one-GPU checks, mixed precision / XLA, several GPUs, capture
+quality; a cause ranks above its symptom: `misaligned_dims` and
+`mixed_precision_off` before `tensor_core_unused`); then severity, host, GPU,
+id. Among the findings that save no step time, severity comes first (a
+warning about the capture above a note). The verdict's "top:" is the first
+warning or critical finding of that list.
 
 **Several hosts** (`report.merge.merge_findings`, session report only): a rule
 that fires with the same title on two or more hosts gives one session-level

@@ -11,6 +11,7 @@ kernels would still cost at ~1 us each in a fused graph.
 
 from __future__ import annotations
 
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, kernels_per_step, ms, pct, r, rule, saving,
@@ -76,7 +77,9 @@ def check(m: HostMetrics) -> list[Finding]:
                     f"left is that launch, not a launch per kernel.")
     if step_level(m) and sev != "info":
         d = m.dispatch
-        step_txt = (f" Each step is {d.calls_per_step:.1f} {ctx.fw.label('dispatch_call')}(s) costing {ms(d.host_ms_per_step)} "
+        calls = round(d.calls_per_step, 1)
+        avg = "" if float(calls).is_integer() else " on average"
+        step_txt = (f" Each step is {plural(calls, ctx.fw.label('dispatch_call'))}{avg} costing {ms(d.host_ms_per_step)} "
                     f"of host dispatch, more than its {ms(m.breakdown.device_compute)} of GPU compute: the whole step is "
                     f"too small for its dispatch cost.")
         actions = ctx.fw.fix(f"{ID}:step")

@@ -54,6 +54,29 @@ POOLS: dict[str, str] = {
 }
 
 
+#: a category of GPU idle the host causes (metrics/breakdown.HOST_IDLE) -> the (group, pool) a fix that gives it back
+#: recovers: a rule that measures its own stretch of idle books each part where the step's ledger holds it
+IDLE_POOLS: dict[str, tuple[str, str]] = {
+    "input_wait": ("input", "input"),
+    "launch_wait": ("launch", "launch"),
+    "host_compute": ("host", "host_work"),
+    "other": ("host", "host_work"),
+    "allocator": ("allocator", "allocator"),
+    "startup": ("startup", "startup"),
+}
+
+
+def idle_claims(ledger_ms: dict[str, float], skip: Sequence[str] = ()) -> list[tuple[str, str, float]]:
+    """``recovers`` claims for GPU idle booked by the step's ledger (category -> ms per step), each in its group and
+    pool (:data:`IDLE_POOLS`); categories in ``skip`` (another finding's to recover) and those no host-side fix gives
+    back are left out."""
+    out: dict[tuple[str, str], float] = {}
+    for c, v in ledger_ms.items():
+        if c in IDLE_POOLS and c not in skip and v > 0:
+            out[IDLE_POOLS[c]] = out.get(IDLE_POOLS[c], 0.0) + float(v)
+    return [(g, p, v) for (g, p), v in out.items()]
+
+
 def parts(total_ms: float, claims: Sequence[tuple[str, str, float]]) -> list[dict[str, Any]]:
     """A saving's ``recovers`` list: the claims scaled so they add up to the (clipped) saving ``total_ms``."""
     for g, p, _ in claims:

@@ -76,6 +76,17 @@ StepSource = Literal[
     "whole_capture",  # no step found: the whole capture is one "step"
 ]
 
+#: Each step source in a few words any capture's user reads (the tab's host line: "13 steps (step markers)"): the id is
+#: the JSON's, never the screen's.
+SOURCE_LABEL = {"steps_line": "the profile's Steps line", "keras_profiled_batch": "Keras batch markers",
+                "trace_train": "step markers", "root_r": "step roots", "step_num_stat": "step numbers",
+                "profiler_step": "ProfilerStep marks", "xla_modules": "XLA module runs",
+                "xla_module_launches": "XLA module launches", "nvtx_range": "NVTX step ranges",
+                "nvtx_top_range": "a repeated NVTX range", "engine_steps": "the engine's steps",
+                "annotation_spans": "repeated annotated spans", "repeated_launches": "repeating launches",
+                "step_end_events": "optimizer steps", "single_pass": "one pass",
+                "gpu_busy_clusters": "GPU bursts, a guess", "whole_capture": "the whole capture"}
+
 #: How sure each step source is that its windows are the job's steps.
 CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "keras_profiled_batch": "high", "trace_train": "high",
               "root_r": "medium", "step_num_stat": "medium", "xla_modules": "high", "xla_module_launches": "medium",

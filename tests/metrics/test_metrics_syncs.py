@@ -37,3 +37,26 @@ def test_sync_idle_is_the_gap_after_the_drained_queue():
 def test_no_sync_no_sync_idle():
     m = _capture(sync=False)
     assert m.syncs.calls_per_step == 0 and m.syncs.gpu_idle_ms_per_step == 0.0
+
+
+def test_sync_idle_is_booked_where_the_step_ledger_holds_it():
+    """Issue #36: the idle after a sync was all called launch wait.  Here the host runs an op of its own (`aten::nonzero`,
+    +200 to +350) before it launches `b` at +400: of the 280 us idle, ~150 us is host work and the rest the wait for
+    the launch, as the step's breakdown books them; the parts add up to the idle and each fits in the breakdown."""
+    cap = Cap()
+    for i in range(7):
+        s = 1000 * i
+        cap.host_ev("train", s, 900, step_num=i, _r=1)
+        cap.kernel(s + 40, 100, launch_us=s + 10, name="a")
+        cap.host_ev("aten::_local_scalar_dense", s + 30, 121)
+        cap.host_ev("cudaStreamSynchronize", s + 31, 119)
+        cap.host_ev("aten::nonzero", s + 200, 150)
+        cap.kernel(s + 420, 100, launch_us=s + 400, name="b")
+    m = host_metrics(to_trace(parse_timeline(cap.space.encode())))
+    booked = m.syncs.gpu_idle_ledger_ms
+    assert set(booked) == {"launch_wait", "host_compute"}
+    assert booked["host_compute"] == pytest.approx(0.150, abs=0.002)
+    assert booked["launch_wait"] == pytest.approx(0.130, abs=0.002)
+    assert sum(booked.values()) == pytest.approx(m.syncs.gpu_idle_ms_per_step) == pytest.approx(0.280, abs=1e-6)
+    bd = m.breakdown.as_dict()
+    assert all(v <= bd[c] + 1e-9 for c, v in booked.items())

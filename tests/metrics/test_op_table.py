@@ -42,3 +42,22 @@ def test_hlo_ops_have_no_host_record_not_zero():
     m = host_metrics(formats.read(s.hosts[0]))
     hlo = [o for o in m.ops if o.kernel_count]
     assert hlo and all(o.occurrences is None and o.host_self_ms is None for o in hlo)
+
+
+def test_eager_host_time_counts_each_instant_once():
+    """Issue #36 (part <= whole): an eager op nested in another was counted twice, corpus_tf/eager read "3.56 ms of
+    host time in each 1.85 ms step".  Per step an eager MatMul of 300 us encloses an eager BiasAdd of 100 us: the
+    host spends 300 us in eager ops, not 400."""
+    from tb_gpu_advisor.formats.xplane.adapter import to_trace
+    from tb_gpu_advisor.formats.xplane.reader import parse_timeline
+    from tests.support.tiny_capture import Cap
+
+    cap = Cap()
+    for i in range(7):
+        s = 1000 * i
+        cap.host_ev("train", s, 900, step_num=i, _r=1)
+        cap.host_ev("model/dense/MatMul:MatMul", s + 10, 300, is_eager=1)
+        cap.host_ev("model/dense/BiasAdd:BiasAdd", s + 50, 100, is_eager=1)
+        cap.kernel(s + 400, 100, launch_us=s + 350, name="b")
+    e = host_metrics(to_trace(parse_timeline(cap.space.encode()))).eager
+    assert e.per_step == pytest.approx(2.0) and e.time_ms_per_step == pytest.approx(0.300, abs=1e-6)

@@ -36,7 +36,7 @@ def test_no_parenthesised_plural_in_the_code_users_read():
 
     root = pathlib.Path(tb_gpu_advisor.__file__).parent
     bad = [f"{p.relative_to(root)}:{line}: {text[:60]}" for p in root.rglob("*.py")
-           for line, text in _message_strings(ast.parse(p.read_text())) if re.search(r"[a-z]\((s|es)\)", text)]
+           for line, text in _message_strings(ast.parse(p.read_text())) if re.search(r"(?:[a-z]|^)\((s|es)\)", text)]
     assert not bad, bad
 
 
@@ -125,3 +125,39 @@ def test_an_overlap_names_the_other_findings_by_rank_never_by_rule_id():
     for rule in {f["rule"] for f in findings}:
         for fmt in ("text", "markdown"):
             assert f"Overlaps with {rule}" not in out[fmt] and f"Overlaps with {rule.replace('_', chr(92) + '_')}" not in out[fmt]
+
+
+def test_a_tiny_jitted_step_counts_its_calls_in_words_not_call_s():
+    """The step-level launch-bound text said "1.5 jitted call(s)" (a parenthesised plural and a mean with no "on
+    average"): now the count's own number, and a mean says it is one."""
+    from tb_gpu_advisor.frameworks import jax as _jax  # noqa: F401  (the framework whose dispatch is named)
+    from tb_gpu_advisor.metrics.types import Dispatch
+    from tb_gpu_advisor.rules import REGISTRY, T
+    from tests.support.rules_factory import STEP_MS, healthy
+
+    for calls, want in ((1.5, "1.5 jitted calls on average costing"), (1.0, "1 jitted call costing")):
+        m = healthy(dispatch=Dispatch(calls_per_step=calls, host_ms_per_step=0.8 * STEP_MS))
+        m.capture.framework = "jax"
+        m.headline.launch_wait_share = T("launch_bound.critical")
+        m.breakdown.launch_wait = T("launch_bound.critical") * STEP_MS
+        m.breakdown.device_compute = 0.1 * STEP_MS
+        m.small_kernels.share_of_kernel_time = m.small_kernels.share_of_kernels = 0.9
+        (f,) = REGISTRY["launch_bound"].check(m)
+        assert want in f.summary, f.summary
+        assert "(s)" not in f.summary
+
+
+def test_every_step_source_has_words_and_the_tab_never_shows_the_id():
+    """The tab's host line read "13 steps (trace_train)": an internal id.  Every source the detector can name has
+    words (``steps.detect.SOURCE_LABEL``), the report carries them, and the tab prints those."""
+    import typing
+
+    from tb_gpu_advisor.steps.detect import SOURCE_LABEL, StepSource
+
+    assert set(typing.get_args(StepSource)) == set(SOURCE_LABEL)
+    assert all("_" not in v for v in SOURCE_LABEL.values())
+    advisor = Advisor(str(DEMO_LOGS), cache="off")
+    session = next(s for s in advisor.sessions() if s.run == "input_bound")
+    steps = advisor.report(session).report.hosts[0].steps
+    assert steps["source_label"] == SOURCE_LABEL[steps["source"]]
+    # the tab's side: frontend/test/views.test.js "the host line names the step source in words"

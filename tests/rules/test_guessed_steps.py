@@ -53,3 +53,17 @@ def test_one_training_iteration_named_by_its_nvtx_is_one_step(tmp_path):
     assert job["kind"] == "training"
     assert (steps["source"], steps["count"], steps["confidence"]) == ("single_pass", 1, "medium")
     assert "one training pass" in steps["note"]
+
+
+def test_the_whole_capture_as_one_step_is_no_guess_and_carries_no_confidence_label(tmp_path):
+    """A window with no steps found is read as one "step": its numbers are exact for the window, so a critical stays
+    critical -- and is not labelled "low confidence (steps)" beside it (on the real Nsight FSDP window, main showed
+    "critical ... saves ~921 ms/step ... low confidence (steps)" on the first finding)."""
+    p = tmp_path / "pageable.sqlite"
+    write(str(p), NsysJob(steps=8, autograd_nvtx=False, step_range=None, pinned=False))
+    m = host_metrics(reader.read_trace(str(p)))
+    sure = rules.evaluate(m)
+    whole = dataclasses.replace(m, steps=dataclasses.replace(m.steps, source="whole_capture", confidence="low"))
+    found = rules.evaluate(whole)
+    assert [f.severity for f in found if f.rule != "capture_quality"] == [f.severity for f in sure if f.rule != "capture_quality"]
+    assert all(f.confidence == "high" for f in found)

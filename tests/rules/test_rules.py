@@ -28,7 +28,7 @@ from tb_gpu_advisor.metrics.types import (
 from tb_gpu_advisor.model.schema import Finding, Saving
 from tb_gpu_advisor.rules import REGISTRY, T, evaluate, rank
 from tests.support.paths import REPO
-from tests.support.rules_factory import STEP_MS, STEPS, healthy, kernel, multi
+from tests.support.rules_factory import STEP_MS, STEPS, healthy, idle_ledger, kernel, ledger, multi
 
 EPS = 1e-6
 
@@ -169,15 +169,14 @@ def test_override_changes_and_restores_a_threshold():
 
 
 def _input(v):
-    m = healthy()
+    m = healthy(breakdown=ledger(input_wait=v * STEP_MS))
     m.headline.input_wait_share = v
     return m
 
 
 def _launch(v, small_share=0.9):
-    m = healthy()
+    m = healthy(breakdown=ledger(launch_wait=v * STEP_MS))
     m.headline.launch_wait_share = v
-    m.breakdown.launch_wait = v * STEP_MS
     m.small_kernels.share_of_kernel_time = small_share  # the guide's shape: small kernels do most of the GPU's work
     m.small_kernels.share_of_kernels = 0.9  # ... and are most of the kernels
     return m
@@ -195,18 +194,25 @@ def _host_ops(v):
 
 
 def _memcpy(v):
-    return healthy(memcpy=[MemcpyStat("d2h", 4.0, 4 << 20, v * STEP_MS, 0.0, 0.0, True, v * STEP_MS)])
+    return healthy(memcpy=[MemcpyStat("d2h", 4.0, 4 << 20, v * STEP_MS, 0.0, 0.0, True, v * STEP_MS)],
+                   breakdown=ledger(memcpy_d2h=v * STEP_MS))
 
 
 def _loss(v):
     return healthy(loss_scaling=LossScaling(present=True, dynamic=True, op_count_per_step=4, host_ms_per_step=2.0,
-                                            gap_ms_per_step=v * STEP_MS, names=["LossScaleOptimizer/cond"]))
+                                            gap_ms_per_step=v * STEP_MS, names=["LossScaleOptimizer/cond"]),
+                   breakdown=ledger(host_compute=v * STEP_MS))
 
 
-def _gaps(v):
+def _gaps(v, input_ms: float = 0.0):
+    """Gaps of ``v`` of the step after every step, ``input_ms`` of each input wait and the rest host work, each inside
+    a step's window: the step ledger holds one a step."""
     ms = v * STEP_MS
-    return healthy(gaps=Gaps(count=STEPS - 1, avg_gap_ms=ms, max_gap_ms=ms * 1.1, share_of_step=v, avg_input_wait_ms=0.0,
-                             avg_launch_ms=0.0, avg_host_other_ms=ms))
+    per_step = {"input_wait": input_ms, "other": ms - input_ms}
+    return healthy(gaps=Gaps(count=STEPS - 1, avg_gap_ms=ms, max_gap_ms=ms * 1.1, share_of_step=v,
+                             avg_input_wait_ms=input_ms, avg_launch_ms=0.0, avg_host_other_ms=ms - input_ms,
+                             ledger_ms_per_step={c: x for c, x in per_step.items() if x > 0}),
+                   breakdown=idle_ledger(per_step))
 
 
 def _xla(v):
@@ -219,7 +225,9 @@ def _xla(v):
 
 
 def _skew(v):
-    return multi(skew=v * STEP_MS)
+    """The last of 4 GPUs starts ``v`` of the step late; the others idle meanwhile (their ledgers' "other")."""
+    busy = STEP_MS - v * STEP_MS - 0.5
+    return multi(busy=(busy,) * 4, skew=v * STEP_MS)
 
 
 SHARE_RULES = [
@@ -250,7 +258,12 @@ def test_share_rule_boundaries(rule_id, make, warn, crit):
 
 @pytest.mark.parametrize("rule_id,make,warn,crit", SHARE_RULES, ids=[r[0] for r in SHARE_RULES])
 def test_share_rule_finding_is_complete(rule_id, make, warn, crit):
-    (f,) = run(rule_id, make(0.4))
+    from tests.support.properties import _recovers_within_ledger
+
+    m = make(0.4)
+    assert sum(m.breakdown.as_dict().values()) == pytest.approx(STEP_MS)  # a ledger: it adds up to the step
+    (f,) = run(rule_id, m)
+    assert not _recovers_within_ledger(f, m.breakdown.as_dict())  # and the saving recovers only what it holds
     assert f.rule == rule_id and f.guide_section and f.title
     assert f.metric is not None and f.metric.threshold == T(warn)
     assert f.metric.detail["threshold_source"] == THRESHOLDS[warn].source
@@ -297,17 +310,34 @@ def test_host_sync_grades_the_gpu_idle_after_syncs_and_names_the_callers():
     from tb_gpu_advisor.metrics.types import HostSyncs
 
     w = T("host_sync.warning")
-    m = healthy(syncs=HostSyncs(calls_per_step=2.0, gpu_idle_ms_per_step=w * STEP_MS * 0.9,
-                                callers=[("aten::_local_scalar_dense", 2.0)]))
-    assert run("host_sync", m) == []
-    m.syncs.gpu_idle_ms_per_step = w * STEP_MS * 1.1
+    assert run("host_sync", _synced({"launch_wait": w * STEP_MS * 0.9})) == []
+    m = _synced({"launch_wait": w * STEP_MS * 1.1})
     (f,) = run("host_sync", m)
     assert f.severity == "warning" and "2.0 times per step" in f.summary and "aten::_local_scalar_dense" in f.summary
     assert f.saving.ms_per_step == pytest.approx(w * STEP_MS * 1.1, abs=1e-3)
     assert f.saving.recovers[0]["pool"] == "launch"  # the same GPU idle launch_bound may claim: never counted twice
-    m.syncs.gpu_idle_ms_per_step = T("host_sync.critical") * STEP_MS
-    assert run("host_sync", m)[0].severity == "critical"
+    assert run("host_sync", _synced({"launch_wait": T("host_sync.critical") * STEP_MS}))[0].severity == "critical"
     assert run("host_sync", healthy()) == []  # no sync calls: nothing to say
+
+
+def _synced(idle: dict[str, float]):
+    """Two syncs per step whose GPU idle the step's ledger books as ``idle`` (category -> ms per step)."""
+    from tb_gpu_advisor.metrics.types import HostSyncs
+
+    return healthy(syncs=HostSyncs(calls_per_step=2.0, gpu_idle_ms_per_step=sum(idle.values()), gpu_idle_ledger_ms=idle,
+                                   callers=[("aten::_local_scalar_dense", 2.0)]), breakdown=idle_ledger(idle))
+
+
+def test_host_sync_recovers_the_idle_where_the_ledger_books_it():
+    """Issue #36: cold_a100_alexnet's syncs idled the GPU 877 ms while the host ran start-up and its own work, all
+    claimed as launch wait (the step holds 1.9 ms of it).  Each part is claimed in its own group, within the ledger."""
+    from tests.support.properties import _recovers_within_ledger
+
+    m = _synced({"launch_wait": 0.2, "host_compute": 1.0, "startup": 3.0})
+    (f,) = run("host_sync", m)
+    got = {(r["group"], r["pool"]): r["ms"] for r in f.saving.recovers}
+    assert got == {("launch", "launch"): 0.2, ("host", "host_work"): 1.0, ("startup", "startup"): 3.0}
+    assert not _recovers_within_ledger(f, m.breakdown.as_dict())
 
 
 def test_host_sync_leaves_copies_waits_to_the_copies_and_names_unrecorded_host_time():
@@ -343,10 +373,10 @@ def test_a_saving_under_a_few_per_cent_is_a_note_for_every_rule():
 
 
 def test_step_gaps_subtracts_input_and_loss_scaling_and_names_callbacks():
-    m = _gaps(0.3)
-    m.gaps.avg_input_wait_ms = 1.0
+    m = _gaps(0.3, input_ms=1.0)
     (f,) = run("step_gaps", m)
-    assert f.saving.ms_per_step == pytest.approx(2.0)
+    assert f.saving.ms_per_step == pytest.approx(2.0)  # the 2 ms of host work per gap the ledger holds
+    assert [r["group"] for r in f.saving.recovers] == ["host"]
     assert "steps_per_execution" in f.actions[0].snippet
     assert any(a.snippet == "export TF_GPU_THREAD_MODE=gpu_private" for a in f.actions)
 
@@ -359,10 +389,18 @@ def test_step_gaps_does_not_suggest_gpu_private_when_already_used():
 
 
 def test_step_gaps_only_input_wait_is_left_to_input_bound():
+    assert run("step_gaps", _gaps(0.3, input_ms=3.0)) == []
+
+
+def test_step_gaps_recovers_only_the_gaps_inside_the_steps():
+    """Issue #36: nsys_a100_saxpy_mpi claimed 181 ms of host work per step between steps whose ledger holds 144 ms:
+    a gap outside every step's window is in no step.  The saving is the ledger's booking of the gaps."""
     m = _gaps(0.3)
-    m.gaps.avg_input_wait_ms = m.gaps.avg_gap_ms
-    m.gaps.avg_host_other_ms = 0.0
-    assert run("step_gaps", m) == []
+    m.gaps.ledger_ms_per_step = {"other": 1.0, "launch_wait": 0.5}  # the rest of each gap lies between the windows
+    m.breakdown = idle_ledger(m.gaps.ledger_ms_per_step)
+    (f,) = run("step_gaps", m)
+    assert f.saving.ms_per_step == pytest.approx(1.5)
+    assert {(r["group"], r["ms"]) for r in f.saving.recovers} == {("host", 1.0), ("launch", 0.5)}
 
 
 def test_excessive_memcpy_sync_copies_warn_below_the_share():
@@ -563,12 +601,26 @@ def test_launch_skew_knob_depends_on_gpu_private_threads():
 
 def test_sequential_gpus_and_launch_skew_defers_to_it():
     assert run("sequential_gpus", multi()) == []
-    m = multi(busy=(2.0, 2.0, 2.0, 2.0), concurrency=0.1, skew=5.0)
+    # 4 GPUs busy 2 ms each in turn: each waits 6 ms of its 10 ms step for the other three (its ledger's host time)
+    m = multi(busy=(2.0, 2.0, 2.0, 2.0), concurrency=0.1, skew=5.0, peer_wait={"other": 6.0})
     (f,) = run("sequential_gpus", m)
     assert f.severity == "critical" and f.metric.value == pytest.approx(0.1)
     assert f.saving.ms_per_step == pytest.approx(6.0 * 0.9)
+    assert [(r["group"], r["pool"]) for r in f.saving.recovers] == [("host", "sequential")]
     assert run("launch_skew", m) == []
     assert sev("sequential_gpus", multi(busy=(2.0, 2.0, 2.0, 2.0), concurrency=0.4)) == "warning"
+
+
+def test_sequential_gpus_whose_steps_lie_apart_save_no_step_time():
+    """Issue #36, the real V100 BERT: GPU:6 runs its 20.6 ms step 650 ms after GPU:4's, so neither waits inside its
+    own step; the turn-taking costs wall time outside every step.  It was claimed as 14.9 ms of host time in a step
+    whose ledger holds 2.3 ms: now no step saving, said in words, and still critical (it leads, saving nothing)."""
+    m = multi(n=2, busy=(8.0, 8.0), concurrency=0.0)
+    m.multi_gpu.step_span_ms = 650.0
+    (f,) = run("sequential_gpus", m)
+    assert f.severity == "critical" and f.saving is None
+    assert "span 650.0 ms" in f.summary and "wall time" in f.summary
+    assert rank([f, *run("input_bound", _input(0.2))])[0] is f
 
 
 def test_sequential_gpus_respects_the_overlap_busy_times_force():

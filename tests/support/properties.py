@@ -7,7 +7,9 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
 * ``part<=whole`` -- no part exceeds its whole: a per-step time (a finding's "X ms per step", a table's "ms/step"
   column, a GPU's collective time, a saving, a breakdown category) is at most the step of one GPU; "X of each Y step"
   has X <= Y; "N of M things (P%)" has N <= M and P = N/M; a share is at most 100%; an exposed or blocking time is at
-  most the time it is part of.
+  most the time it is part of; a saving recovers, per breakdown group, no more than the step's ledger holds there,
+  and so does "if every fix lands" (which recovers at most the step); a finding's ``..._ms_per_step`` detail is at
+  most the step per GPU.
 * ``ledger`` -- each GPU's step is attributed once: the breakdown of the host, of each GPU and of each step row has
   no negative category and adds up to its step.
 * ``one-value`` -- a quantity has one value wherever it appears: a collective's time per step in the session's table,
@@ -253,8 +255,8 @@ def _host_parts(h: HostReport) -> list[str]:
 
 
 def ledger_savings_violations(report: Report) -> list[str]:
-    """Not yet part of :func:`report_violations` (a known gap, ``tests/report/test_properties.py`` keeps it as a strict
-    xfail): a finding's saving recovers, per breakdown group, no more than the step's ledger holds there."""
+    """A finding's saving recovers, per breakdown group, no more than the step's ledger holds there (part of
+    :func:`report_violations`; alone, for the test that names it)."""
     return sorted({v for h in report.hosts if h.error is None for f in h.findings
                    for v in _recovers_within_ledger(f, h.breakdown_ms)})
 
@@ -474,6 +476,38 @@ def _tables(h: HostReport) -> Iterable[tuple[str, Table]]:
             yield f.id, t
 
 
+def every_fix_within_step(where: str, achievable: dict, breakdown_ms: dict | None = None) -> list[str]:
+    """"If every fix lands" is a part of the step: what it recovers is at most the step (and, per breakdown group, at
+    most what the step's ledger holds there), and the step it promises lies between 0 and the step."""
+    from tb_gpu_advisor.rules.savings import GROUPS
+
+    step = (achievable or {}).get("step_ms")
+    if not step:
+        return []
+    out = []
+    rec, left = float(achievable.get("recoverable_ms") or 0.0), achievable.get("achievable_step_ms")
+    if _over(rec, step):
+        out.append(f"part<=whole: {where}: 'if every fix lands' recovers {rec:.3f} ms of a {step:.3f} ms step")
+    if left is not None and (left < -_ABS_MS or _over(left, step) or left < step - rec - _ABS_MS - _REL * step):
+        out.append(f"part<=whole: {where}: 'if every fix lands' promises {left:.3f} ms from a {step:.3f} ms step "
+                   f"recovering {rec:.3f} ms")
+    for g, v in (achievable.get("by_group") or {}).items() if breakdown_ms else ():
+        held = sum(float(breakdown_ms.get(c) or 0.0) for c in GROUPS.get(g, ()))
+        if _over(float(v), held):
+            out.append(f"part<=whole: {where}: 'if every fix lands' recovers {v:.3f} ms of {g} time, the step holds "
+                       f"{held:.3f} ms")
+    return out
+
+
+def _detail_parts(f: Finding, step: float | None) -> list[str]:
+    """A finding's per-step figures (its metric's ``..._ms_per_step`` details) are per GPU: at most the step."""
+    if not step or f.metric is None:
+        return []
+    return [f"part<=whole: {f.id}: {k} {v:.3f} ms in a {step:.3f} ms step per GPU"
+            for k, v in (f.metric.detail or {}).items()
+            if k.endswith("ms_per_step") and isinstance(v, (int, float)) and not isinstance(v, bool) and _over(v, step)]
+
+
 def report_violations(report: Report) -> list[str]:
     """Every property a report breaks (module doc), one line each; empty when it holds them all."""
     hosts = {h.host: h for h in report.hosts if h.error is None}
@@ -482,6 +516,8 @@ def report_violations(report: Report) -> list[str]:
         step = host_step_ms(h)
         for f in h.findings:
             out += _text_parts(f.id, _finding_text(f), step) + _count_text(f.id, _finding_text(f))
+            out += _detail_parts(f, step) + _recovers_within_ledger(f, h.breakdown_ms)
+        out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms)
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)
         out += _host_parts(h) + _card_values(h)
@@ -500,6 +536,7 @@ def report_violations(report: Report) -> list[str]:
     out += order_problems("session", report.findings)
     if len(hosts) == 1:
         out += every_fix_problems("session", report.findings, report.achievable)
+    out += every_fix_within_step("session", report.achievable)
     out += agree_problems(report)
     return sorted(set(out))
 

@@ -34,6 +34,24 @@ STEP_MS = 10.0
 STEPS = 20
 
 
+def ledger(step: float = STEP_MS, **parts: float) -> Breakdown:
+    """A step's breakdown that adds up to ``step``: the categories given, and the rest device compute (issue #36: a
+    rule's saving must recover only time the step's ledger holds, so a hand-built capture needs a ledger that is
+    one -- every category at least 0, summing to the step)."""
+    busy = step - sum(parts.values())
+    if busy < -1e-9 or any(v < 0 for v in parts.values()):
+        raise ValueError(f"no ledger of a {step} ms step holds {parts}")
+    return Breakdown(device_compute=max(busy, 0.0), **parts)
+
+
+def idle_ledger(idle: dict[str, float], step: float = STEP_MS, **parts: float) -> Breakdown:
+    """:func:`ledger` holding the GPU idle ``idle`` (category -> ms per step) a rule measured, plus ``parts``."""
+    both = dict(parts)
+    for c, v in idle.items():
+        both[c] = both.get(c, 0.0) + v
+    return ledger(step, **both)
+
+
 def gpu(i: int = 0, busy: float = 9.5, cc: str = "8.0", **kw) -> GpuMetrics:
     base = dict(gpu=i, name="NVIDIA A100-SXM4-40GB", compute_capability=cc, sm_count=108,
                 memory_bandwidth_bytes_per_s=1.5e12, memory_size_bytes=40 << 30, active=True, kernel_count=2000,
@@ -80,7 +98,7 @@ def healthy(**kw) -> HostMetrics:
                           fp16_kernel_count=80 * STEPS, bf16_kernel_count=0, fp16_time_share=0.9, bf16_time_share=0.0,
                           sixteen_bit_time_share=0.9, tensor_core_time_share=0.8, launch_wait_share=0.005,
                           input_wait_share=0.01),
-        breakdown=Breakdown(device_compute=9.5, launch_wait=0.05, input_wait=0.1, other=0.35),
+        breakdown=ledger(launch_wait=0.05, input_wait=0.1, other=0.35),
         steps_detail=steps_detail(),
         gpus=[gpu(0)],
         kernels=[kernel(total_ms=150.0), kernel("Eigen::EigenMetaKernel<add_half>", "AddV2", 40.0, 2000, False, False,
@@ -113,11 +131,16 @@ def healthy(**kw) -> HostMetrics:
 
 
 def multi(n: int = 4, busy=(9.0, 9.0, 9.0, 9.0), calls: float = 1.0, ar_ms: float = 0.2, skew: float = 0.0,
-          concurrency: float = 1.0, **kw) -> HostMetrics:
-    """A healthy ``n``-GPU capture (one AllReduce per GPU per step)."""
+          concurrency: float = 1.0, peer_wait: dict[str, float] | None = None, **kw) -> HostMetrics:
+    """A healthy ``n``-GPU capture (one AllReduce per GPU per step).  The host's ledger is the mean of its GPUs' (each
+    busy ``busy[i]``, idle the rest of the step); ``peer_wait``: the part of that idle the GPUs spend waiting for
+    each other, by ledger category (``multi_gpu.peer_wait_ledger_ms``)."""
     m = healthy(**kw)
     m.gpus = [gpu(i, busy=busy[i], collective_calls_per_step=calls, allreduce_ms_per_step=ar_ms,
                   first_kernel_offset_ms=(skew if i == n - 1 else 0.0)) for i in range(n)]
+    mean_busy = sum(busy[:n]) / n
+    if "breakdown" not in kw:
+        m.breakdown = ledger(other=STEP_MS - mean_busy)
     mx, mn = max(busy[:n]), min(busy[:n])
     m.multi_gpu = MultiGpu(gpu_count=n, active_gpus=list(range(n)), idle_gpus=[], step_ms_max=STEP_MS,
                            step_ms_min=STEP_MS, busy_share_max=mx / STEP_MS, busy_share_min=mn / STEP_MS,
@@ -126,9 +149,10 @@ def multi(n: int = 4, busy=(9.0, 9.0, 9.0, 9.0), calls: float = 1.0, ar_ms: floa
                            collective_calls_per_gpu_step=calls, allreduce_ms_per_step=ar_ms,
                            allreduce_bytes_per_step=None, params=None, params_source="", bandwidth_bytes_per_s=None,
                            bandwidth_source="", expected_allreduce_ms=None, launch_skew_ms=skew,
-                           launch_order_skew_ms=skew, first_gpu_order=list(range(n)), concurrency=concurrency)
+                           launch_order_skew_ms=skew, first_gpu_order=list(range(n)), concurrency=concurrency,
+                           peer_wait_ledger_ms=dict(peer_wait or {}))
     return m
 
 
-__all__ = ["healthy", "multi", "gpu", "kernel", "steps_detail", "STEP_MS", "STEPS", "ElementwiseChain", "StepGap",
+__all__ = ["healthy", "multi", "gpu", "ledger", "idle_ledger", "kernel", "steps_detail", "STEP_MS", "STEPS", "ElementwiseChain", "StepGap",
            "OpStat", "MemcpyStat", "Memory", "LossScaling", "EagerOps", "HostOps", "Gaps", "Fusion"]

@@ -371,7 +371,10 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     # in that order is the first in the name; coalesce stops at it (one instr() per autograd range)
     cut = "coalesce(" + ", ".join(f"nullif(instr({text}, '{sfx}'), 0)" for sfx in nvtx.OP_SUFFIXES) + ", 0)"
     int_cols = {"start": "start", "end": "end", "tid": "globalTid", "text_id": "textId" if "textId" in cols else None,
-                "domain": domain_col, "suffix": cut}
+                "domain": domain_col, "suffix": cut,
+                # a name that is a dict literal: PyProf / DLProf annotation, named by frameworks.nvtx (few rows
+                # elsewhere, so the Python look-up runs only on these)
+                "annotation": f"coalesce(substr({text}, 1, 1) = '{{', 0)"}
     parts: dict[str, list[np.ndarray]] = {k: [] for k in int_cols}
     name_parts: list[np.ndarray] = []
     registered: dict[int, tuple[int, bool]] = {}  # textId -> (name id, is an op)
@@ -384,6 +387,11 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
             t = texts[i]
             if t is not None:
                 texts[i] = t[:int(cut[i]) - 1]
+        for i in np.flatnonzero(c["annotation"] > 0).tolist():  # PyProf / DLProf: the op's name, or the tool's range
+            found = nvtx.annotation_name(texts[i])
+            if found is not None:
+                texts[i] = found[0]
+                cut[i] = int(found[1])
         ids = np.fromiter(map(names.__getitem__, texts), np.int32, len(texts))  # _Names: interned in row order
         none = np.flatnonzero(np.fromiter(map(_is_none, texts), bool, len(texts)))
         if none.size:
@@ -672,7 +680,7 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         num_events=n_events, span_ps=span, capture_ms=r.capture_ms, viewer_zero_ps=zero,
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
         gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
-        framework_hint=_framework(h.names, r.d_names), producer=dict(r.facts),
+        framework_hint=_framework(h.names, r.d_names), producer={**r.facts, **_host_processes(r, tids)},
         problems=lost_gpu_records(h, devs),
     )
 
@@ -835,6 +843,14 @@ def _line_name(r: _Raw, gtid: int) -> str:
     if name:
         return f"{name} (pid {pid}, tid {tid})"
     return f"thread {tid} (pid {pid}{', ' + proc if proc else ''})"
+
+
+def _host_processes(r: _Raw, tids: np.ndarray) -> dict[str, str]:
+    """The ``host_processes`` fact: the names of the processes whose threads recorded the host events (CUDA calls,
+    NVTX), sorted -- the profiled program, not the machine's other processes an OS-runtime trace lists."""
+    pids = {(int(t) >> 24) & 0xFFFFFF for t in tids.tolist()}
+    names = sorted({r.processes[p] for p in pids if r.processes.get(p)})
+    return {"host_processes": ",".join(names)} if names else {}
 
 
 def _gpu_host_lines(r: _Raw, gpu_of: dict[int, int], line_pid: np.ndarray) -> dict[int, np.ndarray]:

@@ -7,7 +7,7 @@
 // being scaled with the picture.
 
 import { s } from "./dom.js";
-import { gib, ms, pct } from "./format.js";
+import { gib, isNum, ms, pct } from "./format.js";
 
 /** Width used when the caller does not know the box's width (tests, detached DOM). */
 export const DEFAULT_WIDTH = 640;
@@ -93,11 +93,30 @@ export function stepSeries(stepRows, maxBars = MAX_STEP_BARS) {
   return { buckets, groupSize, series };
 }
 
+/**
+ * Each panel's step and device compute as the report's ledger holds them: the host's mean step (`breakdown_ms`,
+ * the step "if every fix lands" starts from) and each GPU's own (`gpus[].breakdown`, `step_ms`). The panels' labels
+ * read these, so a panel says what the cards and tables say; the bars' own means are only the fallback of a report
+ * without them.
+ */
+export function stepLedger(hr) {
+  const out = new Map();
+  const sum = (b) => Object.values(b || {}).reduce((a, v) => a + (v || 0), 0);
+  if (hr?.breakdown_ms && sum(hr.breakdown_ms) > 0) {
+    out.set(null, { stepMs: hr.achievable?.step_ms ?? sum(hr.breakdown_ms), computeMs: hr.breakdown_ms.device_compute || 0 });
+  }
+  for (const g of hr?.gpus || []) {
+    if (isNum(g.step_ms) && g.breakdown) out.set(g.gpu, { stepMs: g.step_ms, computeMs: g.breakdown.device_compute || 0 });
+  }
+  return out;
+}
+
 /** A panel's heading: which GPU, and how much of its step it computes (the number that differs between GPUs). */
-function panelLabel(sr) {
+function panelLabel(sr, ledger) {
   const who = sr.gpu === null ? "All GPUs (mean)" : `GPU ${sr.gpu}`;
-  const share = sr.meanMs > 0 ? ` (${pct(sr.meanComputeMs / sr.meanMs)})` : "";
-  return `${who} · device compute ${ms(sr.meanComputeMs)} of ${ms(sr.meanMs)} step${share}`;
+  const { stepMs, computeMs } = ledger?.get(sr.gpu) ?? { stepMs: sr.meanMs, computeMs: sr.meanComputeMs };
+  const share = stepMs > 0 ? ` (${pct(computeMs / stepMs)})` : "";
+  return `${who} · device compute ${ms(computeMs)} of ${ms(stepMs)} step${share}`;
 }
 
 /**
@@ -120,7 +139,7 @@ const stepLabel = (b) => (b.first === b.last ? `step ${b.first}` : `steps ${b.fi
  * step axis, so a slow or oversubscribed GPU stands out; long captures are
  * averaged over consecutive steps (see stepSeries).
  */
-export function stepChart(stepRows, { title = "Step time breakdown", maxBars = MAX_STEP_BARS, width = DEFAULT_WIDTH, categories = [] } = {}) {
+export function stepChart(stepRows, { title = "Step time breakdown", maxBars = MAX_STEP_BARS, width = DEFAULT_WIDTH, categories = [], ledger = null } = {}) {
   const W = Math.max(320, Math.round(width));
   const { buckets, groupSize, series } = stepSeries(stepRows, maxBars);
   const rows = series.flatMap((sr) => sr.bars.filter(Boolean));
@@ -145,7 +164,7 @@ export function stepChart(stepRows, { title = "Step time breakdown", maxBars = M
     const y = (v) => y0 + plotH - (maxMs ? (v / maxMs) * plotH : 0);
     const panel = s("g", { class: "gpu-panel", "data-gpu": sr.gpu === null ? "" : String(sr.gpu) });
     if (multi) {
-      panel.append(s("text", { x: left, y: y0 - 4, class: "chart-label panel-label" }, panelLabel(sr)));
+      panel.append(s("text", { x: left, y: y0 - 4, class: "chart-label panel-label" }, panelLabel(sr, ledger)));
     }
     for (const t of ticks(maxMs, multi ? 2 : 4)) {
       panel.append(s("line", { x1: left, x2: W - 8, y1: y(t), y2: y(t), class: "grid" }),

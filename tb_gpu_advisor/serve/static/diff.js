@@ -4,12 +4,11 @@
 
 import { DEFAULT_WIDTH } from "./charts.js";
 import { h, s } from "./dom.js";
-import { ms, num, pct } from "./format.js";
+import { isNum, ms, num, pct } from "./format.js";
 import { chartFigure, select } from "./views.js";
 
 const STATUS = { fixed: "fixed", new: "new", improved: "improved", worse: "worse", still: "still present" };
 const CHANGE = { changed: "", added: "added", removed: "removed", entered_top: "entered top 25", left_top: "left top 25" };
-const isNum = (v) => typeof v === "number" && Number.isFinite(v);
 
 /** "+1.2 ms" / "−850 µs": a signed duration (ms). */
 export function signedMs(v) {

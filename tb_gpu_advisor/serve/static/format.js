@@ -1,7 +1,7 @@
 // Number formatting. What the numbers are (the breakdown's categories, their names and order) comes from the
 // server: /runs' `legend` (report/legend.py), never a list kept here.
 
-const isNum = (v) => typeof v === "number" && Number.isFinite(v);
+export const isNum = (v) => typeof v === "number" && Number.isFinite(v);
 
 /** At most 3 significant digits, no trailing zeros ("0.8", "12.4", "425"). */
 export function num(value) {

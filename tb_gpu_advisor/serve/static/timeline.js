@@ -187,17 +187,31 @@ function laneGroup(at, x, labelW, legend) {
   return g;
 }
 
-/** The kinds of event and of idle time drawn, as an HTML legend (the finding's wait says it is highlighted). */
+/**
+ * Each idle category's time in the window, per GPU, as the server summed it over every run (`idle_ms`), drawn or
+ * not: over a step's window it is that step's row of the report's breakdown. Read, never re-added from the drawn
+ * runs (the drawing keeps the 2,000 longest).
+ */
+export function idleTotals(data, category) {
+  const per = (data.idle_ms || []).filter((g) => (g.ms || {})[category] > 0);
+  if (!per.length) return "";
+  if (per.length === 1 && (data.idle_ms || []).length === 1) return ms(per[0].ms[category]);
+  return per.map((g) => `GPU ${g.gpu} ${ms(g.ms[category])}`).join(" · ");
+}
+
+/** The kinds of event and of idle time drawn, as an HTML legend (the finding's wait says it is highlighted), each
+ * idle category with its time in the window. */
 export function timelineLegend(data, focus, legend = {}) {
   const all = idleCategories(legend);
   const on = focus || all;
   const kinds = [...new Set(data.lanes.flatMap((l) => l.events.map((e) => e[3])))];
   const seen = new Set((data.idle || []).map((r) => r.category));
   const idle = [...all, ...[...seen].filter((c) => !all.includes(c))].filter((c) => seen.has(c));
+  const total = (c) => { const t = idleTotals(data, c); return t ? `: ${t}` : ""; };
   return h("ul", { class: "timeline-legend small" },
     kinds.map((k) => h("li", {}, h("span", { class: `swatch k-${k}` }), labelOf(legend.kinds, k))),
-    idle.map((c) => h("li", { class: on.includes(c) ? "focus" : "" }, h("span", { class: `swatch idle cat-${c}` }),
-      labelOf(legend.idle, c) + (on.includes(c) && on.length < all.length ? " (this finding)" : ""))));
+    idle.map((c) => h("li", { class: on.includes(c) ? "focus" : "", dataset: { category: c } }, h("span", { class: `swatch idle cat-${c}` }),
+      labelOf(legend.idle, c) + (on.includes(c) && on.length < all.length ? " (this finding)" : "") + total(c))));
 }
 
 /** The window as a Chrome JSON trace (what Perfetto opens): one track per lane, and each GPU's idle runs. */

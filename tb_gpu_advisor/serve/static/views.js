@@ -1,7 +1,7 @@
 // Pure DOM builders: data in, elements out. No fetching, no global state.
 // Untrusted profile text only ever goes through h()/s() as text.
 
-import { DEFAULT_WIDTH, gpuChart, kernelHistogram, memoryChart, ranksChart, RANKS_LISTED, rooflineChart, stepChart, stepSeries } from "./charts.js";
+import { DEFAULT_WIDTH, gpuChart, kernelHistogram, memoryChart, ranksChart, RANKS_LISTED, rooflineChart, stepChart, stepLedger, stepSeries } from "./charts.js";
 import { codeText, h, units } from "./dom.js";
 import { cell, columnFormat, gib, ms, pct, saving } from "./format.js";
 import { profileToolUrl, traceWindowUrl } from "./links.js";
@@ -404,7 +404,8 @@ export function hostFacts(hr) {
   return [
     fw ? `${hr.capture.framework_name || fw} capture` : null,
     hr.capture?.length_ms !== undefined ? `capture ${ms(hr.capture.length_ms)}` : null,
-    hr.steps?.count !== undefined ? `${hr.steps.count} step${hr.steps.count === 1 ? "" : "s"} (${hr.steps.source || "?"})` : null,
+    // the source in words (`source_label`); a report cached before it gave none says no more than the count
+    hr.steps?.count !== undefined ? `${hr.steps.count} step${hr.steps.count === 1 ? "" : "s"}${hr.steps.source_label ? ` (${hr.steps.source_label})` : ""}` : null,
     hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g) => g.name))].join(", ")}` : "no GPU",
   ].filter(Boolean);
 }
@@ -440,7 +441,7 @@ export function hostView(hr, ctx) {
   if (hr.step_rows.length) {
     const perGpu = stepSeries(hr.step_rows).series.length > 1;
     const caption = perGpu ? "Per-step time breakdown, one panel per GPU (same time scale)" : "Per-step time breakdown";
-    parts.push(chartFigure(caption, (w) => stepChart(hr.step_rows, { width: w, categories: ctx.legend?.categories }), width));
+    parts.push(chartFigure(caption, (w) => stepChart(hr.step_rows, { width: w, categories: ctx.legend?.categories, ledger: stepLedger(hr) }), width));
   }
   if (hr.gpus.length > 1) parts.push(chartFigure("Per-GPU comparison", (w) => gpuChart(hr.gpus, { width: w }), width));
   if ((hr.kernel_durations_us?.counts || []).length) {

@@ -45,8 +45,9 @@ Python that interns and joins them (``common/ahead.py``: the same items in
 the same order, so the same columns and errors), and a plane of up to a
 quarter of the file is read from the file while the plane before it is
 decoded (``wire.stream_top_level_fields``' ``ahead_bytes``): at most one
-plane more in memory.  Dense 100 MB capture, read alone on an idle second
-core: 0.49 s -> 0.30 s of wall time, CPU unchanged.
+plane more in memory.  Dense 100 MB capture, read alone with the second
+core idle: 0.49 s -> 0.30 s of wall time, CPU unchanged; with another
+process on that core, no gain (``docs/benchmarks.md``).
 """
 
 from __future__ import annotations

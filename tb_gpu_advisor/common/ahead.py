@@ -23,6 +23,7 @@ from tb_gpu_advisor.common.memory import share_one_heap
 
 T = TypeVar("T")
 
+
 def cores() -> int:
     """Cores this process may run on (its CPU affinity where the OS says, else the machine's count)."""
     try:

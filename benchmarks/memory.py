@@ -137,19 +137,23 @@ def _logdir(case: Case, root: str) -> str:
     return logdir
 
 
-def ours(case: Case, root: str, timeout_s: float, mem_cap: int, env: dict | None = None) -> Measurement:
+def ours(case: Case, root: str, timeout_s: float, mem_cap: int, env: dict | None = None,
+         code: str | None = None) -> Measurement:
     """``tb-gpu-advisor report LOGDIR --format json`` in a fresh process, report cache off; ``env``: more
-    variables (``TB_GPU_ADVISOR_PURE_PYTHON=1``: the pure-Python XPlane decoder)."""
+    variables (``TB_GPU_ADVISOR_PURE_PYTHON=1``: the pure-Python XPlane decoder); ``code``: another checkout's
+    package runs (its folder first on the path and the working folder), e.g. main's for a before/after."""
     logdir = _logdir(case, root)
     argv = [sys.executable, "-m", "tb_gpu_advisor.cli", "report", logdir, "--format", "json", "--output", os.devnull]
-    m, code, _, stderr = run_process("ours: report", argv, timeout_s, mem_cap,
-                                     _child_env({"TB_GPU_ADVISOR_CACHE_DIR": "off", **(env or {})}))
+    more = {"TB_GPU_ADVISOR_CACHE_DIR": "off", **(env or {})}
+    if code:
+        more["PYTHONPATH"] = code + os.pathsep + _child_env()["PYTHONPATH"]
+    m, code_, _, stderr = run_process("ours: report", argv, timeout_s, mem_cap, _child_env(more), cwd=code)
     if m.status == "ok":
         # "... host 'h' could not be analysed: <path>: <why>" -> <why>
         errors = [ln.split("could not be analysed: ", 1)[-1].split(": ", 1)[-1] for ln in stderr.splitlines()
                   if "error:" in ln]
-        m.note = f"exit {code}" + (f": {errors[0][:70]}" if errors else "")
-        if code not in (0, 1, 2) or "Traceback" in stderr:
+        m.note = f"exit {code_}" + (f": {errors[0][:70]}" if errors else "")
+        if code_ not in (0, 1, 2) or "Traceback" in stderr:
             m.status = "error"
     return m
 

@@ -104,13 +104,13 @@ def run_child(label: str, args: list[str], timeout_s: float, mem_cap: int, env: 
 
 
 def run_process(label: str, argv: list[str], timeout_s: float, mem_cap: int,
-                env: dict | None = None) -> tuple[Measurement, int, str, str]:
+                env: dict | None = None, cwd: str | None = None) -> tuple[Measurement, int, str, str]:
     """Run ``argv`` as a fresh process: (its Measurement -- wall, CPU, peak RSS, status --, exit code, stdout,
     stderr).  Reaped with ``os.wait4``, so the peak is the kernel's own high-water mark of that process."""
     m = Measurement(label)
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
         t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=REPO, env=env or _child_env())
+        proc = subprocess.Popen(argv, stdout=out, stderr=err, cwd=cwd or REPO, env=env or _child_env())
         delay, killed = 0.002, None
         while True:
             pid, status, ru = os.wait4(proc.pid, os.WNOHANG)

@@ -2,6 +2,8 @@
 
     python benchmarks/xplane_floor.py                          # 100MB and 1GB of every corpus shape, the real files
     python benchmarks/xplane_floor.py --sizes 100MB --shapes dense --repeat 3
+    git worktree add --detach /tmp/base main && \
+        python benchmarks/xplane_floor.py --sizes 100MB --repeat 3 --no-real --baseline /tmp/base  # before/after
     python benchmarks/xplane_floor.py --sizes "" --file some/host.xplane.pb
     python benchmarks/xplane_floor.py --compare .bench/xplane-floor-BEFORE.json .bench/xplane-floor-AFTER.json
 
@@ -12,7 +14,8 @@ seconds, peak = the kernel's high-water mark of that process):
   (interpreter, imports, discovery, memory guard, read, analysis, rules, rendering), on a logdir holding only this
   file (``memory.ours``).  Median CPU of ``--repeat`` runs; the peak is that run's.
 * **floor**: ``bench_child.py parse``: interpreter, protobuf import, ``open().read()`` and upb's parse of the whole
-  XSpace -- nothing analysed.  The issue's target is ours within 2x of it (CPU), and peak RSS at most 2x the file.
+  XSpace -- nothing analysed.  Issue #38 asks for ours within 1.5x of it (CPU) at 100 MB, and peak RSS at most
+  1.5x the file (issue #30 asked for 2x).
 * **pure-Python decoder** (where the compiled one is built, unless ``--skip-pure-python``): ours again with
   ``TB_GPU_ADVISOR_PURE_PYTHON=1``, and the ratio compiled / pure of the CPU (issue #38).
 * **stock** (files up to ``--stock-max``, default 200 MB, unless ``--skip-stock``): xprof's ``overview_page`` on a
@@ -54,8 +57,8 @@ def compiled_decoder_built() -> bool:
     return load() is not None
 
 SHARED = os.path.join(os.path.dirname(REPO), "shared", "profiles")
-TARGET_CPU_X = 2.0  # ours / floor, CPU seconds
-TARGET_RSS_X = 2.0  # ours' peak RSS / file size
+TARGET_CPU_X = 1.5  # ours / floor, CPU seconds (issue #38 at 100 MB; issue #30 asked for 2x)
+TARGET_RSS_X = 1.5  # ours' peak RSS / file size (issue #38; issue #30 asked for 2x)
 
 
 #: Real captures smaller than this are left out: their peak is the interpreter's (~45 MB), whatever the file.
@@ -87,7 +90,20 @@ def startup_rss(args, mem_cap: int, root: str) -> int | None:
 
 
 def _median_ours(case: Case, root: str, args, mem_cap: int, env: dict | None = None) -> dict:
-    runs = [ours(case, root, args.timeout, mem_cap, env) for _ in range(args.repeat)]
+    return _median([ours(case, root, args.timeout, mem_cap, env) for _ in range(args.repeat)])
+
+
+def _interleaved(case: Case, root: str, args, mem_cap: int, codes: list[str | None]) -> list[dict]:
+    """:func:`_median_ours` of each checkout in ``codes`` (None: this one), their runs alternating, so a load
+    spike on a shared machine hits each alike."""
+    runs: list[list] = [[] for _ in codes]
+    for _ in range(args.repeat):
+        for k, code in enumerate(codes):
+            runs[k].append(ours(case, root, args.timeout, mem_cap, code=code))
+    return [_median(r) for r in runs]
+
+
+def _median(runs: list) -> dict:
     ok = [r for r in runs if r.status == "ok"]
     mine = sorted(ok, key=lambda r: r.cpu_s)[len(ok) // 2] if ok else runs[0]
     return {"status": mine.status, "cpu_s": mine.cpu_s, "wall_s": mine.wall_s, "maxrss": mine.maxrss,
@@ -103,8 +119,9 @@ def measure(label: str, path: str, args, mem_cap: int, root: str) -> dict:
     st = None
     if not args.skip_stock and size <= args.stock_max:
         st = stock(case, root, args.timeout, mem_cap)
+    mine, *before = _interleaved(case, root, args, mem_cap, [None] + ([args.baseline] if args.baseline else []))
     rec = {"label": label, "path": path, "bytes": size,
-           "ours": _median_ours(case, root, args, mem_cap),
+           "ours": mine, **({"before": before[0]} if before else {}),
            "floor": {"status": floor.status, "cpu_s": floor.cpu_s, "wall_s": floor.wall_s, "maxrss": floor.maxrss,
                      "cpu_all": [r.cpu_s for r in fok]}}
     if compiled_decoder_built() and not args.skip_pure_python:  # the same report on the pure-Python decoder
@@ -152,9 +169,35 @@ def render(recs: list[dict], info: str, startup: int | None = None) -> str:
                      f"{', '.join(verdict) or o['status']} |")
     if startup:
         lines += ["", f"Start-up: `report` of a {os.path.getsize(STARTUP_FILE) / 1e3:.0f} kB capture peaks at "
-                      f"{startup / 1e6:,.0f} MB (interpreter, numpy, the package); a file smaller than half that fails "
-                      "the 2x target whatever the reader does."]
+                      f"{startup / 1e6:,.0f} MB (interpreter, numpy, the package); a file smaller than "
+                      f"1/{TARGET_RSS_X - 1:g} of that fails the {TARGET_RSS_X:g}x target whatever the reader does."]
     return "\n".join(lines) + "\n"
+
+
+def render_baseline(recs: list[dict], baseline: str) -> str:
+    """Before (``--baseline``'s checkout) and after (this one) in the same run, their runs alternating."""
+    lines = [f"Before: `{baseline}` ({_code_version_of(baseline)}); after: this checkout; runs alternating.", "",
+             ("| file | MB | floor CPU s | before CPU s | after CPU s | after / before (CPU) | before / floor "
+              "| after / floor | before wall s | after wall s | before peak MB | after peak MB | before RSS / file "
+              "| after RSS / file |"),
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in recs:
+        b, a, fl, size = r.get("before"), r["ours"], r["floor"], r["bytes"]
+        if not b or b["status"] != "ok" or a["status"] != "ok" or fl["status"] != "ok":
+            continue
+        lines.append(f"| {r['label']} | {size / 1e6:,.1f} | {fl['cpu_s']:.2f} | {b['cpu_s']:.2f} | {a['cpu_s']:.2f} | "
+                     f"{a['cpu_s'] / b['cpu_s']:.2f}x | {b['cpu_s'] / fl['cpu_s']:.2f}x | {a['cpu_s'] / fl['cpu_s']:.2f}x | "
+                     f"{b['wall_s']:.2f} | {a['wall_s']:.2f} | {b['maxrss'] / 1e6:,.0f} | {a['maxrss'] / 1e6:,.0f} | "
+                     f"{b['maxrss'] / size:.2f}x | {a['maxrss'] / size:.2f}x |")
+    return "\n".join(lines) + "\n"
+
+
+def _code_version_of(checkout: str) -> str:
+    import subprocess
+
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=checkout, capture_output=True, text=True,
+                         check=False)
+    return out.stdout.strip() or "unknown commit"
 
 
 def compare(before_path: str, after_path: str) -> str:
@@ -195,6 +238,9 @@ def main(argv: list[str] | None = None) -> int:
                     help="where the compiled XPlane decoder is built, do not measure each row on the pure-Python one too")
     ap.add_argument("--stock-max", type=parse_size, default=parse_size("200MB"),
                     help="run the stock tool on files up to this size (default 200MB)")
+    ap.add_argument("--baseline", metavar="CHECKOUT",
+                    help="another checkout (e.g. `git worktree add --detach /tmp/base main`): its report runs too, "
+                         "alternating with this one's, and a before/after table follows")
     ap.add_argument("--cache-dir", default=os.path.join(REPO, ".bench"))
     ap.add_argument("--timeout", type=float, default=900.0)
     args = ap.parse_args(argv)
@@ -203,7 +249,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     avail = (status_kb("MemAvailable", "/proc/meminfo") or 8 << 20) * 1024
     mem_cap = int(0.85 * avail)
-    compileall.compile_dir(os.path.join(REPO, "tb_gpu_advisor"), quiet=1)
+    for checkout in [REPO] + ([args.baseline] if args.baseline else []):
+        compileall.compile_dir(os.path.join(checkout, "tb_gpu_advisor"), quiet=1)
     files: list[tuple[str, str]] = []
     for size in [s for s in args.sizes.split(",") if s.strip()]:
         for shape in [s for s in args.shapes.split(",") if s.strip()]:
@@ -224,6 +271,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{' '.join(f'{x:.2f}' for x in load0)} at start, {' '.join(f'{x:.2f}' for x in load1)} at end; "
             f"median CPU of {args.repeat} fresh process(es) per row; ours ran with the {describe()}")
     text = render(recs, info, startup)
+    if args.baseline:
+        text += "\n" + render_baseline(recs, args.baseline)
     print(text)
     os.makedirs(args.cache_dir, exist_ok=True)
     out = os.path.join(args.cache_dir, f"xplane-floor-{time.strftime('%Y%m%d-%H%M%S')}")

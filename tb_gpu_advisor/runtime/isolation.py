@@ -35,12 +35,11 @@ from __future__ import annotations
 
 import errno
 import json
-import multiprocessing
 import os
 import signal
 import time
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from tb_gpu_advisor.common import logs
 from tb_gpu_advisor.common.options import UserOptions
@@ -49,6 +48,9 @@ from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.runtime import guard, pipeline
 from tb_gpu_advisor.runtime.forkserver_main import ENV, main_data
 from tb_gpu_advisor.runtime.guard import ENV_MEMORY
+
+if TYPE_CHECKING:
+    import multiprocessing.context
 
 ENV_TIMEOUT = "TB_GPU_ADVISOR_WORKER_TIMEOUT_S"
 DEFAULT_TIMEOUT_S = 900.0
@@ -164,6 +166,8 @@ def mp_context() -> multiprocessing.context.BaseContext:
     deadlock the child on a lock held by another thread; forkserver starts
     children from a clean single-threaded process.
     """
+    import multiprocessing  # here, not at import: the CLI's report runs in its own process and never starts one
+
     methods = multiprocessing.get_all_start_methods()
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 

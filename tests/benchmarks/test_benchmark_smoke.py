@@ -124,11 +124,12 @@ def test_nsys_large_runs_on_a_small_export(tmp_path) -> None:
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak RSS is read from Linux rusage and /proc")
 def test_xplane_floor_on_three_densities(tmp_path) -> None:
     """``benchmarks/xplane_floor.py`` (issue #30 items 2 and 4): every corpus shape is generated, run through
-    ``report`` and the bare parse, and a saved run compares with itself.  No number is checked."""
+    ``report`` and the bare parse, before (``--baseline``: here this same checkout) and after in one run, and a
+    saved run compares with itself.  No number is checked."""
     script = os.path.join(REPO, "benchmarks", "xplane_floor.py")
     out = subprocess.run(
         [sys.executable, script, "--sizes", "200KB", "--shapes", "dense,tf,stats", "--no-real", "--skip-stock",
-         "--cache-dir", str(tmp_path), "--timeout", "120"],
+         "--cache-dir", str(tmp_path), "--timeout", "120", "--baseline", str(REPO)],
         capture_output=True, text=True, timeout=300, check=False,
     )
     assert out.returncode == 0, out.stderr[-2000:]
@@ -139,6 +140,8 @@ def test_xplane_floor_on_three_densities(tmp_path) -> None:
         # ours / floor, RSS / file, RSS above the start-up's / file: all measured
         assert cells[7].endswith("x") and cells[8].endswith("x") and cells[9].endswith("x"), row
     assert "Start-up: `report` of a " in out.stdout
+    before_after = out.stdout.split("runs alternating.", 1)[-1]
+    assert before_after.count("| 200KB ") == 3 and "after / before (CPU)" in before_after, out.stdout[-3000:]
     saved = list(tmp_path.glob("xplane-floor-*.json"))
     assert len(saved) == 1
     cmp = subprocess.run([sys.executable, script, "--compare", str(saved[0]), str(saved[0])],

@@ -201,3 +201,61 @@ def test_hash_collisions_never_merge_strings(monkeypatch):
     # and both are right, by the strings as written (not only equal to each other)
     assert [table[i] for i in ids] == [p.decode("utf-8", "replace") for p in picked]
     assert len(table) == len(set(picked))
+
+
+def _top_level(data: bytes, ahead_bytes: int) -> list:
+    """What ``stream_top_level_fields`` gives for ``data``: each (number, payload as bytes), then the error."""
+    out: list = []
+    try:
+        for number, value in wire.stream_top_level_fields(io.BytesIO(data), len(data), frozenset({1}), ahead_bytes):
+            out.append((number, bytes(value[: value.shape[0] - wire.PAD]) if isinstance(value, np.ndarray) else value))
+    except wire.WireError as e:
+        out.append(str(e))
+    return out
+
+
+def test_reading_ahead_gives_the_same_fields_and_errors_at_the_same_field(monkeypatch):
+    """Buffered payloads read on a thread while the caller works on the field before (issue #38, both cores):
+    the same fields in the same order, and a file cut anywhere -- in a header, in a payload read ahead -- fails
+    at the same field with the same words as reading one field at a time."""
+    monkeypatch.setattr(wire, "AHEAD_MIN_BYTES", 16)
+    started = []
+    real = wire._Reading.__init__
+
+    def counted(self, stream, length):
+        started.append(length)
+        real(self, stream, length)
+
+    monkeypatch.setattr(wire._Reading, "__init__", counted)
+    rng = np.random.default_rng(38)
+    body = b"".join(
+        _tag(1, 2) + encode_varint(n) + rng.integers(0, 256, n, dtype=np.uint8).tobytes() for n in (40, 300, 20, 700)
+    ) + _tag(4, 2) + b"\x03abc" + _tag(2, 0) + b"\x96\x01" + _tag(3, 5) + bytes(4) + _tag(1, 2) + b"\x20" + bytes(32)
+    whole = _top_level(body, 0)
+    assert [n for n, _ in whole] == [1, 1, 1, 1, 4, 2, 1]
+    assert _top_level(body, 10_000) == whole
+    assert started == [300, 20, 700, 32]  # each plane after the first, from AHEAD_MIN_BYTES up
+    started.clear()
+    assert _top_level(body, 400) == whole and started == [300, 20, 32]  # none over ahead_bytes
+    for cut in range(1, len(body), 7):
+        assert _top_level(body[:cut], 10_000) == _top_level(body[:cut], 0), cut
+
+
+def test_a_payload_that_does_not_fit_twice_is_read_when_asked(monkeypatch):
+    """Where no room is left for a second payload (a worker's memory limit), the read ahead gives up before it
+    reads anything and the payload is read when the caller reaches it: the same fields, no MemoryError."""
+    monkeypatch.setattr(wire, "AHEAD_MIN_BYTES", 16)
+    real_empty = np.empty
+
+    def refuse_big(shape, *a, **k):
+        if isinstance(shape, int) and shape > 200:
+            raise MemoryError("no room")
+        return real_empty(shape, *a, **k)
+
+    body = b"".join(_tag(1, 2) + encode_varint(n) + bytes([n % 251]) * n for n in (40, 300, 60))
+    whole = _top_level(body, 0)
+    monkeypatch.setattr(wire.np, "empty", refuse_big)
+    with pytest.raises(MemoryError):
+        _top_level(body, 0)  # the read itself: no room for the 300 bytes
+    monkeypatch.setattr(wire, "read_padded", lambda stream, n: wire._fill(stream, real_empty(n + wire.PAD, np.uint8), n))
+    assert _top_level(body, 10_000) == whole

@@ -11,10 +11,12 @@ wherever the extension is built, and ``make test`` runs this file and the golden
 from __future__ import annotations
 
 import gzip
+import io
 import os
 import random
 import subprocess
 import sys
+import threading
 
 import numpy as np
 import pytest
@@ -225,6 +227,82 @@ def test_both_decoders_meet_mutated_captures_alike():
         data = hostile.mutate_structured(rng, seed) if i % 2 else hostile.mutate(rng, seed, [seed])
         fast, ref = read_both(data, USED_STATS)
         assert differences(fast, ref) == [], f"mutation {i}"
+
+
+# -- both cores -----------------------------------------------------------------------------------------------------
+
+
+class _Recording:
+    """The compiled module, recording the thread of each call of its event decoder."""
+
+    def __init__(self, module) -> None:
+        self.module, self.threads = module, []
+
+    def __getattr__(self, name):
+        fn = getattr(self.module, name)
+        if name != "decode_events":
+            return fn
+
+        def call(*args):
+            self.threads.append(threading.get_ident())
+            return fn(*args)
+        return call
+
+
+@needs_compiled
+def test_the_c_walk_runs_on_a_second_core_with_the_same_columns(monkeypatch):
+    """Lines of many batches, a line the C walk declines, strings numbered batch by batch: with the walk run ahead
+    on another thread, the columns are those of one thread and of the pure-Python reference."""
+    from tb_gpu_advisor.common import ahead
+    from tb_gpu_advisor.formats.xplane import _cwire as module
+
+    rng = random.Random(3801)
+    late_decline = _small_events(100_000)
+    late_decline[90_001] += b"\xc8\x80\x80\x80\x80\x00\x01"  # a 6-byte tag: the C walk declines the 2nd batch
+    data = _space([_line(_small_events(100_000)), _line(_events(300, rng)), _line(late_decline),
+                   _line([b""] * 5000 + _events(20, rng) + [b""] * 3000),  # declined before any batch: Python's
+                   _line(_small_events(70_000), between=_varint_field(9, 4)), _line([])])
+    ref = read_with(False, data)
+    recording = _Recording(module)
+    monkeypatch.setattr(ahead, "cores", lambda: 2)
+    monkeypatch.setattr(reader, "_CWIRE", recording)
+    monkeypatch.setattr(reader, "_release_scratch", module.release_scratch)
+    monkeypatch.setattr(reader, "_plane_fields", reader._plane_fields_compiled)
+    monkeypatch.setattr(reader, "_line_events", reader._line_events_compiled)
+    results = {}
+    for walk_ahead in (0, 2):
+        monkeypatch.setattr(reader, "WALK_AHEAD", walk_ahead)
+        recording.threads.clear()
+        results[walk_ahead] = reader._parse(io.BytesIO(data), len(data), "<bytes>", None)
+        here = {t == threading.get_ident() for t in recording.threads}
+        assert here == ({True} if walk_ahead == 0 else {False}), walk_ahead
+    assert differences(results[2], results[0]) == []
+    assert differences(results[2], ref) == []
+    assert results[2].num_events > 150_000
+
+
+@needs_compiled
+@pytest.mark.parametrize("path", [c for c in _captures() if "fixtures/real/" in c or "v100" in c][:4],
+                         ids=lambda p: os.path.basename(p))
+def test_planes_read_ahead_give_the_same_columns(monkeypatch, path):
+    """Every plane read on a thread while the one before it is decoded (the floor and share lowered so that the
+    small real captures here read ahead too): the reference's columns."""
+    from tb_gpu_advisor.common import ahead
+    from tb_gpu_advisor.formats.xplane import wire
+
+    started = []
+    real = wire._Reading.__init__
+
+    def counted(self, stream, length):
+        started.append(length)
+        real(self, stream, length)
+
+    monkeypatch.setattr(ahead, "cores", lambda: 2)
+    monkeypatch.setattr(wire, "AHEAD_MIN_BYTES", 1)
+    monkeypatch.setattr(reader, "_READ_AHEAD_SHARE", 1)
+    monkeypatch.setattr(wire._Reading, "__init__", counted)
+    fast, ref = read_both(path, USED_STATS)
+    assert started and differences(fast, ref) == []
 
 
 # -- the C functions' own guards ----------------------------------------------------------------------------------

@@ -38,6 +38,16 @@ it, so both paths give the same Timeline or the same error
 (``tests/formats/test_xplane_compiled.py``).  Measured on the 100 MB
 captures, the read with the analysis's stat pruning: 0.49-0.59x the Python
 path's CPU (dense: 0.66 -> 0.39 s; ``docs/benchmarks.md``).
+
+Both cores (issue #38): with the compiled decoder, the C walk of a plane's
+lines and batches runs on a worker thread a couple of batches ahead of the
+Python that interns and joins them (``common/ahead.py``: the same items in
+the same order, so the same columns and errors), and a plane of up to a
+quarter of the file is read from the file while the plane before it is
+decoded (``wire.stream_top_level_fields``' ``ahead_bytes``): at most one
+plane more in memory.  Dense 100 MB capture, read alone with the second
+core idle: 0.49 s -> 0.30 s of wall time, CPU unchanged; with another
+process on that core, no gain (``docs/benchmarks.md``).
 """
 
 from __future__ import annotations
@@ -46,13 +56,16 @@ import array
 import io
 import math
 import os
+from collections.abc import Iterator
+from contextlib import closing
 from typing import BinaryIO, NamedTuple
 
 import numpy as np
 from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.common.memory import release_free_heap
+from tb_gpu_advisor.common.ahead import cores, run_ahead
+from tb_gpu_advisor.common.memory import release_free_heap, share_one_heap
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.xplane import compiled, wire
 from tb_gpu_advisor.formats.xplane.schema import parse as parse_message
@@ -136,38 +149,44 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
 
     The top level of an XSpace is a handful of fields (planes, host names),
     read here straight from the file; each plane's bytes are read when it is
-    decoded and dropped after, so the whole file is never held in memory.
+    decoded (or, up to a quarter of the file, while the plane before it is) and
+    dropped after, so the whole file is never held in memory.
     """
     try:
         clock = _Clock()
         planes: list[Plane] = []
         texts: dict[int, list[str]] = {n: [] for n in _SPACE_TEXT_FIELDS}
         empty = dropped = seen = 0
-        for number, value in wire.stream_top_level_fields(stream, size, buffered=frozenset({_SPACE_PLANES})):
-            if number == _SPACE_PLANES:
-                if not isinstance(value, np.ndarray):  # e.g. ``08 00``: field 1 written as a varint
-                    raise CorruptProfileError("XSpace field 1 (planes) is not a message")
-                seen += 1
-                if seen > MAX_TOTAL_PLANES:  # 25 us per skipped empty plane: 4M in 100 MB would take 100 s
-                    raise CorruptProfileError(f"more than {MAX_TOTAL_PLANES} planes: not the capture of one host")
-                if empty >= MAX_EMPTY_PLANES and _surely_empty(value):
-                    dropped += 1  # 100k empty planes in 2 MB took 58 s: skipped before they are parsed
-                    continue
-                plane = _read_plane(value, clock, keep_stats)
-                if not any(len(ln) for ln in plane.lines):
-                    empty += 1
-                    if empty > MAX_EMPTY_PLANES:
-                        dropped += 1
+        ahead = size // _READ_AHEAD_SHARE if cores() > 1 else 0
+        if ahead:
+            share_one_heap()  # planes read ahead are allocated in the main heap (see common/memory.py)
+        with closing(wire.stream_top_level_fields(stream, size, frozenset({_SPACE_PLANES}), ahead)) as fields:
+            for number, value in fields:
+                if number == _SPACE_PLANES:
+                    if not isinstance(value, np.ndarray):  # e.g. ``08 00``: field 1 written as a varint
+                        raise CorruptProfileError("XSpace field 1 (planes) is not a message")
+                    seen += 1
+                    if seen > MAX_TOTAL_PLANES:  # 25 us per skipped empty plane: 4M in 100 MB would take 100 s
+                        raise CorruptProfileError(f"more than {MAX_TOTAL_PLANES} planes: not the capture of one host")
+                    if empty >= MAX_EMPTY_PLANES and _surely_empty(value):
+                        dropped += 1  # 100k empty planes in 2 MB took 58 s: skipped before they are parsed
                         continue
-                planes.append(plane)
-                if len(planes) > MAX_PLANES:
-                    raise CorruptProfileError(f"more than {MAX_PLANES} planes with events: not the capture of one host")
-                big = value.shape[0] > _TRIM_BYTES
-                del value, plane
-                if big:  # a few ms per call: not after each of thousands of tiny planes
-                    release_free_heap()
-            elif number in texts and isinstance(value, bytes):
-                texts[number].append(value.decode("utf-8", "replace"))
+                    plane = _read_plane(value, clock, keep_stats)
+                    if not any(len(ln) for ln in plane.lines):
+                        empty += 1
+                        if empty > MAX_EMPTY_PLANES:
+                            dropped += 1
+                            continue
+                    planes.append(plane)
+                    if len(planes) > MAX_PLANES:
+                        raise CorruptProfileError(
+                            f"more than {MAX_PLANES} planes with events: not the capture of one host")
+                    big = value.shape[0] > _TRIM_BYTES
+                    del value, plane
+                    if big:  # a few ms per call: not after each of thousands of tiny planes
+                        release_free_heap()
+                elif number in texts and isinstance(value, bytes):
+                    texts[number].append(value.decode("utf-8", "replace"))
     except CorruptProfileError as e:
         raise ProfileReadError(path, f"not a valid XSpace profile: {e}") from e
     except (OSError, DecodeError, wire.WireError, UnicodeDecodeError, ValueError, OverflowError) as e:
@@ -195,6 +214,10 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
     )
 
 
+#: A plane of up to this share of the file is read while the one before it is decoded (``wire``'s
+#: ``ahead_bytes``): the read's peak holds at most a quarter of the file more, and a plane of ~1 GB planes is read
+#: as before.
+_READ_AHEAD_SHARE = 4
 #: Planes without events kept per file; the rest are skipped (a host has a few devices, not thousands).
 MAX_EMPTY_PLANES = 64
 #: Planes with events a file may hold: one host's devices are far fewer; a file with more is refused.
@@ -358,7 +381,7 @@ def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | Non
     # No heap is handed back between lines: the next line's decode reuses the freed temporaries (same sizes, the
     # decode runs in batches), so a trim here only made the next line fault the same pages in again -- 34 calls
     # and ~0.3 s of system time on the dense 100 MB capture, with the same peak (the trim after the plane stays).
-    lines = [_read_line(b, s, e, names, keys, strings, clock) for b, s, e in line_bufs]
+    lines = _read_lines(line_bufs, names, keys, strings, clock)
     del line_bufs
     _release_scratch()  # the compiled decoder's, kept between batches: none of it lives on into the analysis
     # Events whose metadata id is unknown point one past the table: give them a name.
@@ -536,8 +559,26 @@ def _length_delimited(data: memoryview, start: int, end: int, number: int, want:
     return None
 
 
+#: Items of the C walk (a line's header, a batch's raw columns) produced ahead of the reader's Python on a second
+#: core (``common/ahead.py``); 0: none, everything in the reader's thread.  Two keep the worker busy while the
+#: reader interns a batch and bound what waits to ~2 batches' columns (a few MB: ``BATCH_BYTES`` of events each).
+WALK_AHEAD = 2
+
+
+def _read_lines(line_bufs: list[tuple[np.ndarray, int, int]], names: IdTable, keys: _StatKeys, strings: _Strings,
+                clock: _Clock) -> list[Line]:
+    """Each line of a plane, in order.  With the compiled decoder, its C walk of the lines (which releases the GIL)
+    runs on a second core ahead of the interning and joining here (which hold it): the same items in the same
+    order, so the same columns and the same errors as one thread."""
+    if _line_events is not _line_events_compiled or WALK_AHEAD <= 0 or len(line_bufs) == 0:
+        return [_read_line(b, s, e, names, keys, strings, clock) for b, s, e in line_bufs]
+    with closing(run_ahead(_line_walks_compiled(line_bufs), WALK_AHEAD, name="xplane-walk")) as stream:
+        return [_read_line(b, s, e, names, keys, strings, clock, _one_line(stream)) for b, s, e in line_bufs]
+
+
 def _read_line(
-    buf: np.ndarray, start: int, end: int, names: IdTable, keys: _StatKeys, strings: _Strings, clock: _Clock
+    buf: np.ndarray, start: int, end: int, names: IdTable, keys: _StatKeys, strings: _Strings, clock: _Clock,
+    walk: Iterator[object] | None = None,
 ) -> Line:
     """Decode the XLine at ``buf[start:end]``; its events are decoded in place in ``buf``.
 
@@ -546,7 +587,10 @@ def _read_line(
     lengths costs ~40 bytes per event, 20x the 2 bytes such an event takes in the file (a 10 MB file of
     them peaked at 262 MB in the read alone).
     """
-    msg, parts = _line_events(buf, start, end, keys, strings)
+    if walk is None:
+        msg, parts = _line_events(buf, start, end, keys, strings)
+    else:
+        msg, parts = _line_events_compiled(buf, start, end, keys, strings, walk)
     # the batches' columns are joined one column at a time, each batch's part dropped as it is joined: the
     # batches and the line's columns were otherwise alive together (twice the line's decoded size)
     offsets = np.cumsum([0] + [len(p[0]) for p in parts[:-1]]).tolist()
@@ -581,56 +625,96 @@ def _line_events_python(buf: np.ndarray, start: int, end: int, keys: _StatKeys,
     return msg, parts
 
 
-def _line_events_compiled(buf: np.ndarray, start: int, end: int, keys: _StatKeys,
-                          strings: _Strings) -> tuple[_LineHeader, list[_Decoded]]:
+def _line_events_compiled(buf: np.ndarray, start: int, end: int, keys: _StatKeys, strings: _Strings,
+                          walk: Iterator[object] | None = None) -> tuple[_LineHeader, list[_Decoded]]:
     """:func:`_line_events_python` by the compiled decoder (``_cwire.c``): the same header, batches and columns.
 
     The C walk of the line replaces upb's (a ``bytes`` object per event) and the column-wise numpy decode; upb
-    still parses the line's own fields (``head``: its id, names, timestamp), as before.  Batches are cut where
-    the Python path cuts them -- over every event when it finds them in place, over the non-empty ones
-    otherwise -- because string ids are assigned batch by batch.  A line the C walk declines anywhere (anything
-    malformed or unusual, in the line or in a batch of its events) is decoded again, whole, by the Python path,
-    which gives its own result or its own error, word for word (re-interning the strings of the batches decoded
-    before gives them the ids they already have: the same strings in the same order).
+    still parses the line's own fields (``head``: its id, names, timestamp), as before.  ``walk``: the items of
+    :func:`_line_walk_compiled` for this line, produced ahead on another core (:func:`_read_plane`); None: walked
+    here, batch by batch as they are asked for.  A line the C walk declines anywhere (anything malformed or
+    unusual, in the line or in a batch of its events) is decoded again, whole, by the Python path, which gives its
+    own result or its own error, word for word (re-interning the strings of the batches decoded before gives them
+    the ids they already have: the same strings in the same order).
+    """
+    items = walk if walk is not None else _line_walk_compiled(buf, start, end)
+    msg = next(items)
+    parts: list[_Decoded] = []
+    if msg is not None:
+        for out in items:
+            if out is None:
+                break
+            parts.append(_columns_compiled(buf, out, keys, strings))
+        else:
+            return msg, parts
+    for _ in items:  # the rest of this line's items: the stream is left at the next line
+        pass
+    del parts
+    return _line_events_python(buf, start, end, keys, strings)
+
+
+def _line_walk_compiled(buf: np.ndarray, start: int, end: int) -> Iterator[object]:
+    """The C half of :func:`_line_events_compiled`: the line's header, then each batch's raw columns from
+    ``decode_events``; None in place of either where the C walk declines (nothing follows it).
+
+    It reads ``buf`` only and shares no state with the strings and stat keys the batches are interned into, so
+    it may run ahead on another thread.  Batches are cut where the Python path cuts them -- over every event when
+    it finds them in place, over the non-empty ones otherwise -- because string ids are assigned batch by batch.
     """
     if _mostly_empty_events(buf, start, end):
         # the Python walk skips each run of empty events in one match; the C split would keep two int64 positions
         # per 2-byte empty event (8x the line: a hostile file of them cost 5.5x the file at the read's peak)
-        return _line_events_python(buf, start, end, keys, strings)
+        yield None
+        return
     walked = _CWIRE.split_repeated(buf, buf.shape[0] - wire.PAD, start, end, _LINE_EVENTS)
     if walked is None:
-        return _line_events_python(buf, start, end, keys, strings)
+        yield None
+        return
     head, ev_start, ev_len, in_place = walked
     try:
         msg = _header(parse_message("LazyLine", head))
     except DecodeError:
-        return _line_events_python(buf, start, end, keys, strings)
+        yield None
+        return
+    yield msg
     starts, lengths = np.frombuffer(ev_start, dtype=np.int64), np.frombuffer(ev_len, dtype=np.int64)
     if not in_place:  # the Python path batches the non-empty ones
         kept = lengths > 0
         starts, lengths = starts[kept], lengths[kept]
-    parts: list[_Decoded] = []
     for a, b in _batches(lengths):
         s, n = starts[a:b], lengths[a:b]
         kept = n > 0
         if not kept.all():
             s, n = s[kept], n[kept]
         if n.shape[0]:
-            part = _decode_events_compiled(buf, s, n, keys, strings)
-            if part is None:
-                del parts
-                return _line_events_python(buf, start, end, keys, strings)
-            parts.append(part)
-    return msg, parts
+            out = _CWIRE.decode_events(buf, buf.shape[0] - wire.PAD, np.ascontiguousarray(s, dtype=np.int64),
+                                       np.ascontiguousarray(n, dtype=np.int64))
+            yield out
+            if out is None:
+                return
 
 
-def _decode_events_compiled(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, keys: _StatKeys,
-                            strings: _Strings) -> _Decoded | None:
-    """:func:`_decode_events` by the compiled decoder; None when it declines the batch (the caller falls back)."""
-    out = _CWIRE.decode_events(buf, buf.shape[0] - wire.PAD, np.ascontiguousarray(starts, dtype=np.int64),
-                               np.ascontiguousarray(lengths, dtype=np.int64))
-    if out is None:
-        return None
+def _line_walks_compiled(line_bufs: list[tuple[np.ndarray, int, int]]) -> Iterator[object]:
+    """:func:`_line_walk_compiled` of each line in turn, each line's items closed by :data:`_LINE_END`."""
+    for b, s, e in line_bufs:
+        yield from _line_walk_compiled(b, s, e)
+        yield _LINE_END
+
+
+#: Closes one line's items in the stream of :func:`_line_walks_compiled`.
+_LINE_END = object()
+
+
+def _one_line(stream: Iterator[object]) -> Iterator[object]:
+    """The items of the stream's next line (up to its :data:`_LINE_END`, which is consumed)."""
+    for item in stream:
+        if item is _LINE_END:
+            return
+        yield item
+
+
+def _columns_compiled(buf: np.ndarray, out: tuple, keys: _StatKeys, strings: _Strings) -> _Decoded:
+    """A batch's columns from ``decode_events``' raw output: the stats interned in order (the GIL's half)."""
     meta, offset, duration, owner, mid, v_row, v_field, v_raw, v_start = out
     values = _ValueRecords(np.frombuffer(v_row, dtype=np.int32), np.frombuffer(v_field, dtype=np.uint8),
                            np.frombuffer(v_raw, dtype=np.uint64), np.frombuffer(v_start, dtype=np.int64))

@@ -332,7 +332,11 @@ def read_padded(stream, length: int) -> np.ndarray:
     One copy (the read itself): the decoder then works on this array in
     place, and upb parses slices of it through a memoryview.
     """
-    buf = np.empty(length + PAD, dtype=np.uint8)
+    return _fill(stream, np.empty(length + PAD, dtype=np.uint8), length)
+
+
+def _fill(stream, buf: np.ndarray, length: int) -> np.ndarray:
+    """``buf`` (``length`` + ``PAD`` bytes) holding the next ``length`` bytes of ``stream``, then zeros."""
     buf[length:] = 0
     view = memoryview(buf)[:length]
     got = 0
@@ -344,7 +348,7 @@ def read_padded(stream, length: int) -> np.ndarray:
     return buf
 
 
-def stream_top_level_fields(stream, size: int, buffered: frozenset[int] = frozenset()):
+def stream_top_level_fields(stream, size: int, buffered: frozenset[int] = frozenset(), ahead_bytes: int = 0):
     """Yield the top-level fields of one message read from ``stream`` as (number, payload).
 
     For messages with few top-level fields and big payloads (an XSpace and
@@ -352,7 +356,45 @@ def stream_top_level_fields(stream, size: int, buffered: frozenset[int] = frozen
     field, so only one is in memory at a time.  Length-delimited payloads
     come as ``bytes``, or for field numbers in ``buffered`` as a zero-padded
     array (:func:`read_padded`); varints as ``int``.
+
+    ``ahead_bytes`` (issue #38, both cores): a ``buffered`` payload of :data:`AHEAD_MIN_BYTES` to ``ahead_bytes``
+    is read on a thread while the caller works on the field before it (``readinto`` lets go of the GIL), so at
+    most one such payload more is in memory.  The same fields come, and the same error at the same field: what
+    goes wrong reading ahead is raised when the caller asks for that field, as without reading ahead.
     """
+    heads = _field_heads(stream, size)
+    head = _next_head(heads)
+    reading: _Reading | None = None
+    try:
+        while True:
+            if isinstance(head, BaseException):
+                raise head
+            if head is None:
+                return
+            number, wt, n = head
+            if reading is not None:
+                value, reading = reading.result(stream, n), None
+            else:
+                value = _payload(stream, number, wt, n, buffered)
+            head = _next_head(heads)
+            if (ahead_bytes and isinstance(head, tuple) and head[1] == 2 and head[0] in buffered
+                    and AHEAD_MIN_BYTES <= head[2] <= ahead_bytes):
+                reading = _Reading(stream, head[2])
+            if wt in (0, 2):
+                yield number, value
+            del value
+    finally:
+        if reading is not None:  # the caller left early: nothing reads the stream after it is closed
+            reading.join()
+
+
+#: Payloads read ahead are at least this big: a smaller one is read at once, cheaper than starting a thread.
+AHEAD_MIN_BYTES = 1 << 20
+
+
+def _field_heads(stream, size: int):
+    """(number, wire type, varint value or payload length) of each top-level field; the caller reads or skips a
+    payload before asking for the next."""
     while True:
         first = stream.read(1)
         if not first:
@@ -362,24 +404,72 @@ def stream_top_level_fields(stream, size: int, buffered: frozenset[int] = frozen
         if number <= 0:
             raise WireError("field number 0")
         if wt == 0:
-            yield number, _stream_varint(stream)
+            yield number, wt, _stream_varint(stream)
         elif wt == 2:
             length = _stream_varint(stream)
             if length > size:
                 raise WireError("field runs past the end of the file")
-            if number in buffered:
-                yield number, read_padded(stream, length)
-                continue
-            payload = stream.read(length)
-            if len(payload) != length:
-                raise WireError("field runs past the end of the file")
-            yield number, payload
+            yield number, wt, length
         elif wt in (1, 5):
-            width = 8 if wt == 1 else 4
-            if len(stream.read(width)) != width:
-                raise WireError("field runs past the end of the file")
+            yield number, wt, 8 if wt == 1 else 4
         else:
             raise WireError(f"unsupported wire type {wt}")
+
+
+def _next_head(heads) -> tuple[int, int, int] | BaseException | None:
+    """The next head, None at the end, or the error met reading it (raised when the caller reaches it)."""
+    try:
+        return next(heads, None)
+    except Exception as e:  # noqa: BLE001 - raised at the same field as without reading ahead
+        return e
+
+
+def _payload(stream, number: int, wt: int, n: int, buffered: frozenset[int]):
+    """The payload after a head: the varint itself, the bytes or padded array of a LEN field; a fixed-width
+    value is skipped (None)."""
+    if wt == 0:
+        return n
+    if wt == 2 and number in buffered:
+        return read_padded(stream, n)
+    payload = stream.read(n)
+    if len(payload) != n:
+        raise WireError("field runs past the end of the file")
+    return payload if wt == 2 else None
+
+
+class _Reading:
+    """:func:`read_padded` of the next ``length`` bytes of ``stream`` on a thread of its own."""
+
+    def __init__(self, stream, length: int) -> None:
+        import threading  # only where a file has payloads worth reading ahead
+
+        self._out: list = []
+        self._thread = threading.Thread(target=self._run, args=(stream, length), name="xplane-read", daemon=True)
+        self._thread.start()
+
+    def _run(self, stream, length: int) -> None:
+        try:
+            buf = np.empty(length + PAD, dtype=np.uint8)
+        except MemoryError:  # no room for two payloads at once (a worker's memory limit): read it when asked
+            self._out.append(None)
+            return
+        try:
+            self._out.append(_fill(stream, buf, length))
+        except BaseException as e:  # noqa: BLE001 - raised by result(), in the caller's thread
+            self._out.append(e)
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def result(self, stream, length: int) -> np.ndarray:
+        """The payload, or the error reading it; read here, as without reading ahead, where it did not start."""
+        self._thread.join()
+        out = self._out.pop()
+        if out is None:
+            return read_padded(stream, length)
+        if isinstance(out, BaseException):
+            raise out
+        return out
 
 
 def _read_varint(data: memoryview, i: int, end: int) -> tuple[int, int]:

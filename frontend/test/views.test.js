@@ -444,3 +444,9 @@ test("the host line names the step source in words, never its id", () => {
   const old = views.hostFacts({ ...hr, steps: { count: 1, source: "whole_capture" } });
   assert.ok(old.includes("1 step") && !old.join(" ").includes("whole_capture"), old);
 });
+
+test("a table's prose cells use the tab's µs, names stay as written", () => {
+  const t = { title: "GPU memory at the peak", columns: ["GPU", "peak at", "kernel"], rows: [[0, "161 us into step 13, 13% of it", "gemm_3us"]] };
+  const cells = [...views.tableView(t).querySelectorAll("td")].map((td) => td.textContent);
+  assert.deepEqual(cells.slice(1), ["161 µs into step 13, 13% of it", "gemm_3us"]);
+});

@@ -200,7 +200,9 @@ export function tableView(t) {
   const idx = t.columns.map((_, i) => i).filter((i) => keep[i] || !t.rows.length);
   const cols = t.columns.map((c, i) => columnFormat(c, t.rows.map((row) => row[i])));
   const td = (v, i) => {
-    const text = (cols[i] || { format: cell }).format(v);
+    const raw = (cols[i] || { format: cell }).format(v);
+    // prose cells ("0.2 ms into step 13, 1% of it") in the tab's unit style; names (no space) as written
+    const text = typeof v === "string" && v.includes(" ") && v.length <= 60 ? units(raw) : raw;
     if (typeof v === "number") return h("td", { class: "num" }, text);
     // long names (C++ kernels) clamp to two lines, whole on hover
     return typeof v === "string" && v.length > 60 ? h("td", { class: "name", title: v }, h("span", {}, text)) : h("td", {}, text);

@@ -52,6 +52,7 @@ from typing import IO, Any, Callable, Iterable
 import numpy as np
 
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size
+from tb_gpu_advisor.formats.kineto import compiled
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
 
 #: Bytes of events decoded at once: large enough that per-chunk overhead vanishes, small enough that the
@@ -339,6 +340,7 @@ def _decoder(which: str | None) -> str:
 
 _MSGSPEC_TYPE: Any = None
 _EMPTY_ARGS: Any = None  # the typed decode's ``Args`` with nothing set
+_ARGS_TYPE: Any = None  # the typed decode's ``Args`` struct (the compiled scanner's kept spans decode to it)
 #: Kineto ``args`` keys -> identifiers of the typed decode's ``Args`` struct.
 _STRUCT_ARGS = {key: f"a{i}_" + re.sub(r"\W", "_", key).lower() for i, key in enumerate((
     *_ARG_KEYS, "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved", "Bytes", "Addr",
@@ -358,7 +360,7 @@ def _msgspec_type() -> Any:
     ``gc=False``: the structs hold no reference cycles, so the garbage collector need not track them; tracked, the
     collections that hundreds of thousands of new objects trigger cost as much as the decode itself
     (``benchmarks/kineto_floor.py``)."""
-    global _MSGSPEC_TYPE, _EMPTY_ARGS
+    global _MSGSPEC_TYPE, _EMPTY_ARGS, _ARGS_TYPE
     if _MSGSPEC_TYPE is None:
         import msgspec
 
@@ -373,7 +375,7 @@ def _msgspec_type() -> Any:
                                             ("name", str | None, None), ("pid", int | str | None, None),
                                             ("tid", int | str | None, None), ("ts", float | None, None),
                                             ("dur", float | None, None), ("args", args | None, None)], gc=False)
-        _EMPTY_ARGS = args()
+        _EMPTY_ARGS, _ARGS_TYPE = args(), args
         _MSGSPEC_TYPE = list[event]
     return _MSGSPEC_TYPE
 
@@ -525,6 +527,54 @@ class _Columns:
         self._keep_op_args(part["name"], args, True)
         self.rows += len(xs)
         self.parts.append(part)
+
+    def add_scanned(self, data: bytes | memoryview) -> bool:
+        """Append one chunk read by the compiled scanner (``_cscan.c``), exactly as :meth:`_add_typed` would append
+        the typed decode of the same bytes; False, with nothing changed, where there is no scanner or it hands the
+        chunk back (anything outside the JSON it reads: the caller then decodes the chunk as before).
+
+        The scanner gives the X rows' columns, each distinct name, category and string pid/tid once (interned here
+        in the order the rows meet them), the spans of the metadata and ``[memory]`` events (decoded here by the
+        typed decode, a few per chunk) and each row's ``args`` span, decoded only for the ops that keep their shapes.
+        """
+        if _CSCAN is None:
+            return False
+        out = _CSCAN.scan(data)
+        if out is None:
+            return False
+        (n_events, n_x, bad_dur, phs, others, ts, dur, name, cat, pid, tid, pid_s, tid_s, ints, spans,
+         names, cats, pid_strings, tid_strings) = out
+        import msgspec
+
+        event_type = _msgspec_type()
+        view = memoryview(data)
+        if others:
+            at = np.frombuffer(others, np.int64).reshape(-1, 2).tolist()
+            try:
+                specials = msgspec.json.decode(b"[" + b",".join(view[a:b] for a, b in at) + b"]", type=event_type)
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                return False
+        self.n_events += n_events
+        for ph, n in phs:  # first appearance order, as event by event
+            self.ph[ph if ph is not None else "?"] += n
+        if others:
+            self._others(specials)
+        ts = np.frombuffer(ts, np.float64)
+        self.malformed += n_x - len(ts)
+        if not len(ts):
+            return True
+        self.bad_dur += bad_dur
+        ints = np.frombuffer(ints, np.int64).reshape(-1, 6)
+        part = {"ts": ts, "dur": np.frombuffer(dur, np.float64),
+                "cat": _local_ids(cat, cats, self.cats), "name": _local_ids(name, names, self.names),
+                "pid": _scanned_ids(pid, pid_s, pid_strings, self.pid_labels, self._id),
+                "tid": _scanned_ids(tid, tid_s, tid_strings, self.tid_labels, self._id)}
+        for j, col in enumerate(_SCANNED_INTS):
+            part[col] = ints[:, j]
+        self._keep_op_args(part["name"], _ArgSpans(view, np.frombuffer(spans, np.int64).reshape(-1, 2)), True)
+        self.rows += len(ts)
+        self.parts.append(part)
+        return True
 
     def _ids(self, vals: list[Any], labels: dict[str, int]) -> np.ndarray:
         """pid or tid column of the typed decode: the integers as they are, else :meth:`_id` value by value."""
@@ -705,6 +755,44 @@ def _intern(vals: list[Any], ids: dict[str, int]) -> np.ndarray:
     for v in dict.fromkeys(vals):
         local[v] = ids.setdefault(v if isinstance(v, str) else "", len(ids))
     return np.fromiter(map(local.__getitem__, vals), np.int32, len(vals))
+
+
+#: The integer argument columns of the compiled scanner, in the order it writes them per row.
+_SCANNED_INTS = ("correlation", "external_id", "device", "stream", "bytes", "graph_id")
+
+
+def _local_ids(local: bytes, distinct: list[str], ids: dict[str, int]) -> np.ndarray:
+    """Ids of the scanner's per-chunk ids (``distinct``: its strings in first-appearance order), each new string
+    numbered as :func:`_intern` numbers it."""
+    lut = np.fromiter((ids.setdefault(v, len(ids)) for v in distinct), np.int32, len(distinct))
+    return lut[np.frombuffer(local, np.int32)]
+
+
+def _scanned_ids(values: bytes, strings: bytes, distinct: list[str], labels: dict[str, int],
+                 label_id: Callable[[Any, dict[str, int]], int]) -> np.ndarray:
+    """A pid or tid column of the scanner: its integers, and a string's id (:meth:`_Columns._id`) where the row's
+    value is a string (``strings``: the per-chunk string id, -1 elsewhere)."""
+    col = np.frombuffer(values, np.int64)
+    if not distinct:
+        return col
+    lut = np.fromiter((label_id(v, labels) for v in distinct), np.int64, len(distinct))
+    local = np.frombuffer(strings, np.int32)
+    return np.where(local >= 0, lut[np.maximum(local, 0)], col)
+
+
+class _ArgSpans:
+    """The ``args`` of a scanned chunk's rows, decoded by the typed decode only for the rows asked for."""
+
+    def __init__(self, data: memoryview, spans: np.ndarray):
+        self._data, self._spans = data, spans
+
+    def __getitem__(self, row: int) -> Any:
+        import msgspec
+
+        at, n = self._spans[row].tolist()
+        if at < 0:
+            return _EMPTY_ARGS
+        return msgspec.json.decode(self._data[at:at + n], type=_ARGS_TYPE)
 
 
 def _remap(theirs: dict[str, int], mine: dict[str, int], new_id: Callable[[dict], int]) -> list[int]:
@@ -997,6 +1085,8 @@ class _Parser:
             candidates = list(_CUT.finditer(self.buf, pos))[::-1][:MAX_CUT_TRIES]
         for m in candidates:
             cut = m.start() + 1
+            if self.decoder == "msgspec" and self.cols.add_scanned(memoryview(self.buf)[pos:cut]):
+                return cut
             try:
                 events = _decode_chunk(memoryview(self.buf)[pos:cut], self.decoder)  # one copy, not two
             except ValueError:
@@ -1176,6 +1266,11 @@ PARALLEL_AFTER = 32 << 20
 MAX_WORKERS = 4
 
 
+#: The compiled chunk scanner (``_cscan.c``), None where it is not built or the Python path is forced
+#: (``compiled.py``; tests swap this one switch).
+_CSCAN = compiled.load()
+
+
 def _default_workers() -> int:
     """The CPUs this process may run on, at most :data:`MAX_WORKERS`; 1 inside a daemonic worker (it may not start
     processes) or where ``TB_GPU_ADVISOR_PARSE_WORKERS`` says so."""
@@ -1207,13 +1302,14 @@ def _start_pool(workers: int) -> Any:
 def _decode_part(data: bytes, decoder: str) -> _Columns | None:
     """In a worker: the columns of one chunk of whole events, as this process would add them to fresh columns;
     None when the chunk does not decode (its cut was no event boundary)."""
-    try:
-        events = _decode_chunk(data, decoder)
-    except ValueError:
-        return None
     cols = _Columns()
     cols._work_memo = _WORKER_MEMO  # a worker's chunks share the work of the shapes they repeat
-    cols.add(events, typed=decoder == "msgspec")
+    if not (decoder == "msgspec" and cols.add_scanned(data)):
+        try:
+            events = _decode_chunk(data, decoder)
+        except ValueError:
+            return None
+        cols.add(events, typed=decoder == "msgspec")
     cols._work_memo = {}  # not sent back: the merge needs none, and its sentinel does not survive pickling
     return cols
 

@@ -94,8 +94,9 @@ def test_small_chunks_and_their_failed_cuts_read_alike(monkeypatch, chunk):
 
 
 @needs_compiled
-def test_worker_processes_merge_scanned_chunks_alike(monkeypatch):
-    """Past ``PARALLEL_AFTER`` chunks are decoded (here: scanned) in worker processes and merged in file order."""
+def test_worker_threads_merge_scanned_chunks_alike(monkeypatch):
+    """Past ``PARALLEL_AFTER`` chunks are scanned in worker threads (processes on the Python path) and merged in file
+    order: the serial columns."""
     monkeypatch.setattr(parse, "PARALLEL_AFTER", 0)
     monkeypatch.setattr(parse, "CHUNK_BYTES", 1 << 16)
     path = next(str(p) for p in (REPO / "tests/fixtures/wild/hta_v100").glob("*.pt.trace.json*"))
@@ -186,7 +187,7 @@ def test_both_paths_meet_mutated_traces_alike():
 
 
 @needs_compiled
-@pytest.mark.parametrize("chunk", [b"", b" ", b"{", b'{"ph": "X"', b'{"ph": "X"},', b'{"ph": "X"} {}', b"[]", b"1",
+@pytest.mark.parametrize("chunk", [b"", b" ", b'{"ph": "X"},', b'{"ph": "X"} {}', b"[]", b"1",
                                    b'{"ph": "X", "ts": 1e999}', b'{"ph": "X", "pid": 1.0}', b'{"ts": "1"}',
                                    b'{"name": "a\\u0041"}', b'{"name": "\\"q\\""}', b'{"ph": "X", "ph": "X"}',
                                    b'{"a": ' + b"[" * 40 + b"]" * 40 + b"}", b'{"args": []}', b'{"args": 1}',
@@ -197,6 +198,15 @@ def test_the_scanner_hands_back_what_it_does_not_read(chunk):
     """Cut-off, non-object, out-of-range, escaped, duplicated, deep, badly typed or badly encoded: None (the Python
     path decides), never a read past the buffer (the bytes end where the chunk does: a memoryview of a slice)."""
     assert _cscan.scan(memoryview(chunk + b"}}}}")[: len(chunk)]) is None
+
+
+@needs_compiled
+@pytest.mark.parametrize("chunk", [b"{", b'{"ph": "X"', b'{"ph": "X", "name": "a}, {', b'{"args": {"a": [1, {"b": 2}, ',
+                                   b'{"ts": 1.', b'{"ts": -', b'{"name": "\\', b'{"name": "\xc3'])
+def test_the_scanner_says_when_a_chunk_ends_inside_an_event(chunk):
+    """Valid JSON up to the end, which falls inside an event (a cut inside a string or an object): False, so the
+    reader tries its next cut without the typed decode refusing the same bytes again."""
+    assert _cscan.scan(memoryview(chunk + b'"}]}}')[: len(chunk)]) is False
 
 
 @needs_compiled

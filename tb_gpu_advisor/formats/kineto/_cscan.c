@@ -107,7 +107,10 @@ static int64_t intern(Intern *t, const uint8_t *buf, int64_t off, int64_t n) {
 
 /* ---- the scan ---- */
 
-enum { OK = 0, BAD = 1, NOMEM = 2 };
+/* TRUNC: the chunk ends inside an event (every byte before was valid): no decoder can read it, the cut is wrong. */
+enum { OK = 0, BAD = 1, NOMEM = 2, TRUNC = 3 };
+#define TRY(x) do { int r_ = (x); if (r_) return r_; } while (0)
+#define NEED(i) do { if ((i) >= s->n) return TRUNC; } while (0)
 
 /* A value the caller keeps: its kind and where it is. */
 enum { V_ABSENT = 0, V_NULL, V_STR, V_INT, V_FLOAT, V_OTHER };
@@ -137,12 +140,12 @@ static int scan_string(const Src *s, int64_t *p, Val *v) {
     v->off = i;
     v->escaped = 0;
     while (1) {
-        if (i >= s->n) return BAD;
+        NEED(i);
         uint8_t c = b[i];
         if (c == '"') break;
         if (c < 0x20) return BAD;
         if (c == '\\') {
-            if (i + 1 >= s->n) return BAD;
+            NEED(i + 1);
             uint8_t e = b[i + 1];
             if (!(e == '"' || e == '\\' || e == '/' || e == 'b' || e == 'f' || e == 'n' || e == 'r' || e == 't'))
                 return BAD;
@@ -158,7 +161,7 @@ static int scan_string(const Src *s, int64_t *p, Val *v) {
         else if (c >= 0xE0 && c <= 0xEF) { k = 2; cp = c & 0x0F; }
         else if (c >= 0xF0 && c <= 0xF4) { k = 3; cp = c & 0x07; }
         else return BAD;
-        if (i + k >= s->n) return BAD;
+        NEED(i + k);
         for (int j = 1; j <= k; j++) {
             uint8_t d = b[i + j];
             if ((d & 0xC0) != 0x80) return BAD;
@@ -183,7 +186,8 @@ static int scan_number(const Src *s, int64_t *p, Val *v) {
     int64_t i = *p, start = i;
     int neg = 0;
     if (i < s->n && b[i] == '-') { neg = 1; i++; }
-    if (i >= s->n || b[i] < '0' || b[i] > '9') return BAD;
+    NEED(i);
+    if (b[i] < '0' || b[i] > '9') return BAD;
     uint64_t m = 0;
     int digits = 0, frac_digits = 0;
     if (b[i] == '0') {
@@ -199,7 +203,8 @@ static int scan_number(const Src *s, int64_t *p, Val *v) {
     if (i < s->n && b[i] == '.') {
         is_float = 1;
         i++;
-        if (i >= s->n || b[i] < '0' || b[i] > '9') return BAD;
+        NEED(i);
+        if (b[i] < '0' || b[i] > '9') return BAD;
         while (i < s->n && b[i] >= '0' && b[i] <= '9') {
             if (digits < 19 && !(digits == 0 && b[i] == '0')) { m = m * 10 + (uint64_t)(b[i] - '0'); digits++; }
             else if (digits >= 19) digits++;
@@ -213,7 +218,8 @@ static int scan_number(const Src *s, int64_t *p, Val *v) {
         i++;
         int eneg = 0;
         if (i < s->n && (b[i] == '+' || b[i] == '-')) { eneg = b[i] == '-'; i++; }
-        if (i >= s->n || b[i] < '0' || b[i] > '9') return BAD;
+        NEED(i);
+        if (b[i] < '0' || b[i] > '9') return BAD;
         while (i < s->n && b[i] >= '0' && b[i] <= '9') {
             if (exp10 < 100000) exp10 = exp10 * 10 + (b[i] - '0');
             i++;
@@ -252,7 +258,7 @@ static int skip_value(const Src *s, int64_t *p, int depth);
 
 static int scan_value(const Src *s, int64_t *p, Val *v, int depth) {
     int64_t i = *p;
-    if (i >= s->n) return BAD;
+    NEED(i);
     uint8_t c = s->b[i];
     if (c == '"') return scan_string(s, p, v);
     if (c == '-' || (c >= '0' && c <= '9')) return scan_number(s, p, v);
@@ -276,18 +282,21 @@ static int skip_value(const Src *s, int64_t *p, int depth) {
     uint8_t open = s->b[i], close = open == '[' ? ']' : '}';
     i = skip_ws(s, i + 1);
     if (i < s->n && s->b[i] == close) { *p = i + 1; return OK; }
+    NEED(i);
     Val v;
     while (1) {
         if (open == '{') {
-            if (i >= s->n || s->b[i] != '"') return BAD;
-            if (scan_string(s, &i, &v)) return BAD;
+            NEED(i);
+            if (s->b[i] != '"') return BAD;
+            TRY(scan_string(s, &i, &v));
             i = skip_ws(s, i);
-            if (i >= s->n || s->b[i] != ':') return BAD;
+            NEED(i);
+            if (s->b[i] != ':') return BAD;
             i = skip_ws(s, i + 1);
         }
-        if (scan_value(s, &i, &v, depth + 1)) return BAD;
+        TRY(scan_value(s, &i, &v, depth + 1));
         i = skip_ws(s, i);
-        if (i >= s->n) return BAD;
+        NEED(i);
         if (s->b[i] == close) { *p = i + 1; return OK; }
         if (s->b[i] != ',') return BAD;
         i = skip_ws(s, i + 1);
@@ -315,13 +324,16 @@ static int scan_args(const Src *s, int64_t *p, int64_t ints[N_INT_ARGS]) {
     for (int j = 0; j < N_INT_ARGS; j++) ints[j] = -1;
     int64_t i = skip_ws(s, *p + 1);
     uint32_t seen = 0;
-    if (i < s->n && s->b[i] == '}') { *p = i + 1; return OK; }
+    NEED(i);
+    if (s->b[i] == '}') { *p = i + 1; return OK; }
     Val k, v;
     while (1) {
-        if (i >= s->n || s->b[i] != '"') return BAD;
-        if (scan_string(s, &i, &k)) return BAD;
+        NEED(i);
+        if (s->b[i] != '"') return BAD;
+        TRY(scan_string(s, &i, &k));
         i = skip_ws(s, i);
-        if (i >= s->n || s->b[i] != ':') return BAD;
+        NEED(i);
+        if (s->b[i] != ':') return BAD;
         i = skip_ws(s, i + 1);
         if (k.escaped) return BAD;  /* the typed decode matches the unescaped key */
         int j = match_key(s->b + k.off, k.len, ARG_KEYS, ARG_LENS, N_ARG_KEYS);
@@ -329,13 +341,13 @@ static int scan_args(const Src *s, int64_t *p, int64_t ints[N_INT_ARGS]) {
             if (seen & (1u << j)) return BAD;
             seen |= 1u << j;
         }
-        if (scan_value(s, &i, &v, 2)) return BAD;
+        TRY(scan_value(s, &i, &v, 2));
         if (j >= 0 && j < N_INT_ARGS) {
             if (v.kind == V_INT) ints[j] = v.i;
             else if (v.kind != V_STR && v.kind != V_NULL) return BAD;  /* int | str | None */
         }
         i = skip_ws(s, i);
-        if (i >= s->n) return BAD;
+        NEED(i);
         if (s->b[i] == '}') { *p = i + 1; return OK; }
         if (s->b[i] != ',') return BAD;
         i = skip_ws(s, i + 1);
@@ -453,27 +465,30 @@ static int scan_event(Scan *c, int64_t *p) {
     for (int j = 0; j < N_INT_ARGS; j++) ints[j] = -1;
     int64_t args_off = -1, args_len = 0;
     for (int j = 0; j < 8; j++) f[j].kind = V_ABSENT;
-    if (i < s->n && s->b[i] == '}') {
+    NEED(i);
+    if (s->b[i] == '}') {
         i++;
     } else {
         Val k, v;
         while (1) {
-            if (i >= s->n || s->b[i] != '"') return BAD;
-            if (scan_string(s, &i, &k)) return BAD;
+            NEED(i);
+            if (s->b[i] != '"') return BAD;
+            TRY(scan_string(s, &i, &k));
             i = skip_ws(s, i);
-            if (i >= s->n || s->b[i] != ':') return BAD;
+            NEED(i);
+            if (s->b[i] != ':') return BAD;
             i = skip_ws(s, i + 1);
+            NEED(i);
             if (k.escaped) return BAD;
             int j = match_key(s->b + k.off, k.len, EVENT_KEYS, EVENT_LENS, 8);
             if (j >= 0 && f[j].kind != V_ABSENT) return BAD;
-            if (i >= s->n) return BAD;
             if (j == K_ARGS && s->b[i] == '{') {
                 args_off = i;
-                if (scan_args(s, &i, ints)) return BAD;
+                TRY(scan_args(s, &i, ints));
                 args_len = i - args_off;
                 f[j].kind = V_OTHER;
             } else {
-                if (scan_value(s, &i, &v, 1)) return BAD;
+                TRY(scan_value(s, &i, &v, 1));
                 if (j >= 0) {
                     int t = v.kind;
                     switch (j) {
@@ -494,7 +509,7 @@ static int scan_event(Scan *c, int64_t *p) {
                 }
             }
             i = skip_ws(s, i);
-            if (i >= s->n) return BAD;
+            NEED(i);
             if (s->b[i] == '}') { i++; break; }
             if (s->b[i] != ',') return BAD;
             i = skip_ws(s, i + 1);
@@ -567,7 +582,8 @@ static PyObject *ph_list(const Scan *c) {
     return out;
 }
 
-/* scan(chunk) -> None, or a tuple:
+/* scan(chunk) -> None (not read: the caller decodes it), False (it ends inside an event, every byte before it valid
+ * JSON: no decoder reads it, its cut is no event boundary), or a tuple:
  *   (n_events, n_x, bad_dur, [(ph or None, count)], others, ts, dur, name, cat, pid, tid, pid_s, tid_s, ints,
  *    args_span, names, cats, pid_strings, tid_strings)
  * n_x counts every X event, rows only those with a time; the columns are bytes (float64 ts/dur, int32 local name
@@ -595,6 +611,9 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         PyErr_NoMemory();
     } else if (r == BAD) {
         out = Py_None;
+        Py_INCREF(out);
+    } else if (r == TRUNC) {
+        out = Py_False;
         Py_INCREF(out);
     } else {
         out = Py_BuildValue("(LLLNNNNNNNNNNNNNNNN)", (long long)c.n_events, (long long)c.n_x, (long long)c.bad_dur,

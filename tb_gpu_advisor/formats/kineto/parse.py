@@ -14,7 +14,11 @@ need 12-18 GB; measured in ``benchmarks/kineto_parse.py``, docs/benchmarks.md). 
    raw text); the structs are untracked by the garbage collector (``gc=False``), whose passes over hundreds of
    thousands of new objects cost as much as the decode;
 4. past :data:`PARALLEL_AFTER` bytes, chunks are decoded by worker processes (one per CPU) and merged in file
-   order, giving the serial columns exactly (a chunk whose cut fails there is read again here).
+   order, giving the serial columns exactly (a chunk whose cut fails there is read again here);
+5. where the optional compiled scanner is built (``_cscan.c``, chosen in ``compiled.py``), it stands in for steps 2-3:
+   a chunk's bytes straight into its columns, no object per event, the names interned per chunk, ``args`` kept as
+   byte spans decoded only for the ops that keep their shapes; it hands any chunk it does not fully read back to the
+   typed decode, so the columns and errors are the same.  It scans without the GIL, so step 4 uses threads.
 
 The floor this is measured against (``benchmarks/kineto_floor.py``, docs/benchmarks.md): msgspec's typed decode of
 every event's common fields with ``args`` raw.
@@ -528,20 +532,22 @@ class _Columns:
         self.rows += len(xs)
         self.parts.append(part)
 
-    def add_scanned(self, data: bytes | memoryview) -> bool:
+    def add_scanned(self, data: bytes | memoryview) -> int:
         """Append one chunk read by the compiled scanner (``_cscan.c``), exactly as :meth:`_add_typed` would append
-        the typed decode of the same bytes; False, with nothing changed, where there is no scanner or it hands the
-        chunk back (anything outside the JSON it reads: the caller then decodes the chunk as before).
+        the typed decode of the same bytes: 1.  With nothing changed: 0 where there is no scanner or it hands the
+        chunk back (anything outside the JSON it reads: the caller then decodes the chunk as before); -1 where the
+        chunk ends inside an event, all of it valid JSON until then (its cut is inside a string or an object, so the
+        typed decode would refuse it as well: the caller tries the next cut without decoding this one twice).
 
         The scanner gives the X rows' columns, each distinct name, category and string pid/tid once (interned here
         in the order the rows meet them), the spans of the metadata and ``[memory]`` events (decoded here by the
         typed decode, a few per chunk) and each row's ``args`` span, decoded only for the ops that keep their shapes.
         """
         if _CSCAN is None:
-            return False
+            return 0
         out = _CSCAN.scan(data)
-        if out is None:
-            return False
+        if out is None or out is False:
+            return -1 if out is False else 0
         (n_events, n_x, bad_dur, phs, others, ts, dur, name, cat, pid, tid, pid_s, tid_s, ints, spans,
          names, cats, pid_strings, tid_strings) = out
         import msgspec
@@ -553,7 +559,7 @@ class _Columns:
             try:
                 specials = msgspec.json.decode(b"[" + b",".join(view[a:b] for a, b in at) + b"]", type=event_type)
             except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
-                return False
+                return 0
         self.n_events += n_events
         for ph, n in phs:  # first appearance order, as event by event
             self.ph[ph if ph is not None else "?"] += n
@@ -562,7 +568,7 @@ class _Columns:
         ts = np.frombuffer(ts, np.float64)
         self.malformed += n_x - len(ts)
         if not len(ts):
-            return True
+            return 1
         self.bad_dur += bad_dur
         ints = np.frombuffer(ints, np.int64).reshape(-1, 6)
         part = {"ts": ts, "dur": np.frombuffer(dur, np.float64),
@@ -574,7 +580,7 @@ class _Columns:
         self._keep_op_args(part["name"], _ArgSpans(view, np.frombuffer(spans, np.int64).reshape(-1, 2)), True)
         self.rows += len(ts)
         self.parts.append(part)
-        return True
+        return 1
 
     def _ids(self, vals: list[Any], labels: dict[str, int]) -> np.ndarray:
         """pid or tid column of the typed decode: the integers as they are, else :meth:`_id` value by value."""
@@ -1000,7 +1006,8 @@ class _Parser:
             return True
         if self.workers < 2 or max(self.base, self.size_hint // 2) < PARALLEL_AFTER or self.eof:
             return False
-        self.pool = _start_pool(self.workers)
+        scanned = self.decoder == "msgspec" and _CSCAN is not None
+        self.pool = _start_threads(self.workers) if scanned else _start_pool(self.workers)
         if self.pool is None:
             self.workers = 1
         return self.pool is not None
@@ -1085,8 +1092,11 @@ class _Parser:
             candidates = list(_CUT.finditer(self.buf, pos))[::-1][:MAX_CUT_TRIES]
         for m in candidates:
             cut = m.start() + 1
-            if self.decoder == "msgspec" and self.cols.add_scanned(memoryview(self.buf)[pos:cut]):
+            scanned = self.cols.add_scanned(memoryview(self.buf)[pos:cut]) if self.decoder == "msgspec" else 0
+            if scanned > 0:
                 return cut
+            if scanned < 0:  # the cut is inside an event: the typed decode would refuse it too
+                continue
             try:
                 events = _decode_chunk(memoryview(self.buf)[pos:cut], self.decoder)  # one copy, not two
             except ValueError:
@@ -1289,6 +1299,14 @@ def _default_workers() -> int:
     return max(1, min(n, MAX_WORKERS))
 
 
+def _start_threads(workers: int) -> Any:
+    """Threads for the compiled scanner's chunks: it scans without the GIL, so threads use every core without a
+    process's start, its pickled columns or its copy of each chunk (the per-chunk Python that remains -- interning
+    the distinct names, the metadata events -- is a small part).  The typed decode's types are made here, once."""
+    _msgspec_type()
+    return concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="kineto-scan")
+
+
 def _start_pool(workers: int) -> Any:
     """A process pool, or None where none can be started.  Forked where this process runs one thread (the CLI: a
     fork costs milliseconds), else spawned (forking a threaded server can deadlock the child)."""
@@ -1304,7 +1322,10 @@ def _decode_part(data: bytes, decoder: str) -> _Columns | None:
     None when the chunk does not decode (its cut was no event boundary)."""
     cols = _Columns()
     cols._work_memo = _WORKER_MEMO  # a worker's chunks share the work of the shapes they repeat
-    if not (decoder == "msgspec" and cols.add_scanned(data)):
+    scanned = cols.add_scanned(data) if decoder == "msgspec" else 0
+    if scanned < 0:
+        return None
+    if not scanned:
         try:
             events = _decode_chunk(data, decoder)
         except ValueError:

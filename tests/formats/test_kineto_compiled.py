@@ -214,8 +214,12 @@ def test_the_scanner_reads_a_minimal_chunk():
     out = _cscan.scan(b'{"ph": "X", "ts": 1.5, "name": "k", "pid": "Spans", "args": {"stream": 7}} , {}')
     n_events, n_x, bad_dur, phs, others, ts, dur, name, cat, pid, tid, pid_s, tid_s, ints, spans = out[:15]
     assert (n_events, n_x, bad_dur, phs, others) == (2, 1, 1, [("X", 1), (None, 1)], b"")
-    assert np.frombuffer(ts, np.float64).tolist() == [1.5] and np.frombuffer(pid_s, np.int32).tolist() == [0]
+    assert np.frombuffer(ts, np.float64).tolist() == [1.5] and np.frombuffer(dur, np.float64).tolist() == [0.0]
+    assert np.frombuffer(name, np.int32).tolist() == [0] and np.frombuffer(cat, np.int32).tolist() == [0]
+    assert np.frombuffer(pid_s, np.int32).tolist() == [0] and np.frombuffer(tid_s, np.int32).tolist() == [-1]
+    assert np.frombuffer(pid, np.int64).tolist() == [-1] and np.frombuffer(tid, np.int64).tolist() == [-1]
     assert np.frombuffer(ints, np.int64).tolist() == [-1, -1, -1, 7, -1, -1]
+    assert np.frombuffer(spans, np.int64).tolist() == [60, 13]
     assert out[15:] == (["k"], [""], ["Spans"], [])
 
 

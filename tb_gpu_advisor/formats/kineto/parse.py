@@ -587,7 +587,7 @@ class _Columns:
         try:
             return np.frombuffer(array.array("q", vals), np.int64)
         except (TypeError, OverflowError):
-            return np.array([v if type(v) is int else self._id(v, labels) for v in vals], np.int64)
+            return np.array([self._id(v, labels) for v in vals], np.int64)
 
     def _part(self, xs: list[Any]) -> dict[str, np.ndarray]:
         """The columns of ``xs`` (stdlib-decoded X events with a numeric time)."""
@@ -599,13 +599,15 @@ class _Columns:
                                np.int32, len(xs)),
             "name": np.fromiter((names.setdefault(e.name if isinstance(e.name, str) else "", len(names)) for e in xs),
                                 np.int32, len(xs)),
-            "pid": np.fromiter((e.pid if type(e.pid) is int else self._id(e.pid, pids) for e in xs), np.int64, len(xs)),
-            "tid": np.fromiter((e.tid if type(e.tid) is int else self._id(e.tid, tids) for e in xs), np.int64, len(xs)),
+            "pid": np.fromiter((e.pid if type(e.pid) is int and _I64 <= e.pid < -_I64 else self._id(e.pid, pids)
+                                for e in xs), np.int64, len(xs)),
+            "tid": np.fromiter((e.tid if type(e.tid) is int and _I64 <= e.tid < -_I64 else self._id(e.tid, tids)
+                                for e in xs), np.int64, len(xs)),
         }
         args = [e.args for e in xs]
         for key, col in _ARG_KEYS.items():
             vals = [a.get(key) if type(a) is dict else None for a in args]
-            column = np.array([v if type(v) is int else -1 for v in vals], np.int64)
+            column = np.array([v if type(v) is int and _I64 <= v < -_I64 else -1 for v in vals], np.int64)
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
         self._keep_op_args(part["name"], args, False)
         self.rows += len(xs)
@@ -658,7 +660,7 @@ class _Columns:
                     if len(v):
                         try:
                             kept[key] = msgspec.json.decode(v)
-                        except msgspec.DecodeError:
+                        except (msgspec.DecodeError, UnicodeDecodeError):  # the typed decode keeps raw bytes unchecked
                             continue
                 kept = {k: v for k, v in kept.items() if v is not None}
             else:
@@ -724,9 +726,10 @@ class _Columns:
 
     @staticmethod
     def _id(v: Any, labels: dict[str, int]) -> int:
-        """An integer pid/tid as is; a string one gets a stable negative id (-2, -3, ...; -1 is "absent")."""
+        """An integer pid/tid as is; a string one gets a stable negative id (-2, -3, ...; -1 is "absent", as is an
+        integer past 64 bits, which no process or thread id is)."""
         if type(v) is int:
-            return v
+            return v if _I64 <= v < -_I64 else -1
         if isinstance(v, str):
             return labels.setdefault(v, -2 - len(labels))
         return -1
@@ -819,7 +822,11 @@ def _int_column(vals: list[Any]) -> np.ndarray:
     try:
         return np.frombuffer(array.array("q", vals), np.int64)
     except (TypeError, OverflowError):
-        return np.array([v if type(v) is int else -1 for v in vals], np.int64)
+        return np.array([v if type(v) is int and _I64 <= v < -_I64 else -1 for v in vals], np.int64)
+
+
+#: The least 64-bit integer (integers past 64 bits in an id or an argument read as absent, not as a crash).
+_I64 = -(1 << 63)
 
 
 def _is_number(v: Any) -> bool:

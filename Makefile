@@ -2,11 +2,13 @@
 PYTHON ?= python3
 PYTEST_ARGS ?=
 # Run a second time with TB_GPU_ADVISOR_PURE_PYTHON=1: the decoders' equality tests and the goldens.
-PURE_PYTHON_TESTS ?= tests/formats/test_xplane_compiled.py tests/formats/test_reader_layouts.py tests/rules/test_rules_scenarios.py
+PURE_PYTHON_TESTS ?= tests/formats/test_xplane_compiled.py tests/formats/test_reader_layouts.py tests/rules/test_rules_scenarios.py \
+	tests/formats/test_kineto_compiled.py tests/formats/test_kineto_parse.py tests/formats/test_kineto_fast_columns.py \
+	tests/formats/test_kineto_typed_decode.py
 
 .PHONY: test install-test demo-logs bench real-check scoreboards
 
-# Also builds the optional C extension (the compiled XPlane decoder) in place when a C compiler is there.
+# Also builds the optional C extensions (the compiled XPlane decoder, the PyTorch JSON scanner) in place when a C compiler is there.
 install-test:
 	$(PYTHON) -m pip install -q -e '.[test]'
 
@@ -16,8 +18,8 @@ test: install-test
 	elif [ "$$CI" = "true" ]; then echo "npm is required in CI"; exit 1; \
 	else echo "npm not found: skipping frontend unit tests (install Node.js >= 18 to run them)"; fi
 	$(PYTHON) -m pytest $(PYTEST_ARGS)
-	@# the suite above ran on the compiled XPlane decoder where it is built; the equality tests and the goldens
-	@# again on the pure-Python reference (issue #38)
+	@# the suite above ran on the compiled decoders where they are built; the equality tests, the PyTorch reader's
+	@# tests (its typed decode is the scanner's reference) and the goldens again on the pure-Python path (issue #38)
 	TB_GPU_ADVISOR_PURE_PYTHON=1 $(PYTHON) -m pytest $(PYTEST_ARGS) -q $(PURE_PYTHON_TESTS)
 
 demo-logs:

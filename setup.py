@@ -16,6 +16,13 @@ CWIRE = Extension(
     extra_compile_args=["-O3", "-std=c99"],
     optional=True,
 )
+#: The compiled PyTorch (Kineto) JSON scanner (tb_gpu_advisor/formats/kineto/compiled.py): optional the same way.
+CSCAN = Extension(
+    "tb_gpu_advisor.formats.kineto._cscan",
+    sources=["tb_gpu_advisor/formats/kineto/_cscan.c"],
+    extra_compile_args=["-O3", "-std=c99"],
+    optional=True,
+)
 
 setup(
     name="tb-gpu-advisor",
@@ -28,7 +35,7 @@ setup(
     packages=find_packages(include=["tb_gpu_advisor", "tb_gpu_advisor.*"]),
     package_data={"tb_gpu_advisor.serve": ["static/*", "static/**/*"]},
     include_package_data=True,
-    ext_modules=[CWIRE],
+    ext_modules=[CWIRE, CSCAN],
     install_requires=[
         "tensorboard>=2.14",
         "tensorboard-plugin-profile>=2.15",

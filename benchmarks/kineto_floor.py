@@ -16,6 +16,8 @@ How: a real trace is repeated, shifted in time and ids (``kineto_parse.make_trac
   own decode does this);
 - ``ours-serial``: ``tb-gpu-advisor report FILE --format json`` in the child, chunks decoded in that process only;
 - ``ours``: the same with the default workers (chunks past 32 MB decoded by worker processes, one per CPU);
+- ``pure-serial`` / ``pure``: ``ours-serial`` / ``ours`` with ``TB_GPU_ADVISOR_PURE_PYTHON=1`` (the typed decode in
+  Python instead of the compiled scanner, issue #38);
 - ``before`` (with ``--before``): ``ours`` run from another checkout (the code before the change).
 
 The report runs after a warm-up report of the small source trace, so interpreter start-up and imports are not
@@ -129,10 +131,14 @@ def warm_logdir(shape: str, cache: str) -> str:
 def run_child(method: str, path: str, out: str, warm: str, before: str | None) -> dict:
     env = {**os.environ, "TB_GPU_ADVISOR_CACHE_DIR": "off"}
     env["PYTHONPATH"] = before if method == "before" else REPO
-    if method == "ours-serial":
+    if method in ("ours-serial", "pure-serial"):
         env["TB_GPU_ADVISOR_PARSE_WORKERS"] = "1"
     else:
         env.pop("TB_GPU_ADVISOR_PARSE_WORKERS", None)
+    if method.startswith("pure"):
+        env["TB_GPU_ADVISOR_PURE_PYTHON"] = "1"
+    else:
+        env.pop("TB_GPU_ADVISOR_PURE_PYTHON", None)
     p = subprocess.run([sys.executable, __file__, "--child", method, path, out, warm], capture_output=True, text=True, check=False,
                        env=env, cwd=REPO if method != "before" else before)
     if p.returncode != 0:
@@ -161,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--shapes", default="h100,tiny", help=f"of {', '.join(SHAPES)} (default %(default)s)")
     ap.add_argument("--cache-dir", default=os.path.join(tempfile.gettempdir(), "kineto-floor"))
     ap.add_argument("--before", help="a checkout of the code before the change: its report is measured too")
-    ap.add_argument("--methods", default="floor,floor-untracked,before,ours-serial,ours")
+    ap.add_argument("--methods", default="floor,floor-untracked,before,ours-serial,ours,pure-serial,pure")
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement; the table shows the least CPU")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)

@@ -163,6 +163,7 @@ def test_a_threaded_process_spawns_its_workers(monkeypatch: pytest.MonkeyPatch, 
         return pool
 
     monkeypatch.setattr(parse, "_start_pool", spy)
+    monkeypatch.setattr(parse, "_CSCAN", None)  # processes are for the Python decode (the scanner's run in threads)
     stop = threading.Event()
     t = threading.Thread(target=stop.wait, daemon=True)
     t.start()

@@ -191,6 +191,7 @@ def test_empty_events_cost_no_row_and_a_chunk_holds_a_bounded_number(tmp_path: P
         return out
 
     monkeypatch.setattr(parse, "_decode_chunk", counting)
+    monkeypatch.setattr(parse, "_CSCAN", None)  # the decode of Python objects is what is bounded (not the C scan)
     kt = parse_trace(str(write(tmp_path, doc, indent=None)), decoder=decoder)
     assert as_reference(kt) == reference(trace_doc(real)) and not kt.problems
     assert kt.n_events == len(events) + 3001 and len(kt) == len(real)
@@ -304,3 +305,29 @@ def test_columns_are_numpy_and_narrow(tmp_path: Path) -> None:
     kt = parse_trace(str(write(tmp_path, trace_doc(TRICKY))))
     assert kt.cat.dtype == np.int16 and kt.ts_ns.dtype == np.int64 and all(
         isinstance(getattr(kt, c), np.ndarray) and getattr(kt, c).shape == (len(TRICKY),) for c in COLUMNS)
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_integers_past_64_bits_read_as_absent_not_a_crash(tmp_path: Path, decoder: str) -> None:
+    """A pid, tid or integer argument past 64 bits (a mutated file: no process, thread or correlation id is that
+    large) reads as absent (-1), as a string argument does; it was an OverflowError that escaped the reader."""
+    huge = 1 << 70
+    events = [event("a", 1.0, correlation=5), {**event("b", 2.0, correlation=huge), "pid": huge},
+              {**event("c", 3.0, stream=-huge), "tid": -huge},
+              {"ph": "i", "name": "[memory]", "pid": huge, "tid": 2, "ts": 2.5, "args": {"Bytes": 8, "Device Id": 0}}]
+    kt = parse_trace(str(write(tmp_path, trace_doc(events))), decoder=decoder)
+    assert kt.pid.tolist() == [1, -1, 1] and kt.tid.tolist() == [2, 2, -1]
+    assert kt.correlation.tolist() == [5, -1, -1] and kt.stream.tolist() == [-1, -1, -1]
+    assert kt.mem is not None and kt.mem.pid.tolist() == [-1]
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_shape_arguments_that_are_no_utf8_are_skipped_not_a_crash(tmp_path: Path, decoder: str) -> None:
+    """A FLOP op's shapes holding bytes that are no UTF-8 (a damaged file): the typed decode keeps them raw and
+    unchecked, and decoding them raised a UnicodeDecodeError out of the reader; now those shapes are skipped."""
+    good = json.dumps(event("aten::mm", 1.0, **{"Input Dims": [[4, 8], [8, 16]], "Input type": ["float", "float"]})).encode()
+    bad = good.replace(b"[[4, 8]", b'[["\xec\x80"]').replace(b'"ts": 1.0', b'"ts": 2.0')
+    p = tmp_path / "w_1.1.pt.trace.json"
+    p.write_bytes(b'{"traceEvents": [' + good + b", " + bad + b"]}")
+    kt = parse_trace(str(p), decoder=decoder)
+    assert len(kt) == 2 and kt.op_work[0] is not None and kt.op_work.get(1) is None

@@ -14,7 +14,11 @@ need 12-18 GB; measured in ``benchmarks/kineto_parse.py``, docs/benchmarks.md). 
    raw text); the structs are untracked by the garbage collector (``gc=False``), whose passes over hundreds of
    thousands of new objects cost as much as the decode;
 4. past :data:`PARALLEL_AFTER` bytes, chunks are decoded by worker processes (one per CPU) and merged in file
-   order, giving the serial columns exactly (a chunk whose cut fails there is read again here).
+   order, giving the serial columns exactly (a chunk whose cut fails there is read again here);
+5. where the optional compiled scanner is built (``_cscan.c``, chosen in ``compiled.py``), it stands in for steps 2-3:
+   a chunk's bytes straight into its columns, no object per event, the names interned per chunk, ``args`` kept as
+   byte spans decoded only for the ops that keep their shapes; it hands any chunk it does not fully read back to the
+   typed decode, so the columns and errors are the same.  It scans without the GIL, so step 4 uses threads.
 
 The floor this is measured against (``benchmarks/kineto_floor.py``, docs/benchmarks.md): msgspec's typed decode of
 every event's common fields with ``args`` raw.
@@ -52,6 +56,7 @@ from typing import IO, Any, Callable, Iterable
 import numpy as np
 
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size
+from tb_gpu_advisor.formats.kineto import compiled
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
 
 #: Bytes of events decoded at once: large enough that per-chunk overhead vanishes, small enough that the
@@ -339,6 +344,7 @@ def _decoder(which: str | None) -> str:
 
 _MSGSPEC_TYPE: Any = None
 _EMPTY_ARGS: Any = None  # the typed decode's ``Args`` with nothing set
+_ARGS_TYPE: Any = None  # the typed decode's ``Args`` struct (the compiled scanner's kept spans decode to it)
 #: Kineto ``args`` keys -> identifiers of the typed decode's ``Args`` struct.
 _STRUCT_ARGS = {key: f"a{i}_" + re.sub(r"\W", "_", key).lower() for i, key in enumerate((
     *_ARG_KEYS, "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved", "Bytes", "Addr",
@@ -358,7 +364,7 @@ def _msgspec_type() -> Any:
     ``gc=False``: the structs hold no reference cycles, so the garbage collector need not track them; tracked, the
     collections that hundreds of thousands of new objects trigger cost as much as the decode itself
     (``benchmarks/kineto_floor.py``)."""
-    global _MSGSPEC_TYPE, _EMPTY_ARGS
+    global _MSGSPEC_TYPE, _EMPTY_ARGS, _ARGS_TYPE
     if _MSGSPEC_TYPE is None:
         import msgspec
 
@@ -373,7 +379,7 @@ def _msgspec_type() -> Any:
                                             ("name", str | None, None), ("pid", int | str | None, None),
                                             ("tid", int | str | None, None), ("ts", float | None, None),
                                             ("dur", float | None, None), ("args", args | None, None)], gc=False)
-        _EMPTY_ARGS = args()
+        _EMPTY_ARGS, _ARGS_TYPE = args(), args
         _MSGSPEC_TYPE = list[event]
     return _MSGSPEC_TYPE
 
@@ -526,12 +532,62 @@ class _Columns:
         self.rows += len(xs)
         self.parts.append(part)
 
+    def add_scanned(self, data: bytes | memoryview) -> int:
+        """Append one chunk read by the compiled scanner (``_cscan.c``), exactly as :meth:`_add_typed` would append
+        the typed decode of the same bytes: 1.  With nothing changed: 0 where there is no scanner or it hands the
+        chunk back (anything outside the JSON it reads: the caller then decodes the chunk as before); -1 where the
+        chunk ends inside an event, all of it valid JSON until then (its cut is inside a string or an object, so the
+        typed decode would refuse it as well: the caller tries the next cut without decoding this one twice).
+
+        The scanner gives the X rows' columns, each distinct name, category and string pid/tid once (interned here
+        in the order the rows meet them), the spans of the metadata and ``[memory]`` events (decoded here by the
+        typed decode, a few per chunk) and each row's ``args`` span, decoded only for the ops that keep their shapes.
+        """
+        if _CSCAN is None:
+            return 0
+        out = _CSCAN.scan(data)
+        if out is None or out is False:
+            return -1 if out is False else 0
+        (n_events, n_x, bad_dur, phs, others, ts, dur, name, cat, pid, tid, pid_s, tid_s, ints, spans,
+         names, cats, pid_strings, tid_strings) = out
+        import msgspec
+
+        event_type = _msgspec_type()
+        view = memoryview(data)
+        if others:
+            at = np.frombuffer(others, np.int64).reshape(-1, 2).tolist()
+            try:
+                specials = msgspec.json.decode(b"[" + b",".join(view[a:b] for a, b in at) + b"]", type=event_type)
+            except (msgspec.DecodeError, msgspec.ValidationError, RecursionError):
+                return 0
+        self.n_events += n_events
+        for ph, n in phs:  # first appearance order, as event by event
+            self.ph[ph if ph is not None else "?"] += n
+        if others:
+            self._others(specials)
+        ts = np.frombuffer(ts, np.float64)
+        self.malformed += n_x - len(ts)
+        if not len(ts):
+            return 1
+        self.bad_dur += bad_dur
+        ints = np.frombuffer(ints, np.int64).reshape(-1, 6)
+        part = {"ts": ts, "dur": np.frombuffer(dur, np.float64),
+                "cat": _local_ids(cat, cats, self.cats), "name": _local_ids(name, names, self.names),
+                "pid": _scanned_ids(pid, pid_s, pid_strings, self.pid_labels, self._id),
+                "tid": _scanned_ids(tid, tid_s, tid_strings, self.tid_labels, self._id)}
+        for j, col in enumerate(_SCANNED_INTS):
+            part[col] = ints[:, j]
+        self._keep_op_args(part["name"], _ArgSpans(view, np.frombuffer(spans, np.int64).reshape(-1, 2)), True)
+        self.rows += len(ts)
+        self.parts.append(part)
+        return 1
+
     def _ids(self, vals: list[Any], labels: dict[str, int]) -> np.ndarray:
         """pid or tid column of the typed decode: the integers as they are, else :meth:`_id` value by value."""
         try:
             return np.frombuffer(array.array("q", vals), np.int64)
         except (TypeError, OverflowError):
-            return np.array([v if type(v) is int else self._id(v, labels) for v in vals], np.int64)
+            return np.array([self._id(v, labels) for v in vals], np.int64)
 
     def _part(self, xs: list[Any]) -> dict[str, np.ndarray]:
         """The columns of ``xs`` (stdlib-decoded X events with a numeric time)."""
@@ -543,13 +599,15 @@ class _Columns:
                                np.int32, len(xs)),
             "name": np.fromiter((names.setdefault(e.name if isinstance(e.name, str) else "", len(names)) for e in xs),
                                 np.int32, len(xs)),
-            "pid": np.fromiter((e.pid if type(e.pid) is int else self._id(e.pid, pids) for e in xs), np.int64, len(xs)),
-            "tid": np.fromiter((e.tid if type(e.tid) is int else self._id(e.tid, tids) for e in xs), np.int64, len(xs)),
+            "pid": np.fromiter((e.pid if type(e.pid) is int and _I64 <= e.pid < -_I64 else self._id(e.pid, pids)
+                                for e in xs), np.int64, len(xs)),
+            "tid": np.fromiter((e.tid if type(e.tid) is int and _I64 <= e.tid < -_I64 else self._id(e.tid, tids)
+                                for e in xs), np.int64, len(xs)),
         }
         args = [e.args for e in xs]
         for key, col in _ARG_KEYS.items():
             vals = [a.get(key) if type(a) is dict else None for a in args]
-            column = np.array([v if type(v) is int else -1 for v in vals], np.int64)
+            column = np.array([v if type(v) is int and _I64 <= v < -_I64 else -1 for v in vals], np.int64)
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
         self._keep_op_args(part["name"], args, False)
         self.rows += len(xs)
@@ -602,7 +660,7 @@ class _Columns:
                     if len(v):
                         try:
                             kept[key] = msgspec.json.decode(v)
-                        except msgspec.DecodeError:
+                        except (msgspec.DecodeError, UnicodeDecodeError):  # the typed decode keeps raw bytes unchecked
                             continue
                 kept = {k: v for k, v in kept.items() if v is not None}
             else:
@@ -668,9 +726,10 @@ class _Columns:
 
     @staticmethod
     def _id(v: Any, labels: dict[str, int]) -> int:
-        """An integer pid/tid as is; a string one gets a stable negative id (-2, -3, ...; -1 is "absent")."""
+        """An integer pid/tid as is; a string one gets a stable negative id (-2, -3, ...; -1 is "absent", as is an
+        integer past 64 bits, which no process or thread id is)."""
         if type(v) is int:
-            return v
+            return v if _I64 <= v < -_I64 else -1
         if isinstance(v, str):
             return labels.setdefault(v, -2 - len(labels))
         return -1
@@ -707,6 +766,44 @@ def _intern(vals: list[Any], ids: dict[str, int]) -> np.ndarray:
     return np.fromiter(map(local.__getitem__, vals), np.int32, len(vals))
 
 
+#: The integer argument columns of the compiled scanner, in the order it writes them per row.
+_SCANNED_INTS = ("correlation", "external_id", "device", "stream", "bytes", "graph_id")
+
+
+def _local_ids(local: bytes, distinct: list[str], ids: dict[str, int]) -> np.ndarray:
+    """Ids of the scanner's per-chunk ids (``distinct``: its strings in first-appearance order), each new string
+    numbered as :func:`_intern` numbers it."""
+    lut = np.fromiter((ids.setdefault(v, len(ids)) for v in distinct), np.int32, len(distinct))
+    return lut[np.frombuffer(local, np.int32)]
+
+
+def _scanned_ids(values: bytes, strings: bytes, distinct: list[str], labels: dict[str, int],
+                 label_id: Callable[[Any, dict[str, int]], int]) -> np.ndarray:
+    """A pid or tid column of the scanner: its integers, and a string's id (:meth:`_Columns._id`) where the row's
+    value is a string (``strings``: the per-chunk string id, -1 elsewhere)."""
+    col = np.frombuffer(values, np.int64)
+    if not distinct:
+        return col
+    lut = np.fromiter((label_id(v, labels) for v in distinct), np.int64, len(distinct))
+    local = np.frombuffer(strings, np.int32)
+    return np.where(local >= 0, lut[np.maximum(local, 0)], col)
+
+
+class _ArgSpans:
+    """The ``args`` of a scanned chunk's rows, decoded by the typed decode only for the rows asked for."""
+
+    def __init__(self, data: memoryview, spans: np.ndarray):
+        self._data, self._spans = data, spans
+
+    def __getitem__(self, row: int) -> Any:
+        import msgspec
+
+        at, n = self._spans[row].tolist()
+        if at < 0:
+            return _EMPTY_ARGS
+        return msgspec.json.decode(self._data[at:at + n], type=_ARGS_TYPE)
+
+
 def _remap(theirs: dict[str, int], mine: dict[str, int], new_id: Callable[[dict], int]) -> list[int]:
     """``theirs``' keys (in their order) interned into ``mine``: their ids in ``mine``, listed by their order."""
     return [mine.setdefault(k, new_id(mine)) for k in theirs]
@@ -725,7 +822,11 @@ def _int_column(vals: list[Any]) -> np.ndarray:
     try:
         return np.frombuffer(array.array("q", vals), np.int64)
     except (TypeError, OverflowError):
-        return np.array([v if type(v) is int else -1 for v in vals], np.int64)
+        return np.array([v if type(v) is int and _I64 <= v < -_I64 else -1 for v in vals], np.int64)
+
+
+#: The least 64-bit integer (integers past 64 bits in an id or an argument read as absent, not as a crash).
+_I64 = -(1 << 63)
 
 
 def _is_number(v: Any) -> bool:
@@ -912,7 +1013,8 @@ class _Parser:
             return True
         if self.workers < 2 or max(self.base, self.size_hint // 2) < PARALLEL_AFTER or self.eof:
             return False
-        self.pool = _start_pool(self.workers)
+        scanned = self.decoder == "msgspec" and _CSCAN is not None
+        self.pool = _start_threads(self.workers) if scanned else _start_pool(self.workers)
         if self.pool is None:
             self.workers = 1
         return self.pool is not None
@@ -997,6 +1099,11 @@ class _Parser:
             candidates = list(_CUT.finditer(self.buf, pos))[::-1][:MAX_CUT_TRIES]
         for m in candidates:
             cut = m.start() + 1
+            scanned = self.cols.add_scanned(memoryview(self.buf)[pos:cut]) if self.decoder == "msgspec" else 0
+            if scanned > 0:
+                return cut
+            if scanned < 0:  # the cut is inside an event: the typed decode would refuse it too
+                continue
             try:
                 events = _decode_chunk(memoryview(self.buf)[pos:cut], self.decoder)  # one copy, not two
             except ValueError:
@@ -1176,6 +1283,11 @@ PARALLEL_AFTER = 32 << 20
 MAX_WORKERS = 4
 
 
+#: The compiled chunk scanner (``_cscan.c``), None where it is not built or the Python path is forced
+#: (``compiled.py``; tests swap this one switch).
+_CSCAN = compiled.load()
+
+
 def _default_workers() -> int:
     """The CPUs this process may run on, at most :data:`MAX_WORKERS`; 1 inside a daemonic worker (it may not start
     processes) or where ``TB_GPU_ADVISOR_PARSE_WORKERS`` says so."""
@@ -1194,6 +1306,14 @@ def _default_workers() -> int:
     return max(1, min(n, MAX_WORKERS))
 
 
+def _start_threads(workers: int) -> Any:
+    """Threads for the compiled scanner's chunks: it scans without the GIL, so threads use every core without a
+    process's start, its pickled columns or its copy of each chunk (the per-chunk Python that remains -- interning
+    the distinct names, the metadata events -- is a small part).  The typed decode's types are made here, once."""
+    _msgspec_type()
+    return concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="kineto-scan")
+
+
 def _start_pool(workers: int) -> Any:
     """A process pool, or None where none can be started.  Forked where this process runs one thread (the CLI: a
     fork costs milliseconds), else spawned (forking a threaded server can deadlock the child)."""
@@ -1207,13 +1327,17 @@ def _start_pool(workers: int) -> Any:
 def _decode_part(data: bytes, decoder: str) -> _Columns | None:
     """In a worker: the columns of one chunk of whole events, as this process would add them to fresh columns;
     None when the chunk does not decode (its cut was no event boundary)."""
-    try:
-        events = _decode_chunk(data, decoder)
-    except ValueError:
-        return None
     cols = _Columns()
     cols._work_memo = _WORKER_MEMO  # a worker's chunks share the work of the shapes they repeat
-    cols.add(events, typed=decoder == "msgspec")
+    scanned = cols.add_scanned(data) if decoder == "msgspec" else 0
+    if scanned < 0:
+        return None
+    if not scanned:
+        try:
+            events = _decode_chunk(data, decoder)
+        except ValueError:
+            return None
+        cols.add(events, typed=decoder == "msgspec")
     cols._work_memo = {}  # not sent back: the merge needs none, and its sentinel does not survive pickling
     return cols
 

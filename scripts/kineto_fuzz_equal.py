@@ -1,0 +1,113 @@
+#!/usr/bin/env python
+"""Hostile and mutated PyTorch traces through both JSON decoders: the compiled scanner must give the typed decode's
+result (issue #38).
+
+    python scripts/kineto_fuzz_equal.py --seconds 300             # both paths, mutations of the seed traces
+    PYTHONMALLOC=malloc LD_PRELOAD=$(gcc -print-file-name=libasan.so) ASAN_OPTIONS=detect_leaks=0 \\
+        python scripts/kineto_fuzz_equal.py --seconds 300         # on a build with -fsanitize=address
+
+Each input -- the hostile traces of ``synthetic.hostile_kineto.KINDS``, then byte mutations (``scripts/robustness.py``'s
+``hostile.mutate``) and JSON-aware ones (``tests/support/kineto_paths.mutate_json``: every type and spelling of a
+field's value, keys twice or escaped, deep nesting, bytes that are no UTF-8) of the PyTorch traces in
+``tests/fixtures`` and ``demo_logs`` under 2 MB -- is read with the scanner and without it, in chunks of a few kB
+(many chunks, cuts inside strings) and of the default size; the two results (a KinetoTrace, field by field, or the
+error, word for word) must be equal.  Counts: inputs, outcomes, chunks the scanner handed back (decoded by the typed
+decode) or found cut inside an event, mismatches (saved under ``.robustness/``).  A crash or an AddressSanitizer
+report ends the process: run it under ASan to check that no read leaves a buffer (with ``PYTHONMALLOC=malloc``, so
+Python's objects are malloc'd where ASan sees their bounds too; each chunk is given to the scanner as a copy of its
+exact size).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import gzip
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(REPO), str(REPO / "scripts")]
+
+from synthetic import hostile, hostile_kineto  # noqa: E402
+from tb_gpu_advisor.formats.kineto import _cscan, parse  # noqa: E402
+from tests.support.kineto_paths import differences, mutate_json, read_both  # noqa: E402
+
+
+class _Outcomes:
+    """Counts what the scanner answered (columns, handed back, cut inside an event), through the one switch."""
+
+    def __init__(self, counts: collections.Counter) -> None:
+        self.counts = counts
+
+    def scan(self, data):
+        # a copy of exactly the chunk's size in its own allocation (numpy's, malloc'd): a read past the chunk is a
+        # read past the allocation, which AddressSanitizer reports (in the reader's buffer it would be unseen)
+        out = _cscan.scan(np.frombuffer(data, np.uint8).copy())
+        self.counts["scanned" if out else "handed back" if out is None else "cut inside an event"] += 1
+        return out
+
+
+def seeds() -> list[bytes]:
+    out = []
+    for root in (REPO / "tests" / "fixtures", REPO / "demo_logs"):
+        for p in sorted(root.rglob("*.pt.trace.json*")):
+            data = p.read_bytes()
+            data = gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+            if len(data) < 2 << 20:
+                out.append(data)
+    return out
+
+
+def check(data: bytes, counts: collections.Counter, bad: list[bytes], small: bool) -> None:
+    saved = parse.CHUNK_BYTES
+    parse.CHUNK_BYTES = 4096 if small else saved
+    try:
+        fast, ref = read_both(data)
+    finally:
+        parse.CHUNK_BYTES = saved
+    counts["KinetoTrace" if not isinstance(ref, Exception) else type(ref).__name__] += 1
+    if differences(fast, ref):
+        counts["MISMATCH"] += 1
+        bad.append(data)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--seconds", type=float, default=60.0)
+    ap.add_argument("--seed", type=int, default=38)
+    a = ap.parse_args()
+    rng = random.Random(a.seed)
+    counts: collections.Counter[str] = collections.Counter()
+    scans: collections.Counter[str] = collections.Counter()
+    bad: list[bytes] = []
+    sys.modules["tb_gpu_advisor.formats.kineto"]._cscan = _Outcomes(scans)  # read_both imports the scanner from here
+    n = 0
+    for make in hostile_kineto.KINDS.values():
+        check(make(), counts, bad, small=False)
+        n += 1
+    pool = seeds()
+    end = time.monotonic() + a.seconds
+    while time.monotonic() < end:
+        base = rng.choice(pool)
+        data = mutate_json(rng, base) if rng.random() < 0.5 else hostile.mutate(rng, base, pool)
+        check(data, counts, bad, small=n % 2 == 0)
+        n += 1
+    out = REPO / ".robustness"
+    for i, data in enumerate(bad[:20]):
+        out.mkdir(exist_ok=True)
+        (out / f"mismatch{i}.pt.trace.json").write_bytes(data)
+    print(f"inputs: {n} ({len(hostile_kineto.KINDS)} hostile, {n - len(hostile_kineto.KINDS)} mutations of "
+          f"{len(pool)} seeds), each read by both paths")
+    print(f"outcomes of the reference: {dict(counts - collections.Counter({'MISMATCH': counts['MISMATCH']}))}")
+    print(f"chunks through the scanner: {dict(scans)}")
+    print(f"mismatches: {counts['MISMATCH']}")
+    return 1 if counts["MISMATCH"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,249 @@
+"""The compiled PyTorch JSON scanner reads every trace as the typed decode it stands in for (issue #38 items 2, 5, 6).
+
+Why: the C scanner (``formats/kineto/_cscan.c``) replaces msgspec's typed decode and the column builder on the hot
+path, so every column it gives -- values, dtypes, name/category/pid ids and their order, the kept op shapes, the
+metadata, the ``[memory]`` rows, the damage counts -- and every error must be the Python path's, on real traces, on
+JSON no profiler writes, and on hostile bytes.  Both paths run in this process (``tests/support/kineto_paths.py``
+swaps the parser's one switch); ``make test`` runs this file again with ``TB_GPU_ADVISOR_PURE_PYTHON=1``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import random
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from synthetic import hostile, hostile_kineto
+from tb_gpu_advisor.formats.kineto import compiled, parse
+from tests.support.kineto_paths import INTERESTING_VALUES, differences, mutate_json, read_both, read_with
+from tests.support.paths import DEMO_LOGS, REPO, SHARED_PROFILES, TESTS
+
+#: Set (CI sets it): a missing compiled scanner is a failure, not a skip.
+REQUIRE_ENV = "TB_GPU_ADVISOR_REQUIRE_COMPILED"
+
+try:
+    from tb_gpu_advisor.formats.kineto import _cscan
+except ImportError:  # no C compiler at install: the Python path runs, these tests have nothing to compare
+    _cscan = None
+
+needs_compiled = pytest.mark.skipif(
+    _cscan is None and not os.environ.get(REQUIRE_ENV),
+    reason="the compiled PyTorch JSON scanner is not built (pip install -e . with a C compiler builds it)",
+)
+
+
+def test_the_compiled_scanner_is_built_where_required():
+    """CI (``.ci/run`` sets TB_GPU_ADVISOR_REQUIRE_COMPILED) must test the compiled path, never skip it."""
+    if not os.environ.get(REQUIRE_ENV):
+        pytest.skip(f"{REQUIRE_ENV} not set")
+    assert _cscan is not None, "the C extension was not built: is a C compiler installed?"
+    assert compiled.forced_pure_python() or parse._CSCAN is _cscan
+
+
+def _traces() -> list[str]:
+    roots = [TESTS, DEMO_LOGS] + ([SHARED_PROFILES] if SHARED_PROFILES.is_dir() else [])
+    return sorted(str(p) for root in roots for pattern in ("*.pt.trace.json", "*.pt.trace.json.gz")
+                  for p in root.rglob(pattern))
+
+
+def _read(path: str) -> bytes:
+    with open(path, "rb") as f:
+        data = f.read()
+    return gzip.decompress(data) if data[:2] == b"\x1f\x8b" else data
+
+
+@needs_compiled
+@pytest.mark.parametrize("path", _traces(), ids=lambda p: os.path.relpath(p, REPO.parent))
+def test_both_paths_read_every_trace_alike(path):
+    """Every PyTorch trace of tests/, demo_logs/ and ../shared/profiles: identical columns, names and ids."""
+    fast, ref = read_both(path)
+    assert not isinstance(ref, Exception) or isinstance(fast, Exception)
+    assert differences(fast, ref) == []
+
+
+@needs_compiled
+def test_the_compiled_path_really_scans(monkeypatch):
+    """Equality proves nothing if the scanner handed every chunk back: on real traces none is."""
+    def refuse(*a, **k):
+        raise AssertionError("a well-formed chunk fell back to the typed decode")
+
+    monkeypatch.setattr(parse, "_decode_chunk", refuse)
+    for rel in ("demo_logs/pytorch_input_bound", "tests/fixtures/wild/hta_v100"):
+        path = next(str(p) for p in (REPO / rel).glob("*.pt.trace.json*"))
+        kt = read_with(True, path)
+        assert not isinstance(kt, Exception), kt
+        assert len(kt) > 500 and kt.names and (kt.op_args or kt.op_work)
+
+
+@needs_compiled
+@pytest.mark.parametrize("chunk", [1 << 12, 1 << 16])
+def test_small_chunks_and_their_failed_cuts_read_alike(monkeypatch, chunk):
+    """Chunks of a few kB: many per trace, new names met in later chunks (ids across chunks), cuts tried inside
+    strings and nested ``args`` (the scanner hands those back, as the typed decode refuses them)."""
+    monkeypatch.setattr(parse, "CHUNK_BYTES", chunk)
+    for rel in ("tests/fixtures/wild/hta_v100", "tests/fixtures/h200_memory/torch_mem_fragmented",
+                "tests/fixtures/wild/dlrm_a100_alltoall"):
+        path = next(str(p) for p in (REPO / rel).glob("*.pt.trace.json*"))
+        fast, ref = read_both(path)
+        assert differences(fast, ref) == []
+
+
+@needs_compiled
+def test_worker_threads_merge_scanned_chunks_alike(monkeypatch):
+    """Past ``PARALLEL_AFTER`` chunks are scanned in worker threads (processes on the Python path) and merged in file
+    order: the serial columns."""
+    monkeypatch.setattr(parse, "PARALLEL_AFTER", 0)
+    monkeypatch.setattr(parse, "CHUNK_BYTES", 1 << 16)
+    path = next(str(p) for p in (REPO / "tests/fixtures/wild/hta_v100").glob("*.pt.trace.json*"))
+    fast, ref = read_both(path, workers=2)
+    serial = read_with(False, path)
+    assert differences(fast, ref) == [] and differences(fast, serial) == []
+
+
+# -- JSON no profiler writes, built by hand ----------------------------------------------------------------------
+
+_FIELDS = ("ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "correlation", "External id", "external id",
+           "device", "stream", "bytes", "graph id", "Input Dims", "Device Id", "Total Allocated", "name2")
+
+
+def _hand_trace(field: str, value: bytes) -> bytes:
+    """A small trace whose middle events carry ``value`` as ``field`` (in the event, or in its ``args``)."""
+    events = []
+    for i in range(12):
+        args = {b"correlation": b"%d" % i, b"External id": b"%d" % (i % 5), b"Input Dims": b"[[4, 8], [8, 16]]",
+                b"Input type": b'["float", "float"]'}
+        ev = {b"ph": b'"X"', b"cat": b'"cpu_op"', b"name": b'"aten::mm"' if i % 3 else b'"op%d"' % (i % 4),
+              b"pid": b"%d" % (100 + i % 2), b"tid": b"%d" % (7 + i % 3), b"ts": b"%d.%03d" % (1000 + i * 10, i),
+              b"dur": b"%d.5" % (i + 1)}
+        if i in (4, 5, 9):
+            key = field.encode()
+            if field == "name2":
+                ev[b"name"] = value
+            elif key in ev or field == "args":
+                ev[key] = value
+            else:
+                args[key] = value
+        if b"args" not in ev:
+            ev[b"args"] = b"{" + b", ".join(b'"%s": %s' % kv for kv in args.items()) + b"}"
+        events.append(b"{" + b", ".join(b'"%s": %s' % kv for kv in ev.items()) + b"}")
+    events.insert(3, b'{"ph": "M", "name": "process_name", "pid": 100, "args": {"name": "python"}}')
+    events.insert(6, b'{"ph": "i", "name": "[memory]", "pid": 100, "tid": 7, "ts": 1055.0, "s": "t", "args": '
+                     b'{"Device Id": 0, "Device Type": 1, "Bytes": 512, "Total Allocated": 4096, "Addr": 77}}')
+    return b'{"schemaVersion": 1, "traceEvents": [' + b",\n".join(events) + b"]}"
+
+
+@needs_compiled
+@pytest.mark.parametrize("field", _FIELDS)
+def test_every_unusual_value_reads_alike(field):
+    """Each field of the events, and of their ``args``, given each unusual value: escapes, ``\\u``, numbers as
+    strings, past 64 bits or a float's range, bad grammar, deep nesting, raw control characters, bytes that are no
+    UTF-8.  Same columns, or the same error."""
+    for value in INTERESTING_VALUES:
+        fast, ref = read_both(_hand_trace(field, value))
+        assert differences(fast, ref) == [], value
+
+
+@needs_compiled
+def test_the_scanner_reads_what_the_trace_says():
+    """Truth by construction, without the typed decode: the hand-made trace's columns are the numbers written."""
+    kt = read_with(True, _hand_trace("dur", b"2.5"))
+    assert not isinstance(kt, Exception), kt
+    assert kt.ts_ns[:4].tolist() == [1_000_000, 1_010_001, 1_020_002, 1_030_003]
+    assert kt.dur_ns[4] == 2500 and kt.dur_ns[0] == 1500
+    assert kt.correlation.tolist() == list(range(12)) and kt.external_id.tolist() == [i % 5 for i in range(12)]
+    assert [kt.names[i] for i in kt.name[:4]] == ["op0", "aten::mm", "aten::mm", "op3"]
+    assert kt.pid[:3].tolist() == [100, 101, 100] and kt.tid[:4].tolist() == [7, 8, 9, 7]
+    assert kt.process_names == {100: "python"} and kt.mem is not None and kt.mem.addr.tolist() == [77]
+    assert set(kt.op_work) == {i for i in range(12) if i % 3}  # aten::mm keeps its shapes: 4x8 @ 8x16
+    assert kt.ph_counts == {"X": 12, "M": 1, "i": 1}
+
+
+@needs_compiled
+@pytest.mark.parametrize("name", list(hostile_kineto.KINDS))
+def test_both_paths_meet_hostile_traces_alike(name):
+    """The hostile PyTorch traces of the robustness corpus (times no clock writes, 8 MB events): the same result."""
+    fast, ref = read_both(hostile_kineto.KINDS[name]())
+    assert differences(fast, ref) == []
+
+
+@needs_compiled
+def test_both_paths_meet_mutated_traces_alike():
+    """A fixed sample of mutations (``scripts/kineto_fuzz_equal.py`` runs many more): byte mutations of the
+    robustness fuzzer and JSON-aware ones, of a real trace."""
+    rng = random.Random(3802)
+    seed = _read(next(str(p) for p in (REPO / "tests/fixtures/wild/cold_a100_alexnet").glob("*.pt.trace.json*")))
+    for i in range(160):
+        data = mutate_json(rng, seed) if i % 2 else hostile.mutate(rng, seed, [seed])
+        fast, ref = read_both(data)
+        assert differences(fast, ref) == [], f"mutation {i}"
+
+
+# -- the C function's own guards ----------------------------------------------------------------------------------
+
+
+@needs_compiled
+@pytest.mark.parametrize("chunk", [b"", b" ", b'{"ph": "X"},', b'{"ph": "X"} {}', b"[]", b"1",
+                                   b'{"ph": "X", "ts": 1e999}', b'{"ph": "X", "pid": 1.0}', b'{"ts": "1"}',
+                                   b'{"name": "a\\u0041"}', b'{"name": "\\"q\\""}', b'{"ph": "X", "ph": "X"}',
+                                   b'{"a": ' + b"[" * 40 + b"]" * 40 + b"}", b'{"args": []}', b'{"args": 1}',
+                                   b'{"args": {"device": 1.5}}', b'{"args": {"stream": 1, "stream": 2}}',
+                                   b'{"x": "\xff"}', b'{"x": "\x01"}', b'{"x": tru}', b'{"x": 1.}', b'{"x": -}',
+                                   b'{"x": 01}'])
+def test_the_scanner_hands_back_what_it_does_not_read(chunk):
+    """Cut-off, non-object, out-of-range, escaped, duplicated, deep, badly typed or badly encoded: None (the Python
+    path decides), never a read past the buffer (the bytes end where the chunk does: a memoryview of a slice)."""
+    assert _cscan.scan(memoryview(chunk + b"}}}}")[: len(chunk)]) is None
+
+
+@needs_compiled
+@pytest.mark.parametrize("chunk", [b"{", b'{"ph": "X"', b'{"ph": "X", "name": "a}, {', b'{"args": {"a": [1, {"b": 2}, ',
+                                   b'{"ts": 1.', b'{"ts": -', b'{"name": "\\', b'{"name": "\xc3'])
+def test_the_scanner_says_when_a_chunk_ends_inside_an_event(chunk):
+    """Valid JSON up to the end, which falls inside an event (a cut inside a string or an object): False, so the
+    reader tries its next cut without the typed decode refusing the same bytes again."""
+    assert _cscan.scan(memoryview(chunk + b'"}]}}')[: len(chunk)]) is False
+
+
+@needs_compiled
+def test_the_scanner_reads_a_minimal_chunk():
+    out = _cscan.scan(b'{"ph": "X", "ts": 1.5, "name": "k", "pid": "Spans", "args": {"stream": 7}} , {}')
+    n_events, n_x, bad_dur, phs, others, ts, dur, name, cat, pid, tid, pid_s, tid_s, ints, spans = out[:15]
+    assert (n_events, n_x, bad_dur, phs, others) == (2, 1, 1, [("X", 1), (None, 1)], b"")
+    assert np.frombuffer(ts, np.float64).tolist() == [1.5] and np.frombuffer(dur, np.float64).tolist() == [0.0]
+    assert np.frombuffer(name, np.int32).tolist() == [0] and np.frombuffer(cat, np.int32).tolist() == [0]
+    assert np.frombuffer(pid_s, np.int32).tolist() == [0] and np.frombuffer(tid_s, np.int32).tolist() == [-1]
+    assert np.frombuffer(pid, np.int64).tolist() == [-1] and np.frombuffer(tid, np.int64).tolist() == [-1]
+    assert np.frombuffer(ints, np.int64).tolist() == [-1, -1, -1, 7, -1, -1]
+    assert np.frombuffer(spans, np.int64).tolist() == [60, 13]
+    assert out[15:] == (["k"], [""], ["Spans"], [])
+
+
+# -- choosing the path ---------------------------------------------------------------------------------------------
+
+
+def _in_child(code: str, **env: str) -> str:
+    full = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO)] + sys.path), **env}
+    full.pop(compiled.PURE_PYTHON_ENV, None) if compiled.PURE_PYTHON_ENV not in env else None
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_the_environment_variable_forces_the_python_path():
+    code = "from tb_gpu_advisor.formats.kineto import parse, compiled; print(parse._CSCAN is None, compiled.describe())"
+    forced = _in_child(code, **{compiled.PURE_PYTHON_ENV: "1"})
+    assert forced.startswith("True PyTorch JSON decoder: Python") and compiled.PURE_PYTHON_ENV in forced
+    if _cscan is not None:
+        assert _in_child(code).strip() == "False PyTorch JSON decoder: compiled (C)"
+
+
+def test_version_names_the_pytorch_decoder_that_runs():
+    version = "from tb_gpu_advisor.cli.main import main; main(['--version'])"
+    assert "PyTorch JSON decoder: Python" in _in_child(version, **{compiled.PURE_PYTHON_ENV: "1"})
+    if _cscan is not None:
+        assert "PyTorch JSON decoder: compiled (C)" in _in_child(version)

@@ -262,8 +262,9 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                 mapped = "host_window"
             elif _one_pass(job, active):
                 source, mapped = "single_pass", "device"
-                hs = np.array([min(int(d.start.min()) for d in active)], np.int64)
-                he = np.array([max(int(d.end.max()) for d in active)], np.int64)
+                if launches is None:
+                    launches = device_launches(h, devs)
+                hs, he = _whole_window(h, devs, launches)
                 ids = np.zeros(1, np.int64)
                 note = (f"one {job.kind.kind} pass: no step markers, no repeated span that holds the GPU work and no "
                         f"repeated launch sequence the host waits after ({job.kind.evidence}), so the capture is one "
@@ -292,12 +293,13 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
     found = int(ids.size)
     if found == 0:
         source, mapped = "whole_capture", "device"
-        spans = [(d.start.min(), d.end.max()) for d in active]
-        if not spans and len(h):
-            spans = [(h.start.min(), h.end.max())]
-        if spans:
-            hs = np.array([min(s for s, _ in spans)], np.int64)
-            he = np.array([max(e for _, e in spans)], np.int64)
+        if active:
+            if launches is None:
+                launches = device_launches(h, devs)
+            hs, he = _whole_window(h, devs, launches)
+            ids = np.zeros(1, np.int64)
+        elif len(h):
+            hs, he = np.array([h.start.min()], np.int64), np.array([h.end.max()], np.int64)
             ids = np.zeros(1, np.int64)
         # in words any capture's user reads: no framework's marker names (Keras' to a PyTorch or Nsight capture)
         note = ("no step markers found, nor repeating GPU activity: the whole capture is analysed as one step; "
@@ -326,6 +328,43 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         mapped_via=mapped, confidence=CONFIDENCE.get(source, "low"),
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin)
+
+
+def _whole_window(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The one window of a capture analysed whole (one pass, or no steps): its GPU work and the host calls that launched
+    it -- from the earliest start to the latest end of the device events and of the top-level host ops enclosing their
+    launches.
+
+    Why: the work of a pass starts when the host calls it, before its first kernel; a window from the first kernel
+    leaves out the op that launched it (the first ``aten::mm`` 1.7 us before its kernel on a compiled MI300X block),
+    and with it that op's calls and FLOPs, while its kernel's time is counted."""
+    active = [d for d in devs if len(d)]
+    start = min(int(d.start.min()) for d in active)
+    end = max(int(d.end.max()) for d in active)
+    rec = np.concatenate([a[a >= 0] for a in launches]) if launches else np.zeros(0, np.int64)
+    if rec.size and len(h):
+        top = _enclosing_top_level(h, np.unique(rec))
+        start = min(start, int(h.start[top].min()))
+        end = max(end, int(h.end[top].max()))
+    return np.array([start], np.int64), np.array([end], np.int64)
+
+
+def _enclosing_top_level(h: HostEvents, rec: np.ndarray) -> np.ndarray:
+    """Per host event of ``rec``: the top-level host event of its line that holds it (itself where none does)."""
+    order = np.lexsort((-(h.end - h.start).astype(np.int64), h.start, h.line))
+    top = order[_top_level(h, order)]
+    top = top[np.lexsort((h.start[top], h.line[top]))]
+    key_top = np.stack([h.line[top].astype(np.int64), h.start[top].astype(np.int64)])
+    out = rec.copy()
+    for ln in np.unique(h.line[rec]).tolist():
+        mine = top[key_top[0] == ln]
+        sel = np.flatnonzero(h.line[rec] == ln)
+        k = np.searchsorted(h.start[mine].astype(np.int64), h.start[rec[sel]].astype(np.int64), side="right") - 1
+        ok = k >= 0
+        holds = np.zeros(sel.size, dtype=bool)
+        holds[ok] = h.end[mine[k[ok]]] >= h.end[rec[sel[ok]]]
+        out[sel[holds]] = mine[k[holds]]
+    return out
 
 
 def _one_pass(job: Job | None, active: list[DeviceEvents]) -> bool:

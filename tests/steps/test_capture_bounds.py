@@ -14,7 +14,7 @@ someone else's job where it was missed (``tests/fixtures/wild``, SURVEY.md):
 from __future__ import annotations
 
 import json
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -88,9 +88,9 @@ def test_a_whole_capture_window_starts_at_the_call_that_launched_its_first_kerne
     assert (e - s) / PS_PER_MS == pytest.approx(0.15)  # 100 -> 250 us: from the first call to the last kernel's end
 
 
-@lru_cache(maxsize=None)
+@cache
 def _report(run: str) -> dict:
-    s = [s for s in discover(str(WILD)) if s.run == run][0]
+    s = next(s for s in discover(str(WILD)) if s.run == run)
     return analyze_session(s.run, s.session, s.hosts).to_dict()
 
 

@@ -331,39 +331,61 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
 
 
 def _whole_window(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
-    """The one window of a capture analysed whole (one pass, or no steps): its GPU work and the host calls that launched
-    it -- from the earliest start to the latest end of the device events and of the top-level host ops enclosing their
-    launches.
+    """The one window of a capture analysed whole (one pass, or no steps): its GPU work and the host ops that launched
+    it -- from the earliest start to the latest end of the device events and of the ops whose launch calls made them
+    (each launch's innermost enclosing host event).
 
-    Why: the work of a pass starts when the host calls it, before its first kernel; a window from the first kernel
-    leaves out the op that launched it (the first ``aten::mm`` 1.7 us before its kernel on a compiled MI300X block),
-    and with it that op's calls and FLOPs, while its kernel's time is counted."""
+    Why: the work of a pass starts when the host calls the op that launches it, before its kernel; a window from the
+    first kernel leaves out that op (the first ``aten::mm`` 1.7 us before its kernel on a compiled MI300X block), and
+    with it the op's calls and FLOPs, while its kernel's time is counted.  The op, not an annotation around the whole
+    program: a window is the work, not the benchmark loop around it."""
     active = [d for d in devs if len(d)]
     start = min(int(d.start.min()) for d in active)
     end = max(int(d.end.max()) for d in active)
-    rec = np.concatenate([a[a >= 0] for a in launches]) if launches else np.zeros(0, np.int64)
+    # kernels only: a copy's or memset's host call can hold a wait or the context's creation (start-up's memset)
+    rec = [a[(a >= 0) & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))]
+           for a, d in zip(launches, devs) if len(d)]
+    rec = np.concatenate(rec) if rec else np.zeros(0, np.int64)
     if rec.size and len(h):
-        top = _enclosing_top_level(h, np.unique(rec))
-        start = min(start, int(h.start[top].min()))
-        end = max(end, int(h.end[top].max()))
+        op = _launching_ops(h, np.unique(rec))
+        start = min(start, int(h.start[op].min()))
+        end = max(end, int(h.end[op].max()))
     return np.array([start], np.int64), np.array([end], np.int64)
 
 
-def _enclosing_top_level(h: HostEvents, rec: np.ndarray) -> np.ndarray:
-    """Per host event of ``rec``: the top-level host event of its line that holds it (itself where none does)."""
+def _launching_ops(h: HostEvents, rec: np.ndarray) -> np.ndarray:
+    """Per launch record of ``rec``: the innermost host event of its line that encloses it (the op that launched it),
+    itself where none does.
+
+    Exact for nested events, in O(n log n): in (line, start, longer first) order an event's depth is the number of
+    events before it on its line still open at its start, and its parent is the nearest event before it one level
+    up.  Where a line's events overlap without nesting (clock rounding), a found parent that does not enclose the
+    launch is not taken."""
     order = np.lexsort((-(h.end - h.start).astype(np.int64), h.start, h.line))
-    top = order[_top_level(h, order)]
-    top = top[np.lexsort((h.start[top], h.line[top]))]
-    key_top = np.stack([h.line[top].astype(np.int64), h.start[top].astype(np.int64)])
+    line = h.line[order].astype(np.int64)
+    st, en = h.start[order].astype(np.int64), h.end[order].astype(np.int64)
+    pos = np.arange(order.size, dtype=np.int64)
+    first = np.searchsorted(line, line, side="left")  # each event's line starts here in ``order``
+    closed = np.zeros(order.size, np.int64)
+    for ln in np.unique(line[np.isin(order, rec)]).tolist():
+        lo, hi = np.searchsorted(line, [ln, ln + 1])
+        ends = np.sort(en[lo:hi])
+        closed[lo:hi] = np.searchsorted(ends, st[lo:hi], side="right")
+    depth = pos - first - closed
+    at = np.empty(order.size, np.int64)
+    at[order] = pos
+    q = at[rec]
     out = rec.copy()
-    for ln in np.unique(h.line[rec]).tolist():
-        mine = top[key_top[0] == ln]
-        sel = np.flatnonzero(h.line[rec] == ln)
-        k = np.searchsorted(h.start[mine].astype(np.int64), h.start[rec[sel]].astype(np.int64), side="right") - 1
+    for d in np.unique(depth[q]).tolist():
+        if d <= 0:
+            continue
+        sel = np.flatnonzero(depth[q] == d)
+        up = np.flatnonzero(depth == d - 1)
+        k = np.searchsorted(up, q[sel], side="left") - 1
         ok = k >= 0
-        holds = np.zeros(sel.size, dtype=bool)
-        holds[ok] = h.end[mine[k[ok]]] >= h.end[rec[sel[ok]]]
-        out[sel[holds]] = mine[k[holds]]
+        par = up[np.clip(k, 0, None)]
+        ok &= (line[par] == line[q[sel]]) & (st[par] <= st[q[sel]]) & (en[par] >= en[q[sel]])
+        out[sel[ok]] = order[par[ok]]
     return out
 
 

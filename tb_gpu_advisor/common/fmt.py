@@ -65,6 +65,15 @@ def plural(n: float | int, noun: str, many: str | None = None) -> str:
     return f"{_num(n)} {word}"
 
 
+def times(x: float) -> str:
+    """An estimated factor as precise as an estimate is: ``2.3x``, ``57x``, ``4,600x`` (two significant digits);
+    never ``4636.8x``, whose tenth says more than the estimate knows."""
+    if abs(x) < 10:
+        return f"{x:.1f}x"
+    digits = len(str(int(abs(x)))) - 2
+    return f"{int(round(x, -digits)):,}x"
+
+
 def _num(n: float | int) -> str:
     return f"{int(n):,}" if float(n).is_integer() else f"{n:,.1f}"
 

@@ -22,12 +22,12 @@ from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "is_alloc_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "memory_bandwidth", "not_gemm_one", "peak_flops", "precision", "precision_one",
+           "gemm_kernel", "gemm_kernel_one", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "is_alloc_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "memory_bandwidth", "not_gemm_one", "peak_flops", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH"]
 
 #: The vendors whose names are known, in the order they are asked (NVIDIA last: a GPU no vendor claims is read as
 #: NVIDIA's, the profilers' default).  Each module gives the same interface: ``is_device``, ``matrix_unit_one``,
-#: ``precision_one``, ``gemm_kernel_one``, ``arch_label``, ``has_matrix_units``, ``has_tf32_on``, ``has_bf16_on``,
+#: ``precision_one``, ``gemm_kernel_one``, ``gradient_kernel_one``, ``arch_label``, ``has_matrix_units``, ``has_tf32_on``, ``has_bf16_on``,
 #: ``link_bandwidth``, ``words``, ``TERMS``, ``FIXES`` and its call names.  Every question below asks them in turn.
 VENDORS = (amd, nvidia)
 
@@ -49,6 +49,19 @@ def precision_one(name: str) -> int:
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by its library's naming (any vendor)."""
     return any(v.gemm_kernel_one(name) for v in VENDORS)
+
+
+#: A framework's or compiler's own gradient kernels say so on any vendor: ATen's ``batch_norm_backward_kernel``,
+#: ``max_pool_backward_nchw``, ``mse_backward_cuda_kernel``; Inductor's ``triton_..._backward_0``; FlashAttention's
+#: and Composable Kernel's attention backward (``flash_bwd_...``, ``fmha_bwd``, ``FmhaBwd``).
+_GRADIENT = re.compile(r"backward|(?:flash|fmha|attn|attention)_?bwd", re.I)
+
+
+def gradient_kernel_one(name: str) -> bool:
+    """A kernel only a backward pass runs, by its name: the framework's own word for it, or a vendor library's weight
+    gradient (cuDNN ``wgrad``, MIOpen ``wrw``).  Why: a capture of kernels alone (no op events) still shows training
+    by what its kernels compute."""
+    return bool(_GRADIENT.search(head(name))) or any(v.gradient_kernel_one(name) for v in VENDORS)
 
 
 def vendor(gpu_name: str | None):  # noqa: ANN201 - a vendor module

@@ -147,6 +147,17 @@ def gemm_kernel_one(name: str) -> bool:
     return bool(_GEMM.search(head(name)))
 
 
+#: MIOpen's weight-gradient convolutions (its ``wrw`` direction: ``igemm_wrw_gtcx2_...``, ``naive_conv_..._wrw_...``)
+#: and its batch-norm backward: kernels only a backward pass runs.  Not its ``bwd`` (data-gradient) direction, which a
+#: transposed convolution's forward runs too.
+_GRADIENT = re.compile(r"(?:^|_)wrw(?:_|$)|MIOpenBatchNormBwd", re.I)
+
+
+def gradient_kernel_one(name: str) -> bool:
+    """A kernel only a backward pass runs, by MIOpen's naming (a weight gradient)."""
+    return bool(_GRADIENT.search(head(name)))
+
+
 @lru_cache(maxsize=65536)
 def precision_one(name: str) -> int:
     """Input type of a Tensile GEMM (``Cijk_..._BBS_...`` is bf16), else unknown (the generic dtype words are asked first)."""

@@ -254,6 +254,17 @@ def _cudnn_attention(lower: str) -> bool:
     return lower.find("attn", i + 5) >= 0 or lower.find("attention", i + 5) >= 0
 
 
+#: cuDNN's and CUTLASS's weight-gradient convolutions (``wgrad``: ``sm80_xmma_wgrad_implicit_gemm_...``,
+#: ``cudnn::...::wgrad_alg0_engine``) and cuDNN's batch-norm backward (``bn_bw_1C11_...``): kernels only a backward
+#: pass runs.  Not ``dgrad`` (the data gradient), which a transposed convolution's forward runs too.
+_GRADIENT = re.compile(r"wgrad|(?:^|[_:])bn_bw_", re.I)
+
+
+def gradient_kernel_one(name: str) -> bool:
+    """A kernel only a backward pass runs, by cuDNN's or CUTLASS's naming (a weight gradient)."""
+    return bool(_GRADIENT.search(head(name)))
+
+
 @lru_cache(maxsize=65536)
 def gemm_kernel_one(name: str) -> bool:
     """A matmul/convolution kernel by name (Tensor-Core-eligible work)."""

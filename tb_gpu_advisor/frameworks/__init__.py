@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framew
 UNKNOWN = Framework(
     id="unknown", name="an unknown framework", labels=tensorflow.FRAMEWORK.labels,
     input_event=tensorflow.FRAMEWORK.input_event, host_op_event=tensorflow.FRAMEWORK.host_op_event,
-    background_line=tensorflow.FRAMEWORK.background_line, fixes=tensorflow.FRAMEWORK.fixes,
+    host_only_op_type=tensorflow.FRAMEWORK.host_only_op_type, background_line=tensorflow.FRAMEWORK.background_line, fixes=tensorflow.FRAMEWORK.fixes,
     capture_snippet=tensorflow.FRAMEWORK.capture_snippet,
 )
 #: Every supported framework, in detection order.

@@ -43,6 +43,9 @@ class Framework:
     dispatch_event: NamePredicate = never
     #: a framework op that may be placed on the host or the GPU (TF ``name:Type`` op events)
     host_op_event: NamePredicate = never
+    #: an op type (``op_type``) that runs only on the host, wherever its graph is placed: nothing to move to the GPU
+    #: (TF's tf.data iterators, ``RemoteCall``, a collective's host side)
+    host_only_op_type: NamePredicate = never
     #: host threads whose events are background work, never the step's critical path
     background_line: NamePredicate = never
     #: the framework's own step annotation spanning a whole step (PyTorch ``ProfilerStep#N``): no host work itself

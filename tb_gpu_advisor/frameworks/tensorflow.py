@@ -31,6 +31,20 @@ def is_tf_op_event(name: str) -> bool:
     return bool(t) and t[0].isupper() and " " not in t and "(" not in t
 
 
+#: Op types that run only on the host, whatever device their graph is placed on: there is no GPU kernel to move them
+#: to.  tf.data's iterators and datasets (``IteratorGetNext``, ``MultiDeviceIteratorGetNextFromShard``,
+#: ``OptionalGetValue``, ``*Dataset``); ``RemoteCall``, the call a multi-device iterator makes to run the input
+#: pipeline's ``next_func``/``init_func`` on the host; and the collectives' ops (``CollectiveReduce``), which hand the
+#: work to the collective executor, whose NCCL kernels are the GPU's part.  Seen host-placed on the TF 2.4 V100 BERT
+#: capture, where they were counted as ops to move to the GPU.
+_HOST_ONLY_TYPE = re.compile(r"Iterator|Dataset(V\d+)?$|^Optional[A-Z]|^RemoteCall$|^Collective[A-Z]")
+
+
+def is_host_only_op_type(type_: str) -> bool:
+    """A TF op type that runs only on the host (:data:`_HOST_ONLY_TYPE`)."""
+    return bool(_HOST_ONLY_TYPE.search(type_))
+
+
 def is_background_line(name: str) -> bool:
     return name.startswith(BACKGROUND_LINES)
 
@@ -305,7 +319,7 @@ def is_compile_event(name: str) -> bool:
 
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
-    host_op_event=is_tf_op_event, background_line=is_background_line,
+    host_op_event=is_tf_op_event, host_only_op_type=is_host_only_op_type, background_line=is_background_line,
     labels={"op": "TensorFlow op", "ops": "TensorFlow ops", "ops_short": "TF ops",
             "ops_table": "Top TensorFlow ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the host waited in IteratorGetNext (tf.data)",

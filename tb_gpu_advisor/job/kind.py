@@ -105,6 +105,9 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     if grads:
         return Kind("training", "high", f"the compiled program {grads} holds a backward pass (transpose(jvp(...)) "
                                         "instructions in its HLO)")
+    grad = _gradient_kernels(kernels)
+    if grad:
+        return Kind("training", "medium", f"kernels only a backward pass runs: {grad}")
     infer = next((n for n in used if fw.inference_event(n)), None)
     if infer is not None:
         return Kind("inference", "high", f"the framework's inference entry point: `{_short(infer)}`")
@@ -121,6 +124,18 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     if any(devices.is_launch_call(n) or devices.is_graph_launch(n) for n in host):
         return Kind("unknown", "low", "GPU work, but no backward pass, optimizer step or serving engine is named")
     return Kind("unknown", "low", "no host event says what the GPU work was for")
+
+
+def _gradient_kernels(kernels: list[str]) -> str:
+    """The kernels of ``kernels`` (distinct names) that only a backward pass runs (``devices.gradient_kernel_one``: a
+    weight gradient, a framework's ``*_backward`` kernel), up to three in words; "" for none."""
+    grad = [n for n in kernels if devices.gradient_kernel_one(n)]
+    if not grad:
+        return ""
+    short = sorted(dict.fromkeys(devices.short_kernel_name(n, 48) for n in grad),
+                   key=lambda n: not devices.gradient_kernel_one(n))
+    said = ", ".join(f"`{n}`" for n in short[:3])  # those whose short name still says why first
+    return said + (f" and {len(short) - 3:,} more" if len(short) > 3 else "")
 
 
 def _nvtx_kind(trace: Trace) -> Kind | None:

@@ -102,7 +102,7 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     share = total / window if window > 0 else 0.0
     parts = []
     if slow.any():
-        parts.append(f"{plural(int(slow.sum()), 'kernel launch')} of {_ms(dur[slow].min())}-{_ms(dur[slow].max())} with the GPU "
+        parts.append(f"{plural(int(slow.sum()), 'kernel launch')} of {_ms_range(dur[slow].min(), dur[slow].max())} with the GPU "
                      f"idle (median launch {med_us:.1f} us; {100 * dur[slow].sum() / max(dur[launch].sum(), 1):.0f}% "
                      "of all launch time): first launches load their modules")
     if up_n:
@@ -287,6 +287,12 @@ def _covered(us: np.ndarray, ue: np.ndarray, cum: np.ndarray, t: np.ndarray) -> 
     jj = np.maximum(j, 0)
     v = cum[jj] + np.clip(np.minimum(t, ue[jj]) - us[jj], 0, None)
     return np.where(j < 0, 0, v).astype(np.float64)
+
+
+def _ms_range(lo: float, hi: float) -> str:
+    """``1.4-6.5 ms`` as ``1.4 ms-6.5 ms``; one value where both ends print the same (one launch, or equal ones)."""
+    a, b = _ms(lo), _ms(hi)
+    return a if a == b else f"{a}-{b}"
 
 
 def _ms(ps: float) -> str:

@@ -34,13 +34,18 @@ def kept_ops(ctx: Context) -> KeptOps:
 
 
 def placement(ctx: Context, kept: KeptOps | None = None) -> dict:
-    """Kept TF ops on device vs on the host, by count and by host time."""
+    """Kept TF ops on device vs on the host, by count and by host time; ops that only run on the host
+    (``Framework.host_only_op_type``: tf.data iterators, ``RemoteCall``, collectives) are no placement to judge, on
+    either side."""
     kept = kept if kept is not None else kept_ops(ctx)
-    on_dev = ctx.op_on_device[kept.mask]
+    host_only = ctx.fw.host_only_op_type
+    placeable = ~ctx.h.name_mask(lambda n: host_only(frameworks.op_type(n)))[kept.mask]
+    on_dev = ctx.op_on_device[kept.mask][placeable]
+    dur = kept.dur[placeable]
     n = int(on_dev.size)
     dev_count = int(np.count_nonzero(on_dev))
-    host_dur = float(kept.dur[~on_dev].sum())
-    tot = float(kept.dur.sum())
+    host_dur = float(dur[~on_dev].sum())
+    tot = float(dur.sum())
     return dict(
         device_count=dev_count, host_count=n - dev_count,
         share_by_count=((n - dev_count) / n) if n else None,
@@ -141,7 +146,8 @@ def _host_records(ctx: Context, acc: dict[str, dict]) -> None:
 
 def host_ops(ctx: Context, ops: list[OpStat], place: dict) -> HostOps:
     n = max(ctx.steps.count, 1)
-    top = sorted([o for o in ops if not o.on_device], key=lambda o: -(o.host_self_ms or 0.0))[:10]
+    top = sorted([o for o in ops if not o.on_device and not ctx.fw.host_only_op_type(o.op_type)],
+                 key=lambda o: -(o.host_self_ms or 0.0))[:10]
     return HostOps(count_per_step=place["host_count"] / n, time_ms_per_step=place["host_ms"] / n,
                    share_by_count=place["share_by_count"], share_by_time=place["share_by_time"], top=top)
 

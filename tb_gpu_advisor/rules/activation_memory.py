@@ -21,7 +21,7 @@ and say how to record it (``torch.cuda.mem_get_info`` beside the dump, or a trac
 
 from __future__ import annotations
 
-from tb_gpu_advisor.common.fmt import gb
+from tb_gpu_advisor.common.fmt import gb, times
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules import _memory as mem
@@ -61,7 +61,7 @@ def check(m: HostMetrics) -> list[Finding]:
         room = T("memory.usable_share") * g.capacity_bytes - held
         before, after = room / step_bytes, room / max(step_bytes - frees, 1)
         if after > before >= 0:
-            grow = f" The step's own memory could then grow about {after:.1f}x before the GPU is full, instead of {before:.1f}x."
+            grow = f" The step's own memory could then grow about {times(after)} before the GPU is full, instead of {times(before)}."
     others = f" ({len(cands)} GPUs alike)" if len(cands) > 1 else ""
     in_use = f", with {pct(use)} of the GPU's {gb(g.capacity_bytes)} in use" if known else ""
     return [finding(

@@ -12,7 +12,7 @@ from __future__ import annotations
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi
-from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, rule, saving, step_windows, table, value_metric
+from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, n_of, rule, saving, step_windows, table, value_metric
 
 ID = "allreduce_extra"
 
@@ -44,7 +44,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"Each GPU makes {calls:.1f} AllReduce calls per step (expected 1 with NCCL{per_gpu}); AllReduce takes "
-        f"{ms(ar_ms)} per step that no compute hides, and every call synchronizes all {len(active_gpus(m))} GPUs.",
+        f"{ms(ar_ms)} per step that no compute hides, and every call synchronizes all {n_of(len(active_gpus(m)), 'GPU')}.",
         metric=value_metric("allreduce_calls_per_gpu_step", "AllReduce calls per GPU per step", calls, "count",
                             f"{calls:.1f}", "allreduce_extra.calls_per_gpu_step", severity=sev),
         saving=saving(ctx, extra_ms, "the gradients are reduced in one packed AllReduce per step: the extra calls' "

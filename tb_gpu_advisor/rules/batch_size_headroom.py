@@ -11,7 +11,7 @@ device utilization (and amortizes the gradient all-reduce where the capture has 
 
 from __future__ import annotations
 
-from tb_gpu_advisor.common.fmt import gb
+from tb_gpu_advisor.common.fmt import gb, times
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules import _memory as mem
@@ -42,7 +42,7 @@ def check(m: HostMetrics) -> list[Finding]:
             f"{mem.when(g)})")
     if factor is not None and factor > 1:
         text += (f": the step's own {gb(step_bytes)} (the peak less {gb(held)} held across steps) could grow about "
-                 f"{factor:.1f}x before the GPU is {pct(T('memory.usable_share'), 0)} full")
+                 f"{times(factor)} before the GPU is {pct(T('memory.usable_share'), 0)} full")
     text += ". A larger batch raises device utilization" + (
         " and amortizes the step's collectives over more samples." if m.comm.by_type else ".")
     return [finding(

@@ -9,6 +9,7 @@ heaviest GPU's compute minus the mean (every replica waits for the slowest).
 
 from __future__ import annotations
 
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._multi import GPU_COLUMNS, active_gpus, gpu_table_rows, is_multi, wait_parts
@@ -39,7 +40,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"GPU{heavy.gpu} computes {ms(comp[heavy.gpu])} per step vs {ms(mean_others)} on average for the other "
-        f"{len(others)} GPUs ({pct(mg.compute_imbalance)} imbalance, collectives excluded); every replica waits for it at "
+        f"{plural(len(others), 'GPU')} ({pct(mg.compute_imbalance)} imbalance, collectives excluded); every replica waits for it at "
         f"the AllReduce (the others spend {ms(sum(coll[g.gpu] for g in others) / max(len(others), 1))} per step in "
         f"collectives, GPU{heavy.gpu} {ms(coll[heavy.gpu])}).",
         title=f"GPU{heavy.gpu} is oversubscribed: the GPUs do unequal work",

@@ -2,7 +2,9 @@
 
 Metric: host self time of host-placed TF ops per step / step time (the
 guide's overview number is by op count; it is reported as detail).
-Dynamic loss-scaling ops are left to ``loss_scaling_gaps``.
+Dynamic loss-scaling ops are left to ``loss_scaling_gaps``; ops that only run on the host (the framework's
+``host_only_op_type``: TF's tf.data iterators, ``RemoteCall``, collectives) are no placement to change and are not
+counted.
 Saving: the GPU-idle host time (capped by the host-op time; the ledger's host work, then its launch wait) plus the copy
 round trips host-placed ops cause (each D2H copy to the host and a copy of
 the same size back; capped by the blocking copy time).

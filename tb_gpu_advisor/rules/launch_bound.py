@@ -14,7 +14,7 @@ from __future__ import annotations
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, kernels_per_step, ms, pct, r, rule, saving,
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, kernels_per_step, ms, n_of, pct, r, rule, saving,
                                        share_metric, short, step_windows, table)
 
 ID = "launch_bound"
@@ -60,7 +60,7 @@ def check(m: HostMetrics) -> list[Finding]:
         o = top[0]
         calls = round(o.count / n, 1)
         avg = "" if float(calls).is_integer() else " on average"
-        example = (f" Top offender: {o.op_type or short(o.name, 40)}, {count(calls)} calls per step{avg} taking "
+        example = (f" Top offender: {o.op_type or short(o.name, 40)}, {n_of(calls, 'call')} per step{avg} taking "
                    f"{ms(o.total_ms / n)} per step, ~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
     step_txt, actions = "", ([] if few_small else [_BIGGER_KERNELS]) + ctx.fw.fix(ID)
     if sev == "warning" and not step_level(m) and (sk.share_of_kernel_time or 0.0) < T("launch_bound.min_small_kernel_time_share"):
@@ -95,7 +95,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                                   "small_kernel_share": small_share,
                                                   "small_kernel_threshold_us": sk.threshold_us}),
         saving=saving(ctx, save_ms, f"launch wait reduced to the {T('launch.fused_us_per_kernel'):g} us/kernel of a "
-                                    f"fused graph ({count(round(launched_ps))} {'' if few_small else 'small '}kernels per step)",
+                                    f"fused graph ({n_of(round(launched_ps), 'kernel' if few_small else 'small kernel')} per step)",
                       [("launch", "launch", save_ms)]),
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows)],
@@ -110,7 +110,7 @@ def _n_of_m(part: float, whole: float, share: float | None) -> str:
     34 kernels (45.7%)" rounded the counts but not the share)."""
     a, b = round(part, 1), round(whole, 1)
     avg = "" if float(a).is_integer() and float(b).is_integer() else " on average"
-    return f"{count(a)} of {count(b)} kernels per step{avg} ({pct(a / b if b else share)})"
+    return f"{count(a)} of {n_of(b, 'kernel')} per step{avg} ({pct(a / b if b else share)})"
 
 
 def _against_latency(avg_us: float) -> str:

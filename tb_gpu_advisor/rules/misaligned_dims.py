@@ -15,7 +15,7 @@ import re
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._kernels import device_step_scale, kernel_mix, per_step_ms, tensor_core_gpus
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
+from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, ms, n_of, pct, rule, saving, share_metric,
                                        short, table)
 
 ID = "misaligned_dims"
@@ -44,7 +44,7 @@ def check(m: HostMetrics) -> list[Finding]:
     int8 = any(s.precision == "int8" for s in k.no_tc_16)
     return [finding(
         ctx, ID, sev,
-        f"{pct(share)} of 16-bit MatMul/Conv time ({ms(t_ms)} per step, {count(len(k.no_tc_16))} kernels) runs on "
+        f"{pct(share)} of 16-bit MatMul/Conv time ({ms(t_ms)} per step, {n_of(len(k.no_tc_16), 'kernel')}) runs on "
         f"non-Tensor-Core kernels: fp16 dims must be multiples of 8{' (int8: 16)' if int8 else ''} for Tensor Cores.",
         metric=share_metric("misaligned_16bit_share", "16-bit GEMM/conv time without Tensor Cores", share,
                             "misaligned_dims.warning", severity=sev),

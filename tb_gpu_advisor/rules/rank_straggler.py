@@ -55,7 +55,7 @@ def check(job: JobView) -> list[Finding]:
                     f"profile at least {T('rank_straggler.min_steps'):g} steps to tell a straggler from one slow step.")
     f = job_finding(
         job, ID, sev,
-        f"The other {len(others)} ranks wait {ms(waits)} per step in exposed collectives (median){where}: "
+        f"The other {n_of(len(others), 'rank')} wait {ms(waits)} per step in exposed collectives (median){where}: "
         f"{ms(extra)}, {pct(share)} of the {ms(job.step_ms)} step, longer than {s.label}, which enters them last. It "
         f"spends {ms(s.busy_ms)} of each step before its collectives, {ms(busy_extra)} more than the median rank, "
         f"mostly {why}.{rest}{persist}",

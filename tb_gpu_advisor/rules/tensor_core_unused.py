@@ -18,7 +18,7 @@ from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._kernels import (compute_capability, device_step_scale, fp32_cuda_core_speedup, gemm_speedup,
                                            kernel_mix, per_step_ms, sixteen_bit_dtype, tensor_core_gpus, fp16_reason)
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, ms, pct, rule, saving, share_metric,
+from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, ms, n_of, pct, rule, saving, share_metric,
                                        short, table)
 
 ID = "tensor_core_unused"
@@ -65,7 +65,7 @@ def check(m: HostMetrics) -> list[Finding]:
     acts = tf32 + main + conv + [pad] if t32 >= t16 else [pad] + main + conv
     return [finding(
         ctx, ID, sev,
-        f"{pct(share)} of device compute time ({ms(t_ms)} per step, {count(len(bad))} kernels) is in "
+        f"{pct(share)} of device compute time ({ms(t_ms)} per step, {n_of(len(bad), 'kernel')}) is in "
         f"Tensor-Core-eligible MatMul/Conv kernels that do not use the Tensor Cores of {names}: {cause}.",
         metric=share_metric("tc_eligible_unused_share", "TC-eligible time without Tensor Cores", share,
                             "tensor_core_unused.warning", severity=sev,

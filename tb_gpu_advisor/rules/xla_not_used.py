@@ -43,7 +43,7 @@ def check(m: HostMetrics) -> list[Finding]:
         f"{'takes' if len(cs.chains) == 1 else 'take'} {ms(cs.kernel_ms)} of kernel time in each {ms(ctx.step_ms)} "
         f"step; fused into one kernel each, about {ms(cs.kernel_ms - cs.fused_ms)}: {ms(cs.fused_ms)} "
         f"({pct(share)} of the step) saved. The most frequent has {c0.length} kernels and occurs "
-        f"{c0.occurrences:,} times in {n_of(ctx.steps, 'step')}.",
+        f"{n_of(c0.occurrences, 'time')} in {n_of(ctx.steps, 'step')}.",
         metric=share_metric("fusible_saving_share", "Step time fusing element-wise chains would save", share,
                             "xla_not_used.warning", severity=sev,
                             detail={"chain_kernel_ms_per_step": cs.kernel_ms, "chain_gap_ms_per_step": cs.gap_ms,

@@ -262,8 +262,9 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                 mapped = "host_window"
             elif _one_pass(job, active):
                 source, mapped = "single_pass", "device"
-                hs = np.array([min(int(d.start.min()) for d in active)], np.int64)
-                he = np.array([max(int(d.end.max()) for d in active)], np.int64)
+                if launches is None:
+                    launches = device_launches(h, devs)
+                hs, he = _whole_window(h, devs, launches)
                 ids = np.zeros(1, np.int64)
                 note = (f"one {job.kind.kind} pass: no step markers, no repeated span that holds the GPU work and no "
                         f"repeated launch sequence the host waits after ({job.kind.evidence}), so the capture is one "
@@ -292,12 +293,13 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
     found = int(ids.size)
     if found == 0:
         source, mapped = "whole_capture", "device"
-        spans = [(d.start.min(), d.end.max()) for d in active]
-        if not spans and len(h):
-            spans = [(h.start.min(), h.end.max())]
-        if spans:
-            hs = np.array([min(s for s, _ in spans)], np.int64)
-            he = np.array([max(e for _, e in spans)], np.int64)
+        if active:
+            if launches is None:
+                launches = device_launches(h, devs)
+            hs, he = _whole_window(h, devs, launches)
+            ids = np.zeros(1, np.int64)
+        elif len(h):
+            hs, he = np.array([h.start.min()], np.int64), np.array([h.end.max()], np.int64)
             ids = np.zeros(1, np.int64)
         # in words any capture's user reads: no framework's marker names (Keras' to a PyTorch or Nsight capture)
         note = ("no step markers found, nor repeating GPU activity: the whole capture is analysed as one step; "
@@ -326,6 +328,65 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         mapped_via=mapped, confidence=CONFIDENCE.get(source, "low"),
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin)
+
+
+def _whole_window(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """The one window of a capture analysed whole (one pass, or no steps): its GPU work and the host ops that launched
+    it -- from the earliest start to the latest end of the device events and of the ops whose launch calls made them
+    (each launch's innermost enclosing host event).
+
+    Why: the work of a pass starts when the host calls the op that launches it, before its kernel; a window from the
+    first kernel leaves out that op (the first ``aten::mm`` 1.7 us before its kernel on a compiled MI300X block), and
+    with it the op's calls and FLOPs, while its kernel's time is counted.  The op, not an annotation around the whole
+    program: a window is the work, not the benchmark loop around it."""
+    active = [d for d in devs if len(d)]
+    start = min(int(d.start.min()) for d in active)
+    end = max(int(d.end.max()) for d in active)
+    # kernels only: a copy's or memset's host call can hold a wait or the context's creation (start-up's memset)
+    rec = [a[(a >= 0) & ((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE))]
+           for a, d in zip(launches, devs) if len(d)]
+    rec = np.concatenate(rec) if rec else np.zeros(0, np.int64)
+    if rec.size and len(h):
+        op = _launching_ops(h, np.unique(rec))
+        start = min(start, int(h.start[op].min()))
+        end = max(end, int(h.end[op].max()))
+    return np.array([start], np.int64), np.array([end], np.int64)
+
+
+def _launching_ops(h: HostEvents, rec: np.ndarray) -> np.ndarray:
+    """Per launch record of ``rec``: the innermost host event of its line that encloses it (the op that launched it),
+    itself where none does.
+
+    Exact for nested events, in O(n log n): in (line, start, longer first) order an event's depth is the number of
+    events before it on its line still open at its start, and its parent is the nearest event before it one level
+    up.  Where a line's events overlap without nesting (clock rounding), a found parent that does not enclose the
+    launch is not taken."""
+    order = np.lexsort((-(h.end - h.start).astype(np.int64), h.start, h.line))
+    line = h.line[order].astype(np.int64)
+    st, en = h.start[order].astype(np.int64), h.end[order].astype(np.int64)
+    pos = np.arange(order.size, dtype=np.int64)
+    first = np.searchsorted(line, line, side="left")  # each event's line starts here in ``order``
+    closed = np.zeros(order.size, np.int64)
+    for ln in np.unique(line[np.isin(order, rec)]).tolist():
+        lo, hi = np.searchsorted(line, [ln, ln + 1])
+        ends = np.sort(en[lo:hi])
+        closed[lo:hi] = np.searchsorted(ends, st[lo:hi], side="right")
+    depth = pos - first - closed
+    at = np.empty(order.size, np.int64)
+    at[order] = pos
+    q = at[rec]
+    out = rec.copy()
+    for d in np.unique(depth[q]).tolist():
+        if d <= 0:
+            continue
+        sel = np.flatnonzero(depth[q] == d)
+        up = np.flatnonzero(depth == d - 1)
+        k = np.searchsorted(up, q[sel], side="left") - 1
+        ok = k >= 0
+        par = up[np.clip(k, 0, None)]
+        ok &= (line[par] == line[q[sel]]) & (st[par] <= st[q[sel]]) & (en[par] >= en[q[sel]])
+        out[sel[ok]] = order[par[ok]]
+    return out
 
 
 def _one_pass(job: Job | None, active: list[DeviceEvents]) -> bool:

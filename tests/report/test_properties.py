@@ -22,7 +22,10 @@ checker catching each one, rebuilt on a report of today):
   xla_not_used, torch_healthy_bf16's launch_bound);
 * ``agree``: the MCP capture advice said "can be trusted" on amd_mi250, cold_a100_alexnet, vllm_mi300x_capture and the
   cold_forward scenario, whose findings say the capture recorded warm-up;
-* ``whole-count``: "7.5 calls" (cloverleaf), "1.6 copies" (saxpy), "1.0 calls" (ddp_2x8_slow_link) with no "on average".
+* ``whole-count``: "7.5 calls" (cloverleaf), "1.6 copies" (saxpy), "1.0 calls" (ddp_2x8_slow_link) with no "on average";
+* ``words`` (the h36 survey's miss 8): "1 calls per step" (compiled_a100_triton, event_sync_a100), "1 kernels"
+  (cold_a100_alexnet, hf_generate_llama), "1 times" (the lone V100 BERT), "6.5 ms-6.5 ms" (amd_mi250's cold start),
+  "could grow about 4636.8x" (nsfw_vit_h100) and 19 more factors of 4-5 digits.
 """
 
 from __future__ import annotations
@@ -185,6 +188,29 @@ def test_a_fractional_count_must_say_it_is_an_average(straggler):
     assert "whole-count" in _kinds(r)
     r.findings[0].summary = r.findings[0].summary.replace("per step.", "per step on average.")
     assert "whole-count" not in _kinds(r)
+
+
+@pytest.mark.parametrize("bad", ["1 calls per step", "the other 1 GPUs", "1 kernels per step", "1 host(s)",
+                                 "1 launch(es)", "of 1.4 ms-1.4 ms with the GPU idle", "could grow about 4636.8x"])
+def test_numbers_are_read_as_a_person_writes_them(straggler, bad):
+    """``words``: issue #36's polish and the h36 survey's miss 8 -- each phrase below was printed by main."""
+    r = copy.deepcopy(straggler)
+    r.findings[0].summary += f" It makes {bad}."
+    assert "words" in _kinds(r)
+
+
+@pytest.mark.parametrize("good", ["1 call per step", "1 ms", "1 class", "1 bus", "(PYTORCH_X=1 turns it off)",
+                                  "of 1.4 ms-6.5 ms", "2 kernels", "run 14.8x faster", "about 4,600x", "11 calls"])
+def test_right_numbers_are_no_violation(straggler, good):
+    r = copy.deepcopy(straggler)
+    r.findings[0].summary += f" It makes {good}."
+    assert "words" not in _kinds(r)
+
+
+def test_the_job_evidence_is_read_too(straggler):
+    r = copy.deepcopy(straggler)
+    r.hosts[0].job = dict(r.hosts[0].job, phase_evidence="a cold start: 1 kernel launch of 3.06 s-3.06 s")
+    assert "words" in _kinds(r)
 
 
 def test_a_diff_of_sums_over_gpus_is_caught(straggler):

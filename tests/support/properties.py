@@ -26,6 +26,10 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   a capture trustworthy whose findings say it recorded warm-up.
 * ``whole-count`` -- a count of things (copies, kernels, calls) is a whole number, or says it is a per-step average
   (in words: "7.5 calls per step on average"; in a table: a column or title "per step", the mean over the kept steps).
+* ``words`` -- numbers read as a person writes them, in every finding's title, summary and fixes and in the job's
+  evidence: a count of one takes the singular (no "1 calls", "1 GPUs"; any noun, not a list of them), no hedged plural
+  ("host(s)", "launch(es)"), a range has two different ends as printed (no "1.4 ms-1.4 ms"), and a factor has no more
+  than three significant digits ("about 4636.8x" says more than an estimate knows).
 
 Diffs (``diff_violations``): a per-step group, kernel class, kernel or op time of one side is at most that side's
 step per GPU.
@@ -463,6 +467,51 @@ def _count_text(where: str, text: str) -> list[str]:
     return out
 
 
+#: a lone 1 before a plural: any word ending in s, save the units and the nouns whose singular ends in s (class, bus,
+#: analysis) -- "1 ms", "1 class" are right, "1 calls", "1 GPUs" are not
+_ONE_PLURAL = re.compile(r"(?<![^\s(])1 (?!(?:ms|us|µs|ns|ps|s)\b)([A-Za-z][\w-]*?[^sui]s)\b")
+_HEDGED_PLURAL = re.compile(r"\b[A-Za-z]+\((?:s|es)\)")
+_RANGE = re.compile(r"(?<![\d.,])(\d[\d,]*(?:\.\d+)?) ?(us|µs|ms|s|GiB|MiB|%)? ?[-–] ?(\d[\d,]*(?:\.\d+)?) ?(us|µs|ms|s|GiB|MiB|%)")
+_FACTOR = re.compile(r"(?<![\d.,])(\d[\d,]*\.\d+)x\b")
+
+
+def words_problems(where: str, text: str) -> list[str]:
+    """``words``: a count of one with a plural noun, a hedged plural, a range whose ends print equal, a factor printed
+    to more than three significant digits."""
+    out = [f"words: {where}: '{m.group(0)}' (one takes the singular)" for m in _ONE_PLURAL.finditer(text)]
+    out += [f"words: {where}: '{m.group(0)}' (a hedged plural)" for m in _HEDGED_PLURAL.finditer(text)]
+    for m in _RANGE.finditer(text):
+        a, ua, b, ub = m.groups()
+        if a == b and (ua or ub) == ub:
+            out.append(f"words: {where}: '{m.group(0)}' (a range of equal ends)")
+    for m in _FACTOR.finditer(text):
+        if len(m.group(1).replace(",", "").replace(".", "").lstrip("0")) > 3:
+            out.append(f"words: {where}: '{m.group(0)}' (a factor printed to more digits than an estimate holds)")
+    return out
+
+
+def _strings(v: Any) -> Iterable[str]:
+    """Every string inside a JSON-like value."""
+    if isinstance(v, str):
+        yield v
+    elif isinstance(v, dict):
+        for x in v.values():
+            yield from _strings(x)
+    elif isinstance(v, (list, tuple)):
+        for x in v:
+            yield from _strings(x)
+
+
+def _words(h: HostReport | None, findings: list[Finding]) -> list[str]:
+    out = []
+    for f in findings:
+        text = " ".join([f.title, f.summary] + [a.text for a in f.actions] + [f.saving.assumption if f.saving else ""])
+        out += words_problems(f.id, text)
+    if h is not None:
+        out += words_problems(f"{h.host} job", " ".join(_strings(h.job)))
+    return out
+
+
 # --------------------------------------------------------------------------- entry points
 
 
@@ -522,6 +571,7 @@ def report_violations(report: Report) -> list[str]:
             out += table_problems(where, t, h, hosts)
         out += _host_parts(h) + _card_values(h)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
+        out += _words(h, h.findings)
     session_step = max((s for s in (host_step_ms(h) for h in hosts.values()) if s), default=None)
     for f in report.findings:
         if f.host is None:  # merged over hosts or session-wide: the slowest host's step is the whole
@@ -532,7 +582,7 @@ def report_violations(report: Report) -> list[str]:
         t = getattr(report, name)
         if t is not None:
             out += table_problems(f"session {name}", t, None, hosts)
-    out += _collective_values(report) + _rank_values(report)
+    out += _collective_values(report) + _rank_values(report) + _words(None, report.findings)
     out += order_problems("session", report.findings)
     if len(hosts) == 1:
         out += every_fix_problems("session", report.findings, report.achievable)

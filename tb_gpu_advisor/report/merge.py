@@ -235,9 +235,15 @@ def _collectives_table(job: JobView) -> Table | None:
 def _drop_explained(findings: list[Finding], job_findings: list[Finding]) -> list[Finding]:
     """A host's ``gpu_imbalance`` on the GPU a job-scope straggler finding names is the same problem, seen from one
     host: the job's finding (all ranks, every node) replaces it; and a host is not "healthy" in a job with a problem
-    found across its ranks."""
+    found across its ranks -- unless the idle finding has a saving of its own (host-bound: the host's work no other
+    finding recovers), which is this host's problem whatever the job's."""
     named = {(f.host, f.gpu) for f in job_findings if f.gpu is not None}
     nodes = {f.host for f in job_findings if f.gpu is None}
     bad = any(f.severity in ("critical", "warning") for f in job_findings)
     return [f for f in findings if not (f.rule == "gpu_imbalance" and ((f.host, f.gpu) in named or f.host in nodes))
-            and not (bad and f.rule in ("healthy", "unexplained_idle"))]
+            and not (bad and f.rule in ("healthy", "unexplained_idle") and not _saves(f))]
+
+
+def _saves(f: Finding) -> bool:
+    """A finding with a saving of its own (the host-bound one): a problem of this host whatever the job shows."""
+    return f.saving is not None and f.saving.ms_per_step > 0

@@ -55,6 +55,14 @@ step-time share is amber or red (`headline.device_step_share.*`): then a
 warning `unexplained_idle:<host>` says the GPU idles for a reason no check
 recognises, so a report never calls a step healthy beside a red card.
 
+**Host-bound** (`rules.host_bound_finding`, issue #37): whatever else fired,
+when the device step-time share is amber or red and the host's own work that
+no other finding recovers (the ledger's `host_compute`, less the other
+findings' claims on the host group) fills at least half of the GPU's idle,
+`unexplained_idle:<host>` says the step is host-bound and saves that time
+(pool `host_own`), ranked by its saving like every other finding; a problem
+found across the job's ranks does not hide it.
+
 **Savings add up** (`rules/savings.py`): each saving names the time it
 recovers (`recovers`: breakdown group and pool); findings recovering the same
 pool list each other in `overlaps`, and the report's `achievable` step counts

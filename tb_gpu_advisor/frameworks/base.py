@@ -90,6 +90,9 @@ class Framework:
     fix_introduces: Callable[[Action], tuple[str, ...]] = lambda _a: ()
     #: host events only a training step makes: the backward pass, the optimizer's update (the job stage's evidence)
     training_event: NamePredicate = never
+    #: host events the framework writes only for work on a GPU (PyTorch's NCCL process group's ``nccl:all_to_all``,
+    #: ``aten::record_stream`` on a GPU stream, cuDNN's ops): a capture holding them but no GPU record lost its GPU side
+    gpu_only_event: NamePredicate = never
     #: host events only inference runs (TF's ``predict_function``, a SavedModel's ``serving_default``)
     inference_event: NamePredicate = never
     #: the host event that ends each training step (PyTorch's optimizer step): steps where nothing marks them

@@ -531,6 +531,16 @@ def is_training_event(name: str) -> bool:
 _OPTIMIZER_STEP = re.compile(r"^Optimizer\.step#")
 
 
+#: Ops PyTorch runs only on GPU tensors: the NCCL process group's host record of each collective (``nccl:all_reduce``,
+#: ``nccl:all_to_all``; RCCL on ROCm keeps the name), ``record_stream`` (a tensor's use on a GPU stream), and the
+#: cuDNN / MIOpen ops the dispatcher picks only for GPU tensors.  The CPU's collectives are ``gloo:``.
+_GPU_ONLY_OP = re.compile(r"^nccl:|^aten::record_stream$|^aten::_?(cudnn|miopen)_")
+
+
+def is_gpu_only_event(name: str) -> bool:
+    return bool(_GPU_ONLY_OP.match(name))
+
+
 def is_step_end_event(name: str) -> bool:
     return bool(_OPTIMIZER_STEP.match(name))
 
@@ -727,7 +737,7 @@ FRAMEWORK = Framework(
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
     training_event=is_training_event, compile_event=is_compile_event, autotune_event=is_autotune_event,
-    version_range=version_range,
+    gpu_only_event=is_gpu_only_event, version_range=version_range,
     step_end_event=is_step_end_event,
     model_call=is_model_call,
     cast_kernels=(r"(bfloat16|float16|half|float8\w*)_copy_kernel",), cast_ops=("_to_copy", "to", "type_as"),

@@ -85,6 +85,11 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
             return Kind("unknown", "low", f"the GPU's allocator recorded {sum(used.values()):,} events on {where}, but "
                                           "the capture holds no kernel or GPU runtime record: the GPU's activity was "
                                           "not recorded", lost_gpu=f"the allocator recorded memory on {where}")
+        gpu_ops = _gpu_only_ops(trace, fw)
+        if gpu_ops:  # the host's own ops say the work was on a GPU: its records are missing, the CPU did not do it
+            return Kind("unknown", "low", f"the host's ops name work only a GPU does ({gpu_ops}), but the capture holds "
+                                          "no GPU record: the GPU's side of the capture was not recorded",
+                        lost_gpu=f"its ops name work only a GPU does, {gpu_ops}")
         kind = _window_kind(trace, names)
         return dataclasses.replace(kind, capture_format=trace.format) if kind.window else kind
     host = list(trace.h.names[:_MAX_NAMES]) if len(trace.h) else []
@@ -156,6 +161,21 @@ def _nvtx_kind(trace: Trace) -> Kind | None:
         return Kind("inference", "medium", f"the user's NVTX ranges name inference: `{_short(infer[0], 40)}`",
                     from_ranges=True)
     return None
+
+
+def _gpu_only_ops(trace: Trace, fw: Framework) -> str:
+    """The host's ops that the framework runs only for GPU work (``Framework.gpu_only_event``), as ``N ops: `a`,
+    `b` ...`` (most frequent first); "" for none.  A capture of them with no GPU record lost its GPU side: the work
+    was not the CPU's (wild/gpu_events_stripped: `nccl:all_to_all`, `aten::record_stream`)."""
+    if not len(trace.h):
+        return ""
+    mask = trace.h.name_mask(fw.gpu_only_event)
+    n = int(mask.sum())
+    if not n:
+        return ""
+    ids, counts = np.unique(trace.h.name[mask], return_counts=True)
+    top = [trace.h.names[int(i)] for i in ids[np.argsort(-counts, kind="stable")][:3]]
+    return f"{n:,} op{'s' if n != 1 else ''}: " + ", ".join(f"`{_short(t, 40)}`" for t in top)
 
 
 def _ran_kernels(trace: Trace) -> bool:

@@ -1,0 +1,57 @@
+"""A capture whose GPU side was not recorded is not CPU work (issue #37 survey, miss 5), on a real trace.
+
+``wild/gpu_events_stripped`` is the host side of a TorchRec GPU step with every GPU and runtime event removed (HTA's
+test data).  Read straight from its JSON here: its ops name work only a GPU does -- the NCCL process group's
+``nccl:all_to_all`` and ``aten::record_stream`` -- so "the work ran on the CPU ... move the model" (main) is wrong: the
+GPU's records are missing.  ``wild/cpu_only_gloo`` (gloo collectives, no GPU op) stays CPU work.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.frameworks import pytorch
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import FIXTURES
+
+WILD = FIXTURES / "wild"
+
+
+def _report(run: str) -> dict:
+    (s,) = [s for s in discover(str(WILD)) if s.run == run]
+    return analyze_session(s.run, s.session, s.hosts).to_dict()
+
+
+def _op_names(run: str) -> set[str]:
+    (path,) = (WILD / run).glob("*.json.gz")
+    return {e["name"] for e in json.loads(gzip.decompress(path.read_bytes()))["traceEvents"] if e.get("cat") in ("cpu_op", "user_annotation")}
+
+
+def test_ops_that_only_run_on_a_gpu_make_a_lost_gpu_side_not_cpu_work():
+    names = _op_names("gpu_events_stripped")
+    assert {"nccl:all_to_all", "aten::record_stream"} <= names  # the file's own evidence
+    rep = _report("gpu_events_stripped")
+    job = rep["hosts"][0]["job"]
+    assert job["kind"] != "no_gpu" and job["kind_confidence"] == "low", job
+    assert "nccl:all_to_all" in job["kind_evidence"] and "ran on the CPU" not in job["kind_evidence"]
+    top = rep["findings"][0]
+    assert top["rule"] == "capture_quality" and top["title"] == "The capture lost its GPU records", top["title"]
+    text = top["summary"] + " ".join(a["text"] for a in top["actions"])
+    assert "move the model" not in text and "ran on the CPU" not in text, text
+
+
+def test_a_cpu_job_is_still_cpu_work():
+    assert not any(pytorch.is_gpu_only_event(n) for n in _op_names("cpu_only_gloo"))
+    job = _report("cpu_only_gloo")["hosts"][0]["job"]
+    assert job["kind"] == "no_gpu" and "ran on the CPU" in job["kind_evidence"], job
+
+
+def test_gpu_only_op_names():
+    """The ops PyTorch runs only for GPU tensors, and look-alikes it runs on the CPU."""
+    assert all(pytorch.is_gpu_only_event(n) for n in ("nccl:all_reduce", "nccl:all_to_all", "aten::record_stream",
+                                                      "aten::cudnn_convolution", "aten::miopen_batch_norm",
+                                                      "aten::_cudnn_rnn"))
+    assert not any(pytorch.is_gpu_only_event(n) for n in ("gloo:all_reduce", "aten::copy_", "aten::pin_memory",
+                                                          "record_param_comms", "aten::conv2d"))

@@ -532,11 +532,14 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     gap = ((win[:, 1] - win[:, 0]).astype(np.float64) / PS_PER_MS).tolist()
     inp, lw, hc = mat[:, ci["input_wait"]].tolist(), mat[:, ci["launch_wait"]].tolist(), mat[:, ci["host_compute"]].tolist()
     booked = [{c: v for c, v in zip(HOST_IDLE, row) if v > 0} for row in _booked_in_steps(g, iv, win).tolist()]
+    # the time each gap sits in: step k's start to step k+1's (at least the gap: a gap cannot outgrow its time)
+    w0 = g.windows[:, 0].astype(np.int64)
+    cycle = np.maximum((w0[idx + 1] - w0[idx]).astype(np.float64) / PS_PER_MS, np.asarray(gap)).tolist()
     after = ctx.steps.ids[idx].tolist()
     gpu = d.gpu
     return [StepGap(after_step=s, gpu=gpu, gap_ms=gp, input_wait_ms=i_, launch_ms=l_, host_other_ms=h_,
-                    unexplained_ms=float(max(0.0, gp - i_ - l_ - h_)), booked_ms=bk)
-            for s, gp, i_, l_, h_, bk in zip(after, gap, inp, lw, hc, booked)]
+                    unexplained_ms=float(max(0.0, gp - i_ - l_ - h_)), booked_ms=bk, cycle_ms=cy)
+            for s, gp, i_, l_, h_, bk, cy in zip(after, gap, inp, lw, hc, booked, cycle)]
 
 
 def _booked_in_steps(g: GpuCtx, iv: dict, win: np.ndarray) -> np.ndarray:
@@ -568,9 +571,10 @@ def summarize_gaps(gaps: list[StepGap], avg_step_ms: float | None, ledger: Break
             for c, v in x.booked_ms.items():
                 booked[c] = booked.get(c, 0.0) + v / k
         booked = {c: min(v, float(getattr(ledger, c))) for c, v in booked.items()}
+    cycle = sum(x.cycle_ms for x in gaps) / k
     return Gaps(
         count=k, avg_gap_ms=avg, max_gap_ms=max(x.gap_ms for x in gaps),
-        share_of_step=(avg / avg_step_ms) if avg_step_ms else None,
+        share_of_step=(avg / cycle) if cycle > 0 else None, avg_cycle_ms=cycle if cycle > 0 else None,
         avg_input_wait_ms=sum(x.input_wait_ms for x in gaps) / k, avg_launch_ms=sum(x.launch_ms for x in gaps) / k,
         avg_host_other_ms=sum(x.host_other_ms for x in gaps) / k, gaps=gaps[:50], ledger_ms_per_step=booked,
     )

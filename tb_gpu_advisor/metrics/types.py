@@ -359,6 +359,9 @@ class StepGap:
     #: the gap's host-caused idle inside the kept steps' windows, per breakdown category, as the step ledger books it
     #: (a gap outside every step's window is in no step's breakdown)
     booked_ms: dict[str, float] = field(default_factory=dict)
+    #: the time the gap sits in: from step k's start to step k+1's (step k's window, and the time between the two
+    #: windows where the steps are not back to back: device-defined or guessed steps)
+    cycle_ms: float = 0.0
 
 
 @dataclass
@@ -366,7 +369,9 @@ class Gaps:
     count: int
     avg_gap_ms: float | None
     max_gap_ms: float | None
-    share_of_step: float | None  # avg_gap_ms / avg_step_ms
+    #: avg_gap_ms / avg_cycle_ms: the gaps' share of the time they sit in, never above 1 (issue #37: the gap over the
+    #: mean step read 176% on two steps guessed from GPU bursts, the gap lying in the first)
+    share_of_step: float | None
     avg_input_wait_ms: float | None
     avg_launch_ms: float | None
     avg_host_other_ms: float | None
@@ -375,6 +380,8 @@ class Gaps:
     #: (the mean gap's: one gap a step; at most what the ledger holds in the category): what a fix of the gaps can give
     #: back of the step (issue #36 deliverable 1)
     ledger_ms_per_step: dict[str, float] = field(default_factory=dict)
+    #: the mean of the gaps' ``cycle_ms``: what a share of the gaps is of
+    avg_cycle_ms: float | None = None
 
 
 # --------------------------------------------------------------------------- GPUs

@@ -246,7 +246,7 @@ def enclosing(h: HostEvents, mask_outer: np.ndarray, idx_inner: np.ndarray) -> n
 
 
 def _host_computing_ops(h: HostEvents, dispatch: np.ndarray) -> np.ndarray:
-    """Bool per host event: a dispatch event (an ATen op) that ran ``metrics.cpu_op_ms`` or longer and made no GPU
+    """Bool per host event: a ``dispatch`` event (an ATen op, or one inside it) that ran ``metrics.cpu_op_ms`` or longer and made no GPU
     runtime call, itself or inside: it computed on the host (``torch.randn`` of CPU tensors), it did not hand work
     to the GPU.  Physics: dispatching an op takes microseconds; a millisecond with no runtime call is the host's own
     work, which CUDA graphs or compilation cannot take away (a real T4 trace's 10 ms CPU ``aten::randn`` per step read
@@ -303,7 +303,14 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     dispatch = h.name_mask(fw.dispatch_event)
     dispatch &= ~_host_computing_ops(h, dispatch)
     marker_windows = steps.host_windows if steps.detection.source in _MARKER_SOURCES and steps.count else None
-    input_spans, in_dispatch, pre_op = _input_spans(h, marker_windows, fw, dispatch, named=host_input)
+    # a step whose GPU receives nothing from the host (no host-to-device copy in the capture) waits for no input:
+    # its host time before the first op is not an untraced loader (issue #37 survey: HTA's event-sync test step)
+    fed = any(bool((d.kind == devices.KIND_H2D).any()) for d in devs if len(d))
+    input_spans, in_dispatch, pre_op = _input_spans(h, marker_windows, fw, dispatch, named=host_input, fed=fed)
+    # an op inside a dispatch that ran a millisecond with no runtime call is the host's own work, not the dispatch's:
+    # the physics of _host_computing_ops one level down (a 2.19 ms `aten::empty` inside `aten::ones` read as a
+    # critical launch wait for 4 kernels, issue #37 survey)
+    own_work = _host_computing_ops(h, in_dispatch) if in_dispatch is not None else None
     gpus: list[GpuCtx] = []
     launched_kernel = np.zeros(len(h), dtype=bool)  # launch records of kernels (not copies)
     for d, launch in zip(devs, launches):
@@ -334,7 +341,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     if len(h):
         host_work &= ~bg_line[h.line] & ~host_input & (h.corr < 0) & (h.root < 0) & ~(host_op & op_on_device) & ~dispatch
         if in_dispatch is not None:
-            host_work &= ~in_dispatch
+            host_work &= ~in_dispatch | own_work
     for g in gpus:
         d = g.d
         g.step = assign(d.start, g.windows)
@@ -359,9 +366,9 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
         if fast is not None:
             g.tc |= fast
     for g in gpus:
-        _own_host(g, trace, h, fw, dispatch, marker_windows is not None, host_input)
+        _own_host(g, trace, h, fw, dispatch, marker_windows is not None, host_input, own_work, fed)
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
-    d_s, d_e = _dispatch_spans(h, dispatch)
+    d_s, d_e = _dispatch_spans(h, dispatch, own_work)
     outer = _nesting(h, dispatch)[0] if dispatch.any() else dispatch
     blocked = h.name_mask(devices.is_blocking_call)
     eager_ops = _eager_ops(h, gpus, host_op, outer)
@@ -551,18 +558,22 @@ def _calls(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 _MARKER_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat")
 
 
-def _dispatch_spans(h: HostEvents, dispatch: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _dispatch_spans(h: HostEvents, dispatch: np.ndarray, own_work: np.ndarray | None = None
+                    ) -> tuple[np.ndarray, np.ndarray]:
     """Host time inside the framework's dispatch, minus the time inside sync calls under it: a ``.item()`` is an
-    ATen op, but while it waits in ``cudaStreamSynchronize`` the GPU is running, not waiting for a launch."""
+    ATen op, but while it waits in ``cudaStreamSynchronize`` the GPU is running, not waiting for a launch; and minus
+    ``own_work``, the host's own work under it (:func:`_host_computing_ops` of the ops inside a dispatch)."""
     if not dispatch.any():
         return h.start[:0], h.end[:0]
     sync = h.name_mask(devices.is_sync_call)
+    if own_work is not None:
+        sync = sync | own_work
     s, e = h.start[dispatch].astype(np.int64), h.end[dispatch].astype(np.int64)
     return subtract_intervals(s, e, h.start[sync].astype(np.int64), h.end[sync].astype(np.int64))
 
 
 def _own_host(g: GpuCtx, trace: Trace, h: HostEvents, fw, dispatch: np.ndarray, marked: bool,
-              fw_input: np.ndarray) -> None:
+              fw_input: np.ndarray, own_work: np.ndarray | None = None, fed: bool = True) -> None:
     """A GPU driven by its own process (merged PyTorch ranks): its host events, and input and dispatch spans
     from them alone -- another rank's dispatch does not explain this GPU's idle time.  Step windows for the
     input spans are the rank's own step markers, each up to its next one."""
@@ -578,12 +589,12 @@ def _own_host(g: GpuCtx, trace: Trace, h: HostEvents, fw, dispatch: np.ndarray, 
         s, e = h.start[mark].astype(np.int64), h.end[mark].astype(np.int64)
         e[:-1] = np.maximum(s[1:], s[:-1])
         windows = np.stack([s, e], axis=1) if s.size else None
-    g.input_spans = _input_spans(h, windows, fw, dispatch & hm, hm, named=fw_input & hm)[0]
-    g.dispatch_spans = _dispatch_spans(h, dispatch & hm)
+    g.input_spans = _input_spans(h, windows, fw, dispatch & hm, hm, named=fw_input & hm, fed=fed)[0]
+    g.dispatch_spans = _dispatch_spans(h, dispatch & hm, own_work)
 
 
 def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.ndarray, mask: np.ndarray | None = None,
-                 named: np.ndarray | None = None
+                 named: np.ndarray | None = None, fed: bool = True
                  ) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
     """Host input time that no single event names, for frameworks that dispatch compiled steps (JAX).
 
@@ -600,7 +611,9 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
     ``windows``: the step markers' windows (None: the steps are not marked); ``mask``: the host events that
     count (one rank's), None for all; ``named``: the host events that are the input pipeline's own (the DataLoader's
     ``__next__``).  Where the capture records them, the input wait is theirs alone (issue #37 item 4): (a) is then
-    other host work before the step's first op, returned third (less the pipeline's own time), not input.
+    other host work before the step's first op, returned third (less the pipeline's own time), not input.  So is (a)
+    where nothing reaches the GPU from the host (``fed`` False: no host-to-device copy in the capture): a step with
+    no input waits for none.
     """
     empty = (h.start[:0], h.end[:0])
     if not dispatch.any():
@@ -617,6 +630,8 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
         if named is not None and named.any():
             pre = subtract_intervals(w[ok, 0].astype(np.int64), first[ok].astype(np.int64),
                                      h.start[named].astype(np.int64), h.end[named].astype(np.int64))
+        elif not fed:
+            pre = (w[ok, 0].astype(np.int64), first[ok].astype(np.int64))
         else:
             starts.append(w[ok, 0])
             ends.append(first[ok])

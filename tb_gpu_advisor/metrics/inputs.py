@@ -4,7 +4,8 @@ step's first op that is not the pipeline's, named apart.
 Where the capture records its input pipeline (PyTorch's DataLoader ``__next__``, TF's ``IteratorGetNext``), the
 input wait is that pipeline's time alone; other host time before the step's first op (Python before the first
 op, a logger) is reported here and not counted as input.  Where it records none, the host time before the first
-op stands in for an untraced loader, as ``context._input_spans`` counts it.
+op stands in for an untraced loader, as ``context._input_spans`` counts it -- if anything reaches the GPU from the
+host (a host-to-device copy): a capture with none has no input to wait for, and that time is named apart too.
 """
 
 from __future__ import annotations

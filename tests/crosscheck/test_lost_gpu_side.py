@@ -55,3 +55,15 @@ def test_gpu_only_op_names():
                                                       "aten::_cudnn_rnn"))
     assert not any(pytorch.is_gpu_only_event(n) for n in ("gloo:all_reduce", "aten::copy_", "aten::pin_memory",
                                                           "record_param_comms", "aten::conv2d"))
+
+
+def test_a_lost_gpu_side_is_damage_as_lost_launches_are():
+    """One rule for every way the GPU's side goes missing: kernel launches with no kernel record, and ops that run only
+    for GPU work with no GPU or runtime record, are both a partial trace (the CLI's exit 2), never CPU work."""
+    from tb_gpu_advisor.formats.kineto import adapter as kineto_adapter
+
+    (lost,) = (WILD / "gpu_events_stripped").glob("*.json.gz")
+    assert any("GPU's side of the capture was not recorded" in p for p in kineto_adapter.read_trace(str(lost)).problems)
+    assert _report("gpu_events_stripped")["hosts"][0]["damage"]
+    (cpu,) = (WILD / "cpu_only_gloo").glob("*.json.gz")
+    assert not kineto_adapter.read_trace(str(cpu)).problems

@@ -80,8 +80,10 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
     out["host_python"] = _python_spans(ctx, g)
     work = ctx.host_work if hm is None else ctx.host_work & hm
     # an op blocked in a copy or a sync (``.item()``, a D2H to pageable memory waiting for NCCL) is waiting, not work
-    out["host_compute"] = subtract_intervals(h.start[work].astype(np.int64), h.end[work].astype(np.int64),
-                                             *ctx.blocked_spans) if ctx.blocked_spans else (h.start[work], h.end[work])
+    # and the host's own work inside a dispatch (a millisecond without a runtime call: context.no_call_stretches)
+    work_s, work_e = _cat2((h.start[work], h.end[work]), ctx.own_spans if g.own_spans is None else g.own_spans)
+    out["host_compute"] = subtract_intervals(work_s.astype(np.int64), work_e.astype(np.int64),
+                                             *ctx.blocked_spans) if ctx.blocked_spans else (work_s, work_e)
     return out
 
 

@@ -9,6 +9,7 @@ from GPU bursts (815 us): "176.3% of the step".
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import re
 
@@ -27,7 +28,7 @@ def _kernels_us() -> list[tuple[float, float]]:
 
 def test_a_gap_inside_a_guessed_step_is_a_share_of_the_time_it_sits_in():
     k = _kernels_us()
-    longest_gap = max(b[0] - a[1] for a, b in zip(k, k[1:])) / 1e3  # ms
+    longest_gap = max(b[0] - a[1] for a, b in itertools.pairwise(k)) / 1e3  # ms
     span = (k[-1][1] - k[0][0]) / 1e3
     (s,) = discover(str(GAPS))
     rep = analyze_session(s.run, s.session, s.hosts).to_dict()

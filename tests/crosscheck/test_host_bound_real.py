@@ -21,7 +21,7 @@ from tests.support.paths import FIXTURES
 WILD = FIXTURES / "wild"
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _report(run: str) -> dict:
     (s,) = [s for s in discover(str(WILD)) if s.run == run]
     return analyze_session(s.run, s.session, s.hosts).to_dict()

@@ -20,29 +20,17 @@ import pytest
 
 from synthetic import hostile, hostile_kineto
 from tb_gpu_advisor.formats.kineto import compiled, parse
+from tests.support.compiled import built, check_built_where_required, needs
 from tests.support.kineto_paths import INTERESTING_VALUES, differences, mutate_json, read_both, read_with
 from tests.support.paths import DEMO_LOGS, REPO, SHARED_PROFILES, TESTS
 
-#: Set (CI sets it): a missing compiled scanner is a failure, not a skip.
-REQUIRE_ENV = "TB_GPU_ADVISOR_REQUIRE_COMPILED"
-
-try:
-    from tb_gpu_advisor.formats.kineto import _cscan
-except ImportError:  # no C compiler at install: the Python path runs, these tests have nothing to compare
-    _cscan = None
-
-needs_compiled = pytest.mark.skipif(
-    _cscan is None and not os.environ.get(REQUIRE_ENV),
-    reason="the compiled PyTorch JSON scanner is not built (pip install -e . with a C compiler builds it)",
-)
+_cscan = built("tb_gpu_advisor.formats.kineto._cscan")
+needs_compiled = needs(_cscan, "PyTorch JSON scanner")
 
 
 def test_the_compiled_scanner_is_built_where_required():
     """CI (``.ci/run`` sets TB_GPU_ADVISOR_REQUIRE_COMPILED) must test the compiled path, never skip it."""
-    if not os.environ.get(REQUIRE_ENV):
-        pytest.skip(f"{REQUIRE_ENV} not set")
-    assert _cscan is not None, "the C extension was not built: is a C compiler installed?"
-    assert compiled.forced_pure_python() or parse._CSCAN is _cscan
+    check_built_where_required(_cscan, compiled, parse._CSCAN)
 
 
 def _traces() -> list[str]:

@@ -26,29 +26,17 @@ from synthetic import hostile
 from tb_gpu_advisor.formats.xplane import compiled, reader
 from tb_gpu_advisor.formats.xplane.adapter import USED_STATS
 from tb_gpu_advisor.formats.xplane.schema import message_class
+from tests.support.compiled import built, check_built_where_required, needs
 from tests.support.paths import DEMO_LOGS, REPO, SHARED_PROFILES, TESTS
 from tests.support.xplane_paths import differences, read_both, read_with
 
-#: Set (CI sets it): a missing compiled decoder is a failure, not a skip.
-REQUIRE_ENV = "TB_GPU_ADVISOR_REQUIRE_COMPILED"
-
-try:
-    from tb_gpu_advisor.formats.xplane import _cwire
-except ImportError:  # no C compiler at install: the pure-Python path runs, these tests have nothing to compare
-    _cwire = None
-
-needs_compiled = pytest.mark.skipif(
-    _cwire is None and not os.environ.get(REQUIRE_ENV),
-    reason="the compiled XPlane decoder is not built (pip install -e . with a C compiler builds it)",
-)
+_cwire = built("tb_gpu_advisor.formats.xplane._cwire")
+needs_compiled = needs(_cwire, "XPlane decoder")
 
 
 def test_the_compiled_decoder_is_built_where_required():
     """CI (``.ci/run`` sets TB_GPU_ADVISOR_REQUIRE_COMPILED) must test the compiled path, never skip it."""
-    if not os.environ.get(REQUIRE_ENV):
-        pytest.skip(f"{REQUIRE_ENV} not set")
-    assert _cwire is not None, "the C extension was not built: is a C compiler installed?"
-    assert compiled.forced_pure_python() or reader._CWIRE is _cwire
+    check_built_where_required(_cwire, compiled, reader._CWIRE)
 
 
 def _captures() -> list[str]:

@@ -1,0 +1,36 @@
+"""The compiled decoders as the equality tests see them: the built module (or None), a skip mark for tests that
+compare it with its Python twin, and the CI check that it is built where required."""
+
+from __future__ import annotations
+
+import importlib
+import os
+from types import ModuleType
+
+import pytest
+
+#: Set by ``.ci/run``: a compiled decoder that did not build fails the run instead of skipping its tests.
+REQUIRE_ENV = "TB_GPU_ADVISOR_REQUIRE_COMPILED"
+
+
+def built(module: str) -> ModuleType | None:
+    """The compiled module, or None where it was not built (no C compiler at install: nothing to compare)."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        return None
+
+
+def needs(module: ModuleType | None, what: str) -> pytest.MarkDecorator:
+    """Skip a comparison when ``what`` is not built, unless CI requires it (then the test fails on the None)."""
+    return pytest.mark.skipif(module is None and not os.environ.get(REQUIRE_ENV),
+                              reason=f"the compiled {what} is not built (pip install -e . with a C compiler builds it)")
+
+
+def check_built_where_required(module: ModuleType | None, chooser: ModuleType, in_use: ModuleType | None) -> None:
+    """CI (``REQUIRE_ENV``) must test the compiled path, never skip it: the module is built and the reader uses it
+    (unless the pure-Python path is forced)."""
+    if not os.environ.get(REQUIRE_ENV):
+        pytest.skip(f"{REQUIRE_ENV} not set")
+    assert module is not None, "the C extension was not built: is a C compiler installed?"
+    assert chooser.forced_pure_python() or in_use is module

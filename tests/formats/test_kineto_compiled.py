@@ -12,8 +12,6 @@ from __future__ import annotations
 import gzip
 import os
 import random
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -21,6 +19,7 @@ import pytest
 from synthetic import hostile, hostile_kineto
 from tb_gpu_advisor.formats.kineto import compiled, parse
 from tests.support.compiled import built, check_built_where_required, needs
+from tests.support.compiled import in_child as _in_child
 from tests.support.kineto_paths import INTERESTING_VALUES, differences, mutate_json, read_both, read_with
 from tests.support.paths import DEMO_LOGS, REPO, SHARED_PROFILES, TESTS
 
@@ -212,14 +211,6 @@ def test_the_scanner_reads_a_minimal_chunk():
 
 
 # -- choosing the path ---------------------------------------------------------------------------------------------
-
-
-def _in_child(code: str, **env: str) -> str:
-    full = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO)] + sys.path), **env}
-    full.pop(compiled.PURE_PYTHON_ENV, None) if compiled.PURE_PYTHON_ENV not in env else None
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full, timeout=120)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
 
 
 def test_the_environment_variable_forces_the_python_path():

@@ -14,8 +14,6 @@ import gzip
 import io
 import os
 import random
-import subprocess
-import sys
 import threading
 
 import numpy as np
@@ -27,6 +25,7 @@ from tb_gpu_advisor.formats.xplane import compiled, reader
 from tb_gpu_advisor.formats.xplane.adapter import USED_STATS
 from tb_gpu_advisor.formats.xplane.schema import message_class
 from tests.support.compiled import built, check_built_where_required, needs
+from tests.support.compiled import in_child as _in_child
 from tests.support.paths import DEMO_LOGS, REPO, SHARED_PROFILES, TESTS
 from tests.support.xplane_paths import differences, read_both, read_with
 
@@ -318,14 +317,6 @@ def test_the_c_decoder_refuses_ranges_outside_its_buffer():
 
 
 # -- choosing the path ---------------------------------------------------------------------------------------------
-
-
-def _in_child(code: str, **env: str) -> str:
-    full = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO)] + sys.path), **env}
-    full.pop(compiled.PURE_PYTHON_ENV, None) if compiled.PURE_PYTHON_ENV not in env else None
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full, timeout=120)
-    assert out.returncode == 0, out.stderr
-    return out.stdout
 
 
 def test_the_environment_variable_forces_the_pure_python_path():

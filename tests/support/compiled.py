@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import importlib
 import os
+import subprocess
+import sys
 from types import ModuleType
 
 import pytest
+
+from tb_gpu_advisor.formats.compiled import PURE_PYTHON_ENV
+from tests.support.paths import REPO
 
 #: Set by ``.ci/run``: a compiled decoder that did not build fails the run instead of skipping its tests.
 REQUIRE_ENV = "TB_GPU_ADVISOR_REQUIRE_COMPILED"
@@ -34,3 +39,14 @@ def check_built_where_required(module: ModuleType | None, chooser: ModuleType, i
         pytest.skip(f"{REQUIRE_ENV} not set")
     assert module is not None, "the C extension was not built: is a C compiler installed?"
     assert chooser.forced_pure_python() or in_use is module
+
+
+def in_child(code: str, **env: str) -> str:
+    """``code``'s output in a fresh interpreter with ``env`` (the decoders are chosen once per process, at import):
+    the pure-Python switch is unset there unless ``env`` sets it."""
+    full = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO)] + sys.path), **env}
+    if PURE_PYTHON_ENV not in env:
+        full.pop(PURE_PYTHON_ENV, None)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full, timeout=120, check=False)
+    assert out.returncode == 0, out.stderr
+    return out.stdout

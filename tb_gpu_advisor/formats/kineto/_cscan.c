@@ -294,6 +294,19 @@ static int scan_value(const Src *s, int64_t *p, Val *v, int depth) {
     return BAD;
 }
 
+/* An object's key and its colon at s->b[*p]: the key into *k, *p past the colon and the space after it. */
+static int scan_key(const Src *s, int64_t *p, Val *k) {
+    int64_t i = *p;
+    NEED(i);
+    if (s->b[i] != '"') return BAD;
+    TRY(scan_string(s, &i, k));
+    i = skip_ws(s, i);
+    NEED(i);
+    if (s->b[i] != ':') return BAD;
+    *p = skip_ws(s, i + 1);
+    return OK;
+}
+
 /* An array or object at s->b[*p], validated and skipped. */
 static int skip_value(const Src *s, int64_t *p, int depth) {
     if (depth >= MAX_DEPTH) return BAD;
@@ -304,15 +317,7 @@ static int skip_value(const Src *s, int64_t *p, int depth) {
     NEED(i);
     Val v;
     while (1) {
-        if (open == '{') {
-            NEED(i);
-            if (s->b[i] != '"') return BAD;
-            TRY(scan_string(s, &i, &v));
-            i = skip_ws(s, i);
-            NEED(i);
-            if (s->b[i] != ':') return BAD;
-            i = skip_ws(s, i + 1);
-        }
+        if (open == '{') TRY(scan_key(s, &i, &v));
         TRY(scan_value(s, &i, &v, depth + 1));
         i = skip_ws(s, i);
         NEED(i);
@@ -347,13 +352,7 @@ static int scan_args(const Src *s, int64_t *p, int64_t ints[N_INT_ARGS]) {
     if (s->b[i] == '}') { *p = i + 1; return OK; }
     Val k, v;
     while (1) {
-        NEED(i);
-        if (s->b[i] != '"') return BAD;
-        TRY(scan_string(s, &i, &k));
-        i = skip_ws(s, i);
-        NEED(i);
-        if (s->b[i] != ':') return BAD;
-        i = skip_ws(s, i + 1);
+        TRY(scan_key(s, &i, &k));
         if (k.escaped) return BAD;  /* the typed decode matches the unescaped key */
         int j = match_key(s->b + k.off, k.len, ARG_KEYS, ARG_LENS, N_ARG_KEYS);
         if (j >= 0) {
@@ -490,13 +489,7 @@ static int scan_event(Scan *c, int64_t *p) {
     } else {
         Val k, v;
         while (1) {
-            NEED(i);
-            if (s->b[i] != '"') return BAD;
-            TRY(scan_string(s, &i, &k));
-            i = skip_ws(s, i);
-            NEED(i);
-            if (s->b[i] != ':') return BAD;
-            i = skip_ws(s, i + 1);
+            TRY(scan_key(s, &i, &k));
             NEED(i);
             if (k.escaped) return BAD;
             int j = match_key(s->b + k.off, k.len, EVENT_KEYS, EVENT_LENS, 8);

@@ -331,3 +331,22 @@ def test_shape_arguments_that_are_no_utf8_are_skipped_not_a_crash(tmp_path: Path
     p.write_bytes(b'{"traceEvents": [' + good + b", " + bad + b"]}")
     kt = parse_trace(str(p), decoder=decoder)
     assert len(kt) == 2 and kt.op_work[0] is not None and kt.op_work.get(1) is None
+
+
+@pytest.mark.parametrize("where", ["head", "tail"])
+def test_json_nested_past_the_recursion_limit_around_the_events_is_a_clear_error(tmp_path, where):
+    """Top-level keys nested 100,000 deep before ``traceEvents`` raised RecursionError out of the reader (the CLI
+    printed "maximum recursion depth exceeded" as the host's error; found by scripts/kineto_fuzz_equal.py): before
+    the events it is a file that is not a trace; after them, only those keys are lost."""
+    deep = "[" * 100_000 + "]" * 100_000
+    event = '{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 2}'
+    body = (f'{{"deviceProperties": {deep}, "traceEvents": [{event}]}}' if where == "head"
+            else f'{{"traceEvents": [{event}], "traceName": {deep}}}')
+    p = tmp_path / "w.1.pt.trace.json"
+    p.write_text(body)
+    if where == "head":
+        with pytest.raises(KinetoReadError, match="does not parse"):
+            parse_trace(str(p))
+    else:
+        t = parse_trace(str(p))
+        assert any("after \"traceEvents\" does not parse" in x for x in t.problems)

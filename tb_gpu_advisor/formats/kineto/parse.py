@@ -384,6 +384,15 @@ def _msgspec_type() -> Any:
     return _MSGSPEC_TYPE
 
 
+def _loads(data: bytes) -> Any:
+    """``json.loads`` that says ValueError for every way bytes can fail to be JSON a trace holds: nesting deeper than
+    the interpreter's recursion limit is a hostile file, not a crash of the reader."""
+    try:
+        return json.loads(data)
+    except (UnicodeDecodeError, RecursionError) as e:
+        raise ValueError(str(e)) from e
+
+
 def _decode_chunk(data: bytes | memoryview, decoder: str) -> list[Any]:
     """Events of ``data`` (whole events separated by commas); ValueError when it is not that."""
     text = b"".join((b"[", data, b"]"))
@@ -394,10 +403,7 @@ def _decode_chunk(data: bytes | memoryview, decoder: str) -> list[Any]:
             return msgspec.json.decode(text, type=_msgspec_type())
         except (msgspec.DecodeError, msgspec.ValidationError, RecursionError) as e:
             raise ValueError(str(e)) from e
-    try:
-        return json.loads(text)
-    except (UnicodeDecodeError, RecursionError) as e:
-        raise ValueError(str(e)) from e
+    return _loads(text)
 
 
 # ---------------------------------------------------------------------------------------------- columns
@@ -950,7 +956,7 @@ class _Parser:
         m = self._find_events_key(pos)
         head = self.buf[pos:m.start()].rstrip(_WS).rstrip(b",")
         try:
-            meta = json.loads(head + b"}")
+            meta = _loads(head + b"}")
         except ValueError as e:
             raise KinetoReadError(self.name, f"the JSON before \"traceEvents\" does not parse ({e}): "
                                   "not a PyTorch profiler trace") from e
@@ -1196,7 +1202,7 @@ class _Parser:
             return {}
         body = tail.lstrip(b",")
         try:
-            rest = json.loads(b"{" + body) if tail.startswith(b",") else None
+            rest = _loads(b"{" + body) if tail.startswith(b",") else None
         except ValueError:
             rest = None
         if not isinstance(rest, dict):

@@ -345,8 +345,9 @@ def _first_per_step(step: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribution | None]:
-    """Per-step columns of one GPU, its category intervals and their painting (reused for gaps)."""
+def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribution | None, tuple[np.ndarray, np.ndarray]]:
+    """Per-step columns of one GPU, its category intervals, their painting and the union of its device activity
+    (all three reused for its gaps: :func:`step_gaps`)."""
     iv = category_intervals(ctx, g)
     w = g.windows
     n = w.shape[0]
@@ -384,7 +385,7 @@ def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribut
     arr = StepArrays(gpu=d.gpu, step=ctx.steps.ids[:n].astype(np.int64), start_ms=(w[:, 0] - origin) / PS_PER_MS,
                      step_ms=(w[:, 1] - w[:, 0]).astype(np.float64) / PS_PER_MS, mat=mat, busy=busy, kernels=kcount.astype(np.int64),
                      collectives=ccount.astype(np.int64), memcpys=mcount.astype(np.int64), first_kernel_ms=fk, first_launch_ms=fl)
-    return arr, iv, painted
+    return arr, iv, painted, (us, ue)
 
 
 def _single(cov: "_Cover") -> Attribution:
@@ -473,7 +474,8 @@ def average_matrix(mat_ms: np.ndarray) -> Breakdown:
     return _breakdown((tot / k).tolist())
 
 
-def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = None) -> GapColumns | None:
+def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = None,
+              busy: tuple[np.ndarray, np.ndarray] | None = None) -> GapColumns | None:
     """GPU idle between consecutive kept steps: the longest idle stretch from step k's last kernel to step k+1's first
     device event.
 
@@ -486,6 +488,7 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     (copies of step k+1 inside its window) it is the old "last device end -> first device start" gap.  A step
     without kernels falls back to its last copy.
 
+    ``busy``: ``union_intervals(d.start, d.end)`` of this GPU where the caller has it (:func:`gpu_step_arrays`).
     Columns, not a :class:`StepGap` per gap: a 100 MB capture has ~9,000 gaps, of which the report keeps 50
     (:func:`summarize_gaps`); None where there are none.
     """
@@ -513,7 +516,7 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     # idle stretches of this GPU (complement of the union of all its device activity), sorted and disjoint;
     # a (a device event's end) and b (one's start) lie inside busy stretches, so the idle stretches between
     # them are exactly those with start >= a and end <= b
-    us, ue = union_intervals(d.start, d.end)
+    us, ue = busy if busy is not None else union_intervals(d.start, d.end)
     gs, ge = ue[:-1].astype(np.int64, copy=False), us[1:].astype(np.int64, copy=False)
     j0 = np.searchsorted(gs, a[idx], side="left")
     j1 = np.searchsorted(ge, b[idx], side="right")

@@ -33,11 +33,11 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     per_gpu_arr: dict[int, bd.StepArrays] = {}
     gaps: list[bd.GapColumns | None] = []
     for g in ctx.gpus:
-        arr, iv, painted = bd.gpu_step_arrays(ctx, g)
+        arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
         per_gpu_arr[g.d.gpu] = arr
         if g.active:
-            gaps.append(bd.step_gaps(ctx, g, iv, painted))
-        del iv, painted
+            gaps.append(bd.step_gaps(ctx, g, iv, painted, busy))
+        del iv, painted, busy
     # each GPU's per-step rows (StepMetrics objects: ~1 kB a row, 13 MB for 8 GPUs x 1,300 steps) are made from
     # its columns at the end, after the modules' peak, unless the host rows need them now
     per_gpu: dict[int, list[StepMetrics]] | None = None

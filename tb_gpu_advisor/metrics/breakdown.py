@@ -599,13 +599,13 @@ def _running_sum(x: np.ndarray) -> float:
     return float(np.cumsum(x)[-1]) if x.size else 0.0
 
 
-def summarize_gaps(gaps: list[GapColumns], avg_step_ms: float | None, ledger: Breakdown | None = None) -> Gaps:
+def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, ledger: Breakdown | None = None) -> Gaps:
     """The gaps' averages per gap, and their idle as the step ledger books it per step and GPU: one gap a step (the
     mean gap's booking: n steps have n - 1 gaps between them, and the last step's own gap lies after the capture's
     last kept step), never more of a category than the host's ``ledger`` (mean per step and GPU) holds there.
 
-    ``gaps``: each GPU's :func:`step_gaps`, in GPU order.  Sums run left to right over the gaps in that order, as a
-    Python sum over the rows did, so every average is the same float."""
+    ``gaps``: each GPU's :func:`step_gaps` (None: no gaps), in GPU order.  Sums run left to right over the gaps in
+    that order, as a Python sum over the rows did, so every average is the same float."""
     gaps = [c for c in gaps if c is not None and len(c)]
     if not gaps:
         return Gaps(0, None, None, None, None, None, None, [])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.common.fmt import plural
-from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import CaptureQuality
@@ -52,8 +51,7 @@ def _graph_kernel_share(ctx: Context) -> float:
     """Share of kept-step kernel time in kernels of CUDA graphs (XLA command buffers; events carrying ``cuda_graph_id``)."""
     tot = graph = 0
     for g in ctx.gpus:
-        k = (g.step >= 0) & (g.d.kind == devices.KIND_KERNEL)
-        dur = g.d.end[k] - g.d.start[k]
+        k, dur = g.kernels_in_steps()
         tot += int(dur.sum())
         graph += int(dur[g.d.graph_id[k] >= 0].sum())
     return graph / tot if tot else 0.0

@@ -193,12 +193,12 @@ def precision_totals(ctx: Context) -> dict[str, float]:
     res = {"kernel_count": 0, "kernel_ms": 0.0, "fp16_count": 0, "bf16_count": 0, "fp16_ms": 0.0, "bf16_ms": 0.0, "tc_ms": 0.0,
            "unknown_ms": 0.0}
     for g in ctx.gpus:
-        m = (g.step >= 0) & (g.d.kind == devices.KIND_KERNEL)
-        if not m.any():
+        m, dur_ps = g.kernels_in_steps()
+        if not m.size:
             continue
-        dur = (g.d.end[m] - g.d.start[m]).astype(np.float64) / PS_PER_MS
+        dur = dur_ps.astype(np.float64) / PS_PER_MS
         p = g.name_prec[m]
-        res["kernel_count"] += int(m.sum())
+        res["kernel_count"] += int(m.size)
         res["kernel_ms"] += float(dur.sum())
         res["fp16_count"] += int((p == devices.P_FP16).sum())
         res["bf16_count"] += int((p == devices.P_BF16).sum())
@@ -215,12 +215,12 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
     time_small = time_all = 0.0
     groups: dict[tuple[str, str], list] = {}
     for g in ctx.gpus:
-        m = (g.step >= 0) & (g.d.kind == devices.KIND_KERNEL)
-        if not m.any():
+        m, dur_ps = g.kernels_in_steps()
+        if not m.size:
             continue
         d = g.d
-        dur = (d.end[m] - d.start[m]).astype(np.float64) / PS_PER_US
-        total += int(m.sum())
+        dur = dur_ps.astype(np.float64) / PS_PER_US
+        total += int(m.size)
         time_all += float(dur.sum())
         sm = dur < thr
         count += int(sm.sum())
@@ -293,13 +293,12 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
     bs, be = union_intervals(*ctx.blocked_spans) if ctx.blocked_spans is not None else (np.zeros(0, np.int64),) * 2
     for g in ctx.gpus:
         d = g.d
-        m = (g.step >= 0) & (d.kind == devices.KIND_KERNEL)
-        if not m.any():
+        idx, dur_ps = g.kernels_in_steps()
+        if not idx.size:
             continue
         ew_name = frameworks.elementwise(d.names)
-        idx = np.nonzero(m)[0]
         ew = ew_name[d.name[idx]]
-        dur_us = (d.end[idx] - d.start[idx]) / PS_PER_US
+        dur_us = dur_ps / PS_PER_US
         ew_count += int(ew.sum())
         ew_ms += float(dur_us[ew].sum()) / 1000.0
         small_ew += int((ew & (dur_us < T("launch.small_kernel_us"))).sum())
@@ -400,8 +399,7 @@ def kernel_durations(ctx: Context) -> KernelDurations:
         """Each GPU's kernel durations (us) in turn: every kernel's duration at once was 8 bytes a kernel
         (13 MB on a dense 100 MB capture), twice while they were joined."""
         for g in ctx.gpus:
-            m = (g.step >= 0) & (g.d.kind == devices.KIND_KERNEL)
-            d = (g.d.end[m] - g.d.start[m]) / 1e6
+            d = g.kernels_in_steps()[1] / 1e6
             below[0] += int((d < small_us).sum())
             yield d
 

@@ -44,23 +44,24 @@ class GpuCtx:
     _kernels: tuple | None = field(default=None, repr=False, compare=False)
 
     def kernels_in_steps(self) -> tuple[np.ndarray, np.ndarray]:
-        """(event indices, durations in ps) of this GPU's compute kernels inside kept steps -- ``KIND_KERNEL``, no
-        collectives or copies -- in event order; the durations are ``d.end - d.start`` in the columns' own dtype.
+        """(bool per device event, durations in ps of those events) of this GPU's compute kernels inside kept steps
+        -- ``KIND_KERNEL``, no collectives or copies; the durations are ``d.end - d.start`` in the columns' dtype,
+        in event order.
 
-        Made once per GPU: the precision totals, small kernels, fusion, kernel durations and capture checks each
-        built this mask and gathered the two time columns of every event again (~0.8 ms a GPU and module on the
-        dense 100 MB capture's 220 k events a GPU).  The answer is kept with the columns it was read from, and made
-        again if any of them is no longer the GPU's (``step`` is assigned after the GpuCtx is made), so a stale
-        answer is never handed out.
+        Made once per GPU: the precision totals, small kernels, fusion, kernel durations, capture and communication
+        checks each built this mask and gathered the two time columns again (~0.4 ms a GPU and module on the dense
+        100 MB capture's 220 k events a GPU).  A mask, not indices: nearly every event of a GPU is a kernel in a
+        step, and numpy gathers through such a mask faster than through int32 indices.  The answer is kept with the
+        columns it was read from and made again if any of them is no longer the GPU's (``step`` is assigned after
+        the GpuCtx is made), so a stale answer is never handed out.
         """
         d, memo = self.d, self._kernels
         if memo is not None and memo[0] is self.step and memo[1] is d.kind and memo[2] is d.start and memo[3] is d.end:
             return memo[4], memo[5]
-        idx = np.flatnonzero((self.step >= 0) & (d.kind == devices.KIND_KERNEL))
-        idx = idx.astype(index_dtype(len(d)), copy=False)
-        dur = d.end[idx] - d.start[idx]
-        self._kernels = (self.step, d.kind, d.start, d.end, idx, dur)
-        return idx, dur
+        m = (self.step >= 0) & (d.kind == devices.KIND_KERNEL)
+        dur = d.end[m] - d.start[m]
+        self._kernels = (self.step, d.kind, d.start, d.end, m, dur)
+        return m, dur
 
 
 #: Bits of :attr:`Context.host_flags`, one per role a host event can have.

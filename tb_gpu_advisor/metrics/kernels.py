@@ -194,11 +194,11 @@ def precision_totals(ctx: Context) -> dict[str, float]:
            "unknown_ms": 0.0}
     for g in ctx.gpus:
         m, dur_ps = g.kernels_in_steps()
-        if not m.size:
+        if not dur_ps.size:
             continue
         dur = dur_ps.astype(np.float64) / PS_PER_MS
         p = g.name_prec[m]
-        res["kernel_count"] += int(m.size)
+        res["kernel_count"] += int(dur_ps.size)
         res["kernel_ms"] += float(dur.sum())
         res["fp16_count"] += int((p == devices.P_FP16).sum())
         res["bf16_count"] += int((p == devices.P_BF16).sum())
@@ -216,11 +216,11 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
     groups: dict[tuple[str, str], list] = {}
     for g in ctx.gpus:
         m, dur_ps = g.kernels_in_steps()
-        if not m.size:
+        if not dur_ps.size:
             continue
         d = g.d
         dur = dur_ps.astype(np.float64) / PS_PER_US
-        total += int(m.size)
+        total += int(dur_ps.size)
         time_all += float(dur.sum())
         sm = dur < thr
         count += int(sm.sum())
@@ -293,9 +293,10 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
     bs, be = union_intervals(*ctx.blocked_spans) if ctx.blocked_spans is not None else (np.zeros(0, np.int64),) * 2
     for g in ctx.gpus:
         d = g.d
-        idx, dur_ps = g.kernels_in_steps()
-        if not idx.size:
+        m, dur_ps = g.kernels_in_steps()
+        if not dur_ps.size:
             continue
+        idx = np.flatnonzero(m)
         ew_name = frameworks.elementwise(d.names)
         ew = ew_name[d.name[idx]]
         dur_us = dur_ps / PS_PER_US

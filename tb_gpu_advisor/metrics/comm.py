@@ -49,10 +49,9 @@ def communication(ctx: Context) -> Communication:
         coll = np.flatnonzero((d.kind == devices.KIND_COLLECTIVE) & (g.step >= 0))
         if not coll.size:
             continue
-        comp = g.kernels_in_steps()[0]
-        comp_starts = d.start[comp].astype(np.int64)
-        cs, ce = union_intervals(comp_starts, d.end[comp].astype(np.int64))
-        comp_starts = np.sort(comp_starts)
+        comp = (d.kind == devices.KIND_KERNEL) & (g.step >= 0)
+        cs, ce = union_intervals(d.start[comp].astype(np.int64), d.end[comp].astype(np.int64))
+        comp_starts = np.sort(d.start[comp].astype(np.int64))
         types = _types(d, coll, g.launch, enc, h)
         xla_msg = _xla_messages(d, ctx.trace.xla_collectives)
         es, ee = subtract_intervals(d.start[coll].astype(np.int64), d.end[coll].astype(np.int64), cs, ce)

@@ -50,14 +50,31 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         host_rows = bd.host_rows(ctx, per_gpu) if per_gpu else _host_only_rows(ctx)
         avg = bd.average(host_rows)
     avg_step = sum(r.step_ms for r in host_rows) / len(host_rows) if host_rows else None
-    prec = kernels.precision_totals(ctx)
-    # 16-bit shares are of the kernel time whose precision the names (or shapes) tell: an XLA fusion or a
-    # Triton GEMM names no dtype, and counting it as 32-bit made bf16 captures look fp32
-    known_ms = prec["kernel_ms"] - prec["unknown_ms"]
     kept = ops.kept_ops(ctx)
     place = ops.placement(ctx, kept)
     op_list = ops.op_stats(ctx, top_n=0, kept=kept)
     del kept
+    release_free_heap()  # the breakdown's and the ops' temporaries, before memcpy's encloser is built (memory.py)
+    # the report keeps the first 500 rows: a row per step, GPU and direction otherwise lives on
+    mc, mc_rows = memcpy.memcpy_stats(ctx, avg.as_dict(), max_rows=500)
+    release_free_heap()  # the memcpy encloser's sort keys and masks: tens of MB on large captures (memory.py)
+    gm = multigpu.gpu_metrics(ctx, per_gpu_arr)
+    # the kernel modules' per-GPU temporaries (~100 bytes per device event) are handed back after each of them
+    kernel_rows = _trimmed(kernels.kernel_stats, ctx)
+    communication = comm.communication(ctx)
+    # the modules that read each GPU's in-step kernels and their durations (GpuCtx.kernels_in_steps) run one after
+    # the other, and the shared durations (8 bytes a kernel) are dropped after the last of them
+    prec = kernels.precision_totals(ctx)
+    fusion = _trimmed(kernels.fusion, ctx)
+    durations = _trimmed(kernels.kernel_durations, ctx)
+    small = kernels.small_kernels(ctx)
+    quality = capture.capture_quality(ctx)
+    for g in ctx.gpus:
+        g.forget_kernels()
+    release_free_heap()  # those durations, under the modules below (memory.py)
+    # 16-bit shares are of the kernel time whose precision the names (or shapes) tell: an XLA fusion or a
+    # Triton GEMM names no dtype, and counting it as 32-bit made bf16 captures look fp32
+    known_ms = prec["kernel_ms"] - prec["unknown_ms"]
     has_gpu = bool(ctx.active)
     head = Headline(
         avg_step_ms=avg_step,
@@ -72,11 +89,6 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         launch_wait_share=_share(avg.launch_wait, avg_step) if has_gpu else None,
         input_wait_share=_share(avg.input_wait, avg_step) if has_gpu else None,  # the GPU's wait: none without one
     )
-    release_free_heap()  # the breakdown's and the ops' temporaries, before memcpy's encloser is built (memory.py)
-    # the report keeps the first 500 rows: a row per step, GPU and direction otherwise lives on
-    mc, mc_rows = memcpy.memcpy_stats(ctx, avg.as_dict(), max_rows=500)
-    release_free_heap()  # the memcpy encloser's sort keys and masks: tens of MB on large captures (memory.py)
-    gm = multigpu.gpu_metrics(ctx, per_gpu_arr)
     active_ids = {g.d.gpu for g in ctx.gpus if g.active}
     notes = list(trace.problems)  # what the reader could not read: the report is partial
     notes += getattr(trace, "notes", [])  # what it says of the file besides (no damage)
@@ -85,18 +97,14 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
                      "or steps")
     elif not has_gpu:
         notes.append("no GPU kernels in this capture: device metrics are not available (CPU-only profile?)")
-    # the kernel modules' per-GPU temporaries (~100 bytes per device event) are handed back after each of them
-    kernel_rows = _trimmed(kernels.kernel_stats, ctx)
-    fusion = _trimmed(kernels.fusion, ctx)
-    durations = _trimmed(kernels.kernel_durations, ctx)
     hm = HostMetrics(
-        host=trace.host, path=trace.path, capture=capture.capture_quality(ctx), steps=ctx.steps.detection, headline=head,
+        host=trace.host, path=trace.path, capture=quality, steps=ctx.steps.detection, headline=head,
         breakdown=avg, steps_detail=[], gpus=gm, kernels=kernel_rows, ops=op_list[:200],
-        memcpy=mc, memcpy_steps=mc_rows, small_kernels=kernels.small_kernels(ctx), eager=ops.eager(ctx),
+        memcpy=mc, memcpy_steps=mc_rows, small_kernels=small, eager=ops.eager(ctx),
         host_ops=ops.host_ops(ctx, op_list, place), fusion=fusion, loss_scaling=ops.loss_scaling(ctx),
         gaps=bd.summarize_gaps(gaps, avg_step, avg), multi_gpu=multigpu.multi_gpu(ctx, gm, per_gpu_arr), memory=memory.memory(ctx),
         notes=notes, round_trip=memcpy.round_trips(ctx), dispatch=_dispatch(ctx), kernel_durations=durations,
-        syncs=syncs.host_syncs(ctx), input=inputs.host_input(ctx), comm=comm.communication(ctx), flops=flops.flops(ctx, avg_step), applied=capture.applied_fixes(ctx),
+        syncs=syncs.host_syncs(ctx), input=inputs.host_input(ctx), comm=communication, flops=flops.flops(ctx, avg_step), applied=capture.applied_fixes(ctx),
         unmet_fixes=capture.unmet_fixes(ctx),
         job=job,
     )

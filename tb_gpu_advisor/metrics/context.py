@@ -48,8 +48,8 @@ class GpuCtx:
         -- ``KIND_KERNEL``, no collectives or copies; the durations are ``d.end - d.start`` in the columns' dtype,
         in event order.
 
-        Made once per GPU: the precision totals, small kernels, fusion, kernel durations, capture and communication
-        checks each built this mask and gathered the two time columns again (~0.4 ms a GPU and module on the dense
+        Made once per GPU: the precision totals, small kernels, fusion, kernel durations and capture checks each
+        built this mask and gathered the two time columns again (~0.4 ms a GPU and module on the dense
         100 MB capture's 220 k events a GPU).  A mask, not indices: nearly every event of a GPU is a kernel in a
         step, and numpy gathers through such a mask faster than through int32 indices.  The answer is kept with the
         columns it was read from and made again if any of them is no longer the GPU's (``step`` is assigned after
@@ -62,6 +62,11 @@ class GpuCtx:
         dur = d.end[m] - d.start[m]
         self._kernels = (self.step, d.kind, d.start, d.end, m, dur)
         return m, dur
+
+    def forget_kernels(self) -> None:
+        """Drop :meth:`kernels_in_steps`' answer: its durations are 8 bytes a kernel (14 MB on the dense 100 MB
+        capture), which must not lie under the later modules' peaks once the kernel modules are done."""
+        self._kernels = None
 
 
 #: Bits of :attr:`Context.host_flags`, one per role a host event can have.

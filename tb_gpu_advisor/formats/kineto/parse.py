@@ -50,7 +50,7 @@ import zlib
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import attrgetter, eq
+from operator import attrgetter, eq, is_not
 from typing import IO, Any, Callable, Iterable
 
 import numpy as np
@@ -583,7 +583,7 @@ class _Columns:
                 "tid": _scanned_ids(tid, tid_s, tid_strings, self.tid_labels, self._id)}
         for j, col in enumerate(_SCANNED_INTS):
             part[col] = ints[:, j]
-        self._keep_op_args(part["name"], _ArgSpans(view, np.frombuffer(spans, np.int64).reshape(-1, 2)), True)
+        self._keep_scanned_args(part["name"], view, np.frombuffer(spans, np.int64).reshape(-1, 2))
         self.rows += len(ts)
         self.parts.append(part)
         return 1
@@ -634,13 +634,7 @@ class _Columns:
         Which name ids keep them is a boolean table over the interned names, extended as names come; a FLOP op's
         work is worked out once per distinct (name, raw shape arguments) of the typed decode (a training loop
         repeats the same shapes every step)."""
-        keep = self._keep
-        if len(keep) < len(self.names):
-            names = list(self.names)[len(keep):]
-            self._keep = keep = np.concatenate([keep, np.fromiter(map(_keeps_args, names), bool, len(names))])
-        if not keep.any():
-            return
-        rows = np.flatnonzero(keep[name_ids])
+        rows = self._rows_keeping_args(name_ids)
         if not rows.size:
             return
         names = list(self.names)
@@ -683,6 +677,81 @@ class _Columns:
                 self.op_work[self.rows + i] = w
             else:
                 self.op_args[self.rows + i] = kept
+
+    def _rows_keeping_args(self, name_ids: np.ndarray) -> np.ndarray:
+        """The rows (of a part) whose op keeps its shape arguments: a boolean table over the interned names, extended
+        as names come."""
+        keep = self._keep
+        if len(keep) < len(self.names):
+            names = list(self.names)[len(keep):]
+            self._keep = keep = np.concatenate([keep, np.fromiter(map(_keeps_args, names), bool, len(names))])
+        if not keep.any():
+            return np.zeros(0, np.int64)
+        return np.flatnonzero(keep[name_ids])
+
+    def _keep_scanned_args(self, name_ids: np.ndarray, data: memoryview, spans: np.ndarray) -> None:
+        """:meth:`_keep_op_args` of a scanned chunk, with Python code per distinct (op, shapes), not per row.
+
+        The scanner gives each kept row's shape arguments as one bytes key (their raw JSON, which is what the typed
+        decode's ``Raw`` values hold, so equal keys mean equal arguments); a training loop repeats a few hundred
+        distinct keys over hundreds of thousands of calls.  Each distinct one is decoded once, from one of its rows,
+        by the code the typed decode runs (:meth:`_keep_op_args`), and its result given to every row that has it, in
+        row order; only C loops (``map``, ``dict``, ``compress``) touch every row.  Where the scanner refuses a span
+        (never for the spans it gave) the rows are decoded one by one as before."""
+        rows = self._rows_keeping_args(name_ids)
+        if not rows.size:
+            return
+        keys = _CSCAN.op_keys(data, np.ascontiguousarray(spans[rows]))
+        if keys is None:
+            self._keep_op_args(name_ids, _ArgSpans(data, spans), True)
+            return
+        pairs = list(zip(name_ids[rows].tolist(), keys))
+        first = dict(zip(pairs[::-1], rows[::-1].tolist()))  # each distinct (name id, key) -> its first row
+        work: dict[tuple, Any] = {}
+        kept: dict[tuple, dict] = {}
+        names = list(self.names)
+        for pair in dict.fromkeys(pairs):  # first appearance order, as row by row
+            name = names[pair[0]]
+            if aten_flops.is_flop_op(name):
+                work[pair] = self._scanned_work(name, pair[1], data, spans, first[pair])
+            else:
+                args = self._scanned_kept(data, spans, first[pair])
+                if args:
+                    kept[pair] = args
+        glob = (rows + self.rows).tolist()
+        if work:
+            ws = list(map(work.get, pairs, repeat(_NO_ARGS)))
+            has = list(map(is_not, ws, repeat(_NO_ARGS)))
+            self.op_work.update(zip(compress(glob, has), compress(ws, has)))
+        if kept:
+            ks = list(map(kept.get, pairs))
+            has = list(map(is_not, ks, repeat(None)))
+            self.op_args.update(zip(compress(glob, has), map(dict, compress(ks, has))))  # a dict per row, as before
+
+    def _scanned_work(self, name: str, key: bytes, data: memoryview, spans: np.ndarray, row: int) -> Any:
+        """A FLOP op's work for its shape key (``_NO_ARGS``: no shape recorded), remembered across chunks."""
+        memo = (name, key)
+        if memo in self._work_memo:
+            return self._work_memo[memo]
+        args = self._scanned_kept(data, spans, row)
+        w = self._work(name, args) if args else _NO_ARGS
+        if len(self._work_memo) < _WORK_MEMO:
+            self._work_memo[memo] = w
+        return w
+
+    @staticmethod
+    def _scanned_kept(data: memoryview, spans: np.ndarray, row: int) -> dict[str, Any]:
+        """The shape arguments of one scanned row, decoded as :meth:`_keep_op_args` decodes the typed decode's."""
+        import msgspec
+
+        kept = {}
+        for key, v in zip(_OP_KEYS, _RAW_OF(_ArgSpans(data, spans)[row])):
+            if len(v):
+                try:
+                    kept[key] = msgspec.json.decode(v)
+                except (msgspec.DecodeError, UnicodeDecodeError):  # the typed decode keeps raw bytes unchecked
+                    continue
+        return {k: v for k, v in kept.items() if v is not None}
 
     def _work(self, name: str, args: dict[str, Any]) -> Any:
         """An op's FLOPs and bytes from its shapes, its label shared with every call of the same shapes."""
@@ -793,6 +862,10 @@ def _scanned_ids(values: bytes, strings: bytes, distinct: list[str], labels: dic
     lut = np.fromiter((label_id(v, labels) for v in distinct), np.int64, len(distinct))
     local = np.frombuffer(strings, np.int32)
     return np.where(local >= 0, lut[np.maximum(local, 0)], col)
+
+
+#: The typed decode's raw shape arguments of an ``Args`` struct, in ``_OP_KEYS`` order.
+_RAW_OF = attrgetter(*(_STRUCT_ARGS[k] for k in _OP_KEYS))
 
 
 class _ArgSpans:

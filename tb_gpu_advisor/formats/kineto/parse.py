@@ -411,10 +411,12 @@ def _decode_chunk(data: bytes | memoryview, decoder: str) -> list[Any]:
 class _Columns:
     """Rows of X events, accumulated chunk by chunk as numpy arrays (a chunk's lists die with the chunk)."""
 
-    def __init__(self) -> None:
+    def __init__(self, sink: bool = False) -> None:
         self.names: dict[str, int] = {}
         self.cats: dict[str, int] = {}
+        #: each chunk's X rows (``sink``: copied into the whole trace's columns as they come, :class:`_Sink`)
         self.parts: list[dict[str, np.ndarray]] = []
+        self.sink = _Sink() if sink else None
         self.process_names: dict[int, str] = {}
         self.process_labels: dict[int, str] = {}
         self.thread_names: dict[tuple[int, int], str] = {}
@@ -449,7 +451,7 @@ class _Columns:
         self.malformed += len(xs) - len(timed)
         self._others(events)
         if timed:
-            self.parts.append(self._part(timed))
+            self._append(self._part(timed))
 
     def merge(self, other: _Columns) -> None:
         """Append the columns a worker built from the next chunk on fresh columns (:func:`_decode_part`), as if
@@ -480,7 +482,7 @@ class _Columns:
                 if ids and (part[col] <= -2).any():
                     lut = np.asarray(ids, np.int64)
                     part[col] = np.where(part[col] <= -2, lut[np.maximum(-2 - part[col], 0)], part[col])
-            self.parts.append(part)
+            self._append(part)
         self.op_args.update((self.rows + r, v) for r, v in other.op_args.items())
         self.op_work.update((self.rows + r, v) for r, v in other.op_work.items())
         self.rows += other.rows
@@ -536,7 +538,7 @@ class _Columns:
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
         self._keep_op_args(part["name"], args, True)
         self.rows += len(xs)
-        self.parts.append(part)
+        self._append(part)
 
     def add_scanned(self, data: bytes | memoryview) -> int:
         """Append one chunk read by the compiled scanner (``_cscan.c``), exactly as :meth:`_add_typed` would append
@@ -585,8 +587,15 @@ class _Columns:
             part[col] = ints[:, j]
         self._keep_scanned_args(part["name"], view, np.frombuffer(spans, np.int64).reshape(-1, 2))
         self.rows += len(ts)
-        self.parts.append(part)
+        self._append(part)
         return 1
+
+    def _append(self, part: dict[str, np.ndarray]) -> None:
+        """One chunk's X rows, after those of the chunks before it."""
+        if self.sink is not None:
+            self.sink.append(part)
+        else:
+            self.parts.append(part)
 
     def _ids(self, vals: list[Any], labels: dict[str, int]) -> np.ndarray:
         """pid or tid column of the typed decode: the integers as they are, else :meth:`_id` value by value."""
@@ -810,9 +819,59 @@ class _Columns:
         return -1
 
     def column(self, key: str, dtype: type) -> np.ndarray:
+        if self.sink is not None:
+            return self.sink.column(key).astype(dtype, copy=False)
         if not self.parts:
             return np.zeros(0, dtype)
         return np.concatenate([p.pop(key) for p in self.parts]).astype(dtype, copy=False)
+
+
+#: The X rows' columns and their types (:meth:`_Columns.column`).
+_ROW_DTYPES = {"ts": np.float64, "dur": np.float64, "cat": np.int32, "name": np.int32,
+               **dict.fromkeys(_INT_COLUMNS, np.int64)}
+
+
+class _Sink:
+    """The X rows' columns of the whole trace, each chunk's rows copied in as the chunk is added.
+
+    Why not keep each chunk's columns and concatenate them at the end: on a gigabyte that writes every column twice
+    into memory never touched before (the parts, then the whole), and on these machines a fresh page costs more than
+    the copy (``perf``: the concatenation was 0.46 s of a 1 GB read, docs/benchmarks.md).  Here a chunk's rows are
+    copied while they are hot and then freed, so the next chunk reuses their memory; the columns are allocated for the
+    rows the input is expected to hold (``total``/``done``, set by the reader: its size and how far the chunk added
+    ends; pages never written cost nothing) and trimmed in place at the end.  Without a size, or before the estimate
+    is worth trusting, capacity grows 4x at a time, so at most a third of the rows is copied twice."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.total = 0  # bytes of text the input holds, 0 where unknown
+        self.done = 0  # where the chunk being added ends
+        self.cols = {k: np.empty(0, dt) for k, dt in _ROW_DTYPES.items()}
+
+    def append(self, part: dict[str, np.ndarray]) -> None:
+        n = len(part["ts"])
+        if self.rows + n > len(self.cols["ts"]):
+            self._grow(self.rows + n)
+        end = self.rows + n
+        for key, col in self.cols.items():
+            col[self.rows:end] = part[key]
+        self.rows = end
+
+    def _grow(self, need: int) -> None:
+        """Room for at least ``need`` rows: the rows the whole input should hold at the density read so far (plus a
+        tenth), at most 4x ``need`` (a dense start is no promise: a hostile file's would reserve gigabytes)."""
+        expect = need * self.total // self.done * 11 // 10 if 0 < self.done < self.total else 0
+        cap = max(need, 1 << 12, min(expect, 4 * need) if expect else 4 * need)
+        for key, col in self.cols.items():
+            new = np.empty(cap, col.dtype)
+            new[:self.rows] = col[:self.rows]
+            self.cols[key] = new
+
+    def column(self, key: str) -> np.ndarray:
+        """A column of every row, handed over (trimmed in place: ``realloc`` gives the unused tail back unread)."""
+        col = self.cols.pop(key)
+        col.resize(self.rows, refcheck=False)  # this object held the only reference
+        return col
 
 
 #: Distinct (FLOP op, shapes) whose work is remembered: far more than a model has, a bound for hostile files.
@@ -954,7 +1013,7 @@ class _Parser:
         self.base = 0  # file offset of buf[0]
         self.eof = False
         self.read_error: str | None = None
-        self.cols = _Columns()
+        self.cols = _Columns(sink=True)
         self.problems: list[str] = []
         self.truncated = False
 
@@ -1141,7 +1200,8 @@ class _Parser:
         if part is None:
             self._rewind()
             return False
-        self.pending.popleft()
+        _, at, _, data = self.pending.popleft()
+        self._ends_at(at + len(data))
         self.cols.merge(part)
         return True
 
@@ -1158,6 +1218,12 @@ class _Parser:
         self.buf = b"".join([*parts, _gap(b"", self.base - end), self.buf])
         self.base = start
         self.rewound = True
+
+    def _ends_at(self, end: int) -> None:
+        """The chunk about to be added ends at byte ``end`` of ``size_hint``: how the columns estimate their rows."""
+        sink = self.cols.sink
+        if sink is not None:
+            sink.total, sink.done = self.size_hint, end
 
     def _settle(self) -> bool:
         """Every chunk in flight merged; False when one failed (``buf`` then starts at it: :meth:`_rewind`)."""
@@ -1178,6 +1244,7 @@ class _Parser:
             candidates = list(_CUT.finditer(self.buf, pos))[::-1][:MAX_CUT_TRIES]
         for m in candidates:
             cut = m.start() + 1
+            self._ends_at(self.base + cut)
             scanned = self.cols.add_scanned(memoryview(self.buf)[pos:cut]) if self.decoder == "msgspec" else 0
             if scanned > 0:
                 return cut
@@ -1285,7 +1352,7 @@ class _Parser:
 
     def _result(self, meta: dict[str, Any]) -> KinetoTrace:
         c = self.cols
-        if not c.parts:
+        if not c.rows:
             reason = "; ".join(self.problems) if self.problems else "the \"traceEvents\" array holds no complete event"
             raise KinetoReadError(self.name, f"no readable event: {reason}")
         if self.read_error and not self.truncated:

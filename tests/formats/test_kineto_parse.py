@@ -355,8 +355,9 @@ def test_json_nested_past_the_recursion_limit_around_the_events_is_a_clear_error
 @pytest.mark.parametrize("total", [0, 10_000, 10**9])
 def test_the_sink_holds_the_parts_concatenated(total):
     """The reader's columns, filled chunk by chunk (the file's size unknown, exact, or far off: a dense start), are
-    the parts concatenated, in their dtypes; capacity never past 4x the rows needed when it grows."""
-    from tb_gpu_advisor.formats.kineto.parse import _ROW_DTYPES, _Sink
+    the parts concatenated, in their dtypes; capacity never past 4x the rows needed when it grows, or one row per
+    ``BYTES_PER_ROW`` of the input."""
+    from tb_gpu_advisor.formats.kineto.parse import _ROW_DTYPES, BYTES_PER_ROW, _Sink
 
     rng = np.random.default_rng(1)
     sink, parts = _Sink(), []
@@ -365,7 +366,7 @@ def test_the_sink_holds_the_parts_concatenated(total):
         sink.total, sink.done = total, 100 * (i + 1)
         sink.append(part)
         parts.append(part)
-        assert len(sink.cols["ts"]) <= 4 * max(sink.rows, 1 << 10)
+        assert len(sink.cols["ts"]) <= max(4 * sink.rows, 1 << 12, total // BYTES_PER_ROW)
     for k, dt in _ROW_DTYPES.items():
         col = sink.column(k)
         assert col.dtype == dt and np.array_equal(col, np.concatenate([p[k] for p in parts]))

@@ -831,6 +831,11 @@ _ROW_DTYPES = {"ts": np.float64, "dur": np.float64, "cat": np.int32, "name": np.
                **dict.fromkeys(_INT_COLUMNS, np.int64)}
 
 
+#: Input bytes per X row the columns may be reserved for at once (:meth:`_Sink._grow`): their 88 bytes per row are
+#: then at most a third of the input's size, what a real trace's columns take.
+BYTES_PER_ROW = 256
+
+
 class _Sink:
     """The X rows' columns of the whole trace, each chunk's rows copied in as the chunk is added.
 
@@ -859,9 +864,10 @@ class _Sink:
 
     def _grow(self, need: int) -> None:
         """Room for at least ``need`` rows: the rows the whole input should hold at the density read so far (plus a
-        tenth), at most 4x ``need`` (a dense start is no promise: a hostile file's would reserve gigabytes)."""
+        tenth), at most 4x ``need`` or one row per :data:`BYTES_PER_ROW` of the input, whichever is more (a dense
+        start is no promise: a hostile file's would reserve gigabytes; a real trace's rows take ~250 bytes each)."""
         expect = need * self.total // self.done * 11 // 10 if 0 < self.done < self.total else 0
-        cap = max(need, 1 << 12, min(expect, 4 * need) if expect else 4 * need)
+        cap = max(need, 1 << 12, min(expect, max(4 * need, self.total // BYTES_PER_ROW)) if expect else 4 * need)
         for key, col in self.cols.items():
             new = np.empty(cap, col.dtype)
             new[:self.rows] = col[:self.rows]
@@ -989,9 +995,11 @@ def _any_arg(args: Any, key: str) -> Any:
     return getattr(args, _STRUCT_ARGS[key], None) if args is not None else None
 
 
-def _ns(us: np.ndarray) -> np.ndarray:
-    """Microseconds (three decimals as written) -> integer nanoseconds."""
-    return np.rint(us * 1000.0).astype(np.int64)
+def _ns(us: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Microseconds (three decimals as written) -> integer nanoseconds; ``out=us`` works in ``us`` (one new column,
+    not three: on a gigabyte each is tens of MB of fresh pages)."""
+    ns = np.multiply(us, 1000.0, out=out)
+    return np.rint(ns, out=ns).astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------------- parser
@@ -1359,7 +1367,7 @@ class _Parser:
             self.problems.append(f"the file's end is damaged ({self.read_error}), after the last event")
         if c.malformed:
             self.problems.append(f"{c.malformed:,} events without a numeric time or not objects were skipped")
-        ts, dur = c.column("ts", np.float64), c.column("dur", np.float64)
+        ts, dur = c.column("ts", np.float64), c.column("dur", np.float64)  # this reader's own: changed in place
         cols = {k: c.column(k, np.int64) for k in _INT_COLUMNS}
         cols["cat"], cols["name"] = c.column("cat", np.int32), c.column("name", np.int32)
         self.problems += _time_problems(ts, dur, c.bad_dur)
@@ -1373,7 +1381,7 @@ class _Parser:
         cat, name = _narrow_ids(cols.pop("cat")), cols.pop("name")
         return KinetoTrace(
             source=self.name, names=list(c.names), cats=list(c.cats), cat=cat,
-            name=name, ts_ns=_ns(ts), dur_ns=_ns(np.maximum(dur, 0)), meta=meta,
+            name=name, ts_ns=_ns(ts, out=ts), dur_ns=_ns(np.maximum(dur, 0, out=dur), out=dur), meta=meta,
             process_names=c.process_names, process_labels=c.process_labels, thread_names=c.thread_names,
             pid_labels={v: k for k, v in c.pid_labels.items()}, tid_labels={v: k for k, v in c.tid_labels.items()},
             memory=c.memory, memory_reserved=c.memory_reserved, mem=c.mem_columns(), ph_counts=dict(c.ph), n_events=c.n_events,
@@ -1404,6 +1412,9 @@ def _time_problems(ts: np.ndarray, dur: np.ndarray, bad_dur: int) -> list[str]:
 def _plausible_times(ts: np.ndarray) -> np.ndarray:
     """Per row: the start is a time of this capture -- finite, within the clock's range and within a day of the
     capture's median start (the median, so one wild value cannot move the reference)."""
+    lo, hi = (float(ts.min()), float(ts.max())) if ts.size else (0.0, 0.0)
+    if -MAX_TS_US < lo and hi < MAX_TS_US and hi - lo <= MAX_SPREAD_US:  # NaN fails too
+        return np.ones(ts.size, bool)  # every start within a day of every other, so of the median
     ok = np.isfinite(ts) & (np.abs(ts) < MAX_TS_US)
     if ok.any():
         mid = float(np.median(ts[ok]))

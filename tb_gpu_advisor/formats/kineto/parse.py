@@ -1013,7 +1013,7 @@ class _Parser:
         self.workers = _default_workers() if workers is None else workers
         self.pool: Any = None
         #: chunks in flight, oldest first: (future, file offset, the separator text before it, its text)
-        self.pending: deque[tuple[Any, int, bytes, bytes]] = deque()
+        self.pending: deque[tuple[Any, int, bytes, bytes | memoryview]] = deque()
         self.rewound = False  # a chunk in flight failed: the next one is decoded here
         self.size_hint = 0  # the text's size where known before reading (a big file's workers start at once)
         self.max_bytes, self.progress, self.decoder = max_bytes, progress, decoder
@@ -1179,7 +1179,10 @@ class _Parser:
             if not self._merge_oldest():
                 return None
         cut = m.start() + 1
-        data = self.buf[pos:cut]
+        # a thread reads the chunk where it lies (the buffer is immutable bytes: a view keeps it, no 4 MB copy per
+        # chunk); a worker process needs bytes to pickle
+        data = memoryview(self.buf)[pos:cut] if isinstance(self.pool, concurrent.futures.ThreadPoolExecutor) \
+            else self.buf[pos:cut]
         try:
             fut = self.pool.submit(_decode_part, data, self.decoder)
         except Exception:  # noqa: BLE001 - a broken pool: read on here, after the chunks in flight
@@ -1481,7 +1484,7 @@ def _start_pool(workers: int) -> Any:
         return None
 
 
-def _decode_part(data: bytes, decoder: str) -> _Columns | None:
+def _decode_part(data: bytes | memoryview, decoder: str) -> _Columns | None:
     """In a worker: the columns of one chunk of whole events, as this process would add them to fresh columns;
     None when the chunk does not decode (its cut was no event boundary)."""
     cols = _Columns()

@@ -12,7 +12,8 @@
  * Every read is checked against the chunk's end.  The scan runs without the GIL into malloc'd arrays; names,
  * categories and string pids/tids are interned per chunk (first appearance order) so the caller interns each
  * distinct one once, as the Python path does.  ``args`` are kept as byte spans (offset, length): the caller
- * decodes only the rows whose op's shapes a stage reads.
+ * decodes only the rows whose op's shapes a stage reads, once per distinct shapes (``op_keys`` gives each such row's
+ * raw shape values as one bytes key).
  *
  * Written against the CPython API and the buffer protocol only (no numpy headers).
  */

@@ -17,8 +17,11 @@ need 12-18 GB; measured in ``benchmarks/kineto_parse.py``, docs/benchmarks.md). 
    order, giving the serial columns exactly (a chunk whose cut fails there is read again here);
 5. where the optional compiled scanner is built (``_cscan.c``, chosen in ``compiled.py``), it stands in for steps 2-3:
    a chunk's bytes straight into its columns, no object per event, the names interned per chunk, ``args`` kept as
-   byte spans decoded only for the ops that keep their shapes; it hands any chunk it does not fully read back to the
-   typed decode, so the columns and errors are the same.  It scans without the GIL, so step 4 uses threads.
+   byte spans decoded only for the ops that keep their shapes, once per distinct shapes (``op_keys``); it hands any
+   chunk it does not fully read back to the typed decode, so the columns and errors are the same.  It scans without
+   the GIL, so step 4 uses threads (reading each chunk where it lies in the buffer);
+6. each chunk's rows are copied into the trace's columns as the chunk is added (:class:`_Sink`), not kept and
+   concatenated at the end: the columns' memory is written once.
 
 The floor this is measured against (``benchmarks/kineto_floor.py``, docs/benchmarks.md): msgspec's typed decode of
 every event's common fields with ``args`` raw.

@@ -240,6 +240,23 @@ def test_the_scanner_reads_a_minimal_chunk():
 
 
 @needs_compiled
+def test_the_scanners_times_are_correctly_rounded():
+    """Times and durations of 1-19 digits, up to 18 decimals, around 2^53 (where the scanner's exact arithmetic stops
+    and strtod takes over): bit for bit Python's ``float`` of the same text, as the typed decode reads them."""
+    rng = random.Random(3)
+    texts = []
+    for _ in range(20000):
+        k = rng.choice([0, 1, 2, 3, 6, 9, 12, 15, 18])
+        t = str(rng.randrange(0, 1 << rng.choice([20, 40, 50, 53, 54, 60, 63])))
+        t = (t[:-k] + "." + t[-k:]) if 0 < k < len(t) else ("0." + "0" * (k - len(t)) + t) if k else t
+        texts.append(t if rng.random() < 0.8 else "-" + t)
+    out = _cscan.scan(",".join('{"ph": "X", "ts": %s, "dur": %s}' % (t, t) for t in texts).encode())
+    ref = np.array([float(t) for t in texts])
+    for col in (out[5], out[6]):
+        assert np.array_equal(np.frombuffer(col, np.float64).view(np.int64), ref.view(np.int64))
+
+
+@needs_compiled
 def test_op_keys_are_the_raw_shape_arguments_in_order():
     """Per span: each op-shape key's raw JSON (what the typed decode's ``Raw`` holds), length-prefixed in ``_OP_KEYS``
     order, 0 where absent; a row without ``args`` (offset -1) has every key absent."""

@@ -828,7 +828,8 @@ static int op_setitem(R *r) {
 static int op_text(R *r, int op) {
     const uint8_t *p;
     Py_ssize_t n;
-    if (line(r, &p, &n) < 0) return -1;
+    if (line(r, &p, &n) < 0)  /* Python reads FLOAT's line inside its try: a missing end of line is a bad FLOAT */
+        return op == 'F' ? rewrap("pickle: bad FLOAT (", ")") : -1;
     PyObject *v = NULL;
     if (op == 'I') {
         v = call_on_line(r->text_int, p, n);

@@ -131,3 +131,20 @@ def test_any_buffer_reads_as_its_bytes():
         assert sp.differences(sp.load_with(True, form)[0], sp.load_with(False, data)[0]) == []
     for bad in ("text", None):
         assert sp.differences(sp.load_with(True, bad)[0], sp.load_with(False, bad)[0]) == []
+
+
+@needs_compiled
+def test_the_collector_is_paused_only_while_reading():
+    """The compiled reader pauses the cyclic collector while it builds (nothing it builds can hold a cycle) and
+    leaves it as it found it: on, off, and after an error."""
+    import gc
+
+    was = gc.isenabled()
+    try:
+        for on in (True, False):
+            (gc.enable if on else gc.disable)()
+            sp.load_with(True, GENERATED["fragmented/protocol4"])
+            assert isinstance(sp.load_with(True, GENERATED["hostile_pickles/cycle_self_list"])[0], ValueError)
+            assert gc.isenabled() is on
+    finally:
+        (gc.enable if was else gc.disable)()

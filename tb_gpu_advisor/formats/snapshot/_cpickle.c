@@ -568,9 +568,19 @@ static int extend_method(PyObject *todo, PyObject *o, const char *method) {
     return rc;
 }
 
+/* An object the check passes on sight: it holds nothing and is plain. */
+static inline int plain_scalar(PyObject *v) {
+    return PyUnicode_CheckExact(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v) || v == Py_None || PyBool_Check(v);
+}
+
+/* Queue what ``v`` holds; a plain scalar is skipped: Python would pop it and pass it, so no error moves. */
+static inline int queue(PyObject *todo, PyObject *x) {
+    return plain_scalar(x) ? 0 : PyList_Append(todo, x);
+}
+
 static int check_one(R *r, Table *seen, PyObject *todo, PyObject *v) {
     int container;
-    if (PyUnicode_CheckExact(v) || PyLong_CheckExact(v) || PyFloat_CheckExact(v) || v == Py_None || PyBool_Check(v)) {
+    if (plain_scalar(v)) {
         return 0;
     } else if (exact_container(v)) {
         container = 1;
@@ -603,17 +613,17 @@ static int check_one(R *r, Table *seen, PyObject *todo, PyObject *v) {
         Py_ssize_t i = 0;
         PyObject *k, *x;
         while (PyDict_Next(v, &i, &k, &x))
-            if (PyList_Append(todo, k) < 0) return -1;
+            if (queue(todo, k) < 0) return -1;
         i = 0;
         while (PyDict_Next(v, &i, &k, &x))
-            if (PyList_Append(todo, x) < 0) return -1;
+            if (queue(todo, x) < 0) return -1;
         return 0;
     }
     if (PyList_CheckExact(v) || PyTuple_CheckExact(v)) {
         Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
         PyObject **xs = PySequence_Fast_ITEMS(v);
         for (Py_ssize_t i = 0; i < n; i++)
-            if (PyList_Append(todo, xs[i]) < 0) return -1;
+            if (queue(todo, xs[i]) < 0) return -1;
         return 0;
     }
     int is_dict = PyObject_IsInstance(v, (PyObject *)&PyDict_Type);
@@ -1096,8 +1106,12 @@ static PyObject *loads(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *out = NULL;
     r.max_objects = PyLong_AsLongLong(max_objects);
     if (!(r.max_objects == -1 && PyErr_Occurred()) && bind(&r, helpers) == 0) {
+        /* The collector is paused while the value is built: what is built can hold no cycle (a container is sealed
+         * once shared), so a collection would walk millions of new objects to free nothing. */
+        int collecting = PyGC_Disable();
         if (table_init(&r.t) < 0) PyErr_NoMemory();
         else if (!r.compact || find_fetched(&r) == 0) out = run(&r);
+        if (collecting) PyGC_Enable();
     }
     release(&r);
     PyBuffer_Release(&buf);

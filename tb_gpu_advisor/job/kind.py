@@ -64,7 +64,7 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     """The kind of work of ``trace`` (written by ``fw``)."""
     kernels = [n for d in trace.devices if len(d) for n in d.names[:_MAX_NAMES]]
     if trace.snapshot is not None and not kernels:
-        return _snapshot_kind(trace)
+        return _snapshot_kind(trace, fw)
     if not _ran_kernels(trace):
         if trace.unread_devices:
             return Kind("no_gpu", "high", f"the work ran on {and_list(trace.unread_devices)}, not on a GPU: an accelerator "
@@ -284,10 +284,12 @@ def _user_ranges(trace: Trace) -> str:
     return f"{int(user.size):,} range{'s' if user.size != 1 else ''}: " + ", ".join(f"`{_short(n, 40)}`" for n in top)
 
 
-def _snapshot_kind(trace: Trace) -> Kind:
+def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
     """A memory snapshot records allocations, not GPU work; what allocated says what the job was:
 
     * the stacks of autograd's backward pass or an optimizer (C++ or Python frames, POSIX or Windows paths): training;
+    * else the profiler's ranges the snapshot recorded (``external_annotations``) naming work only training does
+      (``Optimizer.zero_grad#AdamW.zero_grad``): training -- a forward that ran out of memory before its backward;
     * else the allocation pattern of a backward run on autograd's engine thread, which records no Python frame (a
       ``stacks="python"`` snapshot -- the only kind on Windows -- holds none for it): the forward pass's blocks freed
       in reverse order while allocations without any stack are made;
@@ -298,6 +300,10 @@ def _snapshot_kind(trace: Trace) -> Kind:
     if train:
         return Kind("training", "medium", f"a memory snapshot whose allocations' stacks hold the {' and the '.join(train)} "
                                           f"step{'s' if len(train) > 1 else ''}")
+    named = [n for n in trace.producer.get("annotations", ()) if fw.training_event(n)]
+    if named:
+        return Kind("training", "high", f"the profiler's ranges in the snapshot name work only training does: "
+                                        f"`{_short(named[0])}`")
     for g, me in sorted(trace.memory.items()):
         lifo, stackless = _backward_pattern(me)
         if lifo >= _LIFO_SHARE and stackless >= _STACKLESS_SHARE:

@@ -114,6 +114,8 @@ def _read_upto(f: Any, n: int, chunk: int = 64 << 20) -> bytes:
 
 def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) -> Trace:
     """The trace of a snapshot's plain data (``torch.cuda.memory._snapshot()``'s dict); ``work``: the walk's bound."""
+    if isinstance(doc, list) and doc and all(isinstance(s, dict) and "total_size" in s for s in doc[:8]):
+        doc = {"segments": doc}  # ``torch.cuda.memory_snapshot()``: the segments alone, the state at the dump
     if not isinstance(doc, dict) or not isinstance(doc.get("segments"), list):
         raise SnapshotReadError(path, "a pickle, but no memory snapshot (no `segments` list): not "
                                       "torch.cuda.memory._dump_snapshot's output")

@@ -199,6 +199,9 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
                           f"confidence).")
 
 
+#: Step sources whose step number counts the iterations before it (``ProfilerStep#N``, Keras' and TF's ``step_num``);
+#: a whole capture's or a single pass's "step 0" is an index, not a count.
+_COUNTED_STEPS = ("profiler_step", "keras_profiled_batch", "step_num_stat")
 #: Savings of the host's time (its own work, launches, gaps): what a first call may spend once.
 _HOST_TIME_GROUPS = ("host", "launch")
 
@@ -211,7 +214,7 @@ def _one_early_call(m: HostMetrics, findings: list[Finding]) -> None:
     ``torch.compile``'d call whose 1.2 ms of host work before its only kernel read as a critical host-bound step).
     A later single step (``ProfilerStep#100``, ``#6`` after warm-ups) or one whose kernels repeat is judged as it is."""
     w = m.steps.windows
-    if m.steps.count != 1 or len(w) != 1 or w[0].step > 1 or not m.kernels:
+    if m.steps.source not in _COUNTED_STEPS or m.steps.count != 1 or len(w) != 1 or w[0].step > 1 or not m.kernels:
         return
     if any(k.count > 1 for k in m.kernels if not k.collective):
         return

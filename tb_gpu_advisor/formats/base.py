@@ -60,8 +60,9 @@ def lost_gpu_records(h: "HostEvents", devs: "list[DeviceEvents]", measured: int 
     ops = int(h.name_mask(gpu_only).sum()) if gpu_only is not None else 0
     if not ops or h.name_mask(devices.is_runtime_call).any():
         return []  # runtime calls without a launch: a window of start-up, read for what it holds
-    return [(f"the host ran {ops:,} ops that run only for GPU work (collectives over NCCL, work on GPU streams) but "
-             "the trace holds no GPU or runtime record: the GPU's side of the capture was not recorded")]
+    return [(f"the host ran {ops:,} ops that run only for GPU work (collectives over NCCL, work on GPU streams, cuDNN "
+             "or MIOpen ops) but the trace holds no GPU or runtime record: the GPU's side of the capture was not "
+             "recorded")]
 
 
 #: How sessions are named: their capture time, as the XPlane profiler names its session folders (UTC).

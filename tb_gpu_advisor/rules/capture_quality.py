@@ -122,10 +122,10 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                    f"of the profile was lost or not recorded, so the guide's GPU checks were skipped. Profile again "
                    f"with GPU activity recorded, and let the GPU finish its work before the profiler stops.")
     else:
-        cpu = kind is not None and kind.cpu_only
+        cpu = kind.cpu_only if kind is not None else ""
         title, actions = "No GPU activity in the capture", ctx.fw.fix(f"{ID}:no_gpu")
         summary = (f"No GPU kernel or copy in this capture ({len(m.gpus)} GPU planes, {m.capture.num_events:,} events"
-                   f"{'; the host made no GPU runtime call: the work ran on the CPU' if cpu else ''}): the guide's GPU "
+                   f"{f'; {cpu}: the work ran on the CPU' if cpu else ''}): the guide's GPU "
                    f"checks were skipped. Was the GPU visible to {ctx.fw.label('gpu_user')}, and did the profiled "
                    f"window include the GPU work (training steps, forward passes, engine steps)?"
                    + (" If the job should use the GPU, move the model and its inputs there." if cpu else ""))

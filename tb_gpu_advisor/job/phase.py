@@ -80,7 +80,8 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
         if slow.any() and dur[slow].sum() < T("job.one_time_launch_share") * d_sum:
             slow[:] = False  # a few slow launches among many: noise (preemption), not a cold process
     init = h.name_mask(devices.is_init_call) & (dur >= T("job.one_time_call_ms") * PS_PER_MS)
-    comp = h.name_mask(fw.compile_event) & (dur >= T("job.one_time_call_ms") * PS_PER_MS)
+    comp = ((h.name_mask(fw.compile_event) | h.name_mask(devices.is_jit_compile))
+            & (dur >= T("job.one_time_call_ms") * PS_PER_MS))
     rare = _rare_slow_calls(trace, dur, launch | init | h.name_mask(devices.is_blocking_call))
     cap_s, cap_e = _captures(h)
     m = slow | init | comp | rare

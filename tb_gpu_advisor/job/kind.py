@@ -43,7 +43,8 @@ class Kind:
     #: no GPU work, and what the window holds instead (:data:`WINDOWS`): "startup" (CUDA calls, no kernel launched
     #: yet), "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
     #: "tracing_off" (the capture's options say CUDA tracing was off), "counters" (the kernels were measured by their
-    #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "" otherwise
+    #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "failed" (the program died
+    #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "" otherwise
     window: str = ""
     #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
     capture_format: str = ""
@@ -52,7 +53,7 @@ class Kind:
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
-WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters")
+WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -190,6 +191,12 @@ def _window_kind(trace: Trace, names: list[str]) -> Kind:
     own options say so (``Trace.producer["cuda_trace"]``), never guessed from a missing table alone."""
     cuda = trace.producer.get("cuda_trace", "")
     calls = [n for n in names if devices.is_runtime_call(n)]
+    failed = trace.producer.get("program_error", "")
+    if failed:  # the window was not put wrong: the program died before its GPU work, and says why
+        held = (f"; the window holds {_startup_calls(trace)}" if calls else
+                "; CUDA tracing was on, and the window holds no CUDA call" if cuda == "on" else "")
+        return Kind("no_gpu", "high", f"the program stopped with an error before it launched a kernel: \"{failed}\" "
+                                      f"(its standard error, kept in the capture){held}", window="failed")
     if calls:
         return Kind("no_gpu", "high", f"start-up only: {_startup_calls(trace)}; no kernel was launched in the window",
                     window="startup")

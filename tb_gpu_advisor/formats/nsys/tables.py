@@ -571,7 +571,7 @@ def key_values(schema: Schema, table: str, limit: int = 10_000, chars: int = 409
     return [(str(n), "" if v is None else str(v)) for n, v in schema.con.execute(sql)]
 
 
-def program_stderr(schema: Schema, chars: int = 4096) -> list[str]:
+def program_stderr(schema: Schema, chars: int = 65536) -> list[str]:
     """The profiled program's standard error as the export kept it (:data:`PROCESS_STREAMS`): one text per process
     that wrote any, cut at ``chars`` characters from its end (where a failing program says why); empty without the
     table."""

@@ -146,7 +146,8 @@ def _gradient_kernels(kernels: list[str]) -> str:
 
 def _nvtx_kind(trace: Trace) -> Kind | None:
     """The kind the user's NVTX range names say (``frameworks.nvtx``): training where ranges name a backward pass,
-    an optimizer step, gradient all-reduces or DDP/FSDP set-up; inference where they name only inference."""
+    an optimizer step, gradient all-reduces or DDP/FSDP set-up; inference where an inference-only runtime's own
+    ranges run its model (TensorRT), or the user's name only inference."""
     r = trace.ranges
     if r is None or not r.idx.size:
         return None
@@ -157,6 +158,10 @@ def _nvtx_kind(trace: Trace) -> Kind | None:
         said = ", ".join(f"`{_short(n, 40)}` ×{names[n]:,}" for n in train[:4])
         return Kind("training", "high", f"the user's NVTX ranges name work only training does: {said}",
                     from_ranges=True)
+    runtime = sorted((n for n in names if nvtx.is_inference_runtime_range(n)), key=lambda n: -names[n])
+    if runtime:
+        return Kind("inference", "high", f"an inference-only runtime's own NVTX ranges (TensorRT running its engine): "
+                                         f"`{_short(runtime[0], 40)}` ×{names[runtime[0]]:,}")
     infer = [n for n in names if nvtx.is_inference_range(n)]
     if infer:
         return Kind("inference", "medium", f"the user's NVTX ranges name inference: `{_short(infer[0], 40)}`",

@@ -108,7 +108,7 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
                      "of all launch time): first launches load their modules")
     if up_n:
         parts.append(f"{plural(up_n, 'copy', 'copies')} to the device before the first kernel ({_ms((up_e - up_s).sum())}): "
-                     "the model's parameters and first inputs uploaded once")
+                     f"{fw.label('first_upload')}")
     if tune_n:
         parts.append(f"{plural(int(tune_s.size), 'call')} in {fw.label('autotune')}, {plural(tune_n, 'sync')} "
                      f"({_ms((tune_e - tune_s).sum())})")

@@ -116,7 +116,7 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     if n_cap:
         parts.append(f"{plural(n_cap, 'graph capture')} ({_ms((cap_e[:n_cap] - cap_s[:n_cap]).sum())}): kernels launched while a graph "
                      "is captured are recorded, not run")
-    for what, mask in (("library start-up / module loading calls", init), ("compilation", comp),
+    for what, mask in (("library start-up / module loading calls", init), ("compilation spans", comp),
                        ("first-time runtime calls", rare)):
         if mask.any():
             names = sorted({h.names[i] for i in np.unique(h.name[mask])[:3]})

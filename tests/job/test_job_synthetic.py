@@ -121,7 +121,7 @@ def test_nested_compile_spans_count_the_time_they_cover(tmp):
     job = rep["hosts"][0]["job"]
     assert job["phase"] == "warm-up"
     (part,) = [p for p in job["phase_evidence"].split("; ") if "compilation" in p]
-    assert part.startswith("a cold start: 3 compilation") and part.endswith(", 600.0 ms)"), part
+    assert part.startswith("a cold start: 3 compilation spans") and part.endswith(", 600.0 ms)"), part
     assert job["one_time_ms"] == pytest.approx(tt.COMPILE_NEST_MS[0][1], rel=0.01)
 
 

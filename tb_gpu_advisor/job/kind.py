@@ -45,7 +45,8 @@ class Kind:
     #: no GPU work, and what the window holds instead (:data:`WINDOWS`): "startup" (CUDA calls, no kernel launched
     #: yet), "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
     #: "tracing_off" (the capture's options say CUDA tracing was off), "counters" (the kernels were measured by their
-    #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "" otherwise
+    #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "failed" (the program died
+    #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "" otherwise
     window: str = ""
     #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
     capture_format: str = ""
@@ -54,7 +55,7 @@ class Kind:
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
-WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters")
+WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -147,7 +148,8 @@ def _gradient_kernels(kernels: list[str]) -> str:
 
 def _nvtx_kind(trace: Trace) -> Kind | None:
     """The kind the user's NVTX range names say (``frameworks.nvtx``): training where ranges name a backward pass,
-    an optimizer step, gradient all-reduces or DDP/FSDP set-up; inference where they name only inference."""
+    an optimizer step, gradient all-reduces or DDP/FSDP set-up; inference where an inference-only runtime's own
+    ranges run its model (TensorRT), or the user's name only inference."""
     r = trace.ranges
     if r is None or not r.idx.size:
         return None
@@ -158,6 +160,10 @@ def _nvtx_kind(trace: Trace) -> Kind | None:
         said = ", ".join(f"`{_short(n, 40)}` ×{names[n]:,}" for n in train[:4])
         return Kind("training", "high", f"the user's NVTX ranges name work only training does: {said}",
                     from_ranges=True)
+    runtime = sorted((n for n in names if nvtx.is_inference_runtime_range(n)), key=lambda n: -names[n])
+    if runtime:
+        return Kind("inference", "high", f"an inference-only runtime's own NVTX ranges (TensorRT running its engine): "
+                                         f"`{_short(runtime[0], 40)}` ×{names[runtime[0]]:,}")
     infer = [n for n in names if nvtx.is_inference_range(n)]
     if infer:
         return Kind("inference", "medium", f"the user's NVTX ranges name inference: `{_short(infer[0], 40)}`",
@@ -193,6 +199,12 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
     (``Trace.producer["cuda_trace"]``), never guessed from a missing table alone."""
     cuda = trace.producer.get("cuda_trace", "")
     calls = [n for n in names if devices.is_runtime_call(n)]
+    failed = trace.producer.get("program_error", "")
+    if failed:  # the window was not put wrong: the program died before its GPU work, and says why
+        held = (f"; the window holds {_startup_calls(trace)}" if calls else
+                "; CUDA tracing was on, and the window holds no CUDA call" if cuda == "on" else "")
+        return Kind("no_gpu", "high", f"the program stopped with an error before it launched a kernel: \"{failed}\" "
+                                      f"(its standard error, kept in the capture){held}", window="failed")
     computed = _cpu_compute_ops(trace, fw) if calls else ""
     if computed:  # a matmul on the GPU launches a kernel: these launched none, so they ran on the CPU
         ncalls = int(trace.h.name_mask(devices.is_runtime_call).sum())

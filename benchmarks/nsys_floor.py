@@ -41,8 +41,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path[:0] = [HERE, REPO]
 
-import rows as rowlib  # noqa: E402  (benchmarks/ is on the path now)
-from run import _child_env, parse_size, run_process  # noqa: E402
+import rows as rowlib  # (benchmarks/ is on the path now)
+from run import _child_env, parse_size, run_process
 
 #: What our reader fetches of an export (``formats/nsys/reader.py``): table -> columns.  The floor reads the same.
 FLOOR_COLUMNS = {
@@ -155,12 +155,16 @@ def nsys_ai(path: str, timeout: float, cap: int) -> dict:
     return rowlib.of_measurement(m, name=name, engine=engine, findings=findings)
 
 
-def measure(size: str, args, cap: int) -> dict:
-    """Every measurement of the export of ``size``, as one row."""
-    sys.path.insert(0, HERE)
+def export(size: str, cache_dir: str) -> tuple[str, dict]:
+    """``nsys_large.py``'s export of ``size`` (its label, e.g. ``1GB``) in ``cache_dir``, written once."""
     from nsys_large import export_of
 
-    path, info = export_of(parse_size(size), os.path.join(args.cache_dir, "nsys", size))
+    return export_of(parse_size(size), os.path.join(cache_dir, "nsys", size))
+
+
+def measure(size: str, args, cap: int) -> dict:
+    """Every measurement of the export of ``size``, as one row."""
+    path, info = export(size, args.cache_dir)
     print(f"measuring Nsight {size} ({info['bytes'] / 1e6:,.0f} MB) ...", file=sys.stderr, flush=True)
     parts = {"floor": floor(path, args.timeout, cap), "ours": ours(path, args.timeout, cap)}
     parts["pure"] = ours(path, args.timeout, cap, pure=True) if has_compiled_reader() else \
@@ -180,8 +184,8 @@ def _cell(m: dict | None, key: str, fmt: str = "{:.2f}") -> str:
 
 def render(rows: list[dict], info: str) -> str:
     lines = [info, "",
-             "| export | MB | floor (sqlite3 fetch) CPU s / wall s | ours CPU s | ours wall s | ours peak MB | "
-             "ours / floor (CPU) | peak / file | pure | nsys-ai CPU s / wall s / peak MB | ours / nsys-ai (CPU) |",
+             ("| export | MB | floor (sqlite3 fetch) CPU s / wall s | ours CPU s | ours wall s | ours peak MB | "
+              "ours / floor (CPU) | peak / file | pure | nsys-ai CPU s / wall s / peak MB | ours / nsys-ai (CPU) |"),
              "|---|---:|---|---:|---:|---:|---:|---:|---|---|---:|"]
     for r in rows:
         o, f, p, peer = r["ours"], r["floor"], r["pure"], r.get("peer")
@@ -210,12 +214,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=3600.0, help="seconds a measurement may take")
     ap.add_argument("--mem-cap", default="16GB", help="kill a measurement above this RSS (no swap here)")
     ap.add_argument("--json", help="also write the rows (benchmarks/rows.py) to this file")
+    ap.add_argument("--generate-only", action="store_true", help="write the exports into --cache-dir, measure nothing")
     ap.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     if a.child:
         {"floor": floor_child, "nsys-ai": nsys_ai_child}[a.child[0]](*a.child[1:])
         return 0
     a.cache_dir = os.path.abspath(a.cache_dir)
+    if a.generate_only:
+        for s in (s.strip() for s in a.sizes.split(",") if s.strip()):
+            print(export(s, a.cache_dir))
+        return 0
     load0 = os.getloadavg()
     rows = [measure(s.strip(), a, parse_size(a.mem_cap)) for s in a.sizes.split(",") if s.strip()]
     info = (f"Nsight exports (`nsys_large.py`), {time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load "

@@ -90,7 +90,9 @@ def merge(parts: list[list[dict]]) -> list[dict]:
             for k, v in r.items():
                 if v is not None and (k not in into or into[k] is None or isinstance(v, dict)):
                     into[k] = v
-    return sorted(by_key.values(), key=lambda r: (FORMAT_ORDER.get(r["format"], 9), r.get("bytes") or 0, r["shape"]))
+    from run import parse_size
+
+    return sorted(by_key.values(), key=lambda r: (FORMAT_ORDER.get(r["format"], 9), parse_size(r["size"]), r["shape"]))
 
 
 def _ok(m: dict | None) -> bool:

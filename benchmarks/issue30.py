@@ -129,7 +129,8 @@ def targets(fmt: str, big: bool) -> list[tuple[str, str, float]]:
 
 
 def verdicts(r: dict) -> list[dict]:
-    """Each target of the row, met or not (None: not measured), with the value it was judged on."""
+    """Each target of the row, met or not (None: not measured), with the value it was judged on and the measure it
+    reads (the verdict column it goes in)."""
     rs = ratios(r)
     big = (r.get("bytes") or 0) >= BIG_BYTES
     out = []
@@ -137,7 +138,7 @@ def verdicts(r: dict) -> list[dict]:
         value = r["ours"].get("wall_s") if measure == "wall_s" and _ok(r.get("ours")) else \
             None if measure == "wall_s" else rs.get(measure)
         met = None if value is None else (value < limit if measure == "wall_s" else value <= limit)
-        out.append({"target": what.format(limit), "value": value, "met": met,
+        out.append({"target": what.format(limit), "measure": measure, "value": value, "met": met,
                     "unit": "s" if measure == "wall_s" else "x"})
     return out
 
@@ -157,19 +158,23 @@ def _m(m: dict | None) -> list[str]:
 
 def _verdict_text(v: dict) -> str:
     if v["met"] is None:
-        return f"{v['target']}: not measured"
-    value = f"{v['value']:.1f} s" if v["unit"] == "s" else f"{v['value']:.2f}x"
-    return f"{v['target']}: {'met' if v['met'] else '**not met**'} ({value})"
+        return f"not measured ({v['target']})"
+    value = f"{v['value']:.1f} s" if v["unit"] == "s" else f"{v['value']:.{3 if v['value'] < 0.1 else 2}f}x"
+    return f"{'met' if v['met'] else '**not met**'}: {value} ({v['target']})"
 
 
+#: One verdict column per kind of target: (the measure it judges, its heading).
+VERDICT_COLUMNS = (("cpu_x_floor", "verdict: CPU vs floor"), ("rss_x_file", "verdict: RSS"),
+                   ("wall_s", "verdict: wall"), ("cpu_x_peer", "verdict: vs peer"))
 HEADER = ("| format | shape | size | file MB | CPU counted | ours CPU s | ours wall s | ours peak MB | pure CPU s "
           "| pure wall s | pure peak MB | floor | floor CPU s | ours / floor (CPU) | RSS / file | peer "
-          "| peer CPU s / wall s | ours / peer (CPU; wall) | verdicts |")
+          "| peer CPU s / wall s | ours / peer (CPU; wall) | " + " | ".join(h for _, h in VERDICT_COLUMNS) + " |")
 
 
 def render_table(rows: list[dict]) -> str:
-    """The one table: a line per row, the verdicts of issue #38's targets in the last column."""
-    align = ["---"] * 5 + ["---:"] * 6 + ["---"] + ["---:"] * 3 + ["---", "---:", "---:", "---"]
+    """The one table: a line per row, the verdicts of issue #38's targets in the last columns ("–": no target of
+    that kind for this format and size)."""
+    align = ["---"] * 5 + ["---:"] * 6 + ["---"] + ["---:"] * 3 + ["---", "---:", "---:"] + ["---"] * len(VERDICT_COLUMNS)
     lines = [HEADER, "|" + "|".join(align) + "|"]
     for r in rows:
         rs, f, p, peer = ratios(r), r.get("floor"), r.get("pure"), r.get("peer")
@@ -181,8 +186,9 @@ def render_table(rows: list[dict]) -> str:
         cells = [r["format"], r["shape"], r["size"], _num((r.get("bytes") or 0) / 1e6, "{:,.0f}"),
                  r.get("counted", ""), *_m(r.get("ours")), *pure,
                  (f or {}).get("what", "–"), _m(f)[0], _num(rs["cpu_x_floor"], "{:.2f}x"),
-                 _num(rs["rss_x_file"], "{:.2f}x"), peer_txt, peer_vals, peer_x,
-                 "; ".join(_verdict_text(v) for v in verdicts(r)) or "no target at this size"]
+                 _num(rs["rss_x_file"], "{:.2f}x"), peer_txt, peer_vals, peer_x]
+        judged = {v["measure"]: _verdict_text(v) for v in verdicts(r)}
+        cells += [judged.get(measure, "–") for measure, _ in VERDICT_COLUMNS]
         lines.append("| " + " | ".join(str(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
 

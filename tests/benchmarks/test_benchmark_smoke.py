@@ -121,6 +121,31 @@ def test_nsys_large_runs_on_a_small_export(tmp_path) -> None:
     assert list(tmp_path.glob("nsys-*.md")) and list(tmp_path.glob("nsys/2MB/run/report.sqlite"))
 
 
+@pytest.mark.skipif(not os.path.isdir(TORCH_TRACE_DIR), reason="real PyTorch traces not present")
+def test_issue30_generates_every_input_once_and_kineto_floor_rows(tmp_path) -> None:
+    """``issue30.py --generate-only`` writes each format's inputs into the cache the parts read (XPlane shapes,
+    PyTorch shapes, the Nsight export); ``kineto_floor.py`` then measures from that cache and writes its rows for
+    the one table: floor, ours and pure per shape."""
+    cmd = [sys.executable, os.path.join(REPO, "benchmarks", "issue30.py"), "--generate-only", "--sizes-mb", "1",
+           "--cache-dir", str(tmp_path)]
+    gen = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert gen.returncode == 0, gen.stderr[-2000:]
+    assert len(list(tmp_path.glob("corpus/bench_1MB*.xplane.pb"))) == 3
+    assert len(list(tmp_path.glob("kineto/*_1MB/run/host.pt.trace.json"))) == 2
+    assert list(tmp_path.glob("nsys/1MB/run/report.sqlite"))
+    rows_json = tmp_path / "rows.json"
+    out = subprocess.run([sys.executable, os.path.join(REPO, "benchmarks", "kineto_floor.py"), "--sizes", "1",
+                          "--methods", "floor,ours,pure", "--cache-dir", str(tmp_path / "kineto"), "--json",
+                          str(rows_json)], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = json.loads(rows_json.read_text())
+    assert sorted((r["format"], r["shape"], r["size"]) for r in rows) == [("pytorch", "h100", "1MB"),
+                                                                          ("pytorch", "tiny", "1MB")]
+    for r in rows:
+        assert {r[p]["status"] for p in ("floor", "ours", "pure")} == {"ok"}, r
+        assert r["floor"]["what"] == "msgspec raw-args decode" and r["counted"] == "after a warm-up report"
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak RSS is read from Linux rusage and /proc")
 def test_nsys_floor_rows_on_a_small_export(tmp_path) -> None:
     """``benchmarks/nsys_floor.py`` on a 2 MB export: the floor fetches rows, ours reports, the pure path says

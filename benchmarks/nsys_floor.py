@@ -33,6 +33,7 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -102,11 +103,10 @@ def nsys_ai_child(path: str, out: str) -> None:
 # -- parent --------------------------------------------------------------------------------------------------------
 
 def has_compiled_reader() -> bool:
-    """Whether the Nsight reader has a compiled path to compare with its pure-Python one."""
-    try:
-        return importlib.util.find_spec("tb_gpu_advisor.formats.nsys.compiled") is not None
-    except ModuleNotFoundError:
-        return False
+    """Whether the Nsight reader has a compiled path to compare with its pure-Python one (the chooser module the
+    other formats have, ``formats/<format>/compiled.py``).  Looked up as a file, not imported: importing the package
+    would grow this process, and every measured child's peak RSS counts the pages of the process it came from."""
+    return os.path.isfile(os.path.join(REPO, "tb_gpu_advisor", "formats", "nsys", "compiled.py"))
 
 
 def _measure(label: str, argv: list[str], timeout: float, cap: int, env: dict, cwd: str | None = None):
@@ -162,9 +162,20 @@ def export(size: str, cache_dir: str) -> tuple[str, dict]:
     return export_of(parse_size(size), os.path.join(cache_dir, "nsys", size))
 
 
+def cached_export(size: str, cache_dir: str) -> tuple[str, dict]:
+    """The export of ``size``, written first by a child process where it is not cached yet: this process stays
+    small, since every measured child's peak RSS counts the pages of the process it was started from."""
+    path = os.path.join(cache_dir, "nsys", size, "run", "report.sqlite")
+    if not (os.path.isfile(path) and os.path.isfile(path + ".json")):
+        subprocess.run([sys.executable, __file__, "--sizes", size, "--generate-only", "--cache-dir", cache_dir],
+                       check=True, stdout=subprocess.DEVNULL)
+    with open(path + ".json", encoding="utf-8") as f:
+        return path, json.load(f)
+
+
 def measure(size: str, args, cap: int) -> dict:
     """Every measurement of the export of ``size``, as one row."""
-    path, info = export(size, args.cache_dir)
+    path, info = cached_export(size, args.cache_dir)
     print(f"measuring Nsight {size} ({info['bytes'] / 1e6:,.0f} MB) ...", file=sys.stderr, flush=True)
     parts = {"floor": floor(path, args.timeout, cap), "ours": ours(path, args.timeout, cap)}
     parts["pure"] = ours(path, args.timeout, cap, pure=True) if has_compiled_reader() else \

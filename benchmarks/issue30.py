@@ -263,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, default=1, help="fresh processes per XPlane and PyTorch measurement")
     ap.add_argument("--timeout", type=float, default=7200.0, help="seconds per part")
     ap.add_argument("--generate-only", action="store_true", help="write the inputs into --cache-dir, measure nothing")
+    ap.add_argument("--render", metavar="SAVED_JSON", help="print the one table of a saved run again, measure nothing")
     a = ap.parse_args(argv)
     sizes = [int(s) for s in a.sizes_mb.split(",") if s.strip()]
     skip = {s.strip() for s in a.skip.split(",") if s.strip()}
@@ -270,6 +271,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         ap.error(f"unknown parts: {', '.join(sorted(unknown))} (parts: {', '.join(PARTS)})")
     a.cache_dir = os.path.abspath(a.cache_dir)
+    if a.render:
+        print(render_saved(a.render))
+        return 0
     if a.generate_only:
         generate(sizes, a.cache_dir)
         return 0
@@ -287,23 +291,34 @@ def main(argv: list[str] | None = None) -> int:
                 parts_rows.append(rowlib.read(os.path.join(out, f"{name}.json")))
     load1 = _load()
     table = merge(parts_rows)
-    text = render(table, sections, info, load0, load1, time.time() - t0)
+    stamp, wall = time.strftime("%Y-%m-%d %H:%M:%S %Z"), time.time() - t0
+    text = render(table, sections, info, load0, load1, wall, stamp)
     print(text)
     os.makedirs(a.out_dir, exist_ok=True)
     base = os.path.join(a.out_dir, f"issue30-{time.strftime('%Y%m%d-%H%M%S')}")
     with open(base + ".md", "w", encoding="utf-8") as f:
         f.write(text)
     with open(base + ".json", "w", encoding="utf-8") as f:
-        json.dump({"machine": info, "load_start": load0, "load_end": load1, "argv": sys.argv[1:],
+        json.dump({"stamp": stamp, "wall_s": wall, "machine": info, "load_start": load0, "load_end": load1,
+                   "argv": sys.argv[1:],
                    "rows": [{**r, "verdicts": verdicts(r)} for r in table],
                    "parts": {n: {"exit": rc, "wall_s": w} for n, _, rc, w in sections}}, f, indent=1)
     print(f"saved {base}.md and .json", file=sys.stderr)
     return 1 if failed else 0
 
 
-def render(table: list[dict], sections: list[tuple], info: dict, load0: str, load1: str, wall: float) -> str:
+def render_saved(path: str) -> str:
+    """The header and the one table of a run saved by :func:`main` (its ``.json``), rendered by this code."""
+    with open(path, encoding="utf-8") as f:
+        d = json.load(f)
+    table = merge([[{k: v for k, v in r.items() if k != "verdicts"} for r in d["rows"]]])
+    return render(table, [], d["machine"], d["load_start"], d["load_end"], d.get("wall_s") or 0.0, d.get("stamp", "?"))
+
+
+def render(table: list[dict], sections: list[tuple], info: dict, load0: str, load1: str, wall: float,
+           stamp: str) -> str:
     """The saved report: machine, load and code; the one table; each part's own markdown after it."""
-    out = [f"# Issues #30 and #38: one run, one table ({time.strftime('%Y-%m-%d %H:%M:%S %Z')})", "",
+    out = [f"# Issues #30 and #38: one run, one table ({stamp})", "",
            *(f"- {k}: {v}" for k, v in info.items()),
            f"- Start: load average {load0}", f"- End: load average {load1}; the run took {wall / 60:.1f} min", "",
            ("CPU counted: *whole process* = a fresh `report` process, interpreter start-up and imports included (as "

@@ -78,3 +78,21 @@ def test_the_table_says_why_a_cell_has_no_number(issue30) -> None:
     assert nsight.endswith("| – | not measured (RSS <= 1.5x file) | not measured (wall < 30 s) | – |"), nsight
     torch = next(line for line in lines if "| pytorch |" in line)
     assert "| not run |" in torch and "| met: 1.00x (CPU <= 2x msgspec) |" in torch and "not met" not in torch
+
+
+def test_a_saved_run_renders_again(issue30, tmp_path) -> None:
+    """``--render SAVED_JSON``: the header and the one table of a saved run, from its JSON alone."""
+    import json
+
+    row = {"format": "pytorch", "shape": "tiny", "size": "1GB", "bytes": 10**9, "counted": "after a warm-up report",
+           "ours": m(4, 3, 700), "floor": m(3, 3, 3000, what="msgspec raw-args decode")}
+    saved = tmp_path / "issue30-x.json"
+    saved.write_text(json.dumps({"stamp": "2026-11-28 23:00:00 UTC", "wall_s": 600.0,
+                                 "machine": {"code": "git abc1234", "decoders": "PyTorch JSON decoder: compiled (C)"},
+                                 "load_start": "1.00 / 1.00 / 1.00", "load_end": "2.00 / 2.00 / 2.00",
+                                 "rows": [{**row, "verdicts": issue30.verdicts(row)}]}))
+    text = issue30.render_saved(str(saved))
+    assert "(2026-11-28 23:00:00 UTC)" in text and "- code: git abc1234" in text and "took 10.0 min" in text
+    line = next(ln for ln in text.splitlines() if ln.startswith("| pytorch | tiny | 1GB |"))
+    assert "**not met**: 1.33x (CPU <= 1x msgspec)" in line and "met: 0.70x (RSS <= 1.5x file)" in line
+    assert "met: 3.0 s (wall < 10 s)" in line

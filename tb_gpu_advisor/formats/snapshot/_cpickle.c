@@ -20,6 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#if PY_VERSION_HEX < 0x030B0000  /* Python 3.10 (setup.py's floor) has the unpacker under its private name */
+#define PyFloat_Unpack8 _PyFloat_Unpack8
+#endif
+
 /* The value-stack marker of MARK: never an object, never reference-counted. */
 static char mark_byte;
 #define MARK ((PyObject *)&mark_byte)

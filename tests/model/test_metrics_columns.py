@@ -283,6 +283,34 @@ def test_subtract_intervals_merging_first_gives_the_same_set() -> None:
             assert a.tolist() == b.tolist(), (s, e, cs, ce)
 
 
+def _subtract_merged_sweep(s, e, cut_s, cut_e):
+    """subtract_intervals as it was before it cut by gaps (issue #38): both sets merged, then one sweep over every
+    boundary of both."""
+    if not s.size or not cut_s.size:
+        return union_intervals(s, e)
+    return _subtract_reference(*union_intervals(s, e), *union_intervals(cut_s, cut_e))
+
+
+@pytest.mark.parametrize("span", [12, 60, 1 << 62])
+def test_subtract_intervals_by_gaps_equals_the_sweep(span) -> None:
+    """Cutting each merged interval by the cut set's gaps (binary search) gives exactly the merged sweep's intervals
+    and dtype: on nested, touching, tied, zero-length and (a damaged file's) backwards intervals, negative times and
+    times near 2^62 ps, either set empty."""
+    rng = np.random.default_rng(span % 1000)
+    for k in range(600):
+        n, m = rng.integers(0, 30, 2)
+        s = rng.integers(-span, span, n).astype(np.int64)
+        e = s + rng.integers(0, max(span // 4, 2), n)
+        cs = rng.integers(-span, span, m).astype(np.int64)
+        ce = cs + rng.integers(0, max(span // 8, 2), m)
+        if k % 5 == 0 and n:  # one interval ending before it starts
+            j = int(rng.integers(0, n))
+            s[j], e[j] = e[j] + 1, s[j]
+        got, want = subtract_intervals(s, e, cs, ce), _subtract_merged_sweep(s, e, cs, ce)
+        for a, b in zip(got, want):
+            assert a.dtype == b.dtype and a.tolist() == b.tolist(), (s, e, cs, ce)
+
+
 def _reference_inner(start, end, t):
     """The innermost interval holding each instant, by brute force: the holding interval that starts last, the shorter
     (the inner one) on a tie -- for properly nested intervals, what ``nest``'s sweep defines."""

@@ -515,45 +515,64 @@ def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray, calls: np
     return marked | single
 
 
+#: Up to this many threads holding ``_nesting``'s events, each thread's events are found by a pass over the line
+#: column; beyond it by one stable sort of that column (a pass per thread is quadratic over thousands of threads,
+#: and the sort -- 80 MB of indices and ~1 s on a 1 GB Nsight export's 10 M host events of one thread -- is waste
+#: over a few).
+_NESTING_PASS_LINES = 16
+
+
 def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(outermost, inside) for ``mask`` events that may nest in one another (JAX writes ``PjitFunction(f)`` twice,
     one inside the other): per host event, whether it is an outermost ``mask`` event, and whether it starts
     strictly inside one (same line) without being that outermost event itself.
 
-    The events are grouped by line once (a stable sort of the line column), and each line works on its own slice:
-    a test ``h.line == ln`` per line made one pass over every event per line, quadratic on an export of many
-    threads (issue #38)."""
+    Each line of a ``mask`` event is worked on alone (a test ``h.line == ln`` per line over every event, or one
+    stable sort of the line column where many lines hold one: :data:`_NESTING_PASS_LINES`), its events looked up
+    :data:`_CHUNK` at a time, so the temporaries are bounded whatever one thread holds (issue #38: the peak of the
+    analysis of an Nsight export, ~60 bytes per event of its one thread)."""
     outer = np.zeros(len(h), dtype=bool)
     inside = np.zeros(len(h), dtype=bool)
-    by_line = np.argsort(h.line, kind="stable")
-    ordered = h.line[by_line]
     lines = sorted_unique(h.line[mask])
-    los = np.searchsorted(ordered, lines, side="left").tolist()
-    his = np.searchsorted(ordered, lines, side="right").tolist()
-    for lo, hi in zip(los, his):
-        ev = by_line[lo:hi]  # this line's events, by index
-        sel = ev[mask[ev]]
+    by_line = ordered = None
+    if lines.size > _NESTING_PASS_LINES:
+        by_line = np.argsort(h.line, kind="stable")
+        ordered = h.line[by_line]
+    for ln in lines.tolist():
+        if by_line is None:
+            sel = np.flatnonzero(mask & (h.line == ln))
+            chunks = (a + np.flatnonzero(h.line[a:a + _CHUNK] == ln) for a in range(0, len(h), _CHUNK))
+        else:
+            ev = by_line[np.searchsorted(ordered, ln, side="left"):np.searchsorted(ordered, ln, side="right")]
+            sel = ev[mask[ev]]
+            chunks = (ev[a:a + _CHUNK] for a in range(0, ev.size, _CHUNK))
         s, e = _calls(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
         # the outermost event of each merged interval: the first (by index) mask event starting at its start
         x = h.start[sel]
         pos = np.searchsorted(s, x)  # ``np.isin(x, s)`` (s is sorted): a binary search, not a sort of both
         at_start = s[np.minimum(pos, s.size - 1)] == x if s.size else np.zeros(x.size, dtype=bool)
         cand = sel[at_start]
+        del x, pos, at_start, sel
         _, keep = np.unique(h.start[cand], return_index=True)
         outer[cand[keep]] = True
-        t = h.start[ev]
-        k = np.searchsorted(s, t, side="right") - 1
-        ok = (k >= 0) & (t < e[np.clip(k, 0, None)])
-        inside[ev[ok]] = True
+        for part in chunks:  # this line's events, ascending
+            t = h.start[part]
+            k = np.searchsorted(s, t, side="right") - 1
+            ok = (k >= 0) & (t < e[np.maximum(k, 0)])
+            inside[part[ok]] = True
     inside &= ~outer
     return outer, inside
 
 
 def _calls(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Disjoint (starts, ends) of nested calls: events that overlap are one call, events that only touch (one
-    ends where the next begins, as back-to-back ATen ops can) are two."""
-    o = np.argsort(start, kind="stable")
-    s, e = start[o], end[o]
+    ends where the next begins, as back-to-back ATen ops can) are two.  Events already by start (a thread's, as
+    readers write them) are not sorted again: the stable sort's order is theirs."""
+    if (start[1:] >= start[:-1]).all():
+        s, e = start, end
+    else:
+        o = np.argsort(start, kind="stable")
+        s, e = start[o], end[o]
     cummax = np.maximum.accumulate(e)
     new = np.ones(s.size, dtype=bool)
     new[1:] = s[1:] >= cummax[:-1]

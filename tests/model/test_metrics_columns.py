@@ -391,11 +391,16 @@ def _nesting_reference(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.
     return outer, inside
 
 
+@pytest.mark.parametrize("chunk", [64, 1 << 18])
 @pytest.mark.parametrize("case", ["nested", "many_lines", "zero_length", "ties", "negative_length", "huge_times",
-                                  "one_line", "none", "all"])
-def test_nesting_equals_the_per_line_loop(case):
-    """Every line at once gives what one pass per line gave, on random and adversarial nestings."""
+                                  "one_line", "none", "all", "by_start", "by_start_one_line"])
+def test_nesting_equals_the_per_line_loop(case, chunk, monkeypatch):
+    """Every line at once gives what one pass per line gave, on random and adversarial nestings: few lines (a pass
+    per line) and many (one sort of the lines), events by start (as readers write them: not sorted again) or not,
+    a line's events looked up in many chunks or one."""
+    from tb_gpu_advisor.metrics import context
     from tb_gpu_advisor.metrics.context import _nesting
+    monkeypatch.setattr(context, "_CHUNK", chunk)
     rng = np.random.default_rng(sum(map(ord, case)))
     n = 3000
     line = rng.integers(0, 7, n).astype(np.int16)
@@ -423,6 +428,10 @@ def test_nesting_equals_the_per_line_loop(case):
         mask = np.zeros(n, bool)
     elif case == "all":
         mask = np.ones(n, bool)
+    elif case.startswith("by_start"):  # a reader's order: by start, ties and nesting kept
+        start = np.sort(rng.integers(0, 20000, n)).astype(np.int64)
+        if case == "by_start_one_line":
+            line = np.zeros(n, np.int16)
     h = _host(line, start, dur)
     got = _nesting(h, mask)
     want = _nesting_reference(h, mask)

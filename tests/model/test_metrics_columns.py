@@ -481,3 +481,14 @@ def test_name_mask_remembers_pure_predicates_only():
     assert h.name_mask(spy).tolist()[-1] is True and len(calls) == 2 * len(names) + 1
     with pytest.raises(ValueError):
         h.per_name(spy)[0] = False  # the remembered answer is shared: read-only
+
+
+def test_name_mask_takes_each_answer_s_truth_value():
+    """A predicate may answer with anything (a match object or None, a string, a count): the mask is its ``bool()``
+    (issue #38: the answers go to numpy through ``map``, not through a ``bool()`` per name)."""
+    import re
+
+    names = ["aten::mm", "", "cudaLaunchKernel", "train_step 7", "x"]
+    h = _named_hosts(names)
+    for pred in (re.compile(r"cuda|mm").search, lambda n: n[:1], len, lambda n: n.count("a"), lambda n: None):
+        assert h.name_mask(pred).tolist() == [bool(pred(n)) for n in names] * 2

@@ -345,8 +345,9 @@ def _first_per_step(step: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     return out
 
 
-def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribution | None]:
-    """Per-step columns of one GPU, its category intervals and their painting (reused for gaps)."""
+def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribution | None, tuple[np.ndarray, np.ndarray]]:
+    """Per-step columns of one GPU, its category intervals, their painting and the union of its device activity
+    (all three reused for its gaps: :func:`step_gaps`)."""
     iv = category_intervals(ctx, g)
     w = g.windows
     n = w.shape[0]
@@ -384,7 +385,7 @@ def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribut
     arr = StepArrays(gpu=d.gpu, step=ctx.steps.ids[:n].astype(np.int64), start_ms=(w[:, 0] - origin) / PS_PER_MS,
                      step_ms=(w[:, 1] - w[:, 0]).astype(np.float64) / PS_PER_MS, mat=mat, busy=busy, kernels=kcount.astype(np.int64),
                      collectives=ccount.astype(np.int64), memcpys=mcount.astype(np.int64), first_kernel_ms=fk, first_launch_ms=fl)
-    return arr, iv, painted
+    return arr, iv, painted, (us, ue)
 
 
 def _single(cov: "_Cover") -> Attribution:
@@ -473,7 +474,8 @@ def average_matrix(mat_ms: np.ndarray) -> Breakdown:
     return _breakdown((tot / k).tolist())
 
 
-def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = None) -> list[StepGap]:
+def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = None,
+              busy: tuple[np.ndarray, np.ndarray] | None = None) -> GapColumns | None:
     """GPU idle between consecutive kept steps: the longest idle stretch from step k's last kernel to step k+1's first
     device event.
 
@@ -485,11 +487,15 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     included), so one capture gives the same gaps whatever source defined its steps; with host-defined steps
     (copies of step k+1 inside its window) it is the old "last device end -> first device start" gap.  A step
     without kernels falls back to its last copy.
+
+    ``busy``: ``union_intervals(d.start, d.end)`` of this GPU where the caller has it (:func:`gpu_step_arrays`).
+    Columns, not a :class:`StepGap` per gap: a 100 MB capture has ~9,000 gaps, of which the report keeps 50
+    (:func:`summarize_gaps`); None where there are none.
     """
     d = g.d
     n = ctx.steps.count
     if n < 2 or not len(d):
-        return []
+        return None
     inside = g.step >= 0
     st_in = g.step[inside]
     st_end, st_start = d.end[inside], d.start[inside]
@@ -506,11 +512,11 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     ok = (a >= 0) & (b < big) & (b > a)
     idx = np.nonzero(ok)[0]
     if idx.size == 0:
-        return []
+        return None
     # idle stretches of this GPU (complement of the union of all its device activity), sorted and disjoint;
     # a (a device event's end) and b (one's start) lie inside busy stretches, so the idle stretches between
     # them are exactly those with start >= a and end <= b
-    us, ue = union_intervals(d.start, d.end)
+    us, ue = busy if busy is not None else union_intervals(d.start, d.end)
     gs, ge = ue[:-1].astype(np.int64, copy=False), us[1:].astype(np.int64, copy=False)
     j0 = np.searchsorted(gs, a[idx], side="left")
     j1 = np.searchsorted(ge, b[idx], side="right")
@@ -519,7 +525,7 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     has = j1 > j0
     idx, j0, j1 = idx[has], j0[has], j1[has]
     if idx.size == 0:
-        return []
+        return None
     j = j0.copy()
     glen = ge - gs
     for k in np.flatnonzero(j1 - j0 > 1).tolist():
@@ -531,17 +537,42 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
             painted = None
     mat = attribute(iv, win, painted) / PS_PER_MS
     ci = _CAT_INDEX
-    gap = ((win[:, 1] - win[:, 0]).astype(np.float64) / PS_PER_MS).tolist()
-    inp, lw, hc = mat[:, ci["input_wait"]].tolist(), mat[:, ci["launch_wait"]].tolist(), mat[:, ci["host_compute"]].tolist()
-    booked = [{c: v for c, v in zip(HOST_IDLE, row) if v > 0} for row in _booked_in_steps(g, iv, win).tolist()]
+    gap = (win[:, 1] - win[:, 0]).astype(np.float64) / PS_PER_MS
     # the time each gap sits in: step k's start to step k+1's (at least the gap: a gap cannot outgrow its time)
     w0 = g.windows[:, 0].astype(np.int64)
-    cycle = np.maximum((w0[idx + 1] - w0[idx]).astype(np.float64) / PS_PER_MS, np.asarray(gap)).tolist()
-    after = ctx.steps.ids[idx].tolist()
-    gpu = d.gpu
-    return [StepGap(after_step=s, gpu=gpu, gap_ms=gp, input_wait_ms=i_, launch_ms=l_, host_other_ms=h_,
-                    unexplained_ms=float(max(0.0, gp - i_ - l_ - h_)), booked_ms=bk, cycle_ms=cy)
-            for s, gp, i_, l_, h_, bk, cy in zip(after, gap, inp, lw, hc, booked, cycle)]
+    cycle = np.maximum((w0[idx + 1] - w0[idx]).astype(np.float64) / PS_PER_MS, gap)
+    return GapColumns(gpu=d.gpu, after_step=ctx.steps.ids[idx], gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
+                      launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
+                      booked_ms=_booked_in_steps(g, iv, win), cycle_ms=cycle)
+
+
+@dataclass
+class GapColumns:
+    """One GPU's gaps between steps as columns (what its :class:`StepGap` rows would hold): the summary is their sums
+    and maxima, and only the report's first gaps are made rows (:meth:`rows`)."""
+
+    gpu: int | None
+    after_step: np.ndarray
+    gap_ms: np.ndarray
+    input_wait_ms: np.ndarray
+    launch_ms: np.ndarray
+    host_other_ms: np.ndarray
+    booked_ms: np.ndarray  # (gaps, HOST_IDLE) ms
+    cycle_ms: np.ndarray
+
+    def __len__(self) -> int:
+        return int(self.gap_ms.size)
+
+    def rows(self, n: int) -> list[StepGap]:
+        """The first ``n`` gaps as :class:`StepGap` rows (``unexplained_ms``, never negative, and the booked
+        categories above zero computed per row in Python floats)."""
+        gpu = self.gpu
+        booked = [{c: v for c, v in zip(HOST_IDLE, row) if v > 0} for row in self.booked_ms[:n].tolist()]
+        return [StepGap(after_step=s, gpu=gpu, gap_ms=gp, input_wait_ms=i_, launch_ms=l_, host_other_ms=h_,
+                        unexplained_ms=float(max(0.0, gp - i_ - l_ - h_)), booked_ms=bk, cycle_ms=cy)
+                for s, gp, i_, l_, h_, bk, cy in zip(self.after_step[:n].tolist(), self.gap_ms[:n].tolist(),
+                                                     self.input_wait_ms[:n].tolist(), self.launch_ms[:n].tolist(),
+                                                     self.host_other_ms[:n].tolist(), booked, self.cycle_ms[:n].tolist())]
 
 
 def _booked_in_steps(g: GpuCtx, iv: dict, win: np.ndarray) -> np.ndarray:
@@ -559,24 +590,51 @@ def _booked_in_steps(g: GpuCtx, iv: dict, win: np.ndarray) -> np.ndarray:
     return out
 
 
-def summarize_gaps(gaps: list[StepGap], avg_step_ms: float | None, ledger: Breakdown | None = None) -> Gaps:
+#: Gaps a summary keeps as rows (the report's table of gaps).
+GAP_ROWS = 50
+
+
+def _running_sum(x: np.ndarray) -> float:
+    """``sum(x)`` as Python's left-to-right float sum gives it (``np.sum`` adds pairwise: other last bits)."""
+    return float(np.cumsum(x)[-1]) if x.size else 0.0
+
+
+def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, ledger: Breakdown | None = None) -> Gaps:
     """The gaps' averages per gap, and their idle as the step ledger books it per step and GPU: one gap a step (the
     mean gap's booking: n steps have n - 1 gaps between them, and the last step's own gap lies after the capture's
-    last kept step), never more of a category than the host's ``ledger`` (mean per step and GPU) holds there."""
+    last kept step), never more of a category than the host's ``ledger`` (mean per step and GPU) holds there.
+
+    ``gaps``: each GPU's :func:`step_gaps` (None: no gaps), in GPU order.  Sums run left to right over the gaps in
+    that order, as a Python sum over the rows did, so every average is the same float."""
+    gaps = [c for c in gaps if c is not None and len(c)]
     if not gaps:
         return Gaps(0, None, None, None, None, None, None, [])
-    k = len(gaps)
-    avg = sum(x.gap_ms for x in gaps) / k
+
+    def col(name: str) -> np.ndarray:
+        return np.concatenate([getattr(c, name) for c in gaps])
+
+    gap = col("gap_ms")
+    k = int(gap.size)
+    avg = _running_sum(gap) / k
     booked: dict[str, float] = {}
     if ledger is not None:
-        for x in gaps:
-            for c, v in x.booked_ms.items():
-                booked[c] = booked.get(c, 0.0) + v / k
+        bk = np.concatenate([c.booked_ms for c in gaps])
+        pos = bk > 0
+        share = np.where(pos, bk / k, 0.0)  # a category a gap does not book adds nothing (the rows left it out)
+        # a category enters the summary in the order the rows first booked it: by first gap, then HOST_IDLE's order
+        first = [(int(np.argmax(pos[:, j])), j) for j in range(len(HOST_IDLE)) if pos[:, j].any()]
+        for _, j in sorted(first):
+            booked[HOST_IDLE[j]] = _running_sum(share[:, j])
         booked = {c: min(v, float(getattr(ledger, c))) for c, v in booked.items()}
-    cycle = sum(x.cycle_ms for x in gaps) / k
+    cycle = _running_sum(col("cycle_ms")) / k
+    rows: list[StepGap] = []
+    for c in gaps:
+        if len(rows) >= GAP_ROWS:
+            break
+        rows += c.rows(GAP_ROWS - len(rows))
     return Gaps(
-        count=k, avg_gap_ms=avg, max_gap_ms=max(x.gap_ms for x in gaps),
+        count=k, avg_gap_ms=avg, max_gap_ms=float(gap.max()),
         share_of_step=(avg / cycle) if cycle > 0 else None, avg_cycle_ms=cycle if cycle > 0 else None,
-        avg_input_wait_ms=sum(x.input_wait_ms for x in gaps) / k, avg_launch_ms=sum(x.launch_ms for x in gaps) / k,
-        avg_host_other_ms=sum(x.host_other_ms for x in gaps) / k, gaps=gaps[:50], ledger_ms_per_step=booked,
+        avg_input_wait_ms=_running_sum(col("input_wait_ms")) / k, avg_launch_ms=_running_sum(col("launch_ms")) / k,
+        avg_host_other_ms=_running_sum(col("host_other_ms")) / k, gaps=rows, ledger_ms_per_step=booked,
     )

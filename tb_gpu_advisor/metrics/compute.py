@@ -31,13 +31,13 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         release_columns(trace.h, "corr", "root")
     release_free_heap()  # the context's build temporaries (see memory.py)
     per_gpu_arr: dict[int, bd.StepArrays] = {}
-    gaps = []
+    gaps: list[bd.GapColumns | None] = []
     for g in ctx.gpus:
-        arr, iv, painted = bd.gpu_step_arrays(ctx, g)
+        arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
         per_gpu_arr[g.d.gpu] = arr
         if g.active:
-            gaps.extend(bd.step_gaps(ctx, g, iv, painted))
-        del iv, painted
+            gaps.append(bd.step_gaps(ctx, g, iv, painted, busy))
+        del iv, painted, busy
     # each GPU's per-step rows (StepMetrics objects: ~1 kB a row, 13 MB for 8 GPUs x 1,300 steps) are made from
     # its columns at the end, after the modules' peak, unless the host rows need them now
     per_gpu: dict[int, list[StepMetrics]] | None = None
@@ -73,8 +73,8 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         input_wait_share=_share(avg.input_wait, avg_step) if has_gpu else None,  # the GPU's wait: none without one
     )
     release_free_heap()  # the breakdown's and the ops' temporaries, before memcpy's encloser is built (memory.py)
-    mc, mc_rows = memcpy.memcpy_stats(ctx, avg.as_dict())
-    mc_rows = mc_rows[:500]  # what the report keeps: a row per step, GPU and direction otherwise lives on
+    # the report keeps the first 500 rows: a row per step, GPU and direction otherwise lives on
+    mc, mc_rows = memcpy.memcpy_stats(ctx, avg.as_dict(), max_rows=500)
     release_free_heap()  # the memcpy encloser's sort keys and masks: tens of MB on large captures (memory.py)
     gm = multigpu.gpu_metrics(ctx, per_gpu_arr)
     active_ids = {g.d.gpu for g in ctx.gpus if g.active}

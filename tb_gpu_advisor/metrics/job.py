@@ -180,6 +180,9 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
         fw = fw or str((hr.capture or {}).get("framework") or "")
         what = what or dict(getattr(hr, "job", None) or {})
         expected = expected if expected is not None else hr.expected_allreduce_ms
+        rows_of: dict = {}  # each GPU's step rows, in their order: one pass over the host's rows, not one per GPU
+        for r in hr.step_rows:
+            rows_of.setdefault(r.gpu, []).append(r)
         for g in hr.gpus:
             b = g.breakdown or {}
             if g.step_ms is None or not g.kernel_count:
@@ -189,7 +192,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
             msgs = {t: (float(v[3]), int(v[4] or 0)) for t, v in (g.collectives or {}).items()
                     if len(v) > 3 and v[3] is not None}
             steps = {int(r.step): (float(r.step_ms), float((r.breakdown or {}).get("collectives", 0.0)))
-                     for r in hr.step_rows if r.gpu == g.gpu}
+                     for r in rows_of.get(g.gpu, ())}
             ranks.append(RankRow(hr.host, g.gpu, float(g.step_ms), compute, comm,
                                  max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps,
                                  getattr(g, "rank", None)))

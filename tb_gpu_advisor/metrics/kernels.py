@@ -40,16 +40,25 @@ def shape_dims(text: str | None) -> list[int] | None:
 
 
 def _dominant_sid(inv: np.ndarray, sid: np.ndarray, nkeys: int) -> np.ndarray:
-    """Per key (``inv`` in [0, nkeys)): the most frequent non-negative string id, -1 if none (vectorized)."""
+    """Per key (``inv`` in [0, nkeys)): the most frequent non-negative string id, the smallest on a tie, -1 if none.
+
+    Each (key, string) pair is the one integer ``key * len(strings) + rank of the string``, so counting the pairs
+    sorts one int64 column: ``np.unique(..., axis=0)`` of the stacked pairs sorted them as opaque records, 0.3 s of
+    the 100 MB stats-shape capture's analysis."""
     best = np.full(nkeys, -1, dtype=np.int64)
     ok = sid >= 0
     if not ok.any():
         return best
-    pair, cnt = np.unique(np.stack([inv[ok].astype(np.int64), sid[ok]], axis=1), axis=0, return_counts=True)
-    o = np.lexsort((-cnt, pair[:, 0]))  # per key, highest count first
+    usid, rank = unique_inverse(sid[ok])
+    key = inv[ok].astype(np.int64)
+    key *= usid.size
+    key += rank
+    pair, cnt = np.unique(key, return_counts=True)  # ascending: by key, then by string id
+    owner = pair // usid.size
+    o = np.lexsort((-cnt, owner))  # per key, highest count first; a tie keeps the smaller string id first
     first = np.ones(o.size, dtype=bool)
-    first[1:] = pair[o[1:], 0] != pair[o[:-1], 0]
-    best[pair[o[first], 0]] = pair[o[first], 1]
+    first[1:] = owner[o[1:]] != owner[o[:-1]]
+    best[owner[o[first]]] = usid[pair[o[first]] % usid.size]
     return best
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.memcpy import _trip_windows
@@ -41,3 +42,34 @@ def test_a_copy_in_after_the_last_kernel_is_the_next_batch():
     d, step, d2h, h2d = _copies([(100, 110, "out", big), (900, 910, "in", big)])
     ws, _, _ = _trip_windows(d, step, d2h, h2d, np.array([800 * US]))  # the step's last kernel starts before the copy
     assert ws.size == 0
+
+
+@pytest.mark.parametrize("limit", [0, 1, 5, 9, 10_000])
+def test_memcpy_rows_limited_are_the_first_rows(tmp_path, limit):
+    """``max_rows`` makes only the first rows: the same rows as cutting the full list, and the same per-direction
+    stats.  Truth: the full list itself, on a multi-GPU capture with copies of several directions in every step."""
+    from tb_gpu_advisor import frameworks
+    from tb_gpu_advisor.job import detect_job
+    from tb_gpu_advisor.metrics.context import build_context
+    from tb_gpu_advisor.metrics.memcpy import memcpy_stats
+    from tb_gpu_advisor.model.columns import index_dtype
+    from tb_gpu_advisor.model.trace import device_launches
+    from tb_gpu_advisor.steps.detect import detect_steps
+
+    scenarios = pytest.importorskip("synthetic.scenarios")
+    from tb_gpu_advisor.formats.xplane.adapter import read_trace
+
+    sc = scenarios.SCENARIOS["input_bound"]()
+    (host, data), = list(sc.encode().items())[:1]
+    p = tmp_path / f"{host}.xplane.pb"
+    p.write_bytes(data)
+    trace = read_trace(str(p))
+    launches = device_launches(trace.h, trace.devices, index_dtype(len(trace.h)))
+    job = detect_job(trace, launches, frameworks.detect_trace(trace))
+    ctx = build_context(trace, detect_steps(trace, launches, job), launches, frameworks.detect_trace(trace), job=job)
+    exposed = {"memcpy_h2d": 1.0, "memcpy_d2h": 1.0, "memcpy_d2d": 1.0}
+    full_stats, full_rows = memcpy_stats(ctx, exposed)
+    stats, rows = memcpy_stats(ctx, exposed, max_rows=limit)
+    assert len(full_rows) > 5  # the capture has rows to cut
+    assert rows == full_rows[:limit]
+    assert stats == full_stats

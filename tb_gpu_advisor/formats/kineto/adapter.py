@@ -81,6 +81,28 @@ def _worker(path: str) -> str:
     return name
 
 
+#: ``torch.autograd.profiler``'s export before Kineto (PyTorch 1.7 and older, and ``use_kineto=False``): events with
+#: no category, the host's ops under the process named this (and, with ``use_cuda``, each op's GPU time under
+#: ``CUDA functions``, which is no kernel record and stays unread).
+LEGACY_HOST_PROCESS = "CPU functions"
+
+
+def _legacy_host_ops(kt: KinetoTrace) -> None:
+    """The legacy profiler's uncategorised host ops read as ``cpu_op`` (in place), so its ATen ops are the trace's
+    host events: its ``aten::cudnn_convolution`` then says the work ran on a GPU whose side was not recorded, where
+    an empty host read "no GPU work, the CPU's" (a VoteNet forward, KeondoPark/luxmea: 1,442 ops)."""
+    pids = [i for i, label in kt.pid_labels.items() if label == LEGACY_HOST_PROCESS]
+    if not pids or "" not in kt.cats:
+        return
+    rows = (kt.cat == kt.cats.index("")) & np.isin(kt.pid, pids)
+    if not rows.any():
+        return
+    if "cpu_op" not in kt.cats:
+        kt.cats.append("cpu_op")
+    kt.cat = kt.cat.astype(np.int32, copy=True) if kt.cat.dtype.itemsize < 4 else kt.cat
+    kt.cat[rows] = kt.cats.index("cpu_op")
+
+
 def _cat_mask(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
     """Bool per X event: its category is one of ``cats``."""
     ids = [i for i, c in enumerate(kt.cats) if c in cats]
@@ -90,6 +112,7 @@ def _cat_mask(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
 def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     """The trace of a parsed Kineto file."""
     producer = _producer(kt)
+    _legacy_host_ops(kt)
     kt.cats = [OLD_CATS.get(c, c) for c in kt.cats]
     is_host = _cat_mask(kt, HOST_CATS)
     is_dev = _cat_mask(kt, DEVICE_CATS)

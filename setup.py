@@ -24,6 +24,14 @@ CSCAN = Extension(
     optional=True,
 )
 
+#: The compiled memory-snapshot pickle reader (tb_gpu_advisor/formats/snapshot/compiled.py): optional the same way.
+CPICKLE = Extension(
+    "tb_gpu_advisor.formats.snapshot._cpickle",
+    sources=["tb_gpu_advisor/formats/snapshot/_cpickle.c"],
+    extra_compile_args=["-O3", "-std=c99"],
+    optional=True,
+)
+
 setup(
     name="tb-gpu-advisor",
     version="0.1.0",
@@ -35,7 +43,7 @@ setup(
     packages=find_packages(include=["tb_gpu_advisor", "tb_gpu_advisor.*"]),
     package_data={"tb_gpu_advisor.serve": ["static/*", "static/**/*"]},
     include_package_data=True,
-    ext_modules=[CWIRE, CSCAN],
+    ext_modules=[CWIRE, CSCAN, CPICKLE],
     install_requires=[
         "tensorboard>=2.14",
         "tensorboard-plugin-profile>=2.15",

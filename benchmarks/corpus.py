@@ -15,6 +15,7 @@ lands near the requested size.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import os
 import time
@@ -31,16 +32,48 @@ RECIPE_VERSION = 1
 SHAPES = ("tf", "dense", "stats")
 
 
+#: The generator modules this corpus calls; the digest follows their imports inside ``synthetic``.
+GENERATOR_ROOTS = ("tfcapture", "kernels", "scenarios")
+
+
+def generator_modules(folder: str, roots: tuple[str, ...] = GENERATOR_ROOTS) -> list[str]:
+    """The ``synthetic`` modules the corpus depends on: ``roots`` and every module of the package they import, found
+    by reading the sources' import statements (nothing is imported).  Why not the whole folder: a change to an
+    unrelated generator (a PyTorch or Nsight scenario) would otherwise invalidate gigabytes of cached XPlane
+    captures that cost tens of minutes to write again."""
+    seen: set[str] = set()
+    todo = list(roots)
+    while todo:
+        name = todo.pop()
+        path = os.path.join(folder, name + ".py")
+        if name in seen or not os.path.exists(path):
+            continue
+        seen.add(name)
+        with open(path, "rb") as f:
+            tree = ast.parse(f.read())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom):
+                mod = node.module or ""
+                if node.level == 1:  # ``from .x import y`` / ``from . import x``
+                    todo += [mod.split(".")[0]] if mod else [a.name for a in node.names]
+                elif mod == "synthetic":
+                    todo += [a.name for a in node.names]
+                elif mod.startswith("synthetic."):
+                    todo.append(mod.split(".")[1])
+            elif isinstance(node, ast.Import):
+                todo += [a.name.split(".")[1] for a in node.names if a.name.startswith("synthetic.")]
+    return sorted(seen | {"__init__"} if os.path.exists(os.path.join(folder, "__init__.py")) else seen)
+
+
 def generator_digest() -> str:
-    """Hash of the generator's sources: a changed generator means a new file, not a stale one."""
+    """Hash of the generator's sources the corpus uses: a changed generator means a new file, not a stale one."""
     import synthetic as synth
 
     folder = os.path.dirname(synth.__file__)
     h = hashlib.sha256(f"recipe={RECIPE_VERSION}".encode())
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".py"):
-            with open(os.path.join(folder, name), "rb") as f:
-                h.update(name.encode() + b"\0" + f.read())
+    for name in generator_modules(folder):
+        with open(os.path.join(folder, name + ".py"), "rb") as f:
+            h.update(name.encode() + b".py\0" + f.read())
     return h.hexdigest()[:12]
 
 

@@ -42,8 +42,10 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(REPO, "scripts"))
-from golden import _strip  # noqa: E402  (reports compared as the goldens compare them: version fields dropped)
+sys.path[:0] = [os.path.join(REPO, "scripts"), HERE]
+import rows as rowlib
+from golden import _strip  # (reports compared as the goldens compare them: version fields dropped)
+
 PROFILES = os.path.join(REPO, "..", "shared", "profiles", "real-h100-torch")
 SHAPES = {"h100": "torch_healthy_bf16", "tiny": "torch_tiny_ops"}
 
@@ -161,6 +163,24 @@ def _load() -> str:
         return "?"
 
 
+#: rows.py's part of each method (the others -- serial, untracked, before -- stay in this script's own table).
+ROW_PARTS = {"floor": "floor", "ours": "ours", "pure": "pure"}
+
+
+def as_row(shape: str, mb: int, size: int, runs: dict[str, dict]) -> dict:
+    """One ``rows.py`` row of a trace: its floor, ours and pure measurements (``runs``: method -> the child's
+    result, or ``{"error": ...}``)."""
+    parts = {}
+    for method, part in ROW_PARTS.items():
+        r = runs.get(method)
+        if r is None:
+            continue
+        extra = {"what": "msgspec raw-args decode"} if part == "floor" else {}
+        parts[part] = (rowlib.measured(f"error: {r['error']}", **extra) if "error" in r else
+                       rowlib.measured("ok", r["cpu_s"], r["wall_s"], r["peak_kb"] * 1024, **extra))
+    return rowlib.row("pytorch", shape, rowlib.size_label(mb * 10**6), size, "after a warm-up report", **parts)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sizes", default="100,1000", help="trace sizes in MB (default %(default)s)")
@@ -169,11 +189,24 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--before", help="a checkout of the code before the change: its report is measured too")
     ap.add_argument("--methods", default="floor,floor-untracked,before,ours-serial,ours,pure-serial,pure")
     ap.add_argument("--repeat", type=int, default=1, help="runs per measurement; the table shows the least CPU")
+    ap.add_argument("--json", help="also write the rows (benchmarks/rows.py) to this file")
+    ap.add_argument("--generate-only", action="store_true", help="write the traces into --cache-dir, measure nothing")
     ap.add_argument("--child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.child:
         child(*args.child)
         return 0
+    if args.generate_only:
+        for shape in args.shapes.split(","):
+            warm_logdir(shape, args.cache_dir)
+            for mb in (int(x) for x in args.sizes.split(",")):
+                print(make(shape, mb, args.cache_dir))
+        return 0
+    if not all(os.path.exists(os.path.join(args.cache_dir, f"{shape}_{mb}MB", "run", "host.pt.trace.json"))
+               for shape in args.shapes.split(",") for mb in args.sizes.split(",")):
+        # written by a child: a measured child's peak RSS counts the pages of the process it was started from
+        subprocess.run([sys.executable, __file__, "--generate-only", "--sizes", args.sizes, "--shapes", args.shapes,
+                        "--cache-dir", args.cache_dir], check=True, stdout=subprocess.DEVNULL)
     methods = [m for m in args.methods.split(",") if m and (m != "before" or args.before)]
     print(f"machine: {platform.node()}, {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, "
           f"Python {platform.python_version()}; load average at start {_load()}\n")
@@ -183,6 +216,7 @@ def main(argv: list[str] | None = None) -> int:
           "peak RSS MB | peak / file | largest worker MB | report |")
     print("|---|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---|")
     outdir = tempfile.mkdtemp(prefix="kineto-floor-out-")
+    table_rows = []
     for shape in args.shapes.split(","):
         warm = warm_logdir(shape, args.cache_dir)
         for mb in (int(x) for x in args.sizes.split(",")):
@@ -190,12 +224,14 @@ def main(argv: list[str] | None = None) -> int:
             size = os.path.getsize(path)
             floor: dict | None = None
             ref: str | None = None
+            chosen: dict[str, dict] = {}
             for m in methods:
                 runs = []
                 for _ in range(args.repeat):
                     out = os.path.join(outdir, f"{shape}_{mb}_{m}.json")
                     runs.append(run_child(m, path, out, warm, args.before))
                 ok = [r for r in runs if "error" not in r]
+                chosen[m] = min(ok, key=lambda x: x["cpu_s"]) if ok else runs[0]
                 if not ok:
                     print(f"| {shape} | {size / 1e6:.0f} | | {m} | failed: {runs[0]['error']} |||||||", flush=True)
                     continue
@@ -214,7 +250,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"| {shape} | {size / 1e6:.0f} | {events if isinstance(events, str) else f'{events:,}'} | {m} | "
                       f"{r['cpu_s']:.2f} | {r['wall_s']:.2f} | {ratio} | {wratio} | {r['peak_kb'] / 1024:.0f} | "
                       f"{r['peak_kb'] * 1024 / size:.2f}x | {worker} | {rep} |", flush=True)
+            table_rows.append(as_row(shape, mb, size, chosen))
     print(f"\nload average at end {_load()}")
+    rowlib.write(args.json, table_rows)
     shutil.rmtree(outdir, ignore_errors=True)
     return 0
 

@@ -45,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path[:0] = [HERE, REPO]
 
+import rows as rowlib
 from memory import Case, ours, stock
 from procfs import status_kb
 from run import _code_version, ensure_capture, parse_size, run_child
@@ -224,6 +225,25 @@ def compare(before_path: str, after_path: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def as_rows(recs: list[dict], keys: dict[str, tuple[str, str]]) -> list[dict]:
+    """The generated captures' records as ``rows.py`` rows (``keys``: label -> (shape, size)); real files have no
+    shape and size and are left out."""
+    out = []
+    for r in recs:
+        if r["label"] not in keys:
+            continue
+        shape, size = keys[r["label"]]
+        parts = {"ours": rowlib.of_measurement(r["ours"]),
+                 "floor": rowlib.of_measurement(r["floor"], what="upb parse")}
+        if "pure" in r:
+            parts["pure"] = rowlib.of_measurement(r["pure"])
+        if "stock" in r:
+            parts["peer"] = rowlib.of_measurement(r["stock"], name="stock overview_page")
+            parts["peer_ours"] = parts["ours"]
+        out.append(rowlib.row("xplane", shape, size, r["bytes"], "whole process", **parts))
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--compare", nargs=2, metavar=("BEFORE_JSON", "AFTER_JSON"),
@@ -243,6 +263,7 @@ def main(argv: list[str] | None = None) -> int:
                          "alternating with this one's, and a before/after table follows")
     ap.add_argument("--cache-dir", default=os.path.join(REPO, ".bench"))
     ap.add_argument("--timeout", type=float, default=900.0)
+    ap.add_argument("--json", help="also write the generated captures' rows (benchmarks/rows.py) to this file")
     args = ap.parse_args(argv)
     if args.compare:
         print(compare(*args.compare))
@@ -252,10 +273,12 @@ def main(argv: list[str] | None = None) -> int:
     for checkout in [REPO] + ([args.baseline] if args.baseline else []):
         compileall.compile_dir(os.path.join(checkout, "tb_gpu_advisor"), quiet=1)
     files: list[tuple[str, str]] = []
-    for size in [s for s in args.sizes.split(",") if s.strip()]:
+    keys: dict[str, tuple[str, str]] = {}
+    for size in [s.strip() for s in args.sizes.split(",") if s.strip()]:
         for shape in [s for s in args.shapes.split(",") if s.strip()]:
-            path, _ = ensure_capture(args.cache_dir, size.strip(), parse_size(size), args.timeout * 2, mem_cap, shape)
-            files.append((f"{size.strip()} {shape}", path))
+            path, _ = ensure_capture(args.cache_dir, size, parse_size(size), args.timeout * 2, mem_cap, shape)
+            files.append((f"{size} {shape}", path))
+            keys[f"{size} {shape}"] = (shape, size)
     if not args.no_real:
         files += real_files()
     files += [(os.path.basename(p), os.path.abspath(p)) for p in args.file]
@@ -280,6 +303,7 @@ def main(argv: list[str] | None = None) -> int:
         f.write(text)
     with open(out + ".json", "w") as f:
         json.dump({"info": info, "startup_maxrss": startup, "rows": recs}, f, indent=1)
+    rowlib.write(args.json, as_rows(recs, keys))
     print(f"saved {os.path.relpath(out, REPO)}.md", file=sys.stderr)
     return 0 if all(r["ours"]["status"] == "ok" for r in recs) else 1
 

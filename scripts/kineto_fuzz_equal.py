@@ -15,7 +15,7 @@ error, word for word) must be equal.  Counts: inputs, outcomes, chunks the scann
 decode) or found cut inside an event, mismatches (saved under ``.robustness/``).  A crash or an AddressSanitizer
 report ends the process: run it under ASan to check that no read leaves a buffer (with ``PYTHONMALLOC=malloc``, so
 Python's objects are malloc'd where ASan sees their bounds too; each chunk is given to the scanner as a copy of its
-exact size).
+exact size, and to ``op_keys`` with the spans the reader asks for and again with those spans moved at random).
 """
 
 from __future__ import annotations
@@ -41,14 +41,30 @@ from tests.support.kineto_paths import differences, mutate_json, read_both  # no
 class _Outcomes:
     """Counts what the scanner answered (columns, handed back, cut inside an event), through the one switch."""
 
-    def __init__(self, counts: collections.Counter) -> None:
+    def __init__(self, counts: collections.Counter, seed: int) -> None:
         self.counts = counts
+        self.rng = np.random.default_rng(seed)
 
     def scan(self, data):
         # a copy of exactly the chunk's size in its own allocation (numpy's, malloc'd): a read past the chunk is a
         # read past the allocation, which AddressSanitizer reports (in the reader's buffer it would be unseen)
         out = _cscan.scan(np.frombuffer(data, np.uint8).copy())
         self.counts["scanned" if out else "handed back" if out is None else "cut inside an event"] += 1
+        return out
+
+    def op_keys(self, data, spans):
+        """The kept rows' shape keys, from an exact-size copy too; then the same chunk with the spans moved and
+        resized at random (past its end, into a string, inside an object), where only crashes and ASan reports
+        count: the reader never passes such spans, the guards must hold anyway."""
+        chunk = np.frombuffer(data, np.uint8).copy()
+        out = _cscan.op_keys(chunk, spans)
+        self.counts["op keys" if out is not None else "op keys refused"] += 1
+        if len(spans):
+            wild = spans.copy()
+            wild[:, 0] += self.rng.integers(-8, 9, len(spans))
+            wild[:, 1] += self.rng.integers(-8, 9, len(spans))
+            _cscan.op_keys(chunk, wild)
+            self.counts["op keys, spans moved"] += 1
         return out
 
 
@@ -85,7 +101,7 @@ def main() -> int:
     counts: collections.Counter[str] = collections.Counter()
     scans: collections.Counter[str] = collections.Counter()
     bad: list[bytes] = []
-    sys.modules["tb_gpu_advisor.formats.kineto"]._cscan = _Outcomes(scans)  # read_both imports the scanner from here
+    sys.modules["tb_gpu_advisor.formats.kineto"]._cscan = _Outcomes(scans, a.seed)  # read_both imports the scanner from here
     n = 0
     for make in hostile_kineto.KINDS.values():
         check(make(), counts, bad, small=False)

@@ -673,23 +673,38 @@ COMPILE_NEST_MS = (("_compile.compile_inner (dynamo_timed)", 600.0), ("compile_f
                    ("async_compile.wait", 150.0))
 
 
-def compile_first_call(ranks: list[Rank], n: int) -> None:
-    """Forward passes of a compiled model, the first of which compiles it: nested compile spans on the host (their
-    durations sum to 1.15 s, the time they cover is 0.6 s), then the same kernels in every pass."""
-    r = ranks[0]
+#: nvFuser's first call of a fusion (Lightning Thunder's executor): its NVTX ranges nest the new kernel runtime's
+#: build around each kernel's compile around NVRTC's, in ms (a real H200 capture: 220-574 ms each).
+NVFUSER_NEST_MS = (("FusionExecutorCache::getKernelRuntimeFor::compileNewKRT", 500.0), ("KernelExecutor::compile", 450.0),
+                   ("executor_utils::Nvrtc::CompileProgram", 400.0))
 
-    def body(rr: Rank) -> None:
-        if n == 2:
-            start = rr.host_us
-            for name, ms_ in COMPILE_NEST_MS:
-                rr.cpu(name, ms_ * 1000, advance=False)
-                rr.host_us += 1.0
-            rr.host_us = start + COMPILE_NEST_MS[0][1] * 1000
-        for _ in range(4):
-            rr.kernel("aten::linear", GEMM_FWD, 300.0, args=mm_args("aten::linear", 4096, 4096, 4096))
-            rr.kernel("aten::gelu", RELU_BF16, 40.0)
-        rr.sync("aten::to")
-    r.step(n, body)
+
+def _first_call(nest: tuple[tuple[str, float], ...]):
+    """Forward passes of a compiled model, the first of which compiles it: the ``nest`` of compile spans on the
+    host (each inside the one before, all starting together: the time they cover is the first's), then the same
+    kernels in every pass."""
+    def scenario(ranks: list[Rank], n: int) -> None:
+        r = ranks[0]
+
+        def body(rr: Rank) -> None:
+            if n == 2:
+                start = rr.host_us
+                for name, ms_ in nest:
+                    rr.cpu(name, ms_ * 1000, advance=False)
+                    rr.host_us += 1.0
+                rr.host_us = start + nest[0][1] * 1000
+            for _ in range(4):
+                rr.kernel("aten::linear", GEMM_FWD, 300.0, args=mm_args("aten::linear", 4096, 4096, 4096))
+                rr.kernel("aten::gelu", RELU_BF16, 40.0)
+            rr.sync("aten::to")
+        r.step(n, body)
+    return scenario
+
+
+#: torch.compile's: nested compile spans whose durations sum to 1.15 s and cover 0.6 s.
+compile_first_call = _first_call(COMPILE_NEST_MS)
+#: nvFuser's: its own compile ranges around NVRTC's, covering 0.5 s.
+fuser_first_call = _first_call(NVFUSER_NEST_MS)
 
 
 #: A step whose input is made on the CPU: ``torch.randn`` of a CPU tensor (a real T4 trace: 10 ms a step), its copy
@@ -938,6 +953,11 @@ SCENARIOS: dict[str, Scenario] = {
                                    "spans covering 600 ms (their durations sum to 1150 ms)",
                                    extra={"kind": "inference", "phase": "warm-up",
                                           "one_time_ms": COMPILE_NEST_MS[0][1]}),
+    "fuser_first_call": Scenario(1, fuser_first_call, ["cold_start"], ["launch_bound"],
+                                 "forward passes through nvFuser, the first of which builds its kernels: nvFuser's "
+                                 "compile ranges around NVRTC's, covering 500 ms",
+                                 extra={"kind": "inference", "phase": "warm-up",
+                                        "one_time_ms": NVFUSER_NEST_MS[0][1]}),
     "pageable_copy": Scenario(1, _single(_pageable_copy), ["excessive_memcpy"], ["host_sync"],
                               f"a small fp32 MLP step copying its batch from pageable memory "
                               f"({sum(mb for mb, _ in PAGEABLE_COPIES):g} MB in {len(PAGEABLE_COPIES)} x.to('cuda'), each "

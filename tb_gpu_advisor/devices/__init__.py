@@ -138,6 +138,9 @@ GRAPH_LAUNCH_CALLS = _calls("GRAPH_LAUNCH_CALLS")
 #: Host calls that launch one kernel, and those only a process's first work makes (CUDA and HIP).
 LAUNCH_CALLS = _calls("LAUNCH_CALLS")
 INIT_CALLS = _calls("INIT_CALLS")
+#: Run-time kernel compilation (NVRTC, hipRTC and their linkers), lower case: matched anywhere in a name, since JIT
+#: compilers wrap the call in ranges of their own (``executor_utils::Nvrtc::CompileProgram``).
+JIT_COMPILE_CALLS = _calls("JIT_COMPILE_CALLS")
 
 
 #: (begin, end) name prefixes of a stream capture (CUDA and HIP graphs)
@@ -168,6 +171,12 @@ def is_launch_call(name: str) -> bool:
 def is_init_call(name: str) -> bool:
     """A one-time call: module loading, library handle creation, graph instantiation."""
     return name.startswith(INIT_CALLS)
+
+
+def is_jit_compile(name: str) -> bool:
+    """Compiling a kernel at run time (a fusion compiler's NVRTC / hipRTC call): a one-time cost per kernel."""
+    low = name.lower()
+    return any(c in low for c in JIT_COMPILE_CALLS)
 
 
 def is_graph_launch(name: str) -> bool:

@@ -87,6 +87,8 @@ LAUNCH_CALLS = ("hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel"
 CAPTURE_CALLS = (("hipStreamBeginCapture",), ("hipStreamEndCapture",))
 INIT_CALLS = ("hipModuleLoad", "hipModuleGetFunction", "rocblas_create_handle", "hipblasCreate", "hipblasLtCreate",
               "miopenCreate", "hipGraphInstantiate", "hipInit")
+#: Compiling a kernel at run time: hipRTC and its linker (see ``nvidia.JIT_COMPILE_CALLS``).
+JIT_COMPILE_CALLS = ("hiprtccompileprogram", "hiprtclinkcomplete")
 
 
 def is_device(name: str | None) -> bool:

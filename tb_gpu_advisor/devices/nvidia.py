@@ -292,6 +292,11 @@ LAUNCH_CALLS = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchCooperativeKern
 #: building a CUDA graph.  ``cudaGetDeviceProperties``-style queries are cheap and left out.
 INIT_CALLS = ("cuModuleLoad", "cudaModuleLoad", "cuLibraryLoad", "cuModuleGetFunction", "cudnnCreate", "cublasCreate",
               "cublasLtCreate", "cudaGraphInstantiate", "cuGraphInstantiate", "cuInit", "cudaFuncGetAttributes")
+#: Compiling a kernel at run time: NVRTC (CUDA C++ to PTX, ``nvrtcCompileProgram``), nvJitLink and the driver's
+#: linker.  A fusion compiler (nvFuser, Triton, CuPy's raw kernels) runs them once per new kernel: a one-time cost.
+#: JIT compilers wrap them in their own NVTX ranges (nvFuser: ``executor_utils::Nvrtc::CompileProgram``), so the
+#: name is matched anywhere in an event's name, any case.
+JIT_COMPILE_CALLS = ("nvrtccompileprogram", "nvrtc::compileprogram", "nvjitlinkcomplete", "culinkcomplete")
 
 #: Stream capture of a CUDA graph: kernels launched between these record, they do not run (one-time, graph set-up).
 CAPTURE_CALLS = (("cudaStreamBeginCapture", "cuStreamBeginCapture"), ("cudaStreamEndCapture", "cuStreamEndCapture"))

@@ -10,6 +10,7 @@ import time
 
 import importlib
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
@@ -60,11 +61,41 @@ def lost_gpu_records(h: "HostEvents", devs: "list[DeviceEvents]", measured: int 
     ops = int(h.name_mask(gpu_only).sum()) if gpu_only is not None else 0
     if not ops or h.name_mask(devices.is_runtime_call).any():
         return []  # runtime calls without a launch: a window of start-up, read for what it holds
-    return [(f"the host ran {ops:,} ops that run only for GPU work (collectives over NCCL, work on GPU streams) but "
-             "the trace holds no GPU or runtime record: the GPU's side of the capture was not recorded")]
+    return [(f"the host ran {ops:,} ops that run only for GPU work (collectives over NCCL, work on GPU streams, cuDNN "
+             "or MIOpen ops) but the trace holds no GPU or runtime record: the GPU's side of the capture was not "
+             "recorded")]
 
 
 #: How sessions are named: their capture time, as the XPlane profiler names its session folders (UTC).
+#: How a process's standard error ends when it died: Python's uncaught exception (a traceback, then the exception's
+#: unindented line), the dynamic loader's refusal, C++'s uncaught exception, a fatal signal reported by the shell.
+_TRACEBACK = "Traceback (most recent call last):"
+_FRAME = re.compile(r'^  File "[^"\n]*", line \d+', re.M)
+_FATAL_LINE = re.compile(r"error while loading shared libraries|symbol lookup error|terminate called after throwing|"
+                         r"Segmentation fault|core dumped|^Aborted\b|^Killed\b")
+
+
+def program_failure(stderr: str, chars: int = 300) -> str:
+    """The words a profiled program died with, read off its standard error as a capture kept it (Nsight's
+    ``ProcessStreams``): a Python traceback's exception (its line and the message lines after it), or a line of the
+    loader, of C++'s ``terminate`` or of a fatal signal; "" when the text shows none -- warnings and progress lines
+    are no failure.  Cut at ``chars`` characters."""
+    text = stderr or ""
+    frames = list(_FRAME.finditer(text))
+    if _TRACEBACK in text or frames:  # a traceback, or the end of one whose header the capture cut off
+        start = text.rindex(_TRACEBACK) + len(_TRACEBACK) if _TRACEBACK in text else frames[0].start()
+        tail = text[start:].splitlines()
+        # the frames are indented; the exception is the first line that is not, its message runs to the end
+        exc = [i for i, ln in enumerate(tail) if ln.strip() and not ln[:1].isspace()]
+        if exc:
+            words = " ".join(ln.strip() for ln in tail[exc[0]:] if ln.strip())
+            return words if len(words) <= chars else words[:chars - 3] + "..."
+    for ln in reversed([ln.strip() for ln in text.splitlines() if ln.strip()]):
+        if _FATAL_LINE.search(ln):
+            return ln if len(ln) <= chars else ln[:chars - 3] + "..."
+    return ""
+
+
 SESSION_TIME_FORMAT = "%Y_%m_%d_%H_%M_%S"
 
 

@@ -205,6 +205,8 @@ GENERIC_LABELS: dict[str, str] = {
     "autotune": "an algorithm search (the library times candidate kernels on the first call of each shape)",
     #: who should see the GPU ("Was the GPU visible to ...?")
     "gpu_user": "the framework",
+    #: what a process copies to a GPU before its first kernel (the job stage's one-time costs)
+    "first_upload": "the model's parameters and first inputs uploaded once",
     #: the step compiled as one unit (eager-execution saving)
     "compiled_step": "one compiled graph",
     #: the compiler that fuses kernels (xla_not_used)

@@ -67,6 +67,7 @@ FIXES = {
 FRAMEWORK = Framework(
     id="native", name="a GPU program with no ML framework",
     labels={"op": "call", "ops": "calls", "ops_short": "calls", "gpu_user": "the program",
+            "first_upload": "the program's first inputs uploaded once",
             "step_gaps:host_work": "host work between iterations",
             "compiled_step": "one CUDA graph"},
     not_applicable={rule: _NO_FRAMEWORK.format(what) for rule, what in (

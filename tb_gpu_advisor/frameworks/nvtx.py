@@ -120,6 +120,17 @@ _INFERENCE_RANGE = re.compile(r"\binference\b|\binfer\b|\bgenerat(?:e|ion)\b|\bp
                               re.I)
 
 
+#: TensorRT's own range around running a built engine (``IExecutionContext::executeV2`` / ``enqueueV3``, in its
+#: ``TensorRT`` NVTX domain, with one range per layer inside): TensorRT only runs inference, so the range says what the
+#: job is, though no user named it.
+_INFERENCE_RUNTIME_RANGE = re.compile(r"^ExecutionContext::(?:execute|enqueue)")
+
+
+def is_inference_runtime_range(name: str) -> bool:
+    """A range an inference-only runtime opens around running its model (TensorRT's execution context)."""
+    return bool(_INFERENCE_RUNTIME_RANGE.match(name))
+
+
 def is_training_range(name: str) -> bool:
     """A range name that says training: a backward pass, an optimizer step, a gradient all-reduce, DDP/FSDP set-up."""
     return bool(_TRAINING_RANGE.search(name))

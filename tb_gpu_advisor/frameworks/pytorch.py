@@ -509,9 +509,12 @@ _TRAINING = re.compile(r"Backward\d*\b|^autograd::engine::evaluate_function|_bac
                        r"^torch::autograd::AccumulateGrad|^aten::_fused_adam|^aten::_foreach_add_|CompiledFunctionBackward|"
                        # the data-parallel wrappers are training's (FSDP's NVTX/record_function names, DDP's forward)
                        r"^FSDP::|FullyShardedDataParallel\.|DistributedDataParallel\.forward")
-#: torch.compile at work compiling (Dynamo's and Inductor's timed phases): one-time, never steady state.
+#: torch.compile at work compiling (Dynamo's and Inductor's timed phases), and nvFuser (``torch.jit``'s fuser,
+#: Lightning Thunder's executor) building the kernels of a fusion it has not seen (its NVTX ranges: segmenting the
+#: fusion, scheduling and compiling each segment): one-time, never steady state.
 _COMPILING = ("_compile.compile_inner", "compile_fx", "OutputGraph.call_user_compiler", "create_aot_dispatcher_function",
-              "TorchDynamo compilation", "async_compile")
+              "TorchDynamo compilation", "async_compile", "FusionExecutorCache::getKernelRuntimeFor::compileNewKRT",
+              "FusionKernelRuntime::compileFusionParallel", "KernelExecutor::compile")
 
 
 #: An ``nn.Module`` call: ``with_stack``'s Python span of ``Module._call_impl`` (``_wrapped_call_impl`` since 2.0) or

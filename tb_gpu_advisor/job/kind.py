@@ -18,6 +18,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.frameworks import Framework, engines, nvtx
+from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, Trace
 
 #: Kinds of work, as reported (``job.kind``).
@@ -33,8 +34,9 @@ class Kind:
     evidence: str  # in words, with the name that showed it
     engine: str | None = None  # frameworks.engines id
     engine_name: str | None = None
-    #: no GPU work and no GPU runtime call at all: the framework's ops ran on the CPU (a model never moved to a GPU)
-    cpu_only: bool = False
+    #: no GPU work, and why the framework's ops ran on the CPU (a model never moved to a GPU), in words: "the host made
+    #: no GPU runtime call", or its matmul/convolution ops launched no kernel; "" otherwise
+    cpu_only: str = ""
     #: no GPU work, but work on accelerators no stage reads (``Trace.unread_devices``: TPUs, MTIA)
     unread_devices: tuple[str, ...] = ()
     #: no GPU record, but the host shows GPU use ("260 kernel launches", "22 allocator events on GPU 0"): the GPU's
@@ -43,7 +45,8 @@ class Kind:
     #: no GPU work, and what the window holds instead (:data:`WINDOWS`): "startup" (CUDA calls, no kernel launched
     #: yet), "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
     #: "tracing_off" (the capture's options say CUDA tracing was off), "counters" (the kernels were measured by their
-    #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "" otherwise
+    #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "failed" (the program died
+    #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "" otherwise
     window: str = ""
     #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
     capture_format: str = ""
@@ -52,7 +55,7 @@ class Kind:
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
-WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters")
+WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -62,7 +65,7 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     """The kind of work of ``trace`` (written by ``fw``)."""
     kernels = [n for d in trace.devices if len(d) for n in d.names[:_MAX_NAMES]]
     if trace.snapshot is not None and not kernels:
-        return _snapshot_kind(trace)
+        return _snapshot_kind(trace, fw)
     if not _ran_kernels(trace):
         if trace.unread_devices:
             return Kind("no_gpu", "high", f"the work ran on {and_list(trace.unread_devices)}, not on a GPU: an accelerator "
@@ -90,7 +93,7 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
             return Kind("unknown", "low", f"the host's ops name work only a GPU does ({gpu_ops}), but the capture holds "
                                           "no GPU record: the GPU's side of the capture was not recorded",
                         lost_gpu=f"its ops name work only a GPU does, {gpu_ops}")
-        kind = _window_kind(trace, names)
+        kind = _window_kind(trace, names, fw)
         return dataclasses.replace(kind, capture_format=trace.format) if kind.window else kind
     host = list(trace.h.names[:_MAX_NAMES]) if len(trace.h) else []
     found = engines.find(host, kernels)
@@ -145,7 +148,8 @@ def _gradient_kernels(kernels: list[str]) -> str:
 
 def _nvtx_kind(trace: Trace) -> Kind | None:
     """The kind the user's NVTX range names say (``frameworks.nvtx``): training where ranges name a backward pass,
-    an optimizer step, gradient all-reduces or DDP/FSDP set-up; inference where they name only inference."""
+    an optimizer step, gradient all-reduces or DDP/FSDP set-up; inference where an inference-only runtime's own
+    ranges run its model (TensorRT), or the user's name only inference."""
     r = trace.ranges
     if r is None or not r.idx.size:
         return None
@@ -156,6 +160,10 @@ def _nvtx_kind(trace: Trace) -> Kind | None:
         said = ", ".join(f"`{_short(n, 40)}` ×{names[n]:,}" for n in train[:4])
         return Kind("training", "high", f"the user's NVTX ranges name work only training does: {said}",
                     from_ranges=True)
+    runtime = sorted((n for n in names if nvtx.is_inference_runtime_range(n)), key=lambda n: -names[n])
+    if runtime:
+        return Kind("inference", "high", f"an inference-only runtime's own NVTX ranges (TensorRT running its engine): "
+                                         f"`{_short(runtime[0], 40)}` ×{names[runtime[0]]:,}")
     infer = [n for n in names if nvtx.is_inference_range(n)]
     if infer:
         return Kind("inference", "medium", f"the user's NVTX ranges name inference: `{_short(infer[0], 40)}`",
@@ -184,12 +192,26 @@ def _ran_kernels(trace: Trace) -> bool:
                if len(d))
 
 
-def _window_kind(trace: Trace, names: list[str]) -> Kind:
-    """A window in which no kernel ran and none was launched, by what it holds: CUDA calls of start-up, the user's
-    NVTX ranges alone, the framework's ops on the CPU, or nothing of CUDA's -- with tracing off where the capture's
-    own options say so (``Trace.producer["cuda_trace"]``), never guessed from a missing table alone."""
+def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
+    """A window in which no kernel ran and none was launched, by what it holds: the framework's matmuls or
+    convolutions run on the CPU, CUDA calls of start-up, the user's NVTX ranges alone, the framework's ops on the CPU,
+    or nothing of CUDA's -- with tracing off where the capture's own options say so
+    (``Trace.producer["cuda_trace"]``), never guessed from a missing table alone."""
     cuda = trace.producer.get("cuda_trace", "")
     calls = [n for n in names if devices.is_runtime_call(n)]
+    failed = trace.producer.get("program_error", "")
+    if failed:  # the window was not put wrong: the program died before its GPU work, and says why
+        held = (f"; the window holds {_startup_calls(trace)}" if calls else
+                "; CUDA tracing was on, and the window holds no CUDA call" if cuda == "on" else "")
+        return Kind("no_gpu", "high", f"the program stopped with an error before it launched a kernel: \"{failed}\" "
+                                      f"(its standard error, kept in the capture){held}", window="failed")
+    computed = _cpu_compute_ops(trace, fw) if calls else ""
+    if computed:  # a matmul on the GPU launches a kernel: these launched none, so they ran on the CPU
+        ncalls = int(trace.h.name_mask(devices.is_runtime_call).sum())
+        return Kind("no_gpu", "high", f"no kernel, copy or collective ran on any GPU in the capture; the framework's "
+                                      f"{computed} launched no kernel, where on a GPU each launches one: the model ran "
+                                      f"on the CPU; the window's {ncalls:,} CUDA call{'s' if ncalls != 1 else ''} did "
+                                      f"no GPU work", cpu_only=f"its {computed} launched no kernel")
     if calls:
         return Kind("no_gpu", "high", f"start-up only: {_startup_calls(trace)}; no kernel was launched in the window",
                     window="startup")
@@ -206,11 +228,32 @@ def _window_kind(trace: Trace, names: list[str]) -> Kind:
         return Kind("no_gpu", "high", f"NVTX ranges only ({user}), {tracing}", window="nvtx_only")
     if names:
         return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture, and the host "
-                                      "made no GPU runtime call: the work ran on the CPU", cpu_only=True)
+                                      "made no GPU runtime call: the work ran on the CPU",
+                    cpu_only="the host made no GPU runtime call")
     if cuda == "on":
         return Kind("no_gpu", "high", "CUDA tracing was on, but the window holds no CUDA call: the program had not "
                                       "reached its GPU work", window="no_cuda_call")
     return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture")
+
+
+def _cpu_compute_ops(trace: Trace, fw: Framework) -> str:
+    """The framework's matmul/convolution ops of a window that launched no kernel (``Framework.tc_eligible_op``), as
+    ``N matmul/convolution ops (`aten::linear` ×90, ...)``, when no CUDA call ran while they did: a model on the GPU
+    calls CUDA between its ops (launches, copies, a ``.item()``'s sync), one on the CPU does not (its window's CUDA
+    calls come before or after: device queries, a profiler's stop); "" otherwise."""
+    if not len(trace.h):
+        return ""
+    mask = trace.h.name_mask(lambda n: fw.tc_eligible_op(op_type(n)))
+    n = int(mask.sum())
+    if not n:
+        return ""
+    calls = trace.h.start[trace.h.name_mask(devices.is_runtime_call)]
+    if ((calls >= trace.h.start[mask].min()) & (calls <= trace.h.end[mask].max())).any():
+        return ""
+    ids, counts = np.unique(trace.h.name[mask], return_counts=True)
+    order = np.argsort(-counts, kind="stable")[:3]
+    top = ", ".join(f"`{_short(trace.h.names[int(ids[i])], 40)}` ×{int(counts[i]):,}" for i in order)
+    return f"{n:,} matmul/convolution op{'s' if n != 1 else ''} ({top})"
 
 
 def _startup_calls(trace: Trace) -> str:
@@ -253,10 +296,12 @@ def _user_ranges(trace: Trace) -> str:
     return f"{int(user.size):,} range{'s' if user.size != 1 else ''}: " + ", ".join(f"`{_short(n, 40)}`" for n in top)
 
 
-def _snapshot_kind(trace: Trace) -> Kind:
+def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
     """A memory snapshot records allocations, not GPU work; what allocated says what the job was:
 
     * the stacks of autograd's backward pass or an optimizer (C++ or Python frames, POSIX or Windows paths): training;
+    * else the profiler's ranges the snapshot recorded (``external_annotations``) naming work only training does
+      (``Optimizer.zero_grad#AdamW.zero_grad``): training -- a forward that ran out of memory before its backward;
     * else the allocation pattern of a backward run on autograd's engine thread, which records no Python frame (a
       ``stacks="python"`` snapshot -- the only kind on Windows -- holds none for it): the forward pass's blocks freed
       in reverse order while allocations without any stack are made;
@@ -267,6 +312,10 @@ def _snapshot_kind(trace: Trace) -> Kind:
     if train:
         return Kind("training", "medium", f"a memory snapshot whose allocations' stacks hold the {' and the '.join(train)} "
                                           f"step{'s' if len(train) > 1 else ''}")
+    named = [n for n in trace.producer.get("annotations", ()) if fw.training_event(n)]
+    if named:
+        return Kind("training", "high", f"the profiler's ranges in the snapshot name work only training does: "
+                                        f"`{_short(named[0])}`")
     for g, me in sorted(trace.memory.items()):
         lifo, stackless = _backward_pattern(me)
         if lifo >= _LIFO_SHARE and stackless >= _STACKLESS_SHARE:

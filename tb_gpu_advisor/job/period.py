@@ -73,7 +73,12 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
         if score > best:
             best, offset = score, o
     waited, pause = best
-    typical = float(np.median(region_gaps)) if region_gaps.size else 0.0
+    # the typical gap between launches inside a step: the boundaries' own pauses left out, which in a short
+    # period (two kernels a step) are half the gaps and would make their median a pause
+    inner = np.ones(region_gaps.size, dtype=bool)
+    bounds = np.arange(offset - 1, region_gaps.size, p)  # region_gaps[i] lies before launch first + i + 1
+    inner[bounds[bounds >= 0]] = False
+    typical = float(np.median(region_gaps[inner] if inner.any() else region_gaps)) if region_gaps.size else 0.0
     if waited < _WAITED or pause < T("job.period_boundary_gap") * max(typical, 1.0):
         return None
     starts = np.arange(first + offset, first + length - p + 1, p)
@@ -147,8 +152,10 @@ def _period(key: np.ndarray) -> tuple[int, int, int] | None:
 
 
 def _probe(key: np.ndarray, c: int, p: int) -> bool:
-    """Whether the launches after the middle repeat ``p`` later (or ``p`` earlier, near the end)."""
-    m = min(_PROBE, key.size - c)
+    """Whether the launches after the middle repeat ``p`` later (or ``p`` earlier, near the end): one period's
+    launches (at most :data:`_PROBE`), so that a short capture whose periodic region ends soon after its middle
+    (the results copied back) still passes to the full check."""
+    m = min(_PROBE, p, key.size - c)
     if c + p + m <= key.size:
         return bool(np.array_equal(key[c:c + m], key[c + p:c + p + m]))
     return c - p >= 0 and bool(np.array_equal(key[c - p:c - p + m], key[c:c + m]))

@@ -80,7 +80,8 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
         if slow.any() and dur[slow].sum() < T("job.one_time_launch_share") * d_sum:
             slow[:] = False  # a few slow launches among many: noise (preemption), not a cold process
     init = h.name_mask(devices.is_init_call) & (dur >= T("job.one_time_call_ms") * PS_PER_MS)
-    comp = h.name_mask(fw.compile_event) & (dur >= T("job.one_time_call_ms") * PS_PER_MS)
+    comp = ((h.name_mask(fw.compile_event) | h.name_mask(devices.is_jit_compile))
+            & (dur >= T("job.one_time_call_ms") * PS_PER_MS))
     rare = _rare_slow_calls(trace, dur, launch | init | h.name_mask(devices.is_blocking_call))
     cap_s, cap_e = _captures(h)
     m = slow | init | comp | rare
@@ -107,7 +108,7 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
                      "of all launch time): first launches load their modules")
     if up_n:
         parts.append(f"{plural(up_n, 'copy', 'copies')} to the device before the first kernel ({_ms((up_e - up_s).sum())}): "
-                     "the model's parameters and first inputs uploaded once")
+                     f"{fw.label('first_upload')}")
     if tune_n:
         parts.append(f"{plural(int(tune_s.size), 'call')} in {fw.label('autotune')}, {plural(tune_n, 'sync')} "
                      f"({_ms((tune_e - tune_s).sum())})")
@@ -115,7 +116,7 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     if n_cap:
         parts.append(f"{plural(n_cap, 'graph capture')} ({_ms((cap_e[:n_cap] - cap_s[:n_cap]).sum())}): kernels launched while a graph "
                      "is captured are recorded, not run")
-    for what, mask in (("library start-up / module loading calls", init), ("compilation", comp),
+    for what, mask in (("library start-up / module loading calls", init), ("compilation spans", comp),
                        ("first-time runtime calls", rare)):
         if mask.any():
             names = sorted({h.names[i] for i in np.unique(h.name[mask])[:3]})

@@ -10,6 +10,8 @@ type's transfer time is the least any GPU spends in it: the rest is waiting for 
 
 from __future__ import annotations
 
+from typing import Callable
+
 import numpy as np
 
 from tb_gpu_advisor import devices
@@ -27,8 +29,7 @@ def communication(ctx: Context) -> Communication:
     if not n or not active:
         return Communication()
     h = ctx.h
-    named = h.name_mask(lambda x: devices.collective_type(x) is not None) if len(h) else np.zeros(0, bool)
-    enc = Encloser(h, named) if named.any() else None
+    enc = _host_collectives(h)
     msgs, pgs = ctx.trace.collective_messages, ctx.trace.collective_groups
     with_msg = np.zeros(len(h), dtype=bool)
     for known in (msgs, pgs):
@@ -128,13 +129,31 @@ def _groups(starts: np.ndarray, step: np.ndarray, comp_starts: np.ndarray) -> in
     return 1 + int(((between > 0) | (st[1:] != st[:-1])).sum())
 
 
-def _types(d, idx: np.ndarray, launch: np.ndarray, enc: Encloser | None, h) -> np.ndarray:  # noqa: ANN001
+def _host_collectives(h) -> Callable[[], Encloser | None]:  # noqa: ANN001 - HostEvents
+    """The encloser of the host's collective ops (None: the host names none), built at the first ask and kept.
+
+    Why lazily: it classifies every distinct host name (17 regex searches each), and only a collective kernel whose
+    name does not tell its type asks for it.  An Nsight export names each NVTX step apart (``train_step N``: 235 k
+    names on 1 GB), where that classification took 2-3 s of a report with no collective at all (issue #38)."""
+    built: list[Encloser | None] = []
+
+    def encloser() -> Encloser | None:
+        if not built:
+            named = h.name_mask(lambda x: devices.collective_type(x) is not None) if len(h) else np.zeros(0, bool)
+            built.append(Encloser(h, named) if named.any() else None)
+        return built[0]
+    return encloser
+
+
+def _types(d, idx: np.ndarray, launch: np.ndarray, encloser: Callable[[], Encloser | None],  # noqa: ANN001
+           h) -> np.ndarray:
     """Collective type per device event ``idx``: by kernel name, else by the enclosing host collective op -- which
     also wins over a point-to-point kernel (NCCL before 2.19 runs all-to-all as ``ncclKernel_SendRecv``)."""
     by_name = np.array([devices.collective_type(x) or "" for x in d.names], dtype=object)
     out = by_name[d.name[idx]]
     miss = ((out == "") | (out == "SendRecv")) & (launch[idx] >= 0)
-    if enc is not None and miss.any():
+    enc = encloser() if miss.any() else None
+    if enc is not None:
         op = enc.find(launch[idx][miss])
         by_op = [devices.collective_type(h.names[int(h.name[o])]) or "" if o >= 0 else "" for o in op]
         where = np.flatnonzero(miss)

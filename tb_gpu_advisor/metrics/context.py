@@ -336,7 +336,10 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     # a step whose GPU receives nothing from the host (no host-to-device copy in the capture) waits for no input:
     # its host time before the first op is not an untraced loader (issue #37 survey: HTA's event-sync test step)
     fed = any(bool((d.kind == devices.KIND_H2D).any()) for d in devs if len(d))
-    input_spans, in_dispatch, pre_op = _input_spans(h, marker_windows, fw, dispatch, named=host_input, fed=fed)
+    # which dispatch events are outermost, which events a dispatch encloses: asked here and below (issue #38)
+    nesting = _nesting(h, dispatch) if dispatch.any() else None
+    input_spans, in_dispatch, pre_op = _input_spans(h, marker_windows, fw, dispatch, named=host_input, fed=fed,
+                                                    nesting=nesting)
     # an op inside a dispatch that ran a millisecond with no runtime call is the host's own work, not the dispatch's:
     # the physics of _host_computing_ops one level down (a 2.19 ms `aten::empty` inside `aten::ones` read as a
     # critical launch wait for 4 kernels, issue #37 survey)
@@ -398,8 +401,9 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     for g in gpus:
         _own_host(g, trace, h, fw, dispatch, marker_windows is not None, host_input, own_work, fed)
     host_step = assign(h.start, steps.host_windows) if len(h) else np.zeros(0, np.int16)
-    d_s, d_e = _dispatch_spans(h, dispatch, own_work)
-    outer = _nesting(h, dispatch)[0] if dispatch.any() else dispatch
+    dispatch_spans, own_spans = _dispatch_and_own_spans(h, dispatch, own_work)
+    outer = nesting[0] if nesting is not None else dispatch
+    del nesting
     blocked = h.name_mask(devices.is_blocking_call)
     eager_ops = _eager_ops(h, gpus, host_op, outer)
     if trace.memory and outer.any():
@@ -407,7 +411,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     flags = pack_flags({_HOST_OP: host_op, _HOST_INPUT: host_input, _HOST_WORK: host_work, _OP_ON_DEVICE: op_on_device,
                         _DISPATCH_CALL: outer, _EAGER_OP: eager_ops}, len(h))
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
-                   input_spans=input_spans, dispatch_spans=(d_s, d_e), own_spans=_own_spans(h, dispatch, own_work),
+                   input_spans=input_spans, dispatch_spans=dispatch_spans, own_spans=own_spans,
                    blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)), job=job,
                    alloc_spans=_alloc_spans(h), pre_op_spans=pre_op)
 
@@ -538,45 +542,64 @@ def _eager_ops(h: HostEvents, gpus: list[GpuCtx], host_op: np.ndarray, calls: np
     return marked | single
 
 
+#: Up to this many threads holding ``_nesting``'s events, each thread's events are found by a pass over the line
+#: column; beyond it by one stable sort of that column (a pass per thread is quadratic over thousands of threads,
+#: and the sort -- 80 MB of indices and ~1 s on a 1 GB Nsight export's 10 M host events of one thread -- is waste
+#: over a few).
+_NESTING_PASS_LINES = 16
+
+
 def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(outermost, inside) for ``mask`` events that may nest in one another (JAX writes ``PjitFunction(f)`` twice,
     one inside the other): per host event, whether it is an outermost ``mask`` event, and whether it starts
     strictly inside one (same line) without being that outermost event itself.
 
-    The events are grouped by line once (a stable sort of the line column), and each line works on its own slice:
-    a test ``h.line == ln`` per line made one pass over every event per line, quadratic on an export of many
-    threads (issue #38)."""
+    Each line of a ``mask`` event is worked on alone (a test ``h.line == ln`` per line over every event, or one
+    stable sort of the line column where many lines hold one: :data:`_NESTING_PASS_LINES`), its events looked up
+    :data:`_CHUNK` at a time, so the temporaries are bounded whatever one thread holds (issue #38: the peak of the
+    analysis of an Nsight export, ~60 bytes per event of its one thread)."""
     outer = np.zeros(len(h), dtype=bool)
     inside = np.zeros(len(h), dtype=bool)
-    by_line = np.argsort(h.line, kind="stable")
-    ordered = h.line[by_line]
     lines = sorted_unique(h.line[mask])
-    los = np.searchsorted(ordered, lines, side="left").tolist()
-    his = np.searchsorted(ordered, lines, side="right").tolist()
-    for lo, hi in zip(los, his):
-        ev = by_line[lo:hi]  # this line's events, by index
-        sel = ev[mask[ev]]
+    by_line = ordered = None
+    if lines.size > _NESTING_PASS_LINES:
+        by_line = np.argsort(h.line, kind="stable")
+        ordered = h.line[by_line]
+    for ln in lines.tolist():
+        if by_line is None:
+            sel = np.flatnonzero(mask & (h.line == ln))
+            chunks = (a + np.flatnonzero(h.line[a:a + _CHUNK] == ln) for a in range(0, len(h), _CHUNK))
+        else:
+            ev = by_line[np.searchsorted(ordered, ln, side="left"):np.searchsorted(ordered, ln, side="right")]
+            sel = ev[mask[ev]]
+            chunks = (ev[a:a + _CHUNK] for a in range(0, ev.size, _CHUNK))
         s, e = _calls(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
         # the outermost event of each merged interval: the first (by index) mask event starting at its start
         x = h.start[sel]
         pos = np.searchsorted(s, x)  # ``np.isin(x, s)`` (s is sorted): a binary search, not a sort of both
         at_start = s[np.minimum(pos, s.size - 1)] == x if s.size else np.zeros(x.size, dtype=bool)
         cand = sel[at_start]
+        del x, pos, at_start, sel
         _, keep = np.unique(h.start[cand], return_index=True)
         outer[cand[keep]] = True
-        t = h.start[ev]
-        k = np.searchsorted(s, t, side="right") - 1
-        ok = (k >= 0) & (t < e[np.clip(k, 0, None)])
-        inside[ev[ok]] = True
+        for part in chunks:  # this line's events, ascending
+            t = h.start[part]
+            k = np.searchsorted(s, t, side="right") - 1
+            ok = (k >= 0) & (t < e[np.maximum(k, 0)])
+            inside[part[ok]] = True
     inside &= ~outer
     return outer, inside
 
 
 def _calls(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Disjoint (starts, ends) of nested calls: events that overlap are one call, events that only touch (one
-    ends where the next begins, as back-to-back ATen ops can) are two."""
-    o = np.argsort(start, kind="stable")
-    s, e = start[o], end[o]
+    ends where the next begins, as back-to-back ATen ops can) are two.  Events already by start (a thread's, as
+    readers write them) are not sorted again: the stable sort's order is theirs."""
+    if (start[1:] >= start[:-1]).all():
+        s, e = start, end
+    else:
+        o = np.argsort(start, kind="stable")
+        s, e = start[o], end[o]
     cummax = np.maximum.accumulate(e)
     new = np.ones(s.size, dtype=bool)
     new[1:] = s[1:] >= cummax[:-1]
@@ -588,33 +611,26 @@ def _calls(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 _MARKER_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r", "step_num_stat")
 
 
-def _dispatch_spans(h: HostEvents, dispatch: np.ndarray, own_work: np.ndarray | None = None
-                    ) -> tuple[np.ndarray, np.ndarray]:
-    """Host time inside the framework's dispatch, minus the time inside sync calls under it: a ``.item()`` is an
-    ATen op, but while it waits in ``cudaStreamSynchronize`` the GPU is running, not waiting for a launch; and minus
-    ``own_work``, the host's own work under it (:func:`_host_computing_ops` of the ops inside a dispatch)."""
-    if not dispatch.any():
-        return h.start[:0], h.end[:0]
-    sync = h.name_mask(devices.is_sync_call)
-    if own_work is not None:
-        sync = sync | own_work
-    s, e = h.start[dispatch].astype(np.int64), h.end[dispatch].astype(np.int64)
-    s, e = subtract_intervals(s, e, h.start[sync].astype(np.int64), h.end[sync].astype(np.int64))
-    own_s, own_e = no_call_stretches(h, s, e)
-    return subtract_intervals(s, e, own_s, own_e) if own_s.size else (s, e)
+def _dispatch_and_own_spans(h: HostEvents, dispatch: np.ndarray, own_work: np.ndarray | None = None
+                            ) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """(dispatch spans, own spans) of the ``dispatch`` events.
 
-
-def _own_spans(h: HostEvents, dispatch: np.ndarray, own_work: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """The dispatch's time that is the host's own work (:func:`no_call_stretches` of the dispatch less its syncs and
-    its ``own_work`` events, which are host work already)."""
+    Dispatch spans: host time inside the framework's dispatch, minus the time inside sync calls under it (a
+    ``.item()`` is an ATen op, but while it waits in ``cudaStreamSynchronize`` the GPU is running, not waiting for a
+    launch), minus ``own_work``, the host's own work under it (:func:`_host_computing_ops` of the ops inside a
+    dispatch), and minus its own spans.  Own spans: the dispatch's time that is the host's own work
+    (:func:`no_call_stretches` of the dispatch less its syncs and its ``own_work`` events, which are host work
+    already).  One cut and one search of the stretches serve both (each was computed twice: 1.7 s of a 1 GB
+    Nsight export's analysis, issue #38)."""
     if not dispatch.any():
-        return h.start[:0].astype(np.int64), h.end[:0].astype(np.int64)
+        return (h.start[:0], h.end[:0]), (h.start[:0].astype(np.int64), h.end[:0].astype(np.int64))
     cut = h.name_mask(devices.is_sync_call)
     if own_work is not None:
         cut = cut | own_work
     s, e = subtract_intervals(h.start[dispatch].astype(np.int64), h.end[dispatch].astype(np.int64),
                               h.start[cut].astype(np.int64), h.end[cut].astype(np.int64))
-    return no_call_stretches(h, s, e)
+    own_s, own_e = no_call_stretches(h, s, e)
+    return (subtract_intervals(s, e, own_s, own_e) if own_s.size else (s, e)), (own_s, own_e)
 
 
 def no_call_stretches(h: HostEvents, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -649,12 +665,12 @@ def _own_host(g: GpuCtx, trace: Trace, h: HostEvents, fw, dispatch: np.ndarray, 
         e[:-1] = np.maximum(s[1:], s[:-1])
         windows = np.stack([s, e], axis=1) if s.size else None
     g.input_spans = _input_spans(h, windows, fw, dispatch & hm, hm, named=fw_input & hm, fed=fed)[0]
-    g.dispatch_spans = _dispatch_spans(h, dispatch & hm, own_work)
-    g.own_spans = _own_spans(h, dispatch & hm, own_work)
+    g.dispatch_spans, g.own_spans = _dispatch_and_own_spans(h, dispatch & hm, own_work)
 
 
 def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.ndarray, mask: np.ndarray | None = None,
-                 named: np.ndarray | None = None, fed: bool = True
+                 named: np.ndarray | None = None, fed: bool = True,
+                 nesting: tuple[np.ndarray, np.ndarray] | None = None
                  ) -> tuple[tuple[np.ndarray, np.ndarray], np.ndarray | None, tuple[np.ndarray, np.ndarray] | None]:
     """Host input time that no single event names, for frameworks that dispatch compiled steps (JAX).
 
@@ -673,12 +689,12 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
     ``__next__``).  Where the capture records them, the input wait is theirs alone (issue #37 item 4): (a) is then
     other host work before the step's first op, returned third (less the pipeline's own time), not input.  So is (a)
     where nothing reaches the GPU from the host (``fed`` False: no host-to-device copy in the capture): a step with
-    no input waits for none.
+    no input waits for none.  ``nesting``: :func:`_nesting` of ``dispatch``, where the caller has it already.
     """
     empty = (h.start[:0], h.end[:0])
     if not dispatch.any():
         return empty, None, None
-    outer, in_dispatch = _nesting(h, dispatch)
+    outer, in_dispatch = nesting if nesting is not None else _nesting(h, dispatch)
     starts, ends = [], []
     pre = None
     if windows is not None:

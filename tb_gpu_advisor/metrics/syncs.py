@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.metrics import context as _context
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
@@ -128,16 +129,22 @@ def _covered(h, recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None
              s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The parts of the disjoint sorted gaps (s, e) the recorded host time covers.  Only the events that overlap a
     gap are gathered (the last gap starting before an event's end is the only one it can overlap without covering
-    a later one): a thread's every event as interval columns would be 16 bytes an event for a few gaps."""
+    a later one): a thread's every event as interval columns would be 16 bytes an event for a few gaps.  They are
+    looked up ``context._CHUNK`` events at a time: the lookup's temporaries over a thread's every event were ~35 bytes
+    an event, the analysis' peak on an Nsight export of one thread (issue #38)."""
     if not s.size:
         return s, e
     mask, py = recorded
-    idx = np.flatnonzero(mask)
-    j = np.searchsorted(s, h.end[idx], side="left") - 1
-    ok = j >= 0
-    ok[ok] = h.start[idx[ok]] < e[j[ok]]
-    idx = idx[ok]
-    cs, ce = [h.start[idx].astype(np.int64)], [h.end[idx].astype(np.int64)]
+    cs, ce = [], []
+    step = _context._CHUNK
+    for a in range(0, mask.size, step):
+        idx = np.flatnonzero(mask[a:a + step]) + a
+        j = np.searchsorted(s, h.end[idx], side="left") - 1
+        ok = j >= 0
+        ok[ok] = h.start[idx[ok]] < e[j[ok]]
+        idx = idx[ok]
+        cs.append(h.start[idx].astype(np.int64))
+        ce.append(h.end[idx].astype(np.int64))
     if py is not None:
         cs.append(py[0])
         ce.append(py[1])

@@ -272,7 +272,9 @@ class HostEvents:
         stamp = (id(self.names), len(self.names))
         if key is not None and memo is not None and memo[0] == stamp and key in memo[1]:
             return memo[1][key]
-        per_name = np.fromiter((bool(pred(n)) for n in self.names), dtype=bool, count=len(self.names))
+        # ``map`` in C, not a generator frame per name (~10% of the test's time over 235 k names); numpy's bool of
+        # each answer is Python's ``bool()`` (its truth value)
+        per_name = np.fromiter(map(pred, self.names), dtype=bool, count=len(self.names))
         if key is not None:
             if memo is None or memo[0] != stamp:
                 memo = (stamp, {})

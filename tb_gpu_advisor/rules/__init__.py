@@ -119,6 +119,7 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out):
         out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
     _step_confidence(metrics, out)
+    _one_early_call(metrics, out)
     follow_savings(out)
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out) and \
             not any(f.rule in ("healthy", "unexplained_idle") for f in out):
@@ -196,6 +197,39 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
             f.severity = "warning"
             f.summary += (f" A warning, not critical: it rests on steps that are a guess ({m.steps.source}, low "
                           f"confidence).")
+
+
+#: Step sources whose step number counts the iterations before it (``ProfilerStep#N``, Keras' and TF's ``step_num``);
+#: a whole capture's or a single pass's "step 0" is an index, not a count.
+_COUNTED_STEPS = ("profiler_step", "keras_profiled_batch", "step_num_stat")
+#: Savings of the host's time (its own work, launches, gaps): what a first call may spend once.
+_HOST_TIME_GROUPS = ("host", "launch")
+
+
+def _one_early_call(m: HostMetrics, findings: list[Finding]) -> None:
+    """A capture of one step, numbered 0 or 1 (at most one iteration ran before it), in which no kernel runs twice:
+    every launch in it may be its kernel's first, and its host time the first call's one-time cost (compiled kernels
+    loaded on their first run, caches filled) -- nothing in the capture shows a steady step to tell them apart.  A
+    saving of host time measured there is a note, not a problem, and says why (wild/compiled_a100_triton: one
+    ``torch.compile``'d call whose 1.2 ms of host work before its only kernel read as a critical host-bound step).
+    A later single step (``ProfilerStep#100``, ``#6`` after warm-ups) or one whose kernels repeat is judged as it is."""
+    w = m.steps.windows
+    if m.steps.source not in _COUNTED_STEPS or m.steps.count != 1 or len(w) != 1 or w[0].step > 1 or not m.kernels:
+        return
+    if any(k.count > 1 for k in m.kernels if not k.collective):
+        return
+    for f in findings:
+        if f.saving is None or f.severity not in ("critical", "warning"):
+            continue
+        if not any(r["group"] in _HOST_TIME_GROUPS for r in f.saving.recovers):
+            continue
+        f.severity, f.confidence = "info", "low"
+        if f.metric is not None:
+            f.metric.status = "info"
+        f.summary += (f" A note, not a problem: the capture holds one step, step {w[0].step} (at most one iteration ran "
+                      f"before it), and no kernel in it runs twice, so this host time may be the first call's one-time "
+                      f"cost (kernels loaded on their first launch, caches filled); profile a few steps after warm-up "
+                      f"to see whether it recurs.")
 
 
 #: Job-scope rules that also speak of a single rank: what its own trace shows (its exposed collectives).  The others

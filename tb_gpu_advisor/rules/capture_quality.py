@@ -1,7 +1,8 @@
 """Q&A: is the capture trustworthy? Short steady-state window (~10 s), enough steps.
 
 Fires: no GPU activity at all (warning; the other checks are skipped) -- named for what the window holds where it
-holds no kernel (start-up only, NVTX only, no CUDA call, CUDA tracing off: ``job.kind.WINDOWS``), with how to record
+holds no kernel (start-up only, NVTX only, no CUDA call, CUDA tracing off, or ``failed``: the program died before its
+GPU work, its error quoted from the standard error the capture kept: ``job.kind.WINDOWS``), with how to record
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
 ``capture_quality:window``) -- no step found / fewer than ``capture.min_steps`` kept steps
 (warning), capture longer than ``capture.max_seconds`` (info), step times
@@ -122,10 +123,10 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                    f"of the profile was lost or not recorded, so the guide's GPU checks were skipped. Profile again "
                    f"with GPU activity recorded, and let the GPU finish its work before the profiler stops.")
     else:
-        cpu = kind is not None and kind.cpu_only
+        cpu = kind.cpu_only if kind is not None else ""
         title, actions = "No GPU activity in the capture", ctx.fw.fix(f"{ID}:no_gpu")
         summary = (f"No GPU kernel or copy in this capture ({len(m.gpus)} GPU planes, {m.capture.num_events:,} events"
-                   f"{'; the host made no GPU runtime call: the work ran on the CPU' if cpu else ''}): the guide's GPU "
+                   f"{f'; {cpu}: the work ran on the CPU' if cpu else ''}): the guide's GPU "
                    f"checks were skipped. Was the GPU visible to {ctx.fw.label('gpu_user')}, and did the profiled "
                    f"window include the GPU work (training steps, forward passes, engine steps)?"
                    + (" If the job should use the GPU, move the model and its inputs there." if cpu else ""))
@@ -141,7 +142,8 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "no_cuda_call": "The capture window holds no CUDA call: the program had not reached its GPU work",
                   "nvtx_only": "The capture window holds only NVTX ranges: no CUDA call, no GPU work",
                   "tracing_off": "CUDA tracing was off: the capture holds no GPU work",
-                  "counters": "The capture holds the kernels' hardware counters, not their timeline"}
+                  "counters": "The capture holds the kernels' hardware counters, not their timeline",
+                  "failed": "The program stopped with an error before its GPU work"}
 
 
 def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
@@ -156,6 +158,10 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
         return (f"{length} holds {held}. A kernel replayed for its counters takes no time in the step, so the "
                 f"guide's time checks did not run: nothing here is a verdict on the job. Profile the steps again without "
                 f"the counters to time them.")
+    if window == "failed":
+        return (f"{length} holds no GPU work: {held}. The window was not the problem: the program failed, so the "
+                f"guide's GPU checks did not run and nothing here is a verdict on the job. Fix that error, then "
+                f"profile again.")
     if window == "nvtx_only":
         return (f"{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the guide's "
                 f"GPU checks did not run: nothing here is a verdict on the job.")

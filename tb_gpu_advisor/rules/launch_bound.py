@@ -6,7 +6,8 @@ idle waiting for the host to launch the next kernel (stock overview
 Evidence is the guide's own shape: kernels shorter than the 20-40 us
 launch latency, with counts, totals and average durations ("126,224 Mul,
 2.77 s, ~21.9 us each").  Saving: the launch wait minus what the same
-kernels would still cost at ~1 us each in a fused graph.
+kernels would still cost at ~1 us each in a fused graph, and less the wait of the one launch the graph itself
+still is (one kernel a step has nothing to batch: no finding).
 """
 
 from __future__ import annotations
@@ -29,11 +30,20 @@ def step_level(m) -> bool:
     return 0 < d.calls_per_step <= T("launch_bound.step_calls") and d.host_ms_per_step > m.breakdown.device_compute
 
 
+def quiet(m) -> str | None:
+    """Why a launch wait is no finding where a step launches one kernel: a graph would be one launch too."""
+    kps = kernels_per_step(m, Ctx(m)) or 0.0
+    if 0 < kps <= 1 and (m.headline.launch_wait_share or 0.0) > 0:
+        return ("one kernel a step: batching launches into a graph would leave one launch too, so there is no launch "
+                "to save")
+    return None
+
+
 @rule(ID, "§1.2.2", "Launch-bound: many small kernels, the GPU waits for the host to launch them",
       thresholds=("launch_bound.warning", "launch_bound.critical", "launch.small_kernel_us", "launch.fused_us_per_kernel",
                  "launch_bound.step_calls", "launch_bound.min_small_kernel_time_share",
                  "capture.graph_kernel_share", "launch_bound.min_small_kernel_share", "launch.latency_us"),
-      card="launch_wait_share", waits=("launch_wait",))
+      card="launch_wait_share", waits=("launch_wait",), quiet=quiet)
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     graded = ctx.graded_wait(m.headline.launch_wait_share, m.breakdown.launch_wait, "launch_bound.warning", "launch_bound.critical")
@@ -49,7 +59,12 @@ def check(m: HostMetrics) -> list[Finding]:
     few_small = (small_share or 0.0) < T("launch_bound.min_small_kernel_share")
     launched_ps = kps if few_small else small_ps  # the launches a fused graph still makes, ~1 us each
     residual = launched_ps * T("launch.fused_us_per_kernel") / 1000.0
-    save_ms = max(0.0, (wait_ms or 0.0) - residual)
+    # a graph is itself one launch a step: of the step's launches it saves all but one, so the wait of one launch
+    # (the mean per launch) stays -- one kernel a step has no launches to batch and saves nothing
+    kept_ms = (wait_ms or 0.0) / kps if kps >= 1 else (wait_ms or 0.0)
+    save_ms = max(0.0, (wait_ms or 0.0) - kept_ms - residual)
+    if save_ms <= 0.0:
+        return []
 
     top = sk.top[:10]
     # per step, as every other number of the finding (the offenders are counted over the kept steps)
@@ -94,8 +109,9 @@ def check(m: HostMetrics) -> list[Finding]:
                                                   "small_kernels_per_step": small_ps,
                                                   "small_kernel_share": small_share,
                                                   "small_kernel_threshold_us": sk.threshold_us}),
-        saving=saving(ctx, save_ms, f"launch wait reduced to the {T('launch.fused_us_per_kernel'):g} us/kernel of a "
-                                    f"fused graph ({n_of(round(launched_ps), 'kernel' if few_small else 'small kernel')} per step)",
+        saving=saving(ctx, save_ms, f"launch wait reduced to one launch a step (a graph's) and the "
+                                    f"{T('launch.fused_us_per_kernel'):g} us/kernel of a fused graph "
+                                    f"({n_of(round(launched_ps), 'kernel' if few_small else 'small kernel')} per step)",
                       [("launch", "launch", save_ms)]),
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
                         ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows)],

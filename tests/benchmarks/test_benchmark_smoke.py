@@ -6,6 +6,7 @@ generator, reader or analyzer would otherwise break it silently.
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -64,7 +65,6 @@ def test_kineto_parse_benchmark_runs(tmp_path) -> None:
     """benchmarks/kineto_parse.py on a 2 MB trace with the stdlib reader: every X event of the repeated trace
     becomes a column row."""
     import glob
-    import json
 
     out = subprocess.run([sys.executable, os.path.join(REPO, "benchmarks", "kineto_parse.py"), "--sizes", "2",
                           "--methods", "stdlib"], capture_output=True, text=True, timeout=120)
@@ -121,6 +121,50 @@ def test_nsys_large_runs_on_a_small_export(tmp_path) -> None:
     assert list(tmp_path.glob("nsys-*.md")) and list(tmp_path.glob("nsys/2MB/run/report.sqlite"))
 
 
+@pytest.mark.skipif(not os.path.isdir(TORCH_TRACE_DIR), reason="real PyTorch traces not present")
+def test_issue30_generates_every_input_once_and_kineto_floor_rows(tmp_path) -> None:
+    """``issue30.py --generate-only`` writes each format's inputs into the cache the parts read (XPlane shapes,
+    PyTorch shapes, the Nsight export); ``kineto_floor.py`` then measures from that cache and writes its rows for
+    the one table: floor, ours and pure per shape."""
+    cmd = [sys.executable, os.path.join(REPO, "benchmarks", "issue30.py"), "--generate-only", "--sizes-mb", "1",
+           "--cache-dir", str(tmp_path)]
+    gen = subprocess.run(cmd, capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert gen.returncode == 0, gen.stderr[-2000:]
+    assert len(list(tmp_path.glob("corpus/bench_1MB*.xplane.pb"))) == 3
+    assert len(list(tmp_path.glob("kineto/*_1MB/run/host.pt.trace.json"))) == 2
+    assert list(tmp_path.glob("nsys/1MB/run/report.sqlite"))
+    rows_json = tmp_path / "rows.json"
+    out = subprocess.run([sys.executable, os.path.join(REPO, "benchmarks", "kineto_floor.py"), "--sizes", "1",
+                          "--methods", "floor,ours,pure", "--cache-dir", str(tmp_path / "kineto"), "--json",
+                          str(rows_json)], capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = json.loads(rows_json.read_text())
+    assert sorted((r["format"], r["shape"], r["size"]) for r in rows) == [("pytorch", "h100", "1MB"),
+                                                                          ("pytorch", "tiny", "1MB")]
+    for r in rows:
+        assert {r[p]["status"] for p in ("floor", "ours", "pure")} == {"ok"}, r
+        assert r["floor"]["what"] == "msgspec raw-args decode" and r["counted"] == "after a warm-up report"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak RSS is read from Linux rusage and /proc")
+def test_nsys_floor_rows_on_a_small_export(tmp_path) -> None:
+    """``benchmarks/nsys_floor.py`` on a 2 MB export: the floor fetches rows, ours reports, the pure path says
+    whether it is another reader, nsys-ai runs where installed; the row is written as JSON for issue30.py."""
+    import importlib.util
+
+    rows_json = tmp_path / "rows.json"
+    out = subprocess.run([sys.executable, os.path.join(REPO, "benchmarks", "nsys_floor.py"), "--sizes", "2MB",
+                          "--cache-dir", str(tmp_path), "--timeout", "120", "--json", str(rows_json)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert "| 2MB |" in out.stdout, out.stdout
+    (row,) = json.loads(rows_json.read_text())
+    assert (row["format"], row["size"], row["ours"]["status"], row["floor"]["status"]) == ("nsight", "2MB", "ok", "ok")
+    assert row["floor"]["rows"] > 0 and row["pure"]["status"] in ("ok", "same reader")
+    if importlib.util.find_spec("nsys_ai") is not None:
+        assert row["peer"]["status"] == "ok" and row["peer"]["findings"] > 0, row["peer"]
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="peak RSS is read from Linux rusage and /proc")
 def test_xplane_floor_on_three_densities(tmp_path) -> None:
     """``benchmarks/xplane_floor.py`` (issue #30 items 2 and 4): every corpus shape is generated, run through
@@ -129,7 +173,7 @@ def test_xplane_floor_on_three_densities(tmp_path) -> None:
     script = os.path.join(REPO, "benchmarks", "xplane_floor.py")
     out = subprocess.run(
         [sys.executable, script, "--sizes", "200KB", "--shapes", "dense,tf,stats", "--no-real", "--skip-stock",
-         "--cache-dir", str(tmp_path), "--timeout", "120", "--baseline", str(REPO)],
+         "--cache-dir", str(tmp_path), "--timeout", "120", "--baseline", str(REPO), "--json", str(tmp_path / "rows")],
         capture_output=True, text=True, timeout=300, check=False,
     )
     assert out.returncode == 0, out.stderr[-2000:]
@@ -142,6 +186,10 @@ def test_xplane_floor_on_three_densities(tmp_path) -> None:
     assert "Start-up: `report` of a " in out.stdout
     before_after = out.stdout.split("runs alternating.", 1)[-1]
     assert before_after.count("| 200KB ") == 3 and "after / before (CPU)" in before_after, out.stdout[-3000:]
+    rows = json.loads((tmp_path / "rows").read_text())  # issue30.py's rows: one per generated capture
+    assert sorted((r["format"], r["shape"], r["size"]) for r in rows) == [("xplane", s, "200KB") for s in
+                                                                          ("dense", "stats", "tf")]
+    assert all(r["ours"]["status"] == "ok" and r["floor"]["what"] == "upb parse" for r in rows), rows
     saved = list(tmp_path.glob("xplane-floor-*.json"))
     assert len(saved) == 1
     cmp = subprocess.run([sys.executable, script, "--compare", str(saved[0]), str(saved[0])],
@@ -149,16 +197,18 @@ def test_xplane_floor_on_three_densities(tmp_path) -> None:
     assert cmp.returncode == 0 and cmp.stdout.count("| 200KB ") == 3, cmp.stdout + cmp.stderr
 
 
-def test_issue30_runs_its_parts_in_one_report() -> None:
+def test_issue30_runs_its_parts_in_one_report(tmp_path) -> None:
     """``benchmarks/issue30.py`` runs the parts it is asked for back to back and prints each one's table under its
-    heading, between the machine's load at start and end (the JSON writer's and the CLI start-up's here: seconds);
-    an unknown part is refused."""
+    heading, after the machine's load at start and end (the JSON writer's and the CLI start-up's here: seconds),
+    and saves the report with its JSON twin; an unknown part is refused."""
     script = os.path.join(REPO, "benchmarks", "issue30.py")
-    out = subprocess.run([sys.executable, script, "--skip", "kineto,xplane,kineto_hta"], capture_output=True,
-                         text=True, timeout=600, cwd=REPO)
+    out = subprocess.run([sys.executable, script, "--skip", "kineto,xplane,nsight,kineto_hta", "--out-dir",
+                          str(tmp_path)], capture_output=True, text=True, timeout=600, cwd=REPO)
     assert out.returncode == 0, out.stderr[-2000:]
     text = out.stdout
-    assert text.index("Start:") < text.index("## json") < text.index("## startup") < text.index("End:")
+    assert text.index("Start:") < text.index("End:") < text.index("## json") < text.index("## startup")
+    assert "decoders: XPlane decoder:" in text and "Nsight SQLite reader:" in text
+    assert len(list(tmp_path.glob("issue30-*.md"))) == 1 and len(list(tmp_path.glob("issue30-*.json"))) == 1
     assert "texts equal to the asdict reference: True" in text and "| cli --help" in text
     bad = subprocess.run([sys.executable, script, "--skip", "nothing_such"], capture_output=True, text=True,
                          timeout=60, cwd=REPO)

@@ -68,6 +68,35 @@ def test_the_compiled_path_really_scans(monkeypatch):
 
 
 @needs_compiled
+def test_kept_args_read_alike_grouped_or_row_by_row():
+    """The shape arguments of a scanned chunk are decoded once per distinct (op, shapes) and given to each row; where
+    the scanner refuses the spans (``op_keys`` None) they are decoded row by row: both give the typed decode's
+    ``op_args`` and ``op_work``, row for row and in row order, on traces of FLOP ops and of collectives."""
+    from tb_gpu_advisor.formats.kineto import _cscan
+
+    class RowByRow:
+        scan = staticmethod(_cscan.scan)
+
+        @staticmethod
+        def op_keys(*a):
+            return None
+
+    for rel in ("tests/fixtures/wild/hta_v100", "tests/fixtures/wild/dlrm_a100_alltoall"):
+        path = next(str(p) for p in (REPO / rel).glob("*.pt.trace.json*"))
+        grouped, ref = read_both(path)
+        assert grouped.op_args or grouped.op_work
+        saved = parse._CSCAN
+        try:
+            parse._CSCAN = RowByRow
+            row_by_row = parse.parse_trace(path, workers=1)
+        finally:
+            parse._CSCAN = saved
+        for kt in (grouped, row_by_row):
+            assert differences(kt, ref) == []
+            assert list(kt.op_args) == list(ref.op_args) and list(kt.op_work) == list(ref.op_work)
+
+
+@needs_compiled
 @pytest.mark.parametrize("chunk", [1 << 12, 1 << 16])
 def test_small_chunks_and_their_failed_cuts_read_alike(monkeypatch, chunk):
     """Chunks of a few kB: many per trace, new names met in later chunks (ids across chunks), cuts tried inside
@@ -208,6 +237,53 @@ def test_the_scanner_reads_a_minimal_chunk():
     assert np.frombuffer(ints, np.int64).tolist() == [-1, -1, -1, 7, -1, -1]
     assert np.frombuffer(spans, np.int64).tolist() == [60, 13]
     assert out[15:] == (["k"], [""], ["Spans"], [])
+
+
+@needs_compiled
+def test_the_scanners_times_are_correctly_rounded():
+    """Times and durations of 1-19 digits, up to 18 decimals, around 2^53 (where the scanner's exact arithmetic stops
+    and strtod takes over): bit for bit Python's ``float`` of the same text, as the typed decode reads them."""
+    rng = random.Random(3)
+    texts = []
+    for _ in range(20000):
+        k = rng.choice([0, 1, 2, 3, 6, 9, 12, 15, 18])
+        t = str(rng.randrange(0, 1 << rng.choice([20, 40, 50, 53, 54, 60, 63])))
+        t = (t[:-k] + "." + t[-k:]) if 0 < k < len(t) else ("0." + "0" * (k - len(t)) + t) if k else t
+        texts.append(t if rng.random() < 0.8 else "-" + t)
+    out = _cscan.scan(",".join('{"ph": "X", "ts": %s, "dur": %s}' % (t, t) for t in texts).encode())
+    ref = np.array([float(t) for t in texts])
+    for col in (out[5], out[6]):
+        assert np.array_equal(np.frombuffer(col, np.float64).view(np.int64), ref.view(np.int64))
+
+
+@needs_compiled
+def test_op_keys_are_the_raw_shape_arguments_in_order():
+    """Per span: each op-shape key's raw JSON (what the typed decode's ``Raw`` holds), length-prefixed in ``_OP_KEYS``
+    order, 0 where absent; a row without ``args`` (offset -1) has every key absent."""
+    chunk = b'{"args": {"Seq": 3, "x": {"y": [1]}, "Input Dims": [[2, 3], []] , "dtype": "f\\\\"}}'
+    at = chunk.index(b'{"Seq')
+    spans = np.array([[at, len(chunk) - 1 - at], [-1, 0]], np.int64)
+    key, absent = _cscan.op_keys(chunk, spans)
+    raw = {"Input Dims": b"[[2, 3], []]", "dtype": b'"f\\\\"', "Seq": b"3"}
+    assert key == b"".join(len(raw.get(k, b"")).to_bytes(4, "little") + raw.get(k, b"") for k in parse._OP_KEYS)
+    assert absent == bytes(4 * len(parse._OP_KEYS))
+    assert _cscan.op_keys(chunk, np.zeros((0, 2), np.int64)) == []
+
+
+@needs_compiled
+@pytest.mark.parametrize("args", [b"{", b'{"Seq": 1', b'{"Seq": 1,}', b'{"Seq" 1}', b'{"Seq": 1, "Seq": 2}',
+                                  b'{"Se\\/q": 1}', b'{"a": "\\u0041"}', b"[1, 2]", b'{"a": ' + b"[" * 40 + b"]" * 40 + b"}",
+                                  b'{"a": "\xff"}'])
+def test_op_keys_refuse_what_the_scanner_would(args):
+    """A span that is no args object of the scanner's subset, or that leaves the chunk: None (the rows are then
+    decoded one by one), never a read past the span or the buffer (an exact-size copy: under AddressSanitizer a read
+    past it is reported)."""
+    chunk = np.frombuffer(args, np.uint8).copy()
+    assert _cscan.op_keys(chunk, np.array([[0, len(args)]], np.int64)) is None
+    for span in ([0, len(args) + 1], [1, len(args)], [-2, 4], [0, 1]):
+        assert _cscan.op_keys(chunk, np.array([span], np.int64)) is None
+    with pytest.raises(ValueError):
+        _cscan.op_keys(args, b"123")
 
 
 # -- choosing the path ---------------------------------------------------------------------------------------------

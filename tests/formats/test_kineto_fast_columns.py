@@ -199,3 +199,35 @@ def test_a_worker_that_fails_costs_the_pool_not_the_trace(monkeypatch: pytest.Mo
     merged = whole(parse_trace(str(path), workers=2))
     assert dropped, "no worker failed: the test does not test the fallback"
     assert merged == serial and not merged["problems"]
+
+
+def test_host_lines_by_runs_are_unique_pairs():
+    """The adapter finds the host events' (pid, tid) lines through the rows' runs; any rows -- long runs, none,
+    huge ids, one row, none -- give :func:`unique_pairs`' pairs and inverse, dtypes included."""
+    from tb_gpu_advisor.formats.kineto.adapter import _unique_pairs_by_runs
+    from tb_gpu_advisor.model.columns import unique_pairs
+
+    rng = np.random.default_rng(0)
+    for trial in range(300):
+        n = int(rng.integers(0, 60))
+        a = rng.integers(-3, 3, n) * (10**12 if trial % 2 else 1)
+        b = rng.integers(-2, 2, n)
+        if trial % 3 == 0:
+            a, b = np.repeat(a, 20), np.repeat(b, 20)
+        (p1, i1), (p2, i2) = unique_pairs(a, b), _unique_pairs_by_runs(a, b)
+        assert p1.dtype == p2.dtype and i1.dtype == i2.dtype
+        assert np.array_equal(p1, p2) and np.array_equal(i1, i2)
+
+
+def test_host_order_is_the_lexsort():
+    """Host events by line, start, longer first: the two stable sorts give the lexsort's order, with equal starts
+    (where the duration decides) or without."""
+    from tb_gpu_advisor.formats.kineto.adapter import _host_order
+
+    rng = np.random.default_rng(2)
+    for trial in range(300):
+        n = int(rng.integers(0, 50))
+        line = rng.integers(0, 3, n)
+        start = rng.integers(0, 10 if trial % 2 else 10**9, n) * 1000
+        end = start + rng.integers(0, 5, n) * 1000
+        assert np.array_equal(_host_order(line, start, end), np.lexsort((-(end - start), start, line)))

@@ -350,3 +350,23 @@ def test_json_nested_past_the_recursion_limit_around_the_events_is_a_clear_error
     else:
         t = parse_trace(str(p))
         assert any("after \"traceEvents\" does not parse" in x for x in t.problems)
+
+
+@pytest.mark.parametrize("total", [0, 10_000, 10**9])
+def test_the_sink_holds_the_parts_concatenated(total):
+    """The reader's columns, filled chunk by chunk (the file's size unknown, exact, or far off: a dense start), are
+    the parts concatenated, in their dtypes; capacity never past 4x the rows needed when it grows, or one row per
+    ``BYTES_PER_ROW`` of the input."""
+    from tb_gpu_advisor.formats.kineto.parse import _ROW_DTYPES, BYTES_PER_ROW, _Sink
+
+    rng = np.random.default_rng(1)
+    sink, parts = _Sink(), []
+    for i, n in enumerate((1, 5000, 0, 7000, 40_000, 3)):
+        part = {k: rng.integers(-5, 1 << 30, n).astype(dt) for k, dt in _ROW_DTYPES.items()}
+        sink.total, sink.done = total, 100 * (i + 1)
+        sink.append(part)
+        parts.append(part)
+        assert len(sink.cols["ts"]) <= max(4 * sink.rows, 1 << 12, total // BYTES_PER_ROW)
+    for k, dt in _ROW_DTYPES.items():
+        col = sink.column(k)
+        assert col.dtype == dt and np.array_equal(col, np.concatenate([p[k] for p in parts]))

@@ -40,6 +40,13 @@ def test_the_comparison_sees_a_changed_column(tmp_path):
 
 @pytest.mark.parametrize("path", EXPORTS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_export_reads_as_the_row_by_row_reads_did(path):
+    try:
+        reader.read_trace(str(path))
+    except tables.NsysReadError as e:  # an export with nothing to read (a program that died at start-up): the same
+        with tuple_reads(), pytest.raises(tables.NsysReadError) as old:  # error both ways
+            reader.read_trace(str(path))
+        assert str(old.value) == str(e)
+        return
     new, old = _both(str(path))
     assert trace_differences(new, old) == []
 

@@ -121,8 +121,20 @@ def test_nested_compile_spans_count_the_time_they_cover(tmp):
     job = rep["hosts"][0]["job"]
     assert job["phase"] == "warm-up"
     (part,) = [p for p in job["phase_evidence"].split("; ") if "compilation" in p]
-    assert part.startswith("a cold start: 3 compilation") and part.endswith(", 600.0 ms)"), part
+    assert part.startswith("a cold start: 3 compilation spans") and part.endswith(", 600.0 ms)"), part
     assert job["one_time_ms"] == pytest.approx(tt.COMPILE_NEST_MS[0][1], rel=0.01)
+
+
+def test_a_fusion_compiler_s_first_call_is_compilation(tmp):
+    """nvFuser's compile ranges (a new kernel runtime, each kernel's compile, NVRTC's compile inside) are a one-time
+    cost like torch.compile's: the capture of its first call is a cold start, the 500 ms its ranges cover."""
+    rep = _report(tmp, "fuser_first_call", 3)
+    job = rep["hosts"][0]["job"]
+    assert job["phase"] == "warm-up"
+    (part,) = [p for p in job["phase_evidence"].split("; ") if "compilation" in p]
+    assert "KernelExecutor::compile" in part and part.endswith(", 500.0 ms)"), part
+    assert job["one_time_ms"] == pytest.approx(tt.NVFUSER_NEST_MS[0][1], rel=0.01)
+    assert rep["findings"][0]["rule"] == "cold_start"
 
 
 def test_launches_with_no_gpu_record_are_a_lost_capture_not_a_job_without_gpu(tmp):

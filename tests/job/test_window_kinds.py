@@ -69,13 +69,17 @@ def test_a_real_window_that_ended_in_start_up_is_a_report_of_what_it_holds():
     assert [x["rule"] for x in host["findings"]] == ["capture_quality"]  # no "too few steps" on a window of no steps
 
 
-def test_a_real_window_before_the_first_cuda_call_says_tracing_was_on():
+def test_a_real_window_before_the_first_cuda_call_says_tracing_was_on_and_why_it_held_none():
     """A Python program's 0.37 s window with CUDA tracing on (``META_DATA_CAPTURE``) but no CUDA runtime table at
-    all: the program had not reached its GPU work -- not "tracing off"."""
+    all: the program had not reached its GPU work -- not "tracing off" -- because it died importing its own C
+    extension: its standard error, kept in the export, ends in ``ImportError: dynamic module does not define module
+    export function (PyInit_basic)`` (read off the file with sqlite3).  Before h37-survey-nsys: "The capture window
+    holds no CUDA call", with the advice to move the window."""
     host = _host(os.path.join(WINDOWS, "no_cuda_call_python_c.sqlite"))
     assert host["job"]["kind"] == "no_gpu"
     f = _window_finding(host)
-    assert "no CUDA call" in f["title"] and "CUDA tracing was on" in f["summary"]
+    assert "stopped with an error" in f["title"] and "CUDA tracing was on" in f["summary"]
+    assert '"ImportError: dynamic module does not define module export function (PyInit_basic)"' in f["summary"]
     assert "tracing was off" not in _text(f) and "--capture-range=cudaProfilerApi" in _text(f)
 
 
@@ -201,3 +205,57 @@ def test_a_real_trace_of_hardware_counters_is_no_damage_and_says_how_to_time_the
     with redirect_stdout(out), redirect_stderr(err):
         code = cli.main(["report", folder, "--cache-dir", "off"])
     assert code == 0, err.getvalue()
+
+
+#: Nsight keeps the profiled program's standard output and error in ``ProcessStreams`` (read off real exports:
+#: ``globalPid``, ``filenameId`` and ``contentId`` into ``StringIds``, the file named ``.../pid_<pid>_stderr.log``).
+_STREAMS_DDL = "CREATE TABLE ProcessStreams (globalPid INTEGER NOT NULL, filenameId INTEGER NOT NULL, contentId INTEGER NOT NULL)"
+_NUMBA_DIED = ('Loading the molecule\nTraceback (most recent call last):\n  File "vqe.py", line 12, in <module>\n'
+               '    import ipie\n  File "/usr/lib/python3.10/ipie/__init__.py", line 3, in <module>\n    nvvm.NVVM()\n'
+               'numba.cuda.cudadrv.error.NvvmSupportError: libNVVM cannot be found.\n'
+               'libnvvm.so: cannot open shared object file: No such file or directory\n')
+_NVRTC_WARNINGS = ("cuda_llm: compiling kernels for sm_120 via NVRTC...\nllm_kernels.cu(198): warning #177-D: variable "
+                   "\"lane\" was declared but never referenced\n      int warp_id = tid / 32, lane = tid % 32;\n")
+
+
+def _with_stderr(path: str, text: str) -> str:
+    """A start-up window (``write_window``) whose program wrote ``text`` to its standard error."""
+    import sqlite3
+
+    nx.write_window(path, "startup")
+    con = sqlite3.connect(path)
+    con.execute(_STREAMS_DDL)
+    top = con.execute("SELECT max(id) FROM StringIds").fetchone()[0]
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)",
+                    [(top + 1, "/tmp/nvidia/nsight_systems/streams/pid_4242_stderr.log"), (top + 2, text)])
+    con.execute("INSERT INTO ProcessStreams VALUES (?, ?, ?)", (1 << 48 | 4242 << 24, top + 1, top + 2))
+    con.commit()
+    con.close()
+    return path
+
+
+def test_a_program_that_died_before_its_gpu_work_is_its_failure_not_a_window_put_wrong(tmp_path):
+    """A Python program that died importing its GPU library (a real cuda-quantum/ipie capture read in the
+    h37-survey-nsys survey: numba's ``NvvmSupportError``, 11 CUDA calls of start-up in a 5 s window).  Main called it
+    "the window ended during start-up" and told the user to move the window."""
+    host = _host(_with_stderr(str(tmp_path / "died.sqlite"), _NUMBA_DIED))
+    job = host["job"]
+    assert job["kind"] == "no_gpu" and job["kind_evidence"].startswith("the program stopped with an error")
+    quoted = ("numba.cuda.cudadrv.error.NvvmSupportError: libNVVM cannot be found. libnvvm.so: cannot open shared "
+              "object file: No such file or directory")
+    assert f'"{quoted}"' in job["kind_evidence"] and "CUDA calls" in job["kind_evidence"]
+    f = _window_finding(host)
+    assert f["severity"] == "warning" and "stopped with an error" in f["title"]
+    assert "wrong window" not in f["summary"] and "fix it" in _text(f)
+    code, _, _ = _run(["report", str(tmp_path / "died.sqlite"), "--format", "json"])
+    assert code == 0  # a readable window without GPU work, as every other
+
+
+def test_warnings_on_stderr_are_no_failure(tmp_path):
+    """A program still compiling its kernels when a ``--duration`` window ran out writes warnings, not an error: its
+    window ended during start-up.  Also the real one it is modelled on (``wild/llm_startup_window``)."""
+    host = _host(_with_stderr(str(tmp_path / "warned.sqlite"), _NVRTC_WARNINGS))
+    assert host["job"]["kind_evidence"].startswith("start-up only") and "during start-up" in _window_finding(host)["title"]
+    real = _host(os.path.join(REPO, "tests", "fixtures", "wild", "llm_startup_window", "profile.sqlite"))
+    assert real["job"]["kind_evidence"].startswith("start-up only: 3 CUDA calls")
+    assert "during start-up" in _window_finding(real)["title"]

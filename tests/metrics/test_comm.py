@@ -166,3 +166,25 @@ def test_process_group_and_sequence_from_the_ops_args():
     assert pytorch.collective_group({"Process Group ID": 0, "Process Group Desc": "undefined"}) == ("pg 0", None)
     assert pytorch.collective_group({}) == (None, None)
     assert pytorch.collective_group({"Process Group ID": True, "Seq": -1}) == (None, None)
+
+
+def test_host_names_are_classified_only_when_a_kernel_needs_its_host_op(monkeypatch, tmp_path):
+    """Issue #38: the host's collective ops are found (every distinct host name classified) only when a collective
+    kernel's own name does not tell its type.  An Nsight export without collective kernels (its NVTX steps named
+    ``train_step N``, one name each) never asks; the DLRM ranks, whose all-to-all runs as SendRecv kernels, ask and
+    still type them by their host op."""
+    from synthetic.nsysexport import NsysJob, write
+    from tb_gpu_advisor.formats.nsys.reader import read_trace as read_nsys
+
+    asked: list[str] = []
+    real = devices.collective_type
+    monkeypatch.setattr(devices, "collective_type", lambda n: asked.append(n) or real(n))
+    write(str(tmp_path / "report.sqlite"), NsysJob(steps=6))
+    trace = read_nsys(str(tmp_path / "report.sqlite"))
+    steps = {n for n in trace.h.names if n.startswith("train_step")}
+    m = host_metrics(trace)
+    assert len(steps) >= 6 and m.comm.by_type == [] and not steps & set(asked)
+    trace = kineto_adapter.read_trace(_dlrm().hosts[0].path)
+    asked.clear()
+    m = host_metrics(trace)
+    assert {t.type for t in m.comm.by_type} == {"AllToAll", "AllReduce"} and set(trace.h.names) <= set(asked)

@@ -60,3 +60,40 @@ def test_sync_idle_is_booked_where_the_step_ledger_holds_it():
     assert sum(booked.values()) == pytest.approx(m.syncs.gpu_idle_ms_per_step) == pytest.approx(0.280, abs=1e-6)
     bd = m.breakdown.as_dict()
     assert all(v <= bd[c] + 1e-9 for c, v in booked.items())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_covered_gaps_are_the_same_looked_up_a_chunk_at_a_time(seed, monkeypatch):
+    """``_covered`` looks a thread's events up a chunk at a time (issue #38: bounded temporaries); any chunk size
+    gives the one-pass answer, and that answer is the gaps painted by brute force on integer ticks."""
+    import numpy as np
+
+    from tb_gpu_advisor.metrics import context, syncs
+    from tb_gpu_advisor.model.trace import HostEvents
+
+    rng = np.random.default_rng(seed)
+    n = 2000
+    start = np.sort(rng.integers(0, 4000, n)).astype(np.int64)
+    none = np.full(n, -1, np.int32)
+    h = HostEvents(start=start, end=start + rng.integers(0, 30, n), name=np.zeros(n, np.int32),
+                   line=rng.integers(0, 3, n).astype(np.int16), corr=none, group_id=none, step_num=none, iter_num=none,
+                   root=none, is_eager=none.astype(np.int8), names=["x"], line_names=["a", "b", "c"])
+    mask = rng.random(n) < 0.5
+    gs = np.sort(rng.choice(4000, 40, replace=False)).astype(np.int64)
+    s, e = gs[::2], gs[1::2]  # disjoint sorted gaps
+    py = (np.array([100, 2500], np.int64), np.array([180, 2600], np.int64))
+    answers = []
+    for chunk in (7, 256, 1 << 18):
+        monkeypatch.setattr(context, "_CHUNK", chunk)
+        answers.append([a.tolist() for a in syncs._covered(h, (mask, py), s, e)])
+    assert answers[0] == answers[1] == answers[2]
+    grid = np.zeros(4100, bool)
+    for a, b in zip(h.start[mask].tolist() + py[0].tolist(), h.end[mask].tolist() + py[1].tolist()):
+        grid[a:b] = True
+    gaps = np.zeros(4100, bool)
+    for a, b in zip(s.tolist(), e.tolist()):
+        gaps[a:b] = True
+    got = np.zeros(4100, bool)
+    for a, b in zip(*answers[0]):
+        got[a:b] = True
+    assert np.array_equal(got, grid & gaps) and got.any()

@@ -283,6 +283,34 @@ def test_subtract_intervals_merging_first_gives_the_same_set() -> None:
             assert a.tolist() == b.tolist(), (s, e, cs, ce)
 
 
+def _subtract_merged_sweep(s, e, cut_s, cut_e):
+    """subtract_intervals as it was before it cut by gaps (issue #38): both sets merged, then one sweep over every
+    boundary of both."""
+    if not s.size or not cut_s.size:
+        return union_intervals(s, e)
+    return _subtract_reference(*union_intervals(s, e), *union_intervals(cut_s, cut_e))
+
+
+@pytest.mark.parametrize("span", [12, 60, 1 << 62])
+def test_subtract_intervals_by_gaps_equals_the_sweep(span) -> None:
+    """Cutting each merged interval by the cut set's gaps (binary search) gives exactly the merged sweep's intervals
+    and dtype: on nested, touching, tied, zero-length and (a damaged file's) backwards intervals, negative times and
+    times near 2^62 ps, either set empty."""
+    rng = np.random.default_rng(span % 1000)
+    for k in range(600):
+        n, m = rng.integers(0, 30, 2)
+        s = rng.integers(-span, span, n).astype(np.int64)
+        e = s + rng.integers(0, max(span // 4, 2), n)
+        cs = rng.integers(-span, span, m).astype(np.int64)
+        ce = cs + rng.integers(0, max(span // 8, 2), m)
+        if k % 5 == 0 and n:  # one interval ending before it starts
+            j = int(rng.integers(0, n))
+            s[j], e[j] = e[j] + 1, s[j]
+        got, want = subtract_intervals(s, e, cs, ce), _subtract_merged_sweep(s, e, cs, ce)
+        for a, b in zip(got, want):
+            assert a.dtype == b.dtype and a.tolist() == b.tolist(), (s, e, cs, ce)
+
+
 def _reference_inner(start, end, t):
     """The innermost interval holding each instant, by brute force: the holding interval that starts last, the shorter
     (the inner one) on a tie -- for properly nested intervals, what ``nest``'s sweep defines."""
@@ -363,11 +391,16 @@ def _nesting_reference(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.
     return outer, inside
 
 
+@pytest.mark.parametrize("chunk", [64, 1 << 18])
 @pytest.mark.parametrize("case", ["nested", "many_lines", "zero_length", "ties", "negative_length", "huge_times",
-                                  "one_line", "none", "all"])
-def test_nesting_equals_the_per_line_loop(case):
-    """Every line at once gives what one pass per line gave, on random and adversarial nestings."""
+                                  "one_line", "none", "all", "by_start", "by_start_one_line"])
+def test_nesting_equals_the_per_line_loop(case, chunk, monkeypatch):
+    """Every line at once gives what one pass per line gave, on random and adversarial nestings: few lines (a pass
+    per line) and many (one sort of the lines), events by start (as readers write them: not sorted again) or not,
+    a line's events looked up in many chunks or one."""
+    from tb_gpu_advisor.metrics import context
     from tb_gpu_advisor.metrics.context import _nesting
+    monkeypatch.setattr(context, "_CHUNK", chunk)
     rng = np.random.default_rng(sum(map(ord, case)))
     n = 3000
     line = rng.integers(0, 7, n).astype(np.int16)
@@ -395,6 +428,10 @@ def test_nesting_equals_the_per_line_loop(case):
         mask = np.zeros(n, bool)
     elif case == "all":
         mask = np.ones(n, bool)
+    elif case.startswith("by_start"):  # a reader's order: by start, ties and nesting kept
+        start = np.sort(rng.integers(0, 20000, n)).astype(np.int64)
+        if case == "by_start_one_line":
+            line = np.zeros(n, np.int16)
     h = _host(line, start, dur)
     got = _nesting(h, mask)
     want = _nesting_reference(h, mask)
@@ -444,3 +481,14 @@ def test_name_mask_remembers_pure_predicates_only():
     assert h.name_mask(spy).tolist()[-1] is True and len(calls) == 2 * len(names) + 1
     with pytest.raises(ValueError):
         h.per_name(spy)[0] = False  # the remembered answer is shared: read-only
+
+
+def test_name_mask_takes_each_answer_s_truth_value():
+    """A predicate may answer with anything (a match object or None, a string, a count): the mask is its ``bool()``
+    (issue #38: the answers go to numpy through ``map``, not through a ``bool()`` per name)."""
+    import re
+
+    names = ["aten::mm", "", "cudaLaunchKernel", "train_step 7", "x"]
+    h = _named_hosts(names)
+    for pred in (re.compile(r"cuda|mm").search, lambda n: n[:1], len, lambda n: n.count("a"), lambda n: None):
+        assert h.name_mask(pred).tolist() == [bool(pred(n)) for n in names] * 2

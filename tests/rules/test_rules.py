@@ -27,6 +27,7 @@ from tb_gpu_advisor.metrics.types import (
 )
 from tb_gpu_advisor.model.schema import Finding, Saving
 from tb_gpu_advisor.rules import REGISTRY, T, evaluate, rank
+from tb_gpu_advisor.rules.base import Ctx, kernels_per_step
 from tests.support.paths import REPO
 from tests.support.rules_factory import STEP_MS, STEPS, healthy, idle_ledger, kernel, ledger, multi
 
@@ -286,7 +287,10 @@ def test_input_bound_saving_is_the_whole_wait_and_cites_steps():
 def test_launch_bound_saving_keeps_1us_per_small_kernel_and_shows_the_mul_example():
     m = _launch(0.2)  # 2 ms wait; 10 small kernels per step -> 10 us residual
     (f,) = run("launch_bound", m)
-    assert f.saving.ms_per_step == pytest.approx(2.0 - 10 * T("launch.fused_us_per_kernel") / 1000, abs=1e-3)
+    kps = kernels_per_step(m, Ctx(m))
+    # the graph itself is one launch a step: the mean wait of one launch stays, with ~1 us per small kernel
+    assert f.saving.ms_per_step == pytest.approx(2.0 - 2.0 / kps - 10 * T("launch.fused_us_per_kernel") / 1000,
+                                                 abs=1e-3)
     # per step, as the rest of the finding (was: "126,224 × Mul taking 2.77 s in total", the whole capture's count)
     assert "Mul, 6,311.2 calls per step on average taking 138.5 ms per step" in f.summary and "21.9 us" in f.summary
     ev = f.evidence[0]
@@ -764,3 +768,17 @@ def test_launch_bound_words_kernels_that_last_no_time_without_dividing_by_zero()
 
     assert _against_latency(0.0).startswith(", far shorter than the")
     assert "x shorter" in _against_latency(1.0)
+
+
+def test_one_kernel_a_step_has_no_launches_to_batch():
+    """A graph is one launch too: a step of one kernel, however long its launch wait, saves nothing by batching
+    launches, so launch_bound stays quiet and the card says why (wild/compiled_a100_triton: one 2 us Triton kernel)."""
+    from tb_gpu_advisor.rules import quiet_reason
+
+    m = _launch(0.2)
+    many = kernels_per_step(m, Ctx(m))
+    assert many > 1 and run("launch_bound", m)
+    m.headline.kernel_count = STEPS  # one launch a step
+    assert kernels_per_step(m, Ctx(m)) == pytest.approx(1.0)
+    assert run("launch_bound", m) == []
+    assert "one kernel a step" in quiet_reason("launch_bound", m)

@@ -81,6 +81,28 @@ def _worker(path: str) -> str:
     return name
 
 
+#: ``torch.autograd.profiler``'s export before Kineto (PyTorch 1.7 and older, and ``use_kineto=False``): events with
+#: no category, the host's ops under the process named this (and, with ``use_cuda``, each op's GPU time under
+#: ``CUDA functions``, which is no kernel record and stays unread).
+LEGACY_HOST_PROCESS = "CPU functions"
+
+
+def _legacy_host_ops(kt: KinetoTrace) -> None:
+    """The legacy profiler's uncategorised host ops read as ``cpu_op`` (in place), so its ATen ops are the trace's
+    host events: its ``aten::cudnn_convolution`` then says the work ran on a GPU whose side was not recorded, where
+    an empty host read "no GPU work, the CPU's" (a VoteNet forward, KeondoPark/luxmea: 1,442 ops)."""
+    pids = [i for i, label in kt.pid_labels.items() if label == LEGACY_HOST_PROCESS]
+    if not pids or "" not in kt.cats:
+        return
+    rows = (kt.cat == kt.cats.index("")) & np.isin(kt.pid, pids)
+    if not rows.any():
+        return
+    if "cpu_op" not in kt.cats:
+        kt.cats.append("cpu_op")
+    kt.cat = kt.cat.astype(np.int32, copy=True) if kt.cat.dtype.itemsize < 4 else kt.cat
+    kt.cat[rows] = kt.cats.index("cpu_op")
+
+
 def _cat_mask(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
     """Bool per X event: its category is one of ``cats``."""
     ids = [i for i, c in enumerate(kt.cats) if c in cats]
@@ -90,6 +112,7 @@ def _cat_mask(kt: KinetoTrace, cats: tuple[str, ...]) -> np.ndarray:
 def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     """The trace of a parsed Kineto file."""
     producer = _producer(kt)
+    _legacy_host_ops(kt)
     kt.cats = [OLD_CATS.get(c, c) for c in kt.cats]
     is_host = _cat_mask(kt, HOST_CATS)
     is_dev = _cat_mask(kt, DEVICE_CATS)
@@ -277,8 +300,8 @@ def _host_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray,
                  end_ps: np.ndarray) -> tuple[HostEvents, np.ndarray, np.ndarray]:
     """Host events by (thread, start), outer events before the inner ones they enclose (longer first on a tie);
     the (pid, tid) of each host line; and the file row of each host event."""
-    upairs, line = unique_pairs(kt.pid[idx], kt.tid[idx])
-    order = np.lexsort((-(end_ps[idx] - start_ps[idx]), start_ps[idx], line))
+    upairs, line = _unique_pairs_by_runs(kt.pid[idx], kt.tid[idx])
+    order = _host_order(line, start_ps[idx], end_ps[idx])
     idx, line = idx[order], line[order]
     launch = _cat_mask(kt, _LAUNCH_CATS)[idx]
     corr = np.where(launch, kt.correlation[idx], -1)
@@ -289,6 +312,32 @@ def _host_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray,
         is_eager=minus1, names=kt.names, line_names=[_thread_name(kt, int(p), int(t)) for p, t in upairs],
     )
     return h, upairs, idx
+
+
+def _host_order(line: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """``np.lexsort((-(end - start), start, line))``: by line, start, longer first.  A trace's starts are nearly in
+    order and rarely equal, so two stable sorts do it -- by start (a few long runs: near linear), then by line --
+    and the duration decides nothing unless two starts are equal (then the lexsort runs): 0.17 -> 0.01 s on a 1 GB
+    trace's 2.2 M host events."""
+    by_start = np.argsort(start, kind="stable")
+    ordered = start[by_start]
+    if (ordered[1:] == ordered[:-1]).any():
+        return np.lexsort((-(end - start), start, line))
+    return by_start[np.argsort(line[by_start], kind="stable")]
+
+
+def _unique_pairs_by_runs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`unique_pairs` of the host events' (pid, tid), through their runs: a thread's events come in long runs
+    in the file, so its few distinct pairs are found among the runs' first rows (a sort of the runs, not of millions
+    of rows: 0.29 -> 0.03 s on a 1 GB trace's 2.2 M host events); any order of the rows gives the same result."""
+    if a.size < 2:
+        return unique_pairs(a, b)
+    change = np.flatnonzero((a[1:] != a[:-1]) | (b[1:] != b[:-1]))
+    if change.size > a.size // 8:
+        return unique_pairs(a, b)  # no long runs: the plain sort
+    starts = np.concatenate(([0], change + 1))
+    pairs, run_inverse = unique_pairs(a[starts], b[starts])
+    return pairs, np.repeat(run_inverse, np.diff(starts, append=a.size))
 
 
 def _thread_name(kt: KinetoTrace, pid: int, tid: int) -> str:

@@ -17,8 +17,11 @@ need 12-18 GB; measured in ``benchmarks/kineto_parse.py``, docs/benchmarks.md). 
    order, giving the serial columns exactly (a chunk whose cut fails there is read again here);
 5. where the optional compiled scanner is built (``_cscan.c``, chosen in ``compiled.py``), it stands in for steps 2-3:
    a chunk's bytes straight into its columns, no object per event, the names interned per chunk, ``args`` kept as
-   byte spans decoded only for the ops that keep their shapes; it hands any chunk it does not fully read back to the
-   typed decode, so the columns and errors are the same.  It scans without the GIL, so step 4 uses threads.
+   byte spans decoded only for the ops that keep their shapes, once per distinct shapes (``op_keys``); it hands any
+   chunk it does not fully read back to the typed decode, so the columns and errors are the same.  It scans without
+   the GIL, so step 4 uses threads (reading each chunk where it lies in the buffer);
+6. each chunk's rows are copied into the trace's columns as the chunk is added (:class:`_Sink`), not kept and
+   concatenated at the end: the columns' memory is written once.
 
 The floor this is measured against (``benchmarks/kineto_floor.py``, docs/benchmarks.md): msgspec's typed decode of
 every event's common fields with ``args`` raw.
@@ -50,7 +53,7 @@ import zlib
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from itertools import compress, repeat
-from operator import attrgetter, eq
+from operator import attrgetter, eq, is_not
 from typing import IO, Any, Callable, Iterable
 
 import numpy as np
@@ -411,10 +414,12 @@ def _decode_chunk(data: bytes | memoryview, decoder: str) -> list[Any]:
 class _Columns:
     """Rows of X events, accumulated chunk by chunk as numpy arrays (a chunk's lists die with the chunk)."""
 
-    def __init__(self) -> None:
+    def __init__(self, sink: bool = False) -> None:
         self.names: dict[str, int] = {}
         self.cats: dict[str, int] = {}
+        #: each chunk's X rows (``sink``: copied into the whole trace's columns as they come, :class:`_Sink`)
         self.parts: list[dict[str, np.ndarray]] = []
+        self.sink = _Sink() if sink else None
         self.process_names: dict[int, str] = {}
         self.process_labels: dict[int, str] = {}
         self.thread_names: dict[tuple[int, int], str] = {}
@@ -449,7 +454,7 @@ class _Columns:
         self.malformed += len(xs) - len(timed)
         self._others(events)
         if timed:
-            self.parts.append(self._part(timed))
+            self._append(self._part(timed))
 
     def merge(self, other: _Columns) -> None:
         """Append the columns a worker built from the next chunk on fresh columns (:func:`_decode_part`), as if
@@ -480,7 +485,7 @@ class _Columns:
                 if ids and (part[col] <= -2).any():
                     lut = np.asarray(ids, np.int64)
                     part[col] = np.where(part[col] <= -2, lut[np.maximum(-2 - part[col], 0)], part[col])
-            self.parts.append(part)
+            self._append(part)
         self.op_args.update((self.rows + r, v) for r, v in other.op_args.items())
         self.op_work.update((self.rows + r, v) for r, v in other.op_work.items())
         self.rows += other.rows
@@ -536,7 +541,7 @@ class _Columns:
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
         self._keep_op_args(part["name"], args, True)
         self.rows += len(xs)
-        self.parts.append(part)
+        self._append(part)
 
     def add_scanned(self, data: bytes | memoryview) -> int:
         """Append one chunk read by the compiled scanner (``_cscan.c``), exactly as :meth:`_add_typed` would append
@@ -583,10 +588,17 @@ class _Columns:
                 "tid": _scanned_ids(tid, tid_s, tid_strings, self.tid_labels, self._id)}
         for j, col in enumerate(_SCANNED_INTS):
             part[col] = ints[:, j]
-        self._keep_op_args(part["name"], _ArgSpans(view, np.frombuffer(spans, np.int64).reshape(-1, 2)), True)
+        self._keep_scanned_args(part["name"], view, np.frombuffer(spans, np.int64).reshape(-1, 2))
         self.rows += len(ts)
-        self.parts.append(part)
+        self._append(part)
         return 1
+
+    def _append(self, part: dict[str, np.ndarray]) -> None:
+        """One chunk's X rows, after those of the chunks before it."""
+        if self.sink is not None:
+            self.sink.append(part)
+        else:
+            self.parts.append(part)
 
     def _ids(self, vals: list[Any], labels: dict[str, int]) -> np.ndarray:
         """pid or tid column of the typed decode: the integers as they are, else :meth:`_id` value by value."""
@@ -634,13 +646,7 @@ class _Columns:
         Which name ids keep them is a boolean table over the interned names, extended as names come; a FLOP op's
         work is worked out once per distinct (name, raw shape arguments) of the typed decode (a training loop
         repeats the same shapes every step)."""
-        keep = self._keep
-        if len(keep) < len(self.names):
-            names = list(self.names)[len(keep):]
-            self._keep = keep = np.concatenate([keep, np.fromiter(map(_keeps_args, names), bool, len(names))])
-        if not keep.any():
-            return
-        rows = np.flatnonzero(keep[name_ids])
+        rows = self._rows_keeping_args(name_ids)
         if not rows.size:
             return
         names = list(self.names)
@@ -683,6 +689,81 @@ class _Columns:
                 self.op_work[self.rows + i] = w
             else:
                 self.op_args[self.rows + i] = kept
+
+    def _rows_keeping_args(self, name_ids: np.ndarray) -> np.ndarray:
+        """The rows (of a part) whose op keeps its shape arguments: a boolean table over the interned names, extended
+        as names come."""
+        keep = self._keep
+        if len(keep) < len(self.names):
+            names = list(self.names)[len(keep):]
+            self._keep = keep = np.concatenate([keep, np.fromiter(map(_keeps_args, names), bool, len(names))])
+        if not keep.any():
+            return np.zeros(0, np.int64)
+        return np.flatnonzero(keep[name_ids])
+
+    def _keep_scanned_args(self, name_ids: np.ndarray, data: memoryview, spans: np.ndarray) -> None:
+        """:meth:`_keep_op_args` of a scanned chunk, with Python code per distinct (op, shapes), not per row.
+
+        The scanner gives each kept row's shape arguments as one bytes key (their raw JSON, which is what the typed
+        decode's ``Raw`` values hold, so equal keys mean equal arguments); a training loop repeats a few hundred
+        distinct keys over hundreds of thousands of calls.  Each distinct one is decoded once, from one of its rows,
+        by the code the typed decode runs (:meth:`_keep_op_args`), and its result given to every row that has it, in
+        row order; only C loops (``map``, ``dict``, ``compress``) touch every row.  Where the scanner refuses a span
+        (never for the spans it gave) the rows are decoded one by one as before."""
+        rows = self._rows_keeping_args(name_ids)
+        if not rows.size:
+            return
+        keys = _CSCAN.op_keys(data, np.ascontiguousarray(spans[rows]))
+        if keys is None:
+            self._keep_op_args(name_ids, _ArgSpans(data, spans), True)
+            return
+        pairs = list(zip(name_ids[rows].tolist(), keys))
+        first = dict(zip(pairs[::-1], rows[::-1].tolist()))  # each distinct (name id, key) -> its first row
+        work: dict[tuple, Any] = {}
+        kept: dict[tuple, dict] = {}
+        names = list(self.names)
+        for pair in dict.fromkeys(pairs):  # first appearance order, as row by row
+            name = names[pair[0]]
+            if aten_flops.is_flop_op(name):
+                work[pair] = self._scanned_work(name, pair[1], data, spans, first[pair])
+            else:
+                args = self._scanned_kept(data, spans, first[pair])
+                if args:
+                    kept[pair] = args
+        glob = (rows + self.rows).tolist()
+        if work:
+            ws = list(map(work.get, pairs, repeat(_NO_ARGS)))
+            has = list(map(is_not, ws, repeat(_NO_ARGS)))
+            self.op_work.update(zip(compress(glob, has), compress(ws, has)))
+        if kept:
+            ks = list(map(kept.get, pairs))
+            has = list(map(is_not, ks, repeat(None)))
+            self.op_args.update(zip(compress(glob, has), map(dict, compress(ks, has))))  # a dict per row, as before
+
+    def _scanned_work(self, name: str, key: bytes, data: memoryview, spans: np.ndarray, row: int) -> Any:
+        """A FLOP op's work for its shape key (``_NO_ARGS``: no shape recorded), remembered across chunks."""
+        memo = (name, key)
+        if memo in self._work_memo:
+            return self._work_memo[memo]
+        args = self._scanned_kept(data, spans, row)
+        w = self._work(name, args) if args else _NO_ARGS
+        if len(self._work_memo) < _WORK_MEMO:
+            self._work_memo[memo] = w
+        return w
+
+    @staticmethod
+    def _scanned_kept(data: memoryview, spans: np.ndarray, row: int) -> dict[str, Any]:
+        """The shape arguments of one scanned row, decoded as :meth:`_keep_op_args` decodes the typed decode's."""
+        import msgspec
+
+        kept = {}
+        for key, v in zip(_OP_KEYS, _RAW_OF(_ArgSpans(data, spans)[row])):
+            if len(v):
+                try:
+                    kept[key] = msgspec.json.decode(v)
+                except (msgspec.DecodeError, UnicodeDecodeError):  # the typed decode keeps raw bytes unchecked
+                    continue
+        return {k: v for k, v in kept.items() if v is not None}
 
     def _work(self, name: str, args: dict[str, Any]) -> Any:
         """An op's FLOPs and bytes from its shapes, its label shared with every call of the same shapes."""
@@ -741,9 +822,65 @@ class _Columns:
         return -1
 
     def column(self, key: str, dtype: type) -> np.ndarray:
+        if self.sink is not None:
+            return self.sink.column(key).astype(dtype, copy=False)
         if not self.parts:
             return np.zeros(0, dtype)
         return np.concatenate([p.pop(key) for p in self.parts]).astype(dtype, copy=False)
+
+
+#: The X rows' columns and their types (:meth:`_Columns.column`).
+_ROW_DTYPES = {"ts": np.float64, "dur": np.float64, "cat": np.int32, "name": np.int32,
+               **dict.fromkeys(_INT_COLUMNS, np.int64)}
+
+
+#: Input bytes per X row the columns may be reserved for at once (:meth:`_Sink._grow`): their 88 bytes per row are
+#: then at most a third of the input's size, what a real trace's columns take.
+BYTES_PER_ROW = 256
+
+
+class _Sink:
+    """The X rows' columns of the whole trace, each chunk's rows copied in as the chunk is added.
+
+    Why not keep each chunk's columns and concatenate them at the end: on a gigabyte that writes every column twice
+    into memory never touched before (the parts, then the whole), and on these machines a fresh page costs more than
+    the copy (``perf``: the concatenation was 0.46 s of a 1 GB read, docs/benchmarks.md).  Here a chunk's rows are
+    copied while they are hot and then freed, so the next chunk reuses their memory; the columns are allocated for the
+    rows the input is expected to hold (``total``/``done``, set by the reader: its size and how far the chunk added
+    ends; pages never written cost nothing) and trimmed in place at the end.  Without a size, or before the estimate
+    is worth trusting, capacity grows 4x at a time, so at most a third of the rows is copied twice."""
+
+    def __init__(self) -> None:
+        self.rows = 0
+        self.total = 0  # bytes of text the input holds, 0 where unknown
+        self.done = 0  # where the chunk being added ends
+        self.cols = {k: np.empty(0, dt) for k, dt in _ROW_DTYPES.items()}
+
+    def append(self, part: dict[str, np.ndarray]) -> None:
+        n = len(part["ts"])
+        if self.rows + n > len(self.cols["ts"]):
+            self._grow(self.rows + n)
+        end = self.rows + n
+        for key, col in self.cols.items():
+            col[self.rows:end] = part[key]
+        self.rows = end
+
+    def _grow(self, need: int) -> None:
+        """Room for at least ``need`` rows: the rows the whole input should hold at the density read so far (plus a
+        tenth), at most 4x ``need`` or one row per :data:`BYTES_PER_ROW` of the input, whichever is more (a dense
+        start is no promise: a hostile file's would reserve gigabytes; a real trace's rows take ~250 bytes each)."""
+        expect = need * self.total // self.done * 11 // 10 if 0 < self.done < self.total else 0
+        cap = max(need, 1 << 12, min(expect, max(4 * need, self.total // BYTES_PER_ROW)) if expect else 4 * need)
+        for key, col in self.cols.items():
+            new = np.empty(cap, col.dtype)
+            new[:self.rows] = col[:self.rows]
+            self.cols[key] = new
+
+    def column(self, key: str) -> np.ndarray:
+        """A column of every row, handed over (trimmed in place: ``realloc`` gives the unused tail back unread)."""
+        col = self.cols.pop(key)
+        col.resize(self.rows, refcheck=False)  # this object held the only reference
+        return col
 
 
 #: Distinct (FLOP op, shapes) whose work is remembered: far more than a model has, a bound for hostile files.
@@ -793,6 +930,10 @@ def _scanned_ids(values: bytes, strings: bytes, distinct: list[str], labels: dic
     lut = np.fromiter((label_id(v, labels) for v in distinct), np.int64, len(distinct))
     local = np.frombuffer(strings, np.int32)
     return np.where(local >= 0, lut[np.maximum(local, 0)], col)
+
+
+#: The typed decode's raw shape arguments of an ``Args`` struct, in ``_OP_KEYS`` order.
+_RAW_OF = attrgetter(*(_STRUCT_ARGS[k] for k in _OP_KEYS))
 
 
 class _ArgSpans:
@@ -857,9 +998,11 @@ def _any_arg(args: Any, key: str) -> Any:
     return getattr(args, _STRUCT_ARGS[key], None) if args is not None else None
 
 
-def _ns(us: np.ndarray) -> np.ndarray:
-    """Microseconds (three decimals as written) -> integer nanoseconds."""
-    return np.rint(us * 1000.0).astype(np.int64)
+def _ns(us: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Microseconds (three decimals as written) -> integer nanoseconds; ``out=us`` works in ``us`` (one new column,
+    not three: on a gigabyte each is tens of MB of fresh pages)."""
+    ns = np.multiply(us, 1000.0, out=out)
+    return np.rint(ns, out=ns).astype(np.int64)
 
 
 # ---------------------------------------------------------------------------------------------- parser
@@ -873,7 +1016,7 @@ class _Parser:
         self.workers = _default_workers() if workers is None else workers
         self.pool: Any = None
         #: chunks in flight, oldest first: (future, file offset, the separator text before it, its text)
-        self.pending: deque[tuple[Any, int, bytes, bytes]] = deque()
+        self.pending: deque[tuple[Any, int, bytes, bytes | memoryview]] = deque()
         self.rewound = False  # a chunk in flight failed: the next one is decoded here
         self.size_hint = 0  # the text's size where known before reading (a big file's workers start at once)
         self.max_bytes, self.progress, self.decoder = max_bytes, progress, decoder
@@ -881,7 +1024,7 @@ class _Parser:
         self.base = 0  # file offset of buf[0]
         self.eof = False
         self.read_error: str | None = None
-        self.cols = _Columns()
+        self.cols = _Columns(sink=True)
         self.problems: list[str] = []
         self.truncated = False
 
@@ -1039,7 +1182,10 @@ class _Parser:
             if not self._merge_oldest():
                 return None
         cut = m.start() + 1
-        data = self.buf[pos:cut]
+        # a thread reads the chunk where it lies (the buffer is immutable bytes: a view keeps it, no 4 MB copy per
+        # chunk); a worker process needs bytes to pickle
+        data = memoryview(self.buf)[pos:cut] if isinstance(self.pool, concurrent.futures.ThreadPoolExecutor) \
+            else self.buf[pos:cut]
         try:
             fut = self.pool.submit(_decode_part, data, self.decoder)
         except Exception:  # noqa: BLE001 - a broken pool: read on here, after the chunks in flight
@@ -1068,7 +1214,8 @@ class _Parser:
         if part is None:
             self._rewind()
             return False
-        self.pending.popleft()
+        _, at, _, data = self.pending.popleft()
+        self._ends_at(at + len(data))
         self.cols.merge(part)
         return True
 
@@ -1085,6 +1232,12 @@ class _Parser:
         self.buf = b"".join([*parts, _gap(b"", self.base - end), self.buf])
         self.base = start
         self.rewound = True
+
+    def _ends_at(self, end: int) -> None:
+        """The chunk about to be added ends at byte ``end`` of ``size_hint``: how the columns estimate their rows."""
+        sink = self.cols.sink
+        if sink is not None:
+            sink.total, sink.done = self.size_hint, end
 
     def _settle(self) -> bool:
         """Every chunk in flight merged; False when one failed (``buf`` then starts at it: :meth:`_rewind`)."""
@@ -1105,6 +1258,7 @@ class _Parser:
             candidates = list(_CUT.finditer(self.buf, pos))[::-1][:MAX_CUT_TRIES]
         for m in candidates:
             cut = m.start() + 1
+            self._ends_at(self.base + cut)
             scanned = self.cols.add_scanned(memoryview(self.buf)[pos:cut]) if self.decoder == "msgspec" else 0
             if scanned > 0:
                 return cut
@@ -1212,14 +1366,14 @@ class _Parser:
 
     def _result(self, meta: dict[str, Any]) -> KinetoTrace:
         c = self.cols
-        if not c.parts:
+        if not c.rows:
             reason = "; ".join(self.problems) if self.problems else "the \"traceEvents\" array holds no complete event"
             raise KinetoReadError(self.name, f"no readable event: {reason}")
         if self.read_error and not self.truncated:
             self.problems.append(f"the file's end is damaged ({self.read_error}), after the last event")
         if c.malformed:
             self.problems.append(f"{c.malformed:,} events without a numeric time or not objects were skipped")
-        ts, dur = c.column("ts", np.float64), c.column("dur", np.float64)
+        ts, dur = c.column("ts", np.float64), c.column("dur", np.float64)  # this reader's own: changed in place
         cols = {k: c.column(k, np.int64) for k in _INT_COLUMNS}
         cols["cat"], cols["name"] = c.column("cat", np.int32), c.column("name", np.int32)
         self.problems += _time_problems(ts, dur, c.bad_dur)
@@ -1233,7 +1387,7 @@ class _Parser:
         cat, name = _narrow_ids(cols.pop("cat")), cols.pop("name")
         return KinetoTrace(
             source=self.name, names=list(c.names), cats=list(c.cats), cat=cat,
-            name=name, ts_ns=_ns(ts), dur_ns=_ns(np.maximum(dur, 0)), meta=meta,
+            name=name, ts_ns=_ns(ts, out=ts), dur_ns=_ns(np.maximum(dur, 0, out=dur), out=dur), meta=meta,
             process_names=c.process_names, process_labels=c.process_labels, thread_names=c.thread_names,
             pid_labels={v: k for k, v in c.pid_labels.items()}, tid_labels={v: k for k, v in c.tid_labels.items()},
             memory=c.memory, memory_reserved=c.memory_reserved, mem=c.mem_columns(), ph_counts=dict(c.ph), n_events=c.n_events,
@@ -1264,6 +1418,9 @@ def _time_problems(ts: np.ndarray, dur: np.ndarray, bad_dur: int) -> list[str]:
 def _plausible_times(ts: np.ndarray) -> np.ndarray:
     """Per row: the start is a time of this capture -- finite, within the clock's range and within a day of the
     capture's median start (the median, so one wild value cannot move the reference)."""
+    lo, hi = (float(ts.min()), float(ts.max())) if ts.size else (0.0, 0.0)
+    if -MAX_TS_US < lo and hi < MAX_TS_US and hi - lo <= MAX_SPREAD_US:  # NaN fails too
+        return np.ones(ts.size, bool)  # every start within a day of every other, so of the median
     ok = np.isfinite(ts) & (np.abs(ts) < MAX_TS_US)
     if ok.any():
         mid = float(np.median(ts[ok]))
@@ -1330,7 +1487,7 @@ def _start_pool(workers: int) -> Any:
         return None
 
 
-def _decode_part(data: bytes, decoder: str) -> _Columns | None:
+def _decode_part(data: bytes | memoryview, decoder: str) -> _Columns | None:
     """In a worker: the columns of one chunk of whole events, as this process would add them to fresh columns;
     None when the chunk does not decode (its cut was no event boundary)."""
     cols = _Columns()

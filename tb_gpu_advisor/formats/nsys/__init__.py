@@ -21,6 +21,9 @@ _TRACE_CUDA = ("nsys profile -t cuda,nvtx -o run ./app   # -t cuda records the C
 WINDOW_FIXES = {
     "startup": (("The window ended during start-up, before the program launched its first kernel: start the window "
                  "where the steps run, and make it long enough to hold several of them.", _WINDOW),),
+    "failed": (("The program stopped with the error quoted above before it reached its GPU work: fix it, run the "
+                "program once without the profiler to see it finish, then profile it again with the window on its "
+                "steps.", _WINDOW),),
     "no_cuda_call": (("The window ended before the program made its first CUDA call: start the window where the GPU "
                       "work runs.", _WINDOW),),
     "nvtx_only": (("Record the CUDA API and the GPU's work beside the NVTX ranges (-t cuda,nvtx), with the window on "

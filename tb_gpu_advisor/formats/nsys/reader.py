@@ -45,7 +45,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, lost_gpu_records, max_profile_bytes
+from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, lost_gpu_records, max_profile_bytes, program_failure
 from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import nvtx
@@ -59,8 +59,8 @@ TIME_BASE = "ms from the start of the Nsight Systems session, as the Nsight Syst
 #: The error of an export that recorded no event at all and does not say what it was asked to record -- the same input
 #: error as an XPlane file with no event: a window that recorded anything (OS runtime calls, NVTX, CUDA start-up), or
 #: whose capture options say what it traced (CUDA tracing off), is read and reported for what it holds.
-NOTHING_RECORDED = ("no events in the capture window: the export holds no CUDA, NVTX, OS runtime or sampling event "
-                    "(was the profiler stopped right after it started, or did the program run in another process?)")
+_NOTHING = "no events in the capture window: the export holds no CUDA, NVTX, OS runtime or sampling event"
+NOTHING_RECORDED = _NOTHING + " (was the profiler stopped right after it started, or did the program run in another process?)"
 #: Tables of events a window records, beside the CUDA and NVTX tables the reader reads: (prefix, suffix) of their
 #: names (``OSRT_API``, ``SCHED_EVENTS``, ``COMPOSITE_EVENTS``, ``MPI_*``, ``CUPTI_ACTIVITY_KIND_*``).
 _EVENT_TABLES = (("CUPTI_ACTIVITY_KIND_", ""), ("", "_EVENTS"), ("", "_API"), ("MPI_", ""), ("OPENMP_", ""))
@@ -179,7 +179,8 @@ def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -
             if not schema.is_export():
                 raise NsysReadError(f"{path}: an SQLite file, but no Nsight Systems export (none of its tables)")
             if not _holds_events(schema) and not _capture_options(schema):  # options say what the window was asked to hold
-                raise NsysReadError(NOTHING_RECORDED)
+                failure = _last_words(schema)
+                raise NsysReadError(_NOTHING + failure if failure else NOTHING_RECORDED)
             return _columns(schema, path, size, file_index)
     except tb.QueryBudgetExceeded as e:
         raise NsysReadError(f"{path}: {e}") from e
@@ -274,11 +275,32 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
         raw.notes.append(note)
     raw.zero_ns, raw.capture_ms = _session_window(schema)
     raw.facts = _capture_options(schema)
+    failure = next((f for f in map(program_failure, tb.program_stderr(schema)) if f), "")
+    if failure:  # the program died: a window without GPU work is its failure, not a window put wrong
+        raw.facts["program_error"] = failure
     return raw
 
 
 #: ``META_DATA_CAPTURE`` keys of the options a window's reading depends on -> the ``Trace.producer`` fact.
 _TRACE_OPTIONS = {"COLLECT_CUDA_TRACE": "cuda_trace", "COLLECT_NVTX_TRACE": "nvtx_trace"}
+
+
+def _last_words(schema: tb.Schema) -> str:
+    """For a window that recorded nothing: what the profiled program died with (:func:`program_failure`), else the
+    last line it wrote to its standard error, which the export keeps -- a program that died at start-up (a library
+    that failed to load under the profiler's injection, a crash, a Python error) records no event, and its own words
+    say why.  Empty when it wrote none."""
+    texts = tb.program_stderr(schema)
+    last = next((f for f in map(program_failure, texts) if f), "")
+    for text in texts if not last else ():
+        lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+        if lines:
+            last = lines[-1] if len(lines[-1]) <= 300 else lines[-1][:297] + "..."
+            break
+    if not last:
+        return ""
+    return (f": the profiled program stopped before it ran any work; its last words on standard error, kept in "
+            f"the export: \"{last}\" (fix that error, then profile again)")
 
 
 def _capture_options(schema: tb.Schema) -> dict[str, str]:

@@ -59,6 +59,9 @@ ANALYSIS = "ANALYSIS_DETAILS"
 META_EXPORT = "META_DATA_EXPORT"
 META_CAPTURE = "META_DATA_CAPTURE"
 SYSTEM_ENV = "TARGET_INFO_SYSTEM_ENV"
+#: The profiled program's standard output and error, as Nsight Systems kept them: ``(globalPid, filenameId,
+#: contentId)``, the file name (``.../pid_<pid>_stderr.log``) and its text in ``StringIds``.
+PROCESS_STREAMS = "ProcessStreams"
 #: Tables only Nsight writes: any one of them makes an SQLite file an export.
 NSYS_OWN = (ANALYSIS, META_EXPORT, SESSION_START)
 #: Activity tables; with ``StringIds`` beside one of them, a file is an export (a hand-made or trimmed one).
@@ -566,6 +569,18 @@ def key_values(schema: Schema, table: str, limit: int = 10_000, chars: int = 409
         return []
     sql = f'SELECT substr(name, 1, {int(chars)}), substr(value, 1, {int(chars)}) FROM "{table}" LIMIT {int(limit)}'
     return [(str(n), "" if v is None else str(v)) for n, v in schema.con.execute(sql)]
+
+
+def program_stderr(schema: Schema, chars: int = 65536) -> list[str]:
+    """The profiled program's standard error as the export kept it (:data:`PROCESS_STREAMS`): one text per process
+    that wrote any, cut at ``chars`` characters from its end (where a failing program says why); empty without the
+    table."""
+    if not (schema.has(PROCESS_STREAMS, "filenameId", "contentId") and schema.has(STRINGS, "id", "value")):
+        return []
+    sql = (f'SELECT substr(c.value, -{int(chars)}) FROM "{PROCESS_STREAMS}" p '
+           f'JOIN "{STRINGS}" f ON f.id = p.filenameId JOIN "{STRINGS}" c ON c.id = p.contentId '
+           "WHERE f.value LIKE '%stderr%' AND length(trim(c.value)) > 0 LIMIT 16")
+    return [str(v) for (v,) in schema.con.execute(sql) if v is not None]
 
 
 def value_of(schema: Schema, table: str, name: str, chars: int = 256) -> str | None:

@@ -2,7 +2,8 @@
 
 ``torch.cuda.memory._dump_snapshot(path)`` writes wherever it is told (people keep them beside their logs and traces),
 so a name claims nothing: a pickle is a snapshot when its first bytes say so (:func:`sniff`: a pickle whose top-level
-dict opens with the ``segments`` key and names the snapshot's own keys).  Each snapshot is a session of its own,
+dict opens with the ``segments`` key and names the snapshot's own keys, or, pickled from the public
+``torch.cuda.memory_snapshot()``, a list of segments).  Each snapshot is a session of its own,
 named after its file's time with ``_snapshot`` appended (it never joins a trace's session), its one host the file's
 name without the suffix.  Never below a ``plugins`` folder (other tools' assets).
 """
@@ -23,6 +24,10 @@ _PICKLE_START = re.compile(rb"^\x80[\x02-\x05]|^\(dp0|^\}")
 #: Keys only a snapshot's segments and blocks hold, one of which is in any snapshot's first kilobytes.
 _SNAPSHOT_KEYS = (b"segments",)
 _SEGMENT_KEYS = (b"total_size", b"device_traces", b"allocated_size", b"segment_type", b"blocks")
+#: ``torch.cuda.memory_snapshot()`` (the public call, no history) returns the segments alone: a pickled list (``]``
+#: after the protocol and frame opcodes) whose first dict opens with a segment's own keys.
+_SEGMENT_LIST = re.compile(rb"^\x80[\x02-\x05](?:\x95.{8})?(?:\]|\(l)", re.S)
+_LIST_SEGMENT_KEYS = (b"device", b"total_size")
 
 
 def is_pickle_name(name: str) -> bool:
@@ -39,6 +44,8 @@ def sniff(path: str) -> str | None:
         return "empty"
     if not _PICKLE_START.search(head):
         return "not a pickle"
+    if _SEGMENT_LIST.search(head[:64]) and all(k in head[:256] for k in _LIST_SEGMENT_KEYS):
+        return None  # ``torch.cuda.memory_snapshot()`` pickled: the segments alone, a list of them
     if not any(k in head[:256] for k in _SNAPSHOT_KEYS) or not any(k in head for k in _SEGMENT_KEYS):
         return "a pickle, but no memory snapshot (torch.cuda.memory._dump_snapshot writes `segments` first)"
     return None

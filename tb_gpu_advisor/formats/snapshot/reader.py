@@ -45,6 +45,8 @@ MAX_FRAMES = 24
 MAX_SCAN = 160
 #: Live allocations kept per GPU at the dump, and per OOM at its moment.
 TOP_BLOCKS = 20
+#: Distinct ``external_annotations`` names kept (``Trace.producer["annotations"]``): the job's kind is in the first.
+MAX_ANNOTATIONS = 256
 #: OOMs read per GPU (the first ones: a job stops at its first, or retries a few times).
 MAX_OOMS = 8
 TIME_BASE = "the snapshot's first recorded allocator event (time_us)"
@@ -112,6 +114,8 @@ def _read_upto(f: Any, n: int, chunk: int = 64 << 20) -> bytes:
 
 def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) -> Trace:
     """The trace of a snapshot's plain data (``torch.cuda.memory._snapshot()``'s dict); ``work``: the walk's bound."""
+    if isinstance(doc, list) and doc and all(isinstance(s, dict) and "total_size" in s for s in doc[:8]):
+        doc = {"segments": doc}  # ``torch.cuda.memory_snapshot()``: the segments alone, the state at the dump
     if not isinstance(doc, dict) or not isinstance(doc.get("segments"), list):
         raise SnapshotReadError(path, "a pickle, but no memory snapshot (no `segments` list): not "
                                       "torch.cuda.memory._dump_snapshot's output")
@@ -154,9 +158,16 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
         problems.append(f"more than {MAX_GPUS} devices: the first {MAX_GPUS} were read")
     span = (0, int((max(times) - t0_us) * 1_000_000)) if times else None
     devices = [DeviceEvents(**_empty_device(g)) for g in gpus]
+    producer: dict[str, Any] = {"kind": "memory snapshot"}
+    notes = doc.get("external_annotations")
+    if isinstance(notes, list):
+        # the profiler's record_function ranges the allocator saw open (``Optimizer.zero_grad#AdamW.zero_grad``, a
+        # DataLoader's ``__next__``): distinct names, first seen first
+        named = [a.get("name") for a in budget.each(notes) if isinstance(a, dict)]
+        producer["annotations"] = tuple(dict.fromkeys(n for n in named if isinstance(n, str) and n))[:MAX_ANNOTATIONS]
     return Trace(format="snapshot", host=host, path=path, size_bytes=size, h=_empty_host(), devices=devices,
                  num_events=sum(len(es) for es in entries.values()), span_ps=span, time_base=TIME_BASE,
-                 memory=memory, snapshot=snap, problems=problems, producer={"kind": "memory snapshot"})
+                 memory=memory, snapshot=snap, problems=problems, producer=producer)
 
 
 class _Entry(tuple):

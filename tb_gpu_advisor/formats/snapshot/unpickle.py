@@ -31,6 +31,8 @@ import struct
 from itertools import repeat
 from typing import Any, Callable
 
+from tb_gpu_advisor.formats.snapshot import compiled
+
 #: The largest integer a snapshot holds is a 64-bit address or size; a few more bytes are tolerated, no more.
 MAX_INT_BYTES = 16
 #: Text opcodes (protocol 0) end at a newline within this many bytes (a string: a frame's file path).
@@ -85,10 +87,30 @@ def loads(data: bytes, max_objects: int | None = None, compact: Callable[[dict],
 
     ``compact``: called with each dict as it is placed in a list; what it returns (not None) is placed instead, so a
     reader keeps a few fields of a million trace entries, not the entries.  Only memo entries the file fetches again
-    are kept (a first pass finds them): an object pickled once is freed when its reader is done with it."""
+    are kept (a first pass finds them): an object pickled once is freed when its reader is done with it.
+
+    Where the compiled twin (``_cpickle.c``) is built it runs instead, with the same result and the same error on
+    every input; this module's limits and helpers are handed to it on each call, so it follows them as they are."""
     if max_objects is None:
         max_objects = max(MIN_OBJECTS, OBJECTS_PER_BYTE * len(data))
+    helpers = _c_helpers(max_objects) if _CPICKLE is not None else None
+    if helpers is not None:
+        return _CPICKLE.loads(bytes(data), max_objects, compact, helpers)
     return _Reader(data, max_objects, compact).run()
+
+
+def _c_helpers(max_objects: Any) -> tuple | None:
+    """What the compiled reader is handed: the exception classes, the helpers whose wording it must share, the
+    limits; None where a number is out of its 64-bit range (a caller's odd ``max_objects``: the Python path reads)."""
+    limits = (MAX_INT_BYTES, MAX_LINE, MAX_DEPTH, _MAX_INT_KEY)
+    if not all(type(v) is int and -_C_RANGE < v < _C_RANGE for v in (max_objects, *limits)):
+        return None
+    return (UnsafePickle, PickleLimit, _too_many, _text_int, _quoted, _PLAIN, _Mark, _REFUSED, *limits)
+
+
+def _too_many(max_objects: int) -> PickleLimit:
+    return PickleLimit(f"more than {max_objects:,} objects (the limit: {OBJECTS_PER_BYTE} per byte of the file, at "
+                       f"least {MIN_OBJECTS:,}; a snapshot builds one per 3 to 5 bytes)")
 
 
 #: Per opcode, the bytes of its argument (fixed sizes), for the first pass; -1: a length-prefixed or text argument.
@@ -197,8 +219,7 @@ class _Reader:
 
     # -- what is built
     def too_many(self) -> PickleLimit:
-        return PickleLimit(f"more than {self.max_objects:,} objects (the limit: {OBJECTS_PER_BYTE} per byte of the "
-                           f"file, at least {MIN_OBJECTS:,}; a snapshot builds one per 3 to 5 bytes)")
+        return _too_many(self.max_objects)
 
     def new(self, container: Any) -> Any:
         """A new, empty or just built container: counted and given its depth (its id's old entries dropped)."""
@@ -505,3 +526,9 @@ def _check_plain(value: Any) -> None:
             seen.add(id(v))
             todo.extend(v.keys() if isinstance(v, dict) else ())
             todo.extend(v.values() if isinstance(v, dict) else v)
+
+
+#: Numbers the compiled reader takes (a signed 64-bit integer, with room for its sums).
+_C_RANGE = 1 << 62
+#: The compiled twin of :func:`loads`, or None: not built, or ``TB_GPU_ADVISOR_PURE_PYTHON`` set.
+_CPICKLE = compiled.load()

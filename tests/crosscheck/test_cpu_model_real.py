@@ -1,0 +1,84 @@
+"""A model run on the CPU is CPU work, whatever CUDA calls the window also holds (issue #37 survey h37-survey-torch).
+
+``wild/cpu_model_a100`` (CodingPlatelets/SwitchTransformers, MIT) is a Switch Transformer forward profiled with CUDA
+activity on, on a machine with an A100, whose model was never moved to the GPU.  Read straight from its JSON here:
+2.27 s of ATen ops, among them 91 ``aten::addmm`` on float [1, 10, 1024] inputs, with no kernel launch anywhere; the
+only CUDA calls (device count, properties and one ``cudaDeviceSynchronize`` of 675 ms: the context's creation) start
+after the last op ended, when the profiler stopped.  Main called it "start-up only: ... no kernel was launched in the
+window" and told the user to record a later window; the window already holds the whole job, on the CPU.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import FIXTURES
+
+WILD = FIXTURES / "wild"
+
+
+def _events(run: str) -> list[dict]:
+    (path,) = (WILD / run).glob("*.json.gz")
+    return json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+
+
+def _report(run: str) -> dict:
+    (s,) = [s for s in discover(str(WILD)) if s.run == run]
+    return analyze_session(s.run, s.session, s.hosts).to_dict()
+
+
+def test_the_files_own_evidence_a_forward_on_the_cpu_then_the_profilers_stop():
+    ev = _events("cpu_model_a100")
+    ops = [e for e in ev if e.get("cat") == "cpu_op"]
+    calls = [e for e in ev if e.get("cat") == "cuda_runtime"]
+    assert not any(e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") for e in ev)
+    assert sum(e["name"] == "aten::addmm" for e in ops) == 91
+    assert sorted({e["name"] for e in calls}) == ["cudaDeviceSynchronize", "cudaGetDeviceCount",
+                                                  "cudaGetDeviceProperties_v2"]
+    assert min(e["ts"] for e in calls) > max(e["ts"] + e["dur"] for e in ops)  # every CUDA call after the last op
+
+
+def test_matmuls_that_launched_nothing_make_cpu_work_not_a_start_up_window():
+    rep = _report("cpu_model_a100")
+    job = rep["hosts"][0]["job"]
+    assert job["kind"] == "no_gpu", job
+    assert "the model ran on the CPU" in job["kind_evidence"] and "aten::addmm" in job["kind_evidence"], job
+    assert "start-up only" not in job["kind_evidence"], job
+    top = rep["findings"][0]
+    assert top["rule"] == "capture_quality" and top["title"] == "No GPU activity in the capture", top["title"]
+    assert "move the model and its inputs there" in top["summary"], top["summary"]
+    assert "ended during start-up" not in json.dumps(rep)
+
+
+def test_by_construction_calls_after_the_ops_are_cpu_work_calls_among_them_are_not(tmp_path):
+    """A generated training run with every GPU event and launch taken out: with its only CUDA call moved after the
+    last op (what a CPU model and the profiler's stop leave) it is CPU work; with its ``.item()`` syncs left among the
+    ops (a GPU model whose launches are gone) it is not called CPU work."""
+    from types import SimpleNamespace
+
+    from synthetic import torchtrace as tt
+
+    def run(name: str, after: bool) -> dict:
+        (path,) = tt.write_run(str(tmp_path), "healthy_bf16", steps=6, run=name)
+        doc = json.loads(open(path).read())
+        gpu = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "cuda_driver")
+        ev = [e for e in doc["traceEvents"] if e.get("cat") not in gpu and e.get("name") != "cudaLaunchKernel"]
+        calls = [e for e in ev if e.get("cat") == "cuda_runtime"]
+        assert calls and all(c["name"] == "cudaStreamSynchronize" for c in calls)
+        if after:
+            end = max(e["ts"] + e.get("dur", 0) for e in ev if e.get("ph") == "X")
+            ev = [e for e in ev if e.get("cat") != "cuda_runtime"]
+            ev.append(dict(calls[0], ts=end + 10, dur=5))
+        doc["traceEvents"] = ev
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        hosts = [SimpleNamespace(host="h0", path=path, format="kineto", size=0)]
+        return analyze_session(name, "s", hosts).to_dict()["hosts"][0]["job"]
+
+    cpu = run("after", True)
+    assert cpu["kind"] == "no_gpu" and "the model ran on the CPU" in cpu["kind_evidence"], cpu
+    among = run("among", False)
+    assert "ran on the CPU" not in among["kind_evidence"], among

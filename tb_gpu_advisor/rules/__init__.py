@@ -24,6 +24,7 @@ from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, Metric
 from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, saving, step_windows
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
+from tb_gpu_advisor.steps.detect import COUNTED_SOURCES
 
 __all__ = ["evaluate", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES",
            "REGISTRY", "RULE_IDS", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
@@ -199,9 +200,6 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
                           f"confidence).")
 
 
-#: Step sources whose step number counts the iterations before it (``ProfilerStep#N``, Keras' and TF's ``step_num``);
-#: a whole capture's or a single pass's "step 0" is an index, not a count.
-_COUNTED_STEPS = ("profiler_step", "keras_profiled_batch", "step_num_stat")
 #: Savings of the host's time (its own work, launches, gaps): what a first call may spend once.
 _HOST_TIME_GROUPS = ("host", "launch")
 
@@ -214,7 +212,7 @@ def _one_early_call(m: HostMetrics, findings: list[Finding]) -> None:
     ``torch.compile``'d call whose 1.2 ms of host work before its only kernel read as a critical host-bound step).
     A later single step (``ProfilerStep#100``, ``#6`` after warm-ups) or one whose kernels repeat is judged as it is."""
     w = m.steps.windows
-    if m.steps.source not in _COUNTED_STEPS or m.steps.count != 1 or len(w) != 1 or w[0].step > 1 or not m.kernels:
+    if m.steps.source not in COUNTED_SOURCES or m.steps.count != 1 or len(w) != 1 or w[0].step > 1 or not m.kernels:
         return
     if any(k.count > 1 for k in m.kernels if not k.collective):
         return

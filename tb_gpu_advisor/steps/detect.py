@@ -87,6 +87,10 @@ SOURCE_LABEL = {"steps_line": "the profile's Steps line", "keras_profiled_batch"
                 "step_end_events": "optimizer steps", "single_pass": "one pass",
                 "gpu_busy_clusters": "GPU bursts, a guess", "whole_capture": "the whole capture"}
 
+#: Step sources whose step number counts the iterations before it (``ProfilerStep#N``, Keras' and TF's ``step_num``);
+#: a whole capture's or a single pass's "step 0" is an index, not a count.
+COUNTED_SOURCES = ("profiler_step", "keras_profiled_batch", "step_num_stat")
+
 #: How sure each step source is that its windows are the job's steps.
 CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "keras_profiled_batch": "high", "trace_train": "high",
               "root_r": "medium", "step_num_stat": "medium", "xla_modules": "high", "xla_module_launches": "medium",

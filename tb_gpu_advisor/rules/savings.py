@@ -71,6 +71,9 @@ IDLE_POOLS: dict[str, tuple[str, str]] = {
     "allocator": ("allocator", "allocator"),
     "startup": ("startup", "startup"),
 }
+#: the groups of GPU idle the host causes: a fix that recovers some of it lets that much more kernel time become
+#: critical (rules/base.critical_cap)
+IDLE_GROUPS: frozenset[str] = frozenset({g for g, _ in IDLE_POOLS.values()})
 
 
 def idle_claims(ledger_ms: dict[str, float], skip: Sequence[str] = ()) -> list[tuple[str, str, float]]:

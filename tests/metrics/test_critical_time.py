@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.metrics.breakdown import critical_time
+from tests.support.paths import FIXTURES
 
 
 def _loop(start, end, ready, known, waited) -> list[float]:
@@ -66,3 +67,42 @@ def test_unknown_launches_and_host_waits_do_not_cap() -> None:
     start, end, ready, known, waited = _chain(gap=20, lead=15)
     assert critical_time(start, end, ready, np.zeros(10, bool), waited).sum() == 1000
     assert critical_time(start, end, ready, known, np.ones(10, bool)).sum() == 1000
+
+
+# ------------------------------------------------------------------------------------------- real traces
+
+WILD = FIXTURES / "wild"
+
+
+def _metrics(name: str):  # noqa: ANN202 - HostMetrics
+    from tb_gpu_advisor import formats
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.pipeline import host_metrics
+
+    return host_metrics(formats.read(discover(str(WILD / name))[0].hosts[0]))
+
+
+def test_a_real_host_paced_forward_pass_has_almost_no_critical_kernel_time() -> None:
+    """wild/part_forward_a100: an eager inference pass, launch-bound (the GPU busy 16% of a 32.6 ms step, 559 kernels
+    of ~9 us each after a launch of 20-40 us): nearly every next launch comes after the kernel before it ended."""
+    m = _metrics("part_forward_a100")
+    assert m.breakdown.device_compute > 4.0
+    assert m.compute_critical_ms < 0.05 * m.breakdown.device_compute
+
+
+def test_a_real_gpu_bound_step_is_almost_all_critical() -> None:
+    """wild/hf_qwen_h100: the device executes 91% of the step, its launches run ahead of the GPU: a faster kernel
+    shortens the step, so nearly all its kernel time is critical."""
+    m = _metrics("hf_qwen_h100")
+    assert m.compute_critical_ms > 0.95 * m.breakdown.device_compute
+
+
+def test_a_real_capped_saving_says_so_and_stays_within_the_critical_time() -> None:
+    """wild/amd_mi250 (a tiny host-paced loop on an MI250): mixed precision's kernel-time claim is cut to the ~4 us of
+    kernel time the next work waited for, and its assumption says what the rest waits on."""
+    from tb_gpu_advisor import rules
+
+    m = _metrics("amd_mi250")
+    f = next(x for x in rules.evaluate(m) if x.rule == "mixed_precision_off")
+    assert f.saving.ms_per_step <= m.compute_critical_ms + 1e-3
+    assert "next work waited for" in f.saving.assumption and f.severity == "info"

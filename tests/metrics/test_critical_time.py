@@ -74,7 +74,7 @@ def test_unknown_launches_and_host_waits_do_not_cap() -> None:
 WILD = FIXTURES / "wild"
 
 
-def _metrics(name: str):  # noqa: ANN202 - HostMetrics
+def _metrics(name: str):  # HostMetrics (imported lazily, as the pipeline is)
     from tb_gpu_advisor import formats
     from tb_gpu_advisor.discover.logdir import discover
     from tb_gpu_advisor.runtime.pipeline import host_metrics

@@ -872,6 +872,20 @@ FRAGMENTED = (24 * GiB, 8, 200 * MiB)
 NEAR_OOM = (70 * GiB, 8, int(0.6 * GiB), 200 * MiB)
 
 
+#: An fp32 MLP whose host paces the GPU (issue #37, "small steps judged by what they save"): each GEMM runs
+#: HOST_BOUND_GEMM_US, then the GPU idles while Python runs HOST_BOUND_PY_US before the next launch.  By construction no
+#: next kernel ever waits for a GEMM, so a faster GEMM (16 bit, Tensor Cores) only lengthens the idle: the step
+#: shortens by ~0 until the host's own work is gone.
+HOST_BOUND_GEMM_US, HOST_BOUND_PY_US = 300.0, 900.0
+
+
+def _host_bound_fp32(r: Rank) -> None:
+    for _ in range(9):  # 3 layers: a GEMM forward, two backward
+        r.kernel("aten::mm", FP32_GEMM, HOST_BOUND_GEMM_US, launch_us=14.0)
+        r.cpu("aten::view", HOST_BOUND_PY_US)  # the Python and framework work before the next op
+    r.sync()
+
+
 SCENARIOS: dict[str, Scenario] = {
     "healthy_bf16": Scenario(1, _single(_healthy), [], ["input_bound", "launch_bound", "tensor_core_unused",
                                                          "mixed_precision_off", "host_sync"],
@@ -972,6 +986,11 @@ SCENARIOS: dict[str, Scenario] = {
                          f"fp32 GEMMs dispatched one by one", dtype="float32",
                          extra={"loader_ms": TINY_LOADER_US / 1000, "pre_op_ms": TINY_PRE_OP_US / 1000,
                                 "gemm_ms": 9 * TINY_GEMM_US / 1000}),
+    "host_bound_fp32": Scenario(1, _single(_host_bound_fp32), ["launch_bound"],
+                                ["mixed_precision_off", "tensor_core_unused", "mfu_low"],
+                                f"an fp32 MLP paced by its host: 9 GEMMs of {HOST_BOUND_GEMM_US:g} us, each followed by "
+                                f"{HOST_BOUND_PY_US:g} us of Python before the next launch: a faster GEMM saves ~0",
+                                dtype="float32", extra={"gemm_ms": 9 * HOST_BOUND_GEMM_US / 1000}),
     "cpu_input": Scenario(1, cpu_input, ["input_bound", "mfu_low"], ["launch_bound"],
                           f"forward passes whose input is made on the CPU: a {CPU_INPUT_MS:g} ms aten::randn with no "
                           f"runtime call, a copy, one {CPU_INPUT_KERNEL_US / 1000:g} ms kernel a step",

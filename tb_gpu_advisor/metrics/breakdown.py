@@ -325,6 +325,8 @@ class StepArrays:
     memcpys: np.ndarray
     first_kernel_ms: np.ndarray  # inf = none
     first_launch_ms: np.ndarray  # inf = none
+    #: ms of kernel time per step the GPU's next work waited for (:func:`gpu_critical_ms`); None: not measured
+    critical: np.ndarray | None = None
 
     def rows(self) -> list[StepMetrics]:
         fk = [None if x == NONE_MS else x for x in self.first_kernel_ms.tolist()]
@@ -384,8 +386,50 @@ def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribut
     fl = np.where(first_l == big, NONE_MS, (first_l - origin) / PS_PER_MS)
     arr = StepArrays(gpu=d.gpu, step=ctx.steps.ids[:n].astype(np.int64), start_ms=(w[:, 0] - origin) / PS_PER_MS,
                      step_ms=(w[:, 1] - w[:, 0]).astype(np.float64) / PS_PER_MS, mat=mat, busy=busy, kernels=kcount.astype(np.int64),
-                     collectives=ccount.astype(np.int64), memcpys=mcount.astype(np.int64), first_kernel_ms=fk, first_launch_ms=fl)
+                     collectives=ccount.astype(np.int64), memcpys=mcount.astype(np.int64), first_kernel_ms=fk, first_launch_ms=fl,
+                     critical=gpu_critical_ms(ctx, g, n))
     return arr, iv, painted, (us, ue)
+
+
+def critical_time(start: np.ndarray, end: np.ndarray, ready: np.ndarray, known: np.ndarray,
+                  waited: np.ndarray) -> np.ndarray:
+    """Per device event (one GPU's, by start): the part of its duration the GPU's next work waited for (issue #37).
+
+    A kernel that ends sooner shortens the step only if the next work on its GPU was already ready to run: then
+    the GPU, not the host, is the bottleneck.  Event ``i`` is followed by event ``i + 1``, ready at ``ready[i + 1]``
+    (its launch call's end on the host); the critical part of ``i`` is ``min(duration, max(0, end - that ready
+    time))``: where the next launch came after ``i`` ended, the GPU idled and a faster ``i`` only lengthens the
+    idle.  The whole duration counts where nothing caps it: the last event, a next event with no known launch
+    (``known`` false), or an end the host was blocked waiting for (``waited``: a sync or a blocking copy returns
+    when the GPU's queue drains, so the next launch follows the GPU, not the host's own pace)."""
+    dur = np.maximum(end - start, 0).astype(np.float64)
+    if start.size < 2:
+        return dur
+    slack = (end[:-1] - ready[1:]).astype(np.float64)
+    capped = np.minimum(dur[:-1], np.maximum(slack, 0.0))
+    out = dur.copy()
+    out[:-1] = np.where(known[1:] & ~waited[:-1], capped, dur[:-1])
+    return out
+
+
+def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int) -> np.ndarray:
+    """Per kept step of one GPU: ms of its kernel time (``device_compute`` kernels) the GPU's next work waited for
+    (:func:`critical_time`): the most a faster kernel can take off the step while the host paces the GPU.  The
+    next work is ready at its launch call's end (the correlation every format records); the host blocked in a
+    runtime call (``blocked_spans``) at a kernel's end waits for the GPU, so that kernel counts whole."""
+    d, h = g.d, ctx.h
+    if not n or not len(d):
+        return np.zeros(n)
+    known = (g.launch >= 0) if h.end.size else np.zeros(len(d), bool)
+    ready = np.where(known, h.end[np.clip(g.launch, 0, None)], d.start) if h.end.size else d.start
+    waited = np.zeros(len(d), bool)
+    if ctx.blocked_spans is not None and ctx.blocked_spans[0].size:
+        bs, be = union_intervals(*ctx.blocked_spans)
+        j = np.searchsorted(bs, d.end, side="right") - 1
+        waited = (j >= 0) & (d.end <= be[np.maximum(j, 0)])
+    crit = critical_time(d.start, d.end, ready, known, waited)
+    m = (g.step >= 0) & (d.kind == devices.KIND_KERNEL)
+    return np.bincount(g.step[m].astype(np.int64), weights=crit[m], minlength=n)[:n] / PS_PER_MS
 
 
 def _single(cov: "_Cover") -> Attribution:
@@ -426,9 +470,20 @@ def host_arrays(ctx: Context, per_gpu: dict[int, StepArrays]) -> StepArrays | No
         np.minimum(start, c.start_ms, out=start)
         np.minimum(fk, c.first_kernel_ms, out=fk)
         np.minimum(fl, c.first_launch_ms, out=fl)
+    crit = mean(lambda c: c.critical) if all(c.critical is not None for c in cols) else None
     return StepArrays(gpu=None, step=cols[0].step, start_ms=start, step_ms=mean(lambda c: c.step_ms), mat=mean(lambda c: c.mat),
                       busy=mean(lambda c: c.busy), kernels=total(lambda c: c.kernels), collectives=total(lambda c: c.collectives),
-                      memcpys=total(lambda c: c.memcpys), first_kernel_ms=fk, first_launch_ms=fl)
+                      memcpys=total(lambda c: c.memcpys), first_kernel_ms=fk, first_launch_ms=fl, critical=crit)
+
+
+def mean_critical(host_arr: StepArrays | None, per_gpu: dict[int, StepArrays], ctx: Context) -> float | None:
+    """The GPU-critical kernel time per step and GPU (:func:`gpu_critical_ms`), averaged as the ledger is: the host's
+    per-step mean over its active GPUs, then over the steps; None without steps or measurements."""
+    if host_arr is not None and host_arr.critical is not None:
+        return float(host_arr.critical.mean()) if host_arr.critical.size else None
+    cols = [per_gpu[g.d.gpu].critical for g in ctx.active if g.d.gpu in per_gpu]
+    cols = [c for c in cols if c is not None and c.size]
+    return float(np.mean([c.mean() for c in cols])) if cols else None
 
 
 def host_rows(ctx: Context, per_gpu: dict[int, list[StepMetrics]]) -> list[StepMetrics]:

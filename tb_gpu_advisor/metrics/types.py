@@ -779,6 +779,10 @@ class HostMetrics:
     unmet_fixes: list[str] = field(default_factory=list)
     #: what the capture is: the kind of work, its phase, its version (``job/``); None for a bare reading
     job: Job | None = None
+    #: kernel time per step and GPU (mean, as ``breakdown``) that the GPU's next work waited for
+    #: (``metrics/breakdown.critical_time``): the most a faster kernel can take off the step while the host paces the
+    #: GPU (issue #37); None where no step or kernel was measured
+    compute_critical_ms: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

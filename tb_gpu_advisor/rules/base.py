@@ -26,7 +26,7 @@ from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table, TimeWindow
 from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, rule  # noqa: F401  (re-exported to the rule modules)
-from tb_gpu_advisor.rules.savings import parts
+from tb_gpu_advisor.rules.savings import CRITICAL_POOLS, IDLE_GROUPS, parts
 
 # --------------------------------------------------------------------------- context
 
@@ -178,16 +178,54 @@ def _status(severity: str | None) -> str:
 
 
 def saving(ctx: Ctx, ms_per_step: float | None, assumption: str,
-           recovers: Sequence[tuple[str, str, float]]) -> Saving | None:
+           recovers: Sequence[tuple[str, str, float]], paced: bool = True) -> Saving | None:
     """Saving in ms/step and percent of the step (0-100), clipped to [0, step], with the time it recovers.
 
-    ``recovers``: ``(group, pool, ms)`` claims (rules/savings.py), scaled to add up to the saving.
+    ``recovers``: ``(group, pool, ms)`` claims (rules/savings.py), scaled to add up to the saving.  ``paced``: the
+    fix makes kernels faster but keeps their launches, so where the host paces the GPU its kernel-time claims are
+    capped (:func:`critical_cap`); a fix that removes the launches of the kernels it saves (fusing a chain into one
+    kernel, dropping casts) takes the host's pacing of them away with them, and is not.
     """
     if ms_per_step is None or ctx.step_ms is None:
         return None
     v = max(0.0, min(float(ms_per_step), ctx.step_ms))
+    v, recovers, cut = critical_cap(v, recovers, ctx.m.compute_critical_ms if paced else None)
+    if cut > 0:
+        assumption += CAPPED.format(cap=ms(ctx.m.compute_critical_ms), cut=ms(cut))
     return Saving(ms_per_step=round(v, 3), percent_of_step=round(100.0 * v / ctx.step_ms, 2), assumption=assumption,
                   recovers=parts(v, recovers))
+
+
+#: what a saving capped by :func:`critical_cap` adds to its assumption
+CAPPED = ("; at most the {cap} of kernel time per step that the GPU's next work waited for: the GPU idles waiting "
+          "for the host the rest of the time, so a faster kernel there only lengthens that idle ({cut} more once "
+          "the host-bound fix lands)")
+
+
+def critical_cap(total_ms: float, recovers: Sequence[tuple[str, str, float]], critical_ms: float | None
+                 ) -> tuple[float, list[tuple[str, str, float]], float]:
+    """(saving, claims, ms cut) with the claims on kernel time (:data:`~.savings.CRITICAL_POOLS`) capped at the
+    kernel time the GPU's next work waited for (``HostMetrics.compute_critical_ms``, issue #37): a kernel's speed-up
+    shortens the step only where the GPU, not the host, is the bottleneck.  Every rule's saving passes here
+    (:func:`saving`), so no rule sizes it alone; without a measure (no launch known) nothing is capped.
+
+    A fix that also gives back GPU idle the host causes (its own claims in :data:`~.savings.IDLE_GROUPS`) makes at
+    most that much more kernel time critical, so its cap is the critical time plus its own idle claims.  Another
+    finding's host fix is not counted here: each saving stands alone, and "if every fix lands" adds up the savings as
+    the findings state them (docs/report-schema.md, Savings)."""
+    claims = [(g, p, max(0.0, float(x))) for g, p, x in recovers]
+    raw = sum(x for _, _, x in claims)
+    if critical_ms is None or raw <= 0 or total_ms <= 0:
+        return total_ms, claims, 0.0
+    scale = total_ms / raw  # the claims as parts() scales them to the saving
+    kern = sum(x for _, p, x in claims if p in CRITICAL_POOLS) * scale
+    freed = sum(x for g, _, x in claims if g in IDLE_GROUPS) * scale
+    cut = max(0.0, kern - max(0.0, critical_ms) - freed)
+    if cut <= 0:
+        return total_ms, claims, 0.0
+    keep = (kern - cut) / kern
+    out = [(g, p, x * scale * (keep if p in CRITICAL_POOLS else 1.0)) for g, p, x in claims]
+    return total_ms - cut, out, cut
 
 
 def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> Table:

@@ -53,7 +53,8 @@ def check(m: HostMetrics) -> list[Finding]:
                                                   "fused_kernel_saving_ms_per_step": fused_ms}),
         saving=saving(ctx, dispatch_ms + fused_ms, assumption,
                       [("launch", "launch", launch_ms), ("host", "host_work", dispatch_ms - launch_ms),
-                       ("compute", "non_matmul_kernels", fused_ms)]),
+                       ("compute", "non_matmul_kernels", fused_ms)],
+                      paced=False),  # compiled, the step's ops are no longer dispatched one by one
         evidence=evidence,
         actions=ctx.fw.fix(ID),
     )]

@@ -54,6 +54,12 @@ POOLS: dict[str, str] = {
     "sequential": "GPUs waiting for each other instead of running concurrently",
 }
 
+#: pools of kernel time a faster kernel recovers: capped at the kernel time the GPU's next work waited for
+#: (``HostMetrics.compute_critical_ms``, rules/base.critical_cap; issue #37) -- on a host-bound step a faster kernel
+#: only lengthens the GPU's idle.  Collective pools are not: ``exposed_comm`` is already the time no compute
+#: overlaps, and a collective waits for its peers, not for its own launch.
+CRITICAL_POOLS: frozenset[str] = frozenset({"tc_eligible_kernels", "tc_eligible_16bit_kernels", "gemm_kernels",
+                                            "non_matmul_kernels"})
 
 #: a category of GPU idle the host causes (metrics/breakdown.HOST_IDLE) -> the (group, pool) a fix that gives it back
 #: recovers: a rule that measures its own stretch of idle books each part where the step's ledger holds it
@@ -65,6 +71,9 @@ IDLE_POOLS: dict[str, tuple[str, str]] = {
     "allocator": ("allocator", "allocator"),
     "startup": ("startup", "startup"),
 }
+#: the groups of GPU idle the host causes: a fix that recovers some of it lets that much more kernel time become
+#: critical (rules/base.critical_cap)
+IDLE_GROUPS: frozenset[str] = frozenset({g for g, _ in IDLE_POOLS.values()})
 
 
 def idle_claims(ledger_ms: dict[str, float], skip: Sequence[str] = ()) -> list[tuple[str, str, float]]:

@@ -1,0 +1,108 @@
+"""The GPU-critical part of kernel time (metrics/breakdown.critical_time, issue #37): a kernel's speed-up shortens
+the step only by the time the GPU's next work was already waiting for it.  Checked against a plain loop on random
+timelines, and on hand-built ones whose answer is known: a GPU-bound chain is all critical, a host-paced chain none."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tb_gpu_advisor.metrics.breakdown import critical_time
+from tests.support.paths import FIXTURES
+
+
+def _loop(start, end, ready, known, waited) -> list[float]:
+    """The definition, one event at a time."""
+    out = []
+    for i in range(len(start)):
+        dur = max(0.0, float(end[i] - start[i]))
+        if i + 1 == len(start) or not known[i + 1] or waited[i]:
+            out.append(dur)
+        else:
+            out.append(min(dur, max(0.0, float(end[i] - ready[i + 1]))))
+    return out
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_matches_the_loop_on_random_timelines(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 60))
+    start = np.sort(rng.integers(0, 10_000, n)).astype(np.int64)
+    end = start + rng.integers(0, 500, n)
+    ready = start + rng.integers(-800, 300, n)
+    known = rng.random(n) < 0.8
+    waited = rng.random(n) < 0.2
+    got = critical_time(start, end, ready, known, waited)
+    assert got.tolist() == pytest.approx(_loop(start, end, ready, known, waited))
+
+
+def _chain(gap: int, lead: int) -> tuple[np.ndarray, ...]:
+    """Ten 100-long kernels ``gap`` apart, each launched ``lead`` before it starts (its launch call ends then)."""
+    start = np.arange(10, dtype=np.int64) * (100 + gap)
+    return start, start + 100, start - lead, np.ones(10, bool), np.zeros(10, bool)
+
+
+def test_a_gpu_bound_chain_is_all_critical() -> None:
+    """Back to back, each launched long before the previous one ends: every kernel delays the next."""
+    assert critical_time(*_chain(gap=0, lead=500)).sum() == 1000
+
+
+def test_a_host_paced_chain_with_gaps_is_not_critical() -> None:
+    """Each kernel launched 5 after the previous one ended (the GPU idles 5 + launch): only the last counts, the one
+    nothing follows (no measure caps it)."""
+    crit = critical_time(*_chain(gap=20, lead=15))
+    assert crit[:-1].sum() == 0 and crit[-1] == 100
+
+
+def test_partly_waited_for_counts_the_overlap_only() -> None:
+    """The next launch ends 30 before the kernel ends: 30 of its 100 are critical."""
+    start = np.array([0, 110], np.int64)
+    crit = critical_time(start, start + 100, np.array([-50, 70]), np.ones(2, bool), np.zeros(2, bool))
+    assert crit.tolist() == [30, 100]
+
+
+def test_unknown_launches_and_host_waits_do_not_cap() -> None:
+    """Where the next launch is unknown, or the host was blocked waiting for the GPU (a sync returns when the queue
+    drains, so the next launch follows the GPU), the whole kernel counts."""
+    start, end, ready, known, waited = _chain(gap=20, lead=15)
+    assert critical_time(start, end, ready, np.zeros(10, bool), waited).sum() == 1000
+    assert critical_time(start, end, ready, known, np.ones(10, bool)).sum() == 1000
+
+
+# ------------------------------------------------------------------------------------------- real traces
+
+WILD = FIXTURES / "wild"
+
+
+def _metrics(name: str):  # HostMetrics (imported lazily, as the pipeline is)
+    from tb_gpu_advisor import formats
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.pipeline import host_metrics
+
+    return host_metrics(formats.read(discover(str(WILD / name))[0].hosts[0]))
+
+
+def test_a_real_host_paced_forward_pass_has_almost_no_critical_kernel_time() -> None:
+    """wild/part_forward_a100: an eager inference pass, launch-bound (the GPU busy 16% of a 32.6 ms step, 559 kernels
+    of ~9 us each after a launch of 20-40 us): nearly every next launch comes after the kernel before it ended."""
+    m = _metrics("part_forward_a100")
+    assert m.breakdown.device_compute > 4.0
+    assert m.compute_critical_ms < 0.05 * m.breakdown.device_compute
+
+
+def test_a_real_gpu_bound_step_is_almost_all_critical() -> None:
+    """wild/hf_qwen_h100: the device executes 91% of the step, its launches run ahead of the GPU: a faster kernel
+    shortens the step, so nearly all its kernel time is critical."""
+    m = _metrics("hf_qwen_h100")
+    assert m.compute_critical_ms > 0.95 * m.breakdown.device_compute
+
+
+def test_a_real_capped_saving_says_so_and_stays_within_the_critical_time() -> None:
+    """wild/amd_mi250 (a tiny host-paced loop on an MI250): mixed precision's kernel-time claim is cut to the ~4 us of
+    kernel time the next work waited for, and its assumption says what the rest waits on."""
+    from tb_gpu_advisor import rules
+
+    m = _metrics("amd_mi250")
+    f = next(x for x in rules.evaluate(m) if x.rule == "mixed_precision_off")
+    assert f.saving.ms_per_step <= m.compute_critical_ms + 1e-3
+    assert "next work waited for" in f.saving.assumption and f.severity == "info"

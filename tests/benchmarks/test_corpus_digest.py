@@ -3,8 +3,6 @@ until a generator module they are built from changes -- and only then."""
 
 from __future__ import annotations
 
-import importlib
-import sys
 from pathlib import Path
 
 import pytest
@@ -13,12 +11,8 @@ from tests.support.paths import REPO
 
 
 @pytest.fixture(scope="module")
-def corpus():
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        yield importlib.import_module("corpus")
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+def corpus(bench_import):
+    return bench_import("corpus")
 
 
 def write(folder: Path, files: dict[str, str]) -> None:

@@ -3,21 +3,12 @@ and each target's verdict, on hand-made rows.  No timing is measured here: numbe
 
 from __future__ import annotations
 
-import importlib
-import sys
-
 import pytest
-
-from tests.support.paths import REPO
 
 
 @pytest.fixture(scope="module")
-def issue30():
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    try:
-        yield importlib.import_module("issue30")
-    finally:
-        sys.path.remove(str(REPO / "benchmarks"))
+def issue30(bench_import):
+    return bench_import("issue30")
 
 
 def m(cpu: float, wall: float, peak_mb: float, **more) -> dict:

@@ -292,6 +292,7 @@ def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | N
         os.environ.clear()
         os.environ.update(env)
     logs.configure_worker()
+    reserve = bytearray(_SEND_RESERVE)  # set aside before the limit: room to say "out of memory" once it is reached
     guard.set_hard_limit(memory_bytes)
     set_cpu_limit(cpu_s)
 
@@ -302,17 +303,40 @@ def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | N
             pass
 
     try:
-        result = fn(*args, progress=progress)
-        conn.send(("ok", result))
-    except MemoryError:
-        conn.send(("error", "MemoryError", "out of memory"))
-    except BaseException as e:  # noqa: BLE001 - everything goes back to the parent as text
-        try:
-            conn.send(("error", type(e).__name__, str(e), failure_kind(e)))
-        except Exception:  # noqa: BLE001
-            pass
+        outcome = _outcome(fn, args, progress)
+        if outcome[:2] == ("error", "MemoryError"):
+            del reserve
+        _send(conn, outcome)
     finally:
         conn.close()
+
+
+#: Bytes a worker keeps aside and frees when it runs out of memory, so that the message saying so can be pickled.
+_SEND_RESERVE = 1 << 20
+
+
+def _outcome(fn: Callable[..., Any], args: tuple, progress: Callable[[str, float], None]) -> tuple:
+    """``("ok", result)`` or the error as text.  Returned, not sent, from inside the ``except``: once this returns,
+    the exception's traceback and the frames that held the analysis' memory are gone, so a worker that ran out of
+    memory has room again to tell the parent (sending from inside the handler failed with a second MemoryError
+    under a 64 MB limit, and the parent saw only "exited with status 1")."""
+    try:
+        return ("ok", fn(*args, progress=progress))
+    except MemoryError:
+        return ("error", "MemoryError", "out of memory")
+    except BaseException as e:  # noqa: BLE001 - everything goes back to the parent as text
+        return ("error", type(e).__name__, str(e), failure_kind(e))
+
+
+def _send(conn, outcome: tuple) -> None:
+    """Send the outcome; a result too big to pickle in what memory is left becomes the MemoryError it is."""
+    try:
+        conn.send(outcome)
+    except MemoryError:
+        outcome = None
+        conn.send(("error", "MemoryError", "out of memory"))
+    except Exception:  # noqa: BLE001 - a broken pipe: the parent says the worker ended without a result
+        pass
 
 
 # -- what the plugin runs in the child ------------------------------------------------------------

@@ -215,3 +215,37 @@ def test_an_idle_service_holds_no_watchdog_thread():
         assert service.get("k2", lambda progress: "{}").state == "ready"  # and a new job still runs
     finally:
         service.shutdown()
+
+
+class _Conn:
+    """A worker's end of the pipe that records, at each send, whether the analysis' memory was still held."""
+
+    def __init__(self, held) -> None:
+        self.held, self.sent = held, []
+
+    def send(self, message) -> None:
+        self.sent.append((message, self.held() is not None))
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_worker_out_of_memory_frees_the_analysis_before_it_says_so():
+    """The message "out of memory" is pickled and sent after the failed analysis' frames are gone: sent from inside
+    the ``except`` (the traceback keeping every frame and the memory they hold alive), it failed with a second
+    MemoryError under a tight limit, and the parent saw only "exited with status 1 without a result" (CI, 64 MB)."""
+    import weakref
+
+    class Block:
+        pass
+
+    refs = []
+
+    def analysis(progress=None):
+        held = Block()  # what the analysis holds when it runs out
+        refs.append(weakref.ref(held))
+        raise MemoryError
+
+    conn = _Conn(lambda: refs[0]() if refs else None)
+    isolation._child_main(conn, analysis, (), None)
+    assert conn.sent == [(("error", "MemoryError", "out of memory"), False)]

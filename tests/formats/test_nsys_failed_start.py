@@ -1,5 +1,8 @@
 """An Nsight export of a program that died at start-up: no event, but the program's own standard error, which the
-export keeps (``ProcessStreams``), says why.  The error names that cause instead of guessing at the window.
+export keeps (``ProcessStreams``), says why.  Such a window is a report of that failure -- the same kind of window,
+with the same exit code, as a program that died after a few start-up CUDA calls (issue #37: one rule for the exit
+codes) -- and its finding quotes the error instead of guessing at the window.  An export without events whose
+program shows no failure is still an error that asks about the window.
 
 The real file is amir-ghz/DynamicViT's ``nsys_profile.sqlite`` (``tests/fixtures/nsys_windows/SOURCE.md``): Python
 failed to load Nsight's injection library (``symbol lookup error ... libToolsInjectionProxy64.so: undefined symbol:
@@ -8,8 +11,11 @@ message, or none, so what the error quotes is known by construction."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
+import subprocess
+import sys
 
 import pytest
 
@@ -30,12 +36,24 @@ def _stderr_ids(path):
 
 
 def test_a_program_that_died_at_start_up_is_named_by_its_own_error():
-    with pytest.raises(NsysReadError) as e:
-        reader.read_trace(str(FAILED))
-    msg = str(e.value)
-    assert "symbol lookup error" in msg and "libToolsInjectionProxy64.so" in msg
-    assert "stopped before it ran any work" in msg
-    assert "was the profiler stopped" not in msg  # the guess gives way to the program's own words
+    trace = reader.read_trace(str(FAILED))
+    error = trace.producer["program_error"]
+    assert "symbol lookup error" in error and "libToolsInjectionProxy64.so" in error
+    assert trace.num_events == 0 and len(trace.h.start) == 0  # nothing else recorded: the failure is the window's content
+
+
+def test_its_report_leads_with_the_failure_and_exits_as_any_window_without_gpu_work(tmp_path):
+    """Exit 0 and a capture_quality finding quoting the error, as for a program that died after start-up calls
+    (was exit 2, "the export holds no event", while that one exited 0)."""
+    run = tmp_path / "logs" / "run"
+    run.mkdir(parents=True)
+    shutil.copy(FAILED, run / "report.sqlite")
+    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(tmp_path / "logs"), "--format",
+                          "json"], capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr
+    (report,) = json.loads(out.stdout)["reports"]
+    top = report["findings"][0]
+    assert top["rule"] == "capture_quality" and "libToolsInjectionProxy64.so" in top["summary"]
 
 
 def _with_stderr(tmp_path, text):
@@ -52,7 +70,13 @@ def _with_stderr(tmp_path, text):
 def test_the_last_line_of_the_planted_error_is_quoted(tmp_path):
     p = _with_stderr(tmp_path, "loading model\nTraceback (most recent call last):\n  ...\n"
                                "RuntimeError: CUDA error: no kernel image is available\n\n")
-    with pytest.raises(NsysReadError, match=r'"RuntimeError: CUDA error: no kernel image is available"'):
+    assert "RuntimeError: CUDA error: no kernel image is available" in reader.read_trace(str(p)).producer[
+        "program_error"]
+
+
+def test_words_that_are_no_failure_leave_the_window_in_question_and_are_quoted(tmp_path):
+    p = _with_stderr(tmp_path, "loading model\nwarming up\n")
+    with pytest.raises(NsysReadError, match=r'stopped before it ran any work.*"warming up"'):
         reader.read_trace(str(p))
 
 

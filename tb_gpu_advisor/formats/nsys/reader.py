@@ -178,7 +178,8 @@ def _read_db(local: str, path: str, size: int, file_index: int, lenient: bool) -
             schema = tb.Schema(con)
             if not schema.is_export():
                 raise NsysReadError(f"{path}: an SQLite file, but no Nsight Systems export (none of its tables)")
-            if not _holds_events(schema) and not _capture_options(schema):  # options say what the window was asked to hold
+            if (not _holds_events(schema) and not _capture_options(schema)  # options say what the window was asked to hold
+                    and not _died(schema)):
                 failure = _last_words(schema)
                 raise NsysReadError(_NOTHING + failure if failure else NOTHING_RECORDED)
             return _columns(schema, path, size, file_index)
@@ -283,6 +284,13 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
 
 #: ``META_DATA_CAPTURE`` keys of the options a window's reading depends on -> the ``Trace.producer`` fact.
 _TRACE_OPTIONS = {"COLLECT_CUDA_TRACE": "cuda_trace", "COLLECT_NVTX_TRACE": "nvtx_trace"}
+
+
+def _died(schema: tb.Schema) -> bool:
+    """Whether the program's own standard error, kept in the export, shows it died (:func:`program_failure`): then an
+    export without events is a report of that failure -- the same kind of window, read the same way, as one that died
+    after a few start-up calls (job kind ``failed``) -- not an unreadable file."""
+    return any(map(program_failure, tb.program_stderr(schema)))
 
 
 def _last_words(schema: tb.Schema) -> str:

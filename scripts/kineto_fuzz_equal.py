@@ -20,18 +20,17 @@ exact size, and to ``op_keys`` with the spans the reader asks for and again with
 
 from __future__ import annotations
 
-import argparse
 import collections
 import gzip
-import random
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "scripts")]
+
+import fuzzloop  # noqa: E402
 
 from synthetic import hostile, hostile_kineto  # noqa: E402
 from tb_gpu_advisor.formats.kineto import _cscan, parse  # noqa: E402
@@ -93,36 +92,19 @@ def check(data: bytes, counts: collections.Counter, bad: list[bytes], small: boo
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seconds", type=float, default=60.0)
-    ap.add_argument("--seed", type=int, default=38)
-    a = ap.parse_args()
-    rng = random.Random(a.seed)
+    a, rng = fuzzloop.options(__doc__)
     counts: collections.Counter[str] = collections.Counter()
     scans: collections.Counter[str] = collections.Counter()
     bad: list[bytes] = []
     sys.modules["tb_gpu_advisor.formats.kineto"]._cscan = _Outcomes(scans, a.seed)  # read_both imports the scanner from here
-    n = 0
-    for make in hostile_kineto.KINDS.values():
-        check(make(), counts, bad, small=False)
-        n += 1
     pool = seeds()
-    end = time.monotonic() + a.seconds
-    while time.monotonic() < end:
-        base = rng.choice(pool)
-        data = mutate_json(rng, base) if rng.random() < 0.5 else hostile.mutate(rng, base, pool)
-        check(data, counts, bad, small=n % 2 == 0)
-        n += 1
-    out = REPO / ".robustness"
-    for i, data in enumerate(bad[:20]):
-        out.mkdir(exist_ok=True)
-        (out / f"mismatch{i}.pt.trace.json").write_bytes(data)
-    print(f"inputs: {n} ({len(hostile_kineto.KINDS)} hostile, {n - len(hostile_kineto.KINDS)} mutations of "
-          f"{len(pool)} seeds), each read by both paths")
-    print(f"outcomes of the reference: {dict(counts - collections.Counter({'MISMATCH': counts['MISMATCH']}))}")
-    print(f"chunks through the scanner: {dict(scans)}")
-    print(f"mismatches: {counts['MISMATCH']}")
-    return 1 if counts["MISMATCH"] else 0
+    n, first = fuzzloop.run(
+        (make() for make in hostile_kineto.KINDS.values()), pool,
+        lambda r, base: mutate_json(r, base) if r.random() < 0.5 else hostile.mutate(r, base, pool),
+        lambda data, i, fixed: check(data, counts, bad, small=not fixed and i % 2 == 0), a.seconds, rng)
+    return fuzzloop.finish(counts, bad, ".pt.trace.json", [
+        f"inputs: {n} ({first} hostile, {n - first} mutations of {len(pool)} seeds), each read by both paths",
+        f"chunks through the scanner: {dict(scans)}"])
 
 
 if __name__ == "__main__":

@@ -20,17 +20,16 @@ a bytes object would hide a read of one byte past its end in its trailing NUL).
 
 from __future__ import annotations
 
-import argparse
 import collections
-import random
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "scripts")]
+
+import fuzzloop  # noqa: E402
 
 from synthetic import hostile  # noqa: E402
 from tb_gpu_advisor.formats.snapshot import _cpickle  # noqa: E402
@@ -66,36 +65,21 @@ def check(data: bytes, counts: collections.Counter, bad: list[bytes]) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seconds", type=float, default=60.0)
-    ap.add_argument("--seed", type=int, default=38)
-    a = ap.parse_args()
-    rng = random.Random(a.seed)
+    a, rng = fuzzloop.options(__doc__)
     counts: collections.Counter[str] = collections.Counter()
     calls: collections.Counter[str] = collections.Counter()
     bad: list[bytes] = []
     sp.CPICKLE = _ExactCopy(calls)  # load_with switches unpickle._CPICKLE to this
-    fixed = {k: v for k, v in sp.each_generated().items() if "hostile" in k}
-    for data in fixed.values():
-        check(data, counts, bad)
+    fixed = [v for k, v in sp.each_generated().items() if "hostile" in k]
     pool = seeds()
-    n = len(fixed)
-    end = time.monotonic() + a.seconds
-    while time.monotonic() < end:
-        base = rng.choice(pool)
-        data = sp.mutate_pickle(rng, base) if rng.random() < 0.6 else hostile.mutate(rng, base, pool)
-        check(data, counts, bad)
-        n += 1
-    out = REPO / ".robustness"
-    for i, data in enumerate(bad[:20]):
-        out.mkdir(exist_ok=True)
-        (out / f"mismatch{i}.pickle").write_bytes(data)
-    print(f"inputs: {n} ({len(fixed)} hostile, {n - len(fixed)} mutations of {len(pool)} seeds), each read by both "
-          "paths with the reader's compactor and without")
-    print(f"outcomes of the reference: {dict(counts - collections.Counter({'MISMATCH': counts['MISMATCH']}))}")
-    print(f"calls of the compiled reader (exact-size copies): {calls['compiled calls']}")
-    print(f"mismatches: {counts['MISMATCH']}")
-    return 1 if counts["MISMATCH"] else 0
+    n, first = fuzzloop.run(
+        fixed, pool,
+        lambda r, base: sp.mutate_pickle(r, base) if r.random() < 0.6 else hostile.mutate(r, base, pool),
+        lambda data, i, is_fixed: check(data, counts, bad), a.seconds, rng)
+    return fuzzloop.finish(counts, bad, ".pickle", [
+        (f"inputs: {n} ({first} hostile, {n - first} mutations of {len(pool)} seeds), each read by both paths with the "
+        "reader's compactor and without"),
+        f"calls of the compiled reader (exact-size copies): {calls['compiled calls']}"])
 
 
 if __name__ == "__main__":

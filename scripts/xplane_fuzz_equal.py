@@ -15,17 +15,16 @@ AddressSanitizer report ends the process: run it under ASan to check that no rea
 
 from __future__ import annotations
 
-import argparse
 import collections
-import random
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
+import fuzzloop  # noqa: E402
 from robustness import seeds  # noqa: E402
+
 from synthetic import hostile  # noqa: E402
 from tb_gpu_advisor.formats.xplane import reader  # noqa: E402
 from tb_gpu_advisor.formats.xplane.adapter import USED_STATS  # noqa: E402
@@ -65,35 +64,19 @@ def check(data: bytes, counts: collections.Counter, bad: list[bytes]) -> None:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--seconds", type=float, default=60.0)
-    ap.add_argument("--seed", type=int, default=38)
-    a = ap.parse_args()
-    rng = random.Random(a.seed)
+    a, rng = fuzzloop.options(__doc__)
     counts: collections.Counter[str] = collections.Counter()
     bad: list[bytes] = []
-    n = 0
     with _DeclineCounter() as declined:
-        for make in hostile.KINDS.values():
-            check(make(), counts, bad)
-            n += 1
         pool = seeds()
-        end = time.monotonic() + a.seconds
-        while time.monotonic() < end:
-            base = rng.choice(pool)
-            data = hostile.mutate_structured(rng, base) if rng.random() < 0.5 else hostile.mutate(rng, base, pool)
-            check(data, counts, bad)
-            n += 1
-    out = REPO / ".robustness"
-    for i, data in enumerate(bad[:20]):
-        out.mkdir(exist_ok=True)
-        (out / f"mismatch{i}.xplane.pb").write_bytes(data)
-    print(f"inputs: {n} ({len(hostile.KINDS)} hand-made, {n - len(hostile.KINDS)} mutations of {len(pool)} seeds), "
-          f"each read twice (stats pruned and all) by both decoders")
-    print(f"outcomes of the reference: {dict(counts - collections.Counter({'MISMATCH': counts['MISMATCH']}))}")
-    print(f"lines the C walk declined (decoded by the reference): {declined.count}")
-    print(f"mismatches: {counts['MISMATCH']}")
-    return 1 if counts["MISMATCH"] else 0
+        n, first = fuzzloop.run(
+            (make() for make in hostile.KINDS.values()), pool,
+            lambda r, base: hostile.mutate_structured(r, base) if r.random() < 0.5 else hostile.mutate(r, base, pool),
+            lambda data, i, fixed: check(data, counts, bad), a.seconds, rng)
+    return fuzzloop.finish(counts, bad, ".xplane.pb", [
+        (f"inputs: {n} ({first} hand-made, {n - first} mutations of {len(pool)} seeds), each read twice (stats pruned "
+        f"and all) by both decoders"),
+        f"lines the C walk declined (decoded by the reference): {declined.count}"])
 
 
 if __name__ == "__main__":

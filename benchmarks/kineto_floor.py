@@ -30,7 +30,6 @@ where there were workers (forked: it counts pages shared with the parent).  The 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import platform
@@ -44,7 +43,6 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path[:0] = [os.path.join(REPO, "scripts"), HERE]
 import rows as rowlib
-from golden import _strip  # (reports compared as the goldens compare them: version fields dropped)
 
 PROFILES = os.path.join(REPO, "..", "shared", "profiles", "real-h100-torch")
 SHAPES = {"h100": "torch_healthy_bf16", "tiny": "torch_tiny_ops"}
@@ -148,21 +146,6 @@ def run_child(method: str, path: str, out: str, warm: str, before: str | None) -
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def _digest(path: str) -> str | None:
-    try:
-        with open(path, encoding="utf-8") as f:
-            return hashlib.sha256(json.dumps(_strip(json.load(f)), sort_keys=True).encode()).hexdigest()[:12]
-    except (OSError, ValueError):
-        return None
-
-
-def _load() -> str:
-    try:
-        return " / ".join(f"{x:.1f}" for x in os.getloadavg())
-    except OSError:
-        return "?"
-
-
 #: rows.py's part of each method (the others -- serial, untracked, before -- stay in this script's own table).
 ROW_PARTS = {"floor": "floor", "ours": "ours", "pure": "pure"}
 
@@ -209,7 +192,7 @@ def main(argv: list[str] | None = None) -> int:
                         "--cache-dir", args.cache_dir], check=True, stdout=subprocess.DEVNULL)
     methods = [m for m in args.methods.split(",") if m and (m != "before" or args.before)]
     print(f"machine: {platform.node()}, {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, "
-          f"Python {platform.python_version()}; load average at start {_load()}\n")
+          f"Python {platform.python_version()}; load average at start {rowlib.load_average()}\n")
     print("CPU s: user + system of the measured work, worker processes included. report: its JSON against the first "
           "method's (versions and clock aside).\n")
     print("| shape | file MB | events | method | CPU s | wall s | CPU / floor CPU | wall / floor wall | "
@@ -241,7 +224,7 @@ def main(argv: list[str] | None = None) -> int:
                 events = (floor or r).get("events", "")
                 rep = ""
                 if not m.startswith("floor"):  # every report against the first one (``before`` where measured)
-                    digest = _digest(out)
+                    digest = rowlib.report_digest(out)
                     rep = "reference" if ref is None else "identical" if digest == ref else f"differs ({digest})"
                     ref = ref or digest
                 ratio = f"{r['cpu_s'] / floor['cpu_s']:.2f}x" if floor else ""
@@ -251,7 +234,7 @@ def main(argv: list[str] | None = None) -> int:
                       f"{r['cpu_s']:.2f} | {r['wall_s']:.2f} | {ratio} | {wratio} | {r['peak_kb'] / 1024:.0f} | "
                       f"{r['peak_kb'] * 1024 / size:.2f}x | {worker} | {rep} |", flush=True)
             table_rows.append(as_row(shape, mb, size, chosen))
-    print(f"\nload average at end {_load()}")
+    print(f"\nload average at end {rowlib.load_average()}")
     rowlib.write(args.json, table_rows)
     shutil.rmtree(outdir, ignore_errors=True)
     return 0

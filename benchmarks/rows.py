@@ -72,3 +72,26 @@ def read(path: str) -> list[dict]:
             return json.load(f)
     except (OSError, ValueError):
         return []
+
+
+def report_digest(path: str) -> str | None:
+    """A short hash of the JSON report at ``path`` with its version fields dropped, as the goldens compare reports
+    (``scripts/golden._strip``; the caller has ``scripts/`` on its path): equal digests, equal reports.  None when the
+    file is missing or no JSON."""
+    import hashlib
+
+    from golden import _strip
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            return hashlib.sha256(json.dumps(_strip(json.load(f)), sort_keys=True).encode()).hexdigest()[:12]
+    except (OSError, ValueError):
+        return None
+
+
+def load_average() -> str:
+    """The 1, 5 and 15 minute load averages, as every table's header prints them ("?" where the OS has none)."""
+    try:
+        return " / ".join(f"{x:.1f}" for x in os.getloadavg())
+    except (OSError, AttributeError):
+        return "?"

@@ -13,7 +13,6 @@ both paths are compared (their JSON, version fields dropped).  Prints a markdown
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import subprocess
@@ -23,6 +22,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 sys.path[:0] = [REPO, os.path.join(REPO, "scripts")]
+
+import rows as rowlib  # noqa: E402
 
 
 def _cpu() -> float:
@@ -95,20 +96,6 @@ def run_child(method: str, path: str, out: str, warm: str) -> dict:
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def _digest(path: str) -> str | None:
-    from golden import _strip
-
-    try:
-        with open(path, encoding="utf-8") as f:
-            return hashlib.sha256(json.dumps(_strip(json.load(f)), sort_keys=True).encode()).hexdigest()[:12]
-    except (OSError, ValueError):
-        return None
-
-
-def _load() -> str:
-    return " / ".join(f"{x:.1f}" for x in os.getloadavg())
-
-
 NAMES = {"floor": "floor (pickle.loads)", "read": "read_trace, compiled", "read-pure": "read_trace, pure Python",
          "report": "report, compiled", "report-pure": "report, pure Python"}
 
@@ -121,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
     a = ap.parse_args(argv)
     os.makedirs(a.cache, exist_ok=True)
     warm = warm_file(a.cache)
-    print(f"load average at the start: {_load()}")
+    print(f"load average at the start: {rowlib.load_average()}")
     print("| entries | file MB | method | CPU s | wall s | CPU / floor | peak RSS MB | peak / file | report |")
     print("|---:|---:|---|---:|---:|---:|---:|---:|---|")
     for entries in (int(x) for x in a.entries.split(",")):
@@ -137,13 +124,13 @@ def main(argv: list[str] | None = None) -> int:
             floor = r["cpu_s"] if method == "floor" else floor
             same = ""
             if method.startswith("report"):
-                digests[method] = _digest(out)
+                digests[method] = rowlib.report_digest(out)
                 same = "reference" if method == "report" else (
                     "identical" if digests.get("report") == digests[method] else "DIFFERENT")
             ratio = f"{r['cpu_s'] / floor:.1f}x" if floor else ""
             print(f"| {entries:,} | {mb:.0f} | {NAMES[method]} | {r['cpu_s']:.2f} | {r['wall_s']:.2f} | {ratio} | "
                   f"{r['peak_kb'] / 1024:.0f} | {r['peak_kb'] / 1024 / mb:.2f}x | {same} |", flush=True)
-    print(f"load average at the end: {_load()}")
+    print(f"load average at the end: {rowlib.load_average()}")
     return 0
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -598,7 +598,62 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     cycle = np.maximum((w0[idx + 1] - w0[idx]).astype(np.float64) / PS_PER_MS, gap)
     return GapColumns(gpu=d.gpu, after_step=ctx.steps.ids[idx], gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
                       launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
-                      booked_ms=_booked_in_steps(g, iv, win), cycle_ms=cycle)
+                      booked_ms=_booked_in_steps(g, iv, win), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win))
+
+
+def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
+    """Host op name -> ms of the gaps (rows of ``win``: disjoint, sorted) its events fill, counting only the outermost
+    of the host's work events (an op and the ops it calls fill the same time once) on the thread whose ops fill the
+    most of the gaps: what the step_gaps finding names as where to look (issue #37 surveys: a gap filled by
+    ``aten::randn`` on the CPU was reported as "other host work" with no name).  The work events are the ones the
+    ledger books as host work for this GPU."""
+    h = ctx.h
+    if not win.size or not h.start.size:
+        return {}
+    work = ctx.host_work if g.host_mask is None else ctx.host_work & g.host_mask
+    lo, hi = int(win[0, 0]), int(win[-1, 1])
+    cand = np.flatnonzero(work & (h.start < hi) & (h.end > lo))
+    if not cand.size:
+        return {}
+    # which gap each event may overlap: the last gap starting before its end; it overlaps it only if it ends after
+    # that gap's start and starts before its end (an event across two gaps is rare: counted in the later one)
+    k = np.searchsorted(win[:, 0], h.end[cand], side="left") - 1
+    ok = k >= 0
+    cand, k = cand[ok], k[ok]
+    s = np.maximum(h.start[cand], win[k, 0])
+    e = np.minimum(h.end[cand], win[k, 1])
+    ok = e > s
+    cand, s, e = cand[ok], s[ok], e[ok]
+    if not cand.size:
+        return {}
+    # outermost per thread: sorted by (line, start, longest first), an event inside the running end of the events
+    # before it on its line is nested in one of them
+    order = np.lexsort((-(h.end[cand] - h.start[cand]), h.start[cand], h.line[cand]))
+    cand, s, e = cand[order], s[order], e[order]
+    line, st, en = h.line[cand], h.start[cand], h.end[cand]
+    run_end = np.empty_like(en)
+    outer = np.ones(cand.size, bool)
+    for a, b in _runs(line):
+        run_end[a:b] = np.maximum.accumulate(en[a:b])
+        outer[a + 1:b] = st[a + 1:b] >= run_end[a:b - 1]
+    ms_each = (e[outer] - s[outer]).astype(np.float64) / PS_PER_MS
+    # one thread's: the one whose ops fill the most gap time (the thread the GPU waits on).  Its outermost events
+    # are disjoint, so its ops never add up to more than the gaps; threads running side by side would.
+    lines = line[outer].astype(np.int64)
+    busiest = int(np.argmax(np.bincount(lines - lines.min(), weights=ms_each))) + int(lines.min())
+    mine = lines == busiest
+    ids = h.name[cand[outer][mine]].astype(np.int64)
+    totals = np.bincount(ids, weights=ms_each[mine])
+    return {h.names[i]: float(totals[i]) for i in np.flatnonzero(totals > 0).tolist()}
+
+
+def _runs(keys: np.ndarray) -> list[tuple[int, int]]:
+    """(start, end) of each run of equal values of a sorted ``keys``."""
+    if not keys.size:
+        return []
+    cut = np.flatnonzero(keys[1:] != keys[:-1]) + 1
+    edges = np.concatenate([[0], cut, [keys.size]]).tolist()
+    return list(zip(edges[:-1], edges[1:]))
 
 
 @dataclass
@@ -614,6 +669,8 @@ class GapColumns:
     host_other_ms: np.ndarray
     booked_ms: np.ndarray  # (gaps, HOST_IDLE) ms
     cycle_ms: np.ndarray
+    #: host op name -> ms of the gaps it fills, summed over this GPU's gaps (:func:`ops_in_gaps`)
+    ops_ms: dict[str, float] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.gap_ms.size)
@@ -692,4 +749,20 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         share_of_step=(avg / cycle) if cycle > 0 else None, avg_cycle_ms=cycle if cycle > 0 else None,
         avg_input_wait_ms=_running_sum(col("input_wait_ms")) / k, avg_launch_ms=_running_sum(col("launch_ms")) / k,
         avg_host_other_ms=_running_sum(col("host_other_ms")) / k, gaps=rows, ledger_ms_per_step=booked,
+        top_ops=_top_ops(gaps, k),
     )
+
+
+#: host ops a summary of the gaps names (the longest, by their average time in a gap)
+GAP_OPS = 3
+
+
+def _top_ops(gaps: list[GapColumns], k: int) -> list[tuple[str, float]]:
+    """(host op, average ms of a gap it fills) of the :data:`GAP_OPS` ops filling the most gap time over every GPU's
+    gaps, longest first (ties by name, so the order is one)."""
+    total: dict[str, float] = {}
+    for c in gaps:
+        for name, v in c.ops_ms.items():
+            total[name] = total.get(name, 0.0) + v
+    top = sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:GAP_OPS]
+    return [(name, round(v / k, 4)) for name, v in top]

@@ -382,6 +382,9 @@ class Gaps:
     ledger_ms_per_step: dict[str, float] = field(default_factory=dict)
     #: the mean of the gaps' ``cycle_ms``: what a share of the gaps is of
     avg_cycle_ms: float | None = None
+    #: (host op, average ms of a gap it fills), longest first: the outermost host work events in the gaps, where to
+    #: look (metrics/breakdown.ops_in_gaps)
+    top_ops: list[tuple[str, float]] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- GPUs

@@ -5,7 +5,8 @@ to the next step's start -- the step, and the gap too where it lies outside the 
 the gap spent waiting for input belongs to ``input_bound``; this rule fires
 on the rest (host work between steps: callbacks, metrics, ops outside
 ``tf.function``; or launch threads contending with tf.data threads) and
-names the cause from what the host did during the gaps.
+names the cause from what the host did during the gaps, and the host ops that fill them (the outermost ops of the
+thread whose ops fill the most of the gaps, each at least a tenth of the mean gap).
 Saving: the gaps' host-caused idle as the step ledger books it (inside the kept steps, per category), less the parts
 other findings own (input wait, dispatch, loss scaling, a GPU's late start).
 """
@@ -103,7 +104,7 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"The GPU is idle {ms(g.avg_gap_ms)} between steps on average (max {ms(g.max_gap_ms)}), {pct(share)} of "
-        f"{_whole(cycle_ms, ctx.step_ms)} outside input wait; most of it is {cause}.",
+        f"{_whole(cycle_ms, ctx.step_ms)} outside input wait; most of it is {cause}{_named(g, cause == host_work)}.",
         metric=share_metric("step_gap_share", "Between-step gap (non-input) share of step", share, "step_gaps.warning",
                             severity=sev, detail={"avg_gap_ms": g.avg_gap_ms, "max_gap_ms": g.max_gap_ms,
                                                   "input_wait_ms": input_ms, "launch_ms": launch_ms,
@@ -118,10 +119,21 @@ def check(m: HostMetrics) -> list[Finding]:
                    ["unexplained", unexplained]]),
             table("Longest gaps", ["after step", "gpu", "gap ms", "input wait ms", "launch ms", "host other ms",
                                    "unexplained ms"], rows),
+            *([table("Host ops in the gaps (the busiest thread's outermost ops; ms per gap)", ["op", "ms"],
+                     [[name, v] for name, v in g.top_ops])] if g.top_ops else []),
         ],
         windows=windows,
         actions=actions,
     )]
+
+
+def _named(g, host_work: bool) -> str:
+    """Where the host work in the gaps went, by the host ops that fill them (each at least a tenth of the mean gap):
+    the finding says where to look.  Nothing where launches fill the gaps or no op stands out."""
+    if not host_work or not g.avg_gap_ms:
+        return ""
+    named = [f"`{name}` {ms(v)}" for name, v in g.top_ops if v >= 0.1 * g.avg_gap_ms]
+    return f" (in each gap: {', '.join(named)})" if named else ""
 
 
 def _whole(cycle_ms: float, step_ms: float) -> str:

@@ -337,7 +337,9 @@ def job_line(job: dict, step_words: str = "") -> str:
         bits.append(f"phase {job['phase']} ({100 * (job.get('one_time_share') or 0):.0f}% of the window in one-time costs)")
     if job.get("version"):
         bits.append(f"written by {job['version']}")
-    if job.get("step_confidence") and job["step_confidence"] != "high":
+    if job.get("kind") == "no_gpu":  # the report's title says it: no step to time, not "the capture as one step"
+        pass
+    elif job.get("step_confidence") and job["step_confidence"] != "high":
         source = step_words.split(";", 1)[0] if step_words else "the trace"
         bits.append(f"steps: {source} ({job['step_confidence']} confidence)")
     for module, n in (job.get("steps_per_call") or {}).items():

@@ -352,7 +352,7 @@ def to_text(report: Report, top: int | None = 10, evidence_rows: int = 0) -> str
             out.extend("  " + line for line in text_table(_ROOF_COLS, roof))
             out.append("")
         note = h.steps.get("note") if isinstance(h.steps, dict) else None
-        if note:
+        if note and (getattr(h, "job", None) or {}).get("kind") != "no_gpu":  # no GPU work: no step (the title)
             out.extend(_wrap(f"Steps on {h.host}: {note}", WIDTH, subsequent_indent="  "))
             out.append("")
     for n in report.notes:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import shutil
 from contextlib import redirect_stderr, redirect_stdout
 from types import SimpleNamespace
 
@@ -259,3 +260,15 @@ def test_warnings_on_stderr_are_no_failure(tmp_path):
     real = _host(os.path.join(REPO, "tests", "fixtures", "wild", "llm_startup_window", "profile.sqlite"))
     assert real["job"]["kind_evidence"].startswith("start-up only: 3 CUDA calls")
     assert "during start-up" in _window_finding(real)["title"]
+
+
+@pytest.mark.parametrize("name", ["startup_climate_unet", "no_cuda_call_python_c", "tracing_off_julia"])
+def test_a_window_without_gpu_work_says_no_step_once_not_also_one_step(tmp_path, name):
+    """The title says "no step: the window holds no GPU work"; the job line and the steps' note said besides "the whole
+    capture is analysed as one step" -- one quantity, two values on one screen."""
+    run = tmp_path / "logs" / "run"
+    run.mkdir(parents=True)
+    shutil.copy(os.path.join(WINDOWS, f"{name}.sqlite"), run / "r.sqlite")
+    code, out, _ = _run(["report", str(tmp_path / "logs")])
+    assert code == 0 and "no step: the window holds no GPU work" in out, out[:300]
+    assert "as one step" not in out and "Steps on" not in out, out

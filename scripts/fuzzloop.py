@@ -25,6 +25,26 @@ def options(doc: str) -> tuple[argparse.Namespace, random.Random]:
     return a, random.Random(a.seed)
 
 
+class Tally:
+    """What the reference made of each input (its result's or error's type name) and the inputs both paths read
+    differently: every script's ``check`` records into one."""
+
+    def __init__(self) -> None:
+        self.counts: collections.Counter[str] = collections.Counter()
+        self.bad: list[bytes] = []
+
+    def record(self, data: bytes, outcome: str, differs: bool) -> None:
+        self.counts[outcome] += 1
+        if differs:
+            self.counts["MISMATCH"] += 1
+            self.bad.append(data)
+
+
+def outcome(ref: object, ok_name: str) -> str:
+    """``ok_name`` for a result, the exception's type name for an error."""
+    return type(ref).__name__ if isinstance(ref, Exception) else ok_name
+
+
 def run(fixed: Iterable[bytes], pool: list[bytes], mutate: Callable[[random.Random, bytes], bytes],
         check: Callable[[bytes, int, bool], None], seconds: float, rng: random.Random) -> tuple[int, int]:
     """Check each fixed input, then mutations of a random seed of ``pool`` until ``seconds`` have passed.
@@ -41,16 +61,16 @@ def run(fixed: Iterable[bytes], pool: list[bytes], mutate: Callable[[random.Rand
     return n, first
 
 
-def finish(counts: collections.Counter, bad: list[bytes], suffix: str, lines: list[str]) -> int:
+def finish(tally: Tally, suffix: str, lines: list[str]) -> int:
     """Save up to 20 mismatching inputs under ``.robustness/``, print ``lines``, the reference's outcomes and the
     mismatches; exit status 1 when any input read differently."""
     out = REPO / ".robustness"
-    for i, data in enumerate(bad[:20]):
+    for i, data in enumerate(tally.bad[:20]):
         out.mkdir(exist_ok=True)
         (out / f"mismatch{i}{suffix}").write_bytes(data)
-    mismatches = counts["MISMATCH"]
+    mismatches = tally.counts["MISMATCH"]
     print(lines[0])
-    print(f"outcomes of the reference: {dict(counts - collections.Counter({'MISMATCH': mismatches}))}")
+    print(f"outcomes of the reference: {dict(tally.counts - collections.Counter({'MISMATCH': mismatches}))}")
     for line in lines[1:]:
         print(line)
     print(f"mismatches: {mismatches}")

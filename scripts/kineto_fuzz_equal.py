@@ -78,31 +78,27 @@ def seeds() -> list[bytes]:
     return out
 
 
-def check(data: bytes, counts: collections.Counter, bad: list[bytes], small: bool) -> None:
+def check(data: bytes, tally: fuzzloop.Tally, small: bool) -> None:
     saved = parse.CHUNK_BYTES
     parse.CHUNK_BYTES = 4096 if small else saved
     try:
         fast, ref = read_both(data)
     finally:
         parse.CHUNK_BYTES = saved
-    counts["KinetoTrace" if not isinstance(ref, Exception) else type(ref).__name__] += 1
-    if differences(fast, ref):
-        counts["MISMATCH"] += 1
-        bad.append(data)
+    tally.record(data, fuzzloop.outcome(ref, "KinetoTrace"), bool(differences(fast, ref)))
 
 
 def main() -> int:
     a, rng = fuzzloop.options(__doc__)
-    counts: collections.Counter[str] = collections.Counter()
+    tally = fuzzloop.Tally()
     scans: collections.Counter[str] = collections.Counter()
-    bad: list[bytes] = []
     sys.modules["tb_gpu_advisor.formats.kineto"]._cscan = _Outcomes(scans, a.seed)  # read_both imports the scanner from here
     pool = seeds()
     n, first = fuzzloop.run(
         (make() for make in hostile_kineto.KINDS.values()), pool,
         lambda r, base: mutate_json(r, base) if r.random() < 0.5 else hostile.mutate(r, base, pool),
-        lambda data, i, fixed: check(data, counts, bad, small=not fixed and i % 2 == 0), a.seconds, rng)
-    return fuzzloop.finish(counts, bad, ".pt.trace.json", [
+        lambda data, i, fixed: check(data, tally, small=not fixed and i % 2 == 0), a.seconds, rng)
+    return fuzzloop.finish(tally, ".pt.trace.json", [
         f"inputs: {n} ({first} hostile, {n - first} mutations of {len(pool)} seeds), each read by both paths",
         f"chunks through the scanner: {dict(scans)}"])
 

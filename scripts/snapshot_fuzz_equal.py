@@ -56,27 +56,23 @@ def seeds() -> list[bytes]:
     return [s if len(s) < 200_000 else s[:60_000] + s[-4_000:] for s in out]
 
 
-def check(data: bytes, counts: collections.Counter, bad: list[bytes]) -> None:
+def check(data: bytes, tally: fuzzloop.Tally) -> None:
     ref = sp.load_with(False, data, compact=False)[0]
-    counts[type(ref).__name__] += 1
-    if sp.compare(data):
-        counts["MISMATCH"] += 1
-        bad.append(data)
+    tally.record(data, type(ref).__name__, bool(sp.compare(data)))
 
 
 def main() -> int:
     a, rng = fuzzloop.options(__doc__)
-    counts: collections.Counter[str] = collections.Counter()
+    tally = fuzzloop.Tally()
     calls: collections.Counter[str] = collections.Counter()
-    bad: list[bytes] = []
     sp.CPICKLE = _ExactCopy(calls)  # load_with switches unpickle._CPICKLE to this
     fixed = [v for k, v in sp.each_generated().items() if "hostile" in k]
     pool = seeds()
     n, first = fuzzloop.run(
         fixed, pool,
         lambda r, base: sp.mutate_pickle(r, base) if r.random() < 0.6 else hostile.mutate(r, base, pool),
-        lambda data, i, is_fixed: check(data, counts, bad), a.seconds, rng)
-    return fuzzloop.finish(counts, bad, ".pickle", [
+        lambda data, i, is_fixed: check(data, tally), a.seconds, rng)
+    return fuzzloop.finish(tally, ".pickle", [
         (f"inputs: {n} ({first} hostile, {n - first} mutations of {len(pool)} seeds), each read by both paths with the "
         "reader's compactor and without"),
         f"calls of the compiled reader (exact-size copies): {calls['compiled calls']}"])

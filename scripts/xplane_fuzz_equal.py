@@ -15,7 +15,6 @@ AddressSanitizer report ends the process: run it under ASan to check that no rea
 
 from __future__ import annotations
 
-import collections
 import sys
 from pathlib import Path
 
@@ -54,26 +53,22 @@ class _DeclineCounter:
         reader._line_events_python = self._python
 
 
-def check(data: bytes, counts: collections.Counter, bad: list[bytes]) -> None:
+def check(data: bytes, tally: fuzzloop.Tally) -> None:
     for keep in (USED_STATS, None):
         fast, ref = read_both(data, keep)
-        counts["Timeline" if not isinstance(ref, Exception) else type(ref).__name__] += 1
-        if differences(fast, ref):
-            counts["MISMATCH"] += 1
-            bad.append(data)
+        tally.record(data, fuzzloop.outcome(ref, "Timeline"), bool(differences(fast, ref)))
 
 
 def main() -> int:
     a, rng = fuzzloop.options(__doc__)
-    counts: collections.Counter[str] = collections.Counter()
-    bad: list[bytes] = []
+    tally = fuzzloop.Tally()
     with _DeclineCounter() as declined:
         pool = seeds()
         n, first = fuzzloop.run(
             (make() for make in hostile.KINDS.values()), pool,
             lambda r, base: hostile.mutate_structured(r, base) if r.random() < 0.5 else hostile.mutate(r, base, pool),
-            lambda data, i, fixed: check(data, counts, bad), a.seconds, rng)
-    return fuzzloop.finish(counts, bad, ".xplane.pb", [
+            lambda data, i, fixed: check(data, tally), a.seconds, rng)
+    return fuzzloop.finish(tally, ".xplane.pb", [
         (f"inputs: {n} ({first} hand-made, {n - first} mutations of {len(pool)} seeds), each read twice (stats pruned "
         f"and all) by both decoders"),
         f"lines the C walk declined (decoded by the reference): {declined.count}"])

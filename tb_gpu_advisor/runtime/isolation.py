@@ -304,14 +304,14 @@ def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | N
 
     try:
         outcome = _outcome(fn, args, progress)
-        if outcome[:2] == ("error", "MemoryError"):
-            del reserve
+        del reserve  # the room set aside is for pickling what goes back, whatever it is
         _send(conn, outcome)
     finally:
         conn.close()
 
 
-#: Bytes a worker keeps aside and frees when it runs out of memory, so that the message saying so can be pickled.
+#: Bytes a worker keeps aside until its analysis ends and frees before it sends the outcome, so that even a worker
+#: that ran out of memory can pickle the message saying so.
 _SEND_RESERVE = 1 << 20
 
 

@@ -292,7 +292,7 @@ def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | N
         os.environ.clear()
         os.environ.update(env)
     logs.configure_worker()
-    reserve = bytearray(_SEND_RESERVE)  # set aside before the limit: room to say "out of memory" once it is reached
+    reserve = _Reserve()  # set aside before the limit: room to say "out of memory" once it is reached
     guard.set_hard_limit(memory_bytes)
     set_cpu_limit(cpu_s)
 
@@ -304,7 +304,7 @@ def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | N
 
     try:
         outcome = _outcome(fn, args, progress)
-        del reserve  # the room set aside is for pickling what goes back, whatever it is
+        reserve.release()  # the room set aside is for pickling what goes back, whatever it is
         _send(conn, outcome)
     finally:
         conn.close()
@@ -313,6 +313,41 @@ def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | N
 #: Bytes a worker keeps aside until its analysis ends and frees before it sends the outcome, so that even a worker
 #: that ran out of memory can pickle the message saying so.
 _SEND_RESERVE = 1 << 20
+
+_OUT_OF_MEMORY = ("error", "MemoryError", "out of memory")
+
+
+def _framed(message: tuple) -> bytes:
+    """``message`` as ``Connection.send`` puts it on the pipe: a 4-byte big-endian length, then the pickle."""
+    import struct
+    from multiprocessing.reduction import ForkingPickler
+
+    payload = bytes(ForkingPickler.dumps(message))
+    return struct.pack("!i", len(payload)) + payload
+
+
+#: "out of memory", pickled and framed while memory is plentiful: written with one ``os.write`` it needs no
+#: allocation at all (CI saw even the pickling of this three-string tuple fail once the limit was reached).
+_OUT_OF_MEMORY_FRAME = _framed(_OUT_OF_MEMORY)
+
+
+class _Reserve:
+    """Address space mapped before the memory limit and unmapped when the analysis ends.  An anonymous mapping, not a
+    ``bytearray``: glibc may carve a freed megabyte out of its heap, where Python's own arenas (mapped one megabyte
+    at a time) cannot reuse it; unmapping hands the room back to the limit for certain."""
+
+    def __init__(self, size: int = _SEND_RESERVE) -> None:
+        import mmap
+
+        try:
+            self._map: Any = mmap.mmap(-1, size)  # never touched: the limit counts address space, not pages
+        except (OSError, ValueError):
+            self._map = None
+
+    def release(self) -> None:
+        if self._map is not None:
+            self._map.close()
+            self._map = None
 
 
 def _outcome(fn: Callable[..., Any], args: tuple, progress: Callable[[str, float], None]) -> tuple:
@@ -323,7 +358,7 @@ def _outcome(fn: Callable[..., Any], args: tuple, progress: Callable[[str, float
     try:
         return ("ok", fn(*args, progress=progress))
     except MemoryError:
-        return ("error", "MemoryError", "out of memory")
+        return _OUT_OF_MEMORY
     except BaseException as e:  # noqa: BLE001 - everything goes back to the parent as text
         return ("error", type(e).__name__, str(e), failure_kind(e))
 
@@ -334,7 +369,25 @@ def _send(conn, outcome: tuple) -> None:
         conn.send(outcome)
     except MemoryError:
         outcome = None
-        conn.send(("error", "MemoryError", "out of memory"))
+        _send_out_of_memory(conn)
+    except Exception:  # noqa: BLE001 - a broken pipe: the parent says the worker ended without a result
+        pass
+
+
+def _send_out_of_memory(conn) -> None:
+    """Say "out of memory" with no allocation: the prepared frame in one ``os.write`` on the pipe (``recv`` in the
+    parent reads it as any message); ``send_bytes`` where the connection has no descriptor."""
+    try:
+        fd = conn.fileno()
+    except (AttributeError, OSError):
+        fd = None
+    try:
+        if fd is None:
+            conn.send_bytes(_OUT_OF_MEMORY_FRAME[4:])
+            return
+        written = os.write(fd, _OUT_OF_MEMORY_FRAME)
+        if written < len(_OUT_OF_MEMORY_FRAME):  # a pipe takes a frame this small whole; be sure anyway
+            os.write(fd, memoryview(_OUT_OF_MEMORY_FRAME)[written:])
     except Exception:  # noqa: BLE001 - a broken pipe: the parent says the worker ended without a result
         pass
 

@@ -249,3 +249,46 @@ def test_a_worker_out_of_memory_frees_the_analysis_before_it_says_so():
     conn = _Conn(lambda: refs[0]() if refs else None)
     isolation._child_main(conn, analysis, (), None)
     assert conn.sent == [(("error", "MemoryError", "out of memory"), False)]
+
+
+class _FailingSend:
+    """A worker's end of a real pipe whose ``send`` fails as pickling does once the memory limit is reached."""
+
+    def __init__(self, conn) -> None:
+        self.conn = conn
+
+    def send(self, message) -> None:
+        raise MemoryError
+
+    def fileno(self) -> int:
+        return self.conn.fileno()
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def test_a_worker_that_cannot_even_pickle_says_out_of_memory():
+    """CI saw a worker at its 64 MB limit fail to pickle the three-string "out of memory" tuple too, and the parent
+    heard only "exited with status 1".  The message goes prepared, with no allocation, and the parent's ``recv``
+    reads it as any other: a real pipe, both sends failing."""
+    import multiprocessing
+
+    parent, child = multiprocessing.Pipe(duplex=False)
+
+    def analysis(progress=None):
+        raise MemoryError
+
+    isolation._child_main(_FailingSend(child), analysis, (), None)
+    assert parent.poll(5)
+    assert parent.recv() == ("error", "MemoryError", "out of memory")
+    parent.close()
+
+
+def test_the_reserve_is_address_space_handed_back():
+    """The room set aside is a mapping that ``release`` unmaps (a freed ``bytearray`` may stay in glibc's heap, out
+    of reach of Python's arenas)."""
+    reserve = isolation._Reserve(1 << 20)
+    assert reserve._map is not None and len(reserve._map) == 1 << 20
+    reserve.release()
+    assert reserve._map is None
+    reserve.release()  # twice is harmless

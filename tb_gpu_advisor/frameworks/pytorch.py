@@ -530,6 +530,10 @@ def is_training_event(name: str) -> bool:
     return bool(_TRAINING.search(name))
 
 
+def is_grad_reset_event(name: str) -> bool:
+    return name.startswith("Optimizer.zero_grad")
+
+
 #: ``Optimizer.step#<Class>.step``: the ``record_function`` every ``torch.optim`` optimizer's step runs in (1.8 on).
 _OPTIMIZER_STEP = re.compile(r"^Optimizer\.step#")
 
@@ -739,7 +743,7 @@ FRAMEWORK = Framework(
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
-    training_event=is_training_event, compile_event=is_compile_event, autotune_event=is_autotune_event,
+    training_event=is_training_event, grad_reset_event=is_grad_reset_event, compile_event=is_compile_event, autotune_event=is_autotune_event,
     gpu_only_event=is_gpu_only_event, version_range=version_range,
     step_end_event=is_step_end_event,
     model_call=is_model_call,

@@ -637,13 +637,14 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple
     else:
         found = _repeated_outer(h, idx, user, base, top_only=True)
         how = "the most repeated top-level range"
+        inside = False
         if found is None:  # the loop inside one range around the whole run (``generate`` around its tokens)
             found = _repeated_outer(h, idx, user, base, top_only=False)
-            how = "the outermost repeated range"
+            how, inside = "the outermost repeated range", True
         if found is None:
             return None
         best, sel = found
-        if not _hold_the_work(h, trace.devices, launches, sel):
+        if not _hold_the_work(h, trace.devices, launches, sel, inside=inside):
             return None
         source = "nvtx_top_range"
     sel = sel[np.lexsort((h.start[sel], h.line[sel]))]
@@ -676,20 +677,29 @@ def _repeated_outer(h: HostEvents, idx: np.ndarray, user: np.ndarray, base: np.n
     return best, sel
 
 
-def _hold_the_work(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray] | None, sel: np.ndarray) -> bool:
+def _hold_the_work(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray] | None, sel: np.ndarray,
+                   inside: bool = False) -> bool:
     """Whether steps marked by ranges ``sel`` hold the job's work: the span from the first range's start to the last
     one's end (the steps tile it) encloses at least ``job.span_step_coverage`` of the GPU work launched in the
     capture, counted per device event -- the share a span of the program's own must hold to be its step
     (``job.structure``).  A block that merely repeats is no iteration: the ten ``.cuda()`` calls of ``model.cuda()``
-    before one forward pass repeat, but launch only their copies.  True where no device event maps to a launch."""
+    before one forward pass repeat, but launch only their copies.  ``inside``: the launches must fall inside the ranges
+    themselves, not merely between the first and the last -- a range found below the top level may be a library's
+    small helper called all through the run (nvFuser's ``isResharding`` on seven threads), which spans the work
+    without holding it.  True where no device event maps to a launch."""
     if launches is None:
         launches = device_launches(h, devs)
     rec = np.concatenate([a[a >= 0] for a in launches]) if launches else np.zeros(0, np.int64)
     if not rec.size:
         return True
     t = h.start[rec].astype(np.int64)
-    inside = (t >= int(h.start[sel].min())) & (t <= int(h.end[sel].max()))
-    return float(inside.mean()) >= T("job.span_step_coverage")
+    if inside:
+        rs, re_ = union_intervals(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+        j = np.searchsorted(rs, t, side="right") - 1
+        held = (j >= 0) & (t <= re_[np.maximum(j, 0)])
+    else:
+        held = (t >= int(h.start[sel].min())) & (t <= int(h.end[sel].max()))
+    return float(held.mean()) >= T("job.span_step_coverage")
 
 
 def _top_level(h: HostEvents, idx: np.ndarray) -> np.ndarray:

@@ -149,3 +149,23 @@ def test_a_loop_numbered_inside_its_names_marks_the_steps(tmp_path, wrapped):
     assert ("outermost repeated" in det.note) == wrapped
     assert det.found == 8 and s.count == 6
     assert np.diff(s.host_windows, axis=1).ravel() / 1e9 == pytest.approx(truth.step_ms, rel=1e-3)
+
+
+def test_a_small_helper_repeated_all_through_the_run_marks_no_step(tmp_path):
+    """A library's helper range called all through the run below one outer range (nvFuser's ``isResharding``, 481
+    times on 7 threads of the kept wild/nvfuser_h200_first_call) spans the GPU work without holding it: the launches
+    fall between its instances, not inside them, so it marks no step (it did for a moment on this branch: 405
+    "steps" of 678 us)."""
+    p = tmp_path / "job.sqlite"
+    write(str(p), NsysJob(steps=6, step_range=None, autograd_nvtx=False))
+    con = sqlite3.connect(p)
+    lo, hi = con.execute("SELECT MIN(start), MAX(end) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()
+    launches = sorted(a for (a,) in con.execute("SELECT start FROM CUPTI_ACTIVITY_KIND_RUNTIME"))
+    tid = 1 << 48 | 1000 << 24 | 1000
+    rows = [(a - 300, a - 100, "isResharding", tid) for a in launches[1::7]]  # just before some launches
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (?, ?, 59, ?, ?)", rows)
+    con.commit()
+    con.close()
+    _wrap_in_one_range(p, "runFusionWithInputs")
+    det = detect_steps(read_trace(str(p))).detection
+    assert not det.source.startswith("nvtx"), det.note

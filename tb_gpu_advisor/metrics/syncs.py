@@ -50,8 +50,12 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     k = max(len(active), 1)
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
     ledger = np.zeros((2, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits'
+    # how long each wait blocked the host: a sync, its own call; a copy's wait, the copy op around it (a pageable copy
+    # blocks in its memcpy call too, and pinned memory with non_blocking frees the host of both)
+    held = np.where(copy & (callers >= 0), h.end[np.maximum(callers, 0)] - h.start[np.maximum(callers, 0)],
+                    h.end[sync] - h.start[sync]).astype(np.int64)
     for g in active:
-        per, spans = _idle_after(g, h, h.start[sync], h.end[sync], copy, _input_wait(ctx, g), recorded)
+        per, spans = _idle_after(g, h, held, h.end[sync], copy, _input_wait(ctx, g), recorded)
         idle += per
         for i, (s, e) in enumerate(spans):
             ledger[i] += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
@@ -165,7 +169,7 @@ def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN0
     return union_intervals(s.astype(np.int64), e.astype(np.int64))
 
 
-def _idle_after(g, h, starts: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # noqa: ANN001
+def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # noqa: ANN001
                 waits: tuple[np.ndarray, np.ndarray], recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]
                 ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
     """GPU idle (ps) after the syncs: [the program's syncs, the copies' waits, unrecorded host time], and the idle
@@ -177,7 +181,8 @@ def _idle_after(g, h, starts: np.ndarray, ends: np.ndarray, copy: np.ndarray,  #
     idles the GPU for the input), and less the time the syncing thread ran nothing recorded (the host's own code the
     profiler did not see: neither the sync's nor the copy's).
 
-    A gap is the syncs' only as far as the host's time blocked in them (issue #37 item 3): without a sync the host
+    A gap is the syncs' only as far as the host's time blocked in them (``held``, per sync: its call, or for a copy's
+    wait the copy op around it; issue #37 item 3): without a sync the host
     runs on by the time it waited, so its next launch comes at most that much sooner, and the GPU idles the rest of the
     gap with or without the sync.  After an ``.item()`` that waited for a long step the whole gap (the host's dispatch
     of the next work) is the sync's; after a sync that returned at once (the GPU had little queued) the GPU idles for
@@ -191,7 +196,7 @@ def _idle_after(g, h, starts: np.ndarray, ends: np.ndarray, copy: np.ndarray,  #
     j = np.searchsorted(d.start, ends, side="left")  # the first device event starting after the sync returned
     ok = (j > 0) & (j < len(d))
     j, last_end, is_copy = j[ok], ends[ok], copy[ok]
-    blocked = (ends[ok] - starts[ok]).astype(np.int64)
+    blocked = held[ok]
     if not j.size:
         return out, [none, none]
     order = np.lexsort((last_end, j))  # by gap, then by when the sync returned: the last of each gap decides

@@ -18,8 +18,8 @@ _WINDOW = ("# put the window on the GPU work, by a range the program marks or by
            "nsys export --type sqlite run.nsys-rep")
 _STEADY = ("# start the window after warm-up and keep it on a few steps:\n"
            "nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop -o run ./app   "
-           "# cudaProfilerStart() after the warm-up steps, cudaProfilerStop() a few steps later (PyTorch: "
-           "torch.cuda.profiler.start()/stop())\n"
+           "# cudaProfilerStart() after the warm-up steps, cudaProfilerStop() a few steps later (a framework's "
+           "CUDA profiler start/stop calls them)\n"
            "nsys profile -t cuda,nvtx --delay=60 --duration=20 -o run ./app   # or by time: past the start-up, 20 s long\n"
            "nsys export --type sqlite run.nsys-rep")
 _TRACE_CUDA = ("nsys profile -t cuda,nvtx -o run ./app   # -t cuda records the CUDA API calls and the GPU's kernels "

@@ -11,6 +11,9 @@ itself (an op on the wrong device, a ``.numpy()`` call), not from warm-up.
 Copies inside one GPU (D2D: ``.contiguous()``, concatenations, clones, layout
 changes) are GPU work of their own: the part no kernel overlaps blocks the step
 like a host copy, and gets the framework's device-copy fix (``:d2d``).
+Host-device copies that already come from pinned memory, asynchronously, and outlast all the step's compute are
+told so, with the fix of moving fewer bytes (``:pinned``), not the pinning and overlap they already do.  The idle
+after a copy that blocked the host is the copy's only as far as its op blocked the host (``metrics/syncs.py``).
 Saving: the blocking copy time and the idle after it (copies overlapped with
 compute from pinned memory, or gone).
 """

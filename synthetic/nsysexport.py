@@ -133,6 +133,8 @@ class NsysJob:
     graph_mode: str | None = None  # "graph": one CUDA graph execution per step instead of the kernels; "node"
     kernels_table: bool = True  # False: launches whose kernels the export does not hold (GPU records lost: damage)
     shuffle: bool = True  # rows in no order, as newer exports write them
+    os_release: str | None = None  # the target's kernel release (``SoftwareReleaseVersion``: "...-microsoft-standard-WSL2")
+    nv_driver: str | None = None  # the display driver (``NvDriverVersion``)
     seed: int = 0
 
 
@@ -323,6 +325,9 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
     con.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, '2026-05-24T13:40:14', '2026-05-24T13:40:14', ?)",
                 (UTC_START_NS, SESSION_START_NS))
     con.execute("INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (?, 'Local (CLI)', 'Hostname', 619, 'synthetic-node')", (HW_BIT,))
+    for name, nid, value in (("SoftwareReleaseVersion", 618, job.os_release), ("NvDriverVersion", 205, job.nv_driver)):
+        if value is not None:
+            con.execute("INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (?, 'Local (CLI)', ?, ?, ?)", (HW_BIT, name, nid, value))
     con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
                                                                   ("EXPORT_SCHEMA_VERSION", "3.25.0")])
     con.commit()

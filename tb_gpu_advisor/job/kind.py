@@ -46,7 +46,8 @@ class Kind:
     #: yet), "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
     #: "tracing_off" (the capture's options say CUDA tracing was off), "counters" (the kernels were measured by their
     #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "failed" (the program died
-    #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "" otherwise
+    #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "wsl2" (kernels launched under
+    #: WSL2, none recorded: the platform's limit, ``Trace.producer["wsl2"]``), "" otherwise
     window: str = ""
     #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
     capture_format: str = ""
@@ -55,7 +56,7 @@ class Kind:
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
-WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed")
+WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -80,6 +81,15 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
             return Kind("unknown", "low", f"{counted:,} kernels measured by their hardware counters (each replayed to "
                                           "read them), not timed: the capture holds no timeline of the GPU's work",
                         window="counters", capture_format=trace.format)
+        wsl2 = trace.producer.get("wsl2", "")
+        if launched and wsl2:  # the platform, not the file: WSL2 records the CUDA calls, the kernels only with
+            # a recent Windows driver and profiler
+            driver = trace.producer.get("nv_driver", "")
+            return Kind("unknown", "low", f"the host launched {launched:,} kernels, but the capture holds no GPU record "
+                                          f"of them: it ran under WSL2 (Linux kernel {wsl2}"
+                                          f"{f', Windows driver {driver}' if driver else ''}), where the GPU's activity "
+                                          "is recorded only with a recent Windows driver and profiler",
+                        window="wsl2", capture_format=trace.format)
         if launched:
             # GPU work whose records are gone: of a kind nothing says (not "no GPU work", which the host disproves)
             return Kind("unknown", "low", f"the host launched {launched:,} kernels, but the capture holds no GPU record "

@@ -1,8 +1,9 @@
 """Q&A: is the capture trustworthy? Short steady-state window (~10 s), enough steps.
 
 Fires: no GPU activity at all (warning; the other checks are skipped) -- named for what the window holds where it
-holds no kernel (start-up only, NVTX only, no CUDA call, CUDA tracing off, or ``failed``: the program died before its
-GPU work, its error quoted from the standard error the capture kept: ``job.kind.WINDOWS``), with how to record
+holds no kernel (start-up only, NVTX only, no CUDA call, CUDA tracing off, ``failed``: the program died before its
+GPU work, its error quoted from the standard error the capture kept, or ``wsl2``: kernels launched under WSL2, where
+they were not traced: ``job.kind.WINDOWS``), with how to record
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
 ``capture_quality:window``) -- no step found / fewer than ``capture.min_steps`` kept steps
 (warning), capture longer than ``capture.max_seconds`` (info), step times

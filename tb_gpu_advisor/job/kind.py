@@ -106,6 +106,12 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
             return Kind("unknown", "low", f"the host's ops name work only a GPU does ({gpu_ops}), but the capture holds "
                                           "no GPU record: the GPU's side of the capture was not recorded",
                         lost_gpu=f"its ops name work only a GPU does, {gpu_ops}")
+        backend = trace.producer.get("dist_backend", "")
+        if backend and fw.gpu_only_backend(backend) and not launched:  # its process group moves GPU tensors only
+            return Kind("unknown", "low", f"the job's process group runs on {backend.upper()}, which moves only GPU "
+                                          "tensors, but the capture holds no kernel or GPU runtime record: the GPU's "
+                                          "activity was not recorded",
+                        lost_gpu=f"its process group runs on {backend.upper()}, which moves only GPU tensors")
         created = _context_allocation(trace, fw) if not launched else ""
         if created:  # a GPU's context was created: the work used the GPU, whose CUDA activity was not recorded
             return Kind("unknown", "low", f"{created}, but the capture holds no CUDA call, kernel or copy: the job used "

@@ -82,3 +82,21 @@ def test_real_cpu_only_traces_allocate_far_under_the_device_bound(rel):
     ev = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
     longest_us = max(e.get("dur", 0) for e in ev if e.get("name") in ("aten::empty", "aten::empty_strided"))
     assert 0 < longest_us * 1000 < _DEVICE_ALLOC_NS / 100, longest_us
+
+
+@pytest.mark.parametrize("backend,gpu", [("nccl", True), ("gloo", False)])
+def test_by_construction_an_nccl_process_group_is_gpu_use(tmp_path, backend, gpu):
+    """The same CPU-looking run with a host-sized allocation, whose header names its process group's backend
+    (``distributedInfo``): NCCL moves only GPU tensors, so the job used the GPU and its CUDA activity was not
+    recorded; gloo runs on the CPU (the kept ``wild/cpu_only_gloo`` rank), so the run stays CPU work."""
+    path = _cpu_only_looking_run(tmp_path, backend, alloc_us=3_000.0)
+    doc = json.loads(open(path).read())
+    doc["distributedInfo"] = {"backend": backend, "rank": 0, "world_size": 2}
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    job = _analyse(path, backend)["job"]
+    if gpu:
+        assert job["kind"] == "unknown" and "NCCL" in job["kind_evidence"], job
+        assert "not recorded" in job["kind_evidence"]
+    else:
+        assert job["kind"] == "no_gpu" and "the work ran on the CPU" in job["kind_evidence"], job

@@ -107,7 +107,9 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
                                           "no GPU record: the GPU's side of the capture was not recorded",
                         lost_gpu=f"its ops name work only a GPU does, {gpu_ops}")
         backend = trace.producer.get("dist_backend", "")
-        if backend and fw.gpu_only_backend(backend) and not launched:  # its process group moves GPU tensors only
+        recorded = bool(names) and bool(trace.h.name_mask(devices.is_runtime_call).any())
+        # its process group moves GPU tensors only; with CUDA calls recorded the window's own calls say what it holds
+        if backend and fw.gpu_only_backend(backend) and not launched and not recorded:
             return Kind("unknown", "low", f"the job's process group runs on {backend.upper()}, which moves only GPU "
                                           "tensors, but the capture holds no kernel or GPU runtime record: the GPU's "
                                           "activity was not recorded",

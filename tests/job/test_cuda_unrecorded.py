@@ -100,3 +100,17 @@ def test_by_construction_an_nccl_process_group_is_gpu_use(tmp_path, backend, gpu
         assert "not recorded" in job["kind_evidence"]
     else:
         assert job["kind"] == "no_gpu" and "the work ran on the CPU" in job["kind_evidence"], job
+
+
+def test_an_nccl_start_up_window_with_its_cuda_calls_stays_a_start_up_window(tmp_path):
+    """With CUDA calls recorded (here the run's syncs, moved before its first op: what start-up leaves), NCCL
+    changes nothing: the window's own calls say what it holds."""
+    (path,) = tt.write_run(str(tmp_path), "healthy_bf16", steps=6, run="startup")
+    doc = json.loads(open(path).read())
+    ev = [e for e in doc["traceEvents"] if e.get("cat") not in _GPU_CATS[:-2] and e.get("name") != "cudaLaunchKernel"]
+    doc["traceEvents"] = ev
+    doc["distributedInfo"] = {"backend": "nccl", "rank": 0, "world_size": 2}
+    with open(path, "w") as f:
+        json.dump(doc, f)
+    job = _analyse(path, "startup")["job"]
+    assert "NCCL" not in job["kind_evidence"], job

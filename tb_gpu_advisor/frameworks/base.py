@@ -90,6 +90,9 @@ class Framework:
     fix_introduces: Callable[[Action], tuple[str, ...]] = lambda _a: ()
     #: host events only a training step makes: the backward pass, the optimizer's update (the job stage's evidence)
     training_event: NamePredicate = never
+    #: of those, the calls that ready a training step without doing its work (PyTorch's ``Optimizer.zero_grad``): a
+    #: benchmark that zeroes the gradients, then runs its forward under ``no_grad``, trains nothing
+    grad_reset_event: NamePredicate = never
     #: host events the framework writes only for work on a GPU (PyTorch's NCCL process group's ``nccl:all_to_all``,
     #: ``aten::record_stream`` on a GPU stream, cuDNN's ops): a capture holding them but no GPU record lost its GPU side
     gpu_only_event: NamePredicate = never

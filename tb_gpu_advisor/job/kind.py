@@ -17,6 +17,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import and_list
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, engines, nvtx
 from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, Trace
@@ -371,9 +372,16 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
         return Kind("training", "medium", f"a memory snapshot whose allocations' stacks hold the {' and the '.join(train)} "
                                           f"step{'s' if len(train) > 1 else ''}")
     named = [n for n in trace.producer.get("annotations", ()) if fw.training_event(n)]
+    kept = _forward_kept_share(trace)
+    no_grad = ""
     if named:
-        return Kind("training", "high", f"the profiler's ranges in the snapshot name work only training does: "
-                                        f"`{_short(named[0])}`")
+        work = [n for n in named if not fw.grad_reset_event(n)]
+        if work or kept is None or kept >= T("job.snapshot_forward_kept"):
+            return Kind("training", "high", f"the profiler's ranges in the snapshot name work only training does: "
+                                            f"`{_short((work or named)[0])}`")
+        no_grad = (f"; `{_short(named[0])}` ran, but the forward freed its blocks as it went ({kept:.0%} of its bytes "
+                   "live at the peak): it kept nothing for a backward (grad off), and no backward or optimizer step "
+                   "followed")
     for g, me in sorted(trace.memory.items()):
         lifo, stackless = _backward_pattern(me)
         if lifo >= _LIFO_SHARE and stackless >= _STACKLESS_SHARE:
@@ -383,8 +391,27 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
                                               "on autograd's engine thread, which records no Python frame")
     if "forward" in seen:
         return Kind("inference", "medium", "a memory snapshot whose allocations come from modules' forward passes, "
-                                           "with no backward pass and no optimizer step")
+                                           f"with no backward pass and no optimizer step{no_grad}")
     return Kind("unknown", "low", "a memory snapshot records allocations, not the GPU's work")
+
+
+def _forward_kept_share(trace: Trace) -> float | None:
+    """The largest share, over GPUs, of the forward pass's allocated bytes still live at the allocated peak, or None
+    where no forward allocation was recorded.  Autograd keeps a forward's outputs for the backward, so under grad most
+    of its bytes are live at the peak; under ``no_grad`` each layer's tensors are freed once the next has used them,
+    and only one layer's working set is (1/L of an L-layer forward)."""
+    fwd = MEMORY_PHASES.index("forward")
+    best: float | None = None
+    for me in trace.memory.values():
+        n = len(me)
+        made = (me.delta > 0) & (me.phase == fwd)
+        if not n or not made.any():
+            continue
+        p = int(np.argmax(me.allocated))
+        live = made & (np.arange(n) <= p) & (me.frees() > p)
+        share = float(me.delta[live].sum()) / float(me.delta[made].sum())
+        best = share if best is None else max(best, share)
+    return best
 
 
 #: A backward pass frees the forward's blocks live at the peak last-in first-out: the share of consecutive frees (in

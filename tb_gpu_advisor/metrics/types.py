@@ -570,6 +570,8 @@ class CaptureQuality:
     graph_kernel_share: float = 0.0
     #: what the report's ms times (step starts, trace-viewer windows) count from, in words (``Trace.time_base``)
     time_base: str = ""
+    #: the capture's format id (``formats``): whose profiler recorded it, and so whose options move its window
+    capture_format: str = ""
 
 
 @dataclass

@@ -18,7 +18,7 @@ import dataclasses
 import math
 from typing import Any, Callable, Iterable, Sequence
 
-from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor import devices, formats, frameworks
 from tb_gpu_advisor.common.fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
 from tb_gpu_advisor.frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
@@ -44,6 +44,17 @@ class Ctx:
         self.fw: Framework = framework(m)
         #: the GPUs' vendor (``devices/nvidia.py``, ``devices/amd.py``): its words (``TERMS``) and own fixes (``FIXES``)
         self.vendor = devices.vendor_of([g.name for g in m.gpus if g.active])
+
+    def steady_fix(self, key: str) -> list[Action]:
+        """How to record the steady state: the capture's own profiler options where its format has them (an Nsight
+        window moves with ``--capture-range`` or ``--delay``, whatever framework the program uses: a torch.profiler
+        schedule does not move it), else the framework's fix ``key``."""
+        try:
+            own = formats.get(self.m.capture.capture_format).window_fixes.get("steady", ()) \
+                if self.m.capture.capture_format else ()
+        except ValueError:
+            own = ()
+        return [action(text, code, "shell") for text, code in own] or self.fw.fix(key)
 
     def words(self, text: str) -> str:
         """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code stays as it is)."""

@@ -50,7 +50,7 @@ def check(m: HostMetrics) -> list[Finding]:
             title=f"Too few {_plural(unit)} in the capture",
             metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
                                 severity="warning", good_direction="higher"),
-            actions=ctx.fw.fix(f"{ID}:few_steps"),
+            actions=ctx.steady_fix(f"{ID}:few_steps"),
         ))
     unseen = m.breakdown.unseen
     if unseen and ctx.step_ms and unseen / ctx.step_ms >= T("capture.unseen_share"):
@@ -77,7 +77,7 @@ def check(m: HostMetrics) -> list[Finding]:
                               f"window is not steady state, so per-step averages hide outliers.",
                          "Step times are not steady",
                          ("step_time_cv", "Step time variation", c.step_time_cv, "ratio", f"{c.step_time_cv:.0%}",
-                          "capture.max_step_cv"), ctx.fw.fix(f"{ID}:unsteady")))
+                          "capture.max_step_cv"), ctx.steady_fix(f"{ID}:unsteady")))
     graphs = c.graph_kernel_share
     how = ctx.fw.extra(f"{ID}:command_buffers")
     if graphs >= T("capture.graph_kernel_share") and how:

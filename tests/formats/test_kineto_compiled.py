@@ -124,7 +124,7 @@ def test_worker_threads_merge_scanned_chunks_alike(monkeypatch):
 # -- JSON no profiler writes, built by hand ----------------------------------------------------------------------
 
 _FIELDS = ("ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "correlation", "External id", "external id",
-           "device", "stream", "bytes", "graph id", "Input Dims", "Device Id", "Total Allocated", "name2")
+           "device", "stream", "bytes", "graph id", "Input Dims", "Device Id", "Total Allocated", "name2", "Ev Idx")
 
 
 def _hand_trace(field: str, value: bytes) -> bytes:
@@ -162,6 +162,40 @@ def test_every_unusual_value_reads_alike(field):
     for value in INTERESTING_VALUES:
         fast, ref = read_both(_hand_trace(field, value))
         assert differences(fast, ref) == [], value
+
+
+#: One byte or sequence the scanner's string loop must stop at (``needs_look``, eight bytes at a time): the quote and
+#: backslash of escapes, raw control bytes, UTF-8 of 2 and 4 bytes, bytes that are no UTF-8, DEL (plain, printable).
+_STRING_SPECIALS = (b'\\"', b"\\\\", b"\\n", b"\\u0041", b"\x01", b"\x1f", b"\t", b"\xc3\xa9", b"\xf0\x9f\x98\x80", b"\xff",
+                    b"\xc3", b"\x7f", b"\x80")
+
+
+@needs_compiled
+def test_strings_read_alike_wherever_their_special_byte_falls():
+    """A name with an escape, a control byte or a non-ASCII byte at each of 18 places (every position within the
+    8-byte words the scanner reads at once, and the bytes after the last whole word): the columns of the typed decode
+    or its error, and the name as written where it is valid (truth by construction)."""
+    for special in _STRING_SPECIALS:
+        for at in range(18):
+            name = b"k" * at + special + b"z" * (17 - at)
+            fast, ref = read_both(_hand_trace("name2", b'"' + name + b'"'))
+            assert differences(fast, ref) == [], (special, at)
+            if special in (b"\xc3\xa9", b"\xf0\x9f\x98\x80", b"\x7f"):
+                assert name.decode() in fast.names, (special, at)
+
+
+#: Numbers in places no column reads (an unknown ``args`` key, inside arrays): the scanner checks their grammar only,
+#: and leaves exponents and 96+ characters to its full number reader (which refuses what is not finite).
+_SKIPPED_NUMBERS = (b"1e999", b"-1E-999", b"1e5", b"0.5e+3", b"2E+", b"1.5e", b"1" * 95, b"1" * 96, b"1" * 97,
+                    b"-" + b"9" * 400, b"0." + b"3" * 120, b"1.", b"-", b"01", b"-0", b"00", b"-.5", b"0.0", b"7")
+
+
+@needs_compiled
+@pytest.mark.parametrize("where", [b'{"Ev Idx": %s}', b'{"grid": [1, %s, 2]}', b'{"Input Dims": [[%s]]}'])
+def test_numbers_no_column_reads_are_checked_alike(where):
+    for number in _SKIPPED_NUMBERS:
+        fast, ref = read_both(_hand_trace("args", where % number))
+        assert differences(fast, ref) == [], number
 
 
 @needs_compiled

@@ -121,6 +121,32 @@ def test_worker_threads_merge_scanned_chunks_alike(monkeypatch):
     assert differences(fast, ref) == [] and differences(fast, serial) == []
 
 
+@needs_compiled
+def test_worker_threads_hand_chunks_back_alike(monkeypatch, tmp_path):
+    """A thread only scans; the reader's thread adds each chunk in file order, and decodes itself the chunks the
+    scanner hands back (an escaped name) or re-reads those cut inside an event (``args`` holding ``[{"ph": 1}, ...]``,
+    which looks like the next event's start): the Python path's columns, and the serial path's."""
+    events = []
+    for i in range(2000):
+        name = b"op\\\"%d" % (i % 7) if i % 97 == 0 else b"op%d" % (i % 30)
+        nested = b", ".join(b'{"ph": %d}' % j for j in range(i % 9)) if i % 13 == 0 else b""
+        events.append(b'{"ph": "X", "cat": "cpu_op", "name": "%s", "pid": %s, "tid": 2, "ts": %d.5, "dur": 1.25, '
+                      b'"args": {"correlation": %d, "nested": [%s]}}' % (name, b'"Spans"' if i % 50 == 0 else b"1",
+                                                                        10 + i, i, nested))
+    path = tmp_path / "w.1.pt.trace.json"
+    path.write_bytes(b'{"traceEvents": [' + b", ".join(events) + b"]}")
+    monkeypatch.setattr(parse, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(parse, "_READ_BLOCK", 8192)  # threads are used only before the input's end is read
+    serial = read_with(True, str(path))
+    monkeypatch.setattr(parse, "PARALLEL_AFTER", 0)
+    outs = []
+    add = parse._Parser._add_thread_scan
+    monkeypatch.setattr(parse._Parser, "_add_thread_scan", lambda self, out, data: outs.append(out) or add(self, out, data))
+    fast, ref = read_both(str(path), workers=2)
+    assert None in outs and False in outs and any(isinstance(o, tuple) for o in outs), "not every case was met"
+    assert differences(fast, ref) == [] and differences(fast, serial) == []
+
+
 # -- JSON no profiler writes, built by hand ----------------------------------------------------------------------
 
 _FIELDS = ("ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "correlation", "External id", "external id",

@@ -543,7 +543,7 @@ class _Columns:
         self.rows += len(xs)
         self._append(part)
 
-    def add_scanned(self, data: bytes | memoryview) -> int:
+    def add_scanned(self, data: bytes | memoryview, out: Any = None) -> int:
         """Append one chunk read by the compiled scanner (``_cscan.c``), exactly as :meth:`_add_typed` would append
         the typed decode of the same bytes: 1.  With nothing changed: 0 where there is no scanner or it hands the
         chunk back (anything outside the JSON it reads: the caller then decodes the chunk as before); -1 where the
@@ -553,10 +553,12 @@ class _Columns:
         The scanner gives the X rows' columns, each distinct name, category and string pid/tid once (interned here
         in the order the rows meet them), the spans of the metadata and ``[memory]`` events (decoded here by the
         typed decode, a few per chunk) and each row's ``args`` span, decoded only for the ops that keep their shapes.
+        ``out``: the scan of ``data`` where a thread made it already (:meth:`_Parser._add_thread_scan`).
         """
         if _CSCAN is None:
             return 0
-        out = _CSCAN.scan(data)
+        if out is None:
+            out = _CSCAN.scan(data)
         if out is None or out is False:
             return -1 if out is False else 0
         (n_events, n_x, bad_dur, phs, others, ts, dur, name, cat, pid, tid, pid_s, tid_s, ints, spans,
@@ -1184,10 +1186,10 @@ class _Parser:
         cut = m.start() + 1
         # a thread reads the chunk where it lies (the buffer is immutable bytes: a view keeps it, no 4 MB copy per
         # chunk); a worker process needs bytes to pickle
-        data = memoryview(self.buf)[pos:cut] if isinstance(self.pool, concurrent.futures.ThreadPoolExecutor) \
-            else self.buf[pos:cut]
+        threads = isinstance(self.pool, concurrent.futures.ThreadPoolExecutor)
+        data = memoryview(self.buf)[pos:cut] if threads else self.buf[pos:cut]
         try:
-            fut = self.pool.submit(_decode_part, data, self.decoder)
+            fut = self.pool.submit(_scan_part, data) if threads else self.pool.submit(_decode_part, data, self.decoder)
         except Exception:  # noqa: BLE001 - a broken pool: read on here, after the chunks in flight
             self._drop_pool()
             return None
@@ -1205,18 +1207,41 @@ class _Parser:
 
         A worker that failed (out of memory under the memory guard's limit, killed) costs the pool, not the trace:
         its chunk and the rest are read in this process."""
-        fut = self.pending[0][0]
+        fut, at, _, data = self.pending[0]
+        threads = isinstance(self.pool, concurrent.futures.ThreadPoolExecutor)
         try:
             part = fut.result()
         except Exception:  # noqa: BLE001 - whatever a worker died of, the serial path reads the same bytes
-            part = None
+            part = threads = None
             self._drop_pool()
+        if threads:
+            self._ends_at(at + len(data))
+            if not self._add_thread_scan(part, data):
+                self._rewind()
+                return False
+            self.pending.popleft()
+            return True
         if part is None:
             self._rewind()
             return False
-        _, at, _, data = self.pending.popleft()
+        self.pending.popleft()
         self._ends_at(at + len(data))
         self.cols.merge(part)
+        return True
+
+    def _add_thread_scan(self, out: Any, data: memoryview) -> bool:
+        """Add a chunk a thread scanned (``out``: what ``_cscan.scan`` gave) here, as :meth:`_chunk` adds one scanned
+        in this thread, so the columns are the serial path's by construction (no per-chunk columns to merge); False
+        where the chunk is no run of whole events (:meth:`_rewind`)."""
+        if out is False:
+            return False
+        if out is not None and self.cols.add_scanned(data, out) > 0:
+            return True
+        try:
+            events = _decode_chunk(data, self.decoder)
+        except ValueError:
+            return False
+        self._add(events)
         return True
 
     def _rewind(self) -> None:
@@ -1485,6 +1510,12 @@ def _start_pool(workers: int) -> Any:
         return concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
     except (OSError, ValueError, NotImplementedError):
         return None
+
+
+def _scan_part(data: memoryview) -> Any:
+    """In a worker thread: the compiled scanner's output for one chunk (``_cscan.scan``: None, False or its columns),
+    added to the trace's columns by the reader's own thread, in file order (:meth:`_Parser._add_thread_scan`)."""
+    return _CSCAN.scan(data)
 
 
 def _decode_part(data: bytes | memoryview, decoder: str) -> _Columns | None:

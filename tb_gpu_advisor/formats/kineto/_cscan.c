@@ -410,11 +410,40 @@ static void keys_init(Keys *t, const char **keys, int count) {
     }
 }
 
+/* a[0:n] == b[0:n] for 1 <= n <= MAX_KEY_LEN, inline: whole words, the last one overlapping (a key is a few bytes:
+ * a call of memcmp cost more than the compare) */
+static inline int same_key(const uint8_t *a, const char *b, int64_t n) {
+    uint64_t x, y;
+    if (n >= 8) {
+        int64_t i = 0;
+        for (; i + 8 < n; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            if (x != y) return 0;
+        }
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return x == y;
+    }
+    uint32_t u, v;
+    if (n >= 4) {
+        memcpy(&u, a, 4);
+        memcpy(&v, b, 4);
+        if (u != v) return 0;
+        memcpy(&u, a + n - 4, 4);
+        memcpy(&v, b + n - 4, 4);
+        return u == v;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (a[i] != (uint8_t)b[i]) return 0;
+    return 1;
+}
+
 /* The index of the key k[0:n] in the table, -1 where it is none of them. */
 static inline int match_key(const uint8_t *k, int64_t n, const Keys *t) {
     if (n <= 0 || n > MAX_KEY_LEN) return -1;
     for (int j = t->first[n]; j >= 0; j = t->next[j])
-        if (k[0] == (uint8_t)t->keys[j][0] && memcmp(k, t->keys[j], (size_t)n) == 0) return j;
+        if (same_key(k, t->keys[j], n)) return j;
     return -1;
 }
 

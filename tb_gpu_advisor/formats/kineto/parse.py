@@ -19,7 +19,8 @@ need 12-18 GB; measured in ``benchmarks/kineto_parse.py``, docs/benchmarks.md). 
    a chunk's bytes straight into its columns, no object per event, the names interned per chunk, ``args`` kept as
    byte spans decoded only for the ops that keep their shapes, once per distinct shapes (``op_keys``); it hands any
    chunk it does not fully read back to the typed decode, so the columns and errors are the same.  It scans without
-   the GIL, so step 4 uses threads (reading each chunk where it lies in the buffer);
+   the GIL, so step 4 uses threads (reading each chunk where it lies in the buffer), which only scan: the reader's
+   own thread adds each scanned chunk, in file order, as the serial path does;
 6. each chunk's rows are copied into the trace's columns as the chunk is added (:class:`_Sink`), not kept and
    concatenated at the end: the columns' memory is written once.
 
@@ -1496,8 +1497,10 @@ def _default_workers() -> int:
 
 def _start_threads(workers: int) -> Any:
     """Threads for the compiled scanner's chunks: it scans without the GIL, so threads use every core without a
-    process's start, its pickled columns or its copy of each chunk (the per-chunk Python that remains -- interning
-    the distinct names, the metadata events -- is a small part).  The typed decode's types are made here, once."""
+    process's start, its pickled columns or its copy of each chunk.  A thread only scans (:func:`_scan_part`); the
+    per-chunk Python -- interning the distinct names, the metadata events, the kept shapes -- runs on the reader's
+    thread as it adds the chunks in order, so no chunk's columns are built twice (on fresh columns, then merged).
+    The typed decode's types are made here, once."""
     _msgspec_type()
     return concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="kineto-scan")
 

@@ -147,6 +147,37 @@ def test_worker_threads_hand_chunks_back_alike(monkeypatch, tmp_path):
     assert differences(fast, ref) == [] and differences(fast, serial) == []
 
 
+@needs_compiled
+def test_chunks_in_flight_when_the_thread_pool_breaks_read_alike(monkeypatch, tmp_path):
+    """A pool that refuses its fourth chunk (shut down under the reader) is dropped; the chunks already scanned in
+    threads are still added in order, the rest read here: the serial columns."""
+    events = b", ".join(b'{"ph": "X", "cat": "cpu_op", "name": "op%d", "pid": 1, "tid": 2, "ts": %d.5, "dur": 1.0, '
+                        b'"args": {"correlation": %d}}' % (i % 30, 10 + i, i) for i in range(3000))
+    path = tmp_path / "w.1.pt.trace.json"
+    path.write_bytes(b'{"traceEvents": [' + events + b"]}")
+    monkeypatch.setattr(parse, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(parse, "_READ_BLOCK", 8192)
+    serial = read_with(True, str(path))
+
+    class Breaks(parse.concurrent.futures.ThreadPoolExecutor):
+        sent = 0
+
+        def submit(self, *a, **k):
+            self.sent += 1
+            if self.sent == 4:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            return super().submit(*a, **k)
+
+    dropped = []
+    drop = parse._Parser._drop_pool
+    monkeypatch.setattr(parse, "_start_threads", lambda n: Breaks(n, thread_name_prefix="kineto-scan"))
+    monkeypatch.setattr(parse._Parser, "_drop_pool", lambda self: dropped.append(len(self.pending)) or drop(self))
+    monkeypatch.setattr(parse, "PARALLEL_AFTER", 0)
+    fast = read_with(True, str(path), workers=2)
+    assert dropped and dropped[0] > 0, "no chunk was in flight when the pool broke: the test tests nothing"
+    assert differences(fast, serial) == []
+
+
 # -- JSON no profiler writes, built by hand ----------------------------------------------------------------------
 
 _FIELDS = ("ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "correlation", "External id", "external id",

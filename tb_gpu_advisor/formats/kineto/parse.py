@@ -1018,6 +1018,7 @@ class _Parser:
         self.name, self.stream, self.compressed = name, stream, compressed
         self.workers = _default_workers() if workers is None else workers
         self.pool: Any = None
+        self.threads = False  # the pool is (was, once dropped) the scanner's threads, not worker processes
         #: chunks in flight, oldest first: (future, file offset, the separator text before it, its text)
         self.pending: deque[tuple[Any, int, bytes, bytes | memoryview]] = deque()
         self.rewound = False  # a chunk in flight failed: the next one is decoded here
@@ -1166,6 +1167,7 @@ class _Parser:
         if self.workers < 2 or max(self.base, self.size_hint // 2) < PARALLEL_AFTER or self.eof:
             return False
         scanned = self.decoder == "msgspec" and _CSCAN is not None
+        self.threads = scanned
         self.pool = _start_threads(self.workers) if scanned else _start_pool(self.workers)
         if self.pool is None:
             self.workers = 1
@@ -1187,10 +1189,9 @@ class _Parser:
         cut = m.start() + 1
         # a thread reads the chunk where it lies (the buffer is immutable bytes: a view keeps it, no 4 MB copy per
         # chunk); a worker process needs bytes to pickle
-        threads = isinstance(self.pool, concurrent.futures.ThreadPoolExecutor)
-        data = memoryview(self.buf)[pos:cut] if threads else self.buf[pos:cut]
+        data = memoryview(self.buf)[pos:cut] if self.threads else self.buf[pos:cut]
         try:
-            fut = self.pool.submit(_scan_part, data) if threads else self.pool.submit(_decode_part, data, self.decoder)
+            fut = self.pool.submit(_scan_part, data) if self.threads else self.pool.submit(_decode_part, data, self.decoder)
         except Exception:  # noqa: BLE001 - a broken pool: read on here, after the chunks in flight
             self._drop_pool()
             return None
@@ -1209,7 +1210,7 @@ class _Parser:
         A worker that failed (out of memory under the memory guard's limit, killed) costs the pool, not the trace:
         its chunk and the rest are read in this process."""
         fut, at, _, data = self.pending[0]
-        threads = isinstance(self.pool, concurrent.futures.ThreadPoolExecutor)
+        threads = self.threads  # what the chunk was sent to, even where that pool has been dropped since
         try:
             part = fut.result()
         except Exception:  # noqa: BLE001 - whatever a worker died of, the serial path reads the same bytes

@@ -121,10 +121,67 @@ def test_worker_threads_merge_scanned_chunks_alike(monkeypatch):
     assert differences(fast, ref) == [] and differences(fast, serial) == []
 
 
+@needs_compiled
+def test_worker_threads_hand_chunks_back_alike(monkeypatch, tmp_path):
+    """A thread only scans; the reader's thread adds each chunk in file order, and decodes itself the chunks the
+    scanner hands back (an escaped name) or re-reads those cut inside an event (``args`` holding ``[{"ph": 1}, ...]``,
+    which looks like the next event's start): the Python path's columns, and the serial path's."""
+    events = []
+    for i in range(2000):
+        name = b"op\\\"%d" % (i % 7) if i % 97 == 0 else b"op%d" % (i % 30)
+        nested = b", ".join(b'{"ph": %d}' % j for j in range(i % 9)) if i % 13 == 0 else b""
+        events.append(b'{"ph": "X", "cat": "cpu_op", "name": "%s", "pid": %s, "tid": 2, "ts": %d.5, "dur": 1.25, '
+                      b'"args": {"correlation": %d, "nested": [%s]}}' % (name, b'"Spans"' if i % 50 == 0 else b"1",
+                                                                        10 + i, i, nested))
+    path = tmp_path / "w.1.pt.trace.json"
+    path.write_bytes(b'{"traceEvents": [' + b", ".join(events) + b"]}")
+    monkeypatch.setattr(parse, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(parse, "_READ_BLOCK", 8192)  # threads are used only before the input's end is read
+    serial = read_with(True, str(path))
+    monkeypatch.setattr(parse, "PARALLEL_AFTER", 0)
+    outs = []
+    add = parse._Parser._add_thread_scan
+    monkeypatch.setattr(parse._Parser, "_add_thread_scan", lambda self, out, data: outs.append(out) or add(self, out, data))
+    fast, ref = read_both(str(path), workers=2)
+    assert None in outs and False in outs and any(isinstance(o, tuple) for o in outs), "not every case was met"
+    assert differences(fast, ref) == [] and differences(fast, serial) == []
+
+
+@needs_compiled
+def test_chunks_in_flight_when_the_thread_pool_breaks_read_alike(monkeypatch, tmp_path):
+    """A pool that refuses its fourth chunk (shut down under the reader) is dropped; the chunks already scanned in
+    threads are still added in order, the rest read here: the serial columns."""
+    events = b", ".join(b'{"ph": "X", "cat": "cpu_op", "name": "op%d", "pid": 1, "tid": 2, "ts": %d.5, "dur": 1.0, '
+                        b'"args": {"correlation": %d}}' % (i % 30, 10 + i, i) for i in range(3000))
+    path = tmp_path / "w.1.pt.trace.json"
+    path.write_bytes(b'{"traceEvents": [' + events + b"]}")
+    monkeypatch.setattr(parse, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(parse, "_READ_BLOCK", 8192)
+    serial = read_with(True, str(path))
+
+    class Breaks(parse.concurrent.futures.ThreadPoolExecutor):
+        sent = 0
+
+        def submit(self, *a, **k):
+            self.sent += 1
+            if self.sent == 4:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            return super().submit(*a, **k)
+
+    dropped = []
+    drop = parse._Parser._drop_pool
+    monkeypatch.setattr(parse, "_start_threads", lambda n: Breaks(n, thread_name_prefix="kineto-scan"))
+    monkeypatch.setattr(parse._Parser, "_drop_pool", lambda self: dropped.append(len(self.pending)) or drop(self))
+    monkeypatch.setattr(parse, "PARALLEL_AFTER", 0)
+    fast = read_with(True, str(path), workers=2)
+    assert dropped and dropped[0] > 0, "no chunk was in flight when the pool broke: the test tests nothing"
+    assert differences(fast, serial) == []
+
+
 # -- JSON no profiler writes, built by hand ----------------------------------------------------------------------
 
 _FIELDS = ("ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "correlation", "External id", "external id",
-           "device", "stream", "bytes", "graph id", "Input Dims", "Device Id", "Total Allocated", "name2")
+           "device", "stream", "bytes", "graph id", "Input Dims", "Device Id", "Total Allocated", "name2", "Ev Idx")
 
 
 def _hand_trace(field: str, value: bytes) -> bytes:
@@ -162,6 +219,40 @@ def test_every_unusual_value_reads_alike(field):
     for value in INTERESTING_VALUES:
         fast, ref = read_both(_hand_trace(field, value))
         assert differences(fast, ref) == [], value
+
+
+#: One byte or sequence the scanner's string loop must stop at (``needs_look``, eight bytes at a time): the quote and
+#: backslash of escapes, raw control bytes, UTF-8 of 2 and 4 bytes, bytes that are no UTF-8, DEL (plain, printable).
+_STRING_SPECIALS = (b'\\"', b"\\\\", b"\\n", b"\\u0041", b"\x01", b"\x1f", b"\t", b"\xc3\xa9", b"\xf0\x9f\x98\x80", b"\xff",
+                    b"\xc3", b"\x7f", b"\x80")
+
+
+@needs_compiled
+def test_strings_read_alike_wherever_their_special_byte_falls():
+    """A name with an escape, a control byte or a non-ASCII byte at each of 18 places (every position within the
+    8-byte words the scanner reads at once, and the bytes after the last whole word): the columns of the typed decode
+    or its error, and the name as written where it is valid (truth by construction)."""
+    for special in _STRING_SPECIALS:
+        for at in range(18):
+            name = b"k" * at + special + b"z" * (17 - at)
+            fast, ref = read_both(_hand_trace("name2", b'"' + name + b'"'))
+            assert differences(fast, ref) == [], (special, at)
+            if special in (b"\xc3\xa9", b"\xf0\x9f\x98\x80", b"\x7f"):
+                assert name.decode() in fast.names, (special, at)
+
+
+#: Numbers in places no column reads (an unknown ``args`` key, inside arrays): the scanner checks their grammar only,
+#: and leaves exponents and 96+ characters to its full number reader (which refuses what is not finite).
+_SKIPPED_NUMBERS = (b"1e999", b"-1E-999", b"1e5", b"0.5e+3", b"2E+", b"1.5e", b"1" * 95, b"1" * 96, b"1" * 97,
+                    b"-" + b"9" * 400, b"0." + b"3" * 120, b"1.", b"-", b"01", b"-0", b"00", b"-.5", b"0.0", b"7")
+
+
+@needs_compiled
+@pytest.mark.parametrize("where", [b'{"Ev Idx": %s}', b'{"grid": [1, %s, 2]}', b'{"Input Dims": [[%s]]}'])
+def test_numbers_no_column_reads_are_checked_alike(where):
+    for number in _SKIPPED_NUMBERS:
+        fast, ref = read_both(_hand_trace("args", where % number))
+        assert differences(fast, ref) == [], number
 
 
 @needs_compiled

@@ -186,6 +186,17 @@ def _dies_on_the_third_chunk(data: bytes, decoder: str) -> Any:
 _REAL_DECODE_PART = parse._decode_part
 
 
+def _scan_dies_on_the_third_chunk(data: Any) -> Any:
+    """A worker thread's scan that runs out of memory on its third chunk."""
+    _scan_dies_on_the_third_chunk.calls = getattr(_scan_dies_on_the_third_chunk, "calls", 0) + 1
+    if _scan_dies_on_the_third_chunk.calls == 3:
+        raise MemoryError
+    return _REAL_SCAN_PART(data)
+
+
+_REAL_SCAN_PART = parse._scan_part
+
+
 def test_a_worker_that_fails_costs_the_pool_not_the_trace(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """A worker out of memory: its chunk and every later one are read in this process, and the columns are the
     serial ones (the pool is forked after the patch, so its workers run the failing decode)."""
@@ -195,6 +206,7 @@ def test_a_worker_that_fails_costs_the_pool_not_the_trace(monkeypatch: pytest.Mo
     serial = whole(parse_trace(str(path), workers=1))
     monkeypatch.setattr(parse, "PARALLEL_AFTER", 0)
     monkeypatch.setattr(parse, "_decode_part", _dies_on_the_third_chunk)
+    monkeypatch.setattr(parse, "_scan_part", _scan_dies_on_the_third_chunk)  # the compiled scanner's threads
     dropped = _spy(monkeypatch, "_drop_pool")
     merged = whole(parse_trace(str(path), workers=2))
     assert dropped, "no worker failed: the test does not test the fallback"

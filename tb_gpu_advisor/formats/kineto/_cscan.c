@@ -151,6 +151,17 @@ static inline int64_t skip_ws(const Src *s, int64_t p) {
 /* Bytes a string holds as they are: printable ASCII other than the quote and the backslash (PyInit__cscan fills). */
 static uint8_t PLAIN[256];
 
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Whether any of a word's eight bytes is not PLAIN: a quote, a backslash, a control byte (< 0x20) or a non-ASCII one
+ * (>= 0x80).  The classic zero-byte tests: exact as to *whether* one is there (they may misname which), which is all
+ * the caller asks; it then reads the word byte by byte. */
+static inline uint64_t needs_look(uint64_t w) {
+    uint64_t q = w ^ (ONES * '"'), bs = w ^ (ONES * '\\');
+    return (((q - ONES) & ~q) | ((bs - ONES) & ~bs) | ((w - ONES * 0x20) & ~w) | w) & HIGHS;
+}
+
 /* A string at s->b[*p] == '"': strictly valid UTF-8, simple escapes only (no \u).  Sets off/len of the content. */
 static int scan_string(const Src *s, int64_t *p, Val *v) {
     int64_t i = *p + 1;
@@ -159,7 +170,15 @@ static int scan_string(const Src *s, int64_t *p, Val *v) {
     v->off = i;
     v->escaped = 0;
     while (1) {
-        while (i < s->n && PLAIN[b[i]]) i++;  /* the common bytes in one tight loop */
+        /* eight bytes at a time while none needs a look (a kernel's name runs to hundreds of bytes), then byte by
+         * byte up to the byte that does */
+        uint64_t w;
+        while (i + 8 <= s->n) {
+            memcpy(&w, b + i, 8);
+            if (needs_look(w)) break;
+            i += 8;
+        }
+        while (i < s->n && PLAIN[b[i]]) i++;
         NEED(i);
         uint8_t c = b[i];
         if (c == '"') break;
@@ -276,14 +295,41 @@ static int scan_number(const Src *s, int64_t *p, Val *v) {
     return OK;
 }
 
+/* A number no one reads (most of ``args``: occupancy, grids, strides, sequence numbers): its grammar is checked as
+ * scan_number checks it, its value not worked out.  Without an exponent and shorter than MAX_NUMBER, a number that
+ * follows the grammar is one scan_number accepts (finite, at most 96 digits); any other goes to scan_number, so a
+ * chunk is refused exactly as before. */
+static int skip_number(const Src *s, int64_t *p, Val *v) {
+    const uint8_t *b = s->b;
+    int64_t i = *p, start = i;
+    if (i < s->n && b[i] == '-') i++;
+    NEED(i);
+    if (b[i] < '0' || b[i] > '9') return BAD;
+    if (b[i] == '0') i++;
+    else while (i < s->n && b[i] >= '0' && b[i] <= '9') i++;
+    if (i < s->n && b[i] == '.') {
+        i++;
+        NEED(i);
+        if (b[i] < '0' || b[i] > '9') return BAD;
+        while (i < s->n && b[i] >= '0' && b[i] <= '9') i++;
+    }
+    if ((i < s->n && (b[i] == 'e' || b[i] == 'E')) || i - start >= MAX_NUMBER) return scan_number(s, p, v);
+    v->kind = V_FLOAT;  /* a number: its kind is all a skipping caller may look at */
+    v->off = start;
+    v->len = i - start;
+    *p = i;
+    return OK;
+}
+
 static int skip_value(const Src *s, int64_t *p, int depth);
 
-static int scan_value(const Src *s, int64_t *p, Val *v, int depth) {
+/* The value at s->b[*p]: a kept one (``read``: its number worked out) or one only checked and passed over. */
+static int scan_value(const Src *s, int64_t *p, Val *v, int depth, int read) {
     int64_t i = *p;
     NEED(i);
     uint8_t c = s->b[i];
     if (c == '"') return scan_string(s, p, v);
-    if (c == '-' || (c >= '0' && c <= '9')) return scan_number(s, p, v);
+    if (c == '-' || (c >= '0' && c <= '9')) return read ? scan_number(s, p, v) : skip_number(s, p, v);
     v->off = i;
     if (c == 'n' && i + 4 <= s->n && memcmp(s->b + i, "null", 4) == 0) { v->kind = V_NULL; *p = i + 4; return OK; }
     if (c == 't' && i + 4 <= s->n && memcmp(s->b + i, "true", 4) == 0) { v->kind = V_OTHER; *p = i + 4; return OK; }
@@ -321,7 +367,7 @@ static int skip_value(const Src *s, int64_t *p, int depth) {
     Val v;
     while (1) {
         if (open == '{') TRY(scan_key(s, &i, &v));
-        TRY(scan_value(s, &i, &v, depth + 1));
+        TRY(scan_value(s, &i, &v, depth + 1, 0));
         i = skip_ws(s, i);
         NEED(i);
         if (s->b[i] == close) { *p = i + 1; return OK; }
@@ -338,11 +384,66 @@ static const char *ARG_KEYS[] = {"correlation", "External id", "external id", "d
                                  "Process Group Desc", "Seq"};
 #define N_ARG_KEYS 25
 #define N_INT_ARGS 7
-static size_t ARG_LENS[N_ARG_KEYS];
 
-static int match_key(const uint8_t *k, int64_t n, const char **keys, const size_t *lens, int count) {
-    for (int j = 0; j < count; j++)
-        if ((size_t)n == lens[j] && memcmp(k, keys[j], (size_t)n) == 0) return j;
+/* A table of keys to match, bucketed by length: a key costs a length lookup and a memcmp per key of that length
+ * (one or two), not one per key of the table (every ``args`` key of every event is matched). */
+#define MAX_KEY_LEN 31
+typedef struct {
+    const char **keys;
+    int count;
+    size_t lens[N_ARG_KEYS];
+    int8_t first[MAX_KEY_LEN + 1];  /* the first key of each length, -1 none */
+    int8_t next[N_ARG_KEYS];        /* the next key of the same length, -1 none */
+} Keys;
+
+static Keys ARG_TABLE, EVENT_TABLE;
+
+static void keys_init(Keys *t, const char **keys, int count) {
+    t->keys = keys;
+    t->count = count;
+    memset(t->first, -1, sizeof t->first);
+    for (int j = count - 1; j >= 0; j--) {
+        size_t n = strlen(keys[j]);
+        t->lens[j] = n;
+        t->next[j] = n <= MAX_KEY_LEN ? t->first[n] : -1;
+        if (n <= MAX_KEY_LEN) t->first[n] = (int8_t)j;
+    }
+}
+
+/* a[0:n] == b[0:n] for 1 <= n <= MAX_KEY_LEN, inline: whole words, the last one overlapping (a key is a few bytes:
+ * a call of memcmp cost more than the compare) */
+static inline int same_key(const uint8_t *a, const char *b, int64_t n) {
+    uint64_t x, y;
+    if (n >= 8) {
+        int64_t i = 0;
+        for (; i + 8 < n; i += 8) {
+            memcpy(&x, a + i, 8);
+            memcpy(&y, b + i, 8);
+            if (x != y) return 0;
+        }
+        memcpy(&x, a + n - 8, 8);
+        memcpy(&y, b + n - 8, 8);
+        return x == y;
+    }
+    uint32_t u, v;
+    if (n >= 4) {
+        memcpy(&u, a, 4);
+        memcpy(&v, b, 4);
+        if (u != v) return 0;
+        memcpy(&u, a + n - 4, 4);
+        memcpy(&v, b + n - 4, 4);
+        return u == v;
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (a[i] != (uint8_t)b[i]) return 0;
+    return 1;
+}
+
+/* The index of the key k[0:n] in the table, -1 where it is none of them. */
+static inline int match_key(const uint8_t *k, int64_t n, const Keys *t) {
+    if (n <= 0 || n > MAX_KEY_LEN) return -1;
+    for (int j = t->first[n]; j >= 0; j = t->next[j])
+        if (same_key(k, t->keys[j], n)) return j;
     return -1;
 }
 
@@ -357,12 +458,12 @@ static int scan_args(const Src *s, int64_t *p, int64_t ints[N_INT_ARGS]) {
     while (1) {
         TRY(scan_key(s, &i, &k));
         if (k.escaped) return BAD;  /* the typed decode matches the unescaped key */
-        int j = match_key(s->b + k.off, k.len, ARG_KEYS, ARG_LENS, N_ARG_KEYS);
+        int j = match_key(s->b + k.off, k.len, &ARG_TABLE);
         if (j >= 0) {
             if (seen & (1u << j)) return BAD;
             seen |= 1u << j;
         }
-        TRY(scan_value(s, &i, &v, 2));
+        TRY(scan_value(s, &i, &v, 2, j >= 0 && j < N_INT_ARGS));
         if (j >= 0 && j < N_INT_ARGS) {
             if (v.kind == V_INT) ints[j] = v.i;
             else if (v.kind != V_STR && v.kind != V_NULL) return BAD;  /* int | str | None */
@@ -376,7 +477,6 @@ static int scan_args(const Src *s, int64_t *p, int64_t ints[N_INT_ARGS]) {
 }
 
 static const char *EVENT_KEYS[] = {"ph", "cat", "name", "pid", "tid", "ts", "dur", "args"};
-static size_t EVENT_LENS[8];
 enum { K_PH, K_CAT, K_NAME, K_PID, K_TID, K_TS, K_DUR, K_ARGS };
 
 typedef struct {
@@ -495,7 +595,7 @@ static int scan_event(Scan *c, int64_t *p) {
             TRY(scan_key(s, &i, &k));
             NEED(i);
             if (k.escaped) return BAD;
-            int j = match_key(s->b + k.off, k.len, EVENT_KEYS, EVENT_LENS, 8);
+            int j = match_key(s->b + k.off, k.len, &EVENT_TABLE);
             if (j >= 0 && f[j].kind != V_ABSENT) return BAD;
             if (j == K_ARGS && s->b[i] == '{') {
                 args_off = i;
@@ -503,15 +603,18 @@ static int scan_event(Scan *c, int64_t *p) {
                 args_len = i - args_off;
                 f[j].kind = V_OTHER;
             } else {
-                TRY(scan_value(s, &i, &v, 1));
+                /* a field's value straight into its slot: scanned into a temporary and copied, the copy's loads
+                 * waited on the scan's stores (perf: a fifth of the event loop) */
+                Val *dst = j >= 0 ? &f[j] : &v;
+                TRY(scan_value(s, &i, dst, 1, j >= 0));
                 if (j >= 0) {
-                    int t = v.kind;
+                    int t = dst->kind;
                     switch (j) {
                         case K_PH: case K_CAT: case K_NAME:  /* str | None, kept: no escapes */
-                            if (!(t == V_NULL || (t == V_STR && !v.escaped))) return BAD;
+                            if (!(t == V_NULL || (t == V_STR && !dst->escaped))) return BAD;
                             break;
                         case K_PID: case K_TID:  /* int | str | None */
-                            if (!(t == V_NULL || t == V_INT || (t == V_STR && !v.escaped))) return BAD;
+                            if (!(t == V_NULL || t == V_INT || (t == V_STR && !dst->escaped))) return BAD;
                             break;
                         case K_TS: case K_DUR:  /* float | None */
                             if (!(t == V_NULL || t == V_INT || t == V_FLOAT)) return BAD;
@@ -520,7 +623,6 @@ static int scan_event(Scan *c, int64_t *p) {
                             if (t != V_NULL) return BAD;
                             break;
                     }
-                    f[j] = v;
                 }
             }
             i = skip_ws(s, i);
@@ -664,9 +766,9 @@ static int op_key(const uint8_t *buf, int64_t off, int64_t len, Vec *out) {
         while (1) {
             TRY(scan_key(s, &i, &k));
             if (k.escaped) return BAD;
-            int j = match_key(buf + k.off, k.len, ARG_KEYS, ARG_LENS, N_ARG_KEYS) - FIRST_OP_KEY;
+            int j = match_key(buf + k.off, k.len, &ARG_TABLE) - FIRST_OP_KEY;
             int64_t start = i;
-            TRY(scan_value(s, &i, &v, 2));
+            TRY(scan_value(s, &i, &v, 2, 0));
             if (j >= 0) {
                 if (n[j]) return BAD;  /* a key twice: the scanner refuses it, so no span holds one */
                 at[j] = start;
@@ -744,8 +846,8 @@ static struct PyModuleDef module = {
 };
 
 PyMODINIT_FUNC PyInit__cscan(void) {
-    for (int j = 0; j < N_ARG_KEYS; j++) ARG_LENS[j] = strlen(ARG_KEYS[j]);
-    for (int j = 0; j < 8; j++) EVENT_LENS[j] = strlen(EVENT_KEYS[j]);
+    keys_init(&ARG_TABLE, ARG_KEYS, N_ARG_KEYS);
+    keys_init(&EVENT_TABLE, EVENT_KEYS, 8);
     for (int c = 0x20; c < 0x80; c++) PLAIN[c] = c != '"' && c != '\\';
     return PyModule_Create(&module);
 }

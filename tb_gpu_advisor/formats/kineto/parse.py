@@ -19,7 +19,8 @@ need 12-18 GB; measured in ``benchmarks/kineto_parse.py``, docs/benchmarks.md). 
    a chunk's bytes straight into its columns, no object per event, the names interned per chunk, ``args`` kept as
    byte spans decoded only for the ops that keep their shapes, once per distinct shapes (``op_keys``); it hands any
    chunk it does not fully read back to the typed decode, so the columns and errors are the same.  It scans without
-   the GIL, so step 4 uses threads (reading each chunk where it lies in the buffer);
+   the GIL, so step 4 uses threads (reading each chunk where it lies in the buffer), which only scan: the reader's
+   own thread adds each scanned chunk, in file order, as the serial path does;
 6. each chunk's rows are copied into the trace's columns as the chunk is added (:class:`_Sink`), not kept and
    concatenated at the end: the columns' memory is written once.
 
@@ -543,7 +544,7 @@ class _Columns:
         self.rows += len(xs)
         self._append(part)
 
-    def add_scanned(self, data: bytes | memoryview) -> int:
+    def add_scanned(self, data: bytes | memoryview, out: Any = None) -> int:
         """Append one chunk read by the compiled scanner (``_cscan.c``), exactly as :meth:`_add_typed` would append
         the typed decode of the same bytes: 1.  With nothing changed: 0 where there is no scanner or it hands the
         chunk back (anything outside the JSON it reads: the caller then decodes the chunk as before); -1 where the
@@ -553,10 +554,12 @@ class _Columns:
         The scanner gives the X rows' columns, each distinct name, category and string pid/tid once (interned here
         in the order the rows meet them), the spans of the metadata and ``[memory]`` events (decoded here by the
         typed decode, a few per chunk) and each row's ``args`` span, decoded only for the ops that keep their shapes.
+        ``out``: the scan of ``data`` where a thread made it already (:meth:`_Parser._add_thread_scan`).
         """
         if _CSCAN is None:
             return 0
-        out = _CSCAN.scan(data)
+        if out is None:
+            out = _CSCAN.scan(data)
         if out is None or out is False:
             return -1 if out is False else 0
         (n_events, n_x, bad_dur, phs, others, ts, dur, name, cat, pid, tid, pid_s, tid_s, ints, spans,
@@ -1015,6 +1018,7 @@ class _Parser:
         self.name, self.stream, self.compressed = name, stream, compressed
         self.workers = _default_workers() if workers is None else workers
         self.pool: Any = None
+        self.threads = False  # the pool is (was, once dropped) the scanner's threads, not worker processes
         #: chunks in flight, oldest first: (future, file offset, the separator text before it, its text)
         self.pending: deque[tuple[Any, int, bytes, bytes | memoryview]] = deque()
         self.rewound = False  # a chunk in flight failed: the next one is decoded here
@@ -1163,6 +1167,7 @@ class _Parser:
         if self.workers < 2 or max(self.base, self.size_hint // 2) < PARALLEL_AFTER or self.eof:
             return False
         scanned = self.decoder == "msgspec" and _CSCAN is not None
+        self.threads = scanned
         self.pool = _start_threads(self.workers) if scanned else _start_pool(self.workers)
         if self.pool is None:
             self.workers = 1
@@ -1184,10 +1189,9 @@ class _Parser:
         cut = m.start() + 1
         # a thread reads the chunk where it lies (the buffer is immutable bytes: a view keeps it, no 4 MB copy per
         # chunk); a worker process needs bytes to pickle
-        data = memoryview(self.buf)[pos:cut] if isinstance(self.pool, concurrent.futures.ThreadPoolExecutor) \
-            else self.buf[pos:cut]
+        data = memoryview(self.buf)[pos:cut] if self.threads else self.buf[pos:cut]
         try:
-            fut = self.pool.submit(_decode_part, data, self.decoder)
+            fut = self.pool.submit(_scan_part, data) if self.threads else self.pool.submit(_decode_part, data, self.decoder)
         except Exception:  # noqa: BLE001 - a broken pool: read on here, after the chunks in flight
             self._drop_pool()
             return None
@@ -1205,18 +1209,41 @@ class _Parser:
 
         A worker that failed (out of memory under the memory guard's limit, killed) costs the pool, not the trace:
         its chunk and the rest are read in this process."""
-        fut = self.pending[0][0]
+        fut, at, _, data = self.pending[0]
+        threads = self.threads  # what the chunk was sent to, even where that pool has been dropped since
         try:
             part = fut.result()
         except Exception:  # noqa: BLE001 - whatever a worker died of, the serial path reads the same bytes
-            part = None
+            part = threads = None
             self._drop_pool()
+        if threads:
+            self._ends_at(at + len(data))
+            if not self._add_thread_scan(part, data):
+                self._rewind()
+                return False
+            self.pending.popleft()
+            return True
         if part is None:
             self._rewind()
             return False
-        _, at, _, data = self.pending.popleft()
+        self.pending.popleft()
         self._ends_at(at + len(data))
         self.cols.merge(part)
+        return True
+
+    def _add_thread_scan(self, out: Any, data: memoryview) -> bool:
+        """Add a chunk a thread scanned (``out``: what ``_cscan.scan`` gave) here, as :meth:`_chunk` adds one scanned
+        in this thread, so the columns are the serial path's by construction (no per-chunk columns to merge); False
+        where the chunk is no run of whole events (:meth:`_rewind`)."""
+        if out is False:
+            return False
+        if out is not None and self.cols.add_scanned(data, out) > 0:
+            return True
+        try:
+            events = _decode_chunk(data, self.decoder)
+        except ValueError:
+            return False
+        self._add(events)
         return True
 
     def _rewind(self) -> None:
@@ -1471,8 +1498,10 @@ def _default_workers() -> int:
 
 def _start_threads(workers: int) -> Any:
     """Threads for the compiled scanner's chunks: it scans without the GIL, so threads use every core without a
-    process's start, its pickled columns or its copy of each chunk (the per-chunk Python that remains -- interning
-    the distinct names, the metadata events -- is a small part).  The typed decode's types are made here, once."""
+    process's start, its pickled columns or its copy of each chunk.  A thread only scans (:func:`_scan_part`); the
+    per-chunk Python -- interning the distinct names, the metadata events, the kept shapes -- runs on the reader's
+    thread as it adds the chunks in order, so no chunk's columns are built twice (on fresh columns, then merged).
+    The typed decode's types are made here, once."""
     _msgspec_type()
     return concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="kineto-scan")
 
@@ -1485,6 +1514,12 @@ def _start_pool(workers: int) -> Any:
         return concurrent.futures.ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
     except (OSError, ValueError, NotImplementedError):
         return None
+
+
+def _scan_part(data: memoryview) -> Any:
+    """In a worker thread: the compiled scanner's output for one chunk (``_cscan.scan``: None, False or its columns),
+    added to the trace's columns by the reader's own thread, in file order (:meth:`_Parser._add_thread_scan`)."""
+    return _CSCAN.scan(data)
 
 
 def _decode_part(data: bytes | memoryview, decoder: str) -> _Columns | None:

@@ -75,9 +75,10 @@ def int_columns(schema: Schema, table: str, cols: dict[str, str | None], where: 
 
 
 def mixed_columns(schema: Schema, table: str, cols: dict[str, str | None], text: str, where: str = "",
-                  chunk: int = CHUNK_ROWS) -> Iterator[tuple[dict[str, np.ndarray], list]]:
+                  chunk: int = CHUNK_ROWS, *, cut: str | None = None) -> Iterator[tuple[dict[str, np.ndarray], list]]:
     """Integer columns (as :func:`int_columns` reads them) and one text expression of the same rows, a chunk at a
-    time: (int64 columns, the texts).  One pass over the table; the texts are interned by the caller."""
+    time: (int64 columns, the texts), each text cut before the 1-based position in column ``cut`` where that is > 0.
+    One pass over the table; the texts are interned by the caller."""
     present = schema.columns(table)
     exprs = ["-1" if col is None or (col.isidentifier() and col not in present) else f"coalesce({col}, -1)"
              for col in cols.values()]
@@ -93,7 +94,12 @@ def mixed_columns(schema: Schema, table: str, cols: dict[str, str | None], text:
             col = flat[:, j]
             out[n] = col.astype(int_dtype(int(col.min()), int(col.max())), copy=True)
         del flat
-        yield out, list(map(last, rows))
+        texts = list(map(last, rows))
+        if cut is not None:
+            for i in np.flatnonzero(out[cut] > 0).tolist():
+                if texts[i] is not None:
+                    texts[i] = texts[i][:int(out[cut][i]) - 1]
+        yield out, texts
 
 
 def trace_differences(a: object, b: object, path: str = "trace") -> list[str]:

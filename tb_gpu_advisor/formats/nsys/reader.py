@@ -409,14 +409,11 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     name_parts: list[np.ndarray] = []
     registered: dict[int, tuple[int, bool]] = {}  # textId -> (name id, is an op)
     unnamed = _UNNAMED
-    for c, texts in tb.mixed_columns(schema, tb.NVTX, int_cols, text, where=where):
+    # an autograd range's text arrives cut before its suffix: its name
+    for c, texts in tb.mixed_columns(schema, tb.NVTX, int_cols, text, where=where, cut="suffix"):
         for k, v in c.items():
             parts[k].append(v)
         cut = c["suffix"]
-        for i in np.flatnonzero(cut > 0).tolist():  # an autograd range: its name before the suffix
-            t = texts[i]
-            if t is not None:
-                texts[i] = t[:int(cut[i]) - 1]
         for i in np.flatnonzero(c["annotation"] > 0).tolist():  # PyProf / DLProf: the op's name, or the tool's range
             found = nvtx.annotation_name(texts[i])
             if found is not None:
@@ -437,7 +434,7 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
         name_parts.append(ids)
     if not name_parts:
         return None, [""]
-    c = {k: (np.concatenate(parts.pop(k)) if len(v) > 1 else parts.pop(k)[0]) for k, v in list(parts.items())}
+    c = {k: tb.joined(parts.pop(k)) for k in list(parts)}
     name = np.concatenate(name_parts) if len(name_parts) > 1 else name_parts[0]
     n = name.size
     op_prefix = np.fromiter((nvtx.is_op_name(x) for x in names), bool, len(names))

@@ -20,6 +20,7 @@ import subprocess
 import sys
 import sysconfig
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -27,7 +28,7 @@ import pytest
 from synthetic.nsysexport import NsysJob, write, write_dlprof_forward, write_window
 from tb_gpu_advisor.formats.nsys import compiled, reader, tables
 from tests.support.compiled import built, check_built_where_required, in_child, needs
-from tests.support.nsys_reference import trace_differences
+from tests.support.nsys_reference import innermost_range, trace_differences
 from tests.support.paths import DEMO_LOGS, REPO, SHARED_PROFILES, TESTS
 
 _csqlite = built("tb_gpu_advisor.formats.nsys._csqlite")
@@ -305,3 +306,48 @@ def test_the_scan_writes_each_column_at_its_narrowest_width(tmp_path):
     for j, (w, buf) in enumerate(cols):
         assert np.frombuffer(buf, f"i{w}").tolist() == [r[j] for r in rows]
     assert np.frombuffer(idx[1], f"i{idx[0]}").tolist() == [0, -1, 0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_innermost_range_is_the_binary_search_one(seed):
+    """The launch's innermost NVTX range, found by counting and moving only the pointers still jumping, is the one
+    the binary search per launch and whole-array jumps found (``nsys_reference.innermost_range``), on random nested
+    ranges over several threads with ties in start (same ns, different ps), zero-length ranges and launches at
+    range edges."""
+    rng = np.random.default_rng(seed)
+    n = 4000
+    line = np.sort(rng.integers(0, 4, n)).astype(np.int16)
+    start = np.concatenate([np.sort(rng.integers(0, 50, k)) * 1000 + rng.integers(0, 3, k) for k in
+                            np.bincount(line, minlength=4)])
+    dur = rng.choice([0, 1000, 5000, 20_000, 200_000], n) + rng.integers(0, 2000, n)
+    order = np.lexsort((-dur, start, line))
+    start, end, line = start[order], (start + dur)[order], line[order]
+    h = SimpleNamespace(start=start.astype(np.int64), end=end.astype(np.int64), line=line)
+    is_range = rng.random(n) < 0.6
+    launch = np.where(rng.random(3000) < 0.9, rng.integers(0, n, 3000), -1)
+    launch[::7] = np.flatnonzero(~is_range)[: launch[::7].size] if (~is_range).any() else -1
+    want = innermost_range(h, is_range, launch)
+    assert (want >= 0).sum() > 100  # the case is not vacuous: most launches lie in a range
+    assert np.array_equal(reader._innermost_range(h, is_range, launch), want)
+
+
+@pytest.mark.parametrize("spread", [1, 1 << 20], ids=["dense", "sparse"])
+def test_correlation_ranks_are_the_sorted_ones(spread):
+    """Host keys' ranks among the sorted distinct keys, and device keys looked up among them (-1 where absent), as
+    sorting and a binary search give them -- by the table over the ids' span (dense ids) and by the search (ids
+    spread past it); keys of several files and processes, repeated keys, keys no host holds."""
+    rng = np.random.default_rng(spread & 0xFFFF)
+    pid = rng.choice([7, 300, 1 << 20], 5000).astype(np.int64)
+    fidx = rng.choice([0, 1], 5000).astype(np.int64)
+    corr = rng.integers(0, 4000, 5000) * spread
+    host = np.where(rng.random(5000) < 0.1, -1, reader._corr_key(pid, corr, 0) | (fidx << 56))
+    dev = np.concatenate([host[::3], host[:50] + 1, np.array([-1, 1 << 40])])
+    ok = host >= 0
+    ids = np.unique(host[ok])
+    want = np.full(host.shape, -1)
+    want[ok] = np.searchsorted(ids, host[ok])
+    index, dense = reader._dense_corr(host)
+    assert (index.rank is not None) == (spread == 1)
+    assert np.array_equal(dense, want)
+    j = np.clip(np.searchsorted(ids, dev), 0, ids.size - 1)
+    assert np.array_equal(reader._lookup_corr(index, dev), np.where((dev >= 0) & (ids[j] == dev), j, -1))

@@ -375,6 +375,26 @@ def _is_none(x: object) -> bool:
     return x is None
 
 
+def _row_names(names: dict[str, int], texts: list | tb.Texts) -> tuple[np.ndarray, np.ndarray]:
+    """(each row's name index, interned in row order as ``names[text]`` one row after another interns them; the rows
+    whose text is None).  The compiled reader's texts (:class:`tables.Texts`) are interned one distinct text at a
+    time, in order of first appearance: the same indices, one look-up per distinct text."""
+    if isinstance(texts, tb.Texts):
+        strings, key = texts.strings, texts.idx
+        over = list(texts.replaced.items())  # a replaced text: a distinct key of its own, past the strings
+        if over:
+            key = key.astype(np.int64)
+            key[[i for i, _ in over]] = np.arange(len(strings), len(strings) + len(over))
+        distinct, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        ids = np.empty(distinct.size, np.int32)
+        for k in np.argsort(first, kind="stable").tolist():
+            i = int(distinct[k])
+            ids[k] = names[None if i < 0 else strings[i] if i < len(strings) else over[i - len(strings)][1]]
+        return ids[inv.reshape(-1)], np.flatnonzero(key < 0)
+    ids = np.fromiter(map(names.__getitem__, texts), np.int32, len(texts))  # _Names: interned in row order
+    return ids, np.flatnonzero(np.fromiter(map(_is_none, texts), bool, len(texts)))
+
+
 def _intern(table: dict[str, int], name: str) -> int:
     i = table.get(name)
     if i is None:
@@ -419,8 +439,7 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
             if found is not None:
                 texts[i] = found[0]
                 cut[i] = int(found[1])
-        ids = np.fromiter(map(names.__getitem__, texts), np.int32, len(texts))  # _Names: interned in row order
-        none = np.flatnonzero(np.fromiter(map(_is_none, texts), bool, len(texts)))
+        ids, none = _row_names(names, texts)
         if none.size:
             tids = c["text_id"][none]
             missing = [int(t) for t in sorted_unique(tids).tolist() if t >= 0 and int(t) not in registered]
@@ -429,8 +448,11 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
                 for t in missing:
                     name, is_op = nvtx.op_name(strings[t]) if t in strings else (unnamed, False)
                     registered[t] = (_intern(names, name), is_op)
-            ids[none] = [registered.get(int(t), (_intern(names, unnamed), False))[0] for t in tids.tolist()]
-            c["suffix"][none] = [int(registered.get(int(t), (0, False))[1]) for t in tids.tolist()]
+            # per distinct id; the unnamed range interned (where first needed) after the registered names, as before
+            uids, inv = unique_inverse(tids)
+            got = [registered.get(int(t)) or (_intern(names, unnamed), False) for t in uids.tolist()]
+            ids[none] = np.array([g[0] for g in got], np.int32)[inv]
+            c["suffix"][none] = np.array([int(g[1]) for g in got], np.int8)[inv]
         name_parts.append(ids)
     if not name_parts:
         return None, [""]
@@ -724,25 +746,72 @@ def _ps(ns: np.ndarray, origin: int) -> np.ndarray:
     return out
 
 
-def _dense_corr(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the distinct correlation keys, sorted; each key's index among them, -1 for none)."""
-    ok = keys >= 0
-    ids = sorted_unique(keys[ok])
-    dense = np.full(keys.shape, -1, np.int64)
-    dense[ok] = np.searchsorted(ids, keys[ok])
-    return ids, dense
+@dataclass
+class _CorrIndex:
+    """The host's distinct correlation keys, each at its rank among them (sorted).  A key is (file, process) in its
+    high 32 bits and CUPTI's 32-bit correlation id below; the few (file, process) pairs times the span of the ids
+    is seldom much larger than the keys, and then a key's rank is read from a table over that span (``rank``: -1
+    where no host key is) -- O(n), where sorting the keys and a binary search per key missed the cache at every
+    step.  Otherwise ``ids`` holds the sorted keys and the ranks are searched."""
 
+    ids: np.ndarray | None = None  # the sorted distinct keys (the search path)
+    procs: np.ndarray | None = None  # the table path: the distinct high halves, sorted
+    lo: int = 0  # the smallest low half
+    width: int = 0  # the span of the low halves
+    rank: np.ndarray | None = None  # per (process, low half - lo): the key's rank, -1
 
-def _lookup_corr(ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Device events' correlation keys as the host's dense ids; -1 where no host call in the export has the key."""
-    out = np.full(keys.shape, -1, np.int64)
-    if not ids.size or not keys.size:
+    def slots(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(each key's slot in ``rank``, whether it has one): its process known and its low half in the span."""
+        hi, low = keys >> 32, (keys & 0xFFFFFFFF) - self.lo
+        p = np.minimum(np.searchsorted(self.procs, hi), self.procs.size - 1)
+        ok = (keys >= 0) & (self.procs[p] == hi) & (low >= 0) & (low < self.width)
+        return np.where(ok, p * self.width + low, 0), ok
+
+    def lookup(self, keys: np.ndarray) -> np.ndarray:
+        """Each key's rank, -1 where no host key is it."""
+        out = np.full(keys.shape, -1, np.int64)
+        if self.rank is not None:
+            slot, ok = self.slots(keys)
+            out[ok] = self.rank[slot[ok]]
+            return out
+        if self.ids is None or not self.ids.size or not keys.size:
+            return out
+        j = np.clip(np.searchsorted(self.ids, keys), 0, self.ids.size - 1)
+        hit = (keys >= 0) & (self.ids[j] == keys)
+        out[hit] = j[hit]
         return out
-    j = np.searchsorted(ids, keys)
-    j = np.clip(j, 0, ids.size - 1)
-    hit = (keys >= 0) & (ids[j] == keys)
-    out[hit] = j[hit]
-    return out
+
+
+def _dense_corr(keys: np.ndarray) -> tuple[_CorrIndex, np.ndarray]:
+    """(the index of the distinct correlation keys; each key's rank among them, sorted, -1 for none)."""
+    ok = keys >= 0
+    mine = keys[ok]
+    if mine.size:
+        procs = np.unique(mine >> 32)  # a few processes: numpy hashes them
+        low = mine & 0xFFFFFFFF
+        lo, hi = int(low.min()), int(low.max())
+        width = hi - lo + 1
+        if procs.size * width <= 4 * mine.size + (1 << 16):
+            index = _CorrIndex(procs=procs, lo=lo, width=width)
+            slot, _ = index.slots(mine)
+            present = np.zeros(procs.size * width, bool)
+            present[slot] = True
+            rank = np.cumsum(present, dtype=np.int64)
+            rank -= 1
+            rank[~present] = -1
+            index.rank = rank
+            dense = np.full(keys.shape, -1, np.int64)
+            dense[ok] = rank[slot]
+            return index, dense
+    ids = sorted_unique(mine)
+    dense = np.full(keys.shape, -1, np.int64)
+    dense[ok] = np.searchsorted(ids, mine)
+    return _CorrIndex(ids=ids), dense
+
+
+def _lookup_corr(index: _CorrIndex, keys: np.ndarray) -> np.ndarray:
+    """Device events' correlation keys as the host's dense ids; -1 where no host call in the export has the key."""
+    return index.lookup(keys)
 
 
 def _launch_index(h_corr: np.ndarray, d_corr: np.ndarray) -> np.ndarray:
@@ -767,38 +836,58 @@ def _innermost_range(h: HostEvents, is_range: np.ndarray, launch: np.ndarray) ->
     Ranges are sorted by (line, start, longer first); each range's parent is the innermost range containing its
     start, found by pointer jumping from the range before it (a range ending before a later range starts cannot
     contain anything after it); a launch's range is then the latest range starting before it whose chain holds
-    one still open at the launch."""
+    one still open at the launch.
+
+    Host events are sorted by (line, start) as the ranges are, so "the latest range starting at or before the
+    launch's ns" is a count: the ranges up to the end of the launch's run of events on its line in that ns (a
+    prefix sum, O(n), where a binary search per launch missed the cache at every step).  The jumps move only the
+    entries still jumping: one that stops never moves again."""
     out = np.full(launch.shape, -1, np.int64)
     ridx = np.flatnonzero(is_range)
     if not ridx.size or not (launch >= 0).any():
         return out
-    # ns keys: (line, start) in one int64 (ps would overflow with thousands of lines)
-    span = int((h.end.max() // 1000) + 2)
-    rkey = h.line[ridx].astype(np.int64) * span + h.start[ridx] // 1000
     rs, re_ = h.start[ridx], h.end[ridx]
+    rline = h.line[ridx]
     parent = np.arange(ridx.size, dtype=np.int64) - 1
-    parent[1:][h.line[ridx][1:] != h.line[ridx][:-1]] = -1
+    parent[1:][rline[1:] != rline[:-1]] = -1
     parent[0] = -1
-    for _ in range(64):
-        p = np.maximum(parent, 0)
-        bad = (parent >= 0) & (re_[p] <= rs)
-        if not bad.any():
-            break
-        parent[bad] = parent[p[bad]]
+    _jump(parent, lambda todo, p: re_[p] <= rs[todo], parent)
     q = np.flatnonzero(launch >= 0)
     li = launch[q]
     t = h.start[li]
-    qkey = h.line[li].astype(np.int64) * span + t // 1000
-    cand = np.searchsorted(rkey, qkey, side="right") - 1
-    cand[(cand >= 0) & (h.line[ridx][np.maximum(cand, 0)] != h.line[li])] = -1
-    for _ in range(64):
-        c = np.maximum(cand, 0)
-        bad = (cand >= 0) & ((re_[c] <= t) | (rs[c] > t))
-        if not bad.any():
-            break
-        cand[bad] = parent[c[bad]]
+    # the last host event in the launch's run of equal (line, start ns); the ranges up to it, less one
+    ns = h.start // 1000
+    last = np.empty(ns.size, bool)  # the last event of its run
+    np.not_equal(ns[1:], ns[:-1], out=last[:-1])
+    del ns
+    last[:-1] |= h.line[1:] != h.line[:-1]
+    last[-1] = True
+    run_of = np.cumsum(last, dtype=np.int64)  # the run of each event, counted from 1 at its last event
+    run_of -= last
+    run_end = np.flatnonzero(last)
+    del last
+    cand = np.cumsum(is_range, dtype=np.int64)[run_end[run_of[li]]] - 1
+    del run_of, run_end
+    cand[(cand >= 0) & (rline[np.maximum(cand, 0)] != h.line[li])] = -1
+    _jump(cand, lambda todo, c: (re_[c] <= t[todo]) | (rs[c] > t[todo]), parent)
     out[q] = np.where(cand >= 0, ridx[np.maximum(cand, 0)], -1)
     return out
+
+
+def _jump(ptr: np.ndarray, bad: Callable[[np.ndarray, np.ndarray], np.ndarray], parent: np.ndarray) -> None:
+    """In place: each ``ptr`` (a range, -1 none) moved to its ``parent`` while ``bad(todo, ptr[todo])`` holds, at most
+    64 moves -- every entry reads the pointers as the move before left them, as one whole-array step would."""
+    todo = np.flatnonzero(ptr >= 0)
+    for _ in range(64):
+        if not todo.size:
+            break
+        cur = ptr[todo]
+        move = bad(todo, cur)
+        todo = todo[move]
+        if not todo.size:
+            break
+        ptr[todo] = parent[cur[move]]
+        todo = todo[ptr[todo] >= 0]
 
 
 def _gpu_ids(r: _Raw) -> dict[int, int]:

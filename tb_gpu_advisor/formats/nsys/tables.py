@@ -615,16 +615,42 @@ def _compiled_scan(schema: Schema, table: str, exprs: list[str], where: str, tex
     return ints, (np.frombuffer(idx[1], _WIDTH[idx[0]]) if idx is not None else None), strings
 
 
-def _compiled_chunks(got: tuple, names: list[str], rows: int) -> Iterator[tuple[dict[str, np.ndarray], list]]:
-    """:func:`mixed_columns`' chunks of a compiled scan: views of its columns, and each chunk's texts as a list of
-    the interned strings (one object per distinct text, None for NULL)."""
+class Texts:
+    """One chunk's texts as the compiled reader gives them: per row the index of its text in ``strings`` (-1: NULL),
+    each distinct text one string (the list shared by every chunk of the scan, never changed).  Reads and writes
+    like the Python path's list of texts (``texts[i]``); a replaced text (an annotation's name) is kept in
+    ``replaced`` (row -> text).  A caller that interns names can intern each distinct text once
+    (``reader._row_names``)."""
+
+    __slots__ = ("idx", "replaced", "strings")
+
+    def __init__(self, idx: np.ndarray, strings: list[str]) -> None:
+        self.idx, self.strings = idx, strings
+        self.replaced: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return int(self.idx.size)
+
+    def __getitem__(self, i: int) -> str | None:
+        if i in self.replaced:
+            return self.replaced[i]
+        k = int(self.idx[i])
+        return self.strings[k] if k >= 0 else None
+
+    def __setitem__(self, i: int, text: str) -> None:
+        self.replaced[i] = text
+
+    def tolist(self) -> list[str | None]:
+        return [self[i] for i in range(len(self))]
+
+
+def _compiled_chunks(got: tuple, names: list[str], rows: int) -> Iterator[tuple[dict[str, np.ndarray], Texts]]:
+    """:func:`mixed_columns`' chunks of a compiled scan: views of its columns, and each chunk's :class:`Texts`."""
     ints, idx, strings = got
     if idx is None or not idx.size:
         return
-    table = np.empty(len(strings) + 1, dtype=object)  # index -1: None
-    table[:-1] = strings
     for lo in range(0, idx.size, rows):
-        yield {n: col[lo:lo + rows] for n, col in zip(names, ints)}, table[idx[lo:lo + rows]].tolist()
+        yield {n: col[lo:lo + rows] for n, col in zip(names, ints)}, Texts(idx[lo:lo + rows], strings)
 
 
 def joined(parts: list[np.ndarray]) -> np.ndarray:

@@ -25,6 +25,7 @@ the code here on anything but integers and strict UTF-8 text, and on any SQLite 
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import contextlib
 import itertools
@@ -34,6 +35,7 @@ import shutil
 import sqlite3
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
@@ -174,22 +176,88 @@ def budget_message(con: Guarded) -> str:
             "the file): the file makes SQLite compute rather than read its tables")
 
 
+#: How long the private copy of a probe is kept for a read of the same file (:func:`open_db` ``keep``).
+KEEP_SECONDS = 120.0
+#: The kept copy: (the file's identity, the copy's path, the process that made it, when), or None.
+_kept: tuple[tuple[int, ...], str, int, float] | None = None
+_kept_lock = threading.Lock()
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    """What a file is, for the kept copy: the same inode with the same size and times (``ctime`` moves on any write,
+    and cannot be set back)."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _take_kept(identity: tuple[int, ...]) -> str | None:
+    """The kept copy if it is of the file with ``identity``, made by this process (a forked child never takes its
+    parent's), not older than :data:`KEEP_SECONDS`, and still whole; it is the caller's to remove then.  Any other
+    kept copy of this process is removed."""
+    global _kept
+    with _kept_lock:
+        kept = _kept
+        if kept is None or kept[2] != os.getpid():
+            return None
+        _kept = None
+    ident, copy, _, when = kept
+    try:
+        whole = os.path.getsize(copy) == identity[2]
+    except OSError:
+        whole = False
+    if ident == identity and whole and time.monotonic() - when <= KEEP_SECONDS:
+        return copy
+    remove_private_copy(copy)
+    return None
+
+
+def _keep(identity: tuple[int, ...], copy: str) -> None:
+    """Keep ``copy`` for the next read of the same file, in place of any copy kept before (removed); removed after
+    :data:`KEEP_SECONDS` if no read takes it, and at exit."""
+    global _kept
+    with _kept_lock:
+        old, _kept = _kept, (identity, copy, os.getpid(), time.monotonic())
+    if old is not None and old[2] == os.getpid():
+        remove_private_copy(old[1])
+    timer = threading.Timer(KEEP_SECONDS, _drop_kept, args=(copy,))
+    timer.daemon = True
+    timer.start()
+
+
+def _drop_kept(copy: str | None = None) -> None:
+    """Remove the kept copy (only if it is ``copy``, when given) made by this process."""
+    global _kept
+    with _kept_lock:
+        kept = _kept
+        if kept is None or kept[2] != os.getpid() or (copy is not None and kept[1] != copy):
+            return
+        _kept = None
+    remove_private_copy(kept[1])
+
+
+atexit.register(_drop_kept)
+
+
 @contextlib.contextmanager
-def open_db(path: str, lenient: bool = False) -> Iterator[sqlite3.Connection]:
+def open_db(path: str, lenient: bool = False, keep: bool = False) -> Iterator[sqlite3.Connection]:
     """The export at ``path``, read-only and guarded (:func:`guard`), closed after.  SQLite reads only bytes that came
     through one descriptor, opened as :func:`fsio.open_binary` opens the path (a file discovery listed:
     ``fsio.open_listed``, only below its logdir and only as the file listed): up to
     :data:`DESERIALIZE_MAX_BYTES` in memory (``deserialize``), beyond it a private copy made through that descriptor
     (:func:`private_copy`).  SQLite is never given a path into the logdir: it would resolve and reopen it, and a link
     swapped in meanwhile would be read (even ``/proc/self/fd/N`` is resolved to the file's path first).  A query
-    past the budget raises :class:`QueryBudgetExceeded`."""
+    past the budget raises :class:`QueryBudgetExceeded`.
+
+    ``keep``: the private copy is kept after (:func:`_keep`) for the read that follows a probe of the same file in
+    this process (discovery's look at the header, then the report's read): that read takes it when the file
+    it opened is the one copied (:func:`_identity`), so a large export is copied once, not twice."""
     with fsio.open_binary(path) as f:
-        size = os.fstat(f.fileno()).st_size
+        st = os.fstat(f.fileno())
+        size = st.st_size
         if size <= DESERIALIZE_MAX_BYTES:
             con = _in_memory(f, size, lenient)
             copy = None
         else:
-            copy = private_copy(f, ".sqlite")
+            copy = _take_kept(_identity(st)) or private_copy(f, ".sqlite")
     try:
         if copy is not None:
             con = connect(copy, lenient=lenient, immutable=True)
@@ -205,7 +273,9 @@ def open_db(path: str, lenient: bool = False) -> Iterator[sqlite3.Connection]:
         finally:
             con.close()
     finally:
-        if copy is not None:
+        if copy is not None and keep:
+            _keep(_identity(st), copy)
+        elif copy is not None:
             remove_private_copy(copy)
 
 

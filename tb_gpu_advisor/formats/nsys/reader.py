@@ -375,10 +375,41 @@ def _is_none(x: object) -> bool:
     return x is None
 
 
-def _row_names(names: dict[str, int], texts: list | tb.Texts) -> tuple[np.ndarray, np.ndarray]:
+class _StringNames:
+    """The name index of each of a compiled scan's distinct texts (:class:`tables.Texts` ``strings``), as far as its
+    chunks have reached: the scan numbers its texts in order of first appearance, so a chunk's texts not seen before
+    are the indices from ``done`` to its largest, in the order its rows first show them."""
+
+    def __init__(self) -> None:
+        self.strings: list[str] | None = None
+        self.ids = np.zeros(0, np.int32)
+        self.done = 0
+
+    def upto(self, names: dict[str, int], strings: list[str], last: int, intern: bool = True) -> np.ndarray:
+        """The name indices of texts 0..``last``, each text not seen before interned now, in index order; without
+        ``intern`` only looked up (-1: not a name -- a text every row of which was replaced)."""
+        if strings is not self.strings:  # another scan's texts
+            self.strings, self.ids, self.done = strings, np.zeros(0, np.int32), 0
+        if last >= self.ids.size:
+            grown = np.zeros(max(last + 1, 2 * self.ids.size), np.int32)
+            grown[:self.done] = self.ids[:self.done]
+            self.ids = grown
+        for k in range(self.done, last + 1):
+            self.ids[k] = names[strings[k]] if intern else names.get(strings[k], -1)
+        self.done = max(self.done, last + 1)
+        return self.ids
+
+
+def _row_names(names: dict[str, int], texts: list | tb.Texts,
+               seen: _StringNames | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(each row's name index, interned in row order as ``names[text]`` one row after another interns them; the rows
     whose text is None).  The compiled reader's texts (:class:`tables.Texts`) are interned one distinct text at a
-    time, in order of first appearance: the same indices, one look-up per distinct text."""
+    time: a chunk with neither a None nor a replaced text by ``seen`` (its new texts come in index order, and a text
+    seen before interns nothing), any other in order of first appearance -- the same indices either way."""
+    if isinstance(texts, tb.Texts) and seen is not None and texts.idx.size and not texts.replaced:
+        last = int(texts.idx.max())
+        if int(texts.idx.min()) >= 0:
+            return seen.upto(names, texts.strings, last)[texts.idx], np.zeros(0, np.intp)
     if isinstance(texts, tb.Texts):
         strings, key = texts.strings, texts.idx
         over = list(texts.replaced.items())  # a replaced text: a distinct key of its own, past the strings
@@ -390,6 +421,8 @@ def _row_names(names: dict[str, int], texts: list | tb.Texts) -> tuple[np.ndarra
         for k in np.argsort(first, kind="stable").tolist():
             i = int(distinct[k])
             ids[k] = names[None if i < 0 else strings[i] if i < len(strings) else over[i - len(strings)][1]]
+        if seen is not None and texts.idx.size:  # every text of the chunk is a name now: known to later chunks
+            seen.upto(names, strings, int(texts.idx.max()), intern=False)
         return ids[inv.reshape(-1)], np.flatnonzero(key < 0)
     ids = np.fromiter(map(names.__getitem__, texts), np.int32, len(texts))  # _Names: interned in row order
     return ids, np.flatnonzero(np.fromiter(map(_is_none, texts), bool, len(texts)))
@@ -429,6 +462,7 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     name_parts: list[np.ndarray] = []
     registered: dict[int, tuple[int, bool]] = {}  # textId -> (name id, is an op)
     unnamed = _UNNAMED
+    seen = _StringNames()
     # an autograd range's text arrives cut before its suffix: its name
     for c, texts in tb.mixed_columns(schema, tb.NVTX, int_cols, text, where=where, cut="suffix"):
         for k, v in c.items():
@@ -439,7 +473,7 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
             if found is not None:
                 texts[i] = found[0]
                 cut[i] = int(found[1])
-        ids, none = _row_names(names, texts)
+        ids, none = _row_names(names, texts, seen)
         if none.size:
             tids = c["text_id"][none]
             missing = [int(t) for t in sorted_unique(tids).tolist() if t >= 0 and int(t) not in registered]

@@ -795,11 +795,23 @@ class _CorrIndex:
     rank: np.ndarray | None = None  # per (process, low half - lo): the key's rank, -1
 
     def slots(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(each key's slot in ``rank``, whether it has one): its process known and its low half in the span."""
-        hi, low = keys >> 32, (keys & 0xFFFFFFFF) - self.lo
-        p = np.minimum(np.searchsorted(self.procs, hi), self.procs.size - 1)
-        ok = (keys >= 0) & (self.procs[p] == hi) & (low >= 0) & (low < self.width)
-        return np.where(ok, p * self.width + low, 0), ok
+        """(each key's slot in ``rank``, 0 where it has none; whether it has one): its process known and its low half
+        in the span.  In place where it can: the keys are millions."""
+        hi = keys >> 32
+        p = np.searchsorted(self.procs, hi)
+        np.minimum(p, self.procs.size - 1, out=p)
+        ok = self.procs[p] == hi
+        del hi
+        ok &= keys >= 0
+        slot = keys & 0xFFFFFFFF
+        slot -= self.lo
+        ok &= slot >= 0
+        ok &= slot < self.width
+        p *= self.width
+        slot += p
+        del p
+        slot[~ok] = 0
+        return slot, ok
 
     def lookup(self, keys: np.ndarray) -> np.ndarray:
         """Each key's rank, -1 where no host key is it."""
@@ -819,24 +831,27 @@ class _CorrIndex:
 def _dense_corr(keys: np.ndarray) -> tuple[_CorrIndex, np.ndarray]:
     """(the index of the distinct correlation keys; each key's rank among them, sorted, -1 for none)."""
     ok = keys >= 0
-    mine = keys[ok]
-    if mine.size:
-        procs = np.unique(mine >> 32)  # a few processes: numpy hashes them
-        low = mine & 0xFFFFFFFF
-        lo, hi = int(low.min()), int(low.max())
+    n = int(np.count_nonzero(ok))
+    if n:
+        procs = np.unique(keys >> 32)  # a few processes: numpy hashes them
+        procs = procs[procs >= 0]  # (a key of -1: none)
+        low = keys & 0xFFFFFFFF
+        lo, hi = int(np.min(low, where=ok, initial=1 << 32)), int(np.max(low, where=ok, initial=-1))
+        del low
         width = hi - lo + 1
-        if procs.size * width <= 4 * mine.size + (1 << 16):
+        if procs.size * width <= 4 * n + (1 << 16):
             index = _CorrIndex(procs=procs, lo=lo, width=width)
-            slot, _ = index.slots(mine)
+            slot, has = index.slots(keys)
             present = np.zeros(procs.size * width, bool)
-            present[slot] = True
-            rank = np.cumsum(present, dtype=np.int64)
+            present[slot[has]] = True
+            rank = np.cumsum(present, dtype=np.int32 if present.size < 2**31 else np.int64)
             rank -= 1
             rank[~present] = -1
             index.rank = rank
-            dense = np.full(keys.shape, -1, np.int64)
-            dense[ok] = rank[slot]
+            dense = rank[slot]
+            dense[~has] = -1
             return index, dense
+    mine = keys[ok]
     ids = sorted_unique(mine)
     dense = np.full(keys.shape, -1, np.int64)
     dense[ok] = np.searchsorted(ids, mine)
@@ -882,30 +897,38 @@ def _innermost_range(h: HostEvents, is_range: np.ndarray, launch: np.ndarray) ->
         return out
     rs, re_ = h.start[ridx], h.end[ridx]
     rline = h.line[ridx]
-    parent = np.arange(ridx.size, dtype=np.int64) - 1
+    idx_t = np.int32 if h.start.size < 2**31 - 1 else np.int64  # indices at half width: the read's memory peak is here
+    parent = np.arange(-1, ridx.size - 1, dtype=idx_t)
     parent[1:][rline[1:] != rline[:-1]] = -1
-    parent[0] = -1
     _jump(parent, lambda todo, p: re_[p] <= rs[todo], parent)
+    # the ranges up to the end of each launch's run of equal (line, start ns) on the host, less one
+    last = _run_ends(h)
+    upto = np.cumsum(is_range, dtype=idx_t)[last]  # per run: the ranges up to its last event
+    run_of = np.cumsum(last, dtype=idx_t)  # each event's run, counted from 1 at its last event
+    run_of -= last
+    del last
     q = np.flatnonzero(launch >= 0)
     li = launch[q]
-    t = h.start[li]
-    # the last host event in the launch's run of equal (line, start ns); the ranges up to it, less one
-    ns = h.start // 1000
-    last = np.empty(ns.size, bool)  # the last event of its run
-    np.not_equal(ns[1:], ns[:-1], out=last[:-1])
-    del ns
-    last[:-1] |= h.line[1:] != h.line[:-1]
-    last[-1] = True
-    run_of = np.cumsum(last, dtype=np.int64)  # the run of each event, counted from 1 at its last event
-    run_of -= last
-    run_end = np.flatnonzero(last)
-    del last
-    cand = np.cumsum(is_range, dtype=np.int64)[run_end[run_of[li]]] - 1
-    del run_of, run_end
+    cand = upto[run_of[li]]
+    del upto, run_of
+    cand -= 1
     cand[(cand >= 0) & (rline[np.maximum(cand, 0)] != h.line[li])] = -1
+    t = h.start[li]
     _jump(cand, lambda todo, c: (re_[c] <= t[todo]) | (rs[c] > t[todo]), parent)
     out[q] = np.where(cand >= 0, ridx[np.maximum(cand, 0)], -1)
     return out
+
+
+def _run_ends(h: HostEvents, block: int = 1 << 20) -> np.ndarray:
+    """Bool per host event: the last of its run of equal (line, start ns) -- host events are sorted by both.  Made a
+    block at a time: no whole column of ns beside the trace."""
+    n = h.start.size
+    last = np.ones(n, bool)
+    for a in range(0, n - 1, block):
+        b = min(a + block, n - 1)
+        np.not_equal(h.start[a + 1:b + 1] // 1000, h.start[a:b] // 1000, out=last[a:b])
+        last[a:b] |= h.line[a + 1:b + 1] != h.line[a:b]
+    return last
 
 
 def _jump(ptr: np.ndarray, bad: Callable[[np.ndarray, np.ndarray], np.ndarray], parent: np.ndarray) -> None:
@@ -931,18 +954,24 @@ def _gpu_ids(r: _Raw) -> dict[int, int]:
 
 def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_corr: np.ndarray,
                 op_of_launch: np.ndarray, h: HostEvents, launch: np.ndarray) -> DeviceEvents:
+    # each column narrowed as soon as it is made, its temporaries dropped: a GPU's millions of events at 8 bytes
+    # each, several at once, were the read's memory peak
     uname, name = unique_inverse(r.d_name[sel])
+    name = narrowest(name.astype(np.int32), np.int16)
     names = [r.d_names[int(i)] for i in uname]
     width = int(r.d_stream[sel].max()) + 2 if sel.size else 1
     spair = r.d_pid[sel].astype(np.int64) * width + (r.d_stream[sel].astype(np.int64) + 1)
     ustream, stream = unique_inverse(spair)
+    del spair
+    stream = narrowest(stream.astype(np.int64))
     procs = {int(x) // width for x in ustream.tolist()}
     stream_names = [f"stream {int(x) % width - 1}" + (f" (pid {(int(x) // width) & 0xFFFFFF})" if len(procs) > 1 else "")
                     for x in ustream.tolist()]
     op_host = op_of_launch[sel]
     op_ids, op_idx = unique_inverse(np.where(op_host >= 0, h.name[np.maximum(op_host, 0)].astype(np.int64), -1))
     op_text = [_op_text(h.names[int(i)]) if i >= 0 else "" for i in op_ids.tolist()]
-    op_idx = np.where(op_host >= 0, op_idx, -1)
+    op_idx = np.where(op_host >= 0, op_idx, -1).astype(int_dtype(-1, len(op_text), floor=np.int16))
+    del op_host
     nbytes = r.d_bytes[sel].astype(np.int64)
     la = launch[sel]
     mem_sync = np.full(sel.size, -1, np.int8)
@@ -961,11 +990,11 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
     return DeviceEvents(
         gpu=gpu, info=r.gpu_info.get(dev, DeviceInfo()), names=names, strings=[],
         start=_ps(r.d_start[sel], origin), end=_ps(r.d_end[sel], origin),  # int64 first: narrow ns wrap in ps
-        name=narrowest(name.astype(np.int32), np.int16),
+        name=name,
         kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
-        stream=narrowest(stream.astype(np.int64)), stream_names=stream_names,
+        stream=stream, stream_names=stream_names,
         corr=narrowest(corr, np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
-        op_idx=op_idx.astype(int_dtype(-1, len(op_text), floor=np.int16)),
+        op_idx=op_idx,
         **DeviceEvents.copy_columns(np.where(is_copy, nbytes, -1), mem_sync),
         shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
         graph_id=absent_as_broadcast(narrowest(graph)),

@@ -181,6 +181,8 @@ KEEP_SECONDS = 120.0
 #: The kept copy: (the file's identity, the copy's path, the process that made it, when), or None.
 _kept: tuple[tuple[int, ...], str, int, float] | None = None
 _kept_lock = threading.Lock()
+#: The timer that removes the kept copy no read took (one at a time: replaced with the copy).
+_kept_timer: threading.Timer | None = None
 
 
 def _identity(st: os.stat_result) -> tuple[int, ...]:
@@ -213,13 +215,16 @@ def _take_kept(identity: tuple[int, ...]) -> str | None:
 def _keep(identity: tuple[int, ...], copy: str) -> None:
     """Keep ``copy`` for the next read of the same file, in place of any copy kept before (removed); removed after
     :data:`KEEP_SECONDS` if no read takes it, and at exit."""
-    global _kept
-    with _kept_lock:
-        old, _kept = _kept, (identity, copy, os.getpid(), time.monotonic())
-    if old is not None and old[2] == os.getpid():
-        remove_private_copy(old[1])
+    global _kept, _kept_timer
     timer = threading.Timer(KEEP_SECONDS, _drop_kept, args=(copy,))
     timer.daemon = True
+    with _kept_lock:
+        old, _kept = _kept, (identity, copy, os.getpid(), time.monotonic())
+        old_timer, _kept_timer = _kept_timer, timer
+    if old_timer is not None:
+        old_timer.cancel()
+    if old is not None and old[2] == os.getpid():
+        remove_private_copy(old[1])
     timer.start()
 
 

@@ -544,6 +544,19 @@ def is_gpu_only_event(name: str) -> bool:
     return bool(_GPU_ONLY_OP.match(name))
 
 
+#: ATen's ops that only allocate (no compute, no copy): the leaves under ``aten::to``, ``aten::randn``, ``empty_like``.
+_ALLOCATION_OP = re.compile(r"^aten::(?:empty|empty_strided)$")
+
+
+def is_gpu_only_backend(name: str) -> bool:
+    """NCCL (RCCL on ROCm keeps the name) moves GPU tensors only: a process group on it is a GPU job's."""
+    return name.strip().lower() == "nccl"
+
+
+def is_allocation_event(name: str) -> bool:
+    return bool(_ALLOCATION_OP.match(name))
+
+
 def is_step_end_event(name: str) -> bool:
     return bool(_OPTIMIZER_STEP.match(name))
 
@@ -740,7 +753,8 @@ FRAMEWORK = Framework(
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
     training_event=is_training_event, compile_event=is_compile_event, autotune_event=is_autotune_event,
-    gpu_only_event=is_gpu_only_event, version_range=version_range,
+    gpu_only_event=is_gpu_only_event, allocation_event=is_allocation_event,
+    gpu_only_backend=is_gpu_only_backend, version_range=version_range,
     step_end_event=is_step_end_event,
     model_call=is_model_call,
     cast_kernels=(r"(bfloat16|float16|half|float8\w*)_copy_kernel",), cast_ops=("_to_copy", "to", "type_as"),

@@ -30,6 +30,13 @@ WINDOW_FIXES = {
                    "the ranges that launch the GPU work.", _WINDOW),),
     "tracing_off": (("Turn CUDA tracing on: the capture's options had it off, so no CUDA call, copy or kernel could be "
                      "recorded.", _TRACE_CUDA),),
+    # NVIDIA's profilers trace the GPU under WSL2 only from a recent Windows display driver (Nsight Compute's system
+    # requirements: 545 or newer on Windows 10 WSL); a native Linux machine records the kernels with any
+    "wsl2": (("Profile on native Linux, where Nsight Systems records every kernel and copy; under WSL2, update the "
+              "Windows NVIDIA driver and Nsight Systems first, then check that the export holds a kernel table.",
+              "nsys profile -t cuda,nvtx -o run ./app   # on native Linux (or WSL2 with a current Windows driver)\n"
+              "nsys export --type sqlite run.nsys-rep\n"
+              "sqlite3 run.sqlite \"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL\"   # kernels recorded?"),),
 }
 
 FORMAT = Format(id="nsys", name="Nsight Systems", layout=LAYOUT, probe=has_gpu_activity,

@@ -715,9 +715,6 @@ class Texts:
     def __setitem__(self, i: int, text: str) -> None:
         self.replaced[i] = text
 
-    def tolist(self) -> list[str | None]:
-        return [self[i] for i in range(len(self))]
-
 
 def _compiled_chunks(got: tuple, names: list[str], rows: int) -> Iterator[tuple[dict[str, np.ndarray], Texts]]:
     """:func:`mixed_columns`' chunks of a compiled scan: views of its columns, and each chunk's :class:`Texts`."""

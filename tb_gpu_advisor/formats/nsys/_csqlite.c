@@ -239,7 +239,7 @@ static int64_t intern(Interned *t, const unsigned char *s, size_t n) {
         t->hashes = hs;
         t->room = room;
     }
-    if (t->used + n > t->size) {
+    if (t->used + n > t->size || !t->arena) { /* allocated even for an empty first text: never NULL + 0 */
         size_t size = t->size ? t->size : 65536;
         while (size < t->used + n) size *= 2;
         char *a = realloc(t->arena, size);

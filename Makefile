@@ -4,11 +4,11 @@ PYTEST_ARGS ?=
 # Run a second time with TB_GPU_ADVISOR_PURE_PYTHON=1: the decoders' equality tests and the goldens.
 PURE_PYTHON_TESTS ?= tests/formats/test_xplane_compiled.py tests/formats/test_reader_layouts.py tests/rules/test_rules_scenarios.py \
 	tests/formats/test_kineto_compiled.py tests/formats/test_snapshot_compiled.py tests/formats/test_kineto_parse.py tests/formats/test_kineto_fast_columns.py \
-	tests/formats/test_kineto_typed_decode.py
+	tests/formats/test_kineto_typed_decode.py tests/formats/test_nsys_compiled.py tests/formats/test_nsys_packed.py tests/formats/test_nsys_reader.py
 
 .PHONY: test install-test demo-logs bench real-check scoreboards
 
-# Also builds the optional C extensions (the compiled XPlane decoder, the PyTorch JSON scanner, the snapshot pickle reader) in place when a C compiler is there.
+# Also builds the optional C extensions (the compiled XPlane decoder, the PyTorch JSON scanner, the snapshot pickle reader, the Nsight column reader) in place when a C compiler is there.
 install-test:
 	$(PYTHON) -m pip install -q -e '.[test]'
 

@@ -1,5 +1,6 @@
 """tb-gpu-advisor: the TensorFlow GPU performance guide as a TensorBoard tab and a CLI."""
 
+import sys
 from pathlib import Path
 
 from setuptools import Extension, find_packages, setup
@@ -32,6 +33,17 @@ CPICKLE = Extension(
     optional=True,
 )
 
+#: The compiled Nsight Systems column reader (tb_gpu_advisor/formats/nsys/compiled.py): optional the same way.  No
+#: SQLite header or ``libsqlite3.so`` development link is needed: it declares the few SQLite functions it calls and
+#: finds them when imported, in the library Python's own ``_sqlite3`` uses (``dlopen``; ``-ldl`` for glibc < 2.34).
+CSQLITE = Extension(
+    "tb_gpu_advisor.formats.nsys._csqlite",
+    sources=["tb_gpu_advisor/formats/nsys/_csqlite.c"],
+    extra_compile_args=["-O3", "-std=c99"],
+    libraries=["dl"] if sys.platform.startswith("linux") else [],
+    optional=True,
+)
+
 setup(
     name="tb-gpu-advisor",
     version="0.1.0",
@@ -43,7 +55,7 @@ setup(
     packages=find_packages(include=["tb_gpu_advisor", "tb_gpu_advisor.*"]),
     package_data={"tb_gpu_advisor.serve": ["static/*", "static/**/*"]},
     include_package_data=True,
-    ext_modules=[CWIRE, CSCAN, CPICKLE],
+    ext_modules=[CWIRE, CSCAN, CPICKLE, CSQLITE],
     install_requires=[
         "tensorboard>=2.14",
         "tensorboard-plugin-profile>=2.15",

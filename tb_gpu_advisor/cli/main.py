@@ -57,15 +57,16 @@ def chosen_command(argv: Sequence[str]) -> str | None:
 
 
 class _VersionAction(argparse.Action):
-    """``--version``: the version and which XPlane, PyTorch JSON and memory snapshot readers run (compiled or pure
-    Python, issue #38), looked up only when asked, so building the parser imports nothing more."""
+    """``--version``: the version and which XPlane, PyTorch JSON, memory snapshot and Nsight Systems readers run
+    (compiled or pure Python, issue #38), looked up only when asked, so building the parser imports nothing more."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
         from tb_gpu_advisor.formats.kineto.compiled import describe as kineto
+        from tb_gpu_advisor.formats.nsys.compiled import describe as nsys
         from tb_gpu_advisor.formats.snapshot.compiled import describe as snapshot
         from tb_gpu_advisor.formats.xplane.compiled import describe
 
-        print(f"{parser.prog} {__version__}\n{describe()}\n{kineto()}\n{snapshot()}")
+        print(f"{parser.prog} {__version__}\n{describe()}\n{kineto()}\n{snapshot()}\n{nsys()}")
         parser.exit()
 
 

@@ -113,13 +113,12 @@ def run(args: argparse.Namespace, stdout: TextIO | None = None, stderr: TextIO |
         print(f"tb-gpu-advisor report: error: {e}", file=stderr)
         return EXIT_INPUT
     single = args.run is not None
-    text = format_reports(reports, args.format, args.top, getattr(args, "evidence", 0), single=single,
-                          logdir=args.logdir)
+    fmt_args = (reports, args.format, args.top, getattr(args, "evidence", 0), single, args.logdir)
     if getattr(args, "output", None):
         with open(args.output, "w", encoding="utf-8") as fh:
-            fh.write(text)
+            write_reports(fh, *fmt_args)
     else:
-        stdout.write(text)
+        write_reports(stdout, *fmt_args)
         stdout.flush()
     for line in host_errors(reports):
         print(f"tb-gpu-advisor report: error: {line}", file=stderr)
@@ -194,6 +193,23 @@ def report_set(reports: Sequence[Any], logdir: str | None = None, as_dicts: bool
 
     return {"schema_version": SCHEMA_VERSION, "logdir": logdir, "healthy": bool(reports) and all(r.healthy for r in reports),
             "reports": [r.to_dict() for r in reports] if as_dicts else list(reports)}
+
+
+def write_reports(fh: TextIO, reports: Sequence[Any], fmt: str, top: int | None = 10, evidence_rows: int = 0,
+                  single: bool = False, logdir: str | None = None) -> None:
+    """:func:`format_reports` written to ``fh``; JSON as it is made (``jsonout.dump``), never as one string: a large
+    capture's report is hundreds of MB of indented step rows."""
+    if fmt != "json":
+        fh.write(format_reports(reports, fmt, top, evidence_rows, single, logdir))
+        return
+    from tb_gpu_advisor.common import jsonout
+    from tb_gpu_advisor.model.schema import _json_default
+
+    if single and len(reports) != 1:
+        raise ValueError(f"single=True needs exactly one report, got {len(reports)}")
+    obj = reports[0] if single else report_set(reports, logdir, as_dicts=False)
+    jsonout.dump(obj, fh, indent=2, default=_json_default)
+    fh.write("\n")
 
 
 def format_reports(reports: Sequence[Any], fmt: str, top: int | None = 10, evidence_rows: int = 0, single: bool = False,

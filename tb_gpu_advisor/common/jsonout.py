@@ -96,6 +96,27 @@ def dumps(obj: Any, indent: int | str | None = None, default: Callable[[Any], An
     return "".join(out)
 
 
+#: Pieces the indented writer holds before :func:`dump` writes them out.
+_FLUSH_PIECES = 1 << 16
+
+
+def dump(obj: Any, fp: Any, indent: int | str | None = None, default: Callable[[Any], Any] | None = None) -> None:
+    """:func:`dumps` written to the text file ``fp``: the same text, the indented one a block of pieces at a time
+    (between the items of an array), so the whole text is never in memory at once -- a 1 GB Nsight export's report
+    holds ~0.3 GB of indented step rows, and as one string (with its pieces, then its encoding) it was the report
+    command's memory peak (issue #38)."""
+    if indent is None or c_make_encoder is None:
+        fp.write(dumps(obj, indent, default))
+        return
+    if not isinstance(indent, str):
+        indent = " " * indent
+    out: list[str] = []
+    writer = _Indented(indent, default)
+    writer.sink = lambda: (fp.write("".join(out)), out.clear())
+    writer.write(obj, 0, out)
+    fp.write("".join(out))
+
+
 def _with_dataclasses(default: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
     def hook(o: Any) -> Any:
         names = _fields(type(o))
@@ -139,6 +160,7 @@ class _Indented:
         self.default = default
         self.newline = ["\n"]  # newline + indent of each depth
         self.leaf: list[Callable[[Any, int], Any]] = []  # the C encoder of each depth (item separator with newline)
+        self.sink: Callable[[], Any] | None = None  # writes the pieces so far out and clears them (``dump``)
 
     def _nl(self, level: int) -> str:
         while len(self.newline) <= level:
@@ -208,12 +230,15 @@ class _Indented:
         out.append("[" + inner)
         sep = "," + inner
         first = True
+        sink = self.sink
         for v in items:
             if first:
                 first = False
             else:
                 out.append(sep)
             self.write(v, level + 1, out)
+            if sink is not None and len(out) > _FLUSH_PIECES:
+                sink()
         out.append(self._nl(level) + "]")
 
     def mapping(self, d: dict, level: int, out: list[str]) -> None:

@@ -1,12 +1,12 @@
 """The one place that chooses between each format's compiled decoder and its Python reference.
 
-The compiled decoders (``xplane/_cwire.c``, ``kineto/_cscan.c``, ``snapshot/_cpickle.c``) are optional C extensions
-that ``pip install``
-builds where a C compiler is found, as PyYAML and msgpack build their speedups; without one the install still
-succeeds and the Python decoders run.  ``TB_GPU_ADVISOR_PURE_PYTHON=1`` forces the Python path for every format (the
-equality tests and the benchmarks run both).  A compiled decoder gives the same columns and the same errors as its
-Python twin: on any input it does not fully understand it hands that piece back to the Python path (the snapshot
-reader mirrors its twin opcode for opcode instead, and hands back only a call whose numbers do not fit in 64 bits).
+The compiled decoders (``xplane/_cwire.c``, ``kineto/_cscan.c``, ``snapshot/_cpickle.c``, ``nsys/_csqlite.c``) are
+optional C extensions that ``pip install`` builds where a C compiler is found, as PyYAML and msgpack build their
+speedups; without one the install still succeeds and the Python decoders run. ``TB_GPU_ADVISOR_PURE_PYTHON=1`` forces
+the Python path for every format (the equality tests and the benchmarks run both). A compiled decoder gives the same
+columns and the same errors as its Python twin: on any input it does not fully understand it hands that piece back to
+the Python path (the snapshot reader mirrors its twin opcode for opcode instead, and hands back only a call whose
+numbers do not fit in 64 bits).
 
 Cheap to import (no numpy): ``tb-gpu-advisor --version`` says which path runs for each format.
 """

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from tb_gpu_advisor.cli.report import format_reports, report_set
+from tb_gpu_advisor.cli.report import format_reports, report_set, write_reports
 from tb_gpu_advisor.common import jsonout
 from tb_gpu_advisor.model.schema import HostReport, Report, _json_default
 from tb_gpu_advisor.report.diff import diff_reports
@@ -78,6 +78,27 @@ def test_the_cli_json_is_the_asdict_text(reports):
     reference = {**report_set(reports, "logs"), "reports": [dataclasses.asdict(r) for r in reports]}
     assert several == json.dumps(reference, indent=2, allow_nan=False, default=_json_default) + "\n"
     assert json.loads(several)["reports"] == [json.loads(r.to_json()) for r in reports]
+
+
+class _Writes(list):
+    """A text file that keeps each ``write``."""
+
+    def write(self, text: str) -> None:
+        self.append(text)
+
+
+def test_the_cli_writes_its_json_in_blocks_as_format_reports_makes_it(reports, monkeypatch):
+    """``report --format json`` streams the text (``jsonout.dump``, issue #38: a 1 GB export's report was the
+    command's memory peak as one string): the same bytes, and with small blocks, in many writes."""
+    monkeypatch.setattr(jsonout, "_FLUSH_PIECES", 50)
+    for single, some in ((True, reports[:1]), (False, reports)):
+        fh = _Writes()
+        write_reports(fh, some, "json", single=single, logdir="logs")
+        assert "".join(fh) == format_reports(some, "json", single=single, logdir="logs")
+        assert len(fh) > 10
+    fh = _Writes()
+    write_reports(fh, reports, "markdown")
+    assert "".join(fh) == format_reports(reports, "markdown")
 
 
 def test_a_diff_is_written_as_asdict_and_json_dumps_wrote_it():

@@ -21,6 +21,13 @@ EXPORTS = sorted(REPO.glob("tests/fixtures/**/*.sqlite")) + (
     sorted((SHARED_PROFILES / "nsys").glob("*/*.sqlite")) if (SHARED_PROFILES / "nsys").is_dir() else [])
 
 
+@pytest.fixture(autouse=True)
+def _python_reads(monkeypatch):
+    """These tests are about the Python reference's packed reads: the compiled reader (``_csqlite.c``) is compared
+    with them in ``test_nsys_compiled.py``."""
+    monkeypatch.setattr(tables, "_CSQLITE", None)
+
+
 def _both(path: str):
     new = reader.read_trace(path)
     with tuple_reads():

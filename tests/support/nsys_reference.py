@@ -75,9 +75,10 @@ def int_columns(schema: Schema, table: str, cols: dict[str, str | None], where: 
 
 
 def mixed_columns(schema: Schema, table: str, cols: dict[str, str | None], text: str, where: str = "",
-                  chunk: int = CHUNK_ROWS) -> Iterator[tuple[dict[str, np.ndarray], list]]:
+                  chunk: int = CHUNK_ROWS, *, cut: str | None = None) -> Iterator[tuple[dict[str, np.ndarray], list]]:
     """Integer columns (as :func:`int_columns` reads them) and one text expression of the same rows, a chunk at a
-    time: (int64 columns, the texts).  One pass over the table; the texts are interned by the caller."""
+    time: (int64 columns, the texts), each text cut before the 1-based position in column ``cut`` where that is > 0.
+    One pass over the table; the texts are interned by the caller."""
     present = schema.columns(table)
     exprs = ["-1" if col is None or (col.isidentifier() and col not in present) else f"coalesce({col}, -1)"
              for col in cols.values()]
@@ -93,7 +94,12 @@ def mixed_columns(schema: Schema, table: str, cols: dict[str, str | None], text:
             col = flat[:, j]
             out[n] = col.astype(int_dtype(int(col.min()), int(col.max())), copy=True)
         del flat
-        yield out, list(map(last, rows))
+        texts = list(map(last, rows))
+        if cut is not None:
+            for i in np.flatnonzero(out[cut] > 0).tolist():
+                if texts[i] is not None:
+                    texts[i] = texts[i][:int(out[cut][i]) - 1]
+        yield out, texts
 
 
 def trace_differences(a: object, b: object, path: str = "trace") -> list[str]:
@@ -115,3 +121,38 @@ def trace_differences(a: object, b: object, path: str = "trace") -> list[str]:
             return [path]
         return [d for k in a for d in trace_differences(a[k], b[k], f"{path}[{k!r}]")]
     return [] if a == b else [path]
+
+
+def innermost_range(h, is_range: np.ndarray, launch: np.ndarray) -> np.ndarray:
+    """``reader._innermost_range`` as it was before issue 38's compiled reader (a binary search per launch, the
+    pointer jumps over whole arrays): the reference the count-based one is compared with."""
+    out = np.full(launch.shape, -1, np.int64)
+    ridx = np.flatnonzero(is_range)
+    if not ridx.size or not (launch >= 0).any():
+        return out
+    span = int((h.end.max() // 1000) + 2)
+    rkey = h.line[ridx].astype(np.int64) * span + h.start[ridx] // 1000
+    rs, re_ = h.start[ridx], h.end[ridx]
+    parent = np.arange(ridx.size, dtype=np.int64) - 1
+    parent[1:][h.line[ridx][1:] != h.line[ridx][:-1]] = -1
+    parent[0] = -1
+    for _ in range(64):
+        p = np.maximum(parent, 0)
+        bad = (parent >= 0) & (re_[p] <= rs)
+        if not bad.any():
+            break
+        parent[bad] = parent[p[bad]]
+    q = np.flatnonzero(launch >= 0)
+    li = launch[q]
+    t = h.start[li]
+    qkey = h.line[li].astype(np.int64) * span + t // 1000
+    cand = np.searchsorted(rkey, qkey, side="right") - 1
+    cand[(cand >= 0) & (h.line[ridx][np.maximum(cand, 0)] != h.line[li])] = -1
+    for _ in range(64):
+        c = np.maximum(cand, 0)
+        bad = (cand >= 0) & ((re_[c] <= t) | (rs[c] > t))
+        if not bad.any():
+            break
+        cand[bad] = parent[c[bad]]
+    out[q] = np.where(cand >= 0, ridx[np.maximum(cand, 0)], -1)
+    return out

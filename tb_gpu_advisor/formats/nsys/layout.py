@@ -89,7 +89,8 @@ def _probe(path: str) -> tuple[str | None, Header]:
         # lenient: a metadata row may hold bytes that are no UTF-8 (Nsight 2022 writes `GpuInfo` in
         # TARGET_INFO_SYSTEM_ENV as a binary protobuf in a TEXT column); the header reads three short values of
         # real tables (``tables.Schema``: never a view the file defines), under the connection's step budget
-        with tb.open_db(path, lenient=True) as con:
+        # keep=True: a large export's private copy is kept for the read that follows in this process
+        with tb.open_db(path, lenient=True, keep=True) as con:
             schema = tb.Schema(con)
             if not schema.is_export():
                 return "an SQLite database, but not an Nsight Systems export (none of its tables)", Header()

@@ -395,6 +395,59 @@ def _is_none(x: object) -> bool:
     return x is None
 
 
+class _StringNames:
+    """The name index of each of a compiled scan's distinct texts (:class:`tables.Texts` ``strings``), as far as its
+    chunks have reached: the scan numbers its texts in order of first appearance, so a chunk's texts not seen before
+    are the indices from ``done`` to its largest, in the order its rows first show them."""
+
+    def __init__(self) -> None:
+        self.strings: list[str] | None = None
+        self.ids = np.zeros(0, np.int32)
+        self.done = 0
+
+    def upto(self, names: dict[str, int], strings: list[str], last: int, intern: bool = True) -> np.ndarray:
+        """The name indices of texts 0..``last``, each text not seen before interned now, in index order; without
+        ``intern`` only looked up (-1: not a name -- a text every row of which was replaced)."""
+        if strings is not self.strings:  # another scan's texts
+            self.strings, self.ids, self.done = strings, np.zeros(0, np.int32), 0
+        if last >= self.ids.size:
+            grown = np.zeros(max(last + 1, 2 * self.ids.size), np.int32)
+            grown[:self.done] = self.ids[:self.done]
+            self.ids = grown
+        for k in range(self.done, last + 1):
+            self.ids[k] = names[strings[k]] if intern else names.get(strings[k], -1)
+        self.done = max(self.done, last + 1)
+        return self.ids
+
+
+def _row_names(names: dict[str, int], texts: list | tb.Texts,
+               seen: _StringNames | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(each row's name index, interned in row order as ``names[text]`` one row after another interns them; the rows
+    whose text is None).  The compiled reader's texts (:class:`tables.Texts`) are interned one distinct text at a
+    time: a chunk with neither a None nor a replaced text by ``seen`` (its new texts come in index order, and a text
+    seen before interns nothing), any other in order of first appearance -- the same indices either way."""
+    if isinstance(texts, tb.Texts) and seen is not None and texts.idx.size and not texts.replaced:
+        last = int(texts.idx.max())
+        if int(texts.idx.min()) >= 0:
+            return seen.upto(names, texts.strings, last)[texts.idx], np.zeros(0, np.intp)
+    if isinstance(texts, tb.Texts):
+        strings, key = texts.strings, texts.idx
+        over = list(texts.replaced.items())  # a replaced text: a distinct key of its own, past the strings
+        if over:
+            key = key.astype(np.int64)
+            key[[i for i, _ in over]] = np.arange(len(strings), len(strings) + len(over))
+        distinct, first, inv = np.unique(key, return_index=True, return_inverse=True)
+        ids = np.empty(distinct.size, np.int32)
+        for k in np.argsort(first, kind="stable").tolist():
+            i = int(distinct[k])
+            ids[k] = names[None if i < 0 else strings[i] if i < len(strings) else over[i - len(strings)][1]]
+        if seen is not None and texts.idx.size:  # every text of the chunk is a name now: known to later chunks
+            seen.upto(names, strings, int(texts.idx.max()), intern=False)
+        return ids[inv.reshape(-1)], np.flatnonzero(key < 0)
+    ids = np.fromiter(map(names.__getitem__, texts), np.int32, len(texts))  # _Names: interned in row order
+    return ids, np.flatnonzero(np.fromiter(map(_is_none, texts), bool, len(texts)))
+
+
 def _intern(table: dict[str, int], name: str) -> int:
     i = table.get(name)
     if i is None:
@@ -429,21 +482,18 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     name_parts: list[np.ndarray] = []
     registered: dict[int, tuple[int, bool]] = {}  # textId -> (name id, is an op)
     unnamed = _UNNAMED
-    for c, texts in tb.mixed_columns(schema, tb.NVTX, int_cols, text, where=where):
+    seen = _StringNames()
+    # an autograd range's text arrives cut before its suffix: its name
+    for c, texts in tb.mixed_columns(schema, tb.NVTX, int_cols, text, where=where, cut="suffix"):
         for k, v in c.items():
             parts[k].append(v)
         cut = c["suffix"]
-        for i in np.flatnonzero(cut > 0).tolist():  # an autograd range: its name before the suffix
-            t = texts[i]
-            if t is not None:
-                texts[i] = t[:int(cut[i]) - 1]
         for i in np.flatnonzero(c["annotation"] > 0).tolist():  # PyProf / DLProf: the op's name, or the tool's range
             found = nvtx.annotation_name(texts[i])
             if found is not None:
                 texts[i] = found[0]
                 cut[i] = int(found[1])
-        ids = np.fromiter(map(names.__getitem__, texts), np.int32, len(texts))  # _Names: interned in row order
-        none = np.flatnonzero(np.fromiter(map(_is_none, texts), bool, len(texts)))
+        ids, none = _row_names(names, texts, seen)
         if none.size:
             tids = c["text_id"][none]
             missing = [int(t) for t in sorted_unique(tids).tolist() if t >= 0 and int(t) not in registered]
@@ -452,12 +502,15 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
                 for t in missing:
                     name, is_op = nvtx.op_name(strings[t]) if t in strings else (unnamed, False)
                     registered[t] = (_intern(names, name), is_op)
-            ids[none] = [registered.get(int(t), (_intern(names, unnamed), False))[0] for t in tids.tolist()]
-            c["suffix"][none] = [int(registered.get(int(t), (0, False))[1]) for t in tids.tolist()]
+            # per distinct id; the unnamed range interned (where first needed) after the registered names, as before
+            uids, inv = unique_inverse(tids)
+            got = [registered.get(int(t)) or (_intern(names, unnamed), False) for t in uids.tolist()]
+            ids[none] = np.array([g[0] for g in got], np.int32)[inv]
+            c["suffix"][none] = np.array([int(g[1]) for g in got], np.int8)[inv]
         name_parts.append(ids)
     if not name_parts:
         return None, [""]
-    c = {k: (np.concatenate(parts.pop(k)) if len(v) > 1 else parts.pop(k)[0]) for k, v in list(parts.items())}
+    c = {k: tb.joined(parts.pop(k)) for k in list(parts)}
     name = np.concatenate(name_parts) if len(name_parts) > 1 else name_parts[0]
     n = name.size
     op_prefix = np.fromiter((nvtx.is_op_name(x) for x in names), bool, len(names))
@@ -748,25 +801,87 @@ def _ps(ns: np.ndarray, origin: int) -> np.ndarray:
     return out
 
 
-def _dense_corr(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(the distinct correlation keys, sorted; each key's index among them, -1 for none)."""
-    ok = keys >= 0
-    ids = sorted_unique(keys[ok])
-    dense = np.full(keys.shape, -1, np.int64)
-    dense[ok] = np.searchsorted(ids, keys[ok])
-    return ids, dense
+@dataclass
+class _CorrIndex:
+    """The host's distinct correlation keys, each at its rank among them (sorted).  A key is (file, process) in its
+    high 32 bits and CUPTI's 32-bit correlation id below; the few (file, process) pairs times the span of the ids
+    is seldom much larger than the keys, and then a key's rank is read from a table over that span (``rank``: -1
+    where no host key is) -- O(n), where sorting the keys and a binary search per key missed the cache at every
+    step.  Otherwise ``ids`` holds the sorted keys and the ranks are searched."""
 
+    ids: np.ndarray | None = None  # the sorted distinct keys (the search path)
+    procs: np.ndarray | None = None  # the table path: the distinct high halves, sorted
+    lo: int = 0  # the smallest low half
+    width: int = 0  # the span of the low halves
+    rank: np.ndarray | None = None  # per (process, low half - lo): the key's rank, -1
 
-def _lookup_corr(ids: np.ndarray, keys: np.ndarray) -> np.ndarray:
-    """Device events' correlation keys as the host's dense ids; -1 where no host call in the export has the key."""
-    out = np.full(keys.shape, -1, np.int64)
-    if not ids.size or not keys.size:
+    def slots(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(each key's slot in ``rank``, 0 where it has none; whether it has one): its process known and its low half
+        in the span.  In place where it can: the keys are millions."""
+        hi = keys >> 32
+        p = np.searchsorted(self.procs, hi)
+        np.minimum(p, self.procs.size - 1, out=p)
+        ok = self.procs[p] == hi
+        del hi
+        ok &= keys >= 0
+        slot = keys & 0xFFFFFFFF
+        slot -= self.lo
+        ok &= slot >= 0
+        ok &= slot < self.width
+        p *= self.width
+        slot += p
+        del p
+        slot[~ok] = 0
+        return slot, ok
+
+    def lookup(self, keys: np.ndarray) -> np.ndarray:
+        """Each key's rank, -1 where no host key is it."""
+        out = np.full(keys.shape, -1, np.int64)
+        if self.rank is not None:
+            slot, ok = self.slots(keys)
+            out[ok] = self.rank[slot[ok]]
+            return out
+        if self.ids is None or not self.ids.size or not keys.size:
+            return out
+        j = np.clip(np.searchsorted(self.ids, keys), 0, self.ids.size - 1)
+        hit = (keys >= 0) & (self.ids[j] == keys)
+        out[hit] = j[hit]
         return out
-    j = np.searchsorted(ids, keys)
-    j = np.clip(j, 0, ids.size - 1)
-    hit = (keys >= 0) & (ids[j] == keys)
-    out[hit] = j[hit]
-    return out
+
+
+def _dense_corr(keys: np.ndarray) -> tuple[_CorrIndex, np.ndarray]:
+    """(the index of the distinct correlation keys; each key's rank among them, sorted, -1 for none)."""
+    ok = keys >= 0
+    n = int(np.count_nonzero(ok))
+    if n:
+        procs = np.unique(keys >> 32)  # a few processes: numpy hashes them
+        procs = procs[procs >= 0]  # (a key of -1: none)
+        low = keys & 0xFFFFFFFF
+        lo, hi = int(np.min(low, where=ok, initial=1 << 32)), int(np.max(low, where=ok, initial=-1))
+        del low
+        width = hi - lo + 1
+        if procs.size * width <= 4 * n + (1 << 16):
+            index = _CorrIndex(procs=procs, lo=lo, width=width)
+            slot, has = index.slots(keys)
+            present = np.zeros(procs.size * width, bool)
+            present[slot[has]] = True
+            rank = np.cumsum(present, dtype=np.int32 if present.size < 2**31 else np.int64)
+            rank -= 1
+            rank[~present] = -1
+            index.rank = rank
+            dense = rank[slot]
+            dense[~has] = -1
+            return index, dense
+    mine = keys[ok]
+    ids = sorted_unique(mine)
+    dense = np.full(keys.shape, -1, np.int64)
+    dense[ok] = np.searchsorted(ids, mine)
+    return _CorrIndex(ids=ids), dense
+
+
+def _lookup_corr(index: _CorrIndex, keys: np.ndarray) -> np.ndarray:
+    """Device events' correlation keys as the host's dense ids; -1 where no host call in the export has the key."""
+    return index.lookup(keys)
 
 
 def _launch_index(h_corr: np.ndarray, d_corr: np.ndarray) -> np.ndarray:
@@ -791,38 +906,66 @@ def _innermost_range(h: HostEvents, is_range: np.ndarray, launch: np.ndarray) ->
     Ranges are sorted by (line, start, longer first); each range's parent is the innermost range containing its
     start, found by pointer jumping from the range before it (a range ending before a later range starts cannot
     contain anything after it); a launch's range is then the latest range starting before it whose chain holds
-    one still open at the launch."""
+    one still open at the launch.
+
+    Host events are sorted by (line, start) as the ranges are, so "the latest range starting at or before the
+    launch's ns" is a count: the ranges up to the end of the launch's run of events on its line in that ns (a
+    prefix sum, O(n), where a binary search per launch missed the cache at every step).  The jumps move only the
+    entries still jumping: one that stops never moves again."""
     out = np.full(launch.shape, -1, np.int64)
     ridx = np.flatnonzero(is_range)
     if not ridx.size or not (launch >= 0).any():
         return out
-    # ns keys: (line, start) in one int64 (ps would overflow with thousands of lines)
-    span = int((h.end.max() // 1000) + 2)
-    rkey = h.line[ridx].astype(np.int64) * span + h.start[ridx] // 1000
     rs, re_ = h.start[ridx], h.end[ridx]
-    parent = np.arange(ridx.size, dtype=np.int64) - 1
-    parent[1:][h.line[ridx][1:] != h.line[ridx][:-1]] = -1
-    parent[0] = -1
-    for _ in range(64):
-        p = np.maximum(parent, 0)
-        bad = (parent >= 0) & (re_[p] <= rs)
-        if not bad.any():
-            break
-        parent[bad] = parent[p[bad]]
+    rline = h.line[ridx]
+    idx_t = np.int32 if h.start.size < 2**31 - 1 else np.int64  # indices at half width: the read's memory peak is here
+    parent = np.arange(-1, ridx.size - 1, dtype=idx_t)
+    parent[1:][rline[1:] != rline[:-1]] = -1
+    _jump(parent, lambda todo, p: re_[p] <= rs[todo], parent)
+    # the ranges up to the end of each launch's run of equal (line, start ns) on the host, less one
+    last = _run_ends(h)
+    upto = np.cumsum(is_range, dtype=idx_t)[last]  # per run: the ranges up to its last event
+    run_of = np.cumsum(last, dtype=idx_t)  # each event's run, counted from 1 at its last event
+    run_of -= last
+    del last
     q = np.flatnonzero(launch >= 0)
     li = launch[q]
+    cand = upto[run_of[li]]
+    del upto, run_of
+    cand -= 1
+    cand[(cand >= 0) & (rline[np.maximum(cand, 0)] != h.line[li])] = -1
     t = h.start[li]
-    qkey = h.line[li].astype(np.int64) * span + t // 1000
-    cand = np.searchsorted(rkey, qkey, side="right") - 1
-    cand[(cand >= 0) & (h.line[ridx][np.maximum(cand, 0)] != h.line[li])] = -1
-    for _ in range(64):
-        c = np.maximum(cand, 0)
-        bad = (cand >= 0) & ((re_[c] <= t) | (rs[c] > t))
-        if not bad.any():
-            break
-        cand[bad] = parent[c[bad]]
+    _jump(cand, lambda todo, c: (re_[c] <= t[todo]) | (rs[c] > t[todo]), parent)
     out[q] = np.where(cand >= 0, ridx[np.maximum(cand, 0)], -1)
     return out
+
+
+def _run_ends(h: HostEvents, block: int = 1 << 20) -> np.ndarray:
+    """Bool per host event: the last of its run of equal (line, start ns) -- host events are sorted by both.  Made a
+    block at a time: no whole column of ns beside the trace."""
+    n = h.start.size
+    last = np.ones(n, bool)
+    for a in range(0, n - 1, block):
+        b = min(a + block, n - 1)
+        np.not_equal(h.start[a + 1:b + 1] // 1000, h.start[a:b] // 1000, out=last[a:b])
+        last[a:b] |= h.line[a + 1:b + 1] != h.line[a:b]
+    return last
+
+
+def _jump(ptr: np.ndarray, bad: Callable[[np.ndarray, np.ndarray], np.ndarray], parent: np.ndarray) -> None:
+    """In place: each ``ptr`` (a range, -1 none) moved to its ``parent`` while ``bad(todo, ptr[todo])`` holds, at most
+    64 moves -- every entry reads the pointers as the move before left them, as one whole-array step would."""
+    todo = np.flatnonzero(ptr >= 0)
+    for _ in range(64):
+        if not todo.size:
+            break
+        cur = ptr[todo]
+        move = bad(todo, cur)
+        todo = todo[move]
+        if not todo.size:
+            break
+        ptr[todo] = parent[cur[move]]
+        todo = todo[ptr[todo] >= 0]
 
 
 def _gpu_ids(r: _Raw) -> dict[int, int]:
@@ -832,18 +975,24 @@ def _gpu_ids(r: _Raw) -> dict[int, int]:
 
 def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_corr: np.ndarray,
                 op_of_launch: np.ndarray, h: HostEvents, launch: np.ndarray) -> DeviceEvents:
+    # each column narrowed as soon as it is made, its temporaries dropped: a GPU's millions of events at 8 bytes
+    # each, several at once, were the read's memory peak
     uname, name = unique_inverse(r.d_name[sel])
+    name = narrowest(name.astype(np.int32), np.int16)
     names = [r.d_names[int(i)] for i in uname]
     width = int(r.d_stream[sel].max()) + 2 if sel.size else 1
     spair = r.d_pid[sel].astype(np.int64) * width + (r.d_stream[sel].astype(np.int64) + 1)
     ustream, stream = unique_inverse(spair)
+    del spair
+    stream = narrowest(stream.astype(np.int64))
     procs = {int(x) // width for x in ustream.tolist()}
     stream_names = [f"stream {int(x) % width - 1}" + (f" (pid {(int(x) // width) & 0xFFFFFF})" if len(procs) > 1 else "")
                     for x in ustream.tolist()]
     op_host = op_of_launch[sel]
     op_ids, op_idx = unique_inverse(np.where(op_host >= 0, h.name[np.maximum(op_host, 0)].astype(np.int64), -1))
     op_text = [_op_text(h.names[int(i)]) if i >= 0 else "" for i in op_ids.tolist()]
-    op_idx = np.where(op_host >= 0, op_idx, -1)
+    op_idx = np.where(op_host >= 0, op_idx, -1).astype(int_dtype(-1, len(op_text), floor=np.int16))
+    del op_host
     nbytes = r.d_bytes[sel].astype(np.int64)
     la = launch[sel]
     mem_sync = np.full(sel.size, -1, np.int8)
@@ -862,11 +1011,11 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
     return DeviceEvents(
         gpu=gpu, info=r.gpu_info.get(dev, DeviceInfo()), names=names, strings=[],
         start=_ps(r.d_start[sel], origin), end=_ps(r.d_end[sel], origin),  # int64 first: narrow ns wrap in ps
-        name=narrowest(name.astype(np.int32), np.int16),
+        name=name,
         kind=devices.device_kind(names)[name] if sel.size else np.zeros(0, np.int8),
-        stream=narrowest(stream.astype(np.int64)), stream_names=stream_names,
+        stream=stream, stream_names=stream_names,
         corr=narrowest(corr, np.int32), group_id=np.broadcast_to(np.int8(-1), sel.shape), op_text=op_text,
-        op_idx=op_idx.astype(int_dtype(-1, len(op_text), floor=np.int16)),
+        op_idx=op_idx,
         **DeviceEvents.copy_columns(np.where(is_copy, nbytes, -1), mem_sync),
         shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
         graph_id=absent_as_broadcast(narrowest(graph)),

@@ -15,10 +15,17 @@ Columns are read :data:`CHUNK_ROWS` rows at a time, in row id order, each chunk 
 integers as one hex string, its texts as one NUL-separated string: ``_chunks``) and turned into numpy columns at once:
 no Python object per value, memory follows the columns kept, not the table.  A chunk holding a value that is no
 integer, and a table without row ids, are read as a cursor's tuples (what numpy makes of them is unchanged).
+
+Where the compiled reader is built (``_csqlite.c``, chosen in ``compiled.py``), :func:`int_columns` and
+:func:`mixed_columns` step the same expressions through SQLite's C API instead, on a connection of its own to the
+same bytes, the GIL released (so the tables :class:`Beside` reads run on both cores), each value written into its
+column at the column's narrowest width: the same columns, the same order, the same dtypes.  It hands a table back to
+the code here on anything but integers and strict UTF-8 text, and on any SQLite error.
 """
 
 from __future__ import annotations
 
+import atexit
 import concurrent.futures
 import contextlib
 import itertools
@@ -28,15 +35,19 @@ import shutil
 import sqlite3
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from typing import TypeVar
 
 import numpy as np
 
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats.nsys import compiled
 from tb_gpu_advisor.model.columns import int_dtype
 
 T = TypeVar("T")
+#: The compiled column reader (``_csqlite.c``), or None: the Python path reads every table.
+_CSQLITE = compiled.load()
 #: Rows fetched at a time.
 CHUNK_ROWS = 1 << 16
 #: SQLite files start with these 16 bytes.
@@ -115,6 +126,10 @@ class Guarded(sqlite3.Connection):
     #: what a sibling connection (:class:`Beside`) opens.
     copy: str | None = None
     lenient = False
+    #: The connection whose budget this one spends (itself, or a :class:`Beside` sibling's first connection).
+    spend: Guarded | None = None
+    #: An in-memory database's bytes, kept for the compiled reader's own connection (None without it).
+    image: bytearray | None = None
 
 
 def connect(path: str, lenient: bool = False, immutable: bool = False) -> sqlite3.Connection:
@@ -140,6 +155,7 @@ def guard(con: Guarded, size: int, lenient: bool = False, share: Guarded | None 
     con.ticks = 0
     con.lenient = lenient
     spend = share if share is not None else con  # a sibling spends its first connection's budget
+    con.spend = spend
 
     def progress() -> int:
         spend.ticks += 1
@@ -160,22 +176,93 @@ def budget_message(con: Guarded) -> str:
             "the file): the file makes SQLite compute rather than read its tables")
 
 
+#: How long the private copy of a probe is kept for a read of the same file (:func:`open_db` ``keep``).
+KEEP_SECONDS = 120.0
+#: The kept copy: (the file's identity, the copy's path, the process that made it, when), or None.
+_kept: tuple[tuple[int, ...], str, int, float] | None = None
+_kept_lock = threading.Lock()
+#: The timer that removes the kept copy no read took (one at a time: replaced with the copy).
+_kept_timer: threading.Timer | None = None
+
+
+def _identity(st: os.stat_result) -> tuple[int, ...]:
+    """What a file is, for the kept copy: the same inode with the same size and times (``ctime`` moves on any write,
+    and cannot be set back)."""
+    return st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns
+
+
+def _take_kept(identity: tuple[int, ...]) -> str | None:
+    """The kept copy if it is of the file with ``identity``, made by this process (a forked child never takes its
+    parent's), not older than :data:`KEEP_SECONDS`, and still whole; it is the caller's to remove then.  Any other
+    kept copy of this process is removed."""
+    global _kept
+    with _kept_lock:
+        kept = _kept
+        if kept is None or kept[2] != os.getpid():
+            return None
+        _kept = None
+    ident, copy, _, when = kept
+    try:
+        whole = os.path.getsize(copy) == identity[2]
+    except OSError:
+        whole = False
+    if ident == identity and whole and time.monotonic() - when <= KEEP_SECONDS:
+        return copy
+    remove_private_copy(copy)
+    return None
+
+
+def _keep(identity: tuple[int, ...], copy: str) -> None:
+    """Keep ``copy`` for the next read of the same file, in place of any copy kept before (removed); removed after
+    :data:`KEEP_SECONDS` if no read takes it, and at exit."""
+    global _kept, _kept_timer
+    timer = threading.Timer(KEEP_SECONDS, _drop_kept, args=(copy,))
+    timer.daemon = True
+    with _kept_lock:
+        old, _kept = _kept, (identity, copy, os.getpid(), time.monotonic())
+        old_timer, _kept_timer = _kept_timer, timer
+    if old_timer is not None:
+        old_timer.cancel()
+    if old is not None and old[2] == os.getpid():
+        remove_private_copy(old[1])
+    timer.start()
+
+
+def _drop_kept(copy: str | None = None) -> None:
+    """Remove the kept copy (only if it is ``copy``, when given) made by this process."""
+    global _kept
+    with _kept_lock:
+        kept = _kept
+        if kept is None or kept[2] != os.getpid() or (copy is not None and kept[1] != copy):
+            return
+        _kept = None
+    remove_private_copy(kept[1])
+
+
+atexit.register(_drop_kept)
+
+
 @contextlib.contextmanager
-def open_db(path: str, lenient: bool = False) -> Iterator[sqlite3.Connection]:
+def open_db(path: str, lenient: bool = False, keep: bool = False) -> Iterator[sqlite3.Connection]:
     """The export at ``path``, read-only and guarded (:func:`guard`), closed after.  SQLite reads only bytes that came
     through one descriptor, opened as :func:`fsio.open_binary` opens the path (a file discovery listed:
     ``fsio.open_listed``, only below its logdir and only as the file listed): up to
     :data:`DESERIALIZE_MAX_BYTES` in memory (``deserialize``), beyond it a private copy made through that descriptor
     (:func:`private_copy`).  SQLite is never given a path into the logdir: it would resolve and reopen it, and a link
     swapped in meanwhile would be read (even ``/proc/self/fd/N`` is resolved to the file's path first).  A query
-    past the budget raises :class:`QueryBudgetExceeded`."""
+    past the budget raises :class:`QueryBudgetExceeded`.
+
+    ``keep``: the private copy is kept after (:func:`_keep`) for the read that follows a probe of the same file in
+    this process (discovery's look at the header, then the report's read): that read takes it when the file
+    it opened is the one copied (:func:`_identity`), so a large export is copied once, not twice."""
     with fsio.open_binary(path) as f:
-        size = os.fstat(f.fileno()).st_size
+        st = os.fstat(f.fileno())
+        size = st.st_size
         if size <= DESERIALIZE_MAX_BYTES:
             con = _in_memory(f, size, lenient)
             copy = None
         else:
-            copy = private_copy(f, ".sqlite")
+            copy = _take_kept(_identity(st)) or private_copy(f, ".sqlite")
     try:
         if copy is not None:
             con = connect(copy, lenient=lenient, immutable=True)
@@ -191,7 +278,9 @@ def open_db(path: str, lenient: bool = False) -> Iterator[sqlite3.Connection]:
         finally:
             con.close()
     finally:
-        if copy is not None:
+        if copy is not None and keep:
+            _keep(_identity(st), copy)
+        elif copy is not None:
             remove_private_copy(copy)
 
 
@@ -209,6 +298,8 @@ def _in_memory(f, size: int, lenient: bool) -> sqlite3.Connection:
     except sqlite3.Error:
         con.close()
         raise
+    if _CSQLITE is not None and not lenient:  # its connection reads these bytes in place (up to DESERIALIZE_MAX_BYTES)
+        con.image = buf
     del buf
     return guard(con, size, lenient)
 
@@ -358,6 +449,7 @@ class Beside:
         first = self.schema.con
         sib = sqlite3.connect(pathlib.Path(first.copy).as_uri() + "?mode=ro&immutable=1", uri=True,
                               check_same_thread=False, factory=Guarded)
+        sib.copy = first.copy  # what the compiled reader opens for this sibling
         with self.lock:
             self.siblings.append(sib)
         try:
@@ -504,8 +596,12 @@ def int_columns(schema: Schema, table: str, cols: dict[str, str | None], where: 
     None or a column the table lacks reads as -1; NULL reads as -1).  Each chunk is decoded at once and narrowed,
     so the columns kept are int64 only where the values need it (times, serialized ids)."""
     names = list(cols)
+    exprs = _exprs(schema, table, cols)
+    got = _compiled_scan(schema, table, exprs, where)
+    if got is not None:
+        return dict(zip(names, got[0]))
     parts: dict[str, list[np.ndarray]] = {n: [] for n in names}
-    for flat, _ in _chunks(schema, table, _exprs(schema, table, cols), where, chunk):
+    for flat, _ in _chunks(schema, table, exprs, where, chunk):
         for j, n in enumerate(names):
             col = flat[:, j]
             parts[n].append(col.astype(int_dtype(int(col.min()), int(col.max())), copy=True))
@@ -522,16 +618,128 @@ def int_columns(schema: Schema, table: str, cols: dict[str, str | None], where: 
 
 
 def mixed_columns(schema: Schema, table: str, cols: dict[str, str | None], text: str, where: str = "",
-                  chunk: int = CHUNK_ROWS) -> Iterator[tuple[dict[str, np.ndarray], list]]:
+                  chunk: int = CHUNK_ROWS, *, cut: str | None = None) -> Iterator[tuple[dict[str, np.ndarray], list]]:
     """Integer columns (as :func:`int_columns` reads them) and one text expression of the same rows, a chunk at a
-    time: (int64 columns, the texts).  One pass over the table; the texts are interned by the caller."""
-    for flat, texts in _chunks(schema, table, _exprs(schema, table, cols), where, chunk, text=text):
+    time: (int columns, the texts, None for NULL).  ``cut``: the integer column where a value > 0 is the 1-based
+    character position a row's text ends before (PyTorch's autograd suffixes: the names then arrive as the few
+    distinct ones they are).  One pass over the table; the texts are interned by the caller.  The chunks are the
+    Python path's (:func:`_chunk_rows`) on both paths, so a caller that interns names chunk by chunk interns them in
+    one order."""
+    exprs = _exprs(schema, table, cols)
+    got = _compiled_scan(schema, table, exprs, where, text, list(cols).index(cut) if cut is not None else -1)
+    if got is not None:
+        yield from _compiled_chunks(got, list(cols), _chunk_rows(schema, table, len(exprs) + 1, chunk))
+        return
+    for flat, texts in _chunks(schema, table, exprs, where, chunk, text=text):
         out = {}
         for j, n in enumerate(cols):
             col = flat[:, j]
             out[n] = col.astype(int_dtype(int(col.min()), int(col.max())), copy=True)
         del flat
+        if cut is not None:
+            ends = out[cut]
+            for i in np.flatnonzero(ends > 0).tolist():
+                t = texts[i]
+                if t is not None:
+                    texts[i] = t[:int(ends[i]) - 1]
         yield out, texts
+
+
+def _chunk_rows(schema: Schema, table: str, k: int, chunk: int) -> int:
+    """Rows in one of :func:`_chunks`' chunks of ``k`` packed values a row."""
+    if not _by_rowid(schema, table):
+        return chunk
+    return max(1, min(int(chunk), schema.con.getlimit(sqlite3.SQLITE_LIMIT_LENGTH) // (_HEX * k + 1)))
+
+
+#: A column's native width (bytes) -> its dtype: the widths are ``int_dtype``'s.
+_WIDTH = {1: np.dtype(np.int8), 2: np.dtype(np.int16), 4: np.dtype(np.int32), 8: np.dtype(np.int64)}
+
+
+def _compiled_scan(schema: Schema, table: str, exprs: list[str], where: str, text: str | None = None,
+                   cut: int = -1) -> tuple[list[np.ndarray], np.ndarray | None, list[str] | None] | None:
+    """``table``'s ``exprs`` (and ``text``) as the compiled reader reads them: (the integer columns, each at
+    ``int_dtype`` of its range; per row the index of its text in the distinct texts, -1 for NULL; those texts), or
+    None where it is not built, the text is read leniently, or it hands the table back (then read it here).
+
+    Its query is the one :func:`_chunks` runs chunk by chunk, as one scan in row id order (the same rows: the same
+    ``_rowid_`` floor); it spends the connection's budget as the Python path's queries do."""
+    con = schema.con
+    if _CSQLITE is None or not isinstance(con, Guarded) or con.lenient:
+        return None
+    if con.copy is not None:
+        target: str | bytearray = pathlib.Path(con.copy).as_uri() + "?mode=ro&immutable=1"
+    elif con.image is not None:
+        target = con.image
+    else:
+        return None
+    cols = list(exprs) + ([text] if text is not None else [])
+    if _by_rowid(schema, table):
+        cond = "_rowid_ > (-9223372036854775807 - 1)" + (f" AND ({where})" if where else "")
+        sql = f'SELECT {", ".join(cols)} FROM "{table}" WHERE {cond} ORDER BY _rowid_'
+    else:
+        sql = f'SELECT {", ".join(cols)} FROM "{table}"' + (f" WHERE {where}" if where else "")
+    spend = con.spend if con.spend is not None else con
+    ticks, got = _CSQLITE.scan(target, sql, len(exprs), text is not None, cut,
+                               con.getlimit(sqlite3.SQLITE_LIMIT_LENGTH), spend.budget - spend.ticks, PROGRESS_STEP)
+    spend.ticks += ticks
+    if got is None:
+        return None
+    rows, columns, idx, strings = got
+    ints = [np.frombuffer(buf, _WIDTH[w]) if rows else np.zeros(0, np.int64) for w, buf in columns]
+    return ints, (np.frombuffer(idx[1], _WIDTH[idx[0]]) if idx is not None else None), strings
+
+
+class Texts:
+    """One chunk's texts as the compiled reader gives them: per row the index of its text in ``strings`` (-1: NULL),
+    each distinct text one string (the list shared by every chunk of the scan, never changed).  Reads and writes
+    like the Python path's list of texts (``texts[i]``); a replaced text (an annotation's name) is kept in
+    ``replaced`` (row -> text).  A caller that interns names can intern each distinct text once
+    (``reader._row_names``)."""
+
+    __slots__ = ("idx", "replaced", "strings")
+
+    def __init__(self, idx: np.ndarray, strings: list[str]) -> None:
+        self.idx, self.strings = idx, strings
+        self.replaced: dict[int, str] = {}
+
+    def __len__(self) -> int:
+        return int(self.idx.size)
+
+    def __getitem__(self, i: int) -> str | None:
+        if i in self.replaced:
+            return self.replaced[i]
+        k = int(self.idx[i])
+        return self.strings[k] if k >= 0 else None
+
+    def __setitem__(self, i: int, text: str) -> None:
+        self.replaced[i] = text
+
+
+def _compiled_chunks(got: tuple, names: list[str], rows: int) -> Iterator[tuple[dict[str, np.ndarray], Texts]]:
+    """:func:`mixed_columns`' chunks of a compiled scan: views of its columns, and each chunk's :class:`Texts`."""
+    ints, idx, strings = got
+    if idx is None or not idx.size:
+        return
+    for lo in range(0, idx.size, rows):
+        yield {n: col[lo:lo + rows] for n, col in zip(names, ints)}, Texts(idx[lo:lo + rows], strings)
+
+
+def joined(parts: list[np.ndarray]) -> np.ndarray:
+    """One column of ``parts`` in order: the array they are consecutive views of where they are (the compiled
+    reader's chunks: no copy), else their concatenation."""
+    if len(parts) == 1:
+        return parts[0]
+    base = parts[0].base
+    if (isinstance(base, np.ndarray) and base.ndim == 1 and all(p.base is base and p.dtype == base.dtype for p in parts)
+            and sum(p.size for p in parts) == base.size and _address(parts[0]) == _address(base)
+            and all(_address(a) + a.nbytes == _address(b) for a, b in itertools.pairwise(parts))):
+        return base
+    return np.concatenate(parts)
+
+
+def _address(a: np.ndarray) -> int:
+    return int(a.__array_interface__["data"][0])
 
 
 def string_table(schema: Schema, ids: np.ndarray) -> dict[int, str]:

@@ -220,14 +220,14 @@ def test_both_decoders_meet_mutated_captures_alike():
 
 
 class _Recording:
-    """The compiled module, recording the thread of each call of its event decoder."""
+    """The compiled module, recording the thread of each call of its event decoders."""
 
     def __init__(self, module) -> None:
         self.module, self.threads = module, []
 
     def __getattr__(self, name):
         fn = getattr(self.module, name)
-        if name != "decode_events":
+        if name not in ("decode_events", "decode_span"):
             return fn
 
         def call(*args):
@@ -314,6 +314,29 @@ def test_the_c_decoder_refuses_ranges_outside_its_buffer():
     assert _cwire.split_repeated(buf, 64, 0, 3, 4) is None  # a field cut in half
     buf[:12] = 0xFF  # an 11-byte varint
     assert _cwire.split_repeated(buf, 64, 0, 12, 4) is None
+
+
+@needs_compiled
+def test_the_line_split_and_span_decode_refuse_what_is_outside_their_buffer():
+    """``split_line`` and ``decode_span`` (the reader's C walk of a line): the same guards as the functions above."""
+    buf = np.zeros(64 + 16, dtype=np.uint8)
+    event = bytes((0x08, 0x01, 0x10, 0x02))
+    buf[:12] = np.frombuffer(bytes((0x08, 0x07, 0x22, 4)) + event + bytes((0x22, 0x00, 0x22, 0x00)), np.uint8)
+    head, spans = _cwire.split_line(buf, 64, 0, 12, 1 << 16, 1 << 20)
+    assert head == bytes((0x08, 0x07)) and np.frombuffer(spans, np.int64).tolist() == [2, 12]
+    out = _cwire.decode_span(buf, 64, 2, 12)
+    assert np.frombuffer(out[0], np.int64).tolist() == [1] and np.frombuffer(out[1], np.int64).tolist() == [2]
+    assert _cwire.split_line(buf, 64, 0, 11, 1 << 16, 1 << 20) is None  # the last event cut in half
+    assert _cwire.decode_span(buf, 64, 2, 7) is None  # an event cut in half
+    for bad in ((0, 65), (-1, 12), (5, 4)):
+        with pytest.raises(ValueError):
+            _cwire.split_line(buf, 64, *bad, 1 << 16, 1 << 20)
+        with pytest.raises(ValueError):
+            _cwire.decode_span(buf, 64, *bad)
+    with pytest.raises(ValueError):
+        _cwire.decode_span(buf, 1 << 20, 0, 4)  # a limit past the buffer
+    with pytest.raises(ValueError):
+        _cwire.split_line(buf, 64, 0, 12, 0, 1 << 20)  # a batch of no event
 
 
 # -- choosing the path ---------------------------------------------------------------------------------------------

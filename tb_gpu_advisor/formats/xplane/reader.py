@@ -336,7 +336,9 @@ def _check_times(line_ps: int, offset_ps: np.ndarray, duration_ps: np.ndarray) -
     """``line_ps + offset_ps``, after checking that no start, end or duration leaves ``+-MAX_TIME_PS``.
 
     Checked in an order where nothing can wrap: |line_ps| and |offset| <= M, so |start| <= 2M; then
-    0 <= duration <= M, so end <= 3M < 2**63.
+    0 <= duration <= M, so end <= 3M < 2**63.  The caller gives ``offset_ps`` up: the starts are written over it
+    (a line's offsets, starts and ends were three columns at once, 16 bytes an event over the line's columns at
+    the read's peak; the ends are now taken a block at a time).
     """
     if offset_ps.size == 0:
         return offset_ps
@@ -346,10 +348,21 @@ def _check_times(line_ps: int, offset_ps: np.ndarray, duration_ps: np.ndarray) -
     dlo, dhi = int(duration_ps.min()), int(duration_ps.max())
     if dlo < 0 or dhi > MAX_TIME_PS:
         raise CorruptProfileError(f"event durations out of range ({dlo}..{dhi} ps)")
-    start = offset_ps + line_ps
-    if abs(int(start.min())) > MAX_TIME_PS or int((start + duration_ps).max()) > MAX_TIME_PS:
+    start = offset_ps if offset_ps.flags.writeable else offset_ps.copy()
+    start += line_ps
+    if abs(int(start.min())) > MAX_TIME_PS or _max_end(start, duration_ps) > MAX_TIME_PS:
         raise CorruptProfileError("event times out of range (over 11 days from the capture's start)")
     return start
+
+
+#: Events whose ends are summed at a time by :func:`_max_end`.
+_END_BLOCK = 1 << 18
+
+
+def _max_end(start: np.ndarray, duration: np.ndarray) -> int:
+    """The latest ``start + duration``, a block at a time (no whole column of ends)."""
+    return max(int((start[a : a + _END_BLOCK] + duration[a : a + _END_BLOCK]).max())
+               for a in range(0, start.shape[0], _END_BLOCK))
 
 
 def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | None = None) -> Plane:
@@ -596,8 +609,12 @@ def _read_line(
     offsets = np.cumsum([0] + [len(p[0]) for p in parts[:-1]]).tolist()
     meta, offset, duration, stats = (list(c) for c in zip(*parts)) if parts else ([], [], [], [])
     del parts
-    # int16 where the plane names fewer than 32k events (every capture seen): 2 bytes an event, as the host table
-    name_id = names.lookup(_concat_dropping(meta)).astype(int_dtype(0, names.missing, floor=np.int16))
+    # int16 where the plane names fewer than 32k events (every capture seen): 2 bytes an event, as the host table;
+    # looked up batch by batch, so the line's int64 ids and their lookup's temporaries are never whole columns
+    name_dtype = int_dtype(0, names.missing, floor=np.int16)
+    for k, m in enumerate(meta):
+        meta[k] = names.lookup(m).astype(name_dtype, copy=False)
+    name_id = _concat_dropping(meta) if meta else np.zeros(0, dtype=name_dtype)
     duration_ps = _concat_dropping(duration)
     return Line(
         id=msg.id,
@@ -763,7 +780,9 @@ def _concat_stats(tables: list[StatTable], owner_offsets: list[int]) -> StatTabl
     """``StatTable.concat`` a column at a time, each batch's column dropped once joined."""
     if len(tables) <= 1:
         return tables[0] if tables else StatTable.empty()
-    owner = _concat_dropping([t.owner + np.int32(off) for t, off in zip(tables, owner_offsets)])
+    for t, off in zip(tables, owner_offsets):  # in place: the batches' tables are the caller's to give up
+        t.owner += np.int32(off)
+    owner = _concat_dropping([t.owner for t in tables])
     for t in tables:
         t.owner = None  # type: ignore[assignment]
     columns = {}

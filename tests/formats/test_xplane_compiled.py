@@ -339,6 +339,25 @@ def test_the_line_split_and_span_decode_refuse_what_is_outside_their_buffer():
         _cwire.split_line(buf, 64, 0, 12, 0, 1 << 20)  # a batch of no event
 
 
+@needs_compiled
+def test_the_c_count_of_empty_event_pairs_is_numpys():
+    """``empty_event_pairs`` (which decides whether a line is walked as mostly empty events) counts what the
+    reference's numpy count does, over ranges cut anywhere, runs of pairs, overlaps (``22 00 22 00``, ``22 22 00``)."""
+    rng = np.random.default_rng(3802)
+    buf = rng.choice(np.array([0x22, 0x00, 0x08, 0x22], dtype=np.uint8), size=20_000 + 16)
+    buf[5000:9000] = np.tile(np.array([0x22, 0x00], dtype=np.uint8), 2000)
+    limit = buf.shape[0] - 16
+    for _ in range(500):
+        start = int(rng.integers(0, limit))
+        end = int(rng.integers(start, limit + 1))
+        block = buf[start:end]
+        expected = int(np.count_nonzero((block[:-1] == 0x22) & (block[1:] == 0))) if end > start else 0
+        assert _cwire.empty_event_pairs(buf, limit, start, end) == expected
+    for bad in ((0, limit + 1), (-1, 5), (6, 5)):
+        with pytest.raises(ValueError):
+            _cwire.empty_event_pairs(buf, limit, *bad)
+
+
 # -- choosing the path ---------------------------------------------------------------------------------------------
 
 

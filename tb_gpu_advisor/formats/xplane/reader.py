@@ -882,6 +882,9 @@ def _mostly_empty_events(buf: np.ndarray, start: int, end: int) -> bool:
     block at a time with numpy: bounded memory, ~25 ms per 100 MB)."""
     if end - start < 1024:
         return False
+    if _CWIRE is not None:  # the same count in one C pass (~0.01 s per 100 MB less)
+        pairs = _CWIRE.empty_event_pairs(buf, buf.shape[0] - wire.PAD, start, end)
+        return 2 * pairs >= _EMPTY_SHARE * (end - start)
     pairs = 0
     for a in range(start, end, _COUNT_BLOCK):
         # one byte of overlap, so a pair across two blocks is counted (a pair cannot overlap itself)

@@ -318,23 +318,31 @@ def test_the_c_decoder_refuses_ranges_outside_its_buffer():
 
 @needs_compiled
 def test_the_line_split_and_span_decode_refuse_what_is_outside_their_buffer():
-    """``split_line`` and ``decode_span`` (the reader's C walk of a line): the same guards as the functions above."""
+    """``split_line`` and ``decode_span`` (the reader's C walk of a line): the same guards as the functions above,
+    and the line's output columns are never written past their end."""
     buf = np.zeros(64 + 16, dtype=np.uint8)
     event = bytes((0x08, 0x01, 0x10, 0x02))
     buf[:12] = np.frombuffer(bytes((0x08, 0x07, 0x22, 4)) + event + bytes((0x22, 0x00, 0x22, 0x00)), np.uint8)
     head, spans = _cwire.split_line(buf, 64, 0, 12, 1 << 16, 1 << 20)
-    assert head == bytes((0x08, 0x07)) and np.frombuffer(spans, np.int64).tolist() == [2, 12]
-    out = _cwire.decode_span(buf, 64, 2, 12)
-    assert np.frombuffer(out[0], np.int64).tolist() == [1] and np.frombuffer(out[1], np.int64).tolist() == [2]
+    assert head == bytes((0x08, 0x07)) and np.frombuffer(spans, np.int64).tolist() == [2, 12, 1]
+    offset, duration = np.full(3, -1, np.int64), np.full(3, -1, np.int64)
+    out = _cwire.decode_span(buf, 64, 2, 12, offset, duration, 1)
+    assert np.frombuffer(out[0], np.int64).tolist() == [1] and out[1] is None and out[2] is None
+    assert offset.tolist() == [-1, 2, -1] and duration.tolist() == [-1, 0, -1]
     assert _cwire.split_line(buf, 64, 0, 11, 1 << 16, 1 << 20) is None  # the last event cut in half
-    assert _cwire.decode_span(buf, 64, 2, 7) is None  # an event cut in half
+    assert _cwire.decode_span(buf, 64, 2, 7, offset, duration, 0) is None  # an event cut in half
     for bad in ((0, 65), (-1, 12), (5, 4)):
         with pytest.raises(ValueError):
             _cwire.split_line(buf, 64, *bad, 1 << 16, 1 << 20)
         with pytest.raises(ValueError):
-            _cwire.decode_span(buf, 64, *bad)
+            _cwire.decode_span(buf, 64, *bad, offset, duration, 0)
     with pytest.raises(ValueError):
-        _cwire.decode_span(buf, 1 << 20, 0, 4)  # a limit past the buffer
+        _cwire.decode_span(buf, 1 << 20, 0, 4, offset, duration, 0)  # a limit past the buffer
+    for at in (3, 4, -1):  # no room for the event, or outside the columns
+        with pytest.raises(ValueError):
+            _cwire.decode_span(buf, 64, 2, 12, offset, duration, at)
+    with pytest.raises(ValueError):
+        _cwire.decode_span(buf, 64, 2, 12, offset, duration[:2], 0)  # columns of two sizes
     with pytest.raises(ValueError):
         _cwire.split_line(buf, 64, 0, 12, 0, 1 << 20)  # a batch of no event
 

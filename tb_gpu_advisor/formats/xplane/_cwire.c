@@ -260,8 +260,9 @@ static PyObject *split_repeated(PyObject *self, PyObject *args) {
  * split_repeated(buf, limit, start, end, 4) for an XLine, with the reader's batching done in the same pass: no
  * position is kept per event.  Returns (head, spans) or None (where split_repeated returns None):
  *   head: as split_repeated's;
- *   spans: int64 pairs (from, to), one per batch that holds a non-empty event, in order: the non-empty events
- *     (field 4, length-delimited, length > 0) within buf[from:to] are that batch's, and decode_span decodes them.
+ *   spans: int64 triples (from, to, count), one per batch that holds a non-empty event, in order: the ``count``
+ *     non-empty events (field 4, length-delimited, length > 0) within buf[from:to] are that batch's, and
+ *     decode_span decodes them.
  * The batches are ``reader._batches``' over the events the Python reader batches: every event where it finds
  * them in place (split_repeated's in_place), the non-empty ones otherwise -- each batch at most ``event_chunk``
  * events and, past its first, ``batch_bytes`` payload bytes.  Both batchings are kept during the walk (a handful
@@ -279,7 +280,8 @@ typedef struct {
 } Batcher;
 
 static int batcher_close(Batcher *b, Vec *spans) {
-    if (b->nonempty > 0 && (VEC_PUSH(spans, int64_t, b->from) || VEC_PUSH(spans, int64_t, b->last_end)))
+    if (b->nonempty > 0 && (VEC_PUSH(spans, int64_t, b->from) || VEC_PUSH(spans, int64_t, b->last_end) ||
+                            VEC_PUSH(spans, int64_t, b->nonempty)))
         return NOMEM;
     b->count = b->bytes = b->nonempty = 0;
     return OK;
@@ -412,23 +414,28 @@ static PyObject *split_line(PyObject *self, PyObject *args) {
  *
  * Decode the XEvents at buf[starts[i]:starts[i]+lengths[i]] into the columns ``reader._decode_events`` builds
  * from ``wire.decode_messages``, in the same order.  Returns None on any malformed event or stat, else
- * (metadata_id, offset_ps, duration_ps, stat_owner, stat_metadata_id, value_stat, value_field, value_raw,
- * value_start, field_bounds) as bytearrays:
+ * (metadata_id, offset_ps, duration_ps, stat_owner, stat_metadata_id, value_stat, value_raw, value_start,
+ * field_bounds) as bytearrays:
  *   metadata_id, offset_ps, duration_ps: int64 per event, the last occurrence of XEvent fields 1, 2, 3 as
  *     varints (0 when absent), as protobuf reads them;
  *   stat_owner (int32: the event), stat_metadata_id (int64: XStat field 1, last occurrence): one row per
  *     XStat (XEvent field 4) in the Python decoder's order -- by the stat's field position within its event
  *     first, then by event (``decode_messages`` decodes all messages' k-th fields in one round);
  *   value_*: one record per XStat value field written with its schema's wire type (2 fixed64, 3, 4, 7
- *     varint, 5, 6 length-delimited): the stat row (int32), the field number (uint8), the raw 64-bit value
- *     (for 5, 6: the length), the payload start (int64; 0 for the others), ordered by field number, then by the
- *     field's position within its stat, then by stat row -- each field's records in the order of
- *     ``FieldGroups.select``'s, and one slice (the 10th item, ``field_bounds``, says where each starts).
+ *     varint, 5, 6 length-delimited): the stat row (int32), the raw 64-bit value (for 5, 6: the length), ordered
+ *     by field number, then by the field's position within its stat, then by stat row -- each field's records in
+ *     the order of ``FieldGroups.select``'s, and one slice: ``field_bounds`` (int64, 7) says where the records of
+ *     field 2 + f start (bounds[f]) and end (bounds[f + 1]);
+ *   value_start: the payload start (int64) of the records of fields 5 and 6 only (the run from bounds[3]).
+ * Why not a column per record for the field number and the start: the fields' slices say it, and the starts of
+ * numbers were zeros -- 9 bytes a stat of memory written and faulted in for nothing.
  */
 
-/* XStat's value fields: 2 (double) .. 7 (ref) */
+/* XStat's value fields: 2 (double) .. 7 (ref); 5 and 6 (str, bytes) are length-delimited */
 #define FIRST_VALUE_FIELD 2
 #define N_VALUE_FIELDS 6
+#define FIRST_LEN_FIELD 5
+#define LAST_LEN_FIELD 6
 
 typedef struct {
     const uint8_t *buf;
@@ -443,9 +450,8 @@ typedef struct {
     Vec v_row, v_round, v_field, v_raw, v_start;  /* value records as met, stat row by stat row */
     int32_t max_vround;
     int32_t *o_row;                               /* [k] outputs, in the final order */
-    uint8_t *o_field;
     uint64_t *o_raw;
-    int64_t *o_start;
+    int64_t *o_start;                             /* only the records of the length-delimited fields */
     int64_t field_bounds[N_VALUE_FIELDS + 1];     /* value records of field FIRST_VALUE_FIELD + f: [f, f+1) */
     int owns_spare;                               /* the scratch vectors are the module's spare ones */
 } EventWalk;
@@ -573,14 +579,18 @@ static int walk_stat_fields(EventWalk *w) {
     return round_order((const int32_t *)w->v_round.data, w->v_row.len, N_VALUE_FIELDS * width - 1, &w->order);
 }
 
-/* Pass 3: the value records in their final order. */
+/* Where the records of the length-delimited value fields (5, 6: one run, the fields being ordered) start and end. */
+static int64_t len_first(const EventWalk *w) { return w->field_bounds[FIRST_LEN_FIELD - FIRST_VALUE_FIELD]; }
+static int64_t len_end(const EventWalk *w) { return w->field_bounds[LAST_LEN_FIELD - FIRST_VALUE_FIELD + 1]; }
+
+/* Pass 3: the value records in their final order (a payload start only for the length-delimited ones). */
 static void scatter_values(EventWalk *w) {
+    int64_t lo = len_first(w), hi = len_end(w);
     for (size_t j = 0; j < w->v_row.len; j++) {
         int64_t d = w->order[j];
         w->o_row[d] = VEC_AT(w->v_row, int32_t, j);
-        w->o_field[d] = VEC_AT(w->v_field, uint8_t, j);
         w->o_raw[d] = VEC_AT(w->v_raw, uint64_t, j);
-        w->o_start[d] = VEC_AT(w->v_start, int64_t, j);
+        if (d >= lo && d < hi) w->o_start[d - lo] = VEC_AT(w->v_start, int64_t, j);
     }
 }
 
@@ -680,11 +690,11 @@ static void release_ranges(Py_buffer *view, Py_buffer *sv, Py_buffer *lv) {
     PyBuffer_Release(lv);
 }
 
-/* decode_events' work on held buffers: the 10-tuple, None for a malformed event or stat, or NULL with an
- * exception set.  The 10th item: int64 bounds of each value field's records (field FIRST_VALUE_FIELD + f holds
- * records [bounds[f], bounds[f+1])), which come ordered by field first, by ``FieldGroups.select``'s order within. */
+/* decode_events' work on held buffers: the 9-tuple (see decode_events), None for a malformed event or stat, or
+ * NULL with an exception set.  With ``offset_out`` and ``duration_out``, the events' offsets and durations are
+ * written there (n items each) instead of into new columns, and the tuple holds None in their places. */
 static PyObject *decode_batch(const uint8_t *buf, int64_t limit, const int64_t *starts, const int64_t *lengths,
-                              int64_t n) {
+                              int64_t n, int64_t *offset_out, int64_t *duration_out) {
     PyObject *result = NULL;
     EventWalk w;
     event_walk_init(&w);
@@ -693,14 +703,25 @@ static PyObject *decode_batch(const uint8_t *buf, int64_t limit, const int64_t *
     w.lengths = lengths;
     w.n = n;
     w.limit = limit;
-    result = PyTuple_New(10);
+    result = PyTuple_New(9);
     if (!result) goto done;
-    size_t i64[3] = {8, 8, 8}, stat_items[2] = {4, 8}, value_items[4] = {4, 1, 8, 8};
+    size_t i64[3] = {8, 8, 8}, stat_items[2] = {4, 8}, value_items[2] = {4, 8}, start_item[1] = {8};
     void **event_cols[3] = {(void **)&w.meta, (void **)&w.offset, (void **)&w.duration};
     void **stat_cols[2] = {(void **)&w.st_owner, (void **)&w.st_mid};
-    void **value_cols[4] = {(void **)&w.o_row, (void **)&w.o_field, (void **)&w.o_raw, (void **)&w.o_start};
+    void **value_cols[2] = {(void **)&w.o_row, (void **)&w.o_raw};
+    void **start_col[1] = {(void **)&w.o_start};
     int rc;
-    if (new_columns(result, 0, (size_t)w.n, i64, event_cols, 3)) goto fail;
+    if (offset_out) {
+        if (new_columns(result, 0, (size_t)w.n, i64, event_cols, 1)) goto fail;
+        w.offset = offset_out;
+        w.duration = duration_out;
+        Py_INCREF(Py_None);
+        PyTuple_SET_ITEM(result, 1, Py_None);
+        Py_INCREF(Py_None);
+        PyTuple_SET_ITEM(result, 2, Py_None);
+    } else if (new_columns(result, 0, (size_t)w.n, i64, event_cols, 3)) {
+        goto fail;
+    }
     Py_BEGIN_ALLOW_THREADS
     rc = walk_event_fields(&w);
     Py_END_ALLOW_THREADS
@@ -710,13 +731,14 @@ static PyObject *decode_batch(const uint8_t *buf, int64_t limit, const int64_t *
     rc = walk_stat_fields(&w);
     Py_END_ALLOW_THREADS
     if (rc != OK) goto bad;
-    if (new_columns(result, 5, w.v_row.len, value_items, value_cols, 4)) goto fail;
+    if (new_columns(result, 5, w.v_row.len, value_items, value_cols, 2)) goto fail;
+    if (new_columns(result, 7, (size_t)(len_end(&w) - len_first(&w)), start_item, start_col, 1)) goto fail;
     Py_BEGIN_ALLOW_THREADS
     scatter_values(&w);
     Py_END_ALLOW_THREADS
     PyObject *bounds = PyByteArray_FromStringAndSize((const char *)w.field_bounds, sizeof(w.field_bounds));
     if (!bounds) goto fail;
-    PyTuple_SET_ITEM(result, 9, bounds);
+    PyTuple_SET_ITEM(result, 8, bounds);
     goto done;
 bad:
     Py_CLEAR(result);
@@ -744,7 +766,7 @@ static PyObject *decode_events(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "decode_events: bad buffers (int64 starts and lengths of one size)");
     } else {
         result = decode_batch((const uint8_t *)view.buf, limit, (const int64_t *)sv.buf, (const int64_t *)lv.buf,
-                              sv.len / 8);
+                              sv.len / 8, NULL, NULL);
     }
     release_ranges(&view, &sv, &lv);
     return result;
@@ -768,41 +790,54 @@ static int span_events(const uint8_t *buf, int64_t from, int64_t to, Vec *starts
     return OK;
 }
 
-/* ==== decode_span(buf, limit, from, to) ====
+/* ==== decode_span(buf, limit, from, to, offsets, durations, at) ====
  *
- * decode_events of the non-empty events in buf[from:to] (a span of split_line): the same 10-tuple, or None. */
+ * decode_events of the non-empty events in buf[from:to] (a span of split_line), their offsets and durations written
+ * into the int64 arrays ``offsets`` and ``durations`` from index ``at`` on (the line's columns: no column per batch
+ * to join after): the same 9-tuple with None for those two, or None.  ValueError when the events do not fit. */
 static PyObject *decode_span(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *bufobj;
-    Py_ssize_t limit, from, to;
-    if (!PyArg_ParseTuple(args, "Onnn", &bufobj, &limit, &from, &to)) return NULL;
-    Py_buffer view;
+    PyObject *bufobj, *offobj, *durobj;
+    Py_ssize_t limit, from, to, at;
+    if (!PyArg_ParseTuple(args, "OnnnOOn", &bufobj, &limit, &from, &to, &offobj, &durobj, &at)) return NULL;
+    Py_buffer view, ov, dv;
     if (get_bytes(bufobj, &view, 0) < 0) return NULL;
-    if (limit < 0 || limit > view.len || from < 0 || to < from || to > limit) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "decode_span: a span outside the buffer");
-        return NULL;
-    }
+    if (get_bytes(offobj, &ov, 1) < 0) { PyBuffer_Release(&view); return NULL; }
+    if (get_bytes(durobj, &dv, 1) < 0) { PyBuffer_Release(&view); PyBuffer_Release(&ov); return NULL; }
+    PyObject *result = NULL;
     Vec starts, lengths;
     vec_init(&starts, sizeof(int64_t));
     vec_init(&lengths, sizeof(int64_t));
+    if (limit < 0 || limit > view.len || from < 0 || to < from || to > limit) {
+        PyErr_SetString(PyExc_ValueError, "decode_span: a span outside the buffer");
+        goto done;
+    }
+    if (ov.len != dv.len || ov.len % 8 || at < 0 || at > ov.len / 8) {
+        PyErr_SetString(PyExc_ValueError, "decode_span: bad output columns (int64, one size, room from ``at``)");
+        goto done;
+    }
     int rc;
     Py_BEGIN_ALLOW_THREADS
     rc = span_events((const uint8_t *)view.buf, from, to, &starts, &lengths);
     Py_END_ALLOW_THREADS
-    PyObject *result = NULL;
     if (rc == NOMEM) {
         PyErr_NoMemory();
     } else if (rc == BAD) {
         result = Py_None;
         Py_INCREF(result);
+    } else if ((Py_ssize_t)starts.len > ov.len / 8 - at) {
+        PyErr_SetString(PyExc_ValueError, "decode_span: more events than the output columns hold");
     } else {
         result = decode_batch((const uint8_t *)view.buf, limit, (const int64_t *)starts.data,
-                              (const int64_t *)lengths.data, (int64_t)starts.len);
+                              (const int64_t *)lengths.data, (int64_t)starts.len, (int64_t *)ov.buf + at,
+                              (int64_t *)dv.buf + at);
     }
+done:
     vec_free(&starts);
     vec_free(&lengths);
     PyBuffer_Release(&view);
+    PyBuffer_Release(&ov);
+    PyBuffer_Release(&dv);
     return result;
 }
 

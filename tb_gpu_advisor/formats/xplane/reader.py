@@ -698,11 +698,19 @@ def _line_walk_compiled(buf: np.ndarray, start: int, end: int) -> Iterator[objec
         return
     yield msg
     bounds = np.frombuffer(spans, dtype=np.int64).tolist()
-    for k in range(0, len(bounds), 2):
-        out = _CWIRE.decode_span(buf, limit, bounds[k], bounds[k + 1])
-        yield out
+    # the batches' offsets and durations are written straight into the line's two columns (``_join`` then finds
+    # them joined): no column per batch, faulted in and copied once more
+    total = sum(bounds[2::3])
+    offset, duration = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+    at = 0
+    for k in range(0, len(bounds), 3):
+        out = _CWIRE.decode_span(buf, limit, bounds[k], bounds[k + 1], offset, duration, at)
         if out is None:
+            yield None
             return
+        n = bounds[k + 2]
+        yield out, offset[at : at + n], duration[at : at + n]
+        at += n
 
 
 def _line_walks_compiled(line_bufs: list[tuple[np.ndarray, int, int]]) -> Iterator[object]:
@@ -724,15 +732,16 @@ def _one_line(stream: Iterator[object]) -> Iterator[object]:
         yield item
 
 
-def _columns_compiled(buf: np.ndarray, out: tuple, keys: _StatKeys, strings: _Strings) -> _Decoded:
-    """A batch's columns from ``decode_events``' raw output: the stats interned in order (the GIL's half)."""
-    meta, offset, duration, owner, mid, v_row, _, v_raw, v_start, field_bounds = out
+def _columns_compiled(buf: np.ndarray, item: tuple, keys: _StatKeys, strings: _Strings) -> _Decoded:
+    """A batch's columns from ``decode_span``'s raw output and the batch's slices of the line's offsets and
+    durations (which it wrote): the stats interned in order (the GIL's half)."""
+    out, offset, duration = item
+    meta, _, _, owner, mid, v_row, v_raw, v_start, field_bounds = out
     values = _ValueRecords(np.frombuffer(v_row, dtype=np.int32), np.frombuffer(field_bounds, dtype=np.int64).tolist(),
                            np.frombuffer(v_raw, dtype=np.uint64), np.frombuffer(v_start, dtype=np.int64))
     stats = _stat_table(buf, np.frombuffer(owner, dtype=np.int32), np.frombuffer(mid, dtype=np.int64), values,
                         keys, strings, _content_groups_compiled)
-    return (np.frombuffer(meta, dtype=np.int64), np.frombuffer(offset, dtype=np.int64),
-            np.frombuffer(duration, dtype=np.int64), stats)
+    return np.frombuffer(meta, dtype=np.int64), offset, duration, stats
 
 
 def _content_groups_compiled(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -746,15 +755,21 @@ class _ValueRecords:
     """The XStat value fields the compiled decoder found, answering ``select`` as ``wire.FieldGroups`` does.
 
     The C decoder orders the records by field number first, so each field's records are one slice (``bounds``:
-    where field ``_FIRST_VALUE_FIELD + f`` starts and ends): no search of every record per field."""
+    where field ``_FIRST_VALUE_FIELD + f`` starts and ends): no search of every record per field.  ``start``
+    holds the payload starts of the length-delimited fields' records only (one run, from their first record)."""
 
     def __init__(self, row: np.ndarray, bounds: list[int], raw: np.ndarray, start: np.ndarray) -> None:
         self.row, self.bounds, self.raw, self.start = row, bounds, raw, start
+        self.first_len = bounds[min(n for n, (_, wt) in _XSTAT_VALUE_FIELDS.items() if wt == wire.LEN)
+                                - _FIRST_VALUE_FIELD]
 
     def select(self, number: int, wire_type: int) -> wire.Fields:
         """Records of value field ``number`` (the C decoder keeps only those of their schema's wire type)."""
         a, b = self.bounds[number - _FIRST_VALUE_FIELD], self.bounds[number - _FIRST_VALUE_FIELD + 1]
-        start = self.start[a:b] if wire_type == wire.LEN else wire.Fields.empty().start
+        if wire_type == wire.LEN:
+            start = self.start[a - self.first_len : b - self.first_len]
+        else:
+            start = wire.Fields.empty().start
         return wire.Fields(self.row[a:b], self.raw[a:b], start)
 
 
@@ -770,10 +785,27 @@ _release_scratch = _CWIRE.release_scratch if _CWIRE is not None else (lambda: No
 
 
 def _concat_dropping(arrays: list[np.ndarray]) -> np.ndarray:
-    """The arrays joined (one array: itself, no copy); the list is emptied, so each is freed once joined."""
-    out = arrays[0] if len(arrays) == 1 else _concat(arrays)
+    """The arrays joined (one array, or consecutive slices of one that they cover: that one, no copy); the list
+    is emptied, so each is freed once joined."""
+    out = arrays[0] if len(arrays) == 1 else _joined_base(arrays) if arrays else None
+    if out is None:
+        out = _concat(arrays)
     arrays.clear()
     return out
+
+
+def _joined_base(arrays: list[np.ndarray]) -> np.ndarray | None:
+    """The 1-d array that ``arrays`` are consecutive, contiguous slices of and cover whole, or None (the
+    compiled walk writes a line's batches into the line's columns: they are joined already)."""
+    base = arrays[0].base
+    if not isinstance(base, np.ndarray) or base.ndim != 1 or base.dtype != arrays[0].dtype:
+        return None
+    pos = base.__array_interface__["data"][0]
+    for a in arrays:
+        if a.base is not base or a.ndim != 1 or not a.flags.c_contiguous or a.__array_interface__["data"][0] != pos:
+            return None
+        pos += a.nbytes
+    return base if pos == base.__array_interface__["data"][0] + base.nbytes else None
 
 
 def _concat_stats(tables: list[StatTable], owner_offsets: list[int]) -> StatTable:

@@ -453,6 +453,9 @@ typedef struct {
     uint64_t *o_raw;
     int64_t *o_start;                             /* only the records of the length-delimited fields */
     int64_t field_bounds[N_VALUE_FIELDS + 1];     /* value records of field FIRST_VALUE_FIELD + f: [f, f+1) */
+    const int64_t *key_table;                     /* metadata id -> stat key (-1: pruned), or NULL: keep all */
+    int64_t n_table;                              /* its size; its last slot answers every other id */
+    size_t n_stats;                               /* the stats kept */
     int owns_spare;                               /* the scratch vectors are the module's spare ones */
 } EventWalk;
 
@@ -529,18 +532,19 @@ static int walk_stat_fields(EventWalk *w) {
     int64_t total = 0;
     for (size_t k = 0; k < m; k++) {
         int64_t row = w->order[k];
-        w->st_owner[row] = VEC_AT(w->s_event, int32_t, k);
         VEC_AT(w->s_round, int32_t, row) = (int32_t)k; /* reused: the stat met k-th is row ``row`` */
         total += VEC_AT(w->s_len, int64_t, k);
     }
     Vec *vecs[] = {&w->v_row, &w->v_round, &w->v_field, &w->v_raw, &w->v_start};
     if (reserve_records(vecs, 5, total, m * 2 + 1024)) return NOMEM;
     w->max_vround = 0;
+    w->n_stats = 0;
     for (size_t row = 0; row < m; row++) {
         int32_t k = VEC_AT(w->s_round, int32_t, row);
         int64_t pos = VEC_AT(w->s_start, int64_t, k), end = pos + VEC_AT(w->s_len, int64_t, k);
         int64_t mid = 0;
-        int32_t round = 0, r32 = (int32_t)row;
+        int32_t round = 0, r32 = (int32_t)w->n_stats;
+        size_t records_before = w->v_row.len;
         while (pos < end) {
             uint32_t number;
             int wt, tag_len, len_size;
@@ -561,7 +565,17 @@ static int walk_stat_fields(EventWalk *w) {
             if (round == INT32_MAX) return BAD;
             round++;
         }
-        w->st_mid[row] = mid;
+        if (w->key_table) { /* a stat the reader prunes: walked (its bytes checked), then dropped with its values */
+            int64_t key = (uint64_t)mid < (uint64_t)(w->n_table - 1) ? w->key_table[mid] : w->key_table[w->n_table - 1];
+            if (key < 0) {
+                Vec *recs[] = {&w->v_row, &w->v_round, &w->v_field, &w->v_raw, &w->v_start};
+                for (int i = 0; i < 5; i++) recs[i]->len = records_before;
+                continue;
+            }
+            mid = key;
+        }
+        w->st_owner[w->n_stats] = VEC_AT(w->s_event, int32_t, k);
+        w->st_mid[w->n_stats++] = mid;
     }
     free(w->order);
     w->order = NULL;
@@ -694,10 +708,13 @@ static void release_ranges(Py_buffer *view, Py_buffer *sv, Py_buffer *lv) {
  * NULL with an exception set.  With ``offset_out`` and ``duration_out``, the events' offsets and durations are
  * written there (n items each) instead of into new columns, and the tuple holds None in their places. */
 static PyObject *decode_batch(const uint8_t *buf, int64_t limit, const int64_t *starts, const int64_t *lengths,
-                              int64_t n, int64_t *offset_out, int64_t *duration_out) {
+                              int64_t n, int64_t *offset_out, int64_t *duration_out, const int64_t *key_table,
+                              int64_t n_table) {
     PyObject *result = NULL;
     EventWalk w;
     event_walk_init(&w);
+    w.key_table = n_table > 0 ? key_table : NULL;
+    w.n_table = n_table;
     w.buf = buf;
     w.starts = starts;
     w.lengths = lengths;
@@ -731,6 +748,9 @@ static PyObject *decode_batch(const uint8_t *buf, int64_t limit, const int64_t *
     rc = walk_stat_fields(&w);
     Py_END_ALLOW_THREADS
     if (rc != OK) goto bad;
+    if (w.n_stats < w.s_event.len && (PyByteArray_Resize(PyTuple_GET_ITEM(result, 3), (Py_ssize_t)(w.n_stats * 4)) < 0 ||
+                                      PyByteArray_Resize(PyTuple_GET_ITEM(result, 4), (Py_ssize_t)(w.n_stats * 8)) < 0))
+        goto fail;
     if (new_columns(result, 5, w.v_row.len, value_items, value_cols, 2)) goto fail;
     if (new_columns(result, 7, (size_t)(len_end(&w) - len_first(&w)), start_item, start_col, 1)) goto fail;
     Py_BEGIN_ALLOW_THREADS
@@ -766,7 +786,7 @@ static PyObject *decode_events(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "decode_events: bad buffers (int64 starts and lengths of one size)");
     } else {
         result = decode_batch((const uint8_t *)view.buf, limit, (const int64_t *)sv.buf, (const int64_t *)lv.buf,
-                              sv.len / 8, NULL, NULL);
+                              sv.len / 8, NULL, NULL, NULL, 0);
     }
     release_ranges(&view, &sv, &lv);
     return result;
@@ -790,20 +810,30 @@ static int span_events(const uint8_t *buf, int64_t from, int64_t to, Vec *starts
     return OK;
 }
 
-/* ==== decode_span(buf, limit, from, to, offsets, durations, at) ====
+/* ==== decode_span(buf, limit, from, to, offsets, durations, at[, keys]) ====
  *
  * decode_events of the non-empty events in buf[from:to] (a span of split_line), their offsets and durations written
  * into the int64 arrays ``offsets`` and ``durations`` from index ``at`` on (the line's columns: no column per batch
- * to join after): the same 9-tuple with None for those two, or None.  ValueError when the events do not fit. */
+ * to join after): the same 9-tuple with None for those two, or None.  ValueError when the events do not fit.
+ * ``keys``: the reader's dense table of stat keys (int64, index a metadata id, -1 a stat it prunes; its last slot
+ * answers every id past it and every negative one, as ``IdTable.lookup``): the stats it prunes are dropped here
+ * with their values (every stat is still walked and checked), and stat_metadata_id holds each kept stat's key. */
 static PyObject *decode_span(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *bufobj, *offobj, *durobj;
+    PyObject *bufobj, *offobj, *durobj, *keysobj = Py_None;
     Py_ssize_t limit, from, to, at;
-    if (!PyArg_ParseTuple(args, "OnnnOOn", &bufobj, &limit, &from, &to, &offobj, &durobj, &at)) return NULL;
-    Py_buffer view, ov, dv;
+    if (!PyArg_ParseTuple(args, "OnnnOOn|O", &bufobj, &limit, &from, &to, &offobj, &durobj, &at, &keysobj))
+        return NULL;
+    Py_buffer view, ov, dv, kv;
+    kv.buf = NULL;
+    kv.len = 0;
     if (get_bytes(bufobj, &view, 0) < 0) return NULL;
     if (get_bytes(offobj, &ov, 1) < 0) { PyBuffer_Release(&view); return NULL; }
     if (get_bytes(durobj, &dv, 1) < 0) { PyBuffer_Release(&view); PyBuffer_Release(&ov); return NULL; }
+    if (keysobj != Py_None && get_bytes(keysobj, &kv, 0) < 0) {
+        PyBuffer_Release(&view); PyBuffer_Release(&ov); PyBuffer_Release(&dv);
+        return NULL;
+    }
     PyObject *result = NULL;
     Vec starts, lengths;
     vec_init(&starts, sizeof(int64_t));
@@ -814,6 +844,10 @@ static PyObject *decode_span(PyObject *self, PyObject *args) {
     }
     if (ov.len != dv.len || ov.len % 8 || at < 0 || at > ov.len / 8) {
         PyErr_SetString(PyExc_ValueError, "decode_span: bad output columns (int64, one size, room from ``at``)");
+        goto done;
+    }
+    if (keysobj != Py_None && (kv.len % 8 || kv.len == 0)) {
+        PyErr_SetString(PyExc_ValueError, "decode_span: the key table is int64, with at least its 'other' slot");
         goto done;
     }
     int rc;
@@ -830,7 +864,7 @@ static PyObject *decode_span(PyObject *self, PyObject *args) {
     } else {
         result = decode_batch((const uint8_t *)view.buf, limit, (const int64_t *)starts.data,
                               (const int64_t *)lengths.data, (int64_t)starts.len, (int64_t *)ov.buf + at,
-                              (int64_t *)dv.buf + at);
+                              (int64_t *)dv.buf + at, (const int64_t *)kv.buf, kv.len / 8);
     }
 done:
     vec_free(&starts);
@@ -838,6 +872,7 @@ done:
     PyBuffer_Release(&view);
     PyBuffer_Release(&ov);
     PyBuffer_Release(&dv);
+    if (keysobj != Py_None) PyBuffer_Release(&kv);
     return result;
 }
 

@@ -300,6 +300,12 @@ class _StatKeys:
         """Dense keys of the stats to keep; -1 for ids with no metadata or not kept."""
         return self._kept.lookup(metadata_ids)
 
+    def table(self) -> np.ndarray | None:
+        """:meth:`lookup` as one int64 array indexed by metadata id (its last slot answering every other id), for
+        the compiled decoder to look keys up and drop pruned stats itself; None where the ids are not dense."""
+        dense = self._kept.dense
+        return None if dense is None else np.ascontiguousarray(dense, dtype=np.int64)
+
     def resolve(self, metadata_ids: np.ndarray) -> np.ndarray:
         """Dense keys for every id with metadata (ref_value targets); -1 for unknown ids."""
         return self._all.lookup(metadata_ids)
@@ -585,7 +591,7 @@ def _read_lines(line_bufs: list[tuple[np.ndarray, int, int]], names: IdTable, ke
     order, so the same columns and the same errors as one thread."""
     if _line_events is not _line_events_compiled or WALK_AHEAD <= 0 or len(line_bufs) == 0:
         return [_read_line(b, s, e, names, keys, strings, clock) for b, s, e in line_bufs]
-    with closing(run_ahead(_line_walks_compiled(line_bufs), WALK_AHEAD, name="xplane-walk")) as stream:
+    with closing(run_ahead(_line_walks_compiled(line_bufs, keys.table()), WALK_AHEAD, name="xplane-walk")) as stream:
         return [_read_line(b, s, e, names, keys, strings, clock, _one_line(stream)) for b, s, e in line_bufs]
 
 
@@ -654,7 +660,7 @@ def _line_events_compiled(buf: np.ndarray, start: int, end: int, keys: _StatKeys
     own result or its own error, word for word (re-interning the strings of the batches decoded before gives them
     the ids they already have: the same strings in the same order).
     """
-    items = walk if walk is not None else _line_walk_compiled(buf, start, end)
+    items = walk if walk is not None else _line_walk_compiled(buf, start, end, keys.table())
     msg = next(items)
     parts: list[_Decoded] = []
     if msg is not None:
@@ -670,13 +676,16 @@ def _line_events_compiled(buf: np.ndarray, start: int, end: int, keys: _StatKeys
     return _line_events_python(buf, start, end, keys, strings)
 
 
-def _line_walk_compiled(buf: np.ndarray, start: int, end: int) -> Iterator[object]:
+def _line_walk_compiled(buf: np.ndarray, start: int, end: int, key_table: np.ndarray | None = None
+                        ) -> Iterator[object]:
     """The C half of :func:`_line_events_compiled`: the line's header, then each batch's raw columns from
     ``decode_events``; None in place of either where the C walk declines (nothing follows it).
 
     It reads ``buf`` only and shares no state with the strings and stat keys the batches are interned into, so
     it may run ahead on another thread.  Batches are cut where the Python path cuts them -- over every event when
     it finds them in place, over the non-empty ones otherwise -- because string ids are assigned batch by batch.
+    ``key_table`` (``_StatKeys.table``, read only): the C walk drops the stats the reader prunes and gives the others'
+    keys; None: every stat, with its metadata id.
     """
     if _mostly_empty_events(buf, start, end):
         # the Python walk skips each run of empty events in one match; the C split would keep two int64 positions
@@ -704,19 +713,20 @@ def _line_walk_compiled(buf: np.ndarray, start: int, end: int) -> Iterator[objec
     offset, duration = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
     at = 0
     for k in range(0, len(bounds), 3):
-        out = _CWIRE.decode_span(buf, limit, bounds[k], bounds[k + 1], offset, duration, at)
+        out = _CWIRE.decode_span(buf, limit, bounds[k], bounds[k + 1], offset, duration, at, key_table)
         if out is None:
             yield None
             return
         n = bounds[k + 2]
-        yield out, offset[at : at + n], duration[at : at + n]
+        yield out, offset[at : at + n], duration[at : at + n], key_table is not None
         at += n
 
 
-def _line_walks_compiled(line_bufs: list[tuple[np.ndarray, int, int]]) -> Iterator[object]:
+def _line_walks_compiled(line_bufs: list[tuple[np.ndarray, int, int]], key_table: np.ndarray | None = None
+                         ) -> Iterator[object]:
     """:func:`_line_walk_compiled` of each line in turn, each line's items closed by :data:`_LINE_END`."""
     for b, s, e in line_bufs:
-        yield from _line_walk_compiled(b, s, e)
+        yield from _line_walk_compiled(b, s, e, key_table)
         yield _LINE_END
 
 
@@ -735,12 +745,13 @@ def _one_line(stream: Iterator[object]) -> Iterator[object]:
 def _columns_compiled(buf: np.ndarray, item: tuple, keys: _StatKeys, strings: _Strings) -> _Decoded:
     """A batch's columns from ``decode_span``'s raw output and the batch's slices of the line's offsets and
     durations (which it wrote): the stats interned in order (the GIL's half)."""
-    out, offset, duration = item
+    out, offset, duration, keyed = item
     meta, _, _, owner, mid, v_row, v_raw, v_start, field_bounds = out
     values = _ValueRecords(np.frombuffer(v_row, dtype=np.int32), np.frombuffer(field_bounds, dtype=np.int64).tolist(),
                            np.frombuffer(v_raw, dtype=np.uint64), np.frombuffer(v_start, dtype=np.int64))
-    stats = _stat_table(buf, np.frombuffer(owner, dtype=np.int32), np.frombuffer(mid, dtype=np.int64), values,
-                        keys, strings, _content_groups_compiled)
+    ids = np.frombuffer(mid, dtype=np.int64)
+    stats = _stat_table(buf, np.frombuffer(owner, dtype=np.int32), None if keyed else ids, values, keys, strings,
+                        _content_groups_compiled, key=ids if keyed else None)
     return np.frombuffer(meta, dtype=np.int64), offset, duration, stats
 
 
@@ -1018,15 +1029,16 @@ def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, st
     return _stat_table(buf, stat_fields.msg, wire.last_value(f, 1, n), f, keys, strings)
 
 
-def _stat_table(buf: np.ndarray, owner: np.ndarray, metadata_ids: np.ndarray, f, keys: _StatKeys,
-                strings: _Strings, groups=None) -> StatTable:
+def _stat_table(buf: np.ndarray, owner: np.ndarray, metadata_ids: np.ndarray | None, f, keys: _StatKeys,
+                strings: _Strings, groups=None, key: np.ndarray | None = None) -> StatTable:
     """The StatTable of stats owned by ``owner`` with ``metadata_ids``, their value fields in ``f`` (anything
     with ``select(number, wire_type)``): shared by the Python and the compiled decoders (``groups``: the
     grouping of equal strings ``wire.intern_ranges`` uses, None for its own)."""
     n = owner.shape[0]
     if n == 0:
         return StatTable.empty()
-    key = keys.lookup(metadata_ids)
+    if key is None:  # else the compiled decoder looked the keys up and dropped the pruned stats already
+        key = keys.lookup(metadata_ids)
     if (key < 0).all():
         return StatTable.empty()
     kind = np.zeros(n, dtype=np.int8)

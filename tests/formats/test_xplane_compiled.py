@@ -348,6 +348,30 @@ def test_the_line_split_and_span_decode_refuse_what_is_outside_their_buffer():
 
 
 @needs_compiled
+def test_the_span_decode_drops_the_stats_its_key_table_prunes():
+    """With the reader's key table, ``decode_span`` keeps a stat whose metadata id has a key (and gives the key),
+    and drops one the table prunes, or whose id is past the table or negative (its last, "other" slot), with
+    its values; without it, every stat and its metadata id."""
+    stats = [_stat(1, _varint_field(3, 7)), _stat(2, _varint_field(3, 8)), _stat(9, _varint_field(3, 9)),
+             _stat((1 << 64) - 1, _varint_field(3, 10))]  # ids 1 (kept: key 0), 2 (pruned), 9 and -1 (other)
+    line = b"".join(hostile.field(4, _varint_field(1, 1) + hostile.field(4, st)) for st in stats)
+    buf = np.zeros(len(line) + 16, dtype=np.uint8)
+    buf[: len(line)] = np.frombuffer(line, np.uint8)
+    table = np.array([-1, 0, -1, -1], dtype=np.int64)  # ids 0..2; slot 3 answers every other id
+    _, spans = _cwire.split_line(buf, len(line), 0, len(line), 1 << 16, 1 << 20)
+    a, b, n = np.frombuffer(spans, np.int64).tolist()
+    columns = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    kept = _cwire.decode_span(buf, len(line), a, b, *columns, 0, table)
+    assert np.frombuffer(kept[3], np.int32).tolist() == [0] and np.frombuffer(kept[4], np.int64).tolist() == [0]
+    assert np.frombuffer(kept[6], np.uint64).tolist() == [7]
+    every = _cwire.decode_span(buf, len(line), a, b, *columns, 0)
+    assert np.frombuffer(every[3], np.int32).tolist() == [0, 1, 2, 3]
+    assert np.frombuffer(every[4], np.int64).tolist() == [1, 2, 9, -1]
+    with pytest.raises(ValueError):
+        _cwire.decode_span(buf, len(line), a, b, *columns, 0, np.zeros(0, np.int64))  # no "other" slot
+
+
+@needs_compiled
 def test_the_c_count_of_empty_event_pairs_is_numpys():
     """``empty_event_pairs`` (which decides whether a line is walked as mostly empty events) counts what the
     reference's numpy count does, over ranges cut anywhere, runs of pairs, overlaps (``22 00 22 00``, ``22 22 00``)."""

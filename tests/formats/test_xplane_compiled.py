@@ -220,14 +220,14 @@ def test_both_decoders_meet_mutated_captures_alike():
 
 
 class _Recording:
-    """The compiled module, recording the thread of each call of its event decoder."""
+    """The compiled module, recording the thread of each call of its event decoders."""
 
     def __init__(self, module) -> None:
         self.module, self.threads = module, []
 
     def __getattr__(self, name):
         fn = getattr(self.module, name)
-        if name != "decode_events":
+        if name not in ("decode_events", "decode_span"):
             return fn
 
         def call(*args):
@@ -314,6 +314,80 @@ def test_the_c_decoder_refuses_ranges_outside_its_buffer():
     assert _cwire.split_repeated(buf, 64, 0, 3, 4) is None  # a field cut in half
     buf[:12] = 0xFF  # an 11-byte varint
     assert _cwire.split_repeated(buf, 64, 0, 12, 4) is None
+
+
+@needs_compiled
+def test_the_line_split_and_span_decode_refuse_what_is_outside_their_buffer():
+    """``split_line`` and ``decode_span`` (the reader's C walk of a line): the same guards as the functions above,
+    and the line's output columns are never written past their end."""
+    buf = np.zeros(64 + 16, dtype=np.uint8)
+    event = bytes((0x08, 0x01, 0x10, 0x02))
+    buf[:12] = np.frombuffer(bytes((0x08, 0x07, 0x22, 4)) + event + bytes((0x22, 0x00, 0x22, 0x00)), np.uint8)
+    head, spans = _cwire.split_line(buf, 64, 0, 12, 1 << 16, 1 << 20)
+    assert head == bytes((0x08, 0x07)) and np.frombuffer(spans, np.int64).tolist() == [2, 12, 1]
+    offset, duration = np.full(3, -1, np.int64), np.full(3, -1, np.int64)
+    out = _cwire.decode_span(buf, 64, 2, 12, offset, duration, 1)
+    assert np.frombuffer(out[0], np.int64).tolist() == [1] and out[1] is None and out[2] is None
+    assert offset.tolist() == [-1, 2, -1] and duration.tolist() == [-1, 0, -1]
+    assert _cwire.split_line(buf, 64, 0, 11, 1 << 16, 1 << 20) is None  # the last event cut in half
+    assert _cwire.decode_span(buf, 64, 2, 7, offset, duration, 0) is None  # an event cut in half
+    for bad in ((0, 65), (-1, 12), (5, 4)):
+        with pytest.raises(ValueError):
+            _cwire.split_line(buf, 64, *bad, 1 << 16, 1 << 20)
+        with pytest.raises(ValueError):
+            _cwire.decode_span(buf, 64, *bad, offset, duration, 0)
+    with pytest.raises(ValueError):
+        _cwire.decode_span(buf, 1 << 20, 0, 4, offset, duration, 0)  # a limit past the buffer
+    for at in (3, 4, -1):  # no room for the event, or outside the columns
+        with pytest.raises(ValueError):
+            _cwire.decode_span(buf, 64, 2, 12, offset, duration, at)
+    with pytest.raises(ValueError):
+        _cwire.decode_span(buf, 64, 2, 12, offset, duration[:2], 0)  # columns of two sizes
+    with pytest.raises(ValueError):
+        _cwire.split_line(buf, 64, 0, 12, 0, 1 << 20)  # a batch of no event
+
+
+@needs_compiled
+def test_the_span_decode_drops_the_stats_its_key_table_prunes():
+    """With the reader's key table, ``decode_span`` keeps a stat whose metadata id has a key (and gives the key),
+    and drops one the table prunes, or whose id is past the table or negative (its last, "other" slot), with
+    its values; without it, every stat and its metadata id."""
+    stats = [_stat(1, _varint_field(3, 7)), _stat(2, _varint_field(3, 8)), _stat(9, _varint_field(3, 9)),
+             _stat((1 << 64) - 1, _varint_field(3, 10))]  # ids 1 (kept: key 0), 2 (pruned), 9 and -1 (other)
+    line = b"".join(hostile.field(4, _varint_field(1, 1) + hostile.field(4, st)) for st in stats)
+    buf = np.zeros(len(line) + 16, dtype=np.uint8)
+    buf[: len(line)] = np.frombuffer(line, np.uint8)
+    table = np.array([-1, 0, -1, -1], dtype=np.int64)  # ids 0..2; slot 3 answers every other id
+    _, spans = _cwire.split_line(buf, len(line), 0, len(line), 1 << 16, 1 << 20)
+    a, b, n = np.frombuffer(spans, np.int64).tolist()
+    columns = np.zeros(n, np.int64), np.zeros(n, np.int64)
+    kept = _cwire.decode_span(buf, len(line), a, b, *columns, 0, table)
+    assert np.frombuffer(kept[3], np.int32).tolist() == [0] and np.frombuffer(kept[4], np.int64).tolist() == [0]
+    assert np.frombuffer(kept[6], np.uint64).tolist() == [7]
+    every = _cwire.decode_span(buf, len(line), a, b, *columns, 0)
+    assert np.frombuffer(every[3], np.int32).tolist() == [0, 1, 2, 3]
+    assert np.frombuffer(every[4], np.int64).tolist() == [1, 2, 9, -1]
+    with pytest.raises(ValueError):
+        _cwire.decode_span(buf, len(line), a, b, *columns, 0, np.zeros(0, np.int64))  # no "other" slot
+
+
+@needs_compiled
+def test_the_c_count_of_empty_event_pairs_is_numpys():
+    """``empty_event_pairs`` (which decides whether a line is walked as mostly empty events) counts what the
+    reference's numpy count does, over ranges cut anywhere, runs of pairs, overlaps (``22 00 22 00``, ``22 22 00``)."""
+    rng = np.random.default_rng(3802)
+    buf = rng.choice(np.array([0x22, 0x00, 0x08, 0x22], dtype=np.uint8), size=20_000 + 16)
+    buf[5000:9000] = np.tile(np.array([0x22, 0x00], dtype=np.uint8), 2000)
+    limit = buf.shape[0] - 16
+    for _ in range(500):
+        start = int(rng.integers(0, limit))
+        end = int(rng.integers(start, limit + 1))
+        block = buf[start:end]
+        expected = int(np.count_nonzero((block[:-1] == 0x22) & (block[1:] == 0))) if end > start else 0
+        assert _cwire.empty_event_pairs(buf, limit, start, end) == expected
+    for bad in ((0, limit + 1), (-1, 5), (6, 5)):
+        with pytest.raises(ValueError):
+            _cwire.empty_event_pairs(buf, limit, *bad)
 
 
 # -- choosing the path ---------------------------------------------------------------------------------------------

@@ -255,22 +255,187 @@ static PyObject *split_repeated(PyObject *self, PyObject *args) {
     return result;
 }
 
+/* ==== split_line(buf, limit, start, end, event_chunk, batch_bytes) ====
+ *
+ * split_repeated(buf, limit, start, end, 4) for an XLine, with the reader's batching done in the same pass: no
+ * position is kept per event.  Returns (head, spans) or None (where split_repeated returns None):
+ *   head: as split_repeated's;
+ *   spans: int64 triples (from, to, count), one per batch that holds a non-empty event, in order: the ``count``
+ *     non-empty events (field 4, length-delimited, length > 0) within buf[from:to] are that batch's, and
+ *     decode_span decodes them.
+ * The batches are ``reader._batches``' over the events the Python reader batches: every event where it finds
+ * them in place (split_repeated's in_place), the non-empty ones otherwise -- each batch at most ``event_chunk``
+ * events and, past its first, ``batch_bytes`` payload bytes.  Both batchings are kept during the walk (a handful
+ * of spans each) and the one in_place names is returned.
+ *
+ * Why: split_repeated's two int64 positions per event, copied into bytearrays and cut into batches by numpy, cost
+ * ~25 ns and 32 bytes an event at the read's peak (the dense 100 MB capture: 0.10 s, and its 2.3 M-event host line
+ * held ~70 MB of positions while it was decoded).
+ */
+
+#define LINE_EVENTS 4
+
+typedef struct {
+    int64_t count, bytes, nonempty, from, last_end;
+} Batcher;
+
+static int batcher_close(Batcher *b, Vec *spans) {
+    if (b->nonempty > 0 && (VEC_PUSH(spans, int64_t, b->from) || VEC_PUSH(spans, int64_t, b->last_end) ||
+                            VEC_PUSH(spans, int64_t, b->nonempty)))
+        return NOMEM;
+    b->count = b->bytes = b->nonempty = 0;
+    return OK;
+}
+
+/* One more event (its field at [field_start, field_end), payload ``len`` bytes) of the batcher's sequence. */
+static int batcher_add(Batcher *b, Vec *spans, int64_t chunk, int64_t max_bytes, int64_t field_start,
+                       int64_t field_end, int64_t len) {
+    if (b->count > 0 && (b->count >= chunk || b->bytes + len > max_bytes) && batcher_close(b, spans)) return NOMEM;
+    if (b->count == 0) b->from = field_start;
+    b->count++;
+    b->bytes += len;
+    if (len > 0) b->nonempty++;
+    b->last_end = field_end;
+    return OK;
+}
+
+typedef struct {
+    const uint8_t *buf;
+    int64_t start, end, chunk, max_bytes;
+    Vec head_ranges;           /* int64 pairs (from, to) of the non-event fields */
+    Vec all_spans, kept_spans; /* batches over every event / over the non-empty ones */
+    int in_place;
+} SpanWalk;
+
+/* walk_line's walk and in_place verdict, feeding both batchers instead of keeping each event's position. */
+static int walk_line_spans(SpanWalk *w) {
+    const uint8_t *buf = w->buf;
+    int64_t pos = w->start, end = w->end;
+    int64_t field_index = 0, run_end = -1;
+    int runs = 0, seen_first = 0;
+    Batcher all = {0, 0, 0, 0, 0}, kept = {0, 0, 0, 0, 0};
+    w->in_place = 1;
+    while (pos < end) {
+        int64_t field_start = pos;
+        uint32_t number;
+        int wt, tag_len, len_size = 0;
+        uint64_t value;
+        int64_t payload = 0;
+        if (read_tag(buf, &pos, end, &number, &wt, &tag_len)) return BAD;
+        if (read_payload(buf, &pos, end, wt, &value, &payload, &len_size)) return BAD;
+        if (number == LINE_EVENTS && wt == WT_LEN) {
+            int64_t n = (int64_t)value;
+            if (batcher_add(&all, &w->all_spans, w->chunk, w->max_bytes, field_start, pos, n)) return NOMEM;
+            if (n > 0 && batcher_add(&kept, &w->kept_spans, w->chunk, w->max_bytes, field_start, pos, n))
+                return NOMEM;
+            if (!seen_first) {
+                seen_first = 1;
+                if (field_index > MAX_FIELDS_BEFORE_EVENTS) w->in_place = 0;
+            }
+            if (tag_len != 1 || len_size != varint_size(value)) w->in_place = 0;
+            if (field_start != run_end) runs++;
+            run_end = pos;
+        } else {
+            if (VEC_PUSH(&w->head_ranges, int64_t, field_start) || VEC_PUSH(&w->head_ranges, int64_t, pos))
+                return NOMEM;
+        }
+        field_index++;
+    }
+    if (runs > 1) w->in_place = 0;
+    if (batcher_close(&all, &w->all_spans) || batcher_close(&kept, &w->kept_spans)) return NOMEM;
+    return OK;
+}
+
+/* The head's bytes: the fields at the (from, to) pairs of ``ranges``, joined; NULL with an exception set. */
+static PyObject *join_ranges(const uint8_t *buf, const Vec *ranges) {
+    size_t head_len = 0;
+    for (size_t i = 0; i < ranges->len; i += 2)
+        head_len += (size_t)(VEC_AT(*ranges, int64_t, i + 1) - VEC_AT(*ranges, int64_t, i));
+    PyObject *head = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)head_len);
+    if (!head) return NULL;
+    char *out = PyBytes_AS_STRING(head);
+    for (size_t i = 0; i < ranges->len; i += 2) {
+        int64_t a = VEC_AT(*ranges, int64_t, i), b = VEC_AT(*ranges, int64_t, i + 1);
+        memcpy(out, buf + a, (size_t)(b - a));
+        out += b - a;
+    }
+    return head;
+}
+
+static PyObject *split_line(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *bufobj;
+    Py_ssize_t limit, start, end, chunk, max_bytes;
+    if (!PyArg_ParseTuple(args, "Onnnnn", &bufobj, &limit, &start, &end, &chunk, &max_bytes)) return NULL;
+    if (chunk < 1 || max_bytes < 0) {
+        PyErr_SetString(PyExc_ValueError, "split_line: a batch holds at least one event");
+        return NULL;
+    }
+    Py_buffer view;
+    if (get_bytes(bufobj, &view, 0) < 0) return NULL;
+    if (limit < 0 || limit > view.len || start < 0 || end < start || end > limit) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "line range outside the buffer");
+        return NULL;
+    }
+    SpanWalk w;
+    w.buf = (const uint8_t *)view.buf;
+    w.start = start;
+    w.end = end;
+    w.chunk = chunk;
+    w.max_bytes = max_bytes;
+    vec_init(&w.head_ranges, sizeof(int64_t));
+    vec_init(&w.all_spans, sizeof(int64_t));
+    vec_init(&w.kept_spans, sizeof(int64_t));
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = walk_line_spans(&w);
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (rc == NOMEM) {
+        PyErr_NoMemory();
+    } else if (rc == BAD) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else {
+        PyObject *head = join_ranges(w.buf, &w.head_ranges);
+        PyObject *spans = head ? to_bytearray(w.in_place ? &w.all_spans : &w.kept_spans) : NULL;
+        if (head && spans) result = Py_BuildValue("(NN)", head, spans);
+        else { Py_XDECREF(head); Py_XDECREF(spans); }
+    }
+    vec_free(&w.head_ranges);
+    vec_free(&w.all_spans);
+    vec_free(&w.kept_spans);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 /* ==== decode_events(buf, limit, starts, lengths) ====
  *
  * Decode the XEvents at buf[starts[i]:starts[i]+lengths[i]] into the columns ``reader._decode_events`` builds
  * from ``wire.decode_messages``, in the same order.  Returns None on any malformed event or stat, else
- * (metadata_id, offset_ps, duration_ps, stat_owner, stat_metadata_id, value_stat, value_field, value_raw,
- * value_start) as bytearrays:
+ * (metadata_id, offset_ps, duration_ps, stat_owner, stat_metadata_id, value_stat, value_raw, value_start,
+ * field_bounds) as bytearrays:
  *   metadata_id, offset_ps, duration_ps: int64 per event, the last occurrence of XEvent fields 1, 2, 3 as
  *     varints (0 when absent), as protobuf reads them;
  *   stat_owner (int32: the event), stat_metadata_id (int64: XStat field 1, last occurrence): one row per
  *     XStat (XEvent field 4) in the Python decoder's order -- by the stat's field position within its event
  *     first, then by event (``decode_messages`` decodes all messages' k-th fields in one round);
  *   value_*: one record per XStat value field written with its schema's wire type (2 fixed64, 3, 4, 7
- *     varint, 5, 6 length-delimited): the stat row (int32), the field number (uint8), the raw 64-bit value
- *     (for 5, 6: the length), the payload start (int64; 0 for the others), ordered by the field's position
- *     within its stat, then by stat row -- the order of ``FieldGroups.select`` records.
+ *     varint, 5, 6 length-delimited): the stat row (int32), the raw 64-bit value (for 5, 6: the length), ordered
+ *     by field number, then by the field's position within its stat, then by stat row -- each field's records in
+ *     the order of ``FieldGroups.select``'s, and one slice: ``field_bounds`` (int64, 7) says where the records of
+ *     field 2 + f start (bounds[f]) and end (bounds[f + 1]);
+ *   value_start: the payload start (int64) of the records of fields 5 and 6 only (the run from bounds[3]).
+ * Why not a column per record for the field number and the start: the fields' slices say it, and the starts of
+ * numbers were zeros -- 9 bytes a stat of memory written and faulted in for nothing.
  */
+
+/* XStat's value fields: 2 (double) .. 7 (ref); 5 and 6 (str, bytes) are length-delimited */
+#define FIRST_VALUE_FIELD 2
+#define N_VALUE_FIELDS 6
+#define FIRST_LEN_FIELD 5
+#define LAST_LEN_FIELD 6
 
 typedef struct {
     const uint8_t *buf;
@@ -285,9 +450,12 @@ typedef struct {
     Vec v_row, v_round, v_field, v_raw, v_start;  /* value records as met, stat row by stat row */
     int32_t max_vround;
     int32_t *o_row;                               /* [k] outputs, in the final order */
-    uint8_t *o_field;
     uint64_t *o_raw;
-    int64_t *o_start;
+    int64_t *o_start;                             /* only the records of the length-delimited fields */
+    int64_t field_bounds[N_VALUE_FIELDS + 1];     /* value records of field FIRST_VALUE_FIELD + f: [f, f+1) */
+    const int64_t *key_table;                     /* metadata id -> stat key (-1: pruned), or NULL: keep all */
+    int64_t n_table;                              /* its size; its last slot answers every other id */
+    size_t n_stats;                               /* the stats kept */
     int owns_spare;                               /* the scratch vectors are the module's spare ones */
 } EventWalk;
 
@@ -364,18 +532,19 @@ static int walk_stat_fields(EventWalk *w) {
     int64_t total = 0;
     for (size_t k = 0; k < m; k++) {
         int64_t row = w->order[k];
-        w->st_owner[row] = VEC_AT(w->s_event, int32_t, k);
         VEC_AT(w->s_round, int32_t, row) = (int32_t)k; /* reused: the stat met k-th is row ``row`` */
         total += VEC_AT(w->s_len, int64_t, k);
     }
     Vec *vecs[] = {&w->v_row, &w->v_round, &w->v_field, &w->v_raw, &w->v_start};
     if (reserve_records(vecs, 5, total, m * 2 + 1024)) return NOMEM;
     w->max_vround = 0;
+    w->n_stats = 0;
     for (size_t row = 0; row < m; row++) {
         int32_t k = VEC_AT(w->s_round, int32_t, row);
         int64_t pos = VEC_AT(w->s_start, int64_t, k), end = pos + VEC_AT(w->s_len, int64_t, k);
         int64_t mid = 0;
-        int32_t round = 0, r32 = (int32_t)row;
+        int32_t round = 0, r32 = (int32_t)w->n_stats;
+        size_t records_before = w->v_row.len;
         while (pos < end) {
             uint32_t number;
             int wt, tag_len, len_size;
@@ -396,21 +565,46 @@ static int walk_stat_fields(EventWalk *w) {
             if (round == INT32_MAX) return BAD;
             round++;
         }
-        w->st_mid[row] = mid;
+        if (w->key_table) { /* a stat the reader prunes: walked (its bytes checked), then dropped with its values */
+            int64_t key = (uint64_t)mid < (uint64_t)(w->n_table - 1) ? w->key_table[mid] : w->key_table[w->n_table - 1];
+            if (key < 0) {
+                Vec *recs[] = {&w->v_row, &w->v_round, &w->v_field, &w->v_raw, &w->v_start};
+                for (int i = 0; i < 5; i++) recs[i]->len = records_before;
+                continue;
+            }
+            mid = key;
+        }
+        w->st_owner[w->n_stats] = VEC_AT(w->s_event, int32_t, k);
+        w->st_mid[w->n_stats++] = mid;
     }
     free(w->order);
     w->order = NULL;
-    return round_order((const int32_t *)w->v_round.data, w->v_row.len, w->max_vround, &w->order);
+    /* ordered by field number first (stable), so that each field's records are one slice: the records of
+     * ``FieldGroups.select(number)`` in their order, without a search of every record per field */
+    if (((int64_t)w->max_vround + 1) * N_VALUE_FIELDS > INT32_MAX) return BAD;
+    int32_t width = w->max_vround + 1;
+    memset(w->field_bounds, 0, sizeof(w->field_bounds));
+    for (size_t j = 0; j < w->v_row.len; j++) {
+        int f = VEC_AT(w->v_field, uint8_t, j) - FIRST_VALUE_FIELD;
+        VEC_AT(w->v_round, int32_t, j) += f * width;
+        w->field_bounds[f + 1]++;
+    }
+    for (int f = 0; f < N_VALUE_FIELDS; f++) w->field_bounds[f + 1] += w->field_bounds[f];
+    return round_order((const int32_t *)w->v_round.data, w->v_row.len, N_VALUE_FIELDS * width - 1, &w->order);
 }
 
-/* Pass 3: the value records in their final order. */
+/* Where the records of the length-delimited value fields (5, 6: one run, the fields being ordered) start and end. */
+static int64_t len_first(const EventWalk *w) { return w->field_bounds[FIRST_LEN_FIELD - FIRST_VALUE_FIELD]; }
+static int64_t len_end(const EventWalk *w) { return w->field_bounds[LAST_LEN_FIELD - FIRST_VALUE_FIELD + 1]; }
+
+/* Pass 3: the value records in their final order (a payload start only for the length-delimited ones). */
 static void scatter_values(EventWalk *w) {
+    int64_t lo = len_first(w), hi = len_end(w);
     for (size_t j = 0; j < w->v_row.len; j++) {
         int64_t d = w->order[j];
         w->o_row[d] = VEC_AT(w->v_row, int32_t, j);
-        w->o_field[d] = VEC_AT(w->v_field, uint8_t, j);
         w->o_raw[d] = VEC_AT(w->v_raw, uint64_t, j);
-        w->o_start[d] = VEC_AT(w->v_start, int64_t, j);
+        if (d >= lo && d < hi) w->o_start[d - lo] = VEC_AT(w->v_start, int64_t, j);
     }
 }
 
@@ -510,31 +704,41 @@ static void release_ranges(Py_buffer *view, Py_buffer *sv, Py_buffer *lv) {
     PyBuffer_Release(lv);
 }
 
-static PyObject *decode_events(PyObject *self, PyObject *args) {
-    (void)self;
-    Py_ssize_t limit;
-    Py_buffer view, sv, lv;
-    if (ranges_args(args, &view, &limit, &sv, &lv) < 0) return NULL;
+/* decode_events' work on held buffers: the 9-tuple (see decode_events), None for a malformed event or stat, or
+ * NULL with an exception set.  With ``offset_out`` and ``duration_out``, the events' offsets and durations are
+ * written there (n items each) instead of into new columns, and the tuple holds None in their places. */
+static PyObject *decode_batch(const uint8_t *buf, int64_t limit, const int64_t *starts, const int64_t *lengths,
+                              int64_t n, int64_t *offset_out, int64_t *duration_out, const int64_t *key_table,
+                              int64_t n_table) {
     PyObject *result = NULL;
     EventWalk w;
     event_walk_init(&w);
-    if (limit < 0 || limit > view.len || sv.len != lv.len || sv.len % 8 || sv.len / 8 > INT32_MAX) {
-        PyErr_SetString(PyExc_ValueError, "decode_events: bad buffers (int64 starts and lengths of one size)");
-        goto done;
-    }
-    w.buf = (const uint8_t *)view.buf;
-    w.starts = (const int64_t *)sv.buf;
-    w.lengths = (const int64_t *)lv.buf;
-    w.n = sv.len / 8;
+    w.key_table = n_table > 0 ? key_table : NULL;
+    w.n_table = n_table;
+    w.buf = buf;
+    w.starts = starts;
+    w.lengths = lengths;
+    w.n = n;
     w.limit = limit;
     result = PyTuple_New(9);
     if (!result) goto done;
-    size_t i64[3] = {8, 8, 8}, stat_items[2] = {4, 8}, value_items[4] = {4, 1, 8, 8};
+    size_t i64[3] = {8, 8, 8}, stat_items[2] = {4, 8}, value_items[2] = {4, 8}, start_item[1] = {8};
     void **event_cols[3] = {(void **)&w.meta, (void **)&w.offset, (void **)&w.duration};
     void **stat_cols[2] = {(void **)&w.st_owner, (void **)&w.st_mid};
-    void **value_cols[4] = {(void **)&w.o_row, (void **)&w.o_field, (void **)&w.o_raw, (void **)&w.o_start};
+    void **value_cols[2] = {(void **)&w.o_row, (void **)&w.o_raw};
+    void **start_col[1] = {(void **)&w.o_start};
     int rc;
-    if (new_columns(result, 0, (size_t)w.n, i64, event_cols, 3)) goto fail;
+    if (offset_out) {
+        if (new_columns(result, 0, (size_t)w.n, i64, event_cols, 1)) goto fail;
+        w.offset = offset_out;
+        w.duration = duration_out;
+        Py_INCREF(Py_None);
+        PyTuple_SET_ITEM(result, 1, Py_None);
+        Py_INCREF(Py_None);
+        PyTuple_SET_ITEM(result, 2, Py_None);
+    } else if (new_columns(result, 0, (size_t)w.n, i64, event_cols, 3)) {
+        goto fail;
+    }
     Py_BEGIN_ALLOW_THREADS
     rc = walk_event_fields(&w);
     Py_END_ALLOW_THREADS
@@ -544,10 +748,17 @@ static PyObject *decode_events(PyObject *self, PyObject *args) {
     rc = walk_stat_fields(&w);
     Py_END_ALLOW_THREADS
     if (rc != OK) goto bad;
-    if (new_columns(result, 5, w.v_row.len, value_items, value_cols, 4)) goto fail;
+    if (w.n_stats < w.s_event.len && (PyByteArray_Resize(PyTuple_GET_ITEM(result, 3), (Py_ssize_t)(w.n_stats * 4)) < 0 ||
+                                      PyByteArray_Resize(PyTuple_GET_ITEM(result, 4), (Py_ssize_t)(w.n_stats * 8)) < 0))
+        goto fail;
+    if (new_columns(result, 5, w.v_row.len, value_items, value_cols, 2)) goto fail;
+    if (new_columns(result, 7, (size_t)(len_end(&w) - len_first(&w)), start_item, start_col, 1)) goto fail;
     Py_BEGIN_ALLOW_THREADS
     scatter_values(&w);
     Py_END_ALLOW_THREADS
+    PyObject *bounds = PyByteArray_FromStringAndSize((const char *)w.field_bounds, sizeof(w.field_bounds));
+    if (!bounds) goto fail;
+    PyTuple_SET_ITEM(result, 8, bounds);
     goto done;
 bad:
     Py_CLEAR(result);
@@ -562,7 +773,106 @@ fail:
     Py_CLEAR(result);
 done:
     event_walk_free(&w);
+    return result;
+}
+
+static PyObject *decode_events(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_ssize_t limit;
+    Py_buffer view, sv, lv;
+    if (ranges_args(args, &view, &limit, &sv, &lv) < 0) return NULL;
+    PyObject *result = NULL;
+    if (limit < 0 || limit > view.len || sv.len != lv.len || sv.len % 8 || sv.len / 8 > INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, "decode_events: bad buffers (int64 starts and lengths of one size)");
+    } else {
+        result = decode_batch((const uint8_t *)view.buf, limit, (const int64_t *)sv.buf, (const int64_t *)lv.buf,
+                              sv.len / 8, NULL, NULL, NULL, 0);
+    }
     release_ranges(&view, &sv, &lv);
+    return result;
+}
+
+/* The payload start and length of each non-empty event (field 4, length-delimited) in buf[from:to]. */
+static int span_events(const uint8_t *buf, int64_t from, int64_t to, Vec *starts, Vec *lengths) {
+    int64_t pos = from;
+    while (pos < to) {
+        uint32_t number;
+        int wt, tag_len, len_size = 0;
+        uint64_t value;
+        int64_t payload = 0;
+        if (read_tag(buf, &pos, to, &number, &wt, &tag_len)) return BAD;
+        if (read_payload(buf, &pos, to, wt, &value, &payload, &len_size)) return BAD;
+        if (number == LINE_EVENTS && wt == WT_LEN && value > 0) {
+            if (starts->len >= INT32_MAX) return BAD;
+            if (VEC_PUSH(starts, int64_t, payload) || VEC_PUSH(lengths, int64_t, (int64_t)value)) return NOMEM;
+        }
+    }
+    return OK;
+}
+
+/* ==== decode_span(buf, limit, from, to, offsets, durations, at[, keys]) ====
+ *
+ * decode_events of the non-empty events in buf[from:to] (a span of split_line), their offsets and durations written
+ * into the int64 arrays ``offsets`` and ``durations`` from index ``at`` on (the line's columns: no column per batch
+ * to join after): the same 9-tuple with None for those two, or None.  ValueError when the events do not fit.
+ * ``keys``: the reader's dense table of stat keys (int64, index a metadata id, -1 a stat it prunes; its last slot
+ * answers every id past it and every negative one, as ``IdTable.lookup``): the stats it prunes are dropped here
+ * with their values (every stat is still walked and checked), and stat_metadata_id holds each kept stat's key. */
+static PyObject *decode_span(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *bufobj, *offobj, *durobj, *keysobj = Py_None;
+    Py_ssize_t limit, from, to, at;
+    if (!PyArg_ParseTuple(args, "OnnnOOn|O", &bufobj, &limit, &from, &to, &offobj, &durobj, &at, &keysobj))
+        return NULL;
+    Py_buffer view, ov, dv, kv;
+    kv.buf = NULL;
+    kv.len = 0;
+    if (get_bytes(bufobj, &view, 0) < 0) return NULL;
+    if (get_bytes(offobj, &ov, 1) < 0) { PyBuffer_Release(&view); return NULL; }
+    if (get_bytes(durobj, &dv, 1) < 0) { PyBuffer_Release(&view); PyBuffer_Release(&ov); return NULL; }
+    if (keysobj != Py_None && get_bytes(keysobj, &kv, 0) < 0) {
+        PyBuffer_Release(&view); PyBuffer_Release(&ov); PyBuffer_Release(&dv);
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Vec starts, lengths;
+    vec_init(&starts, sizeof(int64_t));
+    vec_init(&lengths, sizeof(int64_t));
+    if (limit < 0 || limit > view.len || from < 0 || to < from || to > limit) {
+        PyErr_SetString(PyExc_ValueError, "decode_span: a span outside the buffer");
+        goto done;
+    }
+    if (ov.len != dv.len || ov.len % 8 || at < 0 || at > ov.len / 8) {
+        PyErr_SetString(PyExc_ValueError, "decode_span: bad output columns (int64, one size, room from ``at``)");
+        goto done;
+    }
+    if (keysobj != Py_None && (kv.len % 8 || kv.len == 0)) {
+        PyErr_SetString(PyExc_ValueError, "decode_span: the key table is int64, with at least its 'other' slot");
+        goto done;
+    }
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = span_events((const uint8_t *)view.buf, from, to, &starts, &lengths);
+    Py_END_ALLOW_THREADS
+    if (rc == NOMEM) {
+        PyErr_NoMemory();
+    } else if (rc == BAD) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else if ((Py_ssize_t)starts.len > ov.len / 8 - at) {
+        PyErr_SetString(PyExc_ValueError, "decode_span: more events than the output columns hold");
+    } else {
+        result = decode_batch((const uint8_t *)view.buf, limit, (const int64_t *)starts.data,
+                              (const int64_t *)lengths.data, (int64_t)starts.len, (int64_t *)ov.buf + at,
+                              (int64_t *)dv.buf + at, (const int64_t *)kv.buf, kv.len / 8);
+    }
+done:
+    vec_free(&starts);
+    vec_free(&lengths);
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&ov);
+    PyBuffer_Release(&dv);
+    if (keysobj != Py_None) PyBuffer_Release(&kv);
     return result;
 }
 
@@ -661,6 +971,37 @@ done:
     return result;
 }
 
+/* ==== empty_event_pairs(buf, limit, start, end) ====
+ *
+ * How many ``22 00`` byte pairs (an empty event's whole record) buf[start:end] holds, overlapping pairs counted at
+ * every position: what ``reader._mostly_empty_events`` counts with numpy, in one pass without temporaries. */
+static PyObject *empty_event_pairs(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *bufobj;
+    Py_ssize_t limit, start, end;
+    if (!PyArg_ParseTuple(args, "Onnn", &bufobj, &limit, &start, &end)) return NULL;
+    Py_buffer view;
+    if (get_bytes(bufobj, &view, 0) < 0) return NULL;
+    if (limit < 0 || limit > view.len || start < 0 || end < start || end > limit) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "empty_event_pairs: a range outside the buffer");
+        return NULL;
+    }
+    const uint8_t *b = (const uint8_t *)view.buf;
+    int64_t pairs = 0;
+    Py_BEGIN_ALLOW_THREADS
+    for (int64_t i = start; i + 1 < end;) { /* blocks with a narrow counter: the compiler vectorises the loop */
+        int64_t n = end - 1 - i < 4096 ? end - 1 - i : 4096;
+        uint32_t c = 0;
+        for (int64_t k = 0; k < n; k++) c += (uint32_t)((b[i + k] == 0x22) & (b[i + k + 1] == 0));
+        pairs += c;
+        i += n;
+    }
+    Py_END_ALLOW_THREADS
+    PyBuffer_Release(&view);
+    return PyLong_FromLongLong((long long)pairs);
+}
+
 static PyMethodDef methods[] = {
     {"split_repeated", split_repeated, METH_VARARGS,
      "Split a message's repeated field from the rest: (head, starts, lengths, in_place) or None."},
@@ -668,6 +1009,10 @@ static PyMethodDef methods[] = {
      "Group byte ranges by exact content: (first range of each group, group of each range)."},
     {"release_scratch", release_scratch, METH_NOARGS, "Free the scratch decode_events keeps between batches."},
     {"decode_events", decode_events, METH_VARARGS, "Decode a batch of XEvents into columns, or None if malformed."},
+    {"split_line", split_line, METH_VARARGS,
+     "Split an XLine's events from its other fields, cut into the reader's batches: (head, spans) or None."},
+    {"decode_span", decode_span, METH_VARARGS, "decode_events of the non-empty events of a span, or None."},
+    {"empty_event_pairs", empty_event_pairs, METH_VARARGS, "How many 22 00 byte pairs a range holds."},
     {NULL, NULL, 0, NULL},
 };
 

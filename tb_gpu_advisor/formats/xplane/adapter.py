@@ -496,7 +496,7 @@ def host_events(tl: Timeline, release: bool = False) -> HostEvents:
             np.take(remap, ln.name_id, out=name[sl])
         line[sl] = li
         for k, stat, inherit in _HOST_STATS:
-            if ln.plane.stat_key(stat) is None:  # not in this plane at all: -1, without building a column
+            if ln.stat_all_default(stat, -1, inherit):  # no event has it: -1, without building a column
                 parts[k].append(np.full(n, -1, np.int8))
             else:
                 parts[k].append(narrowest(ln.int_stat(stat, inherit=inherit)))

@@ -300,6 +300,12 @@ class _StatKeys:
         """Dense keys of the stats to keep; -1 for ids with no metadata or not kept."""
         return self._kept.lookup(metadata_ids)
 
+    def table(self) -> np.ndarray | None:
+        """:meth:`lookup` as one int64 array indexed by metadata id (its last slot answering every other id), for
+        the compiled decoder to look keys up and drop pruned stats itself; None where the ids are not dense."""
+        dense = self._kept.dense
+        return None if dense is None else np.ascontiguousarray(dense, dtype=np.int64)
+
     def resolve(self, metadata_ids: np.ndarray) -> np.ndarray:
         """Dense keys for every id with metadata (ref_value targets); -1 for unknown ids."""
         return self._all.lookup(metadata_ids)
@@ -336,7 +342,9 @@ def _check_times(line_ps: int, offset_ps: np.ndarray, duration_ps: np.ndarray) -
     """``line_ps + offset_ps``, after checking that no start, end or duration leaves ``+-MAX_TIME_PS``.
 
     Checked in an order where nothing can wrap: |line_ps| and |offset| <= M, so |start| <= 2M; then
-    0 <= duration <= M, so end <= 3M < 2**63.
+    0 <= duration <= M, so end <= 3M < 2**63.  The caller gives ``offset_ps`` up: the starts are written over it
+    (a line's offsets, starts and ends were three columns at once, 16 bytes an event over the line's columns at
+    the read's peak; the ends are now taken a block at a time).
     """
     if offset_ps.size == 0:
         return offset_ps
@@ -346,10 +354,21 @@ def _check_times(line_ps: int, offset_ps: np.ndarray, duration_ps: np.ndarray) -
     dlo, dhi = int(duration_ps.min()), int(duration_ps.max())
     if dlo < 0 or dhi > MAX_TIME_PS:
         raise CorruptProfileError(f"event durations out of range ({dlo}..{dhi} ps)")
-    start = offset_ps + line_ps
-    if abs(int(start.min())) > MAX_TIME_PS or int((start + duration_ps).max()) > MAX_TIME_PS:
+    start = offset_ps if offset_ps.flags.writeable else offset_ps.copy()
+    start += line_ps
+    if abs(int(start.min())) > MAX_TIME_PS or _max_end(start, duration_ps) > MAX_TIME_PS:
         raise CorruptProfileError("event times out of range (over 11 days from the capture's start)")
     return start
+
+
+#: Events whose ends are summed at a time by :func:`_max_end`.
+_END_BLOCK = 1 << 18
+
+
+def _max_end(start: np.ndarray, duration: np.ndarray) -> int:
+    """The latest ``start + duration``, a block at a time (no whole column of ends)."""
+    return max(int((start[a : a + _END_BLOCK] + duration[a : a + _END_BLOCK]).max())
+               for a in range(0, start.shape[0], _END_BLOCK))
 
 
 def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | None = None) -> Plane:
@@ -572,7 +591,7 @@ def _read_lines(line_bufs: list[tuple[np.ndarray, int, int]], names: IdTable, ke
     order, so the same columns and the same errors as one thread."""
     if _line_events is not _line_events_compiled or WALK_AHEAD <= 0 or len(line_bufs) == 0:
         return [_read_line(b, s, e, names, keys, strings, clock) for b, s, e in line_bufs]
-    with closing(run_ahead(_line_walks_compiled(line_bufs), WALK_AHEAD, name="xplane-walk")) as stream:
+    with closing(run_ahead(_line_walks_compiled(line_bufs, keys.table()), WALK_AHEAD, name="xplane-walk")) as stream:
         return [_read_line(b, s, e, names, keys, strings, clock, _one_line(stream)) for b, s, e in line_bufs]
 
 
@@ -596,8 +615,12 @@ def _read_line(
     offsets = np.cumsum([0] + [len(p[0]) for p in parts[:-1]]).tolist()
     meta, offset, duration, stats = (list(c) for c in zip(*parts)) if parts else ([], [], [], [])
     del parts
-    # int16 where the plane names fewer than 32k events (every capture seen): 2 bytes an event, as the host table
-    name_id = names.lookup(_concat_dropping(meta)).astype(int_dtype(0, names.missing, floor=np.int16))
+    # int16 where the plane names fewer than 32k events (every capture seen): 2 bytes an event, as the host table;
+    # looked up batch by batch, so the line's int64 ids and their lookup's temporaries are never whole columns
+    name_dtype = int_dtype(0, names.missing, floor=np.int16)
+    for k, m in enumerate(meta):
+        meta[k] = names.lookup(m).astype(name_dtype, copy=False)
+    name_id = _concat_dropping(meta) if meta else np.zeros(0, dtype=name_dtype)
     duration_ps = _concat_dropping(duration)
     return Line(
         id=msg.id,
@@ -637,7 +660,7 @@ def _line_events_compiled(buf: np.ndarray, start: int, end: int, keys: _StatKeys
     own result or its own error, word for word (re-interning the strings of the batches decoded before gives them
     the ids they already have: the same strings in the same order).
     """
-    items = walk if walk is not None else _line_walk_compiled(buf, start, end)
+    items = walk if walk is not None else _line_walk_compiled(buf, start, end, keys.table())
     msg = next(items)
     parts: list[_Decoded] = []
     if msg is not None:
@@ -653,51 +676,57 @@ def _line_events_compiled(buf: np.ndarray, start: int, end: int, keys: _StatKeys
     return _line_events_python(buf, start, end, keys, strings)
 
 
-def _line_walk_compiled(buf: np.ndarray, start: int, end: int) -> Iterator[object]:
+def _line_walk_compiled(buf: np.ndarray, start: int, end: int, key_table: np.ndarray | None = None
+                        ) -> Iterator[object]:
     """The C half of :func:`_line_events_compiled`: the line's header, then each batch's raw columns from
     ``decode_events``; None in place of either where the C walk declines (nothing follows it).
 
     It reads ``buf`` only and shares no state with the strings and stat keys the batches are interned into, so
     it may run ahead on another thread.  Batches are cut where the Python path cuts them -- over every event when
     it finds them in place, over the non-empty ones otherwise -- because string ids are assigned batch by batch.
+    ``key_table`` (``_StatKeys.table``, read only): the C walk drops the stats the reader prunes and gives the others'
+    keys; None: every stat, with its metadata id.
     """
     if _mostly_empty_events(buf, start, end):
         # the Python walk skips each run of empty events in one match; the C split would keep two int64 positions
         # per 2-byte empty event (8x the line: a hostile file of them cost 5.5x the file at the read's peak)
         yield None
         return
-    walked = _CWIRE.split_repeated(buf, buf.shape[0] - wire.PAD, start, end, _LINE_EVENTS)
+    limit = buf.shape[0] - wire.PAD
+    # the C walk cuts the batches itself (``_batches``' rule, over the events the Python path batches) and keeps
+    # only each batch's byte span, not two int64 positions per event: 32 bytes an event less at the read's peak
+    walked = _CWIRE.split_line(buf, limit, start, end, EVENT_CHUNK, BATCH_BYTES)
     if walked is None:
         yield None
         return
-    head, ev_start, ev_len, in_place = walked
+    head, spans = walked
     try:
         msg = _header(parse_message("LazyLine", head))
     except DecodeError:
         yield None
         return
     yield msg
-    starts, lengths = np.frombuffer(ev_start, dtype=np.int64), np.frombuffer(ev_len, dtype=np.int64)
-    if not in_place:  # the Python path batches the non-empty ones
-        kept = lengths > 0
-        starts, lengths = starts[kept], lengths[kept]
-    for a, b in _batches(lengths):
-        s, n = starts[a:b], lengths[a:b]
-        kept = n > 0
-        if not kept.all():
-            s, n = s[kept], n[kept]
-        if n.shape[0]:
-            out = _CWIRE.decode_events(buf, buf.shape[0] - wire.PAD, np.ascontiguousarray(s, dtype=np.int64),
-                                       np.ascontiguousarray(n, dtype=np.int64))
-            yield out
-            if out is None:
-                return
+    bounds = np.frombuffer(spans, dtype=np.int64).tolist()
+    # the batches' offsets and durations are written straight into the line's two columns (``_join`` then finds
+    # them joined): no column per batch, faulted in and copied once more
+    total = sum(bounds[2::3])
+    offset, duration = np.empty(total, dtype=np.int64), np.empty(total, dtype=np.int64)
+    at = 0
+    for k in range(0, len(bounds), 3):
+        out = _CWIRE.decode_span(buf, limit, bounds[k], bounds[k + 1], offset, duration, at, key_table)
+        if out is None:
+            yield None
+            return
+        n = bounds[k + 2]
+        yield out, offset[at : at + n], duration[at : at + n], key_table is not None
+        at += n
 
 
-def _line_walks_compiled(line_bufs: list[tuple[np.ndarray, int, int]]) -> Iterator[object]:
+def _line_walks_compiled(line_bufs: list[tuple[np.ndarray, int, int]], key_table: np.ndarray | None = None
+                         ) -> Iterator[object]:
     """:func:`_line_walk_compiled` of each line in turn, each line's items closed by :data:`_LINE_END`."""
     for b, s, e in line_bufs:
-        yield from _line_walk_compiled(b, s, e)
+        yield from _line_walk_compiled(b, s, e, key_table)
         yield _LINE_END
 
 
@@ -713,15 +742,17 @@ def _one_line(stream: Iterator[object]) -> Iterator[object]:
         yield item
 
 
-def _columns_compiled(buf: np.ndarray, out: tuple, keys: _StatKeys, strings: _Strings) -> _Decoded:
-    """A batch's columns from ``decode_events``' raw output: the stats interned in order (the GIL's half)."""
-    meta, offset, duration, owner, mid, v_row, v_field, v_raw, v_start = out
-    values = _ValueRecords(np.frombuffer(v_row, dtype=np.int32), np.frombuffer(v_field, dtype=np.uint8),
+def _columns_compiled(buf: np.ndarray, item: tuple, keys: _StatKeys, strings: _Strings) -> _Decoded:
+    """A batch's columns from ``decode_span``'s raw output and the batch's slices of the line's offsets and
+    durations (which it wrote): the stats interned in order (the GIL's half)."""
+    out, offset, duration, keyed = item
+    meta, _, _, owner, mid, v_row, v_raw, v_start, field_bounds = out
+    values = _ValueRecords(np.frombuffer(v_row, dtype=np.int32), np.frombuffer(field_bounds, dtype=np.int64).tolist(),
                            np.frombuffer(v_raw, dtype=np.uint64), np.frombuffer(v_start, dtype=np.int64))
-    stats = _stat_table(buf, np.frombuffer(owner, dtype=np.int32), np.frombuffer(mid, dtype=np.int64), values,
-                        keys, strings, _content_groups_compiled)
-    return (np.frombuffer(meta, dtype=np.int64), np.frombuffer(offset, dtype=np.int64),
-            np.frombuffer(duration, dtype=np.int64), stats)
+    ids = np.frombuffer(mid, dtype=np.int64)
+    stats = _stat_table(buf, np.frombuffer(owner, dtype=np.int32), None if keyed else ids, values, keys, strings,
+                        _content_groups_compiled, key=ids if keyed else None)
+    return np.frombuffer(meta, dtype=np.int64), offset, duration, stats
 
 
 def _content_groups_compiled(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -732,16 +763,28 @@ def _content_groups_compiled(buf: np.ndarray, starts: np.ndarray, lengths: np.nd
 
 
 class _ValueRecords:
-    """The XStat value fields the compiled decoder found, answering ``select`` as ``wire.FieldGroups`` does."""
+    """The XStat value fields the compiled decoder found, answering ``select`` as ``wire.FieldGroups`` does.
 
-    def __init__(self, row: np.ndarray, field: np.ndarray, raw: np.ndarray, start: np.ndarray) -> None:
-        self.row, self.field, self.raw, self.start = row, field, raw, start
+    The C decoder orders the records by field number first, so each field's records are one slice (``bounds``:
+    where field ``_FIRST_VALUE_FIELD + f`` starts and ends): no search of every record per field.  ``start``
+    holds the payload starts of the length-delimited fields' records only (one run, from their first record)."""
+
+    def __init__(self, row: np.ndarray, bounds: list[int], raw: np.ndarray, start: np.ndarray) -> None:
+        self.row, self.bounds, self.raw, self.start = row, bounds, raw, start
+        self.first_len = bounds[min(n for n, (_, wt) in _XSTAT_VALUE_FIELDS.items() if wt == wire.LEN)
+                                - _FIRST_VALUE_FIELD]
 
     def select(self, number: int, wire_type: int) -> wire.Fields:
         """Records of value field ``number`` (the C decoder keeps only those of their schema's wire type)."""
-        sel = np.flatnonzero(self.field == number)
-        start = self.start[sel] if wire_type == wire.LEN else wire.Fields.empty().start
-        return wire.Fields(self.row[sel], self.raw[sel], start)
+        a, b = self.bounds[number - _FIRST_VALUE_FIELD], self.bounds[number - _FIRST_VALUE_FIELD + 1]
+        if wire_type == wire.LEN:
+            start = self.start[a - self.first_len : b - self.first_len]
+        else:
+            start = wire.Fields.empty().start
+        return wire.Fields(self.row[a:b], self.raw[a:b], start)
+
+
+_FIRST_VALUE_FIELD = min(_XSTAT_VALUE_FIELDS)  # XStat.double_value (2); the value fields run to ref_value (7)
 
 
 #: The compiled decoder module, or None (not built, or ``TB_GPU_ADVISOR_PURE_PYTHON``): the one place the path
@@ -753,17 +796,36 @@ _release_scratch = _CWIRE.release_scratch if _CWIRE is not None else (lambda: No
 
 
 def _concat_dropping(arrays: list[np.ndarray]) -> np.ndarray:
-    """The arrays joined (one array: itself, no copy); the list is emptied, so each is freed once joined."""
-    out = arrays[0] if len(arrays) == 1 else _concat(arrays)
+    """The arrays joined (one array, or consecutive slices of one that they cover: that one, no copy); the list
+    is emptied, so each is freed once joined."""
+    out = arrays[0] if len(arrays) == 1 else _joined_base(arrays) if arrays else None
+    if out is None:
+        out = _concat(arrays)
     arrays.clear()
     return out
+
+
+def _joined_base(arrays: list[np.ndarray]) -> np.ndarray | None:
+    """The 1-d array that ``arrays`` are consecutive, contiguous slices of and cover whole, or None (the
+    compiled walk writes a line's batches into the line's columns: they are joined already)."""
+    base = arrays[0].base
+    if not isinstance(base, np.ndarray) or base.ndim != 1 or base.dtype != arrays[0].dtype:
+        return None
+    pos = base.__array_interface__["data"][0]
+    for a in arrays:
+        if a.base is not base or a.ndim != 1 or not a.flags.c_contiguous or a.__array_interface__["data"][0] != pos:
+            return None
+        pos += a.nbytes
+    return base if pos == base.__array_interface__["data"][0] + base.nbytes else None
 
 
 def _concat_stats(tables: list[StatTable], owner_offsets: list[int]) -> StatTable:
     """``StatTable.concat`` a column at a time, each batch's column dropped once joined."""
     if len(tables) <= 1:
         return tables[0] if tables else StatTable.empty()
-    owner = _concat_dropping([t.owner + np.int32(off) for t, off in zip(tables, owner_offsets)])
+    for t, off in zip(tables, owner_offsets):  # in place: the batches' tables are the caller's to give up
+        t.owner += np.int32(off)
+    owner = _concat_dropping([t.owner for t in tables])
     for t in tables:
         t.owner = None  # type: ignore[assignment]
     columns = {}
@@ -863,6 +925,9 @@ def _mostly_empty_events(buf: np.ndarray, start: int, end: int) -> bool:
     block at a time with numpy: bounded memory, ~25 ms per 100 MB)."""
     if end - start < 1024:
         return False
+    if _CWIRE is not None:  # the same count in one C pass (~0.01 s per 100 MB less)
+        pairs = _CWIRE.empty_event_pairs(buf, buf.shape[0] - wire.PAD, start, end)
+        return 2 * pairs >= _EMPTY_SHARE * (end - start)
     pairs = 0
     for a in range(start, end, _COUNT_BLOCK):
         # one byte of overlap, so a pair across two blocks is counted (a pair cannot overlap itself)
@@ -964,15 +1029,16 @@ def _decode_stats(buf: np.ndarray, stat_fields: wire.Fields, keys: _StatKeys, st
     return _stat_table(buf, stat_fields.msg, wire.last_value(f, 1, n), f, keys, strings)
 
 
-def _stat_table(buf: np.ndarray, owner: np.ndarray, metadata_ids: np.ndarray, f, keys: _StatKeys,
-                strings: _Strings, groups=None) -> StatTable:
+def _stat_table(buf: np.ndarray, owner: np.ndarray, metadata_ids: np.ndarray | None, f, keys: _StatKeys,
+                strings: _Strings, groups=None, key: np.ndarray | None = None) -> StatTable:
     """The StatTable of stats owned by ``owner`` with ``metadata_ids``, their value fields in ``f`` (anything
     with ``select(number, wire_type)``): shared by the Python and the compiled decoders (``groups``: the
     grouping of equal strings ``wire.intern_ranges`` uses, None for its own)."""
     n = owner.shape[0]
     if n == 0:
         return StatTable.empty()
-    key = keys.lookup(metadata_ids)
+    if key is None:  # else the compiled decoder looked the keys up and dropped the pruned stats already
+        key = keys.lookup(metadata_ids)
     if (key < 0).all():
         return StatTable.empty()
     kind = np.zeros(n, dtype=np.int8)

@@ -162,6 +162,22 @@ class Line:
         col[self.stats.owner[dbl[ok]]] = vals[ok].astype(np.int64)
         return col
 
+    def stat_all_default(self, name: str, default: int = MISSING, inherit: bool = True) -> bool:
+        """True when :meth:`int_stat` would give every event ``default``: no event of the line carries the stat,
+        and (with ``inherit``) no metadata gives it another value.
+
+        Why: most host threads carry few of the stats the host table reads; answering this costs one scan of
+        the stat keys, where the column costs a gather and a narrowing over every event.
+        """
+        key = self.plane.stat_key(name)
+        if key is None:
+            return True
+        if inherit:
+            meta_col = self.plane.metadata_int_stat(name, default)
+            if meta_col is not None and bool((meta_col != default).any()):
+                return False
+        return not bool((self.stats.key == key).any())
+
     def float_stat(self, name: str, default: float = np.nan) -> np.ndarray:
         """Dense float64 column of a numeric stat (ints converted)."""
         col = np.full(len(self), default, dtype=np.float64)

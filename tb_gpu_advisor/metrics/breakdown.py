@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, GpuCtx
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
@@ -678,6 +679,97 @@ def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
     ids = h.name[cand[outer][mine]].astype(np.int64)
     totals = np.bincount(ids, weights=ms_each[mine])
     return {h.names[i]: float(totals[i]) for i in np.flatnonzero(totals > 0).tolist()}
+
+
+def user_range_events(ctx: Context) -> np.ndarray:
+    """Host event indices of the ranges the program marks around its own code: Nsight's NVTX ranges that are no
+    framework op (autograd NVTX) and no library's own (NCCL ...), Kineto's ``user_annotation`` (``record_function``).
+    Empty where the capture has none."""
+    t = ctx.trace
+    parts = []
+    r = t.ranges
+    if r is not None and r.idx.size:
+        library = ctx.h.per_name(nvtx.is_library_range)
+        user = r.idx[~r.op]
+        parts.append(user[~library[ctx.h.name[user]]])
+    if t.annotations is not None and t.annotations.size:
+        parts.append(t.annotations)
+    return np.unique(np.concatenate(parts)).astype(np.int64) if parts else np.zeros(0, np.int64)
+
+
+def ranges_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] | None,
+                   cand: np.ndarray) -> dict[str, float]:
+    """Range name -> ms of this GPU's idle time inside its kept steps that the range spans (issue #37: a host-bound
+    finding said "the host's own work" and not where in the user's code it runs).
+
+    ``cand``: host event indices of the user's ranges (:func:`user_range_events`).  A range that spans a whole step
+    (the step's own marker, ``ProfilerStep#N``, or a range around the loop) says nothing of where inside the step the
+    time goes, and is left out; of the rest only the outermost on their thread count (ranges nest), on the one thread
+    whose ranges span the most idle time, so the names never add up to more than the idle time they share."""
+    h = ctx.h
+    if g.host_mask is not None:
+        cand = cand[g.host_mask[cand]]
+    w = g.windows[g.windows[:, 1] > g.windows[:, 0]].astype(np.int64)
+    if not cand.size or not w.size:
+        return {}
+    w = w[np.argsort(w[:, 0], kind="stable")]
+    us, ue = busy if busy is not None else union_intervals(g.d.start, g.d.end)
+    # the GPU's idle stretches (the complement of its activity) clipped to the kept steps' windows, sorted, disjoint
+    idle = subtract_intervals(w[:, 0], w[:, 1], us.astype(np.int64, copy=False), ue.astype(np.int64, copy=False))
+    i0, i1 = (np.asarray(x, np.int64) for x in idle)
+    if not i0.size:
+        return {}
+    s, e = h.start[cand].astype(np.int64), h.end[cand].astype(np.int64)
+    # a range spanning a whole step (within 2% of the step's length at either end) is the step's, not a part of it
+    tol = (w[:, 1] - w[:, 0]) // 50
+    j = np.minimum(np.searchsorted(w[:, 0] + tol, s, side="left"), len(w) - 1)
+    whole = (s <= w[j, 0] + tol[j]) & (e >= w[j, 1] - tol[j])
+    keep = ~whole & (e > s)
+    cand, s, e = cand[keep], s[keep], e[keep]
+    if not cand.size:
+        return {}
+    # outermost per thread: sorted by (line, start, longest first), a range inside the running end of the ranges
+    # before it on its line is nested in one of them
+    order = np.lexsort((-(e - s), s, h.line[cand]))
+    cand, s, e = cand[order], s[order], e[order]
+    line = h.line[cand].astype(np.int64)
+    outer = np.ones(cand.size, bool)
+    for a, b in _runs(line):
+        run_end = np.maximum.accumulate(e[a:b])
+        outer[a + 1:b] = s[a + 1:b] >= run_end[:-1]
+    cand, s, e, line = cand[outer], s[outer], e[outer], line[outer]
+    # idle time inside [s, e): the idle stretches' running total at e less the one at s
+    acc = np.concatenate([[0], np.cumsum(i1 - i0)])
+
+    def idle_before(t: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(i0, t, side="right")  # stretches starting at or before t
+        part = np.minimum(t, i1[np.maximum(k - 1, 0)]) - i0[np.maximum(k - 1, 0)]
+        return acc[k - 1 + (k == 0)] * (k > 0) + np.where(k > 0, np.maximum(part, 0), 0)
+
+    ms_each = (idle_before(e) - idle_before(s)).astype(np.float64) / PS_PER_MS
+    if not (ms_each > 0).any():
+        return {}
+    busiest = int(np.argmax(np.bincount(line - line.min(), weights=ms_each))) + int(line.min())
+    mine = (line == busiest) & (ms_each > 0)
+    totals = np.bincount(h.name[cand[mine]].astype(np.int64), weights=ms_each[mine])
+    return {h.names[i]: float(totals[i]) for i in np.flatnonzero(totals > 0).tolist()}
+
+
+#: user ranges a report names (the longest, by their GPU idle time per step)
+RANGE_NAMES = 3
+
+
+def top_ranges(per_gpu: list[dict[str, float]], steps: int) -> list[tuple[str, float]]:
+    """(range, ms of GPU idle per step and active GPU it spans) of the :data:`RANGE_NAMES` ranges spanning the most
+    idle time over every GPU, longest first (ties by name)."""
+    if not per_gpu or steps <= 0:
+        return []
+    total: dict[str, float] = {}
+    for d in per_gpu:
+        for name, v in d.items():
+            total[name] = total.get(name, 0.0) + v
+    top = sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:RANGE_NAMES]
+    return [(name, round(v / (steps * len(per_gpu)), 4)) for name, v in top]
 
 
 def _runs(keys: np.ndarray) -> list[tuple[int, int]]:

@@ -1,0 +1,90 @@
+"""The host-bound finding names the program's own ranges that hold the GPU's idle time (issue #37 leftovers: it said
+"the host's own work" and not where in the user's code to look).
+
+The truth is read off the real file here, independently of the Advisor's ledger: per ``ProfilerStep``, the GPU's idle
+stretches (the step less the union of its kernels, copies and memsets), and the time of them inside each outermost
+``user_annotation`` below the step on the thread that runs the steps.  ``wild/ddp_a100_nccl`` is a 2-rank DDP ResNet
+whose training loop marks ``## forward ##``, ``## backward ##`` and ``## optimizer ##`` with ``record_function``.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import json
+from types import SimpleNamespace
+
+import pytest
+
+from tb_gpu_advisor.formats import read
+from tb_gpu_advisor.rules import evaluate
+from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tests.support.paths import FIXTURES
+
+DDP = FIXTURES / "wild" / "ddp_a100_nccl"
+
+
+@functools.cache
+def _metrics():
+    (path,) = DDP.glob("*.json.gz")
+    return host_metrics(read(SimpleNamespace(host="rank0", path=str(path), format="kineto")))
+
+
+def _union(iv: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[list[float]] = []
+    for s, e in sorted(iv):
+        if out and s <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return [(s, e) for s, e in out]
+
+
+def _truth() -> dict[str, float]:
+    """Range name -> ms of GPU idle per step inside it, from the raw events."""
+    (path,) = DDP.glob("*.json.gz")
+    ev = [e for e in json.loads(gzip.decompress(path.read_bytes()))["traceEvents"] if e.get("ph") == "X"]
+    busy = _union([(e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")])
+    steps = [e for e in ev if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")]
+    tid = steps[0]["tid"]
+    ann = sorted(((e["ts"], -e["dur"], e["name"]) for e in ev if e.get("cat") == "user_annotation"
+                  and e["tid"] == tid and not e["name"].startswith("ProfilerStep#")))
+    outer, end = [], float("-inf")
+    for s, d, name in ann:
+        if s >= end:
+            outer.append((s, s - d, name))
+            end = s - d
+    total: dict[str, float] = {}
+    for st in steps:
+        a, b = st["ts"], st["ts"] + st["dur"]
+        idle, t = [], a
+        for s, e in busy:
+            if e > a and s < b:
+                if s > t:
+                    idle.append((t, s))
+                t = max(t, e)
+        if t < b:
+            idle.append((t, b))
+        for s, e, name in outer:
+            ov = sum(max(0.0, min(e, y) - max(s, x)) for x, y in idle)
+            total[name] = total.get(name, 0.0) + ov / 1e3 / len(steps)
+    return total
+
+
+def test_the_ranges_holding_the_gpus_idle_time_are_named_with_their_time():
+    """On main the metric did not exist and the finding named no range of the user's code."""
+    m = _metrics()
+    truth = _truth()
+    got = dict(m.idle_in_ranges)
+    assert [n for n, _ in m.idle_in_ranges] == sorted(truth, key=lambda n: -truth[n])[:3]
+    for name, v in got.items():
+        assert v == pytest.approx(truth[name], rel=0.02), (name, v, truth[name])
+    # outermost ranges of one thread: never more than the GPU's idle time in the step
+    assert sum(got.values()) <= m.headline.avg_step_ms - m.breakdown.device_compute
+
+
+def test_the_host_bound_finding_says_where_in_the_users_code_to_look():
+    (f,) = [f for f in evaluate(_metrics()) if f.rule == "unexplained_idle"]
+    assert "`## forward ##`" in f.summary and "`## backward ##`" in f.summary
+    (tab,) = [t for t in f.evidence if "ranges" in t.title]
+    assert tab.rows[0][0] == "## forward ##"

@@ -564,7 +564,7 @@ def average_matrix(mat_ms: np.ndarray) -> Breakdown:
 
 
 def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = None,
-              busy: tuple[np.ndarray, np.ndarray] | None = None) -> GapColumns | None:
+              busy: tuple[np.ndarray, np.ndarray] | None = None, marked: np.ndarray | None = None) -> GapColumns | None:
     """GPU idle between consecutive kept steps: the longest idle stretch from step k's last kernel to step k+1's first
     device event.
 
@@ -579,7 +579,8 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
 
     ``busy``: ``union_intervals(d.start, d.end)`` of this GPU where the caller has it (:func:`gpu_step_arrays`).
     Columns, not a :class:`StepGap` per gap: a 100 MB capture has ~9,000 gaps, of which the report keeps 50
-    (:func:`summarize_gaps`); None where there are none.
+    (:func:`summarize_gaps`); None where there are none.  ``marked``: the user's ranges (:func:`user_range_events`),
+    whose time in the gaps is named (:func:`range_time`).
     """
     d = g.d
     n = ctx.steps.count
@@ -632,7 +633,9 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     cycle = np.maximum((w0[idx + 1] - w0[idx]).astype(np.float64) / PS_PER_MS, gap)
     return GapColumns(gpu=d.gpu, after_step=ctx.steps.ids[idx], gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
                       launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
-                      booked_ms=_booked_in_steps(g, iv, win), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win))
+                      booked_ms=_booked_in_steps(g, iv, win), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),
+                      ranges_ms=range_time(ctx, g, win[:, 0], win[:, 1], marked, _step_windows(g))
+                      if marked is not None and marked.size else {})
 
 
 def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
@@ -706,25 +709,51 @@ def ranges_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] 
     (the step's own marker, ``ProfilerStep#N``, or a range around the loop) says nothing of where inside the step the
     time goes, and is left out; of the rest only the outermost on their thread count (ranges nest), on the one thread
     whose ranges span the most idle time, so the names never add up to more than the idle time they share."""
-    h = ctx.h
-    if g.host_mask is not None:
-        cand = cand[g.host_mask[cand]]
-    w = g.windows[g.windows[:, 1] > g.windows[:, 0]].astype(np.int64)
+    w = _step_windows(g)
     if not cand.size or not w.size:
         return {}
-    w = w[np.argsort(w[:, 0], kind="stable")]
     us, ue = busy if busy is not None else union_intervals(g.d.start, g.d.end)
     # the GPU's idle stretches (the complement of its activity) clipped to the kept steps' windows, sorted, disjoint
     idle = subtract_intervals(w[:, 0], w[:, 1], us.astype(np.int64, copy=False), ue.astype(np.int64, copy=False))
-    i0, i1 = (np.asarray(x, np.int64) for x in idle)
-    if not i0.size:
-        return {}
-    s, e = h.start[cand].astype(np.int64), h.end[cand].astype(np.int64)
-    # a range spanning a whole step (within 2% of the step's length at either end) is the step's, not a part of it
+    return range_time(ctx, g, np.asarray(idle[0], np.int64), np.asarray(idle[1], np.int64), cand, w)
+
+
+def _step_windows(g: GpuCtx) -> np.ndarray:
+    """This GPU's kept steps' windows (ps, int64), non-empty ones, by start."""
+    w = g.windows[g.windows[:, 1] > g.windows[:, 0]].astype(np.int64)
+    return w[np.argsort(w[:, 0], kind="stable")]
+
+
+def _spans_a_step(s: np.ndarray, e: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Bool per range ``[s, e)``: it spans a whole window of ``w`` (sorted by start), within 2% of the window's length
+    at either end (a ``ProfilerStep`` and the window it made differ by the clocks' rounding)."""
+    if not w.size:
+        return np.zeros(s.shape, bool)
     tol = (w[:, 1] - w[:, 0]) // 50
     j = np.minimum(np.searchsorted(w[:, 0] + tol, s, side="left"), len(w) - 1)
-    whole = (s <= w[j, 0] + tol[j]) & (e >= w[j, 1] - tol[j])
-    keep = ~whole & (e > s)
+    return (s <= w[j, 0] + tol[j]) & (e >= w[j, 1] - tol[j])
+
+
+def range_time(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray, cand: np.ndarray,
+               w: np.ndarray) -> dict[str, float]:
+    """Range name -> ms of the stretches ``(i0, i1)`` (sorted, disjoint: the GPU's idle in its steps, or its gaps
+    between steps) that the user's ranges ``cand`` span, the outermost ranges on the one thread spanning the most,
+    leaving out ranges that span a whole step window of ``w`` (see :func:`ranges_in_idle`)."""
+    h = ctx.h
+    if g.host_mask is not None:
+        cand = cand[g.host_mask[cand]]
+    if not cand.size or not i0.size or not w.size:
+        return {}
+    s, e = h.start[cand].astype(np.int64), h.end[cand].astype(np.int64)
+    # a range spanning a whole step, on the host or on this GPU, is the step's (its marker) or the loop's, not a part
+    hw = ctx.steps.host_windows.astype(np.int64)
+    keep = ~_spans_a_step(s, e, w) & ~_spans_a_step(s, e, hw[np.argsort(hw[:, 0], kind="stable")]) & (e > s)
+    marks = ctx.trace.host_steps  # the format's own step markers, kept or not (the last one's GPU work runs past it)
+    if marks is not None and marks.start.size:
+        o = np.lexsort((marks.end, marks.start))
+        ms_, me_ = marks.start[o].astype(np.int64), marks.end[o].astype(np.int64)
+        j = np.minimum(np.searchsorted(ms_, s, side="left"), ms_.size - 1)
+        keep &= ~((ms_[j] == s) & (me_[j] == e))
     cand, s, e = cand[keep], s[keep], e[keep]
     if not cand.size:
         return {}
@@ -796,6 +825,8 @@ class GapColumns:
     cycle_ms: np.ndarray
     #: host op name -> ms of the gaps it fills, summed over this GPU's gaps (:func:`ops_in_gaps`)
     ops_ms: dict[str, float] = field(default_factory=dict)
+    #: the user's range name -> ms of the gaps it spans, summed over this GPU's gaps (:func:`range_time`)
+    ranges_ms: dict[str, float] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.gap_ms.size)
@@ -874,7 +905,7 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         share_of_step=(avg / cycle) if cycle > 0 else None, avg_cycle_ms=cycle if cycle > 0 else None,
         avg_input_wait_ms=_running_sum(col("input_wait_ms")) / k, avg_launch_ms=_running_sum(col("launch_ms")) / k,
         avg_host_other_ms=_running_sum(col("host_other_ms")) / k, gaps=rows, ledger_ms_per_step=booked,
-        top_ops=_top_ops(gaps, k),
+        top_ops=_top_ops(gaps, k), top_ranges=_top_ops(gaps, k, "ranges_ms"),
     )
 
 
@@ -882,12 +913,12 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
 GAP_OPS = 3
 
 
-def _top_ops(gaps: list[GapColumns], k: int) -> list[tuple[str, float]]:
+def _top_ops(gaps: list[GapColumns], k: int, column: str = "ops_ms") -> list[tuple[str, float]]:
     """(host op, average ms of a gap it fills) of the :data:`GAP_OPS` ops filling the most gap time over every GPU's
-    gaps, longest first (ties by name, so the order is one)."""
+    gaps, longest first (ties by name, so the order is one); ``column="ranges_ms"``: the user's ranges instead."""
     total: dict[str, float] = {}
     for c in gaps:
-        for name, v in c.ops_ms.items():
+        for name, v in getattr(c, column).items():
             total[name] = total.get(name, 0.0) + v
     top = sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:GAP_OPS]
     return [(name, round(v / k, 4)) for name, v in top]

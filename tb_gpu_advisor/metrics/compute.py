@@ -38,7 +38,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
         per_gpu_arr[g.d.gpu] = arr
         if g.active:
-            gaps.append(bd.step_gaps(ctx, g, iv, painted, busy))
+            gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked))
             in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
         del iv, painted, busy
     # each GPU's per-step rows (StepMetrics objects: ~1 kB a row, 13 MB for 8 GPUs x 1,300 steps) are made from

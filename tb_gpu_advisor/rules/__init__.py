@@ -21,7 +21,7 @@ from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, Metric
-from tb_gpu_advisor.rules.base import Ctx, finding, grade, ms, pct, saving, step_windows, table
+from tb_gpu_advisor.rules.base import Ctx, finding, grade, in_ranges, ms, pct, ranges_table, saving, step_windows
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
 from tb_gpu_advisor.steps.detect import COUNTED_SOURCES
@@ -341,27 +341,17 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float) -> Findin
         ctx, "unexplained_idle", sev,
         f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(host_ms)} of it "
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code (Python, the framework's own "
-        f"work before each launch) that no other finding accounts for: the step is host-bound{_in_ranges(ctx, host_ms)}.",
+        f"work before each launch) that no other finding accounts for: the step is host-bound{in_ranges(ctx, host_ms)}.",
         title="Host-bound: the GPU waits for the host's own work inside the step",
         metric=_device_share_metric(dev, sev),
         saving=saving(ctx, host_ms, "the host's own work moves off the GPU's critical path (fewer, larger launches "
                                     "or graphs, or overlapped with the GPU)", [("host", "host_own", host_ms)]),
-        evidence=[table("The GPU's idle time inside the program's own ranges (the busiest thread's outermost ranges "
-                        "below the step; ms per step)", ["range", "ms"], [[n, v] for n, v in ctx.m.idle_in_ranges])]
-        if ctx.m.idle_in_ranges else [],
+        evidence=ranges_table(ctx),
         windows=step_windows(ctx, key=lambda st: st.breakdown.host_compute, label="host work"),
         actions=ctx.fw.fix("launch_bound"),
     )
     f.guide_section = "§1 overview"
     return f
-
-
-def _in_ranges(ctx: Ctx, host_ms: float) -> str:
-    """Where in the program's code the host holds the GPU idle: its own ranges (NVTX, ``record_function``) spanning at
-    least a tenth of the host time (``HostMetrics.idle_in_ranges``), so the user knows where to look; "" where the
-    capture marks none or none stands out."""
-    named = [f"`{n}` {ms(v)}" for n, v in ctx.m.idle_in_ranges if v >= 0.1 * host_ms]
-    return f"; the GPU's idle time lies in the program's own ranges {', '.join(named)} a step" if named else ""
 
 
 def healthy_finding(metrics: HostMetrics) -> Finding:

@@ -16,6 +16,8 @@ from types import SimpleNamespace
 
 import pytest
 
+from synthetic import nsysexport as nx
+from synthetic.nsysexport import NsysJob
 from tb_gpu_advisor.formats import read
 from tb_gpu_advisor.rules import evaluate
 from tb_gpu_advisor.runtime.pipeline import host_metrics
@@ -88,3 +90,35 @@ def test_the_host_bound_finding_says_where_in_the_users_code_to_look():
     assert "`## forward ##`" in f.summary and "`## backward ##`" in f.summary
     (tab,) = [t for t in f.evidence if "ranges" in t.title]
     assert tab.rows[0][0] == "## forward ##"
+
+
+def _template_truth(job: NsysJob) -> dict[str, float]:
+    """Range name -> ms of GPU idle per step inside it, by construction: one step of the generator's schedule (ns from
+    the step's start), the GPU's kernels and copies against the user's ``extra_ranges``, inside the step's range."""
+    ev = nx._step_template(job, 0, nx._Strings())
+    period = ev["period"][0]
+    busy = _union([(a, b) for a, b, *_ in ev["kernel"] + ev["memcpy"]])
+    idle, t = [], 0
+    for s, e in busy:
+        if s > t:
+            idle.append((t, min(s, period - 2000)))
+        t = max(t, e)
+    idle.append((t, period - 2000))  # the step's range ends 2 us before the next step
+    ranges = [(a, b, name) for a, b, name in ev["nvtx"] if name in job.extra_ranges]
+    return {name: sum(max(0, min(b, y) - max(a, x)) for x, y in idle) / 1e6 for a, b, name in ranges}
+
+
+def test_an_nsight_launch_bound_loop_names_the_users_nvtx_ranges(tmp_path):
+    """A launch-bound loop marked ``forward`` / ``backward`` by NVTX inside each ``train_step``: the step's own range is
+    no answer, its two halves are, with the GPU idle time the schedule puts in each."""
+    job = NsysJob(steps=12, ops=20, kernel_us=5.0, launch_us=100.0, h2d_us=50.0, extra_ranges=("forward", "backward"))
+    path = tmp_path / "loop.sqlite"
+    nx.write(str(path), job)
+    m = host_metrics(read(SimpleNamespace(host="h", path=str(path), format="nsys")))
+    truth = _template_truth(job)
+    got = dict(m.idle_in_ranges)
+    assert set(got) == {"forward", "backward"}
+    for name, v in got.items():
+        assert v == pytest.approx(truth[name], rel=0.03), (name, v, truth[name])
+    (f,) = [f for f in evaluate(m) if f.rule == "launch_bound"]
+    assert "`forward`" in f.summary and "`backward`" in f.summary

@@ -12,11 +12,13 @@ from __future__ import annotations
 import functools
 import gzip
 import json
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 from synthetic import nsysexport as nx
+from synthetic import torchtrace as tt
 from synthetic.nsysexport import NsysJob
 from tb_gpu_advisor.formats import read
 from tb_gpu_advisor.rules import evaluate
@@ -122,3 +124,22 @@ def test_an_nsight_launch_bound_loop_names_the_users_nvtx_ranges(tmp_path):
         assert v == pytest.approx(truth[name], rel=0.03), (name, v, truth[name])
     (f,) = [f for f in evaluate(m) if f.rule == "launch_bound"]
     assert "`forward`" in f.summary and "`backward`" in f.summary
+
+
+def test_the_step_gaps_finding_names_the_users_range_in_the_gaps(tmp_path):
+    """A vLLM worker (generator ``serving_decode``: no ProfilerStep, steps from its engine loop) whose 9 ms of Python
+    input preparation between decode steps is wrapped in ``record_function("prepare inputs")``, by construction the
+    same span as the ``_prepare_inputs`` Python frame: the gap finding names the range, with the range's time."""
+    (path,) = tt.write_run(str(tmp_path), "serving_decode", steps=8)
+    data = json.loads(Path(path).read_text())
+    prep = [e for e in data["traceEvents"] if e.get("name", "").endswith("_prepare_inputs")]
+    data["traceEvents"] += [{**e, "cat": "user_annotation", "name": "prepare inputs", "args": {}} for e in prep]
+    Path(path).write_text(json.dumps(data))
+    m = host_metrics(read(SimpleNamespace(host="h", path=path, format="kineto")))
+    (name, v), *_ = m.gaps.top_ranges
+    assert name == "prepare inputs"
+    # the gap holds the whole preparation: the GPU is idle from the last decode's tokens to the next input copy
+    assert v == pytest.approx(tt.SERVE_HOST_US / 1000, rel=0.02), v
+    assert v <= m.gaps.avg_gap_ms
+    (f,) = [f for f in evaluate(m) if f.rule == "step_gaps"]
+    assert "in the program's own ranges `prepare inputs`" in f.summary, f.summary

@@ -686,18 +686,20 @@ def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
 
 def user_range_events(ctx: Context) -> np.ndarray:
     """Host event indices of the ranges the program marks around its own code: Nsight's NVTX ranges that are no
-    framework op (autograd NVTX) and no library's own (NCCL ...), Kineto's ``user_annotation`` (``record_function``).
-    Empty where the capture has none."""
+    framework op (autograd NVTX) and Kineto's ``user_annotation`` (``record_function``), neither of them a library's
+    own (NCCL's, PyTorch's ``Optimizer.step#...``).  Empty where the capture has none."""
     t = ctx.trace
     parts = []
     r = t.ranges
     if r is not None and r.idx.size:
-        library = ctx.h.per_name(nvtx.is_library_range)
-        user = r.idx[~r.op]
-        parts.append(user[~library[ctx.h.name[user]]])
+        parts.append(r.idx[~r.op])
     if t.annotations is not None and t.annotations.size:
         parts.append(t.annotations)
-    return np.unique(np.concatenate(parts)).astype(np.int64) if parts else np.zeros(0, np.int64)
+    if not parts:
+        return np.zeros(0, np.int64)
+    idx = np.unique(np.concatenate(parts)).astype(np.int64)
+    # a library's own ranges (NCCL's, PyTorch's ``Optimizer.step#...``, ``nccl:all_reduce``) are not the user's code
+    return idx[~ctx.h.per_name(nvtx.is_library_range)[ctx.h.name[idx]]]
 
 
 def ranges_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] | None,

@@ -82,8 +82,8 @@ _STREAMS_DDL = "CREATE TABLE ProcessStreams (globalPid INTEGER NOT NULL, filenam
 _DIAG_DDL = ("CREATE TABLE DIAGNOSTIC_EVENT (timestamp INTEGER NOT NULL, timestampType INTEGER NOT NULL, source INTEGER "
              "NOT NULL, severity INTEGER NOT NULL, text TEXT NOT NULL, globalPid INTEGER)")
 _DIAGS = ((43_240_554, 1, 1, "Common injection library initialized successfully."),
-          (89_844_955, 1, 2, "Installed CUDA driver version (13.1) is not supported by this build of Nsight Systems. "
-                             "CUDA trace will be collected using libraries for driver version 12.8"),
+          (89_844_955, 1, 2, ("Installed CUDA driver version (13.1) is not supported by this build of Nsight Systems. "
+                              "CUDA trace will be collected using libraries for driver version 12.8")),
           (106_424_718, 3, 2, "No CUDA events collected. Does the process use CUDA?"),
           (323_312_863, 1, 1, "CUDA injection initialized successfully."),
           (967_837_605, 1, 3, "ActivityFlushAll returned 2: CUPTI_ERROR_INVALID_DEVICE"))

@@ -51,8 +51,8 @@ def _truth() -> dict[str, float]:
     busy = _union([(e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")])
     steps = [e for e in ev if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")]
     tid = steps[0]["tid"]
-    ann = sorted(((e["ts"], -e["dur"], e["name"]) for e in ev if e.get("cat") == "user_annotation"
-                  and e["tid"] == tid and not e["name"].startswith("ProfilerStep#")))
+    ann = sorted((e["ts"], -e["dur"], e["name"]) for e in ev if e.get("cat") == "user_annotation"
+                 and e["tid"] == tid and not e["name"].startswith("ProfilerStep#"))
     outer, end = [], float("-inf")
     for s, d, name in ann:
         if s >= end:

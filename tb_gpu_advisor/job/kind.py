@@ -48,7 +48,8 @@ class Kind:
     #: "tracing_off" (the capture's options say CUDA tracing was off), "counters" (the kernels were measured by their
     #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "failed" (the program died
     #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "wsl2" (kernels launched under
-    #: WSL2, none recorded: the platform's limit, ``Trace.producer["wsl2"]``), "" otherwise
+    #: WSL2, none recorded: the platform's limit, ``Trace.producer["wsl2"]``), "wsl2_untraced" (under WSL2 no CUDA
+    #: call recorded at all, though the program loaded CUDA or ran to its output), "" otherwise
     window: str = ""
     #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
     capture_format: str = ""
@@ -57,7 +58,7 @@ class Kind:
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
-WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2")
+WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2", "wsl2_untraced")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -264,6 +265,9 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
                 "; CUDA tracing was on, and the window holds no CUDA call" if cuda == "on" else "")
         return Kind("no_gpu", "high", f"the program stopped with an error before it launched a kernel: \"{failed}\" "
                                       f"(its standard error, kept in the capture){held}", window="failed")
+    untraced = _wsl2_untraced(trace) if not calls and cuda != "off" else ""
+    if untraced:  # the platform, not the window: the program ran, the profiler traced none of its CUDA work
+        return Kind("unknown", "low", untraced, window="wsl2_untraced")
     computed = _cpu_compute_ops(trace, fw) if calls else ""
     if computed:  # a matmul on the GPU launches a kernel: these launched none, so they ran on the CPU
         ncalls = int(trace.h.name_mask(devices.is_runtime_call).sum())
@@ -293,6 +297,24 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
         return Kind("no_gpu", "high", "CUDA tracing was on, but the window holds no CUDA call: the program had not "
                                       "reached its GPU work", window="no_cuda_call")
     return Kind("no_gpu", "high", "no kernel, copy or collective ran on any GPU in the capture")
+
+
+def _wsl2_untraced(trace: Trace) -> str:
+    """Why a WSL2 window without a CUDA call is not a program that had not reached its GPU work, in words: the program
+    loaded CUDA (the profiler's CUDA injection started in it) or ran to its output (its standard output, kept in the
+    export), with the profiler's own complaints; "" where the capture was not made under WSL2 or shows neither.
+    Only what the file shows: not that kernels ran, only that the profiler recorded none of the CUDA work."""
+    p = trace.producer
+    wsl2 = p.get("wsl2", "")
+    ran = [*(["loaded CUDA (the profiler's CUDA injection started in it)"] if p.get("cuda_injected") else []),
+           *([f"wrote its output (its standard output ends \"{p['program_output']}\")"] if p.get("program_output") else [])]
+    if not wsl2 or not ran:
+        return ""
+    driver = p.get("nv_driver", "")
+    said = f"; the profiler reported: \"{p['profiler_trouble']}\"" if p.get("profiler_trouble") else ""
+    return (f"the program {' and '.join(ran)}, but the capture holds no CUDA call, kernel or copy: it ran under WSL2 "
+            f"(Linux kernel {wsl2}{f', Windows driver {driver}' if driver else ''}), where the profiler traced none of "
+            f"its CUDA work{said}")
 
 
 def _cpu_compute_ops(trace: Trace, fw: Framework) -> str:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, GpuCtx
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
@@ -563,7 +564,7 @@ def average_matrix(mat_ms: np.ndarray) -> Breakdown:
 
 
 def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = None,
-              busy: tuple[np.ndarray, np.ndarray] | None = None) -> GapColumns | None:
+              busy: tuple[np.ndarray, np.ndarray] | None = None, marked: np.ndarray | None = None) -> GapColumns | None:
     """GPU idle between consecutive kept steps: the longest idle stretch from step k's last kernel to step k+1's first
     device event.
 
@@ -578,7 +579,8 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
 
     ``busy``: ``union_intervals(d.start, d.end)`` of this GPU where the caller has it (:func:`gpu_step_arrays`).
     Columns, not a :class:`StepGap` per gap: a 100 MB capture has ~9,000 gaps, of which the report keeps 50
-    (:func:`summarize_gaps`); None where there are none.
+    (:func:`summarize_gaps`); None where there are none.  ``marked``: the user's ranges (:func:`user_range_events`),
+    whose time in the gaps is named (:func:`range_time`).
     """
     d = g.d
     n = ctx.steps.count
@@ -631,7 +633,9 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     cycle = np.maximum((w0[idx + 1] - w0[idx]).astype(np.float64) / PS_PER_MS, gap)
     return GapColumns(gpu=d.gpu, after_step=ctx.steps.ids[idx], gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
                       launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
-                      booked_ms=_booked_in_steps(g, iv, win), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win))
+                      booked_ms=_booked_in_steps(g, iv, win), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),
+                      ranges_ms=range_time(ctx, g, win[:, 0], win[:, 1], marked, _step_windows(g))
+                      if marked is not None and marked.size else {})
 
 
 def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
@@ -680,6 +684,125 @@ def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
     return {h.names[i]: float(totals[i]) for i in np.flatnonzero(totals > 0).tolist()}
 
 
+def user_range_events(ctx: Context) -> np.ndarray:
+    """Host event indices of the ranges the program marks around its own code: Nsight's NVTX ranges that are no
+    framework op (autograd NVTX) and Kineto's ``user_annotation`` (``record_function``), neither of them a library's
+    own (NCCL's, PyTorch's ``Optimizer.step#...``).  Empty where the capture has none."""
+    t = ctx.trace
+    parts = []
+    r = t.ranges
+    if r is not None and r.idx.size:
+        parts.append(r.idx[~r.op])
+    if t.annotations is not None and t.annotations.size:
+        parts.append(t.annotations)
+    if not parts:
+        return np.zeros(0, np.int64)
+    idx = np.unique(np.concatenate(parts)).astype(np.int64)
+    # a library's own ranges (NCCL's, PyTorch's ``Optimizer.step#...``, ``nccl:all_reduce``) are not the user's code
+    return idx[~ctx.h.per_name(nvtx.is_library_range)[ctx.h.name[idx]]]
+
+
+def ranges_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] | None,
+                   cand: np.ndarray) -> dict[str, float]:
+    """Range name -> ms of this GPU's idle time inside its kept steps that the range spans (issue #37: a host-bound
+    finding said "the host's own work" and not where in the user's code it runs).
+
+    ``cand``: host event indices of the user's ranges (:func:`user_range_events`).  A range that spans a whole step
+    (the step's own marker, ``ProfilerStep#N``, or a range around the loop) says nothing of where inside the step the
+    time goes, and is left out; of the rest only the outermost on their thread count (ranges nest), on the one thread
+    whose ranges span the most idle time, so the names never add up to more than the idle time they share."""
+    w = _step_windows(g)
+    if not cand.size or not w.size:
+        return {}
+    us, ue = busy if busy is not None else union_intervals(g.d.start, g.d.end)
+    # the GPU's idle stretches (the complement of its activity) clipped to the kept steps' windows, sorted, disjoint
+    idle = subtract_intervals(w[:, 0], w[:, 1], us.astype(np.int64, copy=False), ue.astype(np.int64, copy=False))
+    return range_time(ctx, g, np.asarray(idle[0], np.int64), np.asarray(idle[1], np.int64), cand, w)
+
+
+def _step_windows(g: GpuCtx) -> np.ndarray:
+    """This GPU's kept steps' windows (ps, int64), non-empty ones, by start."""
+    w = g.windows[g.windows[:, 1] > g.windows[:, 0]].astype(np.int64)
+    return w[np.argsort(w[:, 0], kind="stable")]
+
+
+def _spans_a_step(s: np.ndarray, e: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """Bool per range ``[s, e)``: it spans a whole window of ``w`` (sorted by start), within 2% of the window's length
+    at either end (a ``ProfilerStep`` and the window it made differ by the clocks' rounding)."""
+    if not w.size:
+        return np.zeros(s.shape, bool)
+    tol = (w[:, 1] - w[:, 0]) // 50
+    j = np.minimum(np.searchsorted(w[:, 0] + tol, s, side="left"), len(w) - 1)
+    return (s <= w[j, 0] + tol[j]) & (e >= w[j, 1] - tol[j])
+
+
+def range_time(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray, cand: np.ndarray,
+               w: np.ndarray) -> dict[str, float]:
+    """Range name -> ms of the stretches ``(i0, i1)`` (sorted, disjoint: the GPU's idle in its steps, or its gaps
+    between steps) that the user's ranges ``cand`` span, the outermost ranges on the one thread spanning the most,
+    leaving out ranges that span a whole step window of ``w`` (see :func:`ranges_in_idle`)."""
+    h = ctx.h
+    if g.host_mask is not None:
+        cand = cand[g.host_mask[cand]]
+    if not cand.size or not i0.size or not w.size:
+        return {}
+    s, e = h.start[cand].astype(np.int64), h.end[cand].astype(np.int64)
+    # a range spanning a whole step, on the host or on this GPU, is the step's (its marker) or the loop's, not a part
+    hw = ctx.steps.host_windows.astype(np.int64)
+    keep = ~_spans_a_step(s, e, w) & ~_spans_a_step(s, e, hw[np.argsort(hw[:, 0], kind="stable")]) & (e > s)
+    marks = ctx.trace.host_steps  # the format's own step markers, kept or not (the last one's GPU work runs past it)
+    if marks is not None and marks.start.size:
+        o = np.lexsort((marks.end, marks.start))
+        ms_, me_ = marks.start[o].astype(np.int64), marks.end[o].astype(np.int64)
+        j = np.minimum(np.searchsorted(ms_, s, side="left"), ms_.size - 1)
+        keep &= ~((ms_[j] == s) & (me_[j] == e))
+    cand, s, e = cand[keep], s[keep], e[keep]
+    if not cand.size:
+        return {}
+    # outermost per thread: sorted by (line, start, longest first), a range inside the running end of the ranges
+    # before it on its line is nested in one of them
+    order = np.lexsort((-(e - s), s, h.line[cand]))
+    cand, s, e = cand[order], s[order], e[order]
+    line = h.line[cand].astype(np.int64)
+    outer = np.ones(cand.size, bool)
+    for a, b in _runs(line):
+        run_end = np.maximum.accumulate(e[a:b])
+        outer[a + 1:b] = s[a + 1:b] >= run_end[:-1]
+    cand, s, e, line = cand[outer], s[outer], e[outer], line[outer]
+    # idle time inside [s, e): the idle stretches' running total at e less the one at s
+    acc = np.concatenate([[0], np.cumsum(i1 - i0)])
+
+    def idle_before(t: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(i0, t, side="right")  # stretches starting at or before t
+        part = np.minimum(t, i1[np.maximum(k - 1, 0)]) - i0[np.maximum(k - 1, 0)]
+        return acc[k - 1 + (k == 0)] * (k > 0) + np.where(k > 0, np.maximum(part, 0), 0)
+
+    ms_each = (idle_before(e) - idle_before(s)).astype(np.float64) / PS_PER_MS
+    if not (ms_each > 0).any():
+        return {}
+    busiest = int(np.argmax(np.bincount(line - line.min(), weights=ms_each))) + int(line.min())
+    mine = (line == busiest) & (ms_each > 0)
+    totals = np.bincount(h.name[cand[mine]].astype(np.int64), weights=ms_each[mine])
+    return {h.names[i]: float(totals[i]) for i in np.flatnonzero(totals > 0).tolist()}
+
+
+#: user ranges a report names (the longest, by their GPU idle time per step)
+RANGE_NAMES = 3
+
+
+def top_ranges(per_gpu: list[dict[str, float]], steps: int) -> list[tuple[str, float]]:
+    """(range, ms of GPU idle per step and active GPU it spans) of the :data:`RANGE_NAMES` ranges spanning the most
+    idle time over every GPU, longest first (ties by name)."""
+    if not per_gpu or steps <= 0:
+        return []
+    total: dict[str, float] = {}
+    for d in per_gpu:
+        for name, v in d.items():
+            total[name] = total.get(name, 0.0) + v
+    top = sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:RANGE_NAMES]
+    return [(name, round(v / (steps * len(per_gpu)), 4)) for name, v in top]
+
+
 def _runs(keys: np.ndarray) -> list[tuple[int, int]]:
     """(start, end) of each run of equal values of a sorted ``keys``."""
     if not keys.size:
@@ -704,6 +827,8 @@ class GapColumns:
     cycle_ms: np.ndarray
     #: host op name -> ms of the gaps it fills, summed over this GPU's gaps (:func:`ops_in_gaps`)
     ops_ms: dict[str, float] = field(default_factory=dict)
+    #: the user's range name -> ms of the gaps it spans, summed over this GPU's gaps (:func:`range_time`)
+    ranges_ms: dict[str, float] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.gap_ms.size)
@@ -782,7 +907,7 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         share_of_step=(avg / cycle) if cycle > 0 else None, avg_cycle_ms=cycle if cycle > 0 else None,
         avg_input_wait_ms=_running_sum(col("input_wait_ms")) / k, avg_launch_ms=_running_sum(col("launch_ms")) / k,
         avg_host_other_ms=_running_sum(col("host_other_ms")) / k, gaps=rows, ledger_ms_per_step=booked,
-        top_ops=_top_ops(gaps, k),
+        top_ops=_top_ops(gaps, k), top_ranges=_top_ops(gaps, k, "ranges_ms"),
     )
 
 
@@ -790,12 +915,12 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
 GAP_OPS = 3
 
 
-def _top_ops(gaps: list[GapColumns], k: int) -> list[tuple[str, float]]:
+def _top_ops(gaps: list[GapColumns], k: int, column: str = "ops_ms") -> list[tuple[str, float]]:
     """(host op, average ms of a gap it fills) of the :data:`GAP_OPS` ops filling the most gap time over every GPU's
-    gaps, longest first (ties by name, so the order is one)."""
+    gaps, longest first (ties by name, so the order is one); ``column="ranges_ms"``: the user's ranges instead."""
     total: dict[str, float] = {}
     for c in gaps:
-        for name, v in c.ops_ms.items():
+        for name, v in getattr(c, column).items():
             total[name] = total.get(name, 0.0) + v
     top = sorted(total.items(), key=lambda kv: (-kv[1], kv[0]))[:GAP_OPS]
     return [(name, round(v / k, 4)) for name, v in top]

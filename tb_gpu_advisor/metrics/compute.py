@@ -32,11 +32,14 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     release_free_heap()  # the context's build temporaries (see memory.py)
     per_gpu_arr: dict[int, bd.StepArrays] = {}
     gaps: list[bd.GapColumns | None] = []
+    marked = bd.user_range_events(ctx)
+    in_ranges: list[dict[str, float]] = []
     for g in ctx.gpus:
         arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
         per_gpu_arr[g.d.gpu] = arr
         if g.active:
-            gaps.append(bd.step_gaps(ctx, g, iv, painted, busy))
+            gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked))
+            in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
         del iv, painted, busy
     # each GPU's per-step rows (StepMetrics objects: ~1 kB a row, 13 MB for 8 GPUs x 1,300 steps) are made from
     # its columns at the end, after the modules' peak, unless the host rows need them now
@@ -108,6 +111,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         unmet_fixes=capture.unmet_fixes(ctx),
         job=job, compute_critical_ms=bd.mean_critical(host_arr, per_gpu_arr, ctx),
         compute_critical_share=bd.critical_shares(per_gpu_arr, ctx),
+        idle_in_ranges=bd.top_ranges(in_ranges, ctx.steps.count),
     )
     hm.steps_detail = [r for gid in sorted(per_gpu_arr) if gid in active_ids
                        for r in (per_gpu[gid] if per_gpu is not None else per_gpu_arr[gid].rows())] + host_rows

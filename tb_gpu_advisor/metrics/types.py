@@ -385,6 +385,9 @@ class Gaps:
     #: (host op, average ms of a gap it fills), longest first: the outermost host work events in the gaps, where to
     #: look (metrics/breakdown.ops_in_gaps)
     top_ops: list[tuple[str, float]] = field(default_factory=list)
+    #: (the user's range, average ms of a gap it spans), longest first: the outermost ranges below the step of the
+    #: thread spanning the most gap time (metrics/breakdown.range_time)
+    top_ranges: list[tuple[str, float]] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- GPUs
@@ -791,6 +794,10 @@ class HostMetrics:
     #: per kernel class ("matmul", "other": ``metrics/breakdown.CRITICAL_CLASSES``), the share of its kernel time the
     #: GPU's next work waited for: a fix's speed-up shortens the step only on that part of the kernels it touches
     compute_critical_share: dict[str, float] = field(default_factory=dict)
+    #: (range, ms per step and active GPU) of the user's ranges (NVTX, ``record_function``) that span the most of the
+    #: GPU's idle time inside the steps, outermost ranges of one thread, longest first: where in the user's code the
+    #: host holds the GPU idle (``metrics/breakdown.ranges_in_idle``)
+    idle_in_ranges: list[tuple[str, float]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

@@ -435,6 +435,11 @@ class Trace:
     xla_collectives: dict[str, tuple[int, int]] = field(default_factory=dict)
     #: the user's (and libraries') marked host ranges (Nsight's NVTX), None where the format has none
     ranges: HostRanges | None = None
+    #: host event indices (ascending) of the annotations the program marks among its ops where the format keeps them
+    #: with the ops rather than as :attr:`ranges` (Kineto's ``user_annotation``: ``record_function``,
+    #: ``ProfilerStep#N``); None where the format has none.  What holds the host's time is named from them
+    #: (``metrics/breakdown.ranges_in_idle``)
+    annotations: np.ndarray | None = None
     #: the framework the file itself shows, for a format several frameworks write (an Nsight export of a PyTorch
     #: job: ATen kernels or ranges), None where the file does not say (``frameworks.detect_trace``)
     framework_hint: str | None = None

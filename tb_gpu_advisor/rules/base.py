@@ -267,6 +267,21 @@ def table(title: str, columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> 
     return Table(title=title, columns=list(columns), rows=[[_scalar(v) for v in row] for row in rows])
 
 
+def in_ranges(ctx: Ctx, host_ms: float) -> str:
+    """Where in the program's code the host holds the GPU idle: its own ranges (NVTX, ``record_function``) spanning at
+    least a tenth of ``host_ms`` (``HostMetrics.idle_in_ranges``), so the user knows where to look (issue #37); ""
+    where the capture marks none or none stands out."""
+    named = [f"`{n}` {ms(v)}" for n, v in ctx.m.idle_in_ranges if v >= 0.1 * host_ms]
+    return f"; the GPU's idle time lies in the program's own ranges {', '.join(named)} a step" if named else ""
+
+
+def ranges_table(ctx: Ctx) -> list[Table]:
+    """The evidence of :func:`in_ranges`: the ranges and their idle time per step; none where there are none."""
+    rows = [[n, v] for n, v in ctx.m.idle_in_ranges]
+    return [table("The GPU's idle time inside the program's own ranges (the busiest thread's outermost ranges below "
+                  "the step; ms per step)", ["range", "ms"], rows)] if rows else []
+
+
 def _scalar(v: Any) -> Any:
     if hasattr(v, "item") and not isinstance(v, (str, bytes)):
         v = v.item()

@@ -3,7 +3,8 @@
 Fires: no GPU activity at all (warning; the other checks are skipped) -- named for what the window holds where it
 holds no kernel (start-up only, NVTX only, no CUDA call, CUDA tracing off, ``failed``: the program died before its
 GPU work, its error quoted from the standard error the capture kept, or ``wsl2``: kernels launched under WSL2, where
-they were not traced: ``job.kind.WINDOWS``), with how to record
+they were not traced, ``wsl2_untraced``: no CUDA call traced under WSL2 though the program loaded CUDA or ran to its
+output: ``job.kind.WINDOWS``), with how to record
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
 ``capture_quality:window``) -- no step found / fewer than ``capture.min_steps`` kept steps
 (warning), capture longer than ``capture.max_seconds`` (info), step times
@@ -145,7 +146,8 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "tracing_off": "CUDA tracing was off: the capture holds no GPU work",
                   "counters": "The capture holds the kernels' hardware counters, not their timeline",
                   "failed": "The program stopped with an error before its GPU work",
-                  "wsl2": "Recorded under WSL2: the GPU's kernels were not traced there"}
+                  "wsl2": "Recorded under WSL2: the GPU's kernels were not traced there",
+                  "wsl2_untraced": "Recorded under WSL2: the program's CUDA work was not traced there"}
 
 
 def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
@@ -169,6 +171,11 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
                 f"not damaged: the platform did not record the kernels, so the guide's GPU checks did not run and "
                 f"nothing here is a verdict on the job. Profile on native Linux, or update the Windows driver and the "
                 f"profiler.")
+    if window == "wsl2_untraced":
+        return (f"{length} holds no CUDA record: {held}. The window was not the problem and the file is not damaged: "
+                f"the profiler recorded none of the program's CUDA work, so the guide's GPU checks did not run and "
+                f"nothing here is a verdict on the job. Profile on native Linux, or update Nsight Systems and the "
+                f"Windows driver together.")
     if window == "nvtx_only":
         return (f"{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the guide's "
                 f"GPU checks did not run: nothing here is a verdict on the job.")

@@ -61,7 +61,11 @@ no other finding recovers (the ledger's `host_compute`, less the other
 findings' claims on the host group) fills at least half of the GPU's idle,
 `unexplained_idle:<host>` says the step is host-bound and saves that time
 (pool `host_own`), ranked by its saving like every other finding; a problem
-found across the job's ranks does not hide it.
+found across the job's ranks does not hide it.  Where the capture marks the
+program's own ranges (Nsight NVTX, Kineto `user_annotation` from
+`record_function`), it names those holding the GPU's idle time in the step
+(`HostMetrics.idle_in_ranges`; `launch_bound` does too, and `step_gaps` the
+ranges in its gaps).
 
 **Savings add up** (`rules/savings.py`): each saving names the time it
 recovers (`recovers`: breakdown group and pool); findings recovering the same

@@ -15,8 +15,8 @@ from __future__ import annotations
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, kernels_per_step, ms, n_of, pct, r, rule, saving,
-                                       share_metric, short, step_windows, table)
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, in_ranges, kernels_per_step, ms, n_of, pct, r,
+                                       ranges_table, rule, saving, share_metric, short, step_windows, table)
 
 ID = "launch_bound"
 _BIGGER_KERNELS = action("Make each kernel do more work: concatenate small tensors, vectorize loops over scalars, "
@@ -103,7 +103,7 @@ def check(m: HostMetrics) -> list[Finding]:
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} of each {ms(ctx.step_ms)} step ({ms(wait_ms)}; stock "
         f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share)} run shorter than "
-        f"{sk.threshold_us:.0f} us.{example}{step_txt}",
+        f"{sk.threshold_us:.0f} us{in_ranges(ctx, wait_ms)}.{example}{step_txt}",
         metric=share_metric("launch_wait_share", "Idle waiting for kernel launch", share, "launch_bound.warning",
                             severity=sev, detail={"launch_wait_ms": wait_ms, "kernels_per_step": kps,
                                                   "small_kernels_per_step": small_ps,
@@ -114,7 +114,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                     f"({n_of(round(launched_ps), 'kernel' if few_small else 'small kernel')} per step)",
                       [("launch", "launch", save_ms)]),
         evidence=[table(f"Kernels shorter than {sk.threshold_us:.0f} us (launch latency 20–40 us), by total time",
-                        ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows)],
+                        ["kernel", "op type", "calls/step", "ms/step", "avg us"], rows), *ranges_table(ctx)],
         windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),
         actions=actions, title=title,
     )]

@@ -6,7 +6,8 @@ the gap spent waiting for input belongs to ``input_bound``; this rule fires
 on the rest (host work between steps: callbacks, metrics, ops outside
 ``tf.function``; or launch threads contending with tf.data threads) and
 names the cause from what the host did during the gaps, and the host ops that fill them (the outermost ops of the
-thread whose ops fill the most of the gaps, each at least a tenth of the mean gap).
+thread whose ops fill the most of the gaps, each at least a tenth of the mean gap) and the program's own ranges
+(NVTX, ``record_function``) that span them, counted alike.
 Saving: the gaps' host-caused idle as the step ledger books it (inside the kept steps, per category), less the parts
 other findings own (input wait, dispatch, loss scaling, a GPU's late start).
 """
@@ -121,6 +122,8 @@ def check(m: HostMetrics) -> list[Finding]:
                                    "unexplained ms"], rows),
             *([table("Host ops in the gaps (the busiest thread's outermost ops; ms per gap)", ["op", "ms"],
                      [[name, v] for name, v in g.top_ops])] if g.top_ops else []),
+            *([table("The program's own ranges in the gaps (the busiest thread's outermost ranges below the step; "
+                     "ms per gap)", ["range", "ms"], [[name, v] for name, v in g.top_ranges])] if g.top_ranges else []),
         ],
         windows=windows,
         actions=actions,
@@ -128,12 +131,15 @@ def check(m: HostMetrics) -> list[Finding]:
 
 
 def _named(g, host_work: bool) -> str:
-    """Where the host work in the gaps went, by the host ops that fill them (each at least a tenth of the mean gap):
-    the finding says where to look.  Nothing where launches fill the gaps or no op stands out."""
+    """Where the host work in the gaps went, by the host ops that fill them and the program's own ranges (NVTX,
+    ``record_function``) that span them (each at least a tenth of the mean gap): the finding says where to look.  Nothing where launches fill the gaps or no op stands out."""
     if not host_work or not g.avg_gap_ms:
         return ""
     named = [f"`{name}` {ms(v)}" for name, v in g.top_ops if v >= 0.1 * g.avg_gap_ms]
-    return f" (in each gap: {', '.join(named)})" if named else ""
+    ranges = [f"`{name}` {ms(v)}" for name, v in g.top_ranges if v >= 0.1 * g.avg_gap_ms]
+    where = ([f"in each gap: {', '.join(named)}"] if named else []) + \
+        ([f"in the program's own ranges {', '.join(ranges)}"] if ranges else [])
+    return f" ({'; '.join(where)})" if where else ""
 
 
 def _whole(cycle_ms: float, step_ms: float) -> str:

@@ -131,6 +131,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         format="kineto", host=host, path=path, size_bytes=size, h=h, devices=devs, num_events=int(kt.n_events),
         span_ps=span, capture_ms=_capture_ms(kt), viewer_zero_ps=_viewer_zero_ps(kt, origin), time_base=_time_base(kt),
         host_steps=_profiler_steps(kt, h), allocator=_allocator(kt),
+        annotations=np.flatnonzero(_cat_mask(kt, ("user_annotation",))[host_order]),
         **_rank_step_lines(kt, devs, start_ps, end_ps),
         gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
         metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),

@@ -46,6 +46,14 @@ WINDOW_FIXES = {
               "nsys profile -t cuda,nvtx -o run ./app   # on native Linux (or WSL2 with a current Windows driver)\n"
               "nsys export --type sqlite run.nsys-rep\n"
               "sqlite3 run.sqlite \"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL\"   # kernels recorded?"),),
+    # the profiler's CUDA trace failed under WSL2 (CUPTI errors, a driver newer than the profiler's build supports)
+    "wsl2_untraced": ((("Profile on native Linux; under WSL2, install the Nsight Systems release that supports the "
+                        "installed Windows driver (the profiler's diagnostics say when it does not), then check that "
+                        "the export holds CUDA calls and kernels."),
+                       "nsys --version   # a release newer than the CUDA driver (nvidia-smi: CUDA Version)\n"
+                       "nsys profile -t cuda,nvtx -o run ./app\n"
+                       "nsys export --type sqlite run.nsys-rep\n"
+                       "sqlite3 run.sqlite \"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME\"   # CUDA calls recorded?"),),
 }
 
 FORMAT = Format(id="nsys", name="Nsight Systems", layout=LAYOUT, probe=has_gpu_activity,

@@ -277,6 +277,8 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     raw.zero_ns, raw.capture_ms = _session_window(schema)
     raw.facts = _capture_options(schema)
     raw.facts.update(_platform(schema))
+    if "wsl2" in raw.facts:
+        raw.facts.update(_program_ran(schema))
     failure = next((f for f in map(program_failure, tb.program_stderr(schema)) if f), "")
     if failure:  # the program died: a window without GPU work is its failure, not a window put wrong
         raw.facts["program_error"] = failure
@@ -304,6 +306,29 @@ def _platform(schema: tb.Schema) -> dict[str, str]:
         return {}
     driver = tb.value_of(schema, tb.SYSTEM_ENV, "NvDriverVersion")
     return {"wsl2": release.strip(), **({"nv_driver": driver.strip()} if driver else {})}
+
+
+#: The message Nsight's CUDA injection writes once the profiled program has loaded the CUDA driver (the driver loads
+#: the injection library at ``cuInit``): the program initialised CUDA under the profiler.
+_CUDA_INJECTED = re.compile(r"\bCUDA injection initiali[sz]ed successfully", re.I)
+
+
+def _program_ran(schema: tb.Schema) -> dict[str, str]:
+    """What the export shows of a program that ran, for a WSL2 window without CUDA records (``job.kind`` window
+    ``wsl2_untraced``): ``cuda_injected`` where the profiler's CUDA injection started in it (the program loaded CUDA),
+    ``program_output`` (its standard output's last line), ``profiler_trouble`` (the injection's own warnings and
+    errors, as it wrote them: ``CUPTI_ERROR_INVALID_DEVICE``, a driver newer than the profiler supports)."""
+    out: dict[str, str] = {}
+    msgs = tb.injection_messages(schema)
+    if any(_CUDA_INJECTED.search(text) for _, text in msgs):
+        out["cuda_injected"] = "1"
+    trouble = list(dict.fromkeys(" ".join(text.split())[:200] for sev, text in msgs if sev in tb.DIAG_TROUBLE))
+    if trouble:
+        out["profiler_trouble"] = "; ".join(trouble[:3])
+    lines = [ln.strip() for text in tb.program_stderr(schema, 4096, "stdout") for ln in text.splitlines() if ln.strip()]
+    if lines:
+        out["program_output"] = lines[-1][:160]
+    return out
 
 
 def _died(schema: tb.Schema) -> bool:

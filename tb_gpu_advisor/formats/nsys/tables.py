@@ -779,16 +779,36 @@ def key_values(schema: Schema, table: str, limit: int = 10_000, chars: int = 409
     return [(str(n), "" if v is None else str(v)) for n, v in schema.con.execute(sql)]
 
 
-def program_stderr(schema: Schema, chars: int = 65536) -> list[str]:
-    """The profiled program's standard error as the export kept it (:data:`PROCESS_STREAMS`): one text per process
-    that wrote any, cut at ``chars`` characters from its end (where a failing program says why); empty without the
-    table."""
+def program_stderr(schema: Schema, chars: int = 65536, stream: str = "stderr") -> list[str]:
+    """The profiled program's standard error (``stream="stdout"``: its output) as the export kept it
+    (:data:`PROCESS_STREAMS`): one text per process that wrote any, cut at ``chars`` characters from its end (where a
+    failing program says why); empty without the table."""
     if not (schema.has(PROCESS_STREAMS, "filenameId", "contentId") and schema.has(STRINGS, "id", "value")):
         return []
     sql = (f'SELECT substr(c.value, -{int(chars)}) FROM "{PROCESS_STREAMS}" p '
            f'JOIN "{STRINGS}" f ON f.id = p.filenameId JOIN "{STRINGS}" c ON c.id = p.contentId '
-           "WHERE f.value LIKE '%stderr%' AND length(trim(c.value)) > 0 LIMIT 16")
-    return [str(v) for (v,) in schema.con.execute(sql) if v is not None]
+           "WHERE f.value LIKE ? AND length(trim(c.value)) > 0 LIMIT 16")
+    return [str(v) for (v,) in schema.con.execute(sql, (f"%{stream}%",)) if v is not None]
+
+
+#: The profiler's own messages about the run (``nsys``'s diagnostics, the ones its GUI lists).
+DIAGNOSTICS = "DIAGNOSTIC_EVENT"
+#: ``DIAGNOSTIC_EVENT.source`` of the messages the profiler's injection library wrote from inside the profiled
+#: process (``ENUM_DIAGNOSTIC_SOURCE_TYPE``: 1 Injection, 2 Daemon, 3 Analysis), and the severities (2 Warning,
+#: 3 Error) of those that say something went wrong.
+DIAG_INJECTION = 1
+DIAG_TROUBLE = (2, 3)
+
+
+def injection_messages(schema: Schema, limit: int = 64) -> list[tuple[int, str]]:
+    """(severity, text) of the profiler's injection messages from inside the profiled process, in time order: what
+    the profiler itself says it did there (``CUDA injection initialized successfully.``) and what failed
+    (``ActivityFlushAll returned 2: CUPTI_ERROR_INVALID_DEVICE``); empty without the table."""
+    if not schema.has(DIAGNOSTICS, "timestamp", "source", "severity", "text"):
+        return []
+    sql = (f'SELECT severity, substr(text, 1, 300) FROM "{DIAGNOSTICS}" WHERE source = ? AND text IS NOT NULL '
+           f"ORDER BY timestamp LIMIT {int(limit)}")
+    return [(int(sev), str(text)) for sev, text in schema.con.execute(sql, (DIAG_INJECTION,))]
 
 
 def value_of(schema: Schema, table: str, name: str, chars: int = 256) -> str | None:

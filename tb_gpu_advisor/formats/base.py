@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol
 from tb_gpu_advisor.model.logdir import HostFile
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
-    from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
+    from tb_gpu_advisor.model.trace import Trace
 
 #: Files larger than this are refused with a clear error instead of exhausting memory (every format).
 DEFAULT_MAX_BYTES = 8 << 30
@@ -38,32 +38,6 @@ def max_profile_bytes() -> int:
         return int(os.environ.get(ENV_MAX_BYTES, DEFAULT_MAX_BYTES))
     except ValueError:
         return DEFAULT_MAX_BYTES
-
-
-def lost_gpu_records(h: "HostEvents", devs: "list[DeviceEvents]", measured: int = 0,
-                     gpu_only: Callable[[str], bool] | None = None) -> list[str]:
-    """The damage of a trace whose host launched kernels that it holds no GPU record of, in every format: each launch
-    runs a kernel, so the GPU's side of the capture was lost (the profiler stopped before the device buffers were
-    flushed, or GPU activity was not recorded) -- a partial trace, never "no GPU work".  So is one whose host ran ops
-    the framework runs only for GPU work (``gpu_only``, the framework's ``gpu_only_event``: PyTorch's
-    ``nccl:all_to_all``, ``aten::record_stream``) with no runtime call or GPU record left.  A window that launched
-    nothing (start-up only, NVTX only) is no damage: it is read, and reported for what it holds; nor is one whose
-    kernels the profiler ``measured`` by their hardware counters instead of timing them (CUPTI's range profiler)."""
-    from tb_gpu_advisor import devices  # numpy: imported when a trace is read, not when a format is
-
-    if measured or not len(h) or any(((d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)).any() for d in devs):
-        return []
-    n = int(h.name_mask(devices.is_launch_call).sum())
-    if n:
-        return [(f"the host launched {n:,} kernels but the trace holds no GPU record of any: the GPU's side of the "
-                 "capture was lost (the profiler stopped before the GPU's records were flushed, or GPU activity was "
-                 "not recorded)")]
-    ops = int(h.name_mask(gpu_only).sum()) if gpu_only is not None else 0
-    if not ops or h.name_mask(devices.is_runtime_call).any():
-        return []  # runtime calls without a launch: a window of start-up, read for what it holds
-    return [(f"the host ran {ops:,} ops that run only for GPU work (collectives over NCCL, work on GPU streams, cuDNN "
-             "or MIOpen ops) but the trace holds no GPU or runtime record: the GPU's side of the capture was not "
-             "recorded")]
 
 
 #: How sessions are named: their capture time, as the XPlane profiler names its session folders (UTC).

@@ -57,13 +57,17 @@ def test_gpu_only_op_names():
                                                           "record_param_comms", "aten::conv2d"))
 
 
-def test_a_lost_gpu_side_is_damage_as_lost_launches_are():
-    """One rule for every way the GPU's side goes missing: kernel launches with no kernel record, and ops that run only
-    for GPU work with no GPU or runtime record, are both a partial trace (the CLI's exit 2), never CPU work."""
-    from tb_gpu_advisor.formats.kineto import adapter as kineto_adapter
-
-    (lost,) = (WILD / "gpu_events_stripped").glob("*.json.gz")
-    assert any("GPU's side of the capture was not recorded" in p for p in kineto_adapter.read_trace(str(lost)).problems)
-    assert _report("gpu_events_stripped")["hosts"][0]["damage"]
-    (cpu,) = (WILD / "cpu_only_gloo").glob("*.json.gz")
-    assert not kineto_adapter.read_trace(str(cpu)).problems
+def test_every_lost_gpu_side_is_one_kind_of_report_on_real_traces():
+    """One rule for every way the GPU's side goes missing, on the two real captures that lost it: kernel launches with
+    no kernel record (``lost_kernels_a100``) and ops that run only for GPU work with no GPU or runtime record
+    (``gpu_events_stripped``) are each a report of the same kind -- the file read whole (no damage, the CLI's exit 0,
+    1 under ``--fail-on warning``), its first finding "The capture lost its GPU records" -- never CPU work and never
+    an input error.  Both were exit 2 ("damaged") while a job whose CUDA activity was not recorded at all was a report."""
+    for run, evidence in (("gpu_events_stripped", "nccl:all_to_all"), ("lost_kernels_a100", "launched")):
+        rep = _report(run)
+        (host,) = rep["hosts"]
+        assert host["error"] is None and not host["damage"], (run, host["damage"])
+        assert not rep["healthy"]
+        top = next(f for f in rep["findings"] if f["severity"] in ("warning", "critical"))
+        assert top["rule"] == "capture_quality" and top["title"] == "The capture lost its GPU records", (run, top)
+        assert evidence in top["summary"], (run, top["summary"])

@@ -210,20 +210,23 @@ def test_cuda_graph_executions(tmp_path):
     assert (dn.graph_id[k] == 7).all()
 
 
-def test_launches_without_a_kernel_table_are_a_damaged_capture_never_healthy(tmp_path):
-    """The host launched kernels the export holds no record of: the GPU's side was lost -- the damage Kineto reports
-    for the same case (``formats.base.lost_gpu_records``), read and flagged, never healthy and never "no GPU work"."""
+def test_launches_without_a_kernel_table_are_lost_records_never_healthy(tmp_path):
+    """The host launched kernels the export holds no record of: the GPU's side was lost -- read as Kineto reads the
+    same case (``job.kind``: a report whose first finding says so, the file itself undamaged), never healthy and never
+    "no GPU work"."""
     from tb_gpu_advisor.runtime.pipeline import analyze_host
 
     p = tmp_path / "cpu_only.sqlite"
     truth = write(str(p), NsysJob(kernels_table=False))
     t = reader.read_trace(str(p))
     assert not any(len(d) and (d.kind == devices.KIND_KERNEL).any() for d in t.devices)
-    (problem,) = t.problems
-    assert f"launched {truth.steps * 20:,} kernels" in problem and "the GPU's side of the capture was lost" in problem
+    assert t.problems == []
     assert probe.has_gpu_activity(str(p)) is False
     rep = analyze_host(HostFile("cpu_only", str(p), p.stat().st_size, 0, "nsys"))
-    assert rep.error is None and rep.damage == t.problems
+    assert rep.error is None and not rep.damage
+    assert f"launched {truth.steps * 20:,} kernels" in rep.job["kind_evidence"]
+    assert "the GPU's side of the capture was lost" in rep.job["kind_evidence"]
+    assert rep.job["kind"] == "unknown"
 
 
 def test_a_database_that_is_no_export(tmp_path):

@@ -14,6 +14,7 @@ import json
 import os
 import shutil
 from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -137,8 +138,11 @@ def _kineto(tmp: str, run: str, drop: tuple[str, ...]) -> str:
 
 
 def test_exit_codes_follow_one_rule_for_every_format(tmp_path):
-    """Damage (launches whose GPU records are gone) exits 2 in Kineto and Nsight alike; a readable window without
-    GPU work exits 0, or 1 under ``--fail-on warning``, in both formats."""
+    """One rule in Kineto and Nsight alike: a readable capture is a report, whatever its window holds -- no GPU work,
+    or launches whose GPU records the profiler lost -- exit 0, or 1 under ``--fail-on warning``, its first finding
+    saying what the capture lacks; only a file that cannot be read whole (cut off mid-write) exits 2.  Lost records
+    were exit 2 ("damaged") while a job whose CUDA activity was not recorded at all was a report: the same kind of
+    problem, a profiler's setting or its buffers, with two codes."""
     gpu = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation")
     lost_kineto = _kineto(str(tmp_path), "lost", gpu)
     window_kineto = _kineto(str(tmp_path), "window", gpu + ("cudaLaunchKernel", "cuda_runtime", "cuda_driver"))
@@ -148,13 +152,24 @@ def test_exit_codes_follow_one_rule_for_every_format(tmp_path):
     nx.write_window(str(window_nsys), "startup")
     for lost in (lost_kineto, str(lost_nsys)):
         code, out, err = _run(["report", lost, "--format", "json", "--cache-dir", "off"])
-        assert code == 2 and "the GPU's side of the capture was lost" in err, (lost, err)
+        assert code == 0 and "could not be analysed" not in err and "damaged" not in err, (lost, err)
+        rep = json.loads(out)
+        assert rep["healthy"] is False
+        first = next(f for f in rep["reports"][0]["findings"] if f["severity"] in ("warning", "critical"))
+        assert first["rule"] == "capture_quality" and first["title"] == "The capture lost its GPU records", first
+        assert "launched" in first["summary"], first["summary"]
+        assert _run(["report", lost, "--fail-on", "warning", "--cache-dir", "off"])[0] == 1, lost
     for window in (window_kineto, str(window_nsys)):
         code, out, err = _run(["report", window, "--format", "json", "--cache-dir", "off"])
         assert code == 0 and "could not be analysed" not in err, (window, err)
         assert json.loads(out)["healthy"] is False
         code, _, _ = _run(["report", window, "--fail-on", "warning", "--cache-dir", "off"])
         assert code == 1, window
+    cut = tmp_path / "cut.pt.trace.json"
+    whole = Path(lost_kineto).read_bytes()
+    cut.write_bytes(whole[: len(whole) * 2 // 3])
+    code, _, err = _run(["report", str(cut), "--format", "json", "--cache-dir", "off"])
+    assert code == 2 and "damaged" in err, err
 
 
 def test_a_torch_profiler_window_without_gpu_work_gets_the_schedule_fix(tmp_path):

@@ -23,7 +23,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import lost_gpu_records, max_profile_bytes
+from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
 from tb_gpu_advisor.formats.kineto.parse import KinetoReadError, KinetoTrace, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
@@ -135,8 +135,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         **_rank_step_lines(kt, devs, start_ps, end_ps),
         gpu_host_lines={g: np.flatnonzero(np.isin(line_pids, pids)) for g, pids in kt.gpu_pids.items()},
         metadata_keys=frozenset(kt.meta), xla_evidence=_compile_evidence(kt, h, devs),
-        problems=list(kt.problems) + lost_gpu_records(h, devs, measured=int(producer.get("counter_ranges", 0)),
-                                                        gpu_only=pytorch.is_gpu_only_event),
+        problems=list(kt.problems),  # a file cut off or malformed; GPU records the profiler lost are job.kind's
         **_collective_messages(kt, host_order),
         world_size=_world_size(kt), gpu_ranks=_gpu_ranks(kt, devs), **_flop_ops(kt, h, host_order),
         producer=producer, spans=_python_spans(kt, start_ps, end_ps, line_pairs),

@@ -27,7 +27,8 @@ What is decided here, once, from the export's own conventions (``tables.py`` for
   capture's own options (``META_DATA_CAPTURE``: CUDA / NVTX tracing on or off, what started and stopped the window)
   are kept as ``Trace.producer`` facts (``cuda_trace``, ``nvtx_trace``, ``capture_start``, ``capture_stop``), so a
   report says "CUDA tracing was off" only where the export says so.  Launches whose kernels the export does not
-  hold are a damaged capture (``formats.base.lost_gpu_records``), as in every format.
+  hold are GPU records the profiler lost, read as any such capture (``job.kind``: a report whose first finding says
+  so, not damage to the file), as in every format.
 
 Several exports of one machine (one per rank, ``report_rank%q{RANK}``) are read as one trace on the clock they
 share, their GPUs side by side (``ranks=``).
@@ -45,7 +46,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, lost_gpu_records, max_profile_bytes, program_failure
+from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes, program_failure
 from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import nvtx
@@ -809,8 +810,6 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
         gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
         framework_hint=_framework(h.names, r.d_names), producer={**r.facts, **_host_processes(r, tids)},
-        # under WSL2 launches without kernels are what the platform records (job.kind window "wsl2"), no damage
-        problems=[] if "wsl2" in r.facts else lost_gpu_records(h, devs),
     )
 
 

@@ -17,7 +17,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, GpuCtx
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
-from tb_gpu_advisor.model.columns import coverage, sorted_unique, subtract_intervals, union_intervals
+from tb_gpu_advisor.model.columns import add_intervals, coverage, sorted_unique, subtract_intervals, union_intervals
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.
 PRIORITY: tuple[str, ...] = (
@@ -158,7 +158,7 @@ class Attribution:
             if s.size:
                 s = s.astype(np.int64, copy=False)
                 e = e.astype(np.int64, copy=False)
-                us, ue = union_intervals(np.concatenate([us, s]), np.concatenate([ue, e])) if us.size else union_intervals(s, e)
+                us, ue = add_intervals(us, ue, s, e) if us.size else union_intervals(s, e)
             self.covers.append(_Cover(us, ue))
 
     def matrix(self, windows: np.ndarray) -> np.ndarray | None:

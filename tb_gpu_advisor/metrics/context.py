@@ -204,11 +204,31 @@ def _starts_up_to(w_start: np.ndarray, t: np.ndarray) -> np.ndarray:
 
     Times in order (a host line's events, a GPU's) are merged instead: each window start's position
     among the times, counted up with a cumulative sum -- O(times + windows), 3x faster than a binary
-    search per time.
+    search per time.  A chunk of several lines' events is merged a sorted run at a time.
     """
-    if t.shape[0] > 1 and (t[1:] >= t[:-1]).all():
-        return np.cumsum(np.bincount(np.searchsorted(t, w_start, side="left"), minlength=t.shape[0] + 1)[:t.shape[0]])
-    return np.searchsorted(w_start, t, side="right")
+    n = t.shape[0]
+    if n < 2:
+        return np.searchsorted(w_start, t, side="right")
+    # sorted runs: a chunk of host events is a few lines' events, each line by start
+    breaks = np.flatnonzero(t[1:] < t[:-1])
+    if breaks.size == 0:
+        return _merged_counts(w_start, t)
+    if breaks.size * _MIN_RUN > n:
+        return np.searchsorted(w_start, t, side="right")
+    out = np.empty(n, dtype=np.intp)
+    edges = [0, *(breaks + 1).tolist(), n]
+    for a, b in zip(edges[:-1], edges[1:]):
+        out[a:b] = _merged_counts(w_start, t[a:b])
+    return out
+
+
+#: Mean length of the sorted runs below which :func:`_starts_up_to` searches each time instead of merging per run.
+_MIN_RUN = 4096
+
+
+def _merged_counts(w_start: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(w_start, t, side="right")`` for times ``t`` in order: each window start's place among them."""
+    return np.cumsum(np.bincount(np.searchsorted(t, w_start, side="left"), minlength=t.shape[0] + 1)[:t.shape[0]])
 
 
 class Encloser:

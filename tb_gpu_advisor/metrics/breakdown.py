@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, GpuCtx
+from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, GpuCtx
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
 from tb_gpu_advisor.model.columns import add_intervals, coverage, sorted_unique, subtract_intervals, union_intervals
 
@@ -57,7 +57,7 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
     out["unseen"] = ctx.unseen_spans or (d.start[:0], d.start[:0])
     out["allocator"] = ctx.alloc_spans or (d.start[:0], d.start[:0])
     hm = g.host_mask  # a GPU of its own process: only that process's host events explain its idle time
-    inp = ctx.host_input if hm is None else ctx.host_input & hm
+    inp = ctx.role_rows(HOST_INPUT_BIT, hm)
     out["input_wait"] = _cat2((h.start[inp], h.end[inp]), ctx.input_spans if g.input_spans is None else g.input_spans)
     # launch wait (idle waiting for launch): the GPU idle gap before a device event, from the end of
     # everything earlier on this GPU to the event's start, when the event's host launch record ended
@@ -78,7 +78,7 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
     # and the host inside the framework's dispatch (JAX: the GPU idles while Python dispatches the next call)
     out["launch_wait"] = _cat2(out["launch_wait"], ctx.dispatch_spans if g.dispatch_spans is None else g.dispatch_spans)
     out["host_python"] = _python_spans(ctx, g)
-    work = ctx.host_work if hm is None else ctx.host_work & hm
+    work = ctx.role_rows(HOST_WORK_BIT, hm)
     # an op blocked in a copy or a sync (``.item()``, a D2H to pageable memory waiting for NCCL) is waiting, not work
     # and the host's own work inside a dispatch (a millisecond without a runtime call: context.no_call_stretches)
     work_s, work_e = _cat2((h.start[work], h.end[work]), ctx.own_spans if g.own_spans is None else g.own_spans)
@@ -598,7 +598,7 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     cycle = np.maximum((w0[idx + 1] - w0[idx]).astype(np.float64) / PS_PER_MS, gap)
     return GapColumns(gpu=d.gpu, after_step=ctx.steps.ids[idx], gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
                       launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
-                      booked_ms=_booked_in_steps(g, iv, win), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win))
+                      booked_ms=_booked_in_steps(g, iv, win, painted), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win))
 
 
 def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
@@ -610,9 +610,9 @@ def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
     h = ctx.h
     if not win.size or not h.start.size:
         return {}
-    work = ctx.host_work if g.host_mask is None else ctx.host_work & g.host_mask
+    work = ctx.role_rows(HOST_WORK_BIT, g.host_mask)
     lo, hi = int(win[0, 0]), int(win[-1, 1])
-    cand = np.flatnonzero(work & (h.start < hi) & (h.end > lo))
+    cand = work[(h.start[work] < hi) & (h.end[work] > lo)]
     if not cand.size:
         return {}
     # which gap each event may overlap: the last gap starting before its end; it overlaps it only if it ends after
@@ -687,15 +687,16 @@ class GapColumns:
                                                      self.host_other_ms[:n].tolist(), booked, self.cycle_ms[:n].tolist())]
 
 
-def _booked_in_steps(g: GpuCtx, iv: dict, win: np.ndarray) -> np.ndarray:
+def _booked_in_steps(g: GpuCtx, iv: dict, win: np.ndarray, painted: Attribution | None = None) -> np.ndarray:
     """(gaps, :data:`HOST_IDLE`) ms: per gap (rows of ``win``, disjoint and sorted) its host-caused idle that lies inside
     the kept steps' windows, as the ledger books it: a gap between steps may lie outside every step (device-defined
-    steps), and there no step's breakdown holds it."""
+    steps), and there no step's breakdown holds it.  ``painted``: the painting of ``iv`` over the step windows
+    (:func:`gpu_step_arrays`'): the pieces lie inside them, so it answers for them exactly, without painting again."""
     out = np.zeros((win.shape[0], len(HOST_IDLE)))
     a, b = _inside_steps(g, win[:, 0], win[:, 1])
     if not a.size:
         return out
-    mat = attribute(iv, np.stack([a, b], axis=1)) / PS_PER_MS
+    mat = attribute(iv, np.stack([a, b], axis=1), painted) / PS_PER_MS
     cols = [_CAT_INDEX[c] for c in HOST_IDLE]
     owner = np.searchsorted(win[:, 0].astype(np.int64), a, side="right") - 1
     np.add.at(out, owner, mat[:, cols])

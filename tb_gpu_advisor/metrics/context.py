@@ -264,8 +264,17 @@ _MIN_RUN = 4096
 
 
 def _merged_counts(w_start: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """``np.searchsorted(w_start, t, side="right")`` for times ``t`` in order: each window start's place among them."""
-    return np.cumsum(np.bincount(np.searchsorted(t, w_start, side="left"), minlength=t.shape[0] + 1)[:t.shape[0]])
+    """``np.searchsorted(w_start, t, side="right")`` for times ``t`` in order: each window start's place among them.
+
+    Only the starts within ``t``'s range are placed (those before it count for every time): a chunk of queries
+    against a long sorted column (an encloser's 440 k op starts) searches the part it spans, not the whole."""
+    n = t.shape[0]
+    base = int(np.searchsorted(w_start, t[0], side="left"))
+    top = int(np.searchsorted(w_start, t[-1], side="right"))
+    out = np.cumsum(np.bincount(np.searchsorted(t, w_start[base:top], side="left"), minlength=n + 1)[:n])
+    if base:
+        out += base
+    return out
 
 
 class Encloser:
@@ -311,7 +320,7 @@ class Encloser:
                 sel = iord[a:b] if iord is not None else slice(a, b)
                 inner = idx_inner[sel]
                 t = h.start[inner]
-                j = np.searchsorted(ostart, t, side="right")
+                j = _starts_up_to(ostart, t)
                 j -= 1
                 ok = j >= 0
                 np.maximum(j, 0, out=j)

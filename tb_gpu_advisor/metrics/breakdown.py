@@ -41,7 +41,16 @@ _CAT_INDEX = {c: i for i, c in enumerate(BREAKDOWN_CATEGORIES)}
 _CAT_INDEX.update({c: _CAT_INDEX[b] for c, b in _BOOKED_AS.items()})
 
 
-def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def launch_ends(ctx: Context, g: GpuCtx) -> np.ndarray | None:
+    """Per device event of ``g``: the end of its host launch call (meaningful where ``g.launch >= 0``); None without
+    host events.  A gather through 2 M host events that :func:`category_intervals` and :func:`gpu_critical_ms` both
+    read: :func:`gpu_step_arrays` makes it once for the two."""
+    h = ctx.h
+    return h.end[np.clip(g.launch, 0, None)] if h.end.size else None
+
+
+def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``lend_all``: :func:`launch_ends` of ``g`` where the caller has it."""
     d, h = g.d, ctx.h
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     kinds = {
@@ -70,7 +79,9 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
         prev_end = np.maximum.accumulate(d.end[kern])[:-1]
         cur = kern[1:]
         has = (g.launch[cur] >= 0) & (d.kind[cur] == devices.KIND_KERNEL)  # a collective waits for peers, not for launch
-        lend = np.where(has, h.end[np.clip(g.launch[cur], 0, None)], 0) if h.end.size else np.zeros(cur.size, np.int64)  # no host events
+        if lend_all is None and h.end.size:
+            lend_all = launch_ends(ctx, g)
+        lend = np.where(has, lend_all[cur], 0) if h.end.size else np.zeros(cur.size, np.int64)  # no host events
         keep = has & (lend > prev_end) & (d.start[cur] > prev_end) & (g.step[cur] == g.step[kern[:-1]]) & (g.step[cur] >= 0)
         out["launch_wait"] = (prev_end[keep], d.start[cur][keep])
     else:
@@ -350,7 +361,8 @@ def _first_per_step(step: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
 def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribution | None, tuple[np.ndarray, np.ndarray]]:
     """Per-step columns of one GPU, its category intervals, their painting and the union of its device activity
     (all three reused for its gaps: :func:`step_gaps`)."""
-    iv = category_intervals(ctx, g)
+    lend = launch_ends(ctx, g)
+    iv = category_intervals(ctx, g, lend)
     w = g.windows
     n = w.shape[0]
     painted = Attribution(iv, int(w[:, 0].min()), int(w[:, 1].max())) if n else None
@@ -387,7 +399,7 @@ def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribut
     arr = StepArrays(gpu=d.gpu, step=ctx.steps.ids[:n].astype(np.int64), start_ms=(w[:, 0] - origin) / PS_PER_MS,
                      step_ms=(w[:, 1] - w[:, 0]).astype(np.float64) / PS_PER_MS, mat=mat, busy=busy, kernels=kcount.astype(np.int64),
                      collectives=ccount.astype(np.int64), memcpys=mcount.astype(np.int64), first_kernel_ms=fk, first_launch_ms=fl,
-                     critical=gpu_critical_ms(ctx, g, n))
+                     critical=gpu_critical_ms(ctx, g, n, lend))
     return arr, iv, painted, (us, ue)
 
 
@@ -412,7 +424,7 @@ def critical_time(start: np.ndarray, end: np.ndarray, ready: np.ndarray, known: 
     return out
 
 
-def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int) -> np.ndarray:
+def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int, lend: np.ndarray | None = None) -> np.ndarray:
     """Per kept step of one GPU: ms of its kernel time (``device_compute`` kernels) the GPU's next work waited for
     (:func:`critical_time`): the most a faster kernel can take off the step while the host paces the GPU.  The
     next work is ready at its launch call's end (the correlation every format records); the host blocked in a
@@ -421,7 +433,9 @@ def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int) -> np.ndarray:
     if not n or not len(d):
         return np.zeros(n)
     known = (g.launch >= 0) if h.end.size else np.zeros(len(d), bool)
-    ready = np.where(known, h.end[np.clip(g.launch, 0, None)], d.start) if h.end.size else d.start
+    if lend is None and h.end.size:
+        lend = launch_ends(ctx, g)
+    ready = np.where(known, lend, d.start) if h.end.size else d.start
     waited = np.zeros(len(d), bool)
     if ctx.blocked_spans is not None and ctx.blocked_spans[0].size:
         bs, be = union_intervals(*ctx.blocked_spans)

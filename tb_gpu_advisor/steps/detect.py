@@ -48,7 +48,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, xla
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.model.columns import sorted_unique, union_intervals
+from tb_gpu_advisor.model.columns import searchsorted_right, sorted_unique, union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
 
 PS_PER_MS = 1e9
@@ -483,7 +483,7 @@ def _launched_per_step(hs: np.ndarray, he: np.ndarray, h: HostEvents, d: DeviceE
     if m.size == 0 or n == 0:
         return first_k, first_any, last
     t = h.start[launch[m]]
-    k = np.searchsorted(hs, t, side="right") - 1
+    k = searchsorted_right(hs, t) - 1  # launch times come in order: merged, not searched one by one
     ok = k >= 0
     ok &= t < he[np.clip(k, 0, None)]
     m, k = m[ok], k[ok]

@@ -300,19 +300,35 @@ FORWARD_SITES = [[*ALLOCATOR_CPP, *_op(op), frame("/usr/lib/python3/site-package
                  for op, line in (("addmm", 58), ("gelu", 59), ("layer_norm", 61), ("scaled_dot_product_attention", 64))]
 
 
-def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int = 2) -> Scenario:
+#: autocast's cast cache: a parameter's 16-bit copy, made on its first use in the region and kept until it ends
+#: (``at::autocast::cached_cast`` under the op, as in a real bf16 benchmark's snapshot, silmont2000/assignment2-systems).
+AUTOCAST_CAST = [*ALLOCATOR_CPP, *_op("_to_copy"),
+                 cpp("at::autocast::cached_cast(c10::ScalarType, at::Tensor const&, c10::DeviceType)"),
+                 cpp("at::autocast::WrapFunction_<(at::autocast::CastPolicy)0, (c10::DeviceType)1>::call"),
+                 *FORWARD_SITES[0][len(ALLOCATOR_CPP) + 2:]]
+
+
+def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int = 2,
+                 cast_mib: int = 0) -> Scenario:
     """A forward-only benchmark: 2 GiB of weights, then ``passes`` forward passes of ``layers`` layers, each layer
     allocating one tensor at each of the 4 :data:`FORWARD_SITES`.  With autograd on (``grad``) every tensor is kept
     for a backward that never runs, and all are freed together when the output is dropped after the pass; under
-    ``no_grad`` each layer's tensors are freed once the next layer has used them.  No OOM: the capacity is unknown.
-    Truth: the forward bytes live at the peak and the largest of them."""
+    ``no_grad`` each layer's tensors are freed once the next layer has used them.  ``cast_mib``: under autocast, each
+    layer's first op also casts its weight to 16 bits (``cast_mib`` MiB), cached until the pass ends -- a parameter's
+    copy, not an activation.  No OOM: the capacity is unknown.  Truth: the forward bytes live at the peak and the
+    largest of them (the casts apart, ``cast_bytes``)."""
     a = Allocator(80 * GiB)
     for _ in range(8):
         a.malloc(256 * MiB, PARAMS)
     peak_kept = largest = 0
+    casts_held = 0
     for _ in range(passes):
         live: list[int] = []
+        casts = []
         for _layer in range(layers):
+            if cast_mib:
+                casts.append(a.malloc(cast_mib * MiB, AUTOCAST_CAST))
+                casts_held = max(casts_held, len(casts) * cast_mib * MiB)
             mine = [a.malloc(mib * MiB * (1 + k % 2), site) for k, site in enumerate(FORWARD_SITES)]
             if not grad:
                 for x in live:
@@ -322,10 +338,10 @@ def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int
             held = sum(a.size_of(x) for x in live)
             if held > peak_kept:
                 peak_kept, largest = held, max(a.size_of(x) for x in live)
-        for x in live:  # the output dropped: the graph (or the last layer's tensors) freed at once
-            a.free(x)
+        for x in live + casts:  # the output dropped: the graph (or the last layer's tensors) freed at once, and
+            a.free(x)            # the autocast region left
     truth = {"gpu": 0, "kept_bytes": peak_kept, "largest_bytes": largest, "params_bytes": 8 * 256 * MiB,
-             "grad": grad, "kind": "inference"}
+             "cast_bytes": casts_held, "grad": grad, "kind": "inference"}
     return Scenario(snapshot([a]), truth)
 
 

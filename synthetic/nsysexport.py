@@ -118,6 +118,9 @@ class NsysJob:
     h2d_bytes: int = 64 << 20
     h2d_us: float = 2000.0
     pinned: bool = True  # the batch copied from pinned host memory (pin_memory=True), else pageable
+    copies_block: bool = False  # the batch's copy call holds the host until its transfer ends (a native cudaMemcpy)
+    d2h_us: float = 0.0  # the results copied back after the kernels by a blocking cudaMemcpy this long (0: none)
+    d2h_bytes: int = 64 << 20
     input_ms: float = 0.0  # the loop waits this long for its DataLoader before each step's work
     nccl_us: float = 0.0  # an NCCL AllReduce kernel per step (0: none)
     sync: bool = True  # .item() at the end of each step: cudaStreamSynchronize
@@ -130,6 +133,8 @@ class NsysJob:
     graph_mode: str | None = None  # "graph": one CUDA graph execution per step instead of the kernels; "node"
     kernels_table: bool = True  # False: launches whose kernels the export does not hold (GPU records lost: damage)
     shuffle: bool = True  # rows in no order, as newer exports write them
+    os_release: str | None = None  # the target's kernel release (``SoftwareReleaseVersion``: "...-microsoft-standard-WSL2")
+    nv_driver: str | None = None  # the display driver (``NvDriverVersion``)
     seed: int = 0
 
 
@@ -193,10 +198,14 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
     ranges_at = [t]
     # the batch to the GPU
     a = t
-    c, t = call("cudaMemcpyAsync_v3020", t + 1 * us, int(job.launch_us * us))
-    cs = max(t + 2 * us, stream_free)
-    stream_free = cs + int(job.h2d_us * us)
-    ev["memcpy"].append((cs, stream_free, c, job.h2d_bytes, 1, 1 if job.pinned else 0, 2))
+    if job.copies_block:  # the call returns when its transfer is done: the host is blocked through it
+        c, t = _blocking_copy(call, ev, t, stream_free, job.h2d_us, job.h2d_bytes, 1, 1 if job.pinned else 0, 2)
+        stream_free = t
+    else:
+        c, t = call("cudaMemcpyAsync_v3020", t + 1 * us, int(job.launch_us * us))
+        cs = max(t + 2 * us, stream_free)
+        stream_free = cs + int(job.h2d_us * us)
+        ev["memcpy"].append((cs, stream_free, c, job.h2d_bytes, 1, 1 if job.pinned else 0, 2))
     t += 1 * us
     op_range("aten::to", a, t, 1)
     # the step's ops
@@ -229,6 +238,10 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
         if job.comm_range:
             ev["nvtx"].append((a, t, job.comm_range))
     ev["kernel"] = kernels
+    if job.d2h_us:  # the results back to the host: a synchronous copy, waiting for the kernels, then the transfer
+        c, t = _blocking_copy(call, ev, t, stream_free, job.d2h_us, job.d2h_bytes, 2, 2, 0)
+        stream_free = t
+        t += 1 * us
     if job.sync:
         a = t
         c, t = call("cudaStreamSynchronize_v3020", t + 1 * us, max(stream_free + 5 * us - t - 1 * us, int(job.launch_us * us)))
@@ -242,6 +255,19 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
     ev["period"] = [t]
     ev["corrs"] = [corr]
     return ev
+
+
+def _blocking_copy(call, ev: dict, t: int, stream_free: int, copy_us: float, nbytes: int, kind: int, src: int,
+                   dst: int) -> tuple[int, int]:
+    """A ``cudaMemcpy`` that blocks the host: it starts 1 us after ``t``, its transfer once the stream is free, and
+    the call returns 2 us after the transfer ends.  Returns (correlation id, the call's end)."""
+    us = 1000
+    start = t + 1 * us
+    cs = max(start + 2 * us, stream_free)
+    ce = cs + int(copy_us * us)
+    c, end = call("cudaMemcpy_v3020", start, ce + 2 * us - start)
+    ev["memcpy"].append((cs, ce, c, nbytes, kind, src, dst))
+    return c, end
 
 
 def write(path: str, job: NsysJob | None = None) -> Truth:
@@ -299,6 +325,9 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
     con.execute("INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES (?, '2026-05-24T13:40:14', '2026-05-24T13:40:14', ?)",
                 (UTC_START_NS, SESSION_START_NS))
     con.execute("INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (?, 'Local (CLI)', 'Hostname', 619, 'synthetic-node')", (HW_BIT,))
+    for name, nid, value in (("SoftwareReleaseVersion", 618, job.os_release), ("NvDriverVersion", 205, job.nv_driver)):
+        if value is not None:
+            con.execute("INSERT INTO TARGET_INFO_SYSTEM_ENV VALUES (?, 'Local (CLI)', ?, ?, ?)", (HW_BIT, name, nid, value))
     con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
                                                                   ("EXPORT_SCHEMA_VERSION", "3.25.0")])
     con.commit()
@@ -350,8 +379,8 @@ def _write_steps(con: sqlite3.Connection, job: NsysJob, truth: Truth, tpl: dict,
     rows = [(s, e, rank, rank + 1, None, 7, c, gpid, b, k, None, sk, dk, None, None, rank, rank + 1, None, None, None, 1)
             for s, e, c, b, k, sk, dk in tiled(tpl["memcpy"], 7)]
     _insert(con, "CUPTI_ACTIVITY_KIND_MEMCPY", 21, rows, rng, job.shuffle)
-    truth.h2d_copies[rank] += len(rows)
-    truth.h2d_bytes[rank] += sum(r[8] for r in rows)
+    truth.h2d_copies[rank] += sum(1 for r in rows if r[9] == 1)
+    truth.h2d_bytes[rank] += sum(r[8] for r in rows if r[9] == 1)
     # real exports write deviceId 0 for every process's sync records (read off h100_fsdp_window)
     rows = [(s, e, 0, rank + 1, None, 7, c, gpid, None, k, 4294967295, 0) for s, e, c, k in tiled(tpl["sync"], 4)]
     _insert(con, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", 12, rows, rng, job.shuffle)

@@ -702,6 +702,37 @@ def _first_call(nest: tuple[tuple[str, float], ...]):
 
 
 #: torch.compile's: nested compile spans whose durations sum to 1.15 s and cover 0.6 s.
+#: A process's first calls: CUDA context creation in the first cudaMalloc (ms), then each of its first kernels after
+#: the host loads its module and runs the first call's Python (us), as in a real CuPy start-up window (survey
+#: h37-survey3: recon-stream, cudaMalloc 292 ms, 7 kernels of 2-3 us 0.3-1.1 ms apart).
+STARTUP_CONTEXT_MS, STARTUP_LOAD_US, STARTUP_PY_US = 300.0, 150.0, 500.0
+#: The first kernels: two of them run twice (a repeat inside the window does not make it steady).
+STARTUP_KERNELS = (RELU_BF16, SUM_BF16, RELU_BF16, SUM_BF16.replace("128, 4", "256, 2"), RELU_BF16.replace("<8,", "<4,"))
+
+
+def startup_pass(ranks: list[Rank], n: int) -> None:
+    """One pass of a process's start-up and nothing else, no ``prof.step()``: the context's creation, then five small
+    first kernels, each after its module's load and the first call's Python.  The host time between them is the
+    first calls' (one-time) cost: there is no steady step to judge launch overhead on.  Only the first call does
+    anything (one pass, whatever ``steps``)."""
+    if n != 2:
+        return
+    r = ranks[0]
+
+    def call(name: str, cbid: int, us: float) -> None:  # a runtime call of no device work, as CUPTI records it
+        r.corr += 1
+        r.host.append({"ph": "X", "cat": "cuda_runtime", "name": name, "pid": r.pid, "tid": r.pid,
+                       "ts": round(r.host_us, 3), "dur": round(us, 3), "args": {"cbid": cbid, "correlation": r.corr}})
+        r.host_us += us
+
+    call("cudaMalloc", 20, STARTUP_CONTEXT_MS * 1000)
+    for name in STARTUP_KERNELS:
+        if name not in {e["name"] for e in r.gpu}:
+            call("cuModuleLoadData", 0, STARTUP_LOAD_US)
+        r.cpu("aten::empty", STARTUP_PY_US)  # the first call's own host work (allocation, caches filled)
+        r.kernel("aten::fill_", name, 3.0)
+
+
 compile_first_call = _first_call(COMPILE_NEST_MS)
 #: nvFuser's: its own compile ranges around NVRTC's, covering 0.5 s.
 fuser_first_call = _first_call(NVFUSER_NEST_MS)
@@ -972,6 +1003,11 @@ SCENARIOS: dict[str, Scenario] = {
                                  "compile ranges around NVRTC's, covering 500 ms",
                                  extra={"kind": "inference", "phase": "warm-up",
                                         "one_time_ms": NVFUSER_NEST_MS[0][1]}),
+    "startup_pass": Scenario(1, startup_pass, ["cold_start"], ["launch_bound", "host_sync", "unexplained_idle"],
+                             f"a process's start-up only: context creation ({STARTUP_CONTEXT_MS:g} ms), then "
+                             f"{len(STARTUP_KERNELS)} first kernels each after its module's load and "
+                             f"{STARTUP_PY_US:g} us of first-call Python: no steady step, so no launch overhead",
+                             extra={"phase": "warm-up"}),
     "pageable_copy": Scenario(1, _single(_pageable_copy), ["excessive_memcpy"], ["host_sync"],
                               f"a small fp32 MLP step copying its batch from pageable memory "
                               f"({sum(mb for mb, _ in PAGEABLE_COPIES):g} MB in {len(PAGEABLE_COPIES)} x.to('cuda'), each "
@@ -1001,9 +1037,11 @@ SCENARIOS: dict[str, Scenario] = {
                                  f"({AUTOCAST_BIAS_US:g} us)",
                                  extra={"kind": "inference", "gemm_ms": AUTOCAST_LAYERS * AUTOCAST_GEMM_US / 1000,
                                         "other_ms": AUTOCAST_LAYERS * (AUTOCAST_CAST_US + AUTOCAST_BIAS_US) / 1000}),
-    "synced_layers": Scenario(1, synced_layers, ["host_sync"], [],
+    "synced_layers": Scenario(1, synced_layers, ["unexplained_idle"], [],
                               f"one forward pass of {DECODE_LAYERS} blocks, the host waiting for the GPU after each, "
-                              "inside one nn.Module call: one pass, not steps",
+                              "inside one nn.Module call: one pass, not steps; each sync blocks the host a few us "
+                              "(8 us of kernels queued), then its own 150 us of Python keep the GPU idle with or "
+                              "without the sync: host-bound, not the syncs' cost",
                               extra={"kind": "inference", "step_source": "single_pass"}),
     "decode_unmarked": Scenario(1, decode_unmarked, ["launch_bound"], ["input_bound", "capture_quality",
                                                                        "mixed_precision_off", "tensor_core_unused"],

@@ -337,6 +337,10 @@ _TABLE: tuple[Threshold, ...] = (
        "GPU idle counts as one-time when its name is that slow at most this many times"),
     _t("job.warmup_share", 0.25, "share", "Advisor: when a quarter of the window is one-time costs, the capture "
        "describes the start-up, not the steady state", "one-time costs above this share of the capture: phase warm-up"),
+    _t("job.snapshot_forward_kept", 0.1, "share", "Advisor: autograd keeps most of a forward's outputs for the backward; "
+       "under no_grad one layer's working set is live at a time (1/L of an L-layer model: 3% on a real 12-layer "
+       "benchmark, 20-60% on a real training forward)",
+       "a snapshot's forward with less of its bytes live at the peak kept nothing for a backward"),
     _t("job.one_time_min_share", 0.02, "share", "Advisor: below 2% of the window one-time costs change no number",
        "one-time costs above this share (and below job.warmup_share): phase mixed"),
     _t("input.min_untraced_ms", 0.1, "ms", "Advisor: loading and preparing a batch takes more than a Python loop's "

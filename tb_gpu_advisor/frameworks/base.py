@@ -90,9 +90,18 @@ class Framework:
     fix_introduces: Callable[[Action], tuple[str, ...]] = lambda _a: ()
     #: host events only a training step makes: the backward pass, the optimizer's update (the job stage's evidence)
     training_event: NamePredicate = never
+    #: of those, the calls that ready a training step without doing its work (PyTorch's ``Optimizer.zero_grad``): a
+    #: benchmark that zeroes the gradients, then runs its forward under ``no_grad``, trains nothing
+    grad_reset_event: NamePredicate = never
     #: host events the framework writes only for work on a GPU (PyTorch's NCCL process group's ``nccl:all_to_all``,
     #: ``aten::record_stream`` on a GPU stream, cuDNN's ops): a capture holding them but no GPU record lost its GPU side
     gpu_only_event: NamePredicate = never
+    #: host ops that only allocate a tensor's memory (PyTorch's ``aten::empty``, ``aten::empty_strided``): on the host
+    #: they map pages lazily (microseconds to a few ms); one lasting tens of ms is a device allocation creating the
+    #: CUDA context -- GPU use a capture shows even where its CUDA activity was not recorded (``job.kind``)
+    allocation_event: NamePredicate = never
+    #: a distributed backend that runs only on GPUs (PyTorch's NCCL process group; gloo runs on the CPU too)
+    gpu_only_backend: NamePredicate = never
     #: host events only inference runs (TF's ``predict_function``, a SavedModel's ``serving_default``)
     inference_event: NamePredicate = never
     #: the host event that ends each training step (PyTorch's optimizer step): steps where nothing marks them

@@ -43,6 +43,11 @@ FIXES = {
                          "bookkeeping, or move that work off the critical thread."), _FEWER_SYNCS),
     "host_sync": (_FEWER_SYNCS,),
     "excessive_memcpy": (_OVERLAP_COPIES,),
+    # the copies already come from pinned memory, asynchronously: what is left is the bytes themselves
+    "excessive_memcpy:pinned": (action(
+        "Move fewer bytes across the bus: keep the data resident on the GPU between kernels and iterations instead of "
+        "copying it in and out each time, send compact types (and widen them on the GPU), and give each transfer "
+        "more work; the H2D and D2H copies of different streams can run at once on the two copy engines."),),
     "excessive_memcpy:d2d": (action(
         "Remove the copies on the device the computation does not need: have each kernel write its output in the "
         "layout and buffer the next kernel reads instead of staging it, and run a copy that must remain on a second "

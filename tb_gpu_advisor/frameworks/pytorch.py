@@ -153,6 +153,14 @@ _BALANCE = action(
     "sampler = torch.utils.data.distributed.DistributedSampler(dataset, drop_last=True)\n"
     "loader = torch.utils.data.DataLoader(dataset, batch_size=bs, sampler=sampler, num_workers=8, pin_memory=True)")
 
+#: The copies already come from pinned memory, asynchronously, and outlast the compute: what is left is the bytes.
+FEWER_BYTES = action(
+    "Move fewer bytes to the GPU: keep tensors on the device across steps (create them there; cache a dataset that "
+    "fits in GPU memory), send compact types and convert on the GPU (uint8 images normalised there), and copy a "
+    "result back only when it is read.",
+    "x = torch.from_numpy(batch_uint8).to(device, non_blocking=True)   # 4x fewer bytes than float32\n"
+    "x = x.float().div_(255)                                             # widened on the GPU")
+
 #: DDP: gradient buckets reduced while the backward pass still runs.
 DDP_OVERLAP = action(
     "DDP overlaps each gradient bucket's AllReduce with the rest of the backward pass: keep buckets small enough "
@@ -210,6 +218,8 @@ FIXES = {
     "excessive_memcpy:h2d": (LOADER, NON_BLOCKING),
     "excessive_memcpy:host_device": (NO_ITEM,),
     "excessive_memcpy:pageable": (PIN_MEMORY,),
+    # the copies already come from pinned memory, asynchronously: what is left is the bytes themselves
+    "excessive_memcpy:pinned": (FEWER_BYTES,),
     "excessive_memcpy:d2d": (action(
         "Remove the copies on the device the math does not need: `.contiguous()` after a transpose or permute, "
         "`torch.cat`/`torch.stack` in a loop, `.clone()`, `.to(memory_format=...)` and `copy_` each copy the tensor "
@@ -476,6 +486,7 @@ JOB_FIXES = {
     "host_op_placement@inference": (NO_SYNC_INFERENCE,),
     "excessive_memcpy@inference": (NO_SYNC_INFERENCE, NON_BLOCKING),
     "excessive_memcpy:pageable@inference": (PIN_MEMORY,),  # pinned memory serves inference the same
+    "excessive_memcpy:pinned@inference": (FEWER_BYTES,),
     "step_gaps@inference": (BETWEEN_PASSES, BATCH_INFERENCE),
     "input_bound@inference": (BETWEEN_PASSES, BATCH_INFERENCE),
     "launch_bound@inference": (GRAPHS_INFERENCE, BATCH_INFERENCE),
@@ -530,6 +541,10 @@ def is_training_event(name: str) -> bool:
     return bool(_TRAINING.search(name))
 
 
+def is_grad_reset_event(name: str) -> bool:
+    return name.startswith("Optimizer.zero_grad")
+
+
 #: ``Optimizer.step#<Class>.step``: the ``record_function`` every ``torch.optim`` optimizer's step runs in (1.8 on).
 _OPTIMIZER_STEP = re.compile(r"^Optimizer\.step#")
 
@@ -542,6 +557,19 @@ _GPU_ONLY_OP = re.compile(r"^nccl:|^aten::record_stream$|^aten::_?(cudnn|miopen)
 
 def is_gpu_only_event(name: str) -> bool:
     return bool(_GPU_ONLY_OP.match(name))
+
+
+#: ATen's ops that only allocate (no compute, no copy): the leaves under ``aten::to``, ``aten::randn``, ``empty_like``.
+_ALLOCATION_OP = re.compile(r"^aten::(?:empty|empty_strided)$")
+
+
+def is_gpu_only_backend(name: str) -> bool:
+    """NCCL (RCCL on ROCm keeps the name) moves GPU tensors only: a process group on it is a GPU job's."""
+    return name.strip().lower() == "nccl"
+
+
+def is_allocation_event(name: str) -> bool:
+    return bool(_ALLOCATION_OP.match(name))
 
 
 def is_step_end_event(name: str) -> bool:
@@ -739,8 +767,9 @@ FRAMEWORK = Framework(
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
-    training_event=is_training_event, compile_event=is_compile_event, autotune_event=is_autotune_event,
-    gpu_only_event=is_gpu_only_event, version_range=version_range,
+    training_event=is_training_event, grad_reset_event=is_grad_reset_event, compile_event=is_compile_event,
+    autotune_event=is_autotune_event, gpu_only_event=is_gpu_only_event, allocation_event=is_allocation_event,
+    gpu_only_backend=is_gpu_only_backend, version_range=version_range,
     step_end_event=is_step_end_event,
     model_call=is_model_call,
     cast_kernels=(r"(bfloat16|float16|half|float8\w*)_copy_kernel",), cast_ops=("_to_copy", "to", "type_as"),

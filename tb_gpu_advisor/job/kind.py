@@ -17,6 +17,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import and_list
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, engines, nvtx
 from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, Trace
@@ -46,7 +47,8 @@ class Kind:
     #: yet), "nvtx_only" (the user's NVTX ranges, no CUDA call), "no_cuda_call" (CUDA tracing on, no CUDA call),
     #: "tracing_off" (the capture's options say CUDA tracing was off), "counters" (the kernels were measured by their
     #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "failed" (the program died
-    #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "" otherwise
+    #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "wsl2" (kernels launched under
+    #: WSL2, none recorded: the platform's limit, ``Trace.producer["wsl2"]``), "" otherwise
     window: str = ""
     #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
     capture_format: str = ""
@@ -55,10 +57,13 @@ class Kind:
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
-WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed")
+WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
+#: An allocation op this long allocated on a GPU (creating its context): a host allocation maps pages lazily, in
+#: microseconds to a few ms even for a large block (:func:`_context_allocation`).
+_DEVICE_ALLOC_NS = 50_000_000
 
 
 def work_kind(trace: Trace, fw: Framework) -> Kind:
@@ -77,6 +82,15 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
             return Kind("unknown", "low", f"{counted:,} kernels measured by their hardware counters (each replayed to "
                                           "read them), not timed: the capture holds no timeline of the GPU's work",
                         window="counters", capture_format=trace.format)
+        wsl2 = trace.producer.get("wsl2", "")
+        if launched and wsl2:  # the platform, not the file: WSL2 records the CUDA calls, the kernels only with
+            # a recent Windows driver and profiler
+            driver = trace.producer.get("nv_driver", "")
+            return Kind("unknown", "low", f"the host launched {launched:,} kernels, but the capture holds no GPU record "
+                                          f"of them: it ran under WSL2 (Linux kernel {wsl2}"
+                                          f"{f', Windows driver {driver}' if driver else ''}), where the GPU's activity "
+                                          "is recorded only with a recent Windows driver and profiler",
+                        window="wsl2", capture_format=trace.format)
         if launched:
             # GPU work whose records are gone: of a kind nothing says (not "no GPU work", which the host disproves)
             return Kind("unknown", "low", f"the host launched {launched:,} kernels, but the capture holds no GPU record "
@@ -93,6 +107,19 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
             return Kind("unknown", "low", f"the host's ops name work only a GPU does ({gpu_ops}), but the capture holds "
                                           "no GPU record: the GPU's side of the capture was not recorded",
                         lost_gpu=f"its ops name work only a GPU does, {gpu_ops}")
+        backend = trace.producer.get("dist_backend", "")
+        recorded = bool(names) and bool(trace.h.name_mask(devices.is_runtime_call).any())
+        # its process group moves GPU tensors only; with CUDA calls recorded the window's own calls say what it holds
+        if backend and fw.gpu_only_backend(backend) and not launched and not recorded:
+            return Kind("unknown", "low", f"the job's process group runs on {backend.upper()}, which moves only GPU "
+                                          "tensors, but the capture holds no kernel or GPU runtime record: the GPU's "
+                                          "activity was not recorded",
+                        lost_gpu=f"its process group runs on {backend.upper()}, which moves only GPU tensors")
+        created = _context_allocation(trace, fw) if not launched else ""
+        if created:  # a GPU's context was created: the work used the GPU, whose CUDA activity was not recorded
+            return Kind("unknown", "low", f"{created}, but the capture holds no CUDA call, kernel or copy: the job used "
+                                          "the GPU, and its CUDA activity was not recorded",
+                        lost_gpu=created)
         kind = _window_kind(trace, names, fw)
         return dataclasses.replace(kind, capture_format=trace.format) if kind.window else kind
     host = list(trace.h.names[:_MAX_NAMES]) if len(trace.h) else []
@@ -184,6 +211,38 @@ def _gpu_only_ops(trace: Trace, fw: Framework) -> str:
     ids, counts = np.unique(trace.h.name[mask], return_counts=True)
     top = [trace.h.names[int(i)] for i in ids[np.argsort(-counts, kind="stable")][:3]]
     return f"{n:,} op{'s' if n != 1 else ''}: " + ", ".join(f"`{_short(t, 40)}`" for t in top)
+
+
+def _context_allocation(trace: Trace, fw: Framework) -> str:
+    """The framework's longest allocation op (``Framework.allocation_event``) of a capture with no CUDA runtime record,
+    where it ran at least :data:`_DEVICE_ALLOC_NS`, in words with the op it ran under; "" otherwise.
+
+    Physics: a host allocation maps its pages lazily -- microseconds, a few ms for a large block (the CPU-only
+    captures read here: at most 1.6 ms; a 400 MB CPU tensor's 14 ms) -- while the first allocation on a GPU creates
+    the CUDA context, 100 ms to seconds.  An allocation that long is the GPU's, so a capture whose every op looks like
+    the CPU's (no launch, no GPU-only op, no runtime call) ran on a GPU whose CUDA activity was not recorded
+    (``torch.square(torch.randn(N, N).cuda())`` profiled without CUDA activity: `aten::empty_strided` 3.77 s under
+    `aten::to`).  With any runtime call recorded the window's own calls say where the time went instead."""
+    h = trace.h
+    if not len(h) or h.name_mask(devices.is_runtime_call).any():
+        return ""
+    alloc = np.flatnonzero(h.name_mask(fw.allocation_event))
+    if not alloc.size:
+        return ""
+    dur = (h.end[alloc] - h.start[alloc]) // 1000  # ns
+    i = int(alloc[int(np.argmax(dur))])
+    longest = int(dur.max())
+    if longest < _DEVICE_ALLOC_NS:
+        return ""
+    # the op it ran under: the shortest host event on its line that holds it (`aten::to`, `aten::randn`)
+    holds = np.flatnonzero((h.line == h.line[i]) & (h.start <= h.start[i]) & (h.end >= h.end[i]))
+    holds = holds[(holds != i) & ((h.end[holds] - h.start[holds]) > (h.end[i] - h.start[i]))]
+    under = ""
+    if holds.size:
+        j = int(holds[int(np.argmin(h.end[holds] - h.start[holds]))])
+        under = f" under `{_short(h.names[int(h.name[j])], 40)}`"
+    return (f"the allocation `{_short(h.names[int(h.name[i])], 40)}`{under} took {longest / 1e6:,.0f} ms, where a host "
+            "allocation takes microseconds: an allocation on the GPU (the first one creates the CUDA context)")
 
 
 def _ran_kernels(trace: Trace) -> bool:
@@ -313,9 +372,16 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
         return Kind("training", "medium", f"a memory snapshot whose allocations' stacks hold the {' and the '.join(train)} "
                                           f"step{'s' if len(train) > 1 else ''}")
     named = [n for n in trace.producer.get("annotations", ()) if fw.training_event(n)]
+    kept = _forward_kept_share(trace)
+    no_grad = ""
     if named:
-        return Kind("training", "high", f"the profiler's ranges in the snapshot name work only training does: "
-                                        f"`{_short(named[0])}`")
+        work = [n for n in named if not fw.grad_reset_event(n)]
+        if work or kept is None or kept >= T("job.snapshot_forward_kept"):
+            return Kind("training", "high", f"the profiler's ranges in the snapshot name work only training does: "
+                                            f"`{_short((work or named)[0])}`")
+        no_grad = (f"; `{_short(named[0])}` ran, but the forward freed its blocks as it went ({kept:.0%} of its bytes "
+                   "live at the peak): it kept nothing for a backward (grad off), and no backward or optimizer step "
+                   "followed")
     for g, me in sorted(trace.memory.items()):
         lifo, stackless = _backward_pattern(me)
         if lifo >= _LIFO_SHARE and stackless >= _STACKLESS_SHARE:
@@ -325,8 +391,27 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
                                               "on autograd's engine thread, which records no Python frame")
     if "forward" in seen:
         return Kind("inference", "medium", "a memory snapshot whose allocations come from modules' forward passes, "
-                                           "with no backward pass and no optimizer step")
+                                           f"with no backward pass and no optimizer step{no_grad}")
     return Kind("unknown", "low", "a memory snapshot records allocations, not the GPU's work")
+
+
+def _forward_kept_share(trace: Trace) -> float | None:
+    """The largest share, over GPUs, of the forward pass's allocated bytes still live at the allocated peak, or None
+    where no forward allocation was recorded.  Autograd keeps a forward's outputs for the backward, so under grad most
+    of its bytes are live at the peak; under ``no_grad`` each layer's tensors are freed once the next has used them,
+    and only one layer's working set is (1/L of an L-layer forward)."""
+    fwd = MEMORY_PHASES.index("forward")
+    best: float | None = None
+    for me in trace.memory.values():
+        n = len(me)
+        made = (me.delta > 0) & (me.phase == fwd)
+        if not n or not made.any():
+            continue
+        p = int(np.argmax(me.allocated))
+        live = made & (np.arange(n) <= p) & (me.frees() > p)
+        share = float(me.delta[live].sum()) / float(me.delta[made].sum())
+        best = share if best is None else max(best, share)
+    return best
 
 
 #: A backward pass frees the forward's blocks live at the peak last-in first-out: the share of consecutive frees (in

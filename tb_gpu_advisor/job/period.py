@@ -15,8 +15,10 @@ How, in numbers only:
   are copied in before each layer); a model's layers never wait for each other.  Among
   the period's offsets, the one where the host waited (then the longest pause) is the boundary, and the period is a
   step only where the host waited at most of its boundaries and paused clearly longer than its typical gap between
-  launches (``job.period_boundary_gap``).  Repeated layers, and a loop that never reads its results back, give no
-  steps here: in the launch sequence alone a layer called from Python looks like a model called from Python.
+  launches (``job.period_boundary_gap``).  Where every gap inside the period is a blocking copy (a native loop's
+  synchronous ``cudaMemcpy`` at each launch), the gaps are the transfers' times and no pause can stand out: there
+  the host's one wait per period, at the boundary and at no other offset, is the boundary.  Repeated layers, and a
+  loop that never reads its results back, give no steps here: in the launch sequence alone a layer called from Python looks like a model called from Python.
 * not for training (``job.detect_job`` asks only for other kinds): FSDP's all-gather rate limit makes the host wait
   before each layer's all-gather, so a training step's layers repeat with exactly the waits a loop's calls have.
 
@@ -30,6 +32,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job.structure import SpanSteps
+from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import Trace
 
 #: Launches looked at (the first ones): the period shows within them, and a huge capture stays cheap.
@@ -39,6 +42,9 @@ _PROBE = 64
 #: Share of a period's boundaries where the host waited for the GPU (a sync): a loop reads its
 #: results (a token, a loss, a stop flag); a model's layers never wait for each other.
 _WAITED = 0.8
+#: Share of the time between a period's launches the host spends blocked in copies and syncs from which the gaps are
+#: the transfers' own, not the host's: a native loop whose every launch is a synchronous copy (SC23's OpenMP heat).
+_BLOCKED = 0.8
 #: Anchor kernels tried, and candidate periods per anchor.
 _ANCHORS = 3
 _MAX_CANDIDATES = 512
@@ -62,6 +68,7 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     region_gaps = gaps[first:first + length - 1]
     waits = np.sort(trace.h.start[trace.h.name_mask(devices.is_sync_call)].astype(np.int64))
     best, offset = (-1.0, -1.0), 0
+    waited_at = np.zeros(p)
     for o in range(p):
         idx = np.arange(first + o, first + length, p)
         idx = idx[idx > first]
@@ -69,6 +76,7 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
             continue
         lo, hi = t_start[idx - 1], t_start[idx]
         waited = float(np.mean(np.searchsorted(waits, hi) > np.searchsorted(waits, lo, side="right")))
+        waited_at[o] = waited
         score = (waited, float(np.median(gaps[idx - 1])))
         if score > best:
             best, offset = score, o
@@ -79,7 +87,13 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     bounds = np.arange(offset - 1, region_gaps.size, p)  # region_gaps[i] lies before launch first + i + 1
     inner[bounds[bounds >= 0]] = False
     typical = float(np.median(region_gaps[inner] if inner.any() else region_gaps)) if region_gaps.size else 0.0
-    if waited < _WAITED or pause < T("job.period_boundary_gap") * max(typical, 1.0):
+    paused = pause >= T("job.period_boundary_gap") * max(typical, 1.0)
+    blocked = 0.0 if paused else _blocked_share(trace, t_start[first:first + length][:-1][inner],
+                                                  t_start[first:first + length][1:][inner])
+    # where the host sits blocked through the gaps inside the period (every launch a blocking copy), the gaps are the
+    # transfers' times and no pause can stand out: the loop's one wait per period, at its boundary alone, marks it
+    alone = blocked >= _BLOCKED and float(np.delete(waited_at, offset).max(initial=0.0)) <= 1.0 - _WAITED
+    if waited < _WAITED or not (paused or alone):
         return None
     starts = np.arange(first + offset, first + length - p + 1, p)
     if starts.size < 2:
@@ -88,12 +102,32 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     start = t_start[starts]
     end = np.r_[start[1:], t_end[ends_idx[-1]]]
     coverage = starts.size * p / n
+    why = (f"{pause / 1e9:.3g} ms typical pause, against {typical / 1e9:.3g} ms between launches" if paused else
+           f"a sync at each boundary and nowhere else in the period, the host blocked in copies through "
+           f"{100 * blocked:.0f}% of the gaps between its launches, so that no pause can stand out")
     note = (f"the GPU work's own period: {starts.size} repeats of the same {p}-kernel launch sequence "
-            f"({100 * coverage:.0f}% of the launches), each after the host waited for the GPU "
-            f"({pause / 1e9:.3g} ms typical pause, against {typical / 1e9:.3g} ms between launches); no step markers "
+            f"({100 * coverage:.0f}% of the launches), each after the host waited for the GPU ({why}); no step markers "
             f"or step spans in the capture")
     return SpanSteps(name=f"{p}-launch period", source="repeated_launches", start=start.astype(np.int64),
                      end=end.astype(np.int64), coverage=coverage, confidence="medium", note=note)
+
+
+def _blocked_share(trace: Trace, lo: np.ndarray, hi: np.ndarray) -> float:
+    """Share of the gaps ``[lo, hi)`` (ps) the host spent inside blocking runtime calls (``devices.is_blocking_call``:
+    syncs and copies, whose time is the GPU's or the transfer's, not the host's own)."""
+    total = float(np.sum(hi - lo))
+    h = trace.h
+    mask = h.name_mask(devices.is_blocking_call)
+    if total <= 0 or not mask.any():
+        return 0.0
+    bs, be = union_intervals(h.start[mask].astype(np.int64), h.end[mask].astype(np.int64))
+    cum = np.r_[0, np.cumsum(be - bs)]
+
+    def before(x: np.ndarray) -> np.ndarray:  # blocked time before each x
+        k = np.searchsorted(bs, x, side="right")
+        return cum[k] - np.where(k > 0, np.maximum(be[np.maximum(k - 1, 0)] - x, 0), 0)
+
+    return float(np.sum(before(hi) - before(lo))) / total
 
 
 def _sequence(trace: Trace, launches: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:

@@ -16,6 +16,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, GpuCtx
+from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
 from tb_gpu_advisor.model.columns import add_intervals, coverage, sorted_unique, subtract_intervals, union_intervals
 
@@ -338,6 +339,8 @@ class StepArrays:
     first_launch_ms: np.ndarray  # inf = none
     #: ms of kernel time per step the GPU's next work waited for (:func:`gpu_critical_ms`); None: not measured
     critical: np.ndarray | None = None
+    #: per kernel class (:data:`CRITICAL_CLASSES`): (its critical ms, its kernel ms), summed over the kept steps
+    critical_classes: dict[str, tuple[float, float]] = field(default_factory=dict)
 
     def rows(self) -> list[StepMetrics]:
         fk = [None if x == NONE_MS else x for x in self.first_kernel_ms.tolist()]
@@ -396,10 +399,12 @@ def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribut
     origin = ctx.steps.origin_ps
     fk = np.where(first_k == big, NONE_MS, (first_k - origin) / PS_PER_MS)
     fl = np.where(first_l == big, NONE_MS, (first_l - origin) / PS_PER_MS)
+    classes: dict[str, tuple[float, float]] = {}
     arr = StepArrays(gpu=d.gpu, step=ctx.steps.ids[:n].astype(np.int64), start_ms=(w[:, 0] - origin) / PS_PER_MS,
                      step_ms=(w[:, 1] - w[:, 0]).astype(np.float64) / PS_PER_MS, mat=mat, busy=busy, kernels=kcount.astype(np.int64),
                      collectives=ccount.astype(np.int64), memcpys=mcount.astype(np.int64), first_kernel_ms=fk, first_launch_ms=fl,
-                     critical=gpu_critical_ms(ctx, g, n, lend))
+                     critical=gpu_critical_ms(ctx, g, n, classes, lend=lend))
+    arr.critical_classes = classes
     return arr, iv, painted, (us, ue)
 
 
@@ -424,11 +429,21 @@ def critical_time(start: np.ndarray, end: np.ndarray, ready: np.ndarray, known: 
     return out
 
 
-def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int, lend: np.ndarray | None = None) -> np.ndarray:
+#: Kernel classes whose critical share a saving is scaled by (``HostMetrics.compute_critical_share``): the matrix
+#: kernels (GEMMs, convolutions, attention: what Tensor Core and GEMM-efficiency fixes speed up) and the others
+#: (element-wise, reductions, copies as kernels: what fusion speeds up).
+CRITICAL_CLASSES = ("matmul", "other")
+
+
+def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int, classes: dict[str, tuple[float, float]] | None = None,
+                    lend: np.ndarray | None = None) -> np.ndarray:
     """Per kept step of one GPU: ms of its kernel time (``device_compute`` kernels) the GPU's next work waited for
     (:func:`critical_time`): the most a faster kernel can take off the step while the host paces the GPU.  The
     next work is ready at its launch call's end (the correlation every format records); the host blocked in a
-    runtime call (``blocked_spans``) at a kernel's end waits for the GPU, so that kernel counts whole."""
+    runtime call (``blocked_spans``) at a kernel's end waits for the GPU, so that kernel counts whole.
+
+    ``classes`` (filled when given): per :data:`CRITICAL_CLASSES`, (critical ms, kernel ms) over the kept steps -- a
+    fix speeds up the kernels it touches, and only their critical part shortens the step."""
     d, h = g.d, ctx.h
     if not n or not len(d):
         return np.zeros(n)
@@ -442,7 +457,12 @@ def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int, lend: np.ndarray | None = N
         j = np.searchsorted(bs, d.end, side="right") - 1
         waited = (j >= 0) & (d.end <= be[np.maximum(j, 0)])
     crit = critical_time(d.start, d.end, ready, known, waited)
-    m = (g.step >= 0) & (d.kind == devices.KIND_KERNEL)
+    m = (g.step >= 0) & (d.kind == devices.KIND_KERNEL) & (g.step < n)
+    if classes is not None:
+        mat = gemm_events(d)  # by name, as the FLOP count reads them
+        dur = np.maximum(d.end - d.start, 0).astype(np.float64)
+        for cls, sel in zip(CRITICAL_CLASSES, (m & mat, m & ~mat)):
+            classes[cls] = (float(crit[sel].sum()) / PS_PER_MS, float(dur[sel].sum()) / PS_PER_MS)
     return np.bincount(g.step[m].astype(np.int64), weights=crit[m], minlength=n)[:n] / PS_PER_MS
 
 
@@ -498,6 +518,19 @@ def mean_critical(host_arr: StepArrays | None, per_gpu: dict[int, StepArrays], c
     cols = [per_gpu[g.d.gpu].critical for g in ctx.active if g.d.gpu in per_gpu]
     cols = [c for c in cols if c is not None and c.size]
     return float(np.mean([c.mean() for c in cols])) if cols else None
+
+
+def critical_shares(per_gpu: dict[int, StepArrays], ctx: Context) -> dict[str, float]:
+    """Per kernel class (:data:`CRITICAL_CLASSES`): the share of its kernel time, over the kept steps of the active
+    GPUs, that the GPU's next work waited for (:func:`gpu_critical_ms`); a class with no kernel time is left out."""
+    crit = dict.fromkeys(CRITICAL_CLASSES, 0.0)
+    tot = dict.fromkeys(CRITICAL_CLASSES, 0.0)
+    for g in ctx.active:
+        arr = per_gpu.get(g.d.gpu)
+        for cls, (c, t) in (arr.critical_classes.items() if arr is not None else ()):
+            crit[cls] += c
+            tot[cls] += t
+    return {cls: min(1.0, crit[cls] / tot[cls]) for cls in CRITICAL_CLASSES if tot[cls] > 0}
 
 
 def host_rows(ctx: Context, per_gpu: dict[int, list[StepMetrics]]) -> list[StepMetrics]:

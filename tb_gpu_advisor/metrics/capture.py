@@ -34,6 +34,7 @@ def capture_quality(ctx: Context) -> CaptureQuality:
         steady_state=(cv <= max_cv) if cv is not None else None, step_time_cv=cv, too_short=short,
         too_long=length > max_ms, num_events=ctx.trace.num_events, gpu_thread_mode_private=private, note="; ".join(notes),
         framework=ctx.fw.id, graph_kernel_share=_graph_kernel_share(ctx), time_base=tr.time_base,
+        capture_format=tr.format,
     )
 
 

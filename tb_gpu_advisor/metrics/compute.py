@@ -110,6 +110,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         syncs=syncs.host_syncs(ctx), input=inputs.host_input(ctx), comm=communication, flops=flops.flops(ctx, avg_step), applied=capture.applied_fixes(ctx),
         unmet_fixes=capture.unmet_fixes(ctx),
         job=job, compute_critical_ms=bd.mean_critical(host_arr, per_gpu_arr, ctx),
+        compute_critical_share=bd.critical_shares(per_gpu_arr, ctx),
     )
     # the rows stay columns (StepTable): the report reads them as such, a rule that reads rows gets them made
     hm.steps_detail = StepTable([per_gpu[gid] if per_gpu is not None else per_gpu_arr[gid]

@@ -113,7 +113,7 @@ def _row_kernels(ctx: Context, fo: FlopOps) -> _RowKernels:
     for g in ctx.active:
         d = g.d
         kern = (d.kind == devices.KIND_KERNEL) & (g.step >= 0)
-        out.gemm[d.gpu] = kern & _gemm_names(d)
+        out.gemm[d.gpu] = kern & gemm_events(d)
         row = np.full(len(d), -1, np.int64)
         if enc is not None:
             idx = np.flatnonzero(kern & (g.launch >= 0))
@@ -128,7 +128,7 @@ def _row_kernels(ctx: Context, fo: FlopOps) -> _RowKernels:
     return out
 
 
-def _gemm_names(d) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
+def gemm_events(d) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
     """Bool per event: a matmul/conv/attention kernel by its library's naming (any vendor)."""
     if not len(d):
         return np.zeros(0, bool)
@@ -201,7 +201,7 @@ def _dtype(ctx: Context, fo: FlopOps | None, rows: _RowKernels | None) -> int | 
     fp32 matmul on TF32 Tensor Cores is TF32); else the one of most FLOPs, by the ops' inputs."""
     time: dict[int, float] = defaultdict(float)
     for g in ctx.active:
-        m = rows.gemm[g.d.gpu] if rows is not None else ((g.step >= 0) & _gemm_names(g.d))
+        m = rows.gemm[g.d.gpu] if rows is not None else ((g.step >= 0) & gemm_events(g.d))
         dur = (g.d.end[m] - g.d.start[m]).astype(np.float64)
         for p, t in zip(*_sum_by(g.name_prec[m], dur)):
             time[p] += t

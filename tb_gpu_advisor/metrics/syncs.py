@@ -50,8 +50,12 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     k = max(len(active), 1)
     idle = np.zeros(3)  # the program's syncs, the copies' waits, unrecorded host time
     ledger = np.zeros((2, len(BREAKDOWN_CATEGORIES)))  # the program's syncs', the copies' waits'
+    # how long each wait blocked the host: a sync, its own call; a copy's wait, the copy op around it (a pageable copy
+    # blocks in its memcpy call too, and pinned memory with non_blocking frees the host of both)
+    held = np.where(copy & (callers >= 0), h.end[np.maximum(callers, 0)] - h.start[np.maximum(callers, 0)],
+                    h.end[sync] - h.start[sync]).astype(np.int64)
     for g in active:
-        per, spans = _idle_after(g, h, h.end[sync], copy, _input_wait(ctx, g), recorded)
+        per, spans = _idle_after(g, h, held, h.end[sync], copy, _input_wait(ctx, g), recorded)
         idle += per
         for i, (s, e) in enumerate(spans):
             ledger[i] += bd.ledger_of(ctx, g, s, e) if s.size else 0.0
@@ -165,8 +169,8 @@ def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN0
     return union_intervals(s.astype(np.int64), e.astype(np.int64))
 
 
-def _idle_after(g, h, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarray, np.ndarray],  # noqa: ANN001
-                recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]
+def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # noqa: ANN001
+                waits: tuple[np.ndarray, np.ndarray], recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None]
                 ) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
     """GPU idle (ps) after the syncs: [the program's syncs, the copies' waits, unrecorded host time], and the idle
     intervals of the program's syncs and of the copies' waits (for the step's ledger to book).
@@ -175,7 +179,14 @@ def _idle_after(g, h, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarra
     the cause's of the last sync in it (the one the host returned from before launching again).  Less the time the
     host spent waiting for input meanwhile (the input check's: a loop that syncs and then waits for its DataLoader
     idles the GPU for the input), and less the time the syncing thread ran nothing recorded (the host's own code the
-    profiler did not see: neither the sync's nor the copy's)."""
+    profiler did not see: neither the sync's nor the copy's).
+
+    A gap is the syncs' only as far as the host's time blocked in them (``held``, per sync: its call, or for a copy's
+    wait the copy op around it; issue #37 item 3): without a sync the host
+    runs on by the time it waited, so its next launch comes at most that much sooner, and the GPU idles the rest of the
+    gap with or without the sync.  After an ``.item()`` that waited for a long step the whole gap (the host's dispatch
+    of the next work) is the sync's; after a sync that returned at once (the GPU had little queued) the GPU idles for
+    the host's own work, not for the sync.  The first part of each gap, as long as the host was blocked, is booked."""
     d = g.d
     out = np.zeros(3)
     none = (np.zeros(0, np.int64), np.zeros(0, np.int64))
@@ -185,15 +196,19 @@ def _idle_after(g, h, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarra
     j = np.searchsorted(d.start, ends, side="left")  # the first device event starting after the sync returned
     ok = (j > 0) & (j < len(d))
     j, last_end, is_copy = j[ok], ends[ok], copy[ok]
+    blocked = held[ok]
     if not j.size:
         return out, [none, none]
     order = np.lexsort((last_end, j))  # by gap, then by when the sync returned: the last of each gap decides
-    j, is_copy = j[order], is_copy[order]
+    j, is_copy, blocked = j[order], is_copy[order], blocked[order]
     last = np.ones(j.size, dtype=bool)
     last[:-1] = j[1:] != j[:-1]
+    first = np.flatnonzero(np.concatenate([[True], last[:-1]]))
+    blocked = np.add.reduceat(blocked, first)  # the host's time blocked in the syncs of each gap
     j, is_copy = j[last], is_copy[last]
     kept = g.step[j] >= 0  # the work the GPU waited for belongs to a kept step
     a, b, is_copy = run_end[j - 1][kept].astype(np.int64), d.start[j][kept].astype(np.int64), is_copy[kept]
+    blocked = blocked[kept]
     pos = b > a
     spans = [none, none]
     for i, sel in enumerate((~is_copy & pos, is_copy & pos)):
@@ -202,7 +217,26 @@ def _idle_after(g, h, ends: np.ndarray, copy: np.ndarray, waits: tuple[np.ndarra
             s, e = subtract_intervals(s, e, *waits)
         total = float((e - s).sum())
         s, e = _covered(h, recorded, s, e)
+        out[2] += total - float((e - s).sum())
+        s, e = _first_of_each(s, e, a[sel], b[sel], blocked[sel])
         out[i] = float((e - s).sum())
-        out[2] += total - out[i]
         spans[i] = (s, e)
     return out, spans
+
+
+def _first_of_each(s: np.ndarray, e: np.ndarray, ga: np.ndarray, gb: np.ndarray,
+                   room: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Of the sorted disjoint intervals (s, e), each inside one of the sorted disjoint gaps (ga, gb), the first
+    ``room`` ps of each gap's (the time a gap's syncs blocked the host: all a sync can cost)."""
+    if not s.size or not ga.size:
+        return s[:0], e[:0]
+    gap = np.searchsorted(ga, s, side="right") - 1
+    ok = (gap >= 0) & (s < gb[np.maximum(gap, 0)])
+    s, e, gap = s[ok], e[ok], gap[ok]
+    length = e - s
+    before = np.cumsum(length) - length  # total length of the earlier intervals ...
+    first = np.searchsorted(gap, gap, side="left")
+    before = before - before[first]  # ... of the same gap
+    take = np.clip(room[gap] - before, 0, length)
+    keep = take > 0
+    return s[keep], (s + take)[keep]

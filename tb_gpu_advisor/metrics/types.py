@@ -673,6 +673,8 @@ class CaptureQuality:
     graph_kernel_share: float = 0.0
     #: what the report's ms times (step starts, trace-viewer windows) count from, in words (``Trace.time_base``)
     time_base: str = ""
+    #: the capture's format id (``formats``): whose profiler recorded it, and so whose options move its window
+    capture_format: str = ""
 
 
 @dataclass
@@ -889,6 +891,9 @@ class HostMetrics:
     #: (``metrics/breakdown.critical_time``): the most a faster kernel can take off the step while the host paces the
     #: GPU (issue #37); None where no step or kernel was measured
     compute_critical_ms: float | None = None
+    #: per kernel class ("matmul", "other": ``metrics/breakdown.CRITICAL_CLASSES``), the share of its kernel time the
+    #: GPU's next work waited for: a fix's speed-up shortens the step only on that part of the kernels it touches
+    compute_critical_share: dict[str, float] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

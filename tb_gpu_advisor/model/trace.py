@@ -441,7 +441,8 @@ class Trace:
     #: what the file says of the program that wrote it, as plain facts the job stage reads (``job/``):
     #: ``torch_version`` where a header states it, ``schema`` ("kineto<1.11": PyTorch 1.8-1.10's categories),
     #: ``grad_mode`` ("inference_mode", "no_grad") where recorded, ``autodiff_modules`` (XLA modules whose HLO holds
-    #: a backward pass: ``transpose(jvp(...))`` instruction names)
+    #: a backward pass: ``transpose(jvp(...))`` instruction names), ``dist_backend`` (PyTorch
+    #: ``distributedInfo.backend``: "nccl", "gloo")
     producer: dict[str, str] = field(default_factory=dict)
     #: the host's Python spans (:class:`Spans`), None where the file has none
     spans: Spans | None = None

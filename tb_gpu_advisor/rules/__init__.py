@@ -210,12 +210,17 @@ def _one_early_call(m: HostMetrics, findings: list[Finding]) -> None:
     loaded on their first run, caches filled) -- nothing in the capture shows a steady step to tell them apart.  A
     saving of host time measured there is a note, not a problem, and says why (wild/compiled_a100_triton: one
     ``torch.compile``'d call whose 1.2 ms of host work before its only kernel read as a critical host-bound step).
-    A later single step (``ProfilerStep#100``, ``#6`` after warm-ups) or one whose kernels repeat is judged as it is."""
+    A later single step (``ProfilerStep#100``, ``#6`` after warm-ups) or one whose kernels repeat is judged as it is --
+    unless the job stage found the window mostly start-up (phase ``warm-up``) and it holds at most one pass: then it
+    is the process's first calls whatever repeats in it (the report's title says "start-up only"), as on a real CuPy
+    start-up window whose 7 first kernels each waited for their module to load (recon-stream, survey h37-survey3)."""
     w = m.steps.windows
-    if m.steps.source not in COUNTED_SOURCES or m.steps.count != 1 or len(w) != 1 or w[0].step > 1 or not m.kernels:
-        return
-    if any(k.count > 1 for k in m.kernels if not k.collective):
-        return
+    warm = m.steps.count <= 1 and m.job is not None and m.job.phase.phase == "warm-up" and bool(m.kernels)
+    if not warm:
+        if m.steps.source not in COUNTED_SOURCES or m.steps.count != 1 or len(w) != 1 or w[0].step > 1 or not m.kernels:
+            return
+        if any(k.count > 1 for k in m.kernels if not k.collective):
+            return
     for f in findings:
         if f.saving is None or f.severity not in ("critical", "warning"):
             continue
@@ -224,10 +229,13 @@ def _one_early_call(m: HostMetrics, findings: list[Finding]) -> None:
         f.severity, f.confidence = "info", "low"
         if f.metric is not None:
             f.metric.status = "info"
-        f.summary += (f" A note, not a problem: the capture holds one step, step {w[0].step} (at most one iteration ran "
-                      f"before it), and no kernel in it runs twice, so this host time may be the first call's one-time "
-                      f"cost (kernels loaded on their first launch, caches filled); profile a few steps after warm-up "
-                      f"to see whether it recurs.")
+        why = (f"the capture is one pass and {m.job.phase.share:.0%} of its window is one-time costs (start-up only)"
+               if warm else
+               f"the capture holds one step, step {w[0].step} (at most one iteration ran before it), and no kernel in "
+               f"it runs twice")
+        f.summary += (f" A note, not a problem: {why}, so this host time may be the first call's one-time cost "
+                      f"(kernels loaded on their first launch, caches filled); profile a few steps after warm-up to see "
+                      f"whether it recurs.")
 
 
 #: Job-scope rules that also speak of a single rank: what its own trace shows (its exposed collectives).  The others

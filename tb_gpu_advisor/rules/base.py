@@ -18,7 +18,7 @@ import dataclasses
 import math
 from typing import Any, Callable, Iterable, Sequence
 
-from tb_gpu_advisor import devices, frameworks
+from tb_gpu_advisor import devices, formats, frameworks
 from tb_gpu_advisor.common.fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
 from tb_gpu_advisor.frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
@@ -26,7 +26,7 @@ from tb_gpu_advisor.metrics.types import HostMetrics, rows_of_gpu
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table, TimeWindow
 from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, rule  # noqa: F401  (re-exported to the rule modules)
-from tb_gpu_advisor.rules.savings import CRITICAL_POOLS, IDLE_GROUPS, parts
+from tb_gpu_advisor.rules.savings import CRITICAL_POOLS, IDLE_GROUPS, POOL_CLASS, parts
 
 # --------------------------------------------------------------------------- context
 
@@ -44,6 +44,17 @@ class Ctx:
         self.fw: Framework = framework(m)
         #: the GPUs' vendor (``devices/nvidia.py``, ``devices/amd.py``): its words (``TERMS``) and own fixes (``FIXES``)
         self.vendor = devices.vendor_of([g.name for g in m.gpus if g.active])
+
+    def steady_fix(self, key: str) -> list[Action]:
+        """How to record the steady state: the capture's own profiler options where its format has them (an Nsight
+        window moves with ``--capture-range`` or ``--delay``, whatever framework the program uses: a torch.profiler
+        schedule does not move it), else the framework's fix ``key``."""
+        try:
+            own = formats.get(self.m.capture.capture_format).window_fixes.get("steady", ()) \
+                if self.m.capture.capture_format else ()
+        except ValueError:
+            own = ()
+        return [action(text, code, "shell") for text, code in own] or self.fw.fix(key)
 
     def words(self, text: str) -> str:
         """Prose in the words of the capture's GPU vendor (Matrix Cores and MIOpen on AMD; code stays as it is)."""
@@ -189,21 +200,30 @@ def saving(ctx: Ctx, ms_per_step: float | None, assumption: str,
     if ms_per_step is None or ctx.step_ms is None:
         return None
     v = max(0.0, min(float(ms_per_step), ctx.step_ms))
-    v, recovers, cut = critical_cap(v, recovers, ctx.m.compute_critical_ms if paced else None)
+    shares = ctx.m.compute_critical_share
+    touched = sorted({POOL_CLASS[p] for _, p, x in recovers if p in CRITICAL_POOLS and x > 0} & set(shares))
+    v, recovers, cut = critical_cap(v, recovers, ctx.m.compute_critical_ms if paced else None, shares)
     if cut > 0:
-        assumption += CAPPED.format(cap=ms(ctx.m.compute_critical_ms), cut=ms(cut))
+        share = ", ".join(f"{pct(shares[c])} of the {_CLASS_WORDS[c]}" for c in touched)
+        assumption += (CAPPED_SHARE.format(share=share, cut=ms(cut)) if share else
+                       CAPPED.format(cap=ms(ctx.m.compute_critical_ms), cut=ms(cut)))
     return Saving(ms_per_step=round(v, 3), percent_of_step=round(100.0 * v / ctx.step_ms, 2), assumption=assumption,
                   recovers=parts(v, recovers))
 
 
-#: what a saving capped by :func:`critical_cap` adds to its assumption
+#: what a saving capped by :func:`critical_cap` adds to its assumption: by the critical share of the kernels the fix
+#: speeds up, or (no share measured) by the step's critical kernel time
+CAPPED_SHARE = ("; only the part of those kernels' time that the GPU's next work waited for shortens the step ({share}): "
+                "the GPU idles waiting for the host the rest of the time, so a faster kernel there only lengthens that "
+                "idle ({cut} more once the host-bound fix lands)")
+_CLASS_WORDS = {"matmul": "matmul/convolution kernels' time", "other": "other kernels' time"}
 CAPPED = ("; at most the {cap} of kernel time per step that the GPU's next work waited for: the GPU idles waiting "
           "for the host the rest of the time, so a faster kernel there only lengthens that idle ({cut} more once "
           "the host-bound fix lands)")
 
 
-def critical_cap(total_ms: float, recovers: Sequence[tuple[str, str, float]], critical_ms: float | None
-                 ) -> tuple[float, list[tuple[str, str, float]], float]:
+def critical_cap(total_ms: float, recovers: Sequence[tuple[str, str, float]], critical_ms: float | None,
+                 shares: dict[str, float] | None = None) -> tuple[float, list[tuple[str, str, float]], float]:
     """(saving, claims, ms cut) with the claims on kernel time (:data:`~.savings.CRITICAL_POOLS`) capped at the
     kernel time the GPU's next work waited for (``HostMetrics.compute_critical_ms``, issue #37): a kernel's speed-up
     shortens the step only where the GPU, not the host, is the bottleneck.  Every rule's saving passes here
@@ -212,7 +232,12 @@ def critical_cap(total_ms: float, recovers: Sequence[tuple[str, str, float]], cr
     A fix that also gives back GPU idle the host causes (its own claims in :data:`~.savings.IDLE_GROUPS`) makes at
     most that much more kernel time critical, so its cap is the critical time plus its own idle claims.  Another
     finding's host fix is not counted here: each saving stands alone, and "if every fix lands" adds up the savings as
-    the findings state them (docs/report-schema.md, Savings)."""
+    the findings state them (docs/report-schema.md, Savings).
+
+    Per kernel class (``shares``: ``HostMetrics.compute_critical_share``, each class's critical share of its kernel
+    time): a fix speeds up the kernels of its pool's class (:data:`~.savings.POOL_CLASS`), and only their critical
+    part shortens the step, so each claim keeps its class's share -- a fusion of element-wise kernels the host paces
+    saves nothing even where the step's GEMMs are all critical.  The step-wide cap above still bounds the total."""
     claims = [(g, p, max(0.0, float(x))) for g, p, x in recovers]
     raw = sum(x for _, _, x in claims)
     if critical_ms is None or raw <= 0 or total_ms <= 0:
@@ -220,11 +245,21 @@ def critical_cap(total_ms: float, recovers: Sequence[tuple[str, str, float]], cr
     scale = total_ms / raw  # the claims as parts() scales them to the saving
     kern = sum(x for _, p, x in claims if p in CRITICAL_POOLS) * scale
     freed = sum(x for g, _, x in claims if g in IDLE_GROUPS) * scale
-    cut = max(0.0, kern - max(0.0, critical_ms) - freed)
+    if kern <= 0:
+        return total_ms, claims, 0.0
+    # each kernel claim's part off the critical path: by its class's share where measured, else the step's cap
+    step_cut = max(0.0, kern - max(0.0, critical_ms))
+    own = [x * scale * (1.0 - min(1.0, max(0.0, shares[POOL_CLASS[p]])))
+           if p in CRITICAL_POOLS and shares and POOL_CLASS[p] in shares else
+           (x * scale * step_cut / kern if p in CRITICAL_POOLS else 0.0) for _, p, x in claims]
+    off = max(sum(own), step_cut)
+    cut = max(0.0, off - freed)
     if cut <= 0:
         return total_ms, claims, 0.0
-    keep = (kern - cut) / kern
-    out = [(g, p, x * scale * (keep if p in CRITICAL_POOLS else 1.0)) for g, p, x in claims]
+    if sum(own) < off:  # the step-wide cap binds: spread it over the kernel claims
+        own = [x * scale * off / kern if p in CRITICAL_POOLS else 0.0 for _, p, x in claims]
+    k = cut / sum(own)
+    out = [(g, p, x * scale - c * k) for (g, p, x), c in zip(claims, own)]
     return total_ms - cut, out, cut
 
 

@@ -1,8 +1,9 @@
 """Q&A: is the capture trustworthy? Short steady-state window (~10 s), enough steps.
 
 Fires: no GPU activity at all (warning; the other checks are skipped) -- named for what the window holds where it
-holds no kernel (start-up only, NVTX only, no CUDA call, CUDA tracing off, or ``failed``: the program died before its
-GPU work, its error quoted from the standard error the capture kept: ``job.kind.WINDOWS``), with how to record
+holds no kernel (start-up only, NVTX only, no CUDA call, CUDA tracing off, ``failed``: the program died before its
+GPU work, its error quoted from the standard error the capture kept, or ``wsl2``: kernels launched under WSL2, where
+they were not traced: ``job.kind.WINDOWS``), with how to record
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
 ``capture_quality:window``) -- no step found / fewer than ``capture.min_steps`` kept steps
 (warning), capture longer than ``capture.max_seconds`` (info), step times
@@ -49,7 +50,7 @@ def check(m: HostMetrics) -> list[Finding]:
             title=f"Too few {_plural(unit)} in the capture",
             metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
                                 severity="warning", good_direction="higher"),
-            actions=ctx.fw.fix(f"{ID}:few_steps"),
+            actions=ctx.steady_fix(f"{ID}:few_steps"),
         ))
     unseen = m.breakdown.unseen
     if unseen and ctx.step_ms and unseen / ctx.step_ms >= T("capture.unseen_share"):
@@ -76,7 +77,7 @@ def check(m: HostMetrics) -> list[Finding]:
                               f"window is not steady state, so per-step averages hide outliers.",
                          "Step times are not steady",
                          ("step_time_cv", "Step time variation", c.step_time_cv, "ratio", f"{c.step_time_cv:.0%}",
-                          "capture.max_step_cv"), ctx.fw.fix(f"{ID}:unsteady")))
+                          "capture.max_step_cv"), ctx.steady_fix(f"{ID}:unsteady")))
     graphs = c.graph_kernel_share
     how = ctx.fw.extra(f"{ID}:command_buffers")
     if graphs >= T("capture.graph_kernel_share") and how:
@@ -143,7 +144,8 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "nvtx_only": "The capture window holds only NVTX ranges: no CUDA call, no GPU work",
                   "tracing_off": "CUDA tracing was off: the capture holds no GPU work",
                   "counters": "The capture holds the kernels' hardware counters, not their timeline",
-                  "failed": "The program stopped with an error before its GPU work"}
+                  "failed": "The program stopped with an error before its GPU work",
+                  "wsl2": "Recorded under WSL2: the GPU's kernels were not traced there"}
 
 
 def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
@@ -162,6 +164,11 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
         return (f"{length} holds no GPU work: {held}. The window was not the problem: the program failed, so the "
                 f"guide's GPU checks did not run and nothing here is a verdict on the job. Fix that error, then "
                 f"profile again.")
+    if window == "wsl2":
+        return (f"{length} holds the GPU's work as the host launched it, not as the GPU ran it: {held}. The file is "
+                f"not damaged: the platform did not record the kernels, so the guide's GPU checks did not run and "
+                f"nothing here is a verdict on the job. Profile on native Linux, or update the Windows driver and the "
+                f"profiler.")
     if window == "nvtx_only":
         return (f"{length} holds no GPU work: {held}. Neither the CUDA API nor the GPU's work is in it, so the guide's "
                 f"GPU checks did not run: nothing here is a verdict on the job.")

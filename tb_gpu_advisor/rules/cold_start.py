@@ -49,7 +49,7 @@ def check(m: HostMetrics) -> list[Finding]:
         saving=saving(ctx, startup_ms, "the steady state pays none of the one-time costs (module loading, library "
                                        "start-up, compilation)", [("startup", "startup", startup_ms)]),
         windows=step_windows(ctx, key=lambda s: s.breakdown.startup, label="start-up"),
-        actions=ctx.fw.fix("capture_quality:unsteady"),
+        actions=ctx.steady_fix("capture_quality:unsteady"),
     )]
 
 
@@ -72,5 +72,5 @@ def _window_only(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
                             "job.warmup_share", severity="warning",
                             detail={"one_time_ms": p.total_ms, "slow_launches": p.slow_launches,
                                     "dropped_steps": [d.step for d in dropped]}),
-        actions=ctx.fw.fix("capture_quality:unsteady"),
+        actions=ctx.steady_fix("capture_quality:unsteady"),
     )]

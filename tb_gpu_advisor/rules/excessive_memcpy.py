@@ -11,6 +11,9 @@ itself (an op on the wrong device, a ``.numpy()`` call), not from warm-up.
 Copies inside one GPU (D2D: ``.contiguous()``, concatenations, clones, layout
 changes) are GPU work of their own: the part no kernel overlaps blocks the step
 like a host copy, and gets the framework's device-copy fix (``:d2d``).
+Host-device copies that already come from pinned memory, asynchronously, and outlast all the step's compute are
+told so, with the fix of moving fewer bytes (``:pinned``), not the pinning and overlap they already do.  The idle
+after a copy that blocked the host is the copy's only as far as its op blocked the host (``metrics/syncs.py``).
 Saving: the blocking copy time and the idle after it (copies overlapped with
 compute from pinned memory, or gone).
 """
@@ -87,7 +90,17 @@ def check(m: HostMetrics) -> list[Finding]:
     if m.syncs.copy_calls_per_step:  # the copies block the host: pinned memory and non_blocking copies come first
         first = (ctx.fw.extra(f"{ID}:pageable") if pageable else []) + ctx.fw.fix(f"{ID}:h2d")
         direction_acts = first + [a for a in direction_acts if a not in first]
-    if "d2d" in dirs:  # copies inside one GPU: layout changes, concatenations, clones -- the framework's own fix
+    host_ms = sum(c.ms_per_step for c in copies if c.direction in ("h2d", "d2h"))
+    compute = m.breakdown.device_compute or 0.0
+    if _already_pinned(copies, m.syncs.copy_calls_per_step) and worst.direction in ("h2d", "d2h") and host_ms > compute:
+        # pinned and asynchronous already, and longer than all the compute they could hide behind (issue #37 survey
+        # h37-survey3: a 4-stream CUDA program was told to do what it does): the bytes themselves are the cost
+        names = " and ".join(_NAMES.get(c.direction, c.direction) for c in copies
+                             if c.direction in ("h2d", "d2h") and c.ms_per_step > 0)
+        sync_txt += (f"; the {names} copies already come from pinned memory, asynchronously, and take longer than the "
+                     f"step's compute ({ms(host_ms)} against {ms(compute)}): the transfers themselves are the cost")
+        direction_acts = ctx.fw.fix(f"{ID}:pinned") + [a for a in ctx.fw.fix(f"{ID}:d2d") if "d2d" in dirs]
+    elif "d2d" in dirs:  # copies inside one GPU: layout changes, concatenations, clones -- the framework's own fix
         d2d = ctx.fw.fix(f"{ID}:d2d")
         direction_acts = (d2d + [a for a in direction_acts if a not in d2d] if worst.direction == "d2d"
                           else direction_acts + [a for a in d2d if a not in direction_acts])
@@ -113,6 +126,15 @@ def check(m: HostMetrics) -> list[Finding]:
                              label="copies"),
         actions=direction_acts or ctx.fw.fix(ID),
     )]
+
+
+def _already_pinned(copies: list, waits: float) -> bool:
+    """Whether every host-device copy with time is known to come from pinned memory and none is synchronous or waited
+    on: the pinned-memory and asynchronous-copy fixes are then already applied (overlapping them with compute is not
+    enough where they outlast it)."""
+    host = [c for c in copies if c.direction in ("h2d", "d2h") and c.ms_per_step > 0]
+    return bool(host) and not waits and all(c.pageable_share is not None and c.pageable_share == 0
+                                            and not (c.sync_share or 0.0) for c in host)
 
 
 def _worst_words(c) -> str:

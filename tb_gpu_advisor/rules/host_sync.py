@@ -6,7 +6,10 @@ step (``metrics/syncs.py``).  The guide's GPU-idle check (§1.2.1) names the hos
 drains the GPU's queue, so every launch after it is exposed.
 Saving: that idle time (the queue stays full when the value is read every N steps instead), booked where the step's
 ledger holds it: the host's launches, its own work, its start-up or allocator calls after the sync (issue #36: all of
-it was called launch wait, 877 ms of it on cold_a100_alexnet whose step holds 1.9 ms of launch wait).
+it was called launch wait, 877 ms of it on cold_a100_alexnet whose step holds 1.9 ms of launch wait).  A gap is the
+syncs' only as far as they blocked the host (issue #37 item 3): without a sync the host runs on by the time it waited,
+so its next launch comes at most that much sooner, and the rest of the gap is the host's own time (cold_a100_alexnet:
+0.92 ms of syncs, then seconds of cuDNN start-up, which run with or without them).
 
 Not counted (issue #37 item 3): a sync that is a blocking copy's own wait (a pageable host-to-device copy waits for
 its stream) is the copy's cost, reported by ``excessive_memcpy`` with the copy's fix; GPU idle while the syncing

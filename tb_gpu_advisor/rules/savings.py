@@ -58,8 +58,11 @@ POOLS: dict[str, str] = {
 #: (``HostMetrics.compute_critical_ms``, rules/base.critical_cap; issue #37) -- on a host-bound step a faster kernel
 #: only lengthens the GPU's idle.  Collective pools are not: ``exposed_comm`` is already the time no compute
 #: overlaps, and a collective waits for its peers, not for its own launch.
-CRITICAL_POOLS: frozenset[str] = frozenset({"tc_eligible_kernels", "tc_eligible_16bit_kernels", "gemm_kernels",
-                                            "non_matmul_kernels"})
+#: Each pool's kernel class (``metrics/breakdown.CRITICAL_CLASSES``): a fix speeds up only that class's kernels, so
+#: only their critical share (``HostMetrics.compute_critical_share``) of its claim shortens the step.
+POOL_CLASS: dict[str, str] = {"tc_eligible_kernels": "matmul", "tc_eligible_16bit_kernels": "matmul",
+                              "gemm_kernels": "matmul", "non_matmul_kernels": "other"}
+CRITICAL_POOLS: frozenset[str] = frozenset(POOL_CLASS)
 
 #: a category of GPU idle the host causes (metrics/breakdown.HOST_IDLE) -> the (group, pool) a fix that gives it back
 #: recovers: a rule that measures its own stretch of idle books each part where the step's ledger holds it

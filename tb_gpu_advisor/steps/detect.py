@@ -620,9 +620,10 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple
         user &= ~lib_dom[r.domain]
     if not user.any():
         return None
-    # ranges named alike but for a number (``iteration 12``, ``iteration 13``) are one name
+    # ranges named alike but for their numbers (``iteration 12``, ``iteration 13``; ``token_6_processing``,
+    # ``token_7_processing``) are one name
     bases: dict[str, int] = {}
-    base_text = [_TRAILING_NUMBER_PART.sub("", n) or n for n in names]
+    base_text = [_base_name(n) for n in names]
     base = np.array([bases.setdefault(b, len(bases)) for b in base_text], dtype=np.int64)
     base_names = list(bases)
     step_named = np.fromiter((nvtx.is_step_name(n) for n in names), bool, len(names))
@@ -634,17 +635,17 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple
         best = _most_repeated(h, base[h.name[cand]], cand, per_line=False)
         sel = cand[base[h.name[cand]] == best]
     else:
-        top = user & _top_level(h, idx)
-        if not top.any():
-            return None
-        cand = idx[top]
-        best = _most_repeated(h, base[h.name[cand]], cand, per_line=True)
-        sel = cand[base[h.name[cand]] == best]
-        if _max_per_line(h, sel) < T("steps.nvtx_min_repeats"):
-            return None
-        if not _hold_the_work(h, trace.devices, launches, sel):
-            return None
+        found = _repeated_outer(h, idx, user, base, top_only=True)
         how = "the most repeated top-level range"
+        inside = False
+        if found is None:  # the loop inside one range around the whole run (``generate`` around its tokens)
+            found = _repeated_outer(h, idx, user, base, top_only=False)
+            how, inside = "the outermost repeated range", True
+        if found is None:
+            return None
+        best, sel = found
+        if not _hold_the_work(h, trace.devices, launches, sel, inside=inside):
+            return None
         source = "nvtx_top_range"
     sel = sel[np.lexsort((h.start[sel], h.line[sel]))]
     ids = _range_step_ids(h, sel)
@@ -654,20 +655,51 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple
     return source, note, u, s, e
 
 
-def _hold_the_work(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray] | None, sel: np.ndarray) -> bool:
+def _repeated_outer(h: HostEvents, idx: np.ndarray, user: np.ndarray, base: np.ndarray,
+                    top_only: bool) -> tuple[int, np.ndarray] | None:
+    """(base name, its ranges) of the most repeated user range among the outer ones, or None where none repeats
+    ``steps.nvtx_min_repeats`` times on one thread.  ``top_only``: the ranges inside no other range of their thread;
+    else the ranges inside no other *repeated* range -- a loop wrapped in one range that runs once (``generate``
+    around its ``token_N`` ranges, ``train`` around its iterations) has its iteration one level down, and the blocks
+    inside each iteration (``layer_3``) repeat more often but are parts of it."""
+    cand = idx[user]
+    if not top_only:
+        key = base[h.name[cand]].astype(np.int64) * (int(h.line.max()) + 1) + h.line[cand].astype(np.int64)
+        _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
+        cand = cand[counts[inv] >= T("steps.nvtx_min_repeats")]
+    if not cand.size:
+        return None
+    cand = cand[_top_level(h, cand)]
+    best = _most_repeated(h, base[h.name[cand]], cand, per_line=True)
+    sel = cand[base[h.name[cand]] == best]
+    if _max_per_line(h, sel) < T("steps.nvtx_min_repeats"):
+        return None
+    return best, sel
+
+
+def _hold_the_work(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray] | None, sel: np.ndarray,
+                   inside: bool = False) -> bool:
     """Whether steps marked by ranges ``sel`` hold the job's work: the span from the first range's start to the last
     one's end (the steps tile it) encloses at least ``job.span_step_coverage`` of the GPU work launched in the
     capture, counted per device event -- the share a span of the program's own must hold to be its step
     (``job.structure``).  A block that merely repeats is no iteration: the ten ``.cuda()`` calls of ``model.cuda()``
-    before one forward pass repeat, but launch only their copies.  True where no device event maps to a launch."""
+    before one forward pass repeat, but launch only their copies.  ``inside``: the launches must fall inside the ranges
+    themselves, not merely between the first and the last -- a range found below the top level may be a library's
+    small helper called all through the run (nvFuser's ``isResharding`` on seven threads), which spans the work
+    without holding it.  True where no device event maps to a launch."""
     if launches is None:
         launches = device_launches(h, devs)
     rec = np.concatenate([a[a >= 0] for a in launches]) if launches else np.zeros(0, np.int64)
     if not rec.size:
         return True
     t = h.start[rec].astype(np.int64)
-    inside = (t >= int(h.start[sel].min())) & (t <= int(h.end[sel].max()))
-    return float(inside.mean()) >= T("job.span_step_coverage")
+    if inside:
+        rs, re_ = union_intervals(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+        j = np.searchsorted(rs, t, side="right") - 1
+        held = (j >= 0) & (t <= re_[np.maximum(j, 0)])
+    else:
+        held = (t >= int(h.start[sel].min())) & (t <= int(h.end[sel].max()))
+    return float(held.mean()) >= T("job.span_step_coverage")
 
 
 def _top_level(h: HostEvents, idx: np.ndarray) -> np.ndarray:
@@ -701,6 +733,15 @@ def _max_per_line(h: HostEvents, sel: np.ndarray) -> int:
 _TRAILING_NUMBER = re.compile(r"(\d+)\s*$")
 #: A range name's trailing number with what separates it: ``iteration 12`` and ``iteration 13`` are one name.
 _TRAILING_NUMBER_PART = re.compile(r"[-_ #:=]*\d+\s*$")
+#: A number standing as a word of its own inside a name (``token_6_processing``, ``layer 3 fwd``), not part of a word
+#: (``conv2d``, ``fp16``).
+_INNER_NUMBER = re.compile(r"(?<=[-_ #:=])\d+(?=[-_ :=])")
+
+
+def _base_name(name: str) -> str:
+    """A range's name without its numbers: the trailing one and those standing as words of their own, so that the
+    ranges of one loop, numbered by its counter anywhere in their name, are one name."""
+    return _INNER_NUMBER.sub("#", _TRAILING_NUMBER_PART.sub("", name) or name)
 
 
 def _range_step_ids(h: HostEvents, sel: np.ndarray) -> np.ndarray:

@@ -94,7 +94,9 @@ def test_a_cold_benchmark_names_its_own_syncs_not_its_copies():
     stream, before the first kernel -- their sizes are AlexNet's 16 parameters: ``model.cuda()``.  They are the
     model's upload, a one-time cost booked to start-up (``job.phase``), neither the step's copies nor its syncs; the
     benchmark's own ``torch.cuda.synchronize()`` calls are the syncs.  host_sync names only those (main before #37:
-    "in aten::copy_ ×16.0" first; the last stop: the 16 waits booked to the step's copies)."""
+    "in aten::copy_ ×16.0" first; the last stop: the 16 waits booked to the step's copies), and claims only the idle
+    they cause: the 0.92 ms they blocked the host, never the seconds of cuDNN start-up and first calls the host runs
+    after them, which run with or without a sync (it claimed 877 ms a step, a warning)."""
     path = next((WILD / "cold_a100_alexnet").glob("*.pt.trace.json.gz"))
     truth = _syncs_by_copy_direction(path)
     assert truth["HtoD"] == 16 and truth["DtoH"] == 0
@@ -107,8 +109,9 @@ def test_a_cold_benchmark_names_its_own_syncs_not_its_copies():
     rep = _report(WILD, "cold_a100_alexnet")
     (host,) = rep["hosts"]
     assert "16 copies to the device before the first kernel" in host["job"]["phase_evidence"]
-    sync = [f for f in rep["findings"] if f["rule"] == "host_sync" and f["severity"] in ("warning", "critical")]
-    assert sync and all("aten::copy_" not in f["summary"] for f in sync)
+    assert m.syncs.calls_per_step == 4 and m.syncs.gpu_idle_ms_per_step <= m.syncs.wait_ms_per_step < 1.0
+    sync = [f for f in rep["findings"] if f["rule"] == "host_sync"]
+    assert all("aten::copy_" not in f["summary"] and f["severity"] == "info" for f in sync)
     assert rep["findings"][0]["rule"] == "cold_start"  # the capture is still a cold start first
 
 

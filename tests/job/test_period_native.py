@@ -86,3 +86,30 @@ def test_a_slow_launch_in_a_two_kernel_step_does_not_hide_the_boundary(tmp_path)
     assert host["job"]["step_source"] == "repeated_launches", host["steps"]
     assert host["steps"]["found"] == STEPS
     assert host["gpus"][0]["step_ms"] == pytest.approx(truth.step_ms, rel=0.02)
+
+
+def test_a_loop_whose_every_gap_is_a_blocking_copy_still_has_its_iterations_as_steps(tmp_path):
+    """A native loop whose launches all block the host (SC23's OpenMP ``heat``, read in the h37-survey-nsys survey:
+    each iteration copies 512 MB in from pageable memory, runs a 21 ms kernel, copies 512 MB back, then syncs): the
+    gaps between launches are the copies' transfers, so the boundary's pause cannot stand out against them, and main
+    fell back to the whole capture.  By construction: 20 iterations of a blocking 110 ms copy in, a 21 ms kernel, a
+    blocking 120 ms copy back and a stream sync -- the steps are the 20 iterations, at the generated step time."""
+    p = tmp_path / "heat.sqlite"
+    job = NsysJob(steps=20, ops=1, kernel_us=21_000.0, h2d_us=110_000.0, pinned=False, copies_block=True,
+                  d2h_us=120_000.0, step_range=None, autograd_nvtx=False, sync=True, shuffle=False)
+    truth = write(str(p), job)
+    host = _report(p)
+    assert host["job"]["step_source"] == "repeated_launches", host["steps"]
+    assert host["steps"]["found"] == 20
+    assert host["gpus"][0]["step_ms"] == pytest.approx(truth.step_ms, rel=0.01)
+    assert "blocked in copies" in host["steps"]["note"]
+
+
+def test_blocking_copies_without_a_sync_at_one_boundary_give_no_steps(tmp_path):
+    """The same loop with no sync: the host's only waits are the copies, at every gap, and nothing marks one of them as
+    the boundary -- no steps from the period (a model's layers, each with its offloaded weights copied in, look so)."""
+    p = tmp_path / "layers.sqlite"
+    job = NsysJob(steps=20, ops=1, kernel_us=21_000.0, h2d_us=110_000.0, pinned=False, copies_block=True,
+                  d2h_us=120_000.0, step_range=None, autograd_nvtx=False, sync=False, shuffle=False)
+    write(str(p), job)
+    assert _report(p)["job"]["step_source"] != "repeated_launches"

@@ -79,12 +79,15 @@ def test_a_forward_under_no_grad_keeps_nothing_to_say(tmp_path: Path):
 
 def test_a_real_forward_dumped_with_its_graph_held_is_said_with_what_it_holds(tmp_path: Path):
     """The real forward: ~11 GiB climbs on top of 30.6 GiB of weights and state and is still held at the dump: the
-    finding names it (info: a backward may follow the dump), with the fix; before: Healthy."""
+    finding names it (info: a backward may follow the dump), with the fix; before: Healthy.  Of the 10.9 GiB, 5.0 GiB
+    are 626 blocks autocast cast for the einsums' weights (``at::autocast::cached_cast`` in their stacks): the
+    weights' 16-bit copies, cached for the autocast region with or without grad -- inference_mode frees the other
+    ~5.9 GiB, the tensors autograd keeps (issue #37 survey h37-survey3; 10.5-11.5 GiB before)."""
     rep = _report(_file(tmp_path, "forward_autograd_cs336"))
     (f,) = [f for f in rep.findings if f.rule == "activation_memory"]
     d = f.metric.detail
     assert d["cause"] == "forward_kept" and f.severity == "info"
-    assert 10.5 * GiB < d["kept_bytes"] < 11.5 * GiB and d["release"].startswith("still held")
+    assert 5.5 * GiB < d["kept_bytes"] < 6.5 * GiB and d["release"].startswith("still held")
     assert "torch.inference_mode()" in f.actions[0].snippet and "capacity is unknown" in f.summary
 
 

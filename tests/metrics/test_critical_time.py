@@ -106,3 +106,60 @@ def test_a_real_capped_saving_says_so_and_stays_within_the_critical_time() -> No
     f = next(x for x in rules.evaluate(m) if x.rule == "mixed_precision_off")
     assert f.saving.ms_per_step <= m.compute_critical_ms + 1e-3
     assert "next work waited for" in f.saving.assumption and f.severity == "info"
+
+
+# ------------------------------------------------------------------------------------------- per kernel class
+
+def test_the_cap_keeps_each_claim_s_own_class_share() -> None:
+    """``rules/base.critical_cap`` per kernel class, by hand: GEMMs all critical, element-wise kernels none; a fix
+    claiming 3 ms on GEMMs and 1 ms on element-wise kernels saves the 3 ms, though the step's 8 ms of critical kernel
+    time (all GEMM) would have let the whole 4 ms through a step-wide cap."""
+    from tb_gpu_advisor.rules.base import critical_cap
+
+    claims = [("compute", "tc_eligible_kernels", 3.0), ("compute", "non_matmul_kernels", 1.0)]
+    v, out, cut = critical_cap(4.0, claims, 8.0, {"matmul": 1.0, "other": 0.0})
+    assert (v, cut) == pytest.approx((3.0, 1.0))
+    assert dict((p, x) for _, p, x in out) == pytest.approx({"tc_eligible_kernels": 3.0, "non_matmul_kernels": 0.0})
+    half = critical_cap(4.0, claims, 8.0, {"matmul": 0.5, "other": 1.0})  # half of each GEMM's time is critical
+    assert half[0] == pytest.approx(0.5 * 3.0 + 1.0)
+    assert critical_cap(4.0, claims, 2.0, {"matmul": 1.0, "other": 1.0})[0] == pytest.approx(2.0)  # step cap binds
+    assert critical_cap(4.0, claims + [("launch", "launch", 1.0)], 8.0, {"matmul": 1.0, "other": 0.0})[2] == 0.0
+
+
+def _gemms_then_a_paced_chain(r) -> None:
+    """Ten fp32 GEMMs of 400 us launched back to back (the host runs ahead: each waits for the one before), a
+    sync, then twenty 50 us element-wise kernels each launched 100 us of Python after the one before (the GPU idles
+    between them), and a sync."""
+    from synthetic import torchtrace as tt
+
+    for _ in range(10):
+        r.kernel("aten::mm", tt.FP32_GEMM, 400.0, launch_us=14.0)
+    r.sync()
+    for i in range(20):
+        r.kernel(tt.EAGER_CHAIN_OPS[i % 4], tt.EAGER_CHAIN_KERNELS[i % 4], tt.EAGER_CHAIN_US, launch_us=14.0)
+        r.cpu("aten::view", 100.0)
+    r.sync()
+
+
+def test_by_construction_mixed_precision_saves_only_on_its_critical_gemms(tmp_path) -> None:
+    """The step's GEMMs are all critical and its element-wise kernels none, by construction.  Mixed precision claims
+    the GEMMs' Tensor-Core speed-up and the element-wise kernels' halved bytes; only the first shortens the step.
+    A step-wide cap (the step's 4 ms of critical kernel time) let both through."""
+    from types import SimpleNamespace
+
+    from synthetic import torchtrace as tt
+    from tb_gpu_advisor import formats
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
+
+    sc = tt.Scenario(1, tt._single(_gemms_then_a_paced_chain), [], [], "GEMMs critical, element-wise paced",
+                     dtype="float32")
+    (path,) = tt.write_run(str(tmp_path), sc, steps=8, run="mixed")
+    rep = analyze_session("mixed", "s", [SimpleNamespace(host="h0", path=path, format="kineto", size=0)]).to_dict()
+    f = next(x for x in rep["findings"] if x["rule"] == "mixed_precision_off")
+    claims = {c["pool"]: c["ms"] for c in f["saving"]["recovers"]}
+    assert claims.get("non_matmul_kernels", 0.0) == pytest.approx(0.0, abs=1e-3), claims
+    assert f["saving"]["ms_per_step"] == pytest.approx(claims["tc_eligible_kernels"], rel=1e-3)
+    assert "0.0% of the other kernels' time" in f["saving"]["assumption"]
+    m = host_metrics(formats.read(discover(str(tmp_path))[0].hosts[0]))
+    assert m.compute_critical_share == pytest.approx({"matmul": 1.0, "other": 0.0}, abs=0.01)

@@ -54,22 +54,24 @@ def test_device_copy_fixes_use_each_vendors_words():
 
 
 def test_device_copies_beside_bigger_host_copy_waits_come_second():
-    """TorchRec's A100 trace (wild/torchrec_a100_stalls): 256 D2D copies a step block 4.8 ms, while 15 copies to the
-    device a step block 3.3 ms and leave the GPU idle after them -- 8.1 ms in all, of which the step's ledger holds
-    3.6 ms inside the kept steps (issue #36: the rest lies where the breakdown books other causes).  Together the
-    copies block 4.7% of the 245 ms step, under the 5% warning: no finding at the default threshold.  With the
-    threshold lowered to 4%, the finding counts both directions, leads with the H2D copies and their pinned-memory
-    fix, and gives the device-copy fix after it."""
+    """TorchRec's A100 trace (wild/torchrec_a100_stalls): 256 D2D copies a step block 4.8 ms, and 9 copies to the
+    device a step each wait for their stream -- but each blocks the host only 20-300 us (read off the JSON: the
+    ``aten::copy_`` around each wait), and the GPU idles after them while the host computes (4.7 ms after one of them,
+    before an NCCL send): that idle is the host's own work, which runs with or without the copies' waits.  So the
+    waits cost ~0.24 ms a step, not the 3.6 ms of the idle after them main booked (issue #37 item 3: only the idle a
+    wait causes).  The copies block 3.4% of the 245 ms step, under the 5% warning: no finding at the default
+    threshold.  With it lowered to 1.5%, the finding leads with the D2D copies and their fix, the pinned-memory fix
+    after it, and recovers no more host time than the copies blocked."""
     from tb_gpu_advisor.common.thresholds import override
 
     (s,) = discover(str(FIXTURES / "wild" / "torchrec_a100_stalls"))
     rep = analyze_session(s.run, s.session, s.hosts).to_dict()
     assert not [f for f in rep["findings"] if f["rule"] == "excessive_memcpy"]
-    with override(**{"excessive_memcpy.warning": 0.04}):
+    with override(**{"excessive_memcpy.warning": 0.015}):
         f = _finding(analyze_session(s.run, s.session, s.hosts).to_dict())
-    assert "mostly H2D" in f["summary"]
+    assert "mostly D2D" in f["summary"] and "9 copies to the device per step" in f["summary"]
     texts = [a["text"] for a in f["actions"]]
-    assert texts[0].startswith("Copy from pinned")
-    assert any(".contiguous()" in t for t in texts[1:])
+    assert ".contiguous()" in texts[0]
+    assert any(t.startswith("Copy from pinned") for t in texts[1:])
     held = f["saving"]["recovers"]
-    assert sum(r["ms"] for r in held if r["group"] != "copies") <= 3.6 + 0.01
+    assert sum(r["ms"] for r in held if r["group"] != "copies") <= 0.35

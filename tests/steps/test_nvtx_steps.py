@@ -118,3 +118,54 @@ def test_real_windows_have_no_nvtx_steps():
     """The real exports are time slices not aligned to steps, with autograd ranges only: no NVTX steps there."""
     for p in sorted((SHARED_PROFILES / "nsys").glob("*/*.sqlite")):
         assert detect_steps(read_trace(str(p))).detection.source in ("gpu_busy_clusters", "whole_capture")
+
+
+def _wrap_in_one_range(path, name: str) -> None:
+    """Put the whole run inside one range of the user's that runs once (``generate`` around its tokens)."""
+    con = sqlite3.connect(path)
+    lo, hi = con.execute("SELECT MIN(start), MAX(end) FROM NVTX_EVENTS").fetchone()
+    tid = 1 << 48 | 1000 << 24 | 1000
+    con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (?, ?, 59, ?, ?)",
+                (lo - 1000, hi + 1000, name, tid))
+    con.commit()
+    con.close()
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_a_loop_numbered_inside_its_names_marks_the_steps(tmp_path, wrapped):
+    """A loop whose ranges carry its counter inside the name (``token_6_processing``; a real export of an LLM
+    inference simulation, Sh1mwww/llama3-inference, unlicensed, names its 64 tokens so, each holding eight
+    ``layer_L_token_T`` blocks), possibly inside one range that runs once around the whole loop: the numbered ranges
+    are one name, and the outermost one that repeats marks the steps -- not the blocks inside each (``forward``), nor
+    the GPU's bursts (main cut that export into 512 one-layer "steps")."""
+    p = tmp_path / "job.sqlite"
+    truth = write(str(p), NsysJob(steps=8, step_range="token_{k}_processing", autograd_nvtx=False,
+                                  extra_ranges=("forward", "sample")))
+    if wrapped:
+        _wrap_in_one_range(p, "layer_processing_simulation")
+    s = detect_steps(read_trace(str(p)))
+    det = s.detection
+    assert det.source == "nvtx_top_range" and "`token_#_processing`" in det.note, det.note
+    assert ("outermost repeated" in det.note) == wrapped
+    assert det.found == 8 and s.count == 6
+    assert np.diff(s.host_windows, axis=1).ravel() / 1e9 == pytest.approx(truth.step_ms, rel=1e-3)
+
+
+def test_a_small_helper_repeated_all_through_the_run_marks_no_step(tmp_path):
+    """A library's helper range called all through the run below one outer range (nvFuser's ``isResharding``, 481
+    times on 7 threads of the kept wild/nvfuser_h200_first_call) spans the GPU work without holding it: the launches
+    fall between its instances, not inside them, so it marks no step (it did for a moment on this branch: 405
+    "steps" of 678 us)."""
+    p = tmp_path / "job.sqlite"
+    write(str(p), NsysJob(steps=6, step_range=None, autograd_nvtx=False))
+    con = sqlite3.connect(p)
+    lo, hi = con.execute("SELECT MIN(start), MAX(end) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()
+    launches = sorted(a for (a,) in con.execute("SELECT start FROM CUPTI_ACTIVITY_KIND_RUNTIME"))
+    tid = 1 << 48 | 1000 << 24 | 1000
+    rows = [(a - 300, a - 100, "isResharding", tid) for a in launches[1::7]]  # just before some launches
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid) VALUES (?, ?, 59, ?, ?)", rows)
+    con.commit()
+    con.close()
+    _wrap_in_one_range(p, "runFusionWithInputs")
+    det = detect_steps(read_trace(str(p))).detection
+    assert not det.source.startswith("nvtx"), det.note

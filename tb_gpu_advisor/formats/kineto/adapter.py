@@ -186,6 +186,11 @@ def _producer(kt: KinetoTrace) -> dict[str, str]:
     out: dict[str, str] = {}
     if any(c in OLD_CATS for c in kt.cats):
         out["schema"] = "kineto<1.11"
+    info = kt.meta.get("distributedInfo")
+    info = info[0] if isinstance(info, list) and info else info
+    backend = info.get("backend") if isinstance(info, dict) else None
+    if isinstance(backend, str) and backend.strip():  # the process group's backend (nccl, gloo ...)
+        out["dist_backend"] = backend.strip()[:40]
     counted = int(_cat_mask(kt, (COUNTER_CAT,)).sum())
     if counted:  # the kernels were measured by hardware counters, not timed: no GPU timeline, and no lost records
         out["counter_ranges"] = str(counted)

@@ -16,6 +16,12 @@ _WINDOW = ("# put the window on the GPU work, by a range the program marks or by
            "# an NVTX range named train_step around the steps\n"
            "nsys profile -t cuda,nvtx --delay=60 --duration=20 -o run ./app   # or by time: 60 s in, 20 s long\n"
            "nsys export --type sqlite run.nsys-rep")
+_STEADY = ("# start the window after warm-up and keep it on a few steps:\n"
+           "nsys profile -t cuda,nvtx --capture-range=cudaProfilerApi --capture-range-end=stop -o run ./app   "
+           "# cudaProfilerStart() after the warm-up steps, cudaProfilerStop() a few steps later (a framework's "
+           "CUDA profiler start/stop calls them)\n"
+           "nsys profile -t cuda,nvtx --delay=60 --duration=20 -o run ./app   # or by time: past the start-up, 20 s long\n"
+           "nsys export --type sqlite run.nsys-rep")
 _TRACE_CUDA = ("nsys profile -t cuda,nvtx -o run ./app   # -t cuda records the CUDA API calls and the GPU's kernels "
                "and copies\nnsys export --type sqlite run.nsys-rep")
 WINDOW_FIXES = {
@@ -28,8 +34,18 @@ WINDOW_FIXES = {
                       "work runs.", _WINDOW),),
     "nvtx_only": (("Record the CUDA API and the GPU's work beside the NVTX ranges (-t cuda,nvtx), with the window on "
                    "the ranges that launch the GPU work.", _WINDOW),),
+    # a window that holds GPU work, but not the steady state: start-up, too few steps, unsteady steps
+    "steady": (("Put the Nsight window on the steady state: start it after the warm-up (first calls, module loading, "
+                "compilation) and keep it on several steps.", _STEADY),),
     "tracing_off": (("Turn CUDA tracing on: the capture's options had it off, so no CUDA call, copy or kernel could be "
                      "recorded.", _TRACE_CUDA),),
+    # NVIDIA's profilers trace the GPU under WSL2 only from a recent Windows display driver (Nsight Compute's system
+    # requirements: 545 or newer on Windows 10 WSL); a native Linux machine records the kernels with any
+    "wsl2": (("Profile on native Linux, where Nsight Systems records every kernel and copy; under WSL2, update the "
+              "Windows NVIDIA driver and Nsight Systems first, then check that the export holds a kernel table.",
+              "nsys profile -t cuda,nvtx -o run ./app   # on native Linux (or WSL2 with a current Windows driver)\n"
+              "nsys export --type sqlite run.nsys-rep\n"
+              "sqlite3 run.sqlite \"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL\"   # kernels recorded?"),),
 }
 
 FORMAT = Format(id="nsys", name="Nsight Systems", layout=LAYOUT, probe=has_gpu_activity,

@@ -276,6 +276,7 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
         raw.notes.append(note)
     raw.zero_ns, raw.capture_ms = _session_window(schema)
     raw.facts = _capture_options(schema)
+    raw.facts.update(_platform(schema))
     failure = next((f for f in map(program_failure, tb.program_stderr(schema)) if f), "")
     if failure:  # the program died: a window without GPU work is its failure, not a window put wrong
         raw.facts["program_error"] = failure
@@ -284,6 +285,25 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
 
 #: ``META_DATA_CAPTURE`` keys of the options a window's reading depends on -> the ``Trace.producer`` fact.
 _TRACE_OPTIONS = {"COLLECT_CUDA_TRACE": "cuda_trace", "COLLECT_NVTX_TRACE": "nvtx_trace"}
+
+
+#: How WSL2's Linux kernel names its release (``uname -r``, kept as ``TARGET_INFO_SYSTEM_ENV.SoftwareReleaseVersion``):
+#: Microsoft's build, ``5.15.90.1-microsoft-standard-WSL2`` (older ones: ``4.19.128-microsoft-standard``).
+_WSL2_KERNEL = re.compile(r"microsoft-standard|wsl2", re.I)
+
+
+def _platform(schema: tb.Schema) -> dict[str, str]:
+    """The target system, where it changes what a capture can hold: ``wsl2`` (the kernel release) when the program
+    ran under WSL2, with ``nv_driver`` (the Windows display driver, ``NvDriverVersion``).  Under WSL2 the GPU's own
+    activity is recorded only with a recent Windows driver and profiler, so an export of launches without kernels is
+    the platform's limit, not a damaged file (``job.kind`` window ``wsl2``)."""
+    if tb.SYSTEM_ENV not in schema:
+        return {}
+    release = tb.value_of(schema, tb.SYSTEM_ENV, "SoftwareReleaseVersion")
+    if not release or not _WSL2_KERNEL.search(release):
+        return {}
+    driver = tb.value_of(schema, tb.SYSTEM_ENV, "NvDriverVersion")
+    return {"wsl2": release.strip(), **({"nv_driver": driver.strip()} if driver else {})}
 
 
 def _died(schema: tb.Schema) -> bool:
@@ -711,7 +731,8 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
         gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
         framework_hint=_framework(h.names, r.d_names), producer={**r.facts, **_host_processes(r, tids)},
-        problems=lost_gpu_records(h, devs),
+        # under WSL2 launches without kernels are what the platform records (job.kind window "wsl2"), no damage
+        problems=[] if "wsl2" in r.facts else lost_gpu_records(h, devs),
     )
 
 

@@ -362,7 +362,10 @@ _user_frame = user_frame
 def _phase(frames: Any, budget: "_Budget | None" = None) -> int:
     """The phase of an allocation from its stack (``MEMORY_PHASES``), read off the raw frames: autograd's engine, in
     Python or on its C++ thread (backward), ``torch/optim`` (optimizer), a module's ``_apply``/``convert`` (``model.to("cuda")``: parameters), a
-    module's forward, else other."""
+    module's forward, else other.  A cast autocast keeps for its whole region (``at::autocast::cached_cast``: a 16-bit
+    copy of a parameter, made once and reused by every call) is a parameter's copy, not the forward's activation."""
+    if _autocast_cached(frames):
+        return MEMORY_PHASES.index("parameters")
     fs = _python_frames(frames, budget, limit=MAX_SCAN)  # autograd's engine lies ~30 C++ frames deep
     if not fs:
         return MEMORY_PHASES.index("other")
@@ -381,6 +384,18 @@ def _phase(frames: Any, budget: "_Budget | None" = None) -> int:
     if module:
         return MEMORY_PHASES.index("parameters")
     return MEMORY_PHASES.index("forward" if forward else "other")
+
+
+#: autocast's cast cache, in a ``stacks="all"`` record's C++ frames: where it allocates, the block is a parameter's
+#: 16-bit copy kept until the autocast region ends (``aten/src/ATen/autocast_mode.cpp``).
+_AUTOCAST_CACHE = "autocast::cached_cast"
+
+
+def _autocast_cached(frames: Any) -> bool:
+    """Whether an allocation's stack runs through autocast's cast cache (the first :data:`MAX_SCAN` frames)."""
+    if not isinstance(frames, (list, tuple)):
+        return False
+    return any(isinstance(f, dict) and _AUTOCAST_CACHE in _str(f.get("name"), "") for f in frames[:MAX_SCAN])
 
 
 #: The fields the reader uses, and their types (a field may be absent: older PyTorch versions write fewer).

@@ -149,6 +149,8 @@ def _merged_counts(w_start: np.ndarray, t: np.ndarray) -> np.ndarray:
     n = t.shape[0]
     base = int(np.searchsorted(w_start, t[0], side="left"))
     top = int(np.searchsorted(w_start, t[-1], side="right"))
+    if top - base > 8 * n:  # few times across many starts (a few copies against every op): searching is cheaper
+        return np.searchsorted(w_start, t, side="right")
     out = np.cumsum(np.bincount(np.searchsorted(t, w_start[base:top], side="left"), minlength=n + 1)[:n])
     if base:
         out += base

@@ -328,7 +328,9 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         gpu_windows.setdefault(d.gpu, host_w)
     det = StepDetection(
         source=source, count=int(ids.size), found=found if source != "whole_capture" else 0, dropped=dropped, note=note,
-        windows=[StepWindow(int(i), (int(s) - origin) / PS_PER_MS, (int(e) - origin) / PS_PER_MS) for i, s, e in zip(ids, hs, he)],
+        # Python numbers, not numpy scalars, through the loop: a numpy scalar per step and field was 17 ms on 1,410 steps
+        windows=[StepWindow(int(i), (int(s) - origin) / PS_PER_MS, (int(e) - origin) / PS_PER_MS)
+                 for i, s, e in zip(ids.tolist(), hs.tolist(), he.tolist())],
         mapped_via=mapped, confidence=CONFIDENCE.get(source, "low"),
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin)

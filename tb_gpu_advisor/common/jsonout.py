@@ -9,6 +9,9 @@ BERT capture (~11,800 step rows) the two were a fifth of ``report --format json`
 * :func:`dumps` with ``indent``: the tree is walked here once; every list or dict holding only plain scalars (the
   step rows' breakdowns, table rows, ...) is written by the C encoder in one call, with the item separator of its
   depth, so the per-value work stays in C.
+* A table kept as columns (``model.steprows.StepRowTable``) stands for a list of dataclasses: its
+  ``__json_indented__(indent, level)`` writes the text of that list itself, and ``__json_plain__()`` gives the list of
+  dicts (for :func:`plain` and the compact writer).
 * :func:`plain` -- ``asdict``'s result (dicts, lists, tuples rebuilt; dataclasses as dicts) without deep-copying the
   leaves (numbers and strings are immutable).
 
@@ -79,6 +82,9 @@ def plain(obj: Any) -> Any:
                 out[plain(k)] = plain(v)
             return out
         return tp((plain(k), plain(v)) for k, v in obj.items())
+    as_plain = getattr(tp, "__json_plain__", None)
+    if as_plain is not None:  # a table kept as columns (model.steprows): what asdict makes of the rows it stands for
+        return as_plain(obj)
     return obj
 
 
@@ -122,6 +128,9 @@ def _with_dataclasses(default: Callable[[Any], Any] | None) -> Callable[[Any], A
         names = _fields(type(o))
         if names is not None and not isinstance(o, type):
             return {n: getattr(o, n) for n in names}
+        as_plain = getattr(type(o), "__json_plain__", None)
+        if as_plain is not None and not isinstance(o, type):
+            return as_plain(o)
         if default is None:
             raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
         return default(o)
@@ -199,6 +208,8 @@ class _Indented:
             keys = _keys(tp)
             if keys is not None and not isinstance(o, type):
                 self.pairs([(k, getattr(o, n)) for n, k in keys], level, out)
+            elif hasattr(tp, "__json_indented__") and not isinstance(o, type):
+                out.append(o.__json_indented__(self.indent, level))  # a table that writes its own text from columns
             elif isinstance(o, str):  # subclasses: json's order of isinstance checks
                 out.append(_esc(o))
             elif isinstance(o, int):

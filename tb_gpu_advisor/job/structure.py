@@ -80,7 +80,7 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
     # and sorted in place: this runs at the analysis's peak, where each copy of 1.8 M times was 14 MB more
     times = h.start[marked].astype(np.int64, copy=False)
     del marked
-    times.sort()
+    times.sort(kind="stable")  # a few sorted runs (one per launching thread): timsort merges them, 4x quicksort's speed
     cands = []
     not_calls = ~h.name_mask(_runtime_call) & ~h.name_mask(fw.dispatch_event) & (np.asarray(h.corr) < 0)
     not_calls &= ~_tool_ranges(trace)
@@ -199,7 +199,8 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
     :data:`_COARSE`-th launch is a search in an array 32 times smaller -- on a dense capture, 1.8 M launch
     times searched by a few hundred thousand op instances were a tenth of the whole analysis."""
     n_launch = times.size
-    coarse = times[::_COARSE] if need > 0 else None
+    # contiguous: searchsorted copies a strided array on every call (124 calls x 1.8 M times read: 25 ms, dense)
+    coarse = np.ascontiguousarray(times[::_COARSE]) if need > 0 else None
     if not start.size or not keep.any():
         return []
     total = _time_per_name(start, end, name, keep, len(names))

@@ -16,10 +16,10 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import nvtx
-from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, GpuCtx
+from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, GpuCtx
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
-from tb_gpu_advisor.model.columns import coverage, sorted_unique, subtract_intervals, union_intervals
+from tb_gpu_advisor.model.columns import add_intervals, coverage, sorted_unique, subtract_intervals, union_intervals
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.
 PRIORITY: tuple[str, ...] = (
@@ -43,7 +43,16 @@ _CAT_INDEX = {c: i for i, c in enumerate(BREAKDOWN_CATEGORIES)}
 _CAT_INDEX.update({c: _CAT_INDEX[b] for c, b in _BOOKED_AS.items()})
 
 
-def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+def launch_ends(ctx: Context, g: GpuCtx) -> np.ndarray | None:
+    """Per device event of ``g``: the end of its host launch call (meaningful where ``g.launch >= 0``); None without
+    host events.  A gather through 2 M host events that :func:`category_intervals` and :func:`gpu_critical_ms` both
+    read: :func:`gpu_step_arrays` makes it once for the two."""
+    h = ctx.h
+    return h.end[np.clip(g.launch, 0, None)] if h.end.size else None
+
+
+def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = None) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """``lend_all``: :func:`launch_ends` of ``g`` where the caller has it."""
     d, h = g.d, ctx.h
     out: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     kinds = {
@@ -59,7 +68,7 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
     out["unseen"] = ctx.unseen_spans or (d.start[:0], d.start[:0])
     out["allocator"] = ctx.alloc_spans or (d.start[:0], d.start[:0])
     hm = g.host_mask  # a GPU of its own process: only that process's host events explain its idle time
-    inp = ctx.host_input if hm is None else ctx.host_input & hm
+    inp = ctx.role_rows(HOST_INPUT_BIT, hm)
     out["input_wait"] = _cat2((h.start[inp], h.end[inp]), ctx.input_spans if g.input_spans is None else g.input_spans)
     # launch wait (idle waiting for launch): the GPU idle gap before a device event, from the end of
     # everything earlier on this GPU to the event's start, when the event's host launch record ended
@@ -72,7 +81,9 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
         prev_end = np.maximum.accumulate(d.end[kern])[:-1]
         cur = kern[1:]
         has = (g.launch[cur] >= 0) & (d.kind[cur] == devices.KIND_KERNEL)  # a collective waits for peers, not for launch
-        lend = np.where(has, h.end[np.clip(g.launch[cur], 0, None)], 0) if h.end.size else np.zeros(cur.size, np.int64)  # no host events
+        if lend_all is None and h.end.size:
+            lend_all = launch_ends(ctx, g)
+        lend = np.where(has, lend_all[cur], 0) if h.end.size else np.zeros(cur.size, np.int64)  # no host events
         keep = has & (lend > prev_end) & (d.start[cur] > prev_end) & (g.step[cur] == g.step[kern[:-1]]) & (g.step[cur] >= 0)
         out["launch_wait"] = (prev_end[keep], d.start[cur][keep])
     else:
@@ -80,7 +91,7 @@ def category_intervals(ctx: Context, g: GpuCtx) -> dict[str, tuple[np.ndarray, n
     # and the host inside the framework's dispatch (JAX: the GPU idles while Python dispatches the next call)
     out["launch_wait"] = _cat2(out["launch_wait"], ctx.dispatch_spans if g.dispatch_spans is None else g.dispatch_spans)
     out["host_python"] = _python_spans(ctx, g)
-    work = ctx.host_work if hm is None else ctx.host_work & hm
+    work = ctx.role_rows(HOST_WORK_BIT, hm)
     # an op blocked in a copy or a sync (``.item()``, a D2H to pageable memory waiting for NCCL) is waiting, not work
     # and the host's own work inside a dispatch (a millisecond without a runtime call: context.no_call_stretches)
     work_s, work_e = _cat2((h.start[work], h.end[work]), ctx.own_spans if g.own_spans is None else g.own_spans)
@@ -160,7 +171,7 @@ class Attribution:
             if s.size:
                 s = s.astype(np.int64, copy=False)
                 e = e.astype(np.int64, copy=False)
-                us, ue = union_intervals(np.concatenate([us, s]), np.concatenate([ue, e])) if us.size else union_intervals(s, e)
+                us, ue = add_intervals(us, ue, s, e) if us.size else union_intervals(s, e)
             self.covers.append(_Cover(us, ue))
 
     def matrix(self, windows: np.ndarray) -> np.ndarray | None:
@@ -354,7 +365,8 @@ def _first_per_step(step: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
 def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribution | None, tuple[np.ndarray, np.ndarray]]:
     """Per-step columns of one GPU, its category intervals, their painting and the union of its device activity
     (all three reused for its gaps: :func:`step_gaps`)."""
-    iv = category_intervals(ctx, g)
+    lend = launch_ends(ctx, g)
+    iv = category_intervals(ctx, g, lend)
     w = g.windows
     n = w.shape[0]
     painted = Attribution(iv, int(w[:, 0].min()), int(w[:, 1].max())) if n else None
@@ -392,7 +404,7 @@ def gpu_step_arrays(ctx: Context, g: GpuCtx) -> tuple[StepArrays, dict, Attribut
     arr = StepArrays(gpu=d.gpu, step=ctx.steps.ids[:n].astype(np.int64), start_ms=(w[:, 0] - origin) / PS_PER_MS,
                      step_ms=(w[:, 1] - w[:, 0]).astype(np.float64) / PS_PER_MS, mat=mat, busy=busy, kernels=kcount.astype(np.int64),
                      collectives=ccount.astype(np.int64), memcpys=mcount.astype(np.int64), first_kernel_ms=fk, first_launch_ms=fl,
-                     critical=gpu_critical_ms(ctx, g, n, classes))
+                     critical=gpu_critical_ms(ctx, g, n, classes, lend=lend))
     arr.critical_classes = classes
     return arr, iv, painted, (us, ue)
 
@@ -424,8 +436,8 @@ def critical_time(start: np.ndarray, end: np.ndarray, ready: np.ndarray, known: 
 CRITICAL_CLASSES = ("matmul", "other")
 
 
-def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int, classes: dict[str, tuple[float, float]] | None = None
-                    ) -> np.ndarray:
+def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int, classes: dict[str, tuple[float, float]] | None = None,
+                    lend: np.ndarray | None = None) -> np.ndarray:
     """Per kept step of one GPU: ms of its kernel time (``device_compute`` kernels) the GPU's next work waited for
     (:func:`critical_time`): the most a faster kernel can take off the step while the host paces the GPU.  The
     next work is ready at its launch call's end (the correlation every format records); the host blocked in a
@@ -437,7 +449,9 @@ def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int, classes: dict[str, tuple[fl
     if not n or not len(d):
         return np.zeros(n)
     known = (g.launch >= 0) if h.end.size else np.zeros(len(d), bool)
-    ready = np.where(known, h.end[np.clip(g.launch, 0, None)], d.start) if h.end.size else d.start
+    if lend is None and h.end.size:
+        lend = launch_ends(ctx, g)
+    ready = np.where(known, lend, d.start) if h.end.size else d.start
     waited = np.zeros(len(d), bool)
     if ctx.blocked_spans is not None and ctx.blocked_spans[0].size:
         bs, be = union_intervals(*ctx.blocked_spans)
@@ -633,7 +647,7 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     cycle = np.maximum((w0[idx + 1] - w0[idx]).astype(np.float64) / PS_PER_MS, gap)
     return GapColumns(gpu=d.gpu, after_step=ctx.steps.ids[idx], gap_ms=gap, input_wait_ms=mat[:, ci["input_wait"]],
                       launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
-                      booked_ms=_booked_in_steps(g, iv, win), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),
+                      booked_ms=_booked_in_steps(g, iv, win, painted), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),
                       ranges_ms=range_time(ctx, g, win[:, 0], win[:, 1], marked, _step_windows(g))
                       if marked is not None and marked.size else {})
 
@@ -647,9 +661,9 @@ def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
     h = ctx.h
     if not win.size or not h.start.size:
         return {}
-    work = ctx.host_work if g.host_mask is None else ctx.host_work & g.host_mask
+    work = ctx.role_rows(HOST_WORK_BIT, g.host_mask)
     lo, hi = int(win[0, 0]), int(win[-1, 1])
-    cand = np.flatnonzero(work & (h.start < hi) & (h.end > lo))
+    cand = work[(h.start[work] < hi) & (h.end[work] > lo)]
     if not cand.size:
         return {}
     # which gap each event may overlap: the last gap starting before its end; it overlaps it only if it ends after
@@ -845,15 +859,16 @@ class GapColumns:
                                                      self.host_other_ms[:n].tolist(), booked, self.cycle_ms[:n].tolist())]
 
 
-def _booked_in_steps(g: GpuCtx, iv: dict, win: np.ndarray) -> np.ndarray:
+def _booked_in_steps(g: GpuCtx, iv: dict, win: np.ndarray, painted: Attribution | None = None) -> np.ndarray:
     """(gaps, :data:`HOST_IDLE`) ms: per gap (rows of ``win``, disjoint and sorted) its host-caused idle that lies inside
     the kept steps' windows, as the ledger books it: a gap between steps may lie outside every step (device-defined
-    steps), and there no step's breakdown holds it."""
+    steps), and there no step's breakdown holds it.  ``painted``: the painting of ``iv`` over the step windows
+    (:func:`gpu_step_arrays`'): the pieces lie inside them, so it answers for them exactly, without painting again."""
     out = np.zeros((win.shape[0], len(HOST_IDLE)))
     a, b = _inside_steps(g, win[:, 0], win[:, 1])
     if not a.size:
         return out
-    mat = attribute(iv, np.stack([a, b], axis=1)) / PS_PER_MS
+    mat = attribute(iv, np.stack([a, b], axis=1), painted) / PS_PER_MS
     cols = [_CAT_INDEX[c] for c in HOST_IDLE]
     owner = np.searchsorted(win[:, 0].astype(np.int64), a, side="right") - 1
     np.add.at(out, owner, mat[:, cols])

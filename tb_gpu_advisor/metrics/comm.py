@@ -52,7 +52,7 @@ def communication(ctx: Context) -> Communication:
             continue
         comp = (d.kind == devices.KIND_KERNEL) & (g.step >= 0)
         cs, ce = union_intervals(d.start[comp].astype(np.int64), d.end[comp].astype(np.int64))
-        comp_starts = np.sort(d.start[comp].astype(np.int64))
+        comp_starts = np.sort(d.start[comp].astype(np.int64), kind="stable")  # by start already: timsort's one pass
         types = _types(d, coll, g.launch, enc, h)
         xla_msg = _xla_messages(d, ctx.trace.xla_collectives)
         es, ee = subtract_intervals(d.start[coll].astype(np.int64), d.end[coll].astype(np.int64), cs, ce)

@@ -11,7 +11,7 @@ from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs
 from tb_gpu_advisor.metrics.context import Context, build_context
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics, StepTable
 from tb_gpu_advisor.model.trace import Trace, release_columns
 from tb_gpu_advisor.steps.detect import Steps
 
@@ -45,14 +45,17 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     # its columns at the end, after the modules' peak, unless the host rows need them now
     per_gpu: dict[int, list[StepMetrics]] | None = None
     host_arr = bd.host_arrays(ctx, per_gpu_arr) if per_gpu_arr else None
+    host_block: bd.StepArrays | list[StepMetrics]
     if host_arr is not None:
-        host_rows = host_arr.rows()
+        host_block = host_arr
         avg = bd.average_matrix(host_arr.mat)
+        host_steps = host_arr.step_ms.tolist()
     else:
         per_gpu = {gid: arr.rows() for gid, arr in per_gpu_arr.items()}
-        host_rows = bd.host_rows(ctx, per_gpu) if per_gpu else _host_only_rows(ctx)
-        avg = bd.average(host_rows)
-    avg_step = sum(r.step_ms for r in host_rows) / len(host_rows) if host_rows else None
+        host_block = bd.host_rows(ctx, per_gpu) if per_gpu else _host_only_rows(ctx)
+        avg = bd.average(host_block)
+        host_steps = [r.step_ms for r in host_block]
+    avg_step = sum(host_steps) / len(host_steps) if host_steps else None
     kept = ops.kept_ops(ctx)
     place = ops.placement(ctx, kept)
     op_list = ops.op_stats(ctx, top_n=0, kept=kept)
@@ -113,8 +116,9 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         compute_critical_share=bd.critical_shares(per_gpu_arr, ctx),
         idle_in_ranges=bd.top_ranges(in_ranges, ctx.steps.count),
     )
-    hm.steps_detail = [r for gid in sorted(per_gpu_arr) if gid in active_ids
-                       for r in (per_gpu[gid] if per_gpu is not None else per_gpu_arr[gid].rows())] + host_rows
+    # the rows stay columns (StepTable): the report reads them as such, a rule that reads rows gets them made
+    hm.steps_detail = StepTable([per_gpu[gid] if per_gpu is not None else per_gpu_arr[gid]
+                                 for gid in sorted(per_gpu_arr) if gid in active_ids] + [host_block])
     return hm
 
 

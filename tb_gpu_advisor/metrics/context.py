@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -12,8 +13,8 @@ from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, xla
-from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, sorted_unique, subtract_intervals,
-                                          union_intervals)
+from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, searchsorted_right, sorted_unique,
+                                          subtract_intervals, union_intervals)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.steps.detect import Steps
@@ -71,6 +72,23 @@ class GpuCtx:
 
 #: Bits of :attr:`Context.host_flags`, one per role a host event can have.
 _HOST_OP, _HOST_INPUT, _HOST_WORK, _OP_ON_DEVICE, _DISPATCH_CALL, _EAGER_OP = (1 << i for i in range(6))
+#: the roles other modules ask :meth:`Context.role_rows` for
+HOST_INPUT_BIT, HOST_WORK_BIT = _HOST_INPUT, _HOST_WORK
+
+
+def by_name(memo: dict, classify: Callable[[list[str]], np.ndarray], names: list[str]) -> np.ndarray:
+    """``classify(names)`` -- a per-name classifier (``devices.tensor_core``, ``frameworks.elementwise``, ...) -- with
+    each distinct name classified once per ``memo`` (the analysis's): every GPU has a name table of its own holding
+    mostly the same kernels, and each name costs a few regex searches per classifier and module."""
+    if not names:
+        return classify(names)
+    known = memo.setdefault(("by_name", classify), {})
+    new = [n for n in dict.fromkeys(names) if n not in known]
+    if new:
+        got = classify(new)
+        memo[("by_name_dtype", classify)] = got.dtype
+        known.update(zip(new, got.tolist()))
+    return np.fromiter((known[n] for n in names), dtype=memo[("by_name_dtype", classify)], count=len(names))
 
 
 def pack_flags(masks: dict[int, np.ndarray], n: int) -> np.ndarray:
@@ -109,6 +127,24 @@ class Context:
     #: host time before each step's first op that is not input: a capture that records its input pipeline's own
     #: events (the DataLoader's ``__next__``) says where input is, the rest is other host work; disjoint (starts, ends)
     pre_op_spans: tuple[np.ndarray, np.ndarray] | None = None
+    #: answers shared by every GPU's modules (:meth:`role_rows`), computed at the first ask
+    memo: dict = field(default_factory=dict, repr=False, compare=False)
+
+    def by_name(self, classify: Callable[[list[str]], np.ndarray], names: list[str]) -> np.ndarray:
+        """``classify(names)`` with each distinct name classified once per analysis (:func:`by_name`)."""
+        return by_name(self.memo, classify, names)
+
+    def role_rows(self, bit: int, mask: np.ndarray | None = None) -> np.ndarray:
+        """Indices of the host events with role ``bit`` (a ``_HOST_*`` flag), among ``mask`` (a GPU's process's host
+        events; None: all).  Without a mask the answer is the same for every GPU, so it is kept: unpacking the flags
+        and scanning the host table (2.25 M events on the dense 100 MB capture) once per GPU and module was a few ms
+        each time, for a role that held no event or a thousand."""
+        if mask is not None:
+            return np.flatnonzero(self._flag(bit) & mask)
+        rows = self.memo.get(("role", bit))
+        if rows is None:
+            rows = self.memo[("role", bit)] = np.flatnonzero(self._flag(bit)).astype(index_dtype(len(self.h)), copy=False)
+        return rows
 
     @property
     def one_time_spans(self) -> tuple[np.ndarray, np.ndarray] | None:
@@ -199,16 +235,8 @@ def assign(times: np.ndarray, windows: np.ndarray) -> np.ndarray:
     return out
 
 
-def _starts_up_to(w_start: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """``np.searchsorted(w_start, t, side="right")``: how many window starts lie at or before each time.
-
-    Times in order (a host line's events, a GPU's) are merged instead: each window start's position
-    among the times, counted up with a cumulative sum -- O(times + windows), 3x faster than a binary
-    search per time.
-    """
-    if t.shape[0] > 1 and (t[1:] >= t[:-1]).all():
-        return np.cumsum(np.bincount(np.searchsorted(t, w_start, side="left"), minlength=t.shape[0] + 1)[:t.shape[0]])
-    return np.searchsorted(w_start, t, side="right")
+#: ``np.searchsorted(w_start, t, side="right")``, merged where the times come in sorted runs (model.columns)
+_starts_up_to = searchsorted_right
 
 
 class Encloser:
@@ -254,7 +282,7 @@ class Encloser:
                 sel = iord[a:b] if iord is not None else slice(a, b)
                 inner = idx_inner[sel]
                 t = h.start[inner]
-                j = np.searchsorted(ostart, t, side="right")
+                j = _starts_up_to(ostart, t)
                 j -= 1
                 ok = j >= 0
                 np.maximum(j, 0, out=j)
@@ -327,6 +355,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     :func:`~tb_gpu_advisor.model.trace.device_launches`) come from the stages before: the chain
     (``runtime.pipeline``) detects the steps, the metrics only use them."""
     h, devs = trace.h, trace.devices
+    memo: dict = {}  # the Context's: classifications shared by the modules (by_name)
     host_op = h.name_mask(fw.host_op_event)
     # input wait by name: TF's IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data)
     host_input = h.name_mask(fw.input_event)
@@ -379,7 +408,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
         d = g.d
         g.step = assign(d.start, g.windows)
         names = d.names
-        prec_name = devices.precision(names)
+        prec_name = by_name(memo, devices.precision, names)
         prec = prec_name[d.name] if len(d) else np.zeros(0, np.int8)
         # the `shape` stat refines a name that says fp32 or nothing (the stock tool looks for `half` in `shape`);
         # a shape that names no dtype either leaves the name's answer
@@ -394,7 +423,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
             prec[idx[known]] = refined[known]
         # op type hint: kernels of ops whose name says fp16/bf16 are not inferred (kept by name/shape only)
         g.name_prec = prec
-        g.tc = devices.tensor_core(names)[d.name] if len(d) else np.zeros(0, bool)
+        g.tc = by_name(memo, devices.tensor_core, names)[d.name] if len(d) else np.zeros(0, bool)
         fast = _matrix_by_rate(trace, d)
         if fast is not None:
             g.tc |= fast
@@ -413,7 +442,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=dispatch_spans, own_spans=own_spans,
                    blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)), job=job,
-                   alloc_spans=_alloc_spans(h), pre_op_spans=pre_op)
+                   alloc_spans=_alloc_spans(h), pre_op_spans=pre_op, memo=memo)
 
 
 def _memory_on_gpu_time(trace: Trace, gpus: list[GpuCtx], h: HostEvents, calls: np.ndarray) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
+from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import HostInput
 
 
@@ -21,7 +21,7 @@ def host_input(ctx: Context) -> HostInput:
     n = ctx.steps.count
     if not n:
         return HostInput()
-    pipeline = bool((ctx.host_input & (ctx.host_step >= 0)).any()) if len(ctx.h) else False
+    pipeline = bool((ctx.host_step[ctx.role_rows(HOST_INPUT_BIT)] >= 0).any()) if len(ctx.h) else False
     pre = ctx.pre_op_spans
     pre_ms = float((pre[1] - pre[0]).astype(np.float64).sum()) / PS_PER_MS / n if pre is not None else 0.0
     untraced = ctx.input_spans is not None and bool(ctx.input_spans[0].size)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.model.schema import HostReport
+from tb_gpu_advisor.model.steprows import StepRowTable
 
 
 def med(xs) -> float:  # noqa: ANN001 - any iterable of numbers
@@ -180,9 +181,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
         fw = fw or str((hr.capture or {}).get("framework") or "")
         what = what or dict(getattr(hr, "job", None) or {})
         expected = expected if expected is not None else hr.expected_allreduce_ms
-        rows_of: dict = {}  # each GPU's step rows, in their order: one pass over the host's rows, not one per GPU
-        for r in hr.step_rows:
-            rows_of.setdefault(r.gpu, []).append(r)
+        steps_of = _steps_by_gpu(hr.step_rows)
         for g in hr.gpus:
             b = g.breakdown or {}
             if g.step_ms is None or not g.kernel_count:
@@ -191,8 +190,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
             colls = {t: (float(v[0] or 0), float(v[1] or 0), float(v[2] or 0)) for t, v in (g.collectives or {}).items()}
             msgs = {t: (float(v[3]), int(v[4] or 0)) for t, v in (g.collectives or {}).items()
                     if len(v) > 3 and v[3] is not None}
-            steps = {int(r.step): (float(r.step_ms), float((r.breakdown or {}).get("collectives", 0.0)))
-                     for r in rows_of.get(g.gpu, ())}
+            steps = steps_of.get(g.gpu, {})
             ranks.append(RankRow(hr.host, g.gpu, float(g.step_ms), compute, comm,
                                  max(0.0, float(g.step_ms) - compute - comm), colls, msgs, steps,
                                  getattr(g, "rank", None)))
@@ -201,6 +199,20 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
                    link_bandwidth=link, link_source=source, options=options if options is not None else UserOptions(),
                    tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"))
+
+
+def _steps_by_gpu(rows) -> dict:
+    """GPU -> {step: (step ms, collective ms)} of a report's step rows, one pass over them (not one per GPU); a
+    ``StepRowTable`` (``model.steprows``) is read by its columns, without making a row object."""
+    out: dict = {}
+    if isinstance(rows, StepRowTable):
+        step_ms, coll = rows.column("step_ms"), rows.column("collectives")
+        for s, g, t, c in zip(rows.step.tolist(), rows.gpu, step_ms, coll):
+            out.setdefault(g, {})[s] = (float(t), float(c))
+        return out
+    for r in rows:
+        out.setdefault(r.gpu, {})[int(r.step)] = (float(r.step_ms), float((r.breakdown or {}).get("collectives", 0.0)))
+    return out
 
 
 def _link(gpus: list) -> tuple[float | None, str]:

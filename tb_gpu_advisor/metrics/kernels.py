@@ -297,16 +297,19 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
         if not dur_ps.size:
             continue
         idx = np.flatnonzero(m)
-        ew_name = frameworks.elementwise(d.names)
+        ew_name = ctx.by_name(frameworks.elementwise, d.names)
         ew = ew_name[d.name[idx]]
         dur_us = dur_ps / PS_PER_US
         ew_count += int(ew.sum())
         ew_ms += float(dur_us[ew].sum()) / 1000.0
         small_ew += int((ew & (dur_us < T("launch.small_kernel_us"))).sum())
         cand = ew & g.eager[idx] if ev and g.eager is not None else ew
-        for s in np.unique(d.stream[idx]):
-            on = d.stream[idx] == s
-            _chains_on_stream(d, idx[on], cand[on], g.step[idx[on]], (bs, be), chains, top_n)
+        stream = d.stream[idx]
+        for s in np.unique(stream):
+            on = stream == s
+            sel = idx[on]
+            _chains_on_stream(d, sel, cand[on], g.step[sel], (bs, be), chains, top_n)
+        del stream
     top = sorted(chains.items(), key=lambda kv: -kv[1][0] * len(kv[0]))[:top_n]
     return Fusion(
         xla_in_use=bool(ev), xla_evidence=ev, elementwise_kernel_count=ew_count, elementwise_time_ms=ew_ms,

@@ -25,7 +25,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.metrics import context as _context
-from tb_gpu_advisor.metrics.context import PS_PER_MS, Context, Encloser
+from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostSyncs
 from tb_gpu_advisor.model.columns import sorted_unique, subtract_intervals, union_intervals, unique_inverse
@@ -162,7 +162,7 @@ def _covered(h, recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None
 def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - a context.GpuCtx
     """The host's input waits that explain this GPU's idle time (its own process's, as the breakdown counts them)."""
     h = ctx.h
-    inp = ctx.host_input if g.host_mask is None else ctx.host_input & g.host_mask
+    inp = ctx.role_rows(HOST_INPUT_BIT, g.host_mask)
     spans = ctx.input_spans if g.input_spans is None else g.input_spans
     s = np.concatenate([h.start[inp].astype(np.int64), spans[0].astype(np.int64)]) if spans else h.start[inp]
     e = np.concatenate([h.end[inp].astype(np.int64), spans[1].astype(np.int64)]) if spans else h.end[inp]

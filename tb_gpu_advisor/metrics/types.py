@@ -22,8 +22,12 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import operator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+import numpy as np
 
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.steps.detect import StepDetection
@@ -46,6 +50,8 @@ BREAKDOWN_CATEGORIES: tuple[str, ...] = (
     "allocator",
     "other",
 )
+#: a Breakdown's values in BREAKDOWN_CATEGORIES order
+_BD_VALUES = operator.attrgetter(*BREAKDOWN_CATEGORIES)
 
 Precision = Literal["fp32", "fp16", "bf16", "int8", "fp8", "tf32", "fp64", "other"]
 
@@ -56,7 +62,7 @@ def to_dict(obj: Any) -> Any:
         return {f.name: to_dict(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, dict):
         return {str(k): to_dict(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
+    if isinstance(obj, (list, tuple, StepTable)):
         return [to_dict(v) for v in obj]
     if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):  # numpy scalar
         obj = obj.item()
@@ -128,6 +134,103 @@ class StepMetrics:
     first_launch_ms: float | None = None  # start of first host launch record targeting this GPU
     collective_calls: int = 0
     memcpy_count: int = 0
+
+
+class StepTable(Sequence[StepMetrics]):
+    """``HostMetrics.steps_detail`` kept as columns: blocks of rows, each one GPU's steps or the host-wide rows.
+
+    Why (issue #38 deliverable 4): the dense 100 MB capture has ~12,700 step rows; a StepMetrics object per row (and a
+    Breakdown in each) cost ~20 ms to make, and the report reads them back into a matrix.  The report takes the
+    columns (:meth:`columns`); a rule that reads rows gets StepMetrics objects, made on demand, one block at a time.
+
+    A block is either columns -- an object with ``gpu``, ``step``, ``start_ms``, ``step_ms`` and ``mat`` (the
+    breakdown in BREAKDOWN_CATEGORIES order, ms) whose ``rows()`` makes its StepMetrics (``breakdown.StepArrays``)
+    -- or a list of StepMetrics.  Iteration gives the blocks' rows in order, as the list it replaces held them.
+    """
+
+    __slots__ = ("_rows", "blocks")
+
+    def __init__(self, blocks: Sequence[Any] = ()) -> None:
+        self.blocks = [b for b in blocks if _block_len(b)]
+        self._rows: list[StepMetrics] | None = None
+
+    def __len__(self) -> int:
+        return sum(_block_len(b) for b in self.blocks)
+
+    def _all(self) -> list[StepMetrics]:
+        if self._rows is None:
+            self._rows = [r for b in self.blocks for r in _block_rows(b)]
+        return self._rows
+
+    def __iter__(self) -> Iterator[StepMetrics]:
+        if self._rows is not None:
+            return iter(self._rows)
+        return (r for b in self.blocks for r in _block_rows(b))
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self._all()[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (StepTable, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"StepTable({len(self)} rows in {len(self.blocks)} blocks)"
+
+    def __reduce__(self):
+        return StepTable, (self.blocks,)
+
+    def of_gpu(self, gpu: int | None) -> list[StepMetrics]:
+        """The rows of one GPU (None: the host-wide rows), made from that GPU's blocks only."""
+        out: list[StepMetrics] = []
+        for b in self.blocks:
+            if isinstance(b, list):
+                out.extend(r for r in b if r.gpu == gpu)
+            elif b.gpu == gpu:
+                out.extend(b.rows())
+        return out
+
+    def columns(self) -> tuple[np.ndarray, list[int | None], np.ndarray]:
+        """(step ids, gpu of each row, (rows, 2 + categories) float64 matrix of start_ms, step_ms and the breakdown):
+        the numbers a StepMetrics row holds for the report, in row order, without making the rows."""
+        steps: list[np.ndarray] = []
+        gpus: list[int | None] = []
+        mats: list[np.ndarray] = []
+        width = 2 + len(BREAKDOWN_CATEGORIES)
+        for b in self.blocks:
+            if isinstance(b, list):
+                steps.append(np.array([r.step for r in b], dtype=np.int64))
+                gpus.extend(r.gpu for r in b)
+                mats.append(np.array([(r.start_ms, r.step_ms, *_BD_VALUES(r.breakdown)) for r in b],
+                                     dtype=np.float64).reshape(len(b), width))
+            else:
+                n = b.step.shape[0]
+                steps.append(np.asarray(b.step, dtype=np.int64))
+                gpus.extend([b.gpu] * n)
+                m = np.empty((n, width), dtype=np.float64)
+                m[:, 0] = b.start_ms
+                m[:, 1] = b.step_ms
+                m[:, 2:] = b.mat
+                mats.append(m)
+        if not mats:
+            return np.zeros(0, np.int64), [], np.zeros((0, width), np.float64)
+        return np.concatenate(steps), gpus, np.concatenate(mats)
+
+
+def rows_of_gpu(detail: Sequence[StepMetrics], gpu: int | None) -> list[StepMetrics]:
+    """The step rows of one GPU (None: the host-wide rows) of ``HostMetrics.steps_detail``, a StepTable or a list."""
+    if isinstance(detail, StepTable):
+        return detail.of_gpu(gpu)
+    return [s for s in detail if s.gpu == gpu]
+
+
+def _block_len(b: Any) -> int:
+    return len(b) if isinstance(b, list) else int(b.step.shape[0])
+
+
+def _block_rows(b: Any) -> list[StepMetrics]:
+    return b if isinstance(b, list) else b.rows()
 
 
 # --------------------------------------------------------------------------- headline
@@ -759,7 +862,7 @@ class HostMetrics:
     steps: StepDetection
     headline: Headline
     breakdown: Breakdown  # average per kept step, host-wide (active GPUs' union)
-    steps_detail: list[StepMetrics]
+    steps_detail: Sequence[StepMetrics]  # a StepTable (columns) from compute_host_metrics; a list also does
     gpus: list[GpuMetrics]
     kernels: list[KernelStat]  # sorted by total time
     ops: list[OpStat]  # sorted by kernel + host time

@@ -7,6 +7,8 @@ analysis's peak memory is its columns.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 _INT_DTYPES = (np.int8, np.int16, np.int32, np.int64)
@@ -112,6 +114,49 @@ def unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return pairs, inv.reshape(-1)
 
 
+def searchsorted_right(w_start: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(w_start, t, side="right")``: how many window starts lie at or before each time.
+
+    Times in order (a host line's events, a GPU's, a GPU's launch calls) are merged instead: each start's position
+    among the times, counted up with a cumulative sum -- O(times + starts), 3x faster than a binary search per
+    time.  A chunk of several lines' events is merged a sorted run at a time; many short runs are searched.
+    """
+    n = t.shape[0]
+    if n < 2:
+        return np.searchsorted(w_start, t, side="right")
+    # sorted runs: a chunk of host events is a few lines' events, each line by start
+    breaks = np.flatnonzero(t[1:] < t[:-1])
+    if breaks.size == 0:
+        return _merged_counts(w_start, t)
+    if breaks.size * _MIN_RUN > n:
+        return np.searchsorted(w_start, t, side="right")
+    out = np.empty(n, dtype=np.intp)
+    edges = [0, *(breaks + 1).tolist(), n]
+    for a, b in itertools.pairwise(edges):
+        out[a:b] = _merged_counts(w_start, t[a:b])
+    return out
+
+
+#: Mean length of the sorted runs below which :func:`_starts_up_to` searches each time instead of merging per run.
+_MIN_RUN = 4096
+
+
+def _merged_counts(w_start: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """``np.searchsorted(w_start, t, side="right")`` for times ``t`` in order: each window start's place among them.
+
+    Only the starts within ``t``'s range are placed (those before it count for every time): a chunk of queries
+    against a long sorted column (an encloser's 440 k op starts) searches the part it spans, not the whole."""
+    n = t.shape[0]
+    base = int(np.searchsorted(w_start, t[0], side="left"))
+    top = int(np.searchsorted(w_start, t[-1], side="right"))
+    if top - base > 8 * n:  # few times across many starts (a few copies against every op): searching is cheaper
+        return np.searchsorted(w_start, t, side="right")
+    out = np.cumsum(np.bincount(np.searchsorted(t, w_start[base:top], side="left"), minlength=n + 1)[:n])
+    if base:
+        out += base
+    return out
+
+
 def union_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Merge intervals into disjoint sorted ones (vectorized)."""
     if start.size == 0:
@@ -128,6 +173,34 @@ def union_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.
     us = s[idx]
     ue = np.maximum.reduceat(cummax, idx) if idx.size else cummax[:0]
     return us, ue
+
+
+def add_intervals(us: np.ndarray, ue: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``union_intervals(concatenate([us, s]), concatenate([ue, e]))`` where ``(us, ue)`` is already a union
+    (:func:`union_intervals`' output: sorted, disjoint, apart) and ``(s, e)`` is a few intervals more.
+
+    Why: a priority painting adds one category after another to a growing union (``metrics.breakdown``); re-merging
+    a GPU's ~100 k merged kernels for each of a handful of copies was ten passes over them per category.  Here only
+    the merged intervals that a new one touches (overlaps or meets) are merged with it; the others stay as they are,
+    apart from every result (they touch nothing new and each other not at all), and the merged ones are inserted
+    among them: the same canonical union, with a copy or two of ``us`` instead of a sort.  Many new intervals, or
+    one that ends before it starts, take :func:`union_intervals` itself."""
+    if not s.size:
+        return us, ue
+    if not us.size or 8 * s.size > us.size or us.dtype != s.dtype or (e < s).any():
+        return union_intervals(np.concatenate([us, s]), np.concatenate([ue, e]))
+    s, e = union_intervals(s, e)
+    lo = np.searchsorted(ue, s, side="left")  # the first merged interval ending at or after each new start
+    hi = np.searchsorted(us, e, side="right")  # past the last one starting at or before each new end
+    span = np.maximum(hi - lo, 0)
+    total = int(span.sum())
+    if total:
+        touched = np.arange(total) + np.repeat(lo - (np.cumsum(span) - span), span)
+        touched = sorted_unique(touched)  # ranges of neighbouring new intervals may share an interval
+        s, e = union_intervals(np.concatenate([us[touched], s]), np.concatenate([ue[touched], e]))
+        us, ue = np.delete(us, touched), np.delete(ue, touched)
+    at = np.searchsorted(us, s)
+    return np.insert(us, at, s), np.insert(ue, at, e)
 
 
 def subtract_intervals(s: np.ndarray, e: np.ndarray, cut_s: np.ndarray,
@@ -189,6 +262,28 @@ def _subtract_swept(s: np.ndarray, e: np.ndarray, cut_s: np.ndarray, cut_e: np.n
     return union_intervals(ut[seg], ut[seg + 1])
 
 
+def lexsort2(minor: np.ndarray, major: np.ndarray) -> np.ndarray:
+    """``np.lexsort((minor, major))`` of two integer columns: by ``major``, then ``minor``, ties in index order.
+
+    Where both ranges fit one int64 (``major``'s range times ``minor``'s), the pair is one key and the order its
+    stable argsort: timsort, which merges the sorted runs such columns come in (each GPU's events by (step, start),
+    joined) -- 27 ms -> 5 ms on 8 GPUs' 800 k intervals, where lexsort sorts both keys from scratch."""
+    if minor.size < 2:
+        return np.arange(minor.size)
+    lo_a, hi_a = int(major.min()), int(major.max())
+    lo_b, hi_b = int(minor.min()), int(minor.max())
+    span = hi_b - lo_b + 1
+    if (hi_a - lo_a + 1) * span >= 2 ** 63:
+        return np.lexsort((minor, major))
+    key = major.astype(np.int64)
+    key -= lo_a
+    key *= span
+    low = minor.astype(np.int64)
+    low -= lo_b
+    key += low
+    return np.argsort(key, kind="stable")
+
+
 def in_key_start_order(key: np.ndarray, start: np.ndarray) -> bool:
     """Rows already sorted by (key, start): ``np.lexsort((start, key))`` -- stable -- would be the identity.
 
@@ -213,7 +308,7 @@ def union_by_key(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[n
         k, s = key, start
         e = np.maximum(end, s)
     else:
-        o = np.lexsort((start, key))
+        o = lexsort2(start, key)
         k, s = key[o], start[o]
         e = np.maximum(end[o], s)
     first = np.ones(s.size, dtype=bool)

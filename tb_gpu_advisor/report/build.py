@@ -13,8 +13,9 @@ from tb_gpu_advisor import devices, frameworks, rules
 from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
-from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations
-from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, StepRow, Table
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations, StepTable
+from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Table
+from tb_gpu_advisor.model.steprows import StepRowTable
 from tb_gpu_advisor.rules.headline import grade_card
 from tb_gpu_advisor.rules.savings import achievable
 from tb_gpu_advisor.steps.detect import SOURCE_LABEL
@@ -199,7 +200,17 @@ _BD_VALUES = operator.attrgetter(*BREAKDOWN_CATEGORIES)
 
 
 def round6(values: np.ndarray) -> list[float | None]:
-    """``[json_float(x, 6) for x in values.ravel()]`` -- Python's ``round(x, 6)``, None for NaN/inf -- vectorized.
+    """``[json_float(x, 6) for x in values.ravel()]`` -- Python's ``round(x, 6)``, None for NaN/inf -- vectorized
+    (:func:`round6_array`)."""
+    out = round6_array(values)
+    vals = out.tolist()
+    if np.isnan(out).any():
+        vals = [None if math.isnan(v) else v for v in vals]
+    return vals
+
+
+def round6_array(values: np.ndarray) -> np.ndarray:
+    """Python's ``round(x, 6)`` of every value of ``values``, raveled, as float64; NaN where ``x`` is NaN or infinite.
 
     ``round(x, 6)`` is the double nearest to N/10**6, N = x*10**6 rounded half-even from x's exact
     value; ``rint(x * 1e6) / 1e6`` is exactly that (the division is correctly rounded) unless the
@@ -209,25 +220,29 @@ def round6(values: np.ndarray) -> list[float | None]:
     """
     x = np.asarray(values, dtype=np.float64).ravel()
     y = x * 1e6
-    out = (np.rint(y) / 1e6).tolist()
+    out = np.rint(y) / 1e6
     with np.errstate(invalid="ignore"):
         tie_dist = np.abs(y - np.floor(y) - 0.5)
         exact = (np.abs(y) < 2.0 ** 52) & (tie_dist > np.abs(y) * 2.0 ** -52 + 1e-9)
     for i in np.flatnonzero(~exact).tolist():
         v = float(x[i])
-        out[i] = round(v, 6) if math.isfinite(v) else None
+        out[i] = round(v, 6) if math.isfinite(v) else math.nan
     return out
 
 
-def _step_rows(rows) -> list[StepRow]:
-    """StepRows of ``steps_detail``: ``json_float(x, 6)`` of every number (tens of thousands of rows: rounded at once,
-    :func:`round6`).  A None becomes NaN in the float matrix, and so None again, as ``_f`` makes it."""
+def _step_rows(detail) -> StepRowTable:
+    """The report's step rows of ``steps_detail`` (a StepTable's columns, or StepMetrics rows): ``json_float(x, 6)``
+    of every number (tens of thousands of rows: rounded at once, :func:`round6_array`), kept as columns
+    (``model.steprows``).  A None becomes NaN in the float matrix, and so None again, as ``_f`` makes it."""
     cats = BREAKDOWN_CATEGORIES
-    width = 2 + len(cats)
-    mat = np.array([(r.start_ms, r.step_ms, *_BD_VALUES(r.breakdown)) for r in rows], dtype=np.float64).reshape(len(rows), width)
-    vals = round6(mat)
-    return [StepRow(step=r.step, start_ms=vals[k], step_ms=vals[k + 1], breakdown=dict(zip(cats, vals[k + 2:k + width])), gpu=r.gpu)
-            for r, k in zip(rows, range(0, len(vals), width))]
+    if isinstance(detail, StepTable):
+        steps, gpus, mat = detail.columns()
+    else:
+        rows = list(detail)
+        steps = np.array([r.step for r in rows], dtype=np.int64)
+        gpus = [r.gpu for r in rows]
+        mat = np.array([(r.start_ms, r.step_ms, *_BD_VALUES(r.breakdown)) for r in rows], dtype=np.float64)
+    return StepRowTable(steps, gpus, round6_array(mat).reshape(len(gpus), 2 + len(cats)), cats)
 
 
 def build_host_report(m: HostMetrics, findings: list[Finding], size: int,

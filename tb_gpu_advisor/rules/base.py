@@ -22,7 +22,7 @@ from tb_gpu_advisor import devices, formats, frameworks
 from tb_gpu_advisor.common.fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
 from tb_gpu_advisor.frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
-from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.metrics.types import HostMetrics, rows_of_gpu
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table, TimeWindow
 from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, rule  # noqa: F401  (re-exported to the rule modules)
@@ -306,7 +306,7 @@ def step_windows(
     the first GPU's part where GPUs run the step one after another, as on the real 8 x V100 capture); a GPU's
     window is that GPU's step.  Without per-step rows, falls back to the first kept step windows.
     """
-    rows = [s for s in ctx.m.steps_detail if s.gpu == gpu]
+    rows = rows_of_gpu(ctx.m.steps_detail, gpu)
     out: list[TimeWindow] = []
     if rows:
         chosen = sorted(rows, key=lambda s: -key(s))[:n] if key else rows[:n]

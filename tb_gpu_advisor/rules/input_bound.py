@@ -11,7 +11,7 @@ wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 
 from __future__ import annotations
 
-from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.metrics.types import HostMetrics, rows_of_gpu
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import Ctx, finding, ms, n_of, pct, rule, saving, share_metric, step_windows, table
 
@@ -29,7 +29,7 @@ def check(m: HostMetrics) -> list[Finding]:
     h2d = m.breakdown.memcpy_h2d
     rows = [
         [s.step, s.step_ms, s.breakdown.input_wait, s.breakdown.memcpy_h2d, s.breakdown.device_compute]
-        for s in m.steps_detail if s.gpu is None
+        for s in rows_of_gpu(m.steps_detail, None)
     ]
     evidence = [table("Input wait per step (ms)", ["step", "step ms", "input wait ms", "H2D copy ms", "device compute ms"], rows[:50])]
     src = m.input

@@ -48,7 +48,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, xla
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.model.columns import sorted_unique, union_intervals
+from tb_gpu_advisor.model.columns import searchsorted_right, sorted_unique, union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
 
 PS_PER_MS = 1e9
@@ -328,7 +328,9 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         gpu_windows.setdefault(d.gpu, host_w)
     det = StepDetection(
         source=source, count=int(ids.size), found=found if source != "whole_capture" else 0, dropped=dropped, note=note,
-        windows=[StepWindow(int(i), (int(s) - origin) / PS_PER_MS, (int(e) - origin) / PS_PER_MS) for i, s, e in zip(ids, hs, he)],
+        # Python numbers, not numpy scalars, through the loop: a numpy scalar per step and field was 17 ms on 1,410 steps
+        windows=[StepWindow(int(i), (int(s) - origin) / PS_PER_MS, (int(e) - origin) / PS_PER_MS)
+                 for i, s, e in zip(ids.tolist(), hs.tolist(), he.tolist())],
         mapped_via=mapped, confidence=CONFIDENCE.get(source, "low"),
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin)
@@ -483,7 +485,7 @@ def _launched_per_step(hs: np.ndarray, he: np.ndarray, h: HostEvents, d: DeviceE
     if m.size == 0 or n == 0:
         return first_k, first_any, last
     t = h.start[launch[m]]
-    k = np.searchsorted(hs, t, side="right") - 1
+    k = searchsorted_right(hs, t) - 1  # launch times come in order: merged, not searched one by one
     ok = k >= 0
     ok &= t < he[np.clip(k, 0, None)]
     m, k = m[ok], k[ok]

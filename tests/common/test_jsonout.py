@@ -22,6 +22,7 @@ import pytest
 from tb_gpu_advisor.cli.report import format_reports, report_set, write_reports
 from tb_gpu_advisor.common import jsonout
 from tb_gpu_advisor.model.schema import HostReport, Report, _json_default
+from tb_gpu_advisor.model.steprows import StepRowTable
 from tb_gpu_advisor.report.diff import diff_reports
 from tb_gpu_advisor.runtime.advisor import Advisor
 from tests.support.paths import REPO
@@ -37,9 +38,23 @@ def _reference(obj: Any, indent: int | str | None) -> str:
     return json.dumps(_asdict_everywhere(obj), indent=indent, allow_nan=False, default=_json_default)
 
 
+def _asdict(obj: Any) -> Any:
+    """``dataclasses.asdict`` of a report as it was built before its step rows became columns: each host's
+    ``StepRowTable`` (``model.steprows``) replaced by the list of StepRow it stands for."""
+    return dataclasses.asdict(_listed(obj))
+
+
+def _listed(obj: Any) -> Any:
+    if isinstance(obj, Report):
+        return dataclasses.replace(obj, hosts=[_listed(h) for h in obj.hosts])
+    if isinstance(obj, HostReport) and isinstance(obj.step_rows, StepRowTable):
+        return dataclasses.replace(obj, step_rows=list(obj.step_rows))
+    return obj
+
+
 def _asdict_everywhere(v: Any) -> Any:
     if dataclasses.is_dataclass(v) and not isinstance(v, type):
-        return dataclasses.asdict(v)
+        return _asdict(v)
     if isinstance(v, dict):
         return type(v)((k, _asdict_everywhere(x)) for k, x in v.items())
     if isinstance(v, list):
@@ -61,21 +76,23 @@ def reports() -> list[Report]:
 def test_real_reports_are_written_as_asdict_and_json_dumps_wrote_them(reports):
     for r in reports:
         assert r.hosts and any(h.step_rows for h in r.hosts)  # reports with steps, tables and findings to write
+        # the step rows are columns (model.steprows), written by their own fast path: it is what is checked here
+        assert any(isinstance(h.step_rows, StepRowTable) and len(h.step_rows) for h in r.hosts)
         for indent in (None, 1, 2):
-            assert r.to_json(indent=indent) == json.dumps(dataclasses.asdict(r), indent=indent, allow_nan=False,
+            assert r.to_json(indent=indent) == json.dumps(_asdict(r), indent=indent, allow_nan=False,
                                                           default=_json_default), (r.run, indent)
-        assert r.to_dict() == dataclasses.asdict(r)
+        assert r.to_dict() == _asdict(r)
         for h in r.hosts:  # the per-host cache's compact JSON
-            assert h.to_json() == json.dumps(dataclasses.asdict(h), allow_nan=False, default=_json_default)
+            assert h.to_json() == json.dumps(_asdict(h), allow_nan=False, default=_json_default)
             assert HostReport.from_json(h.to_json()).to_json() == h.to_json()
 
 
 def test_the_cli_json_is_the_asdict_text(reports):
     single = format_reports(reports[:1], "json", single=True)
-    assert single == json.dumps(dataclasses.asdict(reports[0]), indent=2, allow_nan=False,
+    assert single == json.dumps(_asdict(reports[0]), indent=2, allow_nan=False,
                                 default=_json_default) + "\n"
     several = format_reports(reports, "json", logdir="logs")
-    reference = {**report_set(reports, "logs"), "reports": [dataclasses.asdict(r) for r in reports]}
+    reference = {**report_set(reports, "logs"), "reports": [_asdict(r) for r in reports]}
     assert several == json.dumps(reference, indent=2, allow_nan=False, default=_json_default) + "\n"
     assert json.loads(several)["reports"] == [json.loads(r.to_json()) for r in reports]
 

@@ -139,8 +139,9 @@ def test_a_fusion_compiler_s_first_call_is_compilation(tmp):
 
 def test_launches_with_no_gpu_record_are_a_lost_capture_not_a_job_without_gpu(tmp):
     """A trace whose host launched kernels but whose GPU records are gone (a real one: the profiler stopped before
-    they were flushed) is damaged: the report says how many launches lost their records, never "was the GPU
-    visible?" -- a launch always runs a kernel.  Built from a healthy trace with its device-side events removed."""
+    they were flushed) lost them: the report says how many launches lost their records, never "was the GPU
+    visible?" -- a launch always runs a kernel.  The file itself is whole, so no damage (a report, not an input
+    error).  Built from a healthy trace with its device-side events removed."""
     import glob
     import json
     import os
@@ -157,8 +158,9 @@ def test_launches_with_no_gpu_record_are_a_lost_capture_not_a_job_without_gpu(tm
     hosts = [SimpleNamespace(host="h0", path=p, format="kineto", size=0) for p in glob.glob(os.path.join(tmp, "lost_records", "*"))]
     rep = analyze_session("lost_records", "s", hosts).to_dict()
     (host,) = rep["hosts"]
-    assert host["damage"] and f"launched {launches:,} kernels" in host["damage"][0]
+    assert not host["damage"] and f"launched {launches:,} kernels" in host["job"]["kind_evidence"]
     assert [f["title"] for f in rep["findings"]] == ["The capture lost its GPU records"]
+    assert f"launched {launches:,} kernels" in rep["findings"][0]["summary"]
     assert "visible" not in json.dumps(rep["findings"])
 
 

@@ -196,17 +196,12 @@ def render_table(rows: list[dict]) -> str:
 # -- the run ---------------------------------------------------------------------------------------------------
 
 def decoders() -> str:
-    """What each format's reader is in this checkout (``tb-gpu-advisor --version``), Nsight's too."""
+    """What each format's reader is in this checkout (``tb-gpu-advisor --version``: XPlane, PyTorch JSON, memory
+    snapshots, Nsight Systems)."""
     p = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "--version"], capture_output=True, text=True,
                        cwd=REPO, env={**os.environ, "PYTHONPATH": REPO + os.pathsep + os.environ.get("PYTHONPATH", "")},
                        check=False)
-    lines = [ln.strip() for ln in p.stdout.splitlines()[1:] if ln.strip()]
-    sys.path.insert(0, REPO)
-    from nsys_floor import has_compiled_reader
-
-    if not any(ln.lower().startswith("nsight") for ln in lines):
-        lines.append("Nsight SQLite reader: " + ("compiled" if has_compiled_reader() else "Python (sqlite3), no compiled path"))
-    return "; ".join(lines)
+    return "; ".join(ln.strip() for ln in p.stdout.splitlines()[1:] if ln.strip())
 
 
 def machine() -> dict[str, str]:

@@ -390,4 +390,7 @@ def _json_default(o: Any) -> Any:
     # numpy scalars sneak in from the metrics; convert them instead of failing.
     if hasattr(o, "item"):
         return o.item()
+    plain = getattr(o, "__json_plain__", None)  # a column table standing for a list of rows (model.steprows)
+    if plain is not None:
+        return plain()
     raise TypeError(f"not JSON serializable: {type(o).__name__}")

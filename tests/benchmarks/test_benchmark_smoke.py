@@ -207,7 +207,7 @@ def test_issue30_runs_its_parts_in_one_report(tmp_path) -> None:
     assert out.returncode == 0, out.stderr[-2000:]
     text = out.stdout
     assert text.index("Start:") < text.index("End:") < text.index("## json") < text.index("## startup")
-    assert "decoders: XPlane decoder:" in text and "Nsight SQLite reader:" in text
+    assert "decoders: XPlane decoder:" in text and "Nsight Systems reader:" in text
     assert len(list(tmp_path.glob("issue30-*.md"))) == 1 and len(list(tmp_path.glob("issue30-*.json"))) == 1
     assert "texts equal to the asdict reference: True" in text and "| cli --help" in text
     bad = subprocess.run([sys.executable, script, "--skip", "nothing_such"], capture_output=True, text=True,

@@ -27,6 +27,7 @@ import numpy as np
 import pytest
 
 from synthetic.jaxcapture import JAX_SCENARIOS, THREAD_ID_HLO_MODULE, THREAD_ID_HLO_OP
+from tb_gpu_advisor.common import jsonout
 from tb_gpu_advisor.formats.xplane.adapter import to_trace
 from tb_gpu_advisor.formats.xplane.reader import read_timeline
 from tb_gpu_advisor.job import detect_job
@@ -170,7 +171,7 @@ def test_report_step_time_compute_and_precision(reports, written, name):
     truth = written[name][0].truth
     rep = reports[name]
     assert rep.error is None
-    d = dataclasses.asdict(rep)
+    d = jsonout.plain(rep)  # the report's dicts (step rows are a column table: dataclasses.asdict keeps it whole)
     json.loads(json.dumps(d, allow_nan=False))  # JSON-serializable, no NaN/inf
     assert d["steps"]["source"] == truth.expected_source
     assert d["steps"]["count"] == truth.steady_steps
@@ -212,7 +213,7 @@ def test_savings_add_up(reports, name):
 def test_sync_loop_gap_is_the_host_wait(reports, written, name):
     """The ~2.5 ms the host spends on the loss and the next batch is idle GPU between device steps (breakdown 'other')."""
     truth = written[name][0].truth
-    d = dataclasses.asdict(reports[name])
+    d = jsonout.plain(reports[name])
     gap_ms = truth.gpu_idle_between_steps_ps / 1e9
     accounted = d["breakdown_ms"]["other"] + d["breakdown_ms"]["input_wait"] + d["breakdown_ms"]["launch_wait"]
     assert accounted == pytest.approx(gap_ms, rel=0.1)

@@ -209,7 +209,7 @@ class _Indented:
             if keys is not None and not isinstance(o, type):
                 self.pairs([(k, getattr(o, n)) for n, k in keys], level, out)
             elif hasattr(tp, "__json_indented__") and not isinstance(o, type):
-                out.append(o.__json_indented__(self.indent, level))  # a table that writes its own text from columns
+                self.table(o, level, out)
             elif isinstance(o, str):  # subclasses: json's order of isinstance checks
                 out.append(_esc(o))
             elif isinstance(o, int):
@@ -224,6 +224,17 @@ class _Indented:
                 raise TypeError(f"Object of type {o.__class__.__name__} is not JSON serializable")
             else:
                 self.write(self.default(o), level, out)
+
+    def table(self, o: Any, level: int, out: list[str]) -> None:
+        """A table that writes its own text from columns; a block at a time where it offers blocks, handed to the
+        sink between them (``dump``), so its text is never whole in memory (~0.3 GB on a 1 GB Nsight export)."""
+        blocks = getattr(o, "__json_indented_blocks__", None)
+        if blocks is None or self.sink is None:
+            out.append(o.__json_indented__(self.indent, level))
+            return
+        for text in blocks(self.indent, level):
+            out.append(text)
+            self.sink()
 
     def array(self, items: Any, level: int, out: list[str]) -> None:
         if not items:

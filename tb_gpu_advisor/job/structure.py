@@ -179,7 +179,7 @@ def _tool_ranges(trace: Trace) -> np.ndarray:
     r = trace.ranges
     if r is None or not r.idx.size:
         return out
-    library = np.fromiter((nvtx.is_library_range(n) for n in h.names), bool, len(h.names))
+    library = h.per_name(nvtx.is_library_range)  # remembered: the steps and the breakdown ask it again
     out[r.idx] = r.op | library[h.name[r.idx]]
     return out
 

@@ -615,7 +615,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple
         sel = idx[m]
         u, s, e = _group_windows(pstep[h.name[sel]], h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
         return "nvtx_range", f"NVTX `ProfilerStep#N` ranges ({sel.size})", u, s, e
-    library = np.fromiter((nvtx.is_library_range(n) for n in names), bool, len(names))
+    library = h.per_name(nvtx.is_library_range)  # asked by the job stage first: one pass over the names
     user = ~r.op & ~library[h.name[idx]]
     if r.domains:
         lib_dom = np.fromiter((d in nvtx.LIBRARY_DOMAINS for d in r.domains), bool, len(r.domains))

@@ -60,6 +60,24 @@ def test_indented_text_is_json_dumps_of_the_rows(indent, depth):
     assert jsonout.dumps(obj, indent=indent) == json.dumps(ref_obj, indent=indent, allow_nan=False)
 
 
+@pytest.mark.parametrize("rows", [1, 6, 7, 8, 21])
+def test_streamed_blocks_are_the_rows_text(monkeypatch, rows):
+    """Written a block of rows at a time through ``jsonout.dump`` (the CLI's ``--format json``), at every boundary
+    of 7-row blocks (one row, a block less one, a full block, one over, three blocks), and as one string."""
+    import io
+
+    monkeypatch.setattr(steprows, "_BLOCK_ROWS", 7)
+    t = _table(rows, seed=rows)
+    ref_obj = {"x": [{"step_rows": [dataclasses.asdict(r) for r in _as_list(t)], "after": 1}]}
+    want = json.dumps(ref_obj, indent=2, allow_nan=False)
+    obj = {"x": [{"step_rows": t, "after": 1}]}
+    fp = io.StringIO()
+    jsonout.dump(obj, fp, indent=2)
+    assert fp.getvalue() == want
+    assert jsonout.dumps(obj, indent=2) == want
+    assert len(list(t.__json_indented_blocks__("  ", 3))) == -(-rows // 7)
+
+
 def test_host_rows_gpu_none_and_empty_table():
     t = _table(50, gpus=[None] * 50)
     assert jsonout.dumps(t, indent=2) == json.dumps([dataclasses.asdict(r) for r in _as_list(t)], indent=2)

@@ -169,3 +169,28 @@ def test_a_small_helper_repeated_all_through_the_run_marks_no_step(tmp_path):
     _wrap_in_one_range(p, "runFusionWithInputs")
     det = detect_steps(read_trace(str(p))).detection
     assert not det.source.startswith("nvtx"), det.note
+
+
+_ASKED: list[str] = []
+_IS_LIBRARY_RANGE = nvtx.is_library_range
+
+
+def _counted_library_range(name: str, domain: str = "") -> bool:
+    """``nvtx.is_library_range``, recording each name asked (a module-level function: ``per_name`` remembers it)."""
+    _ASKED.append(name)
+    return _IS_LIBRARY_RANGE(name, domain)
+
+
+def test_library_ranges_are_asked_once_per_name(tmp_path, monkeypatch):
+    """The job's tool ranges, the NVTX steps and the breakdown's user ranges all ask which names are a library's:
+    one pass over the names (issue #38: 235 k `train_step N` names on a 1 GB export)."""
+    from tb_gpu_advisor.runtime.pipeline import host_metrics
+
+    p = tmp_path / "job.sqlite"
+    write(str(p), NsysJob(steps=8, step_range="train_step {k}", extra_ranges=("ncclGroupStart", "ncclGroupEnd")))
+    monkeypatch.setattr(nvtx, "is_library_range", _counted_library_range)
+    _ASKED.clear()
+    trace = read_trace(str(p))
+    m = host_metrics(trace)
+    assert m.steps.source == "nvtx_range" and m.steps.found == 8
+    assert sorted(_ASKED) == sorted(trace.h.names)  # every name once

@@ -94,6 +94,8 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
         out.peak_step_offset_ms = (int(me.t[p]) - step_start) / PS_PER_MS
         dur = int(win[step_i, 1] - win[step_i, 0])
         out.peak_step_share = (int(me.t[p]) - step_start) / dur if dur > 0 else None
+    else:
+        step_start = _iteration_start(ctx, int(me.t[p]))
     if (me.addr >= 0).any():
         out.breakdown, out.top = _at_peak(me, p, step_start)
         _forward_kept(ctx, me, p, out)
@@ -145,6 +147,15 @@ def _step_of(win: np.ndarray, t: int) -> int | None:
         return None
     i = int(np.searchsorted(win[:, 0], t, side="right")) - 1
     return i if i >= 0 and t < int(win[i, 1]) else None  # [start, end): the end is the next window's start
+
+
+def _iteration_start(ctx: Context, t: int) -> int | None:
+    """Where no step holds the peak, the end of the last optimizer step before it in a snapshot that marks them: what
+    is live at the peak and older was made by an earlier iteration (the weights, the optimizer's state) -- held across
+    steps, whichever phase made it."""
+    snap = ctx.trace.snapshot
+    ends = [e for e in (snap.iteration_ends_ps if snap is not None else ()) if e <= t]
+    return max(ends) if ends else None
 
 
 def _at_peak(me: MemoryEvents, p: int, step_start: int | None) -> tuple[dict[str, int], list[MemoryHolder]]:

@@ -177,6 +177,10 @@ class MemorySnapshot:
     ooms: list[OutOfMemory] = field(default_factory=list)
     #: ``allocator_settings`` (``PYTORCH_CUDA_ALLOC_CONF``, ``expandable_segments`` ...), scalars only
     settings: dict[str, object] = field(default_factory=dict)
+    #: when the job's optimizer steps ended (ps, the events' clock), from the snapshot's ``external_annotations``: the
+    #: iterations' boundaries where the snapshot has no step markers (what is live at a peak and older than the last
+    #: one before it was made by an earlier iteration: held across steps)
+    iteration_ends_ps: tuple[int, ...] = ()
 
 
 #: What a row of :class:`FlopOps` computes (``FlopOps.kind`` indexes it).

@@ -5,7 +5,9 @@ no longer fits a later request and a new segment is asked for -- reserved memory
 once, and an OOM can come with gigabytes reserved but unused.  Metric: (peak reserved - peak allocated) / peak
 reserved (``memory.fragmentation.share``), fired when that gap is also ``memory.fragmentation.min_share`` of the GPU.
 Warning from ``memory.pressure.warning`` of the GPU in use, info below.  Saving: the gap, in bytes (expandable
-segments let freed space serve a request of any size).
+segments let freed space serve a request of any size).  A GPU known only by its state at the dump (a snapshot without
+history: no event) is not judged: the most ever allocated at once is not in it, and the free bytes at the dump may be
+the cache of an earlier, higher use rather than split blocks (Maphsge4/select_n's 3 GiB wholly free segment).
 """
 
 from __future__ import annotations
@@ -24,8 +26,8 @@ ID = "memory_fragmentation"
 def check(m: HostMetrics) -> list[Finding]:
     cands = []
     for g in mem.totals(m, without_oom=True):
-        if not g.gap_bytes or not g.peak_reserved_bytes:
-            continue
+        if not g.gap_bytes or not g.peak_reserved_bytes or not g.events:
+            continue  # no history: the peak allocated is unknown, the gap at the dump may be an earlier use's cache
         share = g.gap_bytes / g.peak_reserved_bytes
         of_gpu = g.gap_bytes / (g.capacity_bytes or g.peak_reserved_bytes)  # unknown capacity: against the peak
         if share >= T("memory.fragmentation.share") and of_gpu >= T("memory.fragmentation.min_share"):

@@ -28,6 +28,7 @@ import numpy as np
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import max_profile_bytes
+from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, loads
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, MemoryEvents,
                                        MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
@@ -165,6 +166,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
         # DataLoader's ``__next__``): distinct names, first seen first
         named = [a.get("name") for a in budget.each(notes) if isinstance(a, dict)]
         producer["annotations"] = tuple(dict.fromkeys(n for n in named if isinstance(n, str) and n))[:MAX_ANNOTATIONS]
+        snap.iteration_ends_ps = _iteration_ends(budget.each(notes), t0_us)
     return Trace(format="snapshot", host=host, path=path, size_bytes=size, h=_empty_host(), devices=devices,
                  num_events=sum(len(es) for es in entries.values()), span_ps=span, time_base=TIME_BASE,
                  memory=memory, snapshot=snap, problems=problems, producer=producer)
@@ -293,6 +295,15 @@ def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget
     for b in blocks:
         by_phase[b.phase] = by_phase.get(b.phase, 0) + b.size
     return [b.block(budget) for b in sorted(blocks, key=lambda b: -b.size)[:TOP_BLOCKS]], by_phase
+
+
+def _iteration_ends(notes: Any, t0_us: int) -> tuple[int, ...]:
+    """When the optimizer's steps ended (ps from the first entry), sorted: each ends an iteration of the job.  Only
+    annotations with a time on the entries' clock (``time_us``) count."""
+    ends = {(_int(a.get("time_us"), -1) - t0_us) * 1_000_000 for a in notes
+            if isinstance(a, dict) and a.get("stage") == "END" and _int(a.get("time_us"), -1) >= 0
+            and isinstance(a.get("name"), str) and pytorch.is_step_end_event(a["name"])}
+    return tuple(sorted(ends))[:MAX_ANNOTATIONS]
 
 
 def _time_ps(e: dict, index: int, t0_us: int) -> int:

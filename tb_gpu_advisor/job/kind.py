@@ -307,6 +307,8 @@ def _wsl2_untraced(trace: Trace) -> str:
     p = trace.producer
     wsl2 = p.get("wsl2", "")
     ran = [*(["loaded CUDA (the profiler's CUDA injection started in it)"] if p.get("cuda_injected") else []),
+           *(["called into CUDA (its call stacks, which the capture sampled, ran inside the CUDA driver's library)"]
+             if p.get("cuda_in_stacks") else []),
            *([f"wrote its output (its standard output ends \"{p['program_output']}\")"] if p.get("program_output") else [])]
     if not wsl2 or not ran:
         return ""

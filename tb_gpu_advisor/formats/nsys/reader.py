@@ -312,17 +312,23 @@ def _platform(schema: tb.Schema) -> dict[str, str]:
 #: The message Nsight's CUDA injection writes once the profiled program has loaded the CUDA driver (the driver loads
 #: the injection library at ``cuInit``): the program initialised CUDA under the profiler.
 _CUDA_INJECTED = re.compile(r"\bCUDA injection initiali[sz]ed successfully", re.I)
+#: The CUDA driver's library as a call-stack frame names it (``/usr/lib/wsl/lib/libcuda.so.1``): a program whose OS
+#: runtime calls or samples ran inside it had loaded CUDA and called it, whatever runtime above it (CUDA's, OpenACC's).
+_CUDA_DRIVER = re.compile(r"(?:^|/)libcuda\.so(?:\.|$)")
 
 
 def _program_ran(schema: tb.Schema) -> dict[str, str]:
     """What the export shows of a program that ran, for a WSL2 window without CUDA records (``job.kind`` window
     ``wsl2_untraced``): ``cuda_injected`` where the profiler's CUDA injection started in it (the program loaded CUDA),
+    else ``cuda_in_stacks`` where its sampled or OS-runtime call stacks ran inside the CUDA driver's library,
     ``program_output`` (its standard output's last line), ``profiler_trouble`` (the injection's own warnings and
     errors, as it wrote them: ``CUPTI_ERROR_INVALID_DEVICE``, a driver newer than the profiler supports)."""
     out: dict[str, str] = {}
     msgs = tb.injection_messages(schema)
     if any(_CUDA_INJECTED.search(text) for _, text in msgs):
         out["cuda_injected"] = "1"
+    elif any(_CUDA_DRIVER.search(mod) for mod in tb.callchain_modules(schema)):
+        out["cuda_in_stacks"] = "1"
     trouble = list(dict.fromkeys(" ".join(text.split())[:200] for sev, text in msgs if sev in tb.DIAG_TROUBLE))
     if trouble:
         out["profiler_trouble"] = "; ".join(trouble[:3])

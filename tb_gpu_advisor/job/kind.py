@@ -281,6 +281,10 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
     if cuda == "off":
         return Kind("no_gpu", "high", "CUDA tracing was off (the capture's options): the window records no CUDA call, "
                                       "copy or kernel", window="tracing_off")
+    if trace.producer.get("cuda_in_stacks"):  # the program used CUDA: no record of it is the profiler's, not the GPU's
+        return Kind("unknown", "low", "CUDA was not traced: the program called into CUDA (its call stacks, which the "
+                                      "capture sampled, ran inside the CUDA driver's library), but the capture holds "
+                                      "no CUDA call, copy or kernel table", window="tracing_off")
     user = _user_ranges(trace)
     if user:
         if cuda == "on":

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from contextlib import redirect_stderr, redirect_stdout
 
 from synthetic import nsysexport as nx
@@ -192,3 +193,33 @@ def test_stacks_without_the_cuda_driver_leave_the_window_reading(tmp_path):
     _, rep, _ = _report(_with_stacks(bare, tuple(m for m in OPENACC_STACK if "libcuda" not in m)))
     titles = [f["title"] for f in rep["reports"][0]["findings"]]
     assert any("had not reached its GPU work" in t for t in titles), titles
+
+
+def test_a_native_export_without_cuda_tables_whose_stacks_ran_in_the_cuda_driver_was_not_traced(tmp_path):
+    """An older export (no ``META_DATA_CAPTURE``: its options unknown) on native Linux with no CUDA table at all, whose
+    call stacks run inside ``libcuda.so``: the program used CUDA and the profiler did not trace it -- GPU work of an
+    unknown kind, low confidence, not "no GPU work, high confidence" (researchgroup-zx93920/MAP-Fusion23's
+    ``report1.sqlite``/``report2.sqlite`` @ 28084e06, A100, Nsight 2022.4.2: read locally only, no licence)."""
+    import sqlite3
+
+    path = _untraced(str(tmp_path / "native.sqlite"), "3.10.0-1160.80.1.el7.x86_64", diags=(), stdout=None)
+    con = sqlite3.connect(path)
+    con.execute("DROP TABLE META_DATA_CAPTURE")
+    con.execute("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME")
+    con.execute("CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, "
+                "globalTid INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, "
+                "callchainId INTEGER NOT NULL)")
+    con.execute("INSERT INTO OSRT_API VALUES (?, ?, 27, ?, 1, 0, 0, 1)",
+                (nx.SESSION_START_NS + 3_000_000, nx.SESSION_START_NS + 4_000_000, 1 << 48 | 4242 << 24 | 4242))
+    con.commit()
+    con.close()
+    stacks = ("/usr/lib64/libc-2.17.so", "/usr/lib64/libcuda.so.520.61.05",
+              "/usr/local/cuda-11.8/targets/x86_64-linux/lib/libcudart.so.11.8.89")
+    for modules, called in ((stacks, True), (stacks[:1], False)):
+        p = tmp_path / f"{called}.sqlite"
+        shutil.copy(path, p)
+        code, rep, err = _report(_with_stacks(str(p), modules))
+        assert code == 0, err
+        (host,) = rep["reports"][0]["hosts"]
+        assert (host["job"]["kind"], "called into CUDA" in host["job"]["kind_evidence"]) == (
+            ("unknown", True) if called else ("no_gpu", False)), host["job"]

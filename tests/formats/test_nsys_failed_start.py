@@ -126,6 +126,7 @@ def test_a_programs_own_error_report_as_its_last_words_is_its_failure(tmp_path):
     "Error: could not open device, retrying\nretry 1 ok\nstep 1 done\n",  # it went on after the error: no failure
     "Warning: TF32 disabled\n",  # a warning is no failure
     "loading the error model: done\n",  # the word alone is no report
+    "fopen: No such file or directory\nusing defaults\nstep 1 done\n",  # it went on after the failed call
 ])
 def test_an_error_line_that_is_not_the_last_words_or_no_report_is_no_failure(text):
     from tb_gpu_advisor.formats.base import program_failure
@@ -133,7 +134,10 @@ def test_an_error_line_that_is_not_the_last_words_or_no_report_is_no_failure(tex
 
 
 @pytest.mark.parametrize("text", ["ERROR: no CUDA-capable device is detected\n",
-                                  "./bench: error: unknown option --algo\n", "fatal error: out of memory\n"])
+                                  "./bench: error: unknown option --algo\n", "fatal error: out of memory\n",
+                                  # caoye310/Lower-Triangular-Solves `nsys_report/report1.sqlite` @ bd207a83 (read
+                                  # locally only, no licence): `./run_sparse`'s whole stderr, CUDA tracing on, no call
+                                  "fopen: No such file or directory\n"])
 def test_the_usual_forms_of_an_error_report_are_read(text):
     from tb_gpu_advisor.formats.base import program_failure
     assert program_failure(text) == text.strip()

@@ -47,12 +47,23 @@ _TRACEBACK = "Traceback (most recent call last):"
 _FRAME = re.compile(r'^  File "[^"\n]*", line \d+', re.M)
 _FATAL_LINE = re.compile(r"error while loading shared libraries|symbol lookup error|terminate called after throwing|"
                          r"Segmentation fault|core dumped|^Aborted\b|^Killed\b")
+#: A program's own error report as its last words, in the form command-line programs print before they exit non-zero
+#: (``Error: ...``, ``ERROR: ...``, ``prog: error: ...``, ``fatal error: ...``): a program that went on after such a
+#: line printed more, so only the last line of its standard error counts.
+_ERROR_REPORT = re.compile(r"^(?:[\w./-]+: )?(?:fatal )?error\s*:", re.I)
+#: The C library's report of a failed call (``perror``: ``fopen: No such file or directory``): the call's name, then
+#: the system's words for the error (``strerror``), a fixed vocabulary.
+_PERROR = re.compile(r"^\S[^:]{0,80}: (?:No such file or directory|Permission denied|Cannot allocate memory|"
+                     r"Is a directory|Not a directory|Invalid argument|Too many open files|No space left on device|"
+                     r"Input/output error|Bad file descriptor|Connection refused|Operation not permitted|"
+                     r"No such device|Out of memory)$")
 
 
 def program_failure(stderr: str, chars: int = 300) -> str:
     """The words a profiled program died with, read off its standard error as a capture kept it (Nsight's
-    ``ProcessStreams``): a Python traceback's exception (its line and the message lines after it), or a line of the
-    loader, of C++'s ``terminate`` or of a fatal signal; "" when the text shows none -- warnings and progress lines
+    ``ProcessStreams``): a Python traceback's exception (its line and the message lines after it), a line of the
+    loader, of C++'s ``terminate`` or of a fatal signal, or the program's own ``Error: ...`` report or the C library's
+    ``perror`` line (``fopen: No such file or directory``) when it is the last line it wrote; "" when the text shows none -- warnings and progress lines
     are no failure.  Cut at ``chars`` characters."""
     text = stderr or ""
     frames = list(_FRAME.finditer(text))
@@ -64,9 +75,12 @@ def program_failure(stderr: str, chars: int = 300) -> str:
         if exc:
             words = " ".join(ln.strip() for ln in tail[exc[0]:] if ln.strip())
             return words if len(words) <= chars else words[:chars - 3] + "..."
-    for ln in reversed([ln.strip() for ln in text.splitlines() if ln.strip()]):
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in reversed(lines):
         if _FATAL_LINE.search(ln):
             return ln if len(ln) <= chars else ln[:chars - 3] + "..."
+    if lines and (_ERROR_REPORT.match(lines[-1]) or _PERROR.match(lines[-1])):
+        return lines[-1] if len(lines[-1]) <= chars else lines[-1][:chars - 3] + "..."
     return ""
 
 

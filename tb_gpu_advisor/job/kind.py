@@ -281,6 +281,10 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
     if cuda == "off":
         return Kind("no_gpu", "high", "CUDA tracing was off (the capture's options): the window records no CUDA call, "
                                       "copy or kernel", window="tracing_off")
+    if trace.producer.get("cuda_in_stacks"):  # the program used CUDA: no record of it is the profiler's, not the GPU's
+        return Kind("unknown", "low", "CUDA was not traced: the program called into CUDA (its call stacks, which the "
+                                      "capture sampled, ran inside the CUDA driver's library), but the capture holds "
+                                      "no CUDA call, copy or kernel table", window="tracing_off")
     user = _user_ranges(trace)
     if user:
         if cuda == "on":
@@ -307,6 +311,8 @@ def _wsl2_untraced(trace: Trace) -> str:
     p = trace.producer
     wsl2 = p.get("wsl2", "")
     ran = [*(["loaded CUDA (the profiler's CUDA injection started in it)"] if p.get("cuda_injected") else []),
+           *(["called into CUDA (its call stacks, which the capture sampled, ran inside the CUDA driver's library)"]
+             if p.get("cuda_in_stacks") else []),
            *([f"wrote its output (its standard output ends \"{p['program_output']}\")"] if p.get("program_output") else [])]
     if not wsl2 or not ran:
         return ""

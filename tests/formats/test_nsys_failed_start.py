@@ -85,3 +85,59 @@ def test_without_an_error_the_window_is_still_asked_about(tmp_path):
     with pytest.raises(NsysReadError) as e:
         reader.read_trace(str(p))
     assert str(e.value) == reader.NOTHING_RECORDED
+
+
+#: The standard error that Meghakoranga/cupqc-openssl-core's ``report1.sqlite`` (@ e0e16b85, read locally only: the
+#: repository has no licence) keeps for ``./benchmark_pqc``: a C program's own error report, its last words before it
+#: exited 0.18 s after launch, with CUDA tracing on and no CUDA call recorded (read by h37-survey4b with sqlite3).
+CUPQC_STDERR = "Error: Keygen failed. Is the algorithm name correct?\n"
+NO_CUDA_CALL = FIXTURES / "nsys_windows" / "no_cuda_call_python_c.sqlite"
+
+
+def _planted(tmp_path, source, text):
+    """A copy of the real export ``source`` whose kept standard error is ``text``."""
+    p = tmp_path / "planted.sqlite"
+    shutil.copy(source, p)
+    con = sqlite3.connect(p)
+    (cid,), = con.execute("SELECT p.contentId FROM ProcessStreams p JOIN StringIds f ON f.id = p.filenameId "
+                          "WHERE f.value LIKE '%stderr%'").fetchall()
+    con.execute("UPDATE StringIds SET value = ? WHERE id = ?", (text, cid))
+    con.commit()
+    con.close()
+    return p
+
+
+def test_a_programs_own_error_report_as_its_last_words_is_its_failure(tmp_path):
+    """A window with CUDA tracing on and no CUDA call whose program's last words are its own ``Error: ...`` report is
+    that program's failure (window ``failed``), not a window put before the GPU work (was ``no_cuda_call``: "start the
+    window where the GPU work runs", while the window held the program's whole 0.18 s life)."""
+    planted = _planted(tmp_path, NO_CUDA_CALL, CUPQC_STDERR)
+    assert reader.read_trace(str(planted)).producer["program_error"] == CUPQC_STDERR.strip()
+    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(planted), "--format", "json"],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr
+    (report,) = json.loads(out.stdout)["reports"]
+    top = report["findings"][0]
+    assert top["rule"] == "capture_quality" and "stopped with an error" in top["title"]
+    assert "Keygen failed" in top["summary"] and "had not reached its GPU work" not in top["summary"]
+
+
+@pytest.mark.parametrize("text", [
+    "Error: could not open device, retrying\nretry 1 ok\nstep 1 done\n",  # it went on after the error: no failure
+    "Warning: TF32 disabled\n",  # a warning is no failure
+    "loading the error model: done\n",  # the word alone is no report
+    "fopen: No such file or directory\nusing defaults\nstep 1 done\n",  # it went on after the failed call
+])
+def test_an_error_line_that_is_not_the_last_words_or_no_report_is_no_failure(text):
+    from tb_gpu_advisor.formats.base import program_failure
+    assert program_failure(text) == ""
+
+
+@pytest.mark.parametrize("text", ["ERROR: no CUDA-capable device is detected\n",
+                                  "./bench: error: unknown option --algo\n", "fatal error: out of memory\n",
+                                  # caoye310/Lower-Triangular-Solves `nsys_report/report1.sqlite` @ bd207a83 (read
+                                  # locally only, no licence): `./run_sparse`'s whole stderr, CUDA tracing on, no call
+                                  "fopen: No such file or directory\n"])
+def test_the_usual_forms_of_an_error_report_are_read(text):
+    from tb_gpu_advisor.formats.base import program_failure
+    assert program_failure(text) == text.strip()

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import json
+import shutil
 from contextlib import redirect_stderr, redirect_stdout
 
 from synthetic import nsysexport as nx
@@ -144,3 +145,81 @@ def test_without_wsl2_or_without_evidence_that_the_program_ran_the_window_readin
         _, rep, _ = _report(path)
         titles = [f["title"] for f in rep["reports"][0]["findings"]]
         assert any("had not reached its GPU work" in t for t in titles), (path, titles)
+
+
+def _with_stacks(path: str, modules: tuple[str, ...]) -> str:
+    """Add the OS runtime call stacks an export keeps (``OSRT_CALLCHAINS``), one frame per library in ``modules``."""
+    import sqlite3
+
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE OSRT_CALLCHAINS (id INTEGER NOT NULL, symbol INTEGER NOT NULL, module INTEGER NOT NULL, "
+                "kernelMode INTEGER, thumbCode INTEGER, unresolved INTEGER, specialEntry INTEGER, originalIP INTEGER, "
+                "unwindMethod INTEGER, stackDepth INTEGER NOT NULL)")
+    top = con.execute("SELECT max(id) FROM StringIds").fetchone()[0]
+    for depth, module in enumerate(modules):
+        con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(top + 1, "ioctl"), (top + 2, module)])
+        con.execute("INSERT INTO OSRT_CALLCHAINS VALUES (1, ?, ?, 0, 0, 0, 0, 0, 1, ?)", (top + 1, top + 2, depth))
+        top += 2
+    con.commit()
+    con.close()
+    return path
+
+
+#: The libraries the OS runtime calls' stacks pass through in mjmorano/Spin-tracking-New's ``report1.sqlite``
+#: (@ 7c8f70d3, read locally only: no licence): an OpenACC program (``pgc++ -acc -gpu=managed``) profiled under WSL2
+#: by Nsight Systems 2022.4, with empty standard output and error, no diagnostics and no CUDA table.
+OPENACC_STACK = ("/usr/lib/x86_64-linux-gnu/libc-2.31.so", "/usr/lib/wsl/lib/libdxcore.so",
+                 "/usr/lib/wsl/drivers/nvmdi.inf_amd64_1f4f13287900d9b3/libcuda.so.1.1",
+                 "/opt/nvidia/hpc_sdk/Linux_x86_64/22.11/compilers/lib/libaccdevice.so")
+
+
+def test_a_wsl2_program_whose_stacks_ran_inside_the_cuda_driver_loaded_cuda(tmp_path):
+    """No injection message, no output: the call stacks alone show the program called into CUDA, so the window is the
+    platform's untraced work (``wsl2_untraced``), not a program that had not reached its GPU work (was: "the program had
+    not reached its GPU work"; on the real file, with no capture options kept, "no GPU work, high confidence")."""
+    bare = _untraced(str(tmp_path / "stacks.sqlite"), "5.10.16.3-microsoft-standard-WSL2", diags=_DIAGS[:1],
+                     stdout=None)
+    code, rep, err = _report(_with_stacks(bare, OPENACC_STACK))
+    assert code == 0, err
+    (host,) = rep["reports"][0]["hosts"]
+    assert "called into CUDA" in host["job"]["kind_evidence"] and "had not reached" not in host["job"]["kind_evidence"]
+    titles = [f["title"] for f in rep["reports"][0]["findings"]]
+    assert "Recorded under WSL2: the program's CUDA work was not traced there" in titles, titles
+
+
+def test_stacks_without_the_cuda_driver_leave_the_window_reading(tmp_path):
+    """Control: the same stacks without the CUDA driver's library (a CPU program's) show no CUDA use."""
+    bare = _untraced(str(tmp_path / "cpu.sqlite"), "5.10.16.3-microsoft-standard-WSL2", diags=_DIAGS[:1], stdout=None)
+    _, rep, _ = _report(_with_stacks(bare, tuple(m for m in OPENACC_STACK if "libcuda" not in m)))
+    titles = [f["title"] for f in rep["reports"][0]["findings"]]
+    assert any("had not reached its GPU work" in t for t in titles), titles
+
+
+def test_a_native_export_without_cuda_tables_whose_stacks_ran_in_the_cuda_driver_was_not_traced(tmp_path):
+    """An older export (no ``META_DATA_CAPTURE``: its options unknown) on native Linux with no CUDA table at all, whose
+    call stacks run inside ``libcuda.so``: the program used CUDA and the profiler did not trace it -- GPU work of an
+    unknown kind, low confidence, not "no GPU work, high confidence" (researchgroup-zx93920/MAP-Fusion23's
+    ``report1.sqlite``/``report2.sqlite`` @ 28084e06, A100, Nsight 2022.4.2: read locally only, no licence)."""
+    import sqlite3
+
+    path = _untraced(str(tmp_path / "native.sqlite"), "3.10.0-1160.80.1.el7.x86_64", diags=(), stdout=None)
+    con = sqlite3.connect(path)
+    con.execute("DROP TABLE META_DATA_CAPTURE")
+    con.execute("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME")
+    con.execute("CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL, "
+                "globalTid INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL, nestingLevel INTEGER, "
+                "callchainId INTEGER NOT NULL)")
+    con.execute("INSERT INTO OSRT_API VALUES (?, ?, 27, ?, 1, 0, 0, 1)",
+                (nx.SESSION_START_NS + 3_000_000, nx.SESSION_START_NS + 4_000_000, 1 << 48 | 4242 << 24 | 4242))
+    con.commit()
+    con.close()
+    stacks = ("/usr/lib64/libc-2.17.so", "/usr/lib64/libcuda.so.520.61.05",
+              "/usr/local/cuda-11.8/targets/x86_64-linux/lib/libcudart.so.11.8.89")
+    for modules, called in ((stacks, True), (stacks[:1], False)):
+        p = tmp_path / f"{called}.sqlite"
+        shutil.copy(path, p)
+        code, rep, err = _report(_with_stacks(str(p), modules))
+        assert code == 0, err
+        (host,) = rep["reports"][0]["hosts"]
+        assert (host["job"]["kind"], "called into CUDA" in host["job"]["kind_evidence"]) == (
+            ("unknown", True) if called else ("no_gpu", False)), host["job"]

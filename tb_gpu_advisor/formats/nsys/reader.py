@@ -280,6 +280,8 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     raw.facts.update(_platform(schema))
     if "wsl2" in raw.facts:
         raw.facts.update(_program_ran(schema))
+    elif tb.RUNTIME not in schema and _called_cuda(schema):
+        raw.facts["cuda_in_stacks"] = "1"
     failure = next((f for f in map(program_failure, tb.program_stderr(schema)) if f), "")
     if failure:  # the program died: a window without GPU work is its failure, not a window put wrong
         raw.facts["program_error"] = failure
@@ -312,17 +314,29 @@ def _platform(schema: tb.Schema) -> dict[str, str]:
 #: The message Nsight's CUDA injection writes once the profiled program has loaded the CUDA driver (the driver loads
 #: the injection library at ``cuInit``): the program initialised CUDA under the profiler.
 _CUDA_INJECTED = re.compile(r"\bCUDA injection initiali[sz]ed successfully", re.I)
+#: The CUDA driver's library as a call-stack frame names it (``/usr/lib/wsl/lib/libcuda.so.1``): a program whose OS
+#: runtime calls or samples ran inside it had loaded CUDA and called it, whatever runtime above it (CUDA's, OpenACC's).
+_CUDA_DRIVER = re.compile(r"(?:^|/)libcuda\.so(?:\.|$)")
+
+
+def _called_cuda(schema: tb.Schema) -> bool:
+    """Whether the program's sampled or OS-runtime call stacks ran inside the CUDA driver's library: it had loaded
+    CUDA and called it, whether or not the profiler traced those calls."""
+    return any(_CUDA_DRIVER.search(mod) for mod in tb.callchain_modules(schema))
 
 
 def _program_ran(schema: tb.Schema) -> dict[str, str]:
     """What the export shows of a program that ran, for a WSL2 window without CUDA records (``job.kind`` window
     ``wsl2_untraced``): ``cuda_injected`` where the profiler's CUDA injection started in it (the program loaded CUDA),
+    else ``cuda_in_stacks`` where its sampled or OS-runtime call stacks ran inside the CUDA driver's library,
     ``program_output`` (its standard output's last line), ``profiler_trouble`` (the injection's own warnings and
     errors, as it wrote them: ``CUPTI_ERROR_INVALID_DEVICE``, a driver newer than the profiler supports)."""
     out: dict[str, str] = {}
     msgs = tb.injection_messages(schema)
     if any(_CUDA_INJECTED.search(text) for _, text in msgs):
         out["cuda_injected"] = "1"
+    elif _called_cuda(schema):
+        out["cuda_in_stacks"] = "1"
     trouble = list(dict.fromkeys(" ".join(text.split())[:200] for sev, text in msgs if sev in tb.DIAG_TROUBLE))
     if trouble:
         out["profiler_trouble"] = "; ".join(trouble[:3])

@@ -811,6 +811,25 @@ def injection_messages(schema: Schema, limit: int = 64) -> list[tuple[int, str]]
     return [(int(sev), str(text)) for sev, text in schema.con.execute(sql, (DIAG_INJECTION,))]
 
 
+#: The tables of the call stacks Nsight samples or attaches to OS runtime calls: their ``module`` names the library of
+#: each frame.
+CALLCHAINS = ("OSRT_CALLCHAINS", "SAMPLING_CALLCHAINS")
+
+
+def callchain_modules(schema: Schema, limit: int = 512) -> list[str]:
+    """The libraries the profiled program's sampled or OS-runtime call stacks passed through (``module`` of
+    :data:`CALLCHAINS`, distinct, at most ``limit``): what it had loaded and called into, where the export kept stacks;
+    empty without them."""
+    out: list[str] = []
+    for table in CALLCHAINS:
+        if not schema.has(table, "module") or STRINGS not in schema:
+            continue
+        sql = (f'SELECT DISTINCT substr(s.value, 1, 300) FROM (SELECT DISTINCT module FROM "{table}") c '
+               f'JOIN "{STRINGS}" s ON s.id = c.module LIMIT {int(limit)}')
+        out.extend(str(v) for (v,) in schema.con.execute(sql) if v is not None)
+    return list(dict.fromkeys(out))
+
+
 def value_of(schema: Schema, table: str, name: str, chars: int = 256) -> str | None:
     """The first ``value`` of the metadata row called ``name`` (``Hostname``), cut at ``chars``; None without one."""
     if not {"name", "value"} <= schema.columns(table):

@@ -343,6 +343,13 @@ class StepArrays:
     #: per kernel class (:data:`CRITICAL_CLASSES`): (its critical ms, its kernel ms), summed over the kept steps
     critical_classes: dict[str, tuple[float, float]] = field(default_factory=dict)
 
+    def take(self, idx: np.ndarray) -> "StepArrays":
+        """The rows at ``idx`` (in that order) as columns: a rule that shows a few rows makes only those
+        (``rules.base.step_windows``)."""
+        per_row = {f.name: getattr(self, f.name)[idx] for f in dataclasses.fields(self)
+                   if isinstance(getattr(self, f.name), np.ndarray)}
+        return dataclasses.replace(self, **per_row)
+
     def rows(self) -> list[StepMetrics]:
         fk = [None if x == NONE_MS else x for x in self.first_kernel_ms.tolist()]
         fl = [None if x == NONE_MS else x for x in self.first_launch_ms.tolist()]

@@ -16,13 +16,16 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from types import SimpleNamespace
 from typing import Any, Callable, Iterable, Sequence
+
+import numpy as np
 
 from tb_gpu_advisor import devices, formats, frameworks
 from tb_gpu_advisor.common.fmt import ms, pct  # noqa: F401  (re-exported: rules format numbers alike)
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T  # noqa: F401  (T re-exported to the rule modules)
 from tb_gpu_advisor.frameworks import Framework, action  # noqa: F401  (re-exported: rules build neutral fixes alike)
-from tb_gpu_advisor.metrics.types import HostMetrics, rows_of_gpu
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, StepTable, rows_of_gpu
 from tb_gpu_advisor.model.schema import Action, Finding, Metric, Saving, Table, TimeWindow
 from tb_gpu_advisor.rules.headline import grade  # noqa: F401  (re-exported: the one grading of rules and cards)
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, rule  # noqa: F401  (re-exported to the rule modules)
@@ -292,6 +295,73 @@ def _scalar(v: Any) -> Any:
     return v
 
 
+class _Columns:
+    """A step row whose fields are columns: ``key(_Columns(b))`` runs a rule's row key (``lambda s:
+    s.breakdown.a + s.breakdown.b``) once over every row of the block, in the same float operations and order."""
+
+    def __init__(self, block: Any):
+        self.step, self.start_ms, self.step_ms = block.step, block.start_ms, block.step_ms
+        self.breakdown = SimpleNamespace(**{c: block.mat[:, j] for j, c in enumerate(BREAKDOWN_CATEGORIES)})
+
+
+def _column_key(detail: Sequence[Any], gpu: int | None, key: Callable[[Any], float]) -> tuple[Any, np.ndarray] | None:
+    """(``gpu``'s one column block, ``key`` of each of its rows) -- None where the rows are not one column block, or
+    the key is not arithmetic on the columns (then :func:`pick_steps` ranks the row objects)."""
+    block = _one_block(detail, gpu)
+    if block is None:
+        return None
+    try:
+        k = key(_Columns(block))  # type: ignore[arg-type]
+    except (AttributeError, TypeError, ValueError):
+        return None
+    if not isinstance(k, np.ndarray) or k.shape != block.step.shape or k.dtype.kind != "f" or np.isnan(k).any():
+        return None
+    return block, k
+
+
+def _one_block(detail: Sequence[Any], gpu: int | None) -> Any | None:
+    """``gpu``'s rows where they are one column block of a StepTable that holds no row lists, else None."""
+    if not isinstance(detail, StepTable) or any(isinstance(b, list) for b in detail.blocks):
+        return None
+    blocks = [b for b in detail.blocks if b.gpu == gpu]
+    return blocks[0] if len(blocks) == 1 and hasattr(blocks[0], "take") else None
+
+
+def _top_n(k: np.ndarray, n: int) -> np.ndarray:
+    """Indices of the ``n`` largest of ``k``, largest first, ties in index order: ``sorted(range(len(k)), key=lambda
+    i: -k[i])[:n]`` (a stable sort) in O(rows) -- a partition finds the n-th largest, only the rows at or above it
+    are sorted."""
+    if n <= 0:
+        return np.zeros(0, np.int64)
+    if n >= k.shape[0]:
+        return np.argsort(-k, kind="stable")
+    cut = np.partition(k, k.shape[0] - n)[k.shape[0] - n]  # the n-th largest
+    above = np.flatnonzero(k > cut)
+    idx = np.concatenate([above, np.flatnonzero(k == cut)[:n - above.shape[0]]])
+    idx.sort()  # index order, so that the stable sort below breaks ties as sorted() over the rows did
+    return idx[np.argsort(-k[idx], kind="stable")]
+
+
+def pick_steps(detail: Sequence[Any], gpu: int | None, key: Callable[[Any], float] | None, n: int) -> list[Any]:
+    """The ``n`` rows of ``gpu`` (None: host-wide) with the largest ``key``, largest first, ties in row order; without
+    ``key`` the first ``n`` rows.
+
+    Why columns (issue #38): a 1 GB Nsight export has ~470 k host-wide rows; making a StepMetrics object of each
+    (~4 us) only to keep three took ~1.9 s.  The rows are ranked on the columns and only the chosen ones are made --
+    the same rows in the same order as ranking the objects (``tests/rules/test_pick_steps.py``)."""
+    if key is not None:
+        found = _column_key(detail, gpu, key)
+        if found is not None:
+            block, k = found
+            return block.take(_top_n(k, n)).rows()
+    else:
+        block = _one_block(detail, gpu)
+        if block is not None:
+            return block.take(np.arange(min(max(n, 0), block.step.shape[0]))).rows()
+    rows = rows_of_gpu(detail, gpu)
+    return sorted(rows, key=lambda s: -key(s))[:n] if key else rows[:n]
+
+
 def step_windows(
     ctx: Ctx,
     key: Callable[[Any], float] | None = None,
@@ -306,10 +376,9 @@ def step_windows(
     the first GPU's part where GPUs run the step one after another, as on the real 8 x V100 capture); a GPU's
     window is that GPU's step.  Without per-step rows, falls back to the first kept step windows.
     """
-    rows = rows_of_gpu(ctx.m.steps_detail, gpu)
+    chosen = pick_steps(ctx.m.steps_detail, gpu, key, n)
     out: list[TimeWindow] = []
-    if rows:
-        chosen = sorted(rows, key=lambda s: -key(s))[:n] if key else rows[:n]
+    if chosen:
         spans = {w.step: (w.start_ms, w.end_ms) for w in ctx.m.steps.windows} if gpu is None else {}
         for s in sorted(chosen, key=lambda s: s.start_ms):
             extra = f" ({ms(key(s))})" if key else ""

@@ -11,9 +11,9 @@ wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 
 from __future__ import annotations
 
-from tb_gpu_advisor.metrics.types import HostMetrics, rows_of_gpu
+from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import Ctx, finding, ms, n_of, pct, rule, saving, share_metric, step_windows, table
+from tb_gpu_advisor.rules.base import Ctx, finding, ms, n_of, pct, pick_steps, rule, saving, share_metric, step_windows, table
 
 ID = "input_bound"
 
@@ -29,9 +29,9 @@ def check(m: HostMetrics) -> list[Finding]:
     h2d = m.breakdown.memcpy_h2d
     rows = [
         [s.step, s.step_ms, s.breakdown.input_wait, s.breakdown.memcpy_h2d, s.breakdown.device_compute]
-        for s in rows_of_gpu(m.steps_detail, None)
+        for s in pick_steps(m.steps_detail, None, None, 50)  # the first 50 host-wide rows, only those made
     ]
-    evidence = [table("Input wait per step (ms)", ["step", "step ms", "input wait ms", "H2D copy ms", "device compute ms"], rows[:50])]
+    evidence = [table("Input wait per step (ms)", ["step", "step ms", "input wait ms", "H2D copy ms", "device compute ms"], rows)]
     src = m.input
     what = {"pipeline": "; the input pipeline's own time (its iterator's next batch)",
             "before_first_op": "; the host time before each step's first op: the capture records no input pipeline "

@@ -196,6 +196,18 @@ static int walk_line(LineWalk *w) {
     return OK;
 }
 
+/* The bytes of ``bufobj`` with ``start <= end <= limit <= len`` checked: a line's range inside the file's buffer.
+ * 0 with ``view`` held (the caller releases it), or -1 with ValueError set and nothing held. */
+static int get_range_view(PyObject *bufobj, Py_buffer *view, Py_ssize_t limit, Py_ssize_t start, Py_ssize_t end) {
+    if (get_bytes(bufobj, view, 0) < 0) return -1;
+    if (limit < 0 || limit > view->len || start < 0 || end < start || end > limit) {
+        PyBuffer_Release(view);
+        PyErr_SetString(PyExc_ValueError, "line range outside the buffer");
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *split_repeated(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *bufobj;
@@ -207,12 +219,7 @@ static PyObject *split_repeated(PyObject *self, PyObject *args) {
         return NULL;
     }
     Py_buffer view;
-    if (get_bytes(bufobj, &view, 0) < 0) return NULL;
-    if (limit < 0 || limit > view.len || start < 0 || end < start || end > limit) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "line range outside the buffer");
-        return NULL;
-    }
+    if (get_range_view(bufobj, &view, limit, start, end) < 0) return NULL;
     LineWalk w;
     w.buf = (const uint8_t *)view.buf;
     w.start = start;
@@ -372,12 +379,7 @@ static PyObject *split_line(PyObject *self, PyObject *args) {
         return NULL;
     }
     Py_buffer view;
-    if (get_bytes(bufobj, &view, 0) < 0) return NULL;
-    if (limit < 0 || limit > view.len || start < 0 || end < start || end > limit) {
-        PyBuffer_Release(&view);
-        PyErr_SetString(PyExc_ValueError, "line range outside the buffer");
-        return NULL;
-    }
+    if (get_range_view(bufobj, &view, limit, start, end) < 0) return NULL;
     SpanWalk w;
     w.buf = (const uint8_t *)view.buf;
     w.start = start;

@@ -30,6 +30,7 @@ from typing import Any, Literal
 import numpy as np
 
 from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.model.steprows import RowTable
 from tb_gpu_advisor.steps.detect import StepDetection
 
 #: Non-overlapping step-time categories, in the order the UI shows them.  At
@@ -136,7 +137,7 @@ class StepMetrics:
     memcpy_count: int = 0
 
 
-class StepTable(Sequence[StepMetrics]):
+class StepTable(RowTable[StepMetrics]):
     """``HostMetrics.steps_detail`` kept as columns: blocks of rows, each one GPU's steps or the host-wide rows.
 
     Why (issue #38 deliverable 4): the dense 100 MB capture has ~12,700 step rows; a StepMetrics object per row (and a
@@ -157,7 +158,8 @@ class StepTable(Sequence[StepMetrics]):
     def __len__(self) -> int:
         return sum(_block_len(b) for b in self.blocks)
 
-    def _all(self) -> list[StepMetrics]:
+    def rows(self) -> list[StepMetrics]:
+        """Every block's rows, in order (made once, on first use)."""
         if self._rows is None:
             self._rows = [r for b in self.blocks for r in _block_rows(b)]
         return self._rows
@@ -166,14 +168,6 @@ class StepTable(Sequence[StepMetrics]):
         if self._rows is not None:
             return iter(self._rows)
         return (r for b in self.blocks for r in _block_rows(b))
-
-    def __getitem__(self, i):  # type: ignore[override]
-        return self._all()[i]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (StepTable, list, tuple)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        return NotImplemented
 
     def __repr__(self) -> str:
         return f"StepTable({len(self)} rows in {len(self.blocks)} blocks)"

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 from json.encoder import encode_basestring_ascii as _esc
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -28,7 +28,30 @@ except ImportError:  # pragma: no cover - exercised by the fallback test through
     _msgspec_encode = None
 
 
-class StepRowTable(Sequence[StepRow]):
+_Row = TypeVar("_Row")
+
+
+class RowTable(Sequence[_Row]):
+    """Rows kept as columns that read as the list of row objects they replace: indexing makes the rows (once, by
+    :meth:`rows`), and ``==`` compares row by row with such a list or another table."""
+
+    __slots__ = ()
+
+    def rows(self) -> list[_Row]:
+        raise NotImplementedError
+
+    def __getitem__(self, i):  # type: ignore[override]
+        return self.rows()[i]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (RowTable, list, tuple)):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class StepRowTable(RowTable[StepRow]):
     """Step rows as columns: ``step`` ids, ``gpu`` per row, and ``values`` -- (rows, 2 + categories) float64 of
     start_ms, step_ms and the breakdown in ``categories`` order, already rounded, NaN where the row holds None.
 
@@ -60,16 +83,6 @@ class StepRowTable(Sequence[StepRow]):
 
     def __iter__(self) -> Iterator[StepRow]:
         return iter(self.rows())
-
-    def __getitem__(self, i):  # type: ignore[override]
-        return self.rows()[i]
-
-    def __eq__(self, other: object) -> bool:
-        if isinstance(other, (StepRowTable, list, tuple)):
-            return len(self) == len(other) and all(a == b for a, b in zip(self, other))
-        return NotImplemented
-
-    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"StepRowTable({len(self)} rows)"

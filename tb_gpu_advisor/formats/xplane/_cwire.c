@@ -208,6 +208,23 @@ static int get_range_view(PyObject *bufobj, Py_buffer *view, Py_ssize_t limit, P
     return 0;
 }
 
+/* The head's bytes: the fields at the (from, to) pairs of ``ranges``, joined; NULL with an exception set. */
+static PyObject *join_ranges(const uint8_t *buf, const Vec *ranges) {
+    size_t head_len = 0;
+    for (size_t i = 0; i < ranges->len; i += 2)
+        head_len += (size_t)(VEC_AT(*ranges, int64_t, i + 1) - VEC_AT(*ranges, int64_t, i));
+    PyObject *head = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)head_len);
+    if (!head) return NULL;
+    char *out = PyBytes_AS_STRING(head);
+    for (size_t i = 0; i < ranges->len; i += 2) {
+        int64_t a = VEC_AT(*ranges, int64_t, i), b = VEC_AT(*ranges, int64_t, i + 1);
+        memcpy(out, buf + a, (size_t)(b - a));
+        out += b - a;
+    }
+    return head;
+}
+
+
 static PyObject *split_repeated(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *bufobj;
@@ -239,17 +256,8 @@ static PyObject *split_repeated(PyObject *self, PyObject *args) {
         result = Py_None;
         Py_INCREF(result);
     } else {
-        size_t head_len = 0;
-        for (size_t i = 0; i < w.head_ranges.len; i += 2)
-            head_len += (size_t)(VEC_AT(w.head_ranges, int64_t, i + 1) - VEC_AT(w.head_ranges, int64_t, i));
-        PyObject *head = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)head_len);
+        PyObject *head = join_ranges(w.buf, &w.head_ranges);
         if (head) {
-            char *out = PyBytes_AS_STRING(head);
-            for (size_t i = 0; i < w.head_ranges.len; i += 2) {
-                int64_t a = VEC_AT(w.head_ranges, int64_t, i), b = VEC_AT(w.head_ranges, int64_t, i + 1);
-                memcpy(out, w.buf + a, (size_t)(b - a));
-                out += b - a;
-            }
             PyObject *s = to_bytearray(&w.ev_start), *n = to_bytearray(&w.ev_len);
             if (s && n) result = Py_BuildValue("(NNNO)", head, s, n, w.in_place ? Py_True : Py_False);
             else { Py_DECREF(head); Py_XDECREF(s); Py_XDECREF(n); }
@@ -351,22 +359,6 @@ static int walk_line_spans(SpanWalk *w) {
     if (runs > 1) w->in_place = 0;
     if (batcher_close(&all, &w->all_spans) || batcher_close(&kept, &w->kept_spans)) return NOMEM;
     return OK;
-}
-
-/* The head's bytes: the fields at the (from, to) pairs of ``ranges``, joined; NULL with an exception set. */
-static PyObject *join_ranges(const uint8_t *buf, const Vec *ranges) {
-    size_t head_len = 0;
-    for (size_t i = 0; i < ranges->len; i += 2)
-        head_len += (size_t)(VEC_AT(*ranges, int64_t, i + 1) - VEC_AT(*ranges, int64_t, i));
-    PyObject *head = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)head_len);
-    if (!head) return NULL;
-    char *out = PyBytes_AS_STRING(head);
-    for (size_t i = 0; i < ranges->len; i += 2) {
-        int64_t a = VEC_AT(*ranges, int64_t, i), b = VEC_AT(*ranges, int64_t, i + 1);
-        memcpy(out, buf + a, (size_t)(b - a));
-        out += b - a;
-    }
-    return head;
 }
 
 static PyObject *split_line(PyObject *self, PyObject *args) {

@@ -68,6 +68,18 @@ def is_bookkeeping(name: str) -> bool:
             or op_type(name) in TRANSFER_OPS)
 
 
+#: TF's own Python API and C API on the Python thread (the TF 2.21 Keras 3 capture: ``TFE_Py_FastPathExecute_C``,
+#: ``TFE_DeleteTensorHandle``, ``convert_to_tensor``, ``tf.constant``).
+_PY_API = ("TFE_", "convert_to_tensor", "tf.")
+
+
+def is_runtime_event(name: str) -> bool:
+    """A host event TensorFlow's runtime writes on the program's thread (its markers, wrappers, ops, input waits,
+    compiles, Python API): what is left there is the program's own ``tf.profiler.experimental.Trace`` ranges."""
+    return (name.startswith(HOST_MARKERS + _PY_API) or is_bookkeeping(name) or is_tf_op_event(name)
+            or is_input_event(name) or name.startswith(_COMPILING))
+
+
 #: Step markers: Keras 3 ``Profiled batch`` events (with ``step_num``); ``tf.profiler.experimental.Trace("train",
 #: step_num=...)`` and Keras 2 ``train``/``test`` roots (JAX's ``StepTraceAnnotation("train")`` reads the same);
 #: ``TraceContext`` roots.
@@ -333,7 +345,7 @@ FRAMEWORK = Framework(
     fixes=FIXES,
     capture_snippet=CAPTURE,
     writes="xplane", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
-    not_host_work=is_bookkeeping,
+    not_host_work=is_bookkeeping, runtime_event=is_runtime_event,
     capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
     training_event=is_training_event, compile_event=is_compile_event, cast_ops=("Cast",),

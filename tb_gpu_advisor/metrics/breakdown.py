@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks import nvtx
+from tb_gpu_advisor.frameworks import nvtx, user_ranges
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, GpuCtx
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
@@ -707,8 +707,9 @@ def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
 
 def user_range_events(ctx: Context) -> np.ndarray:
     """Host event indices of the ranges the program marks around its own code: Nsight's NVTX ranges that are no
-    framework op (autograd NVTX) and Kineto's ``user_annotation`` (``record_function``), neither of them a library's
-    own (NCCL's, PyTorch's ``Optimizer.step#...``).  Empty where the capture has none."""
+    framework op (autograd NVTX), Kineto's ``user_annotation`` (``record_function``) and XPlane's TraceMe ranges of the
+    program (``jax.profiler.TraceAnnotation``, ``tf.profiler.experimental.Trace``: ``frameworks.user_ranges``), none
+    of them a library's own (NCCL's, PyTorch's ``Optimizer.step#...``).  Empty where the capture has none."""
     t = ctx.trace
     parts = []
     r = t.ranges
@@ -716,6 +717,8 @@ def user_range_events(ctx: Context) -> np.ndarray:
         parts.append(r.idx[~r.op])
     if t.annotations is not None and t.annotations.size:
         parts.append(t.annotations)
+    elif r is None and t.annotations is None:  # XPlane: the program's TraceMe ranges read like the runtime's
+        parts.append(user_ranges.user_annotations(ctx.h, ctx.fw))
     if not parts:
         return np.zeros(0, np.int64)
     idx = np.unique(np.concatenate(parts)).astype(np.int64)

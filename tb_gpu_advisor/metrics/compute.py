@@ -27,12 +27,12 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     ``release``: the host columns only the context reads are dropped once it is built (``pipeline.host_metrics``)."""
     ctx = build_context(trace, steps, launches, fw, options, job)
     del launches
+    marked = bd.user_range_events(ctx)  # XPlane's tell launches and step roots by the corr and root, released next
     if release:
         release_columns(trace.h, "corr", "root")
     release_free_heap()  # the context's build temporaries (see memory.py)
     per_gpu_arr: dict[int, bd.StepArrays] = {}
     gaps: list[bd.GapColumns | None] = []
-    marked = bd.user_range_events(ctx)
     in_ranges: list[dict[str, float]] = []
     for g in ctx.gpus:
         arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)

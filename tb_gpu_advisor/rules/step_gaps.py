@@ -7,7 +7,8 @@ on the rest (host work between steps: callbacks, metrics, ops outside
 ``tf.function``; or launch threads contending with tf.data threads) and
 names the cause from what the host did during the gaps, and the host ops that fill them (the outermost ops of the
 thread whose ops fill the most of the gaps, each at least a tenth of the mean gap) and the program's own ranges
-(NVTX, ``record_function``) that span them, counted alike.
+(NVTX, ``record_function``, XPlane's ``TraceAnnotation`` / ``Trace`` ranges) that span them, counted alike; a range
+that is also among the ops (an XPlane range is a host event) is named once, as the program's range.
 Saving: the gaps' host-caused idle as the step ledger books it (inside the kept steps, per category), less the parts
 other findings own (input wait, dispatch, loss scaling, a GPU's late start).
 """
@@ -132,11 +133,13 @@ def check(m: HostMetrics) -> list[Finding]:
 
 def _named(g, host_work: bool) -> str:
     """Where the host work in the gaps went, by the host ops that fill them and the program's own ranges (NVTX,
-    ``record_function``) that span them (each at least a tenth of the mean gap): the finding says where to look.  Nothing where launches fill the gaps or no op stands out."""
+    ``record_function``, XPlane TraceMe ranges) that span them (each at least a tenth of the mean gap): the finding says where to look.  Nothing where launches fill the gaps or no op stands out."""
     if not host_work or not g.avg_gap_ms:
         return ""
-    named = [f"`{name}` {ms(v)}" for name, v in g.top_ops if v >= 0.1 * g.avg_gap_ms]
     ranges = [f"`{name}` {ms(v)}" for name, v in g.top_ranges if v >= 0.1 * g.avg_gap_ms]
+    # an XPlane range is a host event too: named once, as the program's range
+    marked = {name for name, _ in g.top_ranges}
+    named = [f"`{name}` {ms(v)}" for name, v in g.top_ops if v >= 0.1 * g.avg_gap_ms and name not in marked]
     where = ([f"in each gap: {', '.join(named)}"] if named else []) + \
         ([f"in the program's own ranges {', '.join(ranges)}"] if ranges else [])
     return f" ({'; '.join(where)})" if where else ""

@@ -34,12 +34,14 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     per_gpu_arr: dict[int, bd.StepArrays] = {}
     gaps: list[bd.GapColumns | None] = []
     in_ranges: list[dict[str, float]] = []
+    in_waits: list[dict[str, float]] = []
     for g in ctx.gpus:
         arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
         per_gpu_arr[g.d.gpu] = arr
         if g.active:
             gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked))
             in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
+            in_waits.append(bd.os_waits_in_idle(ctx, g, busy))
         del iv, painted, busy
     # each GPU's per-step rows (StepMetrics objects: ~1 kB a row, 13 MB for 8 GPUs x 1,300 steps) are made from
     # its columns at the end, after the modules' peak, unless the host rows need them now
@@ -115,6 +117,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         job=job, compute_critical_ms=bd.mean_critical(host_arr, per_gpu_arr, ctx),
         compute_critical_share=bd.critical_shares(per_gpu_arr, ctx),
         idle_in_ranges=bd.top_ranges(in_ranges, ctx.steps.count),
+        idle_in_os_waits=bd.top_ranges(in_waits, ctx.steps.count),
     )
     # the rows stay columns (StepTable): the report reads them as such, a rule that reads rows gets them made
     hm.steps_detail = StepTable([per_gpu[gid] if per_gpu is not None else per_gpu_arr[gid]

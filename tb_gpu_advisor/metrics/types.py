@@ -485,6 +485,9 @@ class Gaps:
     #: (the user's range, average ms of a gap it spans), longest first: the outermost ranges below the step of the
     #: thread spanning the most gap time (metrics/breakdown.range_time)
     top_ranges: list[tuple[str, float]] = field(default_factory=list)
+    #: (OS call, average ms of a gap, the most ms in one gap) the thread launching the GPU's next work spent blocked
+    #: in during the gaps, longest first (Nsight's OS runtime trace; metrics/breakdown.os_waits_in)
+    top_os_waits: list[tuple[str, float, float]] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- GPUs
@@ -895,6 +898,10 @@ class HostMetrics:
     #: GPU's idle time inside the steps, outermost ranges of one thread, longest first: where in the user's code the
     #: host holds the GPU idle (``metrics/breakdown.ranges_in_idle``)
     idle_in_ranges: list[tuple[str, float]] = field(default_factory=list)
+    #: (OS call, ms per step and active GPU) the thread launching the GPU's next work spent blocked in while the GPU
+    #: idled inside the steps (Nsight's OS runtime trace: ``read``, ``getc``...), longest first
+    #: (``metrics/breakdown.os_waits_in_idle``)
+    idle_in_os_waits: list[tuple[str, float]] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

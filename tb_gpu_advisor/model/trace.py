@@ -304,6 +304,26 @@ class Spans:
 
 
 @dataclass
+class HostWaits:
+    """The host threads' blocking calls into the operating system (Nsight's OS runtime trace, ``-t osrt``: ``read``,
+    ``poll``, ``pthread_cond_wait``, ``getc`` ...), intervals of kind :attr:`kind`, kept apart from the host events: a
+    thread inside one waits on the OS (a file, a pipe, the terminal, another thread) and runs no code of its own, and
+    the calls nest inside the host events (a ``cudaStreamSynchronize`` waits in ``ioctl``), so they take no part in
+    what the host was doing.  What the thread that launches the GPU's next work waited in while the GPU idled is named
+    from them (``metrics/breakdown.os_waits_in``)."""
+
+    start: np.ndarray  # int64 ps, by (line, start)
+    end: np.ndarray
+    name: np.ndarray  # int32 index into ``names``
+    line: np.ndarray  # int32 index into ``HostEvents.line_names``, -1 for a thread with no host event
+    names: list[str]
+    kind: str = "os wait"
+
+    def __len__(self) -> int:
+        return int(self.start.shape[0])
+
+
+@dataclass
 class DeviceEvents:
     """Every activity event of one GPU (kernels, copies, memsets, collectives on all its streams), sorted by start."""
 
@@ -455,6 +475,8 @@ class Trace:
     producer: dict[str, str] = field(default_factory=dict)
     #: the host's Python spans (:class:`Spans`), None where the file has none
     spans: Spans | None = None
+    #: the host threads' blocking OS calls (:class:`HostWaits`), None where the file has none
+    host_waits: HostWaits | None = None
     #: per GPU, the allocator's events (:class:`MemoryEvents`), where the file records them
     memory: dict[int, MemoryEvents] = field(default_factory=dict)
     #: a PyTorch memory snapshot's own facts (segments, OOMs), for a snapshot file

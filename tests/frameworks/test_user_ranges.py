@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from synthetic import jaxcapture as jc
-from synthetic.scenarios import K, Capture, Scenario, _dense_layers, _input_copy
+from synthetic.scenarios import Capture, K, Scenario, _dense_layers, _input_copy
 from synthetic.tfcapture import A100
 from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.formats import read

@@ -48,18 +48,21 @@ def user_annotations(h: HostEvents, fw: Framework) -> np.ndarray:
 
 def _inside(h: HostEvents, own: np.ndarray) -> np.ndarray:
     """Bool per event: not ``own`` and lying within an ``own`` event on its thread (within the union of them: a
-    runtime call's children and their children)."""
+    runtime call's children and their children).  One sort by thread, then each thread's slice: a capture has
+    hundreds of threads and millions of events."""
     out = np.zeros(len(h), bool)
-    lines = np.unique(h.line[own])
-    for ln in lines.tolist():
-        on = h.line == ln
-        mine = np.flatnonzero(on & own)
+    ordered = h.line.size < 2 or bool((h.line[1:] >= h.line[:-1]).all())  # the XPlane reader's order: no sort
+    by_line = np.arange(len(h)) if ordered else np.argsort(h.line, kind="stable")
+    lines = h.line[by_line]
+    edges = np.concatenate([[0], np.flatnonzero(lines[1:] != lines[:-1]) + 1, [lines.size]]).tolist()
+    runs = {int(lines[a]): (a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a}
+    for ln in np.unique(h.line[own]).tolist():
+        a, b = runs[ln]
+        ev = by_line[a:b]
+        mine, other = ev[own[ev]], ev[~own[ev]]
         s, e = _union(h.start[mine], h.end[mine])
-        other = np.flatnonzero(on & ~own)
         k = np.searchsorted(s, h.start[other], side="right") - 1
-        ok = k >= 0
-        kk = np.maximum(k, 0)
-        out[other] = ok & (h.end[other] <= e[kk])
+        out[other] = (k >= 0) & (h.end[other] <= e[np.maximum(k, 0)])
     return out
 
 

@@ -20,6 +20,7 @@ NVTX ranges and ``record_function`` (``metrics/breakdown.user_range_events``).
 
 from __future__ import annotations
 
+import itertools
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -55,7 +56,7 @@ def _inside(h: HostEvents, own: np.ndarray) -> np.ndarray:
     by_line = np.arange(len(h)) if ordered else np.argsort(h.line, kind="stable")
     lines = h.line[by_line]
     edges = np.concatenate([[0], np.flatnonzero(lines[1:] != lines[:-1]) + 1, [lines.size]]).tolist()
-    runs = {int(lines[a]): (a, b) for a, b in zip(edges[:-1], edges[1:]) if b > a}
+    runs = {int(lines[a]): (a, b) for a, b in itertools.pairwise(edges) if b > a}
     for ln in np.unique(h.line[own]).tolist():
         a, b = runs[ln]
         ev = by_line[a:b]

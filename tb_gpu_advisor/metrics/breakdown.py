@@ -843,8 +843,10 @@ def os_waits_in(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray) -> tupl
     launching thread counts (another thread's waits hold nothing up) and only its outermost calls, which are
     disjoint, so the named time never exceeds the idle stretch it lies in."""
     w = ctx.trace.host_waits
+    if w is None or not len(w) or not i0.size:
+        return {}, {}
     launched = np.flatnonzero(g.launch >= 0)
-    if w is None or not len(w) or not i0.size or not launched.size:
+    if not launched.size:
         return {}, {}
     # the thread that launches the first device event at or after each stretch's end
     k = np.searchsorted(g.d.start[launched], i1, side="left")

@@ -18,6 +18,7 @@ import pytest
 from synthetic import nsysexport as nx
 from synthetic.nsysexport import NsysJob
 from tb_gpu_advisor.formats import read
+from tb_gpu_advisor.formats.nsys.reader import read_trace
 from tb_gpu_advisor.rules import evaluate
 from tb_gpu_advisor.rules.base import Ctx, in_os_waits, os_waits_table
 from tb_gpu_advisor.runtime.pipeline import host_metrics
@@ -137,3 +138,20 @@ def test_the_host_bound_wording_names_the_calls_holding_a_tenth_of_the_host_time
     assert in_os_waits(Ctx(m), 100.0) == ""
     (tab,) = os_waits_table(Ctx(m))
     assert tab.rows[0][0] == "read"
+
+
+def test_exports_read_as_one_job_keep_each_ones_os_calls(tmp_path):
+    """Two ranks' exports read together (``reader._merge``): every OS call of both, on its own thread, names merged."""
+    paths = []
+    for k, call in enumerate(("read", "getc")):
+        p = tmp_path / f"report_rank{k}.sqlite"
+        nx.write(str(p), NsysJob(steps=4, ops=4, os_call=call, os_call_ms=2.0, seed=k))
+        paths.append(str(p))
+    one = [read_trace(p).host_waits for p in paths]
+    both = read_trace(paths[0], ranks=paths).host_waits
+    assert len(both) == sum(len(w) for w in one)
+    assert sorted(both.names[i] for i in both.name) == sorted(w.names[i] for w in one for i in w.name)
+    # each rank's launching thread is a line of its own
+    reads = both.line[np.array([both.names[i] == "read" for i in both.name])]
+    getcs = both.line[np.array([both.names[i] == "getc" for i in both.name])]
+    assert set(reads.tolist()).isdisjoint(getcs.tolist()) and (reads >= 0).all() and (getcs >= 0).all()

@@ -14,7 +14,7 @@ one whose history never takes allocated memory above its level at the history's 
 from __future__ import annotations
 
 from tb_gpu_advisor.common.fmt import gb
-from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.metrics.types import GpuMemory, HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules import _memory as mem
 from tb_gpu_advisor.rules.base import Ctx, T, finding, pct, rule, share_metric
@@ -63,7 +63,7 @@ def check(m: HostMetrics) -> list[Finding]:
     )]
 
 
-def _peak_before_history(g) -> bool:
+def _peak_before_history(g: GpuMemory) -> bool:
     """Whether nothing the history recorded took allocated memory above its level when the history began: then the
     most ever allocated at once was reached before it (a history of frees only, recording started just before the
     dump), and the reserve beside it is the cache of that unrecorded use, no evidence of split blocks

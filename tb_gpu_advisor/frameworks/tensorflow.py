@@ -71,13 +71,17 @@ def is_bookkeeping(name: str) -> bool:
 #: TF's own Python API and C API on the Python thread (the TF 2.21 Keras 3 capture: ``TFE_Py_FastPathExecute_C``,
 #: ``TFE_DeleteTensorHandle``, ``convert_to_tensor``, ``tf.constant``).
 _PY_API = ("TFE_", "convert_to_tensor", "tf.")
+#: Keras' compiled step functions, whose call tf.function traces under the function's name (the TF 2.21 Keras 3
+#: capture: ``multi_step_on_iterator`` around each step's ``FunctionRun``; Keras 2: ``train_function``).
+_KERAS_FUNCTIONS = re.compile(r"^(multi_step_on_iterator|one_step_on_(iterator|data)(_distributed)?|"
+                              r"(train|test|predict)_function)$")
 
 
 def is_runtime_event(name: str) -> bool:
     """A host event TensorFlow's runtime writes on the program's thread (its markers, wrappers, ops, input waits,
     compiles, Python API): what is left there is the program's own ``tf.profiler.experimental.Trace`` ranges."""
     return (name.startswith(HOST_MARKERS + _PY_API) or is_bookkeeping(name) or is_tf_op_event(name)
-            or is_input_event(name) or name.startswith(_COMPILING))
+            or is_input_event(name) or name.startswith(_COMPILING) or bool(_KERAS_FUNCTIONS.match(name)))
 
 
 #: Step markers: Keras 3 ``Profiled batch`` events (with ``step_num``); ``tf.profiler.experimental.Trace("train",
@@ -86,6 +90,12 @@ def is_runtime_event(name: str) -> bool:
 KERAS_BATCH_EVENT = "Profiled batch"
 TRACE_CONTEXT_EVENT = "TraceContext"
 STEP_ROOT = re.compile(r"^(train|test)[^/]*$")
+
+
+def is_step_root_name(name: str) -> bool:
+    """A step marker's name (``Profiled batch``, ``train``/``test`` roots, ``TraceContext``): it spans the program's
+    step, the program's own code included, so it contains no runtime call's children (``frameworks.user_ranges``)."""
+    return name in (KERAS_BATCH_EVENT, TRACE_CONTEXT_EVENT) or bool(STEP_ROOT.match(name))
 
 #: TF op types whose work Tensor Cores can do (the stock tool's list + Einsum, which lowers to BatchMatMul).
 TC_ELIGIBLE_OP_PREFIXES: tuple[str, ...] = (

@@ -9,7 +9,9 @@ where they sit, which follows from what runs there:
   ``background_line``: pjrt workers, tf.data, the CUPTI callback threads);
 * it never runs inside a runtime call: whatever nests inside an event the framework names its own
   (``Framework.runtime_event``: dispatch, buffer waits, allocations) is the runtime's, and so is every event of a
-  name that nests there anywhere in the capture (the runtime writes it from inside its calls);
+  name that nests there anywhere in the capture (the runtime writes it from inside its calls) -- except inside a
+  step's marker or root (``Profiled batch``, ``train``, an ``_r`` event), which spans the program's step, its own code
+  included;
 * launch records (a ``correlation_id``) are the CUDA API's, step roots (``_r``: ``StepTraceAnnotation``, TF's
   ``Trace('train', step_num=s, _r=1)``) are the profiler's step grouping (``step_num`` alone is read by the step
   detection only, and released before the metrics: a range that is a step is left out there), and the profiler's Python tracer writes calls, not ranges (:func:`xla.is_python_tracer_event`).
@@ -38,9 +40,11 @@ def user_annotations(h: HostEvents, fw: Framework) -> np.ndarray:
     if fw.runtime_event is never or not len(h):
         return np.zeros(0, np.int64)
     own = h.name_mask(fw.runtime_event)
+    # a step's marker or root spans the program's code too: it holds no runtime call's children
+    container = own & (h.root < 0) & ~h.name_mask(tensorflow.is_step_root_name)
     bg_line = np.fromiter((fw.background_line(n) or tensorflow.is_background_line(n) for n in h.line_names),
                           dtype=bool, count=len(h.line_names))
-    inside = _inside(h, own)
+    inside = _inside(h, container)
     nested_name = np.bincount(h.name[inside].astype(np.int64), minlength=len(h.names)) > 0
     user = (~own & ~inside & ~nested_name[h.name] & ~bg_line[h.line] & (h.corr < 0) & (h.root < 0)
             & ~h.name_mask(xla.is_python_tracer_event) & (h.end > h.start))

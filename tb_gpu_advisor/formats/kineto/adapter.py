@@ -410,8 +410,15 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
         op_idx=op_idx.astype(int_dtype(-1, len(op_text), floor=np.int16)),
         **DeviceEvents.copy_columns(mem_bytes, mem_sync),
         shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
-        graph_id=absent_as_broadcast(narrowest(graph)),
+        graph_id=absent_as_broadcast(narrowest(graph)), **_launch_columns(kt, sel),
     )
+
+
+def _launch_columns(kt: KinetoTrace, sel: np.ndarray) -> dict[str, np.ndarray]:
+    """The launch configuration of the events ``sel`` (kernels' ``grid`` and ``block``), where the trace records it."""
+    if kt.blocks is None or kt.threads is None:
+        return {}
+    return DeviceEvents.launch_columns(kt.blocks[sel], kt.threads[sel])
 
 
 def _graph_launches(kt: KinetoTrace) -> IdTable:

@@ -93,6 +93,30 @@ _ARG_KEYS = {"correlation": "correlation", "External id": "external_id", "extern
 #: other op carries cost no parsing.
 _OP_KEYS = ("Input Dims", "Input type", "Concrete Inputs", "In msg nelems", "dtype", "Group size", "Process Group Name",
             "Process Group ID", "Process Group Desc", "Seq")
+#: A kernel's launch configuration (CUPTI's, as Kineto writes it on ``kernel`` events): ``args`` key -> the int32
+#: column of its count (:func:`launch_count`): blocks in the grid, threads per block.
+_LAUNCH_ARGS = {"grid": "blocks", "block": "threads"}
+#: Where a launch count saturates (int32): far above any GPU's SMs or a block's threads.
+LAUNCH_TOP = (1 << 31) - 1
+
+
+def launch_count(v: Any) -> int:
+    """``grid`` or ``block`` ([x, y, z]) -> the blocks or threads it launches: the product of its 1 to 3 integers,
+    each in [0, LAUNCH_TOP], saturated at LAUNCH_TOP; -1 for anything else (absent, another shape).  The compiled
+    scanner computes the same (``_cscan.c`` ``scan_dims``)."""
+    if type(v) is not list or not 1 <= len(v) <= 3:
+        return -1
+    prod = 1
+    for x in v:
+        if type(x) is not int or not 0 <= x <= LAUNCH_TOP:
+            return -1
+        prod = min(prod * x, LAUNCH_TOP)
+    return prod
+
+
+def _launch_column(vals: list[Any]) -> np.ndarray:
+    """One launch count column of a chunk's rows (int32, -1 where not recorded)."""
+    return np.fromiter(map(launch_count, vals), np.int32, len(vals))
 
 
 def keeps_args(name: str) -> bool:
@@ -197,6 +221,10 @@ class KinetoTrace:
     op_work: dict[int, Any] = field(default_factory=dict)
     #: After a merge: GPU id -> ``distributedInfo.rank`` of the file that drives it, where the file says
     gpu_ranks: dict[int, int] = field(default_factory=dict)
+    #: per row, a kernel's launch configuration (:func:`launch_count` of ``grid`` and ``block``): blocks in its grid
+    #: and threads per block, int32, -1 where not recorded; None: no row records one
+    blocks: np.ndarray | None = None
+    threads: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.ts_ns.size)
@@ -352,7 +380,7 @@ _ARGS_TYPE: Any = None  # the typed decode's ``Args`` struct (the compiled scann
 #: Kineto ``args`` keys -> identifiers of the typed decode's ``Args`` struct.
 _STRUCT_ARGS = {key: f"a{i}_" + re.sub(r"\W", "_", key).lower() for i, key in enumerate((
     *_ARG_KEYS, "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved", "Bytes", "Addr",
-    *_OP_KEYS))}
+    *_OP_KEYS, *_LAUNCH_ARGS))}
 #: ``[memory]`` event arguments -> :class:`MemoryColumns` fields (integers; anything else reads as absent, -1).
 _MEM_ARGS = (("Device Id", "device"), ("Device Type", "dtype"), ("Bytes", "bytes"), ("Total Allocated", "total"),
              ("Total Reserved", "reserved"), ("Addr", "addr"))
@@ -540,6 +568,8 @@ class _Columns:
         for key, col in _ARG_KEYS.items():
             column = _int_column(list(map(attrgetter(_STRUCT_ARGS[key]), args)))
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
+        for key, col in _LAUNCH_ARGS.items():
+            part[col] = _launch_column(list(map(attrgetter(_STRUCT_ARGS[key]), args)))
         self._keep_op_args(part["name"], args, True)
         self.rows += len(xs)
         self._append(part)
@@ -563,7 +593,7 @@ class _Columns:
         if out is None or out is False:
             return -1 if out is False else 0
         (n_events, n_x, bad_dur, phs, others, ts, dur, name, cat, pid, tid, pid_s, tid_s, ints, spans,
-         names, cats, pid_strings, tid_strings) = out
+         names, cats, pid_strings, tid_strings, launch) = out
         import msgspec
 
         event_type = _msgspec_type()
@@ -591,6 +621,9 @@ class _Columns:
                 "tid": _scanned_ids(tid, tid_s, tid_strings, self.tid_labels, self._id)}
         for j, col in enumerate(_SCANNED_INTS):
             part[col] = ints[:, j]
+        launch = np.frombuffer(launch, np.int32).reshape(-1, 2)
+        for j, col in enumerate(_LAUNCH_ARGS.values()):
+            part[col] = launch[:, j]
         self._keep_scanned_args(part["name"], view, np.frombuffer(spans, np.int64).reshape(-1, 2))
         self.rows += len(ts)
         self._append(part)
@@ -630,6 +663,8 @@ class _Columns:
             vals = [a.get(key) if type(a) is dict else None for a in args]
             column = np.array([v if type(v) is int and _I64 <= v < -_I64 else -1 for v in vals], np.int64)
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
+        for key, col in _LAUNCH_ARGS.items():
+            part[col] = _launch_column([a.get(key) if type(a) is dict else None for a in args])
         self._keep_op_args(part["name"], args, False)
         self.rows += len(xs)
         return part
@@ -834,7 +869,7 @@ class _Columns:
 
 #: The X rows' columns and their types (:meth:`_Columns.column`).
 _ROW_DTYPES = {"ts": np.float64, "dur": np.float64, "cat": np.int32, "name": np.int32,
-               **dict.fromkeys(_INT_COLUMNS, np.int64)}
+               **dict.fromkeys(_INT_COLUMNS, np.int64), **dict.fromkeys(_LAUNCH_ARGS.values(), np.int32)}
 
 
 #: Input bytes per X row the columns may be reserved for at once (:meth:`_Sink._grow`): their 88 bytes per row are
@@ -1403,6 +1438,7 @@ class _Parser:
         ts, dur = c.column("ts", np.float64), c.column("dur", np.float64)  # this reader's own: changed in place
         cols = {k: c.column(k, np.int64) for k in _INT_COLUMNS}
         cols["cat"], cols["name"] = c.column("cat", np.int32), c.column("name", np.int32)
+        cols.update((k, c.column(k, np.int32)) for k in _LAUNCH_ARGS.values())
         self.problems += _time_problems(ts, dur, c.bad_dur)
         keep = _plausible_times(ts)
         if not keep.all():

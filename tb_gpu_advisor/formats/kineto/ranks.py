@@ -30,7 +30,8 @@ from tb_gpu_advisor.formats.kineto.parse import KinetoTrace, MemoryColumns
 ID_STRIDE = 1 << 40
 #: Offset between files' pids when two files use the same pid (above any real pid).
 PID_STRIDE = 1 << 32
-_CONCAT = ("ts_ns", "dur_ns", "pid", "tid", "correlation", "external_id", "device", "stream", "bytes", "graph_id")
+_CONCAT = ("ts_ns", "dur_ns", "pid", "tid", "correlation", "external_id", "device", "stream", "bytes", "graph_id",
+           "blocks", "threads")
 
 
 def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
@@ -68,6 +69,9 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         cols["device"].append(_remap(dev, dev_maps[i]))
         for key in ("stream", "bytes", "graph_id"):
             cols[key].append(getattr(kt, key))
+        for key in ("blocks", "threads"):  # a kernel's launch configuration, -1 where a file records none
+            v = getattr(kt, key)
+            cols[key].append(v if v is not None else np.full(len(kt), -1, np.int32))
     first = kts[0]
     return KinetoTrace(
         source=" + ".join(kt.source for kt in kts), names=names, cats=cats,

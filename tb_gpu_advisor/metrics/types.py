@@ -309,7 +309,7 @@ class UnderfilledKernel:
     count: int
     total_ms: float  # its kernel time, kept steps, all GPUs
     sm_count: int  # the SMs of its GPU (the smallest, where it ran on several); 2 where the SM count is unknown
-    idle_ms: float  # total_ms x (1 - blocks / sm_count): the time of the SMs it left idle, the saving's bound
+    idle_ms: float  # sum of (duration - small_grid.floor_us)+ x (1 - blocks / sm_count): the saving's bound
     gemm: bool  # a GEMM/convolution kernel (its time's kernel class)
     gpus: list[int] = field(default_factory=list)
 
@@ -325,7 +325,7 @@ class GpuUnderfill:
     launches_recorded: int  # kernels in kept steps whose launch configuration the trace records
     kernel_ms: float  # kernel time in kept steps (all kernels)
     underfilled_ms: float  # of it, kernels with fewer blocks than SMs
-    idle_ms: float  # sum over those of duration x (1 - blocks / SMs)
+    idle_ms: float  # sum over those of (duration - small_grid.floor_us)+ x (1 - blocks / SMs)
 
 
 @dataclass

@@ -2,14 +2,17 @@
 
 The physics: a block runs on one SM, start to end, so a kernel of ``B`` blocks keeps at most ``min(B, S)`` of a
 GPU's ``S`` SMs busy at any instant; when ``B < S`` at least ``S - B`` SMs idle for its whole duration ``t``.  The
-same work spread over every SM, each SM as fast as before, would take ``t x B / S`` at best, so filling the GPU can
-take at most ``t x (1 - B / S)`` off the kernel -- the bound this module sums (``idle_ms``) and the rule states as
-an upper bound (a kernel limited by something else than its SMs -- one lock, one serial chain -- gains less).
+same work spread over every SM, each SM as fast as before, would take ``B / S`` of the time that scales with the
+work -- but not of the time every kernel takes whatever its grid (its launch ramp, a round trip to memory, its tail:
+``small_grid.floor_us``; a trivial kernel records ~1.1 us on an H100).  So filling the GPU can take at most
+``max(0, t - floor) x (1 - B / S)`` off the kernel: the bound this module sums (``idle_ms``) and the rule states as
+an upper bound (a kernel limited by something else than its SMs -- one lock, one serial chain -- gains less).  A tiny
+kernel of a few microseconds gains nothing from more SMs: it is the launch rule's (``launch_bound``), not this one's.
 
 Where the trace gives no SM count and the device table does not know the GPU (``devices.sm_count``), nothing is
 claimed about the GPU's units except what holds on every GPU of two or more SMs (every data-centre and desktop GPU):
 a one-block kernel runs on one SM and leaves at least half of them idle, so only one-block kernels are judged, with
-``S = 2`` -- the least such a GPU can have, so the bound ``t / 2`` is the smallest it can be there.
+``S = 2`` -- the least such a GPU can have, so the bound ``(t - floor) / 2`` is the smallest it can be there.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import GpuUnderfill, Underfill, UnderfilledKernel
 
@@ -77,7 +81,8 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
         return gu
     idx, blocks, threads = idx[small], blocks[small], threads[small]
     dur_ms = (d.end[idx] - d.start[idx]).astype(np.float64) / PS_PER_MS
-    idle = dur_ms * (1.0 - blocks / s)
+    floor_ms = T("small_grid.floor_us") / 1000.0
+    idle = np.maximum(dur_ms - floor_ms, 0.0) * (1.0 - blocks / s)
     gu.underfilled_ms, gu.idle_ms = float(dur_ms.sum()), float(idle.sum())
     key = np.stack([d.name[idx].astype(np.int64), blocks, threads], axis=1)
     uniq, inv = np.unique(key, axis=0, return_inverse=True)

@@ -2,8 +2,9 @@
 
 Metric: the kernel time of launches with ``B`` blocks on a GPU of ``S`` SMs, ``B < S`` (the launch configuration the
 trace records: Kineto's ``grid``/``block``, Nsight's ``gridX..blockZ``, XPlane's ``kernel_details``), and the bound
-``t x (1 - B / S)`` on what filling the GPU takes off each (``metrics/underfill.py``): a block runs on one SM, so at
-most ``B`` SMs work while the kernel runs.  Where the GPU's SM count is unknown only one-block kernels are judged,
+``(t - small_grid.floor_us)+ x (1 - B / S)`` on what filling the GPU takes off each (``metrics/underfill.py``): a
+block runs on one SM, so at most ``B`` SMs work while the kernel runs, and no grid shortens a kernel below the time
+every kernel takes.  Where the GPU's SM count is unknown only one-block kernels are judged,
 against two SMs (the least of any multi-SM GPU).  Saving: that bound, capped like every kernel saving at the kernel
 time the GPU's next work waited for; GEMM kernels' part shares the time of ``mfu_low``'s slow GEMMs, the rest that of
 the non-matmul kernels (fusion), so no step time is counted twice.  Severity by the saving: under
@@ -35,7 +36,7 @@ _MORE_BLOCKS = action(
 
 
 @rule(ID, "§1.2.3", "Kernels too small to fill the GPU: fewer thread blocks than SMs",
-      thresholds=("small_grid.info", "small_grid.warning", "small_grid.critical"))
+      thresholds=("small_grid.info", "small_grid.warning", "small_grid.critical", "small_grid.floor_us"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     u = m.underfill
@@ -76,7 +77,8 @@ def check(m: HostMetrics) -> list[Finding]:
 
 #: What the saving assumes (``metrics/underfill.py``).
 _ASSUMPTION = ("an upper bound: the same work spread over every SM, each as fast as now, takes blocks / SMs of the "
-               "kernel's time (a block runs on one SM); work that is serial in itself gains less")
+               "kernel's time above the few microseconds every kernel takes (a block runs on one SM); work that is "
+               "serial in itself gains less")
 
 
 def _sms_words(known: list, gpus: list) -> str:

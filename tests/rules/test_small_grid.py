@@ -196,3 +196,18 @@ def test_kernels_outside_steps_and_copies_are_not_counted(small_grid_trace):
     for d in trace.devices:
         d.kind = np.where(d.kind == KIND_KERNEL, np.int8(KIND_KERNEL + 1), d.kind).astype(d.kind.dtype)
     assert host_metrics(trace).underfill.underfilled_ms_per_step == 0
+
+
+def test_merged_ranks_keep_each_kernels_launch(small_grid_trace):
+    """Two ranks' files merged into one trace (``ranks.merge_ranks``): each launch stays on its own kernel's row,
+    the second file's after the first's."""
+    from tb_gpu_advisor.formats.kineto.parse import parse_trace
+    from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
+
+    a, b = parse_trace(str(small_grid_trace)), parse_trace(str(small_grid_trace))
+    m = merge_ranks([a, b], ["w_1", "w_2"])
+    assert m.launch_row.tolist() == a.launch_row.tolist() + (b.launch_row + len(a)).tolist()
+    assert m.blocks.tolist() == a.blocks.tolist() * 2 and m.threads.tolist() == a.threads.tolist() * 2
+    names = [m.names[i] for i in m.name[m.launch_row].tolist()]
+    small = [n for n, blocks in zip(names, m.blocks.tolist()) if blocks == 4]
+    assert small == [tt.SMALL_GRID_KERNEL] * (2 * 12)  # the kernel of each of the 12 steps written, in both files

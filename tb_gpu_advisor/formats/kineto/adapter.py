@@ -415,10 +415,15 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
 
 
 def _launch_columns(kt: KinetoTrace, sel: np.ndarray) -> dict[str, np.ndarray]:
-    """The launch configuration of the events ``sel`` (kernels' ``grid`` and ``block``), where the trace records it."""
-    if kt.blocks is None or kt.threads is None:
+    """The launch configuration of the events ``sel`` (rows; kernels' ``grid`` and ``block``), where the trace records
+    it: each row found among the recorded ones (``launch_row``, ascending) by a binary search."""
+    if kt.launch_row is None or not kt.launch_row.size or not sel.size:
         return {}
-    return DeviceEvents.launch_columns(kt.blocks[sel], kt.threads[sel])
+    at = np.minimum(np.searchsorted(kt.launch_row, sel), kt.launch_row.size - 1)
+    found = kt.launch_row[at] == sel
+    blocks = np.where(found, kt.blocks[at], -1)
+    threads = np.where(found, kt.threads[at], -1)
+    return DeviceEvents.launch_columns(blocks, threads)
 
 
 def _graph_launches(kt: KinetoTrace) -> IdTable:

@@ -221,8 +221,10 @@ class KinetoTrace:
     op_work: dict[int, Any] = field(default_factory=dict)
     #: After a merge: GPU id -> ``distributedInfo.rank`` of the file that drives it, where the file says
     gpu_ranks: dict[int, int] = field(default_factory=dict)
-    #: per row, a kernel's launch configuration (:func:`launch_count` of ``grid`` and ``block``): blocks in its grid
-    #: and threads per block, int32, -1 where not recorded; None: no row records one
+    #: the rows that record a kernel's launch configuration (int64, ascending), and it (:func:`launch_count` of
+    #: ``grid`` and ``block``): blocks in its grid and threads per block, int32, -1 where one of the two is not
+    #: recorded; None where the trace was made without them
+    launch_row: np.ndarray | None = None
     blocks: np.ndarray | None = None
     threads: np.ndarray | None = None
 
@@ -464,6 +466,8 @@ class _Columns:
         self.rows = 0  # X rows kept so far (the next part's first row)
         self.op_args: dict[int, dict[str, Any]] = {}
         self.op_work: dict[int, Any] = {}
+        #: (rows, blocks, threads) of the rows that record a launch configuration, by chunk: kernels only
+        self.launches: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._labels: dict[str, str] = {}  # one string per distinct FLOP-op label
         self._keep = np.zeros(0, bool)  # name id -> keeps_args(name)
         self._work_memo: dict[tuple, Any] = {}  # (name, raw shape arguments) -> op_work
@@ -517,6 +521,7 @@ class _Columns:
             self._append(part)
         self.op_args.update((self.rows + r, v) for r, v in other.op_args.items())
         self.op_work.update((self.rows + r, v) for r, v in other.op_work.items())
+        self.launches += [(rows + self.rows, b, t) for rows, b, t in other.launches]
         self.rows += other.rows
 
     def _others(self, events: list[Any]) -> None:
@@ -568,8 +573,7 @@ class _Columns:
         for key, col in _ARG_KEYS.items():
             column = _int_column(list(map(attrgetter(_STRUCT_ARGS[key]), args)))
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
-        for key, col in _LAUNCH_ARGS.items():
-            part[col] = _launch_column(list(map(attrgetter(_STRUCT_ARGS[key]), args)))
+        self._add_launches(*(_launch_column(list(map(attrgetter(_STRUCT_ARGS[key]), args))) for key in _LAUNCH_ARGS))
         self._keep_op_args(part["name"], args, True)
         self.rows += len(xs)
         self._append(part)
@@ -622,12 +626,27 @@ class _Columns:
         for j, col in enumerate(_SCANNED_INTS):
             part[col] = ints[:, j]
         launch = np.frombuffer(launch, np.int32).reshape(-1, 2)
-        for j, col in enumerate(_LAUNCH_ARGS.values()):
-            part[col] = launch[:, j]
+        self._add_launches(launch[:, 0], launch[:, 1])
         self._keep_scanned_args(part["name"], view, np.frombuffer(spans, np.int64).reshape(-1, 2))
         self.rows += len(ts)
         self._append(part)
         return 1
+
+    def _add_launches(self, blocks: np.ndarray, threads: np.ndarray) -> None:
+        """The launch configurations of the chunk being added (dense over its rows, -1 not recorded), kept for the rows
+        that record one -- kernels, a third of a trace's rows at most: no column over every row."""
+        at = np.flatnonzero((blocks >= 0) | (threads >= 0))
+        if at.size:
+            self.launches.append(((at + self.rows).astype(np.int64), blocks[at].astype(np.int32),
+                                  threads[at].astype(np.int32)))
+
+    def launch_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rows, blocks, threads) of every row that records a launch configuration, in row order."""
+        if not self.launches:
+            return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)
+        out = tuple(np.concatenate(parts) for parts in zip(*self.launches))
+        self.launches = []
+        return out  # type: ignore[return-value]
 
     def _append(self, part: dict[str, np.ndarray]) -> None:
         """One chunk's X rows, after those of the chunks before it."""
@@ -663,8 +682,8 @@ class _Columns:
             vals = [a.get(key) if type(a) is dict else None for a in args]
             column = np.array([v if type(v) is int and _I64 <= v < -_I64 else -1 for v in vals], np.int64)
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
-        for key, col in _LAUNCH_ARGS.items():
-            part[col] = _launch_column([a.get(key) if type(a) is dict else None for a in args])
+        self._add_launches(*(_launch_column([a.get(key) if type(a) is dict else None for a in args])
+                             for key in _LAUNCH_ARGS))
         self._keep_op_args(part["name"], args, False)
         self.rows += len(xs)
         return part
@@ -869,7 +888,7 @@ class _Columns:
 
 #: The X rows' columns and their types (:meth:`_Columns.column`).
 _ROW_DTYPES = {"ts": np.float64, "dur": np.float64, "cat": np.int32, "name": np.int32,
-               **dict.fromkeys(_INT_COLUMNS, np.int64), **dict.fromkeys(_LAUNCH_ARGS.values(), np.int32)}
+               **dict.fromkeys(_INT_COLUMNS, np.int64)}
 
 
 #: Input bytes per X row the columns may be reserved for at once (:meth:`_Sink._grow`): their 88 bytes per row are
@@ -1438,12 +1457,13 @@ class _Parser:
         ts, dur = c.column("ts", np.float64), c.column("dur", np.float64)  # this reader's own: changed in place
         cols = {k: c.column(k, np.int64) for k in _INT_COLUMNS}
         cols["cat"], cols["name"] = c.column("cat", np.int32), c.column("name", np.int32)
-        cols.update((k, c.column(k, np.int32)) for k in _LAUNCH_ARGS.values())
+        launch_row, blocks, threads = c.launch_columns()
         self.problems += _time_problems(ts, dur, c.bad_dur)
         keep = _plausible_times(ts)
         if not keep.all():
             self.problems.append(_dropped_times(int(keep.size - np.count_nonzero(keep))))
             ts, dur, cols = ts[keep], dur[keep], {k: v[keep] for k, v in cols.items()}
+            launch_row, blocks, threads = _kept_launches(keep, launch_row, blocks, threads)
             c.op_args, c.op_work = _kept_rows(c.op_args, keep), _kept_rows(c.op_work, keep)
             if not ts.size:
                 raise KinetoReadError(self.name, "no readable event: " + "; ".join(self.problems))
@@ -1456,6 +1476,7 @@ class _Parser:
             memory=c.memory, memory_reserved=c.memory_reserved, mem=c.mem_columns(), ph_counts=dict(c.ph), n_events=c.n_events,
             bytes_read=self.base + len(self.buf), compressed=self.compressed, truncated=self.truncated,
             problems=self.problems, decoder=self.decoder, op_args=c.op_args, op_work=c.op_work, **cols,
+            launch_row=launch_row, blocks=blocks, threads=threads,
         )
 
 
@@ -1494,6 +1515,14 @@ def _plausible_times(ts: np.ndarray) -> np.ndarray:
 def _dropped_times(n: int) -> str:
     return (f"events that start at no time of this capture (not finite, past the clock's range, or more than a day "
             f"from the other events): {n:,}, skipped")
+
+
+def _kept_launches(keep: np.ndarray, rows: np.ndarray, blocks: np.ndarray,
+                   threads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The launch rows of the rows ``keep`` keeps, renumbered as the kept rows are."""
+    kept = keep[rows]
+    new = np.cumsum(keep, dtype=np.int64) - 1
+    return new[rows[kept]], blocks[kept], threads[kept]
 
 
 def _kept_rows(by_row: dict[int, Any], keep: np.ndarray) -> dict[int, Any]:

@@ -596,12 +596,12 @@ def _launch_columns(plane: Plane, kdet: np.ndarray) -> dict[str, np.ndarray]:
     has = kdet >= 0
     if not has.any():
         return {}
-    u, inv = unique_inverse(kdet[has])
+    idx = np.flatnonzero(has)
+    u, inv = unique_inverse(kdet[idx])
     per = np.array([_parse_launch(plane.string(int(s))) for s in u.tolist()], np.int64).reshape(-1, 2)
-    blocks = np.full(kdet.shape, -1, np.int64)
-    threads = np.full(kdet.shape, -1, np.int64)
-    blocks[has], threads[has] = per[inv, 0], per[inv, 1]
-    return DeviceEvents.launch_columns(blocks, threads)
+    cols = DeviceEvents.launch_columns(per[inv, 0], per[inv, 1])  # over the events with details only
+    cols["launch_idx"] = idx[cols["launch_idx"]].astype(np.int32)
+    return cols
 
 
 def _parse_launch(details: str | None) -> tuple[int, int]:

@@ -28,7 +28,7 @@ from tb_gpu_advisor.metrics.types import GpuUnderfill, Underfill, UnderfilledKer
 UNKNOWN_SMS = 2
 
 
-def gpu_sms(d) -> tuple[int | None, str]:  # noqa: ANN001 - DeviceEvents
+def gpu_sms(d) -> tuple[int | None, str]:
     """(SMs of the GPU, where the count comes from): the trace's own count, else the device table's by its name."""
     info = d.info
     if info.sm_count and info.sm_count > 0:
@@ -58,7 +58,7 @@ def underfill(ctx: Context, top_n: int = 10) -> Underfill:
     return out
 
 
-def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnderfill | None:  # noqa: ANN001
+def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnderfill | None:
     """One GPU's :class:`GpuUnderfill`, its underfilled kernels added to ``rows``; None without kernels in steps."""
     d = g.d
     in_step = (g.step >= 0) & (d.kind == devices.KIND_KERNEL)

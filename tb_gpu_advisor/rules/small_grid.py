@@ -16,8 +16,21 @@ from __future__ import annotations
 from tb_gpu_advisor.metrics.types import HostMetrics, UnderfilledKernel
 from tb_gpu_advisor.metrics.underfill import UNKNOWN_SMS
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, T, action, finding, grade, ms, n_of, pct, rule, saving, share_metric,
-                                       short, table)
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    T,
+    action,
+    finding,
+    grade,
+    ms,
+    n_of,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    short,
+    table,
+)
 
 ID = "small_grid"
 

@@ -115,8 +115,13 @@ def launch_count(v: Any) -> int:
 
 
 def _launch_column(vals: list[Any]) -> np.ndarray:
-    """One launch count column of a chunk's rows (int32, -1 where not recorded)."""
-    return np.fromiter(map(launch_count, vals), np.int32, len(vals))
+    """One launch count column of a chunk's rows (int32, -1 where not recorded): :func:`launch_count` of the values
+    present only (a kernel's; the other rows' None is found by a C loop, no Python call per row)."""
+    out = np.full(len(vals), -1, np.int32)
+    has = np.fromiter(map(is_not, vals, repeat(None)), bool, len(vals))
+    if has.any():
+        out[has] = np.fromiter(map(launch_count, compress(vals, has)), np.int32, int(np.count_nonzero(has)))
+    return out
 
 
 def keeps_args(name: str) -> bool:

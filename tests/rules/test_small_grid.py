@@ -211,3 +211,14 @@ def test_merged_ranks_keep_each_kernels_launch(small_grid_trace):
     names = [m.names[i] for i in m.name[m.launch_row].tolist()]
     small = [n for n, blocks in zip(names, m.blocks.tolist()) if blocks == 4]
     assert small == [tt.SMALL_GRID_KERNEL] * (2 * 12)  # the kernel of each of the 12 steps written, in both files
+
+
+def test_the_device_table_gives_an_sm_count_only_where_the_name_says_it():
+    """A GPU whose trace gives no SM count gets the device table's only where its name fixes the count: the H100's
+    SXM and PCIe variants differ (132, 114), so a bare "H100" gets none; an unknown GPU none."""
+    from tb_gpu_advisor import devices
+
+    assert devices.sm_count("NVIDIA H100 80GB HBM3", None)[0] == 132
+    assert devices.sm_count("NVIDIA H100 PCIe", None)[0] == 114
+    assert devices.sm_count("NVIDIA H100", None) is None and devices.sm_count(None, None) is None
+    assert devices.sm_count("AMD Instinct MI300X", None)[0] == 304 and devices.unit_name("AMD Instinct MI300X", None) == "CU"

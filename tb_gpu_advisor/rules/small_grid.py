@@ -29,6 +29,7 @@ from tb_gpu_advisor.rules.base import (
     saving,
     share_metric,
     short,
+    step_windows,
     table,
 )
 
@@ -84,6 +85,7 @@ def check(m: HostMetrics) -> list[Finding]:
                         ["kernel", "blocks", "threads/block", "SMs", "count", "total ms", "idle-SM bound ms"],
                         [[short(k.name), k.blocks, k.threads if k.threads >= 0 else "-", _of_sms(k), k.count,
                           k.total_ms, k.idle_ms] for k in u.top])],
+        windows=step_windows(ctx, key=lambda st: st.breakdown.device_compute, label="kernels"),
         actions=ctx.fw.fix(ID) + ([] if ctx.fw.id == "native" else [_MORE_BLOCKS]),
     )]
 

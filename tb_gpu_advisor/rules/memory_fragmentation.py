@@ -7,13 +7,14 @@ reserved (``memory.fragmentation.share``), fired when that gap is also ``memory.
 Warning from ``memory.pressure.warning`` of the GPU in use, info below.  Saving: the gap, in bytes (expandable
 segments let freed space serve a request of any size).  A GPU known only by its state at the dump (a snapshot without
 history: no event) is not judged: the most ever allocated at once is not in it, and the free bytes at the dump may be
-the cache of an earlier, higher use rather than split blocks (Maphsge4/select_n's 3 GiB wholly free segment).
+the cache of an earlier, higher use rather than split blocks (Maphsge4/select_n's 3 GiB wholly free segment); nor is
+one whose history never takes allocated memory above its level at the history's start (its peak is older than it).
 """
 
 from __future__ import annotations
 
 from tb_gpu_advisor.common.fmt import gb
-from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.metrics.types import GpuMemory, HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules import _memory as mem
 from tb_gpu_advisor.rules.base import Ctx, T, finding, pct, rule, share_metric
@@ -26,7 +27,7 @@ ID = "memory_fragmentation"
 def check(m: HostMetrics) -> list[Finding]:
     cands = []
     for g in mem.totals(m, without_oom=True):
-        if not g.gap_bytes or not g.peak_reserved_bytes or not g.events:
+        if not g.gap_bytes or not g.peak_reserved_bytes or not g.events or _peak_before_history(g):
             continue  # no history: the peak allocated is unknown, the gap at the dump may be an earlier use's cache
         share = g.gap_bytes / g.peak_reserved_bytes
         of_gpu = g.gap_bytes / (g.capacity_bytes or g.peak_reserved_bytes)  # unknown capacity: against the peak
@@ -60,3 +61,11 @@ def check(m: HostMetrics) -> list[Finding]:
         actions=([] if expandable else ctx.fw.fix(ID)) + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")),
         saving_bytes=gap,
     )]
+
+
+def _peak_before_history(g: GpuMemory) -> bool:
+    """Whether nothing the history recorded took allocated memory above its level when the history began: then the
+    most ever allocated at once was reached before it (a history of frees only, recording started just before the
+    dump), and the reserve beside it is the cache of that unrecorded use, no evidence of split blocks
+    (jogregoire/How-Diffusion-Models-Work ``my_snapshot.pickle``: one free in its history)."""
+    return g.start_bytes is not None and g.peak_allocated_bytes <= g.start_bytes

@@ -7,6 +7,7 @@ The traces are real (``tests/fixtures``); the symlinks point at real folders out
 from __future__ import annotations
 
 import gzip
+import json
 import shutil
 from pathlib import Path
 
@@ -117,3 +118,21 @@ def test_a_file_outside_any_layout_never_lists_its_ancestors(tmp_path, monkeypat
     (logdir / "run" / "trace.json").write_bytes(gzip.decompress(RANK.read_bytes()))
     found = discovery.locate_file(str(logdir / "run" / "trace.json"))
     assert found is not None and found[2].host == "trace" and all(str(tmp_path) in w for w in walked)
+
+
+def test_a_rocprof_trace_is_named_as_such_with_what_to_record_instead(tmp_path):
+    """``rocprof --hip-trace`` writes ``results.json``, a chrome trace whose processes are ``CPU HIP API`` / ``COPY``
+    / ``GPU<n>`` and whose events carry ``BeginNs`` / ``DurationNs`` (read off two real ones: HGLiu1998/batched_gemm
+    and shashankparsi/HIP_Programming, MI300X and MI300A, no licence: not kept).  Main said only "a trace, but not
+    PyTorch's"; the user is told which tool wrote it and which capture the Advisor reads."""
+    run = tmp_path / "logdir" / "rocm"
+    run.mkdir(parents=True)
+    events = [{}, {"args": {"name": "CPU HIP API"}, "ph": "M", "pid": 2, "name": "process_name", "sort_index": 0},
+              {"args": {"name": "GPU0"}, "ph": "M", "pid": 6, "name": "process_name", "sort_index": 2},
+              {"ph": "X", "name": "hipLaunchKernel", "pid": "2", "tid": "19147", "ts": "622109243450", "dur": "956",
+               "args": {"BeginNs": "622109243450309", "EndNs": "622109244407161", "Name": "hipLaunchKernel",
+                        "DurationNs": "956852"}}]
+    (run / "results.json").write_text(json.dumps({"traceEvents": events}))
+    skips = dict(skipped(str(tmp_path / "logdir")))
+    assert "rocprof" in skips["rocm/results.json"] and "torch.profiler" in skips["rocm/results.json"]
+    assert cli(["report", str(run / "results.json")]) == 2

@@ -223,3 +223,34 @@ def test_a_native_export_without_cuda_tables_whose_stacks_ran_in_the_cuda_driver
         (host,) = rep["reports"][0]["hosts"]
         assert (host["job"]["kind"], "called into CUDA" in host["job"]["kind_evidence"]) == (
             ("unknown", True) if called else ("no_gpu", False)), host["job"]
+
+
+def test_a_driver_version_kept_as_packed_digits_is_named_as_nvidia_names_the_release(tmp_path):
+    """Nsight keeps ``NvDriverVersion`` dotted or as its digits run together.  The real exports' packed values are
+    the releases their CUDA versions ship with (NVIDIA's release names: 530.30.02 with CUDA 12.1, 520.61.05 with
+    11.8, 525.105.17 on Perlmutter's CUDA 12.0), read here from the files themselves; a WSL2 report names the Windows
+    driver the same way (``51694`` = 516.94), and a value of no known layout is kept as written."""
+    import sqlite3
+    from pathlib import Path
+
+    from tb_gpu_advisor.formats.nsys.reader import driver_version
+
+    root = Path(__file__).resolve().parents[1] / "fixtures"
+    expected = {"nsys_windows/nvtx_only_centerformer.sqlite": ("530.30.02", "12010"),
+                "nsys_windows/failed_start_dynamicvit.sqlite": ("520.61.05", "11080"),
+                "foreign/nsys_a100_cloverleaf/perlmutter-cloverleaf-cuda.sqlite": ("525.105.17", "12000"),
+                "wild/streams_pinned_copies/report1.sqlite": ("560.94", "12060")}
+    for rel, (release, cuda) in expected.items():
+        con = sqlite3.connect(f"file:{root / rel}?mode=ro", uri=True)
+        env = dict(con.execute("SELECT name, value FROM TARGET_INFO_SYSTEM_ENV WHERE name IN "
+                                "('CudaDriverVersion', 'NvDriverVersion')"))
+        con.close()
+        assert env["CudaDriverVersion"] == cuda, rel
+        assert driver_version(env["NvDriverVersion"]) == release, (rel, env["NvDriverVersion"])
+    assert [driver_version(v) for v in ("5169400", "516940", "r535", " 536.40 ")] == ["516.94.00", "516940", "r535",
+                                                                                      "536.40"]
+    p = tmp_path / "wsl2_packed.sqlite"
+    nx.write(str(p), nx.NsysJob(steps=4, kernels_table=False, os_release=WSL2, nv_driver="51694"))
+    code, rep, _ = _report(str(p))
+    job = rep["reports"][0]["hosts"][0]["job"]
+    assert code == 0 and "Windows driver 516.94" in job["kind_evidence"], job["kind_evidence"]

@@ -86,6 +86,23 @@ def test_a_pickle_of_something_else_is_no_snapshot(tmp_path: Path):
         read_trace(str(path))
 
 
+@pytest.mark.parametrize("doc", [
+    # angelolmn/HitsBE ``my_snapshot.pickle`` @1854a6c (465 bytes, no licence: read, not kept) is this, with
+    # PyTorch 2.5's ``allocator_settings`` and an empty ``external_annotations``: main called it healthy (exit 0)
+    {"segments": [], "device_traces": [], "allocator_settings": {"expandable_segments": False},
+     "external_annotations": []},
+    {"segments": [], "device_traces": [[], []]},  # history on two devices, neither recorded anything
+])
+def test_an_empty_snapshot_is_an_error_not_healthy(tmp_path: Path, doc: dict):
+    """A snapshot with no segment and no recorded entry holds nothing to analyse: an error that says why, so the
+    command line exits 2 instead of reporting a healthy job."""
+    path = Path(ms.write(str(tmp_path / "my_snapshot.pickle"), doc))
+    with pytest.raises(SnapshotReadError, match="empty memory snapshot"):
+        read_trace(str(path))
+    rep = analyze_host(HostFile("empty", str(path), path.stat().st_size, 0, "snapshot"))
+    assert rep.error and "empty memory snapshot" in rep.error and not rep.findings
+
+
 # --------------------------------------------------------------------------- the reader's numbers
 
 def test_state_and_oom_are_the_allocators(tmp_path: Path):

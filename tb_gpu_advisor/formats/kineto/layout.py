@@ -59,6 +59,14 @@ _KINETO_KEYS = re.compile(rb'"(?:schemaVersion|deviceProperties|baseTimeNanoseco
                           rb'"cat"\s*:\s*"(?:cpu_op|Operator|kernel|Kernel|cuda_runtime|Runtime|user_annotation)"|'
                           rb'"name"\s*:\s*"(?:ProfilerStep#|aten::|PyTorch Profiler)')
 
+#: ROCm's ``rocprof --hip-trace`` (roctracer, rocprof v1) trace, ``results.json``: its processes are named
+#: ``CPU HIP API`` / ``COPY`` / ``GPU<n>`` and every event carries its times in ``BeginNs`` / ``DurationNs``.
+#: Not read here: said by name, with the captures that are (HGLiu1998/batched_gemm, shashankparsi/HIP_Programming).
+_ROCPROF_KEYS = re.compile(rb'"name"\s*:\s*"CPU HIP API"|"BeginNs"\s*:')
+ROCPROF = ("ROCm rocprof's trace (`rocprof --hip-trace`, roctracer's results.json), a format the Advisor does not "
+           "read: profile the job with torch.profiler (Kineto records HIP kernels, copies and runtime calls on ROCm) "
+           "or JAX/TensorFlow's profiler (.xplane.pb)")
+
 
 def other_json(file_name: str) -> bool:
     """A JSON file not named as the trace handler names traces: a trace only if its content says so (:func:`sniff`)."""
@@ -74,6 +82,8 @@ def sniff(path: str) -> str | None:
     if not _TRACE_KEYS.search(head):
         return "JSON without traceEvents: not a trace"
     if not _KINETO_KEYS.search(head):
+        if _ROCPROF_KEYS.search(head):
+            return ROCPROF
         return "a trace, but not PyTorch's (no profiler keys, ATen ops or CUDA categories in its first 64 kB)"
     return None
 

@@ -309,8 +309,21 @@ def _platform(schema: tb.Schema) -> dict[str, str]:
     release = tb.value_of(schema, tb.SYSTEM_ENV, "SoftwareReleaseVersion")
     if not release or not _WSL2_KERNEL.search(release):
         return {}
-    driver = tb.value_of(schema, tb.SYSTEM_ENV, "NvDriverVersion")
-    return {"wsl2": release.strip(), **({"nv_driver": driver.strip()} if driver else {})}
+    driver = driver_version(tb.value_of(schema, tb.SYSTEM_ENV, "NvDriverVersion") or "")
+    return {"wsl2": release.strip(), **({"nv_driver": driver} if driver else {})}
+
+
+def driver_version(raw: str) -> str:
+    """NVIDIA's display-driver version as the driver names its releases, from ``NvDriverVersion``.  Nsight keeps it
+    either dotted (``536.40``, ``580.95.05``) or as its digits run together: a three-digit branch, then a two- or
+    three-digit minor and a two-digit patch (``5303002`` = 530.30.02, ``52510517`` = 525.105.17, a Windows driver's
+    ``51694`` = 516.94).  Anything else is kept as written, so a layout not seen yet is never misread."""
+    raw = raw.strip()
+    if not raw.isdigit() or not 5 <= len(raw) <= 8 or len(raw) == 6:
+        return raw
+    rest = raw[3:]
+    parts = [raw[:3], rest] if len(rest) == 2 else [raw[:3], rest[:-2], rest[-2:]]
+    return ".".join(parts)
 
 
 #: The message Nsight's CUDA injection writes once the profiled program has loaded the CUDA driver (the driver loads

@@ -57,6 +57,14 @@ _SEG_ADD = ("segment_alloc", "segment_map")
 _SEG_DROP = ("segment_free", "segment_unmap")
 
 
+#: An empty snapshot (no segment, no history): the allocator held no GPU memory when it was dumped and recorded none
+#: before -- nothing to analyse, never "healthy" (angelolmn/HitsBE ``my_snapshot.pickle``, 465 bytes).
+EMPTY = ("an empty memory snapshot: no segment and no recorded allocation -- the process held no GPU memory when it "
+         "was dumped (no CUDA tensor made yet, or the work ran on another device or the CPU) and "
+         "`torch.cuda.memory._record_memory_history()` recorded nothing; dump it after the GPU work, in the process "
+         "that ran it")
+
+
 class SnapshotReadError(ValueError):
     """The file is no memory snapshot we can read (or a pickle we refuse); the message says which file and why."""
 
@@ -151,6 +159,8 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
         snap.ooms.extend(ooms)
     if budget.bad and not any(by_gpu.values()) and not any(entries.values()):
         raise SnapshotReadError(path, f"no segment or trace entry of a memory snapshot's shape: {budget.bad_text()}")
+    if not gpus:
+        raise SnapshotReadError(path, EMPTY)
     problems = [f"the snapshot describes more entries, blocks and frames than its size warrants: the first "
                 f"{work:,} were read"] if budget.left_out else []
     if budget.bad:

@@ -222,3 +222,22 @@ def test_the_device_table_gives_an_sm_count_only_where_the_name_says_it():
     assert devices.sm_count("NVIDIA H100 PCIe", None)[0] == 114
     assert devices.sm_count("NVIDIA H100", None) is None and devices.sm_count(None, None) is None
     assert devices.sm_count("AMD Instinct MI300X", None)[0] == 304 and devices.unit_name("AMD Instinct MI300X", None) == "CU"
+
+
+@pytest.mark.parametrize("path", [JAX_MI355X, next((FIXTURES / "h200_memory" / "jax_mem_mlp").rglob("*.xplane.pb"))],
+                         ids=lambda p: p.parts[-5])
+def test_both_xplane_decoders_give_the_same_launch_columns(path):
+    """The compiled XPlane decoder (``_cwire.c``) and the Python one hand the adapter the same ``kernel_details``
+    strings, so each GPU's launch columns are equal (skipped where the decoder is not built)."""
+    from tb_gpu_advisor.formats.xplane.adapter import USED_STATS, device_events
+    from tests.support.compiled import built
+    from tests.support.xplane_paths import read_with
+
+    if built("tb_gpu_advisor.formats.xplane._cwire") is None:
+        pytest.skip("the compiled XPlane decoder is not built")
+    cols = []
+    for use_compiled in (True, False):
+        tl = read_with(use_compiled, str(path), keep_stats=USED_STATS)
+        devs = [device_events(p) for p in tl.gpu_planes()]
+        cols.append([(d.launch_idx.tolist(), d.launch_blocks.tolist(), d.launch_threads.tolist()) for d in devs])
+    assert cols[0] == cols[1] and sum(len(c[0]) for c in cols[0]) > 100

@@ -249,6 +249,12 @@ FIXES = {
     "capture_quality:command_buffers": (NO_COMMAND_BUFFERS,),
 }
 
+#: Kernels launched with fewer blocks than SMs (``small_grid``): in JAX, a jitted program over tiny arrays.
+FIXES["small_grid"] = (action(
+    "These kernels run on arrays too small to fill the GPU: give each kernel more data -- raise the batch size, and "
+    "batch per-example work with jax.vmap instead of a Python loop, so one kernel covers the batch.",
+    "ys = jax.jit(jax.vmap(f))(xs)   # one kernel over the batch, not one per example"),)
+
 FRAMEWORK = Framework(
     id="jax", name="JAX", host_markers=HOST_MARKERS, metadata_stats=METADATA_STATS,
     transfer_event=is_transfer, batch_transfer_event=is_batch_transfer, dispatch_event=is_dispatch,

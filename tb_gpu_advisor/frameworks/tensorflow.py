@@ -339,6 +339,12 @@ def is_compile_event(name: str) -> bool:
     return name.startswith(_COMPILING)
 
 
+#: Kernels launched with fewer blocks than SMs (``small_grid``): in TensorFlow, ops on tiny tensors.
+FIXES["small_grid"] = (action(
+    "These kernels run on tensors too small to fill the GPU: give each op more data -- raise the batch size, and "
+    "batch per-example work (tf.vectorized_map instead of a Python loop or tf.map_fn), so one kernel covers the batch.",
+    "ys = tf.vectorized_map(f, xs)   # one kernel over the batch, not one per example"),)
+
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
     host_op_event=is_tf_op_event, host_only_op_type=is_host_only_op_type, background_line=is_background_line,

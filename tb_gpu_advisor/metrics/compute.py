@@ -9,7 +9,7 @@ from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
-from tb_gpu_advisor.metrics import capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs
+from tb_gpu_advisor.metrics import capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
 from tb_gpu_advisor.metrics.context import Context, build_context
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics, StepTable
 from tb_gpu_advisor.model.trace import Trace, release_columns
@@ -117,7 +117,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         job=job, compute_critical_ms=bd.mean_critical(host_arr, per_gpu_arr, ctx),
         compute_critical_share=bd.critical_shares(per_gpu_arr, ctx),
         idle_in_ranges=bd.top_ranges(in_ranges, ctx.steps.count),
-        idle_in_os_waits=bd.top_ranges(in_waits, ctx.steps.count),
+        idle_in_os_waits=bd.top_ranges(in_waits, ctx.steps.count), underfill=underfill.underfill(ctx),
     )
     # the rows stay columns (StepTable): the report reads them as such, a rule that reads rows gets them made
     hm.steps_detail = StepTable([per_gpu[gid] if per_gpu is not None else per_gpu_arr[gid]

@@ -349,9 +349,26 @@ class DeviceEvents:
     shape_sid: np.ndarray  # string id of the op's shapes (XPlane `shape` stat), -1
     long_name_sid: np.ndarray = None  # string id of the XLA op text (`long_name` stat) (XLA ops: "%x = f16[8,128]{1,0} dot(...)")
     graph_id: np.ndarray = None  # `cuda_graph_id` of kernels launched inside a CUDA graph (XLA command buffer), -1
+    # the kernels whose launch configuration the file records, and it (:meth:`launch_columns`): 12 bytes a kernel,
+    # none for other events; empty where the format records none
+    launch_idx: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # int32 event indices, ascending
+    launch_blocks: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # blocks in the grid (x*y*z)
+    launch_threads: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # threads per block (x*y*z)
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
+
+    @staticmethod
+    def launch_columns(blocks: np.ndarray, threads: np.ndarray) -> dict[str, np.ndarray]:
+        """The ``launch_*`` fields from a dense blocks and threads column (-1 where not recorded): the events with a
+        grid of at least one block, their counts clipped to int32 (2**31-1 blocks fill any GPU; a block holds at most
+        1024 threads on every GPU we know)."""
+        blocks = np.asarray(blocks)
+        idx = np.flatnonzero(blocks > 0).astype(np.int32)
+        top = np.iinfo(np.int32).max
+        return {"launch_idx": idx,
+                "launch_blocks": np.minimum(np.asarray(blocks[idx], np.int64), top).astype(np.int32),
+                "launch_threads": np.clip(np.asarray(np.asarray(threads)[idx], np.int64), -1, top).astype(np.int32)}
 
     @staticmethod
     def copy_columns(mem_bytes: np.ndarray, mem_sync: np.ndarray) -> dict[str, np.ndarray]:

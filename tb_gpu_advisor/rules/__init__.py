@@ -61,6 +61,7 @@ RULE_IDS: tuple[str, ...] = (
     "dtype_casts",  # §1.3, the casts mixed precision pays for (issue #26)
     "tensor_core_unused",  # §1.2.3
     "mfu_low",  # §1.2.3, GEMMs far below their roofline (issue #20)
+    "small_grid",  # §1.2.3, kernels launched with fewer blocks than the GPU has SMs (issue #37)
     "loss_scaling_gaps",  # §1.3
     "xla_not_used",  # §1.3
     "oom_snapshot",  # §2 item 1, memory: an out-of-memory error a snapshot recorded (issue #29)

@@ -139,6 +139,8 @@ class _Raw:
     d_bytes: np.ndarray  # copies and memsets, -1 for kernels
     d_graph: np.ndarray  # CUDA graph id, -1
     d_names: list[str]
+    d_blocks: np.ndarray = None  # kernels: blocks in the grid, -1 (other events, or not recorded)
+    d_threads: np.ndarray = None  # kernels: threads per block, -1
     threads: dict[int, str] = field(default_factory=dict)  # globalTid -> thread name
     processes: dict[int, str] = field(default_factory=dict)  # pid -> process name
     gpu_info: dict[int, DeviceInfo] = field(default_factory=dict)
@@ -270,12 +272,12 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     for table, cols, c in device.result():
         d_parts.append(_device_table(schema, table, cols, c, d_names, fidx))
     h = _concat(h_parts, ("start", "end", "tid", "name", "corr", "range", "op", "domain"))
-    d = _concat(d_parts, ("start", "end", "dev", "pid", "stream", "corr", "name", "bytes", "graph"))
+    d = _concat(d_parts, ("start", "end", "dev", "pid", "stream", "corr", "name", "bytes", "graph", "blocks", "threads"))
     raw = _Raw(path=path, size=size, h_start=h["start"], h_end=h["end"], h_name=h["name"], h_tid=h["tid"],
                h_corr=h["corr"], h_range=h["range"], h_op=h["op"], h_domain=h["domain"], h_names=list(names),
                domains=domains, d_start=d["start"], d_end=d["end"], d_dev=d["dev"], d_pid=d["pid"],
                d_stream=d["stream"], d_corr=d["corr"], d_name=d["name"], d_bytes=d["bytes"], d_graph=d["graph"],
-               d_names=list(d_names))
+               d_names=list(d_names), d_blocks=d["blocks"], d_threads=d["threads"])
     _read_os_calls(schema, raw, fidx)
     raw.threads = {int(_thread_key(np.int64(t), fidx)): n for t, n in _thread_names(schema).items()}
     raw.processes = _process_names(schema)
@@ -640,6 +642,7 @@ def _device_cols(schema: tb.Schema, table: str) -> dict[str, str | None]:
     if table == tb.KERNEL:
         cols["name"] = "demangledName" if "demangledName" in present else "shortName"
         cols["graph"] = "graphId"
+        cols.update(_launch_exprs(present))
     elif table == tb.MEMCPY:
         cols.update(bytes="bytes", kind="copyKind", src="srcKind", dst="dstKind")
         cols["graph"] = None
@@ -649,6 +652,25 @@ def _device_cols(schema: tb.Schema, table: str) -> dict[str, str | None]:
     else:  # graph executions
         cols["graph"] = "graphId"
     return cols
+
+
+#: Where a launch count saturates (int32, as the other formats' columns): far above any GPU's SMs or a block's threads.
+_LAUNCH_TOP = (1 << 31) - 1
+
+
+def _launch_exprs(present: frozenset[str]) -> dict[str, str | None]:
+    """SQL of a kernel's launch configuration: blocks in its grid (gridX*gridY*gridZ) and threads per block
+    (blockX*blockY*blockZ), saturated at int32's top; NULL (read as -1) where a dimension is negative or absent --
+    the SQL runs alike on the compiled and the Python reader, so both give the same columns."""
+    out: dict[str, str | None] = {}
+    for col, dim in (("blocks", "grid"), ("threads", "block")):
+        x, y, z = (f"{dim}{a}" for a in "XYZ")
+        if not {x, y, z} <= present:
+            out[col] = None
+            continue
+        out[col] = (f"CASE WHEN {x} >= 0 AND {y} >= 0 AND {z} >= 0 "
+                    f"THEN min(min({x} * {y}, {_LAUNCH_TOP}) * {z}, {_LAUNCH_TOP}) END")
+    return out
 
 
 def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c: dict[str, np.ndarray],
@@ -666,6 +688,7 @@ def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c:
         local = np.array([_intern(d_names, strings.get(int(i)) or f"kernel {int(i)}") for i in ids.tolist()], np.int32)
         name = local[inv] if n else local[:0]
         nbytes = np.full(n, -1, np.int8)
+        blocks, threads = c["blocks"], c["threads"]
     elif table == tb.MEMCPY:
         kinds = tb.enum_labels(schema, "ENUM_CUDA_MEM_KIND") or _MEM_KINDS
         combo = (c["kind"].astype(np.int64) * 4096) + (np.clip(c["src"], -1, 62).astype(np.int64) + 1) * 64 + \
@@ -696,8 +719,11 @@ def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c:
     elif table == tb.KERNEL:
         graph = np.where(graph > 0, graph, -1)
     proc = np.where(has_pid, _process_key(c["pid"], fidx), -1)
+    if table != tb.KERNEL:
+        blocks = threads = np.full(n, -1, np.int8)
     return dict(start=c["start"], end=c["end"], dev=c["dev"], pid=proc, stream=c["stream"],
-                corr=_corr_key(pid, c["corr"], fidx), name=name, bytes=nbytes, graph=graph)
+                corr=_corr_key(pid, c["corr"], fidx), name=name, bytes=nbytes, graph=graph, blocks=blocks,
+                threads=threads)
 
 
 def _copy_name(kind: int, src: str | None, dst: str | None) -> str:
@@ -1117,6 +1143,7 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
         **DeviceEvents.copy_columns(np.where(is_copy, nbytes, -1), mem_sync),
         shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
         graph_id=absent_as_broadcast(narrowest(graph)),
+        **DeviceEvents.launch_columns(r.d_blocks[sel], r.d_threads[sel]),
     )
 
 
@@ -1215,7 +1242,8 @@ def _merge(raws: list[_Raw]) -> _Raw:
                           ("d_start", r.d_start), ("d_end", r.d_end), ("d_dev", dev), ("d_pid", r.d_pid),
                           ("d_stream", r.d_stream), ("d_corr", r.d_corr),
                           ("d_name", dmap[r.d_name] if r.d_name.size else r.d_name), ("d_bytes", r.d_bytes.astype(np.int64)),
-                          ("d_graph", r.d_graph.astype(np.int64))):
+                          ("d_graph", r.d_graph.astype(np.int64)), ("d_blocks", r.d_blocks.astype(np.int32)),
+                          ("d_threads", r.d_threads.astype(np.int32))):
             cols.setdefault(name, []).append(arr)
         _merge_os_calls(cols, r, os_names)
         threads.update(r.threads)

@@ -20,7 +20,7 @@ from tb_gpu_advisor.common.fmt import and_list, gb
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, engines, nvtx
 from tb_gpu_advisor.frameworks.base import op_type
-from tb_gpu_advisor.model.trace import MEMORY_PHASES, Trace
+from tb_gpu_advisor.model.trace import MEMORY_PHASES, LiveStack, Trace
 
 #: Kinds of work, as reported (``job.kind``).
 KINDS = ("training", "inference", "serving", "no_gpu", "unknown")
@@ -446,20 +446,21 @@ class _Said:
     what: dict = dataclasses.field(default_factory=dict)  # what -> [bytes, frame of its largest stack]
 
 
-def _stack_says(frames: tuple[str, ...], phase: str, fw: Framework) -> tuple[str, str, str, "engines.Engine | None"] | None:
+def _stack_says(st: LiveStack, fw: Framework) -> tuple[str, str, str, "engines.Engine | None"] | None:
     """(kind, what, frame, engine) one allocating stack says, from its innermost frame that names the code (a serving
-    engine's, or code only training runs: ``Framework.training_frame``), else from its phase; None where nothing."""
-    for f in frames:
+    engine's, or code only training runs: ``Framework.training_frame``), else from its phase (with the stack's own
+    label: the user's line, or autograd's node); None where nothing."""
+    for f in st.frames:
         hit = engines.find_in_frames((f,))
         if hit is not None:
             return hit[0].kind, f"{hit[0].name}'s work", f, hit[0]
         what = fw.training_frame(f)
         if what:
             return "training", what, f, None
-    said = _PHASE_SAYS.get(phase)
+    said = _PHASE_SAYS.get(st.phase)
     if said is None:
         return None
-    return said[0], said[1], frames[0] if frames else "?", None
+    return said[0], said[1], st.label or (st.frames[0] if st.frames else "?"), None
 
 
 def _live_kind(trace: Trace, fw: Framework) -> Kind | None:
@@ -475,7 +476,7 @@ def _live_kind(trace: Trace, fw: Framework) -> Kind | None:
     said: dict[tuple[str, str], _Said] = {}
     for stacks in snap.stacks.values():
         for st in stacks:
-            got = _stack_says(st.frames, st.phase, fw)
+            got = _stack_says(st, fw)
             if got is None:
                 continue
             kind, what, frame, engine = got

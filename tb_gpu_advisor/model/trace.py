@@ -156,6 +156,7 @@ class LiveStack:
     blocks: int
     frames: tuple[str, ...]  # "file.py:123 function", innermost first; () for blocks recorded without a stack
     phase: str = "other"  # MEMORY_PHASES, from the stack
+    label: str = ""  # its innermost frame in the user's code (in a C++-only stack its autograd node or ATen op)
 
 
 @dataclass

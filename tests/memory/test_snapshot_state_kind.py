@@ -62,7 +62,8 @@ def test_a_forwards_cache_kept_after_a_history_without_steps_is_inference(tmp_pa
     assert len(sc.doc["device_traces"][0]) == 1
     job = _job(_write(tmp_path, sc))
     assert job["kind"] == sc.truth["kind"] == "inference", job
-    assert job["kind_confidence"] == "medium" and "cache_utils.py:450 update" in job["kind_evidence"], job
+    # the user's own line that ran the forward (the stack's label: transformers is a library)
+    assert job["kind_confidence"] == "medium" and "2.00 GiB (`eval.py:33 run`)" in job["kind_evidence"], job
 
 
 def test_few_named_bytes_among_two_kinds_are_low_confidence(tmp_path: Path):

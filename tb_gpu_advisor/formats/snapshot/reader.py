@@ -250,7 +250,8 @@ def _stacks(live: list[_Live], budget: "_Budget") -> list[LiveStack]:
         got[0] += sum(b.size for b in blocks)
         got[1] += len(blocks)
     top = sorted(grouped.items(), key=lambda kv: -kv[1][0])[:MAX_STACKS]
-    return [LiveStack(size=v[0], blocks=v[1], frames=k, phase=MEMORY_PHASES[v[2]]) for k, v in top]
+    return [LiveStack(size=v[0], blocks=v[1], frames=k, phase=MEMORY_PHASES[v[2]], label=_user_frame(list(k)))
+            for k, v in top]
 
 
 def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reserved_end: int, dump: list[_Live],

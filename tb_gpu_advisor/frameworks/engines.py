@@ -130,18 +130,14 @@ def find(host_names: list[str], kernel_names: list[str]) -> tuple[Engine, str] |
 _FRAME = re.compile(r"^(.*\.py):(\d+) (.*)$")
 
 
-def find_in_frames(frames: "list[str] | tuple[str, ...]") -> tuple[Engine, str] | None:
-    """The engine whose code made an allocation, from its stack (innermost first), with the frame that showed it:
-    the first frame an engine's span pattern matches (a vLLM worker's ``cache_engine.py: _allocate_kv_cache``)."""
-    for f in frames:
-        m = _FRAME.match(f.replace("\\", "/"))
-        if m is None:
-            continue
-        span = f"{m.group(1)}({m.group(2)}): {m.group(3)}"
-        e = next((e for e in ENGINES if e.spans.search(span)), None)
-        if e is not None:
-            return e, f
-    return None
+def frame_engine(frame: str) -> Engine | None:
+    """The engine whose code a stack frame is in (a vLLM worker's ``cache_engine.py:83 _allocate_kv_cache``), by the
+    engines' span patterns; None for any other frame."""
+    m = _FRAME.match(frame.replace("\\", "/"))
+    if m is None:
+        return None
+    span = f"{m.group(1)}({m.group(2)}): {m.group(3)}"
+    return next((e for e in ENGINES if e.spans.search(span)), None)
 
 
 def by_id(engine_id: str | None) -> Engine | None:

@@ -443,7 +443,7 @@ class _Said:
     kind: str
     engine: "engines.Engine | None"
     size: int = 0
-    what: dict = dataclasses.field(default_factory=dict)  # what -> [bytes, frame of its largest stack]
+    what: dict[str, list] = dataclasses.field(default_factory=dict)  # what -> [bytes, frame of its largest stack]
 
 
 def _stack_says(st: LiveStack, fw: Framework) -> tuple[str, str, str, "engines.Engine | None"] | None:
@@ -451,9 +451,9 @@ def _stack_says(st: LiveStack, fw: Framework) -> tuple[str, str, str, "engines.E
     engine's, or code only training runs: ``Framework.training_frame``), else from its phase (with the stack's own
     label: the user's line, or autograd's node); None where nothing."""
     for f in st.frames:
-        hit = engines.find_in_frames((f,))
-        if hit is not None:
-            return hit[0].kind, f"{hit[0].name}'s work", f, hit[0]
+        engine = engines.frame_engine(f)
+        if engine is not None:
+            return engine.kind, f"{engine.name}'s work", f, engine
         what = fw.training_frame(f)
         if what:
             return "training", what, f, None

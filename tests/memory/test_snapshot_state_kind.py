@@ -88,9 +88,11 @@ def test_the_live_stacks_account_for_the_allocated_bytes(tmp_path: Path):
 
 def test_a_trainers_bridge_to_vllm_is_not_vllms_code():
     """verl's ``megatron_vllm.py`` holds the actor's buffers, not vLLM's: a word of its own names the engine."""
-    assert engines.find_in_frames(("/opt/verl/workers/sharding_manager/megatron_vllm.py:77 __init__",)) is None
-    hit = engines.find_in_frames(("/x/dist-packages/vllm/worker/cache_engine.py:83 _allocate_kv_cache",))
-    assert hit is not None and hit[0].id == "vllm"
+    assert engines.frame_engine("/opt/verl/workers/sharding_manager/megatron_vllm.py:77 __init__") is None
+    hit = engines.frame_engine("/x/dist-packages/vllm/worker/cache_engine.py:83 _allocate_kv_cache")
+    assert hit is not None and hit.id == "vllm"
+    hf = engines.frame_engine("C:\\env\\transformers\\generation\\utils.py:3206 _sample")  # Windows paths too
+    assert hf is not None and hf.id == "hf_generate"
 
 
 @pytest.mark.skipif(not VERL.is_file(), reason="wild fixture missing")

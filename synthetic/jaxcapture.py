@@ -57,9 +57,10 @@ What a capture contains (every item read off the real files):
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Iterator
 
 import numpy as np
 
@@ -233,6 +234,7 @@ class JaxCapture:
         self._programs: dict[str, int] = {module: program_id}
         self._kinds: dict[int, list[str]] = {COMPUTE_STREAM: [], H2D_STREAM: [], D2H_STREAM: []}
         self._pjrt_turn = 0
+        self.annotations: list[tuple[str, int, int]] = []  # (name, start, end) of the program's TraceAnnotations
         self._build_planes(gpu)
 
     # -- planes and lines -------------------------------------------------------
@@ -310,6 +312,17 @@ class JaxCapture:
         self.steps.append(st)
         self._step = None
         self.t = end + 15 * US
+
+    @contextmanager
+    def annotation(self, name: str) -> Iterator[None]:
+        """``with jax.profiler.TraceAnnotation(name):`` around the body: a TraceMe range on ``python3`` from the host
+        time at entry to 1 us after the body's last host event, as jaxlib writes it (no stats)."""
+        t0 = self.t
+        self.t += US
+        yield
+        self.t += US
+        self.python.add(name, t0, self.t - t0)
+        self.annotations.append((name, t0, self.t))
 
     def host_work(self, us: float) -> None:
         """Untraced Python work (data loading, sleep, numpy): only time passes on the host."""

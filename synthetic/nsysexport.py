@@ -136,6 +136,12 @@ class NsysJob:
     os_release: str | None = None  # the target's kernel release (``SoftwareReleaseVersion``: "...-microsoft-standard-WSL2")
     nv_driver: str | None = None  # the display driver (``NvDriverVersion``)
     seed: int = 0
+    #: ``nsys profile -t osrt``: before each step's batch the loop blocks this long in one OS call on its own thread
+    #: (``read`` of the next batch from a file), the GPU idle; the export then holds an ``OSRT_API`` table, with an
+    #: ``ioctl`` inside each step's ``cudaStreamSynchronize`` (GPU busy) and a helper thread's ``pthread_cond_wait``
+    #: across the whole step (not the launching thread): neither holds the GPU's idle time
+    os_call: str = "read"
+    os_call_ms: float = 0.0
 
 
 @dataclass
@@ -176,7 +182,7 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
     stream_free = 0
     corr = 0
     op_id = [0]
-    ev: dict[str, list] = {"runtime": [], "kernel": [], "memcpy": [], "sync": [], "nvtx": [], "graph": []}
+    ev: dict[str, list] = {"runtime": [], "kernel": [], "memcpy": [], "sync": [], "nvtx": [], "graph": [], "osrt": []}
 
     def op_range(name: str, start: int, end: int, seq: int) -> None:
         op_id[0] += 1
@@ -195,6 +201,9 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
         t += int(job.input_ms * 1e6)
         if job.autograd_nvtx:
             ev["nvtx"].append((a, t, f"{DATALOADER}, op_id = 0"))
+    if job.os_call_ms:  # (start, end, name, 0: the launching thread / 1: a helper thread)
+        ev["osrt"].append((t, t + int(job.os_call_ms * 1e6), strings(job.os_call), 0))
+        t += int(job.os_call_ms * 1e6) + 1 * us
     ranges_at = [t]
     # the batch to the GPU
     a = t
@@ -246,12 +255,16 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
         a = t
         c, t = call("cudaStreamSynchronize_v3020", t + 1 * us, max(stream_free + 5 * us - t - 1 * us, int(job.launch_us * us)))
         ev["sync"].append((stream_free, t - 1 * us, c, 3))
+        if job.os_call_ms:  # the driver's wait inside the sync, while the kernels run
+            ev["osrt"].append((a + 2 * us, t - 1 * us, strings("ioctl"), 0))
         t += 1 * us
         op_range("aten::item", a, t, 100)
     t += 10 * us
     ranges_at.append(t)
     for j, name in enumerate(job.extra_ranges[:len(ranges_at) - 1]):
         ev["nvtx"].append((ranges_at[j], ranges_at[j + 1] - 1, name))
+    if job.os_call_ms:
+        ev["osrt"].append((0, t, strings("pthread_cond_wait"), 1))
     ev["period"] = [t]
     ev["corrs"] = [corr]
     return ev
@@ -283,6 +296,8 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
         con.execute(GRAPH_DDL)
     if job.gpu_info:
         con.execute(GPU_DDL)
+    if job.os_call_ms:
+        con.execute(OSRT_DDL)
     truth = Truth(steps=job.steps, step_ms=0.0)
     t_first = SESSION_START_NS + 5_000_000  # the first step 5 ms into the session
     t_last = t_first
@@ -396,6 +411,12 @@ def _write_steps(con: sqlite3.Connection, job: NsysJob, truth: Truth, tpl: dict,
         rows = [r[:6] + (None,) + r[7:9] + ((strings(r[6]) if r[6] is not None else None),) + r[10:] for r in rows]
     _insert(con, "NVTX_EVENTS", 20, rows, rng, job.shuffle)
     truth.nvtx_ranges += len(rows)
+    if tpl["osrt"]:
+        helper = gtid + 1  # another thread of the process
+        calls = tpl["osrt"]
+        rows = [(s, e, 27, helper if calls[i % len(calls)][3] else gtid, 0, calls[i % len(calls)][2], 0, 0, 0)
+                for i, (s, e) in enumerate(tiled([c[:2] for c in calls], 2))]
+        _insert(con, "OSRT_API", 9, rows, rng, job.shuffle)
     return last
 
 
@@ -418,6 +439,10 @@ def _insert(con: sqlite3.Connection, table: str, ncols: int, rows: list, rng: np
 #: ``tracing_off`` -- NVTX ranges with CUDA tracing off in the capture's options; ``no_cuda_call`` -- CUDA tracing
 #: on, nothing recorded (the program had not reached its GPU work).
 WINDOWS = ("startup", "nvtx_only", "tracing_off", "no_cuda_call")
+#: The OS runtime trace's table (``-t osrt``), as the real exports write it (Mordred's hash join, Nsight 2023).
+OSRT_DDL = """CREATE TABLE OSRT_API (start INTEGER NOT NULL, end INTEGER NOT NULL, eventClass INTEGER NOT NULL,
+    globalTid INTEGER, correlationId INTEGER, nameId INTEGER NOT NULL, returnValue INTEGER NOT NULL,
+    nestingLevel INTEGER, callchainId INTEGER NOT NULL)"""
 MEMSET_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (start INTEGER NOT NULL, end INTEGER NOT NULL,
     deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
     correlationId INTEGER, globalPid INTEGER, value INTEGER NOT NULL, bytes INTEGER NOT NULL, graphNodeId INTEGER,

@@ -176,7 +176,7 @@ class Capture:
              gpu_order: list[int] | None = None, gpu_delay_us: list[float] | None = None,
              sequential: bool = False, tail_host_ops: list[Op] | None = None, between_us: float = 2.0,
              between_events: list[tuple[str, float]] | None = None, eager: bool = False,
-             jitter: float = 0.02) -> None:
+             jitter: float = 0.02, host_ranges: list[tuple[str, float]] | None = None) -> None:
         """Simulate one training step.
 
         ``ops[g]``: the ops launched for GPU g in order; ``allreduce``: NCCL
@@ -185,7 +185,9 @@ class Capture:
         starts (thread contention); ``sequential``: GPU g+1's first kernel
         waits for GPU g's last; ``tail_host_ops``: host-placed ops at the end
         of the step (loss-scaling conditionals); ``between_events``: host
-        work on the python thread after the step (callbacks, metrics).
+        work on the python thread after the step (callbacks, metrics); ``host_ranges``: the program's own
+        ``tf.profiler.experimental.Trace(name)`` ranges around Python work at the step's start, inside its marker,
+        before any launch (the GPU idle through them).
         """
         rng = self.rng
         num = len(self.steps)
@@ -202,6 +204,11 @@ class Capture:
             self.data_thread.add("IteratorGetNextOp::DoCompute", t + US, wait, id=step_id, iter_num=0)
             st.input_wait = wait
             t += wait + 2 * US
+        for name, us in host_ranges or []:
+            dur = int(us * US)
+            self.python.add(name, t, dur)
+            st.host_compute += dur
+            t += dur + US
         order = gpu_order or list(range(self.num_gpus))
         delays = gpu_delay_us or [0.0] * self.num_gpus
         ends = [t] * self.num_gpus

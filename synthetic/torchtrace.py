@@ -109,9 +109,11 @@ class Rank:
         return e
 
     def kernel(self, op: str | None, name: str, us: float, launch_us: float = 7.0, stream: int = COMPUTE_STREAM,
-               not_before: float = 0.0, args: dict[str, Any] | None = None) -> tuple[float, float]:
+               not_before: float = 0.0, args: dict[str, Any] | None = None,
+               grid: tuple[int, int, int] = (16384, 1, 1), block: tuple[int, int, int] = (128, 1, 1)) -> tuple[float, float]:
         """``op`` launches ``name`` (``us`` long on the GPU); returns the kernel's (start, end).  ``args``: what
-        ``record_shapes`` adds to the op (``Input Dims``, ``Input type``...)."""
+        ``record_shapes`` adds to the op (``Input Dims``, ``Input type``...); ``grid``/``block``: its launch
+        configuration, as CUPTI records it."""
         if op is None:  # launched by the enclosing op's own code, no child op (autocast's casts inside aten::linear)
             op_ev = {"args": {"External id": self.ext}}
         else:
@@ -129,7 +131,7 @@ class Rank:
                          "args": {"External id": op_ev["args"]["External id"], "queued": 0, "device": self.device,
                                   "context": 1, "stream": stream, "correlation": self.corr, "registers per thread": 32,
                                   "shared memory": 0, "blocks per SM": 124.121216, "warps per SM": 496.484863,
-                                  "grid": [16384, 1, 1], "block": [128, 1, 1], "est. achieved occupancy %": 100}})
+                                  "grid": list(grid), "block": list(block), "est. achieved occupancy %": 100}})
         self._flow(launch_at, start, stream)
         self.host_us += launch_us + 6.0
         self.step_kernels.append((start, start + us))
@@ -491,6 +493,23 @@ def _input(r: Rank) -> None:
     r.cpu(DATALOADER, 10_000.0)
     r.copy_h2d(32.0, 1_300.0)
     _healthy(r)
+
+
+#: A custom CUDA extension's kernel launched with 4 blocks of 256 threads (a sequential scan written per block) on the
+#: H100's 132 SMs: 128 of them idle for its whole time.
+SMALL_GRID_KERNEL = "scan_kernel(float const*, float*, int)"
+SMALL_GRID = (4, 1, 1)
+SMALL_GRID_US = 1_500.0
+#: What no grid takes off a kernel (the Advisor's ``small_grid.floor_us``, restated: the generator imports nothing of it).
+SMALL_GRID_FLOOR_US = 3.0
+
+
+def _small_grid(r: Rank) -> None:
+    """The healthy bf16 step plus one custom kernel of 4 blocks a step: at most 4 of the 132 SMs work while it runs."""
+    forward_backward(r)
+    r.kernel("my_ext::scan", SMALL_GRID_KERNEL, SMALL_GRID_US, grid=SMALL_GRID, block=(256, 1, 1))
+    optimizer(r)
+    r.sync()
 
 
 def _sync_item(r: Rank) -> None:
@@ -921,6 +940,13 @@ SCENARIOS: dict[str, Scenario] = {
     "healthy_bf16": Scenario(1, _single(_healthy), [], ["input_bound", "launch_bound", "tensor_core_unused",
                                                          "mixed_precision_off", "host_sync"],
                              "bf16 MLP, GPU-bound; healthy"),
+    "small_grid": Scenario(1, _single(_small_grid), ["small_grid"], ["launch_bound", "input_bound", "mfu_low"],
+                           f"the bf16 MLP step plus a custom kernel of {SMALL_GRID[0]} blocks ({SMALL_GRID_US:g} us) "
+                           f"on 132 SMs: (kernel time - the {SMALL_GRID_FLOOR_US:g} us floor) x (1 - 4/132) = "
+                           f"{(SMALL_GRID_US - SMALL_GRID_FLOOR_US) * (1 - SMALL_GRID[0] / 132):g} us a step that "
+                           "filling the SMs could save",
+                           extra={"underfilled_ms": SMALL_GRID_US / 1000,
+                                  "idle_sm_ms": (SMALL_GRID_US - SMALL_GRID_FLOOR_US) * (1 - SMALL_GRID[0] / 132) / 1000}),
     "tiny_ops": Scenario(1, _single(_tiny), ["launch_bound"], [],
                          "300 tanh kernels of 2.5 us per step, each after a 14 us launch", dtype=None),
     "cuda_graph_tiny": Scenario(1, _single(_graph_tiny), [], ["launch_bound", "xla_not_used"],

@@ -195,6 +195,19 @@ _TABLE: tuple[Threshold, ...] = (
        "MFU under which the low-MFU finding may fire", "below"),
     _t("mfu_low.min_gemm_share", 0.2, "share", "Advisor: GEMMs that take under a fifth of the step cannot be what "
        "holds MFU down", "GEMM kernel time as a share of step time below which the finding stays quiet"),
+    _t("small_grid.info", 0.01, "share", "Advisor (issue #37 item 4): a saving under a few per cent of the step is "
+       "worth a mention, not a warning; under 1% (a reduction's last one-block pass) it is noise",
+       "bound on the step time filling the GPU saves (kernel time x (1 - blocks / SMs) of kernels launched with fewer "
+       "blocks than SMs, after the critical cap), as a share of the step"),
+    _t("small_grid.floor_us", 3.0, "us", "Advisor: what a kernel takes whatever its grid -- its launch ramp, one round "
+       "trip to memory, its tail: the trivial kernels of the real H100 tiny-ops capture (real-h100-torch "
+       "torch_tiny_ops) record 1.06-1.2 us, a kernel whose threads load and store once a DRAM round trip (~1 us) more",
+       "the part of each kernel's time that more SMs cannot shorten, taken off before the underfill bound"),
+    _t("small_grid.warning", 0.10, "share", "Advisor, as the other checks of a faster kernel (tensor_core_unused, "
+       "dtype_casts, xla_not_used): the saving is an upper bound on a kernel's speed-up, not a measured wait, so it "
+       "warns at a tenth of the step; below that it is info (issue #37 item 4)", "same metric, warning level"),
+    _t("small_grid.critical", 0.25, "share", "Advisor: a quarter of the step lost to SMs left idle",
+       "same metric, critical level"),
     _t("alltoall_imbalance.warning", 1.5, "ratio", "Advisor (issue #19): every rank of an all-to-all waits for the "
        "one that moves the most; half again the median rank's message is a third of the exchange lost",
        "largest rank's all-to-all message / the median rank's"),

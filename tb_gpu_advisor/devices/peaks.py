@@ -279,6 +279,24 @@ def memory_bandwidth(gpu_name: str | None, cc: tuple[int, int] | None, *, measur
                           f"bus width); {named}", None)
 
 
+def sm_count(gpu_name: str | None, cc: tuple[int, int] | None) -> tuple[int, str] | None:
+    """(SMs or CUs of one device, the document it comes from) where the name says the model, or every variant of its
+    family has the same count; None otherwise (a count is never guessed between variants)."""
+    family = [m for m in MODELS if gpu_name and m.family.search(gpu_name)]
+    named = next((m for m in family if m.variant is not None and m.variant.search(gpu_name or "")), None)
+    cands = [named] if named is not None else [m for m in family if m.variant is None] or family
+    counts = {m.sm_count for m in cands}
+    if len(counts) != 1 or None in counts:
+        return None
+    return cands[0].sm_count, f"the {cands[0].model}'s {cands[0].doc}"
+
+
+def unit_name(gpu_name: str | None, cc: tuple[int, int] | None) -> str:
+    """What the vendor calls the GPU's compute unit: "CU" on AMD, "SM" otherwise."""
+    gen = generation(gpu_name, cc)
+    return gen.unit if gen is not None else ("CU" if amd.is_device(gpu_name) else "SM")
+
+
 # --- matching a name to the table ---------------------------------------------------------------------------------
 
 

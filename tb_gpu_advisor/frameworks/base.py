@@ -50,6 +50,11 @@ class Framework:
     background_line: NamePredicate = never
     #: the framework's own step annotation spanning a whole step (PyTorch ``ProfilerStep#N``): no host work itself
     step_marker: NamePredicate = never
+    #: host events the framework's runtime writes on the program's own thread outside its compiled work (JAX's
+    #: ``PjitFunction(f)``, buffer waits, allocations; TF's ``FunctionRun``, ``TFE_*``): in a format where the program's
+    #: own annotations are events like the runtime's (XPlane TraceMe), what is left on that thread outside them is the
+    #: program's (``frameworks.user_ranges``)
+    runtime_event: NamePredicate = never
     #: user-facing words and phrases (keys of :data:`GENERIC_LABELS`), and ``title:<rule>`` finding titles
     labels: Mapping[str, str] = field(default_factory=dict)
     #: headline card id or rule id -> why it has no meaning for this framework (shown instead of a number)

@@ -23,6 +23,20 @@ _HOST_BUFFER = "PjRtCApiCompiler::BufferFromHostBuffer("  # + "bf16[4096,4096])"
 _BACKGROUND_LINES = ("pjrt_async_work_runner", "py_xla_callback", "Host Threads/")
 
 
+#: What jaxlib's runtime writes on the Python thread outside a jitted call's dispatch (the real H100 and MI300X/MI355X
+#: captures: ``Wait for donation holds``, ``PythonRefManager::CollectGarbage``, ``np.asarray(jax.Array)``, ``D2H Copy
+#: From Staging Buffer``, ``PjRtStreamExecutorBuffer::Release``, ``BufferSequencingEvent::ExecuteOrAddToFutureTasks``);
+#: the runtime's calls inside them need no name (``frameworks.user_ranges``).
+_RUNTIME = _DISPATCH + _TRANSFER + (
+    "Wait for ", "MemoryAllocation", "MemoryDeallocation", "PythonRefManager::", "np.asarray(", "D2H Copy",
+    "H2D Dispatch", "D2H Dispatch", "PjRt", "PJRT_", "CommonPjRt", "ParseArguments", "Transpose::",
+    "BufferSequencingEvent::", "ThenExecuteCallback")
+
+
+def is_runtime_event(name: str) -> bool:
+    return name.startswith(_RUNTIME)
+
+
 def is_dispatch(name: str) -> bool:
     return name.startswith(_DISPATCH)
 
@@ -235,10 +249,16 @@ FIXES = {
     "capture_quality:command_buffers": (NO_COMMAND_BUFFERS,),
 }
 
+#: Kernels launched with fewer blocks than SMs (``small_grid``): in JAX, a jitted program over tiny arrays.
+FIXES["small_grid"] = (action(
+    "These kernels run on arrays too small to fill the GPU: give each kernel more data -- raise the batch size, and "
+    "batch per-example work with jax.vmap instead of a Python loop, so one kernel covers the batch.",
+    "ys = jax.jit(jax.vmap(f))(xs)   # one kernel over the batch, not one per example"),)
+
 FRAMEWORK = Framework(
     id="jax", name="JAX", host_markers=HOST_MARKERS, metadata_stats=METADATA_STATS,
     transfer_event=is_transfer, batch_transfer_event=is_batch_transfer, dispatch_event=is_dispatch,
-    background_line=is_background_line,
+    background_line=is_background_line, runtime_event=is_runtime_event,
     labels={"op": "HLO op", "ops": "HLO ops", "ops_short": "HLO ops", "ops_table": "Top HLO ops (kept steps, all GPUs)",
             "input_wait_meaning": "share of the step the GPU was idle while the host loaded the next batch or put it "
                                   "on the device (inside the step, before its jitted call)",

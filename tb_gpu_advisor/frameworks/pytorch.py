@@ -759,6 +759,15 @@ def fix_introduces(a: Action) -> tuple[str, ...]:
     return ("compiled",) if "torch.compile(" in code else ()
 
 
+#: Kernels launched with fewer blocks than SMs (``small_grid``): in PyTorch, ops on tiny tensors, one launch each.
+FIXES["small_grid"] = (action(
+    "These kernels run on tensors too small to fill the GPU: give each launch more data -- raise the batch size, "
+    "stack per-item or per-parameter tensors and run one op over the stack (torch.stack, torch._foreach_* ops, "
+    "torch.vmap instead of a Python loop), or let torch.compile fuse the small ops into fewer, larger kernels.",
+    "xs = torch.stack(items)            # one (N, ...) tensor instead of N small ones\n"
+    "ys = torch.vmap(f)(xs)             # one launch over the batch, not N\n"
+    "torch._foreach_mul_(params, 0.9)   # one multi-tensor kernel over a list of tensors"),)
+
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
     input_event=is_input, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,

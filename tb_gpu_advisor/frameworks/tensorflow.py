@@ -68,12 +68,34 @@ def is_bookkeeping(name: str) -> bool:
             or op_type(name) in TRANSFER_OPS)
 
 
+#: TF's own Python API and C API on the Python thread (the TF 2.21 Keras 3 capture: ``TFE_Py_FastPathExecute_C``,
+#: ``TFE_DeleteTensorHandle``, ``convert_to_tensor``, ``tf.constant``).
+_PY_API = ("TFE_", "convert_to_tensor", "tf.")
+#: Keras' compiled step functions, whose call tf.function traces under the function's name (the TF 2.21 Keras 3
+#: capture: ``multi_step_on_iterator`` around each step's ``FunctionRun``; Keras 2: ``train_function``).
+_KERAS_FUNCTIONS = re.compile(r"^(multi_step_on_iterator|one_step_on_(iterator|data)(_distributed)?|"
+                              r"(train|test|predict)_function)$")
+
+
+def is_runtime_event(name: str) -> bool:
+    """A host event TensorFlow's runtime writes on the program's thread (its markers, wrappers, ops, input waits,
+    compiles, Python API): what is left there is the program's own ``tf.profiler.experimental.Trace`` ranges."""
+    return (name.startswith(HOST_MARKERS + _PY_API) or is_bookkeeping(name) or is_tf_op_event(name)
+            or is_input_event(name) or name.startswith(_COMPILING) or bool(_KERAS_FUNCTIONS.match(name)))
+
+
 #: Step markers: Keras 3 ``Profiled batch`` events (with ``step_num``); ``tf.profiler.experimental.Trace("train",
 #: step_num=...)`` and Keras 2 ``train``/``test`` roots (JAX's ``StepTraceAnnotation("train")`` reads the same);
 #: ``TraceContext`` roots.
 KERAS_BATCH_EVENT = "Profiled batch"
 TRACE_CONTEXT_EVENT = "TraceContext"
 STEP_ROOT = re.compile(r"^(train|test)[^/]*$")
+
+
+def is_step_root_name(name: str) -> bool:
+    """A step marker's name (``Profiled batch``, ``train``/``test`` roots, ``TraceContext``): it spans the program's
+    step, the program's own code included, so it contains no runtime call's children (``frameworks.user_ranges``)."""
+    return name in (KERAS_BATCH_EVENT, TRACE_CONTEXT_EVENT) or bool(STEP_ROOT.match(name))
 
 #: TF op types whose work Tensor Cores can do (the stock tool's list + Einsum, which lowers to BatchMatMul).
 TC_ELIGIBLE_OP_PREFIXES: tuple[str, ...] = (
@@ -317,6 +339,12 @@ def is_compile_event(name: str) -> bool:
     return name.startswith(_COMPILING)
 
 
+#: Kernels launched with fewer blocks than SMs (``small_grid``): in TensorFlow, ops on tiny tensors.
+FIXES["small_grid"] = (action(
+    "These kernels run on tensors too small to fill the GPU: give each op more data -- raise the batch size, and "
+    "batch per-example work (tf.vectorized_map instead of a Python loop or tf.map_fn), so one kernel covers the batch.",
+    "ys = tf.vectorized_map(f, xs)   # one kernel over the batch, not one per example"),)
+
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
     host_op_event=is_tf_op_event, host_only_op_type=is_host_only_op_type, background_line=is_background_line,
@@ -333,7 +361,7 @@ FRAMEWORK = Framework(
     fixes=FIXES,
     capture_snippet=CAPTURE,
     writes="xplane", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
-    not_host_work=is_bookkeeping,
+    not_host_work=is_bookkeeping, runtime_event=is_runtime_event,
     capture_hint=("Keras: tf.keras.callbacks.TensorBoard(log_dir=LOGDIR, profile_batch=(100, 120))",
                   "custom loop: tf.profiler.experimental.start(LOGDIR); <20 steps>; tf.profiler.experimental.stop()"),
     training_event=is_training_event, compile_event=is_compile_event, cast_ops=("Cast",),

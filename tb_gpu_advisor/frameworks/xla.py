@@ -13,6 +13,16 @@ import re
 from tb_gpu_advisor.devices import head
 from tb_gpu_advisor.devices.codes import P_BF16, P_FP8, P_FP16, P_FP32, P_FP64, P_INT8, P_OTHER
 
+#: The profiler's Python tracer (``python_tracer_level=1``, shared by JAX and TensorFlow) names each Python call it
+#: records ``$<file>:<line> <function>`` (``$api.py:2307 device_put``, ``$time sleep``): calls, not ranges the program
+#: marks, and nested around everything the program does.
+PYTHON_TRACER_PREFIX = "$"
+
+
+def is_python_tracer_event(name: str) -> bool:
+    return name.startswith(PYTHON_TRACER_PREFIX)
+
+
 #: HLO op types (an HLO instruction name without its ``.N`` suffix, see :func:`hlo_op_type`) whose work
 #: Tensor Cores can do: matmuls and convolutions, as XLA GPU names them.  ``custom-call`` is the HLO
 #: opcode of library calls (cuBLAS GEMMs, cuDNN convolutions) when the thunk keeps the opcode as its name.

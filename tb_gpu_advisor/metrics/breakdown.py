@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks import nvtx
+from tb_gpu_advisor.frameworks import nvtx, user_ranges
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, GpuCtx
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
@@ -656,7 +656,8 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
                       launch_ms=mat[:, ci["launch_wait"]], host_other_ms=mat[:, ci["host_compute"]],
                       booked_ms=_booked_in_steps(g, iv, win, painted), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),
                       ranges_ms=range_time(ctx, g, win[:, 0], win[:, 1], marked, _step_windows(g))
-                      if marked is not None and marked.size else {})
+                      if marked is not None and marked.size else {},
+                      **dict(zip(("os_ms", "os_max_ms"), os_waits_in(ctx, g, win[:, 0], win[:, 1]))))
 
 
 def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
@@ -707,8 +708,9 @@ def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
 
 def user_range_events(ctx: Context) -> np.ndarray:
     """Host event indices of the ranges the program marks around its own code: Nsight's NVTX ranges that are no
-    framework op (autograd NVTX) and Kineto's ``user_annotation`` (``record_function``), neither of them a library's
-    own (NCCL's, PyTorch's ``Optimizer.step#...``).  Empty where the capture has none."""
+    framework op (autograd NVTX), Kineto's ``user_annotation`` (``record_function``) and XPlane's TraceMe ranges of the
+    program (``jax.profiler.TraceAnnotation``, ``tf.profiler.experimental.Trace``: ``frameworks.user_ranges``), none
+    of them a library's own (NCCL's, PyTorch's ``Optimizer.step#...``).  Empty where the capture has none."""
     t = ctx.trace
     parts = []
     r = t.ranges
@@ -716,6 +718,8 @@ def user_range_events(ctx: Context) -> np.ndarray:
         parts.append(r.idx[~r.op])
     if t.annotations is not None and t.annotations.size:
         parts.append(t.annotations)
+    elif r is None and t.annotations is None:  # XPlane: the program's TraceMe ranges read like the runtime's
+        parts.append(user_ranges.user_annotations(ctx.h, ctx.fw))
     if not parts:
         return np.zeros(0, np.int64)
     idx = np.unique(np.concatenate(parts)).astype(np.int64)
@@ -790,21 +794,101 @@ def range_time(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray, cand: np
         run_end = np.maximum.accumulate(e[a:b])
         outer[a + 1:b] = s[a + 1:b] >= run_end[:-1]
     cand, s, e, line = cand[outer], s[outer], e[outer], line[outer]
-    # idle time inside [s, e): the idle stretches' running total at e less the one at s
-    acc = np.concatenate([[0], np.cumsum(i1 - i0)])
-
-    def idle_before(t: np.ndarray) -> np.ndarray:
-        k = np.searchsorted(i0, t, side="right")  # stretches starting at or before t
-        part = np.minimum(t, i1[np.maximum(k - 1, 0)]) - i0[np.maximum(k - 1, 0)]
-        return acc[k - 1 + (k == 0)] * (k > 0) + np.where(k > 0, np.maximum(part, 0), 0)
-
-    ms_each = (idle_before(e) - idle_before(s)).astype(np.float64) / PS_PER_MS
+    ms_each = _covered(i0, i1, s, e) / PS_PER_MS
     if not (ms_each > 0).any():
         return {}
     busiest = int(np.argmax(np.bincount(line - line.min(), weights=ms_each))) + int(line.min())
     mine = (line == busiest) & (ms_each > 0)
     totals = np.bincount(h.name[cand[mine]].astype(np.int64), weights=ms_each[mine])
     return {h.names[i]: float(totals[i]) for i in np.flatnonzero(totals > 0).tolist()}
+
+
+def _covered(i0: np.ndarray, i1: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """ps of the stretches ``(i0, i1)`` (sorted, disjoint) inside each ``[s, e)``, as float64: the stretches' running
+    total at ``e`` less the one at ``s``."""
+    acc = np.concatenate([[0], np.cumsum(i1 - i0)])
+
+    def before(t: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(i0, t, side="right")  # stretches starting at or before t
+        part = np.minimum(t, i1[np.maximum(k - 1, 0)]) - i0[np.maximum(k - 1, 0)]
+        return acc[k - 1 + (k == 0)] * (k > 0) + np.where(k > 0, np.maximum(part, 0), 0)
+
+    return (before(e) - before(s)).astype(np.float64)
+
+
+def _outer_waits(ctx: Context) -> np.ndarray:
+    """Indices into ``Trace.host_waits`` of the outermost OS calls of each thread (calls nest: ``fread`` calls
+    ``read``), which are disjoint on their thread; kept for the analysis."""
+    got = ctx.memo.get("outer_waits")
+    if got is None:
+        w = ctx.trace.host_waits
+        s, e, line = w.start, w.end, w.line.astype(np.int64)
+        order = np.lexsort((-(e - s), s, line))
+        s, e, line = s[order], e[order], line[order]
+        outer = (e > s) & (line >= 0)
+        for a, b in _runs(line):
+            run_end = np.maximum.accumulate(e[a:b])
+            outer[a + 1:b] &= s[a + 1:b] >= run_end[:-1]
+        got = ctx.memo["outer_waits"] = order[outer]
+    return got
+
+
+def os_waits_in(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:
+    """(OS call -> ms of the stretches, OS call -> the most ms in one stretch) of the stretches ``(i0, i1)`` (sorted,
+    disjoint: this GPU's idle in its steps, or its gaps) that the thread launching the GPU's next work after each
+    stretch spent blocked in that call (Nsight's OS runtime trace: ``getc``, ``read``, ``pthread_cond_wait`` ...).
+
+    Why: a GPU idle while the host "works" may be a host that waits -- on a file, the terminal, another thread -- and
+    the finding should say so (issue #37: a CUDA hash join's 4.65 s gap was its main thread in ``getc``).  Only the
+    launching thread counts (another thread's waits hold nothing up) and only its outermost calls, which are
+    disjoint, so the named time never exceeds the idle stretch it lies in."""
+    w = ctx.trace.host_waits
+    if w is None or not len(w) or not i0.size:
+        return {}, {}
+    launched = np.flatnonzero(g.launch >= 0)
+    if not launched.size:
+        return {}, {}
+    # the thread that launches the first device event at or after each stretch's end
+    k = np.searchsorted(g.d.start[launched], i1, side="left")
+    ok = k < launched.size
+    line = np.full(i0.size, -1, np.int64)
+    line[ok] = ctx.h.line[g.launch[launched[k[ok]]]]
+    outer = _outer_waits(ctx)
+    wline = w.line[outer].astype(np.int64)
+    total = np.zeros(len(w.names))
+    most = np.zeros(len(w.names))
+    for ln in np.unique(line[line >= 0]).tolist():
+        mine = np.flatnonzero(line == ln)
+        calls = outer[wline == ln]
+        if not calls.size:
+            continue
+        a0, a1 = i0[mine].astype(np.int64), i1[mine].astype(np.int64)
+        s, e = w.start[calls].astype(np.int64), w.end[calls].astype(np.int64)
+        ms = _covered(a0, a1, s, e) / PS_PER_MS
+        hit = ms > 0
+        if not hit.any():
+            continue
+        name = w.name[calls[hit]].astype(np.int64)
+        np.add.at(total, name, ms[hit])
+        # per stretch: the stretch each call lies in (a call across two is booked to the one it starts in or after)
+        j = np.maximum(np.searchsorted(a0, s[hit], side="right") - 1, 0)
+        key = j * len(w.names) + name
+        u, inv = np.unique(key, return_inverse=True)
+        per = np.bincount(inv, weights=ms[hit])
+        np.maximum.at(most, u % len(w.names), per)
+    named = np.flatnonzero(total > 0).tolist()
+    return {w.names[i]: float(total[i]) for i in named}, {w.names[i]: float(most[i]) for i in named}
+
+
+def os_waits_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] | None) -> dict[str, float]:
+    """OS call -> ms of this GPU's idle time inside its kept steps that the launching thread spent in it
+    (:func:`os_waits_in`); {} where the capture traced no OS calls."""
+    w = _step_windows(g)
+    if ctx.trace.host_waits is None or not w.size:
+        return {}
+    us, ue = busy if busy is not None else union_intervals(g.d.start, g.d.end)
+    idle = subtract_intervals(w[:, 0], w[:, 1], us.astype(np.int64, copy=False), ue.astype(np.int64, copy=False))
+    return os_waits_in(ctx, g, np.asarray(idle[0], np.int64), np.asarray(idle[1], np.int64))[0]
 
 
 #: user ranges a report names (the longest, by their GPU idle time per step)
@@ -850,6 +934,10 @@ class GapColumns:
     ops_ms: dict[str, float] = field(default_factory=dict)
     #: the user's range name -> ms of the gaps it spans, summed over this GPU's gaps (:func:`range_time`)
     ranges_ms: dict[str, float] = field(default_factory=dict)
+    #: OS call -> ms of the gaps the launching thread spent in it, summed over this GPU's gaps, and the most in one
+    #: gap (:func:`os_waits_in`)
+    os_ms: dict[str, float] = field(default_factory=dict)
+    os_max_ms: dict[str, float] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return int(self.gap_ms.size)
@@ -929,12 +1017,19 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         share_of_step=(avg / cycle) if cycle > 0 else None, avg_cycle_ms=cycle if cycle > 0 else None,
         avg_input_wait_ms=_running_sum(col("input_wait_ms")) / k, avg_launch_ms=_running_sum(col("launch_ms")) / k,
         avg_host_other_ms=_running_sum(col("host_other_ms")) / k, gaps=rows, ledger_ms_per_step=booked,
-        top_ops=_top_ops(gaps, k), top_ranges=_top_ops(gaps, k, "ranges_ms"),
+        top_ops=_top_ops(gaps, k), top_ranges=_top_ops(gaps, k, "ranges_ms"), top_os_waits=_top_waits(gaps, k),
     )
 
 
 #: host ops a summary of the gaps names (the longest, by their average time in a gap)
 GAP_OPS = 3
+
+
+def _top_waits(gaps: list[GapColumns], k: int) -> list[tuple[str, float, float]]:
+    """(OS call, average ms of a gap the launching thread spent in it, the most in one gap) of the :data:`GAP_OPS`
+    calls holding the most gap time over every GPU's gaps, longest first (ties by name)."""
+    return [(name, avg, round(max(c.os_max_ms.get(name, 0.0) for c in gaps), 4))
+            for name, avg in _top_ops(gaps, k, "os_ms")]
 
 
 def _top_ops(gaps: list[GapColumns], k: int, column: str = "ops_ms") -> list[tuple[str, float]]:

@@ -9,7 +9,7 @@ from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.frameworks import Framework
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
-from tb_gpu_advisor.metrics import capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs
+from tb_gpu_advisor.metrics import capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
 from tb_gpu_advisor.metrics.context import Context, build_context
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics, StepTable
 from tb_gpu_advisor.model.trace import Trace, release_columns
@@ -27,19 +27,21 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     ``release``: the host columns only the context reads are dropped once it is built (``pipeline.host_metrics``)."""
     ctx = build_context(trace, steps, launches, fw, options, job)
     del launches
+    marked = bd.user_range_events(ctx)  # XPlane's tell launches and step roots by the corr and root, released next
     if release:
         release_columns(trace.h, "corr", "root")
     release_free_heap()  # the context's build temporaries (see memory.py)
     per_gpu_arr: dict[int, bd.StepArrays] = {}
     gaps: list[bd.GapColumns | None] = []
-    marked = bd.user_range_events(ctx)
     in_ranges: list[dict[str, float]] = []
+    in_waits: list[dict[str, float]] = []
     for g in ctx.gpus:
         arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
         per_gpu_arr[g.d.gpu] = arr
         if g.active:
             gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked))
             in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
+            in_waits.append(bd.os_waits_in_idle(ctx, g, busy))
         del iv, painted, busy
     # each GPU's per-step rows (StepMetrics objects: ~1 kB a row, 13 MB for 8 GPUs x 1,300 steps) are made from
     # its columns at the end, after the modules' peak, unless the host rows need them now
@@ -115,6 +117,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         job=job, compute_critical_ms=bd.mean_critical(host_arr, per_gpu_arr, ctx),
         compute_critical_share=bd.critical_shares(per_gpu_arr, ctx),
         idle_in_ranges=bd.top_ranges(in_ranges, ctx.steps.count),
+        idle_in_os_waits=bd.top_ranges(in_waits, ctx.steps.count), underfill=underfill.underfill(ctx),
     )
     # the rows stay columns (StepTable): the report reads them as such, a rule that reads rows gets them made
     hm.steps_detail = StepTable([per_gpu[gid] if per_gpu is not None else per_gpu_arr[gid]

@@ -299,6 +299,53 @@ class KernelStat:
 
 
 @dataclass
+class UnderfilledKernel:
+    """One kernel launched with fewer blocks than its GPU has SMs, by (name, blocks, threads per block), over kept
+    steps and all GPUs (``metrics/underfill.py``)."""
+
+    name: str  # short kernel name
+    blocks: int  # blocks in its grid
+    threads: int  # threads per block, -1 not recorded
+    count: int
+    total_ms: float  # its kernel time, kept steps, all GPUs
+    sm_count: int  # the SMs of its GPU (the smallest, where it ran on several); 2 where the SM count is unknown
+    idle_ms: float  # sum of (duration - small_grid.floor_us)+ x (1 - blocks / sm_count): the saving's bound
+    gemm: bool  # a GEMM/convolution kernel (its time's kernel class)
+    gpus: list[int] = field(default_factory=list)
+
+
+@dataclass
+class GpuUnderfill:
+    """One GPU: its SM count and where it comes from, and its kernels' launch configurations."""
+
+    gpu: int
+    sm_count: int | None  # None: unknown (only one-block kernels are judged)
+    sm_source: str  # "the trace", "<model>'s datasheet", "unknown"
+    unit: str  # what the vendor calls an SM: "SM" (NVIDIA), "CU" (AMD)
+    launches_recorded: int  # kernels in kept steps whose launch configuration the trace records
+    kernel_ms: float  # kernel time in kept steps (all kernels)
+    underfilled_ms: float  # of it, kernels with fewer blocks than SMs
+    idle_ms: float  # sum over those of (duration - small_grid.floor_us)+ x (1 - blocks / SMs)
+
+
+@dataclass
+class Underfill:
+    """Kernels too small to fill their GPU: launched with fewer blocks than it has SMs (``metrics/underfill.py``).
+    Times per step are the mean per step and active GPU, as the breakdown's."""
+
+    gpus: list[GpuUnderfill] = field(default_factory=list)
+    top: list[UnderfilledKernel] = field(default_factory=list)  # by idle_ms, largest first
+    underfilled_ms_per_step: float = 0.0
+    idle_ms_per_step: float = 0.0  # the bound on what filling the SMs saves, before the critical cap
+    gemm_idle_ms_per_step: float = 0.0  # of it, GEMM/convolution kernels'
+
+    @property
+    def recorded(self) -> bool:
+        """Whether any kernel of a kept step records its launch configuration."""
+        return any(g.launches_recorded for g in self.gpus)
+
+
+@dataclass
 class OpStat:
     """One TF op (by name), over kept steps.  Kernel figures summed over its kernels."""
 
@@ -485,6 +532,9 @@ class Gaps:
     #: (the user's range, average ms of a gap it spans), longest first: the outermost ranges below the step of the
     #: thread spanning the most gap time (metrics/breakdown.range_time)
     top_ranges: list[tuple[str, float]] = field(default_factory=list)
+    #: (OS call, average ms of a gap, the most ms in one gap) the thread launching the GPU's next work spent blocked
+    #: in during the gaps, longest first (Nsight's OS runtime trace; metrics/breakdown.os_waits_in)
+    top_os_waits: list[tuple[str, float, float]] = field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- GPUs
@@ -895,6 +945,12 @@ class HostMetrics:
     #: GPU's idle time inside the steps, outermost ranges of one thread, longest first: where in the user's code the
     #: host holds the GPU idle (``metrics/breakdown.ranges_in_idle``)
     idle_in_ranges: list[tuple[str, float]] = field(default_factory=list)
+    #: (OS call, ms per step and active GPU) the thread launching the GPU's next work spent blocked in while the GPU
+    #: idled inside the steps (Nsight's OS runtime trace: ``read``, ``getc``...), longest first
+    #: (``metrics/breakdown.os_waits_in_idle``)
+    idle_in_os_waits: list[tuple[str, float]] = field(default_factory=list)
+    #: kernels launched with fewer blocks than their GPU has SMs (``metrics/underfill.py``)
+    underfill: Underfill = field(default_factory=Underfill)
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

@@ -319,6 +319,26 @@ class Spans:
 
 
 @dataclass
+class HostWaits:
+    """The host threads' blocking calls into the operating system (Nsight's OS runtime trace, ``-t osrt``: ``read``,
+    ``poll``, ``pthread_cond_wait``, ``getc`` ...), intervals of kind :attr:`kind`, kept apart from the host events: a
+    thread inside one waits on the OS (a file, a pipe, the terminal, another thread) and runs no code of its own, and
+    the calls nest inside the host events (a ``cudaStreamSynchronize`` waits in ``ioctl``), so they take no part in
+    what the host was doing.  What the thread that launches the GPU's next work waited in while the GPU idled is named
+    from them (``metrics/breakdown.os_waits_in``)."""
+
+    start: np.ndarray  # int64 ps, by (line, start)
+    end: np.ndarray
+    name: np.ndarray  # int32 index into ``names``
+    line: np.ndarray  # int32 index into ``HostEvents.line_names``, -1 for a thread with no host event
+    names: list[str]
+    kind: str = "os wait"
+
+    def __len__(self) -> int:
+        return int(self.start.shape[0])
+
+
+@dataclass
 class DeviceEvents:
     """Every activity event of one GPU (kernels, copies, memsets, collectives on all its streams), sorted by start."""
 
@@ -344,9 +364,26 @@ class DeviceEvents:
     shape_sid: np.ndarray  # string id of the op's shapes (XPlane `shape` stat), -1
     long_name_sid: np.ndarray = None  # string id of the XLA op text (`long_name` stat) (XLA ops: "%x = f16[8,128]{1,0} dot(...)")
     graph_id: np.ndarray = None  # `cuda_graph_id` of kernels launched inside a CUDA graph (XLA command buffer), -1
+    # the kernels whose launch configuration the file records, and it (:meth:`launch_columns`): 12 bytes a kernel,
+    # none for other events; empty where the format records none
+    launch_idx: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # int32 event indices, ascending
+    launch_blocks: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # blocks in the grid (x*y*z)
+    launch_threads: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # threads per block (x*y*z)
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
+
+    @staticmethod
+    def launch_columns(blocks: np.ndarray, threads: np.ndarray) -> dict[str, np.ndarray]:
+        """The ``launch_*`` fields from a dense blocks and threads column (-1 where not recorded): the events with a
+        grid of at least one block, their counts clipped to int32 (2**31-1 blocks fill any GPU; a block holds at most
+        1024 threads on every GPU we know)."""
+        blocks = np.asarray(blocks)
+        idx = np.flatnonzero(blocks > 0).astype(np.int32)
+        top = np.iinfo(np.int32).max
+        return {"launch_idx": idx,
+                "launch_blocks": np.minimum(np.asarray(blocks[idx], np.int64), top).astype(np.int32),
+                "launch_threads": np.clip(np.asarray(np.asarray(threads)[idx], np.int64), -1, top).astype(np.int32)}
 
     @staticmethod
     def copy_columns(mem_bytes: np.ndarray, mem_sync: np.ndarray) -> dict[str, np.ndarray]:
@@ -470,6 +507,8 @@ class Trace:
     producer: dict[str, str] = field(default_factory=dict)
     #: the host's Python spans (:class:`Spans`), None where the file has none
     spans: Spans | None = None
+    #: the host threads' blocking OS calls (:class:`HostWaits`), None where the file has none
+    host_waits: HostWaits | None = None
     #: per GPU, the allocator's events (:class:`MemoryEvents`), where the file records them
     memory: dict[int, MemoryEvents] = field(default_factory=dict)
     #: a PyTorch memory snapshot's own facts (segments, OOMs), for a snapshot file

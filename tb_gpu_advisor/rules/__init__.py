@@ -21,7 +21,19 @@ from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, Metric
-from tb_gpu_advisor.rules.base import Ctx, finding, grade, in_ranges, ms, pct, ranges_table, saving, step_windows
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    finding,
+    grade,
+    in_os_waits,
+    in_ranges,
+    ms,
+    os_waits_table,
+    pct,
+    ranges_table,
+    saving,
+    step_windows,
+)
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
 from tb_gpu_advisor.steps.detect import COUNTED_SOURCES
@@ -49,6 +61,7 @@ RULE_IDS: tuple[str, ...] = (
     "dtype_casts",  # §1.3, the casts mixed precision pays for (issue #26)
     "tensor_core_unused",  # §1.2.3
     "mfu_low",  # §1.2.3, GEMMs far below their roofline (issue #20)
+    "small_grid",  # §1.2.3, kernels launched with fewer blocks than the GPU has SMs (issue #37)
     "loss_scaling_gaps",  # §1.3
     "xla_not_used",  # §1.3
     "oom_snapshot",  # §2 item 1, memory: an out-of-memory error a snapshot recorded (issue #29)
@@ -341,12 +354,13 @@ def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float) -> Findin
         ctx, "unexplained_idle", sev,
         f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(host_ms)} of it "
         f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code (Python, the framework's own "
-        f"work before each launch) that no other finding accounts for: the step is host-bound{in_ranges(ctx, host_ms)}.",
+        f"work before each launch) that no other finding accounts for: the step is host-bound{in_ranges(ctx, host_ms)}"
+        f"{in_os_waits(ctx, host_ms)}.",
         title="Host-bound: the GPU waits for the host's own work inside the step",
         metric=_device_share_metric(dev, sev),
         saving=saving(ctx, host_ms, "the host's own work moves off the GPU's critical path (fewer, larger launches "
                                     "or graphs, or overlapped with the GPU)", [("host", "host_own", host_ms)]),
-        evidence=ranges_table(ctx),
+        evidence=ranges_table(ctx) + os_waits_table(ctx),
         windows=step_windows(ctx, key=lambda st: st.breakdown.host_compute, label="host work"),
         actions=ctx.fw.fix("launch_bound"),
     )

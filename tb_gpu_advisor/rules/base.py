@@ -285,6 +285,24 @@ def ranges_table(ctx: Ctx) -> list[Table]:
                   "the step; ms per step)", ["range", "ms"], rows)] if rows else []
 
 
+def in_os_waits(ctx: Ctx, host_ms: float) -> str:
+    """The blocking OS calls (Nsight's OS runtime trace: ``read``, ``getc``, ``pthread_cond_wait``) the thread launching
+    the GPU's work sat in while the GPU idled in the step, each at least a tenth of ``host_ms``
+    (``HostMetrics.idle_in_os_waits``): a host that waits on a file or another thread is no host at work; "" where
+    none was traced or none stands out."""
+    named = [f"`{n}` {ms(v)}" for n, v in ctx.m.idle_in_os_waits if v >= 0.1 * host_ms]
+    return (f"; the thread launching the GPU's work was blocked in the OS (OS runtime trace): {', '.join(named)} a step"
+            if named else "")
+
+
+def os_waits_table(ctx: Ctx) -> list[Table]:
+    """The evidence of :func:`in_os_waits`: the calls and the GPU idle time per step the launching thread spent in
+    them; none where there are none."""
+    rows = [[n, v] for n, v in ctx.m.idle_in_os_waits]
+    return [table("OS calls the thread launching the GPU's work was blocked in while the GPU idled (OS runtime trace; "
+                  "ms per step)", ["call", "ms"], rows)] if rows else []
+
+
 def _scalar(v: Any) -> Any:
     if hasattr(v, "item") and not isinstance(v, (str, bytes)):
         v = v.item()

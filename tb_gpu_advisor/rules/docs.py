@@ -63,9 +63,12 @@ findings' claims on the host group) fills at least half of the GPU's idle,
 (pool `host_own`), ranked by its saving like every other finding; a problem
 found across the job's ranks does not hide it.  Where the capture marks the
 program's own ranges (Nsight NVTX, Kineto `user_annotation` from
-`record_function`), it names those holding the GPU's idle time in the step
+`record_function`, the program's XPlane TraceMe ranges: `frameworks.user_ranges`),
+it names those holding the GPU's idle time in the step
 (`HostMetrics.idle_in_ranges`; `launch_bound` does too, and `step_gaps` the
-ranges in its gaps).
+ranges in its gaps); where it traced the OS runtime (Nsight `-t osrt`), the
+blocking OS calls the thread launching the GPU's work sat in while the GPU
+idled (`HostMetrics.idle_in_os_waits`; `step_gaps` in its gaps).
 
 **Savings add up** (`rules/savings.py`): each saving names the time it
 recovers (`recovers`: breakdown group and pool); findings recovering the same

@@ -7,7 +7,10 @@ on the rest (host work between steps: callbacks, metrics, ops outside
 ``tf.function``; or launch threads contending with tf.data threads) and
 names the cause from what the host did during the gaps, and the host ops that fill them (the outermost ops of the
 thread whose ops fill the most of the gaps, each at least a tenth of the mean gap) and the program's own ranges
-(NVTX, ``record_function``) that span them, counted alike.
+(NVTX, ``record_function``, XPlane's ``TraceAnnotation`` / ``Trace`` ranges) that span them, counted alike; a range
+that is also among the ops (an XPlane range is a host event) is named once, as the program's range.  Where the
+capture traced the OS runtime (Nsight ``-t osrt``), the blocking OS calls the thread launching the next work sat in
+during the gaps are named too (``getc``, ``read``: a host waiting on its input is no host at work).
 Saving: the gaps' host-caused idle as the step ledger books it (inside the kept steps, per category), less the parts
 other findings own (input wait, dispatch, loss scaling, a GPU's late start).
 """
@@ -105,7 +108,8 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"The GPU is idle {ms(g.avg_gap_ms)} between steps on average (max {ms(g.max_gap_ms)}), {pct(share)} of "
-        f"{_whole(cycle_ms, ctx.step_ms)} outside input wait; most of it is {cause}{_named(g, cause == host_work)}.",
+        f"{_whole(cycle_ms, ctx.step_ms)} outside input wait; most of it is {cause}{_named(g, cause == host_work)}"
+        f"{_waited(g)}.",
         metric=share_metric("step_gap_share", "Between-step gap (non-input) share of step", share, "step_gaps.warning",
                             severity=sev, detail={"avg_gap_ms": g.avg_gap_ms, "max_gap_ms": g.max_gap_ms,
                                                   "input_wait_ms": input_ms, "launch_ms": launch_ms,
@@ -124,6 +128,9 @@ def check(m: HostMetrics) -> list[Finding]:
                      [[name, v] for name, v in g.top_ops])] if g.top_ops else []),
             *([table("The program's own ranges in the gaps (the busiest thread's outermost ranges below the step; "
                      "ms per gap)", ["range", "ms"], [[name, v] for name, v in g.top_ranges])] if g.top_ranges else []),
+            *([table("OS calls the thread launching the next work was blocked in during the gaps (OS runtime trace)",
+                     ["call", "ms per gap", "most ms in one gap"], [list(x) for x in g.top_os_waits])]
+              if g.top_os_waits else []),
         ],
         windows=windows,
         actions=actions,
@@ -132,14 +139,29 @@ def check(m: HostMetrics) -> list[Finding]:
 
 def _named(g, host_work: bool) -> str:
     """Where the host work in the gaps went, by the host ops that fill them and the program's own ranges (NVTX,
-    ``record_function``) that span them (each at least a tenth of the mean gap): the finding says where to look.  Nothing where launches fill the gaps or no op stands out."""
+    ``record_function``, XPlane TraceMe ranges) that span them (each at least a tenth of the mean gap): the finding says where to look.  Nothing where launches fill the gaps or no op stands out."""
     if not host_work or not g.avg_gap_ms:
         return ""
-    named = [f"`{name}` {ms(v)}" for name, v in g.top_ops if v >= 0.1 * g.avg_gap_ms]
     ranges = [f"`{name}` {ms(v)}" for name, v in g.top_ranges if v >= 0.1 * g.avg_gap_ms]
+    # an XPlane range is a host event too: named once, as the program's range
+    marked = {name for name, _ in g.top_ranges}
+    named = [f"`{name}` {ms(v)}" for name, v in g.top_ops if v >= 0.1 * g.avg_gap_ms and name not in marked]
     where = ([f"in each gap: {', '.join(named)}"] if named else []) + \
         ([f"in the program's own ranges {', '.join(ranges)}"] if ranges else [])
     return f" ({'; '.join(where)})" if where else ""
+
+
+def _waited(g) -> str:
+    """The OS calls the thread launching the next work sat blocked in during the gaps (Nsight's OS runtime trace:
+    ``getc``, ``read``, ``pthread_cond_wait``), each holding a tenth of the mean gap or half the longest: a host that
+    waits -- on a file, the terminal, another thread -- is no host at work.  "" where none was traced or none stands
+    out."""
+    if not g.avg_gap_ms:
+        return ""
+    named = [f"`{name}` {ms(avg)} a gap ({ms(most)} at most in one)" for name, avg, most in g.top_os_waits
+             if avg >= 0.1 * g.avg_gap_ms or most >= 0.5 * (g.max_gap_ms or 0.0)]
+    return (f"; the thread that launches the next work was blocked in the OS (OS runtime trace): {', '.join(named)}"
+            if named else "")
 
 
 def _whole(cycle_ms: float, step_ms: float) -> str:

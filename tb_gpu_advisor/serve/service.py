@@ -20,7 +20,8 @@ runs longer than ``slow_after_s`` gives its slot back to the queue (up to
 limits), and an analysis that failed on the file's bytes or a limit is
 remembered by the files' identity apart from the reports (never pushed out by
 them), so the same file is not analysed again until it changes (a refusal --
-a link swapped in since the listing -- is not: the file may be back).  A failure that is the file's (a refused link, a
+a link swapped in since the listing -- is read once, by the poll of the request that found it, and then tried
+again: the file may be back).  A failure that is the file's (a refused link, a
 limit it hit) is one WARNING line and a 4xx (:func:`classify`); only a defect
 is an ERROR with its traceback and a 500.
 """
@@ -103,6 +104,7 @@ class ReportService:
         slow_after_s: float = 5.0,
         max_slow: int | None = None,
         failed_entries: int = 4096,
+        refusal_s: float = 5.0,
     ) -> None:
         #: ``workers`` analyses at once, and up to ``max_slow`` more that have run past ``slow_after_s``
         self._max_slow = max(0, workers * 2 if max_slow is None else int(max_slow))
@@ -120,6 +122,13 @@ class ReportService:
         #: failures by key, kept apart so reports never push them out: a file that failed is not tried again
         self._failed: collections.OrderedDict[Hashable, Outcome] = collections.OrderedDict()
         self._failed_entries = max(1, failed_entries)
+        #: refusals (404: a file gone or swapped since it was listed) by key, with when they were found.  They are
+        #: not kept as failures, since the file may come back as listed: the next request tries again.  But a
+        #: request that started the analysis and got "computing" polls again, and that poll must read the refusal,
+        #: not start the analysis anew (under load, each new analysis outlasting the request's wait, the poll would
+        #: never end).  So a refusal is read once, by the first request to ask within ``refusal_s``
+        self._refused: collections.OrderedDict[Hashable, tuple[float, Outcome]] = collections.OrderedDict()
+        self._refusal_s = max(0.0, refusal_s)
         self._memory_entries = memory_entries
         self._store = store
         # A short wait lets fast (cached on disk, tiny) reports answer in one
@@ -148,7 +157,7 @@ class ReportService:
             return Outcome("computing", progress=job.progress, message=job.message)
         except Exception:  # noqa: BLE001 - recorded by _run as an error outcome
             pass
-        with self._lock:  # a refusal is not kept (its file may come back as listed): the job's own outcome
+        with self._lock:
             return self._finished(key) or result or Outcome("computing", progress=job.progress, message=job.message)
 
     def _finished(self, key: Hashable) -> Outcome | None:
@@ -157,6 +166,9 @@ class ReportService:
         if done is not None:
             self._done.move_to_end(key)
             return done
+        refused = self._refused.pop(key, None)  # read once, by the first request to ask
+        if refused is not None and time.monotonic() - refused[0] < self._refusal_s:
+            return refused[1]
         return self._failed.get(key)
 
     def peek(self, key: Hashable) -> Outcome | None:
@@ -226,8 +238,9 @@ class ReportService:
 
     def _work(self, key: Hashable, job: _Job, compute: ComputeFn, store_key: str | None,
               valid: Callable[[], bool] | None = None) -> Outcome:
-        """Persistent cache, else analyze; returns the outcome, kept unless it is a refusal (a 404: the file gone
-        or swapped since it was listed may be back at the next request, and trying again costs an open)."""
+        """Persistent cache, else analyze; returns the outcome, kept; a refusal (a 404: the file gone
+        or swapped since it was listed may be back later, and trying again costs an open) until one request reads it
+        (within ``refusal_s``)."""
         try:
             body = self._load(store_key)
             if body is None:
@@ -251,7 +264,12 @@ class ReportService:
                               code=code)
         with self._lock:
             self._jobs.pop(key, None)
-            if outcome.state == "error" and outcome.code != 404:
+            if outcome.state == "error" and outcome.code == 404:  # read by the polls of the next seconds only
+                self._refused[key] = (time.monotonic(), outcome)
+                self._refused.move_to_end(key)
+                while len(self._refused) > self._failed_entries:
+                    self._refused.popitem(last=False)
+            elif outcome.state == "error":
                 self._failed[key] = outcome
                 while len(self._failed) > self._failed_entries:
                     self._failed.popitem(last=False)

@@ -181,7 +181,8 @@ def test_chunks_in_flight_when_the_thread_pool_breaks_read_alike(monkeypatch, tm
 # -- JSON no profiler writes, built by hand ----------------------------------------------------------------------
 
 _FIELDS = ("ph", "name", "cat", "pid", "tid", "ts", "dur", "args", "correlation", "External id", "external id",
-           "device", "stream", "bytes", "graph id", "Input Dims", "Device Id", "Total Allocated", "name2", "Ev Idx")
+           "device", "stream", "bytes", "graph id", "Input Dims", "Device Id", "Total Allocated", "name2", "Ev Idx",
+           "grid", "block")
 
 
 def _hand_trace(field: str, value: bytes) -> bytes:
@@ -253,6 +254,40 @@ def test_numbers_no_column_reads_are_checked_alike(where):
     for number in _SKIPPED_NUMBERS:
         fast, ref = read_both(_hand_trace("args", where % number))
         assert differences(fast, ref) == [], number
+
+
+#: ``grid`` / ``block`` values beyond what CUPTI writes: other lengths, negative, past int32 and int64, floats, nested,
+#: and a product that saturates (the launch columns are int32).
+_LAUNCH_VALUES = (b"[1, 1, 1]", b"[132]", b"[4, 2]", b"[1, 1, 1, 1]", b"[]", b"[0, 1, 1]", b"[-1, 1, 1]",
+                  b"[2147483647, 1, 1]", b"[2147483648, 1, 1]", b"[65535, 65535, 65535]", b"[1.0, 1, 1]",
+                  b"[true, 1, 1]", b'["1", 1, 1]', b"[[1], 1, 1]", b"[null]", b"[99999999999999999999, 1, 1]",
+                  b"[1e2, 1, 1]", b"[1, 1, 1", b"[1,, 1]", b"[ 7 , 3 ]")
+
+
+@needs_compiled
+@pytest.mark.parametrize("field", ["grid", "block"])
+def test_launch_dimensions_read_alike(field):
+    """Each launch shape and malformed value of ``grid`` and ``block``: the same columns (or error) on both paths, and
+    where the value is a list of 1-3 integers their product, saturated at int32's top (truth by construction)."""
+    column = {"grid": "blocks", "block": "threads"}[field]
+    for value in _LAUNCH_VALUES:
+        fast, ref = read_both(_hand_trace(field, value))
+        assert differences(fast, ref) == [], value
+        if not isinstance(fast, Exception) and value in (b"[1, 1, 1]", b"[132]", b"[4, 2]", b"[ 7 , 3 ]",
+                                                         b"[65535, 65535, 65535]", b"[0, 1, 1]"):
+            want = min(int(np.prod([int(x) for x in value.strip(b"[]").split(b",")], dtype=object)), 2**31 - 1)
+            col = _dense(fast, column)
+            assert col[[4, 5, 9]].tolist() == [want] * 3 and (np.delete(col, [4, 5, 9]) == -1).all(), value
+        elif not isinstance(fast, Exception) and value in (b"[]", b"[1, 1, 1, 1]", b"[-1, 1, 1]", b"[1.0, 1, 1]",
+                                                           b"[2147483648, 1, 1]"):
+            assert (_dense(fast, column) == -1).all() and fast.launch_row.size == 0, value
+
+
+def _dense(kt, column: str) -> np.ndarray:
+    """A launch column over every row (-1 where the row records none)."""
+    out = np.full(len(kt), -1, np.int64)
+    out[kt.launch_row] = getattr(kt, column)
+    return out
 
 
 @needs_compiled
@@ -327,7 +362,10 @@ def test_the_scanner_reads_a_minimal_chunk():
     assert np.frombuffer(pid, np.int64).tolist() == [-1] and np.frombuffer(tid, np.int64).tolist() == [-1]
     assert np.frombuffer(ints, np.int64).tolist() == [-1, -1, -1, 7, -1, -1]
     assert np.frombuffer(spans, np.int64).tolist() == [60, 13]
-    assert out[15:] == (["k"], [""], ["Spans"], [])
+    assert out[15:19] == (["k"], [""], ["Spans"], [])
+    assert np.frombuffer(out[19], np.int32).tolist() == [-1, -1]  # no grid, no block
+    out = _cscan.scan(b'{"ph": "X", "ts": 1, "args": {"grid": [2, 3, 1], "block": [32, 4, 1]}}')
+    assert np.frombuffer(out[19], np.int32).tolist() == [6, 128]
 
 
 @needs_compiled

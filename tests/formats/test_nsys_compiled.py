@@ -149,7 +149,8 @@ def test_every_export_reads_alike(path, copy, monkeypatch):
 
 def _generated(tmp_path: Path) -> list[str]:
     out = []
-    for name, job in (("shuffled", NsysJob(steps=6, ops=5, shuffle=True, ranks=2)), ("plain", NsysJob(steps=4))):
+    for name, job in (("shuffled", NsysJob(steps=6, ops=5, shuffle=True, ranks=2)), ("plain", NsysJob(steps=4)),
+                      ("osrt", NsysJob(steps=5, ops=4, ranks=2, os_call="getc", os_call_ms=3.0))):
         p = str(tmp_path / f"{name}.sqlite")
         write(p, job)
         out.append(p)
@@ -171,6 +172,20 @@ def test_generated_exports_read_alike(tmp_path, copy, monkeypatch):
         c, py, spy = _both(p, monkeypatch, copy)
         assert _differences(c, py) == [], p
         assert isinstance(py, tuple) or spy.read > 0
+
+
+@needs_compiled
+@pytest.mark.parametrize("copy", [False, True], ids=["in_memory", "private_copy"])
+def test_os_runtime_calls_read_alike(copy, monkeypatch):
+    """``OSRT_API`` (``-t osrt``): the four columns read (start, end, thread, name) and the names interned are the
+    same through both readers, on a real export holding 12,492 calls (Mordred's hash join: ``getc``, ``poll`` ...)."""
+    path = REPO / "tests" / "fixtures" / "wild" / "mordred_rtx6000_hashjoin" / "report1.sqlite"
+    c, p, _ = _both(str(path), monkeypatch, copy)
+    assert p.os_start.size == 12_492 and "getc" in p.os_names
+    for col in ("os_start", "os_end", "os_tid", "os_name"):
+        a, b = getattr(c, col), getattr(p, col)
+        assert a.dtype == b.dtype and np.array_equal(a, b), col
+    assert c.os_names == p.os_names
 
 
 @needs_compiled

@@ -98,7 +98,7 @@ INTERESTING_VALUES = (
     b"[" * 40 + b"]" * 40, b"[" * 3000 + b"]" * 3000, b'{"a": ' * 40 + b"1" + b"}" * 40,
 )
 _FIELD = re.compile(rb'"(ph|name|cat|pid|tid|ts|dur|args|id|correlation|External id|external id|device|stream|bytes'
-                    rb'|graph id|Input Dims|Device Id|Total Allocated|Addr|Bytes)"\s*:\s*')
+                    rb'|graph id|Input Dims|Device Id|Total Allocated|Addr|Bytes|grid|block)"\s*:\s*')
 
 
 def mutate_json(rng: random.Random, data: bytes) -> bytes:

@@ -381,9 +381,13 @@ static const char *ARG_KEYS[] = {"correlation", "External id", "external id", "d
                                  "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved",
                                  "Bytes", "Addr", "Input Dims", "Input type", "Concrete Inputs", "In msg nelems",
                                  "dtype", "Group size", "Process Group Name", "Process Group ID",
-                                 "Process Group Desc", "Seq"};
-#define N_ARG_KEYS 25
+                                 "Process Group Desc", "Seq", "grid", "block"};
+#define N_ARG_KEYS 27
 #define N_INT_ARGS 7
+/* A kernel's launch configuration (parse.py ``_LAUNCH_ARGS``): ``grid`` and ``block``, each [x, y, z]. */
+#define K_GRID 25
+#define K_BLOCK 26
+#define DIMS_TOP 2147483647
 
 /* A table of keys to match, bucketed by length: a key costs a length lookup and a memcmp per key of that length
  * (one or two), not one per key of the table (every ``args`` key of every event is matched). */
@@ -447,9 +451,40 @@ static inline int match_key(const uint8_t *k, int64_t n, const Keys *t) {
     return -1;
 }
 
-/* ``args`` (an object): the integer arguments into ints[] (-1 where absent, null, a string). */
-static int scan_args(const Src *s, int64_t *p, int64_t ints[N_INT_ARGS]) {
+/* ``grid`` or ``block``'s value at s->b[*p] -> *out: the product of its 1 to 3 integers, each in [0, DIMS_TOP],
+ * saturated at DIMS_TOP (parse.py ``launch_count``); -1 for any other value (not a list, another length, another
+ * element), which is still scanned as a value. */
+static int scan_dims(const Src *s, int64_t *p, int32_t *out) {
+    int64_t i = *p;
+    NEED(i);
+    *out = -1;
+    Val v;
+    if (s->b[i] != '[') return scan_value(s, p, &v, 2, 0);
+    int64_t prod = 1;
+    int count = 0, ok = 1;
+    i = skip_ws(s, i + 1);
+    NEED(i);
+    if (s->b[i] == ']') { *p = i + 1; return OK; }  /* [] holds no count */
+    while (1) {
+        TRY(scan_value(s, &i, &v, 3, 1));
+        if (v.kind != V_INT || v.i < 0 || v.i > DIMS_TOP || ++count > 3) ok = 0;
+        else prod = prod * v.i > DIMS_TOP ? DIMS_TOP : prod * v.i;
+        i = skip_ws(s, i);
+        NEED(i);
+        if (s->b[i] == ']') break;
+        if (s->b[i] != ',') return BAD;
+        i = skip_ws(s, i + 1);
+    }
+    *p = i + 1;
+    if (ok) *out = (int32_t)prod;
+    return OK;
+}
+
+/* ``args`` (an object): the integer arguments into ints[] (-1 where absent, null, a string), the launch
+ * configuration into launch[] (blocks, threads per block; -1 where absent). */
+static int scan_args(const Src *s, int64_t *p, int64_t ints[N_INT_ARGS], int32_t launch[2]) {
     for (int j = 0; j < N_INT_ARGS; j++) ints[j] = -1;
+    launch[0] = launch[1] = -1;
     int64_t i = skip_ws(s, *p + 1);
     uint32_t seen = 0;
     NEED(i);
@@ -463,11 +498,16 @@ static int scan_args(const Src *s, int64_t *p, int64_t ints[N_INT_ARGS]) {
             if (seen & (1u << j)) return BAD;
             seen |= 1u << j;
         }
+        if (j == K_GRID || j == K_BLOCK) {
+            TRY(scan_dims(s, &i, &launch[j - K_GRID]));
+            goto next;
+        }
         TRY(scan_value(s, &i, &v, 2, j >= 0 && j < N_INT_ARGS));
         if (j >= 0 && j < N_INT_ARGS) {
             if (v.kind == V_INT) ints[j] = v.i;
             else if (v.kind != V_STR && v.kind != V_NULL) return BAD;  /* int | str | None */
         }
+    next:
         i = skip_ws(s, i);
         NEED(i);
         if (s->b[i] == '}') { *p = i + 1; return OK; }
@@ -487,6 +527,7 @@ typedef struct {
     int64_t ph_off[MAX_PH], ph_len[MAX_PH], ph_count[MAX_PH];
     Vec others;  /* int64 (start, end) of M and i events */
     Vec ts, dur, name, cat, pid, tid, pid_s, tid_s, ints, args_span;
+    Vec launch;  /* int32 (blocks, threads per block) per row, -1 where not recorded */
     Intern names, cats, pids, tids;
 } Scan;
 
@@ -502,6 +543,7 @@ static int scan_init(Scan *c) {
     vec_init(&c->tid_s, sizeof(int32_t));
     vec_init(&c->ints, 6 * sizeof(int64_t));
     vec_init(&c->args_span, 2 * sizeof(int64_t));
+    vec_init(&c->launch, 2 * sizeof(int32_t));
     c->n_events = c->n_x = c->bad_dur = 0;
     c->n_ph = 0;
     int r = intern_init(&c->names) | intern_init(&c->cats) | intern_init(&c->pids) | intern_init(&c->tids);
@@ -510,7 +552,7 @@ static int scan_init(Scan *c) {
 
 static void scan_free(Scan *c) {
     Vec *vs[] = {&c->others, &c->ts, &c->dur, &c->name, &c->cat, &c->pid, &c->tid, &c->pid_s, &c->tid_s, &c->ints,
-                 &c->args_span};
+                 &c->args_span, &c->launch};
     for (size_t j = 0; j < sizeof vs / sizeof *vs; j++) vec_free(vs[j]);
     intern_free(&c->names);
     intern_free(&c->cats);
@@ -550,7 +592,8 @@ static int row_id(Intern *t, const Src *s, const Val *v, int64_t *value, int32_t
     return OK;
 }
 
-static int add_row(Scan *c, const Val f[8], const int64_t ints[N_INT_ARGS], int64_t args_off, int64_t args_len) {
+static int add_row(Scan *c, const Val f[8], const int64_t ints[N_INT_ARGS], const int32_t launch[2],
+                   int64_t args_off, int64_t args_len) {
     int64_t name_id = intern(&c->names, c->s.b, f[K_NAME].kind == V_STR ? f[K_NAME].off : 0,
                              f[K_NAME].kind == V_STR ? f[K_NAME].len : 0);
     int64_t cat_id = intern(&c->cats, c->s.b, f[K_CAT].kind == V_STR ? f[K_CAT].off : 0,
@@ -574,6 +617,8 @@ static int add_row(Scan *c, const Val f[8], const int64_t ints[N_INT_ARGS], int6
     memcpy(c->ints.data + c->ints.len++ * c->ints.item, six, sizeof six);
     if (c->args_span.len == c->args_span.cap && vec_grow(&c->args_span)) return NOMEM;
     memcpy(c->args_span.data + c->args_span.len++ * c->args_span.item, span, sizeof span);
+    if (c->launch.len == c->launch.cap && vec_grow(&c->launch)) return NOMEM;
+    memcpy(c->launch.data + c->launch.len++ * c->launch.item, launch, 2 * sizeof(int32_t));
     return OK;
 }
 
@@ -583,6 +628,7 @@ static int scan_event(Scan *c, int64_t *p) {
     int64_t start = *p, i = skip_ws(s, *p + 1);
     Val f[8];
     int64_t ints[N_INT_ARGS];
+    int32_t launch[2] = {-1, -1};
     for (int j = 0; j < N_INT_ARGS; j++) ints[j] = -1;
     int64_t args_off = -1, args_len = 0;
     for (int j = 0; j < 8; j++) f[j].kind = V_ABSENT;
@@ -599,7 +645,7 @@ static int scan_event(Scan *c, int64_t *p) {
             if (j >= 0 && f[j].kind != V_ABSENT) return BAD;
             if (j == K_ARGS && s->b[i] == '{') {
                 args_off = i;
-                TRY(scan_args(s, &i, ints));
+                TRY(scan_args(s, &i, ints, launch));
                 args_len = i - args_off;
                 f[j].kind = V_OTHER;
             } else {
@@ -644,7 +690,7 @@ static int scan_event(Scan *c, int64_t *p) {
     if (!is_ph(c, &f[K_PH], 'X')) return OK;
     c->n_x++;
     if (f[K_TS].kind != V_INT && f[K_TS].kind != V_FLOAT) return OK;  /* no time: counted as malformed */
-    return add_row(c, f, ints, args_off, args_len);
+    return add_row(c, f, ints, launch, args_off, args_len);
 }
 
 /* The chunk: whole events separated by commas (what parse.py wraps in [ ] for the typed decode). */
@@ -702,11 +748,12 @@ static PyObject *ph_list(const Scan *c) {
 /* scan(chunk) -> None (not read: the caller decodes it), False (it ends inside an event, every byte before it valid
  * JSON: no decoder reads it, its cut is no event boundary), or a tuple:
  *   (n_events, n_x, bad_dur, [(ph or None, count)], others, ts, dur, name, cat, pid, tid, pid_s, tid_s, ints,
- *    args_span, names, cats, pid_strings, tid_strings)
+ *    args_span, names, cats, pid_strings, tid_strings, launch)
  * n_x counts every X event, rows only those with a time; the columns are bytes (float64 ts/dur, int32 local name
  * and cat ids, int64 pid/tid, int32 local string pid/tid ids or -1, int64 x6 per row: correlation, external_id,
  * device, stream, bytes, graph_id; int64 pairs (offset, length) of args, offset -1 where absent); others: int64
- * pairs (start, end) of the M and i events; the string lists are the distinct values by local id. */
+ * pairs (start, end) of the M and i events; the string lists are the distinct values by local id; launch: int32 pairs
+ * (blocks, threads per block) per row, -1 where not recorded. */
 static PyObject *scan(PyObject *self, PyObject *args) {
     PyObject *obj;
     if (!PyArg_ParseTuple(args, "O", &obj)) return NULL;
@@ -733,12 +780,12 @@ static PyObject *scan(PyObject *self, PyObject *args) {
         out = Py_False;
         Py_INCREF(out);
     } else {
-        out = Py_BuildValue("(LLLNNNNNNNNNNNNNNNN)", (long long)c.n_events, (long long)c.n_x, (long long)c.bad_dur,
+        out = Py_BuildValue("(LLLNNNNNNNNNNNNNNNNN)", (long long)c.n_events, (long long)c.n_x, (long long)c.bad_dur,
                             ph_list(&c), vec_bytes(&c.others), vec_bytes(&c.ts), vec_bytes(&c.dur),
                             vec_bytes(&c.name), vec_bytes(&c.cat), vec_bytes(&c.pid), vec_bytes(&c.tid),
                             vec_bytes(&c.pid_s), vec_bytes(&c.tid_s), vec_bytes(&c.ints), vec_bytes(&c.args_span),
                             span_strings(&c.names, c.s.b), span_strings(&c.cats, c.s.b),
-                            span_strings(&c.pids, c.s.b), span_strings(&c.tids, c.s.b));
+                            span_strings(&c.pids, c.s.b), span_strings(&c.tids, c.s.b), vec_bytes(&c.launch));
     }
     scan_free(&c);
     PyBuffer_Release(&view);
@@ -749,7 +796,7 @@ static PyObject *scan(PyObject *self, PyObject *args) {
 
 /* The first of the op-shape keys in ARG_KEYS (parse.py ``_OP_KEYS``, in its order). */
 #define FIRST_OP_KEY 15
-#define N_OP_KEYS (N_ARG_KEYS - FIRST_OP_KEY)
+#define N_OP_KEYS (K_GRID - FIRST_OP_KEY)  /* the keys before the launch ones */
 
 /* One ``args`` object at buf[off:off+len] -> out: for each op-shape key in order, a 4-byte little-endian length (0:
  * absent) and the value's JSON text as the typed decode's ``msgspec.Raw`` holds it.  Equal keys <=> equal raw values,
@@ -769,7 +816,7 @@ static int op_key(const uint8_t *buf, int64_t off, int64_t len, Vec *out) {
             int j = match_key(buf + k.off, k.len, &ARG_TABLE) - FIRST_OP_KEY;
             int64_t start = i;
             TRY(scan_value(s, &i, &v, 2, 0));
-            if (j >= 0) {
+            if (j >= 0 && j < N_OP_KEYS) {
                 if (n[j]) return BAD;  /* a key twice: the scanner refuses it, so no span holds one */
                 at[j] = start;
                 n[j] = i - start;

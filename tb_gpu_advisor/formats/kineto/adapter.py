@@ -410,8 +410,20 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
         op_idx=op_idx.astype(int_dtype(-1, len(op_text), floor=np.int16)),
         **DeviceEvents.copy_columns(mem_bytes, mem_sync),
         shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
-        graph_id=absent_as_broadcast(narrowest(graph)),
+        graph_id=absent_as_broadcast(narrowest(graph)), **_launch_columns(kt, sel),
     )
+
+
+def _launch_columns(kt: KinetoTrace, sel: np.ndarray) -> dict[str, np.ndarray]:
+    """The launch configuration of the events ``sel`` (rows; kernels' ``grid`` and ``block``), where the trace records
+    it: each row found among the recorded ones (``launch_row``, ascending) by a binary search."""
+    if kt.launch_row is None or not kt.launch_row.size or not sel.size:
+        return {}
+    at = np.minimum(np.searchsorted(kt.launch_row, sel), kt.launch_row.size - 1)
+    found = kt.launch_row[at] == sel
+    blocks = np.where(found, kt.blocks[at], -1)
+    threads = np.where(found, kt.threads[at], -1)
+    return DeviceEvents.launch_columns(blocks, threads)
 
 
 def _graph_launches(kt: KinetoTrace) -> IdTable:

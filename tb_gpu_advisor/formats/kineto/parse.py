@@ -93,6 +93,35 @@ _ARG_KEYS = {"correlation": "correlation", "External id": "external_id", "extern
 #: other op carries cost no parsing.
 _OP_KEYS = ("Input Dims", "Input type", "Concrete Inputs", "In msg nelems", "dtype", "Group size", "Process Group Name",
             "Process Group ID", "Process Group Desc", "Seq")
+#: A kernel's launch configuration (CUPTI's, as Kineto writes it on ``kernel`` events): ``args`` key -> the int32
+#: column of its count (:func:`launch_count`): blocks in the grid, threads per block.
+_LAUNCH_ARGS = {"grid": "blocks", "block": "threads"}
+#: Where a launch count saturates (int32): far above any GPU's SMs or a block's threads.
+LAUNCH_TOP = (1 << 31) - 1
+
+
+def launch_count(v: Any) -> int:
+    """``grid`` or ``block`` ([x, y, z]) -> the blocks or threads it launches: the product of its 1 to 3 integers,
+    each in [0, LAUNCH_TOP], saturated at LAUNCH_TOP; -1 for anything else (absent, another shape).  The compiled
+    scanner computes the same (``_cscan.c`` ``scan_dims``)."""
+    if type(v) is not list or not 1 <= len(v) <= 3:
+        return -1
+    prod = 1
+    for x in v:
+        if type(x) is not int or not 0 <= x <= LAUNCH_TOP:
+            return -1
+        prod = min(prod * x, LAUNCH_TOP)
+    return prod
+
+
+def _launch_column(vals: list[Any]) -> np.ndarray:
+    """One launch count column of a chunk's rows (int32, -1 where not recorded): :func:`launch_count` of the values
+    present only (a kernel's; the other rows' None is found by a C loop, no Python call per row)."""
+    out = np.full(len(vals), -1, np.int32)
+    has = np.fromiter(map(is_not, vals, repeat(None)), bool, len(vals))
+    if has.any():
+        out[has] = np.fromiter(map(launch_count, compress(vals, has)), np.int32, int(np.count_nonzero(has)))
+    return out
 
 
 def keeps_args(name: str) -> bool:
@@ -197,6 +226,12 @@ class KinetoTrace:
     op_work: dict[int, Any] = field(default_factory=dict)
     #: After a merge: GPU id -> ``distributedInfo.rank`` of the file that drives it, where the file says
     gpu_ranks: dict[int, int] = field(default_factory=dict)
+    #: the rows that record a kernel's launch configuration (int64, ascending), and it (:func:`launch_count` of
+    #: ``grid`` and ``block``): blocks in its grid and threads per block, int32, -1 where one of the two is not
+    #: recorded; None where the trace was made without them
+    launch_row: np.ndarray | None = None
+    blocks: np.ndarray | None = None
+    threads: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.ts_ns.size)
@@ -352,7 +387,7 @@ _ARGS_TYPE: Any = None  # the typed decode's ``Args`` struct (the compiled scann
 #: Kineto ``args`` keys -> identifiers of the typed decode's ``Args`` struct.
 _STRUCT_ARGS = {key: f"a{i}_" + re.sub(r"\W", "_", key).lower() for i, key in enumerate((
     *_ARG_KEYS, "name", "labels", "Device Id", "Device Type", "Total Allocated", "Total Reserved", "Bytes", "Addr",
-    *_OP_KEYS))}
+    *_OP_KEYS, *_LAUNCH_ARGS))}
 #: ``[memory]`` event arguments -> :class:`MemoryColumns` fields (integers; anything else reads as absent, -1).
 _MEM_ARGS = (("Device Id", "device"), ("Device Type", "dtype"), ("Bytes", "bytes"), ("Total Allocated", "total"),
              ("Total Reserved", "reserved"), ("Addr", "addr"))
@@ -436,6 +471,8 @@ class _Columns:
         self.rows = 0  # X rows kept so far (the next part's first row)
         self.op_args: dict[int, dict[str, Any]] = {}
         self.op_work: dict[int, Any] = {}
+        #: (rows, blocks, threads) of the rows that record a launch configuration, by chunk: kernels only
+        self.launches: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self._labels: dict[str, str] = {}  # one string per distinct FLOP-op label
         self._keep = np.zeros(0, bool)  # name id -> keeps_args(name)
         self._work_memo: dict[tuple, Any] = {}  # (name, raw shape arguments) -> op_work
@@ -489,6 +526,7 @@ class _Columns:
             self._append(part)
         self.op_args.update((self.rows + r, v) for r, v in other.op_args.items())
         self.op_work.update((self.rows + r, v) for r, v in other.op_work.items())
+        self.launches += [(rows + self.rows, b, t) for rows, b, t in other.launches]
         self.rows += other.rows
 
     def _others(self, events: list[Any]) -> None:
@@ -540,6 +578,7 @@ class _Columns:
         for key, col in _ARG_KEYS.items():
             column = _int_column(list(map(attrgetter(_STRUCT_ARGS[key]), args)))
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
+        self._add_launches(*(_launch_column(list(map(attrgetter(_STRUCT_ARGS[key]), args))) for key in _LAUNCH_ARGS))
         self._keep_op_args(part["name"], args, True)
         self.rows += len(xs)
         self._append(part)
@@ -563,7 +602,7 @@ class _Columns:
         if out is None or out is False:
             return -1 if out is False else 0
         (n_events, n_x, bad_dur, phs, others, ts, dur, name, cat, pid, tid, pid_s, tid_s, ints, spans,
-         names, cats, pid_strings, tid_strings) = out
+         names, cats, pid_strings, tid_strings, launch) = out
         import msgspec
 
         event_type = _msgspec_type()
@@ -591,10 +630,28 @@ class _Columns:
                 "tid": _scanned_ids(tid, tid_s, tid_strings, self.tid_labels, self._id)}
         for j, col in enumerate(_SCANNED_INTS):
             part[col] = ints[:, j]
+        launch = np.frombuffer(launch, np.int32).reshape(-1, 2)
+        self._add_launches(launch[:, 0], launch[:, 1])
         self._keep_scanned_args(part["name"], view, np.frombuffer(spans, np.int64).reshape(-1, 2))
         self.rows += len(ts)
         self._append(part)
         return 1
+
+    def _add_launches(self, blocks: np.ndarray, threads: np.ndarray) -> None:
+        """The launch configurations of the chunk being added (dense over its rows, -1 not recorded), kept for the rows
+        that record one -- kernels, a third of a trace's rows at most: no column over every row."""
+        at = np.flatnonzero((blocks >= 0) | (threads >= 0))
+        if at.size:
+            self.launches.append(((at + self.rows).astype(np.int64), blocks[at].astype(np.int32),
+                                  threads[at].astype(np.int32)))
+
+    def launch_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(rows, blocks, threads) of every row that records a launch configuration, in row order."""
+        if not self.launches:
+            return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)
+        out = tuple(np.concatenate(parts) for parts in zip(*self.launches))
+        self.launches = []
+        return out  # type: ignore[return-value]
 
     def _append(self, part: dict[str, np.ndarray]) -> None:
         """One chunk's X rows, after those of the chunks before it."""
@@ -630,6 +687,8 @@ class _Columns:
             vals = [a.get(key) if type(a) is dict else None for a in args]
             column = np.array([v if type(v) is int and _I64 <= v < -_I64 else -1 for v in vals], np.int64)
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
+        self._add_launches(*(_launch_column([a.get(key) if type(a) is dict else None for a in args])
+                             for key in _LAUNCH_ARGS))
         self._keep_op_args(part["name"], args, False)
         self.rows += len(xs)
         return part
@@ -1403,11 +1462,13 @@ class _Parser:
         ts, dur = c.column("ts", np.float64), c.column("dur", np.float64)  # this reader's own: changed in place
         cols = {k: c.column(k, np.int64) for k in _INT_COLUMNS}
         cols["cat"], cols["name"] = c.column("cat", np.int32), c.column("name", np.int32)
+        launch_row, blocks, threads = c.launch_columns()
         self.problems += _time_problems(ts, dur, c.bad_dur)
         keep = _plausible_times(ts)
         if not keep.all():
             self.problems.append(_dropped_times(int(keep.size - np.count_nonzero(keep))))
             ts, dur, cols = ts[keep], dur[keep], {k: v[keep] for k, v in cols.items()}
+            launch_row, blocks, threads = _kept_launches(keep, launch_row, blocks, threads)
             c.op_args, c.op_work = _kept_rows(c.op_args, keep), _kept_rows(c.op_work, keep)
             if not ts.size:
                 raise KinetoReadError(self.name, "no readable event: " + "; ".join(self.problems))
@@ -1420,6 +1481,7 @@ class _Parser:
             memory=c.memory, memory_reserved=c.memory_reserved, mem=c.mem_columns(), ph_counts=dict(c.ph), n_events=c.n_events,
             bytes_read=self.base + len(self.buf), compressed=self.compressed, truncated=self.truncated,
             problems=self.problems, decoder=self.decoder, op_args=c.op_args, op_work=c.op_work, **cols,
+            launch_row=launch_row, blocks=blocks, threads=threads,
         )
 
 
@@ -1458,6 +1520,14 @@ def _plausible_times(ts: np.ndarray) -> np.ndarray:
 def _dropped_times(n: int) -> str:
     return (f"events that start at no time of this capture (not finite, past the clock's range, or more than a day "
             f"from the other events): {n:,}, skipped")
+
+
+def _kept_launches(keep: np.ndarray, rows: np.ndarray, blocks: np.ndarray,
+                   threads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The launch rows of the rows ``keep`` keeps, renumbered as the kept rows are."""
+    kept = keep[rows]
+    new = np.cumsum(keep, dtype=np.int64) - 1
+    return new[rows[kept]], blocks[kept], threads[kept]
 
 
 def _kept_rows(by_row: dict[int, Any], keep: np.ndarray) -> dict[int, Any]:

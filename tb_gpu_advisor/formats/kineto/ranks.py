@@ -47,6 +47,8 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("name", "cat", *_CONCAT)}
     gpu_pids: dict[int, list[int]] = {}
     gpu_ranks: dict[int, int] = {}
+    launch: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    offset = 0
     for i, kt in enumerate(kts):
         dev = _gpu_rows_device(kt)
         pid = _relabel(kt.pid, pid_maps[i])
@@ -68,6 +70,9 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         cols["device"].append(_remap(dev, dev_maps[i]))
         for key in ("stream", "bytes", "graph_id"):
             cols[key].append(getattr(kt, key))
+        if kt.launch_row is not None:  # a kernel's launch configuration, its rows after the files before
+            launch.append((kt.launch_row + offset, kt.blocks, kt.threads))
+        offset += len(kt)
     first = kts[0]
     return KinetoTrace(
         source=" + ".join(kt.source for kt in kts), names=names, cats=cats,
@@ -84,8 +89,16 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         truncated=any(kt.truncated for kt in kts),
         problems=[f"{w}: {p}" for w, kt in zip(workers, kts) for p in kt.problems], decoder=first.decoder,
         workers=workers, gpu_pids=gpu_pids, op_args=_by_row(kts, "op_args"), op_work=_by_row(kts, "op_work"),
-        gpu_ranks=gpu_ranks,
+        gpu_ranks=gpu_ranks, **_launches(launch),
     )
+
+
+def _launches(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> dict[str, np.ndarray | None]:
+    """The ranks' launch configurations (``launch_row``, ``blocks``, ``threads``), rows in the merged columns."""
+    if not parts:
+        return {}
+    rows, blocks, threads = (np.concatenate(c) for c in zip(*parts))
+    return {"launch_row": rows, "blocks": blocks, "threads": threads}
 
 
 def _by_row(kts: list[KinetoTrace], attr: str) -> dict[int, Any]:

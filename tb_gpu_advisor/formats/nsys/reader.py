@@ -51,7 +51,7 @@ from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
-from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, Trace
+from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits, Trace
 
 __all__ = ["NsysReadError", "read_trace", "TIME_BASE", "NOTHING_RECORDED"]
 
@@ -139,6 +139,8 @@ class _Raw:
     d_bytes: np.ndarray  # copies and memsets, -1 for kernels
     d_graph: np.ndarray  # CUDA graph id, -1
     d_names: list[str]
+    d_blocks: np.ndarray = None  # kernels: blocks in the grid, -1 (other events, or not recorded)
+    d_threads: np.ndarray = None  # kernels: threads per block, -1
     threads: dict[int, str] = field(default_factory=dict)  # globalTid -> thread name
     processes: dict[int, str] = field(default_factory=dict)  # pid -> process name
     gpu_info: dict[int, DeviceInfo] = field(default_factory=dict)
@@ -148,6 +150,12 @@ class _Raw:
     files: int = 1  # exports read into these columns
     facts: dict[str, str] = field(default_factory=dict)  # the capture's options (``_capture_options``)
     gpu_ranks: dict[int, int] = field(default_factory=dict)  # GPU -> the rank whose export it came from
+    # the OS runtime's blocking calls (``OSRT_API``, ``-t osrt``): times, thread key, index into os_names
+    os_start: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    os_end: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    os_tid: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int64))
+    os_name: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))
+    os_names: list[str] = field(default_factory=list)
 
 
 def _read_file(path: str, file_index: int) -> _Raw:
@@ -264,12 +272,13 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     for table, cols, c in device.result():
         d_parts.append(_device_table(schema, table, cols, c, d_names, fidx))
     h = _concat(h_parts, ("start", "end", "tid", "name", "corr", "range", "op", "domain"))
-    d = _concat(d_parts, ("start", "end", "dev", "pid", "stream", "corr", "name", "bytes", "graph"))
+    d = _concat(d_parts, ("start", "end", "dev", "pid", "stream", "corr", "name", "bytes", "graph", "blocks", "threads"))
     raw = _Raw(path=path, size=size, h_start=h["start"], h_end=h["end"], h_name=h["name"], h_tid=h["tid"],
                h_corr=h["corr"], h_range=h["range"], h_op=h["op"], h_domain=h["domain"], h_names=list(names),
                domains=domains, d_start=d["start"], d_end=d["end"], d_dev=d["dev"], d_pid=d["pid"],
                d_stream=d["stream"], d_corr=d["corr"], d_name=d["name"], d_bytes=d["bytes"], d_graph=d["graph"],
-               d_names=list(d_names))
+               d_names=list(d_names), d_blocks=d["blocks"], d_threads=d["threads"])
+    _read_os_calls(schema, raw, fidx)
     raw.threads = {int(_thread_key(np.int64(t), fidx)): n for t, n in _thread_names(schema).items()}
     raw.processes = _process_names(schema)
     raw.gpu_info, note = _gpu_info(schema, raw)
@@ -286,6 +295,30 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     if failure:  # the program died: a window without GPU work is its failure, not a window put wrong
         raw.facts["program_error"] = failure
     return raw
+
+
+#: The OS runtime trace's calls (``nsys profile -t osrt``): libc's blocking calls as the host made them.
+_OSRT = "OSRT_API"
+_OSRT_COLS = {"start": "start", "end": "end", "tid": "globalTid", "name": "nameId"}
+
+
+def _read_os_calls(schema: tb.Schema, raw: _Raw, fidx: int) -> None:
+    """``OSRT_API``'s calls into ``raw``'s ``os_*`` columns (only the four columns the analysis needs; the integer
+    scan is the compiled reader's where it is built, like every table's), names interned in the order of their
+    string ids; a call with no end or no thread is left out (nothing to place on a thread's timeline)."""
+    if not schema.nonempty(_OSRT):
+        return
+    c = tb.int_columns(schema, _OSRT, _OSRT_COLS)
+    ok = (c["end"] >= c["start"]) & (c["tid"] >= 0) & (c["start"] >= 0)
+    start, end, tid, name = (c[k][ok] for k in ("start", "end", "tid", "name"))
+    if not start.size:
+        return
+    strings = tb.string_table(schema, name)
+    ids, inv = unique_inverse(name)
+    raw.os_names = [strings.get(int(i), f"OS call {int(i)}") for i in ids.tolist()]
+    raw.os_start, raw.os_end = start.astype(np.int64), end.astype(np.int64)
+    raw.os_tid = _thread_key(tid, fidx)
+    raw.os_name = inv.astype(np.int32)
 
 
 #: ``META_DATA_CAPTURE`` keys of the options a window's reading depends on -> the ``Trace.producer`` fact.
@@ -609,6 +642,7 @@ def _device_cols(schema: tb.Schema, table: str) -> dict[str, str | None]:
     if table == tb.KERNEL:
         cols["name"] = "demangledName" if "demangledName" in present else "shortName"
         cols["graph"] = "graphId"
+        cols.update(_launch_exprs(present))
     elif table == tb.MEMCPY:
         cols.update(bytes="bytes", kind="copyKind", src="srcKind", dst="dstKind")
         cols["graph"] = None
@@ -618,6 +652,25 @@ def _device_cols(schema: tb.Schema, table: str) -> dict[str, str | None]:
     else:  # graph executions
         cols["graph"] = "graphId"
     return cols
+
+
+#: Where a launch count saturates (int32, as the other formats' columns): far above any GPU's SMs or a block's threads.
+_LAUNCH_TOP = (1 << 31) - 1
+
+
+def _launch_exprs(present: frozenset[str]) -> dict[str, str | None]:
+    """SQL of a kernel's launch configuration: blocks in its grid (gridX*gridY*gridZ) and threads per block
+    (blockX*blockY*blockZ), saturated at int32's top; NULL (read as -1) where a dimension is negative or absent --
+    the SQL runs alike on the compiled and the Python reader, so both give the same columns."""
+    out: dict[str, str | None] = {}
+    for col, dim in (("blocks", "grid"), ("threads", "block")):
+        x, y, z = (f"{dim}{a}" for a in "XYZ")
+        if not {x, y, z} <= present:
+            out[col] = None
+            continue
+        out[col] = (f"CASE WHEN {x} >= 0 AND {y} >= 0 AND {z} >= 0 "
+                    f"THEN min(min({x} * {y}, {_LAUNCH_TOP}) * {z}, {_LAUNCH_TOP}) END")
+    return out
 
 
 def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c: dict[str, np.ndarray],
@@ -635,6 +688,7 @@ def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c:
         local = np.array([_intern(d_names, strings.get(int(i)) or f"kernel {int(i)}") for i in ids.tolist()], np.int32)
         name = local[inv] if n else local[:0]
         nbytes = np.full(n, -1, np.int8)
+        blocks, threads = c["blocks"], c["threads"]
     elif table == tb.MEMCPY:
         kinds = tb.enum_labels(schema, "ENUM_CUDA_MEM_KIND") or _MEM_KINDS
         combo = (c["kind"].astype(np.int64) * 4096) + (np.clip(c["src"], -1, 62).astype(np.int64) + 1) * 64 + \
@@ -665,8 +719,11 @@ def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c:
     elif table == tb.KERNEL:
         graph = np.where(graph > 0, graph, -1)
     proc = np.where(has_pid, _process_key(c["pid"], fidx), -1)
+    if table != tb.KERNEL:
+        blocks = threads = np.full(n, -1, np.int8)
     return dict(start=c["start"], end=c["end"], dev=c["dev"], pid=proc, stream=c["stream"],
-                corr=_corr_key(pid, c["corr"], fidx), name=name, bytes=nbytes, graph=graph)
+                corr=_corr_key(pid, c["corr"], fidx), name=name, bytes=nbytes, graph=graph, blocks=blocks,
+                threads=threads)
 
 
 def _copy_name(kind: int, src: str | None, dst: str | None) -> str:
@@ -803,6 +860,7 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
                             op=r.h_op[order][ridx])
     r.h_op = r.h_domain = None
     del order
+    waits = _host_waits(r, tids, origin)
     line_pid = tids.astype(np.int64) >> 24  # the process key of each line (``_process_key``)
     minus1 = np.broadcast_to(np.int8(-1), h_start.shape)
     h = HostEvents(start=h_start, end=h_end, name=h_name, line=line,
@@ -836,8 +894,23 @@ def _to_trace(raws: list[_Raw], host: str, path: str, size: int) -> Trace:
         num_events=n_events, span_ps=span, capture_ms=r.capture_ms, viewer_zero_ps=zero,
         time_base=TIME_BASE if r.files == 1 else TIME_BASE + f" ({r.files} exports of one machine on its clock)",
         gpu_host_lines=host_lines, notes=list(dict.fromkeys(r.notes)), ranges=ranges, gpu_ranks=dict(r.gpu_ranks),
+        host_waits=waits,
         framework_hint=_framework(h.names, r.d_names), producer={**r.facts, **_host_processes(r, tids)},
     )
+
+
+def _host_waits(r: _Raw, tids: np.ndarray, origin: int) -> HostWaits | None:
+    """The OS runtime's calls on the trace's clock, each on the line of its thread (-1: a thread with no host event),
+    by (line, start); None where the export has none.  ``r``'s columns are dropped once read."""
+    if not r.os_start.size:
+        return None
+    k = np.minimum(np.searchsorted(tids, r.os_tid), max(len(tids) - 1, 0))
+    line = np.where(tids[k] == r.os_tid, k, -1).astype(np.int32) if len(tids) else np.full(r.os_tid.shape, -1, np.int32)
+    order = np.lexsort((r.os_start, line))
+    waits = HostWaits(start=_ps(r.os_start[order], origin), end=_ps(r.os_end[order], origin),
+                      name=r.os_name[order].astype(np.int32), line=line[order], names=list(r.os_names))
+    r.os_start = r.os_end = r.os_tid = r.os_name = np.zeros(0, np.int64)
+    return waits
 
 
 def _ps(ns: np.ndarray, origin: int) -> np.ndarray:
@@ -1070,6 +1143,7 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
         **DeviceEvents.copy_columns(np.where(is_copy, nbytes, -1), mem_sync),
         shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
         graph_id=absent_as_broadcast(narrowest(graph)),
+        **DeviceEvents.launch_columns(r.d_blocks[sel], r.d_threads[sel]),
     )
 
 
@@ -1141,6 +1215,7 @@ def _merge(raws: list[_Raw]) -> _Raw:
     processes: dict[int, str] = {}
     ranks: dict[int, int] = {}
     facts: dict[str, str] = {}
+    os_names: dict[str, int] = {}
     for k, r in enumerate(raws):
         for key, value in r.facts.items():  # "on" in any export wins: the option was on for the job
             facts[key] = value if facts.get(key) != "on" else "on"
@@ -1167,8 +1242,10 @@ def _merge(raws: list[_Raw]) -> _Raw:
                           ("d_start", r.d_start), ("d_end", r.d_end), ("d_dev", dev), ("d_pid", r.d_pid),
                           ("d_stream", r.d_stream), ("d_corr", r.d_corr),
                           ("d_name", dmap[r.d_name] if r.d_name.size else r.d_name), ("d_bytes", r.d_bytes.astype(np.int64)),
-                          ("d_graph", r.d_graph.astype(np.int64))):
+                          ("d_graph", r.d_graph.astype(np.int64)), ("d_blocks", r.d_blocks.astype(np.int32)),
+                          ("d_threads", r.d_threads.astype(np.int32))):
             cols.setdefault(name, []).append(arr)
+        _merge_os_calls(cols, r, os_names)
         threads.update(r.threads)
         processes.update(r.processes)
         notes.extend(r.notes)
@@ -1176,9 +1253,18 @@ def _merge(raws: list[_Raw]) -> _Raw:
     zeros = [r.zero_ns for r in raws if r.zero_ns is not None]
     caps = [r.capture_ms for r in raws if r.capture_ms is not None]
     return _Raw(path=raws[0].path, size=sum(r.size for r in raws), h_names=list(h_names), domains=domains,
+                os_names=list(os_names),
                 d_names=list(d_names), threads=threads, processes=processes, gpu_info=gpu_info, notes=notes,
                 zero_ns=min(zeros) if zeros else None, capture_ms=max(caps) if caps else None,
                 files=len(raws), gpu_ranks=ranks if len(set(ranks.values())) == len(raws) else {}, facts=facts, **merged)
+
+
+def _merge_os_calls(cols: dict[str, list[np.ndarray]], r: _Raw, names: dict[str, int]) -> None:
+    """One export's OS runtime calls appended to the merged columns, their names re-indexed into ``names``."""
+    nmap = np.array([_intern(names, n) for n in r.os_names], np.int32)
+    for key, arr in (("os_start", r.os_start), ("os_end", r.os_end), ("os_tid", r.os_tid),
+                     ("os_name", nmap[r.os_name] if r.os_name.size else r.os_name.astype(np.int32))):
+        cols.setdefault(key, []).append(arr)
 
 
 #: ``report_rank3.sqlite``, ``trace.rank-12.nsys-rep``: the rank a per-rank export's name gives.

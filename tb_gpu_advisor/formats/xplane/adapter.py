@@ -44,6 +44,8 @@ USED_STATS: frozenset[str] = frozenset({
     "hlo_op", "hlo_module",
     # kernels launched inside a CUDA graph (XLA command buffers)
     "cuda_graph_id",
+    # a kernel's launch configuration (``grid:x,y,z block:x,y,z`` of its details string): kernels too small to fill
+    "kernel_details",
     # allocator: memory headroom, and every allocation and free (MemoryAllocation / MemoryDeallocation events)
     "peak_bytes_in_use", "allocator_name", "buffer_limit", "bytes_allocated", "bytes_reserved", "bytes_available",
     "allocation_bytes", "addr",
@@ -572,6 +574,7 @@ def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
     shape_sid = absent_as_broadcast(narrowest(stat("shape")))
     long_name_sid = absent_as_broadcast(narrowest(stat("long_name")))
     graph_id = absent_as_broadcast(narrowest(stat("cuda_graph_id", inherit=False)))
+    launch = _launch_columns(plane, stat("kernel_details"))
     if release:
         for ln in lines:
             ln.release_events()
@@ -579,7 +582,42 @@ def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
         gpu=int(plane.gpu_id), info=device_info(plane), names=plane.event_names, strings=plane.strings, start=start, end=end, name=name, kind=kinds_per_name[name] if n else np.zeros(0, np.int8),
         stream=stream, stream_names=[ln.name for ln in lines], corr=corr, group_id=group_id, op_text=op_text, op_idx=op_idx,
         **DeviceEvents.copy_columns(mem_bytes, mem_sync), shape_sid=shape_sid, long_name_sid=long_name_sid, graph_id=graph_id,
+        **launch,
     )
+
+
+#: Where a launch count saturates (int32, as the other formats' columns): far above any GPU's SMs or a block's threads.
+_LAUNCH_TOP = (1 << 31) - 1
+
+
+def _launch_columns(plane: Plane, kdet: np.ndarray) -> dict[str, np.ndarray]:
+    """The ``launch_*`` fields from the ``kernel_details`` string ids (-1 where absent): each distinct string parsed
+    once (a kernel's every launch repeats it)."""
+    has = kdet >= 0
+    if not has.any():
+        return {}
+    idx = np.flatnonzero(has)
+    u, inv = unique_inverse(kdet[idx])
+    per = np.array([_parse_launch(plane.string(int(s))) for s in u.tolist()], np.int64).reshape(-1, 2)
+    cols = DeviceEvents.launch_columns(per[inv, 0], per[inv, 1])  # over the events with details only
+    cols["launch_idx"] = idx[cols["launch_idx"]].astype(np.int32)
+    return cols
+
+
+def _parse_launch(details: str | None) -> tuple[int, int]:
+    """(blocks, threads per block) of a ``kernel_details`` string (``regs:32 ... grid:108,1,1 block:256,1,1
+    occ_pct:50``), -1 for a count it does not give as 1-3 non-negative integers; saturated at int32's top."""
+    out = {"grid": -1, "block": -1}
+    for tok in (details or "").split():
+        key, _, value = tok.partition(":")
+        if key in out:
+            dims = value.split(",")
+            if 1 <= len(dims) <= 3 and all(d.isascii() and d.isdigit() for d in dims):
+                prod = 1
+                for d in dims:
+                    prod = min(prod * int(d), _LAUNCH_TOP)
+                out[key] = prod
+    return out["grid"], out["block"]
 
 
 def _memcpy_columns(plane: Plane, mdet: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

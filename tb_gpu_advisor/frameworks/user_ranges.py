@@ -1,0 +1,82 @@
+"""The program's own annotations among a framework's host events, where the format writes both alike (issue #37).
+
+An XPlane capture keeps the user's ``jax.profiler.TraceAnnotation`` / ``tf.profiler.experimental.Trace`` ranges as
+TraceMe events on the Python thread, with nothing in the event or its metadata that tells them from the runtime's own
+TraceMe events (``PjitFunction(f)``, ``ExecutorState::Process``, ``ThunkExecutor`` ...).  They are told apart by
+where they sit, which follows from what runs there:
+
+* the user's code runs on the program's own threads, not on the runtime's worker threads (the framework's
+  ``background_line``: pjrt workers, tf.data, the CUPTI callback threads);
+* it never runs inside a runtime call: whatever nests inside an event the framework names its own
+  (``Framework.runtime_event``: dispatch, buffer waits, allocations) is the runtime's, and so is every event of a
+  name that nests there anywhere in the capture (the runtime writes it from inside its calls) -- except inside a
+  step's marker or root (``Profiled batch``, ``train``, an ``_r`` event), which spans the program's step, its own code
+  included;
+* launch records (a ``correlation_id``) are the CUDA API's, step roots (``_r``: ``StepTraceAnnotation``, TF's
+  ``Trace('train', step_num=s, _r=1)``) are the profiler's step grouping (``step_num`` alone is read by the step
+  detection only, and released before the metrics: a range that is a step is left out there), and the profiler's Python tracer writes calls, not ranges (:func:`xla.is_python_tracer_event`).
+
+What is left are the ranges the program marked: the Advisor names them where the GPU idles inside them, as it names
+NVTX ranges and ``record_function`` (``metrics/breakdown.user_range_events``).
+"""
+
+from __future__ import annotations
+
+import itertools
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from tb_gpu_advisor.frameworks import tensorflow, xla
+from tb_gpu_advisor.frameworks.base import Framework, never
+
+if TYPE_CHECKING:
+    from tb_gpu_advisor.model.trace import HostEvents
+
+
+def user_annotations(h: HostEvents, fw: Framework) -> np.ndarray:
+    """Host event indices (ascending) of the ranges the program marks itself, told from the runtime's events by
+    position (module docstring); empty where the framework names no runtime events (nothing to tell them from)."""
+    if fw.runtime_event is never or not len(h):
+        return np.zeros(0, np.int64)
+    own = h.name_mask(fw.runtime_event)
+    # a step's marker or root spans the program's code too: it holds no runtime call's children
+    container = own & (h.root < 0) & ~h.name_mask(tensorflow.is_step_root_name)
+    bg_line = np.fromiter((fw.background_line(n) or tensorflow.is_background_line(n) for n in h.line_names),
+                          dtype=bool, count=len(h.line_names))
+    inside = _inside(h, container)
+    nested_name = np.bincount(h.name[inside].astype(np.int64), minlength=len(h.names)) > 0
+    user = (~own & ~inside & ~nested_name[h.name] & ~bg_line[h.line] & (h.corr < 0) & (h.root < 0)
+            & ~h.name_mask(xla.is_python_tracer_event) & (h.end > h.start))
+    return np.flatnonzero(user).astype(np.int64)
+
+
+def _inside(h: HostEvents, own: np.ndarray) -> np.ndarray:
+    """Bool per event: not ``own`` and lying within an ``own`` event on its thread (within the union of them: a
+    runtime call's children and their children).  One sort by thread, then each thread's slice: a capture has
+    hundreds of threads and millions of events."""
+    out = np.zeros(len(h), bool)
+    ordered = h.line.size < 2 or bool((h.line[1:] >= h.line[:-1]).all())  # the XPlane reader's order: no sort
+    by_line = np.arange(len(h)) if ordered else np.argsort(h.line, kind="stable")
+    lines = h.line[by_line]
+    edges = np.concatenate([[0], np.flatnonzero(lines[1:] != lines[:-1]) + 1, [lines.size]]).tolist()
+    runs = {int(lines[a]): (a, b) for a, b in itertools.pairwise(edges) if b > a}
+    for ln in np.unique(h.line[own]).tolist():
+        a, b = runs[ln]
+        ev = by_line[a:b]
+        mine, other = ev[own[ev]], ev[~own[ev]]
+        s, e = _union(h.start[mine], h.end[mine])
+        k = np.searchsorted(s, h.start[other], side="right") - 1
+        out[other] = (k >= 0) & (h.end[other] <= e[np.maximum(k, 0)])
+    return out
+
+
+def _union(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint, sorted union of the intervals ``[s, e)``."""
+    o = np.argsort(s, kind="stable")
+    s, e = s[o].astype(np.int64), e[o].astype(np.int64)
+    run = np.maximum.accumulate(e)
+    new = np.ones(s.size, bool)
+    new[1:] = s[1:] > run[:-1]
+    idx = np.flatnonzero(new)
+    return s[idx], np.maximum.reduceat(run, idx)

@@ -1,0 +1,114 @@
+"""§1.2.3 Kernels too small to fill the GPU: launched with fewer thread blocks than the GPU has SMs.
+
+Metric: the kernel time of launches with ``B`` blocks on a GPU of ``S`` SMs, ``B < S`` (the launch configuration the
+trace records: Kineto's ``grid``/``block``, Nsight's ``gridX..blockZ``, XPlane's ``kernel_details``), and the bound
+``(t - small_grid.floor_us)+ x (1 - B / S)`` on what filling the GPU takes off each (``metrics/underfill.py``): a
+block runs on one SM, so at most ``B`` SMs work while the kernel runs, and no grid shortens a kernel below the time
+every kernel takes.  Where the GPU's SM count is unknown only one-block kernels are judged,
+against two SMs (the least of any multi-SM GPU).  Saving: that bound, capped like every kernel saving at the kernel
+time the GPU's next work waited for; GEMM kernels' part shares the time of ``mfu_low``'s slow GEMMs, the rest that of
+the non-matmul kernels (fusion), so no step time is counted twice.  Severity by the saving: under
+``small_grid.warning`` of the step it is info, under ``small_grid.info`` nothing (a reduction's last one-block pass).
+"""
+
+from __future__ import annotations
+
+from tb_gpu_advisor.metrics.types import HostMetrics, UnderfilledKernel
+from tb_gpu_advisor.metrics.underfill import UNKNOWN_SMS
+from tb_gpu_advisor.model.schema import Finding
+from tb_gpu_advisor.rules.base import (
+    Ctx,
+    T,
+    action,
+    finding,
+    grade,
+    ms,
+    n_of,
+    pct,
+    rule,
+    saving,
+    share_metric,
+    short,
+    step_windows,
+    table,
+)
+
+ID = "small_grid"
+
+#: The fix for a kernel of the user's own (CUDA C++, Triton, a custom extension): more blocks, a grid-stride loop.
+_MORE_BLOCKS = action(
+    "For a kernel of your own: launch at least one thread block per SM (better several), sized from the data "
+    "(grid = ceil(n / threads per block)), and loop over the data with a grid-stride loop so any grid covers it; a "
+    "serial loop in one thread (a sum over an array) becomes a parallel reduction: each block reduces a slice, then "
+    "one short pass combines the blocks' results.",
+    "__global__ void k(const float* x, float* y, int n) {\n"
+    "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)\n"
+    "        y[i] = f(x[i]);\n"
+    "}\n"
+    "k<<<num_sms * 4, 256>>>(x, y, n);   // cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev)",
+    "text")
+
+
+@rule(ID, "§1.2.3", "Kernels too small to fill the GPU: fewer thread blocks than SMs",
+      thresholds=("small_grid.info", "small_grid.warning", "small_grid.critical", "small_grid.floor_us"))
+def check(m: HostMetrics) -> list[Finding]:
+    ctx = Ctx(m)
+    u = m.underfill
+    if not u.top or ctx.step_ms is None or u.idle_ms_per_step <= 0:
+        return []
+    gemm = min(u.gemm_idle_ms_per_step, u.idle_ms_per_step)
+    sv = saving(ctx, u.idle_ms_per_step, _ASSUMPTION,
+                [("compute", "gemm_kernels", gemm), ("compute", "non_matmul_kernels", u.idle_ms_per_step - gemm)])
+    share = ctx.share(sv.ms_per_step if sv is not None else None) or 0.0
+    sev = grade(share, "small_grid.warning", "small_grid.critical") or ("info" if share >= T("small_grid.info") else None)
+    if sev is None:
+        return []
+    under_share = ctx.share(u.underfilled_ms_per_step) or 0.0
+    gpus = [g for g in u.gpus if g.underfilled_ms > 0]
+    known = [g for g in gpus if g.sm_count is not None]
+    top = u.top[0]
+    return [finding(
+        ctx, ID, sev,
+        f"{pct(under_share)} of the step ({ms(u.underfilled_ms_per_step)} per step) is in kernels launched with fewer "
+        f"thread blocks than the GPU has SMs{_sms_words(known, gpus)}: {short(top.name)} runs "
+        f"{n_of(top.blocks, 'thread block')}{_threads(top)}, so it keeps at most {top.blocks} of the {_of_sms(top)} SMs "
+        f"busy. Filling the GPU could take up to {ms(sv.ms_per_step)} off the step ({pct(share)}).",
+        metric=share_metric("small_grid_saving_share", "Bound on what filling the GPU's SMs saves", share,
+                            "small_grid.warning", severity=sev,
+                            detail={"underfilled_kernel_share": under_share,
+                                    "underfilled_ms_per_step": u.underfilled_ms_per_step,
+                                    "idle_sm_bound_ms_per_step": u.idle_ms_per_step,
+                                    "sm_count": {str(g.gpu): g.sm_count for g in gpus},
+                                    "sm_source": {str(g.gpu): g.sm_source for g in gpus}}),
+        saving=sv,
+        evidence=[table("Kernels with fewer thread blocks than SMs, by SM time left idle (kept steps, all GPUs)",
+                        ["kernel", "blocks", "threads/block", "SMs", "count", "total ms", "idle-SM bound ms"],
+                        [[short(k.name), k.blocks, k.threads if k.threads >= 0 else "-", _of_sms(k), k.count,
+                          k.total_ms, k.idle_ms] for k in u.top])],
+        windows=step_windows(ctx, key=lambda st: st.breakdown.device_compute, label="kernels"),
+        actions=ctx.fw.fix(ID) + ([] if ctx.fw.id == "native" else [_MORE_BLOCKS]),
+    )]
+
+
+#: What the saving assumes (``metrics/underfill.py``).
+_ASSUMPTION = ("an upper bound: the same work spread over every SM, each as fast as now, takes blocks / SMs of the "
+               "kernel's time above the few microseconds every kernel takes (a block runs on one SM); work that is "
+               "serial in itself gains less")
+
+
+def _sms_words(known: list, gpus: list) -> str:
+    """`` (28 SMs on the NVIDIA GeForce RTX 3060, from the trace)``, or why only one-block kernels are judged."""
+    if not known:
+        return (" (the GPU's SM count is unknown: only one-block kernels are judged, and a one-block kernel runs on "
+                "one SM, leaving at least half of any multi-SM GPU idle)")
+    counts = sorted({(g.sm_count, g.sm_source) for g in known})
+    said = ", ".join(f"{n} SMs, from {src}" for n, src in counts)
+    return f" ({said})"
+
+
+def _of_sms(k: UnderfilledKernel) -> str:
+    return f"{k.sm_count}" if k.sm_count != UNKNOWN_SMS else f"{UNKNOWN_SMS}+"
+
+
+def _threads(k: UnderfilledKernel) -> str:
+    return f" of {n_of(k.threads, 'thread')}" if k.threads > 0 else ""

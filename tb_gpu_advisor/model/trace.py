@@ -147,6 +147,18 @@ class SnapshotBlock:
     label: str = ""  # its innermost frame in the user's code
 
 
+@dataclass(frozen=True)
+class LiveStack:
+    """The blocks live at a snapshot's dump that one stack allocated: together they say what the job holds memory
+    for (``job.kind`` weighs each stack's frames by its bytes, where the history says nothing)."""
+
+    size: int  # bytes of the blocks, together
+    blocks: int
+    frames: tuple[str, ...]  # "file.py:123 function", innermost first; () for blocks recorded without a stack
+    phase: str = "other"  # MEMORY_PHASES, from the stack
+    label: str = ""  # its innermost frame in the user's code (in a C++-only stack its autograd node or ATen op)
+
+
 @dataclass
 class OutOfMemory:
     """An allocation the allocator could not serve (a snapshot's ``oom`` trace entry), with what was live then."""
@@ -174,6 +186,9 @@ class MemorySnapshot:
     state: dict[int, tuple[int, int, int, int]] = field(default_factory=dict)
     #: GPU -> its largest live blocks at the dump, largest first
     blocks: dict[int, list[SnapshotBlock]] = field(default_factory=dict)
+    #: GPU -> every live block at the dump, grouped by the stack that allocated it, most bytes first (the largest
+    #: stacks; their sizes never add up to more than the allocated bytes of ``state``)
+    stacks: dict[int, list[LiveStack]] = field(default_factory=dict)
     ooms: list[OutOfMemory] = field(default_factory=list)
     #: ``allocator_settings`` (``PYTORCH_CUDA_ALLOC_CONF``, ``expandable_segments`` ...), scalars only
     settings: dict[str, object] = field(default_factory=dict)

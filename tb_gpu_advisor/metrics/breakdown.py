@@ -19,7 +19,7 @@ from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, GpuCtx
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
-from tb_gpu_advisor.model.columns import add_intervals, coverage, sorted_unique, subtract_intervals, union_intervals
+from tb_gpu_advisor.model.columns import add_intervals, coverage, reduce_at, sorted_unique, subtract_intervals, union_intervals
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.
 PRIORITY: tuple[str, ...] = (
@@ -364,8 +364,7 @@ class StepArrays:
 def _first_per_step(step: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     """Per step index in [0, n): the minimum of ``values`` (int64 max where the step has none)."""
     out = np.full(n, np.iinfo(np.int64).max, np.int64)
-    if step.size:
-        np.minimum.at(out, step, values)
+    reduce_at(np.minimum, out, step, values)
     return out
 
 
@@ -613,9 +612,9 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     is_k = (d.kind[inside] == devices.KIND_KERNEL) | (d.kind[inside] == devices.KIND_COLLECTIVE)
     big = np.iinfo(np.int64).max
     last = np.full(n, -1, np.int64)
-    np.maximum.at(last, st_in[is_k], st_end[is_k])
+    reduce_at(np.maximum, last, st_in[is_k], st_end[is_k])
     last_any = np.full(n, -1, np.int64)
-    np.maximum.at(last_any, st_in, st_end)
+    reduce_at(np.maximum, last_any, st_in, st_end)
     last = np.where(last >= 0, last, last_any)
     first = _first_per_step(st_in, st_start, n)
     del st_in, st_end, st_start, is_k

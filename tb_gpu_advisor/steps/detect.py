@@ -48,7 +48,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, xla
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.model.columns import searchsorted_right, sorted_unique, union_intervals
+from tb_gpu_advisor.model.columns import reduce_at, searchsorted_right, sorted_unique, union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
 
 PS_PER_MS = 1e9
@@ -489,10 +489,10 @@ def _launched_per_step(hs: np.ndarray, he: np.ndarray, h: HostEvents, d: DeviceE
     ok = k >= 0
     ok &= t < he[np.clip(k, 0, None)]
     m, k = m[ok], k[ok]
-    np.minimum.at(first_any, k, d.start[m])
-    np.maximum.at(last, k, d.end[m])
+    reduce_at(np.minimum, first_any, k, d.start[m])
+    reduce_at(np.maximum, last, k, d.end[m])
     kern = (d.kind[m] == devices.KIND_KERNEL) | (d.kind[m] == devices.KIND_COLLECTIVE)
-    np.minimum.at(first_k, k[kern], d.start[m][kern])
+    reduce_at(np.minimum, first_k, k[kern], d.start[m][kern])
     return first_k, first_any, last
 
 

@@ -350,8 +350,8 @@ def _startup_calls(trace: Trace) -> str:
     mask = h.name_mask(devices.is_runtime_call)
     idx = np.flatnonzero(mask)
     dur = (h.end[idx] - h.start[idx]).astype(np.int64) // 1000  # ns
-    total = np.bincount(h.name[idx].astype(np.int64), weights=dur, minlength=len(h.names))
-    count = np.bincount(h.name[idx].astype(np.int64), minlength=len(h.names))
+    total = np.bincount(h.name[idx].astype(np.int64, copy=False), weights=dur, minlength=len(h.names))
+    count = np.bincount(h.name[idx].astype(np.int64, copy=False), minlength=len(h.names))
     longest = int(h.name[idx][int(np.argmax(dur))]) if idx.size and int(dur.max()) >= _CONTEXT_NS else -1
     order = [int(i) for i in np.argsort(-total, kind="stable") if count[i]]
     parts = []

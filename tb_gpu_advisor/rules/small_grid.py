@@ -1,7 +1,9 @@
 """§1.2.3 Kernels too small to fill the GPU: launched with fewer thread blocks than the GPU has SMs.
 
 Metric: the kernel time of launches with ``B`` blocks on a GPU of ``S`` SMs, ``B < S`` (the launch configuration the
-trace records: Kineto's ``grid``/``block``, Nsight's ``gridX..blockZ``, XPlane's ``kernel_details``), and the bound
+trace records: Kineto's ``grid``/``block``, Nsight's ``gridX..blockZ``, XPlane's ``kernel_details``; on AMD ``B``
+counts workgroups on ``S`` CUs, the Kineto reader dividing the work-item grids of HIP's module launches by their
+workgroup size, ``devices.amd.WORK_ITEM_GRID_CALLS``), and the bound
 ``(t - small_grid.floor_us)+ x (1 - B / S)`` on what filling the GPU takes off each (``metrics/underfill.py``): a
 block runs on one SM, so at most ``B`` SMs work while the kernel runs, and no grid shortens a kernel below the time
 every kernel takes.  Where the GPU's SM count is unknown only one-block kernels are judged,

@@ -140,5 +140,7 @@ def test_a_generated_hip_gemm_of_few_workgroups_is_judged_in_rocm_words(hip_trac
     assert u.idle_ms_per_step == pytest.approx(bound, rel=1e-6)
     (f,) = [f for f in evaluate(m) if f.rule == "small_grid"]
     assert "8 workgroups" in f.summary and "304 CUs" in f.summary
-    assert "thread block" not in f.summary and "SM" not in f.summary
+    said = " ".join([f.title, f.summary, f.saving.assumption, f.evidence[0].title, *f.evidence[0].columns])
+    assert "workgroups / CUs" in f.saving.assumption and {"workgroups", "CUs"} <= set(f.evidence[0].columns)
+    assert "block" not in said and "SM" not in said
     assert f.saving.ms_per_step <= m.headline.avg_step_ms

@@ -86,6 +86,20 @@ def test_a_partial_workgroup_counts_per_dimension():
     assert (256, 256) in got and (196, 256) not in got and (50176, 256) not in got
 
 
+def test_merged_ranks_keep_each_kernels_workgroups():
+    """Two ranks' files merged (``ranks.merge_ranks``): each launch keeps its workgroups, and each kernel still finds
+    its own launch call (correlation ids offset per file), so the merged devices read as each file alone."""
+    from tb_gpu_advisor.formats.kineto.adapter import to_trace
+    from tb_gpu_advisor.formats.kineto.parse import parse_trace
+    from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
+
+    a, b = parse_trace(str(ACTCKPT)), parse_trace(str(ACTCKPT))
+    m = merge_ranks([a, b], ["w_1", "w_2"])
+    assert m.groups.tolist() == a.groups.tolist() * 2
+    want, _ = _want(ACTCKPT)
+    assert _got(to_trace(m, "h", str(ACTCKPT), ACTCKPT.stat().st_size)) == sorted(want * 2)
+
+
 def test_only_hips_work_item_launches_are_converted():
     assert devices.grid_in_work_items("hipExtModuleLaunchKernel") and devices.grid_in_work_items("hipHccModuleLaunchKernel")
     for call in ("hipLaunchKernel", "hipModuleLaunchKernel", "hipExtLaunchKernel", "cudaLaunchKernel", "cuLaunchKernel",

@@ -303,6 +303,29 @@ def test_launch_workgroups_read_alike():
         assert _dense(fast, "groups")[[4, 5, 9]].tolist() == [want] * 3, (grid, block)
 
 
+@needs_compiled
+def test_a_scanner_of_another_launch_layout_hands_its_chunks_back(monkeypatch):
+    """A scanner built from an older ``_cscan.c`` (two launch counts a row, not three) is not believed: every chunk
+    goes to the Python path, whose columns are the reference's."""
+    class Stale:
+        def __getattr__(self, name):  # the scanner's other functions as they are
+            return getattr(_cscan, name)
+
+        @staticmethod
+        def scan(data):
+            out = _cscan.scan(data)
+            if not isinstance(out, tuple):
+                return out
+            launch = np.frombuffer(out[19], np.int32).reshape(-1, 3)[:, :2]
+            return (*out[:19], launch.tobytes())
+
+    path = next(str(p) for p in (REPO / "tests/fixtures/wild/amd_mi300x").glob("*.pt.trace.json*"))
+    ref = read_with(False, path)
+    monkeypatch.setattr(parse, "_CSCAN", Stale())
+    stale = parse.parse_trace(path, workers=1)
+    assert differences(stale, ref) == [] and (stale.groups > 0).any()
+
+
 def _dense(kt, column: str) -> np.ndarray:
     """A launch column over every row (-1 where the row records none)."""
     out = np.full(len(kt), -1, np.int64)

@@ -633,6 +633,8 @@ class _Columns:
             return -1 if out is False else 0
         (n_events, n_x, bad_dur, phs, others, ts, dur, name, cat, pid, tid, pid_s, tid_s, ints, spans,
          names, cats, pid_strings, tid_strings, launch) = out
+        if len(launch) * 2 != len(ts) * 3:  # not 3 int32 a row: a scanner built from an older _cscan.c
+            return 0
         import msgspec
 
         event_type = _msgspec_type()

@@ -122,7 +122,7 @@ def test_a_one_thread_kernel_on_28_sms_leads_the_report():
     assert top.saving.ms_per_step == pytest.approx(bound, abs=1e-3)
     assert top.saving.ms_per_step <= m.headline.avg_step_ms  # no part above its whole
     row = dict(zip(top.evidence[0].columns, top.evidence[0].rows[0]))
-    assert (row["blocks"], row["threads/block"], row["SMs"]) == (1, 1, "28")
+    assert (row["thread blocks"], row["threads each"], row["SMs"]) == (1, 1, "28")
     assert "grid-stride" in top.actions[0].text  # a CUDA program's own fix, not a framework's
 
 

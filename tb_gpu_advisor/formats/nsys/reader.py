@@ -688,7 +688,7 @@ def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c:
         local = np.array([_intern(d_names, strings.get(int(i)) or f"kernel {int(i)}") for i in ids.tolist()], np.int32)
         name = local[inv] if n else local[:0]
         nbytes = np.full(n, -1, np.int8)
-        blocks, threads = c["blocks"], c["threads"]
+        blocks, threads = narrowest(c["blocks"]), narrowest(c["threads"])  # 8 bytes a kernel each as fetched
     elif table == tb.MEMCPY:
         kinds = tb.enum_labels(schema, "ENUM_CUDA_MEM_KIND") or _MEM_KINDS
         combo = (c["kind"].astype(np.int64) * 4096) + (np.clip(c["src"], -1, 62).astype(np.int64) + 1) * 64 + \
@@ -1242,8 +1242,8 @@ def _merge(raws: list[_Raw]) -> _Raw:
                           ("d_start", r.d_start), ("d_end", r.d_end), ("d_dev", dev), ("d_pid", r.d_pid),
                           ("d_stream", r.d_stream), ("d_corr", r.d_corr),
                           ("d_name", dmap[r.d_name] if r.d_name.size else r.d_name), ("d_bytes", r.d_bytes.astype(np.int64)),
-                          ("d_graph", r.d_graph.astype(np.int64)), ("d_blocks", r.d_blocks.astype(np.int32)),
-                          ("d_threads", r.d_threads.astype(np.int32))):
+                          ("d_graph", r.d_graph.astype(np.int64)), ("d_blocks", r.d_blocks.astype(np.int32, copy=False)),
+                          ("d_threads", r.d_threads.astype(np.int32, copy=False))):
             cols.setdefault(name, []).append(arr)
         _merge_os_calls(cols, r, os_names)
         threads.update(r.threads)

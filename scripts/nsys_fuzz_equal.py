@@ -110,8 +110,8 @@ def main() -> int:
 
         n, first = fuzzloop.run(fixed, pool, mutate, check, a.seconds, rng)
     return fuzzloop.finish(tally, ".sqlite", [
-        f"inputs: {n} ({first} hostile kinds, {n - first} mutations of {len(pool)} seeds; seed {a.seed}), each read "
-        "by both readers in memory and from a private copy"])
+        (f"inputs: {n} ({first} hostile kinds, {n - first} mutations of {len(pool)} seeds; seed {a.seed}), each read "
+         "by both readers in memory and from a private copy")])
 
 
 if __name__ == "__main__":

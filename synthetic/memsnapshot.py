@@ -377,11 +377,66 @@ def windows_training(python_backward: bool = True, layers: int = 24, mib: int = 
     return Scenario(snapshot([a]), truth)
 
 
+_DIST = "/usr/local/lib/python3.10/dist-packages"
+#: A vLLM worker's KV cache and its model's weights (as a real verl rollout's snapshot records them,
+#: tests/fixtures/wild/snapshot_verl_rollout_state); a trainer's DDP gradient buckets and Adam's moments; a Hugging Face
+#: model's KV cache grown in its forward under generate().
+VLLM_KV_CACHE = [frame(f"{_DIST}/vllm/worker/cache_engine.py", 83, "_allocate_kv_cache"),
+                 frame(f"{_DIST}/vllm/worker/cache_engine.py", 64, "__init__"),
+                 frame(f"{_DIST}/vllm/worker/worker.py", 312, "_init_cache_engine"),
+                 frame("/opt/rl/workers/rollout.py", 77, "__init__")]
+VLLM_WEIGHTS = [frame(f"{_DIST}/torch/utils/_device.py", 104, "__torch_function__"),
+                frame(f"{_DIST}/vllm/model_executor/layers/linear.py", 178, "create_weights"),
+                frame(f"{_DIST}/vllm/model_executor/models/qwen2.py", 75, "__init__"),
+                frame("/opt/rl/workers/rollout.py", 70, "__init__")]
+DDP_BUCKETS = [frame(f"{_DIST}/torch/nn/parallel/distributed.py", 1231, "_ddp_init_helper"),
+               frame(f"{_DIST}/torch/nn/parallel/distributed.py", 862, "__init__"),
+               frame("/opt/rl/workers/actor.py", 40, "build")]
+HF_KV_CACHE = [*ALLOCATOR_CPP, *_op("cat"),
+               frame(f"{_DIST}/transformers/cache_utils.py", 450, "update"),
+               frame(f"{_DIST}/transformers/models/llama/modeling_llama.py", 270, "forward"),
+               frame(f"{_DIST}/torch/nn/modules/module.py", 1762, "_call_impl"),
+               frame("eval.py", 33, "run")]
+
+
+def state_only(parts: dict[str, int], history: bool = False) -> Scenario:
+    """A snapshot of the state alone (``_record_memory_history(context="state")``, or a dump whose history holds no
+    step): blocks live at the dump, each with the stack that allocated it, and no allocation history -- with
+    ``history``, one free of a temporary, as a history started just before the dump records.  ``parts``: bytes
+    per holder, of ``weights`` (allocated before recording: no stack), ``kv_vllm``, ``weights_vllm``, ``adam``
+    (Adam's moments), ``ddp`` (DDP's gradient buckets), ``grads`` (autograd's engine thread), ``kv_hf`` (a forward's
+    KV cache).  Truth: the bytes each kind's stacks hold, and the kind most of them say."""
+    sites = {"weights": ([], ""), "kv_vllm": (VLLM_KV_CACHE, "serving"), "weights_vllm": (VLLM_WEIGHTS, "serving"),
+             "adam": (OPTIMIZER, "training"), "ddp": (DDP_BUCKETS, "training"), "grads": (GRADIENT, "training"),
+             "kv_hf": (HF_KV_CACHE, "inference")}
+    a = Allocator(160 * GiB)
+    by_kind: dict[str, int] = {}
+    for name, size in parts.items():
+        frames, kind = sites[name]
+        for _ in range(4):  # four blocks each, as a model's layers or a cache's per-layer tensors
+            a.malloc(size // 4, frames)
+        if kind:
+            by_kind[kind] = by_kind.get(kind, 0) + size
+    if history:
+        tmp = a.malloc(4 * MiB, HF_KV_CACHE)
+        a.free(tmp)
+        a.trace = a.trace[-1:]
+    else:
+        a.trace = []
+    kind = max(by_kind, key=lambda k: by_kind[k]) if by_kind else "unknown"
+    truth = {"gpu": 0, "allocated": a.allocated, "by_kind": by_kind, "kind": kind,
+             "engine": "vllm" if kind == "serving" else None}
+    return Scenario(snapshot([a]), truth)
+
+
 SCENARIOS: dict[str, Callable[[], Scenario]] = {"oom_activations": oom_activations, "fragmented": fragmented,
                                                 "memory_cap": memory_cap, "forward_autograd": forward_only,
                                                 "forward_no_grad": lambda: forward_only(grad=False),
                                                 "windows_training": windows_training,
-                                                "windows_training_pattern": lambda: windows_training(False)}
+                                                "windows_training_pattern": lambda: windows_training(False),
+                                                "state_rollout": lambda: state_only(
+                                                    {"weights": 2 * GiB, "kv_vllm": 12 * GiB, "weights_vllm": GiB,
+                                                     "adam": GiB, "ddp": GiB // 2})}
 
 
 def write(path: str, doc: dict[str, Any], protocol: int = 4) -> str:

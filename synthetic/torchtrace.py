@@ -58,6 +58,10 @@ H100 = {"name": "NVIDIA H100 80GB HBM3", "totalGlobalMem": 85017493504, "compute
         "sharedMemPerBlock": 49152, "numSms": 132, "regsPerMultiprocessor": 65536, "sharedMemPerBlockOptin": 232448,
         "sharedMemPerMultiprocessor": 233472}
 H100_BYTES = H100["totalGlobalMem"]
+#: An MI300X as Kineto on ROCm records it (``deviceProperties`` of the wild ``ddp_mi300x_actckpt`` trace): 304 CUs.
+MI300X = {"name": "AMD Instinct MI300X", "totalGlobalMem": 206141652992, "computeMajor": 9, "computeMinor": 4,
+          "maxThreadsPerBlock": 1024, "maxThreadsPerMultiprocessor": 2048, "regsPerBlock": 65536, "warpSize": 64,
+          "sharedMemPerBlock": 65536, "numSms": 304, "maxSharedMemoryPerMultiProcessor": 65536}
 BASE_NS = 1_790_857_026_000_000_000
 T0_US = 4_523_358_283_992.405
 #: The profiler's own span (``PyTorch Profiler (0)``, where Perfetto's timeline starts) opens this long before the
@@ -110,10 +114,12 @@ class Rank:
 
     def kernel(self, op: str | None, name: str, us: float, launch_us: float = 7.0, stream: int = COMPUTE_STREAM,
                not_before: float = 0.0, args: dict[str, Any] | None = None,
-               grid: tuple[int, int, int] = (16384, 1, 1), block: tuple[int, int, int] = (128, 1, 1)) -> tuple[float, float]:
+               grid: tuple[int, int, int] = (16384, 1, 1), block: tuple[int, int, int] = (128, 1, 1),
+               launch_call: str = "cudaLaunchKernel") -> tuple[float, float]:
         """``op`` launches ``name`` (``us`` long on the GPU); returns the kernel's (start, end).  ``args``: what
         ``record_shapes`` adds to the op (``Input Dims``, ``Input type``...); ``grid``/``block``: its launch
-        configuration, as CUPTI records it."""
+        configuration, as the tracer records it (``launch_call`` ``hipExtModuleLaunchKernel``: ``grid`` in
+        work-items, as ROCm's tracers copy that call's global work size)."""
         if op is None:  # launched by the enclosing op's own code, no child op (autocast's casts inside aten::linear)
             op_ev = {"args": {"External id": self.ext}}
         else:
@@ -121,7 +127,7 @@ class Rank:
             op_ev["args"].update(args or {})
         self.corr += 1
         launch_at = self.host_us + 3.0
-        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": self.pid, "tid": self.pid,
+        self.host.append({"ph": "X", "cat": "cuda_runtime", "name": launch_call, "pid": self.pid, "tid": self.pid,
                           "ts": round(launch_at, 3), "dur": round(launch_us, 3),
                           "args": {"External id": op_ev["args"]["External id"], "cbid": 211, "correlation": self.corr}})
         start = max(self.streams.get(stream, 0.0), launch_at + launch_us * 0.7, not_before)
@@ -1117,8 +1123,8 @@ def simulate(name: str | Scenario, steps: int = 12) -> list[Rank]:
     return ranks
 
 
-def trace_doc(r: Rank, world: int) -> dict[str, Any]:
-    """The file's JSON, in Kineto's key order."""
+def trace_doc(r: Rank, world: int, props: dict[str, Any] = H100) -> dict[str, Any]:
+    """The file's JSON, in Kineto's key order; ``props``: the GPU's ``deviceProperties``."""
     span_end = max([r.host_us] + list(r.streams.values()))
     meta = [{"name": "process_name", "ph": "M", "ts": T0_US, "pid": r.pid, "tid": 0, "args": {"name": "python3"}},
             {"name": "process_labels", "ph": "M", "ts": T0_US, "pid": r.device, "tid": 0,
@@ -1131,7 +1137,7 @@ def trace_doc(r: Rank, world: int) -> dict[str, Any]:
              "args": {"sort_index": r.pid}}]
     trace_span = {"ph": "X", "cat": "Trace", "ts": T0_US, "dur": round(span_end - T0_US, 3), "pid": "Spans",
                   "tid": "PyTorch Profiler", "name": "PyTorch Profiler (0)", "args": {"Op count": 0}}
-    doc: dict[str, Any] = {"schemaVersion": 1, "deviceProperties": [{"id": r.device, **H100}]}
+    doc: dict[str, Any] = {"schemaVersion": 1, "deviceProperties": [{"id": r.device, **props}]}
     mem_events = r.mem.events if r.mem is not None else []
     if world > 1:
         doc["distributedInfo"] = {"backend": "nccl", "rank": r.rank, "world_size": world, "pg_count": 1,

@@ -90,7 +90,24 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+#: OpenBLAS's thread count, read once when numpy loads it; the analysis multiplies no matrices (issue #38).
+BLAS_THREADS_ENV = "OPENBLAS_NUM_THREADS"
+
+
+def one_blas_thread() -> None:
+    """Ask numpy's OpenBLAS for no worker threads, unless the user chose a count: call before numpy is imported.
+
+    Why: OpenBLAS starts a worker thread per core beyond the first when numpy loads, and they spin on the CPU for a
+    while waiting for work the analysis never gives them (no matrix products).  On 2 idle cores ``report`` of a
+    263 kB capture took 0.39 s of CPU with them and 0.29 s without, at the same wall time (issue #38,
+    docs/benchmarks.md); on a busy machine the spinning thread gets no core and costs nothing.  Worker processes
+    (the sessions' pool, ``precompute``) inherit the setting.
+    """
+    os.environ.setdefault(BLAS_THREADS_ENV, "1")
+
+
 def main(argv: list[str] | None = None) -> int:
+    one_blas_thread()  # before any sub-command imports numpy
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)

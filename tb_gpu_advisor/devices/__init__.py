@@ -22,7 +22,7 @@ from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "is_alloc_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "memory_bandwidth", "not_gemm_one", "peak_flops", "precision", "precision_one",
+           "gemm_kernel", "gemm_kernel_one", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "memory_bandwidth", "not_gemm_one", "peak_flops", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "unit_name"]
 
@@ -134,6 +134,8 @@ def is_sync_call(name: str) -> bool:
 
 #: Host calls that replay a recorded graph of kernels (CUDA and HIP graphs).
 GRAPH_LAUNCH_CALLS = _calls("GRAPH_LAUNCH_CALLS")
+#: Launch calls whose recorded ``grid`` is in work-items, not blocks (``amd.WORK_ITEM_GRID_CALLS``).
+WORK_ITEM_GRID_CALLS = _calls("WORK_ITEM_GRID_CALLS")
 
 
 #: Host calls that launch one kernel, and those only a process's first work makes (CUDA and HIP).
@@ -182,6 +184,13 @@ def is_jit_compile(name: str) -> bool:
 
 def is_graph_launch(name: str) -> bool:
     return name.startswith(GRAPH_LAUNCH_CALLS)
+
+
+def grid_in_work_items(launch_call: str) -> bool:
+    """A kernel launched by this host call records its ``grid`` in work-items (threads), so its workgroups are
+    ``ceil(grid_d / block_d)`` per dimension: HIP's module launches that take HSA's global work size
+    (``amd.WORK_ITEM_GRID_CALLS``); every other launch records blocks."""
+    return bool(WORK_ITEM_GRID_CALLS) and launch_call.startswith(WORK_ITEM_GRID_CALLS)
 
 
 def is_blocking_call(name: str) -> bool:

@@ -86,6 +86,18 @@ GRAPH_LAUNCH_CALLS = ("hipGraphLaunch",)
 LAUNCH_CALLS = ("hipLaunchKernel", "hipExtLaunchKernel", "hipModuleLaunchKernel", "hipExtModuleLaunchKernel",
                 "hipLaunchCooperativeKernel")
 CAPTURE_CALLS = (("hipStreamBeginCapture",), ("hipStreamEndCapture",))
+#: HIP's launches whose ``grid`` is the grid size in work-items (threads), not in workgroups: they take HSA's global
+#: work size (``globalWorkSizeX..Z``), which AQL's dispatch packet defines in work-items, next to the workgroup size
+#: (``localWorkSizeX..Z``).  The tracers copy the call's arguments as they are: Kineto's roctracer logger reads them
+#: through the ``hipModuleLaunchKernel`` view of the same argument union (pytorch/kineto
+#: libkineto/src/RoctracerLogger.cpp: ``case HIP_API_ID_hipExtModuleLaunchKernel: ... args.gridDimX``), its
+#: rocprofiler-sdk logger maps ``globalWorkSizeX`` and ``gridDimX`` to the same field (RocprofLogger.cpp
+#: ``extract_kernel_args``).  rocBLAS/hipBLASLt (Tensile ``Cijk_``) and MIOpen launch this way, ATen, Triton and
+#: RCCL through ``hipLaunchKernel``/``hipModuleLaunchKernel``/``hipExtLaunchKernel`` (``numBlocks``, ``gridDimX``:
+#: workgroups).  XLA's ROCm tracer divides the global size by the workgroup size itself (openxla/xla
+#: xla/backends/profiler/gpu/rocm_tracer.cc ``grid_x = globalWorkSizeX / blockDimX``), so XPlane's ``grid`` is
+#: workgroups.
+WORK_ITEM_GRID_CALLS = ("hipExtModuleLaunchKernel", "hipHccModuleLaunchKernel")
 INIT_CALLS = ("hipModuleLoad", "hipModuleGetFunction", "rocblas_create_handle", "hipblasCreate", "hipblasLtCreate",
               "miopenCreate", "hipGraphInstantiate", "hipInit")
 #: Compiling a kernel at run time: hipRTC and its linker (see ``nvidia.JIT_COMPILE_CALLS``).

@@ -303,6 +303,9 @@ CAPTURE_CALLS = (("cudaStreamBeginCapture", "cuStreamBeginCapture"), ("cudaStrea
 
 #: Runtime and driver calls that replay a CUDA graph (``torch.compile(mode="reduce-overhead")``, ``torch.cuda.graphs``).
 GRAPH_LAUNCH_CALLS = ("cudaGraphLaunch", "cuGraphLaunch")
+#: Launches whose recorded ``grid`` counts threads, not blocks (``amd.WORK_ITEM_GRID_CALLS``): none, CUPTI records
+#: ``gridX..Z`` in blocks for every launch.
+WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
 
 #: Runtime and driver calls the host spends blocked in: the syncs, and copies (a copy to or from pageable memory
 #: waits for the stream, then copies through a staging buffer; an asynchronous one to pinned memory returns at once).

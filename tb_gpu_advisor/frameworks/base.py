@@ -95,6 +95,9 @@ class Framework:
     fix_introduces: Callable[[Action], tuple[str, ...]] = lambda _a: ()
     #: host events only a training step makes: the backward pass, the optimizer's update (the job stage's evidence)
     training_event: NamePredicate = never
+    #: a stack frame (``file.py:123 function``) whose code allocates only a training job's memory -> what it holds, in
+    #: words ("an optimizer's state"); "" for any other frame (``job.kind`` reads a snapshot's live blocks with it)
+    training_frame: Callable[[str], str] = lambda _f: ""
     #: of those, the calls that ready a training step without doing its work (PyTorch's ``Optimizer.zero_grad``): a
     #: benchmark that zeroes the gradients, then runs its forward under ``no_grad``, trains nothing
     grad_reset_event: NamePredicate = never

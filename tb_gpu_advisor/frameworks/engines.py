@@ -90,7 +90,8 @@ ENGINES: tuple[Engine, ...] = (
            fixes={"host_sync": (_SGL_HOST,), "step_gaps": (_SGL_HOST,), "launch_bound": (_SGL_HOST,),
                   "input_bound": (_SGL_HOST,), "capture_quality": (_SGL_CAPTURE,)}),
     Engine("vllm", "vLLM", "serving",
-           spans=re.compile(r"vllm[./:]|gpu_model_runner|EngineCore|execute_model"),
+           # a word of its own: verl's ``megatron_vllm.py`` (a trainer's bridge to vLLM) is not vLLM's code
+           spans=re.compile(r"\bvllm[./:]|gpu_model_runner|EngineCore|execute_model"),
            kernels=re.compile(r"reshape_and_cache|paged_attention|cross_device_reduce|vllm::|_vllm_"),
            step_span=(re.compile(r"execute_model"),),
            capture=(_VLLM_CAPTURE,),
@@ -122,6 +123,21 @@ def find(host_names: list[str], kernel_names: list[str]) -> tuple[Engine, str] |
         if hit is not None:
             return e, hit
     return None
+
+
+#: A stack frame as a snapshot records it (``file.py:123 function``): read as the Python span ``with_stack`` writes
+#: for it (``file.py(123): function``), which the engines' span patterns match.
+_FRAME = re.compile(r"^(.*\.py):(\d+) (.*)$")
+
+
+def frame_engine(frame: str) -> Engine | None:
+    """The engine whose code a stack frame is in (a vLLM worker's ``cache_engine.py:83 _allocate_kv_cache``), by the
+    engines' span patterns; None for any other frame."""
+    m = _FRAME.match(frame.replace("\\", "/"))
+    if m is None:
+        return None
+    span = f"{m.group(1)}({m.group(2)}): {m.group(3)}"
+    return next((e for e in ENGINES if e.spans.search(span)), None)
 
 
 def by_id(engine_id: str | None) -> Engine | None:

@@ -541,6 +541,26 @@ def is_training_event(name: str) -> bool:
     return bool(_TRAINING.search(name))
 
 
+#: Code that allocates only a training job's memory, by the file of a stack frame (``file.py:123 function``, POSIX or
+#: Windows paths): an optimizer package's (its moments and master weights: ``torch/optim``'s ``_init_group``, Megatron's
+#: ``core/optimizer``, Apex's and Transformer Engine's ``optimizers``, bitsandbytes' ``optim``), a data-parallel
+#: wrapper's gradient buckets and buffers (DDP's reducer, FSDP's flat parameters and gradients, Megatron's DDP
+#: ``param_and_grad_buffer``, DeepSpeed ZeRO's partitions) and autograd's backward pass.
+_TRAINING_FRAMES = (
+    (re.compile(r"/(?:optim|optimizers?)/[^:]*\.py:"), "an optimizer's state"),
+    (re.compile(r"/nn/parallel/distributed\.py:|/distributed/fsdp/|/_composable/fsdp/|/megatron/core/distributed/|"
+                r"/deepspeed/runtime/zero/"), "a data-parallel wrapper's gradient buffers"),
+    (re.compile(r"/torch/autograd/(?:graph|__init__)\.py:|/torch/_tensor\.py:\d+ backward$|_engine_run_backward$|"
+                r"torch::autograd::Engine::"), "the backward pass"),
+)
+
+
+def training_frame(frame: str) -> str:
+    """What a stack frame's code allocates for training only (:data:`_TRAINING_FRAMES`), "" where nothing."""
+    f = frame.replace("\\", "/")
+    return next((what for pattern, what in _TRAINING_FRAMES if pattern.search(f)), "")
+
+
 def is_grad_reset_event(name: str) -> bool:
     return name.startswith("Optimizer.zero_grad")
 
@@ -776,7 +796,8 @@ FRAMEWORK = Framework(
     not_gemm_kernels=NOT_GEMM_KERNELS,
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
-    training_event=is_training_event, grad_reset_event=is_grad_reset_event, compile_event=is_compile_event,
+    training_event=is_training_event, training_frame=training_frame, grad_reset_event=is_grad_reset_event,
+    compile_event=is_compile_event,
     autotune_event=is_autotune_event, gpu_only_event=is_gpu_only_event, allocation_event=is_allocation_event,
     gpu_only_backend=is_gpu_only_backend, version_range=version_range,
     step_end_event=is_step_end_event,

@@ -57,17 +57,22 @@ def _inside(h: HostEvents, own: np.ndarray) -> np.ndarray:
     hundreds of threads and millions of events."""
     out = np.zeros(len(h), bool)
     ordered = h.line.size < 2 or bool((h.line[1:] >= h.line[:-1]).all())  # the XPlane reader's order: no sort
-    by_line = np.arange(len(h)) if ordered else np.argsort(h.line, kind="stable")
-    lines = h.line[by_line]
+    by_line = None if ordered else np.argsort(h.line, kind="stable")  # ordered: slices, no index column (8 B/event)
+    lines = h.line if by_line is None else h.line[by_line]
     edges = np.concatenate([[0], np.flatnonzero(lines[1:] != lines[:-1]) + 1, [lines.size]]).tolist()
     runs = {int(lines[a]): (a, b) for a, b in itertools.pairwise(edges) if b > a}
     for ln in np.unique(h.line[own]).tolist():
         a, b = runs[ln]
-        ev = by_line[a:b]
-        mine, other = ev[own[ev]], ev[~own[ev]]
-        s, e = _union(h.start[mine], h.end[mine])
-        k = np.searchsorted(s, h.start[other], side="right") - 1
-        out[other] = (k >= 0) & (h.end[other] <= e[np.maximum(k, 0)])
+        ev = slice(a, b) if by_line is None else by_line[a:b]
+        start, end, mine = h.start[ev], h.end[ev], own[ev]
+        s, e = _union(start[mine], end[mine])
+        other = ~mine
+        k = np.searchsorted(s, start[other], side="right") - 1
+        within = (k >= 0) & (end[other] <= e[np.maximum(k, 0)])
+        if by_line is None:
+            out[a:b][other] = within
+        else:
+            out[ev[other]] = within
     return out
 
 

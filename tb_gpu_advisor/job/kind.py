@@ -16,11 +16,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.fmt import and_list
+from tb_gpu_advisor.common.fmt import and_list, gb
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, engines, nvtx
 from tb_gpu_advisor.frameworks.base import op_type
-from tb_gpu_advisor.model.trace import MEMORY_PHASES, Trace
+from tb_gpu_advisor.model.trace import MEMORY_PHASES, LiveStack, Trace
 
 #: Kinds of work, as reported (``job.kind``).
 KINDS = ("training", "inference", "serving", "no_gpu", "unknown")
@@ -350,8 +350,8 @@ def _startup_calls(trace: Trace) -> str:
     mask = h.name_mask(devices.is_runtime_call)
     idx = np.flatnonzero(mask)
     dur = (h.end[idx] - h.start[idx]).astype(np.int64) // 1000  # ns
-    total = np.bincount(h.name[idx].astype(np.int64), weights=dur, minlength=len(h.names))
-    count = np.bincount(h.name[idx].astype(np.int64), minlength=len(h.names))
+    total = np.bincount(h.name[idx].astype(np.int64, copy=False), weights=dur, minlength=len(h.names))
+    count = np.bincount(h.name[idx].astype(np.int64, copy=False), minlength=len(h.names))
     longest = int(h.name[idx][int(np.argmax(dur))]) if idx.size and int(dur.max()) >= _CONTEXT_NS else -1
     order = [int(i) for i in np.argsort(-total, kind="stable") if count[i]]
     parts = []
@@ -417,10 +417,97 @@ def _snapshot_kind(trace: Trace, fw: Framework) -> Kind:
                                               f"reverse order ({lifo:.0%} of them) while allocations without any stack "
                                               f"({stackless:.0%} of those made meanwhile) are made: a backward pass "
                                               "on autograd's engine thread, which records no Python frame")
+    live = _live_kind(trace, fw)
+    if live is not None and (live.kind != "inference" or "forward" not in seen):
+        return live
     if "forward" in seen:
         return Kind("inference", "medium", "a memory snapshot whose allocations come from modules' forward passes, "
                                            f"with no backward pass and no optimizer step{no_grad}")
     return Kind("unknown", "low", "a memory snapshot records allocations, not the GPU's work")
+
+
+#: Of a snapshot's allocated bytes, the share the winning kind's stacks must hold for "medium" where other kinds' stacks
+#: hold bytes too (most of what is held says it); alone, it needs :data:`_LIVE_ALONE_SHARE`.
+_LIVE_MOST_SHARE = 0.5
+_LIVE_ALONE_SHARE = 0.1
+#: What a live block's stack says, by MEMORY_PHASES where no frame names its code (the reader's phase of the stack).
+_PHASE_SAYS = {"backward": ("training", "the backward pass"), "optimizer": ("training", "an optimizer's state"),
+               "forward": ("inference", "modules' forward passes")}
+
+
+@dataclass
+class _Said:
+    """The live bytes whose stacks say one kind of job (and engine): by what they hold, with the largest stack's
+    deciding frame for each."""
+
+    kind: str
+    engine: "engines.Engine | None"
+    size: int = 0
+    what: dict[str, list] = dataclasses.field(default_factory=dict)  # what -> [bytes, frame of its largest stack]
+
+
+def _stack_says(st: LiveStack, fw: Framework) -> tuple[str, str, str, "engines.Engine | None"] | None:
+    """(kind, what, frame, engine) one allocating stack says, from its innermost frame that names the code (a serving
+    engine's, or code only training runs: ``Framework.training_frame``), else from its phase (with the stack's own
+    label: the user's line, or autograd's node); None where nothing."""
+    for f in st.frames:
+        engine = engines.frame_engine(f)
+        if engine is not None:
+            return engine.kind, f"{engine.name}'s work", f, engine
+        what = fw.training_frame(f)
+        if what:
+            return "training", what, f, None
+    said = _PHASE_SAYS.get(st.phase)
+    if said is None:
+        return None
+    return said[0], said[1], st.label or (st.frames[0] if st.frames else "?"), None
+
+
+def _live_kind(trace: Trace, fw: Framework) -> Kind | None:
+    """The kind the blocks live at a snapshot's dump say through the stacks that allocated them (``snapshot.stacks``),
+    each weighted by its bytes: a serving engine's KV cache and weights, an optimizer's state and gradient buffers
+    (training), modules' forward passes (inference).  The kind is the one most live bytes say; medium where they are
+    most of the allocated bytes (or the only kind said, by a tenth of them), else low.  None where no stack says any.
+
+    A snapshot without a history (``_record_memory_history(context="state")``) or with one that holds no step is
+    read by this: the state outlives the work that made it."""
+    snap = trace.snapshot
+    allocated = sum(st[1] for st in snap.state.values())
+    said: dict[tuple[str, str], _Said] = {}
+    for stacks in snap.stacks.values():
+        for st in stacks:
+            got = _stack_says(st, fw)
+            if got is None:
+                continue
+            kind, what, frame, engine = got
+            s = said.setdefault((kind, engine.id if engine else ""), _Said(kind, engine))
+            s.size += st.size
+            w = s.what.setdefault(what, [0, frame])
+            w[0] += st.size
+    if not said or allocated <= 0:
+        return None
+    ranked = sorted(said.values(), key=lambda s: -s.size)
+    top, rest = ranked[0], ranked[1:]
+    share = top.size / allocated  # the stacks are the live blocks: never more than the allocated bytes
+    sure = share >= _LIVE_MOST_SHARE or (not rest and share >= _LIVE_ALONE_SHARE)
+    text = (f"the blocks live at the snapshot's dump, by the stacks that allocated them: {gb(top.size)} of the "
+            f"{gb(allocated)} allocated ({share:.0%}) {_said_words(top)}")
+    if rest:
+        text += "; beside them " + "; ".join(f"{gb(s.size)} {_said_words(s)}" for s in rest[:2])
+    if top.engine is not None:
+        return Kind(top.kind, "medium" if sure else "low", text, top.engine.id, top.engine.name)
+    return Kind(top.kind, "medium" if sure else "low", text)
+
+
+def _said_words(s: _Said) -> str:
+    """``_Said`` in words: the kind, and what holds its bytes with the frame that allocated the most."""
+    parts = [f"{what} {gb(b)} (`{_frame_words(f)}`)" for what, (b, f) in sorted(s.what.items(), key=lambda w: -w[1][0])]
+    return f"say {s.kind}: {', '.join(parts[:3])}"
+
+
+def _frame_words(frame: str) -> str:
+    """A ``/long/path/file.py:123 function`` frame as ``file.py:123 function``."""
+    return _short(frame.replace("\\", "/").rsplit("/", 1)[-1], 60)
 
 
 def _forward_kept_share(trace: Trace) -> float | None:

@@ -66,7 +66,7 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
         return None
     gaps = np.diff(t_start)  # gaps[i]: before launch i + 1
     region_gaps = gaps[first:first + length - 1]
-    waits = np.sort(trace.h.start[trace.h.name_mask(devices.is_sync_call)].astype(np.int64))
+    waits = np.sort(trace.h.start[trace.h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
     best, offset = (-1.0, -1.0), 0
     waited_at = np.zeros(p)
     for o in range(p):
@@ -120,7 +120,7 @@ def _blocked_share(trace: Trace, lo: np.ndarray, hi: np.ndarray) -> float:
     mask = h.name_mask(devices.is_blocking_call)
     if total <= 0 or not mask.any():
         return 0.0
-    bs, be = union_intervals(h.start[mask].astype(np.int64), h.end[mask].astype(np.int64))
+    bs, be = union_intervals(h.start[mask].astype(np.int64, copy=False), h.end[mask].astype(np.int64, copy=False))
     cum = np.r_[0, np.cumsum(be - bs)]
 
     def before(x: np.ndarray) -> np.ndarray:  # blocked time before each x
@@ -143,8 +143,8 @@ def _sequence(trace: Trace, launches: list[np.ndarray]) -> tuple[np.ndarray, np.
     d, ok, rec = best
     r = rec[ok]
     order = np.lexsort((np.asarray(d.start)[ok], h.start[r]))[:MAX_LAUNCHES]
-    return np.asarray(d.name)[ok][order].astype(np.int64), h.start[r][order].astype(np.int64), \
-        h.end[r][order].astype(np.int64)
+    return np.asarray(d.name)[ok][order].astype(np.int64), h.start[r][order].astype(np.int64, copy=False), \
+        h.end[r][order].astype(np.int64, copy=False)
 
 
 def _period(key: np.ndarray) -> tuple[int, int, int] | None:

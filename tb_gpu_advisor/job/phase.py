@@ -95,8 +95,8 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     if not m.any() and not cap_s.size:
         return OneTime("steady", "no one-time costs (module loading, library start-up, compilation) in the capture",
                        launches=n_launch, launch_median_us=med_us)
-    s, e = union_intervals(np.concatenate([h.start[m].astype(np.int64), cap_s]),
-                           np.concatenate([h.end[m].astype(np.int64), cap_e]))
+    s, e = union_intervals(np.concatenate([h.start[m].astype(np.int64, copy=False), cap_s]),
+                           np.concatenate([h.end[m].astype(np.int64, copy=False), cap_e]))
     total = float((e - s).sum()) / PS_PER_MS
     span = trace.span_ps
     window = float(span[1] - span[0]) / PS_PER_MS if span else total
@@ -122,7 +122,7 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
             names = sorted({h.names[i] for i in np.unique(h.name[mask])[:3]})
             # the time they cover, not the sum of their durations: compilation's spans nest (bw_compiler around
             # compile_fx_inner around ...), and summed they read 3.97 s of compiling in a 1.7 s capture
-            us, ue = union_intervals(h.start[mask].astype(np.int64), h.end[mask].astype(np.int64))
+            us, ue = union_intervals(h.start[mask].astype(np.int64, copy=False), h.end[mask].astype(np.int64, copy=False))
             parts.append(f"{int(mask.sum())} {what} ({', '.join(f'`{n}`' for n in names)}, {_ms((ue - us).sum())})")
     phase = ("warm-up" if share >= T("job.warmup_share") else
              "mixed" if share >= T("job.one_time_min_share") else "steady")
@@ -149,9 +149,9 @@ def _autotune(trace: Trace, fw: Framework) -> tuple[np.ndarray, np.ndarray, int]
         t, sy = tune[h.line[tune] == ln], sync[h.line[sync] == ln]
         if not sy.size:
             continue
-        us, ue = union_intervals(h.start[t].astype(np.int64), h.end[t].astype(np.int64))
-        j = np.searchsorted(us, h.start[sy].astype(np.int64), side="right") - 1
-        inside = (j >= 0) & (h.end[sy].astype(np.int64) <= ue[np.maximum(j, 0)])
+        us, ue = union_intervals(h.start[t].astype(np.int64, copy=False), h.end[t].astype(np.int64, copy=False))
+        j = np.searchsorted(us, h.start[sy].astype(np.int64, copy=False), side="right") - 1
+        inside = (j >= 0) & (h.end[sy].astype(np.int64, copy=False) <= ue[np.maximum(j, 0)])
         hit = np.unique(j[inside])
         n += int(inside.sum())
         starts.append(us[hit])
@@ -187,11 +187,11 @@ def _first_uploads(trace: Trace) -> tuple[np.ndarray, np.ndarray, int]:
         # blocks until the copy is staged): the upload is the time a copy was issued or in flight, not the hull from
         # the first copy to the last, which took in a host that waited on something else between two bursts (a
         # program blocked 4.65 s reading its standard input read as 4.79 s of uploads)
-        s = d.start[up].astype(np.int64)
-        e = d.end[up].astype(np.int64)
+        s = d.start[up].astype(np.int64, copy=False)
+        e = d.end[up].astype(np.int64, copy=False)
         ok = r >= 0
-        s[ok] = np.minimum(s[ok], h.start[r[ok]].astype(np.int64))
-        e[ok] = np.maximum(e[ok], h.end[r[ok]].astype(np.int64))
+        s[ok] = np.minimum(s[ok], h.start[r[ok]].astype(np.int64, copy=False))
+        e[ok] = np.maximum(e[ok], h.end[r[ok]].astype(np.int64, copy=False))
         starts.append(s)
         ends.append(e)
         n += int(up.size)
@@ -237,7 +237,7 @@ def unseen_gpu_work(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     if not cand.size:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand])]
-    return union_intervals(h.start[cand].astype(np.int64), h.end[cand].astype(np.int64))
+    return union_intervals(h.start[cand].astype(np.int64, copy=False), h.end[cand].astype(np.int64, copy=False))
 
 
 def _rare_slow_calls(trace: Trace, dur: np.ndarray, other: np.ndarray) -> np.ndarray:

@@ -118,7 +118,7 @@ def step_end_steps(trace: Trace, fw: Framework) -> SpanSteps | None:
     m = h.name_mask(fw.step_end_event)
     if int(m.sum()) < 2:
         return None
-    _, ends = union_intervals(h.start[m].astype(np.int64), h.end[m].astype(np.int64))  # nested calls: one step end
+    _, ends = union_intervals(h.start[m].astype(np.int64, copy=False), h.end[m].astype(np.int64, copy=False))  # nested calls: one step end
     if ends.size < 2:
         return None
     first = int(h.start.min())
@@ -213,7 +213,7 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
     is_top = np.zeros(total.size, dtype=bool)
     is_top[top] = True
     rows = np.flatnonzero(keep & is_top[name]).astype(np.int32 if start.size < 2**31 else np.int64)
-    ln_all = line[rows].astype(np.int64)
+    ln_all = line[rows].astype(np.int64, copy=False)
     lo = int(ln_all.min())
     span = int(ln_all.max()) - lo + 1
     # int32 keys where they fit: this runs at the analysis's peak (the trace and the launch records alive)
@@ -236,7 +236,7 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
         a, b = np.searchsorted(group_name, [i, i + 1])
         for g in range(int(a), int(b)):  # the name's lines, in ascending order
             mm = rows[first[g] : last[g]]
-            s, e = union_intervals(start[mm].astype(np.int64), end[mm].astype(np.int64))
+            s, e = union_intervals(start[mm].astype(np.int64, copy=False), end[mm].astype(np.int64, copy=False))
             if coarse is not None and _most_launches(coarse, s, e) < need * n_launch:
                 continue
             per = np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")

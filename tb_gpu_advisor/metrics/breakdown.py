@@ -19,7 +19,7 @@ from tb_gpu_advisor.frameworks import nvtx, user_ranges
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, GpuCtx
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
-from tb_gpu_advisor.model.columns import add_intervals, coverage, sorted_unique, subtract_intervals, union_intervals
+from tb_gpu_advisor.model.columns import add_intervals, coverage, reduce_at, sorted_unique, subtract_intervals, union_intervals
 
 #: Highest first.  GPU activity beats host activity; exposed copies are copies no kernel overlaps.
 PRIORITY: tuple[str, ...] = (
@@ -111,7 +111,7 @@ def _python_spans(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray]:
     m = sp.line >= 0 if own is None else np.isin(sp.line, own)
     if not m.any():
         return empty
-    s, e = union_intervals(sp.start[m].astype(np.int64), sp.end[m].astype(np.int64))
+    s, e = union_intervals(sp.start[m].astype(np.int64, copy=False), sp.end[m].astype(np.int64, copy=False))
     return subtract_intervals(s, e, *ctx.blocked_spans) if ctx.blocked_spans else (s, e)
 
 
@@ -258,8 +258,8 @@ def painted_segments(intervals: dict[str, tuple[np.ndarray, np.ndarray]], lo: in
     pts = [np.array([lo, hi], dtype=np.int64)]
     for s, e in intervals.values():
         m = (e > lo) & (s < hi)
-        pts.append(np.clip(s[m].astype(np.int64), lo, hi))
-        pts.append(np.clip(e[m].astype(np.int64), lo, hi))
+        pts.append(np.clip(s[m].astype(np.int64, copy=False), lo, hi))
+        pts.append(np.clip(e[m].astype(np.int64, copy=False), lo, hi))
     p = sorted_unique(np.concatenate(pts))
     a, b = p[:-1], p[1:]
     mid = a + (b - a) / 2.0
@@ -364,8 +364,7 @@ class StepArrays:
 def _first_per_step(step: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     """Per step index in [0, n): the minimum of ``values`` (int64 max where the step has none)."""
     out = np.full(n, np.iinfo(np.int64).max, np.int64)
-    if step.size:
-        np.minimum.at(out, step, values)
+    reduce_at(np.minimum, out, step, values)
     return out
 
 
@@ -471,7 +470,7 @@ def gpu_critical_ms(ctx: Context, g: GpuCtx, n: int, classes: dict[str, tuple[fl
         dur = np.maximum(d.end - d.start, 0).astype(np.float64)
         for cls, sel in zip(CRITICAL_CLASSES, (m & mat, m & ~mat)):
             classes[cls] = (float(crit[sel].sum()) / PS_PER_MS, float(dur[sel].sum()) / PS_PER_MS)
-    return np.bincount(g.step[m].astype(np.int64), weights=crit[m], minlength=n)[:n] / PS_PER_MS
+    return np.bincount(g.step[m].astype(np.int64, copy=False), weights=crit[m], minlength=n)[:n] / PS_PER_MS
 
 
 def _single(cov: "_Cover") -> Attribution:
@@ -613,9 +612,9 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     is_k = (d.kind[inside] == devices.KIND_KERNEL) | (d.kind[inside] == devices.KIND_COLLECTIVE)
     big = np.iinfo(np.int64).max
     last = np.full(n, -1, np.int64)
-    np.maximum.at(last, st_in[is_k], st_end[is_k])
+    reduce_at(np.maximum, last, st_in[is_k], st_end[is_k])
     last_any = np.full(n, -1, np.int64)
-    np.maximum.at(last_any, st_in, st_end)
+    reduce_at(np.maximum, last_any, st_in, st_end)
     last = np.where(last >= 0, last, last_any)
     first = _first_per_step(st_in, st_start, n)
     del st_in, st_end, st_start, is_k
@@ -698,7 +697,7 @@ def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
     ms_each = (e[outer] - s[outer]).astype(np.float64) / PS_PER_MS
     # one thread's: the one whose ops fill the most gap time (the thread the GPU waits on).  Its outermost events
     # are disjoint, so its ops never add up to more than the gaps; threads running side by side would.
-    lines = line[outer].astype(np.int64)
+    lines = line[outer].astype(np.int64, copy=False)
     busiest = int(np.argmax(np.bincount(lines - lines.min(), weights=ms_each))) + int(lines.min())
     mine = lines == busiest
     ids = h.name[cand[outer][mine]].astype(np.int64)
@@ -771,14 +770,14 @@ def range_time(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray, cand: np
         cand = cand[g.host_mask[cand]]
     if not cand.size or not i0.size or not w.size:
         return {}
-    s, e = h.start[cand].astype(np.int64), h.end[cand].astype(np.int64)
+    s, e = h.start[cand].astype(np.int64, copy=False), h.end[cand].astype(np.int64, copy=False)
     # a range spanning a whole step, on the host or on this GPU, is the step's (its marker) or the loop's, not a part
     hw = ctx.steps.host_windows.astype(np.int64)
     keep = ~_spans_a_step(s, e, w) & ~_spans_a_step(s, e, hw[np.argsort(hw[:, 0], kind="stable")]) & (e > s)
     marks = ctx.trace.host_steps  # the format's own step markers, kept or not (the last one's GPU work runs past it)
     if marks is not None and marks.start.size:
         o = np.lexsort((marks.end, marks.start))
-        ms_, me_ = marks.start[o].astype(np.int64), marks.end[o].astype(np.int64)
+        ms_, me_ = marks.start[o].astype(np.int64, copy=False), marks.end[o].astype(np.int64, copy=False)
         j = np.minimum(np.searchsorted(ms_, s, side="left"), ms_.size - 1)
         keep &= ~((ms_[j] == s) & (me_[j] == e))
     cand, s, e = cand[keep], s[keep], e[keep]
@@ -788,7 +787,7 @@ def range_time(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray, cand: np
     # before it on its line is nested in one of them
     order = np.lexsort((-(e - s), s, h.line[cand]))
     cand, s, e = cand[order], s[order], e[order]
-    line = h.line[cand].astype(np.int64)
+    line = h.line[cand].astype(np.int64, copy=False)
     outer = np.ones(cand.size, bool)
     for a, b in _runs(line):
         run_end = np.maximum.accumulate(e[a:b])
@@ -799,7 +798,7 @@ def range_time(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray, cand: np
         return {}
     busiest = int(np.argmax(np.bincount(line - line.min(), weights=ms_each))) + int(line.min())
     mine = (line == busiest) & (ms_each > 0)
-    totals = np.bincount(h.name[cand[mine]].astype(np.int64), weights=ms_each[mine])
+    totals = np.bincount(h.name[cand[mine]].astype(np.int64, copy=False), weights=ms_each[mine])
     return {h.names[i]: float(totals[i]) for i in np.flatnonzero(totals > 0).tolist()}
 
 

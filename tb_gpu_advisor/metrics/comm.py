@@ -51,11 +51,11 @@ def communication(ctx: Context) -> Communication:
         if not coll.size:
             continue
         comp = (d.kind == devices.KIND_KERNEL) & (g.step >= 0)
-        cs, ce = union_intervals(d.start[comp].astype(np.int64), d.end[comp].astype(np.int64))
-        comp_starts = np.sort(d.start[comp].astype(np.int64), kind="stable")  # by start already: timsort's one pass
+        cs, ce = union_intervals(d.start[comp].astype(np.int64, copy=False), d.end[comp].astype(np.int64, copy=False))
+        comp_starts = np.sort(d.start[comp].astype(np.int64, copy=False), kind="stable")  # by start already: timsort's one pass
         types = _types(d, coll, g.launch, enc, h)
         xla_msg = _xla_messages(d, ctx.trace.xla_collectives)
-        es, ee = subtract_intervals(d.start[coll].astype(np.int64), d.end[coll].astype(np.int64), cs, ce)
+        es, ee = subtract_intervals(d.start[coll].astype(np.int64, copy=False), d.end[coll].astype(np.int64, copy=False), cs, ce)
         all_exposed += float((ee - es).sum()) / PS_PER_MS
         for t in np.unique(types):
             sel = coll[types == t]
@@ -70,12 +70,12 @@ def communication(ctx: Context) -> Communication:
                 ops = d.op_idx[sel]
                 found += [xla_msg[int(i)] for i in ops[ops >= 0].tolist() if xla_msg[int(i)] is not None]
             sizes.setdefault(t, []).extend(found)
-            runs = _groups(d.start[sel].astype(np.int64), g.step[sel], comp_starts)
+            runs = _groups(d.start[sel].astype(np.int64, copy=False), g.step[sel], comp_starts)
             groups[t] = groups.get(t, 0.0) + runs
             t_ms = float((d.end[sel] - d.start[sel]).sum()) / PS_PER_MS
             total[t] = total.get(t, 0.0) + t_ms
             per_gpu.setdefault(t, []).append(t_ms)
-            ts, te = subtract_intervals(d.start[sel].astype(np.int64), d.end[sel].astype(np.int64), cs, ce)
+            ts, te = subtract_intervals(d.start[sel].astype(np.int64, copy=False), d.end[sel].astype(np.int64, copy=False), cs, ce)
             e_ms = float((te - ts).sum()) / PS_PER_MS
             exposed[t] = exposed.get(t, 0.0) + e_ms
             gpu_rows.setdefault(d.gpu, []).append(CollectiveStat(type=str(t), calls_per_step=sel.size / n,

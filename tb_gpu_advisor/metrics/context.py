@@ -317,10 +317,10 @@ def _host_computing_ops(h: HostEvents, dispatch: np.ndarray) -> np.ndarray:
     out = np.zeros(len(h), dtype=bool)
     for line in sorted_unique(h.line[ops]).tolist():  # per thread: a few threads hold long ops
         mine = ops[h.line[ops] == line]
-        starts = np.sort(h.start[calls & (h.line == line)].astype(np.int64))
+        starts = np.sort(h.start[calls & (h.line == line)].astype(np.int64, copy=False))
         # the runtime calls starting inside each op, at any depth below it
-        inside = (np.searchsorted(starts, h.end[mine].astype(np.int64), side="right")
-                  - np.searchsorted(starts, h.start[mine].astype(np.int64), side="left"))
+        inside = (np.searchsorted(starts, h.end[mine].astype(np.int64, copy=False), side="right")
+                  - np.searchsorted(starts, h.start[mine].astype(np.int64, copy=False), side="left"))
         out[mine[inside == 0]] = True
     return out
 
@@ -441,7 +441,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
                         _DISPATCH_CALL: outer, _EAGER_OP: eager_ops}, len(h))
     return Context(trace, h, steps, gpus, flags, host_step, options if options is not None else UserOptions(), fw=fw,
                    input_spans=input_spans, dispatch_spans=dispatch_spans, own_spans=own_spans,
-                   blocked_spans=(h.start[blocked].astype(np.int64), h.end[blocked].astype(np.int64)), job=job,
+                   blocked_spans=(h.start[blocked].astype(np.int64, copy=False), h.end[blocked].astype(np.int64, copy=False)), job=job,
                    alloc_spans=_alloc_spans(h), pre_op_spans=pre_op, memo=memo)
 
 
@@ -455,7 +455,7 @@ def _memory_on_gpu_time(trace: Trace, gpus: list[GpuCtx], h: HostEvents, calls: 
     end, and a free between calls to the end of the work of the call before it.  The allocator's totals after each
     event stay as recorded (the order is kept); the trace's ``MemoryEvents`` say ``clock="gpu"``."""
     order = np.argsort(h.start[calls], kind="stable")
-    cs, ce = h.start[calls][order].astype(np.int64), h.end[calls][order].astype(np.int64)
+    cs, ce = h.start[calls][order].astype(np.int64, copy=False), h.end[calls][order].astype(np.int64, copy=False)
     for gpu, me in list(trace.memory.items()):
         g = next((x for x in gpus if x.d.gpu == gpu), None)
         if g is None or not len(me) or me.clock != "host":
@@ -463,15 +463,15 @@ def _memory_on_gpu_time(trace: Trace, gpus: list[GpuCtx], h: HostEvents, calls: 
         k = np.flatnonzero(g.launch >= 0)
         if not k.size:
             continue
-        at = h.start[g.launch[k]].astype(np.int64)
+        at = h.start[g.launch[k]].astype(np.int64, copy=False)
         j = np.searchsorted(cs, at, side="right") - 1
         ok = (j >= 0) & (at <= ce[np.maximum(j, 0)])
         if not ok.any():
             continue
         first = np.full(cs.size, np.iinfo(np.int64).max, np.int64)
         last = np.full(cs.size, -1, np.int64)
-        np.minimum.at(first, j[ok], g.d.start[k[ok]].astype(np.int64))
-        np.maximum.at(last, j[ok], g.d.end[k[ok]].astype(np.int64))
+        np.minimum.at(first, j[ok], g.d.start[k[ok]].astype(np.int64, copy=False))
+        np.maximum.at(last, j[ok], g.d.end[k[ok]].astype(np.int64, copy=False))
         t = me.t.astype(np.int64)
         c = np.searchsorted(cs, t, side="right") - 1
         has = (c >= 0) & (last[np.maximum(c, 0)] >= 0)
@@ -489,7 +489,7 @@ def _alloc_spans(h: HostEvents) -> tuple[np.ndarray, np.ndarray] | None:
     m = h.name_mask(devices.is_alloc_call) if len(h) else np.zeros(0, bool)
     if not m.any():
         return None
-    return union_intervals(h.start[m].astype(np.int64), h.end[m].astype(np.int64))
+    return union_intervals(h.start[m].astype(np.int64, copy=False), h.end[m].astype(np.int64, copy=False))
 
 
 def _matrix_by_rate(trace: Trace, d: DeviceEvents) -> np.ndarray | None:
@@ -531,7 +531,7 @@ def _rows_by_kernel_name(fo, d: DeviceEvents, idx: np.ndarray) -> np.ndarray:  #
     (``gemm_fusion_dot.208`` -> ``gemm_fusion_dot_208``), within the module its op text names; -1 where none is."""
     by_name = {(m, o.replace(".", "_")): i for i, (m, o) in enumerate(zip(fo.module, fo.op_name))}
     module = [xla.module_op(t).split("/", 1)[0] for t in d.op_text]
-    pairs, inv = np.unique(np.stack([d.op_idx[idx].astype(np.int64), d.name[idx].astype(np.int64)]), axis=1,
+    pairs, inv = np.unique(np.stack([d.op_idx[idx].astype(np.int64, copy=False), d.name[idx].astype(np.int64, copy=False)]), axis=1,
                            return_inverse=True)
     rows = np.array([by_name.get((module[int(o)], d.names[int(n)]), -1) for o, n in pairs.T], np.int64)
     return rows[inv.reshape(-1)]
@@ -602,7 +602,7 @@ def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             ev = by_line[np.searchsorted(ordered, ln, side="left"):np.searchsorted(ordered, ln, side="right")]
             sel = ev[mask[ev]]
             chunks = (ev[a:a + _CHUNK] for a in range(0, ev.size, _CHUNK))
-        s, e = _calls(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+        s, e = _calls(h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
         # the outermost event of each merged interval: the first (by index) mask event starting at its start
         x = h.start[sel]
         pos = np.searchsorted(s, x)  # ``np.isin(x, s)`` (s is sorted): a binary search, not a sort of both
@@ -656,8 +656,8 @@ def _dispatch_and_own_spans(h: HostEvents, dispatch: np.ndarray, own_work: np.nd
     cut = h.name_mask(devices.is_sync_call)
     if own_work is not None:
         cut = cut | own_work
-    s, e = subtract_intervals(h.start[dispatch].astype(np.int64), h.end[dispatch].astype(np.int64),
-                              h.start[cut].astype(np.int64), h.end[cut].astype(np.int64))
+    s, e = subtract_intervals(h.start[dispatch].astype(np.int64, copy=False), h.end[dispatch].astype(np.int64, copy=False),
+                              h.start[cut].astype(np.int64, copy=False), h.end[cut].astype(np.int64, copy=False))
     own_s, own_e = no_call_stretches(h, s, e)
     return (subtract_intervals(s, e, own_s, own_e) if own_s.size else (s, e)), (own_s, own_e)
 
@@ -671,7 +671,7 @@ def no_call_stretches(h: HostEvents, s: np.ndarray, e: np.ndarray) -> tuple[np.n
     if not s.size:
         return s, e
     calls = h.name_mask(devices.is_runtime_call)
-    a, b = subtract_intervals(s, e, h.start[calls].astype(np.int64), h.end[calls].astype(np.int64))
+    a, b = subtract_intervals(s, e, h.start[calls].astype(np.int64, copy=False), h.end[calls].astype(np.int64, copy=False))
     keep = (b - a) >= T("metrics.cpu_op_ms") * PS_PER_MS
     return a[keep], b[keep]
 
@@ -690,7 +690,7 @@ def _own_host(g: GpuCtx, trace: Trace, h: HostEvents, fw, dispatch: np.ndarray, 
     if marked:
         mark = np.flatnonzero(h.name_mask(fw.step_marker) & hm)
         mark = mark[np.argsort(h.start[mark], kind="stable")]
-        s, e = h.start[mark].astype(np.int64), h.end[mark].astype(np.int64)
+        s, e = h.start[mark].astype(np.int64, copy=False), h.end[mark].astype(np.int64, copy=False)
         e[:-1] = np.maximum(s[1:], s[:-1])
         windows = np.stack([s, e], axis=1) if s.size else None
     g.input_spans = _input_spans(h, windows, fw, dispatch & hm, hm, named=fw_input & hm, fed=fed)[0]
@@ -733,10 +733,10 @@ def _input_spans(h: HostEvents, windows: np.ndarray | None, fw, dispatch: np.nda
         first = np.where(j < d_start.size, d_start[np.clip(j, 0, max(d_start.size - 1, 0))], np.iinfo(np.int64).max)
         ok = (first < w[:, 1]) & (first - w[:, 0] >= T("input.min_untraced_ms") * PS_PER_MS)
         if named is not None and named.any():
-            pre = subtract_intervals(w[ok, 0].astype(np.int64), first[ok].astype(np.int64),
-                                     h.start[named].astype(np.int64), h.end[named].astype(np.int64))
+            pre = subtract_intervals(w[ok, 0].astype(np.int64), first[ok].astype(np.int64, copy=False),
+                                     h.start[named].astype(np.int64, copy=False), h.end[named].astype(np.int64, copy=False))
         elif not fed:
-            pre = (w[ok, 0].astype(np.int64), first[ok].astype(np.int64))
+            pre = (w[ok, 0].astype(np.int64), first[ok].astype(np.int64, copy=False))
         else:
             starts.append(w[ok, 0])
             ends.append(first[ok])

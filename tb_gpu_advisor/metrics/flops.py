@@ -117,7 +117,7 @@ def _row_kernels(ctx: Context, fo: FlopOps) -> _RowKernels:
         row = np.full(len(d), -1, np.int64)
         if enc is not None:
             idx = np.flatnonzero(kern & (g.launch >= 0))
-            host = enc.find(g.launch[idx].astype(np.int64))
+            host = enc.find(g.launch[idx].astype(np.int64, copy=False))
             ok = host >= 0
             row[idx[ok]] = row_of_host[host[ok]]
         elif by_op:

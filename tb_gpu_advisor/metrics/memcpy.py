@@ -52,7 +52,7 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
             if dr in _ON_DEVICE:
                 if compute is None:
                     busy = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
-                    compute = union_intervals(d.start[busy].astype(np.int64), d.end[busy].astype(np.int64))
+                    compute = union_intervals(d.start[busy].astype(np.int64, copy=False), d.end[busy].astype(np.int64, copy=False))
                 own[str(dr)] = own.get(str(dr), 0.0) + _exposed_ms(d.start[m][sel], d.end[m][sel], compute)
             cnt = np.bincount(st[sel], minlength=n)
             b = np.bincount(st[sel], weights=by[sel], minlength=n)
@@ -155,8 +155,8 @@ def _trip_windows(d, step: np.ndarray, d2h: np.ndarray, h2d: np.ndarray,  # noqa
     small = T("round_trip.min_bytes")
     d2h = d2h & ~((d.mem_bytes >= 0) & (d.mem_bytes < small))  # values and small constants are no data round trip
     h2d = h2d & ~((d.mem_bytes >= 0) & (d.mem_bytes < small))
-    o_end, o_step = d.end[d2h].astype(np.int64), step[d2h]
-    i_start, i_step = d.start[h2d].astype(np.int64), step[h2d]
+    o_end, o_step = d.end[d2h].astype(np.int64, copy=False), step[d2h]
+    i_start, i_step = d.start[h2d].astype(np.int64, copy=False), step[h2d]
     back = _comes_back(d, step, d2h, h2d) & (i_start < last_kernel[i_step])
     if not back.any() or not o_end.size:
         return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -181,7 +181,7 @@ def _waiting(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 
     """Host time that is waiting, not work on data: inside blocking runtime calls, and waiting for input."""
     h = ctx.h
     inp = ctx.role_rows(HOST_INPUT_BIT, g.host_mask)
-    spans = [ctx.blocked_spans, (h.start[inp].astype(np.int64), h.end[inp].astype(np.int64)),
+    spans = [ctx.blocked_spans, (h.start[inp].astype(np.int64, copy=False), h.end[inp].astype(np.int64, copy=False)),
              ctx.input_spans if g.input_spans is None else g.input_spans]
     spans = [sp for sp in spans if sp is not None and len(sp[0])]
     if not spans:

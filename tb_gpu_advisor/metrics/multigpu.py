@@ -227,7 +227,7 @@ def peer_waits(ctx: Context) -> dict[str, float]:
     for g in act:
         d = g.d
         m = d.kind != devices.KIND_COLLECTIVE  # collectives wait for every peer: they say nothing of turn-taking
-        busy.append(union_intervals(d.start[m].astype(np.int64), d.end[m].astype(np.int64)))
+        busy.append(union_intervals(d.start[m].astype(np.int64, copy=False), d.end[m].astype(np.int64, copy=False)))
     tot = np.zeros(len(BREAKDOWN_CATEGORIES))
     for i, g in enumerate(act):
         others = [b for j, b in enumerate(busy) if j != i]

@@ -162,7 +162,7 @@ def eager(ctx: Context) -> EagerOps:
         top = [h.names[int(u[i])] for i in np.argsort(-c)[:10]]
     # the host's time in eager ops, each instant once: an eager op nested in another, or running on a second thread,
     # is not more of the step (issue #36: corpus_tf/eager read "3.56 ms of host time in each 1.85 ms step")
-    s, e = union_intervals(h.start[m].astype(np.int64), h.end[m].astype(np.int64))
+    s, e = union_intervals(h.start[m].astype(np.int64, copy=False), h.end[m].astype(np.int64, copy=False))
     return EagerOps(count=int(m.sum()), per_step=int(m.sum()) / n,
                     time_ms_per_step=float((e - s).sum()) / PS_PER_MS / n, top=top)
 

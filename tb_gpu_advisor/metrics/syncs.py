@@ -125,7 +125,7 @@ def _recorded(ctx: Context, sync: np.ndarray) -> tuple[np.ndarray, tuple[np.ndar
     py = None
     if sp is not None and len(sp):
         on = np.isin(sp.line, lines)
-        py = (sp.start[on].astype(np.int64), sp.end[on].astype(np.int64))
+        py = (sp.start[on].astype(np.int64, copy=False), sp.end[on].astype(np.int64, copy=False))
     return m, py
 
 
@@ -147,8 +147,8 @@ def _covered(h, recorded: tuple[np.ndarray, tuple[np.ndarray, np.ndarray] | None
         ok = j >= 0
         ok[ok] = h.start[idx[ok]] < e[j[ok]]
         idx = idx[ok]
-        cs.append(h.start[idx].astype(np.int64))
-        ce.append(h.end[idx].astype(np.int64))
+        cs.append(h.start[idx].astype(np.int64, copy=False))
+        ce.append(h.end[idx].astype(np.int64, copy=False))
     if py is not None:
         cs.append(py[0])
         ce.append(py[1])
@@ -164,8 +164,8 @@ def _input_wait(ctx: Context, g) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN0
     h = ctx.h
     inp = ctx.role_rows(HOST_INPUT_BIT, g.host_mask)
     spans = ctx.input_spans if g.input_spans is None else g.input_spans
-    s = np.concatenate([h.start[inp].astype(np.int64), spans[0].astype(np.int64)]) if spans else h.start[inp]
-    e = np.concatenate([h.end[inp].astype(np.int64), spans[1].astype(np.int64)]) if spans else h.end[inp]
+    s = np.concatenate([h.start[inp].astype(np.int64, copy=False), spans[0].astype(np.int64)]) if spans else h.start[inp]
+    e = np.concatenate([h.end[inp].astype(np.int64, copy=False), spans[1].astype(np.int64)]) if spans else h.end[inp]
     return union_intervals(s.astype(np.int64), e.astype(np.int64))
 
 
@@ -207,7 +207,7 @@ def _idle_after(g, h, held: np.ndarray, ends: np.ndarray, copy: np.ndarray,  # n
     blocked = np.add.reduceat(blocked, first)  # the host's time blocked in the syncs of each gap
     j, is_copy = j[last], is_copy[last]
     kept = g.step[j] >= 0  # the work the GPU waited for belongs to a kept step
-    a, b, is_copy = run_end[j - 1][kept].astype(np.int64), d.start[j][kept].astype(np.int64), is_copy[kept]
+    a, b, is_copy = run_end[j - 1][kept].astype(np.int64, copy=False), d.start[j][kept].astype(np.int64, copy=False), is_copy[kept]
     blocked = blocked[kept]
     pos = b > a
     spans = [none, none]

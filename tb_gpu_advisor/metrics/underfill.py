@@ -66,31 +66,33 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
         return None
     sms, source = gpu_sms(d)
     unit = devices.unit_name(d.info.name, d.info.compute_capability)
-    kernel_ms = float((d.end[in_step] - d.start[in_step]).sum()) / PS_PER_MS
-    idx = d.launch_idx[in_step[d.launch_idx]] if len(d.launch_idx) else np.zeros(0, np.int32)
-    gu = GpuUnderfill(gpu=d.gpu, sm_count=sms, sm_source=source, unit=unit, launches_recorded=int(idx.size),
-                      kernel_ms=kernel_ms, underfilled_ms=0.0, idle_ms=0.0)
+    kernel_ms = _duration_ps(d, in_step) / PS_PER_MS
+    cfg, table = d.launch_cfg, d.launch_table
+    recorded = in_step & (cfg >= 0) if len(table) and cfg.size else np.zeros(0, dtype=bool)
+    gu = GpuUnderfill(gpu=d.gpu, sm_count=sms, sm_source=source, unit=unit,
+                      launches_recorded=int(np.count_nonzero(recorded)), kernel_ms=kernel_ms, underfilled_ms=0.0,
+                      idle_ms=0.0)
+    if not gu.launches_recorded:
+        return gu
+    s = sms if sms is not None else UNKNOWN_SMS
+    # which of the few configurations are small, then the kernels that use one: no per-kernel copy of the counts
+    # (the launches' own columns were ~100 MB a GPU at the peak on a dense 1 GB capture)
+    small_cfg = np.append(table[:, 0] < s if sms is not None else table[:, 0] == 1, False)  # -1: the last, False
+    idx = np.flatnonzero(recorded & small_cfg[cfg])
     if not idx.size:
         return gu
-    sel = in_step[d.launch_idx]
-    blocks = d.launch_blocks[sel].astype(np.int64)
-    threads = d.launch_threads[sel].astype(np.int64)
-    s = sms if sms is not None else UNKNOWN_SMS
-    small = blocks < s if sms is not None else blocks == 1
-    if not small.any():
-        return gu
-    idx, blocks, threads = idx[small], blocks[small], threads[small]
+    blocks = table[cfg[idx], 0].astype(np.int64)
+    threads = table[cfg[idx], 1].astype(np.int64)
     dur_ms = (d.end[idx] - d.start[idx]).astype(np.float64) / PS_PER_MS
     floor_ms = T("small_grid.floor_us") / 1000.0
     idle = np.maximum(dur_ms - floor_ms, 0.0) * (1.0 - blocks / s)
     gu.underfilled_ms, gu.idle_ms = float(dur_ms.sum()), float(idle.sum())
-    key = np.stack([d.name[idx].astype(np.int64), blocks, threads], axis=1)
-    uniq, inv = np.unique(key, axis=0, return_inverse=True)
-    inv = inv.reshape(-1)
-    cnt = np.bincount(inv, minlength=len(uniq))
-    tot = np.bincount(inv, weights=dur_ms, minlength=len(uniq))
-    idl = np.bincount(inv, weights=idle, minlength=len(uniq))
-    for j, (name_id, b, t) in enumerate(uniq.tolist()):
+    first, inv = _groups(d.name[idx].astype(np.int64), blocks, threads)
+    cnt = np.bincount(inv, minlength=len(first))
+    tot = np.bincount(inv, weights=dur_ms, minlength=len(first))
+    idl = np.bincount(inv, weights=idle, minlength=len(first))
+    for j, (name_id, b, t) in enumerate(zip(d.name[idx[first]].tolist(), blocks[first].tolist(),
+                                            threads[first].tolist())):
         full = d.names[name_id]
         name = devices.short_kernel_name(full)
         r = rows.get((name, b, t))
@@ -104,3 +106,28 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
         if d.gpu not in r.gpus:
             r.gpus.append(d.gpu)
     return gu
+
+
+def _duration_ps(d, mask: np.ndarray, block: int = 1 << 18) -> float:
+    """The summed durations (ps) of the events ``mask`` selects, a block of events at a time: no column of the
+    kernels' durations (8 bytes a kernel) is made whole."""
+    total = 0
+    for a in range(0, mask.shape[0], block):
+        m = mask[a : a + block]
+        total += int((d.end[a : a + block][m] - d.start[a : a + block][m]).sum())
+    return float(total)
+
+
+def _groups(*keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(the first row of each distinct key tuple, each row's group) over equal-length integer columns, in the
+    order of the sorted tuples.  Each column is ranked on its own (a 1-D ``unique``), and the ranks are folded into one
+    int64 two at a time, each fold bounded by rows x rows: ``unique(axis=0)`` sorts a structured view row by row,
+    seconds on a million launches."""
+    n = len(keys[0])
+    code = np.zeros(n, dtype=np.int64)
+    for col in keys:
+        rank = np.unique(col, return_inverse=True)[1].reshape(-1).astype(np.int64)
+        code = np.unique(code * (int(rank.max(initial=0)) + 1) + rank, return_inverse=True)[1].reshape(-1).astype(np.int64)
+    order = np.argsort(code, kind="stable")
+    starts = np.flatnonzero(np.r_[True, np.diff(code[order]) != 0]) if n else np.zeros(0, dtype=np.int64)
+    return order[starts], code

@@ -157,6 +157,27 @@ def _merged_counts(w_start: np.ndarray, t: np.ndarray) -> np.ndarray:
     return out
 
 
+def reduce_at(ufunc: np.ufunc, out: np.ndarray, keys: np.ndarray, values: np.ndarray) -> None:
+    """``ufunc.at(out, keys, values)`` for ``np.minimum`` / ``np.maximum`` (any ufunc whose result does not depend on
+    the order its values come in): ``out[k]`` takes in every value whose key is ``k``.
+
+    Where the keys do not fall (a GPU's events by start carry their steps rising), each run of one key is reduced at
+    once (``ufunc.reduceat``) and written with one scatter: ``ufunc.at``'s per-element loop was 0.30 s at the step
+    gaps' and steps' three uses over the 1 GB capture's 8 GPUs of 2.2 M events.  Other keys take ``ufunc.at``.  Minima and maxima are exact, so the two
+    give the same values.
+    """
+    if keys.size == 0:
+        return
+    if keys.size < 2 or not bool((keys[1:] >= keys[:-1]).all()):
+        ufunc.at(out, keys, values)
+        return
+    first = np.flatnonzero(keys[1:] != keys[:-1])
+    first += 1
+    first = np.concatenate([np.zeros(1, first.dtype), first])
+    k = keys[first]
+    out[k] = ufunc(out[k], ufunc.reduceat(values, first))
+
+
 def union_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Merge intervals into disjoint sorted ones (vectorized)."""
     if start.size == 0:

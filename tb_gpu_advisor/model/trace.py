@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tb_gpu_advisor.model.columns import narrowest, take
+from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, take
 from tb_gpu_advisor.model.idtable import IdTable
 
 
@@ -147,6 +147,18 @@ class SnapshotBlock:
     label: str = ""  # its innermost frame in the user's code
 
 
+@dataclass(frozen=True)
+class LiveStack:
+    """The blocks live at a snapshot's dump that one stack allocated: together they say what the job holds memory
+    for (``job.kind`` weighs each stack's frames by its bytes, where the history says nothing)."""
+
+    size: int  # bytes of the blocks, together
+    blocks: int
+    frames: tuple[str, ...]  # "file.py:123 function", innermost first; () for blocks recorded without a stack
+    phase: str = "other"  # MEMORY_PHASES, from the stack
+    label: str = ""  # its innermost frame in the user's code (in a C++-only stack its autograd node or ATen op)
+
+
 @dataclass
 class OutOfMemory:
     """An allocation the allocator could not serve (a snapshot's ``oom`` trace entry), with what was live then."""
@@ -174,6 +186,9 @@ class MemorySnapshot:
     state: dict[int, tuple[int, int, int, int]] = field(default_factory=dict)
     #: GPU -> its largest live blocks at the dump, largest first
     blocks: dict[int, list[SnapshotBlock]] = field(default_factory=dict)
+    #: GPU -> every live block at the dump, grouped by the stack that allocated it, most bytes first (the largest
+    #: stacks; their sizes never add up to more than the allocated bytes of ``state``)
+    stacks: dict[int, list[LiveStack]] = field(default_factory=dict)
     ooms: list[OutOfMemory] = field(default_factory=list)
     #: ``allocator_settings`` (``PYTORCH_CUDA_ALLOC_CONF``, ``expandable_segments`` ...), scalars only
     settings: dict[str, object] = field(default_factory=dict)
@@ -349,11 +364,11 @@ class DeviceEvents:
     shape_sid: np.ndarray  # string id of the op's shapes (XPlane `shape` stat), -1
     long_name_sid: np.ndarray = None  # string id of the XLA op text (`long_name` stat) (XLA ops: "%x = f16[8,128]{1,0} dot(...)")
     graph_id: np.ndarray = None  # `cuda_graph_id` of kernels launched inside a CUDA graph (XLA command buffer), -1
-    # the kernels whose launch configuration the file records, and it (:meth:`launch_columns`): 12 bytes a kernel,
-    # none for other events; empty where the format records none
-    launch_idx: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # int32 event indices, ascending
-    launch_blocks: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # blocks in the grid (x*y*z)
-    launch_threads: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int32))  # threads per block (x*y*z)
+    # each event's launch configuration (:meth:`launch_columns`): an index into ``launch_table`` in the narrowest int
+    # dtype, -1 where the file records none (a zero-byte broadcast where no event has one).  A kernel repeats a few
+    # configurations (1-2 bytes an event, against 12 for its own blocks and threads: 240 MB at 1 GB of dense XPlane)
+    launch_cfg: np.ndarray = field(default_factory=lambda: np.zeros(0, np.int8))
+    launch_table: np.ndarray = field(default_factory=lambda: np.zeros((0, 2), np.int32))  # (blocks x*y*z, threads)
 
     def __len__(self) -> int:
         return int(self.start.shape[0])
@@ -361,14 +376,36 @@ class DeviceEvents:
     @staticmethod
     def launch_columns(blocks: np.ndarray, threads: np.ndarray) -> dict[str, np.ndarray]:
         """The ``launch_*`` fields from a dense blocks and threads column (-1 where not recorded): the events with a
-        grid of at least one block, their counts clipped to int32 (2**31-1 blocks fill any GPU; a block holds at most
-        1024 threads on every GPU we know)."""
+        grid of at least one block get their (blocks, threads) pair's row of the table, the counts clipped to int32
+        (2**31-1 blocks fill any GPU; a block holds at most 1024 threads on every GPU we know)."""
         blocks = np.asarray(blocks)
-        idx = np.flatnonzero(blocks > 0).astype(np.int32)
+        has = blocks > 0
+        if not has.any():
+            return {"launch_cfg": absent_as_broadcast(np.full(blocks.shape, -1, np.int8))}
         top = np.iinfo(np.int32).max
-        return {"launch_idx": idx,
-                "launch_blocks": np.minimum(np.asarray(blocks[idx], np.int64), top).astype(np.int32),
-                "launch_threads": np.clip(np.asarray(np.asarray(threads)[idx], np.int64), -1, top).astype(np.int32)}
+        b = np.minimum(np.asarray(blocks[has], np.int64), top)
+        t = np.clip(np.asarray(np.asarray(threads)[has], np.int64), -1, top)
+        pairs, inv = np.unique(b * (top + 2) + (t + 1), return_inverse=True)
+        table = np.stack([pairs // (top + 2), pairs % (top + 2) - 1], axis=1).astype(np.int32)
+        return DeviceEvents.launch_from(has, inv, table)
+
+    @staticmethod
+    def launch_from(has: np.ndarray, cfg: np.ndarray, table: np.ndarray) -> dict[str, np.ndarray]:
+        """The ``launch_*`` fields from the events that have a configuration (``has``), their rows (``cfg``) of
+        ``table`` ((blocks, threads) int32 pairs, blocks >= 1)."""
+        out = np.full(has.shape, -1, dtype=int_dtype(-1, max(len(table) - 1, 0)))
+        out[has] = cfg
+        return {"launch_cfg": absent_as_broadcast(out), "launch_table": np.asarray(table, np.int32).reshape(-1, 2)}
+
+    def launches(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(event indices ascending, blocks, threads per block) of the events whose launch configuration the file
+        records."""
+        cfg = self.launch_cfg
+        if not len(self.launch_table) or not cfg.size:
+            return np.zeros(0, np.intp), np.zeros(0, np.int32), np.zeros(0, np.int32)
+        idx = np.flatnonzero(cfg >= 0)
+        rows = self.launch_table[cfg[idx]]
+        return idx, rows[:, 0], rows[:, 1]
 
     @staticmethod
     def copy_columns(mem_bytes: np.ndarray, mem_sync: np.ndarray) -> dict[str, np.ndarray]:

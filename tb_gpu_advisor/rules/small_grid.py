@@ -1,7 +1,9 @@
 """§1.2.3 Kernels too small to fill the GPU: launched with fewer thread blocks than the GPU has SMs.
 
 Metric: the kernel time of launches with ``B`` blocks on a GPU of ``S`` SMs, ``B < S`` (the launch configuration the
-trace records: Kineto's ``grid``/``block``, Nsight's ``gridX..blockZ``, XPlane's ``kernel_details``), and the bound
+trace records: Kineto's ``grid``/``block``, Nsight's ``gridX..blockZ``, XPlane's ``kernel_details``; on AMD ``B``
+counts workgroups on ``S`` CUs, the Kineto reader dividing the work-item grids of HIP's module launches by their
+workgroup size, ``devices.amd.WORK_ITEM_GRID_CALLS``), and the bound
 ``(t - small_grid.floor_us)+ x (1 - B / S)`` on what filling the GPU takes off each (``metrics/underfill.py``): a
 block runs on one SM, so at most ``B`` SMs work while the kernel runs, and no grid shortens a kernel below the time
 every kernel takes.  Where the GPU's SM count is unknown only one-block kernels are judged,
@@ -57,7 +59,7 @@ def check(m: HostMetrics) -> list[Finding]:
     if not u.top or ctx.step_ms is None or u.idle_ms_per_step <= 0:
         return []
     gemm = min(u.gemm_idle_ms_per_step, u.idle_ms_per_step)
-    sv = saving(ctx, u.idle_ms_per_step, _ASSUMPTION,
+    sv = saving(ctx, u.idle_ms_per_step, ctx.words(_ASSUMPTION),
                 [("compute", "gemm_kernels", gemm), ("compute", "non_matmul_kernels", u.idle_ms_per_step - gemm)])
     share = ctx.share(sv.ms_per_step if sv is not None else None) or 0.0
     sev = grade(share, "small_grid.warning", "small_grid.critical") or ("info" if share >= T("small_grid.info") else None)
@@ -81,8 +83,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "sm_count": {str(g.gpu): g.sm_count for g in gpus},
                                     "sm_source": {str(g.gpu): g.sm_source for g in gpus}}),
         saving=sv,
-        evidence=[table("Kernels with fewer thread blocks than SMs, by SM time left idle (kept steps, all GPUs)",
-                        ["kernel", "blocks", "threads/block", "SMs", "count", "total ms", "idle-SM bound ms"],
+        evidence=[table(ctx.words(_TABLE), [ctx.words(c) for c in _COLUMNS],
                         [[short(k.name), k.blocks, k.threads if k.threads >= 0 else "-", _of_sms(k), k.count,
                           k.total_ms, k.idle_ms] for k in u.top])],
         windows=step_windows(ctx, key=lambda st: st.breakdown.device_compute, label="kernels"),
@@ -90,17 +91,20 @@ def check(m: HostMetrics) -> list[Finding]:
     )]
 
 
-#: What the saving assumes (``metrics/underfill.py``).
-_ASSUMPTION = ("an upper bound: the same work spread over every SM, each as fast as now, takes blocks / SMs of the "
-               "kernel's time above the few microseconds every kernel takes (a block runs on one SM); work that is "
-               "serial in itself gains less")
+#: What the saving assumes (``metrics/underfill.py``); this and the table speak of "thread blocks" and "SMs" only,
+#: which ``ctx.words`` turns into an AMD GPU's "workgroups" and "CUs" (``devices.amd.WORDS``).
+_ASSUMPTION = ("an upper bound: the same work spread over all the SMs, each as fast as now, takes thread blocks / SMs "
+               "of the kernel's time above the few microseconds every kernel takes (a thread block runs on one of "
+               "the SMs); work that is serial in itself gains less")
+_TABLE = "Kernels with fewer thread blocks than SMs, by the time of the SMs they left idle (kept steps, all GPUs)"
+_COLUMNS = ("kernel", "thread blocks", "threads each", "SMs", "count", "total ms", "bound ms (idle SMs)")
 
 
 def _sms_words(known: list, gpus: list) -> str:
     """`` (28 SMs on the NVIDIA GeForce RTX 3060, from the trace)``, or why only one-block kernels are judged."""
     if not known:
-        return (" (the GPU's SM count is unknown: only one-block kernels are judged, and a one-block kernel runs on "
-                "one SM, leaving at least half of any multi-SM GPU idle)")
+        return (" (the GPU's number of SMs is unknown: only kernels of one thread block are judged, and one thread "
+                "block runs on one of the SMs, leaving at least half of any GPU of several SMs idle)")
     counts = sorted({(g.sm_count, g.sm_source) for g in known})
     said = ", ".join(f"{n} SMs, from {src}" for n, src in counts)
     return f" ({said})"

@@ -48,7 +48,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, xla
 from tb_gpu_advisor.job import Job
-from tb_gpu_advisor.model.columns import searchsorted_right, sorted_unique, union_intervals
+from tb_gpu_advisor.model.columns import reduce_at, searchsorted_right, sorted_unique, union_intervals
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
 
 PS_PER_MS = 1e9
@@ -368,8 +368,8 @@ def _launching_ops(h: HostEvents, rec: np.ndarray) -> np.ndarray:
     up.  Where a line's events overlap without nesting (clock rounding), a found parent that does not enclose the
     launch is not taken."""
     order = np.lexsort((-(h.end - h.start).astype(np.int64), h.start, h.line))
-    line = h.line[order].astype(np.int64)
-    st, en = h.start[order].astype(np.int64), h.end[order].astype(np.int64)
+    line = h.line[order].astype(np.int64, copy=False)
+    st, en = h.start[order].astype(np.int64, copy=False), h.end[order].astype(np.int64, copy=False)
     pos = np.arange(order.size, dtype=np.int64)
     first = np.searchsorted(line, line, side="left")  # each event's line starts here in ``order``
     closed = np.zeros(order.size, np.int64)
@@ -426,7 +426,7 @@ def _training_range_steps(trace: Trace, job: Job | None) -> tuple[str, str, np.n
     lines = np.unique(h.line[pick]).size
     note = (f"NVTX ranges `{h.names[best]}`, the training iteration's own range ({pick.size} on {lines} "
             f"thread{'s' if lines > 1 else ''}): each repeat starts a step")
-    u, s, e = _group_windows(_range_step_ids(h, pick), h.start[pick].astype(np.int64), h.end[pick].astype(np.int64))
+    u, s, e = _group_windows(_range_step_ids(h, pick), h.start[pick].astype(np.int64, copy=False), h.end[pick].astype(np.int64, copy=False))
     return "nvtx_top_range", note, u, s, e
 
 
@@ -489,10 +489,10 @@ def _launched_per_step(hs: np.ndarray, he: np.ndarray, h: HostEvents, d: DeviceE
     ok = k >= 0
     ok &= t < he[np.clip(k, 0, None)]
     m, k = m[ok], k[ok]
-    np.minimum.at(first_any, k, d.start[m])
-    np.maximum.at(last, k, d.end[m])
+    reduce_at(np.minimum, first_any, k, d.start[m])
+    reduce_at(np.maximum, last, k, d.end[m])
     kern = (d.kind[m] == devices.KIND_KERNEL) | (d.kind[m] == devices.KIND_COLLECTIVE)
-    np.minimum.at(first_k, k[kern], d.start[m][kern])
+    reduce_at(np.minimum, first_k, k[kern], d.start[m][kern])
     return first_k, first_any, last
 
 
@@ -613,7 +613,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple
     m = pstep[h.name[idx]] >= 0
     if m.any():
         sel = idx[m]
-        u, s, e = _group_windows(pstep[h.name[sel]], h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+        u, s, e = _group_windows(pstep[h.name[sel]], h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
         return "nvtx_range", f"NVTX `ProfilerStep#N` ranges ({sel.size})", u, s, e
     library = h.per_name(nvtx.is_library_range)  # asked by the job stage first: one pass over the names
     user = ~r.op & ~library[h.name[idx]]
@@ -653,7 +653,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple
     ids = _range_step_ids(h, sel)
     lines = np.unique(h.line[sel]).size
     note = f"NVTX ranges `{base_names[best]}`, {how} ({sel.size} on {lines} thread{'s' if lines > 1 else ''})"
-    u, s, e = _group_windows(ids, h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+    u, s, e = _group_windows(ids, h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
     return source, note, u, s, e
 
 
@@ -666,7 +666,7 @@ def _repeated_outer(h: HostEvents, idx: np.ndarray, user: np.ndarray, base: np.n
     inside each iteration (``layer_3``) repeat more often but are parts of it."""
     cand = idx[user]
     if not top_only:
-        key = base[h.name[cand]].astype(np.int64) * (int(h.line.max()) + 1) + h.line[cand].astype(np.int64)
+        key = base[h.name[cand]].astype(np.int64, copy=False) * (int(h.line.max()) + 1) + h.line[cand].astype(np.int64, copy=False)
         _, inv, counts = np.unique(key, return_inverse=True, return_counts=True)
         cand = cand[counts[inv] >= T("steps.nvtx_min_repeats")]
     if not cand.size:
@@ -694,9 +694,9 @@ def _hold_the_work(h: HostEvents, devs: list[DeviceEvents], launches: list[np.nd
     rec = np.concatenate([a[a >= 0] for a in launches]) if launches else np.zeros(0, np.int64)
     if not rec.size:
         return True
-    t = h.start[rec].astype(np.int64)
+    t = h.start[rec].astype(np.int64, copy=False)
     if inside:
-        rs, re_ = union_intervals(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
+        rs, re_ = union_intervals(h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
         j = np.searchsorted(rs, t, side="right") - 1
         held = (j >= 0) & (t <= re_[np.maximum(j, 0)])
     else:
@@ -710,7 +710,7 @@ def _top_level(h: HostEvents, idx: np.ndarray) -> np.ndarray:
     line = h.line[idx]
     for ln in np.unique(line).tolist():
         pos = np.flatnonzero(line == ln)
-        s, e = h.start[idx[pos]].astype(np.int64), h.end[idx[pos]].astype(np.int64)
+        s, e = h.start[idx[pos]].astype(np.int64, copy=False), h.end[idx[pos]].astype(np.int64, copy=False)
         before = np.maximum.accumulate(e)
         open_end = np.concatenate([[np.iinfo(np.int64).min], before[:-1]])
         out[pos] = s >= open_end
@@ -722,14 +722,14 @@ def _most_repeated(h: HostEvents, names: np.ndarray, sel: np.ndarray, per_line: 
     one that starts first."""
     key = names.astype(np.int64)
     if per_line:
-        key = key * (int(h.line.max()) + 1) + h.line[sel].astype(np.int64)
+        key = key * (int(h.line.max()) + 1) + h.line[sel].astype(np.int64, copy=False)
     _, first, counts = np.unique(key, return_index=True, return_counts=True)
     best = np.lexsort((h.start[sel][first], -counts))[0]
     return int(names[first[best]])
 
 
 def _max_per_line(h: HostEvents, sel: np.ndarray) -> int:
-    return int(np.bincount(h.line[sel].astype(np.int64)).max()) if sel.size else 0
+    return int(np.bincount(h.line[sel].astype(np.int64, copy=False)).max()) if sel.size else 0
 
 
 _TRAILING_NUMBER = re.compile(r"(\d+)\s*$")
@@ -751,7 +751,7 @@ def _range_step_ids(h: HostEvents, sel: np.ndarray) -> np.ndarray:
     on every line, else the order on its line (0, 1, ...)."""
     nums = np.array([int(m.group(1)) if (m := _TRAILING_NUMBER.search(h.names[int(i)])) else -1
                      for i in h.name[sel].tolist()], dtype=np.int64)
-    line = h.line[sel].astype(np.int64)
+    line = h.line[sel].astype(np.int64, copy=False)
     if (nums >= 0).all() and all(np.unique(nums[line == ln]).size == int((line == ln).sum()) for ln in np.unique(line)):
         return nums
     order = np.zeros(sel.size, np.int64)

@@ -283,6 +283,49 @@ def test_launch_dimensions_read_alike(field):
             assert (_dense(fast, column) == -1).all() and fast.launch_row.size == 0, value
 
 
+#: (grid, block, the workgroups were the grid in work-items): partial workgroups per dimension, one of the two
+#: missing or malformed, lengths that differ, a block dimension of 0, a product that saturates.
+_GROUP_CASES = ((b"[784, 1, 64]", b"[256, 1, 1]", 4 * 64), (b"[73728, 1, 1]", b"[256, 1, 1]", 288),
+                (b"[1, 1, 1]", b"[256, 1, 1]", 1), (b"[0, 1, 1]", b"[64, 4, 1]", 0), (b"[300, 7]", b"[256, 2]", 8),
+                (b"[16, 256, 1]", b"[1, 256, 1]", 16), (b"[2147483647, 65535, 65535]", b"[1, 1, 1]", 2**31 - 1),
+                (b"[4, 2]", b"[1, 1, 1]", -1), (b"[8, 1, 1]", b"[0, 1, 1]", -1), (b"[8, 1, 1]", b"null", -1),
+                (b"null", b"[8, 1, 1]", -1), (b"[8.0, 1, 1]", b"[8, 1, 1]", -1), (b"[8, 1, 1]", b"[-8, 1, 1]", -1))
+
+
+@needs_compiled
+def test_launch_workgroups_read_alike():
+    """``groups`` (``parse.launch_groups``: the workgroups of a grid in work-items, ceil per dimension) is the same
+    column on both paths, and the number built into each case."""
+    for grid, block, want in _GROUP_CASES:
+        args = b'{"correlation": 4, "grid": %s, "block": %s}' % (grid, block)
+        fast, ref = read_both(_hand_trace("args", args))
+        assert differences(fast, ref) == [], (grid, block)
+        assert _dense(fast, "groups")[[4, 5, 9]].tolist() == [want] * 3, (grid, block)
+
+
+@needs_compiled
+def test_a_scanner_of_another_launch_layout_hands_its_chunks_back(monkeypatch):
+    """A scanner built from an older ``_cscan.c`` (two launch counts a row, not three) is not believed: every chunk
+    goes to the Python path, whose columns are the reference's."""
+    class Stale:
+        def __getattr__(self, name):  # the scanner's other functions as they are
+            return getattr(_cscan, name)
+
+        @staticmethod
+        def scan(data):
+            out = _cscan.scan(data)
+            if not isinstance(out, tuple):
+                return out
+            launch = np.frombuffer(out[19], np.int32).reshape(-1, 3)[:, :2]
+            return (*out[:19], launch.tobytes())
+
+    path = next(str(p) for p in (REPO / "tests/fixtures/wild/amd_mi300x").glob("*.pt.trace.json*"))
+    ref = read_with(False, path)
+    monkeypatch.setattr(parse, "_CSCAN", Stale())
+    stale = parse.parse_trace(path, workers=1)
+    assert differences(stale, ref) == [] and (stale.groups > 0).any()
+
+
 def _dense(kt, column: str) -> np.ndarray:
     """A launch column over every row (-1 where the row records none)."""
     out = np.full(len(kt), -1, np.int64)
@@ -363,9 +406,9 @@ def test_the_scanner_reads_a_minimal_chunk():
     assert np.frombuffer(ints, np.int64).tolist() == [-1, -1, -1, 7, -1, -1]
     assert np.frombuffer(spans, np.int64).tolist() == [60, 13]
     assert out[15:19] == (["k"], [""], ["Spans"], [])
-    assert np.frombuffer(out[19], np.int32).tolist() == [-1, -1]  # no grid, no block
+    assert np.frombuffer(out[19], np.int32).tolist() == [-1, -1, -1]  # no grid, no block
     out = _cscan.scan(b'{"ph": "X", "ts": 1, "args": {"grid": [2, 3, 1], "block": [32, 4, 1]}}')
-    assert np.frombuffer(out[19], np.int32).tolist() == [6, 128]
+    assert np.frombuffer(out[19], np.int32).tolist() == [6, 128, 1]  # 2 x 3 work-items: one partial workgroup
 
 
 @needs_compiled

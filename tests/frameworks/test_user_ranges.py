@@ -25,24 +25,15 @@ from tb_gpu_advisor.formats import read
 from tb_gpu_advisor.frameworks.user_ranges import user_annotations
 from tb_gpu_advisor.rules import evaluate
 from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tests.support.intervals import union
 from tests.support.paths import FIXTURES, SHARED_PROFILES
 
 STEPS = 12
 
 
-def _union(iv: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[list[int]] = []
-    for s, e in sorted(iv):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return [(s, e) for s, e in out]
-
-
 def _idle_inside(ranges: list[tuple[str, int, int]], busy: list[tuple[int, int]]) -> dict[str, float]:
     """Range name -> ms per step of the GPU's idle time inside it (ps intervals)."""
-    busy = _union(busy)
+    busy = union(busy)
     out: dict[str, float] = {}
     for name, a, b in ranges:
         covered = sum(max(0, min(b, y) - max(a, x)) for x, y in busy)

@@ -22,19 +22,10 @@ from tb_gpu_advisor.formats.nsys.reader import read_trace
 from tb_gpu_advisor.rules import evaluate
 from tb_gpu_advisor.rules.base import Ctx, in_os_waits, os_waits_table
 from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tests.support.intervals import union
 from tests.support.paths import FIXTURES
 
 MORDRED = FIXTURES / "wild" / "mordred_rtx6000_hashjoin" / "report1.sqlite"
-
-
-def _union(iv: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[list[int]] = []
-    for s, e in sorted(iv):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return [(s, e) for s, e in out]
 
 
 def _metrics(path):
@@ -49,7 +40,7 @@ def _template_truth(job: NsysJob) -> dict[str, float]:
     names = {i: s for s, i in strings.ids.items()}
     end = ev["period"][0] - 2000  # the step's NVTX range ends 2 us before the next step
     idle, t = [], 0
-    for s, e in _union([(a, b) for a, b, *_ in ev["kernel"] + ev["memcpy"]]):
+    for s, e in union([(a, b) for a, b, *_ in ev["kernel"] + ev["memcpy"]]):
         if s > t:
             idle.append((t, min(s, end)))
         t = max(t, e)

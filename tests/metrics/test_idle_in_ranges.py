@@ -23,6 +23,7 @@ from synthetic.nsysexport import NsysJob
 from tb_gpu_advisor.formats import read
 from tb_gpu_advisor.rules import evaluate
 from tb_gpu_advisor.runtime.pipeline import host_metrics
+from tests.support.intervals import union
 from tests.support.paths import FIXTURES
 
 DDP = FIXTURES / "wild" / "ddp_a100_nccl"
@@ -34,21 +35,11 @@ def _metrics():
     return host_metrics(read(SimpleNamespace(host="rank0", path=str(path), format="kineto")))
 
 
-def _union(iv: list[tuple[float, float]]) -> list[tuple[float, float]]:
-    out: list[list[float]] = []
-    for s, e in sorted(iv):
-        if out and s <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], e)
-        else:
-            out.append([s, e])
-    return [(s, e) for s, e in out]
-
-
 def _truth() -> dict[str, float]:
     """Range name -> ms of GPU idle per step inside it, from the raw events."""
     (path,) = DDP.glob("*.json.gz")
     ev = [e for e in json.loads(gzip.decompress(path.read_bytes()))["traceEvents"] if e.get("ph") == "X"]
-    busy = _union([(e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")])
+    busy = union([(e["ts"], e["ts"] + e["dur"]) for e in ev if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")])
     steps = [e for e in ev if e.get("cat") == "user_annotation" and e["name"].startswith("ProfilerStep#")]
     tid = steps[0]["tid"]
     ann = sorted((e["ts"], -e["dur"], e["name"]) for e in ev if e.get("cat") == "user_annotation"
@@ -99,7 +90,7 @@ def _template_truth(job: NsysJob) -> dict[str, float]:
     the step's start), the GPU's kernels and copies against the user's ``extra_ranges``, inside the step's range."""
     ev = nx._step_template(job, 0, nx._Strings())
     period = ev["period"][0]
-    busy = _union([(a, b) for a, b, *_ in ev["kernel"] + ev["memcpy"]])
+    busy = union([(a, b) for a, b, *_ in ev["kernel"] + ev["memcpy"]])
     idle, t = [], 0
     for s, e in busy:
         if s > t:

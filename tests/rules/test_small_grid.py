@@ -47,7 +47,7 @@ def _read(path: Path):
 def _launches(trace) -> list[tuple[int, int, int, int]]:
     """(GPU, start ps, blocks, threads) of every event the reader gives a launch configuration, sorted."""
     return sorted((d.gpu, int(d.start[i]), int(b), int(t)) for d in trace.devices
-                  for i, b, t in zip(d.launch_idx.tolist(), d.launch_blocks.tolist(), d.launch_threads.tolist()))
+                  for i, b, t in zip(*(c.tolist() for c in d.launches())))
 
 
 # -- readers: the file's own values ---------------------------------------------------------------------------
@@ -69,8 +69,9 @@ def test_the_tutorials_kernel_is_one_block_of_one_thread():
     trace = _read(REDUCE)
     (d,) = trace.devices
     assert d.info.sm_count == 28  # TARGET_INFO_GPU of the RTX 3060
-    assert d.launch_blocks.tolist() == [1] and d.launch_threads.tolist() == [1]
-    assert d.names[d.name[d.launch_idx[0]]].startswith("reduce_baseline")
+    idx, blocks, threads = d.launches()
+    assert blocks.tolist() == [1] and threads.tolist() == [1]
+    assert d.names[d.name[idx[0]]].startswith("reduce_baseline")
 
 
 def test_pytorch_kernels_carry_their_grid_and_block():
@@ -121,7 +122,7 @@ def test_a_one_thread_kernel_on_28_sms_leads_the_report():
     assert top.saving.ms_per_step == pytest.approx(bound, abs=1e-3)
     assert top.saving.ms_per_step <= m.headline.avg_step_ms  # no part above its whole
     row = dict(zip(top.evidence[0].columns, top.evidence[0].rows[0]))
-    assert (row["blocks"], row["threads/block"], row["SMs"]) == (1, 1, "28")
+    assert (row["thread blocks"], row["threads each"], row["SMs"]) == (1, 1, "28")
     assert "grid-stride" in top.actions[0].text  # a CUDA program's own fix, not a framework's
 
 
@@ -239,5 +240,5 @@ def test_both_xplane_decoders_give_the_same_launch_columns(path):
     for use_compiled in (True, False):
         tl = read_with(use_compiled, str(path), keep_stats=USED_STATS)
         devs = [device_events(p) for p in tl.gpu_planes()]
-        cols.append([(d.launch_idx.tolist(), d.launch_blocks.tolist(), d.launch_threads.tolist()) for d in devs])
+        cols.append([tuple(c.tolist() for c in d.launches()) for d in devs])
     assert cols[0] == cols[1] and sum(len(c[0]) for c in cols[0]) > 100

@@ -116,6 +116,6 @@ def xplane_launch_columns(use_compiled: bool, data: bytes) -> object:
         if isinstance(tl, Exception):
             return tl
         devs = [device_events(p) for p in tl.gpu_planes()]
-        return [(d.launch_idx.tolist(), d.launch_blocks.tolist(), d.launch_threads.tolist()) for d in devs]
+        return [tuple(c.tolist() for c in d.launches()) for d in devs]
     except Exception as e:  # noqa: BLE001 - an escaped error is the result checked
         return e

@@ -70,6 +70,12 @@ def _diff_fields(where: str, a, b, skip: set[str]) -> list[str]:
         elif isinstance(x, np.ndarray):
             if x.dtype != y.dtype or x.shape != y.shape or not np.array_equal(x, y):
                 out.append(f"{where}: column {f.name} differs ({x.dtype}{x.shape} vs {y.dtype}{y.shape})")
+        elif isinstance(x, dict) and any(isinstance(v, np.ndarray) for v in (*x.values(), *y.values())):
+            if list(x) != list(y):
+                out.append(f"{where}: {f.name} keys differ ({list(x)} vs {list(y)})")
+            for k in x:
+                if k in y and (x[k].dtype != y[k].dtype or not np.array_equal(x[k], y[k])):
+                    out.append(f"{where}: {f.name}[{k}] differs ({x[k].dtype}{x[k].shape} vs {y[k].dtype}{y[k].shape})")
         elif x != y:
             out.append(f"{where}: {f.name} differs")
     return out

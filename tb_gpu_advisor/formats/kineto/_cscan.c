@@ -453,11 +453,13 @@ static inline int match_key(const uint8_t *k, int64_t n, const Keys *t) {
 
 /* ``grid`` or ``block``'s value at s->b[*p] -> *out: the product of its 1 to 3 integers, each in [0, DIMS_TOP],
  * saturated at DIMS_TOP (parse.py ``launch_count``); -1 for any other value (not a list, another length, another
- * element), which is still scanned as a value. */
-static int scan_dims(const Src *s, int64_t *p, int32_t *out) {
+ * element), which is still scanned as a value.  The integers themselves into dims[0:*n_dims] (*n_dims 0 where *out
+ * is -1), for launch_groups. */
+static int scan_dims(const Src *s, int64_t *p, int32_t *out, int64_t dims[3], int *n_dims) {
     int64_t i = *p;
     NEED(i);
     *out = -1;
+    *n_dims = 0;
     Val v;
     if (s->b[i] != '[') return scan_value(s, p, &v, 2, 0);
     int64_t prod = 1;
@@ -468,7 +470,10 @@ static int scan_dims(const Src *s, int64_t *p, int32_t *out) {
     while (1) {
         TRY(scan_value(s, &i, &v, 3, 1));
         if (v.kind != V_INT || v.i < 0 || v.i > DIMS_TOP || ++count > 3) ok = 0;
-        else prod = prod * v.i > DIMS_TOP ? DIMS_TOP : prod * v.i;
+        else {
+            prod = prod * v.i > DIMS_TOP ? DIMS_TOP : prod * v.i;
+            dims[count - 1] = v.i;
+        }
         i = skip_ws(s, i);
         NEED(i);
         if (s->b[i] == ']') break;
@@ -476,15 +481,34 @@ static int scan_dims(const Src *s, int64_t *p, int32_t *out) {
         i = skip_ws(s, i + 1);
     }
     *p = i + 1;
-    if (ok) *out = (int32_t)prod;
+    if (ok) {
+        *out = (int32_t)prod;
+        *n_dims = count;
+    }
     return OK;
 }
 
+/* The workgroups of a launch were its grid in work-items (parse.py ``launch_groups``): the product over the
+ * dimensions of ceil(grid_d / block_d), saturated at DIMS_TOP; -1 where either is not recorded, their lengths differ
+ * or a block dimension is 0. */
+static int32_t launch_groups(const int64_t grid[3], int n_grid, const int64_t block[3], int n_block) {
+    if (n_grid == 0 || n_grid != n_block) return -1;
+    int64_t prod = 1;
+    for (int d = 0; d < n_grid; d++) {
+        if (block[d] == 0) return -1;
+        int64_t g = (grid[d] + block[d] - 1) / block[d];
+        prod = prod * g > DIMS_TOP ? DIMS_TOP : prod * g;
+    }
+    return (int32_t)prod;
+}
+
 /* ``args`` (an object): the integer arguments into ints[] (-1 where absent, null, a string), the launch
- * configuration into launch[] (blocks, threads per block; -1 where absent). */
-static int scan_args(const Src *s, int64_t *p, int64_t ints[N_INT_ARGS], int32_t launch[2]) {
+ * configuration into launch[] (blocks, threads per block, launch_groups; -1 where absent). */
+static int scan_args(const Src *s, int64_t *p, int64_t ints[N_INT_ARGS], int32_t launch[3]) {
     for (int j = 0; j < N_INT_ARGS; j++) ints[j] = -1;
-    launch[0] = launch[1] = -1;
+    launch[0] = launch[1] = launch[2] = -1;
+    int64_t dims[2][3];
+    int n_dims[2] = {0, 0};
     int64_t i = skip_ws(s, *p + 1);
     uint32_t seen = 0;
     NEED(i);
@@ -499,7 +523,7 @@ static int scan_args(const Src *s, int64_t *p, int64_t ints[N_INT_ARGS], int32_t
             seen |= 1u << j;
         }
         if (j == K_GRID || j == K_BLOCK) {
-            TRY(scan_dims(s, &i, &launch[j - K_GRID]));
+            TRY(scan_dims(s, &i, &launch[j - K_GRID], dims[j - K_GRID], &n_dims[j - K_GRID]));
             goto next;
         }
         TRY(scan_value(s, &i, &v, 2, j >= 0 && j < N_INT_ARGS));
@@ -510,7 +534,11 @@ static int scan_args(const Src *s, int64_t *p, int64_t ints[N_INT_ARGS], int32_t
     next:
         i = skip_ws(s, i);
         NEED(i);
-        if (s->b[i] == '}') { *p = i + 1; return OK; }
+        if (s->b[i] == '}') {
+            launch[2] = launch_groups(dims[0], n_dims[0], dims[1], n_dims[1]);
+            *p = i + 1;
+            return OK;
+        }
         if (s->b[i] != ',') return BAD;
         i = skip_ws(s, i + 1);
     }
@@ -527,7 +555,7 @@ typedef struct {
     int64_t ph_off[MAX_PH], ph_len[MAX_PH], ph_count[MAX_PH];
     Vec others;  /* int64 (start, end) of M and i events */
     Vec ts, dur, name, cat, pid, tid, pid_s, tid_s, ints, args_span;
-    Vec launch;  /* int32 (blocks, threads per block) per row, -1 where not recorded */
+    Vec launch;  /* int32 (blocks, threads per block, launch_groups) per row, -1 where not recorded */
     Intern names, cats, pids, tids;
 } Scan;
 
@@ -543,7 +571,7 @@ static int scan_init(Scan *c) {
     vec_init(&c->tid_s, sizeof(int32_t));
     vec_init(&c->ints, 6 * sizeof(int64_t));
     vec_init(&c->args_span, 2 * sizeof(int64_t));
-    vec_init(&c->launch, 2 * sizeof(int32_t));
+    vec_init(&c->launch, 3 * sizeof(int32_t));
     c->n_events = c->n_x = c->bad_dur = 0;
     c->n_ph = 0;
     int r = intern_init(&c->names) | intern_init(&c->cats) | intern_init(&c->pids) | intern_init(&c->tids);
@@ -592,7 +620,7 @@ static int row_id(Intern *t, const Src *s, const Val *v, int64_t *value, int32_t
     return OK;
 }
 
-static int add_row(Scan *c, const Val f[8], const int64_t ints[N_INT_ARGS], const int32_t launch[2],
+static int add_row(Scan *c, const Val f[8], const int64_t ints[N_INT_ARGS], const int32_t launch[3],
                    int64_t args_off, int64_t args_len) {
     int64_t name_id = intern(&c->names, c->s.b, f[K_NAME].kind == V_STR ? f[K_NAME].off : 0,
                              f[K_NAME].kind == V_STR ? f[K_NAME].len : 0);
@@ -618,7 +646,7 @@ static int add_row(Scan *c, const Val f[8], const int64_t ints[N_INT_ARGS], cons
     if (c->args_span.len == c->args_span.cap && vec_grow(&c->args_span)) return NOMEM;
     memcpy(c->args_span.data + c->args_span.len++ * c->args_span.item, span, sizeof span);
     if (c->launch.len == c->launch.cap && vec_grow(&c->launch)) return NOMEM;
-    memcpy(c->launch.data + c->launch.len++ * c->launch.item, launch, 2 * sizeof(int32_t));
+    memcpy(c->launch.data + c->launch.len++ * c->launch.item, launch, 3 * sizeof(int32_t));
     return OK;
 }
 
@@ -628,7 +656,7 @@ static int scan_event(Scan *c, int64_t *p) {
     int64_t start = *p, i = skip_ws(s, *p + 1);
     Val f[8];
     int64_t ints[N_INT_ARGS];
-    int32_t launch[2] = {-1, -1};
+    int32_t launch[3] = {-1, -1, -1};
     for (int j = 0; j < N_INT_ARGS; j++) ints[j] = -1;
     int64_t args_off = -1, args_len = 0;
     for (int j = 0; j < 8; j++) f[j].kind = V_ABSENT;
@@ -752,7 +780,7 @@ static PyObject *ph_list(const Scan *c) {
  * n_x counts every X event, rows only those with a time; the columns are bytes (float64 ts/dur, int32 local name
  * and cat ids, int64 pid/tid, int32 local string pid/tid ids or -1, int64 x6 per row: correlation, external_id,
  * device, stream, bytes, graph_id; int64 pairs (offset, length) of args, offset -1 where absent); others: int64
- * pairs (start, end) of the M and i events; the string lists are the distinct values by local id; launch: int32 pairs
+ * pairs (start, end) of the M and i events; the string lists are the distinct values by local id; launch: int32 triples
  * (blocks, threads per block) per row, -1 where not recorded. */
 static PyObject *scan(PyObject *self, PyObject *args) {
     PyObject *obj;

@@ -374,6 +374,7 @@ def _device_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_p
     props = _device_properties(kt)
     sync_by_corr = _copy_sync_by_correlation(kt)
     graph_of_corr = _graph_launches(kt)
+    items_of_corr = _work_item_launches(kt)
     out = []
     for g in np.unique(dev).tolist():
         if g < 0:
@@ -381,13 +382,13 @@ def _device_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray, end_p
         sel = idx[dev == g]
         sel = sel[np.argsort(start_ps[sel], kind="stable")]
         out.append(_one_device(kt, int(g), sel, start_ps, end_ps, launch_ext, op_of_ext, sync_by_corr,
-                               props.get(int(g), _only_model(props)), graph_of_corr))
+                               props.get(int(g), _only_model(props)), graph_of_corr, items_of_corr))
     return out
 
 
 def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray, end_ps: np.ndarray, launch_ext: IdTable,
                 op_of_ext: IdTable, sync_by_corr: IdTable, info: DeviceInfo | None,
-                graph_of_corr: IdTable) -> DeviceEvents:
+                graph_of_corr: IdTable, items_of_corr: IdTable | None = None) -> DeviceEvents:
     uname, name = unique_inverse(kt.name[sel])
     names = [kt.names[int(i)] for i in uname]
     ustream, stream = unique_inverse(np.where(kt.stream[sel] >= 0, kt.stream[sel], kt.tid[sel]))
@@ -410,20 +411,36 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
         op_idx=op_idx.astype(int_dtype(-1, len(op_text), floor=np.int16)),
         **DeviceEvents.copy_columns(mem_bytes, mem_sync),
         shape_sid=np.broadcast_to(np.int8(-1), sel.shape), long_name_sid=np.broadcast_to(np.int8(-1), sel.shape),
-        graph_id=absent_as_broadcast(narrowest(graph)), **_launch_columns(kt, sel),
+        graph_id=absent_as_broadcast(narrowest(graph)), **_launch_columns(kt, sel, items_of_corr),
     )
 
 
-def _launch_columns(kt: KinetoTrace, sel: np.ndarray) -> dict[str, np.ndarray]:
+def _launch_columns(kt: KinetoTrace, sel: np.ndarray, items_of_corr: IdTable | None = None) -> dict[str, np.ndarray]:
     """The launch configuration of the events ``sel`` (rows; kernels' ``grid`` and ``block``), where the trace records
-    it: each row found among the recorded ones (``launch_row``, ascending) by a binary search."""
+    it: each row found among the recorded ones (``launch_row``, ascending) by a binary search.  A kernel whose launch
+    call records its grid in work-items (``items_of_corr``, :func:`_work_item_launches`) runs its ``groups``."""
     if kt.launch_row is None or not kt.launch_row.size or not sel.size:
         return {}
     at = np.minimum(np.searchsorted(kt.launch_row, sel), kt.launch_row.size - 1)
     found = kt.launch_row[at] == sel
     blocks = np.where(found, kt.blocks[at], -1)
     threads = np.where(found, kt.threads[at], -1)
+    if items_of_corr is not None and kt.groups is not None:
+        items = found & (items_of_corr.lookup(kt.correlation[sel]) > 0)
+        blocks = np.where(items, kt.groups[at], blocks)
     return DeviceEvents.launch_columns(blocks, threads)
+
+
+def _work_item_launches(kt: KinetoTrace) -> IdTable | None:
+    """Correlation id -> 1 where the launch call records its kernel's ``grid`` in work-items, not workgroups (HIP's
+    ``hipExtModuleLaunchKernel``: rocBLAS/hipBLASLt and MIOpen kernels, ``devices.grid_in_work_items``); those
+    kernels' workgroups are ``ceil(grid_d / block_d)`` per dimension (``KinetoTrace.groups``)."""
+    is_items = np.fromiter((devices.grid_in_work_items(n) for n in kt.names), dtype=bool, count=len(kt.names))
+    if not is_items.any():
+        return None  # no such call in the trace (every NVIDIA one)
+    m = _cat_mask(kt, _LAUNCH_CATS) & (kt.correlation >= 0)
+    m[m] = is_items[kt.name[m]]
+    return IdTable(kt.correlation[m], np.ones(int(np.count_nonzero(m)), np.int64), -1)
 
 
 def _graph_launches(kt: KinetoTrace) -> IdTable:

@@ -114,6 +114,32 @@ def launch_count(v: Any) -> int:
     return prod
 
 
+def launch_groups(grid: Any, block: Any) -> int:
+    """``grid`` in work-items and ``block`` ([x, y, z] each) -> the workgroups the launch runs: the product over the
+    dimensions of ``ceil(grid_d / block_d)`` (a grid that is no multiple of the block ends in a partial workgroup, as
+    HSA's dispatch allows), saturated at LAUNCH_TOP; -1 where either is no such list, their lengths differ or a block
+    dimension is 0.  The compiled scanner computes the same (``_cscan.c`` ``launch_groups``)."""
+    if launch_count(grid) < 0 or launch_count(block) < 0 or len(grid) != len(block):
+        return -1
+    prod = 1
+    for g, b in zip(grid, block):
+        if b == 0:
+            return -1
+        prod = min(prod * -(-g // b), LAUNCH_TOP)
+    return prod
+
+
+def _launch_columns(grids: list[Any], blocks: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A chunk's launch columns from its rows' ``grid`` and ``block`` values (None where absent): blocks, threads per
+    block and :func:`launch_groups` (int32, -1 where not recorded)."""
+    groups = np.full(len(grids), -1, np.int32)
+    has = np.fromiter(map(is_not, grids, repeat(None)), bool, len(grids))
+    if has.any():
+        groups[has] = np.fromiter(map(launch_groups, compress(grids, has), compress(blocks, has)), np.int32,
+                                  int(np.count_nonzero(has)))
+    return _launch_column(grids), _launch_column(blocks), groups
+
+
 def _launch_column(vals: list[Any]) -> np.ndarray:
     """One launch count column of a chunk's rows (int32, -1 where not recorded): :func:`launch_count` of the values
     present only (a kernel's; the other rows' None is found by a C loop, no Python call per row)."""
@@ -232,6 +258,10 @@ class KinetoTrace:
     launch_row: np.ndarray | None = None
     blocks: np.ndarray | None = None
     threads: np.ndarray | None = None
+    #: the workgroups of the same launches were their ``grid`` in work-items (:func:`launch_groups`), -1 where not
+    #: computable: the reader takes them for the launches whose call records work-items (HIP's module launches,
+    #: ``devices.grid_in_work_items``), known only once the launch's runtime event is read
+    groups: np.ndarray | None = None
 
     def __len__(self) -> int:
         return int(self.ts_ns.size)
@@ -471,8 +501,8 @@ class _Columns:
         self.rows = 0  # X rows kept so far (the next part's first row)
         self.op_args: dict[int, dict[str, Any]] = {}
         self.op_work: dict[int, Any] = {}
-        #: (rows, blocks, threads) of the rows that record a launch configuration, by chunk: kernels only
-        self.launches: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        #: (rows, blocks, threads, groups) of the rows that record a launch configuration, by chunk: kernels only
+        self.launches: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = []
         self._labels: dict[str, str] = {}  # one string per distinct FLOP-op label
         self._keep = np.zeros(0, bool)  # name id -> keeps_args(name)
         self._work_memo: dict[tuple, Any] = {}  # (name, raw shape arguments) -> op_work
@@ -526,7 +556,7 @@ class _Columns:
             self._append(part)
         self.op_args.update((self.rows + r, v) for r, v in other.op_args.items())
         self.op_work.update((self.rows + r, v) for r, v in other.op_work.items())
-        self.launches += [(rows + self.rows, b, t) for rows, b, t in other.launches]
+        self.launches += [(rows + self.rows, b, t, g) for rows, b, t, g in other.launches]
         self.rows += other.rows
 
     def _others(self, events: list[Any]) -> None:
@@ -578,7 +608,7 @@ class _Columns:
         for key, col in _ARG_KEYS.items():
             column = _int_column(list(map(attrgetter(_STRUCT_ARGS[key]), args)))
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
-        self._add_launches(*(_launch_column(list(map(attrgetter(_STRUCT_ARGS[key]), args))) for key in _LAUNCH_ARGS))
+        self._add_launches(*_launch_columns(*(list(map(attrgetter(_STRUCT_ARGS[key]), args)) for key in _LAUNCH_ARGS)))
         self._keep_op_args(part["name"], args, True)
         self.rows += len(xs)
         self._append(part)
@@ -603,6 +633,8 @@ class _Columns:
             return -1 if out is False else 0
         (n_events, n_x, bad_dur, phs, others, ts, dur, name, cat, pid, tid, pid_s, tid_s, ints, spans,
          names, cats, pid_strings, tid_strings, launch) = out
+        if len(launch) * 2 != len(ts) * 3:  # not 3 int32 a row: a scanner built from an older _cscan.c
+            return 0
         import msgspec
 
         event_type = _msgspec_type()
@@ -630,25 +662,25 @@ class _Columns:
                 "tid": _scanned_ids(tid, tid_s, tid_strings, self.tid_labels, self._id)}
         for j, col in enumerate(_SCANNED_INTS):
             part[col] = ints[:, j]
-        launch = np.frombuffer(launch, np.int32).reshape(-1, 2)
-        self._add_launches(launch[:, 0], launch[:, 1])
+        launch = np.frombuffer(launch, np.int32).reshape(-1, 3)
+        self._add_launches(launch[:, 0], launch[:, 1], launch[:, 2])
         self._keep_scanned_args(part["name"], view, np.frombuffer(spans, np.int64).reshape(-1, 2))
         self.rows += len(ts)
         self._append(part)
         return 1
 
-    def _add_launches(self, blocks: np.ndarray, threads: np.ndarray) -> None:
+    def _add_launches(self, blocks: np.ndarray, threads: np.ndarray, groups: np.ndarray) -> None:
         """The launch configurations of the chunk being added (dense over its rows, -1 not recorded), kept for the rows
         that record one -- kernels, a third of a trace's rows at most: no column over every row."""
         at = np.flatnonzero((blocks >= 0) | (threads >= 0))
         if at.size:
             self.launches.append(((at + self.rows).astype(np.int64), blocks[at].astype(np.int32),
-                                  threads[at].astype(np.int32)))
+                                  threads[at].astype(np.int32), groups[at].astype(np.int32)))
 
-    def launch_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(rows, blocks, threads) of every row that records a launch configuration, in row order."""
+    def launch_columns(self) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(rows, blocks, threads, groups) of every row that records a launch configuration, in row order."""
         if not self.launches:
-            return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32)
+            return np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32)
         out = tuple(np.concatenate(parts) for parts in zip(*self.launches))
         self.launches = []
         return out  # type: ignore[return-value]
@@ -687,8 +719,8 @@ class _Columns:
             vals = [a.get(key) if type(a) is dict else None for a in args]
             column = np.array([v if type(v) is int and _I64 <= v < -_I64 else -1 for v in vals], np.int64)
             part[col] = column if col not in part else np.where(part[col] >= 0, part[col], column)
-        self._add_launches(*(_launch_column([a.get(key) if type(a) is dict else None for a in args])
-                             for key in _LAUNCH_ARGS))
+        self._add_launches(*_launch_columns(*([a.get(key) if type(a) is dict else None for a in args]
+                                              for key in _LAUNCH_ARGS)))
         self._keep_op_args(part["name"], args, False)
         self.rows += len(xs)
         return part
@@ -1462,13 +1494,13 @@ class _Parser:
         ts, dur = c.column("ts", np.float64), c.column("dur", np.float64)  # this reader's own: changed in place
         cols = {k: c.column(k, np.int64) for k in _INT_COLUMNS}
         cols["cat"], cols["name"] = c.column("cat", np.int32), c.column("name", np.int32)
-        launch_row, blocks, threads = c.launch_columns()
+        launch_row, blocks, threads, groups = c.launch_columns()
         self.problems += _time_problems(ts, dur, c.bad_dur)
         keep = _plausible_times(ts)
         if not keep.all():
             self.problems.append(_dropped_times(int(keep.size - np.count_nonzero(keep))))
             ts, dur, cols = ts[keep], dur[keep], {k: v[keep] for k, v in cols.items()}
-            launch_row, blocks, threads = _kept_launches(keep, launch_row, blocks, threads)
+            launch_row, blocks, threads, groups = _kept_launches(keep, launch_row, blocks, threads, groups)
             c.op_args, c.op_work = _kept_rows(c.op_args, keep), _kept_rows(c.op_work, keep)
             if not ts.size:
                 raise KinetoReadError(self.name, "no readable event: " + "; ".join(self.problems))
@@ -1481,7 +1513,7 @@ class _Parser:
             memory=c.memory, memory_reserved=c.memory_reserved, mem=c.mem_columns(), ph_counts=dict(c.ph), n_events=c.n_events,
             bytes_read=self.base + len(self.buf), compressed=self.compressed, truncated=self.truncated,
             problems=self.problems, decoder=self.decoder, op_args=c.op_args, op_work=c.op_work, **cols,
-            launch_row=launch_row, blocks=blocks, threads=threads,
+            launch_row=launch_row, blocks=blocks, threads=threads, groups=groups,
         )
 
 
@@ -1522,12 +1554,11 @@ def _dropped_times(n: int) -> str:
             f"from the other events): {n:,}, skipped")
 
 
-def _kept_launches(keep: np.ndarray, rows: np.ndarray, blocks: np.ndarray,
-                   threads: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The launch rows of the rows ``keep`` keeps, renumbered as the kept rows are."""
+def _kept_launches(keep: np.ndarray, rows: np.ndarray, *cols: np.ndarray) -> tuple[np.ndarray, ...]:
+    """The launch rows of the rows ``keep`` keeps, renumbered as the kept rows are, and their columns."""
     kept = keep[rows]
     new = np.cumsum(keep, dtype=np.int64) - 1
-    return new[rows[kept]], blocks[kept], threads[kept]
+    return (new[rows[kept]], *(c[kept] for c in cols))
 
 
 def _kept_rows(by_row: dict[int, Any], keep: np.ndarray) -> dict[int, Any]:

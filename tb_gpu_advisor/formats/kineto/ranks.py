@@ -47,7 +47,7 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
     cols: dict[str, list[np.ndarray]] = {k: [] for k in ("name", "cat", *_CONCAT)}
     gpu_pids: dict[int, list[int]] = {}
     gpu_ranks: dict[int, int] = {}
-    launch: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    launch: list[tuple[np.ndarray, ...]] = []
     offset = 0
     for i, kt in enumerate(kts):
         dev = _gpu_rows_device(kt)
@@ -71,7 +71,7 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
         for key in ("stream", "bytes", "graph_id"):
             cols[key].append(getattr(kt, key))
         if kt.launch_row is not None:  # a kernel's launch configuration, its rows after the files before
-            launch.append((kt.launch_row + offset, kt.blocks, kt.threads))
+            launch.append((kt.launch_row + offset, kt.blocks, kt.threads, kt.groups))
         offset += len(kt)
     first = kts[0]
     return KinetoTrace(
@@ -93,12 +93,13 @@ def merge_ranks(kts: list[KinetoTrace], workers: list[str]) -> KinetoTrace:
     )
 
 
-def _launches(parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> dict[str, np.ndarray | None]:
-    """The ranks' launch configurations (``launch_row``, ``blocks``, ``threads``), rows in the merged columns."""
+def _launches(parts: list[tuple[np.ndarray, ...]]) -> dict[str, np.ndarray | None]:
+    """The ranks' launch configurations (``launch_row``, ``blocks``, ``threads``, ``groups``), rows in the merged
+    columns."""
     if not parts:
         return {}
-    rows, blocks, threads = (np.concatenate(c) for c in zip(*parts))
-    return {"launch_row": rows, "blocks": blocks, "threads": threads}
+    rows, blocks, threads, groups = (np.concatenate(c) for c in zip(*parts))
+    return {"launch_row": rows, "blocks": blocks, "threads": threads, "groups": groups}
 
 
 def _by_row(kts: list[KinetoTrace], attr: str) -> dict[int, Any]:

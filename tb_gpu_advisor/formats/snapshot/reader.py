@@ -30,7 +30,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, loads
-from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, MemoryEvents,
+from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack, MemoryEvents,
                                        MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
 
 #: Entries, blocks and frames looked at per byte of the file (at least MIN_WORK); past it the rest is left out and
@@ -46,6 +46,9 @@ MAX_FRAMES = 24
 MAX_SCAN = 160
 #: Live allocations kept per GPU at the dump, and per OOM at its moment.
 TOP_BLOCKS = 20
+#: Distinct allocating stacks of the live blocks kept per GPU (``MemorySnapshot.stacks``), those holding most bytes: a
+#: job's state is a few large buffers (weights, KV cache, optimizer moments) from a few stacks.
+MAX_STACKS = 64
 #: Distinct ``external_annotations`` names kept (``Trace.producer["annotations"]``): the job's kind is in the first.
 MAX_ANNOTATIONS = 256
 #: OOMs read per GPU (the first ones: a job stops at its first, or retries a few times).
@@ -153,6 +156,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
         snap.state[g] = (reserved, allocated, len(segs), max(free_blocks, default=0))
         dump = [_Live(_int(b.get("size"), 0), _int(b.get("address"), -1), b.get("frames"), None, budget) for b in live]
         snap.blocks[g] = [x.block(budget) for x in sorted(dump, key=lambda x: -x.size)[:TOP_BLOCKS]]
+        snap.stacks[g] = _stacks(dump, budget)
         events, ooms = _events(g, entries[g], t0_us, allocated, reserved, dump, budget)
         if events is not None:
             memory[g] = events
@@ -231,6 +235,23 @@ class _Live:
         frames = _frames(self.raw)
         return SnapshotBlock(size=self.size, requested=self.size, address=self.address, frames=frames,
                              time_ps=self.time_ps, phase=self.phase, label=_user_frame(frames))
+
+
+def _stacks(live: list[_Live], budget: "_Budget") -> list[LiveStack]:
+    """The live blocks grouped by the stack that allocated them, most bytes first (:data:`MAX_STACKS`).  Blocks
+    share a stack's frames (the same list, or equal frames): each distinct list is formatted once."""
+    by_list: dict[int, tuple[Any, list[_Live]]] = {}
+    for b in live:
+        by_list.setdefault(id(b.raw), (b.raw, []))[1].append(b)
+    grouped: dict[tuple[str, ...], list[int]] = {}  # frames -> [bytes, blocks, phase index]
+    for raw, blocks in by_list.values():
+        frames = tuple(_frames(raw, budget))
+        got = grouped.setdefault(frames, [0, 0, MEMORY_PHASES.index(blocks[0].phase)])
+        got[0] += sum(b.size for b in blocks)
+        got[1] += len(blocks)
+    top = sorted(grouped.items(), key=lambda kv: -kv[1][0])[:MAX_STACKS]
+    return [LiveStack(size=v[0], blocks=v[1], frames=k, phase=MEMORY_PHASES[v[2]], label=_user_frame(list(k)))
+            for k, v in top]
 
 
 def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reserved_end: int, dump: list[_Live],

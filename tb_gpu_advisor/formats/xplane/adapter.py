@@ -592,16 +592,20 @@ _LAUNCH_TOP = (1 << 31) - 1
 
 def _launch_columns(plane: Plane, kdet: np.ndarray) -> dict[str, np.ndarray]:
     """The ``launch_*`` fields from the ``kernel_details`` string ids (-1 where absent): each distinct string parsed
-    once (a kernel's every launch repeats it)."""
+    once (a kernel's every launch repeats it) into a row of the table, and each event given its string's row."""
     has = kdet >= 0
     if not has.any():
         return {}
-    idx = np.flatnonzero(has)
-    u, inv = unique_inverse(kdet[idx])
+    u, inv = unique_inverse(kdet[has])
     per = np.array([_parse_launch(plane.string(int(s))) for s in u.tolist()], np.int64).reshape(-1, 2)
-    cols = DeviceEvents.launch_columns(per[inv, 0], per[inv, 1])  # over the events with details only
-    cols["launch_idx"] = idx[cols["launch_idx"]].astype(np.int32)
-    return cols
+    recorded = per[:, 0] > 0  # a details string without a grid records no launch
+    if not recorded.all():
+        row = np.cumsum(recorded) - 1
+        has[np.flatnonzero(has)[~recorded[inv]]] = False
+        inv = row[inv[recorded[inv]]]
+        per = per[recorded]
+    table = np.stack([np.minimum(per[:, 0], _LAUNCH_TOP), np.clip(per[:, 1], -1, _LAUNCH_TOP)], axis=1)
+    return DeviceEvents.launch_from(has, inv, table)
 
 
 def _parse_launch(details: str | None) -> tuple[int, int]:

@@ -73,6 +73,7 @@ from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timel
 from tb_gpu_advisor.model.columns import int_dtype
 from tb_gpu_advisor.model.idtable import IdTable
 
+_STR, _REF = int(ValueKind.STR), int(ValueKind.REF)  # plain ints: compared with int8 kind columns
 _XSTAT_VALUE_FIELDS = {  # XStat field number -> (ValueKind, wire type)
     2: (ValueKind.DOUBLE, wire.FIXED64),
     3: (ValueKind.UINT, wire.VARINT),
@@ -295,6 +296,8 @@ class _StatKeys:
         else:
             kept_name = np.fromiter((n in keep for n in self.names), dtype=bool, count=len(self.names))
             self._kept = IdTable(ids_a, np.where(kept_name[keys_a], keys_a, -1) if self.names else keys_a, -1)
+        #: the kept stats held as columns (:data:`COLUMN_STATS`)
+        self.column_keys = frozenset(by_name[n] for n in COLUMN_STATS if n in by_name and (keep is None or n in keep))
 
     def lookup(self, metadata_ids: np.ndarray) -> np.ndarray:
         """Dense keys of the stats to keep; -1 for ids with no metadata or not kept."""
@@ -630,8 +633,41 @@ def _read_line(
         start_ps=clock.start_ps(msg.timestamp_ns, _concat_dropping(offset), duration_ps),
         duration_ps=duration_ps,
         name_id=name_id,
-        stats=_concat_stats(stats, offsets),
+        **_split_columns(_concat_stats(stats, offsets), keys.column_keys, len(name_id)),
     )
+
+
+#: Stats that nearly every event of their lines carries, as a string: a kernel's ``kernel_details`` (every kernel of
+#: a GPU line, in every TF and JAX capture seen).  Held as one narrow column of string ids per line (1-2 bytes an
+#: event: a kernel repeats a few launch configurations) instead of a stat row each (11 bytes): on a dense 1 GB
+#: capture, ~160 MB of the read's peak.  Only where every row of the stat on the line is a string or a reference;
+#: :class:`Line`'s readers answer the same either way.
+COLUMN_STATS = frozenset({"kernel_details"})
+
+
+def _split_columns(stats: StatTable, column_keys: frozenset[int], n: int) -> dict[str, object]:
+    """``Line`` fields ``stats`` and ``columns``: the rows of ``column_keys`` moved out of ``stats`` into one
+    string-id column each (-1 where the event lacks it; of two rows for one event the later wins, as in
+    :meth:`Line.int_stat`)."""
+    columns: dict[int, np.ndarray] = {}
+    drop = None
+    for key in column_keys:
+        rows = stats.rows(key)
+        if not rows.size:
+            continue
+        kinds = stats.kind[rows]
+        if not ((kinds == _STR) | (kinds == _REF)).all():
+            continue
+        values = stats.value[rows]
+        col = np.full(n, -1, dtype=int_dtype(-1, int(values.max()), floor=np.int8))
+        col[stats.owner[rows]] = values
+        columns[key] = col
+        drop = np.zeros(len(stats), dtype=bool) if drop is None else drop
+        drop[rows] = True
+    if drop is not None:
+        keep = ~drop
+        stats = StatTable(owner=stats.owner[keep], key=stats.key[keep], kind=stats.kind[keep], value=stats.value[keep])
+    return {"stats": stats, "columns": columns}
 
 
 def _line_events_python(buf: np.ndarray, start: int, end: int, keys: _StatKeys,

@@ -99,6 +99,9 @@ class Line:
     name_id: np.ndarray  # index into Plane.event_names (int16, or int32 past 32k names)
     stats: StatTable
     plane: "Plane" = field(repr=False, compare=False, default=None)  # type: ignore[assignment]
+    #: stat key -> a string-id column over the events (-1 where absent): stats nearly every event carries, held as
+    #: one narrow column instead of a row each in ``stats`` (``reader.COLUMN_STATS``); read alike by every accessor
+    columns: dict[int, np.ndarray] = field(default_factory=dict)
     #: after :meth:`release_events`: (event count, (min start, max end) or None); None while the columns are here
     _released: tuple[int, tuple[int, int] | None] | None = field(default=None, repr=False, compare=False)
 
@@ -132,6 +135,7 @@ class Line:
         self._released = (len(self), self.span())
         self.start_ps = self.duration_ps = self.name_id = None  # type: ignore[assignment]
         self.stats = StatTable.empty()
+        self.columns = {}
 
     def int_stat(self, name: str, default: int = MISSING, inherit: bool = True) -> np.ndarray:
         """Dense int64 column of stat ``name`` for every event of this line.
@@ -145,6 +149,10 @@ class Line:
             return np.full(len(self), default, dtype=np.int64)
         meta_col = self.plane.metadata_int_stat(name, default) if inherit else None
         col = meta_col[self.name_id] if meta_col is not None else np.full(len(self), default, dtype=np.int64)
+        own = self.columns.get(key)
+        if own is not None:
+            has = own >= 0
+            col[has] = own[has]
         rows = self.stats.rows(key)
         if rows.size == 0:
             return col
@@ -176,7 +184,7 @@ class Line:
             meta_col = self.plane.metadata_int_stat(name, default)
             if meta_col is not None and bool((meta_col != default).any()):
                 return False
-        return not bool((self.stats.key == key).any())
+        return key not in self.columns and not bool((self.stats.key == key).any())
 
     def float_stat(self, name: str, default: float = np.nan) -> np.ndarray:
         """Dense float64 column of a numeric stat (ints converted)."""
@@ -202,6 +210,8 @@ class Line:
         key = self.plane.stat_key(name)
         if key is not None:
             out[self.stats.owner[self.stats.rows(key)]] = True
+            if key in self.columns:
+                out |= self.columns[key] >= 0
         return out
 
     def names(self) -> np.ndarray:

@@ -1,0 +1,60 @@
+"""Stats nearly every event carries (``reader.COLUMN_STATS``: a kernel's ``kernel_details``) are held as one narrow
+string-id column per line instead of a stat row each (11 bytes a kernel at the read's peak).  Every accessor of
+:class:`Line` must answer exactly what it answered from the rows: checked on real captures read both ways (the
+columns turned off by emptying ``COLUMN_STATS``), and on hand-built rows with a repeated stat and mixed kinds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tb_gpu_advisor.formats.xplane import reader
+from tb_gpu_advisor.formats.xplane.adapter import USED_STATS
+from tb_gpu_advisor.formats.xplane.timeline import StatTable, ValueKind
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent.parent / "shared" / "profiles"
+CAPTURES = [p for p in (
+    ROOT / "fixtures/wild/jax_mi355x/plugins/profile/2026_05_20_08_45_02/934987a2fc2f.xplane.pb",
+    ROOT / "fixtures/h200_jobs/jax_jit_inference/plugins/profile/2026_11_27_14_54_27/vm.xplane.pb",
+    SHARED / "v100_bert_8gpu_tf24.xplane.pb",
+    SHARED / "real-h100-jax/launch_bound_eager/plugins/profile/2026_11_22_20_44_53/vm.xplane.pb",
+) if p.is_file()]
+
+
+def _answers(tl) -> list[tuple]:
+    out = []
+    for p in tl.planes:
+        for ln in p.lines:
+            for name in ("kernel_details", "correlation_id"):
+                out.append((p.name, ln.id, name, ln.int_stat(name).tolist(), ln.int_stat(name, inherit=False).tolist(),
+                            ln.str_stat(name).tolist(), ln.has_stat(name).tolist(), ln.stat_all_default(name),
+                            np.nan_to_num(ln.float_stat(name), nan=-0.5).tolist()))
+    return out
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.parent.name if p.name == "vm.xplane.pb" else p.stem)
+def test_a_stat_held_as_a_column_answers_as_its_rows(path, monkeypatch):
+    as_columns = reader.read_timeline(str(path), keep_stats=USED_STATS)
+    held = sum(len(ln.columns) for p in as_columns.planes for ln in p.lines)
+    monkeypatch.setattr(reader, "COLUMN_STATS", frozenset())
+    as_rows = reader.read_timeline(str(path), keep_stats=USED_STATS)
+    assert sum(len(ln.columns) for p in as_rows.planes for ln in p.lines) == 0
+    assert _answers(as_columns) == _answers(as_rows)
+    kernels = sum(int(ln.has_stat("kernel_details").sum()) for p in as_rows.planes for ln in p.lines)
+    assert (held > 0) == (kernels > 0)
+
+
+def test_rows_move_to_a_column_only_where_every_row_is_a_string():
+    """Key 0 (strings, one event twice: the later row wins, as ``int_stat`` reads rows) becomes a column; key 1
+    holds an integer row and stays rows; key 2 is no column key."""
+    S, R, I = int(ValueKind.STR), int(ValueKind.REF), int(ValueKind.INT)
+    stats = StatTable(owner=np.array([0, 2, 2, 1, 3, 0], np.int32), key=np.array([0, 0, 0, 1, 1, 2], np.int16),
+                      kind=np.array([S, R, S, R, I, S], np.int8), value=np.array([5, 7, 9, 4, 300, 1], np.int32))
+    got = reader._split_columns(stats, frozenset({0, 1}), 4)
+    assert list(got["columns"]) == [0]
+    assert got["columns"][0].tolist() == [5, -1, 9, -1] and got["columns"][0].dtype == np.int8
+    rest = got["stats"]
+    assert rest.key.tolist() == [1, 1, 2] and rest.owner.tolist() == [1, 3, 0] and rest.value.tolist() == [4, 300, 1]

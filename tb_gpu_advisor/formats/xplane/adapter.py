@@ -619,9 +619,16 @@ def _parse_launch(details: str | None) -> tuple[int, int]:
             if 1 <= len(dims) <= 3 and all(d.isascii() and d.isdigit() for d in dims):
                 prod = 1
                 for d in dims:
-                    prod = min(prod * int(d), _LAUNCH_TOP)
+                    prod = min(prod * _launch_dim(d), _LAUNCH_TOP)
                 out[key] = prod
     return out["grid"], out["block"]
+
+
+def _launch_dim(digits: str) -> int:
+    """One dimension's ASCII digits as an int; past 10 significant digits (above int32's top, where the count
+    saturates anyway) just above the top.  ``int()`` of the digits would raise past 4,300 of them (Python's limit on
+    string conversion): a hostile ``kernel_details`` must not stop the analysis of its host."""
+    return int(digits[-10:]) if len(digits.lstrip("0")) <= 10 else _LAUNCH_TOP + 1
 
 
 def _memcpy_columns(plane: Plane, mdet: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

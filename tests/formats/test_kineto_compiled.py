@@ -412,6 +412,19 @@ def test_the_scanner_reads_a_minimal_chunk():
 
 
 @needs_compiled
+@pytest.mark.parametrize("prefix", ["ProfilerStep#", "void at::native::elementwise_kernel<128, 4>#", "k"])
+def test_names_that_differ_only_at_their_end_are_scanned(prefix):
+    """A training loop's step annotations (``ProfilerStep#88``, ``#89`` ...) differ only in their last bytes: a
+    chunk holding hundreds of them must be scanned, not handed back as a table of colliding names (the interning's
+    hash once left those bytes out of a slot's bits: 65 of them in a chunk sent it to the typed decode)."""
+    names = [f"{prefix}{i}" for i in range(2000)]
+    chunk = ",".join(f'{{"ph": "X", "name": "{n}", "ts": {i}, "dur": 1}}' for i, n in enumerate(names)).encode()
+    out = _cscan.scan(chunk)
+    assert out is not None
+    assert out[15] == names and np.frombuffer(out[7], np.int32).tolist() == list(range(len(names)))
+
+
+@needs_compiled
 def test_the_scanners_times_are_correctly_rounded():
     """Times and durations of 1-19 digits, up to 18 decimals, around 2^53 (where the scanner's exact arithmetic stops
     and strtod takes over): bit for bit Python's ``float`` of the same text, as the typed decode reads them."""

@@ -233,13 +233,13 @@ def test_host_lines_by_runs_are_unique_pairs():
 
 def test_host_order_is_the_lexsort():
     """Host events by line, start, longer first: the two stable sorts give the lexsort's order, with equal starts
-    (where the duration decides) or without."""
+    (where the duration decides) or without, lines as wide or as narrow as the reader makes them."""
     from tb_gpu_advisor.formats.kineto.adapter import _host_order
 
     rng = np.random.default_rng(2)
     for trial in range(300):
         n = int(rng.integers(0, 50))
-        line = rng.integers(0, 3, n)
+        line = rng.integers(0, 3, n).astype((np.int64, np.int16, np.int32)[trial % 3])
         start = rng.integers(0, 10 if trial % 2 else 10**9, n) * 1000
         end = start + rng.integers(0, 5, n) * 1000
         assert np.array_equal(_host_order(line, start, end), np.lexsort((-(end - start), start, line)))

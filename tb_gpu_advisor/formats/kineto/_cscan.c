@@ -76,8 +76,15 @@ static inline uint64_t hash_span(const uint8_t *p, int64_t n) {
     }
     w = 0;
     memcpy(&w, p + i, (size_t)(n - i));
-    h = (h ^ w) * 0xc4ceb9fe1a85ec53ULL;
-    return h ^ (h >> 29);
+    /* a full 64-bit finish (MurmurHash3's fmix64): a table slot is the hash's low bits, and names that differ only
+     * in their last word's high bytes ("ProfilerStep#88", "#89", ...) must not share them, as they did when one
+     * multiply and shift left those bytes out (a chunk of 65 step names went past MAX_PROBES and was handed back) */
+    h ^= w;
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    return h ^ (h >> 33);
 }
 
 /* Probes of one lookup past which the chunk is handed back: the hash is not keyed, so names made to collide could

@@ -306,13 +306,15 @@ def _host_events(kt: KinetoTrace, idx: np.ndarray, start_ps: np.ndarray,
     """Host events by (thread, start), outer events before the inner ones they enclose (longer first on a tie);
     the (pid, tid) of each host line; and the file row of each host event."""
     upairs, line = _unique_pairs_by_runs(kt.pid[idx], kt.tid[idx])
+    # narrowed before the sort: a stable sort of 1-2 byte keys is a radix sort (1 GB trace: 0.045 -> 0.009 s)
+    line = line.astype(int_dtype(0, len(upairs), np.int16), copy=False)
     order = _host_order(line, start_ps[idx], end_ps[idx])
     idx, line = idx[order], line[order]
     launch = _cat_mask(kt, _LAUNCH_CATS)[idx]
     corr = np.where(launch, kt.correlation[idx], -1)
     minus1 = np.broadcast_to(np.int8(-1), idx.shape)
     h = HostEvents(
-        start=start_ps[idx], end=end_ps[idx], name=kt.name[idx].astype(np.int32), line=line.astype(int_dtype(0, len(upairs), np.int16)),
+        start=start_ps[idx], end=end_ps[idx], name=kt.name[idx].astype(np.int32), line=line,
         corr=absent_as_broadcast(narrowest(corr, np.int32)), group_id=minus1, step_num=minus1, iter_num=minus1, root=minus1,
         is_eager=minus1, names=kt.names, line_names=[_thread_name(kt, int(p), int(t)) for p, t in upairs],
     )

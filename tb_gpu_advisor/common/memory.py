@@ -71,11 +71,10 @@ def reuse_freed_heap() -> None:
     Why: reading a PyTorch trace and analysing it allocate and free column-sized arrays (1-20 MB at 1 GB) dozens of
     times.  Under glibc's defaults each is a fresh ``mmap`` (or heap top trimmed at its ``free``), so every first
     write of the next one faults in zeroed pages again, 4 kB at a time: a third of a 1 GB ``report``'s CPU was
-    system time (116-122 k page faults).  Kept in the heap, the next array writes the pages the last one freed:
-    page faults -30 to -38 % at 1 GB, peak +0-10 MiB (the same arrays live at once; the trims between phases still
-    run); the CPU saved was within the shared test machine's noise (docs/benchmarks.md, "fourth slice").  Called by
-    the PyTorch reader only: the XPlane and Nsight readers' peaks were tuned under the defaults and were not
-    measured with it.
+    system time (116-122 k page faults).  Kept in the heap, the next array writes the pages the last one freed.
+    The peak does not move (the same arrays live at once; the trims between phases still run): whole-process
+    figures in docs/benchmarks.md.  Called by the PyTorch reader only: the XPlane and Nsight readers' peaks were
+    tuned under the defaults and were not measured with it.
     """
     global _REUSE_HEAP
     if _MALLOPT is not None and not _REUSE_HEAP:

@@ -35,17 +35,7 @@ def _mallopt():
 
 _MALLOPT = _mallopt()
 _M_ARENA_MAX = -8  # glibc's malloc.h
-_M_TRIM_THRESHOLD, _M_TOP_PAD, _M_MMAP_THRESHOLD = -1, -2, -3  # glibc's malloc.h
-#: The largest block glibc then serves from its heap: its own ceiling for ``M_MMAP_THRESHOLD`` on 64 bits (a larger
-#: value is refused), a 1 GB PyTorch trace's widest column (2.7 M rows x 8 bytes) fits under it.
-HEAP_BLOCKS_UP_TO = 32 << 20
-#: Free memory at the heap's top that a ``free`` leaves mapped: all of it (``INT_MAX``, mallopt's limit); the
-#: explicit trims between phases (:func:`release_free_heap`) still hand it back.
-KEEP_FREED = (1 << 31) - 1
-#: Extra heap asked for each time it grows (address space: pages never written cost nothing).
-GROW_HEAP_BY = 256 << 20
 _ONE_HEAP = False
-_REUSE_HEAP = False
 
 
 def share_one_heap() -> None:
@@ -62,26 +52,6 @@ def share_one_heap() -> None:
     if _MALLOPT is not None and not _ONE_HEAP:
         _MALLOPT(_M_ARENA_MAX, 1)
         _ONE_HEAP = True
-
-
-def reuse_freed_heap() -> None:
-    """Make glibc serve blocks up to :data:`HEAP_BLOCKS_UP_TO` from its heap and keep what is freed there until the
-    next :func:`release_free_heap`; a no-op elsewhere than glibc.  Process-wide and for good, once.
-
-    Why: reading a PyTorch trace and analysing it allocate and free column-sized arrays (1-20 MB at 1 GB) dozens of
-    times.  Under glibc's defaults each is a fresh ``mmap`` (or heap top trimmed at its ``free``), so every first
-    write of the next one faults in zeroed pages again, 4 kB at a time: a third of a 1 GB ``report``'s CPU was
-    system time (116-122 k page faults).  Kept in the heap, the next array writes the pages the last one freed.
-    The peak does not move (the same arrays live at once; the trims between phases still run): whole-process
-    figures in docs/benchmarks.md.  Called by the PyTorch reader only: the XPlane and Nsight readers' peaks were
-    tuned under the defaults and were not measured with it.
-    """
-    global _REUSE_HEAP
-    if _MALLOPT is not None and not _REUSE_HEAP:
-        for param, value in ((_M_MMAP_THRESHOLD, HEAP_BLOCKS_UP_TO), (_M_TRIM_THRESHOLD, KEEP_FREED),
-                             (_M_TOP_PAD, GROW_HEAP_BY)):
-            _MALLOPT(param, value)
-        _REUSE_HEAP = True
 
 
 def release_free_heap() -> None:

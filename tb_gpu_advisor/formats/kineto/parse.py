@@ -59,7 +59,6 @@ from typing import IO, Any, Callable, Iterable
 
 import numpy as np
 
-from tb_gpu_advisor.common.memory import reuse_freed_heap
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size
 from tb_gpu_advisor.formats.kineto import compiled
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
@@ -283,7 +282,6 @@ def parse_trace(src: str | IO[bytes], *, max_bytes: int | None = None, progress:
     only).  Raises :class:`KinetoReadError`.
     """
     name = name or (src if isinstance(src, str) else str(getattr(src, "name", "<stream>")))
-    reuse_freed_heap()  # the read and the analysis after it free and allocate column-sized arrays (memory.py)
     try:
         raw = open(src, "rb") if isinstance(src, str) else src
     except OSError as e:

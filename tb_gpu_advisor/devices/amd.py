@@ -70,6 +70,19 @@ def _fixes() -> dict[str, Action]:
                           snippet="rocm-smi --showtopo", snippet_lang="shell"),
         "clocks": Action(text="Look at the node itself: GPU clocks, power and temperature, and other processes on it.",
                          snippet="rocm-smi --showclocks --showpower --showtemp --showperflevel", snippet_lang="shell"),
+        "more_blocks": Action(
+            text="For a kernel of your own (HIP, an extension): launch at least one workgroup per CU (better several), "
+                 "sized from the data (grid = ceil(n / threads per workgroup)), and loop over the data with a "
+                 "grid-stride loop so any grid covers it; a serial loop in one thread (a sum over an array) becomes a "
+                 "parallel reduction: each workgroup reduces a slice, then one short pass combines their results (or "
+                 "call hipCUB's hipcub::DeviceReduce).",
+            snippet="__global__ void k(const float* x, float* y, int n) {\n"
+                    "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)\n"
+                    "        y[i] = f(x[i]);\n"
+                    "}\n"
+                    "hipLaunchKernelGGL(k, dim3(num_cus * 4), dim3(256), 0, 0, x, y, n);   // hipDeviceGetAttribute("
+                    "&num_cus, hipDeviceAttributeMultiprocessorCount, dev)",
+            snippet_lang="text"),
     }
 
 

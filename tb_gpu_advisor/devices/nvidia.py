@@ -361,6 +361,20 @@ def _fixes() -> dict[str, Action]:
         "clocks": Action(text="Look at the node itself: GPU clocks and throttle reasons (thermal, power), and other "
                               "processes on it.", snippet="nvidia-smi -q -d PERFORMANCE,CLOCK,TEMPERATURE",
                          snippet_lang="shell"),
+        # a kernel launched with fewer blocks than SMs (``small_grid``), where the program picks its launch itself
+        "more_blocks": Action(
+            text="For a kernel of your own (CUDA C++, an extension): launch at least one thread block per SM (better "
+                 "several), sized from the data (grid = ceil(n / threads per block)), and loop over the data with a "
+                 "grid-stride loop so any grid covers it; a serial loop in one thread (a sum over an array) becomes a "
+                 "parallel reduction: each block reduces a slice, then one short pass combines the blocks' results "
+                 "(or call CUB's cub::DeviceReduce).",
+            snippet="__global__ void k(const float* x, float* y, int n) {\n"
+                    "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)\n"
+                    "        y[i] = f(x[i]);\n"
+                    "}\n"
+                    "k<<<num_sms * 4, 256>>>(x, y, n);   // cudaDeviceGetAttribute(&num_sms, "
+                    "cudaDevAttrMultiProcessorCount, dev)",
+            snippet_lang="text"),
     }
 
 

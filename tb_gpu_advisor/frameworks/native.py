@@ -69,18 +69,9 @@ FIXES = {
                                       "--trace=cuda), and that the export holds the CUDA tables."),),
 }
 
-#: Kernels launched with fewer blocks than SMs (``small_grid``): the program chose the launch configuration itself.
-FIXES["small_grid"] = (action(
-    "Launch at least one thread block per SM (better several), sized from the data (grid = ceil(n / threads per "
-    "block)), and loop over the data with a grid-stride loop so any grid covers it; a serial loop in one thread (a "
-    "sum over an array) becomes a parallel reduction: each block reduces a slice, then one short pass combines the "
-    "blocks' results (or call CUB's cub::DeviceReduce).",
-    "__global__ void k(const float* x, float* y, int n) {\n"
-    "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)\n"
-    "        y[i] = f(x[i]);\n"
-    "}\n"
-    "k<<<num_sms * 4, 256>>>(x, y, n);   // cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev)",
-    "text"),)
+#: Kernels launched with fewer blocks than SMs (``small_grid``): the program chose the launch configuration itself,
+#: and the fix is the GPU vendor's own (``devices.*.FIXES["more_blocks"]``, which the rule adds for every framework).
+FIXES["small_grid"] = ()
 
 FRAMEWORK = Framework(
     id="native", name="a GPU program with no ML framework",

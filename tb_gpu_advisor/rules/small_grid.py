@@ -37,20 +37,6 @@ from tb_gpu_advisor.rules.base import (
 
 ID = "small_grid"
 
-#: The fix for a kernel of the user's own (CUDA C++, Triton, a custom extension): more blocks, a grid-stride loop.
-_MORE_BLOCKS = action(
-    "For a kernel of your own: launch at least one thread block per SM (better several), sized from the data "
-    "(grid = ceil(n / threads per block)), and loop over the data with a grid-stride loop so any grid covers it; a "
-    "serial loop in one thread (a sum over an array) becomes a parallel reduction: each block reduces a slice, then "
-    "one short pass combines the blocks' results.",
-    "__global__ void k(const float* x, float* y, int n) {\n"
-    "    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x)\n"
-    "        y[i] = f(x[i]);\n"
-    "}\n"
-    "k<<<num_sms * 4, 256>>>(x, y, n);   // cudaDeviceGetAttribute(&num_sms, cudaDevAttrMultiProcessorCount, dev)",
-    "text")
-
-
 @rule(ID, "§1.2.3", "Kernels too small to fill the GPU: fewer thread blocks than SMs",
       thresholds=("small_grid.info", "small_grid.warning", "small_grid.critical", "small_grid.floor_us"))
 def check(m: HostMetrics) -> list[Finding]:
@@ -87,7 +73,7 @@ def check(m: HostMetrics) -> list[Finding]:
                         [[short(k.name), k.blocks, k.threads if k.threads >= 0 else "-", _of_sms(k), k.count,
                           k.total_ms, k.idle_ms] for k in u.top])],
         windows=step_windows(ctx, key=lambda st: st.breakdown.device_compute, label="kernels"),
-        actions=ctx.fw.fix(ID) + ([] if ctx.fw.id == "native" else [_MORE_BLOCKS]),
+        actions=[*ctx.fw.fix(ID), ctx.vendor.FIXES["more_blocks"]],  # the framework's, then the vendor's own
     )]
 
 

@@ -33,7 +33,7 @@ sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 import fuzzloop  # noqa: E402
 
 from synthetic import hostile, hostile_kineto  # noqa: E402
-from tb_gpu_advisor.formats.kineto import _cscan, parse  # noqa: E402
+from tb_gpu_advisor.formats.kineto import _cscan  # noqa: E402
 from tests.support.kineto_paths import differences, mutate_json, read_both  # noqa: E402
 
 
@@ -79,12 +79,7 @@ def seeds() -> list[bytes]:
 
 
 def check(data: bytes, tally: fuzzloop.Tally, small: bool) -> None:
-    saved = parse.CHUNK_BYTES
-    parse.CHUNK_BYTES = 4096 if small else saved
-    try:
-        fast, ref = read_both(data)
-    finally:
-        parse.CHUNK_BYTES = saved
+    fast, ref = read_both(data, chunk_bytes=4096 if small else None)
     tally.record(data, fuzzloop.outcome(ref, "KinetoTrace"), bool(differences(fast, ref)))
 
 

@@ -30,7 +30,7 @@ sys.path[:0] = [str(REPO), str(REPO / "scripts")]
 
 import fuzzloop  # noqa: E402
 
-from tb_gpu_advisor.formats.kineto import _cscan, parse  # noqa: E402
+from tb_gpu_advisor.formats.kineto import _cscan  # noqa: E402
 from tests.support import hostile_launch  # noqa: E402
 from tests.support.kineto_paths import differences as kineto_differences  # noqa: E402
 from tests.support.kineto_paths import read_both as kineto_read_both  # noqa: E402
@@ -56,12 +56,7 @@ class _ExactCopies:
 
 def check_kineto(data: bytes, small: bool, tally: fuzzloop.Tally) -> None:
     """Both Kineto paths on one trace, in small chunks or the default ones."""
-    saved = parse.CHUNK_BYTES
-    parse.CHUNK_BYTES = 512 if small else saved
-    try:
-        fast, ref = kineto_read_both(data)
-    finally:
-        parse.CHUNK_BYTES = saved
+    fast, ref = kineto_read_both(data, chunk_bytes=512 if small else None)
     bad = bool(kineto_differences(fast, ref)) or not (isinstance(fast, Exception) or fast.blocks is None
                                                      or hostile_launch.counts_in_range(fast.blocks, fast.threads))
     tally.record(data, fuzzloop.outcome(ref, "KinetoTrace"), bad)

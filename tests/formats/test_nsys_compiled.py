@@ -27,9 +27,10 @@ import pytest
 
 from synthetic.nsysexport import NsysJob, write, write_dlprof_forward, write_window
 from tb_gpu_advisor.formats.nsys import compiled, reader, tables
-from tests.support.compiled import built, check_built_where_required, in_child, needs
+from tests.support.compiled import built, check_built_where_required, forced_pure_description, needs, version_text
 from tests.support.nsys_reference import innermost_range, trace_differences
 from tests.support.paths import DEMO_LOGS, REPO, SHARED_PROFILES, TESTS
+from tests.support.sqlite_edits import run_sql
 
 _csqlite = built("tb_gpu_advisor.formats.nsys._csqlite")
 needs_compiled = needs(_csqlite, "Nsight Systems column reader")
@@ -78,26 +79,14 @@ def _differences(a: object, b: object) -> list:
     return trace_differences(a, b, "raw")
 
 
-def _edit(path: str, *sql: str) -> None:
-    con = sqlite3.connect(path)
-    for q in sql:
-        con.execute(q)
-    con.commit()
-    con.close()
-
-
 def test_the_compiled_reader_is_built_where_required():
     """CI (``.ci/run`` sets TB_GPU_ADVISOR_REQUIRE_COMPILED) must test the compiled path, never skip it."""
     check_built_where_required(_csqlite, compiled, tables._CSQLITE)
 
 
 def test_version_names_the_nsys_reader():
-    out = in_child("import sys; sys.argv = ['tb-gpu-advisor', '--version']\n"
-                   "from tb_gpu_advisor.cli.main import main\ntry: main()\nexcept SystemExit: pass")
-    assert ("Nsight Systems reader: compiled (C)" if _csqlite else "Nsight Systems reader: pure Python") in out
-    pure = in_child("from tb_gpu_advisor.formats.nsys import compiled; print(compiled.describe())",
-                    TB_GPU_ADVISOR_PURE_PYTHON="1")
-    assert pure.strip() == "Nsight Systems reader: pure Python (TB_GPU_ADVISOR_PURE_PYTHON is set)"
+    assert ("Nsight Systems reader: compiled (C)" if _csqlite else "Nsight Systems reader: pure Python") in version_text()
+    assert forced_pure_description("nsys") == "Nsight Systems reader: pure Python (TB_GPU_ADVISOR_PURE_PYTHON is set)"
 
 
 def test_a_built_reader_without_an_sqlite_library_is_named_as_such(monkeypatch):
@@ -232,7 +221,7 @@ EDITS = [
 def test_values_of_other_types_read_or_fail_as_the_python_path_does(tmp_path, monkeypatch, edit, handed_back, copy):
     p = str(tmp_path / "job.sqlite")
     write(p, NsysJob(steps=3, ops=4, ranks=2))
-    _edit(p, edit)
+    run_sql(p, edit)
     c, py, spy = _both(p, monkeypatch, copy)
     assert _differences(c, py) == []
     assert (spy.handed_back > 0) == bool(handed_back)
@@ -243,7 +232,7 @@ def test_a_table_without_row_ids_reads_alike(tmp_path, monkeypatch):
     """A column called ``rowid``: no row id order to ask for; the rows come as a plain scan gives them, both ways."""
     p = str(tmp_path / "job.sqlite")
     write(p, NsysJob(steps=3, ops=4))
-    _edit(p, "ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY ADD COLUMN rowid INTEGER",
+    run_sql(p, "ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY ADD COLUMN rowid INTEGER",
           "ALTER TABLE NVTX_EVENTS ADD COLUMN oid INTEGER")
     c, py, spy = _both(p, monkeypatch)
     assert _differences(c, py) == [] and spy.read > 0

@@ -5,7 +5,6 @@ as the row-by-row reads it replaced (``tests/support/nsys_reference.py``), on ev
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +14,7 @@ from synthetic.nsysexport import NsysJob, write
 from tb_gpu_advisor.formats.nsys import reader, tables
 from tests.support.nsys_reference import trace_differences, tuple_reads
 from tests.support.paths import SHARED_PROFILES
+from tests.support.sqlite_edits import run_sql
 
 REPO = Path(__file__).resolve().parents[2]
 EXPORTS = sorted(REPO.glob("tests/fixtures/**/*.sqlite")) + (
@@ -76,14 +76,6 @@ def test_a_shuffled_export_in_small_chunks_reads_the_same_with_no_row_read_as_a_
     assert trace_differences(reader.read_trace(p), old) == []
 
 
-def _edit(path: str, *sql: str) -> None:
-    con = sqlite3.connect(path)
-    for q in sql:
-        con.execute(q)
-    con.commit()
-    con.close()
-
-
 @pytest.mark.parametrize("edit, as_tuples", [
     # a REAL time: truncated, as numpy truncates it
     ("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = start + 0.5 WHERE rowid = 3", 1),
@@ -99,7 +91,7 @@ def test_values_that_are_no_integers_read_as_the_row_by_row_reads_did(tmp_path, 
     packed."""
     p = str(tmp_path / "job.sqlite")
     write(p, NsysJob(steps=3, ops=4))
-    _edit(p, edit)
+    run_sql(p, edit)
     chunks = []
     real = tables._tuple_chunk
     monkeypatch.setattr(tables, "_tuple_chunk", lambda *a: chunks.append(a[1]) or real(*a))
@@ -111,7 +103,7 @@ def test_values_that_are_no_integers_read_as_the_row_by_row_reads_did(tmp_path, 
 def test_a_text_where_an_integer_is_fails_as_the_row_by_row_reads_did(tmp_path):
     p = str(tmp_path / "job.sqlite")
     write(p, NsysJob(steps=3, ops=4))
-    _edit(p, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = 'abc' WHERE rowid = 5")
+    run_sql(p, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = 'abc' WHERE rowid = 5")
     with pytest.raises(ValueError) as new:
         reader.read_trace(p)
     with tuple_reads(), pytest.raises(ValueError) as old:
@@ -123,7 +115,7 @@ def test_a_table_without_row_ids_is_read_row_by_row(tmp_path):
     """``WITHOUT ROWID`` (or a column called ``rowid``): no row id ranges; the rows are read as a cursor gives them."""
     p = str(tmp_path / "job.sqlite")
     write(p, NsysJob(steps=3, ops=4))
-    _edit(p, "ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY ADD COLUMN rowid INTEGER")
+    run_sql(p, "ALTER TABLE CUPTI_ACTIVITY_KIND_MEMCPY ADD COLUMN rowid INTEGER")
     new, old = _both(p)
     assert trace_differences(new, old) == []
     assert any(np.asarray(d.mem_bytes).max() > 0 for d in new.devices)

@@ -19,7 +19,7 @@ import pytest
 from synthetic import hostile
 from tb_gpu_advisor.formats.snapshot import compiled, reader, unpickle
 from tests.support import snapshot_paths as sp
-from tests.support.compiled import built, check_built_where_required, in_child, needs
+from tests.support.compiled import built, check_built_where_required, forced_pure_description, needs, version_text
 from tests.support.paths import DEMO_LOGS, REPO, SHARED_PROFILES, TESTS
 
 _cpickle = built("tb_gpu_advisor.formats.snapshot._cpickle")
@@ -34,12 +34,8 @@ def test_the_compiled_reader_is_built_where_required():
 
 
 def test_version_names_the_snapshot_reader():
-    out = in_child("import sys; sys.argv = ['tb-gpu-advisor', '--version']\n"
-                   "from tb_gpu_advisor.cli.main import main\ntry: main()\nexcept SystemExit: pass")
-    assert ("memory snapshot reader: compiled (C)" if _cpickle else "memory snapshot reader: pure Python") in out
-    pure = in_child("from tb_gpu_advisor.formats.snapshot import compiled; print(compiled.describe())",
-                    TB_GPU_ADVISOR_PURE_PYTHON="1")
-    assert pure.strip() == "memory snapshot reader: pure Python (TB_GPU_ADVISOR_PURE_PYTHON is set)"
+    assert ("memory snapshot reader: compiled (C)" if _cpickle else "memory snapshot reader: pure Python") in version_text()
+    assert forced_pure_description("snapshot") == "memory snapshot reader: pure Python (TB_GPU_ADVISOR_PURE_PYTHON is set)"
 
 
 @needs_compiled

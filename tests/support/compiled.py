@@ -50,3 +50,15 @@ def in_child(code: str, **env: str) -> str:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=full, timeout=120, check=False)
     assert out.returncode == 0, out.stderr
     return out.stdout
+
+
+def version_text() -> str:
+    """What ``tb-gpu-advisor --version`` prints, from a fresh interpreter (the readers it names are chosen there)."""
+    return in_child("import sys; sys.argv = ['tb-gpu-advisor', '--version']\n"
+                    "from tb_gpu_advisor.cli.main import main\ntry: main()\nexcept SystemExit: pass")
+
+
+def forced_pure_description(package: str) -> str:
+    """``formats.<package>.compiled.describe()`` in a fresh interpreter with the pure-Python path forced."""
+    return in_child(f"from tb_gpu_advisor.formats.{package} import compiled; print(compiled.describe())",
+                    **{PURE_PYTHON_ENV: "1"}).strip()

@@ -15,10 +15,16 @@ import numpy as np
 from tb_gpu_advisor.formats.kineto import parse
 
 
-def read_both(source: str | bytes, **kw: Any) -> tuple[object, object]:
+def read_both(source: str | bytes, chunk_bytes: int | None = None, **kw: Any) -> tuple[object, object]:
     """(compiled result, Python result) of :func:`parse.parse_trace` on ``source`` (a path, or a file's bytes):
-    a KinetoTrace, or the error raised."""
-    return read_with(True, source, **kw), read_with(False, source, **kw)
+    a KinetoTrace, or the error raised.  ``chunk_bytes``: the reader's chunk size for both reads (small chunks cut
+    events, which both paths must read again alike), else the reader's own."""
+    saved = parse.CHUNK_BYTES
+    parse.CHUNK_BYTES = chunk_bytes or saved
+    try:
+        return read_with(True, source, **kw), read_with(False, source, **kw)
+    finally:
+        parse.CHUNK_BYTES = saved
 
 
 def read_with(use_compiled: bool, source: str | bytes, **kw: Any) -> object:

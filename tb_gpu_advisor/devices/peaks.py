@@ -282,7 +282,7 @@ def memory_bandwidth(gpu_name: str | None, cc: tuple[int, int] | None, *, measur
 def sm_count(gpu_name: str | None, cc: tuple[int, int] | None) -> tuple[int, str] | None:
     """(SMs or CUs of one device, the document it comes from) where the name says the model, or every variant of its
     family has the same count; None otherwise (a count is never guessed between variants)."""
-    family = [m for m in MODELS if gpu_name and m.family.search(gpu_name)]
+    family = _family(gpu_name)
     named = next((m for m in family if m.variant is not None and m.variant.search(gpu_name or "")), None)
     cands = [named] if named is not None else [m for m in family if m.variant is None] or family
     counts = {m.sm_count for m in cands}
@@ -303,7 +303,7 @@ def unit_name(gpu_name: str | None, cc: tuple[int, int] | None) -> str:
 def _match(name: str | None, cc: tuple[int, int] | None, sm_count: int | None, clock_hz: float | None,
            measured: float | None, key: Callable[[Model], float]) -> tuple[Model, str] | None:
     """The table entry of a device and a note on how it was chosen ("" when its name says it), or None."""
-    family = [m for m in MODELS if name and m.family.search(name)]
+    family = _family(name)
     if family:
         named = next((m for m in family if m.variant is None or m.variant.search(name)), None)
         if named is not None:
@@ -317,6 +317,11 @@ def _match(name: str | None, cc: tuple[int, int] | None, sm_count: int | None, c
             return _choose(same, None, clock_hz, measured, key,
                            f"the trace names no model, only its architecture, {arch}, and {sm_count} CUs")
     return None
+
+
+def _family(name: str | None) -> list[Model]:
+    """The table's entries whose family the device's name matches (every variant of it), in table order."""
+    return [m for m in MODELS if name and m.family.search(name)]
 
 
 def _choose(cands: list[Model], sm_count: int | None, clock_hz: float | None, measured: float | None,

@@ -648,6 +648,94 @@ def write_dlprof_forward(path: str, params: int = 10, convs: int = 2, trials: in
             "kernels": len(kernels), "context_ms": context_ms}
 
 
+# --------------------------------------------------------------------------- managed memory paged on demand (issue 37)
+
+#: Unified Memory page migrations (``ENUM_CUDA_MEMCPY_OPER``): the driver's, launched by no call (correlation id 0).
+UVM_HTOD, UVM_DTOH = 11, 12
+#: ``migrationCause``: on demand (a page fault), the driver's speculative prefetch around it.
+CAUSE_COHERENCE, CAUSE_PREFETCH = 2, 3
+
+
+def write_managed_kernel(path: str, blocks: int = 1, threads: int = 1, kernel_ms: float = 600.0,
+                         faults_in_kernel: int = 300, readback_bursts: int = 60, pages_per_burst: int = 24,
+                         alloc_ms: float = 250.0) -> dict:
+    """Write the export of NVIDIA's "An Even Easier Introduction to CUDA" vector add as several real captures hold
+    it (SpaceManV3/cp3, SMcMann/cudaHW, lsaeteurn/vectoraddition, igouProto/CSC746CUDALab): two
+    ``cudaMallocManaged`` buffers (the first creates the context, ``alloc_ms``), one ``add<<<blocks, threads>>>``
+    launch of ``kernel_ms`` on an A100 (108 SMs), the pages it touches migrated to the GPU on demand while it runs
+    (``faults_in_kernel`` Unified Memory HtoD migrations under it), a ``cudaDeviceSynchronize``, then the host's
+    result check reading the pages back: ``readback_bursts`` bursts of ``pages_per_burst`` DtoH migrations
+    (4 KiB-1 MiB each, ~2 ms a burst, ~8 ms apart) -- page migrations no call of the program launched.  Return the
+    truth: one kernel, its launch configuration, and the migrations' counts."""
+    us, ms = 1000, 1_000_000
+    strings = _Strings()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL]) + ";")
+    pid = 6161
+    gtid, gpid = _gid(pid, pid), _gid(pid)
+    t = SESSION_START_NS + 5 * ms
+    runtime, memcpy = [], []
+    corr = 0
+
+    def call(name: str, dur_ns: int) -> int:
+        nonlocal t, corr
+        corr += 1
+        runtime.append((t, t + dur_ns, corr, strings(name)))
+        t += dur_ns + 3 * us
+        return corr
+
+    call("cudaMallocManaged_v6000", int(alloc_ms * ms))
+    call("cudaMallocManaged_v6000", 40 * us)
+    t += 300 * ms  # the host fills the buffers (its own loop, no CUDA call)
+    launch = call("cudaLaunchKernel_v7000", 45 * us)
+    ks = t + 10 * us
+    ke = ks + int(kernel_ms * ms)
+    sync = call("cudaDeviceSynchronize_v3020", 0)
+    runtime[-1] = (runtime[-1][0], ke + 5 * us, sync, runtime[-1][3])
+    for k in range(faults_in_kernel):  # on-demand migrations spread over the kernel, 64 KiB each
+        a = ks + (k * (ke - ks)) // max(faults_in_kernel, 1)
+        memcpy.append((a, a + 8 * us, 0, 65536, UVM_HTOD, CAUSE_COHERENCE if k % 2 else CAUSE_PREFETCH))
+    t = ke + 1 * ms
+    for b in range(readback_bursts):  # the host's result check pulls the pages back, a burst per fault batch
+        for p in range(pages_per_burst):
+            a = t + p * 80 * us
+            memcpy.append((a, a + 60 * us, 0, 4096 if p % 2 else 1 << 20, UVM_DTOH, CAUSE_COHERENCE))
+        t += 10 * ms
+    call("cudaFree_v3020", 20 * ms)
+    call("cudaFree_v3020", 20 * ms)
+    stop = t + 1 * ms
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind, migrationCause) VALUES (?,?,0,1,0,?,?,?,?,7,7,?)",
+                    [(a, b, c, gpid, n, kind, cause) for a, b, c, n, kind, cause in memcpy])
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId, "
+                "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,1,7,?,?,4,0)", (ke, ke + 4 * us, sync, gpid))
+    name = strings("add(int, float *, float *)")
+    con.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                f"({', '.join('?' * len(_KERNEL_COLS))})",
+                (ks, ke, 0, 1, 7, launch, gpid, name, strings("add"), 16, blocks, 1, 1, threads, 1, 1, 0, 0, 0, 0, 1,
+                 None, None))
+    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (0, 0, "NVIDIA A100-SXM4-40GB", "0000:07:00.0", 1, 41943040, 42297524224, 1555200000000, 1410000000,
+                 108, 0, "GPU-00000000", 0, "GA100", 0, 1, 8, 0))
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("vecadd_gpu"), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, './vecadd_gpu')", (gpid, pid))
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
+    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
+    con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)",
+                    [(i, n, n) for i, n in _COPY_KINDS + [(11, "Unified Host-to-Device"), (12, "Unified Device-to-Host")]])
+    con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
+    con.executemany("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _SYNC_TYPES])
+    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
+    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    con.commit()
+    con.close()
+    return {"kernels": 1, "blocks": blocks, "threads": threads, "sms": 108, "kernel_ms": kernel_ms,
+            "htod_migrations": faults_in_kernel, "dtoh_migrations": readback_bursts * pages_per_burst}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("out")

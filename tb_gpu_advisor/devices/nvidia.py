@@ -214,6 +214,17 @@ def collective_type_one(name: str) -> str | None:
     return fam.type if fam is not None else None
 
 
+#: The words the Nsight reader puts in the name of a Unified Memory page migration (``copyKind`` UVM HtoD/DtoH/DtoD,
+#: ``Memcpy HtoD (Unified Memory page migration)``): a copy no call of the program asked for -- the driver moves managed
+#: memory's pages on demand, when a kernel (or the host) touches pages resident on the other side, or prefetches them.
+PAGE_MIGRATION = "Unified Memory page migration"
+
+
+def page_migration_one(name: str) -> bool:
+    """A Unified Memory page migration (:data:`PAGE_MIGRATION`): the driver's paging, not a copy the program made."""
+    return PAGE_MIGRATION in name
+
+
 def copy_direction(name: str) -> str | None:
     """"h2d", "d2h", ... for a memcpy event name, else None."""
     name = _copy_name(name)

@@ -200,8 +200,14 @@ def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, n
 
 
 def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | None:
-    st = np.concatenate([d.start for d in devs]) if devs else np.zeros(0, np.int64)
-    en = np.concatenate([d.end for d in devs]) if devs else np.zeros(0, np.int64)
+    """Bursts of the work the program launched, apart by unusually long idle gaps.  Unified Memory page migrations
+    are left out: the driver makes them, in bursts of its own, whenever the host touches managed memory the GPU
+    last wrote (a result check after the kernel: thousands of page-sized copies in ~2 ms bursts), so they would
+    make steps of the host's paging and leave the program's kernels out as the first or last "step"."""
+    own = [d for d in devs if len(d)]
+    keep = [~devices.page_migration(d.names)[d.name] for d in own]
+    st = np.concatenate([d.start[k] for d, k in zip(own, keep)]) if own else np.zeros(0, np.int64)
+    en = np.concatenate([d.end[k] for d, k in zip(own, keep)]) if own else np.zeros(0, np.int64)
     if st.size < 4:
         return None
     us, ue = union_intervals(st, en)

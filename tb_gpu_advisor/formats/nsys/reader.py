@@ -74,6 +74,9 @@ _DOMAIN_CREATE = 75
 #: CUPTI memcpy kinds (``ENUM_CUDA_MEMCPY_OPER``) -> the direction in CUPTI's short form; arrays are device memory.
 _COPY_DIRECTION = {1: "HtoD", 2: "DtoH", 3: "HtoD", 4: "DtoH", 5: "DtoD", 6: "DtoD", 7: "DtoD", 8: "DtoD", 9: "HtoH",
                    10: "PtoP", 11: "HtoD", 12: "DtoH", 13: "DtoD"}
+#: The Unified Memory kinds (``CUDA_MEMCPY_KIND_UVM_HTOD`` / ``_DTOH`` / ``_DTOD``): the driver's page migrations of
+#: managed memory, which no call of the program launched (correlation id 0), named as such (``devices.PAGE_MIGRATION``).
+_UVM_KINDS = frozenset((11, 12, 13))
 #: ``ENUM_CUDA_MEM_KIND`` labels, where the export has no enum table.
 _MEM_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
               6: "Managed Static", 7: "Unknown"}
@@ -727,9 +730,12 @@ def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c:
 
 
 def _copy_name(kind: int, src: str | None, dst: str | None) -> str:
-    """A copy as CUPTI names it to PyTorch's profiler: ``Memcpy HtoD (Pinned -> Device)``."""
+    """A copy as CUPTI names it to PyTorch's profiler: ``Memcpy HtoD (Pinned -> Device)``; a Unified Memory page
+    migration ``Memcpy HtoD (Unified Memory page migration)``."""
     direction = _COPY_DIRECTION.get(kind, "Other")
     base = f"Memcpy {direction}" if direction != "Other" else "Memcpy"
+    if kind in _UVM_KINDS:  # its memory kinds are "Unknown": the driver's paging, said as such
+        return f"{base} ({devices.PAGE_MIGRATION})"
     if src or dst:
         return f"{base} ({src or 'Unknown'} -> {dst or 'Unknown'})"
     return base

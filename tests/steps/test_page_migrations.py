@@ -1,0 +1,65 @@
+"""Unified Memory page migrations are the driver's paging, not GPU work a step is made of (issue #37, survey
+h37-survey7a).
+
+The real cases (``tests/fixtures/wild/SURVEY.md``, section h37-survey7a; no licence, so not kept): NVIDIA's "An Even
+Easier Introduction to CUDA" vector add on A100s (SpaceManV3/cp3 ``report1.sqlite`` and ``report6.sqlite``,
+lsaeteurn/vectoraddition, igouProto/CSC746CUDALab): one ``add<<<1, 1>>>`` kernel of 6.25 s over two
+``cudaMallocManaged`` buffers, then the host's result check pulling the pages back -- 768-1,536 ``CUDA_MEMCPY_KIND_UVM_DTOH``
+migrations (correlation id 0: no call launched them) in ~2 ms bursts.  Main took the bursts for 254 steps of 2.45 ms,
+dropped the kernel as the first "step" and reported an info gap between steps -- never that one thread ran on one of
+the 108 SMs for 6.25 s (``small_grid``).
+
+By construction (``synthetic.nsysexport.write_managed_kernel``): the same program, its kernel's launch configuration
+and the migrations' counts known.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from contextlib import redirect_stderr, redirect_stdout
+
+import pytest
+
+from synthetic import nsysexport as nx
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.cli import main as cli
+from tb_gpu_advisor.formats.nsys.reader import read_trace
+
+
+def _report(path: str) -> dict:
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
+    return json.loads(out.getvalue())["reports"][0]
+
+
+@pytest.fixture(scope="module")
+def managed(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict]:
+    path = str(tmp_path_factory.mktemp("uvm") / "report1.sqlite")
+    return path, nx.write_managed_kernel(path)
+
+
+def test_the_reader_names_page_migrations_as_such(managed: tuple[str, dict]) -> None:
+    path, truth = managed
+    d = read_trace(path).devices[0]
+    names = [d.names[i] for i in d.name.tolist()]
+    migrations = [n for n in names if devices.page_migration([n])[0]]
+    assert len(migrations) == truth["htod_migrations"] + truth["dtoh_migrations"]
+    assert migrations.count(f"Memcpy HtoD ({devices.PAGE_MIGRATION})") == truth["htod_migrations"]
+    assert migrations.count(f"Memcpy DtoH ({devices.PAGE_MIGRATION})") == truth["dtoh_migrations"]
+    # still copies of their direction, for the copy metrics
+    assert devices.copy_direction(migrations[0]) in ("h2d", "d2h")
+
+
+def test_page_migration_bursts_make_no_steps_and_the_kernel_is_judged(managed: tuple[str, dict]) -> None:
+    path, truth = managed
+    rep = _report(path)
+    host = rep["hosts"][0]
+    gpu = host["gpus"][0]
+    # one step holding the kernel, not the result check's paging bursts (main: 58 steps of 10 ms, the kernel dropped)
+    assert gpu["step_ms"] >= truth["kernel_ms"]
+    bad = [f for f in rep["findings"] if f["severity"] in ("warning", "critical")]
+    assert bad and bad[0]["rule"] == "small_grid", [(f["rule"], f["severity"]) for f in bad]
+    assert "1 thread block of 1 thread" in bad[0]["summary"]
+    assert not any(f["rule"] == "step_gaps" for f in rep["findings"])

@@ -658,12 +658,13 @@ CAUSE_COHERENCE, CAUSE_PREFETCH = 2, 3
 
 def write_managed_kernel(path: str, blocks: int = 1, threads: int = 1, kernel_ms: float = 600.0,
                          faults_in_kernel: int = 300, readback_bursts: int = 60, pages_per_burst: int = 24,
-                         alloc_ms: float = 250.0) -> dict:
+                         alloc_ms: float = 250.0, fault_us: float = 8.0, fill_ms: float = 300.0) -> dict:
     """Write the export of NVIDIA's "An Even Easier Introduction to CUDA" vector add as several real captures hold
     it (SpaceManV3/cp3, SMcMann/cudaHW, lsaeteurn/vectoraddition, igouProto/CSC746CUDALab): two
     ``cudaMallocManaged`` buffers (the first creates the context, ``alloc_ms``), one ``add<<<blocks, threads>>>``
     launch of ``kernel_ms`` on an A100 (108 SMs), the pages it touches migrated to the GPU on demand while it runs
-    (``faults_in_kernel`` Unified Memory HtoD migrations under it), a ``cudaDeviceSynchronize``, then the host's
+    (``faults_in_kernel`` Unified Memory HtoD migrations of ``fault_us`` each under it, none overlapping), a
+    ``cudaDeviceSynchronize``, then the host's
     result check reading the pages back: ``readback_bursts`` bursts of ``pages_per_burst`` DtoH migrations
     (4 KiB-1 MiB each, ~2 ms a burst, ~8 ms apart) -- page migrations no call of the program launched.  Return the
     truth: one kernel, its launch configuration, and the migrations' counts."""
@@ -686,7 +687,7 @@ def write_managed_kernel(path: str, blocks: int = 1, threads: int = 1, kernel_ms
 
     call("cudaMallocManaged_v6000", int(alloc_ms * ms))
     call("cudaMallocManaged_v6000", 40 * us)
-    t += 300 * ms  # the host fills the buffers (its own loop, no CUDA call)
+    t += int(fill_ms * ms)  # the host fills the buffers (its own loop, no CUDA call)
     launch = call("cudaLaunchKernel_v7000", 45 * us)
     ks = t + 10 * us
     ke = ks + int(kernel_ms * ms)
@@ -694,7 +695,7 @@ def write_managed_kernel(path: str, blocks: int = 1, threads: int = 1, kernel_ms
     runtime[-1] = (runtime[-1][0], ke + 5 * us, sync, runtime[-1][3])
     for k in range(faults_in_kernel):  # on-demand migrations spread over the kernel, 64 KiB each
         a = ks + (k * (ke - ks)) // max(faults_in_kernel, 1)
-        memcpy.append((a, a + 8 * us, 0, 65536, UVM_HTOD, CAUSE_COHERENCE if k % 2 else CAUSE_PREFETCH))
+        memcpy.append((a, a + int(fault_us * us), 0, 65536, UVM_HTOD, CAUSE_COHERENCE if k % 2 else CAUSE_PREFETCH))
     t = ke + 1 * ms
     for b in range(readback_bursts):  # the host's result check pulls the pages back, a burst per fault batch
         for p in range(pages_per_burst):
@@ -733,7 +734,9 @@ def write_managed_kernel(path: str, blocks: int = 1, threads: int = 1, kernel_ms
     con.commit()
     con.close()
     return {"kernels": 1, "blocks": blocks, "threads": threads, "sms": 108, "kernel_ms": kernel_ms,
-            "htod_migrations": faults_in_kernel, "dtoh_migrations": readback_bursts * pages_per_burst}
+            "htod_migrations": faults_in_kernel, "dtoh_migrations": readback_bursts * pages_per_burst,
+            "paging_in_kernel_ms": faults_in_kernel * fault_us / 1000.0,
+            "dtoh_migration_ms": readback_bursts * pages_per_burst * 0.06}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -48,6 +48,15 @@ FIXES = {
         "Move fewer bytes across the bus: keep the data resident on the GPU between kernels and iterations instead of "
         "copying it in and out each time, send compact types (and widen them on the GPU), and give each transfer "
         "more work; the H2D and D2H copies of different streams can run at once on the two copy engines."),),
+    # the copies are the driver's Unified Memory page migrations: the program made none, so pinning does not apply
+    "excessive_memcpy:managed": (action(
+        "Move managed memory before it is touched instead of page by page on demand: cudaMemPrefetchAsync(ptr, bytes, "
+        "device, stream) before the kernels that read it, and to cudaCpuDeviceId before the host reads the results "
+        "(cudaMemAdvise for data both sides read); or allocate it with cudaMalloc and copy it once.",
+        "cudaMemPrefetchAsync(x, n * sizeof(float), device, stream);   // pages on the GPU before the launch\n"
+        "add<<<blocks, threads, 0, stream>>>(n, x, y);\n"
+        "cudaMemPrefetchAsync(y, n * sizeof(float), cudaCpuDeviceId, stream);   // and back before the host reads\n"
+        "cudaStreamSynchronize(stream);", "text"),),
     "excessive_memcpy:d2d": (action(
         "Remove the copies on the device the computation does not need: have each kernel write its output in the "
         "layout and buffer the next kernel reads instead of staging it, and run a copy that must remain on a second "

@@ -28,6 +28,7 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
     del internal
     encloser = None  # built on first use: sorting the op events is the costly part
     own: dict[str, float] = {}  # a device copy's time no kernel or collective of its GPU overlaps, ms
+    paging: dict[str, float] = {}  # page migrations' time under a kernel of their GPU (the kernel waits on them), ms
     step_ids = ctx.steps.ids.tolist()
     for g in ctx.gpus:
         d = g.d
@@ -42,6 +43,7 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
         dname = np.array([x or "" for x in direction], dtype=object)[d.name[m]]
         # the host memory a copy's name gives (CUPTI's "Memcpy HtoD (Pageable -> Device)"): 1 pageable, 0 another kind
         host_kind = np.array([_host_memory(x) for x in names], dtype=np.int8)[d.name[m]]
+        migration = devices.page_migration(names)[d.name[m]]  # the driver's paging of managed memory
         st = g.step[m]
         dur = (d.end[m] - d.start[m]).astype(float) / PS_PER_MS
         by = np.maximum(d.mem_bytes[m], 0)
@@ -49,11 +51,15 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
         compute = None  # kernels and collectives of this GPU, built for its device copies only
         for dr in np.unique(dname):
             sel = dname == dr
-            if dr in _ON_DEVICE:
+            if dr in _ON_DEVICE or (dr == "h2d" and migration[sel].any()):
                 if compute is None:
                     busy = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
                     compute = union_intervals(d.start[busy].astype(np.int64, copy=False), d.end[busy].astype(np.int64, copy=False))
+            if dr in _ON_DEVICE:
                 own[str(dr)] = own.get(str(dr), 0.0) + _exposed_ms(d.start[m][sel], d.end[m][sel], compute)
+            elif dr == "h2d" and migration[sel].any():
+                paging[str(dr)] = paging.get(str(dr), 0.0) + _under_ms(d.start[m][sel & migration],
+                                                                       d.end[m][sel & migration], compute)
             cnt = np.bincount(st[sel], minlength=n)
             b = np.bincount(st[sel], weights=by[sel], minlength=n)
             ms = np.bincount(st[sel], weights=dur[sel], minlength=n)
@@ -64,7 +70,8 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
             rows.extend(MemcpyStepStat(step_ids[i], d.gpu, str(dr), c, int(bi), mi, int(si))
                         for i, c, bi, mi, si in zip(nz.tolist(), cnt[nz].tolist(), b[nz].tolist(), ms[nz].tolist(), sc[nz].tolist()))
             a = agg.setdefault(str(dr), dict(cnt=np.zeros(n), b=np.zeros(n), ms=np.zeros(n), sc=np.zeros(n), ops={},
-                                             pageable=0.0, kind_known=0.0))
+                                             pageable=0.0, kind_known=0.0, migration=0.0))
+            a["migration"] += float(dur[sel & migration].sum())
             a["cnt"] += cnt; a["b"] += b; a["ms"] += ms; a["sc"] += sc
             a["pageable"] += float(dur[sel & (host_kind == 1)].sum())
             a["kind_known"] += float(dur[sel & (host_kind >= 0)].sum())
@@ -98,9 +105,11 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
             sync_count_per_step=float(a["sc"].sum()) / k, sync_share=float(a["sc"].sum() / total) if total else None,
             # the part of the copies' time no kernel overlaps: at most their time (the ledger's category may hold a
             # copy's edge that falls in the step where its start does not)
-            recurring=recurring, blocking_ms_per_step=_blocking(dr, a, exposed, own, k),
+            recurring=recurring, blocking_ms_per_step=_blocking(dr, a, exposed, own, paging, k),
             top_ops=[o for o, _ in sorted(a["ops"].items(), key=lambda kv: -kv[1])[:5]],
             pageable_share=a["pageable"] / a["kind_known"] if a["kind_known"] > 0 else None,
+            migration_share=a["migration"] / float(a["ms"].sum()) if a["ms"].sum() > 0 else None,
+            paging_in_kernels_ms_per_step=min(paging.get(dr, 0.0) / k, float(a["ms"].sum()) / k),
         ))
     out.sort(key=lambda s: -s.ms_per_step)
     return out, rows
@@ -110,14 +119,17 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
 _ON_DEVICE = ("d2d", "p2p")
 
 
-def _blocking(dr: str, a: dict, exposed: dict[str, float], own: dict[str, float], k: int) -> float:
+def _blocking(dr: str, a: dict, exposed: dict[str, float], own: dict[str, float], paging: dict[str, float],
+              k: int) -> float:
     """A direction's copy time per step that no kernel overlaps (at most its own time).  Host copies: their ledger
-    category's.  Device copies share theirs (``memcpy_d2d``) with memsets and copies of unknown kind, so theirs is
+    category's, and for Unified Memory pages migrated to the GPU under a running kernel, that time too: the kernel
+    touched pages that were not there and waits for them (a vector add over managed buffers: 113.7 ms with its pages
+    faulted in, 0.6 ms once they are prefetched, SpaceManV3/cp3's A100 captures).  Device copies share theirs (``memcpy_d2d``) with memsets and copies of unknown kind, so theirs is
     measured on the copies themselves: a step that spends 13% of its time in 768 ``.contiguous()``-like D2D copies
     with nothing else running (HTA's V100 trace) is blocked by them as much as by a host copy."""
     total = float(a["ms"].sum()) / k
     if dr in ("h2d", "d2h"):
-        return min(float(exposed.get(_BLOCK_CAT.get(dr, "memcpy_d2d"), 0.0)), total)
+        return min(float(exposed.get(_BLOCK_CAT.get(dr, "memcpy_d2d"), 0.0)) + paging.get(dr, 0.0) / k, total)
     if dr in _ON_DEVICE:
         return min(own.get(dr, 0.0) / k, total, float(exposed.get("memcpy_d2d", 0.0)))
     return 0.0
@@ -127,6 +139,13 @@ def _exposed_ms(s: np.ndarray, e: np.ndarray, compute: tuple[np.ndarray, np.ndar
     """Milliseconds of the copies (s, e) during which none of the ``compute`` intervals runs."""
     xs, xe = subtract_intervals(s.astype(np.int64), e.astype(np.int64), *compute)
     return float((xe - xs).sum()) / PS_PER_MS
+
+
+def _under_ms(s: np.ndarray, e: np.ndarray, compute: tuple[np.ndarray, np.ndarray]) -> float:
+    """Milliseconds during which one of the copies (s, e) runs under one of the ``compute`` intervals (each instant
+    once: page migrations overlap one another)."""
+    us, ue = union_intervals(s.astype(np.int64), e.astype(np.int64))
+    return max(0.0, float((ue - us).sum()) / PS_PER_MS - _exposed_ms(us, ue, compute))
 
 
 def _host_memory(name: str) -> int:

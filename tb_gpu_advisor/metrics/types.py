@@ -382,6 +382,12 @@ class MemcpyStat:
     #: copy time to or from pageable host memory, as a share of the copy time whose host memory the copies' names
     #: give (CUPTI's ``Memcpy HtoD (Pageable -> Device)`` in PyTorch traces and Nsight exports); None: no name says
     pageable_share: float | None = None
+    #: copy time that is Unified Memory page migrations (the driver's paging of managed memory, no call of the
+    #: program's: ``devices.PAGE_MIGRATION``), as a share of the copy time; None: no copy time
+    migration_share: float | None = None
+    #: time per step page migrations to the GPU ran under a kernel (which waits for the pages it touched), part of
+    #: ``blocking_ms_per_step``
+    paging_in_kernels_ms_per_step: float = 0.0
 
 
 @dataclass

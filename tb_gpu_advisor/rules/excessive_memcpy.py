@@ -14,6 +14,10 @@ like a host copy, and gets the framework's device-copy fix (``:d2d``).
 Host-device copies that already come from pinned memory, asynchronously, and outlast all the step's compute are
 told so, with the fix of moving fewer bytes (``:pinned``), not the pinning and overlap they already do.  The idle
 after a copy that blocked the host is the copy's only as far as its op blocked the host (``metrics/syncs.py``).
+Copies that are mostly Unified Memory page migrations (the driver moving managed memory's pages when a kernel or the
+host touches them, ``devices.PAGE_MIGRATION``) were asked for by no call: pinning and async copies do not apply, and
+the migrations to the GPU under a running kernel block it (the kernel waits on its pages); they are told so, with
+the framework's managed-memory fix first (``:managed``: prefetch, or explicit device buffers).
 Saving: the blocking copy time and the idle after it (copies overlapped with
 compute from pinned memory, or gone).
 """
@@ -40,6 +44,7 @@ def check(m: HostMetrics) -> list[Finding]:
         return []
     copies = [c for c in m.memcpy if c.direction != "memset"]
     waits = m.syncs.copy_idle_ms_per_step  # the GPU idle after copies that blocked the host (pageable, synchronous)
+    paging = sum(c.paging_in_kernels_ms_per_step for c in copies)  # kernels waiting on pages migrated under them
     blocking = sum(c.blocking_ms_per_step for c in copies) + waits
     sync_ms = sum(c.ms_per_step * (c.sync_share or 0.0) for c in copies)
     share = ctx.share(blocking)
@@ -67,6 +72,10 @@ def check(m: HostMetrics) -> list[Finding]:
     if pageable:  # Nsight's expert rule: the driver stages them through a pinned buffer, and the host waits
         sync_txt += "; " + ", ".join(f"{pct(c.pageable_share)} of the {_NAMES.get(c.direction)} copy time" for c in pageable) + \
             " is from pageable host memory (staged by the driver, blocking the host)"
+    migrated = [c for c in copies if c.direction in ("h2d", "d2h") and c.ms_per_step > 0
+                and (c.migration_share or 0.0) >= T("excessive_memcpy.pageable_share")]
+    if migrated:
+        sync_txt += _migration_words(migrated)
     rows = [[_NAMES.get(c.direction, c.direction), c.count_per_step, c.bytes_per_step / 1e6, c.ms_per_step,
              c.blocking_ms_per_step, c.sync_count_per_step, c.recurring, ", ".join(c.top_ops[:3])] for c in m.memcpy]
     if m.syncs.copy_calls_per_step:
@@ -104,6 +113,10 @@ def check(m: HostMetrics) -> list[Finding]:
         d2d = ctx.fw.fix(f"{ID}:d2d")
         direction_acts = (d2d + [a for a in direction_acts if a not in d2d] if worst.direction == "d2d"
                           else direction_acts + [a for a in d2d if a not in direction_acts])
+    if migrated:  # the driver's paging, not the program's copies: prefetch or device buffers come first
+        managed = ctx.fw.extra(f"{ID}:managed")
+        rest = [] if managed and _migrated_only(copies) else [a for a in direction_acts if a not in managed]
+        direction_acts = managed + rest
     if "p2p" in dirs:
         direction_acts.append(action("Check for unnecessary device-to-device copies between replicas (variables "
                                      "or ops pinned to one GPU) — guide §2 item 4."))
@@ -115,10 +128,9 @@ def check(m: HostMetrics) -> list[Finding]:
                             "excessive_memcpy.warning", severity=sev,
                             detail={"blocking_ms_per_step": blocking, "sync_ms_per_step": sync_ms,
                                     "sync_share_of_step": sync_share}),
-        saving=saving(ctx, max(blocking, sync_ms), "blocking and synchronous copies overlap with compute or disappear "
-                                                   "(pinned memory and non_blocking copies, ops kept on the GPU, async "
-                                                   "prefetch)",
-                      [("copies", "copies", max(blocking - waits, sync_ms))]
+        saving=saving(ctx, max(blocking, sync_ms), _ASSUMPTION_MANAGED if migrated else _ASSUMPTION,
+                      [("copies", "copies", max(blocking - waits - paging, sync_ms)),
+                       ("compute", "non_matmul_kernels", paging)]  # kernel time spent waiting on migrated pages
                       + idle_claims(m.syncs.copy_idle_ledger_ms)),
         evidence=[table("Copies per step by direction", ["direction", "count/step", "MB/step", "ms/step", "blocking ms",
                                                          "sync count/step", "recurring", "top ops"], rows)],
@@ -126,6 +138,30 @@ def check(m: HostMetrics) -> list[Finding]:
                              label="copies"),
         actions=direction_acts or ctx.fw.fix(ID),
     )]
+
+
+_ASSUMPTION = ("blocking and synchronous copies overlap with compute or disappear (pinned memory and non_blocking "
+               "copies, ops kept on the GPU, async prefetch)")
+#: a lower bound where kernels wait on pages: a kernel faulting its pages in runs far longer than the copies' own time
+_ASSUMPTION_MANAGED = ("the page migrations are prefetched before the kernels and the host touch the pages, so no "
+                       "kernel waits on them and no copy runs with the GPU idle; a lower bound: a kernel that faults "
+                       "its pages in also waits for each fault to be handled, beyond the copies' own time")
+
+
+def _migrated_only(copies: list) -> bool:
+    """Whether every host-device copy with time is a page migration: the program made no copy to pin or overlap."""
+    host = [c for c in copies if c.direction in ("h2d", "d2h") and c.ms_per_step > 0]
+    return bool(host) and all((c.migration_share or 0.0) >= 0.999 for c in host)
+
+
+def _migration_words(migrated: list) -> str:
+    """What share of which directions' copy time is page migrations, and the kernel time spent waiting on them."""
+    parts = ", ".join(f"{pct(c.migration_share)} of the {_NAMES.get(c.direction)} copy time" for c in migrated)
+    under = sum(c.paging_in_kernels_ms_per_step for c in migrated)
+    kernels = (f"; kernels ran {ms(under)} per step with pages still migrating to the GPU under them (each waits on "
+               f"the pages it touches)" if under > 0 else "")
+    return (f"; {parts} is Unified Memory page migrations: the driver moving managed memory's pages on demand when a "
+            f"kernel or the host touches them, copies no call of the program asked for{kernels}")
 
 
 def _already_pinned(copies: list, waits: float) -> bool:

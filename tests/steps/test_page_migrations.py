@@ -63,3 +63,29 @@ def test_page_migration_bursts_make_no_steps_and_the_kernel_is_judged(managed: t
     assert bad and bad[0]["rule"] == "small_grid", [(f["rule"], f["severity"]) for f in bad]
     assert "1 thread block of 1 thread" in bad[0]["summary"]
     assert not any(f["rule"] == "step_gaps" for f in rep["findings"])
+
+
+def test_copies_that_are_page_migrations_get_the_managed_memory_fix(tmp_path) -> None:  # noqa: ANN001 - pytest's
+    """A full grid (no small_grid) whose kernel faults its pages in: 2,000 migrations of 25 us under a 110 ms kernel,
+    50 ms it waits on them (SpaceManV3/cp3 ``report4``: 19,766 migrations, 58.5 ms, a 113.7 ms kernel that takes 0.6 ms
+    once prefetched).  Main: "Copy from pinned host memory (cudaMallocHost ...)" -- the program made no copy."""
+    path = str(tmp_path / "report4.sqlite")
+    truth = nx.write_managed_kernel(path, blocks=262_144, threads=256, kernel_ms=110.0, faults_in_kernel=2000,
+                                    fault_us=25.0, readback_bursts=20, fill_ms=100.0)
+    rep = _report(path)
+    f = next(f for f in rep["findings"] if f["rule"] == "excessive_memcpy")
+    assert f["severity"] in ("warning", "critical")
+    assert "Unified Memory page migrations" in f["summary"]
+    assert "cudaMemPrefetchAsync" in f["actions"][0]["text"]
+    assert not any("cudaMallocHost" in a["text"] for a in f["actions"])  # nothing to pin: the driver made the copies
+    # the kernel's wait on its pages is counted once, and no part exceeds its whole
+    host = rep["hosts"][0]
+    table = host["memcpy"]
+    col = {c: i for i, c in enumerate(table["columns"])}
+    h2d = next(r for r in table["rows"] if r[col["direction"]] == "h2d")
+    assert h2d[col["exposed ms/step"]] == pytest.approx(truth["paging_in_kernel_ms"], rel=0.02)
+    assert h2d[col["exposed ms/step"]] <= h2d[col["ms/step"]] + 1e-6
+    blocking = f["metric"]["detail"]["blocking_ms_per_step"]
+    want = truth["paging_in_kernel_ms"] + truth["dtoh_migration_ms"]  # the readback runs with no kernel
+    assert blocking == pytest.approx(want, rel=0.05)
+    assert f["saving"]["ms_per_step"] <= host["gpus"][0]["step_ms"]

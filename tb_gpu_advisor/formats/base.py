@@ -45,8 +45,11 @@ def max_profile_bytes() -> int:
 #: unindented line), the dynamic loader's refusal, C++'s uncaught exception, a fatal signal reported by the shell.
 _TRACEBACK = "Traceback (most recent call last):"
 _FRAME = re.compile(r'^  File "[^"\n]*", line \d+', re.M)
+#: A runtime's own fatal report, capitalised as runtimes print it before the context lines they add (NVHPC's OpenACC /
+#: OpenMP runtime: ``Accelerator Fatal Error: Failed to find device function ...``, then the file, function and
+#: line), unlike a compiler's lower-case ``fatal error:`` a program may go on after (a JIT's fallback).
 _FATAL_LINE = re.compile(r"error while loading shared libraries|symbol lookup error|terminate called after throwing|"
-                         r"Segmentation fault|core dumped|^Aborted\b|^Killed\b")
+                         r"Segmentation fault|core dumped|^Aborted\b|^Killed\b|\bFatal Error:")
 #: A program's own error report as its last words, in the form command-line programs print before they exit non-zero
 #: (``Error: ...``, ``ERROR: ...``, ``prog: error: ...``, ``fatal error: ...``): a program that went on after such a
 #: line printed more, so only the last line of its standard error counts.
@@ -63,7 +66,8 @@ def program_failure(stderr: str, chars: int = 300) -> str:
     """The words a profiled program died with, read off its standard error as a capture kept it (Nsight's
     ``ProcessStreams``): a Python traceback's exception (its line and the message lines after it), a line of the
     loader, of C++'s ``terminate`` or of a fatal signal, or the program's own ``Error: ...`` report or the C library's
-    ``perror`` line (``fopen: No such file or directory``) when it is the last line it wrote; "" when the text shows none -- warnings and progress lines
+    ``perror`` line (``fopen: No such file or directory``) when it is the last line it wrote, or a runtime's ``Fatal
+    Error:`` report wherever it stands; "" when the text shows none -- warnings and progress lines
     are no failure.  Cut at ``chars`` characters."""
     text = stderr or ""
     frames = list(_FRAME.finditer(text))

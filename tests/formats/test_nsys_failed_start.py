@@ -141,3 +141,31 @@ def test_an_error_line_that_is_not_the_last_words_or_no_report_is_no_failure(tex
 def test_the_usual_forms_of_an_error_report_are_read(text):
     from tb_gpu_advisor.formats.base import program_failure
     assert program_failure(text) == text.strip()
+
+
+#: PPCU-ITK/parallel-prog-2026-lab-7-barlaya ``report1.sqlite`` @aef3ff45 (read locally only, no licence): an OpenACC
+#: Jacobi solver built with NVHPC 26.1 for ``-gpu=cc80`` run on a Quadro RTX 6000 (7.5), Nsight 2025.6.1 with CUDA
+#: tracing off (``PROCESS_0:COLLECT_CUDA_TRACE`` false); its whole stderr: the accelerator runtime's fatal report,
+#: then the file, function and line it names -- the program stopped before any GPU work.
+NVHPC_STDERR = ("Accelerator Fatal Error: Failed to find device function 'nvkernel_main_F1L65_2'! File was compiled "
+                "with: -gpu=cc80\nRebuild this file with -gpu=cc75 to use NVIDIA Tesla GPU 0\n File: "
+                "/project/laplace2d.cpp\n Function: main:10\n Line: 62\n\n")
+TRACING_OFF = FIXTURES / "nsys_windows" / "tracing_off_julia.sqlite"
+
+
+def test_a_runtimes_fatal_report_before_its_context_lines_is_the_failure(tmp_path):
+    """A GPU runtime's fatal report (NVHPC's ``Accelerator Fatal Error: ...``, then the file, function and line it
+    names) is the program's failure though it is not its last line; with CUDA tracing off the failure still leads:
+    turning tracing on would record no kernel of a program that cannot load its kernels (main: "CUDA tracing was off"
+    alone).  Compilers' lower-case ``fatal error:`` lines that a program went on after stay no failure (above)."""
+    from tb_gpu_advisor.formats.base import program_failure
+    assert program_failure(NVHPC_STDERR).startswith("Accelerator Fatal Error: Failed to find device function")
+    assert program_failure("cc1plus: fatal error: cuda.h: No such file or directory\ncompiled the fallback\n") == ""
+    planted = _planted(tmp_path, TRACING_OFF, NVHPC_STDERR)
+    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(planted), "--format", "json"],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode == 0, out.stderr
+    (report,) = json.loads(out.stdout)["reports"]
+    top = report["findings"][0]
+    assert top["rule"] == "capture_quality" and "stopped with an error" in top["title"], top["title"]
+    assert "-gpu=cc80" in top["summary"]

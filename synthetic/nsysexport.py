@@ -739,6 +739,86 @@ def write_managed_kernel(path: str, blocks: int = 1, threads: int = 1, kernel_ms
             "dtoh_migration_ms": readback_bursts * pages_per_burst * 0.06}
 
 
+# --------------------------------------------------------------------------- blocking pageable read-backs (issue 37)
+
+
+def write_pageable_readbacks(path: str, repeats: int = 5, nbytes: int = 4 << 20, dma_ms: float = 0.7,
+                             staging_ms: float = 1.3, wait_ms: float = 0.0, kernel_ms: float = 0.9) -> dict:
+    """Write the export of a CUDA benchmark shaped after kamalchowdhury326/HW5_helper's A100 transpose (``report1``):
+    ``repeats`` times a memset, 20 launches of one kernel of ``kernel_ms`` timed between two CUDA events, a
+    ``cudaEventSynchronize``, then a blocking ``cudaMemcpy`` of ``nbytes`` from the device to pageable host memory:
+    its DMA takes ``dma_ms``, and the call lasts ``wait_ms`` more before it (the GPU idle: waiting on work the file does
+    not hold, as a cut window's copy does) and ``staging_ms`` more after it (the driver copying the bytes out of its
+    pinned staging buffer on the host, the GPU idle).  Return the truth: the calls' ms beyond their own copies."""
+    us, ms = 1000, 1_000_000
+    strings = _Strings()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, MEMCPY_DDL, MEMSET_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL]) + ";")
+    pid = 7272
+    gtid, gpid = _gid(pid, pid), _gid(pid)
+    t = SESSION_START_NS + 5 * ms
+    runtime, memcpy, memsets, kernels = [], [], [], []
+    corr = 0
+
+    def call(name: str, dur_ns: int) -> int:
+        nonlocal t, corr
+        corr += 1
+        runtime.append((t, t + dur_ns, corr, strings(name)))
+        t += dur_ns + 3 * us
+        return corr
+
+    call("cudaMalloc_v3020", 300 * ms)  # the context
+    for _ in range(repeats):
+        c = call("cudaMemset_v3020", 30 * us)
+        memsets.append((t - 20 * us, t - 14 * us, c))
+        call("cudaEventRecord_v3020", 5 * us)
+        free = t
+        for _ in range(20):
+            c = call("cudaLaunchKernel_v7000", 6 * us)
+            ks = max(t, free)
+            free = ks + int(kernel_ms * ms)
+            kernels.append((ks, free, c))
+        call("cudaEventRecord_v3020", 3 * us)
+        c = call("cudaEventSynchronize_v3020", 0)
+        runtime[-1] = (runtime[-1][0], free + 5 * us, c, runtime[-1][3])
+        t = free + 10 * us
+        a = t
+        c = call("cudaMemcpy_v3020", int((wait_ms + dma_ms + staging_ms) * ms))
+        ds = a + int(wait_ms * ms)
+        memcpy.append((ds, ds + int(dma_ms * ms), c))
+        t += 2 * ms  # the host checks the result
+    stop = t + ms
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,2,2,0)",
+                    [(a, b, c, gpid, nbytes) for a, b, c in memcpy])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,0,1,NULL,7,?,?,0,?,NULL,2)",
+                    [(a, b, c, gpid, nbytes) for a, b, c in memsets])
+    name = strings("transposeNaive(float *, const float *)")
+    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+                    [(a, b, 0, 1, 7, c, gpid, name, name, 16, 32, 32, 1, 32, 8, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c) in enumerate(kernels)])
+    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (0, 0, "NVIDIA A100-SXM4-40GB", "0000:07:00.0", 1, 41943040, 42409000960, 1555200000000, 1410000000,
+                 108, 0, "GPU-00000000", 0, "GA100", 0, 1, 8, 0))
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("transpose"), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, './transpose')", (gpid, pid))
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
+    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
+    con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)", [(i, n, n) for i, n in _COPY_KINDS])
+    con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
+    con.executemany("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _SYNC_TYPES])
+    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
+    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    con.commit()
+    con.close()
+    return {"copies": repeats, "staging_ms": repeats * staging_ms, "wait_ms": repeats * wait_ms,
+            "call_beyond_dma_ms": repeats * (wait_ms + staging_ms)}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("out")

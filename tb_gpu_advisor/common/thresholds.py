@@ -337,6 +337,11 @@ _TABLE: tuple[Threshold, ...] = (
     _t("job.one_time_launch_ms", 1.0, "ms", "Advisor: a kernel launch takes microseconds (real H100 and MI300X traces: "
        "median 4-9 us); one of milliseconds with the GPU idle is a first launch loading its module (lazy loading)",
        "a launch at least this long (and job.one_time_launch_factor x the median) with the GPU idle is a one-time cost"),
+    _t("job.staging_min_gbps", 1.0, "GB/s", "CUDA's documentation on pageable transfers: the driver stages them "
+       "through a pinned buffer, the host copying each chunk at memory speed (several GB/s; 3.3 GB/s for a 4 MB "
+       "pageable D2H in a real A100 export, its call 1.98 ms around a 0.69 ms DMA)",
+       "a blocking copy call no longer than its own copies plus their bytes at this rate waits for its own copy and "
+       "the driver's staging, not for GPU work the capture does not show"),
     _t("job.one_time_launch_factor", 100.0, "ratio", "Advisor: two orders of magnitude above the capture's median launch",
        "a one-time launch is this many times the median launch at least"),
     _t("job.one_time_launch_share", 0.5, "share", "Advisor: cold captures hold most of their launch time in a few "

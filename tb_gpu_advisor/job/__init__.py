@@ -80,7 +80,7 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     kind = work_kind(trace, fw)
     phase = one_time_costs(trace, fw)
     release_free_heap()  # its durations and masks (~35 MB on the dense 100 MB capture), before the span search's
-    phase.unseen_start, phase.unseen_end = unseen_gpu_work(trace)
+    phase.unseen_start, phase.unseen_end = unseen_gpu_work(trace, launches)
     structure = span_steps(trace, launches, fw, engines.by_id(kind.engine))
     if structure is None and kind.kind == "training":
         structure = step_end_steps(trace, fw)

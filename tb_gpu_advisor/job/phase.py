@@ -223,10 +223,13 @@ def _repeat_launches(trace: Trace, cand: np.ndarray) -> np.ndarray:
     return out
 
 
-def unseen_gpu_work(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Host waits for GPU work the capture does not show (see :class:`OneTime`): a sync or a blocking copy of at least
     ``job.one_time_launch_ms`` through which every GPU of the trace is idle.  Physics: a host only waits that long for
-    a GPU that is busy -- with work outside this file."""
+    a GPU that is busy -- with work outside this file.  A blocking copy call waits for its own copy too, and a pageable
+    one for the driver staging its bytes through a pinned buffer on the host (the GPU idle meanwhile): a call no
+    longer than its own copies plus their bytes at ``job.staging_min_gbps`` is that, not unseen work (``launches``: per
+    GPU, each device event's host launch record)."""
     h = trace.h
     if not len(h) or not any(len(d) for d in trace.devices):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
@@ -237,7 +240,37 @@ def unseen_gpu_work(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
     if not cand.size:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand])]
+    if cand.size:
+        cand = cand[~_own_copy_waits(trace, cand, launches)]
     return union_intervals(h.start[cand].astype(np.int64, copy=False), h.end[cand].astype(np.int64, copy=False))
+
+
+def _own_copy_waits(trace: Trace, cand: np.ndarray, launches: list[np.ndarray] | None) -> np.ndarray:
+    """Bool per host record in ``cand``: a call whose length its own device copies and the staging of their bytes
+    (``job.staging_min_gbps``) account for -- a cut window's ``hipMemcpyWithStream`` that waits 463 ms on a previous
+    batch around its own 4 KB copy is not one."""
+    h = trace.h
+    if launches is None:
+        launches = device_launches(h, trace.devices)
+    own_ps = np.zeros(cand.size, np.float64)
+    own_bytes = np.zeros(cand.size, np.float64)
+    order = np.argsort(cand)
+    sorted_cand = cand[order]
+    for d, rec in zip(trace.devices, launches):
+        if not len(d):
+            continue
+        copy = (rec >= 0) & (d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE)
+        if not copy.any():
+            continue
+        r = rec[copy]
+        pos = np.clip(np.searchsorted(sorted_cand, r), 0, sorted_cand.size - 1)
+        hit = sorted_cand[pos] == r
+        at = order[pos[hit]]
+        np.add.at(own_ps, at, (d.end[copy] - d.start[copy])[hit].astype(np.float64))
+        np.add.at(own_bytes, at, np.maximum(d.mem_bytes[copy], 0)[hit].astype(np.float64))
+    staging_ps = own_bytes * 1e3 / T("job.staging_min_gbps")  # bytes at GB/s, in ps
+    length = (h.end[cand] - h.start[cand]).astype(np.float64)
+    return (own_ps > 0) & (length <= own_ps + staging_ps)
 
 
 def _rare_slow_calls(trace: Trace, dur: np.ndarray, other: np.ndarray) -> np.ndarray:

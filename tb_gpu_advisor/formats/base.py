@@ -47,9 +47,10 @@ _TRACEBACK = "Traceback (most recent call last):"
 _FRAME = re.compile(r'^  File "[^"\n]*", line \d+', re.M)
 #: A runtime's own fatal report, capitalised as runtimes print it before the context lines they add (NVHPC's OpenACC /
 #: OpenMP runtime: ``Accelerator Fatal Error: Failed to find device function ...``, then the file, function and
-#: line), unlike a compiler's lower-case ``fatal error:`` a program may go on after (a JIT's fallback).
+#: line; or in capitals: ``FATAL ERROR: data in update device clause was not found on device 1``), unlike a
+#: compiler's lower-case ``fatal error:`` a program may go on after (a JIT's fallback).
 _FATAL_LINE = re.compile(r"error while loading shared libraries|symbol lookup error|terminate called after throwing|"
-                         r"Segmentation fault|core dumped|^Aborted\b|^Killed\b|\bFatal Error:")
+                         r"Segmentation fault|core dumped|^Aborted\b|^Killed\b|\bFatal Error:|\bFATAL ERROR:")
 #: A program's own error report as its last words, in the form command-line programs print before they exit non-zero
 #: (``Error: ...``, ``ERROR: ...``, ``prog: error: ...``, ``fatal error: ...``): a program that went on after such a
 #: line printed more, so only the last line of its standard error counts.

@@ -55,6 +55,9 @@ class Kind:
     capture_format: str = ""
     #: the kind was read off the user's NVTX range names: the job has an iteration structure of its own
     from_ranges: bool = False
+    #: GPU work ran, then the program died: its own last words (``Trace.producer["program_died"]``); the window holds
+    #: what ran before the failure, not the job's steady state; "" otherwise
+    died: str = ""
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
@@ -68,7 +71,16 @@ _DEVICE_ALLOC_NS = 50_000_000
 
 
 def work_kind(trace: Trace, fw: Framework) -> Kind:
-    """The kind of work of ``trace`` (written by ``fw``)."""
+    """The kind of work of ``trace`` (written by ``fw``); where GPU work ran and the program then died (its standard
+    error, kept in the capture, ends in a failure), the kind says so (``Kind.died``)."""
+    kind = _work_kind(trace, fw)
+    failed = trace.producer.get("program_died", "")
+    if failed and not kind.window and _ran_kernels(trace):
+        kind = dataclasses.replace(kind, died=failed, capture_format=kind.capture_format or trace.format)
+    return kind
+
+
+def _work_kind(trace: Trace, fw: Framework) -> Kind:
     kernels = [n for d in trace.devices if len(d) for n in d.names[:_MAX_NAMES]]
     if trace.snapshot is not None and not kernels:
         return _snapshot_kind(trace, fw)

@@ -401,10 +401,19 @@ def leads(f: Finding) -> bool:
         (f.severity == "critical" and (f.saving is None or not f.saving.ms_per_step))
 
 
+#: The metric of the finding that says the profiled program died (``capture_quality``): it comes before a warm-up.
+FAILED_RUN_METRIC = "program_failed"
+
+
+def _run_failed(f: Finding) -> bool:
+    return f.severity == "critical" and f.metric is not None and f.metric.id == FAILED_RUN_METRIC
+
+
 def rank(findings: Iterable[Finding]) -> list[Finding]:
     """Order findings as the report's heading says: "ranked by estimated saving".
 
-    1. the findings that say what the capture or the run is (:func:`leads`), whatever they save;
+    1. the findings that say what the capture or the run is (:func:`leads`), whatever they save -- a program that
+       died first of all, then a warm-up capture;
     2. then by estimated saving (ms per step, rounded to 0.01 ms) descending, whatever the severity -- an info
        finding that saves 9.7% is listed above a warning that saves 1.4% (issue #36) -- findings without a saving
        count as 0;
@@ -415,7 +424,8 @@ def rank(findings: Iterable[Finding]) -> list[Finding]:
     def key(f: Finding):
         s = f.saving.ms_per_step if f.saving else 0.0
         sev = SEVERITY_ORDER.get(f.severity, 9)
-        lead = (0 if f.rule in LEADS else 1) if leads(f) else 2  # a warm-up capture first of all
+        # a run that failed first of all (what the window holds is the part before the failure), then a warm-up
+        lead = 0 if _run_failed(f) else ((1 if f.rule in LEADS else 2) if leads(f) else 3)
         return (lead, -round(s, 2), 0 if round(s, 2) else sev, _order(f), sev,
                 f.host or "", -1 if f.gpu is None else f.gpu, f.id)
 

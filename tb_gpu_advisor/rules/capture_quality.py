@@ -4,7 +4,8 @@ Fires: no GPU activity at all (warning; the other checks are skipped) -- named f
 holds no kernel (start-up only, NVTX only, no CUDA call, CUDA tracing off, ``failed``: the program died before its
 GPU work, its error quoted from the standard error the capture kept, or ``wsl2``: kernels launched under WSL2, where
 they were not traced, ``wsl2_untraced``: no CUDA call traced under WSL2 though the program loaded CUDA or ran to its
-output: ``job.kind.WINDOWS``), with how to record
+output: ``job.kind.WINDOWS``); a program that died after its GPU work began (critical, first: ``Kind.died``, its
+error quoted), with how to record
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
 ``capture_quality:window``) -- no step found / fewer than ``capture.min_steps`` kept steps
 (warning), capture longer than ``capture.max_seconds`` (info), step times
@@ -37,6 +38,8 @@ def check(m: HostMetrics) -> list[Finding]:
         if elsewhere:  # another accelerator's work, lost records or a window without GPU work: no GPU steps to judge
             return out
     job = m.job
+    if job is not None and job.kind.died:
+        out.append(_died(ctx, m, job.kind))
     passes = job is not None and job.kind.kind in ("inference", "serving") and job.kind.confidence != "low"
     if s.source == "whole_capture" or s.count < T("capture.min_steps"):
         why = s.note or ("no step markers found" if s.source == "whole_capture" else "")
@@ -137,6 +140,21 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
     return finding(ctx, ID, "warning", summary, title=title, actions=actions,
                    metric=value_metric("active_gpus", "GPUs with activity", 0, "count", "0", severity="warning",
                                        good_direction="higher")), elsewhere
+
+
+def _died(ctx: Ctx, m: HostMetrics, kind) -> Finding:  # noqa: ANN001 - job.kind.Kind
+    """The program died after its GPU work began: critical (the run failed), first, with its own last words -- what
+    the window holds is the part before the failure, which every other finding describes."""
+    seconds = (m.capture.length_ms or 0) / 1000.0
+    return finding(
+        ctx, ID, "critical",
+        f"The program failed: its standard error, kept in the capture, ends in \"{kind.died}\". This "
+        f"{seconds:.2f} s window holds what ran before the failure, not the job's steady state: the other findings "
+        f"describe that part only. Fix the error, then profile again.",
+        title="The program stopped with an error after its GPU work began",
+        metric=value_metric("program_failed", "Program failed", 1, "count", "yes", severity="critical",
+                            good_direction="lower"),
+        actions=_window_fixes(ctx, "died", kind.capture_format))
 
 
 #: A window without GPU work, by what it holds (``job.kind.WINDOWS``).

@@ -169,3 +169,42 @@ def test_a_runtimes_fatal_report_before_its_context_lines_is_the_failure(tmp_pat
     top = report["findings"][0]
     assert top["rule"] == "capture_quality" and "stopped with an error" in top["title"], top["title"]
     assert "-gpu=cc80" in top["summary"]
+
+
+#: PolPuigPuy/OpenACC_Project_PolPuig ``report2.sqlite`` @HEAD (read locally only, no licence): an OpenACC neural net
+#: (NVHPC, a cc 8.6 GPU) that ran 1,935 kernels and 1,943 copies of its set-up, then died in its first training step;
+#: its stderr ends in the runtime's present-table dump and this report.
+OPENACC_STDERR = ("allocated block device:0x7f867bdff800 size:1024 thread:1\n"
+                  "deleted block   device:0x7f86620e3000 size:512 threadid=1 \n"
+                  "FATAL ERROR: data in update device clause was not found on device 1: name=(null)\n"
+                  " file:/home/user/main.c train_neural_net line:116\n\n\n")
+WITH_KERNELS = FIXTURES / "wild" / "cuda_reduce_baseline" / "report1.sqlite"
+
+
+def _top(path):
+    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(path), "--format", "json"],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode in (0, 1), out.stderr
+    (report,) = json.loads(out.stdout)["reports"]
+    return report["findings"]
+
+
+def test_a_program_that_died_after_its_gpu_work_began_is_said_first(tmp_path):
+    """GPU work ran, then the program died (its kept stderr ends in the runtime's fatal report): the report leads with
+    that failure, critical, its words quoted -- the window holds the part before it, not the job (main: a cold start,
+    launch-bound and allocator-churn warnings about the set-up of a run that crashed, the crash unsaid)."""
+    findings = _top(_planted(tmp_path, WITH_KERNELS, OPENACC_STDERR))
+    top = findings[0]
+    assert top["rule"] == "capture_quality" and top["severity"] == "critical", (top["rule"], top["title"])
+    assert "stopped with an error after its GPU work began" in top["title"]
+    assert "data in update device clause was not found" in top["summary"]
+    assert any(f["rule"] == "small_grid" for f in findings)  # the kernels that ran are still judged
+
+
+def test_an_error_the_program_went_on_after_is_no_death(tmp_path):
+    """A traceback logged mid-run, the program printing its progress after it, is not how it ended."""
+    logged = ("Traceback (most recent call last):\n  File \"train.py\", line 3, in <module>\n"
+              "ValueError: bad batch, skipped\n" + "".join(f"step {k} loss 0.5\n" for k in range(20)))
+    findings = _top(_planted(tmp_path, WITH_KERNELS, logged))
+    assert not any("stopped with an error" in f["title"] for f in findings)
+    assert findings[0]["rule"] == "small_grid"

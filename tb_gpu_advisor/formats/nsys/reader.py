@@ -294,10 +294,27 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
         raw.facts.update(_program_ran(schema))
     elif tb.RUNTIME not in schema and _called_cuda(schema):
         raw.facts["cuda_in_stacks"] = "1"
-    failure = next((f for f in map(program_failure, tb.program_stderr(schema)) if f), "")
+    stderr = tb.program_stderr(schema)
+    failure = next((f for f in map(program_failure, stderr) if f), "")
     if failure:  # the program died: a window without GPU work is its failure, not a window put wrong
         raw.facts["program_error"] = failure
+        # and one with GPU work ended in it, where the failure is the last thing the program wrote (a traceback
+        # logged mid-run, progress lines after it, is no death)
+        died = next((f for f in (program_failure(_last_lines(t, _DEATH_LINES)) for t in stderr) if f), "")
+        if died:
+            raw.facts["program_died"] = died
     return raw
+
+
+#: The lines at the end of a program's standard error that its failure must be among to be how it ended: a
+#: runtime's fatal report and the file, function and line it names; a traceback's last frame and exception.
+_DEATH_LINES = 8
+
+
+def _last_lines(text: str, n: int) -> str:
+    """The last ``n`` non-blank lines of ``text``."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    return "\n".join(lines[-n:]) + "\n"
 
 
 #: The OS runtime trace's calls (``nsys profile -t osrt``): libc's blocking calls as the host made them.

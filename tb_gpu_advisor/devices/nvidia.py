@@ -214,6 +214,27 @@ def collective_type_one(name: str) -> str | None:
     return fam.type if fam is not None else None
 
 
+#: CUDA's "sticky" errors (``cudaError_t``, the CUDA Runtime API's error types): a kernel faulted, and the context is
+#: unusable afterwards -- every later call returns the error, and the profiler cannot flush the GPU's records from it.
+#: code -> (name, what happened).
+STICKY_ERRORS = {
+    700: ("cudaErrorIllegalAddress", "a kernel read or wrote an address outside its memory"),
+    702: ("cudaErrorLaunchTimeout", "a kernel ran past the display watchdog's limit"),
+    710: ("cudaErrorAssert", "a kernel's device-side assert failed"),
+    714: ("cudaErrorHardwareStackError", "a kernel overflowed its call stack"),
+    715: ("cudaErrorIllegalInstruction", "a kernel executed an illegal instruction"),
+    716: ("cudaErrorMisalignedAddress", "a kernel accessed a misaligned address"),
+    717: ("cudaErrorInvalidAddressSpace", "a kernel used an address in the wrong address space"),
+    718: ("cudaErrorInvalidPc", "a kernel's program counter went invalid"),
+    719: ("cudaErrorLaunchFailure", "a kernel failed while it ran"),
+}
+
+
+def sticky_error(code: int) -> tuple[str, str] | None:
+    """(name, what happened) of a CUDA error that leaves the context unusable, else None."""
+    return STICKY_ERRORS.get(int(code))
+
+
 #: The words the Nsight reader puts in the name of a Unified Memory page migration (``copyKind`` UVM HtoD/DtoH/DtoD,
 #: ``Memcpy HtoD (Unified Memory page migration)``): a copy no call of the program asked for -- the driver moves managed
 #: memory's pages on demand, when a kernel (or the host) touches pages resident on the other side, or prefetches them.

@@ -75,7 +75,7 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     error, kept in the capture, ends in a failure), the kind says so (``Kind.died``)."""
     kind = _work_kind(trace, fw)
     failed = trace.producer.get("program_died", "")
-    if failed and not kind.window and _ran_kernels(trace):
+    if failed and not kind.window and (kind.lost_gpu or _ran_kernels(trace)):  # its records lost with it, or not
         kind = dataclasses.replace(kind, died=failed, capture_format=kind.capture_format or trace.format)
     return kind
 

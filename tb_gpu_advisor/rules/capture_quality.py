@@ -122,6 +122,16 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
     elif kind is not None and kind.window:
         title, summary = _WINDOW_TITLES[kind.window], _window_summary(ctx, m, kind.window, kind.evidence)
         actions = _window_fixes(ctx, kind.window, kind.capture_format)
+    elif kind is not None and kind.lost_gpu and kind.died:  # the program failed, and its GPU records with it
+        title, actions = ("The program failed, and the GPU's records were lost with it",
+                          _window_fixes(ctx, "died", kind.capture_format))
+        summary = (f"The GPU was used ({kind.lost_gpu}), but the capture holds no record of its work: the program "
+                   f"failed -- \"{kind.died}\" -- and the profiler could not collect the GPU's records from it, so the "
+                   f"guide's GPU checks were skipped and nothing here is a verdict on the job. Fix the failure, then "
+                   f"profile again.")
+        return finding(ctx, ID, "critical", summary, title=title, actions=actions,
+                       metric=value_metric("program_failed", "Program failed", 1, "count", "yes", severity="critical",
+                                           good_direction="lower")), True
     elif kind is not None and kind.lost_gpu:
         title, actions = "The capture lost its GPU records", ctx.fw.fix(f"{ID}:lost_records")
         summary = (f"The GPU was used ({kind.lost_gpu}), but the capture holds no record of its work: the GPU's side "

@@ -208,3 +208,36 @@ def test_an_error_the_program_went_on_after_is_no_death(tmp_path):
     findings = _top(_planted(tmp_path, WITH_KERNELS, logged))
     assert not any("stopped with an error" in f["title"] for f in findings)
     assert findings[0]["rule"] == "small_grid"
+
+
+def _faulted(tmp_path, lose_records: bool):
+    """The real CUDA reduction export with its ``cudaEventSynchronize`` returning 700 (cudaErrorIllegalAddress), as
+    Jorgedavyd/cuda ``profiling/report9.sqlite`` @699c0879 (read locally only, no licence) holds it: a wave kernel
+    faulted, every call after it returned 700, and the export has no kernel or copy table at all."""
+    from tests.support.sqlite_edits import run_sql
+    p = tmp_path / "faulted.sqlite"
+    shutil.copy(WITH_KERNELS, p)
+    sql = ["UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET returnValue = 700 WHERE start >= (SELECT start FROM "
+           "CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE "
+           "'cudaEventSynchronize%')"]
+    if lose_records:
+        sql += ["DROP TABLE CUPTI_ACTIVITY_KIND_KERNEL", "DROP TABLE CUPTI_ACTIVITY_KIND_MEMCPY"]
+    run_sql(str(p), *sql)
+    return p
+
+
+def test_a_kernel_that_faulted_is_named_from_the_calls_return_codes(tmp_path):
+    """The calls' return codes say a kernel faulted (a sticky CUDA error: the context is unusable, and the profiler
+    could not flush the GPU's records): the report says the program failed, with the call and the error, not "the
+    capture lost its GPU records ... let the GPU finish its work before the profiler stops" (main)."""
+    findings = _top(_faulted(tmp_path, lose_records=True))
+    top = findings[0]
+    assert top["severity"] == "critical" and "failed" in top["title"], top["title"]
+    assert "cudaEventSynchronize returned cudaErrorIllegalAddress (700)" in top["summary"]
+    assert "compute-sanitizer" in top["actions"][0]["snippet"]
+
+
+def test_a_fault_after_recorded_kernels_leads_the_report(tmp_path):
+    findings = _top(_faulted(tmp_path, lose_records=False))
+    assert findings[0]["severity"] == "critical" and "stopped with an error" in findings[0]["title"]
+    assert "cudaErrorIllegalAddress" in findings[0]["summary"]

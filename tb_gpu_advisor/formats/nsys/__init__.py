@@ -30,9 +30,10 @@ WINDOW_FIXES = {
     "failed": (("The program stopped with the error quoted above before it reached its GPU work: fix it, run the "
                 "program once without the profiler to see it finish, then profile it again with the window on its "
                 "steps.", _WINDOW),),
-    "died": (("The program stopped with the error quoted above after its GPU work began: fix it, run the program "
-              "once without the profiler to see it finish, then profile it again with the window on its steps.",
-              _STEADY),),
+    "died": (("The program stopped with the error quoted above after its GPU work began: fix it (a kernel's illegal "
+              "address or failed assert is found by compute-sanitizer), run the program once without the profiler "
+              "to see it finish, then profile it again with the window on its steps.",
+              "compute-sanitizer ./app   # names the kernel, thread and address of an illegal access\n" + _STEADY),),
     "no_cuda_call": (("The window ended before the program made its first CUDA call: start the window where the GPU "
                       "work runs.", _WINDOW),),
     "nvtx_only": (("Record the CUDA API and the GPU's work beside the NVTX ranges (-t cuda,nvtx), with the window on "

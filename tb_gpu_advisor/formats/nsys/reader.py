@@ -296,14 +296,32 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
         raw.facts["cuda_in_stacks"] = "1"
     stderr = tb.program_stderr(schema)
     failure = next((f for f in map(program_failure, stderr) if f), "")
+    # a window with GPU work ended in the failure where it is the last thing the program wrote (a traceback logged
+    # mid-run, progress lines after it, is no death)
+    died = next((f for f in (program_failure(_last_lines(t, _DEATH_LINES)) for t in stderr) if f), "")
+    if not failure:  # a kernel that faulted says so in the calls' return codes, whatever the program printed
+        failure = died = _sticky_error(schema)
     if failure:  # the program died: a window without GPU work is its failure, not a window put wrong
         raw.facts["program_error"] = failure
-        # and one with GPU work ended in it, where the failure is the last thing the program wrote (a traceback
-        # logged mid-run, progress lines after it, is no death)
-        died = next((f for f in (program_failure(_last_lines(t, _DEATH_LINES)) for t in stderr) if f), "")
-        if died:
-            raw.facts["program_died"] = died
+    if died:
+        raw.facts["program_died"] = died
     return raw
+
+
+def _sticky_error(schema: tb.Schema) -> str:
+    """The first CUDA call that returned a "sticky" error (``devices.nvidia.STICKY_ERRORS``: a kernel faulted, the
+    context is unusable and the GPU's records are lost with it), in words; "" where none did."""
+    if not schema.has(tb.RUNTIME, "returnValue", "nameId", "start"):
+        return ""
+    codes = ",".join(str(c) for c in devices.nvidia.STICKY_ERRORS)
+    row = schema.con.execute(f'SELECT nameId, returnValue FROM "{tb.RUNTIME}" WHERE returnValue IN ({codes}) '
+                             "ORDER BY start LIMIT 1").fetchone()
+    if row is None:
+        return ""
+    names = tb.string_table(schema, np.array([row[0]], np.int64))
+    call = _VERSION_SUFFIX.sub("", names.get(int(row[0]), "a CUDA call"))
+    name, what = devices.nvidia.sticky_error(int(row[1])) or ("an error", "")
+    return f"{call} returned {name} ({int(row[1])}): {what}; the CUDA context is unusable after it"
 
 
 #: The lines at the end of a program's standard error that its failure must be among to be how it ended: a

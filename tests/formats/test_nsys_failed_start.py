@@ -143,7 +143,7 @@ def test_the_usual_forms_of_an_error_report_are_read(text):
     assert program_failure(text) == text.strip()
 
 
-#: PPCU-ITK/parallel-prog-2026-lab-7-barlaya ``report1.sqlite`` @aef3ff45 (read locally only, no licence): an OpenACC
+#: PPCU-ITK/parallel-prog-2026-lab-7-barlaya ``report1.sqlite`` @e6dcd383 (read locally only, no licence): an OpenACC
 #: Jacobi solver built with NVHPC 26.1 for ``-gpu=cc80`` run on a Quadro RTX 6000 (7.5), Nsight 2025.6.1 with CUDA
 #: tracing off (``PROCESS_0:COLLECT_CUDA_TRACE`` false); its whole stderr: the accelerator runtime's fatal report,
 #: then the file, function and line it names -- the program stopped before any GPU work.
@@ -171,7 +171,7 @@ def test_a_runtimes_fatal_report_before_its_context_lines_is_the_failure(tmp_pat
     assert "-gpu=cc80" in top["summary"]
 
 
-#: PolPuigPuy/OpenACC_Project_PolPuig ``report2.sqlite`` @HEAD (read locally only, no licence): an OpenACC neural net
+#: PolPuigPuy/OpenACC_Project_PolPuig ``report2.sqlite`` @5ba5b87c (read locally only, no licence): an OpenACC neural net
 #: (NVHPC, a cc 8.6 GPU) that ran 1,935 kernels and 1,943 copies of its set-up, then died in its first training step;
 #: its stderr ends in the runtime's present-table dump and this report.
 OPENACC_STDERR = ("allocated block device:0x7f867bdff800 size:1024 thread:1\n"
@@ -212,7 +212,7 @@ def test_an_error_the_program_went_on_after_is_no_death(tmp_path):
 
 def _faulted(tmp_path, lose_records: bool):
     """The real CUDA reduction export with its ``cudaEventSynchronize`` returning 700 (cudaErrorIllegalAddress), as
-    Jorgedavyd/cuda ``profiling/report9.sqlite`` @699c0879 (read locally only, no licence) holds it: a wave kernel
+    Jorgedavyd/cuda ``profiling/report9.sqlite`` @7af02f3c (read locally only, no licence) holds it: a wave kernel
     faulted, every call after it returned 700, and the export has no kernel or copy table at all."""
     from tests.support.sqlite_edits import run_sql
     p = tmp_path / "faulted.sqlite"

@@ -1,7 +1,7 @@
 """A blocking pageable copy waits for its own copy and for the driver's staging, not for GPU work the capture does
 not show (issue #37, survey h37-survey7a).
 
-The real case (kamalchowdhury326/HW5_helper ``report1.sqlite`` @8f8b2e28, no licence, so not kept: ``tests/fixtures/
+The real case (kamalchowdhury326/HW5_helper ``report1.sqlite`` @81216fee, no licence, so not kept: ``tests/fixtures/
 wild/SURVEY.md``): an A100 transpose benchmark whose five blocking ``cudaMemcpy`` read-backs of 4 MB into pageable
 memory last 0.62-2.45 ms around DMAs of 0.41-0.91 ms; the rest of each call is the driver copying the bytes out of its
 pinned staging buffer (3.3 GB/s), with the GPU idle.  Main took each for a wait on GPU work the file does not hold

@@ -819,6 +819,85 @@ def write_pageable_readbacks(path: str, repeats: int = 5, nbytes: int = 4 << 20,
             "call_beyond_dma_ms": repeats * (wait_ms + staging_ms)}
 
 
+# --------------------------------------------------------------------------- a benchmark's own warm-up range (issue 37)
+
+
+def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_step_ms: float = 220.0,
+                           forward_ms: float = 67.0, kernels: int = 40) -> dict:
+    """Write the export of a benchmark shaped after jsun-012/assignment2-systems' ``result.sqlite`` (a Transformer LM on
+    an RTX 3070 Ti, NVTX on): inside a ``Run Benchmark`` range, a ``Warm-up`` range around ``warmup`` training steps (``Warm-up Step N``, each a
+    ``Forward`` and a ``Backward`` range, ``warm_step_ms`` long), then a ``Benchmark Forward Only`` range around
+    ``measured`` ``Forward`` ranges of ``forward_ms`` -- the steady state the program itself times.  Each range's GPU
+    work is ``kernels`` back-to-back kernels filling it (a backward twice as many: the warm-up holds most launches).  Return the truth: the measured forward's length."""
+    us, ms = 1000, 1_000_000
+    strings = _Strings()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL]) + ";")
+    pid = 8383
+    gtid, gpid = _gid(pid, pid), _gid(pid)
+    t = SESSION_START_NS + 5 * ms
+    runtime, nvtx, kern = [], [], []
+    corr = 0
+    gemm = strings("ampere_sgemm_128x64_tn")
+
+    def work(span_ms: float, n: int = kernels) -> None:  # launches at the range's start, kernels filling it
+        nonlocal t, corr
+        a, k_ns = t, int(span_ms * ms / n)
+        free = t + 20 * us
+        for _ in range(n):
+            corr += 1
+            runtime.append((t, t + 5 * us, corr, strings("cudaLaunchKernel_v7000")))
+            kern.append((free, free + k_ns - 2 * us, corr))
+            free += k_ns
+            t += 6 * us
+        corr += 1
+        runtime.append((t, free + 3 * us, corr, strings("cudaDeviceSynchronize_v3020")))
+        t = max(free + 10 * us, a + int(span_ms * ms))
+
+    def ranged(name: str, body) -> None:  # noqa: ANN001 - a callable
+        nonlocal t
+        a = t
+        body()
+        nvtx.append((a, t, name))
+        t += 50 * us
+
+    def warm() -> None:
+        for k in range(warmup):
+            ranged(f"Warm-up Step {k + 1}", lambda: (ranged("Forward", lambda: work(warm_step_ms * 0.35)),
+                                                     ranged("Backward", lambda: work(warm_step_ms * 0.6, 2 * kernels))))
+
+    def bench() -> None:
+        for _ in range(measured):
+            ranged("Forward", lambda: work(forward_ms))
+
+    corr += 1
+    runtime.append((t, t + 150 * ms, corr, strings("cudaMalloc_v3020")))  # the context
+    t += 151 * ms
+    ranged("Run Benchmark", lambda: (ranged("Warm-up", warm), ranged("Benchmark Forward Only", bench)))
+    stop = t + ms
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(a, b, text, gtid) for a, b, text in nvtx])
+    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+                    [(a, b, 0, 1, 7, c, gpid, gemm, gemm, 128, 192, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c) in enumerate(kern)])
+    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (0, 0, "NVIDIA GeForce RTX 3070 Ti", "0000:01:00.0", 1, 4194304, 8589410304, 608256000000, 1770000000,
+                 48, 0, "GPU-00000000", 0, "GA104", 0, 1, 8, 6))
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python"), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python')", (gpid, pid))
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
+    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
+    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
+    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    con.commit()
+    con.close()
+    return {"forward_ms": forward_ms, "warmup_steps": warmup, "measured": measured}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("out")

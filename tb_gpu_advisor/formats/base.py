@@ -57,17 +57,21 @@ _FATAL_LINE = re.compile(r"error while loading shared libraries|symbol lookup er
 _ERROR_REPORT = re.compile(r"^(?:[\w./-]+: )?(?:fatal )?error\s*:", re.I)
 #: The C library's report of a failed call (``perror``: ``fopen: No such file or directory``): the call's name, then
 #: the system's words for the error (``strerror``), a fixed vocabulary.
-_PERROR = re.compile(r"^\S[^:]{0,80}: (?:No such file or directory|Permission denied|Cannot allocate memory|"
-                     r"Is a directory|Not a directory|Invalid argument|Too many open files|No space left on device|"
-                     r"Input/output error|Bad file descriptor|Connection refused|Operation not permitted|"
-                     r"No such device|Out of memory)$")
+_STRERROR = (r"(?:No such file or directory|Permission denied|Cannot allocate memory|Is a directory|Not a directory|"
+             r"Invalid argument|Too many open files|No space left on device|Input/output error|Bad file descriptor|"
+             r"Connection refused|Operation not permitted|No such device|Out of memory)")
+_PERROR = re.compile(r"^\S[^:]{0,80}: " + _STRERROR + "$")
+#: The same report in Python's words (``OSError``'s ``[Errno 2] No such file or directory``), as the interpreter
+#: prints it when it cannot open the script it was given: ``python: can't open file '/x/bench.py': [Errno 2] ...``.
+_ERRNO = re.compile(r"\[Errno \d+\] " + _STRERROR + "$")
 
 
 def program_failure(stderr: str, chars: int = 300) -> str:
     """The words a profiled program died with, read off its standard error as a capture kept it (Nsight's
     ``ProcessStreams``): a Python traceback's exception (its line and the message lines after it), a line of the
     loader, of C++'s ``terminate`` or of a fatal signal, or the program's own ``Error: ...`` report or the C library's
-    ``perror`` line (``fopen: No such file or directory``) when it is the last line it wrote, or a runtime's ``Fatal
+    ``perror`` line (``fopen: No such file or directory``, or Python's ``... [Errno 2] No such file or directory``)
+    when it is the last line it wrote, or a runtime's ``Fatal
     Error:`` report wherever it stands; "" when the text shows none -- warnings and progress lines
     are no failure.  Cut at ``chars`` characters."""
     text = stderr or ""
@@ -84,7 +88,7 @@ def program_failure(stderr: str, chars: int = 300) -> str:
     for ln in reversed(lines):
         if _FATAL_LINE.search(ln):
             return ln if len(ln) <= chars else ln[:chars - 3] + "..."
-    if lines and (_ERROR_REPORT.match(lines[-1]) or _PERROR.match(lines[-1])):
+    if lines and (_ERROR_REPORT.match(lines[-1]) or _PERROR.match(lines[-1]) or _ERRNO.search(lines[-1])):
         return lines[-1] if len(lines[-1]) <= chars else lines[-1][:chars - 3] + "..."
     return ""
 

@@ -106,6 +106,16 @@ def is_step_name(name: str) -> bool:
     return bool(_STEP_NAME.match(name)) and not _NOT_STEP.search(name)
 
 
+#: A user range that marks the program's own warm-up: ``Warm-up``, ``warmup``, ``Warm-up Step 3``, ``warm_up phase``
+#: -- the iterations a benchmark runs before the ones it measures.
+_WARMUP_NAME = re.compile(r"(?:^|[^a-z])warm[-_ ]?up(?:$|[^a-z])", re.I)
+
+
+def is_warmup_name(name: str) -> bool:
+    """A user range the program names as its warm-up (:data:`_WARMUP_NAME`)."""
+    return bool(_WARMUP_NAME.search(name.strip()))
+
+
 #: A range the user (or a data-parallel wrapper) names after work only training does: the backward pass, the
 #: optimizer's step, the gradients' all-reduce or sync, DDP / FSDP set-up and the parameters' broadcast that starts
 #: a data-parallel job (``loss.backward``, ``optimizer_step``, ``allreduce_grads``, ``DDP broadcast params``).

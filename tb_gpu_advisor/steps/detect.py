@@ -329,6 +329,13 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             ids, hs, he = ids[~cold], hs[~cold], he[~cold]
             gpu_windows = {g: w[~cold] for g, w in gpu_windows.items()}
             note += f"; dropped {plural(int(cold.sum()), 'warm-up step')} holding one-time costs"
+    if source in _HOST_SOURCES and ids.size > 2:
+        warm, label = _in_warmup_ranges(trace, hs)
+        if warm.any() and (~warm).sum() >= 2:  # the program's own warm-up iterations: not the steady state it measures
+            dropped += [DroppedStep(int(i), f"warm-up: inside the program's own `{label}` range") for i in ids[warm]]
+            ids, hs, he = ids[~warm], hs[~warm], he[~warm]
+            gpu_windows = {g: w[~warm] for g, w in gpu_windows.items()}
+            note += f"; dropped {plural(int(warm.sum()), 'step')} inside the program's own `{label}` range"
     host_w = np.stack([hs, he], axis=1) if ids.size else np.zeros((0, 2), np.int64)
     for d in devs:
         gpu_windows.setdefault(d.gpu, host_w)
@@ -340,6 +347,26 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         mapped_via=mapped, confidence=CONFIDENCE.get(source, "low"),
     )
     return Steps(det, ids.astype(np.int64), host_w, gpu_windows, origin)
+
+
+def _in_warmup_ranges(trace: Trace, starts: np.ndarray) -> tuple[np.ndarray, str]:
+    """Bool per step (by its host start): the step begins inside a user range the program names as its warm-up
+    (``frameworks.nvtx.is_warmup_name``: a benchmark's ``Warm-up`` around the iterations it does not measure), and
+    the first such range's name."""
+    r = trace.ranges
+    none = np.zeros(starts.size, dtype=bool)
+    if r is None or not r.idx.size:
+        return none, ""
+    h = trace.h
+    warm_name = h.per_name(nvtx.is_warmup_name)
+    sel = r.idx[~r.op & warm_name[h.name[r.idx]]]
+    if not sel.size:
+        return none, ""
+    ws, we = union_intervals(h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
+    k = np.searchsorted(ws, starts.astype(np.int64), side="right") - 1
+    inside = (k >= 0) & (starts < we[np.maximum(k, 0)])
+    outer = sel[np.argmax(h.end[sel] - h.start[sel])]  # the whole warm-up, not one of its iterations
+    return inside, h.names[int(h.name[outer])]
 
 
 def _whole_window(h: HostEvents, devs: list[DeviceEvents], launches: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

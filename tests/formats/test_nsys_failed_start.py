@@ -137,7 +137,11 @@ def test_an_error_line_that_is_not_the_last_words_or_no_report_is_no_failure(tex
                                   "./bench: error: unknown option --algo\n", "fatal error: out of memory\n",
                                   # caoye310/Lower-Triangular-Solves `nsys_report/report1.sqlite` @ bd207a83 (read
                                   # locally only, no licence): `./run_sparse`'s whole stderr, CUDA tracing on, no call
-                                  "fopen: No such file or directory\n"])
+                                  "fopen: No such file or directory\n",
+                                  # IhorAtlanov/assignment2-systems `result.sqlite` @ 2ee279bf (read locally only, no
+                                  # licence): the interpreter could not open the script it was given, under WSL2
+                                  "/repo/.venv/bin/python: can't open file '/repo/benchmark.py': [Errno 2] No such "
+                                  "file or directory\n"])
 def test_the_usual_forms_of_an_error_report_are_read(text):
     from tb_gpu_advisor.formats.base import program_failure
     assert program_failure(text) == text.strip()

@@ -245,3 +245,22 @@ def test_a_fault_after_recorded_kernels_leads_the_report(tmp_path):
     findings = _top(_faulted(tmp_path, lose_records=False))
     assert findings[0]["severity"] == "critical" and "stopped with an error" in findings[0]["title"]
     assert "cudaErrorIllegalAddress" in findings[0]["summary"]
+
+
+def test_a_program_that_ran_to_its_output_unrecorded_is_said_so(tmp_path):
+    """An export with no event whose program wrote no error but its output (mamedov-artem-rafaelevich/parallel_course_2
+    ``report2.sqlite`` @4992e305, read locally only, no licence: ``./temp1`` printed its residuals ``500 6.046895``):
+    the program ran, nothing of it was traced -- not a profiler "stopped right after it started" (main's guess)."""
+    from tests.support.sqlite_edits import run_sql
+    p = tmp_path / "ran.sqlite"
+    shutil.copy(FAILED, p)
+    run_sql(str(p), "INSERT INTO StringIds (id, value) VALUES (900001, '1 0.000000\n500 6.046895\n')",
+            "INSERT INTO StringIds (id, value) VALUES (900002, '')",
+            "UPDATE ProcessStreams SET contentId = 900001 WHERE filenameId IN (SELECT id FROM StringIds WHERE value "
+            "LIKE '%stdout%')",
+            "UPDATE ProcessStreams SET contentId = 900002 WHERE filenameId IN (SELECT id FROM StringIds WHERE value "
+            "LIKE '%stderr%')")
+    with pytest.raises(NsysReadError) as e:
+        reader.read_trace(str(p))
+    assert "ran and wrote its output" in str(e.value) and "500 6.046895" in str(e.value)
+    assert "stopped right after it started" not in str(e.value)

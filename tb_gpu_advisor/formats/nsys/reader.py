@@ -450,9 +450,22 @@ def _last_words(schema: tb.Schema) -> str:
             last = lines[-1] if len(lines[-1]) <= 300 else lines[-1][:297] + "..."
             break
     if not last:
-        return ""
+        return _ran_unrecorded(schema)
     return (f": the profiled program stopped before it ran any work; its last words on standard error, kept in "
             f"the export: \"{last}\" (fix that error, then profile again)")
+
+
+def _ran_unrecorded(schema: tb.Schema) -> str:
+    """For a window that recorded nothing and whose program wrote no error: the program's own output, where it wrote
+    some -- it ran to it, so nothing of its work was traced (a build that runs on the CPU, or no CUDA tracing), not a
+    window stopped too early.  Empty when it wrote none."""
+    lines = [ln.strip() for text in tb.program_stderr(schema, 4096, "stdout") for ln in text.splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    last = lines[-1] if len(lines[-1]) <= 160 else lines[-1][:157] + "..."
+    return (f": the profiled program ran and wrote its output (its last line, kept in the export: \"{last}\"), yet no "
+            f"CUDA call or GPU work of it was recorded -- a build that runs on the CPU, or CUDA tracing off (the export "
+            f"keeps no capture options to say which); profile a GPU build with -t cuda,nvtx")
 
 
 def _capture_options(schema: tb.Schema) -> dict[str, str]:

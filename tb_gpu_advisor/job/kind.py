@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.fmt import and_list, gb
+from tb_gpu_advisor.common.fmt import and_list, gb, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, engines, nvtx
 from tb_gpu_advisor.frameworks.base import op_type
@@ -99,16 +99,16 @@ def _work_kind(trace: Trace, fw: Framework) -> Kind:
         if launched and wsl2:  # the platform, not the file: WSL2 records the CUDA calls, the kernels only with
             # a recent Windows driver and profiler
             driver = trace.producer.get("nv_driver", "")
-            return Kind("unknown", "low", f"the host launched {launched:,} kernels, but the capture holds no GPU record "
-                                          f"of them: it ran under WSL2 (Linux kernel {wsl2}"
+            return Kind("unknown", "low", f"the host launched {plural(launched, 'kernel')}, but the capture holds no "
+                                          f"GPU record of them: it ran under WSL2 (Linux kernel {wsl2}"
                                           f"{f', Windows driver {driver}' if driver else ''}), where the GPU's activity "
                                           "is recorded only with a recent Windows driver and profiler",
                         window="wsl2", capture_format=trace.format)
         if launched:
             # GPU work whose records are gone: of a kind nothing says (not "no GPU work", which the host disproves)
-            return Kind("unknown", "low", f"the host launched {launched:,} kernels, but the capture holds no GPU record "
-                                          "of them: the GPU's side of the capture was lost",
-                        lost_gpu=f"the host launched {launched:,} kernels")
+            return Kind("unknown", "low", f"the host launched {plural(launched, 'kernel')}, but the capture holds no "
+                                          "GPU record of them: the GPU's side of the capture was lost",
+                        lost_gpu=f"the host launched {plural(launched, 'kernel')}")
         used = {g: len(m.t) for g, m in trace.memory.items() if len(m.t)}
         if used:  # the allocator handed out GPU memory: the work was on the GPU, its activity not recorded
             where = ", ".join(f"GPU {g}" for g in sorted(used))

@@ -238,6 +238,7 @@ def test_a_kernel_that_faulted_is_named_from_the_calls_return_codes(tmp_path):
     top = findings[0]
     assert top["severity"] == "critical" and "failed" in top["title"], top["title"]
     assert "cudaEventSynchronize returned cudaErrorIllegalAddress (700)" in top["summary"]
+    assert "the host launched 1 kernel)" in top["summary"]  # one takes the singular (main: "1 kernels")
     assert "compute-sanitizer" in top["actions"][0]["snippet"]
 
 

@@ -34,6 +34,9 @@ class Framework:
     metadata_stats: tuple[str, ...] = ()
     #: the host waits for the next batch (TF ``IteratorGetNext``)
     input_event: NamePredicate = never
+    #: an input event of a pipeline that already prepares batches in parallel with the step (PyTorch's DataLoader
+    #: with worker processes, ``_MultiProcessingDataLoaderIter``): a wait there is workers too slow, not workers off
+    parallel_input: NamePredicate = never
     #: the host puts a batch on the device outside any dispatch (JAX ``device_put``)
     transfer_event: NamePredicate = never
     #: a host->device copy of array data wherever it runs, inside a dispatch too (an implicit copy of a NumPy

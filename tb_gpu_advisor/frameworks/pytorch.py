@@ -54,6 +54,11 @@ def is_input(name: str) -> bool:
     return name.startswith(_DATALOADER) or ("DataLoaderIter" in name and name.endswith("__next__"))
 
 
+def is_parallel_input(name: str) -> bool:
+    """The DataLoader's iterator with worker processes (``num_workers > 0``): batches are already made in parallel."""
+    return is_input(name) and "_MultiProcessingDataLoaderIter" in name
+
+
 def is_background_line(name: str) -> bool:
     return name.startswith(_BACKGROUND_THREADS)
 
@@ -64,6 +69,19 @@ LOADER = action(
     "loader = torch.utils.data.DataLoader(\n"
     "    dataset, batch_size=bs, shuffle=True,\n"
     "    num_workers=8, pin_memory=True, persistent_workers=True, prefetch_factor=4)")
+LOADER_WORKERS_SLOW = action(
+    "The DataLoader already makes batches in worker processes (`_MultiProcessingDataLoaderIter`), and the loop still "
+    "waits for them: its workers make batches more slowly than the step uses them. Give it more workers (up to the "
+    "CPU cores the job may use) and more batches in flight, and make each sample cheaper: decode and transform once "
+    "and cache the result, batch the per-sample transforms, or move them to the GPU. A dataset that fits in GPU "
+    "memory needs no loader at all: keep it on the GPU and index its batches there.",
+    "loader = torch.utils.data.DataLoader(\n"
+    "    dataset, batch_size=bs, shuffle=True, num_workers=len(os.sched_getaffinity(0)),\n"
+    "    pin_memory=True, persistent_workers=True, prefetch_factor=4)\n"
+    "# a dataset that fits on the GPU (MNIST-sized): no loader, no copy per step\n"
+    "X = torch.stack([x for x, _ in dataset]).cuda(); Y = torch.tensor([y for _, y in dataset]).cuda()\n"
+    "for idx in torch.randperm(len(X), device='cuda').split(bs):\n"
+    "    train_step(X[idx], Y[idx])")
 NON_BLOCKING = action(
     "Copy batches to the GPU asynchronously from pinned memory, so the copy overlaps with compute instead "
     "of stalling the step.",
@@ -200,6 +218,7 @@ FIXES = {
         "loss = task_loss + 0.01 * aux_loss"),),
     "rank_straggler": (_BALANCE,),
     "input_bound": (LOADER, NON_BLOCKING, CONFIRM_INPUT),
+    "input_bound:parallel": (LOADER_WORKERS_SLOW, CONFIRM_INPUT),
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
     "launch_bound:step": (CUDA_GRAPHS, action("Or raise the batch size, so each launch does more GPU work.")),
     "host_op_placement": (NO_ITEM,),
@@ -770,7 +789,7 @@ FIXES["small_grid"] = (action(
 
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
-    input_event=is_input, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
+    input_event=is_input, parallel_input=is_parallel_input, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
     labels={"autotune": "cuDNN's / MIOpen's algorithm search (`torch.backends.cudnn.benchmark`: candidate kernels "
                         "timed on the first call of each shape)",
             "op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",

@@ -21,9 +21,19 @@ def host_input(ctx: Context) -> HostInput:
     n = ctx.steps.count
     if not n:
         return HostInput()
-    pipeline = bool((ctx.host_step[ctx.role_rows(HOST_INPUT_BIT)] >= 0).any()) if len(ctx.h) else False
+    rows = ctx.role_rows(HOST_INPUT_BIT) if len(ctx.h) else np.zeros(0, dtype=np.int64)
+    rows = rows[ctx.host_step[rows] >= 0]
     pre = ctx.pre_op_spans
     pre_ms = float((pre[1] - pre[0]).astype(np.float64).sum()) / PS_PER_MS / n if pre is not None else 0.0
     untraced = ctx.input_spans is not None and bool(ctx.input_spans[0].size)
-    source = "pipeline" if pipeline else ("before_first_op" if untraced else "")
-    return HostInput(source=source, pre_op_ms_per_step=pre_ms)
+    source = "pipeline" if rows.size else ("before_first_op" if untraced else "")
+    return HostInput(source=source, pre_op_ms_per_step=pre_ms, parallel=_parallel(ctx, rows))
+
+
+def _parallel(ctx: Context, rows: np.ndarray) -> bool:
+    """Every input event of the kept steps (``rows``) is of a pipeline that already makes batches in parallel: the
+    fix for its wait is faster workers, not workers (a loop whose loader switches mode mid-capture is not)."""
+    if not rows.size:
+        return False
+    names = ctx.h.names
+    return all(ctx.fw.parallel_input(names[int(i)]) for i in np.unique(ctx.h.name[rows]))

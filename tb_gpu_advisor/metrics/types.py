@@ -888,6 +888,9 @@ class HostInput:
     #: host time per kept step before the step's first op that is no input pipeline's (a capture that records its
     #: input pipeline): Python before the first op, not input
     pre_op_ms_per_step: float = 0.0
+    #: every input pipeline event in the kept steps is of a pipeline that already makes batches in parallel with the
+    #: step (``Framework.parallel_input``: a DataLoader with worker processes): its wait is workers too slow
+    parallel: bool = False
 
 
 @dataclass

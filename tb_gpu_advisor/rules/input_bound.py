@@ -51,5 +51,5 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "so it overlaps with the previous step's compute)", [("input", "input", wait_ms)]),
         evidence=evidence,
         windows=step_windows(ctx, key=lambda s: s.breakdown.input_wait, label="input wait"),
-        actions=ctx.fw.fix(ID),
+        actions=ctx.fw.fix(f"{ID}:parallel" if src.parallel else ID),
     )]

@@ -32,7 +32,8 @@ the stock tool's step-to-step time); the last step ends at the later of its
 marker's end and the end of the last device event launched inside it
 (host launch -> kernel via ``correlation_id``).  Like the stock tool, when
 more than 5 steps are found the first (warm-up) and last (partial) are
-dropped.
+dropped; with fewer, a last host-marked step that launched no GPU work (the
+empty step a final ``prof.step()`` opens after the loop) is dropped.
 """
 
 from __future__ import annotations
@@ -314,6 +315,12 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         # in words any capture's user reads: no framework's marker names (Keras' to a PyTorch or Nsight capture)
         note = ("no step markers found, nor repeating GPU activity: the whole capture is analysed as one step; "
                 "per-step numbers are capture totals")
+    elif source in _HOST_SOURCES and found > 1 and active and not _launched_work(h, active, int(hs[-1]), int(he[-1])):
+        dropped = [DroppedStep(int(ids[-1]), "empty: no GPU work was launched in it (the step a last prof.step() "
+                                             "opens when the loop has ended: only the profiler's own stop)")]
+        ids, hs, he = ids[:-1], hs[:-1], he[:-1]
+        gpu_windows = {g: w[:-1] for g, w in gpu_windows.items()}
+        note += "; dropped the last step: it launched no GPU work"
     elif found > T("steps.drop_edges_above"):
         edge = f"{T('steps.drop_edges_above'):g}"
         dropped = [DroppedStep(int(ids[0]), f"warm-up: first of more than {edge} steps (stock tool rule)"),
@@ -576,6 +583,18 @@ def _tile(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if s.size > 1:
         e[:-1] = np.maximum(s[1:], np.minimum(e[:-1], s[1:]))
     return s, e
+
+
+def _launched_work(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> bool:
+    """Some device event was launched (host correlation_id record) within [s, e]: the window is a step of the GPU
+    job, not the empty one a final ``prof.step()`` opens after the loop's last step (shreyansh26/MLSys-Experiments'
+    pinned-copy traces: ``ProfilerStep#4`` of 18 us holding only the profiler's stop, read as a second step that
+    halved the step time)."""
+    m = (h.corr >= 0) & (h.start >= s) & (h.start <= e)
+    if not m.any():
+        return False
+    corr = sorted_unique(h.corr[m])
+    return any(bool(np.isin(d.corr, corr).any()) for d in devs)
 
 
 def _last_step_device_end(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> int:

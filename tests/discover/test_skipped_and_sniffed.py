@@ -136,3 +136,20 @@ def test_a_rocprof_trace_is_named_as_such_with_what_to_record_instead(tmp_path):
     skips = dict(skipped(str(tmp_path / "logdir")))
     assert "rocprof" in skips["rocm/results.json"] and "torch.profiler" in skips["rocm/results.json"]
     assert cli(["report", str(run / "results.json")]) == 2
+
+
+def test_a_memory_timeline_is_named_as_such_with_what_to_analyse_instead(tmp_path):
+    """``prof.export_memory_timeline("x.json")`` writes ``[times_us, sizes_by_category]``: no event at all (survey
+    h37-survey7b: cwilson51/CO-Colloquium-Pytorch-profiler's ``train_batch_128_nworkers_6_memory_broken.json``).
+    Main said only "JSON without traceEvents: not a trace"; the user is told what the file is and what to analyse."""
+    run = tmp_path / "logdir" / "timeline"
+    run.mkdir(parents=True)
+    times = [1726077563878112, 1726077563891027, 1726077563891064]
+    sizes = [[0, 4096, 0, 0, 0, 0, 0, 0], [0, 4096, 2048, 0, 0, 0, 0, 0], [0, 4096, 0, 512, 0, 0, 0, 0]]
+    (run / "train_memory.json").write_text(json.dumps([times, sizes]))
+    skips = dict(skipped(str(tmp_path / "logdir")))
+    reason = skips["timeline/train_memory.json"]
+    assert "memory timeline" in reason and "export_memory_timeline" in reason and "_dump_snapshot" in reason
+    assert cli(["report", str(run / "train_memory.json")]) == 2
+    (run / "other.json").write_text(json.dumps([[1, 2], [3, 4]]))  # small numbers: no timestamps, no such name
+    assert dict(skipped(str(tmp_path / "logdir")))["timeline/other.json"] == "JSON without traceEvents: not a trace"

@@ -169,6 +169,22 @@ def test_a_note_saving_more_than_a_warning_ranked_below_it_is_caught(straggler):
     assert any("ranked above" in v for v in kinds) and any("is info saving" in v for v in kinds)
 
 
+def test_a_grade_the_saving_or_the_steps_do_not_earn_is_caught(straggler):
+    r = copy.deepcopy(straggler)
+    f = next(f for f in r.findings if f.saving and f.saving.ms_per_step and f.rule != "capture_quality")
+    f.severity, f.confidence = "critical", "low"  # a critical number per guessed step
+    f.saving.percent_of_step = max(f.saving.percent_of_step, 50.0)
+    assert {v.split(": ", 2)[2] for v in report_violations(r) if v.startswith("severity")} == \
+        {f"{f.id} is critical on low-confidence steps"}  # as the host's finding and the session's
+    f.confidence, f.saving.percent_of_step = "high", 1.9  # fp32 GEMMs at 1.9% of a tiny step, graded a warning
+    f.severity = "warning"
+    assert any(v.startswith("severity") and f"{f.id} is warning but saves 1.90%" in v for v in report_violations(r))
+    f.saving.percent_of_step = 5.0
+    assert not [v for v in report_violations(r) if v.startswith("severity")]
+    f.severity = "critical"  # critical for a twentieth of the step
+    assert any(v.startswith("severity") and f"{f.id} is critical but saves 5.00%" in v for v in report_violations(r))
+
+
 def test_every_fix_leaves_no_saving_out(straggler):
     r = copy.deepcopy(straggler)
     h = r.hosts[0]

@@ -22,6 +22,10 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   confidence).
 * ``every-fix`` -- "If every fix lands" counts every saving once, info included: every finding with a saving is in the
   achievable step's list and the sum of the savings is theirs.
+* ``severity`` -- a grade follows what the finding rests on and saves (issue #37 items 2 and 4): a finding that rests
+  on the steps (any but those about the capture itself) and carries low confidence is never critical; a warning or a
+  critical finding saves at least ``severity.warning_min_saving`` of the step (under it, a note) and a critical one at
+  least ``severity.critical_min_saving``; a finding without a saving keeps its grade.
 * ``agree`` -- the verdict's "top:" is the first warning or critical finding, and the MCP capture advice never calls
   a capture trustworthy whose findings say it recorded warm-up.
 * ``whole-count`` -- a count of things (copies, kernels, calls) is a whole number, or says it is a per-step average
@@ -51,6 +55,7 @@ from collections.abc import Iterable
 from itertools import pairwise
 from typing import Any
 
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Table
 
 #: relative and absolute slack for rounding in displayed numbers (a part may equal its whole)
@@ -428,6 +433,27 @@ def order_problems(where: str, findings: list[Finding]) -> list[str]:
     return out
 
 
+#: Findings about the capture itself or the allocator's own totals: they do not rest on the steps, so the steps'
+#: confidence does not grade them (the rules stage's ``_ABOUT_THE_CAPTURE``, restated here as the checker's own).
+_NOT_OF_THE_STEPS = ("capture_quality", "cold_start", "oom_snapshot", "memory_fragmentation")
+
+
+def severity_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``severity``: low confidence in the steps is never critical; a grade is earned by the share of the step saved."""
+    out = []
+    warn, crit = T("severity.warning_min_saving") * 100, T("severity.critical_min_saving") * 100
+    for f in findings:
+        if f.severity == "critical" and f.confidence == "low" and f.rule not in _NOT_OF_THE_STEPS:
+            out.append(f"severity: {where}: {f.id} is critical on low-confidence steps")
+        if f.saving is None or f.severity not in ("critical", "warning"):
+            continue
+        floor = crit if f.severity == "critical" else warn
+        if f.saving.percent_of_step < floor:
+            out.append(f"severity: {where}: {f.id} is {f.severity} but saves {f.saving.percent_of_step:.2f}% of the "
+                       f"step (under {floor:g}%)")
+    return out
+
+
 def every_fix_problems(where: str, findings: list[Finding], achievable: dict) -> list[str]:
     saving = [f for f in findings if f.severity != "ok" and f.saving is not None and f.saving.ms_per_step > 0]
     if not saving:
@@ -570,6 +596,7 @@ def report_violations(report: Report) -> list[str]:
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)
         out += _host_parts(h) + _card_values(h)
+        out += severity_problems(h.host, h.findings)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
         out += _words(h, h.findings)
     session_step = max((s for s in (host_step_ms(h) for h in hosts.values()) if s), default=None)
@@ -583,7 +610,7 @@ def report_violations(report: Report) -> list[str]:
         if t is not None:
             out += table_problems(f"session {name}", t, None, hosts)
     out += _collective_values(report) + _rank_values(report) + _words(None, report.findings)
-    out += order_problems("session", report.findings)
+    out += order_problems("session", report.findings) + severity_problems("session", report.findings)
     if len(hosts) == 1:
         out += every_fix_problems("session", report.findings, report.achievable)
     out += every_fix_within_step("session", report.achievable)

@@ -117,6 +117,7 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
     is_host = _cat_mask(kt, HOST_CATS)
     is_dev = _cat_mask(kt, DEVICE_CATS)
     used = is_host | is_dev
+    _recorded_something(kt, used, path)
     origin = int(kt.ts_ns[used].min()) if used.any() else 0
     start_ps = (kt.ts_ns - origin) * 1000
     end_ps = _close_open_annotations(kt, start_ps, start_ps + np.maximum(kt.dur_ns, 0) * 1000, origin, used)
@@ -142,6 +143,23 @@ def to_trace(kt: KinetoTrace, host: str, path: str, size: int) -> Trace:
         memory=_memory_events(kt, origin, h, line_pairs, host_order, [d.gpu for d in devs]),
         unread_devices=_unread_devices(kt, is_host | is_dev),
     )
+
+
+def _recorded_something(kt: KinetoTrace, used: np.ndarray, path: str) -> None:
+    """Raise ``KinetoReadError`` where the profiler recorded nothing but its own window: no op, annotation, runtime
+    call, kernel, copy, Python span or allocation -- only ``PyTorch Profiler (0)`` (``Op count: 0``) and its
+    iteration marks.  The profiled code ran no PyTorch work there (a model of another library, or code outside the
+    ``with profile()`` block), so nothing can be said of its job: an error, never "no GPU work" (a Windows capture of
+    an XGBoost run, MLOps-Team-Spring-2024/Diabetes-Predictor: 1.22 s, four events, all the profiler's own)."""
+    if used.any() or (kt.mem is not None and kt.mem.ts_ns.size) or _cat_mask(kt, ("python_function",)).any():
+        return
+    own = _cat_mask(kt, (_TRACE_CAT,))
+    window = (f" ({int(kt.dur_ns[own].max()) / 1e6:,.1f} ms, `{kt.names[int(kt.name[own][0])]}`)"
+              if own.any() else "")
+    raise KinetoReadError(path, f"nothing recorded: the profiler's window{window} holds no op, annotation, CUDA "
+                                "call or kernel -- the profiled code ran no PyTorch work in it (profile the code that "
+                                "runs the model: its steps inside the `with torch.profiler.profile(...)` block, each "
+                                "followed by prof.step())")
 
 
 #: How Kineto names a device's process: "GPU 0", and for other accelerators their own word ("MTIA 9").

@@ -68,6 +68,15 @@ ROCPROF = ("ROCm rocprof's trace (`rocprof --hip-trace`, roctracer's results.jso
            "or JAX/TensorFlow's profiler (.xplane.pb)")
 
 
+#: ``profile.export_memory_timeline("x.json")``: ``[times_us, sizes_by_category]`` -- a JSON array whose first array
+#: holds microsecond timestamps since the epoch (16 digits), no events (cwilson51/CO-Colloquium-Pytorch-profiler's
+#: ``train_batch_128_nworkers_6_memory_broken.json``).
+_MEMORY_TIMELINE = re.compile(rb"^\s*\[\s*\[\s*\d{13,}\s*,")
+MEMORY_TIMELINE = ("torch.profiler's memory timeline (`export_memory_timeline`: the bytes each category held over "
+                   "time), not a trace: analyse the trace itself (`export_chrome_trace`, `tensorboard_trace_handler`) "
+                   "or a memory snapshot (`torch.cuda.memory._dump_snapshot`), which say where the memory went")
+
+
 def other_json(file_name: str) -> bool:
     """A JSON file not named as the trace handler names traces: a trace only if its content says so (:func:`sniff`)."""
     return file_name.endswith(OTHER_SUFFIXES) and worker_of(file_name) is None
@@ -80,7 +89,7 @@ def sniff(path: str) -> str | None:
     if not head:
         return "empty or unreadable"
     if not _TRACE_KEYS.search(head):
-        return "JSON without traceEvents: not a trace"
+        return MEMORY_TIMELINE if _MEMORY_TIMELINE.search(head) else "JSON without traceEvents: not a trace"
     if not _KINETO_KEYS.search(head):
         if _ROCPROF_KEYS.search(head):
             return ROCPROF

@@ -1,5 +1,6 @@
-"""Stats nearly every event carries (``reader.COLUMN_STATS``: a kernel's ``kernel_details``) are held as one narrow
-string-id column per line instead of a stat row each (11 bytes a kernel at the read's peak).  Every accessor of
+"""Stats nearly every event carries (``reader.COLUMN_STATS``: a kernel's ``kernel_details``, every launch's and kernel's
+``correlation_id``) are held as one narrow column per line instead of a stat row each (11 bytes an event at the read's
+peak).  Every accessor of
 :class:`Line` must answer exactly what it answered from the rows: checked on real captures read both ways (the
 columns turned off by emptying ``COLUMN_STATS``), and on hand-built rows with a repeated stat and mixed kinds."""
 
@@ -45,6 +46,30 @@ def test_a_stat_held_as_a_column_answers_as_its_rows(path, monkeypatch):
     assert _answers(as_columns) == _answers(as_rows)
     kernels = sum(int(ln.has_stat("kernel_details").sum()) for p in as_rows.planes for ln in p.lines)
     assert (held > 0) == (kernels > 0)
+    # the column the event tables take without int_stat's int64 copy is int_stat's answer, value for value
+    for p in as_columns.planes:
+        for ln in p.lines:
+            for name in ("kernel_details", "correlation_id"):
+                for inherit in (True, False):
+                    got = ln.held_column(name, inherit)
+                    if got is not None:
+                        assert got.tolist() == ln.int_stat(name, inherit=inherit).tolist()
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.parent.name if p.name == "vm.xplane.pb" else p.stem)
+def test_the_columns_take_less_memory_than_the_rows(path, monkeypatch):
+    """The point of the columns: a line's stats take fewer bytes (a column is made only where it is no larger than
+    the rows it replaces), strictly fewer wherever one is made."""
+
+    def stat_bytes(tl) -> tuple[int, int]:
+        arrays = [a for p in tl.planes for ln in p.lines
+                  for a in (ln.stats.owner, ln.stats.key, ln.stats.kind, ln.stats.value, *ln.columns.values())]
+        return sum(a.nbytes for a in arrays), sum(len(ln.columns) for p in tl.planes for ln in p.lines)
+
+    as_columns, made = stat_bytes(reader.read_timeline(str(path), keep_stats=USED_STATS))
+    monkeypatch.setattr(reader, "COLUMN_STATS", frozenset())
+    as_rows, _ = stat_bytes(reader.read_timeline(str(path), keep_stats=USED_STATS))
+    assert as_columns < as_rows if made else as_columns == as_rows
 
 
 def test_rows_move_to_a_column_only_where_every_row_is_a_string():
@@ -58,3 +83,17 @@ def test_rows_move_to_a_column_only_where_every_row_is_a_string():
     assert got["columns"][0].tolist() == [5, -1, 9, -1] and got["columns"][0].dtype == np.int8
     rest = got["stats"]
     assert rest.key.tolist() == [1, 1, 2] and rest.owner.tolist() == [1, 3, 0] and rest.value.tolist() == [4, 300, 1]
+
+
+def test_integer_rows_move_to_a_number_column_only_where_every_value_is_a_non_negative_integer():
+    """Key 0: integers >= 0 (UINT and INT, one event twice: the later wins) -> a number column; key 1 holds a negative
+    integer and key 2 a double: both stay rows (-1 means absent in a column); key 3 is carried by 1 event of 6 and needs
+    int32: its row (15 bytes) is smaller than a column over the line (24), so it stays a row."""
+    U, I, D = int(ValueKind.UINT), int(ValueKind.INT), int(ValueKind.DOUBLE)
+    stats = StatTable(owner=np.array([0, 1, 1, 2, 3, 0, 5], np.int32), key=np.array([0, 0, 0, 1, 1, 2, 3], np.int16),
+                      kind=np.array([U, I, U, I, I, D, I], np.int8), value=np.array([70000, 3, 9, -5, 4, 7, 100000], np.int64))
+    got = reader._split_columns(stats, frozenset({0, 1, 2, 3}), 6)
+    assert list(got["columns"]) == [0] and got["number_columns"] == frozenset({0})
+    col = got["columns"][0]
+    assert col.dtype == np.int32 and col[:4].tolist() == [70000, 9, -1, -1] and (col[4:] == -1).all()
+    assert got["stats"].key.tolist() == [1, 1, 2, 3]

@@ -637,29 +637,43 @@ def _read_line(
     )
 
 
-#: Stats that nearly every event of their lines carries, as a string: a kernel's ``kernel_details`` (every kernel of
-#: a GPU line, in every TF and JAX capture seen).  Held as one narrow column of string ids per line (1-2 bytes an
-#: event: a kernel repeats a few launch configurations) instead of a stat row each (11 bytes): on a dense 1 GB
-#: capture, ~160 MB of the read's peak.  Only where every row of the stat on the line is a string or a reference;
-#: :class:`Line`'s readers answer the same either way.
-COLUMN_STATS = frozenset({"kernel_details"})
+#: Stats that nearly every event of their lines carries: a kernel's ``kernel_details`` string (every kernel of a GPU
+#: line, in every TF and JAX capture seen) and the ``correlation_id`` of every launch and every kernel.  Held as one
+#: narrow column per line (a string id or the number; 1-4 bytes an event: a kernel repeats a few launch
+#: configurations, ids fit int32) instead of a stat row each (11 bytes): ``kernel_details`` was ~160 MB of the read's
+#: peak on a dense 1 GB capture, ``correlation_id`` ~40 MB of the timeline at 100 MB.  Only where every row of the stat
+#: on the line is a string or a reference, or every row an integer >= 0 (so -1 can mean absent); :class:`Line`'s
+#: readers answer the same either way.
+COLUMN_STATS = frozenset({"kernel_details", "correlation_id"})
+
+_UINT, _INT = int(ValueKind.UINT), int(ValueKind.INT)
 
 
 def _split_columns(stats: StatTable, column_keys: frozenset[int], n: int) -> dict[str, object]:
-    """``Line`` fields ``stats`` and ``columns``: the rows of ``column_keys`` moved out of ``stats`` into one
-    string-id column each (-1 where the event lacks it; of two rows for one event the later wins, as in
-    :meth:`Line.int_stat`)."""
+    """``Line`` fields ``stats``, ``columns`` and ``number_columns``: the rows of ``column_keys`` moved out of
+    ``stats`` into one column each (-1 where the event lacks it; of two rows for one event the later wins, as in
+    :meth:`Line.int_stat`): string ids where every row is a string or reference, numbers where every row is an
+    integer >= 0 (a negative or a double keeps the rows)."""
     columns: dict[int, np.ndarray] = {}
+    numbers: set[int] = set()
     drop = None
     for key in column_keys:
         rows = stats.rows(key)
         if not rows.size:
             continue
         kinds = stats.kind[rows]
-        if not ((kinds == _STR) | (kinds == _REF)).all():
-            continue
         values = stats.value[rows]
-        col = np.full(n, -1, dtype=int_dtype(-1, int(values.max()), floor=np.int8))
+        if ((kinds == _STR) | (kinds == _REF)).all():
+            pass
+        elif ((kinds == _INT) | (kinds == _UINT)).all() and int(values.min()) >= 0:
+            numbers.add(key)
+        else:
+            continue
+        dtype = int_dtype(-1, int(values.max()), floor=np.int8)
+        if n * dtype.itemsize > rows.size * _row_bytes(stats):  # a stat few events carry: its rows are smaller
+            numbers.discard(key)
+            continue
+        col = np.full(n, -1, dtype=dtype)
         col[stats.owner[rows]] = values
         columns[key] = col
         drop = np.zeros(len(stats), dtype=bool) if drop is None else drop
@@ -667,7 +681,12 @@ def _split_columns(stats: StatTable, column_keys: frozenset[int], n: int) -> dic
     if drop is not None:
         keep = ~drop
         stats = StatTable(owner=stats.owner[keep], key=stats.key[keep], kind=stats.kind[keep], value=stats.value[keep])
-    return {"stats": stats, "columns": columns}
+    return {"stats": stats, "columns": columns, "number_columns": frozenset(numbers)}
+
+
+def _row_bytes(stats: StatTable) -> int:
+    """Bytes one row of ``stats`` takes (owner, key, kind, value)."""
+    return sum(a.dtype.itemsize for a in (stats.owner, stats.key, stats.kind, stats.value))
 
 
 def _line_events_python(buf: np.ndarray, start: int, end: int, keys: _StatKeys,

@@ -97,3 +97,18 @@ def test_integer_rows_move_to_a_number_column_only_where_every_value_is_a_non_ne
     col = got["columns"][0]
     assert col.dtype == np.int32 and col[:4].tolist() == [70000, 9, -1, -1] and (col[4:] == -1).all()
     assert got["stats"].key.tolist() == [1, 1, 2, 3]
+
+
+def test_bytes_stay_rows_and_a_line_of_column_stats_only_keeps_an_empty_table_of_its_dtypes():
+    """BYTES values (a blob, no string id) never become a column, alone or beside strings; where every row moves to a
+    column the table left is empty, in the dtypes the rows had."""
+    S, B = int(ValueKind.STR), int(ValueKind.BYTES)
+    stats = StatTable(owner=np.array([0, 1, 0, 1, 0], np.int32), key=np.array([0, 0, 1, 1, 2], np.int16),
+                      kind=np.array([B, B, S, B, S], np.int8), value=np.array([3, 4, 5, 6, 7], np.int32))
+    got = reader._split_columns(stats, frozenset({0, 1, 2}), 2)
+    assert list(got["columns"]) == [2] and got["stats"].key.tolist() == [0, 0, 1, 1]
+    only = StatTable(owner=np.array([0, 1], np.int32), key=np.array([2, 2], np.int16), kind=np.array([S, S], np.int8),
+                     value=np.array([7, 8], np.int32))
+    rest = reader._split_columns(only, frozenset({2}), 2)["stats"]
+    assert len(rest) == 0 and [a.dtype for a in (rest.owner, rest.key, rest.kind, rest.value)] == [
+        np.int32, np.int16, np.int8, np.int32]

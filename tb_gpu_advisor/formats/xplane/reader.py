@@ -646,7 +646,8 @@ def _read_line(
 #: readers answer the same either way.
 COLUMN_STATS = frozenset({"kernel_details", "correlation_id"})
 
-_UINT, _INT = int(ValueKind.UINT), int(ValueKind.INT)
+_UINT, _INT, _BYTES = int(ValueKind.UINT), int(ValueKind.INT), int(ValueKind.BYTES)
+assert _UINT + 1 == _INT and _INT < _STR < _BYTES < _REF == _STR + 2  # the kind ranges _split_columns tests
 
 
 def _split_columns(stats: StatTable, column_keys: frozenset[int], n: int) -> dict[str, object]:
@@ -662,10 +663,11 @@ def _split_columns(stats: StatTable, column_keys: frozenset[int], n: int) -> dic
         if not rows.size:
             continue
         kinds = stats.kind[rows]
+        lo, hi = int(kinds.min()), int(kinds.max())  # UINT, INT are 2, 3; STR, BYTES, REF 4, 5, 6
         values = stats.value[rows]
-        if ((kinds == _STR) | (kinds == _REF)).all():
+        if lo >= _STR and hi <= _REF and not (lo <= _BYTES <= hi and (kinds == _BYTES).any()):
             pass
-        elif ((kinds == _INT) | (kinds == _UINT)).all() and int(values.min()) >= 0:
+        elif lo >= _UINT and hi <= _INT and int(values.min()) >= 0:
             numbers.add(key)
         else:
             continue
@@ -679,8 +681,9 @@ def _split_columns(stats: StatTable, column_keys: frozenset[int], n: int) -> dic
         drop = np.zeros(len(stats), dtype=bool) if drop is None else drop
         drop[rows] = True
     if drop is not None:
-        keep = ~drop
-        stats = StatTable(owner=stats.owner[keep], key=stats.key[keep], kind=stats.kind[keep], value=stats.value[keep])
+        # a line whose every stat became a column (a GPU's kernels) takes no gathers: empty copies of its dtypes
+        pick = (lambda a: a[:0].copy()) if drop.all() else (lambda a, keep=~drop: a[keep])
+        stats = StatTable(owner=pick(stats.owner), key=pick(stats.key), kind=pick(stats.kind), value=pick(stats.value))
     return {"stats": stats, "columns": columns, "number_columns": frozenset(numbers)}
 
 

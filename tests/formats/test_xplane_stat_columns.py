@@ -112,3 +112,86 @@ def test_bytes_stay_rows_and_a_line_of_column_stats_only_keeps_an_empty_table_of
     rest = reader._split_columns(only, frozenset({2}), 2)["stats"]
     assert len(rest) == 0 and [a.dtype for a in (rest.owner, rest.key, rest.kind, rest.value)] == [
         np.int32, np.int16, np.int8, np.int32]
+
+
+def _copy(t: StatTable) -> StatTable:
+    return StatTable(owner=t.owner.copy(), key=t.key.copy(), kind=t.kind.copy(), value=t.value.copy())
+
+
+def _cut(t: StatTable, n: int, cuts: list[int]) -> tuple[list[StatTable], list[int]]:
+    """The rows of a line's table cut into batches at event boundaries ``cuts`` (owners made batch-local)."""
+    bounds = [0, *cuts, n]
+    tables = []
+    for a, b in zip(bounds, bounds[1:]):
+        m = (t.owner >= a) & (t.owner < b)
+        tables.append(StatTable(owner=(t.owner[m] - a).astype(np.int32), key=t.key[m], kind=t.kind[m], value=t.value[m]))
+    return tables, bounds[:-1]
+
+
+def _same(a: dict, b: dict) -> None:
+    sa, sb = a["stats"], b["stats"]
+    for f in ("owner", "key", "kind", "value"):
+        x, y = getattr(sa, f), getattr(sb, f)
+        assert (x.dtype, x.tolist()) == (y.dtype, y.tolist()), f
+    assert a["number_columns"] == b["number_columns"]
+    assert {k: (c.dtype, c.tolist()) for k, c in a["columns"].items()} == {
+        k: (c.dtype, c.tolist()) for k, c in b["columns"].items()}
+
+
+@pytest.mark.parametrize("path", CAPTURES, ids=lambda p: p.parent.name if p.name == "vm.xplane.pb" else p.stem)
+def test_splitting_batch_by_batch_gives_the_split_of_the_joined_table(path, monkeypatch):
+    """``_split_batches`` (the reader's) against its definition, ``_split_columns`` of the joined batches, on every
+    line of a real capture read with its stats as rows, cut into 1, 2 and 5 batches at random event boundaries."""
+    monkeypatch.setattr(reader, "COLUMN_STATS", frozenset())
+    tl = reader.read_timeline(str(path), keep_stats=USED_STATS)
+    rng = np.random.default_rng(38)
+    for p in tl.planes:
+        keys = frozenset(p.stat_key(name) for name in ("kernel_details", "correlation_id", "shape") if p.stat_key(name) is not None)
+        for ln in p.lines:
+            n = len(ln)
+            for parts in (1, 2, 5):
+                cuts = sorted(rng.integers(0, n + 1, size=parts - 1).tolist()) if n else [0] * (parts - 1)
+                tables, offsets = _cut(ln.stats, n, cuts)
+                want_tables, _ = _cut(ln.stats, n, cuts)
+                want = reader._split_columns(reader._concat_stats(want_tables, offsets), keys, n)
+                _same(reader._split_batches(tables, offsets, keys, n), want)
+
+
+def test_splitting_batch_by_batch_on_mixed_rows():
+    """Hand-made batches: a repeated stat (the later row wins across the batch), an int32 and an int64 value batch
+    (the joined dtypes), a stat that is strings in one batch and an integer in another (rows), a negative (rows), and
+    every row of a batch moved."""
+    S, R, I, U = int(ValueKind.STR), int(ValueKind.REF), int(ValueKind.INT), int(ValueKind.UINT)
+    a = StatTable(owner=np.array([0, 0, 1, 1, 2], np.int32), key=np.array([0, 0, 1, 2, 3], np.int16),
+                  kind=np.array([I, U, S, I, I], np.int8), value=np.array([5, 6, 7, 8, -1], np.int32))
+    b = StatTable(owner=np.array([0, 1, 1, 2], np.int32), key=np.array([0, 1, 0, 2], np.int16),
+                  kind=np.array([U, R, I, S], np.int8), value=np.array([1 << 40, 9, 4, 3], np.int64))
+    c = StatTable(owner=np.array([0, 1], np.int32), key=np.array([0, 0], np.int16), kind=np.array([I, I], np.int8),
+                  value=np.array([2, 3], np.int32))
+    for tables, offsets, n in (([a, b], [0, 3], 6), ([a, b, c], [0, 3, 6], 8), ([c, c], [0, 2], 4)):
+        want = reader._split_columns(reader._concat_stats([_copy(t) for t in tables], offsets), frozenset({0, 1, 2, 3}), n)
+        _same(reader._split_batches([_copy(t) for t in tables], offsets, frozenset({0, 1, 2, 3}), n), want)
+
+
+def test_splitting_batch_by_batch_on_random_tables():
+    """400 random lines (kinds of every value type, negative and wide values, repeated stats, sparse and dense keys,
+    int32 and int64 batches) cut at random event boundaries: the batch-by-batch split equals the joined one's."""
+    rng = np.random.default_rng(3838)
+    for _ in range(400):
+        n = int(rng.integers(0, 40))
+        parts = int(rng.integers(2, 5))
+        cuts = sorted(rng.integers(0, n + 1, size=parts - 1).tolist())
+        bounds = [0, *cuts, n]
+        tables = []
+        for a, b in zip(bounds, bounds[1:]):
+            rows = int(rng.integers(0, 3 * (b - a) + 1)) if b > a else 0
+            wide = rng.random() < 0.3
+            value = rng.integers(-2, 1 << 40 if wide else 300, size=rows)
+            tables.append(StatTable(owner=np.sort(rng.integers(0, max(b - a, 1), size=rows)).astype(np.int32),
+                                    key=rng.integers(0, 4, size=rows).astype(np.int16),
+                                    kind=rng.choice([2, 3, 4, 5, 6, 1, 0], size=rows, p=[.3, .2, .2, .05, .15, .05, .05]).astype(np.int8),
+                                    value=value.astype(np.int64 if wide else np.int32)))
+        keys = frozenset(rng.choice(4, size=int(rng.integers(0, 4)), replace=False).tolist())
+        offsets = bounds[:-1]
+        want = reader._split_columns(reader._concat_stats([_copy(t) for t in tables], offsets), keys, n)
+        _same(reader._split_batches([_copy(t) for t in tables], offsets, keys, n), want)

@@ -619,11 +619,15 @@ def _read_line(
     meta, offset, duration, stats = (list(c) for c in zip(*parts)) if parts else ([], [], [], [])
     del parts
     # int16 where the plane names fewer than 32k events (every capture seen): 2 bytes an event, as the host table;
-    # looked up batch by batch, so the line's int64 ids and their lookup's temporaries are never whole columns
+    # looked up batch by batch, so the line's int64 ids and their lookup's temporaries are never whole columns, and
+    # written straight into the line's column: no per-batch column to join after (faulted in and copied once more)
     name_dtype = int_dtype(0, names.missing, floor=np.int16)
+    name_id = np.empty(sum(m.shape[0] for m in meta), dtype=name_dtype)
+    at = 0
     for k, m in enumerate(meta):
-        meta[k] = names.lookup(m).astype(name_dtype, copy=False)
-    name_id = _concat_dropping(meta) if meta else np.zeros(0, dtype=name_dtype)
+        name_id[at : at + m.shape[0]] = names.lookup(m)  # every id fits: ``names.missing`` is the largest
+        at += m.shape[0]
+        meta[k] = None
     duration_ps = _concat_dropping(duration)
     return Line(
         id=msg.id,

@@ -128,7 +128,7 @@ def _cut(t: StatTable, n: int, cuts: list[int]) -> tuple[list[StatTable], list[i
     return tables, bounds[:-1]
 
 
-def _same(a: dict, b: dict) -> None:
+def _check_same(a: dict, b: dict) -> None:
     sa, sb = a["stats"], b["stats"]
     for f in ("owner", "key", "kind", "value"):
         x, y = getattr(sa, f), getattr(sb, f)
@@ -154,7 +154,7 @@ def test_splitting_batch_by_batch_gives_the_split_of_the_joined_table(path, monk
                 tables, offsets = _cut(ln.stats, n, cuts)
                 want_tables, _ = _cut(ln.stats, n, cuts)
                 want = reader._split_columns(reader._concat_stats(want_tables, offsets), keys, n)
-                _same(reader._split_batches(tables, offsets, keys, n), want)
+                _check_same(reader._split_batches(tables, offsets, keys, n), want)
 
 
 def test_splitting_batch_by_batch_on_mixed_rows():
@@ -170,7 +170,7 @@ def test_splitting_batch_by_batch_on_mixed_rows():
                   value=np.array([2, 3], np.int32))
     for tables, offsets, n in (([a, b], [0, 3], 6), ([a, b, c], [0, 3, 6], 8), ([c, c], [0, 2], 4)):
         want = reader._split_columns(reader._concat_stats([_copy(t) for t in tables], offsets), frozenset({0, 1, 2, 3}), n)
-        _same(reader._split_batches([_copy(t) for t in tables], offsets, frozenset({0, 1, 2, 3}), n), want)
+        _check_same(reader._split_batches([_copy(t) for t in tables], offsets, frozenset({0, 1, 2, 3}), n), want)
 
 
 def test_splitting_batch_by_batch_on_random_tables():
@@ -194,4 +194,4 @@ def test_splitting_batch_by_batch_on_random_tables():
         keys = frozenset(rng.choice(4, size=int(rng.integers(0, 4)), replace=False).tolist())
         offsets = bounds[:-1]
         want = reader._split_columns(reader._concat_stats([_copy(t) for t in tables], offsets), keys, n)
-        _same(reader._split_batches([_copy(t) for t in tables], offsets, keys, n), want)
+        _check_same(reader._split_batches([_copy(t) for t in tables], offsets, keys, n), want)

@@ -500,6 +500,8 @@ def host_events(tl: Timeline, release: bool = False) -> HostEvents:
         for k, stat, inherit in _HOST_STATS:
             if ln.stat_all_default(stat, -1, inherit):  # no event has it: -1, without building a column
                 parts[k].append(np.full(n, -1, np.int8))
+            elif (held := ln.held_column(stat, inherit)) is not None:  # the reader's own column: no int64 copy
+                parts[k].append(narrowest(held))
             else:
                 parts[k].append(narrowest(ln.int_stat(stat, inherit=inherit)))
         if ln.start_ps.dtype == start.dtype:
@@ -562,6 +564,16 @@ def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
             return np.broadcast_to(np.int64(-1), (n,))
         return col(lambda ln: ln.int_stat(name, inherit=inherit))
 
+    def held(name: str, inherit: bool = True) -> np.ndarray:
+        """:func:`stat`'s values in the widest dtype of the streams' held columns (``Line.held_column``: 1-4 bytes
+        an event, not int64), for the columns narrowed next."""
+        if plane.stat_key(name) is None:
+            return stat(name, inherit)
+        parts = [ln.held_column(name, inherit) for ln in lines]
+        if any(p is None for p in parts):
+            return stat(name, inherit)
+        return _cat(parts, np.result_type(*parts) if parts else np.int64)[order]
+
     name = narrowest(col(lambda ln: ln.name_id, np.int32), np.int16)
     end = col(lambda ln: ln.end_ps)
     kinds_per_name = devices.device_kind(plane.event_names)
@@ -569,12 +581,12 @@ def device_events(plane: Plane, release: bool = False) -> DeviceEvents:
     op_text, op_idx = _op_columns(plane, stat, start, end)
     sdt = int_dtype(0, len(lines))
     stream = _cat([np.full(len(ln), i, dtype=sdt) for i, ln in enumerate(lines)], sdt)[order]
-    corr = narrowest(stat("correlation_id", inherit=False), np.int32)
+    corr = narrowest(held("correlation_id", inherit=False), np.int32)
     group_id = absent_as_broadcast(narrowest(stat("group_id", inherit=False)))
     shape_sid = absent_as_broadcast(narrowest(stat("shape")))
     long_name_sid = absent_as_broadcast(narrowest(stat("long_name")))
     graph_id = absent_as_broadcast(narrowest(stat("cuda_graph_id", inherit=False)))
-    launch = _launch_columns(plane, stat("kernel_details"))
+    launch = _launch_columns(plane, held("kernel_details"))
     if release:
         for ln in lines:
             ln.release_events()

@@ -70,7 +70,7 @@ from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_byte
 from tb_gpu_advisor.formats.xplane import compiled, wire
 from tb_gpu_advisor.formats.xplane.schema import parse as parse_message
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, StatTable, Timeline, ValueKind
-from tb_gpu_advisor.model.columns import int_dtype
+from tb_gpu_advisor.model.columns import int_dtype, unique_inverse
 from tb_gpu_advisor.model.idtable import IdTable
 
 _STR, _REF = int(ValueKind.STR), int(ValueKind.REF)  # plain ints: compared with int8 kind columns
@@ -619,11 +619,15 @@ def _read_line(
     meta, offset, duration, stats = (list(c) for c in zip(*parts)) if parts else ([], [], [], [])
     del parts
     # int16 where the plane names fewer than 32k events (every capture seen): 2 bytes an event, as the host table;
-    # looked up batch by batch, so the line's int64 ids and their lookup's temporaries are never whole columns
+    # looked up batch by batch, so the line's int64 ids and their lookup's temporaries are never whole columns, and
+    # written straight into the line's column: no per-batch column to join after (faulted in and copied once more)
     name_dtype = int_dtype(0, names.missing, floor=np.int16)
+    name_id = np.empty(sum(m.shape[0] for m in meta), dtype=name_dtype)
+    at = 0
     for k, m in enumerate(meta):
-        meta[k] = names.lookup(m).astype(name_dtype, copy=False)
-    name_id = _concat_dropping(meta) if meta else np.zeros(0, dtype=name_dtype)
+        name_id[at : at + m.shape[0]] = names.lookup(m)  # every id fits: ``names.missing`` is the largest
+        at += m.shape[0]
+        meta[k] = None
     duration_ps = _concat_dropping(duration)
     return Line(
         id=msg.id,
@@ -633,41 +637,110 @@ def _read_line(
         start_ps=clock.start_ps(msg.timestamp_ns, _concat_dropping(offset), duration_ps),
         duration_ps=duration_ps,
         name_id=name_id,
-        **_split_columns(_concat_stats(stats, offsets), keys.column_keys, len(name_id)),
+        **_split_batches(stats, offsets, keys.column_keys, len(name_id)),
     )
 
 
-#: Stats that nearly every event of their lines carries, as a string: a kernel's ``kernel_details`` (every kernel of
-#: a GPU line, in every TF and JAX capture seen).  Held as one narrow column of string ids per line (1-2 bytes an
-#: event: a kernel repeats a few launch configurations) instead of a stat row each (11 bytes): on a dense 1 GB
-#: capture, ~160 MB of the read's peak.  Only where every row of the stat on the line is a string or a reference;
-#: :class:`Line`'s readers answer the same either way.
-COLUMN_STATS = frozenset({"kernel_details"})
+#: Stats that nearly every event of their lines carries: a kernel's ``kernel_details`` string (every kernel of a GPU
+#: line, in every TF and JAX capture seen) and the ``correlation_id`` of every launch and every kernel.  Held as one
+#: narrow column per line (a string id or the number; 1-4 bytes an event: a kernel repeats a few launch
+#: configurations, ids fit int32) instead of a stat row each (11 bytes): ``kernel_details`` was ~160 MB of the read's
+#: peak on a dense 1 GB capture, ``correlation_id`` ~40 MB of the timeline at 100 MB.  Only where every row of the stat
+#: on the line is a string or a reference, or every row an integer >= 0 (so -1 can mean absent); :class:`Line`'s
+#: readers answer the same either way.
+COLUMN_STATS = frozenset({"kernel_details", "correlation_id"})
+
+_UINT, _INT, _BYTES = int(ValueKind.UINT), int(ValueKind.INT), int(ValueKind.BYTES)
+assert _UINT + 1 == _INT and _INT < _STR < _BYTES < _REF == _STR + 2  # the kind ranges _split_columns tests
 
 
 def _split_columns(stats: StatTable, column_keys: frozenset[int], n: int) -> dict[str, object]:
-    """``Line`` fields ``stats`` and ``columns``: the rows of ``column_keys`` moved out of ``stats`` into one
-    string-id column each (-1 where the event lacks it; of two rows for one event the later wins, as in
-    :meth:`Line.int_stat`)."""
+    """``Line`` fields ``stats``, ``columns`` and ``number_columns``: the rows of ``column_keys`` moved out of
+    ``stats`` into one column each (-1 where the event lacks it; of two rows for one event the later wins, as in
+    :meth:`Line.int_stat`): string ids where every row is a string or reference, numbers where every row is an
+    integer >= 0 (a negative or a double keeps the rows)."""
     columns: dict[int, np.ndarray] = {}
+    numbers: set[int] = set()
     drop = None
     for key in column_keys:
         rows = stats.rows(key)
         if not rows.size:
             continue
         kinds = stats.kind[rows]
-        if not ((kinds == _STR) | (kinds == _REF)).all():
-            continue
+        lo, hi = int(kinds.min()), int(kinds.max())  # UINT, INT are 2, 3; STR, BYTES, REF 4, 5, 6
         values = stats.value[rows]
-        col = np.full(n, -1, dtype=int_dtype(-1, int(values.max()), floor=np.int8))
+        if lo >= _STR and hi <= _REF and not (lo <= _BYTES <= hi and (kinds == _BYTES).any()):
+            pass
+        elif lo >= _UINT and hi <= _INT and int(values.min()) >= 0:
+            numbers.add(key)
+        else:
+            continue
+        dtype = int_dtype(-1, int(values.max()), floor=np.int8)
+        if n * dtype.itemsize > rows.size * _row_bytes(stats):  # a stat few events carry: its rows are smaller
+            numbers.discard(key)
+            continue
+        col = np.full(n, -1, dtype=dtype)
         col[stats.owner[rows]] = values
         columns[key] = col
         drop = np.zeros(len(stats), dtype=bool) if drop is None else drop
         drop[rows] = True
     if drop is not None:
-        keep = ~drop
-        stats = StatTable(owner=stats.owner[keep], key=stats.key[keep], kind=stats.kind[keep], value=stats.value[keep])
-    return {"stats": stats, "columns": columns}
+        # a line whose every stat became a column (a GPU's kernels) takes no gathers: empty copies of its dtypes
+        pick = (lambda a: a[:0].copy()) if drop.all() else (lambda a, keep=~drop: a[keep])
+        stats = StatTable(owner=pick(stats.owner), key=pick(stats.key), kind=pick(stats.kind), value=pick(stats.value))
+    return {"stats": stats, "columns": columns, "number_columns": frozenset(numbers)}
+
+
+def _split_batches(tables: list[StatTable], offsets: list[int], column_keys: frozenset[int], n: int
+                   ) -> dict[str, object]:
+    """``_split_columns(_concat_stats(tables, offsets), column_keys, n)``, a batch at a time: the rows that become
+    columns are never joined, and each test and gather runs over a batch's rows (in cache) instead of the line's.
+
+    Why: on a dense capture nearly every stat row becomes a column; joining them first and splitting the joined
+    table was two passes over 11 bytes a row of the whole line (a 2.8 M-event line at 1 GB).  The answer is the
+    same, dtypes included: the decision for a stat is the line's (every batch's rows, the joined table's row size),
+    an event's rows are all in its batch, and batches join in order, so the later of two rows still wins.
+    """
+    if len(tables) <= 1 or not column_keys:
+        return _split_columns(_concat_stats(tables, offsets), column_keys, n)
+    row_bytes = sum(np.result_type(*(getattr(t, f) for t in tables)).itemsize for f in ("owner", "key", "kind", "value"))
+    moved = [np.zeros(len(t), dtype=bool) for t in tables]
+    columns: dict[int, np.ndarray] = {}
+    numbers: set[int] = set()
+    for key in column_keys:
+        sel = [t.key == key for t in tables]
+        count = sum(int(np.count_nonzero(m)) for m in sel)
+        if not count:
+            continue
+        kinds = [t.kind[m] for t, m in zip(tables, sel) if m.any()]
+        values = [t.value[m] for t, m in zip(tables, sel)]
+        lo, hi = min(int(k.min()) for k in kinds), max(int(k.max()) for k in kinds)
+        vmin, vmax = min(int(v.min()) for v in values if v.size), max(int(v.max()) for v in values if v.size)
+        if lo >= _STR and hi <= _REF and not (lo <= _BYTES <= hi and any((k == _BYTES).any() for k in kinds)):
+            number = False
+        elif lo >= _UINT and hi <= _INT and vmin >= 0:
+            number = True
+        else:
+            continue
+        dtype = int_dtype(-1, vmax, floor=np.int8)
+        if n * dtype.itemsize > count * row_bytes:  # as _split_columns: a stat few events carry stays rows
+            continue
+        col = np.full(n, -1, dtype=dtype)
+        for t, m, v, off, done in zip(tables, sel, values, offsets, moved):
+            if v.size:
+                col[t.owner[m].astype(np.int64) + off] = v
+                done |= m
+        columns[key] = col
+        if number:
+            numbers.add(key)
+    kept = [t if not m.any() else StatTable(owner=t.owner[~m], key=t.key[~m], kind=t.kind[~m], value=t.value[~m])
+            for t, m in zip(tables, moved)]
+    return {"stats": _concat_stats(kept, offsets), "columns": columns, "number_columns": frozenset(numbers)}
+
+
+def _row_bytes(stats: StatTable) -> int:
+    """Bytes one row of ``stats`` takes (owner, key, kind, value)."""
+    return sum(a.dtype.itemsize for a in (stats.owner, stats.key, stats.kind, stats.value))
 
 
 def _line_events_python(buf: np.ndarray, start: int, end: int, keys: _StatKeys,
@@ -1091,7 +1164,9 @@ def _stat_table(buf: np.ndarray, owner: np.ndarray, metadata_ids: np.ndarray | N
         if vkind in (ValueKind.DOUBLE, ValueKind.INT, ValueKind.UINT):
             value[sel.msg] = sel.value.view(np.int64)
         elif vkind == ValueKind.REF:
-            ref_keys, inverse = np.unique(keys.resolve(sel.value.view(np.int64)), return_inverse=True)
+            # by counting (the keys index the plane's stat names), not np.unique's sort: a sort per batch of
+            # ``kernel_details`` references was ~30% of the batches' Python on a dense capture
+            ref_keys, inverse = unique_inverse(keys.resolve(sel.value.view(np.int64)))
             ids = np.asarray([strings.intern(keys.names[k] if k >= 0 else "") for k in ref_keys.tolist()], dtype=np.int64)
             value[sel.msg] = ids[inverse.ravel()]
         else:  # STR / BYTES: each distinct string decoded once

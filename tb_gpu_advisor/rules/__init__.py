@@ -397,9 +397,10 @@ LEADS = ("cold_start",)
 def leads(f: Finding) -> bool:
     """A finding listed before every saving: a warm-up capture (:data:`LEADS`), or a critical problem that saves no
     step time (an out-of-memory error, a capture without GPU work) -- what the run or the capture is comes first.
-    A window whose one-time costs are only a part of it (phase ``mixed``: the program's own work fills the rest) is
-    no warm-up capture: its start-up finding ranks by its saving like any other, never above a larger one."""
-    return (f.rule in LEADS and f.severity in ("critical", "warning") and _phase(f) != "mixed") or \
+    A window whose one-time costs are only a part of it (phase ``mixed``: the program's own work fills the rest) and
+    of its steps (a warning, below ``job.warmup_share`` of the step) is no warm-up capture: its start-up finding
+    ranks by its saving like any other, never above a larger one."""
+    return (f.rule in LEADS and (f.severity == "critical" or (f.severity == "warning" and _phase(f) != "mixed"))) or \
         (f.severity == "critical" and (f.saving is None or not f.saving.ms_per_step))
 
 

@@ -45,3 +45,12 @@ def test_a_warm_up_window_still_leads():
     assert "every number below describes the start-up" in cold.summary
     grid = _one_block_kernel(3.0)
     assert rank([cold, grid]) == [cold, grid]
+
+
+def test_a_mixed_window_whose_steps_are_mostly_start_up_still_leads():
+    """The other control (``wild/nvfuser_h200_first_call``: 12% of the window, 56% of each step compiling): where the
+    one-time costs fill a quarter of the step or more, the finding is critical and the steps are a cold start."""
+    (cold,) = REGISTRY["cold_start"].check(_window("mixed", 0.12, 5.6))
+    assert cold.severity == "critical"
+    grid = _one_block_kernel(8.0)
+    assert rank([cold, grid]) == [cold, grid]

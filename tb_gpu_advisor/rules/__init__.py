@@ -396,9 +396,17 @@ LEADS = ("cold_start",)
 
 def leads(f: Finding) -> bool:
     """A finding listed before every saving: a warm-up capture (:data:`LEADS`), or a critical problem that saves no
-    step time (an out-of-memory error, a capture without GPU work) -- what the run or the capture is comes first."""
-    return (f.rule in LEADS and f.severity in ("critical", "warning")) or \
+    step time (an out-of-memory error, a capture without GPU work) -- what the run or the capture is comes first.
+    A window whose one-time costs are only a part of it (phase ``mixed``: the program's own work fills the rest) and
+    of its steps (a warning, below ``job.warmup_share`` of the step) is no warm-up capture: its start-up finding
+    ranks by its saving like any other, never above a larger one."""
+    return (f.rule in LEADS and (f.severity == "critical" or (f.severity == "warning" and _phase(f) != "mixed"))) or \
         (f.severity == "critical" and (f.saving is None or not f.saving.ms_per_step))
+
+
+def _phase(f: Finding) -> str | None:
+    """The window's phase a start-up finding read (``job.phase``), where its metric says."""
+    return (f.metric.detail or {}).get("phase") if f.metric is not None else None
 
 
 #: The metric of the finding that says the profiled program died (``capture_quality``): it comes before a warm-up.

@@ -38,14 +38,19 @@ def check(m: HostMetrics) -> list[Finding]:
     rest = (f" The {n_of(len(dropped), 'step')} holding them {'was' if len(dropped) == 1 else 'were'} left out of the averages; the other "
             f"{m.steps.count} are analysed." if dropped else
             " No steady step is left to analyse apart from them: every number below describes the start-up, and "
-            "the GPU's idle time inside these costs is booked as start-up, not as launch overhead.")
+            "the GPU's idle time inside these costs is booked as start-up, not as launch overhead."
+            if p.phase == "warm-up" else
+            # a mixed window: the one-time costs are a small part of it, the rest is the program's own work
+            f" The other {pct(1 - p.share)} of the window is the program's own work, analysed below; the GPU's idle "
+            "time inside these costs is booked as start-up, not as launch overhead.")
     return [finding(
         ctx, ID, sev,
         f"The GPU sits idle {ms(startup_ms)} of each {ms(ctx.step_ms)} step ({pct(share)}) inside one-time costs: "
         f"{p.evidence}.{rest} Profile after warm-up to see the steady state.",
         metric=share_metric("startup_share", "GPU idle in one-time start-up", share, "job.one_time_min_share",
                             severity=sev, detail={"startup_ms": startup_ms, "one_time_ms": p.total_ms,
-                                                  "window_share": p.share, "slow_launches": p.slow_launches}),
+                                                  "window_share": p.share, "slow_launches": p.slow_launches,
+                                                  "phase": p.phase}),
         saving=saving(ctx, startup_ms, "the steady state pays none of the one-time costs (module loading, library "
                                        "start-up, compilation)", [("startup", "startup", startup_ms)]),
         windows=step_windows(ctx, key=lambda s: s.breakdown.startup, label="start-up"),

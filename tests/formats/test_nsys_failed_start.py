@@ -265,3 +265,37 @@ def test_a_program_that_ran_to_its_output_unrecorded_is_said_so(tmp_path):
         reader.read_trace(str(p))
     assert "ran and wrote its output" in str(e.value) and "500 6.046895" in str(e.value)
     assert "stopped right after it started" not in str(e.value)
+
+
+def test_an_older_export_with_only_target_tables_is_an_export_of_a_run_unrecorded(tmp_path):
+    """An ``nsys nvprof`` export of 2021 (martisu1631998/kmeans-parallel ``report1.sqlite`` @1355103, read locally
+    only, no licence: a sequential ``nvc`` build of k-means on a GTX 1080 Ti / RTX 2070 node) holds only
+    ``StringIds``, ``TARGET_INFO_GPU``, ``ThreadNames`` and ``ProcessStreams``: no metadata table, no event table.
+    It is an export of a program that ran (its output kept) with nothing traced -- main called it "not an Nsight
+    Systems export" and skipped it in a run folder.  Built here from the kept export, its metadata tables dropped."""
+    from tb_gpu_advisor.formats.nsys import layout
+    from tests.support.sqlite_edits import run_sql
+    p = tmp_path / "report1.sqlite"
+    shutil.copy(FAILED, p)
+    run_sql(str(p), "DROP TABLE TARGET_INFO_SESSION_START_TIME", "DROP TABLE TARGET_INFO_SYSTEM_ENV",
+            "INSERT INTO StringIds (id, value) VALUES (900001, 'TEST = 1\n\nWIDTH : 3840\nLENGHT: 8294400\n\n\n')",
+            "INSERT INTO StringIds (id, value) VALUES (900002, '')",
+            "UPDATE ProcessStreams SET contentId = 900001 WHERE filenameId IN (SELECT id FROM StringIds WHERE value "
+            "LIKE '%stdout%')",
+            "UPDATE ProcessStreams SET contentId = 900002 WHERE filenameId IN (SELECT id FROM StringIds WHERE value "
+            "LIKE '%stderr%')")
+    assert layout.sniff(str(p)) is None
+    with pytest.raises(NsysReadError) as e:
+        reader.read_trace(str(p))
+    assert "ran and wrote its output" in str(e.value) and "LENGHT: 8294400" in str(e.value)
+
+
+def test_stringids_beside_tables_nsight_never_writes_is_no_export(tmp_path):
+    """The control: ``StringIds`` beside another program's tables is still no export."""
+    from tb_gpu_advisor.formats.nsys import layout
+    p = tmp_path / "other.sqlite"
+    con = sqlite3.connect(p)
+    con.executescript("CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT); CREATE TABLE trials (id INTEGER);"
+                      "INSERT INTO StringIds VALUES (1, 'x');")
+    con.close()
+    assert "not an Nsight Systems export" in layout.sniff(str(p))

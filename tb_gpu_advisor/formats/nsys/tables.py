@@ -5,7 +5,8 @@ three real exports in ``../shared/profiles/nsys`` were checked against it):
 
 * an export is recognised by its tables, never its name: Nsight's own metadata tables (``ANALYSIS_DETAILS``,
   ``META_DATA_EXPORT``, ``TARGET_INFO_SESSION_START_TIME``), or ``StringIds`` beside an activity table
-  (``CUPTI_ACTIVITY_KIND_*``, ``NVTX_EVENTS``);
+  (``CUPTI_ACTIVITY_KIND_*``, ``NVTX_EVENTS``) or one of Nsight's target tables (``TARGET_INFO_GPU``,
+  ``ProcessStreams``: an older export of a program that recorded nothing holds only those);
 * tables are created lazily: one exists only when its data does (an export of a run without CUDA trace has no
   ``CUPTI_ACTIVITY_KIND_KERNEL``), and columns come and go between versions (``PRAGMA table_info`` says which);
 * rows are in no guaranteed order (newer exports shuffle them): every reader sorts what it reads;
@@ -77,6 +78,10 @@ PROCESS_STREAMS = "ProcessStreams"
 NSYS_OWN = (ANALYSIS, META_EXPORT, SESSION_START)
 #: Activity tables; with ``StringIds`` beside one of them, a file is an export (a hand-made or trimmed one).
 ACTIVITY = (KERNEL, MEMCPY, MEMSET, RUNTIME, NVTX, SYNC, GRAPH_TRACE)
+#: Nsight's own names for what it keeps of the target and the program, written even where the window recorded no
+#: event: an older export (``nsys nvprof`` of 2021, a ``.qdrep``'s) of a program that made no CUDA call holds only
+#: these beside ``StringIds`` -- no metadata table, no activity table -- and is still an export, to be read as such.
+TARGET_TABLES = (GPU_INFO, CUDA_DEVICE, SYSTEM_ENV, PROCESS_STREAMS)
 
 #: Serialized global ids: pid and tid fields.
 _PID_SHIFT = 24
@@ -401,7 +406,7 @@ class Schema:
     def is_export(self) -> bool:
         """An Nsight Systems export, by its tables."""
         return any(t in self.tables for t in NSYS_OWN) or (
-            STRINGS in self.tables and any(t in self.tables for t in ACTIVITY))
+            STRINGS in self.tables and any(t in self.tables for t in ACTIVITY + TARGET_TABLES))
 
     def count(self, table: str) -> int:
         if table not in self.tables:

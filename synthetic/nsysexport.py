@@ -823,12 +823,14 @@ def write_pageable_readbacks(path: str, repeats: int = 5, nbytes: int = 4 << 20,
 
 
 def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_step_ms: float = 220.0,
-                           forward_ms: float = 67.0, kernels: int = 40) -> dict:
+                           forward_ms: float = 67.0, kernels: int = 40, measured_backward: bool = False) -> dict:
     """Write the export of a benchmark shaped after jsun-012/assignment2-systems' ``result.sqlite`` (a Transformer LM on
     an RTX 3070 Ti, NVTX on): inside a ``Run Benchmark`` range, a ``Warm-up`` range around ``warmup`` training steps (``Warm-up Step N``, each a
     ``Forward`` and a ``Backward`` range, ``warm_step_ms`` long), then a ``Benchmark Forward Only`` range around
     ``measured`` ``Forward`` ranges of ``forward_ms`` -- the steady state the program itself times.  Each range's GPU
-    work is ``kernels`` back-to-back kernels filling it (a backward twice as many: the warm-up holds most launches).  Return the truth: the measured forward's length."""
+    work is ``kernels`` back-to-back kernels filling it (a backward twice as many: the warm-up holds most launches).
+    ``measured_backward``: each measured ``Forward`` is followed by a ``Backward`` (a training benchmark: the control).
+    Return the truth: the measured forward's length and the kind of the measured iterations."""
     us, ms = 1000, 1_000_000
     strings = _Strings()
     con = sqlite3.connect(path)
@@ -869,6 +871,8 @@ def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_
     def bench() -> None:
         for _ in range(measured):
             ranged("Forward", lambda: work(forward_ms))
+            if measured_backward:
+                ranged("Backward", lambda: work(forward_ms * 2, 2 * kernels))
 
     corr += 1
     runtime.append((t, t + 150 * ms, corr, strings("cudaMalloc_v3020")))  # the context
@@ -895,7 +899,8 @@ def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_
                                                                   ("EXPORT_SCHEMA_VERSION", "3.25.0")])
     con.commit()
     con.close()
-    return {"forward_ms": forward_ms, "warmup_steps": warmup, "measured": measured}
+    return {"forward_ms": forward_ms, "warmup_steps": warmup, "measured": measured,
+            "kind": "training" if measured_backward else "inference"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -819,6 +819,69 @@ def write_pageable_readbacks(path: str, repeats: int = 5, nbytes: int = 4 << 20,
             "call_beyond_dma_ms": repeats * (wait_ms + staging_ms)}
 
 
+# --------------------------------------------------------------------------- a sync after every kernel (issue 37)
+
+
+def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, kernel_us: float = 520.0,
+                         launch_us: float = 12.0, latency_us: float = 36.0, sync: bool = True) -> dict:
+    """Write the export of an OpenMP-offload-like program shaped after lockfuehrer/beast_ressoruces' ``report2``: each
+    of ``iterations`` sweeps launches ``kernels`` kernels of ``kernel_us`` (``cuLaunchKernel`` of ``launch_us``, the
+    kernel starting ``latency_us`` after the call returns), and with ``sync`` the host waits for each one
+    (``cuStreamSynchronize``, a synchronous target region) before launching the next: the GPU idles between kernels only
+    because the host waited.  Without ``sync`` the host launches back to back and waits once a sweep; make
+    ``launch_us`` longer than ``kernel_us`` for a program truly bound by its launches.  The sweeps are 3 ms apart (the
+    host's own work).  Return the truth: the cause of the GPU's idle between kernels."""
+    us, ms = 1000, 1_000_000
+    strings = _Strings()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, KERNEL_DDL, GPU_DDL]) + ";")
+    pid = 6161
+    gtid, gpid = _gid(pid, pid), _gid(pid)
+    t = SESSION_START_NS + 5 * ms
+    runtime, kern = [], []
+    corr = 0
+    k_ns, l_ns, lat = int(kernel_us * us), int(launch_us * us), int(latency_us * us)
+    for _ in range(iterations):
+        free = t
+        for _ in range(kernels):
+            corr += 1
+            runtime.append((t, t + l_ns, corr, strings("cuLaunchKernel")))
+            ks = max(t + l_ns + lat, free)
+            free = ks + k_ns
+            kern.append((ks, free, corr))
+            t += l_ns + 3 * us
+            if sync:
+                corr += 1
+                runtime.append((t, free + 2 * us, corr, strings("cuStreamSynchronize")))
+                t = free + 13 * us
+        if not sync:
+            corr += 1
+            runtime.append((t, max(t, free) + 2 * us, corr, strings("cuStreamSynchronize")))
+            t = max(t, free) + 13 * us
+        t += 3 * ms
+    stop = t + ms
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    name = strings("nvkernel_main_F1L40_2")
+    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+                    [(a, b, 0, 1, 7, c, gpid, name, name, 32, 1024, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c) in enumerate(kern)])
+    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (0, 0, "NVIDIA A100-SXM4-40GB", "0000:07:00.0", 1, 41943040, 42409000960, 1555200000000, 1410000000,
+                 108, 0, "GPU-00000000", 0, "GA100", 0, 1, 8, 0))
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("offload"), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, './offload')", (gpid, pid))
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
+    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
+    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
+    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    con.commit()
+    con.close()
+    return {"cause": "host_sync" if sync else "launch_bound", "kernels": iterations * kernels}
+
+
 # --------------------------------------------------------------------------- a benchmark's own warm-up range (issue 37)
 
 

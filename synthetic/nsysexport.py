@@ -955,6 +955,79 @@ def write_back_to_back_calls(path: str, calls: int = 4, layers: int = 12, layer_
     return {"calls": calls, "call_ms": (layers * layer_kernels + 2) * kernel_us / 1000.0}
 
 
+# --------------------------------------------------------------------------- host work between the GPU's (issue 37)
+
+
+def write_host_work_window(path: str, host_ms: float = 2000.0, kernel_ms: float = 8.7, ranged: bool = False) -> dict:
+    """Write the export of a CUDA program shaped after fckwader/shitbox's ``report1`` (an A100 ``./hello``): three
+    pageable 32 MB uploads, then ``host_ms`` of the host's own CPU work with no CUDA call, then one kernel of
+    ``kernel_ms``, a sync and a 32 MB read-back.  With ``ranged`` the CPU work sits in the program's NVTX range
+    ``cpu_reference`` (recorded); without it nothing covers it.  Return the truth: the host's work and whether the
+    capture recorded it."""
+    us, ms = 1000, 1_000_000
+    strings = _Strings()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, MEMCPY_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL]) + ";")
+    pid = 4141
+    gtid, gpid = _gid(pid, pid), _gid(pid)
+    t = SESSION_START_NS + 5 * ms
+    runtime, copies, nvtx_rows = [], [], []
+    corr = 0
+    nbytes = 32 << 20
+
+    def call(name: str, dur_ns: int) -> int:
+        nonlocal t, corr
+        corr += 1
+        runtime.append((t, t + dur_ns, corr, strings(name)))
+        t += dur_ns + 5 * us
+        return corr
+
+    call("cudaMalloc_v3020", 200 * ms)  # the context
+    for kind in (1, 1, 1):
+        a = t
+        c = call("cudaMemcpy_v3020", int(4.9 * ms))
+        copies.append((a + 100 * us, a + int(4.8 * ms), c, kind))
+    a = t
+    t += int(host_ms * ms)  # the host's own CPU work: no CUDA call
+    if ranged:
+        nvtx_rows.append((a, t, "cpu_reference"))
+    c = call("cudaLaunchKernel_v7000", 20 * us)
+    ks = t
+    kern = (ks, ks + int(kernel_ms * ms), c)
+    call("cudaDeviceSynchronize_v3020", int(kernel_ms * ms) + 10 * us)
+    a = t
+    c = call("cudaMemcpy_v3020", int(6.9 * ms))
+    copies.append((a + 100 * us, a + int(6.8 * ms), c, 2))
+    stop = t + ms
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,0,2)",
+                    [(a, b, c, gpid, nbytes, k) for a, b, c, k in copies])
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(a, b, text, gtid) for a, b, text in nvtx_rows])
+    name = strings("globalMM(float *, float *, float *, int)")
+    con.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                f"({', '.join('?' * len(_KERNEL_COLS))})",
+                (kern[0], kern[1], 0, 1, 7, kern[2], gpid, name, name, 32, 128, 128, 1, 32, 32, 1, 0, 0, 0, 0, 0,
+                 None, None))
+    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (0, 0, "NVIDIA A100 80GB PCIe", "0000:07:00.0", 1, 41943040, 85899345920, 1935000000000, 1410000000,
+                 108, 0, "GPU-00000000", 0, "GA100", 0, 1, 8, 0))
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("hello"), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, './hello')", (gpid, pid))
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
+    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
+    con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)", [(i, n, n) for i, n in _COPY_KINDS])
+    con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
+    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
+    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    con.commit()
+    con.close()
+    return {"host_ms": host_ms, "recorded": ranged}
+
+
 # --------------------------------------------------------------------------- a benchmark's own warm-up range (issue 37)
 
 

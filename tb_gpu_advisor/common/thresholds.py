@@ -58,6 +58,8 @@ _TABLE: tuple[Threshold, ...] = (
        "same metric, critical level"),
     _t("step_gaps.min_gap_ms", 0.05, "ms", "Advisor: below 50 us a gap is launch jitter, not a between-step gap",
        "average gap must also be at least this long"),
+    _t("step_gaps.window_share", 0.5, "share", "Advisor: gaps that fill most of the capture window make it a "
+       "recording of the host's own work, said so", "the gaps' total time over the capture window's length"),
     _t("host_sync.warning", 0.05, "share", "Advisor, at the stock overview's 'all others' moderate level: a sync inside "
        "the step leaves the GPU idle like a gap between steps", "share of step time the GPUs are idle after host "
        "sync calls (.item(), stream/device/event synchronize) until the next device work"),

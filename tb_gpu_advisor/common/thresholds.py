@@ -322,6 +322,8 @@ _TABLE: tuple[Threshold, ...] = (
        "keeps 3.7-4.2x its largest tensor live (the tensors in use), one with autograd on 170-370x (every layer's, "
        "for a backward)", "forward-pass bytes live at the peak / the largest of them, from which a capture with no "
        "backward pass keeps its forward for one"),
+    _t("memory.grads_kept.share", 0.1, "share", "Advisor: parameters' gradients a tenth of the live bytes in a job "
+       "with no backward pass are worth freeing", "gradients Module._apply moved with the model / bytes live at the snapshot's dump"),
     _t("memory.forward_kept.share", 0.10, "share", "Advisor: less of the peak is not worth a finding",
        "forward-pass bytes kept (no backward pass) / allocated peak, the least that fires"),
     _t("memory.forward_kept.together", 0.80, "share", "Advisor: the output dropped frees the graph at once",

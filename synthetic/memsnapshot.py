@@ -429,6 +429,32 @@ def state_only(parts: dict[str, int], history: bool = False) -> Scenario:
     return Scenario(snapshot([a]), truth)
 
 
+def _moved_by_apply(line: int) -> list[dict[str, Any]]:
+    """The stack of a block ``Module.to()`` allocated (a real PyTorch 2.x snapshot's shape, BlockZero's): ``convert``
+    called from ``_apply`` at ``line`` -- the parameter's line, or the later one of its ``.grad``."""
+    mod = "/usr/lib/python3/site-packages/torch/nn/modules/module.py"
+    return [*ALLOCATOR_CPP, *_op("_to_copy"), frame(mod, 1357, "convert"), frame(mod, line, "_apply"),
+            frame(mod, 930, "_apply"), frame(mod, 930, "_apply"), frame(mod, 1371, "to"),
+            frame("evaluator.py", 37, "load_model_from_path")]
+
+
+def moved_with_grads(grads: bool = True, params: int = 24, mib: int = 64) -> Scenario:
+    """A state-only snapshot of an evaluation process that moved a model to the GPU (``model.to("cuda")``), with its
+    parameters' gradients set (``grads``: a model loaded with its ``.grad`` tensors) or not: each parameter moved
+    from ``_apply``'s line 957 and, with ``grads``, its gradient from line 998, the same size; the history holds one
+    free (as BlockZero's does).  Truth: the gradients' bytes the snapshot holds."""
+    a = Allocator(80 * GiB)
+    for _ in range(params):
+        a.malloc(mib * MiB, _moved_by_apply(957))
+        if grads:
+            a.malloc(mib * MiB, _moved_by_apply(998))
+    tmp = a.malloc(4 * MiB, _moved_by_apply(957))  # BlockZero's history: one free, as recording began at the dump
+    a.free(tmp)
+    a.trace = a.trace[-1:]
+    return Scenario(snapshot([a]), {"gpu": 0, "allocated": a.allocated, "grads_bytes": params * mib * MiB if grads
+                                    else 0, "grads_blocks": params if grads else 0})
+
+
 SCENARIOS: dict[str, Callable[[], Scenario]] = {"oom_activations": oom_activations, "fragmented": fragmented,
                                                 "memory_cap": memory_cap, "forward_autograd": forward_only,
                                                 "forward_no_grad": lambda: forward_only(grad=False),

@@ -819,16 +819,227 @@ def write_pageable_readbacks(path: str, repeats: int = 5, nbytes: int = 4 << 20,
             "call_beyond_dma_ms": repeats * (wait_ms + staging_ms)}
 
 
+# --------------------------------------------------------------------------- a sync after every kernel (issue 37)
+
+
+def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, kernel_us: float = 520.0,
+                         launch_us: float = 12.0, latency_us: float = 36.0, sync: bool = True) -> dict:
+    """Write the export of an OpenMP-offload-like program shaped after lockfuehrer/beast_ressoruces' ``report2``: each
+    of ``iterations`` sweeps launches ``kernels`` kernels of ``kernel_us`` (``cuLaunchKernel`` of ``launch_us``, the
+    kernel starting ``latency_us`` after the call returns), and with ``sync`` the host waits for each one
+    (``cuStreamSynchronize``, a synchronous target region) before launching the next: the GPU idles between kernels only
+    because the host waited.  Without ``sync`` the host launches back to back and waits once a sweep; make
+    ``launch_us`` longer than ``kernel_us`` for a program truly bound by its launches.  The sweeps are 3 ms apart (the
+    host's own work).  Return the truth: the cause of the GPU's idle between kernels."""
+    us, ms = 1000, 1_000_000
+    strings = _Strings()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, KERNEL_DDL, GPU_DDL]) + ";")
+    pid = 6161
+    gtid, gpid = _gid(pid, pid), _gid(pid)
+    t = SESSION_START_NS + 5 * ms
+    runtime, kern = [], []
+    corr = 0
+    k_ns, l_ns, lat = int(kernel_us * us), int(launch_us * us), int(latency_us * us)
+    for _ in range(iterations):
+        free = t
+        for _ in range(kernels):
+            corr += 1
+            runtime.append((t, t + l_ns, corr, strings("cuLaunchKernel")))
+            ks = max(t + l_ns + lat, free)
+            free = ks + k_ns
+            kern.append((ks, free, corr))
+            t += l_ns + 3 * us
+            if sync:
+                corr += 1
+                runtime.append((t, free + 2 * us, corr, strings("cuStreamSynchronize")))
+                t = free + 13 * us
+        if not sync:
+            corr += 1
+            runtime.append((t, max(t, free) + 2 * us, corr, strings("cuStreamSynchronize")))
+            t = max(t, free) + 13 * us
+        t += 3 * ms
+    stop = t + ms
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    name = strings("nvkernel_main_F1L40_2")
+    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+                    [(a, b, 0, 1, 7, c, gpid, name, name, 32, 1024, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c) in enumerate(kern)])
+    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (0, 0, "NVIDIA A100-SXM4-40GB", "0000:07:00.0", 1, 41943040, 42409000960, 1555200000000, 1410000000,
+                 108, 0, "GPU-00000000", 0, "GA100", 0, 1, 8, 0))
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("offload"), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, './offload')", (gpid, pid))
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
+    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
+    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
+    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    con.commit()
+    con.close()
+    return {"cause": "host_sync" if sync else "launch_bound", "kernels": iterations * kernels}
+
+
+# --------------------------------------------------------------------------- a model called back to back (issue 37)
+
+
+def write_back_to_back_calls(path: str, calls: int = 4, layers: int = 12, layer_kernels: int = 6,
+                             kernel_us: float = 40.0, init_bursts: int = 24) -> dict:
+    """Write the export of a forward benchmark shaped after zx3xyy/assignment2-systems' ``result.sqlite`` (an A100, no
+    NVTX traced): a start-up of ``init_bursts`` short bursts of initialisation kernels 5-15 ms apart (the weights'
+    init), then ``calls`` calls of a model -- an embedding kernel, ``layers`` layers of ``layer_kernels`` kernels, a
+    head kernel -- launched back to back, each kernel ``kernel_us`` long; the host syncs only after the first call (the
+    warm-up) and after the last.  Return the truth: the calls and each call's GPU time."""
+    us, ms = 1000, 1_000_000
+    strings = _Strings()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, KERNEL_DDL, GPU_DDL]) + ";")
+    pid = 5151
+    gtid, gpid = _gid(pid, pid), _gid(pid)
+    t = SESSION_START_NS + 5 * ms
+    runtime, kern = [], []
+    corr, free = 0, 0
+    k_ns = int(kernel_us * us)
+
+    def launch(name: str) -> None:
+        nonlocal t, corr, free
+        corr += 1
+        runtime.append((t, t + 5 * us, corr, strings("cudaLaunchKernel_v7000")))
+        ks = max(t + 10 * us, free)
+        free = ks + k_ns
+        kern.append((ks, free, corr, strings(name)))
+        t += 8 * us
+
+    def sync() -> None:
+        nonlocal t, corr
+        corr += 1
+        runtime.append((t, max(t, free) + 3 * us, corr, strings("cudaDeviceSynchronize_v3020")))
+        t = max(t, free) + 10 * us
+
+    corr += 1
+    runtime.append((t, t + 300 * ms, corr, strings("cudaMalloc_v3020")))  # the context
+    t += 301 * ms
+    for i in range(init_bursts):
+        for _ in range(3):
+            launch("normal_kernel_init")
+        t += (5 + 10 * (i % 2)) * ms
+    for c in range(calls):
+        launch("index_embedding_kernel")
+        for _ in range(layers):
+            for j in range(layer_kernels):
+                launch(f"layer_kernel_{j}")
+        launch("head_gemm_kernel")
+        if c == 0 or c == calls - 1:
+            sync()
+    stop = t + ms
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, 432, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c, n) in enumerate(kern)])
+    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (0, 0, "NVIDIA A100-SXM4-80GB", "0000:07:00.0", 1, 41943040, 85899345920, 2039000000000, 1410000000,
+                 108, 0, "GPU-00000000", 0, "GA100", 0, 1, 8, 0))
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python"), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python')", (gpid, pid))
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
+    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
+    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
+    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    con.commit()
+    con.close()
+    return {"calls": calls, "call_ms": (layers * layer_kernels + 2) * kernel_us / 1000.0}
+
+
+# --------------------------------------------------------------------------- host work between the GPU's (issue 37)
+
+
+def write_host_work_window(path: str, host_ms: float = 2000.0, kernel_ms: float = 8.7, ranged: bool = False) -> dict:
+    """Write the export of a CUDA program shaped after fckwader/shitbox's ``report1`` (an A100 ``./hello``): three
+    pageable 32 MB uploads, then ``host_ms`` of the host's own CPU work with no CUDA call, then one kernel of
+    ``kernel_ms``, a sync and a 32 MB read-back.  With ``ranged`` the CPU work sits in the program's NVTX range
+    ``cpu_reference`` (recorded); without it nothing covers it.  Return the truth: the host's work and whether the
+    capture recorded it."""
+    us, ms = 1000, 1_000_000
+    strings = _Strings()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, MEMCPY_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL]) + ";")
+    pid = 4141
+    gtid, gpid = _gid(pid, pid), _gid(pid)
+    t = SESSION_START_NS + 5 * ms
+    runtime, copies, nvtx_rows = [], [], []
+    corr = 0
+    nbytes = 32 << 20
+
+    def call(name: str, dur_ns: int) -> int:
+        nonlocal t, corr
+        corr += 1
+        runtime.append((t, t + dur_ns, corr, strings(name)))
+        t += dur_ns + 5 * us
+        return corr
+
+    call("cudaMalloc_v3020", 200 * ms)  # the context
+    for kind in (1, 1, 1):
+        a = t
+        c = call("cudaMemcpy_v3020", int(4.9 * ms))
+        copies.append((a + 100 * us, a + int(4.8 * ms), c, kind))
+    a = t
+    t += int(host_ms * ms)  # the host's own CPU work: no CUDA call
+    if ranged:
+        nvtx_rows.append((a, t, "cpu_reference"))
+    c = call("cudaLaunchKernel_v7000", 20 * us)
+    ks = t
+    kern = (ks, ks + int(kernel_ms * ms), c)
+    call("cudaDeviceSynchronize_v3020", int(kernel_ms * ms) + 10 * us)
+    a = t
+    c = call("cudaMemcpy_v3020", int(6.9 * ms))
+    copies.append((a + 100 * us, a + int(6.8 * ms), c, 2))
+    stop = t + ms
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,0,2)",
+                    [(a, b, c, gpid, nbytes, k) for a, b, c, k in copies])
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(a, b, text, gtid) for a, b, text in nvtx_rows])
+    name = strings("globalMM(float *, float *, float *, int)")
+    con.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                f"({', '.join('?' * len(_KERNEL_COLS))})",
+                (kern[0], kern[1], 0, 1, 7, kern[2], gpid, name, name, 32, 128, 128, 1, 32, 32, 1, 0, 0, 0, 0, 0,
+                 None, None))
+    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (0, 0, "NVIDIA A100 80GB PCIe", "0000:07:00.0", 1, 41943040, 85899345920, 1935000000000, 1410000000,
+                 108, 0, "GPU-00000000", 0, "GA100", 0, 1, 8, 0))
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("hello"), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, './hello')", (gpid, pid))
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
+    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
+    con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)", [(i, n, n) for i, n in _COPY_KINDS])
+    con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
+    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
+    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    con.commit()
+    con.close()
+    return {"host_ms": host_ms, "recorded": ranged}
+
+
 # --------------------------------------------------------------------------- a benchmark's own warm-up range (issue 37)
 
 
 def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_step_ms: float = 220.0,
-                           forward_ms: float = 67.0, kernels: int = 40) -> dict:
+                           forward_ms: float = 67.0, kernels: int = 40, measured_backward: bool = False) -> dict:
     """Write the export of a benchmark shaped after jsun-012/assignment2-systems' ``result.sqlite`` (a Transformer LM on
     an RTX 3070 Ti, NVTX on): inside a ``Run Benchmark`` range, a ``Warm-up`` range around ``warmup`` training steps (``Warm-up Step N``, each a
     ``Forward`` and a ``Backward`` range, ``warm_step_ms`` long), then a ``Benchmark Forward Only`` range around
     ``measured`` ``Forward`` ranges of ``forward_ms`` -- the steady state the program itself times.  Each range's GPU
-    work is ``kernels`` back-to-back kernels filling it (a backward twice as many: the warm-up holds most launches).  Return the truth: the measured forward's length."""
+    work is ``kernels`` back-to-back kernels filling it (a backward twice as many: the warm-up holds most launches).
+    ``measured_backward``: each measured ``Forward`` is followed by a ``Backward`` (a training benchmark: the control).
+    Return the truth: the measured forward's length and the kind of the measured iterations."""
     us, ms = 1000, 1_000_000
     strings = _Strings()
     con = sqlite3.connect(path)
@@ -869,6 +1080,8 @@ def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_
     def bench() -> None:
         for _ in range(measured):
             ranged("Forward", lambda: work(forward_ms))
+            if measured_backward:
+                ranged("Backward", lambda: work(forward_ms * 2, 2 * kernels))
 
     corr += 1
     runtime.append((t, t + 150 * ms, corr, strings("cudaMalloc_v3020")))  # the context
@@ -895,7 +1108,8 @@ def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_
                                                                   ("EXPORT_SCHEMA_VERSION", "3.25.0")])
     con.commit()
     con.close()
-    return {"forward_ms": forward_ms, "warmup_steps": warmup, "measured": measured}
+    return {"forward_ms": forward_ms, "warmup_steps": warmup, "measured": measured,
+            "kind": "training" if measured_backward else "inference"}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -58,6 +58,8 @@ _TABLE: tuple[Threshold, ...] = (
        "same metric, critical level"),
     _t("step_gaps.min_gap_ms", 0.05, "ms", "Advisor: below 50 us a gap is launch jitter, not a between-step gap",
        "average gap must also be at least this long"),
+    _t("step_gaps.window_share", 0.5, "share", "Advisor: gaps that fill most of the capture window make it a "
+       "recording of the host's own work, said so", "the gaps' total time over the capture window's length"),
     _t("host_sync.warning", 0.05, "share", "Advisor, at the stock overview's 'all others' moderate level: a sync inside "
        "the step leaves the GPU idle like a gap between steps", "share of step time the GPUs are idle after host "
        "sync calls (.item(), stream/device/event synchronize) until the next device work"),
@@ -320,6 +322,8 @@ _TABLE: tuple[Threshold, ...] = (
        "keeps 3.7-4.2x its largest tensor live (the tensors in use), one with autograd on 170-370x (every layer's, "
        "for a backward)", "forward-pass bytes live at the peak / the largest of them, from which a capture with no "
        "backward pass keeps its forward for one"),
+    _t("memory.grads_kept.share", 0.1, "share", "Advisor: parameters' gradients a tenth of the live bytes in a job "
+       "with no backward pass are worth freeing", "gradients Module._apply moved with the model / bytes live at the snapshot's dump"),
     _t("memory.forward_kept.share", 0.10, "share", "Advisor: less of the peak is not worth a finding",
        "forward-pass bytes kept (no backward pass) / allocated peak, the least that fires"),
     _t("memory.forward_kept.together", 0.80, "share", "Advisor: the output dropped frees the graph at once",

@@ -42,6 +42,13 @@ FIXES = {
                          "show it) and overlap it with the GPU: queue the next iteration's kernels before the host's "
                          "bookkeeping, or move that work off the critical thread."), _FEWER_SYNCS),
     "host_sync": (_FEWER_SYNCS,),
+    # the gap holds no recorded host event: the program's own CPU code, which only the profiler's CPU sampling, the OS
+    # runtime trace or the program's own NVTX ranges can show
+    "step_gaps:unrecorded": (action(
+        "Record what the host does between its GPU work: mark the CPU code with NVTX ranges (nvtxRangePushA / "
+        "nvtxRangePop), and let Nsight Systems sample the CPU and trace the OS runtime; then read the ranges and "
+        "samples that fill the gap -- or move that CPU work out of the profiled window, or onto the GPU.",
+        "nsys profile -t cuda,nvtx,osrt --sample=process-tree --cpuctxsw=process-tree -o run ./app"),),
     "excessive_memcpy": (_OVERLAP_COPIES,),
     # the copies already come from pinned memory, asynchronously: what is left is the bytes themselves
     "excessive_memcpy:pinned": (action(

@@ -441,6 +441,27 @@ MEMORY_CAP = action(
     "torch.cuda.set_per_process_memory_fraction limits what the caching allocator may reserve, whatever the GPU has "
     "free (look for it in the training script and in the launcher's or framework's settings).",
     "torch.cuda.set_per_process_memory_fraction(0.95)   # or drop the call: the allocator may use the whole GPU")
+#: ``Module._apply``'s frame as a memory snapshot records it (``.../torch/nn/modules/module.py:957 _apply``): the
+#: function ``.to()``, ``.cuda()`` and ``.half()`` move every parameter through -- the parameter first, then its
+#: ``.grad`` where it has one, from a later line of the same function (the lines differ by version, their order not).
+_MODULE_APPLY = re.compile(r"(?:^|[/\\])torch[/\\]nn[/\\]modules[/\\]module\.py:(\d+) _apply$")
+
+
+def module_apply_line(frame: str) -> int | None:
+    """The line of a ``Module._apply`` frame ("file.py:123 function"), None for any other frame."""
+    m = _MODULE_APPLY.search(frame)
+    return int(m.group(1)) if m else None
+
+
+DROP_GRADS = action(
+    "Drop the gradients before moving the model to the GPU: a model that is only evaluated needs none, yet "
+    "Module.to() moves each parameter's .grad with it. Set them to None (or load the weights from a state_dict, which "
+    "holds no gradients) and turn autograd off for the parameters.",
+    "model.zero_grad(set_to_none=True)     # p.grad = None for every parameter\n"
+    "model.requires_grad_(False)\n"
+    "model = model.to(device).eval()")
+
+
 NO_GRAPH = action(
     "Run the forward pass without autograd's graph: under torch.inference_mode() (or torch.no_grad()) no tensor is "
     "kept for a backward, so each layer's memory is freed as soon as the next has used it. In a training script, "
@@ -458,6 +479,7 @@ RECORD_CAPACITY = action(
 MEMORY_FIXES = {
     "activation_memory": (CHECKPOINT, SELECTIVE_CHECKPOINT),
     "activation_memory:forward_kept": (NO_GRAPH,),
+    "activation_memory:grads_kept": (DROP_GRADS,),
     "activation_memory:capacity_unknown": (RECORD_CAPACITY,),
     "memory_fragmentation:capacity_unknown": (RECORD_CAPACITY,),
     "memory_fragmentation": (EXPANDABLE,),

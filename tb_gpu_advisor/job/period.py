@@ -18,7 +18,9 @@ How, in numbers only:
   launches (``job.period_boundary_gap``).  Where every gap inside the period is a blocking copy (a native loop's
   synchronous ``cudaMemcpy`` at each launch), the gaps are the transfers' times and no pause can stand out: there
   the host's one wait per period, at the boundary and at no other offset, is the boundary.  Repeated layers, and a
-  loop that never reads its results back, give no steps here: in the launch sequence alone a layer called from Python looks like a model called from Python.
+  loop that never reads its results back, give no steps here: in the launch sequence alone a layer called from Python
+  looks like a model called from Python -- except where each repeat is itself a run of layers its own first and last
+  kernels bound (:func:`_calls_of_layers`): calls of a layered model launched back to back.
 * not for training (``job.detect_job`` asks only for other kinds): FSDP's all-gather rate limit makes the host wait
   before each layer's all-gather, so a training step's layers repeat with exactly the waits a loop's calls have.
 
@@ -45,6 +47,10 @@ _WAITED = 0.8
 #: Share of the time between a period's launches the host spends blocked in copies and syncs from which the gaps are
 #: the transfers' own, not the host's: a native loop whose every launch is a synchronous copy (SC23's OpenMP heat).
 _BLOCKED = 0.8
+#: A period whose repeats are calls of a model: at least this many layers (a shorter period) filling at least this
+#: share of each repeat (:func:`_calls_of_layers`).
+_LAYERS = 3
+_LAYERS_COVER = 0.8
 #: Anchor kernels tried, and candidate periods per anchor.
 _ANCHORS = 3
 _MAX_CANDIDATES = 512
@@ -93,7 +99,8 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     # where the host sits blocked through the gaps inside the period (every launch a blocking copy), the gaps are the
     # transfers' times and no pause can stand out: the loop's one wait per period, at its boundary alone, marks it
     alone = blocked >= _BLOCKED and float(np.delete(waited_at, offset).max(initial=0.0)) <= 1.0 - _WAITED
-    if waited < _WAITED or not (paused or alone):
+    layered = _calls_of_layers(key, first, length, p)
+    if not layered and (waited < _WAITED or not (paused or alone)):
         return None
     starts = np.arange(first + offset, first + length - p + 1, p)
     if starts.size < 2:
@@ -105,11 +112,37 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     why = (f"{pause / 1e9:.3g} ms typical pause, against {typical / 1e9:.3g} ms between launches" if paused else
            f"a sync at each boundary and nowhere else in the period, the host blocked in copies through "
            f"{100 * blocked:.0f}% of the gaps between its launches, so that no pause can stand out")
+    each = (f"each after the host waited for the GPU ({why})" if waited >= _WAITED and (paused or alone) else
+            f"each a run of {layered} repeated layers between the call's own first and last kernels (a model's calls, "
+            f"launched back to back)")
     note = (f"the GPU work's own period: {starts.size} repeats of the same {p}-kernel launch sequence "
-            f"({100 * coverage:.0f}% of the launches), each after the host waited for the GPU ({why}); no step markers "
-            f"or step spans in the capture")
+            f"({100 * coverage:.0f}% of the launches), {each}; no step markers or step spans in the capture")
     return SpanSteps(name=f"{p}-launch period", source="repeated_launches", start=start.astype(np.int64),
                      end=end.astype(np.int64), coverage=coverage, confidence="medium", note=note)
+
+
+def _calls_of_layers(key: np.ndarray, first: int, length: int, p: int) -> int:
+    """The number of layers in each repeat where the period's repeats are calls of a model made of layers; 0 else.
+
+    Why: a benchmark that calls its model back to back (a warm-up call, then N timed calls, with no sync between
+    them: zx3xyy/assignment2-systems, issue #37) gives the waits nothing to mark, and GPU bursts then cut its start-up
+    into dozens of "steps".  Yet its launch sequence still tells a call from a layer: each repeat is itself a run of a
+    shorter repeat -- the layers, :data:`_LAYERS` or more of them filling :data:`_LAYERS_COVER` of it -- that stops
+    at every repeat's edge (the embedding before the first layer, the head after the last).  A layer's own repeats
+    hold no such run, and layers launched back to back across calls with nothing between them (an encoder called in
+    a loop) make one run over the whole sequence: no call to see there, as before."""
+    sub = _period(key[first:first + p])
+    if sub is None:
+        return 0
+    q, _, run = sub
+    if run < _LAYERS_COVER * p or run < _LAYERS * q:
+        return 0
+    eq = key[:-q] == key[q:]
+    # the layers' run is broken inside every repeat: the call's own kernels at its edges
+    for a in range(first, first + length - p + 1, p):
+        if eq[a:min(a + p, eq.size)].all():
+            return 0
+    return run // q
 
 
 def _blocked_share(trace: Trace, lo: np.ndarray, hi: np.ndarray) -> float:

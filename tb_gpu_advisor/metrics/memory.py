@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import MEMORY_CATEGORIES, GpuMemory, Memory, MemoryHolder, OomReport
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, OutOfMemory
@@ -72,6 +73,7 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
     cap, cap_source = _capacity(ctx, me)
     out = GpuMemory(gpu=me.gpu, source=me.source, baseline=me.baseline, events=n, peak_allocated_bytes=0,
                     capacity_bytes=cap, capacity_source=cap_source, device_bytes=_device_memory(ctx, me.gpu))
+    _gradients_moved(ctx, out)
     if not n:
         return out
     alloc, res = me.allocated, me.reserved
@@ -105,6 +107,41 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
         out.note = ("deltas only (PyTorch 1.8-1.10 traces): bytes allocated above the capture's start, not the "
                     "allocator's total")
     return out
+
+
+def _gradients_moved(ctx: Context, out: GpuMemory) -> None:
+    """The live blocks of a snapshot that ``Module._apply`` moved as parameters' gradients (``out.grads_moved_*``).
+
+    Why: a model moved to the GPU with its ``.grad`` tensors set (loaded from a training checkpoint or object) carries
+    them into a process that never runs a backward (BlockZero's evaluator: ~14.8 GiB of a 29.6 GiB Qwen3 model,
+    issue #37).  ``_apply`` moves each parameter, then its gradient from a later line of the same function; the two
+    allocations have the same size and the same stack but for that line.  So the stacks that differ only in their
+    innermost ``_apply`` frame (``frameworks.pytorch.module_apply_line``), in exactly two lines with equal bytes and
+    block counts, are parameters (the earlier line) and gradients (the later) -- whatever the PyTorch version's line
+    numbers."""
+    snap = ctx.trace.snapshot
+    stacks = snap.stacks.get(out.gpu, []) if snap is not None and snap.stacks else []
+    groups: dict[tuple, dict[int, list[int]]] = {}
+    users: dict[tuple, str] = {}
+    for st in stacks:
+        at = next(((i, ln) for i, f in enumerate(st.frames) if (ln := pytorch.module_apply_line(f)) is not None), None)
+        if at is None:
+            continue
+        i, line = at
+        key = (*st.frames[:i], "_apply", *st.frames[i + 1:])
+        size_blocks = groups.setdefault(key, {}).setdefault(line, [0, 0])
+        size_blocks[0] += st.size
+        size_blocks[1] += st.blocks
+        users.setdefault(key, st.label)
+    out.grads_moved_of = sum(st.size for st in stacks)
+    for key, lines in groups.items():
+        if len(lines) != 2:
+            continue
+        (_, a), (_, b) = sorted(lines.items())
+        if a == b:  # the parameters and their gradients: the same bytes in the same blocks
+            out.grads_moved_bytes += b[0]
+            out.grads_moved_blocks += b[1]
+            out.grads_moved_by = out.grads_moved_by or users[key]
 
 
 def _peak_event(me: MemoryEvents, win: np.ndarray) -> int:

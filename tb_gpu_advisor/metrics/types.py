@@ -674,6 +674,12 @@ class GpuMemory:
     forward_kept_largest: int = 0
     forward_kept_sites: int = 0  # distinct places (ops, source lines) that allocated them
     forward_kept_release: str = ""
+    #: a snapshot's live blocks that ``Module._apply`` moved as parameters' gradients (``memory._gradients_moved``):
+    #: bytes, blocks, and the user's frame that moved the model ("evaluator.py:37 load_model_from_path")
+    grads_moved_bytes: int = 0
+    grads_moved_blocks: int = 0
+    grads_moved_by: str = ""
+    grads_moved_of: int = 0  # bytes of every block live at the dump (what the gradients are a share of)
 
 
 @dataclass

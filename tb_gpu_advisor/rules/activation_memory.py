@@ -13,7 +13,9 @@ largest tensor live at the peak (every layer's tensors, as autograd keeps them f
 ``no_grad`` only the tensors in use live) and ``memory.forward_kept.share`` of the peak: those bytes, with the fix
 (``inference_mode`` / ``no_grad``).  A warning when they are freed with no backward in between; info when the
 snapshot was dumped while they were held (a backward may follow the dump).  Saving: the kept bytes less the largest
-tensor (what stays in use).
+tensor (what stays in use).  The third (``grads_kept``): a job with no backward pass whose snapshot holds parameters'
+gradients that ``Module._apply`` moved to the GPU with the model (``GpuMemory.grads_moved_bytes``), at least
+``memory.grads_kept.share`` of the allocated bytes: held for a backward that never runs; saving, those bytes.
 
 A memory snapshot does not record the GPU's capacity: then both checks are measured against the peak alone, say so,
 and say how to record it (``torch.cuda.mem_get_info`` beside the dump, or a trace with ``profile_memory=True``).
@@ -32,11 +34,12 @@ ID = "activation_memory"
 
 @rule(ID, "§2 item 1", "Activations are most of the memory peak: recompute them (activation checkpointing)",
       thresholds=("memory.activations.share", "memory.activations.min_use", "memory.pressure.warning",
-                  "memory.checkpoint_frees", "memory.forward_kept.ratio", "memory.forward_kept.share"))
+                  "memory.checkpoint_frees", "memory.forward_kept.ratio", "memory.forward_kept.share",
+                  "memory.grads_kept.share"))
 def check(m: HostMetrics) -> list[Finding]:
     kind = m.job.kind.kind if m.job is not None else "unknown"
     if kind != "training":
-        kept = _forward_kept(m)
+        kept = _forward_kept(m) + _grads_kept(m)
         if kept or kind != "unknown":
             return kept
     cands = []
@@ -131,3 +134,35 @@ def _forward_kept(m: HostMetrics) -> list[Finding]:
         actions=ctx.fw.fix(f"{ID}:forward_kept") + ([] if known else ctx.fw.extra(f"{ID}:capacity_unknown")),
         saving_bytes=frees,
     )]
+
+
+def _grads_kept(m: HostMetrics) -> list[Finding]:
+    """No backward pass runs, yet the model was moved to the GPU with its parameters' gradients (a model loaded with
+    its ``.grad`` set): memory held for a backward that never runs (BlockZero's evaluator, issue #37)."""
+    cands = [g for g in mem.totals(m, without_oom=True) if g.grads_moved_bytes and g.grads_moved_of and
+             g.grads_moved_bytes >= T("memory.grads_kept.share") * g.grads_moved_of]
+    if not cands:
+        return []
+    g = max(cands, key=lambda c: c.grads_moved_bytes)
+    ctx = Ctx(m)
+    share = g.grads_moved_bytes / g.grads_moved_of
+    by = f" ({g.grads_moved_by})" if g.grads_moved_by else ""
+    others = f" ({len(cands)} GPUs alike)" if len(cands) > 1 else ""
+    f = finding(
+        ctx, ID, "warning",
+        f"No backward pass runs, yet GPU {g.gpu}{others} holds {gb(g.grads_moved_bytes)} of parameters' gradients "
+        f"({g.grads_moved_blocks:,} tensors) that Module.to() moved with the model{by}: each parameter's .grad was set "
+        f"when it was moved, and a process that only evaluates never uses them. That is {pct(share)} of the "
+        f"{gb(g.grads_moved_of)} live at the snapshot's dump. Set them to None before moving the model.",
+        title="Gradients kept in a process that runs no backward pass",
+        metric=share_metric("grads_kept_share", "Parameters' gradients held with no backward / bytes live at the dump", share,
+                            "memory.grads_kept.share", severity="warning",
+                            detail={"grads_bytes": g.grads_moved_bytes, "grads_blocks": g.grads_moved_blocks,
+                                    "moved_by": g.grads_moved_by, "live_bytes": g.grads_moved_of,
+                                    "gpu": g.gpu, "cause": "grads_kept"}),
+        evidence=[mem.gpu_table(cands)],
+        actions=ctx.fw.fix(f"{ID}:grads_kept"),
+        saving_bytes=g.grads_moved_bytes,
+    )
+    f.id += f"#{f.metric.id}"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
+    return [f]

@@ -7,7 +7,8 @@ Evidence is the guide's own shape: kernels shorter than the 20-40 us
 launch latency, with counts, totals and average durations ("126,224 Mul,
 2.77 s, ~21.9 us each").  Saving: the launch wait minus what the same
 kernels would still cost at ~1 us each in a fused graph, and less the wait of the one launch the graph itself
-still is (one kernel a step has nothing to batch: no finding).
+still is (one kernel a step has nothing to batch: no finding).  The launch wait that follows a host sync or a blocking
+copy's wait is theirs (``host_sync``, ``excessive_memcpy``: issue #37 deliverable 3) and is left out before grading.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from __future__ import annotations
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, in_ranges, kernels_per_step, ms, n_of, pct, r,
+from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, in_ranges, kernels_per_step, ms, n_of, pct, r,
                                        ranges_table, rule, saving, share_metric, short, step_windows, table)
 
 ID = "launch_bound"
@@ -31,12 +32,27 @@ def step_level(m) -> bool:
 
 
 def quiet(m) -> str | None:
-    """Why a launch wait is no finding where a step launches one kernel: a graph would be one launch too."""
+    """Why a launch wait is no finding: where a step launches one kernel a graph would be one launch too; where the
+    wait follows the host's syncs, it is theirs."""
     kps = kernels_per_step(m, Ctx(m)) or 0.0
     if 0 < kps <= 1 and (m.headline.launch_wait_share or 0.0) > 0:
         return ("one kernel a step: batching launches into a graph would leave one launch too, so there is no launch "
                 "to save")
+    after = after_waits_ms(m)
+    if after > 0:
+        return (f"{ms(after)} of the launch wait per step follows the host's syncs and blocking copies, which drained the "
+                f"GPU's queue: it is theirs (host_sync, excessive_memcpy), and the rest is below this check's level")
     return None
+
+
+def after_waits_ms(m: HostMetrics) -> float:
+    """ms per step of the launch wait that follows a host sync or a blocking copy's wait (``metrics.syncs``, booked in
+    the step's ledger as launch wait): the host blocked until the GPU drained, then launched the next kernel into an
+    idle GPU.  Why not ours (issue #37 deliverable 3: each wait belongs to its cause): a CUDA graph or bigger kernels
+    leave that wait as it is -- the GPU idles because the host waited, and the fix is to stop waiting
+    (an OpenMP offload region's ``cuStreamSynchronize`` after every kernel)."""
+    s = m.syncs
+    return float(s.gpu_idle_ledger_ms.get("launch_wait", 0.0) + s.copy_idle_ledger_ms.get("launch_wait", 0.0))
 
 
 @rule(ID, "§1.2.2", "Launch-bound: many small kernels, the GPU waits for the host to launch them",
@@ -50,6 +66,13 @@ def check(m: HostMetrics) -> list[Finding]:
     if graded is None:
         return []
     share, sev, wait_ms = graded
+    after = min(after_waits_ms(m), wait_ms or 0.0)
+    if after > 0 and ctx.step_ms:  # the part after the host's syncs is theirs: graded and saved without it
+        wait_ms = (wait_ms or 0.0) - after
+        share = wait_ms / ctx.step_ms
+        sev = grade(share, "launch_bound.warning", "launch_bound.critical")
+        if sev is None:
+            return []
     sk = m.small_kernels
     kps = kernels_per_step(m, ctx) or 0.0
     small_ps = sk.per_step or 0.0
@@ -103,8 +126,11 @@ def check(m: HostMetrics) -> list[Finding]:
         ctx, ID, sev,
         f"The GPU is idle waiting for kernel launches {pct(share)} of each {ms(ctx.step_ms)} step ({ms(wait_ms)}; stock "
         f"'kernel launch' level >=3% moderate / >=15% high); {_n_of_m(small_ps, kps, small_share)} run shorter than "
-        f"{sk.threshold_us:.0f} us{in_ranges(ctx, wait_ms)}.{example}{step_txt}",
-        metric=share_metric("launch_wait_share", "Idle waiting for kernel launch", share, "launch_bound.warning",
+        f"{sk.threshold_us:.0f} us{in_ranges(ctx, wait_ms)}.{_after_txt(after)}{example}{step_txt}",
+        # less the waits after syncs, it is another number than the card's: named apart (one value per quantity)
+        metric=share_metric(*(("launch_wait_own_share", "Idle waiting for kernel launch, not after a host sync")
+                              if after > 0 else ("launch_wait_share", "Idle waiting for kernel launch")),
+                            share, "launch_bound.warning",
                             severity=sev, detail={"launch_wait_ms": wait_ms, "kernels_per_step": kps,
                                                   "small_kernels_per_step": small_ps,
                                                   "small_kernel_share": small_share,
@@ -118,6 +144,14 @@ def check(m: HostMetrics) -> list[Finding]:
         windows=step_windows(ctx, key=lambda s: s.breakdown.launch_wait, label="launch wait"),
         actions=actions, title=title,
     )]
+
+
+def _after_txt(after: float) -> str:
+    """The launch wait left to the host's syncs, said where there is any."""
+    if after <= 0:
+        return ""
+    return (f" Another {ms(after)} per step of launch wait follows the host's syncs and blocking copies, which drained "
+            f"the GPU's queue: theirs, not counted here.")
 
 
 def _n_of_m(part: float, whole: float, share: float | None) -> str:

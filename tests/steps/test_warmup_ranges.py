@@ -41,6 +41,18 @@ def test_steps_in_the_programs_warm_up_range_are_dropped(tmp_path) -> None:  # n
     assert host["steps"]["count"] <= truth["measured"]
 
 
+@pytest.mark.parametrize("measured_backward", [False, True])
+def test_the_job_is_the_kind_of_the_measured_iterations(tmp_path, measured_backward: bool) -> None:  # noqa: ANN001
+    """The job kind is that of the iterations analysed: a warm-up of training steps before measured forwards leaves an
+    inference job (its fixes a forward pass's), with the warm-up named; measured training steps stay training."""
+    path = str(tmp_path / "result.sqlite")
+    truth = nx.write_warmup_benchmark(path, measured_backward=measured_backward)
+    job = _report(path)["hosts"][0]["job"]
+    assert job["kind"] == truth["kind"]
+    if truth["kind"] == "inference":
+        assert "`Warm-up`" in job["kind_evidence"] and "`Backward`" in job["kind_evidence"]
+
+
 @pytest.mark.parametrize("name, warm", [("Warm-up", True), ("warmup", True), ("Warm-up Step 3", True),
                                         ("warm_up phase", True), ("Forward", False), ("swarm update", False),
                                         ("prewarmed cache", False)])

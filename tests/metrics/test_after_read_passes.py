@@ -123,3 +123,20 @@ def test_device_categories_are_the_kind_masks():
                 m = np.isin(d.kind, list(kinds))
                 s, e = breakdown._of_kinds(d, kinds, present)
                 assert np.array_equal(s, d.start[m]) and np.array_equal(e, d.end[m]) and s.dtype == d.start.dtype
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_painting_with_empty_categories_is_the_segment_method(seed):
+    """``breakdown.Attribution`` shares one cover among the categories that add nothing to the prefix union (most of a
+    GPU's): its matrix is still the reference segment painting (midpoints, bincount), window by window, to the ps."""
+    rng = np.random.default_rng(seed)
+    iv = {}
+    for c in breakdown.PRIORITY:
+        n = int(rng.integers(0, 30)) if rng.random() < 0.4 else 0  # most categories empty, a few with intervals
+        s = rng.integers(0, 10_000, n).astype(np.int64)
+        iv[c] = (s, s + rng.integers(1, 400, n))
+    edges = np.sort(rng.choice(np.arange(0, 10_000, 50), 2 * int(rng.integers(1, 12)), replace=False))
+    windows = edges.reshape(-1, 2).astype(np.int64)
+    painted = breakdown.Attribution(iv, int(windows[:, 0].min()), int(windows[:, 1].max()))
+    assert len({id(c) for c in painted.covers}) < len(breakdown.PRIORITY)  # some covers shared: the case at hand
+    assert np.array_equal(breakdown.attribute(iv, windows, painted), breakdown._attribute_segments(iv, windows))

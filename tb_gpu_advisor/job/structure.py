@@ -210,38 +210,33 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
         return []
     # the instances of the top names only, grouped by (rank among the top names, line) in one stable sort: each group
     # keeps the events' own order, as the masks ``keep & (name == i) & (line == ln)`` it replaces (48 full-length
-    # masks per line).  Keyed by rank, not name id: a small range, which numpy sorts by radix
-    rank_of = np.full(total.size, -1, dtype=np.int64)
-    rank_of[top] = np.arange(top.size)
-    rows = np.flatnonzero(keep & (rank_of >= 0)[name]).astype(np.int32 if start.size < 2**31 else np.int64)
+    # masks per line).  Keyed by rank, not name id: a small range, which numpy sorts by radix.  This runs at the
+    # analysis's peak (the trace and the launch records alive): the key is made in its narrowest dtype
+    is_top = np.zeros(total.size, dtype=bool)
+    is_top[top] = True
+    rows = np.flatnonzero(keep & is_top[name]).astype(np.int32 if start.size < 2**31 else np.int64)
+    del is_top
     ln_all = line[rows].astype(np.int64, copy=False)
     lo = int(ln_all.min())
     span = int(ln_all.max()) - lo + 1
+    key_t = np.int16 if top.size * span < 2**15 else np.int32 if top.size * span < 2**31 else np.int64
+    rank_of = np.full(total.size, -1, dtype=key_t)
+    rank_of[top] = np.arange(top.size)
     key = rank_of[name[rows]]
-    key *= span
+    del rank_of
+    key *= key_t(span)
     ln_all -= lo
-    key += ln_all
+    key += ln_all.astype(key_t)
     del ln_all
-    key = key.astype(np.int16 if top.size * span < 2**15 else np.int32 if top.size * span < 2**31 else np.int64)
     order = np.argsort(key, kind="stable")
     rows, key = rows[order], key[order]
     del order
     bounds = np.flatnonzero(np.diff(key)) + 1
     first = np.concatenate(([0], bounds))
+    last = np.concatenate((bounds, [key.size]))
     group_rank = key[first] // span
     del key
-    g_of, us, ue = _grouped_union(first, start[rows].astype(np.int64, copy=False), end[rows].astype(np.int64, copy=False))
-    del rows
-    # each group's merged instances as a run of (us, ue); the launches they hold, bounded first on the coarse times
-    runs = np.flatnonzero(np.r_[True, g_of[1:] != g_of[:-1]])
-    runs_end = np.r_[runs[1:], g_of.size]
-    passes = np.ones(first.size, dtype=bool)
-    if coarse is not None:
-        passes = _most_launches(coarse, us, ue, runs) >= need * n_launch
-    sel = np.repeat(passes, runs_end - runs)
-    per = np.zeros(us.size, dtype=np.int64)
-    per[sel] = np.searchsorted(times, ue[sel], side="right") - np.searchsorted(times, us[sel], side="left")
-    held = np.add.reduceat(per, runs)
+    held, passes = _launches_held(first, last, rows, start, end, times, coarse, need)
     out = []
     g_lo = np.searchsorted(group_rank, np.arange(top.size), side="left").tolist()
     g_hi = np.searchsorted(group_rank, np.arange(top.size), side="right").tolist()
@@ -256,10 +251,53 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
         if best is None:
             continue
         cov, g = best
-        a, b = int(runs[g]), int(runs_end[g])
-        has = per[a:b] > 0
+        mm = rows[first[g] : last[g]]
+        s, e = union_intervals(start[mm].astype(np.int64, copy=False), end[mm].astype(np.int64, copy=False))
+        has = (np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")) > 0
         if has.any():
-            out.append(_Cand(names[int(i)], table, us[a:b][has], ue[a:b][has], cov))
+            out.append(_Cand(names[int(i)], table, s[has], e[has], cov))
+    return out
+
+
+#: Instances merged at a time by :func:`_launches_held` (whole groups; a larger group alone): its temporaries are
+#: ~60 bytes an instance, and all of a dense capture's ~1 M at once were 25 MB over the analysis's peak.
+_UNION_ROWS = 1 << 16
+
+
+def _launches_held(first: np.ndarray, last: np.ndarray, rows: np.ndarray, start: np.ndarray, end: np.ndarray,
+                   times: np.ndarray, coarse: np.ndarray | None, need: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per group of instances (``rows[first[k]:last[k]]``): the launches (``times``, sorted) its merged instances
+    hold, and whether the coarse bound (:func:`_most_launches`) lets it reach ``need`` of them (else it is not
+    counted: 0).  The groups are merged a block of them at a time (:func:`_grouped_union`)."""
+    n_groups = first.size
+    held = np.zeros(n_groups, dtype=np.int64)
+    passes = np.ones(n_groups, dtype=bool)
+    n_launch = times.size
+    for ga, gb in _blocks_of_groups(last - first, _UNION_ROWS):
+        a, b = int(first[ga]), int(last[gb - 1])
+        mm = rows[a:b]
+        g_of, us, ue = _grouped_union(first[ga:gb] - a, start[mm].astype(np.int64, copy=False),
+                                      end[mm].astype(np.int64, copy=False))
+        del mm
+        runs = np.flatnonzero(np.r_[True, g_of[1:] != g_of[:-1]])  # each group's merged instances, a run
+        if coarse is not None:
+            passes[ga:gb] = _most_launches(coarse, us, ue, runs) >= need * n_launch
+        sel = np.repeat(passes[ga:gb], np.diff(np.r_[runs, us.size]))
+        per = np.zeros(us.size, dtype=np.int64)
+        per[sel] = np.searchsorted(times, ue[sel], side="right") - np.searchsorted(times, us[sel], side="left")
+        held[ga:gb] = np.add.reduceat(per, runs)
+    return held, passes
+
+
+def _blocks_of_groups(sizes: np.ndarray, limit: int) -> list[tuple[int, int]]:
+    """Consecutive groups ``[ga, gb)`` holding about ``limit`` rows each (a group larger than ``limit``, alone)."""
+    out, ga, n = [], 0, 0
+    for g, size in enumerate(sizes.tolist()):
+        if n and n + size > limit:
+            out.append((ga, g))
+            ga, n = g, 0
+        n += size
+    out.append((ga, sizes.size))
     return out
 
 

@@ -272,12 +272,11 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
         u, inv = unique_inverse(key)
         cnt = np.bincount(inv)
         tot = np.bincount(inv, weights=dur[sm])
-        for j, k in enumerate(u):
-            name = d.names[int(k // (len(d.op_text) + 1))]
-            oi = int(k % (len(d.op_text) + 1)) - 1
+        stride = len(d.op_text) + 1
+        for nid, oi, c_j, t_j in zip((u // stride).tolist(), (u % stride - 1).tolist(), cnt.tolist(), tot.tolist()):
             typ = frameworks.op_type(d.op_text[oi]) if oi >= 0 else ""
-            r = groups.setdefault((name, typ), [0, 0.0])
-            r[0] += int(cnt[j]); r[1] += float(tot[j])
+            r = groups.setdefault((d.names[nid], typ), [0, 0.0])
+            r[0] += c_j; r[1] += t_j
     top = sorted(groups.items(), key=lambda kv: -kv[1][1])[:top_n]
     n = max(ctx.steps.count, 1)
     return SmallKernels(

@@ -62,12 +62,12 @@ def underfill(ctx: Context, top_n: int = 10) -> Underfill:
 def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnderfill | None:
     """One GPU's :class:`GpuUnderfill`, its underfilled kernels added to ``rows``; None without kernels in steps."""
     d = g.d
-    in_step = (g.step >= 0) & (d.kind == devices.KIND_KERNEL)
-    if not in_step.any():
+    in_step, dur = g.kernels_in_steps()  # the kernel modules' shared mask and durations (GpuCtx), not made again
+    if not dur.size:
         return None
     sms, source = gpu_sms(d)
     unit = devices.unit_name(d.info.name, d.info.compute_capability)
-    kernel_ms = _duration_ps(d, in_step) / PS_PER_MS
+    kernel_ms = float(int(dur.sum(dtype=np.int64))) / PS_PER_MS
     cfg, table = d.launch_cfg, d.launch_table
     recorded = in_step & (cfg >= 0) if len(table) and cfg.size else np.zeros(0, dtype=bool)
     gu = GpuUnderfill(gpu=d.gpu, sm_count=sms, sm_source=source, unit=unit,
@@ -150,14 +150,3 @@ def _exact_sums(inv: np.ndarray, values: np.ndarray, n: int) -> np.ndarray:
     out = np.zeros(n, dtype=np.int64)
     np.add.at(out, inv, values)
     return out
-
-
-def _duration_ps(d, mask: np.ndarray, block: int = 1 << 18) -> float:
-    """The summed durations (ps) of the events ``mask`` selects, a block of events at a time: no column of the
-    kernels' durations (8 bytes a kernel) is made whole."""
-    total = 0
-    for a in range(0, mask.shape[0], block):
-        m = mask[a : a + block]
-        total += int((d.end[a : a + block][m] - d.start[a : a + block][m]).sum())
-    return float(total)
-

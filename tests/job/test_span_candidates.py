@@ -155,3 +155,31 @@ def test_grouped_union_is_each_groups_union(seed):
     assert np.array_equal(g, np.repeat(np.arange(n_groups), [w[0].size for w in want]))
     assert np.array_equal(us, np.concatenate([w[0] for w in want]))
     assert np.array_equal(ue, np.concatenate([w[1] for w in want]))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_candidates_merged_a_few_groups_at_a_time_are_the_same(monkeypatch, seed):
+    """The groups are merged in blocks of about ``_UNION_ROWS`` instances (bounded temporaries at the analysis's
+    peak), a group larger than a block alone: blocks of a handful of instances give the per-group masks' candidates,
+    with and without a coverage need."""
+    monkeypatch.setattr(structure, "_UNION_ROWS", 5)
+    rng = np.random.default_rng(200 + seed)
+    n, n_names = int(rng.integers(50, 3000)), int(rng.integers(1, 60))
+    names = [f"op{i}" for i in range(n_names)]
+    start = np.sort(rng.integers(0, 10**9, n)).astype(np.int64)
+    end = start + rng.integers(0, 10**7, n)
+    name = rng.integers(0, n_names, n).astype(np.int16)
+    line = rng.integers(0, 4, n).astype(np.int16)
+    keep = rng.random(n) < 0.9
+    times = np.sort(rng.integers(0, 10**9, int(rng.integers(1, 20000))))
+    got = structure._candidates("t", start, end, name, line, names, keep, times)
+    want = _by_masks(start, end, name, line, names, keep, times)
+    assert [(c.name, c.coverage) for c in got] == [(w[0], w[4]) for w in want] and got
+    for c, w in zip(got, want):
+        assert np.array_equal(c.start, w[2]) and np.array_equal(c.end, w[3])
+    need = 0.3
+    monkeypatch.setattr(structure, "_UNION_ROWS", 1 << 16)
+    whole = structure._candidates("t", start, end, name, line, names, keep, times, need)
+    monkeypatch.setattr(structure, "_UNION_ROWS", 5)
+    assert [(c.name, c.coverage) for c in structure._candidates("t", start, end, name, line, names, keep, times, need)] \
+        == [(c.name, c.coverage) for c in whole]

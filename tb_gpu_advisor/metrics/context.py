@@ -416,7 +416,19 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
                           count=len(h.line_names))
     host_work = ~h.name_mask(lambda n: frameworks.not_host_work(n) or fw.transfer_event(n) or fw.step_marker(n))
     if len(h):
-        host_work &= ~bg_line[h.line] & ~host_input & (h.corr < 0) & (h.root < 0) & ~(host_op & op_on_device) & ~dispatch
+        # in place, one column at a time: each ``~x & y`` of 2.25 M events made a fresh temporary (pages faulted in)
+        drop = bg_line[h.line]
+        drop |= host_input
+        drop |= dispatch
+        host_work &= ~drop
+        np.less(h.corr, 0, out=drop)
+        host_work &= drop
+        np.less(h.root, 0, out=drop)
+        host_work &= drop
+        np.logical_and(host_op, op_on_device, out=drop)
+        np.logical_not(drop, out=drop)
+        host_work &= drop
+        del drop
         if in_dispatch is not None:
             host_work &= ~in_dispatch | own_work
     for g in gpus:

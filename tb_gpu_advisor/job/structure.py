@@ -208,22 +208,17 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
     top = top[: int(np.count_nonzero(total[top] > 0))]  # the loop stopped at the first name without time
     if not top.size:
         return []
-    # the instances of the top names only, grouped by (rank among the top names, line) in one stable sort: each group
-    # keeps the events' own order, as the masks ``keep & (name == i) & (line == ln)`` it replaces (48 full-length
-    # masks per line).  Keyed by rank, not name id: a small range, which numpy sorts by radix.  This runs at the
-    # analysis's peak (the trace and the launch records alive): the key is made in its narrowest dtype
+    # the instances of the top names only, grouped by (name, line) in one stable sort: each group keeps the events'
+    # own order, as the masks ``keep & (name == i) & (line == ln)`` it replaces (48 full-length masks per line)
     is_top = np.zeros(total.size, dtype=bool)
     is_top[top] = True
     rows = np.flatnonzero(keep & is_top[name]).astype(np.int32 if start.size < 2**31 else np.int64)
-    del is_top
     ln_all = line[rows].astype(np.int64, copy=False)
     lo = int(ln_all.min())
     span = int(ln_all.max()) - lo + 1
-    key_t = np.int16 if top.size * span < 2**15 else np.int32 if top.size * span < 2**31 else np.int64
-    rank_of = np.full(total.size, -1, dtype=key_t)
-    rank_of[top] = np.arange(top.size)
-    key = rank_of[name[rows]]
-    del rank_of
+    # int32 keys where they fit: this runs at the analysis's peak (the trace and the launch records alive)
+    key_t = np.int32 if total.size * span < 2**31 else np.int64
+    key = name[rows].astype(key_t)
     key *= key_t(span)
     ln_all -= lo
     key += ln_all.astype(key_t)
@@ -234,103 +229,24 @@ def _candidates(table: str, start: np.ndarray, end: np.ndarray, name: np.ndarray
     bounds = np.flatnonzero(np.diff(key)) + 1
     first = np.concatenate(([0], bounds))
     last = np.concatenate((bounds, [key.size]))
-    group_rank = key[first] // span
-    del key
-    held, passes = _launches_held(first, last, rows, start, end, times, coarse, need)
+    group_name = key[first] // span
     out = []
-    g_lo = np.searchsorted(group_rank, np.arange(top.size), side="left").tolist()
-    g_hi = np.searchsorted(group_rank, np.arange(top.size), side="right").tolist()
-    for t, i in enumerate(top.tolist()):
+    for i in top:
         best = None
-        for g in range(g_lo[t], g_hi[t]):  # the name's lines, in ascending order
-            if not passes[g]:
+        a, b = np.searchsorted(group_name, [i, i + 1])
+        for g in range(int(a), int(b)):  # the name's lines, in ascending order
+            mm = rows[first[g] : last[g]]
+            s, e = union_intervals(start[mm].astype(np.int64, copy=False), end[mm].astype(np.int64, copy=False))
+            if coarse is not None and _most_launches(coarse, s, e) < need * n_launch:
                 continue
-            cov = float(held[g]) / n_launch
-            if best is None or cov > best[0]:
-                best = (cov, g)
-        if best is None:
-            continue
-        cov, g = best
-        mm = rows[first[g] : last[g]]
-        s, e = union_intervals(start[mm].astype(np.int64, copy=False), end[mm].astype(np.int64, copy=False))
-        has = (np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")) > 0
-        if has.any():
-            out.append(_Cand(names[int(i)], table, s[has], e[has], cov))
+            per = np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")
+            has = per > 0
+            cov = float(per.sum()) / n_launch
+            if best is None or cov > best.coverage:
+                best = _Cand(names[int(i)], table, s[has], e[has], cov)
+        if best is not None and best.count:
+            out.append(best)
     return out
-
-
-#: Instances merged at a time by :func:`_launches_held` (whole groups; a larger group alone): its temporaries are
-#: ~60 bytes an instance, and all of a dense capture's ~1 M at once were 25 MB over the analysis's peak.
-_UNION_ROWS = 1 << 16
-
-
-def _launches_held(first: np.ndarray, last: np.ndarray, rows: np.ndarray, start: np.ndarray, end: np.ndarray,
-                   times: np.ndarray, coarse: np.ndarray | None, need: float) -> tuple[np.ndarray, np.ndarray]:
-    """Per group of instances (``rows[first[k]:last[k]]``): the launches (``times``, sorted) its merged instances
-    hold, and whether the coarse bound (:func:`_most_launches`) lets it reach ``need`` of them (else it is not
-    counted: 0).  The groups are merged a block of them at a time (:func:`_grouped_union`)."""
-    n_groups = first.size
-    held = np.zeros(n_groups, dtype=np.int64)
-    passes = np.ones(n_groups, dtype=bool)
-    n_launch = times.size
-    for ga, gb in _blocks_of_groups(last - first, _UNION_ROWS):
-        a, b = int(first[ga]), int(last[gb - 1])
-        mm = rows[a:b]
-        g_of, us, ue = _grouped_union(first[ga:gb] - a, start[mm].astype(np.int64, copy=False),
-                                      end[mm].astype(np.int64, copy=False))
-        del mm
-        runs = np.flatnonzero(np.r_[True, g_of[1:] != g_of[:-1]])  # each group's merged instances, a run
-        if coarse is not None:
-            passes[ga:gb] = _most_launches(coarse, us, ue, runs) >= need * n_launch
-        sel = np.repeat(passes[ga:gb], np.diff(np.r_[runs, us.size]))
-        per = np.zeros(us.size, dtype=np.int64)
-        per[sel] = np.searchsorted(times, ue[sel], side="right") - np.searchsorted(times, us[sel], side="left")
-        held[ga:gb] = np.add.reduceat(per, runs)
-    return held, passes
-
-
-def _blocks_of_groups(sizes: np.ndarray, limit: int) -> list[tuple[int, int]]:
-    """Consecutive groups ``[ga, gb)`` holding about ``limit`` rows each (a group larger than ``limit``, alone)."""
-    out, ga, n = [], 0, 0
-    for g, size in enumerate(sizes.tolist()):
-        if n and n + size > limit:
-            out.append((ga, g))
-            ga, n = g, 0
-        n += size
-    out.append((ga, sizes.size))
-    return out
-
-
-def _grouped_union(first: np.ndarray, s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(group, starts, ends) of :func:`union_intervals` of each group of intervals -- rows ``first[k]`` up to
-    ``first[k + 1]`` -- in group order: one set of vector passes for all of them, not ~10 small ones per group (124
-    groups on the dense 100 MB capture).
-
-    The same merge as :func:`union_intervals` per group: a group's intervals by start (stable: ties keep their order)
-    and a running maximum of the ends, new interval where a start lies past it.  The running maximum is made once
-    over every group by lifting each group's ends into a band of its own above the previous group's."""
-    n = s.size
-    grp = np.zeros(n, dtype=np.int64)
-    grp[first[1:]] = 1
-    np.cumsum(grp, out=grp)
-    step = np.ones(n, dtype=bool)
-    step[1:] = (s[1:] >= s[:-1]) | (grp[1:] != grp[:-1])
-    if not step.all():  # some group out of start order: by (group, start), ties in row order
-        o = np.lexsort((s, grp))
-        s, e = s[o], e[o]
-    lo = np.minimum.reduceat(e, first)
-    band = int((np.maximum.reduceat(e, first) - lo).max()) + 1
-    if band * first.size >= 2**62:  # too wide for one int64 range: group by group
-        parts = [union_intervals(s[a:b], e[a:b]) for a, b in zip(first.tolist(), [*first[1:].tolist(), n])]
-        g_of = np.repeat(np.arange(first.size), [p[0].size for p in parts])
-        return g_of, np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts])
-    off = grp * band - lo[grp]
-    cm = np.maximum.accumulate(e + off)
-    cm -= off
-    new = np.ones(n, dtype=bool)
-    new[1:] = (s[1:] > cm[:-1]) | (grp[1:] != grp[:-1])
-    idx = np.flatnonzero(new)
-    return grp[idx], s[idx], np.maximum.reduceat(cm, idx)
 
 
 #: Events summed at a time by :func:`_time_per_name`.
@@ -353,15 +269,14 @@ def _time_per_name(start: np.ndarray, end: np.ndarray, name: np.ndarray, keep: n
 _COARSE = 32
 
 
-def _most_launches(coarse: np.ndarray, s: np.ndarray, e: np.ndarray, runs: np.ndarray) -> np.ndarray:
-    """Per run of intervals (``runs``: the first interval of each, ascending from 0): at most how many launches its
-    intervals [s, e] hold, from every ``_COARSE``-th launch time (``coarse``).
+def _most_launches(coarse: np.ndarray, s: np.ndarray, e: np.ndarray) -> int:
+    """At most how many launches the intervals [s, e] hold, from every ``_COARSE``-th launch time (``coarse``).
 
     The launches inside an interval are a run ``[a, b)`` of the sorted times, and a run of ``b - a`` positions holds
     at least ``(b - a) // _COARSE`` multiples of the stride: so ``b - a <= _COARSE * c + _COARSE - 1`` where ``c``
     is the interval's count in ``coarse``."""
     c = np.searchsorted(coarse, e, side="right") - np.searchsorted(coarse, s, side="left")
-    return np.add.reduceat(c, runs) * _COARSE + (_COARSE - 1) * np.diff(np.r_[runs, s.size])
+    return int(c.sum()) * _COARSE + (_COARSE - 1) * int(s.size)
 
 
 def _short(name: str, n: int = 70) -> str:

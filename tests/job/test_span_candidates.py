@@ -33,14 +33,12 @@ def _by_masks(start, end, name, line, names, keep, times):
     return out
 
 
-@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("seed", range(6))
 def test_candidates_equal_the_per_group_masks(seed):
     rng = np.random.default_rng(seed)
     n, n_names = int(rng.integers(1, 5000)), int(rng.integers(1, 120))
     names = [f"op{i}" for i in range(n_names)]
-    start = rng.integers(0, 10**9, n).astype(np.int64)
-    if seed < 6:  # a thread's events by start (the readers' order); the last seeds out of order
-        start.sort()
+    start = np.sort(rng.integers(0, 10**9, n)).astype(np.int64)
     end = start + rng.integers(0, 10**6, n)
     zero = rng.random(n) < 0.05
     end[zero] = start[zero]  # some zero-length spans
@@ -96,10 +94,8 @@ def test_most_launches_is_an_upper_bound(seed):
     times = np.sort(rng.integers(0, 10**6, int(rng.integers(1, 5000))))
     s = np.sort(rng.integers(0, 10**6, int(rng.integers(1, 300))))
     e = s + rng.integers(0, 10**5, s.size)
-    per = np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")
-    runs = np.unique(np.r_[0, rng.integers(0, s.size, 4)])  # the intervals in a few runs, each bounded apart
-    bound = structure._most_launches(times[::structure._COARSE], s, e, runs)
-    assert bound.shape == runs.shape and (np.add.reduceat(per, runs) <= bound).all()
+    exact = int((np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")).sum())
+    assert exact <= structure._most_launches(times[::structure._COARSE], s, e)
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 1 << 18])
@@ -134,52 +130,3 @@ def test_candidates_unchanged_when_totals_are_summed_in_small_chunks(monkeypatch
     assert [c.name for c in whole] == [c.name for c in chunked] and whole
     for a, b in zip(whole, chunked):
         assert a.coverage == b.coverage and np.array_equal(a.start, b.start) and np.array_equal(a.end, b.end)
-
-
-@pytest.mark.parametrize("seed", range(10))
-def test_grouped_union_is_each_groups_union(seed):
-    """``_grouped_union`` is :func:`union_intervals` of each group, in group order: groups in and out of start order,
-    ties in start, intervals that end before they start, and ends spread too wide for one band (group by group)."""
-    rng = np.random.default_rng(seed)
-    n_groups = int(rng.integers(1, 12))
-    sizes = rng.integers(1, 40, n_groups)
-    first = np.r_[0, np.cumsum(sizes)[:-1]]
-    wide = 2**61 if seed == 9 else 10**6
-    s = rng.integers(0, 200, sizes.sum()).astype(np.int64) * (wide // 200)
-    e = s + rng.integers(-3, 60, s.size) * (wide // 200)
-    if seed % 2:
-        for a, b in zip(first, first + sizes):
-            s[a:b].sort()
-    g, us, ue = structure._grouped_union(first, s, e)
-    want = [union_intervals(s[a:b], e[a:b]) for a, b in zip(first, first + sizes)]
-    assert np.array_equal(g, np.repeat(np.arange(n_groups), [w[0].size for w in want]))
-    assert np.array_equal(us, np.concatenate([w[0] for w in want]))
-    assert np.array_equal(ue, np.concatenate([w[1] for w in want]))
-
-
-@pytest.mark.parametrize("seed", range(4))
-def test_candidates_merged_a_few_groups_at_a_time_are_the_same(monkeypatch, seed):
-    """The groups are merged in blocks of about ``_UNION_ROWS`` instances (bounded temporaries at the analysis's
-    peak), a group larger than a block alone: blocks of a handful of instances give the per-group masks' candidates,
-    with and without a coverage need."""
-    monkeypatch.setattr(structure, "_UNION_ROWS", 5)
-    rng = np.random.default_rng(200 + seed)
-    n, n_names = int(rng.integers(50, 3000)), int(rng.integers(1, 60))
-    names = [f"op{i}" for i in range(n_names)]
-    start = np.sort(rng.integers(0, 10**9, n)).astype(np.int64)
-    end = start + rng.integers(0, 10**7, n)
-    name = rng.integers(0, n_names, n).astype(np.int16)
-    line = rng.integers(0, 4, n).astype(np.int16)
-    keep = rng.random(n) < 0.9
-    times = np.sort(rng.integers(0, 10**9, int(rng.integers(1, 20000))))
-    got = structure._candidates("t", start, end, name, line, names, keep, times)
-    want = _by_masks(start, end, name, line, names, keep, times)
-    assert [(c.name, c.coverage) for c in got] == [(w[0], w[4]) for w in want] and got
-    for c, w in zip(got, want):
-        assert np.array_equal(c.start, w[2]) and np.array_equal(c.end, w[3])
-    need = 0.3
-    monkeypatch.setattr(structure, "_UNION_ROWS", 1 << 16)
-    whole = structure._candidates("t", start, end, name, line, names, keep, times, need)
-    monkeypatch.setattr(structure, "_UNION_ROWS", 5)
-    assert [(c.name, c.coverage) for c in structure._candidates("t", start, end, name, line, names, keep, times, need)] \
-        == [(c.name, c.coverage) for c in whole]

@@ -46,8 +46,19 @@ def user_annotations(h: HostEvents, fw: Framework) -> np.ndarray:
                           dtype=bool, count=len(h.line_names))
     inside = _inside(h, container)
     nested_name = np.bincount(h.name[inside].astype(np.int64), minlength=len(h.names)) > 0
-    user = (~own & ~inside & ~nested_name[h.name] & ~bg_line[h.line] & (h.corr < 0) & (h.root < 0)
-            & ~h.name_mask(xla.is_python_tracer_event) & (h.end > h.start))
+    # in place, one column at a time: each ``~x & y`` over the host table (2.25 M events, dense) was a temporary
+    out = nested_name[h.name]
+    out |= own
+    out |= inside
+    out |= bg_line[h.line]
+    out |= h.name_mask(xla.is_python_tracer_event)
+    user = np.logical_not(out, out=out)
+    np.less(h.corr, 0, out=inside)  # ``inside`` is no longer needed: its column holds each test in turn
+    user &= inside
+    np.less(h.root, 0, out=inside)
+    user &= inside
+    np.greater(h.end, h.start, out=inside)
+    user &= inside
     return np.flatnonzero(user).astype(np.int64)
 
 
@@ -77,9 +88,12 @@ def _inside(h: HostEvents, own: np.ndarray) -> np.ndarray:
 
 
 def _union(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Disjoint, sorted union of the intervals ``[s, e)``."""
-    o = np.argsort(s, kind="stable")
-    s, e = s[o].astype(np.int64), e[o].astype(np.int64)
+    """Disjoint, sorted union of the intervals ``[s, e)``.  A thread's events come by start (the readers' order): then
+    the stable sort, the identity, is skipped."""
+    if s.size > 1 and not bool((s[1:] >= s[:-1]).all()):
+        o = np.argsort(s, kind="stable")
+        s, e = s[o], e[o]
+    s, e = s.astype(np.int64, copy=False), e.astype(np.int64, copy=False)
     run = np.maximum.accumulate(e)
     new = np.ones(s.size, bool)
     new[1:] = s[1:] > run[:-1]

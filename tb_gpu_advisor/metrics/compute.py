@@ -70,13 +70,15 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     # the kernel modules' per-GPU temporaries (~100 bytes per device event) are handed back after each of them
     kernel_rows = _trimmed(kernels.kernel_stats, ctx)
     communication = comm.communication(ctx)
-    # the modules that read each GPU's in-step kernels and their durations (GpuCtx.kernels_in_steps) run one after
-    # the other, and the shared durations (8 bytes a kernel) are dropped after the last of them
+    # the modules that read each GPU's in-step kernels and their durations (GpuCtx.kernels_in_steps: precision, fusion,
+    # durations, small kernels, capture checks, underfill) run one after the other, and the shared durations (8 bytes
+    # a kernel) are dropped after the last of them
     prec = kernels.precision_totals(ctx)
     fusion = _trimmed(kernels.fusion, ctx)
     durations = _trimmed(kernels.kernel_durations, ctx)
     small = kernels.small_kernels(ctx)
     quality = capture.capture_quality(ctx)
+    uf = underfill.underfill(ctx)
     for g in ctx.gpus:
         g.forget_kernels()
     release_free_heap()  # those durations, under the modules below (memory.py)
@@ -117,7 +119,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         job=job, compute_critical_ms=bd.mean_critical(host_arr, per_gpu_arr, ctx),
         compute_critical_share=bd.critical_shares(per_gpu_arr, ctx),
         idle_in_ranges=bd.top_ranges(in_ranges, ctx.steps.count),
-        idle_in_os_waits=bd.top_ranges(in_waits, ctx.steps.count), underfill=underfill.underfill(ctx),
+        idle_in_os_waits=bd.top_ranges(in_waits, ctx.steps.count), underfill=uf,
     )
     # the rows stay columns (StepTable): the report reads them as such, a rule that reads rows gets them made
     hm.steps_detail = StepTable([per_gpu[gid] if per_gpu is not None else per_gpu_arr[gid]

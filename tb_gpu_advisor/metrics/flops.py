@@ -113,7 +113,7 @@ def _row_kernels(ctx: Context, fo: FlopOps) -> _RowKernels:
     for g in ctx.active:
         d = g.d
         kern = (d.kind == devices.KIND_KERNEL) & (g.step >= 0)
-        out.gemm[d.gpu] = kern & gemm_events(d)
+        out.gemm[d.gpu] = kern & gemm_events(d, ctx)
         row = np.full(len(d), -1, np.int64)
         if enc is not None:
             idx = np.flatnonzero(kern & (g.launch >= 0))
@@ -128,12 +128,30 @@ def _row_kernels(ctx: Context, fo: FlopOps) -> _RowKernels:
     return out
 
 
-def gemm_events(d) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
-    """Bool per event: a matmul/conv/attention kernel by its library's naming (any vendor)."""
+def gemm_names(names: list[str]) -> np.ndarray:
+    """Bool per name: a matmul/conv/attention kernel by its library's naming (any vendor)."""
+    return (devices.gemm_kernel(names) | devices.tensor_core(names)) & ~frameworks.not_gemm_kernel(names)
+
+
+def gemm_events(d, ctx: Context | None = None) -> np.ndarray:  # noqa: ANN001 - DeviceEvents
+    """Bool per event: a matmul/conv/attention kernel by its library's naming (any vendor).
+
+    With ``ctx`` the answer is made once per GPU (read-only, kept in ``ctx.memo`` with the name column it was made
+    from) and each distinct name is classified once per analysis: the breakdown's critical time and the FLOP count
+    both ask it for every GPU, and the 8 GPUs of a capture share most of their kernel names (a few regex searches
+    each)."""
     if not len(d):
         return np.zeros(0, bool)
-    per_name = (devices.gemm_kernel(d.names) | devices.tensor_core(d.names)) & ~frameworks.not_gemm_kernel(d.names)
-    return per_name[d.name]
+    if ctx is None:
+        return gemm_names(d.names)[d.name]
+    key = ("gemm_events", d.gpu)
+    got = ctx.memo.get(key)
+    if got is not None and got[0] is d.name and got[1] is d.names:
+        return got[2]
+    out = ctx.by_name(gemm_names, d.names)[d.name]
+    out.flags.writeable = False
+    ctx.memo[key] = (d.name, d.names, out)
+    return out
 
 
 def _coverage(ctx: Context, rows: _RowKernels | None) -> float | None:
@@ -201,7 +219,7 @@ def _dtype(ctx: Context, fo: FlopOps | None, rows: _RowKernels | None) -> int | 
     fp32 matmul on TF32 Tensor Cores is TF32); else the one of most FLOPs, by the ops' inputs."""
     time: dict[int, float] = defaultdict(float)
     for g in ctx.active:
-        m = rows.gemm[g.d.gpu] if rows is not None else ((g.step >= 0) & gemm_events(g.d))
+        m = rows.gemm[g.d.gpu] if rows is not None else ((g.step >= 0) & gemm_events(g.d, ctx))
         dur = (g.d.end[m] - g.d.start[m]).astype(np.float64)
         for p, t in zip(*_sum_by(g.name_prec[m], dur)):
             time[p] += t

@@ -8,7 +8,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices, frameworks
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
+from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context, distinct_ids
 from tb_gpu_advisor.metrics.types import (ElementwiseChain, Fusion, KernelDurations, KernelStat, SmallKernelOffender,
                                           SmallKernels)
 from tb_gpu_advisor.model.columns import union_intervals, unique_inverse
@@ -78,7 +78,7 @@ def _stream_busy_until(d) -> np.ndarray:
     n = len(d)
     if not n:
         return np.zeros(0, dtype=np.int64)
-    streams = np.unique(d.stream)
+    streams = distinct_ids(d.stream)
     if streams.size > _STREAM_MASKS_MAX or not bool((d.start[1:] >= d.start[:-1]).all()):
         return _stream_busy_until_sorted(d)
     out = np.empty(n, dtype=np.int64)
@@ -187,19 +187,22 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
         if d.long_name_sid is not None:
             lng = _dominant_sid(inv, d.long_name_sid[m], u.size)
             shp = np.where(shp >= 0, shp, lng)
-        for j, k in enumerate(u):
-            nm = d.names[int(k // (len(d.op_text) + 1))]
-            oi = int(k % (len(d.op_text) + 1)) - 1
+        # the rows' numbers as Python lists first: one conversion per column, not a numpy scalar per row and column
+        stride = len(d.op_text) + 1
+        for nid, oi, p_j, mu_j, sh_j, c_j, t_j, mn_j, mx_j, ls_j, ln_j in zip(
+                (u // stride).tolist(), (u % stride - 1).tolist(), prec.tolist(), on_mu.tolist(), shp.tolist(),
+                cnt.tolist(), tot.tolist(), mn.tolist(), mx.tolist(), lat_sum.tolist(), lat_n.tolist()):
+            nm = d.names[nid]
             ot = d.op_text[oi] if oi >= 0 else ""
             r = acc.get((nm, ot))
             if r is None:
-                acc[(nm, ot)] = r = dict(count=0, total=0.0, mn=np.inf, mx=0.0, lat=0.0, latn=0.0, prec=int(prec[j]), gpus=set(),
+                acc[(nm, ot)] = r = dict(count=0, total=0.0, mn=np.inf, mx=0.0, lat=0.0, latn=0.0, prec=p_j, gpus=set(),
                                          shape=None, mu=False)
-            r["mu"] = r["mu"] or bool(on_mu[j])
-            if r["shape"] is None and shp[j] >= 0:
-                r["shape"] = d.string(int(shp[j])) or None
-            r["count"] += int(cnt[j]); r["total"] += float(tot[j]); r["mn"] = min(r["mn"], float(mn[j])); r["mx"] = max(r["mx"], float(mx[j]))
-            r["lat"] += float(lat_sum[j]); r["latn"] += float(lat_n[j]); r["gpus"].add(d.gpu)
+            r["mu"] = r["mu"] or mu_j
+            if r["shape"] is None and sh_j >= 0:
+                r["shape"] = d.string(sh_j) or None
+            r["count"] += c_j; r["total"] += t_j; r["mn"] = min(r["mn"], mn_j); r["mx"] = max(r["mx"], mx_j)
+            r["lat"] += ls_j; r["latn"] += ln_j; r["gpus"].add(d.gpu)
     # classified once per distinct kernel name (a name is paired with many ops), then looked up per row
     distinct = list(dict.fromkeys(k[0] for k in acc))
     where = {n: i for i, n in enumerate(distinct)}
@@ -269,12 +272,11 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
         u, inv = unique_inverse(key)
         cnt = np.bincount(inv)
         tot = np.bincount(inv, weights=dur[sm])
-        for j, k in enumerate(u):
-            name = d.names[int(k // (len(d.op_text) + 1))]
-            oi = int(k % (len(d.op_text) + 1)) - 1
+        stride = len(d.op_text) + 1
+        for nid, oi, c_j, t_j in zip((u // stride).tolist(), (u % stride - 1).tolist(), cnt.tolist(), tot.tolist()):
             typ = frameworks.op_type(d.op_text[oi]) if oi >= 0 else ""
-            r = groups.setdefault((name, typ), [0, 0.0])
-            r[0] += int(cnt[j]); r[1] += float(tot[j])
+            r = groups.setdefault((d.names[nid], typ), [0, 0.0])
+            r[0] += c_j; r[1] += t_j
     top = sorted(groups.items(), key=lambda kv: -kv[1][1])[:top_n]
     n = max(ctx.steps.count, 1)
     return SmallKernels(
@@ -340,7 +342,7 @@ def fusion(ctx: Context, top_n: int = 5) -> Fusion:
         small_ew += int((ew & (dur_us < T("launch.small_kernel_us"))).sum())
         cand = ew & g.eager[idx] if ev and g.eager is not None else ew
         stream = d.stream[idx]
-        for s in np.unique(stream):
+        for s in distinct_ids(stream):
             on = stream == s
             sel = idx[on]
             _chains_on_stream(d, sel, cand[on], g.step[sel], (bs, be), chains, top_n)

@@ -72,9 +72,10 @@ def op_stats(ctx: Context, top_n: int = 50, kept: KeptOps | None = None) -> list
         eag = np.bincount(nm[h.is_eager[m] == 1], minlength=n_names)[u]
         del nm
         cnt = cnt[u]
-        for j, k in enumerate(u):
-            full = h.names[int(k)]
-            acc[full] = dict(occ=int(cnt[j]), host=float(dur[j]) / PS_PER_MS, dev=dev[j] > 0, eager=eag[j] > 0, kc=0, kt=0.0, tc=0.0, prec={})
+        # the columns as Python lists once (not a numpy scalar per name and column: thousands of op names)
+        for k, c_j, d_j, dev_j, eag_j in zip(u.tolist(), cnt.tolist(), dur.tolist(), dev.tolist(), eag.tolist()):
+            full = h.names[k]
+            acc[full] = dict(occ=c_j, host=d_j / PS_PER_MS, dev=dev_j > 0, eager=eag_j > 0, kc=0, kt=0.0, tc=0.0, prec={})
     del m, kept
     for g in ctx.gpus:
         d = g.d
@@ -89,20 +90,22 @@ def op_stats(ctx: Context, top_n: int = 50, kept: KeptOps | None = None) -> list
         # an op whose kernels an eager call launched (un-jitted jnp: one compiled program per call) ran eagerly, as
         # the eager-execution finding counts it (issue #27 item 7: the table said no op was eager beside it)
         eag = np.bincount(inv, weights=g.eager[km].astype(np.float64)) > 0 if g.eager is not None else None
-        for j, k in enumerate(u):
-            full = d.op_text[int(k)]
-            r = acc.setdefault(full, dict(occ=0, host=0.0, dev=True, eager=False, kc=0, kt=0.0, tc=0.0, prec={}))
+        u_list = u.tolist()
+        eag_list = eag.tolist() if eag is not None else [False] * len(u_list)
+        for k, e_j, c_j, t_j, tc_j in zip(u_list, eag_list, cnt.tolist(), tot.tolist(), tct.tolist()):
+            r = acc.setdefault(d.op_text[k], dict(occ=0, host=0.0, dev=True, eager=False, kc=0, kt=0.0, tc=0.0, prec={}))
             r["dev"] = True
-            if eag is not None and eag[j]:
+            if e_j:
                 r["eager"] = True
-            r["kc"] += int(cnt[j]); r["kt"] += float(tot[j]); r["tc"] += float(tct[j])
+            r["kc"] += c_j; r["kt"] += t_j; r["tc"] += tc_j
         pu = g.name_prec[km]
-        for p in np.flatnonzero(np.bincount(pu)):  # the precision codes present (small non-negative ints)
+        for p in np.flatnonzero(np.bincount(pu)).tolist():  # the precision codes present (small non-negative ints)
             sel = pu == p
             pt = np.bincount(inv[sel], weights=dur[sel], minlength=u.size)
-            for j in np.nonzero(pt)[0]:
-                r = acc[d.op_text[int(u[j])]]
-                r["prec"][int(p)] = r["prec"].get(int(p), 0.0) + float(pt[j])
+            pt_list = pt.tolist()
+            for j in np.flatnonzero(pt).tolist():
+                r = acc[d.op_text[u_list[j]]]
+                r["prec"][p] = r["prec"].get(p, 0.0) + pt_list[j]
     _host_records(ctx, acc)
     out = []
     for full, r in acc.items():

@@ -521,19 +521,37 @@ def _launched_per_step(hs: np.ndarray, he: np.ndarray, h: HostEvents, d: DeviceE
     first_k = np.full(n, big, np.int64)
     first_any = np.full(n, big, np.int64)
     last = np.full(n, small, np.int64)
-    m = np.flatnonzero(launch >= 0)
-    if m.size == 0 or n == 0:
+    m = _where(launch >= 0)
+    if _size(m, launch.size) == 0 or n == 0:
         return first_k, first_any, last
     t = h.start[launch[m]]
     k = searchsorted_right(hs, t) - 1  # launch times come in order: merged, not searched one by one
     ok = k >= 0
     ok &= t < he[np.clip(k, 0, None)]
-    m, k = m[ok], k[ok]
-    reduce_at(np.minimum, first_any, k, d.start[m])
-    reduce_at(np.maximum, last, k, d.end[m])
-    kern = (d.kind[m] == devices.KIND_KERNEL) | (d.kind[m] == devices.KIND_COLLECTIVE)
-    reduce_at(np.minimum, first_k, k[kern], d.start[m][kern])
+    del t
+    # every event launched inside a step (the usual GPU): its columns as they are, no gathers
+    if not ok.all():
+        m = (np.flatnonzero(ok) if isinstance(m, slice) else m[ok])
+        k = k[ok]
+    start, end, kind = d.start[m], d.end[m], d.kind[m]
+    reduce_at(np.minimum, first_any, k, start)
+    reduce_at(np.maximum, last, k, end)
+    kern = (kind == devices.KIND_KERNEL) | (kind == devices.KIND_COLLECTIVE)
+    if kern.all():
+        reduce_at(np.minimum, first_k, k, start)
+    else:
+        reduce_at(np.minimum, first_k, k[kern], start[kern])
     return first_k, first_any, last
+
+
+def _where(mask: np.ndarray) -> np.ndarray | slice:
+    """The positions ``mask`` holds: every position as a slice (views, no gathers) where it holds them all."""
+    return slice(None) if bool(mask.all()) else np.flatnonzero(mask)
+
+
+def _size(sel: np.ndarray | slice, n: int) -> int:
+    """How many positions :func:`_where`'s answer holds, of ``n``."""
+    return n if isinstance(sel, slice) else int(sel.size)
 
 
 def _async_device_windows(hs: np.ndarray, he: np.ndarray, h: HostEvents, devs: list[DeviceEvents],

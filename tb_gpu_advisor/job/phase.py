@@ -116,14 +116,14 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     if n_cap:
         parts.append(f"{plural(n_cap, 'graph capture')} ({_ms((cap_e[:n_cap] - cap_s[:n_cap]).sum())}): kernels launched while a graph "
                      "is captured are recorded, not run")
-    for what, mask in (("library start-up / module loading calls", init), ("compilation spans", comp),
-                       ("first-time runtime calls", rare)):
+    for what, many, mask in (("library start-up / module loading call", "library start-up / module loading calls",
+                              init), ("compilation span", None, comp), ("first-time runtime call", None, rare)):
         if mask.any():
             names = sorted({h.names[i] for i in np.unique(h.name[mask])[:3]})
             # the time they cover, not the sum of their durations: compilation's spans nest (bw_compiler around
             # compile_fx_inner around ...), and summed they read 3.97 s of compiling in a 1.7 s capture
             us, ue = union_intervals(h.start[mask].astype(np.int64, copy=False), h.end[mask].astype(np.int64, copy=False))
-            parts.append(f"{int(mask.sum())} {what} ({', '.join(f'`{n}`' for n in names)}, {_ms((ue - us).sum())})")
+            parts.append(f"{plural(int(mask.sum()), what, many)} ({', '.join(f'`{n}`' for n in names)}, {_ms((ue - us).sum())})")
     phase = ("warm-up" if share >= T("job.warmup_share") else
              "mixed" if share >= T("job.one_time_min_share") else "steady")
     lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]

@@ -455,10 +455,12 @@ STARTUP_CALLS = (("cudaFree_v3020", 1, 120_000_000), ("cudaStreamCreateWithFlags
 WINDOW_RANGES = ("load batch", "preprocess")
 
 
-def write_window(path: str, window: str, ranges: int = 6, process: str = "python3") -> dict:
+def write_window(path: str, window: str, ranges: int = 6, process: str = "python3",
+                 streams: dict[str, str] | None = None) -> dict:
     """Write an export whose window holds no GPU work, as ``window`` (:data:`WINDOWS`) says; return its truth:
     the window, the CUDA calls, NVTX ranges and memset bytes written, and the context creation's ms.  ``process``
-    names the profiled program (a Python interpreter, or a CUDA program's own binary)."""
+    names the profiled program (a Python interpreter, or a CUDA program's own binary); ``streams`` what it wrote
+    (``{"stdout": ..., "stderr": ...}``), kept as Nsight keeps it (``ProcessStreams``)."""
     if window not in WINDOWS:
         raise ValueError(f"window {window!r}: one of {WINDOWS}")
     strings = _Strings()
@@ -491,6 +493,12 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
     stop = t + 1_000_000
     con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings(process), gtid))
     con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, process))
+    if streams:
+        con.execute("CREATE TABLE IF NOT EXISTS ProcessStreams (globalPid INTEGER NOT NULL, filenameId INTEGER NOT "
+                    "NULL, contentId INTEGER NOT NULL)")
+        for stream, text in streams.items():
+            con.execute("INSERT INTO ProcessStreams VALUES (?, ?, ?)", (
+                gpid, strings(f"/tmp/nvidia/nsight_systems/streams/pid_{pid}_{stream}.log"), strings(text)))
     con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
     con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
     con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))

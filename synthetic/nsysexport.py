@@ -455,10 +455,12 @@ STARTUP_CALLS = (("cudaFree_v3020", 1, 120_000_000), ("cudaStreamCreateWithFlags
 WINDOW_RANGES = ("load batch", "preprocess")
 
 
-def write_window(path: str, window: str, ranges: int = 6, process: str = "python3") -> dict:
+def write_window(path: str, window: str, ranges: int = 6, process: str = "python3",
+                 streams: dict[str, str] | None = None) -> dict:
     """Write an export whose window holds no GPU work, as ``window`` (:data:`WINDOWS`) says; return its truth:
     the window, the CUDA calls, NVTX ranges and memset bytes written, and the context creation's ms.  ``process``
-    names the profiled program (a Python interpreter, or a CUDA program's own binary)."""
+    names the profiled program (a Python interpreter, or a CUDA program's own binary); ``streams`` what it wrote
+    (``{"stdout": ..., "stderr": ...}``), kept as Nsight keeps it (``ProcessStreams``)."""
     if window not in WINDOWS:
         raise ValueError(f"window {window!r}: one of {WINDOWS}")
     strings = _Strings()
@@ -491,6 +493,12 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
     stop = t + 1_000_000
     con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings(process), gtid))
     con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, process))
+    if streams:
+        con.execute("CREATE TABLE IF NOT EXISTS ProcessStreams (globalPid INTEGER NOT NULL, filenameId INTEGER NOT "
+                    "NULL, contentId INTEGER NOT NULL)")
+        for stream, text in streams.items():
+            con.execute("INSERT INTO ProcessStreams VALUES (?, ?, ?)", (
+                gpid, strings(f"/tmp/nvidia/nsight_systems/streams/pid_{pid}_{stream}.log"), strings(text)))
     con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
     con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
     con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
@@ -953,6 +961,104 @@ def write_back_to_back_calls(path: str, calls: int = 4, layers: int = 12, layer_
     con.commit()
     con.close()
     return {"calls": calls, "call_ms": (layers * layer_kernels + 2) * kernel_us / 1000.0}
+
+
+# --------------------------------------------------------------------------- a native loop, no sync (issue 37)
+
+
+def write_native_loop(path: str, iterations: int = 400, kernel_us: tuple[float, ...] = (46.0, 39.0),
+                      context_ms: float = 77.0, cut: bool = False) -> dict:
+    """Write the export of a native GPU-bound loop shaped after michaelmichaeln/Parallel-Sheet-Simulator's RTX 2080
+    ``report1.sqlite``: the runtime initialises (``cuModuleGetLoadingMode``), then the program's first call, a blocking
+    ``cudaMemcpyToSymbol`` of 8 bytes, lasts ``context_ms`` (the context created inside it), buffers are allocated and
+    uploaded, one warm-up iteration runs and is synced, and ``iterations`` iterations of ``len(kernel_us)`` kernels are
+    launched back to back (20 us a launch, the kernels queue end to end), then one ``cudaEventSynchronize`` and the
+    results read back.  ``cut``: a window opened mid-run instead -- no runtime start-up, and the first call a blocking
+    ``cudaMemcpy`` that waits ``context_ms`` for GPU work launched before the window.  Return the truth."""
+    us, ms = 1000, 1_000_000
+    strings = _Strings()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL]) + ";")
+    pid = 9514
+    gtid, gpid = _gid(pid, pid), _gid(pid)
+    t = SESSION_START_NS + 300 * ms
+    runtime, memcpy, kern = [], [], []
+    corr, free = 0, 0
+
+    def call(name: str, dur_ns: int) -> int:
+        nonlocal t, corr
+        corr += 1
+        runtime.append((t, t + dur_ns, corr, strings(name)))
+        t += dur_ns + 2 * us
+        return corr
+
+    def copy(name: str, kind: int, dma_us: float, wait_ns: int = 0) -> None:
+        nonlocal free
+        a = max(t, free) + wait_ns
+        c = call(name, a - t + int(dma_us * us) + 5 * us)
+        memcpy.append((a + 2 * us, a + 2 * us + int(dma_us * us), c, kind))
+        free = max(free, a + 2 * us + int(dma_us * us))
+
+    def launch(j: int) -> None:
+        nonlocal free
+        c = call("cudaLaunchKernel_v7000", 18 * us)
+        ks = max(runtime[-1][0] + 10 * us, free)
+        free = ks + int(kernel_us[j] * us)
+        kern.append((ks, free, c, j))
+
+    if cut:
+        copy("cudaMemcpy_v3020", 1, 1.0, wait_ns=int(context_ms * ms))  # waits for work before the window
+    else:
+        call("cuModuleGetLoadingMode", 1 * us)
+        copy("cudaMemcpyToSymbol_v3020", 1, 1.0, wait_ns=int(context_ms * ms))  # the context, inside it
+        for _ in range(3):
+            call("cudaMalloc_v3020", 60 * us)
+        for _ in range(3):
+            copy("cudaMemcpy_v3020", 1, 180.0)
+        for j in range(len(kernel_us)):  # the warm-up iteration, synced
+            launch(j)
+        c = call("cudaDeviceSynchronize_v3020", 0)
+        runtime[-1] = (runtime[-1][0], free + 3 * us, c, runtime[-1][3])
+        t = free + 5 * us
+    first = free
+    for _ in range(iterations):
+        for j in range(len(kernel_us)):
+            launch(j)
+    c = call("cudaEventSynchronize_v3020", 0)
+    runtime[-1] = (runtime[-1][0], free + 3 * us, c, runtime[-1][3])
+    t = free + 5 * us
+    loop_ms = (free - first) / ms
+    for _ in range(3):
+        copy("cudaMemcpy_v3020", 2, 200.0)
+    stop = t + ms
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,0,2)",
+                    [(a, b, c, gpid, 4 << 20, k) for a, b, c, k in memcpy])
+    names = [strings(n) for n in ("fused_force_kernel", "fused_integrate_collision_kernel", "third_kernel",
+                                  "fourth_kernel")[:len(kernel_us)]]
+    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+                    [(a, b, 0, 1, 7, c, gpid, names[j], names[j], 32, 977, 1, 1, 256, 1, 1, 0, 0, 0, 0, i, None, None)
+                     for i, (a, b, c, j) in enumerate(kern)])
+    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (0, 0, "NVIDIA GeForce RTX 2080", "0000:21:00.0", 1, 4194304, 8361017344, 448000000000, 1710000000,
+                 46, 0, "GPU-00000000", 0, "TU104", 0, 7, 5, 0))
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("cloth_sim_v4"), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, './cloth_sim_v4')", (gpid, pid))
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
+    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
+    con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)", [(i, n, n) for i, n in _COPY_KINDS])
+    con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
+    con.executemany("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _SYNC_TYPES])
+    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
+    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    con.commit()
+    con.close()
+    return {"iterations": iterations, "iteration_ms": sum(kernel_us) / 1000.0, "loop_ms": loop_ms,
+            "context_ms": 0.0 if cut else context_ms, "waited_ms": context_ms if cut else 0.0}
 
 
 # --------------------------------------------------------------------------- host work between the GPU's (issue 37)

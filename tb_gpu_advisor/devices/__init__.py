@@ -176,6 +176,14 @@ def is_init_call(name: str) -> bool:
     return name.startswith(INIT_CALLS)
 
 
+RUNTIME_INIT_CALLS = _calls("RUNTIME_INIT_CALLS")
+
+
+def is_runtime_init(name: str) -> bool:
+    """A call the runtime makes once while it initialises in a process (``nvidia.RUNTIME_INIT_CALLS``)."""
+    return bool(RUNTIME_INIT_CALLS) and name.startswith(RUNTIME_INIT_CALLS)
+
+
 def is_jit_compile(name: str) -> bool:
     """Compiling a kernel at run time (a fusion compiler's NVRTC / hipRTC call): a one-time cost per kernel."""
     low = name.lower()

@@ -113,6 +113,8 @@ CAPTURE_CALLS = (("hipStreamBeginCapture",), ("hipStreamEndCapture",))
 WORK_ITEM_GRID_CALLS = ("hipExtModuleLaunchKernel", "hipHccModuleLaunchKernel")
 INIT_CALLS = ("hipModuleLoad", "hipModuleGetFunction", "rocblas_create_handle", "hipblasCreate", "hipblasLtCreate",
               "miopenCreate", "hipGraphInstantiate", "hipInit")
+#: Calls the HIP runtime makes only while it initialises (see ``nvidia.RUNTIME_INIT_CALLS``): none known yet.
+RUNTIME_INIT_CALLS: tuple[str, ...] = ()
 #: Compiling a kernel at run time: hipRTC and its linker (see ``nvidia.JIT_COMPILE_CALLS``).
 JIT_COMPILE_CALLS = ("hiprtccompileprogram", "hiprtclinkcomplete")
 

@@ -324,6 +324,11 @@ LAUNCH_CALLS = ("cudaLaunchKernel", "cuLaunchKernel", "cudaLaunchCooperativeKern
 #: building a CUDA graph.  ``cudaGetDeviceProperties``-style queries are cheap and left out.
 INIT_CALLS = ("cuModuleLoad", "cudaModuleLoad", "cuLibraryLoad", "cuModuleGetFunction", "cudnnCreate", "cublasCreate",
               "cublasLtCreate", "cudaGraphInstantiate", "cuGraphInstantiate", "cuInit", "cudaFuncGetAttributes")
+#: Calls the CUDA runtime makes once, while it initialises in a process, before the call that creates its context
+#: (CUDA 11.7 and newer query the module loading mode first; every process-start export read so far opens with it): a
+#: window that holds one holds the process's start, so the next runtime call of its thread creates the context,
+#: whatever call it is (``cudaMalloc``, ``cudaMallocManaged``, a blocking ``cudaMemcpyToSymbol``).
+RUNTIME_INIT_CALLS = ("cuModuleGetLoadingMode",)
 #: Compiling a kernel at run time: NVRTC (CUDA C++ to PTX, ``nvrtcCompileProgram``), nvJitLink and the driver's
 #: linker.  A fusion compiler (nvFuser, Triton, CuPy's raw kernels) runs them once per new kernel: a one-time cost.
 #: JIT compilers wrap them in their own NVTX ranges (nvFuser: ``executor_utils::Nvrtc::CompileProgram``), so the

@@ -93,6 +93,31 @@ def program_failure(stderr: str, chars: int = 300) -> str:
     return ""
 
 
+#: A terminal's colour and style codes (``ESC[0;31m``): loggers wrap their error lines in them (jetson-utils' red
+#: ``LogError``); the words are what is read.
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+#: A line in which the program reports that something it needed failed, in the words programs use for it.
+_FAILED_WORDS = re.compile(r"\b(?:failed to|could not|couldn't|cannot|can't|unable to)\b", re.I)
+#: A line that calls itself a warning or a note (glog's and TensorFlow's ``W tensorflow/...cc:64] Could not load dynamic
+#: library``, Python's
+#: ``UserWarning: ...``, ``[warning] ...``, ``[W ...]``): the program says it went on.
+_NOT_FATAL = re.compile(r"warn|^\W*(?:info|note|notice|debug)\b|^\W*[WI]\d{0,4}[\s\]]|"
+                        r"(?:^|\s)[WI](?:\d{4})?\s.*?[\w.-]+\.\w+:\d+\]", re.I)
+
+
+def reported_failure(text: str, chars: int = 300) -> str:
+    """The last line of a program's output (either stream: the words tell a failure, not the stream it went to) in
+    which it reports that something it needed failed (``videoSource -- failed to parse command line options``,
+    ``cannot open camera``), colour codes taken out; "" where none does, or where every such line calls itself a
+    warning.  Weaker than :func:`program_failure` -- a program may report a failure and go on -- so it is read only
+    for a window in which the program launched no GPU work: there it is the likely reason it launched none."""
+    lines = [_ANSI.sub("", ln).strip() for ln in (text or "").splitlines()]
+    for ln in reversed(lines):
+        if ln and _FAILED_WORDS.search(ln) and not _NOT_FATAL.search(ln):
+            return ln if len(ln) <= chars else ln[:chars - 3] + "..."
+    return ""
+
+
 SESSION_TIME_FORMAT = "%Y_%m_%d_%H_%M_%S"
 
 

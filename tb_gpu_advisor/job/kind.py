@@ -317,11 +317,17 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
     cuda = trace.producer.get("cuda_trace", "")
     calls = [n for n in names if devices.is_runtime_call(n)]
     failed = trace.producer.get("program_error", "")
+    stream = trace.producer.get("program_stream", "") or "standard error"
     if failed:  # the window was not put wrong: the program died before its GPU work, and says why
         held = (f"; the window holds {_startup_calls(trace)}" if calls else
                 "; CUDA tracing was on, and the window holds no CUDA call" if cuda == "on" else "")
         return Kind("no_gpu", "high", f"the program stopped with an error before it launched a kernel: \"{failed}\" "
-                                      f"(its standard error, kept in the capture){held}", window="failed")
+                                      f"(its {stream}, kept in the capture){held}", window="failed")
+    reported = trace.producer.get("program_reported", "")
+    if reported and calls:  # it launched nothing and said something it needed failed: likely why (not a death form)
+        return Kind("no_gpu", "medium", f"the program reported a failure and launched no kernel: \"{reported}\" (its "
+                                        f"{stream}, kept in the capture), likely why it stopped before its GPU work; "
+                                        f"the window holds {_startup_calls(trace)}", window="failed")
     untraced = _wsl2_untraced(trace) if not calls and cuda != "off" else ""
     if untraced:  # the platform, not the window: the program ran, the profiler traced none of its CUDA work
         return Kind("unknown", "low", untraced, window="wsl2_untraced")

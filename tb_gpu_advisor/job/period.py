@@ -29,6 +29,8 @@ Nothing reads what a kernel's name says: only which launches are equal.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
 from tb_gpu_advisor import devices
@@ -100,7 +102,9 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     # transfers' times and no pause can stand out: the loop's one wait per period, at its boundary alone, marks it
     alone = blocked >= _BLOCKED and float(np.delete(waited_at, offset).max(initial=0.0)) <= 1.0 - _WAITED
     layered = _calls_of_layers(key, first, length, p)
-    if not layered and (waited < _WAITED or not (paused or alone)):
+    marked = waited >= _WAITED and (paused or alone)
+    own = not marked and not layered and _own_loop(trace, launches, key, first, length, p, t_start)
+    if not (marked or layered or own):
         return None
     starts = np.arange(first + offset, first + length - p + 1, p)
     if starts.size < 2:
@@ -112,9 +116,11 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     why = (f"{pause / 1e9:.3g} ms typical pause, against {typical / 1e9:.3g} ms between launches" if paused else
            f"a sync at each boundary and nowhere else in the period, the host blocked in copies through "
            f"{100 * blocked:.0f}% of the gaps between its launches, so that no pause can stand out")
-    each = (f"each after the host waited for the GPU ({why})" if waited >= _WAITED and (paused or alone) else
+    each = (f"each after the host waited for the GPU ({why})" if marked else
             f"each a run of {layered} repeated layers between the call's own first and last kernels (a model's calls, "
-            f"launched back to back)")
+            f"launched back to back)" if layered else
+            "each launched by the program's own calls, no framework op around them, and no other kernel in the "
+            "window: the iterations of its loop")
     note = (f"the GPU work's own period: {starts.size} repeats of the same {p}-kernel launch sequence "
             f"({100 * coverage:.0f}% of the launches), {each}; no step markers or step spans in the capture")
     return SpanSteps(name=f"{p}-launch period", source="repeated_launches", start=start.astype(np.int64),
@@ -143,6 +149,61 @@ def _calls_of_layers(key: np.ndarray, first: int, length: int, p: int) -> int:
         if eq[a:min(a + p, eq.size)].all():
             return 0
     return run // q
+
+
+def _own_loop(trace: Trace, launches: list[np.ndarray], key: np.ndarray, first: int, length: int, p: int,
+              t_start: np.ndarray) -> bool:
+    """Whether the period's repeats are the iterations of the program's own loop, with no sync between them.
+
+    Why: a native GPU-bound loop (a simulator's time steps: two kernels an iteration, 1,201 iterations launched back to
+    back, michaelmichaeln/Parallel-Sheet-Simulator, issue #37) never waits for its results, so no boundary is marked,
+    and GPU bursts cut it anywhere.  What tells its repeats from a model's layers, which also repeat with nothing
+    between them: (1) the program launched them itself -- no framework op encloses the launches (a layer is a
+    framework op's kernels: ``aten::_transformer_encoder_layer_fwd`` sixty times over); (2) the repeats are all the
+    GPU computes -- no kernel outside the periodic region that the period does not launch (a model's call has its own
+    first and last kernels around its layers: an embedding, a head).  Copies outside it are the loop's inputs and
+    results; a repeat that copies (3) is left to the waits, as before: a layer whose offloaded weights are copied in
+    before it repeats so too."""
+    period = np.unique(key[first:first + p])
+    outside = np.r_[key[:first], key[first + length:]]
+    kernels = _kernel_names(trace)
+    if np.setdiff1d(period, kernels).size or np.setdiff1d(np.intersect1d(np.unique(outside), kernels), period).size:
+        return False
+    return _op_share(trace, t_start[first:first + length]) < 1.0 - _WAITED
+
+
+def _kernel_names(trace: Trace) -> np.ndarray:
+    """The device name ids of kernels, on any GPU."""
+    out = [np.unique(np.asarray(d.name)[d.kind == devices.KIND_KERNEL]) for d in trace.devices if len(d)]
+    return np.unique(np.concatenate(out)) if out else np.zeros(0, np.int64)
+
+
+def _op_share(trace: Trace, t: np.ndarray) -> float:
+    """Share of the launch calls starting at ``t`` (ps) that a framework op encloses: a host event that is neither a
+    runtime or library call nor a range of the program's own (a user's NVTX range is its code, not a framework's)."""
+    h = trace.h
+    own = np.zeros(len(h.names), dtype=bool)
+    r = trace.ranges
+    if r is not None and r.idx.size:
+        user = r.idx[~r.op]
+        own[np.unique(h.name[user])] = True
+    per = h.per_name(_runtime_or_library)
+    op = ~(per | own)[h.name]
+    if not op.any() or not t.size:
+        return 0.0
+    s, e = union_intervals(h.start[op].astype(np.int64, copy=False), h.end[op].astype(np.int64, copy=False))
+    k = np.searchsorted(s, t, side="right") - 1
+    inside = (k >= 0) & (t < e[np.maximum(k, 0)])
+    return float(inside.mean())
+
+
+#: A library's own calls (cuDNN, cuBLAS, NCCL and their HIP peers): never a framework op around a launch.
+_LIBRARY = re.compile(r"^(nccl|rccl|cudnn|cublas|cufft|curand|cusparse|cusolver|miopen|rocblas|hipblas)", re.I)
+
+
+def _runtime_or_library(name: str) -> bool:
+    """A runtime, driver or library call (module level, so ``per_name`` remembers it)."""
+    return devices.is_runtime_call(name) or _LIBRARY.match(name) is not None
 
 
 def _blocked_share(trace: Trace, lo: np.ndarray, hi: np.ndarray) -> float:

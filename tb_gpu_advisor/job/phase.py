@@ -83,12 +83,14 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     comp = ((h.name_mask(fw.compile_event) | h.name_mask(devices.is_jit_compile))
             & (dur >= T("job.one_time_call_ms") * PS_PER_MS))
     rare = _rare_slow_calls(trace, dur, launch | init | h.name_mask(devices.is_blocking_call))
+    # the context's creation is a one-time cost whatever call it falls in, a blocking copy too (left out just above)
+    ctx = _context_calls(trace) & ~rare & ~init & ~slow
     cap_s, cap_e = _captures(h)
-    m = slow | init | comp | rare
+    m = slow | init | comp | rare | ctx
     tune_s, tune_e, tune_n = _autotune(trace, fw)
     # a process that starts in the window (its context, libraries or modules loading) uploads its model before its
     # first kernel: those copies are set-up, not a step's
-    up_s, up_e, up_n = _first_uploads(trace) if m.any() else (_EMPTY, _EMPTY, 0)
+    up_s, up_e, up_n = _first_uploads(trace, ctx) if m.any() else (_EMPTY, _EMPTY, 0)
     cap_s, cap_e = np.concatenate([cap_s, tune_s, up_s]), np.concatenate([cap_e, tune_e, up_e])
     n_launch = int(launch.sum())
     med_us = None if median is None else median / 1e6
@@ -116,14 +118,18 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     if n_cap:
         parts.append(f"{plural(n_cap, 'graph capture')} ({_ms((cap_e[:n_cap] - cap_s[:n_cap]).sum())}): kernels launched while a graph "
                      "is captured are recorded, not run")
-    for what, mask in (("library start-up / module loading calls", init), ("compilation spans", comp),
-                       ("first-time runtime calls", rare)):
+    for what, many, mask in (("library start-up / module loading call", "library start-up / module loading calls",
+                              init), ("compilation span", None, comp), ("first-time runtime call", None, rare)):
         if mask.any():
             names = sorted({h.names[i] for i in np.unique(h.name[mask])[:3]})
             # the time they cover, not the sum of their durations: compilation's spans nest (bw_compiler around
             # compile_fx_inner around ...), and summed they read 3.97 s of compiling in a 1.7 s capture
             us, ue = union_intervals(h.start[mask].astype(np.int64, copy=False), h.end[mask].astype(np.int64, copy=False))
-            parts.append(f"{int(mask.sum())} {what} ({', '.join(f'`{n}`' for n in names)}, {_ms((ue - us).sum())})")
+            parts.append(f"{plural(int(mask.sum()), what, many)} ({', '.join(f'`{n}`' for n in names)}, {_ms((ue - us).sum())})")
+    if ctx.any():
+        i = int(np.flatnonzero(ctx)[0])
+        parts.append(f"the context created in the process's first runtime call after the runtime's start-up "
+                     f"(`{h.names[int(h.name[i])]}`, {_ms(dur[ctx].sum())})")
     phase = ("warm-up" if share >= T("job.warmup_share") else
              "mixed" if share >= T("job.one_time_min_share") else "steady")
     lead = {"warm-up": "a cold start", "mixed": "some one-time costs", "steady": "negligible one-time costs"}[phase]
@@ -161,11 +167,12 @@ def _autotune(trace: Trace, fw: Framework) -> tuple[np.ndarray, np.ndarray, int]
     return np.concatenate(starts), np.concatenate(ends), n
 
 
-def _first_uploads(trace: Trace) -> tuple[np.ndarray, np.ndarray, int]:
+def _first_uploads(trace: Trace, context: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, int]:
     """Per GPU, the copies to the device before its first kernel (``model.cuda()``, ``model.to(device)``: one copy
     per parameter and buffer), as the host time each was issued or in flight -- from its call's start to the later of
     the copy's end and the call's return (a pageable copy's call blocks until the copy is staged) -- merged; and how
-    many copies.  Only called for a
+    many copies; a copy whose call created the context (``context``, per host event) counts its own time only, the
+    context's being counted apart.  Only called for a
     process that starts in the window: a steady capture may open on a step's input copy, which is no set-up."""
     h = trace.h
     bursts = []
@@ -190,6 +197,8 @@ def _first_uploads(trace: Trace) -> tuple[np.ndarray, np.ndarray, int]:
         s = d.start[up].astype(np.int64, copy=False)
         e = d.end[up].astype(np.int64, copy=False)
         ok = r >= 0
+        if context is not None and context.any():
+            ok[ok] = ~context[r[ok]]
         s[ok] = np.minimum(s[ok], h.start[r[ok]].astype(np.int64, copy=False))
         e[ok] = np.maximum(e[ok], h.end[r[ok]].astype(np.int64, copy=False))
         starts.append(s)
@@ -240,6 +249,8 @@ def unseen_gpu_work(trace: Trace, launches: list[np.ndarray] | None = None) -> t
     if not cand.size:
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     cand = cand[_gpu_idle_through(trace, h.start[cand], h.end[cand])]
+    if cand.size:  # the call that created the context waited for no GPU work: there was none yet
+        cand = cand[~_context_calls(trace)[cand]]
     if cand.size:
         cand = cand[~_own_copy_waits(trace, cand, launches)]
     return union_intervals(h.start[cand].astype(np.int64, copy=False), h.end[cand].astype(np.int64, copy=False))
@@ -271,6 +282,41 @@ def _own_copy_waits(trace: Trace, cand: np.ndarray, launches: list[np.ndarray] |
     staging_ps = own_bytes * 1e3 / T("job.staging_min_gbps")  # bytes at GB/s, in ps
     length = (h.end[cand] - h.start[cand]).astype(np.float64)
     return (own_ps > 0) & (length <= own_ps + staging_ps)
+
+
+def _context_calls(trace: Trace) -> np.ndarray:
+    """Bool per host event: the call that created the process's context -- on each thread where the runtime
+    initialised in the window (``devices.is_runtime_init``), its next runtime call, where it took at least
+    ``job.one_time_launch_ms`` with every GPU idle.
+
+    Why not the first call of the window: a window cut from a running process (a capture range, a delay) may open on
+    a sync or a blocking copy that waits for GPU work launched before it, which no context creation explains.  The
+    runtime's own initialisation is what shows the process starting in the window; the context is then created in
+    the next call the program makes, whatever call it is (a 77 ms ``cudaMemcpyToSymbol`` in a real cloth simulator,
+    a ``cudaMallocManaged`` in a camera pipeline)."""
+    h = trace.h
+    out = np.zeros(len(h), dtype=bool)
+    init = np.flatnonzero(h.name_mask(devices.is_runtime_init))
+    if not init.size:
+        return out
+    calls = np.flatnonzero(h.name_mask(devices.is_runtime_call) & ~h.name_mask(devices.is_runtime_init))
+    picked = []
+    for ln in np.unique(h.line[init]).tolist():
+        c = calls[h.line[calls] == ln]
+        if not c.size:
+            continue
+        c = c[np.argsort(h.start[c], kind="stable")]
+        k = np.searchsorted(h.start[c], h.start[init[h.line[init] == ln]].min(), side="right")
+        if k < c.size:
+            picked.append(int(c[k]))
+    if not picked:
+        return out
+    p = np.asarray(picked, np.int64)
+    long = (h.end[p] - h.start[p]) >= T("job.one_time_launch_ms") * PS_PER_MS
+    p = p[long]
+    if p.size:
+        out[p[_gpu_idle_through(trace, h.start[p], h.end[p])]] = True
+    return out
 
 
 def _rare_slow_calls(trace: Trace, dur: np.ndarray, other: np.ndarray) -> np.ndarray:

@@ -46,7 +46,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes, program_failure
+from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes, program_failure, reported_failure
 from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import nvtx
@@ -301,11 +301,45 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     died = next((f for f in (program_failure(_last_lines(t, _DEATH_LINES)) for t in stderr) if f), "")
     if not failure:  # a kernel that faulted says so in the calls' return codes, whatever the program printed
         failure = died = _sticky_error(schema)
+    stream = "standard error"
+    if not failure:  # a program may write its failure to its output: the words tell it, not the stream
+        failure, stream = _output_failure(tb.program_stderr(schema, 65536, "stdout")), "standard output"
     if failure:  # the program died: a window without GPU work is its failure, not a window put wrong
         raw.facts["program_error"] = failure
+        raw.facts["program_stream"] = stream
+    else:
+        reported, stream = _reported(stderr, tb.program_stderr(schema, 65536, "stdout"))
+        if reported:  # read only for a window without GPU work (``job.kind``): the likely reason it launched none
+            raw.facts["program_reported"] = reported
+            raw.facts["program_stream"] = stream
     if died:
         raw.facts["program_died"] = died
     return raw
+
+
+#: An error report whose message is a number (``Error: 3.2e-06``): a program's measured error, not its failure.
+_MEASURED_ERROR = re.compile(r"error\s*:\s*[-+]?[\d.]+(?:e[-+]?\d+)?\s*%?\s*$", re.I)
+
+
+def _output_failure(stdout: list[str]) -> str:
+    """The failure a program wrote to its standard output (:func:`program_failure`, by its words), a measured error
+    (``Max error: 0.0``) left out: a numerical program prints its error as a result."""
+    for text in stdout:
+        f = program_failure(text)
+        if f and not _MEASURED_ERROR.search(f):
+            return f
+    return ""
+
+
+def _reported(stderr: list[str], stdout: list[str]) -> tuple[str, str]:
+    """The last failure the program reported in words (:func:`reported_failure`), standard error first, and the
+    stream it is in; ("", "") where it reported none."""
+    for texts, stream in ((stderr, "standard error"), (stdout, "standard output")):
+        for text in texts:
+            r = reported_failure(text)
+            if r:
+                return r, stream
+    return "", ""
 
 
 def _sticky_error(schema: tb.Schema) -> str:

@@ -613,6 +613,10 @@ class MultiGpu:
     # the smallest active GPU's AllReduce ms per step: the GPU that enters the collective last waits least, so its
     # time is the transfer itself; the others' include waiting for it (a straggler, a late launch)
     allreduce_transfer_ms_per_step: float | None = None
+    #: every active GPU is driven by a process of its own (``Trace.gpu_host_lines``: the ranks of a multi-process job
+    #: merged into one capture): no thread moves work between the GPUs, so they cannot run "one after another" for
+    #: that cause -- a GPU waiting for another is a rank waiting for its peers
+    one_process_per_gpu: bool = False
 
 
 #: What holds the bytes live at a GPU's memory peak (:attr:`GpuMemory.breakdown`): memory held from before the peak's

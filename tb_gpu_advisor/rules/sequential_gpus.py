@@ -33,8 +33,11 @@ def concurrency(m) -> float | None:
 
 
 def is_sequential(m) -> bool:
-    """Whether this rule fires (launch_skew defers to it)."""
-    return is_multi(m) and grade(concurrency(m), "sequential_gpus.warning", "sequential_gpus.critical") is not None
+    """Whether this rule fires (launch_skew defers to it).  Never where each GPU has a process of its own (the ranks
+    of a multi-process job): their GPUs idle in turn only while a rank waits for its peers, which the straggler and
+    communication checks judge; the fix here (one process per GPU) is what such a job already does."""
+    return (is_multi(m) and not m.multi_gpu.one_process_per_gpu
+            and grade(concurrency(m), "sequential_gpus.warning", "sequential_gpus.critical") is not None)
 
 
 @rule(ID, "§2 item 6", "GPUs run the step one after another",
@@ -43,11 +46,9 @@ def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     mg = m.multi_gpu
     conc = concurrency(m)
-    if not is_multi(m) or conc is None:
+    if not is_sequential(m) or conc is None:
         return []
     sev = grade(conc, "sequential_gpus.warning", "sequential_gpus.critical")
-    if sev is None:
-        return []
     busy = [g.busy_ms_per_step for g in active_gpus(m) if g.busy_ms_per_step]
     serial = (sum(busy) - max(busy)) * (1.0 - conc) if busy else None
     claims = idle_claims(mg.peer_wait_ledger_ms)

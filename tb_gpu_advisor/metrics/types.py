@@ -717,6 +717,9 @@ class Memory:
     settings: dict[str, Any] = field(default_factory=dict)
     #: the file is a memory snapshot (no kernels, no steps: the memory checks are all it has)
     snapshot: bool = False
+    #: a snapshot whose allocator history lost its start (``MemorySnapshot.history_cut``): (events kept, ms they span,
+    #: ms the recording spans by its annotations); its peaks are those of the kept window only
+    history_cut: tuple[int, float, float] | None = None
 
 
 @dataclass

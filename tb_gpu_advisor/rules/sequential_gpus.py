@@ -4,7 +4,9 @@ Metric: ``multi_gpu.concurrency`` (overlap of the GPUs' busy windows; 1 =
 fully parallel), never below the overlap the busy times force: GPUs busy
 more than the step span (``multi_gpu.step_span_ms``: earliest to latest of
 the GPUs' step windows) in total must overlap by the excess.  Saving: (sum of busy - max busy) × (1 - concurrency): the
-serialised part of the work.
+serialised part of the work.  Never where every GPU is driven by a process of its own
+(``multi_gpu.one_process_per_gpu``: the ranks of a DDP job), whose GPUs idle in turn only while a rank waits for
+its peers -- and whose fix (one process per GPU) the job already has.
 """
 
 from __future__ import annotations

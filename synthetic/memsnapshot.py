@@ -399,6 +399,40 @@ HF_KV_CACHE = [*ALLOCATOR_CPP, *_op("cat"),
                frame("eval.py", 33, "run")]
 
 
+def ring_buffer_training(iterations: int = 6, max_entries: int | None = 60, layers: int = 8,
+                         mib: int = 64) -> Scenario:
+    """A training loop (forward keeping each layer's activation, backward on autograd's thread, an Adam step) recorded
+    with ``_record_memory_history(max_entries=N)``: the allocator keeps only its last ``max_entries`` events (None:
+    all), while the profiler's annotations (``Optimizer.zero_grad``, ``Optimizer.step``, with their times) are kept
+    apart, every iteration's.  Truth: the events kept, and whether whole iterations were dropped."""
+    a = Allocator(80 * GiB)
+    for _ in range(4):
+        a.malloc(256 * MiB, PARAMS)
+    notes: list[dict[str, Any]] = []
+
+    def note(stage: str, name: str) -> None:
+        notes.append({"stage": stage, "name": name, "device": 0, "time_us": a.now_us})
+
+    for _ in range(iterations):
+        note("START", "Optimizer.zero_grad#AdamW.zero_grad")
+        note("END", "Optimizer.zero_grad#AdamW.zero_grad")
+        acts = [a.malloc(mib * MiB, ACTIVATION) for _ in range(layers)]
+        for x in reversed(acts):
+            g = a.malloc(mib * MiB, GRADIENT)
+            a.free(x)
+            a.free(g)
+        note("START", "Optimizer.step#AdamW.step")
+        a.free(a.malloc(8 * MiB, OPTIMIZER))
+        note("END", "Optimizer.step#AdamW.step")
+    doc = snapshot([a])
+    full = len(doc["device_traces"][0])
+    if max_entries is not None:
+        doc["device_traces"][0] = doc["device_traces"][0][-max_entries:]
+    doc["external_annotations"] = notes
+    kept = len(doc["device_traces"][0])
+    return Scenario(doc, {"gpu": 0, "kept": kept, "cut": kept < full, "iterations": iterations})
+
+
 def state_only(parts: dict[str, int], history: bool = False) -> Scenario:
     """A snapshot of the state alone (``_record_memory_history(context="state")``, or a dump whose history holds no
     step): blocks live at the dump, each with the stack that allocated it, and no allocation history -- with

@@ -142,6 +142,13 @@ class NsysJob:
     #: across the whole step (not the launching thread): neither holds the GPU's idle time
     os_call: str = "read"
     os_call_ms: float = 0.0
+    #: rank r's first step starts ``r * rank_lag_us`` after rank 0's: 50 us, the ranks run together; a lag longer
+    #: than the steps puts one rank's GPU work after the other's (GPUs busy in turn, one process each)
+    rank_lag_us: float = 50.0
+    #: a data-parallel job's set-up before its steps, on each rank: a user range ``setup_range`` this long whose one
+    #: launch broadcasts the parameters (an NCCL kernel of a tenth of it) -- the steps start after it (0: none)
+    setup_ms: float = 0.0
+    setup_range: str = "broadcast params"
 
 
 @dataclass
@@ -310,7 +317,9 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
         period = tpl["period"][0]
         ncorr = tpl["corrs"][0]
         truth.step_ms = period / 1e6
-        base = t_first + rank * 50_000  # ranks start 50 us apart
+        base = t_first + int(rank * job.rank_lag_us * 1000)  # ranks start 50 us apart unless told otherwise
+        if job.setup_ms:
+            base = _write_setup(con, job, base, rank, gtid, gpid, strings)
         for k in ("kernels", "kernel_ms", "nccl_ms", "h2d_copies", "h2d_bytes"):
             getattr(truth, k)[rank] = 0
         for first in range(0, job.steps, BATCH_STEPS):  # a batch of steps at a time: memory stays small at 1 GB
@@ -350,6 +359,30 @@ def write(path: str, job: NsysJob | None = None) -> Truth:
                      for (t,) in con.execute("SELECT name FROM sqlite_master WHERE type='table'").fetchall())
     con.close()
     return truth
+
+
+#: The NCCL kernel of :func:`_write_setup`'s parameter broadcast.
+NCCL_BROADCAST = "ncclDevKernel_Broadcast_RING_LL(ncclDevKernelArgsStorage<4096ul>)"
+
+
+def _write_setup(con: sqlite3.Connection, job: NsysJob, t0: int, rank: int, gtid: int, gpid: int,
+                 strings: _Strings) -> int:
+    """One rank's set-up before its steps (``job.setup_ms`` from ``t0``): the user range ``job.setup_range`` around one
+    launch of a parameter broadcast (correlation id 1: the steps' start at 100), the rest host work.  Returns when the
+    steps start."""
+    end = t0 + int(job.setup_ms * 1e6)
+    launch = t0 + 10_000
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?, ?, 1, ?, 1, ?, 0, NULL)",
+                (launch, launch + int(job.launch_us * 1000), gtid, strings("cudaLaunchKernel_v7000")))
+    ks = launch + int(job.launch_us * 1000) + 3_000
+    nm = strings(NCCL_BROADCAST)
+    row = (ks, ks + int(job.setup_ms * 1e5), rank, rank + 1, 7, 1, gpid, nm, nm, 32, 1, 1, 1, 256, 1, 1, 0, 0, 0, 0,
+           999_999, None, 0)
+    con.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                f"({', '.join('?' * len(_KERNEL_COLS))})", row)
+    con.execute(f'INSERT INTO "NVTX_EVENTS" VALUES ({", ".join("?" * 20)})',
+                (t0, end - 1_000, 59, None, None, None, job.setup_range, gtid, None, None, 0) + (None,) * 9)
+    return end + 10_000
 
 
 def _write_steps(con: sqlite3.Connection, job: NsysJob, truth: Truth, tpl: dict, steps: np.ndarray, offs: np.ndarray,

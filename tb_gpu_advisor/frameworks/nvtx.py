@@ -116,6 +116,20 @@ def is_warmup_name(name: str) -> bool:
     return bool(_WARMUP_NAME.search(name.strip()))
 
 
+#: A user range named after a phase of one pass through a model: its forward pass, its backward pass or the
+#: optimizer's step (``forward``, ``forward pass``, ``Backward``, ``fwd``, ``optimizer step``, ``opt_step``) -- the
+#: parts a benchmark times, as opposed to its set-up (process group, model, parameters' broadcast) and warm-up.
+_PASS_PHASE = re.compile(r"(?:^|[^a-z])(?:forward|fwd|backward|bwd)(?:$|[^a-z])|optimi[sz]er|(?:^|[^a-z])opt[-_. ]?step",
+                         re.I)
+
+
+def is_pass_phase_name(name: str) -> bool:
+    """A user range named after a forward pass, a backward pass or an optimizer step (:data:`_PASS_PHASE`), never a
+    warm-up (``warm-up forward``): the program's own bounds of the pass it measures."""
+    name = name.strip()
+    return bool(_PASS_PHASE.search(name)) and not is_warmup_name(name)
+
+
 #: A range the user (or a data-parallel wrapper) names after work only training does: the backward pass, the
 #: optimizer's step, the gradients' all-reduce or sync, DDP / FSDP set-up and the parameters' broadcast that starts
 #: a data-parallel job (``loss.backward``, ``optimizer_step``, ``allreduce_grads``, ``DDP broadcast params``).

@@ -295,6 +295,13 @@ FIXES = {
                                       "a few steps (active), with CUDA activity on.", CAPTURE),),
     "capture_quality:few_steps": (action("Profile a window of several steps after warm-up and call prof.step() "
                                          "once per step (ProfilerStep#N marks).", CAPTURE),),
+    "capture_quality:history_cut": (action(
+        "Record the snapshot's history with room for every event of the steps it should show: max_entries is the "
+        "number of allocator events kept (the oldest are dropped first), so size it to a few steps' allocations, or "
+        "record fewer steps.",
+        "torch.cuda.memory._record_memory_history(max_entries=1_000_000)\n"
+        "run_steps(2)   # the steps to see, after warm-up\n"
+        "torch.cuda.memory._dump_snapshot('snapshot.pickle')"),),
     "capture_quality:unsteady": (action("Skip warm-up, evaluation and checkpoint steps in the profiled window "
                                         "(schedule's wait/warmup).", CAPTURE),),
 }

@@ -44,9 +44,11 @@ def memory(ctx: Context) -> Memory:
         cap, peak = top.capacity_bytes, top.peak_allocated_bytes
         return Memory(True, peak, cap, (1.0 - peak / cap) if cap else None,
                       f"peak allocated bytes of GPU {top.gpu} ({top.source}) vs its {top.capacity_source or 'capacity'}",
-                      gpus=gpus, ooms=ooms, settings=dict(snap.settings) if snap else {}, snapshot=snap is not None)
+                      gpus=gpus, ooms=ooms, settings=dict(snap.settings) if snap else {}, snapshot=snap is not None,
+                      history_cut=snap.history_cut if snap else None)
     legacy = _allocator_peak(ctx)
     legacy.gpus, legacy.ooms, legacy.snapshot = gpus, ooms, snap is not None
+    legacy.history_cut = snap.history_cut if snap else None
     if gpus and not legacy.available:
         legacy.note = ("the trace records allocations as deltas only (PyTorch 1.8-1.10): bytes above the capture's "
                        "start are known, not the total")

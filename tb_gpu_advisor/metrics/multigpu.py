@@ -141,7 +141,20 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         concurrency=conc, sequential=(conc < 0.2) if conc is not None else None, step_span_ms=span,
         peer_wait_ledger_ms=peer_waits(ctx) if conc is not None and conc < T("sequential_gpus.warning") else {},
         device_copies_per_step=dev_copies / k, device_copy_ms_per_step=dev_copy_ms / k,
+        one_process_per_gpu=one_process_per_gpu(ctx, ids),
     )
+
+
+def one_process_per_gpu(ctx: Context, ids: list[int]) -> bool:
+    """Whether each of the active GPUs ``ids`` (two or more) is driven by its own process: the format names the host
+    lines of each GPU's process (``Trace.gpu_host_lines``) and no two GPUs share a line.  Why: the ranks of a DDP job
+    run one process per GPU, so their GPUs idle in turn only when a rank waits for its peers -- never because one
+    Python thread moves the work from GPU to GPU, which is what ``sequential_gpus`` reports."""
+    lines = ctx.trace.gpu_host_lines
+    if len(ids) < 2 or any(g not in lines or not len(lines[g]) for g in ids):
+        return False
+    own = [np.unique(lines[g]) for g in ids]
+    return int(np.unique(np.concatenate(own)).size) == sum(int(x.size) for x in own)
 
 
 def _skews(ctx: Context, ids: list[int], per_gpu: dict[int, StepArrays]) -> tuple[list[float], list[float], dict[tuple, int]]:

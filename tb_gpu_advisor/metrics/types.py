@@ -613,6 +613,10 @@ class MultiGpu:
     # the smallest active GPU's AllReduce ms per step: the GPU that enters the collective last waits least, so its
     # time is the transfer itself; the others' include waiting for it (a straggler, a late launch)
     allreduce_transfer_ms_per_step: float | None = None
+    #: every active GPU is driven by a process of its own (``Trace.gpu_host_lines``: the ranks of a multi-process job
+    #: merged into one capture): no thread moves work between the GPUs, so they cannot run "one after another" for
+    #: that cause -- a GPU waiting for another is a rank waiting for its peers
+    one_process_per_gpu: bool = False
 
 
 #: What holds the bytes live at a GPU's memory peak (:attr:`GpuMemory.breakdown`): memory held from before the peak's
@@ -713,6 +717,9 @@ class Memory:
     settings: dict[str, Any] = field(default_factory=dict)
     #: the file is a memory snapshot (no kernels, no steps: the memory checks are all it has)
     snapshot: bool = False
+    #: a snapshot whose allocator history lost its start (``MemorySnapshot.history_cut``): (events kept, ms they span,
+    #: ms the recording spans by its annotations); its peaks are those of the kept window only
+    history_cut: tuple[int, float, float] | None = None
 
 
 @dataclass

@@ -196,6 +196,10 @@ class MemorySnapshot:
     #: iterations' boundaries where the snapshot has no step markers (what is live at a peak and older than the last
     #: one before it was made by an earlier iteration: held across steps)
     iteration_ends_ps: tuple[int, ...] = ()
+    #: the allocator's history lost its start (``_record_memory_history(max_entries=N)`` keeps only the last N events):
+    #: (entries kept, ms they span, ms the profiler's annotations span -- recorded while the history was on, earlier
+    #: than the first kept entry); None where nothing shows a loss
+    history_cut: tuple[int, float, float] | None = None
 
 
 #: What a row of :class:`FlopOps` computes (``FlopOps.kind`` indexes it).

@@ -9,7 +9,10 @@ error quoted), with how to record
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
 ``capture_quality:window``) -- no step found / fewer than ``capture.min_steps`` kept steps
 (warning), capture longer than ``capture.max_seconds`` (info), step times
-varying more than ``capture.max_step_cv`` (info).  No saving.
+varying more than ``capture.max_step_cv`` (info).  A memory snapshot gets none of these (no steps): only, where
+its allocator history kept just its last ``max_entries`` events while its annotations show whole iterations before
+them (``Memory.history_cut``), a warning that its peak is the kept window's, with the setting that keeps them.
+No saving.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ ID = "capture_quality"
                   "capture.graph_kernel_share", "capture.unseen_share"))
 def check(m: HostMetrics) -> list[Finding]:
     if m.memory.snapshot:  # a memory snapshot is no capture of steps: the memory checks speak for it
-        return []
+        return _history_cut(Ctx(m), m)
     ctx = Ctx(m)
     c, s = m.capture, m.steps
     out = []
@@ -223,3 +226,27 @@ def _window_fixes(ctx: Ctx, window: str, fmt: str) -> list[Action]:
     if pairs:
         return [action(text, code, "shell") for text, code in pairs]
     return ctx.fw.fix(f"{ID}:window") or ctx.fw.fix(f"{ID}:no_gpu")
+
+
+def _history_cut(ctx: Ctx, m: HostMetrics) -> list[Finding]:
+    """A snapshot whose allocator history kept only its last events (the ring buffer of ``max_entries`` was full): its
+    peak and what held it are those of the kept window, not of the job's steps -- said, with the setting that keeps
+    them."""
+    cut = m.memory.history_cut
+    if cut is None:
+        return []
+    kept, kept_ms, span_ms = cut
+    return [finding(
+        ctx, ID, "warning",
+        f"The snapshot's allocation history kept only its last {kept:,} events ({ms(kept_ms)}), while the profiler's "
+        f"annotations in it span {ms(span_ms)}: the allocator's history is a ring buffer of `max_entries` events, and "
+        f"whole iterations before the first kept event were dropped. Its peak and what held it are the kept window's "
+        f"(here {pct(kept_ms / span_ms) if span_ms else 'part'} of the recording), not the job's: a step's peak may "
+        f"lie in what was dropped.",
+        title="The memory snapshot lost the start of its history",
+        metric=value_metric("history_kept_share", "History kept", kept_ms / span_ms if span_ms else None, "share",
+                            pct(kept_ms / span_ms) if span_ms else "n/a", None, severity="warning",
+                            good_direction="higher"),
+        actions=ctx.fw.fix(f"{ID}:history_cut"),
+    )]
+

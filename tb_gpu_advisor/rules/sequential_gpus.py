@@ -4,7 +4,9 @@ Metric: ``multi_gpu.concurrency`` (overlap of the GPUs' busy windows; 1 =
 fully parallel), never below the overlap the busy times force: GPUs busy
 more than the step span (``multi_gpu.step_span_ms``: earliest to latest of
 the GPUs' step windows) in total must overlap by the excess.  Saving: (sum of busy - max busy) × (1 - concurrency): the
-serialised part of the work.
+serialised part of the work.  Never where every GPU is driven by a process of its own
+(``multi_gpu.one_process_per_gpu``: the ranks of a DDP job), whose GPUs idle in turn only while a rank waits for
+its peers -- and whose fix (one process per GPU) the job already has.
 """
 
 from __future__ import annotations
@@ -33,8 +35,11 @@ def concurrency(m) -> float | None:
 
 
 def is_sequential(m) -> bool:
-    """Whether this rule fires (launch_skew defers to it)."""
-    return is_multi(m) and grade(concurrency(m), "sequential_gpus.warning", "sequential_gpus.critical") is not None
+    """Whether this rule fires (launch_skew defers to it).  Never where each GPU has a process of its own (the ranks
+    of a multi-process job): their GPUs idle in turn only while a rank waits for its peers, which the straggler and
+    communication checks judge; the fix here (one process per GPU) is what such a job already does."""
+    return (is_multi(m) and not m.multi_gpu.one_process_per_gpu
+            and grade(concurrency(m), "sequential_gpus.warning", "sequential_gpus.critical") is not None)
 
 
 @rule(ID, "§2 item 6", "GPUs run the step one after another",
@@ -43,11 +48,9 @@ def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     mg = m.multi_gpu
     conc = concurrency(m)
-    if not is_multi(m) or conc is None:
+    if not is_sequential(m) or conc is None:
         return []
     sev = grade(conc, "sequential_gpus.warning", "sequential_gpus.critical")
-    if sev is None:
-        return []
     busy = [g.busy_ms_per_step for g in active_gpus(m) if g.busy_ms_per_step]
     serial = (sum(busy) - max(busy)) * (1.0 - conc) if busy else None
     claims = idle_claims(mg.peer_wait_ledger_ms)

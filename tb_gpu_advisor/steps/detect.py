@@ -280,6 +280,12 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                 note = (f"one {job.kind.kind} pass: no step markers, no repeated span that holds the GPU work and no "
                         f"repeated launch sequence the host waits after ({job.kind.evidence}), so the capture is one "
                         f"step (several calls of a model launched back to back read as one)")
+                phases = _pass_phase_window(trace, active)
+                if phases is not None and phases[0] > int(hs[0]):
+                    ps, pe, names = phases
+                    note += (f"; the pass is the program's own {names} ranges: the "
+                             f"{(ps - int(hs[0])) / PS_PER_MS:,.1f} ms of set-up before them is not the step")
+                    hs, he = np.array([ps], np.int64), np.array([pe], np.int64)
             else:
                 cl = _busy_clusters(active)
                 if cl is not None:
@@ -441,6 +447,46 @@ def _one_pass(job: Job | None, active: list[DeviceEvents]) -> bool:
     if job is None or not active or job.kind.confidence == "low":
         return False
     return job.kind.kind in ("inference", "serving") or (job.kind.kind == "training" and job.kind.from_ranges)
+
+
+def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, int, str] | None:
+    """(start, end, names in words) of the one pass a program marks with user ranges named after its phases
+    (``frameworks.nvtx.is_pass_phase_name``: ``forward pass``, ``backward pass``, ``optimizer step``), outside its own
+    warm-up ranges: from the first phase range's start to the later of the last one's end and the end of the GPU work
+    launched inside them.  None where no such range launched GPU work.
+
+    Why: a benchmark that times one pass (CS336's DDP scripts: ``forward pass`` and ``backward pass`` once per rank)
+    runs its set-up -- the process group, the model's construction, the parameters' broadcast, NCCL's start-up -- in
+    the same window; the whole window as the step (3.37 s for a 0.54 s pass) books all of it as the step's idle time."""
+    r = trace.ranges
+    if r is None or not r.idx.size or not active:
+        return None
+    h = trace.h
+    user = r.idx[~r.op]
+    if not user.size:
+        return None
+    phase = h.per_name(nvtx.is_pass_phase_name)
+    library = np.fromiter((nvtx.is_library_range(n) for n in h.names), bool, len(h.names))
+    sel = user[phase[h.name[user]] & ~library[h.name[user]]]
+    if not sel.size:
+        return None
+    warm = h.per_name(nvtx.is_warmup_name)
+    wsel = user[warm[h.name[user]]]
+    if wsel.size:
+        ws, we = union_intervals(h.start[wsel].astype(np.int64, copy=False), h.end[wsel].astype(np.int64, copy=False))
+        k = np.searchsorted(ws, h.start[sel].astype(np.int64), side="right") - 1
+        inside = (k >= 0) & (h.start[sel] < we[np.maximum(k, 0)])
+        sel = sel[~inside]
+        if not sel.size:
+            return None
+    s, e = int(h.start[sel].min()), int(h.end[sel].max())
+    if not _launched_work(h, active, s, e):
+        return None
+    sel = sel[np.lexsort((-(h.end[sel] - h.start[sel]).astype(np.int64), h.start[sel], h.line[sel]))]
+    top = sel[_top_level(h, sel)]
+    names = list(dict.fromkeys(h.names[int(h.name[i])] for i in top[np.argsort(h.start[top], kind="stable")].tolist()))
+    words = ", ".join(f"`{n}`" for n in names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    return s, max(e, _last_step_device_end(h, active, s, e)), words
 
 
 def _training_range_steps(trace: Trace, job: Job | None) -> tuple[str, str, np.ndarray, np.ndarray, np.ndarray] | None:

@@ -181,6 +181,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
         named = [a.get("name") for a in budget.each(notes) if isinstance(a, dict)]
         producer["annotations"] = tuple(dict.fromkeys(n for n in named if isinstance(n, str) and n))[:MAX_ANNOTATIONS]
         snap.iteration_ends_ps = _iteration_ends(budget.each(notes), t0_us)
+        snap.history_cut = _history_cut(snap.iteration_ends_ps, budget.each(notes), entries, times, t0_us)
     return Trace(format="snapshot", host=host, path=path, size_bytes=size, h=_empty_host(), devices=devices,
                  num_events=sum(len(es) for es in entries.values()), span_ps=span, time_base=TIME_BASE,
                  memory=memory, snapshot=snap, problems=problems, producer=producer)
@@ -335,6 +336,23 @@ def _iteration_ends(notes: Any, t0_us: int) -> tuple[int, ...]:
             if isinstance(a, dict) and a.get("stage") == "END" and _int(a.get("time_us"), -1) >= 0
             and isinstance(a.get("name"), str) and pytorch.is_step_end_event(a["name"])}
     return tuple(sorted(ends))[:MAX_ANNOTATIONS]
+
+
+def _history_cut(ends: tuple[int, ...], notes: Any, entries: dict, times: list[int],
+                 t0_us: int) -> tuple[int, float, float] | None:
+    """(entries kept, ms they span, ms the annotations span) where the allocator's history lost its start, else None.
+
+    Why: ``_record_memory_history(max_entries=N)`` keeps its last N events in a ring buffer, while the profiler's
+    annotations (``Optimizer.step#AdamW.step``) are kept apart.  A whole iteration -- from one optimizer step's end to
+    the next, a forward and a backward that allocate -- ending before the first kept event shows the buffer dropped
+    the events of that iteration and everything before it (CS336 snapshots at ``max_entries=10000``: the last AdamW
+    step's 128 ms kept of a 5.8 s recording), so the peak it shows is its window's, not the job's."""
+    if len([e for e in ends if e < 0]) < 2 or not times:
+        return None
+    starts = [_int(a.get("time_us"), -1) for a in notes if isinstance(a, dict)]
+    first = min(t for t in starts if t >= 0)
+    kept = sum(len(es) for es in entries.values())
+    return kept, (max(times) - t0_us) / 1000.0, (max(max(times), max(starts)) - first) / 1000.0
 
 
 def _time_ps(e: dict, index: int, t0_us: int) -> int:

@@ -22,6 +22,7 @@ import argparse
 import json
 import sqlite3
 from dataclasses import asdict, dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -697,6 +698,61 @@ UVM_HTOD, UVM_DTOH = 11, 12
 CAUSE_COHERENCE, CAUSE_PREFETCH = 2, 3
 
 
+class Gpu(NamedTuple):
+    """A GPU as ``TARGET_INFO_GPU`` describes it (one row; the single-process writers' devices)."""
+
+    name: str
+    bus: str
+    l2_bytes: int
+    memory: int
+    bandwidth: int  # bytes/s
+    clock_hz: int
+    sms: int
+    chip: str
+    nvml_id: int
+    cc: tuple[int, int]
+
+
+A100_SXM4_40GB = Gpu("NVIDIA A100-SXM4-40GB", "0000:07:00.0", 41943040, 42409000960, 1555200000000, 1410000000, 108,
+                     "GA100", 1, (8, 0))
+A100_SXM4_80GB = Gpu("NVIDIA A100-SXM4-80GB", "0000:07:00.0", 41943040, 85899345920, 2039000000000, 1410000000, 108,
+                     "GA100", 1, (8, 0))
+A100_80GB_PCIE = Gpu("NVIDIA A100 80GB PCIe", "0000:07:00.0", 41943040, 85899345920, 1935000000000, 1410000000, 108,
+                     "GA100", 1, (8, 0))
+RTX_2080 = Gpu("NVIDIA GeForce RTX 2080", "0000:21:00.0", 4194304, 8361017344, 448000000000, 1710000000, 46, "TU104", 7,
+               (5, 0))
+RTX_3070_TI = Gpu("NVIDIA GeForce RTX 3070 Ti", "0000:01:00.0", 4194304, 8589410304, 608256000000, 1770000000, 48,
+                  "GA104", 1, (8, 6))
+
+
+def _finish_one(con: sqlite3.Connection, strings: _Strings, stop: int, ids: tuple[int, int, int], gpu: Gpu, *,
+                program: str, thread: str, copy_enums: bool = True, sync_enum: bool = True,
+                copy_kinds: list[tuple[int, str]] | None = None) -> None:
+    """The tables a one-process, one-GPU export ends with, and the file closed: its GPU, the program (``ids``: its
+    global pid, pid and launching thread's global tid) and thread names, the interned strings, the enum tables the
+    export's rows refer to (copy kinds and memory kinds with ``copy_enums``, sync types with ``sync_enum``), the
+    session's span up to ``stop`` and the export's product line."""
+    gpid, pid, gtid = ids
+    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (0, 0, gpu.name, gpu.bus, 1, gpu.l2_bytes, gpu.memory, gpu.bandwidth, gpu.clock_hz, gpu.sms, 0,
+                 "GPU-00000000", 0, gpu.chip, 0, gpu.nvml_id, *gpu.cc))
+    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings(thread), gtid))
+    con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, program))
+    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
+    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
+    if copy_enums:
+        con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)",
+                        [(i, n, n) for i, n in (copy_kinds or _COPY_KINDS)])
+        con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
+    if sync_enum:
+        con.executemany("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _SYNC_TYPES])
+    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
+    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
+                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
+    con.commit()
+    con.close()
+
+
 def write_managed_kernel(path: str, blocks: int = 1, threads: int = 1, kernel_ms: float = 600.0,
                          faults_in_kernel: int = 300, readback_bursts: int = 60, pages_per_burst: int = 24,
                          alloc_ms: float = 250.0, fault_us: float = 8.0, fill_ms: float = 300.0) -> dict:
@@ -758,22 +814,9 @@ def write_managed_kernel(path: str, blocks: int = 1, threads: int = 1, kernel_ms
                 f"({', '.join('?' * len(_KERNEL_COLS))})",
                 (ks, ke, 0, 1, 7, launch, gpid, name, strings("add"), 16, blocks, 1, 1, threads, 1, 1, 0, 0, 0, 0, 1,
                  None, None))
-    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (0, 0, "NVIDIA A100-SXM4-40GB", "0000:07:00.0", 1, 41943040, 42297524224, 1555200000000, 1410000000,
-                 108, 0, "GPU-00000000", 0, "GA100", 0, 1, 8, 0))
-    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("vecadd_gpu"), gtid))
-    con.execute("INSERT INTO PROCESSES VALUES (?, ?, './vecadd_gpu')", (gpid, pid))
-    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
-    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
-    con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)",
-                    [(i, n, n) for i, n in _COPY_KINDS + [(11, "Unified Host-to-Device"), (12, "Unified Device-to-Host")]])
-    con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
-    con.executemany("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _SYNC_TYPES])
-    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
-    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
-                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
-    con.commit()
-    con.close()
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB._replace(memory=42297524224),
+                program="./vecadd_gpu", thread="vecadd_gpu",
+                copy_kinds=_COPY_KINDS + [(11, "Unified Host-to-Device"), (12, "Unified Device-to-Host")])
     return {"kernels": 1, "blocks": blocks, "threads": threads, "sms": 108, "kernel_ms": kernel_ms,
             "htod_migrations": faults_in_kernel, "dtoh_migrations": readback_bursts * pages_per_burst,
             "paging_in_kernel_ms": faults_in_kernel * fault_us / 1000.0,
@@ -841,21 +884,7 @@ def write_pageable_readbacks(path: str, repeats: int = 5, nbytes: int = 4 << 20,
                     f"({', '.join('?' * len(_KERNEL_COLS))})",
                     [(a, b, 0, 1, 7, c, gpid, name, name, 16, 32, 32, 1, 32, 8, 1, 0, 0, 0, 0, j, None, None)
                      for j, (a, b, c) in enumerate(kernels)])
-    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (0, 0, "NVIDIA A100-SXM4-40GB", "0000:07:00.0", 1, 41943040, 42409000960, 1555200000000, 1410000000,
-                 108, 0, "GPU-00000000", 0, "GA100", 0, 1, 8, 0))
-    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("transpose"), gtid))
-    con.execute("INSERT INTO PROCESSES VALUES (?, ?, './transpose')", (gpid, pid))
-    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
-    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
-    con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)", [(i, n, n) for i, n in _COPY_KINDS])
-    con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
-    con.executemany("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _SYNC_TYPES])
-    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
-    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
-                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
-    con.commit()
-    con.close()
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./transpose", thread="transpose")
     return {"copies": repeats, "staging_ms": repeats * staging_ms, "wait_ms": repeats * wait_ms,
             "call_beyond_dma_ms": repeats * (wait_ms + staging_ms)}
 
@@ -908,18 +937,8 @@ def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, ker
                     f"({', '.join('?' * len(_KERNEL_COLS))})",
                     [(a, b, 0, 1, 7, c, gpid, name, name, 32, 1024, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
                      for j, (a, b, c) in enumerate(kern)])
-    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (0, 0, "NVIDIA A100-SXM4-40GB", "0000:07:00.0", 1, 41943040, 42409000960, 1555200000000, 1410000000,
-                 108, 0, "GPU-00000000", 0, "GA100", 0, 1, 8, 0))
-    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("offload"), gtid))
-    con.execute("INSERT INTO PROCESSES VALUES (?, ?, './offload')", (gpid, pid))
-    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
-    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
-    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
-    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
-                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
-    con.commit()
-    con.close()
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB,
+                program="./offload", thread="offload", copy_enums=False, sync_enum=False)
     return {"cause": "host_sync" if sync else "launch_bound", "kernels": iterations * kernels}
 
 
@@ -981,18 +1000,8 @@ def write_back_to_back_calls(path: str, calls: int = 4, layers: int = 12, layer_
                     f"({', '.join('?' * len(_KERNEL_COLS))})",
                     [(a, b, 0, 1, 7, c, gpid, n, n, 32, 432, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
                      for j, (a, b, c, n) in enumerate(kern)])
-    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (0, 0, "NVIDIA A100-SXM4-80GB", "0000:07:00.0", 1, 41943040, 85899345920, 2039000000000, 1410000000,
-                 108, 0, "GPU-00000000", 0, "GA100", 0, 1, 8, 0))
-    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python"), gtid))
-    con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python')", (gpid, pid))
-    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
-    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
-    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
-    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
-                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
-    con.commit()
-    con.close()
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB,
+                program="python", thread="python", copy_enums=False, sync_enum=False)
     return {"calls": calls, "call_ms": (layers * layer_kernels + 2) * kernel_us / 1000.0}
 
 
@@ -1075,21 +1084,7 @@ def write_native_loop(path: str, iterations: int = 400, kernel_us: tuple[float, 
                     f"({', '.join('?' * len(_KERNEL_COLS))})",
                     [(a, b, 0, 1, 7, c, gpid, names[j], names[j], 32, 977, 1, 1, 256, 1, 1, 0, 0, 0, 0, i, None, None)
                      for i, (a, b, c, j) in enumerate(kern)])
-    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (0, 0, "NVIDIA GeForce RTX 2080", "0000:21:00.0", 1, 4194304, 8361017344, 448000000000, 1710000000,
-                 46, 0, "GPU-00000000", 0, "TU104", 0, 7, 5, 0))
-    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("cloth_sim_v4"), gtid))
-    con.execute("INSERT INTO PROCESSES VALUES (?, ?, './cloth_sim_v4')", (gpid, pid))
-    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
-    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
-    con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)", [(i, n, n) for i, n in _COPY_KINDS])
-    con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
-    con.executemany("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _SYNC_TYPES])
-    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
-    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
-                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
-    con.commit()
-    con.close()
+    _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_2080, program="./cloth_sim_v4", thread="cloth_sim_v4")
     return {"iterations": iterations, "iteration_ms": sum(kernel_us) / 1000.0, "loop_ms": loop_ms,
             "context_ms": 0.0 if cut else context_ms, "waited_ms": context_ms if cut else 0.0}
 
@@ -1150,20 +1145,8 @@ def write_host_work_window(path: str, host_ms: float = 2000.0, kernel_ms: float 
                 f"({', '.join('?' * len(_KERNEL_COLS))})",
                 (kern[0], kern[1], 0, 1, 7, kern[2], gpid, name, name, 32, 128, 128, 1, 32, 32, 1, 0, 0, 0, 0, 0,
                  None, None))
-    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (0, 0, "NVIDIA A100 80GB PCIe", "0000:07:00.0", 1, 41943040, 85899345920, 1935000000000, 1410000000,
-                 108, 0, "GPU-00000000", 0, "GA100", 0, 1, 8, 0))
-    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("hello"), gtid))
-    con.execute("INSERT INTO PROCESSES VALUES (?, ?, './hello')", (gpid, pid))
-    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
-    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
-    con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)", [(i, n, n) for i, n in _COPY_KINDS])
-    con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
-    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
-    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
-                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
-    con.commit()
-    con.close()
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE,
+                program="./hello", thread="hello", sync_enum=False)
     return {"host_ms": host_ms, "recorded": ranged}
 
 
@@ -1235,18 +1218,8 @@ def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_
                     f"({', '.join('?' * len(_KERNEL_COLS))})",
                     [(a, b, 0, 1, 7, c, gpid, gemm, gemm, 128, 192, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
                      for j, (a, b, c) in enumerate(kern)])
-    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (0, 0, "NVIDIA GeForce RTX 3070 Ti", "0000:01:00.0", 1, 4194304, 8589410304, 608256000000, 1770000000,
-                 48, 0, "GPU-00000000", 0, "GA104", 0, 1, 8, 6))
-    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python"), gtid))
-    con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python')", (gpid, pid))
-    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
-    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
-    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
-    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
-                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
-    con.commit()
-    con.close()
+    _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_3070_TI,
+                program="python", thread="python", copy_enums=False, sync_enum=False)
     return {"forward_ms": forward_ms, "warmup_steps": warmup, "measured": measured,
             "kind": "training" if measured_backward else "inference"}
 

@@ -39,7 +39,8 @@ _TENSILE_TYPE = {"H": P_FP16, "B": P_BF16, "S": P_FP32, "D": P_FP64, "X": P_TF32
 WORDS = (("Tensor Cores", "Matrix Cores (MFMA)"), ("Tensor Core", "Matrix Core"), ("cuDNN", "MIOpen"),
          ("cuBLASLt", "hipBLASLt"), ("cuBLAS", "rocBLAS"), ("CUDA graphs", "HIP graphs"), ("CUDA graph", "HIP graph"),
          ("NCCL", "RCCL"), ("nvidia-smi", "rocm-smi"), ("CUDA cores", "vector ALUs"), ("CUDA-core", "vector-ALU"),
-         ("thread blocks", "workgroups"), ("thread block", "workgroup"), ("SMs", "CUs"))
+         ("thread blocks", "workgroups"), ("thread block", "workgroup"), ("SMs", "CUs"),
+         ("cudaMalloc", "hipMalloc"), ("cudaFree", "hipFree"))
 
 
 #: How ROCm's users name things (the keys of ``nvidia.TERMS``).

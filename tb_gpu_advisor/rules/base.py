@@ -210,7 +210,8 @@ def saving(ctx: Ctx, ms_per_step: float | None, assumption: str,
         share = ", ".join(f"{pct(shares[c])} of the {_CLASS_WORDS[c]}" for c in touched)
         assumption += (CAPPED_SHARE.format(share=share, cut=ms(cut)) if share else
                        CAPPED.format(cap=ms(ctx.m.compute_critical_ms), cut=ms(cut)))
-    return Saving(ms_per_step=round(v, 3), percent_of_step=round(100.0 * v / ctx.step_ms, 2), assumption=assumption,
+    return Saving(ms_per_step=round(v, 3), percent_of_step=round(100.0 * v / ctx.step_ms, 2),
+                  assumption=ctx.words(assumption),  # read by the user like the summary: the GPU's vendor's words
                   recovers=parts(v, recovers))
 
 

@@ -81,9 +81,10 @@ def test_the_named_real_runs_fit_their_context(where, run):
     assert not context_problems(_report(root, run))
 
 
-@pytest.mark.parametrize("run", ["amd_mi300x", "amd_mi250", "jax_mi300x", "vllm_mi300x_capture"])
+@pytest.mark.parametrize("run", ["amd_mi300x", "amd_mi250", "jax_mi300x", "vllm_mi300x_capture", "ddp_mi300x_nopool"])
 def test_amd_reports_speak_rocm(run):
-    """AMD's tables and the fixes the trace shows in use, in ROCm's words: Matrix Cores, HIP graphs."""
+    """AMD's tables, the fixes the trace shows in use and the savings' assumptions in ROCm's words: Matrix Cores, HIP
+    graphs, hipMalloc / hipFree (amd_mi250's saving said "on Tensor Cores", ddp_mi300x_nopool "cudaMalloc")."""
     assert not context_problems(_report(FIXTURES / "wild", run))
 
 

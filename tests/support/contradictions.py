@@ -166,14 +166,15 @@ _TRAINING_ONLY = re.compile(r"training loop|\btrain_step\b|jit the whole trainin
 #: A claim about this GPU's generation: only where the capture names the GPU.
 _GPU_CLAIM = re.compile(r"this GPU has fp16 Tensor Cores|this GPU's Tensor Cores have no bfloat16")
 #: NVIDIA's names for what an AMD GPU's user calls otherwise (``devices/amd.py`` ``WORDS``).
-_NVIDIA_UNITS = re.compile(r"tensor core|\bTC eligible|CUDA graph", re.I)
+_NVIDIA_UNITS = re.compile(r"tensor core|\bTC eligible|CUDA graph|cudaMalloc|cudaFree", re.I)
 #: The sync fix (values pulled to the host mid-step): not the lead fix of a host-to-device copy finding.
 _SYNC_FIX = re.compile(r"\.item\(\)|device-to-host|np\.asarray\(x\) waits", re.I)
 
 
 def _prose_of(f: Finding) -> str:
-    """A finding's words, without its code (code keeps the framework's own API names on every GPU)."""
-    return " ".join([f.title, f.summary] + [a.text for a in f.actions])
+    """A finding's words, without its code (code keeps the framework's own API names on every GPU); the saving's
+    assumption is words the user reads too."""
+    return " ".join([f.title, f.summary] + [a.text for a in f.actions] + ([f.saving.assumption] if f.saving else []))
 
 
 def _gpu_known(h: HostReport) -> bool:

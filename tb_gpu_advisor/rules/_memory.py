@@ -18,6 +18,18 @@ CATEGORY_WORDS = {
     "other": "allocations of no known phase",
     "fragmentation": "reserved but unallocated (the allocator's cache, split blocks)",
 }
+#: The same for a job of forward passes only (inference, serving): it has no optimizer and keeps nothing for a
+#: backward pass, so its memory is never said to hold either.
+FORWARD_ONLY_WORDS = {**CATEGORY_WORDS, "held": "held across steps (parameters, caches)",
+                      "activations": "the forward pass's activations"}
+
+
+def category_words(m: HostMetrics) -> dict[str, str]:
+    """How each memory category reads for this job (a serving engine is not told of optimizer state)."""
+    kind = m.job.kind.kind if m.job is not None else None
+    return FORWARD_ONLY_WORDS if kind in ("inference", "serving") else CATEGORY_WORDS
+
+
 GPU_COLUMNS = ["GPU", "peak allocated", "peak reserved", "capacity", "peak / capacity", "peak at", "held across steps",
                "activations", "reserved - allocated peak"]
 

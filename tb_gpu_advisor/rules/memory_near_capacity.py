@@ -33,7 +33,8 @@ def check(m: HostMetrics) -> list[Finding]:
     if serving:
         sev = "info"
     lever, frees = _lever(g)
-    parts = ", ".join(f"{mem.CATEGORY_WORDS[c]} {gb(b)}" for c, b in sorted(g.breakdown.items(), key=lambda x: -x[1]))
+    words = mem.category_words(m)
+    parts = ", ".join(f"{words[c]} {gb(b)}" for c, b in sorted(g.breakdown.items(), key=lambda x: -x[1]))
     held = f" At the peak: {parts}." if parts else ""
     if serving:
         text = (f"GPU {g.gpu} holds {gb(mem.used(g))} of {mem.capacity(g)} ({pct(use)}): the serving engine "
@@ -43,7 +44,7 @@ def check(m: HostMetrics) -> list[Finding]:
                 f"of {mem.capacity(g)} ({pct(use)}, {mem.when(g)}): a longer sequence, a larger batch or the "
                 f"allocator's rounding will run out of memory.{held}")
         if lever:
-            text += f" What frees the most: {mem.CATEGORY_WORDS[lever].split(' (')[0]}, about {gb(frees)}."
+            text += f" What frees the most: {words[lever].split(' (')[0]}, about {gb(frees)}."
     others = [c[1] for c in cands]
     return [finding(
         ctx, ID, sev, text,

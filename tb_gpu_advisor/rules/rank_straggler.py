@@ -46,7 +46,7 @@ def check(job: JobView) -> list[Finding]:
     # of their wait is the collective itself (transfer, skewed splits), which no balancing removes (issue #27 item 2)
     save = min(extra, busy_extra)
     rest = (f" Its lead explains {ms(save)} of that wait; the other {ms(extra - save)} is the collective itself "
-            f"(its transfer, skewed splits: see the collectives table and alltoall_imbalance), which balancing the "
+            f"(its transfer, skewed splits: see the collectives table and the all-to-all splits finding), which balancing the "
             f"ranks does not remove." if extra - save > 0.05 * extra else "")
     weak = len(per_step) < T("rank_straggler.min_steps")
     if weak:

@@ -88,6 +88,13 @@ def test_amd_reports_speak_rocm(run):
     assert not context_problems(_report(FIXTURES / "wild", run))
 
 
+@pytest.mark.parametrize("run", ["vllm_mi300x_capture", "dlrm_v100"])
+def test_wild_reports_fit_their_context(run):
+    """A serving engine's memory was said to hold "optimizer state" and activations "training keeps for the backward
+    pass"; a straggler's wait pointed at "alltoall_imbalance", a rule's id (h37-review)."""
+    assert not context_problems(_report(FIXTURES / "wild", run))
+
+
 def test_a_capture_whose_gpu_side_was_lost_is_not_called_no_gpu_work(tmp_path):
     """The host launched every kernel of a healthy run but its GPU records are gone: the job is GPU work of an
     unknown kind, never "no GPU work" -- the launches disprove it."""

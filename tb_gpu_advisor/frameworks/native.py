@@ -115,7 +115,16 @@ _PYTHON = re.compile(r"^python(?:\d+(?:\.\d+)*)?$")
 
 
 def is_python_process(name: str) -> bool:
-    return bool(_PYTHON.match(name.strip()))
+    """By the executable's name, wherever it lies (Nsight names a process ``python3`` or ``/usr/bin/python3``)."""
+    return bool(_PYTHON.match(name.strip().rsplit("/", 1)[-1]))
+
+
+def native_host(producer: dict) -> bool:
+    """The capture names the processes that made its host events (Nsight's ``host_processes``) and none is a Python
+    interpreter: a compiled program (a C++ binary linking libtorch), to which Python advice (``.item()``, a
+    DataLoader) does not apply."""
+    procs = [p for p in str(producer.get("host_processes", "")).split(",") if p]
+    return bool(procs) and not any(is_python_process(p) for p in procs)
 
 
 #: :data:`FRAMEWORK` for a Python process whose window holds no framework op and no GPU work: not "no ML framework"

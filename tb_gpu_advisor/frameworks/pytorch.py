@@ -513,8 +513,19 @@ MEMORY_FIXES = {
 }
 FIXES.update(MEMORY_FIXES)
 
-#: Fixes for a job that is not a training loop (``@inference``) and for PyTorch before 1.11 (``@legacy``): they
-#: replace every fix of the rule (``Framework.for_job``).
+#: The sync fix to a compiled program that links libtorch (``native_host``: no Python process in the capture).
+NO_SYNC_CPP = action(
+    "Keep host reads of tensor values (tensor.item<T>(), .cpu(), a branch on a tensor's value) out of the loop: each "
+    "one waits for the GPU to finish (aten::_local_scalar_dense + a device-to-host copy). Accumulate on the GPU and "
+    "read values every N iterations.",
+    "auto running = torch::zeros({}, torch::kCUDA);\n"
+    "for (int64_t i = 0; i < iters; ++i) {\n"
+    "  running += step(x).detach().sum();   // stays on the GPU\n"
+    "  if (i % 100 == 0) std::cout << running.item<float>() / 100 << '\\n';   // one sync per 100 iterations\n"
+    "}", "text")
+
+#: Fixes for a job that is not a training loop (``@inference``), for PyTorch before 1.11 (``@legacy``) and for a
+#: compiled program linking libtorch (``@native_host``): they replace every fix of the rule (``Framework.for_job``).
 JOB_FIXES = {
     "allocator_churn": (action(
         "Turn PyTorch's caching allocator back on (PYTORCH_NO_CUDA_MEMORY_CACHING=1 turns it off), and keep tensor "
@@ -531,6 +542,8 @@ JOB_FIXES = {
     "dtype_casts@legacy": (action("Keep the weights in 16 bits between calls (model.half() for inference) instead of "
                                   "casting them on every call."),),
     "host_sync@inference": (NO_SYNC_INFERENCE,),
+    "step_gaps@native_host": (NO_SYNC_CPP,),
+    "host_sync@native_host": (NO_SYNC_CPP,),
     "host_op_placement@inference": (NO_SYNC_INFERENCE,),
     "excessive_memcpy@inference": (NO_SYNC_INFERENCE, NON_BLOCKING),
     "excessive_memcpy:pageable@inference": (PIN_MEMORY,),  # pinned memory serves inference the same

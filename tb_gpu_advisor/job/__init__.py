@@ -21,7 +21,7 @@ import numpy as np
 
 from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.common.memory import release_free_heap
-from tb_gpu_advisor.frameworks import Framework, engines
+from tb_gpu_advisor.frameworks import Framework, engines, native
 from tb_gpu_advisor.job.kind import Kind, work_kind
 from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
 from tb_gpu_advisor.job.period import repeated_launches
@@ -100,6 +100,8 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
         tags.append("serving")
     if phase.phase != "steady":
         tags.append("cold")
+    if native.native_host(trace.producer):
+        tags.append("native_host")
     rng = fw.version_range(trace.producer)
     if rng is not None and rng[1] is not None and rng[1] <= (2, 0):
         tags.append("legacy")

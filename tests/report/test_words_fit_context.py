@@ -65,6 +65,9 @@ def test_the_checker_sees_each_pattern():
     keras = _finding("capture_quality", "Only 1 step (no step markers found (no `Steps` line, Keras `Profiled batch`)", "x")
     assert _problems(_host(findings=[keras], capture={"framework": "pytorch"}))
     assert not _problems(_host(findings=[keras], capture={"framework": "tensorflow"}))
+    item = _finding("step_gaps", "s", "Keep .item(), .cpu(), print(loss) out of the step")
+    assert _problems(_host({"kind": "unknown", "tags": ["native_host"]}, findings=[item]))
+    assert not _problems(_host({"kind": "unknown", "tags": []}, findings=[item]))
 
 
 NAMED = [("real-h100-jax", "host_roundtrip"), ("real-h100-jax", "launch_bound_eager"), ("nsys", "h100_fsdp_window"),
@@ -93,6 +96,18 @@ def test_wild_reports_fit_their_context(run):
     """A serving engine's memory was said to hold "optimizer state" and activations "training keeps for the backward
     pass"; a straggler's wait pointed at "alltoall_imbalance", a rule's id (h37-review)."""
     assert not context_problems(_report(FIXTURES / "wild", run))
+
+
+def test_a_compiled_program_linking_libtorch_gets_no_python_advice():
+    """nvFuser's C++ gtest (``./bin/test_matmul``, ATen kernels, no Python process) was told to keep ``.item()`` and
+    ``print(loss)`` out of its step and shown a Python loop: its host side is C++, so the fix is libtorch's."""
+    rep = _report(FIXTURES / "wild", "nvfuser_h200_gtest")
+    assert "native_host" in rep.hosts[0].job["tags"]
+    assert not context_problems(rep)
+    fixes = [a for f in rep.hosts[0].findings if f.rule == "step_gaps" for a in f.actions]
+    assert any("item<T>()" in a.text for a in fixes)
+    python = _report(FIXTURES / "wild", "nvfuser_h200_first_call")  # the same library driven from python3
+    assert "native_host" not in python.hosts[0].job["tags"]
 
 
 def test_a_capture_whose_gpu_side_was_lost_is_not_called_no_gpu_work(tmp_path):

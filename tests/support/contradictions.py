@@ -169,6 +169,8 @@ _TRAINING_ONLY = re.compile(r"training loop|\btrain_step\b|jit the whole trainin
 _GPU_CLAIM = re.compile(r"this GPU has fp16 Tensor Cores|this GPU's Tensor Cores have no bfloat16")
 #: NVIDIA's names for what an AMD GPU's user calls otherwise (``devices/amd.py`` ``WORDS``).
 _NVIDIA_UNITS = re.compile(r"tensor core|\bTC eligible|CUDA graph|cudaMalloc|cudaFree", re.I)
+#: Python advice: not for a compiled program (job tag ``native_host``: no Python process made the host events).
+_PYTHON_ADVICE = re.compile(r"\.item\(\)|DataLoader|print\(loss\)")
 #: The sync fix (values pulled to the host mid-step): not the lead fix of a host-to-device copy finding.
 _SYNC_FIX = re.compile(r"\.item\(\)|device-to-host|np\.asarray\(x\) waits", re.I)
 
@@ -209,6 +211,8 @@ def context_problems(report: Report) -> list[str]:
             if job.get("kind") in ("inference", "serving") and _TRAINING_ONLY.search(words):
                 out.append(f"{h.host}/{f.id}: training words to a {job['kind']} job: "
                            f"'{_TRAINING_ONLY.search(words).group(0)}'")
+            if "native_host" in job.get("tags", ()) and _PYTHON_ADVICE.search(_text(f)):
+                out.append(f"{h.host}/{f.id}: Python advice to a compiled program: '{_PYTHON_ADVICE.search(_text(f)).group(0)}'")
             if h.gpus and not _gpu_known(h) and _GPU_CLAIM.search(words):
                 out.append(f"{h.host}/{f.id}: a claim about an unknown GPU: '{_GPU_CLAIM.search(words).group(0)}'")
             if amd and _NVIDIA_UNITS.search(words):

@@ -36,7 +36,7 @@ from tb_gpu_advisor.rules.base import (
 )
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
-from tb_gpu_advisor.steps.detect import COUNTED_SOURCES
+from tb_gpu_advisor.steps.detect import COUNTED_SOURCES, SOURCE_LABEL
 
 __all__ = ["evaluate", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES",
            "REGISTRY", "RULE_IDS", "GUIDE_ORDER", "THRESHOLDS", "T", "override", "Rule"]
@@ -198,18 +198,19 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
         # the whole capture as one "step" is no guess of boundaries: its numbers are exact for the window (the
         # capture_quality finding says there are no steps); "low confidence" beside a critical read as a contradiction
         return
+    source = SOURCE_LABEL.get(m.steps.source, "an unnamed source").split(",")[0]  # words, never the JSON's id
     for f in findings:
         if f.rule in _ABOUT_THE_CAPTURE:
             continue
         f.confidence = conf
         if conf == "low" and f.rule in _STEP_BOUNDARY_RULES and f.severity in ("critical", "warning"):
             f.severity = "info"
-            f.summary += (f" The steps are a guess ({m.steps.source}): this gap may lie inside one step, so it is "
+            f.summary += (f" The steps are a guess (from {source}): this gap may lie inside one step, so it is "
                           f"reported as a note, not a problem.")
         elif conf == "low" and f.severity == "critical":
             # a number per guessed step (GPU bursts) is never critical
             f.severity = "warning"
-            f.summary += (f" A warning, not critical: it rests on steps that are a guess ({m.steps.source}, low "
+            f.summary += (f" A warning, not critical: it rests on steps that are a guess (from {source}, low "
                           f"confidence).")
 
 

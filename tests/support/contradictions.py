@@ -192,7 +192,9 @@ def _internal_ids() -> "re.Pattern[str]":
     import tb_gpu_advisor.rules  # noqa: F401 - importing the rules fills their registry
     from tb_gpu_advisor.rules.registry import REGISTRY
 
-    ids = sorted(k for k in REGISTRY if "_" in k) + ["trace_train", "whole_capture", "keras_profiled_batch"]
+    from tb_gpu_advisor.steps.detect import SOURCE_LABEL
+
+    ids = sorted(k for k in REGISTRY if "_" in k) + sorted(k for k in SOURCE_LABEL if "_" in k)
     return re.compile(r"(?<![\w`'-])(%s)(?![\w`'])" % "|".join(map(re.escape, ids)))
 
 

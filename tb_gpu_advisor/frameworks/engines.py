@@ -42,6 +42,10 @@ _VLLM_HOST = action(
     "vLLM overlap it with the GPU (async scheduling), keep CUDA graphs on (no --enforce-eager), and serve more "
     "sequences per step so each step's host cost is shared.",
     "vllm serve MODEL --async-scheduling --max-num-seqs 256   # and no --enforce-eager")
+_VLLM_FULLER = action(
+    "A serving step's kernels grow with the sequences it runs together: few running sequences leave most SMs idle. "
+    "Send the server enough concurrent requests, and let it run more sequences per step.",
+    "vllm serve MODEL --max-num-seqs 256")
 _VLLM_CAPTURE = action(
     "Profile the running server under a steady load through its profiler routes, not its start-up or one request.",
     "VLLM_TORCH_PROFILER_DIR=LOGDIR/run1 vllm serve MODEL ...\n"
@@ -61,6 +65,10 @@ _VLLM_COMM = action(
 _SGL_HOST = action(
     "The GPU waits while the scheduler's host side runs: keep SGLang's overlap scheduler on (no "
     "--disable-overlap-schedule), keep CUDA graphs on (no --disable-cuda-graph), and run more requests per step.",
+    "python -m sglang.launch_server --model-path MODEL --max-running-requests 256")
+_SGL_FULLER = action(
+    "A serving step's kernels grow with the requests it runs together: few running requests leave most SMs idle. "
+    "Send the server enough concurrent requests, and let it run more at once.",
     "python -m sglang.launch_server --model-path MODEL --max-running-requests 256")
 _SGL_CAPTURE = action(
     "Profile the running server under a steady load through its profiler routes.",
@@ -88,7 +96,7 @@ ENGINES: tuple[Engine, ...] = (
                       re.compile(r"forward_batch_generation")),
            capture=(_SGL_CAPTURE,),
            fixes={"host_sync": (_SGL_HOST,), "step_gaps": (_SGL_HOST,), "launch_bound": (_SGL_HOST,),
-                  "input_bound": (_SGL_HOST,), "capture_quality": (_SGL_CAPTURE,)}),
+                  "input_bound": (_SGL_HOST,), "capture_quality": (_SGL_CAPTURE,), "small_grid": (_SGL_FULLER,)}),
     Engine("vllm", "vLLM", "serving",
            # a word of its own: verl's ``megatron_vllm.py`` (a trainer's bridge to vLLM) is not vLLM's code
            spans=re.compile(r"\bvllm[./:]|gpu_model_runner|EngineCore|execute_model"),
@@ -98,7 +106,7 @@ ENGINES: tuple[Engine, ...] = (
            fixes={"host_sync": (_VLLM_HOST,), "step_gaps": (_VLLM_HOST,), "launch_bound": (_VLLM_HOST,),
                   "input_bound": (_VLLM_HOST,), "batch_size_headroom": (_VLLM_MEMORY,),
                   "mixed_precision_off": (_VLLM_DTYPE,), "tensor_core_unused": (_VLLM_DTYPE,),
-                  "comm_exposed": (_VLLM_COMM,), "capture_quality": (_VLLM_CAPTURE,)}),
+                  "comm_exposed": (_VLLM_COMM,), "capture_quality": (_VLLM_CAPTURE,), "small_grid": (_VLLM_FULLER,)}),
     Engine("tgi", "Text Generation Inference", "serving", spans=re.compile(r"text_generation_server"), kernels=None,
            step_span=(re.compile(r"generate_token"),)),
     Engine("trtllm", "TensorRT-LLM", "serving", spans=re.compile(r"tensorrt_llm"),

@@ -111,6 +111,15 @@ def test_a_compiled_program_linking_libtorch_gets_no_python_advice():
     assert "native_host" not in python.hosts[0].job["tags"]
 
 
+def test_a_serving_engine_with_small_kernels_is_told_to_run_more_requests():
+    """A serving engine's small-grid fix was PyTorch's for a model's own code (torch.stack, an optimizer-like
+    ``torch._foreach_mul_(params, 0.9)``): its operator fills the GPU by running more requests per step."""
+    rep = _report(FIXTURES / "wild", "sglang_b300_decode")
+    fixes = [a for h in rep.hosts for f in h.findings if f.rule == "small_grid" for a in f.actions]
+    assert fixes and "--max-running-requests" in (fixes[0].snippet or "")
+    assert "_foreach_" not in " ".join(a.snippet or "" for a in fixes)
+
+
 def test_a_capture_whose_gpu_side_was_lost_is_not_called_no_gpu_work(tmp_path):
     """The host launched every kernel of a healthy run but its GPU records are gone: the job is GPU work of an
     unknown kind, never "no GPU work" -- the launches disprove it."""

@@ -10,11 +10,18 @@ from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.types import ElementwiseChain, HostMetrics
 from tb_gpu_advisor.rules.base import Ctx, short, table
 
-#: How a fused chain's saving is estimated, in words (the saving's assumption).
+#: How a fused chain's saving is estimated, in words (the saving's assumption); ``{elsewhere}``: who else may need a
+#: chain's intermediate results.
 ASSUMPTION = ("a chain of element-wise kernels fused into one takes about as long as its longest kernel (the fused "
               "kernel still moves the largest operand once); an upper bound when the chain's intermediate results are "
-              "also needed elsewhere (by another op, or saved for a backward pass).  The launch gaps inside the chains are the "
-              "launch-bound finding's time, not counted here")
+              "also needed elsewhere ({elsewhere}).  The launch gaps inside the chains are the launch-bound finding's "
+              "time, not counted here")
+
+
+def assumption(m: HostMetrics) -> str:
+    """:data:`ASSUMPTION` for this job: a forward-only job (inference, serving) saves nothing for a backward pass."""
+    forward_only = m.job is not None and m.job.kind.kind in ("inference", "serving")
+    return ASSUMPTION.format(elsewhere="by another op" if forward_only else "by another op, or saved for a backward pass")
 
 
 @dataclass

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._fusion import ASSUMPTION, chain_saving, chain_table
+from tb_gpu_advisor.rules._fusion import assumption as fusion_assumption, chain_saving, chain_table
 from tb_gpu_advisor.rules.base import Ctx, count, finding, grade, ms, pct, rule, saving, share_metric, table
 
 ID = "eager_execution"
@@ -41,7 +41,7 @@ def check(m: HostMetrics) -> list[Finding]:
             f"each {ms(ctx.step_ms)} step ({pct(share)}; stock overview reports eager time above 10%).")
     evidence = [table("Eagerly executed ops (most frequent)", ["op"], [[n] for n in e.top[:15]])]
     if cs is not None and fused_ms > 0:
-        assumption += f"; and compiled, the eager element-wise chains fuse: {ASSUMPTION}"
+        assumption += f"; and compiled, the eager element-wise chains fuse: {fusion_assumption(m)}"
         text += (f" Compiled, the {ms(cs.kernel_ms)} of element-wise kernel chains per step would also fuse into "
                  f"about {ms(cs.kernel_ms - fused_ms)} of kernels.")
         evidence.insert(0, chain_table(cs, ctx, m))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules._fusion import ASSUMPTION, chain_saving, chain_table
+from tb_gpu_advisor.rules._fusion import assumption, chain_saving, chain_table
 from tb_gpu_advisor.rules.base import Ctx, T, count, finding, grade, ms, n_of, pct, rule, saving, share_metric
 
 ID = "xla_not_used"
@@ -50,7 +50,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "chain_kernel_share_of_step": ctx.share(cs.kernel_ms),
                                     "elementwise_kernel_count": f.elementwise_kernel_count,
                                     "small_elementwise_count": f.small_elementwise_count}),
-        saving=saving(ctx, cs.fused_ms, f"{compiler} fuses each chain into one kernel: {ASSUMPTION}",
+        saving=saving(ctx, cs.fused_ms, f"{compiler} fuses each chain into one kernel: {assumption(m)}",
                       [("compute", "non_matmul_kernels", cs.fused_ms)],
                       paced=False),  # a fused chain is one launch: the host no longer paces its kernels
         evidence=[chain_table(cs, ctx, m)],

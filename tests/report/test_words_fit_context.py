@@ -91,11 +91,12 @@ def test_amd_reports_speak_rocm(run):
     assert not context_problems(_report(FIXTURES / "wild", run))
 
 
-@pytest.mark.parametrize("run", ["vllm_mi300x_capture", "dlrm_v100", "nvfuser_h200_gtest"])
+@pytest.mark.parametrize("run", ["vllm_mi300x_capture", "dlrm_v100", "nvfuser_h200_gtest", "hf_qwen_h100"])
 def test_wild_reports_fit_their_context(run):
     """A serving engine's memory was said to hold "optimizer state" and activations "training keeps for the backward
     pass"; a straggler's wait pointed at "alltoall_imbalance", a rule's id; a gap finding on guessed steps said
-    "(gpu_busy_clusters)", a step source's id (h37-review)."""
+    "(gpu_busy_clusters)", a step source's id; an inference job's fusion saving spoke of results "saved for a backward
+    pass" (h37-review)."""
     assert not context_problems(_report(FIXTURES / "wild", run))
 
 

@@ -164,7 +164,7 @@ def _session_problems(report: Report) -> list[str]:
 #: Words only a training job's advice may hold (an unhedged "; check convergence", the training step's names, what
 #: training alone keeps in memory).
 _TRAINING_ONLY = re.compile(r"training loop|\btrain_step\b|jit the whole training step|[;.] check convergence|"
-                            r"optimizer state|keeps them for the backward pass")
+                            r"optimizer state|keeps them for the backward pass|saved for a backward pass")
 #: A claim about this GPU's generation: only where the capture names the GPU.
 _GPU_CLAIM = re.compile(r"this GPU has fp16 Tensor Cores|this GPU's Tensor Cores have no bfloat16")
 #: NVIDIA's names for what an AMD GPU's user calls otherwise (``devices/amd.py`` ``WORDS``).

@@ -189,8 +189,8 @@ _TABLE: tuple[Threshold, ...] = (
        "is small, odd-shaped or badly tiled", "a GEMM's achieved FLOP/s over its roofline's attainable FLOP/s"),
     _t("mfu_low.warning", 0.5, "share", "Advisor (issue #20): half the GEMM time far below its roofline is the "
        "largest cost left once the guide's checks are quiet; large-model training reports 35-55% MFU (PaLM 46%, "
-       "Llama-3 38-43%), so a low MFU alone is no finding", "share of GEMM time at < flops.low_roofline_share of its "
-       "roofline, with MFU below mfu_low.mfu"),
+       "Llama-3 38-43%), so a low MFU alone is no finding", "share of GEMM time far below its roofline, with MFU "
+       "low"),
     _t("mfu_low.critical", 0.8, "share", "Advisor: nearly all GEMM time far below its roofline",
        "same metric, critical level"),
     _t("mfu_low.mfu", 0.3, "share", "Advisor: PaLM-class training reaches 40-50% MFU; under 30% there is room",

@@ -52,7 +52,7 @@ _TABLE: tuple[Threshold, ...] = (
     # ---- §1.2.1 gaps between steps ---------------------------------------------
     _t("step_gaps.warning", 0.05, "share",
        "Advisor; stock overview flags unattributed ('all others') time at >=3% moderate / >=15% high, "
-       "we start at 5% because a 1-2% inter-step gap is normal Keras/tf.function bookkeeping",
+       "we start at 5% because a 1-2% inter-step gap is a training loop's normal bookkeeping between steps",
        "share of step time the GPUs are idle between the end of one step's device work and the next step's start"),
     _t("step_gaps.critical", 0.15, "share", "stock overview: 'all others' >=15% of step = high",
        "same metric, critical level"),

@@ -274,7 +274,11 @@ def context_problems(report: Report) -> list[str]:
             out.append(f"{h.host}: 'no GPU work' beside GPU use ({job['kind_evidence'][:60]})")
     amd_only = report.hosts and all(devices.vendor_of([g.name for g in h.gpus if g.name]).VENDOR == "AMD"
                                     for h in report.hosts)
+    prose = _rendered_prose(report) if report.hosts else ""
     if amd_only:
-        for m in _NVIDIA_UNITS.finditer(_rendered_prose(report)):
+        for m in _NVIDIA_UNITS.finditer(prose):
             out.append(f"markdown: NVIDIA's words on an AMD GPU: '{m.group(0)}'")
+    frameworks_ = {(h.capture or {}).get("framework") for h in report.hosts if isinstance(h.capture, dict)}
+    if frameworks_ and "tensorflow" not in frameworks_ and "Keras" in prose:
+        out.append(f"markdown: Keras named to a {'/'.join(sorted(map(str, frameworks_)))} capture")
     return sorted(set(out))

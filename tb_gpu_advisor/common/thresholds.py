@@ -119,6 +119,11 @@ _TABLE: tuple[Threshold, ...] = (
        "Memory': a copy from pageable host memory is staged through a pinned buffer by the driver and blocks the host",
        "share of a host<->device direction's copy time from or to pageable memory above which the finding says so and "
        "leads with the pinned-memory fix"),
+    _t("excessive_memcpy.param_upload_share", 0.5, "share", "Advisor (issue #37, h37-left10): most of the host-to-device "
+       "copy time launched inside a data-parallel wrapper's parameter-loading hooks (FSDP's pre-forward / pre-backward) "
+       "makes those uploads, not the input batch, the copies' cause", "share of the host-to-device copy time whose "
+       "launch the capture holds that is launched inside a parameter-loading hook, above which the finding says so and "
+       "leads with the wrapper's offload fix"),
     _t("tensor_core_unused.warning", 0.10, "share",
        "Advisor; guide §1.2.3: TC-eligible kernels should use Tensor Cores",
        "share of device compute time in TC-eligible ops (MatMul, Conv, ...) whose kernels do not use Tensor Cores"),

@@ -137,7 +137,8 @@ def check(m: HostMetrics) -> list[Finding]:
                             "excessive_memcpy.warning", severity=sev,
                             detail={"blocking_ms_per_step": blocking, "sync_ms_per_step": sync_ms,
                                     "sync_share_of_step": sync_share}),
-        saving=saving(ctx, max(blocking, sync_ms), _ASSUMPTION_MANAGED if migrated else _ASSUMPTION,
+        saving=saving(ctx, max(blocking, sync_ms),
+                      _ASSUMPTION_MANAGED if migrated else _ASSUMPTION_UPLOADS if uploads is not None else _ASSUMPTION,
                       [("copies", "copies", max(blocking - waits - paging, sync_ms)),
                        ("compute", "non_matmul_kernels", paging)]  # kernel time spent waiting on migrated pages
                       + idle_claims(m.syncs.copy_idle_ledger_ms)),
@@ -151,6 +152,9 @@ def check(m: HostMetrics) -> list[Finding]:
 
 _ASSUMPTION = ("blocking and synchronous copies overlap with compute or disappear (pinned memory and non_blocking "
                "copies, ops kept on the GPU, async prefetch)")
+#: the copies are a data-parallel wrapper's uploads of offloaded parameters: its own fix recovers them
+_ASSUMPTION_UPLOADS = ("the parameters' uploads leave the step (offload off) or overlap with the previous layers' "
+                       "compute (prefetched)")
 #: a lower bound where kernels wait on pages: a kernel faulting its pages in runs far longer than the copies' own time
 _ASSUMPTION_MANAGED = ("the page migrations are prefetched before the kernels and the host touch the pages, so no "
                        "kernel waits on them and no copy runs with the GPU idle; a lower bound: a kernel that faults "

@@ -38,6 +38,7 @@ def test_copies_in_fsdps_pre_forward_lead_with_the_offload_fix(tmp_path):
     assert h2d.param_upload_share == pytest.approx(1.0)
     assert "launched inside FSDP's pre-forward / pre-backward hooks" in f.summary
     assert f.actions[0].text == _UPLOAD_FIX.text and "CPUOffloadPolicy" in f.actions[0].snippet
+    assert "uploads leave the step (offload off)" in f.saving.assumption and "pinned" not in f.saving.assumption
     assert pytorch.FEWER_BYTES.text in [a.text for a in f.actions[1:]]  # still offered, after the cause's own fix
 
 

@@ -150,6 +150,9 @@ class NsysJob:
     #: launch broadcasts the parameters (an NCCL kernel of a tenth of it) -- the steps start after it (0: none)
     setup_ms: float = 0.0
     setup_range: str = "broadcast params"
+    #: a range around each step's copy to the GPU (``FSDP::pre_forward (block.0)``: the copy is then a data-parallel
+    #: wrapper's upload of offloaded parameters, not the batch); None: the batch's copy, under ``aten::to`` only
+    copy_range: str | None = None
 
 
 @dataclass
@@ -225,6 +228,8 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
         ev["memcpy"].append((cs, stream_free, c, job.h2d_bytes, 1, 1 if job.pinned else 0, 2))
     t += 1 * us
     op_range("aten::to", a, t, 1)
+    if job.copy_range:
+        ev["nvtx"].append((a, t, f"{job.copy_range}, op_id = 0" if job.autograd_nvtx else job.copy_range))
     # the step's ops
     kernels = []
     for i in range(job.ops):

@@ -29,6 +29,7 @@ TERMS = {
     "gpu_link": "NVLink",
     "conv_padding": "cuDNN >= 7.6.3 pads convolutions automatically, dense layers are not padded",
     "tc_kernel_names": "an h884/h1688/s16816/xmma-style Tensor Core kernel",
+    "allocator_calls": "cudaMalloc / cudaFree",
 }
 
 #: Tensor Core kernel name fragments.  The first block is the stock tool's list
@@ -466,6 +467,24 @@ def has_bf16_on(name: str | None, cc: object) -> bool | None:
 def link_bandwidth(name: str | None, cc: object) -> tuple[float, str] | None:
     c = _cc(cc) if not isinstance(cc, (int, float)) else float(cc)
     return link_bandwidth_of(int(c)) if c is not None else None
+
+
+#: The oldest Windows display driver under which NVIDIA's profilers trace the GPU from WSL2: Nsight Compute's system
+#: requirements ("Profiling is supported on Windows 10 WSL with OS build version 19044 and greater, and NVIDIA display
+#: driver version 545 or higher", docs.nvidia.com/nsight-compute/ReleaseNotes/topics/system-requirements.html, 2024.1
+#: on).  A WSL2 capture without kernels under an older driver gets "update the driver"; under this one or newer the
+#: driver is not why, and that advice would be wrong.
+WSL_PROFILING_DRIVER = 545
+#: A Windows display driver version as NVIDIA names it (``NvDriverVersion``: "577.03", "536.40"); Windows' own form
+#: ("32.0.15.7703") does not read as one.
+_DRIVER_VERSION = re.compile(r"^\s*(\d{3,4})\.\d{2}\b")
+
+
+def wsl_profiling_driver(version: str | None) -> bool | None:
+    """Whether a Windows display driver traces the GPU from WSL2 (:data:`WSL_PROFILING_DRIVER` or newer); None where
+    the version is missing or does not read as NVIDIA's."""
+    m = _DRIVER_VERSION.match(version or "")
+    return None if m is None else int(m.group(1)) >= WSL_PROFILING_DRIVER
 
 
 def words(text: str) -> str:

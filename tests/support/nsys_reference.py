@@ -1,6 +1,8 @@
 """The Nsight reader's row-by-row column reads as they were before issue 38 (a cursor's tuples, ``fetchmany``,
 ``np.fromiter``): the reference the packed reads (``formats.nsys.tables``) are compared with, column for column.
-Use :func:`tuple_reads` to read an export through them."""
+Use :func:`tuple_reads` to read an export through them.  Where the reader's way of building a column could share a
+bug with its reference, the reference builds it another way (:func:`int_columns` narrows each column once, over all
+its rows)."""
 
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ from tb_gpu_advisor.formats.xplane.reader import parse_timeline
 from tb_gpu_advisor.metrics.context import Encloser, assign
 from tb_gpu_advisor.metrics.kernels import _HIST_BLOCK, _blocks, _histogram_self_weighted
 from tb_gpu_advisor.model.columns import (
+    _subtract_swept,
     int_dtype,
     narrowest,
     subtract_intervals,
@@ -284,18 +285,11 @@ def test_subtract_intervals_against_a_raster() -> None:
 
 
 def _subtract_reference(s, e, cut_s, cut_e):
-    """subtract_intervals before issue #38: one sweep over every boundary of both sets, unmerged."""
+    """subtract_intervals before issue #38: one sweep over every boundary of both sets, unmerged (the sweep the
+    reader still keeps for backwards intervals, ``columns._subtract_swept``)."""
     if not s.size or not cut_s.size:
         return union_intervals(s, e)
-    t = np.concatenate([s, e, cut_s, cut_e]).astype(np.int64)
-    n, m = s.size, cut_s.size
-    keep = np.concatenate([np.ones(n, np.int64), -np.ones(n, np.int64), np.zeros(2 * m, np.int64)])
-    cut = np.concatenate([np.zeros(2 * n, np.int64), np.ones(m, np.int64), -np.ones(m, np.int64)])
-    o = np.argsort(t, kind="stable")
-    ut, first = np.unique(t[o], return_index=True)
-    inside = (np.cumsum(np.add.reduceat(keep[o], first)) > 0) & (np.cumsum(np.add.reduceat(cut[o], first)) == 0)
-    seg = np.flatnonzero(inside[:-1])
-    return union_intervals(ut[seg], ut[seg + 1])
+    return _subtract_swept(s, e, cut_s, cut_e)
 
 
 def test_subtract_intervals_merging_first_gives_the_same_set() -> None:

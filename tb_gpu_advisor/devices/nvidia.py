@@ -119,6 +119,11 @@ _NVJET = re.compile(r"nvjet_(?:sm\d+_)?([a-z]{3,6})_", re.I)
 _NVJET_INPUT = {"h": P_FP16, "t": P_BF16, "s": P_FP32, "q": P_FP8, "e": P_FP8, "d": P_FP64, "i": P_INT8}
 
 
+#: The dtypes a kernel name spells out, tested in this order, the first found winning (bf16 before fp16: ``bf16``
+#: holds ``f16``); :func:`precision_one` then reads cuBLASLt's ``nvjet`` input letter, then plain fp32 evidence.
+_NAMED_PRECISIONS = ((_BF16, P_BF16), (_FP8, P_FP8), (_FP16, P_FP16), (_INT8, P_INT8), (_TF32, P_TF32), (_FP64, P_FP64))
+
+
 @lru_cache(maxsize=65536)
 def precision_one(name: str) -> int:
     """Precision code of one kernel name or shape string (P_* constants); bf16 before fp16.
@@ -128,18 +133,9 @@ def precision_one(name: str) -> int:
     alarms on bf16 JAX captures.
     """
     name = head(name)
-    if _BF16.search(name):
-        return P_BF16
-    if _FP8.search(name):
-        return P_FP8
-    if _FP16.search(name):
-        return P_FP16
-    if _INT8.search(name):
-        return P_INT8
-    if _TF32.search(name):
-        return P_TF32
-    if _FP64.search(name):
-        return P_FP64
+    for pattern, precision in _NAMED_PRECISIONS:
+        if pattern.search(name):
+            return precision
     m = _NVJET.search(name)
     if m:
         return _NVJET_INPUT.get(m.group(1)[0].lower(), P_UNKNOWN)

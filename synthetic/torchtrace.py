@@ -772,18 +772,36 @@ def cpu_input(ranks: list[Rank], n: int) -> None:
     """Forward passes whose input is generated on the host each step: an ATen op that runs 10 ms with no GPU runtime
     call (``aten::randn`` > ``aten::normal_``), a copy to the GPU, one 7 ms kernel.  The GPU's idle 10 ms is the host
     computing, never a launch wait: one launch a step."""
-    r = ranks[0]
+    ranks[0].step(n, _cpu_input_body)
+
+
+def _cpu_input_body(rr: Rank) -> None:
+    start = rr.host_us
+    rr.cpu("aten::randn", CPU_INPUT_MS * 1000, advance=False)
+    rr.host_us += 2.0
+    rr.cpu("aten::normal_", CPU_INPUT_MS * 1000 - 4.0)
+    rr.host_us = start + CPU_INPUT_MS * 1000
+    rr.copy_h2d(4.0, 700.0)
+    rr.kernel("aten::mm", GEMM_FWD, CPU_INPUT_KERNEL_US, args=mm_args("aten::mm", 1024, 1024, 1024))
+    rr.sync("aten::to")
+
+
+#: The program's own range around each step's body, as CUDA MODE's lecture-1 profiler script writes it
+#: (``with record_function("model_inference"):`` inside the ``prof.step()`` loop).
+STEP_BODY_RANGE = "model_inference"
+
+
+def cpu_input_annotated(ranks: list[Rank], n: int) -> None:
+    """``cpu_input`` with the whole step body inside one ``record_function`` range: the range is outermost over the
+    ``aten::randn`` that fills the GPU's idle, and spans the step, so it says nothing of where the time goes
+    (survey h37-survey11: CranberryYan/CUDA-Optimization's RTX 3080 trace, a 654 ms CPU ``randn`` a step)."""
 
     def body(rr: Rank) -> None:
         start = rr.host_us
-        rr.cpu("aten::randn", CPU_INPUT_MS * 1000, advance=False)
-        rr.host_us += 2.0
-        rr.cpu("aten::normal_", CPU_INPUT_MS * 1000 - 4.0)
-        rr.host_us = start + CPU_INPUT_MS * 1000
-        rr.copy_h2d(4.0, 700.0)
-        rr.kernel("aten::mm", GEMM_FWD, CPU_INPUT_KERNEL_US, args=mm_args("aten::mm", 1024, 1024, 1024))
-        rr.sync("aten::to")
-    r.step(n, body)
+        mark = rr.cpu(STEP_BODY_RANGE, 0.0, cat="user_annotation", advance=False)
+        _cpu_input_body(rr)
+        mark["dur"] = round(rr.host_us - start, 3)
+    ranks[0].step(n, body)
 
 
 #: autocast's dtype cast of an fp32 weight to bf16 before each GEMM, and the bias add after it.
@@ -1063,6 +1081,11 @@ SCENARIOS: dict[str, Scenario] = {
                           f"forward passes whose input is made on the CPU: a {CPU_INPUT_MS:g} ms aten::randn with no "
                           f"runtime call, a copy, one {CPU_INPUT_KERNEL_US / 1000:g} ms kernel a step",
                           extra={"kind": "inference", "host_compute_ms": CPU_INPUT_MS}),
+    "cpu_input_annotated": Scenario(1, cpu_input_annotated, ["input_bound", "mfu_low"], ["launch_bound"],
+                                    f"cpu_input with each step's body inside one record_function range "
+                                    f"({STEP_BODY_RANGE}): the {CPU_INPUT_MS:g} ms aten::randn is still what the "
+                                    f"GPU waits for",
+                                    extra={"kind": "inference", "host_compute_ms": CPU_INPUT_MS}),
     "autocast_forward": Scenario(1, autocast_forward, ["dtype_casts"], ["tensor_core_unused", "mixed_precision_off"],
                                  f"eager bf16 autocast forward: {AUTOCAST_LAYERS} aten::linear a pass, each a weight "
                                  f"cast ({AUTOCAST_CAST_US:g} us), a GEMM ({AUTOCAST_GEMM_US:g} us) and a bias add "

@@ -791,6 +791,31 @@ def _cpu_input_body(rr: Rank) -> None:
 STEP_BODY_RANGE = "model_inference"
 
 
+#: CUDA MODE lecture 1's loop, scaled down: ``torch.square(torch.randn(N, N).cuda())`` under a
+#: ``record_function``: the CPU ``randn``, a pageable copy the host waits for, Python freeing the CPU tensor, one kernel.
+RANDN_CPU_MS, RANDN_COPY_US, RANDN_FREE_US, RANDN_KERNEL_US = 30.0, 3000.0, 800.0, 60.0
+
+
+def randn_on_host(ranks: list[Rank], n: int) -> None:
+    """Each step makes a tensor with a CPU ``aten::randn`` (``RANDN_CPU_MS``, no runtime call) inside one
+    ``record_function`` range over the step body, copies it from pageable memory (the host blocked until the copy
+    is done), frees the CPU tensor and squares it on the GPU: the GPU idles through the randn between steps."""
+
+    def body(rr: Rank) -> None:
+        start = rr.host_us
+        mark = rr.cpu(STEP_BODY_RANGE, 0.0, cat="user_annotation", advance=False)
+        rr.cpu("aten::randn", RANDN_CPU_MS * 1000, advance=False)
+        rr.host_us += 2.0
+        rr.cpu("aten::empty", 20.0)  # the CPU tensor's allocation, as PyTorch records it inside randn
+        rr.cpu("aten::normal_", RANDN_CPU_MS * 1000 - 24.0)
+        rr.host_us = start + RANDN_CPU_MS * 1000
+        rr.copy_h2d(400.0, RANDN_COPY_US, pageable=True)
+        rr.host_us += RANDN_FREE_US
+        rr.kernel("aten::square", TANH_F32, RANDN_KERNEL_US)
+        mark["dur"] = round(rr.host_us - start, 3)
+    ranks[0].step(n, body)
+
+
 def cpu_input_annotated(ranks: list[Rank], n: int) -> None:
     """``cpu_input`` with the whole step body inside one ``record_function`` range: the range is outermost over the
     ``aten::randn`` that fills the GPU's idle, and spans the step, so it says nothing of where the time goes
@@ -1081,6 +1106,12 @@ SCENARIOS: dict[str, Scenario] = {
                           f"forward passes whose input is made on the CPU: a {CPU_INPUT_MS:g} ms aten::randn with no "
                           f"runtime call, a copy, one {CPU_INPUT_KERNEL_US / 1000:g} ms kernel a step",
                           extra={"kind": "inference", "host_compute_ms": CPU_INPUT_MS}),
+    "randn_on_host": Scenario(1, randn_on_host, ["input_bound", "step_gaps"], ["launch_bound"],
+                              f"CUDA MODE lecture 1's loop: torch.square(torch.randn(N, N).cuda()) under a "
+                              f"record_function, a {RANDN_CPU_MS:g} ms CPU aten::randn (an aten::empty inside it), a "
+                              f"pageable copy the host waits for, one {RANDN_KERNEL_US:g} us kernel: the GPU waits "
+                              f"for the host making its input", dtype="float32",
+                              extra={"kind": "inference", "host_compute_ms": RANDN_CPU_MS}),
     "cpu_input_annotated": Scenario(1, cpu_input_annotated, ["input_bound", "mfu_low"], ["launch_bound"],
                                     f"cpu_input with each step's body inside one record_function range "
                                     f"({STEP_BODY_RANGE}): the {CPU_INPUT_MS:g} ms aten::randn is still what the "

@@ -97,6 +97,7 @@ def check(m: HostMetrics) -> list[Finding]:
         cause = (f"the host's own code, which the capture did not record ({ms(unexplained)} of each gap: no runtime "
                  f"call, op, range or OS call covers it)")
         actions = (ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST]) + actions
+    actions = _made_on_host(ctx, g, cause == host_work) + actions
     if input_ms > 0.2 * g.avg_gap_ms:
         actions.append(action(f"{ms(input_ms)} of each gap is input wait: see the input-bound finding (guide §1.1)."))
 
@@ -171,6 +172,18 @@ def _named(g, host_work: bool) -> str:
     where = ([f"in each gap: {', '.join(named)}"] if named else []) + \
         ([f"in the program's own ranges {', '.join(ranges)}"] if ranges else [])
     return f" ({'; '.join(where)})" if where else ""
+
+
+def _made_on_host(ctx: Ctx, g, host_work: bool) -> list:  # noqa: ANN001 - Gaps
+    """The framework's fix for a tensor made on the CPU where the op filling most of the gaps creates one from its
+    arguments alone (``torch.randn(10000, 10000).cuda()``: 654 ms of CPU ``aten::randn`` a step on CUDA MODE's
+    lecture-1 script): made on the GPU, neither its CPU time nor its copy remain.  [] otherwise."""
+    if not host_work or not g.top_ops or not g.avg_gap_ms:
+        return []
+    name, op_ms = g.top_ops[0]
+    if op_ms < 0.5 * g.avg_gap_ms or not ctx.fw.creation_op(name):
+        return []
+    return ctx.fw.extra(f"{ID}:creation", op=name, op_ms=ms(op_ms))
 
 
 def _waited(g) -> str:

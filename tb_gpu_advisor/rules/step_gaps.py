@@ -8,7 +8,10 @@ on the rest (host work between steps: callbacks, metrics, ops outside
 names the cause from what the host did during the gaps, and the host ops that fill them (the outermost ops of the
 thread whose ops fill the most of the gaps, each at least a tenth of the mean gap) and the program's own ranges
 (NVTX, ``record_function``, XPlane's ``TraceAnnotation`` / ``Trace`` ranges) that span them, counted alike; a range
-that is also among the ops (an XPlane range is a host event) is named once, as the program's range.  Where the
+that is also among the ops (an XPlane range is a host event) is named once, as the program's range; an event around
+a whole step (``record_function`` over the step's body) names no part of it, so the ops inside it are named.  Where
+the op filling most of the gaps makes a tensor from its arguments alone on the host (``aten::randn`` of a CPU tensor,
+then copied), the first fix is the framework's for making it on the GPU.  Where the
 capture traced the OS runtime (Nsight ``-t osrt``), the blocking OS calls the thread launching the next work sat in
 during the gaps are named too (``getc``, ``read``: a host waiting on its input is no host at work).
 Saving: the gaps' host-caused idle as the step ledger books it (inside the kept steps, per category), less the parts

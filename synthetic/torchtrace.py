@@ -804,15 +804,34 @@ def randn_on_host(ranks: list[Rank], n: int) -> None:
     def body(rr: Rank) -> None:
         start = rr.host_us
         mark = rr.cpu(STEP_BODY_RANGE, 0.0, cat="user_annotation", advance=False)
-        rr.cpu("aten::randn", RANDN_CPU_MS * 1000, advance=False)
-        rr.host_us += 2.0
-        rr.cpu("aten::empty", 20.0)  # the CPU tensor's allocation, as PyTorch records it inside randn
-        rr.cpu("aten::normal_", RANDN_CPU_MS * 1000 - 24.0)
-        rr.host_us = start + RANDN_CPU_MS * 1000
-        rr.copy_h2d(400.0, RANDN_COPY_US, pageable=True)
+        _randn_and_copy(rr)
         rr.host_us += RANDN_FREE_US
         rr.kernel("aten::square", TANH_F32, RANDN_KERNEL_US)
         mark["dur"] = round(rr.host_us - start, 3)
+    ranks[0].step(n, body)
+
+
+def _randn_and_copy(rr: Rank) -> None:
+    """A CPU ``aten::randn`` (the CPU tensor's ``aten::empty`` inside it, as PyTorch records one), then its pageable
+    copy to the GPU, the host blocked until the copy is done."""
+    start = rr.host_us
+    rr.cpu("aten::randn", RANDN_CPU_MS * 1000, advance=False)
+    rr.host_us += 2.0
+    rr.cpu("aten::empty", 20.0)
+    rr.cpu("aten::normal_", RANDN_CPU_MS * 1000 - 24.0)
+    rr.host_us = start + RANDN_CPU_MS * 1000
+    rr.copy_h2d(400.0, RANDN_COPY_US, pageable=True)
+
+
+def randn_next_input(ranks: list[Rank], n: int) -> None:
+    """``randn_on_host`` turned around: each step first squares the tensor the step before made, then makes and
+    copies the next one -- the CPU ``randn`` now sits after the step's first launch, between the GPU's bursts: host
+    work between steps, not input wait before the first launch."""
+
+    def body(rr: Rank) -> None:
+        rr.kernel("aten::square", TANH_F32, RANDN_KERNEL_US)
+        rr.host_us += RANDN_FREE_US
+        _randn_and_copy(rr)
     ranks[0].step(n, body)
 
 
@@ -1106,7 +1125,12 @@ SCENARIOS: dict[str, Scenario] = {
                           f"forward passes whose input is made on the CPU: a {CPU_INPUT_MS:g} ms aten::randn with no "
                           f"runtime call, a copy, one {CPU_INPUT_KERNEL_US / 1000:g} ms kernel a step",
                           extra={"kind": "inference", "host_compute_ms": CPU_INPUT_MS}),
-    "randn_on_host": Scenario(1, randn_on_host, ["input_bound", "step_gaps"], ["launch_bound"],
+    "randn_next_input": Scenario(1, randn_next_input, ["step_gaps"], ["launch_bound", "input_bound"],
+                                 f"randn_on_host's step turned around: the kernel first, then the next input's "
+                                 f"{RANDN_CPU_MS:g} ms CPU aten::randn and its pageable copy, between the GPU's "
+                                 f"bursts", dtype="float32",
+                                 extra={"kind": "inference", "host_compute_ms": RANDN_CPU_MS}),
+    "randn_on_host": Scenario(1, randn_on_host, ["input_bound"], ["launch_bound"],
                               f"CUDA MODE lecture 1's loop: torch.square(torch.randn(N, N).cuda()) under a "
                               f"record_function, a {RANDN_CPU_MS:g} ms CPU aten::randn (an aten::empty inside it), a "
                               f"pageable copy the host waits for, one {RANDN_KERNEL_US:g} us kernel: the GPU waits "

@@ -64,9 +64,10 @@ def is_creation_op(name: str) -> bool:
     return bool(_CREATION_OP.match(name))
 
 
-#: The fix for a tensor an op made on the CPU where the GPU could (``step_gaps``' creation variant).
+#: The fix for a tensor an op made on the CPU where the GPU could (``step_gaps``' and ``input_bound``'s creation
+#: variants).
 MADE_ON_GPU = action(
-    "Make the tensor on the GPU: `{op}` ran on the CPU for {op_ms} of each gap, making a CPU tensor the GPU can use "
+    "Make the tensor on the GPU: `{op}` ran on the CPU for {op_ms} of each step, making a CPU tensor the GPU can use "
     "only after a copy; the same call given device='cuda' fills it on the GPU in a fraction of the time, with no copy.",
     "x = torch.randn(10000, 10000, device='cuda')   # not torch.randn(10000, 10000).cuda()\n"
     "idx = torch.arange(n, device='cuda')")
@@ -237,6 +238,7 @@ FIXES = {
     "rank_straggler": (_BALANCE,),
     "input_bound": (LOADER, NON_BLOCKING, CONFIRM_INPUT),
     "input_bound:parallel": (LOADER_WORKERS_SLOW, CONFIRM_INPUT),
+    "input_bound:creation": (MADE_ON_GPU,),
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
     "launch_bound:step": (CUDA_GRAPHS, action("Or raise the batch size, so each launch does more GPU work.")),
     "host_op_placement": (NO_ITEM,),
@@ -569,6 +571,7 @@ JOB_FIXES = {
     "excessive_memcpy:pinned@inference": (FEWER_BYTES,),
     "step_gaps@inference": (BETWEEN_PASSES, BATCH_INFERENCE),
     "step_gaps:creation@inference": (MADE_ON_GPU,),
+    "input_bound:creation@inference": (MADE_ON_GPU,),
     "input_bound@inference": (BETWEEN_PASSES, BATCH_INFERENCE),
     "launch_bound@inference": (GRAPHS_INFERENCE, BATCH_INFERENCE),
     "mixed_precision_off@inference": (HALF_INFERENCE,),

@@ -5,7 +5,11 @@ idle while the host waits in ``IteratorGetNext`` / the DataLoader's ``__next__``
 (the stock tool shows 0.0% for GPU captures; the Advisor measures it itself).
 Where the capture records its input pipeline, the wait is that pipeline's own
 time; other host time before the step's first op is named apart, not counted
-(``metrics/inputs.py``, issue #37 item 4).  Saving: the whole input
+(``metrics/inputs.py``, issue #37 item 4).  Where the capture records no
+pipeline but the host's own ops fill that time (a CPU ``aten::randn`` before
+the step's copy), the ops are named and the step said to make its input
+itself; where the op creates a tensor from its arguments alone, the first fix
+is the framework's for making it on the GPU.  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 """
 

@@ -772,18 +772,80 @@ def cpu_input(ranks: list[Rank], n: int) -> None:
     """Forward passes whose input is generated on the host each step: an ATen op that runs 10 ms with no GPU runtime
     call (``aten::randn`` > ``aten::normal_``), a copy to the GPU, one 7 ms kernel.  The GPU's idle 10 ms is the host
     computing, never a launch wait: one launch a step."""
-    r = ranks[0]
+    ranks[0].step(n, _cpu_input_body)
+
+
+def _cpu_input_body(rr: Rank) -> None:
+    start = rr.host_us
+    rr.cpu("aten::randn", CPU_INPUT_MS * 1000, advance=False)
+    rr.host_us += 2.0
+    rr.cpu("aten::normal_", CPU_INPUT_MS * 1000 - 4.0)
+    rr.host_us = start + CPU_INPUT_MS * 1000
+    rr.copy_h2d(4.0, 700.0)
+    rr.kernel("aten::mm", GEMM_FWD, CPU_INPUT_KERNEL_US, args=mm_args("aten::mm", 1024, 1024, 1024))
+    rr.sync("aten::to")
+
+
+#: The program's own range around each step's body, as CUDA MODE's lecture-1 profiler script writes it
+#: (``with record_function("model_inference"):`` inside the ``prof.step()`` loop).
+STEP_BODY_RANGE = "model_inference"
+
+
+#: CUDA MODE lecture 1's loop, scaled down: ``torch.square(torch.randn(N, N).cuda())`` under a
+#: ``record_function``: the CPU ``randn``, a pageable copy the host waits for, Python freeing the CPU tensor, one kernel.
+RANDN_CPU_MS, RANDN_COPY_US, RANDN_FREE_US, RANDN_KERNEL_US = 30.0, 3000.0, 800.0, 60.0
+
+
+def randn_on_host(ranks: list[Rank], n: int) -> None:
+    """Each step makes a tensor with a CPU ``aten::randn`` (``RANDN_CPU_MS``, no runtime call) inside one
+    ``record_function`` range over the step body, copies it from pageable memory (the host blocked until the copy
+    is done), frees the CPU tensor and squares it on the GPU: the GPU idles through the randn between steps."""
 
     def body(rr: Rank) -> None:
         start = rr.host_us
-        rr.cpu("aten::randn", CPU_INPUT_MS * 1000, advance=False)
-        rr.host_us += 2.0
-        rr.cpu("aten::normal_", CPU_INPUT_MS * 1000 - 4.0)
-        rr.host_us = start + CPU_INPUT_MS * 1000
-        rr.copy_h2d(4.0, 700.0)
-        rr.kernel("aten::mm", GEMM_FWD, CPU_INPUT_KERNEL_US, args=mm_args("aten::mm", 1024, 1024, 1024))
-        rr.sync("aten::to")
-    r.step(n, body)
+        mark = rr.cpu(STEP_BODY_RANGE, 0.0, cat="user_annotation", advance=False)
+        _randn_and_copy(rr)
+        rr.host_us += RANDN_FREE_US
+        rr.kernel("aten::square", TANH_F32, RANDN_KERNEL_US)
+        mark["dur"] = round(rr.host_us - start, 3)
+    ranks[0].step(n, body)
+
+
+def _randn_and_copy(rr: Rank) -> None:
+    """A CPU ``aten::randn`` (the CPU tensor's ``aten::empty`` inside it, as PyTorch records one), then its pageable
+    copy to the GPU, the host blocked until the copy is done."""
+    start = rr.host_us
+    rr.cpu("aten::randn", RANDN_CPU_MS * 1000, advance=False)
+    rr.host_us += 2.0
+    rr.cpu("aten::empty", 20.0)
+    rr.cpu("aten::normal_", RANDN_CPU_MS * 1000 - 24.0)
+    rr.host_us = start + RANDN_CPU_MS * 1000
+    rr.copy_h2d(400.0, RANDN_COPY_US, pageable=True)
+
+
+def randn_next_input(ranks: list[Rank], n: int) -> None:
+    """``randn_on_host`` turned around: each step first squares the tensor the step before made, then makes and
+    copies the next one -- the CPU ``randn`` now sits after the step's first launch, between the GPU's bursts: host
+    work between steps, not input wait before the first launch."""
+
+    def body(rr: Rank) -> None:
+        rr.kernel("aten::square", TANH_F32, RANDN_KERNEL_US)
+        rr.host_us += RANDN_FREE_US
+        _randn_and_copy(rr)
+    ranks[0].step(n, body)
+
+
+def cpu_input_annotated(ranks: list[Rank], n: int) -> None:
+    """``cpu_input`` with the whole step body inside one ``record_function`` range: the range is outermost over the
+    ``aten::randn`` that fills the GPU's idle, and spans the step, so it says nothing of where the time goes
+    (survey h37-survey11: CranberryYan/CUDA-Optimization's RTX 3080 trace, a 654 ms CPU ``randn`` a step)."""
+
+    def body(rr: Rank) -> None:
+        start = rr.host_us
+        mark = rr.cpu(STEP_BODY_RANGE, 0.0, cat="user_annotation", advance=False)
+        _cpu_input_body(rr)
+        mark["dur"] = round(rr.host_us - start, 3)
+    ranks[0].step(n, body)
 
 
 #: autocast's dtype cast of an fp32 weight to bf16 before each GEMM, and the bias add after it.
@@ -1063,6 +1125,22 @@ SCENARIOS: dict[str, Scenario] = {
                           f"forward passes whose input is made on the CPU: a {CPU_INPUT_MS:g} ms aten::randn with no "
                           f"runtime call, a copy, one {CPU_INPUT_KERNEL_US / 1000:g} ms kernel a step",
                           extra={"kind": "inference", "host_compute_ms": CPU_INPUT_MS}),
+    "randn_next_input": Scenario(1, randn_next_input, ["step_gaps"], ["launch_bound", "input_bound"],
+                                 f"randn_on_host's step turned around: the kernel first, then the next input's "
+                                 f"{RANDN_CPU_MS:g} ms CPU aten::randn and its pageable copy, between the GPU's "
+                                 f"bursts", dtype="float32",
+                                 extra={"kind": "inference", "host_compute_ms": RANDN_CPU_MS}),
+    "randn_on_host": Scenario(1, randn_on_host, ["input_bound"], ["launch_bound"],
+                              f"CUDA MODE lecture 1's loop: torch.square(torch.randn(N, N).cuda()) under a "
+                              f"record_function, a {RANDN_CPU_MS:g} ms CPU aten::randn (an aten::empty inside it), a "
+                              f"pageable copy the host waits for, one {RANDN_KERNEL_US:g} us kernel: the GPU waits "
+                              f"for the host making its input", dtype="float32",
+                              extra={"kind": "inference", "host_compute_ms": RANDN_CPU_MS}),
+    "cpu_input_annotated": Scenario(1, cpu_input_annotated, ["input_bound", "mfu_low"], ["launch_bound"],
+                                    f"cpu_input with each step's body inside one record_function range "
+                                    f"({STEP_BODY_RANGE}): the {CPU_INPUT_MS:g} ms aten::randn is still what the "
+                                    f"GPU waits for",
+                                    extra={"kind": "inference", "host_compute_ms": CPU_INPUT_MS}),
     "autocast_forward": Scenario(1, autocast_forward, ["dtype_casts"], ["tensor_core_unused", "mixed_precision_off"],
                                  f"eager bf16 autocast forward: {AUTOCAST_LAYERS} aten::linear a pass, each a weight "
                                  f"cast ({AUTOCAST_CAST_US:g} us), a GEMM ({AUTOCAST_GEMM_US:g} us) and a bias add "

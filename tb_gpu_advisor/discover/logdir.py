@@ -354,9 +354,14 @@ def _local_walk(root: str, with_stat: bool, skips: list[tuple[str, str]] | None 
 
 
 def _note_misplaced(registry: list[Format], rel: tuple[str, ...], skips: list[tuple[str, str]]) -> None:
-    """A file named as a format's host file but outside its layout is left out of the listing, and says so: the
-    tab and ``report LOGDIR`` name it instead of skipping it silently."""
+    """A file named as a format's host file but outside its layout, or another writer's profile in a format's place
+    (``Layout.unread``), is left out of the listing, and says so: the tab and ``report LOGDIR`` name it instead of
+    skipping it silently."""
     for f in registry:
+        why = f.layout.unread(rel)
+        if why is not None:
+            skips.append(("/".join(rel), why))
+            return
         if f.layout.misplaced(rel):
             skips.append(("/".join(rel), f"{SKIP_MISPLACED} {f.layout.expected} (move it there, or give the file "
                                          "itself to tb-gpu-advisor report)"))

@@ -181,6 +181,11 @@ class Layout(Protocol):
     def misplaced(self, rel: tuple[str, ...]) -> bool:
         """A file named like this format's but not where the layout puts it (for the "wrong layout" hint)."""
 
+    def unread(self, rel: tuple[str, ...]) -> str | None:
+        """Why the file at ``rel``, placed where this format's files go, is another writer's profile this tool does
+        not read (an older profiler's output), in words; None for any other file.  Discovery names it instead of
+        leaving a logdir that holds a profile to read "no profiles found"."""
+
     def maybe(self, rel: tuple[str, ...]) -> bool:
         """A file its name does not claim but whose content may (a trace saved under another name): ``sniff`` says."""
 
@@ -222,6 +227,9 @@ class RunFolderLayout:
 
     def misplaced(self, rel: tuple[str, ...]) -> bool:
         return False
+
+    def unread(self, rel: tuple[str, ...]) -> str | None:
+        return None
 
     def locate(self, path: str) -> Located | None:
         return None  # placed by its folder only: discovery finds it there (``discover.locate_file``)

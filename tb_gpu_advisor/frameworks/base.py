@@ -37,6 +37,9 @@ class Framework:
     #: an input event of a pipeline that already prepares batches in parallel with the step (PyTorch's DataLoader
     #: with worker processes, ``_MultiProcessingDataLoaderIter``): a wait there is workers too slow, not workers off
     parallel_input: NamePredicate = never
+    #: an op that makes a new tensor from nothing but its arguments (random numbers, constants, a range): where one
+    #: fills the GPU's idle on the host, the tensor was made on the CPU and could be made on the GPU instead
+    creation_op: NamePredicate = never
     #: the host puts a batch on the device outside any dispatch (JAX ``device_put``)
     transfer_event: NamePredicate = never
     #: a host->device copy of array data wherever it runs, inside a dispatch too (an implicit copy of a NumPy

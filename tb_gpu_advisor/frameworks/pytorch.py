@@ -54,6 +54,25 @@ def is_input(name: str) -> bool:
     return name.startswith(_DATALOADER) or ("DataLoaderIter" in name and name.endswith("__next__"))
 
 
+#: ATen's ops that make a tensor from their arguments alone (``torch.randn(10000, 10000)``, ``torch.arange(n)``): run
+#: long on the host they computed a CPU tensor, which ``device='cuda'`` would have made on the GPU, without the copy.
+_CREATION_OP = re.compile(r"^aten::(?:randn|rand|randint|randperm|normal_|uniform_|bernoulli_|random_|full|zeros|ones"
+                          r"|arange|linspace|logspace|eye)$")
+
+
+def is_creation_op(name: str) -> bool:
+    return bool(_CREATION_OP.match(name))
+
+
+#: The fix for a tensor an op made on the CPU where the GPU could (``step_gaps``' and ``input_bound``'s creation
+#: variants).
+MADE_ON_GPU = action(
+    "Make the tensor on the GPU: `{op}` ran on the CPU for {op_ms} of each step, making a CPU tensor the GPU can use "
+    "only after a copy; the same call given device='cuda' fills it on the GPU in a fraction of the time, with no copy.",
+    "x = torch.randn(10000, 10000, device='cuda')   # not torch.randn(10000, 10000).cuda()\n"
+    "idx = torch.arange(n, device='cuda')")
+
+
 def is_parallel_input(name: str) -> bool:
     """The DataLoader's iterator with worker processes (``num_workers > 0``): batches are already made in parallel."""
     return is_input(name) and "_MultiProcessingDataLoaderIter" in name
@@ -219,6 +238,7 @@ FIXES = {
     "rank_straggler": (_BALANCE,),
     "input_bound": (LOADER, NON_BLOCKING, CONFIRM_INPUT),
     "input_bound:parallel": (LOADER_WORKERS_SLOW, CONFIRM_INPUT),
+    "input_bound:creation": (MADE_ON_GPU,),
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
     "launch_bound:step": (CUDA_GRAPHS, action("Or raise the batch size, so each launch does more GPU work.")),
     "host_op_placement": (NO_ITEM,),
@@ -261,6 +281,7 @@ FIXES = {
                "around them.", "model = torch.compile(model)")),
     "step_gaps": (NO_ITEM, LOADER),
     "step_gaps:host_work": (NO_ITEM,),
+    "step_gaps:creation": (MADE_ON_GPU,),
     "step_gaps:private_threads": (NO_ITEM,),
     "step_gaps:shared_threads": (NO_ITEM,),
     "mixed_precision_off": (AUTOCAST,),
@@ -560,6 +581,8 @@ JOB_FIXES = {
     "excessive_memcpy:pageable@inference": (PIN_MEMORY,),  # pinned memory serves inference the same
     "excessive_memcpy:pinned@inference": (FEWER_BYTES,),
     "step_gaps@inference": (BETWEEN_PASSES, BATCH_INFERENCE),
+    "step_gaps:creation@inference": (MADE_ON_GPU,),
+    "input_bound:creation@inference": (MADE_ON_GPU,),
     "input_bound@inference": (BETWEEN_PASSES, BATCH_INFERENCE),
     "launch_bound@inference": (GRAPHS_INFERENCE, BATCH_INFERENCE),
     "mixed_precision_off@inference": (HALF_INFERENCE,),
@@ -855,7 +878,7 @@ FIXES["small_grid"] = (action(
 
 FRAMEWORK = Framework(
     id="pytorch", name="PyTorch",
-    input_event=is_input, parallel_input=is_parallel_input, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
+    input_event=is_input, parallel_input=is_parallel_input, creation_op=is_creation_op, background_line=is_background_line, dispatch_event=is_dispatch, step_marker=is_step_marker,
     labels={"autotune": "cuDNN's / MIOpen's algorithm search (`torch.backends.cudnn.benchmark`: candidate kernels "
                         "timed on the first call of each shape)",
             "op": "ATen op", "ops": "ATen ops", "ops_short": "ATen ops", "ops_table": "Top ATen ops (kept steps, all GPUs)",

@@ -701,6 +701,10 @@ def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
     work = ctx.role_rows(HOST_WORK_BIT, g.host_mask)
     lo, hi = int(win[0, 0]), int(win[-1, 1])
     cand = work[(h.start[work] < hi) & (h.end[work] > lo)]
+    # an event around a whole step (a ``record_function`` over the step's body) is outermost over every op in its
+    # gap and names none of them: the ops inside it are named (survey h37-survey11: a 654 ms CPU ``aten::randn``
+    # under ``model_inference`` was reported as "`model_inference` 654 ms")
+    cand = cand[~around_step_work(ctx, _step_windows(g), cand)]
     if not cand.size:
         return {}
     # which gap each event may overlap: the last gap starting before its end; it overlaps it only if it ends after
@@ -780,6 +784,32 @@ def _step_windows(g: GpuCtx) -> np.ndarray:
     return w[np.argsort(w[:, 0], kind="stable")]
 
 
+def around_step_work(ctx: Context, w: np.ndarray, idx: np.ndarray) -> np.ndarray:
+    """Bool per host event of ``idx``: it spans a whole step (:func:`spans_any_step`) and hands work to the GPU inside
+    (a runtime call on its thread within it) -- a range around the step's body (``record_function("model_inference")``
+    over a CPU ``randn``, its copy and its kernel), which names none of the host work inside it.  A range that only
+    fills the GPU's idle (NVTX ``cpu_reference`` around 2 s of CPU code between two GPU bursts) is that work's name."""
+    h = ctx.h
+    s, e = h.start[idx].astype(np.int64), h.end[idx].astype(np.int64)
+    out = spans_any_step(ctx, w, s, e)
+    if not out.any():
+        return out
+    calls = h.name_mask(devices.is_runtime_call)
+    for k in np.flatnonzero(out).tolist():
+        line = h.line[idx[k]]
+        mine = calls & (h.line == line)
+        out[k] = bool(((h.start[mine] >= s[k]) & (h.start[mine] < e[k])).any())
+    return out
+
+
+def spans_any_step(ctx: Context, w: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Bool per host event ``[s, e)``: it spans a whole step window, this GPU's (``w``, sorted) or the host's -- the
+    step's own marker, a range around the step's body (``record_function("model_inference")``) or the loop: it says
+    nothing of where inside a step the time goes."""
+    hw = ctx.steps.host_windows.astype(np.int64)
+    return _spans_a_step(s, e, w) | _spans_a_step(s, e, hw[np.argsort(hw[:, 0], kind="stable")])
+
+
 def _spans_a_step(s: np.ndarray, e: np.ndarray, w: np.ndarray) -> np.ndarray:
     """Bool per range ``[s, e)``: it spans a whole window of ``w`` (sorted by start), within 2% of the window's length
     at either end (a ``ProfilerStep`` and the window it made differ by the clocks' rounding)."""
@@ -802,8 +832,7 @@ def range_time(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray, cand: np
         return {}
     s, e = h.start[cand].astype(np.int64, copy=False), h.end[cand].astype(np.int64, copy=False)
     # a range spanning a whole step, on the host or on this GPU, is the step's (its marker) or the loop's, not a part
-    hw = ctx.steps.host_windows.astype(np.int64)
-    keep = ~_spans_a_step(s, e, w) & ~_spans_a_step(s, e, hw[np.argsort(hw[:, 0], kind="stable")]) & (e > s)
+    keep = ~spans_any_step(ctx, w, s, e) & (e > s)
     marks = ctx.trace.host_steps  # the format's own step markers, kept or not (the last one's GPU work runs past it)
     if marks is not None and marks.start.size:
         o = np.lexsort((marks.end, marks.start))

@@ -375,7 +375,11 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     # input wait by name: TF's IteratorGetNext*Op::DoCompute events (the consumer blocking on tf.data)
     host_input = h.name_mask(fw.input_event)
     dispatch = h.name_mask(fw.dispatch_event)
-    dispatch &= ~_host_computing_ops(h, dispatch)
+    computing = _host_computing_ops(h, dispatch)
+    dispatch &= ~computing
+    if computing.any():  # an op inside the host's own computing computes too (its CPU tensor's ``aten::empty``)
+        inner = np.flatnonzero(dispatch)
+        dispatch[inner[enclosing(h, computing, inner) >= 0]] = False
     marker_windows = steps.host_windows if steps.detection.source in _MARKER_SOURCES and steps.count else None
     # a step whose GPU receives nothing from the host (no host-to-device copy in the capture) waits for no input:
     # its host time before the first op is not an untraced loader (issue #37 survey: HTA's event-sync test step)

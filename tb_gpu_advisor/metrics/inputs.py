@@ -12,8 +12,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, Context
+from tb_gpu_advisor.metrics.breakdown import around_step_work
+from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context
 from tb_gpu_advisor.metrics.types import HostInput
+from tb_gpu_advisor.model.columns import union_intervals
+
+#: How many ops of the untraced input time are named.
+TOP_OPS = 5
 
 
 def host_input(ctx: Context) -> HostInput:
@@ -27,7 +32,53 @@ def host_input(ctx: Context) -> HostInput:
     pre_ms = float((pre[1] - pre[0]).astype(np.float64).sum()) / PS_PER_MS / n if pre is not None else 0.0
     untraced = ctx.input_spans is not None and bool(ctx.input_spans[0].size)
     source = "pipeline" if rows.size else ("before_first_op" if untraced else "")
-    return HostInput(source=source, pre_op_ms_per_step=pre_ms, parallel=_parallel(ctx, rows))
+    ops = _ops_in(ctx, ctx.input_spans, n) if source == "before_first_op" else []
+    return HostInput(source=source, pre_op_ms_per_step=pre_ms, parallel=_parallel(ctx, rows), ops=ops)
+
+
+def _ops_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], n: int) -> list[tuple[str, float]]:
+    """The host's own recorded work inside the input time no pipeline event names: op name -> ms per step, the
+    outermost events of the one thread whose events fill the most of it (so they never add up to more than the
+    time), longest first.  Where such ops fill it, the time is no untraced loader: the step makes its input itself
+    (survey h37-survey11: a 654 ms CPU ``aten::randn`` before each step's copy)."""
+    h = ctx.h
+    i0, i1 = union_intervals(spans[0].astype(np.int64), spans[1].astype(np.int64))
+    work = ctx.role_rows(HOST_WORK_BIT)
+    if not i0.size or not work.size:
+        return []
+    s, e = h.start[work].astype(np.int64), h.end[work].astype(np.int64)
+    # the part of each event inside the spans: the spans' running total at its end less the one at its start
+    acc = np.concatenate([[0], np.cumsum(i1 - i0)])
+
+    def before(t: np.ndarray) -> np.ndarray:
+        k = np.searchsorted(i0, t, side="right")
+        part = np.clip(t - i0[np.maximum(k - 1, 0)], 0, (i1 - i0)[np.maximum(k - 1, 0)])
+        return np.where(k > 0, acc[np.maximum(k - 1, 0)] + part, 0)
+
+    inside = (before(e) - before(s)).astype(np.float64)
+    # an event around a whole step (``record_function`` over its body) is outermost over every op and names none
+    keep = inside > 0
+    keep[keep] = ~around_step_work(ctx, np.zeros((0, 2), np.int64), work[keep])
+    work, s, e, inside = work[keep], s[keep], e[keep], inside[keep]
+    if not work.size:
+        return []
+    # outermost per thread: sorted by (thread, start, longest first), an event inside the running end of the ones
+    # before it on its thread is nested in one of them
+    order = np.lexsort((-(e - s), s, h.line[work]))
+    work, s, e, inside = work[order], s[order], e[order], inside[order]
+    line = h.line[work].astype(np.int64)
+    outer = np.ones(work.size, bool)
+    for t in np.unique(line):
+        idx = np.flatnonzero(line == t)
+        run_end = np.maximum.accumulate(e[idx])
+        outer[idx[1:]] = s[idx[1:]] >= run_end[:-1]
+    work, inside, line = work[outer], inside[outer], line[outer]
+    busiest = int(np.argmax(np.bincount(line - line.min(), weights=inside))) + int(line.min())
+    mine = line == busiest
+    totals = np.bincount(h.name[work[mine]].astype(np.int64), weights=inside[mine])
+    named = sorted(((h.names[i], float(totals[i]) / PS_PER_MS / n) for i in np.flatnonzero(totals > 0).tolist()),
+                   key=lambda x: -x[1])
+    return named[:TOP_OPS]
 
 
 def _parallel(ctx: Context, rows: np.ndarray) -> bool:

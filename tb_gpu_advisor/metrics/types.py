@@ -908,6 +908,9 @@ class HostInput:
     #: every input pipeline event in the kept steps is of a pipeline that already makes batches in parallel with the
     #: step (``Framework.parallel_input``: a DataLoader with worker processes): its wait is workers too slow
     parallel: bool = False
+    #: source "before_first_op": the host's recorded ops filling that time (name, ms per step), longest first
+    #: (metrics/inputs._ops_in): the step making its input itself, not an untraced loader, where they fill it
+    ops: list[tuple[str, float]] = field(default_factory=list)
 
 
 @dataclass

@@ -5,7 +5,11 @@ idle while the host waits in ``IteratorGetNext`` / the DataLoader's ``__next__``
 (the stock tool shows 0.0% for GPU captures; the Advisor measures it itself).
 Where the capture records its input pipeline, the wait is that pipeline's own
 time; other host time before the step's first op is named apart, not counted
-(``metrics/inputs.py``, issue #37 item 4).  Saving: the whole input
+(``metrics/inputs.py``, issue #37 item 4).  Where the capture records no
+pipeline but the host's own ops fill that time (a CPU ``aten::randn`` before
+the step's copy), the ops are named and the step said to make its input
+itself; where the op creates a tensor from its arguments alone, the first fix
+is the framework's for making it on the GPU.  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 """
 
@@ -33,9 +37,10 @@ def check(m: HostMetrics) -> list[Finding]:
     ]
     evidence = [table("Input wait per step (ms)", ["step", "step ms", "input wait ms", "H2D copy ms", "device compute ms"], rows)]
     src = m.input
+    made = _made_by_ops(src.ops, wait_ms)
     what = {"pipeline": "; the input pipeline's own time (its iterator's next batch)",
-            "before_first_op": "; the host time before each step's first op: the capture records no input pipeline "
-                               "event, so that time stands for an untraced loader"}.get(src.source, "")
+            "before_first_op": made or ("; the host time before each step's first op: the capture records no input "
+                                        "pipeline event, so that time stands for an untraced loader")}.get(src.source, "")
     apart = (f" Another {ms(src.pre_op_ms_per_step)} per step of host time before the step's first op is not the input "
              f"pipeline's and is not counted here." if src.pre_op_ms_per_step >= 0.0005 else "")
     return [finding(
@@ -51,5 +56,27 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "so it overlaps with the previous step's compute)", [("input", "input", wait_ms)]),
         evidence=evidence,
         windows=step_windows(ctx, key=lambda s: s.breakdown.input_wait, label="input wait"),
-        actions=ctx.fw.fix(f"{ID}:parallel" if src.parallel else ID),
+        actions=_creation(ctx, src.ops, wait_ms) + ctx.fw.fix(f"{ID}:parallel" if src.parallel else ID),
     )]
+
+
+def _made_by_ops(ops: list[tuple[str, float]], wait_ms: float) -> str:
+    """Where the host's recorded ops fill most of the input time no pipeline event names, the step makes its input
+    itself (a CPU ``aten::randn`` before its copy), and says so with the ops (each at least a tenth of the wait; a
+    part never above its whole); "" otherwise (an untraced loader stands for that time)."""
+    named = [(name, min(v, wait_ms)) for name, v in ops if v >= 0.1 * wait_ms]
+    if not named or sum(v for _, v in named) < 0.5 * wait_ms:
+        return ""
+    return ("; the host's own ops before each step's first launch: " + ", ".join(f"`{n}` {ms(v)}" for n, v in named)
+            + " -- the step makes its input itself")
+
+
+def _creation(ctx: Ctx, ops: list[tuple[str, float]], wait_ms: float) -> list:
+    """The framework's fix for a tensor made on the CPU, first, where the op filling most of the input time creates
+    one from its arguments alone (``torch.randn(N, N).cuda()``); [] otherwise."""
+    if not ops or not wait_ms:
+        return []
+    name, op_ms = ops[0]
+    if op_ms < 0.5 * wait_ms or not ctx.fw.creation_op(name):
+        return []
+    return ctx.fw.extra(f"{ID}:creation", op=name, op_ms=ms(min(op_ms, wait_ms)))

@@ -8,7 +8,10 @@ on the rest (host work between steps: callbacks, metrics, ops outside
 names the cause from what the host did during the gaps, and the host ops that fill them (the outermost ops of the
 thread whose ops fill the most of the gaps, each at least a tenth of the mean gap) and the program's own ranges
 (NVTX, ``record_function``, XPlane's ``TraceAnnotation`` / ``Trace`` ranges) that span them, counted alike; a range
-that is also among the ops (an XPlane range is a host event) is named once, as the program's range.  Where the
+that is also among the ops (an XPlane range is a host event) is named once, as the program's range; an event around
+a whole step (``record_function`` over the step's body) names no part of it, so the ops inside it are named.  Where
+the op filling most of the gaps makes a tensor from its arguments alone on the host (``aten::randn`` of a CPU tensor,
+then copied), the first fix is the framework's for making it on the GPU.  Where the
 capture traced the OS runtime (Nsight ``-t osrt``), the blocking OS calls the thread launching the next work sat in
 during the gaps are named too (``getc``, ``read``: a host waiting on its input is no host at work).
 Saving: the gaps' host-caused idle as the step ledger books it (inside the kept steps, per category), less the parts
@@ -97,6 +100,7 @@ def check(m: HostMetrics) -> list[Finding]:
         cause = (f"the host's own code, which the capture did not record ({ms(unexplained)} of each gap: no runtime "
                  f"call, op, range or OS call covers it)")
         actions = (ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST]) + actions
+    actions = _made_on_host(ctx, g, cause == host_work) + actions
     if input_ms > 0.2 * g.avg_gap_ms:
         actions.append(action(f"{ms(input_ms)} of each gap is input wait: see the input-bound finding (guide §1.1)."))
 
@@ -171,6 +175,18 @@ def _named(g, host_work: bool) -> str:
     where = ([f"in each gap: {', '.join(named)}"] if named else []) + \
         ([f"in the program's own ranges {', '.join(ranges)}"] if ranges else [])
     return f" ({'; '.join(where)})" if where else ""
+
+
+def _made_on_host(ctx: Ctx, g, host_work: bool) -> list:  # noqa: ANN001 - Gaps
+    """The framework's fix for a tensor made on the CPU where the op filling most of the gaps creates one from its
+    arguments alone (``torch.randn(10000, 10000).cuda()``: 654 ms of CPU ``aten::randn`` a step on CUDA MODE's
+    lecture-1 script): made on the GPU, neither its CPU time nor its copy remain.  [] otherwise."""
+    if not host_work or not g.top_ops or not g.avg_gap_ms:
+        return []
+    name, op_ms = g.top_ops[0]
+    if op_ms < 0.5 * g.avg_gap_ms or not ctx.fw.creation_op(name):
+        return []
+    return ctx.fw.extra(f"{ID}:creation", op=name, op_ms=ms(op_ms))
 
 
 def _waited(g) -> str:

@@ -77,6 +77,15 @@ MEMORY_TIMELINE = ("torch.profiler's memory timeline (`export_memory_timeline`: 
                    "or a memory snapshot (`torch.cuda.memory._dump_snapshot`), which say where the memory went")
 
 
+#: Chrome's trace format in its JSON Array form: a bare list of events (``[{"ph": "X", ...}, ...]``), which Kineto
+#: never writes (its traces are an object with ``traceEvents``): another tool's trace (survey h37-survey11:
+#: siwaarbn/grof's own CUPTI tracer, ``gpu_trace.json``, 300 copy and kernel events with no host side).
+_CHROME_ARRAY = re.compile(rb'^\s*\[\s*\{[^{}]*"ph"\s*:')
+CHROME_ARRAY = ("a trace in Chrome's JSON array form (a bare list of events) written by another tool, not PyTorch's "
+                "profiler, which the Advisor reads: profile the job with torch.profiler (export_chrome_trace or "
+                "tensorboard_trace_handler), Nsight Systems (nsys export --type sqlite) or JAX/TensorFlow's profiler")
+
+
 def other_json(file_name: str) -> bool:
     """A JSON file not named as the trace handler names traces: a trace only if its content says so (:func:`sniff`)."""
     return file_name.endswith(OTHER_SUFFIXES) and worker_of(file_name) is None
@@ -89,6 +98,8 @@ def sniff(path: str) -> str | None:
     if not head:
         return "empty or unreadable"
     if not _TRACE_KEYS.search(head):
+        if _CHROME_ARRAY.search(head):
+            return CHROME_ARRAY
         return MEMORY_TIMELINE if _MEMORY_TIMELINE.search(head) else "JSON without traceEvents: not a trace"
     if not _KINETO_KEYS.search(head):
         if _ROCPROF_KEYS.search(head):

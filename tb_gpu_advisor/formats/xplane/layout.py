@@ -16,6 +16,11 @@ from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 HOST_SUFFIX = ".xplane.pb"
 PROFILE_DIR = "profile"
 EXPECTED = "<run>/plugins/profile/<session>/<host>" + HOST_SUFFIX
+#: What TensorFlow's legacy profiler (``tf.summary.trace_export(profiler_outdir=...)``) leaves in a session folder.
+LEGACY_TRACE = "local.trace"
+LEGACY_TRACE_WHY = ("TensorFlow's legacy profiler trace (tf.summary.trace_on(profiler=True) / trace_export(..., "
+                    "profiler_outdir=...)): not an XPlane, not read; profile with tf.profiler.experimental.start(logdir) "
+                    "... stop() or the Keras TensorBoard callback's profile_batch, which write " + EXPECTED)
 
 
 def host_of(file_name: str) -> str | None:
@@ -40,6 +45,15 @@ class XPlaneLayout:
 
     def misplaced(self, rel: tuple[str, ...]) -> bool:
         return host_of(rel[-1]) is not None and not self.claims(rel)
+
+    def unread(self, rel: tuple[str, ...]) -> str | None:
+        """TensorFlow's legacy profiler (``tf.summary.trace_on(profiler=True)`` with ``trace_export(...,
+        profiler_outdir=...)``) writes ``local.trace`` into the same ``plugins/profile/<session>`` folder: a host-only
+        trace proto with no XPlane in it (survey h37-survey11: a Keras laptop run of 2023 whose logdir read "no GPU
+        profiles found")."""
+        if len(rel) >= 4 and rel[-1] == LEGACY_TRACE and rel[-4] == PLUGINS_DIR and rel[-3] == PROFILE_DIR:
+            return LEGACY_TRACE_WHY
+        return None
 
     def group(self, found: list[Found]) -> Groups:
         groups: Groups = {}

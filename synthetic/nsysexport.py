@@ -1242,3 +1242,74 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# --------------------------------------------------------------------------- a loop paced from outside the GPU (issue 37)
+
+#: ``SCHED_EVENTS`` as Nsight Systems 2024-2025 exports it (``--cpuctxsw``, SamuelAmsih/CUDA's Jetson exports): one row
+#: per context switch, ``isSchedIn`` 0 for a switch out; on Linux ``threadState`` 0 and ``threadBlock`` NULL.
+SCHED_DDL = """CREATE TABLE SCHED_EVENTS (start INTEGER NOT NULL, cpu INTEGER NOT NULL, isSchedIn INTEGER NOT NULL,
+    globalTid INTEGER, threadState INTEGER, threadBlock INTEGER)"""
+PACED_KERNELS = ("I420ToRGB(uchar*, uchar3*, int, int)", "GrayscaleKernel(uchar3*, uchar*, int, int)",
+                 "calcHistogramKernel(uchar*, unsigned int*, int)")
+
+
+def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kernel_us: float = 250.0,
+                     waits: bool = True, sched: bool = True) -> dict:
+    """Write the export of a camera loop shaped after SamuelAmsih/CUDA's Jetson captures: every ``period_ms`` a frame
+    arrives, the launching thread launches three kernels of ``kernel_us`` and synchronises, then has nothing to do
+    until the next frame.  With ``waits`` it sleeps off the CPU until then (the scheduler's trace shows it switched
+    out: a ``poll`` on the camera); without, it spins on the CPU in code the capture does not record (switched out
+    only 0.2 ms a frame, preempted).  A second thread (the camera's reader) is off the CPU in every gap either way: the
+    launching thread's waits alone tell the wait.  With ``sched`` False the export holds no ``SCHED_EVENTS``.  Return
+    the truth: the launching thread's time off the CPU in each gap between frames."""
+    us, ms = 1000, 1_000_000
+    strings = _Strings()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, KERNEL_DDL, GPU_DDL, SCHED_DDL]) + ";")
+    pid = 5151
+    gtid, gpid, reader = _gid(pid, pid), _gid(pid), _gid(pid, pid + 3)
+    runtime, kernels, switches = [], [], []
+    corr = 0
+    names = [strings(k) for k in PACED_KERNELS]
+    off_ms = []
+    for i in range(frames):
+        t0 = SESSION_START_NS + 50 * ms + int(i * period_ms * ms)
+        switches.append((t0 - 20 * us, 1, gtid))  # the frame woke the launching thread
+        switches.append((t0 - 30 * us, 1, reader))
+        t, gpu = t0, t0 + 40 * us
+        for name in names:
+            corr += 1
+            runtime.append((t, t + 20 * us, corr, strings("cudaLaunchKernel_v7000")))
+            gpu = max(gpu, t + 40 * us)
+            kernels.append((gpu, gpu + int(kernel_us * us), corr, name))
+            gpu += int(kernel_us * us) + 5 * us
+            t += 25 * us
+        corr += 1
+        runtime.append((t, gpu + 10 * us, corr, strings("cudaStreamSynchronize_v3020")))
+        done = gpu + 20 * us
+        nxt = t0 + int(period_ms * ms)
+        if i + 1 < frames:
+            if waits:
+                switches.append((done + 30 * us, 0, gtid))  # asleep until the next frame
+                off_ms.append((nxt - 20 * us - (done + 30 * us)) / ms)
+            else:  # on the CPU, but preempted once
+                mid = (done + nxt) // 2
+                switches += [(mid, 0, gtid), (mid + 200 * us, 1, gtid)]
+                off_ms.append(0.2)
+        switches.append((done + 10 * us, 0, reader))
+    stop = SESSION_START_NS + 60 * ms + int(frames * period_ms * ms)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, 1200, 1, 1, 256, 1, 1, 0, 0, 0, 0, 0, None, None)
+                     for a, b, c, n in kernels])
+    if sched:
+        con.executemany("INSERT INTO SCHED_EVENTS VALUES (?, 2, ?, ?, 0, NULL)", sorted(switches))
+    else:
+        con.execute("DROP TABLE SCHED_EVENTS")
+    _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_2080, program="./camera", thread="camera",
+                copy_enums=False, sync_enum=False)
+    return {"off_cpu_ms_per_gap": sum(off_ms) / len(off_ms) if sched else None,
+            "gap_ms": period_ms - (3 * (kernel_us + 5) + 40) / 1000, "waits": waits}

@@ -203,7 +203,8 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
         if f.rule in _ABOUT_THE_CAPTURE:
             continue
         f.confidence = conf
-        if conf == "low" and f.rule in _STEP_BOUNDARY_RULES and f.severity in ("critical", "warning"):
+        if conf == "low" and f.rule in _STEP_BOUNDARY_RULES and f.severity in ("critical", "warning") and \
+                not _waits_outside(f):
             f.severity = "info"
             f.summary += (f" The steps are a guess (from {source}): this gap may lie inside one step, so it is "
                           f"reported as a note, not a problem.")
@@ -212,6 +213,13 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
             f.severity = "warning"
             f.summary += (f" A warning, not critical: it rests on steps that are a guess (from {source}, low "
                           f"confidence).")
+
+
+def _waits_outside(f: Finding) -> bool:
+    """A gap finding whose idle the launching thread spent off the CPU, waiting for something outside the capture
+    (``step_gaps.outside_wait_ms``): true wherever the step boundaries lie -- a gap inside one step is the same wait --
+    so guessed boundaries do not make it a note."""
+    return bool(f.metric is not None and (f.metric.detail or {}).get("outside_wait_ms"))
 
 
 #: Savings of the host's time (its own work, launches, gaps): what a first call may spend once.

@@ -93,7 +93,19 @@ def check(m: HostMetrics) -> list[Finding]:
     cause = max(causes, key=causes.get)
     actions = ctx.fw.fixes_for(ID, _variants(other_ms + unexplained, launch_ms, private))
     unrecorded = cause == host_work and unexplained >= 0.5 * g.avg_gap_ms
-    if unrecorded:  # what fills the gap is not in the capture: seeing it comes first
+    waited = outside_wait_ms(g, unexplained) if unrecorded else 0.0
+    assumption = ("the between-step gap shrinks to its input-wait part (host work moved out of the step or run every N "
+                  "steps)")
+    if waited:  # the host ran no code there: it waited for something the capture does not hold
+        cause = (f"the host waiting for something outside the capture (an input device, a file, a socket, a timer): "
+                 f"the thread that launches the next work was off the CPU, running no code, {ms(waited)} of each gap "
+                 f"({pct(waited / g.avg_gap_ms)}), where no runtime call, op or range of the capture covers it")
+        actions = ctx.fw.extra(f"{ID}:outside") or [WAIT_SOURCE]  # no host work to move: the source is the fix
+        assumption = ("the host's wait for its source overlaps the GPU's work (the next input read while the GPU "
+                      "works on this one), or the source delivers faster")
+        # whether the source can deliver faster (a camera's frame rate) is outside the capture: never critical
+        sev = "warning" if sev == "critical" else sev
+    elif unrecorded:  # what fills the gap is not in the capture: seeing it comes first
         cause = (f"the host's own code, which the capture did not record ({ms(unexplained)} of each gap: no runtime "
                  f"call, op, range or OS call covers it)")
         actions = (ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST]) + actions
@@ -114,14 +126,13 @@ def check(m: HostMetrics) -> list[Finding]:
         ctx, ID, sev,
         f"The GPU is idle {ms(g.avg_gap_ms)} between steps on average (max {ms(g.max_gap_ms)}), {pct(share)} of "
         f"{_whole(cycle_ms, ctx.step_ms)} outside input wait; most of it is {cause}{_named(g, cause == host_work)}"
-        f"{_waited(g)}.{_window_share(g, m)}",
+        f"{_waited(g, 'named by the trace' if waited else '')}.{_window_share(g, m, bool(waited))}",
         metric=share_metric("step_gap_share", "Between-step gap (non-input) share of step", share, "step_gaps.warning",
                             severity=sev, detail={"avg_gap_ms": g.avg_gap_ms, "max_gap_ms": g.max_gap_ms,
                                                   "input_wait_ms": input_ms, "launch_ms": launch_ms,
                                                   "host_other_ms": other_ms, "unexplained_ms": unexplained,
-                                                  "gpu_private_threads": private}),
-        saving=saving(ctx, save_ms, "the between-step gap shrinks to its input-wait part (host work moved out of "
-                                    "the step or run every N steps)", claims),
+                                                  "gpu_private_threads": private, "outside_wait_ms": waited}),
+        saving=saving(ctx, save_ms, assumption, claims),
         evidence=[
             table("Where the gap time goes (ms, average per gap)", ["cause", "ms"],
                   [["input wait", input_ms], [ctx.fw.label("step_gaps:launch"), launch_ms], ["other host work", other_ms],
@@ -133,7 +144,7 @@ def check(m: HostMetrics) -> list[Finding]:
                      [[name, v] for name, v in g.top_ops])] if g.top_ops else []),
             *([table("The program's own ranges in the gaps (the busiest thread's outermost ranges below the step; "
                      "ms per gap)", ["range", "ms"], [[name, v] for name, v in g.top_ranges])] if g.top_ranges else []),
-            *([table("OS calls the thread launching the next work was blocked in during the gaps (OS runtime trace)",
+            *([table("OS waits of the thread launching the next work during the gaps (OS runtime or scheduler trace)",
                      ["call", "ms per gap", "most ms in one gap"], [list(x) for x in g.top_os_waits])]
               if g.top_os_waits else []),
         ],
@@ -148,15 +159,38 @@ RECORD_HOST = action("Record what the host does between its GPU work: mark that 
                      "then profile again.")
 
 
-def _window_share(g, m) -> str:  # noqa: ANN001 - Gaps, HostMetrics
+#: What to do where the host waited off the CPU between its GPU work, where the framework gives no words of its own.
+WAIT_SOURCE = action("Find what the host waits for between its GPU work -- the source that paces the loop (a camera's or "
+                     "sensor's frame rate, a file or socket reader, a timer, another thread's lock) -- and read the next "
+                     "input while the GPU works on this one (a reader thread, double buffers); trace the OS runtime "
+                     "to name the call it waits in.")
+
+
+def outside_wait_ms(g, unexplained_ms: float) -> float:  # noqa: ANN001 - Gaps
+    """The part of each gap's unrecorded time (``unexplained_ms``: no runtime call, op or range covers it) that the
+    thread launching the next work spent waiting in the OS -- off the CPU in the scheduler's trace, or inside a
+    blocking call of the OS runtime trace -- where that is at least half of it, else 0.
+
+    Why: a thread off its CPU runs no code, so that idle is the host waiting for something the capture does not hold
+    (a camera's next frame, a file, a socket, a timer), not the host's own unrecorded work: the fix is the source,
+    not recording the CPU (SamuelAmsih/CUDA's Jetson camera loop: 19.9 ms of each 24.9 ms gap off the CPU).  The
+    waits named (the outermost of the thread's, disjoint) may overlap a recorded call too, so the part is never
+    above the unrecorded time it explains."""
+    waits = sum(avg for _, avg, _ in g.top_os_waits)
+    part = min(waits, unexplained_ms)
+    return part if unexplained_ms > 0 and part >= 0.5 * unexplained_ms else 0.0
+
+
+def _window_share(g, m, waits: bool = False) -> str:  # noqa: ANN001 - Gaps, HostMetrics
     """Where the gaps are most of the whole capture window, said so: the window is the host's own work, with the GPU's
     around it (fckwader/shitbox: 14.8 s of CPU code between the uploads and one 8.7 ms kernel, 99.9% of it)."""
     window = m.capture.length_ms or 0.0
     total = g.avg_gap_ms * g.count if g.avg_gap_ms else 0.0
     if window <= 0 or total < T("step_gaps.window_share") * window:
         return ""
-    return (f" The gaps are {pct(min(total / window, 1.0))} of the {ms(window)} capture window: it records the host's "
-            f"own work, with the GPU idle for it, more than the GPU's.")
+    what = "the host waiting" if waits else "the host's own work"
+    return (f" The gaps are {pct(min(total / window, 1.0))} of the {ms(window)} capture window: it records {what}, "
+            f"with the GPU idle for it, more than the GPU's.")
 
 
 def _named(g, host_work: bool) -> str:
@@ -173,7 +207,7 @@ def _named(g, host_work: bool) -> str:
     return f" ({'; '.join(where)})" if where else ""
 
 
-def _waited(g) -> str:
+def _waited(g, lead: str = "") -> str:
     """The OS calls the thread launching the next work sat blocked in during the gaps (Nsight's OS runtime trace:
     ``getc``, ``read``, ``pthread_cond_wait``), each holding a tenth of the mean gap or half the longest: a host that
     waits -- on a file, the terminal, another thread -- is no host at work.  "" where none was traced or none stands
@@ -182,7 +216,8 @@ def _waited(g) -> str:
         return ""
     named = [f"`{name}` {ms(avg)} a gap ({ms(most)} at most in one)" for name, avg, most in g.top_os_waits
              if avg >= 0.1 * g.avg_gap_ms or most >= 0.5 * (g.max_gap_ms or 0.0)]
-    return (f"; the thread that launches the next work was blocked in the OS (OS runtime trace): {', '.join(named)}"
+    lead = lead or "the thread that launches the next work waited in the OS (OS runtime or scheduler trace)"
+    return (f"; {lead}: {', '.join(named)}"
             if named else "")
 
 

@@ -1255,18 +1255,23 @@ PACED_KERNELS = ("I420ToRGB(uchar*, uchar3*, int, int)", "GrayscaleKernel(uchar3
 
 
 def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kernel_us: float = 250.0,
-                     waits: bool = True, sched: bool = True) -> dict:
+                     waits: bool = True, sched: bool = True, ranged: bool = False, mid_wait_ms: float = 0.0
+                     ) -> dict:
     """Write the export of a camera loop shaped after SamuelAmsih/CUDA's Jetson captures: every ``period_ms`` a frame
     arrives, the launching thread launches three kernels of ``kernel_us`` and synchronises, then has nothing to do
     until the next frame.  With ``waits`` it sleeps off the CPU until then (the scheduler's trace shows it switched
     out: a ``poll`` on the camera); without, it spins on the CPU in code the capture does not record (switched out
     only 0.2 ms a frame, preempted).  A second thread (the camera's reader) is off the CPU in every gap either way: the
-    launching thread's waits alone tell the wait.  With ``sched`` False the export holds no ``SCHED_EVENTS``.  Return
+    launching thread's waits alone tell the wait.  With ``sched`` False the export holds no ``SCHED_EVENTS``; with
+    ``ranged`` each frame is the program's NVTX range ``frame``, from its arrival to the next one's (the wait inside
+    the step, as where a loop's own markers or the GPU work's period cut the frames there); with ``mid_wait_ms`` the
+    thread also sleeps that long off the CPU after the frame's first kernel (a display's vsync): idle inside the
+    step, between its kernels, that no gap holds.  Return
     the truth: the launching thread's time off the CPU in each gap between frames."""
     us, ms = 1000, 1_000_000
     strings = _Strings()
     con = sqlite3.connect(path)
-    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, KERNEL_DDL, GPU_DDL, SCHED_DDL]) + ";")
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, KERNEL_DDL, GPU_DDL, SCHED_DDL, NVTX_DDL]) + ";")
     pid = 5151
     gtid, gpid, reader = _gid(pid, pid), _gid(pid), _gid(pid, pid + 3)
     runtime, kernels, switches = [], [], []
@@ -1277,17 +1282,23 @@ def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kerne
         t0 = SESSION_START_NS + 50 * ms + int(i * period_ms * ms)
         switches.append((t0 - 20 * us, 1, gtid))  # the frame woke the launching thread
         switches.append((t0 - 30 * us, 1, reader))
-        t, gpu = t0, t0 + 40 * us
-        for name in names:
+        t = t0
+        for part in ((names[:1], names[1:]) if mid_wait_ms else (names,)):
+            if t > t0 and waits:  # the first kernel done: the thread sleeps mid-frame (a display's vsync)
+                switches += [(t + 30 * us, 0, gtid), (t + int(mid_wait_ms * ms) - 20 * us, 1, gtid)]
+            if t > t0:
+                t += int(mid_wait_ms * ms)
+            gpu = t + 40 * us
+            for name in part:
+                corr += 1
+                runtime.append((t, t + 20 * us, corr, strings("cudaLaunchKernel_v7000")))
+                gpu = max(gpu, t + 40 * us)
+                kernels.append((gpu, gpu + int(kernel_us * us), corr, name))
+                gpu += int(kernel_us * us) + 5 * us
+                t += 25 * us
             corr += 1
-            runtime.append((t, t + 20 * us, corr, strings("cudaLaunchKernel_v7000")))
-            gpu = max(gpu, t + 40 * us)
-            kernels.append((gpu, gpu + int(kernel_us * us), corr, name))
-            gpu += int(kernel_us * us) + 5 * us
-            t += 25 * us
-        corr += 1
-        runtime.append((t, gpu + 10 * us, corr, strings("cudaStreamSynchronize_v3020")))
-        done = gpu + 20 * us
+            runtime.append((t, gpu + 10 * us, corr, strings("cudaStreamSynchronize_v3020")))
+            t = done = gpu + 20 * us
         nxt = t0 + int(period_ms * ms)
         if i + 1 < frames:
             if waits:
@@ -1298,6 +1309,9 @@ def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kerne
                 switches += [(mid, 0, gtid), (mid + 200 * us, 1, gtid)]
                 off_ms.append(0.2)
         switches.append((done + 10 * us, 0, reader))
+        if ranged:
+            con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                        "VALUES (?,?,59,'frame',?,0)", (t0 - 10 * us, nxt - 10 * us, gtid))
     stop = SESSION_START_NS + 60 * ms + int(frames * period_ms * ms)
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
                     [(a, b, gtid, c, n) for a, b, c, n in runtime])
@@ -1312,4 +1326,5 @@ def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kerne
     _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_2080, program="./camera", thread="camera",
                 copy_enums=False, sync_enum=False)
     return {"off_cpu_ms_per_gap": sum(off_ms) / len(off_ms) if sched else None,
+            "mid_wait_off_cpu_ms": (mid_wait_ms - 0.05) if mid_wait_ms and waits else 0.0,
             "gap_ms": period_ms - (3 * (kernel_us + 5) + 40) / 1000, "waits": waits}

@@ -36,6 +36,7 @@ from tb_gpu_advisor.rules.base import (
 )
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
+from tb_gpu_advisor.rules.step_gaps import WAIT_SOURCE
 from tb_gpu_advisor.steps.detect import COUNTED_SOURCES, SOURCE_LABEL
 
 __all__ = ["evaluate", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES",
@@ -127,6 +128,11 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
             out[-1].id = f"{out[-1].id}#error"
             out[-1].evidence = []
             logger.debug("%s", traceback.format_exc())
+    # the idle inside the step the host spent waiting first: a thread off its CPU runs no code, whatever range or op
+    # spans it, so that time is no host work
+    waits = host_waits_finding(metrics, out) if has_gpu else None
+    if waits is not None:
+        out.append(waits)  # by its own saving, whatever else fired, wherever the step boundaries fall
     host_bound = host_bound_finding(metrics, out) if has_gpu else None
     if host_bound is not None:
         out.append(host_bound)  # by its own saving, whatever else fired (a 4% warning hid 75% of host work)
@@ -328,8 +334,8 @@ def unclaimed_host_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
     make on it (a host sync's idle, host-placed ops, the dispatch part of eager ops, gaps between steps), never below
     zero nor above the host work itself.  Each microsecond is then recovered once."""
     bd = metrics.breakdown
-    claimed = sum(float(r["ms"]) for f in others if f.saving is not None and f.rule != "unexplained_idle"
-                  for r in f.saving.recovers if r["group"] == "host")
+    claimed = sum(float(r["ms"]) for f in others if f.saving is not None
+                  for r in f.saving.recovers if r["group"] == "host" and r["pool"] != "host_own")
     return max(0.0, min(bd.host_compute, bd.host_compute + bd.other - claimed))
 
 
@@ -350,6 +356,65 @@ def host_bound_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     if host <= 0 or host < 0.5 * idle:
         return None
     return _host_bound(ctx, sev, dev, host)
+
+
+def unclaimed_wait_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
+    """The GPU idle inside the step (per step and GPU) booked to the host (its recorded work, or nothing recorded) that
+    no other finding recovers, which the thread launching the GPU's work spent waiting in the OS -- off the CPU in the
+    scheduler's trace, or in a blocking call of the OS runtime trace (``HostMetrics.idle_in_os_waits``) -- never
+    above either.  A range or op around a wait (an NVTX ``frame`` spanning the wait for the next frame) runs no code
+    there: the wait is no host work."""
+    return min(_unclaimed_other_ms(metrics, others), sum(v for _, v in metrics.idle_in_os_waits))
+
+
+def _unclaimed_other_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
+    """The host's share of the step's idle -- its recorded work and the idle nothing recorded covers (the ledger's
+    ``host_compute`` and ``other``, per step and GPU) -- that no other finding's claim on the host's time recovers."""
+    bd = metrics.breakdown
+    claimed = sum(float(r["ms"]) for f in others if f.saving is not None
+                  for r in f.saving.recovers if r["group"] == "host" and r["pool"] != "host_own")
+    return max(0.0, bd.host_compute + bd.other - claimed)
+
+
+def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> Finding | None:
+    """The GPU idles much of the step while the thread that launches its work waits in the OS: fires whatever else
+    fired, on its own saving, like :func:`host_bound_finding`.
+
+    Why: where the step's idle lies inside the steps (steps cut by the GPU work's own period, one pass analysed
+    whole) no gap check sees it, and a thread off its CPU runs no code of its own: the host waits for something the
+    capture does not hold -- a camera's next frame, a file, a socket, a timer (SamuelAmsih/CUDA's Jetson camera loop
+    cut into frames by its 7-kernel period: ~27 ms of each 39.9 ms frame unclaimed, the launching thread off the
+    CPU).  Fires where the device step-time share is amber or red and such waits fill at least half of the idle
+    no finding claims; never critical -- whether the source can deliver faster is outside the capture."""
+    ctx = Ctx(metrics)
+    dev = metrics.headline.device_step_share
+    sev = grade(dev, "headline.device_step_share.warning", "headline.device_step_share.critical")
+    if sev is None or not ctx.step_ms:
+        return None
+    others = list(others)
+    free = _unclaimed_other_ms(metrics, others)
+    wait = unclaimed_wait_ms(metrics, others)
+    idle = ctx.step_ms * (1 - (dev or 0.0))
+    if wait <= 0 or wait < 0.5 * free or wait < 0.5 * idle:  # most of the GPU's idle, as host_bound_finding's host
+        return None
+    f = finding(
+        ctx, "unexplained_idle", "warning",
+        f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(wait)} of it "
+        f"({pct(wait / ctx.step_ms)}) the GPU idles while the thread that launches its work waits in the OS, running "
+        f"no code: the host waits for something outside the capture (an input device, a file, a socket, a timer), "
+        f"and no runtime call, op or range of the capture covers that time{in_os_waits(ctx, wait)}.",
+        title="The GPU idles while the host waits for something outside the capture",
+        metric=_device_share_metric(dev, "warning"),
+        saving=saving(ctx, wait, "the host's wait for its source overlaps the GPU's work (the next input read while "
+                                 "the GPU works on this one), or the source delivers faster",
+                      [("host", "host_work", wait)]),
+        evidence=os_waits_table(ctx),
+        windows=step_windows(ctx, key=lambda st: st.breakdown.other, label="host waiting"),
+        actions=ctx.fw.extra("step_gaps:outside") or [WAIT_SOURCE],
+    )
+    f.guide_section = "§1 overview"
+    f.id += "#outside_wait"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
+    return f
 
 
 def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float) -> Finding:

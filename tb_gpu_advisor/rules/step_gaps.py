@@ -93,13 +93,14 @@ def check(m: HostMetrics) -> list[Finding]:
     cause = max(causes, key=causes.get)
     actions = ctx.fw.fixes_for(ID, _variants(other_ms + unexplained, launch_ms, private))
     unrecorded = cause == host_work and unexplained >= 0.5 * g.avg_gap_ms
-    waited = outside_wait_ms(g, unexplained) if unrecorded else 0.0
+    # a thread off its CPU runs no code, whatever op or range spans it: that part of the host's time is a wait
+    waited = outside_wait_ms(g, other_ms + unexplained) if cause == host_work else 0.0
     assumption = ("the between-step gap shrinks to its input-wait part (host work moved out of the step or run every N "
                   "steps)")
     if waited:  # the host ran no code there: it waited for something the capture does not hold
         cause = (f"the host waiting for something outside the capture (an input device, a file, a socket, a timer): "
-                 f"the thread that launches the next work was off the CPU, running no code, {ms(waited)} of each gap "
-                 f"({pct(waited / g.avg_gap_ms)}), where no runtime call, op or range of the capture covers it")
+                 f"the thread that launches the next work waited in the OS, running no code, {ms(waited)} of each gap "
+                 f"({pct(waited / g.avg_gap_ms)}){_covered(other_ms, unexplained)}")
         actions = ctx.fw.extra(f"{ID}:outside") or [WAIT_SOURCE]  # no host work to move: the source is the fix
         assumption = ("the host's wait for its source overlaps the GPU's work (the next input read while the GPU "
                       "works on this one), or the source delivers faster")
@@ -125,7 +126,8 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"The GPU is idle {ms(g.avg_gap_ms)} between steps on average (max {ms(g.max_gap_ms)}), {pct(share)} of "
-        f"{_whole(cycle_ms, ctx.step_ms)} outside input wait; most of it is {cause}{_named(g, cause == host_work)}"
+        f"{_whole(cycle_ms, ctx.step_ms)} outside input wait; most of it is {cause}"
+        f"{_named(g, cause == host_work and not waited)}"
         f"{_waited(g, 'named by the trace' if waited else '')}.{_window_share(g, m, bool(waited))}",
         metric=share_metric("step_gap_share", "Between-step gap (non-input) share of step", share, "step_gaps.warning",
                             severity=sev, detail={"avg_gap_ms": g.avg_gap_ms, "max_gap_ms": g.max_gap_ms,
@@ -166,10 +168,11 @@ WAIT_SOURCE = action("Find what the host waits for between its GPU work -- the s
                      "to name the call it waits in.")
 
 
-def outside_wait_ms(g, unexplained_ms: float) -> float:  # noqa: ANN001 - Gaps
-    """The part of each gap's unrecorded time (``unexplained_ms``: no runtime call, op or range covers it) that the
-    thread launching the next work spent waiting in the OS -- off the CPU in the scheduler's trace, or inside a
-    blocking call of the OS runtime trace -- where that is at least half of it, else 0.
+def outside_wait_ms(g, host_ms: float) -> float:  # noqa: ANN001 - Gaps
+    """The part of each gap's host time (``host_ms``: its recorded host work and the time nothing recorded covers)
+    that the thread launching the next work spent waiting in the OS -- off the CPU in the scheduler's trace, or inside
+    a blocking call of the OS runtime trace -- where that is at least half of it, else 0.  An op or range around the
+    wait (an NVTX ``frame`` the wait lies in) ran no code there.
 
     Why: a thread off its CPU runs no code, so that idle is the host waiting for something the capture does not hold
     (a camera's next frame, a file, a socket, a timer), not the host's own unrecorded work: the fix is the source,
@@ -177,8 +180,14 @@ def outside_wait_ms(g, unexplained_ms: float) -> float:  # noqa: ANN001 - Gaps
     waits named (the outermost of the thread's, disjoint) may overlap a recorded call too, so the part is never
     above the unrecorded time it explains."""
     waits = sum(avg for _, avg, _ in g.top_os_waits)
-    part = min(waits, unexplained_ms)
-    return part if unexplained_ms > 0 and part >= 0.5 * unexplained_ms else 0.0
+    part = min(waits, host_ms)
+    return part if host_ms > 0 and part >= 0.5 * host_ms else 0.0
+
+
+def _covered(other_ms: float, unexplained_ms: float) -> str:
+    """What the capture recorded around a wait, in words: nothing, or the host's ops and ranges around it."""
+    return (", where no runtime call, op or range of the capture covers it" if unexplained_ms >= other_ms else
+            ", inside the program's own ops or ranges (they span the wait; no code of theirs ran)")
 
 
 def _window_share(g, m, waits: bool = False) -> str:  # noqa: ANN001 - Gaps, HostMetrics

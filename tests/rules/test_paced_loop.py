@@ -66,6 +66,34 @@ def test_a_host_on_the_cpu_or_unseen_is_its_own_unrecorded_code(tmp_path, kw: di
     path = str(tmp_path / "report1.sqlite")
     nx.write_paced_loop(path, **kw)
     f = _gaps(_report(path))
-    assert not f["metric"]["detail"]["outside_wait_ms"]
+    assert not f["metric"]["detail"].get("outside_wait_ms")
     assert "the host's own code, which the capture did not record" in f["summary"]
     assert "outside the capture" not in f["summary"]
+
+
+def test_a_wait_inside_the_step_is_the_hosts_wait_not_its_work(tmp_path) -> None:  # noqa: ANN001
+    """Each frame is the program's NVTX range ``frame`` and its thread sleeps 26 ms mid-frame (after the first kernel)
+    besides the wait for the next frame: the mid-frame wait lies inside the step, between its kernels, where no gap
+    check looks, and inside a range -- which runs no code there.  On main: critical "host-bound: the host runs its
+    own code" for it."""
+    path = str(tmp_path / "report1.sqlite")
+    truth = nx.write_paced_loop(path, ranged=True, mid_wait_ms=26.0)
+    rep = _report(path)
+    (f,) = [x for x in rep["findings"] if x["id"].endswith("#outside_wait")]
+    assert f["severity"] == "warning"
+    assert f["saving"]["ms_per_step"] == pytest.approx(truth["mid_wait_off_cpu_ms"], rel=0.02)
+    assert "waits for something outside the capture" in f["summary"]
+    assert not any(x["title"].startswith("Host-bound") for x in rep["findings"])
+    # the gap between frames is step_gaps', named as a wait too, each microsecond claimed once
+    g = _gaps(rep)
+    assert g["metric"]["detail"]["outside_wait_ms"] == pytest.approx(truth["off_cpu_ms_per_gap"], rel=0.02)
+    step_ms = rep["hosts"][0]["headline"][0]["detail"]["avg_step_ms"]
+    assert f["saving"]["ms_per_step"] + g["saving"]["ms_per_step"] <= step_ms
+
+
+def test_a_thread_on_the_cpu_inside_its_range_is_host_work(tmp_path) -> None:  # noqa: ANN001
+    path = str(tmp_path / "report1.sqlite")
+    nx.write_paced_loop(path, ranged=True, mid_wait_ms=26.0, waits=False)
+    rep = _report(path)
+    assert not any(x["id"].endswith("#outside_wait") for x in rep["findings"])
+    assert any(x["title"].startswith("Host-bound") for x in rep["findings"])

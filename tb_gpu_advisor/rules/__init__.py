@@ -36,7 +36,7 @@ from tb_gpu_advisor.rules.base import (
 )
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
-from tb_gpu_advisor.rules.step_gaps import WAIT_SOURCE
+from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE
 from tb_gpu_advisor.steps.detect import COUNTED_SOURCES, SOURCE_LABEL
 
 __all__ = ["evaluate", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES",
@@ -136,6 +136,9 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     host_bound = host_bound_finding(metrics, out) if has_gpu else None
     if host_bound is not None:
         out.append(host_bound)  # by its own saving, whatever else fired (a 4% warning hid 75% of host work)
+    unrecorded = unrecorded_idle_finding(metrics, out) if has_gpu else None
+    if unrecorded is not None:
+        out.append(unrecorded)  # whatever else fired: too few steps must not hide most of the window
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out):
         out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
     _step_confidence(metrics, out)
@@ -320,12 +323,13 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
     return f
 
 
-def _device_share_metric(dev: float | None, sev: str) -> Metric:
+def _device_share_metric(dev: float | None, sev: str, detail: dict | None = None) -> Metric:
     """The device step-time share as the idle findings grade it (the guide's first overview number)."""
     return Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
                   unit="share", display=pct(dev), good_direction="higher", status=sev,
                   threshold=T("headline.device_step_share.warning"),
-                  meaning="share of the step the device executes (the guide's first overview number)")
+                  meaning="share of the step the device executes (the guide's first overview number)",
+                  detail=dict(detail or {}))
 
 
 def unclaimed_host_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
@@ -351,11 +355,73 @@ def host_bound_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     sev = grade(dev, "headline.device_step_share.warning", "headline.device_step_share.critical")
     if sev is None or not ctx.step_ms:
         return None
-    host = unclaimed_host_ms(metrics, others)
+    others = list(others)
+    unrecorded = on_cpu_unrecorded_ms(metrics, others)
+    host = unclaimed_host_ms(metrics, others) + unrecorded
     idle = ctx.step_ms * (1 - (dev or 0.0))
     if host <= 0 or host < 0.5 * idle:
         return None
-    return _host_bound(ctx, sev, dev, host)
+    return _host_bound(ctx, sev, dev, host, unrecorded)
+
+
+def on_cpu_unrecorded_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
+    """The GPU idle inside the step (per step and GPU) that no recorded host event covers (the ledger's ``other``),
+    no other finding recovers and the launching thread did not spend waiting in the OS -- where the capture traced
+    the threads' context switches, so that the rest is time the thread ran on the CPU: the host's own code, which the
+    profiler did not record.  0 without a scheduler trace (the time may be a wait: nothing tells).
+
+    Why: one pass of a program whose CPU work no event records (fckwader/shitbox: three uploads, 14.79 s of its own
+    code, one kernel) has its idle inside the step; the scheduler's trace shows that thread on the CPU 99.8% of it.
+    Claims on the host's time fall on that unrecorded time first (as :func:`unclaimed_host_ms` counts), and the waits
+    the OS traces are taken out whole: a lower bound."""
+    return _unrecorded_left_ms(metrics, others) if metrics.scheduler_traced else 0.0
+
+
+def _unrecorded_left_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
+    """The ledger's idle no recorded host event covers (``other``, per step and GPU) less every other finding's claim
+    on the host's time and the waits the OS traced (the larger of the two: a lower bound)."""
+    claimed = sum(float(r["ms"]) for f in others if f.saving is not None
+                  for r in f.saving.recovers if r["group"] == "host" and r["pool"] != "host_own")
+    waits = sum(v for _, v in metrics.idle_in_os_waits)
+    return max(0.0, metrics.breakdown.other - max(claimed, waits))
+
+
+def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> Finding | None:
+    """The GPU idles most of the step while nothing the capture recorded covers the host's time, and no scheduler
+    trace tells whether the host ran code or waited: fires whatever else fired (a capture finding -- too few steps --
+    must not hide it), a warning at most and with no saving, since no fix can be sized for a cause the capture does
+    not show.
+
+    Why: one pass of a program analysed whole (fckwader/shitbox's window without its scheduler trace: 14.79 s of the
+    15.2 s no event covers) has that time inside its one step, where no gap check looks, and "too few steps" kept
+    the idle finding away: the report said nothing of 91% of the window.  Where the capture traced context
+    switches, :func:`host_waits_finding` and :func:`host_bound_finding` name the time instead."""
+    ctx = Ctx(metrics)
+    dev = metrics.headline.device_step_share
+    if metrics.scheduler_traced or not ctx.step_ms or grade(dev, "headline.device_step_share.warning",
+                                                            "headline.device_step_share.critical") is None:
+        return None
+    left = _unrecorded_left_ms(metrics, list(others))
+    if left <= 0 or left < 0.5 * ctx.step_ms * (1 - (dev or 0.0)):
+        return None
+    window = metrics.capture.length_ms or 0.0
+    total = left * max(metrics.steps.count, 1)
+    of_window = (f" That is {pct(min(total / window, 1.0))} of the {ms(window)} capture window."
+                 if window > 0 and total >= 0.5 * window else "")
+    f = finding(
+        ctx, "unexplained_idle", "warning",
+        f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(left)} of it "
+        f"({pct(left / ctx.step_ms)}) no runtime call, op, range or OS call of the capture covers the host's time: "
+        f"the host's own code, or a wait for something outside the capture (an input device, a file, a timer) -- the "
+        f"capture traced no context switches, so it cannot tell which.{of_window}",
+        title="The GPU idles while the host does what the capture did not record",
+        metric=_device_share_metric(dev, "warning", {"unrecorded_ms": round(left, 3)}),
+        windows=step_windows(ctx, key=lambda st: st.breakdown.other, label="unrecorded host time"),
+        actions=ctx.fw.extra("step_gaps:unrecorded") or [RECORD_HOST],
+    )
+    f.guide_section = "§1 overview"
+    f.id += "#unrecorded"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
+    return f
 
 
 def unclaimed_wait_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
@@ -417,29 +483,43 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     return f
 
 
-def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float) -> Finding:
+def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorded_ms: float = 0.0) -> Finding:
     """The GPU idles most of the step while the host runs its own code (Python, framework work: each eager op's
     dispatch), inside the step, where no between-step or launch check looks -- an eager serving engine's, a forward
     pass's, or a training step whose host is slower than its GPU.  Saving: that host time (kept out of the step by
     compiling the work into fewer, larger launches or graphs), in a pool of its own: it is what the other findings
     leave of the host's time.  The fix is the job's own for host overhead per op (its launch fixes: compile, CUDA
     graphs, a serving engine's graph mode)."""
+    unseen = unrecorded_ms >= 0.5 * host_ms  # mostly code no event records: not the dispatch of launches
+    what = "" if unseen else " (Python, the framework's own work before each launch)"
+    how = ("moved out of the step, onto the GPU, or overlapped with the GPU's work" if unseen else
+           "fewer, larger launches or graphs, or overlapped with the GPU")
     f = finding(
         ctx, "unexplained_idle", sev,
         f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(host_ms)} of it "
-        f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code (Python, the framework's own "
-        f"work before each launch) that no other finding accounts for: the step is host-bound{in_ranges(ctx, host_ms)}"
-        f"{in_os_waits(ctx, host_ms)}.",
+        f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code{what} that no other finding "
+        f"accounts for: the step is host-bound{in_ranges(ctx, host_ms)}"
+        f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(unrecorded_ms)}.",
         title="Host-bound: the GPU waits for the host's own work inside the step",
         metric=_device_share_metric(dev, sev),
-        saving=saving(ctx, host_ms, "the host's own work moves off the GPU's critical path (fewer, larger launches "
-                                    "or graphs, or overlapped with the GPU)", [("host", "host_own", host_ms)]),
+        saving=saving(ctx, host_ms, f"the host's own work moves off the GPU's critical path ({how})",
+                      [("host", "host_own", host_ms)]),
         evidence=ranges_table(ctx) + os_waits_table(ctx),
-        windows=step_windows(ctx, key=lambda st: st.breakdown.host_compute, label="host work"),
-        actions=ctx.fw.fix("launch_bound"),
+        windows=step_windows(ctx, key=lambda st: st.breakdown.host_compute + st.breakdown.other, label="host work"),
+        # the code the capture did not record is seen first where it is most of the time
+        actions=(ctx.fw.extra("step_gaps:unrecorded") or [RECORD_HOST]) if unseen else ctx.fw.fix("launch_bound"),
     )
     f.guide_section = "§1 overview"
     return f
+
+
+def _unrecorded_words(unrecorded_ms: float) -> str:
+    """Of the host-bound time, the part no event of the capture records, in words ("" where none)."""
+    if unrecorded_ms <= 0:
+        return ""
+    return (f"; {ms(unrecorded_ms)} of it no runtime call, op or range of the capture covers, yet the scheduler's "
+            f"trace shows the thread that launches the GPU's work on the CPU then: the host's own code, which the "
+            f"profiler did not record")
 
 
 def healthy_finding(metrics: HostMetrics) -> Finding:

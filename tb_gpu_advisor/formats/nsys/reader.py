@@ -51,7 +51,7 @@ from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
-from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits, Trace
+from tb_gpu_advisor.model.trace import OFF_CPU, DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits, Trace
 
 __all__ = ["NsysReadError", "read_trace", "TIME_BASE", "NOTHING_RECORDED"]
 
@@ -398,10 +398,6 @@ def _read_os_calls(schema: tb.Schema, raw: _Raw, fidx: int) -> None:
 #: switch of a thread, ``isSchedIn`` 0 where the thread left its CPU and non-zero where it got one back.
 _SCHED = "SCHED_EVENTS"
 _SCHED_COLS = {"start": "start", "tid": "globalTid", "into": "isSchedIn"}
-#: The name a thread's stretch off the CPU takes among the host's OS waits: the scheduler records that the thread
-#: ran no code there (blocked in the kernel -- ``poll``, ``read``, ``ioctl``, ``futex``, ``nanosleep`` -- or
-#: preempted), not which call held it.
-OFF_CPU = "off the CPU (scheduler trace)"
 
 
 def _read_off_cpu(schema: tb.Schema, raw: _Raw, fidx: int) -> None:

@@ -1328,3 +1328,29 @@ def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kerne
     return {"off_cpu_ms_per_gap": sum(off_ms) / len(off_ms) if sched else None,
             "mid_wait_off_cpu_ms": (mid_wait_ms - 0.05) if mid_wait_ms and waits else 0.0,
             "gap_ms": period_ms - (3 * (kernel_us + 5) + 40) / 1000, "waits": waits}
+
+
+def write_scheduled_host_work_window(path: str, host_ms: float = 2000.0, on_cpu: bool = True) -> dict:
+    """:func:`write_host_work_window`'s one pass (three uploads, ``host_ms`` with no CUDA call, one kernel and a
+    read-back) with the scheduler's trace of its thread, as fckwader/shitbox's real export holds it: with ``on_cpu``
+    the thread runs through the host time (switched out three times for 0.1 ms: its own CPU code), without it the
+    thread sleeps through it (a wait the capture does not show: a read of the terminal).  Return the truth: the
+    thread's time on and off the CPU in the host time."""
+    us, ms = 1000, 1_000_000
+    truth = write_host_work_window(path, host_ms=host_ms)
+    con = sqlite3.connect(path)
+    con.execute(SCHED_DDL)
+    gtid = _gid(4141, 4141)
+    calls = con.execute("SELECT start, end FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start").fetchall()
+    a, b = max(((x[1], y[0]) for x, y in zip(calls, calls[1:])), key=lambda g: g[1] - g[0])  # the host's time
+    if on_cpu:
+        cuts = [a + int(k * (b - a) / 4) for k in (1, 2, 3)]
+        rows = [(t, i, gtid) for c in cuts for t, i in ((c, 0), (c + 100 * us, 1))]
+        off = 0.3
+    else:
+        rows = [(a + 50 * us, 0, gtid), (b - 50 * us, 1, gtid)]
+        off = (b - a - 100 * us) / ms
+    con.executemany("INSERT INTO SCHED_EVENTS VALUES (?, 0, ?, ?, 0, NULL)", rows)
+    con.commit()
+    con.close()
+    return {**truth, "off_cpu_ms": off, "on_cpu_ms": (b - a) / ms - off}

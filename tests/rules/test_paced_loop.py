@@ -97,3 +97,27 @@ def test_a_thread_on_the_cpu_inside_its_range_is_host_work(tmp_path) -> None:  #
     rep = _report(path)
     assert not any(x["id"].endswith("#outside_wait") for x in rep["findings"])
     assert any(x["title"].startswith("Host-bound") for x in rep["findings"])
+
+
+@pytest.mark.parametrize("on_cpu", [True, False])
+def test_one_pass_whose_thread_ran_is_host_bound_and_one_that_slept_waits(tmp_path, on_cpu: bool) -> None:  # noqa: ANN001
+    """fckwader/shitbox's shape (one pass: uploads, 2 s with no CUDA call, one kernel) with the scheduler's trace, as
+    the real export has it: a thread on the CPU through that time ran the program's own code (host-bound, recorded
+    by nothing: record it first); one off the CPU waited (the outside-wait finding).  On main: two GPU-burst "steps"
+    and an info note about the gap between them."""
+    path = str(tmp_path / "report1.sqlite")
+    truth = nx.write_scheduled_host_work_window(path, on_cpu=on_cpu)
+    rep = _report(path)
+    assert rep["hosts"][0]["steps"]["count"] == 1 and not any(f["rule"] == "step_gaps" for f in rep["findings"])
+    bound = [f for f in rep["findings"] if f["title"].startswith("Host-bound")]
+    waits = [f for f in rep["findings"] if f["id"].endswith("#outside_wait")]
+    if on_cpu:
+        (f,) = bound
+        assert not waits
+        assert f["saving"]["ms_per_step"] == pytest.approx(truth["on_cpu_ms"], rel=0.02)
+        assert "scheduler's trace shows the thread that launches the GPU's work on the CPU" in f["summary"]
+        assert "NVTX" in f["actions"][0]["text"]
+    else:
+        (f,) = waits
+        assert not bound
+        assert f["saving"]["ms_per_step"] == pytest.approx(truth["off_cpu_ms"], rel=0.02)

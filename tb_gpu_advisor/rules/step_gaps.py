@@ -107,9 +107,11 @@ def check(m: HostMetrics) -> list[Finding]:
         # whether the source can deliver faster (a camera's frame rate) is outside the capture: never critical
         sev = "warning" if sev == "critical" else sev
     elif unrecorded:  # what fills the gap is not in the capture: seeing it comes first
-        cause = (f"the host's own code, which the capture did not record ({ms(unexplained)} of each gap: no runtime "
-                 f"call, op, range or OS call covers it)")
+        cause = _unrecorded_kind(g, m.scheduler_traced, f"{ms(unexplained)} of each gap: no runtime call, op, range or "
+                                                        f"OS call covers it")
         actions = (ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST]) + actions
+        if not m.scheduler_traced:  # code or a wait: the capture cannot tell, so no more than a warning
+            sev = "warning" if sev == "critical" else sev
     if input_ms > 0.2 * g.avg_gap_ms:
         actions.append(action(f"{ms(input_ms)} of each gap is input wait: see the input-bound finding (guide §1.1)."))
 
@@ -128,7 +130,7 @@ def check(m: HostMetrics) -> list[Finding]:
         f"The GPU is idle {ms(g.avg_gap_ms)} between steps on average (max {ms(g.max_gap_ms)}), {pct(share)} of "
         f"{_whole(cycle_ms, ctx.step_ms)} outside input wait; most of it is {cause}"
         f"{_named(g, cause == host_work and not waited)}"
-        f"{_waited(g, 'named by the trace' if waited else '')}.{_window_share(g, m, bool(waited))}",
+        f"{_waited(g, 'named by the trace' if waited else '')}.{_window_share(g, m, _holder(waited, unrecorded, m.scheduler_traced))}",
         metric=share_metric("step_gap_share", "Between-step gap (non-input) share of step", share, "step_gaps.warning",
                             severity=sev, detail={"avg_gap_ms": g.avg_gap_ms, "max_gap_ms": g.max_gap_ms,
                                                   "input_wait_ms": input_ms, "launch_ms": launch_ms,
@@ -184,20 +186,51 @@ def outside_wait_ms(g, host_ms: float) -> float:  # noqa: ANN001 - Gaps
     return part if host_ms > 0 and part >= 0.5 * host_ms else 0.0
 
 
+#: The spread of the gaps (standard deviation / mean) under which they are regular: a loop paced by a clock.
+REGULAR_GAPS_CV = 0.1
+
+
+def _unrecorded_kind(g, scheduler_traced: bool, how_much: str) -> str:  # noqa: ANN001 - Gaps
+    """What the time no event covers is, as far as the capture tells: with the threads' context switches traced (and
+    the thread not waiting, :func:`outside_wait_ms`), the host's own code; without, code or a wait -- "likely" a wait
+    for a pacing source where the gaps are as regular as a clock (:data:`REGULAR_GAPS_CV`), never more than likely:
+    a host computing the same work each time gives equal gaps too."""
+    if scheduler_traced:
+        return (f"the host's own code, which the capture did not record ({how_much}; the scheduler's trace shows its "
+                f"thread on the CPU)")
+    gaps = [x.gap_ms for x in g.gaps]
+    mean = sum(gaps) / len(gaps) if gaps else 0.0
+    cv = (sum((x - mean) ** 2 for x in gaps) / len(gaps)) ** 0.5 / mean if len(gaps) >= 3 and mean > 0 else None
+    if cv is not None and cv <= REGULAR_GAPS_CV:
+        what = (f"likely the host waiting for a source that paces the loop (a camera's frame rate, a timer: the gaps "
+                f"are as regular as a clock, {ms(mean)} +/- {pct(cv)}), or else its own code")
+    else:
+        what = "the host's own code or a wait for something outside the capture"
+    return (f"time the capture did not record ({how_much}): {what}; the capture traced no context switches to tell "
+            f"them apart")
+
+
 def _covered(other_ms: float, unexplained_ms: float) -> str:
     """What the capture recorded around a wait, in words: nothing, or the host's ops and ranges around it."""
     return (", where no runtime call, op or range of the capture covers it" if unexplained_ms >= other_ms else
             ", inside the program's own ops or ranges (they span the wait; no code of theirs ran)")
 
 
-def _window_share(g, m, waits: bool = False) -> str:  # noqa: ANN001 - Gaps, HostMetrics
+def _holder(waited: float, unrecorded: bool, scheduler_traced: bool) -> str:
+    """Who the gaps' time is, in the window-share sentence's words: the host waiting, its own work, or -- unrecorded
+    and no context switches traced -- its time, whichever it was."""
+    if waited:
+        return "the host waiting"
+    return "the host's time (its code or a wait)" if unrecorded and not scheduler_traced else "the host's own work"
+
+
+def _window_share(g, m, what: str = "the host's own work") -> str:  # noqa: ANN001 - Gaps, HostMetrics
     """Where the gaps are most of the whole capture window, said so: the window is the host's own work, with the GPU's
     around it (fckwader/shitbox: 14.8 s of CPU code between the uploads and one 8.7 ms kernel, 99.9% of it)."""
     window = m.capture.length_ms or 0.0
     total = g.avg_gap_ms * g.count if g.avg_gap_ms else 0.0
     if window <= 0 or total < T("step_gaps.window_share") * window:
         return ""
-    what = "the host waiting" if waits else "the host's own work"
     return (f" The gaps are {pct(min(total / window, 1.0))} of the {ms(window)} capture window: it records {what}, "
             f"with the GPU idle for it, more than the GPU's.")
 

@@ -7,42 +7,26 @@ from setuptools import Extension, find_packages, setup
 
 HERE = Path(__file__).parent
 
+
+def _optional_c(module: str, **kwargs: object) -> Extension:
+    """The C extension ``module`` (its one source beside it), ``optional``: without a C compiler its build fails
+    quietly and the install goes on -- the pure-Python reader then runs, as PyYAML and msgspec fall back.  Only
+    Python's headers are needed (the C reads numpy arrays through the buffer protocol: numpy is no build need)."""
+    return Extension(module, sources=[module.replace(".", "/") + ".c"], extra_compile_args=["-O3", "-std=c99"],
+                     optional=True, **kwargs)
+
+
 #: The compiled XPlane decoder (tb_gpu_advisor/formats/xplane/compiled.py says why and how it is chosen).
-#: ``optional``: without a C compiler the build of this one module fails quietly and the install goes on --
-#: the pure-Python decoder then runs, as PyYAML and msgpack fall back.  Only Python's headers are needed (the
-#: C reads numpy arrays through the buffer protocol, so numpy is no build requirement).
-CWIRE = Extension(
-    "tb_gpu_advisor.formats.xplane._cwire",
-    sources=["tb_gpu_advisor/formats/xplane/_cwire.c"],
-    extra_compile_args=["-O3", "-std=c99"],
-    optional=True,
-)
-#: The compiled PyTorch (Kineto) JSON scanner (tb_gpu_advisor/formats/kineto/compiled.py): optional the same way.
-CSCAN = Extension(
-    "tb_gpu_advisor.formats.kineto._cscan",
-    sources=["tb_gpu_advisor/formats/kineto/_cscan.c"],
-    extra_compile_args=["-O3", "-std=c99"],
-    optional=True,
-)
-
-#: The compiled memory-snapshot pickle reader (tb_gpu_advisor/formats/snapshot/compiled.py): optional the same way.
-CPICKLE = Extension(
-    "tb_gpu_advisor.formats.snapshot._cpickle",
-    sources=["tb_gpu_advisor/formats/snapshot/_cpickle.c"],
-    extra_compile_args=["-O3", "-std=c99"],
-    optional=True,
-)
-
-#: The compiled Nsight Systems column reader (tb_gpu_advisor/formats/nsys/compiled.py): optional the same way.  No
-#: SQLite header or ``libsqlite3.so`` development link is needed: it declares the few SQLite functions it calls and
-#: finds them when imported, in the library Python's own ``_sqlite3`` uses (``dlopen``; ``-ldl`` for glibc < 2.34).
-CSQLITE = Extension(
-    "tb_gpu_advisor.formats.nsys._csqlite",
-    sources=["tb_gpu_advisor/formats/nsys/_csqlite.c"],
-    extra_compile_args=["-O3", "-std=c99"],
-    libraries=["dl"] if sys.platform.startswith("linux") else [],
-    optional=True,
-)
+CWIRE = _optional_c("tb_gpu_advisor.formats.xplane._cwire")
+#: The compiled PyTorch (Kineto) JSON scanner (tb_gpu_advisor/formats/kineto/compiled.py).
+CSCAN = _optional_c("tb_gpu_advisor.formats.kineto._cscan")
+#: The compiled memory-snapshot pickle reader (tb_gpu_advisor/formats/snapshot/compiled.py).
+CPICKLE = _optional_c("tb_gpu_advisor.formats.snapshot._cpickle")
+#: The compiled Nsight Systems column reader (tb_gpu_advisor/formats/nsys/compiled.py).  No SQLite header or
+#: ``libsqlite3.so`` development link is needed: it declares the few SQLite functions it calls and finds them when
+#: imported, in the library Python's own ``_sqlite3`` uses (``dlopen``; ``-ldl`` for glibc < 2.34).
+CSQLITE = _optional_c("tb_gpu_advisor.formats.nsys._csqlite",
+                      libraries=["dl"] if sys.platform.startswith("linux") else [])
 
 setup(
     name="tb-gpu-advisor",

@@ -73,6 +73,9 @@ _KERNEL_COLS = ("start", "end", "deviceId", "contextId", "streamId", "correlatio
                 "shortName", "registersPerThread", "gridX", "gridY", "gridZ", "blockX", "blockY", "blockZ",
                 "staticSharedMemory", "dynamicSharedMemory", "localMemoryPerThread", "localMemoryTotal", "gridId",
                 "graphNodeId", "graphId")
+#: The statement that writes one kernel row of :data:`_KERNEL_COLS`.
+_KERNEL_INSERT = (f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                  f"({', '.join('?' * len(_KERNEL_COLS))})")
 MEMCPY_DDL = """CREATE TABLE CUPTI_ACTIVITY_KIND_MEMCPY (start INTEGER NOT NULL, end INTEGER NOT NULL,
     deviceId INTEGER NOT NULL, contextId INTEGER NOT NULL, greenContextId INTEGER, streamId INTEGER NOT NULL,
     correlationId INTEGER, globalPid INTEGER, bytes INTEGER NOT NULL, copyKind INTEGER NOT NULL,
@@ -150,6 +153,9 @@ class NsysJob:
     #: launch broadcasts the parameters (an NCCL kernel of a tenth of it) -- the steps start after it (0: none)
     setup_ms: float = 0.0
     setup_range: str = "broadcast params"
+    #: a range around each step's copy to the GPU (``FSDP::pre_forward (block.0)``: the copy is then a data-parallel
+    #: wrapper's upload of offloaded parameters, not the batch); None: the batch's copy, under ``aten::to`` only
+    copy_range: str | None = None
 
 
 @dataclass
@@ -181,6 +187,51 @@ class _Strings:
 
 def _gid(pid: int, tid: int = 0) -> int:
     return HW_BIT | (pid << 24) | tid
+
+
+def _open_one(path: str, ddls: list[str], pid: int) -> tuple[sqlite3.Connection, _Strings, int, int]:
+    """A new one-process export at ``path``: the common tables and ``ddls`` created.  Returns the connection, its
+    interned strings, and the global ids of process ``pid``'s launching thread and of the process."""
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join(ddls) + ";")
+    return con, _Strings(), _gid(pid, pid), _gid(pid)
+
+
+class _Calls:
+    """One thread's CUDA API calls as a one-process writer makes them: a host clock, correlation ids, the rows.
+
+    Why one home: each writer kept the same few lines of clock, counter and ``CUPTI_ACTIVITY_KIND_RUNTIME`` rows in a
+    closure of its own.  ``t`` is the host's clock (ns): a call (:meth:`__call__`) starts there and moves it past the
+    call and ``gap`` (the host's own time between two calls); :meth:`row` records a call at given times and leaves the
+    clock where it is.  Correlation ids count from 1, one a call, as the real exports' do."""
+
+    def __init__(self, strings: _Strings, t: int, gap: int = 0) -> None:
+        self.strings, self.t, self.gap = strings, t, gap
+        self.corr = 0
+        self.rows: list[tuple[int, int, int, int]] = []
+
+    def __call__(self, name: str, dur_ns: int, then: int | None = None) -> int:
+        """A call of ``dur_ns`` from now; the clock moves past it and ``then`` (the gap unless given).  Returns its
+        correlation id."""
+        c = self.row(name, self.t, self.t + dur_ns)
+        self.t += dur_ns + (self.gap if then is None else then)
+        return c
+
+    def row(self, name: str, start: int, end: int) -> int:
+        """A call from ``start`` to ``end`` (the clock stays); returns its correlation id."""
+        self.corr += 1
+        self.rows.append((start, end, self.corr, self.strings(name)))
+        return self.corr
+
+    def end_last(self, end: int) -> None:
+        """The last call returns at ``end``: a wait, which lasts until the GPU work it waits on is done."""
+        start, _, corr, name = self.rows[-1]
+        self.rows[-1] = (start, end, corr, name)
+
+    def insert(self, con: sqlite3.Connection, gtid: int) -> None:
+        """The calls into ``CUPTI_ACTIVITY_KIND_RUNTIME``, made by thread ``gtid``."""
+        con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                        [(a, b, gtid, c, n) for a, b, c, n in self.rows])
 
 
 def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list]:
@@ -225,6 +276,8 @@ def _step_template(job: NsysJob, rank: int, strings: _Strings) -> dict[str, list
         ev["memcpy"].append((cs, stream_free, c, job.h2d_bytes, 1, 1 if job.pinned else 0, 2))
     t += 1 * us
     op_range("aten::to", a, t, 1)
+    if job.copy_range:
+        ev["nvtx"].append((a, t, f"{job.copy_range}, op_id = 0" if job.autograd_nvtx else job.copy_range))
     # the step's ops
     kernels = []
     for i in range(job.ops):
@@ -379,8 +432,7 @@ def _write_setup(con: sqlite3.Connection, job: NsysJob, t0: int, rank: int, gtid
     nm = strings(NCCL_BROADCAST)
     row = (ks, ks + int(job.setup_ms * 1e5), rank, rank + 1, 7, 1, gpid, nm, nm, 32, 1, 1, 1, 256, 1, 1, 0, 0, 0, 0,
            999_999, None, 0)
-    con.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
-                f"({', '.join('?' * len(_KERNEL_COLS))})", row)
+    con.execute(_KERNEL_INSERT, row)
     con.execute(f'INSERT INTO "NVTX_EVENTS" VALUES ({", ".join("?" * 20)})',
                 (t0, end - 1_000, 59, None, None, None, job.setup_range, gtid, None, None, 0) + (None,) * 9)
     return end + 10_000
@@ -414,8 +466,7 @@ def _write_steps(con: sqlite3.Connection, job: NsysJob, truth: Truth, tpl: dict,
         first_id = int(steps[0]) * len(tpl["kernel"]) if steps.size else 0
         rows = [(s, e, rank, rank + 1, 7, c, gpid, nm, nm, 32, 128, 1, 1, 256, 1, 1, 0, 0, 0, 0, first_id + i,
                  (first_id + i if g else None), g) for i, (s, e, c, nm, g) in enumerate(tiled(tpl["kernel"], 5))]
-        con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
-                        f"({', '.join('?' * len(_KERNEL_COLS))})", _order(rows, rng, job.shuffle))
+        con.executemany(_KERNEL_INSERT, _order(rows, rng, job.shuffle))
         truth.kernels[rank] += len(rows)
         truth.kernel_ms[rank] += sum(r[1] - r[0] for r in rows) / 1e6
         truth.nccl_ms[rank] += sum(r[1] - r[0] for r in rows if r[7] == nccl) / 1e6
@@ -497,34 +548,28 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
     (``{"stdout": ..., "stderr": ...}``), kept as Nsight keeps it (``ProcessStreams``)."""
     if window not in WINDOWS:
         raise ValueError(f"window {window!r}: one of {WINDOWS}")
-    strings = _Strings()
-    con = sqlite3.connect(path)
-    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, NVTX_DDL, MEMSET_DDL, CAPTURE_DDL]) + ";")
     pid = 4242
-    gtid, gpid = _gid(pid, pid), _gid(pid)
-    t = SESSION_START_NS + 2_000_000
-    calls = nvtx = memset = 0
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, MEMSET_DDL, CAPTURE_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 2_000_000, gap=5_000)
+    nvtx = memset = 0
     if window == "startup":
-        corr = 1
         for name, n, ns in STARTUP_CALLS:
             for _ in range(n):
-                con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,?,?,?,?,?,?)",
-                            (t, t + ns, 1, gtid, corr, strings(name), 0, None))
+                corr = api(name, ns)
                 if name.startswith("cudaMemset"):
+                    end = api.rows[-1][1]
                     con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                                (t + ns, t + ns + 2_000, 0, 1, None, 13, corr, gpid, 0, 4608, None, 2))
+                                (end, end + 2_000, 0, 1, None, 13, corr, gpid, 0, 4608, None, 2))
                     memset += 4608
-                t += ns + 5_000
-                corr += 1
-                calls += 1
+        api.insert(con, gtid)
     else:
         for k in range(ranges if window in ("nvtx_only", "tracing_off") else 0):
             for name in WINDOW_RANGES:
                 con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
-                            "VALUES (?, ?, 59, ?, ?, 0)", (t, t + 3_000_000, name, gtid))
-                t += 3_500_000
+                            "VALUES (?, ?, 59, ?, ?, 0)", (api.t, api.t + 3_000_000, name, gtid))
+                api.t += 3_500_000
                 nvtx += 1
-    stop = t + 1_000_000
+    stop = api.t + 1_000_000
     con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings(process), gtid))
     con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, process))
     if streams:
@@ -544,7 +589,7 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
         ("PROCESS_0:COLLECT_CUDA_TRACE", cuda), ("PROCESS_0:COLLECT_NVTX_TRACE", "true")])
     con.commit()
     con.close()
-    return {"window": window, "cuda_calls": calls, "nvtx_ranges": nvtx, "memset_bytes": memset,
+    return {"window": window, "cuda_calls": len(api.rows), "nvtx_ranges": nvtx, "memset_bytes": memset,
             "context_ms": STARTUP_CALLS[0][2] / 1e6 if window == "startup" else 0.0}
 
 
@@ -567,55 +612,42 @@ def write_dlprof_forward(path: str, params: int = 10, convs: int = 2, trials: in
     the one it keeps, and a ReLU.  Return the truth: every sync is a one-time cost (upload or search); none is a value
     the program reads."""
     us = 1000
-    strings = _Strings()
-    con = sqlite3.connect(path)
-    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL]) + ";")
     pid = 5150
-    gtid, gpid = _gid(pid, pid), _gid(pid)
-    t = SESSION_START_NS + 3_000_000
-    corr = 0
-    runtime, nvtx, memcpy, kernels, syncs = [], [], [], [], []
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 3_000_000, gap=2 * us)
+    nvtx, memcpy, kernels, syncs = [], [], [], []
     stream_free = 0
-
-    def call(name: str, dur_us: float) -> int:
-        nonlocal t, corr
-        corr += 1
-        runtime.append((t, t + int(dur_us * us), corr, strings(name)))
-        t += int(dur_us * us) + 2 * us
-        return corr
 
     def kernel(name: str, dur_us: float) -> None:
         nonlocal stream_free
-        c = call("cudaLaunchKernel_v7000", 6)
-        ks = max(t + 2 * us, stream_free)
+        c = api("cudaLaunchKernel_v7000", 6 * us)
+        ks = max(api.t + 2 * us, stream_free)
         stream_free = ks + int(dur_us * us)
         kernels.append((ks, stream_free, c, strings(name)))
 
     def wait(name: str) -> None:
-        nonlocal t
-        c = call(name, 3)
-        a = runtime[-1][0]
-        end = max(stream_free + 4 * us, a + 3 * us)
-        runtime[-1] = (a, end, c, runtime[-1][3])
+        c = api(name, 3 * us)
+        end = max(stream_free + 4 * us, api.rows[-1][0] + 3 * us)
+        api.end_last(end)
         syncs.append((stream_free, end - 2 * us, c, 1 if "Event" in name else 3))
-        t = end + 2 * us
+        api.t = end + 2 * us
 
     def annotated(mod: str, op: str, shape: tuple, frame: str, body) -> None:  # noqa: ANN001 - a callable
-        nonlocal t
-        outer, t = t, t + 10 * us
-        inner = t
+        outer = api.t
+        api.t += 10 * us
+        inner = api.t
         body()
-        t += 5 * us
+        api.t += 5 * us
         args = [{"name": "", "type": "tensor", "shape": shape, "dtype": "float32"}]
-        nvtx.append((inner, t, str({"mod": mod, "op": op, "args": args})))
-        t += 5 * us
-        nvtx.append((outer, t, str({"traceMarker": ["net.py:34"], "funcStack": f"/<module>/{frame}"})))
-        t += 60 * us
+        nvtx.append((inner, api.t, str({"mod": mod, "op": op, "args": args})))
+        api.t += 5 * us
+        nvtx.append((outer, api.t, str({"traceMarker": ["net.py:34"], "funcStack": f"/<module>/{frame}"})))
+        api.t += 60 * us
 
     def upload(nbytes: int) -> None:
         nonlocal stream_free
-        c = call("cudaMemcpyAsync_v3020", 20)
-        cs = max(t, stream_free)
+        c = api("cudaMemcpyAsync_v3020", 20 * us)
+        cs = max(api.t, stream_free)
         stream_free = cs + max(2 * us, nbytes // 5000)  # ~5 GB/s from pageable memory
         memcpy.append((cs, stream_free, c, nbytes))
         wait("cudaStreamSynchronize_v3020")
@@ -627,41 +659,39 @@ def write_dlprof_forward(path: str, params: int = 10, convs: int = 2, trials: in
 
         def body(k: int = k, nbytes: int = nbytes) -> None:
             if k == 0:  # the process's first CUDA call creates its context
-                call("cudaMalloc_v3020", context_ms * 1000)
+                api("cudaMalloc_v3020", int(context_ms * 1000 * us))
             else:
-                call("cudaMalloc_v3020", 8)
+                api("cudaMalloc_v3020", 8 * us)
             upload(nbytes)
         annotated("Tensor", "cuda", shape, "Module::cuda/_apply/cuda", body)
     annotated("Tensor", "cuda", (32, 3, 32, 32), "cuda", lambda: upload(4 * 32 * 3 * 32 * 32))
     autotune = 0
     for i in range(convs):
         def conv(i: int = i) -> None:
-            nonlocal t, autotune
-            a = t
-            t += 5 * us
-            b = t
+            nonlocal autotune
+            a = api.t
+            api.t += 5 * us
+            b = api.t
             for _ in range(trials):
-                call("cudaEventRecord_v3020", 3)
+                api("cudaEventRecord_v3020", 3 * us)
                 kernel(CUDNN_CONV, 40 + 10 * i)
-                call("cudaEventRecord_v3020", 3)
+                api("cudaEventRecord_v3020", 3 * us)
                 wait("cudaEventSynchronize_v3020")
                 autotune += 1
             kernel(CUDNN_CONV, 40 + 10 * i)
-            nvtx.append((b, t, f"aten::cudnn_convolution, seq = {2 * i}"))
-            t += 3 * us
-            nvtx.append((a, t, f"aten::conv2d, seq = {2 * i}"))
-            t += 3 * us
+            nvtx.append((b, api.t, f"aten::cudnn_convolution, seq = {2 * i}"))
+            api.t += 3 * us
+            nvtx.append((a, api.t, f"aten::conv2d, seq = {2 * i}"))
+            api.t += 3 * us
         annotated("torch.nn.functional", "conv2d", (32, 3, 32, 32), "Net::forward/conv2d", conv)
 
         def relu(i: int = i) -> None:
-            nonlocal t
-            a = t
+            a = api.t
             kernel(RELU, 8)
-            nvtx.append((a, t, f"aten::relu, seq = {2 * i + 1}"))
+            nvtx.append((a, api.t, f"aten::relu, seq = {2 * i + 1}"))
         annotated("torch.nn.functional", "relu", (32, 6, 30, 30), "Net::forward/relu", relu)
-    stop = max(t, stream_free) + 1_000_000
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
-                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    stop = max(api.t, stream_free) + 1_000_000
+    api.insert(con, gtid)
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
                     [(a, b, text, gtid) for a, b, text in nvtx])
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
@@ -670,22 +700,10 @@ def write_dlprof_forward(path: str, params: int = 10, convs: int = 2, trials: in
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId, "
                     "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,1,7,?,?,?,0)",
                     [(a, b, c, gpid, k) for a, b, c, k in syncs])
-    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
-                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+    con.executemany(_KERNEL_INSERT,
                     [(a, b, 0, 1, 7, c, gpid, n, n, 32, 8, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
                      for j, (a, b, c, n) in enumerate(kernels)])
-    con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("python3"), gtid))
-    con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'python3')", (gpid, pid))
-    con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
-    con.executemany("INSERT INTO ENUM_NSYS_EVENT_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _EVENT_TYPES])
-    con.executemany("INSERT INTO ENUM_CUDA_MEMCPY_OPER VALUES (?, ?, ?)", [(i, n, n) for i, n in _COPY_KINDS])
-    con.executemany("INSERT INTO ENUM_CUDA_MEM_KIND VALUES (?, ?, ?)", [(i, n, n) for i, n in _MEM_KINDS])
-    con.executemany("INSERT INTO ENUM_CUPTI_SYNC_TYPE VALUES (?, ?, ?)", [(i, n, n) for i, n in _SYNC_TYPES])
-    con.execute("INSERT INTO ANALYSIS_DETAILS VALUES (?, ?, ?, ?)", (HW_BIT, stop - SESSION_START_NS, SESSION_START_NS, stop))
-    con.executemany("INSERT INTO META_DATA_EXPORT VALUES (?, ?)", [("EXPORT_PRODUCT_NAME", "NVIDIA Nsight Systems"),
-                                                                  ("EXPORT_SCHEMA_VERSION", "3.25.0")])
-    con.commit()
-    con.close()
+    _finish_one(con, strings, stop, (gpid, pid, gtid), None, program="python3", thread="python3")
     return {"uploads": params + 1, "upload_syncs": params + 1, "autotune_syncs": autotune, "convs": convs,
             "kernels": len(kernels), "context_ms": context_ms}
 
@@ -725,17 +743,19 @@ RTX_3070_TI = Gpu("NVIDIA GeForce RTX 3070 Ti", "0000:01:00.0", 4194304, 8589410
                   "GA104", 1, (8, 6))
 
 
-def _finish_one(con: sqlite3.Connection, strings: _Strings, stop: int, ids: tuple[int, int, int], gpu: Gpu, *,
+def _finish_one(con: sqlite3.Connection, strings: _Strings, stop: int, ids: tuple[int, int, int], gpu: Gpu | None, *,
                 program: str, thread: str, copy_enums: bool = True, sync_enum: bool = True,
                 copy_kinds: list[tuple[int, str]] | None = None) -> None:
     """The tables a one-process, one-GPU export ends with, and the file closed: its GPU, the program (``ids``: its
     global pid, pid and launching thread's global tid) and thread names, the interned strings, the enum tables the
     export's rows refer to (copy kinds and memory kinds with ``copy_enums``, sync types with ``sync_enum``), the
-    session's span up to ``stop`` and the export's product line."""
+    session's span up to ``stop`` and the export's product line.  ``gpu`` None: no ``TARGET_INFO_GPU`` row (an
+    export without that table)."""
     gpid, pid, gtid = ids
-    con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (0, 0, gpu.name, gpu.bus, 1, gpu.l2_bytes, gpu.memory, gpu.bandwidth, gpu.clock_hz, gpu.sms, 0,
-                 "GPU-00000000", 0, gpu.chip, 0, gpu.nvml_id, *gpu.cc))
+    if gpu is not None:
+        con.execute("INSERT INTO TARGET_INFO_GPU VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    (0, 0, gpu.name, gpu.bus, 1, gpu.l2_bytes, gpu.memory, gpu.bandwidth, gpu.clock_hz, gpu.sms, 0,
+                     "GPU-00000000", 0, gpu.chip, 0, gpu.nvml_id, *gpu.cc))
     con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings(thread), gtid))
     con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, program))
     con.executemany("INSERT INTO StringIds VALUES (?, ?)", [(i, v) for v, i in strings.ids.items()])
@@ -766,52 +786,38 @@ def write_managed_kernel(path: str, blocks: int = 1, threads: int = 1, kernel_ms
     (4 KiB-1 MiB each, ~2 ms a burst, ~8 ms apart) -- page migrations no call of the program launched.  Return the
     truth: one kernel, its launch configuration, and the migrations' counts."""
     us, ms = 1000, 1_000_000
-    strings = _Strings()
-    con = sqlite3.connect(path)
-    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL]) + ";")
     pid = 6161
-    gtid, gpid = _gid(pid, pid), _gid(pid)
-    t = SESSION_START_NS + 5 * ms
-    runtime, memcpy = [], []
-    corr = 0
-
-    def call(name: str, dur_ns: int) -> int:
-        nonlocal t, corr
-        corr += 1
-        runtime.append((t, t + dur_ns, corr, strings(name)))
-        t += dur_ns + 3 * us
-        return corr
-
-    call("cudaMallocManaged_v6000", int(alloc_ms * ms))
-    call("cudaMallocManaged_v6000", 40 * us)
-    t += int(fill_ms * ms)  # the host fills the buffers (its own loop, no CUDA call)
-    launch = call("cudaLaunchKernel_v7000", 45 * us)
-    ks = t + 10 * us
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=3 * us)
+    memcpy = []
+    api("cudaMallocManaged_v6000", int(alloc_ms * ms))
+    api("cudaMallocManaged_v6000", 40 * us)
+    api.t += int(fill_ms * ms)  # the host fills the buffers (its own loop, no CUDA call)
+    launch = api("cudaLaunchKernel_v7000", 45 * us)
+    ks = api.t + 10 * us
     ke = ks + int(kernel_ms * ms)
-    sync = call("cudaDeviceSynchronize_v3020", 0)
-    runtime[-1] = (runtime[-1][0], ke + 5 * us, sync, runtime[-1][3])
+    sync = api("cudaDeviceSynchronize_v3020", 0)
+    api.end_last(ke + 5 * us)
     for k in range(faults_in_kernel):  # on-demand migrations spread over the kernel, 64 KiB each
         a = ks + (k * (ke - ks)) // max(faults_in_kernel, 1)
         memcpy.append((a, a + int(fault_us * us), 0, 65536, UVM_HTOD, CAUSE_COHERENCE if k % 2 else CAUSE_PREFETCH))
-    t = ke + 1 * ms
+    api.t = ke + 1 * ms
     for b in range(readback_bursts):  # the host's result check pulls the pages back, a burst per fault batch
         for p in range(pages_per_burst):
-            a = t + p * 80 * us
+            a = api.t + p * 80 * us
             memcpy.append((a, a + 60 * us, 0, 4096 if p % 2 else 1 << 20, UVM_DTOH, CAUSE_COHERENCE))
-        t += 10 * ms
-    call("cudaFree_v3020", 20 * ms)
-    call("cudaFree_v3020", 20 * ms)
-    stop = t + 1 * ms
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
-                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+        api.t += 10 * ms
+    api("cudaFree_v3020", 20 * ms)
+    api("cudaFree_v3020", 20 * ms)
+    stop = api.t + 1 * ms
+    api.insert(con, gtid)
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
                     "globalPid, bytes, copyKind, srcKind, dstKind, migrationCause) VALUES (?,?,0,1,0,?,?,?,?,7,7,?)",
                     [(a, b, c, gpid, n, kind, cause) for a, b, c, n, kind, cause in memcpy])
     con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId, "
                 "correlationId, globalPid, syncType, eventId) VALUES (?,?,0,1,7,?,?,4,0)", (ke, ke + 4 * us, sync, gpid))
     name = strings("add(int, float *, float *)")
-    con.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
-                f"({', '.join('?' * len(_KERNEL_COLS))})",
+    con.execute(_KERNEL_INSERT,
                 (ks, ke, 0, 1, 7, launch, gpid, name, strings("add"), 16, blocks, 1, 1, threads, 1, 1, 0, 0, 0, 0, 1,
                  None, None))
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB._replace(memory=42297524224),
@@ -835,53 +841,39 @@ def write_pageable_readbacks(path: str, repeats: int = 5, nbytes: int = 4 << 20,
     not hold, as a cut window's copy does) and ``staging_ms`` more after it (the driver copying the bytes out of its
     pinned staging buffer on the host, the GPU idle).  Return the truth: the calls' ms beyond their own copies."""
     us, ms = 1000, 1_000_000
-    strings = _Strings()
-    con = sqlite3.connect(path)
-    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, MEMCPY_DDL, MEMSET_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL]) + ";")
     pid = 7272
-    gtid, gpid = _gid(pid, pid), _gid(pid)
-    t = SESSION_START_NS + 5 * ms
-    runtime, memcpy, memsets, kernels = [], [], [], []
-    corr = 0
-
-    def call(name: str, dur_ns: int) -> int:
-        nonlocal t, corr
-        corr += 1
-        runtime.append((t, t + dur_ns, corr, strings(name)))
-        t += dur_ns + 3 * us
-        return corr
-
-    call("cudaMalloc_v3020", 300 * ms)  # the context
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, MEMSET_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=3 * us)
+    memcpy, memsets, kernels = [], [], []
+    api("cudaMalloc_v3020", 300 * ms)  # the context
     for _ in range(repeats):
-        c = call("cudaMemset_v3020", 30 * us)
-        memsets.append((t - 20 * us, t - 14 * us, c))
-        call("cudaEventRecord_v3020", 5 * us)
-        free = t
+        c = api("cudaMemset_v3020", 30 * us)
+        memsets.append((api.t - 20 * us, api.t - 14 * us, c))
+        api("cudaEventRecord_v3020", 5 * us)
+        free = api.t
         for _ in range(20):
-            c = call("cudaLaunchKernel_v7000", 6 * us)
-            ks = max(t, free)
+            c = api("cudaLaunchKernel_v7000", 6 * us)
+            ks = max(api.t, free)
             free = ks + int(kernel_ms * ms)
             kernels.append((ks, free, c))
-        call("cudaEventRecord_v3020", 3 * us)
-        c = call("cudaEventSynchronize_v3020", 0)
-        runtime[-1] = (runtime[-1][0], free + 5 * us, c, runtime[-1][3])
-        t = free + 10 * us
-        a = t
-        c = call("cudaMemcpy_v3020", int((wait_ms + dma_ms + staging_ms) * ms))
+        api("cudaEventRecord_v3020", 3 * us)
+        api("cudaEventSynchronize_v3020", 0)
+        api.end_last(free + 5 * us)
+        api.t = free + 10 * us
+        a = api.t
+        c = api("cudaMemcpy_v3020", int((wait_ms + dma_ms + staging_ms) * ms))
         ds = a + int(wait_ms * ms)
         memcpy.append((ds, ds + int(dma_ms * ms), c))
-        t += 2 * ms  # the host checks the result
-    stop = t + ms
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
-                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+        api.t += 2 * ms  # the host checks the result
+    stop = api.t + ms
+    api.insert(con, gtid)
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
                     "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,2,2,0)",
                     [(a, b, c, gpid, nbytes) for a, b, c in memcpy])
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET VALUES (?,?,0,1,NULL,7,?,?,0,?,NULL,2)",
                     [(a, b, c, gpid, nbytes) for a, b, c in memsets])
     name = strings("transposeNaive(float *, const float *)")
-    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
-                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+    con.executemany(_KERNEL_INSERT,
                     [(a, b, 0, 1, 7, c, gpid, name, name, 16, 32, 32, 1, 32, 8, 1, 0, 0, 0, 0, j, None, None)
                      for j, (a, b, c) in enumerate(kernels)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./transpose", thread="transpose")
@@ -902,39 +894,28 @@ def write_synced_kernels(path: str, iterations: int = 8, kernels: int = 100, ker
     ``launch_us`` longer than ``kernel_us`` for a program truly bound by its launches.  The sweeps are 3 ms apart (the
     host's own work).  Return the truth: the cause of the GPU's idle between kernels."""
     us, ms = 1000, 1_000_000
-    strings = _Strings()
-    con = sqlite3.connect(path)
-    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, KERNEL_DDL, GPU_DDL]) + ";")
     pid = 6161
-    gtid, gpid = _gid(pid, pid), _gid(pid)
-    t = SESSION_START_NS + 5 * ms
-    runtime, kern = [], []
-    corr = 0
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=3 * us)
+    kern = []
     k_ns, l_ns, lat = int(kernel_us * us), int(launch_us * us), int(latency_us * us)
     for _ in range(iterations):
-        free = t
+        free = api.t
         for _ in range(kernels):
-            corr += 1
-            runtime.append((t, t + l_ns, corr, strings("cuLaunchKernel")))
-            ks = max(t + l_ns + lat, free)
+            ks = max(api.t + l_ns + lat, free)
             free = ks + k_ns
-            kern.append((ks, free, corr))
-            t += l_ns + 3 * us
+            kern.append((ks, free, api("cuLaunchKernel", l_ns)))
             if sync:
-                corr += 1
-                runtime.append((t, free + 2 * us, corr, strings("cuStreamSynchronize")))
-                t = free + 13 * us
+                api.row("cuStreamSynchronize", api.t, free + 2 * us)
+                api.t = free + 13 * us
         if not sync:
-            corr += 1
-            runtime.append((t, max(t, free) + 2 * us, corr, strings("cuStreamSynchronize")))
-            t = max(t, free) + 13 * us
-        t += 3 * ms
-    stop = t + ms
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
-                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+            api.row("cuStreamSynchronize", api.t, max(api.t, free) + 2 * us)
+            api.t = max(api.t, free) + 13 * us
+        api.t += 3 * ms
+    stop = api.t + ms
+    api.insert(con, gtid)
     name = strings("nvkernel_main_F1L40_2")
-    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
-                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+    con.executemany(_KERNEL_INSERT,
                     [(a, b, 0, 1, 7, c, gpid, name, name, 32, 1024, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
                      for j, (a, b, c) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB,
@@ -953,38 +934,28 @@ def write_back_to_back_calls(path: str, calls: int = 4, layers: int = 12, layer_
     head kernel -- launched back to back, each kernel ``kernel_us`` long; the host syncs only after the first call (the
     warm-up) and after the last.  Return the truth: the calls and each call's GPU time."""
     us, ms = 1000, 1_000_000
-    strings = _Strings()
-    con = sqlite3.connect(path)
-    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, KERNEL_DDL, GPU_DDL]) + ";")
     pid = 5151
-    gtid, gpid = _gid(pid, pid), _gid(pid)
-    t = SESSION_START_NS + 5 * ms
-    runtime, kern = [], []
-    corr, free = 0, 0
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=3 * us)
+    kern = []
+    free = 0
     k_ns = int(kernel_us * us)
 
     def launch(name: str) -> None:
-        nonlocal t, corr, free
-        corr += 1
-        runtime.append((t, t + 5 * us, corr, strings("cudaLaunchKernel_v7000")))
-        ks = max(t + 10 * us, free)
+        nonlocal free
+        ks = max(api.t + 10 * us, free)
         free = ks + k_ns
-        kern.append((ks, free, corr, strings(name)))
-        t += 8 * us
+        kern.append((ks, free, api("cudaLaunchKernel_v7000", 5 * us), strings(name)))
 
     def sync() -> None:
-        nonlocal t, corr
-        corr += 1
-        runtime.append((t, max(t, free) + 3 * us, corr, strings("cudaDeviceSynchronize_v3020")))
-        t = max(t, free) + 10 * us
+        api.row("cudaDeviceSynchronize_v3020", api.t, max(api.t, free) + 3 * us)
+        api.t = max(api.t, free) + 10 * us
 
-    corr += 1
-    runtime.append((t, t + 300 * ms, corr, strings("cudaMalloc_v3020")))  # the context
-    t += 301 * ms
+    api("cudaMalloc_v3020", 300 * ms, then=1 * ms)  # the context
     for i in range(init_bursts):
         for _ in range(3):
             launch("normal_kernel_init")
-        t += (5 + 10 * (i % 2)) * ms
+        api.t += (5 + 10 * (i % 2)) * ms
     for c in range(calls):
         launch("index_embedding_kernel")
         for _ in range(layers):
@@ -993,11 +964,9 @@ def write_back_to_back_calls(path: str, calls: int = 4, layers: int = 12, layer_
         launch("head_gemm_kernel")
         if c == 0 or c == calls - 1:
             sync()
-    stop = t + ms
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
-                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
-    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
-                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany(_KERNEL_INSERT,
                     [(a, b, 0, 1, 7, c, gpid, n, n, 32, 432, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
                      for j, (a, b, c, n) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB,
@@ -1018,70 +987,59 @@ def write_native_loop(path: str, iterations: int = 400, kernel_us: tuple[float, 
     results read back.  ``cut``: a window opened mid-run instead -- no runtime start-up, and the first call a blocking
     ``cudaMemcpy`` that waits ``context_ms`` for GPU work launched before the window.  Return the truth."""
     us, ms = 1000, 1_000_000
-    strings = _Strings()
-    con = sqlite3.connect(path)
-    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL]) + ";")
     pid = 9514
-    gtid, gpid = _gid(pid, pid), _gid(pid)
-    t = SESSION_START_NS + 300 * ms
-    runtime, memcpy, kern = [], [], []
-    corr, free = 0, 0
-
-    def call(name: str, dur_ns: int) -> int:
-        nonlocal t, corr
-        corr += 1
-        runtime.append((t, t + dur_ns, corr, strings(name)))
-        t += dur_ns + 2 * us
-        return corr
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 300 * ms, gap=2 * us)
+    memcpy, kern = [], []
+    free = 0
 
     def copy(name: str, kind: int, dma_us: float, wait_ns: int = 0) -> None:
         nonlocal free
-        a = max(t, free) + wait_ns
-        c = call(name, a - t + int(dma_us * us) + 5 * us)
+        a = max(api.t, free) + wait_ns
+        c = api(name, a - api.t + int(dma_us * us) + 5 * us)
         memcpy.append((a + 2 * us, a + 2 * us + int(dma_us * us), c, kind))
         free = max(free, a + 2 * us + int(dma_us * us))
 
     def launch(j: int) -> None:
         nonlocal free
-        c = call("cudaLaunchKernel_v7000", 18 * us)
-        ks = max(runtime[-1][0] + 10 * us, free)
+        c = api("cudaLaunchKernel_v7000", 18 * us)
+        ks = max(api.rows[-1][0] + 10 * us, free)
         free = ks + int(kernel_us[j] * us)
         kern.append((ks, free, c, j))
+
+    def wait(name: str) -> None:  # returns 3 us after the GPU's last work
+        api(name, 0)
+        api.end_last(free + 3 * us)
+        api.t = free + 5 * us
 
     if cut:
         copy("cudaMemcpy_v3020", 1, 1.0, wait_ns=int(context_ms * ms))  # waits for work before the window
     else:
-        call("cuModuleGetLoadingMode", 1 * us)
+        api("cuModuleGetLoadingMode", 1 * us)
         copy("cudaMemcpyToSymbol_v3020", 1, 1.0, wait_ns=int(context_ms * ms))  # the context, inside it
         for _ in range(3):
-            call("cudaMalloc_v3020", 60 * us)
+            api("cudaMalloc_v3020", 60 * us)
         for _ in range(3):
             copy("cudaMemcpy_v3020", 1, 180.0)
         for j in range(len(kernel_us)):  # the warm-up iteration, synced
             launch(j)
-        c = call("cudaDeviceSynchronize_v3020", 0)
-        runtime[-1] = (runtime[-1][0], free + 3 * us, c, runtime[-1][3])
-        t = free + 5 * us
+        wait("cudaDeviceSynchronize_v3020")
     first = free
     for _ in range(iterations):
         for j in range(len(kernel_us)):
             launch(j)
-    c = call("cudaEventSynchronize_v3020", 0)
-    runtime[-1] = (runtime[-1][0], free + 3 * us, c, runtime[-1][3])
-    t = free + 5 * us
+    wait("cudaEventSynchronize_v3020")
     loop_ms = (free - first) / ms
     for _ in range(3):
         copy("cudaMemcpy_v3020", 2, 200.0)
-    stop = t + ms
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
-                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    stop = api.t + ms
+    api.insert(con, gtid)
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
                     "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,0,2)",
                     [(a, b, c, gpid, 4 << 20, k) for a, b, c, k in memcpy])
     names = [strings(n) for n in ("fused_force_kernel", "fused_integrate_collision_kernel", "third_kernel",
                                   "fourth_kernel")[:len(kernel_us)]]
-    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
-                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+    con.executemany(_KERNEL_INSERT,
                     [(a, b, 0, 1, 7, c, gpid, names[j], names[j], 32, 977, 1, 1, 256, 1, 1, 0, 0, 0, 0, i, None, None)
                      for i, (a, b, c, j) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_2080, program="./cloth_sim_v4", thread="cloth_sim_v4")
@@ -1099,50 +1057,36 @@ def write_host_work_window(path: str, host_ms: float = 2000.0, kernel_ms: float 
     ``cpu_reference`` (recorded); without it nothing covers it.  Return the truth: the host's work and whether the
     capture recorded it."""
     us, ms = 1000, 1_000_000
-    strings = _Strings()
-    con = sqlite3.connect(path)
-    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, MEMCPY_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL]) + ";")
     pid = 4141
-    gtid, gpid = _gid(pid, pid), _gid(pid)
-    t = SESSION_START_NS + 5 * ms
-    runtime, copies, nvtx_rows = [], [], []
-    corr = 0
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=5 * us)
+    copies, nvtx_rows = [], []
     nbytes = 32 << 20
-
-    def call(name: str, dur_ns: int) -> int:
-        nonlocal t, corr
-        corr += 1
-        runtime.append((t, t + dur_ns, corr, strings(name)))
-        t += dur_ns + 5 * us
-        return corr
-
-    call("cudaMalloc_v3020", 200 * ms)  # the context
+    api("cudaMalloc_v3020", 200 * ms)  # the context
     for kind in (1, 1, 1):
-        a = t
-        c = call("cudaMemcpy_v3020", int(4.9 * ms))
+        a = api.t
+        c = api("cudaMemcpy_v3020", int(4.9 * ms))
         copies.append((a + 100 * us, a + int(4.8 * ms), c, kind))
-    a = t
-    t += int(host_ms * ms)  # the host's own CPU work: no CUDA call
+    a = api.t
+    api.t += int(host_ms * ms)  # the host's own CPU work: no CUDA call
     if ranged:
-        nvtx_rows.append((a, t, "cpu_reference"))
-    c = call("cudaLaunchKernel_v7000", 20 * us)
-    ks = t
+        nvtx_rows.append((a, api.t, "cpu_reference"))
+    c = api("cudaLaunchKernel_v7000", 20 * us)
+    ks = api.t
     kern = (ks, ks + int(kernel_ms * ms), c)
-    call("cudaDeviceSynchronize_v3020", int(kernel_ms * ms) + 10 * us)
-    a = t
-    c = call("cudaMemcpy_v3020", int(6.9 * ms))
+    api("cudaDeviceSynchronize_v3020", int(kernel_ms * ms) + 10 * us)
+    a = api.t
+    c = api("cudaMemcpy_v3020", int(6.9 * ms))
     copies.append((a + 100 * us, a + int(6.8 * ms), c, 2))
-    stop = t + ms
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
-                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    stop = api.t + ms
+    api.insert(con, gtid)
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
                     "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,0,2)",
                     [(a, b, c, gpid, nbytes, k) for a, b, c, k in copies])
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
                     [(a, b, text, gtid) for a, b, text in nvtx_rows])
     name = strings("globalMM(float *, float *, float *, int)")
-    con.execute(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
-                f"({', '.join('?' * len(_KERNEL_COLS))})",
+    con.execute(_KERNEL_INSERT,
                 (kern[0], kern[1], 0, 1, 7, kern[2], gpid, name, name, 32, 128, 128, 1, 32, 32, 1, 0, 0, 0, 0, 0,
                  None, None))
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE,
@@ -1163,36 +1107,26 @@ def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_
     ``measured_backward``: each measured ``Forward`` is followed by a ``Backward`` (a training benchmark: the control).
     Return the truth: the measured forward's length and the kind of the measured iterations."""
     us, ms = 1000, 1_000_000
-    strings = _Strings()
-    con = sqlite3.connect(path)
-    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL]) + ";")
     pid = 8383
-    gtid, gpid = _gid(pid, pid), _gid(pid)
-    t = SESSION_START_NS + 5 * ms
-    runtime, nvtx, kern = [], [], []
-    corr = 0
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=1 * us)
+    nvtx, kern = [], []
     gemm = strings("ampere_sgemm_128x64_tn")
 
     def work(span_ms: float, n: int = kernels) -> None:  # launches at the range's start, kernels filling it
-        nonlocal t, corr
-        a, k_ns = t, int(span_ms * ms / n)
-        free = t + 20 * us
+        a, k_ns = api.t, int(span_ms * ms / n)
+        free = api.t + 20 * us
         for _ in range(n):
-            corr += 1
-            runtime.append((t, t + 5 * us, corr, strings("cudaLaunchKernel_v7000")))
-            kern.append((free, free + k_ns - 2 * us, corr))
+            kern.append((free, free + k_ns - 2 * us, api("cudaLaunchKernel_v7000", 5 * us)))
             free += k_ns
-            t += 6 * us
-        corr += 1
-        runtime.append((t, free + 3 * us, corr, strings("cudaDeviceSynchronize_v3020")))
-        t = max(free + 10 * us, a + int(span_ms * ms))
+        api.row("cudaDeviceSynchronize_v3020", api.t, free + 3 * us)
+        api.t = max(free + 10 * us, a + int(span_ms * ms))
 
     def ranged(name: str, body) -> None:  # noqa: ANN001 - a callable
-        nonlocal t
-        a = t
+        a = api.t
         body()
-        nvtx.append((a, t, name))
-        t += 50 * us
+        nvtx.append((a, api.t, name))
+        api.t += 50 * us
 
     def warm() -> None:
         for k in range(warmup):
@@ -1205,17 +1139,13 @@ def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_
             if measured_backward:
                 ranged("Backward", lambda: work(forward_ms * 2, 2 * kernels))
 
-    corr += 1
-    runtime.append((t, t + 150 * ms, corr, strings("cudaMalloc_v3020")))  # the context
-    t += 151 * ms
+    api("cudaMalloc_v3020", 150 * ms, then=1 * ms)  # the context
     ranged("Run Benchmark", lambda: (ranged("Warm-up", warm), ranged("Benchmark Forward Only", bench)))
-    stop = t + ms
-    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
-                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    stop = api.t + ms
+    api.insert(con, gtid)
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
                     [(a, b, text, gtid) for a, b, text in nvtx])
-    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
-                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+    con.executemany(_KERNEL_INSERT,
                     [(a, b, 0, 1, 7, c, gpid, gemm, gemm, 128, 192, 1, 1, 128, 1, 1, 0, 0, 0, 0, j, None, None)
                      for j, (a, b, c) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_3070_TI,

@@ -187,3 +187,15 @@ test("the panels' labels read the report's ledger, not the bars' means", () => {
   // without a ledger (an old cached report): the bars' means, as before
   assert.match(charts.stepChart(rows).querySelector(".panel-label").textContent, /^All GPUs \(mean\) · device compute 4\.0 ms of 7\.0 ms/);
 });
+
+test("an AMD report's breakdown legend names HIP's allocator calls, an NVIDIA report's CUDA's (legendFor)", async () => {
+  const { legendFor } = await import(new URL("format.js", STATIC));
+  const label = (report) => legendFor(legend(), report).categories.find((c) => c.id === "allocator").label;
+  const host = (vendor) => ({ hosts: [{ capture: { vendor } }] });
+  assert.match(label(host("AMD")), /hipMalloc \/ hipFree/);
+  assert.doesNotMatch(label(host("AMD")), /cuda/i);
+  assert.match(label(host("NVIDIA")), /cudaMalloc \/ cudaFree/);
+  assert.match(label({ hosts: [{ capture: {} }] }), /cudaMalloc/); // no vendor named: the default vendor's words
+  const idle = legendFor(legend(), host("AMD")).idle.find((c) => c.id === "allocator").label;
+  assert.match(idle, /hipMalloc/);
+});

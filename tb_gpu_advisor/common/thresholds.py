@@ -52,7 +52,7 @@ _TABLE: tuple[Threshold, ...] = (
     # ---- §1.2.1 gaps between steps ---------------------------------------------
     _t("step_gaps.warning", 0.05, "share",
        "Advisor; stock overview flags unattributed ('all others') time at >=3% moderate / >=15% high, "
-       "we start at 5% because a 1-2% inter-step gap is normal Keras/tf.function bookkeeping",
+       "we start at 5% because a 1-2% inter-step gap is a training loop's normal bookkeeping between steps",
        "share of step time the GPUs are idle between the end of one step's device work and the next step's start"),
     _t("step_gaps.critical", 0.15, "share", "stock overview: 'all others' >=15% of step = high",
        "same metric, critical level"),
@@ -119,6 +119,11 @@ _TABLE: tuple[Threshold, ...] = (
        "Memory': a copy from pageable host memory is staged through a pinned buffer by the driver and blocks the host",
        "share of a host<->device direction's copy time from or to pageable memory above which the finding says so and "
        "leads with the pinned-memory fix"),
+    _t("excessive_memcpy.param_upload_share", 0.5, "share", "Advisor (issue #37, h37-left10): most of the host-to-device "
+       "copy time launched inside a data-parallel wrapper's parameter-loading hooks (FSDP's pre-forward / pre-backward) "
+       "makes those uploads, not the input batch, the copies' cause", "share of the host-to-device copy time whose "
+       "launch the capture holds that is launched inside a parameter-loading hook, above which the finding says so and "
+       "leads with the wrapper's offload fix"),
     _t("tensor_core_unused.warning", 0.10, "share",
        "Advisor; guide §1.2.3: TC-eligible kernels should use Tensor Cores",
        "share of device compute time in TC-eligible ops (MatMul, Conv, ...) whose kernels do not use Tensor Cores"),
@@ -189,8 +194,8 @@ _TABLE: tuple[Threshold, ...] = (
        "is small, odd-shaped or badly tiled", "a GEMM's achieved FLOP/s over its roofline's attainable FLOP/s"),
     _t("mfu_low.warning", 0.5, "share", "Advisor (issue #20): half the GEMM time far below its roofline is the "
        "largest cost left once the guide's checks are quiet; large-model training reports 35-55% MFU (PaLM 46%, "
-       "Llama-3 38-43%), so a low MFU alone is no finding", "share of GEMM time at < flops.low_roofline_share of its "
-       "roofline, with MFU below mfu_low.mfu"),
+       "Llama-3 38-43%), so a low MFU alone is no finding", "share of GEMM time far below its roofline, with MFU "
+       "low"),
     _t("mfu_low.critical", 0.8, "share", "Advisor: nearly all GEMM time far below its roofline",
        "same metric, critical level"),
     _t("mfu_low.mfu", 0.3, "share", "Advisor: PaLM-class training reaches 40-50% MFU; under 30% there is room",

@@ -55,6 +55,7 @@ TERMS = {
     "conv_padding": "MIOpen chooses its convolution kernels for the channel counts it is given; dense layers are "
                     "not padded",
     "tc_kernel_names": "an MFMA kernel (Tensile `Cijk_..._MI...`, Composable Kernel `xdl`, MIOpen `gtcx`)",
+    "allocator_calls": "hipMalloc / hipFree",
 }
 
 

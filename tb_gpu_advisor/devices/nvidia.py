@@ -29,6 +29,7 @@ TERMS = {
     "gpu_link": "NVLink",
     "conv_padding": "cuDNN >= 7.6.3 pads convolutions automatically, dense layers are not padded",
     "tc_kernel_names": "an h884/h1688/s16816/xmma-style Tensor Core kernel",
+    "allocator_calls": "cudaMalloc / cudaFree",
 }
 
 #: Tensor Core kernel name fragments.  The first block is the stock tool's list
@@ -118,6 +119,11 @@ _NVJET = re.compile(r"nvjet_(?:sm\d+_)?([a-z]{3,6})_", re.I)
 _NVJET_INPUT = {"h": P_FP16, "t": P_BF16, "s": P_FP32, "q": P_FP8, "e": P_FP8, "d": P_FP64, "i": P_INT8}
 
 
+#: The dtypes a kernel name spells out, tested in this order, the first found winning (bf16 before fp16: ``bf16``
+#: holds ``f16``); :func:`precision_one` then reads cuBLASLt's ``nvjet`` input letter, then plain fp32 evidence.
+_NAMED_PRECISIONS = ((_BF16, P_BF16), (_FP8, P_FP8), (_FP16, P_FP16), (_INT8, P_INT8), (_TF32, P_TF32), (_FP64, P_FP64))
+
+
 @lru_cache(maxsize=65536)
 def precision_one(name: str) -> int:
     """Precision code of one kernel name or shape string (P_* constants); bf16 before fp16.
@@ -127,18 +133,9 @@ def precision_one(name: str) -> int:
     alarms on bf16 JAX captures.
     """
     name = head(name)
-    if _BF16.search(name):
-        return P_BF16
-    if _FP8.search(name):
-        return P_FP8
-    if _FP16.search(name):
-        return P_FP16
-    if _INT8.search(name):
-        return P_INT8
-    if _TF32.search(name):
-        return P_TF32
-    if _FP64.search(name):
-        return P_FP64
+    for pattern, precision in _NAMED_PRECISIONS:
+        if pattern.search(name):
+            return precision
     m = _NVJET.search(name)
     if m:
         return _NVJET_INPUT.get(m.group(1)[0].lower(), P_UNKNOWN)
@@ -466,6 +463,24 @@ def has_bf16_on(name: str | None, cc: object) -> bool | None:
 def link_bandwidth(name: str | None, cc: object) -> tuple[float, str] | None:
     c = _cc(cc) if not isinstance(cc, (int, float)) else float(cc)
     return link_bandwidth_of(int(c)) if c is not None else None
+
+
+#: The oldest Windows display driver under which NVIDIA's profilers trace the GPU from WSL2: Nsight Compute's system
+#: requirements ("Profiling is supported on Windows 10 WSL with OS build version 19044 and greater, and NVIDIA display
+#: driver version 545 or higher", docs.nvidia.com/nsight-compute/ReleaseNotes/topics/system-requirements.html, 2024.1
+#: on).  A WSL2 capture without kernels under an older driver gets "update the driver"; under this one or newer the
+#: driver is not why, and that advice would be wrong.
+WSL_PROFILING_DRIVER = 545
+#: A Windows display driver version as NVIDIA names it (``NvDriverVersion``: "577.03", "536.40"); Windows' own form
+#: ("32.0.15.7703") does not read as one.
+_DRIVER_VERSION = re.compile(r"^\s*(\d{3,4})\.\d{2}\b")
+
+
+def wsl_profiling_driver(version: str | None) -> bool | None:
+    """Whether a Windows display driver traces the GPU from WSL2 (:data:`WSL_PROFILING_DRIVER` or newer); None where
+    the version is missing or does not read as NVIDIA's."""
+    m = _DRIVER_VERSION.match(version or "")
+    return None if m is None else int(m.group(1)) >= WSL_PROFILING_DRIVER
 
 
 def words(text: str) -> str:

@@ -113,6 +113,9 @@ class Framework:
     allocation_event: NamePredicate = never
     #: a distributed backend that runs only on GPUs (PyTorch's NCCL process group; gloo runs on the CPU too)
     gpu_only_backend: NamePredicate = never
+    #: host events of a data-parallel wrapper loading a layer's parameters onto the GPU before it runs (FSDP's
+    #: pre-forward / pre-backward hooks): a host-to-device copy launched inside one uploads an offloaded parameter
+    param_upload_event: NamePredicate = never
     #: host events only inference runs (TF's ``predict_function``, a SavedModel's ``serving_default``)
     inference_event: NamePredicate = never
     #: the host event that ends each training step (PyTorch's optimizer step): steps where nothing marks them
@@ -235,6 +238,7 @@ GENERIC_LABELS: dict[str, str] = {
     "step_gaps:host_work": "host work between steps",
     #: the host launching work during a gap (TF: launch threads contending with tf.data threads)
     "step_gaps:launch": "host launch threads busy (thread contention)",
+    "param_upload": "a data-parallel wrapper's parameter-loading hooks (parameters offloaded to host memory)",
     #: appended to the launch-skew summary when the capture shows no per-GPU launch threads
     "launch_skew:no_private_threads": "",
 }

@@ -236,6 +236,17 @@ FIXES = {
     "excessive_memcpy": (NO_ITEM, NON_BLOCKING),
     "excessive_memcpy:h2d": (LOADER, NON_BLOCKING),
     "excessive_memcpy:host_device": (NO_ITEM,),
+    # the copies to the GPU are FSDP's uploads of offloaded parameters, launched in its pre-forward/backward hooks
+    "excessive_memcpy:param_upload": (action(
+        "The copies to the GPU are FSDP's uploads of parameters offloaded to host memory: every layer's parameters "
+        "cross PCIe before its forward and again before its backward, each step. Where the sharded parameters (and "
+        "their optimizer state) fit in GPU memory, turn the offload off; where they do not, prefetch the next layers "
+        "so each upload overlaps the current layer's compute.",
+        "fully_shard(block)   # FSDP2: without offload_policy=CPUOffloadPolicy() the parameters stay on the GPU\n"
+        "block.set_modules_to_forward_prefetch([next_block])   # if offload must stay: upload during this block\n"
+        "block.set_modules_to_backward_prefetch([prev_block])\n"
+        "# FSDP1: FSDP(model, cpu_offload=CPUOffload(offload_params=False), forward_prefetch=True,\n"
+        "#             backward_prefetch=BackwardPrefetch.BACKWARD_PRE)"),),
     "excessive_memcpy:pageable": (PIN_MEMORY,),
     # the copies already come from pinned memory, asynchronously: what is left is the bytes themselves
     "excessive_memcpy:pinned": (FEWER_BYTES,),
@@ -653,6 +664,19 @@ def is_allocation_event(name: str) -> bool:
     return bool(_ALLOCATION_OP.match(name))
 
 
+#: A data-parallel wrapper's hooks that bring a layer's parameters to the GPU before it runs: FSDP2's
+#: ``FSDP::pre_forward`` / ``FSDP::pre_backward`` (``record_function`` in torch/distributed/fsdp/_fully_shard/
+#: _fsdp_state.py, the module's name appended: ``FSDP::pre_forward (encoder.block.3)``), FSDP1's
+#: ``FullyShardedDataParallel._pre_forward`` / ``._pre_backward_hook`` (_runtime_utils.py).  Without CPU offload the
+#: parameters are on the GPU already (the all-gather is NCCL's, no host copy), so a host-to-device copy launched
+#: inside one is an offloaded parameter's upload (``CPUOffloadPolicy``, ``CPUOffload(offload_params=True)``).
+_PARAM_UPLOAD = re.compile(r"^(?:FSDP::pre_(?:forward|backward)|FullyShardedDataParallel\._pre_(?:forward|backward))")
+
+
+def is_param_upload_event(name: str) -> bool:
+    return bool(_PARAM_UPLOAD.match(name))
+
+
 def is_step_end_event(name: str) -> bool:
     return bool(_OPTIMIZER_STEP.match(name))
 
@@ -844,6 +868,8 @@ FRAMEWORK = Framework(
             "compiler": "torch.compile",
             "step_gaps:host_work": "host work between steps (Python, .item() and other syncs)",
             "step_gaps:launch": "the host launching kernels",
+            "param_upload": "FSDP's pre-forward / pre-backward hooks (parameters offloaded to host memory, uploaded "
+                            "before each layer runs)",
             "title:xla_not_used": "torch.compile is off: chains of element-wise kernels could be fused"},
     job_captures={"inference": CAPTURE_INFERENCE, "serving": CAPTURE_SERVING, "cold": CAPTURE_COLD},
     not_applicable={"host_op_share": "PyTorch places each op on the device of its tensors: there is no op placement "
@@ -861,7 +887,7 @@ FRAMEWORK = Framework(
     compile_event=is_compile_event,
     autotune_event=is_autotune_event, gpu_only_event=is_gpu_only_event, allocation_event=is_allocation_event,
     gpu_only_backend=is_gpu_only_backend, version_range=version_range,
-    step_end_event=is_step_end_event,
+    step_end_event=is_step_end_event, param_upload_event=is_param_upload_event,
     model_call=is_model_call,
     cast_kernels=(r"(bfloat16|float16|half|float8\w*)_copy_kernel",), cast_ops=("_to_copy", "to", "type_as"),
 )

@@ -49,7 +49,8 @@ class Kind:
     #: "tracing_off" (the capture's options say CUDA tracing was off), "counters" (the kernels were measured by their
     #: hardware counters, each replayed, not timed: ``Trace.producer["counter_ranges"]``), "failed" (the program died
     #: before its GPU work: ``Trace.producer["program_error"]``, its own last words), "wsl2" (kernels launched under
-    #: WSL2, none recorded: the platform's limit, ``Trace.producer["wsl2"]``), "wsl2_untraced" (under WSL2 no CUDA
+    #: WSL2, none recorded: the platform's limit, ``Trace.producer["wsl2"]``; "wsl2_driver_ok" where the recorded
+    #: Windows driver is one NVIDIA's profilers trace the GPU with), "wsl2_untraced" (under WSL2 no CUDA
     #: call recorded at all, though the program loaded CUDA or ran to its output), "" otherwise
     window: str = ""
     #: the format of a window's capture (``Trace.format``): whose profiler options put the window right
@@ -62,7 +63,8 @@ class Kind:
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
-WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2", "wsl2_untraced")
+WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "failed", "wsl2", "wsl2_driver_ok",
+           "wsl2_untraced")
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
@@ -100,11 +102,14 @@ def _work_kind(trace: Trace, fw: Framework) -> Kind:
         if launched and wsl2:  # the platform, not the file: WSL2 records the CUDA calls, the kernels only with
             # a recent Windows driver and profiler
             driver = trace.producer.get("nv_driver", "")
+            recent = devices.nvidia.wsl_profiling_driver(driver)
+            why = (f"the driver is recent enough for GPU tracing there ({devices.nvidia.WSL_PROFILING_DRIVER} or newer), "
+                   "so the profiler's release or the Windows build is why" if recent else
+                   "where the GPU's activity is recorded only with a recent Windows driver and profiler")
             return Kind("unknown", "low", f"the host launched {plural(launched, 'kernel')}, but the capture holds no "
                                           f"GPU record of them: it ran under WSL2 (Linux kernel {wsl2}"
-                                          f"{f', Windows driver {driver}' if driver else ''}), where the GPU's activity "
-                                          "is recorded only with a recent Windows driver and profiler",
-                        window="wsl2", capture_format=trace.format)
+                                          f"{f', Windows driver {driver}' if driver else ''}), {why}",
+                        window="wsl2_driver_ok" if recent else "wsl2", capture_format=trace.format)
         if launched:
             # GPU work whose records are gone: of a kind nothing says (not "no GPU work", which the host disproves)
             return Kind("unknown", "low", f"the host launched {plural(launched, 'kernel')}, but the capture holds no "

@@ -629,7 +629,8 @@ def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             ev = by_line[np.searchsorted(ordered, ln, side="left"):np.searchsorted(ordered, ln, side="right")]
             sel = ev[mask[ev]]
             chunks = (ev[a:a + _CHUNK] for a in range(0, ev.size, _CHUNK))
-        s, e = _calls(h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
+        s, e = union_intervals(h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False),
+                               merge_touching=False)  # back-to-back calls are two
         # the outermost event of each merged interval: the first (by index) mask event starting at its start
         x = h.start[sel]
         pos = np.searchsorted(s, x)  # ``np.isin(x, s)`` (s is sorted): a binary search, not a sort of both
@@ -645,22 +646,6 @@ def _nesting(h: HostEvents, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             inside[part[ok]] = True
     inside &= ~outer
     return outer, inside
-
-
-def _calls(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Disjoint (starts, ends) of nested calls: events that overlap are one call, events that only touch (one
-    ends where the next begins, as back-to-back ATen ops can) are two.  Events already by start (a thread's, as
-    readers write them) are not sorted again: the stable sort's order is theirs."""
-    if (start[1:] >= start[:-1]).all():
-        s, e = start, end
-    else:
-        o = np.argsort(start, kind="stable")
-        s, e = start[o], end[o]
-    cummax = np.maximum.accumulate(e)
-    new = np.ones(s.size, dtype=bool)
-    new[1:] = s[1:] >= cummax[:-1]
-    idx = np.flatnonzero(new)
-    return s[idx], np.maximum.reduceat(cummax, idx)
 
 
 #: Step sources whose host windows are the user's own step markers (the step's whole host side).

@@ -27,6 +27,7 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
     op_like = (ctx.host_op | internal) if internal.any() else ctx.host_op
     del internal
     encloser = None  # built on first use: sorting the op events is the costly part
+    uploader = None  # the same, over the framework's parameter-loading hooks (FSDP's pre-forward)
     own: dict[str, float] = {}  # a device copy's time no kernel or collective of its GPU overlaps, ms
     paging: dict[str, float] = {}  # page migrations' time under a kernel of their GPU (the kernel waits on them), ms
     step_ids = ctx.steps.ids.tolist()
@@ -70,7 +71,8 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
             rows.extend(MemcpyStepStat(step_ids[i], d.gpu, str(dr), c, int(bi), mi, int(si))
                         for i, c, bi, mi, si in zip(nz.tolist(), cnt[nz].tolist(), b[nz].tolist(), ms[nz].tolist(), sc[nz].tolist()))
             a = agg.setdefault(str(dr), dict(cnt=np.zeros(n), b=np.zeros(n), ms=np.zeros(n), sc=np.zeros(n), ops={},
-                                             pageable=0.0, kind_known=0.0, migration=0.0))
+                                             pageable=0.0, kind_known=0.0, migration=0.0, launched=0.0,
+                                             uploads=0.0))
             a["migration"] += float(dur[sel & migration].sum())
             a["cnt"] += cnt; a["b"] += b; a["ms"] += ms; a["sc"] += sc
             a["pageable"] += float(dur[sel & (host_kind == 1)].sum())
@@ -82,6 +84,12 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
                 k = frameworks.op_name(d.op_text[int(o)])
                 a["ops"][k] = a["ops"].get(k, 0) + int(c)
             rec = g.launch[m][sel]
+            if dr == "h2d":
+                if uploader is None:
+                    uploader = Encloser(ctx.h, ctx.h.name_mask(ctx.fw.param_upload_event))
+                known = rec >= 0
+                a["launched"] += float(dur[sel][known].sum())
+                a["uploads"] += float(dur[sel][known][uploader.find(rec[known]) >= 0].sum())
             rec = rec[(ops < 0) & (rec >= 0)]
             # the enclosing op of the copies' launch records only: a column of it for every device event was
             # 4 bytes per event through the whole analysis, for the few copies here
@@ -110,6 +118,7 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
             pageable_share=a["pageable"] / a["kind_known"] if a["kind_known"] > 0 else None,
             migration_share=a["migration"] / float(a["ms"].sum()) if a["ms"].sum() > 0 else None,
             paging_in_kernels_ms_per_step=min(paging.get(dr, 0.0) / k, float(a["ms"].sum()) / k),
+            param_upload_share=a["uploads"] / a["launched"] if a["launched"] > 0 else None,
         ))
     out.sort(key=lambda s: -s.ms_per_step)
     return out, rows

@@ -388,6 +388,10 @@ class MemcpyStat:
     #: time per step page migrations to the GPU ran under a kernel (which waits for the pages it touched), part of
     #: ``blocking_ms_per_step``
     paging_in_kernels_ms_per_step: float = 0.0
+    #: of the copy time whose launch the capture holds, the share launched inside a data-parallel wrapper's
+    #: parameter-loading hook (``Framework.param_upload_event``: FSDP's pre-forward): offloaded parameters uploaded
+    #: before each layer, not an input batch; None where no copy's launch is in the capture
+    param_upload_share: float | None = None
 
 
 @dataclass

@@ -178,8 +178,15 @@ def reduce_at(ufunc: np.ufunc, out: np.ndarray, keys: np.ndarray, values: np.nda
     out[k] = ufunc(out[k], ufunc.reduceat(values, first))
 
 
-def union_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Merge intervals into disjoint sorted ones (vectorized)."""
+def union_intervals(start: np.ndarray, end: np.ndarray, *, merge_touching: bool = True
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Merge intervals into disjoint sorted ones (vectorized).
+
+    ``merge_touching``: whether intervals that only touch (one ends where the next begins) merge.  For time
+    accounting they do: [a, b) and [b, c) are one busy span, and the union is then also apart (no two results
+    touch).  For telling calls apart they do not (``merge_touching=False``): back-to-back ATen ops are two calls,
+    only events that overlap are one nested call.  Events already by start (a GPU's, a thread's, as readers write
+    them) are not sorted again: the stable sort's order is theirs."""
     if start.size == 0:
         return start.copy(), end.copy()
     if (start[1:] >= start[:-1]).all():  # a GPU's events come by start: no sort needed
@@ -189,7 +196,7 @@ def union_intervals(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.
         s, e = start[o], end[o]
     cummax = np.maximum.accumulate(e)
     new = np.ones(s.size, dtype=bool)
-    new[1:] = s[1:] > cummax[:-1]
+    new[1:] = s[1:] > cummax[:-1] if merge_touching else s[1:] >= cummax[:-1]
     idx = np.nonzero(new)[0]
     us = s[idx]
     ue = np.maximum.reduceat(cummax, idx) if idx.size else cummax[:0]

@@ -268,6 +268,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
                  "steady_state": cap.steady_state, "step_time_cv": json_float(cap.step_time_cv), "too_short": cap.too_short, "too_long": cap.too_long,
                  "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
                  "framework": cap.framework, "framework_name": frameworks.get(cap.framework).name,
+                 "vendor": devices.vendor_of([g.name for g in m.gpus if g.active]).VENDOR,  # whose words its legend takes
                  "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),
                  "applied": {k: devices.words([g.name for g in m.gpus if g.active], v) for k, v in m.applied.items()},
                  "time_base": cap.time_base, **({"allocator_settings": dict(m.memory.settings)} if m.memory.settings else {})},

@@ -6,19 +6,25 @@ All of that is the server's knowledge (``metrics.types.BREAKDOWN_CATEGORIES``, `
 each rule's ``waits``, ``rules.savings.GROUPS``, ``common.options.settings_spec``); :func:`legend` hands it over as
 data, so a new rule, category or setting needs no edit of the tab's JavaScript.  A category or kind without a label
 here still shows, under its id (``tests/report/test_legend.py`` asks for a label for each).
+
+A label that names a vendor's call asks the vendor for its words (``devices.<vendor>.TERMS``): the legend holds
+each vendor's labels (``vendors``, keyed by ``devices.<vendor>.VENDOR``) and each host report says its vendor
+(``HostReport.capture.vendor``), so an AMD report's allocator reads "hipMalloc / hipFree", never CUDA's names.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.options import settings_spec
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, MEMORY_CATEGORIES
 from tb_gpu_advisor.report.timeline import EVENT_KINDS, IDLE_CATEGORIES
 from tb_gpu_advisor.rules import REGISTRY as RULES
 from tb_gpu_advisor.rules.savings import GROUPS
 
-#: The step breakdown's categories as the tab names them (chart legends and hovers).
+#: The step breakdown's categories as the tab names them (chart legends and hovers); ``{allocator_calls}``: the
+#: vendor's term (``devices.<vendor>.TERMS``).
 CATEGORY_LABELS = {
     "device_compute": "Device compute",
     "launch_wait": "Waiting for kernel launch",
@@ -30,13 +36,13 @@ CATEGORY_LABELS = {
     "collectives": "Collectives (AllReduce…)",
     "startup": "One-time start-up",
     "unseen": "Waiting for GPU work not in the capture",
-    "allocator": "Allocator calls (cudaMalloc / cudaFree)",
+    "allocator": "Allocator calls ({allocator_calls})",
     "other": "Other / idle",
 }
 #: The GPU's idle time in a step timeline, by what the breakdown counts it as.
 IDLE_LABELS = {
     "startup": "GPU idle: one-time start-up (module loading, library start-up, compilation)",
-    "allocator": "GPU idle: the host in the device allocator (cudaMalloc / cudaFree)",
+    "allocator": "GPU idle: the host in the device allocator ({allocator_calls})",
     "unseen": "GPU idle in the trace while the host waits for it: GPU work the capture does not hold",
     "input_wait": "GPU idle: waiting for input",
     "host_compute": "GPU idle: host working",
@@ -61,18 +67,27 @@ GROUP_LABELS = {
 }
 
 
-def _named(ids: Any, labels: dict[str, str]) -> list[dict[str, str]]:
-    return [{"id": i, "label": labels.get(i) or i.replace("_", " ")} for i in ids]
+def _named(ids: Any, labels: dict[str, str], terms: dict[str, str] | None = None) -> list[dict[str, str]]:
+    """Each id with its label, the vendor's terms filled in."""
+    return [{"id": i, "label": (labels.get(i) or i.replace("_", " ")).format_map(terms or {})} for i in ids]
+
+
+def vendor_labels(vendor: Any) -> dict[str, list[dict[str, str]]]:
+    """The labels that speak of a vendor's calls, in its words (``vendor``: a ``devices`` vendor module)."""
+    return {"categories": _named(BREAKDOWN_CATEGORIES, CATEGORY_LABELS, vendor.TERMS),
+            "idle": _named(IDLE_CATEGORIES, IDLE_LABELS, vendor.TERMS)}
 
 
 def legend() -> dict[str, Any]:
     """``categories`` (the breakdown, bottom of a stacked bar first), ``idle`` (the GPU's idle categories, the
     breakdown's priority: highest first), ``kinds`` (timeline events), ``rule_waits`` (rule id -> the idle
     categories its findings speak of; a rule not listed: every one), ``groups`` (the diff's breakdown groups with
-    their categories), ``memory`` (what holds memory at a peak, in the memory chart's stacking order) and ``settings`` (``common.options.Setting`` each: key, label, flag, help, what applies unset)."""
+    their categories), ``memory`` (what holds memory at a peak, in the memory chart's stacking order) and ``settings`` (``common.options.Setting`` each: key, label, flag, help, what applies unset).
+    ``categories`` and ``idle`` are in the words of the vendor a GPU no vendor claims gets (``devices.vendor``);
+    ``vendors`` holds them in each vendor's words, for the report whose ``capture.vendor`` names it."""
     return {
-        "categories": _named(BREAKDOWN_CATEGORIES, CATEGORY_LABELS),
-        "idle": _named(IDLE_CATEGORIES, IDLE_LABELS),
+        **vendor_labels(devices.vendor(None)),
+        "vendors": {v.VENDOR: vendor_labels(v) for v in devices.VENDORS},
         "kinds": _named(EVENT_KINDS, KIND_LABELS),
         "rule_waits": {r.id: list(r.waits) for r in RULES.values() if r.waits},
         "groups": [{**g, "categories": list(GROUPS[g["id"]])} for g in _named(GROUPS, GROUP_LABELS)],

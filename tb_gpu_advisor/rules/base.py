@@ -448,7 +448,7 @@ def finding(
         title=ctx.words(title or ctx.fw.title(rule_id) or (reg.title if reg else rule_id)),
         summary=ctx.words(summary),
         guide_section=reg.section if reg else "",
-        metric=metric,
+        metric=_in_words(ctx, metric),
         saving=saving,
         evidence=list(evidence),
         windows=list(windows),
@@ -457,6 +457,14 @@ def finding(
         gpu=gpu,
         saving_bytes=int(saving_bytes) if saving_bytes is not None else None,
     )
+
+
+def _in_words(ctx: Ctx, metric: Metric | None) -> Metric | None:
+    """A finding's metric as its user reads it beside the summary: its label and meaning in the GPU vendor's words
+    (the threshold table and the rules write NVIDIA's "SMs", "cudaMalloc"; an AMD report says CUs, hipMalloc)."""
+    if metric is None:
+        return None
+    return dataclasses.replace(metric, label=ctx.words(metric.label), meaning=ctx.words(metric.meaning))
 
 
 def _not_applied(ctx: Ctx, actions: Sequence[Action]) -> tuple[list[Action], list[str]]:

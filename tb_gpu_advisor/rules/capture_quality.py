@@ -3,7 +3,8 @@
 Fires: no GPU activity at all (warning; the other checks are skipped) -- named for what the window holds where it
 holds no kernel (start-up only, NVTX only, no CUDA call, CUDA tracing off, ``failed``: the program died before its
 GPU work, its error quoted from the standard error the capture kept, or ``wsl2``: kernels launched under WSL2, where
-they were not traced, ``wsl2_untraced``: no CUDA call traced under WSL2 though the program loaded CUDA or ran to its
+they were not traced (``wsl2_driver_ok`` where the recorded Windows driver is new enough for that, so the fix is
+the profiler's release, not the driver), ``wsl2_untraced``: no CUDA call traced under WSL2 though the program loaded CUDA or ran to its
 output: ``job.kind.WINDOWS``); a program that died after its GPU work began (critical, first: ``Kind.died``, its
 error quoted), with how to record
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
@@ -178,6 +179,7 @@ _WINDOW_TITLES = {"startup": "The capture window ended during start-up: no GPU w
                   "counters": "The capture holds the kernels' hardware counters, not their timeline",
                   "failed": "The program stopped with an error before its GPU work",
                   "wsl2": "Recorded under WSL2: the GPU's kernels were not traced there",
+                  "wsl2_driver_ok": "Recorded under WSL2: the GPU's kernels were not traced there",
                   "wsl2_untraced": "Recorded under WSL2: the program's CUDA work was not traced there"}
 
 
@@ -202,6 +204,11 @@ def _window_summary(ctx: Ctx, m: HostMetrics, window: str, held: str) -> str:
                 f"not damaged: the platform did not record the kernels, so the guide's GPU checks did not run and "
                 f"nothing here is a verdict on the job. Profile on native Linux, or update the Windows driver and the "
                 f"profiler.")
+    if window == "wsl2_driver_ok":
+        return (f"{length} holds the GPU's work as the host launched it, not as the GPU ran it: {held}. The file is "
+                f"not damaged: the platform did not record the kernels, so the guide's GPU checks did not run and "
+                f"nothing here is a verdict on the job. Profile on native Linux, or install the Nsight Systems release "
+                f"that supports this driver.")
     if window == "wsl2_untraced":
         return (f"{length} holds no CUDA record: {held}. The window was not the problem and the file is not damaged: "
                 f"the profiler recorded none of the program's CUDA work, so the guide's GPU checks did not run and "

@@ -18,6 +18,9 @@ Copies that are mostly Unified Memory page migrations (the driver moving managed
 host touches them, ``devices.PAGE_MIGRATION``) were asked for by no call: pinning and async copies do not apply, and
 the migrations to the GPU under a running kernel block it (the kernel waits on its pages); they are told so, with
 the framework's managed-memory fix first (``:managed``: prefetch, or explicit device buffers).
+Copies to the device launched inside a data-parallel wrapper's parameter-loading hooks (FSDP's pre-forward, with its
+parameters offloaded to host memory) are those parameters' uploads: said so, with the wrapper's fix first
+(``:param_upload``: offload off, or prefetch).
 Saving: the blocking copy time and the idle after it (copies overlapped with
 compute from pinned memory, or gone).
 """
@@ -37,7 +40,7 @@ _NAMES = {"h2d": "H2D", "d2h": "D2H", "d2d": "D2D", "p2p": "P2P", "memset": "Mem
 
 @rule(ID, "§1.2.2", "Memory copies block the GPU",
       thresholds=("excessive_memcpy.warning", "excessive_memcpy.critical", "excessive_memcpy.sync_share",
-                  "excessive_memcpy.pageable_share"))
+                  "excessive_memcpy.pageable_share", "excessive_memcpy.param_upload_share"))
 def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     if ctx.step_ms is None or not m.memcpy:
@@ -117,6 +120,12 @@ def check(m: HostMetrics) -> list[Finding]:
         managed = ctx.fw.extra(f"{ID}:managed")
         rest = [] if managed and _migrated_only(copies) else [a for a in direction_acts if a not in managed]
         direction_acts = managed + rest
+    uploads = _param_uploads(copies) if worst.direction == "h2d" else None
+    if uploads is not None:  # the copies to the device are a wrapper's uploads of offloaded parameters, not a batch
+        sync_txt += (f"; {pct(uploads)} of the H2D copy time whose launch the capture holds is launched inside "
+                     f"{ctx.fw.label('param_upload')}")
+        lead = ctx.fw.fix(f"{ID}:param_upload")
+        direction_acts = lead + [a for a in direction_acts if a not in lead]
     if "p2p" in dirs:
         direction_acts.append(action("Check for unnecessary device-to-device copies between replicas (variables "
                                      "or ops pinned to one GPU) — guide §2 item 4."))
@@ -128,7 +137,8 @@ def check(m: HostMetrics) -> list[Finding]:
                             "excessive_memcpy.warning", severity=sev,
                             detail={"blocking_ms_per_step": blocking, "sync_ms_per_step": sync_ms,
                                     "sync_share_of_step": sync_share}),
-        saving=saving(ctx, max(blocking, sync_ms), _ASSUMPTION_MANAGED if migrated else _ASSUMPTION,
+        saving=saving(ctx, max(blocking, sync_ms),
+                      _ASSUMPTION_MANAGED if migrated else _ASSUMPTION_UPLOADS if uploads is not None else _ASSUMPTION,
                       [("copies", "copies", max(blocking - waits - paging, sync_ms)),
                        ("compute", "non_matmul_kernels", paging)]  # kernel time spent waiting on migrated pages
                       + idle_claims(m.syncs.copy_idle_ledger_ms)),
@@ -142,10 +152,23 @@ def check(m: HostMetrics) -> list[Finding]:
 
 _ASSUMPTION = ("blocking and synchronous copies overlap with compute or disappear (pinned memory and non_blocking "
                "copies, ops kept on the GPU, async prefetch)")
+#: the copies are a data-parallel wrapper's uploads of offloaded parameters: its own fix recovers them
+_ASSUMPTION_UPLOADS = ("the parameters' uploads leave the step (offload off) or overlap with the previous layers' "
+                       "compute (prefetched)")
 #: a lower bound where kernels wait on pages: a kernel faulting its pages in runs far longer than the copies' own time
 _ASSUMPTION_MANAGED = ("the page migrations are prefetched before the kernels and the host touch the pages, so no "
                        "kernel waits on them and no copy runs with the GPU idle; a lower bound: a kernel that faults "
                        "its pages in also waits for each fault to be handled, beyond the copies' own time")
+
+
+def _param_uploads(copies: list) -> float | None:
+    """The share of the H2D copy time (of the copies whose launch the capture holds) launched inside a data-parallel
+    wrapper's parameter-loading hooks, where it makes those uploads the copies' cause; None otherwise.  Where an FSDP
+    job offloads its parameters, each layer's are uploaded before it runs: the fix is the wrapper's (offload off, or
+    prefetch), not the input pipeline's pinning and workers (``h100_fsdp_window``: 25.5 GB per GPU per step)."""
+    h2d = next((c for c in copies if c.direction == "h2d"), None)
+    share = h2d.param_upload_share if h2d is not None else None
+    return share if share is not None and share >= T("excessive_memcpy.param_upload_share") else None
 
 
 def _migrated_only(copies: list) -> bool:

@@ -38,7 +38,7 @@ GROUPS: dict[str, tuple[str, ...]] = {
 POOLS: dict[str, str] = {
     "input": "GPU idle waiting for the input pipeline or its host-to-device copies",
     "startup": "GPU idle inside one-time start-up costs (module loading, library start-up, compilation)",
-    "allocator": "GPU idle while the host is in the device allocator (cudaMalloc / cudaFree)",
+    "allocator": "GPU idle while the host is in the device allocator's own calls (the driver's allocations and frees)",
     "launch": "GPU idle between kernels while the host launches or dispatches them",
     "host_work": "GPU idle while the host computes (host-placed ops, work between steps)",
     "host_own": "GPU idle while the host runs its own work inside the step that no other finding recovers (host-bound)",

@@ -21,27 +21,17 @@ import pytest
 from tests.support.real_checks import (
     REAL_JAX_SET,
     TRUTH_CHECKS,
-    RunResult,
     check_stock,
     judge,
-    load_truth,
-    our_report,
     stock_available,
     stock_step_for_run,
 )
+from tests.support.real_sets import reports_fixture, truth_or_skip
 
-if not (REAL_JAX_SET / "TRUTH.json").is_file():
-    pytest.skip(f"real H100 JAX captures not found at {REAL_JAX_SET} (the shared checkout holds them)",
-                allow_module_level=True)
-
-TRUTH = load_truth(REAL_JAX_SET)
+TRUTH = truth_or_skip(REAL_JAX_SET, f"real H100 JAX captures not found at {REAL_JAX_SET} (the shared checkout "
+                                    "holds them)")
 RUNS = sorted(TRUTH)
-
-
-@pytest.fixture(scope="module")
-def reports() -> dict[str, RunResult]:
-    """Our CLI JSON report per run, each run analysed once for the whole module."""
-    return {run: our_report(REAL_JAX_SET, run) for run in RUNS}
+reports = reports_fixture(REAL_JAX_SET, RUNS)
 
 
 @pytest.fixture(scope="module")

@@ -17,22 +17,15 @@ import re
 
 import pytest
 
-from tests.support.real_checks import REAL_TORCH_SET, TRUTH_CHECKS, RunResult, judge, load_truth, our_report
+from tests.support.real_checks import REAL_TORCH_SET, TRUTH_CHECKS, judge
+from tests.support.real_sets import reports_fixture, truth_or_skip
 
-if not (REAL_TORCH_SET / "TRUTH.json").is_file():
-    pytest.skip(f"real H100 PyTorch traces not found at {REAL_TORCH_SET} (the shared checkout holds them)",
-                allow_module_level=True)
-
-TRUTH = load_truth(REAL_TORCH_SET)
+TRUTH = truth_or_skip(REAL_TORCH_SET, f"real H100 PyTorch traces not found at {REAL_TORCH_SET} (the shared "
+                                      "checkout holds them)")
 RUNS = sorted(TRUTH)
 #: Words of other frameworks that must not reach a PyTorch user.
 FOREIGN = re.compile(r"TensorFlow|\btf\.[a-z_]+|tf_data|Keras|\bJAX\b|\bjax\.|\bXLA\b|jit_compile|\bHLO\b|jitted")
-
-
-@pytest.fixture(scope="module")
-def reports() -> dict[str, RunResult]:
-    """Our CLI JSON report per run, each run analysed once for the whole module."""
-    return {run: our_report(REAL_TORCH_SET, run) for run in RUNS}
+reports = reports_fixture(REAL_TORCH_SET, RUNS)
 
 
 @pytest.mark.parametrize("check", TRUTH_CHECKS)

@@ -13,18 +13,12 @@ import json
 
 import pytest
 
-from tests.support.real_checks import TRUTH_CHECKS, WILD_TORCH_SET, RunResult, judge, load_truth, our_report
+from tests.support.real_checks import TRUTH_CHECKS, WILD_TORCH_SET, judge
+from tests.support.real_sets import reports_fixture, truth_or_skip
 
-if not (WILD_TORCH_SET / "TRUTH.json").is_file():
-    pytest.skip(f"wild PyTorch traces not found at {WILD_TORCH_SET}", allow_module_level=True)
-
-TRUTH = load_truth(WILD_TORCH_SET)
+TRUTH = truth_or_skip(WILD_TORCH_SET, f"wild PyTorch traces not found at {WILD_TORCH_SET}")
 RUNS = sorted(TRUTH)
-
-
-@pytest.fixture(scope="module")
-def reports() -> dict[str, RunResult]:
-    return {run: our_report(WILD_TORCH_SET, run) for run in RUNS}
+reports = reports_fixture(WILD_TORCH_SET, RUNS)
 
 
 @pytest.mark.parametrize("check", TRUTH_CHECKS)

@@ -254,3 +254,35 @@ def test_a_driver_version_kept_as_packed_digits_is_named_as_nvidia_names_the_rel
     code, rep, _ = _report(str(p))
     job = rep["reports"][0]["hosts"][0]["job"]
     assert code == 0 and "Windows driver 516.94" in job["kind_evidence"], job["kind_evidence"]
+
+
+def test_a_driver_recent_enough_for_wsl2_tracing_is_not_told_to_update(tmp_path):
+    """LilySu/stanford-cs336-assignment2-systems ``test_current.sqlite`` (h37-survey9): WSL2, Windows driver 577.03, two
+    launches and no kernel table, told to "update the Windows NVIDIA driver" -- but NVIDIA's profilers trace the GPU
+    under WSL2 from driver 545 (``devices.nvidia.WSL_PROFILING_DRIVER``, Nsight Compute's system requirements).  With
+    a driver that recent, the evidence and the fix say the driver is not why; 536.40 (older) keeps the update."""
+    p = tmp_path / "wsl2-577.sqlite"
+    nx.write(str(p), nx.NsysJob(steps=4, kernels_table=False, os_release=WSL2, nv_driver="577.03"))
+    code, rep, err = _report(str(p))
+    (host,) = rep["reports"][0]["hosts"]
+    assert code == 0 and not host["damage"], err
+    assert "577.03" in host["job"]["kind_evidence"] and "recent enough" in host["job"]["kind_evidence"]
+    (f,) = [f for f in rep["reports"][0]["findings"] if f["rule"] == "capture_quality" and "WSL2" in f["title"]]
+    fixes = " ".join(a["text"] for a in f["actions"]) + f["summary"]
+    assert "update the Windows" not in fixes and "update the Windows driver" not in f["summary"]
+    assert "Nsight Systems release" in fixes and "545" in fixes
+    (tmp_path / "old").mkdir()
+    old = tmp_path / "old" / "wsl2-536.sqlite"
+    nx.write(str(old), nx.NsysJob(steps=4, kernels_table=False, os_release=WSL2, nv_driver="536.40"))
+    _, rep, _ = _report(str(old))
+    (f,) = [f for f in rep["reports"][0]["findings"] if f["rule"] == "capture_quality" and "WSL2" in f["title"]]
+    assert "update the Windows NVIDIA driver" in " ".join(a["text"] for a in f["actions"])
+
+
+def test_the_driver_version_is_read_as_nvidia_names_it():
+    from tb_gpu_advisor.devices import nvidia
+
+    assert nvidia.wsl_profiling_driver("577.03") is True and nvidia.wsl_profiling_driver("545.84") is True
+    assert nvidia.wsl_profiling_driver("536.40") is False
+    assert nvidia.wsl_profiling_driver("") is None and nvidia.wsl_profiling_driver(None) is None
+    assert nvidia.wsl_profiling_driver("32.0.15.7703") is None  # Windows' own form: not NVIDIA's version

@@ -18,6 +18,7 @@ from tb_gpu_advisor.formats.xplane.reader import parse_timeline
 from tb_gpu_advisor.metrics.context import Encloser, assign
 from tb_gpu_advisor.metrics.kernels import _HIST_BLOCK, _blocks, _histogram_self_weighted
 from tb_gpu_advisor.model.columns import (
+    _subtract_swept,
     int_dtype,
     narrowest,
     subtract_intervals,
@@ -233,6 +234,35 @@ def test_unions_need_no_sort_when_given_in_order():
         assert a.tolist() == b.tolist()
 
 
+def _merged_by_hand(start: np.ndarray, end: np.ndarray, touching: bool) -> list[list[int]]:
+    """The union interval by interval, in start order (ties in their given order): the next interval joins the
+    current run where it starts before the run's end -- or at it, with ``touching``."""
+    out: list[list[int]] = []
+    for s, e in sorted(zip(start.tolist(), end.tolist()), key=lambda p: p[0]):
+        if out and (s < out[-1][1] or (touching and s == out[-1][1])):
+            out[-1][1] = max(out[-1][1], e)
+        else:
+            out.append([s, e])
+    return out
+
+
+def test_touching_intervals_are_one_busy_span_but_two_calls() -> None:
+    """[0, 5) and [5, 9) touch: time accounting counts one busy span, call nesting (``metrics.context._nesting``)
+    two back-to-back calls -- one function, the caller says which; both against merging interval by interval, on
+    random nested, touching, tied and zero-length intervals in any order."""
+    s, e = np.array([0, 5, 20, 22]), np.array([5, 9, 30, 25])
+    assert [x.tolist() for x in union_intervals(s, e)] == [[0, 20], [9, 30]]
+    assert [x.tolist() for x in union_intervals(s, e, merge_touching=False)] == [[0, 5, 20], [5, 9, 30]]
+    rng = np.random.default_rng(12)
+    for _ in range(400):
+        n = int(rng.integers(0, 12))
+        s = rng.integers(0, 40, n)
+        e = s + rng.integers(0, 10, n)
+        for touching in (True, False):
+            us, ue = union_intervals(s, e, merge_touching=touching)
+            assert [[a, b] for a, b in zip(us.tolist(), ue.tolist())] == _merged_by_hand(s, e, touching)
+
+
 def test_subtract_intervals_against_a_raster() -> None:
     """columns.subtract_intervals against painting both sets on a grid of integer ticks."""
     rng = np.random.default_rng(7)
@@ -255,18 +285,11 @@ def test_subtract_intervals_against_a_raster() -> None:
 
 
 def _subtract_reference(s, e, cut_s, cut_e):
-    """subtract_intervals before issue #38: one sweep over every boundary of both sets, unmerged."""
+    """subtract_intervals before issue #38: one sweep over every boundary of both sets, unmerged (the sweep the
+    reader still keeps for backwards intervals, ``columns._subtract_swept``)."""
     if not s.size or not cut_s.size:
         return union_intervals(s, e)
-    t = np.concatenate([s, e, cut_s, cut_e]).astype(np.int64)
-    n, m = s.size, cut_s.size
-    keep = np.concatenate([np.ones(n, np.int64), -np.ones(n, np.int64), np.zeros(2 * m, np.int64)])
-    cut = np.concatenate([np.zeros(2 * n, np.int64), np.ones(m, np.int64), -np.ones(m, np.int64)])
-    o = np.argsort(t, kind="stable")
-    ut, first = np.unique(t[o], return_index=True)
-    inside = (np.cumsum(np.add.reduceat(keep[o], first)) > 0) & (np.cumsum(np.add.reduceat(cut[o], first)) == 0)
-    seg = np.flatnonzero(inside[:-1])
-    return union_intervals(ut[seg], ut[seg + 1])
+    return _subtract_swept(s, e, cut_s, cut_e)
 
 
 def test_subtract_intervals_merging_first_gives_the_same_set() -> None:

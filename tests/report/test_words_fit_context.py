@@ -14,7 +14,7 @@ import pytest
 
 from synthetic import torchtrace as tt
 from tb_gpu_advisor.discover.logdir import discover
-from tb_gpu_advisor.model.schema import Action, Finding, GpuSummary, HostReport, Report, Table
+from tb_gpu_advisor.model.schema import Action, Finding, GpuSummary, HostReport, Metric, Report, Table
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.contradictions import context_problems
 from tests.support.paths import FIXTURES, SHARED_PROFILES
@@ -84,19 +84,42 @@ def test_the_named_real_runs_fit_their_context(where, run):
     assert not context_problems(_report(root, run))
 
 
-@pytest.mark.parametrize("run", ["amd_mi300x", "amd_mi250", "jax_mi300x", "vllm_mi300x_capture", "ddp_mi300x_nopool"])
+AMD_RUNS = ["amd_mi300x", "amd_mi250", "jax_mi300x", "jax_mi355x", "vllm_mi300x_capture", "vllm_mi300x_decode",
+            "vllm_mi300x_prefill", "sglang_mi300x_decode", "sglang_mi300x_prefill", "ddp_mi300x_nopool",
+            "ddp_mi300x_actckpt", "cold_mi300x_norm", "compiled_mi300x_attn", "mi210_gpu_only"]
+
+
+@pytest.mark.parametrize("run", AMD_RUNS)
 def test_amd_reports_speak_rocm(run):
-    """AMD's tables, the fixes the trace shows in use and the savings' assumptions in ROCm's words: Matrix Cores, HIP
-    graphs, hipMalloc / hipFree (amd_mi250's saving said "on Tensor Cores", ddp_mi300x_nopool "cudaMalloc")."""
+    """AMD's tables, the fixes the trace shows in use, the savings' assumptions, the findings' metrics, the markdown
+    and the tab's legend in ROCm's words: Matrix Cores, HIP graphs, CUs, hipMalloc / hipFree (amd_mi250's saving said
+    "on Tensor Cores", ddp_mi300x_nopool "cudaMalloc" in its metric's meaning and its breakdown's legend, the small-grid
+    metric "the GPU's SMs" on every AMD GPU; h37-left10)."""
     assert not context_problems(_report(FIXTURES / "wild", run))
 
 
-@pytest.mark.parametrize("run", ["vllm_mi300x_capture", "dlrm_v100", "nvfuser_h200_gtest", "hf_qwen_h100"])
+def test_the_checker_reads_the_labels_and_the_legend():
+    """A metric's label or meaning and the legend the tab draws an AMD report with are read like the findings: each
+    CUDA word there fails the checker (the legend on main had one set of labels, CUDA's, for every report)."""
+    amd = ("AMD Instinct MI300X", "gfx942")
+    churn = _finding("allocator_churn", "s", "x")
+    churn.metric = Metric(id="m", label="GPU idle in allocator calls", value=0.5, unit="share", display="50%",
+                          meaning="share of step time the GPU idles while the host is in cudaMalloc / cudaFree")
+    assert _problems(_host(gpu=amd, findings=[churn], capture={"vendor": "AMD"}))
+    churn.metric.meaning = "share of step time the GPU idles while the host is in hipMalloc / hipFree"
+    assert not _problems(_host(gpu=amd, findings=[churn], capture={"vendor": "AMD"}))
+    assert _problems(_host(gpu=amd, findings=[churn], capture={}))  # no vendor named: the tab draws CUDA's legend
+    assert not _problems(_host(findings=[churn], capture={}))  # ... which fits an NVIDIA GPU
+
+
+@pytest.mark.parametrize("run", ["vllm_mi300x_capture", "dlrm_v100", "nvfuser_h200_gtest", "hf_qwen_h100",
+                                 "tiny_block_h100_infer", "streams_pinned_copies"])
 def test_wild_reports_fit_their_context(run):
     """A serving engine's memory was said to hold "optimizer state" and activations "training keeps for the backward
     pass"; a straggler's wait pointed at "alltoall_imbalance", a rule's id; a gap finding on guessed steps said
     "(gpu_busy_clusters)", a step source's id; an inference job's fusion saving spoke of results "saved for a backward
-    pass" (h37-review)."""
+    pass" (h37-review); the between-step gap metric's source, printed in every markdown report, called a 1-2% gap
+    "normal Keras/tf.function bookkeeping" to PyTorch, JAX and CUDA programs (h37-left10)."""
     assert not context_problems(_report(FIXTURES / "wild", run))
 
 

@@ -25,7 +25,7 @@ from tb_gpu_advisor.runtime.cache import ReportCache
 from tb_gpu_advisor.serve import mcp_server
 from tb_gpu_advisor.serve import plugin as plugin_mod
 from tb_gpu_advisor.serve.service import ReportService
-from tests.support.plugin_client import PREFIX, poll_report
+from tests.support.plugin_client import PREFIX, poll_outcome, poll_report
 
 HOSTILE = ("endless_env_view", "endless_kernel_view", "not_utf8_in_minimal")
 #: Left out of the listing, with why (it cannot be read as an export at all).
@@ -77,11 +77,7 @@ def test_mcp_lists_and_reports_the_good_run(logdir, tmp_path):
     backend = mcp_server.ToolBackend(Advisor(logdir, cache=ReportCache(str(tmp_path / "cache"))), isolate=False)
     try:
         assert {"good", *HOSTILE} <= {r["run"] for r in json.loads(backend.runs_json())["runs"]}
-        s = backend.select("good")
-        deadline = time.monotonic() + 60
-        out = backend.outcome(s)
-        while out.state == "computing" and time.monotonic() < deadline:
-            out = backend.outcome(s)
+        out = poll_outcome(backend, "good")
         assert out.state == "ready", out
         assert json.loads(out.body)["hosts"][0]["error"] is None
     finally:

@@ -7,7 +7,6 @@ import argparse
 import json
 import os
 import shutil
-import time
 from urllib.parse import urlencode
 
 import pytest
@@ -23,7 +22,7 @@ from tb_gpu_advisor.serve import mcp_server
 from tb_gpu_advisor.serve import plugin as plugin_mod
 from tb_gpu_advisor.serve.service import ReportService
 from tests.support.paths import DEMO_LOGS
-from tests.support.plugin_client import PREFIX, poll_report
+from tests.support.plugin_client import PREFIX, poll_outcome, poll_report
 
 INPUT_MS = 4.0
 
@@ -78,11 +77,7 @@ def test_mcp_lists_and_reports_the_nsight_run(logdir, tmp_path):
     try:
         runs = json.loads(advisor.runs_json())
         assert "nsight" in {r["run"] for r in runs["runs"]}
-        s = advisor.select("nsight")
-        deadline = time.monotonic() + 60
-        out = advisor.outcome(s)
-        while out.state == "computing" and time.monotonic() < deadline:
-            out = advisor.outcome(s)
+        out = poll_outcome(advisor, "nsight")
         assert out.state == "ready", out
         report = json.loads(out.body)
         assert report["findings"][0]["rule"] == "input_bound"

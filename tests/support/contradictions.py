@@ -168,7 +168,8 @@ _TRAINING_ONLY = re.compile(r"training loop|\btrain_step\b|jit the whole trainin
 #: A claim about this GPU's generation: only where the capture names the GPU.
 _GPU_CLAIM = re.compile(r"this GPU has fp16 Tensor Cores|this GPU's Tensor Cores have no bfloat16")
 #: NVIDIA's names for what an AMD GPU's user calls otherwise (``devices/amd.py`` ``WORDS``).
-_NVIDIA_UNITS = re.compile(r"tensor core|\bTC eligible|CUDA graph|cudaMalloc|cudaFree", re.I)
+_NVIDIA_UNITS = re.compile(r"tensor core|\bTC eligible|CUDA graph|cudaMalloc|cudaFree|(?-i:\bSMs\b|\bNCCL\b|cuDNN|"
+                           r"cuBLAS\b)|nvidia-smi|thread blocks?\b", re.I)
 #: Python advice: not for a compiled program (job tag ``native_host``: no Python process made the host events).
 _PYTHON_ADVICE = re.compile(r"\.item\(\)|DataLoader|print\(loss\)")
 #: The sync fix (values pulled to the host mid-step): not the lead fix of a host-to-device copy finding.
@@ -177,8 +178,35 @@ _SYNC_FIX = re.compile(r"\.item\(\)|device-to-host|np\.asarray\(x\) waits", re.I
 
 def _prose_of(f: Finding) -> str:
     """A finding's words, without its code (code keeps the framework's own API names on every GPU); the saving's
-    assumption is words the user reads too."""
-    return " ".join([f.title, f.summary] + [a.text for a in f.actions] + ([f.saving.assumption] if f.saving else []))
+    assumption and the metric's label and meaning are words the user reads too."""
+    return " ".join([f.title, f.summary] + [a.text for a in f.actions] + ([f.saving.assumption] if f.saving else [])
+                    + ([f.metric.label, f.metric.meaning] if f.metric else []))
+
+
+#: Code in a markdown rendering: fenced blocks and inline spans (code keeps the framework's API names on every GPU).
+_MD_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+
+
+def _labels_of(h: HostReport) -> list[tuple[str, str]]:
+    """(where, words) of every label a host's renderings print beside its findings: the headline cards' labels and
+    meanings, and the legend the tab draws its charts with (``/runs``' legend in the words of ``capture.vendor``,
+    as ``serve/static/format.legendFor`` picks it)."""
+    from tb_gpu_advisor.report.legend import legend
+
+    served = legend()
+    vendor = (h.capture or {}).get("vendor") if isinstance(h.capture, dict) else None
+    drawn = {**served, **served.get("vendors", {}).get(vendor, {})}
+    out = [(f"card {c.id}", f"{c.label} {c.meaning}") for c in h.headline or []]
+    for section in ("categories", "idle", "kinds", "groups", "memory"):
+        out += [(f"legend {section}/{c['id']}", c["label"]) for c in drawn.get(section, [])]
+    return out
+
+
+def _rendered_prose(report: Report) -> str:
+    """The markdown rendering (the text one prints the same prose) without its code: what a reader reads."""
+    from tb_gpu_advisor.report import render
+
+    return _MD_CODE.sub(" ", render.to_markdown(report))
 
 
 def _gpu_known(h: HostReport) -> bool:
@@ -223,6 +251,9 @@ def context_problems(report: Report) -> list[str]:
                     and _SYNC_FIX.search(f.actions[0].text):
                 out.append(f"{h.host}/{f.id}: a host-to-device copy finding leads with the sync fix")
         if amd:
+            for where, words in _labels_of(h):
+                if _NVIDIA_UNITS.search(words):
+                    out.append(f"{h.host}: {where} says '{_NVIDIA_UNITS.search(words).group(0)}' on an AMD GPU")
             for t in (h.kernels, h.ops):
                 bad = [c for c in (t.columns if t is not None else []) if _NVIDIA_UNITS.search(c)]
                 if bad:
@@ -241,4 +272,13 @@ def context_problems(report: Report) -> list[str]:
             out.append(f"{h.host}: the job line names a step source by its id")
         if job.get("kind") == "no_gpu" and re.search(r"launched [\d,]+ kernels|allocator recorded", job.get("kind_evidence", "")):
             out.append(f"{h.host}: 'no GPU work' beside GPU use ({job['kind_evidence'][:60]})")
+    amd_only = report.hosts and all(devices.vendor_of([g.name for g in h.gpus if g.name]).VENDOR == "AMD"
+                                    for h in report.hosts)
+    prose = _rendered_prose(report) if report.hosts else ""
+    if amd_only:
+        for m in _NVIDIA_UNITS.finditer(prose):
+            out.append(f"markdown: NVIDIA's words on an AMD GPU: '{m.group(0)}'")
+    frameworks_ = {(h.capture or {}).get("framework") for h in report.hosts if isinstance(h.capture, dict)}
+    if frameworks_ and "tensorflow" not in frameworks_ and "Keras" in prose:
+        out.append(f"markdown: Keras named to a {'/'.join(sorted(map(str, frameworks_)))} capture")
     return sorted(set(out))

@@ -78,3 +78,13 @@ def poll_report(client, url: str, timeout: float = 60.0):
             return r
         time.sleep(0.05)
     raise AssertionError(f"{url} still computing after {timeout}s")
+
+
+def poll_outcome(backend, run: str, timeout: float = 60.0):
+    """The MCP tool backend's outcome for ``run``'s report once it is no longer computing (or after ``timeout``)."""
+    s = backend.select(run)
+    deadline = time.monotonic() + timeout
+    out = backend.outcome(s)
+    while out.state == "computing" and time.monotonic() < deadline:
+        out = backend.outcome(s)
+    return out

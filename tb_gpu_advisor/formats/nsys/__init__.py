@@ -2,6 +2,7 @@
 layout, their probe, the tables, the ``.nsys-rep`` export and the reader into the neutral trace model
 (``reader.read_trace``)."""
 
+from tb_gpu_advisor.devices.nvidia import WSL_PROFILING_DRIVER
 from tb_gpu_advisor.formats.base import Format
 from tb_gpu_advisor.formats.nsys.layout import LAYOUT
 from tb_gpu_advisor.formats.nsys.probe import has_gpu_activity
@@ -50,6 +51,18 @@ WINDOW_FIXES = {
               "nsys profile -t cuda,nvtx -o run ./app   # on native Linux (or WSL2 with a current Windows driver)\n"
               "nsys export --type sqlite run.nsys-rep\n"
               "sqlite3 run.sqlite \"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL\"   # kernels recorded?"),),
+    # the same, with a Windows driver recent enough for GPU tracing (devices.nvidia.WSL_PROFILING_DRIVER): updating
+    # it is not the fix; the profiler's release (one that knows the driver) or the Windows build is
+    "wsl2_driver_ok": (("Profile on native Linux, where Nsight Systems records every kernel and copy. Under WSL2 this "
+                        f"Windows driver is recent enough for GPU tracing (NVIDIA's profilers need {WSL_PROFILING_DRIVER} or "
+                        "newer there): "
+                        "install the current Nsight Systems release inside WSL2, check that Windows is recent enough "
+                        "(Windows 11, or Windows 10 build 19044 or newer), then check that the export holds a kernel "
+                        "table.",
+                        "nsys --version   # inside WSL2: a release newer than the Windows driver\n"
+                        "nsys profile -t cuda,nvtx -o run ./app\n"
+                        "nsys export --type sqlite run.nsys-rep\n"
+                        "sqlite3 run.sqlite \"SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL\"   # kernels recorded?"),),
     # the profiler's CUDA trace failed under WSL2 (CUPTI errors, a driver newer than the profiler's build supports)
     "wsl2_untraced": ((("Profile on native Linux; under WSL2, install the Nsight Systems release that supports the "
                         "installed Windows driver (the profiler's diagnostics say when it does not), then check that "

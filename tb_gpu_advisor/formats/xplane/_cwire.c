@@ -154,19 +154,63 @@ static PyObject *to_bytearray(const Vec *v) {
 #define MAX_FIELDS_BEFORE_EVENTS 64
 
 typedef struct {
+    int64_t count, bytes, nonempty, from, last_end;
+} Batcher;
+
+/* split_line's batches (``reader._batches``): see split_line below. */
+static int batcher_close(Batcher *b, Vec *spans) {
+    if (b->nonempty > 0 && (VEC_PUSH(spans, int64_t, b->from) || VEC_PUSH(spans, int64_t, b->last_end) ||
+                            VEC_PUSH(spans, int64_t, b->nonempty)))
+        return NOMEM;
+    b->count = b->bytes = b->nonempty = 0;
+    return OK;
+}
+
+/* One more event (its field at [field_start, field_end), payload ``len`` bytes) of the batcher's sequence. */
+static int batcher_add(Batcher *b, Vec *spans, int64_t chunk, int64_t max_bytes, int64_t field_start,
+                       int64_t field_end, int64_t len) {
+    if (b->count > 0 && (b->count >= chunk || b->bytes + len > max_bytes) && batcher_close(b, spans)) return NOMEM;
+    if (b->count == 0) b->from = field_start;
+    b->count++;
+    b->bytes += len;
+    if (len > 0) b->nonempty++;
+    b->last_end = field_end;
+    return OK;
+}
+
+/* One walk of a message for split_repeated and split_line: the same field loop and in_place verdict, and what
+ * is kept of each occurrence of ``number``: its position (ev_start / ev_len) or, with ``spans``, only the
+ * batches it falls in (all_spans: over every occurrence; kept_spans: over the non-empty ones). */
+typedef struct {
     const uint8_t *buf;
     int64_t start, end;
     uint32_t number;   /* the repeated field split off */
+    int spans;         /* batch the occurrences (split_line) instead of keeping their positions */
+    int64_t chunk, max_bytes;  /* with spans: a batch's most events, and its most payload bytes past its first */
     Vec head_ranges; /* int64 pairs (from, to) of the non-event fields */
     Vec ev_start, ev_len;
+    Vec all_spans, kept_spans;
     int in_place;
 } LineWalk;
+
+/* One occurrence of the split field (its field at [field_start, field_end), payload ``len`` bytes from
+ * ``payload``) kept as the walk's mode says. */
+static inline int keep_occurrence(LineWalk *w, Batcher *all, Batcher *kept, int64_t field_start,
+                                  int64_t field_end, int64_t payload, int64_t len) {
+    if (!w->spans)
+        return (VEC_PUSH(&w->ev_start, int64_t, payload) || VEC_PUSH(&w->ev_len, int64_t, len)) ? NOMEM : OK;
+    if (batcher_add(all, &w->all_spans, w->chunk, w->max_bytes, field_start, field_end, len)) return NOMEM;
+    if (len > 0 && batcher_add(kept, &w->kept_spans, w->chunk, w->max_bytes, field_start, field_end, len))
+        return NOMEM;
+    return OK;
+}
 
 static int walk_line(LineWalk *w) {
     const uint8_t *buf = w->buf;
     int64_t pos = w->start, end = w->end;
     int64_t field_index = 0, run_end = -1; /* run_end: where the last event of the current run ended */
     int runs = 0, seen_first = 0;
+    Batcher all = {0, 0, 0, 0, 0}, kept = {0, 0, 0, 0, 0};
     w->in_place = 1;
     while (pos < end) {
         int64_t field_start = pos;
@@ -177,8 +221,7 @@ static int walk_line(LineWalk *w) {
         if (read_tag(buf, &pos, end, &number, &wt, &tag_len)) return BAD;
         if (read_payload(buf, &pos, end, wt, &value, &payload, &len_size)) return BAD;
         if (number == w->number && wt == WT_LEN) {
-            int64_t s = payload, n = (int64_t)value;
-            if (VEC_PUSH(&w->ev_start, int64_t, s) || VEC_PUSH(&w->ev_len, int64_t, n)) return NOMEM;
+            if (keep_occurrence(w, &all, &kept, field_start, pos, payload, (int64_t)value)) return NOMEM;
             if (!seen_first) {
                 seen_first = 1;
                 if (field_index > MAX_FIELDS_BEFORE_EVENTS) w->in_place = 0;
@@ -193,6 +236,7 @@ static int walk_line(LineWalk *w) {
         field_index++;
     }
     if (runs > 1) w->in_place = 0;
+    if (w->spans && (batcher_close(&all, &w->all_spans) || batcher_close(&kept, &w->kept_spans))) return NOMEM;
     return OK;
 }
 
@@ -224,6 +268,48 @@ static PyObject *join_ranges(const uint8_t *buf, const Vec *ranges) {
     return head;
 }
 
+/* split_repeated's and split_line's common part: the range checked (ValueError), the walk run without the GIL,
+ * its verdict turned into the result -- None where the bytes are outside the subset, ``result_of(w)`` where
+ * they were walked -- and everything it held released. */
+static PyObject *run_line_walk(LineWalk *w, PyObject *bufobj, Py_ssize_t limit, Py_ssize_t start, Py_ssize_t end,
+                               PyObject *(*result_of)(const LineWalk *)) {
+    Py_buffer view;
+    if (get_range_view(bufobj, &view, limit, start, end) < 0) return NULL;
+    w->buf = (const uint8_t *)view.buf;
+    w->start = start;
+    w->end = end;
+    Vec *vecs[] = {&w->head_ranges, &w->ev_start, &w->ev_len, &w->all_spans, &w->kept_spans};
+    size_t n_vecs = sizeof vecs / sizeof vecs[0];
+    for (size_t i = 0; i < n_vecs; i++) vec_init(vecs[i], sizeof(int64_t));
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = walk_line(w);
+    Py_END_ALLOW_THREADS
+    PyObject *result = NULL;
+    if (rc == NOMEM) {
+        PyErr_NoMemory();
+    } else if (rc == BAD) {
+        result = Py_None;
+        Py_INCREF(result);
+    } else {
+        result = result_of(w);
+    }
+    for (size_t i = 0; i < n_vecs; i++) vec_free(vecs[i]);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* (head, starts, lengths, in_place): split_repeated's result of a walk. */
+static PyObject *positions_result(const LineWalk *w) {
+    PyObject *head = join_ranges(w->buf, &w->head_ranges);
+    if (!head) return NULL;
+    PyObject *s = to_bytearray(&w->ev_start), *n = to_bytearray(&w->ev_len);
+    if (s && n) return Py_BuildValue("(NNNO)", head, s, n, w->in_place ? Py_True : Py_False);
+    Py_DECREF(head);
+    Py_XDECREF(s);
+    Py_XDECREF(n);
+    return NULL;
+}
 
 static PyObject *split_repeated(PyObject *self, PyObject *args) {
     (void)self;
@@ -235,39 +321,9 @@ static PyObject *split_repeated(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "split_repeated: field number must be 1..15");
         return NULL;
     }
-    Py_buffer view;
-    if (get_range_view(bufobj, &view, limit, start, end) < 0) return NULL;
-    LineWalk w;
-    w.buf = (const uint8_t *)view.buf;
-    w.start = start;
-    w.end = end;
+    LineWalk w = {0};
     w.number = number;
-    vec_init(&w.head_ranges, sizeof(int64_t));
-    vec_init(&w.ev_start, sizeof(int64_t));
-    vec_init(&w.ev_len, sizeof(int64_t));
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = walk_line(&w);
-    Py_END_ALLOW_THREADS
-    PyObject *result = NULL;
-    if (rc == NOMEM) {
-        PyErr_NoMemory();
-    } else if (rc == BAD) {
-        result = Py_None;
-        Py_INCREF(result);
-    } else {
-        PyObject *head = join_ranges(w.buf, &w.head_ranges);
-        if (head) {
-            PyObject *s = to_bytearray(&w.ev_start), *n = to_bytearray(&w.ev_len);
-            if (s && n) result = Py_BuildValue("(NNNO)", head, s, n, w.in_place ? Py_True : Py_False);
-            else { Py_DECREF(head); Py_XDECREF(s); Py_XDECREF(n); }
-        }
-    }
-    vec_free(&w.head_ranges);
-    vec_free(&w.ev_start);
-    vec_free(&w.ev_len);
-    PyBuffer_Release(&view);
-    return result;
+    return run_line_walk(&w, bufobj, limit, start, end, positions_result);
 }
 
 /* ==== split_line(buf, limit, start, end, event_chunk, batch_bytes) ====
@@ -290,75 +346,14 @@ static PyObject *split_repeated(PyObject *self, PyObject *args) {
 
 #define LINE_EVENTS 4
 
-typedef struct {
-    int64_t count, bytes, nonempty, from, last_end;
-} Batcher;
-
-static int batcher_close(Batcher *b, Vec *spans) {
-    if (b->nonempty > 0 && (VEC_PUSH(spans, int64_t, b->from) || VEC_PUSH(spans, int64_t, b->last_end) ||
-                            VEC_PUSH(spans, int64_t, b->nonempty)))
-        return NOMEM;
-    b->count = b->bytes = b->nonempty = 0;
-    return OK;
-}
-
-/* One more event (its field at [field_start, field_end), payload ``len`` bytes) of the batcher's sequence. */
-static int batcher_add(Batcher *b, Vec *spans, int64_t chunk, int64_t max_bytes, int64_t field_start,
-                       int64_t field_end, int64_t len) {
-    if (b->count > 0 && (b->count >= chunk || b->bytes + len > max_bytes) && batcher_close(b, spans)) return NOMEM;
-    if (b->count == 0) b->from = field_start;
-    b->count++;
-    b->bytes += len;
-    if (len > 0) b->nonempty++;
-    b->last_end = field_end;
-    return OK;
-}
-
-typedef struct {
-    const uint8_t *buf;
-    int64_t start, end, chunk, max_bytes;
-    Vec head_ranges;           /* int64 pairs (from, to) of the non-event fields */
-    Vec all_spans, kept_spans; /* batches over every event / over the non-empty ones */
-    int in_place;
-} SpanWalk;
-
-/* walk_line's walk and in_place verdict, feeding both batchers instead of keeping each event's position. */
-static int walk_line_spans(SpanWalk *w) {
-    const uint8_t *buf = w->buf;
-    int64_t pos = w->start, end = w->end;
-    int64_t field_index = 0, run_end = -1;
-    int runs = 0, seen_first = 0;
-    Batcher all = {0, 0, 0, 0, 0}, kept = {0, 0, 0, 0, 0};
-    w->in_place = 1;
-    while (pos < end) {
-        int64_t field_start = pos;
-        uint32_t number;
-        int wt, tag_len, len_size = 0;
-        uint64_t value;
-        int64_t payload = 0;
-        if (read_tag(buf, &pos, end, &number, &wt, &tag_len)) return BAD;
-        if (read_payload(buf, &pos, end, wt, &value, &payload, &len_size)) return BAD;
-        if (number == LINE_EVENTS && wt == WT_LEN) {
-            int64_t n = (int64_t)value;
-            if (batcher_add(&all, &w->all_spans, w->chunk, w->max_bytes, field_start, pos, n)) return NOMEM;
-            if (n > 0 && batcher_add(&kept, &w->kept_spans, w->chunk, w->max_bytes, field_start, pos, n))
-                return NOMEM;
-            if (!seen_first) {
-                seen_first = 1;
-                if (field_index > MAX_FIELDS_BEFORE_EVENTS) w->in_place = 0;
-            }
-            if (tag_len != 1 || len_size != varint_size(value)) w->in_place = 0;
-            if (field_start != run_end) runs++;
-            run_end = pos;
-        } else {
-            if (VEC_PUSH(&w->head_ranges, int64_t, field_start) || VEC_PUSH(&w->head_ranges, int64_t, pos))
-                return NOMEM;
-        }
-        field_index++;
-    }
-    if (runs > 1) w->in_place = 0;
-    if (batcher_close(&all, &w->all_spans) || batcher_close(&kept, &w->kept_spans)) return NOMEM;
-    return OK;
+/* (head, spans): split_line's result of a walk -- the batches in_place names. */
+static PyObject *spans_result(const LineWalk *w) {
+    PyObject *head = join_ranges(w->buf, &w->head_ranges);
+    PyObject *spans = head ? to_bytearray(w->in_place ? &w->all_spans : &w->kept_spans) : NULL;
+    if (head && spans) return Py_BuildValue("(NN)", head, spans);
+    Py_XDECREF(head);
+    Py_XDECREF(spans);
+    return NULL;
 }
 
 static PyObject *split_line(PyObject *self, PyObject *args) {
@@ -370,38 +365,12 @@ static PyObject *split_line(PyObject *self, PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "split_line: a batch holds at least one event");
         return NULL;
     }
-    Py_buffer view;
-    if (get_range_view(bufobj, &view, limit, start, end) < 0) return NULL;
-    SpanWalk w;
-    w.buf = (const uint8_t *)view.buf;
-    w.start = start;
-    w.end = end;
+    LineWalk w = {0};
+    w.number = LINE_EVENTS;
+    w.spans = 1;
     w.chunk = chunk;
     w.max_bytes = max_bytes;
-    vec_init(&w.head_ranges, sizeof(int64_t));
-    vec_init(&w.all_spans, sizeof(int64_t));
-    vec_init(&w.kept_spans, sizeof(int64_t));
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = walk_line_spans(&w);
-    Py_END_ALLOW_THREADS
-    PyObject *result = NULL;
-    if (rc == NOMEM) {
-        PyErr_NoMemory();
-    } else if (rc == BAD) {
-        result = Py_None;
-        Py_INCREF(result);
-    } else {
-        PyObject *head = join_ranges(w.buf, &w.head_ranges);
-        PyObject *spans = head ? to_bytearray(w.in_place ? &w.all_spans : &w.kept_spans) : NULL;
-        if (head && spans) result = Py_BuildValue("(NN)", head, spans);
-        else { Py_XDECREF(head); Py_XDECREF(spans); }
-    }
-    vec_free(&w.head_ranges);
-    vec_free(&w.all_spans);
-    vec_free(&w.kept_spans);
-    PyBuffer_Release(&view);
-    return result;
+    return run_line_walk(&w, bufobj, limit, start, end, spans_result);
 }
 
 /* ==== decode_events(buf, limit, starts, lengths) ====

@@ -3,6 +3,13 @@
 
 export const isNum = (v) => typeof v === "number" && Number.isFinite(v);
 
+/** The legend in the words of a report's GPU vendor: /runs' `legend.vendors[capture.vendor]` over its defaults
+ * (an AMD report's allocator is "hipMalloc / hipFree"); a report that names no vendor keeps the defaults. */
+export function legendFor(legend, report) {
+  const vendor = (report?.hosts || []).map((x) => x.capture?.vendor).find(Boolean);
+  return { ...(legend || {}), ...(((legend || {}).vendors || {})[vendor] || {}) };
+}
+
 /** At most 3 significant digits, no trailing zeros ("0.8", "12.4", "425"). */
 export function num(value) {
   if (!isNum(value)) return "–";

@@ -6,7 +6,7 @@ import { Bridge, readUrlData, writeUrlData } from "./static/bridge.js";
 import { h, replaceChildren } from "./static/dom.js";
 import { tensorboardRoot } from "./static/links.js";
 import * as diffViews from "./static/diff.js";
-import { safeName } from "./static/format.js";
+import { legendFor, safeName } from "./static/format.js";
 import { fetchDiff, fetchDiffMarkdown, fetchReport, fetchReportMarkdown, fetchRuns, findSession, resolveSelection } from "./static/model.js";
 import { closeOnOutsideClick, normalizeSettings, settingsControl } from "./static/settings.js";
 import { followTheme } from "./static/theme.js";
@@ -262,7 +262,7 @@ class App {
       hosts: (session?.hosts || []).map((x) => x.host), onSetting: (k) => this.focusSetting(k), settings,
       // the step timelines' routes (timeline.js): which session, its format, each host's size and file count
       run: sel.run, session: sel.session, perfetto: session?.perfetto, nativeViewer: session?.native_viewer, hostInfo: Object.fromEntries((session?.hosts || []).map((x) => [x.host, x])),
-      legend: this.legend };
+      legend: legendFor(this.legend, result.report) };
     const scrollY = window.scrollY;
     const open = this.current && this.current.key === key ? this.openState() : null;
     replaceChildren(this.reportEl, views.reportView(result.report, { ...ctx, chartWidth: this.chartWidth() }));

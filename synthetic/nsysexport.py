@@ -1172,3 +1172,115 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+# --------------------------------------------------------------------------- a loop paced from outside the GPU (issue 37)
+
+#: ``SCHED_EVENTS`` as Nsight Systems 2024-2025 exports it (``--cpuctxsw``, SamuelAmsih/CUDA's Jetson exports): one row
+#: per context switch, ``isSchedIn`` 0 for a switch out; on Linux ``threadState`` 0 and ``threadBlock`` NULL.
+SCHED_DDL = """CREATE TABLE SCHED_EVENTS (start INTEGER NOT NULL, cpu INTEGER NOT NULL, isSchedIn INTEGER NOT NULL,
+    globalTid INTEGER, threadState INTEGER, threadBlock INTEGER)"""
+PACED_KERNELS = ("I420ToRGB(uchar*, uchar3*, int, int)", "GrayscaleKernel(uchar3*, uchar*, int, int)",
+                 "calcHistogramKernel(uchar*, unsigned int*, int)")
+
+
+def write_paced_loop(path: str, frames: int = 40, period_ms: float = 40.0, kernel_us: float = 250.0,
+                     waits: bool = True, sched: bool = True, ranged: bool = False, mid_wait_ms: float = 0.0
+                     ) -> dict:
+    """Write the export of a camera loop shaped after SamuelAmsih/CUDA's Jetson captures: every ``period_ms`` a frame
+    arrives, the launching thread launches three kernels of ``kernel_us`` and synchronises, then has nothing to do
+    until the next frame.  With ``waits`` it sleeps off the CPU until then (the scheduler's trace shows it switched
+    out: a ``poll`` on the camera); without, it spins on the CPU in code the capture does not record (switched out
+    only 0.2 ms a frame, preempted).  A second thread (the camera's reader) is off the CPU in every gap either way: the
+    launching thread's waits alone tell the wait.  With ``sched`` False the export holds no ``SCHED_EVENTS``; with
+    ``ranged`` each frame is the program's NVTX range ``frame``, from its arrival to the next one's (the wait inside
+    the step, as where a loop's own markers or the GPU work's period cut the frames there); with ``mid_wait_ms`` the
+    thread also sleeps that long off the CPU after the frame's first kernel (a display's vsync): idle inside the
+    step, between its kernels, that no gap holds.  Return
+    the truth: the launching thread's time off the CPU in each gap between frames."""
+    us, ms = 1000, 1_000_000
+    strings = _Strings()
+    con = sqlite3.connect(path)
+    con.executescript(SCHEMA + ";".join([RUNTIME_DDL, KERNEL_DDL, GPU_DDL, SCHED_DDL, NVTX_DDL]) + ";")
+    pid = 5151
+    gtid, gpid, reader = _gid(pid, pid), _gid(pid), _gid(pid, pid + 3)
+    runtime, kernels, switches = [], [], []
+    corr = 0
+    names = [strings(k) for k in PACED_KERNELS]
+    off_ms = []
+    for i in range(frames):
+        t0 = SESSION_START_NS + 50 * ms + int(i * period_ms * ms)
+        switches.append((t0 - 20 * us, 1, gtid))  # the frame woke the launching thread
+        switches.append((t0 - 30 * us, 1, reader))
+        t = t0
+        for part in ((names[:1], names[1:]) if mid_wait_ms else (names,)):
+            if t > t0 and waits:  # the first kernel done: the thread sleeps mid-frame (a display's vsync)
+                switches += [(t + 30 * us, 0, gtid), (t + int(mid_wait_ms * ms) - 20 * us, 1, gtid)]
+            if t > t0:
+                t += int(mid_wait_ms * ms)
+            gpu = t + 40 * us
+            for name in part:
+                corr += 1
+                runtime.append((t, t + 20 * us, corr, strings("cudaLaunchKernel_v7000")))
+                gpu = max(gpu, t + 40 * us)
+                kernels.append((gpu, gpu + int(kernel_us * us), corr, name))
+                gpu += int(kernel_us * us) + 5 * us
+                t += 25 * us
+            corr += 1
+            runtime.append((t, gpu + 10 * us, corr, strings("cudaStreamSynchronize_v3020")))
+            t = done = gpu + 20 * us
+        nxt = t0 + int(period_ms * ms)
+        if i + 1 < frames:
+            if waits:
+                switches.append((done + 30 * us, 0, gtid))  # asleep until the next frame
+                off_ms.append((nxt - 20 * us - (done + 30 * us)) / ms)
+            else:  # on the CPU, but preempted once
+                mid = (done + nxt) // 2
+                switches += [(mid, 0, gtid), (mid + 200 * us, 1, gtid)]
+                off_ms.append(0.2)
+        switches.append((done + 10 * us, 0, reader))
+        if ranged:
+            con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                        "VALUES (?,?,59,'frame',?,0)", (t0 - 10 * us, nxt - 10 * us, gtid))
+    stop = SESSION_START_NS + 60 * ms + int(frames * period_ms * ms)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)",
+                    [(a, b, gtid, c, n) for a, b, c, n in runtime])
+    con.executemany(f"INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL ({', '.join(_KERNEL_COLS)}) VALUES "
+                    f"({', '.join('?' * len(_KERNEL_COLS))})",
+                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, 1200, 1, 1, 256, 1, 1, 0, 0, 0, 0, 0, None, None)
+                     for a, b, c, n in kernels])
+    if sched:
+        con.executemany("INSERT INTO SCHED_EVENTS VALUES (?, 2, ?, ?, 0, NULL)", sorted(switches))
+    else:
+        con.execute("DROP TABLE SCHED_EVENTS")
+    _finish_one(con, strings, stop, (gpid, pid, gtid), RTX_2080, program="./camera", thread="camera",
+                copy_enums=False, sync_enum=False)
+    return {"off_cpu_ms_per_gap": sum(off_ms) / len(off_ms) if sched else None,
+            "mid_wait_off_cpu_ms": (mid_wait_ms - 0.05) if mid_wait_ms and waits else 0.0,
+            "gap_ms": period_ms - (3 * (kernel_us + 5) + 40) / 1000, "waits": waits}
+
+
+def write_scheduled_host_work_window(path: str, host_ms: float = 2000.0, on_cpu: bool = True) -> dict:
+    """:func:`write_host_work_window`'s one pass (three uploads, ``host_ms`` with no CUDA call, one kernel and a
+    read-back) with the scheduler's trace of its thread, as fckwader/shitbox's real export holds it: with ``on_cpu``
+    the thread runs through the host time (switched out three times for 0.1 ms: its own CPU code), without it the
+    thread sleeps through it (a wait the capture does not show: a read of the terminal).  Return the truth: the
+    thread's time on and off the CPU in the host time."""
+    us, ms = 1000, 1_000_000
+    truth = write_host_work_window(path, host_ms=host_ms)
+    con = sqlite3.connect(path)
+    con.execute(SCHED_DDL)
+    gtid = _gid(4141, 4141)
+    calls = con.execute("SELECT start, end FROM CUPTI_ACTIVITY_KIND_RUNTIME ORDER BY start").fetchall()
+    a, b = max(((x[1], y[0]) for x, y in zip(calls, calls[1:])), key=lambda g: g[1] - g[0])  # the host's time
+    if on_cpu:
+        cuts = [a + int(k * (b - a) / 4) for k in (1, 2, 3)]
+        rows = [(t, i, gtid) for c in cuts for t, i in ((c, 0), (c + 100 * us, 1))]
+        off = 0.3
+    else:
+        rows = [(a + 50 * us, 0, gtid), (b - 50 * us, 1, gtid)]
+        off = (b - a - 100 * us) / ms
+    con.executemany("INSERT INTO SCHED_EVENTS VALUES (?, 0, ?, ?, 0, NULL)", rows)
+    con.commit()
+    con.close()
+    return {**truth, "off_cpu_ms": off, "on_cpu_ms": (b - a) / ms - off}

@@ -49,6 +49,14 @@ FIXES = {
         "nvtxRangePop), and let Nsight Systems sample the CPU and trace the OS runtime; then read the ranges and "
         "samples that fill the gap -- or move that CPU work out of the profiled window, or onto the GPU.",
         "nsys profile -t cuda,nvtx,osrt --sample=process-tree --cpuctxsw=process-tree -o run ./app"),),
+    # the launching thread was off the CPU in the gap: the program waits for its input (a camera, a file, a socket)
+    "step_gaps:outside": (action(
+        "Find what the host waits for between its GPU work -- the source that paces the loop (a camera's or sensor's "
+        "frame rate, a file or socket reader, a timer, another thread's lock): the OS runtime trace names the call it "
+        "waits in.  Where the GPU should work faster than the source delivers, read the next input on a thread of its "
+        "own into a second (pinned) buffer while the GPU processes this one; where the source sets the pace, the "
+        "GPU's idle is the program's budget per input, not a loss.",
+        "nsys profile -t cuda,nvtx,osrt --cpuctxsw=process-tree -o run ./app"),),
     "excessive_memcpy": (_OVERLAP_COPIES,),
     # the copies already come from pinned memory, asynchronously: what is left is the bytes themselves
     "excessive_memcpy:pinned": (action(

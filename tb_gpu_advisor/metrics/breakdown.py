@@ -928,8 +928,10 @@ def os_waits_in(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray) -> tupl
             continue
         name = w.name[calls[hit]].astype(np.int64)
         np.add.at(total, name, ms[hit])
-        # per stretch: the stretch each call lies in (a call across two is booked to the one it starts in or after)
-        j = np.maximum(np.searchsorted(a0, s[hit], side="right") - 1, 0)
+        # per stretch: the stretch each call overlaps, by where it ends (a call that starts in a step and ends in
+        # the gap after it is that gap's; by its start it was the previous gap's, which then held more than its
+        # length: many short waits of the scheduler's trace).  A call across two stretches is booked to the later
+        j = np.maximum(np.searchsorted(a0, e[hit], side="left") - 1, 0)
         key = j * len(w.names) + name
         u, inv = np.unique(key, return_inverse=True)
         per = np.bincount(inv, weights=ms[hit])

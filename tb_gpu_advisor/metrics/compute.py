@@ -12,7 +12,7 @@ from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
 from tb_gpu_advisor.metrics.context import Context, build_context
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Dispatch, Headline, HostMetrics, StepMetrics, StepTable
-from tb_gpu_advisor.model.trace import Trace, release_columns
+from tb_gpu_advisor.model.trace import OFF_CPU, Trace, release_columns
 from tb_gpu_advisor.steps.detect import Steps
 
 
@@ -120,6 +120,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         compute_critical_share=bd.critical_shares(per_gpu_arr, ctx),
         idle_in_ranges=bd.top_ranges(in_ranges, ctx.steps.count),
         idle_in_os_waits=bd.top_ranges(in_waits, ctx.steps.count), underfill=uf,
+        scheduler_traced=trace.host_waits is not None and OFF_CPU in trace.host_waits.names,
     )
     # the rows stay columns (StepTable): the report reads them as such, a rule that reads rows gets them made
     hm.steps_detail = StepTable([per_gpu[gid] if per_gpu is not None else per_gpu_arr[gid]

@@ -978,6 +978,9 @@ class HostMetrics:
     #: idled inside the steps (Nsight's OS runtime trace: ``read``, ``getc``...), longest first
     #: (``metrics/breakdown.os_waits_in_idle``)
     idle_in_os_waits: list[tuple[str, float]] = field(default_factory=list)
+    #: the capture traced the threads' context switches (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``): a
+    #: thread's time outside its waits is then time on the CPU, running code, recorded or not
+    scheduler_traced: bool = False
     #: kernels launched with fewer blocks than their GPU has SMs (``metrics/underfill.py``)
     underfill: Underfill = field(default_factory=Underfill)
 

@@ -322,6 +322,13 @@ class Spans:
         return int(self.start.shape[0])
 
 
+#: The name a thread's stretch off the CPU takes among :class:`HostWaits` (a scheduler's trace: Nsight's
+#: ``SCHED_EVENTS``): the thread ran no code there -- blocked in the kernel (``poll``, ``read``, ``ioctl``, ``futex``,
+#: ``nanosleep``) or preempted -- and the trace does not say which call held it.  Where it is among the names, a
+#: thread's time not in such a stretch is time on the CPU.
+OFF_CPU = "off the CPU (scheduler trace)"
+
+
 @dataclass
 class HostWaits:
     """The host threads' blocking calls into the operating system (Nsight's OS runtime trace, ``-t osrt``: ``read``,

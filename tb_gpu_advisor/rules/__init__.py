@@ -36,6 +36,7 @@ from tb_gpu_advisor.rules.base import (
 )
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
+from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE
 from tb_gpu_advisor.steps.detect import COUNTED_SOURCES, SOURCE_LABEL
 
 __all__ = ["evaluate", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES",
@@ -127,9 +128,17 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
             out[-1].id = f"{out[-1].id}#error"
             out[-1].evidence = []
             logger.debug("%s", traceback.format_exc())
+    # the idle inside the step the host spent waiting first: a thread off its CPU runs no code, whatever range or op
+    # spans it, so that time is no host work
+    waits = host_waits_finding(metrics, out) if has_gpu else None
+    if waits is not None:
+        out.append(waits)  # by its own saving, whatever else fired, wherever the step boundaries fall
     host_bound = host_bound_finding(metrics, out) if has_gpu else None
     if host_bound is not None:
         out.append(host_bound)  # by its own saving, whatever else fired (a 4% warning hid 75% of host work)
+    unrecorded = unrecorded_idle_finding(metrics, out) if has_gpu else None
+    if unrecorded is not None:
+        out.append(unrecorded)  # whatever else fired: too few steps must not hide most of the window
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out):
         out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
     _step_confidence(metrics, out)
@@ -203,7 +212,8 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
         if f.rule in _ABOUT_THE_CAPTURE:
             continue
         f.confidence = conf
-        if conf == "low" and f.rule in _STEP_BOUNDARY_RULES and f.severity in ("critical", "warning"):
+        if conf == "low" and f.rule in _STEP_BOUNDARY_RULES and f.severity in ("critical", "warning") and \
+                not _waits_outside(f):
             f.severity = "info"
             f.summary += (f" The steps are a guess (from {source}): this gap may lie inside one step, so it is "
                           f"reported as a note, not a problem.")
@@ -212,6 +222,13 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
             f.severity = "warning"
             f.summary += (f" A warning, not critical: it rests on steps that are a guess (from {source}, low "
                           f"confidence).")
+
+
+def _waits_outside(f: Finding) -> bool:
+    """A gap finding whose idle the launching thread spent off the CPU, waiting for something outside the capture
+    (``step_gaps.outside_wait_ms``): true wherever the step boundaries lie -- a gap inside one step is the same wait --
+    so guessed boundaries do not make it a note."""
+    return bool(f.metric is not None and (f.metric.detail or {}).get("outside_wait_ms"))
 
 
 #: Savings of the host's time (its own work, launches, gaps): what a first call may spend once.
@@ -306,12 +323,13 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
     return f
 
 
-def _device_share_metric(dev: float | None, sev: str) -> Metric:
+def _device_share_metric(dev: float | None, sev: str, detail: dict | None = None) -> Metric:
     """The device step-time share as the idle findings grade it (the guide's first overview number)."""
     return Metric(id="device_step_share", label="Device step-time share", value=None if dev is None else round(dev, 4),
                   unit="share", display=pct(dev), good_direction="higher", status=sev,
                   threshold=T("headline.device_step_share.warning"),
-                  meaning="share of the step the device executes (the guide's first overview number)")
+                  meaning="share of the step the device executes (the guide's first overview number)",
+                  detail=dict(detail or {}))
 
 
 def unclaimed_host_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
@@ -320,8 +338,8 @@ def unclaimed_host_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
     make on it (a host sync's idle, host-placed ops, the dispatch part of eager ops, gaps between steps), never below
     zero nor above the host work itself.  Each microsecond is then recovered once."""
     bd = metrics.breakdown
-    claimed = sum(float(r["ms"]) for f in others if f.saving is not None and f.rule != "unexplained_idle"
-                  for r in f.saving.recovers if r["group"] == "host")
+    claimed = sum(float(r["ms"]) for f in others if f.saving is not None
+                  for r in f.saving.recovers if r["group"] == "host" and r["pool"] != "host_own")
     return max(0.0, min(bd.host_compute, bd.host_compute + bd.other - claimed))
 
 
@@ -337,36 +355,171 @@ def host_bound_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     sev = grade(dev, "headline.device_step_share.warning", "headline.device_step_share.critical")
     if sev is None or not ctx.step_ms:
         return None
-    host = unclaimed_host_ms(metrics, others)
+    others = list(others)
+    unrecorded = on_cpu_unrecorded_ms(metrics, others)
+    host = unclaimed_host_ms(metrics, others) + unrecorded
     idle = ctx.step_ms * (1 - (dev or 0.0))
     if host <= 0 or host < 0.5 * idle:
         return None
-    return _host_bound(ctx, sev, dev, host)
+    return _host_bound(ctx, sev, dev, host, unrecorded)
 
 
-def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float) -> Finding:
+def on_cpu_unrecorded_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
+    """The GPU idle inside the step (per step and GPU) that no recorded host event covers (the ledger's ``other``),
+    no other finding recovers and the launching thread did not spend waiting in the OS -- where the capture traced
+    the threads' context switches, so that the rest is time the thread ran on the CPU: the host's own code, which the
+    profiler did not record.  0 without a scheduler trace (the time may be a wait: nothing tells).
+
+    Why: one pass of a program whose CPU work no event records (fckwader/shitbox: three uploads, 14.79 s of its own
+    code, one kernel) has its idle inside the step; the scheduler's trace shows that thread on the CPU 99.8% of it.
+    Claims on the host's time fall on that unrecorded time first (as :func:`unclaimed_host_ms` counts), and the waits
+    the OS traces are taken out whole: a lower bound."""
+    return _unrecorded_left_ms(metrics, others) if metrics.scheduler_traced else 0.0
+
+
+def _unrecorded_left_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
+    """The ledger's idle no recorded host event covers (``other``, per step and GPU) less every other finding's claim
+    on the host's time and the waits the OS traced (the larger of the two: a lower bound)."""
+    claimed = sum(float(r["ms"]) for f in others if f.saving is not None
+                  for r in f.saving.recovers if r["group"] == "host" and r["pool"] != "host_own")
+    waits = sum(v for _, v in metrics.idle_in_os_waits)
+    return max(0.0, metrics.breakdown.other - max(claimed, waits))
+
+
+def unrecorded_idle_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> Finding | None:
+    """The GPU idles most of the step while nothing the capture recorded covers the host's time, and no scheduler
+    trace tells whether the host ran code or waited: fires whatever else fired (a capture finding -- too few steps --
+    must not hide it), a warning at most and with no saving, since no fix can be sized for a cause the capture does
+    not show.
+
+    Why: one pass of a program analysed whole (fckwader/shitbox's window without its scheduler trace: 14.79 s of the
+    15.2 s no event covers) has that time inside its one step, where no gap check looks, and "too few steps" kept
+    the idle finding away: the report said nothing of 91% of the window.  Where the capture traced context
+    switches, :func:`host_waits_finding` and :func:`host_bound_finding` name the time instead."""
+    ctx = Ctx(metrics)
+    dev = metrics.headline.device_step_share
+    if metrics.scheduler_traced or not ctx.step_ms or grade(dev, "headline.device_step_share.warning",
+                                                            "headline.device_step_share.critical") is None:
+        return None
+    left = _unrecorded_left_ms(metrics, list(others))
+    if left <= 0 or left < 0.5 * ctx.step_ms * (1 - (dev or 0.0)):
+        return None
+    window = metrics.capture.length_ms or 0.0
+    total = left * max(metrics.steps.count, 1)
+    of_window = (f" That is {pct(min(total / window, 1.0))} of the {ms(window)} capture window."
+                 if window > 0 and total >= 0.5 * window else "")
+    f = finding(
+        ctx, "unexplained_idle", "warning",
+        f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(left)} of it "
+        f"({pct(left / ctx.step_ms)}) no runtime call, op, range or OS call of the capture covers the host's time: "
+        f"the host's own code, or a wait for something outside the capture (an input device, a file, a timer) -- the "
+        f"capture traced no context switches, so it cannot tell which.{of_window}",
+        title="The GPU idles while the host does what the capture did not record",
+        metric=_device_share_metric(dev, "warning", {"unrecorded_ms": round(left, 3)}),
+        windows=step_windows(ctx, key=lambda st: st.breakdown.other, label="unrecorded host time"),
+        actions=ctx.fw.extra("step_gaps:unrecorded") or [RECORD_HOST],
+    )
+    f.guide_section = "§1 overview"
+    f.id += "#unrecorded"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
+    return f
+
+
+def unclaimed_wait_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
+    """The GPU idle inside the step (per step and GPU) booked to the host (its recorded work, or nothing recorded) that
+    no other finding recovers, which the thread launching the GPU's work spent waiting in the OS -- off the CPU in the
+    scheduler's trace, or in a blocking call of the OS runtime trace (``HostMetrics.idle_in_os_waits``) -- never
+    above either.  A range or op around a wait (an NVTX ``frame`` spanning the wait for the next frame) runs no code
+    there: the wait is no host work."""
+    return min(_unclaimed_other_ms(metrics, others), sum(v for _, v in metrics.idle_in_os_waits))
+
+
+def _unclaimed_other_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
+    """The host's share of the step's idle -- its recorded work and the idle nothing recorded covers (the ledger's
+    ``host_compute`` and ``other``, per step and GPU) -- that no other finding's claim on the host's time recovers."""
+    bd = metrics.breakdown
+    claimed = sum(float(r["ms"]) for f in others if f.saving is not None
+                  for r in f.saving.recovers if r["group"] == "host" and r["pool"] != "host_own")
+    return max(0.0, bd.host_compute + bd.other - claimed)
+
+
+def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> Finding | None:
+    """The GPU idles much of the step while the thread that launches its work waits in the OS: fires whatever else
+    fired, on its own saving, like :func:`host_bound_finding`.
+
+    Why: where the step's idle lies inside the steps (steps cut by the GPU work's own period, one pass analysed
+    whole) no gap check sees it, and a thread off its CPU runs no code of its own: the host waits for something the
+    capture does not hold -- a camera's next frame, a file, a socket, a timer (SamuelAmsih/CUDA's Jetson camera loop
+    cut into frames by its 7-kernel period: ~27 ms of each 39.9 ms frame unclaimed, the launching thread off the
+    CPU).  Fires where the device step-time share is amber or red and such waits fill at least half of the idle
+    no finding claims; never critical -- whether the source can deliver faster is outside the capture."""
+    ctx = Ctx(metrics)
+    dev = metrics.headline.device_step_share
+    sev = grade(dev, "headline.device_step_share.warning", "headline.device_step_share.critical")
+    if sev is None or not ctx.step_ms:
+        return None
+    others = list(others)
+    free = _unclaimed_other_ms(metrics, others)
+    wait = unclaimed_wait_ms(metrics, others)
+    idle = ctx.step_ms * (1 - (dev or 0.0))
+    if wait <= 0 or wait < 0.5 * free or wait < 0.5 * idle:  # most of the GPU's idle, as host_bound_finding's host
+        return None
+    f = finding(
+        ctx, "unexplained_idle", "warning",
+        f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(wait)} of it "
+        f"({pct(wait / ctx.step_ms)}) the GPU idles while the thread that launches its work waits in the OS, running "
+        f"no code: the host waits for something outside the capture (an input device, a file, a socket, a timer), "
+        f"and no runtime call, op or range of the capture covers that time{in_os_waits(ctx, wait)}.",
+        title="The GPU idles while the host waits for something outside the capture",
+        metric=_device_share_metric(dev, "warning"),
+        saving=saving(ctx, wait, "the host's wait for its source overlaps the GPU's work (the next input read while "
+                                 "the GPU works on this one), or the source delivers faster",
+                      [("host", "host_work", wait)]),
+        evidence=os_waits_table(ctx),
+        windows=step_windows(ctx, key=lambda st: st.breakdown.other, label="host waiting"),
+        actions=ctx.fw.extra("step_gaps:outside") or [WAIT_SOURCE],
+    )
+    f.guide_section = "§1 overview"
+    f.id += "#outside_wait"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
+    return f
+
+
+def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorded_ms: float = 0.0) -> Finding:
     """The GPU idles most of the step while the host runs its own code (Python, framework work: each eager op's
     dispatch), inside the step, where no between-step or launch check looks -- an eager serving engine's, a forward
     pass's, or a training step whose host is slower than its GPU.  Saving: that host time (kept out of the step by
     compiling the work into fewer, larger launches or graphs), in a pool of its own: it is what the other findings
     leave of the host's time.  The fix is the job's own for host overhead per op (its launch fixes: compile, CUDA
     graphs, a serving engine's graph mode)."""
+    unseen = unrecorded_ms >= 0.5 * host_ms  # mostly code no event records: not the dispatch of launches
+    what = "" if unseen else " (Python, the framework's own work before each launch)"
+    how = ("moved out of the step, onto the GPU, or overlapped with the GPU's work" if unseen else
+           "fewer, larger launches or graphs, or overlapped with the GPU")
     f = finding(
         ctx, "unexplained_idle", sev,
         f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(host_ms)} of it "
-        f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code (Python, the framework's own "
-        f"work before each launch) that no other finding accounts for: the step is host-bound{in_ranges(ctx, host_ms)}"
-        f"{in_os_waits(ctx, host_ms)}.",
+        f"({pct(host_ms / ctx.step_ms)}) the GPU waits while the host runs its own code{what} that no other finding "
+        f"accounts for: the step is host-bound{in_ranges(ctx, host_ms)}"
+        f"{in_os_waits(ctx, host_ms)}{_unrecorded_words(unrecorded_ms)}.",
         title="Host-bound: the GPU waits for the host's own work inside the step",
         metric=_device_share_metric(dev, sev),
-        saving=saving(ctx, host_ms, "the host's own work moves off the GPU's critical path (fewer, larger launches "
-                                    "or graphs, or overlapped with the GPU)", [("host", "host_own", host_ms)]),
+        saving=saving(ctx, host_ms, f"the host's own work moves off the GPU's critical path ({how})",
+                      [("host", "host_own", host_ms)]),
         evidence=ranges_table(ctx) + os_waits_table(ctx),
-        windows=step_windows(ctx, key=lambda st: st.breakdown.host_compute, label="host work"),
-        actions=ctx.fw.fix("launch_bound"),
+        windows=step_windows(ctx, key=lambda st: st.breakdown.host_compute + st.breakdown.other, label="host work"),
+        # the code the capture did not record is seen first where it is most of the time
+        actions=(ctx.fw.extra("step_gaps:unrecorded") or [RECORD_HOST]) if unseen else ctx.fw.fix("launch_bound"),
     )
     f.guide_section = "§1 overview"
     return f
+
+
+def _unrecorded_words(unrecorded_ms: float) -> str:
+    """Of the host-bound time, the part no event of the capture records, in words ("" where none)."""
+    if unrecorded_ms <= 0:
+        return ""
+    return (f"; {ms(unrecorded_ms)} of it no runtime call, op or range of the capture covers, yet the scheduler's "
+            f"trace shows the thread that launches the GPU's work on the CPU then: the host's own code, which the "
+            f"profiler did not record")
 
 
 def healthy_finding(metrics: HostMetrics) -> Finding:

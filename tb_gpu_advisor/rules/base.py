@@ -292,7 +292,8 @@ def in_os_waits(ctx: Ctx, host_ms: float) -> str:
     (``HostMetrics.idle_in_os_waits``): a host that waits on a file or another thread is no host at work; "" where
     none was traced or none stands out."""
     named = [f"`{n}` {ms(v)}" for n, v in ctx.m.idle_in_os_waits if v >= 0.1 * host_ms]
-    return (f"; the thread launching the GPU's work was blocked in the OS (OS runtime trace): {', '.join(named)} a step"
+    return (f"; the thread launching the GPU's work was blocked in the OS (OS runtime or scheduler trace): "
+            f"{', '.join(named)} a step"
             if named else "")
 
 

@@ -68,7 +68,28 @@ it names those holding the GPU's idle time in the step
 (`HostMetrics.idle_in_ranges`; `launch_bound` does too, and `step_gaps` the
 ranges in its gaps); where it traced the OS runtime (Nsight `-t osrt`), the
 blocking OS calls the thread launching the GPU's work sat in while the GPU
-idled (`HostMetrics.idle_in_os_waits`; `step_gaps` in its gaps).
+idled (`HostMetrics.idle_in_os_waits`; `step_gaps` in its gaps).  Where it
+traced context switches (Nsight `SCHED_EVENTS`, `--cpuctxsw`), a stretch the
+thread spent off the CPU is such a wait too (`model.trace.OFF_CPU`), and the
+time nothing recorded covers while the thread was on the CPU is the host's own
+code: host-bound, with how to record it first.
+
+**Waiting outside the capture** (`rules.host_waits_finding`, h37-paced):
+whatever else fired, taken before host-bound's share, when the device
+step-time share is amber or red and the launching thread's OS waits (off the
+CPU, or in an OS runtime call) fill at least half of the GPU's idle in the
+step and of the host's time no other finding claims,
+`unexplained_idle:<host>#outside_wait` (a warning at most: whether the source
+can deliver faster is outside the capture) says the host waits for something
+outside the capture (an input device, a file, a socket, a timer) and saves
+that wait (pool `host_work`); `step_gaps` names such a wait in its gaps the
+same way.  A range or op around a wait runs no code there.  Without a
+scheduler trace, time nothing covers is code or a wait (`step_gaps`: "likely"
+a wait where the gaps are as regular as a clock, never critical), and where it
+fills most of the GPU's idle inside the step,
+`unexplained_idle:<host>#unrecorded` says so with no saving
+(`rules.unrecorded_idle_finding`): a one-pass window analysed whole has no gap
+to hold it.
 
 **Savings add up** (`rules/savings.py`): each saving names the time it
 recovers (`recovers`: breakdown group and pool); findings recovering the same

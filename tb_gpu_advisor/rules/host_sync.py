@@ -77,6 +77,8 @@ def _unrecorded(ctx: Ctx) -> Finding | None:
     if not (s.calls_per_step or s.copy_calls_per_step) or grade(ctx.share(s.unrecorded_ms_per_step),
                                                                   "host_sync.warning") is None:
         return None
+    if sum(v for _, v in ctx.m.idle_in_os_waits) >= 0.5 * s.unrecorded_ms_per_step:
+        return None  # the thread waited in the OS there, running no code: the idle findings name that wait
     share = ctx.share(s.unrecorded_ms_per_step)
     f = finding(
         ctx, ID, "info",

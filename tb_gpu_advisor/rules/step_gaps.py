@@ -96,10 +96,25 @@ def check(m: HostMetrics) -> list[Finding]:
     cause = max(causes, key=causes.get)
     actions = ctx.fw.fixes_for(ID, _variants(other_ms + unexplained, launch_ms, private))
     unrecorded = cause == host_work and unexplained >= 0.5 * g.avg_gap_ms
-    if unrecorded:  # what fills the gap is not in the capture: seeing it comes first
-        cause = (f"the host's own code, which the capture did not record ({ms(unexplained)} of each gap: no runtime "
-                 f"call, op, range or OS call covers it)")
+    # a thread off its CPU runs no code, whatever op or range spans it: that part of the host's time is a wait
+    waited = outside_wait_ms(g, other_ms + unexplained) if cause == host_work else 0.0
+    assumption = ("the between-step gap shrinks to its input-wait part (host work moved out of the step or run every N "
+                  "steps)")
+    if waited:  # the host ran no code there: it waited for something the capture does not hold
+        cause = (f"the host waiting for something outside the capture (an input device, a file, a socket, a timer): "
+                 f"the thread that launches the next work waited in the OS, running no code, {ms(waited)} of each gap "
+                 f"({pct(waited / g.avg_gap_ms)}){_covered(other_ms, unexplained)}")
+        actions = ctx.fw.extra(f"{ID}:outside") or [WAIT_SOURCE]  # no host work to move: the source is the fix
+        assumption = ("the host's wait for its source overlaps the GPU's work (the next input read while the GPU "
+                      "works on this one), or the source delivers faster")
+        # whether the source can deliver faster (a camera's frame rate) is outside the capture: never critical
+        sev = "warning" if sev == "critical" else sev
+    elif unrecorded:  # what fills the gap is not in the capture: seeing it comes first
+        cause = _unrecorded_kind(g, m.scheduler_traced, f"{ms(unexplained)} of each gap: no runtime call, op, range or "
+                                                        f"OS call covers it")
         actions = (ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST]) + actions
+        if not m.scheduler_traced:  # code or a wait: the capture cannot tell, so no more than a warning
+            sev = "warning" if sev == "critical" else sev
     actions = _made_on_host(ctx, g, cause == host_work) + actions
     if input_ms > 0.2 * g.avg_gap_ms:
         actions.append(action(f"{ms(input_ms)} of each gap is input wait: see the input-bound finding (guide §1.1)."))
@@ -117,15 +132,15 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"The GPU is idle {ms(g.avg_gap_ms)} between steps on average (max {ms(g.max_gap_ms)}), {pct(share)} of "
-        f"{_whole(cycle_ms, ctx.step_ms)} outside input wait; most of it is {cause}{_named(g, cause == host_work)}"
-        f"{_waited(g)}.{_window_share(g, m)}",
+        f"{_whole(cycle_ms, ctx.step_ms)} outside input wait; most of it is {cause}"
+        f"{_named(g, cause == host_work and not waited)}"
+        f"{_waited(g, 'named by the trace' if waited else '')}.{_window_share(g, m, _holder(waited, unrecorded, m.scheduler_traced))}",
         metric=share_metric("step_gap_share", "Between-step gap (non-input) share of step", share, "step_gaps.warning",
                             severity=sev, detail={"avg_gap_ms": g.avg_gap_ms, "max_gap_ms": g.max_gap_ms,
                                                   "input_wait_ms": input_ms, "launch_ms": launch_ms,
                                                   "host_other_ms": other_ms, "unexplained_ms": unexplained,
-                                                  "gpu_private_threads": private}),
-        saving=saving(ctx, save_ms, "the between-step gap shrinks to its input-wait part (host work moved out of "
-                                    "the step or run every N steps)", claims),
+                                                  "gpu_private_threads": private, "outside_wait_ms": waited}),
+        saving=saving(ctx, save_ms, assumption, claims),
         evidence=[
             table("Where the gap time goes (ms, average per gap)", ["cause", "ms"],
                   [["input wait", input_ms], [ctx.fw.label("step_gaps:launch"), launch_ms], ["other host work", other_ms],
@@ -137,7 +152,7 @@ def check(m: HostMetrics) -> list[Finding]:
                      [[name, v] for name, v in g.top_ops])] if g.top_ops else []),
             *([table("The program's own ranges in the gaps (the busiest thread's outermost ranges below the step; "
                      "ms per gap)", ["range", "ms"], [[name, v] for name, v in g.top_ranges])] if g.top_ranges else []),
-            *([table("OS calls the thread launching the next work was blocked in during the gaps (OS runtime trace)",
+            *([table("OS waits of the thread launching the next work during the gaps (OS runtime or scheduler trace)",
                      ["call", "ms per gap", "most ms in one gap"], [list(x) for x in g.top_os_waits])]
               if g.top_os_waits else []),
         ],
@@ -152,15 +167,76 @@ RECORD_HOST = action("Record what the host does between its GPU work: mark that 
                      "then profile again.")
 
 
-def _window_share(g, m) -> str:  # noqa: ANN001 - Gaps, HostMetrics
+#: What to do where the host waited off the CPU between its GPU work, where the framework gives no words of its own.
+WAIT_SOURCE = action("Find what the host waits for between its GPU work -- the source that paces the loop (a camera's or "
+                     "sensor's frame rate, a file or socket reader, a timer, another thread's lock) -- and read the next "
+                     "input while the GPU works on this one (a reader thread, double buffers); trace the OS runtime "
+                     "to name the call it waits in.")
+
+
+def outside_wait_ms(g, host_ms: float) -> float:  # noqa: ANN001 - Gaps
+    """The part of each gap's host time (``host_ms``: its recorded host work and the time nothing recorded covers)
+    that the thread launching the next work spent waiting in the OS -- off the CPU in the scheduler's trace, or inside
+    a blocking call of the OS runtime trace -- where that is at least half of it, else 0.  An op or range around the
+    wait (an NVTX ``frame`` the wait lies in) ran no code there.
+
+    Why: a thread off its CPU runs no code, so that idle is the host waiting for something the capture does not hold
+    (a camera's next frame, a file, a socket, a timer), not the host's own unrecorded work: the fix is the source,
+    not recording the CPU (SamuelAmsih/CUDA's Jetson camera loop: 19.9 ms of each 24.9 ms gap off the CPU).  The
+    waits named (the outermost of the thread's, disjoint) may overlap a recorded call too, so the part is never
+    above the unrecorded time it explains."""
+    waits = sum(avg for _, avg, _ in g.top_os_waits)
+    part = min(waits, host_ms)
+    return part if host_ms > 0 and part >= 0.5 * host_ms else 0.0
+
+
+#: The spread of the gaps (standard deviation / mean) under which they are regular: a loop paced by a clock.
+REGULAR_GAPS_CV = 0.1
+
+
+def _unrecorded_kind(g, scheduler_traced: bool, how_much: str) -> str:  # noqa: ANN001 - Gaps
+    """What the time no event covers is, as far as the capture tells: with the threads' context switches traced (and
+    the thread not waiting, :func:`outside_wait_ms`), the host's own code; without, code or a wait -- "likely" a wait
+    for a pacing source where the gaps are as regular as a clock (:data:`REGULAR_GAPS_CV`), never more than likely:
+    a host computing the same work each time gives equal gaps too."""
+    if scheduler_traced:
+        return (f"the host's own code, which the capture did not record ({how_much}; the scheduler's trace shows its "
+                f"thread on the CPU)")
+    gaps = [x.gap_ms for x in g.gaps]
+    mean = sum(gaps) / len(gaps) if gaps else 0.0
+    cv = (sum((x - mean) ** 2 for x in gaps) / len(gaps)) ** 0.5 / mean if len(gaps) >= 3 and mean > 0 else None
+    if cv is not None and cv <= REGULAR_GAPS_CV:
+        what = (f"likely the host waiting for a source that paces the loop (a camera's frame rate, a timer: the gaps "
+                f"are as regular as a clock, {ms(mean)} +/- {pct(cv)}), or else its own code")
+    else:
+        what = "the host's own code or a wait for something outside the capture"
+    return (f"time the capture did not record ({how_much}): {what}; the capture traced no context switches to tell "
+            f"them apart")
+
+
+def _covered(other_ms: float, unexplained_ms: float) -> str:
+    """What the capture recorded around a wait, in words: nothing, or the host's ops and ranges around it."""
+    return (", where no runtime call, op or range of the capture covers it" if unexplained_ms >= other_ms else
+            ", inside the program's own ops or ranges (they span the wait; no code of theirs ran)")
+
+
+def _holder(waited: float, unrecorded: bool, scheduler_traced: bool) -> str:
+    """Who the gaps' time is, in the window-share sentence's words: the host waiting, its own work, or -- unrecorded
+    and no context switches traced -- its time, whichever it was."""
+    if waited:
+        return "the host waiting"
+    return "the host's time (its code or a wait)" if unrecorded and not scheduler_traced else "the host's own work"
+
+
+def _window_share(g, m, what: str = "the host's own work") -> str:  # noqa: ANN001 - Gaps, HostMetrics
     """Where the gaps are most of the whole capture window, said so: the window is the host's own work, with the GPU's
     around it (fckwader/shitbox: 14.8 s of CPU code between the uploads and one 8.7 ms kernel, 99.9% of it)."""
     window = m.capture.length_ms or 0.0
     total = g.avg_gap_ms * g.count if g.avg_gap_ms else 0.0
     if window <= 0 or total < T("step_gaps.window_share") * window:
         return ""
-    return (f" The gaps are {pct(min(total / window, 1.0))} of the {ms(window)} capture window: it records the host's "
-            f"own work, with the GPU idle for it, more than the GPU's.")
+    return (f" The gaps are {pct(min(total / window, 1.0))} of the {ms(window)} capture window: it records {what}, "
+            f"with the GPU idle for it, more than the GPU's.")
 
 
 def _named(g, host_work: bool) -> str:
@@ -189,7 +265,7 @@ def _made_on_host(ctx: Ctx, g, host_work: bool) -> list:  # noqa: ANN001 - Gaps
     return ctx.fw.extra(f"{ID}:creation", op=name, op_ms=ms(op_ms))
 
 
-def _waited(g) -> str:
+def _waited(g, lead: str = "") -> str:
     """The OS calls the thread launching the next work sat blocked in during the gaps (Nsight's OS runtime trace:
     ``getc``, ``read``, ``pthread_cond_wait``), each holding a tenth of the mean gap or half the longest: a host that
     waits -- on a file, the terminal, another thread -- is no host at work.  "" where none was traced or none stands
@@ -198,7 +274,8 @@ def _waited(g) -> str:
         return ""
     named = [f"`{name}` {ms(avg)} a gap ({ms(most)} at most in one)" for name, avg, most in g.top_os_waits
              if avg >= 0.1 * g.avg_gap_ms or most >= 0.5 * (g.max_gap_ms or 0.0)]
-    return (f"; the thread that launches the next work was blocked in the OS (OS runtime trace): {', '.join(named)}"
+    lead = lead or "the thread that launches the next work waited in the OS (OS runtime or scheduler trace)"
+    return (f"; {lead}: {', '.join(named)}"
             if named else "")
 
 

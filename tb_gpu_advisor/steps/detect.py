@@ -221,7 +221,26 @@ def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | 
         return None
     starts = np.concatenate([[us[0]], us[big + 1]])
     ends = np.concatenate([ue[big], [ue[-1]]])
+    if not _bursts_repeat(own, keep, starts):
+        return None
     return starts, ends
+
+
+def _bursts_repeat(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray) -> bool:
+    """Whether some of the work (a kernel or copy, by name) runs in two bursts or more: steps are iterations, so
+    bursts are steps only where the work repeats across them.  Bursts that share nothing are one pass of a program
+    cut at its host's pauses, not iterations (fckwader/shitbox: three uploads, 14.8 s of the host's own code, then
+    one kernel and a read-back -- two "steps" of 7.4 s that were a single run)."""
+    seen: dict[int, int] = {}  # name -> the first burst it ran in, or -1 once it ran in two
+    for d, k in zip(own, keep):
+        burst = np.searchsorted(starts, d.start[k], side="right") - 1
+        names = np.asarray([hash(n) for n in d.names], np.int64)[d.name[k]]
+        pairs = np.unique(np.stack([names, burst]), axis=1)
+        for name, b in zip(pairs[0].tolist(), pairs[1].tolist()):
+            first = seen.setdefault(name, b)
+            if first != b:
+                return True
+    return False
 
 
 #: Sources whose windows are host time spans (tiled, mapped to devices through the launches).

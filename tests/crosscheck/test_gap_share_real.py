@@ -3,7 +3,9 @@
 ``fixtures/gaps/inference_rank_1`` (HTA test data, SOURCE.md): 4 kernels in a 1.6 ms excerpt, no step marks.  Read
 straight from its JSON here: the GPU idles 1.45 ms between its first kernel and its second, inside a 1.63 ms span
 from the first kernel's start to the last one's end.  Main measured the gap against the mean of two steps guessed
-from GPU bursts (815 us): "176.3% of the step".
+from GPU bursts (815 us): "176.3% of the step".  Since h37-paced its two bursts, which share no kernel, are no steps
+(a cut at GPU bursts needs work that repeats across them): the excerpt is one window, and every share in the report
+is of it.
 """
 
 from __future__ import annotations
@@ -32,8 +34,10 @@ def test_a_gap_inside_a_guessed_step_is_a_share_of_the_time_it_sits_in():
     span = (k[-1][1] - k[0][0]) / 1e3
     (s,) = discover(str(GAPS))
     rep = analyze_session(s.run, s.session, s.hosts).to_dict()
-    (f,) = [f for f in rep["findings"] if f["rule"] == "step_gaps"]
-    share = f["metric"]["value"]
-    assert share <= 1.0, share  # main: 1.763
-    assert share >= longest_gap / span - 0.05, (share, longest_gap, span)  # most of the GPU's time is this gap
-    assert all(float(p) <= 100.0 for p in re.findall(r"([\d.]+)%", f["summary"])), f["summary"]
+    (host,) = rep["hosts"]
+    assert host["steps"]["count"] == 1  # one window: two bursts of different kernels are no iterations
+    assert longest_gap / span > 0.8  # most of the window is the one idle stretch, inside the one step
+    for f in rep["findings"]:
+        if f["metric"] is not None and f["metric"]["unit"] == "share" and f["metric"]["value"] is not None:
+            assert f["metric"]["value"] <= 1.0, f  # main: step_gaps 1.763
+        assert all(float(p) <= 100.0 for p in re.findall(r"([\d.]+)%", f["summary"])), f["summary"]

@@ -51,7 +51,7 @@ from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
 from tb_gpu_advisor.frameworks import nvtx
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
-from tb_gpu_advisor.model.trace import DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits, Trace
+from tb_gpu_advisor.model.trace import OFF_CPU, DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits, Trace
 
 __all__ = ["NsysReadError", "read_trace", "TIME_BASE", "NOTHING_RECORDED"]
 
@@ -282,6 +282,7 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
                d_stream=d["stream"], d_corr=d["corr"], d_name=d["name"], d_bytes=d["bytes"], d_graph=d["graph"],
                d_names=list(d_names), d_blocks=d["blocks"], d_threads=d["threads"])
     _read_os_calls(schema, raw, fidx)
+    _read_off_cpu(schema, raw, fidx)
     raw.threads = {int(_thread_key(np.int64(t), fidx)): n for t, n in _thread_names(schema).items()}
     raw.processes = _process_names(schema)
     raw.gpu_info, note = _gpu_info(schema, raw)
@@ -391,6 +392,41 @@ def _read_os_calls(schema: tb.Schema, raw: _Raw, fidx: int) -> None:
     raw.os_start, raw.os_end = start.astype(np.int64), end.astype(np.int64)
     raw.os_tid = _thread_key(tid, fidx)
     raw.os_name = inv.astype(np.int32)
+
+
+#: The scheduler's trace (``nsys profile --cpuctxsw=process-tree``, on by default on Linux): one row per context
+#: switch of a thread, ``isSchedIn`` 0 where the thread left its CPU and non-zero where it got one back.
+_SCHED = "SCHED_EVENTS"
+_SCHED_COLS = {"start": "start", "tid": "globalTid", "into": "isSchedIn"}
+
+
+def _read_off_cpu(schema: tb.Schema, raw: _Raw, fidx: int) -> None:
+    """``SCHED_EVENTS``' stretches each thread spent off its CPU -- from a switch out to that thread's next switch in
+    -- appended to ``raw``'s ``os_*`` columns as waits named :data:`OFF_CPU`.  Why: a thread off the CPU runs no code
+    of its own, so GPU idle it spans is the host waiting (on a camera, a file, a socket, a timer, a lock), not the
+    host computing; without an OS runtime trace the scheduler is the only witness of it (SamuelAmsih/CUDA's camera
+    loop: its launching thread off the CPU 74% of the window).  A switch out with no switch in after it (the window's
+    end, the thread's exit) bounds nothing and is left out; the stretches nest inside the OS runtime's calls where
+    both were traced, and the analysis keeps only the outermost of each thread's waits."""
+    if not schema.nonempty(_SCHED):
+        return
+    c = tb.int_columns(schema, _SCHED, _SCHED_COLS)
+    ok = (c["tid"] >= 0) & (c["start"] >= 0)
+    start, tid, into = c["start"][ok].astype(np.int64), c["tid"][ok].astype(np.int64), c["into"][ok] != 0
+    if start.size < 2:
+        return
+    order = np.lexsort((start, tid))
+    start, tid, into = start[order], tid[order], into[order]
+    # a switch out whose next event, on the same thread, is a switch in
+    out = np.flatnonzero(~into[:-1] & into[1:] & (tid[:-1] == tid[1:]) & (start[1:] >= start[:-1]))
+    if not out.size:
+        return
+    name = len(raw.os_names)
+    raw.os_names = [*raw.os_names, OFF_CPU]
+    raw.os_start = np.concatenate([raw.os_start, start[out]])
+    raw.os_end = np.concatenate([raw.os_end, start[out + 1]])
+    raw.os_tid = np.concatenate([raw.os_tid, _thread_key(tid[out], fidx)])
+    raw.os_name = np.concatenate([raw.os_name.astype(np.int32), np.full(out.size, name, np.int32)])
 
 
 #: ``META_DATA_CAPTURE`` keys of the options a window's reading depends on -> the ``Trace.producer`` fact.

@@ -29,6 +29,7 @@ import numpy as np
 
 from tb_gpu_advisor.frameworks import tensorflow, xla
 from tb_gpu_advisor.frameworks.base import Framework, never
+from tb_gpu_advisor.model.columns import lookup_mask
 
 if TYPE_CHECKING:
     from tb_gpu_advisor.model.trace import HostEvents
@@ -47,7 +48,7 @@ def user_annotations(h: HostEvents, fw: Framework) -> np.ndarray:
     inside = _inside(h, container)
     nested_name = np.bincount(h.name[inside].astype(np.int64), minlength=len(h.names)) > 0
     # in place, one column at a time: each ``~x & y`` over the host table (2.25 M events, dense) was a temporary
-    out = nested_name[h.name]
+    out = lookup_mask(nested_name, h.name)
     out |= own
     out |= inside
     out |= bg_line[h.line]

@@ -178,11 +178,11 @@ def kernel_stats(ctx: Context) -> list[KernelStat]:
         del dur
         lm, lat = _idle_launch_latency_us(ctx, g, m)
         lat_sum = np.bincount(inv, weights=lat)
-        lat_n = np.bincount(inv, weights=lm.astype(float))
+        lat_n = np.bincount(inv[lm], minlength=u.size).astype(np.float64)  # counts: the float sums of 1.0s, exact
         del lm, lat
         prec = np.zeros(u.size, np.int8)
         prec[inv] = g.name_prec[m]
-        on_mu = np.bincount(inv, weights=g.tc[m].astype(np.float64)) * 2 > cnt  # most of its runs on matrix units
+        on_mu = np.bincount(inv[g.tc[m]], minlength=u.size) * 2 > cnt  # most of its runs on matrix units
         shp = _dominant_sid(inv, d.shape_sid[m], u.size)
         if d.long_name_sid is not None:
             lng = _dominant_sid(inv, d.long_name_sid[m], u.size)

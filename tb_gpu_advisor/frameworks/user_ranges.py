@@ -51,7 +51,7 @@ def user_annotations(h: HostEvents, fw: Framework) -> np.ndarray:
     out = lookup_mask(nested_name, h.name)
     out |= own
     out |= inside
-    out |= bg_line[h.line]
+    out |= lookup_mask(bg_line, h.line)
     out |= h.name_mask(xla.is_python_tracer_event)
     user = np.logical_not(out, out=out)
     np.less(h.corr, 0, out=inside)  # ``inside`` is no longer needed: its column holds each test in turn

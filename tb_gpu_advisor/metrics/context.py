@@ -13,8 +13,8 @@ from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, xla
-from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, searchsorted_right, sorted_unique,
-                                          subtract_intervals, union_intervals)
+from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, lookup_mask, searchsorted_right,
+                                          sorted_unique, subtract_intervals, union_intervals)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.steps.detect import Steps
@@ -439,7 +439,7 @@ def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Fr
     host_work = ~h.name_mask(lambda n: frameworks.not_host_work(n) or fw.transfer_event(n) or fw.step_marker(n))
     if len(h):
         # in place, one column at a time: each ``~x & y`` of 2.25 M events made a fresh temporary (pages faulted in)
-        drop = bg_line[h.line]
+        drop = lookup_mask(bg_line, h.line)  # a compare per background line where they are few
         drop |= host_input
         drop |= dispatch
         host_work &= ~drop

@@ -36,7 +36,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.job.structure import SpanSteps
-from tb_gpu_advisor.model.columns import union_intervals
+from tb_gpu_advisor.model.columns import lookup_mask, union_intervals
 from tb_gpu_advisor.model.trace import Trace
 
 #: Launches looked at (the first ones): the period shows within them, and a huge capture stays cheap.
@@ -188,7 +188,7 @@ def _op_share(trace: Trace, t: np.ndarray) -> float:
         user = r.idx[~r.op]
         own[np.unique(h.name[user])] = True
     per = h.per_name(_runtime_or_library)
-    op = ~(per | own)[h.name]
+    op = lookup_mask(~(per | own), h.name)
     if not op.any() or not t.size:
         return 0.0
     s, e = union_intervals(h.start[op].astype(np.int64, copy=False), h.end[op].astype(np.int64, copy=False))

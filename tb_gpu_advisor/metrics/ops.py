@@ -89,7 +89,7 @@ def op_stats(ctx: Context, top_n: int = 50, kept: KeptOps | None = None) -> list
         tct = np.bincount(inv, weights=dur * g.tc[km])
         # an op whose kernels an eager call launched (un-jitted jnp: one compiled program per call) ran eagerly, as
         # the eager-execution finding counts it (issue #27 item 7: the table said no op was eager beside it)
-        eag = np.bincount(inv, weights=g.eager[km].astype(np.float64)) > 0 if g.eager is not None else None
+        eag = np.bincount(inv[g.eager[km]], minlength=u.size) > 0 if g.eager is not None else None  # counted, not summed
         u_list = u.tolist()
         eag_list = eag.tolist() if eag is not None else [False] * len(u_list)
         for k, e_j, c_j, t_j, tc_j in zip(u_list, eag_list, cnt.tolist(), tot.tolist(), tct.tolist()):

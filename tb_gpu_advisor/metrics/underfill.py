@@ -80,7 +80,7 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
     # (the launches' own columns were ~100 MB a GPU at the peak on a dense 1 GB capture)
     small_cfg = np.append(table[:, 0] < s if sms is not None else table[:, 0] == 1, False)  # -1: the last, False
     floor_ps = round(T("small_grid.floor_us") * 1e6)
-    groups = _small_launches(d, recorded, small_cfg, floor_ps)
+    groups = _small_launches(d, recorded, small_cfg, floor_ps, kernels=(in_step, dur))  # recorded: a part of in_step
     if not groups:
         return gu
     for (name_id, c), (count, dur_ps, above_ps) in groups.items():  # by (name, blocks, threads): the table's order
@@ -103,21 +103,32 @@ def _one_gpu(g, rows: dict[tuple[str, int, int], UnderfilledKernel]) -> GpuUnder
     return gu
 
 
-def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: int,
-                    block: int = 1 << 18) -> dict[tuple[int, int], list[int]]:
+def _small_launches(d, recorded: np.ndarray, small_cfg: np.ndarray, floor_ps: int, block: int = 1 << 18,
+                    kernels: tuple[np.ndarray, np.ndarray] | None = None) -> dict[tuple[int, int], list[int]]:
     """(name, launch configuration) -> [launches, their time in ps, their time above ``floor_ps`` in ps], sorted, of
     the recorded launches whose configuration is small: exact integer sums, a block of events at a time (the whole
-    GPU's small launches as float columns were ~60 bytes a kernel at the peak: 280 MB on the 1 GB Nsight export)."""
+    GPU's small launches as float columns were ~60 bytes a kernel at the peak: 280 MB on the 1 GB Nsight export).
+
+    ``kernels``: :meth:`GpuCtx.kernels_in_steps` (mask, durations), of which ``recorded`` is a part: the durations are
+    then read from it, one gather, instead of two time columns gathered and subtracted (dense: ~1 ms a GPU)."""
     cfg = d.launch_cfg
     ncfg = len(small_cfg)
     out: dict[int, list[int]] = {}
+    pos = 0  # where the block's kernels start among ``kernels``' durations
     for a in range(0, recorded.shape[0], block):
         c = cfg[a : a + block]
         m = recorded[a : a + block] & small_cfg[c]
+        ins = kernels[0][a : a + block] if kernels is not None else None
+        n_in = int(np.count_nonzero(ins)) if ins is not None else 0
         if not m.any():
+            pos += n_in
             continue
         key = d.name[a : a + block][m].astype(np.int64) * ncfg + c[m]
-        dur = (d.end[a : a + block][m] - d.start[a : a + block][m]).astype(np.int64)
+        if ins is not None:
+            dur = kernels[1][pos : pos + n_in][m[ins]].astype(np.int64)
+        else:
+            dur = (d.end[a : a + block][m] - d.start[a : a + block][m]).astype(np.int64)
+        pos += n_in
         # grouped by counting (key ids span a names x configurations range), not by a stable argsort of the keys:
         # that sort was half of this module's time on the dense 100 MB capture
         u, inv = unique_inverse(key)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, take
+from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, lookup_mask, narrowest
 from tb_gpu_advisor.model.idtable import IdTable
 
 
@@ -275,10 +275,7 @@ class HostEvents:
         Most predicates (eager, loss scaling, XLA markers...) match no name of a given capture: then the
         answer is a zero-filled array without a pass over the events.
         """
-        per_name = self.per_name(pred)
-        if not per_name.any():
-            return np.zeros(len(self), dtype=bool)
-        return take(per_name, self.name)  # blocks of np.take: faster than per_name[self.name], no intp copy
+        return lookup_mask(self.per_name(pred), self.name)  # a compare per matching name, or a blocked table lookup
 
     def per_name(self, pred) -> np.ndarray:
         """Bool per name of ``names``: ``pred(name)``, remembered for a named predicate (issue #38).

@@ -237,6 +237,7 @@ def collective_type(name: str) -> str | None:
 
 
 PAGE_MIGRATION = nvidia.PAGE_MIGRATION
+UM_PREFETCH = nvidia.UM_PREFETCH
 
 
 def page_migration(names: list[str]) -> np.ndarray:

@@ -1154,6 +1154,91 @@ def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_
             "kind": "training" if measured_backward else "inference"}
 
 
+# --------------------------------------------------------------------------- h37-survey10: one pass, unrecorded kernels
+
+
+def write_phased_pass(path: str, passes: int = 1, init_ms: float = 1.76, run_ms: float = 110.0,
+                      host_ms: float = 40.0) -> dict:
+    """Write the export of a one-shot CUDA program after Zeffar/2048's ``profile_report.sqlite`` (an RTX 3080
+    Monte-Carlo tree search), its two kernels apart as Luminara-Raytracing's world build and render are: ``cudaMalloc``
+    (the context), a 64 B upload, ``init_rng`` (``init_ms``), ``host_ms`` of the host's own work, ``simulate``
+    (``run_ms``), a 4 KB read-back -- ``passes`` times.  Return the truth: the passes, each of two phases that share
+    no kernel."""
+    us, ms = 1000, 1_000_000
+    pid = 4868
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=5 * us)
+    copies, kern = [], []
+    api("cudaMalloc_v3020", 86 * ms)  # the context
+    for _ in range(passes):
+        a = api.t
+        copies.append((a + 20 * us, a + 30 * us, api("cudaMemcpy_v3020", 40 * us), 1, 64))
+        for name, run in (("init_rng", init_ms), ("simulate_random_play_kernel", run_ms)):
+            c = api("cudaLaunchKernel_v7000", 15 * us)
+            kern.append((api.t, api.t + int(run * ms), c, strings(name)))
+            api("cudaDeviceSynchronize_v3020", int(run * ms) + 10 * us)
+            if name == "init_rng":
+                api.t += int(host_ms * ms)  # the host's own work between the phases
+        a = api.t
+        copies.append((a + 20 * us, a + 40 * us, api("cudaMemcpy_v3020", 50 * us), 2, 4000))
+        api.t += int(host_ms * ms)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,0,2)",
+                    [(a, b, c, gpid, n, k) for a, b, c, k, n in copies])
+    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, n, n, 32, 1000, 1, 1, 256, 1, 1, 0, 0, 0, 0, 0, None, None)
+                                     for a, b, c, n in kern])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="NVIDIA GeForce RTX 3080", sms=68),
+                program="decision_tree/MCTS", thread="MCTS", sync_enum=False)
+    return {"passes": passes, "pass_ms": init_ms + host_ms + run_ms}
+
+
+def write_untraced_kernels(path: str, steps: int = 40, step_ms: float = 6.0, wait_ms: float = 2.8,
+                           traced: bool = False) -> dict:
+    """Write the export of a program whose kernels the profiler did not record, shaped after
+    unschlagbar/neural-networks' ``prof.sqlite`` (a Rust LSTM trainer on an RTX 5080, ``kern_prof 1024 40``): four
+    ``cuModuleLoadData``, then ``steps`` steps of ``step_ms``, each an async upload and memsets (recorded), its kernels
+    (not recorded, nor their launches), then a final ``cudaDeviceSynchronize`` that waits ``wait_ms`` after the last
+    recorded copy, and the teardown (``cuModuleUnload``).  With ``traced`` the kernels and launches are recorded (the
+    control).  With ``wait_ms`` 0 the sync returns at once.  Return the truth."""
+    us, ms = 1000, 1_000_000
+    pid = 4601
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, MEMSET_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 475 * ms, gap=3 * us)
+    copies, sets, kern = [], [], []
+    api("cuStreamCreate", 160 * us)
+    for _ in range(4):
+        api("cuModuleLoadData", 7 * ms)
+    for _ in range(steps):
+        a = api.t
+        copies.append((a + 20 * us, a + 280 * us, api("cuMemcpyHtoDAsync_v2", 300 * us)))
+        for _ in range(3):
+            api("cuMemAllocAsync", 10 * us)
+            a = api.t
+            sets.append((a + 5 * us, a + 8 * us, api("cuMemsetD8Async", 3 * us)))
+        if traced:
+            kern.append((api.t + 20 * us, api.t + int(step_ms * ms) - 100 * us, api("cuLaunchKernel", 10 * us)))
+        api.t += int(step_ms * ms)  # the step's kernels, unrecorded unless traced
+    api("cudaDeviceSynchronize_v3020", int(wait_ms * ms) + 2 * us)
+    for _ in range(4):
+        api("cuModuleUnload", 300 * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,1605632,1,0,2)",
+                    [(a, b, c, gpid) for a, b, c in copies])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMSET (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, value, bytes, memKind) VALUES (?,?,0,1,7,?,?,0,65536,2)",
+                    [(a, b, c, gpid) for a, b, c in sets])
+    name = strings("lstm_step_fused")
+    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, name, name, 32, 168, 1, 1, 256, 1, 1, 0, 0, 0, 0, 0, None,
+                                      None) for a, b, c in kern])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="NVIDIA GeForce RTX 5080", sms=84),
+                program="./target/release/examples/kern_prof", thread="kern_prof", sync_enum=False)
+    return {"steps": steps, "kernels_recorded": traced, "wait_ms": wait_ms}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("out")

@@ -238,6 +238,12 @@ def sticky_error(code: int) -> tuple[str, str] | None:
 PAGE_MIGRATION = "Unified Memory page migration"
 
 
+#: The words the Nsight reader puts in the name of a migration the program asked for with ``cudaMemPrefetchAsync``
+#: (``migrationCause`` "User prefetch"): a copy of the program's own, made ahead of the work that reads the pages --
+#: not the driver's on-demand paging (:data:`PAGE_MIGRATION`).
+UM_PREFETCH = "Unified Memory prefetch"
+
+
 def page_migration_one(name: str) -> bool:
     """A Unified Memory page migration (:data:`PAGE_MIGRATION`): the driver's paging, not a copy the program made."""
     return PAGE_MIGRATION in name

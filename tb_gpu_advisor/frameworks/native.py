@@ -91,6 +91,14 @@ FIXES = {
     "capture_quality": (_ITERATIONS,),
     "capture_quality:no_gpu": (action("Check that the program ran its GPU work inside the profiled window (nsys "
                                       "--trace=cuda), and that the export holds the CUDA tables."),),
+    # the program's GPU work ran (a sync waited on it, or launches were recorded) with no kernel record: the tracing,
+    # not the window, is what to change
+    "capture_quality:lost_records": (action(
+        "Record the kernels: trace CUDA (nsys --trace=cuda) with a Nsight Systems release recent enough for the "
+        "installed driver (its release notes list the drivers it supports), and let the GPU finish "
+        "(cudaDeviceSynchronize, or cudaProfilerStop) before the program exits so its records are flushed.",
+        "nsys --version; nvidia-smi   # the profiler's release against the driver's\n"
+        "nsys profile --trace=cuda,nvtx -o run ./app && nsys export --type sqlite run.nsys-rep"),),
 }
 
 #: Kernels launched with fewer blocks than SMs (``small_grid``): the program chose the launch configuration itself,

@@ -142,6 +142,13 @@ _TRAINING_RANGE = re.compile(
 #: A range named after serving or evaluating a model, never training it (``inference``, ``generate``, ``prefill``).
 _INFERENCE_RANGE = re.compile(r"\binference\b|\binfer\b|\bgenerat(?:e|ion)\b|\bpredict|\bprefill\b|\bdecode[-_ ]?step",
                               re.I)
+#: A range named after making the program's own data (``data generation``, ``mock generate data``, ``generate random
+#: inputs``): set-up or a workload's input, not a model generating its output (quasiben/nvtx-examples' CuPy and
+#: multiprocessing scripts), so "generate" there names no inference.
+_DATA_GENERATION = re.compile(
+    r"\b(?:data(?:set)?|inputs?|mock|synthetic|random|fake|dummy|tensors?|arrays?)[-_ ]*"
+    r"generat|generat(?:e|ion|ing)[-_ ]+(?:(?:of|the|some|mock|random|synthetic|fake|dummy)[-_ ]+)*"
+    r"(?:data(?:set)?|inputs?|tensors?|arrays?)\b", re.I)
 
 
 #: TensorRT's own range around running a built engine (``IExecutionContext::executeV2`` / ``enqueueV3``, in its
@@ -162,4 +169,4 @@ def is_training_range(name: str) -> bool:
 
 def is_inference_range(name: str) -> bool:
     """A range name that says inference (and nothing of training's)."""
-    return bool(_INFERENCE_RANGE.search(name)) and not is_training_range(name)
+    return bool(_INFERENCE_RANGE.search(name)) and not is_training_range(name) and not _DATA_GENERATION.search(name)

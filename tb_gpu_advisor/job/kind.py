@@ -68,6 +68,8 @@ WINDOWS = ("startup", "nvtx_only", "no_cuda_call", "tracing_off", "counters", "f
 #: A runtime call this long is the CUDA context's creation (tens to hundreds of ms), which the first call that needs
 #: a context pays -- ``cudaFree(0)``, ``cudaMalloc``, ``cudaSetDevice`` -- never the call's own work.
 _CONTEXT_NS = 10_000_000
+#: A sync this long waited on GPU work (an idle GPU's sync returns in microseconds), ps.
+_UNSEEN_WAIT_PS = 1_000_000_000
 #: An allocation op this long allocated on a GPU (creating its context): a host allocation maps pages lazily, in
 #: microseconds to a few ms even for a large block (:func:`_context_allocation`).
 _DEVICE_ALLOC_NS = 50_000_000
@@ -134,6 +136,10 @@ def _work_kind(trace: Trace, fw: Framework) -> Kind:
                                           "tensors, but the capture holds no kernel or GPU runtime record: the GPU's "
                                           "activity was not recorded",
                         lost_gpu=f"its process group runs on {backend.upper()}, which moves only GPU tensors")
+        waited = _unseen_wait(trace)
+        if waited:  # a sync waited on the GPU while nothing recorded ran on it: its kernels went unrecorded
+            return Kind("unknown", "low", f"{waited}: the GPU ran work the capture holds no record of (no kernel, and "
+                                          "no launch of one, was recorded)", lost_gpu=waited)
         created = _context_allocation(trace, fw) if not launched else ""
         if created:  # a GPU's context was created: the work used the GPU, whose CUDA activity was not recorded
             return Kind("unknown", "low", f"{created}, but the capture holds no CUDA call, kernel or copy: the job used "
@@ -306,6 +312,28 @@ def _context_allocation(trace: Trace, fw: Framework) -> str:
         under = f" under `{_short(h.names[int(h.name[j])], 40)}`"
     return (f"the allocation `{_short(h.names[int(h.name[i])], 40)}`{under} took {longest / 1e6:,.0f} ms, where a host "
             "allocation takes microseconds: an allocation on the GPU (the first one creates the CUDA context)")
+
+
+def _unseen_wait(trace: Trace) -> str:
+    """A sync that waited on the GPU with none of its recorded work in flight, in words; "" for none.  A sync returns
+    at once on an idle GPU, so one that waits milliseconds after the GPU's recorded copies and memsets have ended (the
+    context exists: they ran) waited on work the capture did not record -- kernels launched through a path the
+    profiler did not trace (RTX 5080, a Rust program's driver entry points: unschlagbar/neural-networks).  Not a
+    start-up window, whose syncs wait on nothing (or create the context, before any GPU work)."""
+    spans = [(d.start, d.end) for d in trace.devices if len(d)]
+    if not spans or not len(trace.h):
+        return ""
+    st = np.concatenate([a for a, _ in spans])
+    en = np.concatenate([b for _, b in spans])
+    h = trace.h
+    idx = np.flatnonzero(h.name_mask(devices.is_sync_call))
+    idx = idx[(h.end[idx] - h.start[idx] >= _UNSEEN_WAIT_PS) & (h.start[idx] >= en.min())]
+    for i in idx[np.argsort(-(h.end[idx] - h.start[idx]), kind="stable")].tolist():
+        a, b = int(h.start[i]), int(h.end[i])
+        if not ((st < b) & (en > a)).any():
+            return (f"`{_short(h.names[int(h.name[i])], 40)}` waited {(b - a) / 1e9:,.1f} ms on the GPU after its "
+                    "recorded copies and memsets had ended, where a sync returns at once on an idle GPU")
+    return ""
 
 
 def _ran_kernels(trace: Trace) -> bool:

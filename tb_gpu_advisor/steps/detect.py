@@ -201,12 +201,13 @@ def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, n
 
 
 def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | None:
-    """Bursts of the work the program launched, apart by unusually long idle gaps.  Unified Memory page migrations
-    are left out: the driver makes them, in bursts of its own, whenever the host touches managed memory the GPU
-    last wrote (a result check after the kernel: thousands of page-sized copies in ~2 ms bursts), so they would
-    make steps of the host's paging and leave the program's kernels out as the first or last "step"."""
+    """Bursts of the work the program launched, apart by unusually long idle gaps.  Unified Memory migrations are
+    left out: the driver makes them, in bursts of its own, whenever the host touches managed memory the GPU last
+    wrote (a result check after the kernel: thousands of page-sized copies in ~2 ms bursts), or in chunks of its
+    choosing for the program's ``cudaMemPrefetchAsync``, so they would make steps of the host's paging and leave the
+    program's kernels out as the first or last "step"."""
     own = [d for d in devs if len(d)]
-    keep = [~devices.page_migration(d.names)[d.name] for d in own]
+    keep = [~devices.managed_migration(d.names)[d.name] for d in own]
     st = np.concatenate([d.start[k] for d, k in zip(own, keep)]) if own else np.zeros(0, np.int64)
     en = np.concatenate([d.end[k] for d, k in zip(own, keep)]) if own else np.zeros(0, np.int64)
     if st.size < 4:
@@ -311,8 +312,9 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                     hs, he = cl
                     ids = np.arange(hs.size, dtype=np.int64)
                     source, mapped = "gpu_busy_clusters", "device"
-                    note = ("no step markers (no `Steps` line, `Profiled batch`, `train`, `_r`, `step_num` or XLA module executions); "
-                            "steps inferred from clusters of GPU activity separated by long idle gaps")
+                    # in words any capture's user reads, as the whole capture's note below
+                    note = ("no step markers found; steps inferred from clusters of GPU activity separated by long "
+                            "idle gaps, some of the same work running in several of them")
         if source in _HOST_SOURCES + ("gpu_busy_clusters", "xla_modules") and ids.size:
             hs, he = _tile(hs, he)
             he[-1] = max(int(he[-1]), _last_step_device_end(h, active, int(hs[-1]), int(he[-1])))

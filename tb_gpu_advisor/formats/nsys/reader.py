@@ -77,6 +77,9 @@ _COPY_DIRECTION = {1: "HtoD", 2: "DtoH", 3: "HtoD", 4: "DtoH", 5: "DtoD", 6: "Dt
 #: The Unified Memory kinds (``CUDA_MEMCPY_KIND_UVM_HTOD`` / ``_DTOH`` / ``_DTOD``): the driver's page migrations of
 #: managed memory, which no call of the program launched (correlation id 0), named as such (``devices.PAGE_MIGRATION``).
 _UVM_KINDS = frozenset((11, 12, 13))
+#: ``migrationCause`` of a migration the program asked for (``ENUM_CUDA_UNIF_MEM_MIGRATION`` "User prefetch":
+#: ``cudaMemPrefetchAsync``); the others are the driver's (page faults, its speculative prefetch, eviction).
+_USER_PREFETCH = 1
 #: ``ENUM_CUDA_MEM_KIND`` labels, where the export has no enum table.
 _MEM_KINDS = {0: "Pageable", 1: "Pinned", 2: "Device", 3: "Array", 4: "Managed", 5: "Device Static",
               6: "Managed Static", 7: "Unknown"}
@@ -765,7 +768,7 @@ def _device_cols(schema: tb.Schema, table: str) -> dict[str, str | None]:
         cols["graph"] = "graphId"
         cols.update(_launch_exprs(present))
     elif table == tb.MEMCPY:
-        cols.update(bytes="bytes", kind="copyKind", src="srcKind", dst="dstKind")
+        cols.update(bytes="bytes", kind="copyKind", src="srcKind", dst="dstKind", cause="migrationCause")
         cols["graph"] = None
     elif table == tb.MEMSET:
         cols.update(bytes="bytes", mem="memKind")
@@ -812,13 +815,14 @@ def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c:
         blocks, threads = narrowest(c["blocks"]), narrowest(c["threads"])  # 8 bytes a kernel each as fetched
     elif table == tb.MEMCPY:
         kinds = tb.enum_labels(schema, "ENUM_CUDA_MEM_KIND") or _MEM_KINDS
+        asked = c["cause"] == _USER_PREFETCH  # a migration the program's cudaMemPrefetchAsync asked for
         combo = (c["kind"].astype(np.int64) * 4096) + (np.clip(c["src"], -1, 62).astype(np.int64) + 1) * 64 + \
-            (np.clip(c["dst"], -1, 62).astype(np.int64) + 1)
+            (np.clip(c["dst"], -1, 62).astype(np.int64) + 1) + asked.astype(np.int64) * (1 << 40)
         ids, inv = unique_inverse(combo)
         labels = []
         for k in ids.tolist():
-            kind, src, dst = k // 4096, (k // 64) % 64 - 1, k % 64 - 1
-            labels.append(_intern(d_names, _copy_name(kind, kinds.get(src), kinds.get(dst))))
+            kind, src, dst = (k % (1 << 40)) // 4096, (k // 64) % 64 - 1, k % 64 - 1
+            labels.append(_intern(d_names, _copy_name(kind, kinds.get(src), kinds.get(dst), k >= 1 << 40)))
         name = np.array(labels, np.int32)[inv] if n else np.zeros(0, np.int32)
         nbytes = c["bytes"]
     elif table == tb.MEMSET:
@@ -847,13 +851,14 @@ def _device_table(schema: tb.Schema, table: str, cols: dict[str, str | None], c:
                 threads=threads)
 
 
-def _copy_name(kind: int, src: str | None, dst: str | None) -> str:
+def _copy_name(kind: int, src: str | None, dst: str | None, asked: bool = False) -> str:
     """A copy as CUPTI names it to PyTorch's profiler: ``Memcpy HtoD (Pinned -> Device)``; a Unified Memory page
-    migration ``Memcpy HtoD (Unified Memory page migration)``."""
+    migration ``Memcpy HtoD (Unified Memory page migration)``, or ``(Unified Memory prefetch)`` where the program's
+    ``cudaMemPrefetchAsync`` asked for it (``asked``)."""
     direction = _COPY_DIRECTION.get(kind, "Other")
     base = f"Memcpy {direction}" if direction != "Other" else "Memcpy"
-    if kind in _UVM_KINDS:  # its memory kinds are "Unknown": the driver's paging, said as such
-        return f"{base} ({devices.PAGE_MIGRATION})"
+    if kind in _UVM_KINDS:  # its memory kinds are "Unknown": the driver's paging, or the program's prefetch
+        return f"{base} ({devices.UM_PREFETCH if asked else devices.PAGE_MIGRATION})"
     if src or dst:
         return f"{base} ({src or 'Unknown'} -> {dst or 'Unknown'})"
     return base

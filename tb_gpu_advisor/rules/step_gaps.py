@@ -110,10 +110,11 @@ def check(m: HostMetrics) -> list[Finding]:
         # whether the source can deliver faster (a camera's frame rate) is outside the capture: never critical
         sev = "warning" if sev == "critical" else sev
     elif unrecorded:  # what fills the gap is not in the capture: seeing it comes first
-        cause = _unrecorded_kind(g, m.scheduler_traced, f"{ms(unexplained)} of each gap: no runtime call, op, range or "
-                                                        f"OS call covers it")
+        paced = _clock_paced(g, ctx, m)
+        cause = _unrecorded_kind(m.scheduler_traced, paced, f"{ms(unexplained)} of each gap: no runtime call, op, "
+                                                            f"range or OS call covers it")
         actions = (ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST]) + actions
-        if not m.scheduler_traced:  # code or a wait: the capture cannot tell, so no more than a warning
+        if paced:  # likely a source's clock the program cannot speed up: the saving is a guess, no more than a warning
             sev = "warning" if sev == "critical" else sev
     actions = _made_on_host(ctx, g, cause == host_work) + actions
     if input_ms > 0.2 * g.avg_gap_ms:
@@ -194,20 +195,32 @@ def outside_wait_ms(g, host_ms: float) -> float:  # noqa: ANN001 - Gaps
 REGULAR_GAPS_CV = 0.1
 
 
-def _unrecorded_kind(g, scheduler_traced: bool, how_much: str) -> str:  # noqa: ANN001 - Gaps
-    """What the time no event covers is, as far as the capture tells: with the threads' context switches traced (and
-    the thread not waiting, :func:`outside_wait_ms`), the host's own code; without, code or a wait -- "likely" a wait
-    for a pacing source where the gaps are as regular as a clock (:data:`REGULAR_GAPS_CV`), never more than likely:
-    a host computing the same work each time gives equal gaps too."""
-    if scheduler_traced:
-        return (f"the host's own code, which the capture did not record ({how_much}; the scheduler's trace shows its "
-                f"thread on the CPU)")
+def _clock_paced(g, ctx: Ctx, m: HostMetrics) -> str:  # noqa: ANN001 - Gaps
+    """"" or the gaps' mean and spread in words where, with no context switches traced, they are as regular as a clock
+    (:data:`REGULAR_GAPS_CV`) in a program with no ML framework: a loop fed by a camera or a timer waits the same each
+    time.  An ML framework's loop is fed by its input pipeline, whose waits its profiler records as input (the
+    DataLoader's ``__next__``, ``tf.data``'s iterator): its unrecorded, equal gaps are its own code each step
+    (logging, the step's Python), as on JAX's synthetic steps with a host wait by construction -- never a guess
+    that lowers the finding."""
+    if m.scheduler_traced or ctx.fw.id != "native" or (m.job is not None and m.job.kind.kind == "training"):
+        return ""
     gaps = [x.gap_ms for x in g.gaps]
     mean = sum(gaps) / len(gaps) if gaps else 0.0
     cv = (sum((x - mean) ** 2 for x in gaps) / len(gaps)) ** 0.5 / mean if len(gaps) >= 3 and mean > 0 else None
-    if cv is not None and cv <= REGULAR_GAPS_CV:
+    return f"{ms(mean)} +/- {pct(cv)}" if cv is not None and cv <= REGULAR_GAPS_CV else ""
+
+
+def _unrecorded_kind(scheduler_traced: bool, paced: str, how_much: str) -> str:
+    """What the time no event covers is, as far as the capture tells: with the threads' context switches traced (and
+    the thread not waiting, :func:`outside_wait_ms`), the host's own code; without, code or a wait -- "likely" a wait
+    for a pacing source where the gaps are as regular as a clock (:func:`_clock_paced`), never more than likely: a
+    host computing the same work each time gives equal gaps too."""
+    if scheduler_traced:
+        return (f"the host's own code, which the capture did not record ({how_much}; the scheduler's trace shows its "
+                f"thread on the CPU)")
+    if paced:
         what = (f"likely the host waiting for a source that paces the loop (a camera's frame rate, a timer: the gaps "
-                f"are as regular as a clock, {ms(mean)} +/- {pct(cv)}), or else its own code")
+                f"are as regular as a clock, {paced}), or else its own code")
     else:
         what = "the host's own code or a wait for something outside the capture"
     return (f"time the capture did not record ({how_much}): {what}; the capture traced no context switches to tell "

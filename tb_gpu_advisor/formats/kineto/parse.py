@@ -384,6 +384,16 @@ class _Prefixed:
 
     def __init__(self, head: bytes, rest: IO[bytes]):
         self._head, self._rest = head, rest
+        #: ``readinto`` where the rest has one (:meth:`_Parser._fill_into`), else None
+        self.readinto = self._readinto if callable(getattr(rest, "readinto", None)) else None
+
+    def _readinto(self, b: memoryview) -> int:
+        """Bytes read into ``b`` (the sniffed head first, alone: a short read, as a file may give)."""
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n], self._head = self._head[:n], self._head[n:]
+            return n
+        return self._rest.readinto(b) or 0
 
     def read(self, n: int = -1) -> bytes:
         if not self._head:
@@ -1126,8 +1136,13 @@ class _Parser:
     # -- input
     def _fill(self, want: int) -> None:
         """Read until ``buf`` holds ``want`` bytes or the input ends."""
-        parts = [self.buf]
         have = len(self.buf)
+        if have >= want or self.eof:
+            return
+        if callable(getattr(self.stream, "readinto", None)):
+            self._fill_into(want)
+            return
+        parts = [self.buf]
         while have < want and not self.eof:
             try:
                 block = self.stream.read(max(_READ_BLOCK, want - have))
@@ -1139,10 +1154,39 @@ class _Parser:
                 break
             parts.append(block)
             have += len(block)
-            if self.max_bytes is not None and self.base + have > self.max_bytes:
-                raise KinetoReadError(self.name, f"trace is over the {human_size(self.max_bytes)} limit"
-                                      + (" once decompressed" if self.compressed else "") + f" ({LIMIT_HINT})")
+            self._check_limit(have)
         self.buf = b"".join(parts)
+
+    def _fill_into(self, want: int) -> None:
+        """:meth:`_fill` from a file that reads into a buffer: the kept text and the new bytes in one new buffer (no
+        block read, then joined to the text: each byte of the file copied once in memory, not twice; 1 GB PyTorch
+        trace: the reads 0.24-0.44 -> 0.1x s of CPU).  The buffer is never written again once read (the chunks in
+        flight are views of it)."""
+        have = len(self.buf)
+        buf = bytearray(max(want, have + _READ_BLOCK))
+        buf[:have] = self.buf
+        with memoryview(buf) as view:
+            while have < len(buf):
+                try:
+                    n = self.stream.readinto(view[have:])
+                except (EOFError, OSError, zlib.error) as e:  # cut off or unreadable: what was read stays
+                    self.eof, self.read_error = True, f"{type(e).__name__}: {e}"
+                    break
+                if not n:
+                    self.eof = True
+                    break
+                have += n
+                self._check_limit(have)
+                if have >= want:
+                    break
+        del buf[have:]
+        self.buf = buf
+
+    def _check_limit(self, have: int) -> None:
+        """KinetoReadError once the text read passes ``max_bytes``."""
+        if self.max_bytes is not None and self.base + have > self.max_bytes:
+            raise KinetoReadError(self.name, f"trace is over the {human_size(self.max_bytes)} limit"
+                                  + (" once decompressed" if self.compressed else "") + f" ({LIMIT_HINT})")
 
     def _drop(self, n: int) -> None:
         """Forget the first ``n`` bytes of the buffer (they are decoded)."""
@@ -1190,7 +1234,7 @@ class _Parser:
             return {}, pos + 1
         if first != b"{":
             raise KinetoReadError(self.name, "not JSON" + (" once decompressed" if self.compressed else "")
-                                  + f" (starts with {self.buf[pos:pos + 16]!r}): not a PyTorch profiler trace")
+                                  + f" (starts with {bytes(self.buf[pos:pos + 16])!r}): not a PyTorch profiler trace")
         m = self._find_events_key(pos)
         head = self.buf[pos:m.start()].rstrip(_WS).rstrip(b",")
         try:

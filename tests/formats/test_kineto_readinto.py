@@ -124,3 +124,25 @@ def test_text_that_is_no_json_is_quoted_as_bytes(tmp_path: Path) -> None:
     with pytest.raises(KinetoReadError) as e:
         parse_trace(str(path))
     assert "(starts with b'hello, this is n'): not a PyTorch profiler trace" in str(e.value)
+
+
+class Growing(io.BytesIO):
+    """A seekable file that declares ``short`` bytes fewer than it holds (written to while it is read)."""
+
+    def __init__(self, data: bytes, short: int):
+        super().__init__(data)
+        self.short = short
+
+    def seek(self, off: int, whence: int = 0) -> int:
+        at = super().seek(off, whence)
+        return at - self.short if whence == 2 else at
+
+
+@pytest.mark.parametrize("short", [1, 999, 50_000])
+def test_a_file_that_goes_on_past_its_declared_size_is_read_to_its_end(monkeypatch: pytest.MonkeyPatch,
+                                                                      short: int) -> None:
+    monkeypatch.setattr(parse, "CHUNK_BYTES", 4096)
+    monkeypatch.setattr(parse, "_READ_BLOCK", 1000)
+    data = _doc_bytes()
+    whole = as_reference(parse_trace(Counted(data, into=False)))
+    assert as_reference(parse_trace(Growing(data, short))) == whole

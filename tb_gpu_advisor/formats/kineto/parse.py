@@ -1160,25 +1160,31 @@ class _Parser:
     def _fill_into(self, want: int) -> None:
         """:meth:`_fill` from a file that reads into a buffer: the kept text and the new bytes in one new buffer (no
         block read, then joined to the text: each byte of the file copied once in memory, not twice; 1 GB PyTorch
-        trace: the reads 0.24-0.44 -> 0.1x s of CPU).  The buffer is never written again once read (the chunks in
-        flight are views of it)."""
+        trace: the reads 0.24-0.44 -> 0.17-0.19 s of CPU).  The buffer is sized to the file's declared end where that
+        comes first (a tail's 64 MB look-ahead allocates only what is left), and grows should the file go on past it
+        (still being written).  It is never written again once read (the chunks in flight are views of it)."""
         have = len(self.buf)
-        buf = bytearray(max(want, have + _READ_BLOCK))
+        size = max(want, have + _READ_BLOCK)
+        if self.size_hint > self.base + have:
+            size = min(size, self.size_hint - self.base + 1)  # one byte past the declared end: the read sees it end
+        buf = bytearray(size)
         buf[:have] = self.buf
-        with memoryview(buf) as view:
-            while have < len(buf):
+        while True:
+            if have == len(buf):
+                buf.extend(bytes(max(_READ_BLOCK, want - have)))
+            with memoryview(buf) as view, view[have:] as room:
                 try:
-                    n = self.stream.readinto(view[have:])
+                    n = self.stream.readinto(room)
                 except (EOFError, OSError, zlib.error) as e:  # cut off or unreadable: what was read stays
                     self.eof, self.read_error = True, f"{type(e).__name__}: {e}"
                     break
-                if not n:
-                    self.eof = True
-                    break
-                have += n
-                self._check_limit(have)
-                if have >= want:
-                    break
+            if not n:
+                self.eof = True
+                break
+            have += n
+            self._check_limit(have)
+            if have >= want:
+                break
         del buf[have:]
         self.buf = buf
 

@@ -106,9 +106,9 @@ def small_pages() -> Iterator[None]:
     """numpy arrays allocated inside the block get no ``MADV_HUGEPAGE`` (numpy asks it for every array of 4 MB or
     more); the switch is set back when the last block open in the process closes.
 
-    Why: where transparent huge pages are "madvise" with defrag "madvise" (this machine; Ubuntu's and Debian's
-    default), each first touch of an advised 2 MB region may compact memory synchronously to find a free huge page.
-    A reader's columns are written once, front to back, and read a few times: the TLB has nothing to gain and every
+    Why: under transparent huge pages' defrag setting "madvise" (the kernel's default since 4.6; this machine), the
+    first touch of each advised 2 MB region may reclaim or compact memory synchronously to find a free huge page --
+    and a big read is when the page cache has just taken the free memory.  A reader's columns are written once, front to back, and read a few times: the TLB has nothing to gain and every
     fault pays.  Writing the 2.65 M rows of a 1 GB PyTorch trace into fresh columns (88 bytes a row): 0.46 s advised,
     0.09 s not; the whole read (parse + to_trace) 3.0 -> 2.3 s of CPU, system time 1.1 -> 0.3 s (docs/benchmarks.md,
     h38-kineto).  Only page placement changes, never a value; a thread of a server that allocates meanwhile gets

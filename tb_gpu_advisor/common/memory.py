@@ -106,13 +106,14 @@ def small_pages() -> Iterator[None]:
     """numpy arrays allocated inside the block get no ``MADV_HUGEPAGE`` (numpy asks it for every array of 4 MB or
     more); the switch is set back when the last block open in the process closes.
 
-    Why: under transparent huge pages' defrag setting "madvise" (the kernel's default since 4.6; this machine), the
-    first touch of each advised 2 MB region may reclaim or compact memory synchronously to find a free huge page --
-    and a big read is when the page cache has just taken the free memory.  A reader's columns are written once, front to back, and read a few times: the TLB has nothing to gain and every
-    fault pays.  Writing the 2.65 M rows of a 1 GB PyTorch trace into fresh columns (88 bytes a row): 0.46 s advised,
-    0.09 s not; the whole read (parse + to_trace) 3.0 -> 2.3 s of CPU, system time 1.1 -> 0.3 s (docs/benchmarks.md,
-    h38-kineto).  Only page placement changes, never a value; a thread of a server that allocates meanwhile gets
-    small pages too, which costs it nothing but the same trade.
+    Why: a reader's columns are written once, front to back, and read a few times, so huge pages have little to give
+    them (a few TLB misses), and their first touch costs more here: on this VM a huge-page fault took ~1.7 ms per
+    2 MB against ~0.4 ms for the same 2 MB in 4 kB faults -- no compaction (``/proc/vmstat`` ``compact_stall``
+    unchanged, ``thp_fault_alloc`` +225 for 255 MB of columns); likely the hypervisor backing fresh 2 MB regions,
+    where small pages reuse recently freed ones.  Writing the 2.65 M rows of a 1 GB PyTorch trace into
+    fresh columns (88 bytes a row): 0.39-0.46 s advised, 0.09 s not; the whole read (parse + to_trace) 3.0 -> 2.3 s
+    of CPU, system time 1.1 -> 0.3 s (docs/benchmarks.md, h38-kineto).  Only page placement changes, never a value; a
+    thread of a server that allocates meanwhile gets small pages too, which costs it nothing but the same trade.
     """
     global _SMALL_PAGES_USERS, _SMALL_PAGES_BEFORE
     switch = _numpy_huge_pages_switch()

@@ -1706,10 +1706,20 @@ def _chunk_size(buf: bytes, pos: int) -> int:
     """Bytes from ``pos`` to decode as one chunk: ``CHUNK_BYTES``, less where they hold more than
     ``CHUNK_OBJECTS`` objects, so a chunk's decoded objects stay bounded however small its events are."""
     scanned = min(len(buf) - pos, CHUNK_BYTES)
-    objects = int(np.count_nonzero(np.frombuffer(buf, np.uint8, scanned, pos) == 0x7D))  # "}": 4x bytes.count's speed
+    objects = _count_closing(buf, pos, scanned)
     if objects <= CHUNK_OBJECTS:
         return CHUNK_BYTES
     return max(scanned * CHUNK_OBJECTS // objects, 1 << 12)
+
+
+def _count_closing(buf: bytes | bytearray, pos: int, n: int) -> int:
+    """How many ``}`` ``buf[pos:pos + n]`` holds: one pass in C where the scanner has ``count_byte`` (1 GB trace's
+    240 windows: 0.085-0.11 -> 0.019 s), else numpy's comparison (4x ``bytes.count``'s speed, but a temporary as
+    large as the window and a second pass over it)."""
+    count = getattr(_CSCAN, "count_byte", None)
+    if count is not None:
+        return count(buf, pos, n, 0x7D)
+    return int(np.count_nonzero(np.frombuffer(buf, np.uint8, n, pos) == 0x7D))
 
 
 def _first(it: Iterable[re.Match], n: int) -> list[re.Match]:

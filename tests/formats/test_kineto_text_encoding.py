@@ -97,3 +97,15 @@ def test_plain_and_binary_starts_are_left_as_they_are() -> None:
     assert text_encoding(b"\xff\xfe{\x00") == ("utf-16-le", 2)
     assert text_encoding(b"\xff\xfe\x00\x00") == ("utf-32-le", 4)
     assert text_encoding(b"{\x00\"\x00") == ("utf-16-le", 0)
+
+
+def test_an_exported_trace_holding_only_a_newline_is_empty_not_json_without_events(tmp_path: Path) -> None:
+    """ASB1127/HPMLProj committed ``Lora/profile_trace.json`` once as a single newline (1 byte): main called it "JSON
+    without traceEvents: not a trace"; it holds no JSON at all.  A UTF-16 newline is as empty."""
+    p = tmp_path / "profile_trace.json"
+    for content in (b"\n", b" \r\n\t", codecs.BOM_UTF16_LE + "\r\n".encode("utf-16-le")):
+        p.write_bytes(content)
+        why = sniff(str(p))
+        assert why is not None and why.startswith("empty") and "traceEvents" not in why
+    p.write_bytes(b'\n{"schemaVersion": 1}\n')  # control: JSON after the whitespace is still judged as JSON
+    assert "without traceEvents" in (sniff(str(p)) or "")

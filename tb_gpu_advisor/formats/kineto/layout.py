@@ -55,6 +55,7 @@ OTHER_SUFFIXES = (".json", ".json.gz")
 #: How much of a JSON file's start is searched for a PyTorch trace's keys.
 SNIFF_BYTES = 64 << 10
 _TRACE_KEYS = re.compile(rb'"traceEvents"\s*:')
+_JSON_WS = b" \t\r\n"
 _KINETO_KEYS = re.compile(rb'"(?:schemaVersion|deviceProperties|baseTimeNanoseconds|distributedInfo)"\s*:|'
                           rb'"cat"\s*:\s*"(?:cpu_op|Operator|kernel|Kernel|cuda_runtime|Runtime|user_annotation)"|'
                           rb'"name"\s*:\s*"(?:ProfilerStep#|aten::|PyTorch Profiler)')
@@ -97,6 +98,8 @@ def sniff(path: str) -> str | None:
     head = _head_bytes(path)[:SNIFF_BYTES]
     if not head:
         return "empty or unreadable"
+    if not head.strip(_JSON_WS):  # a newline a writer or an editor left (survey h37-survey13: a 1-byte trace)
+        return "empty: it holds only whitespace, no JSON (was the capture interrupted, or the file overwritten?)"
     if not _TRACE_KEYS.search(head):
         if _CHROME_ARRAY.search(head):
             return CHROME_ARRAY

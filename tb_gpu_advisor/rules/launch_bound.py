@@ -24,6 +24,11 @@ _BIGGER_KERNELS = action("Make each kernel do more work: concatenate small tenso
                          "or raise the batch size.")
 
 
+#: Small kernels launched inside the optimizer's step (``SmallKernels.in_optimizer_share``) from this share on: the
+#: optimizer's update is the launch-bound work (survey h37-survey13: a per-parameter CustomAdam, 224 of 224).
+_OPTIMIZER_MOST = 0.5
+
+
 def step_level(m) -> bool:
     """A step of a few dispatch calls whose host dispatch time exceeds the step's GPU compute (tiny jitted steps):
     fusing kernels cannot help, running several steps per call or a larger batch does."""
@@ -101,6 +106,12 @@ def check(m: HostMetrics) -> list[Finding]:
         example = (f" Top offender: {o.op_type or short(o.name, 40)}, {n_of(calls, 'call')} per step{avg} taking "
                    f"{ms(o.total_ms / n)} per step, ~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
     step_txt, actions = "", ([] if few_small else [_BIGGER_KERNELS]) + ctx.fw.fix(ID)
+    in_opt = sk.in_optimizer_share or 0.0
+    if in_opt >= _OPTIMIZER_MOST and not few_small:  # the optimizer's own kernels: its update is what to batch, not
+        # the model's ops (a bigger batch leaves a per-parameter update's kernels as they are)
+        actions = ctx.fw.fix(f"{ID}:optimizer")
+        example += (f" {pct(in_opt)} of the small kernels are launched inside the optimizer's step: a few per "
+                    f"parameter, which one multi-tensor update launches once for all.")
     if sev == "warning" and not step_level(m) and (sk.share_of_kernel_time or 0.0) < T("launch_bound.min_small_kernel_time_share"):
         sev = "info"  # a moderate wait with big kernels: the host's per-op cost under the profiler, not small kernels
         few_small = True  # the title and the fixes then say so too: no "many small kernels", no "make them bigger"

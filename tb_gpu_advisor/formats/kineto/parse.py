@@ -61,6 +61,7 @@ import numpy as np
 
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size
 from tb_gpu_advisor.formats.kineto import compiled
+from tb_gpu_advisor.formats.kineto.layout import text_encoding
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
 
 #: Bytes of events decoded at once: large enough that per-chunk overhead vanishes, small enough that the
@@ -292,6 +293,7 @@ def parse_trace(src: str | IO[bytes], *, max_bytes: int | None = None, progress:
             raise KinetoReadError(name, f"trace is {human_size(declared[0])}{' once decompressed' if declared[1] else ''}"
                                         f", over the {human_size(max_bytes)} limit ({LIMIT_HINT})")
         stream, compressed = _maybe_gunzip(raw)
+        stream = as_utf8(stream)
         parser = _Parser(name, stream, compressed, max_bytes, progress, _decoder(decoder), workers)
         parser.size_hint = declared[0] if declared else 0
         return parser.run()
@@ -344,6 +346,43 @@ def _maybe_gunzip(raw: IO[bytes]) -> tuple[IO[bytes], bool]:
     if head == b"\x1f\x8b":
         return _Gunzip(_Prefixed(head, raw)), True  # type: ignore[return-value]
     return _Prefixed(head, raw), False  # type: ignore[return-value]
+
+
+def as_utf8(stream: IO[bytes]) -> IO[bytes]:
+    """The stream as UTF-8 bytes: a UTF-8 BOM dropped, UTF-16/32 text decoded as it is read (the parser scans bytes
+    for ASCII keys and brackets, which a UTF-16 file spells with NULs between)."""
+    head = b""
+    while len(head) < 4:
+        block = stream.read(4 - len(head))
+        if not block:
+            break
+        head += block
+    encoding, bom = text_encoding(head)
+    rest = _Prefixed(head[bom:], stream)
+    return rest if encoding == "utf-8" else _Utf8(rest, encoding)  # type: ignore[return-value]
+
+
+class _Utf8:
+    """A UTF-16/32 byte stream read as UTF-8 bytes, decoded incrementally (a character split across reads waits)."""
+
+    def __init__(self, raw: "_Prefixed", encoding: str):
+        import codecs  # only for the rare re-encoded trace
+
+        self._raw = raw
+        self._decode = codecs.getincrementaldecoder(encoding)(errors="replace")
+        self._pending = b""
+
+    def read(self, n: int = -1) -> bytes:
+        while n is None or n < 0 or len(self._pending) < n:
+            block = self._raw.read(_READ_BLOCK if n is None or n < 0 else max(n, _READ_BLOCK))
+            self._pending += self._decode.decode(block, final=not block).encode("utf-8")
+            if not block:
+                break
+        if n is None or n < 0:
+            out, self._pending = self._pending, b""
+        else:
+            out, self._pending = self._pending[:n], self._pending[n:]
+        return out
 
 
 class _Gunzip:

@@ -63,6 +63,9 @@ class Kind:
     #: launches the CUDA runtime refused, their kernels never run (``Trace.producer["refused_launches"]``, from the
     #: calls' return codes), in words; "" where every launch was accepted
     refused_launches: str = ""
+    #: GPU use with no GPU record, in a file the reader could not read to its end (``Trace.problems``: cut off,
+    #: corrupt): the records may lie past the damage rather than be missing from the capture, in words; "" otherwise
+    damaged: str = ""
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
@@ -88,6 +91,8 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     refused = trace.producer.get("refused_launches", "")
     if refused:
         kind = dataclasses.replace(kind, refused_launches=refused)
+    if kind.lost_gpu and trace.problems:  # a file not read to its end: what is missing may be past the damage
+        kind = dataclasses.replace(kind, damaged=trace.problems[0])
     return kind
 
 

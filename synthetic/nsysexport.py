@@ -1369,3 +1369,76 @@ def write_scheduled_host_work_window(path: str, host_ms: float = 2000.0, on_cpu:
     con.commit()
     con.close()
     return {**truth, "off_cpu_ms": off, "on_cpu_ms": (b - a) / ms - off}
+
+
+# --------------------------------------------------------------------------- a launch the runtime refused (issue 37)
+
+
+def write_refused_launch(path: str, kernels: int = 5, refused: tuple[int, ...] = (4,), code: int = 1,
+                         kernel_ms: float = 20.0) -> dict:
+    """Write the export of a GEMM benchmark shaped after Promisewjx/cuda-gemm's ``report_nsys.sqlite`` (an A100, one
+    kernel of each version timed between two ``cudaEventRecord``): the context in ``cudaMalloc``, then ``kernels``
+    launches of ``cudaLaunchKernel``, each followed by ``cudaEventSynchronize``; the launches whose index is in
+    ``refused`` return ``code`` (1, cudaErrorInvalidValue: more dynamic shared memory than a kernel may have without
+    raising its limit) and run no kernel, so their sync returns at once.  Return the truth: the refused launches."""
+    us, ms = 1000, 1_000_000
+    pid = 5353
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=5 * us)
+    api("cudaMalloc_v3020", 290 * ms)  # the context
+    kern, failed = [], []
+    for k in range(kernels):
+        api("cudaMemset_v3020", 25 * us)
+        api("cudaEventRecord_v3020", 6 * us)
+        c = api("cudaLaunchKernel_v7000", 120 * us)
+        api("cudaEventRecord_v3020", 6 * us)
+        if k in refused:
+            failed.append(c)
+            api("cudaEventSynchronize_v3020", 7 * us)
+            continue
+        ks = api.t
+        kern.append((ks, ks + int(kernel_ms * ms), c, strings(f"gemm_v{k}(const float *, const float *, float *, int)")))
+        api("cudaEventSynchronize_v3020", int(kernel_ms * ms) + 10 * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET returnValue = ? WHERE correlationId = ?",
+                    [(code, c) for c in failed])
+    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, n, n, 32, 256, 256, 1, 16, 16, 1, 0, 0, 0, 0, j, None,
+                                      None) for j, (a, b, c, n) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE, program="./gemm_test", thread="gemm_test",
+                sync_enum=False)
+    return {"refused": len(failed), "code": code, "kernels_run": len(kern)}
+
+
+# --------------------------------------------------------------------------- a one-pass program's lazy first launch
+
+
+def write_lazy_first_launch(path: str, launch_ms: float = 75.7, kernel_ms: float = 20.2) -> dict:
+    """Write the export of a one-pass CUDA program shaped after BrianLa0616/mandelbrot's ``profile_output.sqlite`` (an
+    A100, ``./mandelbrot``): ``cuModuleGetLoadingMode`` (lazy loading), the context in a 283.7 ms ``cudaMalloc``, its
+    one ``cudaLaunchKernel`` of ``launch_ms`` (the kernel's module loaded inside it, the GPU idle), the kernel of
+    ``kernel_ms`` once the launch returns, a 2.4 MB read-back that waits for it, and ``cudaFree`` after the host wrote
+    the image.  Return the truth: the one-time costs on the GPU's critical path, ms."""
+    us, ms = 1000, 1_000_000
+    pid = 7373
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 983 * ms, gap=20 * us)
+    api("cuModuleGetLoadingMode", 2 * us, then=2 * ms)
+    api("cudaMalloc_v3020", int(283.7 * ms))  # the context
+    c = api("cudaLaunchKernel_v7000", int(launch_ms * ms), then=0)
+    kern = (api.t, api.t + int(kernel_ms * ms), c)
+    copy = api("cudaMemcpy_v3020", int(kernel_ms * ms) + ms)
+    read = (kern[1] + 10 * us, kern[1] + 720 * us, copy)
+    api.t += 150 * ms  # the host writes the image
+    api("cudaFree_v3020", 280 * us)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.execute("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,2400000,2,2,0)", (*read, gpid))
+    name = strings("calculatePixels(unsigned char *, int, int, int)")
+    con.execute(_KERNEL_INSERT, (kern[0], kern[1], 0, 1, 7, kern[2], gpid, name, name, 32, 63, 50, 1, 16, 16, 1, 0, 0,
+                                 0, 0, 0, None, None))
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE, program="./mandelbrot", thread="mandelbrot",
+                sync_enum=False)
+    one_time = launch_ms if launch_ms >= 1.0 else 0.0  # a launch takes microseconds: one that long loaded a module
+    return {"one_time_launch_ms": one_time, "kernel_ms": kernel_ms}

@@ -54,8 +54,10 @@ def gemm_kernel_one(name: str) -> bool:
 
 #: A framework's or compiler's own gradient kernels say so on any vendor: ATen's ``batch_norm_backward_kernel``,
 #: ``max_pool_backward_nchw``, ``mse_backward_cuda_kernel``; Inductor's ``triton_..._backward_0``; FlashAttention's
-#: and Composable Kernel's attention backward (``flash_bwd_...``, ``fmha_bwd``, ``FmhaBwd``).
-_GRADIENT = re.compile(r"backward|(?:flash|fmha|attn|attention)_?bwd", re.I)
+#: and Composable Kernel's attention backward (``flash_bwd_...``, ``fmha_bwd``, ``FmhaBwd``); TensorFlow's gradient
+#: kernels, named for their ``...Grad`` op (``tensorflow::functor::ReluGradHalfKernelVector``,
+#: ``tensorflow::BiasGradNHWC_SharedAtomics``: the word is TF's own, so it is read case-sensitively in TF's namespace).
+_GRADIENT = re.compile(r"(?i:backward|(?:flash|fmha|attn|attention)_?bwd)|\btensorflow::[\w:]*?Grad(?![a-z])")
 
 
 def gradient_kernel_one(name: str) -> bool:

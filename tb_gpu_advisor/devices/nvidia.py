@@ -232,6 +232,42 @@ def sticky_error(code: int) -> tuple[str, str] | None:
     return STICKY_ERRORS.get(int(code))
 
 
+#: The errors a CUDA Runtime *launch* returns when it refuses a kernel before it runs (``cudaError_t``): the kernel
+#: never runs, nothing else breaks, and the program goes on with its results missing unless it checks the return code.
+#: code -> (name, the usual cause at a launch).
+LAUNCH_ERRORS = {
+    1: ("cudaErrorInvalidValue", "a launch argument out of range -- most often more dynamic shared memory than the "
+                                 "48 KB a kernel gets unless cudaFuncSetAttribute(kernel, "
+                                 "cudaFuncAttributeMaxDynamicSharedMemorySize, bytes) raised it"),
+    2: ("cudaErrorMemoryAllocation", "the device memory the launch needed could not be allocated"),
+    9: ("cudaErrorInvalidConfiguration", "a grid or block out of the device's limits (more than 1024 threads per "
+                                         "block, a zero dimension) or more shared memory than a block may have"),
+    98: ("cudaErrorInvalidDeviceFunction", "the kernel is not a device function of this program's loaded modules"),
+    209: ("cudaErrorNoKernelImageForDevice", "the binary holds no code for this GPU's architecture (build it with "
+                                            "-arch for the GPU)"),
+    701: ("cudaErrorLaunchOutOfResources", "the block needs more registers than an SM has for it (fewer threads per "
+                                          "block, or __launch_bounds__)"),
+}
+
+
+#: How to find and fix a refused launch: (text, snippet).  The profiler's record holds the call and its code only;
+#: the program's own check after the launch, or compute-sanitizer, names the kernel.
+LAUNCH_ERROR_FIX = (
+    "Check every launch's error (cudaGetLastError() right after it), fix the cause the error names, and run the "
+    "program once under compute-sanitizer, which reports each refused launch with its kernel's name.",
+    "kernel<<<grid, block, smem>>>(...);\n"
+    "cudaError_t e = cudaGetLastError();  // the launch's own error\n"
+    "if (e != cudaSuccess) { fprintf(stderr, \"%s\\n\", cudaGetErrorString(e)); abort(); }\n"
+    "// over 48 KB of dynamic shared memory, before the first launch:\n"
+    "cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);\n"
+    "// then: compute-sanitizer ./app")
+
+
+def launch_error(code: int) -> tuple[str, str] | None:
+    """(name, usual cause) of an error a CUDA Runtime launch returned without running its kernel, else None."""
+    return LAUNCH_ERRORS.get(int(code))
+
+
 #: The words the Nsight reader puts in the name of a Unified Memory page migration (``copyKind`` UVM HtoD/DtoH/DtoD,
 #: ``Memcpy HtoD (Unified Memory page migration)``): a copy no call of the program asked for -- the driver moves managed
 #: memory's pages on demand, when a kernel (or the host) touches pages resident on the other side, or prefetches them.

@@ -69,10 +69,15 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
         # the typical launch, from those under the one-time cut: in a short cold capture half the launches may be
         # first launches, which would lift a plain median to milliseconds
         quick = dur[launch & (dur < T("job.one_time_launch_ms") * PS_PER_MS)]
-        # the median of our own copy, partitioned in place (np.median would copy it once more)
-        median = float(np.median(quick, overwrite_input=True) if quick.size else np.median(dur[launch]))
+        # the median of our own copy, partitioned in place (np.median would copy it once more); none where every
+        # launch is over the one-time cut (a one-pass program's single launch, its module loaded in it): a launch
+        # takes microseconds, so the cut alone says which are one-time costs -- the median of those launches
+        # themselves would set the cut above each of them
+        median = float(np.median(quick, overwrite_input=True)) if quick.size else None
         del quick
-        cut = max(T("job.one_time_launch_ms") * PS_PER_MS, T("job.one_time_launch_factor") * median)
+        cut = T("job.one_time_launch_ms") * PS_PER_MS
+        if median is not None:
+            cut = max(cut, T("job.one_time_launch_factor") * median)
         cand = np.flatnonzero(launch & (dur > cut))
         if cand.size:
             idle = _gpu_idle_through(trace, h.start[cand], h.end[cand]) & ~_repeat_launches(trace, cand)
@@ -105,8 +110,9 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     share = total / window if window > 0 else 0.0
     parts = []
     if slow.any():
+        typical = f"median launch {med_us:.1f} us; " if med_us is not None else ""
         parts.append(f"{plural(int(slow.sum()), 'kernel launch')} of {_ms_range(dur[slow].min(), dur[slow].max())} with the GPU "
-                     f"idle (median launch {med_us:.1f} us; {100 * dur[slow].sum() / max(dur[launch].sum(), 1):.0f}% "
+                     f"idle ({typical}{100 * dur[slow].sum() / max(dur[launch].sum(), 1):.0f}% "
                      "of all launch time): first launches load their modules")
     if up_n:
         parts.append(f"{plural(up_n, 'copy', 'copies')} to the device before the first kernel ({_ms((up_e - up_s).sum())}): "

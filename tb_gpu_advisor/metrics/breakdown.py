@@ -906,11 +906,18 @@ def os_waits_in(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray) -> tupl
     launched = np.flatnonzero(g.launch >= 0)
     if not launched.size:
         return {}, {}
-    # the thread that launches the first device event at or after each stretch's end
-    k = np.searchsorted(g.d.start[launched], i1, side="left")
+    # the thread that launches the first device event at or after each stretch's end; for a stretch no launch
+    # follows (the end of a one-pass program: it writes its results), the thread that launched the last device event
+    # before it -- the GPU's work is that thread's, so is the time after it (a program writing its output in
+    # ``pwrite64`` was "the host's own code, which the profiler did not record")
+    starts = g.d.start[launched]
+    k = np.searchsorted(starts, i1, side="left")
     ok = k < launched.size
     line = np.full(i0.size, -1, np.int64)
     line[ok] = ctx.h.line[g.launch[launched[k[ok]]]]
+    before = np.searchsorted(starts, i0, side="right") - 1
+    last = ~ok & (before >= 0)
+    line[last] = ctx.h.line[g.launch[launched[before[last]]]]
     outer = _outer_waits(ctx)
     wline = w.line[outer].astype(np.int64)
     total = np.zeros(len(w.names))

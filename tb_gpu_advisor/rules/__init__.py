@@ -565,10 +565,13 @@ def _phase(f: Finding) -> str | None:
 
 #: The metric of the finding that says the profiled program died (``capture_quality``): it comes before a warm-up.
 FAILED_RUN_METRIC = "program_failed"
+#: The metrics of the findings that say the run did not do its work (``capture_quality``): the program died, or the
+#: runtime refused a launch and its kernel never ran.
+FAILED_RUN_METRICS = (FAILED_RUN_METRIC, "refused_launches")
 
 
 def _run_failed(f: Finding) -> bool:
-    return f.severity == "critical" and f.metric is not None and f.metric.id == FAILED_RUN_METRIC
+    return f.severity == "critical" and f.metric is not None and f.metric.id in FAILED_RUN_METRICS
 
 
 def rank(findings: Iterable[Finding]) -> list[Finding]:

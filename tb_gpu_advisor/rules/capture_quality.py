@@ -6,7 +6,8 @@ GPU work, its error quoted from the standard error the capture kept, or ``wsl2``
 they were not traced (``wsl2_driver_ok`` where the recorded Windows driver is new enough for that, so the fix is
 the profiler's release, not the driver), ``wsl2_untraced``: no CUDA call traced under WSL2 though the program loaded CUDA or ran to its
 output: ``job.kind.WINDOWS``); a program that died after its GPU work began (critical, first: ``Kind.died``, its
-error quoted), with how to record
+error quoted); launches the CUDA runtime refused, their kernels never run (critical, ranked with the failures:
+``Kind.refused_launches``, the first error and its usual cause from ``devices.nvidia.LAUNCH_ERRORS``), with how to record
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
 ``capture_quality:window``) -- no step found / fewer than ``capture.min_steps`` kept steps
 (warning), capture longer than ``capture.max_seconds`` (info), step times
@@ -18,7 +19,7 @@ No saving.
 
 from __future__ import annotations
 
-from tb_gpu_advisor import formats
+from tb_gpu_advisor import devices, formats
 from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.frameworks.base import action
 from tb_gpu_advisor.metrics.types import HostMetrics
@@ -44,6 +45,8 @@ def check(m: HostMetrics) -> list[Finding]:
     job = m.job
     if job is not None and job.kind.died:
         out.append(_died(ctx, m, job.kind))
+    if job is not None and job.kind.refused_launches:
+        out.append(_refused(ctx, job.kind.refused_launches))
     passes = job is not None and job.kind.kind in ("inference", "serving") and job.kind.confidence != "low"
     if s.source == "whole_capture" or s.count < T("capture.min_steps"):
         why = s.note or ("no step markers found" if s.source == "whole_capture" else "")
@@ -185,6 +188,20 @@ def _died(ctx: Ctx, m: HostMetrics, kind) -> Finding:  # noqa: ANN001 - job.kind
         metric=value_metric("program_failed", "Program failed", 1, "count", "yes", severity="critical",
                             good_direction="lower"),
         actions=_window_fixes(ctx, "died", kind.capture_format))
+
+
+def _refused(ctx: Ctx, refused: str) -> Finding:
+    """Launches the CUDA runtime refused: their kernels never ran, so the program's results miss them and any time it
+    measured around them timed nothing -- critical (the run did not do its work), whatever the rest of it costs."""
+    return finding(
+        ctx, ID, "critical",
+        f"{refused}. A refused launch runs no kernel and leaves no GPU record, and the program goes on unless it checks "
+        f"the code: its results lack that kernel's work, and a time it measured around the launch timed nothing. The "
+        f"other findings describe the kernels that ran.",
+        title="A kernel launch failed: its kernel never ran",
+        metric=value_metric("refused_launches", "Launches refused", 1, "count", "yes", severity="critical",
+                            good_direction="lower"),
+        actions=[action(*devices.nvidia.LAUNCH_ERROR_FIX, "text")])
 
 
 #: A window without GPU work, by what it holds (``job.kind.WINDOWS``).

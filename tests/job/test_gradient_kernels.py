@@ -2,7 +2,8 @@
 9): ``wild/mi210_gpu_only`` -- one bf16 ResNet training iteration on an MI210, runtime calls and kernels only -- was
 "GPU work of an unknown kind" though its kernels are batch-norm backward and MIOpen weight-gradient convolutions.
 
-The names below are real kernels (``tests/fixtures/wild``, the shared H100 sets, cuDNN's and MIOpen's naming); the
+The names below are real kernels (``tests/fixtures/wild``, the shared H100 sets, cuDNN's, MIOpen's and TensorFlow's
+naming); the
 negatives are the data-gradient kernels a transposed convolution's forward runs too, and forward kernels."""
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ GRADIENTS = [
     "triton_per_fused_native_layer_norm_backward_0",
     "void flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128, 64, 128>>(Flash_bwd_params)",
     "void at::native::(anonymous namespace)::cunn_SoftMaxBackward<4, float, float, float>(float*, float const*)",
+    # TensorFlow's own gradient kernels, named for their ``...Grad`` op: the first from VerticalResearchGroup/casio's
+    # NeRF training export (``nerf/output-file.sqlite``, TF 1.15 on an A100; survey h37-survey12)
+    "tensorflow::functor::ReluGradHalfKernelVector(const Eigen::half *, const Eigen::half *, Eigen::half *, int)",
+    "void tensorflow::BiasGradNHWC_SharedAtomics<float>(int, const float *, float *, int, int)",
 ]
 NOT_GRADIENTS = [
     "sm80_xmma_dgrad_implicit_gemm_indexed_f16f16_f16f32_f32_nhwckrsc_nhwc",  # also ConvTranspose's forward
@@ -35,6 +40,9 @@ NOT_GRADIENTS = [
     "Cijk_Alik_Bljk_BBS_BH_Bias_HA_S_SAV_UserArgs_MT256x256x64_MI16x16x1_SN_LDSB1",
     "void flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4>>(Flash_fwd_params)",
     "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_stages_64x3_nn",
+    # the same export's forward kernels, TensorFlow's namespace without a gradient op
+    "void tensorflow::BiasNHWCKernel<Eigen::half>(int, const T1 *, const T1 *, T1 *, int)",
+    "void tensorflow::functor::ColumnReduceKernel<const Eigen::half *, Eigen::half *, cub::Sum>(T1, T2, int, int, T3)",
 ]
 
 

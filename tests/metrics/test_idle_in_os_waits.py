@@ -147,3 +147,38 @@ def test_exports_read_as_one_job_keep_each_ones_os_calls(tmp_path):
     reads = both.line[np.array([both.names[i] == "read" for i in both.name])]
     getcs = both.line[np.array([both.names[i] == "getc" for i in both.name])]
     assert set(reads.tolist()).isdisjoint(getcs.tolist()) and (reads >= 0).all() and (getcs >= 0).all()
+
+
+def _writing_results(tmp_path, write_ms: float) -> tuple[str, float]:
+    """``write_managed_kernel``'s vector add, whose host pulls the results back page by page after its one kernel
+    (Unified Memory DtoH migrations no call launched), with a planted ``pwrite64`` of ``write_ms`` on the launching
+    thread after each burst of pages: a one-pass program writing its output, as NTHU-SC/ISC25-ICON-C's graupel export
+    holds it (867 ``pwrite64`` calls, 71 ms, after its last kernel; survey h37-survey12).  Returns the path and the
+    planted time, ms, all of it in the GPU's idle inside the step (the migrations go on past the last write)."""
+    path = tmp_path / "writing.sqlite"
+    truth = nx.write_managed_kernel(str(path), kernel_ms=20.0, readback_bursts=10, pages_per_burst=4)
+    con = sqlite3.connect(path)
+    con.execute(nx.OSRT_DDL)
+    (sid,) = con.execute("SELECT MAX(id) + 1 FROM StringIds").fetchone()
+    con.execute("INSERT INTO StringIds VALUES (?, 'pwrite64')", (sid,))
+    (tid,) = con.execute("SELECT DISTINCT globalTid FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()
+    bursts = sorted(r[0] for r in con.execute(
+        "SELECT MAX(end) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 12 GROUP BY start / 10000000"))
+    assert len(bursts) == truth["dtoh_migrations"] // 4
+    rows = [(b + 100_000, b + 100_000 + int(write_ms * 1e6), 0, tid, 0, sid, 0, 0, 0) for b in bursts[:-1]]
+    con.executemany("INSERT INTO OSRT_API VALUES (?,?,?,?,?,?,?,?,?)", rows)
+    con.commit()
+    con.close()
+    return str(path), write_ms * len(rows)
+
+
+def test_os_calls_after_the_last_launch_are_the_launching_threads(tmp_path):
+    """A stretch of the GPU's idle that no launch follows (the program writing its output while its pages migrate
+    back) is the thread's that launched the GPU's last work: its ``pwrite64`` is named, not "the host's own code,
+    which the profiler did not record" (main: no thread launched anything after the stretch, so no call counted)."""
+    path, planted = _writing_results(tmp_path, 6.0)
+    m = _metrics(path)
+    got = dict(m.idle_in_os_waits)
+    assert got.get("pwrite64") == pytest.approx(planted, abs=1e-3), got
+    # a part never exceeds its whole
+    assert sum(got.values()) <= m.headline.avg_step_ms - m.breakdown.device_compute + 1e-6

@@ -1442,3 +1442,53 @@ def write_lazy_first_launch(path: str, launch_ms: float = 75.7, kernel_ms: float
                 sync_enum=False)
     one_time = launch_ms if launch_ms >= 1.0 else 0.0  # a launch takes microseconds: one that long loaded a module
     return {"one_time_launch_ms": one_time, "kernel_ms": kernel_ms}
+
+
+def write_jit_first_call(path: str, compile_ms: float = 145.0, link: bool = True, kernel_us: float = 4.8) -> dict:
+    """Write the export of a Numba CUDA program's first call, shaped after quasiben/nvtx-examples' ``numba-jit.sqlite``
+    (NVTX ranges ``copy-to-device``, then ``matmul``): three ``cuMemAlloc`` + ``cuMemcpyHtoD`` uploads, then
+    ``compile_ms`` with no CUDA call but a ``cuInit`` the compiler makes to learn its target (Numba's type inference,
+    LLVM and NVVM run on the host, untraced), the driver's linker (``cuLinkCreate``, ``cuLinkComplete``,
+    ``cuModuleLoadDataEx``, ``cuLinkDestroy``), one ``cuLaunchKernel`` of a ``kernel_us`` kernel and a read-back.
+    With ``link`` False no linker call follows the silence (the host's own work before the launch: the control).
+    Return the truth: the compile time (the host's silence between its last upload and the link)."""
+    us, ms = 1000, 1_000_000
+    pid = 7373
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL, NVTX_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 265 * ms, gap=60 * us)
+    copies, nvtx = [], []
+    a0 = api.t
+    api("cuMemGetInfo_v2", 27 * us)
+    for _ in range(3):
+        api("cuMemAlloc_v2", 12 * us)
+        a = api.t
+        copies.append((a + 5 * us, a + 7 * us, api("cuMemcpyHtoD_v2", 12 * us, then=0), 1, 800))
+    nvtx.append((a0, api.t + 40 * us, "copy-to-device"))
+    m0 = api.t + 50 * us
+    silence = api.t
+    api.t += int(compile_ms * ms * 0.66)
+    api("cuInit", 3 * us, then=int(compile_ms * ms * 0.34))
+    compiled = (api.t - silence) / ms
+    if link:
+        api("cuLinkCreate_v2", 43 * us)
+        api("cuLinkComplete", 95 * us)
+        api("cuModuleLoadDataEx", 517 * us)
+        api("cuLinkDestroy", 2 * us)
+    launch = api("cuLaunchKernel", 28 * us, then=100 * us)
+    kern = (api.t - 90 * us, api.t - 90 * us + int(kernel_us * us), launch)
+    a = api.t
+    copies.append((a + 14 * us, a + 16 * us, api("cuMemcpyDtoH_v2", 21 * us), 2, 400))
+    nvtx.append((m0, api.t, "matmul"))
+    stop = api.t + 67 * ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,0,2)",
+                    [(a, b, c, gpid, n, k) for a, b, c, k, n in copies])
+    name = strings("cudapy::__main__::matmul$241(Array<float, 2, C, mutable, aligned>)")
+    con.execute(_KERNEL_INSERT, (kern[0], kern[1], 0, 1, 7, kern[2], gpid, name, name, 32, 1, 1, 1, 16, 16, 1, 0, 0,
+                                 0, 0, 0, None, None))
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(a, b, t, gtid) for a, b, t in nvtx])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="Quadro GV100", sms=80),
+                program="python", thread="python", sync_enum=False)
+    return {"compile_ms": compiled if link else 0.0, "silence_ms": compiled, "kernels": 1}

@@ -1492,3 +1492,45 @@ def write_jit_first_call(path: str, compile_ms: float = 145.0, link: bool = True
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="Quadro GV100", sms=80),
                 program="python", thread="python", sync_enum=False)
     return {"compile_ms": compiled if link else 0.0, "silence_ms": compiled, "kernels": 1}
+
+
+def write_prefetched_vector_add(path: str, prefetch_ms: float = 165.0, chunks: int = 256, **kw: float) -> dict:
+    """Write :func:`write_managed_kernel`'s vector add as ayanamesu's Perlmutter ``report4.sqlite`` holds it: the
+    program prefetches both managed buffers to the GPU (two ``cudaMemPrefetchAsync`` after its fill loop,
+    ``chunks`` HtoD migrations of ``migrationCause`` "User prefetch" filling ``prefetch_ms`` with the GPU idle) before
+    its one kernel, which then faults no page in; the host's result check still pulls the pages back on demand.
+    Everything from the launch on runs ``prefetch_ms`` later (the kernel waits for the prefetch on its stream).
+    Return the truth: :func:`write_managed_kernel`'s, with the prefetch's time and the on-demand read-back's."""
+    us, ms = 1000, 1_000_000
+    truth = write_managed_kernel(path, faults_in_kernel=0, **kw)
+    shift = int(prefetch_ms * ms)
+    con = sqlite3.connect(path)
+    launch, = con.execute("SELECT r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId "
+                          "WHERE s.value LIKE 'cudaLaunchKernel%'").fetchone()
+    sync = "(SELECT id FROM StringIds WHERE value LIKE 'cudaDeviceSynchronize%')"
+    con.execute(f"UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = end + ? WHERE nameId IN {sync}", (shift,))
+    con.execute(f"UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = start + ?, end = end + ? WHERE start > ? "
+                f"AND nameId NOT IN {sync}", (shift, shift, launch))
+    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"):
+        con.execute(f"UPDATE {table} SET start = start + ?, end = end + ?", (shift, shift))
+    con.execute("UPDATE ANALYSIS_DETAILS SET duration = duration + ?, stopTime = stopTime + ?", (shift, shift))
+    corr, = con.execute("SELECT MAX(correlationId) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()
+    (gtid, gpid), = con.execute("SELECT r.globalTid, k.globalPid FROM CUPTI_ACTIVITY_KIND_RUNTIME r, "
+                                "CUPTI_ACTIVITY_KIND_KERNEL k LIMIT 1").fetchall()
+    name = con.execute("SELECT id FROM StringIds WHERE value = 'cudaMemPrefetchAsync_v8000'").fetchone()
+    if name is None:
+        nid, = con.execute("SELECT MAX(id) + 1 FROM StringIds").fetchone()
+        con.execute("INSERT INTO StringIds VALUES (?, 'cudaMemPrefetchAsync_v8000')", (nid,))
+    else:
+        nid = name[0]
+    calls = [(launch - 60 * us, launch - 40 * us, gtid, corr + 1, nid), (launch - 30 * us, launch - 10 * us, gtid, corr + 2, nid)]
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)", calls)
+    step = shift // chunks
+    rows = [(launch + k * step, launch + (k + 1) * step - 2 * us, corr + 1 + (2 * k) // chunks, gpid)
+            for k in range(chunks)]
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    f"globalPid, bytes, copyKind, srcKind, dstKind, migrationCause) VALUES (?,?,0,1,0,?,?,2097152,"
+                    f"{UVM_HTOD},7,7,1)", rows)
+    con.commit()
+    con.close()
+    return {**truth, "prefetch_ms": chunks * (step - 2 * us) / ms, "on_demand_ms": truth["dtoh_migration_ms"]}

@@ -909,10 +909,18 @@ def _launchers_waits(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] |
     if not launched.size:
         return None
     outer = _outer_waits(ctx)
-    mine = outer[np.isin(w.line[outer].astype(np.int64), np.unique(ctx.h.line[launched]).astype(np.int64))]
+    lines = np.unique(ctx.h.line[launched]).astype(np.int64)
+    mine = outer[np.isin(w.line[outer].astype(np.int64), lines)]
     if not mine.size:
         return None
-    return union_intervals(w.start[mine].astype(np.int64), w.end[mine].astype(np.int64))
+    ws, we = union_intervals(w.start[mine].astype(np.int64), w.end[mine].astype(np.int64))
+    # a wait inside a runtime call is the call's own (the driver's ioctl in a launch, a sync's sleep): launch wait
+    # stays launch wait there; only the thread's waits between its calls are waits for something else
+    calls = ctx.h.name_mask(devices.is_runtime_call) & np.isin(ctx.h.line.astype(np.int64), lines)
+    if calls.any():
+        cs, ce = union_intervals(ctx.h.start[calls].astype(np.int64), ctx.h.end[calls].astype(np.int64))
+        ws, we = subtract_intervals(ws, we, cs, ce)
+    return ws, we
 
 
 def os_waits_in(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:

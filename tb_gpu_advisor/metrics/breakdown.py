@@ -916,11 +916,12 @@ def _launchers_waits(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] |
     ws, we = union_intervals(w.start[mine].astype(np.int64), w.end[mine].astype(np.int64))
     # a wait inside a runtime call is the call's own (the driver's ioctl in a launch, a sync's sleep): launch wait
     # stays launch wait there; only the thread's waits between its calls are waits for something else
-    calls = ctx.h.name_mask(devices.is_runtime_call) & np.isin(ctx.h.line.astype(np.int64), lines)
-    if calls.any():
-        cs, ce = union_intervals(ctx.h.start[calls].astype(np.int64), ctx.h.end[calls].astype(np.int64))
-        ws, we = subtract_intervals(ws, we, cs, ce)
-    return ws, we
+    key = ("launchers_calls", lines.tobytes())  # the same threads launch on every GPU of a process: once for all
+    if key not in ctx.memo:
+        calls = ctx.h.name_mask(devices.is_runtime_call) & np.isin(ctx.h.line.astype(np.int64), lines)
+        ctx.memo[key] = union_intervals(ctx.h.start[calls].astype(np.int64), ctx.h.end[calls].astype(np.int64))
+    cs, ce = ctx.memo[key]
+    return subtract_intervals(ws, we, cs, ce) if cs.size else (ws, we)
 
 
 def os_waits_in(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:

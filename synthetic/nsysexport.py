@@ -1442,3 +1442,95 @@ def write_lazy_first_launch(path: str, launch_ms: float = 75.7, kernel_ms: float
                 sync_enum=False)
     one_time = launch_ms if launch_ms >= 1.0 else 0.0  # a launch takes microseconds: one that long loaded a module
     return {"one_time_launch_ms": one_time, "kernel_ms": kernel_ms}
+
+
+def write_jit_first_call(path: str, compile_ms: float = 145.0, link: bool = True, kernel_us: float = 4.8) -> dict:
+    """Write the export of a Numba CUDA program's first call, shaped after quasiben/nvtx-examples' ``numba-jit.sqlite``
+    (NVTX ranges ``copy-to-device``, then ``matmul``): three ``cuMemAlloc`` + ``cuMemcpyHtoD`` uploads, then
+    ``compile_ms`` with no CUDA call but a ``cuInit`` the compiler makes to learn its target (Numba's type inference,
+    LLVM and NVVM run on the host, untraced), the driver's linker (``cuLinkCreate``, ``cuLinkComplete``,
+    ``cuModuleLoadDataEx``, ``cuLinkDestroy``), one ``cuLaunchKernel`` of a ``kernel_us`` kernel and a read-back.
+    With ``link`` False no linker call follows the silence (the host's own work before the launch: the control).
+    Return the truth: the compile time (the host's silence between its last upload and the link)."""
+    us, ms = 1000, 1_000_000
+    pid = 7373
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL, NVTX_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 265 * ms, gap=60 * us)
+    copies, nvtx = [], []
+    a0 = api.t
+    api("cuMemGetInfo_v2", 27 * us)
+    for _ in range(3):
+        api("cuMemAlloc_v2", 12 * us)
+        a = api.t
+        copies.append((a + 5 * us, a + 7 * us, api("cuMemcpyHtoD_v2", 12 * us, then=0), 1, 800))
+    nvtx.append((a0, api.t + 40 * us, "copy-to-device"))
+    m0 = api.t + 50 * us
+    silence = api.t
+    api.t += int(compile_ms * ms * 0.66)
+    api("cuInit", 3 * us, then=int(compile_ms * ms * 0.34))
+    compiled = (api.t - silence) / ms
+    if link:
+        api("cuLinkCreate_v2", 43 * us)
+        api("cuLinkComplete", 95 * us)
+        api("cuModuleLoadDataEx", 517 * us)
+        api("cuLinkDestroy", 2 * us)
+    launch = api("cuLaunchKernel", 28 * us, then=100 * us)
+    kern = (api.t - 90 * us, api.t - 90 * us + int(kernel_us * us), launch)
+    a = api.t
+    copies.append((a + 14 * us, a + 16 * us, api("cuMemcpyDtoH_v2", 21 * us), 2, 400))
+    nvtx.append((m0, api.t, "matmul"))
+    stop = api.t + 67 * ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,?,?,0,2)",
+                    [(a, b, c, gpid, n, k) for a, b, c, k, n in copies])
+    name = strings("cudapy::__main__::matmul$241(Array<float, 2, C, mutable, aligned>)")
+    con.execute(_KERNEL_INSERT, (kern[0], kern[1], 0, 1, 7, kern[2], gpid, name, name, 32, 1, 1, 1, 16, 16, 1, 0, 0,
+                                 0, 0, 0, None, None))
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(a, b, t, gtid) for a, b, t in nvtx])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE._replace(name="Quadro GV100", sms=80),
+                program="python", thread="python", sync_enum=False)
+    return {"compile_ms": compiled if link else 0.0, "silence_ms": compiled, "kernels": 1}
+
+
+def write_prefetched_vector_add(path: str, prefetch_ms: float = 165.0, chunks: int = 256, **kw: float) -> dict:
+    """Write :func:`write_managed_kernel`'s vector add as ayanamesu's Perlmutter ``report4.sqlite`` holds it: the
+    program prefetches both managed buffers to the GPU (two ``cudaMemPrefetchAsync`` after its fill loop,
+    ``chunks`` HtoD migrations of ``migrationCause`` "User prefetch" filling ``prefetch_ms`` with the GPU idle) before
+    its one kernel, which then faults no page in; the host's result check still pulls the pages back on demand.
+    Everything from the launch on runs ``prefetch_ms`` later (the kernel waits for the prefetch on its stream).
+    Return the truth: :func:`write_managed_kernel`'s, with the prefetch's time and the on-demand read-back's."""
+    us, ms = 1000, 1_000_000
+    truth = write_managed_kernel(path, faults_in_kernel=0, **kw)
+    shift = int(prefetch_ms * ms)
+    con = sqlite3.connect(path)
+    launch, = con.execute("SELECT r.start FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId "
+                          "WHERE s.value LIKE 'cudaLaunchKernel%'").fetchone()
+    sync = "(SELECT id FROM StringIds WHERE value LIKE 'cudaDeviceSynchronize%')"
+    con.execute(f"UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET end = end + ? WHERE nameId IN {sync}", (shift,))
+    con.execute(f"UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = start + ?, end = end + ? WHERE start > ? "
+                f"AND nameId NOT IN {sync}", (shift, shift, launch))
+    for table in ("CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION"):
+        con.execute(f"UPDATE {table} SET start = start + ?, end = end + ?", (shift, shift))
+    con.execute("UPDATE ANALYSIS_DETAILS SET duration = duration + ?, stopTime = stopTime + ?", (shift, shift))
+    corr, = con.execute("SELECT MAX(correlationId) FROM CUPTI_ACTIVITY_KIND_RUNTIME").fetchone()
+    (gtid, gpid), = con.execute("SELECT r.globalTid, k.globalPid FROM CUPTI_ACTIVITY_KIND_RUNTIME r, "
+                                "CUPTI_ACTIVITY_KIND_KERNEL k LIMIT 1").fetchall()
+    name = con.execute("SELECT id FROM StringIds WHERE value = 'cudaMemPrefetchAsync_v8000'").fetchone()
+    if name is None:
+        nid, = con.execute("SELECT MAX(id) + 1 FROM StringIds").fetchone()
+        con.execute("INSERT INTO StringIds VALUES (?, 'cudaMemPrefetchAsync_v8000')", (nid,))
+    else:
+        nid = name[0]
+    calls = [(launch - 60 * us, launch - 40 * us, gtid, corr + 1, nid), (launch - 30 * us, launch - 10 * us, gtid, corr + 2, nid)]
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_RUNTIME VALUES (?,?,1,?,?,?,0,NULL)", calls)
+    step = shift // chunks
+    rows = [(launch + k * step, launch + (k + 1) * step - 2 * us, corr + 1 + (2 * k) // chunks, gpid)
+            for k in range(chunks)]
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    f"globalPid, bytes, copyKind, srcKind, dstKind, migrationCause) VALUES (?,?,0,1,0,?,?,2097152,"
+                    f"{UVM_HTOD},7,7,1)", rows)
+    con.commit()
+    con.close()
+    return {**truth, "prefetch_ms": chunks * (step - 2 * us) / ms, "on_demand_ms": truth["dtoh_migration_ms"]}

@@ -192,6 +192,14 @@ def is_jit_compile(name: str) -> bool:
     return any(c in low for c in JIT_COMPILE_CALLS)
 
 
+LINK_START_CALLS = _calls("LINK_START_CALLS")
+
+
+def is_link_start(name: str) -> bool:
+    """A run-time link of freshly generated code opens (``nvidia.LINK_START_CALLS``): a compile just ended."""
+    return name.startswith(LINK_START_CALLS)
+
+
 def is_graph_launch(name: str) -> bool:
     return name.startswith(GRAPH_LAUNCH_CALLS)
 

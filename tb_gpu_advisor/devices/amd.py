@@ -119,6 +119,8 @@ INIT_CALLS = ("hipModuleLoad", "hipModuleGetFunction", "rocblas_create_handle", 
 RUNTIME_INIT_CALLS: tuple[str, ...] = ()
 #: Compiling a kernel at run time: hipRTC and its linker (see ``nvidia.JIT_COMPILE_CALLS``).
 JIT_COMPILE_CALLS = ("hiprtccompileprogram", "hiprtclinkcomplete")
+#: Calls that open a run-time link of code just generated (see ``nvidia.LINK_START_CALLS``).
+LINK_START_CALLS = ("hiprtcLinkCreate",)
 
 
 def is_device(name: str | None) -> bool:

@@ -373,6 +373,10 @@ RUNTIME_INIT_CALLS = ("cuModuleGetLoadingMode",)
 #: JIT compilers wrap them in their own NVTX ranges (nvFuser: ``executor_utils::Nvrtc::CompileProgram``), so the
 #: name is matched anywhere in an event's name, any case.
 JIT_COMPILE_CALLS = ("nvrtccompileprogram", "nvrtc::compileprogram", "nvjitlinkcomplete", "culinkcomplete")
+#: Calls that open a run-time link of code the program just generated (the driver's linker, nvJitLink).  A JIT
+#: compiler that is not NVRTC (Numba's NVVM, an LLVM backend) leaves no call of its own in the capture: its compile is
+#: the host's silence right before the link, and the link is what shows that it was one.
+LINK_START_CALLS = ("cuLinkCreate", "nvJitLinkCreate")
 
 #: Stream capture of a CUDA graph: kernels launched between these record, they do not run (one-time, graph set-up).
 CAPTURE_CALLS = (("cudaStreamBeginCapture", "cuStreamBeginCapture"), ("cudaStreamEndCapture", "cuStreamEndCapture"))

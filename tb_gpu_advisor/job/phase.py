@@ -96,7 +96,8 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     # a process that starts in the window (its context, libraries or modules loading) uploads its model before its
     # first kernel: those copies are set-up, not a step's
     up_s, up_e, up_n = _first_uploads(trace, ctx) if m.any() else (_EMPTY, _EMPTY, 0)
-    cap_s, cap_e = np.concatenate([cap_s, tune_s, up_s]), np.concatenate([cap_e, tune_e, up_e])
+    link_s, link_e = _compiles_before_links(trace)
+    cap_s, cap_e = np.concatenate([cap_s, tune_s, up_s, link_s]), np.concatenate([cap_e, tune_e, up_e, link_e])
     n_launch = int(launch.sum())
     med_us = None if median is None else median / 1e6
     if not m.any() and not cap_s.size:
@@ -120,7 +121,11 @@ def one_time_costs(trace: Trace, fw: Framework) -> OneTime:
     if tune_n:
         parts.append(f"{plural(int(tune_s.size), 'call')} in {fw.label('autotune')}, {plural(tune_n, 'sync')} "
                      f"({_ms((tune_e - tune_s).sum())})")
-    n_cap = cap_s.size - tune_s.size - up_s.size
+    if link_s.size:
+        parts.append(f"{plural(int(link_s.size), 'kernel')} compiled on the host and linked at run time "
+                     f"({_ms((link_e - link_s).sum())} from the thread's last GPU work to the launch, the GPU idle: a "
+                     "compiler with no call of its own in the capture, shown by the link that follows it)")
+    n_cap = cap_s.size - tune_s.size - up_s.size - link_s.size
     if n_cap:
         parts.append(f"{plural(n_cap, 'graph capture')} ({_ms((cap_e[:n_cap] - cap_s[:n_cap]).sum())}): kernels launched while a graph "
                      "is captured are recorded, not run")
@@ -214,6 +219,50 @@ def _first_uploads(trace: Trace, context: np.ndarray | None = None) -> tuple[np.
         return _EMPTY, _EMPTY, 0
     s, e = union_intervals(np.concatenate(starts), np.concatenate(ends))
     return s, e, n
+
+
+def _compiles_before_links(trace: Trace) -> tuple[np.ndarray, np.ndarray]:
+    """Host spans (ps) in which a kernel was compiled by a compiler the capture does not trace, each from the
+    thread's last GPU work (a launch, copy, sync or allocation; or the GPU's last work, if later) to the launch after a
+    run-time link (``devices.is_link_start``), with the GPU idle through it.
+
+    Why: a JIT compiler other than NVRTC (Numba's NVVM, an LLVM backend) runs on the host with no CUDA call -- the
+    capture shows 145 ms of silence, then ``cuLinkCreate`` / ``cuLinkComplete`` / ``cuModuleLoadDataEx``: a program
+    links code at run time only after generating it, so the silence before the link is the compile, a first call's
+    one-time cost, not the host's steady work.  A program that links more often than it has kernels recompiles every
+    call: that is its steady state, and nothing is taken."""
+    h = trace.h
+    links = np.flatnonzero(h.name_mask(devices.is_link_start))
+    if not links.size:
+        return _EMPTY, _EMPTY
+    kernels = len(set().union(*({d.names[int(i)] for i in np.unique(d.name[d.kind == devices.KIND_KERNEL])}
+                                for d in trace.devices if len(d))))
+    if links.size > kernels:
+        return _EMPTY, _EMPTY
+    work = np.flatnonzero(h.name_mask(devices.is_launch_call) | h.name_mask(devices.is_blocking_call)
+                          | h.name_mask(devices.is_alloc_call))
+    launch = np.flatnonzero(h.name_mask(devices.is_launch_call))
+    gpu_end = np.sort(np.concatenate([d.end.astype(np.int64) for d in trace.devices if len(d)] or [_EMPTY]))
+    starts, ends = [], []
+    for i in links.tolist():
+        t, ln = int(h.start[i]), h.line[i]
+        before = work[(h.line[work] == ln) & (h.end[work] <= t)]
+        if not before.size:
+            continue
+        a = int(h.end[before].max())
+        k = np.searchsorted(gpu_end, t, side="right")
+        if k:
+            a = max(a, int(gpu_end[k - 1]))
+        after = launch[(h.line[launch] == ln) & (h.start[launch] >= t)]
+        b = int(h.start[after].min()) if after.size else int(h.end[i])
+        if b > a:
+            starts.append(a)
+            ends.append(b)
+    if not starts:
+        return _EMPTY, _EMPTY
+    s, e = np.asarray(starts, np.int64), np.asarray(ends, np.int64)
+    idle = _gpu_idle_through(trace, s, e)
+    return s[idle], e[idle]
 
 
 def _repeat_launches(trace: Trace, cand: np.ndarray) -> np.ndarray:

@@ -85,6 +85,12 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         out["launch_wait"] = (prev_end[keep], k_start[1:][keep])
     else:
         out["launch_wait"] = (d.start[:0], d.start[:0])
+    # the launching thread waiting in the OS (off the CPU, or blocked in a read or a poll) dispatches nothing: that
+    # stretch of a late launch is a wait for something outside the capture, not launch overhead (h37-paced)
+    waiting = _launchers_waits(ctx, g)
+    if waiting is not None and out["launch_wait"][0].size:
+        out["launch_wait"] = subtract_intervals(out["launch_wait"][0].astype(np.int64, copy=False),
+                                                out["launch_wait"][1].astype(np.int64, copy=False), *waiting)
     # and the host inside the framework's dispatch (JAX: the GPU idles while Python dispatches the next call)
     out["launch_wait"] = _cat2(out["launch_wait"], ctx.dispatch_spans if g.dispatch_spans is None else g.dispatch_spans)
     out["host_python"] = _python_spans(ctx, g)
@@ -889,6 +895,33 @@ def _outer_waits(ctx: Context) -> np.ndarray:
             outer[a + 1:b] &= s[a + 1:b] >= run_end[:-1]
         got = ctx.memo["outer_waits"] = order[outer]
     return got
+
+
+def _launchers_waits(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
+    """Disjoint sorted (starts, ends) of the outermost OS waits of the threads that launch ``g``'s work; None where the
+    capture traced no OS wait or no launch of them.  Why: a camera loop's thread asleep until its next frame, mid-step,
+    left the GPU idle before its next launch, which the ledger booked as launch wait (``write_paced_loop(mid_wait_ms=)``:
+    13 ms of each 40 ms frame, critical launch-bound for 3 kernels a frame)."""
+    w = ctx.trace.host_waits
+    if w is None or not len(w):
+        return None
+    launched = g.launch[g.launch >= 0]
+    if not launched.size:
+        return None
+    outer = _outer_waits(ctx)
+    lines = np.unique(ctx.h.line[launched]).astype(np.int64)
+    mine = outer[np.isin(w.line[outer].astype(np.int64), lines)]
+    if not mine.size:
+        return None
+    ws, we = union_intervals(w.start[mine].astype(np.int64), w.end[mine].astype(np.int64))
+    # a wait inside a runtime call is the call's own (the driver's ioctl in a launch, a sync's sleep): launch wait
+    # stays launch wait there; only the thread's waits between its calls are waits for something else
+    key = ("launchers_calls", lines.tobytes())  # the same threads launch on every GPU of a process: once for all
+    if key not in ctx.memo:
+        calls = ctx.h.name_mask(devices.is_runtime_call) & np.isin(ctx.h.line.astype(np.int64), lines)
+        ctx.memo[key] = union_intervals(ctx.h.start[calls].astype(np.int64), ctx.h.end[calls].astype(np.int64))
+    cs, ce = ctx.memo[key]
+    return subtract_intervals(ws, we, cs, ce) if cs.size else (ws, we)
 
 
 def os_waits_in(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:

@@ -30,6 +30,7 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
     uploader = None  # the same, over the framework's parameter-loading hooks (FSDP's pre-forward)
     own: dict[str, float] = {}  # a device copy's time no kernel or collective of its GPU overlaps, ms
     paging: dict[str, float] = {}  # page migrations' time under a kernel of their GPU (the kernel waits on them), ms
+    prefetch: dict[str, float] = {}  # the program's own Unified Memory prefetch's time no kernel overlaps, ms
     step_ids = ctx.steps.ids.tolist()
     for g in ctx.gpus:
         d = g.d
@@ -45,6 +46,8 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
         # the host memory a copy's name gives (CUPTI's "Memcpy HtoD (Pageable -> Device)"): 1 pageable, 0 another kind
         host_kind = np.array([_host_memory(x) for x in names], dtype=np.int8)[d.name[m]]
         migration = devices.page_migration(names)[d.name[m]]  # the driver's paging of managed memory
+        # the program's own prefetch of managed memory (``cudaMemPrefetchAsync``): migrations, not the driver's paging
+        asked = devices.managed_migration(names)[d.name[m]] & ~migration
         st = g.step[m]
         dur = (d.end[m] - d.start[m]).astype(float) / PS_PER_MS
         by = np.maximum(d.mem_bytes[m], 0)
@@ -52,10 +55,13 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
         compute = None  # kernels and collectives of this GPU, built for its device copies only
         for dr in np.unique(dname):
             sel = dname == dr
-            if dr in _ON_DEVICE or (dr == "h2d" and migration[sel].any()):
+            if dr in _ON_DEVICE or (dr == "h2d" and migration[sel].any()) or asked[sel].any():
                 if compute is None:
                     busy = (d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)
                     compute = union_intervals(d.start[busy].astype(np.int64, copy=False), d.end[busy].astype(np.int64, copy=False))
+            if asked[sel].any():
+                prefetch[str(dr)] = prefetch.get(str(dr), 0.0) + _exposed_ms(d.start[m][sel & asked],
+                                                                             d.end[m][sel & asked], compute)
             if dr in _ON_DEVICE:
                 own[str(dr)] = own.get(str(dr), 0.0) + _exposed_ms(d.start[m][sel], d.end[m][sel], compute)
             elif dr == "h2d" and migration[sel].any():
@@ -119,6 +125,8 @@ def memcpy_stats(ctx: Context, exposed: dict[str, float],
             migration_share=a["migration"] / float(a["ms"].sum()) if a["ms"].sum() > 0 else None,
             paging_in_kernels_ms_per_step=min(paging.get(dr, 0.0) / k, float(a["ms"].sum()) / k),
             param_upload_share=a["uploads"] / a["launched"] if a["launched"] > 0 else None,
+            prefetch_blocking_ms_per_step=min(prefetch.get(dr, 0.0) / k,
+                                              _blocking(dr, a, exposed, own, paging, k)),
         ))
     out.sort(key=lambda s: -s.ms_per_step)
     return out, rows

@@ -392,6 +392,9 @@ class MemcpyStat:
     #: parameter-loading hook (``Framework.param_upload_event``: FSDP's pre-forward): offloaded parameters uploaded
     #: before each layer, not an input batch; None where no copy's launch is in the capture
     param_upload_share: float | None = None
+    #: the part of ``blocking_ms_per_step`` that is the program's own Unified Memory prefetch (``cudaMemPrefetchAsync``)
+    #: with no kernel beside it: the upload the data needs, done the way the copy fixes ask, so no fix removes it
+    prefetch_blocking_ms_per_step: float = 0.0
 
 
 @dataclass

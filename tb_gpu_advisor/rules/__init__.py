@@ -460,8 +460,16 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     others = list(others)
     free = _unclaimed_other_ms(metrics, others)
     wait = unclaimed_wait_ms(metrics, others)
-    idle = ctx.step_ms * (1 - (dev or 0.0))
-    if wait <= 0 or wait < 0.5 * free or wait < 0.5 * idle:  # most of the GPU's idle, as host_bound_finding's host
+    # most of the GPU's idle no other finding claims, as host_bound_finding's host: a gap check's claim on the gaps
+    # between steps leaves the wait inside the step to this one (a frame's mid-step sleep beside its between-frame one)
+    claimed = sum(float(r["ms"]) for f in others if f.saving is not None
+                  for r in f.saving.recovers if r["group"] == "host" and r["pool"] != "host_own")
+    idle = max(0.0, ctx.step_ms * (1 - (dev or 0.0)) - claimed)
+    # and the GPU still idles much of what is left of the step once those claims are given back
+    rest = ctx.step_ms - claimed
+    left = (dev or 0.0) * ctx.step_ms / rest if rest > 0 else 1.0
+    if wait <= 0 or wait < 0.5 * free or wait < 0.5 * idle or \
+            grade(left, "headline.device_step_share.warning", "headline.device_step_share.critical") is None:
         return None
     f = finding(
         ctx, "unexplained_idle", "warning",

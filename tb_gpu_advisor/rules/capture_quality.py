@@ -9,8 +9,8 @@ output: ``job.kind.WINDOWS``); a program that died after its GPU work began (cri
 error quoted); launches the CUDA runtime refused, their kernels never run (critical, ranked with the failures:
 ``Kind.refused_launches``, the first error and its usual cause from ``devices.nvidia.LAUNCH_ERRORS``), with how to record
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
-``capture_quality:window``) -- no step found / fewer than ``capture.min_steps`` kept steps
-(warning), capture longer than ``capture.max_seconds`` (info), step times
+``capture_quality:window``) -- GPU work with no step found (warning: the window is one pass of the program) / fewer
+than ``capture.min_steps`` kept steps (warning; neither where the window holds no GPU work), capture longer than ``capture.max_seconds`` (info), step times
 varying more than ``capture.max_step_cv`` (info).  A memory snapshot gets none of these (no steps): only, where
 its allocator history kept just its last ``max_entries`` events while its annotations show whole iterations before
 them (``Memory.history_cut``), a warning that its peak is the kept window's, with the setting that keeps them.
@@ -37,7 +37,8 @@ def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     c, s = m.capture, m.steps
     out = []
-    if not any(g.active for g in m.gpus):
+    gpu_work = any(g.active for g in m.gpus)
+    if not gpu_work:
         no_gpu, elsewhere = _no_gpu(ctx, m)
         out.append(no_gpu)
         if elsewhere:  # another accelerator's work, lost records or a window without GPU work: no GPU steps to judge
@@ -48,7 +49,9 @@ def check(m: HostMetrics) -> list[Finding]:
     if job is not None and job.kind.refused_launches:
         out.append(_refused(ctx, job.kind.refused_launches))
     passes = job is not None and job.kind.kind in ("inference", "serving") and job.kind.confidence != "low"
-    if s.source == "whole_capture" or s.count < T("capture.min_steps"):
+    if gpu_work and s.source == "whole_capture":
+        out.append(_one_pass(ctx, m))
+    elif gpu_work and s.count < T("capture.min_steps"):  # no GPU work: no step to count, the finding above says so
         why = s.note or ("no step markers found" if s.source == "whole_capture" else "")
         unit = {"serving": "engine step", "inference": "forward pass"}.get(job.kind.kind if passes else "", "step")
         guess = (f" The steps themselves are a guess ({s.confidence} confidence): every per-step number "
@@ -110,6 +113,26 @@ READ_WHOLE_FILE = action(
     "download or a size-limited copy keeps only the start). If the original is cut off too, the writer was stopped "
     "mid-file: let the profiler finish writing before the process ends, and profile again.",
     "ls -l PROFILE   # here, and where the profiler wrote it: the same size?")
+
+
+def _one_pass(ctx: Ctx, m: HostMetrics) -> Finding:
+    """GPU work with no step marker and nothing of it repeating: the window is one pass of the program.  Said once,
+    as what the window is, instead of "too few steps (0 found)": a one-shot program has no steps to count, and a loop
+    caught for one pass needs a longer window, not more of the same one."""
+    s = m.steps
+    guess = (f" The one pass is itself a guess ({s.confidence} confidence): every per-step number rests on it."
+             if s.confidence == "low" else "")
+    return finding(
+        ctx, ID, "warning",
+        f"The window holds one pass of the program ({ms(ctx.step_ms) if ctx.step_ms else 'its whole span'}): no step "
+        f"marker, and none of its GPU work repeats, so there is no step to average and every per-step number is "
+        f"the pass's total. A program that runs once is read whole; if it loops, record at least "
+        f"{T('capture.min_steps'):g} of its iterations.{guess}",
+        title="The capture holds one pass of the program: no step repeats",
+        metric=value_metric("steps_kept", "Steps kept", s.count, "count", str(s.count), "capture.min_steps",
+                            severity="warning", good_direction="higher"),
+        actions=ctx.steady_fix(f"{ID}:few_steps"),
+    )
 
 
 def _plural(unit: str) -> str:

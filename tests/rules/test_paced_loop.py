@@ -133,3 +133,57 @@ def test_one_pass_whose_thread_ran_is_host_bound_and_one_that_slept_waits(tmp_pa
         (f,) = waits
         assert not bound
         assert f["saving"]["ms_per_step"] == pytest.approx(truth["off_cpu_ms"], rel=0.02)
+
+
+def test_a_wait_before_the_steps_first_launch_is_no_launch_overhead(tmp_path) -> None:  # noqa: ANN001
+    """Without ranges, the steps are cut by the GPU work's own period after the longest pause (the 26 ms mid-frame
+    sleep): the between-frame sleep then lies inside the step, before its next launch, where the ledger booked it as
+    launch wait -- on main, critical launch-bound for three kernels a frame.  The thread was off the CPU there: a wait
+    for the next frame, the outside-wait finding's, sized by the truth's time off the CPU."""
+    path = str(tmp_path / "report1.sqlite")
+    truth = nx.write_paced_loop(path, mid_wait_ms=26.0)
+    rep = _report(path)
+    assert not any(x["rule"] == "launch_bound" for x in rep["findings"])
+    (f,) = [x for x in rep["findings"] if x["id"].endswith("#outside_wait")]
+    assert f["saving"]["ms_per_step"] == pytest.approx(truth["off_cpu_ms_per_gap"], rel=0.02)
+    launch = rep["hosts"][0]["breakdown_ms"]["launch_wait"]
+    assert launch < 0.05 * truth["off_cpu_ms_per_gap"]
+
+
+def test_a_thread_on_the_cpu_before_its_launch_keeps_the_launch_wait(tmp_path) -> None:  # noqa: ANN001
+    """Control: the same loop spinning on the CPU (no sleep recorded) keeps the ledger's launch wait: only a thread
+    the OS shows waiting is taken out of it."""
+    path = str(tmp_path / "report1.sqlite")
+    truth = nx.write_paced_loop(path, mid_wait_ms=26.0, waits=False)
+    rep = _report(path)
+    assert not any(x["id"].endswith("#outside_wait") for x in rep["findings"])
+    assert rep["hosts"][0]["breakdown_ms"]["launch_wait"] > 0.5 * (40.0 - 26.0 - truth["mid_wait_off_cpu_ms"] - 2.0)
+
+
+def test_a_wait_inside_a_runtime_call_stays_that_calls(tmp_path) -> None:  # noqa: ANN001
+    """Control: the same sleep inside the frame's first launch call (the call stretched back over it, as a driver that
+    blocks in its ``ioctl`` would) is the launch's own time: the ledger keeps it as launch wait, since only a wait
+    between the thread's runtime calls is a wait for something else."""
+    import sqlite3
+
+    path = str(tmp_path / "report1.sqlite")
+    truth = nx.write_paced_loop(path, mid_wait_ms=26.0)
+    con = sqlite3.connect(path)
+    rows = con.execute("SELECT r.rowid, r.start, s.value FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s "
+                       "ON s.id = r.nameId ORDER BY r.start").fetchall()
+    prev_sync_end, stretched = None, 0
+    for (rowid, start, name), nxt in zip(rows, rows[1:] + [None]):
+        if name.startswith("cudaStreamSynchronize"):
+            prev_sync_end = con.execute("SELECT end FROM CUPTI_ACTIVITY_KIND_RUNTIME WHERE rowid = ?",
+                                        (rowid,)).fetchone()[0]
+        elif prev_sync_end is not None and start - prev_sync_end > 5_000_000:  # a frame's first launch after a sleep
+            con.execute("UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = ? WHERE rowid = ?", (prev_sync_end + 10_000,
+                                                                                             rowid))
+            stretched += 1
+        if not name.startswith("cudaStreamSynchronize"):
+            prev_sync_end = None
+    con.commit()
+    con.close()
+    assert stretched >= 30
+    rep = _report(path)
+    assert rep["hosts"][0]["breakdown_ms"]["launch_wait"] > 0.8 * truth["off_cpu_ms_per_gap"]

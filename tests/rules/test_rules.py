@@ -659,8 +659,8 @@ def test_capture_quality():
     assert [x.severity for x in fs] == ["info", "info"] and len({x.id for x in fs}) == 2
     m = healthy()
     m.steps.source, m.steps.count, m.steps.note = "whole_capture", 1, "no step markers"
-    (f,) = run("capture_quality", m)
-    assert "no step markers" in f.summary
+    (f,) = run("capture_quality", m)  # GPU work and no step found: one pass of the program, said once
+    assert "one pass" in f.title and "no step marker" in f.summary
 
 
 def test_rules_read_only_typed_signals():

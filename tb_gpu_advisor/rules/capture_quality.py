@@ -175,7 +175,8 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
         title = "No GPU record in the part of the damaged file that was read"
         actions = ctx.fw.extra(f"{ID}:damaged_records") or [READ_WHOLE_FILE]
         summary = (f"The GPU was used ({kind.lost_gpu}), but the part of the file that could be read holds no record "
-                   f"of its work: {kind.damaged} What the file holds past its damage was not read, so the GPU's records "
+                   f"of its work: the file is damaged before them (what the damage is, the report's damaged-file notice "
+                   f"says once). What the file holds past its damage was not read, so the GPU's records "
                    f"may well be there -- the profiler is not shown to have missed them. The "
                    f"guide's GPU checks were skipped: nothing here is a verdict on the job.")
     elif kind is not None and kind.lost_gpu:

@@ -155,3 +155,32 @@ def test_one_core_reads_in_the_callers_thread(monkeypatch):
     data = b"".join(_plane(i, [_line(1000, _events(100, i))]) for i in (1, 2, 3))
     result = reader._parse(io.BytesIO(data), len(data), "<bytes>", None)
     assert len(result.planes) == 3 and set(seen) == {threading.get_ident()}
+
+
+def _tables_equal(a, b) -> bool:
+    import numpy as np
+
+    if type(a) is not type(b) or vars(a).keys() != vars(b).keys():
+        return False
+    for k, va in vars(a).items():
+        vb = vars(b)[k]
+        if isinstance(va, np.ndarray):
+            if not (isinstance(vb, np.ndarray) and va.dtype == vb.dtype and np.array_equal(va, vb)):
+                return False
+        elif va != vb:
+            return False
+    return True
+
+
+def test_gpu_tables_built_two_at_once_equal_the_serial_ones(monkeypatch):
+    """Five GPU planes of several streams: the tables built on the pool (and their order) are the serial loop's."""
+    from tb_gpu_advisor.formats.xplane import adapter
+
+    monkeypatch.setattr(ahead, "cores", lambda: 2)
+    data = b"".join(_plane(i, [_line(1000 * i, _events(4000, i)), _line(3000, _events(900, i + 5), 8)]) for i in range(5))
+    tables = {}
+    for workers in (1, 2):
+        monkeypatch.setattr(adapter, "DEVICE_TABLE_WORKERS", workers)
+        tables[workers] = adapter.all_device_events(reader._parse(io.BytesIO(data), len(data), "<bytes>", None), True)
+    assert [t.gpu for t in tables[2]] == [0, 1, 2, 3, 4]
+    assert all(_tables_equal(a, b) for a, b in zip(tables[1], tables[2], strict=True))

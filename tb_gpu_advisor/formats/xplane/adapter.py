@@ -22,6 +22,7 @@ import numpy as np
 
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.ahead import map_in_order
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.formats.xplane import hlo
 from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
@@ -723,10 +724,15 @@ def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np
     op_idx[sel] = (base + inv).astype(np.int32)
 
 
+#: GPU tables built at once (:func:`all_device_events`); 1: one after another in the caller's thread.
+DEVICE_TABLE_WORKERS = 2
+
+
 def all_device_events(tl: Timeline, release: bool = False) -> list[DeviceEvents]:
     """Every GPU's table; with ``release``, freed heap goes back to the OS once they are built (``memory.py``): the
     streams' columns they freed would otherwise stay mapped under the analysis."""
-    out = [device_events(p, release) for p in tl.gpu_planes()]
+    # each GPU's table from its own plane's columns (numpy's sorts and gathers let go of the GIL): two at a time
+    out = map_in_order(lambda p: device_events(p, release), tl.gpu_planes(), DEVICE_TABLE_WORKERS, "xplane-gpu")
     if release:  # once, after every GPU: a trim after each GPU only made the next one fault the pages in again
         release_free_heap()
     return out

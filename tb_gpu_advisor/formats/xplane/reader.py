@@ -469,7 +469,7 @@ class _PlanePool:
         self.executor: ThreadPoolExecutor | None = None
         self.failed = False  # a settled plane raised: the planes after it are never settled
 
-    def __enter__(self) -> _PlanePool:
+    def __enter__(self) -> _PlanePool:  # noqa: PYI034 - a private class, never subclassed
         return self
 
     def __exit__(self, exc_type, exc, tb) -> None:

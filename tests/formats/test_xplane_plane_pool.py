@@ -184,3 +184,22 @@ def test_gpu_tables_built_two_at_once_equal_the_serial_ones(monkeypatch):
         tables[workers] = adapter.all_device_events(reader._parse(io.BytesIO(data), len(data), "<bytes>", None), True)
     assert [t.gpu for t in tables[2]] == [0, 1, 2, 3, 4]
     assert all(_tables_equal(a, b) for a, b in zip(tables[1], tables[2], strict=True))
+
+
+def test_an_interrupt_past_a_pending_broken_plane_stays_an_interrupt(pooled):
+    """Ctrl-C while a broken plane is decoding on the pool: the interrupt reaches the caller, not the plane's error
+    (only an error of the read is preceded by the pending planes' errors)."""
+    broken = _plane(1, [_line(1000, _events(3000, 1)) + b"\x22\x05\x08"])
+    real = wire.stream_top_level_fields
+
+    def interrupted(*a, **k):
+        yield from real(*a, **k)
+        raise KeyboardInterrupt
+
+    pooled.setattr(wire, "stream_top_level_fields", interrupted)
+    pooled.setattr(reader, "PLANE_WORKERS", 2)
+    pooled.setattr(reader, "_pool_budget", lambda size: 2 * size)  # room for the one plane and its padding
+    with pytest.raises(KeyboardInterrupt):
+        reader._parse(io.BytesIO(broken), len(broken), "<bytes>", None)
+    pooled.setattr(wire, "stream_top_level_fields", real)
+    assert isinstance(_read(broken, 2, pooled), reader.ProfileReadError)  # the same file, read whole: its error

@@ -474,9 +474,9 @@ class _PlanePool:
 
     def __exit__(self, exc_type, exc, tb) -> None:
         try:
-            if exc_type is not None and not self.failed:
+            if exc_type is not None and issubclass(exc_type, Exception) and not self.failed:
                 # the read stopped past pending planes (a truncated file, too many planes): a serial read would
-                # have raised an error of one of those first
+                # have raised an error of one of those first (an interrupt stays an interrupt)
                 self.finish()
         finally:
             for fut, _ in self.pending:

@@ -12,8 +12,11 @@ ms.  Elsewhere than glibc (macOS, musl) it does nothing.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
-import mmap  # at import, not in the call: a module loaded under a worker's address-space limit may not map
+import mmap
+import threading
+from collections.abc import Iterator  # at import, not in the call: a module loaded under a worker's address-space limit may not map
 
 
 def _malloc_trim():
@@ -78,3 +81,53 @@ def ensure_room_to_parse(nbytes: int) -> None:
         mmap.mmap(-1, size).close()
     except OSError as e:  # ENOMEM under the limit
         raise MemoryError(f"no room to parse {nbytes:,} bytes of protobuf: {e}") from e
+
+
+_SMALL_PAGES_LOCK = threading.Lock()
+_SMALL_PAGES_USERS = 0
+_SMALL_PAGES_BEFORE = True
+
+
+def _numpy_huge_pages_switch():
+    """numpy's process-wide switch of ``madvise(MADV_HUGEPAGE)`` on its big arrays (``enabled -> previous``), or
+    None where this numpy has none (not Linux, an old or future numpy)."""
+    import numpy as np
+
+    for mod in ("_core", "core"):
+        switch = getattr(getattr(np, mod, None), "multiarray", None)
+        switch = getattr(switch, "_set_madvise_hugepage", None)
+        if switch is not None:
+            return switch
+    return None
+
+
+@contextlib.contextmanager
+def small_pages() -> Iterator[None]:
+    """numpy arrays allocated inside the block get no ``MADV_HUGEPAGE`` (numpy asks it for every array of 4 MB or
+    more); the switch is set back when the last block open in the process closes.
+
+    Why: a reader's columns are written once, front to back, and read a few times, so huge pages have little to give
+    them (a few TLB misses), and their first touch costs more here: on this VM a huge-page fault took ~1.7 ms per
+    2 MB against ~0.4 ms for the same 2 MB in 4 kB faults -- no compaction (``/proc/vmstat`` ``compact_stall``
+    unchanged, ``thp_fault_alloc`` +225 for 255 MB of columns); likely the hypervisor backing fresh 2 MB regions,
+    where small pages reuse recently freed ones.  Writing the 2.65 M rows of a 1 GB PyTorch trace into
+    fresh columns (88 bytes a row): 0.39-0.46 s advised, 0.09 s not; the whole read (parse + to_trace) 3.0 -> 2.3 s
+    of CPU, system time 1.1 -> 0.3 s (docs/benchmarks.md, h38-kineto).  Only page placement changes, never a value; a
+    thread of a server that allocates meanwhile gets small pages too, which costs it nothing but the same trade.
+    """
+    global _SMALL_PAGES_USERS, _SMALL_PAGES_BEFORE
+    switch = _numpy_huge_pages_switch()
+    if switch is None:
+        yield
+        return
+    with _SMALL_PAGES_LOCK:
+        if _SMALL_PAGES_USERS == 0:
+            _SMALL_PAGES_BEFORE = bool(switch(False))
+        _SMALL_PAGES_USERS += 1
+    try:
+        yield
+    finally:
+        with _SMALL_PAGES_LOCK:
+            _SMALL_PAGES_USERS -= 1
+            if _SMALL_PAGES_USERS == 0:
+                switch(_SMALL_PAGES_BEFORE)

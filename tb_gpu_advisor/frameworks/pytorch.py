@@ -241,6 +241,13 @@ FIXES = {
     "input_bound:creation": (MADE_ON_GPU,),
     "launch_bound": (COMPILE, CUDA_GRAPHS, FUSED_OPTIMIZER),
     "launch_bound:step": (CUDA_GRAPHS, action("Or raise the batch size, so each launch does more GPU work.")),
+    # most small kernels are the optimizer's own, a few per parameter: the optimizer's update is what to batch
+    "launch_bound:optimizer": (FUSED_OPTIMIZER, action(
+        "A custom optimizer: write its update over the whole parameter list with torch._foreach_* ops (one "
+        "multi-tensor kernel per op for all parameters, not one per parameter), or compile the optimizer's step.",
+        "torch._foreach_mul_(exp_avgs, beta1)\n"
+        "torch._foreach_add_(exp_avgs, grads, alpha=1 - beta1)   # every parameter in one launch\n"
+        "opt.step = torch.compile(opt.step)                       # or let Inductor fuse the update"), COMPILE),
     "host_op_placement": (NO_ITEM,),
     "host_sync": (NO_ITEM, action(
         "Find every sync PyTorch makes: the CUDA sync debug mode warns at each one (.item(), .cpu(), torch.nonzero, "

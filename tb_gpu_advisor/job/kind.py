@@ -60,6 +60,9 @@ class Kind:
     #: GPU work ran, then the program died: its own last words (``Trace.producer["program_died"]``); the window holds
     #: what ran before the failure, not the job's steady state; "" otherwise
     died: str = ""
+    #: GPU use with no GPU record, in a file the reader could not read to its end (``Trace.problems``: cut off,
+    #: corrupt): the records may lie past the damage rather than be missing from the capture, in words; "" otherwise
+    damaged: str = ""
 
 
 #: What a window without GPU work can hold (``Kind.window``), each with what the capture's reader must show for it.
@@ -82,6 +85,8 @@ def work_kind(trace: Trace, fw: Framework) -> Kind:
     failed = trace.producer.get("program_died", "")
     if failed and not kind.window and (kind.lost_gpu or _ran_kernels(trace)):  # its records lost with it, or not
         kind = dataclasses.replace(kind, died=failed, capture_format=kind.capture_format or trace.format)
+    if kind.lost_gpu and trace.problems:  # a file not read to its end: what is missing may be past the damage
+        kind = dataclasses.replace(kind, damaged=trace.problems[0])
     return kind
 
 

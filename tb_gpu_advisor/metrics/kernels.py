@@ -247,9 +247,39 @@ def precision_totals(ctx: Context) -> dict[str, float]:
     return res
 
 
+def _optimizer_spans(ctx: Context) -> tuple[np.ndarray, np.ndarray] | None:
+    """(starts, ends) of the host's optimizer steps (``fw.step_end_event``), merged and sorted; None without one."""
+    h = ctx.h
+    if not len(h):
+        return None
+    m = h.name_mask(ctx.fw.step_end_event)
+    if not m.any():
+        return None
+    o = np.argsort(h.start[m], kind="stable")
+    starts, ends = h.start[m][o], np.maximum.accumulate(h.end[m][o])
+    keep = np.ones(starts.size, dtype=bool)
+    keep[1:] = starts[1:] > ends[:-1]  # a span inside the one before (Optimizer.step#X.step around X.step) merges
+    first = np.flatnonzero(keep)
+    last_end = np.maximum.reduceat(ends, first)
+    return starts[first], last_end
+
+
+def _launched_within(ctx: Context, g, mask: np.ndarray, spans: tuple[np.ndarray, np.ndarray]) -> int:  # noqa: ANN001
+    """How many of ``g``'s device events under ``mask`` were launched inside ``spans`` (by their launch record)."""
+    launch = g.launch[mask]
+    launch = launch[launch >= 0]
+    if not launch.size:
+        return 0
+    t = ctx.h.start[launch]
+    i = np.searchsorted(spans[0], t, side="right") - 1
+    return int(((i >= 0) & (t < spans[1][np.maximum(i, 0)])).sum())
+
+
 def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
     thr = T("launch.small_kernel_us")
     count = tiny = total = 0
+    spans = _optimizer_spans(ctx)
+    in_optimizer = 0
     time_small = time_all = 0.0
     groups: dict[tuple[str, str], list] = {}
     for g in ctx.gpus:
@@ -266,6 +296,10 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
         time_small += float(dur[sm].sum())
         if not sm.any():
             continue
+        if spans is not None:
+            small_mask = m.copy()
+            small_mask[m] = sm
+            in_optimizer += _launched_within(ctx, g, small_mask, spans)
         nm = d.name[m][sm]
         op = d.op_idx[m][sm]
         key = nm.astype(np.int64) * (len(d.op_text) + 1) + (op + 1)
@@ -283,6 +317,7 @@ def small_kernels(ctx: Context, top_n: int = 10) -> SmallKernels:
         threshold_us=thr, count=count, tiny_count=tiny, share_of_kernels=(count / total) if total else None,
         time_ms=time_small / 1000.0, share_of_kernel_time=(time_small / time_all) if time_all else None, per_step=count / n,
         top=[SmallKernelOffender(name=devices.short_kernel_name(k[0]), op_type=k[1], count=v[0], total_ms=v[1] / 1000.0, avg_us=v[1] / v[0]) for k, v in top],
+        in_optimizer_share=(in_optimizer / count) if spans is not None and count else None,
     )
 
 

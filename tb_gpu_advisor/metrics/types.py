@@ -435,6 +435,9 @@ class SmallKernels:
     share_of_kernel_time: float | None
     per_step: float  # small kernels per kept step (all GPUs)
     top: list[SmallKernelOffender] = field(default_factory=list)
+    #: share of the small kernels launched inside the framework's optimizer steps (``Framework.step_end_event``: a
+    #: per-parameter optimizer's own kernels); None where the capture names no optimizer step
+    in_optimizer_share: float | None = None
 
 
 @dataclass

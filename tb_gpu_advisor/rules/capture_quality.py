@@ -100,6 +100,15 @@ def check(m: HostMetrics) -> list[Finding]:
     return out
 
 
+#: A damaged file's GPU records may lie past the damage (``Kind.damaged``): the whole file first, then a new capture --
+#: the same for every framework and profiler (a framework may add its own: ``capture_quality:damaged_records``).
+READ_WHOLE_FILE = action(
+    "Read the whole file: copy it again from where the profiler wrote it and compare the sizes (an upload, a notebook "
+    "download or a size-limited copy keeps only the start). If the original is cut off too, the writer was stopped "
+    "mid-file: let the profiler finish writing before the process ends, and profile again.",
+    "ls -l PROFILE   # here, and where the profiler wrote it: the same size?")
+
+
 def _plural(unit: str) -> str:
     return unit + ("es" if unit.endswith("ss") else "s")
 
@@ -136,6 +145,13 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
         return finding(ctx, ID, "critical", summary, title=title, actions=actions,
                        metric=value_metric("program_failed", "Program failed", 1, "count", "yes", severity="critical",
                                            good_direction="lower")), True
+    elif kind is not None and kind.lost_gpu and kind.damaged:  # the file, not the capture: read what was cut off
+        title = "No GPU record in the part of the damaged file that was read"
+        actions = ctx.fw.extra(f"{ID}:damaged_records") or [READ_WHOLE_FILE]
+        summary = (f"The GPU was used ({kind.lost_gpu}), but the part of the file that could be read holds no record "
+                   f"of its work: {kind.damaged} What the file holds past its damage was not read, so the GPU's records "
+                   f"may well be there -- the profiler is not shown to have missed them. The "
+                   f"guide's GPU checks were skipped: nothing here is a verdict on the job.")
     elif kind is not None and kind.lost_gpu:
         title, actions = "The capture lost its GPU records", ctx.fw.fix(f"{ID}:lost_records")
         summary = (f"The GPU was used ({kind.lost_gpu}), but the capture holds no record of its work: the GPU's side "

@@ -9,6 +9,8 @@ launch latency, with counts, totals and average durations ("126,224 Mul,
 kernels would still cost at ~1 us each in a fused graph, and less the wait of the one launch the graph itself
 still is (one kernel a step has nothing to batch: no finding).  The launch wait that follows a host sync or a blocking
 copy's wait is theirs (``host_sync``, ``excessive_memcpy``: issue #37 deliverable 3) and is left out before grading.
+Where most small kernels are launched inside the framework's optimizer step (``SmallKernels.in_optimizer_share``: a
+per-parameter optimizer's own kernels), the fixes are the optimizer's -- a fused or foreach update -- not bigger kernels.
 """
 
 from __future__ import annotations
@@ -22,6 +24,11 @@ from tb_gpu_advisor.rules.base import (Ctx, T, action, count, finding, grade, in
 ID = "launch_bound"
 _BIGGER_KERNELS = action("Make each kernel do more work: concatenate small tensors, vectorize loops over scalars, "
                          "or raise the batch size.")
+
+
+#: Small kernels launched inside the optimizer's step (``SmallKernels.in_optimizer_share``) from this share on: the
+#: optimizer's update is the launch-bound work (survey h37-survey13: a per-parameter CustomAdam, 224 of 224).
+_OPTIMIZER_MOST = 0.5
 
 
 def step_level(m) -> bool:
@@ -101,6 +108,12 @@ def check(m: HostMetrics) -> list[Finding]:
         example = (f" Top offender: {o.op_type or short(o.name, 40)}, {n_of(calls, 'call')} per step{avg} taking "
                    f"{ms(o.total_ms / n)} per step, ~{o.avg_us:.1f} us each{_against_latency(o.avg_us)}.")
     step_txt, actions = "", ([] if few_small else [_BIGGER_KERNELS]) + ctx.fw.fix(ID)
+    in_opt = sk.in_optimizer_share or 0.0
+    if in_opt >= _OPTIMIZER_MOST and not few_small:  # the optimizer's own kernels: its update is what to batch, not
+        # the model's ops (a bigger batch leaves a per-parameter update's kernels as they are)
+        actions = ctx.fw.fix(f"{ID}:optimizer")
+        example += (f" {pct(in_opt)} of the small kernels are launched inside the optimizer's step: a few per "
+                    f"parameter, which one multi-tensor update launches once for all.")
     if sev == "warning" and not step_level(m) and (sk.share_of_kernel_time or 0.0) < T("launch_bound.min_small_kernel_time_share"):
         sev = "info"  # a moderate wait with big kernels: the host's per-op cost under the profiler, not small kernels
         few_small = True  # the title and the fixes then say so too: no "many small kernels", no "make them bigger"

@@ -55,6 +55,7 @@ OTHER_SUFFIXES = (".json", ".json.gz")
 #: How much of a JSON file's start is searched for a PyTorch trace's keys.
 SNIFF_BYTES = 64 << 10
 _TRACE_KEYS = re.compile(rb'"traceEvents"\s*:')
+_JSON_WS = b" \t\r\n"
 _KINETO_KEYS = re.compile(rb'"(?:schemaVersion|deviceProperties|baseTimeNanoseconds|distributedInfo)"\s*:|'
                           rb'"cat"\s*:\s*"(?:cpu_op|Operator|kernel|Kernel|cuda_runtime|Runtime|user_annotation)"|'
                           rb'"name"\s*:\s*"(?:ProfilerStep#|aten::|PyTorch Profiler)')
@@ -97,6 +98,8 @@ def sniff(path: str) -> str | None:
     head = _head_bytes(path)[:SNIFF_BYTES]
     if not head:
         return "empty or unreadable"
+    if not head.strip(_JSON_WS):  # a newline a writer or an editor left (survey h37-survey13: a 1-byte trace)
+        return "empty: it holds only whitespace, no JSON (was the capture interrupted, or the file overwritten?)"
     if not _TRACE_KEYS.search(head):
         if _CHROME_ARRAY.search(head):
             return CHROME_ARRAY
@@ -201,17 +204,46 @@ def read_header(path: str, size: int = 0, mtime_ns: int = 0) -> Header:
     return header
 
 
+#: JSON text in another encoding than UTF-8, told by its first bytes (RFC 8259 allows readers to ignore a BOM; RFC
+#: 4627 s3 told UTF-16/32 by where the NULs of the first two ASCII characters fall).  A trace re-saved on Windows --
+#: Notepad's "Unicode", PowerShell 5's `>` / `Out-File` -- is UTF-16 with a BOM (survey h37-survey13:
+#: incredere/ml-accelerator-profiling-labs' `gpt2.pt.trace.json`, `FF FE 7B 00`); `Set-Content -Encoding UTF8` adds
+#: UTF-8's BOM.  Longest prefixes first (UTF-32 LE's BOM starts with UTF-16 LE's).
+_ENCODINGS: tuple[tuple[bytes, str, int], ...] = (
+    (b"\xef\xbb\xbf", "utf-8", 3), (b"\xff\xfe\x00\x00", "utf-32-le", 4), (b"\x00\x00\xfe\xff", "utf-32-be", 4),
+    (b"\xff\xfe", "utf-16-le", 2), (b"\xfe\xff", "utf-16-be", 2))
+
+
+def text_encoding(head: bytes) -> tuple[str, int]:
+    """(the encoding of JSON text starting with ``head``, the bytes of its BOM); ("utf-8", 0) for plain UTF-8.
+
+    Without a BOM the NULs around the first ASCII character tell UTF-16/32 apart (JSON starts with ASCII)."""
+    for bom, encoding, size in _ENCODINGS:
+        if head.startswith(bom):
+            return encoding, size
+    if len(head) >= 4 and head[0] and not any(head[1:4]):
+        return "utf-32-le", 0
+    if len(head) >= 4 and not any(head[:3]) and head[3]:
+        return "utf-32-be", 0
+    if len(head) >= 2 and head[0] and not head[1]:
+        return "utf-16-le", 0
+    if len(head) >= 2 and not head[0] and head[1]:
+        return "utf-16-be", 0
+    return "utf-8", 0
+
+
 def _head_bytes(path: str) -> bytes:
     try:
         raw = fsio.read_head(path, HEADER_BYTES)
     except Exception:  # noqa: BLE001 - unreadable, gone, no credentials: a file without a header, named by its name
         return b""
-    if raw[:2] != b"\x1f\x8b":
-        return raw
-    try:  # a cut-off stream: decompress what is there
-        return zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, HEADER_BYTES)
-    except (zlib.error, gzip.BadGzipFile):
-        return b""
+    if raw[:2] == b"\x1f\x8b":
+        try:  # a cut-off stream: decompress what is there
+            raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, HEADER_BYTES)
+        except (zlib.error, gzip.BadGzipFile):
+            return b""
+    encoding, bom = text_encoding(raw[:4])  # a trace re-saved as UTF-16 (Windows) is sniffed as its reader reads it
+    return raw[bom:] if encoding == "utf-8" else raw[bom:].decode(encoding, errors="ignore").encode("utf-8")
 
 
 #: A trace whose clock is not in its first :data:`HEADER_BYTES` is read to its end for it up to this size on disk

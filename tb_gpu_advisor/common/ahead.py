@@ -16,12 +16,14 @@ from __future__ import annotations
 import os
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from typing import TypeVar
 
 from tb_gpu_advisor.common.memory import share_one_heap
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 def cores() -> int:
@@ -83,3 +85,23 @@ def _produce(items: Iterator[T], q: queue.SimpleQueue, room: threading.Semaphore
             q.put((_ITEM, item))
     except BaseException as e:  # noqa: BLE001 - handed to the consumer, raised there at the same position
         q.put((_RAISED, e))
+
+
+def map_in_order(fn: Callable[[T], R], items: Sequence[T], workers: int = 2, name: str = "pool") -> list[R]:
+    """``[fn(x) for x in items]``, at most ``workers`` at once on threads (issue #38: one big file uses every core).
+
+    For independent pieces whose work is mostly numpy or C that lets go of the GIL (one GPU's event table each).
+    The results come in ``items``' order and the error raised is the first item's in that order that failed, as
+    in the serial loop; at most ``workers`` calls run at once, so at most that many pieces' temporaries are alive.
+    With one core, ``workers`` <= 1, or fewer than two items, the calls run in the caller's thread, in order.
+    """
+    if workers <= 1 or len(items) < 2 or cores() < 2:
+        return [fn(x) for x in items]
+    share_one_heap()  # the workers' allocations in the main heap (see common/memory.py)
+    with ThreadPoolExecutor(min(workers, len(items)), thread_name_prefix=name) as pool:
+        futures = [pool.submit(fn, x) for x in items]
+        try:
+            return [f.result() for f in futures]
+        finally:
+            for f in futures:
+                f.cancel()  # after an error: the items not started yet are not started

@@ -120,3 +120,52 @@ def test_the_worker_allocates_from_the_main_heap(setting, heaps):
     out = subprocess.run([sys.executable, "-c", _ARENAS, setting], capture_output=True, text=True, timeout=60,
                          env={**os.environ, "PYTHONPATH": str(REPO)}, check=True)
     assert int(out.stdout.strip()) == heaps, out.stderr
+
+
+# -- map_in_order: independent pieces (one GPU's table each) on a pool ------------------------------------------------
+
+
+def test_map_in_order_runs_two_at_once_and_keeps_the_order(two_cores):
+    """Two calls meet inside ``fn`` (a barrier of two: the serial loop never passes it), at most two run at once, and
+    the results are in the items' order whatever order the calls end in."""
+    meet = threading.Barrier(2, timeout=20)
+    lock = threading.Lock()
+    running, most, threads = [0], [0], set()
+
+    def fn(i: int) -> int:
+        with lock:
+            running[0] += 1
+            most[0] = max(most[0], running[0])
+            threads.add(threading.get_ident())
+        if i < 2:
+            meet.wait()
+        time.sleep(0.002 * (7 - i))  # later items end first
+        with lock:
+            running[0] -= 1
+        return i * i
+
+    assert ahead.map_in_order(fn, list(range(7)), 2) == [i * i for i in range(7)]
+    assert most[0] == 2 and threading.get_ident() not in threads
+
+
+def test_map_in_order_raises_the_first_error_in_item_order(two_cores):
+    """Item 1 fails late and item 2 fails at once: item 1's error is raised, as in the serial loop."""
+
+    def fn(i: int) -> int:
+        if i == 1:
+            time.sleep(0.05)
+            raise ValueError("one")
+        if i == 2:
+            raise KeyError("two")
+        return i
+
+    with pytest.raises(ValueError, match="one"):
+        ahead.map_in_order(fn, [0, 1, 2, 3], 2)
+
+
+@pytest.mark.parametrize("workers, n_cores", [(1, 2), (2, 1)])
+def test_map_in_order_without_a_second_core_or_worker_runs_in_the_caller(monkeypatch, workers, n_cores):
+    monkeypatch.setattr(ahead, "cores", lambda: n_cores)
+    seen = []
+    assert ahead.map_in_order(lambda i: seen.append(threading.get_ident()) or -i, [1, 2, 3], workers) == [-1, -2, -3]
+    assert set(seen) == {threading.get_ident()}

@@ -22,7 +22,8 @@ import numpy as np
 
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common.memory import release_free_heap
+from tb_gpu_advisor.common.ahead import map_in_order
+from tb_gpu_advisor.common.memory import release_free_heap, small_pages
 from tb_gpu_advisor.formats.xplane import hlo
 from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
@@ -56,14 +57,18 @@ PROFILE_PLANE_PREFIXES = ("/host:", "/device:")
 
 
 def read_trace(path: str, host: str | None = None) -> Trace:
-    """Read one ``<host>.xplane.pb`` into a trace; :class:`ProfileReadError` when it is no profile to analyse."""
-    tl = read_timeline(path, keep_stats=USED_STATS)
-    if host is not None:
-        tl.host = host
-    problem = profile_problem(tl)
-    if problem is not None:
-        raise ProfileReadError(path, problem)
-    return to_trace(tl, release=True)
+    """Read one ``<host>.xplane.pb`` into a trace; :class:`ProfileReadError` when it is no profile to analyse.
+
+    Its columns are written once each on small pages (:func:`small_pages`): on the 1 GB dense capture the read's
+    system time went 2.7-3.1 -> 1.4 s and its CPU 5.8-6.1 -> 3.7-3.9 s (docs/benchmarks.md, h38-wall)."""
+    with small_pages():
+        tl = read_timeline(path, keep_stats=USED_STATS)
+        if host is not None:
+            tl.host = host
+        problem = profile_problem(tl)
+        if problem is not None:
+            raise ProfileReadError(path, problem)
+        return to_trace(tl, release=True)
 
 
 def profile_problem(tl: Timeline) -> str | None:
@@ -723,10 +728,15 @@ def _hlo_ops(plane: Plane, tf_op: np.ndarray, hlo_op: np.ndarray, hlo_module: np
     op_idx[sel] = (base + inv).astype(np.int32)
 
 
+#: GPU tables built at once (:func:`all_device_events`); 1: one after another in the caller's thread.
+DEVICE_TABLE_WORKERS = 2
+
+
 def all_device_events(tl: Timeline, release: bool = False) -> list[DeviceEvents]:
     """Every GPU's table; with ``release``, freed heap goes back to the OS once they are built (``memory.py``): the
     streams' columns they freed would otherwise stay mapped under the analysis."""
-    out = [device_events(p, release) for p in tl.gpu_planes()]
+    # each GPU's table from its own plane's columns (numpy's sorts and gathers let go of the GIL): two at a time
+    out = map_in_order(lambda p: device_events(p, release), tl.gpu_planes(), DEVICE_TABLE_WORKERS, "xplane-gpu")
     if release:  # once, after every GPU: a trim after each GPU only made the next one fault the pages in again
         release_free_heap()
     return out

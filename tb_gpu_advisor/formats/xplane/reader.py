@@ -47,7 +47,10 @@ quarter of the file is read from the file while the plane before it is
 decoded (``wire.stream_top_level_fields``' ``ahead_bytes``): at most one
 plane more in memory.  Dense 100 MB capture, read alone with the second
 core idle: 0.49 s -> 0.30 s of wall time, CPU unchanged; with another
-process on that core, no gain (``docs/benchmarks.md``).
+process on that core, no gain (``docs/benchmarks.md``).  Planes of 1 MB up
+to a quarter of the file are decoded two at a time on a thread pool
+(:class:`_PlanePool`), settled in file order with their clock calls
+replayed, so the planes, time base and first error are a serial read's.
 """
 
 from __future__ import annotations
@@ -56,7 +59,9 @@ import array
 import io
 import math
 import os
+from collections import deque
 from collections.abc import Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from contextlib import closing
 from typing import BinaryIO, NamedTuple
 
@@ -155,13 +160,14 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
     """
     try:
         clock = _Clock()
-        planes: list[Plane] = []
         texts: dict[int, list[str]] = {n: [] for n in _SPACE_TEXT_FIELDS}
-        empty = dropped = seen = 0
+        seen = 0
         ahead = size // _READ_AHEAD_SHARE if cores() > 1 else 0
         if ahead:
             share_one_heap()  # planes read ahead are allocated in the main heap (see common/memory.py)
-        with closing(wire.stream_top_level_fields(stream, size, frozenset({_SPACE_PLANES}), ahead)) as fields:
+        kept = _KeptPlanes(clock)
+        with closing(wire.stream_top_level_fields(stream, size, frozenset({_SPACE_PLANES}), ahead)) as fields, \
+                _PlanePool(clock, keep_stats, kept, _pool_budget(size)) as pool:
             for number, value in fields:
                 if number == _SPACE_PLANES:
                     if not isinstance(value, np.ndarray):  # e.g. ``08 00``: field 1 written as a varint
@@ -169,25 +175,12 @@ def _parse(stream: BinaryIO, size: int, path: str, keep_stats: frozenset[str] | 
                     seen += 1
                     if seen > MAX_TOTAL_PLANES:  # 25 us per skipped empty plane: 4M in 100 MB would take 100 s
                         raise CorruptProfileError(f"more than {MAX_TOTAL_PLANES} planes: not the capture of one host")
-                    if empty >= MAX_EMPTY_PLANES and _surely_empty(value):
-                        dropped += 1  # 100k empty planes in 2 MB took 58 s: skipped before they are parsed
-                        continue
-                    plane = _read_plane(value, clock, keep_stats)
-                    if not any(len(ln) for ln in plane.lines):
-                        empty += 1
-                        if empty > MAX_EMPTY_PLANES:
-                            dropped += 1
-                            continue
-                    planes.append(plane)
-                    if len(planes) > MAX_PLANES:
-                        raise CorruptProfileError(
-                            f"more than {MAX_PLANES} planes with events: not the capture of one host")
-                    big = value.shape[0] > _TRIM_BYTES
-                    del value, plane
-                    if big:  # a few ms per call: not after each of thousands of tiny planes
-                        release_free_heap()
+                    pool.add(value)
+                    del value
                 elif number in texts and isinstance(value, bytes):
                     texts[number].append(value.decode("utf-8", "replace"))
+            pool.finish()
+        planes, dropped = kept.planes, kept.dropped
     except CorruptProfileError as e:
         raise ProfileReadError(path, f"not a valid XSpace profile: {e}") from e
     except (OSError, DecodeError, wire.WireError, UnicodeDecodeError, ValueError, OverflowError) as e:
@@ -372,6 +365,164 @@ def _max_end(start: np.ndarray, duration: np.ndarray) -> int:
     """The latest ``start + duration``, a block at a time (no whole column of ends)."""
     return max(int((start[a : a + _END_BLOCK] + duration[a : a + _END_BLOCK]).max())
                for a in range(0, start.shape[0], _END_BLOCK))
+
+
+class _KeptPlanes:
+    """The planes kept, in file order, with the serial read's counts of empty and dropped planes."""
+
+    def __init__(self, clock: _Clock) -> None:
+        self.clock = clock
+        self.planes: list[Plane] = []
+        self.empty = 0
+        self.dropped = 0
+
+    def skips(self, value: np.ndarray) -> bool:
+        """True (and counted) for a small plane with no event once MAX_EMPTY_PLANES are kept: 100k empty planes in
+        2 MB took 58 s, so it is skipped before upb parses it."""
+        if self.empty >= MAX_EMPTY_PLANES and _surely_empty(value):
+            self.dropped += 1
+            return True
+        return False
+
+    def keep(self, plane: Plane, size: int) -> None:
+        """Keep ``plane`` (decoded from ``size`` bytes) unless it is one empty plane too many."""
+        if not any(len(ln) for ln in plane.lines):
+            self.empty += 1
+            if self.empty > MAX_EMPTY_PLANES:
+                self.dropped += 1
+                return
+        self.planes.append(plane)
+        if len(self.planes) > MAX_PLANES:
+            raise CorruptProfileError(f"more than {MAX_PLANES} planes with events: not the capture of one host")
+        del plane
+        if size > _TRIM_BYTES:  # a few ms per call: not after each of thousands of tiny planes
+            release_free_heap()
+
+
+class _DeferredClock(_Clock):
+    """The clock of a plane decoded out of turn (:class:`_PlanePool`): the file's time base may still be set by a
+    plane before it, so each line's call is recorded, its offsets left as they are, and replayed in file order on
+    the real clock (:meth:`replay`) -- the same calls, in the same order, as a serial read makes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[int, np.ndarray, np.ndarray]] = []
+
+    def start_ps(self, timestamp_ns: int, offset_ps: np.ndarray, duration_ps: np.ndarray) -> np.ndarray:
+        self.calls.append((timestamp_ns, offset_ps, duration_ps))
+        return offset_ps
+
+    def replay(self, clock: _Clock, plane: Plane | None) -> None:
+        """Each recorded call on ``clock``, in order (raising the serial read's time error, if any); the starts
+        into ``plane``'s lines (None: the decode failed after these calls, its error is raised next)."""
+        calls, self.calls = self.calls, []
+        starts = [clock.start_ps(*c) for c in calls]
+        if plane is not None:
+            if len(starts) != len(plane.lines):
+                raise AssertionError("a line without its clock call")
+            for line, start in zip(plane.lines, starts):
+                line.start_ps = start
+
+
+class _OutOfTurn(NamedTuple):
+    """A plane decoded by :class:`_PlanePool`: the plane or the error that ended its decode, and its clock calls."""
+
+    plane: Plane | None
+    error: BaseException | None
+    clock: _DeferredClock
+
+
+def _decode_out_of_turn(value: np.ndarray, keep_stats: frozenset[str] | None) -> _OutOfTurn:
+    """Decode the plane in ``value`` with a deferred clock; an error is returned, to be raised in file order."""
+    clock = _DeferredClock()
+    try:
+        return _OutOfTurn(_read_plane(value, clock, keep_stats), None, clock)
+    except Exception as e:  # noqa: BLE001 - raised by the reader at this plane's turn (:meth:`_PlanePool._settle`)
+        return _OutOfTurn(None, e, clock)
+
+
+#: Threads that decode planes (issue #38: one big file uses every core).  The compiled decoder's C and numpy's big
+#: passes let go of the GIL, so two planes' decodes overlap on two cores.
+PLANE_WORKERS = 2
+
+
+def _pool_budget(size: int) -> int:
+    """Bytes of plane buffers that may be decoding at once: a quarter of the file (as ``_READ_AHEAD_SHARE``), so
+    the read's peak holds at most that much more than a serial read; 0 (serial) with one core."""
+    return size // _READ_AHEAD_SHARE if cores() > 1 and PLANE_WORKERS > 1 else 0
+
+
+class _PlanePool:
+    """Decodes big planes on :data:`PLANE_WORKERS` threads, and keeps them in file order.
+
+    Each plane is decoded with a :class:`_DeferredClock` and settled in file order: its clock calls replayed on
+    the real clock, then its error raised or the plane kept -- so the planes, time base and first error are those
+    of a serial read.  A plane is decoded out of turn only while the planes decoding hold at most ``budget`` bytes
+    in all.  A plane bigger than ``budget`` (the 1 GB dense capture's 521 MB host plane: beside it the read's peak
+    would pass 1.5x the file), and a small one (under ``wire.AHEAD_MIN_BYTES``: the empty-plane counts it may be
+    skipped by must be the serial read's), waits for every plane before it and is decoded in the reader's thread.
+    """
+
+    def __init__(self, clock: _Clock, keep_stats: frozenset[str] | None, kept: _KeptPlanes, budget: int) -> None:
+        self.clock, self.keep_stats, self.kept, self.budget = clock, keep_stats, kept, budget
+        self.pending: deque[tuple[Future, int]] = deque()  # (decode, plane bytes), in file order
+        self.executor: ThreadPoolExecutor | None = None
+        self.failed = False  # a settled plane raised: the planes after it are never settled
+
+    def __enter__(self) -> _PlanePool:  # noqa: PYI034 - a private class, never subclassed
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        try:
+            if exc_type is not None and issubclass(exc_type, Exception) and not self.failed:
+                # the read stopped past pending planes (a truncated file, too many planes): a serial read would
+                # have raised an error of one of those first (an interrupt stays an interrupt)
+                self.finish()
+        finally:
+            for fut, _ in self.pending:
+                fut.cancel()
+            self.pending.clear()
+            if self.executor is not None:
+                self.executor.shutdown(wait=True)  # no decode outlives the read (it reads the plane buffers)
+
+    def add(self, value: np.ndarray) -> None:
+        """Decode the plane in ``value``: on the pool, or here once the planes before it are settled."""
+        n = value.shape[0]
+        if n < wire.AHEAD_MIN_BYTES or n > self.budget:  # small, or too big to decode beside another
+            self.finish()
+            if not self.kept.skips(value):
+                self.kept.keep(_read_plane(value, self.clock, self.keep_stats), n)
+            return
+        while self.pending and (len(self.pending) >= PLANE_WORKERS or self._busy_bytes() + n > self.budget):
+            self._wait_one()
+        if self.executor is None:
+            self.executor = ThreadPoolExecutor(PLANE_WORKERS, thread_name_prefix="xplane-plane")
+        self.pending.append((self.executor.submit(_decode_out_of_turn, value, self.keep_stats), n))
+
+    def finish(self) -> None:
+        """Settle every plane still pending, in order."""
+        while self.pending:
+            self._settle()
+
+    def _busy_bytes(self) -> int:
+        return sum(n for fut, n in self.pending if not fut.done())
+
+    def _wait_one(self) -> None:
+        """Settle the planes at the head that are done; if none is, wait until one of the pending is."""
+        if not self.pending[0][0].done():
+            wait([f for f, _ in self.pending], return_when=FIRST_COMPLETED)
+        while self.pending and self.pending[0][0].done():
+            self._settle()
+
+    def _settle(self) -> None:
+        fut, n = self.pending.popleft()
+        self.failed = True
+        decoded = fut.result()
+        decoded.clock.replay(self.clock, decoded.plane)
+        if decoded.error is not None:
+            raise decoded.error
+        self.kept.keep(decoded.plane, n)
+        self.failed = False
 
 
 def _read_plane(buf: np.ndarray, clock: _Clock, keep_stats: frozenset[str] | None = None) -> Plane:

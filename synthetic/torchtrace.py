@@ -1004,6 +1004,38 @@ def _host_bound_fp32(r: Rank) -> None:
     r.sync()
 
 
+#: One unmarked training iteration's bursts (no ``prof.step()``): each layer's forward, each layer's backward and the
+#: optimizer's update run as a burst of short kernels, the host pausing ``BURST_PAUSE_US`` between them (Python with no
+#: launch, as a cold iteration's first calls or an eager framework's dispatch: HPMLProj's cold Trainer step read as 23
+#: bursts, casio's NeRF iteration as 83).
+BURST_LAYERS, BURST_PAUSE_US, BURST_KERNEL_US = 4, 3_000.0, 5.0
+
+
+def bursty_iterations(iterations: int) -> Callable[[list[Rank], int], None]:
+    """A scenario body: ``iterations`` training iterations and nothing else (whatever ``steps``), each
+    ``2 * BURST_LAYERS + 1`` GPU bursts -- the forward's layers, the backward's, one ``Optimizer.step`` -- of the same
+    kernels in every iteration.  Truth by construction: ``iterations`` iterations, one optimizer step each."""
+    def scenario(ranks: list[Rank], n: int) -> None:
+        if n != 2:
+            return
+        r = ranks[0]
+        for _ in range(iterations):
+            for _ in range(BURST_LAYERS):
+                r.kernel("aten::addmm", GEMM_FWD, BURST_KERNEL_US)
+                r.kernel("aten::clamp_min", RELU_BF16, BURST_KERNEL_US)
+                r.host_us += BURST_PAUSE_US
+            for _ in range(BURST_LAYERS):
+                r.kernel("aten::threshold_backward", RELU_BF16, BURST_KERNEL_US)
+                r.kernel("aten::mm", GEMM_BWD[0], BURST_KERNEL_US)
+                r.kernel("aten::mm", GEMM_BWD[1], BURST_KERNEL_US)
+                r.kernel("aten::sum", SUM_BF16, BURST_KERNEL_US)
+                r.host_us += BURST_PAUSE_US
+            r.cpu("Optimizer.step#SGD.step", 30.0, cat="user_annotation", advance=False)
+            r.kernel("aten::_foreach_add_", SGD_BF16, BURST_KERNEL_US)
+            r.host_us += BURST_PAUSE_US
+    return scenario
+
+
 SCENARIOS: dict[str, Scenario] = {
     "healthy_bf16": Scenario(1, _single(_healthy), [], ["input_bound", "launch_bound", "tensor_core_unused",
                                                          "mixed_precision_off", "host_sync"],

@@ -25,7 +25,7 @@ from tb_gpu_advisor.frameworks import Framework, engines, native
 from tb_gpu_advisor.job.kind import Kind, work_kind
 from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
 from tb_gpu_advisor.job.period import repeated_launches
-from tb_gpu_advisor.job.structure import SpanSteps, model_calls, span_steps, step_end_steps, within_one_call
+from tb_gpu_advisor.job.structure import SpanSteps, model_calls, span_steps, step_end_count, step_end_steps, within_one_call
 from tb_gpu_advisor.model.trace import Trace
 
 __all__ = ["Job", "Kind", "OneTime", "SpanSteps", "adapt", "detect_job"]
@@ -45,6 +45,9 @@ class Job:
     tags: tuple[str, ...] = field(default_factory=tuple)
     #: compiled modules that run several training steps per call (a ``lax.scan`` over steps): module -> steps
     steps_per_call: dict[str, int] = field(default_factory=dict)
+    #: a training capture's optimizer steps (``structure.step_end_count``): an update runs once per iteration, so the
+    #: window holds no more whole iterations than this; 0 where nothing shows how many
+    optimizer_steps: int = 0
 
     def framework(self, fw: Framework) -> Framework:
         """``fw`` as it talks to this job: its fixes for the job's tags, then the engine's own fixes on top."""
@@ -106,7 +109,8 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     if rng is not None and rng[1] is not None and rng[1] <= (2, 0):
         tags.append("legacy")
     return Job(kind=kind, phase=phase, structure=structure, version=version, tags=tuple(tags),
-               steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")))
+               steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")),
+               optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0)
 
 
 def _steps_per_call(text: str) -> dict[str, int]:

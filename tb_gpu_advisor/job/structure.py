@@ -106,6 +106,20 @@ def span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework, engine: 
     return _result(best, "annotation_spans", "medium", "the program's repeated spans")
 
 
+def step_end_count(trace: Trace, fw: Framework) -> int:
+    """How many optimizer steps (``fw.step_end_event``, nested calls merged) the capture holds: an update runs once per
+    training iteration, so the window holds no more whole iterations than this (0: the framework names none, or none
+    ran -- no evidence either way)."""
+    h = trace.h
+    if not len(h):
+        return 0
+    m = h.name_mask(fw.step_end_event)
+    if not m.any():
+        return 0
+    starts, _ = union_intervals(h.start[m].astype(np.int64, copy=False), h.end[m].astype(np.int64, copy=False))
+    return int(starts.size)
+
+
 def step_end_steps(trace: Trace, fw: Framework) -> SpanSteps | None:
     """Training steps from the event that ends each (``fw.step_end_event``: PyTorch's optimizer step), where no
     marker or span holds the steps -- a PyTorch 1.8 loop without ``prof.step()``: step k runs from the end of the

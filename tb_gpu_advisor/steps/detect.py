@@ -300,6 +300,10 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                 note = (f"one {job.kind.kind} pass: no step markers, no repeated span that holds the GPU work and no "
                         f"repeated launch sequence the host waits after ({job.kind.evidence}), so the capture is one "
                         f"step (several calls of a model launched back to back read as one)")
+                if job.kind.kind == "training" and job.optimizer_steps == 1 and not job.kind.from_ranges:
+                    note = ("one training iteration: no step markers or repeated span holds the GPU work, and the "
+                            "capture holds one optimizer step (an update runs once per iteration), so it is one "
+                            "step, whatever GPU bursts it runs in")
                 phases = _pass_phase_window(trace, active)
                 if phases is not None and phases[0] > int(hs[0]):
                     ps, pe, names = phases
@@ -464,10 +468,14 @@ def _launching_ops(h: HostEvents, rec: np.ndarray) -> np.ndarray:
 
 def _one_pass(job: Job | None, active: list[DeviceEvents]) -> bool:
     """Inference work with no repeated structure: the capture is one forward pass (never cut at its idle gaps); a
-    training job whose own NVTX ranges name its iteration, which does not repeat: one iteration, never GPU bursts."""
+    training job whose own NVTX ranges name its iteration, which does not repeat, or whose one optimizer step shows
+    one iteration (an update runs once per iteration: GPU bursts never outnumber the iterations, as HPMLProj's cold
+    Trainer step read as 23 bursts): one iteration, never GPU bursts."""
     if job is None or not active or job.kind.confidence == "low":
         return False
-    return job.kind.kind in ("inference", "serving") or (job.kind.kind == "training" and job.kind.from_ranges)
+    if job.kind.kind in ("inference", "serving"):
+        return True
+    return job.kind.kind == "training" and (job.kind.from_ranges or job.optimizer_steps == 1)
 
 
 def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, int, str] | None:

@@ -187,3 +187,23 @@ def test_a_wait_inside_a_runtime_call_stays_that_calls(tmp_path) -> None:  # noq
     assert stretched >= 30
     rep = _report(path)
     assert rep["hosts"][0]["breakdown_ms"]["launch_wait"] > 0.8 * truth["off_cpu_ms_per_gap"]
+
+
+def test_every_fix_lands_removes_the_wait_between_and_inside_the_step_once_each(tmp_path) -> None:  # noqa: ANN001
+    """The paced loop with a 26 ms wait inside the frame and no ranges: the steps are cut after the longest pause, so
+    ``step_gaps`` claims the idle between steps (the mid-frame sleep) and ``#outside_wait`` the wait for the next
+    frame inside the step -- two different intervals of the ledger.  If both fixes land, the step is what is left
+    once the thread's two waits off the CPU are gone (truth by construction: ~1 ms of launches and kernels).  On
+    main both claimed the same pool, so only the larger counted: "every fix lands" said ~13.9 ms."""
+    path = str(tmp_path / "report1.sqlite")
+    truth = nx.write_paced_loop(path, mid_wait_ms=26.0)
+    rep = _report(path)
+    g = _gaps(rep)
+    (f,) = [x for x in rep["findings"] if x["id"].endswith("#outside_wait")]
+    assert g["id"] not in f["saving"]["overlaps"] and f["id"] not in g["saving"]["overlaps"]
+    ach = rep["hosts"][0]["achievable"]
+    step_ms = ach["step_ms"]
+    left_ms = step_ms - truth["mid_wait_off_cpu_ms"] - truth["off_cpu_ms_per_gap"]
+    assert ach["achievable_step_ms"] == pytest.approx(left_ms, abs=0.02 * step_ms)
+    assert ach["achievable_step_ms"] >= ach["floor_ms"] > 0
+    assert ach["recoverable_ms"] == pytest.approx(ach["sum_of_savings_ms"], abs=0.01)  # nothing counted twice

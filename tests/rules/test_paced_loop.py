@@ -207,3 +207,20 @@ def test_every_fix_lands_removes_the_wait_between_and_inside_the_step_once_each(
     assert ach["achievable_step_ms"] == pytest.approx(left_ms, abs=0.02 * step_ms)
     assert ach["achievable_step_ms"] >= ach["floor_ms"] > 0
     assert ach["recoverable_ms"] == pytest.approx(ach["sum_of_savings_ms"], abs=0.01)  # nothing counted twice
+
+
+@pytest.mark.parametrize("kw", [dict(mid_wait_ms=26.0), dict(mid_wait_ms=26.0, ranged=True), dict(),
+                                dict(mid_wait_ms=26.0, waits=False), dict(sched=False)])
+def test_the_paced_loops_reports_hold_every_property(tmp_path, kw: dict) -> None:  # noqa: ANN001
+    """The report properties (tests/support/properties.py: no part over its whole, savings within the ledger, "every
+    fix lands" within the step and counting every saving) on each shape of the paced loop, which the walk of
+    tests/report/test_properties.py does not hold."""
+    from tb_gpu_advisor.discover.logdir import discover
+    from tb_gpu_advisor.runtime.pipeline import analyze_session
+    from tests.support.properties import report_violations
+
+    nx.write_paced_loop(str(tmp_path / "report1.sqlite"), **kw)
+    (s,) = discover(str(tmp_path))
+    rep = analyze_session(s.run, s.session, s.hosts)
+    assert rep.hosts and rep.hosts[0].achievable
+    assert report_violations(rep) == []

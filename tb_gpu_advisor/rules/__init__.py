@@ -481,7 +481,9 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
         metric=_device_share_metric(dev, "warning"),
         saving=saving(ctx, wait, "the host's wait for its source overlaps the GPU's work (the next input read while "
                                  "the GPU works on this one), or the source delivers faster",
-                      [("host", "host_work", wait)]),
+                      # a pool of its own: the wait inside the step, what every other claim on the host leaves
+                      # (unclaimed_wait_ms), never the gaps' wait between steps -- both fixes land, both count
+                      [("host", "host_wait", wait)]),
         evidence=os_waits_table(ctx),
         windows=step_windows(ctx, key=lambda st: st.breakdown.other, label="host waiting"),
         actions=ctx.fw.extra("step_gaps:outside") or [WAIT_SOURCE],

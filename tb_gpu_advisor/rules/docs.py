@@ -82,8 +82,9 @@ step and of the host's time no other finding claims,
 `unexplained_idle:<host>#outside_wait` (a warning at most: whether the source
 can deliver faster is outside the capture) says the host waits for something
 outside the capture (an input device, a file, a socket, a timer) and saves
-that wait (pool `host_work`); `step_gaps` names such a wait in its gaps the
-same way.  A range or op around a wait runs no code there.  Without a
+that wait (pool `host_wait`: the wait inside the step no other finding
+claims, so it never overlaps the gaps' wait between steps and "if every fix
+lands" counts both); `step_gaps` names such a wait in its gaps the same way.  A range or op around a wait runs no code there.  Without a
 scheduler trace, time nothing covers is code or a wait (`step_gaps`: "likely"
 a wait where the gaps are as regular as a clock, never critical), and where it
 fills most of the GPU's idle inside the step,

@@ -42,6 +42,8 @@ POOLS: dict[str, str] = {
     "launch": "GPU idle between kernels while the host launches or dispatches them",
     "host_work": "GPU idle while the host computes (host-placed ops, work between steps)",
     "host_own": "GPU idle while the host runs its own work inside the step that no other finding recovers (host-bound)",
+    "host_wait": "GPU idle inside the step while the launching thread waits in the OS for something outside the capture, "
+                 "that no other finding recovers (a wait between steps is the gap check's)",
     "loss_scaling": "host-side dynamic loss-scaling updates",
     "copies": "blocking or synchronous memory copies",
     "tc_eligible_kernels": "32-bit MatMul/Conv kernel time (faster on Tensor Cores in 16 bit)",

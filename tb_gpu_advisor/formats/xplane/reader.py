@@ -441,9 +441,13 @@ def _decode_out_of_turn(value: np.ndarray, keep_stats: frozenset[str] | None) ->
         return _OutOfTurn(None, e, clock)
 
 
-#: Threads that decode planes (issue #38: one big file uses every core).  The compiled decoder's C and numpy's big
-#: passes let go of the GIL, so two planes' decodes overlap on two cores.
-PLANE_WORKERS = 2
+#: Threads that decode planes (issue #38: one big file uses every core).  1 (the pool off) by measurement: on this
+#: 2-core VM, whole `report` processes with the cache off, 2 workers against 1 (docs/benchmarks.md, "h38-wall,
+#: measured again by the lead"): 100 MB stats shape peak 155-159 MB against 135-138 MB (1.53x the file against 1.33x:
+#: over the 1.5x target), CPU 1.0-2.1 s against 0.93-0.98 s user (a third of the runs doubled), wall no shorter; 1 GB
+#: dense wall 12.5-14.3 s against 13.1-13.4 s, peak the same.  The pool stays, tested, for a machine with cores to
+#: spare (set 2 to try it).
+PLANE_WORKERS = 1
 
 
 def _pool_budget(size: int) -> int:

@@ -343,6 +343,15 @@ def unclaimed_host_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
     return max(0.0, min(bd.host_compute, bd.host_compute + bd.other - claimed))
 
 
+def _idle_graded(metrics: HostMetrics) -> tuple[Ctx, float | None, str] | None:
+    """(context, device step share, severity) where the GPU idles an amber or red share of a known step -- what
+    both host findings (its own work, its waits) start from; None otherwise."""
+    ctx = Ctx(metrics)
+    dev = metrics.headline.device_step_share
+    sev = grade(dev, "headline.device_step_share.warning", "headline.device_step_share.critical")
+    return None if sev is None or not ctx.step_ms else (ctx, dev, sev)
+
+
 def host_bound_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> Finding | None:
     """The GPU idles most of the step while the host runs its own code: fires whatever else fired, on its own saving.
 
@@ -350,11 +359,10 @@ def host_bound_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     no other finding recovers (:func:`unclaimed_host_ms`) fills at least half of that idle: the host, not a wait, is
     what the GPU waits for.  Issue #37's survey: a 4% mixed-precision warning hid 166 ms of host work in a 222 ms
     step, because this finding was added only when nothing else warned.  Ranked by its saving like every other."""
-    ctx = Ctx(metrics)
-    dev = metrics.headline.device_step_share
-    sev = grade(dev, "headline.device_step_share.warning", "headline.device_step_share.critical")
-    if sev is None or not ctx.step_ms:
+    graded = _idle_graded(metrics)
+    if graded is None:
         return None
+    ctx, dev, sev = graded
     others = list(others)
     unrecorded = on_cpu_unrecorded_ms(metrics, others)
     host = unclaimed_host_ms(metrics, others) + unrecorded
@@ -452,11 +460,10 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     cut into frames by its 7-kernel period: ~27 ms of each 39.9 ms frame unclaimed, the launching thread off the
     CPU).  Fires where the device step-time share is amber or red and such waits fill at least half of the idle
     no finding claims; never critical -- whether the source can deliver faster is outside the capture."""
-    ctx = Ctx(metrics)
-    dev = metrics.headline.device_step_share
-    sev = grade(dev, "headline.device_step_share.warning", "headline.device_step_share.critical")
-    if sev is None or not ctx.step_ms:
+    graded = _idle_graded(metrics)
+    if graded is None:
         return None
+    ctx, dev, sev = graded
     others = list(others)
     free = _unclaimed_other_ms(metrics, others)
     wait = unclaimed_wait_ms(metrics, others)

@@ -168,9 +168,7 @@ def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
                    f"failed -- \"{kind.died}\" -- and the profiler could not collect the GPU's records from it, so the "
                    f"guide's GPU checks were skipped and nothing here is a verdict on the job. Fix the failure, then "
                    f"profile again.")
-        return finding(ctx, ID, "critical", summary, title=title, actions=actions,
-                       metric=value_metric("program_failed", "Program failed", 1, "count", "yes", severity="critical",
-                                           good_direction="lower")), True
+        return _run_failed(ctx, summary, title, actions), True
     elif kind is not None and kind.lost_gpu and kind.damaged:  # the file, not the capture: read what was cut off
         title = "No GPU record in the part of the damaged file that was read"
         actions = ctx.fw.extra(f"{ID}:damaged_records") or [READ_WHOLE_FILE]
@@ -203,29 +201,33 @@ def _died(ctx: Ctx, m: HostMetrics, kind) -> Finding:  # noqa: ANN001 - job.kind
     """The program died after its GPU work began: critical (the run failed), first, with its own last words -- what
     the window holds is the part before the failure, which every other finding describes."""
     seconds = (m.capture.length_ms or 0) / 1000.0
-    return finding(
-        ctx, ID, "critical",
+    return _run_failed(
+        ctx,
         f"The program failed: its standard error, kept in the capture, ends in \"{kind.died}\". This "
         f"{seconds:.2f} s window holds what ran before the failure, not the job's steady state: the other findings "
         f"describe that part only. Fix the error, then profile again.",
-        title="The program stopped with an error after its GPU work began",
-        metric=value_metric("program_failed", "Program failed", 1, "count", "yes", severity="critical",
-                            good_direction="lower"),
-        actions=_window_fixes(ctx, "died", kind.capture_format))
+        "The program stopped with an error after its GPU work began", _window_fixes(ctx, "died", kind.capture_format))
 
 
 def _refused(ctx: Ctx, refused: str) -> Finding:
     """Launches the CUDA runtime refused: their kernels never ran, so the program's results miss them and any time it
     measured around them timed nothing -- critical (the run did not do its work), whatever the rest of it costs."""
-    return finding(
-        ctx, ID, "critical",
+    return _run_failed(
+        ctx,
         f"{refused}. A refused launch runs no kernel and leaves no GPU record, and the program goes on unless it checks "
         f"the code: its results lack that kernel's work, and a time it measured around the launch timed nothing. The "
         f"other findings describe the kernels that ran.",
-        title="A kernel launch failed: its kernel never ran",
-        metric=value_metric("refused_launches", "Launches refused", 1, "count", "yes", severity="critical",
-                            good_direction="lower"),
-        actions=[action(*devices.nvidia.LAUNCH_ERROR_FIX, "text")])
+        "A kernel launch failed: its kernel never ran", [action(*devices.nvidia.LAUNCH_ERROR_FIX, "text")],
+        metric=("refused_launches", "Launches refused"))
+
+
+def _run_failed(ctx: Ctx, summary: str, title: str, actions: list,
+                metric: tuple[str, str] = ("program_failed", "Program failed")) -> Finding:
+    """A run that did not do its work (it died, or a launch was refused): critical whatever its time costs, with a
+    yes/no count as its metric -- one shape for every such finding, so the report ranks them alike."""
+    return finding(ctx, ID, "critical", summary, title=title, actions=actions,
+                   metric=value_metric(metric[0], metric[1], 1, "count", "yes", severity="critical",
+                                       good_direction="lower"))
 
 
 #: A window without GPU work, by what it holds (``job.kind.WINDOWS``).

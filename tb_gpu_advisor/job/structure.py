@@ -111,13 +111,12 @@ def step_end_count(trace: Trace, fw: Framework) -> int:
     training iteration, so the window holds no more whole iterations than this (0: the framework names none, or none
     ran -- no evidence either way)."""
     h = trace.h
-    if not len(h):
-        return 0
-    m = h.name_mask(fw.step_end_event)
-    if not m.any():
-        return 0
-    starts, _ = union_intervals(h.start[m].astype(np.int64, copy=False), h.end[m].astype(np.int64, copy=False))
-    return int(starts.size)
+    return int(_merged(h, h.name_mask(fw.step_end_event))[1].size) if len(h) else 0
+
+
+def _merged(h, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - HostEvents
+    """(starts, ends) of the host events in ``mask``, nested or overlapping calls merged into one, ps."""
+    return union_intervals(h.start[mask].astype(np.int64, copy=False), h.end[mask].astype(np.int64, copy=False))
 
 
 def step_end_steps(trace: Trace, fw: Framework) -> SpanSteps | None:
@@ -132,7 +131,7 @@ def step_end_steps(trace: Trace, fw: Framework) -> SpanSteps | None:
     m = h.name_mask(fw.step_end_event)
     if int(m.sum()) < 2:
         return None
-    _, ends = union_intervals(h.start[m].astype(np.int64, copy=False), h.end[m].astype(np.int64, copy=False))  # nested calls: one step end
+    _, ends = _merged(h, m)  # nested calls: one step end
     if ends.size < 2:
         return None
     first = int(h.start.min())

@@ -275,6 +275,10 @@ _TABLE: tuple[Threshold, ...] = (
     _t("capture.unseen_share", 0.05, "share", "Advisor: at the stock overview's 'all others' moderate level, time the "
        "capture cannot explain changes every other number", "share of the step the host waits for GPU work the "
        "trace does not hold, above which the capture-quality check says so"),
+    _t("capture.clock_skew_us", 10.0, "us", "Advisor: no GPU work starts before the call that launched it; a lead of "
+       "half the 20-40 us launch latency (guide 1.2.2) is more than timestamp rounding and moves the launch-wait "
+       "intervals the guide's checks measure", "the largest lead of recorded GPU work over its own launch call above "
+       "which the capture-quality check says the capture's GPU and host clocks disagree"),
     # ---- step detection (steps.py) ------------------------------------------------
     _t("steps.drop_edges_above", 5.0, "count", "stock overview: with more than 5 steps the first (warm-up) and last "
        "(possibly partial) step are dropped", "steps found above which the first and last are dropped"),

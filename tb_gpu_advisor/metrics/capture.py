@@ -6,8 +6,8 @@ import numpy as np
 
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.metrics.context import PS_PER_MS, Context
-from tb_gpu_advisor.metrics.types import CaptureQuality
+from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
+from tb_gpu_advisor.metrics.types import CaptureQuality, ClockSkew
 
 
 def capture_quality(ctx: Context) -> CaptureQuality:
@@ -34,8 +34,28 @@ def capture_quality(ctx: Context) -> CaptureQuality:
         steady_state=(cv <= max_cv) if cv is not None else None, step_time_cv=cv, too_short=short,
         too_long=length > max_ms, num_events=ctx.trace.num_events, gpu_thread_mode_private=private, note="; ".join(notes),
         framework=ctx.fw.id, graph_kernel_share=_graph_kernel_share(ctx), time_base=tr.time_base,
-        capture_format=tr.format,
+        capture_format=tr.format, clock_skew=_clock_skew(ctx),
     )
+
+
+def _clock_skew(ctx: Context) -> ClockSkew:
+    """How far the GPU's recorded work starts before the host call that launched it.  No device event can start
+    before its launch call begins, so any lead is the capture's two clocks disagreeing (the profiler's conversion of
+    GPU timestamps to the host's clock drifting): its largest lead bounds how exactly any host/GPU interval -- a launch
+    wait, an idle gap, the viewer's alignment -- was measured.  Every device event with a recorded launch counts."""
+    h = ctx.h
+    linked = early = 0
+    lead = 0
+    if h.start.size:
+        for g in ctx.gpus:
+            has = np.nonzero(g.launch >= 0)[0]
+            if not has.size:
+                continue
+            ahead = h.start[g.launch[has]] - g.d.start[has]
+            linked += int(has.size)
+            early += int(np.count_nonzero(ahead > 0))
+            lead = max(lead, int(ahead.max()))
+    return ClockSkew(linked=linked, early=early, max_lead_us=max(lead, 0) / PS_PER_US)
 
 
 def _step_times_ms(ctx: Context) -> list[float]:

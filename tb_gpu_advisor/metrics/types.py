@@ -733,6 +733,19 @@ class Memory:
 
 
 @dataclass
+class ClockSkew:
+    """Device events that start before the host call that launched them (``metrics.capture._clock_skew``).
+
+    linked: device events with a recorded launch call; early: those starting before it; max_lead_us: the largest
+    lead -- a lower bound on how far the capture's GPU and host clocks disagree.
+    """
+
+    linked: int = 0
+    early: int = 0
+    max_lead_us: float = 0.0
+
+
+@dataclass
 class CaptureQuality:
     length_ms: float  # first to last event (or profile_start/stop_time)
     steps_captured: int  # steps detected (before dropping)
@@ -751,6 +764,8 @@ class CaptureQuality:
     time_base: str = ""
     #: the capture's format id (``formats``): whose profiler recorded it, and so whose options move its window
     capture_format: str = ""
+    #: device work recorded as starting before its own launch call: the capture's clocks disagree
+    clock_skew: ClockSkew = field(default_factory=ClockSkew)
 
 
 @dataclass

@@ -11,7 +11,9 @@ error quoted); launches the CUDA runtime refused, their kernels never run (criti
 the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FIXES``; else the framework's
 ``capture_quality:window``) -- GPU work with no step found (warning: the window is one pass of the program) / fewer
 than ``capture.min_steps`` kept steps (warning; neither where the window holds no GPU work), capture longer than ``capture.max_seconds`` (info), step times
-varying more than ``capture.max_step_cv`` (info).  A memory snapshot gets none of these (no steps): only, where
+varying more than ``capture.max_step_cv`` (info), GPU work recorded as starting more than ``capture.clock_skew_us``
+before the call that launched it (info: the capture's GPU and host clocks disagree by at least that lead, so every
+host/GPU interval is uncertain by it: ``CaptureQuality.clock_skew``).  A memory snapshot gets none of these (no steps): only, where
 its allocator history kept just its last ``max_entries`` events while its annotations show whole iterations before
 them (``Memory.history_cut``), a warning that its peak is the kept window's, with the setting that keeps them.
 No saving.
@@ -22,7 +24,7 @@ from __future__ import annotations
 from tb_gpu_advisor import devices, formats
 from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.frameworks.base import action
-from tb_gpu_advisor.metrics.types import HostMetrics
+from tb_gpu_advisor.metrics.types import ClockSkew, HostMetrics
 from tb_gpu_advisor.model.schema import Action, Finding
 from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, share_metric, step_windows, value_metric
 
@@ -30,7 +32,7 @@ ID = "capture_quality"
 
 @rule(ID, "Q&A", "The capture is too short or not steady",
       thresholds=("capture.min_steps", "capture.max_seconds", "capture.max_step_cv",
-                  "capture.graph_kernel_share", "capture.unseen_share"))
+                  "capture.graph_kernel_share", "capture.unseen_share", "capture.clock_skew_us"))
 def check(m: HostMetrics) -> list[Finding]:
     if m.memory.snapshot:  # a memory snapshot is no capture of steps: the memory checks speak for it
         return _history_cut(Ctx(m), m)
@@ -100,6 +102,9 @@ def check(m: HostMetrics) -> list[Finding]:
                               f"point at the op to change.", "Kernels run inside CUDA graphs: per-op names are missing",
                          ("graph_kernel_share", "Kernel time in CUDA graphs", graphs, "share", f"{graphs:.0%}",
                           "capture.graph_kernel_share"), how))
+    skew = c.clock_skew
+    if gpu_work and skew.max_lead_us > T("capture.clock_skew_us"):
+        out.append(_clock_skew(ctx, skew))
     if len(out) > 1:  # keep ids unique: suffix the secondary ones
         for i, f in enumerate(out[1:], 1):
             f.id = f"{f.id}#{f.metric.id if f.metric else i}"
@@ -133,6 +138,31 @@ def _one_pass(ctx: Ctx, m: HostMetrics) -> Finding:
                             severity="warning", good_direction="higher"),
         actions=ctx.steady_fix(f"{ID}:few_steps"),
     )
+
+
+#: Clocks that disagree are the recording's, the same for every framework and profiler.
+SAME_CLOCKS = action(
+    "Record again with the host and GPU on one clock: keep the profiled window short (the two clocks drift apart "
+    "the longer a capture runs) and use a current driver and profiler (CUPTI); check the new capture starts every "
+    "kernel after its launch call.")
+
+
+def _clock_skew(ctx: Ctx, skew: ClockSkew) -> Finding:
+    """Recorded GPU work that starts before the call that launched it: physically impossible, so the capture's GPU and
+    host timestamps disagree by at least the largest lead.  An info note: the work itself is recorded, but every
+    interval measured between host and GPU (launch wait, idle gaps, the step's host-bound share, the viewer's flow
+    arrows) is uncertain by that much, which the note weighs against the step."""
+    lead = skew.max_lead_us
+    of_step = f" ({pct(lead / 1000.0 / ctx.step_ms)} of the {ms(ctx.step_ms)} step)" if ctx.step_ms else ""
+    return _note(
+        ctx, f"{skew.early} of {_n(skew.linked, 'GPU event')} with a recorded launch call start before that call, by "
+                 f"up to {lead:.0f} us: no GPU work starts before it is launched, so the capture's GPU and host clocks "
+                 f"disagree by at least {lead:.0f} us{of_step}. Every time measured between the host and the GPU -- "
+                 f"launch wait, idle gaps, what the GPU waited for -- is uncertain by that much; times on one side "
+                 f"alone (kernel durations, host op times) are not.",
+        "The capture's GPU and host clocks disagree: GPU work starts before its launch",
+        ("clock_skew_us", "GPU work ahead of its launch call", lead, "us", f"{lead:.0f} us", "capture.clock_skew_us"),
+        [SAME_CLOCKS])
 
 
 def _plural(unit: str) -> str:

@@ -377,7 +377,8 @@ def _sniffed(registry: list[Format], entry: os.DirEntry, rel: tuple[str, ...], r
         ok, _ = _follow(entry, real_root, d.chain, want_dir=False, follow=d.follow)
         if not ok:
             break
-        why = f.layout.sniff(fsio.Listed(entry.path, root, rel, follow=d.follow))  # read only below the logdir
+        listed = fsio.Listed(entry.path, root, rel, follow=d.follow)  # read only below the logdir
+        why = formats.lfs_pointer(listed) or f.layout.sniff(listed)  # a pointer's words, not the layout's
         if why is None:
             return f
         if skips is not None:

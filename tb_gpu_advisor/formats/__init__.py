@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tb_gpu_advisor.formats import kineto, nsys, snapshot, xplane
-from tb_gpu_advisor.formats.base import ENV_MAX_BYTES, Format, max_profile_bytes
+from tb_gpu_advisor.formats.base import ENV_MAX_BYTES, Format, LfsPointerError, lfs_pointer, max_profile_bytes
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
     from tb_gpu_advisor.model.trace import Trace
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framew
 REGISTRY: dict[str, Format] = {f.id: f for f in (xplane.FORMAT, kineto.FORMAT, nsys.FORMAT)}
 REGISTRY[snapshot.FORMAT.id] = snapshot.FORMAT  # memory snapshots (issue #29)
 
-__all__ = ["REGISTRY", "ENV_MAX_BYTES", "Format", "get", "max_profile_bytes", "read"]
+__all__ = ["REGISTRY", "ENV_MAX_BYTES", "Format", "LfsPointerError", "get", "lfs_pointer", "max_profile_bytes", "read"]
 
 
 def get(fmt: str) -> Format:
@@ -32,9 +32,13 @@ def get(fmt: str) -> Format:
 
 def read(host_file) -> Trace:  # noqa: ANN001 - a discovery.HostFile or anything with host, path (and format)
     """Read one host file with its format's reader (XPlane when the file does not say); a host made of
-    several ranks' files (``HostFile.ranks``, PyTorch) is read as one trace.  Times no profiler's clock writes
+    several ranks' files (``HostFile.ranks``, PyTorch) is read as one trace; a Git LFS pointer in the profile's place
+    is refused as that, in every format.  Times no profiler's clock writes
     (``model.sanity``) are damage of the file, whatever its format, and a name no program writes is cut (every
     name pattern would cost its length).""" 
+    pointer = lfs_pointer(host_file.path)  # every format alike: the profile was never fetched
+    if pointer:
+        raise LfsPointerError(f"{host_file.path}: {pointer}")
     read_trace = get(getattr(host_file, "format", "xplane")).reader()
     ranks = getattr(host_file, "ranks", ())
     if ranks:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.model.logdir import HostFile
 
 if TYPE_CHECKING:  # the trace model imports numpy; importing a format or framework must not
@@ -135,6 +136,37 @@ def human_size(n: int) -> str:
         if n >= scale:
             return f"{n / scale:.1f} {unit}"
     return f"{n} bytes"
+
+
+#: How a Git LFS pointer starts (the LFS specification, ``docs/spec.md`` of git-lfs): a clone or download that did not
+#: fetch a repository's LFS content holds this small text file where the profile should be -- the same for every
+#: format, so each format's own words ("not JSON", "not a pickle", a protobuf wire error) would name the wrong cause.
+_LFS_START = b"version https://git-lfs.github.com/spec/"
+_LFS_FIELD = re.compile(rb"^(oid sha256:([0-9a-f]{8})[0-9a-f]*|size (\d+))\s*$", re.M)
+
+
+class LfsPointerError(ValueError):
+    """A profile file that is a Git LFS pointer: the message says so and how to fetch the file itself."""
+
+
+def lfs_pointer(path: str) -> str | None:
+    """Why ``path`` is not a profile when it is a Git LFS pointer (the file it stands for, its size and how to fetch
+    it), else None -- also for an unreadable file, which its format's reader reports in its own words."""
+    try:
+        head = fsio.read_head(path, 512)
+    except Exception:  # noqa: BLE001 - unreadable: the format's reader says why
+        return None
+    if not head.startswith(_LFS_START):
+        return None
+    oid = size = None
+    for m in _LFS_FIELD.finditer(head):
+        oid = m.group(2).decode() if m.group(2) else oid
+        size = int(m.group(3)) if m.group(3) else size
+    what = f"the {human_size(size)} file" if size is not None else "the file"
+    ident = f" (sha256 {oid}...)" if oid else ""
+    return (f"a Git LFS pointer, not the profile: the repository keeps {what}{ident} in Git LFS, and this copy holds "
+            f"only its {len(head)}-byte pointer. Fetch the file itself (`git lfs pull --include <this path>` in the "
+            f"clone, or the repository's download of it) and analyse that")
 
 
 #: (run, session, session folder) -> the host files of that session.

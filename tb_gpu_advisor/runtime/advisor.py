@@ -224,7 +224,9 @@ def why_not_read(path: str) -> str | None:
     """Why a file whose content a format may claim (an ``.sqlite``) was not read as one, in words (``report FILE``
     of an unreadable export says that, not which files are read); None when no format's layout looks at it."""
     rel = (os.path.basename(path),)
-    return next((f.layout.sniff(path) for f in formats.REGISTRY.values() if f.layout.maybe(rel)), None)
+    looked = any(f.layout.maybe(rel) or f.layout.claims(rel) for f in formats.REGISTRY.values())
+    pointer = formats.lfs_pointer(path) if looked else None  # a profile's name, a Git LFS pointer's content
+    return pointer or next((f.layout.sniff(path) for f in formats.REGISTRY.values() if f.layout.maybe(rel)), None)
 
 
 def how_to_capture_text() -> str:

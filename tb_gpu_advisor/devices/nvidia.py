@@ -80,6 +80,12 @@ TENSOR_CORE_PATTERNS: dict[str, str] = {
     "flash_bwd": "FlashAttention backward (mma.sync/wgmma)",
     "fmha": "fused multi-head attention of cuDNN, TensorRT-LLM and FlashInfer (fmhaSm100*, fmha_v2_*): mma/wgmma/"
             "tcgen05 on every generation that has them",
+    "tmawarpspecialized": "CUTLASS 3 kernel schedules (KernelTmaWarpSpecialized*, MainloopSm90TmaGmmaWarpSpecialized*, "
+                          "the Sm90TmaWarpSpecialized epilogue): sm90+ collectives built only around wgmma/tcgen05 -- "
+                          "a CuTe kernel names its MMA atom deep in the template, its schedule near the start "
+                          "(vLLM's Machete W4A16 GEMM)",
+    "deep_gemm::sm90_": "DeepGEMM's Hopper kernels (fp8 GEMMs, paged MQA logits): wgmma",
+    "deep_gemm::sm100_": "DeepGEMM's Blackwell kernels: tcgen05",
 }
 
 #: CUDA-core GEMMs whatever library prefix they carry: SIMT kernels, FFMA (fp32 fused multiply-add) math, and

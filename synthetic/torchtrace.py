@@ -653,10 +653,30 @@ def serving(ranks: list[Rank], n: int) -> None:
     """A vLLM tensor-parallel worker (rank 0 of TP 2 written): no ``prof.step()``; each engine step is an
     ``execute_model`` Python span around the host's input preparation (~9 ms of Python), one CUDA-graph replay of
     the decode step (with vLLM's custom all-reduce after each layer's MLP) and a ``.tolist()`` of the sampled tokens."""
-    r = ranks[0]
-    span = r.cpu(EXECUTE_MODEL, 0.0, cat="python_function", advance=False)
+    _engine_step(ranks[0], EXECUTE_MODEL, "python_function", "vllm/v1/worker/gpu_model_runner.py(980): _prepare_inputs")
+
+
+#: The range vLLM's model runner opens around each engine step, named after the batch it runs (survey h37-survey15:
+#: a 4-rank GH200 decode profile, ``execute_context_0(0)_generation_1(1)``: no request in prefill, one decoding).
+VLLM_STEP_RANGE = "execute_context_0(0)_generation_1(1)"
+
+
+def serving_ranges(ranks: list[Rank], n: int) -> None:
+    """``serving``'s worker profiled as vLLM's profiler does by default, without ``with_stack``: no Python span, so
+    no ``execute_model``; each engine step is the ``record_function`` range named after its batch (``VLLM_STEP_RANGE``),
+    its input preparation untraced Python."""
+    _engine_step(ranks[0], VLLM_STEP_RANGE, "user_annotation", None)
+
+
+def _engine_step(r: Rank, span_name: str, span_cat: str, prepare: str | None) -> None:
+    """One decode step of the worker inside the span ``span_name``: the input preparation (a Python span named
+    ``prepare``, or untraced), the CUDA-graph replay, the sampled tokens' copy to the host."""
+    span = r.cpu(span_name, 0.0, cat=span_cat, advance=False)
     start = r.host_us
-    r.cpu("vllm/v1/worker/gpu_model_runner.py(980): _prepare_inputs", SERVE_HOST_US, cat="python_function")
+    if prepare is None:
+        r.host_us += SERVE_HOST_US
+    else:
+        r.cpu(prepare, SERVE_HOST_US, cat="python_function")
     r.copy_h2d(0.5, 20.0)
     kernels: list[tuple[str, float]] = []
     for _ in range(SERVE_LAYERS):

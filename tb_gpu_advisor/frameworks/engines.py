@@ -101,7 +101,10 @@ ENGINES: tuple[Engine, ...] = (
            # a word of its own: verl's ``megatron_vllm.py`` (a trainer's bridge to vLLM) is not vLLM's code
            spans=re.compile(r"\bvllm[./:]|gpu_model_runner|EngineCore|execute_model"),
            kernels=re.compile(r"reshape_and_cache|paged_attention|cross_device_reduce|vllm::|_vllm_"),
-           step_span=(re.compile(r"execute_model"),),
+           # ``execute_model`` where the profile records Python (with_stack); else the step's own range, named by
+           # the batch it runs: ``execute_context_<n>(<tokens>)_generation_<m>(<tokens>)`` (a count first in some
+           # builds: ``execute_32_context_0(...)``)
+           step_span=(re.compile(r"execute_model"), re.compile(r"^execute_(?:\d+_)?context_\d+\(")),
            capture=(_VLLM_CAPTURE,),
            fixes={"host_sync": (_VLLM_HOST,), "step_gaps": (_VLLM_HOST,), "launch_bound": (_VLLM_HOST,),
                   "input_bound": (_VLLM_HOST,), "batch_size_headroom": (_VLLM_MEMORY,),

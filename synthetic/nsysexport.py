@@ -1534,3 +1534,28 @@ def write_prefetched_vector_add(path: str, prefetch_ms: float = 165.0, chunks: i
     con.commit()
     con.close()
     return {**truth, "prefetch_ms": chunks * (step - 2 * us) / ms, "on_demand_ms": truth["dtoh_migration_ms"]}
+
+
+# --------------------------------------------------------------------------- a program's own Tensor Core GEMM
+
+
+#: The WMMA kernel of Promisewjx/cuda-gemm (``kernels/gemm_tensorcore.cu``: ``nvcuda::wmma`` fragments, fp16 in,
+#: fp32 out), as the export names it.
+USER_WMMA_GEMM = "gemm_tensorcore(const __half *, const __half *, float *, int)"
+
+
+def write_user_mma_gemms(path: str, fp32_kernels: int = 4, fp32_ms: float = 20.0, mma_name: str = USER_WMMA_GEMM,
+                         mma_ms: float = 0.46) -> dict:
+    """Write :func:`write_refused_launch`'s GEMM benchmark with every launch accepted: ``fp32_kernels`` fp32 CUDA-core
+    GEMMs of ``fp32_ms`` each, then the program's own 16-bit GEMM ``mma_name`` of ``mma_ms`` -- by default the WMMA
+    kernel of Promisewjx/cuda-gemm, whose 4096^3 product in 0.46 ms (299 TFLOP/s) is above any CUDA-core fp16 rate of
+    an A100, so it ran on Tensor Cores, which its name alone cannot prove.  Return the truth: the kernels' ms."""
+    write_refused_launch(path, kernels=fp32_kernels + 1, refused=(), kernel_ms=fp32_ms)
+    con = sqlite3.connect(path)
+    nid, = con.execute("SELECT MAX(id) + 1 FROM StringIds").fetchone()
+    con.execute("INSERT INTO StringIds VALUES (?, ?)", (nid, mma_name))
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET demangledName = ?, shortName = ?, end = start + ? "
+                "WHERE start = (SELECT MAX(start) FROM CUPTI_ACTIVITY_KIND_KERNEL)", (nid, nid, int(mma_ms * 1e6)))
+    con.commit()
+    con.close()
+    return {"fp32_ms": fp32_kernels * fp32_ms, "fp32_kernels": fp32_kernels, "mma_ms": mma_ms, "mma_name": mma_name}

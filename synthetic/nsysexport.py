@@ -1559,3 +1559,42 @@ def write_user_mma_gemms(path: str, fp32_kernels: int = 4, fp32_ms: float = 20.0
     con.commit()
     con.close()
     return {"fp32_ms": fp32_kernels * fp32_ms, "fp32_kernels": fp32_kernels, "mma_ms": mma_ms, "mma_name": mma_name}
+
+
+# --------------------------------------------------------------------------- an eager training iteration in bursts
+
+#: The kernels of :func:`write_eager_training_bursts`: Eigen's element-wise and cuBLAS's GEMMs, as TF 1.15 runs them,
+#: and TF's gradient kernel, named for its ``ReluGrad`` op (``devices.gradient_kernel_one``).
+EAGER_FORWARD = ("void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<float>>, long>"
+                 "(Eigen::TensorEvaluator<...>, long)", "ampere_sgemm_64x64_nn")
+EAGER_GRADIENT = "void tensorflow::functor::ReluGradHalfKernelVector(const __half *, const __half *, __half *, int)"
+
+
+def write_eager_training_bursts(path: str, bursts: int = 30, grad_bursts: tuple[int, ...] = (20, 26),
+                                kernels: int = 12, kernel_us: float = 8.0, pause_ms: float = 2.7) -> dict:
+    """Write the export of an eager training program shaped after VerticalResearchGroup/casio's ``nerf`` (TF 1.15 on
+    an A100, in a ``cudaProfilerApi`` window): ``bursts`` GPU bursts of ``kernels`` launches each (the same Eigen and
+    cuBLAS kernels in every burst), the host's untraced code pausing ``pause_ms`` between bursts, and a gradient kernel
+    in the bursts of ``grad_bursts`` only (the backward of each network).  ``grad_bursts`` = every burst makes each
+    burst an iteration (the control).  Return the truth: the bursts, and at most how many iterations they hold -- every
+    iteration runs a backward, so no more than the bursts holding one."""
+    us, ms = 1000, 1_000_000
+    pid = 8181
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=20 * us)
+    kern = []
+    for b in range(bursts):
+        names = [EAGER_FORWARD[i % 2] for i in range(kernels)]
+        if b in grad_bursts:
+            names[-1] = EAGER_GRADIENT
+        for name in names:
+            c = api("cudaLaunchKernel_v7000", 6 * us)
+            kern.append((api.t - 10 * us, api.t - 10 * us + int(kernel_us * us), c, strings(name)))
+        api.t += int(pause_ms * ms)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, n, n, 32, 256, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
+                                      None) for j, (a, b, c, n) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
+                sync_enum=False)
+    return {"bursts": bursts, "max_iterations": len(set(grad_bursts) & set(range(bursts)))}

@@ -146,7 +146,9 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     follow_savings(out)
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out) and \
             not any(f.rule in ("healthy", "unexplained_idle") for f in out):
-        out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
+        late = unexplained_idle_finding(metrics) or healthy_finding(metrics)
+        _step_confidence(metrics, [late])  # it rests on the same steps: never critical on guessed ones
+        out.append(late)
     mark_overlaps(out)
     return rank(out)
 

@@ -337,8 +337,8 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                 backward = _bursts_holding_backward(job, active, cl[0]) if cl is not None else None
                 if backward is not None:  # bursts that mostly run no backward are no iterations of a training job
                     cl = None
-                    whole_note = (f"a training job's GPU work runs in {backward[1]} bursts, of which only "
-                                  f"{plural(backward[0], 'holds', 'hold')} a gradient kernel: every iteration runs a "
+                    whole_note = (f"a training job's GPU work runs in {backward[1]} bursts, with a gradient kernel "
+                                  f"in only {plural(backward[0], 'burst')}: every iteration runs a "
                                   f"backward, so a burst without one is no iteration and the window holds at most "
                                   f"{plural(backward[0], 'iteration')}; the whole capture is analysed as one pass; "
                                   f"per-step numbers are capture totals")

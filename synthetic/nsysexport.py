@@ -1534,3 +1534,62 @@ def write_prefetched_vector_add(path: str, prefetch_ms: float = 165.0, chunks: i
     con.commit()
     con.close()
     return {**truth, "prefetch_ms": chunks * (step - 2 * us) / ms, "on_demand_ms": truth["dtoh_migration_ms"]}
+
+
+# --------------------------------------------------------------------------- h37-survey14: iterations in alternating order
+
+
+def write_alternating_sweeps(path: str, iterations: int = 10, kernel_us: float = 100.0, sweep: int = 6,
+                             control_ms: float = 0.8, alternate: bool = True, control_every: int = 1) -> dict:
+    """Write the export of a native time-stepping loop shaped after CloverLeaf's CUDA port on an A100 (hpcgroup/pipit's
+    ``perlmutter-cloverleaf-cuda.sqlite``, read in the h37-survey14 survey): every kernel is followed by
+    ``cudaDeviceSynchronize``; each iteration runs two kernels, an x-sweep and a y-sweep of ``sweep`` kernels each --
+    in the order x then y on even iterations and y then x on odd ones (a directionally split solver alternates them,
+    so the same launch sequence repeats only every two iterations) -- and a reduction, after which the host computes
+    the next time step for ``control_ms`` with the GPU idle; the next iteration starts by copying that time step to
+    the device (a blocking 8-byte ``cudaMemcpy``).  ``alternate``: False keeps the x-then-y order on every iteration
+    (the launch sequence repeats each one); ``control_every``: the host pauses after every n-th iteration only.
+    Return the truth: the iterations and the time from one iteration's first launch to the next's."""
+    us, ms = 1000, 1_000_000
+    pid = 1701
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 300 * ms, gap=2 * us)
+    kern, memcpy = [], []
+    free = 0
+
+    def launch(name: str) -> None:
+        nonlocal free
+        c = api("cudaLaunchKernel_v7000", 6 * us)
+        ks = max(api.rows[-1][0] + 8 * us, free)
+        free = ks + int(kernel_us * us)
+        kern.append((ks, free, c, strings(name)))
+        api("cudaDeviceSynchronize_v3020", 0)  # returns 3 us after the kernel
+        api.end_last(free + 3 * us)
+        api.t = free + 5 * us
+
+    api("cuModuleGetLoadingMode", 1 * us)
+    api("cudaMalloc_v3020", 1 * us)
+    firsts = []
+    for i in range(iterations):
+        firsts.append(api.t)
+        x = [f"advec_cell_x_{j}" for j in range(sweep)]
+        y = [f"advec_cell_y_{j}" for j in range(sweep)]
+        a = api.t
+        c = api("cudaMemcpy_v3020", 20 * us)  # the time step the host computed, to the device
+        memcpy.append((a + 5 * us, a + 7 * us, c))
+        for name in ["ideal_gas", "viscosity"] + (y + x if alternate and i % 2 else x + y) + ["calc_dt_reduce"]:
+            launch(name)
+        if (i + 1) % control_every == 0:
+            api.t += int(control_ms * ms)  # the host computes the next time step from the reduction
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,8,1,0,2)",
+                    [(a, b, c, gpid) for a, b, c in memcpy])
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, 240, 1, 1, 256, 1, 1, 0, 0, 0, 0, i, None, None)
+                     for i, (a, b, c, n) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="./cuda-cloverleaf",
+                thread="cuda-cloverleaf")
+    return {"iterations": iterations, "iteration_ms": float(np.median(np.diff(firsts))) / ms,
+            "kernels_per_iteration": 3 + 2 * sweep}

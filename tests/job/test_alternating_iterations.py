@@ -1,0 +1,44 @@
+"""Steps of a native time-stepping loop whose iterations alternate their launch order (``job/period.py``).
+
+CloverLeaf's CUDA port (hpcgroup/pipit's ``perlmutter-cloverleaf-cuda.sqlite``, read in the h37-survey14 survey) sweeps
+x then y on one time step and y then x on the next, so its launch sequence repeats only every two time steps; at each
+step's end the host waits for the reduction and computes the next time step with the GPU idle.  Main took the
+sequence's period for the step: 4 "steps" of 78.3 ms on the real file, whose stdout shows ten time steps of 32.5 ms.
+By construction (``synthetic.nsysexport.write_alternating_sweeps``): the steps are the generated iterations; the
+control, the same loop sweeping in one order, has its period already equal to one iteration."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from synthetic.nsysexport import write_alternating_sweeps
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+
+
+def _report(path) -> dict:
+    host = SimpleNamespace(host="clover", path=str(path), format="nsys", size=0)
+    return analyze_session("clover", "s", [host]).to_dict()["hosts"][0]
+
+
+@pytest.mark.parametrize("alternate", [True, False])
+def test_each_iteration_the_host_ends_alike_is_a_step(tmp_path, alternate):
+    p = tmp_path / "clover.sqlite"
+    truth = write_alternating_sweeps(str(p), iterations=10, alternate=alternate)
+    host = _report(p)
+    steps = host["steps"]
+    assert host["job"]["step_source"] == "repeated_launches", steps
+    assert steps["found"] == truth["iterations"]
+    assert host["gpus"][0]["step_ms"] == pytest.approx(truth["iteration_ms"], rel=0.02)
+    assert ("alternating" in steps["note"]) is alternate
+
+
+def test_pauses_that_end_only_some_iterations_do_not_split_the_period(tmp_path):
+    """The host pausing after every second iteration only: the same alternating sweeps, but nothing ends the odd
+    iterations, so the period of two iterations stays the step (a step of two unlike halves is not split in two)."""
+    p = tmp_path / "clover.sqlite"
+    truth = write_alternating_sweeps(str(p), iterations=10, alternate=True, control_every=2)
+    host = _report(p)
+    assert host["steps"]["found"] == truth["iterations"] // 2, host["steps"]
+    assert "alternating" not in host["steps"]["note"]

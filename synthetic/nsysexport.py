@@ -1593,3 +1593,69 @@ def write_alternating_sweeps(path: str, iterations: int = 10, kernel_us: float =
                 thread="cuda-cloverleaf")
     return {"iterations": iterations, "iteration_ms": float(np.median(np.diff(firsts))) / ms,
             "kernels_per_iteration": 3 + 2 * sweep}
+
+
+def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kernel_ms: float = 17.7,
+                    mpi_ms: float = 22.0, host_ms: float = 68.0) -> dict:
+    """Write rank 0's export of an MPI + CUDA saxpy shaped after hpcgroup/pipit's
+    ``saxpy-mpi-cuda_nsys_perlmutter0.sqlite`` (an A100 on Perlmutter, read in the h37-survey14 survey): after
+    ``MPI_Init``, each iteration allocates its buffers, copies two vectors in (blocking pageable ``cudaMemcpy``,
+    ``copy_ms`` each), launches ``saxpy`` inside the program's one NVTX range ``saxpy`` -- around the launch call
+    only -- copies the result back, sends it to its peer (``MPI_Send``), computes on the host for ``host_ms`` with no
+    call recorded, receives the peer's (``MPI_Recv``, ``mpi_ms`` each) and computes again (MPI's ranges in its own
+    NVTX domain, ``MPI``, as Nsight's MPI trace writes them).  The ``saxpy`` ranges
+    mark one point of each iteration, so the steps they tile are whole iterations -- except the last, which nothing
+    follows.  Return the truth: the iterations and the time from one ``saxpy`` range to the next."""
+    us, ms = 1000, 1_000_000
+    pid = 1230493
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 60 * ms, gap=5 * us)
+    nvtx, kern, memcpy = [], [], []
+    marks = []
+
+    def ranged(name: str, dur_ms: float) -> None:  # the MPI library's own ranges, in its NVTX domain
+        nvtx.append((api.t, api.t + int(dur_ms * ms), name, 1))
+        api.t += int(dur_ms * ms) + 10 * us
+
+    def copy(kind: int) -> None:
+        a = api.t
+        c = api("cudaMemcpy_v3020", int(copy_ms * ms) + 40 * us)
+        src, dst = (0, 2) if kind == 1 else (2, 0)  # pageable host memory to the device, and back
+        memcpy.append((a + 20 * us, a + 20 * us + int(copy_ms * ms), c, kind, src, dst))
+
+    ranged("MPI_Init", 600.0)
+    api("cudaHostRegister_v4000", 300 * ms)  # the context, inside the MPI library's registration
+    for _ in range(iterations):
+        for _ in range(3):
+            api("cudaMalloc_v3020", 300 * us)
+        copy(1)
+        copy(1)
+        a = api.t
+        c = api("cudaLaunchKernel_v7000", 30 * us)
+        marks.append(a)
+        nvtx.append((a, api.t, "saxpy", 0))
+        kern.append((api.t + 5 * us, api.t + 5 * us + int(kernel_ms * ms), c))
+        api.t = kern[-1][1] - 20 * us  # the read-back waits for the kernel
+        copy(2)
+        ranged("MPI_Send", mpi_ms / 2)
+        ranged("MPI_Send", mpi_ms / 2)
+        api.t += int(host_ms * ms)
+        ranged("MPI_Recv", mpi_ms)
+        api.t += int(host_ms * ms)
+    ranged("MPI_Finalize", 6.0)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                "VALUES (?,NULL,75,'MPI',?,1)", (SESSION_START_NS + 60 * ms, gtid))
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,?)",
+                    [(a, b, text, gtid, d) for a, b, text, d in nvtx])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,262144000,?,?,?)",
+                    [(a, b, c, gpid, k, s, d) for a, b, c, k, s, d in memcpy])
+    name = strings("saxpy")
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, name, name, 16, 2, 1, 1, 512, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./saxpy-mpi-cuda",
+                thread="saxpy-mpi-cuda")
+    return {"iterations": iterations, "iteration_ms": float(np.median(np.diff(marks))) / ms}

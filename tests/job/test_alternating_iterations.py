@@ -42,3 +42,24 @@ def test_pauses_that_end_only_some_iterations_do_not_split_the_period(tmp_path):
     host = _report(p)
     assert host["steps"]["found"] == truth["iterations"] // 2, host["steps"]
     assert "alternating" not in host["steps"]["note"]
+
+
+def test_cloverleafs_time_steps_are_its_steps():
+    """The real export (kept: ``tests/fixtures/wild/cloverleaf_a100_cuda``): its steps are the time steps its own
+    output times -- ``Wall clock`` after each step, in the stdout Nsight keeps (``ProcessStreams``) -- within 2%."""
+    import re
+    import sqlite3
+
+    from tests.support.paths import FIXTURES
+
+    path = FIXTURES / "wild" / "cloverleaf_a100_cuda" / "perlmutter-cloverleaf-cuda.sqlite"
+    con = sqlite3.connect(path)
+    out = "".join(t for (t,) in con.execute("SELECT s.value FROM ProcessStreams p JOIN StringIds s ON s.id = p.contentId"))
+    con.close()
+    clock = [float(x) for x in re.findall(r"Wall clock\s+([\d.]+)", out)]
+    per_step = sorted(1000.0 * (b - a) for a, b in zip(clock, clock[1:]))
+    truth = per_step[len(per_step) // 2]  # the median time step, ms (32.5)
+    host = _report(path)
+    assert host["job"]["step_source"] == "repeated_launches"
+    assert "alternating" in host["steps"]["note"]
+    assert host["gpus"][0]["step_ms"] == pytest.approx(truth, rel=0.02)

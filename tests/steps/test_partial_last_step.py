@@ -41,3 +41,20 @@ def test_a_last_step_its_range_holds_whole_is_kept(tmp_path):
     host = _report(p)
     assert host["steps"]["found"] == host["steps"]["count"] == 4, host["steps"]
     assert host["gpus"][0]["step_ms"] == pytest.approx(truth.step_ms, rel=0.02)
+
+
+def test_the_mpi_saxpy_rank_steps_are_its_whole_iterations():
+    """The real export (kept: ``tests/fixtures/wild/mpi_saxpy_a100_rank0``): the step is the mean time from one
+    ``saxpy`` range to the next, read from its NVTX table (255.7 ms; main: 208.1 ms with the cut last step)."""
+    import sqlite3
+
+    from tests.support.paths import FIXTURES
+
+    path = FIXTURES / "wild" / "mpi_saxpy_a100_rank0" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
+    con = sqlite3.connect(path)
+    starts = [s for (s,) in con.execute("SELECT start FROM NVTX_EVENTS WHERE text = 'saxpy' ORDER BY start")]
+    con.close()
+    truth = (starts[-1] - starts[0]) / (len(starts) - 1) / 1e6
+    host = _report(path)
+    assert host["steps"]["found"] == len(starts) and host["steps"]["count"] == len(starts) - 1
+    assert host["gpus"][0]["step_ms"] == pytest.approx(truth, rel=0.01)

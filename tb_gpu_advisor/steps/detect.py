@@ -271,6 +271,11 @@ _HOST_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r
                  "step_end_events")
 
 
+#: Sources whose spans are a repeated user range or annotation taken for the step: a mark the program put anywhere in
+#: its iteration (around one launch, one phase), not a step marker that spans the step by definition.
+_PART_MARKS = ("nvtx_top_range", "annotation_spans")
+
+
 def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None) -> Steps:
     """Detect steps; see the module docstring.  ``launches``: per GPU, each device event's host launch record
     (:func:`~tb_gpu_advisor.model.trace.device_launches`; computed here when not given); ``job``: what the capture
@@ -404,6 +409,15 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             ids, hs, he = ids[~warm], hs[~warm], he[~warm]
             gpu_windows = {g: w[~warm] for g, w in gpu_windows.items()}
             note += f"; dropped {plural(int(warm.sum()), 'step')} inside the program's own `{label}` range"
+    if source in _PART_MARKS and ids.size > 2 and _last_cut_short(hs, he):
+        tiles = float(np.diff(hs).min()) / PS_PER_MS
+        dropped += [DroppedStep(int(ids[-1]), f"partial: {(int(he[-1]) - int(hs[-1])) / PS_PER_MS:,.1f} ms from its "
+                                              f"start to its work's end, where every other step ran at least "
+                                              f"{tiles:,.1f} ms from its start to the next's: its mark holds part of "
+                                              f"each iteration, and nothing marks where the last one ends")]
+        ids, hs, he = ids[:-1], hs[:-1], he[:-1]
+        gpu_windows = {g: w[:-1] for g, w in gpu_windows.items()}
+        note += "; dropped the last step: it ends where its mark and its work end, not at a next step's start"
     host_w = np.stack([hs, he], axis=1) if ids.size else np.zeros((0, 2), np.int64)
     for d in devs:
         gpu_windows.setdefault(d.gpu, host_w)
@@ -706,6 +720,20 @@ def _tile(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if s.size > 1:
         e[:-1] = np.maximum(s[1:], np.minimum(e[:-1], s[1:]))
     return s, e
+
+
+def _last_cut_short(hs: np.ndarray, he: np.ndarray) -> bool:
+    """Whether the last of tiled steps (``hs``, ``he``: host windows, ps) is under half the shortest of the others'
+    start-to-start times (the shortest: a cold first step, 1,175 ms before steps of 3.5 ms, says nothing of the rest).
+
+    Why: every tiled step but the last runs from its mark to the next one's, so it holds a whole iteration wherever in
+    the iteration the mark stands; the last ends where its own mark and the work launched in it end.  Where the mark
+    holds only part of each iteration (an MPI saxpy's NVTX ``saxpy`` range around its launch alone: 17.7 ms of the
+    254 ms iterations), that step is a fraction of one, and averaging it with the whole ones understates the step
+    (208 ms for 256)."""
+    if hs.size < 3:
+        return False
+    return float(he[-1] - hs[-1]) < 0.5 * float(np.diff(hs).min())
 
 
 def _launched_work(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> bool:

@@ -144,6 +144,7 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     _step_confidence(metrics, out)
     _one_early_call(metrics, out)
     follow_savings(out)
+    _step_confidence(metrics, out)  # a ceiling: a raise to match a smaller saving never lifts a guessed step's finding
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out) and \
             not any(f.rule in ("healthy", "unexplained_idle") for f in out):
         late = unexplained_idle_finding(metrics) or healthy_finding(metrics)
@@ -217,13 +218,22 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
         if conf == "low" and f.rule in _STEP_BOUNDARY_RULES and f.severity in ("critical", "warning") and \
                 not _waits_outside(f):
             f.severity = "info"
-            f.summary += (f" The steps are a guess (from {source}): this gap may lie inside one step, so it is "
-                          f"reported as a note, not a problem.")
+            _say_once(f, f" The steps are a guess (from {source}): this gap may lie inside one step, so it is "
+                         f"reported as a note, not a problem.")
         elif conf == "low" and f.severity == "critical":
             # a number per guessed step (GPU bursts) is never critical
             f.severity = "warning"
-            f.summary += (f" A warning, not critical: it rests on steps that are a guess (from {source}, low "
-                          f"confidence).")
+            _say_once(f, f" A warning, not critical: it rests on steps that are a guess (from {source}, low "
+                         f"confidence).")
+
+
+def _say_once(f: Finding, sentence: str) -> None:
+    """Append ``sentence`` to the finding's summary unless it is there: the step-confidence cap runs before and after
+    the savings' grading, and says why once."""
+    if sentence not in f.summary:
+        f.summary += sentence
+    if f.metric is not None and f.metric.status in ("critical", "warning"):
+        f.metric.status = f.severity  # the headline metric's colour is the finding's, as after a raise
 
 
 def _waits_outside(f: Finding) -> bool:

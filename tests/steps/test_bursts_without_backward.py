@@ -64,3 +64,19 @@ def test_no_critical_finding_rests_on_guessed_burst_steps(tmp_path):
         [(f["rule"], f["severity"]) for f in host["findings"]]
     (idle,) = [f for f in host["findings"] if f["rule"] == "unexplained_idle"]
     assert idle["confidence"] == "low" and "rests on steps that are a guess" in idle["summary"]
+
+
+def test_a_gap_note_on_guessed_steps_is_not_raised_back_by_its_saving(tmp_path):
+    """The step-confidence cap is a ceiling: a gap finding made a note on guessed boundaries ("reported as a note, not a
+    problem") was raised back to a warning by the savings' grading (a note saving more than a warning is raised to
+    it), so the finding said "a note" under a WARNING -- seen on this control, a gradient kernel in every burst."""
+    p = tmp_path / "every.sqlite"
+    write_eager_training_bursts(str(p), grad_bursts=tuple(range(30)))
+    host = _host(p)
+    assert host["steps"]["confidence"] == "low"
+    noted = [f for f in host["findings"] if "reported as a note, not a problem" in f["summary"]]
+    assert noted, [(f["rule"], f["severity"]) for f in host["findings"]]
+    for f in noted:
+        assert f["severity"] == "info", (f["rule"], f["severity"])
+        assert f["summary"].count("reported as a note, not a problem") == 1
+    assert not any(f["severity"] == "critical" for f in host["findings"])

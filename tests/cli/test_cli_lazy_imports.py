@@ -28,13 +28,13 @@ ANALYSIS = ("numpy", "tb_gpu_advisor.model", "tb_gpu_advisor.devices", "tb_gpu_a
             "tb_gpu_advisor.rules", "tb_gpu_advisor.report", "tb_gpu_advisor.runtime", "tb_gpu_advisor.serve")
 
 
-def _modules_after(argv: list[str]) -> set[str]:
-    """The ``tb_gpu_advisor`` modules (and numpy, tensorflow, ``STDLIB_WATCHED``) a fresh interpreter has imported
+def _modules_after(argv: list[str], watched: set[str] = STDLIB_WATCHED) -> set[str]:
+    """The ``tb_gpu_advisor`` modules (and numpy, tensorflow, ``watched``) a fresh interpreter has imported
     after ``main(argv)``."""
     code = ("import json, sys\nfrom tb_gpu_advisor.cli.main import main\n"
             "try:\n    main(json.loads(sys.argv[1]))\nexcept SystemExit:\n    pass\n"
             "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(m for m in sys.modules "
-            f"if m.startswith(('tb_gpu_advisor', 'numpy', 'tensorflow')) or m in {sorted(STDLIB_WATCHED)!r})))\n")
+            f"if m.startswith(('tb_gpu_advisor', 'numpy', 'tensorflow')) or m in {sorted(watched)!r})))\n")
     env = dict(os.environ, TB_GPU_ADVISOR_CACHE_DIR="off")
     r = subprocess.run([sys.executable, "-c", code, json.dumps(argv)], cwd=REPO, env=env, capture_output=True,
                        text=True, timeout=300)
@@ -61,6 +61,34 @@ def test_report_of_a_small_trace_imports_no_nsys_reader_statistics_or_strptime()
     assert not mods & {"tb_gpu_advisor.formats.nsys.tables", "tb_gpu_advisor.formats.nsys.export",
                        "tb_gpu_advisor.formats.nsys.reader"}
     assert not mods & STDLIB_WATCHED
+
+
+#: What ``report`` of an XPlane capture never uses (issue #38: start-up is what every report waits for): the other
+#: formats' readers and their decoders; ``multiprocessing`` (the command line analyses in its own process); numpy's
+#: random generators (the string hashes' seeds are splitmix64's, ``formats/xplane/wire.py``); ``hashlib`` (with the
+#: report cache off nothing is hashed; numpy.random imported it too); msgspec (only JSON is written with it).
+OTHER_READERS = {"tb_gpu_advisor.formats.kineto.adapter", "tb_gpu_advisor.formats.kineto.parse",
+                 "tb_gpu_advisor.formats.kineto.compiled", "tb_gpu_advisor.formats.nsys.reader",
+                 "tb_gpu_advisor.formats.nsys.tables", "tb_gpu_advisor.formats.nsys.export",
+                 "tb_gpu_advisor.formats.snapshot.reader", "tb_gpu_advisor.formats.snapshot.unpickle",
+                 "tb_gpu_advisor.formats.snapshot.compiled"}
+XPLANE_UNUSED = {"multiprocessing", "hashlib", "secrets", "numpy.random", "msgspec"}
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled-or-built", "pure-python"])
+def test_an_xplane_report_imports_only_its_own_reader(pure, monkeypatch):
+    """The XPlane report of a demo capture imports the XPlane reader alone (every format's layout is asked during
+    discovery; no other reader), nor the modules it does not use."""
+    from tb_gpu_advisor import formats
+    from tb_gpu_advisor.formats.compiled import PURE_PYTHON_ENV
+
+    monkeypatch.setenv(PURE_PYTHON_ENV, "1" if pure else "0")
+    mods = _modules_after(["report", os.path.join(REPO, "demo_logs", "launch_bound")], XPLANE_UNUSED)
+    assert "tb_gpu_advisor.formats.xplane.reader" in mods and "tb_gpu_advisor.report.render" in mods  # it analysed
+    readers = {f.reader_module for f in formats.REGISTRY.values() if f.id != "xplane"}
+    assert readers <= OTHER_READERS  # the list above names every other reader
+    assert not mods & OTHER_READERS, "an XPlane report imported another format's reader"
+    assert not mods & XPLANE_UNUSED
 
 
 def test_the_help_lists_the_frameworks_of_the_registry():

@@ -322,7 +322,7 @@ def _framed(message: tuple) -> bytes:
 
     ``pickle.dumps``: for plain strings in a tuple ``ForkingPickler.dumps`` writes the same bytes (its reducers are
     for sockets and connections), and importing ``multiprocessing`` here cost every ``report`` ~4 ms of start-up
-    (issue #38) though the command line's analysis runs in its own process."""
+    (issue #38), though the command line analyses in its own process and starts no worker."""
     import pickle
     import struct
 

@@ -15,6 +15,7 @@ import sys
 import pytest
 
 from tb_gpu_advisor.cli import main as cli
+from tb_gpu_advisor.runtime.forkserver_main import ENV as FORKSERVER_MAIN_ENV
 from tests.support.paths import REPO
 
 SUBCOMMAND_MODULES = {name: module for name, module, _ in cli.COMMANDS}
@@ -36,6 +37,9 @@ def _modules_after(argv: list[str], watched: set[str] = STDLIB_WATCHED) -> set[s
             "sys.stderr.write('\\nMODULES ' + json.dumps(sorted(m for m in sys.modules "
             f"if m.startswith(('tb_gpu_advisor', 'numpy', 'tensorflow')) or m in {sorted(watched)!r})))\n")
     env = dict(os.environ, TB_GPU_ADVISOR_CACHE_DIR="off")
+    # set in this process by the analysis workers earlier tests started (its forkserver reads it): a user's shell has
+    # none, and with it the child would prepare this process's main module (multiprocessing) at import
+    env.pop(FORKSERVER_MAIN_ENV, None)
     r = subprocess.run([sys.executable, "-c", code, json.dumps(argv)], cwd=REPO, env=env, capture_output=True,
                        text=True, timeout=300)
     return set(json.loads(r.stderr.rsplit("MODULES ", 1)[1]))
@@ -147,6 +151,7 @@ def _collector_after_report(disable_first: bool) -> dict:
             "sys.stderr.write('\\nGC ' + json.dumps({'enabled': gc.isenabled(), 'frozen': gc.get_freeze_count(), "
             "'objects': len(gc.get_objects())}))\n")
     env = dict(os.environ, TB_GPU_ADVISOR_CACHE_DIR="off")
+    env.pop(FORKSERVER_MAIN_ENV, None)  # as in _modules_after
     r = subprocess.run([sys.executable, "-c", code, os.path.join(REPO, "demo_logs", "launch_bound")], cwd=REPO,
                        env=env, capture_output=True, text=True, timeout=300)
     return json.loads(r.stderr.rsplit("GC ", 1)[1])

@@ -70,13 +70,15 @@ def test_report_of_a_small_trace_imports_no_nsys_reader_statistics_or_strptime()
 #: What ``report`` of an XPlane capture never uses (issue #38: start-up is what every report waits for): the other
 #: formats' readers and their decoders; ``multiprocessing`` (the command line analyses in its own process); numpy's
 #: random generators (the string hashes' seeds are splitmix64's, ``formats/xplane/wire.py``); ``hashlib`` (with the
-#: report cache off nothing is hashed; numpy.random imported it too); msgspec (only JSON is written with it).
+#: report cache off nothing is hashed; numpy.random imported it too); msgspec (only JSON is written with it); XLA's HLO
+#: reader (this TensorFlow capture holds no HLO).
 OTHER_READERS = {"tb_gpu_advisor.formats.kineto.adapter", "tb_gpu_advisor.formats.kineto.parse",
                  "tb_gpu_advisor.formats.kineto.compiled", "tb_gpu_advisor.formats.nsys.reader",
                  "tb_gpu_advisor.formats.nsys.tables", "tb_gpu_advisor.formats.nsys.export",
                  "tb_gpu_advisor.formats.snapshot.reader", "tb_gpu_advisor.formats.snapshot.unpickle",
                  "tb_gpu_advisor.formats.snapshot.compiled"}
-XPLANE_UNUSED = {"multiprocessing", "hashlib", "secrets", "numpy.random", "msgspec"}
+XPLANE_UNUSED = {"multiprocessing", "hashlib", "secrets", "numpy.random", "msgspec",
+                 "tb_gpu_advisor.formats.xplane.hlo"}
 
 
 @pytest.mark.parametrize("pure", [False, True], ids=["compiled-or-built", "pure-python"])

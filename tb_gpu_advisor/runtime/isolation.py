@@ -46,7 +46,7 @@ from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.formats.base import ENV_MAX_BYTES
 from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.runtime import guard, pipeline
-from tb_gpu_advisor.runtime.forkserver_main import ENV, main_data
+from tb_gpu_advisor.runtime.parent_main import ENV, main_data
 from tb_gpu_advisor.runtime.guard import ENV_MEMORY
 
 if TYPE_CHECKING:

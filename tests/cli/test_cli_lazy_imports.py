@@ -15,7 +15,7 @@ import sys
 import pytest
 
 from tb_gpu_advisor.cli import main as cli
-from tb_gpu_advisor.runtime.forkserver_main import ENV as FORKSERVER_MAIN_ENV
+from tb_gpu_advisor.runtime.parent_main import ENV as FORKSERVER_MAIN_ENV
 from tests.support.paths import REPO
 
 SUBCOMMAND_MODULES = {name: module for name, module, _ in cli.COMMANDS}

@@ -616,6 +616,52 @@ def write_large(path: str, entries: int, stacks: int = 300, depth: int = 30, liv
     return written + len(out)
 
 
+#: A Windows snapshot's Python frames of a bf16 ``Linear`` under autocast: the cast copy of the weight and the layer's
+#: output are both made in ``F.linear`` inside the module's forward -- nothing in Python frames tells them apart.
+WIN_LINEAR = [frame(f"{_WIN_TORCH}\\nn\\modules\\linear.py", 125, "forward"),
+              frame(f"{_WIN_TORCH}\\nn\\modules\\module.py", 1762, "_call_impl"),
+              frame("C:\\Users\\me\\proj\\model.py", 41, "forward"),
+              frame("C:\\Users\\me\\proj\\bench.py", 52, "profile_forward_pass")]
+
+#: ``model.to("cuda")`` on Windows: each parameter moved by ``Module._apply`` (Python frames only).
+WIN_PARAMS = [frame(f"{_WIN_TORCH}\\nn\\modules\\module.py", 1355, "convert"),
+              frame(f"{_WIN_TORCH}\\nn\\modules\\module.py", 942, "_apply"),
+              frame("C:\\Users\\me\\proj\\bench.py", 31, "main")]
+
+
+def windows_autocast_forward(passes: int = 3, layers: int = 12, weight_mib: int = 16, act_mib: int = 4,
+                             weights_in_history: bool = False, cast: bool = True) -> Scenario:
+    """Forward passes of a bf16 benchmark under ``torch.no_grad()`` and autocast recorded on Windows (Python frames
+    only), shaped after LilySu/stanford-cs336-assignment2-systems' ``memory_snapshot_large_forward_ctx128_mp.pickle``:
+    ``layers`` x 2 fp32 weights of ``weight_mib`` MiB, allocated before the history (or, with ``weights_in_history``,
+    moved by ``Module._apply`` inside it); each pass, one ``with autocast():`` region, makes each weight's bf16 copy on
+    its first use (``weight_mib / 2`` MiB, with ``cast``; without, the weights are used as they are) and an output of
+    ``act_mib`` MiB per layer, the layer before's freed as it goes, and on leaving the region frees the copies together.
+    Truth: the weights' bytes, the copies' bytes live at the peak, and the forward's own at most."""
+    a = Allocator(80 * GiB)
+    weights = [a.malloc(weight_mib * MiB, WIN_PARAMS if weights_in_history else []) for _ in range(2 * layers)]
+    if not weights_in_history:
+        a.trace = []
+    for _ in range(passes):
+        copies: list[int] = []
+        out: list[int] = []
+        for layer in range(layers):
+            for w in range(2):
+                if cast:
+                    copies.append(a.malloc(weight_mib * MiB // 2, WIN_LINEAR))
+                new = a.malloc(act_mib * MiB, WIN_LINEAR)
+                for x in out:
+                    a.free(x)
+                out = [new]
+        for x in out:
+            a.free(x)
+        for x in copies:  # the autocast region left: its cache cleared, every copy freed in one run
+            a.free(x)
+    truth = {"gpu": 0, "weights_bytes": len(weights) * weight_mib * MiB,
+             "cast_bytes": 2 * layers * weight_mib * MiB // 2 if cast else 0, "act_bytes": 2 * act_mib * MiB,
+             "kind": "inference"}
+    return Scenario(snapshot([a]), truth)
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("out")

@@ -1534,3 +1534,192 @@ def write_prefetched_vector_add(path: str, prefetch_ms: float = 165.0, chunks: i
     con.commit()
     con.close()
     return {**truth, "prefetch_ms": chunks * (step - 2 * us) / ms, "on_demand_ms": truth["dtoh_migration_ms"]}
+
+
+# --------------------------------------------------------------------------- a program's own Tensor Core GEMM
+
+
+#: The WMMA kernel of Promisewjx/cuda-gemm (``kernels/gemm_tensorcore.cu``: ``nvcuda::wmma`` fragments, fp16 in,
+#: fp32 out), as the export names it.
+USER_WMMA_GEMM = "gemm_tensorcore(const __half *, const __half *, float *, int)"
+
+
+def write_user_mma_gemms(path: str, fp32_kernels: int = 4, fp32_ms: float = 20.0, mma_name: str = USER_WMMA_GEMM,
+                         mma_ms: float = 0.46) -> dict:
+    """Write :func:`write_refused_launch`'s GEMM benchmark with every launch accepted: ``fp32_kernels`` fp32 CUDA-core
+    GEMMs of ``fp32_ms`` each, then the program's own 16-bit GEMM ``mma_name`` of ``mma_ms`` -- by default the WMMA
+    kernel of Promisewjx/cuda-gemm, whose 4096^3 product in 0.46 ms (299 TFLOP/s) is above any CUDA-core fp16 rate of
+    an A100, so it ran on Tensor Cores, which its name alone cannot prove.  Return the truth: the kernels' ms."""
+    write_refused_launch(path, kernels=fp32_kernels + 1, refused=(), kernel_ms=fp32_ms)
+    con = sqlite3.connect(path)
+    nid, = con.execute("SELECT MAX(id) + 1 FROM StringIds").fetchone()
+    con.execute("INSERT INTO StringIds VALUES (?, ?)", (nid, mma_name))
+    con.execute("UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET demangledName = ?, shortName = ?, end = start + ? "
+                "WHERE start = (SELECT MAX(start) FROM CUPTI_ACTIVITY_KIND_KERNEL)", (nid, nid, int(mma_ms * 1e6)))
+    con.commit()
+    con.close()
+    return {"fp32_ms": fp32_kernels * fp32_ms, "fp32_kernels": fp32_kernels, "mma_ms": mma_ms, "mma_name": mma_name}
+
+
+# --------------------------------------------------------------------------- an eager training iteration in bursts
+
+#: The kernels of :func:`write_eager_training_bursts`: Eigen's element-wise and cuBLAS's GEMMs, as TF 1.15 runs them,
+#: and TF's gradient kernel, named for its ``ReluGrad`` op (``devices.gradient_kernel_one``).
+EAGER_FORWARD = ("void Eigen::internal::EigenMetaKernel<Eigen::TensorEvaluator<Eigen::TensorAssignOp<float>>, long>"
+                 "(Eigen::TensorEvaluator<...>, long)", "ampere_sgemm_64x64_nn")
+EAGER_GRADIENT = "void tensorflow::functor::ReluGradHalfKernelVector(const __half *, const __half *, __half *, int)"
+
+
+def write_eager_training_bursts(path: str, bursts: int = 30, grad_bursts: tuple[int, ...] = (20, 26),
+                                kernels: int = 12, kernel_us: float = 8.0, pause_ms: float = 2.7) -> dict:
+    """Write the export of an eager training program shaped after VerticalResearchGroup/casio's ``nerf`` (TF 1.15 on
+    an A100, in a ``cudaProfilerApi`` window): ``bursts`` GPU bursts of ``kernels`` launches each (the same Eigen and
+    cuBLAS kernels in every burst), the host's untraced code pausing ``pause_ms`` between bursts, and a gradient kernel
+    in the bursts of ``grad_bursts`` only (the backward of each network).  ``grad_bursts`` = every burst makes each
+    burst an iteration (the control).  Return the truth: the bursts, and at most how many iterations they hold -- every
+    iteration runs a backward, so no more than the bursts holding one."""
+    us, ms = 1000, 1_000_000
+    pid = 8181
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=20 * us)
+    kern = []
+    for b in range(bursts):
+        names = [EAGER_FORWARD[i % 2] for i in range(kernels)]
+        if b in grad_bursts:
+            names[-1] = EAGER_GRADIENT
+        for name in names:
+            c = api("cudaLaunchKernel_v7000", 6 * us)
+            kern.append((api.t - 10 * us, api.t - 10 * us + int(kernel_us * us), c, strings(name)))
+        api.t += int(pause_ms * ms)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany(_KERNEL_INSERT, [(a, b, 0, 1, 7, c, gpid, n, n, 32, 256, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None,
+                                      None) for j, (a, b, c, n) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
+                sync_enum=False)
+    return {"bursts": bursts, "max_iterations": len(set(grad_bursts) & set(range(bursts)))}
+
+
+# --------------------------------------------------------------------------- h37-survey14: iterations in alternating order
+
+
+def write_alternating_sweeps(path: str, iterations: int = 10, kernel_us: float = 100.0, sweep: int = 6,
+                             control_ms: float = 0.8, alternate: bool = True, control_every: int = 1) -> dict:
+    """Write the export of a native time-stepping loop shaped after CloverLeaf's CUDA port on an A100 (hpcgroup/pipit's
+    ``perlmutter-cloverleaf-cuda.sqlite``, read in the h37-survey14 survey): every kernel is followed by
+    ``cudaDeviceSynchronize``; each iteration runs two kernels, an x-sweep and a y-sweep of ``sweep`` kernels each --
+    in the order x then y on even iterations and y then x on odd ones (a directionally split solver alternates them,
+    so the same launch sequence repeats only every two iterations) -- and a reduction, after which the host computes
+    the next time step for ``control_ms`` with the GPU idle; the next iteration starts by copying that time step to
+    the device (a blocking 8-byte ``cudaMemcpy``).  ``alternate``: False keeps the x-then-y order on every iteration
+    (the launch sequence repeats each one); ``control_every``: the host pauses after every n-th iteration only.
+    Return the truth: the iterations and the time from one iteration's first launch to the next's."""
+    us, ms = 1000, 1_000_000
+    pid = 1701
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, MEMCPY_DDL, SYNC_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 300 * ms, gap=2 * us)
+    kern, memcpy = [], []
+    free = 0
+
+    def launch(name: str) -> None:
+        nonlocal free
+        c = api("cudaLaunchKernel_v7000", 6 * us)
+        ks = max(api.rows[-1][0] + 8 * us, free)
+        free = ks + int(kernel_us * us)
+        kern.append((ks, free, c, strings(name)))
+        api("cudaDeviceSynchronize_v3020", 0)  # returns 3 us after the kernel
+        api.end_last(free + 3 * us)
+        api.t = free + 5 * us
+
+    api("cuModuleGetLoadingMode", 1 * us)
+    api("cudaMalloc_v3020", 1 * us)
+    firsts = []
+    for i in range(iterations):
+        firsts.append(api.t)
+        x = [f"advec_cell_x_{j}" for j in range(sweep)]
+        y = [f"advec_cell_y_{j}" for j in range(sweep)]
+        a = api.t
+        c = api("cudaMemcpy_v3020", 20 * us)  # the time step the host computed, to the device
+        memcpy.append((a + 5 * us, a + 7 * us, c))
+        for name in ["ideal_gas", "viscosity"] + (y + x if alternate and i % 2 else x + y) + ["calc_dt_reduce"]:
+            launch(name)
+        if (i + 1) % control_every == 0:
+            api.t += int(control_ms * ms)  # the host computes the next time step from the reduction
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,8,1,0,2)",
+                    [(a, b, c, gpid) for a, b, c in memcpy])
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, n, n, 32, 240, 1, 1, 256, 1, 1, 0, 0, 0, 0, i, None, None)
+                     for i, (a, b, c, n) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_80GB, program="./cuda-cloverleaf",
+                thread="cuda-cloverleaf")
+    return {"iterations": iterations, "iteration_ms": float(np.median(np.diff(firsts))) / ms,
+            "kernels_per_iteration": 3 + 2 * sweep}
+
+
+def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kernel_ms: float = 17.7,
+                    mpi_ms: float = 22.0, host_ms: float = 68.0) -> dict:
+    """Write rank 0's export of an MPI + CUDA saxpy shaped after hpcgroup/pipit's
+    ``saxpy-mpi-cuda_nsys_perlmutter0.sqlite`` (an A100 on Perlmutter, read in the h37-survey14 survey): after
+    ``MPI_Init``, each iteration allocates its buffers, copies two vectors in (blocking pageable ``cudaMemcpy``,
+    ``copy_ms`` each), launches ``saxpy`` inside the program's one NVTX range ``saxpy`` -- around the launch call
+    only -- copies the result back, sends it to its peer (``MPI_Send``), computes on the host for ``host_ms`` with no
+    call recorded, receives the peer's (``MPI_Recv``, ``mpi_ms`` each) and computes again (MPI's ranges in its own
+    NVTX domain, ``MPI``, as Nsight's MPI trace writes them).  The ``saxpy`` ranges
+    mark one point of each iteration, so the steps they tile are whole iterations -- except the last, which nothing
+    follows.  Return the truth: the iterations and the time from one ``saxpy`` range to the next."""
+    us, ms = 1000, 1_000_000
+    pid = 1230493
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 60 * ms, gap=5 * us)
+    nvtx, kern, memcpy = [], [], []
+    marks = []
+
+    def ranged(name: str, dur_ms: float) -> None:  # the MPI library's own ranges, in its NVTX domain
+        nvtx.append((api.t, api.t + int(dur_ms * ms), name, 1))
+        api.t += int(dur_ms * ms) + 10 * us
+
+    def copy(kind: int) -> None:
+        a = api.t
+        c = api("cudaMemcpy_v3020", int(copy_ms * ms) + 40 * us)
+        src, dst = (0, 2) if kind == 1 else (2, 0)  # pageable host memory to the device, and back
+        memcpy.append((a + 20 * us, a + 20 * us + int(copy_ms * ms), c, kind, src, dst))
+
+    ranged("MPI_Init", 600.0)
+    api("cudaHostRegister_v4000", 300 * ms)  # the context, inside the MPI library's registration
+    for _ in range(iterations):
+        for _ in range(3):
+            api("cudaMalloc_v3020", 300 * us)
+        copy(1)
+        copy(1)
+        a = api.t
+        c = api("cudaLaunchKernel_v7000", 30 * us)
+        marks.append(a)
+        nvtx.append((a, api.t, "saxpy", 0))
+        kern.append((api.t + 5 * us, api.t + 5 * us + int(kernel_ms * ms), c))
+        api.t = kern[-1][1] - 20 * us  # the read-back waits for the kernel
+        copy(2)
+        ranged("MPI_Send", mpi_ms / 2)
+        ranged("MPI_Send", mpi_ms / 2)
+        api.t += int(host_ms * ms)
+        ranged("MPI_Recv", mpi_ms)
+        api.t += int(host_ms * ms)
+    ranged("MPI_Finalize", 6.0)
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                "VALUES (?,NULL,75,'MPI',?,1)", (SESSION_START_NS + 60 * ms, gtid))
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,?)",
+                    [(a, b, text, gtid, d) for a, b, text, d in nvtx])
+    con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
+                    "globalPid, bytes, copyKind, srcKind, dstKind) VALUES (?,?,0,1,7,?,?,262144000,?,?,?)",
+                    [(a, b, c, gpid, k, s, d) for a, b, c, k, s, d in memcpy])
+    name = strings("saxpy")
+    con.executemany(_KERNEL_INSERT,
+                    [(a, b, 0, 1, 7, c, gpid, name, name, 16, 2, 1, 1, 512, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (a, b, c) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./saxpy-mpi-cuda",
+                thread="saxpy-mpi-cuda")
+    return {"iterations": iterations, "iteration_ms": float(np.median(np.diff(marks))) / ms}

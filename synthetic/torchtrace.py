@@ -1056,6 +1056,24 @@ def bursty_iterations(iterations: int) -> Callable[[list[Rank], int], None]:
     return scenario
 
 
+def back_to_back_updates(updates: int, update_us: float = 30.0, nested: bool = False
+                         ) -> Callable[[list[Rank], int], None]:
+    """A scenario body: a benchmark of the optimizer alone (HPMLProj @08e10fd5 profiles only ``optimizer.step()``):
+    ``updates`` calls of ``Optimizer.step#SGD.step``, each of ``update_us`` on the host, back to back -- each begins
+    where the one before ended -- each with its update kernel.  Truth by construction: ``updates`` updates, so
+    ``updates`` iterations: calls that only touch are two calls, not one nested call.  With ``nested`` each update
+    holds a second ``Optimizer.step`` event inside it (one call recorded twice: still ``updates`` updates)."""
+    def scenario(ranks: list[Rank], n: int) -> None:
+        if n != 2:
+            return
+        r = ranks[0]
+        for _ in range(updates):  # the kernel's op and launch fill the update: the host clock ends where it ends
+            r.cpu("Optimizer.step#SGD.step", update_us, cat="user_annotation", advance=False)
+            if nested:
+                r.cpu("Optimizer.step#SGD.step", update_us - 10.0, cat="user_annotation", advance=False)
+            r.kernel("aten::_foreach_add_", SGD_BF16, BURST_KERNEL_US, launch_us=update_us - 6.0)
+    return scenario
+
 SCENARIOS: dict[str, Scenario] = {
     "healthy_bf16": Scenario(1, _single(_healthy), [], ["input_bound", "launch_bound", "tensor_core_unused",
                                                          "mixed_precision_off", "host_sync"],

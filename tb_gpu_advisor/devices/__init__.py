@@ -22,7 +22,7 @@ from tb_gpu_advisor.devices.codes import (KERNEL_CLASSES, KIND_COLLECTIVE, KIND_
 __all__ = ["KERNEL_CLASSES", "KIND_COLLECTIVE", "KIND_D2D", "KIND_D2H", "KIND_H2D", "KIND_KERNEL", "KIND_OTHER_COPY",
            "LOW_PRECISIONS", "MAX_CLASSIFIED_CHARS", "P_BF16", "P_FP8", "P_FP16", "P_FP32", "P_FP64", "P_INT8", "P_OTHER",
            "P_TF32", "P_UNKNOWN", "PRECISIONS", "Peak", "REDUCTION", "VENDORS", "collective", "collective_type", "COLLECTIVE_TYPES", "copy_direction", "device_kind",
-           "gemm_kernel", "gemm_kernel_one", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "not_gemm_one", "peak_flops", "precision", "precision_one",
+           "gemm_kernel", "gemm_kernel_one", "gradient_kernel_one", "has_bf16", "has_matrix_units", "has_tf32", "head", "is_blocking_call", "is_graph_launch", "grid_in_work_items", "is_alloc_call", "is_init_call", "is_launch_call", "is_runtime_call", "CAPTURE_BEGIN", "CAPTURE_END", "is_sync_call", "kernel_class", "kind_one", "matrix_unit_unknown_one", "PAGE_MIGRATION", "page_migration", "UM_PREFETCH", "managed_migration", "memory_bandwidth", "not_gemm_one", "peak_flops", "precision", "precision_one",
            "short_kernel_name", "tensor_core", "tensor_core_one", "vendor", "vendor_of", "arch_label", "words", "VENDORS", "link_bandwidth", "PCIE_BANDWIDTH",
            "sm_count", "unit_name"]
 
@@ -36,6 +36,13 @@ VENDORS = (amd, nvidia)
 def tensor_core_one(name: str) -> bool:
     """The kernel runs on the GPU's matrix units (NVIDIA Tensor Cores, AMD Matrix Cores), by name."""
     return any(v.matrix_unit_one(name) for v in VENDORS)
+
+
+def matrix_unit_unknown_one(name: str) -> bool:
+    """Whether the kernel runs on matrix units is unknown: its name claims them (a program's own WMMA / MMA kernel,
+    ``gemm_tensorcore``) but is no vendor library's family, so only its instructions could tell -- the Tensor Core
+    rules neither count it as using them nor as missing them."""
+    return nvidia.tensor_core_claimed_one(name)
 
 
 def precision_one(name: str) -> int:

@@ -116,6 +116,20 @@ def tensor_core_one(name: str) -> bool:
     return not _TC_EXCLUDE.search(name) or "tensorop" in name.lower()
 
 
+#: Words by which a program's own kernel claims the matrix units: the CUDA WMMA API (``nvcuda::wmma``), the PTX
+#: ``mma`` instruction, "tensor core" -- ``gemm_tensorcore``, ``wmma_gemm_kernel``, ``mma_sync_kernel``.  A name is
+#: what its author chose, not the instructions the compiler emitted (``mma`` may be a loop that only calls itself
+#: so), so such a name, in no library family of :data:`TENSOR_CORE_PATTERNS`, makes Tensor Core use *unknown*
+#: (``mma`` alone, not inside a word: ``gemma`` is no claim).
+_TC_CLAIM = re.compile(r"tensor_?cores?|wmma|(?<![a-z])mma(?![a-z])", re.I)
+
+
+@lru_cache(maxsize=65536)
+def tensor_core_claimed_one(name: str) -> bool:
+    """The kernel's name claims Tensor Cores (see ``_TC_CLAIM``) but is no library family known to run on them."""
+    return not tensor_core_one(name) and bool(_TC_CLAIM.search(head(name)))
+
+
 #: Explicit fp32 evidence in a kernel name: cuBLAS/CUTLASS SGEMMs, FFMA math, fp32 xMMA operands, C++ ``float``
 #: template arguments (Eigen, TF functors, NCCL ``_float``), ``fp32``/``f32``.  ``tf32`` is tested before.
 _FP32 = re.compile(r"sgemm|ffma|f32f32_f32f32|\bfloat\b|_float\b|<float|fp32|(?<![a-z0-9])f32(?!\d)|single", re.I)

@@ -45,26 +45,29 @@ def max_profile_bytes() -> int:
 #: How a process's standard error ends when it died: Python's uncaught exception (a traceback, then the exception's
 #: unindented line), the dynamic loader's refusal, C++'s uncaught exception, a fatal signal reported by the shell.
 _TRACEBACK = "Traceback (most recent call last):"
-_FRAME = re.compile(r'^  File "[^"\n]*", line \d+', re.M)
+#: These patterns (to the end of :func:`reported_failure`) are text, compiled by ``re``'s own cache at their first
+#: use: only a capture that kept the program's output (Nsight) is read with them, and compiling them at import was
+#: ~1 ms of every report's start-up (issue #38).
+_FRAME = r'(?m)^  File "[^"\n]*", line \d+'
 #: A runtime's own fatal report, capitalised as runtimes print it before the context lines they add (NVHPC's OpenACC /
 #: OpenMP runtime: ``Accelerator Fatal Error: Failed to find device function ...``, then the file, function and
 #: line; or in capitals: ``FATAL ERROR: data in update device clause was not found on device 1``), unlike a
 #: compiler's lower-case ``fatal error:`` a program may go on after (a JIT's fallback).
-_FATAL_LINE = re.compile(r"error while loading shared libraries|symbol lookup error|terminate called after throwing|"
-                         r"Segmentation fault|core dumped|^Aborted\b|^Killed\b|\bFatal Error:|\bFATAL ERROR:")
+_FATAL_LINE = (r"error while loading shared libraries|symbol lookup error|terminate called after throwing|"
+               r"Segmentation fault|core dumped|^Aborted\b|^Killed\b|\bFatal Error:|\bFATAL ERROR:")
 #: A program's own error report as its last words, in the form command-line programs print before they exit non-zero
 #: (``Error: ...``, ``ERROR: ...``, ``prog: error: ...``, ``fatal error: ...``): a program that went on after such a
 #: line printed more, so only the last line of its standard error counts.
-_ERROR_REPORT = re.compile(r"^(?:[\w./-]+: )?(?:fatal )?error\s*:", re.I)
+_ERROR_REPORT = r"(?i)^(?:[\w./-]+: )?(?:fatal )?error\s*:"
 #: The C library's report of a failed call (``perror``: ``fopen: No such file or directory``): the call's name, then
 #: the system's words for the error (``strerror``), a fixed vocabulary.
 _STRERROR = (r"(?:No such file or directory|Permission denied|Cannot allocate memory|Is a directory|Not a directory|"
              r"Invalid argument|Too many open files|No space left on device|Input/output error|Bad file descriptor|"
              r"Connection refused|Operation not permitted|No such device|Out of memory)")
-_PERROR = re.compile(r"^\S[^:]{0,80}: " + _STRERROR + "$")
+_PERROR = r"^\S[^:]{0,80}: " + _STRERROR + "$"
 #: The same report in Python's words (``OSError``'s ``[Errno 2] No such file or directory``), as the interpreter
 #: prints it when it cannot open the script it was given: ``python: can't open file '/x/bench.py': [Errno 2] ...``.
-_ERRNO = re.compile(r"\[Errno \d+\] " + _STRERROR + "$")
+_ERRNO = r"\[Errno \d+\] " + _STRERROR + "$"
 
 
 def program_failure(stderr: str, chars: int = 300) -> str:
@@ -76,7 +79,7 @@ def program_failure(stderr: str, chars: int = 300) -> str:
     Error:`` report wherever it stands; "" when the text shows none -- warnings and progress lines
     are no failure.  Cut at ``chars`` characters."""
     text = stderr or ""
-    frames = list(_FRAME.finditer(text))
+    frames = list(re.finditer(_FRAME, text))
     if _TRACEBACK in text or frames:  # a traceback, or the end of one whose header the capture cut off
         start = text.rindex(_TRACEBACK) + len(_TRACEBACK) if _TRACEBACK in text else frames[0].start()
         tail = text[start:].splitlines()
@@ -87,23 +90,23 @@ def program_failure(stderr: str, chars: int = 300) -> str:
             return words if len(words) <= chars else words[:chars - 3] + "..."
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
     for ln in reversed(lines):
-        if _FATAL_LINE.search(ln):
+        if re.search(_FATAL_LINE, ln):
             return ln if len(ln) <= chars else ln[:chars - 3] + "..."
-    if lines and (_ERROR_REPORT.match(lines[-1]) or _PERROR.match(lines[-1]) or _ERRNO.search(lines[-1])):
+    if lines and (re.match(_ERROR_REPORT, lines[-1]) or re.match(_PERROR, lines[-1]) or re.search(_ERRNO, lines[-1])):
         return lines[-1] if len(lines[-1]) <= chars else lines[-1][:chars - 3] + "..."
     return ""
 
 
 #: A terminal's colour and style codes (``ESC[0;31m``): loggers wrap their error lines in them (jetson-utils' red
 #: ``LogError``); the words are what is read.
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_ANSI = r"\x1b\[[0-9;]*[A-Za-z]"
 #: A line in which the program reports that something it needed failed, in the words programs use for it.
-_FAILED_WORDS = re.compile(r"\b(?:failed to|could not|couldn't|cannot|can't|unable to)\b", re.I)
+_FAILED_WORDS = r"(?i)\b(?:failed to|could not|couldn't|cannot|can't|unable to)\b"
 #: A line that calls itself a warning or a note (glog's and TensorFlow's ``W tensorflow/...cc:64] Could not load dynamic
 #: library``, Python's
 #: ``UserWarning: ...``, ``[warning] ...``, ``[W ...]``): the program says it went on.
-_NOT_FATAL = re.compile(r"warn|^\W*(?:info|note|notice|debug)\b|^\W*[WI]\d{0,4}[\s\]]|"
-                        r"(?:^|\s)[WI](?:\d{4})?\s.*?[\w.-]+\.\w+:\d+\]", re.I)
+_NOT_FATAL = (r"(?i)warn|^\W*(?:info|note|notice|debug)\b|^\W*[WI]\d{0,4}[\s\]]|"
+              r"(?:^|\s)[WI](?:\d{4})?\s.*?[\w.-]+\.\w+:\d+\]")
 
 
 def reported_failure(text: str, chars: int = 300) -> str:
@@ -112,9 +115,9 @@ def reported_failure(text: str, chars: int = 300) -> str:
     ``cannot open camera``), colour codes taken out; "" where none does, or where every such line calls itself a
     warning.  Weaker than :func:`program_failure` -- a program may report a failure and go on -- so it is read only
     for a window in which the program launched no GPU work: there it is the likely reason it launched none."""
-    lines = [_ANSI.sub("", ln).strip() for ln in (text or "").splitlines()]
+    lines = [re.sub(_ANSI, "", ln).strip() for ln in (text or "").splitlines()]
     for ln in reversed(lines):
-        if ln and _FAILED_WORDS.search(ln) and not _NOT_FATAL.search(ln):
+        if ln and re.search(_FAILED_WORDS, ln) and not re.search(_NOT_FATAL, ln):
             return ln if len(ln) <= chars else ln[:chars - 3] + "..."
     return ""
 

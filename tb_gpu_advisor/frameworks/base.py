@@ -104,6 +104,9 @@ class Framework:
     #: a stack frame (``file.py:123 function``) whose code allocates only a training job's memory -> what it holds, in
     #: words ("an optimizer's state"); "" for any other frame (``job.kind`` reads a snapshot's live blocks with it)
     training_frame: Callable[[str], str] = lambda _f: ""
+    #: a data-parallel wrapper's hooks around a forward pass (FSDP's ``pre_forward``), which also shards a model run
+    #: forward only: training's only where that forward records autograd's graph (the reader's ``grad_recorded_ops``)
+    sharded_forward_event: NamePredicate = never
     #: of those, the calls that ready a training step without doing its work (PyTorch's ``Optimizer.zero_grad``): a
     #: benchmark that zeroes the gradients, then runs its forward under ``no_grad``, trains nothing
     grad_reset_event: NamePredicate = never

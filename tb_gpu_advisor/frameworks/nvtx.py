@@ -31,6 +31,9 @@ import re
 #: (the Nsight reader does it in SQL): the name is the text before the first of them.
 OP_SUFFIXES = (", seq = ", ", op_id = ", ", sizes = ", ", input_op_ids = ", ", stashed seq = ")
 _OP_SUFFIX = re.compile("|".join(re.escape(x) for x in OP_SUFFIXES))
+#: The suffix of an op that made an autograd node (its sequence number): only grad mode numbers ops, so a forward
+#: whose ops carry it records its graph for a backward pass.
+GRAD_SEQ = ", seq = "
 #: Names PyTorch's autograd NVTX gives ops even without a suffix.
 _OP_PREFIX = ("aten::", "autograd::", "torch::autograd::", "prims::", "c10d::", "profiler::", "cudnn::")
 

@@ -587,6 +587,15 @@ JOB_FIXES = {
     "excessive_memcpy@inference": (NO_SYNC_INFERENCE, NON_BLOCKING),
     "excessive_memcpy:pageable@inference": (PIN_MEMORY,),  # pinned memory serves inference the same
     "excessive_memcpy:pinned@inference": (FEWER_BYTES,),
+    # a forward-only job sharded with FSDP (FastVideo's text encoder): the same uploads, before each forward only
+    "excessive_memcpy:param_upload@inference": (action(
+        "The copies to the GPU are FSDP's uploads of parameters offloaded to host memory: every layer's parameters "
+        "cross PCIe before its forward, on every call. Where the sharded parameters fit in GPU memory, turn the "
+        "offload off (or load the weights on the GPU for inference); where they do not, prefetch the next layers so "
+        "each upload overlaps the current layer's compute.",
+        "fully_shard(block)   # FSDP2: without offload_policy=CPUOffloadPolicy() the parameters stay on the GPU\n"
+        "block.set_modules_to_forward_prefetch([next_block])   # if offload must stay: upload during this block\n"
+        "# FSDP1: FSDP(model, cpu_offload=CPUOffload(offload_params=False), forward_prefetch=True)"),),
     "step_gaps@inference": (BETWEEN_PASSES, BATCH_INFERENCE),
     "step_gaps:creation@inference": (MADE_ON_GPU,),
     "input_bound:creation@inference": (MADE_ON_GPU,),
@@ -620,8 +629,10 @@ FIXES.update(JOB_FIXES)
 #: gradient accumulation (PyTorch 1.8 to 2.x spellings).
 _TRAINING = re.compile(r"Backward\d*\b|^autograd::engine::evaluate_function|_backward\b|^Optimizer\.(step|zero_grad)|"
                        r"^torch::autograd::AccumulateGrad|^aten::_fused_adam|^aten::_foreach_add_|CompiledFunctionBackward|"
-                       # the data-parallel wrappers are training's (FSDP's NVTX/record_function names, DDP's forward)
-                       r"^FSDP::|FullyShardedDataParallel\.|DistributedDataParallel\.forward")
+                       # DDP exists to reduce gradients; FSDP also shards a model run forward only (FastVideo's
+                       # text encoder on two H100s: pre_forward / post_forward and no backward), so only its
+                       # backward hooks (FSDP2's ``FSDP::pre_backward``, FSDP1's ``_post_backward_hook``) are training's
+                       r"^FSDP::\w*backward|FullyShardedDataParallel\.\w*backward|DistributedDataParallel\.forward")
 #: torch.compile at work compiling (Dynamo's and Inductor's timed phases), and nvFuser (``torch.jit``'s fuser,
 #: Lightning Thunder's executor) building the kernels of a fusion it has not seen (its NVTX ranges: segmenting the
 #: fusion, scheduling and compiling each segment): one-time, never steady state.
@@ -641,6 +652,15 @@ def is_model_call(name: str) -> bool:
 
 def is_training_event(name: str) -> bool:
     return bool(_TRAINING.search(name))
+
+
+#: FSDP's hooks around a forward pass (FSDP2's ``FSDP::pre_forward (blocks.3)``, FSDP1's ``FullyShardedDataParallel.
+#: _pre_forward``): a training step's forward, or a model sharded to run forward only.
+_SHARDED_FORWARD = re.compile(r"^FSDP::|^FullyShardedDataParallel\.")
+
+
+def is_sharded_forward_event(name: str) -> bool:
+    return bool(_SHARDED_FORWARD.search(name))
 
 
 #: Code that allocates only a training job's memory, by the file of a stack frame (``file.py:123 function``, POSIX or
@@ -914,6 +934,7 @@ FRAMEWORK = Framework(
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
     training_event=is_training_event, training_frame=training_frame, grad_reset_event=is_grad_reset_event,
+    sharded_forward_event=is_sharded_forward_event,
     compile_event=is_compile_event,
     autotune_event=is_autotune_event, gpu_only_event=is_gpu_only_event, allocation_event=is_allocation_event,
     gpu_only_backend=is_gpu_only_backend, version_range=version_range,

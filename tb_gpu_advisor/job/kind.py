@@ -172,6 +172,9 @@ def _work_kind(trace: Trace, fw: Framework) -> Kind:
     if train is not None:
         return Kind("training", "high", f"work only training does (a backward pass, an optimizer step, a data-parallel "
                                         f"training wrapper): `{_short(train)}`")
+    sharded = _sharded_training_forward(trace, used, fw)
+    if sharded:
+        return Kind("training", "high", sharded)
     ranged = _nvtx_kind(trace)
     if ranged is not None and ranged.kind == "training":
         return ranged
@@ -665,6 +668,20 @@ def _backward_pattern(me) -> tuple[float, float]:
     ops = me.op[allocs]
     stackless = float(np.isin(ops, list(none | {-1})).mean())
     return lifo, stackless
+
+
+def _sharded_training_forward(trace: Trace, used: list[str], fw: Framework) -> str:
+    """The evidence that a window holding FSDP's forward hooks and no backward is a training step's forward: its ops
+    were recorded for autograd (grad mode on: the reader's ``grad_recorded_ops``); "" where none was.  Why: FSDP also
+    shards models run forward only (FastVideo's text encoder on two H100s, ``../shared/profiles/nsys/h100_fsdp_window``:
+    ``FSDP::pre_forward`` with no op numbered for autograd), while a window cut inside a training step's forward (its
+    ``fsdp_mfu_before`` twin: activation checkpointing, the ops numbered for the backward) holds the same hooks."""
+    hook = next((n for n in used if fw.sharded_forward_event(n)), None)
+    recorded = int(trace.producer.get("grad_recorded_ops", "0") or 0)
+    if hook is None or not recorded:
+        return ""
+    return (f"a data-parallel wrapper's forward (`{_short(hook)}`) whose ops autograd recorded for a backward pass "
+            f"({recorded:,} ops numbered in its graph): a training step's forward")
 
 
 def _used_names(trace: Trace) -> list[str]:

@@ -76,7 +76,7 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     region_gaps = gaps[first:first + length - 1]
     waits = np.sort(trace.h.start[trace.h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
     best, offset = (-1.0, -1.0), 0
-    waited_at = np.zeros(p)
+    waited_at, pause_at = np.zeros(p), np.zeros(p)
     for o in range(p):
         idx = np.arange(first + o, first + length, p)
         idx = idx[idx > first]
@@ -84,8 +84,8 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
             continue
         lo, hi = t_start[idx - 1], t_start[idx]
         waited = float(np.mean(np.searchsorted(waits, hi) > np.searchsorted(waits, lo, side="right")))
-        waited_at[o] = waited
-        score = (waited, float(np.median(gaps[idx - 1])))
+        waited_at[o], pause_at[o] = waited, float(np.median(gaps[idx - 1]))
+        score = (waited, pause_at[o])
         if score > best:
             best, offset = score, o
     waited, pause = best
@@ -106,6 +106,11 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     own = not marked and not layered and _own_loop(trace, launches, key, first, length, p, t_start)
     if not (marked or layered or own):
         return None
+    # a loop whose iterations alternate their launch order (a directionally split solver sweeps x then y, then y then
+    # x) repeats its sequence only every few iterations; the host's wait ends each of them alike
+    alike = _iterations_per_period(p, offset, waited_at, pause_at, typical) if marked and paused else 1
+    whole, p = p, p // alike
+    offset %= p
     starts = np.arange(first + offset, first + length - p + 1, p)
     if starts.size < 2:
         return None
@@ -121,10 +126,32 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
             f"launched back to back)" if layered else
             "each launched by the program's own calls, no framework op around them, and no other kernel in the "
             "window: the iterations of its loop")
-    note = (f"the GPU work's own period: {starts.size} repeats of the same {p}-kernel launch sequence "
-            f"({100 * coverage:.0f}% of the launches), {each}; no step markers or step spans in the capture")
+    what = (f"{starts.size} repeats of the same {p}-kernel launch sequence" if alike == 1 else
+            f"{starts.size} iterations of {p} kernels, their launch order alternating (the same {whole}-kernel "
+            f"sequence repeats every {alike} iterations)")
+    note = (f"the GPU work's own period: {what} ({100 * coverage:.0f}% of the launches), {each}; no step markers or "
+            f"step spans in the capture")
     return SpanSteps(name=f"{p}-launch period", source="repeated_launches", start=start.astype(np.int64),
                      end=end.astype(np.int64), coverage=coverage, confidence="medium", note=note)
+
+
+def _iterations_per_period(p: int, offset: int, waited_at: np.ndarray, pause_at: np.ndarray, typical: float) -> int:
+    """How many iterations one period of ``p`` launches holds, where the host ended each alike: the most ``m`` dividing
+    ``p`` for which every ``p / m``-th offset from the boundary ``offset`` is one too -- the host waited for the GPU at
+    most of its instances and paused as a boundary does (``job.period_boundary_gap`` times the ``typical`` gap between
+    launches, and at least half the boundary's own pause).  Why: a loop reads each iteration's result before the next
+    (CloverLeaf's time-step control), so every such wait ends one; the sequence itself may repeat only every few
+    iterations (an x-then-y sweep, then y-then-x), and taking the sequence's period for the step made each "step" two
+    of the program's iterations.  1 where only the boundary is such an offset."""
+    floor = max(T("job.period_boundary_gap") * max(typical, 1.0), 0.5 * pause_at[offset])
+
+    def ends(o: int) -> bool:
+        return waited_at[o] >= _WAITED and pause_at[o] >= floor
+
+    for m in range(p // 2, 1, -1):
+        if p % m == 0 and all(ends((offset + j * (p // m)) % p) for j in range(1, m)):
+            return m
+    return 1
 
 
 def _calls_of_layers(key: np.ndarray, first: int, length: int, p: int) -> int:

@@ -115,8 +115,11 @@ def step_end_count(trace: Trace, fw: Framework) -> int:
 
 
 def _merged(h, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # noqa: ANN001 - HostEvents
-    """(starts, ends) of the host events in ``mask``, nested or overlapping calls merged into one, ps."""
-    return union_intervals(h.start[mask].astype(np.int64, copy=False), h.end[mask].astype(np.int64, copy=False))
+    """(starts, ends) of the host events in ``mask``, nested or overlapping calls merged into one, ps.  Calls that only
+    touch (one ends where the next begins: a loop of updates back to back) stay two: two updates are two
+    iterations."""
+    return union_intervals(h.start[mask].astype(np.int64, copy=False), h.end[mask].astype(np.int64, copy=False),
+                           merge_touching=False)
 
 
 def step_end_steps(trace: Trace, fw: Framework) -> SpanSteps | None:

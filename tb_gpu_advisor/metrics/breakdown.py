@@ -986,9 +986,43 @@ def os_waits_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray
     w = _step_windows(g)
     if ctx.trace.host_waits is None or not w.size:
         return {}
+    i0, i1 = _idle_in_steps(g, w, busy)
+    return os_waits_in(ctx, g, i0, i1)[0]
+
+
+def os_waits_after_work(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] | None) -> float:
+    """ms, over the kept steps, of this GPU's idle after each step's last kernel that the launching thread spent in
+    OS calls (:func:`os_waits_in`); 0 where the capture traced no OS calls.
+
+    Why: a one-pass program's wait after its last kernel is its tail -- the results written (``pwrite64``) once the
+    GPU's computing is done, the managed pages it reads migrating back meanwhile -- not a source pacing a loop, and
+    its finding says so (ISC25-ICON-C's stdpar program).  Copies after the last kernel are no work of the GPU's own:
+    the host pulling its results."""
+    if ctx.trace.host_waits is None or not g.windows.size:
+        return 0.0
+    kern, _ = g.kernels_in_steps()
+    steps, ends = g.step[kern].astype(np.int64), g.d.end[kern].astype(np.int64)
+    cut = g.windows[:, 1].astype(np.int64).copy()  # a step with no kernel has no tail after one
+    if steps.size:
+        last = np.full(len(cut), np.iinfo(np.int64).min)
+        np.maximum.at(last, steps, ends)
+        cut = np.where(last > np.iinfo(np.int64).min, last, cut)
+    keep = g.windows[:, 1] > g.windows[:, 0]
+    order = np.argsort(g.windows[keep, 0], kind="stable")
+    w, cut = g.windows[keep].astype(np.int64)[order], cut[keep][order]
+    i0, i1 = _idle_in_steps(g, w, busy)
+    j = np.searchsorted(w[:, 0], i0, side="right") - 1  # the window each idle stretch lies in
+    t0 = np.maximum(i0, cut[j])
+    tail = t0 < i1
+    return float(sum(os_waits_in(ctx, g, t0[tail], i1[tail])[0].values())) if tail.any() else 0.0
+
+
+def _idle_in_steps(g: GpuCtx, w: np.ndarray, busy: tuple[np.ndarray, np.ndarray] | None
+                   ) -> tuple[np.ndarray, np.ndarray]:
+    """(starts, ends), ps, of this GPU's idle stretches inside the step windows ``w``."""
     us, ue = busy if busy is not None else union_intervals(g.d.start, g.d.end)
     idle = subtract_intervals(w[:, 0], w[:, 1], us.astype(np.int64, copy=False), ue.astype(np.int64, copy=False))
-    return os_waits_in(ctx, g, np.asarray(idle[0], np.int64), np.asarray(idle[1], np.int64))[0]
+    return np.asarray(idle[0], np.int64), np.asarray(idle[1], np.int64)
 
 
 #: user ranges a report names (the longest, by their GPU idle time per step)

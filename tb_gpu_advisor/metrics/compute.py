@@ -35,6 +35,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     gaps: list[bd.GapColumns | None] = []
     in_ranges: list[dict[str, float]] = []
     in_waits: list[dict[str, float]] = []
+    tail_waits: list[float] = []  # ms of OS waits after each step's last GPU work, per active GPU
     for g in ctx.gpus:
         arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
         per_gpu_arr[g.d.gpu] = arr
@@ -42,6 +43,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
             gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked))
             in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
             in_waits.append(bd.os_waits_in_idle(ctx, g, busy))
+            tail_waits.append(bd.os_waits_after_work(ctx, g, busy))
         del iv, painted, busy
     # each GPU's per-step rows (StepMetrics objects: ~1 kB a row, 13 MB for 8 GPUs x 1,300 steps) are made from
     # its columns at the end, after the modules' peak, unless the host rows need them now
@@ -120,6 +122,8 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         compute_critical_share=bd.critical_shares(per_gpu_arr, ctx),
         idle_in_ranges=bd.top_ranges(in_ranges, ctx.steps.count),
         idle_in_os_waits=bd.top_ranges(in_waits, ctx.steps.count), underfill=uf,
+        idle_in_os_waits_after_work=(sum(tail_waits) / (ctx.steps.count * len(tail_waits))
+                                     if tail_waits and ctx.steps.count else 0.0),
         scheduler_traced=trace.host_waits is not None and OFF_CPU in trace.host_waits.names,
     )
     # the rows stay columns (StepTable): the report reads them as such, a rule that reads rows gets them made

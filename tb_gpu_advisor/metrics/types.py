@@ -999,6 +999,9 @@ class HostMetrics:
     #: idled inside the steps (Nsight's OS runtime trace: ``read``, ``getc``...), longest first
     #: (``metrics/breakdown.os_waits_in_idle``)
     idle_in_os_waits: list[tuple[str, float]] = field(default_factory=list)
+    #: of those waits, ms per step and GPU after each step's last GPU work (the stretch ending the step: a one-pass
+    #: program writing its results; ``metrics/breakdown.os_waits_after_work``)
+    idle_in_os_waits_after_work: float = 0.0
     #: the capture traced the threads' context switches (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``): a
     #: thread's time outside its waits is then time on the CPU, running code, recorded or not
     scheduler_traced: bool = False

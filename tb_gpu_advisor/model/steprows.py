@@ -13,8 +13,9 @@ outside that range (and every value when msgspec is missing) are written by ``fl
 
 from __future__ import annotations
 
+import functools
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from json.encoder import encode_basestring_ascii as _esc
 from typing import Any, TypeVar
 
@@ -22,10 +23,17 @@ import numpy as np
 
 from tb_gpu_advisor.model.schema import StepRow
 
-try:  # a core dependency; without it every float goes through float.__repr__ (same text, slower)
-    from msgspec.json import encode as _msgspec_encode
-except ImportError:  # pragma: no cover - exercised by the fallback test through _tokens(..., fast=False)
-    _msgspec_encode = None
+
+@functools.cache
+def _msgspec_encode() -> Callable[[Any], bytes] | None:
+    """msgspec's JSON encoder, imported at the first JSON write: a text report never waits for it (~6 ms of start-up
+    with the ``decimal``, ``uuid`` and ``typing_extensions`` it imports, issue #38).  None without msgspec (a core
+    dependency): every float then goes through ``float.__repr__``, the same text, slower."""
+    try:
+        from msgspec.json import encode
+    except ImportError:  # pragma: no cover - exercised by the fallback test through _tokens(..., fast=False)
+        return None
+    return encode
 
 
 _Row = TypeVar("_Row")
@@ -166,8 +174,9 @@ def _tokens(a: np.ndarray, fast: bool = True) -> list[str]:
     flat = np.ascontiguousarray(a, dtype=np.float64).ravel()
     if not flat.size:
         return []
-    if fast and _msgspec_encode is not None:
-        toks = _msgspec_encode(flat.tolist()).decode("ascii")[1:-1].split(",")  # msgspec writes NaN as null
+    encode = _msgspec_encode() if fast else None
+    if encode is not None:
+        toks = encode(flat.tolist()).decode("ascii")[1:-1].split(",")  # msgspec writes NaN as null
         with np.errstate(invalid="ignore"):
             mag = np.abs(flat)
             odd = np.flatnonzero(((mag < 1e-4) & (mag > 0)) | (mag >= 1e16))

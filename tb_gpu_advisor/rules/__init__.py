@@ -36,7 +36,7 @@ from tb_gpu_advisor.rules.base import (
 )
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
-from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE
+from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE, WRITE_OUTPUT
 from tb_gpu_advisor.steps.detect import COUNTED_SOURCES, SOURCE_LABEL
 
 __all__ = ["evaluate", "rank", "healthy_finding", "unexplained_idle_finding", "host_bound_finding", "quiet_reason", "card_rule", "MODULES",
@@ -144,9 +144,12 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     _step_confidence(metrics, out)
     _one_early_call(metrics, out)
     follow_savings(out)
+    _step_confidence(metrics, out)  # a ceiling: a raise to match a smaller saving never lifts a guessed step's finding
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out) and \
             not any(f.rule in ("healthy", "unexplained_idle") for f in out):
-        out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
+        late = unexplained_idle_finding(metrics) or healthy_finding(metrics)
+        _step_confidence(metrics, [late])  # it rests on the same steps: never critical on guessed ones
+        out.append(late)
     mark_overlaps(out)
     return rank(out)
 
@@ -215,13 +218,22 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
         if conf == "low" and f.rule in _STEP_BOUNDARY_RULES and f.severity in ("critical", "warning") and \
                 not _waits_outside(f):
             f.severity = "info"
-            f.summary += (f" The steps are a guess (from {source}): this gap may lie inside one step, so it is "
-                          f"reported as a note, not a problem.")
+            _say_once(f, f" The steps are a guess (from {source}): this gap may lie inside one step, so it is "
+                         f"reported as a note, not a problem.")
         elif conf == "low" and f.severity == "critical":
             # a number per guessed step (GPU bursts) is never critical
             f.severity = "warning"
-            f.summary += (f" A warning, not critical: it rests on steps that are a guess (from {source}, low "
-                          f"confidence).")
+            _say_once(f, f" A warning, not critical: it rests on steps that are a guess (from {source}, low "
+                         f"confidence).")
+
+
+def _say_once(f: Finding, sentence: str) -> None:
+    """Append ``sentence`` to the finding's summary unless it is there: the step-confidence cap runs before and after
+    the savings' grading, and says why once."""
+    if sentence not in f.summary:
+        f.summary += sentence
+    if f.metric is not None and f.metric.status in ("critical", "warning"):
+        f.metric.status = f.severity  # the headline metric's colour is the finding's, as after a raise
 
 
 def _waits_outside(f: Finding) -> bool:
@@ -478,26 +490,51 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     if wait <= 0 or wait < 0.5 * free or wait < 0.5 * idle or \
             grade(left, "headline.device_step_share.warning", "headline.device_step_share.critical") is None:
         return None
+    tail = _output_tail_ms(metrics, wait)
+    head = (f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(wait)} of it "
+            f"({pct(wait / ctx.step_ms)}) the GPU idles while the thread that launches its work waits in the OS, "
+            f"running no code")
+    if tail:  # a one-pass program's tail: no loop is paced, it writes what the GPU computed
+        summary = (f"{head}, {ms(tail)} of it after the last kernel: the capture holds one pass of the program, "
+                   f"so no source paces a loop here -- a program that runs once writes its results once its GPU work "
+                   f"is done, and no runtime call, op or range of the capture covers that time"
+                   f"{in_os_waits(ctx, wait)}.")
+        title = "The GPU idles while the host waits in the OS after the last kernel: the program's output"
+        assumption = ("the program's output written while the GPU works (on a thread of its own, or asynchronously), "
+                      "so the pass ends with its GPU work")
+        actions = ctx.fw.extra("unexplained_idle:output") or [WRITE_OUTPUT]
+    else:
+        summary = (f"{head}: the host waits for something outside the capture (an input device, a file, a socket, a "
+                   f"timer), and no runtime call, op or range of the capture covers that time{in_os_waits(ctx, wait)}.")
+        title = "The GPU idles while the host waits for something outside the capture"
+        assumption = ("the host's wait for its source overlaps the GPU's work (the next input read while the GPU works "
+                      "on this one), or the source delivers faster")
+        actions = ctx.fw.extra("step_gaps:outside") or [WAIT_SOURCE]
     f = finding(
-        ctx, "unexplained_idle", "warning",
-        f"The device executes only {pct(dev)} of the {ms(ctx.step_ms)} step; for {ms(wait)} of it "
-        f"({pct(wait / ctx.step_ms)}) the GPU idles while the thread that launches its work waits in the OS, running "
-        f"no code: the host waits for something outside the capture (an input device, a file, a socket, a timer), "
-        f"and no runtime call, op or range of the capture covers that time{in_os_waits(ctx, wait)}.",
-        title="The GPU idles while the host waits for something outside the capture",
+        ctx, "unexplained_idle", "warning", summary, title=title,
         metric=_device_share_metric(dev, "warning"),
-        saving=saving(ctx, wait, "the host's wait for its source overlaps the GPU's work (the next input read while "
-                                 "the GPU works on this one), or the source delivers faster",
-                      # a pool of its own: the wait inside the step, what every other claim on the host leaves
-                      # (unclaimed_wait_ms), never the gaps' wait between steps -- both fixes land, both count
-                      [("host", "host_wait", wait)]),
+        # a pool of its own: the wait inside the step, what every other claim on the host leaves (unclaimed_wait_ms),
+        # never the gaps' wait between steps -- both fixes land, both count
+        saving=saving(ctx, wait, assumption, [("host", "host_wait", wait)]),
         evidence=os_waits_table(ctx),
         windows=step_windows(ctx, key=lambda st: st.breakdown.other, label="host waiting"),
-        actions=ctx.fw.extra("step_gaps:outside") or [WAIT_SOURCE],
+        actions=actions,
     )
     f.guide_section = "§1 overview"
     f.id += "#outside_wait"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
     return f
+
+
+#: Steps that are one pass of the program, not iterations of a loop (``steps/detect``'s sources).
+_ONE_PASS_SOURCES = ("whole_capture", "single_pass")
+
+
+def _output_tail_ms(metrics: HostMetrics, wait: float) -> float:
+    """ms per step of the outside wait that lies after the GPU's last work, where the window is one pass of the
+    program and that tail holds most of the wait; else 0.  Why: a one-pass program paces no loop -- its wait after the
+    last kernel is its output being written (ISC25-ICON-C's ``pwrite64``), and the fix is the write's, not a source's."""
+    tail = min(metrics.idle_in_os_waits_after_work, wait)
+    return tail if metrics.steps.source in _ONE_PASS_SOURCES and wait > 0 and tail >= 0.5 * wait else 0.0
 
 
 def _host_bound(ctx: Ctx, sev: str, dev: float | None, host_ms: float, unrecorded_ms: float = 0.0) -> Finding:

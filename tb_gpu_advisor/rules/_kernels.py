@@ -26,6 +26,7 @@ class KernelMix:
     no_tc_32: list = field(default_factory=list)  # KernelStat rows
     no_tc_16: list = field(default_factory=list)
     eligible_rows: list = field(default_factory=list)
+    tc_unknown: list = field(default_factory=list)  # eligible rows whose Tensor Core use is unknown (a user's WMMA)
 
 
 def kernel_mix(m) -> KernelMix:
@@ -50,6 +51,8 @@ def kernel_mix(m) -> KernelMix:
             k.eligible_32_us += s.total_us
         if s.tensor_core:
             k.eligible_tc_us += s.total_us
+        elif devices.matrix_unit_unknown_one(s.name):  # a program's own kernel named for the Tensor Cores: only its
+            k.tc_unknown.append(s)                      # instructions could say, so it is no fallback, nor a use
         elif sixteen:
             k.eligible_no_tc_16_us += s.total_us
             k.no_tc_16.append(s)

@@ -26,6 +26,7 @@ from tb_gpu_advisor.common.fmt import and_list
 from tb_gpu_advisor.frameworks.base import action
 from tb_gpu_advisor.metrics.types import ClockSkew, HostMetrics
 from tb_gpu_advisor.model.schema import Action, Finding
+from tb_gpu_advisor.rules import cold_start
 from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, share_metric, step_windows, value_metric
 
 ID = "capture_quality"
@@ -52,7 +53,8 @@ def check(m: HostMetrics) -> list[Finding]:
         out.append(_refused(ctx, job.kind.refused_launches))
     passes = job is not None and job.kind.kind in ("inference", "serving") and job.kind.confidence != "low"
     if gpu_work and s.source == "whole_capture":
-        out.append(_one_pass(ctx, m))
+        if not cold_start.owns_one_pass(m):  # else the cold start's finding says the pass is all start-up
+            out.append(_one_pass(ctx, m))
     elif gpu_work and s.count < T("capture.min_steps"):  # no GPU work: no step to count, the finding above says so
         why = s.note or ("no step markers found" if s.source == "whole_capture" else "")
         unit = {"serving": "engine step", "inference": "forward pass"}.get(job.kind.kind if passes else "", "step")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
-from tb_gpu_advisor.rules.base import Ctx, finding, ms, n_of, pct, rule, saving, share_metric, step_windows
+from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, n_of, pct, rule, saving, share_metric, step_windows
 
 ID = "cold_start"
 
@@ -30,15 +30,18 @@ def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     startup_ms = m.breakdown.startup
     p = job.phase
-    dropped = [d for d in m.steps.dropped if d.reason.startswith("warm-up")]
+    dropped = _warmup_dropped(m)
     graded = ctx.graded(startup_ms, "job.one_time_min_share", "job.warmup_share")
     if graded is None:
         return _window_only(ctx, m, dropped)
     share, sev = graded
+    no_step = ("The window holds one pass of the program, and no steady step is left" if owns_one_pass(m) else
+               "No steady step is left")
     rest = (f" The {n_of(len(dropped), 'step')} holding them {'was' if len(dropped) == 1 else 'were'} left out of the averages; the other "
             f"{m.steps.count} are analysed." if dropped else
-            " No steady step is left to analyse apart from them: every number below describes the start-up, and "
-            "the GPU's idle time inside these costs is booked as start-up, not as launch overhead."
+            f" {no_step} to analyse apart from them: every "
+            "number below describes the start-up, and the GPU's idle time inside these costs is booked as start-up, "
+            "not as launch overhead."
             if p.phase == "warm-up" else
             # a mixed window: the one-time costs are a small part of it, the rest is the program's own work
             f" The other {pct(1 - p.share)} of the window is the program's own work, analysed below; the GPU's idle "
@@ -56,6 +59,24 @@ def check(m: HostMetrics) -> list[Finding]:
         windows=step_windows(ctx, key=lambda s: s.breakdown.startup, label="start-up"),
         actions=ctx.steady_fix("capture_quality:unsteady"),
     )]
+
+
+def _warmup_dropped(m: HostMetrics) -> list:
+    """The steps left out of the averages because they held the warm-up."""
+    return [d for d in m.steps.dropped if d.reason.startswith("warm-up")]
+
+
+def owns_one_pass(m: HostMetrics) -> bool:
+    """The window is one pass of the program (no step found) and that pass is a cold start: phase warm-up, and the
+    GPU's idle in one-time costs leaves less than ``job.warmup_share`` of the pass to the program's own work (the
+    share at which one-time costs make a window a start-up, read from the other side).  Then this rule's finding says
+    the pass holds no steady step, and ``capture_quality`` does not say "one pass, no step repeats" again; a pass
+    mostly of the program's own work keeps both findings, which then say different things."""
+    job, ctx = m.job, Ctx(m)
+    if job is None or job.phase.phase != "warm-up" or m.steps.source != "whole_capture" or _warmup_dropped(m):
+        return False
+    share = ctx.share(m.breakdown.startup)
+    return share is not None and share >= 1 - T("job.warmup_share")
 
 
 def _window_only(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:

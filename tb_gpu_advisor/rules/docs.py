@@ -81,7 +81,10 @@ CPU, or in an OS runtime call) fill at least half of the GPU's idle in the
 step and of the host's time no other finding claims,
 `unexplained_idle:<host>#outside_wait` (a warning at most: whether the source
 can deliver faster is outside the capture) says the host waits for something
-outside the capture (an input device, a file, a socket, a timer) and saves
+outside the capture (an input device, a file, a socket, a timer) -- or, where
+the window is one pass of the program and most of the wait lies after its last
+kernel (`idle_in_os_waits_after_work`), that the program writes its output
+there, with the write's fix instead of a paced loop's -- and saves
 that wait (pool `host_wait`: the wait inside the step no other finding
 claims, so it never overlaps the gaps' wait between steps and "if every fix
 lands" counts both); `step_gaps` names such a wait in its gaps the same way.  A range or op around a wait runs no code there.  Without a

@@ -174,6 +174,13 @@ WAIT_SOURCE = action("Find what the host waits for between its GPU work -- the s
                      "input while the GPU works on this one (a reader thread, double buffers); trace the OS runtime "
                      "to name the call it waits in.")
 
+#: A one-pass program's wait after its last GPU work: its results written (``rules.host_waits_finding``).
+WRITE_OUTPUT = action("The wait follows the last kernel: the program writing its results (the OS runtime trace "
+                      "names the call: pwrite64, write, fsync). Where the output comes in parts, write each part on a "
+                      "thread of its own or with asynchronous I/O while the GPU computes the next, in few large "
+                      "writes; where it needs all of the GPU's work, it is the program's tail outside the GPU's "
+                      "work -- time the GPU part apart from it.")
+
 
 def outside_wait_ms(g, host_ms: float) -> float:  # noqa: ANN001 - Gaps
     """The part of each gap's host time (``host_ms``: its recorded host work and the time nothing recorded covers)

@@ -4,7 +4,10 @@ Metric: time of TC-eligible kernels that do not use Tensor Cores, as a share
 of device compute time, on GPUs with Tensor Cores (compute capability
 >= 7.0).  The cause is named: 32-bit kernels need mixed precision (see
 ``mixed_precision_off``), 16-bit ones fell back to a non-Tensor-Core kernel,
-usually because of dims not multiples of 8 (``misaligned_dims``).
+usually because of dims not multiples of 8 (``misaligned_dims``).  A program's
+own kernel named for the Tensor Cores (``gemm_tensorcore``, ``wmma_*``) is
+counted by neither rule and named as left out: only its instructions could
+say (``devices.matrix_unit_unknown_one``).
 Saving: 32-bit part × (1 - 1/mixed_precision.speedup) + 16-bit part ×
 (1 - 1/misaligned.tc_speedup).
 """
@@ -66,7 +69,8 @@ def check(m: HostMetrics) -> list[Finding]:
     return [finding(
         ctx, ID, sev,
         f"{pct(share)} of device compute time ({ms(t_ms)} per step, {n_of(len(bad), 'kernel')}) is in "
-        f"Tensor-Core-eligible MatMul/Conv kernels that do not use the Tensor Cores of {names}: {cause}.",
+        f"Tensor-Core-eligible MatMul/Conv kernels that do not use the Tensor Cores of {names}: {cause}."
+        + _unknown_note(k.tc_unknown),
         metric=share_metric("tc_eligible_unused_share", "TC-eligible time without Tensor Cores", share,
                             "tensor_core_unused.warning", severity=sev,
                             detail={"eligible_share": k.eligible_us / k.compute_us,
@@ -82,6 +86,16 @@ def check(m: HostMetrics) -> list[Finding]:
                                                                       "total ms", "avg us"], rows)],
         actions=acts,
     )]
+
+
+def _unknown_note(rows: list) -> str:
+    """What the finding leaves out: the program's own kernels named for the Tensor Cores, whose name is no proof
+    either way (``devices.matrix_unit_unknown_one``)."""
+    if not rows:
+        return ""
+    top = ", ".join(f"`{devices.short_kernel_name(s.name, 40)}`" for s in sorted(rows, key=lambda s: -s.total_us)[:3])
+    return (f" Not counted: {n_of(len(rows), 'kernel')} named for the Tensor Cores ({top}), the program's own: a "
+            f"name does not say which instructions a kernel runs.")
 
 
 _CONV = re.compile(r"conv|fprop|dgrad|wgrad", re.I)

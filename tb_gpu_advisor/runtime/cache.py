@@ -49,7 +49,6 @@ from __future__ import annotations
 
 import gzip
 import functools
-import hashlib
 import json
 import logging
 import os
@@ -97,6 +96,8 @@ def code_fingerprint() -> str:
     Why: reports are cached across runs and processes; ``ANALYZER_VERSION`` is bumped by hand and a forgotten bump
     served stale reports while a rule was being changed.  The tab's static files do not change reports and are
     left out."""
+    import hashlib  # here, not at import: a report with the cache off hashes nothing (OpenSSL's start-up, ~3 ms)
+
     root = Path(__file__).resolve().parents[1]
     h = hashlib.sha256()
     for path in sorted(root.rglob("*.py")):
@@ -120,6 +121,8 @@ class CacheKey:
 
     @property
     def digest(self) -> str:
+        import hashlib
+
         return hashlib.sha256(self.material.encode("utf-8")).hexdigest()
 
 
@@ -471,6 +474,8 @@ def file_identity(path: str) -> list | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode):
             return None
+        import hashlib
+
         h = hashlib.sha256()
         h.update(os.pread(fd, IDENTITY_BLOCK, 0))
         if st.st_size > IDENTITY_BLOCK:

@@ -12,35 +12,6 @@ it here makes the children find it already loaded.
 
 from __future__ import annotations
 
-import json
-import logging
-import os
+from tb_gpu_advisor.runtime.parent_main import import_main
 
-ENV = "TB_GPU_ADVISOR_MP_MAIN"
-_KEYS = ("init_main_from_path", "init_main_from_name")
-
-
-def main_data() -> dict[str, str]:
-    """How this process's children would import its main module (``spawn.get_preparation_data``'s keys)."""
-    from multiprocessing import spawn
-
-    data = spawn.get_preparation_data("gpu-advisor-analysis")
-    return {k: data[k] for k in _KEYS if k in data}
-
-
-def _import_main() -> None:
-    """In the forkserver: import the main module named in ``ENV`` (best effort: children fall back to it)."""
-    raw = os.environ.get(ENV)
-    if not raw:
-        return
-    try:
-        from multiprocessing import spawn
-
-        data = {k: v for k, v in json.loads(raw).items() if k in _KEYS}
-        if data:
-            spawn.prepare(data)
-    except Exception:  # noqa: BLE001 - a main that cannot be imported here is imported by each child as before
-        logging.getLogger(__name__).debug("forkserver: main module not preloaded", exc_info=True)
-
-
-_import_main()
+import_main()  # the reason this module exists: the forkserver's preload imports it, and nothing else does

@@ -46,7 +46,7 @@ from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.formats.base import ENV_MAX_BYTES
 from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.runtime import guard, pipeline
-from tb_gpu_advisor.runtime.forkserver_main import ENV, main_data
+from tb_gpu_advisor.runtime.parent_main import ENV, main_data
 from tb_gpu_advisor.runtime.guard import ENV_MEMORY
 
 if TYPE_CHECKING:
@@ -318,11 +318,15 @@ _OUT_OF_MEMORY = ("error", "MemoryError", "out of memory")
 
 
 def _framed(message: tuple) -> bytes:
-    """``message`` as ``Connection.send`` puts it on the pipe: a 4-byte big-endian length, then the pickle."""
-    import struct
-    from multiprocessing.reduction import ForkingPickler
+    """``message`` as ``Connection.send`` puts it on the pipe: a 4-byte big-endian length, then the pickle.
 
-    payload = bytes(ForkingPickler.dumps(message))
+    ``pickle.dumps``: for plain strings in a tuple ``ForkingPickler.dumps`` writes the same bytes (its reducers are
+    for sockets and connections), and importing ``multiprocessing`` here cost every ``report`` ~4 ms of start-up
+    (issue #38), though the command line analyses in its own process and starts no worker."""
+    import pickle
+    import struct
+
+    payload = pickle.dumps(message)
     return struct.pack("!i", len(payload)) + payload
 
 

@@ -67,8 +67,10 @@ def session_report(session: Session, *, params: int | None = None, cache: Report
     under them, as the tab's do (the MCP server's sessions of many hosts ran in a plain pool, unbounded).
     """
     options = UserOptions.of(options, params)
-    key = session_key(session, options=options)
-    if cache is not None and not force:
+    caching = cache is not None and cache.enabled
+    # the key hashes the package's sources (``cache.code_fingerprint``, ~6 ms): only for a cache that is on
+    key = session_key(session, options=options) if caching else None
+    if caching and not force:
         text = cache.get(key)
         if text is not None:
             return Analysis(Report.from_json(text), from_cache=True)

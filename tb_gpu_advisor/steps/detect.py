@@ -227,6 +227,27 @@ def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | 
     return starts, ends
 
 
+def _bursts_holding_backward(job: Job | None, active: list[DeviceEvents], starts: np.ndarray
+                             ) -> tuple[int, int] | None:
+    """(bursts holding a gradient kernel, bursts) of a training job's GPU bursts (``starts``), where fewer than half
+    hold one and at least one does; else None.
+
+    Why: every training iteration runs a backward pass, so GPU bursts that are iterations each hold one.  Where most
+    bursts hold no gradient kernel (``devices.gradient_kernel_one``) they are parts of iterations -- the host's
+    pauses inside one eager step -- and the window holds no more iterations than the bursts that do (casio's TF 1.15
+    NeRF: 85 bursts, 2 with a ``ReluGradHalfKernelVector``, read as 83 steps of 3.88 ms).  Where no kernel is named
+    as a gradient's, names say nothing either way."""
+    if job is None or job.kind.kind != "training" or starts.size < 3:
+        return None
+    held = np.zeros(starts.size, bool)
+    for d in active:
+        grad = np.fromiter((devices.gradient_kernel_one(n) for n in d.names), bool, len(d.names))[d.name]
+        k = np.searchsorted(starts, d.start[grad], side="right") - 1
+        held[k[k >= 0]] = True
+    n = int(held.sum())
+    return (n, int(starts.size)) if 0 < n and 2 * n < starts.size else None
+
+
 def _bursts_repeat(own: list[DeviceEvents], keep: list[np.ndarray], starts: np.ndarray) -> bool:
     """Whether some of the work (a kernel or copy, by name) runs in two bursts or more: steps are iterations, so
     bursts are steps only where the work repeats across them.  Bursts that share nothing are one pass of a program
@@ -250,6 +271,11 @@ _HOST_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r
                  "step_end_events")
 
 
+#: Sources whose spans are a repeated user range or annotation taken for the step: a mark the program put anywhere in
+#: its iteration (around one launch, one phase), not a step marker that spans the step by definition.
+_PART_MARKS = ("nvtx_top_range", "annotation_spans")
+
+
 def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None) -> Steps:
     """Detect steps; see the module docstring.  ``launches``: per GPU, each device event's host launch record
     (:func:`~tb_gpu_advisor.model.trace.device_launches`; computed here when not given); ``job``: what the capture
@@ -259,6 +285,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
     origin = trace.viewer_zero_ps  # ms are counted as the trace's viewer counts them (links land on their step)
     gpu_windows: dict[int, np.ndarray] = {}
     source, note, mapped = "", "", ""
+    whole_note = ""  # why the whole capture is one step, where a reading of the steps was refused for a cause
     ids = np.zeros(0, np.int64)
     hs = he = np.zeros(0, np.int64)
 
@@ -312,6 +339,14 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                     hs, he = np.array([ps], np.int64), np.array([pe], np.int64)
             else:
                 cl = _busy_clusters(active)
+                backward = _bursts_holding_backward(job, active, cl[0]) if cl is not None else None
+                if backward is not None:  # bursts that mostly run no backward are no iterations of a training job
+                    cl = None
+                    whole_note = (f"a training job's GPU work runs in {backward[1]} bursts, with a gradient kernel "
+                                  f"in only {plural(backward[0], 'burst')}: every iteration runs a "
+                                  f"backward, so a burst without one is no iteration and the window holds at most "
+                                  f"{plural(backward[0], 'iteration')}; the whole capture is analysed as one pass; "
+                                  f"per-step numbers are capture totals")
                 if cl is not None:
                     hs, he = cl
                     ids = np.arange(hs.size, dtype=np.int64)
@@ -344,8 +379,8 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             hs, he = np.array([h.start.min()], np.int64), np.array([h.end.max()], np.int64)
             ids = np.zeros(1, np.int64)
         # in words any capture's user reads: no framework's marker names (Keras' to a PyTorch or Nsight capture)
-        note = ("no step markers found, nor repeating GPU activity: the whole capture is analysed as one step; "
-                "per-step numbers are capture totals")
+        note = whole_note or ("no step markers found, nor repeating GPU activity: the whole capture is analysed as one "
+                              "step; per-step numbers are capture totals")
     elif source in _HOST_SOURCES and found > 1 and active and not _launched_work(h, active, int(hs[-1]), int(he[-1])):
         dropped = [DroppedStep(int(ids[-1]), "empty: no GPU work was launched in it (the step a last prof.step() "
                                              "opens when the loop has ended: only the profiler's own stop)")]
@@ -374,6 +409,15 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             ids, hs, he = ids[~warm], hs[~warm], he[~warm]
             gpu_windows = {g: w[~warm] for g, w in gpu_windows.items()}
             note += f"; dropped {plural(int(warm.sum()), 'step')} inside the program's own `{label}` range"
+    if source in _PART_MARKS and ids.size > 2 and _last_cut_short(hs, he):
+        tiles = float(np.diff(hs).min()) / PS_PER_MS
+        dropped += [DroppedStep(int(ids[-1]), f"partial: {(int(he[-1]) - int(hs[-1])) / PS_PER_MS:,.1f} ms from its "
+                                              f"start to its work's end, where every other step ran at least "
+                                              f"{tiles:,.1f} ms from its start to the next's: its mark holds part of "
+                                              f"each iteration, and nothing marks where the last one ends")]
+        ids, hs, he = ids[:-1], hs[:-1], he[:-1]
+        gpu_windows = {g: w[:-1] for g, w in gpu_windows.items()}
+        note += "; dropped the last step: it ends where its mark and its work end, not at a next step's start"
     host_w = np.stack([hs, he], axis=1) if ids.size else np.zeros((0, 2), np.int64)
     for d in devs:
         gpu_windows.setdefault(d.gpu, host_w)
@@ -676,6 +720,20 @@ def _tile(s: np.ndarray, e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     if s.size > 1:
         e[:-1] = np.maximum(s[1:], np.minimum(e[:-1], s[1:]))
     return s, e
+
+
+def _last_cut_short(hs: np.ndarray, he: np.ndarray) -> bool:
+    """Whether the last of tiled steps (``hs``, ``he``: host windows, ps) is under half the shortest of the others'
+    start-to-start times (the shortest: a cold first step, 1,175 ms before steps of 3.5 ms, says nothing of the rest).
+
+    Why: every tiled step but the last runs from its mark to the next one's, so it holds a whole iteration wherever in
+    the iteration the mark stands; the last ends where its own mark and the work launched in it end.  Where the mark
+    holds only part of each iteration (an MPI saxpy's NVTX ``saxpy`` range around its launch alone: 17.7 ms of the
+    254 ms iterations), that step is a fraction of one, and averaging it with the whole ones understates the step
+    (208 ms for 256)."""
+    if hs.size < 3:
+        return False
+    return float(he[-1] - hs[-1]) < 0.5 * float(np.diff(hs).min())
 
 
 def _launched_work(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> bool:

@@ -259,3 +259,12 @@ def test_a_payload_that_does_not_fit_twice_is_read_when_asked(monkeypatch):
         _top_level(body, 0)  # the read itself: no room for the 300 bytes
     monkeypatch.setattr(wire, "read_padded", lambda stream, n: wire._fill(stream, real_empty(n + wire.PAD, np.uint8), n))
     assert _top_level(body, 10_000) == whole
+
+
+def test_the_hash_seeds_are_splitmix64():
+    """The seeds come from splitmix64 (not numpy.random, whose import every report paid): its published first outputs
+    from seed 0, and the seeds' shapes the hashes index."""
+    assert wire._splitmix64(0, 3).tolist() == [0xE220A8397B1DCDAF, 0x6E789E6AA1B965F4, 0x06C45D188009454F]
+    assert wire._hash_seeds().shape == (2, wire._MAX_HASHED_WORDS)
+    assert wire._ROW_HASH_COLUMN.shape == (wire._MAX_ROW_WORDS,) and wire._ROW_HASH_COLUMN.dtype == np.uint64
+    assert len(set(wire._hash_seeds().ravel().tolist())) == 2 * wire._MAX_HASHED_WORDS  # no two seeds alike

@@ -182,3 +182,34 @@ def test_os_calls_after_the_last_launch_are_the_launching_threads(tmp_path):
     assert got.get("pwrite64") == pytest.approx(planted, abs=1e-3), got
     # a part never exceeds its whole
     assert sum(got.values()) <= m.headline.avg_step_ms - m.breakdown.device_compute + 1e-6
+
+
+def test_a_one_pass_programs_wait_after_its_last_kernel_is_its_output_not_a_paced_loop(tmp_path):
+    """NTHU-SC/ISC25-ICON-C's graupel export (h37-survey12; h37-left13): the outside-wait finding named the
+    ``pwrite64`` calls but its words and fix spoke of "the source that paces the loop" -- a program that runs once
+    paces no loop: after its last kernel it writes its results.  By construction all the planted writes lie after the
+    one kernel, so the wait after the last kernel is all of them; the finding says so and gives the write's fix."""
+    path, planted = _writing_results(tmp_path, 6.0)
+    m = _metrics(path)
+    assert m.steps.source == "whole_capture"
+    assert m.idle_in_os_waits_after_work == pytest.approx(planted, abs=1e-3)
+    assert m.idle_in_os_waits_after_work <= sum(v for _, v in m.idle_in_os_waits) + 1e-9  # a part of its whole
+    (f,) = [f for f in evaluate(m) if f.id.endswith("#outside_wait")]
+    assert f.title == "The GPU idles while the host waits in the OS after the last kernel: the program's output"
+    assert f"{planted:.1f} ms of it after the last kernel" in f.summary and "no source paces a loop" in f.summary
+    assert "`pwrite64`" in f.summary
+    text = " ".join(a.text for a in f.actions)
+    assert "asynchronous I/O" in text and "paces the loop" not in text
+    assert "paces" not in f.saving.assumption
+
+
+def test_a_loops_wait_keeps_the_words_of_a_paced_loop(tmp_path):
+    """Control: a camera loop (``write_paced_loop``, 26 ms of each 40 ms frame off the CPU mid-frame) is many steps,
+    not one pass: its wait is a source pacing the loop, as before."""
+    path = tmp_path / "paced.sqlite"
+    nx.write_paced_loop(str(path), mid_wait_ms=26.0)
+    m = _metrics(path)
+    assert m.steps.source not in ("whole_capture", "single_pass")
+    (f,) = [f for f in evaluate(m) if f.id.endswith("#outside_wait")]
+    assert f.title == "The GPU idles while the host waits for something outside the capture"
+    assert "paces the loop" in " ".join(a.text for a in f.actions)

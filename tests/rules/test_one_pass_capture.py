@@ -63,3 +63,26 @@ def test_a_few_steps_still_warn(tmp_path: Path) -> None:
     titles = [f.title for f in _findings(path, "nsys")]
     assert any(t.startswith("Too few") for t in titles)
     assert not any("one pass" in t for t in titles)
+
+
+def test_a_pass_that_is_all_cold_start_is_said_once_by_cold_start(tmp_path: Path) -> None:
+    """A Numba kernel's first call (h37-survey10's ``numba-jit.sqlite``, h37-left13): 145 ms of compiling, then one
+    4.8 us kernel -- the one pass is the cold start.  ``cold_start`` says the window holds one pass and no steady step
+    is left; ``capture_quality`` does not say "one pass, no step repeats" again beside it (on main it did)."""
+    path = tmp_path / "numba.sqlite"
+    truth = nx.write_jit_first_call(str(path))
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "nsys"))
+    cold = [f for f in rep.findings if f.rule == "cold_start"]
+    assert len(cold) == 1 and cold[0].saving.ms_per_step >= truth["compile_ms"]
+    assert "The window holds one pass of the program, and no steady step is left" in cold[0].summary
+    assert not any("one pass" in f.title for f in rep.findings if f.rule == "capture_quality")
+
+
+def test_a_pass_mostly_of_its_own_work_keeps_both_findings(tmp_path: Path) -> None:
+    """Control: a one-pass program whose kernels are most of the pass (``write_phased_pass``'s 110 ms run after a
+    1.8 ms set-up) keeps the one-pass finding beside any cold start: the two say different things."""
+    path = tmp_path / "profile_report.sqlite"
+    nx.write_phased_pass(str(path))
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "nsys"))
+    assert any(f.title.startswith("The capture holds one pass") for f in rep.findings)
+    assert not any("The window holds one pass" in f.summary for f in rep.findings if f.rule == "cold_start")

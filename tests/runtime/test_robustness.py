@@ -455,6 +455,26 @@ def test_analysis_children_do_not_import_the_main_script_again(tmp_path):
     assert len(marker.read_text().split()) == 2
 
 
+
+def test_a_process_that_inherits_the_main_module_data_does_not_import_that_main(tmp_path):
+    """The parent hands its forkserver its main module's data in the environment, so every process started under it
+    inherits that variable (a shell or a CLI run from TensorBoard, a test after a worker test).  Only the forkserver
+    may act on it: before, any process that imported the analysis re-imported the named main module at start-up."""
+    import subprocess
+    import sys
+
+    from tb_gpu_advisor.runtime.parent_main import ENV
+
+    marker = tmp_path / "imported.txt"
+    script = tmp_path / "someone_elses_main.py"
+    script.write_text(f"open({str(marker)!r}, 'a').write('x')\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO), ENV: json.dumps({"init_main_from_path": str(script)})}
+    code = "import sys; from tb_gpu_advisor.runtime import isolation; print('multiprocessing' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120,
+                         check=True)
+    assert not marker.exists(), "the inherited main module was imported outside the forkserver"
+    assert out.stdout.strip() == "False", out.stdout
+
 # -- PyTorch traces ------------------------------------------------------------------------------------
 
 

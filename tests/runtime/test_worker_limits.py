@@ -292,3 +292,23 @@ def test_the_reserve_is_address_space_handed_back():
     reserve.release()
     assert reserve._map is None
     reserve.release()  # twice is harmless
+
+
+def test_the_prepared_out_of_memory_frame_is_read_as_the_message():
+    """The frame a worker writes when out of memory (pickled at import, without multiprocessing) is what
+    ``Connection.recv`` reads as the "out of memory" outcome, through the descriptor and through ``send_bytes``."""
+    import multiprocessing
+
+    class _NoFd:  # a connection without a descriptor: send_bytes
+        def __init__(self, conn):
+            self.conn = conn
+
+        def send_bytes(self, data):
+            self.conn.send_bytes(data)
+
+    for wrap in (lambda c: c, _NoFd):
+        reader, writer = multiprocessing.Pipe(duplex=False)
+        isolation._send_out_of_memory(wrap(writer))
+        assert reader.recv() == isolation._OUT_OF_MEMORY
+        reader.close()
+        writer.close()

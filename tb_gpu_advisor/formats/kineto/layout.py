@@ -54,16 +54,18 @@ def worker_of(file_name: str) -> tuple[str, int | None] | None:
 OTHER_SUFFIXES = (".json", ".json.gz")
 #: How much of a JSON file's start is searched for a PyTorch trace's keys.
 SNIFF_BYTES = 64 << 10
-_TRACE_KEYS = re.compile(rb'"traceEvents"\s*:')
+#: The byte patterns here are text, compiled by ``re``'s own cache at their first use: a logdir without PyTorch
+#: traces never reads them (issue #38: compiling them was part of every report's start-up).
+_TRACE_KEYS = rb'"traceEvents"\s*:'
 _JSON_WS = b" \t\r\n"
-_KINETO_KEYS = re.compile(rb'"(?:schemaVersion|deviceProperties|baseTimeNanoseconds|distributedInfo)"\s*:|'
-                          rb'"cat"\s*:\s*"(?:cpu_op|Operator|kernel|Kernel|cuda_runtime|Runtime|user_annotation)"|'
-                          rb'"name"\s*:\s*"(?:ProfilerStep#|aten::|PyTorch Profiler)')
+_KINETO_KEYS = (rb'"(?:schemaVersion|deviceProperties|baseTimeNanoseconds|distributedInfo)"\s*:|'
+                rb'"cat"\s*:\s*"(?:cpu_op|Operator|kernel|Kernel|cuda_runtime|Runtime|user_annotation)"|'
+                rb'"name"\s*:\s*"(?:ProfilerStep#|aten::|PyTorch Profiler)')
 
 #: ROCm's ``rocprof --hip-trace`` (roctracer, rocprof v1) trace, ``results.json``: its processes are named
 #: ``CPU HIP API`` / ``COPY`` / ``GPU<n>`` and every event carries its times in ``BeginNs`` / ``DurationNs``.
 #: Not read here: said by name, with the captures that are (HGLiu1998/batched_gemm, shashankparsi/HIP_Programming).
-_ROCPROF_KEYS = re.compile(rb'"name"\s*:\s*"CPU HIP API"|"BeginNs"\s*:')
+_ROCPROF_KEYS = rb'"name"\s*:\s*"CPU HIP API"|"BeginNs"\s*:'
 ROCPROF = ("ROCm rocprof's trace (`rocprof --hip-trace`, roctracer's results.json), a format the Advisor does not "
            "read: profile the job with torch.profiler (Kineto records HIP kernels, copies and runtime calls on ROCm) "
            "or JAX/TensorFlow's profiler (.xplane.pb)")
@@ -72,7 +74,7 @@ ROCPROF = ("ROCm rocprof's trace (`rocprof --hip-trace`, roctracer's results.jso
 #: ``profile.export_memory_timeline("x.json")``: ``[times_us, sizes_by_category]`` -- a JSON array whose first array
 #: holds microsecond timestamps since the epoch (16 digits), no events (cwilson51/CO-Colloquium-Pytorch-profiler's
 #: ``train_batch_128_nworkers_6_memory_broken.json``).
-_MEMORY_TIMELINE = re.compile(rb"^\s*\[\s*\[\s*\d{13,}\s*,")
+_MEMORY_TIMELINE = rb"^\s*\[\s*\[\s*\d{13,}\s*,"
 MEMORY_TIMELINE = ("torch.profiler's memory timeline (`export_memory_timeline`: the bytes each category held over "
                    "time), not a trace: analyse the trace itself (`export_chrome_trace`, `tensorboard_trace_handler`) "
                    "or a memory snapshot (`torch.cuda.memory._dump_snapshot`), which say where the memory went")
@@ -81,7 +83,7 @@ MEMORY_TIMELINE = ("torch.profiler's memory timeline (`export_memory_timeline`: 
 #: Chrome's trace format in its JSON Array form: a bare list of events (``[{"ph": "X", ...}, ...]``), which Kineto
 #: never writes (its traces are an object with ``traceEvents``): another tool's trace (survey h37-survey11:
 #: siwaarbn/grof's own CUPTI tracer, ``gpu_trace.json``, 300 copy and kernel events with no host side).
-_CHROME_ARRAY = re.compile(rb'^\s*\[\s*\{[^{}]*"ph"\s*:')
+_CHROME_ARRAY = rb'^\s*\[\s*\{[^{}]*"ph"\s*:'
 CHROME_ARRAY = ("a trace in Chrome's JSON array form (a bare list of events) written by another tool, not PyTorch's "
                 "profiler, which the Advisor reads: profile the job with torch.profiler (export_chrome_trace or "
                 "tensorboard_trace_handler), Nsight Systems (nsys export --type sqlite) or JAX/TensorFlow's profiler")
@@ -100,12 +102,12 @@ def sniff(path: str) -> str | None:
         return "empty or unreadable"
     if not head.strip(_JSON_WS):  # a newline a writer or an editor left (survey h37-survey13: a 1-byte trace)
         return "empty: it holds only whitespace, no JSON (was the capture interrupted, or the file overwritten?)"
-    if not _TRACE_KEYS.search(head):
-        if _CHROME_ARRAY.search(head):
+    if not re.search(_TRACE_KEYS, head):
+        if re.search(_CHROME_ARRAY, head):
             return CHROME_ARRAY
-        return MEMORY_TIMELINE if _MEMORY_TIMELINE.search(head) else "JSON without traceEvents: not a trace"
-    if not _KINETO_KEYS.search(head):
-        if _ROCPROF_KEYS.search(head):
+        return MEMORY_TIMELINE if re.search(_MEMORY_TIMELINE, head) else "JSON without traceEvents: not a trace"
+    if not re.search(_KINETO_KEYS, head):
+        if re.search(_ROCPROF_KEYS, head):
             return ROCPROF
         return "a trace, but not PyTorch's (no profiler keys, ATen ops or CUDA categories in its first 64 kB)"
     return None
@@ -158,9 +160,9 @@ _EPOCH_MIN_S, _EPOCH_MAX_S = 1.42e9, 4.1e9
 RANK_WINDOW_S = 300.0
 #: How much of a file's start is read for its clock and ``distributedInfo`` (they precede ``traceEvents``).
 HEADER_BYTES = 256 << 10
-_BASE_TIME = re.compile(rb'"baseTimeNanoseconds"\s*:\s*(\d+)')
-_FIRST_TS = re.compile(rb'"ts"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)')
-_DIST_INFO = re.compile(rb'"distributedInfo"\s*:\s*')
+_BASE_TIME = rb'"baseTimeNanoseconds"\s*:\s*(\d+)'
+_FIRST_TS = rb'"ts"\s*:\s*"?([0-9]+(?:\.[0-9]*)?)'
+_DIST_INFO = rb'"distributedInfo"\s*:\s*'
 
 
 def epoch_s(stamp: float | None) -> float | None:
@@ -195,7 +197,7 @@ def read_header(path: str, size: int = 0, mtime_ns: int = 0) -> Header:
         if key in _headers:
             return _headers[key]
     head = _head_bytes(path)
-    tail = _tail_bytes(path, size) if len(head) >= HEADER_BYTES and not _BASE_TIME.search(head) else b""
+    tail = _tail_bytes(path, size) if len(head) >= HEADER_BYTES and not re.search(_BASE_TIME, head) else b""
     header = _parse_header(head, mtime_ns / 1e9 if mtime_ns else None, tail)
     with _headers_lock:
         if len(_headers) > 50_000:
@@ -283,8 +285,8 @@ def _parse_header(head: bytes, mtime_s: float | None = None, tail: bytes = b"") 
     old schema -- ``ts`` is always microseconds, never read at another scale (a relative one landed in 2015).
     ``tail`` (the file's end, when its start holds no clock) supplies ``baseTimeNanoseconds`` and
     ``distributedInfo`` that a writer put after ``traceEvents``."""
-    base = _BASE_TIME.search(head) or _BASE_TIME.search(tail)
-    first = _FIRST_TS.search(head)
+    base = re.search(_BASE_TIME, head) or re.search(_BASE_TIME, tail)
+    first = re.search(_FIRST_TS, head)
     ts_us = float(first.group(1)) if first else None
     readings = []
     if base is not None:
@@ -294,8 +296,8 @@ def _parse_header(head: bytes, mtime_s: float | None = None, tail: bytes = b"") 
         readings.append(t if _EPOCH_MIN_S <= t <= _EPOCH_MAX_S else None)
     when = next((t for t in readings if t is not None and (mtime_s is None or t <= mtime_s + 86400.0)), None)
     rank = world = None
-    src = head if _DIST_INFO.search(head) else tail
-    m = _DIST_INFO.search(src)
+    src = head if re.search(_DIST_INFO, head) else tail
+    m = re.search(_DIST_INFO, src)
     if m is not None:
         try:
             info, _ = json.JSONDecoder().raw_decode(src[m.end():].decode("utf-8", "replace"))

@@ -232,16 +232,38 @@ _CALLS = (tb.RUNTIME, tb.DRIVER)
 _DEVICE = (tb.KERNEL, tb.MEMCPY, tb.MEMSET, tb.GRAPH_TRACE)
 
 
-def _table_columns(tables: tuple[str, ...], cols: Callable[[tb.Schema, str], dict]) -> Callable[[tb.Schema], list]:
-    """A job for :class:`tables.Beside`: each non-empty table's integer columns, (table, its ``cols``, columns)."""
+def _table_columns(tables: tuple[str, ...], cols: Callable[[tb.Schema, str], dict],
+                   where: Callable[[tb.Schema, str], str] = lambda _s, _t: "") -> Callable[[tb.Schema], list]:
+    """A job for :class:`tables.Beside`: each non-empty table's integer columns, (table, its ``cols``, columns), of
+    the rows ``where`` keeps."""
     def job(schema: tb.Schema) -> list:
         out = []
         for table in tables:
             if schema.nonempty(table):
                 want = cols(schema, table)
-                out.append((table, want, tb.int_columns(schema, table, want)))
+                out.append((table, want, tb.int_columns(schema, table, want, where=where(schema, table))))
         return out
     return job
+
+
+#: ``ENUM_NSYS_EVENT_CLASS``' CUDA backtrace record (``TRACE_PROCESS_EVENT_CUDABACKTRACE``), 67 where the export has no
+#: such table (Nsight 2022.2's ``saxpy-mpi-cuda`` export holds none).
+_BACKTRACE_CLASS = 67
+_BACKTRACE_LABEL = "CUDABACKTRACE"
+
+
+def _calls_only(schema: tb.Schema, table: str) -> str:
+    """The rows of a runtime/driver table that are calls: not the backtrace record ``--cudabacktrace`` writes beside a
+    call, with its times and correlation id, under ``eventClass`` "CUDA backtrace" (read as a call, it made every
+    call that has a backtrace two: pipit's Perlmutter saxpy read 10 launches and 30 ``cudaMemcpy`` for 5 and 15)."""
+    if "eventClass" not in schema.columns(table):
+        return ""
+    enum = tb.enum_labels(schema, "ENUM_NSYS_EVENT_CLASS")
+    found = [i for i, n in enum.items() if _BACKTRACE_LABEL in n.upper().replace(" ", "")]
+    classes = found or ([] if enum else [_BACKTRACE_CLASS])
+    if not classes:
+        return ""
+    return f"(eventClass IS NULL OR eventClass NOT IN ({', '.join(str(c) for c in classes)}))"
 
 
 def _columns(schema: tb.Schema, path: str, size: int, fidx: int) -> _Raw:
@@ -249,7 +271,7 @@ def _columns(schema: tb.Schema, path: str, size: int, fidx: int) -> _Raw:
     on its own connection: ``tables.Beside``); names are interned here, in one order: runtime calls, NVTX ranges,
     then (device names) kernels, copies, memsets, graphs."""
     with tb.Beside(schema) as beside:
-        calls = beside.submit(_table_columns(_CALLS, lambda s, t: _CALL_COLS))
+        calls = beside.submit(_table_columns(_CALLS, lambda s, t: _CALL_COLS, _calls_only))
         device = beside.submit(_table_columns(_DEVICE, _device_cols))
         return _columns_of(schema, path, size, fidx, calls, device)
 
@@ -269,8 +291,9 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
                             op=np.zeros(n, bool), domain=np.full(n, -1, np.int16)))
     # ---- host: NVTX ranges
     domains: list[str] = [""]
+    recorded = 0  # autograd ops with a sequence number
     if schema.nonempty(tb.NVTX):
-        part, domains = _nvtx(schema, names, fidx)
+        part, domains, recorded = _nvtx(schema, names, fidx)
         if part is not None:
             h_parts.append(part)
     # ---- device
@@ -294,6 +317,8 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
     raw.zero_ns, raw.capture_ms = _session_window(schema)
     raw.facts = _capture_options(schema)
     raw.facts.update(_platform(schema))
+    if recorded:  # the forward recorded autograd's graph: grad mode was on (job.kind reads it)
+        raw.facts["grad_recorded_ops"] = str(recorded)
     if "wsl2" in raw.facts:
         raw.facts.update(_program_ran(schema))
     elif tb.RUNTIME not in schema and _called_cuda(schema):
@@ -703,11 +728,13 @@ def _api_name(name: str) -> str:
     return _VERSION_SUFFIX.sub("", name)
 
 
-def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | None, list[str]]:
-    """NVTX push/pop and start/end ranges (not marks, not domain or category records) as host events.
+def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | None, list[str], int]:
+    """NVTX push/pop and start/end ranges (not marks, not domain or category records) as host events, their domains'
+    names, and how many of them are ops autograd recorded (``, seq = N``: grad mode on, a graph kept for a backward).
 
     Names are cut before PyTorch's autograd suffixes (``frameworks.nvtx.OP_SUFFIXES``) in SQL, so the rows' names
-    arrive as the few distinct op and range names they are, and are interned in one dict look-up each."""
+    arrive as the few distinct op and range names they are, and are interned in one dict look-up each; the sequence
+    number the cut drops is counted first (``frameworks.nvtx.GRAD_SEQ``)."""
     cols = schema.columns(tb.NVTX)
     where = f"eventType IN ({', '.join(str(t) for t in _range_types(schema))}) AND end IS NOT NULL AND end >= start"
     domain_col = "domainId" if "domainId" in cols else None
@@ -718,12 +745,13 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
     cut = "coalesce(" + ", ".join(f"nullif(instr({text}, '{sfx}'), 0)" for sfx in nvtx.OP_SUFFIXES) + ", 0)"
     int_cols = {"start": "start", "end": "end", "tid": "globalTid", "text_id": "textId" if "textId" in cols else None,
                 "domain": domain_col, "suffix": cut,
+                "seq": f"coalesce(instr({text}, '{nvtx.GRAD_SEQ}') > 0, 0)",
                 # a name that is a dict literal: PyProf / DLProf annotation, named by frameworks.nvtx (few rows
                 # elsewhere, so the Python look-up runs only on these)
                 "annotation": f"coalesce(substr({text}, 1, 1) = '{{', 0)"}
     parts: dict[str, list[np.ndarray]] = {k: [] for k in int_cols}
     name_parts: list[np.ndarray] = []
-    registered: dict[int, tuple[int, bool]] = {}  # textId -> (name id, is an op)
+    registered: dict[int, tuple[int, bool, bool]] = {}  # textId -> (name id, is an op, recorded by autograd)
     unnamed = _UNNAMED
     seen = _StringNames()
     # an autograd range's text arrives cut before its suffix: its name
@@ -744,15 +772,16 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
                 strings = tb.string_table(schema, np.array(missing, np.int64))
                 for t in missing:
                     name, is_op = nvtx.op_name(strings[t]) if t in strings else (unnamed, False)
-                    registered[t] = (_intern(names, name), is_op)
+                    registered[t] = (_intern(names, name), is_op, nvtx.GRAD_SEQ in strings.get(t, ""))
             # per distinct id; the unnamed range interned (where first needed) after the registered names, as before
             uids, inv = unique_inverse(tids)
-            got = [registered.get(int(t)) or (_intern(names, unnamed), False) for t in uids.tolist()]
+            got = [registered.get(int(t)) or (_intern(names, unnamed), False, False) for t in uids.tolist()]
             ids[none] = np.array([g[0] for g in got], np.int32)[inv]
             c["suffix"][none] = np.array([int(g[1]) for g in got], np.int8)[inv]
+            c["seq"][none] = np.array([int(g[2]) for g in got], np.int8)[inv]
         name_parts.append(ids)
     if not name_parts:
-        return None, [""]
+        return None, [""], 0
     c = {k: tb.joined(parts.pop(k)) for k in list(parts)}
     name = np.concatenate(name_parts) if len(name_parts) > 1 else name_parts[0]
     n = name.size
@@ -764,7 +793,7 @@ def _nvtx(schema: tb.Schema, names: dict[str, int], fidx: int) -> tuple[dict | N
                      dtype=np.int16)
     part = dict(start=c["start"], end=c["end"], tid=_thread_key(c["tid"], fidx), name=name, corr=np.full(n, -1, np.int64),
                 range=np.ones(n, bool), op=op, domain=local[dom_inv])
-    return part, dom_names
+    return part, dom_names, int(np.count_nonzero(c["seq"]))
 
 
 def _domain_label(d: int, domains: dict[int, str]) -> str:

@@ -292,6 +292,7 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             label_of[key] = labels.setdefault(_user_frame(_frames(f, budget)), len(labels))
         op[k] = label_of[key]
         phase[k] = budget.phase(f)
+    _cast_copies(d, np.asarray(addr, dtype=np.int64), phase, raw, dump)
     events = MemoryEvents(
         gpu=gpu, source="PyTorch memory snapshot (torch.cuda.memory._dump_snapshot)", baseline="absolute",
         t=np.asarray(t, dtype=np.int64), delta=d, allocated=alloc, reserved=res, addr=np.asarray(addr, dtype=np.int64),
@@ -306,6 +307,80 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
             time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=user_frame(_frames(e.get("frames")))))
     return events, out
+
+
+def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: list, dump: list[_Live]) -> None:
+    """Book autocast's cast copies as the parameters' where the snapshot records Python frames only (Windows writes no
+    C++ frames, so ``at::autocast::cached_cast`` is never seen): ``phase`` is changed in place.
+
+    Why: under autocast each fp32 parameter's 16-bit copy is made by the first op that uses it in the region -- in a
+    module's forward, so its frames read as an activation's -- kept for the whole region, and all freed at its exit
+    (``autocast_mode.cpp``: the cache is cleared when the outermost region ends).  LilySu's bf16 forward under
+    ``no_grad`` read 3.07 GiB of such copies as activations (survey h37-survey9).  Three facts together tell a copy,
+    none alone: a forward allocation exactly half the size of a block held since before the history (an fp32
+    parameter: no history entry allocated it, or ``Module._apply`` moved it); freed in one run of frees with no allocation between, with the other
+    such blocks (the region's exit) -- or still live at the dump -- most of them having outlived forward tensors made
+    after them; and, in that run, no more blocks of a size than held blocks of twice it (one copy per parameter)."""
+    fwd = MEMORY_PHASES.index("forward")
+    if not dump or not (phase == fwd).any() or _has_cpp_frames(raw):
+        return
+    # the parameters live at the dump: blocks no history entry allocated (made before it), or moved to the GPU in it
+    made = {a: k for k, a in zip(np.flatnonzero(delta > 0).tolist(), addr[delta > 0].tolist())}  # its last allocation
+    params = MEMORY_PHASES.index("parameters")
+    held: dict[int, int] = {}
+    for b in dump:
+        k = made.get(b.address)
+        if k is None or (phase[k] == params and delta[k] == b.size):
+            held[b.size] = held.get(b.size, 0) + 1
+    alloc = np.flatnonzero(delta > 0)
+    cand = alloc[(phase[alloc] == fwd) & np.isin(2 * delta[alloc], np.fromiter(held, np.int64, len(held)))]
+    if cand.size < 2:
+        return
+    free_at = _frees(delta, addr)
+    outlived = _outlives_later(alloc[phase[alloc] == fwd], free_at)
+    runs = np.searchsorted(alloc, free_at[cand])  # allocations before each free: frees with none between share it
+    for run in np.unique(runs).tolist():
+        mine = cand[runs == run]
+        sizes, counts = np.unique(delta[mine], return_counts=True)
+        if mine.size >= 2 and 2 * int(outlived[mine].sum()) >= mine.size and \
+                all(c <= held[2 * int(sz)] for sz, c in zip(sizes.tolist(), counts.tolist())):
+            phase[mine] = MEMORY_PHASES.index("parameters")
+
+
+def _outlives_later(fwd: np.ndarray, free_at: np.ndarray) -> np.ndarray:
+    """Bool per event (True only for forward allocations ``fwd``, ascending): some forward allocation made after it
+    was freed before it -- it stayed while later layers made and freed their tensors, as a cached copy does and as the
+    last layer's outputs, freed together at the pass's end, do not."""
+    out = np.zeros(free_at.size, bool)
+    if fwd.size < 2:
+        return out
+    later_min = np.minimum.accumulate(free_at[fwd][::-1])[::-1]  # the earliest free among allocations from k on
+    out[fwd[:-1]] = later_min[1:] < free_at[fwd[:-1]]
+    return out
+
+
+def _has_cpp_frames(raw: list) -> bool:
+    """Whether any allocation's stack holds a C++ frame (a ``stacks="all"`` record): a frame whose file is no Python
+    source (``.py``) nor code Python compiled from a string (``<string>``, ``<frozen ...>``)."""
+    return any(isinstance(f, (list, tuple)) and any(isinstance(x, dict) and not _python_file(_str(x.get("filename"), ""))
+                                                    for x in f[:MAX_SCAN]) for f in raw if f)
+
+
+def _python_file(name: str) -> bool:
+    return name.endswith(".py") or name.startswith("<")
+
+
+def _frees(delta: np.ndarray, addr: np.ndarray) -> np.ndarray:
+    """Per allocation event, the index of the free of its block (the next free at its address), ``len(delta)`` where
+    none follows; -1 for other events (``MemoryEvents.frees``' pairing, on the reader's columns)."""
+    n = delta.size
+    out = np.full(n, -1, dtype=np.int64)
+    out[delta > 0] = n
+    idx = np.flatnonzero(addr >= 0)
+    order = idx[np.lexsort((idx, addr[idx]))]
+    pair = (addr[order[1:]] == addr[order[:-1]]) & (delta[order[:-1]] > 0) & (delta[order[1:]] < 0)
+    out[order[:-1][pair]] = order[1:][pair]
+    return out
 
 
 def _live_at(before: list[dict], dump: list[_Live], t0_us: int, budget: "_Budget") -> tuple[list[SnapshotBlock],

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 import re
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,7 +25,6 @@ from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.ahead import map_in_order
 from tb_gpu_advisor.common.memory import release_free_heap, small_pages
-from tb_gpu_advisor.formats.xplane import hlo
 from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
 from tb_gpu_advisor.frameworks import xla
@@ -32,6 +32,9 @@ from tb_gpu_advisor.model.columns import (absent_as_broadcast, innermost, int_dt
                                           unique_inverse)
 from tb_gpu_advisor.model.trace import (FLOP_KINDS, MEMORY_PHASES, Allocator, DeviceEvents, DeviceInfo, FlopOps, HostEvents,
                                        MemoryEvents, ModuleRuns, Trace)
+
+if TYPE_CHECKING:  # XLA's HLO reader is imported where a capture holds an HLO (most TensorFlow captures hold none)
+    from tb_gpu_advisor.formats.xplane import hlo
 
 #: Every event stat the adapter reads.  The reader drops the others
 #: (``read_timeline(keep_stats=...)``); ``tests/formats/test_stat_pruning.py`` checks
@@ -142,6 +145,8 @@ def _producer(meta: Plane | None) -> dict[str, str]:
     grads = sorted({meta.event_names[i].split("(", 1)[0] for i, raw in blobs if any(a in raw for a in _AUTODIFF)})
     out = {"autodiff_modules": ", ".join(grads[:5])} if grads else {}
     loops = {}
+    if blobs:
+        from tb_gpu_advisor.formats.xplane import hlo
     for i, raw in blobs:
         n = hlo.steps_per_call(raw)
         if n:
@@ -180,6 +185,8 @@ def hlo_work(meta: Plane | None) -> tuple[FlopOps | None, str | None, XlaCollect
     blobs = meta.metadata_blobs(HLO_PROTO_STAT) if meta is not None else []
     if not blobs:
         return None, _NO_HLO, {}
+    from tb_gpu_advisor.formats.xplane import hlo
+
     by_name: dict[str, list[hlo.ModuleWork]] = {}
     bad: list[str] = []
     for idx, raw in blobs:

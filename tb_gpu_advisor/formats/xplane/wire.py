@@ -583,7 +583,7 @@ _seeds: np.ndarray | None = None
 def _hash_seeds() -> np.ndarray:
     global _seeds
     if _seeds is None:
-        _seeds = np.random.default_rng(_HASH_SEED).integers(0, 2**63, size=(2, _MAX_HASHED_WORDS), dtype=np.uint64)
+        _seeds = _splitmix64(_HASH_SEED, 2 * _MAX_HASHED_WORDS).reshape(2, _MAX_HASHED_WORDS)
     return _seeds
 
 
@@ -595,6 +595,16 @@ def _mix(x: np.ndarray) -> np.ndarray:
     x *= np.uint64(0x94D049BB133111EB)
     x ^= x >> np.uint64(31)
     return x
+
+
+def _splitmix64(seed: int, n: int) -> np.ndarray:
+    """The first ``n`` outputs of splitmix64 from ``seed`` (Steele, Lea and Flood, 2014; the generator that seeds
+    xoshiro): fixed, well-mixed 64-bit words for the hashes' seeds.  Not ``np.random``: importing it (with
+    ``hashlib`` and ``secrets``) was ~8 ms of every XPlane report's start-up (issue #38)."""
+    state = np.arange(1, n + 1, dtype=np.uint64)
+    state *= np.uint64(0x9E3779B97F4A7C15)  # the generator's increment; wraps modulo 2**64 as it should
+    state += np.uint64(seed)
+    return _mix(state)
 
 
 def range_keys(buf: np.ndarray, starts: np.ndarray, lengths: np.ndarray, index: np.ndarray | None = None) -> np.ndarray:
@@ -679,7 +689,7 @@ _MAX_ROW_WORDS = 64
 #: Tail masks by ``length % 8``: the bytes of a range's last word that belong to it.
 _TAIL_MASKS = np.array([2**64 - 1] + [(1 << (8 * k)) - 1 for k in range(1, 8)], dtype=np.uint64)
 _ROW_HASH_MUL = _U(0x9E3779B97F4A7C15)
-_ROW_HASH_COLUMN = np.random.default_rng(_HASH_SEED + 1).integers(0, 2**63, size=_MAX_ROW_WORDS, dtype=np.uint64)
+_ROW_HASH_COLUMN = _splitmix64(_HASH_SEED + 1, _MAX_ROW_WORDS)
 _ROW_BLOCK_WORDS = 1 << 21  # bounds each block's word matrix (16 MiB)
 
 

@@ -111,6 +111,8 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     rng = fw.version_range(trace.producer)
     if rng is not None and rng[1] is not None and rng[1] <= (2, 0):
         tags.append("legacy")
+    if len(trace.h) and trace.h.name_mask(fw.tensor_parallel_event).any():
+        tags.append("tensor_parallel")
     return Job(kind=kind, phase=phase, structure=structure, version=version, tags=tuple(tags),
                steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")),
                optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0)

@@ -156,11 +156,12 @@ def backward_span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework)
     (``fw.training_event``), so a repeated span each of whose tiles (one instance to the next, the last to the end of
     the backward after it) holds a backward, and whose tiles hold the launches, opens the iterations.  A per-layer
     span fails it (most of its tiles hold no backward); the fewest instances win, then the longest.  None where the
-    window holds at most one update (``step_end_count``: it is one iteration, its micro-batches no steps)."""
+    window holds at most one update (``step_end_count``: it is one iteration, its micro-batches no steps), and where the
+    capture marks its steps itself (``fw.step_marker``)."""
     h = trace.h
     rec = [a[a >= 0] for a in launches if a.size]
-    if not len(h) or not rec or step_end_count(trace, fw):
-        return None
+    if not len(h) or not rec or step_end_count(trace, fw) or h.name_mask(fw.step_marker).any():
+        return None  # the format's own step marks win anyway: no search over a marked capture's spans
     marked = np.zeros(len(h), dtype=bool)
     for r in rec:
         marked[r] = True

@@ -107,6 +107,9 @@ class Framework:
     #: a data-parallel wrapper's hooks around a forward pass (FSDP's ``pre_forward``), which also shards a model run
     #: forward only: training's only where that forward records autograd's graph (the reader's ``grad_recorded_ops``)
     sharded_forward_event: NamePredicate = never
+    #: an op of tensor parallelism (PyTorch DTensor's ``Redistribute``): the job's collectives move activations between
+    #: the shards of each layer, not parameters or gradients (``job`` tags it ``tensor_parallel``)
+    tensor_parallel_event: NamePredicate = never
     #: of those, the calls that ready a training step without doing its work (PyTorch's ``Optimizer.zero_grad``): a
     #: benchmark that zeroes the gradients, then runs its forward under ``no_grad``, trains nothing
     grad_reset_event: NamePredicate = never

@@ -213,6 +213,15 @@ FSDP_PREFETCH = action(
     "pass, and keep at most two all-gathers in flight.",
     "model = FSDP(model, forward_prefetch=True, backward_prefetch=BackwardPrefetch.BACKWARD_PRE,\n"
     "             limit_all_gathers=True)   # FSDP2: fully_shard(layer, reshard_after_forward=False) for the last blocks")
+#: Tensor parallelism's per-layer activation collectives overlapped with the matmuls they feed (async TP).
+TP_OVERLAP = action(
+    "Tensor parallelism (DTensor) all-gathers and reduce-scatters the activations at every layer, so the step waits "
+    "for each: let torch.compile overlap them with the matmuls they feed (asynchronous tensor parallelism, over "
+    "symmetric memory), and move bf16 activations rather than fp32 (half the bytes a collective sends).",
+    "torch._inductor.config._micro_pipeline_tp = True      # async TP: collective matmuls\n"
+    "from torch.distributed._symmetric_memory import enable_symm_mem_for_group\n"
+    "enable_symm_mem_for_group(mesh['tp'].get_group().group_name)\n"
+    "model = torch.compile(model)")
 #: All-to-all of embeddings / experts overlapped with dense compute.
 A2A_OVERLAP = action(
     "All-to-all (embedding or expert exchange) waits on its slowest split: pipeline it with the dense part of the "
@@ -229,6 +238,7 @@ FIXES = {
     "comm_exposed:ReduceScatter": (FSDP_PREFETCH,),
     "comm_exposed:AllToAll": (A2A_OVERLAP,),
     "comm_exposed:SendRecv": (A2A_OVERLAP,),
+    "comm_exposed@tensor_parallel": (TP_OVERLAP,),
     "alltoall_imbalance": (action(
         "Balance what each rank sends: for mixture-of-experts, a load-balancing auxiliary loss and a capacity factor "
         "(tokens over capacity are dropped or re-routed); for embeddings, a sharding plan that spreads hot tables "
@@ -663,6 +673,12 @@ def is_sharded_forward_event(name: str) -> bool:
     return bool(_SHARDED_FORWARD.search(name))
 
 
+def is_tensor_parallel_event(name: str) -> bool:
+    """DTensor's redistribution of a sharded tensor (``parallelize_module``'s Colwise/Rowwise/SequenceParallel plans
+    record one ``Redistribute`` per layout change, around its all-gather or reduce-scatter)."""
+    return name == "Redistribute"
+
+
 #: Code that allocates only a training job's memory, by the file of a stack frame (``file.py:123 function``, POSIX or
 #: Windows paths): an optimizer package's (its moments and master weights: ``torch/optim``'s ``_init_group``, Megatron's
 #: ``core/optimizer``, Apex's and Transformer Engine's ``optimizers``, bitsandbytes' ``optim``), a data-parallel
@@ -934,7 +950,7 @@ FRAMEWORK = Framework(
     capture_hint=("torch.profiler.profile(..., on_trace_ready=tensorboard_trace_handler('LOGDIR/<run>'))",
                   "call prof.step() once per training step (or per forward pass)"),
     training_event=is_training_event, training_frame=training_frame, grad_reset_event=is_grad_reset_event,
-    sharded_forward_event=is_sharded_forward_event,
+    sharded_forward_event=is_sharded_forward_event, tensor_parallel_event=is_tensor_parallel_event,
     compile_event=is_compile_event,
     autotune_event=is_autotune_event, gpu_only_event=is_gpu_only_event, allocation_event=is_allocation_event,
     gpu_only_backend=is_gpu_only_backend, version_range=version_range,

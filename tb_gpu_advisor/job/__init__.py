@@ -25,7 +25,8 @@ from tb_gpu_advisor.frameworks import Framework, engines, native
 from tb_gpu_advisor.job.kind import Kind, work_kind
 from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
 from tb_gpu_advisor.job.period import repeated_launches
-from tb_gpu_advisor.job.structure import SpanSteps, model_calls, span_steps, step_end_count, step_end_steps, within_one_call
+from tb_gpu_advisor.job.structure import (SpanSteps, backward_span_steps, model_calls, span_steps, step_end_count,
+                                         step_end_steps, within_one_call)
 from tb_gpu_advisor.model.trace import Trace
 
 __all__ = ["Job", "Kind", "OneTime", "SpanSteps", "adapt", "detect_job"]
@@ -87,6 +88,8 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     structure = span_steps(trace, launches, fw, engines.by_id(kind.engine))
     if structure is None and kind.kind == "training":
         structure = step_end_steps(trace, fw)
+        if structure is None and not kind.from_ranges:
+            structure = backward_span_steps(trace, launches, fw)
     if structure is None and kind.kind != "training":
         # not for training: FSDP's all-gather rate limit makes the host wait before every layer, so a training
         # step's layers repeat with the waits a loop's calls have (the real Nsight FSDP pair reads 157-kernel "steps")
@@ -108,6 +111,8 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     rng = fw.version_range(trace.producer)
     if rng is not None and rng[1] is not None and rng[1] <= (2, 0):
         tags.append("legacy")
+    if len(trace.h) and trace.h.name_mask(fw.tensor_parallel_event).any():
+        tags.append("tensor_parallel")
     return Job(kind=kind, phase=phase, structure=structure, version=version, tags=tuple(tags),
                steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")),
                optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0)

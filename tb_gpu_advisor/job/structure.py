@@ -145,6 +145,99 @@ def step_end_steps(trace: Trace, fw: Framework) -> SpanSteps | None:
     return SpanSteps(name, "step_end_events", starts, ends, 1.0, "medium", note)
 
 
+def backward_span_steps(trace: Trace, launches: list[np.ndarray], fw: Framework) -> SpanSteps | None:
+    """Training steps from the span that opens each iteration, where no span holds most of the GPU work and no
+    optimizer step ends one: a ``torch.compile``d forward + backward loop profiled without a schedule, whose
+    ``prof.step()`` writes no ``ProfilerStep#N`` (Wings236/model_inference, h37-survey16).
+
+    Why: the forward's span (``Torch-Compiled Region``, a user's ``forward``) holds only the forward's launches --
+    autograd runs the backward on its own thread after it -- so it misses :func:`span_steps`' coverage, and the host's
+    Python between forward and backward splits each iteration into GPU bursts.  Every iteration runs a backward
+    (``fw.training_event``), so a repeated span each of whose tiles (one instance to the next, the last to the end of
+    the backward after it) holds a backward, and whose tiles hold the launches, opens the iterations.  A per-layer
+    span fails it (most of its tiles hold no backward); the fewest instances win, then the longest.  None where the
+    window holds at most one update (``step_end_count``: it is one iteration, its micro-batches no steps), and where the
+    capture marks its steps itself (``fw.step_marker``)."""
+    h = trace.h
+    rec = [a[a >= 0] for a in launches if a.size]
+    if not len(h) or not rec or step_end_count(trace, fw) or h.name_mask(fw.step_marker).any():
+        return None  # the format's own step marks win anyway: no search over a marked capture's spans
+    marked = np.zeros(len(h), dtype=bool)
+    for r in rec:
+        marked[r] = True
+    times = np.sort(h.start[marked].astype(np.int64, copy=False), kind="stable")
+    if not times.size:
+        return None
+    trained = h.name_mask(fw.training_event)
+    if not trained.any():
+        return None
+    t_start = h.start[trained].astype(np.int64, copy=False)
+    t_end = h.end[trained].astype(np.int64, copy=False)
+    order = np.argsort(t_start, kind="stable")
+    t_start, t_end = t_start[order], t_end[order]
+    # the framework's dispatch is kept: the compiled forward's region is what opens a compiled loop's iteration
+    keep = ~h.name_mask(_runtime_call) & (np.asarray(h.corr) < 0) & ~_tool_ranges(trace)
+    # outermost, a backward's own ops never: an inner name repeats under different outer ones (two compiled functions)
+    keep &= _outermost(h, keep) & ~trained
+    calls = model_calls(trace, fw)
+    best: tuple[tuple[int, int], _Cand] | None = None
+    for c in _candidates("host event", h.start, h.end, h.name, h.line, h.names, keep, times):
+        if c.count < 2 or within_one_call(c.start, c.end, calls):
+            continue
+        tiles = _backward_tiles(c, t_start, t_end)
+        if tiles is None:
+            continue
+        s, e = tiles
+        cov = float(np.searchsorted(times, e[-1], side="right") - np.searchsorted(times, s[0], side="left")) / times.size
+        if cov < T("job.span_step_coverage"):
+            continue
+        key = (c.count, -c.total)
+        if best is None or key < best[0]:
+            best = (key, _Cand(c.name, c.table, s, e, cov))
+    if best is None:
+        return None
+    c = best[1]
+    note = (f"the program's repeated spans: {c.count} `{_short(c.name)}` {c.table}s, each opening a training iteration "
+            f"(a backward pass runs before the next), enclosing with it {100 * c.coverage:.0f}% of the GPU work's "
+            "launches (no step markers in the capture)")
+    return SpanSteps(c.name, "annotation_spans", c.start, c.end, c.coverage, "medium", note)
+
+
+def _outermost(h, keep: np.ndarray) -> np.ndarray:  # noqa: ANN001 - HostEvents
+    """Bool per host event: kept and inside no other kept event of its thread.  Why: an inner name repeats under
+    different outer ones (``CompiledFunction`` inside each compiled function's own ``Torch-Compiled Region: N/0``),
+    so its repeats are not one span's."""
+    idx = np.flatnonzero(keep)
+    out = np.zeros(keep.size, dtype=bool)
+    if not idx.size:
+        return out
+    s = h.start[idx].astype(np.int64, copy=False)
+    e = h.end[idx].astype(np.int64, copy=False)
+    line = np.asarray(h.line)[idx].astype(np.int64, copy=False)
+    order = np.lexsort((-e, s, line))
+    idx, s, e, line = idx[order], s[order], e[order], line[order]
+    new_line = np.concatenate(([True], line[1:] != line[:-1]))
+    top = np.zeros(idx.size, dtype=bool)
+    for a, b in zip(np.flatnonzero(new_line).tolist(), np.append(np.flatnonzero(new_line)[1:], idx.size).tolist()):
+        reach = np.maximum.accumulate(e[a:b])  # the furthest end of the kept events before each, on this thread
+        top[a:b] = s[a:b] >= np.concatenate(([np.iinfo(np.int64).min], reach[:-1]))
+    out[idx[top]] = True
+    return out
+
+
+def _backward_tiles(c: _Cand, t_start: np.ndarray, t_end: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """(starts, ends) of the tiles of ``c``'s instances -- one instance's start to the next's, the last to the end of
+    the training events (``t_start``/``t_end``, sorted by start) that start in it -- where every tile holds the start
+    of a training event; else None."""
+    s = c.start.astype(np.int64, copy=False)
+    lo = np.searchsorted(t_start, s, side="left")
+    hi = np.append(np.searchsorted(t_start, s[1:], side="left"), t_start.size)
+    if not bool((hi > lo).all()):
+        return None
+    last_end = max(int(c.end[-1]), int(t_end[lo[-1]:].max()))
+    return s, np.append(s[1:], last_end).astype(np.int64)
+
+
 def model_calls(trace: Trace, fw: Framework) -> tuple[np.ndarray, np.ndarray]:
     """The outermost calls of the user's model (``fw.model_call`` spans, nested ones merged), ps."""
     parts = []

@@ -129,10 +129,16 @@ def by_name(memo: dict, classify: Callable[[list[str]], np.ndarray], names: list
 
 
 def pack_flags(masks: dict[int, np.ndarray], n: int) -> np.ndarray:
-    """One uint8 per event holding each bool column of ``masks`` (bit -> column) as its bit."""
+    """One uint8 per event holding each bool column of ``masks`` (bit -> column) as its bit.
+
+    Each bool column is read as the uint8 0 / 1 it is stored as, times its bit, ORed in: plain passes over bytes.
+    An OR ``where=`` the mask took a masked ufunc loop, 6.6 ms for the six columns of the dense 100 MB capture's
+    2.25 M host events against 0.8 ms."""
     flags = np.zeros(n, dtype=np.uint8)
+    tmp = np.empty(n, dtype=np.uint8)
     for bit, mask in masks.items():
-        np.bitwise_or(flags, np.uint8(bit), out=flags, where=mask)
+        np.multiply(np.asarray(mask, dtype=bool).view(np.uint8), np.uint8(bit), out=tmp)
+        flags |= tmp
     return flags
 
 

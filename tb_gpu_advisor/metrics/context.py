@@ -389,6 +389,8 @@ def _host_computing_ops(h: HostEvents, dispatch: np.ndarray) -> np.ndarray:
     to the GPU.  Physics: dispatching an op takes microseconds; a millisecond with no runtime call is the host's own
     work, which CUDA graphs or compilation cannot take away (a real T4 trace's 10 ms CPU ``aten::randn`` per step read
     as a critical launch wait)."""
+    if not dispatch.any():  # a capture without the framework's dispatch (TensorFlow's): no float pass over every event
+        return np.zeros(len(h), dtype=bool)
     long = dispatch & ((h.end - h.start) >= T("metrics.cpu_op_ms") * 1e9)
     if not long.any():
         return long

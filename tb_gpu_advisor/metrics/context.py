@@ -417,6 +417,9 @@ def _enclosing_any(h: HostEvents, mask_outer: np.ndarray, mask_inner: np.ndarray
     out = np.zeros(len(h), dtype=bool)
     if not len(h) or not mask_outer.any() or not mask_inner.any():
         return out
+    fast = _enclosing_any_in_order(h, mask_outer, mask_inner)
+    if fast is not None:
+        return fast
     encloser = Encloser(h, mask_outer)
     chunk = _CHUNK >> 2  # each query's search temporaries are ~40 bytes an event: 2.6 MB a chunk
     for a in range(0, len(h), chunk):
@@ -425,6 +428,63 @@ def _enclosing_any(h: HostEvents, mask_outer: np.ndarray, mask_inner: np.ndarray
             inner += a
             enc = encloser.find(inner)
             out[enc[enc >= 0]] = True
+    return out
+
+
+#: Events after each outer event that :func:`_enclosing_any_in_order` looks at, one position at a time.
+_NEXT_TRIES = 8
+
+
+def _enclosing_any_in_order(h: HostEvents, mask_outer: np.ndarray, mask_inner: np.ndarray) -> np.ndarray | None:
+    """:func:`_enclosing_any` of a host table whose events come line by line, each line's by strictly rising start
+    (as XPlane's do); None for another table, or where an outer event's next inner event lies further than
+    :data:`_NEXT_TRIES` positions on.
+
+    Why: in such a table the outer event that encloses an inner one is the last outer event before it, on its line,
+    if that one has not ended -- so the outer events that enclose any are those whose first inner event after them
+    comes before the next outer event, on their line, no later than their end.  That asks the few positions after
+    each outer event, not a search for each inner one: on the dense 100 MB capture (440 k TensorFlow ops, 1.77 M
+    launch records among 2.25 M host events) every op's next event is its launch record, and the search per
+    record was ~30 ms.  Equal starts on a line (which outer event the search picks among them is its own order's)
+    take the search."""
+    n = len(h)
+    line, start = h.line, h.start
+    if not bool((line[1:] >= line[:-1]).all()):
+        return None
+    rise = start[1:] > start[:-1]
+    rise |= line[1:] != line[:-1]
+    if not bool(rise.all()):
+        return None
+    del rise
+    it = index_dtype(n + 1)
+    outer = np.flatnonzero(mask_outer).astype(it, copy=False)
+    nxt = np.empty_like(outer)  # each outer event's next one (n after the last): its inner events lie before it
+    nxt[:-1] = outer[1:]
+    nxt[-1] = n
+    first = np.full(outer.size, n, dtype=it)  # each outer event's first inner event after it, n: none before the next
+    rows = None  # the outer events still looked at (None: all)
+    at, lim = outer, nxt
+    for k in range(1, _NEXT_TRIES + 1):
+        p = at + it(k)
+        within = p < lim
+        hit = within & mask_inner[np.minimum(p, n - 1)]
+        if rows is None:
+            first[hit] = p[hit]
+        else:
+            first[rows[hit]] = p[hit]
+        more = within & ~hit
+        if not more.any():
+            break
+        rows = np.flatnonzero(more) if rows is None else rows[more]
+        at, lim = outer[rows], nxt[rows]
+    else:
+        return None
+    ok = first < n
+    np.minimum(first, n - 1, out=first)
+    ok &= line[first] == line[outer]
+    ok &= start[first] <= h.end[outer]
+    out = np.zeros(n, dtype=bool)
+    out[outer[ok]] = True
     return out
 
 

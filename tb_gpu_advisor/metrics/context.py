@@ -13,8 +13,9 @@ from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import Framework, xla
-from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, lookup_mask, searchsorted_right,
-                                          sorted_unique, subtract_intervals, union_intervals)
+from tb_gpu_advisor.model.columns import (in_key_start_order, index_dtype, int_dtype, lookup_mask, rising_runs,
+                                          searchsorted_right, sorted_unique, subtract_intervals, union_intervals,
+                                          window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.steps.detect import Steps
@@ -265,10 +266,10 @@ def assign(times: np.ndarray, windows: np.ndarray) -> np.ndarray:
     dt = _step_idx_dtype(windows.shape[0])
     if windows.shape[0] == 0:
         return np.full(times.shape, -1, dtype=dt)
-    runs = _sorted_runs(times)
+    runs = rising_runs(times)
     flat = windows.reshape(-1)
     if runs is not None and bool((flat[1:] >= flat[:-1]).all()):
-        return _assign_runs(times, flat, runs, dt)
+        return window_index_by_runs(times, flat, runs, dt)
     w_start, w_end = windows[:, 0], windows[:, 1]
     out = np.empty(times.shape, dtype=dt)
     for a in range(0, times.shape[0], _CHUNK):
@@ -286,37 +287,6 @@ def assign(times: np.ndarray, windows: np.ndarray) -> np.ndarray:
 _starts_up_to = searchsorted_right
 
 
-#: Mean length of the sorted runs of times below which :func:`assign` searches each time instead.
-_MIN_RUN = 4096
-
-
-def _sorted_runs(times: np.ndarray) -> list[int] | None:
-    """The edges ``[0, ..., n]`` of the runs in which ``times`` rise (a GPU's events: one run; the host's: one per
-    line), or None where the runs are too short for :func:`_assign_runs` to gain."""
-    n = times.shape[0]
-    breaks = np.flatnonzero(times[1:] < times[:-1]) if n > 1 else np.zeros(0, np.intp)
-    if breaks.size * _MIN_RUN > n:
-        return None
-    return [0, *(breaks + 1).tolist(), n]
-
-
-def _assign_runs(times: np.ndarray, flat: np.ndarray, runs: list[int], dt) -> np.ndarray:  # noqa: ANN001 - a dtype
-    """:func:`assign` where the windows' bounds ``flat`` (start0, end0, start1, ...) never fall and the times come in
-    a few rising runs.
-
-    Why: within a run the answer is constant between two consecutive bounds, so each bound is placed among the run's
-    times (a binary search per bound: 2.8 k for 1.4 k steps) and the answer written as one repeat of the values
-    between bounds -- ``k`` bounds at or before a time mean window ``(k - 1) // 2`` for odd ``k``, none for even
-    ``k`` (before its start or at or past its end).  A search and a gather per time, as the general path does, were
-    7.8 ms for the dense 100 MB capture's 2.25 M host events; this is 3.6 ms."""
-    m = flat.size // 2
-    values = np.full(2 * m + 1, -1, dtype=dt)
-    values[1::2] = np.arange(m, dtype=dt)
-    out = np.empty(times.shape, dtype=dt)
-    for a, b in zip(runs[:-1], runs[1:]):
-        at = np.searchsorted(times[a:b], flat, side="left")  # bound j counts for the run's times from at[j] on
-        out[a:b] = np.repeat(values, np.diff(at, prepend=0, append=b - a))
-    return out
 
 
 class Encloser:

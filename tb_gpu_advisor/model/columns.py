@@ -209,6 +209,39 @@ def _merged_counts(w_start: np.ndarray, t: np.ndarray) -> np.ndarray:
     return out
 
 
+#: Mean length of the rising runs of times below which :func:`rising_runs` declines (a search per time is cheaper).
+_MIN_RISING_RUN = 4096
+
+
+def rising_runs(times: np.ndarray) -> list[int] | None:
+    """The edges ``[0, ..., n]`` of the runs in which ``times`` rise (a GPU's events: one run; the host's: one per
+    line), or None where the runs are too short for :func:`window_index_by_runs` to gain."""
+    n = times.shape[0]
+    breaks = np.flatnonzero(times[1:] < times[:-1]) if n > 1 else np.zeros(0, np.intp)
+    if breaks.size * _MIN_RISING_RUN > n:
+        return None
+    return [0, *(breaks + 1).tolist(), n]
+
+
+def window_index_by_runs(times: np.ndarray, flat: np.ndarray, runs: list[int], dt) -> np.ndarray:  # noqa: ANN001 - a dtype
+    """The window holding each time (its index, -1 for none: ``metrics.context.assign``) where the windows' bounds
+    ``flat`` (start0, end0, start1, ...) never fall and the times come in a few rising runs (:func:`rising_runs`).
+
+    Why: within a run the answer is constant between two consecutive bounds, so each bound is placed among the run's
+    times (a binary search per bound: 2.8 k for 1.4 k steps) and the answer written as one repeat of the values
+    between bounds -- ``k`` bounds at or before a time mean window ``(k - 1) // 2`` for odd ``k``, none for even
+    ``k`` (before its start or at or past its end).  A search and a gather per time, as the general path does, were
+    7.8 ms for the dense 100 MB capture's 2.25 M host events; this is 3.6 ms."""
+    m = flat.size // 2
+    values = np.full(2 * m + 1, -1, dtype=dt)
+    values[1::2] = np.arange(m, dtype=dt)
+    out = np.empty(times.shape, dtype=dt)
+    for a, b in zip(runs[:-1], runs[1:]):
+        at = np.searchsorted(times[a:b], flat, side="left")  # bound j counts for the run's times from at[j] on
+        out[a:b] = np.repeat(values, np.diff(at, prepend=0, append=b - a))
+    return out
+
+
 def reduce_at(ufunc: np.ufunc, out: np.ndarray, keys: np.ndarray, values: np.ndarray) -> None:
     """``ufunc.at(out, keys, values)`` for ``np.minimum`` / ``np.maximum`` (any ufunc whose result does not depend on
     the order its values come in): ``out[k]`` takes in every value whose key is ``k``.

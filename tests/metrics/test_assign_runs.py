@@ -1,4 +1,4 @@
-"""``metrics.context.assign`` by runs of rising times: each window bound placed among a run's times, the answer one
+"""``metrics.context.assign`` (and the steps' launch windows) by runs of rising times: each window bound placed among a run's times, the answer one
 repeat per run -- it must give exactly the search per time (the general path) on the bounds' edge cases."""
 
 from __future__ import annotations
@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor.metrics import context
-from tb_gpu_advisor.metrics.context import _assign_runs, _sorted_runs, assign
+from tb_gpu_advisor.metrics.context import assign
+from tb_gpu_advisor.model.columns import rising_runs, window_index_by_runs
 
 
 def _per_time(t: np.ndarray, windows: np.ndarray) -> list[int]:
@@ -38,17 +39,17 @@ def test_runs_give_the_search_per_time(runs):
         t[:200] = np.sort(rng.choice(windows.reshape(-1), 200))  # times on window starts and ends
         parts.append(np.sort(t))
     t = np.concatenate(parts)
-    assert _sorted_runs(t) is not None  # the repeat path is the one under test
+    assert rising_runs(t) is not None  # the repeat path is the one under test
     got = assign(t, windows)
     assert got.dtype == np.int16 and got.tolist() == _per_time(t, windows)
-    assert _assign_runs(t, windows.reshape(-1), _sorted_runs(t), np.int16).tolist() == got.tolist()
+    assert window_index_by_runs(t, windows.reshape(-1), rising_runs(t), np.int16).tolist() == got.tolist()
 
 
 def test_short_runs_and_overlapping_windows_take_the_search(monkeypatch):
     rng = np.random.default_rng(9)
     windows = _windows(rng, 50)
     shuffled = rng.integers(-100, 50_100, 5000)  # runs of ~2 times: searched, not repeated
-    assert _sorted_runs(shuffled) is None
+    assert rising_runs(shuffled) is None
     assert assign(shuffled, windows).tolist() == _per_time(shuffled, windows)
     overlapping = np.array([[0, 100], [50, 80], [200, 300]])  # not disjoint: the bounds fall
     t = np.arange(-10, 320)
@@ -56,7 +57,7 @@ def test_short_runs_and_overlapping_windows_take_the_search(monkeypatch):
     def fail(*a, **k):  # noqa: ANN002, ANN003
         raise AssertionError("the repeat path assumes bounds that never fall")
 
-    monkeypatch.setattr(context, "_assign_runs", fail)
+    monkeypatch.setattr(context, "window_index_by_runs", fail)
     assert assign(t, overlapping).tolist() == _per_time(t, overlapping)
 
 

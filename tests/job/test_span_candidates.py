@@ -66,7 +66,7 @@ def test_no_candidates_without_kept_time():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_lines_bounded_below_the_need_are_the_only_ones_left_out(seed):
-    """With a coverage need, exactly the candidates that reach it are kept, each as counted in full: the coarse bound
+    """With a coverage need, exactly the candidates that reach it are kept, each as counted in full: the launch bins' bound
     leaves out only lines that could never be a step span."""
     rng = np.random.default_rng(100 + seed)
     n, n_names = int(rng.integers(200, 4000)), int(rng.integers(2, 40))

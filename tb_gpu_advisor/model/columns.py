@@ -223,7 +223,8 @@ def rising_runs(times: np.ndarray) -> list[int] | None:
     return [0, *(breaks + 1).tolist(), n]
 
 
-def window_index_by_runs(times: np.ndarray, flat: np.ndarray, runs: list[int], dt) -> np.ndarray:  # noqa: ANN001 - a dtype
+def window_index_by_runs(times: np.ndarray, flat: np.ndarray, runs: list[int],
+                         dt) -> np.ndarray:  # noqa: ANN001 - a dtype
     """The window holding each time (its index, -1 for none: ``metrics.context.assign``) where the windows' bounds
     ``flat`` (start0, end0, start1, ...) never fall and the times come in a few rising runs (:func:`rising_runs`).
 

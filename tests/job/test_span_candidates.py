@@ -66,8 +66,8 @@ def test_no_candidates_without_kept_time():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_lines_bounded_below_the_need_are_the_only_ones_left_out(seed):
-    """With a coverage need, exactly the candidates that reach it are kept, each as counted in full: the launch bins' bound
-    leaves out only lines that could never be a step span."""
+    """With a coverage need, exactly the candidates that reach it are kept, each as counted in full: the launch bins'
+    bound leaves out only lines that could never be a step span."""
     rng = np.random.default_rng(100 + seed)
     n, n_names = int(rng.integers(200, 4000)), int(rng.integers(2, 40))
     names = [f"op{i}" for i in range(n_names)]
@@ -119,7 +119,8 @@ def test_launch_bins_are_a_tight_bound_on_spread_launches():
     bins = structure._LaunchBins(times)
     s, e = np.array([1000, 500_000]), np.array([1999, 500_999])  # 100 launches each
     assert 200 <= _bound(bins, s, e) <= 200 + 4 * structure._PER_BIN
-    assert _bound(bins, np.array([-50]), np.array([-1])) <= structure._PER_BIN  # before every launch: the first bin at most
+    # before every launch: the first bin at most
+    assert _bound(bins, np.array([-50]), np.array([-1])) <= structure._PER_BIN
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 1 << 18])

@@ -1,5 +1,6 @@
-"""``metrics.context.assign`` (and the steps' launch windows) by runs of rising times: each window bound placed among a run's times, the answer one
-repeat per run -- it must give exactly the search per time (the general path) on the bounds' edge cases."""
+"""``metrics.context.assign`` (and the steps' launch windows) by runs of rising times: each window bound placed
+among a run's times, the answer one repeat per run -- it must give exactly the search per time (the general path)
+on the bounds' edge cases."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from tb_gpu_advisor.model.columns import rising_runs, window_index_by_runs
 
 
 def _per_time(t: np.ndarray, windows: np.ndarray) -> list[int]:
-    """The window holding each time ([start, end)), -1: the last window starting at or before it, if it has not ended."""
+    """The window holding each time ([start, end)), -1: the last window starting at or before it, if not ended."""
     out = []
     for x in t.tolist():
         i = int(np.searchsorted(windows[:, 0], x, side="right")) - 1

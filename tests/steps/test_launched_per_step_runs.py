@@ -47,8 +47,9 @@ def test_equal_to_the_search(seed, overlapping):
     launch = np.where(rng.random(n_dev) < 0.9, rng.integers(0, n_host, n_dev), -1).astype(np.int32)
     launch[launch >= 0] = np.sort(launch[launch >= 0])  # events by start, launched in host order (per thread)
     d_start = np.sort(rng.integers(0, 10**6, n_dev)).astype(np.int64)
+    kinds = [devices.KIND_KERNEL, devices.KIND_H2D, devices.KIND_COLLECTIVE]
     d = SimpleNamespace(start=d_start, end=d_start + rng.integers(0, 500, n_dev),
-                        kind=rng.choice([devices.KIND_KERNEL, devices.KIND_H2D, devices.KIND_COLLECTIVE], n_dev).astype(np.int8))
+                        kind=rng.choice(kinds, n_dev).astype(np.int8))
     got = _launched_per_step(hs, he, h, d, launch)
     want = _searched(hs, he, h, d, launch)
     for a, b in zip(got, want):

@@ -428,10 +428,29 @@ def _enclosing_any_in_order(h: HostEvents, mask_outer: np.ndarray, mask_inner: n
     del rise
     it = index_dtype(n + 1)
     outer = np.flatnonzero(mask_outer).astype(it, copy=False)
-    nxt = np.empty_like(outer)  # each outer event's next one (n after the last): its inner events lie before it
-    nxt[:-1] = outer[1:]
-    nxt[-1] = n
-    first = np.full(outer.size, n, dtype=it)  # each outer event's first inner event after it, n: none before the next
+    out = np.zeros(n, dtype=bool)
+    block = _CHUNK >> 2  # a block of outer events at a time: each holds ~30 bytes of temporaries an event
+    for a in range(0, outer.size, block):
+        o = outer[a : a + block]
+        nxt = np.empty_like(o)  # each outer event's next one (n after the last): its inner events lie before it
+        nxt[:-1] = o[1:]
+        nxt[-1] = outer[a + block] if a + block < outer.size else n
+        first = _first_inner_after(o, nxt, mask_inner, n)
+        if first is None:
+            return None
+        ok = first < n
+        np.minimum(first, n - 1, out=first)
+        ok &= line[first] == line[o]
+        ok &= start[first] <= h.end[o]
+        out[o[ok]] = True
+    return out
+
+
+def _first_inner_after(outer: np.ndarray, nxt: np.ndarray, mask_inner: np.ndarray, n: int) -> np.ndarray | None:
+    """Per outer event (positions ``outer``, the next outer event at ``nxt``): the first inner event after it and
+    before the next outer one, ``n`` for none; None where one lies further than :data:`_NEXT_TRIES` positions on."""
+    it = outer.dtype.type
+    first = np.full(outer.size, n, dtype=outer.dtype)
     rows = None  # the outer events still looked at (None: all)
     at, lim = outer, nxt
     for k in range(1, _NEXT_TRIES + 1):
@@ -444,18 +463,10 @@ def _enclosing_any_in_order(h: HostEvents, mask_outer: np.ndarray, mask_inner: n
             first[rows[hit]] = p[hit]
         more = within & ~hit
         if not more.any():
-            break
+            return first
         rows = np.flatnonzero(more) if rows is None else rows[more]
         at, lim = outer[rows], nxt[rows]
-    else:
-        return None
-    ok = first < n
-    np.minimum(first, n - 1, out=first)
-    ok &= line[first] == line[outer]
-    ok &= start[first] <= h.end[outer]
-    out = np.zeros(n, dtype=bool)
-    out[outer[ok]] = True
-    return out
+    return None
 
 
 def build_context(trace: Trace, steps: Steps, launches: list[np.ndarray], fw: Framework,

@@ -81,3 +81,15 @@ def test_far_inner_events_equal_starts_and_unordered_lines_take_the_search(monke
     o, i = rng.random(300) < 0.4, rng.random(300) < 0.5
     assert _enclosing_any_in_order(lines, o, i) is None
     assert _enclosing_any(lines, o, i).tolist() == _brute(lines, o, i) and len(calls) == 3
+
+
+def test_blocks_of_outer_events_join(monkeypatch):
+    """Outer events taken a few at a time: each block's last one still looks up to the next block's first."""
+    monkeypatch.setattr(context, "_CHUNK", 16)  # blocks of 4 outer events
+    rng = np.random.default_rng(21)
+    h = _table(rng, 400)
+    outer = rng.random(400) < 0.35
+    inner = rng.random(400) < 0.6
+    inner[::6] = True
+    assert _enclosing_any_in_order(h, outer, inner) is not None
+    assert _enclosing_any(h, outer, inner).tolist() == _brute(h, outer, inner)

@@ -280,6 +280,9 @@ def _time_per_name(start: np.ndarray, end: np.ndarray, name: np.ndarray, keep: n
     return total
 
 
+#: Instances bounded at a time by :meth:`_LaunchBins.each_at_most` (its temporaries: ~40 bytes an instance).
+_BOUND_BLOCK = 1 << 16
+
 #: Launch times per bin of :class:`_LaunchBins`, on average.
 _PER_BIN = 8
 
@@ -299,8 +302,11 @@ class _LaunchBins:
         self.lo, self.hi = int(times[0]), int(times[-1])
         n = max(1, times.size // _PER_BIN)
         self.width = (self.hi - self.lo) // n + 1  # n bins cover [lo, hi]: the last launch is in bin n - 1 at most
-        self.cum = np.zeros(n + 1, dtype=np.int64)
-        np.cumsum(np.bincount(self._bin(times), minlength=n), out=self.cum[1:])
+        counts = np.zeros(n, dtype=np.int64)
+        for a in range(0, times.size, _BOUND_BLOCK):  # a block at a time: a whole copy of 1.8 M times was 14 MB
+            counts += np.bincount(self._bin(times[a : a + _BOUND_BLOCK]), minlength=n)
+        self.cum = np.zeros(n + 1, dtype=np.int32 if times.size < 2**31 else np.int64)  # launches so far, per bin
+        np.cumsum(counts, out=self.cum[1:])
 
     def _bin(self, t: np.ndarray) -> np.ndarray:
         t = np.clip(t, self.lo, self.hi)
@@ -312,13 +318,14 @@ class _LaunchBins:
         """At least the launches inside the intervals ``[start[r], end[r]]`` of each group ``r`` in
         ``rows[first[k]:first[k + 1]]`` (the last up to the end of ``rows``), each launch counted once per interval
         holding it: one pass over every row, a block at a time, not a few numpy calls per group."""
-        per = np.empty(rows.size, dtype=np.int64)
-        for a in range(0, rows.size, _CHUNK):
-            r = rows[a : a + _CHUNK]
+        # int32 counts (at most the launches) and small blocks: this runs at the analysis's peak
+        per = np.empty(rows.size, dtype=np.int32 if self.cum[-1] < 2**31 else np.int64)
+        for a in range(0, rows.size, _BOUND_BLOCK):
+            r = rows[a : a + _BOUND_BLOCK]
             hi = self._bin(end[r].astype(np.int64, copy=False))
             hi += 1
             per[a : a + r.size] = self.cum[hi] - self.cum[self._bin(start[r].astype(np.int64, copy=False))]
-        return np.add.reduceat(per, first) if rows.size else np.zeros(0, np.int64)
+        return np.add.reduceat(per, first, dtype=np.int64) if rows.size else np.zeros(0, np.int64)
 
 
 def _short(name: str, n: int = 70) -> str:

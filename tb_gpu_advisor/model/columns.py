@@ -132,6 +132,31 @@ def unique_inverse(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.unique(a, return_inverse=True)
 
 
+def stable_order(key: np.ndarray) -> np.ndarray:
+    """``np.argsort(key, kind="stable")`` of an int column.
+
+    Where the column holds at most 65,536 distinct values, each is replaced by its rank (by counting,
+    where the values span a small range) as a uint16, which numpy's stable sort orders by radix in O(n):
+    the span steps' 468 k (name, line) keys of the dense 100 MB capture, 124 distinct, 6.7 -> 2.3 ms against timsort
+    of the int32 keys.  Ranks keep the keys' order, and a stable sort of equal ranks keeps index order: the same
+    permutation."""
+    if key.size < 2 or key.dtype.itemsize <= 2:
+        return np.argsort(key, kind="stable")
+    lo, hi = int(key.min()), int(key.max())
+    if hi - lo >= max(4 * key.size, 1 << 16):  # values spread wide: ranking them would be a sort itself
+        return np.argsort(key, kind="stable")
+    # ranked by counting, in the range's size; the ranks made uint16 in the lookup itself (no intp column: this runs
+    # at the span steps' peak, where an intp rank and index per key were 7 MB more on the dense 100 MB capture)
+    shifted = key - key.dtype.type(lo)
+    present = np.zeros(hi - lo + 1, dtype=bool)
+    present[shifted] = True
+    if int(np.count_nonzero(present)) > 1 << 16:
+        return np.argsort(key, kind="stable")
+    rank = np.cumsum(present, dtype=np.int64)
+    rank -= 1
+    return np.argsort(rank.astype(np.uint16)[shifted], kind="stable")
+
+
 def unique_pairs(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(np.stack([a, b], axis=1), axis=0, return_inverse=True)`` (the inverse flat) of two int columns.
 
@@ -187,6 +212,40 @@ def _merged_counts(w_start: np.ndarray, t: np.ndarray) -> np.ndarray:
     out = np.cumsum(np.bincount(np.searchsorted(t, w_start[base:top], side="left"), minlength=n + 1)[:n])
     if base:
         out += base
+    return out
+
+
+#: Mean length of the rising runs of times below which :func:`rising_runs` declines (a search per time is cheaper).
+_MIN_RISING_RUN = 4096
+
+
+def rising_runs(times: np.ndarray) -> list[int] | None:
+    """The edges ``[0, ..., n]`` of the runs in which ``times`` rise (a GPU's events: one run; the host's: one per
+    line), or None where the runs are too short for :func:`window_index_by_runs` to gain."""
+    n = times.shape[0]
+    breaks = np.flatnonzero(times[1:] < times[:-1]) if n > 1 else np.zeros(0, np.intp)
+    if breaks.size * _MIN_RISING_RUN > n:
+        return None
+    return [0, *(breaks + 1).tolist(), n]
+
+
+def window_index_by_runs(times: np.ndarray, flat: np.ndarray, runs: list[int],
+                         dt) -> np.ndarray:  # noqa: ANN001 - a dtype
+    """The window holding each time (its index, -1 for none: ``metrics.context.assign``) where the windows' bounds
+    ``flat`` (start0, end0, start1, ...) never fall and the times come in a few rising runs (:func:`rising_runs`).
+
+    Why: within a run the answer is constant between two consecutive bounds, so each bound is placed among the run's
+    times (a binary search per bound: 2.8 k for 1.4 k steps) and the answer written as one repeat of the values
+    between bounds -- ``k`` bounds at or before a time mean window ``(k - 1) // 2`` for odd ``k``, none for even
+    ``k`` (before its start or at or past its end).  A search and a gather per time, as the general path does, were
+    7.8 ms for the dense 100 MB capture's 2.25 M host events; this is 3.6 ms."""
+    m = flat.size // 2
+    values = np.full(2 * m + 1, -1, dtype=dt)
+    values[1::2] = np.arange(m, dtype=dt)
+    out = np.empty(times.shape, dtype=dt)
+    for a, b in zip(runs[:-1], runs[1:]):
+        at = np.searchsorted(times[a:b], flat, side="left")  # bound j counts for the run's times from at[j] on
+        out[a:b] = np.repeat(values, np.diff(at, prepend=0, append=b - a))
     return out
 
 
@@ -375,14 +434,20 @@ def union_by_key(key: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[n
     first = np.ones(s.size, dtype=bool)
     first[1:] = k[1:] != k[:-1]
     gstart = np.nonzero(first)[0]
-    grp = np.cumsum(first) - 1
     # running max of ends *within* each key: shift each key's values to its own disjoint band so that a
     # previous key's ends can never exceed the next key's (cumulative max stays exact, no Python loop)
     gmin = np.minimum.reduceat(s, gstart)
     gmax = np.maximum.reduceat(e, gstart)
-    band = int((gmax - gmin).max()) + 1
-    off = grp.astype(np.int64) * band - gmin[grp]
-    cm = np.maximum.accumulate(e + off) - off
+    if gstart.size < 2 or bool((gmax[:-1] <= gmin[1:]).all()):
+        # each key's intervals end before (or where) the next key's begin (a GPU's events clipped to its step
+        # windows): a running maximum carried into the next key is at or below each of its starts and ends, so it
+        # never joins what ``first`` keeps apart -- the bands below, five passes over the intervals, are not needed
+        cm = np.maximum.accumulate(e)
+    else:
+        band = int((gmax - gmin).max()) + 1
+        grp = np.cumsum(first) - 1
+        off = grp.astype(np.int64) * band - gmin[grp]
+        cm = np.maximum.accumulate(e + off) - off
     new = first.copy()
     new[1:] |= s[1:] > cm[:-1]
     idx = np.nonzero(new)[0]

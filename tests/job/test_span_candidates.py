@@ -66,8 +66,8 @@ def test_no_candidates_without_kept_time():
 
 @pytest.mark.parametrize("seed", range(6))
 def test_lines_bounded_below_the_need_are_the_only_ones_left_out(seed):
-    """With a coverage need, exactly the candidates that reach it are kept, each as counted in full: the coarse bound
-    leaves out only lines that could never be a step span."""
+    """With a coverage need, exactly the candidates that reach it are kept, each as counted in full: the launch bins'
+    bound leaves out only lines that could never be a step span."""
     rng = np.random.default_rng(100 + seed)
     n, n_names = int(rng.integers(200, 4000)), int(rng.integers(2, 40))
     names = [f"op{i}" for i in range(n_names)]
@@ -88,14 +88,39 @@ def test_lines_bounded_below_the_need_are_the_only_ones_left_out(seed):
     assert all(c.coverage < need for c in full if c.name in left_out)
 
 
+def _bound(bins, s, e):
+    """The bins' bound of one group of intervals."""
+    return int(bins.each_at_most(s, e, np.arange(s.size), np.zeros(1, np.intp))[0])
+
+
 @pytest.mark.parametrize("seed", range(20))
-def test_most_launches_is_an_upper_bound(seed):
+def test_launch_bins_bound_the_launches_from_above(seed):
     rng = np.random.default_rng(seed)
     times = np.sort(rng.integers(0, 10**6, int(rng.integers(1, 5000))))
-    s = np.sort(rng.integers(0, 10**6, int(rng.integers(1, 300))))
-    e = s + rng.integers(0, 10**5, s.size)
-    exact = int((np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")).sum())
-    assert exact <= structure._most_launches(times[::structure._COARSE], s, e)
+    if seed % 4 == 0:  # bursts: most launches in a few short stretches
+        times = np.sort(np.concatenate([times, rng.integers(5 * 10**5, 5 * 10**5 + 50, 3000)]))
+    s = np.sort(rng.integers(-10**5, 11 * 10**5, int(rng.integers(3, 300))))  # some before or past every launch
+    e = s + rng.integers(-10, 10**5, s.size)  # a few that end before they start, as a damaged file's
+    s[:3] = times[0]  # intervals on the first and last launch
+    e[-3:] = times[-1]
+    per = np.searchsorted(times, e, side="right") - np.searchsorted(times, s, side="left")
+    bins = structure._LaunchBins(times)
+    assert int(per.sum()) <= _bound(bins, s, e)
+    # the intervals as groups of rows in any order, some groups of one: each group's bound is above its launches
+    rows = rng.permutation(s.size)
+    first = np.unique(np.concatenate([[0], rng.integers(0, s.size, 20)]))
+    got = bins.each_at_most(s, e, rows, first)
+    want = np.add.reduceat(per[rows], first)
+    assert got.shape == want.shape and (want <= got).all()
+
+
+def test_launch_bins_are_a_tight_bound_on_spread_launches():
+    times = np.arange(0, 10**6, 10)  # 100 k launches, one every 10 ps
+    bins = structure._LaunchBins(times)
+    s, e = np.array([1000, 500_000]), np.array([1999, 500_999])  # 100 launches each
+    assert 200 <= _bound(bins, s, e) <= 200 + 4 * structure._PER_BIN
+    # before every launch: the first bin at most
+    assert _bound(bins, np.array([-50]), np.array([-1])) <= structure._PER_BIN
 
 
 @pytest.mark.parametrize("chunk", [1, 7, 1 << 18])

@@ -1,0 +1,47 @@
+"""``metrics.breakdown._launch_waits`` reads launches and steps only at the GPU's idle gaps: the same intervals, in
+the same dtypes, as the test over every pair of consecutive kernels it replaces."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from tb_gpu_advisor import devices
+from tb_gpu_advisor.metrics.breakdown import _launch_waits
+
+
+def _every_pair(d, step, launch, lend_all, kern):  # noqa: ANN001
+    """The former whole-column test of each pair (kernel i, kernel i + 1)."""
+    k_end, k_start, k_step = d.end[kern], d.start[kern], step[kern]
+    prev_end = np.maximum.accumulate(k_end)[:-1]
+    has = (launch[kern][1:] >= 0) & (d.kind[kern][1:] == devices.KIND_KERNEL)
+    lend = np.where(has, lend_all[kern][1:], 0) if lend_all is not None else np.zeros(k_start.size - 1, np.int64)
+    keep = has & (lend > prev_end) & (k_start[1:] > prev_end) & (k_step[1:] == k_step[:-1]) & (k_step[1:] >= 0)
+    return prev_end[keep], k_start[1:][keep]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_equal_to_every_pair(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 400))
+    start = np.cumsum(rng.integers(-30, 60, n)).astype(np.int64)  # overlaps and gaps
+    start.sort()
+    end = start + rng.integers(0, 80, n)
+    kinds = [devices.KIND_KERNEL, devices.KIND_COLLECTIVE, devices.KIND_H2D]
+    kind = rng.choice(kinds if seed % 3 else kinds[:2], n).astype(np.int8)
+    d = SimpleNamespace(start=start, end=end, kind=kind)
+    step = np.repeat(np.arange(-1, 9), n // 10 + 1)[:n].astype(np.int16)  # -1: before the first kept step
+    launch = np.where(rng.random(n) < 0.8, rng.integers(0, 1000, n), -1).astype(np.int32)
+    lend_all = start - rng.integers(-50, 100, n)  # launch calls ending before or after the GPU drained
+    compute = (kind == devices.KIND_KERNEL) | (kind == devices.KIND_COLLECTIVE)
+    kern = slice(None) if compute.all() else np.nonzero(compute)[0]
+    if (n if isinstance(kern, slice) else kern.size) > 1:
+        for lends in (lend_all, None):
+            got = _launch_waits(d, step, launch, lends, kern)
+            want = _every_pair(d, step, launch, lends, kern)
+            assert [a.tolist() for a in got] == [a.tolist() for a in want]
+            assert [a.dtype for a in got] == [a.dtype for a in want]
+    if seed == 0:
+        assert _launch_waits(d, step, launch, lend_all, kern)[0].size, "no launch wait: the case is not exercised"

@@ -38,7 +38,65 @@ def _mallopt():
 
 _MALLOPT = _mallopt()
 _M_ARENA_MAX = -8  # glibc's malloc.h
+_M_TRIM_THRESHOLD = -1
+_M_MMAP_THRESHOLD = -3
 _ONE_HEAP = False
+#: While an XPlane file is read (:func:`reading_heap`): blocks at least this big are still mapped on their own
+#: (glibc ``M_MMAP_THRESHOLD``) -- bigger than any column of a file the reader accepts, so every array comes from the
+#: heap -- and free space at the heap's top that ``free`` hands back by itself (``M_TRIM_THRESHOLD``).
+READ_MMAP_THRESHOLD = 1 << 30
+READ_TRIM_THRESHOLD = 256 << 20
+#: After the read: glibc's own ceilings of the thresholds it adapts by itself (64-bit), where they stood on big files.
+ANALYSIS_MMAP_THRESHOLD = 32 << 20
+ANALYSIS_TRIM_THRESHOLD = 64 << 20
+_HEAP_KEPT = False
+_READING_LOCK = threading.Lock()
+_READING = 0
+
+
+def reuse_freed_heap() -> None:
+    """Mark this process as one that analyses: its reads (:func:`reading_heap`) keep big arrays in the heap.
+
+    Process-wide and for good: call it in a process that analyses (the CLI, a worker), never in TensorBoard's own,
+    whose allocations the thresholds would change too.  A no-op elsewhere than glibc.
+    """
+    global _HEAP_KEPT
+    _HEAP_KEPT = _MALLOPT is not None
+
+
+def _thresholds(mmap_bytes: int, trim_bytes: int) -> None:
+    _MALLOPT(_M_MMAP_THRESHOLD, mmap_bytes)
+    _MALLOPT(_M_TRIM_THRESHOLD, trim_bytes)
+
+
+@contextlib.contextmanager
+def reading_heap() -> Iterator[None]:
+    """Inside the block, big arrays come from the heap, so that what one freed is reused by the next instead of being
+    mapped and faulted in fresh; after it, blocks over 32 MB are mapped on their own again.  Only in a process marked
+    by :func:`reuse_freed_heap`; the last block open sets the analysis' thresholds back.
+
+    Why: glibc maps each block over its mmap threshold on its own and unmaps it on ``free``; the threshold follows the
+    largest block freed but stops at 32 MB, a 4 M-event int64 column.  An XPlane read frees and allocates the same
+    sizes over and over (plane after plane, line after line, GPU table after GPU table), and above 32 MB each was a
+    fresh mapping whose every 4 kB page faulted on first touch.  Kept in the heap, the 1 GB dense capture's read took
+    ~0.3 M fewer faults (docs/benchmarks.md, h38-faults).  Not after the read: the analysis' temporaries differ in
+    size, a freed big one left a hole that the next could not use, and the phases' peaks rose by ~60 MB at 1 GB.
+    """
+    global _READING
+    if not _HEAP_KEPT:
+        yield
+        return
+    with _READING_LOCK:
+        if _READING == 0:
+            _thresholds(READ_MMAP_THRESHOLD, READ_TRIM_THRESHOLD)
+        _READING += 1
+    try:
+        yield
+    finally:
+        with _READING_LOCK:
+            _READING -= 1
+            if _READING == 0:
+                _thresholds(ANALYSIS_MMAP_THRESHOLD, ANALYSIS_TRIM_THRESHOLD)
 
 
 def share_one_heap() -> None:

@@ -23,7 +23,7 @@ import numpy as np
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.ahead import map_in_order
-from tb_gpu_advisor.common.memory import release_free_heap, small_pages
+from tb_gpu_advisor.common.memory import reading_heap, release_free_heap, small_pages
 from tb_gpu_advisor.formats.xplane import hlo
 from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
@@ -60,8 +60,9 @@ def read_trace(path: str, host: str | None = None) -> Trace:
     """Read one ``<host>.xplane.pb`` into a trace; :class:`ProfileReadError` when it is no profile to analyse.
 
     Its columns are written once each on small pages (:func:`small_pages`): on the 1 GB dense capture the read's
-    system time went 2.7-3.1 -> 1.4 s and its CPU 5.8-6.1 -> 3.7-3.9 s (docs/benchmarks.md, h38-wall)."""
-    with small_pages():
+    system time went 2.7-3.1 -> 1.4 s and its CPU 5.8-6.1 -> 3.7-3.9 s (docs/benchmarks.md, h38-wall); in an
+    analysing process its freed arrays are reused by the next ones instead of faulted in fresh (:func:`reading_heap`)."""
+    with small_pages(), reading_heap():
         tl = read_timeline(path, keep_stats=USED_STATS)
         if host is not None:
             tl.host = host

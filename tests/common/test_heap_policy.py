@@ -40,7 +40,7 @@ def second(words):
 
 if sys.argv[1] == "kept":
     memory.reuse_freed_heap()
-with memory.reading_heap():
+with memory.reading_heap(memory.READ_HEAP_MIN_BYTES):
     print(second({words}))
 print(second({words}))
 """
@@ -76,7 +76,8 @@ def child_faults_of_a_second_big_array(progress=None) -> int:
     under the worker's own heap policy."""
     import numpy as np
 
-    with memory.small_pages(), memory.reading_heap():  # numpy is imported there already: huge pages switched off
+    # numpy is imported there already: its huge-page advice is switched off instead of by the environment
+    with memory.small_pages(), memory.reading_heap(memory.READ_HEAP_MIN_BYTES):
         a = np.ones(BIG_WORDS)
         del a
         before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -109,12 +110,16 @@ def test_the_command_line_keeps_the_heap_while_reading(monkeypatch):
     calls: list[tuple[int, int]] = []
     monkeypatch.setattr(memory, "_MALLOPT", lambda option, value: calls.append((option, value)) or 1)
     monkeypatch.setattr(memory, "_HEAP_KEPT", False)
-    with memory.reading_heap():  # not an analysing process yet: glibc's own thresholds
+    big = memory.READ_HEAP_MIN_BYTES
+    with memory.reading_heap(big):  # not an analysing process yet: glibc's own thresholds
         pass
     assert calls == []
     assert cli.main([]) == 2  # no sub-command: the help
-    with memory.reading_heap():
-        with memory.reading_heap():  # a second read at once: the thresholds stay until the last one ends
+    with memory.reading_heap(big - 1):  # a file whose columns glibc's own threshold keeps in the heap
+        pass
+    assert calls == []
+    with memory.reading_heap(big):
+        with memory.reading_heap(big):  # a second read at once: the thresholds stay until the last one ends
             pass
         assert calls == [(memory._M_MMAP_THRESHOLD, memory.READ_MMAP_THRESHOLD),
                          (memory._M_TRIM_THRESHOLD, memory.READ_TRIM_THRESHOLD)]

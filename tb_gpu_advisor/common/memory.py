@@ -1,13 +1,16 @@
-"""Return freed heap to the operating system between analysis phases.
+"""Return freed heap to the operating system between analysis phases, and keep it where it is reused.
 
-Each phase (decoding a plane, building the metrics context, computing the
-metrics) frees far more than it keeps: short-lived per-event ``bytes``
-objects, numpy temporaries.  glibc keeps freed pages mapped, so without this
-the process's peak RSS is the sum of every phase's leftovers rather than the
-largest phase.  Measured on the 100 MB benchmark capture (``analyze_host``
-peak RSS): 364 MB with no trimming, 316 MB trimming after each plane only,
-303 MB also trimming after the context and the metrics.  A call costs a few
-ms.  Elsewhere than glibc (macOS, musl) it does nothing.
+Each phase (building the trace's tables, the job and steps, the metrics context, the metrics) frees far more than it
+keeps: numpy temporaries, released columns.  glibc keeps freed pages mapped, so without trims the process's peak RSS
+carries every phase's leftovers under the next one's arrays.  A trim has a price too: each page it hands back that a
+later allocation reuses is faulted in again (a minor fault, system time).  Measured on 2026-11-29 (``report`` of the
+benchmark captures, whole process, docs/benchmarks.md "h38-faults"): trimming at every call site, the dense 100 MB
+capture peaked at 198-204 MB with ~200 k minor faults, with no trim at all at 212-224 MB with ~87 k; the dense 1 GB one
+at 1,527-1,572 MB against 1,608-1,649 MB.  So the trims stay at the phase boundaries, where a phase would otherwise
+stack its arrays on the last one's leftovers, and at the end of each report (a long-lived worker must not keep a big
+file's heap), but not after each plane of a read, whose leftovers the next plane's decoding reuses (~30 k faults at
+100 MB, 0.1-0.3 M at 1 GB, for no lower peak).  A big XPlane read keeps its arrays in the heap (:func:`reading_heap`).
+A call costs a few ms.  Elsewhere than glibc (macOS, musl) none of this does anything.
 """
 
 from __future__ import annotations
@@ -83,9 +86,12 @@ def reading_heap(nbytes: int) -> Iterator[None]:
     Why: glibc maps each block over its mmap threshold on its own and unmaps it on ``free``; the threshold follows the
     largest block freed but stops at 32 MB, a 4 M-event int64 column.  An XPlane read frees and allocates the same
     sizes over and over (plane after plane, line after line, GPU table after GPU table), and above 32 MB each was a
-    fresh mapping whose every 4 kB page faulted on first touch.  Kept in the heap, the 1 GB dense capture's read took
-    ~0.3 M fewer faults (docs/benchmarks.md, h38-faults).  Not after the read: the analysis' temporaries differ in
-    size, a freed big one left a hole that the next could not use, and the phases' peaks rose by ~60 MB at 1 GB.
+    fresh mapping whose every 4 kB page faulted on first touch.  Kept in the heap (and no trim per plane), ``report``
+    of the 1 GB dense capture took 0.75-0.77 M minor faults instead of 1.37-1.41 M and 2.7-3.9 s of system time
+    instead of 5.0-5.5 s, at the same peak; the stats and tf shapes about halved theirs too, the tf shape for a peak
+    40 MB higher (971-978 -> 1,015 MB, still 1.02x the file) (docs/benchmarks.md, h38-faults).  Not after the read: the
+    analysis' temporaries differ in size, a freed big one leaves a hole the next cannot use, and with the heap kept
+    for the whole process the dense peak rose to 1,529-1,620 MB (median ~1,600).
     """
     global _READING
     if not _HEAP_KEPT or nbytes < READ_HEAP_MIN_BYTES:

@@ -88,8 +88,8 @@ def reading_heap(nbytes: int) -> Iterator[None]:
     sizes over and over (plane after plane, line after line, GPU table after GPU table), and above 32 MB each was a
     fresh mapping whose every 4 kB page faulted on first touch.  Kept in the heap (and no trim per plane), ``report``
     of the 1 GB dense capture took 0.75-0.77 M minor faults instead of 1.37-1.41 M and 2.7-3.9 s of system time
-    instead of 5.0-5.5 s, at the same peak; the stats and tf shapes about halved theirs too, the tf shape for a peak
-    40 MB higher (971-978 -> 1,015 MB, still 1.02x the file) (docs/benchmarks.md, h38-faults).  Not after the read: the
+    instead of 5.0-5.5 s, at the same median peak (1,542 against 1,549 MB; one run in five at 1,629); the stats and
+    tf shapes about halved theirs too, the tf shape for a peak 40 MB higher (971-978 -> 1,015 MB, 1.02x the file) (docs/benchmarks.md, h38-faults).  Not after the read: the
     analysis' temporaries differ in size, a freed big one leaves a hole the next cannot use, and with the heap kept
     for the whole process the dense peak rose to 1,529-1,620 MB (median ~1,600).
     """

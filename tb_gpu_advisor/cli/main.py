@@ -108,9 +108,6 @@ def one_blas_thread() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     one_blas_thread()  # before any sub-command imports numpy
-    from tb_gpu_advisor.common.memory import reuse_freed_heap  # here: its ctypes is no cost of ``--help``
-
-    reuse_freed_heap()  # every sub-command analyses in this process or in workers that set it too (memory.py)
     argv = sys.argv[1:] if argv is None else list(argv)
     parser = build_parser(argv)
     args = parser.parse_args(argv)

@@ -5,12 +5,14 @@ keeps: numpy temporaries, released columns.  glibc keeps freed pages mapped, so 
 carries every phase's leftovers under the next one's arrays.  A trim has a price too: each page it hands back that a
 later allocation reuses is faulted in again (a minor fault, system time).  Measured on 2026-11-29 (``report`` of the
 benchmark captures, whole process, docs/benchmarks.md "h38-faults"): trimming at every call site, the dense 100 MB
-capture peaked at 198-204 MB with ~200 k minor faults, with no trim at all at 212-224 MB with ~87 k; the dense 1 GB one
+capture peaked at 198-204 MB with ~200 k minor faults, with no trim at all at 208-217 MB with ~87 k; the dense 1 GB one
 at 1,527-1,572 MB against 1,608-1,649 MB.  So the trims stay at the phase boundaries, where a phase would otherwise
 stack its arrays on the last one's leftovers, and at the end of each report (a long-lived worker must not keep a big
 file's heap), but not after each plane of a read, whose leftovers the next plane's decoding reuses (~30 k faults at
-100 MB, 0.1-0.3 M at 1 GB, for no lower peak).  A big XPlane read keeps its arrays in the heap (:func:`reading_heap`).
-A call costs a few ms.  Elsewhere than glibc (macOS, musl) none of this does anything.
+100 MB, ~0.1 M at 1 GB, for no lower peak).  Keeping big arrays in the heap (``mallopt`` ``M_MMAP_THRESHOLD``
+past glibc's 32 MB ceiling, even only while reading) halved the 1 GB captures' faults but left a heap whose holes
+raised the dense 1 GB peak in some runs to 1,634-1,688 MB: not done.  A call costs a few ms.  Elsewhere than glibc
+(macOS, musl) none of this does anything.
 """
 
 from __future__ import annotations
@@ -41,73 +43,7 @@ def _mallopt():
 
 _MALLOPT = _mallopt()
 _M_ARENA_MAX = -8  # glibc's malloc.h
-_M_TRIM_THRESHOLD = -1
-_M_MMAP_THRESHOLD = -3
 _ONE_HEAP = False
-#: While an XPlane file is read (:func:`reading_heap`): blocks at least this big are still mapped on their own
-#: (glibc ``M_MMAP_THRESHOLD``) -- bigger than any column of a file the reader accepts, so every array comes from the
-#: heap -- and free space at the heap's top that ``free`` hands back by itself (``M_TRIM_THRESHOLD``).
-READ_MMAP_THRESHOLD = 1 << 30
-READ_TRIM_THRESHOLD = 256 << 20
-#: After the read: glibc's own ceilings of the thresholds it adapts by itself (64-bit), where they stood on big files.
-ANALYSIS_MMAP_THRESHOLD = 32 << 20
-ANALYSIS_TRIM_THRESHOLD = 64 << 20
-#: Files read with the heap kept: from 8x glibc's 32 MB ceiling, where a read's columns (8 bytes an event, ~25 bytes
-#: of a dense file an event) are surely past it.  Below, its own threshold already kept them: the dense 100 MB capture
-#: saved 30 k faults (~0.05 s) for a peak ~5 MB higher.
-READ_HEAP_MIN_BYTES = 256 << 20
-_HEAP_KEPT = False
-_READING_LOCK = threading.Lock()
-_READING = 0
-
-
-def reuse_freed_heap() -> None:
-    """Mark this process as one that analyses: its reads (:func:`reading_heap`) keep big arrays in the heap.
-
-    Process-wide and for good: call it in a process that analyses (the CLI, a worker), never in TensorBoard's own,
-    whose allocations the thresholds would change too.  A no-op elsewhere than glibc.
-    """
-    global _HEAP_KEPT
-    _HEAP_KEPT = _MALLOPT is not None
-
-
-def _thresholds(mmap_bytes: int, trim_bytes: int) -> None:
-    _MALLOPT(_M_MMAP_THRESHOLD, mmap_bytes)
-    _MALLOPT(_M_TRIM_THRESHOLD, trim_bytes)
-
-
-@contextlib.contextmanager
-def reading_heap(nbytes: int) -> Iterator[None]:
-    """Inside the block (the read of a file of ``nbytes``), big arrays come from the heap, so that what one freed is
-    reused by the next instead of being mapped and faulted in fresh; after it, blocks over 32 MB are mapped on their own
-    again.  Only in a process marked by :func:`reuse_freed_heap` and for files of :data:`READ_HEAP_MIN_BYTES` or more;
-    the last block open sets the analysis' thresholds back.
-
-    Why: glibc maps each block over its mmap threshold on its own and unmaps it on ``free``; the threshold follows the
-    largest block freed but stops at 32 MB, a 4 M-event int64 column.  An XPlane read frees and allocates the same
-    sizes over and over (plane after plane, line after line, GPU table after GPU table), and above 32 MB each was a
-    fresh mapping whose every 4 kB page faulted on first touch.  Kept in the heap (and no trim per plane), ``report``
-    of the 1 GB dense capture took 0.75-0.77 M minor faults instead of 1.37-1.41 M and 2.7-3.9 s of system time
-    instead of 5.0-5.5 s, at the same median peak (1,542 against 1,549 MB; one run in five at 1,629); the stats and
-    tf shapes about halved theirs too, the tf shape for a peak 40 MB higher (971-978 -> 1,015 MB, 1.02x the file) (docs/benchmarks.md, h38-faults).  Not after the read: the
-    analysis' temporaries differ in size, a freed big one leaves a hole the next cannot use, and with the heap kept
-    for the whole process the dense peak rose to 1,529-1,620 MB (median ~1,600).
-    """
-    global _READING
-    if not _HEAP_KEPT or nbytes < READ_HEAP_MIN_BYTES:
-        yield
-        return
-    with _READING_LOCK:
-        if _READING == 0:
-            _thresholds(READ_MMAP_THRESHOLD, READ_TRIM_THRESHOLD)
-        _READING += 1
-    try:
-        yield
-    finally:
-        with _READING_LOCK:
-            _READING -= 1
-            if _READING == 0:
-                _thresholds(ANALYSIS_MMAP_THRESHOLD, ANALYSIS_TRIM_THRESHOLD)
 
 
 def share_one_heap() -> None:

@@ -42,7 +42,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from tb_gpu_advisor.common import logs
-from tb_gpu_advisor.common.memory import reuse_freed_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.formats.base import ENV_MAX_BYTES
 from tb_gpu_advisor.model.schema import HostReport
@@ -293,7 +292,6 @@ def _child_main(conn, fn: Callable[..., Any], args: tuple, memory_bytes: int | N
         os.environ.clear()
         os.environ.update(env)
     logs.configure_worker()
-    reuse_freed_heap()  # an analysing process: big arrays from the heap (common/memory.py)
     reserve = _Reserve()  # set aside before the limit: room to say "out of memory" once it is reached
     guard.set_hard_limit(memory_bytes)
     set_cpu_limit(cpu_s)

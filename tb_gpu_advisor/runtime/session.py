@@ -26,7 +26,6 @@ from typing import Any
 
 from tb_gpu_advisor.common import fsio, logs
 from tb_gpu_advisor.common.fmt import plural
-from tb_gpu_advisor.common.memory import reuse_freed_heap
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.discover.logdir import HostFile, Session
 from tb_gpu_advisor.model.schema import HostReport, Report
@@ -220,7 +219,6 @@ def _set_environ(env: dict[str, str]) -> None:
     os.environ.clear()
     os.environ.update(env)
     logs.configure_worker()
-    reuse_freed_heap()  # an analysing process: big arrays from the heap (common/memory.py)
 
 
 def analyze_session_parallel(

@@ -22,9 +22,8 @@ import numpy as np
 
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.ahead import map_in_order
-from tb_gpu_advisor.common.memory import reading_heap, release_free_heap, small_pages
+from tb_gpu_advisor.common.memory import release_free_heap, small_pages
 from tb_gpu_advisor.formats.xplane import hlo
 from tb_gpu_advisor.formats.xplane.reader import MAX_TIME_PS, ProfileReadError, read_timeline
 from tb_gpu_advisor.formats.xplane.timeline import Line, Plane, Timeline
@@ -61,9 +60,8 @@ def read_trace(path: str, host: str | None = None) -> Trace:
     """Read one ``<host>.xplane.pb`` into a trace; :class:`ProfileReadError` when it is no profile to analyse.
 
     Its columns are written once each on small pages (:func:`small_pages`): on the 1 GB dense capture the read's
-    system time went 2.7-3.1 -> 1.4 s and its CPU 5.8-6.1 -> 3.7-3.9 s (docs/benchmarks.md, h38-wall); in an
-    analysing process its freed arrays are reused by the next ones instead of faulted in fresh (:func:`reading_heap`)."""
-    with small_pages(), reading_heap(_size(path)):
+    system time went 2.7-3.1 -> 1.4 s and its CPU 5.8-6.1 -> 3.7-3.9 s (docs/benchmarks.md, h38-wall)."""
+    with small_pages():
         tl = read_timeline(path, keep_stats=USED_STATS)
         if host is not None:
             tl.host = host
@@ -71,14 +69,6 @@ def read_trace(path: str, host: str | None = None) -> Trace:
         if problem is not None:
             raise ProfileReadError(path, problem)
         return to_trace(tl, release=True)
-
-
-def _size(path: str) -> int:
-    """A local file's size (a remote one's: 0, not worth a round trip), 0 where it cannot be had (the read says why)."""
-    try:
-        return 0 if fsio.is_remote(path) else fsio.size(path)
-    except OSError:
-        return 0
 
 
 def profile_problem(tl: Timeline) -> str | None:

@@ -1,13 +1,18 @@
-"""Return freed heap to the operating system between analysis phases.
+"""Return freed heap to the operating system between analysis phases, and keep it where it is reused.
 
-Each phase (decoding a plane, building the metrics context, computing the
-metrics) frees far more than it keeps: short-lived per-event ``bytes``
-objects, numpy temporaries.  glibc keeps freed pages mapped, so without this
-the process's peak RSS is the sum of every phase's leftovers rather than the
-largest phase.  Measured on the 100 MB benchmark capture (``analyze_host``
-peak RSS): 364 MB with no trimming, 316 MB trimming after each plane only,
-303 MB also trimming after the context and the metrics.  A call costs a few
-ms.  Elsewhere than glibc (macOS, musl) it does nothing.
+Each phase (building the trace's tables, the job and steps, the metrics context, the metrics) frees far more than it
+keeps: numpy temporaries, released columns.  glibc keeps freed pages mapped, so without trims the process's peak RSS
+carries every phase's leftovers under the next one's arrays.  A trim has a price too: each page it hands back that a
+later allocation reuses is faulted in again (a minor fault, system time).  Measured on 2026-11-29 (``report`` of the
+benchmark captures, whole process, docs/benchmarks.md "h38-faults"): trimming at every call site, the dense 100 MB
+capture peaked at 198-204 MB with ~200 k minor faults, with no trim at all at 208-217 MB with ~87 k; the dense 1 GB one
+at 1,527-1,572 MB against 1,608-1,649 MB.  So the trims stay at the phase boundaries, where a phase would otherwise
+stack its arrays on the last one's leftovers, and at the end of each report (a long-lived worker must not keep a big
+file's heap), but not after each plane of a read, whose leftovers the next plane's decoding reuses (~30 k faults at
+100 MB, ~0.1 M at 1 GB, for no lower peak).  Keeping big arrays in the heap (``mallopt`` ``M_MMAP_THRESHOLD``
+past glibc's 32 MB ceiling, even only while reading) halved the 1 GB captures' faults but left a heap whose holes
+raised the dense 1 GB peak in some runs to 1,634-1,688 MB: not done.  A call costs a few ms.  Elsewhere than glibc
+(macOS, musl) none of this does anything.
 """
 
 from __future__ import annotations

@@ -79,12 +79,14 @@ def analyze_host(host_file, params: int | None = None, options: UserOptions | No
     host, path = host_file.host, host_file.path
     size = int(getattr(host_file, "size", 0) or 0)
     try:
-        return _analyze_host(host_file, size, options)
+        report = _analyze_host(host_file, size, options)
     except MemoryError:
         # the memory guard (runtime/guard.py) stopped this file; its arrays are freed as the exception unwinds
-        pass
+        report = HostReport(host=host, path=path, size_bytes=size or _size(path), error=out_of_memory_message())
+    # the last trim, after the metrics are gone: a long-lived process (a pool worker, the MCP server) must not keep a
+    # big file's heap after its report (see common/memory.py)
     release_free_heap()
-    return HostReport(host=host, path=path, size_bytes=size or _size(path), error=out_of_memory_message())
+    return report
 
 
 def _analyze_host(host_file, size: int, options: UserOptions) -> HostReport:

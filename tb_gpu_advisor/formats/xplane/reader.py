@@ -70,7 +70,7 @@ from google.protobuf.message import DecodeError
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.ahead import cores, run_ahead
-from tb_gpu_advisor.common.memory import release_free_heap, share_one_heap
+from tb_gpu_advisor.common.memory import share_one_heap
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes
 from tb_gpu_advisor.formats.xplane import compiled, wire
 from tb_gpu_advisor.formats.xplane.schema import parse as parse_message
@@ -221,8 +221,6 @@ MAX_PLANES = 1024
 MAX_TOTAL_PLANES = 8192
 #: Planes up to this size are checked for events before upb parses them (once MAX_EMPTY_PLANES is reached).
 _SMALL_PLANE_BYTES = 4096
-#: Heap is handed back to the OS after planes bigger than this (see memory.py).
-_TRIM_BYTES = 1 << 20
 
 
 def _surely_empty(buf: np.ndarray) -> bool:
@@ -394,9 +392,7 @@ class _KeptPlanes:
         self.planes.append(plane)
         if len(self.planes) > MAX_PLANES:
             raise CorruptProfileError(f"more than {MAX_PLANES} planes with events: not the capture of one host")
-        del plane
-        if size > _TRIM_BYTES:  # a few ms per call: not after each of thousands of tiny planes
-            release_free_heap()
+        # no trim here: what a plane's decoding freed is reused by the next plane's (common/memory.py)
 
 
 class _DeferredClock(_Clock):

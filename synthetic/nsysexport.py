@@ -1660,7 +1660,7 @@ def write_alternating_sweeps(path: str, iterations: int = 10, kernel_us: float =
 
 
 def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kernel_ms: float = 17.7,
-                    mpi_ms: float = 22.0, host_ms: float = 68.0) -> dict:
+                    mpi_ms: float = 22.0, host_ms: float = 68.0, mpi_domain: str = "MPI") -> dict:
     """Write rank 0's export of an MPI + CUDA saxpy shaped after hpcgroup/pipit's
     ``saxpy-mpi-cuda_nsys_perlmutter0.sqlite`` (an A100 on Perlmutter, read in the h37-survey14 survey): after
     ``MPI_Init``, each iteration allocates its buffers, copies two vectors in (blocking pageable ``cudaMemcpy``,
@@ -1669,7 +1669,9 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
     call recorded, receives the peer's (``MPI_Recv``, ``mpi_ms`` each) and computes again (MPI's ranges in its own
     NVTX domain, ``MPI``, as Nsight's MPI trace writes them).  The ``saxpy`` ranges
     mark one point of each iteration, so the steps they tile are whole iterations -- except the last, which nothing
-    follows.  Return the truth: the iterations and the time from one ``saxpy`` range to the next."""
+    follows.  ``mpi_domain=""``: the same ranges in the default domain, as a program marking its own code writes them
+    (a control: the names alone say nothing of who opened them).  Return the truth: the iterations, the time from one
+    ``saxpy`` range to the next, and the MPI ranges' time in each iteration's GPU idle (``mpi_ms_per_gap``)."""
     us, ms = 1000, 1_000_000
     pid = 1230493
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -1678,7 +1680,7 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
     marks = []
 
     def ranged(name: str, dur_ms: float) -> None:  # the MPI library's own ranges, in its NVTX domain
-        nvtx.append((api.t, api.t + int(dur_ms * ms), name, 1))
+        nvtx.append((api.t, api.t + int(dur_ms * ms), name, 1 if mpi_domain else 0))
         api.t += int(dur_ms * ms) + 10 * us
 
     def copy(kind: int) -> None:
@@ -1709,8 +1711,9 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
     ranged("MPI_Finalize", 6.0)
     stop = api.t + ms
     api.insert(con, gtid)
-    con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
-                "VALUES (?,NULL,75,'MPI',?,1)", (SESSION_START_NS + 60 * ms, gtid))
+    if mpi_domain:  # nvtxDomainCreate's row: the domain's name
+        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                    "VALUES (?,NULL,75,?,?,1)", (SESSION_START_NS + 60 * ms, mpi_domain, gtid))
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,?)",
                     [(a, b, text, gtid, d) for a, b, text, d in nvtx])
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
@@ -1722,4 +1725,6 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
                      for j, (a, b, c) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./saxpy-mpi-cuda",
                 thread="saxpy-mpi-cuda")
-    return {"iterations": iterations, "iteration_ms": float(np.median(np.diff(marks))) / ms}
+    # two sends of mpi_ms / 2 and one receive of mpi_ms, all between the read-back and the next iteration's copies
+    return {"iterations": iterations, "iteration_ms": float(np.median(np.diff(marks))) / ms,
+            "mpi_ms_per_gap": 2 * mpi_ms}

@@ -620,7 +620,8 @@ def average_matrix(mat_ms: np.ndarray) -> Breakdown:
 
 
 def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = None,
-              busy: tuple[np.ndarray, np.ndarray] | None = None, marked: np.ndarray | None = None) -> GapColumns | None:
+              busy: tuple[np.ndarray, np.ndarray] | None = None, marked: np.ndarray | None = None,
+              comm: np.ndarray | None = None) -> GapColumns | None:
     """GPU idle between consecutive kept steps: the longest idle stretch from step k's last kernel to step k+1's first
     device event.
 
@@ -636,7 +637,8 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     ``busy``: ``union_intervals(d.start, d.end)`` of this GPU where the caller has it (:func:`gpu_step_arrays`).
     Columns, not a :class:`StepGap` per gap: a 100 MB capture has ~9,000 gaps, of which the report keeps 50
     (:func:`summarize_gaps`); None where there are none.  ``marked``: the user's ranges (:func:`user_range_events`),
-    whose time in the gaps is named (:func:`range_time`).
+    whose time in the gaps is named (:func:`range_time`); ``comm``: a communication library's ranges
+    (:func:`communication_range_events`), named apart.
     """
     d = g.d
     n = ctx.steps.count
@@ -692,6 +694,8 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
                       booked_ms=_booked_in_steps(g, iv, win, painted), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),
                       ranges_ms=range_time(ctx, g, win[:, 0], win[:, 1], marked, _step_windows(g))
                       if marked is not None and marked.size else {},
+                      comm_ms=range_time(ctx, g, win[:, 0], win[:, 1], comm, _step_windows(g))
+                      if comm is not None and comm.size else {},
                       **dict(zip(("os_ms", "os_max_ms"), os_waits_in(ctx, g, win[:, 0], win[:, 1]))))
 
 
@@ -754,7 +758,7 @@ def user_range_events(ctx: Context) -> np.ndarray:
     parts = []
     r = t.ranges
     if r is not None and r.idx.size:
-        parts.append(r.idx[~r.op])
+        parts.append(r.idx[~r.op & ~_in_domains(r, nvtx.LIBRARY_DOMAINS)])
     if t.annotations is not None and t.annotations.size:
         parts.append(t.annotations)
     elif r is None and t.annotations is None:  # XPlane: the program's TraceMe ranges read like the runtime's
@@ -764,6 +768,26 @@ def user_range_events(ctx: Context) -> np.ndarray:
     idx = np.unique(np.concatenate(parts)).astype(np.int64)
     # a library's own ranges (NCCL's, PyTorch's ``Optimizer.step#...``, ``nccl:all_reduce``) are not the user's code
     return idx[~ctx.h.per_name(nvtx.is_library_range)[ctx.h.name[idx]]]
+
+
+def _in_domains(r, domains: frozenset) -> np.ndarray:  # noqa: ANN001 - HostRanges
+    """Bool per range of ``r``: it lies in one of the named NVTX ``domains``."""
+    if not r.domains:
+        return np.zeros(r.idx.size, bool)
+    hit = np.fromiter((d in domains for d in r.domains), bool, len(r.domains))
+    return hit[r.domain]
+
+
+def communication_range_events(ctx: Context) -> np.ndarray:
+    """Host event indices of the ranges a communication library marks around its calls -- those in its own NVTX
+    domain (``frameworks.nvtx.COMMUNICATION_DOMAINS``: Nsight's MPI trace puts ``MPI_Send`` / ``MPI_Recv`` in domain
+    ``MPI``).  Why apart from the user's ranges: a host inside one in the GPU's idle waits for the other ranks, and
+    runs none of the program's code (survey h37-survey14: pipit's MPI saxpy, 43 ms of each gap in ``MPI_Send`` /
+    ``MPI_Recv``, named "the program's own ranges").  Empty where the capture has none."""
+    r = ctx.trace.ranges
+    if r is None or not r.idx.size:
+        return np.zeros(0, np.int64)
+    return r.idx[_in_domains(r, nvtx.COMMUNICATION_DOMAINS)].astype(np.int64)
 
 
 def ranges_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] | None,
@@ -1068,6 +1092,8 @@ class GapColumns:
     ops_ms: dict[str, float] = field(default_factory=dict)
     #: the user's range name -> ms of the gaps it spans, summed over this GPU's gaps (:func:`range_time`)
     ranges_ms: dict[str, float] = field(default_factory=dict)
+    #: a communication library's range name -> ms of the gaps it spans, summed (:func:`communication_range_events`)
+    comm_ms: dict[str, float] = field(default_factory=dict)
     #: OS call -> ms of the gaps the launching thread spent in it, summed over this GPU's gaps, and the most in one
     #: gap (:func:`os_waits_in`)
     os_ms: dict[str, float] = field(default_factory=dict)
@@ -1151,7 +1177,8 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         share_of_step=(avg / cycle) if cycle > 0 else None, avg_cycle_ms=cycle if cycle > 0 else None,
         avg_input_wait_ms=_running_sum(col("input_wait_ms")) / k, avg_launch_ms=_running_sum(col("launch_ms")) / k,
         avg_host_other_ms=_running_sum(col("host_other_ms")) / k, gaps=rows, ledger_ms_per_step=booked,
-        top_ops=_top_ops(gaps, k), top_ranges=_top_ops(gaps, k, "ranges_ms"), top_os_waits=_top_waits(gaps, k),
+        top_ops=_top_ops(gaps, k), top_ranges=_top_ops(gaps, k, "ranges_ms"),
+        top_comm_ranges=_top_ops(gaps, k, "comm_ms"), top_os_waits=_top_waits(gaps, k),
     )
 
 

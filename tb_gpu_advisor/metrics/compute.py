@@ -28,6 +28,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     ctx = build_context(trace, steps, launches, fw, options, job)
     del launches
     marked = bd.user_range_events(ctx)  # XPlane's tell launches and step roots by the corr and root, released next
+    comm_ranges = bd.communication_range_events(ctx)
     if release:
         release_columns(trace.h, "corr", "root")
     release_free_heap()  # the context's build temporaries (see memory.py)
@@ -40,7 +41,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
         per_gpu_arr[g.d.gpu] = arr
         if g.active:
-            gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked))
+            gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked, comm_ranges))
             in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
             in_waits.append(bd.os_waits_in_idle(ctx, g, busy))
             tail_waits.append(bd.os_waits_after_work(ctx, g, busy))

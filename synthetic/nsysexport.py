@@ -1571,13 +1571,17 @@ EAGER_GRADIENT = "void tensorflow::functor::ReluGradHalfKernelVector(const __hal
 
 
 def write_eager_training_bursts(path: str, bursts: int = 30, grad_bursts: tuple[int, ...] = (20, 26),
-                                kernels: int = 12, kernel_us: float = 8.0, pause_ms: float = 2.7) -> dict:
+                                kernels: int = 12, kernel_us: float = 8.0, pause_ms: float = 2.7,
+                                held_ms: float = 0.0) -> dict:
     """Write the export of an eager training program shaped after VerticalResearchGroup/casio's ``nerf`` (TF 1.15 on
     an A100, in a ``cudaProfilerApi`` window): ``bursts`` GPU bursts of ``kernels`` launches each (the same Eigen and
     cuBLAS kernels in every burst), the host's untraced code pausing ``pause_ms`` between bursts, and a gradient kernel
     in the bursts of ``grad_bursts`` only (the backward of each network).  ``grad_bursts`` = every burst makes each
-    burst an iteration (the control).  Return the truth: the bursts, and at most how many iterations they hold -- every
-    iteration runs a backward, so no more than the bursts holding one."""
+    burst an iteration (the control).  ``held_ms``: as in the real export, the GPU holds each burst that long after
+    its launches returned (the kernels start ``held_ms`` late, the GPU idle and the launching thread too), and the host
+    waits for the burst to finish (TF polls its events) before its ``pause_ms`` and the next burst.  Return the truth:
+    the bursts, at most how many iterations they hold -- every iteration runs a backward, so no more than the bursts
+    holding one -- and the GPU's idle with its next kernel already launched (``held_ms_total``)."""
     us, ms = 1000, 1_000_000
     pid = 8181
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -1589,7 +1593,10 @@ def write_eager_training_bursts(path: str, bursts: int = 30, grad_bursts: tuple[
             names[-1] = EAGER_GRADIENT
         for name in names:
             c = api("cudaLaunchKernel_v7000", 6 * us)
-            kern.append((api.t - 10 * us, api.t - 10 * us + int(kernel_us * us), c, strings(name)))
+            a = api.t - 10 * us + int(held_ms * ms)
+            kern.append((a, a + int(kernel_us * us), c, strings(name)))
+        if held_ms:  # the host waits for the burst, then pauses
+            api.t = max(api.t, kern[-1][1])
         api.t += int(pause_ms * ms)
     stop = api.t + ms
     api.insert(con, gtid)
@@ -1597,7 +1604,8 @@ def write_eager_training_bursts(path: str, bursts: int = 30, grad_bursts: tuple[
                                       None) for j, (a, b, c, n) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
                 sync_enum=False)
-    return {"bursts": bursts, "max_iterations": len(set(grad_bursts) & set(range(bursts)))}
+    return {"bursts": bursts, "max_iterations": len(set(grad_bursts) & set(range(bursts))),
+            "held_ms_total": bursts * held_ms}
 
 
 # --------------------------------------------------------------------------- h37-survey14: iterations in alternating order

@@ -83,6 +83,11 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
         lend = np.where(has, lend_all[kern][1:], 0) if h.end.size else np.zeros(n_kern - 1, np.int64)  # no host events
         keep = has & (lend > prev_end) & (k_start[1:] > prev_end) & (k_step[1:] == k_step[:-1]) & (k_step[1:] >= 0)
         out["launch_wait"] = (prev_end[keep], launch_wait_end(k_start[1:][keep], lend[keep]))
+        # the GPU idle while holding a kernel launched and submitted: work it could run, outside the capture's
+        held_s = np.maximum(prev_end, lend + LAUNCH_START_PS)
+        late = has & (k_start[1:] > held_s) & (k_step[1:] == k_step[:-1]) & (k_step[1:] >= 0)
+        out["held"] = (held_s[late], k_start[1:][late])  # no category of PRIORITY: painted as unseen, measured apart
+        out["unseen"] = _cat2(out["unseen"], out["held"])
     else:
         out["launch_wait"] = (d.start[:0], d.start[:0])
     # the launching thread waiting in the OS (off the CPU, or blocked in a read or a poll) dispatches nothing: that
@@ -107,6 +112,18 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
 #: Kernels launched onto a drained A100 start 0-10 us after the call returns (casio's nerf export: 5% of them 1 us
 #: early, a fifth within 50 us).
 LAUNCH_START_PS = int(50 * PS_PER_US)
+
+
+def held_ms(g: GpuCtx, iv: dict) -> float:
+    """ms of GPU ``g``'s idle inside its kept steps while it held a kernel already launched and submitted (the
+    ``held`` spans of :func:`category_intervals`' ``iv``, booked as ``unseen``): the GPU had work it did not run --
+    another process's context on the same GPU (time-slicing), or a dependency the capture does not hold."""
+    held = iv.get("held")
+    if held is None or not held[0].size:
+        return 0.0
+    s, e = union_intervals(held[0].astype(np.int64), held[1].astype(np.int64))
+    a, b = _inside_steps(g, np.asarray(s, np.int64), np.asarray(e, np.int64))
+    return float((b - a).sum()) / PS_PER_MS
 
 
 def launch_wait_end(k_start: np.ndarray, lend: np.ndarray) -> np.ndarray:

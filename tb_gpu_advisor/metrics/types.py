@@ -94,7 +94,8 @@ class Breakdown:
     startup: GPU idle while the host is inside a one-time cost (module loading in a first launch, library
       start-up, compilation: ``job.phase``); a cold capture's, never the steady state's.
     unseen: GPU idle in the trace while the host waits for it (a sync, a blocking copy): GPU work the capture does
-      not hold (a window cut out of a longer trace, another process on the GPU).
+      not hold (a window cut out of a longer trace, another process on the GPU); or idle while it holds a kernel
+      whose launch call returned and was submitted (``idle_held``): work it could run and did not.
     allocator: GPU idle while the host is in the device allocator (``cudaMalloc``/``cudaFree``; ``cudaFree``
       synchronizes the device): a caching allocator that is off or churning.
     other: GPU idle, nothing attributable on the host.
@@ -990,6 +991,9 @@ class HostMetrics:
     #: of those waits, ms per step and GPU after each step's last GPU work (the stretch ending the step: a one-pass
     #: program writing its results; ``metrics/breakdown.os_waits_after_work``)
     idle_in_os_waits_after_work: float = 0.0
+    #: ms per step and GPU the GPU idled holding a kernel already launched and submitted (booked as ``unseen``: work
+    #: outside the capture, or a dependency it does not hold; ``metrics/breakdown.held_ms``)
+    idle_held: float = 0.0
     #: the capture traced the threads' context switches (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``): a
     #: thread's time outside its waits is then time on the CPU, running code, recorded or not
     scheduler_traced: bool = False

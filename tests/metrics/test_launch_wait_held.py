@@ -9,7 +9,9 @@ a critical ``launch_bound`` at 69.5%.  Launch wait now ends where the launch cal
 
 Truth by construction (``synthetic.nsysexport.write_eager_training_bursts``, ``held_ms``): the host waits for each
 burst, pauses ``pause_ms`` and launches the next, whose kernels the GPU holds ``held_ms``; the launch wait is each
-burst's pause and its first launch, never the hold.  Control: no hold, the same launch wait.
+burst's pause and its first launch, never the hold, which is booked apart (``unseen``: the GPU had work it did not
+run -- another process's turn on the GPU, or a dependency outside the capture) and said so by ``capture_quality``.
+Control: no hold, the same launch wait and nothing held.
 """
 
 from __future__ import annotations
@@ -25,10 +27,14 @@ from tb_gpu_advisor.runtime.pipeline import analyze_session, host_metrics
 BURSTS, PAUSE_MS, HELD_MS = 30, 0.3, 2.4
 
 
+def _metrics(path):
+    m = host_metrics(read_trace(str(path)))
+    return m[0] if isinstance(m, tuple) else m
+
+
 def _launch_wait_ms(path) -> tuple[float, float]:
     """(launch wait, GPU idle) over the window's kept steps, ms."""
-    m = host_metrics(read_trace(str(path)))
-    m = m[0] if isinstance(m, tuple) else m
+    m = _metrics(path)
     n = m.steps.count
     idle = m.headline.avg_step_ms - m.breakdown.device_compute
     return m.breakdown.launch_wait * n, idle * n
@@ -57,3 +63,24 @@ def test_no_critical_launch_bound_rests_on_held_bursts(tmp_path):
     found = analyze_session("h", "s", [host]).to_dict()["hosts"][0]["findings"]
     launch = [f for f in found if f["rule"] == "launch_bound"]
     assert not launch or launch[0]["severity"] != "critical", launch[0]["summary"]
+
+
+def test_the_hold_is_booked_apart_and_named(tmp_path):
+    p = tmp_path / "held.sqlite"
+    truth = write_eager_training_bursts(str(p), bursts=BURSTS, pause_ms=PAUSE_MS, held_ms=HELD_MS)
+    m = _metrics(p)
+    held = m.idle_held * m.steps.count
+    # each burst after the first is held its hold less the driver's 50 us, and its kernels' 18 us launch spacing
+    assert truth["held_ms_total"] - BURSTS * 0.05 - HELD_MS <= held <= truth["held_ms_total"] + BURSTS * 12 * 0.03
+    assert m.breakdown.unseen * m.steps.count >= held - 1e-6
+    host = SimpleNamespace(host="h", path=str(p), format="nsys", size=0)
+    found = analyze_session("h", "s", [host]).to_dict()["hosts"][0]["findings"]
+    assert any(f["title"] == "The GPU holds work it was given, idle" for f in found), [f["title"] for f in found]
+
+
+def test_without_a_hold_nothing_is_held(tmp_path):
+    p = tmp_path / "control.sqlite"
+    write_eager_training_bursts(str(p), bursts=BURSTS, pause_ms=PAUSE_MS)
+    m = _metrics(p)
+    assert m.idle_held == 0.0 and m.breakdown.unseen == 0.0
+

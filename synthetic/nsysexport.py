@@ -541,11 +541,14 @@ WINDOW_RANGES = ("load batch", "preprocess")
 
 
 def write_window(path: str, window: str, ranges: int = 6, process: str = "python3",
-                 streams: dict[str, str] | None = None) -> dict:
+                 streams: dict[str, str] | None = None, driver_thread: str = "", options: bool = True) -> dict:
     """Write an export whose window holds no GPU work, as ``window`` (:data:`WINDOWS`) says; return its truth:
     the window, the CUDA calls, NVTX ranges and memset bytes written, and the context creation's ms.  ``process``
     names the profiled program (a Python interpreter, or a CUDA program's own binary); ``streams`` what it wrote
-    (``{"stdout": ..., "stderr": ...}``), kept as Nsight keeps it (``ProcessStreams``)."""
+    (``{"stdout": ..., "stderr": ...}``), kept as Nsight keeps it (``ProcessStreams``).  ``driver_thread``: the CUDA
+    driver's ``cuda-EvtHandlr`` thread in the ``"program"``'s process (it initialised CUDA) or in Nsight's own
+    (``"profiler"``: the CLI queries the GPUs); ``options=False``: an older export that keeps no capture options
+    (no ``META_DATA_CAPTURE`` rows)."""
     if window not in WINDOWS:
         raise ValueError(f"window {window!r}: one of {WINDOWS}")
     pid = 4242
@@ -572,6 +575,11 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
     stop = api.t + 1_000_000
     con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings(process), gtid))
     con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, process))
+    if driver_thread:
+        owner = pid if driver_thread == "program" else pid - 9
+        if owner != pid:
+            con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'nsys')", (_gid(owner), owner))
+        con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("cuda-EvtHandlr"), _gid(owner, owner + 131)))
     if streams:
         con.execute("CREATE TABLE IF NOT EXISTS ProcessStreams (globalPid INTEGER NOT NULL, filenameId INTEGER NOT "
                     "NULL, contentId INTEGER NOT NULL)")
@@ -586,7 +594,9 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
     cuda = "false" if window == "tracing_off" else "true"
     con.executemany("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)", [
         ("START_TRIGGER", "Immediate"), ("STOP_TRIGGER", "Delayed"), ("PROCESS_0:COMMAND", "python3"),
-        ("PROCESS_0:COLLECT_CUDA_TRACE", cuda), ("PROCESS_0:COLLECT_NVTX_TRACE", "true")])
+        ("PROCESS_0:COLLECT_CUDA_TRACE", cuda), ("PROCESS_0:COLLECT_NVTX_TRACE", "true")] if options else [])
+    if not options and window != "startup":  # an older export writes no empty table: none of CUDA's
+        con.executescript("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME; DROP TABLE CUPTI_ACTIVITY_KIND_MEMSET;")
     con.commit()
     con.close()
     return {"window": window, "cuda_calls": len(api.rows), "nvtx_ranges": nvtx, "memset_bytes": memset,

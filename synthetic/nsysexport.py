@@ -541,11 +541,14 @@ WINDOW_RANGES = ("load batch", "preprocess")
 
 
 def write_window(path: str, window: str, ranges: int = 6, process: str = "python3",
-                 streams: dict[str, str] | None = None) -> dict:
+                 streams: dict[str, str] | None = None, driver_thread: str = "", options: bool = True) -> dict:
     """Write an export whose window holds no GPU work, as ``window`` (:data:`WINDOWS`) says; return its truth:
     the window, the CUDA calls, NVTX ranges and memset bytes written, and the context creation's ms.  ``process``
     names the profiled program (a Python interpreter, or a CUDA program's own binary); ``streams`` what it wrote
-    (``{"stdout": ..., "stderr": ...}``), kept as Nsight keeps it (``ProcessStreams``)."""
+    (``{"stdout": ..., "stderr": ...}``), kept as Nsight keeps it (``ProcessStreams``).  ``driver_thread``: the CUDA
+    driver's ``cuda-EvtHandlr`` thread in the ``"program"``'s process (it initialised CUDA) or in Nsight's own
+    (``"profiler"``: the CLI queries the GPUs); ``options=False``: an older export that keeps no capture options
+    (no ``META_DATA_CAPTURE`` rows)."""
     if window not in WINDOWS:
         raise ValueError(f"window {window!r}: one of {WINDOWS}")
     pid = 4242
@@ -572,6 +575,11 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
     stop = api.t + 1_000_000
     con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings(process), gtid))
     con.execute("INSERT INTO PROCESSES VALUES (?, ?, ?)", (gpid, pid, process))
+    if driver_thread:
+        owner = pid if driver_thread == "program" else pid - 9
+        if owner != pid:
+            con.execute("INSERT INTO PROCESSES VALUES (?, ?, 'nsys')", (_gid(owner), owner))
+        con.execute("INSERT INTO ThreadNames VALUES (?, 0, ?)", (strings("cuda-EvtHandlr"), _gid(owner, owner + 131)))
     if streams:
         con.execute("CREATE TABLE IF NOT EXISTS ProcessStreams (globalPid INTEGER NOT NULL, filenameId INTEGER NOT "
                     "NULL, contentId INTEGER NOT NULL)")
@@ -586,7 +594,9 @@ def write_window(path: str, window: str, ranges: int = 6, process: str = "python
     cuda = "false" if window == "tracing_off" else "true"
     con.executemany("INSERT INTO META_DATA_CAPTURE VALUES (?, ?)", [
         ("START_TRIGGER", "Immediate"), ("STOP_TRIGGER", "Delayed"), ("PROCESS_0:COMMAND", "python3"),
-        ("PROCESS_0:COLLECT_CUDA_TRACE", cuda), ("PROCESS_0:COLLECT_NVTX_TRACE", "true")])
+        ("PROCESS_0:COLLECT_CUDA_TRACE", cuda), ("PROCESS_0:COLLECT_NVTX_TRACE", "true")] if options else [])
+    if not options and window != "startup":  # an older export writes no empty table: none of CUDA's
+        con.executescript("DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME; DROP TABLE CUPTI_ACTIVITY_KIND_MEMSET;")
     con.commit()
     con.close()
     return {"window": window, "cuda_calls": len(api.rows), "nvtx_ranges": nvtx, "memset_bytes": memset,
@@ -1571,13 +1581,17 @@ EAGER_GRADIENT = "void tensorflow::functor::ReluGradHalfKernelVector(const __hal
 
 
 def write_eager_training_bursts(path: str, bursts: int = 30, grad_bursts: tuple[int, ...] = (20, 26),
-                                kernels: int = 12, kernel_us: float = 8.0, pause_ms: float = 2.7) -> dict:
+                                kernels: int = 12, kernel_us: float = 8.0, pause_ms: float = 2.7,
+                                held_ms: float = 0.0) -> dict:
     """Write the export of an eager training program shaped after VerticalResearchGroup/casio's ``nerf`` (TF 1.15 on
     an A100, in a ``cudaProfilerApi`` window): ``bursts`` GPU bursts of ``kernels`` launches each (the same Eigen and
     cuBLAS kernels in every burst), the host's untraced code pausing ``pause_ms`` between bursts, and a gradient kernel
     in the bursts of ``grad_bursts`` only (the backward of each network).  ``grad_bursts`` = every burst makes each
-    burst an iteration (the control).  Return the truth: the bursts, and at most how many iterations they hold -- every
-    iteration runs a backward, so no more than the bursts holding one."""
+    burst an iteration (the control).  ``held_ms``: as in the real export, the GPU holds each burst that long after
+    its launches returned (the kernels start ``held_ms`` late, the GPU idle and the launching thread too), and the host
+    waits for the burst to finish (TF polls its events) before its ``pause_ms`` and the next burst.  Return the truth:
+    the bursts, at most how many iterations they hold -- every iteration runs a backward, so no more than the bursts
+    holding one -- and the GPU's idle with its next kernel already launched (``held_ms_total``)."""
     us, ms = 1000, 1_000_000
     pid = 8181
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -1589,7 +1603,10 @@ def write_eager_training_bursts(path: str, bursts: int = 30, grad_bursts: tuple[
             names[-1] = EAGER_GRADIENT
         for name in names:
             c = api("cudaLaunchKernel_v7000", 6 * us)
-            kern.append((api.t - 10 * us, api.t - 10 * us + int(kernel_us * us), c, strings(name)))
+            a = api.t - 10 * us + int(held_ms * ms)
+            kern.append((a, a + int(kernel_us * us), c, strings(name)))
+        if held_ms:  # the host waits for the burst, then pauses
+            api.t = max(api.t, kern[-1][1])
         api.t += int(pause_ms * ms)
     stop = api.t + ms
     api.insert(con, gtid)
@@ -1597,7 +1614,8 @@ def write_eager_training_bursts(path: str, bursts: int = 30, grad_bursts: tuple[
                                       None) for j, (a, b, c, n) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="python", thread="python",
                 sync_enum=False)
-    return {"bursts": bursts, "max_iterations": len(set(grad_bursts) & set(range(bursts)))}
+    return {"bursts": bursts, "max_iterations": len(set(grad_bursts) & set(range(bursts))),
+            "held_ms_total": bursts * held_ms}
 
 
 # --------------------------------------------------------------------------- h37-survey14: iterations in alternating order
@@ -1660,7 +1678,7 @@ def write_alternating_sweeps(path: str, iterations: int = 10, kernel_us: float =
 
 
 def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kernel_ms: float = 17.7,
-                    mpi_ms: float = 22.0, host_ms: float = 68.0) -> dict:
+                    mpi_ms: float = 22.0, host_ms: float = 68.0, mpi_domain: str = "MPI") -> dict:
     """Write rank 0's export of an MPI + CUDA saxpy shaped after hpcgroup/pipit's
     ``saxpy-mpi-cuda_nsys_perlmutter0.sqlite`` (an A100 on Perlmutter, read in the h37-survey14 survey): after
     ``MPI_Init``, each iteration allocates its buffers, copies two vectors in (blocking pageable ``cudaMemcpy``,
@@ -1669,7 +1687,9 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
     call recorded, receives the peer's (``MPI_Recv``, ``mpi_ms`` each) and computes again (MPI's ranges in its own
     NVTX domain, ``MPI``, as Nsight's MPI trace writes them).  The ``saxpy`` ranges
     mark one point of each iteration, so the steps they tile are whole iterations -- except the last, which nothing
-    follows.  Return the truth: the iterations and the time from one ``saxpy`` range to the next."""
+    follows.  ``mpi_domain=""``: the same ranges in the default domain, as a program marking its own code writes them
+    (a control: the names alone say nothing of who opened them).  Return the truth: the iterations, the time from one
+    ``saxpy`` range to the next, and the MPI ranges' time in each iteration's GPU idle (``mpi_ms_per_gap``)."""
     us, ms = 1000, 1_000_000
     pid = 1230493
     con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, MEMCPY_DDL, KERNEL_DDL, GPU_DDL], pid)
@@ -1678,7 +1698,7 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
     marks = []
 
     def ranged(name: str, dur_ms: float) -> None:  # the MPI library's own ranges, in its NVTX domain
-        nvtx.append((api.t, api.t + int(dur_ms * ms), name, 1))
+        nvtx.append((api.t, api.t + int(dur_ms * ms), name, 1 if mpi_domain else 0))
         api.t += int(dur_ms * ms) + 10 * us
 
     def copy(kind: int) -> None:
@@ -1709,8 +1729,9 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
     ranged("MPI_Finalize", 6.0)
     stop = api.t + ms
     api.insert(con, gtid)
-    con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
-                "VALUES (?,NULL,75,'MPI',?,1)", (SESSION_START_NS + 60 * ms, gtid))
+    if mpi_domain:  # nvtxDomainCreate's row: the domain's name
+        con.execute("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) "
+                    "VALUES (?,NULL,75,?,?,1)", (SESSION_START_NS + 60 * ms, mpi_domain, gtid))
     con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,?)",
                     [(a, b, text, gtid, d) for a, b, text, d in nvtx])
     con.executemany("INSERT INTO CUPTI_ACTIVITY_KIND_MEMCPY (start, end, deviceId, contextId, streamId, correlationId, "
@@ -1722,4 +1743,6 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
                      for j, (a, b, c) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_SXM4_40GB, program="./saxpy-mpi-cuda",
                 thread="saxpy-mpi-cuda")
-    return {"iterations": iterations, "iteration_ms": float(np.median(np.diff(marks))) / ms}
+    # two sends of mpi_ms / 2 and one receive of mpi_ms, all between the read-back and the next iteration's copies
+    return {"iterations": iterations, "iteration_ms": float(np.median(np.diff(marks))) / ms,
+            "mpi_ms_per_gap": 2 * mpi_ms}

@@ -45,6 +45,12 @@ def matrix_unit_unknown_one(name: str) -> bool:
     return nvidia.tensor_core_claimed_one(name)
 
 
+def driver_thread(name: str) -> bool:
+    """A thread a GPU driver starts in a process once it initialises there (NVIDIA's ``cuda-EvtHandlr``): the process
+    used the GPU's runtime, whether or not the profiler traced it."""
+    return nvidia.driver_thread_one(name)
+
+
 def precision_one(name: str) -> int:
     """Precision code of one kernel name: its dtype words, else what its library's naming says."""
     for v in (nvidia, amd):  # the generic dtype words (NVIDIA's module reads them) before a library's own letters

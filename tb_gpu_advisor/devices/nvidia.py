@@ -291,6 +291,16 @@ def launch_error(code: int) -> tuple[str, str] | None:
 #: The words the Nsight reader puts in the name of a Unified Memory page migration (``copyKind`` UVM HtoD/DtoH/DtoD,
 #: ``Memcpy HtoD (Unified Memory page migration)``): a copy no call of the program asked for -- the driver moves managed
 #: memory's pages on demand, when a kernel (or the host) touches pages resident on the other side, or prefetches them.
+#: Threads the CUDA driver starts in a process once it initialises there (``cuda-EvtHandlr``, its event handler): a
+#: process holding one loaded and initialised CUDA, whatever the profiler traced.
+CUDA_DRIVER_THREADS = frozenset({"cuda-EvtHandlr"})
+
+
+def driver_thread_one(name: str) -> bool:
+    """A thread the CUDA driver starts in a process where it initialised (:data:`CUDA_DRIVER_THREADS`)."""
+    return name in CUDA_DRIVER_THREADS
+
+
 PAGE_MIGRATION = "Unified Memory page migration"
 
 

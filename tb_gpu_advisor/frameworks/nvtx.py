@@ -55,6 +55,10 @@ _LIBRARY_PREFIX = (ANNOTATION_PREFIX, "nccl", "NCCL", "c10d::", "record_param_co
 #: NVTX domains of libraries, by name (``nvtxDomainCreate``): ranges in them are never the user's blocks.
 LIBRARY_DOMAINS = frozenset({"NCCL", "nccl", "cuDNN", "cuBLAS", "cuBLASLt", "CUDA", "NVSHMEM", "TransformerEngine",
                              "cuFFT", "cuSPARSE", "UCX", "MPI", "NVIDIA NCCL"})
+#: The library domains whose ranges are communication between processes (MPI's ``MPI_Send`` / ``MPI_Recv`` as
+#: Nsight's MPI trace writes them, NCCL's collectives, NVSHMEM's and UCX's transfers): a host inside one in the GPU's
+#: idle waits for its peers -- another rank's data or its turn -- and runs none of the program's code.
+COMMUNICATION_DOMAINS = frozenset({"NCCL", "nccl", "NVIDIA NCCL", "MPI", "NVSHMEM", "UCX"})
 
 #: A user range that marks a step: ``step``, ``train_step``, ``training_step 12``, ``iteration 3``, ``iter_7``,
 #: ``Step#4``, ``batch 12`` -- but no optimizer or scheduler step (``optimizer.step``, ``lr_scheduler.step``), which
@@ -101,6 +105,11 @@ def is_op_name(name: str) -> bool:
 def is_library_range(name: str, domain: str = "") -> bool:
     """A range a library opens around its own work (NCCL, collective wrappers, cuDNN...): never a step."""
     return domain in LIBRARY_DOMAINS or name.startswith(_LIBRARY_PREFIX)
+
+
+def is_communication_domain(domain: str) -> bool:
+    """A library domain whose ranges are communication with other processes (:data:`COMMUNICATION_DOMAINS`)."""
+    return domain in COMMUNICATION_DOMAINS
 
 
 def is_step_name(name: str) -> bool:

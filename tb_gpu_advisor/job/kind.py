@@ -395,6 +395,12 @@ def _window_kind(trace: Trace, names: list[str], fw: Framework) -> Kind:
         return Kind("unknown", "low", "CUDA was not traced: the program called into CUDA (its call stacks, which the "
                                       "capture sampled, ran inside the CUDA driver's library), but the capture holds "
                                       "no CUDA call, copy or kernel table", window="tracing_off")
+    if trace.producer.get("cuda_thread") and cuda != "on":  # the driver initialised in it: its CUDA went untraced
+        user = _user_ranges(trace)
+        return Kind("unknown", "low", "CUDA was not traced: the CUDA driver initialised in the program (its own thread, "
+                                      "cuda-EvtHandlr, ran in the program's process), but the capture holds no CUDA "
+                                      f"call, copy or kernel table{f'; only NVTX ranges ({user})' if user else ''}",
+                    window="tracing_off")
     user = _user_ranges(trace)
     if user:
         if cuda == "on":

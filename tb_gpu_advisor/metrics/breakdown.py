@@ -16,7 +16,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks import nvtx, user_ranges
-from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context, GpuCtx, distinct_ids
+from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
 from tb_gpu_advisor.model.columns import add_intervals, coverage, reduce_at, sorted_unique, subtract_intervals, union_intervals
@@ -77,7 +77,9 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     if n_kern > 1 and not ctx.fw.has_dispatch:
         if lend_all is None and h.end.size:
             lend_all = launch_ends(ctx, g)
-        out["launch_wait"] = _launch_waits(d, g.step, g.launch, lend_all if h.end.size else None, kern)
+        out["launch_wait"], out["held"] = _launch_waits(d, g.step, g.launch, lend_all if h.end.size else None, kern)
+        # the GPU idle while holding a kernel launched and submitted: work it could run, outside the capture's
+        out["unseen"] = _cat2(out["unseen"], out["held"])  # no category of PRIORITY: painted as unseen, measured apart
     else:
         out["launch_wait"] = (d.start[:0], d.start[:0])
     # the launching thread waiting in the OS (off the CPU, or blocked in a read or a poll) dispatches nothing: that
@@ -98,12 +100,44 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     return out
 
 
+#: The most a kernel takes to start on an idle GPU once its launch call has returned (ps): the driver's submission.
+#: Kernels launched onto a drained A100 start 0-10 us after the call returns (casio's nerf export: 5% of them 1 us
+#: early, a fifth within 50 us).
+LAUNCH_START_PS = int(50 * PS_PER_US)
+
+
+def held_ms(g: GpuCtx, iv: dict) -> float:
+    """ms of GPU ``g``'s idle inside its kept steps while it held a kernel already launched and submitted (the
+    ``held`` spans of :func:`category_intervals`' ``iv``, booked as ``unseen``): the GPU had work it did not run --
+    another process's context on the same GPU (time-slicing), or a dependency the capture does not hold."""
+    held = iv.get("held")
+    if held is None or not held[0].size:
+        return 0.0
+    s, e = union_intervals(held[0].astype(np.int64), held[1].astype(np.int64))
+    a, b = _inside_steps(g, np.asarray(s, np.int64), np.asarray(e, np.int64))
+    return float((b - a).sum()) / PS_PER_MS
+
+
+def launch_wait_end(k_start: np.ndarray, lend: np.ndarray) -> np.ndarray:
+    """Where the GPU's wait for a late launch ends: the kernel's start, or its launch call's return and the driver's
+    submission (:data:`LAUNCH_START_PS`) where the kernel starts later than that.
+
+    Why: once the call has returned the work is queued, and an idle GPU holding queued work is not waiting for the
+    host to launch it (casio's TF 1.15 NeRF: each burst's first kernel launched 0.1-0.3 ms into a 2.7 ms idle, then
+    held 2.45 ms with the launching thread idle -- 225 ms booked as launch wait, a critical launch_bound).  That
+    rest is left to what else covers it, or to no cause."""
+    return np.minimum(k_start, np.maximum(lend, 0) + LAUNCH_START_PS)
+
+
 def _launch_waits(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray | None,  # noqa: ANN001 - DeviceEvents
-                  kern: slice | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(starts, ends) of the GPU idle before each of its kernels (``kern``: its kernels and collectives, a slice
-    where it has nothing else) that waited for its launch: the kernel's host launch call (ending at ``lend_all``,
-    None: no host events, read as 0) ended after all earlier work on the GPU had, the gap lies inside one step, and
-    the kernel is no collective (which waits for its peers).
+                  kern: slice | np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]:
+    """The GPU idle before each of its kernels (``kern``: its kernels and collectives, a slice where it has nothing
+    else), split by what it waited for: ``(launch_wait, held)``, each (starts, ends).
+
+    Launch wait: the kernel's host launch call (ending at ``lend_all``; None: no host events, read as 0) ended after
+    all earlier work on the GPU had, the gap lies inside one step, and the kernel is no collective (which waits for
+    its peers); it ends at :func:`launch_wait_end`.  Held: the rest of such a gap after the call returned and the
+    driver submitted (:data:`LAUNCH_START_PS`): the GPU held work it could run.
 
     Only where the GPU idled before a kernel (few places on a busy GPU) are its launch and step read: each test
     over every pair of kernels was a gather or a pass over the 220 k events a GPU of the dense 100 MB capture,
@@ -116,8 +150,13 @@ def _launch_waits(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray 
     has = (launch[nxt] >= 0) & (d.kind[nxt] == devices.KIND_KERNEL)
     lend = lend_all[nxt] if lend_all is not None else np.zeros(gap.size, np.int64)
     nxt_step = step[nxt]
-    keep = has & (lend > prev_end[gap]) & (nxt_step == step[cur]) & (nxt_step >= 0)
-    return prev_end[gap[keep]], k_start[gap[keep] + 1]
+    same = has & (nxt_step == step[cur]) & (nxt_step >= 0)
+    idle_s, idle_e = prev_end[gap], k_start[gap + 1]
+    keep = same & (lend > idle_s)
+    held_s = np.maximum(idle_s, lend + LAUNCH_START_PS)
+    late = same & (idle_e > held_s)
+    return (idle_s[keep], launch_wait_end(idle_e[keep], lend[keep])), (held_s[late], idle_e[late])
+
 
 
 #: The device categories of :data:`PRIORITY` and the event kinds each paints.
@@ -645,7 +684,8 @@ def average_matrix(mat_ms: np.ndarray) -> Breakdown:
 
 
 def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = None,
-              busy: tuple[np.ndarray, np.ndarray] | None = None, marked: np.ndarray | None = None) -> GapColumns | None:
+              busy: tuple[np.ndarray, np.ndarray] | None = None, marked: np.ndarray | None = None,
+              comm: np.ndarray | None = None) -> GapColumns | None:
     """GPU idle between consecutive kept steps: the longest idle stretch from step k's last kernel to step k+1's first
     device event.
 
@@ -661,7 +701,8 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     ``busy``: ``union_intervals(d.start, d.end)`` of this GPU where the caller has it (:func:`gpu_step_arrays`).
     Columns, not a :class:`StepGap` per gap: a 100 MB capture has ~9,000 gaps, of which the report keeps 50
     (:func:`summarize_gaps`); None where there are none.  ``marked``: the user's ranges (:func:`user_range_events`),
-    whose time in the gaps is named (:func:`range_time`).
+    whose time in the gaps is named (:func:`range_time`); ``comm``: a communication library's ranges
+    (:func:`communication_range_events`), named apart.
     """
     d = g.d
     n = ctx.steps.count
@@ -717,6 +758,8 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
                       booked_ms=_booked_in_steps(g, iv, win, painted), cycle_ms=cycle, ops_ms=ops_in_gaps(ctx, g, win),
                       ranges_ms=range_time(ctx, g, win[:, 0], win[:, 1], marked, _step_windows(g))
                       if marked is not None and marked.size else {},
+                      comm_ms=range_time(ctx, g, win[:, 0], win[:, 1], comm, _step_windows(g))
+                      if comm is not None and comm.size else {},
                       **dict(zip(("os_ms", "os_max_ms"), os_waits_in(ctx, g, win[:, 0], win[:, 1]))))
 
 
@@ -779,7 +822,7 @@ def user_range_events(ctx: Context) -> np.ndarray:
     parts = []
     r = t.ranges
     if r is not None and r.idx.size:
-        parts.append(r.idx[~r.op])
+        parts.append(r.idx[~r.op & ~_in_domains(r, nvtx.LIBRARY_DOMAINS)])
     if t.annotations is not None and t.annotations.size:
         parts.append(t.annotations)
     elif r is None and t.annotations is None:  # XPlane: the program's TraceMe ranges read like the runtime's
@@ -789,6 +832,26 @@ def user_range_events(ctx: Context) -> np.ndarray:
     idx = np.unique(np.concatenate(parts)).astype(np.int64)
     # a library's own ranges (NCCL's, PyTorch's ``Optimizer.step#...``, ``nccl:all_reduce``) are not the user's code
     return idx[~ctx.h.per_name(nvtx.is_library_range)[ctx.h.name[idx]]]
+
+
+def _in_domains(r, domains: frozenset) -> np.ndarray:  # noqa: ANN001 - HostRanges
+    """Bool per range of ``r``: it lies in one of the named NVTX ``domains``."""
+    if not r.domains:
+        return np.zeros(r.idx.size, bool)
+    hit = np.fromiter((d in domains for d in r.domains), bool, len(r.domains))
+    return hit[r.domain]
+
+
+def communication_range_events(ctx: Context) -> np.ndarray:
+    """Host event indices of the ranges a communication library marks around its calls -- those in its own NVTX
+    domain (``frameworks.nvtx.COMMUNICATION_DOMAINS``: Nsight's MPI trace puts ``MPI_Send`` / ``MPI_Recv`` in domain
+    ``MPI``).  Why apart from the user's ranges: a host inside one in the GPU's idle waits for the other ranks, and
+    runs none of the program's code (survey h37-survey14: pipit's MPI saxpy, 43 ms of each gap in ``MPI_Send`` /
+    ``MPI_Recv``, named "the program's own ranges").  Empty where the capture has none."""
+    r = ctx.trace.ranges
+    if r is None or not r.idx.size:
+        return np.zeros(0, np.int64)
+    return r.idx[_in_domains(r, nvtx.COMMUNICATION_DOMAINS)].astype(np.int64)
 
 
 def ranges_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] | None,
@@ -1093,6 +1156,8 @@ class GapColumns:
     ops_ms: dict[str, float] = field(default_factory=dict)
     #: the user's range name -> ms of the gaps it spans, summed over this GPU's gaps (:func:`range_time`)
     ranges_ms: dict[str, float] = field(default_factory=dict)
+    #: a communication library's range name -> ms of the gaps it spans, summed (:func:`communication_range_events`)
+    comm_ms: dict[str, float] = field(default_factory=dict)
     #: OS call -> ms of the gaps the launching thread spent in it, summed over this GPU's gaps, and the most in one
     #: gap (:func:`os_waits_in`)
     os_ms: dict[str, float] = field(default_factory=dict)
@@ -1176,7 +1241,8 @@ def summarize_gaps(gaps: list[GapColumns | None], avg_step_ms: float | None, led
         share_of_step=(avg / cycle) if cycle > 0 else None, avg_cycle_ms=cycle if cycle > 0 else None,
         avg_input_wait_ms=_running_sum(col("input_wait_ms")) / k, avg_launch_ms=_running_sum(col("launch_ms")) / k,
         avg_host_other_ms=_running_sum(col("host_other_ms")) / k, gaps=rows, ledger_ms_per_step=booked,
-        top_ops=_top_ops(gaps, k), top_ranges=_top_ops(gaps, k, "ranges_ms"), top_os_waits=_top_waits(gaps, k),
+        top_ops=_top_ops(gaps, k), top_ranges=_top_ops(gaps, k, "ranges_ms"),
+        top_comm_ranges=_top_ops(gaps, k, "comm_ms"), top_os_waits=_top_waits(gaps, k),
     )
 
 

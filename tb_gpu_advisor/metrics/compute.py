@@ -28,6 +28,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     ctx = build_context(trace, steps, launches, fw, options, job)
     del launches
     marked = bd.user_range_events(ctx)  # XPlane's tell launches and step roots by the corr and root, released next
+    comm_ranges = bd.communication_range_events(ctx)
     if release:
         release_columns(trace.h, "corr", "root")
     release_free_heap()  # the context's build temporaries (see memory.py)
@@ -36,11 +37,13 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     in_ranges: list[dict[str, float]] = []
     in_waits: list[dict[str, float]] = []
     tail_waits: list[float] = []  # ms of OS waits after each step's last GPU work, per active GPU
+    held: list[float] = []  # ms of idle holding launched work, per active GPU
     for g in ctx.gpus:
         arr, iv, painted, busy = bd.gpu_step_arrays(ctx, g)
         per_gpu_arr[g.d.gpu] = arr
         if g.active:
-            gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked))
+            held.append(bd.held_ms(g, iv))
+            gaps.append(bd.step_gaps(ctx, g, iv, painted, busy, marked, comm_ranges))
             in_ranges.append(bd.ranges_in_idle(ctx, g, busy, marked))
             in_waits.append(bd.os_waits_in_idle(ctx, g, busy))
             tail_waits.append(bd.os_waits_after_work(ctx, g, busy))
@@ -124,6 +127,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
         idle_in_os_waits=bd.top_ranges(in_waits, ctx.steps.count), underfill=uf,
         idle_in_os_waits_after_work=(sum(tail_waits) / (ctx.steps.count * len(tail_waits))
                                      if tail_waits and ctx.steps.count else 0.0),
+        idle_held=sum(held) / (ctx.steps.count * len(held)) if held and ctx.steps.count else 0.0,
         scheduler_traced=trace.host_waits is not None and OFF_CPU in trace.host_waits.names,
     )
     # the rows stay columns (StepTable): the report reads them as such, a rule that reads rows gets them made

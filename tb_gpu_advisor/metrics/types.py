@@ -94,7 +94,8 @@ class Breakdown:
     startup: GPU idle while the host is inside a one-time cost (module loading in a first launch, library
       start-up, compilation: ``job.phase``); a cold capture's, never the steady state's.
     unseen: GPU idle in the trace while the host waits for it (a sync, a blocking copy): GPU work the capture does
-      not hold (a window cut out of a longer trace, another process on the GPU).
+      not hold (a window cut out of a longer trace, another process on the GPU); or idle while it holds a kernel
+      whose launch call returned and was submitted (``idle_held``): work it could run and did not.
     allocator: GPU idle while the host is in the device allocator (``cudaMalloc``/``cudaFree``; ``cudaFree``
       synchronizes the device): a caching allocator that is off or churning.
     other: GPU idle, nothing attributable on the host.
@@ -548,6 +549,9 @@ class Gaps:
     #: (the user's range, average ms of a gap it spans), longest first: the outermost ranges below the step of the
     #: thread spanning the most gap time (metrics/breakdown.range_time)
     top_ranges: list[tuple[str, float]] = field(default_factory=list)
+    #: (a communication library's range, average ms of a gap it spans), longest first: the host waiting on other
+    #: ranks in the gaps (``MPI_Recv`` in Nsight's MPI domain; metrics/breakdown.communication_range_events)
+    top_comm_ranges: list[tuple[str, float]] = field(default_factory=list)
     #: (OS call, average ms of a gap, the most ms in one gap) the thread launching the GPU's next work spent blocked
     #: in during the gaps, longest first (Nsight's OS runtime trace; metrics/breakdown.os_waits_in)
     top_os_waits: list[tuple[str, float, float]] = field(default_factory=list)
@@ -1002,6 +1006,9 @@ class HostMetrics:
     #: of those waits, ms per step and GPU after each step's last GPU work (the stretch ending the step: a one-pass
     #: program writing its results; ``metrics/breakdown.os_waits_after_work``)
     idle_in_os_waits_after_work: float = 0.0
+    #: ms per step and GPU the GPU idled holding a kernel already launched and submitted (booked as ``unseen``: work
+    #: outside the capture, or a dependency it does not hold; ``metrics/breakdown.held_ms``)
+    idle_held: float = 0.0
     #: the capture traced the threads' context switches (Nsight's ``SCHED_EVENTS``, ``model.trace.OFF_CPU``): a
     #: thread's time outside its waits is then time on the CPU, running code, recorded or not
     scheduler_traced: bool = False

@@ -98,9 +98,15 @@ def check(m: HostMetrics) -> list[Finding]:
     unrecorded = cause == host_work and unexplained >= 0.5 * g.avg_gap_ms
     # a thread off its CPU runs no code, whatever op or range spans it: that part of the host's time is a wait
     waited = outside_wait_ms(g, other_ms + unexplained) if cause == host_work else 0.0
+    # a communication library's calls (MPI's, NCCL's ranges in their domain) are the host waiting on its peers
+    comm_ms = communication_ms(g, other_ms + unexplained) if cause == host_work and not waited else 0.0
     assumption = ("the between-step gap shrinks to its input-wait part (host work moved out of the step or run every N "
                   "steps)")
-    if waited:  # the host ran no code there: it waited for something the capture does not hold
+    if comm_ms >= 0.5 * g.avg_gap_ms:  # the host's time in the gaps is mostly its wait on the other processes
+        cause = (f"the host waiting for the other processes: {ms(comm_ms)} of each gap is communication "
+                 f"({_comm_names(g)}), a library's calls waiting on their peers, not the program's code")
+        actions = [COMMUNICATE] + actions
+    elif waited:  # the host ran no code there: it waited for something the capture does not hold
         cause = (f"the host waiting for something outside the capture (an input device, a file, a socket, a timer): "
                  f"the thread that launches the next work waited in the OS, running no code, {ms(waited)} of each gap "
                  f"({pct(waited / g.avg_gap_ms)}){_covered(other_ms, unexplained)}")
@@ -116,6 +122,8 @@ def check(m: HostMetrics) -> list[Finding]:
         actions = (ctx.fw.extra(f"{ID}:unrecorded") or [RECORD_HOST]) + actions
         if paced:  # likely a source's clock the program cannot speed up: the saving is a guess, no more than a warning
             sev = "warning" if sev == "critical" else sev
+    if _comm_part(g, comm_ms) and COMMUNICATE not in actions:  # a part of the gaps: its fix after the first
+        actions = actions[:1] + [COMMUNICATE] + actions[1:]
     actions = _made_on_host(ctx, g, cause == host_work) + actions
     if input_ms > 0.2 * g.avg_gap_ms:
         actions.append(action(f"{ms(input_ms)} of each gap is input wait: see the input-bound finding (guide §1.1)."))
@@ -135,7 +143,8 @@ def check(m: HostMetrics) -> list[Finding]:
         f"The GPU is idle {ms(g.avg_gap_ms)} between steps on average (max {ms(g.max_gap_ms)}), {pct(share)} of "
         f"{_whole(cycle_ms, ctx.step_ms)} outside input wait; most of it is {cause}"
         f"{_named(g, cause == host_work and not waited)}"
-        f"{_waited(g, 'named by the trace' if waited else '')}.{_window_share(g, m, _holder(waited, unrecorded, m.scheduler_traced))}",
+        f"{_waited(g, 'named by the trace' if waited else '')}"
+        f"{_comm_part(g, comm_ms) if comm_ms < 0.5 * g.avg_gap_ms else ''}.{_window_share(g, m, _holder(waited, unrecorded, m.scheduler_traced))}",
         metric=share_metric("step_gap_share", "Between-step gap (non-input) share of step", share, "step_gaps.warning",
                             severity=sev, detail={"avg_gap_ms": g.avg_gap_ms, "max_gap_ms": g.max_gap_ms,
                                                   "input_wait_ms": input_ms, "launch_ms": launch_ms,
@@ -145,12 +154,17 @@ def check(m: HostMetrics) -> list[Finding]:
         evidence=[
             table("Where the gap time goes (ms, average per gap)", ["cause", "ms"],
                   [["input wait", input_ms], [ctx.fw.label("step_gaps:launch"), launch_ms], ["other host work", other_ms],
+                   *([["of the host's time: communication (waiting on other processes)", round(comm_ms, 4)]]
+                     if comm_ms else []),
                    ["dynamic loss scaling", loss_ms], ["late start of a GPU (launch skew)", skew_ms],
                    ["unexplained", unexplained]]),
             table("Longest gaps", ["after step", "gpu", "gap ms", "input wait ms", "launch ms", "host other ms",
                                    "unexplained ms"], rows),
-            *([table("Host ops in the gaps (the busiest thread's outermost ops; ms per gap)", ["op", "ms"],
-                     [[name, v] for name, v in g.top_ops])] if g.top_ops else []),
+            *([table("Host ops in the gaps (the busiest thread's outermost ops; ms per gap)", ["op", "ms"], ops)]
+              if (ops := [[name, v] for name, v in g.top_ops if name not in _comm_set(g)]) else []),
+            *([table("Communication libraries' ranges in the gaps (MPI, NCCL, NVSHMEM or UCX, in their own NVTX "
+                     "domain: the host waiting on other processes, not the program's code; ms per gap)",
+                     ["range", "ms"], [[name, v] for name, v in g.top_comm_ranges])] if g.top_comm_ranges else []),
             *([table("The program's own ranges in the gaps (the busiest thread's outermost ranges below the step; "
                      "ms per gap)", ["range", "ms"], [[name, v] for name, v in g.top_ranges])] if g.top_ranges else []),
             *([table("OS waits of the thread launching the next work during the gaps (OS runtime or scheduler trace)",
@@ -180,6 +194,39 @@ WRITE_OUTPUT = action("The wait follows the last kernel: the program writing its
                       "thread of its own or with asynchronous I/O while the GPU computes the next, in few large "
                       "writes; where it needs all of the GPU's work, it is the program's tail outside the GPU's "
                       "work -- time the GPU part apart from it.")
+
+
+#: What to do where the host's time between its GPU work is a communication library's wait on its peers.
+COMMUNICATE = action("Overlap the communication with the GPU's work: post it non-blocking (MPI_Isend / MPI_Irecv, "
+                     "NCCL on a stream of its own) before the next kernels and wait for it only where its data is "
+                     "needed; with a CUDA-aware MPI or NCCL pass device buffers, so no copy to the host comes first; "
+                     "a wait that stays long is another process arriving late -- profile every rank to see which.")
+
+
+def _comm_set(g) -> set:  # noqa: ANN001 - Gaps
+    """The names of the communication libraries' ranges in the gaps."""
+    return {name for name, _ in g.top_comm_ranges}
+
+
+def communication_ms(g, host_ms: float) -> float:  # noqa: ANN001 - Gaps
+    """The part of each gap's host time (``host_ms``) inside a communication library's ranges (MPI's, NCCL's in their
+    NVTX domain): the host waiting on its peers (a receive for another rank's data, a send for the receiver), which
+    runs none of the program's code (pipit's MPI saxpy: 44.7 ms of each 182 ms gap in ``MPI_Send`` / ``MPI_Recv``).
+    The named ranges are the outermost of one thread's, so disjoint; never above the host time they lie in."""
+    return min(sum(v for _, v in g.top_comm_ranges), host_ms)
+
+
+def _comm_names(g) -> str:  # noqa: ANN001 - Gaps
+    """The communication ranges of the gaps in words: ```MPI_Recv` 22.5 ms, `MPI_Send` 22.2 ms``."""
+    return ", ".join(f"`{name}` {ms(v)}" for name, v in g.top_comm_ranges)
+
+
+def _comm_part(g, comm_ms: float) -> str:  # noqa: ANN001 - Gaps
+    """The clause naming the gaps' communication where it is a part (a tenth of the mean gap or more) but not most."""
+    if not g.avg_gap_ms or comm_ms < 0.1 * g.avg_gap_ms:
+        return ""
+    return (f"; {ms(comm_ms)} of each gap is communication ({_comm_names(g)}: a library's calls waiting on the other "
+            f"processes, not the program's code)")
 
 
 def outside_wait_ms(g, host_ms: float) -> float:  # noqa: ANN001 - Gaps
@@ -267,7 +314,8 @@ def _named(g, host_work: bool) -> str:
     ranges = [f"`{name}` {ms(v)}" for name, v in g.top_ranges if v >= 0.1 * g.avg_gap_ms]
     # an XPlane range is a host event too: named once, as the program's range
     marked = {name for name, _ in g.top_ranges}
-    named = [f"`{name}` {ms(v)}" for name, v in g.top_ops if v >= 0.1 * g.avg_gap_ms and name not in marked]
+    named = [f"`{name}` {ms(v)}" for name, v in g.top_ops
+             if v >= 0.1 * g.avg_gap_ms and name not in marked | _comm_set(g)]
     where = ([f"in each gap: {', '.join(named)}"] if named else []) + \
         ([f"in the program's own ranges {', '.join(ranges)}"] if ranges else [])
     return f" ({'; '.join(where)})" if where else ""

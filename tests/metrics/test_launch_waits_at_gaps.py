@@ -1,5 +1,6 @@
 """``metrics.breakdown._launch_waits`` reads launches and steps only at the GPU's idle gaps: the same intervals, in
-the same dtypes, as the test over every pair of consecutive kernels it replaces."""
+the same dtypes, as the test over every pair of consecutive kernels it replaces -- both its launch waits and the
+idle after the launch returned that the GPU held (h37-left14)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import numpy as np
 import pytest
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.metrics.breakdown import _launch_waits
+from tb_gpu_advisor.metrics.breakdown import LAUNCH_START_PS, _launch_waits, launch_wait_end
 
 
 def _every_pair(d, step, launch, lend_all, kern):  # noqa: ANN001
@@ -19,7 +20,9 @@ def _every_pair(d, step, launch, lend_all, kern):  # noqa: ANN001
     has = (launch[kern][1:] >= 0) & (d.kind[kern][1:] == devices.KIND_KERNEL)
     lend = np.where(has, lend_all[kern][1:], 0) if lend_all is not None else np.zeros(k_start.size - 1, np.int64)
     keep = has & (lend > prev_end) & (k_start[1:] > prev_end) & (k_step[1:] == k_step[:-1]) & (k_step[1:] >= 0)
-    return prev_end[keep], k_start[1:][keep]
+    held_s = np.maximum(prev_end, lend + LAUNCH_START_PS)
+    late = has & (k_start[1:] > held_s) & (k_step[1:] == k_step[:-1]) & (k_step[1:] >= 0)
+    return (prev_end[keep], launch_wait_end(k_start[1:][keep], lend[keep])), (held_s[late], k_start[1:][late])
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -38,10 +41,12 @@ def test_equal_to_every_pair(seed):
     compute = (kind == devices.KIND_KERNEL) | (kind == devices.KIND_COLLECTIVE)
     kern = slice(None) if compute.all() else np.nonzero(compute)[0]
     if (n if isinstance(kern, slice) else kern.size) > 1:
-        for lends in (lend_all, None):
+        for lends in (lend_all, lend_all - LAUNCH_START_PS, None):  # the shift: calls returning early, held idle
             got = _launch_waits(d, step, launch, lends, kern)
             want = _every_pair(d, step, launch, lends, kern)
-            assert [a.tolist() for a in got] == [a.tolist() for a in want]
-            assert [a.dtype for a in got] == [a.dtype for a in want]
+            for part, ref in zip(got, want):
+                assert [a.tolist() for a in part] == [a.tolist() for a in ref]
+                assert [a.dtype for a in part] == [a.dtype for a in ref]
     if seed == 0:
-        assert _launch_waits(d, step, launch, lend_all, kern)[0].size, "no launch wait: the case is not exercised"
+        assert _launch_waits(d, step, launch, lend_all - LAUNCH_START_PS, kern)[1][0].size, "no held idle exercised"
+        assert _launch_waits(d, step, launch, lend_all, kern)[0][0].size, "no launch wait: the case is not exercised"

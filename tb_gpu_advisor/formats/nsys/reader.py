@@ -323,6 +323,8 @@ def _columns_of(schema: tb.Schema, path: str, size: int, fidx: int, calls, devic
         raw.facts.update(_program_ran(schema))
     elif tb.RUNTIME not in schema and _called_cuda(schema):
         raw.facts["cuda_in_stacks"] = "1"
+    elif tb.RUNTIME not in schema and _driver_thread(raw.threads, raw.processes):
+        raw.facts["cuda_thread"] = "1"
     stderr = tb.program_stderr(schema)
     failure = next((f for f in map(program_failure, stderr) if f), "")
     # a window with GPU work ended in the failure where it is the last thing the program wrote (a traceback logged
@@ -538,6 +540,25 @@ def _called_cuda(schema: tb.Schema) -> bool:
     """Whether the program's sampled or OS-runtime call stacks ran inside the CUDA driver's library: it had loaded
     CUDA and called it, whether or not the profiler traced those calls."""
     return any(_CUDA_DRIVER.search(mod) for mod in tb.callchain_modules(schema))
+
+
+#: The profiler's own processes (Nsight Systems' CLI, launcher and output relay): a CUDA thread in one is not the
+#: program's.
+_PROFILER_PROCESS = re.compile(r"^nsys(?:-|$)")
+
+
+def _driver_thread(threads: dict[int, str], processes: dict[int, str]) -> bool:
+    """Whether a profiled process (not Nsight's own) holds a thread the CUDA driver starts where it initialises
+    (``devices.driver_thread``): the program loaded and initialised CUDA, so an export without CUDA records did
+    not trace it -- it is no program that ran on the CPU (YijiaZhao/NVTX-example's ``quickstart.sqlite``: PyTorch's
+    ``cuda-EvtHandlr`` ran in its ``python`` 0.5 s into the training loop).  ``threads``: globalTid -> name, the pid
+    in bits 24-47 of the key as Nsight writes it."""
+    for tid, name in threads.items():
+        if devices.driver_thread(name):
+            pid = (int(tid) >> 24) & 0xFFFFFF
+            if not _PROFILER_PROCESS.match(processes.get(pid, "")):
+                return True
+    return False
 
 
 def _program_ran(schema: tb.Schema) -> dict[str, str]:

@@ -64,10 +64,21 @@ CPU_S_PER_GIB = 120.0
 GZIP_WEIGHT = 8
 #: Seconds between the CPU limit's SIGXCPU (soft) and the kernel's SIGKILL (hard), should the first be ignored.
 _CPU_HARD_MARGIN_S = 5
+#: Modules the analysis imports on first use, not at import (a report of one format never loads another's reader, its
+#: compiled decoder, the HLO reader or msgspec: the command line's start-up), which a worker must not import itself.
+#: Why: a child imports under its memory limit (``guard``), where compiling a module's source (no up-to-date ``.pyc``:
+#: an editable install, ``PYTHONDONTWRITEBYTECODE``) or mapping an extension can fail -- CPython's compiler then
+#: crashed the child with SIGSEGV (the many-host test under 64 MB, 3 runs in 6), and a compiled decoder that cannot be
+#: mapped would silently fall back to Python.  Loaded once in the forkserver, every child has them.
+LAZY_ANALYSIS_MODULES = ("tb_gpu_advisor.formats.xplane.adapter", "tb_gpu_advisor.formats.xplane.hlo",
+                         "tb_gpu_advisor.formats.kineto.adapter", "tb_gpu_advisor.formats.kineto.parse",
+                         "tb_gpu_advisor.formats.nsys.reader", "tb_gpu_advisor.formats.snapshot.reader",
+                         "tb_gpu_advisor.model.sanity", "msgspec", "numpy.ma")
 #: ``forkserver_main`` first: it imports the parent's main module in the server, so the children do not
-#: each import it again (``tensorboard.main``: about 0.8 s per analysis; see that module).
+#: each import it again (``tensorboard.main``: about 0.8 s per analysis; see that module).  A module that cannot be
+#: imported (msgspec not installed) is skipped by the forkserver.
 _PRELOAD = ["tb_gpu_advisor.runtime.forkserver_main", "tb_gpu_advisor.runtime.pipeline", "tb_gpu_advisor.formats.xplane.reader",
-            "tb_gpu_advisor.runtime.isolation"]
+            "tb_gpu_advisor.runtime.isolation", *LAZY_ANALYSIS_MODULES]
 
 
 class WorkerError(Exception):

@@ -312,3 +312,27 @@ def test_the_prepared_out_of_memory_frame_is_read_as_the_message():
         assert reader.recv() == isolation._OUT_OF_MEMORY
         reader.close()
         writer.close()
+
+
+def test_an_analysis_worker_imports_nothing_under_its_limit():
+    """A worker imports under its memory limit, where compiling a module's source or mapping an extension can fail:
+    CPython's compiler crashed the child with SIGSEGV (the many-host test above under 64 MB, 3 runs in 6, once the
+    readers were imported on first use).  So the forkserver loads every module an analysis imports on first use
+    (``isolation.LAZY_ANALYSIS_MODULES``), and a worker's analysis of each format imports none itself."""
+    import glob
+
+    from tests.support.paths import DEMO_LOGS, FIXTURES
+    from tests.support.worker_probe import modules_analyses_import
+
+    files = [(glob.glob(str(DEMO_LOGS / "launch_bound" / "**" / "*.xplane.pb"), recursive=True)[0], "xplane"),
+             (str(FIXTURES / "gaps" / "inference_rank_1" / "inference_rank_1.1.pt.trace.json.gz"), "kineto"),
+             (str(FIXTURES / "wild" / "mpi_saxpy_a100_rank0" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"), "nsys"),
+             (str(FIXTURES / "h200_memory" / "torch_oom_snapshot" / "oom_snapshot.pickle"), "snapshot")]
+    for path, fmt in files:
+        assert isolation.call(modules_analyses_import, [(path, fmt)]) == [], fmt
+
+
+def test_every_formats_reader_is_loaded_before_the_workers_limit():
+    from tb_gpu_advisor.formats import REGISTRY
+
+    assert {f.reader_module for f in REGISTRY.values()} <= set(isolation.LAZY_ANALYSIS_MODULES)

@@ -30,6 +30,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, loads
+from tb_gpu_advisor.formats.snapshot.layout import embedded_snapshot, is_page
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack, MemoryEvents,
                                        MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
 
@@ -79,6 +80,10 @@ class SnapshotReadError(ValueError):
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
     """Read one snapshot pickle into a trace (``SnapshotReadError`` when it is none, or asks for more than data)."""
     data = _read_bytes(path)
+    if is_page(data):  # PyTorch's memory viewer page: the snapshot is the pickle it embeds
+        data = embedded_snapshot(data)
+        if isinstance(data, str):
+            raise SnapshotReadError(path, data)
     try:
         doc = loads(data, compact=_Compactor())
     except UnsafePickle as e:
@@ -92,7 +97,7 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
 
 def host_name(path: str) -> str:
     name = os.path.basename(path)
-    for suffix in (".pickle", ".pkl"):
+    for suffix in (".pickle", ".pkl", ".html"):
         if name.endswith(suffix):
             return name[: -len(suffix)] or name
     return name

@@ -43,6 +43,13 @@ _VIZ_PAGE = re.compile(rb"MemoryViz\.js")
 _VIZ_FILES = re.compile(rb"const\s+local_files\s*=\s*")
 NOT_VIZ_PAGE = ("an HTML page, not PyTorch's memory viewer page with a snapshot in it (`torch.cuda._memory_viz`'s "
                 "`trace_plot`): give the snapshot itself (`torch.cuda.memory._dump_snapshot`'s pickle)")
+#: PyTorch 2.0's ``trace_plot`` page drew the allocations itself (``let alloc_data = {"actions": ...}``: sizes and
+#: stacks in the order they were made and freed, no segment, no snapshot): a viewer's drawing, not the allocator's
+#: record (survey h37-survey17: zdevito/zdevito.github.io's ``assets/trace.html``, ``assets/cudagraph.html``).
+_DRAWN_PAGE = re.compile(rb"let\s+alloc_data\s*=\s*\{")
+DRAWN_PAGE = ("PyTorch 2.0's memory trace page (`torch.cuda._memory_viz.trace_plot` before 2.1): the allocations as the "
+              "viewer drew them, without the allocator's segments or the snapshot: give the snapshot itself "
+              "(`torch.cuda.memory._dump_snapshot`'s pickle)")
 
 
 def is_pickle_name(name: str) -> bool:
@@ -64,7 +71,7 @@ def embedded_snapshot(data: bytes, whole: bool = True) -> bytes | str:
     ``whole=False`` reads a page's start only: the base64 up to where it was cut, decoded in whole 4-character
     groups -- enough for :func:`sniff`'s look at the pickle's first bytes."""
     if not _VIZ_PAGE.search(data[:SNIFF_BYTES]):
-        return NOT_VIZ_PAGE
+        return DRAWN_PAGE if _DRAWN_PAGE.search(data[:SNIFF_BYTES]) else NOT_VIZ_PAGE
     at = _VIZ_FILES.search(data)
     if at is None:
         return "PyTorch's memory viewer page, but no snapshot in it (no `local_files`)"

@@ -34,6 +34,11 @@ _PICKLE_START = re.compile(rb"^\x80[\x02-\x05]|^\(dp0|^\}")
 #: Keys only a snapshot's segments and blocks hold, one of which is in any snapshot's first kilobytes.
 _SNAPSHOT_KEYS = (b"segments",)
 _SEGMENT_KEYS = (b"total_size", b"device_traces", b"allocated_size", b"segment_type", b"blocks")
+#: A snapshot re-dumped by a script of its own may put its history first (``{"device_traces": ..., "segments": ...}``:
+#: survey h37-survey17, drisspg/transformer_nuggets' ``test/data/mini_snapshot.pickle``, cut to its first 50 events):
+#: the history's key then opens the dict, and its first entry's own keys follow it.
+_HISTORY_KEY = b"device_traces"
+_TRACE_ENTRY_KEYS = (b"action", b"addr", b"size")
 #: ``torch.cuda.memory_snapshot()`` (the public call, no history) returns the segments alone: a pickled list (``]``
 #: after the protocol and frame opcodes) whose first dict opens with a segment's own keys.
 _SEGMENT_LIST = re.compile(rb"^\x80[\x02-\x05](?:\x95.{8})?(?:\]|\(l)", re.S)
@@ -112,6 +117,8 @@ def sniff(path: str) -> str | None:
         return "not a pickle"
     if _SEGMENT_LIST.search(head[:64]) and all(k in head[:256] for k in _LIST_SEGMENT_KEYS):
         return None  # ``torch.cuda.memory_snapshot()`` pickled: the segments alone, a list of them
+    if _HISTORY_KEY in head[:256] and all(k in head for k in _TRACE_ENTRY_KEYS):
+        return None  # the history first: a re-dumped snapshot's order
     if not any(k in head[:256] for k in _SNAPSHOT_KEYS) or not any(k in head for k in _SEGMENT_KEYS):
         return "a pickle, but no memory snapshot (torch.cuda.memory._dump_snapshot writes `segments` first)"
     return None

@@ -153,3 +153,21 @@ def test_a_memory_timeline_is_named_as_such_with_what_to_analyse_instead(tmp_pat
     assert cli(["report", str(run / "train_memory.json")]) == 2
     (run / "other.json").write_text(json.dumps([[1, 2], [3, 4]]))  # small numbers: no timestamps, no such name
     assert dict(skipped(str(tmp_path / "logdir")))["timeline/other.json"] == "JSON without traceEvents: not a trace"
+
+
+def test_a_raw_memory_timeline_is_named_as_such_too(tmp_path):
+    """``export_memory_timeline("x.raw.json.gz")`` writes one ``[time_ns, action, bytes, category]`` per allocation
+    and free, ``-1`` for the time of what was live before the profile (survey h37-survey17:
+    tonghuikang/optimizer-memory-profiles' ``profiling/modal_gpu_adam/profile.raw.json.gz``, a ResNet under Adam on a
+    GPU).  Main said only "JSON without traceEvents: not a trace"; it is named with what to analyse instead."""
+    run = tmp_path / "logdir" / "timeline"
+    run.mkdir(parents=True)
+    events = [[-1, 1, 37632, 0], [-1, 1, 602112, 2], [1756681317989302283, 3, 8192, 5],
+              [1756681317989303899, 4, -8192, 5]]
+    with gzip.open(run / "profile.raw.json.gz", "wt") as f:
+        json.dump(events, f)
+    reason = dict(skipped(str(tmp_path / "logdir")))["timeline/profile.raw.json.gz"]
+    assert "memory timeline" in reason and "raw form" in reason and "_dump_snapshot" in reason
+    assert cli(["report", str(run / "profile.raw.json.gz")]) == 2
+    (run / "other.json").write_text(json.dumps([[-1, 2, 3], [4, 5, 6]]))  # a -1 first, not four numbers: no name
+    assert dict(skipped(str(tmp_path / "logdir")))["timeline/other.json"] == "JSON without traceEvents: not a trace"

@@ -73,11 +73,14 @@ ROCPROF = ("ROCm rocprof's trace (`rocprof --hip-trace`, roctracer's results.jso
 
 #: ``profile.export_memory_timeline("x.json")``: ``[times_us, sizes_by_category]`` -- a JSON array whose first array
 #: holds microsecond timestamps since the epoch (16 digits), no events (cwilson51/CO-Colloquium-Pytorch-profiler's
-#: ``train_batch_128_nworkers_6_memory_broken.json``).
-_MEMORY_TIMELINE = rb"^\s*\[\s*\[\s*\d{13,}\s*,"
+#: ``train_batch_128_nworkers_6_memory_broken.json``).  Its raw form (``export_memory_timeline("x.raw.json.gz")``) is
+#: one ``[time_ns, action, bytes, category]`` per allocation and free, the time ``-1`` for what was live before the
+#: profile began (survey h37-survey17: tonghuikang/optimizer-memory-profiles' ``profile.raw.json.gz``).
+_MEMORY_TIMELINE = rb"^\s*\[\s*\[\s*(?:\d{13,}\s*,|-1\s*,\s*\d\s*,\s*-?\d+\s*,\s*(?:-?\d+|null)\s*\])"
 MEMORY_TIMELINE = ("torch.profiler's memory timeline (`export_memory_timeline`: the bytes each category held over "
-                   "time), not a trace: analyse the trace itself (`export_chrome_trace`, `tensorboard_trace_handler`) "
-                   "or a memory snapshot (`torch.cuda.memory._dump_snapshot`), which say where the memory went")
+                   "time, or in its raw form each allocation and free by category), not a trace: analyse the "
+                   "trace itself (`export_chrome_trace`, `tensorboard_trace_handler`) or a memory snapshot "
+                   "(`torch.cuda.memory._dump_snapshot`), which say where the memory went")
 
 
 #: Chrome's trace format in its JSON Array form: a bare list of events (``[{"ph": "X", ...}, ...]``), which Kineto

@@ -6,10 +6,18 @@ dict opens with the ``segments`` key and names the snapshot's own keys, or, pick
 ``torch.cuda.memory_snapshot()``, a list of segments).  Each snapshot is a session of its own,
 named after its file's time with ``_snapshot`` appended (it never joins a trace's session), its one host the file's
 name without the suffix.  Never below a ``plugins`` folder (other tools' assets).
+
+PyTorch's own viewer also saves a snapshot as one self-contained page (``torch.cuda._memory_viz``'s ``trace_plot`` /
+``segment_plot``, the pages its blog posts link): an ``.html`` whose script hands ``MemoryViz.js`` the pickle in base64
+(``const local_files = [{"name": "snapshot.pickle", "base64": "..."}]``).  That pickle is the snapshot, read as one
+(:func:`embedded_snapshot`; survey h37-survey17: the "Understanding GPU Memory 1" blog's ResNet-50 ``snapshot.html``).
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import json
 import re
 
 from tb_gpu_advisor.common import fsio
@@ -17,6 +25,8 @@ from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, session_
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 SUFFIXES = (".pickle", ".pkl")
+#: The viewer's page that embeds a snapshot (``torch.cuda._memory_viz``): a snapshot only when its script says so.
+HTML_SUFFIX = ".html"
 EXPECTED = "<run>/<name>.pickle (torch.cuda.memory._dump_snapshot)"
 #: How much of a file's start is read to tell a snapshot.
 SNIFF_BYTES = 4096
@@ -24,14 +34,71 @@ _PICKLE_START = re.compile(rb"^\x80[\x02-\x05]|^\(dp0|^\}")
 #: Keys only a snapshot's segments and blocks hold, one of which is in any snapshot's first kilobytes.
 _SNAPSHOT_KEYS = (b"segments",)
 _SEGMENT_KEYS = (b"total_size", b"device_traces", b"allocated_size", b"segment_type", b"blocks")
+#: A snapshot re-dumped by a script of its own may put its history first (``{"device_traces": ..., "segments": ...}``:
+#: survey h37-survey17, drisspg/transformer_nuggets' ``test/data/mini_snapshot.pickle``, cut to its first 50 events):
+#: the history's key then opens the dict, and its first entry's own keys follow it.
+_HISTORY_KEY = b"device_traces"
+_TRACE_ENTRY_KEYS = (b"action", b"addr", b"size")
 #: ``torch.cuda.memory_snapshot()`` (the public call, no history) returns the segments alone: a pickled list (``]``
 #: after the protocol and frame opcodes) whose first dict opens with a segment's own keys.
 _SEGMENT_LIST = re.compile(rb"^\x80[\x02-\x05](?:\x95.{8})?(?:\]|\(l)", re.S)
 _LIST_SEGMENT_KEYS = (b"device", b"total_size")
+#: ``torch.cuda._memory_viz._format_viz``'s page: the viewer's module, then the pickle as the first local file.
+_VIZ_PAGE = re.compile(rb"MemoryViz\.js")
+_VIZ_FILES = re.compile(rb"const\s+local_files\s*=\s*")
+NOT_VIZ_PAGE = ("an HTML page, not PyTorch's memory viewer page with a snapshot in it (`torch.cuda._memory_viz`'s "
+                "`trace_plot`): give the snapshot itself (`torch.cuda.memory._dump_snapshot`'s pickle)")
+#: PyTorch 2.0's ``trace_plot`` page drew the allocations itself (``let alloc_data = {"actions": ...}``: sizes and
+#: stacks in the order they were made and freed, no segment, no snapshot): a viewer's drawing, not the allocator's
+#: record (survey h37-survey17: zdevito/zdevito.github.io's ``assets/trace.html``, ``assets/cudagraph.html``).
+_DRAWN_PAGE = re.compile(rb"let\s+alloc_data\s*=\s*\{")
+DRAWN_PAGE = ("PyTorch 2.0's memory trace page (`torch.cuda._memory_viz.trace_plot` before 2.1): the allocations as the "
+              "viewer drew them, without the allocator's segments or the snapshot: give the snapshot itself "
+              "(`torch.cuda.memory._dump_snapshot`'s pickle)")
 
 
 def is_pickle_name(name: str) -> bool:
     return name.endswith(SUFFIXES) and len(name) > max(len(s) for s in SUFFIXES if name.endswith(s))
+
+
+def is_page_name(name: str) -> bool:
+    return name.endswith(HTML_SUFFIX) and len(name) > len(HTML_SUFFIX)
+
+
+def is_page(data: bytes) -> bool:
+    """Whether a file's bytes are an HTML page (a snapshot pickle never starts with ``<``)."""
+    return data.lstrip()[:1] == b"<"
+
+
+def embedded_snapshot(data: bytes, whole: bool = True) -> bytes | str:
+    """The pickle a memory viewer page embeds, else why there is none, in words.
+
+    ``whole=False`` reads a page's start only: the base64 up to where it was cut, decoded in whole 4-character
+    groups -- enough for :func:`sniff`'s look at the pickle's first bytes."""
+    if not _VIZ_PAGE.search(data[:SNIFF_BYTES]):
+        return DRAWN_PAGE if _DRAWN_PAGE.search(data[:SNIFF_BYTES]) else NOT_VIZ_PAGE
+    at = _VIZ_FILES.search(data)
+    if at is None:
+        return "PyTorch's memory viewer page, but no snapshot in it (no `local_files`)"
+    if not whole:
+        m = re.match(rb'\[\s*\{\s*"name"\s*:\s*"[^"]*"\s*,\s*"base64"\s*:\s*"([A-Za-z0-9+/=]*)', data[at.end():])
+        if m is None:
+            return "PyTorch's memory viewer page, but its snapshot is not base64 where the viewer puts it"
+        text = m.group(1)
+        return _b64(text[: len(text) // 4 * 4]) or "PyTorch's memory viewer page with an unreadable snapshot"
+    try:
+        files, _ = json.JSONDecoder().raw_decode(data[at.end():].decode("utf-8", "replace"))
+        text = files[0]["base64"].encode("ascii")
+    except (ValueError, LookupError, TypeError, AttributeError, UnicodeError):
+        return "PyTorch's memory viewer page, but its snapshot is not base64 where the viewer puts it"
+    return _b64(text) or "PyTorch's memory viewer page with an unreadable snapshot"
+
+
+def _b64(text: bytes) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        return b""
 
 
 def sniff(path: str) -> str | None:
@@ -42,10 +109,16 @@ def sniff(path: str) -> str | None:
         return "unreadable"
     if not head:
         return "empty"
+    if is_page(head):
+        head = embedded_snapshot(head, whole=False)
+        if isinstance(head, str):
+            return head
     if not _PICKLE_START.search(head):
         return "not a pickle"
     if _SEGMENT_LIST.search(head[:64]) and all(k in head[:256] for k in _LIST_SEGMENT_KEYS):
         return None  # ``torch.cuda.memory_snapshot()`` pickled: the segments alone, a list of them
+    if _HISTORY_KEY in head[:256] and all(k in head for k in _TRACE_ENTRY_KEYS):
+        return None  # the history first: a re-dumped snapshot's order
     if not any(k in head[:256] for k in _SNAPSHOT_KEYS) or not any(k in head for k in _SEGMENT_KEYS):
         return "a pickle, but no memory snapshot (torch.cuda.memory._dump_snapshot writes `segments` first)"
     return None
@@ -58,7 +131,7 @@ class SnapshotLayout(RunFolderLayout):
         return False  # a name never says: the content does (maybe + sniff)
 
     def maybe(self, rel: tuple[str, ...]) -> bool:
-        return is_pickle_name(rel[-1]) and self.in_run_folder(rel)
+        return (is_pickle_name(rel[-1]) or is_page_name(rel[-1])) and self.in_run_folder(rel)
 
     def sniff(self, path: str) -> str | None:
         return sniff(path)
@@ -80,7 +153,7 @@ class SnapshotLayout(RunFolderLayout):
 
 
 def _host(name: str) -> str:
-    for suffix in SUFFIXES:
+    for suffix in (*SUFFIXES, HTML_SUFFIX):
         if name.endswith(suffix):
             return name[: -len(suffix)] or name
     return name

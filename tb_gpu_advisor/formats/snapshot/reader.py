@@ -30,6 +30,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, loads
+from tb_gpu_advisor.formats.snapshot.layout import embedded_snapshot, is_page
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack, MemoryEvents,
                                        MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
 
@@ -79,6 +80,10 @@ class SnapshotReadError(ValueError):
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
     """Read one snapshot pickle into a trace (``SnapshotReadError`` when it is none, or asks for more than data)."""
     data = _read_bytes(path)
+    if is_page(data):  # PyTorch's memory viewer page: the snapshot is the pickle it embeds
+        data = embedded_snapshot(data)
+        if isinstance(data, str):
+            raise SnapshotReadError(path, data)
     try:
         doc = loads(data, compact=_Compactor())
     except UnsafePickle as e:
@@ -92,7 +97,7 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
 
 def host_name(path: str) -> str:
     name = os.path.basename(path)
-    for suffix in (".pickle", ".pkl"):
+    for suffix in (".pickle", ".pkl", ".html"):
         if name.endswith(suffix):
             return name[: -len(suffix)] or name
     return name
@@ -146,6 +151,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
     times = [t for es in entries.values() for e in es if (t := _int(e.get("time_us"), -1)) >= 0]
     t0_us = min(times) if times else 0
     memory: dict[int, MemoryEvents] = {}
+    cut: list[str] = []
     for g in gpus:
         segs = by_gpu.get(g, [])
         reserved = sum(_int(s.get("total_size"), 0) for s in segs)
@@ -160,6 +166,11 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
         events, ooms = _events(g, entries[g], t0_us, allocated, reserved, dump, budget)
         if events is not None:
             memory[g] = events
+            pending = sum(_int(b.get("size"), 0) for b in blocks if b.get("state") == "active_pending_free")
+            if (short := history_short_of_dump(events, allocated + pending)) > 0:
+                cut.append(f"GPU {g}'s history ends with {short / 2**20:,.1f} MiB live that its segments do not hold "
+                           "at the dump: the history stops before the dump (a cut or edited snapshot), so its totals "
+                           "are counted from its own lowest point and the state at the dump is not its end")
         snap.ooms.extend(ooms)
     if budget.bad and not any(by_gpu.values()) and not any(entries.values()):
         raise SnapshotReadError(path, f"no segment or trace entry of a memory snapshot's shape: {budget.bad_text()}")
@@ -167,6 +178,7 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
         raise SnapshotReadError(path, EMPTY)
     problems = [f"the snapshot describes more entries, blocks and frames than its size warrants: the first "
                 f"{work:,} were read"] if budget.left_out else []
+    problems.extend(cut)
     if budget.bad:
         problems.append(f"fields of the wrong type, left out: {budget.bad_text()}")
     if len(traces) > MAX_GPUS or len(by_gpu) > MAX_GPUS:
@@ -280,6 +292,7 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     # totals after each event: the dump's, less everything that came after the event
     alloc = allocated_end - (np.cumsum(d[::-1])[::-1] - d) if d.size else d
     res = reserved_end - (np.cumsum(rd[::-1])[::-1] - rd) if rd.size else rd
+    alloc, res = _anchored(alloc), _anchored(res)
     labels: dict[str, int] = {}
     label_of: dict[int, int] = {}  # id(frames list) -> label id: shared frame lists are labelled once
     op = np.full(len(t), -1, dtype=np.int32)
@@ -307,6 +320,22 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
             reserved=int(res[before]) if before >= 0 else reserved_end, frames=_frames(e.get("frames")),
             time_ps=_time_ps(e, i, t0_us), live=live, live_by_phase=by_phase, label=user_frame(_frames(e.get("frames")))))
     return events, out
+
+
+def _anchored(totals: np.ndarray) -> np.ndarray:
+    """Totals that never go below zero.  Counted back from the dump, a history that does not end at the dump (a
+    snapshot cut to its first events and re-dumped: drisspg/transformer_nuggets' ``mini_snapshot.pickle`` allocates
+    384 MiB it never frees, yet its segments hold nothing) goes negative -- more freed than was ever allocated.  Its
+    totals are then its own, counted from its lowest point: the least memory the history allows."""
+    low = int(totals.min()) if totals.size else 0
+    return totals - low if low < 0 else totals
+
+
+def history_short_of_dump(events: MemoryEvents, held_end: int) -> int:
+    """The bytes a history's last event leaves live beyond what the dump holds (``held_end``: its allocated blocks
+    and those freed on a stream but not yet completed): more than zero only when the history does not reach the
+    dump -- every block it allocated and did not free is one of those at the dump, so can be no more."""
+    return int(events.allocated[-1]) - held_end if events.allocated.size else 0
 
 
 def _cast_copies(delta: np.ndarray, addr: np.ndarray, phase: np.ndarray, raw: list, dump: list[_Live]) -> None:

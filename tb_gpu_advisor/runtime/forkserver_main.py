@@ -6,7 +6,7 @@ has it.  CPython 3.11's forkserver never imports it itself (its ``'__main__'``
 preload reads a ``main_path`` key that ``get_preparation_data`` no longer
 sets), so under TensorBoard every analysis child imported
 ``tensorboard.main`` again: about 0.8 s per analysis.  The parent puts its
-main module's preparation data in ``ENV`` (``isolation._context``); importing
+main module's preparation data in ``ENV`` (``isolation.mp_context``); importing
 it here makes the children find it already loaded.
 """
 

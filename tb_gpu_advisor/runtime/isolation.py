@@ -176,15 +176,14 @@ def mp_context() -> multiprocessing.context.BaseContext:
     Forking a multi-threaded process (TensorBoard's server is threaded) can
     deadlock the child on a lock held by another thread; forkserver starts
     children from a clean single-threaded process.
+
+    The forkserver gets its preload (:data:`_PRELOAD`) from whichever start comes first -- a worker of
+    :func:`call` or a session's process pool -- so no child of it imports an analysis module under its limit.
     """
     import multiprocessing  # here, not at import: the CLI's report runs in its own process and never starts one
 
     methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
-
-
-def _context():
-    ctx = mp_context()
+    ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     if ctx.get_start_method() == "forkserver":
         os.environ[ENV] = json.dumps(main_data())  # read by the server when it starts (it inherits os.environ)
         ctx.set_forkserver_preload(_PRELOAD)  # only takes effect if the server is not running yet
@@ -199,7 +198,7 @@ def call(fn: Callable[..., Any], *args: Any, limits: Limits | None = None,
     calls made in the child are forwarded to ``progress`` here.
     """
     limits = limits or Limits.from_env()
-    ctx = _context()
+    ctx = mp_context()
     parent, child = ctx.Pipe(duplex=False)
     env = dict(os.environ)
     if limits.profile_bytes and ENV_MAX_BYTES not in env:  # the variable, when set, is the user's word

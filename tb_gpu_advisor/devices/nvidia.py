@@ -86,6 +86,10 @@ TENSOR_CORE_PATTERNS: dict[str, str] = {
                           "(vLLM's Machete W4A16 GEMM)",
     "deep_gemm::sm90_": "DeepGEMM's Hopper kernels (fp8 GEMMs, paged MQA logits): wgmma",
     "deep_gemm::sm100_": "DeepGEMM's Blackwell kernels: tcgen05",
+    "marlin<": "Marlin mixed-input GEMMs (IST-DASLab, vLLM's ``marlin::Marlin``, ``marlin_moe_wna16::Marlin``): "
+               "int4/int8 weights dequantized in registers into 16-bit mma.sync (sm80+); the kernel is named "
+               "``Marlin``, its helpers (``gptq_marlin_repack_kernel``, ``marlin::permute_cols_kernel``) are not",
+    "marlin_24<": "Marlin's 2:4-sparse variant (``marlin_24::Marlin_24``): sparse mma.sp",
 }
 
 #: CUDA-core GEMMs whatever library prefix they carry: SIMT kernels, FFMA (fp32 fused multiply-add) math, and
@@ -105,6 +109,11 @@ _FP64 = re.compile(r"\bdouble\b|dgemm|fp64|f64", re.I)
 
 
 _TC_RE = re.compile("|".join(re.escape(p) for p in TENSOR_CORE_PATTERNS), re.I)
+#: Marlin's GEMM kernels by their own name (``Marlin<``/``Marlin_24<`` after a namespace or at the start), not its
+#: helpers that only carry ``marlin`` in a longer word (``gptq_marlin_repack_kernel``) or namespace.  Their parameter
+#: list's ``float const*`` are scales and the fp32 reduction buffer, not the math (16-bit MMA): their precision is
+#: read from the template arguments only (:func:`precision_one`).
+_MARLIN = re.compile(r"(?<![a-z0-9_])marlin(?:_24)?<", re.I)
 
 
 @lru_cache(maxsize=65536)
@@ -153,6 +162,8 @@ def precision_one(name: str) -> int:
     alarms on bf16 JAX captures.
     """
     name = head(name)
+    if _MARLIN.search(name):
+        name = name.split(">(", 1)[0]
     for pattern, precision in _NAMED_PRECISIONS:
         if pattern.search(name):
             return precision
@@ -332,10 +343,10 @@ def copy_direction(name: str) -> str | None:
 #: and fused attention.  ``convert`` fusions are not convolutions.
 #: ``gemm`` but not inside ``fbgemm`` (FBGEMM's embedding kernels carry ``fbgemm_gpu::`` template arguments and are
 #: no GEMMs); cuDNN convolutions by their engine names (``volta_scudnn_*``, ``dgrad_engine``, ``wgrad_alg0_engine``,
-#: the Winograd transforms).
+#: the Winograd transforms); Marlin's mixed-input GEMMs (``_MARLIN``).
 _GEMM_KERNEL = re.compile(r"(?<!fb)gemm|nvjet|xmma|s884|h884|s1688|h1688|16816|hmma|wgmma|implicit_convolve|conv2d|"
                           r"conv3d|_conv_|convolution|fprop|dgrad|wgrad|flash_fwd|flash_bwd|fmha|[shdi]cudnn_|"
-                          r"winograd", re.I)
+                          r"winograd|" + _MARLIN.pattern, re.I)
 #: Library kernels that are positively no GEMM or convolution whatever op launched them: CUB and Thrust primitives
 #: (sorts, scans, reductions).
 _NOT_GEMM = re.compile(r"\bcub::|\bthrust::|DeviceRadixSort|DeviceSegmentedRadixSort|DeviceScan|DeviceReduce")

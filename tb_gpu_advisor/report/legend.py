@@ -35,7 +35,7 @@ CATEGORY_LABELS = {
     "memcpy_d2d": "Copy device→device",
     "collectives": "Collectives (AllReduce…)",
     "startup": "One-time start-up",
-    "unseen": "Waiting for GPU work not in the capture",
+    "unseen": "Waiting on work not in the capture",
     "allocator": "Allocator calls ({allocator_calls})",
     "other": "Other / idle",
 }
@@ -43,7 +43,8 @@ CATEGORY_LABELS = {
 IDLE_LABELS = {
     "startup": "GPU idle: one-time start-up (module loading, library start-up, compilation)",
     "allocator": "GPU idle: the host in the device allocator ({allocator_calls})",
-    "unseen": "GPU idle in the trace while the host waits for it: GPU work the capture does not hold",
+    "unseen": "GPU idle on work the capture does not hold: the host waiting for GPU work the trace lacks, or the GPU "
+              "holding a kernel already launched and submitted",
     "input_wait": "GPU idle: waiting for input",
     "host_compute": "GPU idle: host working",
     "launch_wait": "GPU idle: waiting for a kernel launch",

@@ -84,3 +84,18 @@ def test_without_a_hold_nothing_is_held(tmp_path):
     m = _metrics(p)
     assert m.idle_held == 0.0 and m.breakdown.unseen == 0.0
 
+
+
+def test_the_legend_names_the_held_idle_it_paints_unseen(tmp_path):
+    """The tab paints the hold ``unseen`` while the host is in no call at all (the launching thread idle too), so the
+    legend's words for ``unseen`` cannot say the host waits: they must name the GPU holding work already launched
+    (main said only "while the host waits for it")."""
+    from tb_gpu_advisor.report.legend import CATEGORY_LABELS, IDLE_LABELS
+
+    p = tmp_path / "held.sqlite"
+    write_eager_training_bursts(str(p), bursts=BURSTS, pause_ms=PAUSE_MS, held_ms=HELD_MS)
+    m = _metrics(p)
+    assert m.idle_held > 0 and m.breakdown.unseen >= m.idle_held - 1e-9
+    idle = IDLE_LABELS["unseen"].lower()
+    assert "launched" in idle and "host wait" in idle.replace("waiting", "wait"), idle
+    assert "gpu work" not in CATEGORY_LABELS["unseen"].lower()  # the held case is no missing GPU work

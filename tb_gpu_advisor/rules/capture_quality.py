@@ -82,7 +82,8 @@ def check(m: HostMetrics) -> list[Finding]:
             f"launch or host overhead; profile the whole step to see what the GPU ran.",
             title="The GPU holds work it was given, idle" if held else
             "The host waits for GPU work the capture does not show",
-            metric=share_metric("unseen_share", "Host waiting for GPU work not in the capture", unseen / ctx.step_ms,
+            metric=share_metric("unseen_share", "GPU held work it was given" if held else
+                                "Host waiting for GPU work not in the capture", unseen / ctx.step_ms,
                                 "capture.unseen_share", severity="warning"),
             windows=step_windows(ctx, key=lambda st: st.breakdown.unseen, label="waiting for unseen GPU work"),
             actions=[HELD_FIX] if held else ctx.fw.fix(ID),

@@ -158,7 +158,6 @@ def _launch_waits(d, step: np.ndarray, launch: np.ndarray, lend_all: np.ndarray 
     return (idle_s[keep], launch_wait_end(idle_e[keep], lend[keep])), (held_s[late], idle_e[late])
 
 
-
 #: The device categories of :data:`PRIORITY` and the event kinds each paints.
 _DEVICE_KINDS: dict[str, frozenset[int]] = {
     "device_compute": frozenset({devices.KIND_KERNEL}),

@@ -217,23 +217,22 @@ def _step_confidence(m: HostMetrics, findings: list[Finding]) -> None:
         f.confidence = conf
         if conf == "low" and f.rule in _STEP_BOUNDARY_RULES and f.severity in ("critical", "warning") and \
                 not _waits_outside(f):
-            f.severity = "info"
-            _say_once(f, f" The steps are a guess (from {source}): this gap may lie inside one step, so it is "
-                         f"reported as a note, not a problem.")
+            _cap(f, "info", f" The steps are a guess (from {source}): this gap may lie inside one step, so it is "
+                            f"reported as a note, not a problem.")
         elif conf == "low" and f.severity == "critical":
             # a number per guessed step (GPU bursts) is never critical
-            f.severity = "warning"
-            _say_once(f, f" A warning, not critical: it rests on steps that are a guess (from {source}, low "
-                         f"confidence).")
+            _cap(f, "warning", f" A warning, not critical: it rests on steps that are a guess (from {source}, low "
+                               f"confidence).")
 
 
-def _say_once(f: Finding, sentence: str) -> None:
-    """Append ``sentence`` to the finding's summary unless it is there: the step-confidence cap runs before and after
-    the savings' grading, and says why once."""
-    if sentence not in f.summary:
-        f.summary += sentence
+def _cap(f: Finding, severity: str, why: str) -> None:
+    """Lower ``f`` to ``severity``, its headline metric's colour with it, and say ``why`` once: the step-confidence cap
+    runs before and after the savings' grading."""
+    f.severity = severity
+    if why not in f.summary:
+        f.summary += why
     if f.metric is not None and f.metric.status in ("critical", "warning"):
-        f.metric.status = f.severity  # the headline metric's colour is the finding's, as after a raise
+        f.metric.status = severity
 
 
 def _waits_outside(f: Finding) -> bool:

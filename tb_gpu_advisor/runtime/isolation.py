@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from tb_gpu_advisor.common import logs
+from tb_gpu_advisor import formats
 from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.formats.base import ENV_MAX_BYTES
 from tb_gpu_advisor.model.schema import HostReport
@@ -70,9 +71,8 @@ _CPU_HARD_MARGIN_S = 5
 #: an editable install, ``PYTHONDONTWRITEBYTECODE``) or mapping an extension can fail -- CPython's compiler then
 #: crashed the child with SIGSEGV (the many-host test under 64 MB, 3 runs in 6), and a compiled decoder that cannot be
 #: mapped would silently fall back to Python.  Loaded once in the forkserver, every child has them.
-LAZY_ANALYSIS_MODULES = ("tb_gpu_advisor.formats.xplane.adapter", "tb_gpu_advisor.formats.xplane.hlo",
-                         "tb_gpu_advisor.formats.kineto.adapter", "tb_gpu_advisor.formats.kineto.parse",
-                         "tb_gpu_advisor.formats.nsys.reader", "tb_gpu_advisor.formats.snapshot.reader",
+LAZY_ANALYSIS_MODULES = (*sorted(f.reader_module for f in formats.REGISTRY.values()),
+                         "tb_gpu_advisor.formats.xplane.hlo", "tb_gpu_advisor.formats.kineto.parse",
                          "tb_gpu_advisor.model.sanity", "msgspec", "numpy.ma")
 #: ``forkserver_main`` first: it imports the parent's main module in the server, so the children do not
 #: each import it again (``tensorboard.main``: about 0.8 s per analysis; see that module).  A module that cannot be

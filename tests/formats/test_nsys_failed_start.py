@@ -21,6 +21,7 @@ import pytest
 
 from tb_gpu_advisor.formats.nsys import reader
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
+from tests.support.cli_report import cli_report
 from tests.support.paths import FIXTURES
 
 FAILED = FIXTURES / "nsys_windows" / "failed_start_dynamicvit.sqlite"
@@ -186,10 +187,7 @@ WITH_KERNELS = FIXTURES / "wild" / "cuda_reduce_baseline" / "report1.sqlite"
 
 
 def _top(path):
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(path), "--format", "json"],
-                         capture_output=True, text=True, timeout=300, check=False)
-    assert out.returncode in (0, 1), out.stderr
-    (report,) = json.loads(out.stdout)["reports"]
+    report = cli_report(path)
     return report["findings"]
 
 

@@ -11,19 +11,13 @@ construction."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 from synthetic.nsysexport import write_refused_launch
 from tb_gpu_advisor.formats.nsys import reader
+from tests.support.cli_report import cli_report
 
 
 def _findings(path):
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(path), "--format", "json"],
-                         capture_output=True, text=True, timeout=300, check=False)
-    assert out.returncode in (0, 1), out.stderr
-    (report,) = json.loads(out.stdout)["reports"]
+    report = cli_report(path)
     return report["findings"]
 
 

@@ -13,20 +13,14 @@ of whose tiles holds one opens the iterations.  The loop here is
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
 from synthetic.torchtrace import write_compiled_loop_unmarked
+from tests.support.cli_report import cli_report
 
 
 def _host(path) -> dict:
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(path), "--format", "json"],
-                         capture_output=True, text=True, timeout=300, check=False)
-    assert out.returncode in (0, 1), out.stderr
-    (report,) = json.loads(out.stdout)["reports"]
+    report = cli_report(path)
     return report["hosts"][0]
 
 

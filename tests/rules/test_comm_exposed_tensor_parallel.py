@@ -9,21 +9,16 @@ redistributions, so the fix is tensor parallelism's (overlap them with the matmu
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 
 from synthetic.torchtrace import write_run
+from tests.support.cli_report import cli_reports
 
 WILD = Path(__file__).resolve().parents[1] / "fixtures" / "wild"
 
 
 def _comm_fix(path) -> str:
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(path), "--format", "json"],
-                         capture_output=True, text=True, timeout=300, check=False)
-    assert out.returncode in (0, 1), out.stderr
-    findings = [f for r in json.loads(out.stdout)["reports"] for f in r["findings"] if f["rule"] == "comm_exposed"]
+    findings = [f for r in cli_reports(path) for f in r["findings"] if f["rule"] == "comm_exposed"]
     assert findings, "no comm_exposed finding"
     return " ".join(a["text"] + " " + (a.get("snippet") or "") for a in findings[0]["actions"])
 

@@ -11,21 +11,15 @@ here is ``synthetic.nsysexport.write_user_mma_gemms``'s, so every kernel's time 
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 import pytest
 
 from synthetic.nsysexport import write_user_mma_gemms
 from tb_gpu_advisor import devices
+from tests.support.cli_report import cli_report
 
 
 def _findings(path) -> dict:
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(path), "--format", "json"],
-                         capture_output=True, text=True, timeout=300, check=False)
-    assert out.returncode in (0, 1), out.stderr
-    (report,) = json.loads(out.stdout)["reports"]
+    report = cli_report(path)
     return {f["rule"]: f for f in report["findings"]}
 
 

@@ -330,9 +330,3 @@ def test_an_analysis_worker_imports_nothing_under_its_limit():
              (str(FIXTURES / "h200_memory" / "torch_oom_snapshot" / "oom_snapshot.pickle"), "snapshot")]
     for path, fmt in files:
         assert isolation.call(modules_analyses_import, [(path, fmt)]) == [], fmt
-
-
-def test_every_formats_reader_is_loaded_before_the_workers_limit():
-    from tb_gpu_advisor.formats import REGISTRY
-
-    assert {f.reader_module for f in REGISTRY.values()} <= set(isolation.LAZY_ANALYSIS_MODULES)

@@ -10,18 +10,12 @@ many iterations as the bursts that hold one, and is read as one pass, saying so.
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
-
 from synthetic.nsysexport import write_eager_training_bursts
+from tests.support.cli_report import cli_report
 
 
 def _host(path) -> dict:
-    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(path), "--format", "json"],
-                         capture_output=True, text=True, timeout=300, check=False)
-    assert out.returncode in (0, 1), out.stderr
-    (report,) = json.loads(out.stdout)["reports"]
+    report = cli_report(path)
     return {"steps": report["hosts"][0]["steps"], "job": report["hosts"][0]["job"], "findings": report["findings"]}
 
 

@@ -1,0 +1,24 @@
+"""The command line's JSON report of a path, as a user runs it (a fresh ``tb-gpu-advisor report`` process): the one
+helper the tests that read a whole report share instead of each spelling the subprocess out."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def cli_reports(path: str | Path, ok: tuple[int, ...] = (0, 1)) -> list[dict]:
+    """Every session report of ``report PATH --format json``; asserts the exit code is one of ``ok`` (0: nothing
+    critical, 1: a critical finding)."""
+    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(path), "--format", "json"],
+                         capture_output=True, text=True, timeout=300, check=False)
+    assert out.returncode in ok, out.stderr
+    return json.loads(out.stdout)["reports"]
+
+
+def cli_report(path: str | Path, ok: tuple[int, ...] = (0, 1)) -> dict:
+    """The one session report of ``path`` (:func:`cli_reports`)."""
+    (report,) = cli_reports(path, ok)
+    return report

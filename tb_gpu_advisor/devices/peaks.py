@@ -41,6 +41,12 @@ DTYPES = (P_FP64, P_FP32, P_TF32, P_FP16, P_BF16, P_FP8, P_INT8)
 CLOCK_MATCH = 0.03
 #: Variants told apart by bandwidth when the tabled figure is within this fraction of the trace's.
 BANDWIDTH_MATCH = 0.10
+#: No CPU computes a matmul faster than this, FLOP/s (8-bit operands: twice it).  The fastest CPU matrix units: Intel's
+#: AMX does 1,024 bf16 FLOP per core and cycle (2,048 int8 ops), so a two-socket Xeon 6980P (Granite Rapids, 2 x 128
+#: cores at 2.0 GHz) peaks at ~0.52 PFLOP/s bf16 -- twice that here, a margin no CPU server's matmul reaches.  Why it
+#: matters: an op that returns sooner than this rate allows for its FLOPs did not compute them on the host; it queued
+#: them on an accelerator (``job.kind``: GPU work whose records the capture lacks is not the CPU's work).
+CPU_PEAK_FLOPS = 1e15
 
 
 @dataclass(frozen=True)
@@ -230,6 +236,11 @@ MODELS: tuple[Model, ...] = (
 
 #: Names that say the vendor and nothing more (ROCm, XPlane's ``device_vendor``).
 _GENERIC = re.compile(r"\s*(?:AMD|Advanced Micro Devices(?:, Inc\.)?|(?:AMD )?Radeon Graphics)?\s*", re.I)
+
+
+def cpu_peak_flops(precision: int) -> float:
+    """The most FLOP/s any CPU computes a matmul of ``precision`` at (:data:`CPU_PEAK_FLOPS`; 8-bit: twice it)."""
+    return CPU_PEAK_FLOPS * (2 if precision in (P_FP8, P_INT8) else 1)
 
 
 def generation(gpu_name: str | None, cc: tuple[int, int] | None) -> Generation | None:

@@ -18,6 +18,7 @@ import numpy as np
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import and_list, gb, plural
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.devices.peaks import cpu_peak_flops
 from tb_gpu_advisor.frameworks import Framework, engines, nvtx
 from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.model.columns import union_intervals
@@ -156,6 +157,11 @@ def _work_kind(trace: Trace, fw: Framework) -> Kind:
             return Kind("unknown", "low", f"{created}, but the capture holds no CUDA call, kernel or copy: the job used "
                                           "the GPU, and its CUDA activity was not recorded",
                         lost_gpu=created)
+        fast = _faster_than_a_cpu(trace)
+        if fast:  # an op returned sooner than any CPU computes its FLOPs: it queued them on a GPU, unrecorded
+            return Kind("unknown", "low", f"{fast}: it queued its work on a GPU, but the capture holds no CUDA call, "
+                                          "kernel or copy: the job used the GPU, and its CUDA activity was not "
+                                          "recorded", lost_gpu=fast)
         kind = _window_kind(trace, names, fw)
         return dataclasses.replace(kind, capture_format=trace.format) if kind.window else kind
     host = list(trace.h.names[:_MAX_NAMES]) if len(trace.h) else []
@@ -294,6 +300,36 @@ def _gpu_only_ops(trace: Trace, fw: Framework) -> str:
     ids, counts = np.unique(trace.h.name[mask], return_counts=True)
     top = [trace.h.names[int(i)] for i in ids[np.argsort(-counts, kind="stable")][:3]]
     return f"{n:,} op{'s' if n != 1 else ''}: " + ", ".join(f"`{_short(t, 40)}`" for t in top)
+
+
+def _faster_than_a_cpu(trace: Trace) -> str:
+    """The matmul/convolution/attention op (``Trace.flop_ops``, FLOPs from the trace's own shapes) that returned
+    soonest for its FLOPs, in words, where that rate is beyond any CPU's (``devices.peaks.cpu_peak_flops``); "" where
+    none is, or where a CUDA runtime call was recorded.
+
+    Physics: an op computed on the host takes at least its FLOPs over the CPU's peak; one that returns sooner queued
+    its work on an accelerator (an asynchronous launch returns in microseconds, whatever the work).  A capture whose
+    ops look like the CPU's -- no launch, no runtime call, no GPU-only op -- but return faster than any CPU computes
+    ran on a GPU whose CUDA activity was not recorded (XAheli/torch-profiler's H200 GEMM benchmark, ``wild/
+    gemm_h200_cuda_unrecorded``: `aten::matmul` bf16 [2048,4096]x[4096,14336], 240.5 GFLOP, returned after 84.7 us:
+    2.8 PFLOP/s).  With any runtime call recorded the window's own calls say where the time went instead."""
+    h, fo = trace.h, trace.flop_ops
+    if fo is None or not len(fo) or not len(h) or h.name_mask(devices.is_runtime_call).any():
+        return ""
+    rows = np.flatnonzero(fo.host_idx >= 0)
+    idx = fo.host_idx[rows]
+    seconds = (h.end[idx] - h.start[idx]).astype(np.float64) * 1e-12
+    rows, seconds = rows[seconds > 0], seconds[seconds > 0]
+    if not rows.size:
+        return ""
+    rate = fo.flops[rows] / seconds
+    ceiling = np.array([cpu_peak_flops(int(p)) for p in fo.precision[rows]])
+    k = int(np.argmax(rate / ceiling))
+    if rate[k] <= ceiling[k]:
+        return ""
+    r = int(rows[k])
+    return (f"`{_short(fo.label[r], 60)}` returned after {seconds[k] * 1e6:,.1f} us for {fo.flops[r] / 1e9:,.1f} GFLOP "
+            f"({rate[k] / 1e15:,.2f} PFLOP/s), faster than any CPU computes (at most {ceiling[k] / 1e15:g} PFLOP/s)")
 
 
 def _context_allocation(trace: Trace, fw: Framework) -> str:

@@ -1,0 +1,75 @@
+"""An op that returns faster than any CPU computes its FLOPs queued them on a GPU (issue #37, survey h37-survey19).
+
+The real class: XAheli/torch-profiler's bf16 GEMM benchmark on an H200 (kept: ``wild/gemm_h200_cuda_unrecorded``,
+MIT).  It asked for ``ProfilerActivity.CUDA``, yet its file holds host events only -- no launch, no runtime call, no
+kernel --, so main read it as "the host made no GPU runtime call: the work ran on the CPU" and told the user to move
+the model to the GPU.  The shapes say otherwise: each `aten::matmul` bf16 [2048,4096]x[4096,14336] is 240.5 GFLOP
+and returned after 85-142 us, 1.7-2.8 PFLOP/s, where the fastest CPU matrix units peak near 0.5 PFLOP/s
+(``devices.peaks.CPU_PEAK_FLOPS``).  The work was queued on the GPU; the capture lost its GPU side.
+
+Truth by construction for the control: the same capture with its clock slowed a thousandfold (every op 1,000 times
+longer, 2.8 TFLOP/s at most: a rate a CPU reaches) stays CPU work; the kept CPU-only trace (``wild/cpu_model_a100``)
+computes far under the ceiling.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from types import SimpleNamespace
+
+import numpy as np
+
+from tb_gpu_advisor.devices.peaks import CPU_PEAK_FLOPS
+from tb_gpu_advisor.formats.kineto.adapter import read_trace
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import FIXTURES
+
+(GEMM,) = (FIXTURES / "wild" / "gemm_h200_cuda_unrecorded").glob("*.pt.trace.json.gz")
+
+
+def _analyse(path: str, name: str) -> dict:
+    hosts = [SimpleNamespace(host="h0", path=path, format="kineto", size=0)]
+    rep = analyze_session(name, "s", hosts).to_dict()
+    return {**rep["hosts"][0], "findings": rep["findings"]}
+
+
+def _slowed(tmp, factor: float) -> str:
+    """The kept capture with every time stretched ``factor`` times from its first event: the same ops, slower."""
+    doc = json.loads(gzip.decompress(GEMM.read_bytes()))
+    t0 = min(float(e["ts"]) for e in doc["traceEvents"] if "ts" in e)
+    for e in doc["traceEvents"]:
+        if "ts" in e:
+            e["ts"] = t0 + (float(e["ts"]) - t0) * factor
+        if "dur" in e:
+            e["dur"] = float(e["dur"]) * factor
+    path = tmp / "slowed.1.pt.trace.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_the_real_gemm_benchmark_is_gpu_work_whose_cuda_activity_was_not_recorded():
+    rep = _analyse(str(GEMM), "gemm")
+    job = rep["job"]
+    assert job["kind"] == "unknown" and "ran on the CPU" not in job["kind_evidence"], job
+    assert "aten::matmul bf16 [2048,4096]x[4096,14336]" in job["kind_evidence"], job["kind_evidence"]
+    assert "2.84 PFLOP/s" in job["kind_evidence"] and "CUDA activity was not recorded" in job["kind_evidence"]
+    top = rep["findings"][0]
+    assert top["rule"] == "capture_quality" and top["title"] == "The capture lost its GPU records", top["title"]
+    assert "move the model" not in top["summary"] and "ProfilerActivity.CUDA" in json.dumps(top["actions"])
+
+
+def test_the_same_ops_at_a_cpus_pace_stay_cpu_work(tmp_path):
+    """A thousand times slower, the same matmuls run at 2.8 TFLOP/s at most: a CPU's pace, so the work was the CPU's."""
+    job = _analyse(_slowed(tmp_path, 1000.0), "slowed")["job"]
+    assert job["kind"] == "no_gpu" and "the work ran on the CPU" in job["kind_evidence"], job
+
+
+def test_real_cpu_work_computes_far_under_the_ceiling():
+    """The ceiling's margin on real CPU work: the kept CPU-only trace's fastest matmul is under 1% of it."""
+    (path,) = (FIXTURES / "wild" / "cpu_model_a100").glob("*.json.gz")
+    t = read_trace(str(path))
+    fo = t.flop_ops
+    seconds = (t.h.end[fo.host_idx] - t.h.start[fo.host_idx]) * 1e-12
+    fastest = float(np.max(fo.flops[seconds > 0] / seconds[seconds > 0]))
+    assert 0 < fastest < CPU_PEAK_FLOPS / 100, fastest

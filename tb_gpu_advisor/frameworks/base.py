@@ -120,6 +120,10 @@ class Framework:
     #: they map pages lazily (microseconds to a few ms); one lasting tens of ms is a device allocation creating the
     #: CUDA context -- GPU use a capture shows even where its CUDA activity was not recorded (``job.kind``)
     allocation_event: NamePredicate = never
+    #: the host op that reads one element of a tensor into host memory (PyTorch's ``aten::_local_scalar_dense``, under
+    #: ``.item()``): on a CPU tensor a memory read, microseconds; one lasting milliseconds waited for a device's queue
+    #: -- GPU use a capture shows even where its CUDA activity was not recorded (``job.kind``)
+    scalar_read_event: NamePredicate = never
     #: a distributed backend that runs only on GPUs (PyTorch's NCCL process group; gloo runs on the CPU too)
     gpu_only_backend: NamePredicate = never
     #: host events of a data-parallel wrapper loading a layer's parameters onto the GPU before it runs (FSDP's

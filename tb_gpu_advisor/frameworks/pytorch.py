@@ -717,6 +717,11 @@ def is_gpu_only_event(name: str) -> bool:
     return bool(_GPU_ONLY_OP.match(name))
 
 
+def is_scalar_read_event(name: str) -> bool:
+    """``aten::_local_scalar_dense``: the read ``.item()`` (``int()``, ``float()``, ``bool()`` of a tensor) ends in."""
+    return name == "aten::_local_scalar_dense"
+
+
 #: ATen's ops that only allocate (no compute, no copy): the leaves under ``aten::to``, ``aten::randn``, ``empty_like``.
 _ALLOCATION_OP = re.compile(r"^aten::(?:empty|empty_strided)$")
 
@@ -953,6 +958,7 @@ FRAMEWORK = Framework(
     sharded_forward_event=is_sharded_forward_event, tensor_parallel_event=is_tensor_parallel_event,
     compile_event=is_compile_event,
     autotune_event=is_autotune_event, gpu_only_event=is_gpu_only_event, allocation_event=is_allocation_event,
+    scalar_read_event=is_scalar_read_event,
     gpu_only_backend=is_gpu_only_backend, version_range=version_range,
     step_end_event=is_step_end_event, param_upload_event=is_param_upload_event,
     model_call=is_model_call,

@@ -162,6 +162,10 @@ def _work_kind(trace: Trace, fw: Framework) -> Kind:
             return Kind("unknown", "low", f"{fast}: it queued its work on a GPU, but the capture holds no CUDA call, "
                                           "kernel or copy: the job used the GPU, and its CUDA activity was not "
                                           "recorded", lost_gpu=fast)
+        read = _scalar_read_wait(trace, fw)
+        if read:  # a scalar read waited milliseconds: on a device's queue, whose CUDA activity was not recorded
+            return Kind("unknown", "low", f"{read}, but the capture holds no CUDA call, kernel or copy: the job used the "
+                                          "GPU, and its CUDA activity was not recorded", lost_gpu=read)
         kind = _window_kind(trace, names, fw)
         return dataclasses.replace(kind, capture_format=trace.format) if kind.window else kind
     host = list(trace.h.names[:_MAX_NAMES]) if len(trace.h) else []
@@ -300,6 +304,36 @@ def _gpu_only_ops(trace: Trace, fw: Framework) -> str:
     ids, counts = np.unique(trace.h.name[mask], return_counts=True)
     top = [trace.h.names[int(i)] for i in ids[np.argsort(-counts, kind="stable")][:3]]
     return f"{n:,} op{'s' if n != 1 else ''}: " + ", ".join(f"`{_short(t, 40)}`" for t in top)
+
+
+def _scalar_read_wait(trace: Trace, fw: Framework) -> str:
+    """The framework's longest scalar read (``Framework.scalar_read_event``: ``.item()``'s ``aten::_local_scalar_dense``)
+    of a capture with no CUDA runtime record, where it lasted at least :data:`_UNSEEN_WAIT_PS`, in words with the op
+    it ran under; "" otherwise.
+
+    Physics: reading one element of a tensor in host memory takes microseconds (the kept CPU-only trace's reads: at
+    most 3 us); a read of a GPU tensor waits until the device's queue reaches it and copies it back, so one lasting
+    milliseconds waited on a GPU (XAheli/torch-profiler's ScatterMoE forward: `.item()` under `aten::bincount`
+    blocked 2.3 ms a step with no CUDA record in the file).  With any runtime call recorded, the window's own syncs
+    say what the host waited for instead."""
+    h = trace.h
+    if not len(h) or h.name_mask(devices.is_runtime_call).any():
+        return ""
+    reads = np.flatnonzero(h.name_mask(fw.scalar_read_event))
+    if not reads.size:
+        return ""
+    dur = h.end[reads] - h.start[reads]
+    i = int(reads[int(np.argmax(dur))])
+    longest = int(dur.max())
+    if longest < _UNSEEN_WAIT_PS:
+        return ""
+    holds = np.flatnonzero((h.line == h.line[i]) & (h.start <= h.start[i]) & (h.end >= h.end[i]))
+    holds = holds[(h.end[holds] - h.start[holds]) > longest]
+    outer = [h.names[int(h.name[j])] for j in holds[np.argsort(h.end[holds] - h.start[holds], kind="stable")]]
+    under = next((n for n in outer if n.startswith("aten::") and n != "aten::item"), "")
+    return (f"`{_short(h.names[int(h.name[i])], 40)}`{f' under `{_short(under, 40)}`' if under else ''} blocked "
+            f"{longest / 1e9:,.1f} ms reading one value, where a read from host memory takes microseconds: it waited on "
+            "a GPU")
 
 
 def _faster_than_a_cpu(trace: Trace) -> str:

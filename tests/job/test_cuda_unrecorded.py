@@ -30,18 +30,21 @@ from tests.support.paths import FIXTURES
 _GPU_CATS = ("kernel", "gpu_memcpy", "gpu_memset", "gpu_user_annotation", "cuda_driver", "cuda_runtime", "ac2g")
 
 
-def _cpu_only_looking_run(tmp, name: str, alloc_us: float, shapes: bool = True) -> str:
+def _cpu_only_looking_run(tmp, name: str, alloc_us: float, host_paced: bool = False) -> str:
     """A generated run with every CUDA record removed (as a capture without ``ProfilerActivity.CUDA`` leaves it) and
     one ``x.cuda()`` before its first op: ``aten::to`` > ``aten::_to_copy`` > ``aten::empty_strided`` lasting
-    ``alloc_us``, then ``aten::copy_``.  Without ``shapes`` the ops carry no ``Input Dims`` (``record_shapes`` off):
-    the generated ops return at a GPU launch's pace, which for their FLOPs no CPU reaches
-    (``tests/job/test_ops_faster_than_a_cpu.py``), so a run meant as the CPU's must not say what they compute."""
+    ``alloc_us``, then ``aten::copy_``.  The generated run is a GPU run: its ops return at a launch's pace, which for
+    their FLOPs no CPU reaches, and its ``.item()`` waits milliseconds on the GPU
+    (``tests/job/test_ops_faster_than_a_cpu.py``); ``host_paced`` makes it the CPU's in both: no ``Input Dims``
+    (``record_shapes`` off: nothing says what an op computes) and each scalar read lasting a host read's 3 us."""
     (path,) = tt.write_run(str(tmp), "healthy_bf16", steps=6, run=name)
     doc = json.loads(open(path).read())
     ev = [e for e in doc["traceEvents"] if e.get("cat") not in _GPU_CATS and e.get("name") != "cudaLaunchKernel"]
-    if not shapes:
+    if host_paced:
         for e in ev:
             (e.get("args") or {}).pop("Input Dims", None)
+            if e.get("name") in ("aten::item", "aten::_local_scalar_dense"):
+                e["dur"] = 3.0
     ops = [e for e in ev if e.get("cat") == "cpu_op"]
     first = min(ops, key=lambda e: e["ts"])
     t0 = first["ts"] - alloc_us - 400.0
@@ -76,7 +79,7 @@ def test_by_construction_a_device_allocation_makes_gpu_work_whose_cuda_activity_
 
 def test_by_construction_a_host_sized_allocation_stays_cpu_work(tmp_path):
     """The same run whose allocation lasts what a large host allocation does (a few ms): the CPU's work, as before."""
-    cpu = _analyse(_cpu_only_looking_run(tmp_path, "cpu", alloc_us=3_000.0, shapes=False), "cpu")
+    cpu = _analyse(_cpu_only_looking_run(tmp_path, "cpu", alloc_us=3_000.0, host_paced=True), "cpu")
     assert cpu["job"]["kind"] == "no_gpu" and "the work ran on the CPU" in cpu["job"]["kind_evidence"], cpu["job"]
 
 
@@ -94,7 +97,7 @@ def test_by_construction_an_nccl_process_group_is_gpu_use(tmp_path, backend, gpu
     """The same CPU-looking run with a host-sized allocation, whose header names its process group's backend
     (``distributedInfo``): NCCL moves only GPU tensors, so the job used the GPU and its CUDA activity was not
     recorded; gloo runs on the CPU (the kept ``wild/cpu_only_gloo`` rank), so the run stays CPU work."""
-    path = _cpu_only_looking_run(tmp_path, backend, alloc_us=3_000.0, shapes=False)
+    path = _cpu_only_looking_run(tmp_path, backend, alloc_us=3_000.0, host_paced=True)
     doc = json.loads(open(path).read())
     doc["distributedInfo"] = {"backend": backend, "rank": 0, "world_size": 2}
     with open(path, "w") as f:

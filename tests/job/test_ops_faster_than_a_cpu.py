@@ -73,3 +73,46 @@ def test_real_cpu_work_computes_far_under_the_ceiling():
     seconds = (t.h.end[fo.host_idx] - t.h.start[fo.host_idx]) * 1e-12
     fastest = float(np.max(fo.flops[seconds > 0] / seconds[seconds > 0]))
     assert 0 < fastest < CPU_PEAK_FLOPS / 100, fastest
+
+
+# ------------------------------------------------------------------------------------------ a scalar read that waited
+
+(SCATTER,) = (FIXTURES / "wild" / "scattermoe_h200_item_sync").glob("*.pt.trace.json.gz")
+
+
+def _reads_shortened(tmp, us: float) -> str:
+    """The kept ScatterMoE capture with every ``.item()`` (``aten::item`` > ``aten::_local_scalar_dense``) lasting
+    ``us``: what a read of a CPU tensor takes."""
+    doc = json.loads(gzip.decompress(SCATTER.read_bytes()))
+    for e in doc["traceEvents"]:
+        if e.get("name") in ("aten::item", "aten::_local_scalar_dense"):
+            e["dur"] = us
+    path = tmp / "short_reads.1.pt.trace.json"
+    path.write_text(json.dumps(doc))
+    return str(path)
+
+
+def test_the_real_scattermoe_forward_whose_item_waited_is_gpu_work_not_recorded():
+    """Its matmuls run at a CPU's pace (8.3 TFLOP/s at most: no proof), but each step's `.item()` under
+    `aten::bincount` blocked 2.3 ms: a read from host memory takes microseconds, so it waited on the GPU."""
+    rep = _analyse(str(SCATTER), "scatter")
+    job = rep["job"]
+    assert job["kind"] == "unknown" and "ran on the CPU" not in job["kind_evidence"], job
+    assert "`aten::_local_scalar_dense` under `aten::bincount` blocked 2.3 ms" in job["kind_evidence"], job
+    top = rep["findings"][0]
+    assert top["rule"] == "capture_quality" and top["title"] == "The capture lost its GPU records", top["title"]
+    assert "move the model" not in top["summary"]
+
+
+def test_the_same_capture_with_host_speed_reads_stays_cpu_work(tmp_path):
+    """Truth by construction: its reads shortened to 3 us (a host read), nothing in it is beyond a CPU."""
+    job = _analyse(_reads_shortened(tmp_path, 3.0), "short")["job"]
+    assert job["kind"] == "no_gpu" and "the work ran on the CPU" in job["kind_evidence"], job
+
+
+def test_real_cpu_scalar_reads_take_microseconds():
+    """The bound's margin: the kept CPU-only trace's `.item()` reads last at most a few us, under 1% of 1 ms."""
+    (path,) = (FIXTURES / "wild" / "cpu_model_a100").glob("*.json.gz")
+    ev = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    longest_us = max(e["dur"] for e in ev if e.get("name") == "aten::_local_scalar_dense")
+    assert 0 < longest_us < 10, longest_us

@@ -363,7 +363,7 @@ def _faster_than_a_cpu(trace: Trace) -> str:
         return ""
     r = int(rows[k])
     return (f"`{_short(fo.label[r], 60)}` returned after {seconds[k] * 1e6:,.1f} us for {fo.flops[r] / 1e9:,.1f} GFLOP "
-            f"({rate[k] / 1e15:,.2f} PFLOP/s), faster than any CPU computes (at most {ceiling[k] / 1e15:g} PFLOP/s)")
+            f"({rate[k] / 1e15:,.2f} PFLOP/s), faster than any CPU computes (at most {ceiling[k] / 1e12:,.0f} TFLOP/s)")
 
 
 def _context_allocation(trace: Trace, fw: Framework) -> str:

@@ -433,6 +433,30 @@ def ring_buffer_training(iterations: int = 6, max_entries: int | None = 60, laye
     return Scenario(doc, {"gpu": 0, "kept": kept, "cut": kept < full, "iterations": iterations})
 
 
+def training_with_workspace(iterations: int = 4, layers: int = 6, mib: int = 4, workspace_mib: int = 8) -> Scenario:
+    """A training loop recorded without annotations (no ``Optimizer.step`` marks) whose first forward allocates a
+    block it never frees -- cuBLAS's workspace, made in the first matmul's ``linear`` forward and kept by its handle
+    (a real snapshot, Da1sypetals/tomi's: 8.1 MiB) -- then each iteration's activations, freed by its backward.
+    Truth: at the peak the activations are one iteration's; the workspace and the weights are held."""
+    a = Allocator(80 * GiB)
+    params = [a.malloc(16 * MiB, PARAMS) for _ in range(2)]
+    workspace = None
+    for _ in range(iterations):
+        acts = []
+        for _ in range(layers):
+            if workspace is None:
+                workspace = a.malloc(workspace_mib * MiB, ACTIVATION)
+            acts.append(a.malloc(mib * MiB, ACTIVATION))
+        for x in reversed(acts):
+            g = a.malloc(mib * MiB, GRADIENT)
+            a.free(x)
+            a.free(g)
+        a.free(a.malloc(1 * MiB, OPTIMIZER))
+    truth = {"gpu": 0, "activation_bytes": layers * mib * MiB,
+             "held_bytes": len(params) * 16 * MiB + workspace_mib * MiB, "workspace_bytes": workspace_mib * MiB}
+    return Scenario(snapshot([a]), truth)
+
+
 def state_only(parts: dict[str, int], history: bool = False) -> Scenario:
     """A snapshot of the state alone (``_record_memory_history(context="state")``, or a dump whose history holds no
     step): blocks live at the dump, each with the stack that allocated it, and no allocation history -- with

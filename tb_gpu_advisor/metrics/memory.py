@@ -99,7 +99,7 @@ def gpu_memory(ctx: Context, me: MemoryEvents) -> GpuMemory:
         dur = int(win[step_i, 1] - win[step_i, 0])
         out.peak_step_share = (int(me.t[p]) - step_start) / dur if dur > 0 else None
     else:
-        step_start = _iteration_start(ctx, int(me.t[p]))
+        step_start = _iteration_start(ctx, me, p)
     if (me.addr >= 0).any():
         out.breakdown, out.top = _at_peak(me, p, step_start)
         _forward_kept(ctx, me, p, out)
@@ -188,13 +188,38 @@ def _step_of(win: np.ndarray, t: int) -> int | None:
     return i if i >= 0 and t < int(win[i, 1]) else None  # [start, end): the end is the next window's start
 
 
-def _iteration_start(ctx: Context, t: int) -> int | None:
-    """Where no step holds the peak, the end of the last optimizer step before it in a snapshot that marks them: what
-    is live at the peak and older was made by an earlier iteration (the weights, the optimizer's state) -- held across
-    steps, whichever phase made it."""
+def _iteration_start(ctx: Context, me: MemoryEvents, p: int) -> int | None:
+    """Where no step holds the peak, the end of the last optimizer step before it in a snapshot that marks them, else
+    in a snapshot the start of the peak's forward pass (:func:`_forward_start`): what is live at the peak and older was
+    made by an earlier iteration (the weights, the optimizer's state, a library's workspace) -- held across steps,
+    whichever phase made it."""
     snap = ctx.trace.snapshot
-    ends = [e for e in (snap.iteration_ends_ps if snap is not None else ()) if e <= t]
-    return max(ends) if ends else None
+    if snap is None:
+        return None
+    t = int(me.t[p])
+    ends = [e for e in snap.iteration_ends_ps if e <= t]
+    return max(ends) if ends else _forward_start(me, p)
+
+
+def _forward_start(me: MemoryEvents, p: int) -> int | None:
+    """The start of the forward pass the peak at event ``p`` belongs to, read off the phases of the allocations: the
+    first forward allocation after the last backward or optimizer allocation that comes before the peak's last
+    forward one; None in the first iteration (nothing before it is an earlier iteration's).
+
+    Why: activations are freed by the backward that reads them, so a forward-made block live at the peak that an
+    earlier iteration allocated -- it outlived that iteration's backward -- is no activation: cuBLAS's workspace, made
+    in the first ``linear`` forward and kept by its handle (Da1sypetals/tomi's snapshot of a 10-20-1 MLP: 8.1 MiB of
+    its 17.3 MiB peak, read as "activations" and as what recomputation would free)."""
+    i = np.flatnonzero(me.delta[:p + 1] > 0)
+    phase = me.phase[i]
+    forward = i[phase == MEMORY_PHASES.index("forward")]
+    if not forward.size:
+        return None
+    after = np.isin(phase, (MEMORY_PHASES.index("backward"), MEMORY_PHASES.index("optimizer")))
+    before = i[after & (i < forward[-1])]
+    if not before.size:
+        return None
+    return int(me.t[int(forward[forward > before[-1]][0])])
 
 
 def _at_peak(me: MemoryEvents, p: int, step_start: int | None) -> tuple[dict[str, int], list[MemoryHolder]]:

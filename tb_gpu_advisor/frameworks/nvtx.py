@@ -152,15 +152,17 @@ _TRAINING_RANGE = re.compile(
     r"broadcast[-_ ]*(?:param|model|weight|buffer)|(?:param(?:eter)?s?|model|weight)[-_ ]*broadcast|sync[-_ ]?params",
     re.I)
 #: A range named after serving or evaluating a model, never training it (``inference``, ``generate``, ``prefill``).
-_INFERENCE_RANGE = re.compile(r"\binference\b|\binfer\b|\bgenerat(?:e|ion)\b|\bpredict|\bprefill\b|\bdecode[-_ ]?step",
-                              re.I)
+#: Words end at any non-letter: ``_`` and digits separate them too, as in the snake_case names Python code gives its
+#: ranges (``resnet50_inference``, ``llama_prefill``), where a regex's ``\b`` sees no boundary.
+_INFERENCE_RANGE = re.compile(r"(?<![a-z])(?:inference|infer|generat(?:e|ion)|prefill)(?![a-z])|(?<![a-z])predict|"
+                              r"(?<![a-z])decode[-_ ]?step", re.I)
 #: A range named after making the program's own data (``data generation``, ``mock generate data``, ``generate random
 #: inputs``): set-up or a workload's input, not a model generating its output (quasiben/nvtx-examples' CuPy and
 #: multiprocessing scripts), so "generate" there names no inference.
 _DATA_GENERATION = re.compile(
-    r"\b(?:data(?:set)?|inputs?|mock|synthetic|random|fake|dummy|tensors?|arrays?)[-_ ]*"
+    r"(?<![a-z])(?:data(?:set)?|inputs?|mock|synthetic|random|fake|dummy|tensors?|arrays?)[-_ ]*"
     r"generat|generat(?:e|ion|ing)[-_ ]+(?:(?:of|the|some|mock|random|synthetic|fake|dummy)[-_ ]+)*"
-    r"(?:data(?:set)?|inputs?|tensors?|arrays?)\b", re.I)
+    r"(?:data(?:set)?|inputs?|tensors?|arrays?)(?![a-z])", re.I)
 
 
 #: TensorRT's own range around running a built engine (``IExecutionContext::executeV2`` / ``enqueueV3``, in its

@@ -203,20 +203,24 @@ def _iteration_start(ctx: Context, me: MemoryEvents, p: int) -> int | None:
 
 def _forward_start(me: MemoryEvents, p: int) -> int | None:
     """The start of the forward pass the peak at event ``p`` belongs to, read off the phases of the allocations: the
-    first forward allocation after the last backward or optimizer allocation that comes before the peak's last
-    forward one; None in the first iteration (nothing before it is an earlier iteration's).
+    first forward allocation after the last optimizer allocation that comes before the peak's last forward one --
+    or, in a capture with no optimizer allocation at all (plain SGD allocates none), the last backward one; None in
+    the first iteration (nothing before it is an earlier iteration's).
 
     Why: activations are freed by the backward that reads them, so a forward-made block live at the peak that an
     earlier iteration allocated -- it outlived that iteration's backward -- is no activation: cuBLAS's workspace, made
     in the first ``linear`` forward and kept by its handle (Da1sypetals/tomi's snapshot of a 10-20-1 MLP: 8.1 MiB of
-    its 17.3 MiB peak, read as "activations" and as what recomputation would free)."""
+    its 17.3 MiB peak, read as "activations" and as what recomputation would free).  The optimizer bounds iterations
+    where it allocates: a compiled backward's allocations carry the compiled graph's forward frames, so backward and
+    forward interleave inside one iteration (wild/snapshot_compiled_gpt2)."""
     i = np.flatnonzero(me.delta[:p + 1] > 0)
     phase = me.phase[i]
     forward = i[phase == MEMORY_PHASES.index("forward")]
     if not forward.size:
         return None
-    after = np.isin(phase, (MEMORY_PHASES.index("backward"), MEMORY_PHASES.index("optimizer")))
-    before = i[after & (i < forward[-1])]
+    optimizer = MEMORY_PHASES.index("optimizer")
+    bound = optimizer if (me.phase[me.delta > 0] == optimizer).any() else MEMORY_PHASES.index("backward")
+    before = i[(phase == bound) & (i < forward[-1])]
     if not before.size:
         return None
     return int(me.t[int(forward[forward > before[-1]][0])])

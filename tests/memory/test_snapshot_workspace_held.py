@@ -37,3 +37,17 @@ def test_in_the_first_iteration_nothing_is_an_earlier_iterations(tmp_path: Path)
     sc = ms.training_with_workspace(iterations=1)
     mem = _memory(tmp_path, sc)
     assert mem["breakdown"]["activations"] == sc.truth["activation_bytes"] + sc.truth["workspace_bytes"], mem
+
+
+def test_a_compiled_backward_s_forward_frames_do_not_start_an_iteration():
+    """Control on a kept real snapshot (``wild/snapshot_compiled_gpt2``, one compiled GPT step and a hand-written
+    AdamW): its compiled backward allocates under the graph's forward frames, so forward and backward interleave
+    inside the one iteration; the optimizer, which allocates, bounds iterations there, and the step's ~12 MiB of
+    activations stay activations (TRUTH.json: "activations ~12 MiB")."""
+    from tests.support.paths import FIXTURES
+
+    path = str(FIXTURES / "wild" / "snapshot_compiled_gpt2" / "memory_snapshot.pickle")
+    rep = analyze_host(HostFile("snapshot", path, Path(path).stat().st_size, 0, "snapshot"))
+    assert rep.error is None, rep.error
+    acts = rep.gpus[0].memory["breakdown"].get("activations", 0)
+    assert 11 << 20 < acts < 14 << 20, rep.gpus[0].memory["breakdown"]

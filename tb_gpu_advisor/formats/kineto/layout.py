@@ -12,7 +12,9 @@ same folder, each on GPU 0, are two captures, never two GPUs.  A session is name
 time (UTC, ``%Y_%m_%d_%H_%M_%S``; ``_<k>`` added on a collision): the time in the file name when it is a
 plausible date, else the trace's own clock (``baseTimeNanoseconds`` plus the first event, or the first
 event's absolute time in the old schema), else the file's modification time -- never 1970.  The ranks of one
-session on one machine (workers ``<host>_<pid>``) become one host whose GPUs are the ranks' GPUs.
+session on one machine become one host whose GPUs are the ranks' GPUs: by name for workers ``<host>_<pid>``, and for
+files named otherwise when their headers say one machine (:func:`one_machine`: one job's process groups, the same
+GPUs seen by every rank, enough for the whole job).
 
 The clock and ``distributedInfo`` come from the first :data:`HEADER_BYTES` of each file (decompressed; a ranged
 read on object stores), cached by the file's identity; a file whose start holds no clock (a writer put it after
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import threading
 import zlib
@@ -140,15 +143,14 @@ def by_machine(files: list[HostFile]) -> list[HostFile]:
     machines: dict[str, list[HostFile]] = {}
     for hf in files:
         machines.setdefault(machine_of(hf.host), []).append(hf)
-    out = []
-    for machine, hfs in machines.items():
-        if len(hfs) == 1:
-            out.append(hfs[0])
-            continue
-        hfs.sort(key=_worker_order)
-        out.append(HostFile(machine, hfs[0].path, sum(h.size for h in hfs), max(h.mtime_ns for h in hfs), "kineto",
-                            tuple(hfs)))
-    return out
+    return [hfs[0] if len(hfs) == 1 else _host(machine, sorted(hfs, key=_worker_order))
+            for machine, hfs in machines.items()]
+
+
+def _host(name: str, ranks: list[HostFile]) -> HostFile:
+    """One host read from ``ranks``' files, in that order (the first's path, their sizes summed, the latest time)."""
+    return HostFile(name, ranks[0].path, sum(h.size for h in ranks), max(h.mtime_ns for h in ranks), "kineto",
+                    tuple(ranks))
 
 
 def _worker_order(hf: HostFile) -> tuple[str, int, str]:
@@ -181,11 +183,16 @@ def epoch_s(stamp: float | None) -> float | None:
 
 @dataclass(frozen=True)
 class Header:
-    """What the start of a trace says about the capture: when, and which rank of how many."""
+    """What the start of a trace says about the capture: when, which rank of how many, in which process groups, and
+    which GPUs its machine showed the process."""
 
     epoch_s: float | None = None
     rank: int | None = None
     world_size: int | None = None
+    #: ``distributedInfo.pg_config`` as canonical JSON: every rank of one job lists the same groups.
+    groups: str | None = None
+    #: ``deviceProperties`` as (id, name, totalGlobalMem) per GPU: a process lists every GPU it can see.
+    gpus: tuple[tuple[object, object, object], ...] = ()
 
 
 _headers: dict[tuple[str, int, int], Header] = {}
@@ -298,18 +305,34 @@ def _parse_header(head: bytes, mtime_s: float | None = None, tail: bytes = b"") 
         t = ts_us / 1e6
         readings.append(t if _EPOCH_MIN_S <= t <= _EPOCH_MAX_S else None)
     when = next((t for t in readings if t is not None and (mtime_s is None or t <= mtime_s + 86400.0)), None)
-    rank = world = None
-    src = head if re.search(_DIST_INFO, head) else tail
-    m = re.search(_DIST_INFO, src)
-    if m is not None:
-        try:
-            info, _ = json.JSONDecoder().raw_decode(src[m.end():].decode("utf-8", "replace"))
-        except ValueError:
-            info = None
-        if isinstance(info, dict):
-            rank = info.get("rank") if type(info.get("rank")) is int else None
-            world = info.get("world_size") if type(info.get("world_size")) is int else None
-    return Header(when, rank, world)
+    rank = world = groups = None
+    info = _json_after(_DIST_INFO, head, tail)
+    if isinstance(info, dict):
+        rank = info.get("rank") if type(info.get("rank")) is int else None
+        world = info.get("world_size") if type(info.get("world_size")) is int else None
+        if info.get("pg_config") is not None:
+            groups = json.dumps(info["pg_config"], sort_keys=True)
+    props = _json_after(_DEVICE_PROPS, head, tail)
+    gpus = tuple((p.get("id"), p.get("name"), p.get("totalGlobalMem")) for p in props if isinstance(p, dict)) \
+        if isinstance(props, list) else ()
+    return Header(when, rank, world, groups, gpus)
+
+
+_DEVICE_PROPS = rb'"deviceProperties"\s*:\s*'
+
+
+def _json_after(key: bytes, head: bytes, tail: bytes) -> object:
+    """The JSON value after the top-level ``key`` (a byte pattern ending at the value), in the file's start or else its
+    end; None where neither holds it or it does not parse (cut off by the header's size)."""
+    src = head if re.search(key, head) else tail
+    m = re.search(key, src)
+    if m is None:
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(src[m.end():].decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    return value
 
 
 
@@ -349,6 +372,46 @@ def _sessions(files: list[_File]) -> list[list[_File]]:
     return out
 
 
+def one_machine(headers: list[Header]) -> bool:
+    """Whether files' headers say they are ranks of one job on one machine: the same world above 1, distinct ranks,
+    the same process groups (``pg_config``), and every process saw the same GPUs (ids, models, memory), enough of them
+    for the whole job.
+
+    Why: the handler's worker name ``<host>_<pid>`` says the machine, but files saved under other names
+    (``export_chrome_trace("trace_rank0.json")``) say nothing by name, and read as one host each the job's GPUs are
+    never compared.  A process lists every GPU its machine shows it, so two machines' ranks list their own; and a
+    machine cannot run more ranks than it has GPUs -- a job larger than the list spans machines (or its ranks each
+    see one GPU), and its files stay apart."""
+    if len(headers) < 2:
+        return False
+    h0 = headers[0]
+    if not h0.world_size or h0.world_size < 2 or not h0.gpus or h0.world_size > len(h0.gpus):
+        return False
+    ranks = {h.rank for h in headers}
+    return None not in ranks and len(ranks) == len(headers) and all(
+        (h.world_size, h.groups, h.gpus) == (h0.world_size, h0.groups, h0.gpus) for h in headers)
+
+
+def job_name(workers: list[str]) -> str:
+    """The name of a host read from several workers' files named without their machine: the part their names share,
+    ``*`` for the part that differs (``trace_rank0``, ``trace_rank1`` -> ``trace_rank*``); the first name where they
+    share less than two letters or digits (``left``, ``right``: ``*t`` would name nothing)."""
+    head = os.path.commonprefix(workers)
+    tail = os.path.commonprefix([w[len(head):][::-1] for w in workers])[::-1]
+    return f"{head}*{tail}" if sum(c.isalnum() for c in head + tail) >= 2 else workers[0]
+
+
+def _machines(session: list[_File]) -> list[HostFile]:
+    """One host per machine: workers named ``<host>_<pid>`` by their name (:func:`by_machine`); the files of workers
+    named otherwise together when their headers put them on one machine (:func:`one_machine`), else each alone."""
+    unnamed = [f for f in session if machine_of(f.host.host) == f.host.host]
+    if not one_machine([f.header for f in unnamed]):
+        return by_machine([f.host for f in session])
+    named = by_machine([f.host for f in session if f not in unnamed])
+    ranks = [f.host for f in sorted(unnamed, key=lambda f: f.header.rank or 0)]
+    return named + [_host(job_name([h.host for h in ranks]), ranks)]
+
+
 class KinetoLayout(RunFolderLayout):
     expected = EXPECTED
 
@@ -375,7 +438,7 @@ class KinetoLayout(RunFolderLayout):
                 if name in used:
                     name = f"{name}_{k}"
                 used.add(name)
-                groups.setdefault((run, name, folder), []).extend(by_machine([x.host for x in session]))
+                groups.setdefault((run, name, folder), []).extend(_machines(session))
         return groups
 
 

@@ -34,6 +34,7 @@ from tb_gpu_advisor.rules.base import (
     saving,
     step_windows,
 )
+from tb_gpu_advisor.rules.cold_start import steps_hold_start_up
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
 from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE, WRITE_OUTPUT
@@ -255,9 +256,13 @@ def _one_early_call(m: HostMetrics, findings: list[Finding]) -> None:
     A later single step (``ProfilerStep#100``, ``#6`` after warm-ups) or one whose kernels repeat is judged as it is --
     unless the job stage found the window mostly start-up (phase ``warm-up``) and it holds at most one pass: then it
     is the process's first calls whatever repeats in it (the report's title says "start-up only"), as on a real CuPy
-    start-up window whose 7 first kernels each waited for their module to load (recon-stream, survey h37-survey3)."""
+    start-up window whose 7 first kernels each waited for their module to load (recon-stream, survey h37-survey3) --
+    where the pass holds those costs (``cold_start.steps_hold_start_up``).  A pass the program's own ranges bound after
+    its start-up (wild/cold_a100_alexnet's ``measure|forward`` after its warm-up forward) is no first call: its host
+    time recurs each pass, and a note saving more than a critical finding would contradict its own numbers."""
     w = m.steps.windows
-    warm = m.steps.count <= 1 and m.job is not None and m.job.phase.phase == "warm-up" and bool(m.kernels)
+    warm = m.steps.count <= 1 and m.job is not None and m.job.phase.phase == "warm-up" and bool(m.kernels) and \
+        steps_hold_start_up(m)  # a pass after the start-up (its ranges bound it) is no first call
     if not warm:
         if m.steps.source not in COUNTED_SOURCES or m.steps.count != 1 or len(w) != 1 or w[0].step > 1 or not m.kernels:
             return

@@ -553,9 +553,7 @@ def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, i
     if not user.size or not active:
         return None
     h = trace.h
-    phase = h.per_name(nvtx.is_step_name)
-    if is_nvtx:  # Kineto's phase annotations (a benchmark's ``measure|forward``) are not read yet: SURVEY h37-left15
-        phase = phase | h.per_name(nvtx.is_pass_phase_name)
+    phase = h.per_name(nvtx.is_step_name) | h.per_name(nvtx.is_pass_phase_name)
     library = np.fromiter((nvtx.is_library_range(n) for n in h.names), bool, len(h.names))
     sel = user[phase[h.name[user]] & ~library[h.name[user]]]
     if not sel.size:

@@ -542,14 +542,16 @@ def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, i
     (``frameworks.nvtx.is_pass_phase_name``: ``forward pass``, ``backward pass``, ``optimizer step``) or after the
     step itself (``is_step_name``: a ``training_step`` range around them), outside its own warm-up ranges: from the
     first such range's start to the later of the last one's end and the end of the GPU work launched inside them.
-    None where no such range launched GPU work; of Kineto's annotations, only a step-named one.  The ranges bound the
-    pass both ways: the host's Python before the pass's first launch (a ``training_step`` range opened 0.95 ms before
-    its first kernel's op on a B200) is the step's, as the set-up before them is not.
+    None where no such range launched GPU work or a kernel is launched after the last one ends (the ranges do not
+    enclose the pass's work: :func:`_kernels_launched_after`).  NVTX ranges and Kineto's ``record_function`` annotations alike (a
+    benchmark's ``[param|...|measure|forward]`` after its ``warmup|forward``).  The ranges bound the pass both ways:
+    the host's Python before the pass's first launch (a ``training_step`` range opened 0.95 ms before its first
+    kernel's op on a B200) is the step's, as the set-up before them is not.
 
     Why: a benchmark that times one pass (CS336's DDP scripts: ``forward pass`` and ``backward pass`` once per rank)
     runs its set-up -- the process group, the model's construction, the parameters' broadcast, NCCL's start-up -- in
     the same window; the whole window as the step (3.37 s for a 0.54 s pass) books all of it as the step's idle time."""
-    user, is_nvtx = _user_ranges(trace)
+    user, _ = _user_ranges(trace)
     if not user.size or not active:
         return None
     h = trace.h
@@ -568,7 +570,7 @@ def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, i
         if not sel.size:
             return None
     s, e = int(h.start[sel].min()), int(h.end[sel].max())
-    if not _launched_work(h, active, s, e):
+    if not _launched_work(h, active, s, e) or _kernels_launched_after(h, active, e):
         return None
     sel = sel[np.lexsort((-(h.end[sel] - h.start[sel]).astype(np.int64), h.start[sel], h.line[sel]))]
     top = sel[_top_level(h, sel)]
@@ -769,6 +771,19 @@ def _launched_work(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> b
         return False
     corr = sorted_unique(h.corr[m])
     return any(bool(np.isin(d.corr, corr).any()) for d in devs)
+
+
+def _kernels_launched_after(h: HostEvents, devs: list[DeviceEvents], e: int) -> bool:
+    """A kernel (or collective) was launched after ``e``: ranges that end there do not enclose the pass's GPU work
+    (a ``forward`` range with the backward and the optimizer's step launched after it), so they bound nothing --
+    the set-up before them is no step, but the work after them is.  Copies are left out: reading the results back
+    after the measured pass (``loss.item()``, ``.cpu()``) is no part of the pass's compute."""
+    m = (h.corr >= 0) & (h.start > e)
+    if not m.any():
+        return False
+    corr = sorted_unique(h.corr[m])
+    return any(bool(np.isin(d.corr[(d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)], corr).any())
+               for d in devs)
 
 
 def _last_step_device_end(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> int:

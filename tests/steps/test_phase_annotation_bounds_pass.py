@@ -33,7 +33,7 @@ def _file():
 
 
 def _events(path) -> list[dict]:
-    return json.loads(gzip.open(path).read())["traceEvents"]
+    return json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
 
 
 def _measure_ms(events: list[dict]) -> float:
@@ -80,7 +80,7 @@ def test_phase_ranges_that_do_not_enclose_the_pass_keep_the_whole_window(tmp_pat
     region -- 20 ms: the CPU's cache flush only (``aten::zeros``, no launch); 60 ms: the first convolution and pool
     launched inside, the other three convolutions and the classifier launched after the ranges end (a ``forward``
     range with the rest of the pass outside it) -- bound nothing: the window stays the 12.92 s one, as on main."""
-    doc = json.loads(gzip.open(_file()).read())
+    doc = json.loads(gzip.decompress(_file().read_bytes()))
     rs = [e for e in doc["traceEvents"] if e.get("cat") == "user_annotation" and e.get("name") == _MEASURE]
     start = min(e["ts"] for e in rs)
     for e in rs:

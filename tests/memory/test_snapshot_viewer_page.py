@@ -49,10 +49,10 @@ def test_a_viewer_page_reads_as_the_snapshot_it_embeds(tmp_path: Path):
 
 
 def test_pages_without_a_snapshot_are_refused_in_words(tmp_path: Path, capsys):
-    timeline = tmp_path / "profile.html"  # export_memory_timeline's page: a plot, no snapshot
-    timeline.write_text("<html>\n<head><meta charset=\"utf-8\" /><title>GPU Memory Timeline HTML</title></head>\n"
-                        "<body>\n  <img src='data:image/png;base64,iVBORw0KGgo='>\n</body>\n</html>\n")
-    assert cli(["report", str(timeline)]) == 2
+    other = tmp_path / "results.html"  # a page of someone's own: a plot, no snapshot
+    other.write_text("<html>\n<head><meta charset=\"utf-8\" /><title>Loss curves</title></head>\n"
+                     "<body>\n  <img src='data:image/png;base64,iVBORw0KGgo='>\n</body>\n</html>\n")
+    assert cli(["report", str(other)]) == 2
     assert "not PyTorch's memory viewer page" in capsys.readouterr().err
     broken = tmp_path / "broken.html"  # the viewer's page, its base64 cut short and mangled
     broken.write_text(_page(PICKLE.read_bytes()).replace('"base64": "', '"base64": "!!', 1))

@@ -32,6 +32,7 @@ import zlib
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats import memory_timeline
 from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
@@ -74,16 +75,8 @@ ROCPROF = ("ROCm rocprof's trace (`rocprof --hip-trace`, roctracer's results.jso
            "or JAX/TensorFlow's profiler (.xplane.pb)")
 
 
-#: ``profile.export_memory_timeline("x.json")``: ``[times_us, sizes_by_category]`` -- a JSON array whose first array
-#: holds microsecond timestamps since the epoch (16 digits), no events (cwilson51/CO-Colloquium-Pytorch-profiler's
-#: ``train_batch_128_nworkers_6_memory_broken.json``).  Its raw form (``export_memory_timeline("x.raw.json.gz")``) is
-#: one ``[time_ns, action, bytes, category]`` per allocation and free, the time ``-1`` for what was live before the
-#: profile began (survey h37-survey17: tonghuikang/optimizer-memory-profiles' ``profile.raw.json.gz``).
-_MEMORY_TIMELINE = rb"^\s*\[\s*\[\s*(?:\d{13,}\s*,|-1\s*,\s*\d\s*,\s*-?\d+\s*,\s*(?:-?\d+|null)\s*\])"
-MEMORY_TIMELINE = ("torch.profiler's memory timeline (`export_memory_timeline`: the bytes each category held over "
-                   "time, or in its raw form each allocation and free by category), not a trace: analyse the "
-                   "trace itself (`export_chrome_trace`, `tensorboard_trace_handler`) or a memory snapshot "
-                   "(`torch.cuda.memory._dump_snapshot`), which say where the memory went")
+#: torch.profiler's memory timeline (``export_memory_timeline``): words and shapes in ``formats.memory_timeline``.
+MEMORY_TIMELINE = memory_timeline.WORDS
 
 
 #: Chrome's trace format in its JSON Array form: a bare list of events (``[{"ph": "X", ...}, ...]``), which Kineto
@@ -111,7 +104,7 @@ def sniff(path: str) -> str | None:
     if not re.search(_TRACE_KEYS, head):
         if re.search(_CHROME_ARRAY, head):
             return CHROME_ARRAY
-        return MEMORY_TIMELINE if re.search(_MEMORY_TIMELINE, head) else "JSON without traceEvents: not a trace"
+        return MEMORY_TIMELINE if memory_timeline.is_json(head) else "JSON without traceEvents: not a trace"
     if not re.search(_KINETO_KEYS, head):
         if re.search(_ROCPROF_KEYS, head):
             return ROCPROF

@@ -21,6 +21,7 @@ import json
 import re
 
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats import memory_timeline
 from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
@@ -76,7 +77,7 @@ def embedded_snapshot(data: bytes, whole: bool = True) -> bytes | str:
     ``whole=False`` reads a page's start only: the base64 up to where it was cut, decoded in whole 4-character
     groups -- enough for :func:`sniff`'s look at the pickle's first bytes."""
     if not _VIZ_PAGE.search(data[:SNIFF_BYTES]):
-        return DRAWN_PAGE if _DRAWN_PAGE.search(data[:SNIFF_BYTES]) else NOT_VIZ_PAGE
+        return _other_page(data[:SNIFF_BYTES])
     at = _VIZ_FILES.search(data)
     if at is None:
         return "PyTorch's memory viewer page, but no snapshot in it (no `local_files`)"
@@ -92,6 +93,14 @@ def embedded_snapshot(data: bytes, whole: bool = True) -> bytes | str:
     except (ValueError, LookupError, TypeError, AttributeError, UnicodeError):
         return "PyTorch's memory viewer page, but its snapshot is not base64 where the viewer puts it"
     return _b64(text) or "PyTorch's memory viewer page with an unreadable snapshot"
+
+
+def _other_page(head: bytes) -> str:
+    """Why a page with no viewer in it is no snapshot: named as what it is where PyTorch wrote it (its 2.0 viewer's
+    drawing, the profiler's memory timeline plot), else the generic words."""
+    if _DRAWN_PAGE.search(head):
+        return DRAWN_PAGE
+    return memory_timeline.WORDS if memory_timeline.is_page(head) else NOT_VIZ_PAGE
 
 
 def _b64(text: bytes) -> bytes:

@@ -33,7 +33,7 @@ class SpanSteps:
     """The repeated span taken for the step: its instances' host windows (ps, disjoint, sorted)."""
 
     name: str
-    source: str  # "engine_steps" | "annotation_spans" | "step_end_events" | "repeated_launches"
+    source: str  # "engine_steps" | "annotation_spans" | "step_end_events" | "repeated_launches" | "memory_iterations"
     start: np.ndarray
     end: np.ndarray
     coverage: float  # share of all launches its instances enclose

@@ -98,7 +98,7 @@ CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "keras_profiled_bat
               "root_r": "medium", "step_num_stat": "medium", "xla_modules": "high", "xla_module_launches": "medium",
               "nvtx_range": "high", "nvtx_top_range": "medium",
               "engine_steps": "high", "annotation_spans": "medium", "repeated_launches": "medium",
-              "step_end_events": "medium",
+              "step_end_events": "medium", "memory_iterations": "medium",
               "single_pass": "medium",
               "gpu_busy_clusters": "low", "whole_capture": "low"}
 

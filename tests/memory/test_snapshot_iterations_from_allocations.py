@@ -50,6 +50,8 @@ def test_each_iteration_is_a_step_with_its_own_peak(tmp_path: Path, iterations: 
     # the peak's step began after the first, whose optimizer step made Adam's moments: they are held, not "optimizer"
     assert mem["breakdown"]["held"] == sc.truth["held"], mem["breakdown"]
     assert "optimizer" not in mem["breakdown"], mem["breakdown"]
+    # a step is timed on the allocator's clock, but the snapshot records no GPU work: its activity is unknown, not 0%
+    assert rep.gpus[0].step_ms and rep.gpus[0].busy_share is None
 
 
 def test_a_history_dumped_inside_an_iteration_keeps_only_the_whole_ones(tmp_path: Path):

@@ -11,6 +11,8 @@ PyTorch's own viewer also saves a snapshot as one self-contained page (``torch.c
 ``segment_plot``, the pages its blog posts link): an ``.html`` whose script hands ``MemoryViz.js`` the pickle in base64
 (``const local_files = [{"name": "snapshot.pickle", "base64": "..."}]``).  That pickle is the snapshot, read as one
 (:func:`embedded_snapshot`; survey h37-survey17: the "Understanding GPU Memory 1" blog's ResNet-50 ``snapshot.html``).
+PyTorch 2.0's page of that name held no pickle but the history as it drew it (:func:`is_drawn_page`): read by
+``drawn``.
 """
 
 from __future__ import annotations
@@ -50,12 +52,9 @@ _VIZ_FILES = re.compile(rb"const\s+local_files\s*=\s*")
 NOT_VIZ_PAGE = ("an HTML page, not PyTorch's memory viewer page with a snapshot in it (`torch.cuda._memory_viz`'s "
                 "`trace_plot`): give the snapshot itself (`torch.cuda.memory._dump_snapshot`'s pickle)")
 #: PyTorch 2.0's ``trace_plot`` page drew the allocations itself (``let alloc_data = {"actions": ...}``: sizes and
-#: stacks in the order they were made and freed, no segment, no snapshot): a viewer's drawing, not the allocator's
-#: record (survey h37-survey17: zdevito/zdevito.github.io's ``assets/trace.html``, ``assets/cudagraph.html``).
+#: stacks in the order they were made and freed, no segment, no snapshot): read by ``drawn`` (survey h37-survey17:
+#: zdevito/zdevito.github.io's ``assets/trace.html``, ``assets/cudagraph.html``).
 _DRAWN_PAGE = re.compile(rb"let\s+alloc_data\s*=\s*\{")
-DRAWN_PAGE = ("PyTorch 2.0's memory trace page (`torch.cuda._memory_viz.trace_plot` before 2.1): the allocations as the "
-              "viewer drew them, without the allocator's segments or the snapshot: give the snapshot itself "
-              "(`torch.cuda.memory._dump_snapshot`'s pickle)")
 
 
 def is_pickle_name(name: str) -> bool:
@@ -69,6 +68,12 @@ def is_page_name(name: str) -> bool:
 def is_page(data: bytes) -> bool:
     """Whether a file's bytes are an HTML page (a snapshot pickle never starts with ``<``)."""
     return data.lstrip()[:1] == b"<"
+
+
+def is_drawn_page(data: bytes) -> bool:
+    """Whether a page is PyTorch 2.0's drawn memory trace (read by ``drawn``), not a viewer page with a snapshot."""
+    head = data[:SNIFF_BYTES]
+    return not _VIZ_PAGE.search(head) and _DRAWN_PAGE.search(head) is not None
 
 
 def embedded_snapshot(data: bytes, whole: bool = True) -> bytes | str:
@@ -96,10 +101,8 @@ def embedded_snapshot(data: bytes, whole: bool = True) -> bytes | str:
 
 
 def _other_page(head: bytes) -> str:
-    """Why a page with no viewer in it is no snapshot: named as what it is where PyTorch wrote it (its 2.0 viewer's
-    drawing, the profiler's memory timeline plot), else the generic words."""
-    if _DRAWN_PAGE.search(head):
-        return DRAWN_PAGE
+    """Why a page with no viewer in it is no snapshot: named as what it is where PyTorch wrote it (the profiler's memory
+    timeline plot), else the generic words."""
     return memory_timeline.WORDS if memory_timeline.is_page(head) else NOT_VIZ_PAGE
 
 
@@ -119,6 +122,8 @@ def sniff(path: str) -> str | None:
     if not head:
         return "empty"
     if is_page(head):
+        if is_drawn_page(head):
+            return None  # PyTorch 2.0's drawn history (``drawn``): read as its snapshot would be
         head = embedded_snapshot(head, whole=False)
         if isinstance(head, str):
             return head

@@ -30,7 +30,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, loads
-from tb_gpu_advisor.formats.snapshot.layout import embedded_snapshot, is_page
+from tb_gpu_advisor.formats.snapshot.layout import embedded_snapshot, is_drawn_page, is_page
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack, MemoryEvents,
                                        MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
 
@@ -81,6 +81,10 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
     """Read one snapshot pickle into a trace (``SnapshotReadError`` when it is none, or asks for more than data)."""
     data = _read_bytes(path)
     if is_page(data):  # PyTorch's memory viewer page: the snapshot is the pickle it embeds
+        if is_drawn_page(data):  # PyTorch 2.0's: no snapshot, the history as the viewer drew it
+            from tb_gpu_advisor.formats.snapshot.drawn import read_drawn  # it reads with this module's helpers
+
+            return read_drawn(data, path, host or host_name(path))
         data = embedded_snapshot(data)
         if isinstance(data, str):
             raise SnapshotReadError(path, data)

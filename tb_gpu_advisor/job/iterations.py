@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, Trace
 
@@ -80,12 +81,9 @@ def snapshot_iterations(trace: Trace) -> tuple[np.ndarray, np.ndarray, str] | No
         return None
     if trace.span_ps is None:  # PyTorch 2.0's history has no times (one entry a microsecond): no step time to give
         return None
-    for me in sorted(trace.memory.values(), key=lambda m: -int((m.delta > 0).sum())):
-        got = history_iterations(me)
-        if got is not None:
-            return got
-        break
-    return None
+    if not trace.memory:
+        return None
+    return history_iterations(max(trace.memory.values(), key=lambda m: int((m.delta > 0).sum())))
 
 
 def history_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str] | None:
@@ -104,7 +102,6 @@ def history_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str] |
                                return_inverse=True, return_counts=True)
     inv = inv.reshape(-1)
     order = np.argsort(inv, kind="stable")
-    bounds = np.concatenate(([0], np.cumsum(counts)))
     pos = alloc[order]
     ident = inv[order]
     # of a site's repeats, those after a backward allocation (since the one before): the same site and size may
@@ -130,13 +127,14 @@ def history_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str] |
     t = me.t
     s = np.array([int(t[i]) for i in starts[:k]], np.int64)
     e = np.array([int(t[i]) for i in starts[1:k]] + [int(t[-1]) if tail else int(t[starts[k]])], np.int64)
-    per = int(n_alloc[starts[1]] - n_alloc[starts[0]])
+    bounds = [*starts[:k], len(me) if tail else starts[k]]
+    per = int(np.median([n_alloc[b] - n_alloc[a] for a, b in zip(bounds[:-1], bounds[1:])]))
     note = (f"a memory snapshot's training iterations, from its allocations (it holds no step marker or annotation): "
             f"{k} times the allocated bytes climb from the level held between iterations "
             f"({_mib(int(pre[starts[1]]))}: weights, optimizer state) with the same allocations ({per:,} an iteration, "
             f"forward and backward) and come back down to it")
     if starts[0] > 0:
-        note += f"; the {int(n_alloc[starts[0]]):,} allocations before the first are no step"
+        note += f"; the history before the first ({plural(int(n_alloc[starts[0]]), 'allocation')}) is no step"
     if not tail:
         note += "; the history ends inside an iteration: that part is no step"
     return s, e, note

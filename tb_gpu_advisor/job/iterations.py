@@ -19,13 +19,16 @@ at the repeats of one allocation that are troughs of the history:
 * they are alike: each holds as many allocations as the others (``job.snapshot_iteration_alike``; the first may hold
   more, its optimizer's state).
 
-Of the allocations whose repeats pass, the one whose repeats dip least below their start (a later allocation of the
-iteration starts above the first one's level, and the level falls back to it) opens the iterations, the earlier on a
-tie.  The history before the first repeat
-(set-up, or the end of an iteration the ring buffer cut) is no step; after the last, the rest is one more when it is
-alike (it need not come back down: a loop that calls ``zero_grad()`` first holds its gradients until the next
-iteration's, which the dump came before), else a part of an iteration and no step.  Truth: the "Understanding GPU Memory 1" blog's
-ResNet-50 snapshot (survey h37-survey17; three iterations of 679 allocations, each at 500.4 MiB), replayed by hand.
+Only a site's repeats made after a backward allocation (since its repeat before) count: a site may recur inside one
+pass, an iteration's start only after the backward before it.  Of the sites whose repeats pass (the lowest-lying
+:data:`MAX_CANDIDATES` of those alike in size, checked one by one), the one whose repeats dip least below their start
+opens the iterations (a later allocation of the iteration starts above the first one's level, and the level falls
+back to it), the earlier on a tie.  The history before the first repeat (set-up, or the end of an iteration the ring
+buffer cut) is no step; after the last, the rest is one more when it is alike (it need not come back down: a loop
+that calls ``zero_grad()`` first holds its gradients until the next iteration's, which the dump came before), else a
+part of an iteration and no step.  Truth: the "Understanding GPU Memory 1" blog's ResNet-50 snapshot (survey
+h37-survey17; three iterations of 679 allocations, each at 500.4 MiB), replayed by hand, and a real annotated
+snapshot's optimizer-step ends (``tests/memory/test_snapshot_iterations_from_allocations.py``).
 """
 
 from __future__ import annotations

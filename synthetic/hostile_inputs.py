@@ -196,9 +196,9 @@ def analyse_file(data: bytes, path: str) -> str:
     with open(path, "wb") as f:
         f.write(data)
     out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):  # the words said, not the path's
         rc = cli(["report", path, "--cache-dir", "off", "--format", "json"])
-    said = " ".join(err.getvalue().replace(path, "<file>").split())  # the words are the message's, not the path's
+    said = " ".join(err.getvalue().replace(path, "<file>").replace("tb-gpu-advisor report: error: ", "").split())
     if "Traceback" in said or rc not in (0, 1, 2):
         return f"exception: exit {rc}: {said[-300:]}"
     if rc == 2:

@@ -58,6 +58,22 @@ def test_a_viewer_page_costs_its_pickle_in_memory_and_no_more(tmp_path: Path):
     assert got["message"] == f"report: {len(hi.padded_snapshot(36 << 20))} bytes"
 
 
+def test_a_snapshot_file_is_read_into_memory_once(tmp_path: Path):
+    """An 80 MB snapshot file is read under 1.5 times its size of address space: one read of its own size.  Main read
+    it in 64 MB chunks and joined them, holding it twice (this limit was a MemoryError)."""
+    from tb_gpu_advisor.formats.snapshot import reader
+
+    path = tmp_path / "big.pickle"
+    path.write_bytes(hi.padded_snapshot(80 << 20))
+    size = path.stat().st_size
+
+    def read(_data: bytes, name: str) -> str:
+        return f"report: {len(reader._read_bytes(name))} bytes"
+
+    got = hp.run_bounded(b"", str(path), seconds=60, memory_mb=int(1.5 * size) >> 20, analyse=read)
+    assert got["message"] == f"report: {size} bytes", got
+
+
 def test_a_page_or_pointer_naming_a_path_never_opens_it(tmp_path: Path, monkeypatch):
     """A real snapshot planted outside the logdir, at the path a page's ``local_files`` and an LFS pointer's ``oid``
     name: the report of the logdir never opens it (both files are errors of their own)."""

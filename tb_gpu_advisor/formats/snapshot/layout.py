@@ -49,6 +49,7 @@ _VIZ_FILES = re.compile(rb"const\s+local_files\s*=\s*")
 #: page: 1.0 GB; 200 MB of bytes no UTF-8 after a small one: 0.84 GB), the base64 itself is all that is needed.
 _FIRST_FILE = re.compile(rb'\[\s*\{\s*"name"\s*:\s*"(?:[^"\\]|\\.){0,4096}"\s*,\s*"base64"\s*:\s*"')
 _BASE64 = re.compile(rb"[A-Za-z0-9+/]*={0,2}")
+_PAGE_START = re.compile(rb"\s*<")
 NOT_VIZ_PAGE = ("an HTML page, not PyTorch's memory viewer page with a snapshot in it (`torch.cuda._memory_viz`'s "
                 "`trace_plot`): give the snapshot itself (`torch.cuda.memory._dump_snapshot`'s pickle)")
 #: PyTorch 2.0's ``trace_plot`` page drew the allocations itself (``let alloc_data = {"actions": ...}``: sizes and
@@ -69,8 +70,9 @@ def is_page_name(name: str) -> bool:
 
 
 def is_page(data: bytes) -> bool:
-    """Whether a file's bytes are an HTML page (a snapshot pickle never starts with ``<``)."""
-    return data.lstrip()[:1] == b"<"
+    """Whether a file's bytes are an HTML page (a snapshot pickle never starts with ``<``); looked at in place
+    (``lstrip`` copies a page that opens with a newline, as the viewer's does)."""
+    return _PAGE_START.match(data) is not None
 
 
 def embedded_snapshot(data: bytes, whole: bool = True) -> bytes | str:

@@ -117,3 +117,36 @@ def test_a_real_snapshot_is_inside_every_range():
     trace = read_trace(str(FIXTURES / "wild" / "snapshot_windows_gpt" / "memory_snapshot.pickle"))
     assert not [p for p in trace.problems if "out of range" in p or "overlap" in p]
 
+
+
+def test_a_rank_export_cut_short_is_a_damaged_host_of_its_job(tmp_path: Path):
+    """Two ranks' Nsight exports of one job (``report_rank0``, ``report_rank1``, as ``nsys profile -o
+    report_rank%q{RANK}`` names them), rank 1's copy cut in half.  Its SQLite header still says how long it is, so it
+    is damaged, not foreign: a host of the job that could not be analysed (exit 2) beside rank 0's analysis.  On main
+    it was skipped as "an SQLite file that cannot be read" and the job reported as rank 0 alone, exit 0."""
+    import json
+    import sqlite3
+    import subprocess
+    import sys
+
+    from synthetic import hostile
+    from synthetic.nsysexport import NsysJob, write
+    from tb_gpu_advisor.formats.nsys import tables
+    from tests.support.paths import REPO
+
+    run = tmp_path / "logdir" / "job"
+    run.mkdir(parents=True)
+    write(str(run / "report_rank0.sqlite"), NsysJob(steps=6, ops=4))
+    cut = hostile.sqlite_truncated(str(run / "report_rank1.sqlite"))
+    with sqlite3.connect(str(run / "report_rank0.sqlite")) as con:
+        start_s = con.execute("SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME").fetchone()[0] / 1e9
+    os.utime(cut, (start_s + 20, start_s + 20))  # written as the capture ended, as a rank's file is
+    env = {**os.environ, "TB_GPU_ADVISOR_CACHE_DIR": "off", "PYTHONPATH": str(REPO)}
+    done = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(run.parent), "--format", "json"],
+                          capture_output=True, text=True, timeout=240, env=env)
+    assert done.returncode == 2, done.stderr[-2000:]
+    hosts = {h["host"]: h for r in json.loads(done.stdout)["reports"] for h in r["hosts"]}
+    assert hosts["report_rank1"]["error"] and "damaged" in hosts["report_rank1"]["error"]
+    assert [h for name, h in hosts.items() if name != "report_rank1" and h["error"] is None and h["steps"]["count"] > 0]
+    want, have = tables.cut_short(cut)  # the cause, from the file's own header
+    assert have < want and tables.cut_short(str(run / "report_rank0.sqlite")) is None

@@ -106,6 +106,8 @@ def _probe(path: str) -> tuple[str | None, Header]:
             gpu = schema.nonempty(tb.KERNEL) or schema.nonempty(tb.GRAPH_TRACE)
             return None, Header(when, host, duration, gpu)
     except sqlite3.Error as e:
+        if tb.cut_short(path) is not None:  # a copy cut off (a rank's export among its job's): a damaged host, listed
+            return None, Header()
         return f"an SQLite file that cannot be read ({e})", Header()
     except OSError as e:
         return f"unreadable ({e})", Header()

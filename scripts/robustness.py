@@ -25,8 +25,8 @@ in this process, never over the network.  Sections:
 12. snapshot pickles (``synthetic.hostile_pickles``): each read in a limited child, its outcome, time and peak memory,
     and a count per defect class.
 13. the inputs of sessions 36-37 (``synthetic.hostile_inputs``): viewer pages, snapshot values, Git LFS pointers,
-    memory timelines, each reported by the CLI in a limited child (outcome, time, peak memory), and the peak memory
-    of a large viewer page against its size.
+    memory timelines, each reported by the CLI in a limited child (outcome, time, peak memory), the peak memory
+    of a large viewer page against its size, and 500 snapshots with their values fuzzed (nothing may escape).
 """
 
 from __future__ import annotations
@@ -641,6 +641,10 @@ def inputs_campaign(tmp: Path, seconds: float = 20.0, memory_mb: int = 1024) -> 
         bad += got["outcome"] not in ("report", "damaged")
         say(f"| page | {len(data) / 2**20:.0f} | {got['seconds']:.2f} | {got['peak_rss_mb'] or 0:.0f} | "
             f"{got['outcome']} |")
+    counts, escaped = hi.fuzz_values(500, 13, str(tmp / "fuzzed.pickle"), edits=8)
+    say(f"\nSnapshot values fuzzed (``hostile_inputs.mutate_values``, 500 of the scenarios, seed 13): {counts}"
+        + "".join(f"\n- escaped: {e}" for e in escaped[:10]))
+    bad += len(escaped)
     say(f"\n{len(hi.KINDS)} kinds, {bad} unexpected.\n")
     return bad
 

@@ -209,3 +209,91 @@ def analyse_file(data: bytes, path: str) -> str:
 def run_bounded(data: bytes, path: str, seconds: float = 20.0, memory_mb: int = 1024) -> dict:
     """:func:`analyse_file` in a forked child under a time and memory limit (``hostile_pickles.run_bounded``)."""
     return hp.run_bounded(data, path, seconds=seconds, memory_mb=memory_mb, analyse=analyse_file)
+
+
+# -- a fuzzer of a snapshot's values --------------------------------------------------------------------------------
+
+_INTERESTING_VALUES = (0, 1, -1, 7, 511, 2**31 - 1, 2**32, 2**48, 2**56, 2**57, 2**62, 2**63 - 1, 2**64, -(2**63),
+                       10**18, float("nan"), float("inf"), -0.0, 1e300, "x", None, [], {})
+_ACTIONS = ("alloc", "free_requested", "free_completed", "free", "segment_alloc", "segment_free", "segment_map",
+            "segment_unmap", "oom", "snapshot", "", "alloc")
+
+
+_COUNTED = {"size", "total_size", "addr", "address", "device", "time_us", "device_free", "state", "action"}
+
+
+def _dicts(v, out: list, depth: int = 0) -> list:
+    """Every dict in a snapshot's plain data (its segments, blocks, entries, frames), depth first."""
+    if depth > 8:
+        return out
+    if isinstance(v, dict):
+        out.append(v)
+        for x in v.values():
+            _dicts(x, out, depth + 1)
+    elif isinstance(v, list):
+        for x in v:
+            _dicts(x, out, depth + 1)
+    return out
+
+
+def mutate_values(rng, doc: dict, edits: int = 4) -> dict:
+    """``doc`` (a snapshot's plain data, changed in place) with one to ``edits`` fields set to values an allocator
+    never writes or writes rarely (extremes, NaN, the wrong type), an action renamed, or a dict duplicated in its
+    list: a snapshot that parses, for what reads its values (``tests/formats/test_hostile_inputs.py``)."""
+    for _ in range(rng.randint(1, edits)):
+        ds = _dicts(doc, [])
+        if not ds:
+            return doc
+        counted = [x for x in ds if _COUNTED.intersection(x)]  # segments, blocks, entries: what is added up
+        d = rng.choice(counted if counted and rng.random() < 0.8 else ds)
+        keys = [k for k in d if isinstance(k, str)]
+        if rng.random() < 0.7 and _COUNTED.intersection(keys):
+            keys = sorted(_COUNTED.intersection(keys))
+        op = rng.randrange(4)
+        if op == 0 and keys:
+            d[rng.choice(keys)] = rng.choice(_INTERESTING_VALUES)
+        elif op == 1 and "action" in d:
+            d["action"] = rng.choice(_ACTIONS)
+        elif op == 2:
+            lists = [v for x in ds for v in x.values() if isinstance(v, list) and v]
+            if lists:
+                lst = rng.choice(lists)
+                lst.insert(rng.randrange(len(lst) + 1), rng.choice(lst))
+        elif keys:
+            del d[rng.choice(keys)]
+    return doc
+
+
+def fuzz_values(n: int, seed: int, path: str, edits: int = 4) -> tuple[dict[str, int], list[str]]:
+    """``n`` snapshots of ``synthetic.memsnapshot``'s scenarios through :func:`mutate_values`, each read and analysed
+    to a report (JSON and Markdown) or refused: the outcomes counted (``report``, ``healthy``, ``refused``), and what
+    escaped (anything else), in words."""
+    import collections
+    import copy
+    import random
+
+    from synthetic import memsnapshot as ms
+    from tb_gpu_advisor.formats.snapshot.reader import SnapshotReadError, read_trace
+    from tb_gpu_advisor.report.merge import merge_hosts
+    from tb_gpu_advisor.report.render import to_markdown
+    from tb_gpu_advisor.runtime.pipeline import host_metrics, host_report
+
+    seeds = [make().doc for make in ms.SCENARIOS.values()]
+    rng = random.Random(seed)
+    counts: collections.Counter[str] = collections.Counter()
+    escaped = []
+    for _ in range(n):
+        data = pickle.dumps(mutate_values(rng, copy.deepcopy(rng.choice(seeds)), edits), protocol=4)
+        with open(path, "wb") as f:
+            f.write(data)
+        try:
+            report = merge_hosts("r", "s", [host_report(host_metrics(read_trace(path), None), len(data))])
+            to_markdown(report)
+            report.to_json()
+            counts["healthy" if report.healthy else "report"] += 1
+        except SnapshotReadError:
+            counts["refused"] += 1
+        except Exception as e:  # noqa: BLE001 - what escapes is the finding
+            counts["escaped"] += 1
+            escaped.append(f"{type(e).__name__}: {e}"[:200])
+    return dict(counts), escaped

@@ -150,3 +150,13 @@ def test_a_rank_export_cut_short_is_a_damaged_host_of_its_job(tmp_path: Path):
     assert [h for name, h in hosts.items() if name != "report_rank1" and h["error"] is None and h["steps"]["count"] > 0]
     want, have = tables.cut_short(cut)  # the cause, from the file's own header
     assert have < want and tables.cut_short(str(run / "report_rank0.sqlite")) is None
+
+
+def test_a_snapshots_values_fuzzed_end_in_a_report_or_a_read_error(tmp_path: Path):
+    """120 snapshots of ``synthetic/memsnapshot``'s scenarios, each with one to four fields set to extremes, NaN or the
+    wrong type, an action renamed, a dict repeated or a field dropped (``hostile_inputs.mutate_values``): each is read
+    and analysed to a report (JSON and Markdown) or refused in words -- nothing else escapes.  On main, sizes or
+    times past int64 escaped as OverflowError."""
+    counts, escaped = hi.fuzz_values(120, 37, str(tmp_path / "fuzzed.pickle"))
+    assert not escaped, escaped[:5]
+    assert counts.get("refused", 0) + counts.get("report", 0) + counts.get("healthy", 0) == 120

@@ -19,7 +19,7 @@ from __future__ import annotations
 import base64
 import json
 import pickle
-from typing import Callable
+from collections.abc import Callable
 
 from synthetic import hostile_pickles as hp
 
@@ -55,7 +55,7 @@ def segment(size: int, blocks: list, device: int = 0) -> dict:
     return {"device": device, "address": 0, "total_size": size, "segment_type": "large", "blocks": blocks}
 
 
-def entry(action: str, addr: int, size: int, time_us: int | float) -> dict:
+def entry(action: str, addr: int, size: int, time_us: float) -> dict:
     return {"action": action, "addr": addr, "size": size, "stream": 0, "time_us": time_us, "frames": []}
 
 

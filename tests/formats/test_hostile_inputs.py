@@ -143,7 +143,7 @@ def test_a_rank_export_cut_short_is_a_damaged_host_of_its_job(tmp_path: Path):
     os.utime(cut, (start_s + 20, start_s + 20))  # written as the capture ended, as a rank's file is
     env = {**os.environ, "TB_GPU_ADVISOR_CACHE_DIR": "off", "PYTHONPATH": str(REPO)}
     done = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(run.parent), "--format", "json"],
-                          capture_output=True, text=True, timeout=240, env=env)
+                          capture_output=True, text=True, timeout=240, env=env, check=False)
     assert done.returncode == 2, done.stderr[-2000:]
     hosts = {h["host"]: h for r in json.loads(done.stdout)["reports"] for h in r["hosts"]}
     assert hosts["report_rank1"]["error"] and "damaged" in hosts["report_rank1"]["error"]

@@ -165,6 +165,8 @@ def lfs_pointer(path: str) -> str | None:
     for m in _LFS_FIELD.finditer(head):
         oid = m.group(2).decode() if m.group(2) else oid
         size = int(m.group(3)) if m.group(3) else size
+    if size is not None and size >= 1 << 63:  # no file is longer than an off_t: a size of 400 digits is no pointer's
+        size = None
     what = f"the {human_size(size)} file" if size is not None else "the file"
     ident = f" (sha256 {oid}...)" if oid else ""
     return (f"a Git LFS pointer, not the profile: the repository keeps {what}{ident} in Git LFS, and this copy holds "

@@ -2,7 +2,8 @@
 or ``<run>/<report>.nsys-rep``.
 
 An SQLite file (``.sqlite``, ``.sqlite3``, ``.db``) is an export only when its tables say so (``tables.Schema
-.is_export``), never by its name: a run folder may hold other databases.  An ``.nsys-rep`` is known by its name
+.is_export``), never by its name: a run folder may hold other databases -- or when it is too damaged to say, being
+shorter than its own header says (``tables.cut_short``: a rank's export cut off mid-copy), listed to fail as damaged.  An ``.nsys-rep`` is known by its name
 (only ``nsys`` reads it); beside an export of the same name it is left out (the export is read instead).  Every
 folder holding such files (never below a ``plugins`` folder) is a run.
 
@@ -106,6 +107,8 @@ def _probe(path: str) -> tuple[str | None, Header]:
             gpu = schema.nonempty(tb.KERNEL) or schema.nonempty(tb.GRAPH_TRACE)
             return None, Header(when, host, duration, gpu)
     except sqlite3.Error as e:
+        if tb.cut_short(path) is not None:  # a copy cut off (a rank's export among its job's): a damaged host, listed
+            return None, Header()
         return f"an SQLite file that cannot be read ({e})", Header()
     except OSError as e:
         return f"unreadable ({e})", Header()

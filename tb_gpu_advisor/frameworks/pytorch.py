@@ -317,7 +317,7 @@ FIXES = {
     "xla_not_used": (COMPILE,),
     "eager_execution": (COMPILE,),
     "batch_size_headroom": (action(
-        "Raise the per-rank batch size until peak memory nears capacity; check convergence (learning rate "
+        "Raise the batch size per GPU until peak memory nears capacity; check convergence (learning rate "
         "scaling).", "print(torch.cuda.max_memory_allocated() / torch.cuda.get_device_properties(0).total_memory)"),),
     "allreduce_extra": (DDP_BUCKETS,),
     "gpu_imbalance": (_BALANCE,),

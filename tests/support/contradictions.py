@@ -170,6 +170,8 @@ _GPU_CLAIM = re.compile(r"this GPU has fp16 Tensor Cores|this GPU's Tensor Cores
 #: NVIDIA's names for what an AMD GPU's user calls otherwise (``devices/amd.py`` ``WORDS``).
 _NVIDIA_UNITS = re.compile(r"tensor core|\bTC eligible|CUDA graph|cudaMalloc|cudaFree|(?-i:\bSMs\b|\bNCCL\b|cuDNN|"
                            r"cuBLAS\b)|nvidia-smi|thread blocks?\b", re.I)
+#: A data-parallel job's words (h37-review2: "Raise the per-rank batch size" to one GPU's training loop).
+_DATA_PARALLEL = re.compile(r"\bper-rank\b")
 #: Python advice: not for a compiled program (job tag ``native_host``: no Python process made the host events).
 _PYTHON_ADVICE = re.compile(r"\.item\(\)|DataLoader|print\(loss\)")
 #: The sync fix (values pulled to the host mid-step): not the lead fix of a host-to-device copy finding.
@@ -262,10 +264,15 @@ def context_problems(report: Report) -> list[str]:
                 if _NVIDIA_UNITS.search(v):
                     out.append(f"{h.host}: capture.applied[{k}] says '{v}' on an AMD GPU")
         framework = (h.capture or {}).get("framework") if isinstance(h.capture, dict) else None
+        one_gpu = (len(report.hosts) == 1 and len(h.gpus) == 1 and (report.ranks is None or len(report.ranks.rows) <= 1)
+                   and not (h.communication is not None and h.communication.rows))  # a rank's file has collectives
         for f in findings:
             words = _prose_of(f)
             for m in _internal_ids().finditer(words):
                 out.append(f"{h.host}/{f.id}: an internal id in the words: '{m.group(0)}'")
+            if one_gpu and _DATA_PARALLEL.search(words):
+                out.append(f"{h.host}/{f.id}: data-parallel words to a one-GPU job: "
+                           f"'{_DATA_PARALLEL.search(words).group(0)}'")
             if framework and framework != "tensorflow" and "Keras" in words:
                 out.append(f"{h.host}/{f.id}: Keras named to a {framework} capture")
         if "(trace_train)" in job.get("summary", "") or "steps from trace_" in job.get("summary", ""):
@@ -282,3 +289,48 @@ def context_problems(report: Report) -> list[str]:
     if frameworks_ and "tensorflow" not in frameworks_ and "Keras" in prose:
         out.append(f"markdown: Keras named to a {'/'.join(sorted(map(str, frameworks_)))} capture")
     return sorted(set(out))
+
+
+# --------------------------------------------------------------------------- one value per quantity, in the text
+
+#: The header's step: ``(1 host, 3 steps, step 1.00 ms)`` or ``(1 host, start-up only: one pass of 9.33 ms, ...``.
+_HEADER_STEP = re.compile(r"^GPU Advisor — .*?(?:, step|one pass of) ([\d.,]+ (?:us|ms|s))\b", re.M)
+_EVERY_FIX = re.compile(r"^If every fix lands: step ~[\d.,]+ (?:us|ms|s) instead of ([\d.,]+ (?:us|ms|s))", re.M)
+#: The headroom's arithmetic: ``the step's own A (the [allocated ]peak [B ]less C held across steps)``.
+_OWN = re.compile(r"peaks at ([\d.]+ [KMG]iB) (reserved|allocated).*?the step's own ([\d.]+ [KMG]iB) \((the allocated "
+                  r"peak ([\d.]+ [KMG]iB)|the peak) less ([\d.]+ [KMG]iB) held", re.S)
+#: A part of the held idle: ``idles A of each ... with work it was given: B of it holding``.
+_HELD = re.compile(r"idles ([\d.]+ (?:us|ms|s)) of each [\d.]+ (?:us|ms|s) step \([\d.]+%\) with work it\s+was "
+                   r"given: ([\d.]+ (?:us|ms|s)) of it")
+#: A duration of a second or more printed as ms in prose (``33784.7 ms``): timeline positions (``[30462.5 – ...]``)
+#: are the viewer's and stay in ms.
+_LONG_MS = re.compile(r"(?<![\d.,\[])(\d{4,}(?:\.\d+)?) ms\b(?! –|\])")
+_UNIT = {"us": 1e-3, "ms": 1.0, "s": 1e3, "KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0}
+
+
+def _val(text: str) -> float:
+    num, unit = text.replace("\n", " ").split()
+    return float(num.replace(",", "")) * _UNIT[unit]
+
+
+def text_number_problems(text: str) -> list[str]:
+    """The same quantity with two values, or a part above its whole, in the text report as a user reads it (h37-review2):
+    the step "if every fix lands" starts from against the header's step, the headroom's "the peak less what is held",
+    the held idle against the idle it is part of, and seconds printed as thousands of ms."""
+    out: list[str] = []
+    flat = re.sub(r"\n\s+", " ", text)
+    head, every = _HEADER_STEP.search(text), _EVERY_FIX.search(flat)
+    if head and every and head.group(1) != every.group(1):
+        out.append(f"the header's step is {head.group(1)}, 'if every fix lands' starts from {every.group(1)}")
+    for m in _OWN.finditer(flat):
+        peak = _val(m.group(5) or m.group(1))
+        own, held = _val(m.group(3)), _val(m.group(6))
+        if abs(peak - held - own) > 0.01 * peak + 0.06 * _UNIT[m.group(3).split()[1]]:
+            out.append(f"headroom: the step's own {m.group(3)} is not {m.group(5) or m.group(1)} less {m.group(6)}")
+    for m in _HELD.finditer(flat):
+        if _val(m.group(2)) > _val(m.group(1)):
+            out.append(f"held idle {m.group(2)} of an idle of {m.group(1)}")
+    for line in text.splitlines():
+        if not line.lstrip().startswith("Trace:"):
+            out += [f"'{m.group(0)}': a duration of seconds in ms" for m in _LONG_MS.finditer(line)]
+    return out

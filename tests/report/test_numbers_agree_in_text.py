@@ -33,6 +33,13 @@ def test_the_checker_sees_each_pattern():
     assert not text_number_problems(mem.format("the allocated peak 140 MiB"))
     assert not text_number_problems("peaks at 460 MiB allocated of ...: the step's own 204 MiB (the peak less 256 MiB "
                                     "held across steps)")
+    jax = ("peaks at 704 MiB allocated of the 59.4 GiB its allocator took, 75% of the GPU's 79.2 GiB (1.2%): the step's "
+           "own 352 MiB (the peak less 352 MiB held across steps) could grow about 150x before {} is 90% full.")
+    assert text_number_problems(jax.format("the GPU"))
+    assert not text_number_problems(jax.format("its allocator's 59.4 GiB"))
+    assert not text_number_problems("peaks at 214 MiB reserved of its 191 GiB (0.1%, x): the step's own 84.5 MiB (the "
+                                    "allocated peak 140 MiB less 55.1 MiB held across steps) could grow about 2,100x "
+                                    "before the GPU is 90% full.")
     held = "The GPU idles 2.20 ms of each 20.6 ms step (10.7%) with work it was given: {} of it holding"
     assert text_number_problems(held.format("2.23 ms"))
     assert not text_number_problems(held.format("2.20 ms"))
@@ -63,3 +70,15 @@ def test_the_held_idle_is_part_of_its_idle():
     assert out.returncode in (0, 1), out.stderr
     assert "with work it was given" in out.stdout  # the held-idle finding this test is about
     assert not text_number_problems(out.stdout)
+
+
+@pytest.mark.parametrize("run", ["healthy_bf16", "fp32_highest"])
+def test_jax_headroom_names_the_pool_it_is_figured_against(run):
+    """JAX preallocates 75% of the GPU: "could grow about 150x before the GPU is 90% full" was figured against the
+    allocator's 59.4 GiB, not the H100's 79.2 GiB (which would allow about 210x)."""
+    root = SHARED_PROFILES / "real-h100-jax" / run
+    if not root.is_dir():
+        pytest.skip(f"{root} not present")
+    text = _text(root)
+    assert "could grow about" in text
+    assert not text_number_problems(text)

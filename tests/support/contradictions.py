@@ -299,6 +299,12 @@ _EVERY_FIX = re.compile(r"^If every fix lands: step ~[\d.,]+ (?:us|ms|s) instead
 #: The headroom's arithmetic: ``the step's own A (the [allocated ]peak [B ]less C held across steps)``.
 _OWN = re.compile(r"peaks at ([\d.]+ [KMG]iB) (reserved|allocated).*?the step's own ([\d.]+ [KMG]iB) \((the allocated "
                   r"peak ([\d.]+ [KMG]iB)|the peak) less ([\d.]+ [KMG]iB) held", re.S)
+#: The headroom's growth: ``of its 79.2 GiB`` / ``of the 59.4 GiB its allocator took ...``, then ``the step's own A
+#: (... less C held across steps) could grow about Nx before the GPU is P% full`` / ``before its allocator's X is``.
+_GROWTH = re.compile(r"peaks at [\d.]+ [KMG]iB \w+ of (?:its ([\d.]+ [KMG]iB)|the ([\d.]+ [KMG]iB) its allocator took, "
+                     r"\d+% of the GPU's ([\d.]+ [KMG]iB)).*?"
+                     r"the step's own ([\d.]+ [KMG]iB) \(.*? less ([\d.]+ [KMG]iB) held across steps\) could grow "
+                     r"about ([\d,.]+)x before (the GPU|its allocator's ([\d.]+ [KMG]iB)) is (\d+)% full", re.S)
 #: A part of the held idle: ``idles A of each ... with work it was given: B of it holding``.
 _HELD = re.compile(r"idles ([\d.]+ (?:us|ms|s)) of each [\d.]+ (?:us|ms|s) step \([\d.]+%\) with work it\s+was "
                    r"given: ([\d.]+ (?:us|ms|s)) of it")
@@ -327,6 +333,12 @@ def text_number_problems(text: str) -> list[str]:
         own, held = _val(m.group(3)), _val(m.group(6))
         if abs(peak - held - own) > 0.01 * peak + 0.06 * _UNIT[m.group(3).split()[1]]:
             out.append(f"headroom: the step's own {m.group(3)} is not {m.group(5) or m.group(1)} less {m.group(6)}")
+    for m in _GROWTH.finditer(flat):
+        own_gpu, pool, gpu, own, held, n, whole, named, full = m.groups()
+        cap = _val(named or own_gpu or gpu)  # "the GPU": the device's capacity, else the pool the words name
+        expect = (int(full) / 100 * cap - _val(held)) / _val(own)
+        if not 0.85 <= float(n.replace(",", "")) / expect <= 1.15:
+            out.append(f"headroom: grows {n}x before {whole} is {full}% full, the numbers say {expect:.3g}x")
     for m in _HELD.finditer(flat):
         if _val(m.group(2)) > _val(m.group(1)):
             out.append(f"held idle {m.group(2)} of an idle of {m.group(1)}")

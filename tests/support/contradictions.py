@@ -228,6 +228,22 @@ def _internal_ids() -> "re.Pattern[str]":
     return re.compile(r"(?<![\w`'-])(%s)(?![\w`'])" % "|".join(map(re.escape, ids)))
 
 
+def _card_words(h: HostReport, findings: list[Finding]) -> list[str]:
+    """A headline card's grading note beside the findings (h37-review2): "did not fire" where its check's finding is in
+    the report (amd_mi250: the launch and 16-bit cards said so beside "Launch-bound" and "Mixed precision is off"
+    notes), or a rule id in its words (cloverleaf: "it is theirs (host_sync, excessive_memcpy)")."""
+    from tb_gpu_advisor.rules.registry import card_rule
+
+    out = []
+    for c in h.headline or []:
+        words = str((c.detail or {}).get("not_flagged") or "")
+        if "did not fire" in words and any(f.rule == card_rule(c.id) for f in findings):
+            out.append(f"{h.host}: card {c.id} says its check did not fire beside its finding")
+        for m in _internal_ids().finditer(words):
+            out.append(f"{h.host}: card {c.id}: an internal id in the words: '{m.group(0)}'")
+    return out
+
+
 def context_problems(report: Report) -> list[str]:
     """Words that do not fit what the report itself knows (issue #36 deliverable 2): the job's kind, the GPU's vendor,
     whether the GPU is known, the copy a finding is about, and a GPU side the capture lost."""
@@ -275,6 +291,7 @@ def context_problems(report: Report) -> list[str]:
                            f"'{_DATA_PARALLEL.search(words).group(0)}'")
             if framework and framework != "tensorflow" and "Keras" in words:
                 out.append(f"{h.host}/{f.id}: Keras named to a {framework} capture")
+        out += _card_words(h, findings)
         if "(trace_train)" in job.get("summary", "") or "steps from trace_" in job.get("summary", ""):
             out.append(f"{h.host}: the job line names a step source by its id")
         if job.get("kind") == "no_gpu" and re.search(r"launched [\d,]+ kernels|allocator recorded", job.get("kind_evidence", "")):

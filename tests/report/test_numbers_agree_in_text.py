@@ -82,3 +82,16 @@ def test_jax_headroom_names_the_pool_it_is_figured_against(run):
     text = _text(root)
     assert "could grow about" in text
     assert not text_number_problems(text)
+
+
+def test_a_session_findings_share_is_of_the_sessions_step():
+    """dlrm_v100 (8 ranks): "saves ~8.11 ms/step (55% of step)" under "step 16.1 ms (median of 8 ranks)" -- the mean
+    of five hosts' own shares of their own steps; 8.11 ms is 50% of the step the header states.  Every session finding
+    (merged over hosts, or the job's) states its share of that step."""
+    (s,) = discover(str(FIXTURES / "wild" / "dlrm_v100"))
+    report = analyze_session(s.run, s.session, s.hosts)
+    step = report.achievable["step_ms"]
+    session = [f for f in report.findings if f.host is None and f.saving is not None and f.saving.ms_per_step > 0]
+    assert any(f.hosts and len(f.hosts) > 1 for f in session)  # the merged findings this is about
+    for f in session:
+        assert abs(f.saving.percent_of_step - 100 * f.saving.ms_per_step / step) < 0.05, f.id

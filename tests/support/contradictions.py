@@ -259,6 +259,9 @@ def context_problems(report: Report) -> list[str]:
             if job.get("kind") in ("inference", "serving") and _TRAINING_ONLY.search(words):
                 out.append(f"{h.host}/{f.id}: training words to a {job['kind']} job: "
                            f"'{_TRAINING_ONLY.search(words).group(0)}'")
+            if "will run out of memory" in f.title and "by design" in f.summary:
+                out.append(f"{h.host}/{f.id}: a title that warns of running out of memory over a summary that calls "
+                           f"the peak the design (vllm_mi300x_capture, h37-review2)")
             if "native_host" in job.get("tags", ()) and _PYTHON_ADVICE.search(_text(f)):
                 out.append(f"{h.host}/{f.id}: Python advice to a compiled program: '{_PYTHON_ADVICE.search(_text(f)).group(0)}'")
             if h.gpus and not _gpu_known(h) and _GPU_CLAIM.search(words):

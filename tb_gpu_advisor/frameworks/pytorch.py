@@ -330,6 +330,10 @@ FIXES = {
     "launch_skew:private_threads": (DDP_BUCKETS,),
     "launch_skew:shared_threads": (DDP_BUCKETS,),
     "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
+    "capture_quality:unseen": (action(
+        "Record whole steps with the GPU's activity, so the GPU work the host waits for is in the trace: CUDA activity "
+        "on, the profiler started before a step's first launch and stepped at each step's end (prof.step()); if the "
+        "GPU still sits idle there, another process shares it (nvidia-smi lists each GPU's processes).", CAPTURE),),
     "capture_quality:no_gpu": (action("Check that PyTorch sees the GPU and that CUDA activity is profiled, then "
                                       "profile steady-state steps.",
                                       "print(torch.cuda.is_available(), torch.cuda.device_count())\n" + CAPTURE),),

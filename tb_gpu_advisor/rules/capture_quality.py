@@ -89,7 +89,7 @@ def check(m: HostMetrics) -> list[Finding]:
                                 "Host waiting for GPU work not in the capture", unseen / ctx.step_ms,
                                 "capture.unseen_share", severity="warning"),
             windows=step_windows(ctx, key=lambda st: st.breakdown.unseen, label="waiting for unseen GPU work"),
-            actions=[HELD_FIX] if held else ctx.fw.fix(ID),
+            actions=[HELD_FIX] if held else ctx.fw.fix(f"{ID}:unseen"),
         ))
     seconds = (c.length_ms or 0) / 1000.0
     if seconds > T("capture.max_seconds"):

@@ -259,6 +259,9 @@ def context_problems(report: Report) -> list[str]:
             if job.get("kind") in ("inference", "serving") and _TRAINING_ONLY.search(words):
                 out.append(f"{h.host}/{f.id}: training words to a {job['kind']} job: "
                            f"'{_TRAINING_ONLY.search(words).group(0)}'")
+            if "profile the whole step" in f.summary and f.actions and "instead of the whole run" in f.actions[0].text:
+                out.append(f"{h.host}/{f.id}: the summary says to profile the whole step, the fix a short window "
+                           f"instead of the whole run (torchrec_a100_stalls, h37-review2)")
             if "will run out of memory" in f.title and "by design" in f.summary:
                 out.append(f"{h.host}/{f.id}: a title that warns of running out of memory over a summary that calls "
                            f"the peak the design (vllm_mi300x_capture, h37-review2)")

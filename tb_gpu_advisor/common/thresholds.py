@@ -144,7 +144,8 @@ _TABLE: tuple[Threshold, ...] = (
        "Cores outpace fp32 CUDA cores ~16x at peak (A100 312 vs 19.5, H100 989 vs 67 TFLOP/s); the real H100 pair "
        "fp32_highest -> healthy_bf16 ran its GEMMs 15x faster per sample; 6x keeps savings conservative",
        "speedup assumed for fp32 MatMul/Conv kernels without Tensor Cores (CUDA cores) moved to 16-bit Tensor Cores "
-       "on GPUs whose matrix units run TF32 (devices.has_tf32: NVIDIA from Ampere, AMD CDNA 3)"),
+       "on GPUs whose matrix units run TF32 (devices.has_tf32: NVIDIA from Ampere, AMD CDNA 3); never above the ratio of "
+       "the GPU's own 16-bit and fp32 peaks (devices.sixteen_bit_gain_bound: 2x on a GeForce RTX 3060 or 4090)"),
     _t("misaligned_dims.warning", 0.10, "share", "Advisor; guide §1.2.3: fp16 dims divisible by 8 (16 for int8)",
        "share of 16-bit TC-eligible time in ops whose GEMM/conv dims are not multiples of 8 (int8: 16)"),
     _t("misaligned_dims.critical", 0.40, "share", "Advisor", "same metric, critical level"),

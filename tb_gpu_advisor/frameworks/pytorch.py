@@ -317,7 +317,7 @@ FIXES = {
     "xla_not_used": (COMPILE,),
     "eager_execution": (COMPILE,),
     "batch_size_headroom": (action(
-        "Raise the per-rank batch size until peak memory nears capacity; check convergence (learning rate "
+        "Raise the batch size per GPU until peak memory nears capacity; check convergence (learning rate "
         "scaling).", "print(torch.cuda.max_memory_allocated() / torch.cuda.get_device_properties(0).total_memory)"),),
     "allreduce_extra": (DDP_BUCKETS,),
     "gpu_imbalance": (_BALANCE,),
@@ -330,6 +330,10 @@ FIXES = {
     "launch_skew:private_threads": (DDP_BUCKETS,),
     "launch_skew:shared_threads": (DDP_BUCKETS,),
     "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
+    "capture_quality:unseen": (action(
+        "Record whole steps with the GPU's activity, so the GPU work the host waits for is in the trace: CUDA activity "
+        "on, the profiler started before a step's first launch and stepped at each step's end (prof.step()); if the "
+        "GPU still sits idle there, another process shares it (nvidia-smi lists each GPU's processes).", CAPTURE),),
     "capture_quality:no_gpu": (action("Check that PyTorch sees the GPU and that CUDA activity is profiled, then "
                                       "profile steady-state steps.",
                                       "print(torch.cuda.is_available(), torch.cuda.device_count())\n" + CAPTURE),),

@@ -305,6 +305,10 @@ FIXES = {
         _TF_DATA_THREADS,
     ),
     "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
+    "capture_quality:unseen": (action(
+        "Profile whole steps, so the GPU work the host waits for is in the profile: start the profiler before a "
+        "step begins and stop it after a later step has finished; if the GPU still sits idle there, another process "
+        "shares it (nvidia-smi lists each GPU's processes).", CAPTURE),),
     "capture_quality:no_gpu": (action("Check that TensorFlow sees the GPU, then profile steady-state training steps.",
                                       "print(tf.config.list_physical_devices('GPU'))\n" + CAPTURE),),
     "capture_quality:window": (action("The profiled window held no GPU work: profile a range of batches after "

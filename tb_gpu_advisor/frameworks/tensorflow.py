@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.frameworks.base import Framework, action, op_type
+from tb_gpu_advisor.frameworks.base import Framework, action, never, op_type
 
 #: Host event name prefixes written by the TensorFlow runtime only.
 HOST_MARKERS = ("__inference_", "Iterator::", "EagerExecute", "EagerLocalExecute", "EagerKernelExecute",
@@ -317,6 +317,19 @@ FIXES = {
                                         CAPTURE),),
 }
 
+def is_function_call(name: str) -> bool:
+    """A tf.function's graph run: TF 2.16+'s ``FunctionRun``, older versions' call of the traced function
+    (``EagerExecute: __inference_train_function_1127``; survey h37-survey18: Keras ``fit`` on TF 2.4).  Its ops run
+    in the graph executor, not one by one: "run the step as a graph" is then no fix (``APPLIED_MARKERS``)."""
+    return name == "FunctionRun" or "__inference_" in name
+
+
+#: Fixes a trace shows in use: the step already runs as a tf.function graph.
+APPLIED_MARKERS = {"graph": ("the step as a tf.function graph (graph runs in the trace: `FunctionRun`, "
+                             "`__inference_*`)", is_function_call, never)}
+FIX_APPLIED = {TF_FUNCTION.text: "graph"}
+
+
 #: Ops only training runs: the gradient tape's ops, graph-mode gradients, the optimizers' update ops.
 _TRAINING = re.compile(r"gradient_tape/|(^|/)gradients/|ResourceApply|Apply(Adam|GradientDescent|Momentum|RMSProp|Adagrad)|"
                        r"(^|/)(Adam|AdamW|AdamWeightDecay|SGD|LAMB)/")
@@ -358,7 +371,7 @@ FRAMEWORK = Framework(
             "launch_skew:no_private_threads": "; no tf_gpu_private_* launch threads in the capture",
             "title:host_op_placement": "TensorFlow ops placed on the host",
             "title:eager_execution": "Ops run eagerly, outside tf.function"},
-    fixes=FIXES,
+    fixes=FIXES, applied_markers=APPLIED_MARKERS, fix_applied=FIX_APPLIED,
     capture_snippet=CAPTURE,
     writes="xplane", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
     not_host_work=is_bookkeeping, runtime_event=is_runtime_event,

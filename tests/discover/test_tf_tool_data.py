@@ -94,3 +94,16 @@ def test_trace_json_out_of_its_session_is_named_by_its_content(tmp_path, capsys)
         assert cli(["report", str(tmp_path / name), "--cache-dir", "off"]) == 2
         err = capsys.readouterr().err
         assert words in err and ".xplane.pb" in err, name
+
+
+def test_a_real_tf1_timeline_is_named_with_what_to_profile_instead(tmp_path, capsys):
+    """ikhlestov/tensorflow_profiling's 2017 GPU timeline (MIT, ``tests/fixtures/foreign/PROVENANCE.md``): one
+    ``sess.run`` whose 38 GPU op executions carry op names only -- no kernel, launch call or step mark to analyse."""
+    real = FIXTURES / "foreign" / "tf1_timeline_gpu" / "timeline_02_step_1.json"
+    assert cli(["report", str(real), "--cache-dir", "off"]) == 2
+    err = capsys.readouterr().err
+    assert "TensorFlow 1.x timeline" in err and "tf.profiler.experimental.start" in err and "nsys" in err
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(real, run / real.name)  # in a logdir: left out with the same words, never "no GPU profiles found"
+    assert [why for _, why in skipped(str(tmp_path)) if "TensorFlow 1.x timeline" in why]

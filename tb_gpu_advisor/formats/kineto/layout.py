@@ -102,11 +102,12 @@ XPLANE_TRACE = ("TensorFlow's or JAX's trace viewer JSON (`<host>.trace.json.gz`
                 "`<host>.xplane.pb` (in the same `plugins/profile/<session>/` folder where the profiler wrote both)")
 #: TensorFlow 1.x's ``tf.compat.v1`` timeline (``timeline.Timeline(run_metadata.step_stats)
 #: .generate_chrome_trace_format()``): processes named per device and stream, ``/job:localhost/replica:0/task:0/
-#: device:GPU:0 Compute``, ``/device:GPU:0/stream:all Compute`` (older: ``/gpu:0/stream:all Compute``).
+#: device:GPU:0 Compute``, ``/device:GPU:0/stream:all Compute`` (TF 1.0: ``/gpu:0/stream:all Compute``; survey
+#: h37-survey18: ikhlestov/tensorflow_profiling's 2017 timelines, kept in ``tests/fixtures/foreign/tf1_timeline_gpu``).
 _TF1_TIMELINE = rb'"name"\s*:\s*"/[^"]{0,80}(?:GPU|gpu|CPU|cpu):\d+[^"]{0,40} (?:Compute|Tensors)"'
 TF1_TIMELINE = ("a TensorFlow 1.x timeline (tf.compat.v1 RunMetadata step_stats as a Chrome trace, "
                 "`timeline.Timeline(...).generate_chrome_trace_format()`), a format the Advisor does not read: it "
-                "keeps no launch calls and no step marks. Profile with TensorFlow 2's profiler "
+                "keeps each op's GPU time under the op's name, with no kernel names, launch calls or step marks. Profile with TensorFlow 2's profiler "
                 "(tf.profiler.experimental.start(logdir) ... stop(), or the Keras TensorBoard callback's "
                 "profile_batch), which writes <run>/plugins/profile/<session>/<host>.xplane.pb, or with Nsight "
                 "Systems (nsys profile, then nsys export --type sqlite)")

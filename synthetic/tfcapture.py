@@ -333,6 +333,9 @@ class Capture:
                     h, d = self._copy(st, g, "D2H", op.d2h_bytes, thread, h, d, op.sync_copy, op)
                 st.device_ops += 1
             h += US
+            if (op.name.startswith("IteratorGetNext") and op.name.endswith(":_Send") and g == 0
+                    and not any(e.gpu == g and e.kind == "kernel" for e in st.events)):
+                st.input_wait += h - op_start  # the batch handed to GPU 0 before its first kernel: input, as the stock tool counts it
             if eager:
                 st.eager_ops += 1
                 thread.add("EagerExecute", op_start - US, h - op_start + US)

@@ -28,7 +28,12 @@ _INPUT_SEND = re.compile(r"^(?:%s)(?:/_\d+)?:_Send$" % "|".join(INPUT_EVENT_PREF
 
 def is_input_event(name: str) -> bool:
     """The consumer blocking on tf.data, or the graph sending the batch it got to the GPU."""
-    return (name.startswith(INPUT_EVENT_PREFIXES) and "Op::" in name) or bool(_INPUT_SEND.match(name))
+    return (name.startswith(INPUT_EVENT_PREFIXES) and "Op::" in name) or is_input_send(name)
+
+
+def is_input_send(name: str) -> bool:
+    """The graph's hand-over of a batch tf.data made to the GPU (``IteratorGetNext/_1:_Send``)."""
+    return bool(_INPUT_SEND.match(name))
 
 
 def is_tf_op_event(name: str) -> bool:
@@ -208,6 +213,13 @@ FIXES = {
                "ds = tf.data.Dataset.from_tensors((x_batch, y_batch)).repeat()  # synthetic: no I/O, no preprocessing\n"
                "model.fit(ds, steps_per_epoch=100)"),
     ),
+    # the batch was made in time; the GPU waits for its transfer (survey h37-survey18)
+    "input_bound:transfer": (
+        action("The batches are ready; the GPU waits for each one's copy to the device: prefetch to the GPU so the "
+               "next batch's copy overlaps this step's compute.",
+               "ds = ds.apply(tf.data.experimental.prefetch_to_device('/gpu:0'))\n"
+               "# or, distributed: strategy.experimental_distribute_dataset(ds)  (prefetches to each device)"),
+    ),
     "launch_bound": (TF_FUNCTION, JIT_COMPILE),
     "host_sync": (action(
         "Keep .numpy(), float(tensor), tf.print to the host and Python conditions on tensor values out of the training "
@@ -368,6 +380,7 @@ FIXES["small_grid"] = (action(
 
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
+    batch_transfer_event=is_input_send,
     host_op_event=is_tf_op_event, host_only_op_type=is_host_only_op_type, background_line=is_background_line,
     labels={"op": "TensorFlow op", "ops": "TensorFlow ops", "ops_short": "TF ops",
             "ops_table": "Top TensorFlow ops (kept steps, all GPUs)",

@@ -22,11 +22,11 @@ STEPS = 8
 SEND_US = 3000.0
 
 
-def _metrics(tmp: Path, send_us: float):
+def _metrics(tmp: Path, send_us: float, wait_us: float = 25.0):
     cap = Capture(1, A100, seed=0, marker="keras3")
     ops = [_input_copy()] + _dense_layers(6, K.GEMM_FP16_TC, K.EW_ADD_HALF, gemm_us=200, ew_us=18)
     for _ in range(STEPS):
-        cap.step([ops], input_wait_us=25, send_us=send_us, jitter=0.0)
+        cap.step([ops], input_wait_us=wait_us, send_us=send_us, jitter=0.0)
     sc = Scenario("tf_send", {"worker0": cap.finish()}, None)  # type: ignore[arg-type]
     path = Path(sc.write(tmp)[0])
     truth = cap.truth_numbers()
@@ -44,3 +44,19 @@ def test_the_gpu_waiting_for_the_batchs_send_is_input_wait(tmp_path):
 def test_without_the_send_there_is_no_such_wait(tmp_path):
     m, _ = _metrics(tmp_path, 0.0)
     assert m.breakdown.input_wait < 0.1
+
+
+def test_a_wait_for_the_transfer_is_told_to_prefetch_to_the_gpu(tmp_path):
+    m, _ = _metrics(tmp_path, SEND_US)
+    assert m.input.transfer_ms_per_step >= 0.95 * SEND_US / 1e3
+    (f,) = [f for f in evaluate(m) if f.rule == "input_bound"]
+    assert "transfer to the device" in f.summary
+    assert "prefetch_to_device" in (f.actions[0].snippet or "")
+
+
+def test_a_wait_for_the_pipeline_is_not(tmp_path):
+    """Control: the same wait in the pipeline itself (``IteratorGetNextOp::DoCompute``): make batches faster."""
+    m, _ = _metrics(tmp_path, 0.0, wait_us=SEND_US)
+    (f,) = [f for f in evaluate(m) if f.rule == "input_bound"]
+    assert m.input.transfer_ms_per_step < 0.1 and "transfer to the device" not in f.summary
+    assert not any("prefetch_to_device" in (a.snippet or "") for a in f.actions)

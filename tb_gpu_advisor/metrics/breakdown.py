@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, user_ranges
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
@@ -88,6 +89,11 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     if waiting is not None and out["launch_wait"][0].size:
         out["launch_wait"] = subtract_intervals(out["launch_wait"][0].astype(np.int64, copy=False),
                                                 out["launch_wait"][1].astype(np.int64, copy=False), *waiting)
+    # nor is a millisecond of it in which the launching threads record nothing: they run code the profiler did not see
+    silent = _launchers_silent(ctx, g) if out["launch_wait"][0].size else None
+    if silent is not None:
+        lw_s, lw_e = (x.astype(np.int64, copy=False) for x in out["launch_wait"])
+        out["launch_wait"] = subtract_intervals(lw_s, lw_e, *_long_overlaps(lw_s, lw_e, *silent))
     # and the host inside the framework's dispatch (JAX: the GPU idles while Python dispatches the next call)
     out["launch_wait"] = _cat2(out["launch_wait"], ctx.dispatch_spans if g.dispatch_spans is None else g.dispatch_spans)
     out["host_python"] = _python_spans(ctx, g)
@@ -1009,6 +1015,45 @@ def _launchers_waits(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] |
         ctx.memo[key] = union_intervals(ctx.h.start[calls].astype(np.int64), ctx.h.end[calls].astype(np.int64))
     cs, ce = ctx.memo[key]
     return subtract_intervals(ws, we, cs, ce) if cs.size else (ws, we)
+
+
+def _launchers_silent(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
+    """Disjoint sorted (starts, ends) of the stretches in which none of the threads that launch ``g``'s work records
+    anything (no op, runtime call, range or Python span; the step markers, which span the whole step, do not count);
+    None where they record nothing at all.
+
+    Why (physics, as :func:`context.no_call_stretches`): handing a kernel to the GPU takes microseconds, so a
+    millisecond of a late launch in which the launching threads record nothing is code the profiler did not see, not
+    launching -- the ledger's ``other``, named by the unrecorded-idle finding (survey h37-survey18: Keras ``fit`` on
+    TF 2.3, 50 ms of the fit loop's untraced Python between the step's last kernel and the next eager op, booked as a
+    critical launch-bound wait of 56% of the step; the stock overview's "kernel launch" was 1.6%)."""
+    launched = g.launch[g.launch >= 0]
+    if not launched.size:
+        return None
+    h = ctx.h
+    lines = np.unique(h.line[launched]).astype(np.int64)
+    key = ("launchers_recorded", lines.tobytes())  # the same threads launch on every GPU of a process: once for all
+    if key not in ctx.memo:
+        mine = np.isin(h.line.astype(np.int64), lines) & ~h.name_mask(ctx.fw.step_marker)
+        s, e = h.start[mine].astype(np.int64), h.end[mine].astype(np.int64)
+        sp = ctx.trace.spans
+        if sp is not None and len(sp):
+            on = np.isin(sp.line.astype(np.int64), lines)
+            s = np.concatenate([s, sp.start[on].astype(np.int64)])
+            e = np.concatenate([e, sp.end[on].astype(np.int64)])
+        ctx.memo[key] = union_intervals(s, e)
+    rs, re = ctx.memo[key]
+    return (re[:-1], rs[1:]) if rs.size >= 2 else None
+
+
+def _long_overlaps(s: np.ndarray, e: np.ndarray, hs: np.ndarray, he: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pieces of the disjoint sorted intervals (s, e) inside the disjoint sorted holes (hs, he) that last
+    ``metrics.cpu_op_ms`` or longer: only there is a launch's wait the host's unrecorded code (a short silence before
+    a launch -- a pause of 0.3 ms, the launch's own preparation -- stays launch wait)."""
+    out_s, out_e = subtract_intervals(s, e, hs, he)
+    in_s, in_e = subtract_intervals(s, e, out_s, out_e) if out_s.size else (s, e)
+    keep = (in_e - in_s) >= T("metrics.cpu_op_ms") * PS_PER_MS
+    return in_s[keep], in_e[keep]
 
 
 def os_waits_in(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:

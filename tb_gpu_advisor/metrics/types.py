@@ -936,6 +936,9 @@ class HostInput:
     #: source "before_first_op": the host's recorded ops filling that time (name, ms per step), longest first
     #: (metrics/inputs._ops_in): the step making its input itself, not an untraced loader, where they fill it
     ops: list[tuple[str, float]] = field(default_factory=list)
+    #: source "pipeline": ms per step and GPU of the input wait spent in the batch's transfer to the device after the
+    #: pipeline made it (``Framework.batch_transfer_event`` among the input events: TF's ``IteratorGetNext/_1:_Send``)
+    transfer_ms_per_step: float = 0.0
 
 
 @dataclass

@@ -88,6 +88,32 @@ CHROME_ARRAY = ("a trace in Chrome's JSON array form (a bare list of events) wri
                 "tensorboard_trace_handler), Nsight Systems (nsys export --type sqlite) or JAX/TensorFlow's profiler")
 
 
+#: TensorFlow's and JAX's own trace JSON, converted from an XPlane: TensorBoard's trace viewer data
+#: (``plugins/profile/<session>/<host>.trace.json.gz``), its export, JAX's ``perfetto_trace.json.gz``
+#: (``jax.profiler.trace(create_perfetto_trace=True)``).  Its processes are the XPlane's planes, named
+#: ``/device:GPU:0`` and ``/host:CPU`` (survey h37-survey18: aoberai/chess-engine's Keras logdirs of 2021).
+_XPLANE_TRACE = rb'"name"\s*:\s*"/(?:device:[A-Z_]+:\d+|host:CPU)"'
+XPLANE_TRACE = ("TensorFlow's or JAX's trace viewer JSON (`<host>.trace.json.gz`, JAX's `perfetto_trace.json.gz`), "
+                "converted from the profile's XPlane, which holds all of it and more: give that "
+                "`<host>.xplane.pb` (in the same `plugins/profile/<session>/` folder where the profiler wrote both)")
+#: TensorFlow 1.x's ``tf.compat.v1`` timeline (``timeline.Timeline(run_metadata.step_stats)
+#: .generate_chrome_trace_format()``): processes named per device and stream, ``/job:localhost/replica:0/task:0/
+#: device:GPU:0 Compute``, ``/device:GPU:0/stream:all Compute`` (TF 1.0: ``/gpu:0/stream:all Compute``; survey
+#: h37-survey18: ikhlestov/tensorflow_profiling's 2017 timelines, kept in ``tests/fixtures/foreign/tf1_timeline_gpu``).
+_TF1_TIMELINE = rb'"name"\s*:\s*"/[^"]{0,80}(?:GPU|gpu|CPU|cpu):\d+[^"]{0,40} (?:Compute|Tensors)"'
+TF1_TIMELINE = ("a TensorFlow 1.x timeline (tf.compat.v1 RunMetadata step_stats as a Chrome trace, "
+                "`timeline.Timeline(...).generate_chrome_trace_format()`), a format the Advisor does not read: it "
+                "keeps each op's GPU time under the op's name, with no kernel names, launch calls or step marks. Profile with TensorFlow 2's profiler "
+                "(tf.profiler.experimental.start(logdir) ... stop(), or the Keras TensorBoard callback's "
+                "profile_batch), which writes <run>/plugins/profile/<session>/<host>.xplane.pb, or with Nsight "
+                "Systems (nsys profile, then nsys export --type sqlite)")
+#: TensorFlow's memory profile tool data (``<host>.memory_profile.json.gz``), made from the XPlane beside it.
+_TF_MEMORY_PROFILE = rb'^\s*\{\s*"memoryProfilePerAllocator"\s*:'
+TF_MEMORY_PROFILE = ("TensorFlow's memory profile tool data (`<host>.memory_profile.json.gz`), converted from the "
+                     "profile's XPlane, which holds the same allocations: give that `<host>.xplane.pb` (in the same "
+                     "`plugins/profile/<session>/` folder)")
+
+
 def other_json(file_name: str) -> bool:
     """A JSON file not named as the trace handler names traces: a trace only if its content says so (:func:`sniff`)."""
     return file_name.endswith(OTHER_SUFFIXES) and worker_of(file_name) is None
@@ -104,10 +130,16 @@ def sniff(path: str) -> str | None:
     if not re.search(_TRACE_KEYS, head):
         if re.search(_CHROME_ARRAY, head):
             return CHROME_ARRAY
+        if re.search(_TF_MEMORY_PROFILE, head):
+            return TF_MEMORY_PROFILE
         return MEMORY_TIMELINE if memory_timeline.is_json(head) else "JSON without traceEvents: not a trace"
     if not re.search(_KINETO_KEYS, head):
         if re.search(_ROCPROF_KEYS, head):
             return ROCPROF
+        if re.search(_TF1_TIMELINE, head):
+            return TF1_TIMELINE
+        if re.search(_XPLANE_TRACE, head):
+            return XPLANE_TRACE
         return "a trace, but not PyTorch's (no profiler keys, ATen ops or CUDA categories in its first 64 kB)"
     return None
 

@@ -56,6 +56,14 @@ def marked_ranges(ranges: HostRanges | None) -> np.ndarray:
     return ranges.idx[~ranges.op]
 
 
+def warmup_ranges(h: HostEvents, ranges: HostRanges | None) -> np.ndarray:
+    """Host event indices of the marked ranges (:func:`marked_ranges`) the program names as its warm-up
+    (``nvtx.is_warmup_name``: a benchmark's ``Warm-up`` around the iterations it does not measure): the steps drop
+    the steps inside them, the job asks whether its training ran only there."""
+    marked = marked_ranges(ranges)
+    return marked[h.per_name(nvtx.is_warmup_name)[h.name[marked]]]
+
+
 def in_domains(ranges: HostRanges, domains: frozenset[str]) -> np.ndarray:
     """Bool per range of ``ranges``: it lies in one of the named NVTX ``domains`` (``nvtx.LIBRARY_DOMAINS``,
     ``nvtx.COMMUNICATION_DOMAINS``)."""

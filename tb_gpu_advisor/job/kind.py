@@ -211,13 +211,11 @@ def _trained_only_in_warmup(trace: Trace, fw: Framework) -> str:
     program's own warm-up range are dropped (``steps.detect``) -- so the job is theirs: its fixes are a forward pass's.
     Decided by where the evidence lies: every training event (a backward, an optimizer step, by the framework's names or
     the user's ranges) and every backward-only kernel starts inside a range the program names as its warm-up
-    (``frameworks.nvtx.is_warmup_name``), and GPU work is launched outside it."""
-    r = trace.ranges
-    if r is None or not r.idx.size or trace.producer.get("autodiff_modules"):
+    (``frameworks.user_ranges.warmup_ranges``), and GPU work is launched outside it."""
+    if trace.producer.get("autodiff_modules"):
         return ""
     h = trace.h
-    user = user_ranges.marked_ranges(r)
-    sel = user[h.per_name(nvtx.is_warmup_name)[h.name[user]]]
+    sel = user_ranges.warmup_ranges(h, trace.ranges)
     if not sel.size:
         return ""
     ws, we = union_intervals(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))

@@ -439,16 +439,10 @@ def _in_warmup_ranges(trace: Trace, starts: np.ndarray) -> tuple[np.ndarray, str
     """Bool per step (by its host start): the step begins inside a user range the program names as its warm-up
     (``frameworks.nvtx.is_warmup_name``: a benchmark's ``Warm-up`` around the iterations it does not measure), and
     the first such range's name."""
-    r = trace.ranges
-    none = np.zeros(starts.size, dtype=bool)
-    if r is None or not r.idx.size:
-        return none, ""
     h = trace.h
-    warm_name = h.per_name(nvtx.is_warmup_name)
-    marked = user_ranges.marked_ranges(r)
-    sel = marked[warm_name[h.name[marked]]]
+    sel = user_ranges.warmup_ranges(h, trace.ranges)
     if not sel.size:
-        return none, ""
+        return np.zeros(starts.size, dtype=bool), ""
     ws, we = union_intervals(h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
     k = np.searchsorted(ws, starts.astype(np.int64), side="right") - 1
     inside = (k >= 0) & (starts < we[np.maximum(k, 0)])

@@ -29,7 +29,7 @@ import zlib
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, session_name
+from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 #: Trace file endings (``tensorboard_trace_handler``, ``use_gzip=True`` for the second).
@@ -312,12 +312,7 @@ def _parse_header(head: bytes, mtime_s: float | None = None, tail: bytes = b"") 
     return Header(when, rank, world)
 
 
-
-@dataclass(frozen=True)
-class _File:
-    host: HostFile
-    when_s: float
-    header: Header
+_File = RunFile[Header]
 
 
 def _file(f: Found) -> _File:

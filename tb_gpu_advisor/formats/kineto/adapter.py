@@ -545,17 +545,10 @@ def _op_text(name: str) -> str:
 def _copy_sync_by_correlation(kt: KinetoTrace) -> IdTable:
     """Correlation id -> 1 where a synchronous copy call (``cudaMemcpy``) launched it, 0 for an ``...Async`` one."""
     m = _cat_mask(kt, _LAUNCH_CATS) & (kt.correlation >= 0)
-    names = np.fromiter((_copy_call_sync(n) for n in kt.names), dtype=np.int8, count=len(kt.names))
+    names = np.fromiter((devices.copy_call_sync(n) for n in kt.names), dtype=np.int8, count=len(kt.names))
     sync = names[kt.name[m]] if m.any() else np.zeros(0, np.int8)
     keep = sync >= 0
     return IdTable(kt.correlation[m][keep], sync[keep].astype(np.int64), -1)
-
-
-def _copy_call_sync(name: str) -> int:
-    """1 a synchronous copy/memset call, 0 an asynchronous one, -1 not a copy call."""
-    if not name.startswith(("cudaMemcpy", "cudaMemset", "cuMemcpy", "cuMemset")):
-        return -1
-    return 0 if "Async" in name else 1
 
 
 #: Header keys only ROCm builds of PyTorch write.

@@ -1334,7 +1334,7 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
     mem_sync = np.full(sel.size, -1, np.int8)
     is_copy = nbytes >= 0
     if is_copy.any():
-        call_sync = np.fromiter((_copy_call_sync(n) for n in h.names), np.int8, len(h.names))
+        call_sync = np.fromiter((devices.copy_call_sync(n) for n in h.names), np.int8, len(h.names))
         known = is_copy & (la >= 0)
         mem_sync[known] = call_sync[h.name[la[known]]]
     graph = r.d_graph[sel].astype(np.int64)
@@ -1363,13 +1363,6 @@ def _op_text(name: str) -> str:
     """An op's text as the op tables read it, ``<name>:<type>`` (``aten::addmm`` -> ``aten::addmm:addmm``)."""
     op_type = name.rsplit("::", 1)[-1].split(": ", 1)[0]
     return f"{name}:{op_type}"
-
-
-def _copy_call_sync(name: str) -> int:
-    """1 a synchronous copy/memset call, 0 an asynchronous one, -1 not a copy call."""
-    if not name.startswith(("cudaMemcpy", "cudaMemset", "cuMemcpy", "cuMemset")):
-        return -1
-    return 0 if "Async" in name else 1
 
 
 def _line_name(r: _Raw, gtid: int) -> str:

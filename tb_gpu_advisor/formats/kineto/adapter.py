@@ -480,7 +480,7 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
     ext = np.where(ext >= 0, ext, launch_ext.lookup(corr))
     op_name_id = op_of_ext.lookup(ext)
     op_ids, op_idx = unique_inverse(op_name_id)
-    op_text = [_op_text(kt.names[int(i)]) if i >= 0 else "" for i in op_ids]
+    op_text = [pytorch.op_text(kt.names[int(i)]) if i >= 0 else "" for i in op_ids]
     op_idx = np.where(op_name_id >= 0, op_idx, -1)
     is_copy = kt.bytes[sel] >= 0
     mem_bytes = np.where(is_copy, kt.bytes[sel], -1)
@@ -533,13 +533,6 @@ def _graph_launches(kt: KinetoTrace) -> IdTable:
     m = _cat_mask(kt, _LAUNCH_CATS) & (kt.correlation >= 0)
     m[m] = is_graph[kt.name[m]]
     return IdTable(kt.correlation[m], kt.correlation[m], -1)
-
-
-def _op_text(name: str) -> str:
-    """An op's text as the op tables read it, ``<name>:<type>``: ``aten::addmm`` -> ``aten::addmm:addmm``;
-    ``Torch-Compiled Region: 0/0`` -> type ``Torch-Compiled Region`` (the frame id is not a type)."""
-    op_type = name.rsplit("::", 1)[-1].split(": ", 1)[0]
-    return f"{name}:{op_type}"
 
 
 def _copy_sync_by_correlation(kt: KinetoTrace) -> IdTable:

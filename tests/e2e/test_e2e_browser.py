@@ -194,6 +194,16 @@ def open_advisor(page, url: str, run: str | None = None):
     return frame
 
 
+def export(page, frame, button: str, path: str) -> tuple[str, str]:
+    """Clicks the tab's ``button`` ("Export JSON", "Export Markdown") and saves its download at ``path``: (the saved
+    text, the file name the tab suggested)."""
+    with page.expect_download(timeout=60000) as dl:
+        frame.locator("button", has_text=button).click()
+    dl.value.save_as(path)
+    with open(path, encoding="utf-8") as f:
+        return f.read(), dl.value.suggested_filename
+
+
 def show_window(frame, rule: str):
     """Shows the first ``rule`` finding's window on its timeline (the finding unfolded where folded): (the finding,
     the drawn timeline's geometry: :data:`TIMELINE_GEOMETRY`)."""
@@ -556,17 +566,13 @@ def test_export_markdown_downloads_the_server_rendering(tensorboard_url, page, s
     import urllib.request
 
     frame = open_advisor(page, tensorboard_url, "multi_host")
-    with page.expect_download(timeout=60000) as dl:
-        frame.locator("button", has_text="Export Markdown").click()
-    path = os.path.join(shots, "export_multi_host.md")
-    dl.value.save_as(path)
-    assert dl.value.suggested_filename.endswith(".md")
+    saved, name = export(page, frame, "Export Markdown", os.path.join(shots, "export_multi_host.md"))
+    assert name.endswith(".md")
     session = frame.locator("select[aria-label='Session']").input_value()
     with urllib.request.urlopen(f"{tensorboard_url}data/plugin/gpu_advisor/report.md?run=multi_host&session={session}") as r:
         assert r.status == 200 and r.headers["Content-Type"].startswith("text/markdown")
         served = r.read().decode("utf-8")
-    with open(path, encoding="utf-8") as f:
-        assert f.read() == served
+    assert saved == served
     assert served.startswith("## GPU Advisor: run `multi_host`")
     assert not page.errors, page.errors
 
@@ -604,12 +610,7 @@ def test_compare_with_shows_the_diff_keeps_it_in_the_url_and_exports_it(tensorbo
     frame = advisor_frame(page)
     frame.locator("body[data-state='ready'][data-compare]").wait_for(timeout=60000)
     assert frame.locator(".diff").get_attribute("data-verdict") == "faster"
-    with page.expect_download(timeout=60000) as dl:
-        frame.locator("button", has_text="Export JSON").click()
-    path = os.path.join(shots, "export_diff.json")
-    dl.value.save_as(path)
-    with open(path, encoding="utf-8") as f:
-        exported = json.load(f)
+    exported = json.loads(export(page, frame, "Export JSON", os.path.join(shots, "export_diff.json"))[0])
     assert {k: v for k, v in exported.items() if k != "generated_at"} == {k: v for k, v in served.items() if k != "generated_at"}
     # back to the report alone
     frame.locator("button.close-diff").click()
@@ -698,12 +699,7 @@ def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots)
     widths = {b.get_attribute("data-side"): float(b.get_attribute("width")) for b in bars.all()}
     assert widths["base"] > 100 and widths["new"] <= 1, widths
     # the tab's document is the CLI's
-    with page.expect_download(timeout=60000) as dl:
-        frame.locator("button", has_text="Export JSON").click()
-    path = os.path.join(shots, "export_diff_real.json")
-    dl.value.save_as(path)
-    with open(path, encoding="utf-8") as f:
-        exported = json.load(f)
+    exported = json.loads(export(page, frame, "Export JSON", os.path.join(shots, "export_diff_real.json"))[0])
     drop = lambda d: {k: v for k, v in d.items() if k != "generated_at"}  # noqa: E731
     assert drop(exported) == drop(expected)
     # TensorBoard's reload (its button, or the reload timer) keeps an unchanged diff on screen: no redraw, no jump
@@ -716,12 +712,7 @@ def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots)
     page.wait_for_timeout(300)
     assert frame.locator(".diff[data-before='reload']").count() == 1, "the diff was redrawn on reload"
     assert frame.locator("body").evaluate("() => window.scrollY") == scrolled
-    with page.expect_download(timeout=60000) as dl:
-        frame.locator("button", has_text="Export Markdown").click()
-    md_path = os.path.join(shots, "export_diff_real.md")
-    dl.value.save_as(md_path)
-    with open(md_path, encoding="utf-8") as f:
-        assert "input_bound" in f.read()
+    assert "input_bound" in export(page, frame, "Export Markdown", os.path.join(shots, "export_diff_real.md"))[0]
     page.screenshot(path=os.path.join(shots, "diff_view_real.png"))
     _set_tensorboard_theme(page, "Dark")
     frame.locator("html.theme-dark").wait_for(state="attached", timeout=5000)

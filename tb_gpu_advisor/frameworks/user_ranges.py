@@ -26,7 +26,8 @@ kind of knowledge has one home"); the job, the steps and the metrics ask it:
   N``): the program's blocks and its libraries' ranges (``DDP::``, ``nccl:all_reduce``), which the job stage reads
   as evidence of what ran;
 * :func:`library_range_mask` -- which of them a library opens around its own work, by name or by NVTX domain
-  (``frameworks.nvtx``): never a step, never the user's code;
+  (``frameworks.nvtx``): never a step, never the user's code; of those, :func:`communication_ranges` are a
+  communication library's (MPI, NCCL: the host waits there for its peers);
 * :func:`program_ranges` -- the user's own code, in whichever form the format keeps it: NVTX ranges that are neither,
   Kineto's ``user_annotation`` (``record_function``), XPlane's TraceMe ranges told by position
   (:func:`user_annotations`), none of them named like a library's.
@@ -77,6 +78,17 @@ def library_range_mask(h: HostEvents, ranges: HostRanges) -> np.ndarray:
     """Bool per range of ``ranges``: a library's own (``nvtx.is_library_range`` by its name, or in a library's NVTX
     domain: NCCL's, cuDNN's, MPI's) -- never a step, never the user's code."""
     return h.per_name(nvtx.is_library_range)[h.name[ranges.idx]] | in_domains(ranges, nvtx.LIBRARY_DOMAINS)
+
+
+def communication_ranges(ranges: HostRanges | None) -> np.ndarray:
+    """Host event indices of the ranges a communication library marks around its calls -- those in its own NVTX
+    domain (``nvtx.COMMUNICATION_DOMAINS``: Nsight's MPI trace puts ``MPI_Send`` / ``MPI_Recv`` in domain ``MPI``).
+    Why apart from the user's ranges: a host inside one in the GPU's idle waits for the other ranks, and runs none of
+    the program's code (survey h37-survey14: pipit's MPI saxpy, 43 ms of each gap in ``MPI_Send`` / ``MPI_Recv``,
+    named "the program's own ranges").  Empty where the capture has none."""
+    if ranges is None or not ranges.idx.size:
+        return np.zeros(0, np.int64)
+    return ranges.idx[in_domains(ranges, nvtx.COMMUNICATION_DOMAINS)].astype(np.int64)
 
 
 def program_ranges(trace: Trace, fw: Framework | None = None) -> np.ndarray:

@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks import nvtx, user_ranges
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
@@ -701,7 +700,7 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
     Columns, not a :class:`StepGap` per gap: a 100 MB capture has ~9,000 gaps, of which the report keeps 50
     (:func:`summarize_gaps`); None where there are none.  ``marked``: the user's ranges (``frameworks.user_ranges.program_ranges``),
     whose time in the gaps is named (:func:`range_time`); ``comm``: a communication library's ranges
-    (:func:`communication_range_events`), named apart.
+    (``frameworks.user_ranges.communication_ranges``), named apart.
     """
     d = g.d
     n = ctx.steps.count
@@ -810,18 +809,6 @@ def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
     ids = h.name[cand[outer][mine]].astype(np.int64)
     totals = np.bincount(ids, weights=ms_each[mine])
     return {h.names[i]: float(totals[i]) for i in np.flatnonzero(totals > 0).tolist()}
-
-
-def communication_range_events(ctx: Context) -> np.ndarray:
-    """Host event indices of the ranges a communication library marks around its calls -- those in its own NVTX
-    domain (``frameworks.nvtx.COMMUNICATION_DOMAINS``: Nsight's MPI trace puts ``MPI_Send`` / ``MPI_Recv`` in domain
-    ``MPI``).  Why apart from the user's ranges: a host inside one in the GPU's idle waits for the other ranks, and
-    runs none of the program's code (survey h37-survey14: pipit's MPI saxpy, 43 ms of each gap in ``MPI_Send`` /
-    ``MPI_Recv``, named "the program's own ranges").  Empty where the capture has none."""
-    r = ctx.trace.ranges
-    if r is None or not r.idx.size:
-        return np.zeros(0, np.int64)
-    return r.idx[user_ranges.in_domains(r, nvtx.COMMUNICATION_DOMAINS)].astype(np.int64)
 
 
 def ranges_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] | None,
@@ -1126,7 +1113,7 @@ class GapColumns:
     ops_ms: dict[str, float] = field(default_factory=dict)
     #: the user's range name -> ms of the gaps it spans, summed over this GPU's gaps (:func:`range_time`)
     ranges_ms: dict[str, float] = field(default_factory=dict)
-    #: a communication library's range name -> ms of the gaps it spans, summed (:func:`communication_range_events`)
+    #: a communication library's range name -> ms of the gaps it spans, summed (``frameworks.user_ranges.communication_ranges``)
     comm_ms: dict[str, float] = field(default_factory=dict)
     #: OS call -> ms of the gaps the launching thread spent in it, summed over this GPU's gaps, and the most in one
     #: gap (:func:`os_waits_in`)

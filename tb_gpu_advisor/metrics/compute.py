@@ -29,7 +29,7 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     del launches
     # XPlane's tell launches and step roots by the corr and root, released next
     marked = user_ranges.program_ranges(trace, ctx.fw)
-    comm_ranges = bd.communication_range_events(ctx)
+    comm_ranges = user_ranges.communication_ranges(trace.ranges)
     if release:
         release_columns(trace.h, "corr", "root")
     release_free_heap()  # the context's build temporaries (see memory.py)

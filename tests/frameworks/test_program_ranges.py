@@ -21,7 +21,8 @@ import pytest
 
 from synthetic.nsysexport import write_mpi_saxpy
 from tb_gpu_advisor.formats import read
-from tb_gpu_advisor.frameworks.user_ranges import library_range_mask, marked_ranges, program_ranges
+from tb_gpu_advisor.frameworks.user_ranges import (communication_ranges, library_range_mask, marked_ranges,
+                                                  program_ranges)
 from tb_gpu_advisor.job.structure import _tool_ranges
 from tb_gpu_advisor.model.trace import Trace
 from tb_gpu_advisor.steps.detect import _user_ranges
@@ -71,6 +72,9 @@ def test_the_domain_decides_not_the_name(generated: tuple[Trace, str]):
     assert mpi.size
     own = np.isin(mpi, program_ranges(t))
     assert own.all() if domain == "" else not own.any()
+    # a communication library's (the host waits there for its peers) where in MPI's domain; the program's otherwise
+    comm = np.isin(mpi, communication_ranges(t.ranges))
+    assert comm.all() if domain == "MPI" else not comm.any()
 
 
 @pytest.mark.parametrize("which", ["kept", "MPI", "default domain"])

@@ -227,6 +227,14 @@ def grid_in_work_items(launch_call: str) -> bool:
 def is_blocking_call(name: str) -> bool:
     """Host time inside this call is waiting (for the GPU, a copy, the driver), not host work."""
     return name.startswith(BLOCKING_CALLS)
+
+
+def copy_call_sync(name: str) -> int:
+    """1 a synchronous copy or memset call, 0 an asynchronous one (``...Async``), -1 no copy call: the readers mark
+    each copy by the call that made it.  CUDA's calls (``nvidia.COPY_CALLS``); HIP's are not told apart yet."""
+    if not name.startswith(nvidia.COPY_CALLS):
+        return -1
+    return 0 if "Async" in name else 1
 #: Reduction kernels by name (Eigen/TF reductions, cub block reductions, XLA reduce fusions).
 REDUCTION = re.compile(r"Reduc|reduce|TensorReductionOp|ColumnReduce|RowReduce|BlockReduce", re.I)
 

@@ -428,9 +428,11 @@ GRAPH_LAUNCH_CALLS = ("cudaGraphLaunch", "cuGraphLaunch")
 #: ``gridX..Z`` in blocks for every launch.
 WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
 
+#: Runtime and driver calls that copy or set memory; an ``...Async`` one is asynchronous, the others synchronous.
+COPY_CALLS = ("cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset")
 #: Runtime and driver calls the host spends blocked in: the syncs, and copies (a copy to or from pageable memory
 #: waits for the stream, then copies through a staging buffer; an asynchronous one to pinned memory returns at once).
-BLOCKING_CALLS = SYNC_CALLS + ("cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset")
+BLOCKING_CALLS = SYNC_CALLS + COPY_CALLS
 
 
 def is_blocking_call(name: str) -> bool:

@@ -867,6 +867,14 @@ def collective_group(args: dict) -> tuple[str | None, int | None]:
     return label, (seq if type(seq) is int and seq >= 0 else None)
 
 
+def op_text(name: str) -> str:
+    """A PyTorch op's text as the op tables read it (``frameworks.base.op_type``), ``<name>:<type>``: ``aten::addmm`` ->
+    ``aten::addmm:addmm``; ``Torch-Compiled Region: 0/0`` -> type ``Torch-Compiled Region`` (the frame id is not a
+    type).  Every reader of PyTorch's ops (Kineto's JSON, Nsight's autograd NVTX) writes it so."""
+    op_type = name.rsplit("::", 1)[-1].split(": ", 1)[0]
+    return f"{name}:{op_type}"
+
+
 def is_tc_eligible_op(op_type_: str) -> bool:
     """An ATen op (the name after ``aten::``) whose work Tensor Cores can do."""
     return op_type_ in ATEN_TC_OPS

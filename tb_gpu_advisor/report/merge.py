@@ -10,7 +10,7 @@ from tb_gpu_advisor.common.options import UserOptions
 from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.metrics.job import JobView, job_view
 from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, HostReport, Metric, Report, Saving, Table
-from tb_gpu_advisor.report.build import json_float
+from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.report.verdict import damage_note, verdict
 from tb_gpu_advisor.rules._job import ranks_table
 from tb_gpu_advisor.rules.headline import grade_card

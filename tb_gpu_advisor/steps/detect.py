@@ -47,7 +47,7 @@ import numpy as np
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, xla
+from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, user_ranges, xla
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, sorted_unique, union_intervals,
                                           window_index_by_runs)
@@ -439,15 +439,10 @@ def _in_warmup_ranges(trace: Trace, starts: np.ndarray) -> tuple[np.ndarray, str
     """Bool per step (by its host start): the step begins inside a user range the program names as its warm-up
     (``frameworks.nvtx.is_warmup_name``: a benchmark's ``Warm-up`` around the iterations it does not measure), and
     the first such range's name."""
-    r = trace.ranges
-    none = np.zeros(starts.size, dtype=bool)
-    if r is None or not r.idx.size:
-        return none, ""
     h = trace.h
-    warm_name = h.per_name(nvtx.is_warmup_name)
-    sel = r.idx[~r.op & warm_name[h.name[r.idx]]]
+    sel = user_ranges.warmup_ranges(h, trace.ranges)
     if not sel.size:
-        return none, ""
+        return np.zeros(starts.size, dtype=bool), ""
     ws, we = union_intervals(h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
     k = np.searchsorted(ws, starts.astype(np.int64), side="right") - 1
     inside = (k >= 0) & (starts < we[np.maximum(k, 0)])
@@ -527,14 +522,10 @@ def _one_pass(job: Job | None, active: list[DeviceEvents]) -> bool:
 
 
 def _user_ranges(trace: Trace) -> tuple[np.ndarray, bool]:
-    """Host event indices of the ranges the program marks itself, and whether they are NVTX ranges: Nsight's NVTX
-    ranges (not the framework's op ranges), else Kineto's ``user_annotation`` (``record_function``) the reader keeps
-    among the ops."""
+    """Host event indices of the ranges the program marks itself (``frameworks.user_ranges.program_ranges``: NVTX
+    ranges, else Kineto's ``record_function``; no framework op, no library's), and whether they are NVTX ranges."""
     r = trace.ranges
-    if r is not None and r.idx.size:
-        return r.idx[~r.op], True
-    ann = trace.annotations
-    return (ann if ann is not None else np.zeros(0, np.int64)), False
+    return user_ranges.program_ranges(trace), r is not None and bool(r.idx.size)
 
 
 def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, int, str] | None:
@@ -556,8 +547,7 @@ def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, i
         return None
     h = trace.h
     phase = h.per_name(nvtx.is_step_name) | h.per_name(nvtx.is_pass_phase_name)
-    library = np.fromiter((nvtx.is_library_range(n) for n in h.names), bool, len(h.names))
-    sel = user[phase[h.name[user]] & ~library[h.name[user]]]
+    sel = user[phase[h.name[user]]]
     if not sel.size:
         return None
     warm = h.per_name(nvtx.is_warmup_name)
@@ -587,7 +577,7 @@ def _training_range_steps(trace: Trace, job: Job | None) -> tuple[str, str, np.n
     if job is None or not job.kind.from_ranges or job.kind.kind != "training" or r is None or not r.idx.size:
         return None
     h = trace.h
-    idx = r.idx[~r.op]
+    idx = user_ranges.marked_ranges(r)
     is_training = np.fromiter((nvtx.is_training_range(n) for n in h.names), bool, len(h.names))
     sel = idx[is_training[h.name[idx]]]
     if not sel.size:
@@ -856,11 +846,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple
         sel = idx[m]
         u, s, e = _group_windows(pstep[h.name[sel]], h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
         return "nvtx_range", f"NVTX `ProfilerStep#N` ranges ({sel.size})", u, s, e
-    library = h.per_name(nvtx.is_library_range)  # asked by the job stage first: one pass over the names
-    user = ~r.op & ~library[h.name[idx]]
-    if r.domains:
-        lib_dom = np.fromiter((d in nvtx.LIBRARY_DOMAINS for d in r.domains), bool, len(r.domains))
-        user &= ~lib_dom[r.domain]
+    user = ~r.op & ~user_ranges.library_range_mask(h, r)
     if not user.any():
         return None
     # ranges named alike but for their numbers (``iteration 12``, ``iteration 13``; ``token_6_processing``,

@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import memory_timeline
-from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, session_name
+from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 #: Trace file endings (``tensorboard_trace_handler``, ``use_gzip=True`` for the second).
@@ -360,12 +360,7 @@ def _json_after(key: bytes, head: bytes, tail: bytes) -> object:
     return value
 
 
-
-@dataclass(frozen=True)
-class _File:
-    host: HostFile
-    when_s: float
-    header: Header
+_File = RunFile[Header]
 
 
 def _file(f: Found) -> _File:

@@ -25,7 +25,7 @@ import threading
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, max_profile_bytes, session_name
+from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, max_profile_bytes, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 # The tables (numpy, sqlite3) and the exporter (subprocess) are imported when an SQLite file is probed: discovery of a
@@ -126,11 +126,7 @@ def sniff(path: str) -> str | None:
 
 
 
-@dataclass(frozen=True)
-class _File:
-    host: HostFile
-    when_s: float
-    header: Header
+_File = RunFile[Header]
 
 
 def _file(f: Found) -> _File:

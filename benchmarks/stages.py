@@ -60,7 +60,7 @@ STAGES: tuple[tuple[str, str, str, int], ...] = (
     ("tb_gpu_advisor.runtime.pipeline", "detect_steps", "steps", 0),
     ("tb_gpu_advisor.runtime.pipeline", "compute_host_metrics", "metrics (context + modules)", 0),
     ("tb_gpu_advisor.metrics.compute", "build_context", "metrics context", 1),
-    ("tb_gpu_advisor.metrics.breakdown", "user_range_events", "breakdown: the program's own ranges", 1),
+    ("tb_gpu_advisor.frameworks.user_ranges", "program_ranges", "the program's own ranges (steps, metrics)", 1),
     ("tb_gpu_advisor.metrics.breakdown", "gpu_step_arrays", "breakdown: per-GPU steps", 1),
     ("tb_gpu_advisor.metrics.breakdown", "step_gaps", "breakdown: gaps", 1),
     ("tb_gpu_advisor.metrics.breakdown", "ranges_in_idle", "breakdown: ranges in idle", 1),

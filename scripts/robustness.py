@@ -24,6 +24,9 @@ in this process, never over the network.  Sections:
     tables, computed columns, names that are no UTF-8, huge rows, truncation, fuzzed bytes; the swap race.
 12. snapshot pickles (``synthetic.hostile_pickles``): each read in a limited child, its outcome, time and peak memory,
     and a count per defect class.
+13. the inputs of sessions 36-37 (``synthetic.hostile_inputs``): viewer pages, snapshot values, Git LFS pointers,
+    memory timelines, each reported by the CLI in a limited child (outcome, time, peak memory), the peak memory
+    of a large viewer page against its size, and 500 snapshots with their values fuzzed (nothing may escape).
 """
 
 from __future__ import annotations
@@ -612,6 +615,40 @@ def pickle_campaign(tmp: Path, seconds: float = 10.0, memory_mb: int = 1024) -> 
     return bad
 
 
+def inputs_campaign(tmp: Path, seconds: float = 20.0, memory_mb: int = 1024) -> int:
+    """Every kind of ``synthetic.hostile_inputs`` through ``report`` in a limited child; one row each.  Returns the
+    number that ended outside their allowed outcomes or without their words (a traceback, a hang, "healthy")."""
+    from synthetic import hostile_inputs as hi
+    from synthetic import hostile_pickles as hp
+
+    say("## 13. The new inputs: viewer pages, snapshot values, LFS pointers, memory timelines\n")
+    say("| kind | input | bytes | seconds | peak RSS MB | outcome |\n|---|---|---:|---:|---:|---|")
+    bad = 0
+    for name, (inp, file_name, make, outcomes, words) in hi.KINDS.items():
+        data = make()
+        (tmp / name).mkdir(exist_ok=True)
+        got = hi.run_bounded(data, str(tmp / name / file_name), seconds=seconds, memory_mb=memory_mb)
+        ok = got["outcome"] in outcomes and any(w in got["message"] for w in words)
+        bad += not ok
+        rss = f"{got['peak_rss_mb']:.0f}" if got["peak_rss_mb"] else "-"
+        msg = got["message"].split(": ", 3)[-1].replace("|", "/")[:110]
+        say(f"| {name} | {inp} | {len(data):,} | {got['seconds']:.2f} | {rss} | {got['outcome']}: {msg} |"
+            + ("" if ok else " **unexpected**"))
+    say("\n| page (a snapshot with a string beside it) | MB | seconds | peak RSS MB | outcome |\n|---|---:|---:|---:|---|")
+    for mb in (16, 64):
+        data = hi.page(hi.padded_snapshot(mb << 20))
+        got = hp.run_bounded(data, str(tmp / f"page{mb}.html"), seconds=120, memory_mb=8 * (len(data) >> 20) + 512)
+        bad += got["outcome"] not in ("report", "damaged")
+        say(f"| page | {len(data) / 2**20:.0f} | {got['seconds']:.2f} | {got['peak_rss_mb'] or 0:.0f} | "
+            f"{got['outcome']} |")
+    counts, escaped = hi.fuzz_values(500, 13, str(tmp / "fuzzed.pickle"), edits=8)
+    say(f"\nSnapshot values fuzzed (``hostile_inputs.mutate_values``, 500 of the scenarios, seed 13): {counts}"
+        + "".join(f"\n- escaped: {e}" for e in escaped[:10]))
+    bad += len(escaped)
+    say(f"\n{len(hi.KINDS)} kinds, {bad} unexpected.\n")
+    return bad
+
+
 def main() -> int:
     import logging
 
@@ -635,7 +672,8 @@ def main() -> int:
                     ("7", lambda: partial_copy(tmp, args.bench_file)), ("8", lambda: still_holds(tmp)),
                     ("2", lambda: fuzz(args.fuzz_seconds, args.seed, REPO / ".robustness")),
                     ("9", lambda: server_hold(tmp, REPO / ".robustness")), ("10", lambda: kineto_hostile(tmp)),
-                    ("11", lambda: robustness_sqlite.campaign(tmp)), ("12", lambda: pickle_campaign(tmp))]
+                    ("11", lambda: robustness_sqlite.campaign(tmp)), ("12", lambda: pickle_campaign(tmp)),
+                    ("13", lambda: inputs_campaign(tmp))]
         for number, fn in sections:
             if only is None or number in only:
                 escaped += fn() or 0

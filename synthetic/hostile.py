@@ -627,3 +627,7 @@ def plugin_app(logdir, cache_dir: str | None = None, **plugin_kw):
 # -- hostile memory-snapshot pickles (issue #39 item 4): their own module, named here with the other corpora -------
 
 from synthetic.hostile_pickles import PICKLES as SNAPSHOT_PICKLES  # noqa: E402,F401
+
+# -- the inputs of sessions 36-37 (viewer pages, snapshot values, LFS pointers, memory timelines): their own module ------
+
+from synthetic.hostile_inputs import KINDS as NEW_INPUT_KINDS  # noqa: E402,F401

@@ -224,10 +224,12 @@ def analyse_pickle(data: bytes, path: str) -> str:
     return f"damaged: {'; '.join(rep.damage)}" if rep.damage else "report"
 
 
-def run_bounded(data: bytes, path: str, seconds: float = 10.0, memory_mb: int = 1024) -> dict:
+def run_bounded(data: bytes, path: str, seconds: float = 10.0, memory_mb: int = 1024,
+                analyse: Callable[[bytes, str], str] = analyse_pickle) -> dict:
     """Read ``data`` (written to ``path``) in a forked child limited to ``seconds`` of CPU and wall time and
     ``memory_mb`` of address space beyond the parent's; how it ended: ``outcome`` (``refused`` / ``report`` /
-    ``error`` / ``timeout`` / ``signal N`` / ``exception``), ``message``, ``seconds``, ``peak_rss_mb``."""
+    ``error`` / ``timeout`` / ``signal N`` / ``exception``), ``message``, ``seconds``, ``peak_rss_mb``.  ``analyse``:
+    what is done with the file (another corpus's, ``hostile_inputs.analyse_file``)."""
     r, w = os.pipe()
     t0 = time.monotonic()
     pid = os.fork()
@@ -240,7 +242,7 @@ def run_bounded(data: bytes, path: str, seconds: float = 10.0, memory_mb: int = 
             resource.setrlimit(resource.RLIMIT_CPU, (int(seconds) + 1, int(seconds) + 2))
             signal.alarm(int(seconds) + 1)
             try:
-                msg = analyse_pickle(data, path)
+                msg = analyse(data, path)
             except BaseException as e:  # noqa: BLE001 - what escapes is the finding
                 msg = f"exception: {type(e).__name__}: {str(e)[:200]}"
             rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss

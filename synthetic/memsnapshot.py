@@ -513,10 +513,65 @@ def moved_with_grads(grads: bool = True, params: int = 24, mib: int = 64) -> Sce
                                     else 0, "grads_blocks": params if grads else 0})
 
 
+def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, params: int = 4, param_mib: int = 64,
+                        hold_loss: bool = True, dump_in_forward: bool = False) -> Scenario:
+    """A training loop recorded with no annotation (``_record_memory_history()`` alone, as the "Understanding GPU
+    Memory 1" blog's ResNet-50 snippet): ``model.cuda()`` (``params`` weights), then ``iterations`` times a forward
+    keeping ``layers`` activations of one size from one site (a model of identical layers), a backward on autograd's
+    thread making each parameter's gradient and freeing the activations, an Adam step that makes its two moments per
+    parameter on its first call (held from then on) and a temporary each call, and ``zero_grad()`` freeing the
+    gradients.  ``hold_loss``: the loss a variable keeps until the next iteration's is made.  ``dump_in_forward``: one
+    more iteration's forward, dumped before its backward (a part of an iteration ends the history).  Truth: each
+    whole iteration's start (its first allocation's time) and peak allocated bytes, and the bytes held between
+    iterations after the first (weights and Adam's moments)."""
+    a = Allocator(80 * GiB)
+    for _ in range(params):
+        a.malloc(param_mib * MiB, PARAMS)
+    state: list[int] = []
+    loss: int | None = None
+    starts, peaks = [], []
+    loss_site = [*ALLOCATOR_CPP, *_op("mse_loss"), frame("train.py", 45, "train_step")]
+    top = 0
+
+    def malloc(size: int, frames: list) -> int:
+        nonlocal top
+        addr = a.malloc(size, frames)
+        top = max(top, a.allocated)
+        return addr
+
+    for it in range(iterations + (1 if dump_in_forward else 0)):
+        first, top = len(a.trace), a.allocated
+        acts = [malloc(mib * MiB, ACTIVATION) for _ in range(layers)]
+        if it == iterations:
+            break  # dumped inside the forward
+        new_loss = malloc(512, loss_site)
+        if loss is not None:
+            a.free(loss)  # the previous iteration's loss, dropped when the new one is assigned
+        if hold_loss:
+            loss = new_loss
+        else:
+            a.free(new_loss)
+        grads = []
+        for x in reversed(acts):
+            if len(grads) < params:
+                grads.append(malloc(param_mib * MiB, GRADIENT))
+            a.free(x)
+        if not state:
+            state = [malloc(param_mib * MiB, OPTIMIZER) for _ in range(2 * params)]
+        a.free(malloc(param_mib * MiB, OPTIMIZER))
+        for g in grads:
+            a.free(g)
+        starts.append(next(e["time_us"] for e in a.trace[first:] if e["action"] == "alloc"))
+        peaks.append(top)
+    return Scenario(snapshot([a]), {"gpu": 0, "iterations": iterations, "starts_us": starts, "peaks": peaks,
+                                    "held": 3 * params * param_mib * MiB})
+
+
 SCENARIOS: dict[str, Callable[[], Scenario]] = {"oom_activations": oom_activations, "fragmented": fragmented,
                                                 "memory_cap": memory_cap, "forward_autograd": forward_only,
                                                 "forward_no_grad": lambda: forward_only(grad=False),
                                                 "windows_training": windows_training,
+                                                "training_iterations": training_iterations,
                                                 "windows_training_pattern": lambda: windows_training(False),
                                                 "state_rollout": lambda: state_only(
                                                     {"weights": 2 * GiB, "kv_vllm": 12 * GiB, "weights_vllm": GiB,

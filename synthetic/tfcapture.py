@@ -176,7 +176,7 @@ class Capture:
              gpu_order: list[int] | None = None, gpu_delay_us: list[float] | None = None,
              sequential: bool = False, tail_host_ops: list[Op] | None = None, between_us: float = 2.0,
              between_events: list[tuple[str, float]] | None = None, eager: bool = False,
-             jitter: float = 0.02, host_ranges: list[tuple[str, float]] | None = None) -> None:
+             jitter: float = 0.02, host_ranges: list[tuple[str, float]] | None = None, send_us: float = 0.0) -> None:
         """Simulate one training step.
 
         ``ops[g]``: the ops launched for GPU g in order; ``allreduce``: NCCL
@@ -187,7 +187,9 @@ class Capture:
         of the step (loss-scaling conditionals); ``between_events``: host
         work on the python thread after the step (callbacks, metrics); ``host_ranges``: the program's own
         ``tf.profiler.experimental.Trace(name)`` ranges around Python work at the step's start, inside its marker,
-        before any launch (the GPU idle through them).
+        before any launch (the GPU idle through them); ``send_us``: the graph's hand-over of the batch to GPU 0
+        (``IteratorGetNext/_1:_Send`` on its launch thread, the host staging the copy) before the first launch --
+        input the GPU waits for, as the stock tool counts it.
         """
         rng = self.rng
         num = len(self.steps)
@@ -204,6 +206,11 @@ class Capture:
             self.data_thread.add("IteratorGetNextOp::DoCompute", t + US, wait, id=step_id, iter_num=0)
             st.input_wait = wait
             t += wait + 2 * US
+        if send_us > 0:
+            send = int(send_us * US * (1 + jitter * abs(rng.standard_normal())))
+            self.launchers[0].add("IteratorGetNext/_1:_Send", t, send)
+            st.input_wait += send
+            t += send + US
         for name, us in host_ranges or []:
             dur = int(us * US)
             self.python.add(name, t, dur)
@@ -326,6 +333,9 @@ class Capture:
                     h, d = self._copy(st, g, "D2H", op.d2h_bytes, thread, h, d, op.sync_copy, op)
                 st.device_ops += 1
             h += US
+            if (op.name.startswith("IteratorGetNext") and op.name.endswith(":_Send") and g == 0
+                    and not any(e.gpu == g and e.kind == "kernel" for e in st.events)):
+                st.input_wait += h - op_start  # the batch handed to GPU 0 before its first kernel: input, as the stock tool counts it
             if eager:
                 st.eager_ops += 1
                 thread.add("EagerExecute", op_start - US, h - op_start + US)

@@ -18,7 +18,7 @@ import textwrap
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from tb_gpu_advisor.common.options import OptionError, UserOptions, parse_params, parse_positive, settings_spec
+from tb_gpu_advisor.common.options import UserOptions, settings_spec
 
 if TYPE_CHECKING:  # imported when an Advisor is built: --help and the top level import no analysis (issue #30)
     from tb_gpu_advisor.runtime.advisor import Advisor
@@ -61,29 +61,13 @@ def wrap(text: str, width: int, indent: str = "", subsequent: str | None = None)
                          break_long_words=False, break_on_hyphens=False)
 
 
-def positive_whole(text: str) -> int:
-    """``--params``: a positive whole number (110000000, 1.1e8, 110_000_000, 110,000,000)."""
-    try:
-        return parse_params(text, None)
-    except OptionError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def positive_number(text: str) -> float:
-    """``--net-gbps``, ``--model-flops-per-step``: a positive finite number (50, 6e12)."""
-    try:
-        return parse_positive(text)
-    except OptionError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
 _DEST = {"params": "params", "net_gbps": "net_gbps", "model_flops": "model_flops_per_step"}
 
 
 def add_settings(p: argparse.ArgumentParser) -> None:
     """``--params``, ``--net-gbps``, ``--model-flops-per-step``: the user's settings, part of every cache key."""
     for s in settings_spec():
-        p.add_argument(s.option, dest=_DEST[s.key], type=positive_whole if s.whole else positive_number, default=None,
+        p.add_argument(s.option, dest=_DEST[s.key], type=s.arg_type, default=None,
                        metavar=s.metavar, help=f"{s.help} Unset: {s.unset}. Part of the report cache key.")
 
 

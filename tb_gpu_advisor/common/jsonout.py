@@ -123,6 +123,15 @@ def dump(obj: Any, fp: Any, indent: int | str | None = None, default: Callable[[
     fp.write("".join(out))
 
 
+def json_float(x: Any, nd: int = 4) -> float | None:
+    """A number as the reports write it: rounded to ``nd`` decimals, None for None, NaN and infinity (JSON has
+    neither: a report that wrote them would not parse)."""
+    if x is None:
+        return None
+    x = float(x)
+    return round(x, nd) if math.isfinite(x) else None
+
+
 def _with_dataclasses(default: Callable[[Any], Any] | None) -> Callable[[Any], Any]:
     def hook(o: Any) -> Any:
         names = _fields(type(o))

@@ -19,6 +19,7 @@ an entry.  :func:`parse_query` checks a request's settings: positive finite numb
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import re
@@ -48,6 +49,13 @@ class Setting:
 
     def as_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
+
+    @property
+    def arg_type(self) -> Callable[[str], float]:
+        """argparse's ``type`` of the setting's command-line option and TensorBoard flag (one function per kind, so
+        every surface's option is the same): a bad value is argparse's error, which stops the program with the reason
+        instead of being ignored."""
+        return _whole_arg if self.whole else _positive_arg
 
 
 def settings_spec() -> tuple[Setting, ...]:
@@ -156,6 +164,22 @@ def parse_params(text: str, name: str | None = "params") -> int:
         raise OptionError(_named(name, f"must be a positive whole number (the model's parameter count), "
                                        f"got {text[:40]!r}"))
     return int(value)
+
+
+def _whole_arg(text: str) -> int:
+    """:func:`parse_params` as argparse's ``type`` (``--params``, ``--gpu_advisor_params``)."""
+    try:
+        return parse_params(text, None)
+    except OptionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def _positive_arg(text: str) -> float:
+    """:func:`parse_positive` as argparse's ``type`` (``--net-gbps``, ``--model-flops-per-step`` and their flags)."""
+    try:
+        return parse_positive(text)
+    except OptionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _named(name: str | None, message: str) -> str:

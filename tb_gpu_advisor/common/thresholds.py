@@ -144,7 +144,8 @@ _TABLE: tuple[Threshold, ...] = (
        "Cores outpace fp32 CUDA cores ~16x at peak (A100 312 vs 19.5, H100 989 vs 67 TFLOP/s); the real H100 pair "
        "fp32_highest -> healthy_bf16 ran its GEMMs 15x faster per sample; 6x keeps savings conservative",
        "speedup assumed for fp32 MatMul/Conv kernels without Tensor Cores (CUDA cores) moved to 16-bit Tensor Cores "
-       "on GPUs whose matrix units run TF32 (devices.has_tf32: NVIDIA from Ampere, AMD CDNA 3)"),
+       "on GPUs whose matrix units run TF32 (devices.has_tf32: NVIDIA from Ampere, AMD CDNA 3); never above the ratio of "
+       "the GPU's own 16-bit and fp32 peaks (devices.sixteen_bit_gain_bound: 2x on a GeForce RTX 3060 or 4090)"),
     _t("misaligned_dims.warning", 0.10, "share", "Advisor; guide §1.2.3: fp16 dims divisible by 8 (16 for int8)",
        "share of 16-bit TC-eligible time in ops whose GEMM/conv dims are not multiples of 8 (int8: 16)"),
     _t("misaligned_dims.critical", 0.40, "share", "Advisor", "same metric, critical level"),
@@ -373,6 +374,16 @@ _TABLE: tuple[Threshold, ...] = (
        "under no_grad one layer's working set is live at a time (1/L of an L-layer model: 3% on a real 12-layer "
        "benchmark, 20-60% on a real training forward)",
        "a snapshot's forward with less of its bytes live at the peak kept nothing for a backward"),
+    _t("job.snapshot_trough_dip", 0.1, "share", "Advisor: between iterations a training loop holds its weights and "
+       "optimizer state, plus at most what a variable keeps from the last iteration (its loss, its output), freed early "
+       "in the next: a small part of what an iteration climbs (0 in the blog's real ResNet-50 snapshot)",
+       "a snapshot's iteration falls below the level it started from by at most this share of its climb"),
+    _t("job.snapshot_trough_return", 0.1, "share", "Advisor: an iteration frees what it made (the blog's real "
+       "ResNet-50 snapshot returns to the byte); a leak or a cache grows by far less a step than the step climbs",
+       "a snapshot's iteration after the first ends within this share of its climb of where it started"),
+    _t("job.snapshot_iteration_alike", 0.1, "share", "Advisor: a loop's iterations run the same code, so make the same "
+       "allocations (679 each in the blog's real ResNet-50 snapshot)",
+       "a snapshot's iterations hold the same number of allocations within this share"),
     _t("job.one_time_min_share", 0.02, "share", "Advisor: below 2% of the window one-time costs change no number",
        "one-time costs above this share (and below job.warmup_share): phase mixed"),
     _t("input.min_untraced_ms", 0.1, "ms", "Advisor: loading and preparing a batch takes more than a Python loop's "

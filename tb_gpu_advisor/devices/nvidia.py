@@ -428,9 +428,11 @@ GRAPH_LAUNCH_CALLS = ("cudaGraphLaunch", "cuGraphLaunch")
 #: ``gridX..Z`` in blocks for every launch.
 WORK_ITEM_GRID_CALLS: tuple[str, ...] = ()
 
+#: Runtime and driver calls that copy or set memory; an ``...Async`` one is asynchronous, the others synchronous.
+COPY_CALLS = ("cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset")
 #: Runtime and driver calls the host spends blocked in: the syncs, and copies (a copy to or from pageable memory
 #: waits for the stream, then copies through a staging buffer; an asynchronous one to pinned memory returns at once).
-BLOCKING_CALLS = SYNC_CALLS + ("cudaMemcpy", "cuMemcpy", "cudaMemset", "cuMemset")
+BLOCKING_CALLS = SYNC_CALLS + COPY_CALLS
 
 
 def is_blocking_call(name: str) -> bool:
@@ -547,9 +549,22 @@ def has_bf16_on(name: str | None, cc: object) -> bool | None:
     return has_bf16(_cc(cc) if not isinstance(cc, (int, float)) else float(cc))
 
 
+#: The compute capabilities of the data-center parts that carry NVLink on their SXM boards (V100 7.0, A100/A30 8.0,
+#: H100/H200 9.0, B200/B300 10.x).  The other minors of a generation are workstation, inference and consumer parts on
+#: PCIe (T4 7.5, A10/A40/RTX 30 8.6, L4/L40/RTX 40 8.9, RTX 50 12.x): a link by major alone gave an RTX 4090 pair
+#: "NVLink 3 on A100".
+_NVLINK_CC = {7.0, 8.0, 9.0}
+#: A board name that says PCIe (``A100-PCIE-40GB``, ``H100 PCIe``): its NVLink is an optional bridge, so none is assumed.
+_PCIE_BOARD = re.compile(r"\bPCI-?E\b", re.I)
+
+
 def link_bandwidth(name: str | None, cc: object) -> tuple[float, str] | None:
+    """The NVLink of an SXM data-center GPU by its generation; None for a PCIe board or a part without NVLink (the
+    caller assumes PCIe and says so)."""
     c = _cc(cc) if not isinstance(cc, (int, float)) else float(cc)
-    return link_bandwidth_of(int(c)) if c is not None else None
+    if c is None or _PCIE_BOARD.search(name or "") or not (c in _NVLINK_CC or int(c) == 10):
+        return None
+    return link_bandwidth_of(int(c))
 
 
 #: The oldest Windows display driver under which NVIDIA's profilers trace the GPU from WSL2: Nsight Compute's system

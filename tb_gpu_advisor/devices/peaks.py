@@ -270,6 +270,28 @@ def peak_flops(gpu_name: str | None, cc: tuple[int, int] | None, precision: int,
     return _tabled(m, gen, precision, sm_count, note)
 
 
+#: Cards whose 16-bit Tensor Core rate with fp32 accumulation (what autocast's matmuls use) is half the rate of the
+#: generation's data-center parts (NVIDIA's GA102 and AD102 whitepapers: "FP16 Tensor TFLOPS with FP32 Accumulate"
+#: 71 vs 142 on the RTX 3090, 165 vs 330 on the RTX 4090; the Turing whitepaper likewise for the RTX 2080 Ti).
+_HALF_RATE_ACCUMULATE = re.compile(r"GeForce|TITAN RTX|\bL40\b(?!S)", re.I)
+
+
+def sixteen_bit_gain_bound(gpu_name: str | None, cc: tuple[int, int] | None, precision: int) -> float | None:
+    """The most a 32-bit kernel can gain by running in ``precision`` (fp16, bf16) on this GPU: the ratio of its dense
+    peaks (the table's, else its generation's per-SM rates, halved on the cards that accumulate 16-bit products in
+    fp32 at half rate); None where neither is known.  Why: a saving that assumes a larger gain than the ratio of the
+    GPU's own peaks says a kernel beats its peak (RTX 3060 told fp32 kernels run 6x faster in 16 bit, where GA10x's
+    per-SM rates give 4x and a GeForce card's fp32 accumulation 2x)."""
+    to_p, from_p = peak_flops(gpu_name, cc, precision), peak_flops(gpu_name, cc, P_FP32)
+    if to_p is not None and from_p is not None and from_p.value > 0:
+        return to_p.value / from_p.value
+    gen = generation(gpu_name, cc)
+    if gen is None or precision not in gen.rates or P_FP32 not in gen.rates:
+        return None
+    ratio = gen.rates[precision][0] / gen.rates[P_FP32][0]
+    return ratio / 2 if _HALF_RATE_ACCUMULATE.search(gpu_name or "") else ratio
+
+
 def memory_bandwidth(gpu_name: str | None, cc: tuple[int, int] | None, *, measured: float | None = None,
                      sm_count: int | None = None, clock_hz: float | None = None) -> Peak | None:
     """Peak memory bandwidth of one device, bytes/s: the table's, else ``measured`` (what the trace's device plane

@@ -331,21 +331,32 @@ def _local_walk(root: str, with_stat: bool, skips: list[tuple[str, str]] | None 
     while stack:
         d = stack.pop()
         subdirs: list[_Dir] = []
+        unread_here: list[int] = []  # this folder's notes of another writer's file (``Layout.unread``)
+        read_here = False
         for entry in _scandir(d.path):
             rel = d.rel + (entry.name,)
-            fmt = claimed_by(registry, rel) or _sniffed(registry, entry, rel, root, real_root, d, skips)
+            unread = _unread(registry, rel)
+            fmt = claimed_by(registry, rel) or (None if unread else _sniffed(registry, entry, rel, root, real_root,
+                                                                              d, skips))
             if fmt is not None:
                 found = _found(entry, rel, d, root, real_root, with_stat, skips=skips)
                 if found is not None:
+                    read_here = True
                     yield fmt, found
                 continue
-            if skips is not None:
+            if skips is not None and unread:
+                unread_here.append(len(skips))
+                skips.append(("/".join(rel), unread))
+            elif skips is not None:
                 _note_misplaced(registry, rel, skips)
             if not any(f.layout.descend(rel) for f in registry):
                 continue
             is_dir, chain = _follow(entry, real_root, d.chain, want_dir=True, skips=skips, rel=rel, follow=d.follow)
             if is_dir:
                 subdirs.append(_Dir(entry.path, rel, chain, d.follow))
+        if read_here and skips is not None:  # beside a profile read, its companions (tool data made from it)
+            for i in reversed(unread_here):
+                del skips[i]
         if len(d.rel) + 1 >= MAX_DEPTH:
             if subdirs:
                 logger.warning("not descending below %s: more than %d levels deep", d.path, MAX_DEPTH)
@@ -353,15 +364,17 @@ def _local_walk(root: str, with_stat: bool, skips: list[tuple[str, str]] | None 
         stack.extend(sorted(subdirs, key=lambda s: s.path, reverse=True))
 
 
+def _unread(registry: list[Format], rel: tuple[str, ...]) -> str | None:
+    """Why the file at ``rel`` is another writer's, in a format's place (``Layout.unread``): it is named, not sniffed.
+    Where a profile of the same folder is read, the walk drops the note: TensorFlow's tool data beside its XPlane
+    (survey h37-survey18) is that profile's, not one left out."""
+    return next((why for f in registry if (why := f.layout.unread(rel)) is not None), None)
+
+
 def _note_misplaced(registry: list[Format], rel: tuple[str, ...], skips: list[tuple[str, str]]) -> None:
-    """A file named as a format's host file but outside its layout, or another writer's profile in a format's place
-    (``Layout.unread``), is left out of the listing, and says so: the tab and ``report LOGDIR`` name it instead of
-    skipping it silently."""
+    """A file named as a format's host file but outside its layout is left out of the listing, and says so: the tab
+    and ``report LOGDIR`` name it instead of skipping it silently."""
     for f in registry:
-        why = f.layout.unread(rel)
-        if why is not None:
-            skips.append(("/".join(rel), why))
-            return
         if f.layout.misplaced(rel):
             skips.append(("/".join(rel), f"{SKIP_MISPLACED} {f.layout.expected} (move it there, or give the file "
                                          "itself to tb-gpu-advisor report)"))

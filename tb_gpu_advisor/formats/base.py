@@ -13,7 +13,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.model.logdir import HostFile
@@ -165,6 +165,8 @@ def lfs_pointer(path: str) -> str | None:
     for m in _LFS_FIELD.finditer(head):
         oid = m.group(2).decode() if m.group(2) else oid
         size = int(m.group(3)) if m.group(3) else size
+    if size is not None and size >= 1 << 63:  # no file is longer than an off_t: a size of 400 digits is no pointer's
+        size = None
     what = f"the {human_size(size)} file" if size is not None else "the file"
     ident = f" (sha256 {oid}...)" if oid else ""
     return (f"a Git LFS pointer, not the profile: the repository keeps {what}{ident} in Git LFS, and this copy holds "
@@ -242,6 +244,20 @@ class Layout(Protocol):
 #: TensorBoard's folder of plugin data in a run (``<run>/plugins/<plugin>/...``): the XPlane profiler writes below it;
 #: a run's own traces, exports and snapshots lie beside it, never in it.
 PLUGINS_DIR = "plugins"
+
+
+_Header = TypeVar("_Header")
+
+
+@dataclass(frozen=True)
+class RunFile(Generic[_Header]):
+    """One file of a run folder as its layout groups it into sessions (:class:`RunFolderLayout`): the host file, when
+    it was written (seconds since the epoch: the file's own clock or name where it has one, else its mtime) and what
+    its format's header says (a Kineto trace's rank and world, an Nsight export's duration and GPUs)."""
+
+    host: HostFile
+    when_s: float
+    header: _Header
 
 
 class RunFolderLayout:

@@ -237,6 +237,10 @@ FIXES = {
     "launch_skew": (action("Dispatch one SPMD program to all GPUs (a jitted step over sharded arrays) instead of "
                            "per-device calls from Python threads, so every GPU gets its work at once.", SHARD_BATCH),),
     "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
+    "capture_quality:unseen": (action(
+        "Trace whole steps, so the GPU work the host waits for is in the trace: start the trace before a step's first "
+        "call and stop it after a later step has finished (block_until_ready); if the GPU still sits idle there, "
+        "another process shares it (nvidia-smi lists each GPU's processes).", CAPTURE),),
     "capture_quality:no_gpu": (action("Check that JAX sees the GPU, then profile steady-state steps.",
                                       "print(jax.devices())  # expect CudaDevice(id=0), ...\n" + CAPTURE),),
     "capture_quality:window": (action("The profiled window held no GPU work: start the trace after the first "

@@ -317,7 +317,7 @@ FIXES = {
     "xla_not_used": (COMPILE,),
     "eager_execution": (COMPILE,),
     "batch_size_headroom": (action(
-        "Raise the per-rank batch size until peak memory nears capacity; check convergence (learning rate "
+        "Raise the batch size per GPU until peak memory nears capacity; check convergence (learning rate "
         "scaling).", "print(torch.cuda.max_memory_allocated() / torch.cuda.get_device_properties(0).total_memory)"),),
     "allreduce_extra": (DDP_BUCKETS,),
     "gpu_imbalance": (_BALANCE,),
@@ -330,6 +330,10 @@ FIXES = {
     "launch_skew:private_threads": (DDP_BUCKETS,),
     "launch_skew:shared_threads": (DDP_BUCKETS,),
     "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
+    "capture_quality:unseen": (action(
+        "Record whole steps with the GPU's activity, so the GPU work the host waits for is in the trace: CUDA activity "
+        "on, the profiler started before a step's first launch and stepped at each step's end (prof.step()); if the "
+        "GPU still sits idle there, another process shares it (nvidia-smi lists each GPU's processes).", CAPTURE),),
     "capture_quality:no_gpu": (action("Check that PyTorch sees the GPU and that CUDA activity is profiled, then "
                                       "profile steady-state steps.",
                                       "print(torch.cuda.is_available(), torch.cuda.device_count())\n" + CAPTURE),),
@@ -866,6 +870,14 @@ def collective_group(args: dict) -> tuple[str | None, int | None]:
         label = f"pg {name}" + (f" ({desc})" if isinstance(desc, str) and desc and desc != "undefined" else "")
     seq = args.get("Seq")
     return label, (seq if type(seq) is int and seq >= 0 else None)
+
+
+def op_text(name: str) -> str:
+    """A PyTorch op's text as the op tables read it (``frameworks.base.op_type``), ``<name>:<type>``: ``aten::addmm`` ->
+    ``aten::addmm:addmm``; ``Torch-Compiled Region: 0/0`` -> type ``Torch-Compiled Region`` (the frame id is not a
+    type).  Every reader of PyTorch's ops (Kineto's JSON, Nsight's autograd NVTX) writes it so."""
+    op_type = name.rsplit("::", 1)[-1].split(": ", 1)[0]
+    return f"{name}:{op_type}"
 
 
 def is_tc_eligible_op(op_type_: str) -> bool:

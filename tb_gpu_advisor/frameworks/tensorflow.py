@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from tb_gpu_advisor.frameworks import xla
-from tb_gpu_advisor.frameworks.base import Framework, action, op_type
+from tb_gpu_advisor.frameworks.base import Framework, action, never, op_type
 
 #: Host event name prefixes written by the TensorFlow runtime only.
 HOST_MARKERS = ("__inference_", "Iterator::", "EagerExecute", "EagerLocalExecute", "EagerKernelExecute",
@@ -19,8 +19,21 @@ INPUT_EVENT_PREFIXES = ("IteratorGetNext", "IteratorGetNextAsOptional", "MultiDe
 BACKGROUND_LINES = ("tf_data_", "tf_GPU_Event_Manager", "collective_ops")
 
 
+#: The graph's hand-over of the batch tf.data made to the GPU: the ``_Send`` of each of the iterator's outputs
+#: (``IteratorGetNext/_1:_Send``), with the host's staging copies inside it.  The stock tool counts it as input
+#: (survey h37-survey18: a Keras step on an RTX 2060 Max-Q whose GPU idled 17 ms for it, the stock overview's "input"
+#: 17.05 ms of 41.0, while the Advisor read the host's own work).
+_INPUT_SEND = re.compile(r"^(?:%s)(?:/_\d+)?:_Send$" % "|".join(INPUT_EVENT_PREFIXES))
+
+
 def is_input_event(name: str) -> bool:
-    return name.startswith(INPUT_EVENT_PREFIXES) and "Op::" in name
+    """The consumer blocking on tf.data, or the graph sending the batch it got to the GPU."""
+    return (name.startswith(INPUT_EVENT_PREFIXES) and "Op::" in name) or is_input_send(name)
+
+
+def is_input_send(name: str) -> bool:
+    """The graph's hand-over of a batch tf.data made to the GPU (``IteratorGetNext/_1:_Send``)."""
+    return bool(_INPUT_SEND.match(name))
 
 
 def is_tf_op_event(name: str) -> bool:
@@ -200,6 +213,13 @@ FIXES = {
                "ds = tf.data.Dataset.from_tensors((x_batch, y_batch)).repeat()  # synthetic: no I/O, no preprocessing\n"
                "model.fit(ds, steps_per_epoch=100)"),
     ),
+    # the batch was made in time; the GPU waits for its transfer (survey h37-survey18)
+    "input_bound:transfer": (
+        action("The batches are ready; the GPU waits for each one's copy to the device: prefetch to the GPU so the "
+               "next batch's copy overlaps this step's compute.",
+               "ds = ds.apply(tf.data.experimental.prefetch_to_device('/gpu:0'))\n"
+               "# or, distributed: strategy.experimental_distribute_dataset(ds)  (prefetches to each device)"),
+    ),
     "launch_bound": (TF_FUNCTION, JIT_COMPILE),
     "host_sync": (action(
         "Keep .numpy(), float(tensor), tf.print to the host and Python conditions on tensor values out of the training "
@@ -305,6 +325,10 @@ FIXES = {
         _TF_DATA_THREADS,
     ),
     "capture_quality": (action("Profile a short steady-state window instead of the whole run.", CAPTURE),),
+    "capture_quality:unseen": (action(
+        "Profile whole steps, so the GPU work the host waits for is in the profile: start the profiler before a "
+        "step begins and stop it after a later step has finished; if the GPU still sits idle there, another process "
+        "shares it (nvidia-smi lists each GPU's processes).", CAPTURE),),
     "capture_quality:no_gpu": (action("Check that TensorFlow sees the GPU, then profile steady-state training steps.",
                                       "print(tf.config.list_physical_devices('GPU'))\n" + CAPTURE),),
     "capture_quality:window": (action("The profiled window held no GPU work: profile a range of batches after "
@@ -316,6 +340,19 @@ FIXES = {
     "capture_quality:unsteady": (action("Skip warm-up and evaluation/checkpoint steps in the profiled window.",
                                         CAPTURE),),
 }
+
+def is_function_call(name: str) -> bool:
+    """A tf.function's graph run: TF 2.16+'s ``FunctionRun``, older versions' call of the traced function
+    (``EagerExecute: __inference_train_function_1127``; survey h37-survey18: Keras ``fit`` on TF 2.4).  Its ops run
+    in the graph executor, not one by one: "run the step as a graph" is then no fix (``APPLIED_MARKERS``)."""
+    return name == "FunctionRun" or "__inference_" in name
+
+
+#: Fixes a trace shows in use: the step already runs as a tf.function graph.
+APPLIED_MARKERS = {"graph": ("the step as a tf.function graph (graph runs in the trace: `FunctionRun`, "
+                             "`__inference_*`)", is_function_call, never)}
+FIX_APPLIED = {TF_FUNCTION.text: "graph"}
+
 
 #: Ops only training runs: the gradient tape's ops, graph-mode gradients, the optimizers' update ops.
 _TRAINING = re.compile(r"gradient_tape/|(^|/)gradients/|ResourceApply|Apply(Adam|GradientDescent|Momentum|RMSProp|Adagrad)|"
@@ -347,6 +384,7 @@ FIXES["small_grid"] = (action(
 
 FRAMEWORK = Framework(
     id="tensorflow", name="TensorFlow", host_markers=HOST_MARKERS, input_event=is_input_event,
+    batch_transfer_event=is_input_send,
     host_op_event=is_tf_op_event, host_only_op_type=is_host_only_op_type, background_line=is_background_line,
     labels={"op": "TensorFlow op", "ops": "TensorFlow ops", "ops_short": "TF ops",
             "ops_table": "Top TensorFlow ops (kept steps, all GPUs)",
@@ -358,7 +396,7 @@ FRAMEWORK = Framework(
             "launch_skew:no_private_threads": "; no tf_gpu_private_* launch threads in the capture",
             "title:host_op_placement": "TensorFlow ops placed on the host",
             "title:eager_execution": "Ops run eagerly, outside tf.function"},
-    fixes=FIXES,
+    fixes=FIXES, applied_markers=APPLIED_MARKERS, fix_applied=FIX_APPLIED,
     capture_snippet=CAPTURE,
     writes="xplane", tc_eligible_op=is_tc_eligible_op, elementwise_kernels=ELEMENTWISE_KERNELS,
     not_host_work=is_bookkeeping, runtime_event=is_runtime_event,

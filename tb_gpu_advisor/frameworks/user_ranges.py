@@ -17,7 +17,20 @@ where they sit, which follows from what runs there:
   detection only, and released before the metrics: a range that is a step is left out there), and the profiler's Python tracer writes calls, not ranges (:func:`xla.is_python_tracer_event`).
 
 What is left are the ranges the program marked: the Advisor names them where the GPU idles inside them, as it names
-NVTX ranges and ``record_function`` (``metrics/breakdown.user_range_events``).
+NVTX ranges and ``record_function`` (:func:`program_ranges`).
+
+This module is the one home of which marked ranges are the user's own structure, in every format (issue #37, "each
+kind of knowledge has one home"); the job, the steps and the metrics ask it:
+
+* :func:`marked_ranges` -- Nsight's NVTX ranges that are no framework op (PyTorch's autograd NVTX ``aten::mm, op_id =
+  N``): the program's blocks and its libraries' ranges (``DDP::``, ``nccl:all_reduce``), which the job stage reads
+  as evidence of what ran;
+* :func:`library_range_mask` -- which of them a library opens around its own work, by name or by NVTX domain
+  (``frameworks.nvtx``): never a step, never the user's code; of those, :func:`communication_ranges` are a
+  communication library's (MPI, NCCL: the host waits there for its peers);
+* :func:`program_ranges` -- the user's own code, in whichever form the format keeps it: NVTX ranges that are neither,
+  Kineto's ``user_annotation`` (``record_function``), XPlane's TraceMe ranges told by position
+  (:func:`user_annotations`), none of them named like a library's.
 """
 
 from __future__ import annotations
@@ -27,12 +40,76 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from tb_gpu_advisor.frameworks import tensorflow, xla
+from tb_gpu_advisor.frameworks import nvtx, tensorflow, xla
 from tb_gpu_advisor.frameworks.base import Framework, never
 from tb_gpu_advisor.model.columns import lookup_mask, searchsorted_right
 
 if TYPE_CHECKING:
-    from tb_gpu_advisor.model.trace import HostEvents
+    from tb_gpu_advisor.model.trace import HostEvents, HostRanges, Trace
+
+
+def marked_ranges(ranges: HostRanges | None) -> np.ndarray:
+    """Host event indices (ascending) of the NVTX ranges that are no framework op: the program's own blocks and its
+    libraries' ranges alike -- what the job stage reads for what ran (a ``DDP::`` or ``nccl:all_reduce`` range says
+    training as well as the user's ``backward`` does).  Empty where the capture has none."""
+    if ranges is None or not ranges.idx.size:
+        return np.zeros(0, np.int64)
+    return ranges.idx[~ranges.op]
+
+
+def warmup_ranges(h: HostEvents, ranges: HostRanges | None) -> np.ndarray:
+    """Host event indices of the marked ranges (:func:`marked_ranges`) the program names as its warm-up
+    (``nvtx.is_warmup_name``: a benchmark's ``Warm-up`` around the iterations it does not measure): the steps drop
+    the steps inside them, the job asks whether its training ran only there."""
+    marked = marked_ranges(ranges)
+    return marked[h.per_name(nvtx.is_warmup_name)[h.name[marked]]]
+
+
+def in_domains(ranges: HostRanges, domains: frozenset[str]) -> np.ndarray:
+    """Bool per range of ``ranges``: it lies in one of the named NVTX ``domains`` (``nvtx.LIBRARY_DOMAINS``,
+    ``nvtx.COMMUNICATION_DOMAINS``)."""
+    if not ranges.domains:
+        return np.zeros(ranges.idx.size, bool)
+    hit = np.fromiter((d in domains for d in ranges.domains), bool, len(ranges.domains))
+    return hit[ranges.domain]
+
+
+def library_range_mask(h: HostEvents, ranges: HostRanges) -> np.ndarray:
+    """Bool per range of ``ranges``: a library's own (``nvtx.is_library_range`` by its name, or in a library's NVTX
+    domain: NCCL's, cuDNN's, MPI's) -- never a step, never the user's code."""
+    return h.per_name(nvtx.is_library_range)[h.name[ranges.idx]] | in_domains(ranges, nvtx.LIBRARY_DOMAINS)
+
+
+def communication_ranges(ranges: HostRanges | None) -> np.ndarray:
+    """Host event indices of the ranges a communication library marks around its calls -- those in its own NVTX
+    domain (``nvtx.COMMUNICATION_DOMAINS``: Nsight's MPI trace puts ``MPI_Send`` / ``MPI_Recv`` in domain ``MPI``).
+    Why apart from the user's ranges: a host inside one in the GPU's idle waits for the other ranks, and runs none of
+    the program's code (survey h37-survey14: pipit's MPI saxpy, 43 ms of each gap in ``MPI_Send`` / ``MPI_Recv``,
+    named "the program's own ranges").  Empty where the capture has none."""
+    if ranges is None or not ranges.idx.size:
+        return np.zeros(0, np.int64)
+    return ranges.idx[in_domains(ranges, nvtx.COMMUNICATION_DOMAINS)].astype(np.int64)
+
+
+def program_ranges(trace: Trace, fw: Framework | None = None) -> np.ndarray:
+    """Host event indices (ascending) of the ranges the program marks around its own code, none a framework op or a
+    library's: Nsight's NVTX ranges (:func:`marked_ranges` less :func:`library_range_mask`), Kineto's
+    ``user_annotation`` (``record_function``), and, given the framework ``fw``, XPlane's TraceMe ranges of the
+    program (:func:`user_annotations`: a pass over every host event, which the step detection does not pay).
+    Empty where the capture has none."""
+    r = trace.ranges
+    parts = []
+    if r is not None and r.idx.size:
+        parts.append(r.idx[~r.op & ~in_domains(r, nvtx.LIBRARY_DOMAINS)])
+    if trace.annotations is not None and trace.annotations.size:
+        parts.append(trace.annotations)
+    elif fw is not None and r is None and trace.annotations is None:  # XPlane: TraceMe ranges read like the runtime's
+        parts.append(user_annotations(trace.h, fw))
+    if not parts:
+        return np.zeros(0, np.int64)
+    idx = np.unique(np.concatenate(parts)).astype(np.int64)
+    # a library's own ranges (NCCL's, PyTorch's ``Optimizer.step#...``, ``nccl:all_reduce``) are not the user's code
+    return idx[~trace.h.per_name(nvtx.is_library_range)[trace.h.name[idx]]]
 
 
 def user_annotations(h: HostEvents, fw: Framework) -> np.ndarray:

@@ -9,7 +9,8 @@ for the job it is given to (``Framework.for_job``).
 - :mod:`.kind`: training step, inference forward pass, serving engine step, or no GPU work; the serving engine;
 - :mod:`.phase`: steady state, warm-up (cold start) or mixed, from one-time costs the trace shows;
 - :mod:`.structure`: steps from the program's repeated spans where the format marks none.
-- :mod:`.period`: else steps from the period of the launch sequence, where the host pauses between its repeats.
+- :mod:`.period`: else steps from the period of the launch sequence, where the host pauses between its repeats;
+- :mod:`.iterations`: a memory snapshot's training iterations from its allocations, where it marks none.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import numpy as np
 from tb_gpu_advisor import frameworks
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.frameworks import Framework, engines, native
+from tb_gpu_advisor.job.iterations import snapshot_iterations
 from tb_gpu_advisor.job.kind import Kind, work_kind
 from tb_gpu_advisor.job.phase import OneTime, one_time_costs, unseen_gpu_work
 from tb_gpu_advisor.job.period import repeated_launches
@@ -86,6 +88,8 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     release_free_heap()  # its durations and masks (~35 MB on the dense 100 MB capture), before the span search's
     phase.unseen_start, phase.unseen_end = unseen_gpu_work(trace, launches)
     structure = span_steps(trace, launches, fw, engines.by_id(kind.engine))
+    if structure is None and trace.snapshot is not None:
+        structure = _snapshot_structure(trace)
     if structure is None and kind.kind == "training":
         structure = step_end_steps(trace, fw)
         if structure is None and not kind.from_ranges:
@@ -116,6 +120,15 @@ def detect_job(trace: Trace, launches: list[np.ndarray], fw: Framework | None = 
     return Job(kind=kind, phase=phase, structure=structure, version=version, tags=tuple(tags),
                steps_per_call=_steps_per_call(trace.producer.get("steps_per_call", "")),
                optimizer_steps=step_end_count(trace, fw) if kind.kind == "training" else 0)
+
+
+def _snapshot_structure(trace: Trace) -> SpanSteps | None:
+    """A memory snapshot's iterations (:func:`~tb_gpu_advisor.job.iterations.snapshot_iterations`) as its steps."""
+    got = snapshot_iterations(trace)
+    if got is None:
+        return None
+    start, end, note = got
+    return SpanSteps("training iteration", "memory_iterations", start, end, 1.0, "medium", note)
 
 
 def _steps_per_call(text: str) -> dict[str, int]:

@@ -19,7 +19,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import and_list, gb, plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.devices.peaks import cpu_peak_flops
-from tb_gpu_advisor.frameworks import Framework, engines, nvtx
+from tb_gpu_advisor.frameworks import Framework, engines, nvtx, user_ranges
 from tb_gpu_advisor.frameworks.base import op_type
 from tb_gpu_advisor.model.columns import union_intervals
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, LiveStack, Trace
@@ -221,13 +221,11 @@ def _trained_only_in_warmup(trace: Trace, fw: Framework) -> str:
     program's own warm-up range are dropped (``steps.detect``) -- so the job is theirs: its fixes are a forward pass's.
     Decided by where the evidence lies: every training event (a backward, an optimizer step, by the framework's names or
     the user's ranges) and every backward-only kernel starts inside a range the program names as its warm-up
-    (``frameworks.nvtx.is_warmup_name``), and GPU work is launched outside it."""
-    r = trace.ranges
-    if r is None or not r.idx.size or trace.producer.get("autodiff_modules"):
+    (``frameworks.user_ranges.warmup_ranges``), and GPU work is launched outside it."""
+    if trace.producer.get("autodiff_modules"):
         return ""
     h = trace.h
-    user = r.idx[~r.op]
-    sel = user[h.per_name(nvtx.is_warmup_name)[h.name[user]]]
+    sel = user_ranges.warmup_ranges(h, trace.ranges)
     if not sel.size:
         return ""
     ws, we = union_intervals(h.start[sel].astype(np.int64), h.end[sel].astype(np.int64))
@@ -273,7 +271,7 @@ def _nvtx_kind(trace: Trace) -> Kind | None:
     r = trace.ranges
     if r is None or not r.idx.size:
         return None
-    ids, counts = np.unique(trace.h.name[r.idx[~r.op]], return_counts=True)
+    ids, counts = np.unique(trace.h.name[user_ranges.marked_ranges(r)], return_counts=True)
     names = {trace.h.names[int(i)]: int(c) for i, c in zip(ids.tolist()[:_MAX_NAMES], counts.tolist())}
     train = sorted((n for n in names if nvtx.is_training_range(n)), key=lambda n: -names[n])
     if train:
@@ -558,10 +556,7 @@ def _startup_calls(trace: Trace) -> str:
 
 def _user_ranges(trace: Trace) -> str:
     """The user's NVTX ranges of a trace (not the framework's ops), as ``N ranges: `a`, `b` ...``; "" for none."""
-    r = trace.ranges
-    if r is None or not r.idx.size:
-        return ""
-    user = r.idx[~r.op]
+    user = user_ranges.marked_ranges(trace.ranges)
     if not user.size:
         return ""
     ids, counts = np.unique(trace.h.name[user], return_counts=True)

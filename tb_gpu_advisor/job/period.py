@@ -35,6 +35,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.columns import lookup_mask, union_intervals
 from tb_gpu_advisor.model.trace import Trace
@@ -210,10 +211,7 @@ def _op_share(trace: Trace, t: np.ndarray) -> float:
     runtime or library call nor a range of the program's own (a user's NVTX range is its code, not a framework's)."""
     h = trace.h
     own = np.zeros(len(h.names), dtype=bool)
-    r = trace.ranges
-    if r is not None and r.idx.size:
-        user = r.idx[~r.op]
-        own[np.unique(h.name[user])] = True
+    own[np.unique(h.name[user_ranges.marked_ranges(trace.ranges)])] = True
     per = h.per_name(_runtime_or_library)
     op = lookup_mask(~(per | own), h.name)
     if not op.any() or not t.size:

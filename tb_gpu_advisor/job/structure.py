@@ -19,7 +19,7 @@ import numpy as np
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import Framework, nvtx
+from tb_gpu_advisor.frameworks import Framework, user_ranges
 from tb_gpu_advisor.frameworks.engines import Engine
 from tb_gpu_advisor.model.columns import stable_order, union_intervals
 from tb_gpu_advisor.model.trace import Trace
@@ -33,7 +33,7 @@ class SpanSteps:
     """The repeated span taken for the step: its instances' host windows (ps, disjoint, sorted)."""
 
     name: str
-    source: str  # "engine_steps" | "annotation_spans" | "step_end_events" | "repeated_launches"
+    source: str  # "engine_steps" | "annotation_spans" | "step_end_events" | "repeated_launches" | "memory_iterations"
     start: np.ndarray
     end: np.ndarray
     coverage: float  # share of all launches its instances enclose
@@ -281,15 +281,15 @@ _RUNTIME = re.compile(r"^(cuda|cu|hip|nccl|rccl|cudnn|cublas|miopen|rocblas)[A-Z
 
 def _tool_ranges(trace: Trace) -> np.ndarray:
     """Bool per host event: a marked range that is a framework's op (autograd NVTX, PyProf / DLProf's op ranges) or
-    a library's or an annotation tool's own range (``frameworks.nvtx``) -- never the program's step.  A forward
-    pass of two convolutions annotated by DLProf repeats ``pyprof::conv2d`` twice: a layer, not two steps."""
+    a library's or an annotation tool's own range, by its name or NVTX domain (``frameworks.user_ranges``) -- never
+    the program's step.  A forward pass of two convolutions annotated by DLProf repeats ``pyprof::conv2d`` twice: a
+    layer, not two steps."""
     h = trace.h
     out = np.zeros(len(h), dtype=bool)
     r = trace.ranges
     if r is None or not r.idx.size:
         return out
-    library = h.per_name(nvtx.is_library_range)  # remembered: the steps and the breakdown ask it again
-    out[r.idx] = r.op | library[h.name[r.idx]]
+    out[r.idx] = r.op | user_ranges.library_range_mask(h, r)
     return out
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from tb_gpu_advisor import devices
-from tb_gpu_advisor.frameworks import nvtx, user_ranges
+from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, PS_PER_US, Context, GpuCtx, distinct_ids
 from tb_gpu_advisor.metrics.flops import gemm_events
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, Breakdown, Gaps, StepGap, StepMetrics
@@ -88,6 +88,11 @@ def category_intervals(ctx: Context, g: GpuCtx, lend_all: np.ndarray | None = No
     if waiting is not None and out["launch_wait"][0].size:
         out["launch_wait"] = subtract_intervals(out["launch_wait"][0].astype(np.int64, copy=False),
                                                 out["launch_wait"][1].astype(np.int64, copy=False), *waiting)
+    # nor is a millisecond of it in which the launching threads record nothing: they run code the profiler did not see
+    silent = _launchers_silent(ctx, g) if out["launch_wait"][0].size else None
+    if silent is not None:
+        lw_s, lw_e = (x.astype(np.int64, copy=False) for x in out["launch_wait"])
+        out["launch_wait"] = subtract_intervals(lw_s, lw_e, *_long_overlaps(lw_s, lw_e, *silent))
     # and the host inside the framework's dispatch (JAX: the GPU idles while Python dispatches the next call)
     out["launch_wait"] = _cat2(out["launch_wait"], ctx.dispatch_spans if g.dispatch_spans is None else g.dispatch_spans)
     out["host_python"] = _python_spans(ctx, g)
@@ -699,9 +704,9 @@ def step_gaps(ctx: Context, g: GpuCtx, iv: dict, painted: Attribution | None = N
 
     ``busy``: ``union_intervals(d.start, d.end)`` of this GPU where the caller has it (:func:`gpu_step_arrays`).
     Columns, not a :class:`StepGap` per gap: a 100 MB capture has ~9,000 gaps, of which the report keeps 50
-    (:func:`summarize_gaps`); None where there are none.  ``marked``: the user's ranges (:func:`user_range_events`),
+    (:func:`summarize_gaps`); None where there are none.  ``marked``: the user's ranges (``frameworks.user_ranges.program_ranges``),
     whose time in the gaps is named (:func:`range_time`); ``comm``: a communication library's ranges
-    (:func:`communication_range_events`), named apart.
+    (``frameworks.user_ranges.communication_ranges``), named apart.
     """
     d = g.d
     n = ctx.steps.count
@@ -812,53 +817,12 @@ def ops_in_gaps(ctx: Context, g: GpuCtx, win: np.ndarray) -> dict[str, float]:
     return {h.names[i]: float(totals[i]) for i in np.flatnonzero(totals > 0).tolist()}
 
 
-def user_range_events(ctx: Context) -> np.ndarray:
-    """Host event indices of the ranges the program marks around its own code: Nsight's NVTX ranges that are no
-    framework op (autograd NVTX), Kineto's ``user_annotation`` (``record_function``) and XPlane's TraceMe ranges of the
-    program (``jax.profiler.TraceAnnotation``, ``tf.profiler.experimental.Trace``: ``frameworks.user_ranges``), none
-    of them a library's own (NCCL's, PyTorch's ``Optimizer.step#...``).  Empty where the capture has none."""
-    t = ctx.trace
-    parts = []
-    r = t.ranges
-    if r is not None and r.idx.size:
-        parts.append(r.idx[~r.op & ~_in_domains(r, nvtx.LIBRARY_DOMAINS)])
-    if t.annotations is not None and t.annotations.size:
-        parts.append(t.annotations)
-    elif r is None and t.annotations is None:  # XPlane: the program's TraceMe ranges read like the runtime's
-        parts.append(user_ranges.user_annotations(ctx.h, ctx.fw))
-    if not parts:
-        return np.zeros(0, np.int64)
-    idx = np.unique(np.concatenate(parts)).astype(np.int64)
-    # a library's own ranges (NCCL's, PyTorch's ``Optimizer.step#...``, ``nccl:all_reduce``) are not the user's code
-    return idx[~ctx.h.per_name(nvtx.is_library_range)[ctx.h.name[idx]]]
-
-
-def _in_domains(r, domains: frozenset) -> np.ndarray:  # noqa: ANN001 - HostRanges
-    """Bool per range of ``r``: it lies in one of the named NVTX ``domains``."""
-    if not r.domains:
-        return np.zeros(r.idx.size, bool)
-    hit = np.fromiter((d in domains for d in r.domains), bool, len(r.domains))
-    return hit[r.domain]
-
-
-def communication_range_events(ctx: Context) -> np.ndarray:
-    """Host event indices of the ranges a communication library marks around its calls -- those in its own NVTX
-    domain (``frameworks.nvtx.COMMUNICATION_DOMAINS``: Nsight's MPI trace puts ``MPI_Send`` / ``MPI_Recv`` in domain
-    ``MPI``).  Why apart from the user's ranges: a host inside one in the GPU's idle waits for the other ranks, and
-    runs none of the program's code (survey h37-survey14: pipit's MPI saxpy, 43 ms of each gap in ``MPI_Send`` /
-    ``MPI_Recv``, named "the program's own ranges").  Empty where the capture has none."""
-    r = ctx.trace.ranges
-    if r is None or not r.idx.size:
-        return np.zeros(0, np.int64)
-    return r.idx[_in_domains(r, nvtx.COMMUNICATION_DOMAINS)].astype(np.int64)
-
-
 def ranges_in_idle(ctx: Context, g: GpuCtx, busy: tuple[np.ndarray, np.ndarray] | None,
                    cand: np.ndarray) -> dict[str, float]:
     """Range name -> ms of this GPU's idle time inside its kept steps that the range spans (issue #37: a host-bound
     finding said "the host's own work" and not where in the user's code it runs).
 
-    ``cand``: host event indices of the user's ranges (:func:`user_range_events`).  A range that spans a whole step
+    ``cand``: host event indices of the user's ranges (``frameworks.user_ranges.program_ranges``).  A range that spans a whole step
     (the step's own marker, ``ProfilerStep#N``, or a range around the loop) says nothing of where inside the step the
     time goes, and is left out; of the rest only the outermost on their thread count (ranges nest), on the one thread
     whose ranges span the most idle time, so the names never add up to more than the idle time they share."""
@@ -1011,6 +975,45 @@ def _launchers_waits(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] |
     return subtract_intervals(ws, we, cs, ce) if cs.size else (ws, we)
 
 
+def _launchers_silent(ctx: Context, g: GpuCtx) -> tuple[np.ndarray, np.ndarray] | None:
+    """Disjoint sorted (starts, ends) of the stretches in which none of the threads that launch ``g``'s work records
+    anything (no op, runtime call, range or Python span; the step markers, which span the whole step, do not count);
+    None where they record nothing at all.
+
+    Why (physics, as :func:`context.no_call_stretches`): handing a kernel to the GPU takes microseconds, so a
+    millisecond of a late launch in which the launching threads record nothing is code the profiler did not see, not
+    launching -- the ledger's ``other``, named by the unrecorded-idle finding (survey h37-survey18: Keras ``fit`` on
+    TF 2.3, 50 ms of the fit loop's untraced Python between the step's last kernel and the next eager op, booked as a
+    critical launch-bound wait of 56% of the step; the stock overview's "kernel launch" was 1.6%)."""
+    launched = g.launch[g.launch >= 0]
+    if not launched.size:
+        return None
+    h = ctx.h
+    lines = np.unique(h.line[launched]).astype(np.int64)
+    key = ("launchers_recorded", lines.tobytes())  # the same threads launch on every GPU of a process: once for all
+    if key not in ctx.memo:
+        mine = np.isin(h.line.astype(np.int64), lines) & ~h.name_mask(ctx.fw.step_marker)
+        s, e = h.start[mine].astype(np.int64), h.end[mine].astype(np.int64)
+        sp = ctx.trace.spans
+        if sp is not None and len(sp):
+            on = np.isin(sp.line.astype(np.int64), lines)
+            s = np.concatenate([s, sp.start[on].astype(np.int64)])
+            e = np.concatenate([e, sp.end[on].astype(np.int64)])
+        ctx.memo[key] = union_intervals(s, e)
+    rs, re = ctx.memo[key]
+    return (re[:-1], rs[1:]) if rs.size >= 2 else None
+
+
+def _long_overlaps(s: np.ndarray, e: np.ndarray, hs: np.ndarray, he: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The pieces of the disjoint sorted intervals (s, e) inside the disjoint sorted holes (hs, he) that last
+    ``metrics.cpu_op_ms`` or longer: only there is a launch's wait the host's unrecorded code (a short silence before
+    a launch -- a pause of 0.3 ms, the launch's own preparation -- stays launch wait)."""
+    out_s, out_e = subtract_intervals(s, e, hs, he)
+    in_s, in_e = subtract_intervals(s, e, out_s, out_e) if out_s.size else (s, e)
+    keep = (in_e - in_s) >= T("metrics.cpu_op_ms") * PS_PER_MS
+    return in_s[keep], in_e[keep]
+
+
 def os_waits_in(ctx: Context, g: GpuCtx, i0: np.ndarray, i1: np.ndarray) -> tuple[dict[str, float], dict[str, float]]:
     """(OS call -> ms of the stretches, OS call -> the most ms in one stretch) of the stretches ``(i0, i1)`` (sorted,
     disjoint: this GPU's idle in its steps, or its gaps) that the thread launching the GPU's next work after each
@@ -1155,7 +1158,7 @@ class GapColumns:
     ops_ms: dict[str, float] = field(default_factory=dict)
     #: the user's range name -> ms of the gaps it spans, summed over this GPU's gaps (:func:`range_time`)
     ranges_ms: dict[str, float] = field(default_factory=dict)
-    #: a communication library's range name -> ms of the gaps it spans, summed (:func:`communication_range_events`)
+    #: a communication library's range name -> ms of the gaps it spans, summed (``frameworks.user_ranges.communication_ranges``)
     comm_ms: dict[str, float] = field(default_factory=dict)
     #: OS call -> ms of the gaps the launching thread spent in it, summed over this GPU's gaps, and the most in one
     #: gap (:func:`os_waits_in`)

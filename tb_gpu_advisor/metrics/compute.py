@@ -6,7 +6,7 @@ import numpy as np
 
 from tb_gpu_advisor.common.memory import release_free_heap
 from tb_gpu_advisor.common.options import UserOptions
-from tb_gpu_advisor.frameworks import Framework
+from tb_gpu_advisor.frameworks import Framework, user_ranges
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.metrics import breakdown as bd
 from tb_gpu_advisor.metrics import capture, comm, flops, inputs, kernels, memcpy, memory, multigpu, ops, syncs, underfill
@@ -27,8 +27,9 @@ def compute_host_metrics(trace: Trace, steps: Steps, launches: list[np.ndarray],
     ``release``: the host columns only the context reads are dropped once it is built (``pipeline.host_metrics``)."""
     ctx = build_context(trace, steps, launches, fw, options, job)
     del launches
-    marked = bd.user_range_events(ctx)  # XPlane's tell launches and step roots by the corr and root, released next
-    comm_ranges = bd.communication_range_events(ctx)
+    # XPlane's tell launches and step roots by the corr and root, released next
+    marked = user_ranges.program_ranges(trace, ctx.fw)
+    comm_ranges = user_ranges.communication_ranges(trace.ranges)
     if release:
         release_columns(trace.h, "corr", "root")
     release_free_heap()  # the context's build temporaries (see memory.py)

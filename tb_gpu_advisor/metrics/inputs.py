@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tb_gpu_advisor.metrics.breakdown import around_step_work
+from tb_gpu_advisor.metrics.breakdown import around_step_work, ledger_of
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, HOST_WORK_BIT, PS_PER_MS, Context
-from tb_gpu_advisor.metrics.types import HostInput
+from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostInput
 from tb_gpu_advisor.model.columns import union_intervals
 
 #: How many ops of the untraced input time are named.
@@ -26,14 +26,33 @@ def host_input(ctx: Context) -> HostInput:
     n = ctx.steps.count
     if not n:
         return HostInput()
-    rows = ctx.role_rows(HOST_INPUT_BIT) if len(ctx.h) else np.zeros(0, dtype=np.int64)
-    rows = rows[ctx.host_step[rows] >= 0]
+    every = ctx.role_rows(HOST_INPUT_BIT) if len(ctx.h) else np.zeros(0, dtype=np.int64)
+    rows = every[ctx.host_step[every] >= 0]
     pre = ctx.pre_op_spans
     pre_ms = float((pre[1] - pre[0]).astype(np.float64).sum()) / PS_PER_MS / n if pre is not None else 0.0
     untraced = ctx.input_spans is not None and bool(ctx.input_spans[0].size)
     source = "pipeline" if rows.size else ("before_first_op" if untraced else "")
     ops = _ops_in(ctx, ctx.input_spans, n) if source == "before_first_op" else []
-    return HostInput(source=source, pre_op_ms_per_step=pre_ms, parallel=_parallel(ctx, rows), ops=ops)
+    return HostInput(source=source, pre_op_ms_per_step=pre_ms, parallel=_parallel(ctx, rows), ops=ops,
+                     transfer_ms_per_step=_transfer_ms(ctx, every, n))
+
+
+def _transfer_ms(ctx: Context, rows: np.ndarray, n: int) -> float:
+    """ms per step and GPU of the input wait inside the pipeline's events (``rows``: all of them, the ledger keeps
+    the part inside the kept steps -- a send begun before the step's first GPU work still holds it) that move the batch
+    to the device (``Framework.batch_transfer_event``): the batch was made, and the GPU waits for its transfer -- the fix is to
+    prefetch to the device, not to make batches faster (survey h37-survey18: TF's ``IteratorGetNext/_1:_Send``, 17 ms
+    of a 41 ms step, the host staging the copy)."""
+    if not rows.size:
+        return 0.0
+    h = ctx.h
+    xfer = rows[h.name_mask(ctx.fw.batch_transfer_event)[rows]]
+    act = ctx.active
+    if not xfer.size or not act:
+        return 0.0
+    s, e = union_intervals(h.start[xfer].astype(np.int64), h.end[xfer].astype(np.int64))
+    col = BREAKDOWN_CATEGORIES.index("input_wait")
+    return sum(float(ledger_of(ctx, g, s, e)[col]) for g in act) / PS_PER_MS / n / len(act)
 
 
 def _ops_in(ctx: Context, spans: tuple[np.ndarray, np.ndarray], n: int) -> list[tuple[str, float]]:

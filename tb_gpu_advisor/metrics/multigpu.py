@@ -81,7 +81,8 @@ def gpu_metrics(ctx: Context, per_gpu: dict[int, StepArrays]) -> list[GpuMetrics
         priv = private_launch_share(ctx, g)
         # Python sums over the rows' values, in step order (as a sum over StepMetrics rows)
         step_ms = sum(arr.step_ms.tolist()) / steps if steps else None
-        busy = sum(arr.busy.tolist()) / steps if steps else None
+        # a memory snapshot records no GPU work: its GPUs' activity is unknown, not zero
+        busy = sum(arr.busy.tolist()) / steps if steps and ctx.trace.snapshot is None else None
         copies = inside & (d.kind != devices.KIND_KERNEL) & (d.kind != devices.KIND_COLLECTIVE)
         out.append(GpuMetrics(
             gpu=d.gpu, name=info.name or f"GPU:{d.gpu}", rank=ctx.trace.gpu_ranks.get(d.gpu),

@@ -550,7 +550,7 @@ class Gaps:
     #: thread spanning the most gap time (metrics/breakdown.range_time)
     top_ranges: list[tuple[str, float]] = field(default_factory=list)
     #: (a communication library's range, average ms of a gap it spans), longest first: the host waiting on other
-    #: ranks in the gaps (``MPI_Recv`` in Nsight's MPI domain; metrics/breakdown.communication_range_events)
+    #: ranks in the gaps (``MPI_Recv`` in Nsight's MPI domain; frameworks.user_ranges.communication_ranges)
     top_comm_ranges: list[tuple[str, float]] = field(default_factory=list)
     #: (OS call, average ms of a gap, the most ms in one gap) the thread launching the GPU's next work spent blocked
     #: in during the gaps, longest first (Nsight's OS runtime trace; metrics/breakdown.os_waits_in)
@@ -936,6 +936,9 @@ class HostInput:
     #: source "before_first_op": the host's recorded ops filling that time (name, ms per step), longest first
     #: (metrics/inputs._ops_in): the step making its input itself, not an untraced loader, where they fill it
     ops: list[tuple[str, float]] = field(default_factory=list)
+    #: source "pipeline": ms per step and GPU of the input wait spent in the batch's transfer to the device after the
+    #: pipeline made it (``Framework.batch_transfer_event`` among the input events: TF's ``IteratorGetNext/_1:_Send``)
+    transfer_ms_per_step: float = 0.0
 
 
 @dataclass

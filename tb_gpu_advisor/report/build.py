@@ -12,6 +12,7 @@ import numpy as np
 from tb_gpu_advisor import devices, frameworks, rules
 from tb_gpu_advisor.common.fmt import pct as _pct
 from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.metrics.flops import SOURCE_WORDS
 from tb_gpu_advisor.metrics.types import BREAKDOWN_CATEGORIES, HostMetrics, KernelDurations, StepTable
 from tb_gpu_advisor.model.schema import TABLE_ROWS, Finding, GpuSummary, HostReport, Metric, Table
@@ -21,14 +22,6 @@ from tb_gpu_advisor.rules.savings import achievable
 from tb_gpu_advisor.steps.detect import SOURCE_LABEL
 
 TOP_N = TABLE_ROWS
-
-
-def json_float(x: Any, nd: int = 4) -> float | None:
-    """JSON-safe float: None for None/NaN/inf."""
-    if x is None:
-        return None
-    x = float(x)
-    return round(x, nd) if math.isfinite(x) else None
 
 
 def headline_cards(m: HostMetrics, findings: list[Finding]) -> list[Metric]:

@@ -33,6 +33,7 @@ from typing import Any, Iterable, Literal, Sequence
 from tb_gpu_advisor import ANALYZER_VERSION, devices
 from tb_gpu_advisor.common import jsonout
 from tb_gpu_advisor.common.fmt import echo, echo_list
+from tb_gpu_advisor.common.jsonout import json_float
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.model.schema import (SEVERITY_ORDER, TABLE_ROWS, Finding, HostReport, Metric, Report, Table,
                                          _json_default)
@@ -374,8 +375,8 @@ def _side(r: Report, h: HostReport | None, label: str | None) -> Side:
     return Side(run=r.run, session=r.session, label=label or (r.session if r.run == "." else f"{r.run}/{r.session}"),
                 host=h.host if h else None, hosts=[x.host for x in r.hosts],
                 framework=(h.capture or {}).get("framework_name") if h else None,
-                step_ms=_r(step), spread=spread(h) if step is not None else None,
-                achievable_step_ms=_r((h.achievable or {}).get("achievable_step_ms")) if h else None,
+                step_ms=json_float(step), spread=spread(h) if step is not None else None,
+                achievable_step_ms=json_float((h.achievable or {}).get("achievable_step_ms")) if h else None,
                 analyzer_version=r.analyzer_version, error=error)
 
 
@@ -395,7 +396,7 @@ def spread(h: HostReport) -> Spread | None:
     n = len(xs)
     mean = sum(xs) / n
     std = math.sqrt(sum((x - mean) ** 2 for x in xs) / (n - 1)) if n > 1 else None
-    return Spread(n=n, mean_ms=_r(mean), std_ms=_r(std), min_ms=_r(min(xs)), max_ms=_r(max(xs)))
+    return Spread(n=n, mean_ms=json_float(mean), std_ms=json_float(std), min_ms=json_float(min(xs)), max_ms=json_float(max(xs)))
 
 
 def step_change(base: Side, new: Side) -> StepChange:
@@ -411,8 +412,8 @@ def step_change(base: Side, new: Side) -> StepChange:
         verdict = "unchanged"
     else:
         verdict = "slower" if delta > 0 else "faster"
-    return StepChange(base.step_ms, new.step_ms, _r(delta), _r(delta / base.step_ms, 4) if base.step_ms else None,
-                      _r(noise), beyond, verdict)
+    return StepChange(base.step_ms, new.step_ms, json_float(delta), json_float(delta / base.step_ms, 4) if base.step_ms else None,
+                      json_float(noise), beyond, verdict)
 
 
 def noise_ms(base: Side, new: Side) -> float | None:
@@ -483,9 +484,9 @@ def match_findings(base: Sequence[Finding], new: Sequence[Finding]) -> list[Find
         out.append(FindingChange(
             rule=k[0], title=ref.title, status=status, guide_section=ref.guide_section,
             base_severity=fb.severity if fb else None, new_severity=fn.severity if fn else None,
-            base_saving_ms=_r(_saving(fb)) if fb and fb.saving else None,
-            new_saving_ms=_r(_saving(fn)) if fn and fn.saving else None,
-            predicted_ms=_r(_saving(fb)) if status == "fixed" and fb.saving else None,
+            base_saving_ms=json_float(_saving(fb)) if fb and fb.saving else None,
+            new_saving_ms=json_float(_saving(fn)) if fn and fn.saving else None,
+            predicted_ms=json_float(_saving(fb)) if status == "fixed" and fb.saving else None,
             gpu=k[1], base_id=fb.id if fb else None, new_id=fn.id if fn else None))
     order = {"fixed": 0, "new": 1, "worse": 2, "improved": 3, "still": 4}
     out.sort(key=lambda c: (order[c.status], -(c.base_saving_ms or c.new_saving_ms or 0.0)))
@@ -507,8 +508,8 @@ def calibrate(base: Side, new: Side, hb: HostReport | None, base_findings: Seque
     others = [c.rule for c in changes if c.status in ("new", "worse")]
     note = ("realised = the whole step-time change between the runs; "
             + (f"it also holds what got worse ({', '.join(others)})" if others else "no other finding got worse"))
-    return Calibration(findings=sorted({f.rule for f in fixed}), predicted_ms=_r(predicted), realised_ms=_r(realised),
-                       ratio=_r(ratio, 3), within=None if ratio is None else abs(ratio - 1.0) <= tol, tolerance=tol,
+    return Calibration(findings=sorted({f.rule for f in fixed}), predicted_ms=json_float(predicted), realised_ms=json_float(realised),
+                       ratio=json_float(ratio, 3), within=None if ratio is None else abs(ratio - 1.0) <= tol, tolerance=tol,
                        note=note)
 
 
@@ -524,8 +525,8 @@ def _group_changes(base: dict[str, float | None], new: dict[str, float | None]) 
     if not base and not new:
         return []
     gb, gn = group_ms(base), group_ms(new)
-    return [Change(g, g, _r(gb[g]) if base else None, _r(gn[g]) if new else None,
-                   _r(gn[g] - gb[g]) if base and new else None) for g in GROUPS]
+    return [Change(g, g, json_float(gb[g]) if base else None, json_float(gn[g]) if new else None,
+                   json_float(gn[g] - gb[g]) if base and new else None) for g in GROUPS]
 
 
 def _cards(r: Report, h: HostReport | None) -> list[Metric]:
@@ -581,7 +582,7 @@ def _class_changes(hb: HostReport | None, hn: HostReport | None) -> list[Change]
         a, b = cb.get(k), cn.get(k)
         va, vb = (a or {}).get("us_per_step"), (b or {}).get("us_per_step")
         status: ChangeStatus = "added" if a is None else "removed" if b is None else "changed"
-        out.append(Change(k, k, va, vb, _r((vb or 0.0) - (va or 0.0)), status,
+        out.append(Change(k, k, va, vb, json_float((vb or 0.0) - (va or 0.0)), status,
                           {"base_kernels": (a or {}).get("kernels", 0), "new_kernels": (b or {}).get("kernels", 0),
                            "base_launches_per_step": (a or {}).get("launches_per_step"),
                            "new_launches_per_step": (b or {}).get("launches_per_step")}))
@@ -618,16 +619,9 @@ def _table_changes(hb: HostReport | None, hn: HostReport | None, table: str, key
         else:
             status = "changed"
         delta = None if status in ("entered_top", "left_top") else (vb or 0.0) - (va or 0.0)
-        out.append(Change(name, name, _r(va), _r(vb), _r(delta), status))
+        out.append(Change(name, name, json_float(va), json_float(vb), json_float(delta), status))
     out.sort(key=lambda c: (-abs(c.delta if c.delta is not None else (c.base or c.new or 0.0)), c.key))
     return out[:top]
-
-
-def _r(x: float | None, nd: int = 4) -> float | None:
-    if x is None:
-        return None
-    x = float(x)
-    return round(x, nd) if math.isfinite(x) else None
 
 
 __all__ = ["DIFF_VERSION", "Diff", "DiffError", "diff_reports", "match_findings", "calibrate", "step_change",

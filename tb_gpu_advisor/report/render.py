@@ -99,6 +99,14 @@ def job_lines(report: Report) -> list[str]:
     return [f"{', '.join(hosts[:3])}{'…' if len(hosts) > 3 else ''}: {line}" for line, hosts in seen.items()]
 
 
+def _holds_start_up(breakdown_ms: dict | None) -> bool:
+    """The step's ledger holds one-time costs: the GPU idles in them at least ``job.one_time_min_share`` of the step,
+    as the cold-start check grades a step holding them (``rules.cold_start.steps_hold_start_up``)."""
+    b = breakdown_ms or {}
+    total = sum(v for v in b.values() if v)
+    return total > 0 and (b.get("startup") or 0.0) / total >= T("job.one_time_min_share")
+
+
 def _step_info(report: Report) -> str:
     """``1 host, 12 steps, step 4.01 ms``; for a job of several ranks ``8 ranks on 8 hosts, 1 step each, step 16.0 ms
     (median rank)`` -- the step the achievable line and the job's findings speak of."""
@@ -118,8 +126,10 @@ def _step_info(report: Report) -> str:
     jobs = [getattr(h, "job", None) or {} for h in report.hosts]
     if jobs and all(j.get("kind") == "no_gpu" for j in jobs):  # a window without GPU work has no step to time
         return ", ".join(bits + ["no step: the window holds no GPU work"])
-    if jobs and sum(steps or [0]) <= 1 and all(j.get("phase") == "warm-up" for j in jobs):
-        # one pass that is mostly start-up is a one-off, not a step of the job: say what it is (issue #37)
+    if jobs and sum(steps or [0]) <= 1 and all(j.get("phase") == "warm-up" for j in jobs) and \
+            any(_holds_start_up(h.breakdown_ms) for h in report.hosts):
+        # one pass that is mostly start-up is a one-off, not a step of the job: say what it is (issue #37); a pass
+        # the program's ranges bound after its start-up (its warm-up forward before it) is a step, timed as one
         per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
         took = f" of {ms(sum(per_host) / len(per_host))}" if per_host else ""
         return ", ".join(bits + [f"start-up only: one pass{took}, no steady step"])

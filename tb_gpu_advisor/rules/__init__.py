@@ -34,6 +34,7 @@ from tb_gpu_advisor.rules.base import (
     saving,
     step_windows,
 )
+from tb_gpu_advisor.rules.cold_start import steps_hold_start_up
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
 from tb_gpu_advisor.rules.step_gaps import RECORD_HOST, WAIT_SOURCE, WRITE_OUTPUT
@@ -255,9 +256,13 @@ def _one_early_call(m: HostMetrics, findings: list[Finding]) -> None:
     A later single step (``ProfilerStep#100``, ``#6`` after warm-ups) or one whose kernels repeat is judged as it is --
     unless the job stage found the window mostly start-up (phase ``warm-up``) and it holds at most one pass: then it
     is the process's first calls whatever repeats in it (the report's title says "start-up only"), as on a real CuPy
-    start-up window whose 7 first kernels each waited for their module to load (recon-stream, survey h37-survey3)."""
+    start-up window whose 7 first kernels each waited for their module to load (recon-stream, survey h37-survey3) --
+    where the pass holds those costs (``cold_start.steps_hold_start_up``).  A pass the program's own ranges bound after
+    its start-up (wild/cold_a100_alexnet's ``measure|forward`` after its warm-up forward) is no first call: its host
+    time recurs each pass, and a note saving more than a critical finding would contradict its own numbers."""
     w = m.steps.windows
-    warm = m.steps.count <= 1 and m.job is not None and m.job.phase.phase == "warm-up" and bool(m.kernels)
+    warm = m.steps.count <= 1 and m.job is not None and m.job.phase.phase == "warm-up" and bool(m.kernels) and \
+        steps_hold_start_up(m)  # a pass after the start-up (its ranges bound it) is no first call
     if not warm:
         if m.steps.source not in COUNTED_SOURCES or m.steps.count != 1 or len(w) != 1 or w[0].step > 1 or not m.kernels:
             return
@@ -343,14 +348,21 @@ def _device_share_metric(dev: float | None, sev: str, detail: dict | None = None
                   detail=dict(detail or {}))
 
 
+def _host_claims_ms(others: Iterable[Finding]) -> float:
+    """ms per step and GPU of the host's time that the findings ``others`` recover: their savings' claims on the
+    ledger's host group (a host sync's idle, host-placed ops, eager dispatch, gaps between steps), the host's own
+    pool aside -- what every host finding leaves to the others, so that each microsecond is recovered once."""
+    return sum(float(r["ms"]) for f in others if f.saving is not None
+               for r in f.saving.recovers if r["group"] == "host" and r["pool"] != "host_own")
+
+
 def unclaimed_host_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
     """The host's own work in the step's ledger (``host_compute``, per step and GPU) that no other finding recovers:
     the ledger's host group (host work and the idle nothing on the host explains) less every claim other findings
     make on it (a host sync's idle, host-placed ops, the dispatch part of eager ops, gaps between steps), never below
     zero nor above the host work itself.  Each microsecond is then recovered once."""
     bd = metrics.breakdown
-    claimed = sum(float(r["ms"]) for f in others if f.saving is not None
-                  for r in f.saving.recovers if r["group"] == "host" and r["pool"] != "host_own")
+    claimed = _host_claims_ms(others)
     return max(0.0, min(bd.host_compute, bd.host_compute + bd.other - claimed))
 
 
@@ -399,8 +411,7 @@ def on_cpu_unrecorded_ms(metrics: HostMetrics, others: Iterable[Finding]) -> flo
 def _unrecorded_left_ms(metrics: HostMetrics, others: Iterable[Finding]) -> float:
     """The ledger's idle no recorded host event covers (``other``, per step and GPU) less every other finding's claim
     on the host's time and the waits the OS traced (the larger of the two: a lower bound)."""
-    claimed = sum(float(r["ms"]) for f in others if f.saving is not None
-                  for r in f.saving.recovers if r["group"] == "host" and r["pool"] != "host_own")
+    claimed = _host_claims_ms(others)
     waits = sum(v for _, v in metrics.idle_in_os_waits)
     return max(0.0, metrics.breakdown.other - max(claimed, waits))
 
@@ -456,8 +467,7 @@ def _unclaimed_other_ms(metrics: HostMetrics, others: Iterable[Finding]) -> floa
     """The host's share of the step's idle -- its recorded work and the idle nothing recorded covers (the ledger's
     ``host_compute`` and ``other``, per step and GPU) -- that no other finding's claim on the host's time recovers."""
     bd = metrics.breakdown
-    claimed = sum(float(r["ms"]) for f in others if f.saving is not None
-                  for r in f.saving.recovers if r["group"] == "host" and r["pool"] != "host_own")
+    claimed = _host_claims_ms(others)
     return max(0.0, bd.host_compute + bd.other - claimed)
 
 
@@ -480,8 +490,7 @@ def host_waits_finding(metrics: HostMetrics, others: Iterable[Finding] = ()) -> 
     wait = unclaimed_wait_ms(metrics, others)
     # most of the GPU's idle no other finding claims, as host_bound_finding's host: a gap check's claim on the gaps
     # between steps leaves the wait inside the step to this one (a frame's mid-step sleep beside its between-frame one)
-    claimed = sum(float(r["ms"]) for f in others if f.saving is not None
-                  for r in f.saving.recovers if r["group"] == "host" and r["pool"] != "host_own")
+    claimed = _host_claims_ms(others)
     idle = max(0.0, ctx.step_ms * (1 - (dev or 0.0)) - claimed)
     # and the GPU still idles much of what is left of the step once those claims are given back
     rest = ctx.step_ms - claimed

@@ -144,12 +144,18 @@ def fp32_cuda_core_speedup(m) -> float:
 
     From Ampere on, 16-bit Tensor Cores outpace the fp32 CUDA cores about 16x at peak (Volta about 8x), so one
     conservative factor for every GPU under-predicted the saving measured on a real H100 pair 2x (docs/diff.md).
-    The smaller factor holds as soon as one active GPU is older than Ampere or does not say.
+    The smaller factor holds as soon as one active GPU is older than Ampere or does not say.  Neither exceeds the
+    ratio of the GPU's own 16-bit and fp32 peaks where they are known (a GeForce RTX 3060 gains at most 2x: its
+    16-bit Tensor Cores accumulate in fp32 at half rate), so no kernel is promised to beat its peak.
     """
     yes, _ = tensor_core_gpus(m)
+    factor = T("mixed_precision.speedup")
     if yes and all(devices.has_tf32(g.name, compute_capability(g)) for g in yes):
-        return T("mixed_precision.speedup_sm80")
-    return T("mixed_precision.speedup")
+        factor = T("mixed_precision.speedup_sm80")
+    to = devices.P_BF16 if sixteen_bit_dtype(m) == "bf16" else devices.P_FP16
+    bounds = [devices.sixteen_bit_gain_bound(g.name, _cc_pair(g), to) for g in yes]
+    known = [b for b in bounds if b is not None]
+    return min([factor] + known)
 
 
 def _cc(s) -> float | None:

@@ -44,6 +44,16 @@ def capacity(g: GpuMemory) -> str:
     return f"its {gb(cap)}"
 
 
+def pool(g: GpuMemory) -> str:
+    """What fills up as the batch grows, in words: "the GPU", or where its allocator's limit is a share of it (JAX's
+    75%) "its allocator's 59.4 GiB" -- the headroom is figured against that limit, so "the GPU is 90% full" would
+    name a larger whole than the figure used."""
+    dev, cap = g.device_bytes, g.capacity_bytes
+    if g.capacity_source == "allocator limit" and dev and cap and cap < 0.97 * dev:
+        return f"its allocator's {gb(cap)}"
+    return "the GPU"
+
+
 def absolute(m: HostMetrics, without_oom: bool = False) -> list[GpuMemory]:
     """The GPUs whose numbers are totals (not deltas from the capture's start) and whose capacity is known;
     ``without_oom``: not those a snapshot saw run out of memory (``oom_snapshot`` speaks for them)."""

@@ -143,21 +143,11 @@ def share_metric(
     severity: str | None = None,
     detail: dict[str, Any] | None = None,
 ) -> Metric:
-    """A share-of-step (fraction) metric with its threshold from the table."""
+    """A share-of-step (fraction) metric with its threshold from the table: better higher where the threshold is a
+    floor (``direction == "below"``), else lower."""
     t = THRESHOLDS[threshold] if threshold else None
     good = "higher" if t is not None and t.direction == "below" else "lower"
-    return Metric(
-        id=id,
-        label=label,
-        value=r(value, 4),
-        unit="share",
-        display=pct(value),
-        good_direction=good,  # type: ignore[arg-type]
-        status=_status(severity),
-        meaning=meaning or (t.meaning if t else ""),
-        threshold=t.value if t else None,
-        detail={"threshold_name": t.name, "threshold_source": t.source, **(detail or {})} if t else dict(detail or {}),
-    )
+    return value_metric(id, label, value, "share", pct(value), threshold, meaning, severity, good, detail)
 
 
 def value_metric(

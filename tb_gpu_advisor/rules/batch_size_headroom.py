@@ -41,8 +41,10 @@ def check(m: HostMetrics) -> list[Finding]:
     text = (f"GPU {g.gpu}'s memory peaks at {gb(mem.used(g))} {kind} of {mem.capacity(g)} ({pct(used)}, "
             f"{mem.when(g)})")
     if factor is not None and factor > 1:
-        text += (f": the step's own {gb(step_bytes)} (the peak less {gb(held)} held across steps) could grow about "
-                 f"{times(factor)} before the GPU is {pct(T('memory.usable_share'), 0)} full")
+        # the step's own bytes are the allocated peak's: where the peak above is the reserved one, say which
+        peak = "the peak" if kind == "allocated" else f"the allocated peak {gb(g.peak_allocated_bytes)}"
+        text += (f": the step's own {gb(step_bytes)} ({peak} less {gb(held)} held across steps) could grow about "
+                 f"{times(factor)} before {mem.pool(g)} is {pct(T('memory.usable_share'), 0)} full")
     text += ". A larger batch raises device utilization" + (
         " and amortizes the step's collectives over more samples." if m.comm.by_type else ".")
     return [finding(

@@ -66,6 +66,14 @@ def _warmup_dropped(m: HostMetrics) -> list:
     return [d for d in m.steps.dropped if d.reason.startswith("warm-up")]
 
 
+def steps_hold_start_up(m: HostMetrics) -> bool:
+    """The kept steps hold the capture's one-time costs: the GPU idles in them at least ``job.one_time_min_share`` of
+    the step (what :func:`check` grades).  Under it the costs lie outside the steps (:func:`_window_only`): dropped as
+    warm-up, or run before a pass the program's own ranges bound (a benchmark's ``measure|forward`` after its warm-up
+    forward) -- then the step is no first call, whatever share of the window the start-up fills."""
+    return Ctx(m).graded(m.breakdown.startup, "job.one_time_min_share", "job.warmup_share") is not None
+
+
 def owns_one_pass(m: HostMetrics) -> bool:
     """The window is one pass of the program (no step found) and that pass is a cold start: phase warm-up, and the
     GPU's idle in one-time costs leaves less than ``job.warmup_share`` of the pass to the program's own work (the

@@ -26,7 +26,7 @@ from typing import Iterable
 
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T
 from tb_gpu_advisor.model.schema import Finding, Metric, Status
-from tb_gpu_advisor.rules.registry import card_rule
+from tb_gpu_advisor.rules.registry import REGISTRY, card_rule
 
 #: card id -> (warning, critical) thresholds its own number is compared with (the owning rule's first metric)
 CARD_LEVELS: dict[str, tuple[str, str | None]] = {
@@ -106,8 +106,19 @@ def grade_card(card: Metric, findings: list[Finding], gpu_active: bool, why_quie
         # its number crosses its own printed threshold: never green beside it (issue #27 item 3) -- grey, with why the
         # check that weighs more than the number held back
         card.status = "unknown"
-        card.detail["not_flagged"] = why_quiet or f"the {owner} check weighs more than this number and did not fire"
+        card.detail["not_flagged"] = why_quiet or _quiet_words(owner, findings)
     return card
+
+
+def _quiet_words(owner: str, findings: list[Finding]) -> str:
+    """Why a card past its threshold is not flagged, in words that fit the findings beside it: the owning check may
+    have fired as a note (amd_mi250's "Launch-bound" info beside a card that said the check "did not fire"), and
+    the check is named by its title, not its rule id."""
+    note = next((f for f in findings if f.rule == owner and f.severity == "info"), None)
+    if note is not None:
+        return f"its check weighs more than this number and rates it a note, not a problem (\"{note.title}\", info)"
+    title = REGISTRY[owner].title if owner in REGISTRY else owner
+    return f"its check (\"{title}\") weighs more than this number and did not fire"
 
 
 def unexplained_idle(cards: list[Metric], findings: list[Finding]) -> Metric | None:

@@ -9,7 +9,11 @@ time; other host time before the step's first op is named apart, not counted
 pipeline but the host's own ops fill that time (a CPU ``aten::randn`` before
 the step's copy), the ops are named and the step said to make its input
 itself; where the op creates a tensor from its arguments alone, the first fix
-is the framework's for making it on the GPU.  Saving: the whole input
+is the framework's for making it on the GPU.  Where most of the wait is the
+batch's transfer to the device after the pipeline made it (TF's
+``IteratorGetNext/_1:_Send``, ``HostInput.transfer_ms_per_step``), that is
+said and the first fix is the framework's for prefetching to the device
+(``input_bound:transfer``).  Saving: the whole input
 wait, i.e. a pipeline that prefetches fast enough to overlap with compute.
 """
 
@@ -41,6 +45,11 @@ def check(m: HostMetrics) -> list[Finding]:
     what = {"pipeline": "; the input pipeline's own time (its iterator's next batch)",
             "before_first_op": made or ("; the host time before each step's first op: the capture records no input "
                                         "pipeline event, so that time stands for an untraced loader")}.get(src.source, "")
+    xfer = min(src.transfer_ms_per_step, wait_ms)
+    moved = xfer >= 0.5 * wait_ms  # the batch was made in time; most of the wait is its transfer to the device
+    if moved:
+        part = "all of it" if xfer >= 0.995 * wait_ms else f"{ms(xfer)} of it ({pct(xfer / wait_ms)})"
+        what += f"; {part} the batch's transfer to the device after the pipeline made it"
     apart = (f" Another {ms(src.pre_op_ms_per_step)} per step of host time before the step's first op is not the input "
              f"pipeline's and is not counted here." if src.pre_op_ms_per_step >= 0.0005 else "")
     return [finding(
@@ -56,7 +65,8 @@ def check(m: HostMetrics) -> list[Finding]:
                                     "so it overlaps with the previous step's compute)", [("input", "input", wait_ms)]),
         evidence=evidence,
         windows=step_windows(ctx, key=lambda s: s.breakdown.input_wait, label="input wait"),
-        actions=_creation(ctx, src.ops, wait_ms) + ctx.fw.fix(f"{ID}:parallel" if src.parallel else ID),
+        actions=_creation(ctx, src.ops, wait_ms) + (ctx.fw.extra(f"{ID}:transfer") if moved else [])
+        + ctx.fw.fix(f"{ID}:parallel" if src.parallel else ID),
     )]
 
 

@@ -48,7 +48,8 @@ def quiet(m) -> str | None:
     after = after_waits_ms(m)
     if after > 0:
         return (f"{ms(after)} of the launch wait per step follows the host's syncs and blocking copies, which drained the "
-                f"GPU's queue: it is theirs (host_sync, excessive_memcpy), and the rest is below this check's level")
+                f"GPU's queue: that wait is the host-sync and blocking-copy checks' to judge, and the rest is below "
+                f"this check's level")
     return None
 
 

@@ -48,6 +48,8 @@ def check(m: HostMetrics) -> list[Finding]:
     others = [c[1] for c in cands]
     return [finding(
         ctx, ID, sev, text,
+        # a serving engine's pool is its plan: the generic title's "will run out of memory" would contradict the fix
+        title="The memory peak is at the GPU's capacity: the serving engine's KV cache, by design" if serving else None,
         metric=share_metric("peak_memory_share", "Peak memory / GPU memory", use, "memory.near_capacity.warning",
                             severity=sev, detail={"peak_reserved_bytes": g.peak_reserved_bytes,
                                                   "peak_allocated_bytes": g.peak_allocated_bytes,

@@ -146,7 +146,7 @@ def achievable(step_ms: float | None, breakdown_ms: dict[str, float | None], fin
     floor = max(0.0, float(breakdown_ms.get("device_compute") or 0.0) - by_group.get("compute", 0.0))
     claimed_total = sum(f.saving.ms_per_step for f in fs)
     return {
-        "step_ms": round(step_ms, 3),
+        "step_ms": round(step_ms, 6),  # printed as the header prints the step: rounded once, not twice
         "achievable_step_ms": round(max(step_ms - recoverable, floor, 0.0), 3),
         "recoverable_ms": round(min(recoverable, step_ms), 3),
         "by_group": by_group,

@@ -226,7 +226,10 @@ def why_not_read(path: str) -> str | None:
     rel = (os.path.basename(path),)
     looked = any(f.layout.maybe(rel) or f.layout.claims(rel) for f in formats.REGISTRY.values())
     pointer = formats.lfs_pointer(path) if looked else None  # a profile's name, a Git LFS pointer's content
-    return pointer or next((f.layout.sniff(path) for f in formats.REGISTRY.values() if f.layout.maybe(rel)), None)
+    placed = tuple(os.path.abspath(path).split(os.sep)[-4:])  # another writer's file in a format's place
+    unread = next((why for f in formats.REGISTRY.values() if (why := f.layout.unread(placed)) is not None), None)
+    return pointer or unread or next((f.layout.sniff(path) for f in formats.REGISTRY.values()
+                                      if f.layout.maybe(rel)), None)
 
 
 def how_to_capture_text() -> str:

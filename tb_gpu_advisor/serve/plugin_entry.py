@@ -7,7 +7,6 @@ imported inside ``load()`` where TensorBoard does catch errors.
 
 from __future__ import annotations
 
-import argparse
 
 from tensorboard.plugins import base_plugin
 
@@ -48,7 +47,7 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
             parser.add_argument(
                 s.flag,
                 metavar=s.metavar,
-                type=_whole_number if s.whole else _positive_number,
+                type=s.arg_type,
                 default=None,
                 help=f"{s.help} Unset: {s.unset}. Like the CLI's {s.option}; the tab's Settings override it per view.",
             )
@@ -59,24 +58,3 @@ class GpuAdvisorLoader(base_plugin.TBLoader):
         # the flags are the defaults of every analysis the plugin runs (GpuAdvisorPlugin reads context.flags):
         # handed to each analysis as options, never through the environment
         return GpuAdvisorPlugin(context)
-
-
-def _whole_number(text: str) -> int:
-    """``--gpu_advisor_params``: a positive whole number as the CLI's ``--params`` takes it (110000000, 1.1e8)."""
-    from tb_gpu_advisor.common.options import OptionError, parse_params
-
-    try:
-        return parse_params(text, None)
-    except OptionError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
-
-
-def _positive_number(text: str) -> float:
-    """A positive finite number (``--gpu_advisor_net_gbps``, ``--gpu_advisor_model_flops_per_step``): a bad value
-    stops TensorBoard at start with argparse's message instead of being ignored."""
-    from tb_gpu_advisor.common.options import OptionError, parse_positive
-
-    try:
-        return parse_positive(text)
-    except OptionError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None

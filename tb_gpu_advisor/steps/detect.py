@@ -47,7 +47,7 @@ import numpy as np
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
-from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, xla
+from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, user_ranges, xla
 from tb_gpu_advisor.job import Job
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, sorted_unique, union_intervals,
                                           window_index_by_runs)
@@ -98,7 +98,7 @@ CONFIDENCE = {"steps_line": "high", "profiler_step": "high", "keras_profiled_bat
               "root_r": "medium", "step_num_stat": "medium", "xla_modules": "high", "xla_module_launches": "medium",
               "nvtx_range": "high", "nvtx_top_range": "medium",
               "engine_steps": "high", "annotation_spans": "medium", "repeated_launches": "medium",
-              "step_end_events": "medium",
+              "step_end_events": "medium", "memory_iterations": "medium",
               "single_pass": "medium",
               "gpu_busy_clusters": "low", "whole_capture": "low"}
 
@@ -439,15 +439,10 @@ def _in_warmup_ranges(trace: Trace, starts: np.ndarray) -> tuple[np.ndarray, str
     """Bool per step (by its host start): the step begins inside a user range the program names as its warm-up
     (``frameworks.nvtx.is_warmup_name``: a benchmark's ``Warm-up`` around the iterations it does not measure), and
     the first such range's name."""
-    r = trace.ranges
-    none = np.zeros(starts.size, dtype=bool)
-    if r is None or not r.idx.size:
-        return none, ""
     h = trace.h
-    warm_name = h.per_name(nvtx.is_warmup_name)
-    sel = r.idx[~r.op & warm_name[h.name[r.idx]]]
+    sel = user_ranges.warmup_ranges(h, trace.ranges)
     if not sel.size:
-        return none, ""
+        return np.zeros(starts.size, dtype=bool), ""
     ws, we = union_intervals(h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
     k = np.searchsorted(ws, starts.astype(np.int64), side="right") - 1
     inside = (k >= 0) & (starts < we[np.maximum(k, 0)])
@@ -527,14 +522,10 @@ def _one_pass(job: Job | None, active: list[DeviceEvents]) -> bool:
 
 
 def _user_ranges(trace: Trace) -> tuple[np.ndarray, bool]:
-    """Host event indices of the ranges the program marks itself, and whether they are NVTX ranges: Nsight's NVTX
-    ranges (not the framework's op ranges), else Kineto's ``user_annotation`` (``record_function``) the reader keeps
-    among the ops."""
+    """Host event indices of the ranges the program marks itself (``frameworks.user_ranges.program_ranges``: NVTX
+    ranges, else Kineto's ``record_function``; no framework op, no library's), and whether they are NVTX ranges."""
     r = trace.ranges
-    if r is not None and r.idx.size:
-        return r.idx[~r.op], True
-    ann = trace.annotations
-    return (ann if ann is not None else np.zeros(0, np.int64)), False
+    return user_ranges.program_ranges(trace), r is not None and bool(r.idx.size)
 
 
 def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, int, str] | None:
@@ -542,22 +533,21 @@ def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, i
     (``frameworks.nvtx.is_pass_phase_name``: ``forward pass``, ``backward pass``, ``optimizer step``) or after the
     step itself (``is_step_name``: a ``training_step`` range around them), outside its own warm-up ranges: from the
     first such range's start to the later of the last one's end and the end of the GPU work launched inside them.
-    None where no such range launched GPU work; of Kineto's annotations, only a step-named one.  The ranges bound the
-    pass both ways: the host's Python before the pass's first launch (a ``training_step`` range opened 0.95 ms before
-    its first kernel's op on a B200) is the step's, as the set-up before them is not.
+    None where no such range launched GPU work or a kernel is launched after the last one ends (the ranges do not
+    enclose the pass's work: :func:`_kernels_launched_after`).  NVTX ranges and Kineto's ``record_function`` annotations alike (a
+    benchmark's ``[param|...|measure|forward]`` after its ``warmup|forward``).  The ranges bound the pass both ways:
+    the host's Python before the pass's first launch (a ``training_step`` range opened 0.95 ms before its first
+    kernel's op on a B200) is the step's, as the set-up before them is not.
 
     Why: a benchmark that times one pass (CS336's DDP scripts: ``forward pass`` and ``backward pass`` once per rank)
     runs its set-up -- the process group, the model's construction, the parameters' broadcast, NCCL's start-up -- in
     the same window; the whole window as the step (3.37 s for a 0.54 s pass) books all of it as the step's idle time."""
-    user, is_nvtx = _user_ranges(trace)
+    user, _ = _user_ranges(trace)
     if not user.size or not active:
         return None
     h = trace.h
-    phase = h.per_name(nvtx.is_step_name)
-    if is_nvtx:  # Kineto's phase annotations (a benchmark's ``measure|forward``) are not read yet: SURVEY h37-left15
-        phase = phase | h.per_name(nvtx.is_pass_phase_name)
-    library = np.fromiter((nvtx.is_library_range(n) for n in h.names), bool, len(h.names))
-    sel = user[phase[h.name[user]] & ~library[h.name[user]]]
+    phase = h.per_name(nvtx.is_step_name) | h.per_name(nvtx.is_pass_phase_name)
+    sel = user[phase[h.name[user]]]
     if not sel.size:
         return None
     warm = h.per_name(nvtx.is_warmup_name)
@@ -570,7 +560,7 @@ def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, i
         if not sel.size:
             return None
     s, e = int(h.start[sel].min()), int(h.end[sel].max())
-    if not _launched_work(h, active, s, e):
+    if not _launched_work(h, active, s, e) or _kernels_launched_after(h, active, e):
         return None
     sel = sel[np.lexsort((-(h.end[sel] - h.start[sel]).astype(np.int64), h.start[sel], h.line[sel]))]
     top = sel[_top_level(h, sel)]
@@ -587,7 +577,7 @@ def _training_range_steps(trace: Trace, job: Job | None) -> tuple[str, str, np.n
     if job is None or not job.kind.from_ranges or job.kind.kind != "training" or r is None or not r.idx.size:
         return None
     h = trace.h
-    idx = r.idx[~r.op]
+    idx = user_ranges.marked_ranges(r)
     is_training = np.fromiter((nvtx.is_training_range(n) for n in h.names), bool, len(h.names))
     sel = idx[is_training[h.name[idx]]]
     if not sel.size:
@@ -773,6 +763,19 @@ def _launched_work(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> b
     return any(bool(np.isin(d.corr, corr).any()) for d in devs)
 
 
+def _kernels_launched_after(h: HostEvents, devs: list[DeviceEvents], e: int) -> bool:
+    """A kernel (or collective) was launched after ``e``: ranges that end there do not enclose the pass's GPU work
+    (a ``forward`` range with the backward and the optimizer's step launched after it), so they bound nothing --
+    the set-up before them is no step, but the work after them is.  Copies are left out: reading the results back
+    after the measured pass (``loss.item()``, ``.cpu()``) is no part of the pass's compute."""
+    m = (h.corr >= 0) & (h.start > e)
+    if not m.any():
+        return False
+    corr = sorted_unique(h.corr[m])
+    return any(bool(np.isin(d.corr[(d.kind == devices.KIND_KERNEL) | (d.kind == devices.KIND_COLLECTIVE)], corr).any())
+               for d in devs)
+
+
 def _last_step_device_end(h: HostEvents, devs: list[DeviceEvents], s: int, e: int) -> int:
     """End of the last device event launched (host correlation_id record) within [s, e]."""
     m = (h.corr >= 0) & (h.start >= s) & (h.start <= e)
@@ -843,11 +846,7 @@ def _nvtx_steps(trace: Trace, launches: list[np.ndarray] | None = None) -> tuple
         sel = idx[m]
         u, s, e = _group_windows(pstep[h.name[sel]], h.start[sel].astype(np.int64, copy=False), h.end[sel].astype(np.int64, copy=False))
         return "nvtx_range", f"NVTX `ProfilerStep#N` ranges ({sel.size})", u, s, e
-    library = h.per_name(nvtx.is_library_range)  # asked by the job stage first: one pass over the names
-    user = ~r.op & ~library[h.name[idx]]
-    if r.domains:
-        lib_dom = np.fromiter((d in nvtx.LIBRARY_DOMAINS for d in r.domains), bool, len(r.domains))
-        user &= ~lib_dom[r.domain]
+    user = ~r.op & ~user_ranges.library_range_mask(h, r)
     if not user.any():
         return None
     # ranges named alike but for their numbers (``iteration 12``, ``iteration 13``; ``token_6_processing``,

@@ -28,6 +28,14 @@ NSYS = SHARED_PROFILES / "nsys"
 SCORER = SHARED_PROFILES.parent / "tools" / "score_real.py"
 pytestmark = pytest.mark.skipif(not (NSYS / "TRUTH.json").is_file(), reason=f"real Nsight exports not found in {NSYS}")
 
+#: What a right analysis says of either half of the before/after FSDP pair: nothing is wrong but the window's length.
+_FSDP_MFU = {
+    "kind": "nsys", "gpus": 2, "dtype": "bfloat16",
+    "expect_top": [], "allow": ["capture_quality"],
+    "expect_not": ["input_bound", "excessive_memcpy", "mixed_precision_off", "tensor_core_unused", "launch_bound",
+                   "host_sync"],
+}
+
 #: Read off the exports with sqlite3 (per GPU: kernels, NCCL kernels, host-to-device copies; host syncs across
 #: ranks, as wall time) and what the analysis must and must not say about them.
 EXTENDED_TRUTH = {
@@ -44,10 +52,7 @@ EXTENDED_TRUTH = {
                 "aten::item",
     },
     "fsdp_mfu_before": {
-        "kind": "nsys", "gpus": 2, "dtype": "bfloat16",
-        "expect_top": [], "allow": ["capture_quality"],
-        "expect_not": ["input_bound", "excessive_memcpy", "mixed_precision_off", "tensor_core_unused", "launch_bound",
-                       "host_sync"],
+        **_FSDP_MFU,
         "file": "mfu_2gpu_before.sqlite",
         "kernel_ms": {0: 270.876, 1: 264.325}, "kernels": {0: 1993, 1: 2017}, "nccl_ms": {0: 17.173, 1: 8.229},
         "sync_wall_ms": 175.5, "top_kernel": "void flash::flash_fwd_kernel<",
@@ -55,10 +60,7 @@ EXTENDED_TRUTH = {
                 "bf16 nvjet GEMMs, NCCL SendRecv (all-to-all); only the window's length is a problem (too few steps)",
     },
     "fsdp_mfu_after": {
-        "kind": "nsys", "gpus": 2, "dtype": "bfloat16",
-        "expect_top": [], "allow": ["capture_quality"],
-        "expect_not": ["input_bound", "excessive_memcpy", "mixed_precision_off", "tensor_core_unused", "launch_bound",
-                       "host_sync"],
+        **_FSDP_MFU,
         "file": "mfu_2gpu_after.sqlite",
         "kernel_ms": {0: 237.473, 1: 251.362}, "kernels": {0: 1793, 1: 1794}, "nccl_ms": {0: 9.989, 1: 23.753},
         "sync_wall_ms": 157.9, "top_kernel": "void flash::flash_fwd_kernel<",

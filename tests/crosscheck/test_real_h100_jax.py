@@ -20,13 +20,12 @@ import pytest
 
 from tests.support.real_checks import (
     REAL_JAX_SET,
-    TRUTH_CHECKS,
     check_stock,
     judge,
     stock_available,
     stock_step_for_run,
 )
-from tests.support.real_sets import reports_fixture, truth_or_skip
+from tests.support.real_sets import reports_fixture, truth_or_skip, truth_test
 
 TRUTH = truth_or_skip(REAL_JAX_SET, f"real H100 JAX captures not found at {REAL_JAX_SET} (the shared checkout "
                                     "holds them)")
@@ -42,12 +41,7 @@ def stock() -> dict[str, tuple[float | None, str]]:
     with ProcessPoolExecutor(2) as pool:
         return {run: (ms, why) for run, ms, why in pool.map(stock_step_for_run, [(str(REAL_JAX_SET), r) for r in RUNS])}
 
-
-@pytest.mark.parametrize("check", TRUTH_CHECKS)
-@pytest.mark.parametrize("run", RUNS)
-def test_truth(reports, run, check):
-    """The score_real.py checks, one test id per run and check."""
-    judge(TRUTH[run], reports[run], run, TRUTH_CHECKS[check])
+test_truth = truth_test(TRUTH)  # the score_real.py checks, one test id per run and check
 
 
 @pytest.mark.parametrize("run", RUNS)

@@ -17,8 +17,8 @@ import re
 
 import pytest
 
-from tests.support.real_checks import REAL_TORCH_SET, TRUTH_CHECKS, judge
-from tests.support.real_sets import reports_fixture, truth_or_skip
+from tests.support.real_checks import REAL_TORCH_SET
+from tests.support.real_sets import reports_fixture, truth_or_skip, truth_test
 
 TRUTH = truth_or_skip(REAL_TORCH_SET, f"real H100 PyTorch traces not found at {REAL_TORCH_SET} (the shared "
                                       "checkout holds them)")
@@ -27,12 +27,7 @@ RUNS = sorted(TRUTH)
 FOREIGN = re.compile(r"TensorFlow|\btf\.[a-z_]+|tf_data|Keras|\bJAX\b|\bjax\.|\bXLA\b|jit_compile|\bHLO\b|jitted")
 reports = reports_fixture(REAL_TORCH_SET, RUNS)
 
-
-@pytest.mark.parametrize("check", TRUTH_CHECKS)
-@pytest.mark.parametrize("run", RUNS)
-def test_truth(reports, run, check):
-    """The score_real.py checks, one test id per run and check."""
-    judge(TRUTH[run], reports[run], run, TRUTH_CHECKS[check])
+test_truth = truth_test(TRUTH)  # the score_real.py checks, one test id per run and check
 
 
 @pytest.mark.parametrize("run", RUNS)

@@ -13,18 +13,14 @@ import json
 
 import pytest
 
-from tests.support.real_checks import TRUTH_CHECKS, WILD_TORCH_SET, judge
-from tests.support.real_sets import reports_fixture, truth_or_skip
+from tests.support.real_checks import WILD_TORCH_SET
+from tests.support.real_sets import reports_fixture, truth_or_skip, truth_test
 
 TRUTH = truth_or_skip(WILD_TORCH_SET, f"wild PyTorch traces not found at {WILD_TORCH_SET}")
 RUNS = sorted(TRUTH)
 reports = reports_fixture(WILD_TORCH_SET, RUNS)
 
-
-@pytest.mark.parametrize("check", TRUTH_CHECKS)
-@pytest.mark.parametrize("run", RUNS)
-def test_truth(reports, run, check):
-    judge(TRUTH[run], reports[run], run, TRUTH_CHECKS[check])
+test_truth = truth_test(TRUTH)  # the score_real.py checks, one test id per run and check
 
 
 @pytest.mark.parametrize("run", RUNS)

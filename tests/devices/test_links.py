@@ -32,3 +32,21 @@ def test_nvidia_generations_and_unknowns():
 def test_job_link_is_the_one_kind_of_gpu_it_has():
     assert _link([_Gpu("AMD Instinct MI300X", "9.4")] * 8)[1].startswith("Infinity Fabric")
     assert _link([_Gpu("NVIDIA H100 80GB HBM3", "9.0"), _Gpu("AMD Instinct MI300X", "9.4")]) == (None, "")
+
+
+def test_nvlink_only_on_the_parts_that_carry_it():
+    """Why: by compute-capability major alone an RTX 4090 pair (8.9, PCIe) read "NVLink 3 on A100 (~300 GB/s)",
+    an interconnect the job does not have (tugot17's 2-rank DTensor forward, tests/fixtures/wild/tp_rtx4090_two_ranks)."""
+    pcie = [("NVIDIA GeForce RTX 4090", "8.9"), ("NVIDIA L4", "8.9"), ("NVIDIA A10", "8.6"),
+            ("NVIDIA GeForce RTX 3090", "8.6"), ("Tesla T4", "7.5"), ("NVIDIA GeForce RTX 5090", "12.0"),
+            ("NVIDIA A100-PCIE-40GB", "8.0"), ("NVIDIA H100 PCIe", "9.0")]
+    for name, cc in pcie:
+        assert devices.link_bandwidth(name, cc) is None, name
+    assert devices.link_bandwidth("NVIDIA A100-SXM4-80GB", "8.0")[0] == 300e9
+    assert devices.link_bandwidth("NVIDIA B200", "10.0")[0] == 900e9
+    assert devices.link_bandwidth("NVIDIA H200", "9.0")[0] == 450e9
+
+
+def test_a_pcie_pair_is_assumed_pcie_and_says_so():
+    src = _link([_Gpu("NVIDIA GeForce RTX 4090", "8.9")] * 2)[1]
+    assert "NVLink" not in src

@@ -171,3 +171,23 @@ def test_a_raw_memory_timeline_is_named_as_such_too(tmp_path):
     assert cli(["report", str(run / "profile.raw.json.gz")]) == 2
     (run / "other.json").write_text(json.dumps([[-1, 2, 3], [4, 5, 6]]))  # a -1 first, not four numbers: no name
     assert dict(skipped(str(tmp_path / "logdir")))["timeline/other.json"] == "JSON without traceEvents: not a trace"
+
+
+def test_a_memory_timeline_page_is_named_as_such_too(tmp_path, capsys):
+    """``export_memory_timeline("x.html")`` writes a matplotlib plot as one PNG under PyTorch's fixed title "GPU Memory
+    Timeline HTML", no data (survey h37-survey17: tonghuikang/optimizer-memory-profiles' ``profiling/*/profile.html``).
+    Main refused it in the generic words for an HTML page ("not PyTorch's memory viewer page"); it is named as the
+    timeline, with what to analyse instead, in the same words as the timeline's JSON forms.  Another page keeps the
+    generic words."""
+    run = tmp_path / "logdir" / "modal_gpu_adam"
+    run.mkdir(parents=True)
+    page = run / "profile.html"
+    page.write_text("<html>\n<head><meta charset=\"utf-8\" /><title>GPU Memory Timeline HTML</title></head>\n"
+                    "<body>\n  <img src='data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAB9A='>\n</body>\n</html>\n")
+    (run / "index.html").write_text("<html><head><title>Results</title></head><body>loss 0.31</body></html>\n")
+    skips = dict(skipped(str(tmp_path / "logdir")))
+    reason = skips["modal_gpu_adam/profile.html"]
+    assert "memory timeline" in reason and "export_memory_timeline" in reason and "_dump_snapshot" in reason
+    assert "not PyTorch's memory viewer page" in skips["modal_gpu_adam/index.html"]
+    assert cli(["report", str(page)]) == 2
+    assert "torch.profiler's memory timeline" in capsys.readouterr().err

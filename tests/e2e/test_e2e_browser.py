@@ -183,6 +183,39 @@ def select_run(frame, run: str) -> None:
     frame.locator(f"body[data-state='ready'][data-run='{run}']").wait_for(timeout=60000)
 
 
+def open_advisor(page, url: str, run: str | None = None):
+    """The Advisor tab of the TensorBoard at ``url`` opened and its first report ready (then ``run``'s, where
+    given): its frame."""
+    page.goto(url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame)
+    if run is not None:
+        select_run(frame, run)
+    return frame
+
+
+def export(page, frame, button: str, path: str) -> tuple[str, str]:
+    """Clicks the tab's ``button`` ("Export JSON", "Export Markdown") and saves its download at ``path``: (the saved
+    text, the file name the tab suggested)."""
+    with page.expect_download(timeout=60000) as dl:
+        frame.locator("button", has_text=button).click()
+    dl.value.save_as(path)
+    with open(path, encoding="utf-8") as f:
+        return f.read(), dl.value.suggested_filename
+
+
+def show_window(frame, rule: str):
+    """Shows the first ``rule`` finding's window on its timeline (the finding unfolded where folded): (the finding,
+    the drawn timeline's geometry: :data:`TIMELINE_GEOMETRY`)."""
+    finding = frame.locator(f".finding[data-rule='{rule}']").first
+    if finding.get_attribute("open") is None:
+        finding.locator("summary").first.click()
+    finding.locator("button.show-window").first.click()
+    svg = finding.locator("figure.timeline-figure svg.timeline")
+    svg.wait_for(timeout=60000)
+    return finding, svg.evaluate(TIMELINE_GEOMETRY)
+
+
 def open_hosts(frame) -> None:
     """Unfolds every host's detail (folded under the findings by default)."""
     hosts = frame.locator("details.host")
@@ -306,9 +339,7 @@ def test_opens_on_the_newest_run_with_gpu_activity(tensorboard_url, page, shots)
     newest = max((s["mtime_ms"], x["run"]) for x in listing["runs"] for s in x["sessions"])[1]
     assert newest in CPU_ONLY_RUNS, f"the demo's newest capture should be CPU-only for this test: {newest}"
     assert {has_gpu[(r, "2026_11_21_11_26_13")] for r in CPU_ONLY_RUNS} == {False}
-    page.goto(tensorboard_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame)
+    frame = open_advisor(page, tensorboard_url)
     run = frame.locator("body").get_attribute("data-run")
     assert run not in CPU_ONLY_RUNS and has_gpu[(run, frame.locator("body").get_attribute("data-session"))] is True, run
     assert frame.locator(".finding[open]").count() == 1
@@ -330,9 +361,7 @@ def test_scorecard_and_top_finding_per_scenario(tensorboard_url, page, shots):
     scenarios = sorted(expected)  # every demo run whose README row states an expected top finding
     assert len(scenarios) >= 3, f"demo_logs/README.md lists too few scenarios: {expected}"
     t0 = time.monotonic()
-    page.goto(tensorboard_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame)
+    frame = open_advisor(page, tensorboard_url)
     print(f"\nfirst report rendered {time.monotonic() - t0:.2f}s after opening the tab")
     for run in scenarios:
         select_run(frame, run)
@@ -363,10 +392,7 @@ def test_scorecard_and_top_finding_per_scenario(tensorboard_url, page, shots):
 
 
 def test_multi_gpu_comparison_is_readable(tensorboard_url, page, shots):
-    page.goto(tensorboard_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame)
-    select_run(frame, "multi_gpu_gpu0_oversubscribed")
+    frame = open_advisor(page, tensorboard_url, "multi_gpu_gpu0_oversubscribed")
     # the evidence table: busy share as a percentage next to the others, sub-ms offsets in µs
     table = frame.locator(".finding").first.locator("table").first
     heads = table.locator("th").all_inner_texts()
@@ -392,10 +418,7 @@ def _set_tensorboard_theme(page, choice: str) -> None:
 def test_follows_tensorboards_dark_mode_toggle(tensorboard_url, browser, shots):
     ctx = browser.new_context(viewport=VIEWPORT, color_scheme="light")
     page = ctx.new_page()
-    page.goto(tensorboard_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame)
-    select_run(frame, "multi_gpu_gpu0_oversubscribed")
+    frame = open_advisor(page, tensorboard_url, "multi_gpu_gpu0_oversubscribed")
     bg = lambda: frame.locator("body").evaluate("b => getComputedStyle(b).backgroundColor")  # noqa: E731
     assert bg() == "rgb(255, 255, 255)"
     _set_tensorboard_theme(page, "Dark")  # the browser still prefers light
@@ -415,9 +438,7 @@ def test_follows_tensorboards_dark_mode_toggle(tensorboard_url, browser, shots):
     # TensorBoard's default ("browser default") reads the browser's scheme when it loads; the tab follows it
     ctx = browser.new_context(viewport=VIEWPORT, color_scheme="dark")
     page = ctx.new_page()
-    page.goto(tensorboard_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame)
+    frame = open_advisor(page, tensorboard_url)
     page.wait_for_function("document.body.classList.contains('dark-mode')")
     frame.locator("html.theme-dark").wait_for(state="attached", timeout=5000)
     # keyboard: every control is reachable
@@ -458,10 +479,7 @@ def test_empty_and_computing_states(tensorboard_url, page, shots):
 
 
 def test_selection_is_in_the_url_and_restores(tensorboard_url, page, shots):
-    page.goto(tensorboard_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame)
-    select_run(frame, "input_bound")
+    frame = open_advisor(page, tensorboard_url, "input_bound")
     assert "p.gpu_advisor.run=input_bound" in page.url
     shared = page.url
     page.goto("about:blank")
@@ -472,10 +490,7 @@ def test_selection_is_in_the_url_and_restores(tensorboard_url, page, shots):
 
 
 def test_trace_viewer_link_opens_stock_profile_tab(tensorboard_url, page, shots):
-    page.goto(tensorboard_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame)
-    select_run(frame, "launch_bound")
+    frame = open_advisor(page, tensorboard_url, "launch_bound")
     link = frame.locator(".finding").first.locator("a.link", has_text="Profile: trace viewer")
     href = link.get_attribute("href")
     # the stock Profile tab opens and loads that run's trace for that host
@@ -494,10 +509,7 @@ def test_trace_viewer_link_opens_stock_profile_tab(tensorboard_url, page, shots)
 
 
 def test_windowed_trace_link_loads_trace_viewer(tensorboard_url, page, shots):
-    page.goto(tensorboard_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame)
-    select_run(frame, "launch_bound")
+    frame = open_advisor(page, tensorboard_url, "launch_bound")
     link = frame.locator("a.trace").first
     href = link.get_attribute("href")
     assert "view_start=" in href and "trace_viewer_index.html" in href
@@ -529,10 +541,7 @@ def test_windowed_link_shows_its_step_on_a_late_starting_capture(tensorboard_url
     """Issue #21 item 1: the link's window holds the step it names, as the stock viewer itself draws it -- on a
     capture whose first event comes 12 ms after the capture's start (the viewer's 0), as in real captures.  Read
     from the viewer's own model and viewport in the browser: counting from the first event opened it 12 ms early."""
-    page.goto(tensorboard_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame)
-    select_run(frame, "input_bound")
+    frame = open_advisor(page, tensorboard_url, "input_bound")
     link = frame.locator("a.trace").first
     step = int(re.search(r"step (\d+)", link.inner_text()).group(1))
     q = parse_qs(urlparse(link.get_attribute("href")).query)
@@ -556,21 +565,14 @@ def test_export_markdown_downloads_the_server_rendering(tensorboard_url, page, s
     """Export Markdown saves /report.md (render.to_markdown, as the CLI), not a browser-side rendering."""
     import urllib.request
 
-    page.goto(tensorboard_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame)
-    select_run(frame, "multi_host")
-    with page.expect_download(timeout=60000) as dl:
-        frame.locator("button", has_text="Export Markdown").click()
-    path = os.path.join(shots, "export_multi_host.md")
-    dl.value.save_as(path)
-    assert dl.value.suggested_filename.endswith(".md")
+    frame = open_advisor(page, tensorboard_url, "multi_host")
+    saved, name = export(page, frame, "Export Markdown", os.path.join(shots, "export_multi_host.md"))
+    assert name.endswith(".md")
     session = frame.locator("select[aria-label='Session']").input_value()
     with urllib.request.urlopen(f"{tensorboard_url}data/plugin/gpu_advisor/report.md?run=multi_host&session={session}") as r:
         assert r.status == 200 and r.headers["Content-Type"].startswith("text/markdown")
         served = r.read().decode("utf-8")
-    with open(path, encoding="utf-8") as f:
-        assert f.read() == served
+    assert saved == served
     assert served.startswith("## GPU Advisor: run `multi_host`")
     assert not page.errors, page.errors
 
@@ -582,10 +584,7 @@ def test_compare_with_shows_the_diff_keeps_it_in_the_url_and_exports_it(tensorbo
     import urllib.request
 
     page.set_viewport_size({"width": 1400, "height": 1000})
-    page.goto(tensorboard_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame)
-    select_run(frame, "input_bound_fixed")
+    frame = open_advisor(page, tensorboard_url, "input_bound_fixed")
     session = frame.locator("select[aria-label='Session']").input_value()
     frame.locator("select[aria-label='Compare with…']").select_option(json.dumps(["input_bound", session]).replace(" ", ""))
     frame.locator("body[data-state='ready'][data-compare]").wait_for(timeout=60000)
@@ -611,12 +610,7 @@ def test_compare_with_shows_the_diff_keeps_it_in_the_url_and_exports_it(tensorbo
     frame = advisor_frame(page)
     frame.locator("body[data-state='ready'][data-compare]").wait_for(timeout=60000)
     assert frame.locator(".diff").get_attribute("data-verdict") == "faster"
-    with page.expect_download(timeout=60000) as dl:
-        frame.locator("button", has_text="Export JSON").click()
-    path = os.path.join(shots, "export_diff.json")
-    dl.value.save_as(path)
-    with open(path, encoding="utf-8") as f:
-        exported = json.load(f)
+    exported = json.loads(export(page, frame, "Export JSON", os.path.join(shots, "export_diff.json"))[0])
     assert {k: v for k, v in exported.items() if k != "generated_at"} == {k: v for k, v in served.items() if k != "generated_at"}
     # back to the report alone
     frame.locator("button.close-diff").click()
@@ -705,12 +699,7 @@ def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots)
     widths = {b.get_attribute("data-side"): float(b.get_attribute("width")) for b in bars.all()}
     assert widths["base"] > 100 and widths["new"] <= 1, widths
     # the tab's document is the CLI's
-    with page.expect_download(timeout=60000) as dl:
-        frame.locator("button", has_text="Export JSON").click()
-    path = os.path.join(shots, "export_diff_real.json")
-    dl.value.save_as(path)
-    with open(path, encoding="utf-8") as f:
-        exported = json.load(f)
+    exported = json.loads(export(page, frame, "Export JSON", os.path.join(shots, "export_diff_real.json"))[0])
     drop = lambda d: {k: v for k, v in d.items() if k != "generated_at"}  # noqa: E731
     assert drop(exported) == drop(expected)
     # TensorBoard's reload (its button, or the reload timer) keeps an unchanged diff on screen: no redraw, no jump
@@ -723,12 +712,7 @@ def test_compare_real_captures_shows_the_cli_diff(real_pair_url, browser, shots)
     page.wait_for_timeout(300)
     assert frame.locator(".diff[data-before='reload']").count() == 1, "the diff was redrawn on reload"
     assert frame.locator("body").evaluate("() => window.scrollY") == scrolled
-    with page.expect_download(timeout=60000) as dl:
-        frame.locator("button", has_text="Export Markdown").click()
-    md_path = os.path.join(shots, "export_diff_real.md")
-    dl.value.save_as(md_path)
-    with open(md_path, encoding="utf-8") as f:
-        assert "input_bound" in f.read()
+    assert "input_bound" in export(page, frame, "Export Markdown", os.path.join(shots, "export_diff_real.md"))[0]
     page.screenshot(path=os.path.join(shots, "diff_view_real.png"))
     _set_tensorboard_theme(page, "Dark")
     frame.locator("html.theme-dark").wait_for(state="attached", timeout=5000)
@@ -896,9 +880,7 @@ def test_verdict_and_first_finding_are_above_the_fold_at_1024x768(tensorboard_ur
     ctx = browser.new_context(viewport={"width": 1024, "height": 768}, color_scheme="light")
     page = ctx.new_page()
     try:
-        page.goto(tensorboard_url + "#gpu_advisor")
-        frame = advisor_frame(page)
-        wait_ready(frame)
+        frame = open_advisor(page, tensorboard_url)
         for run in ("launch_bound", "ideal"):
             select_run(frame, run)
             body = frame.locator("body")
@@ -1012,20 +994,11 @@ def test_step_timeline_shows_the_findings_window_with_its_wait_highlighted(tenso
     rule, rel = TIMELINE_CASES[run]
     page.context.route("https://ui.perfetto.dev/**", lambda route: route.fulfill(status=200, content_type="text/html",
                                                                                   body=FAKE_PERFETTO))
-    page.goto(tensorboard_url + "#gpu_advisor")
-    frame = advisor_frame(page)
-    wait_ready(frame)
-    select_run(frame, run)
+    frame = open_advisor(page, tensorboard_url, run)
     body = frame.locator("body")
     report = served_report(tensorboard_url, run, body.get_attribute("data-session"))
     window = next(f for f in report["findings"] if f["rule"] == rule)["windows"][0]
-    finding = frame.locator(f".finding[data-rule='{rule}']").first
-    if finding.get_attribute("open") is None:
-        finding.locator("summary").first.click()
-    finding.locator("button.show-window").first.click()
-    svg = finding.locator("figure.timeline-figure svg.timeline")
-    svg.wait_for(timeout=60000)
-    g = svg.evaluate(TIMELINE_GEOMETRY)
+    finding, g = show_window(frame, rule)
     assert (g["start"], g["end"]) == (window["start_ms"], window["end_ms"])
     kinds = {lane["kind"] for lane in g["lanes"]}
     assert kinds == {"gpu", "host"}, g["lanes"]
@@ -1161,13 +1134,7 @@ def test_an_nsight_run_shows_its_findings_and_its_step_timeline(nsys_url, page, 
     select_run(frame, "nsys_input_bound")
     report = served_report(nsys_url, "nsys_input_bound", frame.locator("body").get_attribute("data-session"))
     window = next(f for f in report["findings"] if f["rule"] == "input_bound")["windows"][0]
-    finding = frame.locator(".finding[data-rule='input_bound']").first
-    if finding.get_attribute("open") is None:
-        finding.locator("summary").first.click()
-    finding.locator("button.show-window").first.click()
-    svg = finding.locator("figure.timeline-figure svg.timeline")
-    svg.wait_for(timeout=60000)
-    g = svg.evaluate(TIMELINE_GEOMETRY)
+    finding, g = show_window(frame, "input_bound")
     assert (g["start"], g["end"]) == (window["start_ms"], window["end_ms"])
     assert {lane["kind"] for lane in g["lanes"]} == {"gpu", "host"}, g["lanes"]
     assert g["focus"] and all(r["category"] == "input_wait" for r in g["focus"])

@@ -173,17 +173,11 @@ def test_seeded_single_byte_corruptions_parse_or_raise_profile_read_error(real_b
 
 def test_absolute_epoch_line_timestamps_do_not_overflow(tmp_path):
     """A file with epoch-ns line timestamps is re-based instead of wrapping int64 picoseconds."""
-    from tb_gpu_advisor.formats.xplane.schema import message_class
+    from tests.support.tiny_capture import epoch_space
 
     epoch_ns = 1_795_000_000_000_000_000
-    space = message_class("XSpace")()
-    plane = space.planes.add(id=1, name="/device:GPU:0")
-    plane.event_metadata.add(key=1).value.name = "k"
-    for i, ts in enumerate((epoch_ns, epoch_ns + 5_000)):
-        line = plane.lines.add(id=i, name=f"Stream #{i}(Compute)", timestamp_ns=ts)
-        line.events.add(metadata_id=1, offset_ps=7, duration_ps=3)
     path = tmp_path / "h.xplane.pb"
-    path.write_bytes(space.SerializeToString())
+    path.write_bytes(epoch_space(epoch_ns, offset_ps=7, duration_ps=3))
     tl = read_timeline(str(path))
     starts = [int(ln.start_ps[0]) for ln in tl.plane("/device:GPU:0").lines]
     assert tl.time_base_ns == epoch_ns

@@ -73,7 +73,9 @@ def test_mutations_read_alike():
     rng = random.Random(38)
     seeds = [GENERATED[k] for k in ("oom_activations/protocol4", "fragmented/protocol0", "memory_cap/protocol2",
                                     "write_large/3000")] + [sp.read(TESTS / "fixtures/snapshots_wild/"
-                                                                    "windows_training_cs336.pickle.gz")]
+                                                                    "windows_training_cs336.pickle.gz"),
+                                                            sp.read(TESTS / "fixtures/snapshots_wild/"
+                                                                    "mini_snapshot_cut.pickle")]  # history first
     seeds = [s[:40_000] + s[-2_000:] if len(s) > 60_000 else s for s in seeds]  # cut ones too: errors deep inside
     for _ in range(300):
         base = rng.choice(seeds)

@@ -104,6 +104,17 @@ def test_every_report_holds_every_property(reports):
     assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
 
 
+def test_every_text_report_says_one_value_per_quantity(reports):
+    """The text a user reads (h37-review2): the step "if every fix lands" starts from is the header's, the headroom's
+    parts add up to their whole, a held idle is at most the idle it is part of, seconds are not printed as thousands
+    of ms (``tests/support/contradictions.text_number_problems``; on main 24 of the kept real reports failed it)."""
+    from tb_gpu_advisor.report import render
+    from tests.support.contradictions import text_number_problems
+
+    bad = {f"{k[0]}/{k[1]}": v for k, r in reports.items() if (v := text_number_problems(render.to_text(r)))}
+    assert not bad, "\n".join(f"{k}: {x}" for k, v in bad.items() for x in v)
+
+
 def test_every_related_diff_holds_its_properties(reports):
     pairs = [p for p in PAIRS if (p[0], p[1]) in reports and (p[0], p[2]) in reports]
     pairs += [("corpus_tf", run[:-6], run) for (s, run) in reports if s == "corpus_tf" and run.endswith("_fixed")]

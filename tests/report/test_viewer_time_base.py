@@ -19,9 +19,9 @@ from synthetic import torchtrace as tt
 from tb_gpu_advisor.cli import main as cli
 from tb_gpu_advisor.formats.kineto.adapter import read_trace as read_kineto
 from tb_gpu_advisor.formats.xplane.adapter import read_trace as read_xplane
-from tb_gpu_advisor.formats.xplane.schema import message_class
 from tests.support.paths import DEMO_LOGS
 from tests.support.real_checks import our_report, stock_available
+from tests.support.tiny_capture import epoch_space
 from tests.support.viewer_steps import check_windows, hosts, stock_trace_viewer, viewer_steps
 
 #: demo runs whose steps the stock viewer draws from one file each (the merged DDP ranks are several files)
@@ -49,24 +49,13 @@ def test_demo_windows_hold_their_step_in_the_viewer(run):
         assert checked >= 2, run
 
 
-def _epoch_space(line_ns: int) -> bytes:
-    """A one-GPU XSpace whose two compute lines start at ``line_ns`` and 5 us later (epoch ns, or relative)."""
-    space = message_class("XSpace")()
-    plane = space.planes.add(id=1, name="/device:GPU:0")
-    plane.event_metadata.add(key=1).value.name = "k"
-    for i, ts in enumerate((line_ns, line_ns + 5_000)):
-        line = plane.lines.add(id=i, name=f"Stream #{i}(Compute)", timestamp_ns=ts)
-        line.events.add(metadata_id=1, offset_ps=7_000, duration_ps=3_000)
-    return space.SerializeToString()
-
-
 @needs_stock
 @pytest.mark.parametrize("line_ns", [12_000_000, 1_795_000_000_000_000_000], ids=["relative", "epoch"])
 def test_xplane_viewer_zero_is_the_stock_converters(tmp_path, line_ns):
     """Each event, counted from ``viewer_zero_ps``, is where the stock trace-viewer JSON puts it: the XPlane
     clock's 0, and in an epoch-stamped file the times the converter's int64 ps wrap to."""
     path = tmp_path / "h.xplane.pb"
-    path.write_bytes(_epoch_space(line_ns))
+    path.write_bytes(epoch_space(line_ns))
     tr = read_xplane(str(path))
     ours = sorted((int(s) - tr.viewer_zero_ps) / 1e6 for d in tr.devices for s in d.start)
     stock = sorted(float(e["ts"]) for e in stock_trace_viewer(str(path))["traceEvents"] if e.get("ph") == "X")

@@ -113,13 +113,18 @@ def test_the_checker_reads_the_labels_and_the_legend():
 
 
 @pytest.mark.parametrize("run", ["vllm_mi300x_capture", "dlrm_v100", "nvfuser_h200_gtest", "hf_qwen_h100",
-                                 "tiny_block_h100_infer", "streams_pinned_copies"])
+                                 "tiny_block_h100_infer", "streams_pinned_copies", "gpt2_b200_clock_skew",
+                                 "cold_mi300x_norm", "cloverleaf_a100_cuda", "torchrec_a100_stalls"])
 def test_wild_reports_fit_their_context(run):
     """A serving engine's memory was said to hold "optimizer state" and activations "training keeps for the backward
     pass"; a straggler's wait pointed at "alltoall_imbalance", a rule's id; a gap finding on guessed steps said
     "(gpu_busy_clusters)", a step source's id; an inference job's fusion saving spoke of results "saved for a backward
     pass" (h37-review); the between-step gap metric's source, printed in every markdown report, called a 1-2% gap
-    "normal Keras/tf.function bookkeeping" to PyTorch, JAX and CUDA programs (h37-left10)."""
+    "normal Keras/tf.function bookkeeping" to PyTorch, JAX and CUDA programs (h37-left10); one GPU's training loop
+    was told to "Raise the per-rank batch size"; headline cards said their check "did not fire" beside its note
+    (amd_mi250, dlrm_v100) and named rule ids ("it is theirs (host_sync, excessive_memcpy)", cloverleaf); the host's wait
+    for unseen GPU work said "profile the whole step" over the fix "a short window instead of the whole run"
+    (torchrec_a100_stalls; h37-review2)."""
     assert not context_problems(_report(FIXTURES / "wild", run))
 
 

@@ -150,14 +150,20 @@ def test_a_wait_before_the_steps_first_launch_is_no_launch_overhead(tmp_path) ->
     assert launch < 0.05 * truth["off_cpu_ms_per_gap"]
 
 
-def test_a_thread_on_the_cpu_before_its_launch_keeps_the_launch_wait(tmp_path) -> None:  # noqa: ANN001
-    """Control: the same loop spinning on the CPU (no sleep recorded) keeps the ledger's launch wait: only a thread
-    the OS shows waiting is taken out of it."""
+def test_a_thread_spinning_on_the_cpu_before_its_launch_runs_unrecorded_code(tmp_path) -> None:  # noqa: ANN001
+    """Control: the same loop spinning on the CPU (no sleep recorded) is no outside wait -- the OS shows the thread on
+    the CPU.  Nor is its spin launch overhead (h37-survey18: a launch takes microseconds, so milliseconds in which the
+    launching thread records nothing are its own code, which the capture did not record): the ledger books it as
+    ``other`` and the gap check names it as the host's unrecorded code."""
     path = str(tmp_path / "report1.sqlite")
     truth = nx.write_paced_loop(path, mid_wait_ms=26.0, waits=False)
     rep = _report(path)
     assert not any(x["id"].endswith("#outside_wait") for x in rep["findings"])
-    assert rep["hosts"][0]["breakdown_ms"]["launch_wait"] > 0.5 * (40.0 - 26.0 - truth["mid_wait_off_cpu_ms"] - 2.0)
+    ledger = rep["hosts"][0]["breakdown_ms"]
+    assert ledger["launch_wait"] < 0.1
+    assert ledger["other"] > 40.0 - 2.0 - truth["mid_wait_off_cpu_ms"] - ledger["device_compute"]
+    (gaps,) = [x for x in rep["findings"] if x["rule"] == "step_gaps"]
+    assert "the capture did not record" in gaps["summary"]
 
 
 def test_a_wait_inside_a_runtime_call_stays_that_calls(tmp_path) -> None:  # noqa: ANN001

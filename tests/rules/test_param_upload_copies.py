@@ -11,6 +11,7 @@ ranges were read with sqlite3 (every ``cudaMemcpyAsync`` of a pinned host-to-dev
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -80,3 +81,39 @@ def test_the_real_fsdp_windows_uploads_are_named_as_fsdps():
     assert "100.0% of the H2D copy time whose launch the capture holds is launched inside FSDP's" in f.summary
     # a forward-only window (FastVideo's text encoder, no op numbered for autograd): FSDP's fix, written for a forward
     assert f.actions[0].text == pytorch.FIXES["excessive_memcpy:param_upload@inference"][0].text
+
+
+def _kineto_copies(tmp_path, hook: str | None):
+    """A PyTorch profiler trace (``synthetic.torchtrace``) of 8 bf16 training steps, each first uploading 256 MB in
+    20 ms (longer than the step's compute), inside ``hook`` (a ``record_function`` range, as FSDP writes its hooks)
+    or not (a batch's ``x.to("cuda")``)."""
+    from synthetic.torchtrace import Rank, forward_backward, optimizer, trace_doc
+
+    def body(r: Rank) -> None:
+        span = r.cpu(hook, 0.0, cat="user_annotation", advance=False) if hook else None
+        start = r.host_us
+        r.copy_h2d(256.0, 20_000.0)
+        if span is not None:
+            span["dur"] = round(r.host_us - start + 1.0, 3)
+            r.host_us += 1.0
+        forward_backward(r)
+        optimizer(r)
+        r.sync()
+
+    r = Rank(rank=0, pid=4242, device=0)
+    for n in range(8):
+        r.step(n, body)
+    p = tmp_path / f"node0_4242.{1_790_857_026_000_000_000 + (1 if hook else 0)}.pt.trace.json"
+    p.write_text(json.dumps(trace_doc(r, 1)))
+    rep = analyze_host(HostFile(p.stem, str(p), p.stat().st_size, 0, "kineto"))
+    return next(f for f in rep.findings if f.rule == "excessive_memcpy")
+
+
+def test_a_torch_profiler_trace_gets_the_same_reading(tmp_path):
+    """Kineto's format reaches the same evidence: the copy's ``cudaMemcpyAsync`` inside ``FSDP::pre_forward`` is an
+    offloaded parameter's upload (the wrapper's fix first), the same copy outside it a batch's (the input's fix)."""
+    f = _kineto_copies(tmp_path, "FSDP::pre_forward (layers.0)")
+    assert "launched inside FSDP's pre-forward / pre-backward hooks" in f.summary
+    assert f.actions[0].text == _UPLOAD_FIX.text
+    control = _kineto_copies(tmp_path, None)
+    assert "pre-forward" not in control.summary and _UPLOAD_FIX.text not in [a.text for a in control.actions]

@@ -170,6 +170,8 @@ _GPU_CLAIM = re.compile(r"this GPU has fp16 Tensor Cores|this GPU's Tensor Cores
 #: NVIDIA's names for what an AMD GPU's user calls otherwise (``devices/amd.py`` ``WORDS``).
 _NVIDIA_UNITS = re.compile(r"tensor core|\bTC eligible|CUDA graph|cudaMalloc|cudaFree|(?-i:\bSMs\b|\bNCCL\b|cuDNN|"
                            r"cuBLAS\b)|nvidia-smi|thread blocks?\b", re.I)
+#: A data-parallel job's words (h37-review2: "Raise the per-rank batch size" to one GPU's training loop).
+_DATA_PARALLEL = re.compile(r"\bper-rank\b")
 #: Python advice: not for a compiled program (job tag ``native_host``: no Python process made the host events).
 _PYTHON_ADVICE = re.compile(r"\.item\(\)|DataLoader|print\(loss\)")
 #: The sync fix (values pulled to the host mid-step): not the lead fix of a host-to-device copy finding.
@@ -226,6 +228,22 @@ def _internal_ids() -> "re.Pattern[str]":
     return re.compile(r"(?<![\w`'-])(%s)(?![\w`'])" % "|".join(map(re.escape, ids)))
 
 
+def _card_words(h: HostReport, findings: list[Finding]) -> list[str]:
+    """A headline card's grading note beside the findings (h37-review2): "did not fire" where its check's finding is in
+    the report (amd_mi250: the launch and 16-bit cards said so beside "Launch-bound" and "Mixed precision is off"
+    notes), or a rule id in its words (cloverleaf: "it is theirs (host_sync, excessive_memcpy)")."""
+    from tb_gpu_advisor.rules.registry import card_rule
+
+    out = []
+    for c in h.headline or []:
+        words = str((c.detail or {}).get("not_flagged") or "")
+        if "did not fire" in words and any(f.rule == card_rule(c.id) for f in findings):
+            out.append(f"{h.host}: card {c.id} says its check did not fire beside its finding")
+        for m in _internal_ids().finditer(words):
+            out.append(f"{h.host}: card {c.id}: an internal id in the words: '{m.group(0)}'")
+    return out
+
+
 def context_problems(report: Report) -> list[str]:
     """Words that do not fit what the report itself knows (issue #36 deliverable 2): the job's kind, the GPU's vendor,
     whether the GPU is known, the copy a finding is about, and a GPU side the capture lost."""
@@ -241,6 +259,12 @@ def context_problems(report: Report) -> list[str]:
             if job.get("kind") in ("inference", "serving") and _TRAINING_ONLY.search(words):
                 out.append(f"{h.host}/{f.id}: training words to a {job['kind']} job: "
                            f"'{_TRAINING_ONLY.search(words).group(0)}'")
+            if "profile the whole step" in f.summary and f.actions and "instead of the whole run" in f.actions[0].text:
+                out.append(f"{h.host}/{f.id}: the summary says to profile the whole step, the fix a short window "
+                           f"instead of the whole run (torchrec_a100_stalls, h37-review2)")
+            if "will run out of memory" in f.title and "by design" in f.summary:
+                out.append(f"{h.host}/{f.id}: a title that warns of running out of memory over a summary that calls "
+                           f"the peak the design (vllm_mi300x_capture, h37-review2)")
             if "native_host" in job.get("tags", ()) and _PYTHON_ADVICE.search(_text(f)):
                 out.append(f"{h.host}/{f.id}: Python advice to a compiled program: '{_PYTHON_ADVICE.search(_text(f)).group(0)}'")
             if h.gpus and not _gpu_known(h) and _GPU_CLAIM.search(words):
@@ -262,12 +286,18 @@ def context_problems(report: Report) -> list[str]:
                 if _NVIDIA_UNITS.search(v):
                     out.append(f"{h.host}: capture.applied[{k}] says '{v}' on an AMD GPU")
         framework = (h.capture or {}).get("framework") if isinstance(h.capture, dict) else None
+        one_gpu = (len(report.hosts) == 1 and len(h.gpus) == 1 and (report.ranks is None or len(report.ranks.rows) <= 1)
+                   and not (h.communication is not None and h.communication.rows))  # a rank's file has collectives
         for f in findings:
             words = _prose_of(f)
             for m in _internal_ids().finditer(words):
                 out.append(f"{h.host}/{f.id}: an internal id in the words: '{m.group(0)}'")
+            if one_gpu and _DATA_PARALLEL.search(words):
+                out.append(f"{h.host}/{f.id}: data-parallel words to a one-GPU job: "
+                           f"'{_DATA_PARALLEL.search(words).group(0)}'")
             if framework and framework != "tensorflow" and "Keras" in words:
                 out.append(f"{h.host}/{f.id}: Keras named to a {framework} capture")
+        out += _card_words(h, findings)
         if "(trace_train)" in job.get("summary", "") or "steps from trace_" in job.get("summary", ""):
             out.append(f"{h.host}: the job line names a step source by its id")
         if job.get("kind") == "no_gpu" and re.search(r"launched [\d,]+ kernels|allocator recorded", job.get("kind_evidence", "")):
@@ -282,3 +312,60 @@ def context_problems(report: Report) -> list[str]:
     if frameworks_ and "tensorflow" not in frameworks_ and "Keras" in prose:
         out.append(f"markdown: Keras named to a {'/'.join(sorted(map(str, frameworks_)))} capture")
     return sorted(set(out))
+
+
+# --------------------------------------------------------------------------- one value per quantity, in the text
+
+#: The header's step: ``(1 host, 3 steps, step 1.00 ms)`` or ``(1 host, start-up only: one pass of 9.33 ms, ...``.
+_HEADER_STEP = re.compile(r"^GPU Advisor — .*?(?:, step|one pass of) ([\d.,]+ (?:us|ms|s))\b", re.M)
+_EVERY_FIX = re.compile(r"^If every fix lands: step ~[\d.,]+ (?:us|ms|s) instead of ([\d.,]+ (?:us|ms|s))", re.M)
+#: The headroom's arithmetic: ``the step's own A (the [allocated ]peak [B ]less C held across steps)``.
+_OWN = re.compile(r"peaks at ([\d.]+ [KMG]iB) (reserved|allocated).*?the step's own ([\d.]+ [KMG]iB) \((the allocated "
+                  r"peak ([\d.]+ [KMG]iB)|the peak) less ([\d.]+ [KMG]iB) held", re.S)
+#: The headroom's growth: ``of its 79.2 GiB`` / ``of the 59.4 GiB its allocator took ...``, then ``the step's own A
+#: (... less C held across steps) could grow about Nx before the GPU is P% full`` / ``before its allocator's X is``.
+_GROWTH = re.compile(r"peaks at [\d.]+ [KMG]iB \w+ of (?:its ([\d.]+ [KMG]iB)|the ([\d.]+ [KMG]iB) its allocator took, "
+                     r"\d+% of the GPU's ([\d.]+ [KMG]iB)).*?"
+                     r"the step's own ([\d.]+ [KMG]iB) \(.*? less ([\d.]+ [KMG]iB) held across steps\) could grow "
+                     r"about ([\d,.]+)x before (the GPU|its allocator's ([\d.]+ [KMG]iB)) is (\d+)% full", re.S)
+#: A part of the held idle: ``idles A of each ... with work it was given: B of it holding``.
+_HELD = re.compile(r"idles ([\d.]+ (?:us|ms|s)) of each [\d.]+ (?:us|ms|s) step \([\d.]+%\) with work it\s+was "
+                   r"given: ([\d.]+ (?:us|ms|s)) of it")
+#: A duration of a second or more printed as ms in prose (``33784.7 ms``): timeline positions (``[30462.5 – ...]``)
+#: are the viewer's and stay in ms.
+_LONG_MS = re.compile(r"(?<![\d.,\[])(\d{4,}(?:\.\d+)?) ms\b(?! –|\])")
+_UNIT = {"us": 1e-3, "ms": 1.0, "s": 1e3, "KiB": 1 / 1024, "MiB": 1.0, "GiB": 1024.0}
+
+
+def _val(text: str) -> float:
+    num, unit = text.replace("\n", " ").split()
+    return float(num.replace(",", "")) * _UNIT[unit]
+
+
+def text_number_problems(text: str) -> list[str]:
+    """The same quantity with two values, or a part above its whole, in the text report as a user reads it (h37-review2):
+    the step "if every fix lands" starts from against the header's step, the headroom's "the peak less what is held",
+    the held idle against the idle it is part of, and seconds printed as thousands of ms."""
+    out: list[str] = []
+    flat = re.sub(r"\n\s+", " ", text)
+    head, every = _HEADER_STEP.search(text), _EVERY_FIX.search(flat)
+    if head and every and head.group(1) != every.group(1):
+        out.append(f"the header's step is {head.group(1)}, 'if every fix lands' starts from {every.group(1)}")
+    for m in _OWN.finditer(flat):
+        peak = _val(m.group(5) or m.group(1))
+        own, held = _val(m.group(3)), _val(m.group(6))
+        if abs(peak - held - own) > 0.01 * peak + 0.06 * _UNIT[m.group(3).split()[1]]:
+            out.append(f"headroom: the step's own {m.group(3)} is not {m.group(5) or m.group(1)} less {m.group(6)}")
+    for m in _GROWTH.finditer(flat):
+        own_gpu, pool, gpu, own, held, n, whole, named, full = m.groups()
+        cap = _val(named or own_gpu or gpu)  # "the GPU": the device's capacity, else the pool the words name
+        expect = (int(full) / 100 * cap - _val(held)) / _val(own)
+        if not 0.85 <= float(n.replace(",", "")) / expect <= 1.15:
+            out.append(f"headroom: grows {n}x before {whole} is {full}% full, the numbers say {expect:.3g}x")
+    for m in _HELD.finditer(flat):
+        if _val(m.group(2)) > _val(m.group(1)):
+            out.append(f"held idle {m.group(2)} of an idle of {m.group(1)}")
+    for line in text.splitlines():
+        if not line.lstrip().startswith("Trace:"):
+            out += [f"'{m.group(0)}': a duration of seconds in ms" for m in _LONG_MS.finditer(line)]
+    return out

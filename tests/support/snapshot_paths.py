@@ -146,6 +146,21 @@ def snapshot_files(roots: list[Path]) -> list[Path]:
                   for p in root.rglob(pattern))
 
 
+def hostile_input_pickles() -> dict[str, bytes]:
+    """The pickles of ``synthetic/hostile_inputs`` (a viewer page's: the one it embeds): snapshots whose values no
+    allocator writes, a history put first, pickles a page carries."""
+    from synthetic import hostile_inputs
+    from tb_gpu_advisor.formats.snapshot.layout import embedded_snapshot, is_page
+
+    out = {}
+    for name, (_, _, make, _, _) in hostile_inputs.KINDS.items():
+        data = make()
+        data = embedded_snapshot(data) if is_page(data) else data
+        if isinstance(data, bytes) and data[:1] == b"\x80":
+            out[name] = data
+    return out
+
+
 def each_generated() -> dict[str, bytes]:
     """The generated snapshots (every scenario, protocols 0 to 5), the hostile pickles of both generators, and a
     small large-history file."""
@@ -161,6 +176,7 @@ def each_generated() -> dict[str, bytes]:
             out[f"{name}/protocol{proto}"] = pickle.dumps(doc, protocol=proto)
     for name, (_, make) in hostile_pickles.PICKLES.items():
         out[f"hostile_pickles/{name}"] = make()
+    out.update({f"hostile_inputs/{k}": v for k, v in hostile_input_pickles().items()})
     with tempfile.TemporaryDirectory() as tmp:
         out.update({f"memsnapshot.hostile/{k}": v for k, v in memsnapshot.hostile(os.path.join(tmp, "ran")).items()})
         path = os.path.join(tmp, "large.pickle")

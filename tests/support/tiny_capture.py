@@ -6,6 +6,7 @@ from __future__ import annotations
 from synthetic.builder import SpaceBuilder
 from tb_gpu_advisor.formats.xplane.adapter import to_trace
 from tb_gpu_advisor.formats.xplane.reader import parse_timeline
+from tb_gpu_advisor.formats.xplane.schema import message_class
 from tb_gpu_advisor.steps.detect import detect_steps
 
 US = 1_000_000
@@ -37,3 +38,15 @@ class Cap:
     def steps(self):
         tl = parse_timeline(self.space.encode())
         return detect_steps(to_trace(tl))
+
+
+def epoch_space(line_ns: int, offset_ps: int = 7_000, duration_ps: int = 3_000) -> bytes:
+    """A one-GPU XSpace whose two compute lines start at ``line_ns`` and 5 us later (epoch ns, or relative), one
+    event ``k`` on each at ``offset_ps`` into its line: the clock a reader must re-base, not wrap."""
+    space = message_class("XSpace")()
+    plane = space.planes.add(id=1, name="/device:GPU:0")
+    plane.event_metadata.add(key=1).value.name = "k"
+    for i, ts in enumerate((line_ns, line_ns + 5_000)):
+        line = plane.lines.add(id=i, name=f"Stream #{i}(Compute)", timestamp_ns=ts)
+        line.events.add(metadata_id=1, offset_ps=offset_ps, duration_ps=duration_ps)
+    return space.SerializeToString()

@@ -480,7 +480,7 @@ def _one_device(kt: KinetoTrace, gpu: int, sel: np.ndarray, start_ps: np.ndarray
     ext = np.where(ext >= 0, ext, launch_ext.lookup(corr))
     op_name_id = op_of_ext.lookup(ext)
     op_ids, op_idx = unique_inverse(op_name_id)
-    op_text = [_op_text(kt.names[int(i)]) if i >= 0 else "" for i in op_ids]
+    op_text = [pytorch.op_text(kt.names[int(i)]) if i >= 0 else "" for i in op_ids]
     op_idx = np.where(op_name_id >= 0, op_idx, -1)
     is_copy = kt.bytes[sel] >= 0
     mem_bytes = np.where(is_copy, kt.bytes[sel], -1)
@@ -535,27 +535,13 @@ def _graph_launches(kt: KinetoTrace) -> IdTable:
     return IdTable(kt.correlation[m], kt.correlation[m], -1)
 
 
-def _op_text(name: str) -> str:
-    """An op's text as the op tables read it, ``<name>:<type>``: ``aten::addmm`` -> ``aten::addmm:addmm``;
-    ``Torch-Compiled Region: 0/0`` -> type ``Torch-Compiled Region`` (the frame id is not a type)."""
-    op_type = name.rsplit("::", 1)[-1].split(": ", 1)[0]
-    return f"{name}:{op_type}"
-
-
 def _copy_sync_by_correlation(kt: KinetoTrace) -> IdTable:
     """Correlation id -> 1 where a synchronous copy call (``cudaMemcpy``) launched it, 0 for an ``...Async`` one."""
     m = _cat_mask(kt, _LAUNCH_CATS) & (kt.correlation >= 0)
-    names = np.fromiter((_copy_call_sync(n) for n in kt.names), dtype=np.int8, count=len(kt.names))
+    names = np.fromiter((devices.copy_call_sync(n) for n in kt.names), dtype=np.int8, count=len(kt.names))
     sync = names[kt.name[m]] if m.any() else np.zeros(0, np.int8)
     keep = sync >= 0
     return IdTable(kt.correlation[m][keep], sync[keep].astype(np.int64), -1)
-
-
-def _copy_call_sync(name: str) -> int:
-    """1 a synchronous copy/memset call, 0 an asynchronous one, -1 not a copy call."""
-    if not name.startswith(("cudaMemcpy", "cudaMemset", "cuMemcpy", "cuMemset")):
-        return -1
-    return 0 if "Async" in name else 1
 
 
 #: Header keys only ROCm builds of PyTorch write.

@@ -12,7 +12,9 @@ same folder, each on GPU 0, are two captures, never two GPUs.  A session is name
 time (UTC, ``%Y_%m_%d_%H_%M_%S``; ``_<k>`` added on a collision): the time in the file name when it is a
 plausible date, else the trace's own clock (``baseTimeNanoseconds`` plus the first event, or the first
 event's absolute time in the old schema), else the file's modification time -- never 1970.  The ranks of one
-session on one machine (workers ``<host>_<pid>``) become one host whose GPUs are the ranks' GPUs.
+session on one machine become one host whose GPUs are the ranks' GPUs: by name for workers ``<host>_<pid>``, and for
+files named otherwise when their headers say one machine (:func:`one_machine`: one job's process groups, the same
+GPUs seen by every rank, enough for the whole job).
 
 The clock and ``distributedInfo`` come from the first :data:`HEADER_BYTES` of each file (decompressed; a ranged
 read on object stores), cached by the file's identity; a file whose start holds no clock (a writer put it after
@@ -23,13 +25,15 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import threading
 import zlib
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, session_name
+from tb_gpu_advisor.formats import memory_timeline
+from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 #: Trace file endings (``tensorboard_trace_handler``, ``use_gzip=True`` for the second).
@@ -71,16 +75,8 @@ ROCPROF = ("ROCm rocprof's trace (`rocprof --hip-trace`, roctracer's results.jso
            "or JAX/TensorFlow's profiler (.xplane.pb)")
 
 
-#: ``profile.export_memory_timeline("x.json")``: ``[times_us, sizes_by_category]`` -- a JSON array whose first array
-#: holds microsecond timestamps since the epoch (16 digits), no events (cwilson51/CO-Colloquium-Pytorch-profiler's
-#: ``train_batch_128_nworkers_6_memory_broken.json``).  Its raw form (``export_memory_timeline("x.raw.json.gz")``) is
-#: one ``[time_ns, action, bytes, category]`` per allocation and free, the time ``-1`` for what was live before the
-#: profile began (survey h37-survey17: tonghuikang/optimizer-memory-profiles' ``profile.raw.json.gz``).
-_MEMORY_TIMELINE = rb"^\s*\[\s*\[\s*(?:\d{13,}\s*,|-1\s*,\s*\d\s*,\s*-?\d+\s*,\s*(?:-?\d+|null)\s*\])"
-MEMORY_TIMELINE = ("torch.profiler's memory timeline (`export_memory_timeline`: the bytes each category held over "
-                   "time, or in its raw form each allocation and free by category), not a trace: analyse the "
-                   "trace itself (`export_chrome_trace`, `tensorboard_trace_handler`) or a memory snapshot "
-                   "(`torch.cuda.memory._dump_snapshot`), which say where the memory went")
+#: torch.profiler's memory timeline (``export_memory_timeline``): words and shapes in ``formats.memory_timeline``.
+MEMORY_TIMELINE = memory_timeline.WORDS
 
 
 #: Chrome's trace format in its JSON Array form: a bare list of events (``[{"ph": "X", ...}, ...]``), which Kineto
@@ -90,6 +86,32 @@ _CHROME_ARRAY = rb'^\s*\[\s*\{[^{}]*"ph"\s*:'
 CHROME_ARRAY = ("a trace in Chrome's JSON array form (a bare list of events) written by another tool, not PyTorch's "
                 "profiler, which the Advisor reads: profile the job with torch.profiler (export_chrome_trace or "
                 "tensorboard_trace_handler), Nsight Systems (nsys export --type sqlite) or JAX/TensorFlow's profiler")
+
+
+#: TensorFlow's and JAX's own trace JSON, converted from an XPlane: TensorBoard's trace viewer data
+#: (``plugins/profile/<session>/<host>.trace.json.gz``), its export, JAX's ``perfetto_trace.json.gz``
+#: (``jax.profiler.trace(create_perfetto_trace=True)``).  Its processes are the XPlane's planes, named
+#: ``/device:GPU:0`` and ``/host:CPU`` (survey h37-survey18: aoberai/chess-engine's Keras logdirs of 2021).
+_XPLANE_TRACE = rb'"name"\s*:\s*"/(?:device:[A-Z_]+:\d+|host:CPU)"'
+XPLANE_TRACE = ("TensorFlow's or JAX's trace viewer JSON (`<host>.trace.json.gz`, JAX's `perfetto_trace.json.gz`), "
+                "converted from the profile's XPlane, which holds all of it and more: give that "
+                "`<host>.xplane.pb` (in the same `plugins/profile/<session>/` folder where the profiler wrote both)")
+#: TensorFlow 1.x's ``tf.compat.v1`` timeline (``timeline.Timeline(run_metadata.step_stats)
+#: .generate_chrome_trace_format()``): processes named per device and stream, ``/job:localhost/replica:0/task:0/
+#: device:GPU:0 Compute``, ``/device:GPU:0/stream:all Compute`` (TF 1.0: ``/gpu:0/stream:all Compute``; survey
+#: h37-survey18: ikhlestov/tensorflow_profiling's 2017 timelines, kept in ``tests/fixtures/foreign/tf1_timeline_gpu``).
+_TF1_TIMELINE = rb'"name"\s*:\s*"/[^"]{0,80}(?:GPU|gpu|CPU|cpu):\d+[^"]{0,40} (?:Compute|Tensors)"'
+TF1_TIMELINE = ("a TensorFlow 1.x timeline (tf.compat.v1 RunMetadata step_stats as a Chrome trace, "
+                "`timeline.Timeline(...).generate_chrome_trace_format()`), a format the Advisor does not read: it "
+                "keeps each op's GPU time under the op's name, with no kernel names, launch calls or step marks. Profile with TensorFlow 2's profiler "
+                "(tf.profiler.experimental.start(logdir) ... stop(), or the Keras TensorBoard callback's "
+                "profile_batch), which writes <run>/plugins/profile/<session>/<host>.xplane.pb, or with Nsight "
+                "Systems (nsys profile, then nsys export --type sqlite)")
+#: TensorFlow's memory profile tool data (``<host>.memory_profile.json.gz``), made from the XPlane beside it.
+_TF_MEMORY_PROFILE = rb'^\s*\{\s*"memoryProfilePerAllocator"\s*:'
+TF_MEMORY_PROFILE = ("TensorFlow's memory profile tool data (`<host>.memory_profile.json.gz`), converted from the "
+                     "profile's XPlane, which holds the same allocations: give that `<host>.xplane.pb` (in the same "
+                     "`plugins/profile/<session>/` folder)")
 
 
 def other_json(file_name: str) -> bool:
@@ -108,10 +130,16 @@ def sniff(path: str) -> str | None:
     if not re.search(_TRACE_KEYS, head):
         if re.search(_CHROME_ARRAY, head):
             return CHROME_ARRAY
-        return MEMORY_TIMELINE if re.search(_MEMORY_TIMELINE, head) else "JSON without traceEvents: not a trace"
+        if re.search(_TF_MEMORY_PROFILE, head):
+            return TF_MEMORY_PROFILE
+        return MEMORY_TIMELINE if memory_timeline.is_json(head) else "JSON without traceEvents: not a trace"
     if not re.search(_KINETO_KEYS, head):
         if re.search(_ROCPROF_KEYS, head):
             return ROCPROF
+        if re.search(_TF1_TIMELINE, head):
+            return TF1_TIMELINE
+        if re.search(_XPLANE_TRACE, head):
+            return XPLANE_TRACE
         return "a trace, but not PyTorch's (no profiler keys, ATen ops or CUDA categories in its first 64 kB)"
     return None
 
@@ -140,15 +168,14 @@ def by_machine(files: list[HostFile]) -> list[HostFile]:
     machines: dict[str, list[HostFile]] = {}
     for hf in files:
         machines.setdefault(machine_of(hf.host), []).append(hf)
-    out = []
-    for machine, hfs in machines.items():
-        if len(hfs) == 1:
-            out.append(hfs[0])
-            continue
-        hfs.sort(key=_worker_order)
-        out.append(HostFile(machine, hfs[0].path, sum(h.size for h in hfs), max(h.mtime_ns for h in hfs), "kineto",
-                            tuple(hfs)))
-    return out
+    return [hfs[0] if len(hfs) == 1 else _host(machine, sorted(hfs, key=_worker_order))
+            for machine, hfs in machines.items()]
+
+
+def _host(name: str, ranks: list[HostFile]) -> HostFile:
+    """One host read from ``ranks``' files, in that order (the first's path, their sizes summed, the latest time)."""
+    return HostFile(name, ranks[0].path, sum(h.size for h in ranks), max(h.mtime_ns for h in ranks), "kineto",
+                    tuple(ranks))
 
 
 def _worker_order(hf: HostFile) -> tuple[str, int, str]:
@@ -181,11 +208,16 @@ def epoch_s(stamp: float | None) -> float | None:
 
 @dataclass(frozen=True)
 class Header:
-    """What the start of a trace says about the capture: when, and which rank of how many."""
+    """What the start of a trace says about the capture: when, which rank of how many, in which process groups, and
+    which GPUs its machine showed the process."""
 
     epoch_s: float | None = None
     rank: int | None = None
     world_size: int | None = None
+    #: ``distributedInfo.pg_config`` as canonical JSON: every rank of one job lists the same groups.
+    groups: str | None = None
+    #: ``deviceProperties`` as (id, name, totalGlobalMem) per GPU: a process lists every GPU it can see.
+    gpus: tuple[tuple[object, object, object], ...] = ()
 
 
 _headers: dict[tuple[str, int, int], Header] = {}
@@ -298,26 +330,37 @@ def _parse_header(head: bytes, mtime_s: float | None = None, tail: bytes = b"") 
         t = ts_us / 1e6
         readings.append(t if _EPOCH_MIN_S <= t <= _EPOCH_MAX_S else None)
     when = next((t for t in readings if t is not None and (mtime_s is None or t <= mtime_s + 86400.0)), None)
-    rank = world = None
-    src = head if re.search(_DIST_INFO, head) else tail
-    m = re.search(_DIST_INFO, src)
-    if m is not None:
-        try:
-            info, _ = json.JSONDecoder().raw_decode(src[m.end():].decode("utf-8", "replace"))
-        except ValueError:
-            info = None
-        if isinstance(info, dict):
-            rank = info.get("rank") if type(info.get("rank")) is int else None
-            world = info.get("world_size") if type(info.get("world_size")) is int else None
-    return Header(when, rank, world)
+    rank = world = groups = None
+    info = _json_after(_DIST_INFO, head, tail)
+    if isinstance(info, dict):
+        rank = info.get("rank") if type(info.get("rank")) is int else None
+        world = info.get("world_size") if type(info.get("world_size")) is int else None
+        if info.get("pg_config") is not None:
+            groups = json.dumps(info["pg_config"], sort_keys=True)
+    props = _json_after(_DEVICE_PROPS, head, tail)
+    gpus = tuple((p.get("id"), p.get("name"), p.get("totalGlobalMem")) for p in props if isinstance(p, dict)) \
+        if isinstance(props, list) else ()
+    return Header(when, rank, world, groups, gpus)
 
 
+_DEVICE_PROPS = rb'"deviceProperties"\s*:\s*'
 
-@dataclass(frozen=True)
-class _File:
-    host: HostFile
-    when_s: float
-    header: Header
+
+def _json_after(key: bytes, head: bytes, tail: bytes) -> object:
+    """The JSON value after the top-level ``key`` (a byte pattern ending at the value), in the file's start or else its
+    end; None where neither holds it or it does not parse (cut off by the header's size)."""
+    src = head if re.search(key, head) else tail
+    m = re.search(key, src)
+    if m is None:
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(src[m.end():].decode("utf-8", "replace"))
+    except ValueError:
+        return None
+    return value
+
+
+_File = RunFile[Header]
 
 
 def _file(f: Found) -> _File:
@@ -349,6 +392,46 @@ def _sessions(files: list[_File]) -> list[list[_File]]:
     return out
 
 
+def one_machine(headers: list[Header]) -> bool:
+    """Whether files' headers say they are ranks of one job on one machine: the same world above 1, distinct ranks,
+    the same process groups (``pg_config``), and every process saw the same GPUs (ids, models, memory), enough of them
+    for the whole job.
+
+    Why: the handler's worker name ``<host>_<pid>`` says the machine, but files saved under other names
+    (``export_chrome_trace("trace_rank0.json")``) say nothing by name, and read as one host each the job's GPUs are
+    never compared.  A process lists every GPU its machine shows it, so two machines' ranks list their own; and a
+    machine cannot run more ranks than it has GPUs -- a job larger than the list spans machines (or its ranks each
+    see one GPU), and its files stay apart."""
+    if len(headers) < 2:
+        return False
+    h0 = headers[0]
+    if not h0.world_size or h0.world_size < 2 or not h0.gpus or h0.world_size > len(h0.gpus):
+        return False
+    ranks = {h.rank for h in headers}
+    return None not in ranks and len(ranks) == len(headers) and all(
+        (h.world_size, h.groups, h.gpus) == (h0.world_size, h0.groups, h0.gpus) for h in headers)
+
+
+def job_name(workers: list[str]) -> str:
+    """The name of a host read from several workers' files named without their machine: the part their names share,
+    ``*`` for the part that differs (``trace_rank0``, ``trace_rank1`` -> ``trace_rank*``); the first name where they
+    share less than two letters or digits (``left``, ``right``: ``*t`` would name nothing)."""
+    head = os.path.commonprefix(workers)
+    tail = os.path.commonprefix([w[len(head):][::-1] for w in workers])[::-1]
+    return f"{head}*{tail}" if sum(c.isalnum() for c in head + tail) >= 2 else workers[0]
+
+
+def _machines(session: list[_File]) -> list[HostFile]:
+    """One host per machine: workers named ``<host>_<pid>`` by their name (:func:`by_machine`); the files of workers
+    named otherwise together when their headers put them on one machine (:func:`one_machine`), else each alone."""
+    unnamed = [f for f in session if machine_of(f.host.host) == f.host.host]
+    if not one_machine([f.header for f in unnamed]):
+        return by_machine([f.host for f in session])
+    named = by_machine([f.host for f in session if f not in unnamed])
+    ranks = [f.host for f in sorted(unnamed, key=lambda f: f.header.rank or 0)]
+    return named + [_host(job_name([h.host for h in ranks]), ranks)]
+
+
 class KinetoLayout(RunFolderLayout):
     expected = EXPECTED
 
@@ -375,7 +458,7 @@ class KinetoLayout(RunFolderLayout):
                 if name in used:
                     name = f"{name}_{k}"
                 used.add(name)
-                groups.setdefault((run, name, folder), []).extend(by_machine([x.host for x in session]))
+                groups.setdefault((run, name, folder), []).extend(_machines(session))
         return groups
 
 

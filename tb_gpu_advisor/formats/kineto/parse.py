@@ -160,6 +160,22 @@ def keeps_args(name: str) -> bool:
 _keeps_args = functools.lru_cache(maxsize=1 << 14)(keeps_args)
 
 
+def _decoded_args(raws: tuple[bytes | memoryview, ...]) -> dict[str, Any]:
+    """The shape arguments (:data:`_OP_KEYS`, in order) an op keeps, from their raw JSON values as the typed decode
+    and the compiled scanner hand them over: the empty, the undecodable (the typed decode keeps raw bytes unchecked)
+    and the nulls left out."""
+    import msgspec
+
+    kept = {}
+    for key, v in zip(_OP_KEYS, raws):
+        if len(v):
+            try:
+                kept[key] = msgspec.json.decode(v)
+            except (msgspec.DecodeError, UnicodeDecodeError):
+                continue
+    return {k: v for k, v in kept.items() if v is not None}
+
+
 class KinetoReadError(ValueError):
     """The file is no PyTorch trace we can analyse; the message says which file and why."""
 
@@ -793,9 +809,7 @@ class _Columns:
         if not rows.size:
             return
         names = list(self.names)
-        if typed:
-            import msgspec  # the typed decode's raw values (only with msgspec installed)
-
+        if typed:  # the typed decode's raw values (only with msgspec installed)
             raw_of = attrgetter(*(_STRUCT_ARGS[k] for k in _OP_KEYS))
         for i in rows.tolist():
             a = args[i]
@@ -810,14 +824,7 @@ class _Columns:
                     if w is not _NO_ARGS:
                         self.op_work[self.rows + i] = w
                     continue
-                kept = {}
-                for key, v in zip(_OP_KEYS, raws):
-                    if len(v):
-                        try:
-                            kept[key] = msgspec.json.decode(v)
-                        except (msgspec.DecodeError, UnicodeDecodeError):  # the typed decode keeps raw bytes unchecked
-                            continue
-                kept = {k: v for k, v in kept.items() if v is not None}
+                kept = _decoded_args(raws)
             else:
                 if type(a) is not dict:
                     continue
@@ -901,16 +908,7 @@ class _Columns:
     @staticmethod
     def _scanned_kept(data: memoryview, spans: np.ndarray, row: int) -> dict[str, Any]:
         """The shape arguments of one scanned row, decoded as :meth:`_keep_op_args` decodes the typed decode's."""
-        import msgspec
-
-        kept = {}
-        for key, v in zip(_OP_KEYS, _RAW_OF(_ArgSpans(data, spans)[row])):
-            if len(v):
-                try:
-                    kept[key] = msgspec.json.decode(v)
-                except (msgspec.DecodeError, UnicodeDecodeError):  # the typed decode keeps raw bytes unchecked
-                    continue
-        return {k: v for k, v in kept.items() if v is not None}
+        return _decoded_args(_RAW_OF(_ArgSpans(data, spans)[row]))
 
     def _work(self, name: str, args: dict[str, Any]) -> Any:
         """An op's FLOPs and bytes from its shapes, its label shared with every call of the same shapes."""

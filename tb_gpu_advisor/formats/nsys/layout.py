@@ -2,7 +2,8 @@
 or ``<run>/<report>.nsys-rep``.
 
 An SQLite file (``.sqlite``, ``.sqlite3``, ``.db``) is an export only when its tables say so (``tables.Schema
-.is_export``), never by its name: a run folder may hold other databases.  An ``.nsys-rep`` is known by its name
+.is_export``), never by its name: a run folder may hold other databases -- or when it is too damaged to say, being
+shorter than its own header says (``tables.cut_short``: a rank's export cut off mid-copy), listed to fail as damaged.  An ``.nsys-rep`` is known by its name
 (only ``nsys`` reads it); beside an export of the same name it is left out (the export is read instead).  Every
 folder holding such files (never below a ``plugins`` folder) is a run.
 
@@ -24,7 +25,7 @@ import threading
 from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, max_profile_bytes, session_name
+from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, max_profile_bytes, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 # The tables (numpy, sqlite3) and the exporter (subprocess) are imported when an SQLite file is probed: discovery of a
@@ -106,6 +107,8 @@ def _probe(path: str) -> tuple[str | None, Header]:
             gpu = schema.nonempty(tb.KERNEL) or schema.nonempty(tb.GRAPH_TRACE)
             return None, Header(when, host, duration, gpu)
     except sqlite3.Error as e:
+        if tb.cut_short(path) is not None:  # a copy cut off (a rank's export among its job's): a damaged host, listed
+            return None, Header()
         return f"an SQLite file that cannot be read ({e})", Header()
     except OSError as e:
         return f"unreadable ({e})", Header()
@@ -123,11 +126,7 @@ def sniff(path: str) -> str | None:
 
 
 
-@dataclass(frozen=True)
-class _File:
-    host: HostFile
-    when_s: float
-    header: Header
+_File = RunFile[Header]
 
 
 def _file(f: Found) -> _File:

@@ -49,7 +49,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, max_profile_bytes, program_failure, reported_failure
 from tb_gpu_advisor.formats.nsys import export, tables as tb
 from tb_gpu_advisor.formats.nsys.tables import NsysReadError
-from tb_gpu_advisor.frameworks import nvtx
+from tb_gpu_advisor.frameworks import nvtx, pytorch
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, sorted_unique, unique_inverse
 from tb_gpu_advisor.model.trace import OFF_CPU, DeviceEvents, DeviceInfo, HostEvents, HostRanges, HostWaits, Trace
 
@@ -1326,7 +1326,7 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
                     for x in ustream.tolist()]
     op_host = op_of_launch[sel]
     op_ids, op_idx = unique_inverse(np.where(op_host >= 0, h.name[np.maximum(op_host, 0)].astype(np.int64), -1))
-    op_text = [_op_text(h.names[int(i)]) if i >= 0 else "" for i in op_ids.tolist()]
+    op_text = [pytorch.op_text(h.names[int(i)]) if i >= 0 else "" for i in op_ids.tolist()]
     op_idx = np.where(op_host >= 0, op_idx, -1).astype(int_dtype(-1, len(op_text), floor=np.int16))
     del op_host
     nbytes = r.d_bytes[sel].astype(np.int64)
@@ -1334,7 +1334,7 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
     mem_sync = np.full(sel.size, -1, np.int8)
     is_copy = nbytes >= 0
     if is_copy.any():
-        call_sync = np.fromiter((_copy_call_sync(n) for n in h.names), np.int8, len(h.names))
+        call_sync = np.fromiter((devices.copy_call_sync(n) for n in h.names), np.int8, len(h.names))
         known = is_copy & (la >= 0)
         mem_sync[known] = call_sync[h.name[la[known]]]
     graph = r.d_graph[sel].astype(np.int64)
@@ -1357,19 +1357,6 @@ def _one_device(r: _Raw, gpu: int, dev: int, sel: np.ndarray, origin: int, d_cor
         graph_id=absent_as_broadcast(narrowest(graph)),
         **DeviceEvents.launch_columns(r.d_blocks[sel], r.d_threads[sel]),
     )
-
-
-def _op_text(name: str) -> str:
-    """An op's text as the op tables read it, ``<name>:<type>`` (``aten::addmm`` -> ``aten::addmm:addmm``)."""
-    op_type = name.rsplit("::", 1)[-1].split(": ", 1)[0]
-    return f"{name}:{op_type}"
-
-
-def _copy_call_sync(name: str) -> int:
-    """1 a synchronous copy/memset call, 0 an asynchronous one, -1 not a copy call."""
-    if not name.startswith(("cudaMemcpy", "cudaMemset", "cuMemcpy", "cuMemset")):
-        return -1
-    return 0 if "Async" in name else 1
 
 
 def _line_name(r: _Raw, gtid: int) -> str:

@@ -358,6 +358,26 @@ def is_sqlite(path: str) -> bool:
         return False
 
 
+def cut_short(path: str) -> tuple[int, int] | None:
+    """(bytes the file's header says it holds, bytes it holds) where an SQLite file is shorter than its own header
+    says -- a copy cut off mid-write or mid-transfer, damaged, whatever its tables were -- else None.
+
+    SQLite's header (https://www.sqlite.org/fileformat.html, 1.3): the page size at offset 16 (big-endian u16, 1
+    meaning 65536), the database's size in pages at 28 (u32), valid when the change counter at 24 equals the
+    "version-valid-for" number at 92."""
+    try:
+        head = fsio.read_head(path, 100)
+        size = fsio.stat(path)[0]
+    except OSError:
+        return None
+    if len(head) < 100 or head[: len(MAGIC)] != MAGIC or head[24:28] != head[92:96]:
+        return None
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    want = int.from_bytes(head[28:32], "big") * page
+    return (want, size) if size < want else None
+
+
 #: Tables SQLite reads rather than computes: real tables (a virtual table is a module's code, with root page 0), no
 #: column computed on read (a virtual generated column: ``table_xinfo`` hidden 2), names that are UTF-8 (Nsight's
 #: all are).  Views are never among them: a view is a query the file wrote.

@@ -11,16 +11,17 @@ PyTorch's own viewer also saves a snapshot as one self-contained page (``torch.c
 ``segment_plot``, the pages its blog posts link): an ``.html`` whose script hands ``MemoryViz.js`` the pickle in base64
 (``const local_files = [{"name": "snapshot.pickle", "base64": "..."}]``).  That pickle is the snapshot, read as one
 (:func:`embedded_snapshot`; survey h37-survey17: the "Understanding GPU Memory 1" blog's ResNet-50 ``snapshot.html``).
+PyTorch 2.0's page of that name held no pickle but the history as it drew it (:func:`is_drawn_page`): read by
+``drawn``.
 """
 
 from __future__ import annotations
 
-import base64
 import binascii
-import json
 import re
 
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats import memory_timeline
 from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
@@ -46,15 +47,18 @@ _LIST_SEGMENT_KEYS = (b"device", b"total_size")
 #: ``torch.cuda._memory_viz._format_viz``'s page: the viewer's module, then the pickle as the first local file.
 _VIZ_PAGE = re.compile(rb"MemoryViz\.js")
 _VIZ_FILES = re.compile(rb"const\s+local_files\s*=\s*")
+#: The first local file, up to its base64 text: ``[{"name": "snapshot.pickle", "base64": "`` (``_format_viz``'s
+#: ``json.dumps``), read in place -- decoding a page to text and parsing it as JSON cost four times the page (a 266 MB
+#: page: 1.0 GB; 200 MB of bytes no UTF-8 after a small one: 0.84 GB), the base64 itself is all that is needed.
+_FIRST_FILE = re.compile(rb'\[\s*\{\s*"name"\s*:\s*"(?:[^"\\]|\\.){0,4096}"\s*,\s*"base64"\s*:\s*"')
+_BASE64 = re.compile(rb"[A-Za-z0-9+/]*={0,2}")
+_PAGE_START = re.compile(rb"\s*<")
 NOT_VIZ_PAGE = ("an HTML page, not PyTorch's memory viewer page with a snapshot in it (`torch.cuda._memory_viz`'s "
                 "`trace_plot`): give the snapshot itself (`torch.cuda.memory._dump_snapshot`'s pickle)")
 #: PyTorch 2.0's ``trace_plot`` page drew the allocations itself (``let alloc_data = {"actions": ...}``: sizes and
-#: stacks in the order they were made and freed, no segment, no snapshot): a viewer's drawing, not the allocator's
-#: record (survey h37-survey17: zdevito/zdevito.github.io's ``assets/trace.html``, ``assets/cudagraph.html``).
+#: stacks in the order they were made and freed, no segment, no snapshot): read by ``drawn`` (survey h37-survey17:
+#: zdevito/zdevito.github.io's ``assets/trace.html``, ``assets/cudagraph.html``).
 _DRAWN_PAGE = re.compile(rb"let\s+alloc_data\s*=\s*\{")
-DRAWN_PAGE = ("PyTorch 2.0's memory trace page (`torch.cuda._memory_viz.trace_plot` before 2.1): the allocations as the "
-              "viewer drew them, without the allocator's segments or the snapshot: give the snapshot itself "
-              "(`torch.cuda.memory._dump_snapshot`'s pickle)")
 
 
 def is_pickle_name(name: str) -> bool:
@@ -66,8 +70,15 @@ def is_page_name(name: str) -> bool:
 
 
 def is_page(data: bytes) -> bool:
-    """Whether a file's bytes are an HTML page (a snapshot pickle never starts with ``<``)."""
-    return data.lstrip()[:1] == b"<"
+    """Whether a file's bytes are an HTML page (a snapshot pickle never starts with ``<``); looked at in place
+    (``lstrip`` copies a page that opens with a newline, as the viewer's does)."""
+    return _PAGE_START.match(data) is not None
+
+
+def is_drawn_page(data: bytes) -> bool:
+    """Whether a page is PyTorch 2.0's drawn memory trace (read by ``drawn``), not a viewer page with a snapshot."""
+    head = data[:SNIFF_BYTES]
+    return not _VIZ_PAGE.search(head) and _DRAWN_PAGE.search(head) is not None
 
 
 def embedded_snapshot(data: bytes, whole: bool = True) -> bytes | str:
@@ -76,27 +87,35 @@ def embedded_snapshot(data: bytes, whole: bool = True) -> bytes | str:
     ``whole=False`` reads a page's start only: the base64 up to where it was cut, decoded in whole 4-character
     groups -- enough for :func:`sniff`'s look at the pickle's first bytes."""
     if not _VIZ_PAGE.search(data[:SNIFF_BYTES]):
-        return DRAWN_PAGE if _DRAWN_PAGE.search(data[:SNIFF_BYTES]) else NOT_VIZ_PAGE
+        return _other_page(data[:SNIFF_BYTES])
     at = _VIZ_FILES.search(data)
     if at is None:
         return "PyTorch's memory viewer page, but no snapshot in it (no `local_files`)"
+    m = _FIRST_FILE.match(data, at.end())
+    if m is None:
+        return "PyTorch's memory viewer page, but its snapshot is not base64 where the viewer puts it"
+    end = data.find(b'"', m.end())
+    if end < 0 and whole:
+        return "PyTorch's memory viewer page cut off inside its snapshot (the page ends before the base64 does)"
+    text = memoryview(data)[m.end():end if end >= 0 else len(data)]  # a view: the page's bytes are not copied
     if not whole:
-        m = re.match(rb'\[\s*\{\s*"name"\s*:\s*"[^"]*"\s*,\s*"base64"\s*:\s*"([A-Za-z0-9+/=]*)', data[at.end():])
-        if m is None:
-            return "PyTorch's memory viewer page, but its snapshot is not base64 where the viewer puts it"
-        text = m.group(1)
-        return _b64(text[: len(text) // 4 * 4]) or "PyTorch's memory viewer page with an unreadable snapshot"
-    try:
-        files, _ = json.JSONDecoder().raw_decode(data[at.end():].decode("utf-8", "replace"))
-        text = files[0]["base64"].encode("ascii")
-    except (ValueError, LookupError, TypeError, AttributeError, UnicodeError):
+        text = text[: len(text) // 4 * 4]
+    if not _BASE64.fullmatch(text):
         return "PyTorch's memory viewer page, but its snapshot is not base64 where the viewer puts it"
     return _b64(text) or "PyTorch's memory viewer page with an unreadable snapshot"
 
 
-def _b64(text: bytes) -> bytes:
+def _other_page(head: bytes) -> str:
+    """Why a page with no viewer in it is no snapshot: named as what it is where PyTorch wrote it (the profiler's memory
+    timeline plot), else the generic words."""
+    return memory_timeline.WORDS if memory_timeline.is_page(head) else NOT_VIZ_PAGE
+
+
+def _b64(text: memoryview) -> bytes:
+    """The bytes of base64 ``text`` already checked against :data:`_BASE64` (``b64decode`` would copy the text first:
+    a page's worth more memory)."""
     try:
-        return base64.b64decode(text, validate=True)
+        return binascii.a2b_base64(text)
     except (binascii.Error, ValueError):
         return b""
 
@@ -110,6 +129,8 @@ def sniff(path: str) -> str | None:
     if not head:
         return "empty"
     if is_page(head):
+        if is_drawn_page(head):
+            return None  # PyTorch 2.0's drawn history (``drawn``): read as its snapshot would be
         head = embedded_snapshot(head, whole=False)
         if isinstance(head, str):
             return head

@@ -30,7 +30,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, loads
-from tb_gpu_advisor.formats.snapshot.layout import embedded_snapshot, is_page
+from tb_gpu_advisor.formats.snapshot.layout import embedded_snapshot, is_drawn_page, is_page
 from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo, HostEvents, LiveStack, MemoryEvents,
                                        MemorySnapshot, OutOfMemory, SnapshotBlock, Trace)
 
@@ -38,6 +38,8 @@ from tb_gpu_advisor.model.trace import (MEMORY_PHASES, DeviceEvents, DeviceInfo,
 #: said so.  A real snapshot spends ~100 bytes on a block or an entry with its ~24 frames (memo references).
 WORK_PER_BYTE = 1
 MIN_WORK = 200_000
+#: The longest history read: its times become picoseconds from its first event in int64 (106 days).
+MAX_SPAN_US = (1 << 63) // 1_000_000
 #: Devices read (a process sees a handful).
 MAX_GPUS = 64
 #: Stack frames kept per allocation (innermost first): enough to name the user's line.
@@ -77,10 +79,18 @@ class SnapshotReadError(ValueError):
         self.path, self.reason = path, reason
 
 
+class _OutOfRange(ValueError):
+    """Byte counts whose totals no 64-bit allocator reaches (said as the file's error by :func:`to_trace`)."""
+
+
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
     """Read one snapshot pickle into a trace (``SnapshotReadError`` when it is none, or asks for more than data)."""
     data = _read_bytes(path)
     if is_page(data):  # PyTorch's memory viewer page: the snapshot is the pickle it embeds
+        if is_drawn_page(data):  # PyTorch 2.0's: no snapshot, the history as the viewer drew it
+            from tb_gpu_advisor.formats.snapshot.drawn import read_drawn  # it reads with this module's helpers
+
+            return read_drawn(data, path, host or host_name(path))
         data = embedded_snapshot(data)
         if isinstance(data, str):
             raise SnapshotReadError(path, data)
@@ -113,10 +123,12 @@ def _read_bytes(path: str) -> bytes:
 
 
 def _read_upto(f: Any, n: int, chunk: int = 64 << 20) -> bytes:
-    """At most ``n`` bytes of ``f`` in chunks of about its size: ``f.read(n)`` would reserve all ``n`` (the 8 GiB
-    limit) up front, which an address-space limit refuses however small the file."""
+    """At most ``n`` bytes of ``f``, in one read of its own size (plus one byte, to see it grew): ``f.read(n)`` would
+    reserve all ``n`` (the 8 GiB limit) up front, which an address-space limit refuses however small the file, and
+    chunks joined hold the file twice (an 85 MB viewer page peaked at 314 MB, 3.7 times it)."""
+    rest = chunk
     try:
-        chunk = min(chunk, os.fstat(f.fileno()).st_size + 1)
+        chunk, rest = os.fstat(f.fileno()).st_size + 1, 1 << 20  # the rest: a file grown since, or nothing
     except (AttributeError, OSError, ValueError):  # a stream with no file descriptor: chunks of the default
         pass
     parts, got = [], 0
@@ -126,6 +138,7 @@ def _read_upto(f: Any, n: int, chunk: int = 64 << 20) -> bytes:
             break
         parts.append(part)
         got += len(part)
+        chunk = rest  # a read reserves its whole request: the one past the end costs no second file
     return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
@@ -146,12 +159,15 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
     settings = doc.get("allocator_settings")
     snap = MemorySnapshot(settings={k: v for k, v in settings.items() if isinstance(k, str)
                                     and isinstance(v, (str, int, float, bool))} if isinstance(settings, dict) else {})
+    cut: list[str] = []
     entries = {g: [e for e in budget.each(traces[g] if g < len(traces) and isinstance(traces[g], list) else [])
                    if budget.shaped(e, _ENTRY, "trace entry")] for g in gpus}
     times = [t for es in entries.values() for e in es if (t := _int(e.get("time_us"), -1)) >= 0]
     t0_us = min(times) if times else 0
+    if times and max(times) - t0_us > MAX_SPAN_US:
+        raise SnapshotReadError(path, f"its history spans {(max(times) - t0_us) / 86_400e6:,.0f} days (time_us "
+                                      f"{t0_us:,} to {max(times):,}): no recording is that long; the times are damaged")
     memory: dict[int, MemoryEvents] = {}
-    cut: list[str] = []
     for g in gpus:
         segs = by_gpu.get(g, [])
         reserved = sum(_int(s.get("total_size"), 0) for s in segs)
@@ -159,11 +175,21 @@ def to_trace(doc: Any, host: str, path: str, size: int, work: int = MIN_WORK) ->
         live = [b for b in blocks if b.get("state") == "active_allocated"]
         allocated = sum(_int(b.get("size"), 0) for b in live)
         free_blocks = [_int(b.get("size"), 0) for b in blocks if b.get("state") == "inactive"]
+        if max(reserved, allocated) >= MAX_BYTES:
+            raise SnapshotReadError(path, f"GPU {g}'s segments add up to {max(reserved, allocated) / 2**50:,.0f} PiB, "
+                                          "more than a 64-bit address space holds: no allocator's record")
+        if (held := sum(_int(b.get("size"), 0) for b in blocks)) > reserved:
+            cut.append(f"GPU {g}'s blocks hold {held / 2**20:,.1f} MiB, more than the {reserved / 2**20:,.1f} MiB "
+                       "its segments reserve: blocks that overlap (the allocator hands out no byte twice), so the "
+                       "file was edited or damaged")
         snap.state[g] = (reserved, allocated, len(segs), max(free_blocks, default=0))
         dump = [_Live(_int(b.get("size"), 0), _int(b.get("address"), -1), b.get("frames"), None, budget) for b in live]
         snap.blocks[g] = [x.block(budget) for x in sorted(dump, key=lambda x: -x.size)[:TOP_BLOCKS]]
         snap.stacks[g] = _stacks(dump, budget)
-        events, ooms = _events(g, entries[g], t0_us, allocated, reserved, dump, budget)
+        try:
+            events, ooms = _events(g, entries[g], t0_us, allocated, reserved, dump, budget)
+        except _OutOfRange as e:
+            raise SnapshotReadError(path, str(e)) from e
         if events is not None:
             memory[g] = events
             pending = sum(_int(b.get("size"), 0) for b in blocks if b.get("state") == "active_pending_free")
@@ -289,10 +315,12 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
         return None, []
     d = np.asarray(delta, dtype=np.int64)
     rd = np.asarray(res_delta, dtype=np.int64)
+    if np.abs(d).sum(dtype=np.float64) + np.abs(rd).sum(dtype=np.float64) >= 2.0**62:  # totals would wrap in int64
+        raise _OutOfRange(f"GPU {gpu}'s history allocates and frees more than 2**62 bytes: no allocator's record")
     # totals after each event: the dump's, less everything that came after the event
     alloc = allocated_end - (np.cumsum(d[::-1])[::-1] - d) if d.size else d
     res = reserved_end - (np.cumsum(rd[::-1])[::-1] - rd) if rd.size else rd
-    alloc, res = _anchored(alloc), _anchored(res)
+    alloc, res = _anchored(alloc, d), _anchored(res, rd)
     labels: dict[str, int] = {}
     label_of: dict[int, int] = {}  # id(frames list) -> label id: shared frame lists are labelled once
     op = np.full(len(t), -1, dtype=np.int32)
@@ -322,12 +350,14 @@ def _events(gpu: int, entries: list[dict], t0_us: int, allocated_end: int, reser
     return events, out
 
 
-def _anchored(totals: np.ndarray) -> np.ndarray:
+def _anchored(totals: np.ndarray, deltas: np.ndarray) -> np.ndarray:
     """Totals that never go below zero.  Counted back from the dump, a history that does not end at the dump (a
     snapshot cut to its first events and re-dumped: drisspg/transformer_nuggets' ``mini_snapshot.pickle`` allocates
     384 MiB it never frees, yet its segments hold nothing) goes negative -- more freed than was ever allocated.  Its
-    totals are then its own, counted from its lowest point: the least memory the history allows."""
-    low = int(totals.min()) if totals.size else 0
+    totals are then its own, counted from its lowest point: the least memory the history allows.  The total before
+    the first event (``totals[0] - deltas[0]``) counts too: a history of one allocation the dump does not hold is
+    short of it by that allocation."""
+    low = min(int(totals.min()), int(totals[0] - deltas[0])) if totals.size else 0
     return totals - low if low < 0 else totals
 
 
@@ -437,9 +467,15 @@ def _iteration_ends(notes: Any, t0_us: int) -> tuple[int, ...]:
     """When the optimizer's steps ended (ps from the first entry), sorted: each ends an iteration of the job.  Only
     annotations with a time on the entries' clock (``time_us``) count."""
     ends = {(_int(a.get("time_us"), -1) - t0_us) * 1_000_000 for a in notes
-            if isinstance(a, dict) and a.get("stage") == "END" and _int(a.get("time_us"), -1) >= 0
+            if isinstance(a, dict) and a.get("stage") == "END" and _on_clock(a.get("time_us"), t0_us)
             and isinstance(a.get("name"), str) and pytorch.is_step_end_event(a["name"])}
     return tuple(sorted(ends))[:MAX_ANNOTATIONS]
+
+
+def _on_clock(t: Any, t0_us: int) -> bool:
+    """Whether an annotation's ``time_us`` is a time on the entries' clock: an integer within the longest history
+    (:data:`MAX_SPAN_US`) of their first, so its picoseconds fit the trace model's int64."""
+    return type(t) is int and t >= 0 and abs(t - t0_us) <= MAX_SPAN_US
 
 
 def _history_cut(ends: tuple[int, ...], notes: Any, entries: dict, times: list[int],
@@ -453,7 +489,7 @@ def _history_cut(ends: tuple[int, ...], notes: Any, entries: dict, times: list[i
     step's 128 ms kept of a 5.8 s recording), so the peak it shows is its window's, not the job's."""
     if len([e for e in ends if e < 0]) < 2 or not times:
         return None
-    starts = [_int(a.get("time_us"), -1) for a in notes if isinstance(a, dict)]
+    starts = [a["time_us"] for a in notes if isinstance(a, dict) and _on_clock(a.get("time_us"), t0_us)]
     first = min(t for t in starts if t >= 0)
     kept = sum(len(es) for es in entries.values())
     return kept, (max(times) - t0_us) / 1000.0, (max(max(times), max(starts)) - first) / 1000.0
@@ -569,15 +605,38 @@ _ENTRY = {"action": str, "size": int, "addr": int, "time_us": int, "frames": lis
 _FRAME = {"filename": str, "name": str, "line": int}
 
 
+#: The values an allocator can write in an integer field, ``[low, high)``.  Byte counts and addresses lie in a 64-bit
+#: machine's widest virtual address space (57 bits, 5-level paging): no allocation, segment or address lies past it,
+#: so a larger or negative one is damage, never a number to add up (2**100 bytes ended the read in numpy's
+#: OverflowError).  A device is c10's ``DeviceIndex`` (an int8); a time is microseconds of the Unix epoch, exact in a
+#: double (a float time is read as none, as before).
+MAX_BYTES = 1 << 57
+_RANGE = {"size": (0, MAX_BYTES), "total_size": (0, MAX_BYTES), "addr": (0, MAX_BYTES), "address": (0, MAX_BYTES),
+          "device_free": (0, MAX_BYTES), "device": (0, 128), "time_us": (0, 1 << 53)}
+
+
 def _shape_error(v: Any, fields: dict[str, type]) -> str | None:
-    """None when ``v`` is a dict whose fields (where present) have their types, else the first that does not."""
+    """None when ``v`` is a dict whose fields (where present) have their types and ranges, else the first that does
+    not."""
     if type(v) is not dict:
         return f"a {type(v).__name__}"
     for k, kind in fields.items():
         x = v.get(k)
-        if x is not None and type(x) is not kind and not (kind is int and type(x) is float and k == "time_us"):
+        if x is None:
+            continue
+        if type(x) is not kind and not (kind is int and type(x) is float and k == "time_us"):
             return f"`{k}` a {type(x).__name__}"
+        low, high = _RANGE.get(k, (None, None))
+        if low is not None and not low <= x < high:  # NaN compares false: out of range too
+            return f"`{k}` out of range ({_clip_text(x)})"
     return None
+
+
+def _clip_text(x: int | float) -> str:
+    """A value for a message: an integer of a hundred digits is said by its size (``int.__str__`` is quadratic)."""
+    if type(x) is int and abs(x) >= 1 << 64:
+        return f"{'-' if x < 0 else ''}a {abs(x).bit_length()}-bit integer"
+    return f"{x:,}" if type(x) is int else str(x)
 
 
 def _int(v: Any, default: int) -> int:
@@ -621,7 +680,7 @@ class _Budget:
         return False
 
     def bad_text(self) -> str:
-        return "; ".join(f"{n:,} {what}{'s' if n > 1 else ''} (e.g. {why})" for what, (n, why) in self.bad.items())
+        return "; ".join(f"{n:,} {_plural(what) if n > 1 else what} (e.g. {why})" for what, (n, why) in self.bad.items())
 
     def each(self, items: Any):
         if not isinstance(items, list):
@@ -632,6 +691,11 @@ class _Budget:
                 return
             self.n += 1
             yield x
+
+
+def _plural(what: str) -> str:
+    """``trace entries``, ``blocks``."""
+    return what[:-1] + "ies" if what.endswith("y") else what + "s"
 
 
 def _empty_host() -> HostEvents:

@@ -21,6 +21,26 @@ LEGACY_TRACE = "local.trace"
 LEGACY_TRACE_WHY = ("TensorFlow's legacy profiler trace (tf.summary.trace_on(profiler=True) / trace_export(..., "
                     "profiler_outdir=...)): not an XPlane, not read; profile with tf.profiler.experimental.start(logdir) "
                     "... stop() or the Keras TensorBoard callback's profile_batch, which write " + EXPECTED)
+#: The tool data TensorFlow's profiler and xprof convert a session's XPlane into, beside it in the session folder
+#: (what the stock Profile tab shows: trace viewer, overview page, input pipeline, TF and kernel stats, memory
+#: profile, op profile, xprof's op-stats cache, JAX's Perfetto trace).  Beside an XPlane they are its companions;
+#: alone, the XPlane they came from is missing (survey h37-survey11: jackmcarthur/lorrax's ``op_stats_v2.pb`` only;
+#: h37-survey18: aoberai/chess-engine's sessions, which hold both).
+TOOL_DATA_SUFFIXES = (".trace.json.gz", ".trace.json", ".overview_page.pb", ".input_pipeline.pb",
+                      ".tensorflow_stats.pb", ".kernel_stats.pb", ".memory_profile.json.gz", ".op_profile.json",
+                      ".op_stats.pb", ".op_stats_v2.pb", ".pod_viewer.json")
+PERFETTO_TRACE = "perfetto_trace.json.gz"
+TOOL_DATA_WHY = ("TensorFlow/JAX profiler tool data (what the stock Profile tab shows: trace viewer JSON, overview "
+                 "page, input pipeline, op and kernel stats, memory profile), converted from the session's XPlane, "
+                 "which the Advisor reads instead: give the `<host>.xplane.pb` the profiler wrote beside it (copy "
+                 "the whole session folder), or profile again with tf.profiler.experimental.start(logdir) ... stop() "
+                 "or jax.profiler.trace(logdir), which write " + EXPECTED)
+
+
+def is_tool_data(file_name: str) -> bool:
+    """A file the profiler converted from an XPlane (:data:`TOOL_DATA_SUFFIXES`), by its name."""
+    return file_name == PERFETTO_TRACE or (file_name.endswith(TOOL_DATA_SUFFIXES)
+                                           and not file_name.endswith((".pt.trace.json", ".pt.trace.json.gz")))
 
 
 def host_of(file_name: str) -> str | None:
@@ -51,8 +71,11 @@ class XPlaneLayout:
         profiler_outdir=...)``) writes ``local.trace`` into the same ``plugins/profile/<session>`` folder: a host-only
         trace proto with no XPlane in it (survey h37-survey11: a Keras laptop run of 2023 whose logdir read "no GPU
         profiles found")."""
-        if len(rel) >= 4 and rel[-1] == LEGACY_TRACE and rel[-4] == PLUGINS_DIR and rel[-3] == PROFILE_DIR:
+        in_session = len(rel) >= 4 and rel[-4] == PLUGINS_DIR and rel[-3] == PROFILE_DIR
+        if in_session and rel[-1] == LEGACY_TRACE:
             return LEGACY_TRACE_WHY
+        if in_session and is_tool_data(rel[-1]):
+            return TOOL_DATA_WHY  # discovery keeps it only where no XPlane sits beside it
         return None
 
     def group(self, found: list[Found]) -> Groups:

@@ -164,29 +164,31 @@ class App {
     window.scrollTo(0, 0);
   }
 
-  load(options) {
-    return this.cmp ? this.loadDiff(options) : this.loadReport(options);
-  }
-
-  /** Fetches the diff of the compared run (base) and the selection (new); like loadReport. */
-  async loadDiff({ quiet }) {
+  /** Fetches the report, or the diff of the compared run (base) and the selection (new) where a run is compared;
+   * the show* methods swap the DOM only if the answer changed (no flicker on reload).  A load that a newer one
+   * overtook shows nothing. */
+  async load({ quiet }) {
     const gen = ++this.generation;
     const { sel, cmp, settings } = this;
     const isStale = () => gen !== this.generation;
     if (!quiet) this.setLoading();
+    const options = {
+      settings,
+      isStale,
+      onProgress: (p) => {
+        if (!isStale()) replaceChildren(this.statusEl, views.computingView(p));
+      },
+    };
     try {
-      const result = await fetchDiff(cmp, sel, {
-        settings,
-        isStale,
-        onProgress: (p) => {
-          if (!isStale()) replaceChildren(this.statusEl, views.computingView(p));
-        },
-      });
+      const result = await (cmp ? fetchDiff(cmp, sel, options) : fetchReport(sel, options));
       if (!result || isStale()) return;
       replaceChildren(this.statusEl);
-      this.showDiff(sel, cmp, result, settings);
+      if (cmp) this.showDiff(sel, cmp, result, settings);
+      else this.showReport(sel, result, settings);
     } catch (e) {
-      if (!isStale()) this.showError(`Could not compare: ${e.message}`);
+      if (isStale()) return;
+      this.showError(cmp ? `Could not compare: ${e.message}`
+        : `${e.message}${e.status === 404 ? " (the session may have been removed; reload)" : ""}`);
     }
   }
 
@@ -223,28 +225,6 @@ class App {
     replaceChildren(this.statusEl);
     replaceChildren(this.reportEl, views.messageView("error", text));
     this.doc.body.dataset.state = "error";
-  }
-
-  /** Fetches the report; swaps the DOM only if the JSON changed (no flicker on reload). */
-  async loadReport({ quiet }) {
-    const gen = ++this.generation;
-    const { sel, settings } = this;
-    const isStale = () => gen !== this.generation;
-    if (!quiet) this.setLoading();
-    try {
-      const result = await fetchReport(sel, {
-        settings,
-        isStale,
-        onProgress: (p) => {
-          if (!isStale()) replaceChildren(this.statusEl, views.computingView(p));
-        },
-      });
-      if (!result || isStale()) return;
-      replaceChildren(this.statusEl);
-      this.showReport(sel, result, settings);
-    } catch (e) {
-      if (!isStale()) this.showError(`${e.message}${e.status === 404 ? " (the session may have been removed; reload)" : ""}`);
-    }
   }
 
   showReport(sel, result, settings = {}) {

@@ -1,0 +1,225 @@
+"""Training iterations of a memory snapshot, from its allocation pattern, where nothing in it marks them.
+
+A snapshot (``torch.cuda.memory._dump_snapshot``) records allocations, not GPU work or host calls, so no step marker
+or repeated span can say where its iterations are; the profiler's annotations do where it kept them (the optimizer
+step's end: ``MemorySnapshot.iteration_ends_ps``, read by the memory metrics) -- and then nothing here applies.
+
+Without them the iterations are in the allocations themselves, by their cause.  Between two iterations only what the
+job keeps is live (the weights, the optimizer's state); each iteration's forward climbs from that level, its backward
+and optimizer step free what the forward made and come back down to it.  Each iteration begins with the same
+allocation (the same site and size: the input moved to the GPU, the first layer's output).  So the iterations start
+at the repeats of one allocation that are troughs of the history:
+
+* from each repeat to the next, the level does not fall below where it started (by at most ``job.snapshot_trough_dip``
+  of what it climbed: a loss or output the program still holds from the iteration before is freed in the next);
+* each of them comes back down to where it started (``job.snapshot_trough_return`` of its climb), the first excepted:
+  an optimizer makes its state on its first step (Adam's moments), and that state is held from then on;
+* each holds a forward's and a backward's allocations (every training iteration runs both; repeats of a layer's
+  allocation inside one pass -- a model of identical blocks -- hold no backward between them);
+* they are alike: each holds as many allocations as the others (``job.snapshot_iteration_alike``; the first may hold
+  more, its optimizer's state).
+
+Only a site's repeats made after a backward allocation (since its repeat before) count: a site may recur inside one
+pass, an iteration's start only after the backward before it.  Of the sites whose repeats pass (the lowest-lying
+:data:`MAX_CANDIDATES` of those alike in size, checked one by one), the one whose repeats dip least below their start
+opens the iterations (a later allocation of the iteration starts above the first one's level, and the level falls
+back to it), the earlier on a tie.  The history before the first repeat (set-up, or the end of an iteration the ring
+buffer cut) is no step; after the last, the rest is one more when it is alike (it need not come back down: a loop
+that calls ``zero_grad()`` first holds its gradients until the next iteration's, which the dump came before), else a
+part of an iteration and no step.  Truth: the "Understanding GPU Memory 1" blog's ResNet-50 snapshot (survey
+h37-survey17; three iterations of 679 allocations, each at 500.4 MiB), replayed by hand, and a real annotated
+snapshot's optimizer-step ends (``tests/memory/test_snapshot_iterations_from_allocations.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor.common.fmt import plural
+from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, Trace
+
+#: Allocations a group of repeats must hold for its iterations to be looked at: two iterations of a forward (one
+#: allocation at least) and a backward (one at least).
+_MIN_ALLOCS = 4
+#: Sites whose repeats are checked one by one (:func:`_candidates`): a real history has one site per iteration's
+#: start (its first allocations' sites tie), a handful of others that pass the vectorised checks.
+MAX_CANDIDATES = 256
+#: Events per block of the range-extrema table: a query reads at most two partial blocks and the blocks between.
+_BLOCK = 256
+
+
+class _Extrema:
+    """Minimum and maximum of the level over any range of events, from per-block extrema (memory: two blocks' worth of
+    numbers per 256 events, where a sparse table would hold 20 copies of the history)."""
+
+    def __init__(self, level: np.ndarray) -> None:
+        self.level = level
+        n = level.size
+        full = n // _BLOCK * _BLOCK
+        blocks = level[:full].reshape(-1, _BLOCK)
+        self.lo = blocks.min(axis=1) if full else np.zeros(0, level.dtype)
+        self.hi = blocks.max(axis=1) if full else np.zeros(0, level.dtype)
+
+    def range(self, a: int, b: int) -> tuple[int, int]:
+        """(min, max) of ``level[a:b]`` (``a < b``)."""
+        ba, bb = -(-a // _BLOCK), b // _BLOCK
+        if ba >= bb:
+            part = self.level[a:b]
+            return int(part.min()), int(part.max())
+        parts_lo, parts_hi = [int(self.lo[ba:bb].min())], [int(self.hi[ba:bb].max())]
+        for s, e in ((a, ba * _BLOCK), (bb * _BLOCK, b)):
+            if e > s:
+                parts_lo.append(int(self.level[s:e].min()))
+                parts_hi.append(int(self.level[s:e].max()))
+        return min(parts_lo), max(parts_hi)
+
+
+def snapshot_iterations(trace: Trace) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """(starts, ends, in words) of the iterations of a snapshot that marks none, in ps on its events' clock; None where
+    the trace is no such snapshot or its history holds fewer than two whole iterations.  Of several GPUs, the one with
+    the most allocations (one process's devices run the same loop)."""
+    snap = trace.snapshot
+    if snap is None or snap.iteration_ends_ps or len(trace.h) or any(len(d) for d in trace.devices):
+        return None
+    if trace.span_ps is None:  # PyTorch 2.0's history has no times (one entry a microsecond): no step time to give
+        return None
+    if not trace.memory:
+        return None
+    return history_iterations(max(trace.memory.values(), key=lambda m: int((m.delta > 0).sum())))
+
+
+def history_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str] | None:
+    """The iterations of one GPU's history (:func:`snapshot_iterations`)."""
+    alloc = np.flatnonzero(me.delta > 0)
+    if alloc.size < 2 * _MIN_ALLOCS or me.baseline != "absolute":
+        return None
+    fwd = np.cumsum(np.concatenate(([0], (me.phase == MEMORY_PHASES.index("forward")) & (me.delta > 0))))
+    bwd = np.cumsum(np.concatenate(([0], (me.phase == MEMORY_PHASES.index("backward")) & (me.delta > 0))))
+    if not fwd[-1] or not bwd[-1]:
+        return None  # no forward or no backward recorded: nothing says where a training iteration is
+    n_alloc = np.cumsum(np.concatenate(([0], me.delta > 0)))
+    ext = _Extrema(me.allocated)
+    pre = me.allocated - me.delta  # the level before each event
+    _, inv, counts = np.unique(np.stack([me.op[alloc].astype(np.int64), me.delta[alloc]], axis=1), axis=0,
+                               return_inverse=True, return_counts=True)
+    inv = inv.reshape(-1)
+    order = np.argsort(inv, kind="stable")
+    pos = alloc[order]
+    ident = inv[order]
+    # of a site's repeats, those after a backward allocation (since the one before): the same site and size may
+    # recur inside a pass (a model's identical layers), an iteration's start only after the backward before it
+    new_group = np.ones(pos.size, bool)
+    new_group[1:] = ident[1:] != ident[:-1]
+    after_bwd = np.zeros(pos.size, bool)
+    after_bwd[1:] = bwd[pos[1:]] > bwd[pos[:-1]]
+    keep = new_group | after_bwd
+    kp, kg = pos[keep], ident[keep]
+    best: tuple[float, int, list[int], bool] | None = None
+    for g in _candidates(kp, kg, counts.size, n_alloc, pre, len(me)).tolist():
+        starts = kp[np.searchsorted(kg, g):np.searchsorted(kg, g, "right")].tolist()  # kg is sorted
+        got = _check(starts, len(me), pre, ext, fwd, bwd, n_alloc)
+        if got is not None and (best is None or (got[0], starts[0]) < (best[0], best[1])):
+            best = (got[0], starts[0], starts, got[1])
+    if best is None:
+        return None
+    _, _, starts, tail = best
+    k = len(starts) if tail else len(starts) - 1
+    if k < 2:
+        return None
+    t = me.t
+    s = np.array([int(t[i]) for i in starts[:k]], np.int64)
+    e = np.array([int(t[i]) for i in starts[1:k]] + [int(t[-1]) if tail else int(t[starts[k]])], np.int64)
+    bounds = [*starts[:k], len(me) if tail else starts[k]]
+    per = int(np.median([n_alloc[b] - n_alloc[a] for a, b in zip(bounds[:-1], bounds[1:])]))
+    note = (f"a memory snapshot's training iterations, from its allocations (it holds no step marker or annotation): "
+            f"{k} times the allocated bytes climb from the level held between iterations "
+            f"({_mib(int(pre[starts[1]]))}: weights, optimizer state) with the same allocations ({per:,} an iteration, "
+            f"forward and backward) and come back down to it")
+    if starts[0] > 0:
+        note += f"; the history before the first ({plural(int(n_alloc[starts[0]]), 'allocation')}) is no step"
+    if not tail:
+        note += "; the history ends inside an iteration: that part is no step"
+    return s, e, note
+
+
+def _candidates(kp: np.ndarray, kg: np.ndarray, groups: int, n_alloc: np.ndarray, pre: np.ndarray,
+                n: int) -> np.ndarray:
+    """The sites whose repeats (``kp``, event indices, by site ``kg`` then time) may open iterations, the lowest
+    first, at most :data:`MAX_CANDIDATES`: two repeats or more, whose iterations after the first (or, of two, the rest
+    after the last) are alike in their allocations.  Vectorised over every site at once: a history of random sizes has
+    as many sites as allocations, and :func:`_check` looks at each candidate's repeats one by one."""
+    m = np.bincount(kg, minlength=groups)
+    alike = T("job.snapshot_iteration_alike")
+    na = n_alloc[kp]
+    first = np.ones(kp.size, bool)
+    first[1:] = kg[1:] != kg[:-1]
+    last = np.ones(kp.size, bool)
+    last[:-1] = kg[1:] != kg[:-1]
+    # the sizes of the later iterations: gaps between repeats but the first, or the rest after the second of two
+    later = np.zeros(kp.size, bool)
+    later[1:] = ~first[1:] & ~first[:-1]  # gap from repeat j-1 to j, j-1 not the site's first
+    size = np.zeros(kp.size, np.int64)
+    size[1:] = na[1:] - na[:-1]
+    lo = np.full(groups, np.iinfo(np.int64).max)
+    hi = np.zeros(groups, np.int64)
+    np.minimum.at(lo, kg[later], size[later])
+    np.maximum.at(hi, kg[later], size[later])
+    two = last & (m[kg] == 2)
+    rest = int(n_alloc[n]) - na[two]
+    lo[kg[two]], hi[kg[two]] = rest, rest
+    ok = (m >= 2) & (lo > 0) & (hi <= lo * (1 + alike) / (1 - alike))
+    # the lowest troughs first: an iteration starts at the level held between iterations, the history's lowest
+    level = np.bincount(kg, weights=pre[kp].astype(np.float64), minlength=groups) / np.maximum(m, 1)
+    cand = np.flatnonzero(ok)
+    return cand[np.argsort(level[cand], kind="stable")][:MAX_CANDIDATES]
+
+
+def _check(starts: list[int], n: int, pre: np.ndarray, ext: _Extrema, fwd: np.ndarray, bwd: np.ndarray,
+           n_alloc: np.ndarray) -> tuple[float, bool] | None:
+    """(the repeats' mean dip below their start, a share of their climb; whether the rest after the last repeat is one
+    more iteration) where the repeats at event indices ``starts`` open iterations (the module's conditions), else
+    None."""
+    dips, sizes = [], []
+    for i, (a, b) in enumerate(zip(starts[:-1], starts[1:])):
+        dip = _segment(a, b, pre, ext, fwd, bwd, first=i == 0, end_level=int(pre[b]))
+        if dip is None:
+            return None
+        dips.append(dip)
+        sizes.append(int(n_alloc[b] - n_alloc[a]))
+    a = starts[-1]
+    # the last may end above its start: a loop that calls zero_grad() first holds its gradients until the next
+    # iteration's, which the dump came before
+    rest = _segment(a, n, pre, ext, fwd, bwd, first=True, end_level=int(ext.level[n - 1]))
+    rest_size = int(n_alloc[n] - n_alloc[a])
+    alike = T("job.snapshot_iteration_alike")
+    # the first iteration may make more (its optimizer's state): the others say what an iteration makes
+    later = sizes[1:] or ([rest_size] if rest is not None else [])
+    if not later:
+        return None
+    typical = float(np.median(later))
+    if any(abs(x - typical) > alike * typical for x in later) or sizes[0] < (1 - alike) * typical:
+        return None
+    tail = rest is not None and abs(rest_size - typical) <= alike * typical
+    return float(np.mean(dips)), tail
+
+
+def _segment(a: int, b: int, pre: np.ndarray, ext: _Extrema, fwd: np.ndarray, bwd: np.ndarray, first: bool,
+             end_level: int) -> float | None:
+    """How far events ``[a, b)`` dip below the level before ``a``, a share of what they climb above it, where they are
+    an iteration: a forward and a backward allocation, a dip of at most ``job.snapshot_trough_dip`` and -- the first
+    iteration apart -- an end (``end_level``) within ``job.snapshot_trough_return`` of the start; else None."""
+    if fwd[b] == fwd[a] or bwd[b] == bwd[a]:
+        return None
+    lo, hi = ext.range(a, b)
+    start = int(pre[a])
+    climb = hi - start
+    if climb <= 0 or start - lo > T("job.snapshot_trough_dip") * climb:
+        return None
+    if not first and abs(end_level - start) > T("job.snapshot_trough_return") * climb:
+        return None
+    return (start - lo) / climb
+
+
+def _mib(b: int) -> str:
+    return f"{b / 2**20:,.1f} MiB"

@@ -1,0 +1,28 @@
+"""Which host calls copy memory, and whether synchronously, is the devices' knowledge, read by every reader alike.
+
+The Kineto and Nsight readers each kept a copy of it; a copy's call decides whether the host blocked on it
+(``excessive_memcpy``'s synchronous copies).  The names are CUDA's runtime and driver API
+(``cudaMemcpy``/``cudaMemcpyAsync``, ``cuMemcpyHtoD_v2``/``cuMemcpyHtoDAsync_v2``, ``cudaMemset``/``cudaMemsetAsync``).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tb_gpu_advisor import devices
+
+
+@pytest.mark.parametrize("name, sync", [
+    ("cudaMemcpy", 1), ("cudaMemcpyAsync", 0), ("cudaMemcpy2DAsync", 0), ("cudaMemset", 1), ("cudaMemsetAsync", 0),
+    ("cuMemcpyHtoD_v2", 1), ("cuMemcpyHtoDAsync_v2", 0), ("cuMemsetD32Async", 0),
+    ("cudaLaunchKernel", -1), ("cudaStreamSynchronize", -1), ("aten::copy_", -1), ("Memcpy HtoD (Pinned -> Device)", -1),
+])
+def test_a_copy_call_says_whether_it_blocks(name: str, sync: int):
+    assert devices.copy_call_sync(name) == sync
+
+
+def test_every_copy_call_blocks_the_host_unless_asynchronous():
+    """The copy calls are among the blocking calls (``is_blocking_call``): one list, two questions."""
+    for name in devices.nvidia.COPY_CALLS:
+        assert devices.is_blocking_call(name) and devices.copy_call_sync(name) == 1
+        assert devices.copy_call_sync(name + "Async") == 0

@@ -1,0 +1,109 @@
+"""TensorFlow's and JAX's profiler tool data -- the files the stock Profile tab reads, converted from a session's
+XPlane -- are named for what they are, never "no GPU profiles found" nor "not a profile", and are no left-out
+profile beside the XPlane they came from (survey h37-survey18: aoberai/chess-engine's Keras logdirs of 2021 hold,
+per session, ``<host>.xplane.pb`` beside ``.trace.json.gz``, ``.overview_page.pb``, ``.input_pipeline.pb``,
+``.tensorflow_stats.pb``, ``.kernel_stats.pb`` and ``.memory_profile.json.gz``; the repository has no licence, so
+the files here are built as TensorFlow lays them out).  TensorFlow 1.x's timeline and the trace viewer's JSON given
+alone are named too, each with what to give instead."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+from tb_gpu_advisor.cli.main import main as cli
+from tb_gpu_advisor.discover.logdir import discover, skipped
+from tests.support.paths import FIXTURES
+
+XPLANE = FIXTURES / "real" / "tf221_cpu_custom_loop.xplane.pb"
+SESSION = Path("train") / "plugins" / "profile" / "2021_06_16_00_30_02"
+TOOL_DATA = ("aoberai.trace.json.gz", "aoberai.overview_page.pb", "aoberai.input_pipeline.pb",
+             "aoberai.tensorflow_stats.pb", "aoberai.kernel_stats.pb", "aoberai.memory_profile.json.gz")
+
+
+def _trace_viewer_json() -> bytes:
+    """The trace viewer's JSON as TensorFlow 2.4 writes it: its processes are the XPlane's planes."""
+    return json.dumps({"displayTimeUnit": "ns", "metadata": {"highres-ticks": True}, "traceEvents": [
+        {"ph": "M", "pid": 1, "name": "process_name", "args": {"name": "/device:GPU:0"}},
+        {"ph": "M", "pid": 1, "tid": 13, "name": "thread_name", "args": {"name": "Stream #13(Compute)"}},
+        {"ph": "M", "pid": 501, "name": "process_name", "args": {"name": "/host:CPU"}},
+        {"ph": "X", "pid": 1, "tid": 13, "ts": 10.0, "dur": 4.0, "name": "volta_sgemm_64x64_nt"},
+        {"ph": "X", "pid": 501, "tid": 7, "ts": 1.0, "dur": 20.0, "name": "train_function"}]}).encode()
+
+
+def _tf1_timeline() -> bytes:
+    """``timeline.Timeline(run_metadata.step_stats).generate_chrome_trace_format()`` of a TF 1.x session run."""
+    return json.dumps({"traceEvents": [
+        {"name": "process_name", "ph": "M", "pid": 0,
+         "args": {"name": "/job:localhost/replica:0/task:0/device:GPU:0 Compute"}},
+        {"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "/device:GPU:0/stream:all Compute"}},
+        {"ph": "X", "cat": "Op", "name": "MatMul", "pid": 1, "tid": 0, "ts": 5, "dur": 40,
+         "args": {"name": "dense/MatMul", "op": "MatMul"}}]}).encode()
+
+
+def _session(root: Path, with_xplane: bool) -> Path:
+    folder = root / SESSION
+    folder.mkdir(parents=True)
+    for name in TOOL_DATA:
+        data = _trace_viewer_json() if "trace" in name else b"\n\x02\x08\x01"
+        (folder / name).write_bytes(gzip.compress(data) if name.endswith(".gz") else data)
+    if with_xplane:
+        shutil.copy(XPLANE, folder / "aoberai.xplane.pb")
+    return folder
+
+
+def test_a_session_of_tool_data_without_its_xplane_is_named(tmp_path):
+    _session(tmp_path, with_xplane=False)
+    skips = dict(skipped(str(tmp_path)))
+    assert set(skips) == {str(SESSION / n) for n in TOOL_DATA}
+    assert all("tool data" in why and ".xplane.pb" in why for why in skips.values())
+    assert discover(str(tmp_path)) == []
+
+
+def test_the_cli_says_what_the_session_holds(tmp_path, capsys):
+    _session(tmp_path, with_xplane=False)
+    assert cli(["report", str(tmp_path), "--cache-dir", "off"]) == 2
+    err = capsys.readouterr().err
+    assert "No GPU profiles read" in err and "tool data" in err and "no GPU profiles found" not in err
+
+
+def test_beside_its_xplane_the_tool_data_is_no_profile_left_out(tmp_path):
+    _session(tmp_path, with_xplane=True)
+    assert [(s.run, s.session) for s in discover(str(tmp_path))] == [("train", SESSION.name)]
+    assert skipped(str(tmp_path)) == []
+
+
+def test_one_tool_data_file_given_alone_is_named_with_the_xplane_to_give(tmp_path, capsys):
+    folder = _session(tmp_path, with_xplane=True)
+    for name in ("aoberai.overview_page.pb", "aoberai.trace.json.gz"):
+        assert cli(["report", str(folder / name), "--cache-dir", "off"]) == 2
+        err = capsys.readouterr().err
+        assert "tool data" in err and "aoberai.xplane.pb" not in err and "<host>.xplane.pb" in err
+        assert "not a profile this tool reads" not in err and "not PyTorch's" not in err
+
+
+def test_trace_json_out_of_its_session_is_named_by_its_content(tmp_path, capsys):
+    cases = {"trace_viewer.json": (_trace_viewer_json(), "trace viewer JSON"),
+             "timeline.json": (_tf1_timeline(), "TensorFlow 1.x timeline"),
+             "memory_profile.json": (json.dumps({"memoryProfilePerAllocator": {"GPU_0_bfc": {}}}).encode(),
+                                     "memory profile tool data")}
+    for name, (data, words) in cases.items():
+        (tmp_path / name).write_bytes(data)
+        assert cli(["report", str(tmp_path / name), "--cache-dir", "off"]) == 2
+        err = capsys.readouterr().err
+        assert words in err and ".xplane.pb" in err, name
+
+
+def test_a_real_tf1_timeline_is_named_with_what_to_profile_instead(tmp_path, capsys):
+    """ikhlestov/tensorflow_profiling's 2017 GPU timeline (MIT, ``tests/fixtures/foreign/PROVENANCE.md``): one
+    ``sess.run`` whose 38 GPU op executions carry op names only -- no kernel, launch call or step mark to analyse."""
+    real = FIXTURES / "foreign" / "tf1_timeline_gpu" / "timeline_02_step_1.json"
+    assert cli(["report", str(real), "--cache-dir", "off"]) == 2
+    err = capsys.readouterr().err
+    assert "TensorFlow 1.x timeline" in err and "tf.profiler.experimental.start" in err and "nsys" in err
+    run = tmp_path / "run"
+    run.mkdir()
+    shutil.copy(real, run / real.name)  # in a logdir: left out with the same words, never "no GPU profiles found"
+    assert [why for _, why in skipped(str(tmp_path)) if "TensorFlow 1.x timeline" in why]

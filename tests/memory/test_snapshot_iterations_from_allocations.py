@@ -1,0 +1,98 @@
+"""A memory snapshot without annotations is cut into its training iterations by its allocations (``job/iterations``).
+
+Survey h37-survey17: the "Understanding GPU Memory 1" blog's ResNet-50 ``snapshot.html`` (tonghuikang/optimizer-memory-
+profiles @29ebcc7, no licence: read locally, not kept) holds three iterations of forward, backward and optimizer --
+2,037 allocations, 679 an iteration (268 of them the forward's), each climbing from the 214.8 MiB of weights and
+optimizer state to 500.4 MiB and back, read by hand -- and main analysed it as one step ("no step markers found").
+This branch reads 3 steps of 679 allocations, each peaking at 500.4 MiB, from 214.8 MiB held.
+
+Here: truth by construction (``synthetic.memsnapshot.training_iterations``: a loop of identical layers, Adam's moments
+made on its first step, a loss held until the next iteration), and a kept real snapshot whose profiler annotations mark
+where each optimizer step ended (``wild/snapshot_adam_iterations``, MIT): the iterations read from its allocations
+alone must end where its annotations say.  Controls: a snapshot with those annotations keeps its reading (one window,
+the annotations place the held state), and forward passes with no backward are not cut.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from synthetic import memsnapshot as ms
+from tb_gpu_advisor.formats.snapshot.reader import read_trace
+from tb_gpu_advisor.job.iterations import history_iterations
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.paths import FIXTURES
+
+MiB = 1 << 20
+ADAM = FIXTURES / "wild" / "snapshot_adam_iterations" / "forward_and_backward_memory_snapshot_200.pickle"
+
+
+def _report(tmp_path: Path, doc: dict, name: str = "snap"):
+    path = ms.write(str(tmp_path / f"{name}.pickle"), doc)
+    rep = analyze_host(HostFile(name, path, Path(path).stat().st_size, 0, "snapshot"))
+    assert rep.error is None, rep.error
+    return rep
+
+
+@pytest.mark.parametrize("iterations", [2, 3, 4])
+def test_each_iteration_is_a_step_with_its_own_peak(tmp_path: Path, iterations: int):
+    sc = ms.training_iterations(iterations=iterations)
+    rep = _report(tmp_path, sc.doc)
+    assert (rep.steps["source"], rep.steps["count"]) == ("memory_iterations", iterations), rep.steps
+    first_us = min(e["time_us"] for e in sc.doc["device_traces"][0])  # the snapshot's time 0
+    # each step starts at its iteration's first allocation (those before the first moved the model to the GPU)
+    assert [round(r.start_ms * 1000) + first_us for r in rep.step_rows.rows()] == sc.truth["starts_us"]
+    mem = rep.gpus[0].memory
+    assert [row[1] for row in mem["step_peaks"]] == sc.truth["peaks"]
+    # the peak's step began after the first, whose optimizer step made Adam's moments: they are held, not "optimizer"
+    assert mem["breakdown"]["held"] == sc.truth["held"], mem["breakdown"]
+    assert "optimizer" not in mem["breakdown"], mem["breakdown"]
+    # a step is timed on the allocator's clock, but the snapshot records no GPU work: its activity is unknown, not 0%
+    assert rep.gpus[0].step_ms and rep.gpus[0].busy_share is None
+
+
+def test_a_history_dumped_inside_an_iteration_keeps_only_the_whole_ones(tmp_path: Path):
+    sc = ms.training_iterations(iterations=3, dump_in_forward=True)
+    rep = _report(tmp_path, sc.doc)
+    assert (rep.steps["source"], rep.steps["count"]) == ("memory_iterations", 3), rep.steps
+    assert "ends inside an iteration" in rep.steps["note"]
+    assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"]
+
+
+def test_the_stock_rule_drops_the_first_and_last_of_many(tmp_path: Path):
+    sc = ms.training_iterations(iterations=7)
+    rep = _report(tmp_path, sc.doc)
+    assert (rep.steps["found"], rep.steps["count"]) == (7, 5), rep.steps
+    assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"][1:-1]
+
+
+def test_the_iterations_read_from_allocations_end_where_the_real_annotations_say():
+    """The kept real snapshot's three ``Optimizer.step#NIUAdam.step`` ends (899.75, 959.60, 1019.59 ms): each iteration
+    but the last begins with the first allocation after one of them, and the last runs to the history's end."""
+    tr = read_trace(str(ADAM))
+    me = tr.memory[0]
+    ends = list(tr.snapshot.iteration_ends_ps)
+    starts, stops, _ = history_iterations(me)
+    assert starts.size == len(ends) == 3
+    alloc_t = me.t[me.delta > 0]
+    for end, start in zip(ends, starts[1:].tolist()):
+        assert start == int(alloc_t[alloc_t > end][0])
+    assert int(stops[-1]) == int(me.t[-1])
+
+
+def test_a_snapshot_with_its_annotations_keeps_its_reading():
+    rep = analyze_host(HostFile("adam", str(ADAM), ADAM.stat().st_size, 0, "snapshot"))
+    assert rep.error is None, rep.error
+    assert rep.steps["source"] == "whole_capture", rep.steps
+
+
+def test_the_same_loop_annotated_is_not_cut_and_forward_passes_are_not_iterations(tmp_path: Path):
+    annotated = ms.ring_buffer_training(iterations=4, max_entries=None)
+    assert _report(tmp_path, annotated.doc, "annotated").steps["source"] == "whole_capture"
+    bare = dict(annotated.doc, external_annotations=[])
+    assert _report(tmp_path, bare, "bare").steps["count"] == 4
+    forwards = ms.forward_only(grad=False, passes=4)
+    assert _report(tmp_path, forwards.doc, "forwards").steps["source"] == "whole_capture"

@@ -1,0 +1,97 @@
+"""One value per quantity in the text report a user reads (h37-review2: every kept capture's report read by hand).
+
+Each case below was read on main in a kept real capture's text report; the checker
+(``tests/support/contradictions.text_number_problems``) reads only the rendered text.  It is shown failing on each
+pattern, then run over the kept files that showed them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.report import render
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.contradictions import text_number_problems
+from tests.support.paths import FIXTURES, SHARED_PROFILES
+
+
+def _text(root) -> str:
+    (s,) = discover(str(root))
+    return render.to_text(analyze_session(s.run, s.session, s.hosts))
+
+
+def test_the_checker_sees_each_pattern():
+    """Each pattern as main printed it fails the checker; the agreeing words pass."""
+    head = "GPU Advisor — run '.', session 's' (1 host, 3 steps, step 1.00 ms)\n"
+    assert text_number_problems(head + "If every fix lands: step ~131 us instead of 0.99 ms.\n")
+    assert not text_number_problems(head + "If every fix lands: step ~131 us instead of 1.00 ms.\n")
+    mem = "peaks at 214 MiB reserved of its 191 GiB (0.1%): the step's own 84.5 MiB ({} less 55.1 MiB held across"
+    assert text_number_problems(mem.format("the peak"))
+    assert not text_number_problems(mem.format("the allocated peak 140 MiB"))
+    assert not text_number_problems("peaks at 460 MiB allocated of ...: the step's own 204 MiB (the peak less 256 MiB "
+                                    "held across steps)")
+    jax = ("peaks at 704 MiB allocated of the 59.4 GiB its allocator took, 75% of the GPU's 79.2 GiB (1.2%): the step's "
+           "own 352 MiB (the peak less 352 MiB held across steps) could grow about 150x before {} is 90% full.")
+    assert text_number_problems(jax.format("the GPU"))
+    assert not text_number_problems(jax.format("its allocator's 59.4 GiB"))
+    assert not text_number_problems("peaks at 214 MiB reserved of its 191 GiB (0.1%, x): the step's own 84.5 MiB (the "
+                                    "allocated peak 140 MiB less 55.1 MiB held across steps) could grow about 2,100x "
+                                    "before the GPU is 90% full.")
+    held = "The GPU idles 2.20 ms of each 20.6 ms step (10.7%) with work it was given: {} of it holding"
+    assert text_number_problems(held.format("2.23 ms"))
+    assert not text_number_problems(held.format("2.20 ms"))
+    assert text_number_problems("    30.67 s); 33784.7 ms, 78% of the 43425.4 ms window.")
+    assert not text_number_problems("    30.67 s); 33.78 s, 78% of the 43.43 s window.")
+    assert not text_number_problems("    Trace: x start-up, step 0 (3.80 s) [30462.5 – 43382.7 ms]")
+
+
+@pytest.mark.parametrize("run", [
+    "amd_mi250",              # "one pass of 9.33 ms" / "instead of 9.32 ms" (the step rounded twice)
+    "tiny_block_h100_infer",  # "step 1.00 ms" / "instead of 0.99 ms"
+    "amd_mi300x",             # "peaks at 214 MiB reserved ... the step's own 84.5 MiB (the peak less 55.1 MiB held"
+    "cold_a100_alexnet",      # "33784.7 ms, 78% of the 43425.4 ms window" beside "30.67 s"
+    "streams_pinned_copies",  # "896.8 ms, 81% of the 1100.7 ms window"
+])
+def test_kept_wild_reports_say_one_value(run):
+    assert not text_number_problems(_text(FIXTURES / "wild" / run))
+
+
+def test_the_held_idle_is_part_of_its_idle():
+    """v100_bert_8gpu_tf24 (two GPUs): "idles 2.20 ms of each 20.6 ms step ... 2.23 ms of it holding kernels": the
+    held idle, a per-GPU mean, printed above the host's idle it is part of."""
+    path = SHARED_PROFILES / "v100_bert_8gpu_tf24.xplane.pb"
+    if not path.is_file():
+        pytest.skip(f"{path} not present")
+    out = subprocess.run([sys.executable, "-m", "tb_gpu_advisor.cli", "report", str(path)], capture_output=True,
+                         text=True, timeout=600, check=False)
+    assert out.returncode in (0, 1), out.stderr
+    assert "with work it was given" in out.stdout  # the held-idle finding this test is about
+    assert not text_number_problems(out.stdout)
+
+
+@pytest.mark.parametrize("run", ["healthy_bf16", "fp32_highest"])
+def test_jax_headroom_names_the_pool_it_is_figured_against(run):
+    """JAX preallocates 75% of the GPU: "could grow about 150x before the GPU is 90% full" was figured against the
+    allocator's 59.4 GiB, not the H100's 79.2 GiB (which would allow about 210x)."""
+    root = SHARED_PROFILES / "real-h100-jax" / run
+    if not root.is_dir():
+        pytest.skip(f"{root} not present")
+    text = _text(root)
+    assert "could grow about" in text
+    assert not text_number_problems(text)
+
+
+def test_a_session_findings_share_is_of_the_sessions_step():
+    """dlrm_v100 (8 ranks): "saves ~8.11 ms/step (55% of step)" under "step 16.1 ms (median of 8 ranks)" -- the mean
+    of five hosts' own shares of their own steps; 8.11 ms is 50% of the step the header states.  Every session finding
+    (merged over hosts, or the job's) states its share of that step."""
+    (s,) = discover(str(FIXTURES / "wild" / "dlrm_v100"))
+    report = analyze_session(s.run, s.session, s.hosts)
+    step = report.achievable["step_ms"]
+    session = [f for f in report.findings if f.host is None and f.saving is not None and f.saving.ms_per_step > 0]
+    assert any(f.hosts and len(f.hosts) > 1 for f in session)  # the merged findings this is about
+    for f in session:
+        assert abs(f.saving.percent_of_step - 100 * f.saving.ms_per_step / step) < 0.05, f.id

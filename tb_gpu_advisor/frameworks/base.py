@@ -124,6 +124,10 @@ class Framework:
     #: ``.item()``): on a CPU tensor a memory read, microseconds; one lasting milliseconds waited for a device's queue
     #: -- GPU use a capture shows even where its CUDA activity was not recorded (``job.kind``)
     scalar_read_event: NamePredicate = never
+    #: the program emptying the framework's device memory cache itself (PyTorch's ``torch.cuda.empty_cache()``, as its
+    #: Python frame or a range named for it): the driver frees inside one are the program's own release, and the next
+    #: pass asks the driver for that memory again -- churn a call causes, not a cache that is off (``allocator_churn``)
+    cache_release_event: NamePredicate = never
     #: a distributed backend that runs only on GPUs (PyTorch's NCCL process group; gloo runs on the CPU too)
     gpu_only_backend: NamePredicate = never
     #: host events of a data-parallel wrapper loading a layer's parameters onto the GPU before it runs (FSDP's

@@ -585,6 +585,17 @@ JOB_FIXES = {
         "shapes the same from step to step so cached blocks fit.",
         "unset PYTORCH_NO_CUDA_MEMORY_CACHING\n"
         "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # fewer, growable segments"),),
+    # the program's own torch.cuda.empty_cache() holds the step's cudaFree calls: the cache is on, and emptied
+    "allocator_churn:empty_cache": (action(
+        "Drop torch.cuda.empty_cache() from the loop: it hands every cached block back to the driver (cudaFree, which "
+        "synchronizes the device), so the next pass asks the driver for the same memory again (cudaMalloc). The "
+        "caching allocator reuses freed blocks by itself; a benchmark that wants a cold L2 cache can overwrite a "
+        "buffer on the GPU instead.",
+        "flush = torch.empty(64 << 20, dtype=torch.int8, device=\"cuda\")   # a benchmark's cold L2: allocated once\n"
+        "for batch in loader:\n"
+        "    flush.zero_()                # overwrites the L2 cache, frees nothing\n"
+        "    out = model(batch)\n"
+        "    # torch.cuda.empty_cache()   # removed: the next pass would cudaMalloc its memory again"),),
     "dtype_casts": (CAST_ONCE,),
     "dtype_casts@inference": (action(
         "Cast the model to bfloat16 once instead of running it under autocast, which casts the fp32 weights again on "
@@ -750,6 +761,16 @@ _PARAM_UPLOAD = re.compile(r"^(?:FSDP::pre_(?:forward|backward)|FullyShardedData
 
 def is_param_upload_event(name: str) -> bool:
     return bool(_PARAM_UPLOAD.match(name))
+
+
+#: ``torch.cuda.empty_cache()`` / ``torch.cuda.memory.empty_cache`` as a Python frame (``with_stack``:
+#: ``torch/cuda/memory.py(192): empty_cache``), its C binding (``torch._C._cuda_emptyCache``), or a range the program
+#: names for it (PARAM's ``[param|clear_cache]``, which calls it)
+_CACHE_RELEASE = re.compile(r"(?:empty|clear)_?cache\b|_cuda_emptyCache", re.IGNORECASE)
+
+
+def is_cache_release_event(name: str) -> bool:
+    return bool(_CACHE_RELEASE.search(name))
 
 
 def is_step_end_event(name: str) -> bool:
@@ -973,6 +994,6 @@ FRAMEWORK = Framework(
     scalar_read_event=is_scalar_read_event,
     gpu_only_backend=is_gpu_only_backend, version_range=version_range,
     step_end_event=is_step_end_event, param_upload_event=is_param_upload_event,
-    model_call=is_model_call,
+    model_call=is_model_call, cache_release_event=is_cache_release_event,
     cast_kernels=(r"(bfloat16|float16|half|float8\w*)_copy_kernel",), cast_ops=("_to_copy", "to", "type_as"),
 )

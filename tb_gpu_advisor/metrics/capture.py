@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
+from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.frameworks.base import never
 from tb_gpu_advisor.metrics.context import PS_PER_MS, PS_PER_US, Context
-from tb_gpu_advisor.metrics.types import CaptureQuality, ClockSkew
+from tb_gpu_advisor.metrics.types import CacheRelease, CaptureQuality, ClockSkew
+from tb_gpu_advisor.model.columns import lookup_mask
 
 
 def capture_quality(ctx: Context) -> CaptureQuality:
@@ -98,6 +101,45 @@ def unmet_fixes(ctx: Context) -> list[str]:
         return []
     host = _host_names(ctx)
     return [text for text, (_, shows) in needs.items() if not any(shows(n) for n in host)]
+
+
+def cache_release(ctx: Context) -> CacheRelease:
+    """The device frees inside the kept steps, and how many of them lie inside a call of the program emptying the
+    framework's cache (``Framework.cache_release_event``: a range, or a Python frame of ``with_stack``) on the same
+    thread.
+
+    Why: a caching allocator gives memory back to the driver only when told to (PyTorch's ``empty_cache``) or when an
+    allocation fails; a free inside the program's own release is that call's, so the churn is the call's, not a cache
+    that is off (whose frees fall wherever tensors die)."""
+    h = ctx.h
+    if not len(h) or ctx.fw.cache_release_event is never:
+        return CacheRelease()
+    free = np.flatnonzero(h.name_mask(devices.is_free_call) & (ctx.host_step >= 0))
+    if not free.size:
+        return CacheRelease()
+    free = free[np.argsort(h.start[free], kind="stable")]
+    f_start, f_end, f_line = h.start[free], h.end[free], h.line[free]
+    inside = np.zeros(free.size, bool)
+    counts: dict[str, int] = {}
+    for start, end, name, line in _release_calls(ctx):
+        lo = int(np.searchsorted(f_start, start, side="left"))
+        hi = int(np.searchsorted(f_start, end, side="right"))
+        held = (f_line[lo:hi] == line) & (f_end[lo:hi] <= end) & ~inside[lo:hi]
+        if held.any():
+            inside[lo:hi] |= held
+            counts[name] = counts.get(name, 0) + int(held.sum())
+    return CacheRelease(int(free.size), int(inside.sum()), sorted(counts, key=lambda n: -counts[n]))
+
+
+def _release_calls(ctx: Context) -> list[tuple[int, int, str, int]]:
+    """(start, end, name, line) of the host events and Python spans that are the program emptying the cache."""
+    h, sp, pred = ctx.h, ctx.trace.spans, ctx.fw.cache_release_event
+    out = [(int(h.start[r]), int(h.end[r]), h.names[int(h.name[r])], int(h.line[r]))
+           for r in np.flatnonzero(h.name_mask(pred)).tolist()]
+    if sp is not None and len(sp):
+        hit = np.flatnonzero(lookup_mask(h.per_name(pred), sp.name))
+        out += [(int(sp.start[r]), int(sp.end[r]), h.names[int(sp.name[r])], int(sp.line[r])) for r in hit.tolist()]
+    return out
 
 
 def _host_names(ctx: Context) -> list[str]:

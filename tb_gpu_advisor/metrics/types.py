@@ -750,6 +750,20 @@ class ClockSkew:
 
 
 @dataclass
+class CacheRelease:
+    """The driver frees of the kept steps, and those the program's own cache release holds
+    (``Framework.cache_release_event``, ``metrics.capture.cache_release``).
+
+    frees: device frees (``cudaFree``) inside the kept steps; released: of them, those inside a call of the program
+    emptying the cache; names: those calls' names, the most frees first.  A caching allocator frees nothing of its own
+    accord, so frees held by such a call are the churn it causes."""
+
+    frees: int = 0
+    released: int = 0
+    names: list[str] = field(default_factory=list)
+
+
+@dataclass
 class CaptureQuality:
     length_ms: float  # first to last event (or profile_start/stop_time)
     steps_captured: int  # steps detected (before dropping)
@@ -1017,6 +1031,8 @@ class HostMetrics:
     scheduler_traced: bool = False
     #: kernels launched with fewer blocks than their GPU has SMs (``metrics/underfill.py``)
     underfill: Underfill = field(default_factory=Underfill)
+    #: the steps' driver frees and those the program's own cache release holds (``allocator_churn``'s cause)
+    cache_release: CacheRelease = field(default_factory=CacheRelease)
 
     def to_dict(self) -> dict[str, Any]:
         return to_dict(self)

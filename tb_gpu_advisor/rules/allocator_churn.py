@@ -2,7 +2,9 @@
 
 A framework's caching allocator (PyTorch's, XLA's BFC, TF's) asks the driver for memory during warm-up and then reuses
 it; each ``cudaFree`` synchronizes the whole device.  When the cache is off (``PYTORCH_NO_CUDA_MEMORY_CACHING=1``, a
-debugging setting left on), or shapes change every step so blocks never fit, the step pays for the driver's
+debugging setting left on), or shapes change every step so blocks never fit, or the program empties the cache itself
+(``torch.cuda.empty_cache()`` in its loop: at least half the steps' ``cudaFree`` calls inside its own call, a Python
+frame or a range, ``metrics.capture.cache_release``; the fix is then to drop that call), the step pays for the driver's
 allocator: the GPU idles while the host is inside those calls.  Metric: that idle time (the breakdown's ``allocator``)
 as a share of the step.  One-time allocations of a cold start are the cold-start check's (painted first).
 Saving: the allocator's idle time (the calls gone from steady steps).  Where the trace records the allocator's events
@@ -39,16 +41,37 @@ def check(m: HostMetrics) -> list[Finding]:
                       ["GPU", "reserved changes / step", "peak reserved", "peak allocated"],
                       [[g.gpu, round(g.reserved_changes_per_step, 2), gb(g.peak_reserved_bytes),
                         gb(g.peak_allocated_bytes)] for g in moves])] if moves else []
+    emptied = _emptied_by_program(m)
     return [finding(
         ctx, ID, sev,
         f"The GPU idles {ms(idle)} of each {ms(ctx.step_ms)} step ({pct(share)}) while the host is inside the device "
-        f"allocator's own calls (cudaMalloc / cudaFree; every free synchronizes the device): the caching allocator is "
-        f"off, or blocks never fit because shapes change every step.{seen}",
+        f"allocator's own calls (cudaMalloc / cudaFree; every free synchronizes the device): "
+        f"{emptied or 'the caching allocator is off, or blocks never fit because shapes change every step.'}{seen}",
         evidence=evidence,
         metric=share_metric("allocator_share", "GPU idle in allocator calls", share, "allocator_churn.warning",
                             severity=sev, detail={"allocator_ms_per_step": idle}),
         saving=saving(ctx, idle, "the allocator's calls leave the steady steps (memory cached and reused)",
                       [("allocator", "allocator", idle)]),
         windows=step_windows(ctx, key=lambda s: s.breakdown.allocator, label="allocator"),
-        actions=ctx.fw.fix(ID),
+        actions=ctx.fw.fix(f"{ID}:empty_cache" if emptied else ID),
     )]
+
+
+def _emptied_by_program(m: HostMetrics) -> str:
+    """Why the allocator churns where the program empties its cache itself, else "".
+
+    A caching allocator frees device memory only when told to (or when an allocation fails): when at least half the
+    steps' driver frees run inside the program's own release call, that call is the cause -- it hands the cache
+    back, and the next pass asks the driver for the memory again -- and turning a cache back on that is on fixes
+    nothing."""
+    cr = m.cache_release
+    if not cr.released or 2 * cr.released < cr.frees:
+        return ""
+    if cr.frees == 1:
+        which = "the steps' one cudaFree call runs"
+    elif cr.released == cr.frees:
+        which = f"all {cr.frees} cudaFree calls of the steps run"
+    else:
+        which = f"{cr.released} of the steps' {cr.frees} cudaFree calls run"
+    return (f"the program empties the allocator's cache itself: {which} inside its own `{cr.names[0]}`, and the next "
+            f"pass asks the driver for that memory again.")

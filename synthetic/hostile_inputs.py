@@ -70,6 +70,18 @@ def small_snapshot() -> bytes:
                                                   entry("alloc", 0, MiB, T0_US + 10)])
 
 
+def gzip_bomb(inflated_mb: int) -> bytes:
+    """A ``snapshot.pickle.gz`` whose start is a snapshot's pickle and which inflates to ``inflated_mb`` MiB (zeros
+    after it): a few hundred bytes a MiB, compressed a MiB at a time (never held inflated here)."""
+    import zlib
+
+    z = zlib.compressobj(9, zlib.DEFLATED, 31)
+    out = [z.compress(small_snapshot())]
+    zeros = bytes(MiB)
+    out += [z.compress(zeros) for _ in range(inflated_mb)]
+    return b"".join(out) + z.flush()
+
+
 def padded_snapshot(pad_bytes: int) -> bytes:
     """A valid snapshot with one string of ``pad_bytes`` beside it: a large page that is still a snapshot."""
     return pickle.dumps({"segments": [segment(MiB, [block(MiB)])], "device_traces": [[]], "pad": "x" * pad_bytes},

@@ -434,6 +434,31 @@ class _Gunzip:
         return b""
 
 
+def is_gzip(head: bytes) -> bool:
+    """Whether bytes start as a gzip file does (its magic)."""
+    return head[:2] == b"\x1f\x8b"
+
+
+def gunzip_upto(raw: IO[bytes], n: int) -> tuple[bytes, bool]:
+    """At most ``n`` bytes of the gzip file ``raw`` decompressed (every member, through :class:`_Gunzip`: a gzip bomb
+    is never inflated past ``n``), and whether its stream was cut off or corrupt before its end (what came before
+    is kept).  Why here: the one home of reading gzip files; a memory snapshot people gzip for upload
+    (``snapshot.pickle.gz``) is read through it too."""
+    g = _Gunzip(_Prefixed(b"", raw))
+    parts: list[bytes] = []
+    got = 0
+    try:
+        while got < n:
+            part = g.read(min(n - got, 64 * _READ_BLOCK))
+            if not part:
+                break
+            parts.append(part)
+            got += len(part)
+    except (EOFError, zlib.error):
+        return b"".join(parts), True
+    return b"".join(parts), False
+
+
 class _Prefixed:
     """A stream whose first bytes were already read (the magic sniff works on non-seekable remote streams)."""
 

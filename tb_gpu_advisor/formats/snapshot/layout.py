@@ -18,14 +18,18 @@ PyTorch 2.0's page of that name held no pickle but the history as it drew it (:f
 from __future__ import annotations
 
 import binascii
+import io
 import re
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import memory_timeline
+from tb_gpu_advisor.formats.kineto.parse import gunzip_upto, is_gzip
 from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 SUFFIXES = (".pickle", ".pkl")
+#: The same gzipped for upload (``snapshot.pickle.gz``): read through the one gzip reader (``kineto.parse.gunzip_upto``).
+GZ_SUFFIXES = tuple(s + ".gz" for s in SUFFIXES)
 #: The viewer's page that embeds a snapshot (``torch.cuda._memory_viz``): a snapshot only when its script says so.
 HTML_SUFFIX = ".html"
 EXPECTED = "<run>/<name>.pickle (torch.cuda.memory._dump_snapshot)"
@@ -62,7 +66,8 @@ _DRAWN_PAGE = re.compile(rb"let\s+alloc_data\s*=\s*\{")
 
 
 def is_pickle_name(name: str) -> bool:
-    return name.endswith(SUFFIXES) and len(name) > max(len(s) for s in SUFFIXES if name.endswith(s))
+    suffixes = (*SUFFIXES, *GZ_SUFFIXES)
+    return name.endswith(suffixes) and len(name) > max(len(s) for s in suffixes if name.endswith(s))
 
 
 def is_page_name(name: str) -> bool:
@@ -128,6 +133,10 @@ def sniff(path: str) -> str | None:
         return "unreadable"
     if not head:
         return "empty"
+    if is_gzip(head):  # the pickle's start, decompressed from the file's (never past SNIFF_BYTES)
+        head = gunzip_upto(io.BytesIO(head), SNIFF_BYTES)[0]
+        if not head:
+            return "a gzip file with nothing readable at its start"
     if is_page(head):
         if is_drawn_page(head):
             return None  # PyTorch 2.0's drawn history (``drawn``): read as its snapshot would be
@@ -174,6 +183,7 @@ class SnapshotLayout(RunFolderLayout):
 
 
 def _host(name: str) -> str:
+    name = name[:-3] if name.endswith(GZ_SUFFIXES) else name
     for suffix in (*SUFFIXES, HTML_SUFFIX):
         if name.endswith(suffix):
             return name[: -len(suffix)] or name

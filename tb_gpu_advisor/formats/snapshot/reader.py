@@ -20,6 +20,7 @@ file describe a huge tree, and a real snapshot spends several bytes on every fra
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from typing import Any
@@ -28,6 +29,7 @@ import numpy as np
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats.base import max_profile_bytes
+from tb_gpu_advisor.formats.kineto.parse import gunzip_upto, is_gzip
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, loads
 from tb_gpu_advisor.formats.snapshot.layout import embedded_snapshot, is_drawn_page, is_page
@@ -84,7 +86,8 @@ class _OutOfRange(ValueError):
 
 
 def read_trace(path: str, host: str | None = None, ranks: list[str] | None = None) -> Trace:
-    """Read one snapshot pickle into a trace (``SnapshotReadError`` when it is none, or asks for more than data)."""
+    """Read one snapshot pickle (plain or gzip) into a trace (``SnapshotReadError`` when it is none, or asks for more
+    than data)."""
     data = _read_bytes(path)
     if is_page(data):  # PyTorch's memory viewer page: the snapshot is the pickle it embeds
         if is_drawn_page(data):  # PyTorch 2.0's: no snapshot, the history as the viewer drew it
@@ -107,6 +110,7 @@ def read_trace(path: str, host: str | None = None, ranks: list[str] | None = Non
 
 def host_name(path: str) -> str:
     name = os.path.basename(path)
+    name = name[:-3] if name.endswith(".gz") and len(name) > 3 else name
     for suffix in (".pickle", ".pkl", ".html"):
         if name.endswith(suffix):
             return name[: -len(suffix)] or name
@@ -119,7 +123,20 @@ def _read_bytes(path: str) -> bytes:
         data = _read_upto(f, limit + 1)
     if len(data) > limit:
         raise SnapshotReadError(path, f"over the {limit:,}-byte limit (raise TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
-    return data
+    return _gunzipped(path, data, limit) if is_gzip(data) else data
+
+
+def _gunzipped(path: str, data: bytes, limit: int) -> bytes:
+    """The snapshot a gzip file holds (``snapshot.pickle.gz``: people compress them for upload), decompressed no
+    further than the size limit a plain file has: a gzip bomb is refused, in words, not inflated."""
+    out, cut = gunzip_upto(io.BytesIO(data), limit + 1)
+    if len(out) > limit:
+        raise SnapshotReadError(path, f"a gzip file of {len(data):,} bytes that decompresses past the {limit:,}-byte "
+                                      "limit: refused, not inflated (a gzip bomb, or a snapshot larger than the limit: "
+                                      "raise TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
+    if not out:
+        raise SnapshotReadError(path, "a gzip file with nothing readable in it" + (" (cut off or corrupt)" if cut else ""))
+    return out
 
 
 def _read_upto(f: Any, n: int, chunk: int = 64 << 20) -> bytes:

@@ -34,6 +34,7 @@ from tb_gpu_advisor.rules.base import (
     saving,
     step_windows,
 )
+from tb_gpu_advisor.rules.capture_quality import unmeasured_across_clocks
 from tb_gpu_advisor.rules.cold_start import steps_hold_start_up
 from tb_gpu_advisor.rules.registry import REGISTRY, Rule, card_rule
 from tb_gpu_advisor.rules.savings import mark_overlaps
@@ -140,6 +141,8 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
     unrecorded = unrecorded_idle_finding(metrics, out) if has_gpu else None
     if unrecorded is not None:
         out.append(unrecorded)  # whatever else fired: too few steps must not hide most of the window
+    if has_gpu:  # clocks a step apart: no GPU idle measured against the host's work stands (capture_quality says so)
+        unmeasured_across_clocks(metrics, out)
     if has_gpu and not any(f.severity in ("critical", "warning") for f in out):
         out.append(unexplained_idle_finding(metrics) or healthy_finding(metrics))
     _step_confidence(metrics, out)

@@ -13,7 +13,9 @@ the right window in the capture's own profiler (Nsight: ``formats.nsys.WINDOW_FI
 than ``capture.min_steps`` kept steps (warning; neither where the window holds no GPU work), capture longer than ``capture.max_seconds`` (info), step times
 varying more than ``capture.max_step_cv`` (info), GPU work recorded as starting more than ``capture.clock_skew_us``
 before the call that launched it (info: the capture's GPU and host clocks disagree by at least that lead, so every
-host/GPU interval is uncertain by it: ``CaptureQuality.clock_skew``).  A memory snapshot gets none of these (no steps): only, where
+host/GPU interval is uncertain by it: ``CaptureQuality.clock_skew``; a warning where the lead is longer than the step:
+then the findings that measure the GPU's idle against the host's work are not given, and the note names them --
+``unmeasured_across_clocks``).  A memory snapshot gets none of these (no steps): only, where
 its allocator history kept just its last ``max_entries`` events while its annotations show whole iterations before
 them (``Memory.history_cut``), a warning that its peak is the kept window's, with the setting that keeps them.
 No saving.
@@ -22,11 +24,12 @@ No saving.
 from __future__ import annotations
 
 from tb_gpu_advisor import devices, formats
-from tb_gpu_advisor.common.fmt import and_list
+from tb_gpu_advisor.common.fmt import and_list, times
 from tb_gpu_advisor.frameworks.base import action
 from tb_gpu_advisor.metrics.types import ClockSkew, HostMetrics
 from tb_gpu_advisor.model.schema import Action, Finding
 from tb_gpu_advisor.rules import cold_start
+from tb_gpu_advisor.rules.savings import IDLE_GROUPS
 from tb_gpu_advisor.rules.base import Ctx, T, finding, ms, pct, rule, share_metric, step_windows, value_metric
 
 ID = "capture_quality"
@@ -162,16 +165,55 @@ def _clock_skew(ctx: Ctx, skew: ClockSkew) -> Finding:
     interval measured between host and GPU (launch wait, idle gaps, the step's host-bound share, the viewer's flow
     arrows) is uncertain by that much, which the note weighs against the step."""
     lead = skew.max_lead_us
-    of_step = f" ({pct(lead / 1000.0 / ctx.step_ms)} of the {ms(ctx.step_ms)} step)" if ctx.step_ms else ""
+    said = ms(lead / 1000.0)  # 142 us, 20.0 ms, 10.00 s: a skew of seconds is no count of microseconds
+    share = lead / 1000.0 / ctx.step_ms if ctx.step_ms else 0.0
+    of_step = "" if not ctx.step_ms else (f" ({pct(share)} of the {ms(ctx.step_ms)} step)" if share < 1 else
+                                          f" ({times(share)} the {ms(ctx.step_ms)} step)")
     return _note(
         ctx, f"{skew.early} of {_n(skew.linked, 'GPU event')} with a recorded launch call start before that call, by "
-                 f"up to {lead:.0f} us: no GPU work starts before it is launched, so the capture's GPU and host clocks "
-                 f"disagree by at least {lead:.0f} us{of_step}. Every time measured between the host and the GPU -- "
+                 f"up to {said}: no GPU work starts before it is launched, so the capture's GPU and host clocks "
+                 f"disagree by at least {said}{of_step}. Every time measured between the host and the GPU -- "
                  f"launch wait, idle gaps, what the GPU waited for -- is uncertain by that much; times on one side "
                  f"alone (kernel durations, host op times) are not.",
         "The capture's GPU and host clocks disagree: GPU work starts before its launch",
-        ("clock_skew_us", "GPU work ahead of its launch call", lead, "us", f"{lead:.0f} us", "capture.clock_skew_us"),
+        ("clock_skew_us", "GPU work ahead of its launch call", lead, "us", said, "capture.clock_skew_us"),
         [SAME_CLOCKS])
+
+
+def measured_across_clocks(f: Finding) -> bool:
+    """Whether a finding measures the GPU's idle time against the host's work: its saving recovers GPU idle the host
+    causes (``savings.IDLE_GROUPS``) or waits in for work the capture lacks (``unseen``), or it speaks of idle time
+    nothing explains -- each an interval between a host event and a GPU event, on two clocks."""
+    if f.rule == "unexplained_idle" or (f.rule == ID and f.metric is not None and f.metric.id == "unseen_share"):
+        return True
+    return f.saving is not None and any(p.get("group") in IDLE_GROUPS or p.get("group") == "unseen"
+                                        for p in f.saving.recovers)
+
+
+def unmeasured_across_clocks(m: HostMetrics, findings: list[Finding]) -> None:
+    """Where the capture's GPU and host clocks disagree by more than a step, drop the findings that measure the GPU's
+    idle against the host's work (:func:`measured_across_clocks`), and say so in the clock note, raised to a warning.
+
+    Why: a GPU event placed a whole step away from its launch lies in another step's window, or in none; the idle a
+    step shows, and what the host did meanwhile, are then an artefact of the skew (kernels 10 s before their launches
+    read as 73% input-bound), not a measure.  Under a step the note's uncertainty stands beside the findings."""
+    ctx = Ctx(m)
+    lead_ms = m.capture.clock_skew.max_lead_us / 1000.0
+    note = next((f for f in findings if f.rule == ID and f.metric is not None and f.metric.id == "clock_skew_us"), None)
+    if note is None or not ctx.step_ms or lead_ms < ctx.step_ms:
+        return
+    gone = [f for f in findings if f is not note and measured_across_clocks(f)]
+    for f in gone:
+        findings.remove(f)
+    note.severity = "warning"
+    if note.metric is not None:
+        note.metric.status = "warning"
+    titles = sorted({f"\"{f.title}\"" for f in gone})
+    said = (f" {and_list(titles)} {'is' if len(titles) == 1 else 'are'} not given: {'it measures' if len(titles) == 1 else 'they measure'} "
+            f"the GPU's idle against the host's work across that skew." if titles else "")
+    note.summary += (f" The disagreement is longer than the step: a GPU event sits a step or more from its launch, so "
+                     f"what the GPU waited for in a step cannot be measured (launch wait, input wait, host syncs, host "
+                     f"work).{said}")
 
 
 def _plural(unit: str) -> str:

@@ -17,8 +17,10 @@ where the file is damaged (``tests/formats/test_hostile_inputs.py``, ``scripts/r
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import pickle
+import zlib
 from collections.abc import Callable
 
 from synthetic import hostile_pickles as hp
@@ -73,8 +75,6 @@ def small_snapshot() -> bytes:
 def gzip_bomb(inflated_mb: int) -> bytes:
     """A ``snapshot.pickle.gz`` whose start is a snapshot's pickle and which inflates to ``inflated_mb`` MiB (zeros
     after it): a few hundred bytes a MiB, compressed a MiB at a time (never held inflated here)."""
-    import zlib
-
     z = zlib.compressobj(9, zlib.DEFLATED, 31)
     out = [z.compress(small_snapshot())]
     zeros = bytes(MiB)
@@ -130,6 +130,15 @@ KINDS: dict[str, Kind] = {
                                             '"url": "file:///tmp/tbga-outside/snapshot.pickle"}]'), ("error",), PAGE),
     "page_bytes_not_utf8_after": ("viewer page", "snapshot.html", lambda: page(small_snapshot(), tail=b"\xff" * 4096),
                                   ("report", "healthy"), ("report", "healthy")),
+    # a snapshot gzipped for upload (``snapshot.pickle.gz``): read as its pickle; cut, empty, a bomb (the bomb past
+    # the size limit: tests/formats/test_snapshot_gzip.py, which sets a small one)
+    "snapshot_gzipped": ("gzipped snapshot", "snapshot.pickle.gz", lambda: gzip.compress(small_snapshot(), mtime=0),
+                         ("report", "healthy"), ("report", "healthy")),
+    "snapshot_gzip_cut": ("gzipped snapshot", "snapshot.pickle.gz",
+                          lambda: gzip.compress(small_snapshot(), mtime=0)[:120], ("error",), ("cut off or corrupt",)),
+    "snapshot_gzip_header_only": ("gzipped snapshot", "snapshot.pickle.gz",
+                                  lambda: gzip.compress(small_snapshot(), mtime=0)[:12], ("error",),
+                                  ("nothing readable",)),
     # a snapshot's values
     "snapshot_sizes_past_address_space": ("snapshot values", "snapshot.pickle",
                                           lambda: snapshot([segment(1 << 100, [block(1 << 100)])],

@@ -45,6 +45,7 @@ import array
 import concurrent.futures
 import dataclasses
 import functools
+import io
 import json
 import multiprocessing
 import os
@@ -445,18 +446,16 @@ def gunzip_upto(raw: IO[bytes], n: int) -> tuple[bytes, bool]:
     is kept).  Why here: the one home of reading gzip files; a memory snapshot people gzip for upload
     (``snapshot.pickle.gz``) is read through it too."""
     g = _Gunzip(_Prefixed(b"", raw))
-    parts: list[bytes] = []
-    got = 0
+    out = io.BytesIO()  # its getvalue() hands over its buffer: the text is held once, not twice as joined parts
     try:
-        while got < n:
-            part = g.read(min(n - got, 64 * _READ_BLOCK))
+        while out.tell() < n:
+            part = g.read(min(n - out.tell(), 64 * _READ_BLOCK))
             if not part:
                 break
-            parts.append(part)
-            got += len(part)
+            out.write(part)
     except (EOFError, zlib.error):
-        return b"".join(parts), True
-    return b"".join(parts), False
+        return out.getvalue(), True
+    return out.getvalue(), False
 
 
 class _Prefixed:

@@ -134,8 +134,11 @@ def _gunzipped(path: str, data: bytes, limit: int) -> bytes:
         raise SnapshotReadError(path, f"a gzip file of {len(data):,} bytes that decompresses past the {limit:,}-byte "
                                       "limit: refused, not inflated (a gzip bomb, or a snapshot larger than the limit: "
                                       "raise TB_GPU_ADVISOR_MAX_PROFILE_BYTES to read it)")
+    if cut:  # a pickle is read to its end: a cut one cannot be (a plain cut pickle is refused the same)
+        raise SnapshotReadError(path, f"a gzip file cut off or corrupt after {len(out):,} bytes of its snapshot: copy "
+                                      "the whole file again (`gzip -t` tells)")
     if not out:
-        raise SnapshotReadError(path, "a gzip file with nothing readable in it" + (" (cut off or corrupt)" if cut else ""))
+        raise SnapshotReadError(path, "a gzip file with nothing in it")
     return out
 
 

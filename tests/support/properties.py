@@ -26,7 +26,7 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   on the steps (any but those about the capture itself) and carries low confidence is never critical; a warning or a
   critical finding saves at least ``severity.warning_min_saving`` of the step (under it, a note) and a critical one at
   least ``severity.critical_min_saving``; a finding without a saving keeps its grade.
-* ``agree`` -- the verdict's "top:" is the first warning or critical finding, and the MCP capture advice never calls
+* ``agree`` -- the verdict's "top:" is the list's first finding (one order: a note listed above the warnings is the top), and the MCP capture advice never calls
   a capture trustworthy whose findings say it recorded warm-up.
 * ``whole-count`` -- a count of things (copies, kernels, calls) is a whole number, or says it is a per-step average
   (in words: "7.5 calls per step on average"; in a table: a column or title "per step", the mean over the kept steps).
@@ -470,10 +470,11 @@ def every_fix_problems(where: str, findings: list[Finding], achievable: dict) ->
 
 def agree_problems(report: Report) -> list[str]:
     out = []
-    bad = [f for f in report.findings if f.severity in ("critical", "warning")]
+    listed = [f for f in report.findings if f.severity != "ok"]
+    bad = [f for f in listed if f.severity in ("critical", "warning")]
     m = re.search(r" — top: (.*)$", report.verdict or "")
-    if bad and m and not m.group(1).startswith(bad[0].title):
-        out.append(f"agree: verdict top '{m.group(1)[:60]}' is not the first actionable finding '{bad[0].title[:60]}'")
+    if bad and m and not m.group(1).removeprefix("a note, ").startswith(listed[0].title):
+        out.append(f"agree: verdict top '{m.group(1)[:60]}' is not the list's first finding '{listed[0].title[:60]}'")
     warmup = [f for f in report.findings if f.rule == "cold_start" and f.severity in ("critical", "warning")]
     if warmup:
         from tb_gpu_advisor.serve.mcp_server import capture_advice_text

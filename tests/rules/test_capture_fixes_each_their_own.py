@@ -5,10 +5,14 @@ Main's ``capture_quality@cold`` stood for every capture fix of a cold job, so PA
 under three findings: the cold start, "Too few forward passes" and "The capture is long" -- the last fix does not
 shorten anything.  Now a tag's ``rule:variant@tag`` key replaces that variant only (``frameworks.base.for_job``):
 the warm-up keeps "skip the first calls", the few passes get "profile several forward passes", and the long capture
-says how torch.profiler records a short window (its ``schedule(wait, warmup, active, repeat=1)``)."""
+says how torch.profiler records a short window (its ``schedule(wait, warmup, active, repeat=1)``).  Where one fix
+does answer two capture findings (an Nsight window, a server's profiler routes), it is said once, under the first
+listed, and the later finding refers to it by title (``rules.capture_fixes_said_once``; the property ``fix-once`` in
+``tests/support/properties.py`` runs over every report)."""
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
@@ -17,6 +21,7 @@ from tb_gpu_advisor.discover.logdir import discover
 from tb_gpu_advisor.frameworks import get as framework
 from tb_gpu_advisor.runtime.pipeline import analyze_session
 from tests.support.paths import FIXTURES
+from tests.support.properties import fix_once_problems
 
 
 @pytest.fixture(scope="module")
@@ -63,3 +68,30 @@ def test_a_tags_variant_key_replaces_that_variant_only():
     texts = [both.fix(f"capture_quality:{k}")[0].text for k in ("few_steps", "long", "unsteady")]
     assert len(set(texts)) == 3 and "forward passes" in texts[0] and texts[2].startswith("Skip the first calls")
     assert "train_step" not in both.fix("capture_quality:unseen")[0].snippet  # rewritten whole by @inference
+
+
+@pytest.mark.parametrize("name", ["nvfuser_h200_first_call", "sglang_mi300x_decode", "cold_mi300x_norm"])
+def test_one_capture_fix_is_said_once_and_referred_to_after(name):
+    """One fix answering two capture findings is printed under the first listed; the later one names it: the Nsight
+    window after the warm-up over several steps (nvFuser's first calls: the cold start and the one pass), a serving
+    engine's profiler routes (SGLang: the unseen GPU work and the few engine steps), the schedule skipping the first
+    calls (the cold MI300X capture: the cold start and its unsteady steps)."""
+    s = discover(str(FIXTURES / "wild" / name))[0]
+    h = analyze_session(s.run, s.session, s.hosts).hosts[0]
+    fs = [f for f in h.findings if f.rule in ("cold_start", "capture_quality") and f.severity != "ok"]
+    refs = [f for f in fs if f.actions and f.actions[0].text.startswith("The fix under ")]
+    assert refs, [f.actions[0].text[:40] for f in fs]
+    for f in refs:
+        title = f.actions[0].text.split('"')[1]
+        first = next(g for g in fs if g.title == title)
+        assert fs.index(first) < fs.index(f) and first.actions[0].snippet  # the fix itself, above, with its code
+    assert not fix_once_problems(h.host, h.findings)
+
+
+def test_the_checker_catches_a_capture_fix_printed_twice(alexnet):
+    h = alexnet.hosts[0]
+    fs = [copy.deepcopy(f) for f in h.findings]
+    capture = [f for f in fs if f.rule in ("cold_start", "capture_quality")]
+    assert not fix_once_problems(h.host, fs)
+    capture[-1].actions = list(capture[0].actions)  # main's "Skip the first calls" under the long capture
+    assert fix_once_problems(h.host, fs)

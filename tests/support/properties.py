@@ -26,6 +26,7 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   on the steps (any but those about the capture itself) and carries low confidence is never critical; a warning or a
   critical finding saves at least ``severity.warning_min_saving`` of the step (under it, a note) and a critical one at
   least ``severity.critical_min_saving``; a finding without a saving keeps its grade.
+* ``fix-once`` -- one fix of the capture is printed under one finding about it; a later one refers to it by title.
 * ``agree`` -- the verdict's "top:" is the list's first finding (one order: a note listed above the warnings is the top), and the MCP capture advice never calls
   a capture trustworthy whose findings say it recorded warm-up.
 * ``whole-count`` -- a count of things (copies, kernels, calls) is a whole number, or says it is a per-step average
@@ -468,6 +469,21 @@ def every_fix_problems(where: str, findings: list[Finding], achievable: dict) ->
     return out
 
 
+def fix_once_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``fix-once``: a fix of the capture is printed under one finding about the capture; a later one refers to it
+    (cold_a100_alexnet printed "Skip the first calls" under three findings, one of them "The capture is long")."""
+    seen: dict[str, str] = {}
+    out = []
+    for f in findings:
+        if f.rule not in _NOT_OF_THE_STEPS or f.severity == "ok":
+            continue
+        for a in f.actions:
+            if a.text in seen and not a.text.startswith("The fix under "):
+                out.append(f"fix-once: {where}: {f.id} repeats the fix of {seen[a.text]}: '{a.text[:50]}'")
+            seen.setdefault(a.text, f.id)
+    return out
+
+
 def agree_problems(report: Report) -> list[str]:
     out = []
     listed = [f for f in report.findings if f.severity != "ok"]
@@ -600,7 +616,7 @@ def report_violations(report: Report) -> list[str]:
         out += _host_parts(h) + _card_values(h)
         out += severity_problems(h.host, h.findings)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
-        out += _words(h, h.findings)
+        out += _words(h, h.findings) + fix_once_problems(h.host, h.findings)
     session_step = max((s for s in (host_step_ms(h) for h in hosts.values()) if s), default=None)
     for f in report.findings:
         if f.host is None:  # merged over hosts or session-wide: the slowest host's step is the whole

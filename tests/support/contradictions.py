@@ -262,6 +262,10 @@ def context_problems(report: Report) -> list[str]:
             if "profile the whole step" in f.summary and f.actions and "instead of the whole run" in f.actions[0].text:
                 out.append(f"{h.host}/{f.id}: the summary says to profile the whole step, the fix a short window "
                            f"instead of the whole run (torchrec_a100_stalls, h37-review2)")
+            if f.rule == "comm_exposed" and f.metric is not None and (f.metric.detail or {}).get("ranks") == 1 \
+                    and "(the GPU)" in f.summary:
+                out.append(f"{h.host}/{f.id}: one rank's collectives said of 'the GPU', a one-GPU job's words "
+                           f"(h37-review2)")
             if "will run out of memory" in f.title and "by design" in f.summary:
                 out.append(f"{h.host}/{f.id}: a title that warns of running out of memory over a summary that calls "
                            f"the peak the design (vllm_mi300x_capture, h37-review2)")

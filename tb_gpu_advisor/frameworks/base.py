@@ -175,16 +175,19 @@ class Framework:
         """This framework as it talks to one job: the fixes and capture advice written for its ``tags`` (the kind
         of work, ``serving`` / ``inference``; an old version, ``legacy``) replace the general ones.
 
-        A fixes key ``rule@tag`` (or ``rule:variant@tag``) stands for every fix of ``rule`` to a job with that tag:
-        the general fixes of the rule and of all its variants are dropped, so no training-loop fix survives beside
-        the serving one.  Tags are applied in order; a later one wins."""
+        A fixes key ``rule@tag`` stands for every fix of ``rule`` to a job with that tag: the general fixes of the
+        rule and of all its variants are dropped, so no training-loop fix survives beside the serving one (the tag's
+        own ``rule:variant@tag`` keys beside it are kept).  A ``rule:variant@tag`` key alone replaces that variant
+        only: a cold start's "skip the first calls" answers the warm-up, not every capture finding (h37-review2:
+        ``cold_a100_alexnet`` printed it under three findings, one of them "The capture is long").  Tags are applied
+        in order; a later one wins."""
         fixes = dict(self.fixes)
         snippet = self.capture_snippet
         for tag in tags:
             mine = {k[: -len(tag) - 1]: v for k, v in self.fixes.items() if k.endswith("@" + tag)}
             if not mine:
                 continue
-            rules = {fix_rule(k) for k in mine}
+            rules = {k for k in mine if ":" not in k}  # whole rules the tag rewrites; a variant alone stays one
             fixes = {k: v for k, v in fixes.items() if fix_rule(k) not in rules}
             fixes.update(mine)
             snippet = self.job_captures.get(tag, snippet)

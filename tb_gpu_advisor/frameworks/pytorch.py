@@ -370,6 +370,14 @@ CAPTURE_INFERENCE = ("# profile several forward passes after warm-up, one prof.s
                      "    for batch in batches:          # 8 or more inputs\n"
                      "        model(batch)\n"
                      "        prof.step()")
+#: A long capture's fix: how torch.profiler records a short window rather than the whole run (its schedule).
+LONG_WORDS = ("Record a short window, not the whole run: torch.profiler's schedule(wait, warmup, active, repeat=1) "
+              "skips `wait` {steps}, warms up over `warmup` and records only the `active` ones, then stops: a few "
+              "seconds of steady {steps} are enough.")
+CAPTURE_SHORT = ("# record 10 steps, not the whole run: skip 5, warm up 2, record 10, then stop (repeat=1)\n"
+                 + CAPTURE.split("\n", 1)[1])
+CAPTURE_SHORT_INFERENCE = ("# record 5 forward passes, not the whole run: skip 1, warm up 2, record 5, then stop "
+                           "(repeat=1)\n" + CAPTURE_INFERENCE.split("\n", 1)[1])
 CAPTURE_SERVING = ("# vLLM: profile a running server between two requests to its profiler routes\n"
                    "VLLM_TORCH_PROFILER_DIR=LOGDIR/run1 vllm serve MODEL ...\n"
                    "curl -X POST localhost:8000/start_profile   # send a steady load, then:\n"
@@ -637,8 +645,11 @@ JOB_FIXES = {
                                          CAPTURE_INFERENCE),),
     "capture_quality@serving": (action("Profile the running server under a steady load through its profiler routes, "
                                        "not its start-up.", CAPTURE_SERVING),),
-    "capture_quality@cold": (action("Skip the first calls: profile with a schedule whose wait and warmup steps cover "
-                                    "the one-time start-up.", CAPTURE_COLD),),
+    "capture_quality:long": (action(LONG_WORDS.format(steps="steps"), CAPTURE_SHORT),),
+    "capture_quality:long@inference": (action(LONG_WORDS.format(steps="forward passes"), CAPTURE_SHORT_INFERENCE),),
+    # the warm-up's own fix (the cold start's, and unsteady steps'); the capture's other findings keep theirs
+    "capture_quality:unsteady@cold": (action("Skip the first calls: profile with a schedule whose wait and warmup "
+                                             "steps cover the one-time start-up.", CAPTURE_COLD),),
     "mixed_precision_off@legacy": (AUTOCAST_LEGACY,),
     "tensor_core_unused@legacy": (AUTOCAST_LEGACY,),
     "loss_scaling_gaps@legacy": (AUTOCAST_LEGACY,),

@@ -20,7 +20,7 @@ from typing import Iterable
 from tb_gpu_advisor.common.thresholds import THRESHOLDS, T, override
 from tb_gpu_advisor.metrics.job import JobView
 from tb_gpu_advisor.metrics.types import HostMetrics
-from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Finding, Metric
+from tb_gpu_advisor.model.schema import SEVERITY_ORDER, Action, Finding, Metric
 from tb_gpu_advisor.rules.base import (
     Ctx,
     finding,
@@ -155,7 +155,28 @@ def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[F
         _step_confidence(metrics, [late])  # it rests on the same steps: never critical on guessed ones
         out.append(late)
     mark_overlaps(out)
-    return rank(out)
+    return capture_fixes_said_once(rank(out))
+
+
+def capture_fixes_said_once(ranked: list[Finding]) -> list[Finding]:
+    """A fix of the capture is said once, under the first listed finding about the capture that needs it; a later
+    one points to it by title.  How to record the steady state is one fix, whatever the finding that asks for it:
+    an Nsight window put after the warm-up over several steps answers the cold start and the few steps alike, a
+    serving engine's profiler routes every capture finding of a server (h37-review2: one fix printed under three
+    findings).  ``ranked``: one host's findings in the report's order; returned, changed in place."""
+    first: dict[str, str] = {}  # a fix's text -> the title of the first finding that carries it
+    for f in ranked:
+        if f.rule not in _ABOUT_THE_CAPTURE or f.severity == "ok":
+            continue
+        said = [a for a in f.actions if a.text in first]
+        if said and len(said) == len(f.actions):
+            f.actions = [Action(text=f"The fix under \"{first[said[0].text]}\" records this too: one window, "
+                                     "recorded once, answers both.")]
+        else:
+            f.actions = [a for a in f.actions if a.text not in first]
+        for a in f.actions:
+            first.setdefault(a.text, f.title)
+    return ranked
 
 
 def follow_savings(findings: Iterable[Finding]) -> None:
@@ -623,6 +644,16 @@ def leads(f: Finding) -> bool:
         (f.severity == "critical" and (f.saving is None or not f.saving.ms_per_step))
 
 
+def _saves(f: Finding) -> bool:
+    return bool(f.saving is not None and round(f.saving.ms_per_step, 2))
+
+
+def capture_problem(f: Finding) -> bool:
+    """A warning or critical finding about the capture itself that saves no step time (too few steps, one pass,
+    GPU work the capture does not show)."""
+    return f.rule in _ABOUT_THE_CAPTURE and f.severity in ("critical", "warning") and not _saves(f)
+
+
 def _phase(f: Finding) -> str | None:
     """The window's phase a start-up finding read (``job.phase``), where its metric says."""
     return (f.metric.detail or {}).get("phase") if f.metric is not None else None
@@ -647,15 +678,23 @@ def rank(findings: Iterable[Finding]) -> list[Finding]:
     2. then by estimated saving (ms per step, rounded to 0.01 ms) descending, whatever the severity -- an info
        finding that saves 9.7% is listed above a warning that saves 1.4% (issue #36) -- findings without a saving
        count as 0;
+       when no critical or warning finding saves step time, a warning about the capture (too few steps, one
+       pass) is the one problem the report has and leads the notes: they rest on the steps it doubts (h37-review2:
+       ``compiled_a100_triton`` listed a note saving 75% of its one pass -- "may be the first call's one-time
+       cost" -- above "Too few steps in the capture", the verdict's top);
     3. ties in the guide's debugging order (input pipeline, one-GPU checks, mixed precision / XLA, several GPUs,
        capture quality), then severity (critical first), host, GPU, id -- so the order is deterministic; among the
        findings that save no step time, severity first (a warning about the capture above a note).
     """
+    findings = list(findings)
+    capture_first = not any(_saves(f) for f in findings if f.severity in ("critical", "warning"))
+
     def key(f: Finding):
         s = f.saving.ms_per_step if f.saving else 0.0
         sev = SEVERITY_ORDER.get(f.severity, 9)
         # a run that failed first of all (what the window holds is the part before the failure), then a warm-up
-        lead = 0 if _run_failed(f) else ((1 if f.rule in LEADS else 2) if leads(f) else 3)
+        lead = 0 if _run_failed(f) else ((1 if f.rule in LEADS else 2) if leads(f) or
+                                         (capture_first and capture_problem(f)) else 3)
         return (lead, -round(s, 2), 0 if round(s, 2) else sev, _order(f), sev,
                 f.host or "", -1 if f.gpu is None else f.gpu, f.id)
 

@@ -99,7 +99,7 @@ def check(m: HostMetrics) -> list[Finding]:
         out.append(_note(ctx, f"The capture spans {seconds:.0f} s; profiling overhead distorts long captures — about "
                               f"ten seconds of steady-state steps is enough.", "The capture is long",
                          ("capture_seconds", "Capture length", seconds, "s", f"{seconds:.0f} s", "capture.max_seconds"),
-                         ctx.fw.fix(ID)))
+                         ctx.fw.fix(f"{ID}:long")))
     if c.step_time_cv is not None and c.step_time_cv > T("capture.max_step_cv") and s.count >= 2:
         out.append(_note(ctx, f"Step times vary by {c.step_time_cv:.0%} (stddev / mean over {_n(s.count, 'step')}): the "
                               f"window is not steady state, so per-step averages hide outliers.",

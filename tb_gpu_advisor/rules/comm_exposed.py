@@ -58,7 +58,7 @@ def check(job: JobView) -> list[Finding]:
     top = rows[0]
     save = med([hideable_ms(job, r) for r in job.ranks])
     n = len(job.ranks)
-    scope = f"the median of {n} ranks" if n > 1 else "the GPU"
+    scope = f"the median of {n} ranks" if n > 1 else _one_rank(job.ranks[0])
     return [job_finding(
         job, ID, sev,
         f"Collectives take {ms(total)} of each {ms(job.step_ms)} step ({scope}), and {ms(exposed)} of it runs with no "
@@ -81,6 +81,13 @@ def check(job: JobView) -> list[Finding]:
                                                                "bus GB/s"], rows)],
         actions=fixes_for(job, ID, types[:2] + ["any"]), host=job.ranks[0].host if len(job.hosts) == 1 else None,
     )]
+
+
+def _one_rank(r: RankRow) -> str:
+    """Whose step, on one rank's file: collectives run between ranks, so the step is this rank's, one of the group
+    its messages name ("this rank of 8") -- not "the GPU", the words of a job that is one GPU (h37-review2)."""
+    group = max((m[1] for m in r.messages.values()), default=0)
+    return f"this rank of {group}" if group > 1 else "this rank"
 
 
 def _calls(n: float) -> str:

@@ -124,8 +124,14 @@ pipeline, one-GPU checks, mixed precision / XLA, several GPUs, capture
 quality; a cause ranks above its symptom: `misaligned_dims` and
 `mixed_precision_off` before `tensor_core_unused`); then severity, host, GPU,
 id. Among the findings that save no step time, severity comes first (a
-warning about the capture above a note). The verdict's "top:" is the first
-warning or critical finding of that list.
+warning about the capture above a note); and when no critical or warning
+finding saves step time, a warning about the capture (too few steps, one pass)
+is the report's one problem and leads the notes, which rest on the steps it
+doubts. The verdict's "top:" is the first finding of that list, whatever its
+grade: a note that out-saves every warning is named as one ("top: a note,
+<title>"), so the verdict and the list read one order. A fix of the capture is
+printed once, under the first finding about the capture that needs it; a later
+one refers to it by title (`rules.capture_fixes_said_once`).
 
 **Several hosts** (`report.merge.merge_findings`, session report only): a rule
 that fires with the same title on two or more hosts gives one session-level

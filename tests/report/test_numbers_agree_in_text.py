@@ -6,6 +6,7 @@ pattern, then run over the kept files that showed them."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -95,3 +96,16 @@ def test_a_session_findings_share_is_of_the_sessions_step():
     assert any(f.hosts and len(f.hosts) > 1 for f in session)  # the merged findings this is about
     for f in session:
         assert abs(f.saving.percent_of_step - 100 * f.saving.ms_per_step / step) < 0.05, f.id
+
+
+@pytest.mark.parametrize("run", ["cloverleaf_a100_cuda", "streams_pinned_copies", "mpi_saxpy_a100_rank0",
+                                 "mordred_rtx6000_hashjoin"])
+def test_a_copy_direction_that_blocks_all_its_time_says_all(run):
+    """Main printed "mostly H2D (918 us of its 918 us per step blocks, ...)" (cloverleaf; 30.7, 37.3 and 47.7 ms in
+    the others): every copy of that direction blocks, so the words say all of it, and the checker passes."""
+    assert text_number_problems("mostly H2D (918 us of its 918 us per step blocks, 24 copies per step)")
+    assert not text_number_problems("mostly D2D (14.6 ms of its 15.5 ms per step blocks, 768 copies per step)")
+    text = _text(FIXTURES / "wild" / run)
+    flat = re.sub(r"\s+", " ", text)
+    assert re.search(r"mostly [HD]2[HD] \(all of its [\d.]+ (?:ms|us|s) per step blocks, ", flat)
+    assert not [p for p in text_number_problems(text) if "part equal" in p]

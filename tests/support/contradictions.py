@@ -262,6 +262,10 @@ def context_problems(report: Report) -> list[str]:
             if "profile the whole step" in f.summary and f.actions and "instead of the whole run" in f.actions[0].text:
                 out.append(f"{h.host}/{f.id}: the summary says to profile the whole step, the fix a short window "
                            f"instead of the whole run (torchrec_a100_stalls, h37-review2)")
+            if f.rule == "comm_exposed" and f.metric is not None and (f.metric.detail or {}).get("ranks") == 1 \
+                    and "(the GPU)" in f.summary:
+                out.append(f"{h.host}/{f.id}: one rank's collectives said of 'the GPU', a one-GPU job's words "
+                           f"(h37-review2)")
             if "will run out of memory" in f.title and "by design" in f.summary:
                 out.append(f"{h.host}/{f.id}: a title that warns of running out of memory over a summary that calls "
                            f"the peak the design (vllm_mi300x_capture, h37-review2)")
@@ -342,10 +346,15 @@ def _val(text: str) -> float:
     return float(num.replace(",", "")) * _UNIT[unit]
 
 
+#: "918 us of its 918 us": a part printed equal to the whole it is a part of (cloverleaf_a100_cuda's copies, h37-review2)
+_SAME_PART = re.compile(r"(?<![\d.,])(\d[\d,.]* (?:ns|us|ms|s|B|KiB|MiB|GiB|TiB)) of (?:its|the) \1(?![\d.,]*\d)")
+
+
 def text_number_problems(text: str) -> list[str]:
     """The same quantity with two values, or a part above its whole, in the text report as a user reads it (h37-review2):
     the step "if every fix lands" starts from against the header's step, the headroom's "the peak less what is held",
-    the held idle against the idle it is part of, and seconds printed as thousands of ms."""
+    the held idle against the idle it is part of, a part printed equal to its whole ("918 us of its 918 us"), and seconds
+    printed as thousands of ms."""
     out: list[str] = []
     flat = re.sub(r"\n\s+", " ", text)
     head, every = _HEADER_STEP.search(text), _EVERY_FIX.search(flat)
@@ -365,6 +374,7 @@ def text_number_problems(text: str) -> list[str]:
     for m in _HELD.finditer(flat):
         if _val(m.group(2)) > _val(m.group(1)):
             out.append(f"held idle {m.group(2)} of an idle of {m.group(1)}")
+    out += [f"'{m.group(0)}': a part equal to its whole said as a part" for m in _SAME_PART.finditer(flat)]
     for line in text.splitlines():
         if not line.lstrip().startswith("Trace:"):
             out += [f"'{m.group(0)}': a duration of seconds in ms" for m in _LONG_MS.finditer(line)]

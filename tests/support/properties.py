@@ -26,7 +26,8 @@ and returns its violations as lines ``"<property>: <where>: <what>"``; an empty 
   on the steps (any but those about the capture itself) and carries low confidence is never critical; a warning or a
   critical finding saves at least ``severity.warning_min_saving`` of the step (under it, a note) and a critical one at
   least ``severity.critical_min_saving``; a finding without a saving keeps its grade.
-* ``agree`` -- the verdict's "top:" is the first warning or critical finding, and the MCP capture advice never calls
+* ``fix-once`` -- one fix of the capture is printed under one finding about it; a later one refers to it by title.
+* ``agree`` -- the verdict's "top:" is the list's first finding (one order: a note listed above the warnings is the top), and the MCP capture advice never calls
   a capture trustworthy whose findings say it recorded warm-up.
 * ``whole-count`` -- a count of things (copies, kernels, calls) is a whole number, or says it is a per-step average
   (in words: "7.5 calls per step on average"; in a table: a column or title "per step", the mean over the kept steps).
@@ -413,12 +414,21 @@ def _saving(f: Finding) -> float:
     return round(f.saving.ms_per_step, 2) if f.saving else 0.0
 
 
+def _capture_leads(f: Finding, fs: list[Finding]) -> bool:
+    """A warning about the capture that saves nothing leads the notes when no problem saves step time: it is then the
+    one problem of the report (h37-left19: compiled_a100_triton's "Too few steps" under a note)."""
+    if f.rule not in _NOT_OF_THE_STEPS or f.severity not in ("critical", "warning") or _saving(f):
+        return False
+    return not any(_saving(g) for g in fs if g.severity in ("critical", "warning"))
+
+
 def order_problems(where: str, findings: list[Finding]) -> list[str]:
     out = []
     fs = [f for f in findings if f.severity != "ok"]
-    rest = [f for f in fs if not _leads(f)]
-    if fs[:len(fs) - len(rest)] != [f for f in fs if _leads(f)]:
-        out.append(f"order: {where}: a finding that leads ({[f.id for f in fs if _leads(f)]}) is not first")
+    lead = [f for f in fs if _leads(f) or _capture_leads(f, fs)]
+    rest = [f for f in fs if f not in lead]
+    if fs[:len(lead)] != lead:
+        out.append(f"order: {where}: a finding that leads ({[f.id for f in lead]}) is not first")
     for a, b in pairwise(rest):
         if _saving(b) > _saving(a):
             out.append(f"order: {where}: {a.id} (saves {_saving(a)} ms) ranked above {b.id} (saves {_saving(b)} ms)")
@@ -468,12 +478,28 @@ def every_fix_problems(where: str, findings: list[Finding], achievable: dict) ->
     return out
 
 
+def fix_once_problems(where: str, findings: list[Finding]) -> list[str]:
+    """``fix-once``: a fix of the capture is printed under one finding about the capture; a later one refers to it
+    (cold_a100_alexnet printed "Skip the first calls" under three findings, one of them "The capture is long")."""
+    seen: dict[str, str] = {}
+    out = []
+    for f in findings:
+        if f.rule not in _NOT_OF_THE_STEPS or f.severity == "ok":
+            continue
+        for a in f.actions:
+            if a.text in seen and not a.text.startswith("The fix under "):
+                out.append(f"fix-once: {where}: {f.id} repeats the fix of {seen[a.text]}: '{a.text[:50]}'")
+            seen.setdefault(a.text, f.id)
+    return out
+
+
 def agree_problems(report: Report) -> list[str]:
     out = []
-    bad = [f for f in report.findings if f.severity in ("critical", "warning")]
+    listed = [f for f in report.findings if f.severity != "ok"]
+    bad = [f for f in listed if f.severity in ("critical", "warning")]
     m = re.search(r" — top: (.*)$", report.verdict or "")
-    if bad and m and not m.group(1).startswith(bad[0].title):
-        out.append(f"agree: verdict top '{m.group(1)[:60]}' is not the first actionable finding '{bad[0].title[:60]}'")
+    if bad and m and not m.group(1).removeprefix("a note, ").startswith(listed[0].title):
+        out.append(f"agree: verdict top '{m.group(1)[:60]}' is not the list's first finding '{listed[0].title[:60]}'")
     warmup = [f for f in report.findings if f.rule == "cold_start" and f.severity in ("critical", "warning")]
     if warmup:
         from tb_gpu_advisor.serve.mcp_server import capture_advice_text
@@ -599,7 +625,7 @@ def report_violations(report: Report) -> list[str]:
         out += _host_parts(h) + _card_values(h)
         out += severity_problems(h.host, h.findings)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
-        out += _words(h, h.findings)
+        out += _words(h, h.findings) + fix_once_problems(h.host, h.findings)
     session_step = max((s for s in (host_step_ms(h) for h in hosts.values()) if s), default=None)
     for f in report.findings:
         if f.host is None:  # merged over hosts or session-wide: the slowest host's step is the whole

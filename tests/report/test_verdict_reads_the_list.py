@@ -1,0 +1,75 @@
+"""The verdict's "top:" and the findings list are one order (issue #37, "an order is the one stated").
+
+Main listed ``compiled_a100_triton``'s (a one-pass Triton kernel, A100) host-bound note first -- 75% of its one
+1.67 ms pass, "may be the first call's one-time cost" -- above "Too few steps in the capture", while the verdict
+named that warning, finding #2, as its top.  What the user should fix first is the capture: the note's own advice is
+to profile more steps, and no problem of the report saves step time.  So (``rules.rank``) a warning about the capture
+that saves nothing leads the notes when no critical or warning finding saves step time, and the verdict names the
+list's first finding, whatever its grade (a note that out-saves every warning, issue #36's order, is named as one).
+The properties (``tests/support/properties.order_problems`` and ``agree_problems``) run over every report in
+``tests/report/test_properties.py``; here they are shown on the kept real files and on findings built by hand."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tb_gpu_advisor import rules
+from tb_gpu_advisor.discover.logdir import discover
+from tb_gpu_advisor.model.schema import Finding, HostReport, Report, Saving
+from tb_gpu_advisor.report.verdict import verdict
+from tb_gpu_advisor.runtime.pipeline import analyze_session
+from tests.support.paths import FIXTURES
+from tests.support.properties import agree_problems, order_problems
+
+
+def _report(name: str) -> Report:
+    s = discover(str(FIXTURES / "wild" / name))[0]
+    return analyze_session(s.run, s.session, s.hosts)
+
+
+@pytest.mark.parametrize("name,note", [("compiled_a100_triton", "unexplained_idle"), ("mi210_gpu_only", "small_grid")])
+def test_the_capture_problem_leads_the_notes_and_the_verdict_names_it(name, note):
+    """Both hold one warning about the capture (one step; one pass) and a note that saves step time: the warning is
+    listed first and is the verdict's top; the note follows."""
+    r = _report(name)
+    listed = [f for f in r.findings if f.severity != "ok"]
+    assert [(f.rule, f.severity) for f in listed] == [("capture_quality", "warning"), (note, "info")]
+    assert listed[1].saving.ms_per_step > 0 and not listed[0].saving  # the note saves, the warning does not
+    assert r.verdict.endswith(f" — top: {listed[0].title}")
+    assert not agree_problems(r) and not order_problems("session", r.findings)
+    assert not order_problems(r.hosts[0].host, r.hosts[0].findings)
+
+
+def _f(fid: str, severity: str, saving_ms: float | None, rule: str | None = None) -> Finding:
+    s = Saving(ms_per_step=saving_ms, percent_of_step=saving_ms * 10, assumption="a") if saving_ms else None
+    return Finding(id=fid, rule=rule or fid, severity=severity, title=f"Title {fid}", summary="s",
+                   guide_section="§1", saving=s)
+
+
+def _session(findings: list[Finding]) -> Report:
+    r = Report(run="r", session="s", hosts=[HostReport(host="h", path="p", size_bytes=1)], findings=findings,
+               headline=[], healthy=False, analyzer_version="t", generated_at="t")
+    r.verdict = verdict(r)
+    return r
+
+
+def test_a_note_that_out_saves_every_problem_is_the_top_named_as_a_note():
+    """Issue #36's order: a note saving 1.2 ms above a warning saving 0.5 ms; the verdict names the note, as one."""
+    ranked = rules.rank([_f("w", "warning", 0.5), _f("n", "info", 1.2)])
+    assert [f.id for f in ranked] == ["n", "w"]
+    r = _session(ranked)
+    assert r.verdict.endswith("— top: a note, Title n (saves ~1.20 ms/step, 12%)") and not agree_problems(r)
+    wrong = copy.deepcopy(r)
+    wrong.verdict = "1 warning, 1 info — top: Title w (saves ~500 us/step, 5%)"  # main's: the first warning
+    assert agree_problems(wrong)
+
+
+def test_a_capture_warning_leads_the_notes_only_where_no_problem_saves_time():
+    cap = _f("c", "warning", None, rule="capture_quality")
+    assert [f.id for f in rules.rank([_f("n", "info", 1.2), cap])] == ["c", "n"]
+    assert not order_problems("h", rules.rank([_f("n", "info", 1.2), cap]))
+    assert order_problems("h", [_f("n", "info", 1.2), cap])  # main's order is caught
+    # a problem that saves time: the capture warning saves none and ranks by it, last
+    assert [f.id for f in rules.rank([cap, _f("n", "info", 1.2), _f("w", "critical", 2.0)])] == ["w", "n", "c"]

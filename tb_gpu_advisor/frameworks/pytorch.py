@@ -13,6 +13,7 @@ import re
 
 from tb_gpu_advisor import devices
 from tb_gpu_advisor.frameworks.base import Framework, action, never
+from tb_gpu_advisor.model.schema import Action
 
 #: The consumer side of a DataLoader: the training loop blocks here until the next batch is ready.
 _DATALOADER = ("enumerate(DataLoader)#", "DataLoader.__next__")

@@ -16,7 +16,7 @@ import re
 from tb_gpu_advisor.metrics.types import HostMetrics
 from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules._kernels import device_step_scale, fp16_reason, per_step_ms, sixteen_bit_dtype
-from tb_gpu_advisor.rules.base import Ctx, count, finding, grade, ms, pct, rule, saving, share_metric, short, table
+from tb_gpu_advisor.rules.base import Ctx, count, finding, ms, pct, rule, saving, share_metric, short, table
 
 ID = "dtype_casts"
 

@@ -21,7 +21,6 @@ from tb_gpu_advisor.model.schema import Finding
 from tb_gpu_advisor.rules.base import (
     Ctx,
     T,
-    action,
     finding,
     grade,
     ms,

@@ -48,7 +48,7 @@ from tb_gpu_advisor.formats.base import ENV_MAX_BYTES
 from tb_gpu_advisor.model.schema import HostReport
 from tb_gpu_advisor.runtime import guard, pipeline
 from tb_gpu_advisor.runtime.parent_main import ENV, main_data
-from tb_gpu_advisor.runtime.guard import ENV_MEMORY
+from tb_gpu_advisor.runtime.guard import ENV_MEMORY  # noqa: F401 -- tests set the worker limit through it
 
 if TYPE_CHECKING:
     import multiprocessing.context

@@ -57,6 +57,7 @@ def test_two_workers_of_two_gpus_are_two_processes(tmp_path):
     r = _session(tmp_path)
     assert [h.capture["processes"] for h in r.hosts] == [1, 1]
     assert "4 GPUs in 2 processes on 2 hosts" in _header(r)
+    assert "Collectives per step (median GPU)" in render.to_text(r)
 
 
 def test_ranks_of_a_process_each_stay_ranks():

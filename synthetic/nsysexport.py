@@ -1622,7 +1622,8 @@ def write_eager_training_bursts(path: str, bursts: int = 30, grad_bursts: tuple[
 
 
 def write_alternating_sweeps(path: str, iterations: int = 10, kernel_us: float = 100.0, sweep: int = 6,
-                             control_ms: float = 0.8, alternate: bool = True, control_every: int = 1) -> dict:
+                             control_ms: float = 0.8, alternate: bool = True, control_every: int = 1,
+                             mid_pause_ms: float = 0.0) -> dict:
     """Write the export of a native time-stepping loop shaped after CloverLeaf's CUDA port on an A100 (hpcgroup/pipit's
     ``perlmutter-cloverleaf-cuda.sqlite``, read in the h37-survey14 survey): every kernel is followed by
     ``cudaDeviceSynchronize``; each iteration runs two kernels, an x-sweep and a y-sweep of ``sweep`` kernels each --
@@ -1630,7 +1631,10 @@ def write_alternating_sweeps(path: str, iterations: int = 10, kernel_us: float =
     so the same launch sequence repeats only every two iterations) -- and a reduction, after which the host computes
     the next time step for ``control_ms`` with the GPU idle; the next iteration starts by copying that time step to
     the device (a blocking 8-byte ``cudaMemcpy``).  ``alternate``: False keeps the x-then-y order on every iteration
-    (the launch sequence repeats each one); ``control_every``: the host pauses after every n-th iteration only.
+    (the launch sequence repeats each one); ``control_every``: the host pauses after every n-th iteration only;
+    ``mid_pause_ms``: the host also works that long between the two sweeps, after a sync (the real file's longest pause,
+    1.95 ms, lies inside its time step: halo staging through the host), so a boundary read from the pauses falls
+    inside the iterations.
     Return the truth: the iterations and the time from one iteration's first launch to the next's."""
     us, ms = 1000, 1_000_000
     pid = 1701
@@ -1659,7 +1663,9 @@ def write_alternating_sweeps(path: str, iterations: int = 10, kernel_us: float =
         a = api.t
         c = api("cudaMemcpy_v3020", 20 * us)  # the time step the host computed, to the device
         memcpy.append((a + 5 * us, a + 7 * us, c))
-        for name in ["ideal_gas", "viscosity"] + (y + x if alternate and i % 2 else x + y) + ["calc_dt_reduce"]:
+        for k, name in enumerate(["ideal_gas", "viscosity"] + (y + x if alternate and i % 2 else x + y) + ["calc_dt_reduce"]):
+            if mid_pause_ms and k == 2 + sweep:
+                api.t += int(mid_pause_ms * ms)  # the host's own work between the sweeps
             launch(name)
         if (i + 1) % control_every == 0:
             api.t += int(control_ms * ms)  # the host computes the next time step from the reduction

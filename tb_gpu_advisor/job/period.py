@@ -34,6 +34,7 @@ import re
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.job.structure import SpanSteps
@@ -112,13 +113,16 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     alike = _iterations_per_period(p, offset, waited_at, pause_at, typical) if marked and paused else 1
     whole, p = p, p // alike
     offset %= p
-    starts = np.arange(first + offset, first + length - p + 1, p)
-    if starts.size < 2:
+    # every boundary in the region starts an iteration: the last one too, though fewer than a period of launches may
+    # follow it (a boundary inside the iteration leaves the last iteration's rest after it, its head before the first)
+    starts = np.arange(first + offset, first + length, p)
+    tail = first + length - int(starts[-1]) if starts.size else 0
+    partial = tail < p
+    if starts.size - partial < 2:
         return None
-    ends_idx = np.r_[starts[1:], min(first + length, n)] - 1
     start = t_start[starts]
-    end = np.r_[start[1:], t_end[ends_idx[-1]]]
-    coverage = starts.size * p / n
+    end = np.r_[start[1:], t_end[first + length - 1]]
+    coverage = (first + length - int(starts[0])) / n
     why = (f"{pause / 1e9:.3g} ms typical pause, against {typical / 1e9:.3g} ms between launches" if paused else
            f"a sync at each boundary and nowhere else in the period, the host blocked in copies through "
            f"{100 * blocked:.0f}% of the gaps between its launches, so that no pause can stand out")
@@ -132,8 +136,10 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
             f"sequence repeats every {alike} iterations)")
     note = (f"the GPU work's own period: {what} ({100 * coverage:.0f}% of the launches), {each}; no step markers or "
             f"step spans in the capture")
+    cut = (f"partial: its last {plural(tail, 'launch', 'launches')} of the period's {p}, after the last boundary "
+           f"where the launches stop repeating: the rest of the loop's last iteration" if partial else "")
     return SpanSteps(name=f"{p}-launch period", source="repeated_launches", start=start.astype(np.int64),
-                     end=end.astype(np.int64), coverage=coverage, confidence="medium", note=note)
+                     end=end.astype(np.int64), coverage=coverage, confidence="medium", note=note, partial_last=cut)
 
 
 def _iterations_per_period(p: int, offset: int, waited_at: np.ndarray, pause_at: np.ndarray, typical: float) -> int:

@@ -39,6 +39,8 @@ class SpanSteps:
     coverage: float  # share of all launches its instances enclose
     confidence: str  # "high" for an engine's own step span, else "medium"
     note: str
+    #: why the last instance is only part of an iteration (dropped as partial by the step detection), "" when whole
+    partial_last: str = ""
 
 
 @dataclass

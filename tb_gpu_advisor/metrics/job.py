@@ -85,6 +85,14 @@ class JobView:
     #: what the job is, as its first host's report says (``HostReport.job``): the fixes' tags and serving engine
     tags: tuple[str, ...] = ()
     engine: str | None = None
+    #: how many processes drive the rows' GPUs (each host file's ``capture.processes``); None: every GPU its own
+    processes: int | None = None
+
+    @property
+    def unit(self) -> str:
+        """What a row is, in the report's words: "rank" where each GPU is a process of its own, else "GPU" (one
+        TensorFlow process driving 8 GPUs under MirroredStrategy is one worker, not 8 ranks)."""
+        return "GPU" if self.processes is not None and self.processes < len(self.ranks) else "rank"
 
     def transfer_ms(self, typ: str) -> float:
         """A collective type's transfer time per step: the least time any rank that runs it spends in it.  Every
@@ -175,9 +183,12 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
     fw = ""
     expected = None
     what: dict = {}
+    procs: int | None = 0
     for hr in reports:
         if hr.error is not None:
             continue
+        n = (hr.capture or {}).get("processes")
+        procs = procs + n if procs is not None and isinstance(n, int) and n >= 0 else None  # a report without it: unknown
         fw = fw or str((hr.capture or {}).get("framework") or "")
         what = what or dict(getattr(hr, "job", None) or {})
         expected = expected if expected is not None else hr.expected_allreduce_ms
@@ -198,7 +209,7 @@ def job_view(reports: list[HostReport], options: UserOptions | None = None) -> J
     link, source = _link([g for hr in reports if hr.error is None for g in hr.gpus])
     return JobView(framework=fw or "unknown", gpu_names=names, ranks=ranks, expected_allreduce_ms=expected,
                    link_bandwidth=link, link_source=source, options=options if options is not None else UserOptions(),
-                   tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"))
+                   tags=tuple(what.get("tags") or ()), engine=what.get("engine_id"), processes=procs or None)
 
 
 def _steps_by_gpu(rows) -> dict:

@@ -142,7 +142,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         concurrency=conc, sequential=(conc < 0.2) if conc is not None else None, step_span_ms=span,
         peer_wait_ledger_ms=peer_waits(ctx) if conc is not None and conc < T("sequential_gpus.warning") else {},
         device_copies_per_step=dev_copies / k, device_copy_ms_per_step=dev_copy_ms / k,
-        one_process_per_gpu=one_process_per_gpu(ctx, ids),
+        one_process_per_gpu=one_process_per_gpu(ctx, ids), processes=processes(ctx, ids),
     )
 
 
@@ -156,6 +156,30 @@ def one_process_per_gpu(ctx: Context, ids: list[int]) -> bool:
         return False
     own = [np.unique(lines[g]) for g in ids]
     return int(np.unique(np.concatenate(own)).size) == sum(int(x.size) for x in own)
+
+
+def processes(ctx: Context, ids: list[int]) -> int:
+    """How many processes drive the active GPUs ``ids``: GPUs whose host lines (``Trace.gpu_host_lines``) overlap
+    are one process's; a format that names no lines per GPU has one process drive them all.  Why: a rank is a
+    process, not a GPU -- one TensorFlow process driving 8 GPUs under MirroredStrategy is one worker with 8 replicas,
+    and a report that called them "8 ranks" would send its reader to look for processes that do not exist."""
+    lines = ctx.trace.gpu_host_lines
+    if not ids:
+        return 0
+    if not lines:
+        return 1
+    groups: list[set[int]] = []
+    for g in ids:
+        own = set(np.unique(lines.get(g, np.zeros(0, np.int64))).tolist())
+        if not own:  # a GPU the format names no process for: a process of its own, as far as the trace tells
+            groups.append(set())
+            continue
+        joined = [x for x in groups if x & own]
+        for x in joined:
+            groups.remove(x)
+            own |= x
+        groups.append(own)
+    return len(groups)
 
 
 def _skews(ctx: Context, ids: list[int], per_gpu: dict[int, StepArrays]) -> tuple[list[float], list[float], dict[tuple, int]]:

@@ -631,6 +631,10 @@ class MultiGpu:
     #: merged into one capture): no thread moves work between the GPUs, so they cannot run "one after another" for
     #: that cause -- a GPU waiting for another is a rank waiting for its peers
     one_process_per_gpu: bool = False
+    #: how many processes drive the active GPUs (the rank a GPU is part of is its process): 1 where the format names
+    #: no process per GPU (``Trace.gpu_host_lines`` empty: one process's lines drive every GPU -- TensorFlow's
+    #: MirroredStrategy, a JAX process's local devices); 0 without active GPUs
+    processes: int = 0
 
 
 #: What holds the bytes live at a GPU's memory peak (:attr:`GpuMemory.breakdown`): memory held from before the peak's

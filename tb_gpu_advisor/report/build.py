@@ -260,6 +260,7 @@ def build_host_report(m: HostMetrics, findings: list[Finding], size: int,
         capture={"length_ms": json_float(cap.length_ms, 3), "steps_captured": cap.steps_captured, "steps_kept": cap.steps_kept,
                  "steady_state": cap.steady_state, "step_time_cv": json_float(cap.step_time_cv), "too_short": cap.too_short, "too_long": cap.too_long,
                  "num_events": cap.num_events, "gpu_thread_mode_private": cap.gpu_thread_mode_private, "note": cap.note,
+                 "processes": m.multi_gpu.processes,
                  "framework": cap.framework, "framework_name": frameworks.get(cap.framework).name,
                  "vendor": devices.vendor_of([g.name for g in m.gpus if g.active]).VENDOR,  # whose words its legend takes
                  "memory_headroom": json_float(m.memory.headroom_share), "notes": m.notes + _idle_gpus_note(m),

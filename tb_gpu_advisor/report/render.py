@@ -115,7 +115,9 @@ def _step_info(report: Report) -> str:
     steps = [h.steps.get("count") for h in report.hosts if h.steps.get("count") is not None]
     a = report.achievable or {}
     if ranks > 1:
-        bits = [f"{ranks} ranks on {n} host{'s' if n != 1 else ''}"]
+        procs = _processes(report) if report.ranks.title.startswith("GPUs") else None
+        bits = [f"{ranks} GPUs in {plural(procs, 'process')} on {plural(n, 'host')}" if procs else
+                f"{ranks} ranks on {plural(n, 'host')}"]
         if steps:
             lo, hi = min(steps), max(steps)
             bits.append(f"{lo} step{'s' if lo != 1 else ''} each" if lo == hi else f"{lo}-{hi} steps each")
@@ -140,6 +142,13 @@ def _step_info(report: Report) -> str:
     if per_host and sum(per_host) > 0:  # a memory snapshot's empty ledger is no step of 0 us
         bits.append(f"step {ms(sum(per_host) / len(per_host))}")
     return ", ".join(bits)
+
+
+def _processes(report: Report) -> int | None:
+    """How many processes drive the session's GPUs (``capture.processes`` summed over its hosts); None unknown.
+    Why: one TensorFlow process driving 8 GPUs (MirroredStrategy) is one worker, not "8 ranks" (h37-left20)."""
+    ns = [h.capture.get("processes") for h in report.hosts if h.error is None]
+    return sum(ns) if ns and all(isinstance(x, int) for x in ns) else None
 
 
 def time_base_text(report: Report, shown: Sequence[Finding]) -> str:
@@ -233,8 +242,10 @@ def ranks_view(report: Report) -> tuple[str, list[str], list[list[str]]] | None:
     if t is None or len(t.rows) < 2:
         return None
     cols = list(t.columns)
+    if t.title.startswith("GPUs"):  # one process's GPUs (``JobView.unit``): each row is a GPU, not a rank
+        cols[0] = "gpu"
     if len(t.rows) <= RANKS_LISTED:
-        return (f"Ranks ({len(t.rows)}, mean per step, most time before the collectives first)", cols,
+        return (f"{t.title.split(' ')[0]} ({len(t.rows)}, mean per step, most time before the collectives first)", cols,
                 [[str(r[0])] + [_num(v) for v in r[1:]] for r in t.rows])
     rows = []
     for j, c in enumerate(cols[1:], start=1):
@@ -242,7 +253,7 @@ def ranks_view(report: Report) -> tuple[str, list[str], list[list[str]]] | None:
         q = lambda p: vals[min(len(vals) - 1, int(p * (len(vals) - 1) + 0.5))][0]  # noqa: E731
         rows.append([c, _num(vals[0][0]), _num(q(0.5)), _num(q(0.9)), _num(vals[-1][0]),
                      f"{vals[0][1]} (min), {vals[-1][1]} (max)"])
-    return (f"Ranks ({len(t.rows)}): distribution per step", ["", "min", "median", "p90", "max", "outliers"], rows)
+    return (f"{t.title.split(' ')[0]} ({len(t.rows)}): distribution per step", ["", "min", "median", "p90", "max", "outliers"], rows)
 
 
 def _cells(t) -> list[list[str]]:  # noqa: ANN001 - a Table whose first column is a name

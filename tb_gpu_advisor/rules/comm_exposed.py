@@ -58,7 +58,7 @@ def check(job: JobView) -> list[Finding]:
     top = rows[0]
     save = med([hideable_ms(job, r) for r in job.ranks])
     n = len(job.ranks)
-    scope = f"the median of {n} ranks" if n > 1 else _one_rank(job.ranks[0])
+    scope = f"the median of {n} {job.unit}s" if n > 1 else _one_rank(job.ranks[0])
     return [job_finding(
         job, ID, sev,
         f"Collectives take {ms(total)} of each {ms(job.step_ms)} step ({scope}), and {ms(exposed)} of it runs with no "
@@ -76,7 +76,7 @@ def check(job: JobView) -> list[Finding]:
         assumption="the exposed collectives overlap with compute (bucketed and prefetched communication), up to "
                    "each rank's compute time to hide behind; AllReduce at most its expected transfer time when "
                    "the parameter count is given",
-        evidence=[Table("Collectives per step (median rank)", ["collective", "calls", "ms", "exposed ms",
+        evidence=[Table(f"Collectives per step (median {job.unit})", ["collective", "calls", "ms", "exposed ms",
                                                                "transfer ms", "paid ms", "bytes per call",
                                                                "bus GB/s"], rows)],
         actions=fixes_for(job, ID, types[:2] + ["any"]), host=job.ranks[0].host if len(job.hosts) == 1 else None,

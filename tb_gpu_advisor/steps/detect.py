@@ -287,6 +287,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
     gpu_windows: dict[int, np.ndarray] = {}
     source, note, mapped = "", "", ""
     whole_note = ""  # why the whole capture is one step, where a reading of the steps was refused for a cause
+    own = None  # the program's own repeated structure (``job.structure``), where the steps are read from it
     ids = np.zeros(0, np.int64)
     hs = he = np.zeros(0, np.int64)
 
@@ -398,6 +399,12 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
         ids, hs, he = ids[1:-1], hs[1:-1], he[1:-1]
         gpu_windows = {g: w[1:-1] for g, w in gpu_windows.items()}
         note += f"; dropped first and last of {found} steps"
+    cut = own.partial_last if source == "repeated_launches" and own is not None else ""
+    if cut and ids.size > 2 and int(ids[-1]) == found - 1:  # the last window still kept: a part of an iteration
+        dropped.append(DroppedStep(int(ids[-1]), cut))
+        ids, hs, he = ids[:-1], hs[:-1], he[:-1]
+        gpu_windows = {g: w[:-1] for g, w in gpu_windows.items()}
+        note += "; dropped the last step: it holds only the rest of the loop's last iteration"
     if job is not None and ids.size > 1 and job.phase.start.size:
         cold = _cold_steps(hs, he, gpu_windows, job)
         if cold.any() and (~cold).sum() >= 2:  # one steady step left is no steady state: keep and book the costs

@@ -873,6 +873,25 @@ def test_ranks_view_shows_every_rank_and_the_straggler_first(job_url, page, shot
     assert not page.errors, page.errors
 
 
+@pytest.fixture(scope="module")
+def workers_url():
+    """TensorBoard over the synthetic ``multi_host`` run: two MultiWorkerMirroredStrategy workers of two GPUs each."""
+    from synthetic import scenarios as S
+
+    yield from _served("workers", lambda logdir: S.multi_host().write(logdir))
+
+
+def test_one_process_gpus_are_headed_gpus_not_ranks(workers_url, page):
+    """h37-left20: a rank is a process; the tab heads the GPUs of two TensorFlow workers "GPUs (4)", as the CLI's
+    "4 GPUs in 2 processes on 2 hosts" (main headed them "Ranks (4)")."""
+    page.goto(workers_url + "#gpu_advisor")
+    frame = advisor_frame(page)
+    wait_ready(frame, timeout=120000)
+    section = frame.locator("section.ranks")
+    assert section.locator("h2").inner_text() == "GPUs (4)"
+    assert not page.errors, page.errors
+
+
 def test_verdict_and_first_finding_are_above_the_fold_at_1024x768(tensorboard_url, browser, shots):
     """Issue #21 item 2: at 1024x768 the verdict line and the first finding's title show without scrolling; the
     verdict is the server's own words (the CLI prints the same); a healthy run says Healthy as its verdict and

@@ -63,3 +63,40 @@ def test_cloverleafs_time_steps_are_its_steps():
     assert host["job"]["step_source"] == "repeated_launches"
     assert "alternating" in host["steps"]["note"]
     assert host["gpus"][0]["step_ms"] == pytest.approx(truth, rel=0.02)
+
+
+@pytest.mark.parametrize("alternate", [True, False])
+def test_a_boundary_inside_the_iterations_loses_none_of_them(tmp_path, alternate):
+    """h37-left20: the host's longest pause inside each iteration (the real file's halo staging, 1.95 ms against its
+    time-step control's shorter one) puts the read boundary there; main then started a step only where a whole period
+    followed, so the last boundary was lost and the rest of the region merged into the step before it: 9 of 10
+    iterations, the last "step" 1.6 of them.  By construction: every iteration found, the last window (the last
+    iteration's rest after its boundary) dropped as partial, every kept step one iteration."""
+    p = tmp_path / "clover.sqlite"
+    truth = write_alternating_sweeps(str(p), iterations=10, alternate=alternate, mid_pause_ms=1.5)
+    host = _report(p)
+    steps = host["steps"]
+    assert host["job"]["step_source"] == "repeated_launches", steps
+    assert steps["found"] == truth["iterations"], steps
+    kept = [r["step_ms"] for r in host["step_rows"] if r["gpu"] is not None]
+    assert kept and all(x == pytest.approx(truth["iteration_ms"], rel=0.02) for x in kept), kept
+
+
+def test_cloverleafs_ten_time_steps_are_found():
+    """The real export: its stdout prints ten ``Step N`` lines; main found 9 (the tenth boundary dropped for want of a
+    whole period after it, its rest merged into the ninth "step": 52.8 ms of a 32.5 ms loop)."""
+    import re
+    import sqlite3
+
+    from tests.support.paths import FIXTURES
+
+    path = FIXTURES / "wild" / "cloverleaf_a100_cuda" / "perlmutter-cloverleaf-cuda.sqlite"
+    con = sqlite3.connect(path)
+    out = "".join(t for (t,) in con.execute("SELECT s.value FROM ProcessStreams p JOIN StringIds s ON s.id = p.contentId"))
+    con.close()
+    clock = [float(x) for x in re.findall(r"Wall clock\s+([\d.]+)", out)]
+    per_step = sorted(1000.0 * (b - a) for a, b in zip(clock, clock[1:]))
+    host = _report(path)
+    assert host["steps"]["found"] == len(re.findall(r"\bStep \d+ time", out)) == 10
+    kept = [r["step_ms"] for r in host["step_rows"] if r["gpu"] is not None]
+    assert max(kept) <= 1.02 * per_step[-1] and min(kept) >= 0.98 * per_step[0], (kept, per_step)

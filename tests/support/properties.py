@@ -264,6 +264,30 @@ def _host_parts(h: HostReport) -> list[str]:
     return out
 
 
+def _step_of_gpu(h: HostReport, gpu: int, step: int) -> float | None:
+    """One step's length on one GPU as the report's step rows give it (a row of the host's, ``gpu`` null, where the
+    rows are not per GPU); None where no row holds it."""
+    rows = [r for r in h.step_rows or [] if r.step == step and r.gpu in (gpu, None)]
+    return max((r.step_ms for r in rows), default=None)
+
+
+def memory_offset_problems(h: HostReport) -> list[str]:
+    """A time "into a step" lies within that step: a GPU's memory peak placed ``peak_step_offset_ms`` into step N is
+    at most step N's length on that GPU (h37-left20: v100_bert's GPU 6 peaked "665.9 ms into step 0" of its 21.3 ms
+    step -- an offset from the host-wide window of two GPUs 648 ms apart)."""
+    out = []
+    for g in h.gpus:
+        m = g.memory or {}
+        off, step = m.get("peak_step_offset_ms"), m.get("peak_step")
+        if off is None or step is None:
+            continue
+        whole = _step_of_gpu(h, g.gpu, int(step))
+        if off < 0 or (whole is not None and _over(off, whole)):
+            out.append(f"part<=whole: {h.host}/GPU{g.gpu}: memory peak {off:.3f} ms into step {step}, a "
+                       f"{whole if whole is not None else float('nan'):.3f} ms step")
+    return out
+
+
 def ledger_savings_violations(report: Report) -> list[str]:
     """A finding's saving recovers, per breakdown group, no more than the step's ledger holds there (part of
     :func:`report_violations`; alone, for the test that names it)."""
@@ -622,7 +646,7 @@ def report_violations(report: Report) -> list[str]:
         out += every_fix_within_step(h.host, h.achievable, h.breakdown_ms)
         for where, t in _tables(h):
             out += table_problems(where, t, h, hosts)
-        out += _host_parts(h) + _card_values(h)
+        out += _host_parts(h) + _card_values(h) + memory_offset_problems(h)
         out += severity_problems(h.host, h.findings)
         out += order_problems(h.host, h.findings) + every_fix_problems(h.host, h.findings, h.achievable)
         out += _words(h, h.findings) + fix_once_problems(h.host, h.findings)

@@ -480,9 +480,12 @@ export function ranksView(ranks, ctx) {
   if (!ranks || (ranks.rows || []).length < 2) return null;
   const width = ctx.chartWidth || DEFAULT_WIDTH;
   const n = ranks.rows.length;
-  const caption = n > RANKS_LISTED ? `${n} ranks: exposed communication per rank, and the 5 ranks at each end`
-    : `${n} ranks: compute, exposed communication and the rest of each step (most time before the collectives first)`;
-  return h("section", { class: "ranks", "aria-label": "Ranks" }, h("h2", {}, `Ranks (${n})`),
+  // one process's GPUs (a TensorFlow MirroredStrategy worker) are GPUs, not ranks: the table's title says which
+  const gpus = (ranks.title || "").startsWith("GPUs");
+  const [unit, Units] = gpus ? ["GPU", "GPUs"] : ["rank", "Ranks"];
+  const caption = n > RANKS_LISTED ? `${n} ${unit}s: exposed communication per ${unit}, and the 5 ${unit}s at each end`
+    : `${n} ${unit}s: compute, exposed communication and the rest of each step (most time before the collectives first)`;
+  return h("section", { class: "ranks", "aria-label": Units }, h("h2", {}, `${Units} (${n})`),
     chartFigure(caption, (w) => ranksChart(ranks, { width: w }), width),
     h("details", { class: "table-details" }, h("summary", {}, `${ranks.title} (${n} rows)`), tableView(ranks)));
 }

@@ -14,6 +14,11 @@ so its next launch comes at most that much sooner, and the rest of the gap is th
 Not counted (issue #37 item 3): a sync that is a blocking copy's own wait (a pageable host-to-device copy waits for
 its stream) is the copy's cost, reported by ``excessive_memcpy`` with the copy's fix; GPU idle while the syncing
 thread ran nothing the profiler recorded is named apart, as a note saying how to record it.
+
+Without the GPU's records (no CUDA runtime call in the capture: the other GPU checks are skipped), a scalar read that
+lasted milliseconds (``.item()``'s ``aten::_local_scalar_dense``) still shows the host blocked on the GPU: its time
+per step is named, with the op that asked for the value and the fix that keeps the value on the GPU -- a warning at
+most, with no saving, since the GPU's idle behind it is not in the capture (``HostSyncs.lost_read_ms_per_step``).
 """
 
 from __future__ import annotations

@@ -1752,3 +1752,66 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
     # two sends of mpi_ms / 2 and one receive of mpi_ms, all between the read-back and the next iteration's copies
     return {"iterations": iterations, "iteration_ms": float(np.median(np.diff(marks))) / ms,
             "mpi_ms_per_gap": 2 * mpi_ms}
+
+
+# --------------------------------------------------------------------------- h37-left22: one range around timed passes
+
+
+def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: int = 24, pass_ms: float = 20.0,
+                        frame: str = "resnet50_inference", ranged_passes: bool = False) -> dict:
+    """Write the export of an inference benchmark shaped after amacharla15/gpu-profiling-cuda-kernels'
+    ``resnet50_nsys.sqlite`` (ResNet-50 on an A100 80GB PCIe, ``eval()`` and ``no_grad``): ``warmup`` passes launched
+    back to back and one ``cudaDeviceSynchronize`` after them all (the first pass twice as slow: first-call costs), then
+    one NVTX range ``frame`` around ``measured`` passes, each ended by ``cudaDeviceSynchronize``.  A pass is ``kernels``
+    distinct kernels filling ``pass_ms`` (the GPU-bound model; the host queues them in 5 us launches); before them one
+    kernel draws the input.
+    ``ranged_passes``: each measured pass in a range ``pass N`` of its own as well (the control).  Return the truth:
+    the measured passes' count and length, the warm-up passes' count."""
+    us, ms = 1000, 1_000_000
+    pid = 2222
+    con, strings, gtid, gpid = _open_one(path, [RUNTIME_DDL, NVTX_DDL, KERNEL_DDL, GPU_DDL], pid)
+    api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=1 * us)
+    names = [strings(f"conv2d_layer{i}_kernel") for i in range(kernels)]
+    nvtx, kern = [], []
+    free = 0
+
+    def one_pass(slow: float = 1.0) -> None:  # the host queues the pass; the GPU runs it back to back
+        nonlocal free
+        k_ns = int(slow * pass_ms * ms / kernels)
+        free = max(free, api.t + 20 * us)
+        for i in range(kernels):
+            kern.append((free, free + k_ns - 1 * us, api("cudaLaunchKernel_v7000", 5 * us), names[i]))
+            free += k_ns
+
+    def sync() -> None:
+        api.row("cudaDeviceSynchronize_v3020", api.t, free + 3 * us)
+        api.t = free + 10 * us
+
+    api("cudaMalloc_v3020", 150 * ms, then=1 * ms)  # the context
+    free = api.t + 20 * us  # the input, drawn on the GPU (``torch.randn(..., device="cuda")``): no pass launches it
+    kern.append((free, free + 300 * us, api("cudaLaunchKernel_v7000", 5 * us),
+                 strings("distribution_elementwise_grid_stride_kernel")))
+    free += 300 * us
+    for k in range(warmup):
+        one_pass(2.0 if k == 0 else 1.0)
+    sync()
+    api.t += 2 * ms
+    a = api.t
+    for k in range(measured):
+        b = api.t
+        one_pass()
+        sync()
+        if ranged_passes:
+            nvtx.append((b, api.t, f"pass {k}"))
+        api.t += 200 * us  # the timing loop's own host work
+    nvtx.append((a, api.t, frame))
+    stop = api.t + ms
+    api.insert(con, gtid)
+    con.executemany("INSERT INTO NVTX_EVENTS (start, end, eventType, text, globalTid, domainId) VALUES (?,?,59,?,?,0)",
+                    [(s, e, text, gtid) for s, e, text in nvtx])
+    con.executemany(_KERNEL_INSERT,
+                    [(s, e, 0, 1, 7, c, gpid, n, n, 128, 4, 1, 1, 256, 1, 1, 0, 0, 0, 0, j, None, None)
+                     for j, (s, e, c, n) in enumerate(kern)])
+    _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE, program="python", thread="python",
+                copy_enums=False, sync_enum=False)
+    return {"measured": measured, "pass_ms": pass_ms, "warmup": warmup}

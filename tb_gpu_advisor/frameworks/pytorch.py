@@ -146,6 +146,16 @@ NO_ITEM = action(
     "    if step % 100 == 0:\n"
     "        print(running.item() / 100)    # one sync per 100 steps\n"
     "        running.zero_()")
+#: A sync inside an op that reads a GPU value back to size its output (``aten::bincount``'s max): the user wrote no
+#: ``.item()``, so the fix is to give the size the op would compute (``host_sync:read_in_op``).
+OUTPUT_SIZE_READ = action(
+    "The wait is inside an op that reads a GPU value back to size its output (torch.bincount reads the largest "
+    "value, torch.nonzero and boolean-mask indexing count the hits): keep the count on the GPU in a tensor of a size "
+    "known in advance -- count into a fixed number of bins with scatter_add_, use nonzero_static where the size is "
+    "known -- so that the host never waits for the value.",
+    "counts = torch.zeros(num_bins, dtype=torch.long, device=idx.device)\n"
+    "counts.scatter_add_(0, idx, torch.ones_like(idx))   # torch.bincount(idx) reads idx.max() back first\n"
+    "torch.cuda.set_sync_debug_mode('warn')              # warns at every sync left")
 AUTOCAST = action(
     "Run the forward pass and the loss under autocast in bfloat16: matmuls and convolutions then use the Tensor "
     "Cores, parameters stay float32, and bfloat16 needs no loss scaling.",
@@ -263,6 +273,7 @@ FIXES = {
     "host_sync": (NO_ITEM, action(
         "Find every sync PyTorch makes: the CUDA sync debug mode warns at each one (.item(), .cpu(), torch.nonzero, "
         "indexing with a GPU mask, printing a tensor).", "torch.cuda.set_sync_debug_mode('warn')")),
+    "host_sync:read_in_op": (OUTPUT_SIZE_READ, NO_ITEM),
     "host_sync:unrecorded": (action(
         "Record the host's own code between the GPU's work: Python tracing in the profiler (with_stack=True), or "
         "named ranges around the suspect code (torch.profiler.record_function, or torch.cuda.nvtx under Nsight "

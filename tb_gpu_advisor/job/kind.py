@@ -315,23 +315,39 @@ def _scalar_read_wait(trace: Trace, fw: Framework) -> str:
     blocked 2.3 ms a step with no CUDA record in the file).  With any runtime call recorded, the window's own syncs
     say what the host waited for instead."""
     h = trace.h
-    if not len(h) or h.name_mask(devices.is_runtime_call).any():
-        return ""
-    reads = np.flatnonzero(h.name_mask(fw.scalar_read_event))
+    reads = waited_scalar_reads(trace, fw)
     if not reads.size:
         return ""
     dur = h.end[reads] - h.start[reads]
     i = int(reads[int(np.argmax(dur))])
     longest = int(dur.max())
-    if longest < _UNSEEN_WAIT_PS:
-        return ""
-    holds = np.flatnonzero((h.line == h.line[i]) & (h.start <= h.start[i]) & (h.end >= h.end[i]))
-    holds = holds[(h.end[holds] - h.start[holds]) > longest]
-    outer = [h.names[int(h.name[j])] for j in holds[np.argsort(h.end[holds] - h.start[holds], kind="stable")]]
-    under = next((n for n in outer if n.startswith("aten::") and n != "aten::item"), "")
+    under = read_under(trace, i)
     return (f"`{_short(h.names[int(h.name[i])], 40)}`{f' under `{_short(under, 40)}`' if under else ''} blocked "
             f"{longest / 1e9:,.1f} ms reading one value, where a read from host memory takes microseconds: it waited on "
             "a GPU")
+
+
+def waited_scalar_reads(trace: Trace, fw: Framework) -> np.ndarray:
+    """Host event indices of the framework's scalar reads (``Framework.scalar_read_event``) that lasted at least
+    :data:`_UNSEEN_WAIT_PS` in a capture with no CUDA runtime record: each waited on a GPU whose activity the capture
+    lost (:func:`_scalar_read_wait`'s physics).  Empty where a runtime call is recorded: its own syncs say what the
+    host waited for.  The job reads them as evidence of GPU use; the host-sync check, as the host's wait."""
+    h = trace.h
+    if not len(h) or h.name_mask(devices.is_runtime_call).any():
+        return np.zeros(0, np.int64)
+    reads = np.flatnonzero(h.name_mask(fw.scalar_read_event))
+    return reads[(h.end[reads] - h.start[reads]) >= _UNSEEN_WAIT_PS]
+
+
+def read_under(trace: Trace, i: int) -> str:
+    """The ATen op host event ``i`` (a scalar read) ran under, innermost first past ``aten::item`` (the read's own
+    wrapper): the op that asked for the value (``aten::bincount`` sizing its output); "" where none encloses it."""
+    h = trace.h
+    own = int(h.end[i] - h.start[i])
+    holds = np.flatnonzero((h.line == h.line[i]) & (h.start <= h.start[i]) & (h.end >= h.end[i]))
+    holds = holds[(h.end[holds] - h.start[holds]) > own]
+    outer = [h.names[int(h.name[j])] for j in holds[np.argsort(h.end[holds] - h.start[holds], kind="stable")]]
+    return next((n for n in outer if n.startswith("aten::") and n != "aten::item"), "")
 
 
 def _faster_than_a_cpu(trace: Trace) -> str:

@@ -74,6 +74,25 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
     p, first, length = found  # the region: launches [first, first + length), length >= 2p
     if (length / n) < T("job.span_step_coverage"):
         return None
+    frame = _frame(trace, t_start, p, first, length)
+    steps = None if frame is None else _region_steps(trace, launches, key, t_start, t_end, p, frame[0],
+                                                     frame[1] - frame[0])
+    if steps is None:  # no frame, or no step boundary inside it: the whole region's reading
+        return _region_steps(trace, launches, key, t_start, t_end, p, first, length)
+    lo, hi, label = frame
+    before, after = round((lo - first) / p), round((first + length - hi) / p)
+    apart = " and ".join(part for part in (f"the {before} before it are its warm-up" if before else "",
+                                           f"the {after} after it are outside its timing" if after else "") if part)
+    steps.note += (f"; the steps are the repeats inside the program's one range `{label}`, its frame, not its step: "
+                   f"it holds {round((hi - lo) / p)} of the {round(length / p)} repeats, and {apart}, read apart")
+    return steps
+
+
+def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_start: np.ndarray, t_end: np.ndarray,
+                  p: int, first: int, length: int) -> SpanSteps | None:
+    """The steps of the periodic region of ``length`` launches from ``first`` (period ``p``), or None where its
+    repeats do not end as a step does (the host's wait, the calls of a layered model, the program's own loop)."""
+    n = key.size
     gaps = np.diff(t_start)  # gaps[i]: before launch i + 1
     region_gaps = gaps[first:first + length - 1]
     waits = np.sort(trace.h.start[trace.h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
@@ -140,6 +159,31 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
            f"where the launches stop repeating: the rest of the loop's last iteration" if partial else "")
     return SpanSteps(name=f"{p}-launch period", source="repeated_launches", start=start.astype(np.int64),
                      end=end.astype(np.int64), coverage=coverage, confidence="medium", note=note, partial_last=cut)
+
+
+def _frame(trace: Trace, t_start: np.ndarray, p: int, first: int, length: int) -> tuple[int, int, str] | None:
+    """(first launch, end launch, name) of the periodic region's launches inside the program's one range that holds
+    at least two repeats of it but not all: None where no such range, or more than one, exists.
+
+    Why: a benchmark times its passes inside one range (``resnet50_inference`` around 5 passes, each ended by a
+    sync) after warm-up passes of the same kernels launched back to back and synchronized once.  Over the whole
+    region the host waits at only some boundaries, so no step is read; the range is the job's frame, not its step
+    (a lone range is no repeated span), and inside it every repeat ends in the host's wait.  Where the whole region
+    reads as steps too (fewer warm-ups: the waits at most boundaries), the range still says which repeats the program
+    times, and the warm-ups would be steps of their own.  A range around one
+    repeat each is read before this (the repeated span), and a range holding fewer than two repeats frames none.
+    A range the program names its warm-up (``Warm-up``) holds the repeats it does not time: never the frame."""
+    h, windows = trace.h, set()
+    idx = np.setdiff1d(user_ranges.program_ranges(trace), user_ranges.warmup_ranges(h, trace.ranges))
+    region = t_start[first:first + length]
+    for i in idx.tolist():
+        lo = first + int(np.searchsorted(region, h.start[i], side="left"))
+        hi = first + int(np.searchsorted(region, h.end[i], side="right"))
+        if hi - lo >= 2 * p and hi - lo < length:
+            windows.add((lo, hi, h.names[h.name[i]]))
+    if len({(lo, hi) for lo, hi, _ in windows}) != 1:
+        return None
+    return min(windows)
 
 
 def _iterations_per_period(p: int, offset: int, waited_at: np.ndarray, pause_at: np.ndarray, typical: float) -> int:

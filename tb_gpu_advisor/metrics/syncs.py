@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from tb_gpu_advisor import devices
+from tb_gpu_advisor.job.kind import read_under, waited_scalar_reads
 from tb_gpu_advisor.metrics import context as _context
 from tb_gpu_advisor.metrics.context import HOST_INPUT_BIT, PS_PER_MS, Context, Encloser
 from tb_gpu_advisor.metrics import breakdown as bd
@@ -38,6 +39,9 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
     h, n = ctx.h, ctx.steps.count
     if not len(h) or not n:
         return HostSyncs()
+    lost = _lost_reads(ctx, n)
+    if lost is not None:  # no runtime record: the scalar reads that waited are all the capture shows of its syncs
+        return lost
     sync = np.flatnonzero(h.name_mask(devices.is_sync_call) & (ctx.host_step >= 0))
     sync = sync[~_in_spans(h.start[sync], ctx.one_time_spans)]
     if not sync.size:
@@ -72,6 +76,26 @@ def host_syncs(ctx: Context, top_n: int = 5) -> HostSyncs:
                      wait_ms_per_step=float(blocked[~copy].sum()) / PS_PER_MS / n / k,  # per GPU, as the idle is
                      copy_calls_per_step=float(copy.sum()) / n, copy_idle_ms_per_step=sum(copy_booked.values()), copy_idle_ledger_ms=copy_booked,
                      copy_callers=_top(h, callers[copy], n, top_n), unrecorded_ms_per_step=float(idle[2]))
+
+
+def _lost_reads(ctx: Context, n: int) -> HostSyncs | None:
+    """The host's wait in scalar reads inside kept steps where the capture lost its GPU records, or None where none
+    waited.  Why: with no runtime call recorded there is no sync to measure, yet a read lasting milliseconds is the
+    host blocked on the GPU (``job.kind.waited_scalar_reads``), measured on the host's own clock; the GPU's idle
+    behind it is not known, so only the host's time is kept."""
+    h = ctx.h
+    reads = waited_scalar_reads(ctx.trace, ctx.fw)
+    reads = reads[ctx.host_step[reads] >= 0]
+    if not reads.size:
+        return None
+    dur = (h.end[reads] - h.start[reads]).astype(np.float64) / PS_PER_MS
+    per: dict[str, float] = {}
+    for i, d in zip(reads.tolist(), dur.tolist()):
+        read, under = h.names[int(h.name[i])], read_under(ctx.trace, i)
+        name = f"{read} under {under}" if under else read
+        per[name] = per.get(name, 0.0) + d / n
+    return HostSyncs(lost_read_ms_per_step=float(dur.sum()) / n,
+                     lost_read_callers=sorted(per.items(), key=lambda kv: -kv[1]))
 
 
 def _in_spans(t: np.ndarray, spans: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:

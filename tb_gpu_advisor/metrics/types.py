@@ -934,6 +934,11 @@ class HostSyncs:
     #: GPU idle after any sync or blocking copy while the host thread ran nothing the profiler recorded (Python the
     #: profiler did not trace): named apart, neither the sync's nor the copy's
     unrecorded_ms_per_step: float = 0.0
+    #: where the capture lost its GPU records (no runtime call): the host's time per kept step in the framework's
+    #: scalar reads that waited on the GPU (``job.kind.waited_scalar_reads``), and per read (``read under op``: the
+    #: op that asked for the value, where one encloses it)
+    lost_read_ms_per_step: float = 0.0
+    lost_read_callers: list[tuple[str, float]] = field(default_factory=list)
 
 
 @dataclass

@@ -93,9 +93,11 @@ GUIDE_ORDER: tuple[str, ...] = RULE_IDS + ("unexplained_idle", "healthy")
 if set(RULE_IDS) != set(REGISTRY):
     raise ImportError(f"rule modules and registered rules differ: {sorted(set(RULE_IDS) ^ set(REGISTRY))}")
 #: Rules that still run on a capture without GPU activity (CPU-only, or the GPU planes are empty).
-#: The memory checks read the allocator's events only: a memory snapshot (no kernels) has nothing else.
+#: The memory checks read the allocator's events only: a memory snapshot (no kernels) has nothing else.  The host-sync
+#: check reads the host's own wait in scalar reads where the GPU's records were lost (``HostSyncs.lost_read_*``); its
+#: other parts need the GPU's idle, which such a capture does not hold, and stay quiet.
 NO_GPU_RULES = frozenset({"capture_quality", "oom_snapshot", "activation_memory", "memory_fragmentation",
-                          "memory_near_capacity", "batch_size_headroom"})
+                          "memory_near_capacity", "batch_size_headroom", "host_sync"})
 
 
 def evaluate(metrics: HostMetrics, rules: Iterable[str] | None = None) -> list[Finding]:
@@ -636,12 +638,23 @@ LEADS = ("cold_start",)
 
 def leads(f: Finding) -> bool:
     """A finding listed before every saving: a warm-up capture (:data:`LEADS`), or a critical problem that saves no
-    step time (an out-of-memory error, a capture without GPU work) -- what the run or the capture is comes first.
+    step time (an out-of-memory error, a capture without GPU work), or a capture without GPU activity at any
+    severity (:func:`_no_gpu_records`) -- what the run or the capture is comes first.
     A window whose one-time costs are only a part of it (phase ``mixed``: the program's own work fills the rest) and
     of its steps (a warning, below ``job.warmup_share`` of the step) is no warm-up capture: its start-up finding
     ranks by its saving like any other, never above a larger one."""
     return (f.rule in LEADS and (f.severity == "critical" or (f.severity == "warning" and _phase(f) != "mixed"))) or \
-        (f.severity == "critical" and (f.saving is None or not f.saving.ms_per_step))
+        (f.severity == "critical" and (f.saving is None or not f.saving.ms_per_step)) or _no_gpu_records(f)
+
+
+#: The metric of the finding that says the capture holds no GPU activity (``capture_quality``).
+NO_GPU_METRIC = "active_gpus"
+
+
+def _no_gpu_records(f: Finding) -> bool:
+    """The capture holds no GPU activity: what the host still shows (a scalar read's wait, ``host_sync``) is read
+    after it, since every other finding stands on a capture without the GPU's side."""
+    return f.rule == "capture_quality" and f.metric is not None and f.metric.id == NO_GPU_METRIC
 
 
 def _saves(f: Finding) -> bool:

@@ -14,6 +14,11 @@ so its next launch comes at most that much sooner, and the rest of the gap is th
 Not counted (issue #37 item 3): a sync that is a blocking copy's own wait (a pageable host-to-device copy waits for
 its stream) is the copy's cost, reported by ``excessive_memcpy`` with the copy's fix; GPU idle while the syncing
 thread ran nothing the profiler recorded is named apart, as a note saying how to record it.
+
+Without the GPU's records (no CUDA runtime call in the capture: the other GPU checks are skipped), a scalar read that
+lasted milliseconds (``.item()``'s ``aten::_local_scalar_dense``) still shows the host blocked on the GPU: its time
+per step is named, with the op that asked for the value and the fix that keeps the value on the GPU -- a warning at
+most, with no saving, since the GPU's idle behind it is not in the capture (``HostSyncs.lost_read_ms_per_step``).
 """
 
 from __future__ import annotations
@@ -33,7 +38,7 @@ def check(m: HostMetrics) -> list[Finding]:
     ctx = Ctx(m)
     if ctx.step_ms is None:
         return []
-    return [f for f in (_syncs(ctx), _unrecorded(ctx)) if f is not None]
+    return [f for f in (_syncs(ctx), _unrecorded(ctx), _lost_reads(ctx)) if f is not None]
 
 
 def _syncs(ctx: Ctx) -> Finding | None:
@@ -94,3 +99,32 @@ def _unrecorded(ctx: Ctx) -> Finding | None:
     )
     f.id += f"#{f.metric.id}"  # a secondary finding of the rule (docs/report-schema.md, Finding ids)
     return f
+
+
+def _lost_reads(ctx: Ctx) -> Finding | None:
+    """The host's wait in scalar reads where the capture lost its GPU records (``HostSyncs.lost_read_ms_per_step``).
+    Why here: the wait is the host's, measured on the host's clock, whatever the GPU's records say; the capture-quality
+    finding says the records are lost, and this one what the host still shows.  Nothing is said of the GPU's kernels
+    or its idle, which the capture does not hold: no saving is sized, and the severity stays at most a warning."""
+    s = ctx.m.syncs
+    graded = ctx.graded(s.lost_read_ms_per_step, "host_sync.warning", "host_sync.critical")
+    if graded is None:
+        return None
+    share, _ = graded
+    where = "; ".join(f"`{short(name.split(' under ')[0], 40)}`"
+                      f"{' under `' + short(name.split(' under ', 1)[1], 40) + '`' if ' under ' in name else ''} "
+                      f"{ms(per)} a step" for name, per in s.lost_read_callers[:3])
+    in_op = all(" under " in name for name, _ in s.lost_read_callers)
+    return finding(
+        ctx, ID, "warning",
+        f"The host waits {ms(s.lost_read_ms_per_step)} of each {ms(ctx.step_ms)} step ({pct(share)}) reading single "
+        f"values back from the GPU ({where}): each read blocks the host until the GPU's queue reaches it, and the "
+        f"host launches nothing meanwhile. The capture lost the GPU's records, so what the GPU ran and how long it "
+        f"idled are not known; the host's wait is measured on the host.",
+        title="The host waits for the GPU in scalar reads",
+        metric=share_metric("lost_read_share", "Host waiting in scalar reads", share, "host_sync.warning",
+                            severity="warning", detail={"wait_ms_per_step": s.lost_read_ms_per_step}),
+        evidence=[table("Scalar reads that waited on the GPU, per step", ["read", "ms per step"],
+                        [[short(n, 80), round(per, 3)] for n, per in s.lost_read_callers])],
+        actions=ctx.fw.fix(f"{ID}:read_in_op" if in_op else ID),
+    )

@@ -97,6 +97,8 @@ def lfs(oid: str = "a" * 64, size: str = "847257792") -> bytes:
 
 #: The memory timeline's words (``formats/kineto/layout.MEMORY_TIMELINE``).
 TIMELINE = ("memory timeline",)
+#: An array nested 200,000 deep (CPython's JSON decoder recurses once a level).
+DEEP = b"[" * 200_000 + b"]" * 200_000
 #: A refused pickle's words (``formats/snapshot/unpickle``).
 REFUSED = ("refused: opcode",)
 SIZE_OUT_OF_RANGE = ("`size` out of range", "`total_size` out of range")
@@ -193,6 +195,14 @@ KINDS: dict[str, Kind] = {
                                            ("error",), LFS),
     "lfs_oid_a_path": ("LFS pointer", "snapshot.html", lambda: lfs(oid="../../../../etc/passwd", size="10"),
                        ("error",), LFS),
+    # JSON nested past the interpreter's recursion limit where a header or a page holds a value the readers decode
+    # whole (a rank file's ``deviceProperties``, PyTorch 2.0's ``alloc_data``): a traceback from discovery before
+    "trace_header_nested_deep": ("nested JSON", "w.pt.trace.json",
+                                 lambda: b'{"schemaVersion": 1, "deviceProperties": ' + DEEP + b', "traceEvents": []}',
+                                 ("error",), ("does not parse",)),
+    "drawn_page_nested_deep": ("nested JSON", "trace.html",
+                               lambda: b"<html><script>let alloc_data = {\"actions\": " + DEEP + b"}</script></html>",
+                               ("error",), ("nested deeper",)),
     # memory timelines
     "timeline_nan_and_infinity": ("memory timeline", "profile.json",
                                   lambda: b"[[1700000000000000, NaN, Infinity], [[NaN, 1e400], [-1e308]]]",

@@ -38,7 +38,8 @@ def test_every_hostile_variant_ends_in_its_clear_outcome(inp: str, tmp_path: Pat
 
 
 def test_the_corpus_covers_every_new_input():
-    assert set(INPUTS) == {"viewer page", "snapshot values", "LFS pointer", "memory timeline", "gzipped snapshot"}
+    assert set(INPUTS) == {"viewer page", "snapshot values", "LFS pointer", "memory timeline", "gzipped snapshot",
+                           "nested JSON"}
 
 
 def _page_stage(data: bytes, path: str) -> str:

@@ -355,7 +355,7 @@ def _json_after(key: bytes, head: bytes, tail: bytes) -> object:
         return None
     try:
         value, _ = json.JSONDecoder().raw_decode(src[m.end():].decode("utf-8", "replace"))
-    except ValueError:
+    except (ValueError, RecursionError):  # nesting deeper than the interpreter's limit: a hostile header, no value
         return None
     return value
 

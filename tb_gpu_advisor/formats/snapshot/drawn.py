@@ -44,6 +44,8 @@ def alloc_data(data: bytes) -> dict | str:
         doc, _ = json.JSONDecoder().raw_decode(data[at.end():].decode("utf-8", "replace"))
     except ValueError as e:
         return f"PyTorch 2.0's memory trace page whose `alloc_data` is not JSON ({e})"
+    except RecursionError:
+        return "PyTorch 2.0's memory trace page whose `alloc_data` is nested deeper than any page the viewer draws"
     if not isinstance(doc, dict) or not all(isinstance(doc.get(k), list) for k in _LISTS):
         return "PyTorch 2.0's memory trace page whose `alloc_data` lacks its lists (" + ", ".join(_LISTS) + ")"
     return doc

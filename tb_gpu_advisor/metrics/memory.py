@@ -246,6 +246,7 @@ def _at_peak(me: MemoryEvents, p: int, step_start: int | None) -> tuple[dict[str
     earlier = me.t[live] < step_start if step_start is not None else np.zeros(size.shape, bool)
     cats = np.array([_CATEGORY_OF_PHASE[MEMORY_PHASES[k] if 0 <= k < len(MEMORY_PHASES) else "other"]
                      for k in phase.tolist()], dtype=object)
+    cats[_freed_by_backward(me)[live] & (cats == "other")] = "activations"
     cats[earlier] = "held"
     by_cat = {c: int(size[cats == c].sum()) for c in MEMORY_CATEGORIES}
     if me.baseline == "absolute":  # what the capture saw no allocation of is older than it
@@ -259,6 +260,41 @@ def _at_peak(me: MemoryEvents, p: int, step_start: int | None) -> tuple[dict[str
     top = sorted(holders.items(), key=lambda kv: -kv[1][0])[:TOP_HOLDERS]
     return ({c: v for c, v in by_cat.items() if v},
             [MemoryHolder(me.op_names[o] if 0 <= o < len(me.op_names) else "(no op)", c, b, k) for (o, c), (b, k) in top])
+
+
+def _freed_by_backward(me: MemoryEvents) -> np.ndarray:
+    """Per event: an allocation made before a backward pass began and freed inside it, before the next allocation
+    that is not the backward's.
+
+    Why: a tensor the backward frees is one autograd kept for it -- an activation by what it does, whatever code made
+    it.  The stack names a module's ``forward`` only when the op ran inside one; a loss or any op called from the
+    script itself (``F.cross_entropy(logits, y)``: its 250 MiB log-softmax kept for the backward, in the
+    efficient-dl-systems course's cross-entropy snapshot) has no such frame and was booked "other".  A block the
+    backward does not free (the model's input, the logits) and one freed only after the next step began (last
+    step's batch) stay where their stacks put them."""
+    n = len(me)
+    out = np.zeros(n, dtype=bool)
+    bwd, other = MEMORY_PHASES.index("backward"), MEMORY_PHASES.index("other")
+    allocs = np.flatnonzero(me.delta > 0)
+    if not allocs.size or not (me.phase[allocs] == bwd).any():
+        return out
+    is_bwd = me.phase[allocs] == bwd
+    # each allocation's backward run: the index (in ``allocs``) where its run of backward allocations began, -1 if none
+    run_start = np.full(allocs.size, -1, dtype=np.int64)
+    start = -1
+    for k in range(allocs.size):
+        start = (start if start >= 0 else k) if is_bwd[k] else -1
+        run_start[k] = start
+    free_at = me.frees()
+    cand = allocs[(me.phase[allocs] == other) & (free_at[allocs] < n)]
+    if not cand.size:
+        return out
+    last = np.searchsorted(allocs, free_at[cand]) - 1  # the last allocation before each free, in ``allocs``
+    ok = last >= 0
+    began = np.where(ok, run_start[np.maximum(last, 0)], -1)
+    hit = ok & (began >= 0) & (allocs[np.maximum(began, 0)] > cand)
+    out[cand[hit]] = True
+    return out
 
 
 def _forward_kept(ctx: Context, me: MemoryEvents, p: int, out: GpuMemory) -> None:

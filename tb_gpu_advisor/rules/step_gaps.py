@@ -131,12 +131,19 @@ def check(m: HostMetrics) -> list[Finding]:
     rows = [[x.after_step, x.gpu, x.gap_ms, x.input_wait_ms, x.launch_ms, x.host_other_ms, x.unexplained_ms]
             for x in sorted(g.gaps, key=lambda x: -x.gap_ms)[:20]]
     windows = []
-    by_step = {w.step: w for w in m.steps.windows}
+    order = sorted(m.steps.windows, key=lambda w: w.start_ms)
+    by_step = {w.step: k for k, w in enumerate(order)}
     for x in sorted(g.gaps, key=lambda x: -x.gap_ms)[:3]:
-        w = by_step.get(x.after_step)
-        if w is not None:
+        k = by_step.get(x.after_step)
+        if k is not None:
+            w = order[k]
+            # a gap ends where the next step's work begins: no later than that step's end (a guessed step's window
+            # runs start to start and holds its gap, so step end + gap would point past the next step)
+            end = w.end_ms + x.gap_ms
+            if k + 1 < len(order):
+                end = min(end, max(order[k + 1].end_ms, w.end_ms))
             windows.append(TimeWindow(host=ctx.host, label=f"gap after step {x.after_step} ({ms(x.gap_ms)})",
-                                      start_ms=round(w.end_ms - x.gap_ms, 3), end_ms=round(w.end_ms + x.gap_ms, 3),
+                                      start_ms=round(w.end_ms - x.gap_ms, 3), end_ms=round(end, 3),
                                       gpu=x.gpu, step=x.after_step))
     return [finding(
         ctx, ID, sev,

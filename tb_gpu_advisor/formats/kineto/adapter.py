@@ -159,12 +159,34 @@ def _recorded_something(kt: KinetoTrace, used: np.ndarray, path: str) -> None:
     if used.any() or (kt.mem is not None and kt.mem.ts_ns.size) or _cat_mask(kt, ("python_function",)).any():
         return
     own = _cat_mask(kt, (_TRACE_CAT,))
+    _another_tools_events(kt, own, path)
     window = (f" ({int(kt.dur_ns[own].max()) / 1e6:,.1f} ms, `{kt.names[int(kt.name[own][0])]}`)"
               if own.any() else "")
     raise KinetoReadError(path, f"nothing recorded: the profiler's window{window} holds no op, annotation, CUDA "
                                 "call or kernel -- the profiled code ran no PyTorch work in it (profile the code that "
                                 "runs the model: its steps inside the `with torch.profiler.profile(...)` block, each "
                                 "followed by prof.step())")
+
+
+def _another_tools_events(kt: KinetoTrace, own: np.ndarray, path: str) -> None:
+    """Raise ``KinetoReadError`` where the file's timed events are all of categories no PyTorch profiler writes and
+    the profiler's own window is absent: another tool's Chrome trace that borrowed Kineto's ``"schemaVersion"`` key
+    (survey h37-survey21: 99change/Triton_insrt's PTX-instrumented Triton kernel, 9,600 per-warp spans named by source
+    line, ``Line 21`` ... ``Line 60``).  "Nothing recorded ... the code ran no PyTorch work" would blame the program
+    for a file the profiler never wrote; the file is the wrong kind, and its own categories say so."""
+    if own.any() or not kt.cat.size:
+        return
+    counts = np.bincount(kt.cat.astype(np.int64), minlength=len(kt.cats))
+    named = [kt.cats[i] for i in np.argsort(-counts, kind="stable") if counts[i] and kt.cats[i]]
+    if not named:
+        return
+    shown = ", ".join(f"`{c}`" for c in named[:4]) + (f" and {len(named) - 4} more" if len(named) > 4 else "")
+    raise KinetoReadError(path, f"a trace, but not PyTorch's: its {int(kt.cat.size):,} timed events are of "
+                                f"categories the PyTorch profiler never writes ({shown}) and it holds no profiler "
+                                "window (`PyTorch Profiler (0)`) -- another tool's Chrome trace with Kineto's "
+                                "\"schemaVersion\" key. Profile the job with torch.profiler (export_chrome_trace or "
+                                "tensorboard_trace_handler), Nsight Systems (nsys export --type sqlite) or "
+                                "JAX/TensorFlow's profiler")
 
 
 #: How Kineto names a device's process: "GPU 0", and for other accelerators their own word ("MTIA 9").

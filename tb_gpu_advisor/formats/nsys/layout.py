@@ -60,6 +60,13 @@ class Header:
     gpu: bool | None = None  # a kernel (or CUDA graph execution) recorded: the tab's probe (``probe.py``) asks this
 
 
+#: nvprof's output file (``nvprof -o <file>.nvvp``, an SQLite database of its own schema: ``tables.NVPROF_OWN``).
+NVPROF_SUFFIX = ".nvvp"
+NVPROF = ("nvprof's database (`nvprof -o <file>.nvvp`, CUDA's legacy profiler for GPUs up to Volta, read by the Visual "
+          "Profiler), a format the Advisor does not read: profile the job with Nsight Systems (nsys profile, then nsys "
+          "export --type sqlite), torch.profiler or JAX/TensorFlow's profiler")
+
+
 _headers: dict[tuple[str, int, int], tuple[str | None, Header]] = {}
 _lock = threading.Lock()
 
@@ -94,6 +101,8 @@ def _probe(path: str) -> tuple[str | None, Header]:
         with tb.open_db(path, lenient=True, keep=True) as con:
             schema = tb.Schema(con)
             if not schema.is_export():
+                if schema.is_nvprof():
+                    return NVPROF, Header()
                 return "an SQLite database, but not an Nsight Systems export (none of its tables)", Header()
             when = None
             if schema.has(tb.SESSION_START, "utcEpochNs"):
@@ -197,6 +206,10 @@ class NsysLayout(RunFolderLayout):
 
     def maybe(self, rel: tuple[str, ...]) -> bool:
         return rel[-1].endswith(SQLITE_SUFFIXES) and self.in_run_folder(rel)
+
+    def unread(self, rel: tuple[str, ...]) -> str | None:
+        """nvprof's ``.nvvp`` database, named by what wrote it rather than "not a profile this tool reads"."""
+        return NVPROF if rel[-1].endswith(NVPROF_SUFFIX) and len(rel[-1]) > len(NVPROF_SUFFIX) else None
 
     def sniff(self, path: str) -> str | None:
         return sniff(path)

@@ -397,6 +397,12 @@ def _quote(name: str) -> str:
     return '"' + name.replace('"', '""') + '"'
 
 
+#: nvprof's own database (``nvprof -o <file>.nvvp``, CUDA's legacy profiler that Nsight Systems replaced): CUPTI's
+#: activity tables by the names an export uses, but its strings in ``StringTable`` and its format in ``Version``, with
+#: no ``StringIds`` (survey h37-survey21: rajesh-s/mlsys-deepspeech-gpu-profiling's 2022 P100 DeepSpeech runs).
+NVPROF_OWN = ("StringTable", "Version")
+
+
 class Schema:
     """The export's tables and their columns, asked once per table.  Only real tables count (:data:`_TABLES_SQL`):
     a name the file gave to a view, a virtual table or a table with computed columns reads as absent, so nothing the
@@ -427,6 +433,11 @@ class Schema:
         """An Nsight Systems export, by its tables."""
         return any(t in self.tables for t in NSYS_OWN) or (
             STRINGS in self.tables and any(t in self.tables for t in ACTIVITY + TARGET_TABLES))
+
+    def is_nvprof(self) -> bool:
+        """nvprof's database (:data:`NVPROF_OWN`), not an Nsight Systems export."""
+        return (all(t in self.tables for t in NVPROF_OWN) and STRINGS not in self.tables
+                and any(t.startswith("CUPTI_ACTIVITY_KIND_") for t in self.tables))
 
     def count(self, table: str) -> int:
         if table not in self.tables:

@@ -1,0 +1,64 @@
+"""nvprof's own database (``nvprof -o <file>.nvvp``) is named by what wrote it, given alone or found in a logdir.
+
+Survey h37-survey21: rajesh-s/mlsys-deepspeech-gpu-profiling (no licence) keeps two ``.nvvp`` files of 2022, a
+DeepSpeech training run on a Tesla P100 under ``nvprof --kernels ... --analysis-metrics``: SQLite databases whose
+CUPTI tables carry an Nsight export's names (``CUPTI_ACTIVITY_KIND_KERNEL``, ``..._MARKER``) but whose strings sit in
+``StringTable`` and whose format in ``Version``.  Main said "not a profile this tool reads" for the ``.nvvp`` and "an
+SQLite database, but not an Nsight Systems export" when it was renamed ``.sqlite``: neither names nvprof nor says what
+to capture instead.  The test builds the schema's tell-tale tables, with one kernel row.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from tb_gpu_advisor.cli.main import main as cli
+from tb_gpu_advisor.discover.logdir import discover, skipped
+
+
+def _nvprof_db(path: Path) -> Path:
+    """The tables nvprof 10.x writes that tell its database from an Nsight Systems export."""
+    con = sqlite3.connect(path)
+    con.executescript("""
+        CREATE TABLE StringTable(_id_ INTEGER PRIMARY KEY AUTOINCREMENT, value TEXT NOT NULL UNIQUE);
+        CREATE TABLE Version(version INT NOT NULL);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_DEVICE(_id_ INTEGER PRIMARY KEY AUTOINCREMENT, name INT NOT NULL);
+        CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL(_id_ INTEGER PRIMARY KEY AUTOINCREMENT, start INT NOT NULL,
+            end INT NOT NULL, deviceId INT NOT NULL, streamId INT NOT NULL, name INT NOT NULL);
+        INSERT INTO StringTable(value) VALUES ('Tesla P100-PCIE-16GB'), ('maxwell_fp16_sgemm_fp16_128x32_nn');
+        INSERT INTO Version VALUES (14);
+        INSERT INTO CUPTI_ACTIVITY_KIND_DEVICE(name) VALUES (1);
+        INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL(start, end, deviceId, streamId, name)
+            VALUES (1645408399669067591, 1645408399669167591, 0, 7, 2);
+    """)
+    con.commit()
+    con.close()
+    return path
+
+
+def test_an_nvvp_given_alone_is_named_as_nvprofs(tmp_path: Path, capsys):
+    path = _nvprof_db(tmp_path / "top_kernel_invocation_only.nvvp")
+    assert cli(["report", str(path), "--cache-dir", "off"]) == 2
+    err = capsys.readouterr().err
+    assert "nvprof's database" in err and "nsys export --type sqlite" in err
+    assert "not a profile this tool reads" not in err
+
+
+def test_the_same_database_renamed_sqlite_is_named_as_nvprofs(tmp_path: Path, capsys):
+    path = _nvprof_db(tmp_path / "report1.sqlite")
+    assert cli(["report", str(path), "--cache-dir", "off"]) == 2
+    err = capsys.readouterr().err
+    assert "nvprof's database" in err and "not an Nsight Systems export (none of its tables)" not in err
+
+
+def test_in_a_logdir_it_is_left_out_by_name_never_no_profiles_found(tmp_path: Path, capsys):
+    run = tmp_path / "deepspeech"
+    run.mkdir()
+    _nvprof_db(run / "top2_kernel_invocation_only.nvvp")
+    skips = dict(skipped(str(tmp_path)))
+    assert list(skips) == ["deepspeech/top2_kernel_invocation_only.nvvp"], skips
+    assert "nvprof's database" in next(iter(skips.values()))
+    assert discover(str(tmp_path)) == []
+    assert cli(["report", str(tmp_path), "--cache-dir", "off"]) == 2
+    assert "nvprof's database" in capsys.readouterr().err

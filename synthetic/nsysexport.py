@@ -1758,14 +1758,16 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
 
 
 def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: int = 24, pass_ms: float = 20.0,
-                        frame: str = "resnet50_inference", ranged_passes: bool = False) -> dict:
+                        frame: str = "resnet50_inference", ranged_passes: bool = False, vary: bool = False) -> dict:
     """Write the export of an inference benchmark shaped after amacharla15/gpu-profiling-cuda-kernels'
     ``resnet50_nsys.sqlite`` (ResNet-50 on an A100 80GB PCIe, ``eval()`` and ``no_grad``): ``warmup`` passes launched
     back to back and one ``cudaDeviceSynchronize`` after them all (the first pass twice as slow: first-call costs), then
     one NVTX range ``frame`` around ``measured`` passes, each ended by ``cudaDeviceSynchronize``.  A pass is ``kernels``
     distinct kernels filling ``pass_ms`` (the GPU-bound model; the host queues them in 5 us launches); before them one
     kernel draws the input.
-    ``ranged_passes``: each measured pass in a range ``pass N`` of its own as well (the control).  Return the truth:
+    ``ranged_passes``: each measured pass in a range ``pass N`` of its own as well (the control).  ``vary``: each
+    pass's first kernel named after the pass (``conv2d_layer0_kernel_pN``: a shape-tuned kernel that differs per call),
+    so that the launch sequence never repeats and only the GPU's bursts show the passes.  Return the truth:
     the measured passes' count and length, the warm-up passes' count."""
     us, ms = 1000, 1_000_000
     pid = 2222
@@ -1773,15 +1775,17 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
     api = _Calls(strings, SESSION_START_NS + 5 * ms, gap=1 * us)
     names = [strings(f"conv2d_layer{i}_kernel") for i in range(kernels)]
     nvtx, kern = [], []
-    free = 0
+    free = passes = 0
 
     def one_pass(slow: float = 1.0) -> None:  # the host queues the pass; the GPU runs it back to back
-        nonlocal free
+        nonlocal free, passes
         k_ns = int(slow * pass_ms * ms / kernels)
         free = max(free, api.t + 20 * us)
         for i in range(kernels):
-            kern.append((free, free + k_ns - 1 * us, api("cudaLaunchKernel_v7000", 5 * us), names[i]))
+            name = strings(f"conv2d_layer0_kernel_p{passes}") if vary and i == 0 else names[i]
+            kern.append((free, free + k_ns - 1 * us, api("cudaLaunchKernel_v7000", 5 * us), name))
             free += k_ns
+        passes += 1
 
     def sync() -> None:
         api.row("cudaDeviceSynchronize_v3020", api.t, free + 3 * us)

@@ -37,6 +37,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import user_ranges
+from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.columns import lookup_mask, union_intervals
 from tb_gpu_advisor.model.trace import Trace
@@ -81,10 +82,9 @@ def repeated_launches(trace: Trace, launches: list[np.ndarray]) -> SpanSteps | N
         return _region_steps(trace, launches, key, t_start, t_end, p, first, length)
     lo, hi, label = frame
     before, after = round((lo - first) / p), round((first + length - hi) / p)
-    apart = " and ".join(part for part in (f"the {before} before it are its warm-up" if before else "",
-                                           f"the {after} after it are outside its timing" if after else "") if part)
     steps.note += (f"; the steps are the repeats inside the program's one range `{label}`, its frame, not its step: "
-                   f"it holds {round((hi - lo) / p)} of the {round(length / p)} repeats, and {apart}, read apart")
+                   f"it holds {round((hi - lo) / p)} of the {round(length / p)} repeats, and {apart(before, after)}, "
+                   f"read apart")
     return steps
 
 
@@ -162,28 +162,16 @@ def _region_steps(trace: Trace, launches: list[np.ndarray], key: np.ndarray, t_s
 
 
 def _frame(trace: Trace, t_start: np.ndarray, p: int, first: int, length: int) -> tuple[int, int, str] | None:
-    """(first launch, end launch, name) of the periodic region's launches inside the program's one range that holds
-    at least two repeats of it but not all: None where no such range, or more than one, exists.
+    """(first launch, end launch, name) of the periodic region's launches inside the job's frame
+    (:func:`job.frame.frame`) holding at least two repeats of it but not all.
 
-    Why: a benchmark times its passes inside one range (``resnet50_inference`` around 5 passes, each ended by a
-    sync) after warm-up passes of the same kernels launched back to back and synchronized once.  Over the whole
-    region the host waits at only some boundaries, so no step is read; the range is the job's frame, not its step
-    (a lone range is no repeated span), and inside it every repeat ends in the host's wait.  Where the whole region
-    reads as steps too (fewer warm-ups: the waits at most boundaries), the range still says which repeats the program
-    times, and the warm-ups would be steps of their own.  A range around one
-    repeat each is read before this (the repeated span), and a range holding fewer than two repeats frames none.
-    A range the program names its warm-up (``Warm-up``) holds the repeats it does not time: never the frame."""
-    h, windows = trace.h, set()
-    idx = np.setdiff1d(user_ranges.program_ranges(trace), user_ranges.warmup_ranges(h, trace.ranges))
-    region = t_start[first:first + length]
-    for i in idx.tolist():
-        lo = first + int(np.searchsorted(region, h.start[i], side="left"))
-        hi = first + int(np.searchsorted(region, h.end[i], side="right"))
-        if hi - lo >= 2 * p and hi - lo < length:
-            windows.add((lo, hi, h.names[h.name[i]]))
-    if len({(lo, hi) for lo, hi, _ in windows}) != 1:
-        return None
-    return min(windows)
+    Why: ``resnet50_inference`` around 5 passes, each ended by a sync, after warm-up passes of the same kernels
+    launched back to back and synchronized once.  Over the whole region the host waits at only some boundaries, so no
+    step is read; inside the frame every repeat ends in the host's wait.  Where the whole region reads as steps too
+    (fewer warm-ups: the waits at most boundaries), the frame still says which repeats the program times, and the
+    warm-ups would be steps of their own.  A range around one repeat each is read before this (the repeated span)."""
+    found = frame(trace, t_start[first:first + length], 2 * p)
+    return None if found is None else (first + found[0], first + found[1], found[2])
 
 
 def _iterations_per_period(p: int, offset: int, waited_at: np.ndarray, pause_at: np.ndarray, typical: float) -> int:

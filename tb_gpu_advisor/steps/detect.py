@@ -49,6 +49,7 @@ from tb_gpu_advisor import devices
 from tb_gpu_advisor.common.thresholds import T
 from tb_gpu_advisor.frameworks import nvtx, pytorch, tensorflow, user_ranges, xla
 from tb_gpu_advisor.job import Job
+from tb_gpu_advisor.job.frame import apart, frame
 from tb_gpu_advisor.model.columns import (reduce_at, rising_runs, searchsorted_right, sorted_unique, union_intervals,
                                           window_index_by_runs)
 from tb_gpu_advisor.model.trace import DeviceEvents, HostEvents, Trace, device_launches
@@ -228,6 +229,48 @@ def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | 
     return starts, ends
 
 
+def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, np.ndarray, np.ndarray] | None:
+    """("gpu_busy_clusters", note, starts, ends) of the GPU's bursts inside the job's frame (``job.frame``: the
+    program's one range holding at least two of them but not all), where the same work runs in them; else None.
+
+    Why: a benchmark times its passes inside one range (``record_function("inference")`` around 5 passes, each ended
+    by a sync) after warm-up passes outside it.  Where the launch sequence does not repeat (a kernel that differs per
+    call) no period is read, and an inference job would be one pass; but the frame says which repeats the program
+    times.  A burst here ends where the GPU fell idle and the host, waiting on it (a sync ending in the idle gap), or
+    paused past ``steps.cluster_*``, launched the next: a pass the program synchronizes ends so however short the
+    gap.  Bursts before the frame are its warm-up, after it outside its timing: named, not steps."""
+    own = [d for d in active if len(d)]
+    keep = [~devices.managed_migration(d.names)[d.name] for d in own]
+    st = np.concatenate([d.start[k] for d, k in zip(own, keep)]) if own else np.zeros(0, np.int64)
+    en = np.concatenate([d.end[k] for d, k in zip(own, keep)]) if own else np.zeros(0, np.int64)
+    if st.size < 4:
+        return None
+    us, ue = union_intervals(st.astype(np.int64), en.astype(np.int64))
+    if us.size < 3:
+        return None
+    h = trace.h
+    waits = np.sort(h.end[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
+    gaps = us[1:] - ue[:-1]
+    thr = max(T("steps.cluster_gap_factor") * float(np.median(gaps)), T("steps.cluster_min_gap_ms") * PS_PER_MS)
+    synced = np.searchsorted(waits, us[1:], side="right") > np.searchsorted(waits, ue[:-1], side="left")
+    cut = np.nonzero(synced | (gaps > thr))[0]
+    if not cut.size:
+        return None
+    starts, ends = np.r_[us[0], us[cut + 1]], np.r_[ue[cut], ue[-1]]
+    found = frame(trace, starts)
+    if found is None:
+        return None
+    lo, hi, label = found
+    inside = [k & (d.start >= starts[lo]) & (d.start <= ends[hi - 1]) for d, k in zip(own, keep)]
+    if not _bursts_repeat(own, inside, starts[lo:hi]):
+        return None
+    note = (f"no step markers found; steps inferred from the GPU's bursts (each ended where the GPU fell idle and the "
+            f"host waited on it or paused), some of the same work running in several of them; the steps are the "
+            f"bursts inside the program's one range `{label}`, its frame, not its step: it holds {hi - lo} of the "
+            f"{starts.size} bursts, and {apart(lo, starts.size - hi)}, read apart")
+    return "gpu_busy_clusters", note, starts[lo:hi], ends[lo:hi]
+
+
 def _bursts_holding_backward(job: Job | None, active: list[DeviceEvents], starts: np.ndarray
                              ) -> tuple[int, int] | None:
     """(bursts holding a gradient kernel, bursts) of a training job's GPU bursts (``starts``), where fewer than half
@@ -307,6 +350,8 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             marked = _nvtx_steps(trace, launches) if xla is None else None
             own = job.structure if job is not None else None
             trained = _training_range_steps(trace, job) if marked is None and own is None else None
+            framed = (_framed_bursts(trace, active) if xla is None and marked is None and own is None
+                      and trained is None else None)
             if xla is not None:
                 source, note, ids, hs, he = xla
                 mapped = "device"
@@ -320,6 +365,10 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             elif trained is not None:
                 source, note, ids, hs, he = trained
                 mapped = "host_window"
+            elif framed is not None:
+                source, note, hs, he = framed
+                ids = np.arange(hs.size, dtype=np.int64)
+                mapped = "device"
             elif _one_pass(job, active):
                 source, mapped = "single_pass", "device"
                 if launches is None:

@@ -1,0 +1,46 @@
+"""The job's frame: the program's one range around the passes it repeats and times.
+
+A benchmark often wraps its timed passes in one range (``record_function("inference")``, an NVTX
+``resnet50_inference``) after warm-up passes of the same work outside it.  That range is no step (it is not
+repeated), but it says which repeats the program times: the repeats inside it are the steps, the ones before it
+its warm-up.  Every step reading that finds repeats by itself -- the launch sequence's period
+(``job.period``), GPU bursts (``steps.detect``) -- asks this one rule, so that a frame means the same whatever
+found the repeats.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from tb_gpu_advisor.frameworks import user_ranges
+from tb_gpu_advisor.model.trace import Trace
+
+
+def frame(trace: Trace, times: np.ndarray, least: int = 2) -> tuple[int, int, str] | None:
+    """(first, end, name): the indices ``[first, end)`` of the sorted host ``times`` (ps; the repeats' starts, or
+    their launches) inside the program's one range that holds at least ``least`` of them but not all; None where no
+    such range, or more than one, exists.
+
+    Why each condition: a range holding every repeat frames nothing apart (the whole reading stands); one holding
+    fewer than ``least`` shows no step boundary inside it; two ranges that split the repeats differently leave the
+    timed ones unknown.  A range the program names its warm-up (``Warm-up``) holds what it does not time: never the
+    frame."""
+    h, windows = trace.h, set()
+    idx = np.setdiff1d(user_ranges.program_ranges(trace), user_ranges.warmup_ranges(h, trace.ranges))
+    for i in idx.tolist():
+        lo = int(np.searchsorted(times, h.start[i], side="left"))
+        hi = int(np.searchsorted(times, h.end[i], side="right"))
+        if hi - lo >= least and hi - lo < times.size:
+            windows.add((lo, hi, h.names[h.name[i]]))
+    if len({(lo, hi) for lo, hi, _ in windows}) != 1:
+        return None
+    return min(windows)
+
+
+def apart(before: int, after: int) -> str:
+    """What the frame leaves out, in words: the repeats before it (warm-up) and after it (untimed)."""
+    def are(n: int) -> str:
+        return "is" if n == 1 else "are"
+    return " and ".join(part for part in (f"the {before} before it {are(before)} its warm-up" if before else "",
+                                          f"the {after} after it {are(after)} outside its timing" if after else "")
+                        if part)

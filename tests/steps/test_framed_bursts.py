@@ -1,0 +1,62 @@
+"""One range around a benchmark's timed passes frames the GPU's bursts as it frames a repeating launch sequence: one
+rule (``job.frame``) every step reading asks (issue #37, h37-left23).
+
+By construction (``synthetic.nsysexport.write_framed_passes(vary=True)``): warm-up passes launched back to back and
+synchronized once, then one NVTX range ``resnet50_inference`` around synced passes whose first kernel differs per
+pass, so the launch sequence never repeats and only the GPU's bursts show the passes.  Main read the inference job as
+one pass of 183 ms (``single_pass``): the frame was asked only by the launch-period reading.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from contextlib import redirect_stderr, redirect_stdout
+
+import pytest
+
+from synthetic import nsysexport as nx
+from tb_gpu_advisor.cli import main as cli
+
+
+def _host(tmp_path, **kw) -> tuple[dict, dict]:  # noqa: ANN001 - pytest's tmp_path
+    path = os.path.join(str(tmp_path), "run.sqlite")
+    truth = nx.write_framed_passes(path, vary=True, **kw)
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
+    return json.loads(out.getvalue())["reports"][0]["hosts"][0], truth
+
+
+@pytest.mark.parametrize("warmup, measured", [(3, 5), (2, 4)])
+def test_the_bursts_inside_the_one_range_are_the_steps(tmp_path, warmup: int, measured: int) -> None:  # noqa: ANN001
+    host, truth = _host(tmp_path, warmup=warmup, measured=measured)
+    steps = host["steps"]
+    assert steps["source"] == "gpu_busy_clusters"
+    assert steps["count"] == truth["measured"]
+    assert host["gpus"][0]["step_ms"] == pytest.approx(truth["pass_ms"], rel=0.03)
+    assert "`resnet50_inference`, its frame" in steps["note"]
+    assert "the 1 before it is its warm-up" in steps["note"]  # the warm-ups run back to back: one burst
+
+
+def test_a_range_per_pass_keeps_its_reading(tmp_path) -> None:  # noqa: ANN001
+    """Control: each timed pass in a range of its own -- the repeated range is the step, as before."""
+    host, truth = _host(tmp_path, ranged_passes=True)
+    assert host["steps"]["count"] == truth["measured"]
+    assert "`pass`" in host["steps"]["note"]
+    assert "frame" not in host["steps"]["note"]
+
+
+def test_a_range_around_one_pass_frames_nothing(tmp_path) -> None:  # noqa: ANN001
+    """Control: a range holding a single burst shows no step boundary inside it; the inference job stays one pass."""
+    host, _ = _host(tmp_path, measured=1)
+    assert host["steps"]["source"] == "single_pass"
+    assert host["steps"]["count"] == 1
+    assert "frame" not in host["steps"]["note"]
+
+
+def test_a_warm_up_range_is_no_frame(tmp_path) -> None:  # noqa: ANN001
+    """Control: a range the program names its warm-up holds what it does not time, so it never frames the bursts."""
+    host, _ = _host(tmp_path, frame="Warm-up")
+    assert "frame" not in host["steps"]["note"]

@@ -1149,7 +1149,7 @@ def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_
             if measured_backward:
                 ranged("Backward", lambda: work(forward_ms * 2, 2 * kernels))
 
-    api("cudaMalloc_v3020", 150 * ms, then=1 * ms)  # the context
+    api("cudaMalloc_v3020", int(context_ms * ms), then=1 * ms)  # the context
     ranged("Run Benchmark", lambda: (ranged("Warm-up", warm), ranged("Benchmark Forward Only", bench)))
     stop = api.t + ms
     api.insert(con, gtid)
@@ -1758,7 +1758,8 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
 
 
 def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: int = 24, pass_ms: float = 20.0,
-                        frame: str = "resnet50_inference", ranged_passes: bool = False, vary: bool = False) -> dict:
+                        frame: str = "resnet50_inference", ranged_passes: bool = False, vary: bool = False,
+                        context_ms: float = 150.0) -> dict:
     """Write the export of an inference benchmark shaped after amacharla15/gpu-profiling-cuda-kernels'
     ``resnet50_nsys.sqlite`` (ResNet-50 on an A100 80GB PCIe, ``eval()`` and ``no_grad``): ``warmup`` passes launched
     back to back and one ``cudaDeviceSynchronize`` after them all (the first pass twice as slow: first-call costs), then
@@ -1767,7 +1768,8 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
     kernel draws the input.
     ``ranged_passes``: each measured pass in a range ``pass N`` of its own as well (the control).  ``vary``: each
     pass's first kernel named after the pass (``conv2d_layer0_kernel_pN``: a shape-tuned kernel that differs per call),
-    so that the launch sequence never repeats and only the GPU's bursts show the passes.  Return the truth:
+    so that the launch sequence never repeats and only the GPU's bursts show the passes.  ``context_ms``: the
+    first ``cudaMalloc`` (the context's creation: a one-time cost before every pass).  Return the truth:
     the measured passes' count and length, the warm-up passes' count."""
     us, ms = 1000, 1_000_000
     pid = 2222
@@ -1791,7 +1793,7 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
         api.row("cudaDeviceSynchronize_v3020", api.t, free + 3 * us)
         api.t = free + 10 * us
 
-    api("cudaMalloc_v3020", 150 * ms, then=1 * ms)  # the context
+    api("cudaMalloc_v3020", int(context_ms * ms), then=1 * ms)  # the context
     free = api.t + 20 * us  # the input, drawn on the GPU (``torch.randn(..., device="cuda")``): no pass launches it
     kern.append((free, free + 300 * us, api("cudaLaunchKernel_v7000", 5 * us),
                  strings("distribution_elementwise_grid_stride_kernel")))
@@ -1818,4 +1820,4 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
                      for j, (s, e, c, n) in enumerate(kern)])
     _finish_one(con, strings, stop, (gpid, pid, gtid), A100_80GB_PCIE, program="python", thread="python",
                 copy_enums=False, sync_enum=False)
-    return {"measured": measured, "pass_ms": pass_ms, "warmup": warmup}
+    return {"measured": measured, "pass_ms": pass_ms, "warmup": warmup, "context_ms": context_ms}

@@ -8,7 +8,9 @@ GPU's idle time inside them as ``startup``, so no rule reads them as launch over
 so first, with their share of the window, and how to capture the steady state instead.
 
 Saving: the start-up time per step -- gone in the steady state, not by any change to the code.  Severity: critical
-when it is at least ``job.warmup_share`` of the step, a warning from ``job.one_time_min_share``.
+when it is at least ``job.warmup_share`` of the step, a warning from ``job.one_time_min_share``.  One-time costs
+outside every kept step: a warning where they fill ``job.warmup_share`` of the window, else (phase mixed) an info note
+of what the window holds beyond the steps, with no saving.
 """
 
 from __future__ import annotations
@@ -92,6 +94,8 @@ def _window_only(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
     first step (a process's start-up ahead of its one forward pass): the capture is still mostly start-up when they
     fill ``job.warmup_share`` of its window -- said first, with no step time to save."""
     p = m.job.phase
+    if p.phase == "mixed":
+        return _outside_note(ctx, m, dropped)
     if p.phase != "warm-up":
         return []
     where = (f"The {n_of(len(dropped), 'step')} holding them {'was' if len(dropped) == 1 else 'were'} left out; the "
@@ -107,4 +111,32 @@ def _window_only(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
                             detail={"one_time_ms": p.total_ms, "slow_launches": p.slow_launches,
                                     "dropped_steps": [d.step for d in dropped]}),
         actions=ctx.steady_fix("capture_quality:unsteady"),
+    )]
+
+
+def _outside_note(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
+    """Some one-time costs (``job.one_time_min_share`` to ``job.warmup_share`` of the window) that lie outside every
+    kept step: an info note saying what the window holds beyond the steps, with no saving.
+
+    Why: a benchmark whose timed passes are its steps (a frame around them, warm-up passes before it) captured from
+    process start holds its start-up in the window but in no step, so no step time pays it and nothing is to save;
+    silence would leave the reader to wonder where the window's first seconds went, and counting them in a step would
+    make the steady state look cold."""
+    p = m.job.phase
+    if not m.steps.windows or p.share <= 0:
+        return []
+    window_ms = p.total_ms / p.share
+    span_ms = sum(w.end_ms - w.start_ms for w in m.steps.windows)
+    left = (f"the {n_of(len(dropped), 'step')} left out as warm-up" if dropped else
+            "the work before or after the steps (warm-up passes, set-up)")
+    return [finding(
+        ctx, ID, "info",
+        f"{pct(p.share)} of the capture window is one-time costs outside the {n_of(m.steps.count, 'step')} analysed "
+        f"({p.evidence}). The steps span {ms(span_ms)} of the {ms(window_ms)} window; the rest holds these costs and "
+        f"{left}. No step counts them, so nothing is to save.",
+        title="The window holds one-time costs outside its steps",
+        metric=share_metric("one_time_window_share", "Capture window in one-time costs", p.share,
+                            "job.one_time_min_share", severity="info",
+                            detail={"one_time_ms": p.total_ms, "window_ms": window_ms, "steps_ms": span_ms,
+                                    "dropped_steps": [d.step for d in dropped]}),
     )]

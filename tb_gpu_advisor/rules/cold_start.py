@@ -128,12 +128,12 @@ def _outside_note(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
     window_ms = p.total_ms / p.share
     span_ms = sum(w.end_ms - w.start_ms for w in m.steps.windows)
     left = (f"the {n_of(len(dropped), 'step')} left out as warm-up" if dropped else
-            "the work before or after the steps (warm-up passes, set-up)")
+            f"the work before or after {'it' if m.steps.count == 1 else 'them'} (warm-up passes, set-up)")
     return [finding(
         ctx, ID, "info",
         f"{pct(p.share)} of the capture window is one-time costs outside the {n_of(m.steps.count, 'step')} analysed "
-        f"({p.evidence}). The steps span {ms(span_ms)} of the {ms(window_ms)} window; the rest holds these costs and "
-        f"{left}. No step counts them, so nothing is to save.",
+        f"({p.evidence}). {'The step spans' if m.steps.count == 1 else 'The steps span'} {ms(span_ms)} of the "
+        f"{ms(window_ms)} window; the rest holds these costs and {left}. No step counts them, so nothing is to save.",
         title="The window holds one-time costs outside its steps",
         metric=share_metric("one_time_window_share", "Capture window in one-time costs", p.share,
                             "job.one_time_min_share", severity="info",

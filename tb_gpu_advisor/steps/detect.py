@@ -17,7 +17,8 @@ Sources, tried in order (the first that yields steps wins; see
    engine's ``execute_model``, a user's ``record_function`` or ``train_step``; else, for training,
    ``step_end_events``: from one optimizer step's end to the next (PyTorch without ``prof.step()``); else
    ``repeated_launches``: the period of the launch sequence, where the host pauses between its repeats
-   (``job.period``);
+   (``job.period``); else ``gpu_busy_clusters`` inside the job's frame (``job.frame``: the program's one range
+   around some of the GPU's bursts, each ended by the host's sync or a long pause), its bursts the steps;
 11. ``single_pass``          -- a capture of inference work with no repeated structure: one forward pass, one step;
 12. ``gpu_busy_clusters``    -- clusters of GPU activity separated by unusually long idle gaps;
 13. ``whole_capture``        -- one window over everything, with a note why.

@@ -1433,3 +1433,43 @@ def write_compiled_loop_unmarked(path: str, iterations: int = 6, fwd_kernels: in
     spacing = [b - a for a, b in zip(starts, starts[1:])]
     return {"iterations": iterations, "iteration_ms": round(sum(spacing) / len(spacing) / 1000.0, 4),
             "forward_share": fwd_kernels / (fwd_kernels + bwd_kernels)}
+
+
+def write_framed_inference(path: str, warmup: int = 3, measured: int = 5, kernels: int = 8, kernel_us: float = 500.0,
+                           frame: str = "inference", ranged_passes: bool = False, vary: bool = True) -> dict[str, Any]:
+    """A Kineto trace of an inference benchmark without ``prof.step()``: ``warmup`` passes launched back to back and
+    synchronized once, then one ``record_function(frame)`` around ``measured`` passes, each ended by ``.item()`` (the
+    host waits for the GPU).  A pass is ``kernels`` launches of ``kernel_us``; ``vary``: its first kernel named after
+    the pass (a kernel that differs per call), so that the launch sequence never repeats and only the GPU's bursts
+    show the passes.  ``ranged_passes``: each measured pass in a ``pass`` range of its own as well (the control).
+    Truth by construction: the measured passes' count and their spacing (a pass's start to the next's), the
+    warm-ups' count."""
+    r = Rank(rank=0, pid=4200, device=0)
+    passes, starts = 0, []
+
+    def one_pass() -> None:
+        nonlocal passes
+        for k in range(kernels):
+            name = f"conv_fwd_kernel_p{passes}" if vary and k == 0 else f"conv_fwd_kernel_{k}"
+            r.kernel("aten::conv2d", name, kernel_us)
+        passes += 1
+
+    for _ in range(warmup):
+        one_pass()
+    r.sync("aten::item")
+    r.host_us += 2000.0
+    outer = r.cpu(frame, 0.0, cat="user_annotation", advance=False)
+    r.host_us += 5.0
+    for _ in range(measured):
+        inner = r.cpu("pass", 0.0, cat="user_annotation", advance=False) if ranged_passes else None
+        starts.append(r.host_us)
+        one_pass()
+        r.sync("aten::item")
+        if inner is not None:
+            inner["dur"] = round(r.host_us - inner["ts"], 3)
+        r.host_us += 200.0  # the timing loop's own host work
+    outer["dur"] = round(r.host_us - outer["ts"], 3)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(_dumps(trace_doc(r, 1)))
+    spacing = [b - a for a, b in zip(starts, starts[1:])] or [0.0]
+    return {"measured": measured, "pass_ms": round(sum(spacing) / len(spacing) / 1000.0, 4), "warmup": warmup}

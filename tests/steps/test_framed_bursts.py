@@ -17,6 +17,7 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 
 from synthetic import nsysexport as nx
+from synthetic import torchtrace as tt
 from tb_gpu_advisor.cli import main as cli
 
 
@@ -60,3 +61,31 @@ def test_a_warm_up_range_is_no_frame(tmp_path) -> None:  # noqa: ANN001
     """Control: a range the program names its warm-up holds what it does not time, so it never frames the bursts."""
     host, _ = _host(tmp_path, frame="Warm-up")
     assert "frame" not in host["steps"]["note"]
+
+
+def _kineto(tmp_path, **kw) -> tuple[dict, dict]:  # noqa: ANN001 - pytest's tmp_path
+    path = os.path.join(str(tmp_path), "run.pt.trace.json")
+    truth = tt.write_framed_inference(path, **kw)
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
+    return json.loads(out.getvalue())["reports"][0]["hosts"][0], truth
+
+
+def test_a_record_function_frames_the_bursts_in_kineto(tmp_path) -> None:  # noqa: ANN001
+    """The same in a Kineto trace: ``record_function("inference")`` around 5 passes, each ended by ``.item()``; main
+    read one 35 ms pass."""
+    host, truth = _kineto(tmp_path)
+    steps = host["steps"]
+    assert steps["source"] == "gpu_busy_clusters"
+    assert steps["count"] == truth["measured"]
+    assert host["gpus"][0]["step_ms"] == pytest.approx(truth["pass_ms"], rel=0.03)
+    assert "`inference`, its frame" in steps["note"]
+
+
+def test_kineto_controls(tmp_path) -> None:  # noqa: ANN001
+    """Controls: a range per pass is the repeated span; a range around one pass frames nothing (one pass)."""
+    host, truth = _kineto(tmp_path, ranged_passes=True)
+    assert host["steps"]["count"] == truth["measured"] and "frame" not in host["steps"]["note"]
+    host, _ = _kineto(tmp_path, measured=1)
+    assert host["steps"]["source"] == "single_pass" and "frame" not in host["steps"]["note"]

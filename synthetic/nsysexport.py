@@ -1149,7 +1149,7 @@ def write_warmup_benchmark(path: str, warmup: int = 5, measured: int = 10, warm_
             if measured_backward:
                 ranged("Backward", lambda: work(forward_ms * 2, 2 * kernels))
 
-    api("cudaMalloc_v3020", int(context_ms * ms), then=1 * ms)  # the context
+    api("cudaMalloc_v3020", 150 * ms, then=1 * ms)  # the context
     ranged("Run Benchmark", lambda: (ranged("Warm-up", warm), ranged("Benchmark Forward Only", bench)))
     stop = api.t + ms
     api.insert(con, gtid)
@@ -1759,7 +1759,7 @@ def write_mpi_saxpy(path: str, iterations: int = 5, copy_ms: float = 18.5, kerne
 
 def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: int = 24, pass_ms: float = 20.0,
                         frame: str = "resnet50_inference", ranged_passes: bool = False, vary: bool = False,
-                        context_ms: float = 150.0) -> dict:
+                        context_ms: float = 150.0, phases: bool = False) -> dict:
     """Write the export of an inference benchmark shaped after amacharla15/gpu-profiling-cuda-kernels'
     ``resnet50_nsys.sqlite`` (ResNet-50 on an A100 80GB PCIe, ``eval()`` and ``no_grad``): ``warmup`` passes launched
     back to back and one ``cudaDeviceSynchronize`` after them all (the first pass twice as slow: first-call costs), then
@@ -1769,7 +1769,9 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
     ``ranged_passes``: each measured pass in a range ``pass N`` of its own as well (the control).  ``vary``: each
     pass's first kernel named after the pass (``conv2d_layer0_kernel_pN``: a shape-tuned kernel that differs per call),
     so that the launch sequence never repeats and only the GPU's bursts show the passes.  ``context_ms``: the
-    first ``cudaMalloc`` (the context's creation: a one-time cost before every pass).  Return the truth:
+    first ``cudaMalloc`` (the context's creation: a one-time cost before every pass).  ``phases``: every pass, warm-ups
+    too, an NVTX ``forward`` range around its first half of launches and ``backward`` around the rest (a training
+    loop's ranges: the job is training by its range names).  Return the truth:
     the measured passes' count and length, the warm-up passes' count."""
     us, ms = 1000, 1_000_000
     pid = 2222
@@ -1783,10 +1785,16 @@ def write_framed_passes(path: str, warmup: int = 3, measured: int = 5, kernels: 
         nonlocal free, passes
         k_ns = int(slow * pass_ms * ms / kernels)
         free = max(free, api.t + 20 * us)
+        mark = api.t
         for i in range(kernels):
+            if phases and i == kernels // 2:
+                nvtx.append((mark, api.t, "forward"))
+                mark = api.t
             name = strings(f"conv2d_layer0_kernel_p{passes}") if vary and i == 0 else names[i]
             kern.append((free, free + k_ns - 1 * us, api("cudaLaunchKernel_v7000", 5 * us), name))
             free += k_ns
+        if phases:
+            nvtx.append((mark, api.t, "backward"))
         passes += 1
 
     def sync() -> None:

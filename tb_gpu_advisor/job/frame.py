@@ -10,14 +10,25 @@ found the repeats.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from tb_gpu_advisor.frameworks import user_ranges
 from tb_gpu_advisor.model.trace import Trace
 
 
-def frame(trace: Trace, times: np.ndarray, least: int = 2) -> tuple[int, int, str] | None:
-    """(first, end, name): the indices ``[first, end)`` of the sorted host ``times`` (ps; the repeats' starts, or
+class Frame(NamedTuple):
+    """The repeats ``[first, end)`` inside the program's range ``name``, which ends at ``end_ps`` (host clock)."""
+
+    first: int
+    end: int
+    name: str
+    end_ps: int
+
+
+def frame(trace: Trace, times: np.ndarray, least: int = 2) -> Frame | None:
+    """(first, end, name, end_ps): the indices ``[first, end)`` of the sorted host ``times`` (ps; the repeats' starts, or
     their launches) inside the program's one range that holds at least ``least`` of them but not all; None where no
     such range, or more than one, exists.
 
@@ -31,8 +42,8 @@ def frame(trace: Trace, times: np.ndarray, least: int = 2) -> tuple[int, int, st
         lo = int(np.searchsorted(times, h.start[i], side="left"))
         hi = int(np.searchsorted(times, h.end[i], side="right"))
         if hi - lo >= least and hi - lo < times.size:
-            windows.add((lo, hi, h.names[h.name[i]]))
-    if len({(lo, hi) for lo, hi, _ in windows}) != 1:
+            windows.add(Frame(lo, hi, h.names[h.name[i]], int(h.end[i])))
+    if len({(f.first, f.end) for f in windows}) != 1:
         return None
     return min(windows)
 

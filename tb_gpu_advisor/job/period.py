@@ -171,7 +171,7 @@ def _frame(trace: Trace, t_start: np.ndarray, p: int, first: int, length: int) -
     (fewer warm-ups: the waits at most boundaries), the frame still says which repeats the program times, and the
     warm-ups would be steps of their own.  A range around one repeat each is read before this (the repeated span)."""
     found = frame(trace, t_start[first:first + length], 2 * p)
-    return None if found is None else (first + found[0], first + found[1], found[2])
+    return None if found is None else (first + found.first, first + found.end, found.name)
 
 
 def _iterations_per_period(p: int, offset: int, waited_at: np.ndarray, pause_at: np.ndarray, typical: float) -> int:

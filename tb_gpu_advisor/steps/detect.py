@@ -230,6 +230,31 @@ def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | 
     return starts, ends
 
 
+def _inside_frame(trace: Trace, ids: np.ndarray, hs: np.ndarray, he: np.ndarray, note: str
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, str]:
+    """The repeated spans' steps (``ids``, host windows) inside the job's frame (``job.frame``), the note saying which
+    were read apart; all of them, unchanged, where no frame holds two or more but not all.
+
+    Why: a span the program repeats (``forward``) marks every pass, the warm-ups' too; the one range the program puts
+    around the passes it times says which are the steps, as it does for the launch period and the GPU's bursts.
+    Where every span before it lies in a range the program names its warm-up, that name says it better (the drop of
+    :func:`_in_warmup_ranges`)."""
+    order = np.argsort(hs, kind="stable")
+    found = frame(trace, hs[order].astype(np.int64, copy=False))
+    if found is None:
+        return ids, hs, he, note
+    lo, hi, label, end = found
+    if hi == hs.size and _in_warmup_ranges(trace, hs[order[:lo]])[0].all():
+        return ids, hs, he, note  # the program names them itself: dropped as inside its own `Warm-up` range
+    keep = np.sort(order[lo:hi])
+    note += (f"; the steps are the spans inside the program's one range `{label}`, its frame, not its step: it holds "
+             f"{hi - lo} of the {hs.size}, and {apart(lo, hs.size - hi)}, read apart")
+    he = he[keep].copy()
+    last = int(np.argmax(hs[keep]))
+    he[last] = max(int(he[last]), end)  # the frame ends after its last pass: a span marking part of it ends sooner
+    return ids[keep], hs[keep], he, note
+
+
 def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, np.ndarray, np.ndarray] | None:
     """("gpu_busy_clusters", note, starts, ends) of the GPU's bursts inside the job's frame (``job.frame``: the
     program's one range holding at least two of them but not all), where the same work runs in them; else None.
@@ -261,7 +286,7 @@ def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, 
     found = frame(trace, starts)
     if found is None:
         return None
-    lo, hi, label = found
+    lo, hi, label, _ = found
     inside = [k & (d.start >= starts[lo]) & (d.start <= ends[hi - 1]) for d, k in zip(own, keep)]
     if not _bursts_repeat(own, inside, starts[lo:hi]):
         return None
@@ -409,6 +434,8 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                     # in words any capture's user reads, as the whole capture's note below
                     note = ("no step markers found; steps inferred from clusters of GPU activity separated by long "
                             "idle gaps, some of the same work running in several of them")
+        if source in _PART_MARKS and ids.size > 2:
+            ids, hs, he, note = _inside_frame(trace, ids, hs, he, note)
         if source in _HOST_SOURCES + ("gpu_busy_clusters", "xla_modules") and ids.size:
             hs, he = _tile(hs, he)
             he[-1] = max(int(he[-1]), _last_step_device_end(h, active, int(hs[-1]), int(he[-1])))

@@ -39,4 +39,6 @@ def test_a_wait_on_standard_input_between_uploads_is_no_upload():
     assert 300 < bound < 1000  # the file's own numbers: ~0.1 s of uploads, 0.19 s of cudaMalloc, the copies' calls
     assert host["job"]["one_time_ms"] <= bound, host["job"]["phase_evidence"]
     assert host["job"]["phase"] != "warm-up"
-    assert "cold_start" not in [f["rule"] for f in report["findings"]]
+    # no cold start is claimed: at most the info note of one-time costs outside the steps (h37-left23), no saving
+    cold = [f for f in report["findings"] if f["rule"] == "cold_start"]
+    assert all(f["severity"] == "info" and f["saving"] is None for f in cold), cold

@@ -1,0 +1,60 @@
+"""The program's repeated spans (``forward`` around every pass, warm-ups too) inside one range around the timed passes:
+the frame (``job.frame``) says which spans are the steps, as for the launch period and the GPU's bursts (issue #37,
+h37-left23).
+
+By construction (``synthetic.nsysexport.write_framed_passes(phases=True)``): every pass has NVTX ``forward`` and
+``backward`` ranges (training, by the names); warm-ups back to back with one sync, then one range ``train`` around
+synced passes of 20 ms.  Main read the warm-ups as steps: 3+5 passes, 6 steps of 27.2 ms after the stock edge rule;
+2+4, 3 steps of 26.7 ms.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+from contextlib import redirect_stderr, redirect_stdout
+
+import pytest
+
+from synthetic import nsysexport as nx
+from tb_gpu_advisor.cli import main as cli
+
+
+def _host(tmp_path, **kw) -> tuple[dict, dict]:  # noqa: ANN001 - pytest's tmp_path
+    path = os.path.join(str(tmp_path), "run.sqlite")
+    truth = nx.write_framed_passes(path, phases=True, frame="train", **kw)
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
+    return json.loads(out.getvalue())["reports"][0]["hosts"][0], truth
+
+
+@pytest.mark.parametrize("warmup, measured", [(3, 5), (2, 4)])
+def test_the_spans_inside_the_one_range_are_the_steps(tmp_path, warmup: int, measured: int) -> None:  # noqa: ANN001
+    host, truth = _host(tmp_path, warmup=warmup, measured=measured)
+    steps = host["steps"]
+    assert steps["source"] in ("annotation_spans", "nvtx_top_range")
+    assert steps["count"] == truth["measured"]
+    # the last span marks half a pass: the frame's end, after the pass's sync, closes the last step
+    assert host["gpus"][0]["step_ms"] == pytest.approx(truth["pass_ms"], rel=0.03)
+    assert "`train`, its frame" in steps["note"]
+    assert f"the {truth['warmup']} before it are its warm-up" in steps["note"]
+
+
+def test_a_range_around_one_pass_frames_nothing(tmp_path) -> None:  # noqa: ANN001
+    """Control: a range around a single pass holds one span and frames nothing: the reading stays main's (the top-level
+    `forward` ranges, the warm-ups'; the one pass's lies inside `train`)."""
+    host, truth = _host(tmp_path, measured=1)
+    assert host["steps"]["found"] == truth["warmup"]
+    assert "frame" not in host["steps"]["note"]
+
+
+def test_a_warm_up_range_is_no_frame(tmp_path) -> None:  # noqa: ANN001
+    """Control: the spans inside a range the program names its warm-up are not its timed steps."""
+    path = os.path.join(str(tmp_path), "run.sqlite")
+    nx.write_framed_passes(path, phases=True, frame="Warm-up")
+    out = io.StringIO()
+    with redirect_stdout(out), redirect_stderr(io.StringIO()):
+        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
+    assert "its frame" not in json.loads(out.getvalue())["reports"][0]["hosts"][0]["steps"]["note"]

@@ -29,6 +29,17 @@ that calls ``zero_grad()`` first holds its gradients until the next iteration's,
 part of an iteration and no step.  Truth: the "Understanding GPU Memory 1" blog's ResNet-50 snapshot (survey
 h37-survey17; three iterations of 679 allocations, each at 500.4 MiB), replayed by hand, and a real annotated
 snapshot's optimizer-step ends (``tests/memory/test_snapshot_iterations_from_allocations.py``).
+
+Two more causes (``tests/memory/test_snapshot_passes_and_accumulation.py``, truth by construction):
+
+* Gradient accumulation: each micro-batch climbs and returns as an iteration would, but an iteration ends where the
+  optimizer runs.  Where the history shows the optimizer's allocations, each iteration holds one (and a site's
+  repeats count only after an optimizer allocation since the one before): the k micro-batches before it are one.
+* Inference (no backward in the history): the passes of a loop under ``no_grad``.  A model of identical blocks
+  repeats its allocations inside one pass too; a pass begins at the level held between passes (weights, caches)
+  with its input, a block above it (the pass's input and state live), so only repeats made at the level the
+  history never falls below again count (:func:`_at_floor`), and every pass -- the first too -- holds as many
+  allocations as the others: a warm-up call on other inputs before the loop is no pass of it.
 """
 
 from __future__ import annotations

@@ -56,6 +56,8 @@ _MIN_ALLOCS = 4
 #: Sites whose repeats are checked one by one (:func:`_candidates`): a real history has one site per iteration's
 #: start (its first allocations' sites tie), a handful of others that pass the vectorised checks.
 MAX_CANDIDATES = 256
+#: Allocations at a pass's start that every pass makes alike (:func:`_same_opening`).
+_OPENING = 8
 #: Events per block of the range-extrema table: a query reads at most two partial blocks and the blocks between.
 _BLOCK = 256
 
@@ -145,6 +147,8 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
     best: tuple[float, int, int, list[int], bool] | None = None
     for g in _candidates(kp, kg, counts.size, n_alloc, pre, len(me)).tolist():
         starts = kp[np.searchsorted(kg, g):np.searchsorted(kg, g, "right")].tolist()  # kg is sorted
+        if not training and not _same_opening(starts, alloc, inv):
+            continue
         got = _check(starts, len(me), pre, ext, need, n_alloc, training)
         if got is not None and (best is None or (got[0], starts[0]) < (best[0], best[1])):
             best = (got[0], starts[0], g, starts, got[1])
@@ -212,6 +216,18 @@ def _at_floor(pos: np.ndarray, ident: np.ndarray, pre: np.ndarray, ext: _Extrema
     return out
 
 
+def _same_opening(starts: list[int], alloc: np.ndarray, ident: np.ndarray) -> bool:
+    """Whether the passes opening at event indices ``starts`` begin with the same :data:`_OPENING` allocations (site
+    and size, ``ident`` per allocation ``alloc``), the first pass apart (a cache it makes for the others): a loop's
+    passes run the same code; repeats of one allocation that chance brought back to the same level (allocations of
+    random sizes) do not."""
+    first = np.searchsorted(alloc, starts)
+    length = min(_OPENING, alloc.size - int(first.max()))  # a history dumped early in its last pass: what it has
+    heads = {tuple(ident[o:o + length].tolist()) for o in first[1:].tolist()}
+    # the first pass may make a cache among its first allocations (a KV cache): its input, the first, is the others'
+    return len(heads) == 1 and ident[first[0]] == ident[first[1]]
+
+
 def _micro_words(repeats: np.ndarray, bounds: list[int]) -> str:
     """", each of N micro-batches" where every iteration (``bounds``) holds N > 1 forward-and-backward rounds (the
     start site's repeats after a backward, ``repeats``): gradient accumulation."""
@@ -270,7 +286,8 @@ def _check(starts: list[int], n: int, pre: np.ndarray, ext: _Extrema, need: list
     a = starts[-1]
     # the last may end above its start: a loop that calls zero_grad() first holds its gradients until the next
     # iteration's, which the dump came before
-    rest = _segment(a, n, pre, ext, need, first=True, end_level=int(ext.level[n - 1]))
+    # (a pass frees what it made: an inference loop's last pass comes back down too, else it is a part of one)
+    rest = _segment(a, n, pre, ext, need, first=training, end_level=int(ext.level[n - 1]))
     rest_size = int(n_alloc[n] - n_alloc[a])
     alike = T("job.snapshot_iteration_alike")
     # the first iteration may make more (its optimizer's state): the others say what an iteration makes

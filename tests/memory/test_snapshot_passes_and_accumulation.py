@@ -11,11 +11,14 @@ steps are one iteration.  Truth by construction (``synthetic.memsnapshot.inferen
 
 from __future__ import annotations
 
+import random
 from pathlib import Path
 
 import pytest
 
 from synthetic import memsnapshot as ms
+from tb_gpu_advisor.formats.snapshot.reader import read_trace
+from tb_gpu_advisor.job.iterations import history_iterations
 from tb_gpu_advisor.model.logdir import HostFile
 from tb_gpu_advisor.runtime.pipeline import analyze_host
 
@@ -64,3 +67,18 @@ def test_micro_batches_between_optimizer_steps_are_one_iteration(tmp_path: Path)
 def test_a_loop_without_accumulation_says_no_micro_batches(tmp_path: Path):
     rep = _report(tmp_path, ms.training_iterations(iterations=3).doc)
     assert rep.steps["found"] == 3 and "micro-batch" not in rep.steps["note"], rep.steps
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_allocations_of_random_sizes_are_no_passes(tmp_path: Path, seed: int):
+    """Frees and allocations of random sizes from one forward site: a site and size may recur at a level the history
+    later returns to by chance, but the passes such repeats would open neither run the same allocations nor come back
+    down at the end."""
+    a, rng, live = ms.Allocator(800 * ms.GiB), random.Random(seed), []
+    for _ in range(20000):
+        if live and rng.random() < 0.5:
+            a.free(live.pop(rng.randrange(len(live))))
+        else:
+            live.append(a.malloc(rng.randrange(1, 256) * 512, ms.ACTIVATION))
+    path = ms.write(str(tmp_path / "rnd.pickle"), ms.snapshot([a]))
+    assert history_iterations(read_trace(path).memory[0]) is None

@@ -514,7 +514,8 @@ def moved_with_grads(grads: bool = True, params: int = 24, mib: int = 64) -> Sce
 
 
 def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, params: int = 4, param_mib: int = 64,
-                        hold_loss: bool = True, dump_in_forward: bool = False, micro_batches: int = 1) -> Scenario:
+                        hold_loss: bool = True, dump_in_forward: bool = False, micro_batches: int = 1,
+                        optimizer_temp: bool = True) -> Scenario:
     """A training loop recorded with no annotation (``_record_memory_history()`` alone, as the "Understanding GPU
     Memory 1" blog's ResNet-50 snippet): ``model.cuda()`` (``params`` weights), then ``iterations`` times a forward
     keeping ``layers`` activations of one size from one site (a model of identical layers), a backward on autograd's
@@ -525,7 +526,9 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     whole iteration's start (its first allocation's time) and peak allocated bytes, and the bytes held between
     iterations after the first (weights and Adam's moments).  ``micro_batches``: gradient accumulation, each iteration
     ``micro_batches`` forwards and backwards before its one optimizer step (the first backward makes the gradients,
-    held until ``zero_grad()``; the later ones make each gradient anew and add it in place, freeing it)."""
+    held until ``zero_grad()``; the later ones make each gradient anew and add it in place, freeing it).
+    ``optimizer_temp``: the step makes (and frees) a temporary each call; without it only the first step allocates
+    (its state), as a fused optimizer that updates in place."""
     a = Allocator(80 * GiB)
     for _ in range(params):
         a.malloc(param_mib * MiB, PARAMS)
@@ -568,7 +571,8 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
             break
         if not state:
             state = [malloc(param_mib * MiB, OPTIMIZER) for _ in range(2 * params)]
-        a.free(malloc(param_mib * MiB, OPTIMIZER))
+        if optimizer_temp:
+            a.free(malloc(param_mib * MiB, OPTIMIZER))
         for g in grads:
             a.free(g)
         starts.append(next(e["time_us"] for e in a.trace[first:] if e["action"] == "alloc"))

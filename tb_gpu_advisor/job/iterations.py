@@ -122,7 +122,7 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
     # iteration ends where the optimizer runs: the micro-batches of gradient accumulation before it are one); a pass
     # a forward
     need = [marks["forward"], marks["backward"]] if training else [marks["forward"]]
-    if training and marks["optimizer"][-1]:
+    if training and _optimizer_steps(me) >= 2:
         need.append(marks["optimizer"])
     n_alloc = np.cumsum(np.concatenate(([0], me.delta > 0)))
     ext = _Extrema(me.allocated)
@@ -180,6 +180,13 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
     if not tail:
         note += f"; the history ends inside {'an' if training else 'a'} {what}: that part is no step"
     return s, e, note, "training iteration" if training else "forward pass"
+
+
+def _optimizer_steps(me: MemoryEvents) -> int:
+    """How many runs of the optimizer's allocations the history holds (each one step's, between other allocations):
+    an optimizer that allocates only on its first step (its state, then fused in place) marks no later one."""
+    phase = me.phase[me.delta > 0] == MEMORY_PHASES.index("optimizer")
+    return int(np.count_nonzero(phase[1:] & ~phase[:-1]) + (phase.size > 0 and phase[0]))
 
 
 def _after_all(pos: np.ndarray, marks: list[np.ndarray]) -> np.ndarray:

@@ -54,18 +54,22 @@ def test_one_pass_of_identical_blocks_is_not_cut_into_passes(tmp_path: Path):
     assert _report(tmp_path, sc.doc).steps["source"] == "whole_capture"
 
 
-def test_micro_batches_between_optimizer_steps_are_one_iteration(tmp_path: Path):
-    sc = ms.training_iterations(iterations=3, micro_batches=4)
+@pytest.mark.parametrize(("iterations", "micro"), [(3, 4), (4, 2)])
+def test_micro_batches_between_optimizer_steps_are_one_iteration(tmp_path: Path, iterations: int, micro: int):
+    sc = ms.training_iterations(iterations=iterations, micro_batches=micro)
     rep = _report(tmp_path, sc.doc)
-    assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", 3), rep.steps
-    assert "4 micro-batches" in rep.steps["note"], rep.steps["note"]
+    assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", iterations), rep.steps
+    assert f"{micro} micro-batches" in rep.steps["note"], rep.steps["note"]
     assert _starts_us(rep, sc.doc) == sc.truth["starts_us"]
     assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"]
     assert rep.gpus[0].memory["breakdown"]["held"] == sc.truth["held"]
 
 
-def test_a_loop_without_accumulation_says_no_micro_batches(tmp_path: Path):
-    rep = _report(tmp_path, ms.training_iterations(iterations=3).doc)
+@pytest.mark.parametrize("optimizer_temp", [True, False])
+def test_a_loop_without_accumulation_says_no_micro_batches(tmp_path: Path, optimizer_temp: bool):
+    """Controls: one micro-batch an iteration; and an optimizer that allocates on its first step only (its state,
+    then in place) marks no later step, so the iterations are still read from forward and backward alone."""
+    rep = _report(tmp_path, ms.training_iterations(iterations=3, optimizer_temp=optimizer_temp).doc)
     assert rep.steps["found"] == 3 and "micro-batch" not in rep.steps["note"], rep.steps
 
 

@@ -590,11 +590,12 @@ KV_CACHE = [*ALLOCATOR_CPP, *_op("zeros"), frame("model.py", 40, "forward"),
 
 
 def inference_loop(passes: int = 4, blocks: int = 12, mib: int = 16, input_mib: int = 8, weight_mib: int = 256,
-                   kv_mib: int = 0) -> Scenario:
+                   kv_mib: int = 0, dump_in_pass: bool = False) -> Scenario:
     """An inference loop under ``no_grad`` with no annotation: 1 GiB of weights, then ``passes`` forward passes of a
     model of ``blocks`` identical blocks, each pass copying its input to the GPU (``input_mib``), each block making
     its output (``mib``, one site: the blocks are alike) and freeing the one before it, the input and the last output
-    freed when the pass ends.  ``kv_mib``: a KV cache made on the first pass and held from then on.  Truth: each
+    freed when the pass ends.  ``kv_mib``: a KV cache made on the first pass and held from then on.
+    ``dump_in_pass``: the last pass's input and output still live at the dump (no whole pass there).  Truth: each
     pass's start (its input's time) and peak allocated bytes, and the bytes held between passes after the first."""
     a = Allocator(80 * GiB)
     for _ in range(4):
@@ -614,6 +615,8 @@ def inference_loop(passes: int = 4, blocks: int = 12, mib: int = 16, input_mib: 
             if prev is not None:
                 a.free(prev)
             prev = out
+        if dump_in_pass and len(starts) == passes - 1:
+            break
         a.free(x)
         if prev is not None:
             a.free(prev)

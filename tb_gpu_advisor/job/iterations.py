@@ -38,8 +38,10 @@ Two more causes (``tests/memory/test_snapshot_passes_and_accumulation.py``, trut
 * Inference (no backward in the history): the passes of a loop under ``no_grad``.  A model of identical blocks
   repeats its allocations inside one pass too; a pass begins at the level held between passes (weights, caches)
   with its input, a block above it (the pass's input and state live), so only repeats made at the level the
-  history never falls below again count (:func:`_at_floor`), and every pass -- the first too -- holds as many
-  allocations as the others: a warm-up call on other inputs before the loop is no pass of it.
+  history never falls below again count (:func:`_at_floor`), made outside the model's forward (the input: a deep
+  model dumped with its input still live repeats its blocks at a level never fallen below, but inside its forward),
+  and every pass -- the first too -- holds as many allocations as the others: a warm-up call on other inputs before
+  the loop is no pass of it.
 """
 
 from __future__ import annotations
@@ -142,7 +144,9 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
         keep = new_group | _after_all(pos, need[1:])
         micro = new_group | _after_all(pos, need[1:2])
     else:
-        keep = micro = _at_floor(pos, ident, pre, ext)
+        # a pass opens with its input, made outside the model's forward (copied to the GPU, made by the loop): a
+        # block's allocations are the forward's own
+        keep = micro = _at_floor(pos, ident, pre, ext) & (me.phase[pos] != MEMORY_PHASES.index("forward"))
     kp, kg = pos[keep], ident[keep]
     best: tuple[float, int, int, list[int], bool] | None = None
     for g in _candidates(kp, kg, counts.size, n_alloc, pre, len(me)).tolist():

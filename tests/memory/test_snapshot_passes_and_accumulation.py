@@ -47,10 +47,12 @@ def test_each_inference_pass_is_a_step_with_its_own_peak(tmp_path: Path, passes:
     assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"][kept]
 
 
-def test_one_pass_of_identical_blocks_is_not_cut_into_passes(tmp_path: Path):
+@pytest.mark.parametrize("dump_in_pass", [False, True])
+def test_one_pass_of_identical_blocks_is_not_cut_into_passes(tmp_path: Path, dump_in_pass: bool):
     """A deep model's blocks repeat one allocation as passes would, but each starts above the held level (the input
-    is live): one pass, no steps found in it."""
-    sc = ms.inference_loop(passes=1, blocks=48)
+    is live) -- and, dumped before the pass ends (that level never reached again), inside the model's forward, where
+    a pass's input is not made: one pass, no steps found in it."""
+    sc = ms.inference_loop(passes=1, blocks=48, dump_in_pass=dump_in_pass)
     assert _report(tmp_path, sc.doc).steps["source"] == "whole_capture"
 
 

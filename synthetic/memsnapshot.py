@@ -514,7 +514,8 @@ def moved_with_grads(grads: bool = True, params: int = 24, mib: int = 64) -> Sce
 
 
 def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, params: int = 4, param_mib: int = 64,
-                        hold_loss: bool = True, dump_in_forward: bool = False) -> Scenario:
+                        hold_loss: bool = True, dump_in_forward: bool = False, micro_batches: int = 1,
+                        optimizer_temp: bool = True) -> Scenario:
     """A training loop recorded with no annotation (``_record_memory_history()`` alone, as the "Understanding GPU
     Memory 1" blog's ResNet-50 snippet): ``model.cuda()`` (``params`` weights), then ``iterations`` times a forward
     keeping ``layers`` activations of one size from one site (a model of identical layers), a backward on autograd's
@@ -523,7 +524,11 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
     gradients.  ``hold_loss``: the loss a variable keeps until the next iteration's is made.  ``dump_in_forward``: one
     more iteration's forward, dumped before its backward (a part of an iteration ends the history).  Truth: each
     whole iteration's start (its first allocation's time) and peak allocated bytes, and the bytes held between
-    iterations after the first (weights and Adam's moments)."""
+    iterations after the first (weights and Adam's moments).  ``micro_batches``: gradient accumulation, each iteration
+    ``micro_batches`` forwards and backwards before its one optimizer step (the first backward makes the gradients,
+    held until ``zero_grad()``; the later ones make each gradient anew and add it in place, freeing it).
+    ``optimizer_temp``: the step makes (and frees) a temporary each call; without it only the first step allocates
+    (its state), as a fused optimizer that updates in place."""
     a = Allocator(80 * GiB)
     for _ in range(params):
         a.malloc(param_mib * MiB, PARAMS)
@@ -541,30 +546,84 @@ def training_iterations(iterations: int = 3, layers: int = 6, mib: int = 32, par
 
     for it in range(iterations + (1 if dump_in_forward else 0)):
         first, top = len(a.trace), a.allocated
-        acts = [malloc(mib * MiB, ACTIVATION) for _ in range(layers)]
+        grads: list[int] = []
+        for _micro in range(micro_batches if it < iterations else 1):
+            acts = [malloc(mib * MiB, ACTIVATION) for _ in range(layers)]
+            if it == iterations:
+                break  # dumped inside the forward
+            new_loss = malloc(512, loss_site)
+            if loss is not None:
+                a.free(loss)  # the previous iteration's loss, dropped when the new one is assigned
+            loss = new_loss if hold_loss else None
+            if not hold_loss:
+                a.free(new_loss)
+            made = 0
+            for x in reversed(acts):
+                if made < params:
+                    made += 1
+                    g = malloc(param_mib * MiB, GRADIENT)
+                    if len(grads) < params:
+                        grads.append(g)  # the first backward's gradient: .grad, held
+                    else:
+                        a.free(g)  # accumulated into .grad in place
+                a.free(x)
         if it == iterations:
-            break  # dumped inside the forward
-        new_loss = malloc(512, loss_site)
-        if loss is not None:
-            a.free(loss)  # the previous iteration's loss, dropped when the new one is assigned
-        if hold_loss:
-            loss = new_loss
-        else:
-            a.free(new_loss)
-        grads = []
-        for x in reversed(acts):
-            if len(grads) < params:
-                grads.append(malloc(param_mib * MiB, GRADIENT))
-            a.free(x)
+            break
         if not state:
             state = [malloc(param_mib * MiB, OPTIMIZER) for _ in range(2 * params)]
-        a.free(malloc(param_mib * MiB, OPTIMIZER))
+        if optimizer_temp:
+            a.free(malloc(param_mib * MiB, OPTIMIZER))
         for g in grads:
             a.free(g)
         starts.append(next(e["time_us"] for e in a.trace[first:] if e["action"] == "alloc"))
         peaks.append(top)
     return Scenario(snapshot([a]), {"gpu": 0, "iterations": iterations, "starts_us": starts, "peaks": peaks,
                                     "held": 3 * params * param_mib * MiB})
+
+
+#: What a script's ``x.to("cuda")`` allocates: the pass's input, copied from the host.
+INPUT = [*ALLOCATOR_CPP, *_op("_to_copy"), frame("bench.py", 18, "run_inference")]
+#: A KV cache's buffer, made on the first pass and kept by the model between passes.
+KV_CACHE = [*ALLOCATOR_CPP, *_op("zeros"), frame("model.py", 40, "forward"),
+            frame("/usr/lib/python3/site-packages/torch/nn/modules/module.py", 1762, "_call_impl"),
+            frame("bench.py", 19, "run_inference")]
+
+
+def inference_loop(passes: int = 4, blocks: int = 12, mib: int = 16, input_mib: int = 8, weight_mib: int = 256,
+                   kv_mib: int = 0, dump_in_pass: bool = False) -> Scenario:
+    """An inference loop under ``no_grad`` with no annotation: 1 GiB of weights, then ``passes`` forward passes of a
+    model of ``blocks`` identical blocks, each pass copying its input to the GPU (``input_mib``), each block making
+    its output (``mib``, one site: the blocks are alike) and freeing the one before it, the input and the last output
+    freed when the pass ends.  ``kv_mib``: a KV cache made on the first pass and held from then on.
+    ``dump_in_pass``: the last pass's input and output still live at the dump (no whole pass there).  Truth: each
+    pass's start (its input's time) and peak allocated bytes, and the bytes held between passes after the first."""
+    a = Allocator(80 * GiB)
+    for _ in range(4):
+        a.malloc(weight_mib * MiB, PARAMS)
+    kv: int | None = None
+    starts, peaks = [], []
+    for _ in range(passes):
+        first = len(a.trace)
+        x = a.malloc(input_mib * MiB, INPUT)
+        top = a.allocated
+        if kv_mib and kv is None:
+            kv = a.malloc(kv_mib * MiB, KV_CACHE)
+        prev: int | None = None
+        for _block in range(blocks):
+            out = a.malloc(mib * MiB, ACTIVATION)
+            top = max(top, a.allocated)
+            if prev is not None:
+                a.free(prev)
+            prev = out
+        if dump_in_pass and len(starts) == passes - 1:
+            break
+        a.free(x)
+        if prev is not None:
+            a.free(prev)
+        starts.append(next(e["time_us"] for e in a.trace[first:] if e["action"] == "alloc"))
+        peaks.append(top)
+    return Scenario(snapshot([a]), {"gpu": 0, "passes": passes, "starts_us": starts, "peaks": peaks,
+                                    "held": 4 * weight_mib * MiB + kv_mib * MiB, "kind": "inference"})
 
 
 SCENARIOS: dict[str, Callable[[], Scenario]] = {"oom_activations": oom_activations, "fragmented": fragmented,

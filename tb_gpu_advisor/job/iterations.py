@@ -29,6 +29,19 @@ that calls ``zero_grad()`` first holds its gradients until the next iteration's,
 part of an iteration and no step.  Truth: the "Understanding GPU Memory 1" blog's ResNet-50 snapshot (survey
 h37-survey17; three iterations of 679 allocations, each at 500.4 MiB), replayed by hand, and a real annotated
 snapshot's optimizer-step ends (``tests/memory/test_snapshot_iterations_from_allocations.py``).
+
+Two more causes (``tests/memory/test_snapshot_passes_and_accumulation.py``, truth by construction):
+
+* Gradient accumulation: each micro-batch climbs and returns as an iteration would, but an iteration ends where the
+  optimizer runs.  Where the history shows the optimizer's allocations, each iteration holds one (and a site's
+  repeats count only after an optimizer allocation since the one before): the k micro-batches before it are one.
+* Inference (no backward in the history): the passes of a loop under ``no_grad``.  A model of identical blocks
+  repeats its allocations inside one pass too; a pass begins at the level held between passes (weights, caches)
+  with its input, a block above it (the pass's input and state live), so only repeats made at the level the
+  history never falls below again count (:func:`_at_floor`), made outside the model's forward (the input: a deep
+  model dumped with its input still live repeats its blocks at a level never fallen below, but inside its forward),
+  and every pass -- the first too -- holds as many allocations as the others: a warm-up call on other inputs before
+  the loop is no pass of it.
 """
 
 from __future__ import annotations
@@ -45,6 +58,8 @@ _MIN_ALLOCS = 4
 #: Sites whose repeats are checked one by one (:func:`_candidates`): a real history has one site per iteration's
 #: start (its first allocations' sites tie), a handful of others that pass the vectorised checks.
 MAX_CANDIDATES = 256
+#: Allocations at a pass's start that every pass makes alike (:func:`_same_opening`).
+_OPENING = 8
 #: Events per block of the range-extrema table: a query reads at most two partial blocks and the blocks between.
 _BLOCK = 256
 
@@ -75,10 +90,10 @@ class _Extrema:
         return min(parts_lo), max(parts_hi)
 
 
-def snapshot_iterations(trace: Trace) -> tuple[np.ndarray, np.ndarray, str] | None:
-    """(starts, ends, in words) of the iterations of a snapshot that marks none, in ps on its events' clock; None where
-    the trace is no such snapshot or its history holds fewer than two whole iterations.  Of several GPUs, the one with
-    the most allocations (one process's devices run the same loop)."""
+def snapshot_iterations(trace: Trace) -> tuple[np.ndarray, np.ndarray, str, str] | None:
+    """(starts, ends, in words, what one is) of the iterations of a snapshot that marks none, in ps on its events'
+    clock; None where the trace is no such snapshot or its history holds fewer than two whole iterations.  Of several
+    GPUs, the one with the most allocations (one process's devices run the same loop)."""
     snap = trace.snapshot
     if snap is None or snap.iteration_ends_ps or len(trace.h) or any(len(d) for d in trace.devices):
         return None
@@ -86,18 +101,31 @@ def snapshot_iterations(trace: Trace) -> tuple[np.ndarray, np.ndarray, str] | No
         return None
     if not trace.memory:
         return None
-    return history_iterations(max(trace.memory.values(), key=lambda m: int((m.delta > 0).sum())))
+    return _iterations(max(trace.memory.values(), key=lambda m: int((m.delta > 0).sum())))
 
 
 def history_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str] | None:
-    """The iterations of one GPU's history (:func:`snapshot_iterations`)."""
+    """The iterations of one GPU's history (:func:`snapshot_iterations`): (starts, ends, in words)."""
+    got = _iterations(me)
+    return None if got is None else got[:3]
+
+
+def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | None:
+    """The iterations (training) or passes (inference) of one GPU's history, and the name of one."""
     alloc = np.flatnonzero(me.delta > 0)
     if alloc.size < 2 * _MIN_ALLOCS or me.baseline != "absolute":
         return None
-    fwd = np.cumsum(np.concatenate(([0], (me.phase == MEMORY_PHASES.index("forward")) & (me.delta > 0))))
-    bwd = np.cumsum(np.concatenate(([0], (me.phase == MEMORY_PHASES.index("backward")) & (me.delta > 0))))
-    if not fwd[-1] or not bwd[-1]:
-        return None  # no forward or no backward recorded: nothing says where a training iteration is
+    marks = {name: np.cumsum(np.concatenate(([0], (me.phase == MEMORY_PHASES.index(name)) & (me.delta > 0))))
+             for name in ("forward", "backward", "optimizer")}
+    if not marks["forward"][-1]:
+        return None  # no forward recorded: nothing says where an iteration or a pass is
+    training = bool(marks["backward"][-1])
+    # what every iteration holds: a forward and a backward, and the optimizer's step where the history shows one (an
+    # iteration ends where the optimizer runs: the micro-batches of gradient accumulation before it are one); a pass
+    # a forward
+    need = [marks["forward"], marks["backward"]] if training else [marks["forward"]]
+    if training and _optimizer_steps(me) >= 2:
+        need.append(marks["optimizer"])
     n_alloc = np.cumsum(np.concatenate(([0], me.delta > 0)))
     ext = _Extrema(me.allocated)
     pre = me.allocated - me.delta  # the level before each event
@@ -107,23 +135,30 @@ def history_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str] |
     order = np.argsort(inv, kind="stable")
     pos = alloc[order]
     ident = inv[order]
-    # of a site's repeats, those after a backward allocation (since the one before): the same site and size may
-    # recur inside a pass (a model's identical layers), an iteration's start only after the backward before it
     new_group = np.ones(pos.size, bool)
     new_group[1:] = ident[1:] != ident[:-1]
-    after_bwd = np.zeros(pos.size, bool)
-    after_bwd[1:] = bwd[pos[1:]] > bwd[pos[:-1]]
-    keep = new_group | after_bwd
+    if training:
+        # of a site's repeats, those after a backward allocation (and an optimizer step's, where it has one) since the
+        # one before: the same site and size may recur inside a pass (a model's identical layers) or a micro-batch,
+        # an iteration's start only after the iteration before it
+        keep = new_group | _after_all(pos, need[1:])
+        micro = new_group | _after_all(pos, need[1:2])
+    else:
+        # a pass opens with its input, made outside the model's forward (copied to the GPU, made by the loop): a
+        # block's allocations are the forward's own
+        keep = micro = _at_floor(pos, ident, pre, ext) & (me.phase[pos] != MEMORY_PHASES.index("forward"))
     kp, kg = pos[keep], ident[keep]
-    best: tuple[float, int, list[int], bool] | None = None
+    best: tuple[float, int, int, list[int], bool] | None = None
     for g in _candidates(kp, kg, counts.size, n_alloc, pre, len(me)).tolist():
         starts = kp[np.searchsorted(kg, g):np.searchsorted(kg, g, "right")].tolist()  # kg is sorted
-        got = _check(starts, len(me), pre, ext, fwd, bwd, n_alloc)
+        if not training and not _same_opening(starts, alloc, inv):
+            continue
+        got = _check(starts, len(me), pre, ext, need, n_alloc, training)
         if got is not None and (best is None or (got[0], starts[0]) < (best[0], best[1])):
-            best = (got[0], starts[0], starts, got[1])
+            best = (got[0], starts[0], g, starts, got[1])
     if best is None:
         return None
-    _, _, starts, tail = best
+    _, _, g, starts, tail = best
     k = len(starts) if tail else len(starts) - 1
     if k < 2:
         return None
@@ -132,15 +167,85 @@ def history_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str] |
     e = np.array([int(t[i]) for i in starts[1:k]] + [int(t[-1]) if tail else int(t[starts[k]])], np.int64)
     bounds = [*starts[:k], len(me) if tail else starts[k]]
     per = int(np.median([n_alloc[b] - n_alloc[a] for a, b in zip(bounds[:-1], bounds[1:])]))
-    note = (f"a memory snapshot's training iterations, from its allocations (it holds no step marker or annotation): "
-            f"{k} times the allocated bytes climb from the level held between iterations "
-            f"({_mib(int(pre[starts[1]]))}: weights, optimizer state) with the same allocations ({per:,} an iteration, "
-            f"forward and backward) and come back down to it")
+    if training:
+        note = (f"a memory snapshot's training iterations, from its allocations (it holds no step marker or "
+                f"annotation): {k} times the allocated bytes climb from the level held between iterations "
+                f"({_mib(int(pre[starts[1]]))}: weights, optimizer state) with the same allocations ({per:,} an "
+                f"iteration, forward and backward) and come back down to it")
+        note += _micro_words(pos[micro & (ident == g)], bounds)
+    else:
+        note = (f"a memory snapshot's forward passes, from its allocations (it holds no step marker or annotation, "
+                f"and no backward: inference): {k} times the allocated bytes climb from the level held between "
+                f"passes ({_mib(int(pre[starts[1]]))}: weights, caches) with the same allocations ({per:,} a pass) "
+                f"and come back down to it")
+    what = "iteration" if training else "pass"
     if starts[0] > 0:
         note += f"; the history before the first ({plural(int(n_alloc[starts[0]]), 'allocation')}) is no step"
     if not tail:
-        note += "; the history ends inside an iteration: that part is no step"
-    return s, e, note
+        note += f"; the history ends inside {'an' if training else 'a'} {what}: that part is no step"
+    return s, e, note, "training iteration" if training else "forward pass"
+
+
+def _optimizer_steps(me: MemoryEvents) -> int:
+    """How many runs of the optimizer's allocations the history holds (each one step's, between other allocations):
+    an optimizer that allocates only on its first step (its state, then fused in place) marks no later one."""
+    phase = me.phase[me.delta > 0] == MEMORY_PHASES.index("optimizer")
+    return int(np.count_nonzero(phase[1:] & ~phase[:-1]) + (phase.size > 0 and phase[0]))
+
+
+def _after_all(pos: np.ndarray, marks: list[np.ndarray]) -> np.ndarray:
+    """Of a site's repeats (event indices ``pos``, by site then time), those with an allocation of each of ``marks``
+    (cumulative counts) since the site's repeat before."""
+    out = np.zeros(pos.size, bool)
+    out[1:] = True
+    for m in marks:
+        out[1:] &= m[pos[1:]] > m[pos[:-1]]
+    return out
+
+
+def _at_floor(pos: np.ndarray, ident: np.ndarray, pre: np.ndarray, ext: _Extrema) -> np.ndarray:
+    """Of a site's repeats (event indices ``pos``, by site ``ident`` then time), those made at the level the history
+    never falls below again: a pass's first allocation (its input), made when only what is held between passes is
+    live.  Until the site's next repeat the level may dip by ``job.snapshot_trough_dip`` of its climb (an output the
+    loop still holds from the pass before, freed in this one); from the next repeat on, not at all (that output is
+    gone by then).  A block of a deep model repeats its allocations too, but above that level -- the pass's input and
+    state are live -- to which the history falls back when the pass ends."""
+    level = ext.level
+    n = level.size
+    lo = np.minimum.accumulate(level[::-1])[::-1]
+    lo_from = np.concatenate((lo, [np.iinfo(np.int64).max]))  # the floor from an event on; none after the end
+    hi = np.maximum.accumulate(level[::-1])[::-1]
+    start = pre[pos]
+    nxt = np.full(pos.size, n)
+    same = ident[1:] == ident[:-1]
+    nxt[:-1][same] = pos[1:][same]
+    dip = T("job.snapshot_trough_dip")
+    out = (start <= lo_from[nxt]) & (start - lo[pos] <= dip * np.maximum(hi[pos] - start, 0))
+    for j in np.flatnonzero(out & (start > lo[pos])).tolist():  # dips before the next repeat: by less than it climbs
+        climb = ext.range(int(pos[j]), int(nxt[j]))[1] - int(start[j])
+        out[j] = int(start[j]) - int(lo[pos[j]]) <= dip * climb
+    return out
+
+
+def _same_opening(starts: list[int], alloc: np.ndarray, ident: np.ndarray) -> bool:
+    """Whether the passes opening at event indices ``starts`` begin with the same :data:`_OPENING` allocations (site
+    and size, ``ident`` per allocation ``alloc``), the first pass apart (a cache it makes for the others): a loop's
+    passes run the same code; repeats of one allocation that chance brought back to the same level (allocations of
+    random sizes) do not."""
+    first = np.searchsorted(alloc, starts)
+    length = min(_OPENING, alloc.size - int(first.max()))  # a history dumped early in its last pass: what it has
+    heads = {tuple(ident[o:o + length].tolist()) for o in first[1:].tolist()}
+    # the first pass may make a cache among its first allocations (a KV cache): its input, the first, is the others'
+    return len(heads) == 1 and ident[first[0]] == ident[first[1]]
+
+
+def _micro_words(repeats: np.ndarray, bounds: list[int]) -> str:
+    """", each of N micro-batches" where every iteration (``bounds``) holds N > 1 forward-and-backward rounds (the
+    start site's repeats after a backward, ``repeats``): gradient accumulation."""
+    per = np.diff(np.searchsorted(np.sort(repeats), bounds))
+    if per.size == 0 or per.min() < 2 or per.min() != per.max():
+        return ""
+    return f", each of {int(per[0])} micro-batches (forward and backward) before one optimizer step"
 
 
 def _candidates(kp: np.ndarray, kg: np.ndarray, groups: int, n_alloc: np.ndarray, pre: np.ndarray,
@@ -175,14 +280,16 @@ def _candidates(kp: np.ndarray, kg: np.ndarray, groups: int, n_alloc: np.ndarray
     return cand[np.argsort(level[cand], kind="stable")][:MAX_CANDIDATES]
 
 
-def _check(starts: list[int], n: int, pre: np.ndarray, ext: _Extrema, fwd: np.ndarray, bwd: np.ndarray,
-           n_alloc: np.ndarray) -> tuple[float, bool] | None:
+def _check(starts: list[int], n: int, pre: np.ndarray, ext: _Extrema, need: list[np.ndarray],
+           n_alloc: np.ndarray, training: bool) -> tuple[float, bool] | None:
     """(the repeats' mean dip below their start, a share of their climb; whether the rest after the last repeat is one
     more iteration) where the repeats at event indices ``starts`` open iterations (the module's conditions), else
-    None."""
+    None.  A training loop's first iteration may hold more allocations (its optimizer's state, made on the first
+    step); an inference loop's first pass as many as the others (a cache it makes is a few buffers): a first forward
+    call on other inputs (a warm-up) is no pass of the loop that follows it."""
     dips, sizes = [], []
     for i, (a, b) in enumerate(zip(starts[:-1], starts[1:])):
-        dip = _segment(a, b, pre, ext, fwd, bwd, first=i == 0, end_level=int(pre[b]))
+        dip = _segment(a, b, pre, ext, need, first=i == 0, end_level=int(pre[b]))
         if dip is None:
             return None
         dips.append(dip)
@@ -190,7 +297,8 @@ def _check(starts: list[int], n: int, pre: np.ndarray, ext: _Extrema, fwd: np.nd
     a = starts[-1]
     # the last may end above its start: a loop that calls zero_grad() first holds its gradients until the next
     # iteration's, which the dump came before
-    rest = _segment(a, n, pre, ext, fwd, bwd, first=True, end_level=int(ext.level[n - 1]))
+    # (a pass frees what it made: an inference loop's last pass comes back down too, else it is a part of one)
+    rest = _segment(a, n, pre, ext, need, first=training, end_level=int(ext.level[n - 1]))
     rest_size = int(n_alloc[n] - n_alloc[a])
     alike = T("job.snapshot_iteration_alike")
     # the first iteration may make more (its optimizer's state): the others say what an iteration makes
@@ -198,18 +306,19 @@ def _check(starts: list[int], n: int, pre: np.ndarray, ext: _Extrema, fwd: np.nd
     if not later:
         return None
     typical = float(np.median(later))
-    if any(abs(x - typical) > alike * typical for x in later) or sizes[0] < (1 - alike) * typical:
+    if any(abs(x - typical) > alike * typical for x in later) or sizes[0] < (1 - alike) * typical \
+            or (not training and sizes[0] > (1 + alike) * typical):
         return None
     tail = rest is not None and abs(rest_size - typical) <= alike * typical
     return float(np.mean(dips)), tail
 
 
-def _segment(a: int, b: int, pre: np.ndarray, ext: _Extrema, fwd: np.ndarray, bwd: np.ndarray, first: bool,
+def _segment(a: int, b: int, pre: np.ndarray, ext: _Extrema, need: list[np.ndarray], first: bool,
              end_level: int) -> float | None:
     """How far events ``[a, b)`` dip below the level before ``a``, a share of what they climb above it, where they are
-    an iteration: a forward and a backward allocation, a dip of at most ``job.snapshot_trough_dip`` and -- the first
+    an iteration: an allocation of each of ``need`` (forward, backward, the optimizer's step), a dip of at most ``job.snapshot_trough_dip`` and -- the first
     iteration apart -- an end (``end_level``) within ``job.snapshot_trough_return`` of the start; else None."""
-    if fwd[b] == fwd[a] or bwd[b] == bwd[a]:
+    if any(m[b] == m[a] for m in need):
         return None
     lo, hi = ext.range(a, b)
     start = int(pre[a])

@@ -1,0 +1,90 @@
+"""A snapshot's inference passes and gradient-accumulation iterations, from its allocations (``job/iterations``).
+
+h37-left16 left two readings wrong.  An inference loop under ``no_grad`` (no backward, no optimizer) was one step
+whatever its passes: passes are told from a model's identical blocks by the level they start from -- each pass's
+input is copied to the GPU at the level held between passes (weights, a KV cache) and everything the pass made is
+freed before the next, while a block starts above it (the pass's input is live).  And gradient accumulation read each
+micro-batch as an iteration: an iteration ends where the optimizer runs, so the micro-batches between two optimizer
+steps are one iteration.  Truth by construction (``synthetic.memsnapshot.inference_loop``,
+``training_iterations(micro_batches=)``): each pass's or iteration's start and peak.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from synthetic import memsnapshot as ms
+from tb_gpu_advisor.formats.snapshot.reader import read_trace
+from tb_gpu_advisor.job.iterations import history_iterations
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+
+
+def _report(tmp_path: Path, doc: dict, name: str = "snap"):
+    path = ms.write(str(tmp_path / f"{name}.pickle"), doc)
+    rep = analyze_host(HostFile(name, path, Path(path).stat().st_size, 0, "snapshot"))
+    assert rep.error is None, rep.error
+    return rep
+
+
+def _starts_us(rep, doc: dict) -> list[int]:
+    first_us = min(e["time_us"] for e in doc["device_traces"][0])  # the snapshot's time 0
+    return [round(r.start_ms * 1000) + first_us for r in rep.step_rows.rows()]
+
+
+@pytest.mark.parametrize(("passes", "kv_mib"), [(3, 0), (4, 0), (4, 64)])
+def test_each_inference_pass_is_a_step_with_its_own_peak(tmp_path: Path, passes: int, kv_mib: int):
+    sc = ms.inference_loop(passes=passes, kv_mib=kv_mib)
+    rep = _report(tmp_path, sc.doc)
+    assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", passes), rep.steps
+    assert "forward pass" in rep.steps["note"], rep.steps["note"]
+    rows = rep.step_rows.rows()
+    kept = slice(1, -1) if len(rows) < passes else slice(None)  # the stock rule drops the first and last of many
+    assert _starts_us(rep, sc.doc) == sc.truth["starts_us"][kept]
+    assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"][kept]
+
+
+@pytest.mark.parametrize("dump_in_pass", [False, True])
+def test_one_pass_of_identical_blocks_is_not_cut_into_passes(tmp_path: Path, dump_in_pass: bool):
+    """A deep model's blocks repeat one allocation as passes would, but each starts above the held level (the input
+    is live) -- and, dumped before the pass ends (that level never reached again), inside the model's forward, where
+    a pass's input is not made: one pass, no steps found in it."""
+    sc = ms.inference_loop(passes=1, blocks=48, dump_in_pass=dump_in_pass)
+    assert _report(tmp_path, sc.doc).steps["source"] == "whole_capture"
+
+
+@pytest.mark.parametrize(("iterations", "micro"), [(3, 4), (4, 2)])
+def test_micro_batches_between_optimizer_steps_are_one_iteration(tmp_path: Path, iterations: int, micro: int):
+    sc = ms.training_iterations(iterations=iterations, micro_batches=micro)
+    rep = _report(tmp_path, sc.doc)
+    assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", iterations), rep.steps
+    assert f"{micro} micro-batches" in rep.steps["note"], rep.steps["note"]
+    assert _starts_us(rep, sc.doc) == sc.truth["starts_us"]
+    assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"]
+    assert rep.gpus[0].memory["breakdown"]["held"] == sc.truth["held"]
+
+
+@pytest.mark.parametrize("optimizer_temp", [True, False])
+def test_a_loop_without_accumulation_says_no_micro_batches(tmp_path: Path, optimizer_temp: bool):
+    """Controls: one micro-batch an iteration; and an optimizer that allocates on its first step only (its state,
+    then in place) marks no later step, so the iterations are still read from forward and backward alone."""
+    rep = _report(tmp_path, ms.training_iterations(iterations=3, optimizer_temp=optimizer_temp).doc)
+    assert rep.steps["found"] == 3 and "micro-batch" not in rep.steps["note"], rep.steps
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_allocations_of_random_sizes_are_no_passes(tmp_path: Path, seed: int):
+    """Frees and allocations of random sizes from one forward site: a site and size may recur at a level the history
+    later returns to by chance, but the passes such repeats would open neither run the same allocations nor come back
+    down at the end."""
+    a, rng, live = ms.Allocator(800 * ms.GiB), random.Random(seed), []
+    for _ in range(20000):
+        if live and rng.random() < 0.5:
+            a.free(live.pop(rng.randrange(len(live))))
+        else:
+            live.append(a.malloc(rng.randrange(1, 256) * 512, ms.ACTIVATION))
+    path = ms.write(str(tmp_path / "rnd.pickle"), ms.snapshot([a]))
+    assert history_iterations(read_trace(path).memory[0]) is None

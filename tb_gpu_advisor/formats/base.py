@@ -32,6 +32,12 @@ LIMIT_HINT = (f"raise {ENV_MAX_BYTES} to read it anyway; by default it is half t
               "TB_GPU_ADVISOR_WORKER_MEMORY_MB")
 
 
+def is_gzip(head: bytes) -> bool:
+    """Whether bytes start as a gzip file does (its magic): any format's file may come gzipped (``.json.gz`` traces,
+    ``snapshot.pickle.gz``); the bounded reading of one is ``formats.kineto.parse.gunzip_upto``'s."""
+    return head[:2] == b"\x1f\x8b"
+
+
 def max_profile_bytes() -> int:
     """The size limit now: ``TB_GPU_ADVISOR_MAX_PROFILE_BYTES`` read at each call (a worker started
     before the variable changed still sees the new value), else 8 GiB."""

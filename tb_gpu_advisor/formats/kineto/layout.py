@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import memory_timeline
-from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, session_name
+from tb_gpu_advisor.formats.base import Found, Groups, RunFile, RunFolderLayout, is_gzip, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 #: Trace file endings (``tensorboard_trace_handler``, ``use_gzip=True`` for the second).
@@ -274,7 +274,7 @@ def _head_bytes(path: str) -> bytes:
         raw = fsio.read_head(path, HEADER_BYTES)
     except Exception:  # noqa: BLE001 - unreadable, gone, no credentials: a file without a header, named by its name
         return b""
-    if raw[:2] == b"\x1f\x8b":
+    if is_gzip(raw):
         try:  # a cut-off stream: decompress what is there
             raw = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(raw, HEADER_BYTES)
         except (zlib.error, gzip.BadGzipFile):
@@ -302,7 +302,7 @@ def _tail_bytes(path: str, size: int) -> bytes:
     try:
         with fsio.open_binary(path) as f:
             raw = f.read(TAIL_SCAN_MAX_BYTES + 1)
-        if raw[:2] != b"\x1f\x8b":
+        if not is_gzip(raw):
             return raw[-TAIL_BYTES:]
         d = zlib.decompressobj(16 + zlib.MAX_WBITS)
         keep = b""

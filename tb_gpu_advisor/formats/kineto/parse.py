@@ -60,7 +60,7 @@ from typing import IO, Any, Callable, Iterable
 
 import numpy as np
 
-from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size
+from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, is_gzip
 from tb_gpu_advisor.formats.kineto import compiled
 from tb_gpu_advisor.formats.kineto.layout import text_encoding
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
@@ -339,7 +339,7 @@ def _declared_size(raw: IO[bytes]) -> tuple[int, bool] | None:
             end = raw.seek(0, 2)
             raw.seek(pos)
             head = raw.read(SAMPLE_BYTES)
-            if head[:2] != b"\x1f\x8b":
+            if not is_gzip(head):
                 return end - pos, False
             if end - pos < 18:
                 return None
@@ -360,7 +360,7 @@ def _declared_size(raw: IO[bytes]) -> tuple[int, bool] | None:
 
 def _maybe_gunzip(raw: IO[bytes]) -> tuple[IO[bytes], bool]:
     head = raw.read(2)
-    if head == b"\x1f\x8b":
+    if is_gzip(head):
         return _Gunzip(_Prefixed(head, raw)), True  # type: ignore[return-value]
     return _Prefixed(head, raw), False  # type: ignore[return-value]
 
@@ -433,11 +433,6 @@ class _Gunzip:
             if out:
                 return out
         return b""
-
-
-def is_gzip(head: bytes) -> bool:
-    """Whether bytes start as a gzip file does (its magic)."""
-    return head[:2] == b"\x1f\x8b"
 
 
 def gunzip_upto(raw: IO[bytes], n: int) -> tuple[bytes, bool]:

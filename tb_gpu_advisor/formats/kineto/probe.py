@@ -6,6 +6,7 @@ import gzip
 import re
 
 from tb_gpu_advisor.common import fsio
+from tb_gpu_advisor.formats.base import is_gzip
 
 #: How much of a PyTorch trace is searched for a GPU event before answering "unknown".
 KINETO_PROBE_BYTES = 64 << 20
@@ -20,7 +21,7 @@ def has_gpu_activity(path: str) -> bool | None:
     :data:`KINETO_PROBE_BYTES`; False when the whole (smaller) file has none; None when it cannot be told."""
     try:
         with fsio.open_binary(path) as raw:  # a listed file: only below its logdir, only as listed
-            gz = raw.read(2) == b"\x1f\x8b"
+            gz = is_gzip(raw.read(2))
             raw.seek(0)
             f = gzip.GzipFile(fileobj=raw) if gz else raw
             data = f.read(KINETO_PROBE_BYTES + 1)

@@ -23,8 +23,7 @@ import re
 
 from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.formats import memory_timeline
-from tb_gpu_advisor.formats.kineto.parse import gunzip_upto, is_gzip
-from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, session_name
+from tb_gpu_advisor.formats.base import Found, Groups, RunFolderLayout, is_gzip, session_name
 from tb_gpu_advisor.model.logdir import ROOT_RUN, HostFile
 
 SUFFIXES = (".pickle", ".pkl")
@@ -134,6 +133,8 @@ def sniff(path: str) -> str | None:
     if not head:
         return "empty"
     if is_gzip(head):  # the pickle's start, decompressed from the file's (never past SNIFF_BYTES)
+        from tb_gpu_advisor.formats.kineto.parse import gunzip_upto  # the one bounded gzip reader, loaded when needed
+
         head = gunzip_upto(io.BytesIO(head), SNIFF_BYTES)[0]
         if not head:
             return "a gzip file with nothing readable at its start"

@@ -28,8 +28,7 @@ from typing import Any
 import numpy as np
 
 from tb_gpu_advisor.common import fsio
-from tb_gpu_advisor.formats.base import max_profile_bytes
-from tb_gpu_advisor.formats.kineto.parse import gunzip_upto, is_gzip
+from tb_gpu_advisor.formats.base import is_gzip, max_profile_bytes
 from tb_gpu_advisor.frameworks import pytorch
 from tb_gpu_advisor.formats.snapshot.unpickle import PickleLimit, UnsafePickle, loads
 from tb_gpu_advisor.formats.snapshot.layout import embedded_snapshot, is_drawn_page, is_page
@@ -129,6 +128,8 @@ def _read_bytes(path: str) -> bytes:
 def _gunzipped(path: str, data: bytes, limit: int) -> bytes:
     """The snapshot a gzip file holds (``snapshot.pickle.gz``: people compress them for upload), decompressed no
     further than the size limit a plain file has: a gzip bomb is refused, in words, not inflated."""
+    from tb_gpu_advisor.formats.kineto.parse import gunzip_upto  # the one bounded gzip reader, loaded when needed
+
     out, cut = gunzip_upto(io.BytesIO(data), limit + 1)
     if len(out) > limit:
         raise SnapshotReadError(path, f"a gzip file of {len(data):,} bytes that decompresses past the {limit:,}-byte "

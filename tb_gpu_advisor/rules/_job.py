@@ -62,7 +62,7 @@ def unit_words(job: JobView, text: str) -> str:
     its own sentence; this is the one place that asks the job what a row is."""
     if job.unit == "rank":
         return text
-    return _RANK.sub(lambda m: "GPU" + m.group(2), text)
+    return _RANK.sub(lambda found: "GPU" + found.group(2), text)
 
 
 def _framework(job: JobView) -> frameworks.Framework:

@@ -106,6 +106,7 @@ class _Step:
     input_wait: int = 0
     host_compute: int = 0
     between: int = 0
+    untraced: int = 0  # host time inside the step no event records
     host_ops: int = 0
     device_ops: int = 0
     eager_ops: int = 0
@@ -117,7 +118,7 @@ class Capture:
 
     def __init__(self, num_gpus: int = 1, gpu: Gpu = A100, hostname: str = "worker0", seed: int = 0,
                  marker: str = "keras3", thread_mode: str = "global", launch_latency_us: float = 4.0,
-                 start_ps: int = CAPTURE_LEAD_PS, gpu_id_base: int = 0):
+                 start_ps: int = CAPTURE_LEAD_PS, gpu_id_base: int = 0, step_base: int = 0):
         self.rng = np.random.default_rng(seed)
         self.space = SpaceBuilder(hostname)
         self.num_gpus = num_gpus
@@ -127,6 +128,8 @@ class Capture:
         self.t = start_ps
         self.first_ps = start_ps
         self.gpu_id_base = gpu_id_base
+        #: the first step's number: Keras's TensorBoard callback profiles batch 2 by default (``profile_batch=2``)
+        self.step_base = step_base
         self.steps: list[_Step] = []
         self._corr = 1
         self._step_id = int(self.rng.integers(1 << 40, 1 << 50))
@@ -176,7 +179,8 @@ class Capture:
              gpu_order: list[int] | None = None, gpu_delay_us: list[float] | None = None,
              sequential: bool = False, tail_host_ops: list[Op] | None = None, between_us: float = 2.0,
              between_events: list[tuple[str, float]] | None = None, eager: bool = False,
-             jitter: float = 0.02, host_ranges: list[tuple[str, float]] | None = None, send_us: float = 0.0) -> None:
+             jitter: float = 0.02, host_ranges: list[tuple[str, float]] | None = None, send_us: float = 0.0,
+             untraced_us: float = 0.0) -> None:
         """Simulate one training step.
 
         ``ops[g]``: the ops launched for GPU g in order; ``allreduce``: NCCL
@@ -189,7 +193,8 @@ class Capture:
         ``tf.profiler.experimental.Trace(name)`` ranges around Python work at the step's start, inside its marker,
         before any launch (the GPU idle through them); ``send_us``: the graph's hand-over of the batch to GPU 0
         (``IteratorGetNext/_1:_Send`` on its launch thread, the host staging the copy) before the first launch --
-        input the GPU waits for, as the stock tool counts it.
+        input the GPU waits for, as the stock tool counts it; ``untraced_us``: Python work inside the step's marker
+        before any launch that no event records (the profiler's Python tracer off), the GPU idle through it.
         """
         rng = self.rng
         num = len(self.steps)
@@ -216,6 +221,8 @@ class Capture:
             self.python.add(name, t, dur)
             st.host_compute += dur
             t += dur + US
+        st.untraced = int(untraced_us * US)
+        t += st.untraced
         order = gpu_order or list(range(self.num_gpus))
         delays = gpu_delay_us or [0.0] * self.num_gpus
         ends = [t] * self.num_gpus
@@ -279,13 +286,13 @@ class Capture:
 
     def _markers(self, st: _Step, num: int, step_id: int, start: int, end: int, eager: bool) -> None:
         if eager:  # op-by-op: no function, the custom loop's marker is the only root
-            self.python.add("train", start, end - start, step_num=num, _r=1)
+            self.python.add("train", start, end - start, step_num=num + self.step_base, _r=1)
         elif self.marker == "keras3":
-            self.python.add("Profiled batch", start, end - start, step_num=num)
+            self.python.add("Profiled batch", start, end - start, step_num=num + self.step_base)
             self.python.add("FunctionRun", start + US, end - start - 2 * US, id=step_id, _r=1,
                             _pt=TF_EXECUTOR_CONTEXT, _p=step_id)
         else:
-            self.python.add("train", start, end - start, step_num=num, _r=1)
+            self.python.add("train", start, end - start, step_num=num + self.step_base, _r=1)
             self.python.add("FunctionRun", start + US, end - start - 2 * US, id=step_id, _r=1,
                             _pt=TF_EXECUTOR_CONTEXT, _p=step_id)
 
@@ -378,7 +385,7 @@ class Capture:
         n = len(steps)
         gids = [self.gpu_id_base + g for g in range(self.num_gpus)]
         per: dict[str, list[float]] = {
-            "step_time_ps": [], "input_wait_ps": [], "host_compute_ps": [], "between_steps_ps": [],
+            "step_time_ps": [], "input_wait_ps": [], "host_compute_ps": [], "between_steps_ps": [], "untraced_ps": [],
         }
         dev = {g: [] for g in gids}
         coll = {g: [] for g in gids}
@@ -397,6 +404,7 @@ class Capture:
             per["input_wait_ps"].append(st.input_wait)
             per["host_compute_ps"].append(st.host_compute)
             per["between_steps_ps"].append(st.between)
+            per["untraced_ps"].append(st.untraced)
             for g in range(self.num_gpus):
                 evs = sorted((e for e in st.events if e.gpu == g and e.kind in ("kernel", "nccl")),
                              key=lambda e: e.start)
@@ -440,6 +448,7 @@ class Capture:
             "input_wait_ps": mean(per["input_wait_ps"]),
             "host_compute_ps": mean(per["host_compute_ps"]),
             "between_steps_ps": mean(per["between_steps_ps"]),
+            "untraced_ps": mean(per["untraced_ps"]),
             "memcpy_ps": {k: v / n for k, v in mem.items()},
             "memcpy_count": {k: v / n for k, v in cnt.items()},
             "sync_memcpy_count": sync / n,

@@ -56,6 +56,9 @@ _TABLE: tuple[Threshold, ...] = (
        "share of step time the GPUs are idle between the end of one step's device work and the next step's start"),
     _t("step_gaps.critical", 0.15, "share", "stock overview: 'all others' >=15% of step = high",
        "same metric, critical level"),
+    _t("step_gaps.unrecorded_share", 0.15, "share", "stock overview: 'all others' (time no category explains) >=15% "
+       "of step = high", "share of step time the GPU idles while no runtime call, op, range or OS call of the capture "
+       "covers the host's time: named, with the way to record it, even where it is under half the idle or the gap"),
     _t("step_gaps.min_gap_ms", 0.05, "ms", "Advisor: below 50 us a gap is launch jitter, not a between-step gap",
        "average gap must also be at least this long"),
     _t("step_gaps.window_share", 0.5, "share", "Advisor: gaps that fill most of the capture window make it a "

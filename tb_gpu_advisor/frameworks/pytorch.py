@@ -243,6 +243,16 @@ A2A_OVERLAP = action(
     "for _ in range(steps):\n"
     "    pipeline.progress(data_iter)")
 
+#: Seeing the host's own code that no event records: the profiler's Python tracing, or named ranges around it.
+RECORD_PYTHON = action(
+    "Record the host's own code between the GPU's work: Python tracing in the profiler (with_stack=True), or "
+    "named ranges around the suspect code (torch.profiler.record_function, or torch.cuda.nvtx under Nsight "
+    "Systems); then profile again and read the ranges that fill the gap.",
+    "with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True) as prof:\n"
+    "    ...\n"
+    "with torch.profiler.record_function('log_metrics'):   # around code you suspect\n"
+    "    log_metrics(loss)")
+
 FIXES = {
     "comm_exposed": (DDP_OVERLAP,),
     "comm_exposed:AllGather": (FSDP_PREFETCH,),
@@ -274,14 +284,9 @@ FIXES = {
         "Find every sync PyTorch makes: the CUDA sync debug mode warns at each one (.item(), .cpu(), torch.nonzero, "
         "indexing with a GPU mask, printing a tensor).", "torch.cuda.set_sync_debug_mode('warn')")),
     "host_sync:read_in_op": (OUTPUT_SIZE_READ, NO_ITEM),
-    "host_sync:unrecorded": (action(
-        "Record the host's own code between the GPU's work: Python tracing in the profiler (with_stack=True), or "
-        "named ranges around the suspect code (torch.profiler.record_function, or torch.cuda.nvtx under Nsight "
-        "Systems); then profile again and read the ranges that fill the gap.",
-        "with torch.profiler.profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA], with_stack=True) as prof:\n"
-        "    ...\n"
-        "with torch.profiler.record_function('log_metrics'):   # around code you suspect\n"
-        "    log_metrics(loss)"),),
+    "host_sync:unrecorded": (RECORD_PYTHON,),
+    # the step's host time no event covers (between batches, or inside a one-pass step): the same Python tracing
+    "step_gaps:unrecorded": (RECORD_PYTHON,),
     "excessive_memcpy": (NO_ITEM, NON_BLOCKING),
     "excessive_memcpy:h2d": (LOADER, NON_BLOCKING),
     "excessive_memcpy:host_device": (NO_ITEM,),

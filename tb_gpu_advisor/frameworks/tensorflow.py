@@ -187,8 +187,22 @@ MEMORY_FIXES = {
         "spread the model over more replicas.", "per_replica_batch = global_batch // (strategy.num_replicas_in_sync * k)")),
 }
 
+#: Seeing the host's own code that no event records (Keras's Python between batches, a callback, the loop's own code):
+#: the profiler's Python tracer writes each Python call as a host event, and named ranges mark suspect code.
+RECORD_PYTHON = action(
+    "Record the host's own Python code: turn on the profiler's Python tracer (python_tracer_level=1), or mark the "
+    "suspect code with tf.profiler.experimental.Trace ranges; then profile again and read the calls that fill the "
+    "GPU's idle.",
+    "options = tf.profiler.experimental.ProfilerOptions(host_tracer_level=2, python_tracer_level=1)\n"
+    "tf.profiler.experimental.start(logdir, options=options)\n"
+    "model.fit(ds, epochs=1, steps_per_epoch=10)   # or a few steps of the custom loop\n"
+    "tf.profiler.experimental.stop()\n"
+    "with tf.profiler.experimental.Trace('log_metrics'):   # around code you suspect\n"
+    "    log_metrics(loss)")
+
 FIXES = {
     **MEMORY_FIXES,
+    "step_gaps:unrecorded": (RECORD_PYTHON,),
     "allocator_churn": (action("Use TensorFlow's asynchronous allocator, which reuses freed memory in stream order "
                                "instead of calling the driver.", "export TF_GPU_ALLOCATOR=cuda_malloc_async"),),
     "dtype_casts": (action("Let the mixed-precision policy cast each variable once per step (Keras keeps a float32 "

@@ -3,6 +3,7 @@ in the framework's and the GPU vendor's words, and the ranks table they show."""
 
 from __future__ import annotations
 
+import re
 from typing import Sequence
 
 from tb_gpu_advisor import devices, frameworks
@@ -34,17 +35,34 @@ def job_finding(job: JobView, rule_id: str, severity: str, summary: str, *, metr
     v = max(0.0, min(saving_ms, step))
 
     def words(text: str) -> str:
-        return devices.words(job.gpu_names, text)
+        return devices.words(job.gpu_names, unit_words(job, text))
+
+    evidence = [Table(words(t.title), [words(c) for c in t.columns], t.rows) for t in evidence]
+    metric.label, metric.meaning = words(metric.label), words(metric.meaning)
 
     return Finding(
         id=rule_id, rule=rule_id, severity=severity, title=words(reg.title), summary=words(summary),  # type: ignore[arg-type]
         guide_section=reg.section, metric=metric,
         saving=Saving(ms_per_step=round(v, 3), percent_of_step=round(100.0 * v / step, 2) if step else 0.0,
-                      assumption=assumption, recovers=parts(v, [("collectives", pool, v)])),
+                      assumption=words(assumption), recovers=parts(v, [("collectives", pool, v)])),
         evidence=evidence, actions=[Action(text=words(a.text), snippet=a.snippet, snippet_lang=a.snippet_lang)
                                     for a in actions],
         host=host, gpu=gpu,
     )
+
+
+#: "rank" as a job rule's sentence says it, not a row's label naming the trace's own rank ("rank 11 (node1/GPU3)")
+_RANK = re.compile(r"\b([Rr])ank(s?)\b(?! \d)")
+
+
+def unit_words(job: JobView, text: str) -> str:
+    """A job rule's words in the job's unit (``JobView.unit``): where one process drives several GPUs (TF
+    MirroredStrategy, a JAX process's devices) a row is a GPU, not a rank -- "the other GPUs wait", "a straggler GPU"
+    (h37-left20: v100_bert_8gpu_tf24's two GPUs of one process were "2 ranks").  Each rule writes "rank" once, in
+    its own sentence; this is the one place that asks the job what a row is."""
+    if job.unit == "rank":
+        return text
+    return _RANK.sub(lambda found: "GPU" + found.group(2), text)
 
 
 def _framework(job: JobView) -> frameworks.Framework:

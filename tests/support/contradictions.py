@@ -244,6 +244,25 @@ def _card_words(h: HostReport, findings: list[Finding]) -> list[str]:
     return out
 
 
+#: "rank" as a sentence says it; a row's label naming the trace's own rank ("rank 11 (node1/GPU3)") is a name
+_RANK_WORD = re.compile(r"\b[Rr]anks?\b(?! \d)")
+
+
+def _one_process_ranks(h: HostReport, findings: list[Finding]) -> list[str]:
+    """One process driving several GPUs (``capture.processes`` 1: TF MirroredStrategy, a JAX process's devices) has
+    no ranks: its findings' words, tables included, count GPUs (h37-left20 made ``JobView.unit`` say so; h37-left26
+    made the job rules' sentences ask it)."""
+    cap = h.capture if isinstance(h.capture, dict) else {}
+    if cap.get("processes") != 1 or len({g.gpu for g in h.gpus}) < 2:
+        return []
+    out = []
+    for f in findings:
+        words = " ".join([_prose_of(f)] + [t.title + " " + " ".join(map(str, t.columns)) for t in f.evidence])
+        if (m := _RANK_WORD.search(words)) is not None:
+            out.append(f"{h.host}/{f.id}: 'rank' said of one process's GPUs: '{words[max(0, m.start() - 40):m.end() + 20]}'")
+    return out
+
+
 def context_problems(report: Report) -> list[str]:
     """Words that do not fit what the report itself knows (issue #36 deliverable 2): the job's kind, the GPU's vendor,
     whether the GPU is known, the copy a finding is about, and a GPU side the capture lost."""
@@ -302,6 +321,7 @@ def context_problems(report: Report) -> list[str]:
             if framework and framework != "tensorflow" and "Keras" in words:
                 out.append(f"{h.host}/{f.id}: Keras named to a {framework} capture")
         out += _card_words(h, findings)
+        out += _one_process_ranks(h, findings)
         if "(trace_train)" in job.get("summary", "") or "steps from trace_" in job.get("summary", ""):
             out.append(f"{h.host}: the job line names a step source by its id")
         if job.get("kind") == "no_gpu" and re.search(r"launched [\d,]+ kernels|allocator recorded", job.get("kind_evidence", "")):

@@ -350,11 +350,30 @@ def _val(text: str) -> float:
 _SAME_PART = re.compile(r"(?<![\d.,])(\d[\d,.]* (?:ns|us|ms|s|B|KiB|MiB|GiB|TiB)) of (?:its|the) \1(?![\d.,]*\d)")
 
 
+#: comm_exposed's "X of it runs with no compute to overlap it[, of which W is waiting ...]: Y (..% of the step) of
+#: communication the step pays for": Y is X less the wait, so X and Y differ only by a wait the text says (h37-review3)
+_EXPOSED_PAID = re.compile(r"(\d[\d,.]* (?:us|ms|s)) of it runs with no compute to overlap it"
+                           r"(?:, of which (\d[\d,.]* (?:us|ms|s)) is waiting[^:]*)?: (\d[\d,.]* (?:us|ms|s)) \(")
+
+
+def _exposed_paid(flat: str) -> list[str]:
+    """The exposed collectives and the part the step pays for: equal unless the text names the wait between them, and
+    then the exposed time less the wait is the paid time (to the printed digits)."""
+    out = []
+    for m in _EXPOSED_PAID.finditer(flat):
+        exposed, wait, paid = m.groups()
+        if wait is None and exposed != paid:
+            out.append(f"'{m.group(0)}': {exposed} exposed said as {paid} paid with no wait between them")
+        elif wait is not None and abs(_val(exposed) - _val(wait) - _val(paid)) > 0.01 * _val(exposed) + 0.001:
+            out.append(f"'{m.group(0)}': {exposed} exposed less {wait} waiting is not {paid}")
+    return out
+
+
 def text_number_problems(text: str) -> list[str]:
     """The same quantity with two values, or a part above its whole, in the text report as a user reads it (h37-review2):
     the step "if every fix lands" starts from against the header's step, the headroom's "the peak less what is held",
     the held idle against the idle it is part of, a part printed equal to its whole ("918 us of its 918 us"), and seconds
-    printed as thousands of ms."""
+    printed as thousands of ms, and exposed collectives said as two values with no wait between them (h37-review3)."""
     out: list[str] = []
     flat = re.sub(r"\n\s+", " ", text)
     head, every = _HEADER_STEP.search(text), _EVERY_FIX.search(flat)
@@ -375,6 +394,7 @@ def text_number_problems(text: str) -> list[str]:
         if _val(m.group(2)) > _val(m.group(1)):
             out.append(f"held idle {m.group(2)} of an idle of {m.group(1)}")
     out += [f"'{m.group(0)}': a part equal to its whole said as a part" for m in _SAME_PART.finditer(flat)]
+    out += _exposed_paid(flat)
     for line in text.splitlines():
         if not line.lstrip().startswith("Trace:"):
             out += [f"'{m.group(0)}': a duration of seconds in ms" for m in _LONG_MS.finditer(line)]

@@ -126,3 +126,22 @@ def test_exposed_collectives_and_their_paid_part_differ_only_by_a_wait_said():
     flat = re.sub(r"\n\s+", " ", text)
     assert re.search(r"of it runs with no compute to overlap it, of which 2\d\.\d ms is waiting", flat), flat
     assert not text_number_problems(text)
+
+
+@pytest.mark.parametrize("run", ["snapshot_adam_iterations", "snapshot_inference_gpt", "snapshot_windows_gpt"])
+def test_a_memory_snapshot_times_no_step_and_says_so(run):
+    """Every memory snapshot's report on main: "(1 host, 0 steps)" over "Steps on ...: no step markers found, nor
+    repeating GPU activity: the whole capture is analysed as one step" -- 0 against 1, and GPU-activity words for a
+    file that records the allocator's events only (h37-review3).  The header says no step is timed, the steps line
+    why."""
+    head = "GPU Advisor — run 'r', session 's' (1 host, {})\n"
+    assert text_number_problems(head.format("0 steps"))
+    assert text_number_problems(head.format("3 steps, step 1.00 ms") + "Steps on h: the whole capture is analysed "
+                                                                        "as one step; per-step numbers are capture totals")
+    assert not text_number_problems(head.format("1 step, step 1.00 ms"))
+    text = _text(FIXTURES / "wild" / run)
+    assert not text_number_problems(text)
+    flat = re.sub(r"\n\s+", " ", text)
+    assert "(1 host, no step timed)" in text.splitlines()[0], text.splitlines()[0]
+    assert "a memory snapshot: the allocator's events, no kernel or step marker, so no step is timed" in flat, flat
+    assert "GPU activity" not in flat.split("\nSteps on", 1)[-1]

@@ -369,11 +369,29 @@ def _exposed_paid(flat: str) -> list[str]:
     return out
 
 
+#: the header's step count ("1 host, 0 steps") and the steps line's "the whole capture is analysed as one step"
+_HEADER_STEPS = re.compile(r"^GPU Advisor — .*?\((?:\d+ hosts?), (\d+) steps?\b")
+
+
+def _step_count(text: str, flat: str) -> list[str]:
+    """The header counts the steps the report speaks of: never "0 steps" (a count of nothing said as a count), and one
+    where the steps line says the whole capture is one step (every memory snapshot's report on main, h37-review3)."""
+    m = _HEADER_STEPS.search(text.split("\n", 1)[0])
+    if m is None:
+        return []
+    n = int(m.group(1))
+    if n == 0:
+        return [f"'{m.group(0)}': a header counting 0 steps"]
+    if n != 1 and "the whole capture is analysed as one step" in flat:
+        return [f"'{m.group(0)}': {n} steps in the header, one in the steps line"]
+    return []
+
+
 def text_number_problems(text: str) -> list[str]:
     """The same quantity with two values, or a part above its whole, in the text report as a user reads it (h37-review2):
     the step "if every fix lands" starts from against the header's step, the headroom's "the peak less what is held",
     the held idle against the idle it is part of, a part printed equal to its whole ("918 us of its 918 us"), and seconds
-    printed as thousands of ms, and exposed collectives said as two values with no wait between them (h37-review3)."""
+    printed as thousands of ms, exposed collectives said as two values with no wait between them, and a header of 0 steps (h37-review3)."""
     out: list[str] = []
     flat = re.sub(r"\n\s+", " ", text)
     head, every = _HEADER_STEP.search(text), _EVERY_FIX.search(flat)
@@ -395,6 +413,7 @@ def text_number_problems(text: str) -> list[str]:
             out.append(f"held idle {m.group(2)} of an idle of {m.group(1)}")
     out += [f"'{m.group(0)}': a part equal to its whole said as a part" for m in _SAME_PART.finditer(flat)]
     out += _exposed_paid(flat)
+    out += _step_count(text, flat)
     for line in text.splitlines():
         if not line.lstrip().startswith("Trace:"):
             out += [f"'{m.group(0)}': a duration of seconds in ms" for m in _LONG_MS.finditer(line)]

@@ -135,8 +135,8 @@ def _step_info(report: Report) -> str:
         per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
         took = f" of {ms(sum(per_host) / len(per_host))}" if per_host else ""
         return ", ".join(bits + [f"start-up only: one pass{took}, no steady step"])
-    if steps:
-        bits.append(f"{sum(steps)} step{'s' if sum(steps) != 1 else ''}")
+    if steps:  # none kept (a memory snapshot's allocations): no step timed, not "0 steps" (h37-review3)
+        bits.append(f"{sum(steps)} step{'s' if sum(steps) != 1 else ''}" if sum(steps) else "no step timed")
     # the step time: a host's breakdown categories add up to its mean step
     per_host = [sum(v for v in h.breakdown_ms.values() if v) for h in report.hosts if h.breakdown_ms and not h.error]
     if per_host and sum(per_host) > 0:  # a memory snapshot's empty ledger is no step of 0 us

@@ -346,6 +346,16 @@ _HOST_SOURCES = ("profiler_step", "keras_profiled_batch", "trace_train", "root_r
 _PART_MARKS = ("nvtx_top_range", "annotation_spans")
 
 
+def _untimed_note(trace: Trace) -> str:
+    """Why no step is timed where the capture holds no GPU work and no host event to make one window of: said as that,
+    not as "the whole capture is analysed as one step" over a header of 0 steps (every memory snapshot's report,
+    h37-review3) -- a snapshot records the allocator's events, not kernels or steps."""
+    if trace.snapshot is not None:
+        return ("a memory snapshot: the allocator's events, no kernel or step marker, so no step is timed; its numbers "
+                "are the capture's")
+    return "no step markers, GPU work or host events: no step is timed"
+
+
 def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Job | None = None) -> Steps:
     """Detect steps; see the module docstring.  ``launches``: per GPU, each device event's host launch record
     (:func:`~tb_gpu_advisor.model.trace.device_launches`; computed here when not given); ``job``: what the capture
@@ -462,7 +472,7 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
             ids = np.zeros(1, np.int64)
         # in words any capture's user reads: no framework's marker names (Keras' to a PyTorch or Nsight capture)
         note = whole_note or ("no step markers found, nor repeating GPU activity: the whole capture is analysed as one "
-                              "step; per-step numbers are capture totals")
+                              "step; per-step numbers are capture totals" if ids.size else _untimed_note(trace))
     elif source in _HOST_SOURCES and found > 1 and active and not _launched_work(h, active, int(hs[-1]), int(he[-1])):
         dropped = [DroppedStep(int(ids[-1]), "empty: no GPU work was launched in it (the step a last prof.step() "
                                              "opens when the loop has ended: only the profiler's own stop)")]

@@ -370,11 +370,48 @@ def _val(text: str) -> float:
 _SAME_PART = re.compile(r"(?<![\d.,])(\d[\d,.]* (?:ns|us|ms|s|B|KiB|MiB|GiB|TiB)) of (?:its|the) \1(?![\d.,]*\d)")
 
 
+#: comm_exposed's "X of it runs with no compute to overlap it[, of which W is waiting ...]: Y (..% of the step) of
+#: communication the step pays for": Y is X less the wait, so X and Y differ only by a wait the text says (h37-review3)
+_EXPOSED_PAID = re.compile(r"(\d[\d,.]* (?:us|ms|s)) of it runs with no compute to overlap it"
+                           r"(?:, of which (\d[\d,.]* (?:us|ms|s)) is waiting[^:]*)?: (\d[\d,.]* (?:us|ms|s)) \(")
+
+
+def _exposed_paid(flat: str) -> list[str]:
+    """The exposed collectives and the part the step pays for: equal unless the text names the wait between them, and
+    then the exposed time less the wait is the paid time (to the printed digits)."""
+    out = []
+    for m in _EXPOSED_PAID.finditer(flat):
+        exposed, wait, paid = m.groups()
+        if wait is None and exposed != paid:
+            out.append(f"'{m.group(0)}': {exposed} exposed said as {paid} paid with no wait between them")
+        elif wait is not None and abs(_val(exposed) - _val(wait) - _val(paid)) > 0.01 * _val(exposed) + 0.001:
+            out.append(f"'{m.group(0)}': {exposed} exposed less {wait} waiting is not {paid}")
+    return out
+
+
+#: the header's step count ("1 host, 0 steps") and the steps line's "the whole capture is analysed as one step"
+_HEADER_STEPS = re.compile(r"^GPU Advisor — .*?\((?:\d+ hosts?), (\d+) steps?\b")
+
+
+def _step_count(text: str, flat: str) -> list[str]:
+    """The header counts the steps the report speaks of: never "0 steps" (a count of nothing said as a count), and one
+    where the steps line says the whole capture is one step (every memory snapshot's report on main, h37-review3)."""
+    m = _HEADER_STEPS.search(text.split("\n", 1)[0])
+    if m is None:
+        return []
+    n = int(m.group(1))
+    if n == 0:
+        return [f"'{m.group(0)}': a header counting 0 steps"]
+    if n != 1 and "the whole capture is analysed as one step" in flat:
+        return [f"'{m.group(0)}': {n} steps in the header, one in the steps line"]
+    return []
+
+
 def text_number_problems(text: str) -> list[str]:
     """The same quantity with two values, or a part above its whole, in the text report as a user reads it (h37-review2):
     the step "if every fix lands" starts from against the header's step, the headroom's "the peak less what is held",
     the held idle against the idle it is part of, a part printed equal to its whole ("918 us of its 918 us"), and seconds
-    printed as thousands of ms."""
+    printed as thousands of ms, exposed collectives said as two values with no wait between them, and a header of 0 steps (h37-review3)."""
     out: list[str] = []
     flat = re.sub(r"\n\s+", " ", text)
     head, every = _HEADER_STEP.search(text), _EVERY_FIX.search(flat)
@@ -395,6 +432,8 @@ def text_number_problems(text: str) -> list[str]:
         if _val(m.group(2)) > _val(m.group(1)):
             out.append(f"held idle {m.group(2)} of an idle of {m.group(1)}")
     out += [f"'{m.group(0)}': a part equal to its whole said as a part" for m in _SAME_PART.finditer(flat)]
+    out += _exposed_paid(flat)
+    out += _step_count(text, flat)
     for line in text.splitlines():
         if not line.lstrip().startswith("Trace:"):
             out += [f"'{m.group(0)}': a duration of seconds in ms" for m in _LONG_MS.finditer(line)]

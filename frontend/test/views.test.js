@@ -443,6 +443,9 @@ test("the host line names the step source in words, never its id", () => {
   // a report cached before the words: the count alone (was: "13 steps (trace_train)")
   const old = views.hostFacts({ ...hr, steps: { count: 1, source: "whole_capture" } });
   assert.ok(old.includes("1 step") && !old.join(" ").includes("whole_capture"), old);
+  // a memory snapshot not cut into iterations keeps no step: the tab says what the CLI's header says
+  const snap = views.hostFacts({ ...hr, steps: { count: 0, source: "whole_capture", source_label: "the whole capture" } });
+  assert.ok(snap.includes("no step timed") && !snap.join(" ").includes("0 steps"), snap);
 });
 
 test("a table's prose cells use the tab's µs, names stay as written", () => {

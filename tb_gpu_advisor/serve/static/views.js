@@ -407,7 +407,9 @@ export function hostFacts(hr) {
     fw ? `${hr.capture.framework_name || fw} capture` : null,
     hr.capture?.length_ms !== undefined ? `capture ${ms(hr.capture.length_ms)}` : null,
     // the source in words (`source_label`); a report cached before it gave none says no more than the count
-    hr.steps?.count !== undefined ? `${hr.steps.count} step${hr.steps.count === 1 ? "" : "s"}${hr.steps.source_label ? ` (${hr.steps.source_label})` : ""}` : null,
+    // none kept (a memory snapshot's allocations): no step timed, as the CLI's header says -- not "0 steps"
+    hr.steps?.count === 0 ? "no step timed"
+      : hr.steps?.count !== undefined ? `${hr.steps.count} step${hr.steps.count === 1 ? "" : "s"}${hr.steps.source_label ? ` (${hr.steps.source_label})` : ""}` : null,
     hr.gpus.length ? `${hr.gpus.length} GPU${hr.gpus.length > 1 ? "s" : ""}: ${[...new Set(hr.gpus.map((g) => g.name))].join(", ")}` : "no GPU",
   ].filter(Boolean);
 }

@@ -12,24 +12,18 @@ By construction (``synthetic.nsysexport.write_framed_passes``): the context's fi
 
 from __future__ import annotations
 
-import io
-import json
 import os
-from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
 from synthetic import nsysexport as nx
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import first_host
 
 
 def _host(tmp_path, **kw) -> tuple[dict, dict]:  # noqa: ANN001 - pytest's tmp_path
     path = os.path.join(str(tmp_path), "run.sqlite")
     truth = nx.write_framed_passes(path, **kw)
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["hosts"][0], truth
+    return first_host(path), truth
 
 
 def _cold(host: dict) -> list[dict]:

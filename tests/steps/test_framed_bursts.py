@@ -9,25 +9,19 @@ one pass of 183 ms (``single_pass``): the frame was asked only by the launch-per
 
 from __future__ import annotations
 
-import io
-import json
 import os
-from contextlib import redirect_stderr, redirect_stdout
 
 import pytest
 
 from synthetic import nsysexport as nx
 from synthetic import torchtrace as tt
-from tb_gpu_advisor.cli import main as cli
+from tests.support.cli_report import first_host
 
 
 def _host(tmp_path, **kw) -> tuple[dict, dict]:  # noqa: ANN001 - pytest's tmp_path
     path = os.path.join(str(tmp_path), "run.sqlite")
     truth = nx.write_framed_passes(path, vary=True, **kw)
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["hosts"][0], truth
+    return first_host(path), truth
 
 
 @pytest.mark.parametrize("warmup, measured", [(3, 5), (2, 4)])
@@ -66,10 +60,7 @@ def test_a_warm_up_range_is_no_frame(tmp_path) -> None:  # noqa: ANN001
 def _kineto(tmp_path, **kw) -> tuple[dict, dict]:  # noqa: ANN001 - pytest's tmp_path
     path = os.path.join(str(tmp_path), "run.pt.trace.json")
     truth = tt.write_framed_inference(path, **kw)
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        cli.main(["report", path, "--format", "json", "--cache-dir", "off"])
-    return json.loads(out.getvalue())["reports"][0]["hosts"][0], truth
+    return first_host(path), truth
 
 
 def test_a_record_function_frames_the_bursts_in_kineto(tmp_path) -> None:  # noqa: ANN001

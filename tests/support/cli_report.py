@@ -22,3 +22,17 @@ def cli_report(path: str | Path, ok: tuple[int, ...] = (0, 1)) -> dict:
     """The one session report of ``path`` (:func:`cli_reports`)."""
     (report,) = cli_reports(path, ok)
     return report
+
+
+def first_host(path: str | Path) -> dict:
+    """The first host of ``report PATH --format json --cache-dir off`` run in this process (no interpreter started:
+    the by-construction tests that write one file and read one host's steps share it)."""
+    import io
+    from contextlib import redirect_stderr, redirect_stdout
+
+    from tb_gpu_advisor.cli import main as cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        cli.main(["report", str(path), "--format", "json", "--cache-dir", "off"])
+    return json.loads(out.getvalue())["reports"][0]["hosts"][0]

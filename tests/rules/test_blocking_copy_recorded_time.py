@@ -1,0 +1,73 @@
+"""A copy that blocks the host is named where guessed steps hold a stretch nothing recorded (issue #37, h37-left27).
+
+The real class: Aphelack/efficient-dl-systems ``week02_fast_pipelines/homework/task3/torch_profiler_trace.json``
+@7e6cd43 (MIT, kept: ``wild/vit_a4000_pageable_batch``) -- CUDA activities only, so its steps are GPU bursts, and
+3.78 s in which nothing was recorded lies inside the first.  Its one iteration copies the 154 MB batch from pageable
+memory (``Memcpy HtoD (Pageable -> Device)``, 31.3 ms, the host held 31.4 ms in ``cudaMemcpyAsync``); main judged it
+against the 1.94 s mean "step" (0.8%) and named it nowhere.  Truth from the file itself: the pageable copies' time
+over the capture's recorded time (its span less the longest stretch no event covers).  Control: the same capture
+with that copy made pinned and asynchronous (its call returning at once) stays unnamed, as before.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+from tb_gpu_advisor.model.logdir import HostFile
+from tb_gpu_advisor.runtime.pipeline import analyze_host
+from tests.support.paths import FIXTURES
+
+TRACE = FIXTURES / "wild" / "vit_a4000_pageable_batch" / "vit_a4000.1436345.pt.trace.json.gz"
+PAGEABLE = "Memcpy HtoD (Pageable -> Device)"
+
+
+def _events() -> dict:
+    return json.loads(gzip.decompress(TRACE.read_bytes()))
+
+
+def _truth(events: list[dict]) -> float:
+    """The pageable copies' time over the recorded time: the span of the timed events less the longest stretch
+    no event (runtime call, kernel, copy) covers."""
+    spans = sorted((e["ts"], e["ts"] + e["dur"]) for e in events if e.get("ph") == "X" and e.get("cat") != "Trace")
+    busy: list[list[float]] = []
+    for a, b in spans:
+        if busy and a <= busy[-1][1]:
+            busy[-1][1] = max(busy[-1][1], b)
+        else:
+            busy.append([a, b])
+    hole = max(busy[i + 1][0] - busy[i][1] for i in range(len(busy) - 1))
+    copies = sum(e["dur"] for e in events if e.get("name") == PAGEABLE)
+    return copies / (busy[-1][1] - busy[0][0] - hole)
+
+
+def _report(path: Path):
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "kineto"))
+    assert rep.error is None, rep.error
+    return rep
+
+
+def test_the_pageable_batch_copy_is_named_against_the_recorded_time():
+    doc = _events()
+    truth = _truth(doc["traceEvents"])
+    assert truth > 0.25, truth  # the copy is over a quarter of what the capture recorded
+    found = [f for f in _report(TRACE).findings if f.rule == "excessive_memcpy"]
+    assert found, "the blocking pageable copy is named by no finding"
+    f = found[0]
+    assert abs(f.metric.value - truth) <= 0.05 * truth, (f.metric.value, truth)
+    assert "pageable" in f.summary and "recorded" in f.summary, f.summary
+    assert "pin" in f.actions[0].text.lower(), f.actions[0].text  # the copy's own fix comes first
+
+
+def test_a_pinned_asynchronous_copy_in_the_same_steps_stays_unnamed(tmp_path):
+    doc = _events()
+    events = doc["traceEvents"]
+    copy = next(e for e in events if e.get("name") == PAGEABLE)
+    copy["name"] = "Memcpy HtoD (Pinned -> Device)"
+    corr = copy["args"]["correlation"]
+    call = next(e for e in events if e.get("cat") == "cuda_runtime" and e.get("args", {}).get("correlation") == corr)
+    call["dur"] = 15.0  # a pinned, asynchronous copy's call returns once queued
+    path = tmp_path / TRACE.name
+    path.write_bytes(gzip.compress(json.dumps(doc).encode()))
+    assert [f.id for f in _report(path).findings if f.rule == "excessive_memcpy"] == []

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import sqlite3
 from pathlib import Path
 
 from tb_gpu_advisor.model.logdir import HostFile
@@ -71,3 +72,20 @@ def test_a_pinned_asynchronous_copy_in_the_same_steps_stays_unnamed(tmp_path):
     path = tmp_path / TRACE.name
     path.write_bytes(gzip.compress(json.dumps(doc).encode()))
     assert [f.id for f in _report(path).findings if f.rule == "excessive_memcpy"] == []
+
+
+def test_a_recorded_os_wait_between_guessed_steps_stays_in_the_step():
+    """Control: ``wild/mordred_rtx6000_hashjoin`` (a hash-join benchmark, its steps GPU bursts too) spends the
+    stretch between its uploads and its queries blocked in ``getc`` on its standard input: the OS runtime trace
+    records it, so its pageable copies are still judged against the whole step."""
+    path = FIXTURES / "wild" / "mordred_rtx6000_hashjoin" / "report1.sqlite"
+    with sqlite3.connect(f"file:{path}?mode=ro", uri=True) as db:
+        longest = db.execute("SELECT max(o.end - o.start) FROM OSRT_API o JOIN StringIds s ON s.id = o.nameId "
+                             "WHERE s.value = 'getc'").fetchone()[0]
+    assert longest > 4e9, longest  # the recorded wait on stdin, ns
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "nsys"))
+    assert rep.error is None, rep.error
+    found = [f for f in rep.findings if f.rule == "excessive_memcpy"]
+    assert found, [f.rule for f in rep.findings]
+    assert "recorded_step_ms" not in found[0].metric.detail, found[0].metric.detail
+    assert "capture recorded" not in found[0].summary, found[0].summary

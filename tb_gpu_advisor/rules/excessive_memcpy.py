@@ -21,6 +21,8 @@ the framework's managed-memory fix first (``:managed``: prefetch, or explicit de
 Copies to the device launched inside a data-parallel wrapper's parameter-loading hooks (FSDP's pre-forward, with its
 parameters offloaded to host memory) are those parameters' uploads: said so, with the wrapper's fix first
 (``:param_upload``: offload off, or prefetch).
+Copies that block the host (pageable or synchronous) in steps guessed from GPU bursts that are mostly a stretch with
+nothing recorded are judged against the steps' recorded time: that stretch may belong to no step (h37-left27).
 Saving: the blocking copy time and the idle after it (copies overlapped with
 compute from pinned memory, or gone).
 """

@@ -139,4 +139,6 @@ def _outside_note(ctx: Ctx, m: HostMetrics, dropped: list) -> list[Finding]:
                             "job.one_time_min_share", severity="info",
                             detail={"one_time_ms": p.total_ms, "window_ms": window_ms, "steps_ms": span_ms,
                                     "dropped_steps": [d.step for d in dropped]}),
+        # a note with its one fix, as every finding has: record the steps alone, and the window holds no start-up
+        actions=ctx.steady_fix("capture_quality:unsteady"),
     )]

@@ -367,6 +367,8 @@ def unexplained_idle_finding(metrics: HostMetrics) -> Finding | None:
         title="The GPU idles for a reason no check recognises",
         metric=_device_share_metric(dev, sev),
         windows=step_windows(ctx),
+        # what to change: record what the host does while the GPU idles, so the next capture names it
+        actions=ctx.fw.extra("step_gaps:unrecorded") or [RECORD_HOST],
     )
     f.guide_section = "§1 overview"
     return f

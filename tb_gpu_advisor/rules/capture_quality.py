@@ -229,16 +229,31 @@ def _note(ctx, summary: str, title: str, metric: tuple, actions: list):
     return finding(ctx, ID, "info", summary, title=title, metric=value_metric(*metric, severity="info"), actions=actions)
 
 
+def _other_accelerator_fix(m: HostMetrics) -> list[Action]:
+    """Where to read work that ran on another accelerator (a TPU, an MTIA): the viewers that open this capture's own
+    file, which draw every device's timeline, by what its format says of them."""
+    try:
+        fmt = formats.get(m.capture.capture_format) if m.capture.capture_format else None
+    except ValueError:
+        fmt = None
+    viewers = [v for v, ok in (("TensorBoard's Profile tab", fmt is not None and fmt.stock_tool_opens),
+                               ("Perfetto (ui.perfetto.dev)", fmt is not None and fmt.perfetto_opens)) if ok]
+    where = f"this file opens in {' and '.join(viewers)}, which draw{'' if len(viewers) > 1 else 's'} every device's work" \
+        if viewers else \
+        "open it in the profiler its vendor ships"
+    return [action(f"Read the accelerator's work with its own profiler tools: {where}.")]
+
+
 def _no_gpu(ctx: Ctx, m: HostMetrics) -> tuple[Finding, bool]:
     """The finding of a capture with no GPU activity, by why, and whether the GPU work happened elsewhere: on an
     accelerator no stage reads, or in kernels whose records were lost -- else no GPU work at all (the CPU's, when no
     runtime call was made)."""
     kind = m.job.kind if m.job is not None else None
     if kind is not None and kind.unread_devices:
-        title, actions = "The work ran on an accelerator the Advisor does not analyse", []
+        title, actions = "The work ran on an accelerator the Advisor does not analyse", _other_accelerator_fix(m)
         summary = (f"This capture's device work ran on {and_list(kind.unread_devices)}, not on a GPU: the Advisor "
                    f"analyses NVIDIA and AMD GPUs, so the guide's GPU checks were skipped and nothing here is a verdict "
-                   f"on that work. Read it with the accelerator's own profiler tools.")
+                   f"on that work.")
     elif kind is not None and kind.window:
         title, summary = _WINDOW_TITLES[kind.window], _window_summary(ctx, m, kind.window, kind.evidence)
         actions = _window_fixes(ctx, kind.window, kind.capture_format)

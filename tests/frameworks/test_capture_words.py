@@ -5,7 +5,7 @@ profiles its forward passes, and a job of several ranks keeps "one trace per ran
 The kept wild captures' truths (tests/fixtures/wild/PROVENANCE.md): mi210_gpu_only, amd_mi250 and
 ddp_mi300x_nopool are one process on one GPU with no collective (the last despite its folder's name: its script is
 ``train_single_gpu.py``); compiled_a100_triton one Triton kernel's test; hf_qwen_h100 a forward under
-``inference_mode``; ddp_a100_nccl a DDP rank with NCCL AllReduces."""
+``inference_mode``; ddp_a100_nccl a DDP rank with NCCL AllReduces; cpu_only_gloo a gloo rank of 300, CPU only."""
 
 from __future__ import annotations
 
@@ -51,10 +51,12 @@ def test_an_inference_job_profiles_its_forward_passes():
     assert TRAINING not in text and PER_RANK not in text
 
 
-def test_a_ddp_rank_keeps_one_trace_per_rank():
-    """Control: a DDP rank (NCCL AllReduces) is told to trace every rank, and its training loop."""
-    text = _text("ddp_a100_nccl")
-    assert PER_RANK in text and TRAINING in text
+@pytest.mark.parametrize("run", ["ddp_a100_nccl", "cpu_only_gloo"])
+def test_a_rank_of_a_job_keeps_one_trace_per_rank(run):
+    """Controls: a DDP rank (NCCL AllReduces) is told to trace every rank, and so is a CPU-only gloo rank (rank 34
+    of 300: no GPU process counted, gloo's all_reduce on the host)."""
+    assert PER_RANK in _text(run)
+    assert TRAINING in _text("ddp_a100_nccl")
 
 
 def test_the_words_follow_the_tags_in_every_fix_that_quotes_the_advice():

@@ -10,6 +10,13 @@ from tb_gpu_advisor.model.schema import Action
 NamePredicate = Callable[[str], bool]
 
 
+def _reworded(text: str, words: "list[tuple[str, str]]") -> str:
+    """``text`` with each (old, new) pair of ``words`` replaced, in order (``Framework.capture_words``)."""
+    for old, new in words:
+        text = text.replace(old, new)
+    return text
+
+
 def action(text: str, snippet: str | None = None, lang: str | None = None) -> Action:
     """A fix: what to change, and code (or an environment variable) to copy; the language is guessed if not given."""
     if snippet is not None and lang is None:
@@ -147,6 +154,11 @@ class Framework:
     cast_ops: tuple[str, ...] = ()
     #: capture advice for a kind of job (``inference``, ``serving``, ``cold``): replaces ``capture_snippet`` for it
     job_captures: Mapping[str, str] = field(default_factory=dict)
+    #: words of the capture advice rewritten for a job with a tag, wherever the advice is quoted (the snippet and
+    #: every fix that quotes it): tag -> (old, new) pairs.  The advice is written for the common job (a training
+    #: loop, one trace per rank); a one-process job (``alone``) has no ranks, work of no known kind (``any_work``)
+    #: no known training step
+    capture_words: Mapping[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     #: a call of the user's model (PyTorch: an ``nn.Module`` call, from ``with_stack`` or ``with_modules``): a step
     #: holds whole model calls, so a span repeated inside one model call is the model's own structure (its layers)
     model_call: NamePredicate = never
@@ -192,6 +204,11 @@ class Framework:
             fixes.update(mine)
             snippet = self.job_captures.get(tag, snippet)
         fixes = {k: v for k, v in fixes.items() if "@" not in k}
+        words = [pair for tag in tags for pair in self.capture_words.get(tag, ())]
+        if words:
+            snippet = _reworded(snippet, words)
+            fixes = {k: tuple(replace(a, snippet=_reworded(a.snippet, words)) if a.snippet else a for a in v)
+                     for k, v in fixes.items()}
         return replace(self, fixes=fixes, capture_snippet=snippet)
 
     def fix(self, key: str, **fmt: object) -> list[Action]:

@@ -187,14 +187,20 @@ DDP_BUCKETS = action(
     "gradient copy into the buckets.",
     "model = torch.nn.parallel.DistributedDataParallel(\n"
     "    model, device_ids=[rank], bucket_cap_mb=50, gradient_as_bucket_view=True)")
-CAPTURE = ("# capture a few steady-state steps after warm-up, one trace per rank:\n"
+_PER_RANK = ", one trace per rank:"
+_TRAIN_LOOP = ("    for step, (x, y) in enumerate(loader):\n"
+               "        train_step(x, y)\n")
+_ANY_LOOP = ("    for step in range(10):\n"
+             "        run_one_step()             # a training step or a forward pass\n")
+#: the capture advice's words for a job it was not written for (``Framework.capture_words``): a one-process job has
+#: no ranks; GPU work of no known kind (a Triton kernel's test, a low-confidence forward) no training step to loop
+CAPTURE_WORDS = {"alone": ((_PER_RANK, ":"),), "any_work": ((_TRAIN_LOOP, _ANY_LOOP),)}
+CAPTURE = ("# capture a few steady-state steps after warm-up" + _PER_RANK + "\n"
            "from torch.profiler import profile, schedule, tensorboard_trace_handler, ProfilerActivity\n"
            "with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA],\n"
            "             schedule=schedule(wait=5, warmup=2, active=10, repeat=1),\n"
            "             on_trace_ready=tensorboard_trace_handler('LOGDIR/run1')) as prof:\n"
-           "    for step, (x, y) in enumerate(loader):\n"
-           "        train_step(x, y)\n"
-           "        prof.step()")
+           + _TRAIN_LOOP + "        prof.step()")
 _BALANCE = action(
     "Give every rank the same work: a DistributedSampler over the dataset (drop_last=True), the same batch size "
     "per rank, and no extra work (evaluation, logging, checkpointing) on {gpu} inside the step.",
@@ -1003,6 +1009,7 @@ FRAMEWORK = Framework(
             "param_upload": "FSDP's pre-forward / pre-backward hooks (parameters offloaded to host memory, uploaded "
                             "before each layer runs)",
             "title:xla_not_used": "torch.compile is off: chains of element-wise kernels could be fused"},
+    capture_words=CAPTURE_WORDS,
     job_captures={"inference": CAPTURE_INFERENCE, "serving": CAPTURE_SERVING, "cold": CAPTURE_COLD},
     not_applicable={"host_op_share": "PyTorch places each op on the device of its tensors: there is no op placement "
                                      "to check (syncs such as .item() are the host-sync check's)",

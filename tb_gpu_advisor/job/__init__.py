@@ -52,9 +52,17 @@ class Job:
     #: window holds no more whole iterations than this; 0 where nothing shows how many
     optimizer_steps: int = 0
 
-    def framework(self, fw: Framework) -> Framework:
-        """``fw`` as it talks to this job: its fixes for the job's tags, then the engine's own fixes on top."""
-        return adapt(fw, self.tags, self.kind.engine)
+    def framework(self, fw: Framework, alone: bool = False) -> Framework:
+        """``fw`` as it talks to this job: its fixes for the job's tags, then the engine's own fixes on top.
+
+        ``alone``: the capture is one process that talks to no other (the metrics' count of processes, no
+        collective): its advice says nothing of ranks (``alone``).  Work neither training nor a confident forward
+        (``any_work``) is told to loop its own step, not a training step: mi210_gpu_only's one process and
+        compiled_a100_triton's Triton kernel read "one trace per rank" and ``train_step`` before (h37-review3)."""
+        said = ("alone",) if alone else ()
+        if self.kind.kind != "training" and "inference" not in self.tags:
+            said += ("any_work",)
+        return adapt(fw, self.tags + said, self.kind.engine)
 
     def as_dict(self) -> dict:
         """The report's ``job`` block (schema 1.2); ``tags`` and ``engine_id`` let the job-scope rules talk to the

@@ -2,7 +2,8 @@
 
 A snapshot (``torch.cuda.memory._dump_snapshot``) records allocations, not GPU work or host calls, so no step marker
 or repeated span can say where its iterations are; the profiler's annotations do where it kept them (the optimizer
-step's end: ``MemorySnapshot.iteration_ends_ps``, read by the memory metrics) -- and then nothing here applies.
+step's end: ``MemorySnapshot.iteration_ends_ps``): each marked end closes an iteration (:func:`marked_iterations`),
+and nothing below applies.
 
 Without them the iterations are in the allocations themselves, by their cause.  Between two iterations only what the
 job keeps is live (the weights, the optimizer's state); each iteration's forward climbs from that level, its backward
@@ -95,13 +96,42 @@ def snapshot_iterations(trace: Trace) -> tuple[np.ndarray, np.ndarray, str, str]
     clock; None where the trace is no such snapshot or its history holds fewer than two whole iterations.  Of several
     GPUs, the one with the most allocations (one process's devices run the same loop)."""
     snap = trace.snapshot
-    if snap is None or snap.iteration_ends_ps or len(trace.h) or any(len(d) for d in trace.devices):
+    if snap is None or len(trace.h) or any(len(d) for d in trace.devices):
         return None
     if trace.span_ps is None:  # PyTorch 2.0's history has no times (one entry a microsecond): no step time to give
         return None
     if not trace.memory:
         return None
-    return _iterations(max(trace.memory.values(), key=lambda m: int((m.delta > 0).sum())))
+    me = max(trace.memory.values(), key=lambda m: int((m.delta > 0).sum()))
+    if snap.iteration_ends_ps:
+        return marked_iterations(me, snap.iteration_ends_ps)
+    return _iterations(me)
+
+
+def marked_iterations(me: MemoryEvents, ends: "tuple[int, ...]") -> tuple[np.ndarray, np.ndarray, str, str] | None:
+    """The iterations of a history whose annotations mark its optimizer steps' ends (``ends``, ps): each ends there,
+    and begins with its forward's first allocation after the step before (the history's start for the first).
+
+    Why: an optimizer step is an iteration's last work, so its end is the iteration's end, whatever the allocations
+    look like (snapshot_adam_iterations: a hand-written Adam re-making its parameters out of place, three marked
+    steps, read as one untimed window before).  An end with no forward allocation since the one before -- the ring
+    buffer kept only its iteration's tail, or it lies before the history -- closes no whole iteration: no step.  The
+    last may end after the history's last event (the step's last allocation made, its kernels run)."""
+    fwd = me.t[(me.delta > 0) & (me.phase == MEMORY_PHASES.index("forward"))]
+    starts, stops = [], []
+    prev = -1
+    for end in sorted(ends):
+        opened = fwd[(fwd > prev) & (fwd <= end)]
+        if opened.size:
+            starts.append(int(opened[0]))
+            stops.append(int(end))
+        prev = end
+    if not starts:
+        return None
+    k = len(starts)
+    note = (f"a memory snapshot's training iterations, from its annotations: {plural(k, 'optimizer step')} marked "
+            f"(Optimizer.step), each iteration from its forward's first allocation to its optimizer step's end")
+    return np.array(starts, np.int64), np.array(stops, np.int64), note, "training iteration"
 
 
 def history_iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str] | None:

@@ -476,7 +476,10 @@ def framework(m: HostMetrics) -> Framework:
     """The capture's framework (``capture.framework``): its fixes, labels and what does not apply to it, written for
     the job the capture holds (``job/``: a forward pass, a serving engine, a cold start, an old version)."""
     fw = frameworks.get(m.capture.framework)
-    return m.job.framework(fw) if m.job is not None else fw
+    # one GPU process that runs no collective talks to no other rank (a CPU-only capture counts no GPU process: a
+    # gloo rank of a 300-rank job, wild/cpu_only_gloo, keeps its words)
+    alone = m.multi_gpu.processes == 1 and not m.multi_gpu.collective_calls_per_gpu_step
+    return m.job.framework(fw, alone=alone) if m.job is not None else fw
 
 
 def kernels_per_step(m: HostMetrics, ctx: Ctx) -> float | None:

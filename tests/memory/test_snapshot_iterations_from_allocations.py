@@ -9,12 +9,14 @@ This branch reads 3 steps of 679 allocations, each peaking at 500.4 MiB, from 21
 Here: truth by construction (``synthetic.memsnapshot.training_iterations``: a loop of identical layers, Adam's moments
 made on its first step, a loss held until the next iteration), and a kept real snapshot whose profiler annotations mark
 where each optimizer step ended (``wild/snapshot_adam_iterations``, MIT): the iterations read from its allocations
-alone must end where its annotations say.  Controls: a snapshot with those annotations keeps its reading (one window,
-the annotations place the held state), and forward passes with no backward are not cut.
+alone must end where its annotations say, and the annotated snapshot is cut at them (h37-left28).  Controls: the same
+loop with and without annotations reads the same iterations, and forward passes with no backward are not cut.
 """
 
 from __future__ import annotations
 
+import bisect
+import pickle
 from pathlib import Path
 
 import pytest
@@ -83,15 +85,54 @@ def test_the_iterations_read_from_allocations_end_where_the_real_annotations_say
     assert int(stops[-1]) == int(me.t[-1])
 
 
-def test_a_snapshot_with_its_annotations_keeps_its_reading():
+def test_an_annotated_snapshot_is_cut_at_its_optimizer_steps():
+    """h37-left28: the kept snapshot's annotations mark three ``Optimizer.step`` ends, and it read as one untimed
+    window.  Each is an iteration's end: three steps, each ending there, each peak that of a by-hand replay of the
+    pickle (its allocations and completed frees from the level held before the history: the blocks live at the dump
+    less the history's net)."""
     rep = analyze_host(HostFile("adam", str(ADAM), ADAM.stat().st_size, 0, "snapshot"))
     assert rep.error is None, rep.error
-    assert rep.steps["source"] == "whole_capture", rep.steps
+    assert (rep.steps["source"], rep.steps["count"]) == ("memory_iterations", 3), rep.steps
+    doc = pickle.loads(ADAM.read_bytes())
+    events = doc["device_traces"][0]
+    t0 = events[0]["time_us"]
+    ends = [a["time_us"] for a in doc["external_annotations"]
+            if a["stage"] == "END" and a["name"].startswith("Optimizer.step")]
+    assert [round((r.start_ms + r.step_ms) * 1000) + t0 for r in rep.step_rows.rows()] == ends
+    assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == _replayed_peaks(doc, ends)
 
 
-def test_the_same_loop_annotated_is_not_cut_and_forward_passes_are_not_iterations(tmp_path: Path):
+def _replayed_peaks(doc: dict, ends: list[int]) -> list[int]:
+    """The allocated peak between each optimizer step's end and the next, replayed from the raw snapshot."""
+    events = doc["device_traces"][0]
+    live = sum(b["size"] for seg in doc["segments"] for b in seg["blocks"] if b["state"] == "active_allocated")
+    sign = {"alloc": 1, "free_completed": -1}
+    level = live - sum(sign.get(e["action"], 0) * e["size"] for e in events)
+    peaks = [0] * len(ends)
+    for e in events:
+        level += sign.get(e["action"], 0) * e["size"]
+        i = bisect.bisect_left(ends, e["time_us"])  # the step whose end is the first at or after it
+        if i < len(ends):
+            peaks[i] = max(peaks[i], level)
+    return peaks
+
+
+def test_a_ring_buffer_keeps_only_the_whole_marked_iterations(tmp_path: Path):
+    """The ring buffer dropped the oldest events; the annotations are all kept: an end with no forward allocation
+    since the one before is no whole iteration, and no step."""
+    sc = ms.ring_buffer_training(iterations=6, max_entries=60)
+    events = sc.doc["device_traces"][0]
+    first = events[0]["time_us"]
+    zero_grad_ends = [a["time_us"] for a in sc.doc["external_annotations"]
+                      if a["stage"] == "END" and a["name"].startswith("Optimizer.zero_grad")]
+    whole = sum(t >= first for t in zero_grad_ends)  # by construction: iterations begun after the first kept event
+    assert sc.truth["cut"] and 1 <= whole < 6
+    assert _report(tmp_path, sc.doc).steps["count"] == whole
+
+
+def test_the_same_loop_annotated_or_not_is_cut_and_forward_passes_are_not_iterations(tmp_path: Path):
     annotated = ms.ring_buffer_training(iterations=4, max_entries=None)
-    assert _report(tmp_path, annotated.doc, "annotated").steps["source"] == "whole_capture"
+    assert _report(tmp_path, annotated.doc, "annotated").steps["count"] == 4  # cut at its marks (h37-left28)
     bare = dict(annotated.doc, external_annotations=[])
     assert _report(tmp_path, bare, "bare").steps["count"] == 4
     # forward passes with no backward are an inference job's, not training iterations; these make no input of their

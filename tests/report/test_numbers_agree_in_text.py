@@ -128,12 +128,12 @@ def test_exposed_collectives_and_their_paid_part_differ_only_by_a_wait_said():
     assert not text_number_problems(text)
 
 
-@pytest.mark.parametrize("run", ["snapshot_adam_iterations", "snapshot_inference_gpt", "snapshot_windows_gpt"])
+@pytest.mark.parametrize("run", ["snapshot_nograd_bf16", "snapshot_inference_gpt", "snapshot_windows_gpt"])
 def test_a_memory_snapshot_times_no_step_and_says_so(run):
     """Every memory snapshot's report on main: "(1 host, 0 steps)" over "Steps on ...: no step markers found, nor
     repeating GPU activity: the whole capture is analysed as one step" -- 0 against 1, and GPU-activity words for a
     file that records the allocator's events only (h37-review3).  The header says no step is timed, the steps line
-    why."""
+    why.  (snapshot_adam_iterations, here before, is now cut at its annotated optimizer steps: h37-left28.)"""
     head = "GPU Advisor — run 'r', session 's' (1 host, {})\n"
     assert text_number_problems(head.format("0 steps"))
     assert text_number_problems(head.format("3 steps, step 1.00 ms") + "Steps on h: the whole capture is analysed "

@@ -203,24 +203,38 @@ def _host_candidates(h: HostEvents) -> tuple[str, str, np.ndarray, np.ndarray, n
     return None
 
 
-def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | None:
-    """Bursts of the work the program launched, apart by unusually long idle gaps.  Unified Memory migrations are
-    left out: the driver makes them, in bursts of its own, whenever the host touches managed memory the GPU last
-    wrote (a result check after the kernel: thousands of page-sized copies in ~2 ms bursts), or in chunks of its
-    choosing for the program's ``cudaMemPrefetchAsync``, so they would make steps of the host's paging and leave the
-    program's kernels out as the first or last "step"."""
+def _program_busy(devs: list[DeviceEvents]) -> tuple[list[DeviceEvents], list[np.ndarray], np.ndarray, np.ndarray] | None:
+    """(the devices with events, each one's mask of the program's own work, the union's starts and ends) -- Unified
+    Memory migrations left out (:func:`_busy_clusters` says why); None with fewer than 4 events or 3 busy intervals,
+    too few to cut into bursts.  The one reading :func:`_busy_clusters` and :func:`_framed_bursts` cut."""
     own = [d for d in devs if len(d)]
     keep = [~devices.managed_migration(d.names)[d.name] for d in own]
     st = np.concatenate([d.start[k] for d, k in zip(own, keep)]) if own else np.zeros(0, np.int64)
     en = np.concatenate([d.end[k] for d, k in zip(own, keep)]) if own else np.zeros(0, np.int64)
     if st.size < 4:
         return None
-    us, ue = union_intervals(st, en)
-    if us.size < 3:
+    us, ue = union_intervals(st.astype(np.int64, copy=False), en.astype(np.int64, copy=False))
+    return (own, keep, us, ue) if us.size >= 3 else None
+
+
+def _cluster_gap(gaps: np.ndarray) -> float:
+    """The idle gap (ps) past which the GPU's bursts are apart: ``steps.cluster_gap_factor`` times the median gap,
+    at least ``steps.cluster_min_gap_ms``."""
+    return max(T("steps.cluster_gap_factor") * float(np.median(gaps)), T("steps.cluster_min_gap_ms") * PS_PER_MS)
+
+
+def _busy_clusters(devs: list[DeviceEvents]) -> tuple[np.ndarray, np.ndarray] | None:
+    """Bursts of the work the program launched, apart by unusually long idle gaps.  Unified Memory migrations are
+    left out: the driver makes them, in bursts of its own, whenever the host touches managed memory the GPU last
+    wrote (a result check after the kernel: thousands of page-sized copies in ~2 ms bursts), or in chunks of its
+    choosing for the program's ``cudaMemPrefetchAsync``, so they would make steps of the host's paging and leave the
+    program's kernels out as the first or last "step"."""
+    busy = _program_busy(devs)
+    if busy is None:
         return None
+    own, keep, us, ue = busy
     gaps = us[1:] - ue[:-1]
-    thr = max(T("steps.cluster_gap_factor") * float(np.median(gaps)), T("steps.cluster_min_gap_ms") * PS_PER_MS)
-    big = np.nonzero(gaps > thr)[0]
+    big = np.nonzero(gaps > _cluster_gap(gaps))[0]
     if big.size < 1 or big.size > us.size // 2:
         return None
     starts = np.concatenate([[us[0]], us[big + 1]])
@@ -265,21 +279,15 @@ def _framed_bursts(trace: Trace, active: list[DeviceEvents]) -> tuple[str, str, 
     times.  A burst here ends where the GPU fell idle and the host, waiting on it (a sync ending in the idle gap), or
     paused past ``steps.cluster_*``, launched the next: a pass the program synchronizes ends so however short the
     gap.  Bursts before the frame are its warm-up, after it outside its timing: named, not steps."""
-    own = [d for d in active if len(d)]
-    keep = [~devices.managed_migration(d.names)[d.name] for d in own]
-    st = np.concatenate([d.start[k] for d, k in zip(own, keep)]) if own else np.zeros(0, np.int64)
-    en = np.concatenate([d.end[k] for d, k in zip(own, keep)]) if own else np.zeros(0, np.int64)
-    if st.size < 4:
+    busy = _program_busy(active)
+    if busy is None:
         return None
-    us, ue = union_intervals(st.astype(np.int64), en.astype(np.int64))
-    if us.size < 3:
-        return None
+    own, keep, us, ue = busy
     h = trace.h
     waits = np.sort(h.end[h.name_mask(devices.is_sync_call)].astype(np.int64, copy=False))
     gaps = us[1:] - ue[:-1]
-    thr = max(T("steps.cluster_gap_factor") * float(np.median(gaps)), T("steps.cluster_min_gap_ms") * PS_PER_MS)
     synced = np.searchsorted(waits, us[1:], side="right") > np.searchsorted(waits, ue[:-1], side="left")
-    cut = np.nonzero(synced | (gaps > thr))[0]
+    cut = np.nonzero(synced | (gaps > _cluster_gap(gaps)))[0]
     if not cut.size:
         return None
     starts, ends = np.r_[us[0], us[cut + 1]], np.r_[ue[cut], ue[-1]]

@@ -12,18 +12,14 @@ By construction (``synthetic.nsysexport.write_framed_passes``): the context's fi
 
 from __future__ import annotations
 
-import os
 
 import pytest
 
-from synthetic import nsysexport as nx
-from tests.support.cli_report import first_host
+from tests.support.cli_report import framed_passes_host
 
 
 def _host(tmp_path, **kw) -> tuple[dict, dict]:  # noqa: ANN001 - pytest's tmp_path
-    path = os.path.join(str(tmp_path), "run.sqlite")
-    truth = nx.write_framed_passes(path, **kw)
-    return first_host(path), truth
+    return framed_passes_host(tmp_path, **kw)
 
 
 def _cold(host: dict) -> list[dict]:

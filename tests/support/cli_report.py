@@ -36,3 +36,15 @@ def first_host(path: str | Path) -> dict:
     with redirect_stdout(out), redirect_stderr(err):
         cli.main(["report", str(path), "--format", "json", "--cache-dir", "off"])
     return json.loads(out.getvalue())["reports"][0]["hosts"][0]
+
+
+def framed_passes_host(tmp_path: str | Path, **kw: object) -> tuple[dict, dict]:
+    """(first host's report, truth) of ``synthetic.nsysexport.write_framed_passes(**kw)`` written under ``tmp_path``:
+    the framed-pass tests' one export and read."""
+    import os
+
+    from synthetic import nsysexport
+
+    path = os.path.join(str(tmp_path), "run.sqlite")
+    truth = nsysexport.write_framed_passes(path, **kw)
+    return first_host(path), truth

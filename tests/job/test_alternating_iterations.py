@@ -9,6 +9,7 @@ control, the same loop sweeping in one order, has its period already equal to on
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -44,10 +45,9 @@ def test_pauses_that_end_only_some_iterations_do_not_split_the_period(tmp_path):
     assert "alternating" not in host["steps"]["note"]
 
 
-def test_cloverleafs_time_steps_are_its_steps():
-    """The real export (kept: ``tests/fixtures/wild/cloverleaf_a100_cuda``): its steps are the time steps its own
-    output times -- ``Wall clock`` after each step, in the stdout Nsight keeps (``ProcessStreams``) -- within 2%."""
-    import re
+def _cloverleaf() -> tuple:
+    """(the kept CloverLeaf export, its stdout as Nsight kept it (``ProcessStreams``), the time steps its ``Wall
+    clock`` lines give, ms, sorted): the truth both real-file tests read."""
     import sqlite3
 
     from tests.support.paths import FIXTURES
@@ -57,7 +57,13 @@ def test_cloverleafs_time_steps_are_its_steps():
     out = "".join(t for (t,) in con.execute("SELECT s.value FROM ProcessStreams p JOIN StringIds s ON s.id = p.contentId"))
     con.close()
     clock = [float(x) for x in re.findall(r"Wall clock\s+([\d.]+)", out)]
-    per_step = sorted(1000.0 * (b - a) for a, b in zip(clock, clock[1:]))
+    return path, out, sorted(1000.0 * (b - a) for a, b in zip(clock, clock[1:]))
+
+
+def test_cloverleafs_time_steps_are_its_steps():
+    """The real export (kept: ``tests/fixtures/wild/cloverleaf_a100_cuda``): its steps are the time steps its own
+    output times -- ``Wall clock`` after each step, in the stdout Nsight keeps (``ProcessStreams``) -- within 2%."""
+    path, out, per_step = _cloverleaf()
     truth = per_step[len(per_step) // 2]  # the median time step, ms (32.5)
     host = _report(path)
     assert host["job"]["step_source"] == "repeated_launches"
@@ -85,17 +91,7 @@ def test_a_boundary_inside_the_iterations_loses_none_of_them(tmp_path, alternate
 def test_cloverleafs_ten_time_steps_are_found():
     """The real export: its stdout prints ten ``Step N`` lines; main found 9 (the tenth boundary dropped for want of a
     whole period after it, its rest merged into the ninth "step": 52.8 ms of a 32.5 ms loop)."""
-    import re
-    import sqlite3
-
-    from tests.support.paths import FIXTURES
-
-    path = FIXTURES / "wild" / "cloverleaf_a100_cuda" / "perlmutter-cloverleaf-cuda.sqlite"
-    con = sqlite3.connect(path)
-    out = "".join(t for (t,) in con.execute("SELECT s.value FROM ProcessStreams p JOIN StringIds s ON s.id = p.contentId"))
-    con.close()
-    clock = [float(x) for x in re.findall(r"Wall clock\s+([\d.]+)", out)]
-    per_step = sorted(1000.0 * (b - a) for a, b in zip(clock, clock[1:]))
+    path, out, per_step = _cloverleaf()
     host = _report(path)
     assert host["steps"]["found"] == len(re.findall(r"\bStep \d+ time", out)) == 10
     kept = [r["step_ms"] for r in host["step_rows"] if r["gpu"] is not None]

@@ -623,13 +623,6 @@ def _one_pass(job: Job | None, active: list[DeviceEvents]) -> bool:
     return job.kind.kind == "training" and (job.kind.from_ranges or job.optimizer_steps == 1)
 
 
-def _user_ranges(trace: Trace) -> tuple[np.ndarray, bool]:
-    """Host event indices of the ranges the program marks itself (``frameworks.user_ranges.program_ranges``: NVTX
-    ranges, else Kineto's ``record_function``; no framework op, no library's), and whether they are NVTX ranges."""
-    r = trace.ranges
-    return user_ranges.program_ranges(trace), r is not None and bool(r.idx.size)
-
-
 def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, int, str] | None:
     """(start, end, names in words) of the one pass a program marks with user ranges named after its phases
     (``frameworks.nvtx.is_pass_phase_name``: ``forward pass``, ``backward pass``, ``optimizer step``) or after the
@@ -644,7 +637,7 @@ def _pass_phase_window(trace: Trace, active: list[DeviceEvents]) -> tuple[int, i
     Why: a benchmark that times one pass (CS336's DDP scripts: ``forward pass`` and ``backward pass`` once per rank)
     runs its set-up -- the process group, the model's construction, the parameters' broadcast, NCCL's start-up -- in
     the same window; the whole window as the step (3.37 s for a 0.54 s pass) books all of it as the step's idle time."""
-    user, _ = _user_ranges(trace)
+    user = user_ranges.program_ranges(trace)  # NVTX ranges, else Kineto's record_function; no op's, no library's
     if not user.size or not active:
         return None
     h = trace.h

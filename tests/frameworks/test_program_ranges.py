@@ -25,7 +25,6 @@ from tb_gpu_advisor.frameworks.user_ranges import (communication_ranges, library
                                                   program_ranges)
 from tb_gpu_advisor.job.structure import _tool_ranges
 from tb_gpu_advisor.model.trace import Trace
-from tb_gpu_advisor.steps.detect import _user_ranges
 from tests.support.paths import FIXTURES
 
 KEPT = FIXTURES / "wild" / "mpi_saxpy_a100_rank0" / "saxpy-mpi-cuda_nsys_perlmutter0.sqlite"
@@ -89,5 +88,5 @@ def test_every_stage_asks_the_one_home(which: str, kept: Trace, tmp_path: Path):
         t = _read(path)
     own = program_ranges(t)
     r = t.ranges
-    np.testing.assert_array_equal(np.sort(_user_ranges(t)[0]), own)
+    # the steps stage calls program_ranges itself (steps/detect._pass_phase_window): no set of its own to compare
     np.testing.assert_array_equal(np.sort(r.idx[~_tool_ranges(t)[r.idx]]), own)

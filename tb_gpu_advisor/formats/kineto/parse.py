@@ -561,6 +561,33 @@ def _decode_chunk(data: bytes | memoryview, decoder: str) -> list[Any]:
 
 # ---------------------------------------------------------------------------------------------- columns
 
+def _no_complete_event(phases: Counter) -> str:
+    """Why a trace without one complete event has nothing to read.  When all it holds are thread names and the
+    profiler's own instants (``Record Window End``), torch.profiler did write the file: its window just held no op,
+    which sends the user to where the window was opened, not to a broken file."""
+    if not phases:
+        return "the \"traceEvents\" array holds no complete event"
+    held = ", ".join(_phase_count(ph, n) for ph, n in phases.most_common())
+    if set(phases) <= {"M", "i"}:
+        return (f"the \"traceEvents\" array holds no complete event, only {held}: the profiler wrote the file, but "
+                "its window recorded no op, kernel or copy -- the code to profile ran outside the profiler's window "
+                "(outside `with profile(...)`, or before or after its schedule's active steps), or the activities "
+                "it recorded saw none of it (`activities=[ProfilerActivity.CUDA]` alone, for work that ran on the CPU)")
+    return f"the \"traceEvents\" array holds no complete event, only {held}"
+
+
+def _phase_count(ph: str, n: int) -> str:
+    """``n`` events of phase ``ph`` in words: "1 instant event", "4 metadata events (process and thread names)"."""
+    one, many, note = _PHASE_WORDS.get(ph, (f"{ph!r} event", f"{ph!r} events", ""))
+    return f"{n:,} {one if n == 1 else many}{note}"
+
+
+#: How each event phase without a duration reads in that message: one, many, and what such events hold.
+_PHASE_WORDS = {"M": ("metadata event", "metadata events", " (process and thread names)"),
+                "i": ("instant event", "instant events", ""), "s": ("flow start", "flow starts", ""),
+                "f": ("flow end", "flow ends", ""), "C": ("counter event", "counter events", "")}
+
+
 class _Columns:
     """Rows of X events, accumulated chunk by chunk as numpy arrays (a chunk's lists die with the chunk)."""
 
@@ -1595,7 +1622,7 @@ class _Parser:
     def _result(self, meta: dict[str, Any]) -> KinetoTrace:
         c = self.cols
         if not c.rows:
-            reason = "; ".join(self.problems) if self.problems else "the \"traceEvents\" array holds no complete event"
+            reason = "; ".join(self.problems) if self.problems else _no_complete_event(c.ph)
             raise KinetoReadError(self.name, f"no readable event: {reason}")
         if self.read_error and not self.truncated:
             self.problems.append(f"the file's end is damaged ({self.read_error}), after the last event")

@@ -6,6 +6,11 @@ profiler's own -- the ``PyTorch Profiler (0)`` span (``Op count: 0``, 1.22 s), i
 main reported "no GPU work [high confidence]" with "No GPU activity" warnings, exit 0.  Nothing was recorded, so
 nothing can be said of the job: the README's rule (nothing recorded: an error of that host, exit 2).  The file has no
 licence (an empty LICENSE), so the test builds its shape: the same four events.
+
+Survey h37-survey23: ChrisVN123/mlops_testmappe's 832-byte ``log/resnet18/...pt.trace.json`` (a MacBook, no
+licence: built here) keeps not even the window's span -- four thread-name events and ``Record Window End`` -- and main
+said "no readable event: the "traceEvents" array holds no complete event", the words of a broken file.  It is the
+same empty window, said in the same words.
 """
 
 from __future__ import annotations
@@ -57,3 +62,37 @@ def test_one_op_in_the_window_is_a_report_of_cpu_work(tmp_path: Path):
     path = _write(tmp_path, _window_only([op]))
     rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "kineto"))
     assert rep.error is None and rep.job["kind"] == "no_gpu", rep.job
+
+
+def _marks_only() -> dict:
+    """A window that kept not even its own span: thread names twice over and ``Record Window End`` (the real
+    file's nine events, its pid, tid and times)."""
+    pid, tid = 93917, 3961819
+    names = [{"name": "thread_name", "ph": "M", "ts": 0, "pid": pid, "tid": tid, "args": {"name": f"thread {tid} ()"}},
+             {"name": "thread_sort_index", "ph": "M", "ts": 0, "pid": pid, "tid": tid, "args": {"sort_index": tid}}]
+    end = {"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "", "ts": 1736417948403182}
+    return {"schemaVersion": 1, "traceEvents": names * 2 + [end],
+            "traceName": "./log/resnet18/mbp.local_93917.1736417948403527000.pt.trace.json"}
+
+
+def test_a_window_that_kept_only_thread_names_and_its_end_mark_is_nothing_recorded(tmp_path: Path):
+    """No complete event, only the profiler's own metadata and its end mark: said as the empty window it is, with
+    what the file holds -- not as a file with nothing readable in it."""
+    path = _write(tmp_path, _marks_only())
+    with pytest.raises(KinetoReadError) as e:
+        read_trace(str(path))
+    msg = str(e.value)
+    assert "nothing recorded: the profiler's window holds no op" in msg and "no readable event" not in msg
+    assert "only 4 metadata events and 1 instant event:" in msg and "with torch.profiler.profile(...)" in msg
+    rep = analyze_host(HostFile(path.name, str(path), path.stat().st_size, 0, "kineto"))
+    assert rep.error and "nothing recorded" in rep.error and not rep.findings
+
+
+@pytest.mark.parametrize("doc", [{"traceEvents": []},
+                                 {"traceEvents": [{"ph": "s", "name": "x", "ts": 1, "pid": 1, "tid": 1, "id": 1}]}])
+def test_no_event_or_no_profiler_mark_keeps_the_plain_words(tmp_path: Path, doc: dict):
+    """Controls: an empty array, or events that are not the profiler's own marks, hold no window to speak of."""
+    path = _write(tmp_path, doc)
+    with pytest.raises(KinetoReadError, match="holds no complete event") as e:
+        read_trace(str(path))
+    assert "nothing recorded" not in str(e.value)

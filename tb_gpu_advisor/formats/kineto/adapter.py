@@ -28,7 +28,7 @@ from tb_gpu_advisor.common import fsio
 from tb_gpu_advisor.common.memory import small_pages
 from tb_gpu_advisor.formats.base import max_profile_bytes
 from tb_gpu_advisor.frameworks import aten_flops, pytorch
-from tb_gpu_advisor.formats.kineto.parse import KinetoReadError, KinetoTrace, parse_trace
+from tb_gpu_advisor.formats.kineto.parse import KinetoReadError, KinetoTrace, nothing_recorded, parse_trace
 from tb_gpu_advisor.formats.kineto.ranks import merge_ranks
 from tb_gpu_advisor.model.columns import absent_as_broadcast, int_dtype, narrowest, nest, unique_inverse, unique_pairs
 from tb_gpu_advisor.model.idtable import IdTable
@@ -162,10 +162,7 @@ def _recorded_something(kt: KinetoTrace, used: np.ndarray, path: str) -> None:
     _another_tools_events(kt, own, path)
     window = (f" ({int(kt.dur_ns[own].max()) / 1e6:,.1f} ms, `{kt.names[int(kt.name[own][0])]}`)"
               if own.any() else "")
-    raise KinetoReadError(path, f"nothing recorded: the profiler's window{window} holds no op, annotation, CUDA "
-                                "call or kernel -- the profiled code ran no PyTorch work in it (profile the code that "
-                                "runs the model: its steps inside the `with torch.profiler.profile(...)` block, each "
-                                "followed by prof.step())")
+    raise KinetoReadError(path, nothing_recorded(window))
 
 
 def _another_tools_events(kt: KinetoTrace, own: np.ndarray, path: str) -> None:

@@ -60,6 +60,7 @@ from typing import IO, Any, Callable, Iterable
 
 import numpy as np
 
+from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.formats.base import LIMIT_HINT, human_size, is_gzip
 from tb_gpu_advisor.formats.kineto import compiled
 from tb_gpu_advisor.formats.kineto.layout import text_encoding
@@ -561,31 +562,26 @@ def _decode_chunk(data: bytes | memoryview, decoder: str) -> list[Any]:
 
 # ---------------------------------------------------------------------------------------------- columns
 
-def _no_complete_event(phases: Counter) -> str:
-    """Why a trace without one complete event has nothing to read.  When all it holds are thread names and the
-    profiler's own instants (``Record Window End``), torch.profiler did write the file: its window just held no op,
-    which sends the user to where the window was opened, not to a broken file."""
-    if not phases:
-        return "the \"traceEvents\" array holds no complete event"
-    held = ", ".join(_phase_count(ph, n) for ph, n in phases.most_common())
-    if set(phases) <= {"M", "i"}:
-        return (f"the \"traceEvents\" array holds no complete event, only {held}: the profiler wrote the file, but "
-                "its window recorded no op, kernel or copy -- the code to profile ran outside the profiler's window "
-                "(outside `with profile(...)`, or before or after its schedule's active steps), or the activities "
-                "it recorded saw none of it (`activities=[ProfilerActivity.CUDA]` alone, for work that ran on the CPU)")
-    return f"the \"traceEvents\" array holds no complete event, only {held}"
+def nothing_recorded(window: str = "", held: str = "") -> str:
+    """The words for a window in which the profiler recorded no work of the program's: said the same whether the
+    file keeps the window's own span (``PyTorch Profiler (0)``, the adapter's check) or not even that (thread names
+    and ``Record Window End`` only, this reader's).  The file is the profiler's and whole: what to change is where
+    its window was opened, never the file."""
+    return (f"nothing recorded: the profiler's window{window} holds no op, annotation, CUDA call or kernel{held} -- "
+            "the profiled code ran no PyTorch work in it (profile the code that runs the model: its steps inside the "
+            "`with torch.profiler.profile(...)` block, each followed by prof.step())")
 
 
-def _phase_count(ph: str, n: int) -> str:
-    """``n`` events of phase ``ph`` in words: "1 instant event", "4 metadata events (process and thread names)"."""
-    one, many, note = _PHASE_WORDS.get(ph, (f"{ph!r} event", f"{ph!r} events", ""))
-    return f"{n:,} {one if n == 1 else many}{note}"
+def _only_own_marks(phases: Counter) -> str | None:
+    """What a trace holds when it has events but none with a duration, all of them the profiler's own (thread
+    names, its instant marks): "4 metadata events and 1 instant event"; None otherwise."""
+    if not phases or not set(phases) <= {"M", "i"}:
+        return None
+    return " and ".join(plural(n, _PHASE_WORDS[ph]) for ph, n in phases.most_common())
 
 
-#: How each event phase without a duration reads in that message: one, many, and what such events hold.
-_PHASE_WORDS = {"M": ("metadata event", "metadata events", " (process and thread names)"),
-                "i": ("instant event", "instant events", ""), "s": ("flow start", "flow starts", ""),
-                "f": ("flow end", "flow ends", ""), "C": ("counter event", "counter events", "")}
+#: The profiler's own events without a duration, as that message names them.
+_PHASE_WORDS = {"M": "metadata event", "i": "instant event"}
 
 
 class _Columns:
@@ -1622,7 +1618,10 @@ class _Parser:
     def _result(self, meta: dict[str, Any]) -> KinetoTrace:
         c = self.cols
         if not c.rows:
-            reason = "; ".join(self.problems) if self.problems else _no_complete_event(c.ph)
+            held = None if self.problems else _only_own_marks(c.ph)
+            if held:
+                raise KinetoReadError(self.name, nothing_recorded(held=f" (the file holds only {held}: thread names and the window's marks)"))
+            reason = "; ".join(self.problems) if self.problems else "the \"traceEvents\" array holds no complete event"
             raise KinetoReadError(self.name, f"no readable event: {reason}")
         if self.read_error and not self.truncated:
             self.problems.append(f"the file's end is damaged ({self.read_error}), after the last event")

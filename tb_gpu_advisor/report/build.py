@@ -337,11 +337,11 @@ def part_of_job(m: HostMetrics) -> str:
     Why: a DDP rank whose window held no AllReduce (a forward-only step, a window before the first bucket) shows no
     sign of the job but its header; read alone, it is a one-GPU program, and every fix that talks of ranks is lost."""
     mg = m.multi_gpu
-    here = max(mg.processes, 1)
-    if not mg.job_ranks or mg.job_ranks <= here or mg.collective_calls_per_gpu_step:
+    here = mg.processes  # 0: no GPU process (a CPU-only gloo rank), whose collectives no GPU counts: not said
+    if not here or not mg.job_ranks or mg.job_ranks <= here or mg.collective_calls_per_gpu_step:
         return ""
     ranks = sorted({g.rank for g in m.gpus if g.active and g.rank is not None})
-    which = f"rank {ranks[0]}" if len(ranks) == 1 and here == 1 else f"{here} ranks"
+    which = f"rank {ranks[0]}" if len(ranks) == 1 and here == 1 else plural(here, "rank")
     return (f"{which} of a job of {mg.job_ranks} ranks (its distributedInfo), whose window ran no collective: the "
             f"other ranks' traces are not here")
 

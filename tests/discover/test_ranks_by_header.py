@@ -163,3 +163,20 @@ def test_job_name_keeps_what_the_workers_share() -> None:
     assert kineto_layout.job_name(["trace_rank0", "trace_rank1"]) == "trace_rank*"
     assert kineto_layout.job_name(["a0_x", "a1_x"]) == "a*_x"
     assert kineto_layout.job_name(["left", "right"]) == "left"  # "*t" would name nothing
+
+
+def test_a_hostile_header_is_read_in_linear_time() -> None:
+    """256 kB of ``"cat": "cpu_op"`` with no ``pid`` after it: the pid is looked for in Kineto's key order only (a free
+    scan from each ``"cat"`` to a ``"pid"`` took 46 s here), and none is found."""
+    import time
+
+    head = ((b'"cat": "cpu_op", ' + b"x" * 20) * 7000)[: kineto_layout.HEADER_BYTES]
+    t0 = time.perf_counter()
+    header = kineto_layout._parse_header(b'{"traceEvents": [' + head)
+    assert time.perf_counter() - t0 < 5.0
+    assert header.pid is None
+
+
+def test_the_process_pid_is_read_from_the_first_host_event() -> None:
+    """Each kept rank's pid, as its host events carry it (GPU rows' pids are device ids and are skipped)."""
+    assert [kineto_layout.read_header(str(f)).pid for f in FILES] == [506727, 506728]

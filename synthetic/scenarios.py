@@ -371,6 +371,41 @@ def multi_host(num_steps: int = 8, seed: int = 0, scale: int = 1) -> Scenario:
     return Scenario("multi_host", spaces, truth)
 
 
+def multi_host_slow_gpu(num_steps: int = 8, seed: int = 0, scale: int = 1, gpus_per_host: int = 2) -> Scenario:
+    """Hosts of one process each (MultiWorkerMirroredStrategy; 2 hosts of 2 GPUs, or 4 hosts of 1): the last host's
+    GPU0 runs three more dense layers.  Every other GPU -- its own host's other GPU too -- enters the AllReduce
+    earlier and spins in it until GPU0 joins, as NCCL's kernels do: a straggler GPU, not a slow node (the host's
+    other GPU waits as long as the other hosts').
+
+    The slow host is written first, then a twin of the first host without waits: the slow GPU's extra compute over
+    the twin's GPU0 (the same work otherwise, busy back to back) is how late it joins; the other hosts' GPUs then wait
+    that long for it across the hosts (their compute is the twin's: the same seed)."""
+    hosts = 2 if gpus_per_host > 1 else 4
+
+    def host(h: int, peer_us: float) -> Capture:
+        cap = Capture(gpus_per_host, A100, hostname=f"worker{h}", seed=seed + h, marker="keras3",
+                      thread_mode="gpu_private", gpu_id_base=100 * h)
+        ops = [_replica_ops(gpus_per_host * h + g, 6 * scale) for g in range(gpus_per_host)]
+        if h == hosts - 1:
+            ops[0] = ops[0] + _dense_layers(3, K.GEMM_FP16_TC, K.EW_ADD_HALF, prefix="extra/metrics_model",
+                                            gemm_us=200, ew_us=18)
+        for _ in range(num_steps):
+            cap.step(ops, input_wait_us=25, allreduce=[K.sized(K.NCCL_ALLREDUCE, 150)],
+                     peer_wait_us=[peer_us] * gpus_per_host)
+        return cap
+
+    slow = host(hosts - 1, 0.0)
+    late_us = (slow.truth_numbers()["device_compute_ps"][100 * (hosts - 1)]
+               - host(0, 0.0).truth_numbers()["device_compute_ps"][0]) / 1e6
+    caps = [host(h, late_us) for h in range(hosts - 1)] + [slow]
+    spaces = {c.space.hostname: c.finish() for c in caps}
+    name = f"multi_host_slow_gpu_{hosts}x{gpus_per_host}"
+    truth = _truth(name, f"{hosts} hosts of one process and {gpus_per_host} GPU(s) each; the last host's GPU0 does "
+                   "three more layers and every other GPU waits for it in the AllReduce", caps,
+                   {"rank_straggler": "warning"}, "rank_straggler")
+    return Scenario(name, spaces, truth)
+
+
 #: scenario -> the rule its ``fixed=True`` twin fixes (the calibration pairs of docs/diff.md)
 FIXES: dict[str, str] = {
     "input_bound": "input_bound", "step_gaps_callbacks": "step_gaps", "launch_bound": "launch_bound",

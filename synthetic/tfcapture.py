@@ -180,7 +180,7 @@ class Capture:
              sequential: bool = False, tail_host_ops: list[Op] | None = None, between_us: float = 2.0,
              between_events: list[tuple[str, float]] | None = None, eager: bool = False,
              jitter: float = 0.02, host_ranges: list[tuple[str, float]] | None = None, send_us: float = 0.0,
-             untraced_us: float = 0.0) -> None:
+             untraced_us: float = 0.0, peer_wait_us: list[float] | None = None) -> None:
         """Simulate one training step.
 
         ``ops[g]``: the ops launched for GPU g in order; ``allreduce``: NCCL
@@ -195,6 +195,10 @@ class Capture:
         (``IteratorGetNext/_1:_Send`` on its launch thread, the host staging the copy) before the first launch --
         input the GPU waits for, as the stock tool counts it; ``untraced_us``: Python work inside the step's marker
         before any launch that no event records (the profiler's Python tracer off), the GPU idle through it.
+        ``peer_wait_us``: the AllReduce as a real collective runs it -- each GPU enters its first NCCL kernel when its
+        own ops are done and spins in it until the last GPU of the host enters, plus ``peer_wait_us[g]``: the wait for
+        GPUs of other hosts (another capture's), so every GPU of the job leaves together.  None: every GPU of the host
+        starts its collectives together, after the host's slowest GPU.
         """
         rng = self.rng
         num = len(self.steps)
@@ -244,14 +248,17 @@ class Capture:
             host_end = max(host_end, h)
         if allreduce:
             ar_start = max(max(ends) + 2 * US, host_end + 7 * US + self.latency)
+            enter = {g: max(ends[g] + 2 * US, h_ends[g] + 7 * US + self.latency) for g in order}
             for g in order:
-                h = max(h_ends[g], ar_start - self.latency - 10 * US)
-                d = ar_start
-                for k in allreduce:
+                h = max(h_ends[g], ar_start - self.latency - 10 * US) if peer_wait_us is None else h_ends[g]
+                d = ar_start if peer_wait_us is None else enter[g]
+                for i, k in enumerate(allreduce):
                     corr = self._next_corr()
                     thread = self.python if eager else self.launchers[g]
                     thread.add(k.name, h, 6 * US, correlation_id=corr)
                     dur = int(k.us * US * (1 + jitter * rng.standard_normal()))
+                    if peer_wait_us is not None and i == 0:  # spins until the last GPU of the job enters
+                        dur += max(enter.values()) - enter[g] + int(peer_wait_us[g] * US)
                     self.streams[g]["kernel"].add(k.name, d, dur, correlation_id=corr, kernel_details=k.details)
                     st.events.append(_DevEvent(g, k.name, "nccl", d, dur, h + 6 * US, k))
                     h += 7 * US

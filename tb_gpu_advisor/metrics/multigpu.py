@@ -143,6 +143,7 @@ def multi_gpu(ctx: Context, gpus: list[GpuMetrics], per_gpu: dict[int, StepArray
         peer_wait_ledger_ms=peer_waits(ctx) if conc is not None and conc < T("sequential_gpus.warning") else {},
         device_copies_per_step=dev_copies / k, device_copy_ms_per_step=dev_copy_ms / k,
         one_process_per_gpu=one_process_per_gpu(ctx, ids), processes=processes(ctx, ids),
+        job_ranks=ctx.trace.world_size,
     )
 
 

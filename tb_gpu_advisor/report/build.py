@@ -324,9 +324,26 @@ def _job(m: HostMetrics) -> dict:
     """The report's ``job`` block: the job stage's answer, how sure the steps are, and the line that says it."""
     if m.job is None:
         return {}
-    out = {**m.job.as_dict(), "step_source": m.steps.source, "step_confidence": m.steps.confidence}
+    out = {**m.job.as_dict(), "step_source": m.steps.source, "step_confidence": m.steps.confidence,
+           "part_of_job": part_of_job(m)}
     out["summary"] = job_line(out, m.steps.note)
     return out
+
+
+def part_of_job(m: HostMetrics) -> str:
+    """What part of a larger job the capture is, in words, where nothing else in the report says it: the file's ranks
+    of a job its header (``distributedInfo.world_size``) makes larger, when its window ran no collective; "" else.
+
+    Why: a DDP rank whose window held no AllReduce (a forward-only step, a window before the first bucket) shows no
+    sign of the job but its header; read alone, it is a one-GPU program, and every fix that talks of ranks is lost."""
+    mg = m.multi_gpu
+    here = mg.processes  # 0: no GPU process (a CPU-only gloo rank), whose collectives no GPU counts: not said
+    if not here or not mg.job_ranks or mg.job_ranks <= here or mg.collective_calls_per_gpu_step:
+        return ""
+    ranks = sorted({g.rank for g in m.gpus if g.active and g.rank is not None})
+    which = f"rank {ranks[0]}" if len(ranks) == 1 and here == 1 else plural(here, "rank")
+    return (f"{which} of a job of {mg.job_ranks} ranks (its distributedInfo), whose window ran no collective: the "
+            f"other ranks' traces are not here")
 
 
 #: How each kind of work reads in the report's job line.
@@ -352,6 +369,8 @@ def job_line(job: dict, step_words: str = "") -> str:
     elif job.get("step_confidence") and job["step_confidence"] != "high":
         source = step_words.split(";", 1)[0] if step_words else "the trace"
         bits.append(f"steps: {source} ({job['step_confidence']} confidence)")
+    if job.get("part_of_job"):
+        bits.append(job["part_of_job"])
     for module, n in (job.get("steps_per_call") or {}).items():
         bits.append(f"each call of {module} runs {n} training steps (a lax.scan / fori_loop over steps): a 'step' "
                     f"below is one call, {n} training steps")

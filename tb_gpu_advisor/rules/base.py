@@ -477,8 +477,10 @@ def framework(m: HostMetrics) -> Framework:
     the job the capture holds (``job/``: a forward pass, a serving engine, a cold start, an old version)."""
     fw = frameworks.get(m.capture.framework)
     # one GPU process that runs no collective talks to no other rank (a CPU-only capture counts no GPU process: a
-    # gloo rank of a 300-rank job, wild/cpu_only_gloo, keeps its words)
-    alone = m.multi_gpu.processes == 1 and not m.multi_gpu.collective_calls_per_gpu_step
+    # gloo rank of a 300-rank job, wild/cpu_only_gloo, keeps its words) -- unless its own header names a larger job
+    # (``distributedInfo.world_size``): a DDP rank whose window ran no collective is still one rank of N
+    mg = m.multi_gpu
+    alone = mg.processes == 1 and not mg.collective_calls_per_gpu_step and not (mg.job_ranks or 0) > 1
     return m.job.framework(fw, alone=alone) if m.job is not None else fw
 
 

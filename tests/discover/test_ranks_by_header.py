@@ -7,7 +7,8 @@ Real truth (``wild/tp_rtx4090_two_ranks``, tugot17/tokenomics-from-first-princip
 hand (and again here with ``json``): ``distributedInfo`` rank 0 / 1 of world 2 with one ``pg_config``, both list the
 same two RTX 4090s, rank 0's kernels on device 0 and rank 1's on device 1, and each rank runs 19 NCCL kernels in the
 same order.  Controls by construction from the same files: without ``distributedInfo`` (two unrelated captures),
-each process seeing only its own GPU (the job may span machines), and another process group: never one host.
+another process group: never one host.  Ranks that each see one GPU (``CUDA_VISIBLE_DEVICES`` narrowed) are one host
+by their machine's clock and pid counter; controls: another boot's clock, a repeated pid, another group or model.
 """
 
 from __future__ import annotations
@@ -91,16 +92,57 @@ def test_unrelated_single_rank_traces_stay_two_captures(tmp_path: Path) -> None:
     assert len(sessions) == 2 and all(len(s.hosts) == 1 and not s.hosts[0].ranks for s in sessions)
 
 
-@pytest.mark.parametrize("change", ["own_gpu_only", "other_group"])
-def test_ranks_without_one_machines_evidence_stay_apart(tmp_path: Path, change: str) -> None:
-    """One job (one session), but nothing puts its ranks on one machine: each process saw only its own GPU (two
-    single-GPU machines look so), or the ranks list different process groups.  Two hosts, as before."""
-    docs = [_doc(f) for f in FILES]
+def _own_gpu_only(docs: list[dict[str, Any]]) -> None:
+    """Each rank as ``CUDA_VISIBLE_DEVICES=<rank>`` leaves it: its one GPU listed, as device 0, its kernels there."""
     for r, d in enumerate(docs):
-        if change == "own_gpu_only":
-            d["deviceProperties"] = [p for p in d["deviceProperties"] if p["id"] == r]
-        else:
-            d["distributedInfo"]["pg_config"][0]["pg_desc"] = f"group_{r}"
+        d["deviceProperties"] = [{**p, "id": 0} for p in d["deviceProperties"] if p["id"] == r]
+        for e in d["traceEvents"]:
+            if isinstance(e.get("args"), dict) and e["args"].get("device") == r:
+                e["args"]["device"] = 0
+            if e.get("ph") in ("X", "f", "s") and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset", "ac2g") \
+                    and e.get("pid") == r:
+                e["pid"] = 0
+
+
+def test_ranks_seeing_one_gpu_each_on_one_machine_are_one_host(tmp_path: Path) -> None:
+    """The kept pair as ``CUDA_VISIBLE_DEVICES`` narrowed per process writes it: each file lists one RTX 4090 as device
+    0.  Their machine says it: one clock (the first events 10 ms apart on the boot clock, 398,778 s) and one pid
+    counter (506727, 506728).  One host of two GPUs, each its own rank's collectives, on one clock."""
+    docs = [_doc(f) for f in FILES]
+    truth = [_truth(d) for d in docs]
+    _own_gpu_only(docs)
+    assert [_truth(d)["devices"] for d in docs] == [{0}, {0}]
+    _write(tmp_path / "run", docs)
+    (s,) = discover(str(tmp_path))
+    (host,) = s.hosts
+    assert len(host.ranks) == 2
+    m = host_metrics(formats.read(host))
+    assert [(g.gpu, g.rank) for g in m.gpus] == [(0, 0), (1, 1)]
+    for gpu, t in zip((0, 1), truth):
+        got = {c.type: c.ms_per_step for c in m.comm.per_gpu[gpu]}
+        assert got["AllGather"] == pytest.approx(t["ms"]["AllGather"], abs=1e-3)
+    assert m.multi_gpu is not None and m.multi_gpu.first_gpu_order == [1, 0]
+
+
+@pytest.mark.parametrize("change", ["other_boot", "same_pid", "other_group", "other_model"])
+def test_ranks_without_one_machines_evidence_stay_apart(tmp_path: Path, change: str) -> None:
+    """One job (one session) whose ranks each see one GPU, but something says two machines: rank 1's clock counts
+    from a boot 90 s apart (its events 90 s later on it), the same pid in both (two pid namespaces), the ranks list
+    different process groups, or different GPU models.  Two hosts."""
+    docs = [_doc(f) for f in FILES]
+    _own_gpu_only(docs)
+    if change == "other_boot":
+        for e in docs[1]["traceEvents"]:
+            if isinstance(e.get("ts"), (int, float)):
+                e["ts"] += 90e6  # booted 90 s apart: one session still (300 s), two clocks
+    elif change == "same_pid":
+        for e in docs[1]["traceEvents"]:
+            if e.get("pid") == 506728:
+                e["pid"] = 506727
+    elif change == "other_group":
+        docs[1]["distributedInfo"]["pg_config"][0]["pg_desc"] = "group_1"
+    else:
+        docs[1]["deviceProperties"][0]["name"] = "NVIDIA GeForce RTX 3090"
     _write(tmp_path / "run", docs)
     (s,) = discover(str(tmp_path))
     assert sorted(h.host for h in s.hosts) == [f.name.removesuffix(".json.gz") for f in FILES]
@@ -121,3 +163,20 @@ def test_job_name_keeps_what_the_workers_share() -> None:
     assert kineto_layout.job_name(["trace_rank0", "trace_rank1"]) == "trace_rank*"
     assert kineto_layout.job_name(["a0_x", "a1_x"]) == "a*_x"
     assert kineto_layout.job_name(["left", "right"]) == "left"  # "*t" would name nothing
+
+
+def test_a_hostile_header_is_read_in_linear_time() -> None:
+    """256 kB of ``"cat": "cpu_op"`` with no ``pid`` after it: the pid is looked for in Kineto's key order only (a free
+    scan from each ``"cat"`` to a ``"pid"`` took 46 s here), and none is found."""
+    import time
+
+    head = ((b'"cat": "cpu_op", ' + b"x" * 20) * 7000)[: kineto_layout.HEADER_BYTES]
+    t0 = time.perf_counter()
+    header = kineto_layout._parse_header(b'{"traceEvents": [' + head)
+    assert time.perf_counter() - t0 < 5.0
+    assert header.pid is None
+
+
+def test_the_process_pid_is_read_from_the_first_host_event() -> None:
+    """Each kept rank's pid, as its host events carry it (GPU rows' pids are device ids and are skipped)."""
+    assert [kineto_layout.read_header(str(f)).pid for f in FILES] == [506727, 506728]

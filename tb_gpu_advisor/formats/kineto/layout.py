@@ -14,7 +14,8 @@ plausible date, else the trace's own clock (``baseTimeNanoseconds`` plus the fir
 event's absolute time in the old schema), else the file's modification time -- never 1970.  The ranks of one
 session on one machine become one host whose GPUs are the ranks' GPUs: by name for workers ``<host>_<pid>``, and for
 files named otherwise when their headers say one machine (:func:`one_machine`: one job's process groups, the same
-GPUs seen by every rank, enough for the whole job).
+GPUs seen by every rank, enough for the whole job; or, for ranks that each see one GPU, one clock and one pid
+counter: :func:`one_counter`).
 
 The clock and ``distributedInfo`` come from the first :data:`HEADER_BYTES` of each file (decompressed; a ranged
 read on object stores), cached by the file's identity; a file whose start holds no clock (a writer put it after
@@ -218,6 +219,11 @@ class Header:
     groups: str | None = None
     #: ``deviceProperties`` as (id, name, totalGlobalMem) per GPU: a process lists every GPU it can see.
     gpus: tuple[tuple[object, object, object], ...] = ()
+    #: the process's own pid (its first host event's), None where the start holds none
+    pid: int | None = None
+    #: the first event's time on the file's clock, ns (``baseTimeNanoseconds`` plus its ``ts``, as a merge aligns
+    #: ranks), None without events
+    clock_ns: int | None = None
 
 
 _headers: dict[tuple[str, int, int], Header] = {}
@@ -340,7 +346,17 @@ def _parse_header(head: bytes, mtime_s: float | None = None, tail: bytes = b"") 
     props = _json_after(_DEVICE_PROPS, head, tail)
     gpus = tuple((p.get("id"), p.get("name"), p.get("totalGlobalMem")) for p in props if isinstance(p, dict)) \
         if isinstance(props, list) else ()
-    return Header(when, rank, world, groups, gpus)
+    pid = re.search(_HOST_PID, head)
+    clock = None if ts_us is None else (int(base.group(1)) if base is not None else 0) + int(ts_us * 1e3)
+    return Header(when, rank, world, groups, gpus, int(pid.group(1)) if pid else None, clock)
+
+
+#: A host event's pid: Kineto writes ``{"ph": "X", "cat": "cpu_op", "name": "...", "pid": N, ...}`` in that order (GPU
+#: rows' pids are the device ids, so only host categories say the process).  Matched in that order only: a free scan
+#: from ``"cat"`` to ``"pid"`` is quadratic on a hostile header (46 s on 256 kB of ``"cat": "cpu_op"`` repeated); the
+#: name's scan stops at its closing quote, so this is linear.
+_HOST_PID = (rb'"cat"\s*:\s*"(?:cpu_op|user_annotation|cuda_runtime|python_function|Operator|Runtime)"\s*,\s*'
+             rb'"name"\s*:\s*"(?:[^"\\]|\\.)*"\s*,\s*"pid"\s*:\s*(\d+)')
 
 
 _DEVICE_PROPS = rb'"deviceProperties"\s*:\s*'
@@ -400,16 +416,47 @@ def one_machine(headers: list[Header]) -> bool:
     Why: the handler's worker name ``<host>_<pid>`` says the machine, but files saved under other names
     (``export_chrome_trace("trace_rank0.json")``) say nothing by name, and read as one host each the job's GPUs are
     never compared.  A process lists every GPU its machine shows it, so two machines' ranks list their own; and a
-    machine cannot run more ranks than it has GPUs -- a job larger than the list spans machines (or its ranks each
-    see one GPU), and its files stay apart."""
+    machine cannot run more ranks than it has GPUs -- a job larger than the list spans machines, and its files stay
+    apart.  Ranks that each see one GPU are one machine's by its clock and pid counter (:func:`one_counter`)."""
     if len(headers) < 2:
         return False
     h0 = headers[0]
-    if not h0.world_size or h0.world_size < 2 or not h0.gpus or h0.world_size > len(h0.gpus):
+    if not h0.world_size or h0.world_size < 2 or not h0.gpus:
         return False
     ranks = {h.rank for h in headers}
-    return None not in ranks and len(ranks) == len(headers) and all(
-        (h.world_size, h.groups, h.gpus) == (h0.world_size, h0.groups, h0.gpus) for h in headers)
+    if None in ranks or len(ranks) != len(headers) or any((h.world_size, h.groups) != (h0.world_size, h0.groups)
+                                                          for h in headers):
+        return False
+    if all(len(h.gpus) == 1 for h in headers):
+        return one_counter(headers)
+    return h0.world_size <= len(h0.gpus) and all(h.gpus == h0.gpus for h in headers)
+
+
+#: Ranks of one job record their first events within this many seconds of each other (the profiler's window starts
+#: at the same step on every rank, and the ranks meet in every collective).
+RANK_CLOCK_S = 60.0
+#: Processes a launcher starts together on one machine take pids this close (Linux hands pids out in order).
+PID_SPAN = 4096
+
+
+def one_counter(headers: list[Header]) -> bool:
+    """Whether ranks that each see one GPU (``CUDA_VISIBLE_DEVICES`` narrowed per process) ran on one machine: the same
+    GPU model, their first events on one clock within :data:`RANK_CLOCK_S`, and distinct pids within
+    :data:`PID_SPAN` -- drawn from one machine's pid counter.
+
+    Why: such a file lists only its own GPU as device 0, so the GPU list cannot say the machine.  What can is what
+    a machine gives all its processes: its clock (PyTorch 2.x's traces count from the machine's boot, which two
+    machines do not share to the minute; where the clock is the wall clock, it agrees across machines and tells
+    nothing) and its pid counter (two machines' counters are independent, a few million wide; two containers' start
+    alike, so their ranks' pids repeat).  A rank file without a pid or a clock, or a pid seen twice, stays a host
+    of its own: two machines' ranks merged would be compared on clocks that are not one."""
+    pids = [h.pid for h in headers]
+    clocks = [h.clock_ns for h in headers]
+    if None in pids or None in clocks or len(set(pids)) != len(pids):
+        return False
+    if len({(g[1], g[2]) for h in headers for g in h.gpus}) != 1:
+        return False
+    return max(clocks) - min(clocks) <= RANK_CLOCK_S * 1e9 and max(pids) - min(pids) <= PID_SPAN  # type: ignore[operator]
 
 
 def job_name(workers: list[str]) -> str:

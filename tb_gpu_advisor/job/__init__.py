@@ -135,8 +135,8 @@ def _snapshot_structure(trace: Trace) -> SpanSteps | None:
     got = snapshot_iterations(trace)
     if got is None:
         return None
-    start, end, note, name = got
-    return SpanSteps(name, "memory_iterations", start, end, 1.0, "medium", note)
+    start, end, note, name, warm = got
+    return SpanSteps(name, "memory_iterations", start, end, 1.0, "medium", note, warmup_first=warm)
 
 
 def _steps_per_call(text: str) -> dict[str, int]:

@@ -91,10 +91,11 @@ class _Extrema:
         return min(parts_lo), max(parts_hi)
 
 
-def snapshot_iterations(trace: Trace) -> tuple[np.ndarray, np.ndarray, str, str] | None:
-    """(starts, ends, in words, what one is) of the iterations of a snapshot that marks none, in ps on its events'
-    clock; None where the trace is no such snapshot or its history holds fewer than two whole iterations.  Of several
-    GPUs, the one with the most allocations (one process's devices run the same loop)."""
+def snapshot_iterations(trace: Trace) -> tuple[np.ndarray, np.ndarray, str, str, str] | None:
+    """(starts, ends, in words, what one is, why the first is warm-up or "") of the iterations of a snapshot, in ps on
+    its events' clock: marked by its annotations, else read from its allocations; None where the trace is no such
+    snapshot or its history holds fewer than two whole iterations.  Of several GPUs, the one with the most
+    allocations (one process's devices run the same loop)."""
     snap = trace.snapshot
     if snap is None or len(trace.h) or any(len(d) for d in trace.devices):
         return None
@@ -103,9 +104,61 @@ def snapshot_iterations(trace: Trace) -> tuple[np.ndarray, np.ndarray, str, str]
     if not trace.memory:
         return None
     me = max(trace.memory.values(), key=lambda m: int((m.delta > 0).sum()))
-    if snap.iteration_ends_ps:
-        return marked_iterations(me, snap.iteration_ends_ps)
-    return _iterations(me)
+    got = marked_iterations(me, snap.iteration_ends_ps) if snap.iteration_ends_ps else _iterations(me)
+    if got is None:
+        return None
+    return (*got, first_call_work(me, got[0], got[1]))
+
+
+def first_call_work(me: MemoryEvents, starts: np.ndarray, ends: np.ndarray) -> str:
+    """Why the first of the iterations ``[starts, ends]`` (ps) is warm-up, in words, or "" where it is like the others.
+
+    Why: a loop's first call does work no later one does -- an optimizer makes its state (Adam's moments), a library
+    its handle's workspace (cuBLAS: 8 MiB per handle, the forward's and autograd's thread each), an autotuner its
+    trial buffers -- and each of those is an allocation the later iterations do not make.  Its time holds that work
+    (snapshot_adam_iterations: 437 ms against 59.6 ms), so the steady state is the iterations after it.  Told by the
+    allocations (site and size, counted) the first makes beyond what any later one makes of the same, where the later
+    ones differ among themselves by fewer (each against the rest) and by at most ``job.snapshot_iteration_alike`` of
+    what one makes: iterations of data-dependent sizes differ each from each, and then no one of them is the odd one.
+    At least two iterations must remain: one is no steady state."""
+    if starts.size < 3:
+        return ""
+    counts = [_site_counts(me, int(a), int(b), last=i == starts.size - 1)
+              for i, (a, b) in enumerate(zip(starts.tolist(), ends.tolist()))]
+    later = counts[1:]
+    extra = _beyond(counts[0], later)
+    noise = max(_beyond(c, later[:j] + later[j + 1:]) for j, c in enumerate(later))
+    typical = float(np.median([sum(c.values()) for c in later]))
+    if extra[0] <= noise[0] or noise[0] > T("job.snapshot_iteration_alike") * typical:
+        return ""
+    n, size, sites = extra
+    names = ", ".join(me.op_names[o].rsplit("/", 1)[-1] if 0 <= o < len(me.op_names) else "an unnamed site"
+                      for o in sites[:2])
+    return (f"its first calls' one-time work ({plural(n, 'allocation')}, {_mib(size)}, at {names}"
+            f"{', ...' if len(sites) > 2 else ''}, that no later iteration makes: state or workspace made once)")
+
+
+def _site_counts(me: MemoryEvents, a: int, b: int, last: bool) -> dict[tuple[int, int], int]:
+    """How many allocations of each (site, size) the events from ``a`` to ``b`` (ps; ``b`` itself only for the
+    ``last``: the next iteration's first allocation is made at the time one ends) make."""
+    lo = int(np.searchsorted(me.t, a, "left"))
+    hi = int(np.searchsorted(me.t, b, "right" if last else "left"))
+    sel = np.flatnonzero(me.delta[lo:hi] > 0) + lo
+    keys, n = np.unique(np.stack([me.op[sel].astype(np.int64), me.delta[sel]], axis=1), axis=0, return_counts=True)
+    return {(int(k[0]), int(k[1])): int(c) for k, c in zip(keys, n)}
+
+
+def _beyond(mine: dict[tuple[int, int], int], others: list[dict[tuple[int, int], int]]) -> tuple[int, int, list[int]]:
+    """(allocations, bytes, their sites by bytes) that ``mine`` makes beyond the most any of ``others`` makes of the
+    same site and size."""
+    out: dict[int, int] = {}
+    n = 0
+    for (site, size), c in mine.items():
+        more = c - max((o.get((site, size), 0) for o in others), default=0)
+        if more > 0:
+            n += more
+            out[site] = out.get(site, 0) + more * size
+    return n, sum(out.values()), sorted(out, key=lambda k: -out[k])
 
 
 def marked_iterations(me: MemoryEvents, ends: "tuple[int, ...]") -> tuple[np.ndarray, np.ndarray, str, str] | None:

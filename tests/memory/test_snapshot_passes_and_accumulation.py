@@ -41,8 +41,8 @@ def test_each_inference_pass_is_a_step_with_its_own_peak(tmp_path: Path, passes:
     rep = _report(tmp_path, sc.doc)
     assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", passes), rep.steps
     assert "forward pass" in rep.steps["note"], rep.steps["note"]
-    rows = rep.step_rows.rows()
-    kept = slice(1, -1) if len(rows) < passes else slice(None)  # the stock rule drops the first and last of many
+    # the first pass makes the KV cache, its one-time work: warm-up, left out where two passes remain (h37-left32)
+    kept = slice(1 if sc.truth["first_call_allocs"] and passes >= 3 else 0, None)
     assert _starts_us(rep, sc.doc) == sc.truth["starts_us"][kept]
     assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"][kept]
 
@@ -62,8 +62,10 @@ def test_micro_batches_between_optimizer_steps_are_one_iteration(tmp_path: Path,
     rep = _report(tmp_path, sc.doc)
     assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", iterations), rep.steps
     assert f"{micro} micro-batches" in rep.steps["note"], rep.steps["note"]
-    assert _starts_us(rep, sc.doc) == sc.truth["starts_us"]
-    assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"]
+    # the first makes Adam's moments, its one-time work: warm-up (h37-left32)
+    assert [d["step"] for d in rep.steps["dropped"]] == [0], rep.steps
+    assert _starts_us(rep, sc.doc) == sc.truth["starts_us"][1:]
+    assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"][1:]
     assert rep.gpus[0].memory["breakdown"]["held"] == sc.truth["held"]
 
 

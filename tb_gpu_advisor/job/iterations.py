@@ -231,9 +231,11 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
         # block's allocations are the forward's own
         keep = micro = _at_floor(pos, ident, pre, ext) & (me.phase[pos] != MEMORY_PHASES.index("forward"))
     kp, kg = pos[keep], ident[keep]
+    # gradient accumulation where no optimizer allocation marks the steps: the gradients a group's first backward
+    # makes are live at its later micro-batches' starts, not at the next group's
+    held = _backward_held(me) if training and len(need) == 2 else None
     best: tuple[float, int, int, list[int], bool] | None = None
-    for g in _candidates(kp, kg, counts.size, n_alloc, pre, len(me)).tolist():
-        starts = kp[np.searchsorted(kg, g):np.searchsorted(kg, g, "right")].tolist()  # kg is sorted
+    for g, starts in _candidate_starts(kp, kg, counts.size, n_alloc, pre, len(me), held):
         if not training and not _same_opening(starts, alloc, inv):
             continue
         got = _check(starts, len(me), pre, ext, need, n_alloc, training)
@@ -274,6 +276,68 @@ def _optimizer_steps(me: MemoryEvents) -> int:
     an optimizer that allocates only on its first step (its state, then fused in place) marks no later one."""
     phase = me.phase[me.delta > 0] == MEMORY_PHASES.index("optimizer")
     return int(np.count_nonzero(phase[1:] & ~phase[:-1]) + (phase.size > 0 and phase[0]))
+
+
+def _candidate_starts(kp: np.ndarray, kg: np.ndarray, groups: int, n_alloc: np.ndarray, pre: np.ndarray, n: int,
+                      held: np.ndarray | None) -> list[tuple[int, list[int]]]:
+    """(site, the event indices its iterations would open at) of every candidate site (:func:`_candidates`): its
+    repeats, grouped into iterations where the gradients held at them tell micro-batches apart (``held``, per event,
+    :func:`_group_starts`).  A site whose repeats are micro-batches is a candidate by its group starts too: the first
+    group's optimizer state makes one of its micro-batch rounds larger than the others."""
+    out: list[tuple[int, list[int]]] = []
+    pools = [(kp, kg)]
+    if held is not None:
+        at = held[kp]
+        lo = np.full(groups, np.iinfo(np.int64).max)
+        hi = np.zeros(groups, np.int64)
+        np.minimum.at(lo, kg, at)
+        np.maximum.at(hi, kg, at)
+        low = (hi[kg] > lo[kg]) & (at == lo[kg])  # of sites whose repeats hold gradients at some, those that hold least
+        if low.any():
+            pools.append((kp[low], kg[low]))
+    seen: set[int] = set()
+    for p_kp, p_kg in pools:
+        for g in _candidates(p_kp, p_kg, groups, n_alloc, pre, n).tolist():
+            if g in seen:
+                continue
+            seen.add(g)
+            starts = kp[np.searchsorted(kg, g):np.searchsorted(kg, g, "right")].tolist()  # kg is sorted
+            out.append((g, _group_starts(starts, held) if held is not None else starts))
+    return out
+
+
+def _backward_held(me: MemoryEvents) -> np.ndarray:
+    """Per event: the bytes live just before it that a backward allocated (the gradients ``.grad`` holds)."""
+    made = np.flatnonzero((me.delta > 0) & (me.phase == MEMORY_PHASES.index("backward")))
+    step = np.zeros(len(me) + 1, np.int64)
+    step[made + 1] += me.delta[made]
+    freed = me.frees()[made]
+    gone = freed < len(me)
+    step[freed[gone] + 1] -= me.delta[made[gone]]
+    return np.cumsum(step)[:-1]
+
+
+def _group_starts(starts: list[int], held: np.ndarray) -> list[int]:
+    """Of the rounds of forward and backward opening at event indices ``starts``, those that open an iteration, where
+    the gradients tell micro-batches apart; else ``starts``.
+
+    Why: with gradient accumulation the first backward of an iteration makes the gradients (autograd hands its
+    buffers to ``.grad``), the later micro-batches add to them in place, and ``zero_grad()`` (``set_to_none``, the
+    default) frees them after the optimizer step -- so the backward's bytes live at a round's start are the held
+    gradients inside an iteration, and only what the loop keeps across iterations (none, or gradients zeroed in place)
+    at an iteration's start.  Where that is the case every k-th round (k >= 2, the same k throughout, the first such
+    round within the first k: a history may begin inside a group), those rounds open the iterations.  A loop without
+    accumulation holds the same at every round's start: every round is one."""
+    if len(starts) < 3:
+        return starts
+    at = held[np.asarray(starts)]
+    low = np.flatnonzero(at == at.min())
+    if low.size < 2 or low.size == at.size:
+        return starts
+    k = np.diff(low)
+    if k.min() != k.max() or int(k[0]) < 2 or int(low[0]) >= int(k[0]):
+        return starts
+    return [starts[i] for i in low.tolist()]
 
 
 def _after_all(pos: np.ndarray, marks: list[np.ndarray]) -> np.ndarray:

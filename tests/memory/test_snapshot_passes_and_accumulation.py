@@ -56,9 +56,14 @@ def test_one_pass_of_identical_blocks_is_not_cut_into_passes(tmp_path: Path, dum
     assert _report(tmp_path, sc.doc).steps["source"] == "whole_capture"
 
 
+@pytest.mark.parametrize("optimizer_temp", [True, False])
 @pytest.mark.parametrize(("iterations", "micro"), [(3, 4), (4, 2)])
-def test_micro_batches_between_optimizer_steps_are_one_iteration(tmp_path: Path, iterations: int, micro: int):
-    sc = ms.training_iterations(iterations=iterations, micro_batches=micro)
+def test_micro_batches_between_optimizer_steps_are_one_iteration(tmp_path: Path, iterations: int, micro: int,
+                                                                  optimizer_temp: bool):
+    """``optimizer_temp=False`` (h37-left32): the optimizer allocates on its first step only (its state, then in
+    place), so no allocation marks the later steps; the gradients do -- the first backward of an iteration makes
+    them, held through its later micro-batches and freed by ``zero_grad()`` before the next iteration's."""
+    sc = ms.training_iterations(iterations=iterations, micro_batches=micro, optimizer_temp=optimizer_temp)
     rep = _report(tmp_path, sc.doc)
     assert (rep.steps["source"], rep.steps["found"]) == ("memory_iterations", iterations), rep.steps
     assert f"{micro} micro-batches" in rep.steps["note"], rep.steps["note"]

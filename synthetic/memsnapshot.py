@@ -322,7 +322,9 @@ def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int
         a.malloc(256 * MiB, PARAMS)
     peak_kept = largest = 0
     casts_held = 0
+    starts = []
     for _ in range(passes):
+        first = len(a.trace)
         live: list[int] = []
         casts = []
         for _layer in range(layers):
@@ -340,8 +342,10 @@ def forward_only(grad: bool = True, layers: int = 24, mib: int = 64, passes: int
                 peak_kept, largest = held, max(a.size_of(x) for x in live)
         for x in live + casts:  # the output dropped: the graph (or the last layer's tensors) freed at once, and
             a.free(x)            # the autocast region left
+        # the pass's first allocation: its first layer's (the input is reused in place)
+        starts.append(next(e["time_us"] for e in a.trace[first:] if e["action"] == "alloc"))
     truth = {"gpu": 0, "kept_bytes": peak_kept, "largest_bytes": largest, "params_bytes": 8 * 256 * MiB,
-             "cast_bytes": casts_held, "grad": grad, "kind": "inference"}
+             "cast_bytes": casts_held, "grad": grad, "kind": "inference", "starts_us": starts}
     return Scenario(snapshot([a]), truth)
 
 

@@ -229,18 +229,18 @@ def _iterations(me: MemoryEvents) -> tuple[np.ndarray, np.ndarray, str, str] | N
     else:
         # a pass opens with its input, made outside the model's forward (copied to the GPU, made by the loop): a
         # block's allocations are the forward's own
-        keep = micro = _at_floor(pos, ident, pre, ext) & (me.phase[pos] != MEMORY_PHASES.index("forward"))
-    kp, kg = pos[keep], ident[keep]
+        floor = _at_floor(pos, ident, pre, ext)
+        forward = me.phase[pos] == MEMORY_PHASES.index("forward")
+        keep = micro = floor & ~forward
     # gradient accumulation where no optimizer allocation marks the steps: the gradients a group's first backward
     # makes are live at its later micro-batches' starts, not at the next group's
     held = _backward_held(me) if training and len(need) == 2 else None
-    best: tuple[float, int, int, list[int], bool] | None = None
-    for g, starts in _candidate_starts(kp, kg, counts.size, n_alloc, pre, len(me), held):
-        if not training and not _same_opening(starts, alloc, inv):
-            continue
-        got = _check(starts, len(me), pre, ext, need, n_alloc, training)
-        if got is not None and (best is None or (got[0], starts[0]) < (best[0], best[1])):
-            best = (got[0], starts[0], g, starts, got[1])
+    best = _best(pos[keep], ident[keep], counts.size, n_alloc, pre, ext, need, training, held, alloc, inv, None)
+    if best is None and not training:
+        # no pass makes anything outside the model's forward (its input reused in place): a pass opens with the
+        # forward's first allocation, where nothing the forward made before is live any more
+        best = _best(pos[floor & forward], ident[floor & forward], counts.size, n_alloc, pre, ext, need, training,
+                     None, alloc, inv, (me, me.frees()))
     if best is None:
         return None
     _, _, g, starts, tail = best
@@ -276,6 +276,44 @@ def _optimizer_steps(me: MemoryEvents) -> int:
     an optimizer that allocates only on its first step (its state, then fused in place) marks no later one."""
     phase = me.phase[me.delta > 0] == MEMORY_PHASES.index("optimizer")
     return int(np.count_nonzero(phase[1:] & ~phase[:-1]) + (phase.size > 0 and phase[0]))
+
+
+def _best(kp: np.ndarray, kg: np.ndarray, groups: int, n_alloc: np.ndarray, pre: np.ndarray, ext: _Extrema,
+          need: list[np.ndarray], training: bool, held: np.ndarray | None, alloc: np.ndarray, inv: np.ndarray,
+          forward: "tuple[MemoryEvents, np.ndarray] | None") -> tuple[float, int, int, list[int], bool] | None:
+    """(dip, first start, site, starts, whether the rest is one more) of the candidate site whose repeats (``kp``,
+    ``kg``) open iterations or passes with the least dip, the earlier on a tie; None where none does.  ``forward``
+    (the history and each allocation's free, :meth:`MemoryEvents.frees`): the repeats are the forward's own, and
+    each pass must leave nothing it made live (:func:`_leaves_nothing`)."""
+    best: tuple[float, int, int, list[int], bool] | None = None
+    for g, starts in _candidate_starts(kp, kg, groups, n_alloc, pre, ext.level.size, held):
+        if not training and not _same_opening(starts, alloc, inv):
+            continue
+        if forward is not None and not _leaves_nothing(starts, *forward, pre, ext):
+            continue
+        got = _check(starts, ext.level.size, pre, ext, need, n_alloc, training)
+        if got is not None and (best is None or (got[0], starts[0]) < (best[0], best[1])):
+            best = (got[0], starts[0], g, starts, got[1])
+    return best
+
+
+def _leaves_nothing(starts: list[int], me: MemoryEvents, frees: np.ndarray, pre: np.ndarray, ext: _Extrema) -> bool:
+    """Whether each pass opening at event indices ``starts`` has freed what it allocated by the next one's start --
+    but for at most ``job.snapshot_trough_dip`` of its climb (an output the loop holds until the next pass's is made),
+    and the first for what it never frees (a cache it makes for the others).
+
+    Why: a loop's passes each free their tensors, so the next opens with nothing of them live; a deep model's blocks
+    repeat the same allocation inside one pass, each opening with the block before's output live (its input) --
+    alike in site and level, but not free of what came before."""
+    dip = T("job.snapshot_trough_dip")
+    n = len(me)
+    for i, (a, b) in enumerate(zip(starts[:-1], starts[1:])):
+        made = np.flatnonzero(me.delta[a:b] > 0) + a
+        live = (frees[made] > b) & ((frees[made] < n) if i == 0 else True)
+        left = int(me.delta[made[live]].sum())
+        if left > dip * (ext.range(a, b)[1] - int(pre[a])):
+            return False
+    return True
 
 
 def _candidate_starts(kp: np.ndarray, kg: np.ndarray, groups: int, n_alloc: np.ndarray, pre: np.ndarray, n: int,

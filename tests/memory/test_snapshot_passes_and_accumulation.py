@@ -47,6 +47,21 @@ def test_each_inference_pass_is_a_step_with_its_own_peak(tmp_path: Path, passes:
     assert [row[1] for row in rep.gpus[0].memory["step_peaks"]] == sc.truth["peaks"][kept]
 
 
+@pytest.mark.parametrize(("grad", "passes", "cast_mib"), [(False, 2, 0), (False, 4, 0), (True, 3, 0), (False, 3, 8)])
+def test_passes_that_reuse_their_input_in_place_are_cut_at_the_forward(tmp_path: Path, grad: bool, passes: int,
+                                                                      cast_mib: int):
+    """h37-left32: a loop whose passes allocate nothing outside the model's forward (``forward_only``: the input
+    reused in place) was one step.  Each pass opens with its first layer's allocation at the level held between
+    passes and frees all it made before the next: steps at each pass's first allocation, by construction (with
+    autograd on and no backward too).  Control: under autocast a weight's cast (outside the forward's own ops) opens
+    each pass, cut before this branch too."""
+    sc = ms.forward_only(grad=grad, passes=passes, cast_mib=cast_mib)
+    rep = _report(tmp_path, sc.doc)
+    assert (rep.steps["source"], rep.steps["count"]) == ("memory_iterations", passes), rep.steps
+    assert "forward passes" in rep.steps["note"], rep.steps["note"]
+    assert _starts_us(rep, sc.doc) == sc.truth["starts_us"]
+
+
 @pytest.mark.parametrize("dump_in_pass", [False, True])
 def test_one_pass_of_identical_blocks_is_not_cut_into_passes(tmp_path: Path, dump_in_pass: bool):
     """A deep model's blocks repeat one allocation as passes would, but each starts above the held level (the input

@@ -51,6 +51,7 @@ import numpy as np
 
 from tb_gpu_advisor.common.fmt import plural
 from tb_gpu_advisor.common.thresholds import T
+from tb_gpu_advisor.job.structure import SpanSteps
 from tb_gpu_advisor.model.trace import MEMORY_PHASES, MemoryEvents, Trace
 
 #: Allocations a group of repeats must hold for its iterations to be looked at: two iterations of a forward (one
@@ -91,15 +92,13 @@ class _Extrema:
         return min(parts_lo), max(parts_hi)
 
 
-def snapshot_iterations(trace: Trace) -> tuple[np.ndarray, np.ndarray, str, str, str] | None:
-    """(starts, ends, in words, what one is, why the first is warm-up or "") of the iterations of a snapshot, in ps on
-    its events' clock: marked by its annotations, else read from its allocations; None where the trace is no such
-    snapshot or its history holds fewer than two whole iterations.  Of several GPUs, the one with the most
-    allocations (one process's devices run the same loop)."""
+def snapshot_iterations(trace: Trace) -> SpanSteps | None:
+    """The iterations of a snapshot as its steps, on its events' clock (ps): marked by its annotations, else read from
+    its allocations; None where the trace is no such snapshot or its history holds fewer than two whole iterations.
+    Of several GPUs, the one with the most allocations (one process's devices run the same loop).  A history without
+    times (PyTorch 2.0: one entry a microsecond) is cut by its events' order, its steps untimed (:func:`_untimed`)."""
     snap = trace.snapshot
     if snap is None or len(trace.h) or any(len(d) for d in trace.devices):
-        return None
-    if trace.span_ps is None:  # PyTorch 2.0's history has no times (one entry a microsecond): no step time to give
         return None
     if not trace.memory:
         return None
@@ -107,7 +106,25 @@ def snapshot_iterations(trace: Trace) -> tuple[np.ndarray, np.ndarray, str, str,
     got = marked_iterations(me, snap.iteration_ends_ps) if snap.iteration_ends_ps else _iterations(me)
     if got is None:
         return None
-    return (*got, first_call_work(me, got[0], got[1]))
+    start, end, note, name = got
+    if trace.span_ps is None:
+        return SpanSteps(name, "memory_iterations", start, end, 1.0, "medium", _untimed(me, start, end, note),
+                         timed=False)
+    return SpanSteps(name, "memory_iterations", start, end, 1.0, "medium", note,
+                     warmup_first=first_call_work(me, start, end))
+
+
+def _untimed(me: MemoryEvents, starts: np.ndarray, ends: np.ndarray, note: str) -> str:
+    """The words for iterations cut by the order of a history that records no times: their count and peaks, no time.
+
+    Why: PyTorch 2.0's snapshot (and its drawn ``trace_plot`` page) keeps each allocation's size, stack and order,
+    not when it happened; the reader places one entry a microsecond, so a window's length there is a count of
+    events, not a duration -- the iterations are real, their times would be invented."""
+    peaks = [int(me.allocated[(me.t >= a) & (me.t <= b)].max()) for a, b in zip(starts.tolist(), ends.tolist())]
+    each = (f"each peaks at {_mib(peaks[0])}" if len(set(peaks)) == 1 else
+            "they peak at " + ", ".join(_mib(p) for p in peaks))
+    return (f"{note}; {each}. The history records no times (a PyTorch 2.0 snapshot): cut by its events' order, "
+            f"no step is timed")
 
 
 def first_call_work(me: MemoryEvents, starts: np.ndarray, ends: np.ndarray) -> str:

@@ -393,6 +393,8 @@ def detect_steps(trace: Trace, launches: list[np.ndarray] | None = None, job: Jo
                 launches = device_launches(h, devs)
             marked = _nvtx_steps(trace, launches) if xla is None else None
             own = job.structure if job is not None else None
+            if own is not None and not own.timed:  # counted by order in a capture with no times: said, not timed
+                whole_note, own = own.note, None
             trained = _training_range_steps(trace, job) if marked is None and own is None else None
             framed = (_framed_bursts(trace, active) if xla is None and marked is None and own is None
                       and trained is None else None)

@@ -110,3 +110,22 @@ def test_allocations_of_random_sizes_are_no_passes(tmp_path: Path, seed: int):
             live.append(a.malloc(rng.randrange(1, 256) * 512, ms.ACTIVATION))
     path = ms.write(str(tmp_path / "rnd.pickle"), ms.snapshot([a]))
     assert history_iterations(read_trace(path).memory[0]) is None
+
+
+@pytest.mark.parametrize("kind", ["training", "inference"])
+def test_a_history_without_times_is_cut_by_order_and_timed_never(tmp_path: Path, kind: str):
+    """h37-left32: a PyTorch 2.0 snapshot's history keeps no times (the reader places one entry a microsecond) and
+    was not cut.  Its iterations are in the events' order as in a timed one's: counted and their peaks said -- by
+    construction -- but no step is timed (a window on that clock is a count of events, not a duration)."""
+    sc = ms.training_iterations(iterations=4) if kind == "training" else ms.inference_loop(passes=4)
+    for e in sc.doc["device_traces"][0]:
+        e.pop("time_us")
+    rep = _report(tmp_path, sc.doc)
+    assert rep.steps["count"] == 0 and not rep.step_rows.rows() and rep.gpus[0].step_ms is None, rep.steps
+    note = rep.steps["note"]
+    what = "training iterations" if kind == "training" else "forward passes"
+    assert f"{what}, from its allocations" in note and "4 times the allocated bytes climb" in note, note
+    assert "records no times" in note and "no step is timed" in note, note
+    peaks = [f"{p / 2**20:,.1f} MiB" for p in sc.truth["peaks"]]
+    assert (f"each peaks at {peaks[0]}" if len(set(peaks)) == 1 else "they peak at " + ", ".join(peaks)) in note, note
+    assert " ms" not in note, note  # nothing timed

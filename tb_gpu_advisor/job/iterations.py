@@ -42,7 +42,15 @@ Two more causes (``tests/memory/test_snapshot_passes_and_accumulation.py``, trut
   history never falls below again count (:func:`_at_floor`), made outside the model's forward (the input: a deep
   model dumped with its input still live repeats its blocks at a level never fallen below, but inside its forward),
   and every pass -- the first too -- holds as many allocations as the others: a warm-up call on other inputs before
-  the loop is no pass of it.
+  the loop is no pass of it.  Where no pass makes anything outside the forward (its input reused in place), the
+  forward's repeats at that level open the passes when each pass has freed what it made by the next
+  (:func:`_leaves_nothing`): a block opens with the block before's output live.
+
+And three more (h37-left32): gradient accumulation with an optimizer that allocates on its first step only is told
+by the gradients a group's first backward makes and ``zero_grad()`` frees (:func:`_group_starts`); the first
+iteration is warm-up where it makes allocations no later one makes (:func:`first_call_work`: an optimizer's state, a
+library's workspace -- left out of the steps' averages by the step detection); a history without times (PyTorch 2.0)
+is cut by its events' order and never timed (:func:`_untimed`).
 """
 
 from __future__ import annotations

@@ -173,3 +173,26 @@ def test_the_same_loop_annotated_or_not_is_cut_and_forward_passes_are_not_iterat
     forwards = _report(tmp_path, ms.forward_only(grad=False, passes=4).doc, "forwards")
     assert forwards.job["kind"] == "inference" and "forward passes" in forwards.steps["note"], forwards.steps
     assert "training iteration" not in forwards.steps["note"]
+
+
+@pytest.mark.parametrize(("temp_mib", "warm"), [([5, 6, 6, 6], True), ([5, 6, 7, 8], False), ([5, 6, 7, 6], False)])
+def test_only_a_first_iteration_unlike_steady_ones_is_warm_up(tmp_path: Path, temp_mib: list[int], warm: bool):
+    """h37-left32: a first iteration whose one allocation (a temporary) no later one makes is warm-up where the later
+    ones repeat each other ([5, 6, 6, 6] MiB); where each differs from each (a size that follows the data: [5, 6, 7,
+    8], [5, 6, 7, 6]) the first is no odd one out and stays.  By construction."""
+    a = ms.Allocator(80 * ms.GiB)
+    for _ in range(2):
+        a.malloc(64 * MiB, ms.PARAMS)
+    for mib in temp_mib:
+        acts = [a.malloc(32 * MiB, ms.ACTIVATION) for _ in range(6)]
+        a.free(a.malloc(mib * MiB, ms.ACTIVATION))
+        for x in reversed(acts):
+            g = a.malloc(32 * MiB, ms.GRADIENT)
+            a.free(x)
+            a.free(g)
+        a.free(a.malloc(MiB, ms.OPTIMIZER))
+    rep = _report(tmp_path, ms.snapshot([a]))
+    assert rep.steps["found"] == len(temp_mib), rep.steps
+    assert [d["step"] for d in rep.steps["dropped"]] == ([0] if warm else []), rep.steps
+    if warm:
+        assert "1 allocation, 5.0 MiB" in rep.steps["dropped"][0]["reason"], rep.steps
